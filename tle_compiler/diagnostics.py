@@ -1,0 +1,46 @@
+"""Compiler diagnostics, printed the way editors and CI logs expect: ``PATH:LINE: error: message``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir.nodes import Loc
+
+
+@dataclass(frozen=True)
+class Note:
+    loc: Loc
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.loc}: note: {self.message}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    loc: Loc
+    message: str
+    severity: str = "error"  # "error" | "warning"
+    notes: tuple[Note, ...] = ()
+    check: str = ""  # short name of the rule that fired, e.g. "missing-release"
+
+    def __str__(self) -> str:
+        head = f"{self.loc}: {self.severity}: {self.message}"
+        if self.check:
+            head += f" [{self.check}]"
+        return "\n".join([head] + [f"  {n}" for n in self.notes])
+
+
+class TleError(Exception):
+    """A user-facing error at a source location (bad declaration, unparsable input, ...)."""
+
+    def __init__(self, message: str, loc: Loc | None = None, check: str = ""):
+        self.loc = loc
+        self.check = check
+        self.message = message
+        super().__init__(f"{loc}: error: {message}" if loc else message)
+
+    def to_diagnostic(self) -> Diagnostic:
+        from .ir.nodes import NOLOC
+
+        return Diagnostic(self.loc or NOLOC, self.message, check=self.check)

@@ -1,0 +1,65 @@
+"""Instantiate a Pipe IR program for concrete param values: one event trace per partition.
+
+Control flow in the Pipe IR depends only on loop variables and params, never on data, so a
+partition's sequence of pipe events is fully determined by the param values. The static passes
+check these traces (and the happens-before graph built on them) for every param value up to a bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from ..diagnostics import TleError
+from .nodes import Event, For, If, Program, Stmt
+
+#: Refuse to expand a partition beyond this many events (a guard against runaway bounds).
+MAX_TRACE = 200_000
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One dynamic execution of an event: the node, its evaluated index, and the loop variables."""
+
+    event: Event
+    index: int
+    partition: str
+    pos: int  # position in the partition's trace
+    env: tuple[tuple[str, int], ...]  # loop variables at this point (outermost first)
+
+    def where(self) -> str:
+        """``at ck=3`` style suffix for diagnostics (empty outside loops)."""
+        return ("at " + ", ".join(f"{k}={v}" for k, v in self.env)) if self.env else ""
+
+
+def unroll_body(body: tuple[Stmt, ...], env: dict[str, int], partition: str, out: list[Instance],
+                loop_vars: tuple[str, ...] = ()) -> None:
+    for s in body:
+        if isinstance(s, Event):
+            out.append(Instance(s, s.index.eval(env), partition, len(out),
+                                tuple((v, env[v]) for v in loop_vars)))
+            if len(out) > MAX_TRACE:
+                raise TleError(f"partition '{partition}' expands to more than {MAX_TRACE} events",
+                               s.loc)
+        elif isinstance(s, For):
+            start, stop = s.start.eval(env), s.stop.eval(env)
+            saved = env.get(s.var)
+            for v in range(start, stop, s.step):
+                env[s.var] = v
+                unroll_body(s.body, env, partition, out, loop_vars + (s.var,))
+            if saved is None:
+                env.pop(s.var, None)
+            else:
+                env[s.var] = saved
+        elif isinstance(s, If):
+            unroll_body(s.then if s.cond.eval(env) else s.orelse, env, partition, out, loop_vars)
+
+
+def unroll(program: Program, params: Mapping[str, int]) -> dict[str, list[Instance]]:
+    """Partition name → its event trace for the given param values."""
+    traces: dict[str, list[Instance]] = {}
+    for part in program.partitions:
+        out: list[Instance] = []
+        unroll_body(part.body, dict(params), part.name, out)
+        traces[part.name] = out
+    return traces
