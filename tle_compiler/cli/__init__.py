@@ -1,0 +1,1 @@
+"""Command-line tools: ``tle-dump``."""

@@ -1,0 +1,52 @@
+"""The pass pipeline. Passes are small named objects with ``apply(ctx)``; a pipeline is a
+comma-separated string of pass names, so the CLI and the tests compose them the same way:
+
+    run_pipeline(program, "verify-protocol,infer-stages,infer-barriers,verify-deadlock")
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+from ..ir.nodes import Program
+from .context import PassContext
+from .infer_barriers import Barrier, InferBarriers
+from .infer_stages import InferStages, StageInfo
+from .verify_deadlock import VerifyDeadlock
+from .verify_protocol import VerifyProtocol
+
+PASSES = {p.name: p for p in (VerifyProtocol(), InferStages(), InferBarriers(), VerifyDeadlock())}
+DEFAULT_PIPELINE = "verify-protocol,infer-stages,infer-barriers,verify-deadlock"
+
+
+def parse_pipeline(spec: str) -> list:
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PASSES]
+    if unknown:
+        raise ValueError(f"unknown pass '{unknown[0]}' (passes: {', '.join(PASSES)})")
+    return [PASSES[n] for n in names]
+
+
+def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Optional[int] = None,
+                 params: Optional[Mapping[str, int]] = None) -> PassContext:
+    """Run the passes in order. A pass after verify-protocol is skipped once errors were found
+    (their facts would describe an ill-formed protocol), except the inference passes, which only
+    need the structure to be sound."""
+    ctx = PassContext(program, bound=bound, fixed_params=dict(params or {}))
+    for p in parse_pipeline(pipeline):
+        if ctx.errors and p.name == "verify-deadlock":
+            continue
+        if p.name in ("infer-stages", "infer-barriers") and "structure" in ctx.facts.get("failed", ()):
+            continue
+        p.apply(ctx)
+        ctx.passes_run.append(p.name)
+    return ctx
+
+
+def verify(program: Program, **kw) -> PassContext:
+    """The full default pipeline."""
+    return run_pipeline(program, DEFAULT_PIPELINE, **kw)
+
+
+__all__ = ["PASSES", "DEFAULT_PIPELINE", "PassContext", "Barrier", "StageInfo", "run_pipeline",
+           "parse_pipeline", "verify"]

@@ -1,0 +1,48 @@
+"""What passes share: the program, diagnostics, and the facts each pass infers for the next."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..diagnostics import Diagnostic, Note
+from ..ir.nodes import Loc, Program
+
+
+@dataclass
+class PassContext:
+    program: Program
+    #: Highest value tried for each param by instance-based checks; None = choose automatically.
+    bound: Optional[int] = None
+    #: Check only these param values (e.g. from ``tle-dump --param NK=5``).
+    fixed_params: dict[str, int] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: Results by producer: "stages" (infer-stages), "barriers" (infer-barriers),
+    #: "instances" and "bound_info" (bound.py), "graphs" (verify-deadlock), ...
+    facts: dict[str, Any] = field(default_factory=dict)
+    passes_run: list[str] = field(default_factory=list)
+    _seen: set = field(default_factory=set)
+
+    def error(self, loc: Loc, message: str, check: str, notes: tuple[Note, ...] = ()) -> None:
+        """Report an error once per (check, location): instance checks find the same fault for
+        many param values, and the first (smallest) one is the most readable."""
+        key = (check, loc.file, loc.line, loc.column)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.diagnostics.append(Diagnostic(loc, message, "error", notes, check))
+
+    def warning(self, loc: Loc, message: str, check: str = "") -> None:
+        key = ("w", check, loc.file, loc.line, message)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.diagnostics.append(Diagnostic(loc, message, "warning", (), check))
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors

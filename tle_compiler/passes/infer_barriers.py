@@ -1,0 +1,128 @@
+"""infer-barriers: every mbarrier the lowering must allocate, with its count, arrivers and waiters.
+
+Per pipe, field group g and stage s (roles.py defines the groups):
+  full[g][s]  — count 1: the writer partition arrives once per commit (close included);
+                waited by every reader whose view contains g, at parity φ.
+  empty[g][s] — count = readers of g: each arrives once per release; waited by the writer's
+                acquire at parity φ ^ 1. One-shot pipes have no empty barriers.
+Counts are in partition units (one elected arrive per partition); the lowering scales them when an
+arrive is per thread. A full barrier whose group holds a field read by wgmma needs the
+generic→async proxy fence before the arrive (``fence``). No field arrives by TMA in this version,
+so ``expect_tx`` is always 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.nodes import Program, walk_events
+from .context import PassContext
+from .roles import PipeRoles, reader_name
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    partition: str
+    verb: str  # "commit"/"close"/"release" for arrivers, "acquire"/"close"/"wait" for waiters
+    reader: str | None = None
+    parity: str | None = None  # formula, for waiters
+    lines: tuple[int, ...] = ()
+
+    def to_json(self) -> dict:
+        d = {"partition": self.partition, "verb": self.verb, "lines": list(self.lines)}
+        if self.reader is not None:
+            d["reader"] = self.reader
+        if self.parity is not None:
+            d["parity"] = self.parity
+        return d
+
+
+@dataclass(frozen=True)
+class Barrier:
+    pipe: str
+    kind: str  # "full" | "empty"
+    group: int
+    fields: tuple[str, ...]
+    stage: int
+    count: int
+    arrivers: tuple[Endpoint, ...]
+    waiters: tuple[Endpoint, ...]
+    fence: str | None = None  # "async-proxy" when a wgmma reads the slot after this barrier
+    expect_tx: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.pipe}.{self.kind}[g{self.group}][{self.stage}]"
+
+    def to_json(self) -> dict:
+        return {"pipe": self.pipe, "kind": self.kind, "group": self.group, "fields": list(self.fields),
+                "stage": self.stage, "count": self.count,
+                "arrivers": [a.to_json() for a in self.arrivers],
+                "waiters": [w.to_json() for w in self.waiters],
+                "fence": self.fence, "expect_tx": self.expect_tx}
+
+
+def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) -> list[Barrier]:
+    # Gather, per (pipe, endpoint, verb), the lines and the parity formula of the events.
+    lines: dict[tuple, list[int]] = {}
+    parity: dict[tuple, str] = {}
+    for part in program.partitions:
+        for ev in walk_events(part.body):
+            r = roles.get(ev.pipe)
+            if r is None:
+                continue
+            who = None if ev.is_writer else reader_name(ev, r.pipe)
+            key = (ev.pipe, part.name, who, ev.verb)
+            lines.setdefault(key, []).append(ev.loc.line)
+            info = stages.get(ev)
+            if info is not None and info.parity is not None:
+                parity.setdefault(key, info.parity)
+
+    def endpoints(pipe: str, partition: str | None, reader: str | None, verbs: tuple[str, ...],
+                  with_parity: bool) -> list[Endpoint]:
+        out = []
+        for v in verbs:
+            key = (pipe, partition, reader, v)
+            if key in lines:
+                out.append(Endpoint(partition, v, reader, parity.get(key) if with_parity else None,
+                                    tuple(sorted(set(lines[key])))))
+        return out
+
+    barriers: list[Barrier] = []
+    for p in program.pipes:
+        r = roles[p.name]
+        if r.writer is None:
+            continue
+        for g in r.groups:
+            readers = [(name, r.readers.get(name)) for name in g.readers]
+            fence = "async-proxy" if any(f in p.mma for f in g.fields) else None
+            for s in range(p.capacity):
+                full_arr = endpoints(p.name, r.writer, None, ("commit", "close"), False)
+                full_wait = [e for name, part in readers if part
+                             for e in endpoints(p.name, part, name, ("wait",), True)]
+                barriers.append(Barrier(p.name, "full", g.index, g.fields, s, 1, tuple(full_arr),
+                                        tuple(full_wait), fence))
+                if p.one_shot:
+                    continue
+                empty_arr = [e for name, part in readers if part
+                             for e in endpoints(p.name, part, name, ("release",), False)]
+                empty_wait = endpoints(p.name, r.writer, None, ("acquire", "close"), True)
+                barriers.append(Barrier(p.name, "empty", g.index, g.fields, s, len(g.readers),
+                                        tuple(empty_arr), tuple(empty_wait)))
+    return barriers
+
+
+@dataclass(frozen=True)
+class InferBarriers:
+    name: str = "infer-barriers"
+
+    def apply(self, ctx: PassContext) -> None:
+        from .roles import resolve_roles
+
+        roles = ctx.facts.get("roles") or resolve_roles(ctx.program)
+        ctx.facts["roles"] = roles
+        if "stages" not in ctx.facts:
+            from .infer_stages import InferStages
+
+            InferStages().apply(ctx)
+        ctx.facts["barriers"] = infer_barriers(ctx.program, roles, ctx.facts["stages"])

@@ -1,0 +1,166 @@
+"""verify-protocol: is this a well-formed pipe protocol?
+
+Two levels. Structural rules are checked once on the IR: pipes and readers exist and are declared,
+field views name real fields, each pipe has one writer partition and each reader name one partition,
+index and bound variables are in scope, partitions are declared sanely. Dynamic rules (pairing of
+acquire/commit and wait/release, one-shot use, per-stage agreement between commits and waits) are
+checked on the event traces of every param instance up to the bound (see bound.py), and each
+violation is reported at the event that shows it, with the smallest param values that do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..diagnostics import Note
+from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
+from ..ir.nodes import Event, For, If, Program, Stmt
+from ..ir.unroll import unroll
+from .bound import compute_bound, param_instances
+from .context import PassContext
+from .matching import match_instance
+from .roles import resolve_roles
+
+
+def _cond_vars(c: Cond) -> frozenset[str]:
+    return c.variables
+
+
+def check_structure(ctx: PassContext) -> None:
+    prog = ctx.program
+    seen: dict[str, str] = {}
+    for kind, items in (("param", prog.params), ("pipe", prog.pipes), ("partition", prog.partitions)):
+        for it in items:
+            if it.name in seen:
+                ctx.error(it.loc, f"{kind} '{it.name}' is declared twice", "duplicate-name")
+            seen.setdefault(it.name, kind)
+    for p in prog.pipes:
+        if p.capacity < 1:
+            ctx.error(p.loc, f"pipe '{p.name}' has capacity {p.capacity}; it must be at least 1", "bad-capacity")
+        if p.one_shot and p.capacity != 1:
+            ctx.error(p.loc, f"one-shot pipe '{p.name}' must have capacity 1 (it has {p.capacity})", "bad-capacity")
+        for what, names in (("reader", p.readers), ("field", p.fields)):
+            dup = {n for n in names if names.count(n) > 1}
+            if dup:
+                ctx.error(p.loc, f"pipe '{p.name}' declares {what} '{sorted(dup)[0]}' twice", "duplicate-name")
+        for f in p.mma:
+            if f not in p.fields:
+                ctx.error(p.loc, f"pipe '{p.name}' marks '{f}' as an MMA operand but has no such field", "unknown-field")
+    defaults = [p for p in prog.partitions if p.default]
+    if not prog.partitions:
+        ctx.error(prog.loc, f"kernel '{prog.name}' has no partitions", "no-partitions")
+    elif len(defaults) != 1:
+        where = defaults[1].loc if len(defaults) > 1 else prog.partitions[0].loc
+        ctx.error(where, f"kernel '{prog.name}' needs exactly one default partition (found {len(defaults)})",
+                  "default-partition")
+    for part in prog.partitions:
+        if part.warps < 1:
+            ctx.error(part.loc, f"partition '{part.name}' has {part.warps} warps", "bad-warps")
+        if part.regs is not None and (part.regs % 8 or not 24 <= part.regs <= 256):
+            ctx.error(part.loc, f"partition '{part.name}' asks for {part.regs} registers per thread: Hopper's "
+                      f"setmaxnreg takes a multiple of 8 in [24, 256]", "bad-regs")
+        if part.default and part.regs is not None:
+            ctx.warning(part.loc, f"default partition '{part.name}' gets the registers left by the workers; "
+                        f"regs={part.regs} is ignored", "default-regs")
+        _check_scopes(ctx, part.body, set(prog.param_names))
+
+    roles = resolve_roles(prog)
+    for part in prog.partitions:
+        _check_events(ctx, part.body)
+    for r in roles.values():
+        for loc, msg, check in r.problems:
+            ctx.error(loc, msg, check)
+        p = r.pipe
+        if r.writer is None and r.readers:
+            ctx.error(next(iter(r.reader_locs.values())), f"pipe '{p.name}' is read but never written", "no-writer")
+        if r.writer is None and not r.readers:
+            ctx.warning(p.loc, f"pipe '{p.name}' is never used", "unused-pipe")
+        for f in p.fields:
+            if not any(f in v for v in r.views.values()):
+                ctx.warning(p.loc, f"field '{f}' of pipe '{p.name}' is read by no reader", "unread-field")
+    ctx.facts["roles"] = roles
+
+
+def _check_scopes(ctx: PassContext, body: tuple[Stmt, ...], scope: set[str]) -> None:
+    def need(names: frozenset[str], loc) -> None:
+        for n in sorted(names - scope):
+            ctx.error(loc, f"'{n}' is neither a loop variable in scope nor a param of the kernel", "unknown-name")
+
+    for s in body:
+        if isinstance(s, Event):
+            need(s.index.variables, s.loc)
+        elif isinstance(s, For):
+            need(s.start.variables | s.stop.variables, s.loc)
+            if s.var in scope:
+                ctx.error(s.loc, f"loop variable '{s.var}' shadows a param or an enclosing loop variable", "shadowing")
+            if s.step == 0:
+                ctx.error(s.loc, "loop step must not be zero", "bad-step")
+            _check_scopes(ctx, s.body, scope | {s.var})
+        elif isinstance(s, If):
+            need(_cond_vars(s.cond), s.loc)
+            _check_scopes(ctx, s.then, scope)
+            _check_scopes(ctx, s.orelse, scope)
+
+
+def _check_events(ctx: PassContext, body: tuple[Stmt, ...]) -> None:
+    from ..ir.nodes import walk_events
+
+    prog = ctx.program
+    for ev in walk_events(body):
+        p = prog.pipe(ev.pipe)
+        if p is None:
+            ctx.error(ev.loc, f"unknown pipe '{ev.pipe}'", "unknown-pipe")
+            continue
+        if ev.is_writer:
+            if ev.reader is not None or ev.fields is not None:
+                ctx.error(ev.loc, f"{ev.verb} is a writer operation: it takes no reader name or field view",
+                          "writer-with-reader")
+            continue
+        if p.readers and ev.reader is None:
+            ctx.error(ev.loc, f"pipe '{p.name}' has readers ({', '.join(p.readers)}): say which one "
+                      f"{ev.verb}s, e.g. {p.name}[{p.readers[0]}].{ev.verb}(...)", "missing-reader")
+        elif p.readers and ev.reader not in p.readers:
+            ctx.error(ev.loc, f"'{ev.reader}' is not a declared reader of pipe '{p.name}' "
+                      f"(readers: {', '.join(p.readers)})", "undeclared-reader")
+        elif not p.readers and ev.reader is not None:
+            ctx.error(ev.loc, f"pipe '{p.name}' declares no readers (single consumer); declare "
+                      f"readers=({ev.reader}, ...) to name them", "undeclared-reader")
+        if ev.fields is not None:
+            bad = [f for f in ev.fields if f not in p.fields]
+            if bad:
+                ctx.error(ev.loc, f"field view names '{bad[0]}', which pipe '{p.name}' does not have "
+                          f"(fields: {', '.join(p.fields)})", "unknown-field")
+            elif not ev.fields:
+                ctx.error(ev.loc, "a field view must name at least one field", "empty-view")
+
+
+def check_instances(ctx: PassContext) -> None:
+    """Replay every param instance up to the bound and report the first instance of each fault."""
+    roles = ctx.facts["roles"]
+    info = ctx.facts.get("bound_info") or compute_bound(ctx.program, ctx.bound)
+    ctx.facts["bound_info"] = info
+    for params in param_instances(ctx.program, info, ctx.fixed_params):
+        traces = unroll(ctx.program, params)
+        _, problems = match_instance(ctx.program, roles, traces)
+        for pr in problems:
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            notes: tuple[Note, ...] = ()
+            if pr.related is not None:
+                notes = (Note(pr.related.event.loc, f"{pr.related.event.verb}({pr.related.index}) in "
+                              f"partition '{pr.related.partition}'"),)
+            suffix = f" (with {shown})" if shown else ""
+            ctx.error(pr.at.event.loc, f"{pr.message}{suffix}", pr.check, notes)
+
+
+@dataclass(frozen=True)
+class VerifyProtocol:
+    """Structural and per-instance protocol rules of docs/semantics.md (rules 1–6)."""
+
+    name: str = "verify-protocol"
+
+    def apply(self, ctx: PassContext) -> None:
+        check_structure(ctx)
+        if ctx.ok:
+            check_instances(ctx)
+        else:
+            ctx.facts.setdefault("failed", set()).add("structure")
