@@ -32,6 +32,10 @@ def _wrap(e: Affine) -> str:
 
 def stage_info(event: Event, capacity: int, one_shot: bool) -> StageInfo:
     i = event.index
+    if one_shot:
+        # A one-shot pipe has one stage and its full barrier completes once: parity 0 always.
+        return StageInfo("0", "0", "0" if event.verb == "wait" else None,
+                         "full" if event.verb == "wait" else None)
     if i.is_const:
         v = i.const
         stage, phase = str(v % capacity), str((v // capacity) % 2)

@@ -36,8 +36,7 @@ class Problem:
 
 
 def _idx(inst: Instance) -> str:
-    where = inst.where()
-    return f"{inst.index}" + (f" ({where})" if where else "")
+    return str(inst.index)
 
 
 def match_instance(program: Program, roles: dict[str, PipeRoles],
@@ -139,7 +138,8 @@ def match_instance(program: Program, roles: dict[str, PipeRoles],
         cap = r.pipe.capacity
         for s, su in sorted(stages.items()):
             for k, c in enumerate(su.commits):
-                if (c.index // cap) % 2 != k % 2:
+                # One-shot pipes are waited at parity 0 whatever the index (used once, no ring).
+                if not r.pipe.one_shot and (c.index // cap) % 2 != k % 2:
                     problems.append(Problem("phase-aliasing", f"{c.event.verb}({_idx(c)}) is use {k} of stage "
                                             f"{s} of pipe '{pname}' but has phase {(c.index // cap) % 2}: "
                                             f"indices on one stage must alternate phases (a parity wait "

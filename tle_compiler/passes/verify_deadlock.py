@@ -88,6 +88,6 @@ class VerifyDeadlock:
             notes = describe_cycle(g, cycle)
             first = next((v for u, v in cycle if g.edges[u, v].get("sync")), cycle[0][0])
             ctx.error(first.event.loc, f"deadlock: the partitions wait for each other in a cycle"
-                      + (f" (with {shown})" if shown else ""), "deadlock", tuple(notes))
+                      + (f" (when {shown})" if shown else ""), "deadlock", tuple(notes))
             break  # one cycle is enough to reject; the smallest instance shows it best
         ctx.facts["deadlock_instances_checked"] = checked

@@ -139,17 +139,22 @@ def check_instances(ctx: PassContext) -> None:
     roles = ctx.facts["roles"]
     info = ctx.facts.get("bound_info") or compute_bound(ctx.program, ctx.bound)
     ctx.facts["bound_info"] = info
+    broken: set = set()  # endpoints already reported: later instances would repeat the cause
     for params in param_instances(ctx.program, info, ctx.fixed_params):
         traces = unroll(ctx.program, params)
         _, problems = match_instance(ctx.program, roles, traces)
         for pr in problems:
-            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            endpoint = pr.at.event.endpoint
+            if endpoint in broken:
+                continue
+            broken.add(endpoint)
+            context = ", ".join([f"{k}={v}" for k, v in params.items()] + [f"{k}={v}" for k, v in pr.at.env])
             notes: tuple[Note, ...] = ()
             if pr.related is not None:
-                notes = (Note(pr.related.event.loc, f"{pr.related.event.verb}({pr.related.index}) in "
-                              f"partition '{pr.related.partition}'"),)
-            suffix = f" (with {shown})" if shown else ""
-            ctx.error(pr.at.event.loc, f"{pr.message}{suffix}", pr.check, notes)
+                rel = pr.related
+                notes = (Note(rel.event.loc, f"{rel.event.verb}({rel.index}) in partition '{rel.partition}'"
+                              + (f" at {rel.where()[3:]}" if rel.env else "")),)
+            ctx.error(pr.at.event.loc, pr.message + (f" (when {context})" if context else ""), pr.check, notes)
 
 
 @dataclass(frozen=True)
