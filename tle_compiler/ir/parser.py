@@ -1,0 +1,564 @@
+"""Parser for the text form of the Pipe IR (``*.pipe`` files).
+
+``tle-dump`` prints a kernel's Pipe IR in this form and reads such files back, so protocols can be
+written, checked and diffed without a GPU or a Python kernel. The parser builds the frozen
+dataclasses of :mod:`tle_compiler.ir.nodes`; every node gets ``loc=Loc(path, line, column)`` of its
+first token (lines and columns are 1-based). It does **no** semantic validation (unknown pipes,
+undeclared readers, writer verbs with a reader name, ... are the passes' business); it only rejects
+what cannot become a well-formed node: a syntax error, a non-affine product, a zero ``range`` step,
+a duplicate or unknown attribute, a pipe without ``capacity``. Every error is a
+:class:`~tle_compiler.diagnostics.TleError` whose message says what was expected and ends with
+``at LINE:COLUMN``.
+
+The language
+============
+::
+
+    kernel sparse_mla_pipe
+    param NK                        # a symbolic integer >= 0;  `param NK >= 1`: >= 1
+    pipe kv capacity=2 readers=(left, right) fields=(kv_l, kv_r) mma=(kv_l)
+    pipe q  capacity=1 one_shot
+    partition producer default warps=4 {
+      for ck in range(NK) {         # range(STOP) / range(START, STOP) / range(START, STOP, STEP)
+        kv.acquire(ck)
+        kv.commit(ck)
+      }
+    }
+    partition left warps=4 regs=240 {
+      for ck in range(0, NK) {
+        kv[left fields=(kv_l)].wait(ck)      # PIPE[READER].VERB / PIPE[READER fields=(..)].VERB
+        if ck % 2 == 0 and not ck < 1 {
+          kv[left].release(ck)
+        } else if ck >= NK - 1 {
+          kv[left].release(ck)
+        } else {
+          kv[left].release(ck)
+        }
+      }
+    }
+
+* A file holds one or more kernels; each ``kernel NAME`` header owns the ``param``, ``pipe`` and
+  ``partition`` declarations that follow it, up to the next header.
+* Pipe attributes, in any order, each at most once: ``capacity=N`` (required, N >= 1),
+  ``one_shot``, ``readers=(a, b)``, ``fields=(x, y)``, ``mma=(x)``.
+* Partition header: ``partition NAME [default] [warps=N] [regs=N] {`` (warps defaults to 4).
+* Events: ``PIPE.VERB(EXPR)``, ``PIPE[READER].VERB(EXPR)``,
+  ``PIPE[READER fields=(a, b)].VERB(EXPR)`` and ``PIPE[fields=(a)].VERB(EXPR)``; VERB is one of acquire, commit, close, wait, release.
+  ``Event.reader`` is None when no reader is written, ``Event.fields`` None when no view is.
+* ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
+* EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
+  ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
+* COND: ``EXPR OP EXPR`` (OP in ``== != < <= > >=``), ``EXPR % M == R`` / ``!= R``, ``and``, ``or``,
+  ``not``, parentheses; precedence as in Python (``%`` binds like ``*``, so ``-i % 2`` is
+  ``(-i) % 2`` and ``i + 1 % 2`` is rejected rather than silently read as ``(i + 1) % 2``).
+* ``#`` comments run to the end of the line; blank lines are allowed anywhere; newlines separate
+  declarations and statements.
+* Names are Python-style identifiers. Words are keywords only where the grammar expects them
+  (lark's contextual lexer): ``kernel param pipe partition`` at the start of a declaration,
+  ``for if`` at the start of a statement, ``in range`` after ``for NAME``, ``and or not`` inside
+  conditions, ``else`` after a block; attribute names (``capacity``, ``fields``, ...) and verbs
+  are plain names. Only ``for``, ``if``, ``else`` and ``not`` (:data:`RESERVED_WORDS`) cannot be
+  used as names everywhere.
+
+Extensions beyond the design brief, for hand-written files (the printer uses none of them, except
+that it writes an empty view as ``fields=()``):
+
+* ``;`` separates declarations and statements like a newline (``q.acquire(0); q.commit(0)``).
+* ``else`` may start the line after the closing ``}`` (comment lines in between are allowed).
+* ``param N >= K`` accepts a negative K.
+* Partition attributes, like pipe attributes, come in any order (each at most once).
+* Event views may be written before the reader name (``kv[fields=(a) left]``) and may be empty
+  (``fields=()``); name tuples accept a trailing comma.
+* The ``range`` step and the ``%`` modulus may be any constant expression (``2*2``); the step
+  must be non-zero and the modulus positive.
+* A file with no kernel at all is an empty :class:`Module`; ``else { }`` equals no ``else``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Union
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from ..diagnostics import TleError
+from .expr import CMP_OPS, Affine, BoolOp, Compare, Cond, ModCompare, Not
+from .nodes import VERBS, Event, For, If, Loc, Module, Param, Partition, Pipe, Program, Stmt
+
+__all__ = ["parse_module", "parse_file", "RESERVED_WORDS"]
+
+#: Words that cannot be used as names in every position: ``for``/``if`` start a statement, ``else``
+#: follows a block and ``not`` starts a condition. (All are Python keywords, so names taken from a
+#: Python kernel never collide.) Other words of the language (``kernel``, ``pipe``, ``range``,
+#: ``in``, ``and``, ``capacity``, ``fields``, ...) are keywords only where a name cannot stand.
+RESERVED_WORDS = frozenset({"for", "if", "else", "not"})
+
+_GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark(_GRAMMAR.read_text(), parser="lalr", lexer="contextual", propagate_positions=True,
+                maybe_placeholders=False)
+
+
+def parse_module(text: str, path: Optional[str] = None) -> Module:
+    """Parse the text of a ``*.pipe`` file into a :class:`Module` (one Program per kernel).
+
+    ``path`` is only used for locations and messages. Raises :class:`TleError` on any error."""
+    try:
+        tree = _lark().parse(text)
+    except UnexpectedInput as e:
+        raise _syntax_error(e, text, path) from None
+    return _Builder(path).module(tree)
+
+
+def parse_file(path: Union[str, os.PathLike]) -> Module:
+    """Read and parse a ``*.pipe`` file."""
+    p = os.fspath(path)
+    with open(p, encoding="utf-8") as f:
+        text = f.read()
+    return parse_module(text, p)
+
+
+# ---------------------------------------------------------------------------------------------
+# syntax errors
+
+
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "INT": "an integer",
+    "CMP": "a comparison operator",
+    "_NL": "a newline",
+    "_ELSE": "'else'",
+    "$END": "end of input",
+}
+
+
+def _describe_terminal(name: str) -> str:
+    if name in _TERMINAL_WORDS:
+        return _TERMINAL_WORDS[name]
+    try:
+        pattern = _lark().get_terminal(name).pattern
+    except KeyError:
+        return name
+    if pattern.type == "str":
+        return f"'{pattern.value}'"
+    return name
+
+
+def _describe_expected(names) -> str:
+    words = sorted({_describe_terminal(n) for n in names})
+    if not words:
+        return ""
+    if len(words) == 1:
+        return f"; expected {words[0]}"
+    return "; expected one of " + ", ".join(words)
+
+
+def _describe_token(tok: Token) -> str:
+    if tok.type == "$END":
+        return "end of input"
+    if tok.type == "_NL":
+        return "end of line"
+    if tok.type == "_ELSE":
+        return "'else'"
+    if tok.type == "NAME":
+        return f"name '{tok.value}'"
+    if tok.type == "INT":
+        return f"integer {tok.value}"
+    return f"'{tok.value}'"
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    lines = text.split("\n")
+    return len(lines), len(lines[-1]) + 1
+
+
+def _unclosed_brace(text: str, upto: int) -> Optional[tuple[int, int]]:
+    """(line, column) of the innermost '{' not closed before offset ``upto`` (comments skipped)."""
+    stack: list[tuple[int, int]] = []
+    line, col = 1, 1
+    in_comment = False
+    for ch in text[:upto]:
+        if ch == "\n":
+            line, col, in_comment = line + 1, 1, False
+            continue
+        if not in_comment:
+            if ch == "#":
+                in_comment = True
+            elif ch == "{":
+                stack.append((line, col))
+            elif ch == "}" and stack:
+                stack.pop()
+        col += 1
+    return stack[-1] if stack else None
+
+
+def _accepted(e: UnexpectedToken) -> set[str]:
+    """The terminals really acceptable at the error: LALR's state may list more (merged states)."""
+    try:
+        return set(e.interactive_parser.accepts())
+    except Exception:  # pragma: no cover - fall back to the state's lookahead set
+        return set(e.expected)
+
+
+def _stray_else(text: str, upto: int) -> Optional[tuple[int, int]]:
+    """(line, column) of an ``else`` word right before offset ``upto``, if there is one.
+
+    Where ``else`` is not expected it lexes as a name, and the error surfaces at the next token."""
+    m = re.search(r"(?<![A-Za-z0-9_])else[\t ]*$", text[:upto])
+    if m is None:
+        return None
+    return _position(text, m.start())
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _declaration_at(text: str, upto: int) -> Optional[tuple[int, str]]:
+    """(offset, word) when the line of offset ``upto`` starts with a declaration keyword.
+
+    Inside a block those words lex as names (a pipe may be called ``pipe``), so a declaration
+    reached because a ``}`` is missing fails a little later, on the line's next token."""
+    start = text.rfind("\n", 0, upto) + 1
+    m = re.match(r"[\t ]*(kernel|param|pipe|partition)(?![A-Za-z0-9_])(?![\t ]*[.\[])",
+                 text[start:])
+    return (start + m.start(1), m.group(1)) if m else None
+
+
+def _unterminated(brace: tuple[int, int], where: str, path: Optional[str]) -> TleError:
+    bl, bc = brace
+    return TleError(f"unterminated block: this '{{' has no matching '}}' ({where}) at {bl}:{bc}",
+                    Loc(path, bl, bc))
+
+
+def _syntax_error(e: UnexpectedInput, text: str, path: Optional[str]) -> TleError:
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        if tok.type == "$END":
+            line, col = _end_position(text)
+            upto = len(text)
+        else:
+            line, col = tok.line, tok.column
+            upto = tok.start_pos if tok.start_pos is not None else len(text)
+        stray = _stray_else(text, upto) if tok.type in ("LBRACE", "IF", "NAME") else None
+        if stray is not None:
+            sl, sc = stray
+            return TleError(f"'else' without an 'if': an else must follow the '}}' of an if block "
+                            f"at {sl}:{sc}", Loc(path, sl, sc))
+        accepted = _accepted(e)
+        if tok.type == "$END" and "RBRACE" in accepted:
+            brace = _unclosed_brace(text, upto)
+            if brace is not None:
+                return _unterminated(brace, f"reached end of input at {line}:{col}", path)
+        decl = _declaration_at(text, upto)
+        if decl is not None:
+            brace = _unclosed_brace(text, decl[0])
+            if brace is not None:
+                dl, dc = _position(text, decl[0])
+                return _unterminated(brace, f"before the '{decl[1]}' declaration at {dl}:{dc}",
+                                     path)
+        msg = f"unexpected {_describe_token(tok)}{_describe_expected(accepted)} at {line}:{col}"
+        return TleError(msg, Loc(path, line, col))
+    if isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+        msg = (f"unexpected character {ch!r}{_describe_expected(e.allowed or ())} "
+               f"at {e.line}:{e.column}")
+        return TleError(msg, Loc(path, e.line, e.column))
+    if isinstance(e, UnexpectedEOF):  # pragma: no cover - LALR reports $END as UnexpectedToken
+        line, col = _end_position(text)
+        return TleError(f"unexpected end of input{_describe_expected(e.expected)} at {line}:{col}",
+                        Loc(path, line, col))
+    line, col = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0  # pragma: no cover
+    return TleError(f"syntax error at {line}:{col}", Loc(path, line, col))  # pragma: no cover
+
+
+# ---------------------------------------------------------------------------------------------
+# tree → IR
+
+
+@dataclass(frozen=True)
+class _Val:
+    """A typed sub-expression: an affine integer, ``expr % modulus``, or a condition."""
+
+    kind: str  # "int" | "mod" | "cond"
+    value: object
+    loc: Loc
+
+
+_KIND_WORDS = {"int": "an integer expression", "mod": "a '%' expression", "cond": "a condition"}
+
+_PIPE_ATTRS = {"capacity": "int", "one_shot": "flag", "readers": "tuple", "fields": "tuple",
+               "mma": "tuple"}
+_PARTITION_ATTRS = {"default": "flag", "warps": "int", "regs": "int"}
+_ATTR_SPELLING = {"flag": "{}", "int": "{}=N", "tuple": "{}=(...)"}
+
+
+class _Builder:
+    def __init__(self, path: Optional[str]):
+        self.path = path
+
+    # -- helpers ------------------------------------------------------------------------------
+    def loc(self, node: Union[Tree, Token]) -> Loc:
+        if isinstance(node, Token):
+            return Loc(self.path, node.line, node.column)
+        return Loc(self.path, node.meta.line, node.meta.column)
+
+    def error(self, message: str, loc: Loc) -> TleError:
+        return TleError(f"{message} at {loc.line}:{loc.column}", loc)
+
+    # -- top level ----------------------------------------------------------------------------
+    def module(self, tree: Tree) -> Module:
+        kernels: list[Program] = []
+        current: Optional[dict] = None
+
+        def finish() -> None:
+            if current is not None:
+                kernels.append(Program(current["name"], tuple(current["params"]),
+                                       tuple(current["pipes"]), tuple(current["partitions"]),
+                                       loc=current["loc"]))
+
+        for item in tree.children:
+            kind = item.data
+            if kind == "kernel_decl":
+                finish()
+                current = {"name": str(item.children[0]), "params": [], "pipes": [],
+                           "partitions": [], "loc": self.loc(item)}
+                continue
+            if current is None:
+                word = kind.split("_")[0]
+                raise self.error(f"expected 'kernel NAME' before the first '{word}' declaration",
+                                 self.loc(item))
+            if kind == "param_decl":
+                current["params"].append(self.param(item))
+            elif kind == "pipe_decl":
+                current["pipes"].append(self.pipe(item))
+            else:
+                current["partitions"].append(self.partition(item))
+        finish()
+        return Module(tuple(kernels), self.path)
+
+    def param(self, tree: Tree) -> Param:
+        name = str(tree.children[0])
+        minimum = 0
+        if len(tree.children) > 1:
+            bound = tree.children[1]
+            minimum = int(bound.children[0])
+            if bound.data == "neg_int":
+                minimum = -minimum
+        return Param(name, minimum, loc=self.loc(tree))
+
+    def attrs(self, nodes: list[Tree], allowed: dict[str, str], what: str) -> dict[str, object]:
+        """Check ``NAME`` / ``NAME=INT`` / ``NAME=(...)`` attributes against ``allowed``."""
+        out: dict[str, object] = {}
+        for node in nodes:
+            name_tok = node.children[0]
+            name = str(name_tok)
+            loc = self.loc(node)
+            if name not in allowed:
+                spelled = ", ".join(_ATTR_SPELLING[k].format(n) for n, k in allowed.items())
+                raise self.error(f"unknown attribute '{name}' on {what} "
+                                 f"(expected one of {spelled})", loc)
+            if name in out:
+                raise self.error(f"duplicate attribute '{name}' on {what}", loc)
+            want = allowed[name]
+            have = {"flag_attr": "flag", "int_attr": "int", "tuple_attr": "tuple"}[node.data]
+            if want != have:
+                raise self.error(f"attribute '{name}' on {what} must be written "
+                                 f"'{_ATTR_SPELLING[want].format(name)}'", loc)
+            if have == "flag":
+                out[name] = True
+            elif have == "int":
+                out[name] = int(node.children[1])
+            else:
+                out[name] = self.names(node.children[1])
+        return out
+
+    def names(self, tree: Tree) -> tuple[str, ...]:
+        return tuple(str(t) for t in tree.children)
+
+    def pipe(self, tree: Tree) -> Pipe:
+        name = str(tree.children[0])
+        loc = self.loc(tree)
+        a = self.attrs(tree.children[1:], _PIPE_ATTRS, f"pipe '{name}'")
+        if "capacity" not in a:
+            raise self.error(f"pipe '{name}' needs a capacity (capacity=N)", loc)
+        capacity = a["capacity"]
+        if capacity < 1:
+            cap_node = next(n for n in tree.children[1:] if str(n.children[0]) == "capacity")
+            raise self.error(f"the capacity of pipe '{name}' must be at least 1",
+                             self.loc(cap_node))
+        return Pipe(name, capacity, a.get("fields", ()), readers=a.get("readers", ()),
+                    one_shot=bool(a.get("one_shot", False)), mma=a.get("mma", ()), loc=loc)
+
+    def partition(self, tree: Tree) -> Partition:
+        name = str(tree.children[0])
+        a = self.attrs(tree.children[1:-1], _PARTITION_ATTRS, f"partition '{name}'")
+        body = self.block(tree.children[-1])
+        return Partition(name, body, warps=a.get("warps", 4), regs=a.get("regs"),
+                         default=bool(a.get("default", False)), loc=self.loc(tree))
+
+    # -- statements ---------------------------------------------------------------------------
+    def block(self, tree: Tree) -> tuple[Stmt, ...]:
+        return tuple(self.stmt(s) for s in tree.children)
+
+    def stmt(self, tree: Tree) -> Stmt:
+        if tree.data == "event":
+            return self.event(tree)
+        if tree.data == "for_stmt":
+            return self.for_stmt(tree)
+        return self.if_stmt(tree)
+
+    def event(self, tree: Tree) -> Event:
+        children = list(tree.children)
+        pipe = str(children[0])
+        reader: Optional[str] = None
+        fields: Optional[tuple[str, ...]] = None
+        if isinstance(children[1], Tree) and children[1].data == "selector":
+            for item in children[1].children:
+                if item.data == "sel_reader":
+                    if reader is not None:
+                        raise self.error(f"a second reader name '{item.children[0]}' in the event "
+                                         f"selector (write one reader name per event)",
+                                         self.loc(item))
+                    reader = str(item.children[0])
+                else:
+                    key = str(item.children[0])
+                    if key != "fields":
+                        raise self.error(f"unknown event attribute '{key}' "
+                                         f"(expected fields=(...))", self.loc(item))
+                    if fields is not None:
+                        raise self.error("duplicate attribute 'fields' on an event",
+                                         self.loc(item))
+                    fields = self.names(item.children[1])
+            children.pop(1)
+        verb_tok, index_tree = children[1], children[2]
+        verb = str(verb_tok)
+        if verb not in VERBS:
+            raise self.error(f"unknown verb '{verb}' (expected one of {', '.join(VERBS)})",
+                             self.loc(verb_tok))
+        index = self.affine(index_tree, "an event index")
+        return Event(verb, pipe, index, reader=reader, fields=fields, loc=self.loc(tree))
+
+    def for_stmt(self, tree: Tree) -> For:
+        var = str(tree.children[0])
+        args = tree.children[1:-1]
+        body = self.block(tree.children[-1])
+        start, step = Affine(0), 1
+        if len(args) == 1:
+            stop = self.affine(args[0], "a range bound")
+        else:
+            start = self.affine(args[0], "a range bound")
+            stop = self.affine(args[1], "a range bound")
+            if len(args) == 3:
+                s = self.affine(args[2], "a range step")
+                if not s.is_const:
+                    raise self.error("the range step must be an integer constant",
+                                     self.loc(args[2]))
+                if s.const == 0:
+                    raise self.error("the range step must not be zero", self.loc(args[2]))
+                step = s.const
+        return For(var, start, stop, step, body, loc=self.loc(tree))
+
+    def if_stmt(self, tree: Tree) -> If:
+        cond = self.cond(tree.children[0])
+        then = self.block(tree.children[1])
+        orelse: tuple[Stmt, ...] = ()
+        if len(tree.children) > 2:
+            other = tree.children[2]
+            orelse = self.block(other) if other.data == "block" else (self.if_stmt(other),)
+        return If(cond, then, orelse, loc=self.loc(tree))
+
+    # -- expressions --------------------------------------------------------------------------
+    def affine(self, tree: Union[Tree, Token], what: str) -> Affine:
+        v = self.value(tree)
+        if v.kind != "int":
+            raise self.error(f"expected an integer expression for {what}, found "
+                             f"{_KIND_WORDS[v.kind]}", v.loc)
+        return v.value  # type: ignore[return-value]
+
+    def cond(self, tree: Union[Tree, Token]) -> Cond:
+        v = self.value(tree)
+        if v.kind != "cond":
+            raise self.error(f"expected a condition (such as 'i < N' or 'i % 2 == 0'), found "
+                             f"{_KIND_WORDS[v.kind]}", v.loc)
+        return v.value  # type: ignore[return-value]
+
+    def _need(self, v: _Val, kind: str, context: str) -> None:
+        if v.kind != kind:
+            raise self.error(f"expected {_KIND_WORDS[kind]} {context}, found {_KIND_WORDS[v.kind]}",
+                             v.loc)
+
+    def value(self, tree: Union[Tree, Token]) -> _Val:
+        loc = self.loc(tree)
+        kind = tree.data
+        ch = tree.children
+        if kind == "int":
+            return _Val("int", Affine(int(ch[0])), loc)
+        if kind == "name":
+            return _Val("int", Affine.of(str(ch[0])), loc)
+        if kind == "paren":
+            inner = self.value(ch[0])
+            return _Val(inner.kind, inner.value, loc)
+        if kind in ("add", "sub", "mul", "mod"):
+            a, b = self.value(ch[0]), self.value(ch[1])
+            op = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}[kind]
+            self._need(a, "int", f"before '{op}'")
+            self._need(b, "int", f"after '{op}'")
+            x, y = a.value, b.value
+            if kind == "add":
+                return _Val("int", x + y, loc)
+            if kind == "sub":
+                return _Val("int", x - y, loc)
+            if kind == "mul":
+                if x.is_const:
+                    return _Val("int", y.scale(x.const), loc)
+                if y.is_const:
+                    return _Val("int", x.scale(y.const), loc)
+                raise self.error(f"non-affine expression: '{x}' * '{y}' multiplies two "
+                                 f"non-constant expressions (one side must be an integer)", loc)
+            if not y.is_const:
+                raise self.error("the modulus after '%' must be an integer constant", b.loc)
+            if y.const <= 0:
+                raise self.error("the modulus after '%' must be positive", b.loc)
+            return _Val("mod", (x, y.const), loc)
+        if kind == "neg":
+            a = self.value(ch[0])
+            self._need(a, "int", "after unary '-'")
+            return _Val("int", -a.value, loc)
+        if kind == "compare":
+            a, op_tok, b = self.value(ch[0]), str(ch[1]), self.value(ch[2])
+            assert op_tok in CMP_OPS
+            if a.kind == "mod":
+                if op_tok not in ("==", "!="):
+                    raise self.error(f"a '%' expression can only be compared with == or !=, "
+                                     f"not '{op_tok}'", self.loc(ch[1]))
+                self._need(b, "int", f"after '{op_tok}'")
+                if not b.value.is_const:
+                    raise self.error("a '%' expression can only be compared with an integer "
+                                     "constant", b.loc)
+                expr, modulus = a.value
+                return _Val("cond", ModCompare(expr, modulus, op_tok, b.value.const), loc)
+            self._need(a, "int", f"before '{op_tok}'")
+            self._need(b, "int", f"after '{op_tok}'")
+            return _Val("cond", Compare(a.value, op_tok, b.value), loc)
+        if kind == "not_test":
+            a = self.value(ch[0])
+            self._need(a, "cond", "after 'not'")
+            return _Val("cond", Not(a.value), loc)
+        if kind in ("and_test", "or_test"):
+            op = "and" if kind == "and_test" else "or"
+            items = []
+            for c in ch:
+                v = self.value(c)
+                self._need(v, "cond", f"around '{op}'")
+                items.append(v.value)
+            return _Val("cond", BoolOp(op, tuple(items)), loc)
+        raise AssertionError(f"unexpected tree {kind}")  # pragma: no cover

@@ -1,0 +1,160 @@
+"""Printer for the text form of the Pipe IR: the inverse of :mod:`tle_compiler.ir.parser`.
+
+``tle-dump`` shows a kernel's Pipe IR in this form, and tests and bug reports store protocols in it,
+so the output is *canonical*: one spelling per program, whatever produced it (the frontend or a
+``.pipe`` file). ``print → parse → print`` is the identity, and ``parse(print(p))`` equals ``p`` up
+to source locations (see :func:`without_locations`).
+
+Canonical choices:
+
+* a kernel prints as its header, its params, its pipes (names padded so attributes line up) and its
+  partitions, with one blank line between these sections and between kernels;
+* pipe attributes in the order ``capacity``, ``one_shot``, ``readers``, ``fields``, ``mma`` (empty
+  tuples and a false ``one_shot`` are omitted);
+* ``param N`` when the minimum is 0, else ``param N >= K``;
+* ``partition NAME [default] warps=N [regs=N] {``;
+* two spaces of indentation per nesting level;
+* ``range(STOP)`` when start is 0 and step 1, ``range(START, STOP)`` when step is 1, else all three;
+* an ``else`` branch that holds exactly one ``if`` prints as ``} else if COND {``; an empty ``else``
+  branch is not printed;
+* events as ``PIPE[READER fields=(a, b)].VERB(INDEX)``, the brackets only when a reader or a view is
+  present (a reader name ``""``, the implicit SPSC reader, prints as no reader name);
+* expressions and conditions via ``str()`` of :mod:`tle_compiler.ir.expr`.
+
+Names must be identifiers other than :data:`~tle_compiler.ir.parser.RESERVED_WORDS` (``for``,
+``if``, ``else``, ``not``) for the output to parse back; names from Python kernels always are.
+
+``locations=True`` appends ``  # FILE:LINE`` to every event that has a location; the parser skips
+comments, so such output still parses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .nodes import NOLOC, Event, For, If, Module, Param, Partition, Pipe, Program, Stmt
+
+__all__ = ["print_program", "print_module", "without_locations"]
+
+INDENT = "  "
+
+
+def print_module(module: Module, locations: bool = False) -> str:
+    """All kernels of ``module``, separated by a blank line."""
+    return "\n".join(print_program(k, locations) for k in module.kernels)
+
+
+def print_program(program: Program, locations: bool = False) -> str:
+    """One kernel in canonical text form (ends with a newline)."""
+    sections: list[list[str]] = [[f"kernel {program.name}"] + [_param(p) for p in program.params]]
+    if program.pipes:
+        width = max(len(p.name) for p in program.pipes)
+        sections.append([_pipe(p, width) for p in program.pipes])
+    for part in program.partitions:
+        sections.append(_partition(part, locations))
+    return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
+
+
+def _names(names: tuple[str, ...]) -> str:
+    return "(" + ", ".join(names) + ")"
+
+
+def _param(p: Param) -> str:
+    return f"param {p.name}" if p.min == 0 else f"param {p.name} >= {p.min}"
+
+
+def _pipe(p: Pipe, width: int) -> str:
+    words = [f"pipe {p.name.ljust(width)}", f"capacity={p.capacity}"]
+    if p.one_shot:
+        words.append("one_shot")
+    if p.readers:
+        words.append(f"readers={_names(p.readers)}")
+    if p.fields:
+        words.append(f"fields={_names(p.fields)}")
+    if p.mma:
+        words.append(f"mma={_names(p.mma)}")
+    return " ".join(words)
+
+
+def _partition(part: Partition, locations: bool) -> list[str]:
+    words = [f"partition {part.name}"]
+    if part.default:
+        words.append("default")
+    words.append(f"warps={part.warps}")
+    if part.regs is not None:
+        words.append(f"regs={part.regs}")
+    lines = [" ".join(words) + " {"]
+    _body(part.body, 1, lines, locations)
+    lines.append("}")
+    return lines
+
+
+def _range(s: For) -> str:
+    if s.step != 1:
+        return f"range({s.start}, {s.stop}, {s.step})"
+    if s.start.is_const and s.start.const == 0:
+        return f"range({s.stop})"
+    return f"range({s.start}, {s.stop})"
+
+
+def _event(e: Event) -> str:
+    sel = []
+    if e.reader:
+        sel.append(e.reader)
+    if e.fields is not None:
+        sel.append(f"fields={_names(e.fields)}")
+    brackets = f"[{' '.join(sel)}]" if sel else ""
+    return f"{e.pipe}{brackets}.{e.verb}({e.index})"
+
+
+def _body(body: tuple[Stmt, ...], depth: int, lines: list[str], locations: bool) -> None:
+    pad = INDENT * depth
+    for s in body:
+        if isinstance(s, Event):
+            text = pad + _event(s)
+            if locations and s.loc != NOLOC and s.loc.line > 0:
+                text += f"  # {s.loc}"
+            lines.append(text)
+        elif isinstance(s, For):
+            lines.append(f"{pad}for {s.var} in {_range(s)} {{")
+            _body(s.body, depth + 1, lines, locations)
+            lines.append(pad + "}")
+        elif isinstance(s, If):
+            _if(s, depth, lines, locations, pad + "if")
+        else:  # pragma: no cover - Stmt is a closed union
+            raise TypeError(f"not a statement: {s!r}")
+
+
+def _if(s: If, depth: int, lines: list[str], locations: bool, head: str) -> None:
+    pad = INDENT * depth
+    lines.append(f"{head} {s.cond} {{")
+    _body(s.then, depth + 1, lines, locations)
+    if len(s.orelse) == 1 and isinstance(s.orelse[0], If):
+        _if(s.orelse[0], depth, lines, locations, pad + "} else if")
+    elif s.orelse:
+        lines.append(pad + "} else {")
+        _body(s.orelse, depth + 1, lines, locations)
+        lines.append(pad + "}")
+    else:
+        lines.append(pad + "}")
+
+
+def without_locations(node: Any) -> Any:
+    """``node`` (a Module, Program or any IR node, or a tuple of them) with every ``loc`` set to
+    NOLOC and ``Module.path`` to None: for comparing programs that came from different sources."""
+    if isinstance(node, tuple):
+        return tuple(without_locations(x) for x in node)
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        changes = {}
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if f.name == "loc":
+                changes["loc"] = NOLOC
+            elif isinstance(node, Module) and f.name == "path":
+                changes["path"] = None
+            elif isinstance(value, tuple) or (dataclasses.is_dataclass(value)
+                                              and hasattr(value, "loc")):
+                changes[f.name] = without_locations(value)
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
