@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings, strategies as st
 
 from tle_compiler.ir.printer import print_program
-from tle_compiler.passes import run_pipeline
+from tle_compiler.passes import run_pipeline, verify
 from tle_compiler.semantics.simulator import StructuralError, simulate
 
 from .protocol_gen import mutated, protocols
@@ -76,3 +76,20 @@ def test_generator_yields_both_verdicts():
 
     sample()
     assert ok >= 20 and bad >= 20, (ok, bad)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(protocols(), mutated()))
+def test_bound_is_sufficient(program):
+    """Checking up to the computed bound gives the same verdict as checking much further."""
+    from tle_compiler.passes.bound import compute_bound
+
+    auto = verify(program)
+    info = compute_bound(program)
+    if not info.bound or not info.sufficient:
+        return
+    if len(info.bound) > 1:
+        return  # a 2-D grid twice as far is too slow for CI; the 1-D case carries the argument
+    (name, b), = info.bound.items()
+    far = verify(program, bound=2 * (b - info.minimum[name]) + 3)
+    assert auto.ok == far.ok, [str(d) for d in far.diagnostics]

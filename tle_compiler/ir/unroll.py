@@ -17,9 +17,10 @@ from .nodes import Event, For, If, Program, Stmt
 MAX_TRACE = 200_000
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, eq=False)
 class Instance:
-    """One dynamic execution of an event: the node, its evaluated index, and the loop variables."""
+    """One dynamic execution of an event: the node, its evaluated index, and the loop variables.
+    (A plain slotted class compared by identity: millions are made when checking a bound.)"""
 
     event: Event
     index: int

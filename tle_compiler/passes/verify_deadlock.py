@@ -25,10 +25,22 @@ from .roles import PipeRoles, resolve_roles
 
 
 def happens_before(program, roles: dict[str, PipeRoles], traces: dict[str, list[Instance]],
-                   uses: dict[str, dict[int, StageUses]]) -> nx.DiGraph:
+                   uses: dict[str, dict[int, StageUses]]) -> tuple[nx.DiGraph, list[Instance]]:
+    """The graph over integer node ids (hashing instances is what made this slow), and the
+    instance of each id."""
+    nodes: list[Instance] = []
+    base: dict[str, int] = {}
     g = nx.DiGraph()
     for part, trace in traces.items():
-        nx.add_path(g, trace) if len(trace) > 1 else g.add_nodes_from(trace)
+        base[part] = len(nodes)
+        nodes.extend(trace)
+        ids = range(base[part], base[part] + len(trace))
+        g.add_nodes_from(ids)
+        g.add_edges_from(zip(ids, ids[1:]))
+
+    def nid(inst: Instance) -> int:
+        return base[inst.partition] + inst.pos
+
     for pname, stages in uses.items():
         r = roles[pname]
         for su in stages.values():
@@ -36,15 +48,15 @@ def happens_before(program, roles: dict[str, PipeRoles], traces: dict[str, list[
                 for name in r.pipe.reader_names:
                     waits = su.waits.get(name, [])
                     if k < len(waits):
-                        g.add_edge(commit, waits[k], sync=True)
+                        g.add_edge(nid(commit), nid(waits[k]), sync=True)
             if r.pipe.one_shot:
                 continue
             for k in range(1, len(su.acquires)):
                 for name in r.pipe.reader_names:
                     rel = su.releases.get(name, [])
                     if k - 1 < len(rel):
-                        g.add_edge(rel[k - 1], su.acquires[k], sync=True)
-    return g
+                        g.add_edge(nid(rel[k - 1]), nid(su.acquires[k]), sync=True)
+    return g, nodes
 
 
 def _describe(inst: Instance) -> str:
@@ -54,11 +66,12 @@ def _describe(inst: Instance) -> str:
     return f"{inst.partition}: {ev.pipe}{who}.{ev.verb}({inst.index})" + (f" {where}" if where else "")
 
 
-def describe_cycle(g: nx.DiGraph, cycle: list[tuple]) -> list[Note]:
+def describe_cycle(g: nx.DiGraph, nodes: list[Instance], cycle: list[tuple]) -> list[Note]:
     """The cycle as its cross-partition hand-offs: "X waits for Y" with lines."""
     notes = []
-    for u, v in cycle:
-        if g.edges[u, v].get("sync"):
+    for a, b in cycle:
+        if g.edges[a, b].get("sync"):
+            u, v = nodes[a], nodes[b]
             notes.append(Note(v.event.loc, f"{_describe(v)} waits for {_describe(u)} "
                               f"(line {u.event.loc.line})"))
     return notes
@@ -74,19 +87,22 @@ class VerifyDeadlock:
         ctx.facts["bound_info"] = info
         checked = 0
         for params in param_instances(ctx.program, info, ctx.fixed_params):
-            traces = unroll(ctx.program, params)
-            uses, problems = match_instance(ctx.program, roles, traces)
-            if problems:
-                continue  # verify-protocol reports these; the graph is meaningless without pairing
+            cached = ctx.facts.get("matched", {}).get(tuple(params.items()))
+            if cached is not None:
+                traces, uses = cached
+            else:
+                traces = unroll(ctx.program, params)
+                uses, problems = match_instance(ctx.program, roles, traces)
+                if problems:
+                    continue  # verify-protocol reports these; the graph is meaningless without pairing
             checked += 1
-            g = happens_before(ctx.program, roles, traces, uses)
-            try:
-                cycle = nx.find_cycle(g)
-            except nx.NetworkXNoCycle:
+            g, nodes = happens_before(ctx.program, roles, traces, uses)
+            if nx.is_directed_acyclic_graph(g):
                 continue
+            cycle = nx.find_cycle(g)
             shown = ", ".join(f"{k}={v}" for k, v in params.items())
-            notes = describe_cycle(g, cycle)
-            first = next((v for u, v in cycle if g.edges[u, v].get("sync")), cycle[0][0])
+            notes = describe_cycle(g, nodes, cycle)
+            first = nodes[next((b for a, b in cycle if g.edges[a, b].get("sync")), cycle[0][0])]
             ctx.error(first.event.loc, f"deadlock: the partitions wait for each other in a cycle"
                       + (f" (when {shown})" if shown else ""), "deadlock", tuple(notes))
             break  # one cycle is enough to reject; the smallest instance shows it best

@@ -134,15 +134,22 @@ def _check_events(ctx: PassContext, body: tuple[Stmt, ...]) -> None:
                 ctx.error(ev.loc, "a field view must name at least one field", "empty-view")
 
 
+#: Instances whose traces are kept for verify-deadlock (beyond this they are recomputed).
+CACHE_INSTANCES = 512
+
+
 def check_instances(ctx: PassContext) -> None:
     """Replay every param instance up to the bound and report the first instance of each fault."""
     roles = ctx.facts["roles"]
     info = ctx.facts.get("bound_info") or compute_bound(ctx.program, ctx.bound)
     ctx.facts["bound_info"] = info
+    cache = ctx.facts.setdefault("matched", {})  # reused by verify-deadlock
     broken: set = set()  # endpoints already reported: later instances would repeat the cause
     for params in param_instances(ctx.program, info, ctx.fixed_params):
         traces = unroll(ctx.program, params)
-        _, problems = match_instance(ctx.program, roles, traces)
+        uses, problems = match_instance(ctx.program, roles, traces)
+        if not problems and len(cache) < CACHE_INSTANCES:
+            cache[tuple(params.items())] = (traces, uses)
         for pr in problems:
             endpoint = pr.at.event.endpoint
             if endpoint in broken:
