@@ -1,0 +1,423 @@
+"""The bundled SparseMLA kernels: their protocol skeletons, verification, and static budgets.
+
+Each kernel ``kernels/X.py`` has a hand-translated protocol skeleton ``kernels/X.pipe``. The tests
+check that (1) the ``.pipe`` parses and verifies, and the simulator agrees for small trip counts;
+(2) the frontend reads the same skeleton out of the Python kernel (pipes, partitions, loops and
+the sequence of events, locations ignored) and that program verifies too; (3) what can be read off
+the Python source without running it holds: the ``DEFAULT_CONFIG`` signature names the kernel's
+arguments in order, and the shared-memory buffers fit Hopper's 227 KiB. Pieces whose modules do
+not exist yet are skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.ir import READER_VERBS, Event, For, Program, walk_events
+
+KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
+KERNELS = {"sparse_mla_pipe": "NK", "sparse_mla_seesaw": "NP"}  # kernel name -> its trip count
+
+HOPPER_SMEM_BYTES = 227 * 1024  # max dynamic shared memory per block on sm_90
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "int8": 1, "int1": 1, "int32": 4}
+
+
+def _need(module: str, name: str):
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        pytest.skip(f"{module}.{name} does not exist yet")
+
+
+def _parsed(kernel: str) -> Program:
+    parse_file = _need("tle_compiler.ir.parser", "parse_file")
+    module = parse_file(KERNELS_DIR / f"{kernel}.pipe")
+    assert [k.name for k in module.kernels] == [kernel]
+    return module.kernels[0]
+
+
+def _from_python(kernel: str) -> Program:
+    read_file = _need("tle_compiler.frontend", "read_file")
+    result = read_file(KERNELS_DIR / f"{kernel}.py")
+    if isinstance(result, Program):
+        programs = [result]
+    elif hasattr(result, "kernels"):
+        programs = list(result.kernels)
+    else:
+        programs = list(result)
+    assert [p.name for p in programs] == [kernel]
+    return programs[0]
+
+
+def _pipes(prog: Program, with_mma: bool) -> dict:
+    return {p.name: (p.capacity, tuple(p.fields), tuple(p.readers), p.one_shot)
+            + ((tuple(sorted(p.mma)),) if with_mma else ()) for p in prog.pipes}
+
+
+def _events(prog: Program) -> list[tuple]:
+    """(partition, verb, pipe, reader, index) in source order; an SPSC reader is None."""
+    return [(part.name, ev.verb, ev.pipe, ev.reader or None, ev.index)
+            for part in prog.partitions for ev in walk_events(part.body)]
+
+
+def _views(prog: Program) -> dict:
+    """(pipe, reader) -> the field view written on any of its events (all fields if none)."""
+    views: dict = {}
+    for part in prog.partitions:
+        for ev in walk_events(part.body):
+            if ev.verb in READER_VERBS and ev.fields is not None:
+                views.setdefault((ev.pipe, ev.reader or None), set()).add(tuple(sorted(ev.fields)))
+    return views
+
+
+def _shape(body) -> tuple:
+    """Loop and branch structure with events reduced to (verb, pipe, reader, index)."""
+    out = []
+    for s in body:
+        if isinstance(s, Event):
+            out.append((s.verb, s.pipe, s.reader or None, s.index))
+        elif isinstance(s, For):
+            out.append(("for", s.var, s.start, s.stop, s.step, _shape(s.body)))
+        else:
+            out.append(("if", str(s.cond), _shape(s.then), _shape(s.orelse)))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- the hand-written .pipe files
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_pipe_file_verifies(kernel):
+    run_pipeline = _need("tle_compiler.passes", "run_pipeline")
+    ctx = run_pipeline(_parsed(kernel))
+    assert ctx.ok, "\n".join(map(str, ctx.diagnostics))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("trips", range(5))
+def test_pipe_file_simulates_cleanly(kernel, trips):
+    simulate = _need("tle_compiler.semantics", "simulate")
+    result = simulate(_parsed(kernel), {KERNELS[kernel]: trips})
+    assert result.ok, "\n".join(map(str, result.errors))
+
+
+def test_seesaw_waiting_for_the_peer_max_before_committing_ours_deadlocks():
+    """The seesaw is deadlock-free only because each consumer commits its row max before it
+    waits for the other's; swapping that order in both consumers is a two-partition cycle."""
+    parse_module = _need("tle_compiler.ir.parser", "parse_module")
+    run_pipeline = _need("tle_compiler.passes", "run_pipeline")
+    text = (KERNELS_DIR / "sparse_mla_seesaw.pipe").read_text()
+    lines = [ln.split("#")[0].strip() for ln in text.splitlines()]
+    for mine, peer in (("max0", "max1"), ("max1", "max0")):
+        at = lines.index(f"{mine}.acquire(p)")
+        assert lines[at:at + 4] == [f"{mine}.acquire(p)", f"{mine}.commit(p)",
+                                    f"{peer}.wait(p)", f"{peer}.release(p)"]
+        lines[at:at + 4] = lines[at + 2:at + 4] + lines[at:at + 2]
+    ctx = run_pipeline(parse_module("\n".join(lines), "swapped.pipe").kernels[0])
+    assert not ctx.ok
+    assert {d.check for d in ctx.errors} == {"deadlock"}
+
+
+def test_pipe_kernel_right_must_release_the_probability_tile():
+    """Dropping the right consumer's score release leaves the left's next acquire blocked: the
+    probability tile cannot be overwritten before the right consumer is done with it."""
+    parse_module = _need("tle_compiler.ir.parser", "parse_module")
+    run_pipeline = _need("tle_compiler.passes", "run_pipeline")
+    text = (KERNELS_DIR / "sparse_mla_pipe.pipe").read_text()
+    assert text.count("score.release(ck)") == 1
+    ctx = run_pipeline(parse_module(text.replace("score.release(ck)", ""), "norelease.pipe")
+                       .kernels[0])
+    assert not ctx.ok
+
+
+# ---------------------------------------------------------------- the Python kernels
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_frontend_skeleton_matches_pipe_file(kernel):
+    expected = _parsed(kernel)
+    got = _from_python(kernel)
+    with_mma = any(p.mma for p in expected.pipes)  # mma is compared once the .pipe states it
+    assert _pipes(got, with_mma) == _pipes(expected, with_mma)
+    assert set(got.param_names) == set(expected.param_names)
+    assert [(p.name, p.default, p.warps, p.regs) for p in got.partitions] == \
+        [(p.name, p.default, p.warps, p.regs) for p in expected.partitions]
+    assert _events(got) == _events(expected)
+    assert _views(got) == _views(expected)
+    for g, e in zip(got.partitions, expected.partitions):
+        assert _shape(g.body) == _shape(e.body), f"partition {e.name}: loop structure differs"
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_frontend_program_verifies(kernel):
+    run_pipeline = _need("tle_compiler.passes", "run_pipeline")
+    ctx = run_pipeline(_from_python(kernel))
+    assert ctx.ok, "\n".join(map(str, ctx.diagnostics))
+
+
+def _module_ast(kernel: str) -> ast.Module:
+    return ast.parse((KERNELS_DIR / f"{kernel}.py").read_text())
+
+
+def _kernel_def(tree: ast.Module, kernel: str) -> ast.FunctionDef:
+    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel)
+
+
+def _default_config(tree: ast.Module) -> dict:
+    node = next(n for n in tree.body if isinstance(n, ast.Assign)
+                and [t.id for t in n.targets if isinstance(t, ast.Name)] == ["DEFAULT_CONFIG"])
+    return ast.literal_eval(node.value)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_default_config_names_the_kernel_arguments(kernel):
+    tree = _module_ast(kernel)
+    fn = _kernel_def(tree, kernel)
+    config = _default_config(tree)
+    assert list(config["signature"]) == [a.arg for a in fn.args.args]
+    constexpr_args = [a.arg for a in fn.args.args if isinstance(a.annotation, ast.Attribute)
+                      and a.annotation.attr == "constexpr"]
+    assert sorted(config["constexprs"]) == sorted(constexpr_args)
+    assert all(config["signature"][a] == "constexpr" for a in constexpr_args)
+
+
+def _smem_bytes(kernel: str) -> int:
+    """Sum of every `tle.gpu.alloc(shape, dtype)` in the kernel body, with shapes evaluated from
+    the module's constants and DEFAULT_CONFIG's constexprs."""
+    tree = _module_ast(kernel)
+    env = dict(_default_config(tree)["constexprs"])
+    for n in tree.body:  # X = tl.constexpr(64) / X = 64
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            v = n.value.args[0] if isinstance(n.value, ast.Call) and n.value.args else n.value
+            if isinstance(v, ast.Constant) and isinstance(v.value, int):
+                env[n.targets[0].id] = v.value
+    total = 0
+    for call in ast.walk(_kernel_def(tree, kernel)):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr == "alloc":
+            shape, dtype = call.args[0], call.args[1]
+            elems = 1
+            for dim in shape.elts:
+                elems *= eval(compile(ast.Expression(dim), kernel, "eval"), {}, dict(env))
+            total += elems * DTYPE_BYTES[dtype.attr]
+    return total
+
+
+@pytest.mark.parametrize("kernel,expected", [("sparse_mla_pipe", 230_016),
+                                             ("sparse_mla_seesaw", 230_528)])
+def test_shared_memory_fits_hopper(kernel, expected):
+    total = _smem_bytes(kernel)
+    assert total == expected  # the figure each kernel's docstring states
+    assert total <= HOPPER_SMEM_BYTES - 1024  # room left for the mbarriers
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_module_imports(kernel):
+    tle = importlib.import_module("tle_compiler")
+    if not all(hasattr(tle, a) for a in ("jit", "pipe", "gpu")):
+        pytest.skip("the tle language surface does not exist yet")
+    path = KERNELS_DIR / f"{kernel}.py"
+    spec = importlib.util.spec_from_file_location(f"tle_kernels_{kernel}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert getattr(mod, kernel).name == kernel and isinstance(mod.DEFAULT_CONFIG, dict)
+
+
+# ---------------------------------------------------------------- the math, emulated on the CPU
+#
+# Until the lowering runs the kernels on a GPU, their math is checked by executing the Python
+# source as written against a small torch emulation of the language: `tl.*` on torch tensors,
+# pointers as (flat buffer, offset tensor), shared buffers poisoned with NaN, every partition in its
+# own thread and each pipe blocking exactly as docs/semantics.md says (acquire(i) waits for every
+# reader's release(i - C), wait(i) for commit(i)). A reader's slot shows only its field view, so
+# reading outside the view fails. This checks the math and the data handed through pipes, not the
+# lowering.
+
+class _Ptr:
+    def __init__(self, buf, off):
+        import torch
+        self.buf, self.off = buf, torch.as_tensor(off, dtype=torch.int64)
+
+    def __add__(self, other):
+        import torch
+        return _Ptr(self.buf, self.off + torch.as_tensor(other).to(torch.int64))
+
+
+def _emulated_language(program_id):
+    import threading
+    import types
+
+    import torch
+
+    def where(c, a, b):
+        return torch.where(c, torch.as_tensor(a), torch.as_tensor(b))
+
+    def load(p, mask=None, other=0):
+        # every address must be in bounds, masked or not: invalid indices are clamped
+        assert bool(((p.off >= 0) & (p.off < p.buf.numel())).all()), "address out of bounds"
+        v = p.buf[p.off]
+        return v if mask is None else torch.where(mask, v, torch.tensor(other, dtype=v.dtype))
+
+    def store(p, v):
+        off, v = torch.broadcast_tensors(p.off, torch.as_tensor(v))
+        assert bool(((off >= 0) & (off < p.buf.numel())).all()), "address out of bounds"
+        p.buf[off.reshape(-1)] = v.reshape(-1).to(p.buf.dtype)
+
+    def dot(a, b, acc=None):
+        assert a.dtype == b.dtype == torch.bfloat16, (a.dtype, b.dtype)
+        r = a.float() @ b.float()  # wgmma: bf16 operands, fp32 accumulation
+        return r if acc is None else r + acc
+
+    tl = types.SimpleNamespace(
+        constexpr=lambda x: x, bfloat16=torch.bfloat16, float32=torch.float32, int8=torch.int8,
+        int32=torch.int32, int64=torch.int64,
+        program_id=lambda axis: torch.tensor(program_id[axis], dtype=torch.int32),
+        arange=lambda a, b: torch.arange(a, b, dtype=torch.int32),
+        full=lambda shape, v, dt: torch.full(shape, v, dtype=dt),
+        zeros=lambda shape, dt: torch.zeros(shape, dtype=dt),
+        load=load, store=store, dot=dot, trans=lambda x: x.T, where=where,
+        maximum=torch.maximum, max=lambda x, axis: x.max(axis).values,
+        sum=lambda x, axis: x.sum(axis), exp2=torch.exp2, log2=torch.log2)
+
+    class Slot:
+        def __init__(self, pipe, i, view):
+            for f, buf in pipe.fields.items():
+                if view is None or f in view:
+                    setattr(self, f, buf[i % pipe.capacity])
+
+    class Pipe:
+        def __init__(self, capacity, one_shot=False, readers=(), scope="cta", name=None, **fields):
+            assert all(b.shape[0] == capacity for b in fields.values())
+            self.capacity, self.one_shot, self.fields = capacity, one_shot, fields
+            self.cv = threading.Condition()
+            self.committed = set()
+            self.released = {r: set() for r in (tuple(readers) or (None,))}
+
+        def block_until(self, pred):
+            with self.cv:
+                assert self.cv.wait_for(pred, timeout=30), "deadlock"
+
+        def writer(self):
+            pipe = self
+
+            class Writer:
+                def acquire(self, i):
+                    if not pipe.one_shot and i >= pipe.capacity:
+                        pipe.block_until(lambda: all(i - pipe.capacity in r
+                                                     for r in pipe.released.values()))
+                    return Slot(pipe, i, None)
+
+                def commit(self, i):
+                    with pipe.cv:
+                        pipe.committed.add(i)
+                        pipe.cv.notify_all()
+            return Writer()
+
+        def reader(self, name=None, fields=None):
+            pipe = self
+            assert name in pipe.released, f"undeclared reader {name!r}"
+
+            class Reader:
+                def wait(self, i):
+                    pipe.block_until(lambda: i in pipe.committed)
+                    return types.SimpleNamespace(slot=Slot(pipe, i, fields), is_closed=False)
+
+                def release(self, i):
+                    with pipe.cv:
+                        pipe.released[name].add(i)
+                        pipe.cv.notify_all()
+            return Reader()
+
+    def alloc(shape, dtype, scope=None):
+        return torch.full(shape, float("nan"), dtype=dtype) if dtype.is_floating_point \
+            else torch.zeros(shape, dtype=dtype)
+
+    def local_ptr(buf, indices=None):
+        return _Ptr(buf.view(-1), torch.arange(buf.numel()).reshape(buf.shape))
+
+    def warp_specialize(functions_and_args, warps, regs):
+        errors = []
+
+        def run(fn, args):
+            try:
+                fn(*args)
+            except BaseException as e:  # re-raised in the launching thread
+                errors.append(e)
+        threads = [threading.Thread(target=run, args=fa) for fa in functions_and_args]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+
+    gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
+                                smem="smem")
+    tle = types.SimpleNamespace(jit=lambda fn=None, **kw: fn if fn is not None else (lambda f: f),
+                                pipe=Pipe, gpu=gpu)
+    return tl, tle
+
+
+def _reference(q, kv, idx, sm_scale):
+    """fp32 SparseMLA prefill with FlashMLA's conventions for rows without a valid index."""
+    import torch
+    s_q, h_q, _ = q.shape
+    s_kv = kv.shape[0]
+    out, lse, ml = torch.zeros(s_q, h_q, 512), torch.zeros(s_q, h_q), torch.zeros(s_q, h_q)
+    for s in range(s_q):
+        t = idx[s, 0].long()
+        valid = (t >= 0) & (t < s_kv)
+        rows = kv[t.clamp(0, s_kv - 1), 0].float()
+        logits = (q[s].float() @ rows.T) * sm_scale
+        logits[:, ~valid] = float("-inf")
+        ml[s] = logits.max(1).values
+        if valid.any():
+            lse[s] = torch.logsumexp(logits, 1)
+            out[s] = torch.softmax(logits, 1) @ rows[:, :512]
+        else:
+            lse[s] = float("inf")
+    return out, lse, ml
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_kernel_math_matches_reference_in_cpu_emulation(kernel):
+    torch = pytest.importorskip("torch")
+    program_id = [0, 0]
+    tl, tle = _emulated_language(program_id)
+    source = (KERNELS_DIR / f"{kernel}.py").read_text()
+    source = "\n".join("" if ln.startswith("import ") else ln for ln in source.splitlines())
+    ns = {"tl": tl, "tle": tle, "__name__": f"emulated_{kernel}"}
+    exec(compile(source, str(KERNELS_DIR / f"{kernel}.py"), "exec"), ns)
+    block_h = ns["DEFAULT_CONFIG"]["constexprs"]["BLOCK_H"]
+
+    s_q, h_q, s_kv, topk = 4, 2 * block_h, 300, 256
+    g = torch.Generator().manual_seed(0)
+    q = (torch.randn(s_q, h_q, 576, generator=g) * 0.3).bfloat16()
+    kv = (torch.randn(s_kv, 1, 576, generator=g) * 0.3).bfloat16()
+    idx = torch.randint(0, s_kv, (s_q, 1, topk), generator=g, dtype=torch.int32)
+    invalid = torch.tensor([-1, s_kv, -2**31, 2**31 - 1], dtype=torch.int32)
+    hole = torch.rand(s_q, 1, topk, generator=g) < 0.3
+    idx[hole] = invalid[torch.randint(0, 4, (int(hole.sum()),), generator=g)]
+    idx[1] = -1           # no valid index at all
+    idx[2, 0, :200] = -1  # the first tiles (and pairs) fully invalid, later ones valid
+    sm_scale = 576 ** -0.5
+
+    out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
+    lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
+    for s in range(s_q):
+        for hb in range(h_q // block_h):
+            program_id[:] = [s, hb]
+            ns[kernel](*(_Ptr(t.view(-1), 0) for t in (q, kv, idx, out, lse, ml)),
+                       h_q * 576, 576, 576, topk, h_q * 512, 512, h_q, s_kv, sm_scale,
+                       TOPK=topk, BLOCK_H=block_h)
+
+    ref_out, ref_lse, ref_ml = _reference(q, kv, idx, sm_scale)
+    assert not out.float().isnan().any() and not lse.isnan().any() and not ml.isnan().any()
+    assert ((out.float() - ref_out).norm() / ref_out.norm()).item() < 5e-3  # bf16 P and out
+    assert (out[1] == 0).all()
+    assert torch.allclose(lse, ref_lse, atol=1e-6, rtol=0)  # FlashMLA's own tolerance
+    assert torch.allclose(ml, ref_ml, atol=1e-6, rtol=0)
+    assert (lse[1] == float("inf")).all() and (ml[1] == float("-inf")).all()
