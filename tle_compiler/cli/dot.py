@@ -32,6 +32,7 @@ def render_dot(reports: list[KernelReport]) -> str:
     for ki, rep in enumerate(reports):
         prog = rep.program
         ids: dict[int, str] = {}  # id(Event) -> node id
+        heads: list[str] = []  # first node of each lane, to keep lanes in declaration order
         events: list[tuple[str, Event]] = []  # (partition, event)
         out.append(f"  subgraph cluster_k{ki} {{")
         status = "verified" if rep.verified else "REJECTED"
@@ -72,9 +73,13 @@ def render_dot(reports: list[KernelReport]) -> str:
                             walk(s.orelse, depth + 1)
 
             walk(part.body, 0)
+            if chain:
+                heads.append(chain[0])
             for a, b in zip(chain, chain[1:]):
                 out.append(f'      {a} -> {b} [color="#999999", arrowsize=0.5];')
             out.append("    }")
+        if len(heads) > 1:
+            out.append("  { rank=same; " + " -> ".join(heads) + " [style=invis]; }")
         out.append("  }")
         # Pipe edges, labelled with the barrier each hand-off goes through.
         roles = rep.ctx.facts.get("roles", {})

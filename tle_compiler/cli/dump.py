@@ -46,6 +46,11 @@ def load(path: Path) -> Module:
         return read_file(str(path))
     except SyntaxError as e:
         raise _Unusable(f"{path}:{e.lineno}:{e.offset}: error: Python syntax error: {e.msg}") from None
+    except TleError as e:
+        if e.check == "syntax":  # not Python at all: unusable, not a rejected protocol
+            loc = e.loc
+            raise _Unusable(f"{loc.file}:{loc.line}:{loc.column}: error: Python {e.message}") from None
+        raise
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,6 +115,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                        for k in kernels]
         except ValueError as e:
             raise _Unusable(f"tle-dump: error: {e}") from None
+        except TleError as e:  # e.g. a loop too long to expand
+            print(str(e), file=sys.stderr)
+            return EXIT_REJECTED
     except _Unusable as e:
         print(str(e), file=sys.stderr)
         return EXIT_UNUSABLE

@@ -19,6 +19,15 @@ class Affine:
     const: int = 0
     terms: tuple[tuple[str, int], ...] = ()
 
+    def __post_init__(self) -> None:
+        # Keep equality structural however the value was built: merge, drop zeros, sort.
+        merged: dict[str, int] = {}
+        for v, c in self.terms:
+            merged[v] = merged.get(v, 0) + c
+        norm = tuple(sorted((v, c) for v, c in merged.items() if c != 0))
+        if norm != self.terms:
+            object.__setattr__(self, "terms", norm)
+
     @staticmethod
     def of(value: Union[int, str, "Affine"]) -> "Affine":
         if isinstance(value, Affine):

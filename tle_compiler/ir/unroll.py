@@ -44,6 +44,11 @@ def unroll_body(body: tuple[Stmt, ...], env: dict[str, int], partition: str, out
                                s.loc)
         elif isinstance(s, For):
             start, stop = s.start.eval(env), s.stop.eval(env)
+            trips = len(range(start, stop, s.step))
+            if trips > MAX_TRACE:
+                # Also guards loops without events, which would otherwise spin for ages.
+                raise TleError(f"loop over {s.var} runs {trips} times, more than the {MAX_TRACE} "
+                               f"the verifier expands", s.loc)
             saved = env.get(s.var)
             for v in range(start, stop, s.step):
                 env[s.var] = v
