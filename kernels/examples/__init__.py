@@ -1,0 +1,1 @@
+"""Small example kernels of the TLE language (read by the frontend tests; see each file)."""

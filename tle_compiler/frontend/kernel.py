@@ -1,0 +1,320 @@
+"""One ``@tle.jit`` kernel → its Program: the kernel body (params, pipes, handles, buffers), the
+``warp_specialize`` call (partitions, warps, registers, argument binding), then each partition's
+body, and finally the params' names and the pipes' ``mma`` fields."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+from ..ir.expr import Affine
+from ..ir.nodes import Loc, Partition, Pipe, Program
+from ..jit import DEFAULT_NUM_WARPS, check_num_warps
+from ..language.gpu import Unevaluated, validate_warp_specialize
+from ..language.pipe import validate_pipe
+from .context import FieldSpec, Frame, KernelCtx, PipeInfo
+from .exprs import src
+from .params import finalize
+from .scope import ModuleScope
+from .stmts import StmtWalker
+from .values import (HANDLES, Aff, BufferRef, Data, KernelArg, PipeRef, Poison, SlotV, Sym, TupleV,
+                     Value, WaitV)
+
+WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")
+
+
+@dataclass
+class PartitionInfo:
+    """A partition as the lowering needs it: its function, and each parameter's kernel-level value
+    (:mod:`tle_compiler.frontend.values`: KernelArg, PipeRef, WriterRef, ReaderRef, Aff, Sym,
+    BufferRef, Data, ...). Affine values and params use the Program's param names."""
+
+    name: str
+    function: str
+    node: ast.FunctionDef
+    bindings: dict[str, Value]
+    warps: int
+    regs: Optional[int]
+    default: bool
+    loc: Loc
+
+
+@dataclass
+class KernelInfo:
+    """Everything the frontend read about one kernel."""
+
+    name: str
+    program: Program
+    node: ast.FunctionDef
+    path: str
+    num_warps: int
+    options: dict
+    args: tuple[str, ...]
+    constexprs: tuple[str, ...]
+    pipes: dict[str, PipeInfo]
+    partitions: tuple[PartitionInfo, ...]
+    buffers: dict[str, object]
+    constants: dict[str, int]
+    values: dict[str, Value] = field(default_factory=dict)  # kernel-level names at warp_specialize
+
+    @property
+    def field_specs(self) -> dict[str, tuple[FieldSpec, ...]]:
+        return {name: p.fields for name, p in self.pipes.items()}
+
+    def partition(self, name: str) -> Optional[PartitionInfo]:
+        return next((p for p in self.partitions if p.name == name), None)
+
+
+class KernelBodyWalker(StmtWalker):
+    """The kernel body: names assigned non-affine values become opaque params."""
+
+    def bind_name(self, name: str, value: Value, node: ast.AST) -> None:
+        if isinstance(value, Data):
+            if value.key is not None:
+                ph = self.k.params.reserve(("pure", value.key), name, self.k.loc(node))
+            else:
+                ph = self.k.params.reserve(("var", name, getattr(node, "lineno", 0)), name,
+                                           self.k.loc(node))
+            value = Sym(name, ph, value.text)
+        elif isinstance(value, BufferRef) and value.var is None:
+            value = BufferRef(value.buf, name)
+            if self.depth == 0:
+                self.k.buffers[name] = value.buf
+        self.env[name] = value
+
+    def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str
+                    ) -> Optional[Value]:
+        # A kernel-level value is one runtime value shared by every partition, whatever path
+        # computed it: an opaque param rather than poison.
+        merged = super().merge_value(name, a, b, reason)
+        if (isinstance(merged, (Poison, Data)) and name != "<return>"
+                and not any(isinstance(x, HANDLES + (BufferRef, SlotV, WaitV)) for x in (a, b))):
+            node = getattr(self, "merge_node", None)
+            loc = self.k.loc(node) if node is not None else Loc(self.k.path, 0)
+            ph = self.k.params.reserve(("var", name, reason), name, loc)
+            return Sym(name, ph, name)
+        return merged
+
+    def declare_pipe(self, node: ast.Call, hint: Optional[str]) -> Value:
+        k = self.k
+        if self.depth:
+            raise self.err("tle.pipe must be declared at the top level of the kernel body (not "
+                           "inside a loop, an if or a with)", node, check="bad-pipe")
+        if node.args:
+            raise self.err("tle.pipe takes keyword arguments only: tle.pipe(capacity=C, ..., "
+                           "field=tle.gpu.alloc(...))", node.args[0], check="bad-pipe")
+        opts: dict[str, object] = {"scope": "cta", "name": hint, "readers": (), "one_shot": False}
+        arg_locs: dict[str, Loc] = {}
+        fields: dict[str, object] = {}
+        capacity: object = None
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise self.err("tle.pipe: write each field as name=tle.gpu.alloc(...), not "
+                               "**fields", kw.value, check="bad-pipe")
+            arg_locs[kw.arg] = k.loc(kw)
+            v = self.eval(kw.value)
+            if kw.arg in ("capacity", "scope", "name", "readers", "one_shot"):
+                lit = self.literal(v, kw.value)
+                if kw.arg == "capacity":
+                    capacity = lit
+                elif kw.arg == "name" and lit is None:
+                    pass  # name=None: the variable's name
+                else:
+                    opts[kw.arg] = lit
+            else:
+                fields[kw.arg] = v.buf if isinstance(v, BufferRef) else Unevaluated(src(kw.value))
+        if capacity is None:
+            raise self.err("tle.pipe: capacity= is required", node, check="bad-pipe")
+        if opts["name"] is None:
+            raise self.err("tle.pipe: name= is required when the pipe is not assigned to a "
+                           "variable", node, check="bad-pipe")
+        if fields:
+            arg_locs.setdefault("fields", k.loc(node))
+        decl = validate_pipe(capacity=capacity, scope=opts["scope"], name=opts["name"],
+                             readers=opts["readers"], one_shot=opts["one_shot"], fields=fields,
+                             loc=k.loc(node), arg_locs=arg_locs)
+        if decl.name in k.pipes:
+            first = k.pipes[decl.name].loc.line
+            raise self.err(f"pipe '{decl.name}' is declared twice (first at line {first})", node,
+                           check="bad-pipe")
+        specs = tuple(FieldSpec.of(f, buf, arg_locs.get(f, k.loc(node))) for f, buf in decl.fields)
+        k.pipes[decl.name] = PipeInfo(decl, specs, hint, node)
+        return PipeRef(decl)
+
+
+def _is_ws_call(scope: ModuleScope, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and scope.is_tle(node.func, "gpu.warp_specialize")
+
+
+def _walk_no_defs(nodes: list[ast.stmt]):
+    stack = list(reversed(nodes))
+    while stack:
+        n = stack.pop()
+        yield n
+        children = [c for c in ast.iter_child_nodes(n)
+                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                          ast.ClassDef))]
+        stack.extend(reversed(children))
+
+
+def jit_options(scope: ModuleScope, dec: ast.expr, path: str) -> tuple[int, dict]:
+    """num_warps and the other literal options of ``@tle.jit(...)``."""
+    num_warps, options = DEFAULT_NUM_WARPS, {}
+    if isinstance(dec, ast.Call):
+        for kw in dec.keywords:
+            if kw.arg == "num_warps":
+                v = scope.const_int(kw.value)
+                num_warps = check_num_warps(v if v is not None else Unevaluated(src(kw.value)),
+                                            Loc(path, kw.value.lineno, kw.value.col_offset + 1))
+            elif kw.arg is not None:
+                c = scope.const_int(kw.value)
+                if c is not None:
+                    options[kw.arg] = c
+                else:
+                    try:
+                        options[kw.arg] = ast.literal_eval(kw.value)
+                    except ValueError:
+                        options[kw.arg] = src(kw.value)
+    return num_warps, options
+
+
+def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr) -> Optional[KernelInfo]:
+    """The kernel's KernelInfo, or None when its body does not call warp_specialize."""
+    path = scope.path
+    calls = [n for n in _walk_no_defs(fdef.body) if _is_ws_call(scope, n)]
+    if not calls:
+        return None
+    k = KernelCtx(scope, fdef.name)
+    if len(calls) > 1:
+        raise k.error("a kernel calls tle.gpu.warp_specialize once; this is a second call",
+                      calls[1], check="bad-warp-specialize")
+    ws = calls[0]
+    ws_stmt = next((s for s in fdef.body if isinstance(s, ast.Expr) and s.value is ws), None)
+    if ws_stmt is None:
+        raise k.error("tle.gpu.warp_specialize must be a statement at the top level of the kernel "
+                      "body (not nested in a loop, an if, or an expression)", ws,
+                      check="bad-warp-specialize")
+    num_warps, options = jit_options(scope, dec, path)
+
+    # Kernel arguments: every one may become a param (constexpr or not).
+    a = fdef.args
+    env: dict[str, Value] = {}
+    args, constexprs = [], []
+    for p in a.posonlyargs + a.args + a.kwonlyargs:
+        is_cx = p.annotation is not None and (
+            scope.module_path(p.annotation) in ("tl.constexpr", "gl.constexpr")
+            or (isinstance(p.annotation, ast.Constant) and p.annotation.value == "constexpr"))
+        ph = k.params.reserve(("arg", p.arg), p.arg, k.loc(p))
+        env[p.arg] = KernelArg(p.arg, ph, is_cx)
+        args.append(p.arg)
+        if is_cx:
+            constexprs.append(p.arg)
+    body = KernelBodyWalker(k, "kernel", Frame(fdef.name, env))
+    for s in fdef.body:
+        if s is ws_stmt:
+            break
+        body.exec_stmt(s)
+
+    # warp_specialize(functions_and_args, worker_num_warps, worker_num_regs)
+    given: dict[str, ast.expr] = dict(zip(WS_ARGS, ws.args))
+    for kw in ws.keywords:
+        if kw.arg not in WS_ARGS:
+            raise k.error(f"warp_specialize has no argument '{kw.arg}' ({', '.join(WS_ARGS)})",
+                          kw.value, check="bad-warp-specialize")
+        given[kw.arg] = kw.value
+    if len(ws.args) > 3:
+        raise k.error("warp_specialize(functions_and_args, worker_num_warps, worker_num_regs): "
+                      "too many arguments", ws, check="bad-warp-specialize")
+    fa = given.get("functions_and_args")
+    if not isinstance(fa, (ast.List, ast.Tuple)) or not fa.elts:
+        raise k.error("warp_specialize: the first argument must be a list literal of "
+                      "(function, (args...)) pairs, the default partition first",
+                      fa if fa is not None else ws, check="bad-warp-specialize")
+    entries: list[tuple[ast.expr, ast.FunctionDef, list[Value]]] = []
+    seen: dict[str, int] = {}
+    for elt in fa.elts:
+        if not isinstance(elt, (ast.Tuple, ast.List)) or len(elt.elts) != 2:
+            raise k.error(f"warp_specialize: each entry is a pair (function, (args...)), got "
+                          f"`{src(elt)}`", elt, check="bad-warp-specialize")
+        fn_node, args_node = elt.elts
+        if (not isinstance(fn_node, ast.Name) or fn_node.id in body.env
+                or fn_node.id not in scope.functions):
+            raise k.error(f"partition function `{src(fn_node)}` is not a module-level function of "
+                          f"this file (partition functions must be defined at module level in the "
+                          f"kernel's file)", fn_node, check="unknown-partition")
+        if fn_node.id in seen:
+            raise k.error(f"partition function '{fn_node.id}' is used twice in warp_specialize "
+                          f"(first at line {seen[fn_node.id]}): each partition needs its own "
+                          f"function, partition names are function names", fn_node,
+                          check="duplicate-partition")
+        seen[fn_node.id] = fn_node.lineno
+        argv = body.eval(args_node)
+        if not isinstance(argv, TupleV):
+            raise k.error(f"warp_specialize: the arguments of '{fn_node.id}' must be a tuple, e.g. "
+                          f"({fn_node.id}, (kv, NK)), got `{src(args_node)}`", args_node,
+                          check="bad-warp-specialize")
+        entries.append((elt, scope.functions[fn_node.id], list(argv.items)))
+
+    def int_list(node: Optional[ast.expr]) -> object:
+        if node is None:
+            return None
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            return Unevaluated(src(node))
+        out: list[object] = []
+        for e in node.elts:
+            c = body.const_int(body.eval(e))
+            out.append(c if c is not None else Unevaluated(src(e)))
+        return out
+
+    warps_node, regs_node = given.get("worker_num_warps"), given.get("worker_num_regs")
+    if warps_node is None:
+        raise k.error("warp_specialize: worker_num_warps (a list, one warp count per worker "
+                      "partition) is required", ws, check="bad-warp-specialize")
+    arg_locs = {"warps": k.loc(warps_node)}
+    if regs_node is not None:
+        arg_locs["regs"] = k.loc(regs_node)
+    warps, regs = validate_warp_specialize(len(entries), int_list(warps_node), int_list(regs_node),
+                                           k.loc(ws), arg_locs)
+
+    # Partitions.
+    partitions: list[Partition] = []
+    infos: list[PartitionInfo] = []
+    for i, (elt, pdef, argv) in enumerate(entries):
+        default = i == 0
+        pw = StmtWalker(k, "partition", Frame("<kernel>"))
+        bindings = pw.bind_params(pdef, argv, {}, elt, f"partition '{pdef.name}'")
+        stmts_before = len(pw.out)
+        pw.run_function(pdef, dict(bindings), inlined=False)
+        assert stmts_before == 0
+        warps_i = num_warps if default else warps[i - 1]
+        regs_i = None if default else regs[i - 1]
+        ploc = Loc(path, pdef.lineno, pdef.col_offset + 1)
+        partitions.append(Partition(pdef.name, tuple(pw.out), warps_i, regs_i, default, ploc))
+        infos.append(PartitionInfo(pdef.name, pdef.name, pdef, bindings, warps_i, regs_i, default,
+                                   ploc))
+
+    params, partitions, names = finalize(k.params, partitions)
+    env_names = {ph: Affine.of(n) for ph, n in names.items()}
+
+    def rename(v: Value) -> Value:
+        if isinstance(v, Aff):
+            return Aff(v.expr.substitute(env_names))
+        if isinstance(v, (KernelArg, Sym)):
+            return replace(v, param=names.get(v.param, v.param))
+        if isinstance(v, TupleV):
+            return TupleV(tuple(rename(x) for x in v.items))
+        return v
+
+    for info in infos:
+        info.bindings = {p: rename(v) for p, v in info.bindings.items()}
+    pipes = tuple(
+        Pipe(p.decl.name, p.decl.capacity, p.decl.field_names, p.decl.readers, p.decl.one_shot,
+             tuple(f for f in p.decl.field_names if f in k.mma.get(p.decl.name, ())), p.decl.loc)
+        for p in k.pipes.values())
+    program = Program(fdef.name, params, pipes, tuple(partitions),
+                      Loc(path, fdef.lineno, fdef.col_offset + 1))
+    return KernelInfo(fdef.name, program, fdef, path, num_warps, options, tuple(args),
+                      tuple(constexprs), dict(k.pipes), tuple(infos), dict(k.buffers),
+                      dict(scope.constants), {n: rename(v) for n, v in body.env.items()})
+

@@ -1,0 +1,145 @@
+"""Symbolic params of a kernel: reserved while reading, named and ordered at the end.
+
+While the frontend reads a kernel, every value that may become a param (a kernel argument, a
+kernel-level variable assigned a non-affine value, a pure non-affine expression of params inside a
+partition) gets a *placeholder* variable ``$<n>`` keyed by what it stands for, so the same quantity
+read twice is the same param. At the end, the params that the Program actually uses get their names
+(the variable's name, made unique against loop variables and each other), in first-use order, and
+the placeholders are substituted everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Hashable, Mapping
+
+from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
+from ..ir.nodes import Event, For, Loc, Param, Partition, Stmt
+
+PLACEHOLDER = "$"
+
+
+def is_placeholder(var: str) -> bool:
+    return var.startswith(PLACEHOLDER)
+
+
+@dataclass
+class ParamSlot:
+    placeholder: str
+    hint: str
+    loc: Loc
+
+
+def _sanitize(text: str) -> str:
+    text = re.sub(r"\b(?:tl|gl|triton)\.", "", text)
+    name = re.sub(r"\W+", "_", text).strip("_")
+    if not name:
+        return "P"
+    return name if name[0].isalpha() or name[0] == "_" else f"P_{name}"
+
+
+class ParamTable:
+    def __init__(self) -> None:
+        self.by_key: dict[Hashable, ParamSlot] = {}
+        self.by_placeholder: dict[str, ParamSlot] = {}
+
+    def reserve(self, key: Hashable, hint: str, loc: Loc) -> str:
+        """The placeholder of the param keyed ``key`` (created on first request)."""
+        slot = self.by_key.get(key)
+        if slot is None:
+            ph = f"{PLACEHOLDER}{len(self.by_key)}"
+            slot = ParamSlot(ph, _sanitize(hint), loc)
+            self.by_key[key] = slot
+            self.by_placeholder[ph] = slot
+        return slot.placeholder
+
+    def hint(self, placeholder: str) -> str:
+        return self.by_placeholder[placeholder].hint
+
+
+# -- walking and renaming the IR ------------------------------------------------------------------
+
+
+def _slot_order(var: str) -> tuple[int, str]:
+    return (int(var[1:]), var) if is_placeholder(var) and var[1:].isdigit() else (-1, var)
+
+
+def _cond_vars(c: Cond) -> list[Affine]:
+    if isinstance(c, Compare):
+        return [c.lhs, c.rhs]
+    if isinstance(c, ModCompare):
+        return [c.expr]
+    if isinstance(c, BoolOp):
+        return [a for item in c.items for a in _cond_vars(item)]
+    return _cond_vars(c.item)
+
+
+def _collect(body: tuple[Stmt, ...], uses: list[str], loops: set[str]) -> None:
+    def note(*exprs: Affine) -> None:
+        for e in exprs:
+            for v in sorted(e.variables, key=_slot_order):
+                if is_placeholder(v) and v not in uses:
+                    uses.append(v)
+
+    for s in body:
+        if isinstance(s, Event):
+            note(s.index)
+        elif isinstance(s, For):
+            loops.add(s.var)
+            note(s.start, s.stop)
+            _collect(s.body, uses, loops)
+        else:
+            note(*_cond_vars(s.cond))
+            _collect(s.then, uses, loops)
+            _collect(s.orelse, uses, loops)
+
+
+def subst_cond(c: Cond, env: Mapping[str, Affine]) -> Cond:
+    if isinstance(c, Compare):
+        return Compare(c.lhs.substitute(env), c.op, c.rhs.substitute(env))
+    if isinstance(c, ModCompare):
+        return ModCompare(c.expr.substitute(env), c.modulus, c.op, c.rem)
+    if isinstance(c, BoolOp):
+        return BoolOp(c.op, tuple(subst_cond(i, env) for i in c.items))
+    return Not(subst_cond(c.item, env))
+
+
+def subst_body(body: tuple[Stmt, ...], env: Mapping[str, Affine]) -> tuple[Stmt, ...]:
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, Event):
+            out.append(replace(s, index=s.index.substitute(env)))
+        elif isinstance(s, For):
+            out.append(replace(s, start=s.start.substitute(env), stop=s.stop.substitute(env),
+                               body=subst_body(s.body, env)))
+        else:
+            out.append(replace(s, cond=subst_cond(s.cond, env), then=subst_body(s.then, env),
+                               orelse=subst_body(s.orelse, env)))
+    return tuple(out)
+
+
+def finalize(table: ParamTable, partitions: list[Partition]
+             ) -> tuple[tuple[Param, ...], list[Partition], dict[str, str]]:
+    """Name the used params (first-use order), substitute them; returns (params, partitions,
+    placeholder → name for every placeholder, used or not)."""
+    uses: list[str] = []
+    loops: set[str] = set()
+    for p in partitions:
+        _collect(p.body, uses, loops)
+    taken = set(loops)
+    names: dict[str, str] = {}
+    params: list[Param] = []
+    for ph in uses:
+        slot = table.by_placeholder[ph]
+        name, k = slot.hint, 1
+        while name in taken:
+            name, k = f"{slot.hint}_{k}", k + 1
+        taken.add(name)
+        names[ph] = name
+        params.append(Param(name, 0, slot.loc))
+    for ph, slot in table.by_placeholder.items():
+        names.setdefault(ph, slot.hint)
+    env = {ph: Affine.of(n) for ph, n in names.items()}
+    parts = [replace(p, body=subst_body(p.body, env)) for p in partitions]
+    return tuple(params), parts, names

@@ -1,0 +1,205 @@
+"""The module scope of a kernel file: imports (which names are tle / triton / gluon), module-level
+integer constants, dtype constants, and functions.
+
+Names are resolved to canonical dotted paths: ``tle_compiler.pipe``, ``tle_compiler.jit``,
+``tle_compiler.gpu.alloc``, ``tl.range`` (triton.language), ``gl.static_range`` (Gluon's language).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..language.gpu import normalize_dtype
+
+_CANON = (
+    ("tle_compiler.language.gpu", "tle_compiler.gpu"),
+    ("tle_compiler.language.pipe.pipe", "tle_compiler.pipe"),
+    ("tle_compiler.language.pipe", "tle_compiler.language.pipe"),
+    ("tle_compiler.jit.jit", "tle_compiler.jit"),
+    ("triton.experimental.gluon.language", "gl"),
+    ("triton.language", "tl"),
+)
+
+#: Names that mean these modules when the file neither imports nor defines them.
+DEFAULT_ALIASES = {"tle": "tle_compiler", "tl": "tl", "gl": "gl"}
+
+
+def canon(path: str) -> str:
+    for old, new in _CANON:
+        if path == old or path.startswith(old + "."):
+            return new + path[len(old):]
+    return path
+
+
+def is_triton(path: str) -> bool:
+    return path.split(".")[0] in ("tl", "gl", "triton")
+
+
+def attr_name(path: str) -> str:
+    return path.rsplit(".", 1)[-1]
+
+
+_BINOPS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+    ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b,
+    ast.Pow: lambda a, b: a ** b,
+}
+
+
+def fold_int(op: ast.operator, a: int, b: int) -> Optional[int]:
+    """``a op b`` on integers, None when undefined (division by zero, negative shift, ...)."""
+    fn = _BINOPS.get(type(op))
+    if fn is None:
+        return None
+    try:
+        if isinstance(op, ast.Pow) and (b < 0 or b > 64):
+            return None
+        return fn(a, b)
+    except (ZeroDivisionError, ValueError):
+        return None
+
+
+class ModuleScope:
+    """Everything module-level the frontend needs from one file."""
+
+    def __init__(self, tree: ast.Module, path: str):
+        self.tree = tree
+        self.path = path
+        self.aliases: dict[str, str] = {}
+        self.constants: dict[str, int] = {}
+        self.dtypes: dict[str, str] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
+        self.other: set[str] = set()  # other module-level names (shadow default aliases)
+        for stmt in tree.body:
+            self._scan(stmt)
+
+    # -- scanning ---------------------------------------------------------------------------
+    def _bind_other(self, name: str) -> None:
+        self.constants.pop(name, None)
+        self.dtypes.pop(name, None)
+        self.functions.pop(name, None)
+        self.aliases.pop(name, None)
+        self.other.add(name)
+
+    def _scan(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.asname:
+                    self._bind_other(a.asname)
+                    self.aliases[a.asname] = canon(a.name)
+                else:
+                    top = a.name.split(".")[0]
+                    self._bind_other(top)
+                    self.aliases[top] = canon(top)
+        elif isinstance(stmt, ast.ImportFrom):
+            if stmt.level or not stmt.module:
+                for a in stmt.names:
+                    self._bind_other(a.asname or a.name)
+                return
+            for a in stmt.names:
+                local = a.asname or a.name
+                self._bind_other(local)
+                self.aliases[local] = canon(f"{stmt.module}.{a.name}")
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._bind_other(stmt.name)
+            self.other.discard(stmt.name)
+            if isinstance(stmt, ast.FunctionDef):
+                self.functions[stmt.name] = stmt
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if len(names) != len(targets) or value is None:
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            self._bind_other(n.id)
+                return
+            c = self.const_int(value)
+            d = self.dtype_of(value) if c is None else None
+            for n in names:
+                self._bind_other(n)
+                self.other.discard(n)
+                if c is not None:
+                    self.constants[n] = c
+                elif d is not None:
+                    self.dtypes[n] = d
+                else:
+                    self.other.add(n)
+        elif isinstance(stmt, ast.ClassDef):
+            self._bind_other(stmt.name)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            # Module-level control flow: names bound there are not reliable constants.
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    self._bind_other(n.id)
+                elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                    self._bind_other(n.name)
+
+    # -- resolution ---------------------------------------------------------------------------
+    def module_path(self, node: ast.expr) -> Optional[str]:
+        """Canonical dotted path of ``a.b.c`` when ``a`` is an imported module or name (or a
+        default alias such as ``tl``), else None."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.alias(node.id)
+        if base is None:
+            return None
+        return canon(".".join([base] + parts[::-1]))
+
+    def alias(self, name: str) -> Optional[str]:
+        if name in self.aliases:
+            return self.aliases[name]
+        if name in self.other or name in self.constants or name in self.functions:
+            return None
+        return DEFAULT_ALIASES.get(name)
+
+    def const_int(self, node: ast.expr, local: Optional[dict[str, int]] = None) -> Optional[int]:
+        """The value of an integer constant expression over literals and module constants
+        (``64``, ``BK * 2``, ``tl.constexpr(64)``), else None."""
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, bool):
+                return int(v)
+            return v if isinstance(v, int) else None
+        if isinstance(node, ast.Name):
+            if local is not None and node.id in local:
+                return local[node.id]
+            return self.constants.get(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = self.const_int(node.operand, local)
+            if v is None:
+                return None
+            return -v if isinstance(node.op, ast.USub) else v
+        if isinstance(node, ast.BinOp):
+            a, b = self.const_int(node.left, local), self.const_int(node.right, local)
+            if a is None or b is None:
+                return None
+            return fold_int(node.op, a, b)
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            path = self.module_path(node.func)
+            if path in ("tl.constexpr", "gl.constexpr"):
+                return self.const_int(node.args[0], local)
+        return None
+
+    def dtype_of(self, node: ast.expr) -> Optional[str]:
+        """Triton's name of a dtype written ``tl.bfloat16``, ``"bf16"`` or a module constant."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return normalize_dtype(node.value)
+        if isinstance(node, ast.Name) and node.id in self.dtypes:
+            return self.dtypes[node.id]
+        path = self.module_path(node)
+        if path and path.split(".")[0] in ("tl", "gl"):
+            return normalize_dtype(attr_name(path))
+        return None
+
+    def is_tle(self, node: ast.expr, what: str) -> bool:
+        """Whether ``node`` names ``tle_compiler.<what>``."""
+        return self.module_path(node) == f"tle_compiler.{what}"

@@ -1,0 +1,155 @@
+"""What the frontend knows about a Python value while it reads a kernel (an abstract value).
+
+The frontend never runs the kernel: it walks the AST and tracks, for every local name, one of the
+values below. Only what the Pipe IR needs is tracked precisely (pipes, handles, affine integers,
+slots); everything else is :class:`Data`, which remembers at most which pipe fields it is a view of
+(for ``mma`` detection) and, when it is a pure function of params and constants, a canonical key
+(so it can become a symbolic param).
+
+Kernel-level values also appear in :class:`~tle_compiler.frontend.ast_reader.PartitionInfo`
+``bindings`` (a partition parameter's value): :class:`KernelArg`, :class:`PipeRef`,
+:class:`WriterRef`, :class:`ReaderRef`, :class:`Aff`, :class:`Sym`, :class:`BufferRef`,
+:class:`Data`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ..ir.expr import Affine
+from ..language.gpu import SharedBuffer
+from ..language.pipe import PipeDecl
+
+
+class Value:
+    """Base class of abstract values."""
+
+
+@dataclass(frozen=True)
+class Aff(Value):
+    """An integer affine in loop variables and params (IR names)."""
+
+    expr: Affine
+
+
+@dataclass(frozen=True)
+class KernelArg(Value):
+    """A kernel argument; in an index, bound or condition it is the param ``param``."""
+
+    name: str
+    param: str
+    constexpr: bool = False
+
+
+@dataclass(frozen=True)
+class Sym(Value):
+    """A kernel-level variable assigned a non-affine value (``NK = tl.cdiv(TOPK, BK)``), or a pure
+    non-affine expression of params inside a partition; an opaque param ``param`` when used."""
+
+    name: str
+    param: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Data(Value):
+    """Anything else: tensors, pointers, floats. ``fields``: the (pipe, field) reader views this is a
+    view of (through ``local_ptr``/``load``/``trans``/...); ``key``: canonical text when this is a pure
+    function of params and constants; ``hint``: a name for the param it would become; ``why``: why
+    it is not affine (for error messages); ``node``: the expression it came from."""
+
+    node: Optional[ast.AST] = field(default=None, compare=False, repr=False)
+    fields: frozenset[tuple[str, str]] = frozenset()
+    key: Optional[str] = None
+    hint: Optional[str] = None
+    why: Optional[str] = field(default=None, compare=False)
+
+    @property
+    def text(self) -> str:
+        return ast.unparse(self.node) if self.node is not None else ""
+
+
+@dataclass(frozen=True)
+class Poison(Value):
+    """A name whose value depends on the path taken (assigned in a loop or one branch of an if)."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Const(Value):
+    """A Python literal that is not an int: str, bool, float, None."""
+
+    value: object
+
+
+@dataclass(frozen=True)
+class TupleV(Value):
+    items: tuple[Value, ...]
+
+
+@dataclass(frozen=True)
+class PipeRef(Value):
+    decl: PipeDecl
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+
+@dataclass(frozen=True)
+class WriterRef(Value):
+    pipe: str
+
+
+@dataclass(frozen=True)
+class ReaderRef(Value):
+    pipe: str
+    reader: Optional[str]
+    fields: Optional[tuple[str, ...]] = None
+
+
+@dataclass(frozen=True)
+class SlotV(Value):
+    """A slot handed out by ``acquire`` (role "writer") or ``wait(...).slot`` (role "reader")."""
+
+    pipe: str
+    fields: tuple[str, ...]
+    role: str
+
+
+@dataclass(frozen=True)
+class WaitV(Value):
+    """``res = r.wait(i)``: ``res.slot``, ``res.is_closed``."""
+
+    slot: SlotV
+
+
+@dataclass(frozen=True)
+class BufferRef(Value):
+    """A ``tle.gpu.alloc`` buffer (``var``: the kernel-level variable holding it, if any)."""
+
+    buf: SharedBuffer
+    var: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FuncRef(Value):
+    """A module-level function of the kernel's file."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ModRef(Value):
+    """A module or a module attribute, by canonical dotted path (``tl.dot``, ``tle_compiler.gpu``)."""
+
+    path: str
+
+
+HANDLES = (PipeRef, WriterRef, ReaderRef)
+KernelValue = Union[KernelArg, PipeRef, WriterRef, ReaderRef, Aff, Sym, BufferRef, Data, Const,
+                    TupleV]

@@ -1,0 +1,14 @@
+"""The TLE language surface: ``tle.pipe`` (pipe.py) and ``tle.gpu`` (gpu.py).
+
+Note: ``tle_compiler.pipe`` (the function) is re-exported at the package top level; the module
+``tle_compiler.language.pipe`` keeps its name here, so import helpers from it with
+``from tle_compiler.language.pipe import ...``.
+"""
+
+from . import gpu
+from .gpu import SharedBuffer, alloc, local_ptr, smem, warp_specialize
+from .pipe import (Pipe, PipeDecl, Reader, Slot, WaitResult, Writer, validate_pipe,
+                   validate_reader)
+
+__all__ = ["gpu", "SharedBuffer", "alloc", "local_ptr", "smem", "warp_specialize", "Pipe", "PipeDecl",
+           "Reader", "Slot", "WaitResult", "Writer", "validate_pipe", "validate_reader"]
