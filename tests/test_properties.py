@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 
-import pytest
 from hypothesis import HealthCheck, given, note, settings, strategies as st
 
 from tle_compiler.ir.printer import print_program

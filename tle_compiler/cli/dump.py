@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 
 from ..diagnostics import TleError
 from ..ir.nodes import Module
-from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
+from ..passes import DEFAULT_PIPELINE, PASSES, run_pipeline
 from .report import KernelReport, render_json, render_text
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE = 0, 1, 2

@@ -19,7 +19,7 @@ release   reader  hand the slot of index ``i`` back to the writer
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator, Optional, Union
 
 from .expr import Affine, Cond

@@ -29,14 +29,12 @@ def parse_pipeline(spec: str) -> list:
 
 def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Optional[int] = None,
                  params: Optional[Mapping[str, int]] = None) -> PassContext:
-    """Run the passes in order. A pass after verify-protocol is skipped once errors were found
-    (their facts would describe an ill-formed protocol), except the inference passes, which only
-    need the structure to be sound."""
+    """Run the passes in order. verify-deadlock needs a well-formed protocol (its graph pairs
+    events by the protocol rules), so it is skipped once errors were found; the inference passes
+    only need the structure (pipes, readers, views) to be sound."""
     ctx = PassContext(program, bound=bound, fixed_params=dict(params or {}))
     for p in parse_pipeline(pipeline):
-        if ctx.errors and p.name == "verify-deadlock":
-            continue
-        if p.name in ("infer-stages", "infer-barriers") and "structure" in ctx.facts.get("failed", ()):
+        if ctx.errors and (p.name == "verify-deadlock" or ctx.facts.get("structure_failed")):
             continue
         p.apply(ctx)
         ctx.passes_run.append(p.name)

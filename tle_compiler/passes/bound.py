@@ -44,11 +44,11 @@ class BoundInfo:
 
     def describe(self) -> str:
         if not self.bound:
-            return "no params: the single instance was checked exhaustively"
+            return "no params: the single instance was checked"
         ranges = ", ".join(f"{p} in [{self.minimum[p]}, {b}]" for p, b in self.bound.items())
-        how = "proved for every value (bound shown sufficient" if self.sufficient else "checked only for"
-        tail = f": {self.reason})" if self.sufficient else f" ({self.reason})"
-        return f"{how} {ranges}{tail}" if not self.sufficient else f"{how}: {ranges}; {self.reason})"
+        if self.sufficient:
+            return f"proved for every value (checked {ranges}; bound sufficient: {self.reason})"
+        return f"checked only for {ranges} ({self.reason})"
 
 
 def _affines_and_mods(body: tuple[Stmt, ...], out_aff: list[Affine], mods: list[int],
@@ -118,11 +118,8 @@ def compute_bound(program: Program, requested: int | None = None) -> BoundInfo:
 def param_instances(program: Program, info: BoundInfo, fixed: dict[str, int] | None = None) -> Iterator[dict[str, int]]:
     """Every param assignment to check, smallest first (so diagnostics name the smallest case)."""
     names = [p.name for p in program.params]
-    if fixed:
-        missing = [n for n in names if n not in fixed]
-        ranges = [[fixed[n]] if n in fixed else range(info.minimum[n], info.bound[n] + 1) for n in names]
-    else:
-        ranges = [range(info.minimum[n], info.bound[n] + 1) for n in names]
+    fixed = fixed or {}
+    ranges = [[fixed[n]] if n in fixed else range(info.minimum[n], info.bound[n] + 1) for n in names]
     combos = list(itertools.product(*ranges))
     combos.sort(key=lambda c: (sum(c), c))
     for combo in combos:

@@ -13,7 +13,7 @@ so ``expect_tx`` is always 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..ir.nodes import Program, walk_events
 from .context import PassContext

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..ir.expr import Affine
-from ..ir.nodes import Event, Program, walk_events
+from ..ir.nodes import Event, walk_events
 from .context import PassContext
 
 

@@ -103,7 +103,7 @@ class VerifyDeadlock:
             shown = ", ".join(f"{k}={v}" for k, v in params.items())
             notes = describe_cycle(g, nodes, cycle)
             first = nodes[next((b for a, b in cycle if g.edges[a, b].get("sync")), cycle[0][0])]
-            ctx.error(first.event.loc, f"deadlock: the partitions wait for each other in a cycle"
+            ctx.error(first.event.loc, "deadlock: the partitions wait for each other in a cycle"
                       + (f" (when {shown})" if shown else ""), "deadlock", tuple(notes))
             break  # one cycle is enough to reject; the smallest instance shows it best
         ctx.facts["deadlock_instances_checked"] = checked

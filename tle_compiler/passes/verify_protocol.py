@@ -13,17 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..diagnostics import Note
-from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
-from ..ir.nodes import Event, For, If, Program, Stmt
+from ..ir.nodes import Event, For, If, Stmt, walk_events
 from ..ir.unroll import unroll
 from .bound import compute_bound, param_instances
 from .context import PassContext
 from .matching import match_instance
 from .roles import resolve_roles
-
-
-def _cond_vars(c: Cond) -> frozenset[str]:
-    return c.variables
 
 
 def check_structure(ctx: PassContext) -> None:
@@ -97,14 +92,12 @@ def _check_scopes(ctx: PassContext, body: tuple[Stmt, ...], scope: set[str]) -> 
                 ctx.error(s.loc, "loop step must not be zero", "bad-step")
             _check_scopes(ctx, s.body, scope | {s.var})
         elif isinstance(s, If):
-            need(_cond_vars(s.cond), s.loc)
+            need(s.cond.variables, s.loc)
             _check_scopes(ctx, s.then, scope)
             _check_scopes(ctx, s.orelse, scope)
 
 
 def _check_events(ctx: PassContext, body: tuple[Stmt, ...]) -> None:
-    from ..ir.nodes import walk_events
-
     prog = ctx.program
     for ev in walk_events(body):
         p = prog.pipe(ev.pipe)
@@ -175,4 +168,4 @@ class VerifyProtocol:
         if ctx.ok:
             check_instances(ctx)
         else:
-            ctx.facts.setdefault("failed", set()).add("structure")
+            ctx.facts["structure_failed"] = True
