@@ -219,10 +219,14 @@ def test_jit_pipe_ir(kernel_module):
         mod.plain.pipe_ir()
 
 
-def test_jit_launch_needs_lowering(kernel_module):
+def test_jit_launch_compiles_then_needs_a_gpu(kernel_module):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the launch would run")
     mod, _ = kernel_module
-    e = raises_here(lambda: mod.ring[(1,)](0, 4), "needs the lowering")
-    assert "tle-dump" in e.message
+    e = raises_here(lambda: mod.ring[(1,)](torch.zeros(64), 4), "no CUDA GPU")
+    assert "tle-dump --ttgir" in e.message
+    raises_here(lambda: mod.ring[(1,)](torch.zeros(64), "4"), "argument 'NK' is a str")
     raises_here(lambda: mod.ring(0, 4), "ring[grid]")
 
 

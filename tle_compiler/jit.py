@@ -1,8 +1,9 @@
 """``@tle.jit``: mark a kernel whose body calls ``tle.gpu.warp_specialize`` over pipe partitions.
 
 The decorator does not run or trace the kernel: :meth:`TleKernel.pipe_ir` reads the kernel's file
-with the frontend. Launching (``kernel[grid](...)``) needs the lowering to Gluon, which this version
-does not have yet; it raises a :class:`TleError` that says so.
+with the frontend. ``kernel[grid](*args, **constexprs)`` lowers it to Gluon, compiles it for sm_90a
+(cached per signature and constexprs) and launches it on the current CUDA stream
+(:mod:`tle_compiler.lowering.runtime`); without a GPU, launching raises a TleError that says so.
 
 Note: ``tle_compiler.jit`` at the package top level is this decorator (it shadows the module's
 name); import the class with ``from tle_compiler.jit import TleKernel`` or from ``tle_compiler``.
@@ -51,11 +52,7 @@ class _Launcher:
         self.grid = grid
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        raise TleError(
-            f"cannot launch '{self.kernel.name}': launching a @tle.jit kernel needs the lowering "
-            f"to Gluon, which is not implemented in this version. Inspect the inferred protocol "
-            f"with `tle-dump {self.kernel.file or '<kernel file>'}` (or kernel.pipe_ir()).",
-            caller_loc(), check="no-lowering")
+        self.kernel.runtime.launch(self.grid, args, kwargs, caller_loc())
 
 
 class TleKernel:
@@ -76,6 +73,16 @@ class TleKernel:
         self.line = _def_line(fn, self.file)
         self.num_warps = num_warps if num_warps is not None else DEFAULT_NUM_WARPS
         self.options = dict(options)
+        self._runtime = None
+
+    @property
+    def runtime(self):
+        """Compiled variants of this kernel and its launcher (tle_compiler.lowering.runtime)."""
+        if self._runtime is None:
+            from .lowering.runtime import Runtime
+
+            self._runtime = Runtime(self)
+        return self._runtime
 
     @property
     def loc(self) -> Loc:
@@ -106,10 +113,8 @@ class TleKernel:
         return _Launcher(self, grid)
 
     def __call__(self, *args: Any, **kwargs: Any) -> None:
-        raise TleError(f"'{self.name}' is a @tle.jit kernel: launch it as {self.name}[grid](...) "
-                       f"(launching needs the lowering, not implemented in this version; see "
-                       f"`tle-dump {self.file or '<kernel file>'}`)", caller_loc(),
-                       check="no-lowering")
+        raise TleError(f"'{self.name}' is a @tle.jit kernel: launch it as {self.name}[grid](...)",
+                       caller_loc(), check="no-grid")
 
     def __repr__(self) -> str:
         return f"TleKernel({self.name} at {self.file}:{self.line}, num_warps={self.num_warps})"

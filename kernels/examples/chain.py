@@ -57,3 +57,12 @@ def stage_c(bc, y_ptr, N_PAIRS):
         res = r.wait(p)
         tl.store(y_ptr + p * BM * BN + tile_offsets(), tl.load(tle.gpu.local_ptr(res.slot.y)))
         r.release(p)
+
+
+DEFAULT_CONFIG = {
+    # x [2 * N_PAIRS * BM, BN] fp32, y [N_PAIRS * BM, BN] fp32
+    "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N_PAIRS": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}

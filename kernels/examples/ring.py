@@ -44,3 +44,12 @@ def sum_tiles(ring, out_ptr, N_TILES):
     acc = tl.where(last.is_closed, acc, 0.0)
     r.release(N_TILES)
     tl.store(out_ptr + offs_m[:, None] * BN + offs_n[None, :], acc)
+
+
+DEFAULT_CONFIG = {
+    # x [N_TILES * BM, stride_x] fp32, out [BM, BN] fp32 (tle-dump --ttgir uses these types)
+    "signature": {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride_x": "i32", "N_TILES": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}

@@ -55,3 +55,13 @@ def vsum(r, o_ptr, NK):
     if NK > 0:
         r.release(NK - 1)
     tl.store(o_ptr + tl.arange(0, BK)[:, None] * D + tl.arange(0, D)[None, :], acc)
+
+
+DEFAULT_CONFIG = {
+    # q [BK, D] fp16, k/v [N, D] fp16, s [cdiv(N, BK) * BK, BK] fp32, o [BK, D] fp32
+    "signature": {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "s_ptr": "*fp32",
+                  "o_ptr": "*fp32", "N": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}

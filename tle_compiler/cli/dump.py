@@ -1,6 +1,7 @@
 """tle-dump: show and verify the pipe protocol of a kernel.
 
     tle-dump [--graph] [--format text|dot|json] [-o FILE] [-p PIPELINE] PATH
+    tle-dump --gluon|--ttgir|--ptx PATH     the lowered kernel (sm_90a, the file's DEFAULT_CONFIG)
 
 PATH is a Python file with ``@tle.jit`` kernels or a ``.pipe`` file. Exit status: 0 when every
 kernel is verified, 1 when one is rejected (diagnostics on stderr as ``PATH:LINE: error: ...``),
@@ -77,6 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="check only this value of a param (repeatable)")
     ap.add_argument("--no-locations", action="store_true", help="omit '# file:line' after events")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only diagnostics and the exit status")
+    lower = ap.add_argument_group("lowering (a .py kernel with a DEFAULT_CONFIG; compiled for sm_90a, "
+                                  "no GPU needed)")
+    lower.add_argument("--gluon", action="store_true", help="print the generated Gluon source")
+    lower.add_argument("--ttgir", action="store_true", help="print the lowered TTGIR")
+    lower.add_argument("--ptx", action="store_true", help="print the PTX")
     return ap
 
 
@@ -125,6 +131,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for rep in reports:
         for d in rep.diagnostics:
             print(str(d), file=sys.stderr)
+    if args.gluon or args.ttgir or args.ptx:
+        return _dump_lowered(args, path, reports)
     if not args.quiet:
         if fmt == "json":
             text = json.dumps({"tool": "tle-dump", "source": str(path),
@@ -154,6 +162,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for r in reports:
         print(f"tle-dump: {r.program.name}: {r.verdict()} ({elapsed:.2f} s)", file=sys.stderr)
     return EXIT_OK if ok else EXIT_REJECTED
+
+
+def _dump_lowered(args, path: Path, reports) -> int:
+    """--gluon/--ttgir/--ptx: only verified kernels are lowered (a rejected protocol never is)."""
+    if path.suffix != ".py":
+        print(f"{path}: error: --gluon/--ttgir/--ptx need a .py kernel file", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if not all(r.verified for r in reports):
+        for r in reports:
+            print(f"tle-dump: {r.program.name}: {r.verdict()}", file=sys.stderr)
+        return EXIT_REJECTED
+    from ..lowering.dumping import lowered_texts
+
+    try:
+        text = lowered_texts(str(path), [r.program.name for r in reports],
+                             {"gluon": args.gluon, "ttgir": args.ttgir, "ptx": args.ptx})
+    except TleError as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_REJECTED
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,0 +1,225 @@
+"""The lowering on the CPU: every example and bundled kernel compiles for sm_90a through Gluon, and
+the TTGIR carries exactly what the passes inferred (barrier counts, partitions, warps, registers,
+wgmma reading slots), with no ptxas spills. Compiles are cached per module (one per kernel)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+pytest.importorskip("triton.experimental.gluon")
+
+from tle_compiler.cli.dump import main as dump_main  # noqa: E402
+from tle_compiler.diagnostics import TleError  # noqa: E402
+from tle_compiler.frontend import read_kernels  # noqa: E402
+from tle_compiler.lowering import compile_kernel, gluon_source, ptxas_stats  # noqa: E402
+from tle_compiler.lowering.dumping import default_config  # noqa: E402
+from tle_compiler.lowering.layouts import LayoutSolver, blocked_default  # noqa: E402
+from tle_compiler.lowering.regs import check_registers  # noqa: E402
+from tle_compiler.passes import run_pipeline  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+KERNELS = {
+    "ring": ("kernels/examples/ring.py", "ring_sum"),
+    "spmc": ("kernels/examples/spmc.py", "spmc_qk"),
+    "chain": ("kernels/examples/chain.py", "chain"),
+    "attention_tile": ("kernels/examples/attention_tile.py", "attention_tile"),
+    "sparse_mla_pipe": ("kernels/sparse_mla_pipe.py", "sparse_mla_pipe"),
+    "sparse_mla_seesaw": ("kernels/sparse_mla_seesaw.py", "sparse_mla_seesaw"),
+}
+# Kernels whose dots read pipe slots (wgmma from shared memory).
+WGMMA = {"spmc": 1, "attention_tile": 2, "sparse_mla_pipe": 5, "sparse_mla_seesaw": 10}
+# Known: the seesaw consumers (S, P, the Q tail and a 64x256 fp32 accumulator) spill at the
+# kernel-wide 168-register allocation ptxas uses; see docs/lowering.md.
+SPILLS_KNOWN = {"sparse_mla_seesaw"}
+
+_cache: dict = {}
+
+
+def compiled(key: str):
+    if key not in _cache:
+        path, name = KERNELS[key]
+        info = next(i for i in read_kernels(str(ROOT / path), name=name) if i.name == name)
+        cfg = default_config(str(ROOT / path), name)
+        c = compile_kernel(info, cfg["signature"], cfg.get("constexprs", {}),
+                           num_warps=cfg.get("num_warps"))
+        _cache[key] = (info, c)
+    return _cache[key]
+
+
+def ttgir_ops(ttgir: str) -> list[str]:
+    return [ln.strip() for ln in ttgir.splitlines() if not ln.startswith("#loc")]
+
+
+@pytest.mark.parametrize("key", list(KERNELS))
+def test_compiles_for_sm90a(key):
+    info, c = compiled(key)
+    assert "ttg.warp_specialize" in c.asm["ttgir"]
+    assert ".target sm_90a" in c.asm["ptx"]
+    assert c.asm["cubin"]
+
+
+@pytest.mark.parametrize("key", list(KERNELS))
+def test_init_barrier_counts_are_the_inferred_counts(key):
+    info, c = compiled(key)
+    counts = [int(m.group(1)) for m in re.finditer(r"ttng\.init_barrier %\S+, (\d+)", c.asm["ttgir"])]
+    inferred = run_pipeline(info.program).facts["barriers"]
+    plans = c.tle_generated.plans
+    in_order = [b.count for pp in plans.values() for arr in pp.arrays for b in arr.barriers]
+    assert counts == in_order
+    assert sorted(counts) == sorted(b.count for b in inferred)
+    # ... and the same as tle-dump's JSON barriers
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert dump_main(["--format", "json", "-q" if False else "--no-locations",
+                          str(ROOT / KERNELS[key][0])]) == 0
+    doc = json.loads(out.getvalue())
+    k = next(k for k in doc["kernels"] if k.get("name", k.get("kernel")) == info.name) \
+        if any("name" in k or "kernel" in k for k in doc["kernels"]) else doc["kernels"][0]
+    json_counts = sorted(b["count"] for b in k["barriers"])
+    assert sorted(counts) == json_counts
+
+
+@pytest.mark.parametrize("key", list(KERNELS))
+def test_warp_specialize_partitions_warps_registers(key):
+    info, c = compiled(key)
+    t = c.asm["ttgir"]
+    workers = [p for p in info.partitions if not p.default]
+    m = re.search(r"requestedRegisters = array<i32: ([\d, ]+)>", t)
+    assert m and [int(x) for x in m.group(1).split(",")] == [p.regs for p in workers]
+    warps = [int(w) for w in re.findall(r"partition\d+\(.*\) num_warps\((\d+)\)", t)]
+    assert warps == [p.warps for p in workers]
+    assert f'"ttg.num-warps" = {info.num_warps}' in t
+
+
+@pytest.mark.parametrize("key", list(WGMMA))
+def test_wgmma_reads_slots_from_shared_memory(key):
+    info, c = compiled(key)
+    dots = [ln for ln in ttgir_ops(c.asm["ttgir"]) if "ttng.warp_group_dot" in ln]
+    assert len(dots) == WGMMA[key]
+    # every B operand is a shared-memory descriptor (never a register round trip)
+    for d in dots:
+        types = d.split(" : ", 1)[1]
+        assert types.count("!ttg.memdesc") >= 1
+    assert "wgmma.mma_async" in c.asm["ptx"]
+    assert "fence.proxy.async" in c.asm["ptx"]
+
+
+@pytest.mark.parametrize("key", list(KERNELS))
+def test_no_spills(key):
+    info, c = compiled(key)
+    st = ptxas_stats(c)
+    assert st["ok"], st["log"]
+    if key in SPILLS_KNOWN:
+        pytest.xfail(f"known: {st['spill_stores']} bytes of spill stores (docs/lowering.md)")
+    assert st["spill_stores"] == 0 and st["spill_loads"] == 0, st["log"]
+
+
+def _anonymise(lines: list[str]) -> list[str]:
+    out = []
+    for ln in lines:
+        ln = re.sub(r" loc\(#loc\d*\)| loc\(unknown\)", "", ln)
+        ln = re.sub(r"%[\w.]+", "%_", ln)
+        out.append(ln)
+    return out
+
+
+def ring_golden_lines() -> list[str]:
+    _, c = compiled("ring")
+    keep = re.compile(r"ttng\.(init_barrier|wait_barrier|arrive_barrier)|ttg\.warp_specialize|"
+                      r"partition\d|ttg\.local_alloc|scf\.for")
+    return _anonymise([ln for ln in ttgir_ops(c.asm["ttgir"]) if keep.search(ln)])
+
+
+def test_golden_ttgir_ring():
+    """Barrier/partition skeleton of kernels/examples/ring.py (SSA names anonymised). Regenerate with
+    `python -c "import tests.test_lowering as t; t.write_golden()"` after an intended change."""
+    expected = (GOLDEN / "ring_ttgir.txt").read_text().splitlines()
+    assert ring_golden_lines() == expected
+
+
+def write_golden() -> None:  # pragma: no cover - maintenance helper
+    (GOLDEN / "ring_ttgir.txt").write_text("\n".join(ring_golden_lines()) + "\n")
+
+
+def test_gluon_source_of_ring_uses_inferred_parities():
+    src = gluon_source((str(ROOT / KERNELS["ring"][0]), "ring_sum")).source
+    assert "mbarrier.wait(ring_empty0.index(_ring_s1), (((t) // 3) & 1) ^ 1)" in src
+    assert "mbarrier.wait(ring_full0.index(_ring_s1), ((t) // 3) & 1)" in src
+    assert "gl.warp_specialize([" in src and "], [4], [232])" in src
+
+
+def test_rejected_protocol_is_never_lowered():
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(GOLDEN / "bad_missing_release.py"), "leaky"),
+                       {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"})
+    assert "bad_missing_release.py:26" in str(e.value)
+    assert "nothing is lowered" in str(e.value)
+
+
+def test_register_rule():
+    def info(regs, warps=(4, 4), default_warps=4):
+        parts = [SimpleNamespace(name="d", default=True, warps=default_warps, regs=None, loc=None)]
+        parts += [SimpleNamespace(name=f"w{i}", default=False, warps=w, regs=r, loc=None)
+                  for i, (w, r) in enumerate(zip(warps, regs))]
+        return SimpleNamespace(partitions=parts)
+
+    assert check_registers(info([240, 168])) == 104
+    assert check_registers(info([216, 216])) == 80
+    with pytest.raises(TleError, match="multiple of 8"):
+        check_registers(info([250, 168]))
+    with pytest.raises(TleError, match="leave"):
+        check_registers(info([256, 256]))  # 512 - 512 = 0 left for the default partition
+
+
+def test_layout_solver_converts_only_where_fixed_layouts_meet():
+    S = LayoutSolver(4)
+    a, b, c = S.new(2), S.new(2), S.new(2)
+    mma1 = ("mma", (4, 1), (16, 64, 16))
+    mma2 = ("mma", (4, 1), (16, 256, 16))
+    S.fix(a, mma1)
+    S.fix(c, mma2)
+    s1 = S.soft_eq(b, a)          # b joins a's class
+    s2 = S.soft_eq(b, c)          # would force mma1 == mma2: converted instead
+    r = S.new(1)
+    S.slice_of(r, 1, a)           # a reduction of a
+    free = S.new(2)
+    S.solve()
+    assert S.converts == {s2} and s1 not in S.converts
+    assert S.layout(b) == mma1 and S.layout(r) == ("slice", 1, mma1)
+    assert S.layout(free) == blocked_default(2, 4)
+
+
+def test_launch_without_gpu_says_so_and_bad_args_are_errors():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    from kernels.examples.ring import ring_sum
+
+    x = torch.zeros(64, 64)
+    with pytest.raises(TleError, match="no CUDA GPU"):
+        ring_sum[(1,)](x, x, 64, 1)
+    with pytest.raises(TleError, match="argument 'stride_x' is a str"):
+        ring_sum[(1,)](x, x, "64", 1)
+    with pytest.raises(TleError, match="missing argument"):
+        ring_sum[(1,)](x, x)
+
+
+@pytest.mark.parametrize("flag,needle", [("--gluon", "gl.warp_specialize(["),
+                                         ("--ttgir", "ttng.init_barrier")])
+def test_tle_dump_lowered(flag, needle):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert dump_main([flag, str(ROOT / KERNELS["ring"][0])]) == 0
+    assert needle in out.getvalue()
+
+
+def test_tle_dump_ptx_of_rejected_kernel_fails():
+    assert dump_main(["--ptx", str(GOLDEN / "bad_missing_release.py")]) == 1

@@ -1,0 +1,149 @@
+"""Compile a ``@tle.jit`` kernel for Hopper through Gluon: generate the Gluon module
+(:mod:`.codegen`), write it to a cache file and import it (Gluon's JIT reads its functions' source
+with ``inspect``, so the module must live in a real file), then ``triton.compile`` a
+``GluonASTSource`` for ``GPUTarget("cuda", 90, 32)`` — which works on a machine without a GPU and
+gives ``asm["ttgir"]``, ``asm["ptx"]`` and a cubin.
+
+Pointer arguments carry ``tt.divisibility = 16`` (DESIGN.md: without alignment hints cp.async
+legalization fails on the CPU, and the launcher checks the same alignment at run time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from ..diagnostics import TleError
+from .codegen import Generated, generate
+
+HOPPER = ("cuda", 90, 32)
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("TLE_CACHE_DIR", Path(tempfile.gettempdir()) / "tle_compiler_gluon"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def debug_waits_enabled(debug_waits: Optional[bool]) -> bool:
+    if debug_waits is not None:
+        return debug_waits
+    return os.environ.get("TLE_DEBUG_WAITS", "") not in ("", "0")
+
+
+def load_module(gen: Generated):
+    """Write the generated source to the cache and import it; returns the module."""
+    h = hashlib.sha256(gen.source.encode()).hexdigest()[:16]
+    path = cache_dir() / f"tle_{gen.kernel}_{h}.py"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(gen.source)
+        tmp.replace(path)
+    name = f"tle_gluon_{gen.kernel}_{h}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def kernel_info_of(kernel):
+    """A TleKernel, a KernelInfo, or a (path, name) pair → KernelInfo."""
+    from ..frontend import KernelInfo, read_kernels
+
+    if isinstance(kernel, KernelInfo):
+        return kernel
+    if hasattr(kernel, "kernel_info"):
+        return kernel.kernel_info()
+    if isinstance(kernel, tuple):
+        path, name = kernel
+        infos = read_kernels(str(path), name=name)
+        if not infos:
+            raise TleError(f"{path}: no kernel named {name}", None, check="lowering")
+        return infos[0]
+    raise TypeError(f"compile_kernel: expected a @tle.jit kernel, got {type(kernel).__name__}")
+
+
+def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optional[bool] = None
+                 ) -> Generated:
+    info = kernel_info_of(kernel)
+    return generate(info, dict(constexprs or {}), debug_waits_enabled(debug_waits))
+
+
+def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
+                   num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
+                   target=None):
+    """Lower and compile ``kernel`` for sm_90a; returns Triton's CompiledKernel (``.asm["ttgir"]``,
+    ``.asm["ptx"]``, ``.asm["cubin"]``) with ``.tle_generated`` (the Gluon source and plan).
+
+    ``signature``: every kernel argument → Triton type ("*bf16", "i32", "fp32"; constexprs may be
+    given as "constexpr" or omitted); ``constexprs``: values of the constexpr arguments;
+    ``num_warps``: the default partition's warps (the kernel's @tle.jit num_warps by default)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    info = kernel_info_of(kernel)
+    constexprs = dict(constexprs or {})
+    if num_warps is not None and num_warps != info.num_warps:
+        from dataclasses import replace
+
+        parts = tuple(replace(p, warps=num_warps) if p.default else p for p in info.partitions)
+        info = replace(info, num_warps=num_warps, partitions=parts)
+    gen = generate(info, constexprs, debug_waits_enabled(debug_waits))
+    mod = load_module(gen)
+    fn = getattr(mod, gen.kernel)
+    sig, attrs = {}, {}
+    for i, a in enumerate(info.args):
+        if a in info.constexprs:
+            sig[a] = "constexpr"
+            continue
+        t = signature.get(a)
+        if t is None:
+            raise TleError(f"kernel '{info.name}': the signature has no type for argument '{a}'",
+                           info.program.loc, check="signature")
+        sig[a] = t
+        if t.startswith("*"):
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    src = GluonASTSource(fn, sig, constexprs={a: constexprs[a] for a in info.constexprs},
+                         attrs=attrs)
+    tgt = target or GPUTarget(*HOPPER)
+    try:
+        compiled = triton.compile(src, target=tgt, options={"num_warps": info.num_warps})
+    except Exception as e:  # name the generated file: it is the thing to read
+        path = cache_dir()
+        raise TleError(f"Triton failed to compile the lowered kernel '{info.name}' (generated Gluon "
+                       f"in {path}): {type(e).__name__}: {str(e).strip()[:2000]}",
+                       info.program.loc, check="lowering") from e
+    compiled.tle_generated = gen
+    return compiled
+
+
+def ptxas_stats(compiled) -> dict:
+    """Registers and spills of the kernel, from ``ptxas -v`` on its PTX (CompiledKernel.n_spills
+    is only filled in when the binary is loaded on a GPU)."""
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    ptxas = get_ptxas(90).path
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "k.ptx"
+        p.write_text(compiled.asm["ptx"])
+        r = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90a", str(p), "-o", str(Path(d) / "k.o")],
+                           capture_output=True, text=True)
+    text = r.stdout + r.stderr
+    regs = re.search(r"Used (\d+) registers", text)
+    spill_st = re.search(r"(\d+) bytes spill stores", text)
+    spill_ld = re.search(r"(\d+) bytes spill loads", text)
+    return {"registers": int(regs.group(1)) if regs else None,
+            "spill_stores": int(spill_st.group(1)) if spill_st else 0,
+            "spill_loads": int(spill_ld.group(1)) if spill_ld else 0,
+            "ok": r.returncode == 0, "log": text}

@@ -1,0 +1,59 @@
+"""What ``tle-dump --gluon / --ttgir / --ptx`` print: the lowered kernel, compiled for sm_90a on
+any machine, with the signature and constexprs of the module's ``DEFAULT_CONFIG``:
+
+    DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "N": "i32", "BLOCK": "constexpr"},
+                      "constexprs": {"BLOCK": 64}, "num_warps": 4}
+
+(or a dict of such configs keyed by kernel name, for files with several kernels). The config is
+read from the file's AST (a literal), so the kernel module is not imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..diagnostics import TleError
+from ..ir.nodes import Loc
+
+
+def default_config(path: str, kernel: str) -> dict:
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    for st in tree.body:
+        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DEFAULT_CONFIG"
+                                              for t in st.targets):
+            try:
+                cfg = ast.literal_eval(st.value)
+            except ValueError:
+                raise TleError("DEFAULT_CONFIG must be a literal dict (signature, constexprs, "
+                               "num_warps)", Loc(path, st.lineno), check="lowering") from None
+            if "signature" not in cfg and kernel in cfg:
+                cfg = cfg[kernel]
+            return cfg
+    raise TleError(f"{path} has no DEFAULT_CONFIG = {{'signature': {{...}}, 'constexprs': {{...}}}}: "
+                   f"--ttgir/--ptx/--gluon need one to know the argument types", Loc(path, 1),
+                   check="lowering")
+
+
+def lowered(path: str, kernel: str, what: str) -> str:
+    """``what``: "gluon", "ttgir" or "ptx"."""
+    from ..frontend import read_kernels
+    from .compile import compile_kernel, gluon_source
+
+    info = next(i for i in read_kernels(path, name=kernel) if i.name == kernel)
+    cfg = default_config(path, kernel)
+    cx = cfg.get("constexprs", {})
+    if what == "gluon":
+        return gluon_source(info, cx).source
+    c = compile_kernel(info, cfg.get("signature", {}), cx, num_warps=cfg.get("num_warps"))
+    return c.asm[what]
+
+
+def lowered_texts(path: str, kernels: list[str], flags: dict[str, bool]) -> Optional[str]:
+    parts = []
+    for k in kernels:
+        for what in ("gluon", "ttgir", "ptx"):
+            if flags.get(what):
+                parts.append(lowered(path, k, what))
+    return "\n".join(parts) if parts else None

@@ -1,0 +1,220 @@
+"""The layout assignment pass: one register layout for every tensor value of a partition.
+
+Gluon (unlike Triton) needs an explicit layout wherever a tensor is *created* (``gl.arange``,
+``gl.full``, a shared-memory ``.load(layout)``) and refuses elementwise ops whose operands disagree;
+most other ops infer their result layout (a load takes its pointer's, a reduction the ``Slice`` of
+its operand's, ``x[:, None]`` the parent of ``x``'s slice). So the translator gives every
+tensor-valued expression a *layout variable* and states the relations between them; this module
+solves them.
+
+Terms: a variable's class is free, fixed to a concrete layout (an MMA layout from a dot), or
+``Slice(dim, v)`` of another variable. Constraints:
+  * hard: a reduction's result is ``Slice(axis, operand)``; ``.to()`` / unary math keep the var;
+  * anchors (applied first): a dot's result is the NVMMA layout of that dot; its accumulator operand
+    equals the result;
+  * soft (program order): elementwise operands equal the result; ``x[:, None]``'s operand is
+    ``Slice(1, result)``; a store's value and mask equal its pointer; an assignment's value equals
+    the variable's. When a soft constraint would force one class onto two different fixed layouts,
+    it is *not* applied: the operand gets a ``gl.convert_layout`` to the other side's layout
+    instead (the only place conversions appear).
+Still-free classes get the partition's default blocked layout for their rank (sized to the
+partition's warps: 16-byte rows for loads/stores, warps stacked along dim 0).
+
+Layouts are plain hashable tuples here (``('blocked', spt, tpw, wpc, order)``, ``('mma', wpc,
+instr)``, ``('slice', dim, parent)``, ``('dot', idx, parent, k_width)``); :func:`layout_src` prints
+them as Gluon constructor source.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+def blocked_default(rank: int, warps: int) -> tuple:
+    """The partition's default layout: 8 contiguous elements per thread along the last dim
+    (16-byte vectors for 16-bit data), a warp covers 4 x 8 threads, warps stacked on dim 0."""
+    if rank == 1:
+        return ("blocked", (1,), (32,), (warps,), (0,))
+    if rank == 2:
+        return ("blocked", (1, 8), (4, 8), (warps, 1), (1, 0))
+    spt = (1,) * (rank - 1) + (8,)
+    tpw = (1,) * (rank - 2) + (4, 8)
+    wpc = (warps,) + (1,) * (rank - 1)
+    return ("blocked", spt, tpw, wpc, tuple(range(rank - 1, -1, -1)))
+
+
+def mma_layout(warps: int, n: int, k_instr: int) -> tuple:
+    """Hopper wgmma accumulator layout (NVMMA version [3, 0]) for an [M, n] result: one warpgroup
+    per 64 rows; instr N is the largest multiple of 8 <= 256 dividing n (per column warp)."""
+    wn = max(1, warps // 4)
+    per = n // wn
+    inst = 256
+    while inst > 8 and (per % inst or inst > per):
+        inst -= 8
+    return ("mma", (min(warps, 4), wn), (16, inst, k_instr))
+
+
+def layout_src(l: tuple) -> str:
+    kind = l[0]
+    if kind == "blocked":
+        return f"gl.BlockedLayout({list(l[1])}, {list(l[2])}, {list(l[3])}, {list(l[4])})"
+    if kind == "mma":
+        return f"gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta={list(l[1])}, instr_shape={list(l[2])})"
+    if kind == "slice":
+        return f"gl.SliceLayout({l[1]}, {layout_src(l[2])})"
+    if kind == "dot":
+        return f"gl.DotOperandLayout(operand_index={l[1]}, parent={layout_src(l[2])}, k_width={l[3]})"
+    raise ValueError(l)
+
+
+@dataclass
+class Soft:
+    """A soft equality: ``a`` (an operand) should take ``b``'s layout, or ``Slice(dim, b)``."""
+
+    id: int
+    a: int
+    b: int
+    dim: Optional[int] = None
+
+
+@dataclass
+class _UF:
+    parent: dict = field(default_factory=dict)
+    term: dict = field(default_factory=dict)  # root -> ('fixed', L) | ('slice', dim, var)
+
+    def find(self, v: int) -> int:
+        while self.parent[v] != v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
+        return v
+
+    def unify(self, a: int, b: int) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return True
+        ta, tb = self.term.get(ra), self.term.get(rb)
+        self.parent[ra] = rb
+        self.term.pop(ra, None)
+        if ta is None:
+            return True
+        if tb is None:
+            self.term[rb] = ta
+            return True
+        return self._unify_terms(ta, tb, rb)
+
+    def _unify_terms(self, ta, tb, root) -> bool:
+        if ta[0] == "fixed" and tb[0] == "fixed":
+            return ta[1] == tb[1]
+        if ta[0] == "slice" and tb[0] == "slice":
+            return ta[1] == tb[1] and self.unify(ta[2], tb[2])
+        fixed, sl = (ta, tb) if ta[0] == "fixed" else (tb, ta)
+        self.term[root] = fixed
+        L = fixed[1]
+        if L[0] != "slice" or L[1] != sl[1]:
+            return False
+        return self.fix(sl[2], L[2])
+
+    def fix(self, v: int, L: tuple) -> bool:
+        r = self.find(v)
+        t = self.term.get(r)
+        if t is None:
+            self.term[r] = ("fixed", L)
+            return True
+        return self._unify_terms(("fixed", L), t, r)
+
+    def set_slice(self, v: int, dim: int, parent: int) -> bool:
+        r = self.find(v)
+        t = self.term.get(r)
+        if t is None:
+            self.term[r] = ("slice", dim, parent)
+            return True
+        return self._unify_terms(("slice", dim, parent), t, r)
+
+
+class LayoutSolver:
+    """Collects layout variables and constraints while a partition is translated, then solves."""
+
+    def __init__(self, warps: int):
+        self.warps = warps
+        self.rank: dict[int, int] = {}
+        self.anchors: list[tuple] = []  # ('fix', v, L) | ('eq', a, b)
+        self.hard: list[tuple] = []  # ('slice', v, dim, parent) | ('eq', a, b)
+        self.soft: list[Soft] = []
+        self.uf: Optional[_UF] = None
+        self.converts: set[int] = set()
+        self._replay: Optional[list[int]] = None  # [next var, next soft id] while replaying
+
+    def replay(self) -> None:
+        """Pass 2: the same visiting order hands out the same numbers; constraints are not re-added."""
+        self._replay = [0, 0]
+
+    def new(self, rank: int) -> int:
+        if self._replay is not None:
+            self._replay[0] += 1
+            return self._replay[0] - 1
+        v = len(self.rank)
+        self.rank[v] = rank
+        return v
+
+    def fix(self, v: int, L: tuple) -> None:
+        if self._replay is not None:
+            return
+        self.anchors.append(("fix", v, L))
+
+    def anchor_eq(self, a: int, b: int) -> None:
+        if self._replay is not None:
+            return
+        self.anchors.append(("eq", a, b))
+
+    def slice_of(self, v: int, dim: int, parent: int) -> None:
+        if self._replay is not None:
+            return
+        self.hard.append(("slice", v, dim, parent))
+
+    def soft_eq(self, a: int, b: int, dim: Optional[int] = None) -> int:
+        if self._replay is not None:
+            self._replay[1] += 1
+            return self._replay[1] - 1
+        s = Soft(len(self.soft), a, b, dim)
+        self.soft.append(s)
+        return s.id
+
+    def solve(self) -> None:
+        uf = _UF({v: v for v in self.rank}, {})
+        for c in self.hard:  # a reduction's result var is fresh: these never conflict
+            assert uf.set_slice(c[1], c[2], c[3])
+        for c in self.anchors:
+            trial = copy.deepcopy(uf)
+            ok = trial.fix(c[1], c[2]) if c[0] == "fix" else trial.unify(c[1], c[2])
+            if ok:
+                uf = trial
+        for s in self.soft:
+            trial = copy.deepcopy(uf)
+            if s.dim is None:
+                ok = trial.unify(s.a, s.b)
+            else:
+                ok = trial.set_slice(s.a, s.dim, s.b)
+            if ok:
+                uf = trial
+            else:
+                self.converts.add(s.id)
+        self.uf = uf
+        self.replay()
+
+    def layout(self, v: int, _depth: int = 0) -> tuple:
+        assert self.uf is not None and _depth < 16
+        r = self.uf.find(v)
+        t = self.uf.term.get(r)
+        if t is None:
+            return blocked_default(self.rank[v], self.warps)
+        if t[0] == "fixed":
+            return t[1]
+        return ("slice", t[1], self.layout(t[2], _depth + 1))
+
+    def target(self, s_id: int) -> tuple:
+        """The layout a converted operand of soft constraint ``s_id`` is converted to."""
+        s = self.soft[s_id]
+        L = self.layout(s.b)
+        return L if s.dim is None else ("slice", s.dim, L)

@@ -1,0 +1,125 @@
+"""Pipe verbs → mbarrier code, inside a partition being translated (:mod:`.translate`).
+
+For an event on index ``i`` of pipe P (capacity C): ``stage`` and the waited ``parity`` are
+infer-stages' formulas with ``i`` substituted (:func:`.plan.parity_src`); the barrier arrays come
+from the plan, i.e. from infer-barriers' waiters and arrivers:
+
+  acquire(i)  wait empty[g][stage] at φ^1 for each group whose empty barrier this writer waits
+              (φ^1: a fresh mbarrier reports parity 1 as completed, so the first C acquires pass)
+  commit(i)   [fence_async_shared() when a field of the group feeds wgmma]  [closed flag := 0]
+              arrive full[g][stage] (count=1: one elected arrive for the whole partition)
+  close(i)    acquire(i) + closed flag := 1 + commit(i)
+  wait(i)     wait full[g][stage] at φ for each group of the reader's view; then, when the slot
+              feeds wgmma, fence_async_shared(): the slot was written through the generic proxy and
+              Triton 3.6 does not insert the generic→async fence between partitions (DESIGN.md)
+  release(i)  arrive empty[g][stage] for each group of the view (all wgmmas are synchronous
+              in this version, so none still reads the slot)
+One-shot pipes have no empty barriers: acquire/release emit nothing, waits are at parity 0.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .plan import PipePlan, parity_src
+
+
+def _wait(tr, bar: str, parity: str, site: str) -> None:
+    if tr.ctx.debug_waits:
+        sid = len(tr.ctx.wait_sites)
+        tr.ctx.wait_sites.append(site)
+        tr.emit(f"_tle_bounded_wait({bar}, {parity}, {sid})  # {site}")
+    else:
+        tr.emit(f"mbarrier.wait({bar}, {parity})")
+
+
+def handle_method(tr, base, name: str, node: ast.Call):
+    from .translate import V
+
+    if base.kind == "pipe":
+        pp: PipePlan = tr.ctx.plans[base.value]
+        if name == "writer":
+            return V("writer", value=pp.name)
+        if name == "reader":
+            rname = tr.ex(node.args[0]).value if node.args else None
+            kw = {k.arg: k.value for k in node.keywords}
+            if "name" in kw:
+                rname = tr.ex(kw["name"]).value
+            fields = None
+            if "fields" in kw:
+                fields = tuple(x.value for x in tr.ex(kw["fields"]).value)
+            return V("reader", value=(pp.name, rname or "", fields))
+        raise tr.err(f"pipe has no method '{name}' (writer(), reader(...))", node)
+    if len(node.args) != 1:
+        raise tr.err(f"{name}(i) takes one index", node)
+    idx = tr.ex(node.args[0])
+    if idx.kind not in ("const", "scalar"):
+        raise tr.err("a pipe index must be an integer", node)
+    line = getattr(node, "lineno", 0)
+    if base.kind == "writer":
+        pp = tr.ctx.plans[base.value]
+        return writer_verb(tr, pp, name, idx.text, line, node)
+    pipe, reader, _ = base.value
+    pp = tr.ctx.plans[pipe]
+    return reader_verb(tr, pp, reader, name, idx.text, line, node)
+
+
+def _stage(tr, pp: PipePlan, verb: str, index: str):
+    stage, parity = parity_src(verb, pp.capacity, pp.one_shot, index)
+    if stage not in ("0",):
+        s = tr.fresh(f"{pp.name}_s")
+        tr.emit(f"{s} = {stage}")
+        stage = s
+    return stage, parity
+
+
+def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
+    from .translate import V
+
+    if verb not in ("acquire", "commit", "close"):
+        raise tr.err(f"a writer has acquire/commit/close, not '{verb}'", node)
+    stage, parity = _stage(tr, pp, "acquire" if verb != "commit" else "commit", index)
+    part = tr.partition
+    if verb in ("acquire", "close") and not pp.one_shot:
+        for arr in pp.empty():
+            if arr.waited_by(part, verb) or arr.waited_by(part, "acquire") or arr.waited_by(part, "close"):
+                _wait(tr, f"{arr.var}.index({stage})", parity,
+                      f"{pp.name}.{verb} empty[g{arr.group}] line {line}")
+    if verb == "acquire":
+        return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings)})
+    # commit / close
+    if any(a.fence for a in pp.full()):
+        tr.emit("fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads")
+    if pp.closed:
+        flag = 1 if verb == "close" else 0
+        l1 = tr.L(("blocked", (1,), (32,), (tr.warps,), (0,)))
+        tr.emit(f"{pp.closed}.index({stage}).store(gl.full([1], {flag}, gl.int32, layout={l1}))")
+    for arr in pp.full():
+        tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count=1)")
+    return V("none", "None")
+
+
+def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int, node):
+    from .translate import V
+
+    part = tr.partition
+    if verb == "wait":
+        stage, parity = _stage(tr, pp, "wait", index)
+        arrays = [a for a in pp.full() if a.waited_by(part, "wait", reader)]
+        for arr in arrays:
+            _wait(tr, f"{arr.var}.index({stage})", parity,
+                  f"{pp.name}[{reader or '-'}].wait full[g{arr.group}] line {line}")
+        if any(a.fence for a in arrays):
+            tr.emit("fence_async_shared()  # order the writer's generic-proxy stores before wgmma")
+        fields = tuple(f for a in arrays for b in a.barriers[:1] for f in b.fields)
+        slot = V("slot", value={"pipe": pp.name, "stage": stage, "fields": fields})
+        return V("res", value={"slot": slot})
+    if verb == "release":
+        if pp.one_shot:
+            return V("none", "None")
+        stage, _ = _stage(tr, pp, "release", index)
+        for arr in pp.empty():
+            if arr.arrived_by(part, "release", reader):
+                tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count=1)")
+        return V("none", "None")
+    raise tr.err(f"a reader has wait/release, not '{verb}'", node)

@@ -1,0 +1,157 @@
+"""Shared-memory plan of a kernel: the ring buffers of its pipes and the mbarrier arrays, built from
+the frontend's FieldSpecs and the barrier-inference pass's :class:`Barrier` list only.
+
+* one ring ``[capacity, *slot_shape]`` per field; NVMMA-swizzled when the field feeds wgmma
+  (``Pipe.mma``), else an unswizzled shared layout;
+* one mbarrier array ``[capacity, 1]`` per (pipe, kind, field group); every stage is initialised with
+  the inferred ``Barrier.count`` — in partition units, and every arrive the lowering emits is one
+  elected arrive per partition (``hopper.mbarrier.arrive(bar, count=1)``), so the scale is 1;
+* which arrays an event waits on / arrives at is read from the barriers' waiters and arrivers
+  (so a reader with a field view touches only its groups' barriers);
+* a ``[capacity, 1]`` i32 closed-flag ring for pipes that are closed (``w.close(i)``).
+Nothing here re-derives a count; parities come from infer-stages' formulas (:func:`parity_src`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Optional
+
+from ..diagnostics import TleError
+from ..ir.expr import Affine
+from ..ir.nodes import walk_events
+from ..passes.infer_barriers import Barrier
+from ..passes.infer_stages import stage_info
+
+GL_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
+             "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+             "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+             "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
+BITS = {"bfloat16": 16, "float16": 16, "float32": 32, "float64": 64, "int1": 8, "int8": 8,
+        "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32,
+        "uint64": 64, "float8e4nv": 8, "float8e5": 8}
+
+
+def nvmma_shared_src(shape: list[int], dtype: str) -> str:
+    """NVMMASharedLayout.get_default_for(shape, dtype), written out (the widest swizzle that
+    divides a row)."""
+    bits = BITS[dtype]
+    row = shape[-1] * bits // 8
+    sw = next((w for w in (128, 64, 32) if row >= w and row % w == 0), 0)
+    outer = 1
+    for s in shape[:-1]:
+        outer *= s
+    if len(shape) < 2 or outer < 8:
+        sw = 0
+    return f"gl.NVMMASharedLayout(swizzle_byte_width={sw}, element_bitwidth={bits}, rank={len(shape)})"
+
+
+def plain_shared_src(rank: int) -> str:
+    return f"gl.SwizzledSharedLayout(1, 1, 1, {list(range(rank - 1, -1, -1))})"
+
+
+@dataclass
+class Ring:
+    pipe: str
+    field: str
+    var: str  # name in the generated code
+    capacity: int
+    shape: list[int]  # slot shape (without the capacity)
+    dtype: str  # gl dtype name
+    mma: bool
+
+    @property
+    def layout_src(self) -> str:
+        return nvmma_shared_src(self.shape, self.dtype) if self.mma else plain_shared_src(len(self.shape))
+
+
+@dataclass
+class BarrierArray:
+    pipe: str
+    kind: str
+    group: int
+    var: str
+    counts: list[int]  # per stage, from Barrier.count
+    barriers: list[Barrier]
+    fence: bool
+
+    def waited_by(self, partition: str, verb: str, reader: Optional[str] = None) -> bool:
+        return any(w.partition == partition and w.verb == verb
+                   and (reader is None or (w.reader or "") == reader)
+                   for b in self.barriers for w in b.waiters)
+
+    def arrived_by(self, partition: str, verb: str, reader: Optional[str] = None) -> bool:
+        return any(a.partition == partition and a.verb == verb
+                   and (reader is None or (a.reader or "") == reader)
+                   for b in self.barriers for a in b.arrivers)
+
+
+@dataclass
+class PipePlan:
+    name: str
+    capacity: int
+    one_shot: bool
+    rings: dict[str, Ring] = field(default_factory=dict)
+    arrays: list[BarrierArray] = field(default_factory=list)
+    closed: Optional[str] = None  # closed-flag ring var
+
+    def full(self) -> list[BarrierArray]:
+        return [a for a in self.arrays if a.kind == "full"]
+
+    def empty(self) -> list[BarrierArray]:
+        return [a for a in self.arrays if a.kind == "empty"]
+
+    @property
+    def vars(self) -> list[str]:
+        """Everything a partition touching this pipe receives, in a fixed order."""
+        return ([r.var for r in self.rings.values()] + [a.var for a in self.arrays]
+                + ([self.closed] if self.closed else []))
+
+
+def parity_src(verb: str, capacity: int, one_shot: bool, index_src: str) -> tuple[str, str]:
+    """(stage, parity) source for an event at index ``index_src``: infer-stages' formulas for a
+    symbolic index, with the index substituted — the lowering never re-derives them."""
+    info = stage_info(SimpleNamespace(index=Affine.of("__i"), verb=verb), capacity, one_shot)
+    sub = lambda f: f.replace("__i", f"({index_src})") if f is not None else None
+    return sub(info.stage), sub(info.parity)
+
+
+def resolve_dim(d, consts: dict, loc) -> int:
+    if isinstance(d, int):
+        return d
+    v = consts.get(str(d))
+    if isinstance(v, int):
+        return v
+    raise TleError(f"shared-memory dimension `{d}` is not a compile-time integer (make it a "
+                   f"constexpr of the kernel or a module constant)", loc, check="lowering")
+
+
+def build_plan(info, barriers: list[Barrier], consts: dict) -> dict[str, PipePlan]:
+    plans: dict[str, PipePlan] = {}
+    closed_pipes = {ev.pipe for part in info.program.partitions for ev in walk_events(part.body)
+                    if ev.verb == "close"}
+    for pipe in info.program.pipes:
+        pinfo = info.pipes[pipe.name]
+        pp = PipePlan(pipe.name, pipe.capacity, pipe.one_shot)
+        for spec in pinfo.fields:
+            shape = [resolve_dim(d, consts, spec.loc) for d in spec.shape]
+            dt = GL_DTYPES.get(spec.dtype)
+            if dt is None:
+                raise TleError(f"field '{spec.name}': dtype {spec.dtype} is not supported by the "
+                               f"lowering", spec.loc, check="lowering")
+            pp.rings[spec.name] = Ring(pipe.name, spec.name, f"{pipe.name}_{spec.name}",
+                                       shape[0], shape[1:], dt, spec.name in pipe.mma)
+        groups: dict[tuple, list[Barrier]] = {}
+        for b in barriers:
+            if b.pipe == pipe.name:
+                groups.setdefault((b.kind, b.group), []).append(b)
+        for (kind, g), bs in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0] != "full")):
+            bs.sort(key=lambda b: b.stage)
+            pp.arrays.append(BarrierArray(pipe.name, kind, g, f"{pipe.name}_{kind}{g}",
+                                          [b.count for b in bs], bs,
+                                          any(b.fence == "async-proxy" for b in bs)))
+        if pipe.name in closed_pipes:
+            pp.closed = f"{pipe.name}_closed"
+        plans[pipe.name] = pp
+    return plans

@@ -1,0 +1,43 @@
+"""The register rule for ``warp_specialize``.
+
+Each worker's request must be what PTX ``setmaxnreg`` accepts: a multiple of 8 in [24, 256]. The
+whole register file (65,536 32-bit registers per SM, one CTA) is shared: the workers take
+``warps * 32 * regs`` each, and the default partition gets what is left,
+
+    default_regs = (65536 - Σ worker_warps·32·regs) / (default_warps·32), rounded down to 8,
+
+which must be at least 24 (setmaxnreg's minimum) — otherwise a TleError at the warp_specialize
+call. (The default partition's actual use is estimated by this budget, not measured: ptxas reports
+registers per kernel, not per partition.) Workers without a request are not constrained.
+"""
+
+from __future__ import annotations
+
+from ..diagnostics import TleError
+
+REGISTER_FILE = 65536
+MIN_REGS, MAX_REGS = 24, 256
+
+
+def default_budget(info) -> int:
+    workers = [p for p in info.partitions if not p.default]
+    default = next(p for p in info.partitions if p.default)
+    used = sum(p.warps * 32 * p.regs for p in workers if p.regs)
+    left = (REGISTER_FILE - used) // (default.warps * 32)
+    return min(MAX_REGS, left - left % 8)
+
+
+def check_registers(info) -> int:
+    for p in info.partitions:
+        if p.regs is not None and (p.regs % 8 or not MIN_REGS <= p.regs <= MAX_REGS):
+            raise TleError(f"partition '{p.name}' asks for {p.regs} registers: setmaxnreg needs a "
+                           f"multiple of 8 in [{MIN_REGS}, {MAX_REGS}]", p.loc, check="registers")
+    budget = default_budget(info)
+    if budget < MIN_REGS:
+        ws = ", ".join(f"{p.name}: {p.warps} warps x {p.regs}" for p in info.partitions
+                       if not p.default and p.regs)
+        raise TleError(f"the workers' registers ({ws}) leave {max(budget, 0)} per thread for the "
+                       f"default partition; the {REGISTER_FILE}-register file needs at least "
+                       f"{MIN_REGS}: lower the workers' requests", info.partitions[0].loc,
+                       check="registers")
+    return budget

@@ -1,0 +1,103 @@
+"""Launching a lowered kernel: ``kernel[grid](*args, **constexprs)``.
+
+The signature is derived from the arguments (a torch tensor → ``*<dtype>``, int → ``i32``/``i64``,
+float → ``fp32``, bool → ``i1``); the compiled kernel is cached per (signature, constexprs,
+num_warps, debug-waits). Launch goes to the current CUDA stream through Triton's CompiledKernel
+launcher. Without a GPU, compiling still works (``compile_kernel``) and launching raises a TleError
+that says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diagnostics import TleError
+
+TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64",
+                "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+                "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+def arg_type(name: str, value: Any, kernel: str, loc=None) -> str:
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        dt = str(value.dtype).replace("torch.", "")
+        if dt not in TORCH_DTYPES:
+            raise TleError(f"{kernel}: argument '{name}' is a tensor of unsupported dtype {dt}",
+                           loc, check="bad-argument")
+        return "*" + TORCH_DTYPES[dt]
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -2**31 <= value < 2**31 else "i64"
+    if isinstance(value, float):
+        return "fp32"
+    raise TleError(f"{kernel}: argument '{name}' is a {type(value).__name__}; a @tle.jit kernel takes "
+                   f"torch tensors, ints, floats and bools (constexprs by keyword or position)",
+                   loc, check="bad-argument")
+
+
+class Runtime:
+    """Per-kernel cache of compiled variants."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self._info = None
+        self.cache: dict = {}
+
+    @property
+    def info(self):
+        if self._info is None:
+            self._info = self.kernel.kernel_info()
+        return self._info
+
+    def bind(self, args: tuple, kwargs: dict, loc=None) -> dict:
+        names = self.info.args
+        if len(args) > len(names):
+            raise TleError(f"{self.info.name} takes {len(names)} arguments, got {len(args)}",
+                           loc, check="bad-argument")
+        bound = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise TleError(f"{self.info.name} has no argument '{k}' (arguments: "
+                               f"{', '.join(names)})", loc, check="bad-argument")
+            if k in bound:
+                raise TleError(f"{self.info.name}: argument '{k}' given twice", loc,
+                               check="bad-argument")
+            bound[k] = v
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise TleError(f"{self.info.name}: missing argument(s) {', '.join(missing)}",
+                           loc, check="bad-argument")
+        return bound
+
+    def compile(self, bound: dict, num_warps=None, debug_waits=None, loc=None):
+        from .compile import compile_kernel, debug_waits_enabled
+
+        info = self.info
+        cx = {n: bound[n] for n in info.constexprs}
+        sig = {n: arg_type(n, bound[n], info.name, loc) for n in info.args if n not in info.constexprs}
+        dbg = debug_waits_enabled(debug_waits)
+        key = (tuple(sorted(sig.items())), tuple(sorted(cx.items())), num_warps, dbg)
+        if key not in self.cache:
+            self.cache[key] = compile_kernel(info, sig, cx, num_warps=num_warps, debug_waits=dbg)
+        return self.cache[key]
+
+    def launch(self, grid, args: tuple, kwargs: dict, loc=None) -> None:
+        """``loc``: the launching line (errors about the arguments point there)."""
+        kwargs = dict(kwargs)
+        num_warps = kwargs.pop("num_warps", None)
+        debug_waits = kwargs.pop("debug_waits", None)
+        bound = self.bind(args, kwargs, loc)
+        compiled = self.compile(bound, num_warps, debug_waits, loc)
+        try:
+            import torch
+            has_gpu = torch.cuda.is_available()
+        except ImportError:  # pragma: no cover
+            has_gpu = False
+        if not has_gpu:
+            raise TleError(f"cannot launch '{self.info.name}': no CUDA GPU on this machine (the "
+                           f"kernel compiled for sm_90a; use tle_compiler.lowering.compile_kernel or "
+                           f"`tle-dump --ttgir` to inspect it)", loc, check="no-gpu")
+        g = grid(bound) if callable(grid) else grid
+        g = tuple(g) + (1,) * (3 - len(tuple(g)))
+        compiled[g](*[bound[n] for n in self.info.args])

@@ -1,0 +1,658 @@
+"""Translate one function body (a partition, or the kernel prologue) from Triton syntax to Gluon
+source text.
+
+The translator is a small abstract interpreter over the Python AST: every expression becomes a
+:class:`V` (a compile-time constant, a runtime scalar, a register tensor with a layout variable, a
+shared-memory descriptor, or a pipe handle / slot that exists only at compile time). Pipe verbs
+become mbarrier code (see :mod:`.pipes`); helper functions of the kernel's file are inlined with
+their locals renamed.
+
+It runs twice over the same AST (:func:`translate`): pass 1 only collects layout constraints
+(:mod:`.layouts`), pass 2 emits source with the solved layouts. Variables and constraints are
+numbered in visiting order, which is identical in both passes, so pass 2 finds pass 1's solution by
+number.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+from ..diagnostics import TleError
+from ..ir.nodes import Loc
+from .layouts import LayoutSolver, layout_src, mma_layout
+from .plan import BITS, GL_DTYPES, PipePlan, parity_src
+
+TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
+             "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+             "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+             "float8e4nv": "float8e4nv", "float8e5": "float8e5"}
+TL_DTYPES.update({k: v for k, v in GL_DTYPES.items()})
+UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
+              "erf"}
+REDUCE = {"max", "min", "sum"}
+BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+          ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
+          ast.RShift: ">>", ast.Pow: "**"}
+CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+@dataclass
+class V:
+    kind: str  # const scalar tensor smem lptr dtype pipe writer reader slot res func mod tuple none
+    text: str = ""
+    var: Optional[int] = None
+    shape: Optional[tuple] = None
+    dtype: Optional[str] = None
+    value: Any = None
+
+
+def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
+    if a is None or b is None:
+        return a or b
+    if len(a) != len(b):
+        return a if len(a) > len(b) else b
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+class Ctx:
+    """What every function translation of one kernel shares."""
+
+    def __init__(self, path: str, module: ast.Module, consts: dict, functions: dict, aliases: dict,
+                 plans: dict[str, PipePlan], debug_waits: bool):
+        self.path = path
+        self.module = module
+        self.consts = consts  # name -> python value (module constants and kernel constexprs)
+        self.functions = functions  # module-level FunctionDef by name
+        self.aliases = aliases  # import alias -> canonical prefix ("tl", "tle", "math")
+        self.plans = plans
+        self.debug_waits = debug_waits
+        self.wait_sites: list[str] = []  # "pipe.kind[g] (partition, line)" for debug-wait ids
+
+
+class FnTranslator:
+    def __init__(self, ctx: Ctx, partition: str, warps: int, solver: LayoutSolver, emit: bool):
+        self.ctx = ctx
+        self.partition = partition
+        self.warps = warps
+        self.S = solver
+        self.emitting = emit
+        self.lines: list[str] = []
+        self.ind = 1
+        self.env: dict[str, V] = {}
+        self.name_vars: dict[str, int] = {}
+        self.tmp = 0
+        self.prefix = ""
+        self.layout_names: dict[tuple, str] = {}
+        self.ret: Optional[V] = None
+
+    # ---------------------------------------------------------------- helpers
+    def err(self, msg: str, node: Optional[ast.AST]) -> TleError:
+        return TleError(f"lowering: {msg}", Loc(self.ctx.path, getattr(node, "lineno", 0),
+                                                  getattr(node, "col_offset", -1) + 1),
+                        check="lowering")
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.ind + line)
+
+    def fresh(self, base: str = "t") -> str:
+        self.tmp += 1
+        return f"_{base}{self.tmp}"
+
+    def L(self, layout: tuple) -> str:
+        """A named constexpr for a layout (declared at the top of the function)."""
+        if layout not in self.layout_names:
+            self.layout_names[layout] = f"L{len(self.layout_names)}"
+        return self.layout_names[layout]
+
+    def Lv(self, var: int) -> str:
+        return self.L(self.S.layout(var)) if self.emitting else "None"
+
+    def cvt(self, text: str, sid: int) -> str:
+        if self.emitting and sid in self.S.converts:
+            return f"gl.convert_layout({text}, {self.L(self.S.target(sid))})"
+        return text
+
+    def layout_decls(self) -> list[str]:
+        return [f"    {n}: gl.constexpr = {layout_src(l)}" for l, n in self.layout_names.items()]
+
+    def materialize(self, v: V, base: str = "t") -> V:
+        name = self.fresh(base)
+        self.emit(f"{name} = {v.text}")
+        return replace(v, text=name)
+
+    # ---------------------------------------------------------------- names
+    def canonical(self, node: ast.AST) -> Optional[str]:
+        """``tl.arange`` / ``tle.gpu.local_ptr`` / ``math.x`` for module attribute chains."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id in self.env:
+            return None
+        root = self.ctx.aliases.get(node.id)
+        if root is None:
+            return None
+        return ".".join([root] + list(reversed(parts)))
+
+    def lookup(self, name: str, node: ast.AST) -> V:
+        if name in self.env:
+            return self.env[name]
+        if name in self.ctx.consts:
+            val = self.ctx.consts[name]
+            return V("const", name, value=val)
+        if name in self.ctx.functions:
+            return V("func", name, value=self.ctx.functions[name])
+        if name in ("float", "int", "range", "min", "max", "len"):
+            return V("func", name, value=name)
+        raise self.err(f"name '{name}' is not defined here", node)
+
+    # ---------------------------------------------------------------- expressions
+    def ex(self, node: ast.AST) -> V:
+        m = getattr(self, "ex_" + type(node).__name__, None)
+        if m is None:
+            raise self.err(f"unsupported expression `{ast.unparse(node)}`", node)
+        return m(node)
+
+    def ex_Constant(self, node: ast.Constant) -> V:
+        if node.value is None:
+            return V("none", "None", value=None)
+        return V("const", repr(node.value), value=node.value)
+
+    def ex_Name(self, node: ast.Name) -> V:
+        return self.lookup(node.id, node)
+
+    def ex_Tuple(self, node) -> V:
+        items = [self.ex(e) for e in node.elts]
+        return V("tuple", "(" + ", ".join(i.text for i in items) + (",)" if len(items) == 1 else ")"),
+                 value=items)
+
+    ex_List = ex_Tuple
+
+    def ex_Attribute(self, node: ast.Attribute) -> V:
+        canon = self.canonical(node)
+        if canon is not None:
+            attr = canon.rsplit(".", 1)[-1]
+            if canon.startswith("tl.") and attr in TL_DTYPES:
+                return V("dtype", f"gl.{TL_DTYPES[attr]}", value=TL_DTYPES[attr])
+            return V("mod", canon, value=canon)
+        base = self.ex(node.value)
+        if base.kind == "slot":
+            pp: PipePlan = self.ctx.plans[base.value["pipe"]]
+            ring = pp.rings.get(node.attr)
+            if ring is None or node.attr not in base.value["fields"]:
+                raise self.err(f"slot of pipe '{pp.name}' has no (visible) field '{node.attr}'", node)
+            return V("smem", f"{ring.var}.index({base.value['stage']})", shape=tuple(ring.shape),
+                     dtype=ring.dtype, value=ring)
+        if base.kind == "res":
+            if node.attr == "slot":
+                return base.value["slot"]
+            if node.attr == "is_closed":
+                pp = self.ctx.plans[base.value["slot"].value["pipe"]]
+                if pp.closed is None:
+                    return V("const", "False", value=False)
+                stage = base.value["slot"].value["stage"]
+                t = self.fresh("closed")
+                l1 = self.L(("blocked", (1,), (32,), (self.warps,), (0,)))
+                self.emit(f"{t} = gl.max({pp.closed}.index({stage}).load({l1}), 0) != 0")
+                return V("scalar", t)
+        if base.kind in ("tensor", "scalar") and node.attr in ("T",):
+            raise self.err("`.T` is not supported; use tl.trans on a shared-memory dot operand", node)
+        if base.kind in ("tensor", "scalar", "pipe", "writer", "reader"):
+            return V("method", node.attr, value=(base, node.attr))
+        raise self.err(f"unsupported attribute `{ast.unparse(node)}`", node)
+
+    def ex_Subscript(self, node: ast.Subscript) -> V:
+        base = self.ex(node.value)
+        idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if base.kind == "tuple" and isinstance(node.slice, ast.Constant):
+            return base.value[node.slice.value]
+        if base.kind != "tensor":
+            raise self.err(f"unsupported subscript `{ast.unparse(node)}`", node)
+        cur = base
+        pos = 0
+        shape = list(cur.shape or ())
+        text_idx = []
+        for e in idx:
+            if isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None:
+                text_idx.append(":")
+                pos += 1
+            elif isinstance(e, ast.Constant) and e.value is None:
+                text_idx.append("None")
+                shape.insert(pos, 1)
+                pos += 1
+            else:
+                raise self.err("only `x[:, None]`-style expansions are supported on tensors", node)
+        # one expand at a time keeps the Slice relation simple: x[:, None] / x[None, :]
+        nones = [i for i, t in enumerate(text_idx) if t == "None"]
+        if len(nones) != 1:
+            raise self.err("expand exactly one dimension per subscript (x[:, None] or x[None, :])",
+                           node)
+        res = self.S.new(len(shape))
+        sid = self.S.soft_eq(base.var, res, dim=nones[0])
+        return V("tensor", f"{self.cvt(base.text, sid)}[{', '.join(text_idx)}]", res, tuple(shape),
+                 base.dtype)
+
+    def _elementwise(self, operands: list[V], fmt) -> V:
+        tens = [o for o in operands if o.kind == "tensor"]
+        shape = None
+        for o in tens:
+            shape = bcast(shape, o.shape)
+        rank = max(self.S.rank[o.var] for o in tens)
+        res = self.S.new(rank)
+        texts = []
+        for o in operands:
+            if o.kind == "tensor":
+                sid = self.S.soft_eq(o.var, res)
+                texts.append(self.cvt(o.text, sid))
+            else:
+                texts.append(o.text)
+        dt = next((o.dtype for o in tens if o.dtype), None)
+        return V("tensor", fmt(*texts), res, shape, dt)
+
+    def ex_BinOp(self, node: ast.BinOp) -> V:
+        a, b = self.ex(node.left), self.ex(node.right)
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise self.err("unsupported operator", node)
+        return self.binop(a, b, op, node)
+
+    def binop(self, a: V, b: V, op: str, node) -> V:
+        if a.kind == "const" and b.kind == "const":
+            try:
+                val = eval(f"a {op} b", {}, {"a": a.value, "b": b.value})
+            except Exception:
+                val = None
+            return V("const", f"({a.text} {op} {b.text})", value=val)
+        for x in (a, b):
+            if x.kind not in ("const", "scalar", "tensor"):
+                raise self.err(f"operator {op} on a {x.kind}", node)
+        if a.kind == "tensor" or b.kind == "tensor":
+            return self._elementwise([a, b], lambda x, y: f"({x} {op} {y})")
+        return V("scalar", f"({a.text} {op} {b.text})")
+
+    def ex_Compare(self, node: ast.Compare) -> V:
+        if len(node.ops) != 1:
+            raise self.err("chained comparisons are not supported", node)
+        op = CMPOPS.get(type(node.ops[0]))
+        if op is None:
+            raise self.err("unsupported comparison", node)
+        return self.binop(self.ex(node.left), self.ex(node.comparators[0]), op, node)
+
+    def ex_UnaryOp(self, node: ast.UnaryOp) -> V:
+        v = self.ex(node.operand)
+        op = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not ", ast.Invert: "~"}[type(node.op)]
+        if v.kind == "const":
+            try:
+                val = eval(f"{op}x", {}, {"x": v.value})
+            except Exception:
+                val = None
+            return V("const", f"({op}{v.text})", value=val)
+        return replace(v, text=f"({op}{v.text})")
+
+    def ex_BoolOp(self, node: ast.BoolOp) -> V:
+        vs = [self.ex(v) for v in node.values]
+        op = " and " if isinstance(node.op, ast.And) else " or "
+        return V("scalar", "(" + op.join(v.text for v in vs) + ")")
+
+    def ex_IfExp(self, node: ast.IfExp) -> V:
+        raise self.err("conditional expressions are not supported; use tl.where", node)
+
+    # ---------------------------------------------------------------- calls
+    def kwargs(self, node: ast.Call) -> dict[str, ast.AST]:
+        return {k.arg: k.value for k in node.keywords}
+
+    def ex_Call(self, node: ast.Call) -> V:
+        canon = self.canonical(node.func)
+        if canon is not None:
+            return self.call_builtin(canon, node)
+        f = self.ex(node.func)
+        if f.kind == "func":
+            if f.value == "float":
+                v = self.ex(node.args[0])
+                return V("const", f"float({v.text})", value=float(v.value))
+            if f.value in ("int",):
+                v = self.ex(node.args[0])
+                return V("const" if v.kind == "const" else "scalar", f"int({v.text})",
+                         value=int(v.value) if v.kind == "const" else None)
+            if isinstance(f.value, ast.FunctionDef):
+                return self.inline(f.value, node)
+            raise self.err(f"`{f.value}(...)` is not supported in a kernel", node)
+        if f.kind == "method":
+            return self.call_method(f.value[0], f.value[1], node)
+        raise self.err(f"unsupported call `{ast.unparse(node)}`", node)
+
+    def call_method(self, base: V, name: str, node: ast.Call) -> V:
+        from . import pipes
+
+        if base.kind in ("pipe", "writer", "reader"):
+            return pipes.handle_method(self, base, name, node)
+        if name == "to":
+            dt = self.ex(node.args[0]) if node.args else self.ex(self.kwargs(node)["dtype"])
+            return replace(base, text=f"{base.text}.to({dt.text})", dtype=dt.value)
+        raise self.err(f"method `.{name}()` is not supported", node)
+
+    def call_builtin(self, canon: str, node: ast.Call) -> V:
+        kw = self.kwargs(node)
+        name = canon.rsplit(".", 1)[-1]
+        args = node.args
+        if canon.startswith("tle."):
+            if canon == "tle.gpu.local_ptr":
+                buf = self.ex(args[0])
+                if buf.kind != "smem":
+                    raise self.err("tle.gpu.local_ptr takes a shared-memory buffer (a slot field)", node)
+                if len(args) > 1 or "indices" in kw:
+                    raise self.err("tle.gpu.local_ptr(buf, indices) is not supported by the lowering", node)
+                return V("lptr", buf.text, shape=buf.shape, dtype=buf.dtype, value=buf)
+            raise self.err(f"`{canon}` is not supported inside a partition", node)
+        if not canon.startswith("tl."):
+            raise self.err(f"`{canon}` is not supported", node)
+        if name == "arange":
+            a, b = self.ex(args[0]), self.ex(args[1])
+            if a.kind != "const" or b.kind != "const":
+                raise self.err("tl.arange bounds must be compile-time constants", node)
+            var = self.S.new(1)
+            return V("tensor", f"gl.arange({a.text}, {b.text}, layout={self.Lv(var)})", var,
+                     (b.value - a.value,), "int32")
+        if name in ("zeros", "full"):
+            shape = self.ex(args[0])
+            if name == "zeros":
+                value = V("const", "0", value=0)
+                dt = self.ex(args[1] if len(args) > 1 else kw["dtype"])
+            else:
+                value = self.ex(args[1])
+                dt = self.ex(args[2] if len(args) > 2 else kw["dtype"])
+            dims = tuple(x.value for x in shape.value)
+            if any(not isinstance(d, int) for d in dims):
+                raise self.err("tensor shapes must be compile-time constants", node)
+            var = self.S.new(len(dims))
+            return V("tensor", f"gl.full({shape.text}, {value.text}, {dt.text}, layout={self.Lv(var)})",
+                     var, dims, dt.value)
+        if name == "load":
+            return self.load(node, kw)
+        if name == "store":
+            self.store(node, kw)
+            return V("none", "None")
+        if name == "dot":
+            return self.dot(node, kw)
+        if name == "where":
+            c, a, b = (self.ex(x) for x in args)
+            if not any(x.kind == "tensor" for x in (c, a, b)):
+                return V("scalar", f"gl.where({c.text}, {a.text}, {b.text})")
+            return self._elementwise([c, a, b], lambda x, y, z: f"gl.where({x}, {y}, {z})")
+        if name in ("maximum", "minimum"):
+            a, b = self.ex(args[0]), self.ex(args[1])
+            if a.kind != "tensor" and b.kind != "tensor":
+                return V("scalar", f"gl.{name}({a.text}, {b.text})")
+            return self._elementwise([a, b], lambda x, y: f"gl.{name}({x}, {y})")
+        if name in REDUCE:
+            x = self.ex(args[0])
+            axis_node = args[1] if len(args) > 1 else kw.get("axis")
+            if axis_node is None or x.kind != "tensor":
+                raise self.err(f"tl.{name} needs a tensor and an explicit axis", node)
+            axis = self.ex(axis_node).value
+            res = self.S.new(len(x.shape) - 1)
+            self.S.slice_of(res, axis, x.var)
+            shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+            return V("tensor", f"gl.{name}({x.text}, {axis})", res, shape, x.dtype)
+        if name in UNARY_MATH:
+            x = self.ex(args[0])
+            return replace(x, text=f"gl.{name}({x.text})")
+        if name == "program_id" or name == "num_programs":
+            a = self.ex(args[0] if args else kw["axis"])
+            return V("scalar", f"gl.{name}({a.text})")
+        if name == "cdiv":
+            a, b = self.ex(args[0]), self.ex(args[1])
+            if a.kind == "const" and b.kind == "const":
+                return V("const", f"gl.cdiv({a.text}, {b.text})", value=-(-a.value // b.value))
+            return V("scalar", f"gl.cdiv({a.text}, {b.text})")
+        if name == "constexpr":
+            v = self.ex(args[0])
+            return v
+        if name == "trans":
+            raise self.err("tl.trans is only supported on a shared-memory tile fed to tl.dot "
+                           "(tl.dot(a, tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))))", node)
+        raise self.err(f"`tl.{name}` is not supported by the lowering", node)
+
+    def _local(self, node: ast.AST) -> Optional[V]:
+        """``tl.load(tle.gpu.local_ptr(buf))`` → the buffer, without loading it."""
+        if (isinstance(node, ast.Call) and self.canonical(node.func) == "tl.load"
+                and len(node.args) == 1 and not node.keywords):
+            p = self.ex(node.args[0])
+            if p.kind == "lptr":
+                return p.value
+        return None
+
+    def load(self, node: ast.Call, kw: dict) -> V:
+        p = self.ex(node.args[0])
+        if p.kind == "lptr":
+            var = self.S.new(len(p.shape))
+            # value: the descriptor, so a dot can read the tile from shared memory instead
+            return self.materialize(V("tensor", f"{p.text}.load({self.Lv(var)})", var, p.shape,
+                                      p.dtype, value={"smem": p.value}), "v")
+        if p.kind != "tensor":
+            raise self.err("tl.load of a scalar pointer is not supported (load a tensor of pointers)",
+                           node)
+        parts = [p.text]
+        for key in ("mask", "other"):
+            a = kw.get(key)
+            if a is None:
+                continue
+            v = self.ex(a)
+            if v.kind == "tensor":
+                sid = self.S.soft_eq(v.var, p.var)
+                parts.append(f"{key}={self.cvt(v.text, sid)}")
+            else:
+                parts.append(f"{key}={v.text}")
+        return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
+
+    def store(self, node: ast.Call, kw: dict) -> None:
+        p = self.ex(node.args[0])
+        val = self.ex(node.args[1] if len(node.args) > 1 else kw["value"])
+        if p.kind == "lptr":
+            if val.kind != "tensor":
+                raise self.err("a shared-memory store needs a tensor value", node)
+            self.emit(f"{p.text}.store({val.text})")
+            return
+        if p.kind != "tensor":
+            raise self.err("tl.store to a scalar pointer is not supported", node)
+        parts = [p.text]
+        if val.kind == "tensor":
+            sid = self.S.soft_eq(val.var, p.var)
+            parts.append(self.cvt(val.text, sid))
+        else:
+            parts.append(val.text)
+        if "mask" in kw:
+            m = self.ex(kw["mask"])
+            if m.kind == "tensor":
+                sid = self.S.soft_eq(m.var, p.var)
+                parts.append(f"mask={self.cvt(m.text, sid)}")
+            else:
+                parts.append(f"mask={m.text}")
+        self.emit(f"gl.store({', '.join(parts)})")
+
+    def dot(self, node: ast.Call, kw: dict) -> V:
+        args = list(node.args)
+        a_node, b_node = args[0], args[1]
+        acc_node = args[2] if len(args) > 2 else kw.get("acc")
+
+        def from_smem(n):
+            s = self._local(n)
+            if s is None and isinstance(n, ast.Name):
+                v = self.ex(n)  # a variable holding `tl.load(local_ptr(buf))`: read buf directly
+                if v.kind == "tensor" and isinstance(v.value, dict) and "smem" in v.value:
+                    s = v.value["smem"]
+            return s
+
+        def smem_operand(n):
+            s = from_smem(n)
+            if s is not None:
+                return V("smem", s.text, shape=s.shape, dtype=s.dtype)
+            if isinstance(n, ast.Call) and self.canonical(n.func) == "tl.trans" and len(n.args) == 1:
+                s = from_smem(n.args[0])
+                if s is not None and len(s.shape) == 2:
+                    return V("smem", f"{s.text}.permute((1, 0))", shape=(s.shape[1], s.shape[0]),
+                             dtype=s.dtype)
+            return None
+
+        a = smem_operand(a_node)
+        if a is None:
+            a = self.ex(a_node)
+            if a.kind != "tensor":
+                raise self.err("tl.dot: the A operand must be a tensor", node)
+        b = smem_operand(b_node)
+        if b is None:
+            raise self.err("tl.dot: the B operand must be a shared-memory tile, "
+                           "`tl.load(tle.gpu.local_ptr(slot.f))` or tl.trans of one (wgmma reads B "
+                           "from shared memory)", b_node)
+        M, K = a.shape
+        N = b.shape[1]
+        bits = BITS.get(b.dtype, 16)
+        k_instr = 256 // bits if bits <= 16 else 8
+        mma = mma_layout(self.warps, N, k_instr)
+        res = self.S.new(2)
+        self.S.fix(res, mma)
+        a_text = a.text
+        if a.kind == "tensor":
+            # A register A operand: DotOperand(0, mma, k_width = 32 bits / element) for wgmma.
+            dot_l = ("dot", 0, mma, max(1, 32 // bits))
+            a_text = f"gl.convert_layout({a.text}, {self.L(dot_l) if self.emitting else 'None'})"
+        if acc_node is not None:
+            acc = self.ex(acc_node)
+            self.S.anchor_eq(acc.var, res)
+            sid = self.S.soft_eq(acc.var, res)
+            acc_text = self.cvt(acc.text, sid)
+            use_acc = ""
+        else:
+            acc_text = f"gl.zeros([{M}, {N}], gl.float32, layout={self.L(mma) if self.emitting else 'None'})"
+            use_acc = ", use_acc=False"
+        return self.materialize(V("tensor", f"warpgroup_mma({a.text if a.kind == 'smem' else a_text}, "
+                                            f"{b.text}, {acc_text}{use_acc})", res, (M, N), "float32"),
+                                "acc")
+
+    # ---------------------------------------------------------------- inlining
+    def inline(self, fdef: ast.FunctionDef, node: ast.Call) -> V:
+        args = [self.ex(a) for a in node.args]
+        kws = {k.arg: self.ex(k.value) for k in node.keywords}
+        saved_env, saved_prefix, saved_ret = self.env, self.prefix, self.ret
+        self.tmp += 1
+        prefix = f"_{fdef.name}{self.tmp}_"
+        env = {}
+        params = fdef.args.args
+        for i, p in enumerate(params):
+            v = args[i] if i < len(args) else kws.get(p.arg)
+            if v is None:
+                raise self.err(f"helper '{fdef.name}': argument '{p.arg}' is missing", node)
+            env[p.arg] = v
+        self.env, self.prefix, self.ret = env, prefix, None
+        try:
+            for i, st in enumerate(fdef.body):
+                if isinstance(st, ast.Return):
+                    if i != len(fdef.body) - 1:
+                        raise self.err("a helper returns only at its end", st)
+                    self.ret = self.ex(st.value) if st.value is not None else V("none", "None")
+                elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
+                    continue
+                else:
+                    self.stmt(st)
+            ret = self.ret or V("none", "None")
+        finally:
+            self.env, self.prefix, self.ret = saved_env, saved_prefix, saved_ret
+        return ret
+
+    # ---------------------------------------------------------------- statements
+    def stmt(self, st: ast.stmt) -> None:
+        m = getattr(self, "st_" + type(st).__name__, None)
+        if m is None:
+            raise self.err(f"unsupported statement `{ast.unparse(st).splitlines()[0]}`", st)
+        m(st)
+
+    def body(self, stmts: list[ast.stmt]) -> None:
+        n = len(self.lines)
+        for s in stmts:
+            self.stmt(s)
+        if len(self.lines) == n:
+            self.emit("pass")
+
+    def st_Pass(self, st) -> None:
+        pass
+
+    def st_Expr(self, st: ast.Expr) -> None:
+        if isinstance(st.value, ast.Constant):
+            return
+        self.ex(st.value)
+
+    def assign(self, name: str, v: V, node: ast.AST) -> None:
+        if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",
+                      "mod", "tuple", "none"):
+            self.env[name] = v
+            return
+        gen = self.prefix + name
+        if v.kind == "const":
+            self.emit(f"{gen} = {v.text}")
+            self.env[name] = V("const", gen, value=v.value)
+            return
+        if v.kind == "scalar":
+            self.emit(f"{gen} = {v.text}")
+            self.env[name] = V("scalar", gen)
+            return
+        if v.kind == "method":
+            raise self.err("a bound method cannot be stored in a variable", node)
+        assert v.kind == "tensor"
+        var = self.name_vars.get(gen)
+        prev = self.env.get(name)
+        if var is None or prev is None or prev.kind != "tensor":
+            var = self.S.new(self.S.rank[v.var])
+            self.name_vars[gen] = var
+        sid = self.S.soft_eq(v.var, var)
+        self.emit(f"{gen} = {self.cvt(v.text, sid)}")
+        shape = v.shape if prev is None or prev.shape is None else prev.shape
+        self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
+
+    def st_Assign(self, st: ast.Assign) -> None:
+        if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
+            raise self.err("only `name = value` assignments are supported", st)
+        self.assign(st.targets[0].id, self.ex(st.value), st)
+
+    def st_AnnAssign(self, st: ast.AnnAssign) -> None:
+        if st.value is None or not isinstance(st.target, ast.Name):
+            raise self.err("unsupported annotated assignment", st)
+        self.assign(st.target.id, self.ex(st.value), st)
+
+    def st_AugAssign(self, st: ast.AugAssign) -> None:
+        if not isinstance(st.target, ast.Name):
+            raise self.err("only `name op= value` is supported", st)
+        cur = self.lookup(st.target.id, st)
+        v = self.binop(cur, self.ex(st.value), BINOPS[type(st.op)], st)
+        self.assign(st.target.id, v, st)
+
+    def st_For(self, st: ast.For) -> None:
+        if not isinstance(st.target, ast.Name) or not isinstance(st.iter, ast.Call) or st.orelse:
+            raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", st)
+        canon = self.canonical(st.iter.func)
+        fn = canon or (st.iter.func.id if isinstance(st.iter.func, ast.Name) else None)
+        if fn not in ("range", "tl.range", "tl.static_range"):
+            raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", st)
+        bounds = [self.ex(a) for a in st.iter.args]
+        it = "gl.static_range" if fn == "tl.static_range" else "range"
+        var = self.prefix + st.target.id
+        self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
+        self.env[st.target.id] = V("scalar", var)
+        self.ind += 1
+        self.body(st.body)
+        self.ind -= 1
+
+    def st_If(self, st: ast.If) -> None:
+        c = self.ex(st.test)
+        if c.kind == "tensor":
+            raise self.err("an `if` condition must be a scalar", st)
+        self.emit(f"if {c.text}:")
+        self.ind += 1
+        self.body(st.body)
+        self.ind -= 1
+        if st.orelse:
+            self.emit("else:")
+            self.ind += 1
+            self.body(st.orelse)
+            self.ind -= 1
