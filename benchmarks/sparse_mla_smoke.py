@@ -1,0 +1,123 @@
+"""First light of the SparseMLA pipe kernels on a GPU: correctness on a small shape against an fp32
+gather reference, then TFLOP/s at the headline shape (B=1, SQ=4096, H=128, topk=2048) for a few SKV.
+Inputs as in ANCHORS.md: q, kv = randn/10 bf16; query t attends to positions [0, t + SKV - SQ],
+indices are distinct random positions in that window, invalid slots = SKV.
+
+    python benchmarks/sparse_mla_smoke.py [--skv 8192 131072] [--impl pipe seesaw]
+
+This is a smoke run (the full benchmark and the drop-in API come with the kernels issue).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import traceback
+
+import torch
+
+D_QK, D_V, TOPK = 576, 512, 2048
+
+
+def make_inputs(sq, skv, h, topk, device="cuda", seed=0):
+    g = torch.Generator(device=device).manual_seed(seed)
+    q = (torch.randn(sq, h, D_QK, device=device, generator=g) / 10).to(torch.bfloat16)
+    kv = (torch.randn(skv, 1, D_QK, device=device, generator=g) / 10).to(torch.bfloat16)
+    idx = torch.empty(sq, 1, topk, dtype=torch.int32, device=device)
+    for s0 in range(0, sq, 256):
+        rows = torch.arange(s0, min(sq, s0 + 256), device=device)
+        limit = rows + skv - sq  # last visible position (inclusive)
+        score = torch.rand(len(rows), skv, device=device, generator=g)
+        score[torch.arange(skv, device=device)[None, :] > limit[:, None]] = -1.0
+        top = score.topk(topk, dim=1)
+        chosen = torch.where(top.values >= 0, top.indices, torch.full_like(top.indices, skv))
+        idx[s0:s0 + len(rows), 0] = chosen.to(torch.int32)
+    return q, kv, idx
+
+
+def reference(q, kv, idx, sm_scale, chunk=32):
+    sq, h, _ = q.shape
+    skv = kv.shape[0]
+    out = torch.empty(sq, h, D_V, device=q.device)
+    lse = torch.empty(sq, h, device=q.device)
+    ml = torch.empty(sq, h, device=q.device)
+    for s0 in range(0, sq, chunk):
+        t = idx[s0:s0 + chunk, 0].long()
+        valid = (t >= 0) & (t < skv)
+        rows = kv[t.clamp(0, skv - 1), 0].float()  # [c, topk, 576]
+        logits = torch.einsum("chd,ctd->cht", q[s0:s0 + chunk].float(), rows) * sm_scale
+        logits = logits.masked_fill(~valid[:, None, :], float("-inf"))
+        ml[s0:s0 + chunk] = logits.max(-1).values
+        lse[s0:s0 + chunk] = torch.logsumexp(logits, -1)
+        p = torch.softmax(logits, -1).nan_to_num(0.0)
+        out[s0:s0 + chunk] = torch.einsum("cht,ctd->chd", p, rows[..., :D_V])
+    return out, lse, ml
+
+
+def outputs(q):
+    """Poisoned outputs: an element the kernel does not write stays NaN."""
+    sq, h, _ = q.shape
+    return (torch.full((sq, h, D_V), float("nan"), device=q.device, dtype=torch.bfloat16),
+            torch.full((sq, h), float("nan"), device=q.device),
+            torch.full((sq, h), float("nan"), device=q.device))
+
+
+def run(kernel, q, kv, idx, sm_scale, topk, bufs=None):
+    sq, h, _ = q.shape
+    out, lse, ml = bufs if bufs is not None else outputs(q)
+    kernel[(sq, h // 64)](q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
+                          out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], sm_scale,
+                          TOPK=topk, BLOCK_H=64)
+    return out, lse, ml
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skv", type=int, nargs="*", default=[8192, 131072])
+    ap.add_argument("--impl", nargs="*", default=["pipe", "seesaw"])
+    args = ap.parse_args()
+    from kernels.sparse_mla_pipe import sparse_mla_pipe
+    from kernels.sparse_mla_seesaw import sparse_mla_seesaw
+    impls = {"pipe": sparse_mla_pipe, "seesaw": sparse_mla_seesaw}
+    import triton.testing
+
+    sm_scale = 1.0 / math.sqrt(D_QK)
+    print(f"device: {torch.cuda.get_device_name()}", flush=True)
+    # Correctness on a small shape (invalid slots included: SKV < SQ + topk leaves some empty).
+    q, kv, idx = make_inputs(128, 2304, 128, TOPK, seed=1)
+    ref = reference(q, kv, idx, sm_scale)
+    for name in args.impl:
+        try:
+            t0 = time.time()
+            out, lse, ml = run(impls[name], q, kv, idx, sm_scale, TOPK)
+            torch.cuda.synchronize()
+            rel = ((out.float() - ref[0]).norm() / ref[0].norm()).item()
+            fin = torch.isfinite(ref[1])
+            lse_err = (lse[fin] - ref[1][fin]).abs().max().item()
+            print(f"check {name:7s} out rel {rel:.2e}  max abs {(out.float() - ref[0]).abs().max().item():.2e}  "
+                  f"lse abs {lse_err:.2e}  nan {torch.isnan(out).any().item()}  ({time.time() - t0:.1f} s "
+                  f"incl. compile)", flush=True)
+        except Exception:
+            print(f"check {name}: FAILED\n{traceback.format_exc()}", flush=True)
+    flops_per = 2 * 4096 * 128 * TOPK * (D_QK + D_V)
+    rows = []
+    for skv in args.skv:
+        q, kv, idx = make_inputs(4096, skv, 128, TOPK, seed=2)
+        for name in args.impl:
+            try:
+                bufs = outputs(q)
+                ms = triton.testing.do_bench(lambda: run(impls[name], q, kv, idx, sm_scale, TOPK, bufs),
+                                             warmup=50, rep=200, return_mode="median")
+                rows.append((skv, name, ms, flops_per / ms / 1e9))
+                print(f"bench skv={skv:6d} {name:7s} {ms:8.3f} ms  {flops_per / ms / 1e9:7.1f} TFLOP/s", flush=True)
+            except Exception:
+                print(f"bench {name} skv={skv}: FAILED\n{traceback.format_exc()}", flush=True)
+    print("\n| SKV | impl | ms | TFLOP/s |\n|---:|---|---:|---:|")
+    for skv, name, ms, tf in rows:
+        print(f"| {skv} | {name} | {ms:.3f} | {tf:.1f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
