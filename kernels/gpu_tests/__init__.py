@@ -1,0 +1,21 @@
+"""TLE kernels exercised by the GPU tests (tests/gpu/): small, simple pipe protocols whose outputs
+are compared element-exact (or, for attention, to a bf16 tolerance) against torch.
+
+Every module is a regular TLE kernel file: module-level partition functions, ``tl.*`` math,
+``tle.gpu.local_ptr(slot.field)`` loads and stores, and a ``DEFAULT_CONFIG`` (signature,
+constexprs, num_warps) that applies to every kernel of the module. ``tle-dump FILE`` verifies each.
+
+=================  =========================================================================
+module             what a run checks
+=================  =========================================================================
+spsc_ring          int32 64x64 tiles copied through an SPSC ring of capacity 1, 2, 3 or 4
+spmc               2 and 3 readers with field views; one reader releases late
+one_shot           a tile staged once (one_shot) and read by two readers, beside a stream
+close              close(N) after N tiles: is_closed is false N times, then true
+chain              A -> B (+1) -> C across three partitions
+seesaw             two consumers swap values through two capacity-1 pipes every iteration
+attention          Q one_shot, K/V capacity-2 pipe, S = QK^T, online softmax (exp2), O += PV
+=================  =========================================================================
+"""
+
+MODULES = ("spsc_ring", "spmc", "one_shot", "close", "chain", "seesaw", "attention")
