@@ -101,6 +101,27 @@ def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _barriers_json(rep: KernelReport) -> list[dict]:
+    """``count`` is infer-barriers' count in partition units; ``arrive_unit`` and ``init_count``
+    say how the lowering arrives and what it passes to ``mbarrier.init``: "partition" (one elected
+    arrive per commit: init_count = count), "thread" (cp.async gathers, one arrive per writer thread:
+    count x threads), "mixed" (both: count x (threads + 1))."""
+    units = {}
+    path = getattr(getattr(rep.program, "loc", None), "file", None)
+    if path and str(path).endswith(".py") and rep.verified:
+        from ..lowering.dumping import barrier_units
+
+        units = barrier_units(str(path), rep.program.name)
+    out = []
+    for b in rep.barriers:
+        d = b.to_json()
+        u = units.get(b.label, {"arrive_unit": "partition", "init_count": b.count})
+        d["arrive_unit"] = u["arrive_unit"]
+        d["init_count"] = u["init_count"]
+        out.append(d)
+    return out
+
+
 def render_json(rep: KernelReport, graph: bool) -> dict:
     prog = rep.program
     roles = rep.ctx.facts.get("roles", {})
@@ -118,7 +139,7 @@ def render_json(rep: KernelReport, graph: bool) -> dict:
            "pipes": pipes,
            "partitions": [{"name": q.name, "default": q.default, "warps": q.warps, "regs": q.regs,
                            "line": q.loc.line} for q in prog.partitions],
-           "barriers": [b.to_json() for b in rep.barriers],
+           "barriers": _barriers_json(rep),
            "verified": rep.verified,
            "verdict": rep.verdict(),
            "bound": ({"values": info.bound, "min": info.minimum, "sufficient": info.sufficient,

@@ -81,13 +81,18 @@ def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optiona
 
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
-                   target=None):
+                   target=None, divisible_ints: Optional[set] = None):
     """Lower and compile ``kernel`` for sm_90a; returns Triton's CompiledKernel (``.asm["ttgir"]``,
     ``.asm["ptx"]``, ``.asm["cubin"]``) with ``.tle_generated`` (the Gluon source and plan).
 
     ``signature``: every kernel argument → Triton type ("*bf16", "i32", "fp32"; constexprs may be
     given as "constexpr" or omitted); ``constexprs``: values of the constexpr arguments;
-    ``num_warps``: the default partition's warps (the kernel's @tle.jit num_warps by default)."""
+    ``num_warps``: the default partition's warps (the kernel's @tle.jit num_warps by default);
+    ``divisible_ints``: the integer arguments whose value is a multiple of 16 (they get
+    ``tt.divisibility = 16``, as Triton's launcher specialises them, so that cp.async gathers can
+    move 16 bytes); None assumes every integer argument is (the runtime passes the exact set, and
+    this is what a CPU compile for inspection wants). When Triton cannot vectorise a cp.async gather
+    (an unaligned row), the kernel is lowered again with register gathers instead."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -99,9 +104,6 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
 
         parts = tuple(replace(p, warps=num_warps) if p.default else p for p in info.partitions)
         info = replace(info, num_warps=num_warps, partitions=parts)
-    gen = generate(info, constexprs, debug_waits_enabled(debug_waits))
-    mod = load_module(gen)
-    fn = getattr(mod, gen.kernel)
     sig, attrs = {}, {}
     for i, a in enumerate(info.args):
         if a in info.constexprs:
@@ -112,14 +114,28 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
             raise TleError(f"kernel '{info.name}': the signature has no type for argument '{a}'",
                            info.program.loc, check="signature")
         sig[a] = t
-        if t.startswith("*"):
+        if t.startswith("*") or (t in ("i32", "i64", "u32", "u64")
+                                 and (divisible_ints is None or a in divisible_ints)):
             attrs[(i,)] = [["tt.divisibility", 16]]
-    src = GluonASTSource(fn, sig, constexprs={a: constexprs[a] for a in info.constexprs},
-                         attrs=attrs)
     tgt = target or GPUTarget(*HOPPER)
-    try:
-        compiled = triton.compile(src, target=tgt, options={"num_warps": info.num_warps})
-    except Exception as e:  # name the generated file: it is the thing to read
+    for cp_async in (True, False):
+        gen = generate(info, constexprs, debug_waits_enabled(debug_waits), cp_async=cp_async)
+        mod = load_module(gen)
+        fn = getattr(mod, gen.kernel)
+        src = GluonASTSource(fn, sig, constexprs={a: constexprs[a] for a in info.constexprs},
+                             attrs=attrs)
+        try:
+            compiled = triton.compile(src, target=tgt, options={"num_warps": info.num_warps})
+            break
+        except Exception as e:
+            if cp_async and gen.uses_cp_async:
+                continue  # e.g. unaligned gather rows (cp.async < 4 bytes): register gathers
+
+            err = e
+            compiled = None
+            break
+    if compiled is None:
+        e = err
         path = cache_dir()
         raise TleError(f"Triton failed to compile the lowered kernel '{info.name}' (generated Gluon "
                        f"in {path}): {type(e).__name__}: {str(e).strip()[:2000]}",

@@ -57,3 +57,25 @@ def lowered_texts(path: str, kernels: list[str], flags: dict[str, bool]) -> Opti
             if flags.get(what):
                 parts.append(lowered(path, k, what))
     return "\n".join(parts) if parts else None
+
+
+def barrier_units(path: str, kernel: str) -> dict:
+    """label -> {"arrive_unit", "init_count"} of every mbarrier the lowering initialises, for
+    ``tle-dump --format json``: the lowering decides the arrive unit (cp.async gathers arrive per
+    thread), so the report asks it (Gluon source only, with DEFAULT_CONFIG's constexprs; no Triton
+    compile). Empty when the kernel cannot be lowered (no DEFAULT_CONFIG, a .pipe file, ...)."""
+    try:
+        from ..frontend import read_kernels
+        from .compile import gluon_source
+
+        info = next(i for i in read_kernels(path, name=kernel) if i.name == kernel)
+        cfg = default_config(path, kernel)
+        gen = gluon_source(info, cfg.get("constexprs", {}))
+    except Exception:  # noqa: BLE001 - the report works without the lowering
+        return {}
+    out = {}
+    for pp in gen.plans.values():
+        for arr in pp.arrays:
+            for b, ic in zip(arr.barriers, arr.init_counts or arr.counts):
+                out[b.label] = {"arrive_unit": arr.mode, "init_count": ic}
+    return out

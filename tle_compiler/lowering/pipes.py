@@ -6,14 +6,19 @@ from the plan, i.e. from infer-barriers' waiters and arrivers:
 
   acquire(i)  wait empty[g][stage] at φ^1 for each group whose empty barrier this writer waits
               (φ^1: a fresh mbarrier reports parity 1 as completed, so the first C acquires pass)
-  commit(i)   [fence_async_shared() when a field of the group feeds wgmma]  [closed flag := 0]
-              arrive full[g][stage] (count=1: one elected arrive for the whole partition)
+  commit(i)   [fence_async_shared() when a register-stored field of the group feeds wgmma]
+              [closed flag := 0]; then per group, by its arrive mode (plan.arrive_mode):
+                partition: mbarrier.arrive(full, count=1) — bar.sync + one elected arrive
+                thread:    async_copy.mbarrier_arrive(full, increment_count=False) — every thread
+                           arrives once its cp.async copies have landed (count = writer threads)
+                mixed:     both (the register stores ordered by the partition arrive, the copies by
+                           the per-thread arrives; count = writer threads + 1)
   close(i)    acquire(i) + closed flag := 1 + commit(i)
   wait(i)     wait full[g][stage] at φ for each group of the reader's view; then, when the slot
               feeds wgmma, fence_async_shared(): the slot was written through the generic proxy and
               Triton 3.6 does not insert the generic→async fence between partitions (DESIGN.md)
-  release(i)  arrive empty[g][stage] for each group of the view (all wgmmas are synchronous
-              in this version, so none still reads the slot)
+  release(i)  warpgroup_mma_wait for the last in-flight wgmma reading a ring of the pipe (if
+              any), then arrive empty[g][stage] for each group of the view
 One-shot pipes have no empty barriers: acquire/release emit nothing, waits are at parity 0.
 """
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 
 import ast
 
-from .plan import PipePlan, parity_src
+from .plan import PipePlan, arrive_mode, parity_src
 
 
 def _wait(tr, bar: str, parity: str, site: str) -> None:
@@ -86,16 +91,22 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
                 _wait(tr, f"{arr.var}.index({stage})", parity,
                       f"{pp.name}.{verb} empty[g{arr.group}] line {line}")
     if verb == "acquire":
-        return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings)})
+        return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings),
+                                "role": "writer"})
     # commit / close
-    if any(a.fence for a in pp.full()):
+    modes = {arr.var: arrive_mode(tr.ctx.fills, pp, arr) for arr in pp.full()}
+    if any(a.fence and modes[a.var] != "thread" for a in pp.full()):
         tr.emit("fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads")
     if pp.closed:
         flag = 1 if verb == "close" else 0
         l1 = tr.L(("blocked", (1,), (32,), (tr.warps,), (0,)))
         tr.emit(f"{pp.closed}.index({stage}).store(gl.full([1], {flag}, gl.int32, layout={l1}))")
     for arr in pp.full():
-        tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count=1)")
+        bar = f"{arr.var}.index({stage})"
+        if modes[arr.var] != "thread":  # the register stores: one elected arrive after a bar.sync
+            tr.emit(f"mbarrier.arrive({bar}, count=1)")
+        if modes[arr.var] != "partition":  # every thread, once its cp.async copies have landed
+            tr.emit(f"async_copy.mbarrier_arrive({bar}, increment_count=False)")
     return V("none", "None")
 
 
@@ -118,6 +129,9 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
         if pp.one_shot:
             return V("none", "None")
         stage, _ = _stage(tr, pp, "release", index)
+        # docs/semantics.md: before a release, wait for the async wgmmas still reading the slot
+        tr.wait_rings({r.var for r in pp.rings.values()} | {None},
+                      f"{pp.name}.release: a wgmma may still read the slot")
         for arr in pp.empty():
             if arr.arrived_by(part, "release", reader):
                 tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count=1)")

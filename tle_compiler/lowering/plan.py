@@ -4,8 +4,9 @@ the frontend's FieldSpecs and the barrier-inference pass's :class:`Barrier` list
 * one ring ``[capacity, *slot_shape]`` per field; NVMMA-swizzled when the field feeds wgmma
   (``Pipe.mma``), else an unswizzled shared layout;
 * one mbarrier array ``[capacity, 1]`` per (pipe, kind, field group); every stage is initialised with
-  the inferred ``Barrier.count`` — in partition units, and every arrive the lowering emits is one
-  elected arrive per partition (``hopper.mbarrier.arrive(bar, count=1)``), so the scale is 1;
+  the inferred ``Barrier.count`` (partition units) scaled by the writer's arrive unit
+  (:func:`arrive_mode`, :func:`init_count`: x 32·warps per-thread arrivals for cp.async-filled
+  groups, +1 elected arrive when register stores are mixed in);
 * which arrays an event waits on / arrives at is read from the barriers' waiters and arrivers
   (so a reader with a field view touches only its groups' barriers);
 * a ``[capacity, 1]`` i32 closed-flag ring for pipes that are closed (``w.close(i)``).
@@ -75,6 +76,8 @@ class BarrierArray:
     counts: list[int]  # per stage, from Barrier.count
     barriers: list[Barrier]
     fence: bool
+    mode: str = "partition"  # arrive unit of the writer's commits (arrive_mode), set by codegen
+    init_counts: Optional[list[int]] = None  # per stage, counts scaled by the unit (init_count)
 
     def waited_by(self, partition: str, verb: str, reader: Optional[str] = None) -> bool:
         return any(w.partition == partition and w.verb == verb
@@ -107,6 +110,31 @@ class PipePlan:
         """Everything a partition touching this pipe receives, in a fixed order."""
         return ([r.var for r in self.rings.values()] + [a.var for a in self.arrays]
                 + ([self.closed] if self.closed else []))
+
+
+def arrive_mode(fills: dict, pp: "PipePlan", arr: "BarrierArray") -> str:
+    """How the writer arrives on a full barrier array at each commit, from how it fills the fields
+    of the group (``fills``: (pipe, field) -> {"async", "plain"}, recorded by the translator):
+    "partition" (register stores only: one elected arrive), "thread" (cp.async gathers only: one
+    ``cp.async.mbarrier.arrive.noinc`` per thread), "mixed" (both, or a closed flag to publish)."""
+    if arr.kind != "full":
+        return "partition"
+    modes: set = set()
+    for f in arr.barriers[0].fields:
+        modes |= fills.get((pp.name, f), set())
+    if "async" not in modes:
+        return "partition"
+    return "mixed" if ("plain" in modes or pp.closed) else "thread"
+
+
+def init_count(count: int, mode: str, writer_threads: int) -> int:
+    """The mbarrier's init count from infer-barriers' partition-unit ``count``: each partition
+    arrival becomes ``writer_threads`` per-thread arrivals (thread), plus the elected one (mixed)."""
+    if mode == "thread":
+        return count * writer_threads
+    if mode == "mixed":
+        return count * (writer_threads + 1)
+    return count
 
 
 def parity_src(verb: str, capacity: int, one_shot: bool, index_src: str) -> tuple[str, str]:

@@ -77,9 +77,14 @@ class Runtime:
         cx = {n: bound[n] for n in info.constexprs}
         sig = {n: arg_type(n, bound[n], info.name, loc) for n in info.args if n not in info.constexprs}
         dbg = debug_waits_enabled(debug_waits)
-        key = (tuple(sorted(sig.items())), tuple(sorted(cx.items())), num_warps, dbg)
+        # Triton-style specialisation: integers that are multiples of 16 get tt.divisibility 16
+        # (16-byte cp.async gathers need to know the rows are aligned)
+        div = frozenset(n for n in sig if sig[n] in ("i32", "i64") and bound[n] % 16 == 0)
+        key = (tuple(sorted(sig.items())), tuple(sorted(cx.items())), num_warps, dbg,
+               tuple(sorted(div)))
         if key not in self.cache:
-            self.cache[key] = compile_kernel(info, sig, cx, num_warps=num_warps, debug_waits=dbg)
+            self.cache[key] = compile_kernel(info, sig, cx, num_warps=num_warps, debug_waits=dbg,
+                                             divisible_ints=set(div))
         return self.cache[key]
 
     def launch(self, grid, args: tuple, kwargs: dict, loc=None) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 from typing import Any, Optional
 
 from ..diagnostics import TleError
@@ -48,6 +49,13 @@ class V:
     value: Any = None
 
 
+def _SlotField(text: str, ring, role: Optional[str]) -> "V":
+    """A slot field's shared-memory descriptor; ``slot`` is "writer" when it came from acquire."""
+    v = V("smem", text, shape=tuple(ring.shape), dtype=ring.dtype, value=ring)
+    v.slot = role
+    return v
+
+
 def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
     if a is None or b is None:
         return a or b
@@ -68,6 +76,10 @@ class Ctx:
         self.aliases = aliases  # import alias -> canonical prefix ("tl", "tle", "math")
         self.plans = plans
         self.debug_waits = debug_waits
+        # (pipe, field) -> {"async", "plain"}: how the writer fills the field (translation pass 1);
+        # decides each full barrier's arrive unit (plan.arrive_mode)
+        self.fills: dict[tuple, set] = {}
+        self.cp_async = True  # emit cp.async gathers where the form allows (compile.py may retry without)
         self.wait_sites: list[str] = []  # "pipe.kind[g] (partition, line)" for debug-wait ids
 
 
@@ -86,6 +98,12 @@ class FnTranslator:
         self.prefix = ""
         self.layout_names: dict[tuple, str] = {}
         self.ret: Optional[V] = None
+        # async wgmma bookkeeping (see docs/lowering.md, "Async wgmma"): the wgmmas issued and not
+        # yet waited, in issue order, and the generated names that hold an in-flight result.
+        self.inflight: list[dict] = []  # {"seq", "rings": set of ring vars read, "regs": [names]}
+        self.pending: dict[str, int] = {}  # generated name -> seq of the wgmma producing it
+        self.seq = 0
+        self._allow_pending = False
 
     # ---------------------------------------------------------------- helpers
     def err(self, msg: str, node: Optional[ast.AST]) -> TleError:
@@ -149,11 +167,57 @@ class FnTranslator:
         raise self.err(f"name '{name}' is not defined here", node)
 
     # ---------------------------------------------------------------- expressions
-    def ex(self, node: ast.AST) -> V:
+    def ex(self, node: ast.AST, allow_pending: bool = False) -> V:
+        """Translate an expression. Its value may be the result of an in-flight wgmma only where
+        ``allow_pending`` (the right-hand side of ``name = ...`` and the accumulator of a dot);
+        anywhere else reading it is a register read, so the wgmma is waited for first."""
         m = getattr(self, "ex_" + type(node).__name__, None)
         if m is None:
             raise self.err(f"unsupported expression `{ast.unparse(node)}`", node)
-        return m(node)
+        self._allow_pending = False
+        v = m(node)
+        if not allow_pending and self.is_pending(v):
+            v = self.wait_value(v)
+        return v
+
+    # ---------------------------------------------------------------- async wgmma
+    def is_pending(self, v: V) -> bool:
+        return (v.kind == "tensor" and v.text in self.pending
+                and any(e["seq"] == self.pending[v.text] for e in self.inflight))
+
+    def _wait_through(self, pos: int, why: str) -> None:
+        """Emit ``warpgroup_mma_wait`` so that inflight[0..pos] are complete (wgmma groups retire in
+        issue order): ``num_outstanding`` = the wgmmas issued after inflight[pos]. Every name holding
+        a result of a completed wgmma, and every register A operand it read, is a dep (rebound to
+        the wait's result: later reads are ordered after the wait; registers stay alive until it)."""
+        if pos < 0:
+            return
+        done = self.inflight[:pos + 1]
+        seqs = {e["seq"] for e in done}
+        n = len(self.inflight) - 1 - pos
+        names = [k for k, q in self.pending.items() if q in seqs]
+        regs = [r for e in done for r in e["regs"] if r not in names]
+        deps = names + regs
+        call = f"warpgroup_mma_wait({n}, deps=[{', '.join(deps)}])  # {why}"
+        self.emit(f"{', '.join(deps)} = {call}" if deps else call)
+        self.inflight = self.inflight[pos + 1:]
+        for k in names:
+            del self.pending[k]
+
+    def wait_value(self, v: V) -> V:
+        q = self.pending[v.text]
+        pos = next(i for i, e in enumerate(self.inflight) if e["seq"] == q)
+        self._wait_through(pos, f"{v.text} is read")
+        return v
+
+    def wait_rings(self, rings: set, why: str) -> None:
+        """Before shared memory in ``rings`` may be overwritten (a release, a store): wait for the
+        last in-flight wgmma reading any of them."""
+        pos = max((i for i, e in enumerate(self.inflight) if e["rings"] & rings), default=-1)
+        self._wait_through(pos, why)
+
+    def drain(self, why: str) -> None:
+        self._wait_through(len(self.inflight) - 1, why)
 
     def ex_Constant(self, node: ast.Constant) -> V:
         if node.value is None:
@@ -183,8 +247,8 @@ class FnTranslator:
             ring = pp.rings.get(node.attr)
             if ring is None or node.attr not in base.value["fields"]:
                 raise self.err(f"slot of pipe '{pp.name}' has no (visible) field '{node.attr}'", node)
-            return V("smem", f"{ring.var}.index({base.value['stage']})", shape=tuple(ring.shape),
-                     dtype=ring.dtype, value=ring)
+            return _SlotField(f"{ring.var}.index({base.value['stage']})", ring,
+                              base.value.get("role"))
         if base.kind == "res":
             if node.attr == "slot":
                 return base.value["slot"]
@@ -344,7 +408,9 @@ class FnTranslator:
                     raise self.err("tle.gpu.local_ptr takes a shared-memory buffer (a slot field)", node)
                 if len(args) > 1 or "indices" in kw:
                     raise self.err("tle.gpu.local_ptr(buf, indices) is not supported by the lowering", node)
-                return V("lptr", buf.text, shape=buf.shape, dtype=buf.dtype, value=buf)
+                return V("lptr", buf.text, shape=buf.shape, dtype=buf.dtype,
+                         value=SimpleNamespace(value=buf.value, slot=getattr(buf, "slot", None),
+                                               text=buf.text, shape=buf.shape, dtype=buf.dtype))
             raise self.err(f"`{canon}` is not supported inside a partition", node)
         if not canon.startswith("tl."):
             raise self.err(f"`{canon}` is not supported", node)
@@ -447,14 +513,59 @@ class FnTranslator:
                 parts.append(f"{key}={v.text}")
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
 
+    def _cp_async_source(self, p: V, val_node: ast.AST):
+        """``tl.load(ptrs, mask=m, other=0)`` stored whole into a writer's slot field: the form a
+        16-byte cp.async gather can fill (masked elements are zero-filled by cp.async)."""
+        ring = getattr(p.value, "value", None)
+        slot = getattr(p.value, "slot", None)
+        if not self.ctx.cp_async:
+            return None
+        if not (isinstance(val_node, ast.Call) and self.canonical(val_node.func) == "tl.load"
+                and len(val_node.args) == 1 and hasattr(ring, "var") and slot == "writer"):
+            return None
+        kws = {k.arg: k.value for k in val_node.keywords}
+        if set(kws) - {"mask", "other"} or len(ring.shape) < 2 or BITS.get(ring.dtype) not in (16, 32):
+            return None
+        if "other" in kws and not (isinstance(kws["other"], ast.Constant)
+                                   and kws["other"].value == 0 and kws["other"].value is not False):
+            return None
+        return ring, kws
+
     def store(self, node: ast.Call, kw: dict) -> None:
         p = self.ex(node.args[0])
-        val = self.ex(node.args[1] if len(node.args) > 1 else kw["value"])
+        val_node = node.args[1] if len(node.args) > 1 else kw["value"]
         if p.kind == "lptr":
+            ring = getattr(p.value, "value", None)
+            # shared memory about to be overwritten: no in-flight wgmma may still read it
+            self.wait_rings({getattr(ring, "var", None), None}, "the slot is overwritten")
+            src = self._cp_async_source(p, val_node)
+            if src is not None:
+                ring, kws = src
+                ptr = self.ex(val_node.args[0])
+                if ptr.kind == "tensor" and tuple(ptr.shape or ()) == tuple(ring.shape):
+                    parts = [p.text, ptr.text]
+                    if "mask" in kws:
+                        m = self.ex(kws["mask"])
+                        if m.kind == "tensor":
+                            sid = self.S.soft_eq(m.var, ptr.var)
+                            parts.append(f"mask={self.cvt(m.text, sid)}")
+                        else:
+                            parts.append(f"mask={m.text}")
+                    if "other" in kws:
+                        self.ex(kws["other"])
+                    self.emit(f"async_copy.async_copy_global_to_shared({', '.join(parts)})"
+                              f"  # cp.async gather; arrives per thread at the commit")
+                    self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add("async")
+                    return
+                raise self.err("internal: cp.async form with a mismatched pointer shape", node)
+            val = self.ex(val_node)
             if val.kind != "tensor":
                 raise self.err("a shared-memory store needs a tensor value", node)
             self.emit(f"{p.text}.store({val.text})")
+            if hasattr(ring, "var"):
+                self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add("plain")
             return
+        val = self.ex(val_node)
         if p.kind != "tensor":
             raise self.err("tl.store to a scalar pointer is not supported", node)
         parts = [p.text]
@@ -488,14 +599,15 @@ class FnTranslator:
         def smem_operand(n):
             s = from_smem(n)
             if s is not None:
-                return V("smem", s.text, shape=s.shape, dtype=s.dtype)
+                return V("smem", s.text, shape=s.shape, dtype=s.dtype, value=s.value)
             if isinstance(n, ast.Call) and self.canonical(n.func) == "tl.trans" and len(n.args) == 1:
                 s = from_smem(n.args[0])
                 if s is not None and len(s.shape) == 2:
                     return V("smem", f"{s.text}.permute((1, 0))", shape=(s.shape[1], s.shape[0]),
-                             dtype=s.dtype)
+                             dtype=s.dtype, value=s.value)
             return None
 
+        rings = set()
         a = smem_operand(a_node)
         if a is None:
             a = self.ex(a_node)
@@ -513,13 +625,21 @@ class FnTranslator:
         mma = mma_layout(self.warps, N, k_instr)
         res = self.S.new(2)
         self.S.fix(res, mma)
+        regs = []
+        for x in (a, b):
+            if x.kind == "smem":
+                rings.add(getattr(x.value, "var", None))  # None: unknown buffer, waited for always
         a_text = a.text
         if a.kind == "tensor":
-            # A register A operand: DotOperand(0, mma, k_width = 32 bits / element) for wgmma.
+            # A register A operand: DotOperand(0, mma, k_width = 32 bits / element) for wgmma. It is
+            # named so that the wait retiring this wgmma keeps its registers alive (a dep).
             dot_l = ("dot", 0, mma, max(1, 32 // bits))
-            a_text = f"gl.convert_layout({a.text}, {self.L(dot_l) if self.emitting else 'None'})"
+            a_text = self.fresh("a")
+            self.emit(f"{a_text} = gl.convert_layout({a.text}, "
+                      f"{self.L(dot_l) if self.emitting else 'None'})")
+            regs.append(a_text)
         if acc_node is not None:
-            acc = self.ex(acc_node)
+            acc = self.ex(acc_node, allow_pending=True)
             self.S.anchor_eq(acc.var, res)
             sid = self.S.soft_eq(acc.var, res)
             acc_text = self.cvt(acc.text, sid)
@@ -527,9 +647,18 @@ class FnTranslator:
         else:
             acc_text = f"gl.zeros([{M}, {N}], gl.float32, layout={self.L(mma) if self.emitting else 'None'})"
             use_acc = ", use_acc=False"
-        return self.materialize(V("tensor", f"warpgroup_mma({a.text if a.kind == 'smem' else a_text}, "
-                                            f"{b.text}, {acc_text}{use_acc})", res, (M, N), "float32"),
-                                "acc")
+        if acc_node is not None and self.is_pending(acc) and sid in self.S.converts and self.emitting:
+            raise self.err("internal: an in-flight accumulator needs a layout conversion", node)
+        out = self.materialize(V("tensor", f"warpgroup_mma({a.text if a.kind == 'smem' else a_text}, "
+                                           f"{b.text}, {acc_text}{use_acc}, is_async=True)", res,
+                                 (M, N), "float32"), "acc")
+        self.seq += 1
+        if acc_node is not None and acc.text in self.pending:
+            # the accumulator chain: the old name's wgmma retires before this one (in order)
+            pass
+        self.inflight.append({"seq": self.seq, "rings": rings, "regs": regs})
+        self.pending[out.text] = self.seq
+        return out
 
     # ---------------------------------------------------------------- inlining
     def inline(self, fdef: ast.FunctionDef, node: ast.Call) -> V:
@@ -568,10 +697,12 @@ class FnTranslator:
             raise self.err(f"unsupported statement `{ast.unparse(st).splitlines()[0]}`", st)
         m(st)
 
-    def body(self, stmts: list[ast.stmt]) -> None:
+    def body(self, stmts: list[ast.stmt], drain: Optional[str] = None) -> None:
         n = len(self.lines)
         for s in stmts:
             self.stmt(s)
+        if drain:
+            self.drain(drain)
         if len(self.lines) == n:
             self.emit("pass")
 
@@ -606,24 +737,32 @@ class FnTranslator:
             var = self.S.new(self.S.rank[v.var])
             self.name_vars[gen] = var
         sid = self.S.soft_eq(v.var, var)
+        if self.is_pending(v) and self.emitting and sid in self.S.converts:
+            v = self.wait_value(v)  # a conversion reads the registers
+        pend = self.pending.pop(v.text, None) if self.is_pending(v) else None
+        self.pending.pop(gen, None)
         self.emit(f"{gen} = {self.cvt(v.text, sid)}")
+        if pend is not None:
+            self.pending[gen] = pend
         shape = v.shape if prev is None or prev.shape is None else prev.shape
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
     def st_Assign(self, st: ast.Assign) -> None:
         if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
             raise self.err("only `name = value` assignments are supported", st)
-        self.assign(st.targets[0].id, self.ex(st.value), st)
+        self.assign(st.targets[0].id, self.ex(st.value, allow_pending=True), st)
 
     def st_AnnAssign(self, st: ast.AnnAssign) -> None:
         if st.value is None or not isinstance(st.target, ast.Name):
             raise self.err("unsupported annotated assignment", st)
-        self.assign(st.target.id, self.ex(st.value), st)
+        self.assign(st.target.id, self.ex(st.value, allow_pending=True), st)
 
     def st_AugAssign(self, st: ast.AugAssign) -> None:
         if not isinstance(st.target, ast.Name):
             raise self.err("only `name op= value` is supported", st)
         cur = self.lookup(st.target.id, st)
+        if self.is_pending(cur):
+            cur = self.wait_value(cur)
         v = self.binop(cur, self.ex(st.value), BINOPS[type(st.op)], st)
         self.assign(st.target.id, v, st)
 
@@ -637,22 +776,24 @@ class FnTranslator:
         bounds = [self.ex(a) for a in st.iter.args]
         it = "gl.static_range" if fn == "tl.static_range" else "range"
         var = self.prefix + st.target.id
+        self.drain("loop entry: no wgmma in flight across a loop boundary")
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
         self.env[st.target.id] = V("scalar", var)
         self.ind += 1
-        self.body(st.body)
+        self.body(st.body, drain="loop back-edge")
         self.ind -= 1
 
     def st_If(self, st: ast.If) -> None:
         c = self.ex(st.test)
         if c.kind == "tensor":
             raise self.err("an `if` condition must be a scalar", st)
+        self.drain("no wgmma in flight across an if")
         self.emit(f"if {c.text}:")
         self.ind += 1
-        self.body(st.body)
+        self.body(st.body, drain="end of the if branch")
         self.ind -= 1
         if st.orelse:
             self.emit("else:")
             self.ind += 1
-            self.body(st.orelse)
+            self.body(st.orelse, drain="end of the else branch")
             self.ind -= 1
