@@ -1,0 +1,294 @@
+"""Drop-in SparseMLA prefill for PyTorch: FlashMLA's ``flash_mla_sparse_fwd`` interface.
+
+    out, max_logits, lse = sparse_mla_prefill(q, kv, indices, sm_scale, d_v=512,
+                                              attn_sink=None, topk_length=None, impl="auto")
+
+- q [s_q, h_q, d_qk] bf16, kv [s_kv, 1, d_qk] bf16, indices [s_q, 1, topk] int32 (only the last dim
+  of each needs to be contiguous), or the batched layout q [B, SQ, H, d_qk], kv [B, SKV, 1, d_qk],
+  indices [B, SQ, 1, topk] (indices are positions within the batch's own kv).
+- out [.., h_q, 512] bf16, max_logits and lse [.., h_q] fp32 in natural-log units. Semantics of
+  invalid indices, empty rows, attn_sink and topk_length: kernels/reference.py and docs/sparse_mla.md.
+- impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA), or "auto" (the first
+  implementation in ``PREFERENCE`` that supports the call).
+
+Everything is validated before any launch (and before anything needs CUDA): a ValueError or
+TypeError names the argument and what was expected. The work runs in the custom op
+``torch.ops.tle_kernels.sparse_mla_prefill`` (with a fake implementation), so calls trace under
+``torch.compile`` and can be captured in a CUDA graph.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Tuple
+
+import torch
+
+D_V = 512
+D_QK_CHOICES = (512, 576)
+IMPLS = ("naive", "pipe", "seesaw")
+
+# "auto" takes the first implementation in this order that supports the call. The TLE-Pipe kernel
+# is the faster of the two TLE kernels today (docs/BENCHMARKS.md); swap the first two entries when
+# the seesaw overtakes it.
+PREFERENCE: Tuple[str, ...] = ("pipe", "seesaw", "naive")
+
+
+# ---------------------------------------------------------------------------------------------
+# What each implementation supports
+# ---------------------------------------------------------------------------------------------
+
+def _tle_limits(name: str, topk_multiple: int):
+    def why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
+                aligned: bool = True) -> Optional[str]:
+        if h_q % 64 != 0:
+            return f"{name} needs h_q % 64 == 0 (got h_q={h_q})"
+        if d_qk != 576:
+            return f"{name} needs d_qk == 576 (got d_qk={d_qk})"
+        if topk % topk_multiple != 0:
+            return f"{name} needs topk % {topk_multiple} == 0 (got topk={topk})"
+        if has_sink:
+            return f"{name} does not support attn_sink yet"
+        if has_topk_length:
+            return f"{name} does not support topk_length yet"
+        if not aligned:
+            return f"{name} needs 16-byte aligned q, kv and indices (data_ptr and row strides)"
+        return None
+    return why_not
+
+
+def _naive_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
+                   aligned: bool = True) -> Optional[str]:
+    return None  # anything that passes validation
+
+
+SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
+    "naive": _naive_why_not,
+    "pipe": _tle_limits("pipe", 64),
+    "seesaw": _tle_limits("seesaw", 128),
+}
+
+
+def unsupported_reason(impl: str, h_q: int, d_qk: int, topk: int, has_sink: bool = False,
+                       has_topk_length: bool = False, aligned: bool = True) -> Optional[str]:
+    """None when ``impl`` handles the call, else why not."""
+    if impl not in SUPPORT:
+        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
+    return SUPPORT[impl](h_q, d_qk, topk, has_sink, has_topk_length, aligned)
+
+
+def select_impl(impl: str, h_q: int, d_qk: int, topk: int, has_sink: bool = False,
+                has_topk_length: bool = False, aligned: bool = True) -> str:
+    """The implementation that runs a call: ``impl`` itself (ValueError saying why when it cannot
+    handle the shape), or for "auto" the first of ``PREFERENCE`` that can."""
+    if impl == "auto":
+        for cand in PREFERENCE:
+            if unsupported_reason(cand, h_q, d_qk, topk, has_sink, has_topk_length, aligned) is None:
+                return cand
+        raise ValueError("impl='auto': no implementation supports this call")  # pragma: no cover
+    why = unsupported_reason(impl, h_q, d_qk, topk, has_sink, has_topk_length, aligned)
+    if why is not None:
+        raise ValueError(f"impl={impl!r} cannot run this call: {why}")
+    return impl
+
+
+def supported_impls(h_q: int, d_qk: int, topk: int, has_sink: bool = False,
+                    has_topk_length: bool = False) -> List[str]:
+    return [n for n in IMPLS if unsupported_reason(n, h_q, d_qk, topk, has_sink, has_topk_length) is None]
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation (no CUDA needed: works on CPU and meta tensors, runs before any launch)
+# ---------------------------------------------------------------------------------------------
+
+def _check_tensor(name: str, x, ranks: Tuple[int, ...], dtype: torch.dtype, what: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor {what}, got {type(x).__name__}")
+    if x.dim() not in ranks:
+        raise ValueError(f"{name}: expected rank {' or '.join(map(str, ranks))} ({what}), got rank "
+                         f"{x.dim()} with shape {tuple(x.shape)}")
+    if x.dtype != dtype:
+        raise TypeError(f"{name}: expected dtype {dtype} ({what}), got {x.dtype}")
+    if x.numel() > 0 and x.shape[-1] > 1 and x.stride(-1) != 1:
+        raise ValueError(f"{name}: the last dim must be contiguous (stride 1), got strides "
+                         f"{tuple(x.stride())}")
+
+
+def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None,
+             impl="auto") -> dict:
+    """Check every argument; return the problem's sizes. Raises TypeError / ValueError naming the
+    argument. Device checks come last, so CPU / meta tensors exercise every other rule."""
+    if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
+        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
+    if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
+        raise TypeError(f"sm_scale: expected a Python float, got {type(sm_scale).__name__}")
+    if isinstance(d_v, bool) or not isinstance(d_v, int) or d_v != D_V:
+        raise ValueError(f"d_v: expected {D_V} (the V dims are kv[..., :512]), got {d_v!r}")
+    _check_tensor("q", q, (3, 4), torch.bfloat16, "[s_q, h_q, d_qk] or [B, SQ, H, d_qk] bf16")
+    batched = q.dim() == 4
+    if batched:
+        _check_tensor("kv", kv, (4,), torch.bfloat16, "[B, SKV, 1, d_qk] bf16 (q is batched)")
+        _check_tensor("indices", indices, (4,), torch.int32, "[B, SQ, 1, topk] int32 (q is batched)")
+        B, s_q, h_q, d_qk = q.shape
+        if kv.shape[0] != B or indices.shape[0] != B:
+            raise ValueError(f"kv/indices: batch size must match q's {B}, got kv {tuple(kv.shape)}, "
+                             f"indices {tuple(indices.shape)}")
+        s_kv, h_kv, d_kv = kv.shape[1:]
+        i_sq, i_hkv, topk = indices.shape[1:]
+    else:
+        _check_tensor("kv", kv, (3,), torch.bfloat16, "[s_kv, 1, d_qk] bf16")
+        _check_tensor("indices", indices, (3,), torch.int32, "[s_q, 1, topk] int32")
+        B = None
+        s_q, h_q, d_qk = q.shape
+        s_kv, h_kv, d_kv = kv.shape
+        i_sq, i_hkv, topk = indices.shape
+    if d_qk not in D_QK_CHOICES:
+        raise ValueError(f"q: d_qk (last dim) must be one of {D_QK_CHOICES}, got {d_qk}")
+    if h_q < 16 or h_q % 16 != 0:
+        raise ValueError(f"q: h_q must be a positive multiple of 16 (16, 32, 64, 128, ...), got {h_q}")
+    if h_kv != 1:
+        raise ValueError(f"kv: h_kv must be 1 (MLA shares one latent kv head), got kv shape "
+                         f"{tuple(kv.shape)}")
+    if d_kv != d_qk:
+        raise ValueError(f"kv: last dim must equal q's d_qk={d_qk}, got {d_kv}")
+    if s_kv < 1:
+        raise ValueError(f"kv: s_kv must be at least 1, got {s_kv}")
+    if i_sq != s_q or i_hkv != 1:
+        raise ValueError(f"indices: expected shape {'[B, ' if batched else '['}{s_q}, 1, topk] "
+                         f"matching q, got {tuple(indices.shape)}")
+    if topk < 1:
+        raise ValueError(f"indices: topk (last dim) must be at least 1, got {topk}")
+    if (B or 1) * s_kv >= 2**31:
+        raise ValueError(f"kv: {'B * SKV' if batched else 's_kv'} must be < 2**31 (int32 indices)")
+    if attn_sink is not None:
+        _check_tensor("attn_sink", attn_sink, (1,), torch.float32, "[h_q] fp32")
+        if attn_sink.shape[0] != h_q:
+            raise ValueError(f"attn_sink: expected shape [{h_q}] (h_q), got {tuple(attn_sink.shape)}")
+    if topk_length is not None:
+        if batched:
+            _check_tensor("topk_length", topk_length, (2,), torch.int32, "[B, SQ] int32")
+            ok = tuple(topk_length.shape) == (B, s_q)
+        else:
+            _check_tensor("topk_length", topk_length, (1,), torch.int32, "[s_q] int32")
+            ok = topk_length.shape[0] == s_q
+        if not ok:
+            raise ValueError(f"topk_length: expected shape {[B, s_q] if batched else [s_q]}, got "
+                             f"{tuple(topk_length.shape)}")
+    if impl != "auto":  # an explicit impl that cannot handle the shape fails here, before launch
+        select_impl(impl, h_q, d_qk, topk, attn_sink is not None, topk_length is not None)
+    named = [("q", q), ("kv", kv), ("indices", indices), ("attn_sink", attn_sink),
+             ("topk_length", topk_length)]
+    for name, x in named:
+        if x is not None and x.device.type != "cuda":
+            raise ValueError(f"{name}: expected a CUDA tensor, got device {x.device}")
+    for name, x in named[1:]:
+        if x is not None and x.device != q.device:
+            raise ValueError(f"{name}: expected the same device as q ({q.device}), got {x.device}")
+    return dict(batched=batched, B=B, s_q=s_q, h_q=h_q, d_qk=d_qk, s_kv=s_kv, topk=topk)
+
+
+# ---------------------------------------------------------------------------------------------
+# Launching (on validated tensors, outputs given)
+# ---------------------------------------------------------------------------------------------
+
+def _aligned(*xs: torch.Tensor) -> bool:
+    for x in xs:
+        if x.data_ptr() % 16 != 0:
+            return False
+        if any((s * x.element_size()) % 16 != 0
+               for s, n in zip(x.stride()[:-1], x.shape[:-1]) if n > 1):
+            return False
+    return True
+
+
+def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None,
+           topk_length=None) -> str:
+    """Run one 3-D (unbatched) call into given outputs; ``impl`` may be "auto". Returns the impl
+    that ran. For benchmarks: no allocation, no validation beyond impl support."""
+    s_q, h_q, d_qk = q.shape
+    topk = indices.shape[-1]
+    aligned = _aligned(q, kv, indices, out, max_logits)
+    name = select_impl(impl, h_q, d_qk, topk, attn_sink is not None, topk_length is not None,
+                       aligned)
+    if s_q == 0:
+        return name
+    if name == "naive":
+        from .sparse_mla_naive import sparse_mla_naive
+
+        sparse_mla_naive(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length)
+        return name
+    if name == "pipe":
+        from .sparse_mla_pipe import sparse_mla_pipe as kernel
+    else:
+        from .sparse_mla_seesaw import sparse_mla_seesaw as kernel
+    assert max_logits.stride() == lse.stride()
+    kernel[(s_q, h_q // 64)](q, kv, indices, out, lse, max_logits,
+                             q.stride(0), q.stride(1), kv.stride(0), indices.stride(0),
+                             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
+                             float(sm_scale), TOPK=topk, BLOCK_H=64)
+    return name
+
+
+def empty_outputs(q: torch.Tensor, d_v: int = D_V):
+    lead = tuple(q.shape[:-1])
+    return (q.new_empty(lead + (d_v,), dtype=torch.bfloat16),
+            q.new_empty(lead, dtype=torch.float32),
+            q.new_empty(lead, dtype=torch.float32))
+
+
+# ---------------------------------------------------------------------------------------------
+# The custom op
+# ---------------------------------------------------------------------------------------------
+
+def _sparse_mla_prefill_impl(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
+                          sm_scale: float, d_v: int, attn_sink: Optional[torch.Tensor],
+                          topk_length: Optional[torch.Tensor],
+                          impl: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """3-D layout only (the Python wrapper flattens batches). Returns (out, max_logits, lse)."""
+    validate(q, kv, indices, sm_scale, d_v, attn_sink, topk_length, impl)
+    out, max_logits, lse = empty_outputs(q, d_v)
+    launch(impl, q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length)
+    return out, max_logits, lse
+
+
+def _sparse_mla_prefill_fake(q, kv, indices, sm_scale, d_v, attn_sink, topk_length, impl):
+    return empty_outputs(q, d_v)
+
+
+def _register():
+    # The package is importable as ``tle_kernels`` (installed) and as ``kernels`` (repository on the
+    # path); whichever module registers first owns the op, the other reuses it.
+    try:
+        return getattr(torch.ops.tle_kernels, "sparse_mla_prefill")
+    except (AttributeError, RuntimeError):
+        pass
+    op = torch.library.custom_op("tle_kernels::sparse_mla_prefill", mutates_args=())(
+        _sparse_mla_prefill_impl)
+    op.register_fake(_sparse_mla_prefill_fake)
+    return op
+
+
+sparse_mla_prefill_op = _register()
+
+
+def sparse_mla_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor, sm_scale: float,
+                       d_v: int = D_V, attn_sink: Optional[torch.Tensor] = None,
+                       topk_length: Optional[torch.Tensor] = None,
+                       impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """SparseMLA prefill (FlashMLA ``flash_mla_sparse_fwd`` semantics); see the module docstring."""
+    info = validate(q, kv, indices, sm_scale, d_v, attn_sink, topk_length, impl)
+    sm_scale = float(sm_scale)
+    if not info["batched"]:
+        return torch.ops.tle_kernels.sparse_mla_prefill(q, kv, indices, sm_scale, d_v, attn_sink,
+                                                        topk_length, impl)
+    B, s_q, h_q, d_qk, s_kv, topk = (info[k] for k in ("B", "s_q", "h_q", "d_qk", "s_kv", "topk"))
+    # Flatten the batches into one token axis: kv rows of batch b start at b * SKV. An invalid
+    # index stays invalid (-1) instead of landing in another batch's rows.
+    qf = q.reshape(B * s_q, h_q, d_qk)
+    kvf = kv.reshape(B * s_kv, 1, d_qk)
+    offs = (torch.arange(B, device=indices.device, dtype=torch.int32) * s_kv).view(B, 1, 1, 1)
+    valid = (indices >= 0) & (indices < s_kv)
+    idxf = torch.where(valid, indices + offs, torch.full_like(indices, -1)).reshape(B * s_q, 1, topk)
+    tlf = None if topk_length is None else topk_length.reshape(B * s_q)
+    out, max_logits, lse = torch.ops.tle_kernels.sparse_mla_prefill(qf, kvf, idxf, sm_scale, d_v,
+                                                                    attn_sink, tlf, impl)
+    return (out.view(B, s_q, h_q, d_v), max_logits.view(B, s_q, h_q), lse.view(B, s_q, h_q))

@@ -1,0 +1,175 @@
+"""SparseMLA prefill benchmark: every implementation in one process, TFLOP/s and ratios to naive.
+
+    python -m tle_kernels.bench_sparse_mla [--check] [--skv 8192 131072] [--impl naive pipe]
+                                           [--json results.json] [--plot sparse_mla.png] [--quick]
+    (or ``python -m kernels.bench_sparse_mla`` with the repository on PYTHONPATH)
+
+Headline shape (ANCHORS.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
+SKV in {8K, 32K, 64K, 96K, 128K}; q, kv = randn/10 bf16; query t attends to [0, t + SKV - SQ],
+indices = topk distinct random positions of that window, invalid slots = SKV.
+TFLOP/s = 2*SQ*H*topk*(576+512) / median time (``triton.testing.do_bench``, warmup 50 ms,
+rep 200 ms). Outputs are allocated once per configuration, outside the timed region.
+--check first compares every implementation with the fp32 reference (out rel Frobenius <= 3e-3,
+max abs <= 1e-2, lse / max_logits abs <= 1e-4) on a small shape and on the first SKV's first queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import traceback
+
+import torch
+
+from .api import IMPLS, empty_outputs, launch, supported_impls
+from .reference import make_inputs, sparse_mla_reference
+
+SKVS = (8192, 32768, 65536, 98304, 131072)
+SQ, H, TOPK, D_QK, D_V = 4096, 128, 2048, 576, 512
+OUT_REL, OUT_ABS, LSE_ABS = 3e-3, 1e-2, 1e-4
+
+
+def flops(sq, h, topk):
+    return 2 * sq * h * topk * (D_QK + D_V)
+
+
+def check_one(impl, q, kv, idx, sm_scale):
+    want = sparse_mla_reference(q, kv, idx, sm_scale)
+    out, ml, lse = (x.fill_(float("nan")) for x in empty_outputs(q))
+    launch(impl, q, kv, idx, sm_scale, out, ml, lse)
+    torch.cuda.synchronize()
+    d = out.float() - want[0]
+    rel = (d.norm() / want[0].norm()).item()
+    mx = d.abs().max().item()
+    errs = {}
+    for name, a, b in (("max_logits", ml, want[1]), ("lse", lse, want[2])):
+        fin = torch.isfinite(b)
+        same_inf = torch.equal(a[~fin], b[~fin])
+        errs[name] = (a[fin] - b[fin]).abs().max().item() if fin.any() else 0.0
+        if not same_inf:
+            errs[name] = float("inf")
+    nan = bool(torch.isnan(out).any() or torch.isnan(lse).any() or torch.isnan(ml).any())
+    ok = rel <= OUT_REL and mx <= OUT_ABS and max(errs.values()) <= LSE_ABS and not nan
+    return ok, dict(out_rel=rel, out_max_abs=mx, lse_abs=errs["lse"],
+                    max_logits_abs=errs["max_logits"], nan=nan)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skv", type=int, nargs="+", default=None, help=f"SKVs (default {SKVS})")
+    ap.add_argument("--impl", nargs="+", default=list(IMPLS), choices=IMPLS)
+    ap.add_argument("--check", action="store_true", help="correctness against fp32 first")
+    ap.add_argument("--json", default=None, help="write the results to this path")
+    ap.add_argument("--plot", default="sparse_mla_bench.png", help="PNG path ('' = no plot)")
+    ap.add_argument("--quick", action="store_true",
+                    help="fast subset: SKV 8K and 128K, warmup 10 ms, rep 50 ms")
+    ap.add_argument("--sq", type=int, default=SQ)
+    ap.add_argument("--h", type=int, default=H)
+    ap.add_argument("--topk", type=int, default=TOPK)
+    args = ap.parse_args(argv)
+    skvs = args.skv or ([8192, 131072] if args.quick else list(SKVS))
+    warmup, rep = (10, 50) if args.quick else (50, 200)
+    import triton.testing
+
+    sm_scale = 1.0 / math.sqrt(D_QK)
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
+          f"{__import__('triton').__version__}", flush=True)
+    impls = [i for i in args.impl if i in supported_impls(args.h, D_QK, args.topk)]
+    for i in args.impl:
+        if i not in impls:
+            print(f"skip {i}: does not support h={args.h}, topk={args.topk}", flush=True)
+    results = {"shape": dict(B=1, SQ=args.sq, H=args.h, HKV=1, d_qk=D_QK, d_v=D_V, topk=args.topk),
+               "do_bench": dict(warmup=warmup, rep=rep, return_mode="median"),
+               "check": {}, "bench": []}
+    failed = False
+    if args.check:
+        cases = [("small", make_inputs(128, 2304, args.h, args.topk, seed=1))]
+        q, kv, idx = make_inputs(args.sq, skvs[0], args.h, args.topk, seed=2)
+        cases.append((f"skv={skvs[0]} first 256 queries", (q[:256], kv, idx[:256])))
+        for label, (q, kv, idx) in cases:
+            for impl in impls:
+                t0 = time.time()
+                try:
+                    ok, info = check_one(impl, q, kv, idx, sm_scale)
+                except Exception:
+                    ok, info = False, dict(error=traceback.format_exc())
+                failed |= not ok
+                results["check"].setdefault(label, {})[impl] = dict(ok=ok, **info)
+                print(f"check {label:28s} {impl:7s} {'ok  ' if ok else 'FAIL'} " +
+                      "  ".join(f"{k} {v:.2e}" if isinstance(v, float) else f"{k} {v}"
+                                for k, v in info.items()) + f"  ({time.time() - t0:.1f} s)",
+                      flush=True)
+        del q, kv, idx
+    fl = flops(args.sq, args.h, args.topk)
+    for skv in skvs:
+        q, kv, idx = make_inputs(args.sq, skv, args.h, args.topk, seed=3)
+        bufs = empty_outputs(q)
+        for impl in impls:
+            try:
+                launch(impl, q, kv, idx, sm_scale, *bufs)  # compile outside the timing
+                torch.cuda.synchronize()
+                ms = triton.testing.do_bench(
+                    lambda: launch(impl, q, kv, idx, sm_scale, *bufs),
+                    warmup=warmup, rep=rep, return_mode="median")
+                tf = fl / ms / 1e9
+                results["bench"].append(dict(skv=skv, impl=impl, ms=ms, tflops=tf))
+                print(f"bench skv={skv:6d} {impl:7s} {ms:8.3f} ms {tf:7.1f} TFLOP/s", flush=True)
+            except Exception:
+                failed = True
+                results["bench"].append(dict(skv=skv, impl=impl, error=traceback.format_exc()))
+                print(f"bench skv={skv} {impl}: FAILED\n{traceback.format_exc()}", flush=True)
+        del q, kv, idx, bufs
+        torch.cuda.empty_cache()
+
+    table = {(r["skv"], r["impl"]): r for r in results["bench"] if "tflops" in r}
+    head = "| SKV | " + " | ".join(f"{i} ms | {i} TFLOP/s" for i in impls)
+    ratio_impls = [i for i in impls if i != "naive"] if "naive" in impls else []
+    head += "".join(f" | {i}/naive" for i in ratio_impls) + " |"
+    lines = [head, "|---:|" + "---:|" * (2 * len(impls) + len(ratio_impls))]
+    for skv in skvs:
+        cells = []
+        for i in impls:
+            r = table.get((skv, i))
+            cells += [f"{r['ms']:.3f}", f"{r['tflops']:.1f}"] if r else ["-", "-"]
+        for i in ratio_impls:
+            r, n = table.get((skv, i)), table.get((skv, "naive"))
+            cells.append(f"{r['tflops'] / n['tflops']:.2f}x" if r and n else "-")
+        lines.append(f"| {skv} | " + " | ".join(cells) + " |")
+    print(f"\nSparseMLA prefill, B=1 SQ={args.sq} H={args.h} topk={args.topk}, TFLOP/s = "
+          f"2*SQ*H*topk*(576+512)/median\n" + "\n".join(lines), flush=True)
+    results["table_markdown"] = "\n".join(lines)
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+        print(f"wrote {args.json}")
+    if args.plot and table:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+        except ImportError:
+            print("matplotlib not installed: no plot")
+        else:
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            for i in impls:
+                xs = [s for s in skvs if (s, i) in table]
+                ax.plot([s // 1024 for s in xs], [table[(s, i)]["tflops"] for s in xs], "o-", label=i)
+            ax.set_xlabel("SKV (K tokens)")
+            ax.set_ylabel("TFLOP/s")
+            ax.set_title(f"SparseMLA prefill, SQ={args.sq} H={args.h} topk={args.topk}")
+            ax.set_ylim(bottom=0)
+            ax.grid(True, alpha=0.3)
+            ax.legend()
+            fig.tight_layout()
+            fig.savefig(args.plot, dpi=120)
+            print(f"wrote {args.plot}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
