@@ -79,6 +79,18 @@ def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optiona
     return generate(info, dict(constexprs or {}), debug_waits_enabled(debug_waits))
 
 
+def compile_options(info) -> dict:
+    """Triton options of a kernel: its default partition's warps and, when ``@tle.jit(maxnreg=R)``
+    asks for it, the per-thread register cap that lets several CTAs share an SM."""
+    from .regs import maxnreg_of
+
+    options = {"num_warps": info.num_warps}
+    cap = maxnreg_of(info)
+    if cap is not None:
+        options["maxnreg"] = cap
+    return options
+
+
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
                    target=None, divisible_ints: Optional[set] = None):
@@ -125,7 +137,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         src = GluonASTSource(fn, sig, constexprs={a: constexprs[a] for a in info.constexprs},
                              attrs=attrs)
         try:
-            compiled = triton.compile(src, target=tgt, options={"num_warps": info.num_warps})
+            compiled = triton.compile(src, target=tgt, options=compile_options(info))
             break
         except Exception as e:
             if cp_async and gen.uses_cp_async:

@@ -7,7 +7,10 @@ whole register file (65,536 32-bit registers per SM, one CTA) is shared: the wor
     default_regs = (65536 - Σ worker_warps·32·regs) / (default_warps·32), rounded down to 8,
 
 which must be at least 24 (setmaxnreg's minimum) — otherwise a TleError at the warp_specialize
-call. (The default partition's actual use is estimated by this budget, not measured: ptxas reports
+call. ``@tle.jit(maxnreg=R)`` caps every thread at R registers at launch (PTX ``.maxnreg``), so
+several CTAs can share an SM: the pool is then R · 32 · (all warps) instead of the whole file, and
+the default partition's share is computed from that pool (setmaxnreg moves registers within the
+CTA's pool; it never grows it). (The default partition's actual use is estimated by this budget, not measured: ptxas reports
 registers per kernel, not per partition.) Workers without a request are not constrained.
 """
 
@@ -19,11 +22,29 @@ REGISTER_FILE = 65536
 MIN_REGS, MAX_REGS = 24, 256
 
 
+def register_pool(info) -> int:
+    """Registers one CTA may use: the whole file, or ``maxnreg`` per thread when the kernel sets it."""
+    cap = maxnreg_of(info)
+    if cap is None:
+        return REGISTER_FILE
+    return cap * 32 * sum(p.warps for p in info.partitions)
+
+
+def maxnreg_of(info):
+    cap = (getattr(info, "options", None) or {}).get("maxnreg")
+    if cap is None:
+        return None
+    if not isinstance(cap, int) or cap % 8 or not MIN_REGS <= cap <= MAX_REGS:
+        raise TleError(f"@tle.jit(maxnreg={cap!r}): PTX .maxnreg here must be a multiple of 8 in "
+                       f"[{MIN_REGS}, {MAX_REGS}]", info.program.loc, check="registers")
+    return cap
+
+
 def default_budget(info) -> int:
     workers = [p for p in info.partitions if not p.default]
     default = next(p for p in info.partitions if p.default)
     used = sum(p.warps * 32 * p.regs for p in workers if p.regs)
-    left = (REGISTER_FILE - used) // (default.warps * 32)
+    left = (register_pool(info) - used) // (default.warps * 32)
     return min(MAX_REGS, left - left % 8)
 
 
@@ -37,7 +58,7 @@ def check_registers(info) -> int:
         ws = ", ".join(f"{p.name}: {p.warps} warps x {p.regs}" for p in info.partitions
                        if not p.default and p.regs)
         raise TleError(f"the workers' registers ({ws}) leave {max(budget, 0)} per thread for the "
-                       f"default partition; the {REGISTER_FILE}-register file needs at least "
+                       f"default partition (pool {register_pool(info)} registers); it needs at least "
                        f"{MIN_REGS}: lower the workers' requests", info.partitions[0].loc,
                        check="registers")
     return budget
