@@ -23,11 +23,12 @@ Both consumers keep identical (m, l): they combine the same fp32 values in the s
 Deadlock-freedom (by hand): each consumer commits its own max (and later its probabilities)
 before it waits for the peer's, so within pair p the order
   P: kv0(p), kv1(p) → c0: wait kv0, commit max0 → c1: wait kv1, commit max1 → c0: max1 → c1: max0
-  → c0: commit prob0, release kv0 → c1: commit prob1, release kv1 → c0: prob1, kv1 → c1: prob0, kv0
+  → c0: commit prob0 → c1: commit prob1 → c0: prob1, kv1, release kv0 → c1: prob0, kv0, release kv1
 is a complete schedule respecting every partition's program order, and every cross edge points
 forward in it (commit(p) → wait(p) inside pair p; release(p-1) → acquire(p) from the pair before).
 The happens-before graph is therefore acyclic for every NP. A kv tile is released by the peer only
-after its PV on the shared half, so the producer cannot refill it early.
+after its PV on the shared half, so the producer cannot refill it early; its owner releases it after
+both of its PVs, so its own PV stays in flight (async wgmma) while it waits for the peer's P.
 
 Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); kv0 and kv1 each 32 KiB + 32 KiB + 8 KiB + 64 B
 = 73,792 B; prob0 and prob1 each 8,192 + 256 = 8,448 B; max0 and max1 256 B each; total 230,528 B
@@ -207,9 +208,10 @@ def consumer0(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
         tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
         pw.commit(p)
         acc = tl.dot(p0, tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc * alpha[:, None])
-        own.release(p)
 
-        # Step 3: the peer's probabilities on V1's left half.
+        # Step 3: the peer's probabilities on V1's left half. kv0 is released only after this:
+        # P0·V0_l stays in flight (async wgmma) while we wait for the peer's P1, and both PVs are
+        # retired by one wgmma wait at pr.release.
         pres = pr.wait(p)
         k1 = peer.wait(p)
         acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
@@ -217,6 +219,7 @@ def consumer0(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
         sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
         pr.release(p)
         peer.release(p)
+        own.release(p)
 
         l_i = l_i * alpha + (sum0 + sum1)
         m_i = m_new
@@ -280,7 +283,6 @@ def consumer1(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
         tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
         pw.commit(p)
         acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc * alpha[:, None])
-        own.release(p)
 
         pres = pr.wait(p)
         k0 = peer.wait(p)
@@ -289,6 +291,7 @@ def consumer1(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
         sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
         pr.release(p)
         peer.release(p)
+        own.release(p)  # after both PVs (see consumer0)
 
         l_i = l_i * alpha + (sum0 + sum1)  # same operands, same order as consumer0
         m_i = m_new

@@ -2,6 +2,7 @@
 
     tle-dump [--graph] [--format text|dot|json] [-o FILE] [-p PIPELINE] PATH
     tle-dump --gluon|--ttgir|--ptx PATH     the lowered kernel (sm_90a, the file's DEFAULT_CONFIG)
+             [--debug-waits [--wait-bound 500ms]]   ... with bounded mbarrier waits that trap
 
 PATH is a Python file with ``@tle.jit`` kernels or a ``.pipe`` file. Exit status: 0 when every
 kernel is verified, 1 when one is rejected (diagnostics on stderr as ``PATH:LINE: error: ...``),
@@ -83,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     lower.add_argument("--gluon", action="store_true", help="print the generated Gluon source")
     lower.add_argument("--ttgir", action="store_true", help="print the lowered TTGIR")
     lower.add_argument("--ptx", action="store_true", help="print the PTX")
+    lower.add_argument("--debug-waits", action="store_true",
+                       help="lower every mbarrier wait as a bounded wait that prints the pipe and "
+                            "index and traps (docs/lowering.md, 'Debug waits'); the bound: "
+                            "--wait-bound, else $TLE_DEBUG_WAITS when it names one, else 2 s")
+    lower.add_argument("--wait-bound", metavar="BOUND", default=None,
+                       help="with --debug-waits: the bound of one wait (2s, 500ms, 1000000polls)")
     return ap
 
 
@@ -164,6 +171,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return EXIT_OK if ok else EXIT_REJECTED
 
 
+def _debug_waits(args):
+    """--debug-waits [--wait-bound B] → the compile_kernel argument (None: $TLE_DEBUG_WAITS)."""
+    import os
+
+    if args.wait_bound:
+        return args.wait_bound
+    if args.debug_waits:
+        env = os.environ.get("TLE_DEBUG_WAITS", "")
+        return env if env not in ("", "0") else True
+    return None
+
+
 def _dump_lowered(args, path: Path, reports) -> int:
     """--gluon/--ttgir/--ptx: only verified kernels are lowered (a rejected protocol never is)."""
     if path.suffix != ".py":
@@ -177,8 +196,9 @@ def _dump_lowered(args, path: Path, reports) -> int:
 
     try:
         text = lowered_texts(str(path), [r.program.name for r in reports],
-                             {"gluon": args.gluon, "ttgir": args.ttgir, "ptx": args.ptx})
-    except TleError as e:
+                             {"gluon": args.gluon, "ttgir": args.ttgir, "ptx": args.ptx},
+                             debug_waits=_debug_waits(args))
+    except (TleError, ValueError) as e:
         print(str(e), file=sys.stderr)
         return EXIT_REJECTED
     if args.output:

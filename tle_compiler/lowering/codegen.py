@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
@@ -107,7 +108,13 @@ class KernelTranslator(FnTranslator):
         return super().call_builtin(canon, node)
 
 
-def generate(info, constexprs: dict, debug_waits: bool = False, cp_async: bool = True) -> Generated:
+def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
+             barrier_offsets: Optional[dict] = None, _plan_hook=None) -> Generated:
+    """``debug_waits``: False, or a :class:`.debug.Bound` (True = the default bound): bounded waits
+    (lowering/debug.py), with ``barrier_offsets`` (barrier array var → shared-memory offset, from
+    Triton's allocator; 0 until known). ``_plan_hook``: TEST ONLY — called with the plans after the
+    init counts are set, so a GPU test can lower a deliberately broken barrier (tests/gpu/
+    test_debug_waits.py); never set it otherwise."""
     ctx_p = run_pipeline(info.program)
     if ctx_p.errors:  # a protocol the verifier rejects is never lowered
         first = ctx_p.errors[0]
@@ -124,6 +131,11 @@ def generate(info, constexprs: dict, debug_waits: bool = False, cp_async: bool =
     plans = build_plan(info, barriers, all_consts)
     ctx = Ctx(info.path, tree, all_consts, functions, aliases, plans, debug_waits)
     ctx.cp_async = cp_async
+    if debug_waits:
+        from .debug import parse_bound
+
+        debug_waits = ctx.debug_waits = parse_bound(debug_waits)
+        ctx.kernel_name = info.name
     check_registers(info)
 
     # ---- kernel prologue (both passes: the prologue has no tensors, but keep one code path)
@@ -148,12 +160,15 @@ def generate(info, constexprs: dict, debug_waits: bool = False, cp_async: bool =
     _, entries = _ws_entries(info, kt)
 
     out = [HEADER.format(path=info.path, kernel=info.name)]
-    if debug_waits:
-        raise TleError("TLE_DEBUG_WAITS (bounded mbarrier waits) is not implemented in this version "
-                       "of the lowering; unset it", info.program.loc, check="lowering")
     for name, v in consts.items():
         out.append(f"{name} = gl.constexpr({v!r})")
     out.append("")
+    if debug_waits:
+        from .debug import helpers_src
+
+        offs = barrier_offsets or {}
+        out += helpers_src(debug_waits, {a.var: offs.get(a.var, 0) for pp in plans.values()
+                                         for a in pp.arrays})
 
     calls = []
     for pinfo, (fname, args_node) in zip(info.partitions, entries):
@@ -226,8 +241,13 @@ def generate(info, constexprs: dict, debug_waits: bool = False, cp_async: bool =
         for arr in pp.arrays:
             arr.mode = arrive_mode(ctx.fills, pp, arr)
             writer = next((a.partition for b in arr.barriers for a in b.arrivers), None)
-            threads = 32 * warps_of.get(writer, info.num_warps)
-            arr.init_counts = [init_count(c, arr.mode, threads) for c in arr.counts]
+            arr.threads = 32 * warps_of.get(writer, info.num_warps)
+            arr.init_counts = [init_count(c, arr.mode, arr.threads) for c in arr.counts]
+    if _plan_hook is not None:  # TEST ONLY (see the docstring): may change arr.init_counts
+        _plan_hook(plans)
+    for pp in plans.values():
+        for arr in pp.arrays:
+            threads = arr.threads
             for s, (c, ic, b) in enumerate(zip(arr.counts, arr.init_counts, arr.barriers)):
                 why = "" if arr.mode == "partition" else \
                     f" = {c} x {threads} threads{' + 1 elected' if arr.mode == 'mixed' else ''}"

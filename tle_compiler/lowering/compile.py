@@ -32,10 +32,12 @@ def cache_dir() -> Path:
     return d
 
 
-def debug_waits_enabled(debug_waits: Optional[bool]) -> bool:
-    if debug_waits is not None:
-        return debug_waits
-    return os.environ.get("TLE_DEBUG_WAITS", "") not in ("", "0")
+def debug_waits_enabled(debug_waits=None):
+    """The debug-waits bound of a call (a :class:`.debug.Bound`, falsy when off): ``debug_waits``
+    (bool, seconds, "500ms", "1000000polls") or else ``$TLE_DEBUG_WAITS`` (lowering/debug.py)."""
+    from .debug import bound_from
+
+    return bound_from(debug_waits)
 
 
 def load_module(gen: Generated):
@@ -93,7 +95,7 @@ def compile_options(info) -> dict:
 
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
-                   target=None, divisible_ints: Optional[set] = None):
+                   target=None, divisible_ints: Optional[set] = None, _plan_hook=None):
     """Lower and compile ``kernel`` for sm_90a; returns Triton's CompiledKernel (``.asm["ttgir"]``,
     ``.asm["ptx"]``, ``.asm["cubin"]``) with ``.tle_generated`` (the Gluon source and plan).
 
@@ -104,7 +106,10 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
     ``tt.divisibility = 16``, as Triton's launcher specialises them, so that cp.async gathers can
     move 16 bytes); None assumes every integer argument is (the runtime passes the exact set, and
     this is what a CPU compile for inspection wants). When Triton cannot vectorise a cp.async gather
-    (an unaligned row), the kernel is lowered again with register gathers instead."""
+    (an unaligned row), the kernel is lowered again with register gathers instead.
+    ``debug_waits``: bounded mbarrier waits that print the wait and trap (True, seconds, "500ms",
+    "1000000polls"; None reads ``$TLE_DEBUG_WAITS``; lowering/debug.py). ``_plan_hook``: TEST ONLY
+    (codegen.generate)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -130,15 +135,28 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                                  and (divisible_ints is None or a in divisible_ints)):
             attrs[(i,)] = [["tt.divisibility", 16]]
     tgt = target or GPUTarget(*HOPPER)
-    for cp_async in (True, False):
-        gen = generate(info, constexprs, debug_waits_enabled(debug_waits), cp_async=cp_async)
-        mod = load_module(gen)
-        fn = getattr(mod, gen.kernel)
+    bound = debug_waits_enabled(debug_waits)
+
+    def gen_of(cp_async: bool, offsets=None):
+        return generate(info, constexprs, bound or False, cp_async=cp_async,
+                        barrier_offsets=offsets, _plan_hook=_plan_hook)
+
+    def compile_gen(gen):
+        fn = getattr(load_module(gen), gen.kernel)
         src = GluonASTSource(fn, sig, constexprs={a: constexprs[a] for a in info.constexprs},
                              attrs=attrs)
+        return triton.compile(src, target=tgt, options=compile_options(info))
+
+    for cp_async in (True, False):
+        gen = gen_of(cp_async)
         try:
-            compiled = triton.compile(src, target=tgt, options=compile_options(info))
+            compiled = compile_gen(gen)
+            if bound:  # debug waits: bake in the barriers' shared-memory offsets (lowering/debug.py)
+                gen, compiled = _with_barrier_offsets(
+                    info, gen, compiled, lambda offs: gen_of(cp_async, offs), compile_gen, tgt)
             break
+        except TleError:
+            raise
         except Exception as e:
             if cp_async and gen.uses_cp_async:
                 continue  # e.g. unaligned gather rows (cp.async < 4 bytes): register gathers
@@ -154,6 +172,32 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                        info.program.loc, check="lowering") from e
     compiled.tle_generated = gen
     return compiled
+
+
+def _with_barrier_offsets(info, gen, compiled, gen_of, compile_gen, tgt):
+    """Recompile a debug-waits kernel with the barrier offsets Triton's allocator chose, until the
+    allocation of the compiled kernel agrees with the offsets baked into its waits (one round: the
+    bounded waits allocate no shared memory)."""
+    from .debug import barrier_offsets
+
+    cap = tgt.arch if isinstance(tgt.arch, int) else 90
+    wanted = [a.var for pp in gen.plans.values() for a in pp.arrays]
+    used: dict = {}
+    for _ in range(3):
+        offs = barrier_offsets(compiled.asm["ttgir"], cap)
+        missing = [v for v in wanted if v not in offs]
+        if missing:
+            raise TleError(f"debug waits: no shared-memory offset found for barrier(s) "
+                           f"{', '.join(missing)} of '{info.name}'", info.program.loc,
+                           check="lowering")
+        offs = {v: offs[v] for v in wanted}
+        if offs == used:
+            return gen, compiled
+        used = offs
+        gen = gen_of(offs)
+        compiled = compile_gen(gen)
+    raise TleError(f"debug waits: the shared-memory allocation of '{info.name}' does not settle",
+                   info.program.loc, check="lowering")
 
 
 def ptxas_stats(compiled) -> dict:

@@ -36,26 +36,31 @@ def default_config(path: str, kernel: str) -> dict:
                    check="lowering")
 
 
-def lowered(path: str, kernel: str, what: str) -> str:
-    """``what``: "gluon", "ttgir" or "ptx"."""
+def lowered(path: str, kernel: str, what: str, debug_waits=None) -> str:
+    """``what``: "gluon", "ttgir" or "ptx"; ``debug_waits``: bounded waits (lowering/debug.py)."""
     from ..frontend import read_kernels
-    from .compile import compile_kernel, gluon_source
+    from .compile import compile_kernel, debug_waits_enabled, gluon_source
 
     info = next(i for i in read_kernels(path, name=kernel) if i.name == kernel)
     cfg = default_config(path, kernel)
     cx = cfg.get("constexprs", {})
-    if what == "gluon":
-        return gluon_source(info, cx).source
-    c = compile_kernel(info, cfg.get("signature", {}), cx, num_warps=cfg.get("num_warps"))
+    debug_waits = debug_waits_enabled(debug_waits)
+    if what == "gluon" and not debug_waits:
+        return gluon_source(info, cx, debug_waits=False).source
+    c = compile_kernel(info, cfg.get("signature", {}), cx, num_warps=cfg.get("num_warps"),
+                       debug_waits=debug_waits or False)
+    if what == "gluon":  # debug waits: the source with the barrier offsets of the compiled kernel
+        return c.tle_generated.source
     return c.asm[what]
 
 
-def lowered_texts(path: str, kernels: list[str], flags: dict[str, bool]) -> Optional[str]:
+def lowered_texts(path: str, kernels: list[str], flags: dict[str, bool],
+                  debug_waits=None) -> Optional[str]:
     parts = []
     for k in kernels:
         for what in ("gluon", "ttgir", "ptx"):
             if flags.get(what):
-                parts.append(lowered(path, k, what))
+                parts.append(lowered(path, k, what, debug_waits))
     return "\n".join(parts) if parts else None
 
 

@@ -142,6 +142,7 @@ class LayoutSolver:
         self.anchors: list[tuple] = []  # ('fix', v, L) | ('eq', a, b)
         self.hard: list[tuple] = []  # ('slice', v, dim, parent) | ('eq', a, b)
         self.soft: list[Soft] = []
+        self.prefs: list[tuple] = []  # (v, L): applied after the soft constraints, if v is still free
         self.uf: Optional[_UF] = None
         self.converts: set[int] = set()
         self._replay: Optional[list[int]] = None  # [next var, next soft id] while replaying
@@ -181,6 +182,16 @@ class LayoutSolver:
         self.soft.append(s)
         return s.id
 
+    def prefer(self, v: int, L: tuple) -> None:
+        """A late preference: if ``v``'s class is still free once every soft constraint is applied,
+        fix it to ``L`` (instead of the default blocked layout). Used for a register A operand of a
+        dot that no other constraint places (e.g. a tile loaded from global memory): it is then
+        loaded straight into the DotOperand layout and its conversion before the wgmma is a no-op,
+        instead of a shared-memory round trip at every use."""
+        if self._replay is not None:
+            return
+        self.prefs.append((v, L))
+
     def solve(self) -> None:
         uf = _UF({v: v for v in self.rank}, {})
         for c in self.hard:  # a reduction's result var is fresh: these never conflict
@@ -200,6 +211,10 @@ class LayoutSolver:
                 uf = trial
             else:
                 self.converts.add(s.id)
+        for v, L in self.prefs:
+            r = uf.find(v)
+            if uf.term.get(r) is None:
+                uf.term[r] = ("fixed", L)
         self.uf = uf
         self.replay()
 

@@ -20,6 +20,8 @@ from the plan, i.e. from infer-barriers' waiters and arrivers:
   release(i)  warpgroup_mma_wait for the last in-flight wgmma reading a ring of the pipe (if
               any), then arrive empty[g][stage] for each group of the view
 One-shot pipes have no empty barriers: acquire/release emit nothing, waits are at parity 0.
+With debug waits on (``TLE_DEBUG_WAITS``), every wait above is a bounded wait that prints the site
+and traps (:mod:`.debug`).
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ import ast
 from .plan import PipePlan, arrive_mode, parity_src
 
 
-def _wait(tr, bar: str, parity: str, site: str) -> None:
+def _wait(tr, pp: PipePlan, arr, stage: str, parity: str, index: str, site: str) -> None:
+    """Wait on ``arr.index(stage)`` at ``parity``; with debug waits on, a bounded wait that prints
+    ``site``, the index, the stage and the parity, and traps (lowering/debug.py)."""
     if tr.ctx.debug_waits:
-        sid = len(tr.ctx.wait_sites)
-        tr.ctx.wait_sites.append(site)
-        tr.emit(f"_tle_bounded_wait({bar}, {parity}, {sid})  # {site}")
+        from .debug import emit_wait
+
+        emit_wait(tr, arr.var, stage, parity, index, site, pp.capacity, pp.one_shot)
     else:
-        tr.emit(f"mbarrier.wait({bar}, {parity})")
+        tr.emit(f"mbarrier.wait({arr.var}.index({stage}), {parity})")
 
 
 def handle_method(tr, base, name: str, node: ast.Call):
@@ -88,8 +92,8 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
     if verb in ("acquire", "close") and not pp.one_shot:
         for arr in pp.empty():
             if arr.waited_by(part, verb) or arr.waited_by(part, "acquire") or arr.waited_by(part, "close"):
-                _wait(tr, f"{arr.var}.index({stage})", parity,
-                      f"{pp.name}.{verb} empty[g{arr.group}] line {line}")
+                _wait(tr, pp, arr, stage, parity, index,
+                      f"pipe {pp.name}: {verb}({index}) on empty[g{arr.group}] (line {line})")
     if verb == "acquire":
         return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings),
                                 "role": "writer"})
@@ -118,8 +122,8 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
         stage, parity = _stage(tr, pp, "wait", index)
         arrays = [a for a in pp.full() if a.waited_by(part, "wait", reader)]
         for arr in arrays:
-            _wait(tr, f"{arr.var}.index({stage})", parity,
-                  f"{pp.name}[{reader or '-'}].wait full[g{arr.group}] line {line}")
+            _wait(tr, pp, arr, stage, parity, index,
+                  f"pipe {pp.name}[{reader or '-'}]: wait({index}) on full[g{arr.group}] (line {line})")
         if any(a.fence for a in arrays):
             tr.emit("fence_async_shared()  # order the writer's generic-proxy stores before wgmma")
         fields = tuple(f for a in arrays for b in a.barriers[:1] for f in b.fields)

@@ -2,7 +2,8 @@
 
 The signature is derived from the arguments (a torch tensor → ``*<dtype>``, int → ``i32``/``i64``,
 float → ``fp32``, bool → ``i1``); the compiled kernel is cached per (signature, constexprs,
-num_warps, debug-waits). Launch goes to the current CUDA stream through Triton's CompiledKernel
+num_warps, debug-waits bound: ``kernel[grid](..., debug_waits=True)`` or
+``TLE_DEBUG_WAITS=1``, docs/lowering.md "Debug waits"). Launch goes to the current CUDA stream through Triton's CompiledKernel
 launcher. Without a GPU, compiling still works (``compile_kernel``) and launching raises a TleError
 that says so.
 """
@@ -76,14 +77,15 @@ class Runtime:
         info = self.info
         cx = {n: bound[n] for n in info.constexprs}
         sig = {n: arg_type(n, bound[n], info.name, loc) for n in info.args if n not in info.constexprs}
-        dbg = debug_waits_enabled(debug_waits)
+        dbg = debug_waits_enabled(debug_waits)  # a Bound (part of the key) or None; env: TLE_DEBUG_WAITS
         # Triton-style specialisation: integers that are multiples of 16 get tt.divisibility 16
         # (16-byte cp.async gathers need to know the rows are aligned)
         div = frozenset(n for n in sig if sig[n] in ("i32", "i64") and bound[n] % 16 == 0)
         key = (tuple(sorted(sig.items())), tuple(sorted(cx.items())), num_warps, dbg,
                tuple(sorted(div)))
         if key not in self.cache:
-            self.cache[key] = compile_kernel(info, sig, cx, num_warps=num_warps, debug_waits=dbg,
+            self.cache[key] = compile_kernel(info, sig, cx, num_warps=num_warps,
+                                             debug_waits=dbg or False,
                                              divisible_ints=set(div))
         return self.cache[key]
 

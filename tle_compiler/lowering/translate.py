@@ -16,6 +16,7 @@ number.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any, Optional
@@ -94,6 +95,8 @@ class FnTranslator:
         self.ind = 1
         self.env: dict[str, V] = {}
         self.name_vars: dict[str, int] = {}
+        self.name_vars_seen: set[str] = set()  # names ever bound to a non-arange tensor
+        self.assign_counts: Optional[dict] = None  # name -> assignments in the function body
         self.tmp = 0
         self.prefix = ""
         self.layout_names: dict[tuple, str] = {}
@@ -104,6 +107,7 @@ class FnTranslator:
         self.pending: dict[str, int] = {}  # generated name -> seq of the wgmma producing it
         self.seq = 0
         self._allow_pending = False
+        self.loops: list[dict] = []  # enclosing loops, innermost last: var, body indent, opaque 0
 
     # ---------------------------------------------------------------- helpers
     def err(self, msg: str, node: Optional[ast.AST]) -> TleError:
@@ -156,6 +160,15 @@ class FnTranslator:
 
     def lookup(self, name: str, node: ast.AST) -> V:
         if name in self.env:
+            v = self.env[name]
+            if v.kind == "remat":
+                # a name bound to tl.arange: a fresh arange (and layout variable) at every use, so
+                # unrelated uses (a register operand's load, the epilogue's store) do not force one
+                # layout on each other through the shared index vector
+                var = self.S.new(1)
+                a, b = v.value["arange"]
+                return V("tensor", f"gl.arange({a}, {b}, layout={self.Lv(var)})", var, v.shape,
+                         "int32")
             return self.env[name]
         if name in self.ctx.consts:
             val = self.ctx.consts[name]
@@ -420,7 +433,7 @@ class FnTranslator:
                 raise self.err("tl.arange bounds must be compile-time constants", node)
             var = self.S.new(1)
             return V("tensor", f"gl.arange({a.text}, {b.text}, layout={self.Lv(var)})", var,
-                     (b.value - a.value,), "int32")
+                     (b.value - a.value,), "int32", value={"arange": (a.text, b.text)})
         if name in ("zeros", "full"):
             shape = self.ex(args[0])
             if name == "zeros":
@@ -609,11 +622,15 @@ class FnTranslator:
 
         rings = set()
         a = smem_operand(a_node)
+        if a is not None:
+            a = self.opaque_stage(a)
         if a is None:
             a = self.ex(a_node)
             if a.kind != "tensor":
                 raise self.err("tl.dot: the A operand must be a tensor", node)
         b = smem_operand(b_node)
+        if b is not None:
+            b = self.opaque_stage(b)
         if b is None:
             raise self.err("tl.dot: the B operand must be a shared-memory tile, "
                            "`tl.load(tle.gpu.local_ptr(slot.f))` or tl.trans of one (wgmma reads B "
@@ -634,6 +651,7 @@ class FnTranslator:
             # A register A operand: DotOperand(0, mma, k_width = 32 bits / element) for wgmma. It is
             # named so that the wait retiring this wgmma keeps its registers alive (a dep).
             dot_l = ("dot", 0, mma, max(1, 32 // bits))
+            self.S.prefer(a.var, dot_l)
             a_text = self.fresh("a")
             self.emit(f"{a_text} = gl.convert_layout({a.text}, "
                       f"{self.L(dot_l) if self.emitting else 'None'})")
@@ -660,11 +678,35 @@ class FnTranslator:
         self.pending[out.text] = self.seq
         return out
 
+    _CONST_STAGE = re.compile(r"^(\w+)\.index\(0\)")
+
+    def opaque_stage(self, v: V) -> V:
+        """A wgmma operand in a slot of a capacity-1 (or one_shot) ring, inside a loop: index the
+        ring with an opaque, loop-variant 0 instead of the literal 0. With a literal the slot
+        address, hence every k-step's 64-bit wgmma descriptor (36 for a 576-deep QK), is loop
+        invariant; LLVM hoists them all out of the loop and keeps them live across it, which made
+        the seesaw's consumers spill (docs/lowering.md, "Seesaw registers"). Recomputed in the loop
+        they cost a few uniform-datapath instructions per iteration. The zero is an inline-asm
+        `mov` (pure, so LLVM merges the copies of one iteration) fed the loop variable."""
+        if not self.loops or self.loops[-1]["static"] or not self._CONST_STAGE.match(v.text):
+            return v  # (a static_range body is unrolled: no loop for LLVM to hoist out of)
+        loop = self.loops[-1]
+        z = loop["z"] if loop["ind"] == self.ind else None
+        if z is None:
+            z = self.fresh("z")
+            self.emit(f'{z} = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [{loop["var"]}], '
+                      f'dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop')
+            if loop["ind"] == self.ind:  # at the loop body's top level: dominates the rest of it
+                loop["z"] = z
+        return replace(v, text=self._CONST_STAGE.sub(lambda m: f"{m.group(1)}.index({z})", v.text))
+
     # ---------------------------------------------------------------- inlining
     def inline(self, fdef: ast.FunctionDef, node: ast.Call) -> V:
         args = [self.ex(a) for a in node.args]
         kws = {k.arg: self.ex(k.value) for k in node.keywords}
         saved_env, saved_prefix, saved_ret = self.env, self.prefix, self.ret
+        saved_counts = self.assign_counts
+        self.assign_counts = self._count_assigns(fdef.body)
         self.tmp += 1
         prefix = f"_{fdef.name}{self.tmp}_"
         env = {}
@@ -688,6 +730,7 @@ class FnTranslator:
             ret = self.ret or V("none", "None")
         finally:
             self.env, self.prefix, self.ret = saved_env, saved_prefix, saved_ret
+            self.assign_counts = saved_counts
         return ret
 
     # ---------------------------------------------------------------- statements
@@ -697,7 +740,25 @@ class FnTranslator:
             raise self.err(f"unsupported statement `{ast.unparse(st).splitlines()[0]}`", st)
         m(st)
 
+    @staticmethod
+    def _count_assigns(stmts: list[ast.stmt]) -> dict:
+        counts: dict = {}
+        for st in stmts:
+            for n in ast.walk(st):
+                targets = []
+                if isinstance(n, ast.Assign):
+                    targets = n.targets
+                elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For)):
+                    targets = [n.target]
+                for t in targets:
+                    for x in ast.walk(t):
+                        if isinstance(x, ast.Name):
+                            counts[x.id] = counts.get(x.id, 0) + 1
+        return counts
+
     def body(self, stmts: list[ast.stmt], drain: Optional[str] = None) -> None:
+        if self.assign_counts is None:  # the function's top-level body
+            self.assign_counts = self._count_assigns(stmts)
         n = len(self.lines)
         for s in stmts:
             self.stmt(s)
@@ -731,6 +792,12 @@ class FnTranslator:
         if v.kind == "method":
             raise self.err("a bound method cannot be stored in a variable", node)
         assert v.kind == "tensor"
+        if (isinstance(v.value, dict) and "arange" in v.value and gen not in self.name_vars_seen
+                and self.assign_counts.get(name, 0) == 1):
+            # rematerialised at each use (lookup); nothing is emitted for the name itself
+            self.env[name] = V("remat", gen, shape=v.shape, dtype="int32", value=v.value)
+            return
+        self.name_vars_seen.add(gen)
         var = self.name_vars.get(gen)
         prev = self.env.get(name)
         if var is None or prev is None or prev.kind != "tensor":
@@ -780,7 +847,10 @@ class FnTranslator:
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
         self.env[st.target.id] = V("scalar", var)
         self.ind += 1
+        self.loops.append({"var": var, "ind": self.ind, "z": None,
+                           "static": it == "gl.static_range"})
         self.body(st.body, drain="loop back-edge")
+        self.loops.pop()
         self.ind -= 1
 
     def st_If(self, st: ast.If) -> None:
