@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one script the device run uses (see /work/shared/DEVICE.md):
+# The one script the device run uses (see ../shared/DEVICE.md):
 #
 #   bash scripts/gpu_check.sh            # on the GPU machine, from the repository root
 #
