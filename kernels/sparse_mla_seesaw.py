@@ -1,40 +1,61 @@
 """TLE-FlashMLA: SparseMLA prefill with FlashMLA's "seesaw" schedule, three warp groups.
 
 One program per (query token, block of BLOCK_H=64 heads). K tiles of BK=64 indices go in pairs:
-k0 = 2p and k1 = 2p+1. Each consumer computes QK for its own tile, the two swap row maxima so
-both use the same new max, then each applies BOTH tiles' probabilities to its own output half:
+k0 = 2p and k1 = 2p+1. Each consumer computes QK for its own tile and applies BOTH tiles'
+probabilities to its own output half. The max order is one-directional (FlashMLA's): consumer0
+publishes m0 = max(m_old, rowmax S0) and goes on with it; consumer1 folds in rowmax S1 and sends
+the final m_new back; each consumer brings its half from m0 to m_new with beta = exp2(m0 - m_new)
+between its two PVs. Consumer1 thus trails consumer0 by about one softmax: one's softmax overlaps
+the other's wgmmas, where the two-way exchange kept both softmaxes (and an idle tensor core) in
+lockstep.
 
-    producer (default, 4 warps)   consumer0 (worker, 4 warps, 216)   consumer1 (worker, 4 warps,216)
-    Q main dims ─────► q ───────► q_l q_r                            q_l q_r          (one_shot)
-    gather tile 2p ──► kv0 ─────► kv_l kv_r tkv valid                kv_r             (view kv_r)
-    gather tile 2p+1 ► kv1 ─────► kv_l                   (view kv_l) kv_l kv_r tkv valid
-                                  S0 = Q·K0ᵀ                         S1 = Q·K1ᵀ
-                                  rowmax(S0) ─► max0 ──────────────► m
-                                  m ◄──────────────────────── max1 ◄ rowmax(S1)
-                                  m_new = max(m_old, rowmax S0, rowmax S1)  (same in both)
-                                  P0, rowsum(P0) ─► prob0 ─────────► sS, row_sum
-                                  sS, row_sum ◄────────────── prob1 ◄ P1, rowsum(P1)
-                                  O_l = O_l·a + P0·V0_l + P1·V1_l    O_r = O_r·a + P1·V1_r + P0·V0_r
-    epilogue                      out[:, :256], lse, max_logits      out[:, 256:]
-    (kv0, kv1, max0, max1, prob0, prob1: capacity 1; a = exp2(m_old - m_new))
+    producer (4 warps, default)   consumer0 (4 warps, 216 regs)      consumer1 (4 warps, 216 regs)
+    Q main dims ─► q (one_shot) ─► q_l q_r                            q_l q_r
+    tile 2p:   K0_L,tail,mask ─► kv0 (consumer0 alone)
+               K0_R ─► kv0r ──►  QK0                                  P0·V0_r
+    tile 2p+1: K1_L ─► kv1l ──►  P1·V1_l                              QK1
+               K1_R,tail,mask ─► kv1 (consumer1 alone)
+                                 S0 = Q·K0ᵀ                           S1 = Q·K1ᵀ
+                                 m0 = max(m_old, rowmax S0) ─ max0 ─► m_new = max(m0, rowmax S1)
+                                 P0 = exp2(S0 - m0) ───────── prob0 ─►
+                                 O_l = O_l·a0 + P0·V0_l (async)
+                                 m_new ◄───────────────────── max1 ── P1 = exp2(S1 - m_new)
+                                 O_l *= beta; release kv0            ◄─ prob1 ─ (P1, rowsum P1)
+                                 O_l += P1·V1_l; release kv1l        O_r = (O_r·a0 + P0·V0_r)·beta
+                                                                     release kv0r
+                                                                     O_r += P1·V1_r; release kv1
+    epilogue                     out[:, :256], lse, max_logits       out[:, 256:]
+    (all pipes capacity 1; a0 = exp2(m_old - m0), beta = exp2(m0 - m_new),
+     l = (l·a0 + rowsum P0)·beta + rowsum P1)
 
 Both consumers keep identical (m, l): they combine the same fp32 values in the same order.
 
-Deadlock-freedom (by hand): each consumer commits its own max (and later its probabilities)
-before it waits for the peer's, so within pair p the order
-  P: kv0(p), kv1(p) → c0: wait kv0, commit max0 → c1: wait kv1, commit max1 → c0: max1 → c1: max0
-  → c0: commit prob0 → c1: commit prob1 → c0: prob1, kv1, release kv0 → c1: prob0, kv0, release kv1
+Early release, so the producer prefetches: each K tile is split by its last reader into two pipes.
+K0_L + tail (kv0) is freed by consumer0 right after P0·V0_L retires (mid-pair), K0_R (kv0r) by
+consumer1 right after P0·V0_R retires (mid-pair, its first PV), K1_L (kv1l) at consumer0's end of
+the pair and K1_R + tail (kv1) at consumer1's end; the producer refills them in that order. So
+tile k0 of the next pair (consumer0, which leads) is gathered while both consumers finish the
+current pair, and consumer1 starts its next QK on K1_L, freed before K1_R. Capacity 2 for the K
+tiles does not fit: one more 73,792 B tile pair is 147,584 B over a 230,528 B kernel.
+
+Deadlock-freedom (by hand; the verifier proves it): within pair p the order
+  P: kv0(p), kv0r(p), kv1l(p), kv1(p) → c0: wait kv0, kv0r; release kv0r; commit max0, prob0
+  → c1: wait kv1l, kv1; release kv1l; wait max0; commit max1, prob1 → c0: wait max1; release kv0
+  → c1: wait prob0, kv0r; release prob0, kv0r → c0: wait prob1, kv1l; release prob1, kv1l
+  → c1: release kv1
 is a complete schedule respecting every partition's program order, and every cross edge points
 forward in it (commit(p) → wait(p) inside pair p; release(p-1) → acquire(p) from the pair before).
-The happens-before graph is therefore acyclic for every NP. A kv tile is released by the peer only
-after its PV on the shared half, so the producer cannot refill it early; its owner releases it after
-both of its PVs, so its own PV stays in flight (async wgmma) while it waits for the peer's P.
+The happens-before graph is therefore acyclic for every NP. The only wait consumer0 makes on
+consumer1 inside a pair (max1, prob1) comes after consumer0 committed everything consumer1 needs
+from it (max0, prob0); waiting for m_new before committing m0 would be a cycle
+(tests/test_kernels.py checks the verifier rejects that).
 
-Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); kv0 and kv1 each 32 KiB + 32 KiB + 8 KiB + 64 B
-= 73,792 B; prob0 and prob1 each 8,192 + 256 = 8,448 B; max0 and max1 256 B each; total 230,528 B
-(225.1 KiB) of Hopper's 227 KiB, 1,920 B left for mbarriers. Keeping q_tail in shared memory too
-(as the TLE-Pipe kernel does) would make it 238,720 B: over the limit. FlashMLA fits by aliasing
-sS0 with K0's dead RoPE tail, which a verified pipe cannot express; here each consumer instead keeps
+Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
+each 32 KiB + 32 KiB + 8 KiB + 64 B = 73,792 B; prob0 and prob1 each 8,192 + 256 = 8,448 B;
+max0 and max1 256 B each; total 230,528 B (225.1 KiB) of Hopper's 227 KiB, 1,920 B left for
+mbarriers (17 of them take 136 B). Keeping q_tail in shared memory too (as the TLE-Pipe kernel
+does) would make it 238,720 B: over the limit. FlashMLA fits by aliasing sS0 with K0's dead RoPE
+tail, which a verified pipe cannot express; here each consumer instead keeps
 q_tail [64,64] in registers (16 regs/thread, the A operand of a register-A wgmma for the tail dot).
 
 Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72
@@ -74,16 +95,22 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     q = tle.pipe(capacity=1, one_shot=True, readers=("consumer0", "consumer1"),
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
-    kv0 = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
+    # Tile k0 = 2p, split by last reader: consumer0 alone reads K0_L (QK, then V0_L), the tail and
+    # the mask; K0_R is read by consumer0's QK and by consumer1's P0·V0_R.
+    kv0 = tle.pipe(capacity=1,
                    kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
+                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
+                   valid=tle.gpu.alloc([1, BK], tl.int8))
+    kv0r = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
+                    kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
+    # Tile k1 = 2p+1, mirrored: consumer1 alone reads K1_R, the tail and the mask; K1_L is read by
+    # consumer1's QK and by consumer0's P1·V1_L.
+    kv1 = tle.pipe(capacity=1,
                    kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
                    tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
                    valid=tle.gpu.alloc([1, BK], tl.int8))
-    kv1 = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
-                   kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
-                   kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
-                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
-                   valid=tle.gpu.alloc([1, BK], tl.int8))
+    kv1l = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
+                    kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
     max0 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
     max1 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
     prob0 = tle.pipe(capacity=1,                                              # consumer0 → 1
@@ -94,17 +121,17 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
     tle.gpu.warp_specialize(
-        [(producer, (q, kv0, kv1, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NP,
-                     BLOCK_H)),
-         (consumer0, (q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
+        [(producer, (q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row,
+                     s_kv, NP, BLOCK_H)),
+         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
                       stride_o_h, lse_row, ml_row, sm_scale, NP, BLOCK_H)),
-         (consumer1, (q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
+         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
                       stride_o_h, sm_scale, NP, BLOCK_H))],
         [4, 4],
         [216, 216])
 
 
-def producer(q, kv0, kv1, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NP,
+def producer(q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NP,
              BLOCK_H: tl.constexpr):
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
@@ -119,7 +146,9 @@ def producer(q, kv0, kv1, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv,
     qw.commit(0)
 
     w0 = kv0.writer()
+    w0r = kv0r.writer()
     w1 = kv1.writer()
+    w1l = kv1l.writer()
     for p in range(NP):
         # Both tiles' indices first: their latency hides behind the wait for kv0 to be free.
         t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
@@ -130,21 +159,28 @@ def producer(q, kv0, kv1, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv,
         rows0 = kv_ptr + tl.where(valid0, t0, 0).to(tl.int64)[:, None] * stride_kv_s
         rows1 = kv_ptr + tl.where(valid1, t1, 0).to(tl.int64)[:, None] * stride_kv_s
 
-        # Tile k0 = 2p → kv0 (consumer0 computes its QK; consumer1 uses its V right half).
+        # In the order the consumers free the pieces of pair p-1 (see the docstring): K0_L + tail
+        # (consumer0, mid-pair), K0_R (consumer1, mid-pair), K1_L (consumer0's end), then K1_R +
+        # tail (consumer1's end). cp.async does not block: each acquire is the only wait.
         slot = w0.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
                  tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.kv_r),
-                 tl.load(rows0 + D_HALF + offs_d[None, :], mask=valid0[:, None], other=0.0))
         tl.store(tle.gpu.local_ptr(slot.tkv),
                  tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
         tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
         w0.commit(p)
 
-        # Tile k1 = 2p+1 → kv1 (consumer1 computes its QK; consumer0 uses its V left half).
-        slot = w1.acquire(p)
+        slot = w0r.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_r),
+                 tl.load(rows0 + D_HALF + offs_d[None, :], mask=valid0[:, None], other=0.0))
+        w0r.commit(p)
+
+        slot = w1l.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
                  tl.load(rows1 + offs_d[None, :], mask=valid1[:, None], other=0.0))
+        w1l.commit(p)
+
+        slot = w1.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_r),
                  tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
         tl.store(tle.gpu.local_ptr(slot.tkv),
@@ -153,8 +189,8 @@ def producer(q, kv0, kv1, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv,
         w1.commit(p)
 
 
-def consumer0(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row, stride_o_h,
-              lse_row, ml_row, sm_scale, NP, BLOCK_H: tl.constexpr):
+def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
+              stride_o_h, lse_row, ml_row, sm_scale, NP, BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -163,8 +199,9 @@ def consumer0(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
     q_tail = tl.load(q_row + offs_h[:, None] * stride_q_h + D_MAIN + offs_t[None, :])
 
     qr = q.reader("consumer0")
-    own = kv0.reader("consumer0")                     # tile k0: all of it
-    peer = kv1.reader("consumer0", fields=("kv_l",))  # tile k1: only V1's left half
+    own = kv0.reader()                      # tile k0: K0_L, tail, mask (ours alone)
+    own_r = kv0r.reader("consumer0")        # tile k0: K0_R (our QK; consumer1's V0_R)
+    peer = kv1l.reader("consumer0")         # tile k1: K1_L (consumer1's QK; our V1_L)
     mw = max0.writer()
     mr = max1.reader()
     pw = prob0.writer()
@@ -176,42 +213,47 @@ def consumer0(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
 
     for p in range(NP):
+        # S0 = Q·K0ᵀ, the prefetched piece (K0_L, tail) first, K0_R last.
         k0 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_r))), s)
         s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
+        k0r = own_r.wait(p)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
         valid = tl.load(tle.gpu.local_ptr(k0.slot.valid)) != 0
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+        own_r.release(p)  # the QK chain is retired (s was read): K0_R is consumer1's alone now
 
-        # Seesaw step 1: swap row maxima (commit ours before waiting for the peer's).
-        m_k0 = tl.max(s, 1)
+        # One-directional max: publish m0 = max(m_old, rowmax S0) and go on with it; consumer1
+        # folds in its own tile's max and sends the final m_new back.
+        m0 = tl.maximum(m_i, tl.max(s, 1))
         mslot = mw.acquire(p)
-        tl.store(tle.gpu.local_ptr(mslot.m), m_k0)
+        tl.store(tle.gpu.local_ptr(mslot.m), m0)
         mw.commit(p)
-        mres = mr.wait(p)
-        m_k1 = tl.load(tle.gpu.local_ptr(mres.slot.m))
-        mr.release(p)
-
-        m_new = tl.maximum(m_i, tl.maximum(m_k0, m_k1))
         # All indices invalid so far: shift by 0 so alpha and P are 0, not exp2(-inf - -inf) = NaN.
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_use)
-        p0 = tl.exp2(s - m_use[:, None])
+        m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
+        alpha0 = tl.exp2(m_i - m0_use)
+        p0 = tl.exp2(s - m0_use[:, None])
         sum0 = tl.sum(p0, 1)
         p0 = p0.to(tl.bfloat16)
-
-        # Step 2: publish P0 (consumer1 applies it to V0's right half), then our own PV.
+        # P0 relative to m0 goes out at once (consumer1 rescales its own P0·V0_R), then our PV.
         pslot = pw.acquire(p)
         tl.store(tle.gpu.local_ptr(pslot.sS), p0)
         tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
         pw.commit(p)
-        acc = tl.dot(p0, tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc * alpha[:, None])
+        acc = tl.dot(p0, tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc * alpha0[:, None])
 
-        # Step 3: the peer's probabilities on V1's left half. kv0 is released only after this:
-        # P0·V0_l stays in flight (async wgmma) while we wait for the peer's P1, and both PVs are
-        # retired by one wgmma wait at pr.release.
+        # m_new from consumer1 (P0·V0_L stays in flight meanwhile); bring acc from m0 to m_new.
+        mres = mr.wait(p)
+        m_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
+        mr.release(p)
+        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+        beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
+        acc = acc * beta[:, None]   # retires P0·V0_L
+        own.release(p)              # K0_L, tail, mask free: the producer refills them now
+
+        # The peer's probabilities (relative to m_new) on V1's left half.
         pres = pr.wait(p)
         k1 = peer.wait(p)
         acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
@@ -219,9 +261,8 @@ def consumer0(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
         sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
         pr.release(p)
         peer.release(p)
-        own.release(p)
 
-        l_i = l_i * alpha + (sum0 + sum1)
+        l_i = (l_i * alpha0 + sum0) * beta + sum1
         m_i = m_new
 
     # A row with no valid index has l_i == 0: out 0, max_logits -inf (m_i stayed -inf), lse +inf.
@@ -232,8 +273,8 @@ def consumer0(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
     tl.store(lse_row + offs_h, tl.where(l_i > 0, (tl.log2(l_i) + m_i) * LN2, float("inf")))
 
 
-def consumer1(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row, stride_o_h,
-              sm_scale, NP, BLOCK_H: tl.constexpr):
+def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
+              stride_o_h, sm_scale, NP, BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -241,8 +282,9 @@ def consumer1(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
     q_tail = tl.load(q_row + offs_h[:, None] * stride_q_h + D_MAIN + offs_t[None, :])
 
     qr = q.reader("consumer1")
-    own = kv1.reader("consumer1")                     # tile k1: all of it
-    peer = kv0.reader("consumer1", fields=("kv_r",))  # tile k0: only V0's right half
+    own = kv1.reader()                      # tile k1: K1_R, tail, mask (ours alone)
+    own_l = kv1l.reader("consumer1")        # tile k1: K1_L (our QK; consumer0's V1_L)
+    peer = kv0r.reader("consumer1")         # tile k0: K0_R (consumer0's QK; our V0_R)
     mw = max1.writer()
     mr = max0.reader()
     pw = prob1.writer()
@@ -254,46 +296,52 @@ def consumer1(q, kv0, kv1, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
 
     for p in range(NP):
-        k1 = own.wait(p)
+        # S1 = Q·K1ᵀ: K1_L first (freed at consumer0's end of the previous pair, before K1_R).
+        k1l = own_l.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_l))))
+                   tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))))
+        k1 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))), s)
         s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
         valid = tl.load(tle.gpu.local_ptr(k1.slot.valid)) != 0
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+        own_l.release(p)  # QK retired: K1_L is consumer0's alone now
 
-        m_k1 = tl.max(s, 1)
-        mslot = mw.acquire(p)
-        tl.store(tle.gpu.local_ptr(mslot.m), m_k1)
-        mw.commit(p)
+        # m0 = max(m_old, rowmax S0) from consumer0; m_new = max(m0, rowmax S1) goes back.
         mres = mr.wait(p)
-        m_k0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
+        m0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
         mr.release(p)
-
-        m_new = tl.maximum(m_i, tl.maximum(m_k0, m_k1))
+        m_new = tl.maximum(m0, tl.max(s, 1))
+        mslot = mw.acquire(p)
+        tl.store(tle.gpu.local_ptr(mslot.m), m_new)
+        mw.commit(p)
+        m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
         m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_use)
+        alpha0 = tl.exp2(m_i - m0_use)
+        beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
         p1 = tl.exp2(s - m_use[:, None])
         sum1 = tl.sum(p1, 1)
         p1 = p1.to(tl.bfloat16)
-
         pslot = pw.acquire(p)
         tl.store(tle.gpu.local_ptr(pslot.sS), p1)
         tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
         pw.commit(p)
-        acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc * alpha[:, None])
 
+        # Same arithmetic as consumer0: tile k0's P (relative to m0) first, rescale to m_new,
+        # then tile k1's P.
         pres = pr.wait(p)
-        k0 = peer.wait(p)
+        k0r = peer.wait(p)
         acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
-                     tl.load(tle.gpu.local_ptr(k0.slot.kv_r)), acc)
+                     tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc * alpha0[:, None])
         sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+        acc = acc * beta[:, None]   # retires P0·V0_R
         pr.release(p)
-        peer.release(p)
-        own.release(p)  # after both PVs (see consumer0)
+        peer.release(p)             # K0_R free mid-pair: the producer refills it now
+        acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
+        own.release(p)              # after P1·V1_R (one wgmma wait)
 
-        l_i = l_i * alpha + (sum0 + sum1)  # same operands, same order as consumer0
+        l_i = (l_i * alpha0 + sum0) * beta + sum1  # same operands, same order as consumer0
         m_i = m_new
 
     inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
