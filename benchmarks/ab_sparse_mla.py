@@ -1,0 +1,68 @@
+"""A/B two versions of a SparseMLA TLE kernel in one process, interleaved, to tell a real change
+from run-to-run noise (one run of the benchmark moves by up to ~10 %).
+
+    python3 benchmarks/ab_sparse_mla.py PATH_A.py PATH_B.py [--skv 8192 131072] [--reps 3]
+
+Each file must define a kernel with the signature of kernels/sparse_mla_pipe.py (the function
+named after the file's stem, or `sparse_mla_pipe` / `sparse_mla_seesaw`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.sparse_mla_smoke import TOPK, make_inputs, outputs, reference, run  # noqa: E402
+
+
+def load(path: str):
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name in (Path(path).stem, "sparse_mla_pipe", "sparse_mla_seesaw"):
+        if hasattr(mod, name):
+            return getattr(mod, name)
+    raise SystemExit(f"{path}: no kernel found")
+
+
+def main() -> None:
+    import torch
+    import triton.testing
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--skv", type=int, nargs="*", default=[8192, 131072])
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    kernels = {"A": load(args.a), "B": load(args.b)}
+    sm_scale = 1.0 / math.sqrt(576)
+    q, kv, idx = make_inputs(128, 2304, 128, TOPK, seed=1)
+    ref = reference(q, kv, idx, sm_scale)
+    for k, fn in kernels.items():
+        out, lse, ml = run(fn, q, kv, idx, sm_scale, TOPK)
+        torch.cuda.synchronize()
+        print(f"check {k}: out rel {((out.float() - ref[0]).norm() / ref[0].norm()).item():.2e}", flush=True)
+    flops = 2 * 4096 * 128 * TOPK * (576 + 512)
+    for skv in args.skv:
+        q, kv, idx = make_inputs(4096, skv, 128, TOPK, seed=2)
+        bufs = outputs(q)
+        got = {"A": [], "B": []}
+        for _ in range(args.reps):
+            for k, fn in kernels.items():
+                ms = triton.testing.do_bench(lambda: run(fn, q, kv, idx, sm_scale, TOPK, bufs),
+                                             warmup=50, rep=200, return_mode="median")
+                got[k].append(flops / ms / 1e9)
+        a, b = statistics.median(got["A"]), statistics.median(got["B"])
+        print(f"skv={skv}: A {a:.1f} TFLOP/s {[round(x, 1) for x in got['A']]}  "
+              f"B {b:.1f} TFLOP/s {[round(x, 1) for x in got['B']]}  B/A {b / a:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
