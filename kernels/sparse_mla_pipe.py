@@ -5,26 +5,18 @@ in K tiles of BK=64; each 576-wide kv row is kept as kv_l [64,256] + kv_r [64,25
 dims, which are also V) + tkv [64,64] (the RoPE tail), so every buffer has power-of-two sides.
 
     producer (default, 4 warps)      left (worker, 4 warps, 240 regs)   right (worker, 4 warps, 168)
-    Q main dims of the head block ─► q ─► q_l q_r        (one_shot SPSC)
-                                     q_tail: global → registers (once)
-    gather kv rows by index ──► kv ► kv_l kv_r tkv                        kv_r    (view: kv_r only)
-      (capacity 2, tile ck, all      valid = 0 <= idx < s_kv (own load)
-       cp.async)                     S = Q·Kᵀ (512 + 64 dims), softmax
+    Q rows of the head block ─► q ─► q_l q_r q_tail      (one_shot SPSC)
+    gather kv rows by index ──► kv ► kv_l kv_r tkv valid                  kv_r    (view: kv_r only)
+      (capacity 2, tile ck)          S = Q·Kᵀ (512 + 64 dims), softmax
                                      alpha probs sum_exp ─► score ──────► alpha probs sum_exp
                                      O_l = O_l·alpha + P·kv_l  (cap. 1)   O_r = O_r·alpha + P·kv_r
     epilogue                         out[:, :256], lse, max_logits        out[:, 256:]
 
 Only the left consumer touches Q (the right one only multiplies the left's probabilities with
-kv_r), so q is a one-shot SPSC pipe read by the left alone. Q's 64-dim RoPE tail is not staged: the
-left loads it once into registers (16 per thread, already in the wgmma DotOperand layout) and the
-tail dot is a register-A wgmma, so each tile's QK reads 8 KiB less shared memory. Each row's
-validity is computed by the left from the index tile (a 256 B L2-resident load issued before the
-kv wait), not handed over as a register-stored field: every kv field is then cp.async-filled, so
-the producer commits with per-thread cp.async arrives and no partition-wide bar.sync.
-The probability tile is a field of the score pipe rather than a free-standing `tle.gpu.alloc`: the
-left cannot overwrite it for tile ck+1 before the right released tile ck, and the verifier proves
-that. sum_exp is the left's running row sum after tile ck; the right keeps the last one it saw,
-which after the loop is the final sum.
+kv_r), so q is a one-shot SPSC pipe read by the left alone. The probability tile is a field of the
+score pipe rather than a free-standing `tle.gpu.alloc`: the left cannot overwrite it for tile ck+1
+before the right released tile ck, and the verifier proves that. sum_exp is the left's running row
+sum after tile ck; the right keeps the last one it saw, which after the loop is the final sum.
 
 Deadlock-freedom (by hand): within iteration ck the order
   P.acquire/commit kv(ck) → L.wait kv(ck) → L.acquire/commit score(ck) → R.wait kv(ck), score(ck)
@@ -34,13 +26,13 @@ in it: commit(ck) → wait(ck) inside iteration ck; release kv(ck-2) → acquire
 score(ck-1) → acquire score(ck) from an earlier iteration. So the happens-before graph is acyclic
 for every NK; q(0) is committed before the producer's loop and waited before the left's.
 
-Shared memory (bf16 = 2 B): q 65,536 B (q_l 32 KiB + q_r 32 KiB); kv 2 stages x (32 KiB + 32 KiB
-+ 8 KiB) = 147,456 B; score 256 + 8,192 + 256 = 8,704 B; total 221,696 B (216.5 KiB) of the
-227 KiB Hopper allows.
+Shared memory (bf16 = 2 B): q 73,728 B (q_l 32 KiB + q_r 32 KiB + q_tail 8 KiB); kv 2 stages x
+(32 KiB + 32 KiB + 8 KiB + 64 B) = 147,584 B; score 256 + 8,192 + 256 = 8,704 B; total 230,016 B
+(224.6 KiB) of the 227 KiB Hopper allows, leaving 2,432 B for the mbarriers.
 
-Registers: the workers ask for [240, 168] (the left holds S, P, q_tail and a 64x256 fp32
-accumulator; the right only the accumulator); the producer, the default partition, gets the rest of
-the 512 per thread that the three warp groups share: 512 - 240 - 168 = 104.
+Registers: the workers ask for [240, 168] (the left holds S, P and a 64x256 fp32 accumulator; the
+right only the accumulator); the producer, the default partition, gets the rest of the 512 per
+thread that the three warp groups share: 512 - 240 - 168 = 104.
 """
 
 import triton.language as tl
@@ -71,11 +63,13 @@ def sparse_mla_pipe(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
 
     q = tle.pipe(capacity=1, one_shot=True,
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
-                 q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
+                 q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
+                 q_tail=tle.gpu.alloc([1, BLOCK_H, D_TAIL], tl.bfloat16))
     kv = tle.pipe(capacity=2, readers=("left", "right"),
                   kv_l=tle.gpu.alloc([2, BK, D_HALF], tl.bfloat16),
                   kv_r=tle.gpu.alloc([2, BK, D_HALF], tl.bfloat16),
-                  tkv=tle.gpu.alloc([2, BK, D_TAIL], tl.bfloat16))
+                  tkv=tle.gpu.alloc([2, BK, D_TAIL], tl.bfloat16),
+                  valid=tle.gpu.alloc([2, BK], tl.int8))
     score = tle.pipe(capacity=1,
                      alpha=tle.gpu.alloc([1, BLOCK_H], tl.float32),
                      probs=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
@@ -83,8 +77,7 @@ def sparse_mla_pipe(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NK, BLOCK_H)),
-         (left, (q, kv, score, q_row, stride_q_h, idx_row, s_kv, out_row, stride_o_h, lse_row,
-                 ml_row, sm_scale, NK, BLOCK_H)),
+         (left, (q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK, BLOCK_H)),
          (right, (kv, score, out_row, stride_o_h, NK, BLOCK_H))],
         [4, 4],
         [240, 168])
@@ -97,12 +90,13 @@ def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NK,
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
 
-    # Q's main dims are staged once; the left consumer reads it for every K tile.
+    # Q is staged once; the left consumer reads it for every K tile.
     qw = q.writer()
     slot = qw.acquire(0)
     q_rows = q_row + offs_h[:, None] * stride_q_h
     tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
     tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
+    tl.store(tle.gpu.local_ptr(slot.q_tail), tl.load(q_rows + D_MAIN + offs_t[None, :]))
     qw.commit(0)
 
     kw = kv.writer()
@@ -120,19 +114,15 @@ def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NK,
                  tl.load(rows + D_HALF + offs_d[None, :], mask=keep, other=0.0))
         tl.store(tle.gpu.local_ptr(slot.tkv),
                  tl.load(rows + D_MAIN + offs_t[None, :], mask=keep, other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.valid), valid.to(tl.int8))
         kw.commit(ck)
 
 
-def left(q, kv, score, q_row, stride_q_h, idx_row, s_kv, out_row, stride_o_h, lse_row, ml_row,
-         sm_scale, NK, BLOCK_H: tl.constexpr):
+def left(q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK,
+         BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
-    offs_k = tl.arange(0, BK)
-    offs_t = tl.arange(0, D_TAIL)
-    # Q's RoPE tail stays in registers (16 per thread, the A operand of a register-A wgmma): the
-    # tail dot then reads only tkv from shared memory, 8 KiB less shared-memory traffic per tile.
-    q_tail = tl.load(q_row + offs_h[:, None] * stride_q_h + D_MAIN + offs_t[None, :])
 
     qr = q.reader()
     kr = kv.reader("left")
@@ -144,11 +134,6 @@ def left(q, kv, score, q_row, stride_q_h, idx_row, s_kv, out_row, stride_o_h, ls
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
 
     for ck in range(NK):
-        # Validity comes from the index itself (an L2-resident 256 B read, issued before the wait
-        # so its latency hides behind it), not from a producer-stored field: every kv field is then
-        # cp.async-filled and the producer's commit is a per-thread arrive, without a bar.sync.
-        t = tl.load(idx_row + ck * BK + offs_k)
-        valid = (t >= 0) & (t < s_kv)
         kres = kr.wait(ck)
         # Operands are loaded where they are used: the lowering feeds shared-memory tiles to the
         # wgmma directly instead of holding Q (144 regs/thread) in registers.
@@ -156,7 +141,9 @@ def left(q, kv, score, q_row, stride_q_h, idx_row, s_kv, out_row, stride_o_h, ls
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))))
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))), s)
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_tail)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
+        valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
 
         m_new = tl.maximum(m_i, tl.max(s, 1))

@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tle_compiler.frontend import read_kernels  # noqa: E402
 from tle_compiler.lowering import compile_kernel, ptxas_stats  # noqa: E402
+from tle_compiler.lowering.regs import default_budget  # noqa: E402
 
 KERNELS = ["sparse_mla_pipe", "sparse_mla_seesaw"]
 BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "i32": 4, "int32": 4, "i8": 1, "int8": 1, "i1": 1, "i64": 8}
@@ -38,12 +39,14 @@ def main() -> None:
         print(f"ptxas: {st['registers']} registers per thread for the kernel (`.maxnreg` "
               f"{maxnreg}), spills {st['spill_stores']} B stores / "
               f"{st['spill_loads']} B loads; shared memory {c.metadata.shared} B (Hopper: 232,448).\n")
-        print("| partition | role | warps | registers (requested → setmaxnreg) |")
+        print("| partition | role | warps | registers per thread |")
         print("|---|---|---:|---|")
         for p in info.partitions:
-            req = "rest of the file" if p.default else str(p.regs)
+            req = f"what the workers leave: {default_budget(info)} by the register rule" if p.default \
+                else str(p.regs)
             print(f"| {p.name} | {'default' if p.default else 'worker'} | {p.warps} | {req} |")
-        print("\nsetmaxnreg in the PTX: " + ", ".join(f"{k} {v}" for k, v in setmax) + "\n")
+        print("\nsetmaxnreg values in the PTX (Triton emits one per warp-group code path): "
+              + ", ".join(f"{k} {v}" for k, v in setmax) + "\n")
         print("| pipe | capacity | fields (shape, dtype) | bytes |")
         print("|---|---:|---|---:|")
         total = 0
