@@ -250,7 +250,7 @@ class _Ptr:
         return _Ptr(self.buf, self.off + torch.as_tensor(other).to(torch.int64))
 
 
-def _emulated_language(program_id):
+def _emulated_language(program_id, grid=(1, 1)):
     import threading
     import types
 
@@ -279,6 +279,7 @@ def _emulated_language(program_id):
         constexpr=lambda x: x, bfloat16=torch.bfloat16, float32=torch.float32, int8=torch.int8,
         int32=torch.int32, int64=torch.int64,
         program_id=lambda axis: torch.tensor(program_id[axis], dtype=torch.int32),
+        num_programs=lambda axis: torch.tensor(grid[axis], dtype=torch.int32),
         arange=lambda a, b: torch.arange(a, b, dtype=torch.int32),
         full=lambda shape, v, dt: torch.full(shape, v, dtype=dt),
         zeros=lambda shape, dt: torch.zeros(shape, dtype=dt),
@@ -389,8 +390,8 @@ def _reference(q, kv, idx, sm_scale):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_kernel_math_matches_reference_in_cpu_emulation(kernel):
     torch = pytest.importorskip("torch")
-    program_id = [0, 0]
-    tl, tle = _emulated_language(program_id)
+    program_id, grid = [0, 0], [0, 0]
+    tl, tle = _emulated_language(program_id, grid)
     source = (KERNELS_DIR / f"{kernel}.py").read_text()
     source = "\n".join("" if ln.startswith("import ") else ln for ln in source.splitlines())
     ns = {"tl": tl, "tle": tle, "__name__": f"emulated_{kernel}"}
@@ -409,6 +410,7 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel):
     idx[2, 0, :200] = -1  # the first tiles (and pairs) fully invalid, later ones valid
     sm_scale = 576 ** -0.5
 
+    grid[:] = [s_q, h_q // block_h]  # the launch grid of kernels/api.py
     out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
     lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
     for s in range(s_q):
