@@ -14,8 +14,7 @@ lockstep.
     tile 2p:   K0_L,tail,mask ─► kv0 (consumer0 alone)
                K0_R ─► kv0r ──►  QK0                                  P0·V0_r
     tile 2p+1: K1_L ─► kv1l ──►  P1·V1_l                              QK1
-               tail,mask ─► kv1t (consumer1 alone, QK1 only)
-               K1_R ─► kv1 (consumer1 alone)
+               K1_R,tail,mask ─► kv1 (consumer1 alone)
                                  S0 = Q·K0ᵀ                           S1 = Q·K1ᵀ
                                  m0 = max(m_old, rowmax S0) ─ max0 ─► m_new = max(m0, rowmax S1)
                                  P0 = exp2(S0 - m0) ───────── prob0 ─►
@@ -31,28 +30,17 @@ lockstep.
 
 Both consumers keep identical (m, l): they combine the same fp32 values in the same order.
 
-Early release, so the producer prefetches: each K tile is split by its last reader into pipes.
-K1's tail + mask (kv1t) are read by QK1 alone and freed by consumer1 with K1_L right after QK1;
+Early release, so the producer prefetches: each K tile is split by its last reader into two pipes.
 K0_L + tail (kv0) is freed by consumer0 right after P0·V0_L retires (mid-pair), K0_R (kv0r) by
 consumer1 right after P0·V0_R retires (mid-pair, its first PV), K1_L (kv1l) at consumer0's end of
-the pair and K1_R (kv1) at consumer1's end; the producer refills them in that order. So tile k0 of
-the next pair (consumer0, which leads) is gathered while both consumers finish the current pair,
-and consumer1 starts its next QK on K1_L, freed before K1_R, then the tail (refilled first of
-all); only K1_R's 32 KiB is gathered after consumer1's end of the pair (40 KiB with the tail in
-kv1). Capacity 2 for the K tiles does not fit: one more 73,792 B tile pair is 147,584 B over a
-230,528 B kernel.
-
-Grid order: the launch grid is (s_q, h_q // BLOCK_H) (kernels/api.py), which the hardware
-rasterises axis 0 fastest, so the two head blocks of one query token, which gather the very same
-topk rows, would run s_q programs (tens of waves) apart. The kernel renumbers its program
-head block fastest (FlashMLA's and TileLang's order): both run in the same wave and the second
-one's gathers hit L2, about halving the DRAM traffic once the KV no longer fits in L2 (SKV=128K:
-151 MB of KV against a 50 MB L2).
+the pair and K1_R + tail (kv1) at consumer1's end; the producer refills them in that order. So
+tile k0 of the next pair (consumer0, which leads) is gathered while both consumers finish the
+current pair, and consumer1 starts its next QK on K1_L, freed before K1_R. Capacity 2 for the K
+tiles does not fit: one more 73,792 B tile pair is 147,584 B over a 230,528 B kernel.
 
 Deadlock-freedom (by hand; the verifier proves it): within pair p the order
-  P: kv1t(p), kv0(p), kv0r(p), kv1l(p), kv1(p) → c0: wait kv0, kv0r; release kv0r;
-  commit max0, prob0 → c1: wait kv1l, kv1t, kv1; release kv1l, kv1t; wait max0;
-  commit max1, prob1 → c0: wait max1; release kv0
+  P: kv0(p), kv0r(p), kv1l(p), kv1(p) → c0: wait kv0, kv0r; release kv0r; commit max0, prob0
+  → c1: wait kv1l, kv1; release kv1l; wait max0; commit max1, prob1 → c0: wait max1; release kv0
   → c1: wait prob0, kv0r; release prob0, kv0r → c0: wait prob1, kv1l; release prob1, kv1l
   → c1: release kv1
 is a complete schedule respecting every partition's program order, and every cross edge points
@@ -62,13 +50,18 @@ consumer1 inside a pair (max1, prob1) comes after consumer0 committed everything
 from it (max0, prob0); waiting for m_new before committing m0 would be a cycle
 (tests/test_kernels.py checks the verifier rejects that).
 
-Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1
-(kv1 + kv1l + kv1t) each 32 KiB + 32 KiB + 8 KiB + 64 B = 73,792 B; prob0 and prob1 each
-8,192 + 256 = 8,448 B; max0 and max1 256 B each; total 230,528 B (225.1 KiB) of Hopper's 227 KiB,
-1,920 B left for mbarriers (19 of them take 152 B; Triton allocates 231,488 B in all). Keeping q_tail in shared memory too (as the TLE-Pipe kernel
+Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
+each 32 KiB + 32 KiB + 8 KiB + 64 B = 73,792 B; prob0 and prob1 each 8,192 + 256 = 8,448 B;
+max0 and max1 256 B each; total 230,528 B (225.1 KiB) of Hopper's 227 KiB, 1,920 B left for
+mbarriers (17 of them take 136 B). Keeping q_tail in shared memory too (as the TLE-Pipe kernel
 does) would make it 238,720 B: over the limit. FlashMLA fits by aliasing sS0 with K0's dead RoPE
 tail, which a verified pipe cannot express; here each consumer instead keeps
 q_tail [64,64] in registers (16 regs/thread, the A operand of a register-A wgmma for the tail dot).
+
+Grid order: the launch grid is (s_q, h_q // 64) and programs start axis 0 first, so the head
+blocks of one query token (which gather exactly the same kv rows) would run ~s_q/132 waves apart.
+The kernel renumbers its program so that they run in the same wave and the second one's gathers hit
+L2: +14 % at SKV=128K, neutral at 8K (interleaved A/B on the H200, 2026-11-29, docs/BENCHMARKS.md).
 
 Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72
 (MISSION's "[216, 72]"). In `warp_specialize` the budget list covers the workers only, so the two
@@ -96,9 +89,6 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                       stride_l_s, s_kv, sm_scale,
                       TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = TOPK // (2 * BK)                  # K-tile pairs (FlashMLA requires topk % 128 == 0 too)
-    # The launch grid is (s_q, h_q // BLOCK_H), rasterised axis 0 fastest. Renumber it head block
-    # fastest, as FlashMLA does: the programs of one query token (which gather the same topk rows)
-    # then run side by side, and the second one's gathers hit L2 (see "Grid order" above).
     n_hb = tl.num_programs(1)
     lin = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)  # launch order
     pid_s = (lin // n_hb).to(tl.int64)    # query token
@@ -121,13 +111,11 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     kv0r = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                     kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
     # Tile k1 = 2p+1, mirrored: consumer1 alone reads K1_R, the tail and the mask; K1_L is read by
-    # consumer1's QK and by consumer0's P1·V1_L. The tail and mask (kv1t) are only QK1's, so they
-    # are freed with K1_L right after QK1 and refilled first; K1_R (kv1) stays until P1·V1_R.
+    # consumer1's QK and by consumer0's P1·V1_L.
     kv1 = tle.pipe(capacity=1,
-                   kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
-    kv1t = tle.pipe(capacity=1,
-                    tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
-                    valid=tle.gpu.alloc([1, BK], tl.int8))
+                   kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
+                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
+                   valid=tle.gpu.alloc([1, BK], tl.int8))
     kv1l = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                     kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
     max0 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
@@ -140,17 +128,17 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
     tle.gpu.warp_specialize(
-        [(producer, (q, kv0, kv0r, kv1, kv1l, kv1t, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row,
+        [(producer, (q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row,
                      s_kv, NP, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
                       stride_o_h, lse_row, ml_row, sm_scale, NP, BLOCK_H)),
-         (consumer1, (q, kv1, kv1l, kv1t, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
+         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
                       stride_o_h, sm_scale, NP, BLOCK_H))],
         [4, 4],
         [216, 216])
 
 
-def producer(q, kv0, kv0r, kv1, kv1l, kv1t, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NP,
+def producer(q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NP,
              BLOCK_H: tl.constexpr):
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
@@ -168,7 +156,6 @@ def producer(q, kv0, kv0r, kv1, kv1l, kv1t, q_row, stride_q_h, kv_ptr, stride_kv
     w0r = kv0r.writer()
     w1 = kv1.writer()
     w1l = kv1l.writer()
-    w1t = kv1t.writer()
     for p in range(NP):
         # Both tiles' indices first: their latency hides behind the wait for kv0 to be free.
         t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
@@ -179,16 +166,9 @@ def producer(q, kv0, kv0r, kv1, kv1l, kv1t, q_row, stride_q_h, kv_ptr, stride_kv
         rows0 = kv_ptr + tl.where(valid0, t0, 0).to(tl.int64)[:, None] * stride_kv_s
         rows1 = kv_ptr + tl.where(valid1, t1, 0).to(tl.int64)[:, None] * stride_kv_s
 
-        # In the order the consumers free the pieces of pair p-1 (see the docstring): K1's tail +
-        # mask (consumer1, right after QK1), K0_L + tail (consumer0, mid-pair), K0_R (consumer1,
-        # mid-pair), K1_L (consumer0's end), then K1_R (consumer1's end). cp.async does not block:
-        # each acquire is the only wait.
-        slot = w1t.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
-        w1t.commit(p)
-
+        # In the order the consumers free the pieces of pair p-1 (see the docstring): K0_L + tail
+        # (consumer0, mid-pair), K0_R (consumer1, mid-pair), K1_L (consumer0's end), then K1_R +
+        # tail (consumer1's end). cp.async does not block: each acquire is the only wait.
         slot = w0.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
                  tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
@@ -210,6 +190,9 @@ def producer(q, kv0, kv0r, kv1, kv1l, kv1t, q_row, stride_q_h, kv_ptr, stride_kv
         slot = w1.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_r),
                  tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.tkv),
+                 tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
         w1.commit(p)
 
 
@@ -297,7 +280,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, o
     tl.store(lse_row + offs_h, tl.where(l_i > 0, (tl.log2(l_i) + m_i) * LN2, float("inf")))
 
 
-def consumer1(q, kv1, kv1l, kv1t, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
+def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
               stride_o_h, sm_scale, NP, BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
@@ -306,8 +289,7 @@ def consumer1(q, kv1, kv1l, kv1t, kv0r, max0, max1, prob0, prob1, q_row, stride_
     q_tail = tl.load(q_row + offs_h[:, None] * stride_q_h + D_MAIN + offs_t[None, :])
 
     qr = q.reader("consumer1")
-    own = kv1.reader()                      # tile k1: K1_R (ours alone)
-    own_t = kv1t.reader()                   # tile k1: tail, mask (ours alone, QK1 only)
+    own = kv1.reader()                      # tile k1: K1_R, tail, mask (ours alone)
     own_l = kv1l.reader("consumer1")        # tile k1: K1_L (our QK; consumer0's V1_L)
     peer = kv0r.reader("consumer1")         # tile k0: K0_R (consumer0's QK; our V0_R)
     mw = max1.writer()
@@ -321,20 +303,17 @@ def consumer1(q, kv1, kv1l, kv1t, kv0r, max0, max1, prob0, prob1, q_row, stride_
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
 
     for p in range(NP):
-        # S1 = Q·K1ᵀ: K1_L first (freed at consumer0's end of the previous pair, before K1_R),
-        # then the tail (refilled first of all), K1_R (freed at our own end of the pair) last.
+        # S1 = Q·K1ᵀ: K1_L first (freed at consumer0's end of the previous pair, before K1_R).
         k1l = own_l.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))))
-        k1t = own_t.wait(p)
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1t.slot.tkv))), s)
         k1 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))), s)
-        valid = tl.load(tle.gpu.local_ptr(k1t.slot.valid)) != 0
+        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
+        valid = tl.load(tle.gpu.local_ptr(k1.slot.valid)) != 0
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
         own_l.release(p)  # QK retired: K1_L is consumer0's alone now
-        own_t.release(p)  # the tail and mask are free: the producer refills them first
 
         # m0 = max(m_old, rowmax S0) from consumer0; m_new = max(m0, rowmax S1) goes back.
         mres = mr.wait(p)
