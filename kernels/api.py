@@ -27,10 +27,10 @@ D_V = 512
 D_QK_CHOICES = (512, 576)
 IMPLS = ("naive", "pipe", "seesaw")
 
-# "auto" takes the first implementation in this order that supports the call. The TLE-Pipe kernel
-# is the faster of the two TLE kernels today (docs/BENCHMARKS.md); swap the first two entries when
-# the seesaw overtakes it.
-PREFERENCE: Tuple[str, ...] = ("pipe", "seesaw", "naive")
+# "auto" takes the first implementation in this order that supports the call. The seesaw is the
+# fastest at every SKV of the headline shape (docs/BENCHMARKS.md, 2026-11-29: 536 vs 522 TFLOP/s at
+# 8K, 474 vs 433 at 128K); the pipe kernel covers topk % 128 == 64, the naive one everything else.
+PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("h_q,d_qk,topk,sink,tlen,expect", [
-    (128, 576, 2048, False, False, "pipe"),
+    (128, 576, 2048, False, False, "seesaw"),
     (64, 576, 64, False, False, "pipe"),
     (16, 576, 2048, False, False, "naive"),
     (32, 576, 2048, False, False, "naive"),
@@ -137,9 +137,10 @@ def test_selection_table(monkeypatch):
     assert api.supported_impls(128, 576, 576) == ["naive", "pipe"]
     assert api.supported_impls(16, 512, 64) == ["naive"]
     assert api.select_impl("auto", 128, 576, 2048, aligned=False) == "naive"
-    monkeypatch.setattr(api, "PREFERENCE", ("seesaw", "pipe", "naive"))
     assert api.select_impl("auto", 128, 576, 2048) == "seesaw"
     assert api.select_impl("auto", 128, 576, 576) == "pipe"
+    monkeypatch.setattr(api, "PREFERENCE", ("pipe", "seesaw", "naive"))
+    assert api.select_impl("auto", 128, 576, 2048) == "pipe"
     with pytest.raises(ValueError, match="impl"):
         api.select_impl("bogus", 128, 576, 2048)
 
