@@ -74,7 +74,7 @@ def test_config_names_the_kernel_arguments(path):
 # ------------------------------------------------------------------ the checks, on the emulation
 
 def _emulated(stem: str):
-    from tests.gpu.emulator import load_kernel_module
+    from tle_compiler.testing.emulator import load_kernel_module
     return load_kernel_module(GPU_KERNELS / f"{stem}.py")
 
 

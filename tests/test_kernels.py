@@ -233,138 +233,13 @@ def test_kernel_module_imports(kernel):
 # ---------------------------------------------------------------- the math, emulated on the CPU
 #
 # Until the lowering runs the kernels on a GPU, their math is checked by executing the Python
-# source as written against a small torch emulation of the language: `tl.*` on torch tensors,
-# pointers as (flat buffer, offset tensor), shared buffers poisoned with NaN, every partition in its
-# own thread and each pipe blocking exactly as docs/semantics.md says (acquire(i) waits for every
-# reader's release(i - C), wait(i) for commit(i)). A reader's slot shows only its field view, so
-# reading outside the view fails. This checks the math and the data handed through pipes, not the
-# lowering.
-
-class _Ptr:
-    def __init__(self, buf, off):
-        import torch
-        self.buf, self.off = buf, torch.as_tensor(off, dtype=torch.int64)
-
-    def __add__(self, other):
-        import torch
-        return _Ptr(self.buf, self.off + torch.as_tensor(other).to(torch.int64))
-
-
-def _emulated_language(program_id, grid=(1, 1)):
-    import threading
-    import types
-
-    import torch
-
-    def where(c, a, b):
-        return torch.where(c, torch.as_tensor(a), torch.as_tensor(b))
-
-    def load(p, mask=None, other=0):
-        # every address must be in bounds, masked or not: invalid indices are clamped
-        assert bool(((p.off >= 0) & (p.off < p.buf.numel())).all()), "address out of bounds"
-        v = p.buf[p.off]
-        return v if mask is None else torch.where(mask, v, torch.tensor(other, dtype=v.dtype))
-
-    def store(p, v):
-        off, v = torch.broadcast_tensors(p.off, torch.as_tensor(v))
-        assert bool(((off >= 0) & (off < p.buf.numel())).all()), "address out of bounds"
-        p.buf[off.reshape(-1)] = v.reshape(-1).to(p.buf.dtype)
-
-    def dot(a, b, acc=None):
-        assert a.dtype == b.dtype == torch.bfloat16, (a.dtype, b.dtype)
-        r = a.float() @ b.float()  # wgmma: bf16 operands, fp32 accumulation
-        return r if acc is None else r + acc
-
-    tl = types.SimpleNamespace(
-        constexpr=lambda x: x, bfloat16=torch.bfloat16, float32=torch.float32, int8=torch.int8,
-        int32=torch.int32, int64=torch.int64,
-        program_id=lambda axis: torch.tensor(program_id[axis], dtype=torch.int32),
-        num_programs=lambda axis: torch.tensor(grid[axis], dtype=torch.int32),
-        arange=lambda a, b: torch.arange(a, b, dtype=torch.int32),
-        full=lambda shape, v, dt: torch.full(shape, v, dtype=dt),
-        zeros=lambda shape, dt: torch.zeros(shape, dtype=dt),
-        load=load, store=store, dot=dot, trans=lambda x: x.T, where=where,
-        maximum=torch.maximum, max=lambda x, axis: x.max(axis).values,
-        sum=lambda x, axis: x.sum(axis), exp2=torch.exp2, log2=torch.log2)
-
-    class Slot:
-        def __init__(self, pipe, i, view):
-            for f, buf in pipe.fields.items():
-                if view is None or f in view:
-                    setattr(self, f, buf[i % pipe.capacity])
-
-    class Pipe:
-        def __init__(self, capacity, one_shot=False, readers=(), scope="cta", name=None, **fields):
-            assert all(b.shape[0] == capacity for b in fields.values())
-            self.capacity, self.one_shot, self.fields = capacity, one_shot, fields
-            self.cv = threading.Condition()
-            self.committed = set()
-            self.released = {r: set() for r in (tuple(readers) or (None,))}
-
-        def block_until(self, pred):
-            with self.cv:
-                assert self.cv.wait_for(pred, timeout=30), "deadlock"
-
-        def writer(self):
-            pipe = self
-
-            class Writer:
-                def acquire(self, i):
-                    if not pipe.one_shot and i >= pipe.capacity:
-                        pipe.block_until(lambda: all(i - pipe.capacity in r
-                                                     for r in pipe.released.values()))
-                    return Slot(pipe, i, None)
-
-                def commit(self, i):
-                    with pipe.cv:
-                        pipe.committed.add(i)
-                        pipe.cv.notify_all()
-            return Writer()
-
-        def reader(self, name=None, fields=None):
-            pipe = self
-            assert name in pipe.released, f"undeclared reader {name!r}"
-
-            class Reader:
-                def wait(self, i):
-                    pipe.block_until(lambda: i in pipe.committed)
-                    return types.SimpleNamespace(slot=Slot(pipe, i, fields), is_closed=False)
-
-                def release(self, i):
-                    with pipe.cv:
-                        pipe.released[name].add(i)
-                        pipe.cv.notify_all()
-            return Reader()
-
-    def alloc(shape, dtype, scope=None):
-        return torch.full(shape, float("nan"), dtype=dtype) if dtype.is_floating_point \
-            else torch.zeros(shape, dtype=dtype)
-
-    def local_ptr(buf, indices=None):
-        return _Ptr(buf.view(-1), torch.arange(buf.numel()).reshape(buf.shape))
-
-    def warp_specialize(functions_and_args, warps, regs):
-        errors = []
-
-        def run(fn, args):
-            try:
-                fn(*args)
-            except BaseException as e:  # re-raised in the launching thread
-                errors.append(e)
-        threads = [threading.Thread(target=run, args=fa) for fa in functions_and_args]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
-
-    gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
-                                smem="smem")
-    tle = types.SimpleNamespace(jit=lambda fn=None, **kw: fn if fn is not None else (lambda f: f),
-                                pipe=Pipe, gpu=gpu)
-    return tl, tle
-
+# source as written against the CPU emulation of the language (tle_compiler/testing/emulator.py):
+# `tl.*` on torch tensors, every address bounds-checked (masked or not), shared buffers poisoned
+# with NaN, every partition in its own thread and each pipe blocking exactly as docs/semantics.md
+# says (acquire(i) waits for every reader's release(i - C), wait(i) for commit(i)). A reader's slot
+# shows only its field view, so reading outside the view fails. tl.dot takes bf16 operands only
+# (wgmma: bf16 in, fp32 accumulation). This checks the math and the data handed through pipes, not
+# the lowering.
 
 def _reference(q, kv, idx, sm_scale):
     """fp32 SparseMLA prefill with FlashMLA's conventions for rows without a valid index."""
@@ -390,13 +265,9 @@ def _reference(q, kv, idx, sm_scale):
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_kernel_math_matches_reference_in_cpu_emulation(kernel):
     torch = pytest.importorskip("torch")
-    program_id, grid = [0, 0], [0, 0]
-    tl, tle = _emulated_language(program_id, grid)
-    source = (KERNELS_DIR / f"{kernel}.py").read_text()
-    source = "\n".join("" if ln.startswith("import ") else ln for ln in source.splitlines())
-    ns = {"tl": tl, "tle": tle, "__name__": f"emulated_{kernel}"}
-    exec(compile(source, str(KERNELS_DIR / f"{kernel}.py"), "exec"), ns)
-    block_h = ns["DEFAULT_CONFIG"]["constexprs"]["BLOCK_H"]
+    from tle_compiler.testing.emulator import load_kernel_module
+    mod = load_kernel_module(KERNELS_DIR / f"{kernel}.py", dot_dtypes=(torch.bfloat16,))
+    block_h = mod.DEFAULT_CONFIG["constexprs"]["BLOCK_H"]
 
     s_q, h_q, s_kv, topk = 4, 2 * block_h, 300, 256
     g = torch.Generator().manual_seed(0)
@@ -410,15 +281,13 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel):
     idx[2, 0, :200] = -1  # the first tiles (and pairs) fully invalid, later ones valid
     sm_scale = 576 ** -0.5
 
-    grid[:] = [s_q, h_q // block_h]  # the launch grid of kernels/api.py
     out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
     lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
-    for s in range(s_q):
-        for hb in range(h_q // block_h):
-            program_id[:] = [s, hb]
-            ns[kernel](*(_Ptr(t.view(-1), 0) for t in (q, kv, idx, out, lse, ml)),
-                       h_q * 576, 576, 576, topk, h_q * 512, 512, h_q, s_kv, sm_scale,
-                       TOPK=topk, BLOCK_H=block_h)
+    # the launch of kernels/api.py, grid included
+    getattr(mod, kernel)[(s_q, h_q // block_h)](
+        q, kv, idx, out, lse, ml,
+        q.stride(0), q.stride(1), kv.stride(0), idx.stride(0), out.stride(0), out.stride(1),
+        lse.stride(0), kv.shape[0], float(sm_scale), TOPK=topk, BLOCK_H=block_h)
 
     ref_out, ref_lse, ref_ml = _reference(q, kv, idx, sm_scale)
     assert not out.float().isnan().any() and not lse.isnan().any() and not ml.isnan().any()

@@ -94,7 +94,7 @@ def test_generated_source_reads_back_as_the_same_protocol(program):
 
 
 def _run_emulated(program: Program, params: dict, tmp_path) -> dict:
-    from tests.gpu.emulator import emulated_launch, load_kernel_module
+    from tle_compiler.testing.emulator import emulated_launch, load_kernel_module
     path = sk.write_module(sk.stamp_kernel_source(program), str(tmp_path))
     mod = load_kernel_module(path)
     res = sk.launch_stamp_module(mod, program, params, device="cpu", launch=emulated_launch)
@@ -161,8 +161,8 @@ partition last warps=4 regs=232 {
 def test_a_wrong_protocol_is_caught_on_the_emulation(tmp_path):
     """The oracle has teeth: a producer that commits index i but stamps another slot's data is
     reported as mismatches (here: the stamp source is edited to write index + 1)."""
-    from tests.gpu.emulator import emulated_launch, load_kernel_module
     from tle_compiler.ir.parser import parse_module
+    from tle_compiler.testing.emulator import emulated_launch, load_kernel_module
     program = parse_module("""
 kernel ring
 param N
