@@ -131,6 +131,8 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     plans = build_plan(info, barriers, all_consts)
     ctx = Ctx(info.path, tree, all_consts, functions, aliases, plans, debug_waits)
     ctx.cp_async = cp_async
+    # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
+    ctx.wgmma_pipeline = bool((getattr(info, "options", None) or {}).get("wgmma_pipeline", False))
     if debug_waits:
         from .debug import parse_bound
 
@@ -160,6 +162,8 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     _, entries = _ws_entries(info, kt)
 
     out = [HEADER.format(path=info.path, kernel=info.name)]
+    if ctx.wgmma_pipeline:  # loop-carried in-flight accumulators (translate.py, pipelined wgmma)
+        out.append("from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma_init")
     for name, v in consts.items():
         out.append(f"{name} = gl.constexpr({v!r})")
     out.append("")

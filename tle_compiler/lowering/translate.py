@@ -643,6 +643,7 @@ class FnTranslator:
         res = self.S.new(2)
         self.S.fix(res, mma)
         regs = []
+        reg_types = []  # (shape, dtype, layout) of each register A operand (pipelined loops)
         for x in (a, b):
             if x.kind == "smem":
                 rings.add(getattr(x.value, "var", None))  # None: unknown buffer, waited for always
@@ -656,6 +657,7 @@ class FnTranslator:
             self.emit(f"{a_text} = gl.convert_layout({a.text}, "
                       f"{self.L(dot_l) if self.emitting else 'None'})")
             regs.append(a_text)
+            reg_types.append((tuple(a.shape), a.dtype, dot_l))
         if acc_node is not None:
             acc = self.ex(acc_node, allow_pending=True)
             self.S.anchor_eq(acc.var, res)
@@ -674,7 +676,7 @@ class FnTranslator:
         if acc_node is not None and acc.text in self.pending:
             # the accumulator chain: the old name's wgmma retires before this one (in order)
             pass
-        self.inflight.append({"seq": self.seq, "rings": rings, "regs": regs})
+        self.inflight.append({"seq": self.seq, "rings": rings, "regs": regs, "reg_types": reg_types})
         self.pending[out.text] = self.seq
         return out
 
@@ -844,14 +846,85 @@ class FnTranslator:
         it = "gl.static_range" if fn == "tl.static_range" else "range"
         var = self.prefix + st.target.id
         self.drain("loop entry: no wgmma in flight across a loop boundary")
+        pipelined = getattr(self.ctx, "wgmma_pipeline", False) and it == "range"
+        if pipelined:
+            key, carried = self._carried_at_head()
+            self._emit_carried_regs(carried)
+            entry_names = {v.text for v in self.env.values() if v.kind == "tensor"}
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
         self.env[st.target.id] = V("scalar", var)
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
                            "static": it == "gl.static_range"})
-        self.body(st.body, drain="loop back-edge")
+        if pipelined:
+            self._enter_carried(carried)
+            self.body(st.body)
+            self._pipelined_back_edge(key, carried, entry_names)
+        else:
+            self.body(st.body, drain="loop back-edge")
         self.loops.pop()
         self.ind -= 1
+        if pipelined:
+            self.drain("loop exit: wgmmas carried by the loop")
+
+    # ---------------------------------------------------------------- pipelined wgmma (opt-in)
+    # docs/lowering.md, "Pipelined wgmma (opt-in)". With @tle.jit(wgmma_pipeline=True), a `range`
+    # loop's body may end with wgmmas in flight (the carried set T): the loop head then has T in
+    # flight both on the back-edge and (as an over-approximation: wait_group(n) retires at least
+    # what it must) on entry, where nothing is in flight. T is decided in translation pass 1 (where
+    # waits emit nothing and create no names or layout variables, so the numbering is unchanged),
+    # and pass 2 enters the body with T in flight and checks that its back-edge leaves exactly T.
+    def _carried_at_head(self):
+        self.loop_no = getattr(self, "loop_no", 0) + 1
+        key = (self.partition, self.loop_no)
+        carried = getattr(self.ctx, "carried", {}).get(key, []) if self.emitting else []
+        return key, carried
+
+    def _emit_carried_regs(self, carried) -> None:
+        """A carried wgmma's register A operand is a dep of a wait in the next iteration (or after
+        the loop): it is loop-carried, so it needs a value before the loop (never read)."""
+        for e in carried:
+            for n in e["names"]:  # the loop carries the async accumulator type (retyped by waits)
+                self.emit(f"{n} = warpgroup_mma_init({n})  # in flight across the back-edge")
+            for r, (shape, dtype, lay) in zip(e["regs"], e["reg_types"]):
+                self.emit(f"{r} = gl.zeros([{', '.join(map(str, shape))}], gl.{dtype}, "
+                          f"layout={self.L(lay)})  # carried register A operand")
+
+    def _enter_carried(self, carried) -> None:
+        for e in carried:
+            self.seq += 1
+            ent = dict(e, seq=self.seq, rings=set(e["rings"]))
+            self.inflight.append(ent)
+            for n in e["names"]:
+                self.pending[n] = self.seq
+
+    def _pipelined_back_edge(self, key, carried, entry_names: set) -> None:
+        """Keep in flight the longest suffix of the in-flight wgmmas whose results are held only by
+        loop-carried names (defined before the loop); wait for the rest (in-order retirement)."""
+        def names(e):
+            return [k for k, q in self.pending.items() if q == e["seq"]]
+
+        keep = 0
+        for e in reversed(self.inflight):
+            if ("reg_types" not in e or not all(dt for _, dt, _ in e["reg_types"])
+                    or not all(n in entry_names for n in names(e))):
+                break
+            keep += 1
+        self._wait_through(len(self.inflight) - 1 - keep,
+                           "loop back-edge: wait for all but the carried wgmmas")
+        got = [{"names": sorted(names(e)), "rings": sorted(e["rings"], key=str), "regs": e["regs"],
+                "reg_types": e["reg_types"]} for e in self.inflight]
+        if not self.emitting:
+            if not hasattr(self.ctx, "carried"):
+                self.ctx.carried = {}
+            self.ctx.carried[key] = got
+            return
+        want = [{"names": sorted(e["names"]), "rings": sorted(e["rings"], key=str), "regs": e["regs"],
+                 "reg_types": e["reg_types"]} for e in carried]
+        if got != want:
+            raise TleError(f"lowering: internal: the wgmmas in flight at a loop back-edge ({got}) "
+                           f"differ from the loop head's ({want})", Loc(self.ctx.path, 0, 0),
+                           check="lowering")
 
     def st_If(self, st: ast.If) -> None:
         c = self.ex(st.test)
