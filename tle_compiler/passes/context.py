@@ -39,6 +39,22 @@ class PassContext:
         self._seen.add(key)
         self.diagnostics.append(Diagnostic(loc, message, "warning", (), check))
 
+    def roles(self):
+        """The pipes' resolved roles (roles.py), computed once per context."""
+        if "roles" not in self.facts:
+            from .roles import resolve_roles
+
+            self.facts["roles"] = resolve_roles(self.program)
+        return self.facts["roles"]
+
+    def bound_info(self):
+        """Which param values the instance checks try (bound.py), computed once per context."""
+        if "bound_info" not in self.facts:
+            from .bound import compute_bound
+
+            self.facts["bound_info"] = compute_bound(self.program, self.bound)
+        return self.facts["bound_info"]
+
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]

@@ -117,10 +117,7 @@ class InferBarriers:
     name: str = "infer-barriers"
 
     def apply(self, ctx: PassContext) -> None:
-        from .roles import resolve_roles
-
-        roles = ctx.facts.get("roles") or resolve_roles(ctx.program)
-        ctx.facts["roles"] = roles
+        roles = ctx.roles()
         if "stages" not in ctx.facts:
             from .infer_stages import InferStages
 

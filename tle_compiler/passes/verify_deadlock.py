@@ -18,10 +18,10 @@ import networkx as nx
 
 from ..diagnostics import Note
 from ..ir.unroll import Instance, unroll
-from .bound import compute_bound, param_instances
+from .bound import param_instances
 from .context import PassContext
 from .matching import StageUses, match_instance
-from .roles import PipeRoles, resolve_roles
+from .roles import PipeRoles
 
 
 def happens_before(program, roles: dict[str, PipeRoles], traces: dict[str, list[Instance]],
@@ -82,9 +82,8 @@ class VerifyDeadlock:
     name: str = "verify-deadlock"
 
     def apply(self, ctx: PassContext) -> None:
-        roles = ctx.facts.get("roles") or resolve_roles(ctx.program)
-        info = ctx.facts.get("bound_info") or compute_bound(ctx.program, ctx.bound)
-        ctx.facts["bound_info"] = info
+        roles = ctx.roles()
+        info = ctx.bound_info()
         checked = 0
         for params in param_instances(ctx.program, info, ctx.fixed_params):
             cached = ctx.facts.get("matched", {}).get(tuple(params.items()))

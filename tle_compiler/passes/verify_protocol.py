@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from ..diagnostics import Note
 from ..ir.nodes import Event, For, If, Stmt, walk_events
 from ..ir.unroll import unroll
-from .bound import compute_bound, param_instances
+from .bound import param_instances
 from .context import PassContext
 from .matching import match_instance
-from .roles import resolve_roles
 
 
 def check_structure(ctx: PassContext) -> None:
@@ -59,7 +58,7 @@ def check_structure(ctx: PassContext) -> None:
                         f"regs={part.regs} is ignored", "default-regs")
         _check_scopes(ctx, part.body, set(prog.param_names))
 
-    roles = resolve_roles(prog)
+    roles = ctx.roles()
     for part in prog.partitions:
         _check_events(ctx, part.body)
     for r in roles.values():
@@ -76,7 +75,6 @@ def check_structure(ctx: PassContext) -> None:
         for f in p.fields:
             if not any(f in v for v in r.views.values()):
                 ctx.warning(p.loc, f"field '{f}' of pipe '{p.name}' is read by no reader", "unread-field")
-    ctx.facts["roles"] = roles
 
 
 def _check_scopes(ctx: PassContext, body: tuple[Stmt, ...], scope: set[str]) -> None:
@@ -136,9 +134,8 @@ CACHE_INSTANCES = 512
 
 def check_instances(ctx: PassContext) -> None:
     """Replay every param instance up to the bound and report the first instance of each fault."""
-    roles = ctx.facts["roles"]
-    info = ctx.facts.get("bound_info") or compute_bound(ctx.program, ctx.bound)
-    ctx.facts["bound_info"] = info
+    roles = ctx.roles()
+    info = ctx.bound_info()
     cache = ctx.facts.setdefault("matched", {})  # reused by verify-deadlock
     broken: set = set()  # endpoints already reported: later instances would repeat the cause
     for params in param_instances(ctx.program, info, ctx.fixed_params):
