@@ -74,7 +74,7 @@ def pipe_copy_2cta(x_ptr, y_ptr, N_TILES):
 def pipe_copy_prefetch(x_ptr, y_ptr, N_TILES):
     ring = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, BM, BN], tl.bfloat16))
     tle.gpu.warp_specialize([(copy_in_prefetch, (ring, x_ptr, N_TILES)),
-                             (copy_out_prefetch, (ring, y_ptr, N_TILES))],
+                             (copy_out, (ring, y_ptr, N_TILES))],
                             [4], [232])
 
 
@@ -95,17 +95,6 @@ def copy_in_prefetch(ring, x_ptr, N_TILES):
         slot = w.acquire(N_TILES - 1)
         tl.store(tle.gpu.local_ptr(slot.tile), cur)
         w.commit(N_TILES - 1)
-
-
-def copy_out_prefetch(ring, y_ptr, N_TILES):
-    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
-    base = y_ptr + tl.program_id(0).to(tl.int64) * N_TILES * BM * BN
-    r = ring.reader()
-    for t in range(N_TILES):
-        res = r.wait(t)
-        tile = tl.load(tle.gpu.local_ptr(res.slot.tile))
-        r.release(t)
-        tl.store(base + t * BM * BN + offs, tile)
 
 
 @triton.jit

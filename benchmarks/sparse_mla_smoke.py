@@ -18,42 +18,15 @@ import traceback
 
 import torch
 
+from kernels.reference import make_inputs, sparse_mla_reference
+
 D_QK, D_V, TOPK = 576, 512, 2048
 
 
-def make_inputs(sq, skv, h, topk, device="cuda", seed=0):
-    g = torch.Generator(device=device).manual_seed(seed)
-    q = (torch.randn(sq, h, D_QK, device=device, generator=g) / 10).to(torch.bfloat16)
-    kv = (torch.randn(skv, 1, D_QK, device=device, generator=g) / 10).to(torch.bfloat16)
-    idx = torch.empty(sq, 1, topk, dtype=torch.int32, device=device)
-    for s0 in range(0, sq, 256):
-        rows = torch.arange(s0, min(sq, s0 + 256), device=device)
-        limit = rows + skv - sq  # last visible position (inclusive)
-        score = torch.rand(len(rows), skv, device=device, generator=g)
-        score[torch.arange(skv, device=device)[None, :] > limit[:, None]] = -1.0
-        top = score.topk(topk, dim=1)
-        chosen = torch.where(top.values >= 0, top.indices, torch.full_like(top.indices, skv))
-        idx[s0:s0 + len(rows), 0] = chosen.to(torch.int32)
-    return q, kv, idx
-
-
-def reference(q, kv, idx, sm_scale, chunk=32):
-    sq, h, _ = q.shape
-    skv = kv.shape[0]
-    out = torch.empty(sq, h, D_V, device=q.device)
-    lse = torch.empty(sq, h, device=q.device)
-    ml = torch.empty(sq, h, device=q.device)
-    for s0 in range(0, sq, chunk):
-        t = idx[s0:s0 + chunk, 0].long()
-        valid = (t >= 0) & (t < skv)
-        rows = kv[t.clamp(0, skv - 1), 0].float()  # [c, topk, 576]
-        logits = torch.einsum("chd,ctd->cht", q[s0:s0 + chunk].float(), rows) * sm_scale
-        logits = logits.masked_fill(~valid[:, None, :], float("-inf"))
-        ml[s0:s0 + chunk] = logits.max(-1).values
-        lse[s0:s0 + chunk] = torch.logsumexp(logits, -1)
-        p = torch.softmax(logits, -1).nan_to_num(0.0)
-        out[s0:s0 + chunk] = torch.einsum("cht,ctd->chd", p, rows[..., :D_V])
-    return out, lse, ml
+def reference(q, kv, idx, sm_scale):
+    """kernels/reference.py's fp32 gather reference, returned as (out, lse, max_logits)."""
+    out, max_logits, lse = sparse_mla_reference(q, kv, idx, sm_scale)
+    return out, lse, max_logits
 
 
 def outputs(q):
