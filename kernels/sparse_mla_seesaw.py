@@ -4,50 +4,51 @@ One program per (query token, block of BLOCK_H=64 heads). K tiles of BK=64 indic
 k0 = 2p and k1 = 2p+1. Each consumer computes QK for its own tile and applies BOTH tiles'
 probabilities to its own output half. The max order is one-directional (FlashMLA's): consumer0
 publishes m0 = max(m_old, rowmax S0) and goes on with it; consumer1 folds in rowmax S1 and sends
-the final m_new back; each consumer brings its half from m0 to m_new with beta = exp2(m0 - m_new)
-between its two PVs. Consumer1 thus trails consumer0 by about one softmax: one's softmax overlaps
-the other's wgmmas, where the two-way exchange kept both softmaxes (and an idle tensor core) in
-lockstep.
+the final m_new back. Consumer0 brings its P0·V0_L term from m0 to m_new (beta = exp2(m0 - m_new))
+and hands P0 to consumer1 already relative to m_new, so consumer1 never rescales mid-pair.
 
     producer (4 warps, default)   consumer0 (4 warps, 216 regs)      consumer1 (4 warps, 216 regs)
     Q main dims ─► q (one_shot) ─► q_l q_r                            q_l q_r
     tile 2p:   K0_L,tail,mask ─► kv0 (consumer0 alone)
-               K0_R ─► kv0r ──►  QK0                                  P0·V0_r
-    tile 2p+1: K1_L ─► kv1l ──►  P1·V1_l                              QK1
-               K1_R,tail,mask ─► kv1 (consumer1 alone)
+    tile 2p+1: K1_R,tail,mask ─► kv1 (consumer1 alone)
+    tile 2p:   K0_R ─► kv0r ───►  QK0                                 P0·V0_R
+    tile 2p+1: K1_L ─► kv1l ───►  P1·V1_L                             QK1
                                  S0 = Q·K0ᵀ                           S1 = Q·K1ᵀ
                                  m0 = max(m_old, rowmax S0) ─ max0 ─► m_new = max(m0, rowmax S1)
-                                 P0 = exp2(S0 - m0) ───────── prob0 ─►
-                                 O_l = O_l·a0 + P0·V0_l (async)
-                                 m_new ◄───────────────────── max1 ── P1 = exp2(S1 - m_new)
-                                 O_l *= beta; release kv0            ◄─ prob1 ─ (P1, rowsum P1)
-                                 O_l += P1·V1_l; release kv1l        O_r = (O_r·a0 + P0·V0_r)·beta
-                                                                     release kv0r
-                                                                     O_r += P1·V1_r; release kv1
+                                 O_l = O_l·a0 + P0·V0_L (async)       P1 = exp2(S1 - m_new)
+                                 release kv0 (P0·V0_L retired)        ◄─ prob1 ─ (P1, rowsum P1)
+                                 m_new ◄───────────────────── max1 ── O_r = O_r·a + P1·V1_R
+                                 (P0·beta, rowsum P0) ─ prob0 ─►      O_r += P0·V0_R
+                                 O_l = O_l·beta + P1·V1_L             release kv1, then kv0r
+                                 (in flight into the next pair;
+                                  kv1l released there)
     epilogue                     out[:, :256], lse, max_logits       out[:, 256:]
-    (all pipes capacity 1; a0 = exp2(m_old - m0), beta = exp2(m0 - m_new),
+    (all pipes capacity 1; a0 = exp2(m_old - m0), beta = exp2(m0 - m_new), a = a0·beta,
      l = (l·a0 + rowsum P0)·beta + rowsum P1)
 
 Both consumers keep identical (m, l): they combine the same fp32 values in the same order.
 
-Early release, so the producer prefetches: each K tile is split by its last reader into two pipes.
-K0_L + tail (kv0) is freed by consumer0 right after P0·V0_L retires (mid-pair), K0_R (kv0r) by
-consumer1 right after P0·V0_R retires (mid-pair, its first PV), K1_L (kv1l) at consumer0's end of
-the pair and K1_R + tail (kv1) at consumer1's end; the producer refills them in that order. So
-tile k0 of the next pair (consumer0, which leads) is gathered while both consumers finish the
-current pair, and consumer1 starts its next QK on K1_L, freed before K1_R. Capacity 2 for the K
-tiles does not fit: one more 73,792 B tile pair is 147,584 B over a 230,528 B kernel.
+Fill and release order (FlashMLA's): each consumer's first QK piece is freed mid-pair, so the
+producer gathers it for the next pair while the current one finishes. The producer fills kv0
+(K0_L + tail + mask: consumer0's first piece, freed once P0·V0_L retired), kv1 (K1_R + tail +
+mask: consumer1's first piece, freed once P1·V1_R retired), kv0r (K0_R: freed by consumer0's QK
+and consumer1's P0·V0_R at its end of the pair) and kv1l (K1_L: freed by consumer1's QK and by
+consumer0's P1·V1_L, which stays in flight across the loop back-edge: `@tle.jit(...,
+wgmma_pipeline=True)`; consumer0 releases kv1l and prob1 of pair p-1 right after it issued the
+next pair's first QK wgmmas, so the tensor core has that QK queued behind P1·V1_L). Capacity 2 for
+the K tiles does not fit: one more 73,792 B tile pair is 147,584 B over a 230,528 B kernel.
 
 Deadlock-freedom (by hand; the verifier proves it): within pair p the order
-  P: kv0(p), kv0r(p), kv1l(p), kv1(p) → c0: wait kv0, kv0r; release kv0r; commit max0, prob0
-  → c1: wait kv1l, kv1; release kv1l; wait max0; commit max1, prob1 → c0: wait max1; release kv0
-  → c1: wait prob0, kv0r; release prob0, kv0r → c0: wait prob1, kv1l; release prob1, kv1l
-  → c1: release kv1
+  P: kv0(p), kv1(p), kv0r(p), kv1l(p) → c0: wait kv0, kv0r; release kv0r; commit max0
+  → c1: wait kv1, kv1l; release kv1l; wait max0; commit max1, prob1 → c0: release kv0; wait max1;
+  commit prob0; wait prob1, kv1l → c1: wait prob0, kv0r; release kv1, prob0, kv0r
+  → c0 (in pair p+1, or after the loop): release prob1(p), kv1l(p)
 is a complete schedule respecting every partition's program order, and every cross edge points
-forward in it (commit(p) → wait(p) inside pair p; release(p-1) → acquire(p) from the pair before).
-The happens-before graph is therefore acyclic for every NP. The only wait consumer0 makes on
-consumer1 inside a pair (max1, prob1) comes after consumer0 committed everything consumer1 needs
-from it (max0, prob0); waiting for m_new before committing m0 would be a cycle
+forward in it (commit(p) → wait(p) inside pair p; release(p-1) → acquire(p) from the pair before;
+consumer0's release of kv1l(p) and prob1(p) comes after its wait for kv0(p+1), which the producer
+fills before it needs kv1l(p) back). The happens-before graph is therefore acyclic for every NP.
+Consumer0's only waits on consumer1 inside a pair (max1, prob1) come after it committed what
+consumer1 needs first (max0); waiting for m_new before committing m0 would be a cycle
 (tests/test_kernels.py checks the verifier rejects that).
 
 Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
@@ -69,6 +70,10 @@ consumers (workers) ask for [216, 216] and the producer, the default partition, 
 of the 64 Ki-register file: 65,536 / 128 threads = 512 per thread over the three warp groups, so
 512 - 2*216 = 80 (the lowering may shrink it to FlashMLA's 72). A gather holds only indices,
 pointers and masks, so that is enough.
+
+History: the schedule before this one (measured 2026-11-29, docs/BENCHMARKS.md) had consumer1
+apply P0 relative to m0 first and rescale mid-pair, and filled kv0, kv0r, kv1l, kv1; FlashMLA's
+order measured +1 to +4 % (interleaved A/Bs on the H200).
 """
 
 import triton.language as tl
@@ -83,7 +88,7 @@ LOG2E = tl.constexpr(1.4426950408889634)
 LN2 = tl.constexpr(0.6931471805599453)
 
 
-@tle.jit(num_warps=4)
+@tle.jit(num_warps=4, wgmma_pipeline=True)
 def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                       stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h,
                       stride_l_s, s_kv, sm_scale,
@@ -166,9 +171,9 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, id
         rows0 = kv_ptr + tl.where(valid0, t0, 0).to(tl.int64)[:, None] * stride_kv_s
         rows1 = kv_ptr + tl.where(valid1, t1, 0).to(tl.int64)[:, None] * stride_kv_s
 
-        # In the order the consumers free the pieces of pair p-1 (see the docstring): K0_L + tail
-        # (consumer0, mid-pair), K0_R (consumer1, mid-pair), K1_L (consumer0's end), then K1_R +
-        # tail (consumer1's end). cp.async does not block: each acquire is the only wait.
+        # Each consumer's first piece, then the second ones: K0_L + tail (consumer0's first,
+        # freed mid-pair by consumer0), K1_R + tail (consumer1's first, freed mid-pair by
+        # consumer1), K0_R (freed at consumer1's end), K1_L (freed at consumer0's end).
         slot = w0.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
                  tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
@@ -176,6 +181,14 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, id
                  tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
         tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
         w0.commit(p)
+
+        slot = w1.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_r),
+                 tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.tkv),
+                 tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
+        w1.commit(p)
 
         slot = w0r.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_r),
@@ -186,14 +199,6 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, id
         tl.store(tle.gpu.local_ptr(slot.kv_l),
                  tl.load(rows1 + offs_d[None, :], mask=valid1[:, None], other=0.0))
         w1l.commit(p)
-
-        slot = w1.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_r),
-                 tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
-        w1.commit(p)
 
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
@@ -220,11 +225,15 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, o
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
 
     for p in range(NP):
-        # S0 = Q·K0ᵀ, the prefetched piece (K0_L, tail) first, K0_R last.
+        # S0 = Q·K0ᵀ: K0_L + tail (gathered first), then K0_R. The previous pair's P1·V1_L is
+        # still in flight here (pipelined wgmma): QK0 queues behind it on the tensor core.
         k0 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
         s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
+        if p > 0:
+            pr.release(p - 1)    # the previous pair's P1·V1_L retired (one wgmma wait)
+            peer.release(p - 1)
         k0r = own_r.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
@@ -243,34 +252,35 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, o
         alpha0 = tl.exp2(m_i - m0_use)
         p0 = tl.exp2(s - m0_use[:, None])
         sum0 = tl.sum(p0, 1)
-        p0 = p0.to(tl.bfloat16)
-        # P0 relative to m0 goes out at once (consumer1 rescales its own P0·V0_R), then our PV.
-        pslot = pw.acquire(p)
-        tl.store(tle.gpu.local_ptr(pslot.sS), p0)
-        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
-        pw.commit(p)
-        acc = tl.dot(p0, tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc * alpha0[:, None])
+        acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)),
+                     acc * alpha0[:, None])
 
-        # m_new from consumer1 (P0·V0_L stays in flight meanwhile); bring acc from m0 to m_new.
+        own.release(p)              # retires P0·V0_L: K0_L, tail, mask free as early as can be
         mres = mr.wait(p)
         m_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
         mr.release(p)
         m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
         beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
-        acc = acc * beta[:, None]   # retires P0·V0_L
-        own.release(p)              # K0_L, tail, mask free: the producer refills them now
+        # P0 goes to consumer1 already relative to m_new (it needs no rescale of its own).
+        pslot = pw.acquire(p)
+        tl.store(tle.gpu.local_ptr(pslot.sS), (p0 * beta[:, None]).to(tl.bfloat16))
+        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
+        pw.commit(p)
+        acc = acc * beta[:, None]
 
-        # The peer's probabilities (relative to m_new) on V1's left half.
+        # The peer's probabilities (relative to m_new) on V1's left half; in flight across the
+        # back-edge, released in the next pair (or after the loop).
         pres = pr.wait(p)
         k1 = peer.wait(p)
         acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
                      tl.load(tle.gpu.local_ptr(k1.slot.kv_l)), acc)
         sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
-        pr.release(p)
-        peer.release(p)
 
         l_i = (l_i * alpha0 + sum0) * beta + sum1
         m_i = m_new
+    if NP > 0:
+        pr.release(NP - 1)
+        peer.release(NP - 1)
 
     # A row with no valid index has l_i == 0: out 0, max_logits -inf (m_i stayed -inf), lse +inf.
     inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
@@ -303,14 +313,14 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, o
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
 
     for p in range(NP):
-        # S1 = Q·K1ᵀ: K1_L first (freed at consumer0's end of the previous pair, before K1_R).
-        k1l = own_l.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))))
+        # S1 = Q·K1ᵀ: K1_R + tail first (gathered mid-pair), K1_L (gathered last) after.
         k1 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))), s)
+                   tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
         s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
+        k1l = own_l.wait(p)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
         valid = tl.load(tle.gpu.local_ptr(k1.slot.valid)) != 0
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
         own_l.release(p)  # QK retired: K1_L is consumer0's alone now
@@ -335,18 +345,18 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, o
         tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
         pw.commit(p)
 
-        # Same arithmetic as consumer0: tile k0's P (relative to m0) first, rescale to m_new,
-        # then tile k1's P.
+        # P1 (relative to m_new) on our own tile first: K1_R is free mid-pair, for the next pair's
+        # gather; then the peer's P0, which consumer0 already brought to m_new.
+        acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)),
+                     acc * tl.exp2(m_i - m_use)[:, None])
         pres = pr.wait(p)
         k0r = peer.wait(p)
         acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
-                     tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc * alpha0[:, None])
+                     tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
         sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
-        acc = acc * beta[:, None]   # retires P0·V0_R
+        own.release(p)              # after P1·V1_R only (P0·V0_R may still run)
         pr.release(p)
-        peer.release(p)             # K0_R free mid-pair: the producer refills it now
-        acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
-        own.release(p)              # after P1·V1_R (one wgmma wait)
+        peer.release(p)             # after P0·V0_R
 
         l_i = (l_i * alpha0 + sum0) * beta + sum1  # same operands, same order as consumer0
         m_i = m_new

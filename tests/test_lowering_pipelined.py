@@ -161,3 +161,45 @@ def test_variant_math_in_cpu_emulation():
     assert ((out.float() - ref_out).norm() / ref_out.norm()).item() < 5e-3
     assert torch.allclose(lse, ref_lse, atol=1e-6, rtol=0)
     assert torch.allclose(ml, ref_ml, atol=1e-6, rtol=0)
+
+
+def test_release_only_if_keeps_wgmmas_in_flight():
+    """kernels/sparse_mla_seesaw.py, consumer0: `if p > 0: prob1.release(p - 1); kv1l.release(p -
+    1)` comes right after the pair's first QK wgmmas. The `if` holds only releases, so nothing is
+    drained before it: each release waits with 2 wgmmas (the QK just issued) still outstanding and
+    rebinds no name (a throwaway dependency), and afterwards the previous pair's P1·V1_L still
+    counts as in flight, so the wait that reads S retires it too (groups retire in order)."""
+    src = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"),
+                       MLA_CX).source
+    lines = _fn(src, "consumer0")
+    loop = next(i for i, ln in enumerate(lines) if ln.strip().startswith("for p in range("))
+    cond = next(i for i in range(loop, len(lines)) if lines[i].strip() == "if (p > 0):")
+    issued = [i for i in range(loop, cond) if "warpgroup_mma(" in lines[i]]
+    assert len(issued) == 2  # QK on K0_L and on the tail, issued before the `if`
+    assert not any("warpgroup_mma_wait(" in lines[i] for i in range(loop, cond))
+    ind = len(lines[cond]) - len(lines[cond].lstrip())
+    end = next(i for i in range(cond + 1, len(lines))
+               if len(lines[i]) - len(lines[i].lstrip()) <= ind)
+    body = [ln.strip() for ln in lines[cond + 1:end]]
+    waits = [ln for ln in body if "warpgroup_mma_wait(" in ln]
+    arrives = [ln for ln in body if "mbarrier.arrive(" in ln]
+    assert len(arrives) == 2 and {a.split("(")[1].split(".")[0] for a in arrives} == \
+        {"prob1_empty0", "kv1l_empty0"}
+    assert waits and all(w.startswith("warpgroup_mma_wait(2, deps=[gl.full(") for w in waits)
+    # after the if: the wait that reads S retires everything, the carried acc included
+    s_read = next(ln.strip() for ln in lines[end:] if "# s is read" in ln)
+    assert s_read.startswith("acc, s, ") and "warpgroup_mma_wait(0," in s_read
+
+
+def test_if_with_more_than_releases_still_drains(tmp_path):
+    """An `if` that does anything besides releasing (here a store) keeps the old rule: drain."""
+    src = (ROOT / "kernels/sparse_mla_seesaw.py").read_text()
+    old = "        if p > 0:\n            pr.release(p - 1)    # the previous pair's P1·V1_L retired (one wgmma wait)\n"
+    assert old in src
+    src = src.replace(old, old.replace("        if p > 0:\n", "        if p > 0:\n"
+                                       "            m_i = m_i + 0.0\n"))
+    p = tmp_path / "seesaw_if.py"
+    p.write_text(src)
+    lines = _fn(gluon_source((str(p), "sparse_mla_seesaw"), MLA_CX).source, "consumer0")
+    cond = next(i for i, ln in enumerate(lines) if ln.strip() == "if (p > 0):")
+    assert "no wgmma in flight across an if" in lines[cond - 1]

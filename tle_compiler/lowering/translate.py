@@ -208,6 +208,15 @@ class FnTranslator:
         done = self.inflight[:pos + 1]
         seqs = {e["seq"] for e in done}
         n = len(self.inflight) - 1 - pos
+        if getattr(self, "_wait_in_place", False):
+            # inside a release-only `if` (st_If): wait without rebinding anything and leave the
+            # in-flight list as it is, since the path that skips the `if` waits for nothing
+            # (the op needs one dependency: a throwaway tensor, two elements per thread: with
+            # one, its inline asm would return a one-field struct, which LLVM rejects)
+            one = self.L(("blocked", (1,), (32,), (self.warps,), (0,))) if self.emitting else "None"
+            self.emit(f"warpgroup_mma_wait({n}, deps=[gl.full([{64 * self.warps}], 0, gl.int32, "
+                      f"layout={one})])  # {why}")
+            return
         names = [k for k, q in self.pending.items() if q in seqs]
         regs = [r for e in done for r in e["regs"] if r not in names]
         deps = names + regs
@@ -926,10 +935,38 @@ class FnTranslator:
                            f"differ from the loop head's ({want})", Loc(self.ctx.path, 0, 0),
                            check="lowering")
 
+    @staticmethod
+    def _release_only(stmts: list) -> bool:
+        """Statements that only hand pipe slots back: ``r.release(i)`` calls (``pass`` allowed)."""
+        return all(isinstance(s, ast.Pass) or (
+            isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+            and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "release")
+            for s in stmts)
+
     def st_If(self, st: ast.If) -> None:
         c = self.ex(st.test)
         if c.kind == "tensor":
             raise self.err("an `if` condition must be a scalar", st)
+        if (getattr(self.ctx, "wgmma_pipeline", False) and self.inflight
+                and self._release_only(st.body) and self._release_only(st.orelse)):
+            # Pipelined wgmma: a delayed release (`if ck > 0: r.release(ck - 1)`) keeps what is
+            # in flight. Each branch waits only as far as its releases need (a `deps=[]` wait: no
+            # name is rebound, so both paths leave the same types); afterwards everything counts
+            # as still in flight, which over-approximates the path that waited.
+            self.emit(f"if {c.text}:")
+            self.ind += 1
+            self._wait_in_place = True
+            try:
+                self.body(st.body)
+                if st.orelse:
+                    self.ind -= 1
+                    self.emit("else:")
+                    self.ind += 1
+                    self.body(st.orelse)
+            finally:
+                self._wait_in_place = False
+            self.ind -= 1
+            return
         self.drain("no wgmma in flight across an if")
         self.emit(f"if {c.text}:")
         self.ind += 1
