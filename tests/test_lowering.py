@@ -81,7 +81,10 @@ def test_init_barrier_counts_are_the_inferred_counts(key):
         for b in arr.barriers:
             threads = 32 * warps[b.arrivers[0].partition] if b.arrivers else 0
             expected.append({"partition": b.count, "thread": b.count * threads,
-                             "mixed": b.count * (threads + 1)}[arr.mode])
+                             "mixed": b.count * (threads + 1),
+                             # eager publish (lowering/eager.py): every thread arrives itself
+                             "eager": b.count * threads,
+                             "eager-mixed": b.count * 2 * threads}[arr.mode])
     assert counts == expected == [ic for arr in arrays for ic in arr.init_counts]
     # ... and the same as tle-dump's JSON barriers
     out = io.StringIO()
@@ -156,7 +159,10 @@ def test_gathers_are_16_byte_cp_async(key):
     assert re.search(r"cp\.async\.cg\.shared\.global \[[^]]+\], \[[^]]+\], 0x10, 0x10;", ptx)
     assert "cp.async.mbarrier.arrive.noinc.shared.b64" in ptx
     modes = {arr.var: arr.mode for pp in c.tle_generated.plans.values() for arr in pp.arrays}
-    assert "thread" in modes.values() and "mixed" in modes.values()  # kv_r only / kv_l + valid
+    # kv_r only / kv_l + valid (the seesaw's eager publish: every thread arrives for the valid
+    # mask too, lowering/eager.py)
+    mixed = "eager-mixed" if info.options.get("eager_publish") else "mixed"
+    assert "thread" in modes.values() and mixed in modes.values()
 
 
 @pytest.mark.parametrize("key", list(KERNELS))

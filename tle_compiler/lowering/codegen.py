@@ -45,6 +45,22 @@ class Generated:
     uses_cp_async: bool = False
 
 
+def eager_publish_on(info) -> bool:
+    return bool((getattr(info, "options", None) or {}).get("eager_publish", False))
+
+
+def eager_arrays(info, plans: dict) -> set[str]:
+    """The barrier arrays whose arriving partitions all have one warp count (lowering/eager.py)."""
+    warps_of = {p.name: p.warps for p in info.partitions}
+    out = set()
+    for pp in plans.values():
+        for arr in pp.arrays:
+            ws = {warps_of.get(a.partition, info.num_warps) for b in arr.barriers for a in b.arrivers}
+            if len(ws) == 1:
+                out.add(arr.var)
+    return out
+
+
 def module_facts(path: str):
     """Imports aliases, numeric module constants and functions of the kernel's file."""
     with open(path) as f:
@@ -133,6 +149,8 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     ctx.cp_async = cp_async
     # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
     ctx.wgmma_pipeline = bool((getattr(info, "options", None) or {}).get("wgmma_pipeline", False))
+    # opt-in: per-thread release arrives, publishes ahead of the work after them (lowering/eager.py)
+    ctx.eager_arrays = eager_arrays(info, plans) if eager_publish_on(info) else set()
     if debug_waits:
         from .debug import parse_bound
 
@@ -167,12 +185,23 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     for name, v in consts.items():
         out.append(f"{name} = gl.constexpr({v!r})")
     out.append("")
+    offs = barrier_offsets or {}
     if debug_waits:
         from .debug import helpers_src
 
-        offs = barrier_offsets or {}
         out += helpers_src(debug_waits, {a.var: offs.get(a.var, 0) for pp in plans.values()
                                          for a in pp.arrays})
+    elif ctx.eager_arrays:
+        from .debug import offset_const
+
+        out.append("# barrier offsets in shared memory from Triton's allocator (eager publish)")
+        out += [f"{offset_const(a.var)} = gl.constexpr({offs.get(a.var, 0)})"
+                for pp in plans.values() for a in pp.arrays]
+        out += ["", ""]
+    if ctx.eager_arrays:
+        from .eager import helpers_src as eager_helpers
+
+        out += eager_helpers({p.warps for p in info.partitions})
 
     calls = []
     for pinfo, (fname, args_node) in zip(info.partitions, entries):
@@ -244,6 +273,8 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     for pp in plans.values():
         for arr in pp.arrays:
             arr.mode = arrive_mode(ctx.fills, pp, arr)
+            if arr.var in ctx.eager_arrays and arr.mode != "thread":
+                arr.mode = "eager-mixed" if arr.mode == "mixed" else "eager"
             writer = next((a.partition for b in arr.barriers for a in b.arrivers), None)
             arr.threads = 32 * warps_of.get(writer, info.num_warps)
             arr.init_counts = [init_count(c, arr.mode, arr.threads) for c in arr.counts]
@@ -254,7 +285,8 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
             threads = arr.threads
             for s, (c, ic, b) in enumerate(zip(arr.counts, arr.init_counts, arr.barriers)):
                 why = "" if arr.mode == "partition" else \
-                    f" = {c} x {threads} threads{' + 1 elected' if arr.mode == 'mixed' else ''}"
+                    f" = {c} x {threads} threads{' + 1 elected' if arr.mode == 'mixed' else ''}" \
+                    f"{' x 2 (release + cp.async arrive)' if arr.mode == 'eager-mixed' else ''}"
                 out.append(f"    mbarrier.init({arr.var}.index({s}), count={ic})  # {b.label} "
                            f"{arr.mode}{why}")
     out.append("    fence_async_shared()")

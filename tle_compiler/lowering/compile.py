@@ -151,7 +151,9 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         gen = gen_of(cp_async)
         try:
             compiled = compile_gen(gen)
-            if bound:  # debug waits: bake in the barriers' shared-memory offsets (lowering/debug.py)
+            # debug waits and eager publish address the barriers through inline asm: bake in
+            # their shared-memory offsets (lowering/debug.py, lowering/eager.py)
+            if bound or "_tle_arrive" in gen.source:
                 gen, compiled = _with_barrier_offsets(
                     info, gen, compiled, lambda offs: gen_of(cp_async, offs), compile_gen, tgt)
             break
@@ -175,9 +177,10 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
 
 
 def _with_barrier_offsets(info, gen, compiled, gen_of, compile_gen, tgt):
-    """Recompile a debug-waits kernel with the barrier offsets Triton's allocator chose, until the
-    allocation of the compiled kernel agrees with the offsets baked into its waits (one round: the
-    bounded waits allocate no shared memory)."""
+    """Recompile a kernel that addresses its barriers through inline asm (debug waits, eager
+    publish) with the barrier offsets Triton's allocator chose, until the allocation of the
+    compiled kernel agrees with the offsets baked into it (usually one round: the inline asm
+    allocates no shared memory)."""
     from .debug import barrier_offsets
 
     cap = tgt.arch if isinstance(tgt.arch, int) else 90
@@ -187,7 +190,7 @@ def _with_barrier_offsets(info, gen, compiled, gen_of, compile_gen, tgt):
         offs = barrier_offsets(compiled.asm["ttgir"], cap)
         missing = [v for v in wanted if v not in offs]
         if missing:
-            raise TleError(f"debug waits: no shared-memory offset found for barrier(s) "
+            raise TleError(f"no shared-memory offset found for barrier(s) "
                            f"{', '.join(missing)} of '{info.name}'", info.program.loc,
                            check="lowering")
         offs = {v: offs[v] for v in wanted}
@@ -196,7 +199,8 @@ def _with_barrier_offsets(info, gen, compiled, gen_of, compile_gen, tgt):
         used = offs
         gen = gen_of(offs)
         compiled = compile_gen(gen)
-    raise TleError(f"debug waits: the shared-memory allocation of '{info.name}' does not settle",
+    raise TleError(f"the shared-memory allocation of '{info.name}' does not settle (barrier "
+                   f"offsets baked into inline asm)",
                    info.program.loc, check="lowering")
 
 

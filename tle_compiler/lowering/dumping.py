@@ -45,12 +45,13 @@ def lowered(path: str, kernel: str, what: str, debug_waits=None) -> str:
     cfg = default_config(path, kernel)
     cx = cfg.get("constexprs", {})
     debug_waits = debug_waits_enabled(debug_waits)
-    if what == "gluon" and not debug_waits:
+    eager = bool((info.options or {}).get("eager_publish", False))
+    if what == "gluon" and not debug_waits and not eager:
         return gluon_source(info, cx, debug_waits=False).source
     c = compile_kernel(info, cfg.get("signature", {}), cx, num_warps=cfg.get("num_warps"),
                        debug_waits=debug_waits or False)
-    if what == "gluon":  # debug waits: the source with the barrier offsets of the compiled kernel
-        return c.tle_generated.source
+    if what == "gluon":  # debug waits / eager publish: the source with the barrier offsets of
+        return c.tle_generated.source  # the compiled kernel
     return c.asm[what]
 
 

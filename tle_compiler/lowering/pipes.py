@@ -28,7 +28,14 @@ from __future__ import annotations
 
 import ast
 
+from .eager import emit_publish, emit_release_arrive
 from .plan import PipePlan, arrive_mode, parity_src
+
+
+def eager_array(tr, arr) -> bool:
+    """Whether the arrives on ``arr`` are per-thread release arrives (``@tle.jit(eager_publish=
+    True)``; lowering/eager.py)."""
+    return arr.var in getattr(tr.ctx, "eager_arrays", ())
 
 
 def _wait(tr, pp: PipePlan, arr, stage: str, parity: str, index: str, site: str) -> None:
@@ -107,7 +114,9 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
         tr.emit(f"{pp.closed}.index({stage}).store(gl.full([1], {flag}, gl.int32, layout={l1}))")
     for arr in pp.full():
         bar = f"{arr.var}.index({stage})"
-        if modes[arr.var] != "thread":  # the register stores: one elected arrive after a bar.sync
+        if modes[arr.var] != "thread" and eager_array(tr, arr):
+            emit_publish(tr, arr.var, stage)  # every thread arrives (lowering/eager.py)
+        elif modes[arr.var] != "thread":  # the register stores: one elected arrive after a bar.sync
             tr.emit(f"mbarrier.arrive({bar}, count=1)")
         if modes[arr.var] != "partition":  # every thread, once its cp.async copies have landed
             tr.emit(f"async_copy.mbarrier_arrive({bar}, increment_count=False)")
@@ -141,6 +150,9 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
                       f"{pp.name}.release: a wgmma may still read the slot")
         for arr in pp.empty():
             if arr.arrived_by(part, "release", reader):
-                tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count=1)")
+                if eager_array(tr, arr):
+                    emit_release_arrive(tr, arr.var, stage)  # every thread (lowering/eager.py)
+                else:
+                    tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count=1)")
         return V("none", "None")
     raise tr.err(f"a reader has wait/release, not '{verb}'", node)

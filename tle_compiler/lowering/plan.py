@@ -129,11 +129,14 @@ def arrive_mode(fills: dict, pp: "PipePlan", arr: "BarrierArray") -> str:
 
 def init_count(count: int, mode: str, writer_threads: int) -> int:
     """The mbarrier's init count from infer-barriers' partition-unit ``count``: each partition
-    arrival becomes ``writer_threads`` per-thread arrivals (thread), plus the elected one (mixed)."""
-    if mode == "thread":
+    arrival becomes ``writer_threads`` per-thread arrivals (thread; eager: per-thread release
+    arrives, lowering/eager.py), plus the elected one (mixed), or twice that (eager-mixed)."""
+    if mode in ("thread", "eager"):
         return count * writer_threads
     if mode == "mixed":
         return count * (writer_threads + 1)
+    if mode == "eager-mixed":  # each thread: its release arrive and its cp.async arrive
+        return count * 2 * writer_threads
     return count
 
 

@@ -108,6 +108,7 @@ class FnTranslator:
         self.seq = 0
         self._allow_pending = False
         self.loops: list[dict] = []  # enclosing loops, innermost last: var, body indent, opaque 0
+        self._frames: list[list] = []  # [statements, index being translated], outermost first
 
     # ---------------------------------------------------------------- helpers
     def err(self, msg: str, node: Optional[ast.AST]) -> TleError:
@@ -771,12 +772,28 @@ class FnTranslator:
         if self.assign_counts is None:  # the function's top-level body
             self.assign_counts = self._count_assigns(stmts)
         n = len(self.lines)
-        for s in stmts:
-            self.stmt(s)
+        frame = [stmts, 0]
+        self._frames.append(frame)
+        try:
+            for i, s in enumerate(stmts):
+                frame[1] = i
+                self.stmt(s)
+        finally:
+            self._frames.pop()
         if drain:
             self.drain(drain)
         if len(self.lines) == n:
             self.emit("pass")
+
+    def later_names(self) -> set[str]:
+        """Names read by the statements after the one being translated, in its block and in every
+        enclosing block of the function (eager publish: what a commit's arrive must precede)."""
+        names: set[str] = set()
+        for stmts, i in self._frames:
+            for st in stmts[i + 1:]:
+                names |= {n.id for n in ast.walk(st)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return names
 
     def st_Pass(self, st) -> None:
         pass
