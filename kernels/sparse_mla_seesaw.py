@@ -88,7 +88,7 @@ LOG2E = tl.constexpr(1.4426950408889634)
 LN2 = tl.constexpr(0.6931471805599453)
 
 
-@tle.jit(num_warps=4, wgmma_pipeline=True, eager_publish=True)
+@tle.jit(num_warps=4, wgmma_pipeline=True)
 def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                       stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h,
                       stride_l_s, s_kv, sm_scale,
