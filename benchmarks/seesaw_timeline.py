@@ -1,0 +1,199 @@
+"""Per-pair timeline of the TLE-FlashMLA seesaw kernel on the GPU: where each warp group waits.
+
+    python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt]
+
+The kernel's generated Gluon (tle_compiler's lowering of kernels/sparse_mla_seesaw.py) is
+instrumented with `%clock64` stamps (thread 0 of each partition stores the SM's cycle counter at
+fixed events of every K-tile pair: after each mbarrier wait, after each publish, at the loop head),
+launched at the headline shape (SQ=4096, H=128, topk=2048) and summarised: the median cycles of each
+segment of each consumer's pair, the pair period, the gather latency of each K piece (producer's
+acquire to the consumer's wait returning) and when the producer could refill each piece. Stamps
+cost ~1-2 % (the traced kernel's TFLOP/s is printed too). A CPU test (tests/test_kernels.py) checks
+that every event still finds its line in the generated code, so the tool breaks loudly, not silently,
+when the kernel's schedule changes.
+
+What it showed on the H200 (2026-11-29, docs/BENCHMARKS.md "Seesaw timeline"): each consumer spends
+~700-800 cycles per pair (8K; ~1,500 at 128K) waiting for its second K piece, whose gather can only
+start when the previous pair released it; that, not the softmax or the barriers, is the gap to
+FlashMLA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import math
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+NEV = 16  # event slots per (partition, pair)
+PART = {"producer": 0, "consumer0": 1, "consumer1": 2}
+# partition -> (substring of the generated line to stamp after, event); event 0 is the loop head
+EVENTS = {
+    "producer": [("mbarrier.wait(kv0_empty0", 1), ("mbarrier.wait(kv1_empty0", 2),
+                 ("mbarrier.wait(kv0r_empty0", 3), ("mbarrier.wait(kv1l_empty0", 4),
+                 ("async_copy.mbarrier_arrive(kv1l_full0", 5)],
+    "consumer0": [("mbarrier.wait(kv0_full0", 1), ("mbarrier.wait(kv0r_full0", 2),
+                  ("# s is read", 3), ("mbarrier.arrive(max0_full0", 4), ("acc = _acc9", 5),
+                  ("mbarrier.arrive(kv0_empty0", 6), ("mbarrier.wait(max1_full0", 7),
+                  ("mbarrier.arrive(prob0_full0", 8), ("mbarrier.wait(prob1_full0", 9),
+                  ("mbarrier.wait(kv1l_full0", 10), ("m_i = m_new", 11)],
+    "consumer1": [("mbarrier.wait(kv1_full0", 1), ("mbarrier.wait(kv1l_full0", 2),
+                  ("# s is read", 3), ("mbarrier.wait(max0_full0", 4),
+                  ("mbarrier.arrive(max1_full0", 5), ("mbarrier.arrive(prob1_full0", 6),
+                  ("acc = _acc10", 7), ("mbarrier.wait(prob0_full0", 8),
+                  ("mbarrier.wait(kv0r_full0", 9), ("mbarrier.arrive(kv1_empty0", 10),
+                  ("m_i = m_new", 11)],
+}
+SEGMENTS = {
+    "consumer0": ["wait kv0 (K0_L + tail)", "QK0_L issue + wait kv0r (K0_R)", "QK0_R + wait for S",
+                  "mask, max, publish m0", "softmax, issue P0·V0_L", "wait P0·V0_L, release kv0",
+                  "wait m_new", "publish P0·beta", "wait prob1", "wait kv1l (K1_L)",
+                  "issue P1·V1_L, row sums"],
+    "consumer1": ["wait kv1 (K1_R + tail)", "QK1_R issue + wait kv1l (K1_L)", "QK1_L + wait for S",
+                  "mask, wait m0", "max, publish m_new", "softmax, publish P1", "issue P1·V1_R",
+                  "wait prob0", "wait kv0r (K0_R)", "issue P0·V0_R, wait P1·V1_R",
+                  "wait P0·V0_R, row sums"],
+}
+STAMP = '''
+@gluon.jit
+def _stamp(ptr):
+    L: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    o = gl.arange(0, 128, layout=L)
+    t = gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l,r", [o], dtype=gl.int64,
+                                  is_pure=False, pack=1)
+    gl.store(ptr + o * 0, t, mask=o == 0)
+
+'''
+
+
+def instrument(src: str) -> tuple[str, dict]:
+    """The generated seesaw module with stamps and a trailing `trace_ptr` kernel argument; also
+    returns, per partition, the events that found their line (each should be found once)."""
+    out, cur, found = [], None, {p: [] for p in PART}
+    for ln in src.split("\n"):
+        m = re.match(r"def (\w+)\((.*)\):$", ln)
+        if m and m.group(1) in PART:
+            cur = m.group(1)
+            out.append(f"def {cur}({m.group(2)}, tr):")
+            continue
+        if m and m.group(1) == "sparse_mla_seesaw":
+            cur = "top"
+            out.append(ln.replace("BLOCK_H: gl.constexpr):", "BLOCK_H: gl.constexpr, trace_ptr):"))
+            continue
+        out.append(ln)
+        s = ln.strip()
+        if cur == "top" and s.startswith("ml_row = "):
+            out.append(f"    tr_row = trace_ptr + lin.to(gl.int64) * {3 * 16 * NEV}")
+        elif cur == "top" and any(s.startswith(f"({p}, (") for p in PART):
+            name = s.split(",")[0][1:]
+            out[-1] = ln.replace(")),", f", tr_row + {PART[name] * 16 * NEV})),")
+        elif cur in PART:
+            if s.startswith("for p in range(NP):"):
+                out.append(f"        _stamp(tr + p * {NEV} + 0)")
+                found[cur].append(0)
+                continue
+            for pat, ev in EVENTS[cur]:
+                if pat in ln:
+                    ind = re.match(r"\s*", ln).group(0)
+                    out.append(f"{ind}_stamp(tr + p * {NEV} + {ev})")
+                    found[cur].append(ev)
+    text = "\n".join(out)
+    first = text.index("@gluon.jit\ndef ")
+    return text[:first] + STAMP + text[first:], found
+
+
+def summarize(t, label: str) -> str:
+    """Median cycles of each segment (pairs 2..NP-3 of every CTA), from a [ctas, 3, NP, 16]
+    int64 trace."""
+    t = t.double()
+    P, C0, C1 = 0, 1, 2
+    NP = t.shape[2]
+    mid = slice(2, NP - 2)
+    lines = []
+    period = t[:, C0, 3:NP - 1, 0] - t[:, C0, 2:NP - 2, 0]
+    lines.append(f"{label}: pair period {period.median().item():.0f} cycles (median)")
+    for part, name in ((C0, "consumer0"), (C1, "consumer1")):
+        lines.append(f"  {name}:")
+        for i, seg in enumerate(SEGMENTS[name]):
+            d = (t[:, part, mid, i + 1] - t[:, part, mid, i]).median().item()
+            lines.append(f"    {seg:34s} {d:7.0f}")
+        back = (t[:, part, 3:NP - 1, 0] - t[:, part, 2:NP - 2, 11]).median().item()
+        lines.append(f"    {'loop back-edge':34s} {back:7.0f}")
+
+    def med(x):
+        return x.median().item()
+
+    lines += [
+        f"  consumer1 trails consumer0 by {med(t[:, C1, mid, 0] - t[:, C0, mid, 0]):.0f}",
+        "  gather latency (producer's acquire -> consumer's wait returns):",
+        f"    kv0 (K0_L + tail) {med(t[:, C0, mid, 1] - t[:, P, mid, 1]):.0f}, "
+        f"kv1 (K1_R + tail) {med(t[:, C1, mid, 1] - t[:, P, mid, 2]):.0f}, "
+        f"kv0r (K0_R) {med(t[:, C0, mid, 2] - t[:, P, mid, 3]):.0f}, "
+        f"kv1l (K1_L) {med(t[:, C1, mid, 2] - t[:, P, mid, 4]):.0f}",
+        "  refill delay (release of the previous pair's piece -> producer's acquire):",
+        f"    kv0 {med(t[:, P, 3:NP - 1, 1] - t[:, C0, 2:NP - 2, 6]):.0f}, "
+        f"kv1 {med(t[:, P, 3:NP - 1, 2] - t[:, C1, 2:NP - 2, 10]):.0f}, "
+        f"kv0r (after consumer1's pair) {med(t[:, P, 3:NP - 1, 3] - t[:, C1, 2:NP - 2, 11]):.0f}",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--skv", type=int, nargs="*", default=[8192, 131072])
+    ap.add_argument("--save", default="", help="torch.save the traces of CTAs 1000..1263 here")
+    args = ap.parse_args()
+    import torch
+    import triton.testing
+
+    from benchmarks.sparse_mla_smoke import TOPK, make_inputs, outputs
+    from tle_compiler.lowering import gluon_source
+
+    root = Path(__file__).resolve().parent.parent
+    gen = gluon_source((str(root / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"),
+                       {"TOPK": TOPK, "BLOCK_H": 64})
+    if "_TLE_OFF_" in gen.source:
+        raise SystemExit("the seesaw uses eager publish (baked barrier offsets): the stamps would "
+                         "move the allocation; trace a copy without it")
+    text, found = instrument(gen.source)
+    missing = {p: sorted({0} | {e for _, e in EVENTS[p]} - set(f)) for p, f in found.items()}
+    if any(missing.values()):
+        raise SystemExit(f"events not found in the generated code: {missing}")
+    path = Path(tempfile.mkdtemp()) / "sparse_mla_seesaw_traced.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("seesaw_traced", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["seesaw_traced"] = mod
+    spec.loader.exec_module(mod)
+    saved = {}
+    for skv in args.skv:
+        q, kv, idx = make_inputs(4096, skv, 128, TOPK, seed=2)
+        o, lse, ml = outputs(q)
+        sq, h, _ = q.shape
+        trace = torch.zeros(sq * (h // 64), 3, TOPK // 128, NEV, dtype=torch.int64, device="cuda")
+
+        def go():
+            mod.sparse_mla_seesaw[(sq, h // 64)](
+                q, kv, idx, o, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
+                o.stride(0), o.stride(1), lse.stride(0), kv.shape[0], 1.0 / math.sqrt(576),
+                TOPK=TOPK, BLOCK_H=64, trace_ptr=trace)
+
+        ms = triton.testing.do_bench(go, warmup=50, rep=200, return_mode="median")
+        go()
+        torch.cuda.synchronize()
+        flops = 2 * sq * h * TOPK * (576 + 512)
+        print(f"SKV={skv}: traced kernel {ms:.3f} ms = {flops / ms / 1e9:.1f} TFLOP/s", flush=True)
+        tc = trace.cpu()
+        print(summarize(tc[1000:3000], f"SKV={skv}"), flush=True)
+        saved[skv] = tc[1000:1264].clone()
+    if args.save:
+        torch.save(saved, args.save)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""benchmarks/seesaw_timeline.py: the clock64 instrumentation finds every event of the seesaw's
+generated code exactly once (so a schedule change breaks the tool loudly), the instrumented module
+compiles for sm_90a, and the summary reports the segment durations of a synthetic trace."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton.experimental.gluon")
+torch = pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import seesaw_timeline as T  # noqa: E402
+from tle_compiler.lowering import gluon_source  # noqa: E402
+
+CX = {"TOPK": 2048, "BLOCK_H": 64}
+
+
+@pytest.fixture(scope="module")
+def instrumented():
+    gen = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
+    return T.instrument(gen.source)
+
+
+def test_every_event_is_found_once(instrumented):
+    text, found = instrumented
+    for part, evs in found.items():
+        want = [0] + [e for _, e in T.EVENTS[part]]
+        assert sorted(evs) == sorted(want), (part, evs)
+    assert text.count("_stamp(tr + p * ") == sum(len(v) for v in found.values())
+    assert "trace_ptr" in text.split("def sparse_mla_seesaw(", 1)[1].split(":\n", 1)[0]
+
+
+def test_instrumented_module_compiles(instrumented, tmp_path):
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from kernels.sparse_mla_seesaw import DEFAULT_CONFIG
+
+    p = tmp_path / "seesaw_traced.py"
+    p.write_text(instrumented[0])
+    spec = importlib.util.spec_from_file_location("seesaw_traced_test", p)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["seesaw_traced_test"] = mod
+    spec.loader.exec_module(mod)
+    sig = dict(DEFAULT_CONFIG["signature"], trace_ptr="*i64")
+    attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(sig)
+             if sig[a].startswith("*") or sig[a] == "i32"}
+    c = triton.compile(GluonASTSource(mod.sparse_mla_seesaw, sig, constexprs=CX, attrs=attrs),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    assert "%clock64" in c.asm["ptx"] and c.asm["cubin"]
+
+
+def test_summary_reports_segment_durations():
+    ctas, NP = 4, 16
+    t = torch.zeros(ctas, 3, NP, T.NEV, dtype=torch.int64)
+    seg = [10 * (i + 1) for i in range(11)]  # consumer segment i takes 10*(i+1) cycles
+    period = sum(seg) + 7                    # + a 7-cycle back-edge
+    for part in (1, 2):
+        for p in range(NP):
+            base = p * period + (100 if part == 2 else 0)
+            t[:, part, p, 0] = base
+            for i, d in enumerate(seg):
+                t[:, part, p, i + 1] = t[:, part, p, i] + d
+    out = T.summarize(t, "synthetic")
+    assert f"pair period {period} cycles" in out
+    assert "consumer1 trails consumer0 by 100" in out
+    for i, name in enumerate(T.SEGMENTS["consumer0"]):
+        assert f"{name:34s} {seg[i]:7d}" in out
+    assert f"{'loop back-edge':34s} {7:7d}" in out
+
+
+def test_stall_report_reads_an_ncu_source_page():
+    """benchmarks/stall_report.py on an excerpt of a real `ncu --page source --csv` export."""
+    from benchmarks import stall_report as S
+
+    insts = S.load(str(ROOT / "tests/data/ncu_source_excerpt.csv"))
+    assert len(insts) == 13 and insts[0][0] == 0
+    depbar = [i for i in insts if i[1].startswith("WARPGROUP.DEPBAR")]
+    assert len(depbar) == 3 and all(i[2] > 0 and i[3]["barrier"] > 0 for i in depbar)
+    out = S.report(insts, [((0, 1 << 20), "kernel")], top=2)
+    total = sum(i[2] for i in insts)
+    assert f"total samples {total}" in out and "WARPGROUP.DEPBAR" in out
