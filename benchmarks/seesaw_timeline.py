@@ -161,7 +161,7 @@ def main() -> None:
         raise SystemExit("the seesaw uses eager publish (baked barrier offsets): the stamps would "
                          "move the allocation; trace a copy without it")
     text, found = instrument(gen.source)
-    missing = {p: sorted({0} | {e for _, e in EVENTS[p]} - set(f)) for p, f in found.items()}
+    missing = {p: sorted(({0} | {e for _, e in EVENTS[p]}) - set(f)) for p, f in found.items()}
     if any(missing.values()):
         raise SystemExit(f"events not found in the generated code: {missing}")
     path = Path(tempfile.mkdtemp()) / "sparse_mla_seesaw_traced.py"
