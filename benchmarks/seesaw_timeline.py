@@ -107,6 +107,11 @@ def instrument(src: str) -> tuple[str, dict]:
     return text[:first] + STAMP + text[first:], found
 
 
+def missing_events(found: dict) -> dict:
+    """Per partition, the events (0 = loop head) that `instrument` did not find a line for."""
+    return {p: sorted(({0} | {e for _, e in EVENTS[p]}) - set(f)) for p, f in found.items()}
+
+
 def summarize(t, label: str) -> str:
     """Median cycles of each segment (pairs 2..NP-3 of every CTA), from a [ctas, 3, NP, 16]
     int64 trace."""
@@ -161,7 +166,7 @@ def main() -> None:
         raise SystemExit("the seesaw uses eager publish (baked barrier offsets): the stamps would "
                          "move the allocation; trace a copy without it")
     text, found = instrument(gen.source)
-    missing = {p: sorted(({0} | {e for _, e in EVENTS[p]}) - set(f)) for p, f in found.items()}
+    missing = missing_events(found)
     if any(missing.values()):
         raise SystemExit(f"events not found in the generated code: {missing}")
     path = Path(tempfile.mkdtemp()) / "sparse_mla_seesaw_traced.py"

@@ -34,6 +34,10 @@ def test_every_event_is_found_once(instrumented):
         want = [0] + [e for _, e in T.EVENTS[part]]
         assert sorted(evs) == sorted(want), (part, evs)
     assert text.count("_stamp(tr + p * ") == sum(len(v) for v in found.values())
+    assert T.missing_events(found) == {p: [] for p in T.PART}
+    # an event whose line is gone is reported (the tool refuses to run then)
+    broken = dict(found, consumer1=[e for e in found["consumer1"] if e != 7])
+    assert T.missing_events(broken)["consumer1"] == [7]
     assert "trace_ptr" in text.split("def sparse_mla_seesaw(", 1)[1].split(":\n", 1)[0]
 
 
