@@ -43,10 +43,12 @@ class Generated:
     plans: dict
     wait_sites: list[str]
     uses_cp_async: bool = False
+    barrier_asm: bool = False  # inline asm addresses barriers: compile.py bakes in their offsets
 
 
-def eager_publish_on(info) -> bool:
-    return bool((getattr(info, "options", None) or {}).get("eager_publish", False))
+def kernel_option(info, name: str) -> bool:
+    """A boolean ``@tle.jit(...)`` option of the kernel (off when not given)."""
+    return bool((getattr(info, "options", None) or {}).get(name, False))
 
 
 def eager_arrays(info, plans: dict) -> set[str]:
@@ -148,9 +150,9 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     ctx = Ctx(info.path, tree, all_consts, functions, aliases, plans, debug_waits)
     ctx.cp_async = cp_async
     # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
-    ctx.wgmma_pipeline = bool((getattr(info, "options", None) or {}).get("wgmma_pipeline", False))
+    ctx.wgmma_pipeline = kernel_option(info, "wgmma_pipeline")
     # opt-in: per-thread release arrives, publishes ahead of the work after them (lowering/eager.py)
-    ctx.eager_arrays = eager_arrays(info, plans) if eager_publish_on(info) else set()
+    ctx.eager_arrays = eager_arrays(info, plans) if kernel_option(info, "eager_publish") else set()
     if debug_waits:
         from .debug import parse_bound
 
@@ -186,18 +188,15 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
         out.append(f"{name} = gl.constexpr({v!r})")
     out.append("")
     offs = barrier_offsets or {}
+    offs = {a.var: offs.get(a.var, 0) for pp in plans.values() for a in pp.arrays}
     if debug_waits:
         from .debug import helpers_src
 
-        out += helpers_src(debug_waits, {a.var: offs.get(a.var, 0) for pp in plans.values()
-                                         for a in pp.arrays})
+        out += helpers_src(debug_waits, offs)
     elif ctx.eager_arrays:
-        from .debug import offset_const
+        from .debug import offsets_src
 
-        out.append("# barrier offsets in shared memory from Triton's allocator (eager publish)")
-        out += [f"{offset_const(a.var)} = gl.constexpr({offs.get(a.var, 0)})"
-                for pp in plans.values() for a in pp.arrays]
-        out += ["", ""]
+        out += offsets_src(offs, "eager publish (lowering/eager.py)") + ["", ""]
     if ctx.eager_arrays:
         from .eager import helpers_src as eager_helpers
 
@@ -299,4 +298,5 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     out.append(f"    ], {warps}, {regs})")
     out.append("")
     return Generated("\n".join(out), info.name, barriers, plans, list(ctx.wait_sites),
-                     any("async" in m for m in ctx.fills.values()))
+                     any("async" in m for m in ctx.fills.values()),
+                     barrier_asm=bool(debug_waits or ctx.eager_arrays))

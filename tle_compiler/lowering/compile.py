@@ -153,7 +153,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
             compiled = compile_gen(gen)
             # debug waits and eager publish address the barriers through inline asm: bake in
             # their shared-memory offsets (lowering/debug.py, lowering/eager.py)
-            if bound or "_tle_arrive" in gen.source:
+            if gen.barrier_asm:
                 gen, compiled = _with_barrier_offsets(
                     info, gen, compiled, lambda offs: gen_of(cp_async, offs), compile_gen, tgt)
             break

@@ -138,12 +138,17 @@ _TRAP_ASM = ("{ .reg .pred e; .reg .u64 t0, t1; mov.u32 $0, 0; setp.eq.u32 e, $1
              "setp.lt.u64 e, t1, 20000000; @e bra tle_hold; trap; }")
 
 
+def offsets_src(offsets: dict[str, int], why: str) -> list[str]:
+    """Module-level constants: each barrier array's shared-memory offset from Triton's allocator,
+    for inline asm that addresses it (debug waits here, eager publish in lowering/eager.py)."""
+    return ([f"# {why}; barrier offsets in shared memory from Triton's allocator"]
+            + [f"{offset_const(var)} = gl.constexpr({off})" for var, off in offsets.items()])
+
+
 def helpers_src(bound: Bound, offsets: dict[str, int]) -> list[str]:
     """Module-level Gluon source of a debug-waits module: the barrier offsets and the helper."""
-    out = [f"# debug waits (TLE_DEBUG_WAITS): every mbarrier wait is bounded by {bound}; barrier "
-           f"offsets in shared memory from Triton's allocator (lowering/debug.py)"]
-    for var, off in offsets.items():
-        out.append(f"{offset_const(var)} = gl.constexpr({off})")
+    out = offsets_src(offsets, f"debug waits (TLE_DEBUG_WAITS): every mbarrier wait is bounded by "
+                               f"{bound} (lowering/debug.py)")
     out += [
         "",
         "",

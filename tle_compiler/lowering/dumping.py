@@ -45,8 +45,9 @@ def lowered(path: str, kernel: str, what: str, debug_waits=None) -> str:
     cfg = default_config(path, kernel)
     cx = cfg.get("constexprs", {})
     debug_waits = debug_waits_enabled(debug_waits)
-    eager = bool((info.options or {}).get("eager_publish", False))
-    if what == "gluon" and not debug_waits and not eager:
+    from .codegen import kernel_option
+
+    if what == "gluon" and not debug_waits and not kernel_option(info, "eager_publish"):
         return gluon_source(info, cx, debug_waits=False).source
     c = compile_kernel(info, cfg.get("signature", {}), cx, num_warps=cfg.get("num_warps"),
                        debug_waits=debug_waits or False)

@@ -95,8 +95,13 @@ def is_row_vector(tr, v) -> bool:
     return isinstance(v.shape[0], int) and v.shape[0] == 16 * warps_m
 
 
+def _address(var: str, stage: str) -> str:
+    """The shared-memory offset of stage ``stage`` of barrier array ``var`` (8 bytes a barrier)."""
+    return f"{offset_const(var)} + ({stage}) * 8"
+
+
 def emit_release_arrive(tr, var: str, stage: str) -> None:
-    tr.emit(f"_tle_arrive_w{tr.warps}({offset_const(var)} + ({stage}) * 8)")
+    tr.emit(f"_tle_arrive_w{tr.warps}({_address(var, stage)})")
 
 
 def emit_publish(tr, var: str, stage: str) -> None:
@@ -105,12 +110,11 @@ def emit_publish(tr, var: str, stage: str) -> None:
         return
     later = tr.later_names()
     rows = [n for n in sorted(later) if n in tr.env and is_row_vector(tr, tr.env[n])]
-    off = f"{offset_const(var)} + ({stage}) * 8"
     if not rows:
         emit_release_arrive(tr, var, stage)
         return
     first = tr.env[rows[0]].text
-    tr.emit(f"{first} = _tle_arrive_x({off}, {first})  # eager publish: "
+    tr.emit(f"{first} = _tle_arrive_x({_address(var, stage)}, {first})  # eager publish: "
             f"{', '.join(rows)} wait for the arrive")
     for n in rows[1:]:
         t = tr.env[n].text

@@ -35,7 +35,7 @@ from .plan import PipePlan, arrive_mode, parity_src
 def eager_array(tr, arr) -> bool:
     """Whether the arrives on ``arr`` are per-thread release arrives (``@tle.jit(eager_publish=
     True)``; lowering/eager.py)."""
-    return arr.var in getattr(tr.ctx, "eager_arrays", ())
+    return arr.var in tr.ctx.eager_arrays
 
 
 def _wait(tr, pp: PipePlan, arr, stage: str, parity: str, index: str, site: str) -> None:

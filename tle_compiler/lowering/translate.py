@@ -82,6 +82,8 @@ class Ctx:
         self.fills: dict[tuple, set] = {}
         self.cp_async = True  # emit cp.async gathers where the form allows (compile.py may retry without)
         self.wait_sites: list[str] = []  # "pipe.kind[g] (partition, line)" for debug-wait ids
+        self.wgmma_pipeline = False  # @tle.jit(wgmma_pipeline=True): wgmmas across back-edges
+        self.eager_arrays: set[str] = set()  # barrier arrays with per-thread arrives (eager.py)
 
 
 class FnTranslator:
@@ -109,6 +111,7 @@ class FnTranslator:
         self._allow_pending = False
         self.loops: list[dict] = []  # enclosing loops, innermost last: var, body indent, opaque 0
         self._frames: list[list] = []  # [statements, index being translated], outermost first
+        self._wait_in_place = False  # inside a release-only `if` (st_If)
 
     # ---------------------------------------------------------------- helpers
     def err(self, msg: str, node: Optional[ast.AST]) -> TleError:
@@ -209,7 +212,7 @@ class FnTranslator:
         done = self.inflight[:pos + 1]
         seqs = {e["seq"] for e in done}
         n = len(self.inflight) - 1 - pos
-        if getattr(self, "_wait_in_place", False):
+        if self._wait_in_place:
             # inside a release-only `if` (st_If): wait without rebinding anything and leave the
             # in-flight list as it is, since the path that skips the `if` waits for nothing
             # (the op needs one dependency: a throwaway tensor, two elements per thread: with
@@ -872,7 +875,7 @@ class FnTranslator:
         it = "gl.static_range" if fn == "tl.static_range" else "range"
         var = self.prefix + st.target.id
         self.drain("loop entry: no wgmma in flight across a loop boundary")
-        pipelined = getattr(self.ctx, "wgmma_pipeline", False) and it == "range"
+        pipelined = self.ctx.wgmma_pipeline and it == "range"
         if pipelined:
             key, carried = self._carried_at_head()
             self._emit_carried_regs(carried)
@@ -964,7 +967,7 @@ class FnTranslator:
         c = self.ex(st.test)
         if c.kind == "tensor":
             raise self.err("an `if` condition must be a scalar", st)
-        if (getattr(self.ctx, "wgmma_pipeline", False) and self.inflight
+        if (self.ctx.wgmma_pipeline and self.inflight
                 and self._release_only(st.body) and self._release_only(st.orelse)):
             # Pipelined wgmma: a delayed release (`if ck > 0: r.release(ck - 1)`) keeps what is
             # in flight. Each branch waits only as far as its releases need (a `deps=[]` wait: no
