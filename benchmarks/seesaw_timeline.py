@@ -68,18 +68,46 @@ def _stamp(ptr):
                                   is_pure=False, pack=1)
     gl.store(ptr + o * 0, t, mask=o == 0)
 
+
+@gluon.jit
+def _stamp_reg(ptr, ASM: gl.constexpr):
+    L: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    o = gl.arange(0, 128, layout=L)
+    t = gl.inline_asm_elementwise(ASM, "=l,r", [o], dtype=gl.int64,
+                                  is_pure=False, pack=1)
+    gl.store(ptr + o * 0, t, mask=o == 0)
+
 '''
+# Whole-partition stamps, in free event slots of pairs 0 and 1 (the loop uses events 0..11):
+# pair 0: 12 clock at entry, 13 clock at exit, 14 globaltimer at entry, 15 globaltimer at exit;
+# pair 1: 12 the SM id.
+_CLOCK = "'mov.u64 $0, %clock64;'"
+_NS = "'mov.u64 $0, %globaltimer;'"
+_SMID = "'{ .reg .u32 t; mov.u32 t, %smid; cvt.u64.u32 $0, t; }'"
+ENTRY = [f"_stamp_reg(tr + 12, {_CLOCK})", f"_stamp_reg(tr + 14, {_NS})",
+         f"_stamp_reg(tr + {NEV} + 12, {_SMID})"]
+EXIT = [f"_stamp_reg(tr + 15, {_NS})", f"_stamp_reg(tr + 13, {_CLOCK})"]
 
 
 def instrument(src: str) -> tuple[str, dict]:
     """The generated seesaw module with stamps and a trailing `trace_ptr` kernel argument; also
     returns, per partition, the events that found their line (each should be found once)."""
     out, cur, found = [], None, {p: [] for p in PART}
+    last = None  # index in `out` of the current partition's last body line
+
+    def close_partition():
+        if cur in PART and last is not None:
+            out[last + 1:last + 1] = [f"    {x}" for x in EXIT]
+
     for ln in src.split("\n"):
         m = re.match(r"def (\w+)\((.*)\):$", ln)
+        if m:
+            close_partition()
+            last = None
         if m and m.group(1) in PART:
             cur = m.group(1)
             out.append(f"def {cur}({m.group(2)}, tr):")
+            out += [f"    {x}" for x in ENTRY]
             continue
         if m and m.group(1) == "sparse_mla_seesaw":
             cur = "top"
@@ -87,6 +115,8 @@ def instrument(src: str) -> tuple[str, dict]:
             continue
         out.append(ln)
         s = ln.strip()
+        if cur in PART and s and not s.startswith("@"):
+            last = len(out) - 1
         if cur == "top" and s.startswith("ml_row = "):
             out.append(f"    tr_row = trace_ptr + lin.to(gl.int64) * {3 * 16 * NEV}")
         elif cur == "top" and any(s.startswith(f"({p}, (") for p in PART):
@@ -102,6 +132,8 @@ def instrument(src: str) -> tuple[str, dict]:
                     ind = re.match(r"\s*", ln).group(0)
                     out.append(f"{ind}_stamp(tr + p * {NEV} + {ev})")
                     found[cur].append(ev)
+                    last = len(out) - 1
+    close_partition()
     text = "\n".join(out)
     first = text.index("@gluon.jit\ndef ")
     return text[:first] + STAMP + text[first:], found
@@ -145,6 +177,41 @@ def summarize(t, label: str) -> str:
         f"kv1 {med(t[:, P, 3:NP - 1, 2] - t[:, C1, 2:NP - 2, 10]):.0f}, "
         f"kv0r (after consumer1's pair) {med(t[:, P, 3:NP - 1, 3] - t[:, C1, 2:NP - 2, 11]):.0f}",
     ]
+    return "\n".join(lines)
+
+
+def summarize_cta(t, label: str) -> str:
+    """Whole-CTA phases from the entry/exit stamps: the SM clock (cycles per ns), each partition's
+    prologue (entry -> pair 0's loop head), loop (pair 0's head -> its last stamp of the last pair)
+    and epilogue (-> exit), and the idle gap between consecutive CTAs on one SM."""
+    t = t.double()
+    NP = t.shape[2]
+    C0 = 1
+    ghz = ((t[:, C0, 0, 13] - t[:, C0, 0, 12]) / (t[:, C0, 0, 15] - t[:, C0, 0, 14])).median().item()
+    lines = [f"{label}: SM clock {ghz:.3f} GHz (consumer0's clock64 / globaltimer over its life)"]
+    for part, name in ((0, "producer"), (1, "consumer0"), (2, "consumer1")):
+        last = 5 if part == 0 else 11
+        pro = (t[:, part, 0, 0] - t[:, part, 0, 12]).median().item()
+        loop = (t[:, part, NP - 1, last] - t[:, part, 0, 0]).median().item()
+        epi = (t[:, part, 0, 13] - t[:, part, NP - 1, last]).median().item()
+        life = (t[:, part, 0, 13] - t[:, part, 0, 12]).median().item()
+        lines.append(f"  {name:9s}: life {life:8.0f} cycles = prologue {pro:6.0f} + loop {loop:8.0f} "
+                     f"({loop / NP:5.0f}/pair) + epilogue {epi:6.0f}")
+    start = t[:, :, 0, 14].min(dim=1).values
+    end = t[:, :, 0, 15].max(dim=1).values
+    sm = t[:, 0, 1, 12]
+    gaps = []
+    for s_id in sm.unique():
+        sel = (sm == s_id).nonzero().flatten()
+        order = start[sel].argsort()
+        st, en = start[sel][order], end[sel][order]
+        gaps.append(st[1:] - en[:-1])
+    g = __import__("torch").cat(gaps)
+    g = g[g > 0]
+    if len(g):
+        lines.append(f"  gap between consecutive CTAs on one SM: median {g.median().item():.0f} ns "
+                     f"({g.median().item() * ghz:.0f} cycles); CTA life median "
+                     f"{(end - start).median().item():.0f} ns")
     return "\n".join(lines)
 
 
@@ -195,6 +262,7 @@ def main() -> None:
         print(f"SKV={skv}: traced kernel {ms:.3f} ms = {flops / ms / 1e9:.1f} TFLOP/s", flush=True)
         tc = trace.cpu()
         print(summarize(tc[1000:3000], f"SKV={skv}"), flush=True)
+        print(summarize_cta(tc, f"SKV={skv}"), flush=True)
         saved[skv] = tc[1000:1264].clone()
     if args.save:
         torch.save(saved, args.save)

@@ -132,3 +132,11 @@ def test_gpu_kernel_compiles_for_sm90(stem, name):
     config = configs_of(GPU_KERNELS / f"{stem}.py")[name]
     compile_kernel(getattr(mod, name), config["signature"], config["constexprs"],
                    num_warps=config["num_warps"])
+
+
+def test_acc_store_on_emulation():
+    import torch
+
+    from tests.gpu.cases import check_acc_store
+    check_acc_store(_emulated("acc_store"), "cpu", torch.bfloat16, 1)
+    check_acc_store(_emulated("acc_store"), "cpu", torch.float32, 0)

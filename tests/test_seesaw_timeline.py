@@ -92,3 +92,27 @@ def test_stall_report_reads_an_ncu_source_page():
     out = S.report(insts, [((0, 1 << 20), "kernel")], top=2)
     total = sum(i[2] for i in insts)
     assert f"total samples {total}" in out and "WARPGROUP.DEPBAR" in out
+
+
+def test_whole_cta_summary_reports_clock_phases_and_gaps():
+    """Two CTAs per SM, 2 GHz (2 cycles per ns): prologue / loop / epilogue of each partition
+    from the entry, loop and exit stamps, and the idle gap between the CTAs of one SM."""
+    NP = 16
+    t = torch.zeros(4, 3, NP, T.NEV, dtype=torch.int64)
+    for cta in range(4):
+        sm, k = cta % 2, cta // 2         # CTAs 0, 2 on SM 0; 1, 3 on SM 1
+        ns0 = k * 1000                   # the second CTA of an SM starts 1000 ns after the first
+        for part in range(3):
+            last = 5 if part == 0 else 11
+            c0 = 2 * ns0
+            t[cta, part, 0, 12] = c0                        # clock at entry
+            t[cta, part, 0, 14] = ns0                       # globaltimer at entry
+            t[cta, part, 0, 0] = c0 + 100                   # prologue 100 cycles
+            t[cta, part, NP - 1, last] = c0 + 100 + 1500    # loop 1500 cycles
+            t[cta, part, 0, 13] = c0 + 1800                 # epilogue 200 cycles
+            t[cta, part, 0, 15] = ns0 + 900                 # 900 ns of life
+            t[cta, 0, 1, 12] = sm
+    out = T.summarize_cta(t, "synthetic")
+    assert "SM clock 2.000 GHz" in out
+    assert "prologue    100 + loop     1500 (   94/pair) + epilogue    200" in out
+    assert "median 100 ns (200 cycles)" in out

@@ -15,7 +15,9 @@ close              close(N) after N tiles: is_closed is false N times, then true
 chain              A -> B (+1) -> C across three partitions
 seesaw             two consumers swap values through two capacity-1 pipes every iteration
 attention          Q one_shot, K/V capacity-2 pipe, S = QK^T, online softmax (exp2), O += PV
+acc_store          a wgmma result stored as bf16 / fp16 (16-byte quad-transpose stores, and their
+                   2-byte fallback at odd offsets) and as fp32 (plain stores)
 =================  =========================================================================
 """
 
-MODULES = ("spsc_ring", "spmc", "one_shot", "close", "chain", "seesaw", "attention")
+MODULES = ("spsc_ring", "spmc", "one_shot", "close", "chain", "seesaw", "attention", "acc_store")

@@ -156,3 +156,22 @@ def check_attention(mod, device: str, nk: int, m_blocks: int = 2, rel_tol: float
     assert not bool(o.isnan().any()), f"attention: {int(o.isnan().sum())} outputs never written"
     err = ((o - ref).norm() / ref.norm()).item()
     assert err < rel_tol, f"attention NK={nk}: relative error {err:.3g} >= {rel_tol}"
+
+
+def check_acc_store(mod, device: str, dtype: torch.dtype, off: int) -> None:
+    """O = A·B (64x64 by 64x128, small integers: exact) stored at element offset ``off`` of a
+    row-padded output (leading dim 136) in ``dtype``; every element exact, the padding untouched."""
+    g = _gen(9000 + off)
+    a = torch.randint(-3, 4, (64, 64), generator=g).to(torch.bfloat16).to(device)
+    b = torch.randint(-3, 4, (64, 128), generator=g).to(torch.bfloat16).to(device)
+    ld = 136
+    o = torch.full((off + 64 * ld,), float("nan"), dtype=dtype, device=device)
+    mod.acc_store[(1,)](a, b, o, off, ld)
+    _sync(device)
+    want = (a.float() @ b.float()).to(dtype)
+    got = o[off:].view(64, ld)
+    assert bool((got[:, :128] == want).all()), (
+        f"acc_store {dtype} off={off}: {int((got[:, :128] != want).sum())} of 8192 elements differ"
+        f"{' (some never written)' if bool(got[:, :128].isnan().any()) else ''}")
+    assert bool(got[:, 128:].isnan().all()) and bool(o[:off].isnan().all()), \
+        f"acc_store {dtype} off={off}: wrote outside the tile"

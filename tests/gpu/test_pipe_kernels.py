@@ -60,3 +60,11 @@ def test_seesaw_exchange(n):
 @pytest.mark.parametrize("nk", [1, 2, 3, 16])
 def test_attention_online_softmax(nk):
     cases.check_attention(_mod("attention"), DEVICE, nk)
+
+
+@pytest.mark.parametrize("dtype,off", [("bfloat16", 0), ("bfloat16", 1), ("float16", 8),
+                                       ("float16", 3), ("float32", 0)])
+def test_accumulator_store(dtype, off):
+    """16-byte quad-transpose stores (aligned), their 2-byte fallback (odd offsets), fp32: plain."""
+    import torch
+    cases.check_acc_store(_mod("acc_store"), DEVICE, getattr(torch, dtype), off)

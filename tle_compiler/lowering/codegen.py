@@ -46,9 +46,9 @@ class Generated:
     barrier_asm: bool = False  # inline asm addresses barriers: compile.py bakes in their offsets
 
 
-def kernel_option(info, name: str) -> bool:
-    """A boolean ``@tle.jit(...)`` option of the kernel (off when not given)."""
-    return bool((getattr(info, "options", None) or {}).get(name, False))
+def kernel_option(info, name: str, default: bool = False) -> bool:
+    """A boolean ``@tle.jit(...)`` option of the kernel (``default`` when not given)."""
+    return bool((getattr(info, "options", None) or {}).get(name, default))
 
 
 def eager_arrays(info, plans: dict) -> set[str]:
@@ -153,6 +153,8 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     ctx.wgmma_pipeline = kernel_option(info, "wgmma_pipeline")
     # opt-in: per-thread release arrives, publishes ahead of the work after them (lowering/eager.py)
     ctx.eager_arrays = eager_arrays(info, plans) if kernel_option(info, "eager_publish") else set()
+    # on by default: 16-byte stores of accumulator-layout tiles (lowering/acc_store.py)
+    ctx.acc_stores = kernel_option(info, "acc_stores", True)
     if debug_waits:
         from .debug import parse_bound
 
@@ -201,6 +203,7 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
         from .eager import helpers_src as eager_helpers
 
         out += eager_helpers({p.warps for p in info.partitions})
+    helpers_at = len(out)  # helpers that translation turns out to need go here
 
     calls = []
     for pinfo, (fname, args_node) in zip(info.partitions, entries):
@@ -249,6 +252,11 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
         out.append("")
         out.append("")
         calls.append((fname, call_args))
+
+    if ctx.uses_acc_store:
+        from .acc_store import helpers_src as acc_store_helpers
+
+        out[helpers_at:helpers_at] = acc_store_helpers()
 
     # ---- the kernel
     sig = ", ".join(f"{a}: gl.constexpr" if a in info.constexprs else a for a in info.args)

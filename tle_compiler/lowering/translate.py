@@ -84,6 +84,8 @@ class Ctx:
         self.wait_sites: list[str] = []  # "pipe.kind[g] (partition, line)" for debug-wait ids
         self.wgmma_pipeline = False  # @tle.jit(wgmma_pipeline=True): wgmmas across back-edges
         self.eager_arrays: set[str] = set()  # barrier arrays with per-thread arrives (eager.py)
+        self.acc_stores = True  # 16-byte stores of accumulator-layout tiles (acc_store.py)
+        self.uses_acc_store = False
 
 
 class FnTranslator:
@@ -446,7 +448,8 @@ class FnTranslator:
                 raise self.err("tl.arange bounds must be compile-time constants", node)
             var = self.S.new(1)
             return V("tensor", f"gl.arange({a.text}, {b.text}, layout={self.Lv(var)})", var,
-                     (b.value - a.value,), "int32", value={"arange": (a.text, b.text)})
+                     (b.value - a.value,), "int32",
+                     value={"arange": (a.text, b.text), "bounds": (a.value, b.value)})
         if name in ("zeros", "full"):
             shape = self.ex(args[0])
             if name == "zeros":
@@ -594,6 +597,8 @@ class FnTranslator:
         val = self.ex(val_node)
         if p.kind != "tensor":
             raise self.err("tl.store to a scalar pointer is not supported", node)
+        if self._acc_store(p, val, node, kw):
+            return
         parts = [p.text]
         if val.kind == "tensor":
             sid = self.S.soft_eq(val.var, p.var)
@@ -608,6 +613,25 @@ class FnTranslator:
             else:
                 parts.append(f"mask={m.text}")
         self.emit(f"gl.store({', '.join(parts)})")
+
+    def _acc_store(self, p: V, val: V, node: ast.Call, kw: dict) -> bool:
+        """An unmasked store of a wgmma-accumulator-layout tile to column-contiguous addresses:
+        quad transpose + 16-byte stores (lowering/acc_store.py)."""
+        from .acc_store import column_contiguous, layout_qualifies
+
+        if (not self.ctx.acc_stores or "mask" in kw or len(node.args) > 2 or val.kind != "tensor"
+                or p.var is None or not self.emitting):
+            return False
+        shape = tuple(p.shape or ())
+        if not layout_qualifies(self.S.layout(p.var), shape) or tuple(val.shape or ()) != shape:
+            return False
+        if not column_contiguous(self, node.args[0], shape[1]):
+            return False
+        sid = self.S.soft_eq(val.var, p.var)
+        self.emit(f"_tle_store_acc({p.text}, {self.cvt(val.text, sid)})  # 16-byte stores "
+                  f"(lowering/acc_store.py)")
+        self.ctx.uses_acc_store = True
+        return True
 
     def dot(self, node: ast.Call, kw: dict) -> V:
         args = list(node.args)
