@@ -12,10 +12,15 @@ cost ~1-2 % (the traced kernel's TFLOP/s is printed too). A CPU test (tests/test
 that every event still finds its line in the generated code, so the tool breaks loudly, not silently,
 when the kernel's schedule changes.
 
-What it showed on the H200 (2026-11-29, docs/BENCHMARKS.md "Seesaw timeline"): each consumer spends
-~700-800 cycles per pair (8K; ~1,500 at 128K) waiting for its second K piece, whose gather can only
-start when the previous pair released it; that, not the softmax or the barriers, is the gap to
-FlashMLA.
+Each partition also stamps its entry and exit (clock64, globaltimer, SM id): the summary gives the
+SM clock under load, each partition's prologue / loop / epilogue, and the idle gap between
+consecutive CTAs on one SM.
+
+What it showed on the H200 (2026-11-29, docs/BENCHMARKS.md "Seesaw timeline" and session 3): each
+consumer spends ~700-800 cycles per pair (8K; ~1,500 at 128K) waiting for its second K piece, whose
+gather can only start when the previous pair released it; and ~12 % of each CTA was outside the
+pair loop, mostly consumer0's epilogue (9.2K cycles of 4-byte output stores, 3.9K after the
+lowering's accumulator stores).
 """
 
 from __future__ import annotations

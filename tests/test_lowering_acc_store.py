@@ -184,3 +184,46 @@ def test_layout_condition():
     assert not acc_store.layout_qualifies(("mma", (4, 1), (16, 16, 16)), (64, 16))  # N < 32
     assert not acc_store.layout_qualifies(("mma", (4, 1), (16, 64, 16)), (32, 64))  # rows < 64
     assert not acc_store.layout_qualifies(("blocked", (1, 8), (4, 8), (4, 1), (1, 0)), (64, 256))
+
+
+def test_cache_hints_pass_through(tmp_path):
+    """`eviction_policy` / `cache_modifier` of a tl.load reach Gluon: a register load keeps them,
+    and a gather stored whole into a slot stays a cp.async (instead of turning into a register
+    load because of an unknown keyword)."""
+    from tle_compiler.lowering import gluon_source
+
+    src = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def hinted(x_ptr, y_ptr, NT):
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (p, x_ptr, NT)), (drain, (p, y_ptr, NT))], [4], [128])
+
+
+def fill(p, x_ptr, NT):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    w = p.writer()
+    for i in range(NT):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 4096 + offs, eviction_policy="evict_last"))
+        w.commit(i)
+
+
+def drain(p, y_ptr, NT):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    r = p.reader()
+    for i in range(NT):
+        res = r.wait(i)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        old = tl.load(y_ptr + offs, cache_modifier=".cg")
+        tl.store(y_ptr + offs, v + old)
+        r.release(i)
+'''
+    f = tmp_path / "hinted.py"
+    f.write_text(src)
+    gen = gluon_source((str(f), "hinted"), {}).source
+    assert re.search(r"async_copy_global_to_shared\([^\n]*eviction_policy='evict_last'", gen)
+    assert re.search(r"gl\.load\([^\n]*cache_modifier='\.cg'", gen)

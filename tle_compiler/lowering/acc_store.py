@@ -10,7 +10,8 @@ kernel that fills shared memory with pipe slots does not have. The four threads 
 instead exchange their words directly: a 4 x 4 transpose of 32-bit words with two rounds of
 ``shfl.bfly`` leaves lane ``q`` with columns ``8q .. 8q + 7`` of its rows, one 16-byte
 ``st.global.v4``: 16 stores per thread instead of 64, and whole sectors. On the H200 this took the
-SparseMLA kernels' epilogue from ~9,000 to ~N cycles (+3-6 % end to end; docs/BENCHMARKS.md).
+SparseMLA seesaw's consumer0 epilogue from 9,207 to 3,912 cycles (+3 to +6 % end to end for both
+SparseMLA kernels; docs/BENCHMARKS.md, session 3).
 
 The helper ``_tle_store_acc(ptrs, x)`` takes 16 elements per thread at a time (``pack=16``): the
 first four register bits of the layout are column +1, row +8, column +8, column +16 (checked for

@@ -540,6 +540,12 @@ class FnTranslator:
                 parts.append(f"{key}={self.cvt(v.text, sid)}")
             else:
                 parts.append(f"{key}={v.text}")
+        for key in ("eviction_policy", "cache_modifier"):  # cache hints: literal strings
+            a = kw.get(key)
+            if a is not None:
+                if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
+                    raise self.err(f"tl.load's {key} must be a string literal", node)
+                parts.append(f"{key}={a.value!r}")
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
 
     def _cp_async_source(self, p: V, val_node: ast.AST):
@@ -553,8 +559,14 @@ class FnTranslator:
                 and len(val_node.args) == 1 and hasattr(ring, "var") and slot == "writer"):
             return None
         kws = {k.arg: k.value for k in val_node.keywords}
-        if set(kws) - {"mask", "other"} or len(ring.shape) < 2 or BITS.get(ring.dtype) not in (16, 32):
+        if set(kws) - {"mask", "other", "eviction_policy", "cache_modifier"} or len(ring.shape) < 2 \
+                or BITS.get(ring.dtype) not in (16, 32):
             return None
+        # cache hints stay a cp.async gather (passed through; Triton 3.6's cp.async lowering
+        # ignores them, docs/BENCHMARKS.md session 3) instead of turning into a register load
+        for k in ("eviction_policy", "cache_modifier"):
+            if k in kws and not (isinstance(kws[k], ast.Constant) and isinstance(kws[k].value, str)):
+                return None
         if "other" in kws and not (isinstance(kws["other"], ast.Constant)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
@@ -582,6 +594,9 @@ class FnTranslator:
                             parts.append(f"mask={m.text}")
                     if "other" in kws:
                         self.ex(kws["other"])
+                    for k in ("eviction_policy", "cache_modifier"):
+                        if k in kws:
+                            parts.append(f"{k}={kws[k].value!r}")
                     self.emit(f"async_copy.async_copy_global_to_shared({', '.join(parts)})"
                               f"  # cp.async gather; arrives per thread at the commit")
                     self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add("async")
