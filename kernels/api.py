@@ -28,8 +28,8 @@ D_QK_CHOICES = (512, 576)
 IMPLS = ("naive", "pipe", "seesaw")
 
 # "auto" takes the first implementation in this order that supports the call. The seesaw is the
-# fastest at every SKV of the headline shape (docs/BENCHMARKS.md, 2026-11-29 session 2: 534 vs 516
-# TFLOP/s at 8K, 461 vs 441 at 128K); the pipe kernel covers topk % 128 == 64, the naive one
+# fastest at every SKV of the headline shape (docs/BENCHMARKS.md, 2026-11-29 session 3: 564 vs 538
+# TFLOP/s at 8K, 478 vs 458 at 128K); the pipe kernel covers topk % 128 == 64, the naive one
 # everything else.
 PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 
