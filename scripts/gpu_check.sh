@@ -9,7 +9,8 @@
 #   fuzz      pytest -m gpu tests/gpu/test_e2e_fuzz.py       (stamp kernels of random protocols)
 #   bench     benchmarks/pipe_copy.py                        (pipe copy vs plain Triton copy)
 #   consan    the kernel tests again (and a few fuzz examples) under
-#             TRITON_INSTRUMENTATION_MODE=consan (Triton's concurrency sanitizer)
+#             TRITON_INSTRUMENTATION_MODE=consan (Triton's concurrency sanitizer), with register
+#             gathers (TLE_CP_ASYNC=0: consan does not model mbarrier-completed cp.async)
 # and prints a summary table last. Exit status: 0 when every stage that ran passed.
 #
 # Knobs (environment): T_KERNELS, T_FUZZ, T_BENCH, T_CONSAN (seconds per stage; default 150, 140,
@@ -97,7 +98,7 @@ for stage in $STAGES; do
                 python3 -u benchmarks/pipe_copy.py --json "$OUT/pipe_copy.json" ${BENCH_ARGS:-} ;;
         consan)
             : >"$OUT/fuzz_programs_consan.log"
-            TRITON_INSTRUMENTATION_MODE=consan TRITON_CACHE_DIR=/tmp/triton_cache_consan \
+            TRITON_INSTRUMENTATION_MODE=consan TRITON_CACHE_DIR=/tmp/triton_cache_consan TLE_CP_ASYNC=0 \
             TLE_CACHE_DIR=/tmp/tle_gluon_cache_consan TLE_FUZZ_EXAMPLES="${TLE_FUZZ_EXAMPLES_CONSAN:-8}" \
             TLE_FUZZ_LOG="$OUT/fuzz_programs_consan.log" \
                 run_stage consan "$T_CONSAN" "$OUT/consan.log" \

@@ -291,3 +291,13 @@ def test_tle_dump_lowered(flag, needle):
 
 def test_tle_dump_ptx_of_rejected_kernel_fails():
     assert dump_main(["--ptx", str(GOLDEN / "bad_missing_release.py")]) == 1
+
+
+def test_tle_cp_async_0_lowers_gathers_as_register_loads(monkeypatch):
+    """TLE_CP_ASYNC=0 (for Triton's concurrency sanitizer, scripts/gpu_check.sh): no cp.async."""
+    monkeypatch.setenv("TLE_CP_ASYNC", "0")
+    from kernels.sparse_mla_pipe import DEFAULT_CONFIG, sparse_mla_pipe
+
+    c = compile_kernel(sparse_mla_pipe, DEFAULT_CONFIG["signature"], DEFAULT_CONFIG["constexprs"])
+    assert "cp.async" not in c.asm["ptx"]
+    assert not c.tle_generated.uses_cp_async

@@ -147,7 +147,9 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                              attrs=attrs)
         return triton.compile(src, target=tgt, options=compile_options(info))
 
-    for cp_async in (True, False):
+    # TLE_CP_ASYNC=0: register gathers only (Triton's concurrency sanitizer does not model cp.async
+    # copies completed through cp.async.mbarrier.arrive, docs/GPU_TESTS.md)
+    for cp_async in ((False,) if os.environ.get("TLE_CP_ASYNC", "1") == "0" else (True, False)):
         gen = gen_of(cp_async)
         try:
             compiled = compile_gen(gen)
