@@ -1,4 +1,6 @@
 """Per-pair timeline of the TLE-FlashMLA seesaw kernel on the GPU: where each warp group waits.
+(It traces benchmarks/variants/sparse_mla_seesaw_per_cta.py: the bundled kernel is persistent, with
+the same pair loop inside an item loop; the stamps' trace rows are per CTA.)
 
     python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt]
 
@@ -232,8 +234,10 @@ def main() -> None:
     from tle_compiler.lowering import gluon_source
 
     root = Path(__file__).resolve().parent.parent
-    gen = gluon_source((str(root / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"),
-                       {"TOPK": TOPK, "BLOCK_H": 64})
+    # the per-CTA seesaw: the bundled (persistent) kernel's pair loop, one CTA per item, which the
+    # stamps' per-CTA trace rows assume
+    gen = gluon_source((str(root / "benchmarks/variants/sparse_mla_seesaw_per_cta.py"),
+                        "sparse_mla_seesaw"), {"TOPK": TOPK, "BLOCK_H": 64})
     if "_TLE_OFF_" in gen.source:
         raise SystemExit("the seesaw uses eager publish (baked barrier offsets): the stamps would "
                          "move the allocation; trace a copy without it")

@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--impl", nargs="*", default=["pipe", "seesaw"])
     args = ap.parse_args()
     from kernels.sparse_mla_pipe import sparse_mla_pipe
-    from kernels.sparse_mla_seesaw import sparse_mla_seesaw
+    from kernels.sparse_mla_seesaw import AB_KERNEL as sparse_mla_seesaw  # persistent grid
     impls = {"pipe": sparse_mla_pipe, "seesaw": sparse_mla_seesaw}
     import triton.testing
 

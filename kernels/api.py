@@ -217,16 +217,24 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
 
         sparse_mla_naive(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length)
         return name
-    if name == "pipe":
-        from .sparse_mla_pipe import sparse_mla_pipe as kernel
-    else:
-        from .sparse_mla_seesaw import sparse_mla_seesaw as kernel
     assert max_logits.stride() == lse.stride()
-    kernel[(s_q, h_q // 64)](q, kv, indices, out, lse, max_logits,
-                             q.stride(0), q.stride(1), kv.stride(0), indices.stride(0),
-                             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
-                             float(sm_scale), TOPK=topk, BLOCK_H=64)
+    args = (q, kv, indices, out, lse, max_logits, q.stride(0), q.stride(1), kv.stride(0),
+            indices.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
+            float(sm_scale))
+    if name == "pipe":
+        from .sparse_mla_pipe import sparse_mla_pipe
+
+        sparse_mla_pipe[(s_q, h_q // 64)](*args, TOPK=topk, BLOCK_H=64)
+    else:  # persistent: one program per SM, ROUNDS (query token, head block) items each
+        from .sparse_mla_seesaw import launch_args, sparse_mla_seesaw
+
+        grid, n_items, n_hb, rounds = launch_args(s_q, h_q, _sm_count(q.device))
+        sparse_mla_seesaw[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=64)
     return name
+
+
+def _sm_count(device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def empty_outputs(q: torch.Tensor, d_v: int = D_V):

@@ -59,10 +59,10 @@ does) would make it 238,720 B: over the limit. FlashMLA fits by aliasing sS0 wit
 tail, which a verified pipe cannot express; here each consumer instead keeps
 q_tail [64,64] in registers (16 regs/thread, the A operand of a register-A wgmma for the tail dot).
 
-Grid order: the launch grid is (s_q, h_q // 64) and programs start axis 0 first, so the head
-blocks of one query token (which gather exactly the same kv rows) would run ~s_q/132 waves apart.
-The kernel renumbers its program so that they run in the same wave and the second one's gathers hit
-L2: +14 % at SKV=128K, neutral at 8K (interleaved A/B on the H200, 2026-11-29, docs/BENCHMARKS.md).
+Item order: item i is (query token i // n_hb, head block i % n_hb), and round r runs items
+r * programs .. r * programs + programs - 1 at once, so the head blocks of one query token (which
+gather exactly the same kv rows) run side by side and the second one's gathers hit L2 (the same
+ordering as the per-CTA kernel's program renumbering: +14 % at SKV=128K, docs/BENCHMARKS.md).
 
 Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72
 (MISSION's "[216, 72]"). In `warp_specialize` the budget list covers the workers only, so the two
@@ -74,6 +74,19 @@ pointers and masks, so that is enough.
 History: the schedule before this one (measured 2026-11-29, docs/BENCHMARKS.md) had consumer1
 apply P0 relative to m0 first and rescale mid-pair, and filled kv0, kv0r, kv1l, kv1; FlashMLA's
 order measured +1 to +4 % (interleaved A/Bs on the H200).
+
+Persistent (session 3): one program per SM (grid = min(items, SMs)), each looping over ROUNDS
+work items, item = r * programs + program (a short last round recomputes the last item instead of
+branching around pipe events; its outputs are written twice with the same values). The q pipe is
+a capacity-1 pipe indexed by the item: the producer loads the next item's Q as soon as both
+consumers released the current one (after their last QK), so it and the next item's first K
+pieces arrive while the consumers store their outputs, and no CTA launch (~1 µs on the H200) sits
+between items. Every other pipe is indexed ``r * NP + p``, affine only once TOPK (so NP) is a
+number: the kernel is verified and lowered per specialisation (tle-dump reads it specialised to
+DEFAULT_CONFIG's TOPK and says so; compile.kernel_info_of does it for every launch). Measured
+against the per-CTA kernel (benchmarks/variants/sparse_mla_seesaw_per_cta.py, interleaved A/B on
+the H200): 0.993 at SKV = 8K, 1.066 at 128K (docs/BENCHMARKS.md). Launch: `launch_args` below,
+as kernels/api.py does; `AB_KERNEL` launches it with the per-CTA kernel's grid and arguments.
 """
 
 import triton.language as tl
@@ -90,21 +103,12 @@ LN2 = tl.constexpr(0.6931471805599453)
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
 def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
-                      stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h,
-                      stride_l_s, s_kv, sm_scale,
-                      TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
-    NP = TOPK // (2 * BK)                  # K-tile pairs (FlashMLA requires topk % 128 == 0 too)
-    n_hb = tl.num_programs(1)
-    lin = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)  # launch order
-    pid_s = (lin // n_hb).to(tl.int64)    # query token
-    h0 = (lin % n_hb) * BLOCK_H            # first head of this program's block
-    q_row = q_ptr + pid_s * stride_q_s + h0 * stride_q_h
-    idx_row = idx_ptr + pid_s * stride_idx_s
-    out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
-    lse_row = lse_ptr + pid_s * stride_l_s + h0
-    ml_row = max_logits_ptr + pid_s * stride_l_s + h0
+                                 stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
+                                 stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS,
+                                 TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+    NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
-    q = tle.pipe(capacity=1, one_shot=True, readers=("consumer0", "consumer1"),
+    q = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
     # Tile k0 = 2p, split by last reader: consumer0 alone reads K0_L (QK, then V0_L), the tail and
@@ -133,238 +137,248 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
     tle.gpu.warp_specialize(
-        [(producer, (q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row,
-                     s_kv, NP, BLOCK_H)),
-         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
-                      stride_o_h, lse_row, ml_row, sm_scale, NP, BLOCK_H)),
-         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
-                      stride_o_h, sm_scale, NP, BLOCK_H))],
+        [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H)),
+         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+                      out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr, stride_l_s,
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H)),
+         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+                      out_ptr, stride_o_s, stride_o_h, sm_scale, n_items, n_hb, ROUNDS, NP,
+                      BLOCK_H))],
         [4, 4],
         [216, 216])
 
 
-def producer(q, kv0, kv0r, kv1, kv1l, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NP,
-             BLOCK_H: tl.constexpr):
+def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
+             idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr):
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
-
     qw = q.writer()
-    slot = qw.acquire(0)
-    q_rows = q_row + offs_h[:, None] * stride_q_h
-    tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
-    tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
-    qw.commit(0)
-
     w0 = kv0.writer()
     w0r = kv0r.writer()
     w1 = kv1.writer()
     w1l = kv1l.writer()
-    for p in range(NP):
-        # Both tiles' indices first: their latency hides behind the wait for kv0 to be free.
-        t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
-        t1 = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
-        valid0 = (t0 >= 0) & (t0 < s_kv)
-        valid1 = (t1 >= 0) & (t1 < s_kv)
-        # An invalid index is never dereferenced: clamp it to row 0 and mask its load (zero-fill).
-        rows0 = kv_ptr + tl.where(valid0, t0, 0).to(tl.int64)[:, None] * stride_kv_s
-        rows1 = kv_ptr + tl.where(valid1, t1, 0).to(tl.int64)[:, None] * stride_kv_s
+    for r in range(ROUNDS):
+        # this program's item of round r; past the last item, the last item again (its outputs
+        # are written twice with the same values)
+        item = r * tl.num_programs(0) + tl.program_id(0)
+        item = tl.where(item < n_items, item, n_items - 1)
+        pid_s = (item // n_hb).to(tl.int64)
+        h0 = (item % n_hb) * BLOCK_H
+        q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
+        idx_row = idx_ptr + pid_s * stride_idx_s
+        # This item's Q: acquired once both consumers finished the previous item's QKs.
+        slot = qw.acquire(r)
+        tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
+        tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
+        qw.commit(r)
+        for p in range(NP):
+            g = r * NP + p
+            t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
+            t1 = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
+            valid0 = (t0 >= 0) & (t0 < s_kv)
+            valid1 = (t1 >= 0) & (t1 < s_kv)
+            rows0 = kv_ptr + tl.where(valid0, t0, 0).to(tl.int64)[:, None] * stride_kv_s
+            rows1 = kv_ptr + tl.where(valid1, t1, 0).to(tl.int64)[:, None] * stride_kv_s
 
-        # Each consumer's first piece, then the second ones: K0_L + tail (consumer0's first,
-        # freed mid-pair by consumer0), K1_R + tail (consumer1's first, freed mid-pair by
-        # consumer1), K0_R (freed at consumer1's end), K1_L (freed at consumer0's end).
-        slot = w0.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_l),
-                 tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
-        w0.commit(p)
+            slot = w0.acquire(g)
+            tl.store(tle.gpu.local_ptr(slot.kv_l),
+                     tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.tkv),
+                     tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
+            w0.commit(g)
 
-        slot = w1.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_r),
-                 tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
-        w1.commit(p)
+            slot = w1.acquire(g)
+            tl.store(tle.gpu.local_ptr(slot.kv_r),
+                     tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.tkv),
+                     tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
+            w1.commit(g)
 
-        slot = w0r.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_r),
-                 tl.load(rows0 + D_HALF + offs_d[None, :], mask=valid0[:, None], other=0.0))
-        w0r.commit(p)
+            slot = w0r.acquire(g)
+            tl.store(tle.gpu.local_ptr(slot.kv_r),
+                     tl.load(rows0 + D_HALF + offs_d[None, :], mask=valid0[:, None], other=0.0))
+            w0r.commit(g)
 
-        slot = w1l.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_l),
-                 tl.load(rows1 + offs_d[None, :], mask=valid1[:, None], other=0.0))
-        w1l.commit(p)
-
-
-def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
-              stride_o_h, lse_row, ml_row, sm_scale, NP, BLOCK_H: tl.constexpr):
-    qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
-    offs_h = tl.arange(0, BLOCK_H)
-    offs_d = tl.arange(0, D_HALF)
-    offs_t = tl.arange(0, D_TAIL)
-    # The Q tail lives in registers (the shared-memory budget has no room for it; see above).
-    q_tail = tl.load(q_row + offs_h[:, None] * stride_q_h + D_MAIN + offs_t[None, :])
-
-    qr = q.reader("consumer0")
-    own = kv0.reader()                      # tile k0: K0_L, tail, mask (ours alone)
-    own_r = kv0r.reader("consumer0")        # tile k0: K0_R (our QK; consumer1's V0_R)
-    peer = kv1l.reader("consumer0")         # tile k1: K1_L (consumer1's QK; our V1_L)
-    mw = max0.writer()
-    mr = max1.reader()
-    pw = prob0.writer()
-    pr = prob1.reader()
-    qres = qr.wait(0)
-
-    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)  # running row max (log2 units)
-    l_i = tl.zeros([BLOCK_H], tl.float32)                 # running row sum of exp2
-    acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
-
-    for p in range(NP):
-        # S0 = Q·K0ᵀ: K0_L + tail (gathered first), then K0_R. The previous pair's P1·V1_L is
-        # still in flight here (pipelined wgmma): QK0 queues behind it on the tensor core.
-        k0 = own.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
-        if p > 0:
-            pr.release(p - 1)    # the previous pair's P1·V1_L retired (one wgmma wait)
-            peer.release(p - 1)
-        k0r = own_r.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
-        valid = tl.load(tle.gpu.local_ptr(k0.slot.valid)) != 0
-        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
-        own_r.release(p)  # the QK chain is retired (s was read): K0_R is consumer1's alone now
-
-        # One-directional max: publish m0 = max(m_old, rowmax S0) and go on with it; consumer1
-        # folds in its own tile's max and sends the final m_new back.
-        m0 = tl.maximum(m_i, tl.max(s, 1))
-        mslot = mw.acquire(p)
-        tl.store(tle.gpu.local_ptr(mslot.m), m0)
-        mw.commit(p)
-        # All indices invalid so far: shift by 0 so alpha and P are 0, not exp2(-inf - -inf) = NaN.
-        m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
-        alpha0 = tl.exp2(m_i - m0_use)
-        p0 = tl.exp2(s - m0_use[:, None])
-        sum0 = tl.sum(p0, 1)
-        acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)),
-                     acc * alpha0[:, None])
-
-        own.release(p)              # retires P0·V0_L: K0_L, tail, mask free as early as can be
-        mres = mr.wait(p)
-        m_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
-        mr.release(p)
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
-        # P0 goes to consumer1 already relative to m_new (it needs no rescale of its own).
-        pslot = pw.acquire(p)
-        tl.store(tle.gpu.local_ptr(pslot.sS), (p0 * beta[:, None]).to(tl.bfloat16))
-        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
-        pw.commit(p)
-        acc = acc * beta[:, None]
-
-        # The peer's probabilities (relative to m_new) on V1's left half; in flight across the
-        # back-edge, released in the next pair (or after the loop).
-        pres = pr.wait(p)
-        k1 = peer.wait(p)
-        acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
-                     tl.load(tle.gpu.local_ptr(k1.slot.kv_l)), acc)
-        sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
-
-        l_i = (l_i * alpha0 + sum0) * beta + sum1
-        m_i = m_new
-    if NP > 0:
-        pr.release(NP - 1)
-        peer.release(NP - 1)
-
-    # A row with no valid index has l_i == 0: out 0, max_logits -inf (m_i stayed -inf), lse +inf.
-    inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-    out = acc * inv_l[:, None]
-    tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
-    tl.store(ml_row + offs_h, m_i * LN2)  # natural-log units: max(score * sm_scale)
-    tl.store(lse_row + offs_h, tl.where(l_i > 0, (tl.log2(l_i) + m_i) * LN2, float("inf")))
+            slot = w1l.acquire(g)
+            tl.store(tle.gpu.local_ptr(slot.kv_l),
+                     tl.load(rows1 + offs_d[None, :], mask=valid1[:, None], other=0.0))
+            w1l.commit(g)
 
 
-def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_row, stride_q_h, out_row,
-              stride_o_h, sm_scale, NP, BLOCK_H: tl.constexpr):
+def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+              out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale, n_items,
+              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
-    q_tail = tl.load(q_row + offs_h[:, None] * stride_q_h + D_MAIN + offs_t[None, :])
+    qr = q.reader("consumer0")
+    own = kv0.reader()
+    own_r = kv0r.reader("consumer0")
+    peer = kv1l.reader("consumer0")
+    mw = max0.writer()
+    mr = max1.reader()
+    pw = prob0.writer()
+    pr = prob1.reader()
+    for r in range(ROUNDS):
+        # this program's item of round r; past the last item, the last item again (its outputs
+        # are written twice with the same values)
+        item = r * tl.num_programs(0) + tl.program_id(0)
+        item = tl.where(item < n_items, item, n_items - 1)
+        pid_s = (item // n_hb).to(tl.int64)
+        h0 = (item % n_hb) * BLOCK_H
+        q_tail = tl.load(q_ptr + pid_s * stride_q_s + (h0 + offs_h[:, None]) * stride_q_h + D_MAIN
+                         + offs_t[None, :])
+        qres = qr.wait(r)
+        m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+        l_i = tl.zeros([BLOCK_H], tl.float32)
+        acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+        for p in range(NP):
+            g = r * NP + p
+            k0 = own.wait(g)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
+            s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
+            if p > 0:
+                pr.release(g - 1)
+                peer.release(g - 1)
+            k0r = own_r.wait(g)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
+            valid = tl.load(tle.gpu.local_ptr(k0.slot.valid)) != 0
+            s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+            own_r.release(g)
 
+            m0 = tl.maximum(m_i, tl.max(s, 1))
+            mslot = mw.acquire(g)
+            tl.store(tle.gpu.local_ptr(mslot.m), m0)
+            mw.commit(g)
+            m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
+            alpha0 = tl.exp2(m_i - m0_use)
+            p0 = tl.exp2(s - m0_use[:, None])
+            sum0 = tl.sum(p0, 1)
+            acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)),
+                         acc * alpha0[:, None])
+
+            own.release(g)
+            mres = mr.wait(g)
+            m_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
+            mr.release(g)
+            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+            beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
+            pslot = pw.acquire(g)
+            tl.store(tle.gpu.local_ptr(pslot.sS), (p0 * beta[:, None]).to(tl.bfloat16))
+            tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
+            pw.commit(g)
+            acc = acc * beta[:, None]
+
+            pres = pr.wait(g)
+            k1 = peer.wait(g)
+            acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                         tl.load(tle.gpu.local_ptr(k1.slot.kv_l)), acc)
+            sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+
+            l_i = (l_i * alpha0 + sum0) * beta + sum1
+            m_i = m_new
+        if NP > 0:
+            pr.release(r * NP + NP - 1)
+            peer.release(r * NP + NP - 1)
+        qr.release(r)  # our last QK of the item is done: the producer may load the next Q
+
+        inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
+        out = acc * inv_l[:, None]
+        out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
+        tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
+        tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
+        tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h,
+                 tl.where(l_i > 0, (tl.log2(l_i) + m_i) * LN2, float("inf")))
+
+
+def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+              out_ptr, stride_o_s, stride_o_h, sm_scale, n_items, n_hb, ROUNDS, NP,
+              BLOCK_H: tl.constexpr):
+    qk_scale = sm_scale * LOG2E
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_d = tl.arange(0, D_HALF)
+    offs_t = tl.arange(0, D_TAIL)
     qr = q.reader("consumer1")
-    own = kv1.reader()                      # tile k1: K1_R, tail, mask (ours alone)
-    own_l = kv1l.reader("consumer1")        # tile k1: K1_L (our QK; consumer0's V1_L)
-    peer = kv0r.reader("consumer1")         # tile k0: K0_R (consumer0's QK; our V0_R)
+    own = kv1.reader()
+    own_l = kv1l.reader("consumer1")
+    peer = kv0r.reader("consumer1")
     mw = max1.writer()
     mr = max0.reader()
     pw = prob1.writer()
     pr = prob0.reader()
-    qres = qr.wait(0)
+    for r in range(ROUNDS):
+        # this program's item of round r; past the last item, the last item again (its outputs
+        # are written twice with the same values)
+        item = r * tl.num_programs(0) + tl.program_id(0)
+        item = tl.where(item < n_items, item, n_items - 1)
+        pid_s = (item // n_hb).to(tl.int64)
+        h0 = (item % n_hb) * BLOCK_H
+        q_tail = tl.load(q_ptr + pid_s * stride_q_s + (h0 + offs_h[:, None]) * stride_q_h + D_MAIN
+                         + offs_t[None, :])
+        qres = qr.wait(r)
+        m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+        l_i = tl.zeros([BLOCK_H], tl.float32)
+        acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+        for p in range(NP):
+            g = r * NP + p
+            k1 = own.wait(g)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
+            s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
+            k1l = own_l.wait(g)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
+            valid = tl.load(tle.gpu.local_ptr(k1.slot.valid)) != 0
+            s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+            own_l.release(g)
 
-    m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
-    l_i = tl.zeros([BLOCK_H], tl.float32)
-    acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
+            mres = mr.wait(g)
+            m0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
+            mr.release(g)
+            m_new = tl.maximum(m0, tl.max(s, 1))
+            mslot = mw.acquire(g)
+            tl.store(tle.gpu.local_ptr(mslot.m), m_new)
+            mw.commit(g)
+            m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
+            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
+            alpha0 = tl.exp2(m_i - m0_use)
+            beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
+            p1 = tl.exp2(s - m_use[:, None])
+            sum1 = tl.sum(p1, 1)
+            p1 = p1.to(tl.bfloat16)
+            pslot = pw.acquire(g)
+            tl.store(tle.gpu.local_ptr(pslot.sS), p1)
+            tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
+            pw.commit(g)
 
-    for p in range(NP):
-        # S1 = Q·K1ᵀ: K1_R + tail first (gathered mid-pair), K1_L (gathered last) after.
-        k1 = own.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
-        k1l = own_l.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
-        valid = tl.load(tle.gpu.local_ptr(k1.slot.valid)) != 0
-        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
-        own_l.release(p)  # QK retired: K1_L is consumer0's alone now
+            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)),
+                         acc * tl.exp2(m_i - m_use)[:, None])
+            pres = pr.wait(g)
+            k0r = peer.wait(g)
+            acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                         tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
+            sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+            own.release(g)
+            pr.release(g)
+            peer.release(g)
 
-        # m0 = max(m_old, rowmax S0) from consumer0; m_new = max(m0, rowmax S1) goes back.
-        mres = mr.wait(p)
-        m0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
-        mr.release(p)
-        m_new = tl.maximum(m0, tl.max(s, 1))
-        mslot = mw.acquire(p)
-        tl.store(tle.gpu.local_ptr(mslot.m), m_new)
-        mw.commit(p)
-        m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha0 = tl.exp2(m_i - m0_use)
-        beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
-        p1 = tl.exp2(s - m_use[:, None])
-        sum1 = tl.sum(p1, 1)
-        p1 = p1.to(tl.bfloat16)
-        pslot = pw.acquire(p)
-        tl.store(tle.gpu.local_ptr(pslot.sS), p1)
-        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
-        pw.commit(p)
+            l_i = (l_i * alpha0 + sum0) * beta + sum1
+            m_i = m_new
+        qr.release(r)
 
-        # P1 (relative to m_new) on our own tile first: K1_R is free mid-pair, for the next pair's
-        # gather; then the peer's P0, which consumer0 already brought to m_new.
-        acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)),
-                     acc * tl.exp2(m_i - m_use)[:, None])
-        pres = pr.wait(p)
-        k0r = peer.wait(p)
-        acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
-                     tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
-        sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
-        own.release(p)              # after P1·V1_R only (P0·V0_R may still run)
-        pr.release(p)
-        peer.release(p)             # after P0·V0_R
-
-        l_i = (l_i * alpha0 + sum0) * beta + sum1  # same operands, same order as consumer0
-        m_i = m_new
-
-    inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-    out = acc * inv_l[:, None]
-    tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
-             out.to(tl.bfloat16))
+        inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
+        out = acc * inv_l[:, None]
+        out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
+        tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
+                 out.to(tl.bfloat16))
 
 
 DEFAULT_CONFIG = {
@@ -375,10 +389,42 @@ DEFAULT_CONFIG = {
         "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
-        "s_kv": "i32", "sm_scale": "fp32",
+        "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
+        "ROUNDS": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of 2*BK = 128
     "num_warps": 4,                  # the producer (default partition)
-    "grid": ("s_q", "h_q // BLOCK_H"),
+    "grid": ("programs",),
 }
+
+
+
+
+def launch_args(s_q: int, h_q: int, programs: int, block_h: int = 64):
+    """(grid, n_items, n_hb, rounds) for s_q query tokens of h_q heads on ``programs`` programs
+    (the number of SMs: one persistent program each)."""
+    n_hb = h_q // block_h
+    n_items = s_q * n_hb
+    progs = max(1, min(n_items, programs))
+    return (progs,), n_items, n_hb, -(-n_items // progs)
+
+
+class _PerCtaLaunch:
+    """``AB_KERNEL[(s_q, h_q // 64)](...)`` with the per-CTA kernel's grid and arguments
+    (benchmarks/ab_sparse_mla.py, benchmarks/sparse_mla_smoke.py): one program per SM."""
+
+    def __getitem__(self, grid):
+        def run(q, kv, idx, out, lse, ml, s_q_s, s_q_h, s_kv_s, s_i_s, s_o_s, s_o_h, s_l_s, s_kv,
+                sm_scale, TOPK, BLOCK_H):
+            import torch
+
+            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+            g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, sms, BLOCK_H)
+            sparse_mla_seesaw[g](q, kv, idx, out, lse, ml, s_q_s, s_q_h, s_kv_s, s_i_s, s_o_s,
+                                 s_o_h, s_l_s, s_kv, sm_scale, n_items, n_hb, rounds,
+                                 TOPK=TOPK, BLOCK_H=BLOCK_H)
+        return run
+
+
+AB_KERNEL = _PerCtaLaunch()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tle_compiler.frontend import read_kernels  # noqa: E402
+from tle_compiler.lowering.compile import kernel_info_of  # noqa: E402
 from tle_compiler.lowering import compile_kernel, ptxas_stats  # noqa: E402
 from tle_compiler.lowering.regs import default_budget  # noqa: E402
 
@@ -31,7 +31,7 @@ def main() -> None:
         kernel = getattr(mod, name)
         c = compile_kernel(kernel, cfg["signature"], cfg["constexprs"])
         st = ptxas_stats(c)
-        info = read_kernels(mod.__file__, name=name)[0]
+        info = kernel_info_of((mod.__file__, name), cfg["constexprs"])  # specialised if need be
         ptx = c.asm["ptx"]
         print(f"### {name}\n")
         maxnreg = re.search(r"\.maxnreg (\d+)", ptx).group(1)

@@ -19,6 +19,7 @@ from tle_compiler.cli.dump import main as dump_main  # noqa: E402
 from tle_compiler.frontend import read_kernels  # noqa: E402
 from tle_compiler.lowering import compile_kernel, gluon_source  # noqa: E402
 from tle_compiler.lowering.debug import Bound, barrier_offsets, parse_bound  # noqa: E402
+from tle_compiler.lowering.compile import kernel_info_of  # noqa: E402
 from tle_compiler.lowering.dumping import default_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,8 +36,8 @@ _cache: dict = {}
 
 def _info_cfg(key):
     path, name = KERNELS[key]
-    info = next(i for i in read_kernels(str(ROOT / path), name=name) if i.name == name)
-    return info, default_config(str(ROOT / path), name)
+    cfg = default_config(str(ROOT / path), name)
+    return kernel_info_of((str(ROOT / path), name), cfg.get("constexprs", {})), cfg
 
 
 def compiled(key: str, debug_waits):

@@ -21,7 +21,9 @@ import pytest
 from tle_compiler.ir import READER_VERBS, Event, For, Program, walk_events
 
 KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
-KERNELS = {"sparse_mla_pipe": "NK", "sparse_mla_seesaw": "NP"}  # kernel name -> its trip count
+# kernel name -> its trip-count param (the persistent seesaw: ROUNDS items of 16 pairs each, read
+# specialised to DEFAULT_CONFIG's TOPK)
+KERNELS = {"sparse_mla_pipe": "NK", "sparse_mla_seesaw": "ROUNDS"}
 
 HOPPER_SMEM_BYTES = 227 * 1024  # max dynamic shared memory per block on sm_90
 DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "int8": 1, "int1": 1, "int32": 4}
@@ -42,16 +44,15 @@ def _parsed(kernel: str) -> Program:
 
 
 def _from_python(kernel: str) -> Program:
-    read_file = _need("tle_compiler.frontend", "read_file")
-    result = read_file(KERNELS_DIR / f"{kernel}.py")
-    if isinstance(result, Program):
-        programs = [result]
-    elif hasattr(result, "kernels"):
-        programs = list(result.kernels)
-    else:
-        programs = list(result)
-    assert [p.name for p in programs] == [kernel]
-    return programs[0]
+    """The kernel's Program, read as the lowering reads it: specialised to DEFAULT_CONFIG's
+    constexprs when its indices need that (the persistent seesaw), generic otherwise."""
+    from tle_compiler.lowering.compile import kernel_info_of
+    from tle_compiler.lowering.dumping import default_config
+
+    path = KERNELS_DIR / f"{kernel}.py"
+    info = kernel_info_of((str(path), kernel), default_config(str(path), kernel)["constexprs"])
+    assert info.name == kernel
+    return info.program
 
 
 def _pipes(prog: Program, with_mma: bool) -> dict:
@@ -114,12 +115,13 @@ def test_seesaw_consumer0_waiting_for_the_final_max_before_committing_its_own_de
     text = (KERNELS_DIR / "sparse_mla_seesaw.pipe").read_text()
     lines = [ln.split("#")[0].strip() for ln in text.splitlines()]
     c1 = lines.index("partition consumer1 warps=4 regs=216 {")
+    g = "(p + 16*r)"
     # consumer1 follows: it waits for m0 before committing m_new (no two-way exchange)
-    assert lines.index("max0.wait(p)", c1) < lines.index("max1.commit(p)", c1)
-    at = lines.index("max0.acquire(p)")  # consumer0's
-    assert at < c1 and lines[at:at + 2] == ["max0.acquire(p)", "max0.commit(p)"]
-    w = lines.index("max1.wait(p)")
-    assert at < w < c1 and lines[w:w + 2] == ["max1.wait(p)", "max1.release(p)"]
+    assert lines.index(f"max0.wait{g}", c1) < lines.index(f"max1.commit{g}", c1)
+    at = lines.index(f"max0.acquire{g}")  # consumer0's
+    assert at < c1 and lines[at:at + 2] == [f"max0.acquire{g}", f"max0.commit{g}"]
+    w = lines.index(f"max1.wait{g}")
+    assert at < w < c1 and lines[w:w + 2] == [f"max1.wait{g}", f"max1.release{g}"]
     swapped = lines[:at] + lines[w:w + 2] + lines[at:w] + lines[w + 2:]
     ctx = run_pipeline(parse_module("\n".join(swapped), "swapped.pipe").kernels[0])
     assert not ctx.ok
@@ -284,10 +286,15 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel):
     out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
     lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
     # the launch of kernels/api.py, grid included
-    getattr(mod, kernel)[(s_q, h_q // block_h)](
-        q, kv, idx, out, lse, ml,
-        q.stride(0), q.stride(1), kv.stride(0), idx.stride(0), out.stride(0), out.stride(1),
-        lse.stride(0), kv.shape[0], float(sm_scale), TOPK=topk, BLOCK_H=block_h)
+    args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
+            out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
+    if hasattr(mod, "launch_args"):
+        # persistent: 3 programs for 8 items, so one program's last round repeats the last item
+        grid, n_items, n_hb, rounds = mod.launch_args(s_q, h_q, 3, block_h)
+        assert grid == (3,) and rounds * 3 > n_items
+        getattr(mod, kernel)[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=block_h)
+    else:
+        getattr(mod, kernel)[(s_q, h_q // block_h)](*args, TOPK=topk, BLOCK_H=block_h)
 
     ref_out, ref_lse, ref_ml = _reference(q, kv, idx, sm_scale)
     assert not out.float().isnan().any() and not lse.isnan().any() and not ml.isnan().any()

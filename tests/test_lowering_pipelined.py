@@ -193,8 +193,9 @@ def test_release_only_if_keeps_wgmmas_in_flight():
 
 
 def test_if_with_more_than_releases_still_drains(tmp_path):
-    """An `if` that does anything besides releasing (here a store) keeps the old rule: drain."""
-    src = (ROOT / "kernels/sparse_mla_seesaw.py").read_text()
+    """An `if` that does anything besides releasing (here a store) keeps the old rule: drain.
+    (On the per-CTA seesaw, whose pair loop is the bundled persistent kernel's.)"""
+    src = (ROOT / "benchmarks/variants/sparse_mla_seesaw_per_cta.py").read_text()
     old = "        if p > 0:\n            pr.release(p - 1)    # the previous pair's P1·V1_L retired (one wgmma wait)\n"
     assert old in src
     src = src.replace(old, old.replace("        if p > 0:\n", "        if p > 0:\n"

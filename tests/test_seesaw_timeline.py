@@ -24,7 +24,8 @@ CX = {"TOPK": 2048, "BLOCK_H": 64}
 
 @pytest.fixture(scope="module")
 def instrumented():
-    gen = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
+    gen = gluon_source((str(ROOT / "benchmarks/variants/sparse_mla_seesaw_per_cta.py"),
+                        "sparse_mla_seesaw"), CX)
     return T.instrument(gen.source)
 
 
@@ -46,7 +47,7 @@ def test_instrumented_module_compiles(instrumented, tmp_path):
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from kernels.sparse_mla_seesaw import DEFAULT_CONFIG
+    from benchmarks.variants.sparse_mla_seesaw_per_cta import DEFAULT_CONFIG
 
     p = tmp_path / "seesaw_traced.py"
     p.write_text(instrumented[0])

@@ -88,13 +88,14 @@ class TleKernel:
     def loc(self) -> Loc:
         return Loc(self.file, self.line)
 
-    def kernel_info(self):  # -> frontend.KernelInfo
-        """The frontend's view of this kernel (Program, field specs, partitions)."""
+    def kernel_info(self, bind: Optional[dict] = None):  # -> frontend.KernelInfo
+        """The frontend's view of this kernel (Program, field specs, partitions); ``bind``: integer
+        constexpr values to read it specialised to (frontend.read_kernels)."""
         from .frontend import read_kernels
 
         if not self.file:
             raise TleError(f"kernel '{self.name}' has no source file to read", self.loc)
-        infos = read_kernels(self.file, name=self.name)
+        infos = read_kernels(self.file, name=self.name, bind=bind)
         for info in infos:
             if info.name == self.name and info.program.loc.line == self.line:
                 return info

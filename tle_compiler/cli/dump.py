@@ -12,6 +12,7 @@ kernel is verified, 1 when one is rejected (diagnostics on stderr as ``PATH:LINE
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 import time
@@ -30,7 +31,40 @@ class _Unusable(Exception):
     pass
 
 
-def load(path: Path) -> Module:
+_SPECIALISED: dict[str, tuple] = {}  # path -> the constexprs a file was read specialised to
+
+
+def _specialised(path: Path, fixed: dict, err: TleError) -> Module:
+    """A kernel whose indices are affine only with its integer constexprs as numbers, read
+    specialised to ``--param`` values, else to its DEFAULT_CONFIG's constexprs; ``err`` when
+    neither gives any."""
+    from ..frontend.ast_reader import kernels_of_source
+    from ..lowering.dumping import default_config
+
+    bind = {}
+    try:
+        for k in ast.parse(path.read_text()).body:
+            if isinstance(k, ast.FunctionDef):
+                try:
+                    bind.update(default_config(str(path), k.name).get("constexprs", {}))
+                except TleError:
+                    pass
+                break
+    except SyntaxError:
+        raise err from None
+    bind.update(fixed)
+    bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if not bind:
+        raise err
+    infos = kernels_of_source(path.read_text(), str(path), bind=bind)
+    _SPECIALISED[str(path)] = tuple(sorted({n for i in infos for n in i.constexprs if n in bind}))
+    print(f"tle-dump: {path}: read specialised to "
+          f"{', '.join(f'{k}={v}' for k, v in sorted(bind.items()))} ({err.message.split(':')[0]} "
+          f"otherwise); verified for these values", file=sys.stderr)
+    return Module(tuple(i.program for i in infos), str(path))
+
+
+def load(path: Path, fixed: Optional[dict] = None) -> Module:
     """Read a .pipe or .py file into a Module. Raises TleError (a rejection, exit 1) for frontend
     errors in a kernel, _Unusable (exit 2) for missing files and syntax errors."""
     if not path.exists():
@@ -52,6 +86,10 @@ def load(path: Path) -> Module:
         if e.check == "syntax":  # not Python at all: unusable, not a rejected protocol
             loc = e.loc
             raise _Unusable(f"{loc.file}:{loc.line}:{loc.column}: error: Python {e.message}") from None
+        from ..frontend import SPECIALIZABLE
+
+        if e.check in SPECIALIZABLE:
+            return _specialised(path, fixed or {}, e)
         raise
 
 
@@ -114,7 +152,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         fixed = _params(args.param)
         try:
-            module = load(path)
+            module = load(path, fixed)
         except TleError as e:
             print(str(e), file=sys.stderr)
             return EXIT_REJECTED
@@ -124,8 +162,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "no @tle.jit kernel that calls tle.gpu.warp_specialize"
             raise _Unusable(f"{path}: error: {what}")
         try:
-            reports = [KernelReport(k, run_pipeline(k, args.passes, bound=args.bound, params=fixed))
-                       for k in kernels]
+            # a constexpr the file was read specialised to is no longer a param
+            bound = _SPECIALISED.get(str(path), ())
+            reports = [KernelReport(k, run_pipeline(
+                k, args.passes, bound=args.bound,
+                params={n: v for n, v in fixed.items() if n not in bound}))
+                for k in kernels]
         except ValueError as e:
             raise _Unusable(f"tle-dump: error: {e}") from None
         except TleError as e:  # e.g. a loop too long to expand

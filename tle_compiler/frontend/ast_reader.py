@@ -42,7 +42,8 @@ def parse(text: str, path: str) -> ast.Module:
                        check="syntax") from None
 
 
-def kernels_of_source(text: str, path: str, name: Optional[str] = None) -> list[KernelInfo]:
+def kernels_of_source(text: str, path: str, name: Optional[str] = None,
+                      bind: Optional[dict] = None) -> list[KernelInfo]:
     tree = parse(text, path)
     scope = ModuleScope(tree, path)
     out: list[KernelInfo] = []
@@ -50,10 +51,32 @@ def kernels_of_source(text: str, path: str, name: Optional[str] = None) -> list[
         if isinstance(stmt, ast.FunctionDef) and (name is None or stmt.name == name):
             dec = _jit_decorator(scope, stmt)
             if dec is not None:
-                info = read_kernel(scope, stmt, dec)
+                info = read_kernel(scope, stmt, dec, bind)
                 if info is not None:
                     out.append(info)
     return out
+
+
+# Reading errors that binding the kernel's constexprs to their values can remove (an index, a loop
+# bound or a condition that is affine only once e.g. NP = TOPK // 128 is a number).
+SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if"})
+
+
+def kernel_signature(path: PathLike, name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(arguments, constexpr arguments) of the @tle.jit function ``name`` of a file, from its
+    ``def`` alone: what a launch needs before the kernel can be read specialised."""
+    p = os.fspath(path)
+    tree = parse(_read_text(p), p)
+    scope = ModuleScope(tree, p)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and _jit_decorator(scope, stmt):
+            a = stmt.args
+            params = a.posonlyargs + a.args + a.kwonlyargs
+            cx = tuple(x.arg for x in params if x.annotation is not None and (
+                scope.module_path(x.annotation) in ("tl.constexpr", "gl.constexpr")
+                or (isinstance(x.annotation, ast.Constant) and x.annotation.value == "constexpr")))
+            return tuple(x.arg for x in params), cx
+    raise TleError(f"{p}: no @tle.jit function named '{name}'", Loc(p, 0), check="no-kernel")
 
 
 def _read_text(path: PathLike) -> str:
@@ -76,13 +99,16 @@ def read_file(path: PathLike) -> Module:
     return read_source(_read_text(p), p)
 
 
-def read_kernels(path: PathLike, text: Optional[str] = None, name: Optional[str] = None
-                 ) -> list[KernelInfo]:
+def read_kernels(path: PathLike, text: Optional[str] = None, name: Optional[str] = None,
+                 bind: Optional[dict] = None) -> list[KernelInfo]:
     """The kernels of a Python file (or of ``text``, located at ``path``) with everything the
-    frontend learned about them; ``name`` reads only the kernel(s) of that name."""
+    frontend learned about them; ``name`` reads only the kernel(s) of that name. ``bind``: values
+    of integer constexpr arguments to read the kernel *specialised* to (they become constants,
+    not params; the protocol is then verified for those values only)."""
     p = os.fspath(path)
-    return kernels_of_source(_read_text(p) if text is None else text, p, name)
+    return kernels_of_source(_read_text(p) if text is None else text, p, name, bind)
 
 
-__all__ = ["read_file", "read_source", "read_kernels", "KernelInfo", "PartitionInfo", "PipeInfo",
+__all__ = ["read_file", "read_source", "read_kernels", "kernel_signature", "SPECIALIZABLE",
+           "KernelInfo", "PartitionInfo", "PipeInfo",
            "FieldSpec"]

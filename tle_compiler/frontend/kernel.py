@@ -179,7 +179,8 @@ def jit_options(scope: ModuleScope, dec: ast.expr, path: str) -> tuple[int, dict
     return num_warps, options
 
 
-def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr) -> Optional[KernelInfo]:
+def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
+                bind: Optional[dict] = None) -> Optional[KernelInfo]:
     """The kernel's KernelInfo, or None when its body does not call warp_specialize."""
     path = scope.path
     calls = [n for n in _walk_no_defs(fdef.body) if _is_ws_call(scope, n)]
@@ -205,9 +206,16 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr) -> Opt
         is_cx = p.annotation is not None and (
             scope.module_path(p.annotation) in ("tl.constexpr", "gl.constexpr")
             or (isinstance(p.annotation, ast.Constant) and p.annotation.value == "constexpr"))
+        args.append(p.arg)
+        value = (bind or {}).get(p.arg) if is_cx else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            # a constexpr bound to its value (a specialisation, see read_kernels): a constant,
+            # so `it * NP + p` with NP derived from it stays affine
+            env[p.arg] = Aff(Affine.of(value))
+            constexprs.append(p.arg)
+            continue
         ph = k.params.reserve(("arg", p.arg), p.arg, k.loc(p))
         env[p.arg] = KernelArg(p.arg, ph, is_cx)
-        args.append(p.arg)
         if is_cx:
             constexprs.append(p.arg)
     body = KernelBodyWalker(k, "kernel", Frame(fdef.name, env))

@@ -58,26 +58,40 @@ def load_module(gen: Generated):
     return mod
 
 
-def kernel_info_of(kernel):
-    """A TleKernel, a KernelInfo, or a (path, name) pair → KernelInfo."""
-    from ..frontend import KernelInfo, read_kernels
+def kernel_info_of(kernel, constexprs: Optional[dict] = None):
+    """A TleKernel, a KernelInfo, or a (path, name) pair → KernelInfo. A kernel whose pipe indices
+    (loop bounds, conditions) are affine only once its integer constexprs are numbers (e.g.
+    ``it * NP + p`` with ``NP = TOPK // 128``) is read specialised to ``constexprs``: verified and
+    lowered for those values."""
+    from ..frontend import SPECIALIZABLE, KernelInfo, read_kernels
 
     if isinstance(kernel, KernelInfo):
         return kernel
-    if hasattr(kernel, "kernel_info"):
-        return kernel.kernel_info()
-    if isinstance(kernel, tuple):
-        path, name = kernel
-        infos = read_kernels(str(path), name=name)
-        if not infos:
-            raise TleError(f"{path}: no kernel named {name}", None, check="lowering")
-        return infos[0]
-    raise TypeError(f"compile_kernel: expected a @tle.jit kernel, got {type(kernel).__name__}")
+
+    def read(bind=None):
+        if hasattr(kernel, "kernel_info"):
+            return kernel.kernel_info(bind=bind) if bind else kernel.kernel_info()
+        if isinstance(kernel, tuple):
+            path, name = kernel
+            infos = read_kernels(str(path), name=name, bind=bind)
+            if not infos:
+                raise TleError(f"{path}: no kernel named {name}", None, check="lowering")
+            return infos[0]
+        raise TypeError(f"compile_kernel: expected a @tle.jit kernel, got {type(kernel).__name__}")
+
+    try:
+        return read()
+    except TleError as e:
+        bind = {k: v for k, v in (constexprs or {}).items()
+                if isinstance(v, int) and not isinstance(v, bool)}
+        if e.check not in SPECIALIZABLE or not bind:
+            raise
+    return read(bind)
 
 
 def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optional[bool] = None
                  ) -> Generated:
-    info = kernel_info_of(kernel)
+    info = kernel_info_of(kernel, constexprs)
     return generate(info, dict(constexprs or {}), debug_waits_enabled(debug_waits))
 
 
@@ -114,7 +128,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    info = kernel_info_of(kernel)
+    info = kernel_info_of(kernel, constexprs)
     constexprs = dict(constexprs or {})
     if num_warps is not None and num_warps != info.num_warps:
         from dataclasses import replace

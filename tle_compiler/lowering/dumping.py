@@ -38,12 +38,11 @@ def default_config(path: str, kernel: str) -> dict:
 
 def lowered(path: str, kernel: str, what: str, debug_waits=None) -> str:
     """``what``: "gluon", "ttgir" or "ptx"; ``debug_waits``: bounded waits (lowering/debug.py)."""
-    from ..frontend import read_kernels
-    from .compile import compile_kernel, debug_waits_enabled, gluon_source
+    from .compile import compile_kernel, debug_waits_enabled, gluon_source, kernel_info_of
 
-    info = next(i for i in read_kernels(path, name=kernel) if i.name == kernel)
     cfg = default_config(path, kernel)
     cx = cfg.get("constexprs", {})
+    info = kernel_info_of((path, kernel), cx)  # specialised to cx when it must be
     debug_waits = debug_waits_enabled(debug_waits)
     from .codegen import kernel_option
 
@@ -72,12 +71,10 @@ def barrier_units(path: str, kernel: str) -> dict:
     thread), so the report asks it (Gluon source only, with DEFAULT_CONFIG's constexprs; no Triton
     compile). Empty when the kernel cannot be lowered (no DEFAULT_CONFIG, a .pipe file, ...)."""
     try:
-        from ..frontend import read_kernels
         from .compile import gluon_source
 
-        info = next(i for i in read_kernels(path, name=kernel) if i.name == kernel)
         cfg = default_config(path, kernel)
-        gen = gluon_source(info, cfg.get("constexprs", {}))
+        gen = gluon_source((path, kernel), cfg.get("constexprs", {}))
     except Exception:  # noqa: BLE001 - the report works without the lowering
         return {}
     out = {}

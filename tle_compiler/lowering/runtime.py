@@ -10,6 +10,8 @@ that says so.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from typing import Any
 
 from ..diagnostics import TleError
@@ -43,12 +45,26 @@ class Runtime:
     def __init__(self, kernel):
         self.kernel = kernel
         self._info = None
+        self._specialized = False  # the kernel reads only with its constexprs bound (compile.py)
         self.cache: dict = {}
 
     @property
     def info(self):
+        """The kernel's frontend info; for a kernel that is verified per specialisation
+        (compile.kernel_info_of), a stand-in with its name, arguments and constexprs."""
         if self._info is None:
-            self._info = self.kernel.kernel_info()
+            from ..frontend import SPECIALIZABLE, kernel_signature
+
+            try:
+                self._info = self.kernel.kernel_info()
+            except TleError as e:
+                if e.check not in SPECIALIZABLE or not self.kernel.file:
+                    raise
+                args, cx = kernel_signature(self.kernel.file, self.kernel.name)
+                if not cx:
+                    raise
+                self._specialized = True
+                self._info = SimpleNamespace(name=self.kernel.name, args=args, constexprs=cx)
         return self._info
 
     def bind(self, args: tuple, kwargs: dict, loc=None) -> dict:
@@ -84,7 +100,8 @@ class Runtime:
         key = (tuple(sorted(sig.items())), tuple(sorted(cx.items())), num_warps, dbg,
                tuple(sorted(div)))
         if key not in self.cache:
-            self.cache[key] = compile_kernel(info, sig, cx, num_warps=num_warps,
+            target = self.kernel if self._specialized else info  # read with cx bound (compile.py)
+            self.cache[key] = compile_kernel(target, sig, cx, num_warps=num_warps,
                                              debug_waits=dbg or False,
                                              divisible_ints=set(div))
         return self.cache[key]
