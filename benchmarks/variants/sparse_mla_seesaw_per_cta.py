@@ -1,84 +1,10 @@
 """The per-CTA TLE-FlashMLA seesaw: kernels/sparse_mla_seesaw.py as it was before it became
-persistent (one program per (query token, head block), a one-shot Q pipe). Kept as the
-A/B baseline and for benchmarks/seesaw_timeline.py, whose stamps follow this kernel's pair loop
-(the pair loop of the persistent kernel is the same code). Its design notes:
-
-TLE-FlashMLA: SparseMLA prefill with FlashMLA's "seesaw" schedule, three warp groups.
-
-One program per (query token, block of BLOCK_H=64 heads). K tiles of BK=64 indices go in pairs:
-k0 = 2p and k1 = 2p+1. Each consumer computes QK for its own tile and applies BOTH tiles'
-probabilities to its own output half. The max order is one-directional (FlashMLA's): consumer0
-publishes m0 = max(m_old, rowmax S0) and goes on with it; consumer1 folds in rowmax S1 and sends
-the final m_new back. Consumer0 brings its P0·V0_L term from m0 to m_new (beta = exp2(m0 - m_new))
-and hands P0 to consumer1 already relative to m_new, so consumer1 never rescales mid-pair.
-
-    producer (4 warps, default)   consumer0 (4 warps, 216 regs)      consumer1 (4 warps, 216 regs)
-    Q main dims ─► q (one_shot) ─► q_l q_r                            q_l q_r
-    tile 2p:   K0_L,tail,mask ─► kv0 (consumer0 alone)
-    tile 2p+1: K1_R,tail,mask ─► kv1 (consumer1 alone)
-    tile 2p:   K0_R ─► kv0r ───►  QK0                                 P0·V0_R
-    tile 2p+1: K1_L ─► kv1l ───►  P1·V1_L                             QK1
-                                 S0 = Q·K0ᵀ                           S1 = Q·K1ᵀ
-                                 m0 = max(m_old, rowmax S0) ─ max0 ─► m_new = max(m0, rowmax S1)
-                                 O_l = O_l·a0 + P0·V0_L (async)       P1 = exp2(S1 - m_new)
-                                 release kv0 (P0·V0_L retired)        ◄─ prob1 ─ (P1, rowsum P1)
-                                 m_new ◄───────────────────── max1 ── O_r = O_r·a + P1·V1_R
-                                 (P0·beta, rowsum P0) ─ prob0 ─►      O_r += P0·V0_R
-                                 O_l = O_l·beta + P1·V1_L             release kv1, then kv0r
-                                 (in flight into the next pair;
-                                  kv1l released there)
-    epilogue                     out[:, :256], lse, max_logits       out[:, 256:]
-    (all pipes capacity 1; a0 = exp2(m_old - m0), beta = exp2(m0 - m_new), a = a0·beta,
-     l = (l·a0 + rowsum P0)·beta + rowsum P1)
-
-Both consumers keep identical (m, l): they combine the same fp32 values in the same order.
-
-Fill and release order (FlashMLA's): each consumer's first QK piece is freed mid-pair, so the
-producer gathers it for the next pair while the current one finishes. The producer fills kv0
-(K0_L + tail + mask: consumer0's first piece, freed once P0·V0_L retired), kv1 (K1_R + tail +
-mask: consumer1's first piece, freed once P1·V1_R retired), kv0r (K0_R: freed by consumer0's QK
-and consumer1's P0·V0_R at its end of the pair) and kv1l (K1_L: freed by consumer1's QK and by
-consumer0's P1·V1_L, which stays in flight across the loop back-edge: `@tle.jit(...,
-wgmma_pipeline=True)`; consumer0 releases kv1l and prob1 of pair p-1 right after it issued the
-next pair's first QK wgmmas, so the tensor core has that QK queued behind P1·V1_L). Capacity 2 for
-the K tiles does not fit: one more 73,792 B tile pair is 147,584 B over a 230,528 B kernel.
-
-Deadlock-freedom (by hand; the verifier proves it): within pair p the order
-  P: kv0(p), kv1(p), kv0r(p), kv1l(p) → c0: wait kv0, kv0r; release kv0r; commit max0
-  → c1: wait kv1, kv1l; release kv1l; wait max0; commit max1, prob1 → c0: release kv0; wait max1;
-  commit prob0; wait prob1, kv1l → c1: wait prob0, kv0r; release kv1, prob0, kv0r
-  → c0 (in pair p+1, or after the loop): release prob1(p), kv1l(p)
-is a complete schedule respecting every partition's program order, and every cross edge points
-forward in it (commit(p) → wait(p) inside pair p; release(p-1) → acquire(p) from the pair before;
-consumer0's release of kv1l(p) and prob1(p) comes after its wait for kv0(p+1), which the producer
-fills before it needs kv1l(p) back). The happens-before graph is therefore acyclic for every NP.
-Consumer0's only waits on consumer1 inside a pair (max1, prob1) come after it committed what
-consumer1 needs first (max0); waiting for m_new before committing m0 would be a cycle
-(tests/test_kernels.py checks the verifier rejects that).
-
-Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
-each 32 KiB + 32 KiB + 8 KiB + 64 B = 73,792 B; prob0 and prob1 each 8,192 + 256 = 8,448 B;
-max0 and max1 256 B each; total 230,528 B (225.1 KiB) of Hopper's 227 KiB, 1,920 B left for
-mbarriers (17 of them take 136 B). Keeping q_tail in shared memory too (as the TLE-Pipe kernel
-does) would make it 238,720 B: over the limit. FlashMLA fits by aliasing sS0 with K0's dead RoPE
-tail, which a verified pipe cannot express; here each consumer instead keeps
-q_tail [64,64] in registers (16 regs/thread, the A operand of a register-A wgmma for the tail dot).
-
-Grid order: the launch grid is (s_q, h_q // 64) and programs start axis 0 first, so the head
-blocks of one query token (which gather exactly the same kv rows) would run ~s_q/132 waves apart.
-The kernel renumbers its program so that they run in the same wave and the second one's gathers hit
-L2: +14 % at SKV=128K, neutral at 8K (interleaved A/B on the H200, 2026-11-29, docs/BENCHMARKS.md).
-
-Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72
-(MISSION's "[216, 72]"). In `warp_specialize` the budget list covers the workers only, so the two
-consumers (workers) ask for [216, 216] and the producer, the default partition, gets what is left
-of the 64 Ki-register file: 65,536 / 128 threads = 512 per thread over the three warp groups, so
-512 - 2*216 = 80 (the lowering may shrink it to FlashMLA's 72). A gather holds only indices,
-pointers and masks, so that is enough.
-
-History: the schedule before this one (measured 2026-11-29, docs/BENCHMARKS.md) had consumer1
-apply P0 relative to m0 first and rescale mid-pair, and filled kv0, kv0r, kv1l, kv1; FlashMLA's
-order measured +1 to +4 % (interleaved A/Bs on the H200).
+persistent: one program per (query token, head block), launched on the grid (s_q, h_q // 64) with
+the program renumbered so that both head blocks of a token run in the same wave, and Q through a
+one-shot pipe. The pair loop is the bundled kernel's, line for line (its docstring has the design
+notes: schedule, fill order, deadlock-freedom, shared memory, registers). Kept as the A/B baseline
+of the persistent kernel and for benchmarks/seesaw_timeline.py, whose stamps assume one CTA per
+item. Shared memory: 230,528 B, as the bundled kernel.
 """
 
 import triton.language as tl
