@@ -1,8 +1,10 @@
 """Per-pair timeline of the TLE-FlashMLA seesaw kernel on the GPU: where each warp group waits.
-(It traces benchmarks/variants/sparse_mla_seesaw_per_cta.py: the bundled kernel is persistent, with
-the same pair loop inside an item loop; the stamps' trace rows are per CTA.)
+By default it traces benchmarks/variants/sparse_mla_seesaw_per_cta.py (one CTA per item, the
+bundled kernel's pair loop); `--persistent` traces the bundled persistent kernel, one trace row per
+item, the entry/exit stamps at each item's start and end (not yet run on the GPU: session 3 added
+it after its device time was spent).
 
-    python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt]
+    python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt] [--persistent]
 
 The kernel's generated Gluon (tle_compiler's lowering of kernels/sparse_mla_seesaw.py) is
 instrumented with `%clock64` stamps (thread 0 of each partition stores the SM's cycle counter at
@@ -96,15 +98,21 @@ ENTRY = [f"_stamp_reg(tr + 12, {_CLOCK})", f"_stamp_reg(tr + 14, {_NS})",
 EXIT = [f"_stamp_reg(tr + 15, {_NS})", f"_stamp_reg(tr + 13, {_CLOCK})"]
 
 
-def instrument(src: str) -> tuple[str, dict]:
+ROW = 3 * 16 * NEV  # one trace row (3 partitions x 16 pairs x NEV events) per CTA / item
+
+
+def instrument(src: str, persistent: bool = False) -> tuple[str, dict]:
     """The generated seesaw module with stamps and a trailing `trace_ptr` kernel argument; also
-    returns, per partition, the events that found their line (each should be found once)."""
+    returns, per partition, the events that found their line (each should be found once).
+    ``persistent``: the bundled kernel (an item loop around the pair loop): one trace row per
+    item, its entry/exit stamps at the start and end of each item instead of the partition's."""
     out, cur, found = [], None, {p: [] for p in PART}
     last = None  # index in `out` of the current partition's last body line
+    item_ind = "        " if persistent else "    "  # the entry/exit stamps' indentation
 
     def close_partition():
         if cur in PART and last is not None:
-            out[last + 1:last + 1] = [f"    {x}" for x in EXIT]
+            out[last + 1:last + 1] = [f"{item_ind}{x}" for x in EXIT]
 
     for ln in src.split("\n"):
         m = re.match(r"def (\w+)\((.*)\):$", ln)
@@ -113,25 +121,32 @@ def instrument(src: str) -> tuple[str, dict]:
             last = None
         if m and m.group(1) in PART:
             cur = m.group(1)
-            out.append(f"def {cur}({m.group(2)}, tr):")
-            out += [f"    {x}" for x in ENTRY]
+            out.append(f"def {cur}({m.group(2)}, {'tr_base' if persistent else 'tr'}):")
+            if not persistent:
+                out += [f"    {x}" for x in ENTRY]
             continue
         if m and m.group(1) == "sparse_mla_seesaw":
             cur = "top"
             out.append(ln.replace("BLOCK_H: gl.constexpr):", "BLOCK_H: gl.constexpr, trace_ptr):"))
+            if persistent:
+                out.append("    tr_row = trace_ptr")
             continue
         out.append(ln)
         s = ln.strip()
         if cur in PART and s and not s.startswith("@"):
             last = len(out) - 1
         if cur == "top" and s.startswith("ml_row = "):
-            out.append(f"    tr_row = trace_ptr + lin.to(gl.int64) * {3 * 16 * NEV}")
+            out.append(f"    tr_row = trace_ptr + lin.to(gl.int64) * {ROW}")
         elif cur == "top" and any(s.startswith(f"({p}, (") for p in PART):
             name = s.split(",")[0][1:]
             out[-1] = ln.replace(")),", f", tr_row + {PART[name] * 16 * NEV})),")
+        elif cur in PART and persistent and s.startswith("item = gl.where("):
+            out.append(f"{item_ind}tr = tr_base + item.to(gl.int64) * {ROW}")
+            out += [f"{item_ind}{x}" for x in ENTRY]
         elif cur in PART:
             if s.startswith("for p in range(NP):"):
-                out.append(f"        _stamp(tr + p * {NEV} + 0)")
+                body = re.match(r"\s*", ln).group(0) + "    "
+                out.append(f"{body}_stamp(tr + p * {NEV} + 0)")
                 found[cur].append(0)
                 continue
             for pat, ev in EVENTS[cur]:
@@ -226,6 +241,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skv", type=int, nargs="*", default=[8192, 131072])
     ap.add_argument("--save", default="", help="torch.save the traces of CTAs 1000..1263 here")
+    ap.add_argument("--persistent", action="store_true",
+                    help="trace the bundled persistent kernel (one row per item) instead of the "
+                         "per-CTA variant")
     args = ap.parse_args()
     import torch
     import triton.testing
@@ -236,12 +254,13 @@ def main() -> None:
     root = Path(__file__).resolve().parent.parent
     # the per-CTA seesaw: the bundled (persistent) kernel's pair loop, one CTA per item, which the
     # stamps' per-CTA trace rows assume
-    gen = gluon_source((str(root / "benchmarks/variants/sparse_mla_seesaw_per_cta.py"),
-                        "sparse_mla_seesaw"), {"TOPK": TOPK, "BLOCK_H": 64})
+    src = "kernels/sparse_mla_seesaw.py" if args.persistent else \
+        "benchmarks/variants/sparse_mla_seesaw_per_cta.py"
+    gen = gluon_source((str(root / src), "sparse_mla_seesaw"), {"TOPK": TOPK, "BLOCK_H": 64})
     if "_TLE_OFF_" in gen.source:
         raise SystemExit("the seesaw uses eager publish (baked barrier offsets): the stamps would "
                          "move the allocation; trace a copy without it")
-    text, found = instrument(gen.source)
+    text, found = instrument(gen.source, args.persistent)
     missing = missing_events(found)
     if any(missing.values()):
         raise SystemExit(f"events not found in the generated code: {missing}")
@@ -258,11 +277,20 @@ def main() -> None:
         sq, h, _ = q.shape
         trace = torch.zeros(sq * (h // 64), 3, TOPK // 128, NEV, dtype=torch.int64, device="cuda")
 
+        args_ = (q, kv, idx, o, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
+                 o.stride(0), o.stride(1), lse.stride(0), kv.shape[0], 1.0 / math.sqrt(576))
+
         def go():
-            mod.sparse_mla_seesaw[(sq, h // 64)](
-                q, kv, idx, o, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
-                o.stride(0), o.stride(1), lse.stride(0), kv.shape[0], 1.0 / math.sqrt(576),
-                TOPK=TOPK, BLOCK_H=64, trace_ptr=trace)
+            if args.persistent:
+                from kernels.sparse_mla_seesaw import launch_args
+
+                sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+                grid, n_items, n_hb, rounds = launch_args(sq, h, sms)
+                mod.sparse_mla_seesaw[grid](*args_, n_items, n_hb, rounds, TOPK=TOPK, BLOCK_H=64,
+                                            trace_ptr=trace)
+            else:
+                mod.sparse_mla_seesaw[(sq, h // 64)](*args_, TOPK=TOPK, BLOCK_H=64,
+                                                     trace_ptr=trace)
 
         ms = triton.testing.do_bench(go, warmup=50, rep=200, return_mode="median")
         go()

@@ -117,3 +117,38 @@ def test_whole_cta_summary_reports_clock_phases_and_gaps():
     assert "SM clock 2.000 GHz" in out
     assert "prologue    100 + loop     1500 (   94/pair) + epilogue    200" in out
     assert "median 100 ns (200 cycles)" in out
+
+
+def test_persistent_kernel_is_instrumented_per_item_and_compiles(tmp_path):
+    """--persistent: the bundled kernel (an item loop around the pair loop) gets every event, one
+    trace row per item (`tr = tr_base + item * ROW` after the item is known), the entry/exit
+    stamps inside the item loop, and the instrumented module compiles for sm_90a."""
+    import re
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    from kernels.sparse_mla_seesaw import DEFAULT_CONFIG
+
+    gen = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
+    text, found = T.instrument(gen.source, persistent=True)
+    assert T.missing_events(found) == {p: [] for p in T.PART}
+    assert text.count(f"tr = tr_base + item.to(gl.int64) * {T.ROW}") == 3
+    for part in T.PART:
+        body = text.split(f"def {part}(", 1)[1].split("@gluon.jit", 1)[0]
+        loop = re.search(r"\n(\s*)for r in range\(ROUNDS\):", body).group(1)
+        # the exit stamps sit in the item loop's body, not after it
+        assert re.search(rf"\n{loop}    _stamp_reg\(tr \+ 13, ", body), part
+    p = tmp_path / "seesaw_persistent_traced.py"
+    p.write_text(text)
+    spec = importlib.util.spec_from_file_location("seesaw_persistent_traced_test", p)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["seesaw_persistent_traced_test"] = mod
+    spec.loader.exec_module(mod)
+    sig = dict(DEFAULT_CONFIG["signature"], trace_ptr="*i64")
+    attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(sig)
+             if sig[a].startswith("*") or sig[a] == "i32"}
+    c = triton.compile(GluonASTSource(mod.sparse_mla_seesaw, sig, constexprs=CX, attrs=attrs),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    assert "%globaltimer" in c.asm["ptx"]
