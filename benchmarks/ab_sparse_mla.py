@@ -7,10 +7,9 @@ change from run-to-run noise (one run of the benchmark moves by up to ~10 %).
 Each file must define a kernel with the signature of kernels/sparse_mla_pipe.py (the function
 named after the file's stem, or `sparse_mla_pipe` / `sparse_mla_seesaw`): a `@tle.jit` kernel, or
 a hand-edited `@gluon.jit` module (e.g. `tle-dump --gluon` output changed by hand) when trying a
-lowering change before implementing it. A file may instead define ``AB_KERNEL``, an object that
-is launched like those kernels (``AB_KERNEL[grid](...)``, the same arguments) and runs its own
-grid (benchmarks/variants/sparse_mla_seesaw_persistent.py). Every version is checked against the
-fp32 reference first; the ratios printed are against the first file.
+lowering change before implementing it. A persistent kernel (DEFAULT_CONFIG grid ("programs",),
+e.g. kernels/sparse_mla_seesaw.py) is launched through kernels.api.PerCtaLaunch. Every version is
+checked against the fp32 reference first; the ratios printed are against the first file.
 """
 
 from __future__ import annotations
@@ -31,11 +30,13 @@ def load(path: str):
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    if hasattr(mod, "AB_KERNEL"):  # a variant with its own launch (e.g. a persistent grid)
-        return mod.AB_KERNEL
+    from kernels.api import PerCtaLaunch, is_persistent
+
     for name in (Path(path).stem, "sparse_mla_pipe", "sparse_mla_seesaw"):
         if hasattr(mod, name):
-            return getattr(mod, name)
+            kernel = getattr(mod, name)
+            # a persistent kernel (one program per SM) takes the per-CTA launch through an adapter
+            return PerCtaLaunch(kernel) if is_persistent(mod) else kernel
     raise SystemExit(f"{path}: no kernel found")
 
 

@@ -280,17 +280,12 @@ def main() -> None:
         args_ = (q, kv, idx, o, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
                  o.stride(0), o.stride(1), lse.stride(0), kv.shape[0], 1.0 / math.sqrt(576))
 
-        def go():
-            if args.persistent:
-                from kernels.sparse_mla_seesaw import launch_args
+        from kernels.api import PerCtaLaunch
 
-                sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-                grid, n_items, n_hb, rounds = launch_args(sq, h, sms)
-                mod.sparse_mla_seesaw[grid](*args_, n_items, n_hb, rounds, TOPK=TOPK, BLOCK_H=64,
-                                            trace_ptr=trace)
-            else:
-                mod.sparse_mla_seesaw[(sq, h // 64)](*args_, TOPK=TOPK, BLOCK_H=64,
-                                                     trace_ptr=trace)
+        kernel = PerCtaLaunch(mod.sparse_mla_seesaw) if args.persistent else mod.sparse_mla_seesaw
+
+        def go():
+            kernel[(sq, h // 64)](*args_, TOPK=TOPK, BLOCK_H=64, trace_ptr=trace)
 
         ms = triton.testing.do_bench(go, warmup=50, rep=200, return_mode="median")
         go()

@@ -52,8 +52,9 @@ def main() -> None:
     ap.add_argument("--impl", nargs="*", default=["pipe", "seesaw"])
     args = ap.parse_args()
     from kernels.sparse_mla_pipe import sparse_mla_pipe
-    from kernels.sparse_mla_seesaw import AB_KERNEL as sparse_mla_seesaw  # persistent grid
-    impls = {"pipe": sparse_mla_pipe, "seesaw": sparse_mla_seesaw}
+    from kernels.api import PerCtaLaunch
+    from kernels.sparse_mla_seesaw import sparse_mla_seesaw
+    impls = {"pipe": sparse_mla_pipe, "seesaw": PerCtaLaunch(sparse_mla_seesaw)}  # persistent
     import triton.testing
 
     sm_scale = 1.0 / math.sqrt(D_QK)

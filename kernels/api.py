@@ -226,15 +226,43 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
 
         sparse_mla_pipe[(s_q, h_q // 64)](*args, TOPK=topk, BLOCK_H=64)
     else:  # persistent: one program per SM, ROUNDS (query token, head block) items each
-        from .sparse_mla_seesaw import launch_args, sparse_mla_seesaw
+        from .sparse_mla_seesaw import sparse_mla_seesaw
 
-        grid, n_items, n_hb, rounds = launch_args(s_q, h_q, _sm_count(q.device))
-        sparse_mla_seesaw[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=64)
+        PerCtaLaunch(sparse_mla_seesaw)[(s_q, h_q // 64)](*args, TOPK=topk, BLOCK_H=64)
     return name
 
 
-def _sm_count(device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
+def launch_args(s_q: int, h_q: int, programs: int, block_h: int = 64):
+    """(grid, n_items, n_hb, rounds) of a persistent kernel (kernels/sparse_mla_seesaw.py): s_q
+    query tokens of h_q heads as (token, head block) items on ``programs`` programs (the number of
+    SMs: one persistent program each), ROUNDS items per program."""
+    n_hb = h_q // block_h
+    n_items = s_q * n_hb
+    progs = max(1, min(n_items, programs))
+    return (progs,), n_items, n_hb, -(-n_items // progs)
+
+
+def is_persistent(module) -> bool:
+    """Whether a kernel module's kernel is launched as a persistent kernel (its DEFAULT_CONFIG's
+    grid is ("programs",))."""
+    return tuple(getattr(module, "DEFAULT_CONFIG", {}).get("grid", ())) == ("programs",)
+
+
+class PerCtaLaunch:
+    """``PerCtaLaunch(kernel)[(s_q, h_q // BLOCK_H)](*args, TOPK=, BLOCK_H=, **extra)``: a
+    persistent kernel launched with the per-CTA kernels' grid and arguments (the benchmarks' and
+    the A/B harness's calling convention): one program per SM, the item count, head blocks and
+    rounds appended to ``args``."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, grid):
+        def run(*args, TOPK, BLOCK_H, **extra):
+            sms = torch.cuda.get_device_properties(args[0].device).multi_processor_count
+            g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, sms, BLOCK_H)
+            self.kernel[g](*args, n_items, n_hb, rounds, TOPK=TOPK, BLOCK_H=BLOCK_H, **extra)
+        return run
 
 
 def empty_outputs(q: torch.Tensor, d_v: int = D_V):

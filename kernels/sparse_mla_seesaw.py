@@ -85,8 +85,8 @@ between items. Every other pipe is indexed ``r * NP + p``, affine only once TOPK
 number: the kernel is verified and lowered per specialisation (tle-dump reads it specialised to
 DEFAULT_CONFIG's TOPK and says so; compile.kernel_info_of does it for every launch). Measured
 against the per-CTA kernel (benchmarks/variants/sparse_mla_seesaw_per_cta.py, interleaved A/B on
-the H200): 0.993 at SKV = 8K, 1.066 at 128K (docs/BENCHMARKS.md). Launch: `launch_args` below,
-as kernels/api.py does; `AB_KERNEL` launches it with the per-CTA kernel's grid and arguments.
+the H200): 0.993 at SKV = 8K, 1.066 at 128K (docs/BENCHMARKS.md). Launch: kernels/api.py
+(`launch_args`; `PerCtaLaunch` takes the per-CTA kernel's grid and arguments, as the benchmarks do).
 """
 
 import triton.language as tl
@@ -397,34 +397,3 @@ DEFAULT_CONFIG = {
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("programs",),
 }
-
-
-
-
-def launch_args(s_q: int, h_q: int, programs: int, block_h: int = 64):
-    """(grid, n_items, n_hb, rounds) for s_q query tokens of h_q heads on ``programs`` programs
-    (the number of SMs: one persistent program each)."""
-    n_hb = h_q // block_h
-    n_items = s_q * n_hb
-    progs = max(1, min(n_items, programs))
-    return (progs,), n_items, n_hb, -(-n_items // progs)
-
-
-class _PerCtaLaunch:
-    """``AB_KERNEL[(s_q, h_q // 64)](...)`` with the per-CTA kernel's grid and arguments
-    (benchmarks/ab_sparse_mla.py, benchmarks/sparse_mla_smoke.py): one program per SM."""
-
-    def __getitem__(self, grid):
-        def run(q, kv, idx, out, lse, ml, s_q_s, s_q_h, s_kv_s, s_i_s, s_o_s, s_o_h, s_l_s, s_kv,
-                sm_scale, TOPK, BLOCK_H):
-            import torch
-
-            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-            g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, sms, BLOCK_H)
-            sparse_mla_seesaw[g](q, kv, idx, out, lse, ml, s_q_s, s_q_h, s_kv_s, s_i_s, s_o_s,
-                                 s_o_h, s_l_s, s_kv, sm_scale, n_items, n_hb, rounds,
-                                 TOPK=TOPK, BLOCK_H=BLOCK_H)
-        return run
-
-
-AB_KERNEL = _PerCtaLaunch()

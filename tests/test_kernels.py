@@ -294,9 +294,10 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk):
     # the launch of kernels/api.py, grid included
     args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
-    if hasattr(mod, "launch_args"):
+    from kernels.api import is_persistent, launch_args
+    if is_persistent(mod):
         # persistent: 3 programs for 8 items, so one program's last round repeats the last item
-        grid, n_items, n_hb, rounds = mod.launch_args(s_q, h_q, 3, block_h)
+        grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 3, block_h)
         assert grid == (3,) and rounds * 3 > n_items
         getattr(mod, kernel)[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=block_h)
     else:

@@ -362,3 +362,27 @@ def test_naive_kernel_compiles_for_sm90(h_q, d_qk, sink, tlen):
     k = triton.compile(src, target=GPUTarget("cuda", 90, 32),
                        options={"num_warps": N.num_warps_for(block_h), "num_stages": N.NUM_STAGES})
     assert "sparse_mla_naive_kernel" in k.asm["ptx"]
+
+
+def test_per_cta_launch_adapts_the_grid_and_arguments(monkeypatch):
+    """kernels.api.PerCtaLaunch: the per-CTA call `k[(s_q, h_q // 64)](*args, TOPK=, BLOCK_H=,
+    **extra)` becomes one program per SM with n_items, n_hb and rounds appended."""
+    import types
+
+    import torch
+
+    from kernels.api import PerCtaLaunch
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda dev: types.SimpleNamespace(multi_processor_count=132))
+    calls = []
+
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *a, **kw: calls.append((grid, a, kw))
+
+    q = torch.zeros(1)
+    PerCtaLaunch(Kernel())[(4096, 2)](q, "x", TOPK=2048, BLOCK_H=64, trace_ptr="t")
+    ((grid, a, kw),) = calls
+    assert grid == (132,) and a == (q, "x", 8192, 2, 63)  # 8192 items, 63 rounds of 132
+    assert kw == {"TOPK": 2048, "BLOCK_H": 64, "trace_ptr": "t"}

@@ -190,30 +190,3 @@ DEFAULT_CONFIG = {
     "num_warps": 4,
     "grid": ("programs",),
 }
-
-
-def launch_args(s_q: int, h_q: int, programs: int, block_h: int = 64):
-    """(grid, n_items, n_hb, rounds): as kernels/sparse_mla_seesaw.launch_args."""
-    n_hb = h_q // block_h
-    n_items = s_q * n_hb
-    progs = max(1, min(n_items, programs))
-    return (progs,), n_items, n_hb, -(-n_items // progs)
-
-
-class _PerCtaLaunch:
-    """``AB_KERNEL[(s_q, h_q // 64)](...)`` with the per-CTA kernel's grid and arguments."""
-
-    def __getitem__(self, grid):
-        def run(q, kv, idx, out, lse, ml, s_q_s, s_q_h, s_kv_s, s_i_s, s_o_s, s_o_h, s_l_s, s_kv,
-                sm_scale, TOPK, BLOCK_H):
-            import torch
-
-            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-            g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, sms, BLOCK_H)
-            sparse_mla_pipe_persistent[g](q, kv, idx, out, lse, ml, s_q_s, s_q_h, s_kv_s, s_i_s,
-                                          s_o_s, s_o_h, s_l_s, s_kv, sm_scale, n_items, n_hb,
-                                          rounds, TOPK=TOPK, BLOCK_H=BLOCK_H)
-        return run
-
-
-AB_KERNEL = _PerCtaLaunch()
