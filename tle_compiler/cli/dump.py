@@ -12,7 +12,6 @@ kernel is verified, 1 when one is rejected (diagnostics on stderr as ``PATH:LINE
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import sys
 import time
@@ -31,55 +30,45 @@ class _Unusable(Exception):
     pass
 
 
-_SPECIALISED: dict[str, tuple] = {}  # path -> the constexprs a file was read specialised to
-
-
-def _specialised(path: Path, fixed: dict, err: TleError) -> Module:
+def _specialised(path: Path, fixed: dict, err: TleError) -> tuple[Module, tuple[str, ...]]:
     """A kernel whose indices are affine only with its integer constexprs as numbers, read
-    specialised to ``--param`` values, else to its DEFAULT_CONFIG's constexprs; ``err`` when
-    neither gives any."""
+    specialised to ``--param`` values and the file's DEFAULT_CONFIG constexprs (``err`` when there
+    are none); also returns the constexprs bound, which are no longer params."""
     from ..frontend.ast_reader import kernels_of_source
     from ..lowering.dumping import default_config
 
-    bind = {}
     try:
-        for k in ast.parse(path.read_text()).body:
-            if isinstance(k, ast.FunctionDef):
-                try:
-                    bind.update(default_config(str(path), k.name).get("constexprs", {}))
-                except TleError:
-                    pass
-                break
-    except SyntaxError:
-        raise err from None
+        bind = dict(default_config(str(path), "").get("constexprs", {}))
+    except TleError:  # no DEFAULT_CONFIG: --param values only
+        bind = {}
     bind.update(fixed)
     bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
     if not bind:
         raise err
     infos = kernels_of_source(path.read_text(), str(path), bind=bind)
-    _SPECIALISED[str(path)] = tuple(sorted({n for i in infos for n in i.constexprs if n in bind}))
-    print(f"tle-dump: {path}: read specialised to "
-          f"{', '.join(f'{k}={v}' for k, v in sorted(bind.items()))} ({err.message.split(':')[0]} "
-          f"otherwise); verified for these values", file=sys.stderr)
-    return Module(tuple(i.program for i in infos), str(path))
+    bound = tuple(sorted({n for i in infos for n in i.constexprs if n in bind}))
+    print(f"tle-dump: {path}: read specialised to {', '.join(f'{k}={bind[k]}' for k in bound)} "
+          f"({err.message.split(':')[0]} otherwise); verified for these values", file=sys.stderr)
+    return Module(tuple(i.program for i in infos), str(path)), bound
 
 
-def load(path: Path, fixed: Optional[dict] = None) -> Module:
-    """Read a .pipe or .py file into a Module. Raises TleError (a rejection, exit 1) for frontend
-    errors in a kernel, _Unusable (exit 2) for missing files and syntax errors."""
+def load(path: Path, fixed: Optional[dict] = None) -> tuple[Module, tuple[str, ...]]:
+    """Read a .pipe or .py file into a Module, with the constexprs it had to be read specialised
+    to (_specialised; usually none). Raises TleError (a rejection, exit 1) for frontend errors in a
+    kernel, _Unusable (exit 2) for missing files and syntax errors."""
     if not path.exists():
         raise _Unusable(f"{path}: error: no such file")
     if path.suffix == ".pipe":
         from ..ir.parser import parse_file
 
         try:
-            return parse_file(path)
+            return parse_file(path), ()
         except TleError as e:
             raise _Unusable(str(e)) from None
     from ..frontend import read_file
 
     try:
-        return read_file(str(path))
+        return read_file(str(path)), ()
     except SyntaxError as e:
         raise _Unusable(f"{path}:{e.lineno}:{e.offset}: error: Python syntax error: {e.msg}") from None
     except TleError as e:
@@ -152,7 +141,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         fixed = _params(args.param)
         try:
-            module = load(path, fixed)
+            module, bound = load(path, fixed)
         except TleError as e:
             print(str(e), file=sys.stderr)
             return EXIT_REJECTED
@@ -163,7 +152,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise _Unusable(f"{path}: error: {what}")
         try:
             # a constexpr the file was read specialised to is no longer a param
-            bound = _SPECIALISED.get(str(path), ())
             reports = [KernelReport(k, run_pipeline(
                 k, args.passes, bound=args.bound,
                 params={n: v for n, v in fixed.items() if n not in bound}))
