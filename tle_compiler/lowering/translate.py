@@ -40,6 +40,9 @@ BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv:
 CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
+CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
+
+
 @dataclass
 class V:
     kind: str  # const scalar tensor smem lptr dtype pipe writer reader slot res func mod tuple none
@@ -540,13 +543,21 @@ class FnTranslator:
                 parts.append(f"{key}={self.cvt(v.text, sid)}")
             else:
                 parts.append(f"{key}={v.text}")
-        for key in ("eviction_policy", "cache_modifier"):  # cache hints: literal strings
-            a = kw.get(key)
+        parts += self._cache_hints(kw, node)
+        return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
+
+    def _cache_hints(self, kws: dict, node: ast.AST) -> list[str]:
+        """tl.load's cache hints (``eviction_policy``, ``cache_modifier``: string literals) as
+        Gluon keyword arguments, for a register load and a cp.async gather alike (Triton 3.6's
+        cp.async lowering ignores them, docs/BENCHMARKS.md session 3)."""
+        out = []
+        for key in CACHE_HINTS:
+            a = kws.get(key)
             if a is not None:
                 if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
                     raise self.err(f"tl.load's {key} must be a string literal", node)
-                parts.append(f"{key}={a.value!r}")
-        return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
+                out.append(f"{key}={a.value!r}")
+        return out
 
     def _cp_async_source(self, p: V, val_node: ast.AST):
         """``tl.load(ptrs, mask=m, other=0)`` stored whole into a writer's slot field: the form a
@@ -559,14 +570,10 @@ class FnTranslator:
                 and len(val_node.args) == 1 and hasattr(ring, "var") and slot == "writer"):
             return None
         kws = {k.arg: k.value for k in val_node.keywords}
-        if set(kws) - {"mask", "other", "eviction_policy", "cache_modifier"} or len(ring.shape) < 2 \
+        # (with cache hints too: they stay a cp.async gather rather than a register load)
+        if set(kws) - {"mask", "other", *CACHE_HINTS} or len(ring.shape) < 2 \
                 or BITS.get(ring.dtype) not in (16, 32):
             return None
-        # cache hints stay a cp.async gather (passed through; Triton 3.6's cp.async lowering
-        # ignores them, docs/BENCHMARKS.md session 3) instead of turning into a register load
-        for k in ("eviction_policy", "cache_modifier"):
-            if k in kws and not (isinstance(kws[k], ast.Constant) and isinstance(kws[k].value, str)):
-                return None
         if "other" in kws and not (isinstance(kws["other"], ast.Constant)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
@@ -594,9 +601,7 @@ class FnTranslator:
                             parts.append(f"mask={m.text}")
                     if "other" in kws:
                         self.ex(kws["other"])
-                    for k in ("eviction_policy", "cache_modifier"):
-                        if k in kws:
-                            parts.append(f"{k}={kws[k].value!r}")
+                    parts += self._cache_hints(kws, val_node)
                     self.emit(f"async_copy.async_copy_global_to_shared({', '.join(parts)})"
                               f"  # cp.async gather; arrives per thread at the commit")
                     self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add("async")
