@@ -20,7 +20,7 @@ from typing import Optional, Union
 from ..diagnostics import TleError
 from ..ir.nodes import Loc, Module
 from .context import FieldSpec, PipeInfo
-from .kernel import KernelInfo, PartitionInfo, read_kernel
+from .kernel import KernelInfo, PartitionInfo, kernel_params, read_kernel
 from .scope import ModuleScope
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -70,12 +70,8 @@ def kernel_signature(path: PathLike, name: str) -> tuple[tuple[str, ...], tuple[
     scope = ModuleScope(tree, p)
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name and _jit_decorator(scope, stmt):
-            a = stmt.args
-            params = a.posonlyargs + a.args + a.kwonlyargs
-            cx = tuple(x.arg for x in params if x.annotation is not None and (
-                scope.module_path(x.annotation) in ("tl.constexpr", "gl.constexpr")
-                or (isinstance(x.annotation, ast.Constant) and x.annotation.value == "constexpr")))
-            return tuple(x.arg for x in params), cx
+            params = kernel_params(scope, stmt)
+            return tuple(p.arg for p, _ in params), tuple(p.arg for p, cx in params if cx)
     raise TleError(f"{p}: no @tle.jit function named '{name}'", Loc(p, 0), check="no-kernel")
 
 

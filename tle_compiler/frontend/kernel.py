@@ -179,6 +179,15 @@ def jit_options(scope: ModuleScope, dec: ast.expr, path: str) -> tuple[int, dict
     return num_warps, options
 
 
+def kernel_params(scope: ModuleScope, fdef: ast.FunctionDef) -> list[tuple[ast.arg, bool]]:
+    """The kernel's parameters in order, each with whether it is annotated ``tl.constexpr``."""
+    a = fdef.args
+    return [(p, p.annotation is not None and (
+        scope.module_path(p.annotation) in ("tl.constexpr", "gl.constexpr")
+        or (isinstance(p.annotation, ast.Constant) and p.annotation.value == "constexpr")))
+        for p in a.posonlyargs + a.args + a.kwonlyargs]
+
+
 def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
                 bind: Optional[dict] = None) -> Optional[KernelInfo]:
     """The kernel's KernelInfo, or None when its body does not call warp_specialize."""
@@ -199,13 +208,9 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
     num_warps, options = jit_options(scope, dec, path)
 
     # Kernel arguments: every one may become a param (constexpr or not).
-    a = fdef.args
     env: dict[str, Value] = {}
     args, constexprs = [], []
-    for p in a.posonlyargs + a.args + a.kwonlyargs:
-        is_cx = p.annotation is not None and (
-            scope.module_path(p.annotation) in ("tl.constexpr", "gl.constexpr")
-            or (isinstance(p.annotation, ast.Constant) and p.annotation.value == "constexpr"))
+    for p, is_cx in kernel_params(scope, fdef):
         args.append(p.arg)
         value = (bind or {}).get(p.arg) if is_cx else None
         if isinstance(value, int) and not isinstance(value, bool):

@@ -70,7 +70,7 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
 
     def read(bind=None):
         if hasattr(kernel, "kernel_info"):
-            return kernel.kernel_info(bind=bind) if bind else kernel.kernel_info()
+            return kernel.kernel_info(bind=bind)
         if isinstance(kernel, tuple):
             path, name = kernel
             infos = read_kernels(str(path), name=name, bind=bind)
