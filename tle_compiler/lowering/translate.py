@@ -24,7 +24,7 @@ from typing import Any, Optional
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
 from .layouts import LayoutSolver, layout_src, mma_layout
-from .plan import BITS, GL_DTYPES, PipePlan, parity_src
+from .plan import BITS, GL_DTYPES, PipePlan
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
