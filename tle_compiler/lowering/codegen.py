@@ -155,6 +155,14 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     ctx.eager_arrays = eager_arrays(info, plans) if kernel_option(info, "eager_publish") else set()
     # on by default: 16-byte stores of accumulator-layout tiles (lowering/acc_store.py)
     ctx.acc_stores = kernel_option(info, "acc_stores", True)
+    # PROBE ONLY: fills left out to measure their cost (benchmarks/gather_probe.py)
+    skip = (getattr(info, "options", None) or {}).get("probe_skip_fills", ())
+    ctx.probe_skip = {skip} if isinstance(skip, str) else set(skip)
+    unknown = {s.split(".")[0] for s in ctx.probe_skip} - set(plans)
+    if unknown:
+        raise TleError(f"probe_skip_fills names no pipe of kernel '{info.name}': "
+                       f"{', '.join(sorted(unknown))} (pipes: {', '.join(plans)})",
+                       info.program.loc, check="lowering")
     if debug_waits:
         from .debug import parse_bound
 

@@ -88,6 +88,9 @@ class Ctx:
         self.wgmma_pipeline = False  # @tle.jit(wgmma_pipeline=True): wgmmas across back-edges
         self.eager_arrays: set[str] = set()  # barrier arrays with per-thread arrives (eager.py)
         self.acc_stores = True  # 16-byte stores of accumulator-layout tiles (acc_store.py)
+        # PROBE ONLY (@tle.jit(probe_skip_fills=(...))): pipes / "pipe.field"s whose fills are not
+        # emitted, to measure what their gathers cost (benchmarks/gather_probe.py); wrong results
+        self.probe_skip: set[str] = set()
         self.uses_acc_store = False
 
 
@@ -587,6 +590,14 @@ class FnTranslator:
             # shared memory about to be overwritten: no in-flight wgmma may still read it
             self.wait_rings({getattr(ring, "var", None), None}, "the slot is overwritten")
             src = self._cp_async_source(p, val_node)
+            if hasattr(ring, "pipe") and ({ring.pipe, f"{ring.pipe}.{ring.field}"}
+                                          & self.ctx.probe_skip):
+                # recorded as if filled, so the commit arrives exactly as in the real kernel
+                self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add(
+                    "async" if src is not None else "plain")
+                self.emit(f"pass  # PROBE: the fill of {ring.pipe}.{ring.field} is skipped "
+                          f"(probe_skip_fills; the kernel's results are wrong)")
+                return
             if src is not None:
                 ring, kws = src
                 ptr = self.ex(val_node.args[0])
