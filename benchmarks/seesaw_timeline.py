@@ -1,8 +1,8 @@
 """Per-pair timeline of the TLE-FlashMLA seesaw kernel on the GPU: where each warp group waits.
 By default it traces benchmarks/variants/sparse_mla_seesaw_per_cta.py (one CTA per item, the
 bundled kernel's pair loop); `--persistent` traces the bundled persistent kernel, one trace row per
-item, the entry/exit stamps at each item's start and end (not yet run on the GPU: session 3 added
-it after its device time was spent).
+item, the entry/exit stamps at each item's start and end (first run on the H200 in session 4:
+pair period 6,159 cycles at 8K, consumer0's epilogue 4,864 cycles an item; docs/BENCHMARKS.md).
 
     python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt] [--persistent]
 
