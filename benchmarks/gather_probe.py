@@ -41,19 +41,17 @@ def probe_source(src: str, skip: list[str]) -> str:
     return src[:m.start()] + f"@tle.jit({args + ', ' if args else ''}{opt})" + src[m.end():]
 
 
+def kernel_name(src: str) -> str:
+    """The name of the (single) ``@tle.jit`` function of a kernel file."""
+    return re.search(r"^@tle\.jit.*\n(?:@.*\n)*def (\w+)", src, re.M).group(1)
+
+
 def dry_run(path: str) -> int:
-    """Lower a probe copy on the CPU (specialised to its DEFAULT_CONFIG, as a launch would be) and
-    return how many fills the lowering skipped."""
-    import importlib.util
+    """Lower a probe copy on the CPU (tle-dump --gluon's path: specialised to its DEFAULT_CONFIG,
+    as a launch would be; the protocol is verified first) and return how many fills it skips."""
+    from tle_compiler.lowering.dumping import lowered
 
-    from tle_compiler.lowering.compile import gluon_source
-
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    kernel = next(v for v in vars(mod).values() if type(v).__name__ == "TleKernel")
-    gen = gluon_source(kernel, mod.DEFAULT_CONFIG["constexprs"])
-    return gen.source.count("# PROBE:")
+    return lowered(path, kernel_name(Path(path).read_text()), "gluon").count("# PROBE:")
 
 
 def main(argv=None) -> None:
@@ -64,7 +62,8 @@ def main(argv=None) -> None:
     ap.add_argument("--skv", type=int, nargs="*", default=[8192, 131072])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--dry-run", action="store_true",
-                    help="write the copies, verify them with tle-dump and print their paths; no GPU")
+                    help="write the copies, lower them on the CPU (the protocol verified first) and "
+                         "print how many fills each skips; no GPU")
     args = ap.parse_args(argv)
     src = Path(args.path).read_text()
     out = Path(tempfile.mkdtemp(prefix="gather_probe_"))

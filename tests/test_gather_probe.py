@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("triton.experimental.gluon")
 
-from benchmarks.gather_probe import dry_run, probe_source  # noqa: E402
+from benchmarks.gather_probe import dry_run, kernel_name, probe_source  # noqa: E402
 from tle_compiler.diagnostics import TleError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,15 +20,9 @@ PIPE = ROOT / "kernels/sparse_mla_pipe.py"
 
 
 def _gluon(path: Path) -> str:
-    import importlib.util
+    from tle_compiler.lowering.dumping import lowered
 
-    from tle_compiler.lowering.compile import gluon_source
-
-    spec = importlib.util.spec_from_file_location(path.stem + "_probe_test", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    kernel = next(v for v in vars(mod).values() if type(v).__name__ == "TleKernel")
-    return gluon_source(kernel, mod.DEFAULT_CONFIG["constexprs"]).source
+    return lowered(str(path), kernel_name(path.read_text()), "gluon")
 
 
 def _events(src: str) -> list[str]:

@@ -593,8 +593,7 @@ class FnTranslator:
             if hasattr(ring, "pipe") and ({ring.pipe, f"{ring.pipe}.{ring.field}"}
                                           & self.ctx.probe_skip):
                 # recorded as if filled, so the commit arrives exactly as in the real kernel
-                self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add(
-                    "async" if src is not None else "plain")
+                self._record_fill(ring, "async" if src is not None else "plain")
                 self.emit(f"pass  # PROBE: the fill of {ring.pipe}.{ring.field} is skipped "
                           f"(probe_skip_fills; the kernel's results are wrong)")
                 return
@@ -615,7 +614,7 @@ class FnTranslator:
                     parts += self._cache_hints(kws, val_node)
                     self.emit(f"async_copy.async_copy_global_to_shared({', '.join(parts)})"
                               f"  # cp.async gather; arrives per thread at the commit")
-                    self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add("async")
+                    self._record_fill(ring, "async")
                     return
                 raise self.err("internal: cp.async form with a mismatched pointer shape", node)
             val = self.ex(val_node)
@@ -623,7 +622,7 @@ class FnTranslator:
                 raise self.err("a shared-memory store needs a tensor value", node)
             self.emit(f"{p.text}.store({val.text})")
             if hasattr(ring, "var"):
-                self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add("plain")
+                self._record_fill(ring, "plain")
             return
         val = self.ex(val_node)
         if p.kind != "tensor":
@@ -644,6 +643,11 @@ class FnTranslator:
             else:
                 parts.append(f"mask={m.text}")
         self.emit(f"gl.store({', '.join(parts)})")
+
+    def _record_fill(self, ring, kind: str) -> None:
+        """How the writer fills a pipe field ("async": cp.async, "plain": register stores); decides
+        the arrive unit of the field's full barrier (plan.arrive_mode)."""
+        self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add(kind)
 
     def _acc_store(self, p: V, val: V, node: ast.Call, kw: dict) -> bool:
         """An unmasked store of a wgmma-accumulator-layout tile to column-contiguous addresses:
