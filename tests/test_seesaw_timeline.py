@@ -42,24 +42,28 @@ def test_every_event_is_found_once(instrumented):
     assert "trace_ptr" in text.split("def sparse_mla_seesaw(", 1)[1].split(":\n", 1)[0]
 
 
-def test_instrumented_module_compiles(instrumented, tmp_path):
+def _compile_traced(text: str, path: Path, signature: dict):
+    """Compile an instrumented Gluon module for sm_90a (its kernel takes ``trace_ptr`` last)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    from benchmarks.variants.sparse_mla_seesaw_per_cta import DEFAULT_CONFIG
-
-    p = tmp_path / "seesaw_traced.py"
-    p.write_text(instrumented[0])
-    spec = importlib.util.spec_from_file_location("seesaw_traced_test", p)
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem + "_test", path)
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["seesaw_traced_test"] = mod
+    sys.modules[path.stem + "_test"] = mod
     spec.loader.exec_module(mod)
-    sig = dict(DEFAULT_CONFIG["signature"], trace_ptr="*i64")
+    sig = dict(signature, trace_ptr="*i64")
     attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(sig)
              if sig[a].startswith("*") or sig[a] == "i32"}
-    c = triton.compile(GluonASTSource(mod.sparse_mla_seesaw, sig, constexprs=CX, attrs=attrs),
-                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    return triton.compile(GluonASTSource(mod.sparse_mla_seesaw, sig, constexprs=CX, attrs=attrs),
+                          target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+
+
+def test_instrumented_module_compiles(instrumented, tmp_path):
+    from benchmarks.variants.sparse_mla_seesaw_per_cta import DEFAULT_CONFIG
+
+    c = _compile_traced(instrumented[0], tmp_path / "seesaw_traced.py", DEFAULT_CONFIG["signature"])
     assert "%clock64" in c.asm["ptx"] and c.asm["cubin"]
 
 
@@ -125,10 +129,6 @@ def test_persistent_kernel_is_instrumented_per_item_and_compiles(tmp_path):
     stamps inside the item loop, and the instrumented module compiles for sm_90a."""
     import re
 
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
-
     from kernels.sparse_mla_seesaw import DEFAULT_CONFIG
 
     gen = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
@@ -140,15 +140,6 @@ def test_persistent_kernel_is_instrumented_per_item_and_compiles(tmp_path):
         loop = re.search(r"\n(\s*)for r in range\(ROUNDS\):", body).group(1)
         # the exit stamps sit in the item loop's body, not after it
         assert re.search(rf"\n{loop}    _stamp_reg\(tr \+ 13, ", body), part
-    p = tmp_path / "seesaw_persistent_traced.py"
-    p.write_text(text)
-    spec = importlib.util.spec_from_file_location("seesaw_persistent_traced_test", p)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["seesaw_persistent_traced_test"] = mod
-    spec.loader.exec_module(mod)
-    sig = dict(DEFAULT_CONFIG["signature"], trace_ptr="*i64")
-    attrs = {(i,): [["tt.divisibility", 16]] for i, a in enumerate(sig)
-             if sig[a].startswith("*") or sig[a] == "i32"}
-    c = triton.compile(GluonASTSource(mod.sparse_mla_seesaw, sig, constexprs=CX, attrs=attrs),
-                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    c = _compile_traced(text, tmp_path / "seesaw_persistent_traced.py",
+                        DEFAULT_CONFIG["signature"])
     assert "%globaltimer" in c.asm["ptx"]
