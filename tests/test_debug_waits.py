@@ -22,15 +22,9 @@ from tle_compiler.lowering.debug import Bound, barrier_offsets, parse_bound  # n
 from tle_compiler.lowering.compile import kernel_info_of  # noqa: E402
 from tle_compiler.lowering.dumping import default_config  # noqa: E402
 
+from .test_lowering import KERNELS  # noqa: E402  (the lowered kernels: one table for both files)
+
 ROOT = Path(__file__).resolve().parent.parent
-KERNELS = {
-    "ring": ("kernels/examples/ring.py", "ring_sum"),
-    "spmc": ("kernels/examples/spmc.py", "spmc_qk"),
-    "chain": ("kernels/examples/chain.py", "chain"),
-    "attention_tile": ("kernels/examples/attention_tile.py", "attention_tile"),
-    "sparse_mla_pipe": ("kernels/sparse_mla_pipe.py", "sparse_mla_pipe"),
-    "sparse_mla_seesaw": ("kernels/sparse_mla_seesaw.py", "sparse_mla_seesaw"),
-}
 _cache: dict = {}
 
 
