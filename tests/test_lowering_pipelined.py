@@ -205,3 +205,47 @@ def test_if_with_more_than_releases_still_drains(tmp_path):
     lines = _fn(gluon_source((str(p), "sparse_mla_seesaw"), MLA_CX).source, "consumer0")
     cond = next(i for i, ln in enumerate(lines) if ln.strip() == "if (p > 0):")
     assert "no wgmma in flight across an if" in lines[cond - 1]
+
+
+def test_release_after_chained_shared_operand_wgmmas_compiles(tmp_path):
+    """consumer1 of the seesaw with its two PV wgmmas swapped: P0·V0_R (both operands in shared
+    memory) first, then P1·V1_R accumulating onto its result, then the release of P0's slot. The
+    release must retire the first wgmma only (one still outstanding), and no name or register
+    holds that wgmma's result any more (the second one took it as its accumulator): Triton's wait
+    op still needs a dependency, so the lowering gives it a throwaway one instead of `deps=[]`,
+    which Triton rejects ("expected to be waiting on at least one dependency")."""
+    src = (ROOT / "kernels/sparse_mla_seesaw.py").read_text()
+    old = """            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)),
+                         acc * tl.exp2(m_i - m_use)[:, None])
+            pres = pr.wait(g)
+            k0r = peer.wait(g)
+            acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                         tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
+            sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+            own.release(g)
+            pr.release(g)
+"""
+    new = """            pres = pr.wait(g)
+            k0r = peer.wait(g)
+            acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                         tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)),
+                         acc * tl.exp2(m_i - m_use)[:, None])
+            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
+            sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+            pr.release(g)
+"""
+    assert src.count(old) == 1
+    src = src.replace(old, new).replace("            peer.release(g)\n\n",
+                                        "            peer.release(g)\n            own.release(g)\n\n")
+    p = tmp_path / "seesaw_pv_swapped.py"
+    p.write_text(src)
+    lines = _fn(gluon_source((str(p), "sparse_mla_seesaw"), MLA_CX).source, "consumer1")
+    rel = next(i for i, ln in enumerate(lines) if "prob0_empty0" in ln and "arrive" in ln)
+    wait = lines[rel - 1].strip()
+    assert wait.startswith("warpgroup_mma_wait(1, deps=[gl.full(") and "prob0.release" in wait
+    assert not any("deps=[])" in ln for ln in lines)
+    from tle_compiler.lowering.dumping import default_config
+    info = next(i for i in read_kernels(str(p), name="sparse_mla_seesaw", bind=MLA_CX))
+    c = compile_kernel(info, default_config(str(p), "sparse_mla_seesaw")["signature"], MLA_CX,
+                       num_warps=4)  # Triton rejected the `deps=[]` wait while parsing
+    assert ptxas_stats(c)["ok"]

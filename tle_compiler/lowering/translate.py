@@ -223,20 +223,29 @@ class FnTranslator:
         if self._wait_in_place:
             # inside a release-only `if` (st_If): wait without rebinding anything and leave the
             # in-flight list as it is, since the path that skips the `if` waits for nothing
-            # (the op needs one dependency: a throwaway tensor, two elements per thread: with
-            # one, its inline asm would return a one-field struct, which LLVM rejects)
-            one = self.L(("blocked", (1,), (32,), (self.warps,), (0,))) if self.emitting else "None"
-            self.emit(f"warpgroup_mma_wait({n}, deps=[gl.full([{64 * self.warps}], 0, gl.int32, "
-                      f"layout={one})])  # {why}")
+            self.emit(f"warpgroup_mma_wait({n}, deps=[{self._throwaway_dep()}])  # {why}")
             return
         names = [k for k, q in self.pending.items() if q in seqs]
         regs = [r for e in done for r in e["regs"] if r not in names]
         deps = names + regs
-        call = f"warpgroup_mma_wait({n}, deps=[{', '.join(deps)}])  # {why}"
-        self.emit(f"{', '.join(deps)} = {call}" if deps else call)
+        if deps:
+            self.emit(f"{', '.join(deps)} = warpgroup_mma_wait({n}, deps=[{', '.join(deps)}])"
+                      f"  # {why}")
+        else:
+            # the retired wgmmas left no name to rebind (their results were accumulated into a
+            # later wgmma, their A operands were in shared memory): Triton's wait op still needs
+            # one dependency
+            self.emit(f"warpgroup_mma_wait({n}, deps=[{self._throwaway_dep()}])  # {why}")
         self.inflight = self.inflight[pos + 1:]
         for k in names:
             del self.pending[k]
+
+    def _throwaway_dep(self) -> str:
+        """A tensor for a ``warpgroup_mma_wait`` that has no real dependency (the op needs one):
+        two elements per thread, since with one its inline asm would return a one-field struct,
+        which LLVM rejects."""
+        one = self.L(("blocked", (1,), (32,), (self.warps,), (0,))) if self.emitting else "None"
+        return f"gl.full([{64 * self.warps}], 0, gl.int32, layout={one})"
 
     def wait_value(self, v: V) -> V:
         q = self.pending[v.text]
