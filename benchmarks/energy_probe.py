@@ -1,13 +1,15 @@
 """Energy per call and the SM clock of SparseMLA kernels at the H200's power cap.
 
     python3 benchmarks/energy_probe.py kernels/sparse_mla_seesaw.py [MORE.py ...]
-                                       [--skv 8192 131072] [--secs 4] [--no-matmul]
+                                       [--skv 8192 131072] [--secs 4] [--no-matmul] [--states]
 
 Each kernel file (as benchmarks/ab_sparse_mla.py takes them: a bundled kernel, a variant, a gather
 probe copy) runs back to back at the headline shape for 1 s to reach steady power and then for
 ``--secs`` seconds while NVML's total-energy counter and SM clock are read; a bf16 8192³ matmul
 runs first as the reference. Printed per kernel: ms per call, TFLOP/s, average watts, mJ per call,
-pJ per FLOP and the median SM clock.
+pJ per FLOP and the median SM clock. ``--states`` also times each kernel the way the benchmark does
+(``triton.testing.do_bench``, 50 ms warm-up, 200 ms) after 5 s idle, right after 2 s of matmul and
+after 4 s of itself: how much a single figure depends on the power state before it.
 
 Why it exists (2026-11-29, session 5, docs/BENCHMARKS.md): every SparseMLA kernel and the matmul
 run at the board's 700 W limit (NVML throttle reason "SW power cap"): the seesaw at ~1.69 GHz
@@ -20,6 +22,7 @@ suggests (the clock drops as the work per cycle rises).
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import statistics
 import sys
@@ -71,12 +74,33 @@ def probe(name: str, fn, flop: float, secs: float) -> dict:
     return r
 
 
+def states(name: str, fn, flop: float, matmul) -> None:
+    """The benchmark's timing of ``fn`` after three different histories."""
+    import torch
+    import triton.testing
+
+    def busy(f, secs):
+        t0 = time.time()
+        while time.time() - t0 < secs:
+            f()
+            torch.cuda.synchronize()
+
+    for label, before in (("after 5 s idle", lambda: time.sleep(5)),
+                          ("after 2 s of matmul", lambda: busy(matmul, 2)),
+                          ("after 4 s of itself", lambda: busy(fn, 4))):
+        before()
+        ms = triton.testing.do_bench(fn, warmup=50, rep=200, return_mode="median")
+        print(f"{name:34s} do_bench {label:22s} {flop / ms / 1e9:6.1f} TFLOP/s", flush=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="+", help="kernel files (see benchmarks/ab_sparse_mla.py)")
     ap.add_argument("--skv", type=int, nargs="*", default=[8192])
     ap.add_argument("--secs", type=float, default=4.0, help="measured seconds per kernel")
     ap.add_argument("--no-matmul", action="store_true", help="skip the bf16 matmul reference")
+    ap.add_argument("--states", action="store_true",
+                    help="also time each kernel with do_bench after idle / matmul / itself")
     args = ap.parse_args(argv)
 
     import pynvml
@@ -91,11 +115,11 @@ def main(argv=None) -> None:
     print(f"{pynvml.nvmlDeviceGetName(h)}: power limit "
           f"{pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000:.0f} W, max SM clock "
           f"{pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)} MHz", flush=True)
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn_like(a)
+    matmul = lambda: a @ b  # noqa: E731
     if not args.no_matmul:
-        a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn_like(a)
-        probe("matmul 8192^3 (torch)", lambda: a @ b, 2 * 8192 ** 3, args.secs)
-        del a, b
+        probe("matmul 8192^3 (torch)", matmul, 2 * 8192 ** 3, args.secs)
     kernels = {p: load(p) for p in args.paths}
     sm_scale = 1.0 / math.sqrt(576)
     flop = 2 * 4096 * 128 * TOPK * (576 + 512)
@@ -103,8 +127,10 @@ def main(argv=None) -> None:
         q, kv, idx = make_inputs(4096, skv, 128, TOPK, seed=3)
         bufs = outputs(q)
         for p, k in kernels.items():
-            probe(f"{Path(p).name} skv={skv}", lambda: run(k, q, kv, idx, sm_scale, TOPK, bufs),
-                  flop, args.secs)
+            fn = functools.partial(run, k, q, kv, idx, sm_scale, TOPK, bufs)
+            probe(f"{Path(p).name} skv={skv}", fn, flop, args.secs)
+            if args.states:
+                states(f"{Path(p).name} skv={skv}", fn, flop, matmul)
         del q, kv, idx, bufs
         torch.cuda.empty_cache()
 
