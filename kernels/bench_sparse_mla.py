@@ -11,6 +11,12 @@ TFLOP/s = 2*SQ*H*topk*(576+512) / median time (``triton.testing.do_bench``, warm
 rep 200 ms). Outputs are allocated once per configuration, outside the timed region.
 --check first compares every implementation with the fp32 reference (out rel Frobenius <= 3e-3,
 max abs <= 1e-2, lse / max_logits abs <= 1e-4) on a small shape and on the first SKV's first queries.
+
+Each timing also reports the GPU's median SM clock over the timed call (NVML, when the nvidia-ml-py
+package is there): the H200 runs these kernels at its 700 W cap, so the clock, not only the
+schedule, moves a figure, and a short timing (--quick) catches the 1980 MHz boost before the cap
+bites (docs/BENCHMARKS.md, session 5). For watts and energy per FLOP, which need seconds of steady
+load, use benchmarks/energy_probe.py.
 """
 
 from __future__ import annotations
@@ -30,6 +36,55 @@ from .reference import make_inputs, sparse_mla_reference
 SKVS = (8192, 32768, 65536, 98304, 131072)
 SQ, H, TOPK, D_QK, D_V = 4096, 128, 2048, 576, 512
 OUT_REL, OUT_ABS, LSE_ABS = 3e-3, 1e-2, 1e-4
+
+
+class ClockSampler:
+    """While the ``with`` block runs, the SM clock every 10 ms (NVML, device 0); ``clock_mhz`` is
+    their median, or None where NVML is not available (the benchmark runs the same without it).
+    (Board power is not sampled here: NVML's power and energy readings update too coarsely for a
+    250 ms timing.) ``nvml`` is for tests."""
+
+    def __init__(self, nvml=None, period_s: float = 0.01):
+        self.clock_mhz = None
+        self.period_s = period_s
+        self.nvml = nvml
+        if self.nvml is None:
+            try:
+                import pynvml
+
+                pynvml.nvmlInit()
+                self.nvml = pynvml
+            except Exception:
+                self.nvml = None
+        self.handle = self.nvml.nvmlDeviceGetHandleByIndex(0) if self.nvml else None
+
+    def __enter__(self):
+        if self.nvml is None:
+            return self
+        import threading
+
+        self._clocks, self._stop = [], threading.Event()
+
+        def run():
+            while not self._stop.is_set():
+                self._clocks.append(self.nvml.nvmlDeviceGetClockInfo(self.handle,
+                                                                     self.nvml.NVML_CLOCK_SM))
+                self._stop.wait(self.period_s)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.nvml is not None:
+            self._stop.set()
+            self._thread.join()
+            if self._clocks:
+                self.clock_mhz = sorted(self._clocks)[len(self._clocks) // 2]
+        return False
+
+    def note(self) -> str:
+        return "" if self.clock_mhz is None else f"  (SM clock {self.clock_mhz:.0f} MHz)"
 
 
 def flops(sq, h, topk):
@@ -111,12 +166,15 @@ def main(argv=None) -> int:
             try:
                 launch(impl, q, kv, idx, sm_scale, *bufs)  # compile outside the timing
                 torch.cuda.synchronize()
-                ms = triton.testing.do_bench(
-                    lambda: launch(impl, q, kv, idx, sm_scale, *bufs),
-                    warmup=warmup, rep=rep, return_mode="median")
+                with ClockSampler() as clock:
+                    ms = triton.testing.do_bench(
+                        lambda: launch(impl, q, kv, idx, sm_scale, *bufs),
+                        warmup=warmup, rep=rep, return_mode="median")
                 tf = fl / ms / 1e9
-                results["bench"].append(dict(skv=skv, impl=impl, ms=ms, tflops=tf))
-                print(f"bench skv={skv:6d} {impl:7s} {ms:8.3f} ms {tf:7.1f} TFLOP/s", flush=True)
+                results["bench"].append(dict(skv=skv, impl=impl, ms=ms, tflops=tf,
+                                             sm_clock_mhz=clock.clock_mhz))
+                print(f"bench skv={skv:6d} {impl:7s} {ms:8.3f} ms {tf:7.1f} TFLOP/s{clock.note()}",
+                      flush=True)
             except Exception:
                 failed = True
                 results["bench"].append(dict(skv=skv, impl=impl, error=traceback.format_exc()))
@@ -138,6 +196,16 @@ def main(argv=None) -> int:
             r, n = table.get((skv, i)), table.get((skv, "naive"))
             cells.append(f"{r['tflops'] / n['tflops']:.2f}x" if r and n else "-")
         lines.append(f"| {skv} | " + " | ".join(cells) + " |")
+    if any(r.get("sm_clock_mhz") for r in table.values()):
+        lines.append("")
+        lines.append("| SKV | " + " | ".join(f"{i} SM clock MHz (median)" for i in impls) + " |")
+        lines.append("|---:|" + "---:|" * len(impls))
+        for skv in skvs:
+            cells = []
+            for i in impls:
+                r = table.get((skv, i))
+                cells.append(f"{r['sm_clock_mhz']:.0f}" if r and r.get("sm_clock_mhz") else "-")
+            lines.append(f"| {skv} | " + " | ".join(cells) + " |")
     print(f"\nSparseMLA prefill, B=1 SQ={args.sq} H={args.h} topk={args.topk}, TFLOP/s = "
           f"2*SQ*H*topk*(576+512)/median\n" + "\n".join(lines), flush=True)
     results["table_markdown"] = "\n".join(lines)

@@ -386,3 +386,50 @@ def test_per_cta_launch_adapts_the_grid_and_arguments(monkeypatch):
     ((grid, a, kw),) = calls
     assert grid == (132,) and a == (q, "x", 8192, 2, 63)  # 8192 items, 63 rounds of 132
     assert kw == {"TOPK": 2048, "BLOCK_H": 64, "trace_ptr": "t"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The benchmark's clock sampler (NVML faked: CI has no GPU)
+# ---------------------------------------------------------------------------------------------
+
+class _FakeNvml:
+    """SM clock readings in turn (the last one repeated)."""
+    NVML_CLOCK_SM = 0
+
+    def __init__(self, clocks):
+        self.clocks, self.i = list(clocks), 0
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return "gpu0"
+
+    def nvmlDeviceGetClockInfo(self, h, kind):
+        assert h == "gpu0" and kind == self.NVML_CLOCK_SM
+        c = self.clocks[min(self.i, len(self.clocks) - 1)]
+        self.i += 1
+        return c
+
+
+def _bench_module():
+    try:
+        from tle_kernels import bench_sparse_mla as B
+    except ImportError:
+        from kernels import bench_sparse_mla as B
+    return B
+
+
+def test_clock_sampler_reports_the_median_clock():
+    import time as _time
+    nvml = _FakeNvml([1980, 1980, 1700, 1680, 1690, 1710, 1700, 1690, 1700])
+    with _bench_module().ClockSampler(nvml=nvml, period_s=0.001) as c:
+        _time.sleep(0.05)
+    assert nvml.i >= 5                 # it sampled while the block ran
+    assert 1680 <= c.clock_mhz <= 1710  # the median, not the first (boost) samples
+    assert c.note() == f"  (SM clock {c.clock_mhz} MHz)"
+
+
+def test_clock_sampler_without_nvml_changes_nothing(monkeypatch):
+    import sys as _sys
+    monkeypatch.setitem(_sys.modules, "pynvml", None)  # import pynvml -> ImportError
+    with _bench_module().ClockSampler() as c:
+        pass
+    assert c.clock_mhz is None and c.note() == ""
