@@ -1,7 +1,8 @@
 """benchmarks/prototypes/seesaw_cta_pair.py still generates and compiles against the current
 lowering (it edits tle-dump --gluon's text, so a lowering change can break it): the pair module
 multicasts every K piece's TMA boxes and releases on the peer CTA, the solo one neither, and both
-keep the bundled kernel's shared-memory budget."""
+keep the bundled kernel's shared-memory budget; the forward module gathers its own half with
+cp.async and forwards it with bulk shared-memory copies."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def _proto():
     return mod
 
 
-@pytest.mark.parametrize("mode", ["pair", "solo"])
+@pytest.mark.parametrize("mode", ["pair", "solo", "forward"])
 def test_prototype_generates_and_compiles(mode, tmp_path):
     proto = _proto()
     text, compiled = proto.generate(mode, f"sparse_mla_seesaw_{mode}")
@@ -35,8 +36,12 @@ def test_prototype_generates_and_compiles(mode, tmp_path):
         assert tma == 7 and ptx.count("multicast::cluster") == 6
         assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster") >= 8
         assert "_tle_cluster_handshake(" in text and "GN = ROUNDS * NP" in text
-    else:
+    elif mode == "solo":
         assert tma == 11 and "multicast::cluster" not in ptx and "mapa." not in ptx
+    else:  # forward: own half by cp.async, 18 bulk forwards of 4 KiB a pair, remote releases
+        assert tma == 1 and ptx.count("cp.async.bulk.shared::cluster.shared::cta") == 18
+        assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster") >= 8
+        assert "kv0r_land0" in text and ".slice(32, 32)" in text
     assert "__OFF_" not in text and "__PARAM__" not in text
     assert compiled.metadata.shared <= 232448
     out = tmp_path / f"sparse_mla_seesaw_{mode}.py"
@@ -46,4 +51,4 @@ def test_prototype_generates_and_compiles(mode, tmp_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # the launcher the A/B harness looks up by the file's stem
     launch = getattr(mod, out.stem)
-    assert launch.cluster == (2 if mode == "pair" else 1) and set(mod.OFFSETS) == set(proto.NAMES)
+    assert launch.cluster == (1 if mode == "solo" else 2) and set(mod.OFFSETS) == set(proto.NAMES)

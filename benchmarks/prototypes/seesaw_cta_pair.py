@@ -1,6 +1,6 @@
 """Prototype (measured, not kept): the seesaw with its K gathers shared by a CTA pair.
 
-    python3 benchmarks/prototypes/seesaw_cta_pair.py [--mode pair|solo] [-o OUT.py]
+    python3 benchmarks/prototypes/seesaw_cta_pair.py [--mode pair|solo|forward] [-o OUT.py]
     python3 benchmarks/ab_sparse_mla.py kernels/sparse_mla_seesaw.py OUT.py --skv 8192   # on the GPU
 
 Why: the seesaw runs at the H200's 700 W power cap, and a copy of it that reads only half of each
@@ -20,6 +20,10 @@ as text into a module benchmarks/ab_sparse_mla.py can load:
   doubled), the CTAs exchange a start handshake after initialising their barriers and each
   producer drains its empty barriers before exiting (no remote arrive may reach an exited CTA).
 - solo mode: the same TMA row gathers, every CTA all 64 rows, no cluster.
+- forward mode: each CTA gathers its 32 rows with cp.async (as the bundled kernel does, half the
+  rows) and, once they landed (a landed barrier per piece, waited by the producer), forwards each
+  contiguous 4 KiB half-chunk to the peer with a bulk shared::cta -> shared::cluster copy that
+  completes on the peer's full barrier (armed by the peer's producer for those bytes).
 Inline asm reaches shared memory as global_smem + an offset read from a first compile and baked
 into the second (as lowering/debug.py and lowering/eager.py do), and the tensor map through the
 kernel parameter Triton passes for the descriptor.
@@ -28,10 +32,12 @@ Measured (H200, 2026-11-29, interleaved A/B against the bundled kernel, docs/gpu
 2026-11-29_s5_ab_pair_tma_multicast.log and _ab_tma_row_gathers.log): both modes CORRECT (out rel
 2.01e-3, lse 1.4e-6, as the bundled kernel), pair 0.53x and solo 0.39x. The TMA unit takes ~14-20
 cycles per 128-byte box: 576 (pair) or 1,152 (solo) boxes a pair of K tiles cost more than the
-whole pair loop (~6,000 cycles). Per-row TMA is the wrong tool for 128-byte rows; sharing the
-gathers needs another carrier (e.g. each CTA gathers its half with cp.async and forwards the
-contiguous 4 KiB half-tiles to the peer with one bulk shared::cta -> shared::cluster copy each, at
-the price of reading them back from its own shared memory).
+whole pair loop (~6,000 cycles): per-row TMA is the wrong tool for 128-byte rows. Forward mode
+is correct too and runs at **0.69x / 0.77x** (8K / 128K; 2026-11-29_s5_ab_pair_bulk_forward.log):
+every piece now waits for its own half to land before the peer's half even starts, a second
+latency on the late pieces the consumers already wait for (and the producer spills 84 B).
+Register-staged gathers (an `st.async` carrier) run 0.72x / 0.54x even unshared. None of the
+carriers pays for the L2 traffic it saves (the half-rows probe's +7 % is the ceiling).
 """
 
 from __future__ import annotations
@@ -187,6 +193,90 @@ __ATTR__ = _PairLaunch(__CLUSTER__)
 '''
 
 
+FORWARD_HELPERS = r"""
+@gluon.jit
+def _tle_forward(src, full, NCHUNK: gl.constexpr):
+    # one thread of the producer: this CTA's half (its 32 rows) of NCHUNK 64-column chunks of a slot, each a
+    # contiguous 4 KiB block at global_smem + src + chunk * 8192 + rank * 4096, copied to the same
+    # offset in the peer CTA, completing on the peer's full barrier at global_smem + full
+    L: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    z = gl.full([128], 0, gl.int32, layout=L)
+    if NCHUNK == 4:
+        gl.inline_asm_elementwise(
+            "{ .reg .u32 s, d, m, me, pe, t, h; .reg .pred p; mov.u32 t, %tid.x; and.b32 t, t, 127; setp.eq.u32 p, t, 0; "
+            "fence.proxy.async.shared::cta; mov.u32 me, %cluster_ctarank; xor.b32 pe, me, 1; shl.b32 h, me, 12; "
+            "mov.u32 m, global_smem; add.u32 m, m, $2; mapa.shared::cluster.u32 m, m, pe; "
+            "mov.u32 s, global_smem; add.u32 s, s, $1; add.u32 s, s, h; "
+            "mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
+            "add.u32 s, s, 8192; mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
+            "add.u32 s, s, 8192; mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
+            "add.u32 s, s, 8192; mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
+            "mov.u32 $0, 0; }",
+            "=r,r,r", [z + src, z + full], dtype=gl.int32, is_pure=False, pack=1)
+    else:
+        gl.inline_asm_elementwise(
+            "{ .reg .u32 s, d, m, me, pe, t, h; .reg .pred p; mov.u32 t, %tid.x; and.b32 t, t, 127; setp.eq.u32 p, t, 0; "
+            "fence.proxy.async.shared::cta; mov.u32 me, %cluster_ctarank; xor.b32 pe, me, 1; shl.b32 h, me, 12; "
+            "mov.u32 m, global_smem; add.u32 m, m, $2; mapa.shared::cluster.u32 m, m, pe; "
+            "mov.u32 s, global_smem; add.u32 s, s, $1; add.u32 s, s, h; "
+            "mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
+            "mov.u32 $0, 0; }",
+            "=r,r,r", [z + src, z + full], dtype=gl.int32, is_pure=False, pack=1)
+
+"""
+
+
+def _forward_piece(pipe, fields, peer_bytes, valid):
+    """Producer text for one K piece in forward mode: cp.async of this CTA's 32 rows, the mask, then
+    the full barrier armed for the peer's half and per-thread arrives on full and landed."""
+    out = [f"            mbarrier.wait({pipe}_empty0.index(0), ((g) & 1) ^ 1)"]
+    for branch, start in (("            if rk == 0:", 0), ("            else:", 32)):
+        out.append(branch)
+        for field, col0, ncol in fields:
+            out.append(f"                async_copy.async_copy_global_to_shared({pipe}_{field}.index(0)"
+                       f".slice({start}, 32), ((rH{valid} + {col0}) + gl.arange(0, {ncol}, "
+                       f"layout=L2)[None, :]), mask=vH{valid}[:, None])")
+    if pipe in ("kv0", "kv1"):
+        out.append(f"            {pipe}_valid.index(0).store(valid{valid}.to(gl.int8))")
+    out += ["            fence_async_shared()",
+            "            gl.thread_barrier()",
+            f"            mbarrier.expect({pipe}_full0.index(0), {peer_bytes})",
+            f"            async_copy.mbarrier_arrive({pipe}_full0.index(0), increment_count=False)",
+            f"            async_copy.mbarrier_arrive({pipe}_land0.index(0), increment_count=False)"]
+    return "\n".join(out)
+
+
+FORWARD_PRODUCER = "\n".join([
+    "            rk = gl.program_id(0) % 2",
+    "            tH0 = gl.load(idx_row + (2 * p) * BK + rk * 32 + gl.arange(0, 32, layout=L1))",
+    "            tH1 = gl.load(idx_row + ((2 * p) + 1) * BK + rk * 32 + gl.arange(0, 32, layout=L1))",
+    "            vH0 = ((tH0 >= 0) & (tH0 < s_kv))",
+    "            vH1 = ((tH1 >= 0) & (tH1 < s_kv))",
+    "            rH0 = (kv_ptr + (gl.where(vH0, tH0, 0).to(gl.int64)[:, None] * stride_kv_s))",
+    "            rH1 = (kv_ptr + (gl.where(vH1, tH1, 0).to(gl.int64)[:, None] * stride_kv_s))",
+    _forward_piece("kv0", (("kv_l", 0, "D_HALF"), ("tkv", "D_MAIN", "D_TAIL")), 20480, 0),
+    _forward_piece("kv1", (("kv_r", "D_HALF", "D_HALF"), ("tkv", "D_MAIN", "D_TAIL")), 20480, 1),
+    # forward each half once it landed (the producer's own cp.asyncs: its landed barrier)
+    "            mbarrier.wait(kv0_land0.index(0), (g) & 1)",
+    "            _tle_forward(__OFF_kv0_kv_l__, __OFF_kv0_full0__, 4)",
+    "            _tle_forward(__OFF_kv0_tkv__, __OFF_kv0_full0__, 1)",
+    "            mbarrier.wait(kv1_land0.index(0), (g) & 1)",
+    "            _tle_forward(__OFF_kv1_kv_r__, __OFF_kv1_full0__, 4)",
+    "            _tle_forward(__OFF_kv1_tkv__, __OFF_kv1_full0__, 1)",
+    _forward_piece("kv0r", (("kv_r", "D_HALF", "D_HALF"),), 16384, 0),
+    _forward_piece("kv1l", (("kv_l", 0, "D_HALF"),), 16384, 1),
+    "            mbarrier.wait(kv0r_land0.index(0), (g) & 1)",
+    "            _tle_forward(__OFF_kv0r_kv_r__, __OFF_kv0r_full0__, 4)",
+    "            mbarrier.wait(kv1l_land0.index(0), (g) & 1)",
+    "            _tle_forward(__OFF_kv1l_kv_l__, __OFF_kv1l_full0__, 4)",
+    "    # drain: every fill released by both CTAs' consumers (the peer's remote arrives included)",
+    "    GN = ROUNDS * NP",
+    "    mbarrier.wait(kv0_empty0.index(0), ((GN) & 1) ^ 1)",
+    "    mbarrier.wait(kv1_empty0.index(0), ((GN) & 1) ^ 1)",
+    "    mbarrier.wait(kv0r_empty0.index(0), ((GN) & 1) ^ 1)",
+    "    mbarrier.wait(kv1l_empty0.index(0), ((GN) & 1) ^ 1)"])
+
+
 def _replace(src: str, old: str, new: str, count: int = 1) -> str:
     n = src.count(old)
     if n != count:
@@ -198,11 +288,13 @@ def edited_source(mode: str) -> str:
     """The Gluon module text with placeholders __OFF_<name>__ and __PARAM__."""
     from tle_compiler.lowering import gluon_source
 
-    solo = mode == "solo"
+    solo, forward = mode == "solo", mode == "forward"
     src = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX).source
     helpers = HELPERS
     if solo:
         helpers = helpers.replace(".multicast::cluster", "").replace(", [m], mk;", ", [m];")
+    if forward:
+        helpers += FORWARD_HELPERS
     src = _replace(src, "@gluon.jit\ndef _tle_store_acc(", helpers + "\n@gluon.jit\ndef _tle_store_acc(")
     if not solo:  # cluster c takes query token r * clusters + c, CTA rank k its head block k
         src = _replace(src, """        item = ((r * gl.num_programs(0)) + gl.program_id(0))
@@ -210,7 +302,7 @@ def edited_source(mode: str) -> str:
                        """        qtok = ((r * (gl.num_programs(0) // 2)) + (gl.program_id(0) // 2))
         qtok = gl.where((qtok < (n_items // 2)), qtok, ((n_items // 2) - 1))
         item = ((qtok * 2) + (gl.program_id(0) % 2))""", count=3)
-    producer = PRODUCER
+    producer = FORWARD_PRODUCER if forward else PRODUCER
     if solo:
         producer = (producer.replace("rk = gl.program_id(0) % 2", "rk = 0")
                     .replace("isT = (ot < 32).to(gl.int32)", "isT = (ot < 64).to(gl.int32)")
@@ -238,9 +330,16 @@ def edited_source(mode: str) -> str:
             src, n = pat.subn(lambda m: m.group(0) + f"{m.group(1)}_tle_remote_arrive("
                               f"__OFF_{pipe}_empty0__)\n", src)
             assert n >= 1, pipe
-    for pipe, old in (("kv0", 129), ("kv1", 129), ("kv0r", 128), ("kv1l", 128)):  # expect_tx arms
+    for pipe, old in (("kv0", 129), ("kv1", 129), ("kv0r", 128), ("kv1l", 128)):
+        # TMA modes: one expect_tx arrive; forward: the own half's 128 per-thread cp.async arrives
+        # + the expect_tx arrive for the peer's half; and a landed barrier for the forwarder
         src = _replace(src, f"mbarrier.init({pipe}_full0.index(0), count={old})",
-                       f"mbarrier.init({pipe}_full0.index(0), count=1)")
+                       f"mbarrier.init({pipe}_full0.index(0), count={129 if forward else 1})"
+                       + (f"\n    mbarrier.init({pipe}_land0.index(0), count=128)" if forward else ""))
+        if forward:
+            src = _replace(src, f"    {pipe}_empty0 = gl.allocate_shared_memory(",
+                           f"    {pipe}_land0 = gl.allocate_shared_memory(gl.int64, [1, 1], "
+                           f"mbarrier.MBarrierLayout())\n    {pipe}_empty0 = gl.allocate_shared_memory(")
     if not solo:
         for pipe, old in (("kv0", 1), ("kv1", 1), ("kv0r", 2), ("kv1l", 2)):
             src = _replace(src, f"mbarrier.init({pipe}_empty0.index(0), count={old})",
@@ -259,6 +358,10 @@ def edited_source(mode: str) -> str:
                    "pred=False)\n"
                    + ("" if solo else "    _tle_cluster_handshake(__OFF_ready__)\n")
                    + "    gl.warp_specialize([")
+    if forward:  # the producer also waits on the landed barriers (a 4th partition would not
+        # fit: 13 warps leave ptxas 128 registers for the whole kernel, below a 64x256 wgmma's need)
+        src = src.replace("def producer(q_ptr,", "def producer(kv0_land0, kv1_land0, kv0r_land0, kv1l_land0, q_ptr,")
+        src = src.replace("        (producer, (q_ptr,", "        (producer, (kv0_land0, kv1_land0, kv0r_land0, kv1l_land0, q_ptr,")
     return _replace(src, "from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma_init",
                     "from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma_init, tma")
 
@@ -308,7 +411,7 @@ def generate(mode: str, attr: str):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mode", choices=("pair", "solo"), default="pair")
+    ap.add_argument("--mode", choices=("pair", "solo", "forward"), default="pair")
     ap.add_argument("-o", "--out", default=None,
                     help="module to write (default /tmp/sparse_mla_seesaw_<mode>.py); its file name "
                          "is the kernel's name for benchmarks/ab_sparse_mla.py")
@@ -318,7 +421,8 @@ def main(argv=None) -> None:
     out.write_text(text)
     ptx = compiled.asm["ptx"]
     print(f"wrote {out} ({args.mode}: {ptx.count('cp.async.bulk.tensor') - 1} TMA sites, "
-          f"{ptx.count('multicast::cluster')} multicast, {ptx.count('mapa.')} remote arrives; "
+          f"{ptx.count('multicast::cluster')} multicast, {ptx.count('mapa.')} mapa, "
+          f"{ptx.count('cp.async.bulk.shared::cluster.shared::cta')} bulk forwards; "
           f"{compiled.metadata.shared} B shared memory)")
 
 
