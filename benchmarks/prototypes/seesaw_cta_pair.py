@@ -193,37 +193,29 @@ __ATTR__ = _PairLaunch(__CLUSTER__)
 '''
 
 
-FORWARD_HELPERS = r"""
-@gluon.jit
-def _tle_forward(src, full, NCHUNK: gl.constexpr):
-    # one thread of the producer: this CTA's half (its 32 rows) of NCHUNK 64-column chunks of a slot, each a
-    # contiguous 4 KiB block at global_smem + src + chunk * 8192 + rank * 4096, copied to the same
-    # offset in the peer CTA, completing on the peer's full barrier at global_smem + full
-    L: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    z = gl.full([128], 0, gl.int32, layout=L)
-    if NCHUNK == 4:
-        gl.inline_asm_elementwise(
-            "{ .reg .u32 s, d, m, me, pe, t, h; .reg .pred p; mov.u32 t, %tid.x; and.b32 t, t, 127; setp.eq.u32 p, t, 0; "
-            "fence.proxy.async.shared::cta; mov.u32 me, %cluster_ctarank; xor.b32 pe, me, 1; shl.b32 h, me, 12; "
-            "mov.u32 m, global_smem; add.u32 m, m, $2; mapa.shared::cluster.u32 m, m, pe; "
-            "mov.u32 s, global_smem; add.u32 s, s, $1; add.u32 s, s, h; "
-            "mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
-            "add.u32 s, s, 8192; mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
-            "add.u32 s, s, 8192; mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
-            "add.u32 s, s, 8192; mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
-            "mov.u32 $0, 0; }",
-            "=r,r,r", [z + src, z + full], dtype=gl.int32, is_pure=False, pack=1)
-    else:
-        gl.inline_asm_elementwise(
-            "{ .reg .u32 s, d, m, me, pe, t, h; .reg .pred p; mov.u32 t, %tid.x; and.b32 t, t, 127; setp.eq.u32 p, t, 0; "
-            "fence.proxy.async.shared::cta; mov.u32 me, %cluster_ctarank; xor.b32 pe, me, 1; shl.b32 h, me, 12; "
-            "mov.u32 m, global_smem; add.u32 m, m, $2; mapa.shared::cluster.u32 m, m, pe; "
-            "mov.u32 s, global_smem; add.u32 s, s, $1; add.u32 s, s, h; "
-            "mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [d], [s], 4096, [m]; "
-            "mov.u32 $0, 0; }",
-            "=r,r,r", [z + src, z + full], dtype=gl.int32, is_pure=False, pack=1)
+_BULK = ("mapa.shared::cluster.u32 d, s, pe; @p cp.async.bulk.shared::cluster.shared::cta"
+         ".mbarrier::complete_tx::bytes [d], [s], 4096, [m]; ")
 
-"""
+
+def _forward_helper(nchunk: int) -> str:
+    """Gluon helper ``_tle_forward<nchunk>(src, full)``: one thread of the producer copies this
+    CTA's half (its 32 rows) of ``nchunk`` 64-column chunks of a slot, each a contiguous 4 KiB block
+    at global_smem + src + chunk * 8192 + rank * 4096, to the same offset in the peer CTA,
+    completing on the peer's full barrier at global_smem + full."""
+    asm = ("{ .reg .u32 s, d, m, me, pe, t, h; .reg .pred p; mov.u32 t, %tid.x; and.b32 t, t, 127; "
+           "setp.eq.u32 p, t, 0; fence.proxy.async.shared::cta; mov.u32 me, %cluster_ctarank; "
+           "xor.b32 pe, me, 1; shl.b32 h, me, 12; mov.u32 m, global_smem; add.u32 m, m, $2; "
+           "mapa.shared::cluster.u32 m, m, pe; mov.u32 s, global_smem; add.u32 s, s, $1; "
+           "add.u32 s, s, h; " + "add.u32 s, s, 8192; ".join([_BULK] * nchunk) + "mov.u32 $0, 0; }")
+    return (f"\n@gluon.jit\ndef _tle_forward{nchunk}(src, full):\n"
+            "    L: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])\n"
+            "    z = gl.full([128], 0, gl.int32, layout=L)\n"
+            f"    gl.inline_asm_elementwise({asm!r},\n"
+            '                              "=r,r,r", [z + src, z + full], dtype=gl.int32, '
+            "is_pure=False, pack=1)\n")
+
+
+FORWARD_HELPERS = _forward_helper(4) + _forward_helper(1)
 
 
 def _forward_piece(pipe, fields, peer_bytes, valid):
@@ -258,17 +250,17 @@ FORWARD_PRODUCER = "\n".join([
     _forward_piece("kv1", (("kv_r", "D_HALF", "D_HALF"), ("tkv", "D_MAIN", "D_TAIL")), 20480, 1),
     # forward each half once it landed (the producer's own cp.asyncs: its landed barrier)
     "            mbarrier.wait(kv0_land0.index(0), (g) & 1)",
-    "            _tle_forward(__OFF_kv0_kv_l__, __OFF_kv0_full0__, 4)",
-    "            _tle_forward(__OFF_kv0_tkv__, __OFF_kv0_full0__, 1)",
+    "            _tle_forward4(__OFF_kv0_kv_l__, __OFF_kv0_full0__)",
+    "            _tle_forward1(__OFF_kv0_tkv__, __OFF_kv0_full0__)",
     "            mbarrier.wait(kv1_land0.index(0), (g) & 1)",
-    "            _tle_forward(__OFF_kv1_kv_r__, __OFF_kv1_full0__, 4)",
-    "            _tle_forward(__OFF_kv1_tkv__, __OFF_kv1_full0__, 1)",
+    "            _tle_forward4(__OFF_kv1_kv_r__, __OFF_kv1_full0__)",
+    "            _tle_forward1(__OFF_kv1_tkv__, __OFF_kv1_full0__)",
     _forward_piece("kv0r", (("kv_r", "D_HALF", "D_HALF"),), 16384, 0),
     _forward_piece("kv1l", (("kv_l", 0, "D_HALF"),), 16384, 1),
     "            mbarrier.wait(kv0r_land0.index(0), (g) & 1)",
-    "            _tle_forward(__OFF_kv0r_kv_r__, __OFF_kv0r_full0__, 4)",
+    "            _tle_forward4(__OFF_kv0r_kv_r__, __OFF_kv0r_full0__)",
     "            mbarrier.wait(kv1l_land0.index(0), (g) & 1)",
-    "            _tle_forward(__OFF_kv1l_kv_l__, __OFF_kv1l_full0__, 4)",
+    "            _tle_forward4(__OFF_kv1l_kv_l__, __OFF_kv1l_full0__)",
     "    # drain: every fill released by both CTAs' consumers (the peer's remote arrives included)",
     "    GN = ROUNDS * NP",
     "    mbarrier.wait(kv0_empty0.index(0), ((GN) & 1) ^ 1)",
