@@ -24,50 +24,48 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def busy(fn, secs: float) -> None:
+    """Run ``fn`` back to back for ``secs`` seconds."""
+    import torch
+
+    t0 = time.time()
+    while time.time() - t0 < secs:
+        fn()
+        torch.cuda.synchronize()
+
+
 def probe(name: str, fn, flop: float, secs: float) -> dict:
-    """Run ``fn`` back to back (1 s to settle, then ``secs``) and read NVML meanwhile."""
+    """Run ``fn`` back to back (1 s to settle, then ``secs`` measured) and read NVML meanwhile:
+    the energy counter at both ends of the measured run, the SM clock during it (the benchmark's
+    ClockSampler)."""
     import pynvml
     import torch
+
+    from kernels.bench_sparse_mla import ClockSampler
 
     h = pynvml.nvmlDeviceGetHandleByIndex(0)
     fn()
     torch.cuda.synchronize()
     time.sleep(2)  # the same start for every kernel
-    stop, clocks = threading.Event(), []
-
-    def sample():
-        while not stop.is_set():
-            clocks.append(pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM))
-            time.sleep(0.02)
-
-    t = threading.Thread(target=sample)
-    t.start()
-    t0 = time.time()
-    while time.time() - t0 < 1.0:
-        fn()
-        torch.cuda.synchronize()
-    e0, t0, n = pynvml.nvmlDeviceGetTotalEnergyConsumption(h), time.time(), 0
-    while time.time() - t0 < secs:
-        for _ in range(4):
-            fn()
-        n += 4
-        torch.cuda.synchronize()
-    dt, e1 = time.time() - t0, pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
-    stop.set()
-    t.join()
+    busy(fn, 1.0)
+    with ClockSampler(nvml=pynvml, period_s=0.02) as clock:
+        e0, t0, n = pynvml.nvmlDeviceGetTotalEnergyConsumption(h), time.time(), 0
+        while time.time() - t0 < secs:
+            for _ in range(4):
+                fn()
+            n += 4
+            torch.cuda.synchronize()
+        dt, e1 = time.time() - t0, pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
     joules = (e1 - e0) / 1e3 / n  # the counter is in mJ
     r = dict(name=name, ms=dt / n * 1e3, tflops=flop / (dt / n) / 1e12, watts=(e1 - e0) / 1e3 / dt,
-             mj=joules * 1e3, pj_per_flop=joules / flop * 1e12,
-             clock_mhz=statistics.median(clocks[len(clocks) // 3:]))
+             mj=joules * 1e3, pj_per_flop=joules / flop * 1e12, clock_mhz=clock.clock_mhz)
     print(f"{name:34s} {r['ms']:7.3f} ms/call {r['tflops']:6.1f} TFLOP/s {r['watts']:5.0f} W "
           f"{r['mj']:7.1f} mJ/call {r['pj_per_flop']:5.3f} pJ/FLOP  SM clock median "
           f"{r['clock_mhz']:.0f} MHz", flush=True)
@@ -76,14 +74,7 @@ def probe(name: str, fn, flop: float, secs: float) -> dict:
 
 def states(name: str, fn, flop: float, matmul) -> None:
     """The benchmark's timing of ``fn`` after three different histories."""
-    import torch
     import triton.testing
-
-    def busy(f, secs):
-        t0 = time.time()
-        while time.time() - t0 < secs:
-            f()
-            torch.cuda.synchronize()
 
     for label, before in (("after 5 s idle", lambda: time.sleep(5)),
                           ("after 2 s of matmul", lambda: busy(matmul, 2)),
