@@ -43,10 +43,8 @@ carriers pays for the L2 traffic it saves (the half-rows probe's +7 % is the cei
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -363,11 +361,12 @@ def _compile(text: str):
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
 
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(text)
-    spec = importlib.util.spec_from_file_location(Path(f.name).stem, f.name)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    from types import SimpleNamespace
+
+    from tle_compiler.lowering.compile import load_module
+
+    # the lowering's module cache (content-addressed: both compiles' texts stay importable)
+    mod = load_module(SimpleNamespace(source=text, kernel="sparse_mla_seesaw_pair"))
     attrs = {(i,): [["tt.divisibility", 16]] for i, v in enumerate(SIG.values())
              if v == "i32" or v.startswith("*")}
     src = GluonASTSource(mod.sparse_mla_seesaw, SIG, constexprs=CX, attrs=attrs)
