@@ -502,6 +502,10 @@ class FnTranslator:
             if axis_node is None or x.kind != "tensor":
                 raise self.err(f"tl.{name} needs a tensor and an explicit axis", node)
             axis = self.ex(axis_node).value
+            if len(x.shape) == 1:
+                # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
+                # branch every thread of the partition takes the same way)
+                return V("scalar", f"gl.{name}({x.text}, 0)")
             res = self.S.new(len(x.shape) - 1)
             self.S.slice_of(res, axis, x.var)
             shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
