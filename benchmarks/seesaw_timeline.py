@@ -41,7 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 NEV = 16  # event slots per (partition, pair)
 PART = {"producer": 0, "consumer0": 1, "consumer1": 2}
-# partition -> (substring of the generated line to stamp after, event); event 0 is the loop head
+# The last line of a pair: the bundled kernel's lazy reference max, the per-CTA variant's max.
+PAIR_END = (("ref = r_new", "m_i = m_new"), 11)
+# partition -> (substring of the generated line to stamp after, or a tuple of alternatives, event);
+# event 0 is the loop head
 EVENTS = {
     "producer": [("mbarrier.wait(kv0_empty0", 1), ("mbarrier.wait(kv1_empty0", 2),
                  ("mbarrier.wait(kv0r_empty0", 3), ("mbarrier.wait(kv1l_empty0", 4),
@@ -50,13 +53,13 @@ EVENTS = {
                   ("# s is read", 3), ("mbarrier.arrive(max0_full0", 4), ("acc = _acc9", 5),
                   ("mbarrier.arrive(kv0_empty0", 6), ("mbarrier.wait(max1_full0", 7),
                   ("mbarrier.arrive(prob0_full0", 8), ("mbarrier.wait(prob1_full0", 9),
-                  ("mbarrier.wait(kv1l_full0", 10), ("m_i = m_new", 11)],
+                  ("mbarrier.wait(kv1l_full0", 10), PAIR_END],
     "consumer1": [("mbarrier.wait(kv1_full0", 1), ("mbarrier.wait(kv1l_full0", 2),
                   ("# s is read", 3), ("mbarrier.wait(max0_full0", 4),
                   ("mbarrier.arrive(max1_full0", 5), ("mbarrier.arrive(prob1_full0", 6),
                   ("acc = _acc10", 7), ("mbarrier.wait(prob0_full0", 8),
                   ("mbarrier.wait(kv0r_full0", 9), ("mbarrier.arrive(kv1_empty0", 10),
-                  ("m_i = m_new", 11)],
+                  PAIR_END],
 }
 SEGMENTS = {
     "consumer0": ["wait kv0 (K0_L + tail)", "QK0_L issue + wait kv0r (K0_R)", "QK0_R + wait for S",
@@ -150,7 +153,7 @@ def instrument(src: str, persistent: bool = False) -> tuple[str, dict]:
                 found[cur].append(0)
                 continue
             for pat, ev in EVENTS[cur]:
-                if pat in ln:
+                if any(x in ln for x in ((pat,) if isinstance(pat, str) else pat)):
                     ind = re.match(r"\s*", ln).group(0)
                     out.append(f"{ind}_stamp(tr + p * {NEV} + {ev})")
                     found[cur].append(ev)

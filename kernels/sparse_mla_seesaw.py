@@ -3,30 +3,43 @@
 One program per (query token, block of BLOCK_H=64 heads). K tiles of BK=64 indices go in pairs:
 k0 = 2p and k1 = 2p+1. Each consumer computes QK for its own tile and applies BOTH tiles'
 probabilities to its own output half. The max order is one-directional (FlashMLA's): consumer0
-publishes m0 = max(m_old, rowmax S0) and goes on with it; consumer1 folds in rowmax S1 and sends
-the final m_new back. Consumer0 brings its P0·V0_L term from m0 to m_new (beta = exp2(m0 - m_new))
-and hands P0 to consumer1 already relative to m_new, so consumer1 never rescales mid-pair.
+publishes its tile's row max and goes on with its reference r0; consumer1 folds in rowmax S1 and
+sends the pair's final reference r_new back. Consumer0 brings its P0·V0_L term from r0 to r_new
+(beta = exp2(r0 - r_new)) and hands P0 to consumer1 already relative to r_new, so consumer1 never
+rescales mid-pair.
 
-    producer (4 warps, default)   consumer0 (4 warps, 216 regs)      consumer1 (4 warps, 216 regs)
+Lazy rescale (session 6): the reference max of a row moves only when a score exceeds it by more
+than 2^TAU (TAU = 8, in log2 units), so after the first pair the rescales of O (128 FMULs per
+thread each, three per pair over both consumers) are almost always skipped; probabilities stay
+below 2^8, well inside bf16's range. The skip is a branch on a whole-partition flag,
+`tl.max((r0 != ref).to(tl.int32), 0) > 0`, which the lowering emits as a scalar `if`. max_logits
+needs the true max, which only consumer1 sees (it gets consumer0's tile max); it stores it.
+Measured with benchmarks/energy_probe.py on the H200 at the power cap, together with folding
+sm_scale into exp2's FFMA: 1.276 → 1.248 pJ/FLOP at SKV = 8K, 1.433 → 1.406 at 128K
+(docs/BENCHMARKS.md, session 6).
+
+    producer (4 warps, default)   consumer0 (4 warps, 224 regs)      consumer1 (4 warps, 224 regs)
     Q main dims ─► q (one_shot) ─► q_l q_r                            q_l q_r
     tile 2p:   K0_L,tail,mask ─► kv0 (consumer0 alone)
     tile 2p+1: K1_R,tail,mask ─► kv1 (consumer1 alone)
     tile 2p:   K0_R ─► kv0r ───►  QK0                                 P0·V0_R
     tile 2p+1: K1_L ─► kv1l ───►  P1·V1_L                             QK1
                                  S0 = Q·K0ᵀ                           S1 = Q·K1ᵀ
-                                 m0 = max(m_old, rowmax S0) ─ max0 ─► m_new = max(m0, rowmax S1)
-                                 O_l = O_l·a0 + P0·V0_L (async)       P1 = exp2(S1 - m_new)
+                                 x0 = rowmax S0 ────────── max0 ───► r0 = lazy(ref, x0)
+                                 r0 = lazy(ref, x0)                   r_new = lazy(r0, rowmax S1)
+                                 O_l = O_l·a0 + P0·V0_L (async)       P1 = exp2(S1 - r_new)
                                  release kv0 (P0·V0_L retired)        ◄─ prob1 ─ (P1, rowsum P1)
-                                 m_new ◄───────────────────── max1 ── O_r = O_r·a + P1·V1_R
+                                 r_new ◄───────────────────── max1 ── O_r = O_r·a + P1·V1_R
                                  (P0·beta, rowsum P0) ─ prob0 ─►      O_r += P0·V0_R
                                  O_l = O_l·beta + P1·V1_L             release kv1, then kv0r
                                  (in flight into the next pair;
                                   kv1l released there)
-    epilogue                     out[:, :256], lse, max_logits       out[:, 256:]
-    (all pipes capacity 1; a0 = exp2(m_old - m0), beta = exp2(m0 - m_new), a = a0·beta,
-     l = (l·a0 + rowsum P0)·beta + rowsum P1)
+    epilogue                     out[:, :256], lse                   out[:, 256:], max_logits
+    (all pipes capacity 1; lazy(r, x) = x if x > r + TAU else r; a0 = exp2(ref - r0),
+     beta = exp2(r0 - r_new), a = a0·beta, l = (l·a0 + rowsum P0)·beta + rowsum P1; each
+     O rescale runs only when its factor is not 1 for some row)
 
-Both consumers keep identical (m, l): they combine the same fp32 values in the same order.
+Both consumers keep identical (ref, l): they combine the same fp32 values in the same order.
 
 Fill and release order (FlashMLA's): each consumer's first QK piece is freed mid-pair, so the
 producer gathers it for the next pair while the current one finishes. The producer fills kv0
@@ -48,7 +61,7 @@ forward in it (commit(p) → wait(p) inside pair p; release(p-1) → acquire(p) 
 consumer0's release of kv1l(p) and prob1(p) comes after its wait for kv0(p+1), which the producer
 fills before it needs kv1l(p) back). The happens-before graph is therefore acyclic for every NP.
 Consumer0's only waits on consumer1 inside a pair (max1, prob1) come after it committed what
-consumer1 needs first (max0); waiting for m_new before committing m0 would be a cycle
+consumer1 needs first (max0); waiting for r_new before committing its tile max would be a cycle
 (tests/test_kernels.py checks the verifier rejects that).
 
 Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
@@ -66,10 +79,11 @@ ordering as the per-CTA kernel's program renumbering: +14 % at SKV=128K, docs/BE
 
 Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72
 (MISSION's "[216, 72]"). In `warp_specialize` the budget list covers the workers only, so the two
-consumers (workers) ask for [216, 216] and the producer, the default partition, gets what is left
+consumers (workers) ask for [224, 224] and the producer, the default partition, gets what is left
 of the 64 Ki-register file: 65,536 / 128 threads = 512 per thread over the three warp groups, so
-512 - 2*216 = 80 (the lowering may shrink it to FlashMLA's 72). A gather holds only indices,
-pointers and masks, so that is enough.
+512 - 2*224 = 64 (ptxas fits it in 56). A gather holds only indices, pointers and masks, so that
+is enough. 224 rather than FlashMLA's 216: with the lazy rescale's reference and flags, 216 left
+consumer0 a few bytes of spills.
 
 History: the schedule before this one (measured 2026-11-29, docs/BENCHMARKS.md) had consumer1
 apply P0 relative to m0 first and rescale mid-pair, and filled kv0, kv0r, kv1l, kv1; FlashMLA's
@@ -99,6 +113,7 @@ D_MAIN = tl.constexpr(512)   # main dims of q/kv rows (also the V dims)
 D_TAIL = tl.constexpr(64)    # RoPE tail dims: a row is D_MAIN + D_TAIL = 576 wide
 LOG2E = tl.constexpr(1.4426950408889634)
 LN2 = tl.constexpr(0.6931471805599453)
+TAU = tl.constexpr(8.0)     # lazy rescale: a reference max moves only for a score 2^8 above it
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
@@ -140,13 +155,13 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
                      idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr, stride_l_s,
+                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s,
                       sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, sm_scale, n_items, n_hb, ROUNDS, NP,
-                      BLOCK_H))],
+                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, sm_scale,
+                      n_items, n_hb, ROUNDS, NP, BLOCK_H))],
         [4, 4],
-        [216, 216])
+        [224, 224])
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
@@ -211,7 +226,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
 
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-              out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale, n_items,
+              out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sm_scale, n_items,
               n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
@@ -235,7 +250,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         q_tail = tl.load(q_ptr + pid_s * stride_q_s + (h0 + offs_h[:, None]) * stride_q_h + D_MAIN
                          + offs_t[None, :])
         qres = qr.wait(r)
-        m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+        ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
         l_i = tl.zeros([BLOCK_H], tl.float32)
         acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
         for p in range(NP):
@@ -251,31 +266,34 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                        tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
             valid = tl.load(tle.gpu.local_ptr(k0.slot.valid)) != 0
-            s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+            s = tl.where(valid[None, :], s, float("-inf"))
             own_r.release(g)
 
-            m0 = tl.maximum(m_i, tl.max(s, 1))
+            mx0 = tl.max(s, 1) * qk_scale
             mslot = mw.acquire(g)
-            tl.store(tle.gpu.local_ptr(mslot.m), m0)
+            tl.store(tle.gpu.local_ptr(mslot.m), mx0)
             mw.commit(g)
-            m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
-            alpha0 = tl.exp2(m_i - m0_use)
-            p0 = tl.exp2(s - m0_use[:, None])
+            r0 = tl.where(mx0 > ref + TAU, mx0, ref)
+            r0_use = tl.where(r0 == float("-inf"), 0.0, r0)
+            alpha0 = tl.exp2(ref - r0_use)
+            p0 = tl.exp2(s * qk_scale - r0_use[:, None])
             sum0 = tl.sum(p0, 1)
-            acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)),
-                         acc * alpha0[:, None])
+            if tl.max((r0 != ref).to(tl.int32), 0) > 0:
+                acc = acc * alpha0[:, None]
+            acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc)
 
             own.release(g)
             mres = mr.wait(g)
-            m_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
+            r_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
             mr.release(g)
-            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-            beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
+            r_use = tl.where(r_new == float("-inf"), 0.0, r_new)
+            beta = tl.where(r0 == float("-inf"), 1.0, tl.exp2(r0 - r_use))
             pslot = pw.acquire(g)
             tl.store(tle.gpu.local_ptr(pslot.sS), (p0 * beta[:, None]).to(tl.bfloat16))
             tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
             pw.commit(g)
-            acc = acc * beta[:, None]
+            if tl.max((r_new != r0).to(tl.int32), 0) > 0:
+                acc = acc * beta[:, None]
 
             pres = pr.wait(g)
             k1 = peer.wait(g)
@@ -284,7 +302,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
 
             l_i = (l_i * alpha0 + sum0) * beta + sum1
-            m_i = m_new
+            ref = r_new
         if NP > 0:
             pr.release(r * NP + NP - 1)
             peer.release(r * NP + NP - 1)
@@ -294,14 +312,13 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         out = acc * inv_l[:, None]
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
         tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
-        tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
         tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h,
-                 tl.where(l_i > 0, (tl.log2(l_i) + m_i) * LN2, float("inf")))
+                 tl.where(l_i > 0, (tl.log2(l_i) + ref) * LN2, float("inf")))
 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-              out_ptr, stride_o_s, stride_o_h, sm_scale, n_items, n_hb, ROUNDS, NP,
-              BLOCK_H: tl.constexpr):
+              out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sm_scale, n_items, n_hb,
+              ROUNDS, NP, BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -325,6 +342,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
                          + offs_t[None, :])
         qres = qr.wait(r)
         m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+        ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
         l_i = tl.zeros([BLOCK_H], tl.float32)
         acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
         for p in range(NP):
@@ -337,21 +355,24 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                        tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
             valid = tl.load(tle.gpu.local_ptr(k1.slot.valid)) != 0
-            s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+            s = tl.where(valid[None, :], s, float("-inf"))
             own_l.release(g)
 
+            mx1 = tl.max(s, 1) * qk_scale
             mres = mr.wait(g)
-            m0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
+            mx0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
             mr.release(g)
-            m_new = tl.maximum(m0, tl.max(s, 1))
+            r0 = tl.where(mx0 > ref + TAU, mx0, ref)
+            r_new = tl.where(mx1 > r0 + TAU, mx1, r0)
             mslot = mw.acquire(g)
-            tl.store(tle.gpu.local_ptr(mslot.m), m_new)
+            tl.store(tle.gpu.local_ptr(mslot.m), r_new)
             mw.commit(g)
-            m0_use = tl.where(m0 == float("-inf"), 0.0, m0)
-            m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-            alpha0 = tl.exp2(m_i - m0_use)
-            beta = tl.where(m0 == float("-inf"), 1.0, tl.exp2(m0 - m_use))
-            p1 = tl.exp2(s - m_use[:, None])
+            m_i = tl.maximum(m_i, tl.maximum(mx0, mx1))
+            r0_use = tl.where(r0 == float("-inf"), 0.0, r0)
+            r_use = tl.where(r_new == float("-inf"), 0.0, r_new)
+            alpha0 = tl.exp2(ref - r0_use)
+            beta = tl.where(r0 == float("-inf"), 1.0, tl.exp2(r0 - r_use))
+            p1 = tl.exp2(s * qk_scale - r_use[:, None])
             sum1 = tl.sum(p1, 1)
             p1 = p1.to(tl.bfloat16)
             pslot = pw.acquire(g)
@@ -359,8 +380,9 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
             pw.commit(g)
 
-            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)),
-                         acc * tl.exp2(m_i - m_use)[:, None])
+            if tl.max((r_new != ref).to(tl.int32), 0) > 0:
+                acc = acc * tl.exp2(ref - r_use)[:, None]
+            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
             pres = pr.wait(g)
             k0r = peer.wait(g)
             acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
@@ -371,7 +393,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             peer.release(g)
 
             l_i = (l_i * alpha0 + sum0) * beta + sum1
-            m_i = m_new
+            ref = r_new
         qr.release(r)
 
         inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
@@ -379,6 +401,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
         tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
                  out.to(tl.bfloat16))
+        tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
 
 
 DEFAULT_CONFIG = {

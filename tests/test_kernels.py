@@ -114,7 +114,7 @@ def test_seesaw_consumer0_waiting_for_the_final_max_before_committing_its_own_de
     run_pipeline = _need("tle_compiler.passes", "run_pipeline")
     text = (KERNELS_DIR / "sparse_mla_seesaw.pipe").read_text()
     lines = [ln.split("#")[0].strip() for ln in text.splitlines()]
-    c1 = lines.index("partition consumer1 warps=4 regs=216 {")
+    c1 = next(i for i, ln in enumerate(lines) if ln.startswith("partition consumer1 "))
     g = "(p + 16*r)"
     # consumer1 follows: it waits for m0 before committing m_new (no two-way exchange)
     assert lines.index(f"max0.wait{g}", c1) < lines.index(f"max1.commit{g}", c1)
@@ -262,6 +262,50 @@ def _reference(q, kv, idx, sm_scale):
         else:
             lse[s] = float("inf")
     return out, lse, ml
+
+
+def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
+    """The seesaw keeps a reference max per row and rescales its output only when a score
+    exceeds the reference by more than 2^TAU (kernels/sparse_mla_seesaw.py, "Lazy rescale").
+    Scores spanning ~40 log2 units, with each row's indices in increasing score order, move the
+    reference many times inside an item; out, lse and max_logits must still match the reference
+    (a skipped or misapplied rescale is off by a factor of at least 2^TAU)."""
+    torch = pytest.importorskip("torch")
+    from tle_compiler.testing.emulator import load_kernel_module
+    from kernels.api import launch_args
+
+    path = KERNELS_DIR / "sparse_mla_seesaw.py"
+    mod = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
+    assert mod.TAU == 8.0
+    s_q, h_q, s_kv, topk = 3, 128, 700, 512
+    g = torch.Generator().manual_seed(3)
+    direction = torch.randn(s_q, 1, 576, generator=g)
+    q = (direction * 60 + torch.randn(s_q, h_q, 576, generator=g)).bfloat16()
+    kv = (torch.randn(s_kv, 1, 576, generator=g) * 0.3).bfloat16()
+    sm_scale = 576 ** -0.5
+    score = (q.float().mean(1) @ kv[:, 0].float().T) * sm_scale * 1.4426950408889634
+    idx = torch.randint(0, s_kv, (s_q, 1, topk), generator=g, dtype=torch.int32)
+    for s in range(s_q):  # each row's indices by increasing score: its max keeps growing
+        idx[s, 0] = idx[s, 0][score[s, idx[s, 0].long()].argsort()]
+    # row 1: the higher tile of each pair first, so the reference moves at consumer0's tile
+    # (its rescale before P0·V0) rather than at consumer1's (the others' rescales)
+    idx[1, 0] = idx[1, 0].view(topk // 128, 2, 64).flip(1).reshape(topk)
+    spread = [score[s, idx[s, 0].long()].max() - score[s, idx[s, 0, :128].long()].max()
+              for s in range(s_q)]
+    assert min(spread) > 4 * mod.TAU  # the reference has to move several times per item
+    idx[2, 0, :100] = -1              # an invalid start, then valid tiles
+
+    out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
+    lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
+    args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
+            out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
+    grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 4, 64)
+    mod.sparse_mla_seesaw[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=64)
+    ref_out, ref_lse, ref_ml = _reference(q, kv, idx, sm_scale)
+    assert ((out.float() - ref_out).norm() / ref_out.norm()).item() < 5e-3
+    assert (out.float() - ref_out).abs().max().item() < 1e-2
+    assert torch.allclose(lse, ref_lse, atol=1e-4, rtol=0)
+    assert torch.allclose(ml, ref_ml, atol=1e-4, rtol=0)
 
 
 @pytest.mark.parametrize("kernel,path,topk", [(k, KERNELS_DIR / f"{k}.py", 256) for k in KERNELS])

@@ -215,8 +215,7 @@ def test_release_after_chained_shared_operand_wgmmas_compiles(tmp_path):
     op still needs a dependency, so the lowering gives it a throwaway one instead of `deps=[]`,
     which Triton rejects ("expected to be waiting on at least one dependency")."""
     src = (ROOT / "kernels/sparse_mla_seesaw.py").read_text()
-    old = """            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)),
-                         acc * tl.exp2(m_i - m_use)[:, None])
+    old = """            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
             pres = pr.wait(g)
             k0r = peer.wait(g)
             acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
@@ -228,8 +227,7 @@ def test_release_after_chained_shared_operand_wgmmas_compiles(tmp_path):
     new = """            pres = pr.wait(g)
             k0r = peer.wait(g)
             acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
-                         tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)),
-                         acc * tl.exp2(m_i - m_use)[:, None])
+                         tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
             acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
             sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
             pr.release(g)
