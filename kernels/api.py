@@ -19,6 +19,7 @@ TypeError names the argument and what was expected. The work runs in the custom 
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -122,6 +123,10 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
         raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
     if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
         raise TypeError(f"sm_scale: expected a Python float, got {type(sm_scale).__name__}")
+    if not math.isfinite(sm_scale) or sm_scale <= 0:
+        # a softmax scale (1/sqrt(d)); the seesaw takes row maxima before scaling, which is right
+        # only for a positive scale
+        raise ValueError(f"sm_scale: expected a finite positive float, got {sm_scale!r}")
     if isinstance(d_v, bool) or not isinstance(d_v, int) or d_v != D_V:
         raise ValueError(f"d_v: expected {D_V} (the V dims are kv[..., :512]), got {d_v!r}")
     _check_tensor("q", q, (3, 4), torch.bfloat16, "[s_q, h_q, d_qk] or [B, SQ, H, d_qk] bf16")
