@@ -6,9 +6,10 @@ Note: ``tle_compiler.pipe`` (the function) is re-exported at the package top lev
 """
 
 from . import gpu
-from .gpu import SharedBuffer, alloc, local_ptr, smem, warp_specialize
+from .gpu import SharedBuffer, alloc, local_ptr, scale_rows, smem, warp_specialize
 from .pipe import (Pipe, PipeDecl, Reader, Slot, WaitResult, Writer, validate_pipe,
                    validate_reader)
 
-__all__ = ["gpu", "SharedBuffer", "alloc", "local_ptr", "smem", "warp_specialize", "Pipe", "PipeDecl",
+__all__ = ["gpu", "SharedBuffer", "alloc", "local_ptr", "scale_rows", "smem", "warp_specialize",
+           "Pipe", "PipeDecl",
            "Reader", "Slot", "WaitResult", "Writer", "validate_pipe", "validate_reader"]

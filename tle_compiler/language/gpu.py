@@ -188,6 +188,13 @@ def local_ptr(buf: SharedBuffer, indices: object = None) -> None:
     raise _only_in_kernel("tle.gpu.local_ptr")
 
 
+def scale_rows(x: object, factor: object) -> None:
+    """``x * factor[:, None]`` for a 2-D ``x`` and one factor per row (kernel only). On a wgmma
+    accumulator the lowering skips the multiplies of every warp whose factors are all exactly 1
+    (lowering/lazy_scale.py): an online-softmax rescale that is free when the max did not move."""
+    raise _only_in_kernel("tle.gpu.scale_rows")
+
+
 def warp_specialize(functions_and_args: object, worker_num_warps: object = None,
                     worker_num_regs: object = None) -> None:
     """Run each (function, args) entry on its own warp group (kernel only)."""

@@ -265,6 +265,10 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
         from .acc_store import helpers_src as acc_store_helpers
 
         out[helpers_at:helpers_at] = acc_store_helpers()
+    if ctx.lazy_scale_packs:
+        from .lazy_scale import helpers_src as lazy_scale_helpers
+
+        out[helpers_at:helpers_at] = lazy_scale_helpers(ctx.lazy_scale_packs)
 
     # ---- the kernel
     sig = ", ".join(f"{a}: gl.constexpr" if a in info.constexprs else a for a in info.args)

@@ -92,6 +92,7 @@ class Ctx:
         # emitted, to measure what their gathers cost (benchmarks/gather_probe.py); wrong results
         self.probe_skip: set[str] = set()
         self.uses_acc_store = False
+        self.lazy_scale_packs: set[int] = set()  # tle.gpu.scale_rows helpers in use (lazy_scale.py)
 
 
 class FnTranslator:
@@ -454,6 +455,8 @@ class FnTranslator:
                 return V("lptr", buf.text, shape=buf.shape, dtype=buf.dtype,
                          value=SimpleNamespace(value=buf.value, slot=getattr(buf, "slot", None),
                                                text=buf.text, shape=buf.shape, dtype=buf.dtype))
+            if canon == "tle.gpu.scale_rows":
+                return self._scale_rows(node)
             raise self.err(f"`{canon}` is not supported inside a partition", node)
         if not canon.startswith("tl."):
             raise self.err(f"`{canon}` is not supported", node)
@@ -490,7 +493,10 @@ class FnTranslator:
             c, a, b = (self.ex(x) for x in args)
             if not any(x.kind == "tensor" for x in (c, a, b)):
                 return V("scalar", f"gl.where({c.text}, {a.text}, {b.text})")
-            return self._elementwise([c, a, b], lambda x, y, z: f"gl.where({x}, {y}, {z})")
+            res = self._elementwise([c, a, b], lambda x, y, z: f"gl.where({x}, {y}, {z})")
+            # the values' dtype, not the condition's
+            dt = next((v.dtype for v in (a, b) if v.kind == "tensor" and v.dtype), None)
+            return replace(res, dtype=dt)
         if name in ("maximum", "minimum"):
             a, b = self.ex(args[0]), self.ex(args[1])
             if a.kind != "tensor" and b.kind != "tensor":
@@ -528,6 +534,35 @@ class FnTranslator:
             raise self.err("tl.trans is only supported on a shared-memory tile fed to tl.dot "
                            "(tl.dot(a, tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))))", node)
         raise self.err(f"`tl.{name}` is not supported by the lowering", node)
+
+    def _scale_rows(self, node: ast.Call) -> V:
+        """``tle.gpu.scale_rows(x, factor)`` = ``x * factor[:, None]``; on a wgmma accumulator a warp
+        whose factors are all 1 skips its multiplies (lowering/lazy_scale.py)."""
+        from . import lazy_scale
+
+        if len(node.args) != 2 or node.keywords:
+            raise self.err("tle.gpu.scale_rows(x, factor) takes two arguments", node)
+        x, f = self.ex(node.args[0]), self.ex(node.args[1])
+        if (x.kind != "tensor" or len(x.shape or ()) != 2 or f.kind != "tensor"
+                or len(f.shape or ()) != 1 or f.shape[0] != x.shape[0]):
+            raise self.err("tle.gpu.scale_rows(x, factor): x must be a 2-D tensor and factor a 1-D "
+                           "tensor with one value per row of x", node)
+        col = ast.Subscript(value=node.args[1], ctx=ast.Load(),
+                            slice=ast.Tuple(elts=[ast.Slice(), ast.Constant(None)], ctx=ast.Load()))
+        ast.copy_location(col, node.args[1])
+        texts: list[str] = []
+
+        def fmt(a, b):
+            texts[:] = [a, b]
+            return f"({a} * {b})"
+
+        res = self._elementwise([x, self.ex(col)], fmt)
+        if self.emitting:
+            pack = lazy_scale.pack_for(self.S.layout(res.var), res.shape, x.dtype)
+            if pack:
+                self.ctx.lazy_scale_packs.add(pack)
+                res = replace(res, text=f"{lazy_scale.helper_name(pack)}({texts[0]}, {texts[1]})")
+        return res
 
     def _local(self, node: ast.AST) -> Optional[V]:
         """``tl.load(tle.gpu.local_ptr(buf))`` → the buffer, without loading it."""

@@ -251,8 +251,11 @@ def make_language(dot_dtypes=None):
     def jit(fn=None, **_):
         return Kernel(fn) if fn is not None else (lambda f: Kernel(f))
 
+    def scale_rows(x, factor):
+        return x * factor[:, None]
+
     gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
-                                smem="smem")
+                                scale_rows=scale_rows, smem="smem")
     tle = types.SimpleNamespace(jit=jit, pipe=Pipe, gpu=gpu)
     return tl, tle
 
