@@ -9,14 +9,15 @@ sends the pair's final reference r_new back. Consumer0 brings its P0·V0_L term 
 rescales mid-pair.
 
 Lazy rescale (session 6): the reference max of a row moves only when a score exceeds it by more
-than 2^TAU (TAU = 8, in log2 units), so after the first pair the rescales of O (128 FMULs per
-thread each, three per pair over both consumers) are almost always skipped; probabilities stay
-below 2^8, well inside bf16's range. The skip is a branch on a whole-partition flag,
-`tl.max((r0 != ref).to(tl.int32), 0) > 0`, which the lowering emits as a scalar `if`. max_logits
-needs the true max, which only consumer1 sees (it gets consumer0's tile max); it stores it.
-Measured with benchmarks/energy_probe.py on the H200 at the power cap, together with folding
-sm_scale into exp2's FFMA: 1.276 → 1.248 pJ/FLOP at SKV = 8K, 1.433 → 1.406 at 128K
-(docs/BENCHMARKS.md, session 6).
+than 2^TAU (TAU = 8, in log2 units), so after the first pair the rescale factors of O (and of P0
+for consumer1) are exactly 1; probabilities stay below 2^8, well inside bf16's range. The rescales
+are `tle.gpu.scale_rows(acc, factor)`, which the lowering turns into per-warp skips on a wgmma
+accumulator (a warp vote and a branch around the 128 FMULs; lowering/lazy_scale.py), so they cost
+~5 instructions per warp when nothing moved. max_logits needs the true max, which only consumer1
+sees (it gets consumer0's tile max); it stores it. sm_scale is applied inside exp2's FFMA.
+Measured on the H200 at the power cap (benchmarks/energy_probe.py, docs/BENCHMARKS.md session 6):
+1.276 → 1.248 pJ/FLOP at SKV = 8K with partition-wide `if` flags instead (a cross-warp reduction
+each), and a further 1.266 → 1.237 with the per-warp skips.
 
     producer (4 warps, default)   consumer0 (4 warps, 224 regs)      consumer1 (4 warps, 224 regs)
     Q main dims ─► q (one_shot) ─► q_l q_r                            q_l q_r
@@ -36,8 +37,8 @@ sm_scale into exp2's FFMA: 1.276 → 1.248 pJ/FLOP at SKV = 8K, 1.433 → 1.406 
                                   kv1l released there)
     epilogue                     out[:, :256], lse                   out[:, 256:], max_logits
     (all pipes capacity 1; lazy(r, x) = x if x > r + TAU else r; a0 = exp2(ref - r0),
-     beta = exp2(r0 - r_new), a = a0·beta, l = (l·a0 + rowsum P0)·beta + rowsum P1; each
-     O rescale runs only when its factor is not 1 for some row)
+     beta = exp2(r0 - r_new), a = a0·beta, l = (l·a0 + rowsum P0)·beta + rowsum P1; a warp
+     skips a rescale when the factor of each of its rows is 1)
 
 Both consumers keep identical (ref, l): they combine the same fp32 values in the same order.
 
@@ -82,8 +83,8 @@ Registers: FlashMLA gives each consumer warp group 216 registers per thread and 
 consumers (workers) ask for [224, 224] and the producer, the default partition, gets what is left
 of the 64 Ki-register file: 65,536 / 128 threads = 512 per thread over the three warp groups, so
 512 - 2*224 = 64 (ptxas fits it in 56). A gather holds only indices, pointers and masks, so that
-is enough. 224 rather than FlashMLA's 216: with the lazy rescale's reference and flags, 216 left
-consumer0 a few bytes of spills.
+is enough. 224 rather than FlashMLA's 216: the lazy rescale's first version (partition-wide flags)
+spilled at 216; the per-warp version fits either, and was measured at 224.
 
 History: the schedule before this one (measured 2026-11-29, docs/BENCHMARKS.md) had consumer1
 apply P0 relative to m0 first and rescale mid-pair, and filled kv0, kv0r, kv1l, kv1; FlashMLA's
@@ -278,8 +279,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             alpha0 = tl.exp2(ref - r0_use)
             p0 = tl.exp2(s * qk_scale - r0_use[:, None])
             sum0 = tl.sum(p0, 1)
-            if tl.max((r0 != ref).to(tl.int32), 0) > 0:
-                acc = acc * alpha0[:, None]
+            acc = tle.gpu.scale_rows(acc, alpha0)
             acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc)
 
             own.release(g)
@@ -289,11 +289,10 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             r_use = tl.where(r_new == float("-inf"), 0.0, r_new)
             beta = tl.where(r0 == float("-inf"), 1.0, tl.exp2(r0 - r_use))
             pslot = pw.acquire(g)
-            tl.store(tle.gpu.local_ptr(pslot.sS), (p0 * beta[:, None]).to(tl.bfloat16))
+            tl.store(tle.gpu.local_ptr(pslot.sS), tle.gpu.scale_rows(p0, beta).to(tl.bfloat16))
             tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
             pw.commit(g)
-            if tl.max((r_new != r0).to(tl.int32), 0) > 0:
-                acc = acc * beta[:, None]
+            acc = tle.gpu.scale_rows(acc, beta)
 
             pres = pr.wait(g)
             k1 = peer.wait(g)
@@ -380,8 +379,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
             pw.commit(g)
 
-            if tl.max((r_new != ref).to(tl.int32), 0) > 0:
-                acc = acc * tl.exp2(ref - r_use)[:, None]
+            acc = tle.gpu.scale_rows(acc, tl.exp2(ref - r_use))
             acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
             pres = pr.wait(g)
             k0r = peer.wait(g)

@@ -112,6 +112,29 @@ def test_anchor_inputs_all_impls():
     run_all(q, kv, idx, SCALE, expect=["naive", "pipe", "seesaw"])
 
 
+def test_row_max_moving_mid_row():
+    """Scores spanning ~40 log2 units, each row's indices in increasing score order (odd rows with
+    each K-tile pair's higher tile first): the seesaw's lazy reference max moves many times per
+    row, so its per-warp rescale skips (tle.gpu.scale_rows) must rescale exactly the warps whose
+    rows moved. A skipped rescale is off by a factor of at least 2^8."""
+    s_q, h_q, s_kv, topk = 64, 128, 4096, 2048
+    g = torch.Generator(device="cuda").manual_seed(5)
+    direction = torch.randn(s_q, 1, 576, device="cuda", generator=g)
+    q = (direction * 40 + torch.randn(s_q, h_q, 576, device="cuda", generator=g) / 10).bfloat16()
+    kv = (torch.randn(s_kv, 1, 576, device="cuda", generator=g) / 10).bfloat16()
+    score = (q.float().mean(1) @ kv[:, 0].float().T) * SCALE * 1.4426950408889634
+    idx = torch.argsort(torch.rand(s_q, s_kv, device="cuda", generator=g), 1)[:, :topk]
+    for s in range(s_q):
+        idx[s] = idx[s][score[s, idx[s]].argsort()]
+        if s % 2:
+            idx[s] = idx[s].view(topk // 128, 2, 64).flip(1).reshape(topk)
+    idx = idx.to(torch.int32).view(s_q, 1, topk).contiguous()
+    idx[3, 0, :300] = -1
+    first = score.gather(1, idx[:, 0, 300:428].long()).amax(1)
+    assert (score.gather(1, idx[:, 0].long().clamp(min=0)).amax(1) - first).min() > 16
+    run_all(q, kv, idx, SCALE, expect=["naive", "pipe", "seesaw"])
+
+
 @pytest.mark.parametrize("h_q,topk,d_qk", [(128, 2048, 576), (16, 576, 512)])
 def test_attn_sink_and_topk_length(h_q, topk, d_qk):
     s_q = 32
