@@ -12,11 +12,10 @@ import pytest
 pytest.importorskip("triton.experimental.gluon")
 
 from tle_compiler.diagnostics import TleError  # noqa: E402
+from .tle_snippets import HEADER, TILE_FILL  # noqa: E402
 from tle_compiler.lowering import compile_kernel, gluon_source, lazy_scale  # noqa: E402
 
-SRC = '''
-import triton.language as tl
-import tle_compiler as tle
+SRC = HEADER + '''
 
 
 @tle.jit(num_warps=4)
@@ -25,13 +24,7 @@ def rescaled(x_ptr, y_ptr, f_ptr, NT):
     tle.gpu.warp_specialize([(fill, (p, x_ptr, NT)), (drain, (p, y_ptr, f_ptr, NT))], [4], [168])
 
 
-def fill(p, x_ptr, NT):
-    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
-    w = p.writer()
-    for i in range(NT):
-        s = w.acquire(i)
-        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 4096 + offs))
-        w.commit(i)
+''' + TILE_FILL + '''
 
 
 def drain(p, y_ptr, f_ptr, NT):
