@@ -75,3 +75,13 @@ def test_reduction_of_a_2d_tensor_over_one_axis_is_still_a_tensor(tmp_path):
     f.write_text(SRC.replace("if tl.max((m != ref).to(tl.int32), 0) > 0:", "if tl.max(v, 1) > 0:"))
     with pytest.raises(TleError, match="an `if` condition must be a scalar"):
         gluon_source((str(f), "lazy_scale"), {})
+
+
+def test_a_1d_reduction_over_a_missing_axis_is_an_error(tmp_path):
+    f = tmp_path / "bad_axis.py"
+    f.write_text(SRC.replace("if tl.max((m != ref).to(tl.int32), 0) > 0:",
+                             "if tl.max((m != ref).to(tl.int32), 1) > 0:"))
+    from tle_compiler.diagnostics import TleError
+
+    with pytest.raises(TleError, match="1-D tensor: axis must be 0"):
+        gluon_source((str(f), "lazy_scale"), {})

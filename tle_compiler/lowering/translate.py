@@ -511,6 +511,8 @@ class FnTranslator:
             if len(x.shape) == 1:
                 # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
                 # branch every thread of the partition takes the same way)
+                if axis not in (0, -1):
+                    raise self.err(f"tl.{name} of a 1-D tensor: axis must be 0, got {axis}", node)
                 return V("scalar", f"gl.{name}({x.text}, 0)")
             res = self.S.new(len(x.shape) - 1)
             self.S.slice_of(res, axis, x.var)
