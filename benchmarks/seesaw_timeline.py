@@ -50,14 +50,14 @@ EVENTS = {
                  ("mbarrier.wait(kv0r_empty0", 3), ("mbarrier.wait(kv1l_empty0", 4),
                  ("async_copy.mbarrier_arrive(kv1l_full0", 5)],
     "consumer0": [("mbarrier.wait(kv0_full0", 1), ("mbarrier.wait(kv0r_full0", 2),
-                  ("# s is read", 3), ("mbarrier.arrive(max0_full0", 4), ("acc = _acc9", 5),
+                  ("# s is read", 3), ("mbarrier.arrive(max0_full0", 4), ("acc = _acc", 5),
                   ("mbarrier.arrive(kv0_empty0", 6), ("mbarrier.wait(max1_full0", 7),
                   ("mbarrier.arrive(prob0_full0", 8), ("mbarrier.wait(prob1_full0", 9),
                   ("mbarrier.wait(kv1l_full0", 10), PAIR_END],
     "consumer1": [("mbarrier.wait(kv1_full0", 1), ("mbarrier.wait(kv1l_full0", 2),
                   ("# s is read", 3), ("mbarrier.wait(max0_full0", 4),
                   ("mbarrier.arrive(max1_full0", 5), ("mbarrier.arrive(prob1_full0", 6),
-                  ("acc = _acc10", 7), ("mbarrier.wait(prob0_full0", 8),
+                  ("acc = _acc", 7), ("mbarrier.wait(prob0_full0", 8),
                   ("mbarrier.wait(kv0r_full0", 9), ("mbarrier.arrive(kv1_empty0", 10),
                   PAIR_END],
 }
@@ -153,6 +153,8 @@ def instrument(src: str, persistent: bool = False) -> tuple[str, dict]:
                 found[cur].append(0)
                 continue
             for pat, ev in EVENTS[cur]:
+                if ev in found[cur]:
+                    continue  # an event stamps its first line only ("acc = _acc": the first PV)
                 if any(x in ln for x in ((pat,) if isinstance(pat, str) else pat)):
                     ind = re.match(r"\s*", ln).group(0)
                     out.append(f"{ind}_stamp(tr + p * {NEV} + {ev})")

@@ -102,6 +102,9 @@ DEFAULT_CONFIG's TOPK and says so; compile.kernel_info_of does it for every laun
 against the per-CTA kernel (benchmarks/variants/sparse_mla_seesaw_per_cta.py, interleaved A/B on
 the H200): 0.993 at SKV = 8K, 1.066 at 128K (docs/BENCHMARKS.md). Launch: kernels/api.py
 (`launch_args`; `PerCtaLaunch` takes the per-CTA kernel's grid and arguments, as the benchmarks do).
+Each consumer loads the next item's q tail before it stores the current item's outputs
+(`q_tail_of`, session 7). The API runs a partial last round as topk pieces on every SM instead
+(kernels/tail_split.py), so at the headline shape no program recomputes an item.
 """
 
 import triton.language as tl
@@ -226,13 +229,24 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
             w1l.commit(g)
 
 
+def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H: tl.constexpr):
+    """q's RoPE tail [BLOCK_H, D_TAIL] of work ``item`` (past the last item: the last item's), which
+    each consumer keeps in registers as the A operand of its tail dot. Loaded one item ahead, so
+    that its global-load latency hides behind the previous item's output stores (measured on the
+    H200, 2026-11-29 session 7: 1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral at 128K)."""
+    item = tl.where(item < n_items, item, n_items - 1)
+    h0 = (item % n_hb) * BLOCK_H
+    rows = (q_ptr + (item // n_hb).to(tl.int64) * stride_q_s
+            + (h0 + tl.arange(0, BLOCK_H)[:, None]) * stride_q_h)
+    return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :])
+
+
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sm_scale, n_items,
               n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
-    offs_t = tl.arange(0, D_TAIL)
     qr = q.reader("consumer0")
     own = kv0.reader()
     own_r = kv0r.reader("consumer0")
@@ -241,6 +255,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     mr = max1.reader()
     pw = prob0.writer()
     pr = prob1.reader()
+    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -248,8 +263,6 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         item = tl.where(item < n_items, item, n_items - 1)
         pid_s = (item // n_hb).to(tl.int64)
         h0 = (item % n_hb) * BLOCK_H
-        q_tail = tl.load(q_ptr + pid_s * stride_q_s + (h0 + offs_h[:, None]) * stride_q_h + D_MAIN
-                         + offs_t[None, :])
         qres = qr.wait(r)
         ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
         l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -306,6 +319,9 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             pr.release(r * NP + NP - 1)
             peer.release(r * NP + NP - 1)
         qr.release(r)  # our last QK of the item is done: the producer may load the next Q
+        # the next item's RoPE tail: its load is in flight while this item's outputs are stored
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
+                           + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
         inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
         out = acc * inv_l[:, None]
@@ -321,7 +337,6 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
-    offs_t = tl.arange(0, D_TAIL)
     qr = q.reader("consumer1")
     own = kv1.reader()
     own_l = kv1l.reader("consumer1")
@@ -330,6 +345,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     mr = max0.reader()
     pw = prob1.writer()
     pr = prob0.reader()
+    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -337,8 +353,6 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         item = tl.where(item < n_items, item, n_items - 1)
         pid_s = (item // n_hb).to(tl.int64)
         h0 = (item % n_hb) * BLOCK_H
-        q_tail = tl.load(q_ptr + pid_s * stride_q_s + (h0 + offs_h[:, None]) * stride_q_h + D_MAIN
-                         + offs_t[None, :])
         qres = qr.wait(r)
         m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
         ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
@@ -393,6 +407,9 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             l_i = (l_i * alpha0 + sum0) * beta + sum1
             ref = r_new
         qr.release(r)
+        # the next item's RoPE tail: its load is in flight while this item's outputs are stored
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
+                           + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
         inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
         out = acc * inv_l[:, None]
