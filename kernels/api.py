@@ -207,9 +207,10 @@ def _aligned(*xs: torch.Tensor) -> bool:
 
 
 def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None,
-           topk_length=None) -> str:
+           topk_length=None, tail_split: bool = True) -> str:
     """Run one 3-D (unbatched) call into given outputs; ``impl`` may be "auto". Returns the impl
-    that ran. For benchmarks: no allocation, no validation beyond impl support."""
+    that ran. For benchmarks: no allocation, no validation beyond impl support. ``tail_split``:
+    let a TLE kernel's last partial wave run as topk pieces on every SM (kernels/tail_split.py)."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
     aligned = _aligned(q, kv, indices, out, max_logits)
@@ -222,19 +223,47 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
 
         sparse_mla_naive(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length)
         return name
-    assert max_logits.stride() == lse.stride()
-    args = (q, kv, indices, out, lse, max_logits, q.stride(0), q.stride(1), kv.stride(0),
-            indices.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
-            float(sm_scale))
     if name == "pipe":
-        from .sparse_mla_pipe import sparse_mla_pipe
-
-        sparse_mla_pipe[(s_q, h_q // 64)](*args, TOPK=topk, BLOCK_H=64)
+        from .sparse_mla_pipe import sparse_mla_pipe as kernel
     else:  # persistent: one program per SM, ROUNDS (query token, head block) items each
         from .sparse_mla_seesaw import sparse_mla_seesaw
 
-        PerCtaLaunch(sparse_mla_seesaw)[(s_q, h_q // 64)](*args, TOPK=topk, BLOCK_H=64)
+        kernel = PerCtaLaunch(sparse_mla_seesaw)
+
+    def run(q, kv, indices, out, max_logits, lse):
+        assert max_logits.stride() == lse.stride()
+        kernel[(q.shape[0], h_q // 64)](
+            q, kv, indices, out, lse, max_logits, q.stride(0), q.stride(1), kv.stride(0),
+            indices.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
+            float(sm_scale), TOPK=indices.shape[-1], BLOCK_H=64)
+
+    split = None
+    if tail_split and name in SPLITS_TAIL:
+        from .tail_split import plan_tail_split
+
+        split = plan_tail_split(s_q, h_q // 64, topk, _sm_count(q.device), TOPK_STEP[name])
+    if split is None:
+        run(q, kv, indices, out, max_logits, lse)
+    else:
+        from .tail_split import run_split
+
+        run_split(run, q, kv, indices, out, max_logits, lse, split)
     return name
+
+
+# topk indices per loop step of each TLE kernel (the granule of a tail piece's topk). Only the
+# persistent seesaw splits its last wave: its programs without an item of their own recompute the
+# last one, so that wave costs a whole round of all SMs' time and power; the per-CTA pipe kernel's
+# idle SMs just wait (its split measured +0.7 % / -0.8 % at SKV 8K / 128K: docs/BENCHMARKS.md).
+TOPK_STEP = {"pipe": 64, "seesaw": 128}
+SPLITS_TAIL = ("seesaw",)
+_SMS: Dict[torch.device, int] = {}
+
+
+def _sm_count(device) -> int:
+    if device not in _SMS:
+        _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _SMS[device]
 
 
 def launch_args(s_q: int, h_q: int, programs: int, block_h: int = 64):

@@ -124,6 +124,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sq", type=int, default=SQ)
     ap.add_argument("--h", type=int, default=H)
     ap.add_argument("--topk", type=int, default=TOPK)
+    ap.add_argument("--no-tail-split", action="store_true",
+                    help="run the TLE kernels' last partial wave unsplit (kernels/tail_split.py)")
     args = ap.parse_args(argv)
     skvs = args.skv or ([8192, 131072] if args.quick else list(SKVS))
     warmup, rep = (10, 50) if args.quick else (50, 200)
@@ -138,12 +140,18 @@ def main(argv=None) -> int:
             print(f"skip {i}: does not support h={args.h}, topk={args.topk}", flush=True)
     results = {"shape": dict(B=1, SQ=args.sq, H=args.h, HKV=1, d_qk=D_QK, d_v=D_V, topk=args.topk),
                "do_bench": dict(warmup=warmup, rep=rep, return_mode="median"),
-               "check": {}, "bench": []}
+               "tail_split": not args.no_tail_split, "check": {}, "bench": []}
     failed = False
     if args.check:
         cases = [("small", make_inputs(128, 2304, args.h, args.topk, seed=1))]
         q, kv, idx = make_inputs(args.sq, skvs[0], args.h, args.topk, seed=2)
         cases.append((f"skv={skvs[0]} first 256 queries", (q[:256], kv, idx[:256])))
+        # a token count whose last wave the seesaw's launch splits into topk pieces
+        # (kernels/tail_split.py)
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        per_wave = max(1, sms // max(1, args.h // 64))
+        n = per_wave * max(1, 256 // per_wave) + 4
+        cases.append((f"skv={skvs[0]} {n} queries (split)", (q[:n], kv, idx[:n])))
         for label, (q, kv, idx) in cases:
             for impl in impls:
                 t0 = time.time()
@@ -164,11 +172,12 @@ def main(argv=None) -> int:
         bufs = empty_outputs(q)
         for impl in impls:
             try:
-                launch(impl, q, kv, idx, sm_scale, *bufs)  # compile outside the timing
+                split = not args.no_tail_split
+                launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split)  # compile first
                 torch.cuda.synchronize()
                 with ClockSampler() as clock:
                     ms = triton.testing.do_bench(
-                        lambda: launch(impl, q, kv, idx, sm_scale, *bufs),
+                        lambda: launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split),
                         warmup=warmup, rep=rep, return_mode="median")
                 tf = fl / ms / 1e9
                 results["bench"].append(dict(skv=skv, impl=impl, ms=ms, tflops=tf,

@@ -206,3 +206,38 @@ def test_cuda_graph_capture_and_replay(impl):
         graph.replay()
         torch.cuda.synchronize()
         compare(outs, K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink), f"graph {impl}")
+
+
+@pytest.mark.parametrize("impl", ["seesaw", "pipe"])
+def test_last_wave_split_into_topk_pieces(impl, monkeypatch):
+    """s_q = SMs/2 + 4 at h_q = 128: one full wave and 8 items, which run as 16 topk pieces each
+    (kernels/tail_split.py) and are merged. Tail tokens include a row with no valid index and a
+    row whose later pieces are all invalid; then the same call captured in a CUDA graph. The pipe
+    kernel does not split by default (api.SPLITS_TAIL); here it is made to."""
+    monkeypatch.setattr(api, "SPLITS_TAIL", ("seesaw", "pipe"))
+    import importlib
+
+    plan_tail_split = importlib.import_module(K.__name__ + ".tail_split").plan_tail_split
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    s_q = sms // 2 + 4
+    split = plan_tail_split(s_q, 2, 2048, sms, api.TOPK_STEP[impl])
+    assert split is not None and split.chunks >= 2 and split.main_tokens < s_q - 2
+    q, kv, idx = make_case(s_q, 128, 2048, 8192, seed=60)
+    idx[s_q - 2, 0] = -1
+    idx[s_q - 1, 0, 300:] = 8192
+    want = K.sparse_mla_reference(q, kv, idx, SCALE)
+    bufs = poisoned(q)
+    api.launch(impl, q, kv, idx, SCALE, *bufs)
+    torch.cuda.synchronize()
+    compare(bufs, want, f"{impl} with its last wave split")
+    whole = poisoned(q)
+    api.launch(impl, q, kv, idx, SCALE, *whole, tail_split=False)
+    torch.cuda.synchronize()
+    compare(whole, want, f"{impl} unsplit")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = K.sparse_mla_prefill(q, kv, idx, SCALE, impl=impl)
+    q.copy_(make_case(s_q, 128, 2048, 8192, seed=61)[0])
+    graph.replay()
+    torch.cuda.synchronize()
+    compare(outs, K.sparse_mla_reference(q, kv, idx, SCALE), f"graph {impl} split")

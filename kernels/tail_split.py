@@ -1,0 +1,171 @@
+"""The last wave of a launch, split across every SM (split-topk for the tail tokens).
+
+A TLE kernel runs ``n_items = s_q * (h_q / 64)`` work items, one (query token, block of 64 heads)
+each, on the GPU's SMs (the seesaw as one persistent program per SM, the pipe kernel as one CTA per
+item at one CTA per SM). When ``n_items`` is not a multiple of the SM count, the last wave holds a
+few items but lasts a whole item's time: at the headline shape (SQ = 4096, H = 128 on 132 SMs),
+8,192 items are 62 full waves and 8 items, and the persistent seesaw keeps all 132 SMs busy through
+that 63rd wave (the programs without an item of their own recompute the last one).
+
+Here the launch is cut in two: the main launch runs the tokens that fill whole waves, and the tail
+tokens run as ``chunks`` independent pieces of their topk each (token t's chunk c attends to
+indices ``[c * topk / chunks, (c + 1) * topk / chunks)``), enough pieces to give every SM one. Each
+piece yields an output normalised over its own indices and its log-sum-exp; ``combine`` merges the
+pieces exactly (weights ``exp(lse_c - lse)``), as split-KV decoding does. At the headline shape the
+tail becomes 128 pieces of one K-tile pair each instead of one more wave of 16 pairs.
+
+The pieces' outputs pass through bf16 (the kernels store bf16), so a tail token's output is rounded
+twice; its error stays within the kernels' tolerance (tests/gpu/test_sparse_mla.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+# A piece costs its share of the pairs plus about this many pairs' worth of fixed work (Q load,
+# epilogue, the combine); a split must at least halve the tail wave to be worth a second launch.
+OVERHEAD_TILES = 6
+
+
+@dataclass(frozen=True)
+class TailSplit:
+    main_tokens: int  # tokens [0, main_tokens) run in the main launch
+    chunks: int       # each later token's topk is cut into this many pieces (one launch for all)
+
+
+def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int) -> Optional[TailSplit]:
+    """The split for ``s_q`` tokens of ``n_hb`` head blocks on ``sms`` SMs, or None when the work
+    fills its waves or a split would not pay. ``granule``: a piece's topk must be a multiple of
+    it (the kernel's K tiles per loop step: 128 for the seesaw's pairs, 64 for the pipe kernel)."""
+    if min(s_q, n_hb, topk, sms, granule) <= 0 or topk % granule:
+        return None
+    n_items = s_q * n_hb
+    full = n_items // sms
+    if full == 0 or n_items % sms == 0:
+        return None
+    main_tokens = full * sms // n_hb
+    tail_items = (s_q - main_tokens) * n_hb
+    tiles = topk // granule
+    chunks = max((c for c in range(1, tiles + 1) if tiles % c == 0 and tail_items * c <= sms),
+                 default=1)
+    if chunks < 2 or tiles // chunks + OVERHEAD_TILES > tiles // 2:
+        return None
+    return TailSplit(main_tokens, chunks)
+
+
+Runner = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
+                   torch.Tensor], None]
+
+
+def run_split(run: Runner, q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
+              out: torch.Tensor, max_logits: torch.Tensor, lse: torch.Tensor,
+              split: TailSplit) -> None:
+    """``run(q, kv, indices, out, max_logits, lse)`` (one launch of a kernel into given outputs)
+    for the main tokens, once more for every tail token's pieces, then the merge into the tail
+    tokens' outputs."""
+    s_q, h_q, d_qk = q.shape
+    topk = indices.shape[-1]
+    t0, c = split.main_tokens, split.chunks
+    if t0 > 0:
+        run(q[:t0], kv, indices[:t0], out[:t0], max_logits[:t0], lse[:t0])
+    tail = s_q - t0
+    # piece v = t * c + k: token t's q, indices [k * topk / c, (k + 1) * topk / c)
+    q_p = q[t0:].repeat_interleave(c, dim=0)
+    idx_p = indices[t0:].reshape(tail, topk).contiguous().view(tail * c, 1, topk // c)
+    out_p = out.new_empty((tail * c, h_q, out.shape[-1]))
+    ml_p = max_logits.new_empty((tail * c, h_q))
+    lse_p = lse.new_empty((tail * c, h_q))
+    run(q_p, kv, idx_p, out_p, ml_p, lse_p)
+    combine(out_p.view(tail, c, h_q, -1), ml_p.view(tail, c, h_q), lse_p.view(tail, c, h_q),
+            out[t0:], max_logits[t0:], lse[t0:])
+
+
+def combine_reference(out_p: torch.Tensor, ml_p: torch.Tensor, lse_p: torch.Tensor):
+    """The merge in PyTorch (fp32): pieces [T, C, H, D] / [T, C, H] -> (out [T, H, D] in out_p's
+    dtype, max_logits, lse). A piece with no valid index (lse +inf, the kernels' convention for an
+    empty row) carries no weight; a token with no valid index at all gets out 0, lse +inf."""
+    lse_f = torch.where(torch.isposinf(lse_p), torch.full_like(lse_p, float("-inf")), lse_p)
+    top = lse_f.max(dim=1).values
+    empty = torch.isneginf(top)
+    w = torch.exp(lse_f - torch.where(empty, torch.zeros_like(top), top)[:, None])
+    s = w.sum(dim=1)
+    s_safe = torch.where(empty, torch.ones_like(s), s)
+    out = (w[..., None] * out_p.float()).sum(dim=1) / s_safe[..., None]
+    lse = torch.where(empty, torch.full_like(top, float("inf")), top + torch.log(s))
+    out = torch.where(empty[..., None], torch.zeros_like(out), out)
+    return out.to(out_p.dtype), ml_p.max(dim=1).values, lse
+
+
+def combine(out_p, ml_p, lse_p, out, max_logits, lse) -> None:
+    """Merge the pieces into ``out`` [T, H, D], ``max_logits`` and ``lse`` [T, H] (written in
+    place): the Triton kernel below on a GPU, ``combine_reference`` elsewhere."""
+    if not out_p.is_cuda:
+        o, m, l_ = combine_reference(out_p, ml_p, lse_p)
+        out.copy_(o), max_logits.copy_(m), lse.copy_(l_)
+        return
+    combine_triton(out_p, ml_p, lse_p, out, max_logits, lse)
+
+
+def combine_triton(out_p, ml_p, lse_p, out, max_logits, lse) -> None:
+    """``combine`` by the Triton kernel (any device Triton runs on, its interpreter included);
+    pieces contiguous, H a multiple of 16 and D of 128, lse / max_logits rows contiguous."""
+    T, C, H, D = out_p.shape
+    bh, bd = 16, 128
+    assert H % bh == 0 and D % bd == 0
+    assert lse.stride(1) == 1 and max_logits.stride() == lse.stride()
+    _combine_kernel()[(T * (H // bh) * (D // bd),)](
+        out_p, ml_p, lse_p, out, max_logits, lse, out.stride(0), out.stride(1), lse.stride(0),
+        H=H, D=D, C=C, BH=bh, BD=bd)
+
+
+_KERNEL = None
+
+
+def _combine_kernel():
+    """The merge as a Triton kernel (built on first use, so that importing this module needs no
+    GPU). One program per (token, 16 heads, 128 output dims); the weights are recomputed by each
+    program from the C pieces' lse (C floats per row)."""
+    global _KERNEL
+    if _KERNEL is not None:
+        return _KERNEL
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def combine_pieces(out_p, ml_p, lse_p, out, ml, lse, stride_o_s, stride_o_h, stride_l_s,
+                       H: tl.constexpr, D: tl.constexpr, C: tl.constexpr, BH: tl.constexpr,
+                       BD: tl.constexpr):
+        pid = tl.program_id(0)
+        n_d: tl.constexpr = D // BD
+        n_h: tl.constexpr = H // BH
+        t = pid // (n_h * n_d)
+        h = (pid // n_d) % n_h * BH + tl.arange(0, BH)
+        d = pid % n_d * BD + tl.arange(0, BD)
+        top = tl.full([BH], float("-inf"), tl.float32)
+        mx = tl.full([BH], float("-inf"), tl.float32)
+        for c in tl.static_range(C):
+            l_c = tl.load(lse_p + (t * C + c) * H + h)
+            top = tl.maximum(top, tl.where(l_c == float("inf"), float("-inf"), l_c))
+            mx = tl.maximum(mx, tl.load(ml_p + (t * C + c) * H + h))
+        empty = top == float("-inf")
+        base = tl.where(empty, 0.0, top)
+        s = tl.zeros([BH], tl.float32)
+        acc = tl.zeros([BH, BD], tl.float32)
+        for c in tl.static_range(C):
+            l_c = tl.load(lse_p + (t * C + c) * H + h)
+            w = tl.where(l_c == float("inf"), 0.0, tl.exp(l_c - base))
+            s += w
+            o_c = tl.load(out_p + ((t * C + c) * H + h[:, None]) * D + d[None, :]).to(tl.float32)
+            acc += w[:, None] * o_c
+        res = tl.where(empty[:, None], 0.0, acc / tl.where(empty, 1.0, s)[:, None])
+        tl.store(out + t * stride_o_s + h[:, None] * stride_o_h + d[None, :],
+                 res.to(out.dtype.element_ty))
+        if pid % n_d == 0:
+            tl.store(lse + t * stride_l_s + h, tl.where(empty, float("inf"), top + tl.log(s)))
+            tl.store(ml + t * stride_l_s + h, mx)
+
+    _KERNEL = combine_pieces
+    return _KERNEL

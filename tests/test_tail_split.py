@@ -1,0 +1,139 @@
+"""kernels/tail_split.py on the CPU: which launches get split, that the pieces (token t's topk in
+chunks) merged by ``combine`` give exactly the unsplit answer (the fp32 reference as the kernel),
+and the Triton merge kernel, run in Triton's interpreter, against the PyTorch merge."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kernels.reference import sparse_mla_reference  # noqa: E402
+from kernels.tail_split import (OVERHEAD_TILES, TailSplit, combine_reference,  # noqa: E402
+                                plan_tail_split, run_split)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_headline_shape_splits_its_eight_tail_items_into_one_pair_each():
+    # SQ=4096, H=128 on 132 SMs: 8,192 items = 62 waves + 8 items (4 tokens x 2 head blocks)
+    assert plan_tail_split(4096, 2, 2048, 132, 128) == TailSplit(main_tokens=4092, chunks=16)
+    assert plan_tail_split(4096, 2, 2048, 132, 64) == TailSplit(main_tokens=4092, chunks=16)
+
+
+@pytest.mark.parametrize("s_q, n_hb, topk, sms, granule, why", [
+    (4092, 2, 2048, 132, 128, "whole waves"),
+    (60, 2, 2048, 132, 128, "less than one wave"),
+    (4096, 2, 256, 132, 128, "two pairs: a piece costs more than it saves"),
+    (4096 + 60, 2, 2048, 132, 128, "128 tail items: no room for two pieces each"),
+    (4096, 2, 2000, 132, 128, "topk not a multiple of the granule"),
+])
+def test_no_split_when_it_cannot_pay(s_q, n_hb, topk, sms, granule, why):
+    assert plan_tail_split(s_q, n_hb, topk, sms, granule) is None, why
+
+
+@settings(max_examples=300, deadline=None)
+@given(s_q=st.integers(1, 20000), n_hb=st.sampled_from([1, 2, 4]), tiles=st.integers(1, 64),
+       sms=st.integers(1, 200), granule=st.sampled_from([64, 128]))
+def test_a_split_fills_at_most_every_sm_once_and_cuts_topk_on_the_granule(s_q, n_hb, tiles, sms,
+                                                                          granule):
+    topk = tiles * granule
+    split = plan_tail_split(s_q, n_hb, topk, sms, granule)
+    n_items = s_q * n_hb
+    if split is None:
+        return
+    assert n_items % sms != 0 and n_items >= sms
+    assert 0 <= split.main_tokens < s_q
+    assert split.main_tokens * n_hb <= n_items // sms * sms  # the main launch: whole waves only
+    assert (s_q - split.main_tokens) * n_hb * split.chunks <= sms  # the tail: one wave
+    assert split.chunks >= 2 and tiles % split.chunks == 0
+    assert tiles // split.chunks + OVERHEAD_TILES <= tiles // 2
+
+
+def _reference_runner(sm_scale, calls):
+    def run(q, kv, indices, out, max_logits, lse):
+        calls.append((q.shape[0], indices.shape[-1]))
+        o, m, l_ = sparse_mla_reference(q, kv, indices, sm_scale)
+        out.copy_(o), max_logits.copy_(m), lse.copy_(l_)
+    return run
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_split_run_equals_the_unsplit_problem(dtype):
+    g = torch.Generator().manual_seed(7)
+    s_q, h, d, s_kv, topk = 7, 16, 576, 300, 256
+    q = (torch.randn(s_q, h, d, generator=g) / 10).to(dtype)
+    kv = (torch.randn(s_kv, 1, d, generator=g) / 10).to(dtype)
+    idx = torch.randint(-5, s_kv + 5, (s_q, 1, topk), generator=g, dtype=torch.int32)
+    idx[5, 0, :] = -1                        # a tail token with no valid index at all
+    idx[6, 0, 64:] = s_kv                    # a tail token whose last three pieces are empty
+    idx[4, 0, :64] = idx[4, 0, 64:128]       # duplicates across pieces
+    sm_scale = d ** -0.5
+    want = sparse_mla_reference(q, kv, idx, sm_scale)
+    calls = []
+    out = torch.full((s_q, h, 512), float("nan"), dtype=dtype)
+    ml = torch.full((s_q, h), float("nan"))
+    lse = torch.full((s_q, h), float("nan"))
+    run_split(_reference_runner(sm_scale, calls), q, kv, idx, out, ml, lse, TailSplit(4, 4))
+    assert calls == [(4, topk), (3 * 4, topk // 4)]
+    tol = 1e-5 if dtype == torch.float32 else 1e-2
+    torch.testing.assert_close(out.float(), want[0], atol=tol, rtol=tol)
+    torch.testing.assert_close(ml, want[1])
+    torch.testing.assert_close(lse, want[2], atol=1e-5, rtol=1e-5)
+    assert (out[5] == 0).all() and torch.isposinf(lse[5]).all() and torch.isneginf(ml[5]).all()
+
+
+def test_reference_merge_weights_pieces_by_their_mass():
+    # two pieces of one row: lse 0 and log 3 -> weights 1/4 and 3/4
+    out_p = torch.tensor([[[[4.0]], [[8.0]]]])
+    lse_p = torch.tensor([[[0.0], [float(torch.log(torch.tensor(3.0)))]]])
+    ml_p = torch.tensor([[[1.0], [2.0]]])
+    out, ml, lse = combine_reference(out_p, ml_p, lse_p)
+    assert out.item() == pytest.approx(7.0) and ml.item() == 2.0
+    assert lse.item() == pytest.approx(float(torch.log(torch.tensor(4.0))))
+
+
+CHECK = r'''
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+from kernels.tail_split import combine_reference, combine_triton
+g = torch.Generator().manual_seed(3)
+T, C, H, D = 2, 4, 32, 256
+out_p = torch.randn(T, C, H, D, generator=g).to(torch.bfloat16)
+lse_p = torch.randn(T, C, H, generator=g) * 4
+ml_p = torch.randn(T, C, H, generator=g)
+lse_p[0, 1] = float("inf")          # an empty piece
+lse_p[1, :, 3] = float("inf")       # a row with no valid index in any piece
+ml_p[1, :, 3] = float("-inf")
+want = combine_reference(out_p, ml_p, lse_p)
+out = torch.full((T + 1, H, D), 7.0).to(torch.bfloat16)[1:]  # a strided view of a bigger buffer
+ml = torch.full((T, H), 7.0)
+lse = torch.full((T, H), 7.0)
+combine_triton(out_p, ml_p, lse_p, out, ml, lse)
+# both merge in fp32 and round to bf16 once; the summation order may move that rounding by 1 ulp
+torch.testing.assert_close(out.float(), want[0].float(), atol=1e-2, rtol=8e-3)
+assert torch.allclose(lse, want[2], atol=1e-5, rtol=1e-5), (lse, want[2])
+assert torch.equal(ml, want[1])
+assert (out[1, 3] == 0).all() and torch.isposinf(lse[1, 3])
+print("OK")
+'''
+
+
+def test_triton_merge_kernel_matches_the_reference_merge_in_the_interpreter():
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    r = subprocess.run([sys.executable, "-c", CHECK, str(ROOT)], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+
+
+def test_ab_script_explains_itself_without_a_gpu():
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks/ab_tail_split.py"), "--help"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "tail_split" in r.stdout and "--reps" in r.stdout, r.stderr
