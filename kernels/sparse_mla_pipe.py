@@ -34,6 +34,13 @@ Grid order: programs renumber themselves so that the head blocks of one query to
 same wave and share their gathered kv rows through L2 (+13 % at SKV=128K, neutral at 8K: interleaved
 A/B on the H200, 2026-11-29, docs/BENCHMARKS.md).
 
+Lazy rescale (session 7, as the seesaw since session 6): the left's reference max of a row moves
+only when a score exceeds it by more than 2^TAU (TAU = 8, log2 units), so after the first tiles
+alpha is exactly 1, and both consumers' `tle.gpu.scale_rows(acc, alpha)` skip their 128 FMULs per
+warp (lowering/lazy_scale.py); max_logits keeps the true max, lse uses the reference. sm_scale goes
+into exp2's FFMA. Interleaved A/B on the H200: +2.1 % at SKV = 8K, +3.8 % at 128K
+(docs/BENCHMARKS.md, session 7).
+
 Registers: the workers ask for [240, 168] (the left holds S, P and a 64x256 fp32 accumulator; the
 right only the accumulator); the producer, the default partition, gets the rest of the 512 per
 thread that the three warp groups share: 512 - 240 - 168 = 104.
@@ -49,6 +56,7 @@ D_MAIN = tl.constexpr(512)   # main dims of q/kv rows (also the V dims)
 D_TAIL = tl.constexpr(64)    # RoPE tail dims: a row is D_MAIN + D_TAIL = 576 wide
 LOG2E = tl.constexpr(1.4426950408889634)
 LN2 = tl.constexpr(0.6931471805599453)
+TAU = tl.constexpr(8.0)     # lazy rescale: a reference max moves only for a score 2^8 above it
 
 
 @tle.jit(num_warps=4)
@@ -139,7 +147,8 @@ def left(q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK,
     qres = qr.wait(0)
 
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)  # running row max (log2 units)
-    l_i = tl.zeros([BLOCK_H], tl.float32)                 # running row sum of exp2
+    ref = tl.full([BLOCK_H], float("-inf"), tl.float32)  # lazy reference max (log2 units)
+    l_i = tl.zeros([BLOCK_H], tl.float32)                 # running row sum of exp2(s - ref)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
 
     for ck in range(NK):
@@ -153,16 +162,20 @@ def left(q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK,
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_tail)),
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
         valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
-        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+        s = tl.where(valid[None, :], s, float("-inf"))  # raw scores: sm_scale > 0 keeps the max
 
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        # While every index seen so far is invalid, m_new is -inf: shift by 0 instead, so that
+        mx = tl.max(s, 1) * qk_scale
+        m_i = tl.maximum(m_i, mx)
+        # Lazy rescale: the reference moves only for a score more than 2^TAU above it, so after
+        # the first tiles alpha is exactly 1 and both consumers' scale_rows skip their multiplies.
+        r_new = tl.where(mx > ref + TAU, mx, ref)
+        # While every index seen so far is invalid, r_new is -inf: shift by 0 instead, so that
         # alpha and p are exp2(-inf) = 0 rather than exp2(-inf - -inf) = NaN.
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_use)
-        p = tl.exp2(s - m_use[:, None])
+        r_use = tl.where(r_new == float("-inf"), 0.0, r_new)
+        alpha = tl.exp2(ref - r_use)
+        p = tl.exp2(s * qk_scale - r_use[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
-        m_i = m_new
+        ref = r_new
         p16 = p.to(tl.bfloat16)
 
         # Publish before the left PV so the right consumer's PV overlaps this one.
@@ -172,7 +185,8 @@ def left(q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK,
         tl.store(tle.gpu.local_ptr(sslot.sum_exp), l_i)
         sw.commit(ck)
 
-        acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc * alpha[:, None])
+        acc = tle.gpu.scale_rows(acc, alpha)
+        acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc)
         kr.release(ck)
 
     # A row with no valid index has l_i == 0: out 0, max_logits -inf (m_i stayed -inf), lse +inf.
@@ -180,7 +194,7 @@ def left(q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK,
     out = acc * inv_l[:, None]
     tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
     tl.store(ml_row + offs_h, m_i * LN2)  # natural-log units: max(score * sm_scale)
-    tl.store(lse_row + offs_h, tl.where(l_i > 0, (tl.log2(l_i) + m_i) * LN2, float("inf")))
+    tl.store(lse_row + offs_h, tl.where(l_i > 0, (tl.log2(l_i) + ref) * LN2, float("inf")))
 
 
 def right(kv, score, out_row, stride_o_h, NK, BLOCK_H: tl.constexpr):
@@ -198,8 +212,9 @@ def right(kv, score, out_row, stride_o_h, NK, BLOCK_H: tl.constexpr):
         sres = sr.wait(ck)
         alpha = tl.load(tle.gpu.local_ptr(sres.slot.alpha))
         l_i = tl.load(tle.gpu.local_ptr(sres.slot.sum_exp))  # the left's row sum through tile ck
+        acc = tle.gpu.scale_rows(acc, alpha)
         acc = tl.dot(tl.load(tle.gpu.local_ptr(sres.slot.probs)),
-                     tl.load(tle.gpu.local_ptr(kres.slot.kv_r)), acc * alpha[:, None])
+                     tl.load(tle.gpu.local_ptr(kres.slot.kv_r)), acc)
         sr.release(ck)
         kr.release(ck)
 
