@@ -30,9 +30,9 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     import torch
-    import triton.testing
 
     from kernels import api
+    from benchmarks.interleaved import interleaved_tflops
     from kernels.bench_sparse_mla import flops
     from kernels.reference import make_inputs
 
@@ -46,20 +46,12 @@ def main(argv=None) -> None:
                  (lambda impl=impl, split=split:
                   api.launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split))
                  for impl in args.impl for split in (False, True)}
-        for f in cases.values():  # compile outside the timing
-            f()
-        torch.cuda.synchronize()
-        res = {k: [] for k in cases}
-        for rep in range(args.reps):
-            for k, f in cases.items():
-                res[k].append(fl / triton.testing.do_bench(f, warmup=50, rep=200) / 1e9)
-            print(f"skv={skv}: rep {rep + 1}/{args.reps} done", flush=True)
+        res = interleaved_tflops(cases, fl, args.reps, f"skv={skv}: ")
         for impl in args.impl:
             a, b = statistics.median(res[impl]), statistics.median(res[impl + " split"])
             print(f"skv={skv}: {impl:7s} {a:6.1f} TFLOP/s {[round(x, 1) for x in res[impl]]}  "
                   f"split {b:6.1f} {[round(x, 1) for x in res[impl + ' split']]}  "
                   f"split/unsplit {b / a:.3f}", flush=True)
-        del q, kv, idx, bufs
         torch.cuda.empty_cache()
 
 

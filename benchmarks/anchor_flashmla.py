@@ -49,9 +49,9 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     import torch
-    import triton.testing
 
     from kernels.api import empty_outputs, launch
+    from benchmarks.interleaved import interleaved_tflops
     from kernels.bench_sparse_mla import flops
     from kernels.reference import make_inputs, sparse_mla_reference
 
@@ -83,20 +83,12 @@ def main(argv=None) -> None:
         cases = {"FlashMLA (anchor)": lambda: flashmla(q, kv, idx, *bufs)}
         for impl in args.impl:
             cases[impl] = (lambda impl=impl: launch(impl, q, kv, idx, sm_scale, *bufs))
-        for f in cases.values():  # compile outside the timing
-            f()
-        torch.cuda.synchronize()
-        res = {k: [] for k in cases}
-        for rep in range(args.reps):
-            for k, f in cases.items():
-                res[k].append(fl / triton.testing.do_bench(f, warmup=50, rep=200) / 1e9)
-            print(f"skv={skv}: rep {rep + 1}/{args.reps}", flush=True)
+        res = interleaved_tflops(cases, fl, args.reps, f"skv={skv}: ")
         a = statistics.median(res["FlashMLA (anchor)"])
         for k, v in res.items():
             med = statistics.median(v)
             print(f"skv={skv}: {k:18s} {med:6.1f} TFLOP/s {[round(x, 1) for x in v]}  "
                   f"/anchor {med / a:.3f}", flush=True)
-        del q, kv, idx, bufs
         torch.cuda.empty_cache()
 
 
