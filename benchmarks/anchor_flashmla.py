@@ -10,8 +10,10 @@ public sm90 sparse prefill source (its kernel file unchanged) that exports one C
                               void *lse, int s_q, int s_kv, int h_q, int topk, int stride_q_s,
                               int stride_q_h, int stride_kv_s, float sm_scale, void *stream)
 
-which fills FlashMLA's ``SparsePrefillParams`` and calls its ``run_fwd_kernel`` (how the library
-measured in docs/BENCHMARKS.md was built is written there). The script checks the anchor against
+which fills FlashMLA's ``SparsePrefillParams`` and calls its ``run_fwd_kernel``:
+benchmarks/anchor/flashmla_glue.cu, built with FlashMLA's kernel by
+benchmarks/anchor/build_flashmla_anchor.sh (which FlashMLA files, and from where: its header and
+docs/BENCHMARKS.md, session 7). The script checks the anchor against
 the fp32 reference on the first 256 queries, then times the anchor, the seesaw, the pipe kernel and
 the naive baseline at the headline shape (SQ = 4096, H = 128, topk = 2048), interleaved, medians
 of ``--reps`` `do_bench` runs (warm-up 50 ms, 200 ms: the benchmark's protocol), and prints each
