@@ -65,13 +65,18 @@ def _reference_runner(sm_scale, calls):
     return run
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_split_run_equals_the_unsplit_problem(dtype):
+@pytest.mark.parametrize("dtype, strided", [(torch.float32, False), (torch.bfloat16, False),
+                                            (torch.float32, True)])
+def test_split_run_equals_the_unsplit_problem(dtype, strided):
     g = torch.Generator().manual_seed(7)
     s_q, h, d, s_kv, topk = 7, 16, 576, 300, 256
     q = (torch.randn(s_q, h, d, generator=g) / 10).to(dtype)
     kv = (torch.randn(s_kv, 1, d, generator=g) / 10).to(dtype)
     idx = torch.randint(-5, s_kv + 5, (s_q, 1, topk), generator=g, dtype=torch.int32)
+    if strided:  # only the last dims contiguous, as the API allows
+        q = torch.cat([q, q[:, :4]], 1)[:, :h]
+        idx = torch.cat([idx, idx[..., :64]], -1)[..., :topk]
+        assert not q.is_contiguous() and not idx.is_contiguous()
     idx[5, 0, :] = -1                        # a tail token with no valid index at all
     idx[6, 0, 64:] = s_kv                    # a tail token whose last three pieces are empty
     idx[4, 0, :64] = idx[4, 0, 64:128]       # duplicates across pieces
