@@ -241,7 +241,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     if tail_split and name in SPLITS_TAIL:
         from .tail_split import plan_tail_split
 
-        split = plan_tail_split(s_q, h_q // 64, topk, _sm_count(q.device), TOPK_STEP[name])
+        split = plan_tail_split(s_q, h_q // 64, topk, sm_count(q.device), TOPK_STEP[name])
     if split is None:
         run(q, kv, indices, out, max_logits, lse)
     else:
@@ -260,7 +260,8 @@ SPLITS_TAIL = ("seesaw",)
 _SMS: Dict[torch.device, int] = {}
 
 
-def _sm_count(device) -> int:
+def sm_count(device) -> int:
+    """The SM count of a CUDA device (asked once per device: persistent launches need it per call)."""
     if device not in _SMS:
         _SMS[device] = torch.cuda.get_device_properties(device).multi_processor_count
     return _SMS[device]
@@ -293,7 +294,7 @@ class PerCtaLaunch:
 
     def __getitem__(self, grid):
         def run(*args, TOPK, BLOCK_H, **extra):
-            sms = torch.cuda.get_device_properties(args[0].device).multi_processor_count
+            sms = sm_count(args[0].device)
             g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, sms, BLOCK_H)
             self.kernel[g](*args, n_items, n_hb, rounds, TOPK=TOPK, BLOCK_H=BLOCK_H, **extra)
         return run

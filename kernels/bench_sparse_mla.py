@@ -30,7 +30,7 @@ import traceback
 
 import torch
 
-from .api import IMPLS, empty_outputs, launch, supported_impls
+from .api import IMPLS, empty_outputs, launch, sm_count, supported_impls
 from .reference import make_inputs, sparse_mla_reference
 
 SKVS = (8192, 32768, 65536, 98304, 131072)
@@ -129,6 +129,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     skvs = args.skv or ([8192, 131072] if args.quick else list(SKVS))
     warmup, rep = (10, 50) if args.quick else (50, 200)
+    split = not args.no_tail_split
     import triton.testing
 
     sm_scale = 1.0 / math.sqrt(D_QK)
@@ -140,7 +141,7 @@ def main(argv=None) -> int:
             print(f"skip {i}: does not support h={args.h}, topk={args.topk}", flush=True)
     results = {"shape": dict(B=1, SQ=args.sq, H=args.h, HKV=1, d_qk=D_QK, d_v=D_V, topk=args.topk),
                "do_bench": dict(warmup=warmup, rep=rep, return_mode="median"),
-               "tail_split": not args.no_tail_split, "check": {}, "bench": []}
+               "tail_split": split, "check": {}, "bench": []}
     failed = False
     if args.check:
         cases = [("small", make_inputs(128, 2304, args.h, args.topk, seed=1))]
@@ -148,8 +149,7 @@ def main(argv=None) -> int:
         cases.append((f"skv={skvs[0]} first 256 queries", (q[:256], kv, idx[:256])))
         # a token count whose last wave the seesaw's launch splits into topk pieces
         # (kernels/tail_split.py)
-        sms = torch.cuda.get_device_properties(0).multi_processor_count
-        per_wave = max(1, sms // max(1, args.h // 64))
+        per_wave = max(1, sm_count(q.device) // max(1, args.h // 64))
         n = per_wave * max(1, 256 // per_wave) + 4
         cases.append((f"skv={skvs[0]} {n} queries (split)", (q[:n], kv, idx[:n])))
         for label, (q, kv, idx) in cases:
@@ -172,7 +172,6 @@ def main(argv=None) -> int:
         bufs = empty_outputs(q)
         for impl in impls:
             try:
-                split = not args.no_tail_split
                 launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split)  # compile first
                 torch.cuda.synchronize()
                 with ClockSampler() as clock:
