@@ -15,6 +15,7 @@ from hypothesis import given, settings
 
 from tests.strategies import affines, conditions, modules, programs
 from tle_compiler.diagnostics import TleError
+from tle_compiler.ir.nodes import Access
 from tle_compiler.ir.expr import Affine, BoolOp, Compare, ModCompare, Not
 from tle_compiler.ir.nodes import (NOLOC, Event, For, If, Loc, Module, Param, Partition, Pipe,
                                    Program)
@@ -143,7 +144,10 @@ def test_parser_docstring_example_parses():
     block = doc.split("::\n\n", 1)[1].split("\n\n", 1)[0]
     prog = one(textwrap.dedent(block))
     assert [p.name for p in prog.partitions] == ["producer", "left"]
-    assert isinstance(prog.partitions[1].body[0].body[1], If)
+    assert [p.domain() for p in prog.params] == ["NK >= 0", "every integer M"]
+    loop = prog.partitions[1].body[0]
+    assert isinstance(loop.body[1], Access) and (loop.body[1].side, loop.body[1].field) == ("reader", "kv_l")
+    assert isinstance(loop.body[2], If)
 
 
 def test_parse_file_records_path(tmp_path):

@@ -132,17 +132,35 @@ class Compare:
         return f"{self.lhs} {self.op} {self.rhs}"
 
 
+def c_rem(a: int, m: int) -> int:
+    """C's (and Triton's ``arith.remsi``) remainder: truncating division, the sign of ``a``."""
+    r = abs(a) % abs(m)
+    return r if a >= 0 else -r
+
+
+def c_div(a: int, m: int) -> int:
+    """C's (and Triton's ``arith.divsi``) quotient: rounds toward zero."""
+    q = abs(a) // abs(m)
+    return q if (a >= 0) == (m > 0) else -q
+
+
 @dataclass(frozen=True)
 class ModCompare:
-    """``expr % modulus OP rem`` with OP in ``==``/``!=`` (Python's non-negative modulo)."""
+    """``expr % modulus OP rem`` with OP in ``==``/``!=``.
+
+    ``c=False``: Python's modulo (never negative), what a Triton kernel computes on constexprs;
+    ``c=True``: C's remainder (the sign of ``expr``), what it computes on runtime integers
+    (``arith.remsi``). The text form writes the second as ``rem(expr, modulus)``."""
 
     expr: Affine
     modulus: int
     op: str
     rem: int
+    c: bool = False
 
     def eval(self, env: Mapping[str, int]) -> bool:
-        r = self.expr.eval(env) % self.modulus
+        a = self.expr.eval(env)
+        r = c_rem(a, self.modulus) if self.c else a % self.modulus
         return r == self.rem if self.op == "==" else r != self.rem
 
     @property
@@ -150,6 +168,8 @@ class ModCompare:
         return self.expr.variables
 
     def __str__(self) -> str:
+        if self.c:
+            return f"rem({self.expr}, {self.modulus}) {self.op} {self.rem}"
         e = str(self.expr)
         if not (self.expr.is_const or (len(self.expr.terms) == 1 and self.expr.const == 0
                                         and self.expr.terms[0][1] == 1)):

@@ -1,8 +1,10 @@
-"""The Pipe IR: a kernel's pipes, its partitions, and the pipe events each partition performs.
+"""The Pipe IR: a kernel's pipes, its partitions, the pipe events each partition performs, and the
+slot accesses between them.
 
-Only what the protocol depends on is kept: loop structure, affine indices, conditions on them, and
-the source location of every node. The math inside partitions (``tl.dot`` and friends) is not part
-of this IR; the lowering reads it from the Python source.
+Only what the protocol depends on is kept: loop structure, affine indices, conditions on them, the
+reads and writes of slot fields (:class:`Access`, checked against the window of the event that
+handed the slot out), and the source location of every node. The math inside partitions
+(``tl.dot`` and friends) is not part of this IR; the lowering reads it from the Python source.
 
 Verbs, and which side of a pipe performs them:
 
@@ -27,6 +29,9 @@ from .expr import Affine, Cond
 WRITER_VERBS = ("acquire", "commit", "close")
 READER_VERBS = ("wait", "release")
 VERBS = WRITER_VERBS + READER_VERBS
+#: Slot accesses in the text form: ``write`` is the writer's (inside acquire(i)..commit(i)),
+#: ``read`` a reader's (inside wait(i)..release(i)).
+ACCESS_VERBS = ("write", "read")
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,34 @@ class Event:
 
 
 @dataclass(frozen=True)
+class Access:
+    """A read or write of field ``field`` of the slot that event ``index`` of ``pipe`` handed out.
+
+    ``side`` is "writer" (the slot came from ``acquire(index)``: legal until ``commit(index)``) or
+    "reader" (from ``wait(index)`` of reader ``reader``, None on an SPSC pipe: legal until
+    ``release(index)``). ``op`` names the operation for messages (``tl.load``, ``tl.store``,
+    ``tl.dot``); a writer's access may be a load of what it wrote, a reader's is always a read.
+    """
+
+    side: str
+    pipe: str
+    field: str
+    index: Affine
+    reader: Optional[str] = None
+    op: str = ""
+    loc: Loc = NOLOC
+
+    @property
+    def verb(self) -> str:
+        """Its verb in the text form."""
+        return "write" if self.side == "writer" else "read"
+
+    @property
+    def endpoint(self) -> tuple[str, Optional[str]]:
+        return (self.pipe, None) if self.side == "writer" else (self.pipe, self.reader or "")
+
+
+@dataclass(frozen=True)
 class For:
     """``for var in range(start, stop, step)`` with Python's range semantics."""
 
@@ -114,7 +147,7 @@ class If:
     loc: Loc = NOLOC
 
 
-Stmt = Union[Event, For, If]
+Stmt = Union[Event, Access, For, If]
 
 
 @dataclass(frozen=True)
@@ -132,11 +165,30 @@ class Partition:
 
 @dataclass(frozen=True)
 class Param:
-    """A symbolic integer (a trip count, usually) ranging over ``min, min+1, ...``."""
+    """A symbolic integer (a trip count, usually) ranging over ``[min, max]``; ``None`` is an open
+    end (``min=None``: every negative value too). The text form's ``param N`` is ``N >= 0``; a
+    Python kernel's integer arguments range over every integer unless the kernel states a domain
+    (``tle.assume(N >= 0)``)."""
 
     name: str
-    min: int = 0
+    min: Optional[int] = 0
     loc: Loc = NOLOC
+    max: Optional[int] = None
+
+    def contains(self, value: int) -> bool:
+        return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+    def domain(self) -> str:
+        """``N >= 0``, ``0 <= N <= 64``, ``N <= 3``, ``every integer N``."""
+        if self.min is None and self.max is None:
+            return f"every integer {self.name}"
+        if self.max is None:
+            return f"{self.name} >= {self.min}"
+        if self.min is None:
+            return f"{self.name} <= {self.max}"
+        if self.min == self.max:
+            return f"{self.name} = {self.min}"
+        return f"{self.min} <= {self.name} <= {self.max}"
 
 
 @dataclass(frozen=True)
@@ -173,9 +225,21 @@ def walk_events(body: tuple[Stmt, ...]) -> Iterator[Event]:
             yield s
         elif isinstance(s, For):
             yield from walk_events(s.body)
-        else:
+        elif isinstance(s, If):
             yield from walk_events(s.then)
             yield from walk_events(s.orelse)
+
+
+def walk_accesses(body: tuple[Stmt, ...]) -> Iterator[Access]:
+    """Every slot access in ``body``, in source order, through loops and both branches of ifs."""
+    for s in body:
+        if isinstance(s, Access):
+            yield s
+        elif isinstance(s, For):
+            yield from walk_accesses(s.body)
+        elif isinstance(s, If):
+            yield from walk_accesses(s.then)
+            yield from walk_accesses(s.orelse)
 
 
 def walk_with_context(body: tuple[Stmt, ...], loops: tuple[For, ...] = ()) -> Iterator[tuple[Event, tuple[For, ...]]]:
@@ -185,6 +249,6 @@ def walk_with_context(body: tuple[Stmt, ...], loops: tuple[For, ...] = ()) -> It
             yield s, loops
         elif isinstance(s, For):
             yield from walk_with_context(s.body, loops + (s,))
-        else:
+        elif isinstance(s, If):
             yield from walk_with_context(s.then, loops)
             yield from walk_with_context(s.orelse, loops)

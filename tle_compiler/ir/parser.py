@@ -16,6 +16,7 @@ The language
 
     kernel sparse_mla_pipe
     param NK                        # a symbolic integer >= 0;  `param NK >= 1`: >= 1
+    param M any                     # every integer (`param M any <= 8`: at most 8)
     pipe kv capacity=2 readers=(left, right) fields=(kv_l, kv_r) mma=(kv_l)
     pipe q  capacity=1 one_shot
     partition producer default warps=4 {
@@ -27,6 +28,7 @@ The language
     partition left warps=4 regs=240 {
       for ck in range(0, NK) {
         kv[left fields=(kv_l)].wait(ck)      # PIPE[READER].VERB / PIPE[READER fields=(..)].VERB
+        kv[left].read(ck, kv_l)              # a read of field kv_l of the slot waited at ck
         if ck % 2 == 0 and not ck < 1 {
           kv[left].release(ck)
         } else if ck >= NK - 1 {
@@ -45,10 +47,18 @@ The language
 * Events: ``PIPE.VERB(EXPR)``, ``PIPE[READER].VERB(EXPR)``,
   ``PIPE[READER fields=(a, b)].VERB(EXPR)`` and ``PIPE[fields=(a)].VERB(EXPR)``; VERB is one of acquire, commit, close, wait, release.
   ``Event.reader`` is None when no reader is written, ``Event.fields`` None when no view is.
+* Slot accesses: ``PIPE.write(EXPR, FIELD)`` (the writer touches field FIELD of the slot it
+  acquired at EXPR: legal until ``commit(EXPR)``) and ``PIPE.read(EXPR, FIELD)`` /
+  ``PIPE[READER].read(EXPR, FIELD)`` (a reader reads the slot it waited at EXPR: legal until
+  ``release(EXPR)``); they build :class:`~tle_compiler.ir.nodes.Access` nodes.
+* ``param NAME`` ranges over the integers >= 0; ``param NAME >= K`` / ``<= K`` set the ends,
+  ``param NAME any`` (optionally with ``<= K``) drops the lower end.
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
 * EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
   ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
-* COND: ``EXPR OP EXPR`` (OP in ``== != < <= > >=``), ``EXPR % M == R`` / ``!= R``, ``and``, ``or``,
+* COND: ``EXPR OP EXPR`` (OP in ``== != < <= > >=``), ``EXPR % M == R`` / ``!= R`` (Python's
+  modulo), ``rem(EXPR, M) == R`` / ``!= R`` (C's remainder, the sign of EXPR: what Triton computes
+  on runtime integers), ``and``, ``or``,
   ``not``, parentheses; precedence as in Python (``%`` binds like ``*``, so ``-i % 2`` is
   ``(-i) % 2`` and ``i + 1 % 2`` is rejected rather than silently read as ``(i + 1) % 2``).
 * ``#`` comments run to the end of the line; blank lines are allowed anywhere; newlines separate
@@ -88,7 +98,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from ..diagnostics import TleError
 from .expr import CMP_OPS, Affine, BoolOp, Compare, Cond, ModCompare, Not
-from .nodes import VERBS, Event, For, If, Loc, Module, Param, Partition, Pipe, Program, Stmt
+from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
+                    Program, Stmt)
 
 __all__ = ["parse_module", "parse_file", "RESERVED_WORDS"]
 
@@ -288,12 +299,13 @@ def _syntax_error(e: UnexpectedInput, text: str, path: Optional[str]) -> TleErro
 class _Val:
     """A typed sub-expression: an affine integer, ``expr % modulus``, or a condition."""
 
-    kind: str  # "int" | "mod" | "cond"
+    kind: str  # "int" | "mod" | "crem" | "cond"
     value: object
     loc: Loc
 
 
-_KIND_WORDS = {"int": "an integer expression", "mod": "a '%' expression", "cond": "a condition"}
+_KIND_WORDS = {"int": "an integer expression", "mod": "a '%' expression",
+               "crem": "a rem(...) expression", "cond": "a condition"}
 
 _PIPE_ATTRS = {"capacity": "int", "one_shot": "flag", "readers": "tuple", "fields": "tuple",
                "mma": "tuple"}
@@ -347,13 +359,28 @@ class _Builder:
 
     def param(self, tree: Tree) -> Param:
         name = str(tree.children[0])
-        minimum = 0
-        if len(tree.children) > 1:
-            bound = tree.children[1]
-            minimum = int(bound.children[0])
-            if bound.data == "neg_int":
-                minimum = -minimum
-        return Param(name, minimum, loc=self.loc(tree))
+        minimum: Optional[int] = 0
+        maximum: Optional[int] = None
+        seen: set[str] = set()
+        for bound in tree.children[1:]:
+            kind = bound.data
+            key = "lower" if kind in ("lower_bound", "any_bound") else "upper"
+            if key in seen:
+                raise self.error(f"param '{name}' has two {key} bounds", self.loc(bound))
+            seen.add(key)
+            if kind == "any_bound":
+                minimum = None
+                continue
+            v = bound.children[0]
+            value = -int(v.children[0]) if v.data == "neg_int" else int(v.children[0])
+            if kind == "lower_bound":
+                minimum = value
+            else:
+                maximum = value
+        if minimum is not None and maximum is not None and maximum < minimum:
+            raise self.error(f"param '{name}' has an empty range [{minimum}, {maximum}]",
+                             self.loc(tree))
+        return Param(name, minimum, loc=self.loc(tree), max=maximum)
 
     def attrs(self, nodes: list[Tree], allowed: dict[str, str], what: str) -> dict[str, object]:
         """Check ``NAME`` / ``NAME=INT`` / ``NAME=(...)`` attributes against ``allowed``."""
@@ -416,7 +443,7 @@ class _Builder:
             return self.for_stmt(tree)
         return self.if_stmt(tree)
 
-    def event(self, tree: Tree) -> Event:
+    def event(self, tree: Tree) -> Union[Event, Access]:
         children = list(tree.children)
         pipe = str(children[0])
         reader: Optional[str] = None
@@ -440,10 +467,28 @@ class _Builder:
                     fields = self.names(item.children[1])
             children.pop(1)
         verb_tok, index_tree = children[1], children[2]
+        field_tok = children[3] if len(children) > 3 else None
         verb = str(verb_tok)
+        if verb in ACCESS_VERBS:
+            if field_tok is None:
+                raise self.error(f"a slot access names its field: {pipe}.{verb}(INDEX, FIELD)",
+                                 self.loc(verb_tok))
+            if fields is not None:
+                raise self.error("a slot access takes no field view (the reader's view is on its "
+                                 "wait)", self.loc(tree))
+            if verb == "write" and reader is not None:
+                raise self.error(f"'write' is the writer's access: it takes no reader name (a "
+                                 f"reader only reads its slot)", self.loc(verb_tok))
+            index = self.affine(index_tree, "a slot access index")
+            return Access("writer" if verb == "write" else "reader", pipe, str(field_tok), index,
+                          reader=reader, loc=self.loc(tree))
         if verb not in VERBS:
-            raise self.error(f"unknown verb '{verb}' (expected one of {', '.join(VERBS)})",
-                             self.loc(verb_tok))
+            raise self.error(f"unknown verb '{verb}' (expected one of "
+                             f"{', '.join(VERBS + ACCESS_VERBS)})", self.loc(verb_tok))
+        if field_tok is not None:
+            raise self.error(f"{verb} takes one argument, the index (slot accesses are "
+                             f"{pipe}.write(INDEX, FIELD) / {pipe}.read(INDEX, FIELD))",
+                             self.loc(field_tok))
         index = self.affine(index_tree, "an event index")
         return Event(verb, pipe, index, reader=reader, fields=fields, loc=self.loc(tree))
 
@@ -507,6 +552,18 @@ class _Builder:
         if kind == "paren":
             inner = self.value(ch[0])
             return _Val(inner.kind, inner.value, loc)
+        if kind == "call":
+            fn = str(ch[0])
+            if fn != "rem":
+                raise self.error(f"unknown function '{fn}' (the only one is rem(EXPR, M), C's "
+                                 f"remainder)", loc)
+            a, b = self.value(ch[1]), self.value(ch[2])
+            self._need(a, "int", "as the first argument of rem")
+            self._need(b, "int", "as the modulus of rem")
+            if not b.value.is_const or b.value.const <= 0:
+                raise self.error("the modulus of rem(EXPR, M) must be a positive integer constant",
+                                 b.loc)
+            return _Val("crem", (a.value, b.value.const), loc)
         if kind in ("add", "sub", "mul", "mod"):
             a, b = self.value(ch[0]), self.value(ch[1])
             op = {"add": "+", "sub": "-", "mul": "*", "mod": "%"}[kind]
@@ -536,7 +593,7 @@ class _Builder:
         if kind == "compare":
             a, op_tok, b = self.value(ch[0]), str(ch[1]), self.value(ch[2])
             assert op_tok in CMP_OPS
-            if a.kind == "mod":
+            if a.kind in ("mod", "crem"):
                 if op_tok not in ("==", "!="):
                     raise self.error(f"a '%' expression can only be compared with == or !=, "
                                      f"not '{op_tok}'", self.loc(ch[1]))
@@ -545,7 +602,8 @@ class _Builder:
                     raise self.error("a '%' expression can only be compared with an integer "
                                      "constant", b.loc)
                 expr, modulus = a.value
-                return _Val("cond", ModCompare(expr, modulus, op_tok, b.value.const), loc)
+                return _Val("cond", ModCompare(expr, modulus, op_tok, b.value.const,
+                                               c=a.kind == "crem"), loc)
             self._need(a, "int", f"before '{op_tok}'")
             self._need(b, "int", f"after '{op_tok}'")
             return _Val("cond", Compare(a.value, op_tok, b.value), loc)

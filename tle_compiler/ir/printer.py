@@ -11,7 +11,8 @@ Canonical choices:
   partitions, with one blank line between these sections and between kernels;
 * pipe attributes in the order ``capacity``, ``one_shot``, ``readers``, ``fields``, ``mma`` (empty
   tuples and a false ``one_shot`` are omitted);
-* ``param N`` when the minimum is 0, else ``param N >= K``;
+* ``param N`` when the minimum is 0, else ``param N >= K``, or ``param N any`` (no minimum),
+  followed by ``<= K`` when there is a maximum;
 * ``partition NAME [default] warps=N [regs=N] {``;
 * two spaces of indentation per nesting level;
 * ``range(STOP)`` when start is 0 and step 1, ``range(START, STOP)`` when step is 1, else all three;
@@ -19,6 +20,7 @@ Canonical choices:
   branch is not printed;
 * events as ``PIPE[READER fields=(a, b)].VERB(INDEX)``, the brackets only when a reader or a view is
   present (a reader name ``""``, the implicit SPSC reader, prints as no reader name);
+* slot accesses as ``PIPE.write(INDEX, FIELD)`` and ``PIPE[READER].read(INDEX, FIELD)``;
 * expressions and conditions via ``str()`` of :mod:`tle_compiler.ir.expr`.
 
 Names must be identifiers other than :data:`~tle_compiler.ir.parser.RESERVED_WORDS` (``for``,
@@ -33,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .nodes import NOLOC, Event, For, If, Module, Param, Partition, Pipe, Program, Stmt
+from .nodes import NOLOC, Access, Event, For, If, Module, Param, Partition, Pipe, Program, Stmt
 
 __all__ = ["print_program", "print_module", "without_locations"]
 
@@ -61,7 +63,14 @@ def _names(names: tuple[str, ...]) -> str:
 
 
 def _param(p: Param) -> str:
-    return f"param {p.name}" if p.min == 0 else f"param {p.name} >= {p.min}"
+    text = f"param {p.name}"
+    if p.min is None:
+        text += " any"
+    elif p.min != 0:
+        text += f" >= {p.min}"
+    if p.max is not None:
+        text += f" <= {p.max}"
+    return text
 
 
 def _pipe(p: Pipe, width: int) -> str:
@@ -108,11 +117,16 @@ def _event(e: Event) -> str:
     return f"{e.pipe}{brackets}.{e.verb}({e.index})"
 
 
+def _access(a: Access) -> str:
+    brackets = f"[{a.reader}]" if a.reader and a.side == "reader" else ""
+    return f"{a.pipe}{brackets}.{a.verb}({a.index}, {a.field})"
+
+
 def _body(body: tuple[Stmt, ...], depth: int, lines: list[str], locations: bool) -> None:
     pad = INDENT * depth
     for s in body:
-        if isinstance(s, Event):
-            text = pad + _event(s)
+        if isinstance(s, (Event, Access)):
+            text = pad + (_event(s) if isinstance(s, Event) else _access(s))
             if locations and s.loc != NOLOC and s.loc.line > 0:
                 text += f"  # {s.loc}"
             lines.append(text)

@@ -55,6 +55,17 @@ class PassContext:
             self.facts["bound_info"] = compute_bound(self.program, self.bound)
         return self.facts["bound_info"]
 
+    def verdict(self):
+        """The run's :class:`~tle_compiler.passes.verdict.Verdict` (rejected when an error was
+        reported; otherwise what the instance checks proved: ``facts["verdict"]``, set by
+        verify-protocol / verify-deadlock)."""
+        from .verdict import rejected
+
+        if self.errors:
+            v = self.facts.get("verdict")
+            return rejected(len(self.errors), v.checked if v else None, v.events if v else 0)
+        return self.facts.get("verdict")
+
     @property
     def errors(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "error"]

@@ -106,3 +106,26 @@ class VerifyDeadlock:
                       + (f" (when {shown})" if shown else ""), "deadlock", tuple(notes))
             break  # one cycle is enough to reject; the smallest instance shows it best
         ctx.facts["deadlock_instances_checked"] = checked
+        if not ctx.errors:
+            ctx.facts["verdict"] = _verdict_of(ctx, info)
+
+
+def _verdict_of(ctx: PassContext, info):
+    """Interim: the verdict from the bound analysis (replaced by passes/cutoff.py)."""
+    from .verdict import BOUNDED, PROVED, Verdict
+
+    fixed = dict(ctx.fixed_params)
+    names = [p.name for p in ctx.program.params]
+    checked = {p: f"[{info.minimum[p]}, {b}]" for p, b in info.bound.items() if p not in fixed}
+    checked.update({p: f"[{v}, {v}]" for p, v in fixed.items() if p in names})
+    if not names:
+        return Verdict(PROVED, scope="its single instance (no params)", argument="checked exactly")
+    if all(n in fixed for n in names):
+        scope = ", ".join(f"{n} = {fixed[n]}" for n in names)
+        return Verdict(PROVED, scope=scope, checked=checked, argument="the values given")
+    if info.sufficient:
+        free = [n for n in names if n not in fixed]
+        scope = "every value of " + ", ".join(free) + "".join(
+            f", {n} = {fixed[n]}" for n in names if n in fixed)
+        return Verdict(PROVED, scope=scope, checked=checked, argument=info.reason)
+    return Verdict(BOUNDED, scope=info.describe(), checked=checked, reason=info.reason)
