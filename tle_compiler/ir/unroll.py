@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..diagnostics import TleError
-from .nodes import Event, For, If, Program, Stmt
+from .nodes import Access, Event, For, If, Program, Stmt
 
 #: Refuse to expand a partition beyond this many events (a guard against runaway bounds).
 MAX_TRACE = 200_000
@@ -22,7 +22,7 @@ class Instance:
     """One dynamic execution of an event: the node, its evaluated index, and the loop variables.
     (A plain slotted class compared by identity: millions are made when checking a bound.)"""
 
-    event: Event
+    event: "Event | Access"
     index: int
     partition: str
     pos: int  # position in the partition's trace
@@ -36,7 +36,7 @@ class Instance:
 def unroll_body(body: tuple[Stmt, ...], env: dict[str, int], partition: str, out: list[Instance],
                 loop_vars: tuple[str, ...] = ()) -> None:
     for s in body:
-        if isinstance(s, Event):
+        if isinstance(s, (Event, Access)):
             out.append(Instance(s, s.index.eval(env), partition, len(out),
                                 tuple((v, env[v]) for v in loop_vars)))
             if len(out) > MAX_TRACE:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..ir.nodes import Program
+from ..ir.nodes import Access, Program
 from ..ir.unroll import Instance
 from .roles import PipeRoles, reader_name
 
@@ -49,8 +49,15 @@ def match_instance(program: Program, roles: dict[str, PipeRoles],
         held: dict[tuple[str, str, int], Instance] = {}  # (pipe, reader, stage) -> wait
         closed: dict[str, Instance] = {}
         counts: dict[tuple[str, str, str], Instance] = {}  # one-shot use per (pipe, endpoint, verb)
+        # the event that last closed a window, per (pipe, endpoint, stage): named by a late access
+        closer: dict[tuple, Instance] = {}
         for inst in traces[part.name]:
             ev = inst.event
+            if isinstance(ev, Access):
+                pr = _check_access(inst, roles, open_acq, held, closer)
+                if pr is not None:
+                    problems.append(pr)
+                continue
             r = roles.get(ev.pipe)
             if r is None:
                 continue
@@ -92,6 +99,7 @@ def match_instance(program: Program, roles: dict[str, PipeRoles],
                     else:
                         su.commits.append(inst)
                         closed[pipe.name] = inst
+                        closer[(pipe.name, None, s)] = inst
                 else:  # commit
                     prev = open_acq.get((pipe.name, s))
                     if prev is None or prev.index != inst.index:
@@ -100,6 +108,7 @@ def match_instance(program: Program, roles: dict[str, PipeRoles],
                                                 f"'{pipe.name}' but {what}", inst, prev))
                         continue
                     del open_acq[(pipe.name, s)]
+                    closer[(pipe.name, None, s)] = inst
                     su.commits.append(inst)
             else:
                 name = reader_name(ev, pipe)
@@ -121,6 +130,7 @@ def match_instance(program: Program, roles: dict[str, PipeRoles],
                                                 f"pipe '{pipe.name}' but {what}", inst, prev))
                         continue
                     del held[(pipe.name, name, s)]
+                    closer[(pipe.name, name, s)] = inst
                     su.releases.setdefault(name, []).append(inst)
         for (pname, s), inst in open_acq.items():
             problems.append(Problem("uncommitted-acquire", f"acquire({_idx(inst)}) of pipe '{pname}' is never "
@@ -166,3 +176,42 @@ def match_instance(program: Program, roles: dict[str, PipeRoles],
                                                 f"{_idx(su.commits[k])}", w, su.commits[k]))
                         break
     return uses, problems
+
+
+def _check_access(inst: Instance, roles: dict[str, PipeRoles], open_acq: dict, held: dict,
+                  closer: dict) -> Optional[Problem]:
+    """A slot access must lie inside the window of its index: the writer's acquire(i)..commit(i),
+    or the reader's wait(i)..release(i) (a one-shot reader's window stays open to the end)."""
+    a: Access = inst.event
+    r = roles.get(a.pipe)
+    if r is None:
+        return None
+    pipe = r.pipe
+    i = inst.index
+    if i < 0:
+        return Problem("negative-index", f"{a.verb} of {a.pipe}.{a.field} at negative index {i}", inst)
+    s = i % pipe.capacity
+    what = f"{'write to' if a.side == 'writer' else 'read of'} {a.pipe}.{a.field} at index {i}"
+    if a.side == "writer":
+        cur = open_acq.get((pipe.name, s))
+        if cur is not None and cur.index == i:
+            return None
+        last = closer.get((pipe.name, None, s))
+        opener = f"{a.pipe}.acquire({i})"
+    else:
+        name = a.reader or ""
+        cur = held.get((pipe.name, name, s))
+        if cur is not None and cur.index == i:
+            return None
+        last = closer.get((pipe.name, name, s))
+        who = f"{a.pipe}[{name}]" if name else a.pipe
+        opener = f"{who}.wait({i})"
+    if cur is not None:
+        why = (f"the slot of stage {s} is held for index {cur.index} ({cur.event.verb} at line "
+               f"{cur.event.loc.line}), not {i}")
+        return Problem("access-outside-window", f"{what} outside its window: {why}", inst, cur)
+    if last is not None and last.index == i:
+        return Problem("access-outside-window", f"{what} after {last.event.verb}({i}) at line "
+                       f"{last.event.loc.line} closed its window", inst, last)
+    return Problem("access-outside-window", f"{what} outside its window: no {opener} is open "
+                   f"here", inst, last)
