@@ -30,9 +30,13 @@ DOT_OPS = frozenset({"dot", "warpgroup_mma", "dot_scaled", "mma_v2", "tcgen05_mm
 #: Integer functions of their arguments only: of params and constants they are params.
 PURE_OPS = frozenset({"cdiv", "minimum", "maximum", "program_id", "num_programs",
                       "next_power_of_2", "min", "max", "abs"})
+#: Pure integer functions whose result is a runtime integer whatever their arguments.
+RUNTIME_OPS = frozenset({"program_id", "num_programs"})
 HANDLE_METHODS = frozenset(("writer", "reader") + WRITER_VERBS + READER_VERBS)
 RANGE_FUNCS = frozenset({"builtins.range", "tl.range", "tl.static_range", "gl.range",
                          "gl.static_range"})
+#: Unrolled at compile time: their loop variable is a constexpr.
+STATIC_RANGES = frozenset({"tl.static_range", "gl.static_range"})
 
 _OPTEXT = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Div: "/", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&",
@@ -57,6 +61,8 @@ class ExprEval:
         self.frames: list[Frame] = [frame]
         self.out: list[Stmt] = []
         self.loop_vars: list[str] = []  # IR names of the enclosing loops, outermost first
+        # IR loop variable -> (start, stop, step) of its loop, for sign proofs (`bounds`)
+        self.loop_ranges: dict[str, tuple[Affine, Affine, int]] = {}
         self.no_events: Optional[str] = None  # why an event here would be conditional
         # (loop node, message, check) of an enclosing loop that may not contain events
         self.bad_loop: Optional[tuple[ast.AST, str, str]] = None
@@ -127,6 +133,51 @@ class ExprEval:
         a = self.as_aff(v) if isinstance(v, Aff) else None
         return a.const if a is not None and a.is_const else None
 
+    @staticmethod
+    def is_runtime(v: Value) -> bool:
+        """Whether Triton computes the integer ``v`` at run time (C's ``//`` and ``%``) rather than
+        as a constexpr (a Python int)."""
+        if isinstance(v, KernelArg):
+            return not v.constexpr
+        if isinstance(v, (Aff, Sym, Data)):
+            return v.runtime
+        return False
+
+    # -- sign proofs ----------------------------------------------------------------------------
+    def bounds(self, e: Affine, depth: int = 0) -> tuple[Optional[int], Optional[int]]:
+        """Lower and upper bound of ``e`` over the ranges of the enclosing loops and the params'
+        domains (None: unbounded on that side)."""
+        lo: Optional[int] = e.const
+        hi: Optional[int] = e.const
+        for var, c in e.terms:
+            vlo, vhi = self.var_bounds(var, depth)
+            if c < 0:
+                vlo, vhi = vhi, vlo
+            lo = None if lo is None or vlo is None else lo + c * vlo
+            hi = None if hi is None or vhi is None else hi + c * vhi
+        return lo, hi
+
+    def var_bounds(self, var: str, depth: int) -> tuple[Optional[int], Optional[int]]:
+        if depth > 64:  # pragma: no cover - loop nests are far shallower
+            return None, None
+        rng = self.loop_ranges.get(var)
+        if rng is not None:
+            # the body runs only for values of range(start, stop, step)
+            start, stop, step = rng
+            if step > 0:
+                lo, hi = self.bounds(start, depth + 1)[0], self.bounds(stop, depth + 1)[1]
+                return lo, None if hi is None else hi - 1
+            lo, hi = self.bounds(stop, depth + 1)[0], self.bounds(start, depth + 1)[1]
+            return None if lo is None else lo + 1, hi
+        if is_placeholder(var):
+            return self.k.params.domain(var)
+        return None, None
+
+    def nonneg(self, e: Affine) -> bool:
+        """Whether ``e >= 0`` wherever it is evaluated (so C's and Python's ``%`` agree on it)."""
+        lo = self.bounds(e)[0]
+        return lo is not None and lo >= 0
+
     # -- names ----------------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST) -> Value:
         if name in self.env:
@@ -174,7 +225,7 @@ class ExprEval:
                     self.eval(child)
         return Data(node=node)
 
-    def _e_Constant(self, node: ast.Constant) -> Value:
+    def _e_Constant(self, node: ast.Constant) -> Value:  # a Python int: a constexpr
         v = node.value
         if isinstance(v, int) and not isinstance(v, bool):
             return Aff(Affine.of(v))
@@ -230,9 +281,9 @@ class ExprEval:
         v = self.eval(node.operand)
         a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
         if a is not None and isinstance(node.op, ast.USub):
-            return Aff(-a)
+            return Aff(-a, self.is_runtime(v))
         if a is not None and isinstance(node.op, ast.UAdd):
-            return Aff(a)
+            return Aff(a, self.is_runtime(v))
         return Data(node=node)
 
     def _e_BinOp(self, node: ast.BinOp) -> Value:
@@ -241,17 +292,20 @@ class ExprEval:
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
         a, b = self.as_aff(left), self.as_aff(right)
+        # a runtime operand makes the operation a runtime one (Triton's semantic.floordiv/mod:
+        # arith.divsi/remsi); only two constexprs are combined with Python's operators
+        rt = self.is_runtime(left) or self.is_runtime(right)
         if a is not None and b is not None:
             if isinstance(op, ast.Add):
-                return Aff(a + b)
+                return Aff(a + b, rt)
             if isinstance(op, ast.Sub):
-                return Aff(a - b)
+                return Aff(a - b, rt)
             if isinstance(op, ast.Mult) and (a.is_const or b.is_const):
-                return Aff(b.scale(a.const) if a.is_const else a.scale(b.const))
+                return Aff(b.scale(a.const) if a.is_const else a.scale(b.const), rt)
             if a.is_const and b.is_const and not isinstance(op, ast.Div):
-                folded = fold_int(op, a.const, b.const)
+                folded = fold_int(op, a.const, b.const, rt)
                 if folded is not None:
-                    return Aff(Affine.of(folded))
+                    return Aff(Affine.of(folded), rt)
         ka, kb = self.key_of(left), self.key_of(right)
         opt = _OPTEXT.get(type(op), "?")
         key = f"({ka} {opt} {kb})" if ka is not None and kb is not None and opt != "/" else None
@@ -263,7 +317,7 @@ class ExprEval:
                 why = f"`{src(node)}` divides (or takes a remainder of) a variable"
             else:
                 why = f"`{src(node)}` uses `{opt}` on variables"
-        return Data(node=node, key=key, why=why)
+        return Data(node=node, key=key, why=why, runtime=rt)
 
     def _e_Attribute(self, node: ast.Attribute) -> Value:
         base = self.eval(node.value)
@@ -372,7 +426,8 @@ class ExprEval:
         if (is_triton(path) or path.startswith("builtins.")) and name in PURE_OPS:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
-                return Data(node=node, key=f"{path}({', '.join(keys)})")
+                rt = name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
+                return Data(node=node, key=f"{path}({', '.join(keys)})", runtime=rt)
         return Data(node=node)
 
     # -- pipes and handles ------------------------------------------------------------------------

@@ -73,10 +73,12 @@ class KernelBodyWalker(StmtWalker):
         if isinstance(value, Data):
             if value.key is not None:
                 ph = self.k.params.reserve(("pure", value.key), name, self.k.loc(node))
-            else:
+                runtime = value.runtime
+            else:  # data (a load, ...): a runtime value
                 ph = self.k.params.reserve(("var", name, getattr(node, "lineno", 0)), name,
                                            self.k.loc(node))
-            value = Sym(name, ph, value.text)
+                runtime = True
+            value = Sym(name, ph, value.text, runtime)
         elif isinstance(value, BufferRef) and value.var is None:
             value = BufferRef(value.buf, name)
             if self.depth == 0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Hashable, Mapping
+from typing import Hashable, Mapping, Optional
 
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Event, For, Loc, Param, Partition, Stmt
@@ -26,9 +26,14 @@ def is_placeholder(var: str) -> bool:
 
 @dataclass
 class ParamSlot:
+    """A reserved param: its placeholder, the name it would like, where it comes from, and its
+    domain ``[min, max]`` (None: open on that side)."""
+
     placeholder: str
     hint: str
     loc: Loc
+    min: Optional[int] = 0
+    max: Optional[int] = None
 
 
 def _sanitize(text: str) -> str:
@@ -56,6 +61,11 @@ class ParamTable:
 
     def hint(self, placeholder: str) -> str:
         return self.by_placeholder[placeholder].hint
+
+    def domain(self, placeholder: str) -> tuple[Optional[int], Optional[int]]:
+        """The (min, max) of the param behind ``placeholder`` (None: unbounded on that side)."""
+        slot = self.by_placeholder.get(placeholder)
+        return (slot.min, slot.max) if slot is not None else (None, None)
 
 
 # -- walking and renaming the IR ------------------------------------------------------------------
@@ -99,7 +109,7 @@ def subst_cond(c: Cond, env: Mapping[str, Affine]) -> Cond:
     if isinstance(c, Compare):
         return Compare(c.lhs.substitute(env), c.op, c.rhs.substitute(env))
     if isinstance(c, ModCompare):
-        return ModCompare(c.expr.substitute(env), c.modulus, c.op, c.rem)
+        return replace(c, expr=c.expr.substitute(env))
     if isinstance(c, BoolOp):
         return BoolOp(c.op, tuple(subst_cond(i, env) for i in c.items))
     return Not(subst_cond(c.item, env))
@@ -137,7 +147,7 @@ def finalize(table: ParamTable, partitions: list[Partition]
             name, k = f"{slot.hint}_{k}", k + 1
         taken.add(name)
         names[ph] = name
-        params.append(Param(name, 0, slot.loc))
+        params.append(Param(name, slot.min, slot.loc, slot.max))
     for ph, slot in table.by_placeholder.items():
         names.setdefault(ph, slot.hint)
     env = {ph: Affine.of(n) for ph, n in names.items()}

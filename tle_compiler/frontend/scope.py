@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..ir.expr import c_div, c_rem
 from ..language.gpu import normalize_dtype
 
 _CANON = (
@@ -49,10 +50,18 @@ _BINOPS = {
 }
 
 
-def fold_int(op: ast.operator, a: int, b: int) -> Optional[int]:
-    """``a op b`` on integers, None when undefined (division by zero, negative shift, ...)."""
-    fn = _BINOPS.get(type(op))
+#: ``//`` and ``%`` on runtime integers: Triton emits ``arith.divsi`` / ``arith.remsi`` (C's
+#: truncating division; the remainder has the dividend's sign), not Python's floor operations.
+_C_BINOPS = {ast.FloorDiv: c_div, ast.Mod: c_rem}
+
+
+def fold_int(op: ast.operator, a: int, b: int, runtime: bool = False) -> Optional[int]:
+    """``a op b`` on integers, None when undefined (division by zero, negative shift, ...).
+    ``runtime``: an operand is a runtime integer in Triton, so ``//`` and ``%`` are C's."""
+    fn = (_C_BINOPS.get(type(op)) if runtime else None) or _BINOPS.get(type(op))
     if fn is None:
+        return None
+    if runtime and isinstance(op, (ast.FloorDiv, ast.Mod)) and b == 0:
         return None
     try:
         if isinstance(op, ast.Pow) and (b < 0 or b > 64):

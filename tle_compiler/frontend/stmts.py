@@ -16,7 +16,7 @@ from typing import Optional, Union
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import READER_VERBS, WRITER_VERBS, For, If, Stmt
 from .context import Frame
-from .exprs import RANGE_FUNCS, ExprEval, src
+from .exprs import RANGE_FUNCS, STATIC_RANGES, ExprEval, src
 from .values import HANDLES, Aff, Const, Data, KernelArg, ModRef, Poison, Sym, TupleV, Value
 
 MAX_INLINE_DEPTH = 32
@@ -228,6 +228,8 @@ class StmtWalker(ExprEval):
     # -- merging environments -------------------------------------------------------------------
     def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str
                     ) -> Optional[Value]:
+        if isinstance(a, Aff) and isinstance(b, Aff) and a == b:
+            return Aff(a.expr, a.runtime or b.runtime)  # runtime on either path: runtime
         if a == b:
             return a
         if a is None and b is None:
@@ -331,10 +333,16 @@ class StmtWalker(ExprEval):
             if _affine_like(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
         ir_var = self.fresh_loop_var(s.target.id) if isinstance(s.target, ast.Name) else "_"
+        # a static_range variable is a constexpr (the loop is unrolled); a range / tl.range
+        # variable is a runtime integer
+        runtime = path not in STATIC_RANGES
         if isinstance(s.target, ast.Name):
-            self.env[s.target.id] = Aff(Affine.of(ir_var)) if bounds else Data(node=s.target)
+            self.env[s.target.id] = (Aff(Affine.of(ir_var), runtime) if bounds
+                                     else Data(node=s.target, runtime=runtime))
         else:
             self.bind(s.target, Data(node=s.target), s)
+        if bounds:
+            self.loop_ranges[ir_var] = bounds  # type: ignore[assignment]
 
         self.loop_vars.append(ir_var)
         self.depth += 1
@@ -345,6 +353,7 @@ class StmtWalker(ExprEval):
             body = self.exec_block(s.body)
         finally:
             self.loop_vars.pop()
+            self.loop_ranges.pop(ir_var, None)
             self.depth -= 1
             self.bad_loop = saved_bad
         after = dict(self.env)
@@ -468,14 +477,17 @@ class StmtWalker(ExprEval):
         ev = (lambda n: self.eval_guarded(n, why)) if guarded else self.eval
         operands = [node.left, *node.comparators]
         # Evaluate each operand once; `e % K` operands keep their pieces for ModCompare.
-        vals: list[tuple[Optional[Affine], Optional[tuple[Affine, int]], Value]] = []
+        # (e, K, runtime): a runtime `e % K` is C's remainder (the sign of e), a constexpr one
+        # Python's
+        vals: list[tuple[Optional[Affine], Optional[tuple[Affine, int, bool]], Value]] = []
         for o in operands:
             if isinstance(o, ast.BinOp) and isinstance(o.op, ast.Mod):
                 lv, rv = ev(o.left), ev(o.right)
                 la, k = self.as_aff(lv), self.const_int(rv)
+                rt = self.is_runtime(lv) or self.is_runtime(rv)
                 full = self.binop(o.op, lv, rv, o)
                 vals.append((self.as_aff(full) if isinstance(full, Aff) else None,
-                             (la, k) if la is not None and k is not None and k > 0 else None,
+                             (la, k, rt) if la is not None and k is not None and k > 0 else None,
                              full))
             else:
                 v = ev(o)
@@ -497,8 +509,9 @@ class StmtWalker(ExprEval):
             elif rm is not None and la is not None and la.is_const:
                 mod = (rm, la.const)
             if mod is not None and sym in ("==", "!="):
-                (e, k), r = mod
-                mc = ModCompare(e, k, sym, r)
+                (e, k, rt), r = mod
+                # C's and Python's remainders agree where e >= 0: keep the Python form there
+                mc = ModCompare(e, k, sym, r, c=rt and not self.nonneg(e))
                 pieces.append(mc.eval({}) if not mc.variables else mc)
                 continue
             if mod is not None:

@@ -6,6 +6,11 @@ slots); everything else is :class:`Data`, which remembers at most which pipe fie
 (for ``mma`` detection) and, when it is a pure function of params and constants, a canonical key
 (so it can become a symbolic param).
 
+Integers carry whether Triton computes them at run time (``runtime``): loop variables of
+``range``/``tl.range``, runtime kernel arguments and what is computed from them are runtime
+integers, on which ``//`` and ``%`` are C's (truncating) operations; constexprs and literals are
+Python ints, with Python's floor semantics.
+
 Kernel-level values also appear in :class:`~tle_compiler.frontend.ast_reader.PartitionInfo`
 ``bindings`` (a partition parameter's value): :class:`KernelArg`, :class:`PipeRef`,
 :class:`WriterRef`, :class:`ReaderRef`, :class:`Aff`, :class:`Sym`, :class:`BufferRef`,
@@ -29,9 +34,11 @@ class Value:
 
 @dataclass(frozen=True)
 class Aff(Value):
-    """An integer affine in loop variables and params (IR names)."""
+    """An integer affine in loop variables and params (IR names); ``runtime``: Triton computes it
+    at run time (C semantics for ``//`` and ``%``), not as a constexpr."""
 
     expr: Affine
+    runtime: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -51,20 +58,23 @@ class Sym(Value):
     name: str
     param: str
     text: str
+    runtime: bool = field(default=True, compare=False)
 
 
 @dataclass(frozen=True)
 class Data(Value):
     """Anything else: tensors, pointers, floats. ``fields``: the (pipe, field) reader views this is a
-    view of (through ``local_ptr``/``load``/``trans``/...); ``key``: canonical text when this is a pure
-    function of params and constants; ``hint``: a name for the param it would become; ``why``: why
-    it is not affine (for error messages); ``node``: the expression it came from."""
+    view of (through ``local_ptr``/``load``/``trans``/...), for mma detection; ``key``: canonical
+    text when this is a pure function of params and constants; ``hint``: a name for the param it
+    would become; ``why``: why it is not affine (for error messages); ``node``: the expression it
+    came from; ``runtime``: a keyed integer Triton computes at run time."""
 
     node: Optional[ast.AST] = field(default=None, compare=False, repr=False)
     fields: frozenset[tuple[str, str]] = frozenset()
     key: Optional[str] = None
     hint: Optional[str] = None
     why: Optional[str] = field(default=None, compare=False)
+    runtime: bool = field(default=False, compare=False)
 
     @property
     def text(self) -> str:
