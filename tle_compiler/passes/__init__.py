@@ -28,11 +28,16 @@ def parse_pipeline(spec: str) -> list:
 
 
 def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Optional[int] = None,
-                 params: Optional[Mapping[str, int]] = None) -> PassContext:
-    """Run the passes in order. verify-deadlock needs a well-formed protocol (its graph pairs
+                 params: Optional[Mapping[str, int]] = None,
+                 budget: Optional[int] = None) -> PassContext:
+    """Run the passes in order. verify-deadlock needs a well-formed protocol (its run pairs
     events by the protocol rules), so it is skipped once errors were found; the inference passes
-    only need the structure (pipes, readers, views) to be sound."""
+    only need the structure (pipes, readers, views) to be sound. ``params``: check only these
+    values of these params; ``bound``: no value beyond it in magnitude; ``budget``: the events the
+    instance checks may expand (PassContext.budget)."""
     ctx = PassContext(program, bound=bound, fixed_params=dict(params or {}))
+    if budget is not None:
+        ctx.budget = budget
     for p in parse_pipeline(pipeline):
         if ctx.errors and (p.name == "verify-deadlock" or ctx.facts.get("structure_failed")):
             continue

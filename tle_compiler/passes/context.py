@@ -12,13 +12,16 @@ from ..ir.nodes import Loc, Program
 @dataclass
 class PassContext:
     program: Program
-    #: Highest value tried for each param by instance-based checks; None = choose automatically.
+    #: Check no param value beyond this magnitude (``--bound``); None: what the plan needs.
     bound: Optional[int] = None
     #: Check only these param values (e.g. from ``tle-dump --param NK=5``).
     fixed_params: dict[str, int] = field(default_factory=dict)
+    #: The most events the instance checks may expand (all values together) before the verdict
+    #: is "unknown" (docs/passes.md, "Cost").
+    budget: int = 5_000_000
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    #: Results by producer: "stages" (infer-stages), "barriers" (infer-barriers),
-    #: "instances" and "bound_info" (bound.py), "graphs" (verify-deadlock), ...
+    #: Results by producer: "stages" (infer-stages), "barriers" (infer-barriers), "sweep" (the
+    #: instance checks, sweep.py), "verdict" (verify-deadlock), ...
     facts: dict[str, Any] = field(default_factory=dict)
     passes_run: list[str] = field(default_factory=list)
     _seen: set = field(default_factory=set)
@@ -46,14 +49,6 @@ class PassContext:
 
             self.facts["roles"] = resolve_roles(self.program)
         return self.facts["roles"]
-
-    def bound_info(self):
-        """Which param values the instance checks try (bound.py), computed once per context."""
-        if "bound_info" not in self.facts:
-            from .bound import compute_bound
-
-            self.facts["bound_info"] = compute_bound(self.program, self.bound)
-        return self.facts["bound_info"]
 
     def verdict(self):
         """The run's :class:`~tle_compiler.passes.verdict.Verdict` (rejected when an error was

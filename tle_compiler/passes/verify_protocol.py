@@ -2,22 +2,21 @@
 
 Two levels. Structural rules are checked once on the IR: pipes and readers exist and are declared,
 field views name real fields, each pipe has one writer partition and each reader name one partition,
-index and bound variables are in scope, partitions are declared sanely. Dynamic rules (pairing of
-acquire/commit and wait/release, one-shot use, per-stage agreement between commits and waits) are
-checked on the event traces of every param instance up to the bound (see bound.py), and each
-violation is reported at the event that shows it, with the smallest param values that do.
+slot accesses come from the right partition and stay in their reader's view, index and bound
+variables are in scope, partitions are declared sanely. Dynamic rules (pairing of acquire/commit
+and wait/release, one-shot use, per-stage agreement between commits and waits, every slot access
+inside its window) are checked on the event traces of every param value the plan names (see
+cutoff.py and sweep.py), and each violation is reported at the event that shows it, with the
+smallest param values that do.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..diagnostics import Note
-from ..ir.nodes import Event, For, If, Stmt, walk_events
-from ..ir.unroll import unroll
-from .bound import param_instances
+from ..ir.nodes import Access, Event, For, If, Stmt, walk_accesses, walk_events
 from .context import PassContext
-from .matching import match_instance
+from .sweep import sweep
 
 
 def check_structure(ctx: PassContext) -> None:
@@ -83,7 +82,7 @@ def _check_scopes(ctx: PassContext, body: tuple[Stmt, ...], scope: set[str]) -> 
             ctx.error(loc, f"'{n}' is neither a loop variable in scope nor a param of the kernel", "unknown-name")
 
     for s in body:
-        if isinstance(s, Event):
+        if isinstance(s, (Event, Access)):
             need(s.index.variables, s.loc)
         elif isinstance(s, For):
             need(s.start.variables | s.stop.variables, s.loc)
@@ -128,44 +127,62 @@ def _check_events(ctx: PassContext, body: tuple[Stmt, ...]) -> None:
                 ctx.error(ev.loc, "a field view must name at least one field", "empty-view")
 
 
-#: Instances whose traces are kept for verify-deadlock (beyond this they are recomputed).
-CACHE_INSTANCES = 512
-
-
-def check_instances(ctx: PassContext) -> None:
-    """Replay every param instance up to the bound and report the first instance of each fault."""
+def _check_accesses(ctx: PassContext) -> None:
+    """Slot accesses name a field of a declared pipe, come from the partition that holds that
+    pipe's end (its writer, or the reader's partition) and, for a reader, a field of its view."""
+    prog = ctx.program
     roles = ctx.roles()
-    info = ctx.bound_info()
-    cache = ctx.facts.setdefault("matched", {})  # reused by verify-deadlock
-    broken: set = set()  # endpoints already reported: later instances would repeat the cause
-    for params in param_instances(ctx.program, info, ctx.fixed_params):
-        traces = unroll(ctx.program, params)
-        uses, problems = match_instance(ctx.program, roles, traces)
-        if not problems and len(cache) < CACHE_INSTANCES:
-            cache[tuple(params.items())] = (traces, uses)
-        for pr in problems:
-            endpoint = pr.at.event.endpoint
-            if endpoint in broken:
+    for part in prog.partitions:
+        for a in walk_accesses(part.body):
+            p = prog.pipe(a.pipe)
+            if p is None:
+                ctx.error(a.loc, f"unknown pipe '{a.pipe}'", "unknown-pipe")
                 continue
-            broken.add(endpoint)
-            context = ", ".join([f"{k}={v}" for k, v in params.items()] + [f"{k}={v}" for k, v in pr.at.env])
-            notes: tuple[Note, ...] = ()
-            if pr.related is not None:
-                rel = pr.related
-                notes = (Note(rel.event.loc, f"{rel.event.verb}({rel.index}) in partition '{rel.partition}'"
-                              + (f" at {rel.where()[3:]}" if rel.env else "")),)
-            ctx.error(pr.at.event.loc, pr.message + (f" (when {context})" if context else ""), pr.check, notes)
+            if a.field not in p.fields:
+                ctx.error(a.loc, f"pipe '{p.name}' has no field '{a.field}' (fields: "
+                          f"{', '.join(p.fields) or 'none'})", "unknown-field")
+                continue
+            r = roles[p.name]
+            if a.side == "writer":
+                if r.writer is not None and r.writer != part.name:
+                    ctx.error(a.loc, f"write to {p.name}.{a.field} in partition '{part.name}', but "
+                              f"pipe '{p.name}' is written by partition '{r.writer}'",
+                              "access-wrong-partition")
+                continue
+            name = a.reader or ""
+            if p.readers and name not in p.readers:
+                ctx.error(a.loc, f"read of {p.name}.{a.field} by '{name}', which is not a declared "
+                          f"reader of pipe '{p.name}' (readers: {', '.join(p.readers)})",
+                          "undeclared-reader")
+                continue
+            if not p.readers and name:
+                ctx.error(a.loc, f"pipe '{p.name}' declares no readers: its read takes no reader "
+                          f"name", "undeclared-reader")
+                continue
+            owner = r.readers.get(name)
+            if owner is not None and owner != part.name:
+                who = f"reader '{name}'" if name else "the reader"
+                ctx.error(a.loc, f"read of {p.name}.{a.field} in partition '{part.name}', but "
+                          f"{who} of pipe '{p.name}' is partition '{owner}'",
+                          "access-wrong-partition")
+            elif a.field not in r.views.get(name, p.fields):
+                who = f"reader '{name}'" if name else "the reader"
+                ctx.error(a.loc, f"{who} of pipe '{p.name}' sees only ({', '.join(r.views[name])}):"
+                          f" its read of '{a.field}' is outside its view", "access-outside-view")
 
 
 @dataclass(frozen=True)
 class VerifyProtocol:
-    """Structural and per-instance protocol rules of docs/semantics.md (rules 1–6)."""
+    """Structural and per-instance protocol rules of docs/semantics.md (rules 1–7): pairing,
+    one-shot use, phases, consumption, and slot accesses inside their windows."""
 
     name: str = "verify-protocol"
 
     def apply(self, ctx: PassContext) -> None:
         check_structure(ctx)
         if ctx.ok:
-            check_instances(ctx)
+            _check_accesses(ctx)
+        if ctx.ok:
+            sweep(ctx).report_protocol(ctx)
         else:
             ctx.facts["structure_failed"] = True

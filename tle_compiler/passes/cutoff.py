@@ -1,0 +1,358 @@
+"""Which param values the instance checks try, and what checking them proves.
+
+A protocol is checked exactly for each param value it expands (passes/instances.py). Params are
+unbounded, so a claim about *every* value needs an argument for the values not checked. The
+argument here is the cutoff theorem of docs/semantics.md ("For every value: the cutoff theorem"):
+for programs in its fragment (one free param N; each partition at most one loop over N, of the form
+``range(s, N + c)`` at its top level; every other loop of constant trip count; conditions that
+compare the loop variable with constants, or with N at unit distance, or take remainders; every
+index of a pipe advancing with one slope a_P in that loop variable or in N), the verdict for
+N >= N0 + L follows from the verdicts for N0 <= N < N0 + 2L, and for very negative N from a few
+values below zero. :func:`plan` checks that fragment syntactically (reporting the first construct
+outside it, with its line), computes N0 and L from the program's constants, and returns the
+values to check and the claim their checking supports: "proved" inside the fragment, "bounded"
+outside it (every value up to a default bound is checked, and the verdict says which). A finite
+domain (``tle.assume(0 <= N <= 64)``, ``param N <= 64``), no free param, or params fixed by the
+caller (``--param``) need no theorem: every value is checked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
+from ..ir.nodes import Access, Event, For, If, Loc, Program, Stmt
+
+#: Values checked on each side of zero when the cutoff theorem does not apply.
+DEFAULT_BOUND = 64
+#: The most param combinations checked with several free params.
+MAX_INSTANCES = 4096
+
+
+@dataclass(frozen=True)
+class Outside:
+    """Why a program is outside the theorem's fragment: the construct and its line."""
+
+    reason: str
+    loc: Optional[Loc] = None
+
+    def __str__(self) -> str:
+        return self.reason + (f" (line {self.loc.line})" if self.loc and self.loc.line else "")
+
+
+@dataclass
+class Fragment:
+    """The constants of the cutoff theorem for one program (docs/semantics.md)."""
+
+    param: str
+    L: int = 1  # the period: every modulus, and 2C/gcd(a, 2C) per sloped pipe, divide it
+    R: int = 0  # the largest |constant part| of a comparison atom
+    slopes: dict[str, int] = field(default_factory=dict)  # pipe -> a_P
+    D: dict[str, int] = field(default_factory=dict)  # pipe -> largest |constant part| of an index
+    starts: list[int] = field(default_factory=list)  # s of each N-loop range(s, N + c)
+    ends: list[int] = field(default_factory=list)  # c of each N-loop
+    partitions: int = 1
+    capacities: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def lag(self) -> int:
+        """Λ: how many loop iterations apart two events joined by a hand-off (a commit and its wait,
+        a release and the next acquire of the stage) can be in the steady state."""
+        return max([self.L + -(-2 * self.D[p] // a) + 1 for p, a in self.slopes.items()] or [0])
+
+    @property
+    def spread(self) -> int:
+        """E2: how far (in iterations) an index's events can sit apart from each other."""
+        return max([-(-2 * self.D[p] // a) for p, a in self.slopes.items()] or [0])
+
+    @property
+    def n0(self) -> int:
+        T = self.R + 1
+        lam = self.lag
+        s_max = max([abs(s) for s in self.starts] or [0])
+        c_max = max([abs(c) for c in self.ends] or [0])
+        z_start = s_max + T + self.spread + lam
+        z_end = c_max + T + self.spread + lam
+        middle = self.partitions * (lam + self.L) + 3 * lam + self.L
+        return max(T, z_start + z_end + middle + s_max + c_max)
+
+    @property
+    def n0_negative(self) -> int:
+        """Below -N0' every loop over N is empty, every threshold on N is settled, and every index
+        that depends on N is negative."""
+        s_max = max([abs(s) for s in self.starts] or [0])
+        c_max = max([abs(c) for c in self.ends] or [0])
+        d_max = max(self.D.values() or [0])
+        return max(s_max + c_max, self.R + 1, d_max) + 1
+
+    def describe(self) -> str:
+        return (f"cutoff theorem, docs/semantics.md: N0 = {self.n0}, L = {self.L}, "
+                f"lag {self.lag}")
+
+
+# ----------------------------------------------------------------------------------------------
+# the fragment, checked on the syntax
+
+
+def _interval(e: Affine, ranges: dict[str, tuple[int, int]], skip: frozenset) -> tuple[int, int]:
+    """Bounds of ``e`` without the terms in ``skip``, over the loop-variable ranges."""
+    lo = hi = e.const
+    for v, c in e.terms:
+        if v in skip:
+            continue
+        a, b = ranges[v]
+        lo += min(c * a, c * b)
+        hi += max(c * a, c * b)
+    return lo, hi
+
+
+def _atoms(c: Cond) -> Iterator[Cond]:
+    if isinstance(c, BoolOp):
+        for i in c.items:
+            yield from _atoms(i)
+    elif isinstance(c, Not):
+        yield from _atoms(c.item)
+    else:
+        yield c
+
+
+class _Classifier:
+    def __init__(self, program: Program, n: str, fixed: dict[str, int]):
+        self.program = program
+        self.n = n
+        self.fixed = {k: Affine(v) for k, v in fixed.items()}
+        self.frag = Fragment(n, partitions=len(program.partitions),
+                             capacities={p.name: p.capacity for p in program.pipes})
+        self.moduli: list[int] = []
+        self.slope_loc: dict[str, Loc] = {}
+
+    def run(self) -> Optional[Outside]:
+        for part in self.program.partitions:
+            self.nloop_seen: Optional[For] = None
+            why = self.body(part.body, {}, None, 0)
+            if why is not None:
+                return why
+        frag = self.frag
+        period = 1
+        for m in self.moduli:
+            period = math.lcm(period, m)
+        for p, a in frag.slopes.items():
+            two_c = 2 * frag.capacities[p]
+            period = math.lcm(period, two_c // math.gcd(a, two_c))
+        frag.L = period
+        for p in frag.slopes:
+            frag.D.setdefault(p, 0)
+        return None
+
+    def sub(self, e: Affine) -> Affine:
+        return e.substitute(self.fixed) if self.fixed else e
+
+    def body(self, body: tuple[Stmt, ...], ranges: dict[str, tuple[int, int]],
+             v: Optional[str], depth: int) -> Optional[Outside]:
+        n = self.n
+        for s in body:
+            if isinstance(s, (Event, Access)):
+                why = self.index(s, self.sub(s.index), ranges, v)
+                if why is not None:
+                    return why
+            elif isinstance(s, For):
+                start, stop = self.sub(s.start), self.sub(s.stop)
+                names = start.variables | stop.variables
+                if n in names or (v is not None and v in names):
+                    if depth or v is not None:
+                        what = "N" if n in names else f"the loop variable {v} of the loop over {n}"
+                        return Outside(f"the bounds of the loop over {s.var} depend on {what}, "
+                                       f"inside another loop (nested or triangular loops)", s.loc)
+                    if self.nloop_seen is not None:
+                        return Outside(f"a second loop over {n} in one partition (the first at "
+                                       f"line {self.nloop_seen.loc.line})", s.loc)
+                    if not (start.is_const and stop.terms == ((n, 1),) and s.step == 1):
+                        return Outside(f"the loop over {s.var} is not range(s, {n} + c) with "
+                                       f"constant s, c and step 1", s.loc)
+                    self.nloop_seen = s
+                    self.frag.starts.append(start.const)
+                    self.frag.ends.append(stop.const)
+                    why = self.body(s.body, ranges, s.var, depth + 1)
+                else:
+                    a = _interval(start, ranges, frozenset())
+                    b = _interval(stop, ranges, frozenset())
+                    if s.step > 0:
+                        lo, hi = a[0], b[1] - 1
+                    else:
+                        lo, hi = b[0] + 1, a[1]
+                    if lo > hi:
+                        continue  # never runs
+                    why = self.body(s.body, {**ranges, s.var: (lo, hi)}, v, depth + 1)
+                if why is not None:
+                    return why
+            elif isinstance(s, If):
+                for atom in _atoms(s.cond):
+                    why = self.atom(atom, ranges, v, s.loc)
+                    if why is not None:
+                        return why
+                for branch in (s.then, s.orelse):
+                    why = self.body(branch, ranges, v, depth)
+                    if why is not None:
+                        return why
+        return None
+
+    def atom(self, atom: Cond, ranges, v: Optional[str], loc: Loc) -> Optional[Outside]:
+        if isinstance(atom, ModCompare):
+            self.moduli.append(atom.modulus)
+            return None
+        assert isinstance(atom, Compare)
+        e = self.sub(atom.lhs - atom.rhs)
+        alpha = e.coef(v) if v is not None else 0
+        beta = e.coef(self.n)
+        if alpha and beta and (alpha, beta) not in ((1, -1), (-1, 1)):
+            return Outside(f"the condition `{atom}` compares the loop variable with {self.n} at "
+                           f"slopes other than 1 (its truth can flip in the middle of the loop)",
+                           loc)
+        if alpha or beta:  # a threshold on the loop variable or on N: settled beyond |rest| + 1
+            lo, hi = _interval(e, ranges, frozenset(x for x in (v, self.n) if x))
+            self.frag.R = max(self.frag.R, abs(lo), abs(hi))
+        return None
+
+    def index(self, s, e: Affine, ranges, v: Optional[str]) -> Optional[Outside]:
+        n = self.n
+        what = f"{s.pipe}.{s.verb}({s.index})"
+        if v is not None:
+            if e.coef(n):
+                return Outside(f"the index of {what} uses {n} inside the loop over {n}", s.loc)
+            a = e.coef(v)
+            if a <= 0:
+                return Outside(f"the index of {what} does not advance with the loop over {n}",
+                               s.loc)
+        else:
+            a = e.coef(n)
+            if a < 0:
+                return Outside(f"the index of {what} falls as {n} grows", s.loc)
+        if a:
+            prev = self.frag.slopes.setdefault(s.pipe, a)
+            self.slope_loc.setdefault(s.pipe, s.loc)
+            if prev != a:
+                return Outside(f"the indices of pipe '{s.pipe}' advance at two rates ({prev} at "
+                               f"line {self.slope_loc[s.pipe].line}, {a} in {what})", s.loc)
+        lo, hi = _interval(e, ranges, frozenset(x for x in (v, n) if x))
+        self.frag.D[s.pipe] = max(self.frag.D.get(s.pipe, 0), abs(lo), abs(hi))
+        return None
+
+
+def classify(program: Program, n: str, fixed: dict[str, int]) -> tuple[Optional[Fragment],
+                                                                        Optional[Outside]]:
+    c = _Classifier(program, n, fixed)
+    why = c.run()
+    return (None, why) if why is not None else (c.frag, None)
+
+
+# ----------------------------------------------------------------------------------------------
+# the plan
+
+
+@dataclass
+class Plan:
+    """The values to check (``values``, smallest magnitude first) and what checking all of them
+    without a fault proves: ``claim`` "proved" (for ``scope``, by ``argument``) or "bounded"
+    (``reason`` says why no more is claimed). ``fallback``: for a domain whose least value lies
+    beyond the theorem's range, values checked first (below the domain) that prove it cheaply;
+    when one of them fails, ``values`` are checked instead."""
+
+    values: list[dict[str, int]]
+    claim: str
+    scope: str
+    argument: str = ""
+    reason: str = ""
+    fragment: Optional[Fragment] = None
+    probe: list[dict[str, int]] = field(default_factory=list)
+
+    def checked(self, done: list[dict[str, int]]) -> dict[str, str]:
+        out: dict[str, list[int]] = {}
+        for d in done:
+            for k, v in d.items():
+                out.setdefault(k, []).append(v)
+        return {k: (f"[{min(vs)}, {max(vs)}]" if len(set(vs)) > 1 else f"{{{vs[0]}}}")
+                for k, vs in out.items()}
+
+
+def _order(values: Iterator[int]) -> list[int]:
+    return sorted(set(values), key=lambda x: (abs(x), x < 0))
+
+
+def _domain_range(lo: Optional[int], hi: Optional[int], a: int, b: int) -> range:
+    """[a, b] cut to the domain [lo, hi]."""
+    a = a if lo is None else max(a, lo)
+    b = b if hi is None else min(b, hi)
+    return range(a, b + 1)
+
+
+def plan(program: Program, fixed: Optional[dict[str, int]] = None,
+         bound: Optional[int] = None) -> Plan:
+    """What to check for ``program`` with ``fixed`` params given (``--param``) and the caller's
+    ``bound`` (``--bound``: no value beyond it in magnitude is checked)."""
+    fixed = dict(fixed or {})
+    params = {p.name: p for p in program.params}
+    given = {k: v for k, v in fixed.items() if k in params}
+    free = [p for p in program.params if p.name not in given]
+    fixed_text = ", ".join(f"{k} = {v}" for k, v in given.items())
+    if not free:
+        scope = fixed_text or "its single instance (no params)"
+        return Plan([dict(given)], "proved", scope, argument="every value checked")
+
+    def with_fixed(d: dict[str, int]) -> dict[str, int]:
+        return {p.name: d.get(p.name, given.get(p.name)) for p in program.params}
+
+    suffix = f", {fixed_text}" if fixed_text else ""
+    if len(free) > 1:
+        names = [p.name for p in free]
+        b = DEFAULT_BOUND if bound is None else bound
+        while b > 0 and math.prod(len(_domain_range(p.min, p.max, -b, b)) for p in free) > MAX_INSTANCES:
+            b -= 1
+        ranges = [_order(_domain_range(p.min, p.max, -b, b)) for p in free]
+        combos = sorted(itertools.product(*ranges), key=lambda c: (sum(map(abs, c)), c))
+        values = [with_fixed(dict(zip(names, c))) for c in combos]
+        return Plan(values, "bounded", f"{', '.join(names)} within {b} of zero{suffix}",
+                    reason=f"{len(free)} free params: the cutoff theorem covers one (fix the others "
+                           f"with --param to prove it for every value of the last)")
+
+    p = free[0]
+    n = p.name
+    if p.min is not None and p.max is not None:
+        values = [with_fixed({n: v}) for v in _order(range(p.min, p.max + 1))]
+        if bound is not None:
+            values = [d for d in values if abs(d[n]) <= bound]
+        if bound is None or len(values) == p.max - p.min + 1:
+            return Plan(values, "proved", f"every value of {n} ({p.domain()}){suffix}",
+                        argument="every value of the finite domain checked")
+        return Plan(values, "bounded", f"{n} within {bound} of zero{suffix}",
+                    reason=f"--bound {bound} cuts the domain {p.domain()}")
+
+    frag, outside = classify(program, n, given)
+    if frag is None:
+        b = DEFAULT_BOUND if bound is None else bound
+        values = [with_fixed({n: v}) for v in _order(_domain_range(p.min, p.max, -b, b))]
+        return Plan(values, "bounded", f"{n} in [{values and min(d[n] for d in values)}, "
+                    f"{values and max(d[n] for d in values)}]{suffix}",
+                    reason=f"outside the fragment of the cutoff theorem: {outside}")
+    n0, L = frag.n0, frag.L
+    lo = p.min
+    top = max(lo if lo is not None else n0, n0) + 2 * L - 1
+    bottom = lo if lo is not None else -frag.n0_negative - L
+    cand = _domain_range(lo, p.max, bottom, top)
+    values = [with_fixed({n: v}) for v in _order(cand)]
+    probe: list[dict[str, int]] = []
+    if lo is not None and lo > n0 + 2 * L:
+        # the least value lies beyond the theorem's range: N0 <= N < N0 + 2L (below the domain)
+        # already prove every N >= N0; the domain's own first values are the fallback
+        probe = [with_fixed({n: v}) for v in range(n0, n0 + 2 * L)]
+        values = [with_fixed({n: v}) for v in range(lo, lo + 2 * L)]
+    scope = f"every value of {n} ({p.domain()}){suffix}"
+    if bound is not None:
+        kept = [d for d in values if abs(d[n]) <= bound]
+        if len(kept) < len(values) or (probe and any(abs(d[n]) > bound for d in probe)):
+            return Plan(kept, "bounded", f"{n} within {bound} of zero{suffix}",
+                        reason=f"--bound {bound} stops short of the values the cutoff theorem "
+                               f"needs ({frag.describe()})", fragment=frag)
+    return Plan(values, "proved", scope, argument=frag.describe(), fragment=frag, probe=probe)

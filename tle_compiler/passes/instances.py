@@ -1,0 +1,546 @@
+"""Check one param instance of a protocol: the rules of docs/semantics.md on its event traces.
+
+For concrete param values each partition's trace is fixed (ir/tracegen.py expands it into flat
+lists of statement numbers and indices). One sweep per partition checks the local rules (pairing
+of acquire/commit and wait/release per stage, one-shot use, close, negative indices, every slot
+access inside its window) and numbers the uses of every stage; then the cross-partition rules
+(phases alternate per stage, every reader waits exactly the writer's committed indices in commit
+order); then deadlock-freedom by *running* the traces: each partition advances while its next
+event is enabled (a wait once the matching commit ran, an acquire once every reader released the
+previous use of the stage). Under the protocol rules this is Kahn's algorithm on the
+happens-before graph of docs/semantics.md, so it completes iff the graph is acyclic; when it gets
+stuck, following "who waits for whom" among the stuck partitions gives the cycle. The cost is a
+few hundred nanoseconds per event (docs/passes.md, "Cost").
+
+Problems carry (partition number, trace position); :mod:`.verify_protocol` turns them into
+diagnostics, re-expanding the one trace it describes with ``ir.unroll`` to name loop variables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..ir.nodes import Access, Event, Program
+from ..ir.tracegen import CompiledProgram
+from .roles import PipeRoles
+
+ACQ, COMMIT, CLOSE, WAIT, RELEASE, WRITE, READ = range(7)
+_KIND = {"acquire": ACQ, "commit": COMMIT, "close": CLOSE, "wait": WAIT, "release": RELEASE}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A rule broken at ``at`` = (partition number, position in its trace); ``related`` points at
+    the other event involved (e.g. the release that closed a window), ``notes`` are extra
+    ``(at, text)`` lines (a deadlock's cycle)."""
+
+    check: str
+    message: str
+    at: tuple[int, int]
+    related: Optional[tuple[int, int]] = None
+    notes: tuple = ()
+
+
+@dataclass
+class InstanceResult:
+    problems: list[Problem] = field(default_factory=list)  # protocol rules (verify-protocol)
+    deadlock: Optional[Problem] = None  # None: every run completes (verify-deadlock)
+    events: int = 0
+
+
+class Checker:
+    """Per-program tables for checking instances fast: statement kinds, pipes, readers."""
+
+    def __init__(self, cp: CompiledProgram, roles: dict[str, PipeRoles]):
+        self.cp = cp
+        self.program: Program = cp.program
+        self.roles = roles
+        self.pipes = [p.name for p in self.program.pipes]
+        pipe_no = {n: i for i, n in enumerate(self.pipes)}
+        self.readers = [list(p.reader_names) for p in self.program.pipes]
+        self.cap = [p.capacity for p in self.program.pipes]
+        self.one_shot = [p.one_shot for p in self.program.pipes]
+        # per statement: (kind, pipe number, reader number or -1)
+        self.info: list[tuple[int, int, int]] = []
+        for s in cp.stmts:
+            p = pipe_no[s.pipe]
+            if isinstance(s, Access):
+                kind = WRITE if s.side == "writer" else READ
+                r = -1 if s.side == "writer" else self.readers[p].index(s.reader or "")
+            else:
+                kind = _KIND[s.verb]
+                r = -1 if s.is_writer else self.readers[p].index(s.reader or "")
+            self.info.append((kind, p, r))
+        # the fast path's tables: one writer slot per (pipe, stage), one reader slot per
+        # (pipe, reader, stage), numbered densely
+        self.wbase, self.rbase, w, rr = [], [], 0, 0
+        for p in range(len(self.pipes)):
+            self.wbase.append(w)
+            w += self.cap[p]
+            bases = []
+            for _ in self.readers[p]:
+                bases.append(rr)
+                rr += self.cap[p]
+            self.rbase.append(bases)
+        self.nw, self.nr = w, rr
+        self.fast_info = []
+        for sid, (kind, p, r) in enumerate(self.info):
+            self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
+                                   self.rbase[p][r] if r >= 0 else -1, self.one_shot[p],
+                                   tuple(w + b for b in self.rbase[p]), r))
+
+    # ------------------------------------------------------------------ the fast path
+    def clean(self, traces: list[tuple[list[int], list[int]]]) -> bool:
+        """True when the instance breaks no rule and its run completes: the common case, decided
+        in a few hundred nanoseconds per event. Anything else goes through :meth:`check`, which
+        finds and words the problem."""
+        nw = self.nw
+        w_open = [-1] * nw  # index acquired and not committed, per writer slot
+        r_held = [-1] * self.nr  # index waited and not released, per reader slot
+        commits = [[] for _ in range(nw)]
+        acq_n = [0] * nw
+        waits = [[] for _ in range(self.nr)]
+        closed = [False] * len(self.pipes)
+        once: set = set()
+        info = self.fast_info
+        seqs = []
+        for ids, idx in traces:
+            need_c: list = []
+            need_m: list = []
+            eff: list = []
+            for sid, i in zip(ids, idx):
+                kind, p, cap, wb, rb, one, rbases, r = info[sid]
+                if i < 0:
+                    return False
+                s = i % cap
+                if kind == WRITE:
+                    if w_open[wb + s] != i:
+                        return False
+                    continue
+                if kind == READ:
+                    if r_held[rb + s] != i:
+                        return False
+                    continue
+                if one:
+                    key = (p, r, COMMIT if kind == CLOSE else kind)
+                    if key in once:
+                        return False
+                    once.add(key)
+                if kind == WAIT:
+                    if r_held[rb + s] != -1:
+                        return False
+                    r_held[rb + s] = i
+                    wl = waits[rb + s]
+                    wl.append(i)
+                    need_c.append(wb + s)
+                    need_m.append(len(wl))
+                    eff.append(-1)
+                elif kind == RELEASE:
+                    if r_held[rb + s] != i:
+                        return False
+                    r_held[rb + s] = -1
+                    need_c.append(-1)
+                    need_m.append(0)
+                    eff.append(nw + rb + s)
+                elif kind == COMMIT:
+                    if closed[p] or w_open[wb + s] != i:
+                        return False
+                    w_open[wb + s] = -1
+                    commits[wb + s].append(i)
+                    need_c.append(-1)
+                    need_m.append(0)
+                    eff.append(wb + s)
+                else:  # acquire or close
+                    if closed[p] or w_open[wb + s] != -1:
+                        return False
+                    n = acq_n[wb + s]
+                    acq_n[wb + s] = n + 1
+                    if n and not one:
+                        need_c.append(-2)
+                        need_m.append(tuple((b + s, n) for b in rbases))
+                        eff.append(-1)
+                    if kind == ACQ:
+                        w_open[wb + s] = i
+                    else:
+                        closed[p] = True
+                        commits[wb + s].append(i)
+                        need_c.append(-1)
+                        need_m.append(0)
+                        eff.append(wb + s)
+            seqs.append((need_c, need_m, eff))
+        if any(x != -1 for x in w_open):
+            return False
+        for p in range(len(self.pipes)):
+            cap, wb = self.cap[p], self.wbase[p]
+            for s in range(cap):
+                cs = commits[wb + s]
+                if not self.one_shot[p]:
+                    if any((i // cap) % 2 != n % 2 for n, i in enumerate(cs)):
+                        return False
+                for b in self.rbase[p]:
+                    if waits[b + s] != cs:
+                        return False
+                    if r_held[b + s] != -1 and not self.one_shot[p]:
+                        return False
+        # the run (see _run): every partition advances while its next event is enabled
+        cnt = [0] * (nw + self.nr)
+        ptr = [0] * len(seqs)
+        moved = True
+        while moved:
+            moved = False
+            for k, (need_c, need_m, eff) in enumerate(seqs):
+                i = ptr[k]
+                n = len(eff)
+                while i < n:
+                    c = need_c[i]
+                    if c >= 0:
+                        if cnt[c] < need_m[i]:
+                            break
+                    elif c == -2:
+                        if any(cnt[cc] < mm for cc, mm in need_m[i]):
+                            break
+                    e = eff[i]
+                    if e >= 0:
+                        cnt[e] += 1
+                    i += 1
+                if i != ptr[k]:
+                    ptr[k] = i
+                    moved = True
+        return all(ptr[k] == len(seqs[k][2]) for k in range(len(seqs)))
+
+    # ------------------------------------------------------------------ one instance
+    def check(self, traces: list[tuple[list[int], list[int]]], deadlock: bool = True
+              ) -> InstanceResult:
+        res = InstanceResult(events=sum(len(ids) for ids, _ in traces))
+        self._traces_ids = [ids for ids, _ in traces]
+        info, cap, one_shot = self.info, self.cap, self.one_shot
+        problems = res.problems
+        # uses[(pipe, stage)]: writer acquires/commits and per reader waits/releases, each a list
+        # of (partition, position, index) in program order
+        commits: dict[tuple[int, int], list] = {}
+        acquires: dict[tuple[int, int], list] = {}
+        waits: dict[tuple[int, int, int], list] = {}
+        releases: dict[tuple[int, int, int], list] = {}
+        # the greedy run's requirements are attached after the cross checks
+        broken: set = set()  # endpoints with a local problem: one report each
+
+        for k, (ids, idx) in enumerate(traces):
+            open_acq: dict[tuple[int, int], tuple[int, int]] = {}  # (pipe, stage) -> (pos, index)
+            held: dict[tuple[int, int, int], tuple[int, int]] = {}  # (pipe, reader, stage)
+            closer: dict[tuple[int, int, int], tuple[int, int]] = {}  # who closed a window last
+            closed: dict[int, int] = {}  # pipe -> pos of its close
+            once: dict[tuple[int, int, int], int] = {}  # one-shot (pipe, reader, kind) -> pos
+            for pos in range(len(ids)):
+                kind, p, r = info[ids[pos]]
+                i = idx[pos]
+                if i < 0:
+                    self._local(problems, broken, (p, r), Problem(
+                        "negative-index", f"{self._what(ids[pos])} at negative index {i}",
+                        (k, pos)))
+                    continue
+                c = cap[p]
+                s = i % c
+                if kind >= WRITE:  # a slot access
+                    if kind == WRITE:
+                        cur = open_acq.get((p, s))
+                    else:
+                        cur = held.get((p, r, s))
+                    if cur is not None and cur[1] == i:
+                        continue
+                    pr = self._access_problem(k, pos, ids[pos], i, s, cur,
+                                              closer.get((p, r, s)), traces)
+                    self._local(problems, broken, ("access", ids[pos]), pr)
+                    continue
+                if one_shot[p]:
+                    key = (p, r, COMMIT if kind == CLOSE else kind)
+                    if key in once:
+                        prev = once[key]
+                        self._local(problems, broken, (p, r), Problem(
+                            "one-shot-reuse", f"one-shot pipe '{self.pipes[p]}' is used more than "
+                            f"once: {self._verb(ids[pos])}({i}) after "
+                            f"{self._verb(ids[prev])}({idx[prev]})", (k, pos), (k, prev)))
+                        continue
+                    once[key] = pos
+                    if kind == CLOSE:
+                        once[(p, r, ACQ)] = pos
+                if kind <= CLOSE:  # writer verbs
+                    if p in closed:
+                        self._local(problems, broken, (p, r), Problem(
+                            "event-after-close", f"{self._verb(ids[pos])}({i}) on pipe "
+                            f"'{self.pipes[p]}' after it was closed", (k, pos), (k, closed[p])))
+                        continue
+                    if kind == ACQ or kind == CLOSE:
+                        prev = open_acq.get((p, s))
+                        if prev is not None:
+                            self._local(problems, broken, (p, r), Problem(
+                                "double-acquire", f"{self._verb(ids[pos])}({i}) on stage {s} of "
+                                f"pipe '{self.pipes[p]}' while acquire({prev[1]}) is not "
+                                f"committed", (k, pos), (k, prev[0])))
+                            continue
+                        acquires.setdefault((p, s), []).append((k, pos, i))
+                        if kind == ACQ:
+                            open_acq[(p, s)] = (pos, i)
+                        else:
+                            commits.setdefault((p, s), []).append((k, pos, i))
+                            closed[p] = pos
+                            closer[(p, -1, s)] = (pos, i)
+                    else:  # commit
+                        prev = open_acq.get((p, s))
+                        if prev is None or prev[1] != i:
+                            self._local(problems, broken, (p, r),
+                                        self._pair_problem(k, pos, prev, ids, idx, "acquire"))
+                            continue
+                        del open_acq[(p, s)]
+                        closer[(p, -1, s)] = (pos, i)
+                        commits.setdefault((p, s), []).append((k, pos, i))
+                elif kind == WAIT:
+                    prev = held.get((p, r, s))
+                    if prev is not None:
+                        self._local(problems, broken, (p, r), Problem(
+                            "wait-on-held-stage", f"{self._who(p, r)} waits index {i} of pipe "
+                            f"'{self.pipes[p]}' while still holding index {prev[1]} on the same "
+                            f"stage (release it first)", (k, pos), (k, prev[0])))
+                        continue
+                    held[(p, r, s)] = (pos, i)
+                    waits.setdefault((p, r, s), []).append((k, pos, i))
+                else:  # release
+                    prev = held.get((p, r, s))
+                    if prev is None or prev[1] != i:
+                        self._local(problems, broken, (p, r),
+                                    self._pair_problem(k, pos, prev, ids, idx, "wait"))
+                        continue
+                    del held[(p, r, s)]
+                    closer[(p, r, s)] = (pos, i)
+                    releases.setdefault((p, r, s), []).append((k, pos, i))
+            for (p, s), (pos, i) in open_acq.items():
+                self._local(problems, broken, (p, -1), Problem(
+                    "uncommitted-acquire", f"acquire({i}) of pipe '{self.pipes[p]}' is never "
+                    f"committed", (k, pos)))
+            for (p, r, s), (pos, i) in held.items():
+                if not one_shot[p]:
+                    self._local(problems, broken, (p, r), Problem(
+                        "missing-release", f"{self._who(p, r)} never releases index {i} of pipe "
+                        f"'{self.pipes[p]}'", (k, pos)))
+        if problems:
+            return res
+        self._cross(commits, waits, problems)
+        if problems or not deadlock:
+            return res
+        res.deadlock = self._run(traces, commits, acquires, waits, releases)
+        return res
+
+    # ------------------------------------------------------------------ cross-partition rules
+    def _cross(self, commits, waits, problems: list[Problem]) -> None:
+        stages = sorted(set(commits) | {(p, s) for (p, r, s) in waits})
+        for p, s in stages:
+            cs = commits.get((p, s), [])
+            cap = self.cap[p]
+            if not self.one_shot[p]:
+                for n, (k, pos, i) in enumerate(cs):
+                    if (i // cap) % 2 != n % 2:
+                        problems.append(Problem(
+                            "phase-aliasing", f"{self._verb(self._id(k, pos))}({i}) is use {n} of "
+                            f"stage {s} of pipe '{self.pipes[p]}' but has phase {(i // cap) % 2}: "
+                            f"indices on one stage must alternate phases (a parity wait cannot "
+                            f"tell them apart)", (k, pos)))
+                        break
+            for r in range(len(self.readers[p])):
+                ws = waits.get((p, r, s), [])
+                for n in range(max(len(ws), len(cs))):
+                    if n >= len(ws):
+                        k, pos, i = cs[n]
+                        problems.append(Problem(
+                            "unconsumed", f"{self._who(p, r)} of pipe '{self.pipes[p]}' never "
+                            f"waits index {i} that is committed here", (k, pos)))
+                        break
+                    k, pos, i = ws[n]
+                    if n >= len(cs):
+                        problems.append(Problem(
+                            "wait-never-committed", f"{self._who(p, r)} waits index {i} of pipe "
+                            f"'{self.pipes[p]}' that the writer never commits", (k, pos)))
+                        break
+                    if i != cs[n][2]:
+                        problems.append(Problem(
+                            "order-mismatch", f"{self._who(p, r)} waits index {i} of pipe "
+                            f"'{self.pipes[p]}' where the writer's next commit on stage {s} is "
+                            f"index {cs[n][2]}", (k, pos), (cs[n][0], cs[n][1])))
+                        break
+
+    # ------------------------------------------------------------------ deadlock: run it
+    def _run(self, traces, commits, acquires, waits, releases) -> Optional[Problem]:
+        """Advance every partition while its next event is enabled; stuck partitions deadlock."""
+        nparts = len(traces)
+        counter_of: dict[tuple, int] = {}  # ("c", p, s) / ("r", p, r, s) -> counter number
+        owner: list[list[tuple[int, int]]] = []  # counter -> positions that increment it
+
+        def counter(key, positions) -> int:
+            c = counter_of.get(key)
+            if c is None:
+                c = counter_of[key] = len(owner)
+                owner.append([(k, pos) for k, pos, _ in positions])
+            return c
+
+        req: list[dict[int, tuple]] = [dict() for _ in range(nparts)]  # pos -> ((counter, need),)
+        eff: list[dict[int, int]] = [dict() for _ in range(nparts)]  # pos -> counter it bumps
+        for (p, s), cs in commits.items():
+            c = counter(("c", p, s), cs)
+            for k, pos, _ in cs:
+                eff[k][pos] = c
+        for (p, r, s), rs in releases.items():
+            c = counter(("r", p, r, s), rs)
+            for k, pos, _ in rs:
+                eff[k][pos] = c
+        for (p, r, s), ws in waits.items():
+            c = counter_of.get(("c", p, s))
+            for n, (k, pos, _) in enumerate(ws):
+                req[k][pos] = ((c, n + 1),)
+        for (p, s), acq in acquires.items():
+            if self.one_shot[p]:
+                continue
+            for n, (k, pos, _) in enumerate(acq):
+                if n == 0:
+                    continue
+                need = []
+                for r in range(len(self.readers[p])):
+                    need.append((counter(("r", p, r, s), releases.get((p, r, s), [])), n))
+                req[k][pos] = tuple(need)
+        ncount = [0] * len(owner)
+        # only the events that wait or arrive matter to the run
+        order = [sorted(set(req[k]) | set(eff[k])) for k in range(nparts)]
+        ptr = [0] * nparts
+        moved = True
+        while moved:
+            moved = False
+            for k in range(nparts):
+                seq, rq, ef = order[k], req[k], eff[k]
+                i, n = ptr[k], len(seq)
+                while i < n:
+                    pos = seq[i]
+                    need = rq.get(pos)
+                    if need is not None and any(ncount[c] < m for c, m in need):
+                        break
+                    c = ef.get(pos)
+                    if c is not None:
+                        ncount[c] += 1
+                    i += 1
+                if i != ptr[k]:
+                    ptr[k] = i
+                    moved = True
+        stuck = [k for k in range(nparts) if ptr[k] < len(order[k])]
+        if not stuck:
+            return None
+        # who waits for whom: the first unmet requirement of each stuck partition
+        waits_for: dict[int, tuple[int, int, int]] = {}  # k -> (its pos, awaited k', awaited pos)
+        for k in stuck:
+            pos = order[k][ptr[k]]
+            for c, m in req[k][pos]:
+                if ncount[c] < m and m - 1 < len(owner[c]):
+                    k2, pos2 = owner[c][m - 1]
+                    waits_for[k] = (pos, k2, pos2)
+                    break
+        k = stuck[0]
+        seen: list[int] = []
+        while k in waits_for and k not in seen:
+            seen.append(k)
+            k = waits_for[k][1]
+        cycle = seen[seen.index(k):] if k in seen else seen
+        notes = [((kk, waits_for[kk][0]), (waits_for[kk][1], waits_for[kk][2]))
+                 for kk in cycle if kk in waits_for]
+        # start the report at a blocked wait (data that never comes) when there is one
+        ids = self._traces_ids
+        start = next((j for j, ((kk, pos), _) in enumerate(notes)
+                      if self.info[ids[kk][pos]][0] == WAIT), 0)
+        notes = tuple(notes[start:] + notes[:start])
+        first = notes[0][0] if notes else (stuck[0], order[stuck[0]][ptr[stuck[0]]])
+        return Problem("deadlock", "deadlock: the partitions wait for each other in a cycle",
+                       first, notes=notes)
+
+    # ------------------------------------------------------------------ messages
+    def _id(self, k: int, pos: int) -> int:
+        return self._traces_ids[k][pos]
+
+    def _verb(self, sid: int) -> str:
+        s = self.cp.stmts[sid]
+        return s.verb
+
+    def _who(self, p: int, r: int) -> str:
+        name = self.readers[p][r] if r >= 0 else ""
+        return f"reader '{name}'" if name else "the reader"
+
+    def _what(self, sid: int) -> str:
+        s = self.cp.stmts[sid]
+        if isinstance(s, Access):
+            return f"{'write to' if s.side == 'writer' else 'read of'} {s.pipe}.{s.field}"
+        return f"{s.verb} of pipe '{s.pipe}'"
+
+    @staticmethod
+    def _local(problems: list[Problem], broken: set, key, pr: Problem) -> None:
+        """One problem per endpoint (or access statement) and instance: later ones repeat it."""
+        if key in broken:
+            return
+        broken.add(key)
+        problems.append(pr)
+
+    def _access_problem(self, k, pos, sid, i, s, cur, last, traces) -> Problem:
+        a: Access = self.cp.stmts[sid]
+        what = f"{'write to' if a.side == 'writer' else 'read of'} {a.pipe}.{a.field} at index {i}"
+        ids = traces[k][0]
+        if cur is not None:
+            ev = self.cp.stmts[ids[cur[0]]]
+            return Problem("access-outside-window", f"{what} outside its window: the slot of "
+                           f"stage {s} is held for index {cur[1]} ({ev.verb} at line "
+                           f"{ev.loc.line}), not {i}", (k, pos), (k, cur[0]))
+        if last is not None and last[1] == i:
+            ev = self.cp.stmts[ids[last[0]]]
+            return Problem("access-outside-window", f"{what} after {ev.verb}({i}) at line "
+                           f"{ev.loc.line} closed its window", (k, pos), (k, last[0]))
+        who = a.pipe if a.side == "writer" or not a.reader else f"{a.pipe}[{a.reader}]"
+        opener = f"{who}.{'acquire' if a.side == 'writer' else 'wait'}({i})"
+        return Problem("access-outside-window", f"{what} outside its window: no {opener} is open "
+                       f"here", (k, pos), (k, last[0]) if last else None)
+
+    def _pair_problem(self, k, pos, prev, ids, idx, opener: str) -> Problem:
+        """A commit (release) whose index differs from the open acquire (held wait) on its stage.
+
+        When the two index *expressions* differ (``acquire(t + 1)`` / ``commit(t)``), the one the
+        rest of the pipe's events disagree with is reported, at its own line, naming the index it
+        took (docs/semantics.md, "Which event is wrong")."""
+        ev = self.cp.stmts[ids[pos]]
+        i = idx[pos]
+        closing = ev.verb
+        if prev is None:
+            if closing == "commit":
+                return Problem("commit-without-acquire", f"commit({i}) of pipe '{ev.pipe}' but no "
+                               f"acquire is open", (k, pos))
+            return Problem("release-without-wait", f"{self._reader_text(ev)} releases index {i} of "
+                           f"pipe '{ev.pipe}' but it holds nothing there", (k, pos))
+        pev = self.cp.stmts[ids[prev[0]]]
+        if pev.index != ev.index and self._odd_one(pev, ev) is pev:
+            return Problem("index-mismatch", f"{pev.verb}({pev.index}) takes index {prev[1]}, but "
+                           f"the {closing} at line {ev.loc.line} ({closing}({ev.index})) gives back "
+                           f"index {i}: the two must name the same index",
+                           (k, prev[0]), (k, pos))
+        if pev.index != ev.index:
+            return Problem("index-mismatch", f"{closing}({ev.index}) gives back index {i}, but the "
+                           f"{opener} at line {pev.loc.line} ({pev.verb}({pev.index})) took index "
+                           f"{prev[1]}: the two must name the same index", (k, pos), (k, prev[0]))
+        if closing == "commit":
+            return Problem("commit-without-acquire", f"commit({i}) of pipe '{ev.pipe}' but "
+                           f"acquire({prev[1]}) is open on that stage", (k, pos), (k, prev[0]))
+        return Problem("release-without-wait", f"{self._reader_text(ev)} releases index {i} of "
+                       f"pipe '{ev.pipe}' but it holds index {prev[1]} there", (k, pos),
+                       (k, prev[0]))
+
+    @staticmethod
+    def _reader_text(ev: Event) -> str:
+        return f"reader '{ev.reader}'" if ev.reader else "the reader"
+
+    def _odd_one(self, a: Event, b: Event) -> Event:
+        """Of two events of one pipe whose index expressions differ, the one fewer events of the
+        pipe share (the later one on a tie)."""
+        count = {a.index: 0, b.index: 0}
+        for s in self.cp.stmts:
+            if isinstance(s, Event) and s.pipe == a.pipe and s.index in count:
+                count[s.index] += 1
+        return a if count[a.index] < count[b.index] else b
