@@ -44,3 +44,13 @@ class TleError(Exception):
         from .ir.nodes import NOLOC
 
         return Diagnostic(self.loc or NOLOC, self.message, check=self.check)
+
+
+class TleVerificationWarning(UserWarning):
+    """A kernel is lowered although its pipe protocol is not proved for every value of its params
+    (verdict "bounded" or "unknown"): it was checked only for the values the message names."""
+
+    def __init__(self, message: str, kernel: str = "", verdict=None):
+        super().__init__(message)
+        self.kernel = kernel
+        self.verdict = verdict  # the tle_compiler.passes.verdict.Verdict, or None when there was none

@@ -35,7 +35,10 @@ def render_dot(reports: list[KernelReport]) -> str:
         heads: list[str] = []  # first node of each lane, to keep lanes in declaration order
         events: list[tuple[str, Event]] = []  # (partition, event)
         out.append(f"  subgraph cluster_k{ki} {{")
-        status = "verified" if rep.verified else "REJECTED"
+        v = rep.verdict
+        status = "no verdict" if v is None else {"proved": "verified", "rejected": "REJECTED",
+                                                 "bounded": "BOUNDED (not proved)",
+                                                 "unknown": "UNKNOWN (not proved)"}[v.kind]
         out.append(f"    label={_q(f'kernel {prog.name}: {status}')}; fontsize=14; style=dashed;")
         for pi, part in enumerate(prog.partitions):
             color = _PALETTE[pi % len(_PALETTE)]
@@ -108,11 +111,21 @@ def render_dot(reports: list[KernelReport]) -> str:
     return "\n".join(out) + "\n"
 
 
+class GraphvizError(Exception):
+    """Graphviz's ``dot`` is missing or failed: the picture cannot be rendered."""
+
+
 def render_image(dot_text: str, path: Path) -> None:
-    """Render with Graphviz's ``dot`` into ``path`` (format from the suffix: svg, png, pdf)."""
+    """Render with Graphviz's ``dot`` into ``path`` (format from the suffix: svg, png, pdf). The
+    picture comes back on dot's stdout and is written here, so a path that cannot be written is
+    an OSError like any other output file, and a failing dot a GraphvizError with its message."""
     exe = shutil.which("dot")
     if exe is None:
-        raise FileNotFoundError("Graphviz's 'dot' is not installed; install graphviz "
-                                f"(e.g. apt-get install graphviz) or write {path.with_suffix('.dot')} instead")
+        raise GraphvizError("Graphviz's 'dot' is not installed; install graphviz "
+                            f"(e.g. apt-get install graphviz) or write {path.with_suffix('.dot')} instead")
     fmt = path.suffix.lstrip(".").lower()
-    subprocess.run([exe, f"-T{fmt}", "-o", str(path)], input=dot_text.encode(), check=True)
+    r = subprocess.run([exe, f"-T{fmt}"], input=dot_text.encode(), capture_output=True)
+    if r.returncode != 0:
+        msg = r.stderr.decode(errors="replace").strip().splitlines()
+        raise GraphvizError(f"Graphviz's dot failed: {msg[0] if msg else f'exit status {r.returncode}'}")
+    path.write_bytes(r.stdout)

@@ -4,36 +4,118 @@
     tle-dump --gluon|--ttgir|--ptx PATH     the lowered kernel (sm_90a, the file's DEFAULT_CONFIG)
              [--debug-waits [--wait-bound 500ms]]   ... with bounded mbarrier waits that trap
 
-PATH is a Python file with ``@tle.jit`` kernels or a ``.pipe`` file. Exit status: 0 when every
-kernel is verified, 1 when one is rejected (diagnostics on stderr as ``PATH:LINE: error: ...``),
-2 when the input is unusable (missing file, parse error with line and column).
+PATH is a Python file with ``@tle.jit`` kernels or a ``.pipe`` file. Every kernel gets a verdict
+(tle_compiler/passes/verdict.py), and the exit status is one a CI gate can use: 0 proved for every
+value of the params, 1 rejected (diagnostics on stderr as ``PATH:LINE: error: ...``), 2 unusable
+input (no file, a directory, a syntax error, a bad flag, an output that cannot be written), 3 not
+proved (verified only for the values checked, or a verification budget ran out). With several
+kernels the worst wins: 2, then 1, then 3, then 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 import time
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
-from ..diagnostics import TleError
-from ..ir.nodes import Module
-from ..passes import DEFAULT_PIPELINE, PASSES, run_pipeline
-from .report import KernelReport, render_json, render_text
+from ..diagnostics import TleError, TleVerificationWarning
+from ..ir.nodes import Module, Program
+from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, parse_pipeline, run_pipeline
+from ..passes.verdict import PROVED, REJECTED
+from .report import KernelReport, diagnostic_json, render_json, render_text
 
-EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE = 0, 1, 2
+EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
+#: Which exit status wins when a file's kernels disagree: unusable, then rejected, then not proved.
+EXIT_PRIORITY = (EXIT_UNUSABLE, EXIT_REJECTED, EXIT_NOT_PROVED, EXIT_OK)
+IMAGE_SUFFIXES = (".svg", ".png", ".pdf")
+
+EPILOG = f"""\
+formats (--format, else from -o's suffix: .json, .dot, .svg/.png/.pdf):
+  text   the Pipe IR, the inferred mbarriers and '# verdict: ...' (the report is a valid .pipe file)
+  json   one object: "exit_code", "kernels" (each with "verdict", "scope", "checked", "reason",
+         "argument", "verified", "barriers", "diagnostics", ...) and top-level "diagnostics";
+         unusable input gives {{"error": ..., "exit_code": 2}}
+  dot    a Graphviz picture of the partitions and pipes; -o FILE.svg/.png/.pdf renders it
+
+verdicts (one per kernel: the '# verdict:' line and the summary line on stderr):
+  proved    verified for every value of the params (or for the --param values given)
+  rejected  a fault was found: 'PATH:LINE: error: ...' on stderr
+  bounded   no fault for the values checked, which it names; nothing claimed for other values
+  unknown   a verification budget ran out; it names what was checked without a fault
+
+exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
+  0  every kernel proved; also when the pipeline (-p) gives no verdict and finds no error
+  1  a kernel is rejected, or cannot be read or lowered
+  2  unusable input: no such file, a directory, a syntax error, a bad flag, --param or --bound,
+     an output (-o) that cannot be written
+  3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
+     warning)
+
+passes: {', '.join(PASSES)}
+
+examples:
+  tle-dump --graph kernels/sparse_mla_pipe.py
+  tle-dump --format json --param NK=2 -o report.json docs/example.pipe
+"""
 
 
 class _Unusable(Exception):
-    pass
+    """Unusable input (exit 2); the message is the one line printed."""
 
 
-def _specialised(path: Path, fixed: dict, err: TleError) -> tuple[Module, tuple[str, ...]]:
+class _BadFlag(_Unusable):
+    """argparse rejected the command line (its usage goes to stderr first)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # exit 2 through main, so --format json still prints JSON
+        raise _BadFlag(f"{self.prog}: error: {message}")
+
+
+@dataclass
+class Loaded:
+    module: Module
+    #: Integer constexprs the file was read specialised to (they are no longer params).
+    specialised: dict[str, int] = field(default_factory=dict)
+
+
+def combine_exit_codes(codes: Iterable[int]) -> int:
+    """The exit status of several kernels: 2 beats 1 beats 3 beats 0."""
+    codes = set(codes)
+    return next((c for c in EXIT_PRIORITY if c in codes), EXIT_OK)
+
+
+def _read_input(path: Path) -> str:
+    """The text of PATH, or _Unusable with one line saying why there is none."""
+    try:
+        if path.is_dir():
+            raise _Unusable(f"{path}: error: is a directory; give a .py or .pipe file")
+        if not path.exists():
+            raise _Unusable(f"{path}: error: no such file")
+        data = path.read_bytes()
+    except OSError as e:
+        raise _Unusable(f"{path}: error: cannot read: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _Unusable(f"{path}: error: not UTF-8 text (byte {e.start}); give a .py or .pipe "
+                        f"file") from None
+    if "\0" in text:
+        raise _Unusable(f"{path}: error: contains NUL bytes; give a .py or .pipe file")
+    return text
+
+
+def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     """A kernel whose indices are affine only with its integer constexprs as numbers, read
     specialised to ``--param`` values and the file's DEFAULT_CONFIG constexprs (``err`` when there
-    are none); also returns the constexprs bound, which are no longer params."""
+    are none); the constexprs it binds are no longer params."""
     from ..frontend.ast_reader import kernels_of_source
     from ..lowering.dumping import default_config
 
@@ -45,69 +127,67 @@ def _specialised(path: Path, fixed: dict, err: TleError) -> tuple[Module, tuple[
     bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
     if not bind:
         raise err
-    infos = kernels_of_source(path.read_text(), str(path), bind=bind)
-    bound = tuple(sorted({n for i in infos for n in i.constexprs if n in bind}))
+    infos = kernels_of_source(text, str(path), bind=bind)
+    bound = sorted({n for i in infos for n in i.constexprs if n in bind})
     print(f"tle-dump: {path}: read specialised to {', '.join(f'{k}={bind[k]}' for k in bound)} "
-          f"({err.message.split(':')[0]} otherwise); verified for these values", file=sys.stderr)
-    return Module(tuple(i.program for i in infos), str(path)), bound
+          f"({err.message.split(':')[0]} otherwise); the verdict holds for these values only",
+          file=sys.stderr)
+    return Loaded(Module(tuple(i.program for i in infos), str(path)), {k: bind[k] for k in bound})
 
 
-def load(path: Path, fixed: Optional[dict] = None) -> tuple[Module, tuple[str, ...]]:
+def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
     """Read a .pipe or .py file into a Module, with the constexprs it had to be read specialised
     to (_specialised; usually none). Raises TleError (a rejection, exit 1) for frontend errors in a
-    kernel, _Unusable (exit 2) for missing files and syntax errors."""
-    if not path.exists():
-        raise _Unusable(f"{path}: error: no such file")
+    kernel, _Unusable (exit 2) for input that cannot be read or parsed."""
+    text = _read_input(path)
     if path.suffix == ".pipe":
-        from ..ir.parser import parse_file
+        from ..ir.parser import parse_module
 
         try:
-            return parse_file(path), ()
+            return Loaded(parse_module(text, str(path)))
         except TleError as e:
             raise _Unusable(str(e)) from None
-    from ..frontend import read_file
+    from ..frontend import SPECIALIZABLE, read_source
 
     try:
-        return read_file(str(path)), ()
+        return Loaded(read_source(text, str(path)))
     except SyntaxError as e:
         raise _Unusable(f"{path}:{e.lineno}:{e.offset}: error: Python syntax error: {e.msg}") from None
     except TleError as e:
         if e.check == "syntax":  # not Python at all: unusable, not a rejected protocol
             loc = e.loc
             raise _Unusable(f"{loc.file}:{loc.line}:{loc.column}: error: Python {e.message}") from None
-        from ..frontend import SPECIALIZABLE
-
         if e.check in SPECIALIZABLE:
-            return _specialised(path, fixed or {}, e)
+            return _specialised(path, text, fixed or {}, e)
         raise
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = _Parser(
         prog="tle-dump",
-        description="Print a kernel's Pipe IR, the mbarriers inferred for it, and whether its pipe "
-                    "protocol is verified (well-formed and deadlock-free for every param value).",
-        epilog=f"passes: {', '.join(PASSES)}. Exit status: 0 verified, 1 rejected, 2 unusable input. "
-               "Example: tle-dump --graph kernels/sparse_mla_pipe.py",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        description="Show a kernel's Pipe IR and inferred mbarriers, and verify its pipe protocol.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("path", help="a .py file with @tle.jit kernels, or a .pipe file")
     ap.add_argument("--graph", action="store_true",
                     help="also show the dataflow graph (partitions and the pipes between them)")
     ap.add_argument("--format", choices=("text", "dot", "json"), default=None,
-                    help="output format (default: text; from -o's suffix when it is .dot/.json/.svg/.png)")
+                    help="output format (default: text; from -o's suffix when it is .dot/.json/.svg/.png/.pdf)")
     ap.add_argument("-o", "--output", help="write here instead of stdout; .svg/.png/.pdf render the "
                     "DOT graph with Graphviz")
     ap.add_argument("-p", "--passes", default=DEFAULT_PIPELINE, metavar="PIPELINE",
-                    help=f"comma-separated passes to run (default: {DEFAULT_PIPELINE})")
+                    help=f"comma-separated passes to run (default: {DEFAULT_PIPELINE}); only "
+                         "verify-protocol with verify-deadlock gives a verdict")
     ap.add_argument("--kernel", action="append", help="only this kernel (repeatable)")
-    ap.add_argument("--bound", type=int, help="check params only up to min+BOUND (default: a bound "
-                    "computed from the program and shown sufficient)")
+    ap.add_argument("--bound", type=int, metavar="B", help="check params only up to min+B, B >= 0 "
+                    "(the verdict is then at best 'bounded'; default: a bound computed from the "
+                    "program)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                    help="check only this value of a param (repeatable)")
+                    help="check only this value of a param, or read the kernel specialised to this "
+                         "constexpr value (repeatable); the verdict covers these values only")
     ap.add_argument("--no-locations", action="store_true", help="omit '# file:line' after events")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only diagnostics and the exit status")
     lower = ap.add_argument_group("lowering (a .py kernel with a DEFAULT_CONFIG; compiled for sm_90a, "
-                                  "no GPU needed)")
+                                  "no GPU needed; a rejected kernel is never lowered)")
     lower.add_argument("--gluon", action="store_true", help="print the generated Gluon source")
     lower.add_argument("--ttgir", action="store_true", help="print the lowered TTGIR")
     lower.add_argument("--ptx", action="store_true", help="print the PTX")
@@ -120,91 +200,237 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
 def _params(items: Sequence[str]) -> dict[str, int]:
-    out = {}
+    out: dict[str, int] = {}
     for it in items:
         name, sep, val = it.partition("=")
-        if not sep or not val.lstrip("-").isdigit():
-            raise _Unusable(f"--param expects NAME=INTEGER, got '{it}'")
-        out[name.strip()] = int(val)
+        name, val = name.strip(), val.strip()
+        if not sep or not name.isidentifier() or not _INT.fullmatch(val):
+            raise _Unusable(f"tle-dump: error: --param expects NAME=INTEGER, got '{it}'")
+        if name in out and out[name] != int(val):
+            raise _Unusable(f"tle-dump: error: --param {name} given twice ({out[name]} and {val})")
+        out[name] = int(val)
     return out
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = build_parser().parse_args(argv)
-    path = Path(args.path)
-    fmt = args.format
-    if fmt is None:
-        suffix = Path(args.output).suffix.lower() if args.output else ""
-        fmt = {".json": "json", ".dot": "dot", ".svg": "dot", ".png": "dot", ".pdf": "dot"}.get(suffix, "text")
-    t0 = time.perf_counter()
+def _check_params(fixed: dict[str, int], kernels: list[Program], specialised: dict[str, int]) -> None:
+    """Every --param names a param of a selected kernel (with a value in its domain) or a
+    constexpr the file was read specialised to."""
+    known = sorted({p.name for k in kernels for p in k.params} | set(specialised))
+    for name, value in fixed.items():
+        if name in specialised:
+            continue
+        params = [p for k in kernels for p in k.params if p.name == name]
+        if not params:
+            what = f"known: {', '.join(known)}" if known else "the kernel has no params"
+            raise _Unusable(f"tle-dump: error: --param {name}: no such param ({what})")
+        for p in params:
+            if not p.contains(value):
+                raise _Unusable(f"tle-dump: error: --param {name}={value} is outside the domain "
+                                f"of {name} ({p.domain()})")
+
+
+def _check_output(out: Path) -> None:
+    """Fail early (before verifying or lowering) when -o cannot be written."""
+    parent = out.parent
     try:
-        fixed = _params(args.param)
+        if out.is_dir():
+            raise _Unusable(f"{out}: error: cannot write: is a directory")
+        if not parent.exists():
+            raise _Unusable(f"{out}: error: cannot write: no such folder {parent}")
+        if not parent.is_dir():
+            raise _Unusable(f"{out}: error: cannot write: {parent} is not a folder")
+    except OSError as e:
+        raise _Unusable(f"{out}: error: cannot write: {e.strerror or e}") from None
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise _Unusable(f"{out}: error: cannot write: permission denied")
+
+
+def _write(out: Path, data: str | bytes) -> None:
+    try:
+        if isinstance(data, bytes):
+            out.write_bytes(data)
+        else:
+            out.write_text(data)
+    except OSError as e:
+        raise _Unusable(f"{out}: error: cannot write: {e.strerror or e}") from None
+
+
+def _emit(args, fmt: str, text: str) -> None:
+    """The report to -o (rendered when it is an image) or to stdout."""
+    if not args.output:
+        sys.stdout.write(text)
+        return
+    out = Path(args.output)
+    if fmt == "dot" and out.suffix.lower() in IMAGE_SUFFIXES:
+        from .dot import GraphvizError, render_image
+
         try:
-            module, bound = load(path, fixed)
-        except TleError as e:
-            print(str(e), file=sys.stderr)
-            return EXIT_REJECTED
-        kernels = [k for k in module.kernels if not args.kernel or k.name in args.kernel]
-        if not kernels:
-            what = f"no kernel named {', '.join(args.kernel)}" if args.kernel else \
-                "no @tle.jit kernel that calls tle.gpu.warp_specialize"
-            raise _Unusable(f"{path}: error: {what}")
-        try:
-            # a constexpr the file was read specialised to is no longer a param
-            reports = [KernelReport(k, run_pipeline(
-                k, args.passes, bound=args.bound,
-                params={n: v for n, v in fixed.items() if n not in bound}))
-                for k in kernels]
-        except ValueError as e:
+            render_image(text, out)
+        except GraphvizError as e:
             raise _Unusable(f"tle-dump: error: {e}") from None
-        except TleError as e:  # e.g. a loop too long to expand
-            print(str(e), file=sys.stderr)
-            return EXIT_REJECTED
+        except OSError as e:
+            raise _Unusable(f"{out}: error: cannot write: {e.strerror or e}") from None
+        return
+    _write(out, text)
+
+
+def _format_of(args) -> str:
+    if args.format:
+        return args.format
+    suffix = Path(args.output).suffix.lower() if args.output else ""
+    return {".json": "json", ".dot": "dot", **{s: "dot" for s in IMAGE_SUFFIXES}}.get(suffix, "text")
+
+
+def _json_requested(argv: Sequence[str]) -> bool:
+    """Whether a command line argparse rejected asked for JSON (--format json or -o X.json)."""
+    for i, a in enumerate(argv):
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if a == "--format=json" or (a == "--format" and nxt == "json"):
+            return True
+        if (a in ("-o", "--output") and nxt.lower().endswith(".json")) or (
+                a.startswith("--output=") and a.lower().endswith(".json")):
+            return True
+    return False
+
+
+def _json_text(doc: dict) -> str:
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _error_json(args, path: Optional[str], message: str) -> None:
+    """Unusable input as JSON: to -o when it can be written, else to stdout."""
+    text = _json_text({"tool": "tle-dump", "source": path, "error": message,
+                       "exit_code": EXIT_UNUSABLE})
+    if args is not None and args.output:
+        try:
+            Path(args.output).write_text(text)
+            return
+        except OSError:
+            pass
+    sys.stdout.write(text)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = build_parser()
+    try:
+        args = ap.parse_args(argv)
+    except _BadFlag as e:
+        sys.stderr.write(ap.format_usage())
+        print(str(e), file=sys.stderr)
+        if _json_requested(argv):
+            _error_json(None, None, str(e))
+        return EXIT_UNUSABLE
+    fmt = _format_of(args)
+    try:
+        return _run(args, fmt)
     except _Unusable as e:
         print(str(e), file=sys.stderr)
+        if fmt == "json" and not args.quiet:
+            _error_json(args, args.path, str(e))
         return EXIT_UNUSABLE
+
+
+def _verify(k: Program, args, fixed: dict[str, int], specialised: dict[str, int]) -> KernelReport:
+    """Run the pipeline on one kernel with its own --param values."""
+    names = {p.name for p in k.params}
+    try:
+        ctx = run_pipeline(k, args.passes, bound=args.bound,
+                           params={n: v for n, v in fixed.items() if n in names})
+    except ValueError as e:
+        raise _Unusable(f"tle-dump: error: {e}") from None
+    except TleError as e:  # a trace longer than the verifier expands: neither proved nor rejected
+        inference = ",".join(p for p in ("infer-stages", "infer-barriers") if p in args.passes)
+        try:  # the structural inference does not expand traces: keep the barriers in the report
+            ctx = run_pipeline(k, inference) if inference else PassContext(k)
+        except TleError:
+            ctx = PassContext(k)
+        return KernelReport(k, ctx, specialised=specialised, stopped=e)
+    return KernelReport(k, ctx, specialised=specialised)
+
+
+def _run(args, fmt: str) -> int:
+    t0 = time.perf_counter()
+    path = Path(args.path)
+    lowering = args.gluon or args.ttgir or args.ptx
+    fixed = _params(args.param)
+    if args.bound is not None and args.bound < 0:
+        raise _Unusable(f"tle-dump: error: --bound must be 0 or more, got {args.bound}")
+    try:
+        parse_pipeline(args.passes)
+    except ValueError as e:
+        raise _Unusable(f"tle-dump: error: {e}") from None
+    if lowering and args.format not in (None, "text"):
+        raise _Unusable(f"tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel; "
+                        f"--format {args.format} does not apply")
+    if args.output:
+        _check_output(Path(args.output))
+    if lowering and path.suffix != ".py":
+        _read_input(path)  # a missing file or a directory says so first
+        raise _Unusable(f"{path}: error: --gluon/--ttgir/--ptx need a .py kernel file")
+    if lowering:
+        from ..lowering.debug import bound_from
+
+        try:  # --wait-bound, or $TLE_DEBUG_WAITS
+            bound_from(_debug_waits(args))
+        except ValueError as e:
+            raise _Unusable(f"tle-dump: error: {e}") from None
+
+    try:
+        loaded = load(path, fixed)
+    except TleError as e:  # the frontend cannot read a kernel: rejected, with no kernel report
+        return _unreadable(args, fmt, path, e)
+    kernels = [k for k in loaded.module.kernels if not args.kernel or k.name in args.kernel]
+    if not kernels:
+        what = f"no kernel named {', '.join(args.kernel)}" if args.kernel else \
+            "no @tle.jit kernel that calls tle.gpu.warp_specialize"
+        raise _Unusable(f"{path}: error: {what}")
+    _check_params(fixed, kernels, loaded.specialised)
+    reports = [_verify(k, args, fixed, loaded.specialised) for k in kernels]
 
     for rep in reports:
         for d in rep.diagnostics:
             print(str(d), file=sys.stderr)
-    if args.gluon or args.ttgir or args.ptx:
+    if lowering:
         return _dump_lowered(args, path, reports)
+    code = combine_exit_codes(r.exit_code for r in reports)
     if not args.quiet:
         if fmt == "json":
-            text = json.dumps({"tool": "tle-dump", "source": str(path),
-                               "kernels": [render_json(r, args.graph) for r in reports]}, indent=2) + "\n"
+            text = _json_text({"tool": "tle-dump", "source": str(path), "exit_code": code,
+                               "kernels": [render_json(r, args.graph) for r in reports],
+                               "diagnostics": []})
         elif fmt == "dot":
             from .dot import render_dot
 
             text = render_dot(reports)
         else:
             text = "\n".join(render_text(r, args.graph, not args.no_locations) for r in reports)
-        if args.output:
-            out = Path(args.output)
-            if fmt == "dot" and out.suffix.lower() in (".svg", ".png", ".pdf"):
-                from .dot import render_image
-
-                try:
-                    render_image(text, out)
-                except FileNotFoundError as e:
-                    print(f"tle-dump: error: {e}", file=sys.stderr)
-                    return EXIT_UNUSABLE
-            else:
-                out.write_text(text)
-        else:
-            sys.stdout.write(text)
-    ok = all(r.verified or (r.ctx.ok and "verify-deadlock" not in args.passes) for r in reports)
+        _emit(args, fmt, text)
     elapsed = time.perf_counter() - t0
     for r in reports:
-        print(f"tle-dump: {r.program.name}: {r.verdict()} ({elapsed:.2f} s)", file=sys.stderr)
-    return EXIT_OK if ok else EXIT_REJECTED
+        print(f"tle-dump: {r.program.name}: {r.summary()} ({elapsed:.2f} s)", file=sys.stderr)
+    return code
+
+
+def _unreadable(args, fmt: str, path: Path, err: TleError) -> int:
+    """A frontend error stops the file's kernels from being read at all: exit 1, the diagnostic
+    on stderr and, in JSON, in the top-level "diagnostics" (with no kernels)."""
+    diag = err.to_diagnostic()
+    print(str(diag), file=sys.stderr)
+    if not args.quiet and fmt == "json":
+        _emit(args, fmt, _json_text({"tool": "tle-dump", "source": str(path),
+                                     "exit_code": EXIT_REJECTED, "kernels": [],
+                                     "diagnostics": [diagnostic_json(diag)]}))
+    print(f"tle-dump: {path}: rejected: a kernel cannot be read (1 error)", file=sys.stderr)
+    return EXIT_REJECTED
 
 
 def _debug_waits(args):
     """--debug-waits [--wait-bound B] → the compile_kernel argument (None: $TLE_DEBUG_WAITS)."""
-    import os
-
     if args.wait_bound:
         return args.wait_bound
     if args.debug_waits:
@@ -213,29 +439,51 @@ def _debug_waits(args):
     return None
 
 
-def _dump_lowered(args, path: Path, reports) -> int:
-    """--gluon/--ttgir/--ptx: only verified kernels are lowered (a rejected protocol never is)."""
-    if path.suffix != ".py":
-        print(f"{path}: error: --gluon/--ttgir/--ptx need a .py kernel file", file=sys.stderr)
-        return EXIT_UNUSABLE
-    if not all(r.verified for r in reports):
+def _dump_lowered(args, path: Path, reports: list[KernelReport]) -> int:
+    """--gluon/--ttgir/--ptx: a rejected kernel is never lowered (exit 1); a kernel verified only
+    for the values checked (bounded, unknown) is lowered with a warning line saying what was
+    checked (exit 3), whether the verdict is this run's or the lowering's own
+    (TleVerificationWarning)."""
+    if any(r.verdict is not None and r.verdict.kind == REJECTED for r in reports):
         for r in reports:
-            print(f"tle-dump: {r.program.name}: {r.verdict()}", file=sys.stderr)
+            print(f"tle-dump: {r.program.name}: {r.summary()}", file=sys.stderr)
         return EXIT_REJECTED
-    from ..lowering.dumping import lowered_texts
+    from ..lowering.dumping import default_config, lowered_texts
 
-    try:
-        text = lowered_texts(str(path), [r.program.name for r in reports],
-                             {"gluon": args.gluon, "ttgir": args.ttgir, "ptx": args.ptx},
-                             debug_waits=_debug_waits(args))
-    except (TleError, ValueError) as e:
-        print(str(e), file=sys.stderr)
-        return EXIT_REJECTED
-    if args.output:
-        Path(args.output).write_text(text)
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
+    for r in reports:
+        try:
+            default_config(str(path), r.program.name)
+        except TleError as e:
+            raise _Unusable(str(e)) from None
+    codes = [EXIT_OK]
+    warned = set()
+    for r in reports:
+        v = r.verdict
+        if v is not None and v.kind != PROVED:
+            print(f"tle-dump: warning: {r.program.name}: lowered, but not proved: {v.describe()}",
+                  file=sys.stderr)
+            warned.add(r.program.name)
+            codes.append(EXIT_NOT_PROVED)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TleVerificationWarning)
+        try:
+            text = lowered_texts(str(path), [r.program.name for r in reports],
+                                 {"gluon": args.gluon, "ttgir": args.ttgir, "ptx": args.ptx},
+                                 debug_waits=_debug_waits(args))
+        except (TleError, ValueError) as e:
+            print(str(e), file=sys.stderr)
+            return EXIT_REJECTED
+    for w in caught:
+        if not issubclass(w.category, TleVerificationWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+            continue
+        name = getattr(w.message, "kernel", "")
+        if name not in warned:  # the lowering's own verdict (e.g. the DEFAULT_CONFIG read)
+            print(f"tle-dump: warning: {w.message}", file=sys.stderr)
+            warned.add(name)
+            codes.append(EXIT_NOT_PROVED)
+    _emit(args, "text", text or "")
+    return combine_exit_codes(codes)
 
 
 if __name__ == "__main__":

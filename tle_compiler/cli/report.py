@@ -1,4 +1,4 @@
-"""What tle-dump says about one verified (or rejected) kernel: text and JSON renderings.
+"""What tle-dump says about one kernel: its verdict, and text and JSON renderings.
 
 The text report is the kernel's Pipe IR followed by ``#`` comment lines (barriers, dataflow,
 verdict), so the whole report is itself a valid ``.pipe`` file.
@@ -6,14 +6,19 @@ verdict), so the whole report is itself a valid ``.pipe`` file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, TleError
 from ..ir.nodes import Program
 from ..ir.printer import print_program
 from ..passes import PassContext
 from ..passes.infer_barriers import Barrier
+from ..passes.verdict import BOUNDED, PROVED, REJECTED, UNKNOWN, Verdict, rejected
+
+#: The passes a verdict other than "rejected" stands on: verify-deadlock's argument assumes the
+#: protocol rules verify-protocol checks, so either one alone proves nothing.
+CLAIM_PASSES = ("verify-protocol", "verify-deadlock")
 
 
 @dataclass
@@ -22,29 +27,98 @@ class KernelReport:
     ctx: PassContext
     #: Diagnostics raised before the passes could run (frontend errors): the kernel is rejected.
     early: list[Diagnostic] = field(default_factory=list)
+    #: Integer constexprs the kernel was read specialised to (no longer params): the claim holds
+    #: for these values only.
+    specialised: dict[str, int] = field(default_factory=dict)
+    #: Why verification stopped before it reached a verdict (a trace longer than the verifier
+    #: expands): the verdict is "unknown".
+    stopped: Optional[TleError] = None
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
         return self.early + self.ctx.diagnostics
 
     @property
+    def verdict(self) -> Optional[Verdict]:
+        """The claim this run makes, or None when it makes none (a pipeline without
+        verify-protocol and verify-deadlock that found no error)."""
+        errors = [d for d in self.diagnostics if d.severity == "error"]
+        if errors:
+            v = self.ctx.verdict()
+            if v is not None and v.kind == REJECTED and v.errors == len(errors):
+                return v
+            return rejected(len(errors))
+        if self.stopped is not None:
+            e = self.stopped
+            where = f" (line {e.loc.line})" if e.loc and e.loc.line else ""
+            return Verdict(UNKNOWN, reason=f"verification stopped: {e.message}{where}")
+        if not all(p in self.ctx.passes_run for p in CLAIM_PASSES):
+            return None
+        v = self.ctx.verdict()
+        if v is None:  # both passes ran and said nothing: no fault found, nothing proved
+            return Verdict(UNKNOWN, reason="the passes gave no verdict")
+        return _narrowed(v, self.specialised)
+
+    @property
     def verified(self) -> bool:
-        return not self.early and self.ctx.ok and "verify-deadlock" in self.ctx.passes_run
+        """True only for a "proved" verdict."""
+        v = self.verdict
+        return v is not None and v.kind == PROVED
+
+    @property
+    def exit_code(self) -> int:
+        """The verdict's exit code; 0 when no claim is made (and no error was found)."""
+        v = self.verdict
+        return v.exit_code if v is not None else 0
 
     @property
     def barriers(self) -> list[Barrier]:
         return self.ctx.facts.get("barriers", [])
 
-    def verdict(self) -> str:
-        n = len([d for d in self.diagnostics if d.severity == "error"])
-        if n:
-            return f"rejected: {n} error{'s' if n > 1 else ''}"
-        if not self.verified:
-            run = ", ".join(self.ctx.passes_run) or "no passes"
-            return f"not verified (ran {run}; verify-protocol and verify-deadlock prove it)"
-        info = self.ctx.facts.get("bound_info")
-        return "verified: protocol well-formed, deadlock-free, no stale read or overwrite; " + (
-            info.describe() if info else "")
+    def summary(self) -> str:
+        """One line: the verdict (Verdict.describe) or, without one, what ran."""
+        v = self.verdict
+        if v is not None:
+            return v.describe()
+        ran = self.ctx.passes_run
+        if "verify-deadlock" in ran:
+            return ("not verified: verify-deadlock ran without verify-protocol, whose rules its "
+                    "argument assumes; no claim is made")
+        return (f"not verified (ran {', '.join(ran) or 'no passes'}; no claim is made: "
+                f"verify-protocol and verify-deadlock give the verdict)")
+
+
+def _narrowed(v: Verdict, specialised: dict[str, int]) -> Verdict:
+    """A verdict for a kernel read specialised to some constexprs names them in its scope and,
+    as values checked, in ``checked``: the claim holds for those values only."""
+    if not specialised or v.kind == REJECTED:
+        return v
+    fixed = ", ".join(f"{k} = {x}" for k, x in specialised.items())
+    checked = dict(v.checked)
+    if checked or v.kind in (PROVED, BOUNDED):
+        checked = {**{k: f"[{x}, {x}]" for k, x in specialised.items()}, **checked}
+    return replace(v, scope=f"{v.scope}, with {fixed} (read specialised)" if v.scope else
+                   f"{fixed} (read specialised)", checked=checked)
+
+
+def verdict_json(rep: KernelReport) -> dict:
+    """The verdict's fields (Verdict.to_json: "verdict", "scope", "checked", "argument", "reason",
+    ...) plus "verified" (proved only) and "summary" (the one-line text); "verdict" is null when
+    the run makes no claim."""
+    v = rep.verdict
+    out = v.to_json() if v is not None else {
+        "verdict": None, "scope": "", "checked": {}, "argument": "", "reason": rep.summary(),
+        "errors": 0, "events": 0, "exit_code": 0}
+    out["verified"] = rep.verified
+    out["summary"] = rep.summary()
+    if rep.specialised:
+        out["specialised"] = dict(rep.specialised)
+    return out
+
+
+def diagnostic_json(d: Diagnostic) -> dict:
+    return {"file": d.loc.file, "line": d.loc.line, "severity": d.severity, "message": d.message,
+            "check": d.check, "notes": [{"line": n.loc.line, "message": n.message} for n in d.notes]}
 
 
 def dataflow_edges(ctx: PassContext) -> list[dict]:
@@ -97,7 +171,7 @@ def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
             kind = "one-shot" if e["one_shot"] else f"capacity {e['capacity']}"
             lines.append(f"#   {e['from']} --{e['pipe']}({', '.join(e['fields'])})--> "
                          f"{', '.join(e['to']) or '(no reader)'}    {kind}")
-    lines.append(f"# verdict: {rep.verdict()}")
+    lines.append(f"# verdict: {rep.summary()}")
     return "\n".join(lines) + "\n"
 
 
@@ -108,10 +182,15 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
     count x threads), "mixed" (both: count x (threads + 1))."""
     units = {}
     path = getattr(getattr(rep.program, "loc", None), "file", None)
-    if path and str(path).endswith(".py") and rep.verified:
+    if path and str(path).endswith(".py") and rep.verdict is not None and rep.verdict.ok:
+        import warnings
+
+        from ..diagnostics import TleVerificationWarning
         from ..lowering.dumping import barrier_units
 
-        units = barrier_units(str(path), rep.program.name)
+        with warnings.catch_warnings():  # the verdict is reported by the caller, not as a warning
+            warnings.simplefilter("ignore", TleVerificationWarning)
+            units = barrier_units(str(path), rep.program.name)
     out = []
     for b in rep.barriers:
         d = b.to_json()
@@ -135,19 +214,18 @@ def render_json(rep: KernelReport, graph: bool) -> dict:
                       "views": {k: list(v) for k, v in r.views.items()} if r else {},
                       "line": p.loc.line})
     info = rep.ctx.facts.get("bound_info")
-    out = {"name": prog.name, "params": [{"name": p.name, "min": p.min} for p in prog.params],
+    out = {"name": prog.name,
+           "params": [{"name": p.name, "min": p.min, "max": p.max, "domain": p.domain()}
+                      for p in prog.params],
            "pipes": pipes,
            "partitions": [{"name": q.name, "default": q.default, "warps": q.warps, "regs": q.regs,
                            "line": q.loc.line} for q in prog.partitions],
            "barriers": _barriers_json(rep),
-           "verified": rep.verified,
-           "verdict": rep.verdict(),
+           **verdict_json(rep),
+           "passes_run": list(rep.ctx.passes_run),
            "bound": ({"values": info.bound, "min": info.minimum, "sufficient": info.sufficient,
                       "reason": info.reason, "instances": info.instances} if info else None),
-           "diagnostics": [{"file": d.loc.file, "line": d.loc.line, "severity": d.severity,
-                            "message": d.message, "check": d.check,
-                            "notes": [{"line": n.loc.line, "message": n.message} for n in d.notes]}
-                           for d in rep.diagnostics]}
+           "diagnostics": [diagnostic_json(d) for d in rep.diagnostics]}
     if graph:
         out["graph"] = {"edges": dataflow_edges(rep.ctx)}
     return out

@@ -9,16 +9,18 @@
                                     gl.warp_specialize(default first, worker warps, worker regs)
 
 Only protocols the verifier accepts are lowered: the default pass pipeline runs first and its
-first error (with its source line) is raised.
+first error (with its source line) is raised. A protocol verified only for the param values checked
+(verdict "bounded" or "unknown") is lowered with a TleVerificationWarning saying what was checked.
 """
 
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
-from ..diagnostics import TleError
+from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Loc
 from ..passes import run_pipeline
 from .layouts import LayoutSolver
@@ -138,6 +140,12 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
         first = ctx_p.errors[0]
         raise TleError(f"the pipe protocol is rejected, nothing is lowered: {first.message}",
                        first.loc, check=first.check or "protocol")
+    verdict = ctx_p.verdict()
+    if verdict is None or verdict.kind != "proved":  # lowered, but say what the claim covers
+        warnings.warn(TleVerificationWarning(
+            f"kernel '{info.name}' is lowered, but its pipe protocol is not proved for every value "
+            f"of its params: {verdict.describe() if verdict else 'the passes gave no verdict'}",
+            kernel=info.name, verdict=verdict), stacklevel=2)
     barriers = ctx_p.facts["barriers"]
     tree, aliases, consts, functions = module_facts(info.path)
     missing = [c for c in info.constexprs if c not in constexprs]
