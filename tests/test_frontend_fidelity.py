@@ -222,6 +222,120 @@ def test_constant_folding_of_runtime_integers_uses_c_division_and_remainder():
         ["0", "0", "0", "0", "1", "1"]
 
 
+# -- 2. loops: range / tl.range / tl.static_range arguments bound as Triton binds them -------------
+
+@pytest.mark.parametrize("header", [
+    "tl.range(0, 2 * N, step=2)",
+    "tl.range(0, 2 * N, 2, num_stages=3)",
+    "tl.range(arg1=0, arg2=2 * N, step=2)",
+    "tl.range(0, 2 * N, 2, 2)",                     # num_stages positionally
+    "range(0, 2 * N, 2)",
+])
+def test_range_steps_are_read_in_every_form(header):
+    text = spsc(f'''
+        w = p.writer()
+        for i in {header}:
+            w.acquire(i)
+            w.commit(i)
+            w.acquire(i + 1)
+            w.commit(i + 1)
+    ''', '''
+        r = p.reader()
+        for i in range(2 * N):
+            r.wait(i)
+            r.release(i)
+    ''')
+    prog = read_one(text)
+    f = loop(prog.partitions[0].body)
+    assert (str(f.start), str(f.stop), f.step) == ("0", "2*N", 2)
+    # read with step 1, the writer would acquire i + 1 while i + 1 is still open
+    assert errors_of(prog) == []
+
+
+def test_static_range_keyword_arguments():
+    text = spsc('''
+        w = p.writer()
+        for i in tl.static_range(1, 7, step=3):
+            w.acquire(i)
+            w.commit(i)
+    ''', "pass\n")
+    f = loop(read_one(text).partitions[0].body)
+    assert (str(f.start), str(f.stop), f.step) == ("1", "7", 3)
+
+
+def test_single_argument_tl_range_with_options_counts_from_zero():
+    text = spsc('''
+        w = p.writer()
+        for i in tl.range(N, num_stages=2, loop_unroll_factor=1, disable_licm=True):
+            w.acquire(i)
+            w.commit(i)
+    ''', "pass\n")
+    f = loop(read_one(text).partitions[0].body)
+    assert (str(f.start), str(f.stop), f.step) == ("0", "N", 1)
+
+
+def test_negative_constant_step_runs_like_python():
+    text = spsc('''
+        w = p.writer()
+        for i in tl.range(N - 1, -1, -1):
+            w.acquire(N - 1 - i)
+            w.commit(N - 1 - i)
+    ''', '''
+        r = p.reader()
+        for i in range(N):
+            r.wait(i)
+            r.release(i)
+    ''')
+    prog = read_one(text)
+    f = loop(prog.partitions[0].body)
+    assert (str(f.start), str(f.stop), f.step) == ("N - 1", "-1", -1)
+    assert errors_of(prog) == []
+
+
+@pytest.mark.parametrize("header, needle, message", [
+    ("for i in range(0, N, 0):", "for i", "must be a non-zero integer, got 0"),
+    ("for i in tl.range(0, N, step=0):", "for i", "must be a non-zero integer, got 0"),
+    ("for i in range(0, N, step=2):", "for i", "Python's range takes no keyword arguments"),
+    ("for i in tl.range(0, N, stride=2):", "for i", "has no argument 'stride'"),
+    ("for i in tl.range(start=0, stop=N):", "for i", "has no argument 'start'"),
+    ("for i in tl.static_range(0, 4, 1, 2):", "for i", "at most 3 positional arguments"),
+    ("for i in tl.range(0, N, arg2=4):", "for i", "got two values for 'arg2'"),
+    ("for i in range(0, 1, 2, 3):", "for i", "range takes 1 to 3 arguments"),
+])
+def test_loop_headers_triton_rejects_are_errors_even_without_events(header, needle, message):
+    text = spsc(f'''
+        x = 0
+        {header}
+            x = x + 1
+    ''', "pass\n")
+    err = read_error(text, needle)
+    assert message in err.message
+
+
+def test_non_constant_step_of_a_loop_with_events_is_an_error_naming_it():
+    text = spsc('''
+        w = p.writer()
+        for i in tl.range(0, N, step=N):
+            w.acquire(i)
+            w.commit(i)
+    ''', "pass\n")
+    err = read_error(text, "for i in")
+    assert "the step of `tl.range(0, N, step=N)` must be a non-zero integer literal or " \
+           "constant, got `N`" in err.message
+
+
+def test_non_constant_step_of_a_loop_without_events_is_fine():
+    text = spsc('''
+        w = p.writer()
+        x = 0
+        for i in tl.range(0, N, step=N):
+            x = x + i
+        w.acquire(0)
+        w.commit(0)
+    ''', "pass\n")
+    assert events_of(read_one(text).partitions[0].body) == ["acquire(0)", "commit(0)"]
+
+
 # -- helpers shared with the later sections --------------------------------------------------------
 
 def events_of(body) -> list[str]:

@@ -37,6 +37,10 @@ RANGE_FUNCS = frozenset({"builtins.range", "tl.range", "tl.static_range", "gl.ra
                          "gl.static_range"})
 #: Unrolled at compile time: their loop variable is a constexpr.
 STATIC_RANGES = frozenset({"tl.static_range", "gl.static_range"})
+#: The parameters of tl.range / tl.static_range (Triton 3.6), in positional order.
+TL_RANGE_ARGS = ("arg1", "arg2", "step", "num_stages", "loop_unroll_factor",
+                 "disallow_acc_multi_buffer", "flatten", "warp_specialize", "disable_licm")
+STATIC_RANGE_ARGS = ("arg1", "arg2", "step")
 
 _OPTEXT = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
            ast.Div: "/", ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&",

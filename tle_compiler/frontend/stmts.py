@@ -16,7 +16,7 @@ from typing import Optional, Union
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import READER_VERBS, WRITER_VERBS, For, If, Stmt
 from .context import Frame
-from .exprs import RANGE_FUNCS, STATIC_RANGES, ExprEval, src
+from .exprs import RANGE_FUNCS, STATIC_RANGE_ARGS, STATIC_RANGES, TL_RANGE_ARGS, ExprEval, src
 from .values import HANDLES, Aff, Const, Data, KernelArg, ModRef, Poison, Sym, TupleV, Value
 
 MAX_INLINE_DEPTH = 32
@@ -281,6 +281,66 @@ class StmtWalker(ExprEval):
             ir, k = f"{name}_{k}", k + 1
         return ir
 
+    def range_bounds(self, path: str, it: ast.Call, s: ast.For
+                     ) -> tuple[Optional[tuple[Affine, Affine, int]], Optional[str]]:
+        """(start, stop, step) of a ``range`` / ``tl.range`` / ``tl.static_range`` call, bound as
+        Triton binds them, or (None, why not) when the loop cannot be a Pipe IR loop. Calls
+        Triton (or Python) would reject are errors whether or not the loop has events."""
+        text = src(it)
+        # arguments are evaluated once, in Python's order (positional, then keywords)
+        pos = [(a, self.eval(a.value if isinstance(a, ast.Starred) else a)) for a in it.args]
+        kws = [(kw, self.eval(kw.value)) for kw in it.keywords]
+        fn = "range" if path == "builtins.range" else path
+        if path == "builtins.range" and kws:
+            raise self.err(f"`{text}`: Python's range takes no keyword arguments (Triton ignores "
+                           f"them, so the loop would run with the default step); write the step "
+                           f"as the third positional argument, or use tl.range(..., step=...)",
+                           s, check="bad-loop")
+        if any(isinstance(a, ast.Starred) for a, _ in pos) or any(kw.arg is None for kw, _ in kws):
+            return None, f"`{text}` must spell its arguments out (no *args or **kwargs)"
+        if path == "builtins.range":
+            if not 1 <= len(pos) <= 3:
+                raise self.err(f"`{text}`: range takes 1 to 3 arguments, got {len(pos)}", s,
+                               check="bad-loop")
+            names = ("arg1", "arg2", "step")
+        else:
+            names = STATIC_RANGE_ARGS if path in STATIC_RANGES else TL_RANGE_ARGS
+            if len(pos) > len(names):
+                raise self.err(f"`{text}`: {fn} takes at most {len(names)} positional arguments "
+                               f"({', '.join(names)}), got {len(pos)}", s, check="bad-loop")
+        given: dict[str, tuple[ast.expr, Value]] = dict(zip(names, pos))
+        for kw, v in kws:
+            if kw.arg not in names:
+                raise self.err(f"`{text}`: {fn} has no argument '{kw.arg}' (its arguments: "
+                               f"{', '.join(names)})", s, check="bad-loop")
+            if kw.arg in given:
+                raise self.err(f"`{text}`: {fn} got two values for '{kw.arg}'", s,
+                               check="bad-loop")
+            given[kw.arg] = (kw.value, v)
+        if "arg1" not in given:
+            raise self.err(f"`{text}`: {fn} needs at least its first argument", s,
+                           check="bad-loop")
+
+        def absent(name: str) -> bool:
+            v = given.get(name)
+            return v is None or isinstance(v[1], Const) and v[1].value is None
+
+        zero = (ast.Constant(0), Aff(Affine.of(0)))
+        start, stop = (zero, given["arg1"]) if absent("arg2") else (given["arg1"], given["arg2"])
+        step_c = 1 if absent("step") else self.const_int(given["step"][1])
+        if step_c == 0:
+            raise self.err(f"the step of `{text}` must be a non-zero integer, got 0 (the loop "
+                           f"would never end)", s, check="bad-loop")
+        if step_c is None:
+            return None, (f"the step of `{text}` must be a non-zero integer literal or constant, "
+                          f"got `{src(given['step'][0])}`")
+        lo, hi = self.as_aff(start[1]), self.as_aff(stop[1])
+        if lo is None or hi is None:
+            which = start[0] if lo is None else stop[0]
+            return None, (f"loop bounds must be affine in enclosing loop variables and kernel "
+                          f"params: `{src(which)}` is not")
+        return (lo, hi, step_c), None
+
     def _s_For(self, s: ast.For) -> None:
         bad: Optional[str] = None
         bounds: Optional[tuple[Affine, Affine, int]] = None
@@ -290,30 +350,7 @@ class StmtWalker(ExprEval):
             callee = self.eval(it.func)
             path = callee.path if isinstance(callee, ModRef) else None
         if path in RANGE_FUNCS:
-            args = [self.eval(a) for a in it.args]
-            for kw in it.keywords:
-                self.eval(kw.value)
-            if not 1 <= len(args) <= 3 or any(isinstance(a, ast.Starred) for a in it.args):
-                bad = f"`{src(it)}` must have 1 to 3 positional arguments"
-            else:
-                start_v, stop_v = (Aff(Affine.of(0)), args[0]) if len(args) == 1 else args[:2]
-                step = 1
-                if len(args) == 3:
-                    step_c = self.const_int(args[2])
-                    if step_c is None or step_c == 0:
-                        bad = (f"the step of `{src(it)}` must be a non-zero integer literal or "
-                               f"constant, got `{src(it.args[2])}`")
-                    else:
-                        step = step_c
-                start = self.as_aff(start_v)
-                stop = self.as_aff(stop_v)
-                if bad is None and (start is None or stop is None):
-                    which = it.args[0] if start is None and len(args) > 1 else \
-                        it.args[1 if len(args) > 1 else 0]
-                    bad = (f"loop bounds must be affine in enclosing loop variables and kernel "
-                           f"params: `{src(which)}` is not")
-                if bad is None:
-                    bounds = (start, stop, step)  # type: ignore[assignment]
+            bounds, bad = self.range_bounds(path, it, s)
         else:
             self.eval(it)
             bad = (f"only `for v in range(...)` / tl.range / tl.static_range loops may contain "
