@@ -475,7 +475,7 @@ PARTITION_CASES = {
         w.acquire(i)
         w.commit(i)
         if tl.load(x_ptr + i) > 0:
-            break  # error: `break` in a loop that contains pipe events
+            break  # error: `break` is not supported
 ''',
     "if-data": '''
     r = p.reader("a")

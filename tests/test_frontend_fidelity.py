@@ -336,6 +336,112 @@ def test_non_constant_step_of_a_loop_without_events_is_fine():
     assert events_of(read_one(text).partitions[0].body) == ["acquire(0)", "commit(0)"]
 
 
+# -- 4. loop else, break and continue: Triton rejects them ----------------------------------------
+
+LOOP_ELSE_CASES = {
+    "for-else-in-partition": ("""
+        w = p.writer()
+        for i in range(N):
+            w.acquire(i)
+            w.commit(i)
+        else:
+            w.close(N)
+    """, "for i in", "`for ... else` is not supported"),
+    "static-range-else": ("""
+        w = p.writer()
+        for i in tl.static_range(2):
+            w.acquire(i)
+            w.commit(i)
+        else:
+            w.close(2)
+    """, "for i in", "`for ... else` is not supported"),
+    "for-else-without-events": ("""
+        x = 0
+        for i in range(N):
+            x = x + i
+        else:
+            x = 0
+    """, "for i in", "`for ... else` is not supported"),
+    "while-else": ("""
+        i = 0
+        while i < N:
+            i = i + 1
+        else:
+            i = 0
+    """, "while i", "`while ... else` is not supported"),
+    "break": ("""
+        w = p.writer()
+        for i in range(N):
+            w.acquire(i)
+            w.commit(i)
+            if i == 3:
+                break
+    """, "break", "`break` is not supported"),
+    "continue-without-events": ("""
+        x = 0
+        for i in range(N):
+            if i == 3:
+                continue
+            x = x + i
+    """, "continue", "`continue` is not supported"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOOP_ELSE_CASES))
+def test_loop_else_break_and_continue_are_rejected_in_partitions(case):
+    body, needle, message = LOOP_ELSE_CASES[case]
+    err = read_error(spsc(body, "pass\n"), needle)
+    assert message in err.message
+
+
+def test_loop_else_was_never_read_as_always_run():
+    # the old reading ran a for's else unconditionally after the loop: here that would have been
+    # a well-formed close(N); now the kernel is refused rather than misread
+    body, needle, _ = LOOP_ELSE_CASES["for-else-in-partition"]
+    with pytest.raises(TleError, match="Don't know what to do with else after for"):
+        read_source(spsc(body, "pass\n"))
+
+
+def test_break_in_an_inlined_helper_is_rejected_at_its_line():
+    text = spsc('''
+        w = p.writer()
+        for i in range(N):
+            put(w, i)
+    ''', "pass\n") + textwrap.dedent('''
+
+        def put(w, i):
+            for j in range(2):
+                w.acquire(2 * i + j)
+                w.commit(2 * i + j)
+                if j == 1:
+                    break
+    ''')
+    assert "`break` is not supported" in read_error(text, "break").message
+
+
+def test_loop_else_in_the_kernel_body_is_rejected():
+    text = kernel('''
+        @tle.jit
+        def k(N):
+            total = 0
+            for i in range(N):
+                total = total + i
+            else:
+                total = 0
+            p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+            tle.gpu.warp_specialize([(prod, (p, N)), (cons, (p, N))], [4], [200])
+
+
+        def prod(p, N):
+            pass
+
+
+        def cons(p, N):
+            pass
+    ''')
+    assert "`for ... else` is not supported" in read_error(text, "for i in").message
+
+
 # -- helpers shared with the later sections --------------------------------------------------------
 
 def events_of(body) -> list[str]:

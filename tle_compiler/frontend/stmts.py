@@ -54,32 +54,6 @@ def assigned_names(body: list[ast.stmt]) -> dict[str, int]:
     return out
 
 
-def own_jumps(body: list[ast.stmt]) -> Optional[ast.stmt]:
-    """The first ``break``/``continue`` that belongs to the loop whose body is ``body``."""
-    for s in body:
-        if isinstance(s, (ast.Break, ast.Continue)):
-            return s
-        if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
-            found = own_jumps(s.orelse)
-        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        else:
-            found = None
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                sub = getattr(s, field, None)
-                if isinstance(sub, list):
-                    stmts = []
-                    for x in sub:
-                        stmts.extend(x.body if isinstance(x, ast.ExceptHandler) else [x])
-                    found = found or own_jumps(stmts)
-            if isinstance(s, ast.Match):
-                for case in s.cases:
-                    found = found or own_jumps(case.body)
-        if found is not None:
-            return found
-    return None
-
-
 def _affine_like(v: Optional[Value]) -> bool:
     return isinstance(v, (Aff, KernelArg, Sym)) or (isinstance(v, Data) and v.key is not None)
 
@@ -160,7 +134,23 @@ class StmtWalker(ExprEval):
     def _s_Pass(self, s: ast.stmt) -> None:
         pass
 
-    _s_Break = _s_Continue = _s_Global = _s_Nonlocal = _s_Delete = _s_Assert = _s_Pass
+    _s_Global = _s_Nonlocal = _s_Delete = _s_Assert = _s_Pass
+
+    def _s_Break(self, s: Union[ast.Break, ast.Continue]) -> None:
+        word = "break" if isinstance(s, ast.Break) else "continue"
+        raise self.err(f"`{word}` is not supported: Triton rejects it (an unsupported AST node); "
+                       f"guard the rest of the loop body with an `if` instead", s,
+                       check="unsupported-control-flow")
+
+    _s_Continue = _s_Break
+
+    def reject_loop_else(self, s: Union[ast.For, ast.While], how: str) -> None:
+        """A loop's ``else`` does not run the Python way in Triton: an error at the loop."""
+        if s.orelse:
+            kind = "for" if isinstance(s, ast.For) else "while"
+            raise self.err(f"`{kind} ... else` is not supported: {how}; move the else body after "
+                           f"the loop (line {s.orelse[0].lineno})", s,
+                           check="unsupported-control-flow")
 
     def _s_Import(self, s: Union[ast.Import, ast.ImportFrom]) -> None:
         for a in s.names:
@@ -342,6 +332,9 @@ class StmtWalker(ExprEval):
         return (lo, hi, step_c), None
 
     def _s_For(self, s: ast.For) -> None:
+        self.reject_loop_else(s, "Triton rejects it after a range / tl.range loop (\"Don't know "
+                                 "what to do with else after for\") and runs it inside every "
+                                 "iteration of a tl.static_range loop")
         bad: Optional[str] = None
         bounds: Optional[tuple[Affine, Affine, int]] = None
         it = s.iter
@@ -404,17 +397,11 @@ class StmtWalker(ExprEval):
             if bad is not None:
                 raise self.err(f"this loop contains pipe events, but {bad}", s,
                                check="non-affine-loop")
-            jump = own_jumps(s.body)
-            if jump is not None:
-                raise self.err(f"`{type(jump).__name__.lower()}` in a loop that contains pipe "
-                               f"events: the events' order must not depend on data", jump,
-                               check="unsupported-control-flow")
             start, stop, step = bounds  # type: ignore[misc]
             self.out.append(For(ir_var, start, stop, step, tuple(body), self.k.loc(s)))
-        if s.orelse:
-            self.out.extend(self.exec_block(s.orelse))
 
     def _s_While(self, s: ast.While) -> None:
+        self.reject_loop_else(s, "Triton does not run a while loop's else")
         names = assigned_names(s.body)
         before = dict(self.env)
         reason = self.poison_reason("loop", s, s.lineno)
@@ -436,8 +423,6 @@ class StmtWalker(ExprEval):
         self.env.clear()
         self.env.update(before)
         self.merge_into(before, [after], names, s, "loop")
-        if s.orelse:
-            self.out.extend(self.exec_block(s.orelse))
 
     # -- if -------------------------------------------------------------------------------------
     def _s_If(self, s: ast.If) -> None:
