@@ -442,6 +442,59 @@ def test_loop_else_in_the_kernel_body_is_rejected():
     assert "`for ... else` is not supported" in read_error(text, "for i in").message
 
 
+# -- 5. pipe verbs are called directly on their handle ----------------------------------------------
+
+CALLBACK_CASES = {
+    "verb-as-argument": ("""
+        w = p.writer()
+        for i in range(N):
+            w.acquire(i)
+            notify(w.commit, i)
+    """, "notify(w.commit", "`w.commit` is used as a value"),
+    "verb-in-a-variable": ("""
+        w = p.writer()
+        f = w.acquire
+        f(0)
+    """, "f = w.acquire", "`w.acquire` is used as a value"),
+    "verb-in-a-tuple": ("""
+        w = p.writer()
+        verbs = (w.acquire, w.commit)
+    """, "verbs = (", "`w.acquire` is used as a value"),
+    "handle-factory-as-value": ("""
+        make = p.writer
+    """, "make = p.writer", "`p.writer` is used as a value"),
+    "reader-verb-as-value": ("""
+        r = p.reader()
+        release = r.release
+    """, "release = r.release", "`r.release` is used as a value"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CALLBACK_CASES))
+def test_pipe_verbs_used_as_values_are_rejected(case):
+    body, needle, message = CALLBACK_CASES[case]
+    text = spsc(body, "pass\n") + "\n\ndef notify(f, i):\n    f(i)\n"
+    err = read_error(text, needle)
+    assert message in err.message and err.check == "verb-as-value"
+
+
+def test_callback_release_is_not_dropped_from_the_protocol():
+    # before: the release through the callback was dropped by the frontend (the reader looked
+    # like it never releases), while the lowering emitted it; now the kernel is refused
+    text = spsc('''
+        w = p.writer()
+        for i in range(N):
+            w.acquire(i)
+            w.commit(i)
+    ''', '''
+        r = p.reader()
+        for i in range(N):
+            r.wait(i)
+            notify(r.release, i)
+    ''') + "\n\ndef notify(f, i):\n    f(i)\n"
+    read_error(text, "notify(r.release")
+
+
 # -- helpers shared with the later sections --------------------------------------------------------
 
 def events_of(body) -> list[str]:

@@ -328,6 +328,13 @@ class ExprEval:
         return self.attribute(base, node.attr, node)
 
     def attribute(self, base: Value, attr: str, node: ast.Attribute) -> Value:
+        if isinstance(base, HANDLES) and attr in HANDLE_METHODS:
+            # a bound verb as a value (a callback, a stored method): the frontend would not see
+            # the events it performs where it is called, but the lowering would emit them
+            raise self.err(f"`{src(node)}` is used as a value: pipe verbs must be called directly "
+                           f"on the handle, e.g. `{src(node)}(i)` (a verb passed as a callback or "
+                           f"stored in a variable hides its events from the verifier)", node,
+                           check="verb-as-value")
         if isinstance(base, ModRef):
             return ModRef(canon(f"{base.path}.{attr}"))
         if isinstance(base, SlotV):
