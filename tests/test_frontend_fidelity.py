@@ -495,6 +495,45 @@ def test_callback_release_is_not_dropped_from_the_protocol():
     read_error(text, "notify(r.release")
 
 
+# -- 6. one buffer is at most one pipe field -----------------------------------------------------
+
+def two_pipes(decls: str) -> str:
+    """A kernel declaring ``buf`` and then the pipes of ``decls`` (``p`` among them)."""
+    return (HEAD + "@tle.jit\ndef k(N):\n    buf = tle.gpu.alloc([1, 16], tl.float32)\n"
+            + textwrap.indent(textwrap.dedent(decls), "    ")
+            + "    tle.gpu.warp_specialize([(prod, (p, N)), (cons, (p, N))], [4], [200])\n\n\n"
+            "def prod(p, N):\n    pass\n\n\ndef cons(p, N):\n    pass\n")
+
+
+def test_a_buffer_that_is_a_field_of_two_pipes_is_rejected_at_the_second():
+    text = two_pipes('''
+        p = tle.pipe(capacity=1, x=buf)
+        q = tle.pipe(capacity=1, y=buf)
+    ''')
+    err = read_error(text, "y=buf")
+    assert err.check == "aliased-buffer"
+    assert f"already field 'x' of pipe 'p' (line {line_with(text, 'x=buf')})" in err.message
+    assert f"tle.gpu.alloc at line {line_with(text, 'buf = tle.gpu.alloc')}" in err.message
+
+
+def test_a_buffer_twice_in_one_pipe_is_rejected():
+    text = two_pipes('''
+        p = tle.pipe(capacity=1, x=buf,
+                     y=buf)
+    ''')
+    err = read_error(text, "y=buf")
+    assert "already field 'x' of pipe 'p'" in err.message
+
+
+def test_buffers_of_equal_shape_from_different_allocs_are_distinct():
+    text = two_pipes('''
+        other = tle.gpu.alloc([1, 16], tl.float32)
+        p = tle.pipe(capacity=1, x=buf, y=other)
+        q = tle.pipe(capacity=1, z=tle.gpu.alloc([1, 16], tl.float32))
+    ''')
+    assert [p.fields for p in read_one(text).pipes] == [("x", "y"), ("z",)]
+
+
 # -- helpers shared with the later sections --------------------------------------------------------
 
 def events_of(body) -> list[str]:

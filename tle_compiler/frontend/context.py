@@ -60,6 +60,8 @@ class KernelCtx:
         self.pipes: dict[str, PipeInfo] = {}
         self.mma: dict[str, set[str]] = {}
         self.buffers: dict[str, SharedBuffer] = {}
+        # tle.gpu.alloc call → (pipe, field, location of the field) of the pipe field it became
+        self.field_buffers: dict[Loc, tuple[str, str, Loc]] = {}
         self.events = 0  # events emitted so far (all partitions)
 
     def loc(self, node: ast.AST) -> Loc:

@@ -578,7 +578,7 @@ class ExprEval:
             else:
                 scope = Unevaluated(src(scope_node))
         buf = validate_alloc(shape, dtype, scope, loc, symbolic_ok=True)
-        return BufferRef(buf)
+        return BufferRef(buf, site=loc)
 
     # implemented by the statement walker
     def call_function(self, name: str, args: list[Value], kwargs: dict[str, Value],

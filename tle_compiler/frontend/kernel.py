@@ -80,7 +80,7 @@ class KernelBodyWalker(StmtWalker):
                 runtime = True
             value = Sym(name, ph, value.text, runtime)
         elif isinstance(value, BufferRef) and value.var is None:
-            value = BufferRef(value.buf, name)
+            value = replace(value, var=name)
             if self.depth == 0:
                 self.k.buffers[name] = value.buf
         self.env[name] = value
@@ -109,6 +109,7 @@ class KernelBodyWalker(StmtWalker):
         opts: dict[str, object] = {"scope": "cta", "name": hint, "readers": (), "one_shot": False}
         arg_locs: dict[str, Loc] = {}
         fields: dict[str, object] = {}
+        refs: dict[str, tuple[BufferRef, ast.keyword]] = {}
         capacity: object = None
         for kw in node.keywords:
             if kw.arg is None:
@@ -126,6 +127,8 @@ class KernelBodyWalker(StmtWalker):
                     opts[kw.arg] = lit
             else:
                 fields[kw.arg] = v.buf if isinstance(v, BufferRef) else Unevaluated(src(kw.value))
+                if isinstance(v, BufferRef):
+                    refs[kw.arg] = (v, kw)
         if capacity is None:
             raise self.err("tle.pipe: capacity= is required", node, check="bad-pipe")
         if opts["name"] is None:
@@ -140,6 +143,18 @@ class KernelBodyWalker(StmtWalker):
             first = k.pipes[decl.name].loc.line
             raise self.err(f"pipe '{decl.name}' is declared twice (first at line {first})", node,
                            check="bad-pipe")
+        for f, (ref, kw) in refs.items():
+            # one buffer behind two fields: two rings in the same shared memory, which no barrier
+            # of either pipe orders
+            if ref.site is None:
+                continue
+            prev = k.field_buffers.get(ref.site)
+            if prev is not None:
+                what = f"`{src(kw.value)}` (the tle.gpu.alloc at line {ref.site.line})"
+                raise self.err(f"{what} is already field '{prev[1]}' of pipe '{prev[0]}' (line "
+                               f"{prev[2].line}): each pipe field needs its own buffer", kw.value,
+                               check="aliased-buffer")
+            k.field_buffers[ref.site] = (decl.name, f, k.loc(kw))
         specs = tuple(FieldSpec.of(f, buf, arg_locs.get(f, k.loc(node))) for f, buf in decl.fields)
         k.pipes[decl.name] = PipeInfo(decl, specs, hint, node)
         return PipeRef(decl)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ..ir.expr import Affine
+from ..ir.nodes import Loc
 from ..language.gpu import SharedBuffer
 from ..language.pipe import PipeDecl
 
@@ -140,10 +141,12 @@ class WaitV(Value):
 
 @dataclass(frozen=True)
 class BufferRef(Value):
-    """A ``tle.gpu.alloc`` buffer (``var``: the kernel-level variable holding it, if any)."""
+    """A ``tle.gpu.alloc`` buffer (``var``: the kernel-level variable holding it, if any; ``site``:
+    the ``tle.gpu.alloc`` call that made it, which tells two buffers of one shape apart)."""
 
     buf: SharedBuffer
     var: Optional[str] = None
+    site: Optional[Loc] = None
 
 
 @dataclass(frozen=True)
