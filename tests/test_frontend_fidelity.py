@@ -534,6 +534,71 @@ def test_buffers_of_equal_shape_from_different_allocs_are_distinct():
     assert [p.fields for p in read_one(text).pipes] == [("x", "y"), ("z",)]
 
 
+# -- 7. all handles of one reader see the same fields ---------------------------------------------
+
+SPMC = '''
+@tle.jit
+def k(N):
+    p = tle.pipe(capacity=2, readers=("a", "b"), x=tle.gpu.alloc([2, 16], tl.float32),
+                 y=tle.gpu.alloc([2, 16], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, N)), (ra, (p.reader("a", fields=("x",)), p, N)),
+                             (rb, (p, N))], [4, 4], [200, 200])
+
+
+def prod(p, N):
+    w = p.writer()
+    for i in range(N):
+        w.acquire(i)
+        w.commit(i)
+
+
+def rb(p, N):
+    r = p.reader("b")
+    for i in range(N):
+        r.wait(i)
+        r.release(i)
+
+
+def ra(first, p, N):
+'''
+
+
+def test_a_second_reader_handle_with_a_wider_view_is_rejected_naming_both_lines():
+    text = kernel(SPMC + textwrap.indent(textwrap.dedent('''
+        second = p.reader("a")
+        for i in range(N):
+            res = first.wait(i)
+            v = tl.load(tle.gpu.local_ptr(res.slot.x))
+            first.release(i)
+    '''), "    "))
+    err = read_error(text, 'second = p.reader("a")')
+    assert err.check == "inconsistent-view"
+    first_line = line_with(text, 'p.reader("a", fields')
+    assert (f"fields (x) at line {first_line}, fields (x, y) at line "
+            f"{line_with(text, 'second = p.reader')}") in err.message
+
+
+def test_reader_handles_with_the_same_view_are_fine():
+    text = kernel(SPMC + textwrap.indent(textwrap.dedent('''
+        second = p.reader("a", fields=("x",))
+        for i in range(N):
+            second.wait(i)
+            first.release(i)
+    '''), "    "))
+    assert events_of(read_one(text).partitions[1].body) == ["wait(i)", "release(i)"]
+
+
+def test_an_explicit_full_view_is_the_same_view_as_none():
+    text = kernel(SPMC.replace('p.reader("a", fields=("x",))', 'p.reader("a", fields=("y", "x"))')
+                  + textwrap.indent(textwrap.dedent('''
+        second = p.reader("a")
+        for i in range(N):
+            second.wait(i)
+            first.release(i)
+    '''), "    "))
+    read_one(text)
+
+
 # -- helpers shared with the later sections --------------------------------------------------------
 
 def events_of(body) -> list[str]:

@@ -62,6 +62,8 @@ class KernelCtx:
         self.buffers: dict[str, SharedBuffer] = {}
         # tle.gpu.alloc call → (pipe, field, location of the field) of the pipe field it became
         self.field_buffers: dict[Loc, tuple[str, str, Loc]] = {}
+        # (pipe, reader name or None) → (fields the reader sees, where its first handle was made)
+        self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
         self.events = 0  # events emitted so far (all partitions)
 
     def loc(self, node: ast.AST) -> Loc:

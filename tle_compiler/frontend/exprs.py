@@ -485,7 +485,18 @@ class ExprEval:
         fields_node = node.args[1] if len(node.args) > 1 else _kw_node(node, "fields")
         rname = self.literal(name_v, name_node)
         fields = self.literal(fields_v, fields_node)
-        reader, view = validate_reader(recv.decl, rname, fields, self.k.loc(node))
+        loc = self.k.loc(node)
+        reader, view = validate_reader(recv.decl, rname, fields, loc)
+        # every handle of one reader must see the same fields: the barriers are laid out per
+        # reader view, and a wider second handle would read fields nobody waited for
+        seen = view or recv.decl.field_names
+        first = self.k.reader_views.setdefault((recv.decl.name, reader), (seen, loc))
+        if set(first[0]) != set(seen):
+            who = f"reader '{reader}'" if reader else "the reader"
+            raise self.err(f"{who} of pipe '{recv.decl.name}' has two handles with different "
+                           f"views: fields ({', '.join(first[0])}) at line {first[1].line}, fields "
+                           f"({', '.join(seen)}) at line {loc.line}; make every handle of a "
+                           f"reader with the same fields=", node, check="inconsistent-view")
         return ReaderRef(recv.decl.name, reader, view)
 
     def literal(self, v: Optional[Value], node: Optional[ast.AST]) -> object:
