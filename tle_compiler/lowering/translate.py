@@ -974,13 +974,73 @@ class FnTranslator:
         self.assign(st.target.id, v, st)
 
     def st_For(self, st: ast.For) -> None:
+        """A ``range`` / ``tl.range`` / ``tl.static_range`` loop, its arguments bound as Triton 3.6
+        binds them (``tl.range(arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+        disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False)``,
+        ``tl.static_range(arg1, arg2=None, step=None)``, builtin ``range`` positional only) and
+        emitted as Gluon's ``range(...)`` / ``gl.static_range(...)`` with the same start, stop and
+        step (a negative constant step included: Triton's scf.for lowering handles it). The other
+        tl.range options steer passes Gluon does not run (software pipelining, unrolling,
+        flattening, warp specialization) or need tl.range itself (disable_licm), so a value other
+        than the default is an error rather than silently dropped."""
         if not isinstance(st.target, ast.Name) or not isinstance(st.iter, ast.Call) or st.orelse:
             raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", st)
         canon = self.canonical(st.iter.func)
         fn = canon or (st.iter.func.id if isinstance(st.iter.func, ast.Name) else None)
         if fn not in ("range", "tl.range", "tl.static_range"):
             raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", st)
-        bounds = [self.ex(a) for a in st.iter.args]
+        call = st.iter
+        options = {"num_stages": None, "loop_unroll_factor": None,
+                   "disallow_acc_multi_buffer": False, "flatten": False, "warp_specialize": False,
+                   "disable_licm": False}
+        names = ("arg1", "arg2", "step") + (tuple(options) if fn == "tl.range" else ())
+        if fn == "range" and call.keywords:
+            raise self.err("builtin range takes no keyword arguments (Triton ignores them, so "
+                           "`step=` would be dropped): use tl.range(start, stop, step=...) or a "
+                           "positional step", st)
+        if len(call.args) > (3 if fn == "range" else len(names)):
+            raise self.err(f"{fn}() takes at most {3 if fn == 'range' else len(names)} positional "
+                           f"arguments", st)
+        given = dict(zip(names, call.args))
+        for kw in call.keywords:
+            if kw.arg not in names:
+                raise self.err(f"{fn}() has no argument '{kw.arg or '**'}' (Triton 3.6: "
+                               f"{fn}({', '.join(names)}))", kw.value)
+            if kw.arg in given:
+                raise self.err(f"{fn}(): argument '{kw.arg}' is given twice", kw.value)
+            given[kw.arg] = kw.value
+        given = {k: v for k, v in given.items()
+                 if not (isinstance(v, ast.Constant) and v.value is None)}  # None: the default
+        for opt, default in options.items():
+            if opt in given:
+                v = self.ex(given[opt])
+                if v.kind != "const" or v.value is not default:
+                    raise self.err(f"tl.range(..., {opt}={ast.unparse(given[opt])}) is not supported "
+                                   f"by the lowering: Gluon runs none of Triton's loop pipelining, "
+                                   f"unrolling, flattening or warp-specialization passes, and its "
+                                   f"builtin range carries no loop options (the pipes are the "
+                                   f"pipelining); leave it at its default ({default})", given[opt])
+        if "arg1" not in given:
+            raise self.err(f"{fn}() needs an upper bound", st)
+        # in source order (positional, then keywords), as the arguments were evaluated before
+        vals = {k: self.ex(a) for k, a in given.items() if k in ("arg1", "arg2", "step")}
+        for k, v in vals.items():
+            if v.kind not in ("const", "scalar") or (fn == "tl.static_range" and v.kind != "const"):
+                what = {"arg1": "bound", "arg2": "bound", "step": "step"}[k]
+                raise self.err(f"the {what} `{ast.unparse(given[k])}` of {fn}() must be "
+                               + ("a compile-time integer" if fn == "tl.static_range"
+                                  else "an integer scalar"), given[k])
+        step = vals.get("step")
+        if step is not None and step.kind == "const" and step.value == 0:
+            raise self.err(f"{fn}() step must not be zero", given["step"])
+        if "arg2" in vals:
+            bounds = [vals["arg1"], vals["arg2"]]
+        elif step is not None:
+            bounds = [V("const", "0", value=0), vals["arg1"]]
+        else:
+            bounds = [vals["arg1"]]
+        if step is not None:
+            bounds.append(step)
         it = "gl.static_range" if fn == "tl.static_range" else "range"
         var = self.prefix + st.target.id
         self.drain("loop entry: no wgmma in flight across a loop boundary")
