@@ -202,9 +202,13 @@ class _Classifier:
     def atom(self, atom: Cond, ranges, v: Optional[str], loc: Loc) -> Optional[Outside]:
         if isinstance(atom, ModCompare):
             self.moduli.append(atom.modulus)
-            return None
-        assert isinstance(atom, Compare)
-        e = self.sub(atom.lhs - atom.rhs)
+            if not atom.c:
+                return None  # Python's modulo is periodic on both sides of zero
+            # C's remainder is periodic only where the sign of its operand is settled: treat the
+            # operand like a comparison with zero
+            e = self.sub(atom.expr)
+        else:
+            e = self.sub(atom.lhs - atom.rhs)
         alpha = e.coef(v) if v is not None else 0
         beta = e.coef(self.n)
         if alpha and beta and (alpha, beta) not in ((1, -1), (-1, 1)):
@@ -332,7 +336,12 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
     frag, outside = classify(program, n, given)
     if frag is None:
         b = DEFAULT_BOUND if bound is None else bound
-        values = [with_fixed({n: v}) for v in _order(_domain_range(p.min, p.max, -b, b))]
+        # every value within b of zero, or the domain's first b + 1 values when it starts further
+        # out (a bound of its own, not a proof)
+        lo = -b if p.min is None else (p.min if abs(p.min) > b else -b)
+        values = [with_fixed({n: v}) for v in _order(_domain_range(p.min, p.max, lo, lo + 2 * b if
+                                                                  p.min is not None and abs(p.min) > b
+                                                                  else b))]
         return Plan(values, "bounded", f"{n} in [{values and min(d[n] for d in values)}, "
                     f"{values and max(d[n] for d in values)}]{suffix}",
                     reason=f"outside the fragment of the cutoff theorem: {outside}")

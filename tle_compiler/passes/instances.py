@@ -288,6 +288,12 @@ class Checker:
                     else:  # commit
                         prev = open_acq.get((p, s))
                         if prev is None or prev[1] != i:
+                            if prev is None:  # an open acquire of another stage, if any
+                                prev = max((v for (pp, _), v in open_acq.items() if pp == p),
+                                           default=None)
+                                prev = prev if prev is not None and \
+                                    self.cp.stmts[ids[prev[0]]].index != self.cp.stmts[ids[pos]].index \
+                                    else None
                             self._local(problems, broken, (p, r),
                                         self._pair_problem(k, pos, prev, ids, idx, "acquire"))
                             continue
@@ -307,6 +313,12 @@ class Checker:
                 else:  # release
                     prev = held.get((p, r, s))
                     if prev is None or prev[1] != i:
+                        if prev is None:  # a held wait of another stage, if any
+                            prev = max((v for (pp, rr, _), v in held.items() if pp == p and rr == r),
+                                       default=None)
+                            prev = prev if prev is not None and \
+                                self.cp.stmts[ids[prev[0]]].index != self.cp.stmts[ids[pos]].index \
+                                else None
                         self._local(problems, broken, (p, r),
                                     self._pair_problem(k, pos, prev, ids, idx, "wait"))
                         continue
@@ -352,13 +364,14 @@ class Checker:
                         k, pos, i = cs[n]
                         problems.append(Problem(
                             "unconsumed", f"{self._who(p, r)} of pipe '{self.pipes[p]}' never "
-                            f"waits index {i} that is committed here", (k, pos)))
+                            f"waits index {i} that {self._expr(k, pos)} commits here", (k, pos)))
                         break
                     k, pos, i = ws[n]
                     if n >= len(cs):
                         problems.append(Problem(
                             "wait-never-committed", f"{self._who(p, r)} waits index {i} of pipe "
-                            f"'{self.pipes[p]}' that the writer never commits", (k, pos)))
+                            f"'{self.pipes[p]}' ({self._expr(k, pos)}) that the writer never "
+                            f"commits", (k, pos)))
                         break
                     if i != cs[n][2]:
                         problems.append(Problem(
@@ -459,6 +472,11 @@ class Checker:
     # ------------------------------------------------------------------ messages
     def _id(self, k: int, pos: int) -> int:
         return self._traces_ids[k][pos]
+
+    def _expr(self, k: int, pos: int) -> str:
+        """The event at (k, pos) as written: ``wait(i + 1)``."""
+        ev = self.cp.stmts[self._id(k, pos)]
+        return f"{ev.verb}({ev.index})"
 
     def _verb(self, sid: int) -> str:
         s = self.cp.stmts[sid]
