@@ -495,3 +495,11 @@ def test_help_lists_formats_verdicts_exit_codes_and_examples(capsys):
         assert f"\n  {code}  " in out, code
     examples = out[out.index("examples:"):].splitlines()[1:]
     assert sum(1 for ln in examples if ln.strip().startswith("tle-dump ")) >= 2
+
+
+def test_dot_picture_labels_each_kernel_with_its_verdict(capsys, tmp_path):
+    several = several_kernels(tmp_path, NO_PARAMS, EXAMPLE, DEADLOCK)
+    code, out, _ = run(capsys, "--format", "dot", "--bound", "3", several)
+    assert code == 1
+    for name, status in (("k0", "verified"), ("k1", "BOUNDED (not proved)"), ("k2", "REJECTED")):
+        assert f'label="kernel {name}: {status}"' in out

@@ -213,7 +213,6 @@ def render_json(rep: KernelReport, graph: bool) -> dict:
                       "reader_partitions": dict(r.readers) if r else {},
                       "views": {k: list(v) for k, v in r.views.items()} if r else {},
                       "line": p.loc.line})
-    info = rep.ctx.facts.get("bound_info")
     out = {"name": prog.name,
            "params": [{"name": p.name, "min": p.min, "max": p.max, "domain": p.domain()}
                       for p in prog.params],
@@ -223,8 +222,6 @@ def render_json(rep: KernelReport, graph: bool) -> dict:
            "barriers": _barriers_json(rep),
            **verdict_json(rep),
            "passes_run": list(rep.ctx.passes_run),
-           "bound": ({"values": info.bound, "min": info.minimum, "sufficient": info.sufficient,
-                      "reason": info.reason, "instances": info.instances} if info else None),
            "diagnostics": [diagnostic_json(d) for d in rep.diagnostics]}
     if graph:
         out["graph"] = {"edges": dataflow_edges(rep.ctx)}
