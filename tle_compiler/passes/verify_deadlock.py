@@ -27,4 +27,6 @@ class VerifyDeadlock:
     def apply(self, ctx: PassContext) -> None:
         sw = sweep(ctx)
         sw.report_deadlock(ctx)
-        ctx.facts["verdict"] = sw.verdict(ctx)
+        # a claim needs both passes: alone, this one does not report broken protocol rules
+        if "verify-protocol" in ctx.passes_run:
+            ctx.facts["verdict"] = sw.verdict(ctx)
