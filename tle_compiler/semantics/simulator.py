@@ -1,11 +1,20 @@
 """Executable semantics of a Pipe IR program (docs/semantics.md), used as the verifier's oracle.
 
 For concrete param values every partition's event sequence is fixed, so each partition is first
-expanded into a *trace* by an interpreter of ``For``/``If``/``Event`` written here (independent of
-``ir/unroll.py`` and ``passes/`` on purpose: a fuzzing oracle must not share the code it checks).
-The simulator then explores every interleaving of the traces over real mbarrier parity semantics:
-``(count, pending, completed)`` barriers, ``acquire`` waiting on ``empty`` at parity ``φ ^ 1``,
-``wait`` on ``full`` at parity ``φ``, arrives on ``commit`` / ``release``.
+expanded into a *trace* by an interpreter of ``For``/``If``/``Event``/``Access`` written here
+(independent of ``ir/unroll.py`` and ``passes/`` on purpose: a fuzzing oracle must not share the
+code it checks). The simulator then explores every interleaving of the traces over real mbarrier
+parity semantics: ``(count, pending, completed)`` barriers, ``acquire`` waiting on ``empty`` at
+parity ``φ ^ 1``, ``wait`` on ``full`` at parity ``φ``, arrives on ``commit`` / ``release``.
+
+Slot accesses (``kv.write(i, f)``, ``kv[r].read(i, f)``) are steps of their partition that never
+block. Each is checked twice: against its *window* (the writer's ``acquire(i)`` .. ``commit(i)``,
+the reader's ``wait(i)`` .. ``release(i)``, a one-shot reader's ``wait(i)`` to the end when it
+never releases), which depends only on the partition's own prefix (``access-outside-window``), and
+*physically* against the slot at the moment it runs in the interleaving: a read must find the slot
+holding committed index ``i`` and not being written (``stale-read``), a write of field ``f`` must
+find no reader that sees ``f`` still holding the slot or not yet having waited its last committed
+content (``overwrite``).
 
 Why a state is just the vector of program counters: every piece of simulated state is owned by one
 endpoint (the writer owns open stages, slot contents and ``full`` arrivals; each reader owns its
@@ -23,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ..ir.expr import Affine
-from ..ir.nodes import READER_VERBS, VERBS, WRITER_VERBS, Event, For, If, Loc, Pipe, Program
+from ..ir.nodes import (READER_VERBS, VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Param, Pipe,
+                        Program)
 
 ERROR_KINDS = (
     "deadlock",
@@ -36,6 +46,7 @@ ERROR_KINDS = (
     "event-after-close",
     "one-shot-reuse",
     "negative-index",
+    "access-outside-window",
     "uncommitted-acquire",
     "missing-release",
     "unconsumed",
@@ -110,17 +121,47 @@ class _PipeInfo:
         return i % c, (i // c) % 2
 
 
-def _walk(body, out: list) -> None:
+def _walk(body, out: list, accesses: list) -> None:
     for st in body:
         if isinstance(st, Event):
             out.append(st)
+        elif isinstance(st, Access):
+            accesses.append(st)
         elif isinstance(st, For):
-            _walk(st.body, out)
+            _walk(st.body, out, accesses)
         elif isinstance(st, If):
-            _walk(st.then, out)
-            _walk(st.orelse, out)
+            _walk(st.then, out, accesses)
+            _walk(st.orelse, out, accesses)
         else:
             raise StructuralError(f"unknown statement {st!r}", getattr(st, "loc", None))
+
+
+def _check_access_structure(a: Access, infos: dict[str, "_PipeInfo"]) -> None:
+    """An access must name a declared pipe and field, and (like a reader event) a declared reader
+    on an SPMC pipe and none on an SPSC pipe; a write names no reader. When it runs is not
+    structural: an access outside its endpoint's window is a dynamic error."""
+    if a.side not in ("writer", "reader"):
+        raise StructuralError(f"slot access side '{a.side}' (expected writer or reader)", a.loc)
+    info = infos.get(a.pipe)
+    if info is None:
+        raise StructuralError(f"{a.verb} of unknown pipe '{a.pipe}'", a.loc)
+    pipe = info.pipe
+    if a.field not in pipe.fields:
+        fields = ", ".join(pipe.fields) or "none"
+        raise StructuralError(f"{a.verb} of unknown field '{a.field}' of pipe '{pipe.name}' "
+                              f"(fields: {fields})", a.loc)
+    rname = a.reader or ""
+    if a.side == "writer":
+        if rname:
+            raise StructuralError(f"write to pipe '{pipe.name}' names reader '{rname}': a write is "
+                                  "the writer's access", a.loc)
+    elif pipe.readers and rname not in pipe.readers:
+        what = (f"'{rname}' is not a declared reader" if rname else "a read that names no reader")
+        raise StructuralError(f"{what} of pipe '{pipe.name}' (readers: "
+                              f"{', '.join(pipe.readers)})", a.loc)
+    elif not pipe.readers and rname:
+        raise StructuralError(f"'{rname}' is not a declared reader of pipe '{pipe.name}' (it "
+                              "declares none)", a.loc)
 
 
 def _analyze(program: Program) -> dict[str, _PipeInfo]:
@@ -140,9 +181,14 @@ def _analyze(program: Program) -> dict[str, _PipeInfo]:
     writer_loc: dict[str, tuple[int, Loc]] = {}
     reader_loc: dict[tuple[str, str], tuple[int, Loc]] = {}
     view_loc: dict[tuple[str, str], tuple[frozenset[str], Loc]] = {}
+    all_accesses: list[tuple[int, Access]] = []
     for pi, part in enumerate(program.partitions):
         events: list[Event] = []
-        _walk(part.body, events)
+        accesses: list[Access] = []
+        _walk(part.body, events, accesses)
+        for a in accesses:
+            _check_access_structure(a, infos)
+        all_accesses += [(pi, a) for a in accesses]
         for ev in events:
             if ev.verb not in VERBS:
                 raise StructuralError(f"unknown verb '{ev.verb}'", ev.loc)
@@ -219,11 +265,36 @@ def _analyze(program: Program) -> dict[str, _PipeInfo]:
                 by_key.setdefault(key, []).append(f)
         info.groups = list(by_key)
         info.fields_of_group = [tuple(v) for v in by_key.values()]
+    for pi, a in all_accesses:
+        _check_access_owner(program, pi, a, infos[a.pipe])
     return infos
 
 
+def _check_access_owner(program: Program, pi: int, a: Access, info: "_PipeInfo") -> None:
+    """An access belongs to an endpoint, and an endpoint to one partition: a write from another
+    partition than the pipe's writer, or a read from another partition than the reader's, is the
+    same fault as that endpoint's events in two partitions; a read of a field outside the reader's
+    view reads a buffer its barriers do not cover. (An endpoint no partition performs has no
+    owner: its accesses are only outside their window, dynamically.)"""
+    parts = program.partitions
+    if a.side == "writer":
+        owner, endpoint = info.writer, f"the writer of pipe '{a.pipe}'"
+    else:
+        r = a.reader or ""
+        owner = info.reader_part.get(r)
+        endpoint = f"reader '{r}' of pipe '{a.pipe}'" if r else f"the reader of pipe '{a.pipe}'"
+        if a.field not in info.views[r]:
+            raise StructuralError(
+                f"read of {a.pipe}.{a.field}: field '{a.field}' is outside the view of {endpoint} "
+                f"({', '.join(sorted(info.views[r]))})", a.loc)
+    if owner is not None and owner != pi:
+        raise StructuralError(
+            f"{a.verb} of {a.pipe}.{a.field} in partition '{parts[pi].name}', but {endpoint} is "
+            f"partition '{parts[owner].name}'", a.loc)
+
+
 # --------------------------------------------------------------------------------------------
-# The interpreter: a partition body -> its trace of (event, concrete index).
+# The interpreter: a partition body -> its trace of (event or access, concrete index).
 
 
 def _eval(expr: Affine, env: Mapping[str, int], loc: Loc) -> int:
@@ -247,7 +318,7 @@ _UNSET = object()
 
 def _expand(body, env: dict[str, int], out: list[tuple[Event, int]]) -> None:
     for st in body:
-        if isinstance(st, Event):
+        if isinstance(st, (Event, Access)):
             out.append((st, _eval(st.index, env, st.loc)))
         elif isinstance(st, For):
             if st.step == 0:
@@ -270,7 +341,7 @@ def _expand(body, env: dict[str, int], out: list[tuple[Event, int]]) -> None:
 # --------------------------------------------------------------------------------------------
 # Per-partition scan: endpoint-local checks and the pc-indexed quantities other partitions read.
 
-_ERR, _FREE, _ACQ, _WAIT = 0, 1, 2, 3
+_ERR, _FREE, _ACQ, _WAIT, _ACC = 0, 1, 2, 3, 4
 
 
 class _Step:
@@ -278,6 +349,8 @@ class _Step:
 
     __slots__ = ("code", "ev", "i", "s", "phi", "info", "reader", "error",
                  "empties", "overwrite", "commits", "wq", "lastidx", "open", "mywaits")
+    # An access step (_ACC) keeps its window error, if any, in ``error`` and runs anyway: the
+    # window is a rule of the partition's own prefix, the physical check one of the interleaving.
 
     def __init__(self, code: int, ev: Event, i: int):
         self.code = code
@@ -286,7 +359,10 @@ class _Step:
         self.error: Optional[SimError] = None
 
 
-def _describe(ev: Event, i: int) -> str:
+def _describe(ev, i: int) -> str:
+    if isinstance(ev, Access):
+        sel = f"[{ev.reader}]" if ev.side == "reader" and ev.reader else ""
+        return f"{ev.pipe}{sel}.{ev.verb}({i}, {ev.field})"
     if ev.verb in READER_VERBS and ev.reader:
         return f"{ev.pipe}[{ev.reader}].{ev.verb}({i})"
     return f"{ev.pipe}.{ev.verb}({i})"
@@ -330,6 +406,9 @@ class _Scan:
         nrel: dict[tuple[str, str], Loc] = {}
         waits: dict[tuple[str, str, int], int] = {}
         rels: dict[tuple[str, str, int], int] = {}
+        # (pipe, reader name or None for the writer, stage) -> (verb, index, loc) of the event
+        # that last closed a window there: a late access names it
+        closer: dict[tuple[str, Optional[str], int], tuple[str, int, Loc]] = {}
         who = f"partition '{self.pname}'"
 
         for pc, (ev, i) in enumerate(trace):
@@ -341,6 +420,9 @@ class _Scan:
                                             f"{who}: {desc}: negative index {i}"))
                 return
             s, phi = info.stage_phase(i)
+            if isinstance(ev, Access):
+                self.steps.append(self._access(ev, i, s, info, wopen, holds, closer))
+                continue
             if ev.verb in WRITER_VERBS:
                 p = ev.pipe
                 opened = wopen.setdefault(p, {})
@@ -385,6 +467,7 @@ class _Scan:
                     self._set(("open", p, s), nxt, i)
                 else:  # commit or close: publish index i on stage s
                     wcom.setdefault(p, ev.loc)
+                    closer[(p, None, s)] = (ev.verb, i, ev.loc)
                     if ev.verb == "commit":
                         del opened[s]
                         self._set(("open", p, s), nxt, None)
@@ -433,10 +516,45 @@ class _Scan:
                     self.steps.append(step)
                     nrel.setdefault(rk, ev.loc)
                     del held[s]
+                    closer[(p, r, s)] = ("release", i, ev.loc)
                     self._set(("hold", p, r, s), nxt, None)
                     n = rels[(p, r, s)] = rels.get((p, r, s), 0) + 1
                     self._set(("rels", p, r, s), nxt, n)
 
+        self._finish(wopen, holds)
+
+    def _access(self, a: Access, i: int, s: int, info: _PipeInfo, wopen: dict, holds: dict,
+                closer: dict) -> _Step:
+        """An access step, with its window error when this partition does not hold the slot of
+        index ``i`` for the access's endpoint at this point of its trace."""
+        step = _Step(_ACC, a, i)
+        step.s, step.info, step.reader = s, info, a.reader or ""
+        p = a.pipe
+        if a.side == "writer":
+            cur = wopen.get(p, {}).get(s)
+            key: tuple = (p, None, s)
+            opener, holding = f"{p}.acquire({i})", "open"
+        else:
+            r = step.reader
+            cur = holds.get((p, r), {}).get(s)
+            key = (p, r, s)
+            opener, holding = (f"{p}[{r}].wait({i})" if r else f"{p}.wait({i})"), "held"
+        if cur is not None and cur[0] == i:
+            return step
+        if cur is not None:
+            why = f"stage {s} is {holding} for index {cur[0]} (since {cur[1]}), not {i}"
+        elif key in closer and closer[key][1] == i:
+            verb, _, loc = closer[key]
+            why = f"{verb}({i}) at {loc} closed its window"
+        else:
+            why = f"no {opener} is open here"
+        step.error = SimError("access-outside-window",
+                              f"partition '{self.pname}': {_describe(a, i)} outside its window: "
+                              f"{why}", a.loc)
+        return step
+
+    def _finish(self, wopen: dict, holds: dict) -> None:
+        """What is still open or held at the end of the trace (checked in the final state)."""
         for p, opened in wopen.items():
             for s, (i, loc) in sorted(opened.items()):
                 self.open_end.append((p, i, loc))
@@ -487,13 +605,20 @@ def _compile(scans: list[_Scan], infos: dict[str, _PipeInfo]) -> _Tables:
     tables = _Tables(scans)
     for sc in scans:
         for step in sc.steps:
-            if step.code not in (_ACQ, _WAIT):
+            if step.code not in (_ACQ, _WAIT, _ACC):
                 continue
             info, s, p = step.info, step.s, step.ev.pipe
             w = info.writer
             step.wq, step.commits = tables.get(("commits", p, s), w)
             step.lastidx = tables.get(("lastidx", p, s), w)[1]
             step.open = tables.get(("open", p, s), w)[1]
+            if step.code == _ACC:
+                if step.ev.side == "writer":
+                    # a write of field f conflicts with the readers that see f
+                    f = step.ev.field
+                    readers = sorted({r for g in info.groups for r in g if f in info.views[r]})
+                    step.overwrite = _reader_tables(tables, info, p, s, readers)
+                continue
             if step.code == _ACQ:
                 step.empties = []
                 if not info.one_shot:
@@ -505,14 +630,19 @@ def _compile(scans: list[_Scan], infos: dict[str, _PipeInfo]) -> _Tables:
                         # needs the readers' releases of lap k-1.
                         step.empties.append((len(g), step.phi ^ 1, contribs))
                 readers = sorted({r for g in info.groups for r in g})
-                step.overwrite = tuple(
-                    (r, *tables.get(("hold", p, r, s), info.reader_part[r]),
-                     tables.get(("waits", p, r, s), info.reader_part[r])[1])
-                    for r in readers)
+                step.overwrite = _reader_tables(tables, info, p, s, readers)
             else:
                 r = step.reader
                 step.mywaits = tables.get(("waits", p, r, s), info.reader_part[r])[1]
     return tables
+
+
+def _reader_tables(tables: _Tables, info: _PipeInfo, p: str, s: int, readers) -> tuple:
+    """(reader, owner, hold array, waits array) of each reader on stage ``s``: what an overwrite
+    check reads."""
+    return tuple((r, *tables.get(("hold", p, r, s), info.reader_part[r]),
+                  tables.get(("waits", p, r, s), info.reader_part[r])[1])
+                 for r in readers)
 
 
 # --------------------------------------------------------------------------------------------
@@ -523,7 +653,8 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
     """Run every interleaving of ``program``'s partitions for these param values.
 
     Raises StructuralError for programs the semantics cannot model; returns the dynamic errors
-    (deduplicated by kind and location) otherwise.
+    (deduplicated by kind and location) otherwise. A value outside its param's domain is a
+    ValueError: the program says nothing about it.
     """
     infos = _analyze(program)
     env: dict[str, int] = {}
@@ -531,6 +662,9 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
         if prm.name not in params:
             raise StructuralError(f"param '{prm.name}' has no value", prm.loc)
         env[prm.name] = int(params[prm.name])
+        if not _in_domain(prm, env[prm.name]):
+            raise ValueError(f"{prm.name} = {env[prm.name]} is outside its domain "
+                             f"({_domain(prm)})")
 
     parts = program.partitions
     scans = []
@@ -607,6 +741,14 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
                 if err is not None:
                     record(err)
                     continue
+            elif code == _ACC:
+                moved = True
+                if step.error is not None:
+                    record(step.error)
+                err = _check_access(step, st, q, names)
+                if err is not None:
+                    record(err)
+                    continue
             else:
                 moved = True
             nxt = st[:q] + (pc + 1,) + st[q + 1:]
@@ -635,6 +777,40 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
 def _check_overwrite(step: _Step, st: tuple, q: int, names: list[str]) -> Optional[SimError]:
     """After an acquire/close passed its empty barriers: every reader must be done with the slot.
     The message names every reader that is not."""
+    whys = _busy_readers(step, st, names)
+    if not whys:
+        return None
+    return SimError("overwrite", f"partition '{names[q]}': {_describe(step.ev, step.i)} passed "
+                                 f"its empty barrier but {'; '.join(whys)}", step.ev.loc)
+
+
+def _check_access(step: _Step, st: tuple, q: int, names: list[str]) -> Optional[SimError]:
+    """The physical check of an access at this state: a read finds the slot holding committed
+    index i (not being written); a write finds every reader of its field done with the slot."""
+    a = step.ev
+    if a.side == "writer":
+        whys = _busy_readers(step, st, names)
+        if not whys:
+            return None
+        return SimError("overwrite", f"partition '{names[q]}': {_describe(a, step.i)} writes "
+                                     f"stage {step.s} but {'; '.join(whys)}", a.loc)
+    wpc = st[step.wq]
+    opened, last = step.open[wpc], step.lastidx[wpc]
+    if opened is not None:
+        why = f"the slot is being written (index {opened})"
+    elif step.commits[wpc] == 0:
+        why = "nothing was committed on this stage"
+    elif last != step.i:
+        why = f"the slot holds index {last}"
+    else:
+        return None
+    return SimError("stale-read", f"partition '{names[q]}': {_describe(a, step.i)} reads stage "
+                                  f"{step.s} but {why}", a.loc)
+
+
+def _busy_readers(step: _Step, st: tuple, names: list[str]) -> list[str]:
+    """Why the slot of ``step``'s stage is not the writer's to fill: each reader (of
+    ``step.overwrite``) that still holds it or has not waited its last committed index."""
     wpc = st[step.wq]
     c = step.commits[wpc]
     whys = []
@@ -648,10 +824,7 @@ def _check_overwrite(step: _Step, st: tuple, q: int, names: list[str]) -> Option
         elif waits[rpc] < c:
             whys.append(f"{rname}{where} has not waited index {step.lastidx[wpc]} committed on "
                         f"stage {step.s}")
-    if not whys:
-        return None
-    return SimError("overwrite", f"partition '{names[q]}': {_describe(step.ev, step.i)} passed "
-                                 f"its empty barrier but {'; '.join(whys)}", step.ev.loc)
+    return whys
 
 
 def _check_stale(step: _Step, st: tuple, q: int, wpc: int, names: list[str]) -> Optional[SimError]:
@@ -712,12 +885,40 @@ def _terminal_errors(scans: list[_Scan], infos: dict[str, _PipeInfo], names: lis
                         f"never waited it", loc)
 
 
+def _in_domain(prm: Param, value: int) -> bool:
+    # written out here rather than Param.contains: the oracle reads the domain on its own
+    return (prm.min is None or value >= prm.min) and (prm.max is None or value <= prm.max)
+
+
+def _domain(prm: Param) -> str:
+    lo = "" if prm.min is None else f"{prm.min} <= "
+    hi = "" if prm.max is None else f" <= {prm.max}"
+    return f"{lo}{prm.name}{hi}" if lo or hi else f"every integer {prm.name}"
+
+
+def param_values(prm: Param, max_value: int, low: Optional[int] = None) -> range:
+    """The values of ``prm`` from its minimum (``low``, default ``-max_value``, when it has none)
+    up to ``max_value`` or its maximum, whichever is smaller."""
+    start = prm.min if prm.min is not None else (-max_value if low is None else low)
+    stop = max_value if prm.max is None else min(max_value, prm.max)
+    return range(start, stop + 1)
+
+
 def simulate_range(program: Program, max_value: int,
                    min_values: Optional[Mapping[str, int]] = None,
-                   max_states: int = 200_000) -> list[SimResult]:
-    """``simulate`` for every combination of param values from each param's min to max_value."""
+                   max_states: int = 200_000, low: Optional[int] = None) -> list[SimResult]:
+    """``simulate`` for every combination of param values in their domains up to ``max_value``:
+    from ``min_values[name]`` (raised to the param's minimum), else from the minimum, or from
+    ``low`` (default ``-max_value``) for a param without one; up to ``max_value`` or the param's
+    maximum."""
     mins = dict(min_values or {})
-    ranges = [range(mins.get(p.name, p.min), max_value + 1) for p in program.params]
+    ranges = []
+    for p in program.params:
+        values = param_values(p, max_value, low)
+        if p.name in mins:
+            start = mins[p.name] if p.min is None else max(p.min, mins[p.name])
+            values = range(start, values.stop)
+        ranges.append(values)
     names = program.param_names
     return [simulate(program, dict(zip(names, combo)), max_states)
             for combo in itertools.product(*ranges)]
