@@ -1,5 +1,5 @@
 """Hypothesis strategies for random pipe *protocols* (mostly correct by construction) and random
-mutations of them (drop, duplicate, swap, re-index events, change capacities).
+mutations of them (drop, duplicate, swap, re-index events or accesses, change capacities).
 
 A generated program has 2–4 partitions and 1–4 pipes. Every streaming pipe is assigned one
 iteration scheme that its writer and all its readers follow (a loop over a param or a constant,
@@ -7,6 +7,17 @@ possibly nested, with an affine index), so protocols are usually well-formed; wh
 deadlock-free depends on the random order of events inside each partition, and mutations then break
 them in the classic ways. The property tests only need a healthy mix of correct and incorrect
 programs: the static verdict must equal the simulator's on every one.
+
+``protocols(accesses=True)`` adds slot accesses inside their windows: the writer's writes between
+``acquire(i)`` and ``commit(i)``, each reader's reads of fields of its view between ``wait(i)`` and
+the release of ``i`` (a late release's window spans into the next iteration; a one-shot reader
+that never releases also reads at the end of its partition), some under an ``if``.
+``fault=True`` then misplaces one access (:data:`ACCESS_FAULTS`: after the commit/release, before
+the acquire/wait, at a neighbouring index, by the wrong side, by another reader, from another
+partition); it may land inside a window anyway (a late release holds two indices). ``domains=True``
+gives params other domains than ``>= 0``: every integer (negative trip counts run no iteration),
+``>= 1``, an upper bound; and C-remainder (``rem``) conditions. The defaults draw exactly what they
+always drew (tests/test_stamp_kernels.py and the GPU fuzz use them).
 """
 
 from __future__ import annotations
@@ -15,10 +26,13 @@ import dataclasses
 
 from hypothesis import strategies as st
 
-from tle_compiler.ir import Affine, BoolOp, Compare, Event, For, If, Loc, ModCompare, Param, Partition, Pipe, Program
+from tle_compiler.ir import (Access, Affine, BoolOp, Compare, Event, For, If, Loc, ModCompare,
+                             Param, Partition, Pipe, Program)
 
 A = Affine.of
 PARAMS = ("N", "M")
+#: Where ``fault=True`` misplaces one access.
+ACCESS_FAULTS = ("after", "before", "neighbour", "wrong-side", "other-reader", "other-partition")
 
 
 def _loc(counter: list[int]) -> Loc:
@@ -26,13 +40,36 @@ def _loc(counter: list[int]) -> Loc:
     return Loc("gen.pipe", counter[0])
 
 
+def _domain(draw, name: str) -> Param:
+    """A param with a drawn domain: ``>= 0``, every integer, ``>= 1``, or ``0 <= N <= 2``."""
+    lo, hi = draw(st.sampled_from([(0, None), (None, None), (1, None), (0, 2), (None, 3)]))
+    return Param(name, lo, max=hi)
+
+
+def _access_conds(draw, params: tuple[str, ...], streaming: bool, domains: bool) -> list:
+    """Conditions an access may sit under: on the loop variable inside loops, on params outside."""
+    if streaming:
+        out = [ModCompare(A("i"), 2, "==", 0), Compare(A("i"), ">=", A(1))]
+        if domains:
+            # C's remainder: rem(i - 1, 2) == -1 holds only at i = 0
+            out += [ModCompare(A("i") - 1, 2, "==", -1, c=True),
+                    ModCompare(A("i") - 2, 3, "!=", 0, c=True)]
+        return out
+    out = [Compare(A(p), ">=", A(1)) for p in params]
+    if domains:
+        out += [ModCompare(A(p) - 1, 2, "==", -1, c=True) for p in params]
+    return out or [Compare(A(0), "==", A(0))]
+
+
 @st.composite
-def protocols(draw) -> Program:
+def protocols(draw, accesses: bool = False, fault: bool = False, domains: bool = False) -> Program:
+    accesses = accesses or fault
     counter = [0]
     n_parts = draw(st.integers(2, 4))
     parts = [f"p{i}" for i in range(n_parts)]
     n_params = draw(st.integers(0, 2))
     params = PARAMS[:n_params]
+    param_decls = tuple(_domain(draw, x) if domains else Param(x) for x in params)
     n_pipes = draw(st.integers(1, 4))
     pipes: list[Pipe] = []
     roles = []  # (pipe, writer partition, [(reader name or None, partition, view or None)])
@@ -76,25 +113,59 @@ def protocols(draw) -> Program:
     pro: dict[str, list] = {p: [] for p in parts}
     body: dict[str, list] = {p: [] for p in parts}
     epilogue: dict[str, list] = {p: [] for p in parts}
+    # Accesses: (chain, position in it, streaming?) of each, so that a fault can move one.
+    placed: list[tuple[list, int, bool]] = []
+
+    def acc(pipe: Pipe, side: str, idx: Affine, reader, fields, streaming: bool,
+            chain: list) -> None:
+        """Append 0-2 accesses of ``fields`` at ``idx`` to ``chain``, some under an if."""
+        if not accesses:
+            return
+        for _ in range(draw(st.integers(0, 2))):
+            a = Access(side, pipe.name, draw(st.sampled_from(fields)), idx,
+                       reader if side == "reader" else None, "", _loc(counter))
+            if draw(st.integers(0, 3)) == 0:
+                cond = draw(st.sampled_from(_access_conds(draw, params, streaming, domains)))
+                chain.append(If(cond, (a,), (), _loc(counter)))
+            else:
+                chain.append(a)
+            placed.append((chain, len(chain) - 1, streaming))
+
     for pipe, writer, rs in roles:
         tgt = pro if pipe.one_shot else body
+        streaming = not pipe.one_shot
         idx = index_of[pipe.name]
-        tgt[writer].append([Event("acquire", pipe.name, idx, None, None, _loc(counter)),
-                            Event("commit", pipe.name, idx, None, None, _loc(counter))])
+        wchain = [Event("acquire", pipe.name, idx, None, None, _loc(counter))]
+        acc(pipe, "writer", idx, None, pipe.fields, streaming, wchain)
+        wchain.append(Event("commit", pipe.name, idx, None, None, _loc(counter)))
+        tgt[writer].append(wchain)
         for name, rp, view in rs:
+            seen = view or pipe.fields
             evs = [Event("wait", pipe.name, idx, name, view, _loc(counter))]
+            acc(pipe, "reader", idx, name, seen, streaming, evs)
             if not pipe.one_shot and not nested and draw(st.integers(0, 3)) == 0:
                 # Late release: hold tile i until tile i + 1 arrived (needs capacity >= 2).
                 prev = idx.substitute({"i": A("i") - 1})
-                evs.append(If(Compare(A("i"), ">=", A(1)),
-                              (Event("release", pipe.name, prev, name, None, _loc(counter)),), (), _loc(counter)))
+                late = [Event("release", pipe.name, prev, name, None, _loc(counter))]
+                if accesses and draw(st.booleans()):
+                    # tile i - 1 is still held here: read it once more before its release
+                    late.insert(0, Access("reader", pipe.name, draw(st.sampled_from(seen)), prev,
+                                          name, "", _loc(counter)))
+                evs.append(If(Compare(A("i"), ">=", A(1)), tuple(late), (), _loc(counter)))
                 last = idx.substitute({"i": trip - 1})
                 epilogue[rp].append(If(Compare(trip, ">=", A(1)),
                                        (Event("release", pipe.name, last, name, None, _loc(counter)),), (),
                                        _loc(counter)))
             elif not pipe.one_shot or draw(st.booleans()):
                 evs.append(Event("release", pipe.name, idx, name, None, _loc(counter)))
+            elif accesses and draw(st.booleans()):
+                # a one-shot reader that never releases holds its slot to the end of the partition
+                epilogue[rp].append(Access("reader", pipe.name, draw(st.sampled_from(seen)), idx,
+                                           name, "", _loc(counter)))
             tgt[rp].append(evs)
+
+    if fault and placed:
+        _misplace(draw, placed, roles, parts, pro, body)
 
     def interleave(chains: list[list[Event]]) -> list:
         """Random merge of the chains, each keeping its own order."""
@@ -132,11 +203,46 @@ def protocols(draw) -> Program:
             stmts.append(loop)
         stmts += epilogue[p]
         partitions.append(Partition(p, tuple(stmts), 4, None if pi == 0 else 232, pi == 0, _loc(counter)))
-    return Program("gen", tuple(Param(x) for x in params), tuple(pipes), tuple(partitions), Loc("gen.pipe", 0))
+    return Program("gen", param_decls, tuple(pipes), tuple(partitions), Loc("gen.pipe", 0))
+
+
+def _misplace(draw, placed: list, roles: list, parts: list[str], pro: dict, body: dict) -> None:
+    """Move or change one access of a chain (:data:`ACCESS_FAULTS`), in place."""
+    chain, k, streaming = draw(st.sampled_from(placed))
+    stmt = chain[k]
+    a = stmt.then[0] if isinstance(stmt, If) else stmt
+
+    def put(new) -> None:
+        chain[k] = dataclasses.replace(stmt, then=(new,)) if isinstance(stmt, If) else new
+
+    kind = draw(st.sampled_from(ACCESS_FAULTS))
+    pipe = next(p for p, _, _ in roles if p.name == a.pipe)
+    if kind in ("after", "before"):
+        # chains are [opener, ..accesses.., closer(s)]: past the last element or before the first
+        chain.pop(k)
+        if kind == "after":
+            chain.append(stmt)
+        else:
+            chain.insert(0, stmt)
+    elif kind == "neighbour":
+        put(dataclasses.replace(a, index=a.index + draw(st.sampled_from([1, -1]))))
+    elif kind == "wrong-side":
+        if a.side == "writer":
+            reader = draw(st.sampled_from(pipe.readers)) if pipe.readers else None
+            put(dataclasses.replace(a, side="reader", reader=reader))
+        else:
+            put(dataclasses.replace(a, side="writer", reader=None))
+    elif kind == "other-reader" and a.side == "reader" and len(pipe.readers) > 1:
+        others = [r for r in pipe.readers if r != a.reader]
+        put(dataclasses.replace(a, reader=draw(st.sampled_from(others))))
+    else:  # other-partition (and other-reader where there is no other reader)
+        chain.pop(k)
+        target = draw(st.sampled_from(parts))
+        (body if streaming else pro)[target].append([stmt])
 
 
 def _reindex(s, sub):
-    if isinstance(s, Event):
+    if isinstance(s, (Event, Access)):
         return dataclasses.replace(s, index=s.index.substitute(sub))
     if isinstance(s, If):
         return dataclasses.replace(s, then=tuple(_reindex(x, sub) for x in s.then),
@@ -192,7 +298,7 @@ def mutated(draw, base=None) -> Program:
         return dataclasses.replace(prog, pipes=pipes)
     pi = draw(st.integers(0, len(prog.partitions) - 1))
     part = prog.partitions[pi]
-    paths = [p for p in _paths(part.body) if isinstance(_get(part.body, p), Event)]
+    paths = [p for p in _paths(part.body) if isinstance(_get(part.body, p), (Event, Access))]
     if not paths:
         return prog
     path = draw(st.sampled_from(paths))

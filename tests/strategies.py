@@ -2,9 +2,11 @@
 
 "Syntactically valid" means: every node is well formed and the program survives the text form
 (print → parse gives it back), so names avoid the text form's keywords, pipes have a capacity of
-1-4, ``range`` steps are non-zero, ``%`` moduli positive, ``and``/``or`` have two or more operands.
-The programs are *not* correct protocols (events are drawn at random), which is what tests of the
-text form, of the verifier's error paths and of the simulator's error paths want.
+1-4, ``range`` steps are non-zero, ``%`` moduli positive, ``and``/``or`` have two or more operands,
+a slot access's write names no reader. The programs are *not* correct protocols (events and slot
+accesses are drawn at random; params have any domain; conditions use Python's ``%`` and C's
+``rem``), which is what tests of the text form, of the verifier's error paths and of the
+simulator's error paths want.
 
 Exports: :func:`programs` (a strategy of :class:`Program`), :func:`modules`, :func:`affines`,
 :func:`conditions` and :func:`names`.
@@ -19,8 +21,8 @@ from typing import Iterable, Sequence
 from hypothesis import strategies as st
 
 from tle_compiler.ir.expr import CMP_OPS, Affine, BoolOp, Compare, Cond, ModCompare, Not
-from tle_compiler.ir.nodes import (READER_VERBS, VERBS, Event, For, If, Module, Param, Partition,
-                                   Pipe, Program, Stmt)
+from tle_compiler.ir.nodes import (READER_VERBS, VERBS, Access, Event, For, If, Module, Param,
+                                   Partition, Pipe, Program, Stmt)
 from tle_compiler.ir.parser import RESERVED_WORDS
 
 __all__ = ["names", "affines", "conditions", "programs", "modules"]
@@ -88,6 +90,10 @@ def _cond(draw, pool: tuple[str, ...], depth: int) -> Cond:
         return Compare(draw(affines(pool)), draw(_CMP), draw(affines(pool)))
     if kind == 1:
         m = draw(st.integers(1, 4))
+        if draw(st.booleans()):
+            # C's remainder takes the sign of the expression: -m < r < m
+            return ModCompare(draw(affines(pool)), m, draw(_EQ_NE), draw(st.integers(1 - m, m - 1)),
+                              c=True)
         return ModCompare(draw(affines(pool)), m, draw(_EQ_NE), draw(st.integers(0, m - 1)))
     if kind <= 3:
         n = draw(st.integers(2, 3))
@@ -124,6 +130,20 @@ def _pipe(draw, name: str) -> Pipe:
                 one_shot=draw(st.booleans()), mma=_subset(draw, fields))
 
 
+def _access(draw, pipes: Sequence[Pipe], vars: tuple[str, ...]) -> Access:
+    """A write (never with a reader name: the text form has none) or a read, of a declared field
+    or of any name; a read names a declared reader, another name, or none."""
+    pipe = _pick(draw, pipes)
+    field = _pick(draw, pipe.fields) if pipe.fields and draw(st.integers(0, 3)) else draw(names())
+    if draw(st.booleans()):
+        return Access("writer", pipe.name, field, draw(affines(vars)))
+    reader = None
+    if draw(st.booleans()):
+        declared = pipe.readers and draw(st.booleans())
+        reader = _pick(draw, pipe.readers) if declared else draw(names())
+    return Access("reader", pipe.name, field, draw(affines(vars)), reader)
+
+
 def _event(draw, pipes: Sequence[Pipe], vars: tuple[str, ...]) -> Event:
     pipe = _pick(draw, pipes)
     verb = draw(_VERB)
@@ -158,9 +178,12 @@ def _for(draw, pipes: Sequence[Pipe], vars: tuple[str, ...], depth: int) -> For:
 def _body(draw, pipes: Sequence[Pipe], vars: tuple[str, ...], depth: int) -> tuple[Stmt, ...]:
     out: list[Stmt] = []
     for _ in range(draw(st.integers(0, 4))):
-        kind = draw(st.integers(0, 3)) if depth > 0 else 0
-        if kind <= 1:
+        kind = draw(st.integers(0, 3)) if depth > 0 else draw(st.integers(0, 1))
+        if kind == 0:
             out.append(_event(draw, pipes, vars))
+        elif kind == 1:
+            out.append(_event(draw, pipes, vars) if draw(st.booleans()) else
+                       _access(draw, pipes, vars))
         elif kind == 2:
             out.append(_for(draw, pipes, vars, depth))
         else:
@@ -168,10 +191,17 @@ def _body(draw, pipes: Sequence[Pipe], vars: tuple[str, ...], depth: int) -> tup
     return tuple(out)
 
 
+def _param(draw, name: str) -> Param:
+    lo = draw(st.one_of(st.none(), st.integers(-2, 3)))
+    hi = draw(st.one_of(st.none(), st.integers(lo if lo is not None else -2, 6)))
+    return Param(name, lo, max=hi)
+
+
 @st.composite
 def programs(draw, max_depth: int = 3) -> Program:
-    """A random kernel: 0-3 params, 1-4 pipes, 1-4 partitions with nested loops/ifs of events."""
-    params = tuple(Param(n, draw(st.integers(0, 3))) for n in draw(_unique_names(0, 3)))
+    """A random kernel: 0-3 params (``>= K`` for K in -2..3, every integer, or with an upper end),
+    1-4 pipes, 1-4 partitions with nested loops/ifs of events and slot accesses."""
+    params = tuple(_param(draw, n) for n in draw(_unique_names(0, 3)))
     pipes = tuple(_pipe(draw, n) for n in draw(_unique_names(1, 4)))
     part_names = draw(_unique_names(1, 4))
     default_at = draw(st.integers(-1, len(part_names) - 1))  # -1: no default partition

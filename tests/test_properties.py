@@ -1,29 +1,54 @@
 """The static verifier against the executable semantics, on protocols nobody wrote by hand.
 
-For every generated program and every small param assignment, the verdict of the passes
-(verify-protocol + verify-deadlock on that instance) must equal the simulator's, which explores
-every interleaving over real mbarrier parity semantics. Shrunk counterexamples found here are kept
-in tests/regressions/ as .pipe files and replayed by test_regressions.
+For every generated program and every small param assignment in the params' domains, the verdict
+of the passes (``verify(program, params=...)``: verify-protocol + verify-deadlock on that
+instance) must equal the simulator's, which explores every interleaving over real mbarrier parity
+semantics and runs slot accesses against the slot they touch. Shrunk counterexamples found here are
+kept in tests/regressions/ as .pipe files and replayed by test_regressions.
+
+The last tests enumerate exhaustively, for fixed small protocols, every placement of one slot
+access among a partition's statement positions, and hold both verdicts to a one-line rule for
+which placements are inside the access's window.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, given, note, settings, strategies as st
 
+from tle_compiler.ir import Access, Affine, Event, For, Loc, Param, Partition, Pipe, Program
+from tle_compiler.ir.nodes import walk_accesses
 from tle_compiler.ir.printer import print_program
-from tle_compiler.passes import run_pipeline, verify
+from tle_compiler.passes import verify
 from tle_compiler.semantics.simulator import StructuralError, simulate
 
 from .protocol_gen import mutated, protocols
 
-#: Param values compared per program (every combination).
-SMALL = range(0, 4)
+#: Param values compared per program (every combination), cut to each param's domain.
+SMALL = range(-2, 4)
 
 
 def static_ok(program, params) -> bool:
-    return run_pipeline(program, params=params).ok
+    return verify(program, params=params).ok
+
+
+def sim_ok(program, params) -> bool:
+    """The simulator's verdict; a program outside its model (StructuralError) is rejected."""
+    try:
+        sim = simulate(program, params)
+    except StructuralError:
+        return False
+    assert sim.complete, f"state limit hit for {params}"
+    return sim.ok
+
+
+def instances(program):
+    names = [p.name for p in program.params]
+    for values in itertools.product(*([v for v in SMALL if p.contains(v)] for p in program.params)):
+        yield dict(zip(names, values))
 
 
 def assert_agree(program, in_hypothesis: bool = True) -> tuple[int, int]:
@@ -31,12 +56,10 @@ def assert_agree(program, in_hypothesis: bool = True) -> tuple[int, int]:
     if in_hypothesis:
         note(print_program(program))
     counts = [0, 0]
-    names = [p.name for p in program.params]
-    for values in itertools.product(SMALL, repeat=len(names)):
-        params = dict(zip(names, values))
+    for params in instances(program):
         try:
             sim = simulate(program, params)
-        except StructuralError as e:  # pragma: no cover - the generators build valid structures
+        except StructuralError as e:
             assert not static_ok(program, params), f"simulator refused a program the passes accept: {e}"
             counts[1] += 1
             continue
@@ -45,7 +68,7 @@ def assert_agree(program, in_hypothesis: bool = True) -> tuple[int, int]:
         assert st_ok == sim.ok, (
             f"static={'ok' if st_ok else 'rejected'} simulator={'ok' if sim.ok else 'rejected'} "
             f"for {params}\nsimulator: {[str(e) for e in sim.errors]}\n"
-            f"static: {[str(d) for d in run_pipeline(program, params=params).diagnostics]}")
+            f"static: {[str(d) for d in verify(program, params=params).diagnostics]}")
         counts[0 if sim.ok else 1] += 1
     return counts[0], counts[1]
 
@@ -59,6 +82,24 @@ def test_generated_protocols_agree_with_simulator(program):
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_protocols_agree_with_simulator(program):
+    assert_agree(program)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(protocols(accesses=True, domains=True))
+def test_protocols_with_accesses_in_their_windows_agree_with_simulator(program):
+    assert_agree(program)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(protocols(fault=True, domains=True))
+def test_protocols_with_a_misplaced_access_agree_with_simulator(program):
+    assert_agree(program)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated(protocols(accesses=True)))
+def test_mutated_protocols_with_accesses_agree_with_simulator(program):
     assert_agree(program)
 
 
@@ -78,18 +119,170 @@ def test_generator_yields_both_verdicts():
     assert ok >= 20 and bad >= 20, (ok, bad)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(protocols(), mutated()))
-def test_bound_is_sufficient(program):
-    """Checking up to the computed bound gives the same verdict as checking much further."""
-    from tle_compiler.passes.bound import compute_bound
+def test_access_generators_yield_clean_programs_and_window_faults():
+    """The access properties are only meaningful if the generators give both programs with
+    accesses that the simulator accepts everywhere and programs where an access runs outside its
+    window (not only structural faults or deadlocks)."""
+    clean = windowed = 0
 
-    auto = verify(program)
-    info = compute_bound(program)
-    if not info.bound or not info.sufficient:
+    faulty = protocols(fault=True, domains=True)
+
+    @settings(max_examples=100, deadline=None, derandomize=True, database=None)
+    @given(st.one_of(protocols(accesses=True, domains=True), faulty, faulty))
+    def sample(program):
+        nonlocal clean, windowed
+        if not any(True for p in program.partitions for _ in walk_accesses(p.body)):
+            return
+        try:
+            kinds = set().union(*(simulate(program, params).kinds for params in instances(program)))
+        except StructuralError:
+            return
+        clean += not kinds
+        windowed += "access-outside-window" in kinds
+
+    sample()
+    assert clean >= 10 and windowed >= 10, (clean, windowed)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(protocols(), mutated(), protocols(fault=True, domains=True)))
+def test_bound_is_sufficient(program):
+    """A "proved" verdict is not contradicted by values beyond those it checked: the next 20 on
+    each open side of the checked range and 2·hi + 3 (one param; a grid is too slow for CI)."""
+    v = verify(program).verdict()
+    if v is None or v.kind != "proved" or len(program.params) != 1:
         return
-    if len(info.bound) > 1:
-        return  # a 2-D grid twice as far is too slow for CI; the 1-D case carries the argument
-    (name, b), = info.bound.items()
-    far = verify(program, bound=2 * (b - info.minimum[name]) + 3)
-    assert auto.ok == far.ok, [str(d) for d in far.diagnostics]
+    (p,) = program.params
+    (checked,) = v.checked.values()  # "[lo, hi]" or "{value}"
+    ends = [int(x) for x in checked.strip("[]{}").split(",")]
+    lo, hi = ends[0], ends[-1]
+    beyond = [*range(hi + 1, hi + 21), 2 * hi + 3, *range(lo - 20, lo)]
+    beyond = [n for n in beyond if p.contains(n)]
+    bad = [n for n in beyond if not verify(program, params={p.name: n}).ok]
+    assert not bad, f"proved for every value ({v.describe()}) but rejected at {p.name} = {bad}"
+
+
+# ------------------------------------------------------------------ exhaustive access placement
+
+A = Affine.of
+
+
+def _ev(verb, pipe, i, reader=None, fields=None):
+    return Event(verb, pipe, A(i), reader, fields, Loc("x.pipe", 1))
+
+
+def _prog(pipes, parts, params=()):
+    return Program("k", tuple(Param(p) for p in params), tuple(pipes),
+                   tuple(Partition(n, tuple(b), default=(k == 0))
+                         for k, (n, b) in enumerate(parts)))
+
+
+#: Loop-free protocols, each correct without accesses; every index is used once per endpoint.
+FLAT = {
+    # capacity 2, the reader releases tile i after waiting tile i + 1 (two windows overlap)
+    "spsc_late_release": _prog(
+        [Pipe("kv", 2, ("k",))],
+        [("w", [_ev(v, "kv", i) for i in range(3) for v in ("acquire", "commit")]),
+         ("r", [_ev("wait", "kv", 0), _ev("wait", "kv", 1), _ev("release", "kv", 0),
+                _ev("wait", "kv", 2), _ev("release", "kv", 1), _ev("release", "kv", 2)])]),
+    # right sees only kv_r: its reads of kv_l are outside its view
+    "spmc_views": _prog(
+        [Pipe("kv", 1, ("kv_l", "kv_r"), ("left", "right"))],
+        [("w", [_ev(v, "kv", i) for i in range(2) for v in ("acquire", "commit")]),
+         ("L", [_ev(v, "kv", i, "left") for i in range(2) for v in ("wait", "release")]),
+         ("R", [_ev(v, "kv", i, "right", ("kv_r",) if v == "wait" else None)
+                for i in range(2) for v in ("wait", "release")])]),
+    # left releases its one-shot slot, right never does (its window runs to its end)
+    "one_shot": _prog(
+        [Pipe("q", 1, ("a", "b"), ("left", "right"), one_shot=True)],
+        [("w", [_ev("acquire", "q", 0), _ev("commit", "q", 0)]),
+         ("L", [_ev("wait", "q", 0, "left"), _ev("release", "q", 0, "left")]),
+         ("R", [_ev("wait", "q", 0, "right")])]),
+}
+
+
+def _endpoints(program):
+    """(side, reader, owner partition, view) of every endpoint, from the events."""
+    (pipe,) = program.pipes
+    out = [("writer", None, next(p.name for p in program.partitions
+                                 if any(e.verb == "acquire" for e in p.body)), pipe.fields)]
+    for r in pipe.reader_names:
+        part = next(p for p in program.partitions
+                    if any(e.verb == "wait" and (e.reader or "") == r for e in p.body))
+        view = next(e.fields for e in part.body if e.verb == "wait") or pipe.fields
+        out.append(("reader", r or None, part.name, view))
+    return out
+
+
+def _flat_placements(name):
+    program = FLAT[name]
+    (pipe,) = program.pipes
+    top = max(e.index.const for p in program.partitions for e in p.body) + 1
+    for side, reader, owner, view in _endpoints(program):
+        for part, field, i in itertools.product(program.partitions, pipe.fields, range(top + 1)):
+            for pos in range(len(part.body) + 1):
+                yield program, side, reader, owner, view, part, field, i, pos
+
+
+def _inside(body, side, reader, field, view, i, pos, own) -> bool:
+    """The window rule: the endpoint's own partition, a field of its view, after its
+    acquire(i) / wait(i) and no later than its commit(i) / release(i) (or the end, without)."""
+    at = {e.verb: k for k, e in enumerate(body)
+          if e.index.const == i and (e.reader or None) == reader}
+    opener, closer = ("acquire", "commit") if side == "writer" else ("wait", "release")
+    end = len(body)
+    return own and field in view and at.get(opener, end + 1) < pos <= at.get(closer, end)
+
+
+@pytest.mark.parametrize("name", sorted(FLAT))
+def test_every_placement_of_one_access_matches_the_window_rule(name):
+    program = FLAT[name]
+    assert sim_ok(program, {}) and static_ok(program, {})
+    inside = 0
+    for program, side, reader, owner, view, part, field, i, pos in _flat_placements(name):
+        access = Access(side, program.pipes[0].name, field, A(i), reader, "", Loc("x.pipe", 99))
+        body = part.body[:pos] + (access,) + part.body[pos:]
+        placed = dataclasses.replace(program, partitions=tuple(
+            dataclasses.replace(p, body=body) if p is part else p for p in program.partitions))
+        rule = _inside(part.body, side, reader, field, view, i, pos, part.name == owner)
+        where = f"{side} {reader} {field} index {i} in {part.name} at {pos}"
+        assert sim_ok(placed, {}) == rule, where
+        assert static_ok(placed, {}) == rule, where
+        if not rule and part.name == owner and field in view:
+            # outside the window in its own partition: the window error, not only a symptom
+            assert "access-outside-window" in simulate(placed, {}).kinds, where
+        inside += rule
+    assert inside > 0
+
+
+def _ring(capacity=2):
+    """for i in range(N): acquire(i); commit(i)  /  for i in range(N): wait(i); release(i)."""
+    loop = lambda verbs: (For("i", A(0), A("N"), 1, tuple(_ev(v, "kv", "i") for v in verbs)),)
+    return _prog([Pipe("kv", capacity, ("k",))],
+                 [("w", loop(("acquire", "commit"))), ("r", loop(("wait", "release")))], ("N",))
+
+
+@pytest.mark.parametrize("capacity", [1, 2])
+def test_every_placement_of_one_access_in_a_loop_matches_the_window_rule(capacity):
+    """Positions before and after the loop (constant index) and in its body (index i + d): only
+    the body slot between the endpoint's two events with d = 0 is inside, or any body slot when
+    the loop never runs (N = 0)."""
+    program = _ring(capacity)
+    for side, part in itertools.product(("writer", "reader"), program.partitions):
+        own = part.name == ("w" if side == "writer" else "r")
+        (loop,) = part.body
+        spots = [(("top", 0), c) for c in (0, 1)] + [(("top", 1), c) for c in (0, 1)]
+        spots += [(("body", k), A("i") + d) for k in range(3) for d in (-1, 0, 1)]
+        for (where, k), idx in spots:
+            access = Access(side, "kv", "k", A(idx), None, "", Loc("x.pipe", 99))
+            if where == "top":
+                body = (access, loop) if k == 0 else (loop, access)
+            else:
+                body = (dataclasses.replace(loop, body=loop.body[:k] + (access,) + loop.body[k:]),)
+            placed = dataclasses.replace(program, partitions=tuple(
+                dataclasses.replace(p, body=body) if p is part else p for p in program.partitions))
+            for n in range(4):
+                rule = own and where == "body" and (n == 0 or (idx == A("i") and k == 1))
+                what = f"{side} in {part.name} {where} {k} index {idx} N={n}"
+                assert sim_ok(placed, {"N": n}) == rule, what
+                assert static_ok(placed, {"N": n}) == rule, what

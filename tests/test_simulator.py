@@ -1,16 +1,20 @@
 """The executable semantics (tle_compiler.semantics): correct protocols pass, each dynamic error kind
-is reported at the right line, and programs outside the model raise StructuralError."""
+is reported at the right line, slot accesses are checked against their window and against the
+slot they touch, param domains bound the values run, and programs outside the model raise
+StructuralError."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tle_compiler.ir import (Affine, Compare, Event, For, If, Loc, ModCompare, Param, Partition,
-                             Pipe, Program)
+from tle_compiler.ir import (Access, Affine, Compare, Event, For, If, Loc, ModCompare, Param,
+                             Partition, Pipe, Program)
+from tle_compiler.ir.parser import parse_file
 from tle_compiler.semantics import SimResult, StructuralError, simulate, simulate_range
 from tle_compiler.semantics.simulator import _expand
 
@@ -524,3 +528,268 @@ def test_simulator_is_independent_of_unroll_and_passes():
     src = open(sim.__file__).read()
     imports = [ln for ln in src.splitlines() if ln.startswith(("import ", "from "))]
     assert not [ln for ln in imports if "unroll" in ln or "passes" in ln], imports
+
+
+# ---------------------------------------------------------------------------------- slot accesses
+
+def wr(pipe, idx, field, line):
+    return Access("writer", pipe, field, A(idx), None, "tl.store", L(line))
+
+
+def rd(pipe, idx, field, line, reader=None):
+    return Access("reader", pipe, field, A(idx), reader, "tl.load", L(line))
+
+
+def ring_with(writer_body, reader_body, capacity=1, fields=("x",), params=("N",)):
+    """One SPSC pipe p: the writer partition runs ``writer_body`` and the reader ``reader_body``
+    inside ``for i in range(N)`` (lines 1 and 10)."""
+    return prog([Pipe("p", capacity, fields)],
+                [("w", [loop("i", "N", writer_body, 1)]), ("r", [loop("i", "N", reader_body, 10)])],
+                params)
+
+
+def test_accesses_inside_their_windows_ok():
+    p = ring_with([ev("acquire", "p", "i", 2), wr("p", "i", "x", 3), wr("p", "i", "y", 4),
+                   ev("commit", "p", "i", 5)],
+                  [ev("wait", "p", "i", 11), rd("p", "i", "y", 12), rd("p", "i", "x", 13),
+                   ev("release", "p", "i", 14)], capacity=2, fields=("x", "y"))
+    for r in simulate_range(p, 5):
+        assert r.ok and r.complete, (r.params, r.errors)
+
+
+def test_late_release_window_spans_two_iterations_ok():
+    # wait(i); read(i - 1) before release(i - 1): tile i - 1 is still held (capacity 2)
+    w = [loop("i", "N", [ev("acquire", "p", "i", 2), wr("p", "i", "x", 3),
+                         ev("commit", "p", "i", 4)], 1)]
+    rdr = [loop("i", "N", [ev("wait", "p", "i", 11), rd("p", "i", "x", 12),
+                           If(Compare(A("i"), ">=", A(1)),
+                              (rd("p", A("i") - 1, "x", 13), ev("release", "p", A("i") - 1, 14)),
+                              (), L(15))], 10),
+           If(Compare(A("N"), ">=", A(1)), (rd("p", A("N") - 1, "x", 16),
+                                            ev("release", "p", A("N") - 1, 17)), (), L(18))]
+    p = prog([Pipe("p", 2, ("x",))], [("w", w), ("r", rdr)])
+    for r in simulate_range(p, 5):
+        assert r.ok, (r.params, r.errors)
+
+
+def test_spmc_reads_of_each_readers_view_ok():
+    pipes = [Pipe("kv", 2, ("kv_l", "kv_r"), ("left", "right"))]
+    w = [loop("i", "N", [ev("acquire", "kv", "i", 2), wr("kv", "i", "kv_l", 3),
+                         wr("kv", "i", "kv_r", 4), ev("commit", "kv", "i", 5)], 1)]
+    lft = [loop("i", "N", [ev("wait", "kv", "i", 11, "left"), rd("kv", "i", "kv_l", 12, "left"),
+                           rd("kv", "i", "kv_r", 13, "left"),
+                           ev("release", "kv", "i", 14, "left")], 10)]
+    rgt = [loop("i", "N", [ev("wait", "kv", "i", 21, "right", ("kv_r",)),
+                           rd("kv", "i", "kv_r", 22, "right"),
+                           ev("release", "kv", "i", 23, "right")], 20)]
+    for r in simulate_range(prog(pipes, [("w", w), ("L", lft), ("R", rgt)]), 4):
+        assert r.ok, (r.params, r.errors)
+
+
+def test_one_shot_reader_without_release_reads_to_the_end_ok():
+    pipes = [Pipe("q", 1, ("a",), one_shot=True), Pipe("p", 1, ("x",))]
+    w = [ev("acquire", "q", 0, 1), wr("q", 0, "a", 2), ev("commit", "q", 0, 3),
+         loop("i", "N", [ev("acquire", "p", "i", 5), ev("commit", "p", "i", 6)], 4)]
+    rdr = [ev("wait", "q", 0, 11),
+           loop("i", "N", [ev("wait", "p", "i", 13), rd("q", 0, "a", 14),
+                           ev("release", "p", "i", 15)], 12),
+           rd("q", 0, "a", 16)]
+    for r in simulate_range(prog(pipes, [("w", w), ("r", rdr)]), 4):
+        assert r.ok, (r.params, r.errors)
+
+
+def test_read_after_release_is_outside_its_window_and_can_read_the_next_tile():
+    p = ring_with([ev("acquire", "p", "i", 2), ev("commit", "p", "i", 3)],
+                  [ev("wait", "p", "i", 11), ev("release", "p", "i", 12), rd("p", "i", "x", 13)])
+    assert simulate(p, {"N": 0}).ok
+    e = only(simulate(p, {"N": 1}), "access-outside-window", 13)[0]
+    assert "p.read(0, x)" in e.message and "release(0) at t.pipe:12 closed its window" in e.message
+    # alone, nothing refills the slot; with a second tile the producer may be writing it already
+    assert simulate(p, {"N": 1}).kinds == {"access-outside-window"}
+    s = only(simulate(p, {"N": 2}), "stale-read", 13)[0]
+    assert "being written (index 1)" in s.message
+
+
+def test_write_after_commit_races_with_the_reader():
+    p = ring_with([ev("acquire", "p", "i", 2), ev("commit", "p", "i", 3), wr("p", "i", "x", 4)],
+                  [ev("wait", "p", "i", 11), ev("release", "p", "i", 12)])
+    r = simulate(p, {"N": 1})
+    e = only(r, "access-outside-window", 4)[0]
+    assert "commit(0) at t.pipe:3 closed its window" in e.message
+    (o,) = only(r, "overwrite", 4)  # one message per kind and line: the first interleaving found
+    assert "has not waited index 0" in o.message or "still holds stage 0 (index 0)" in o.message
+
+
+def test_read_before_wait_can_read_an_uncommitted_slot():
+    p = ring_with([ev("acquire", "p", "i", 2), ev("commit", "p", "i", 3)],
+                  [rd("p", "i", "x", 11), ev("wait", "p", "i", 12), ev("release", "p", "i", 13)])
+    r = simulate(p, {"N": 1})
+    assert "no p.wait(0) is open here" in only(r, "access-outside-window", 11)[0].message
+    (s,) = only(r, "stale-read", 11)
+    assert s.message.endswith(("nothing was committed on this stage",
+                               "the slot is being written (index 0)"))
+
+
+def test_write_before_acquire_can_overwrite_the_tile_being_read():
+    p = ring_with([wr("p", "i", "x", 2), ev("acquire", "p", "i", 3), ev("commit", "p", "i", 4)],
+                  [ev("wait", "p", "i", 11), ev("release", "p", "i", 12)])
+    r = simulate(p, {"N": 2})
+    assert "no p.acquire(0) is open here" in only(r, "access-outside-window", 2)[0].message
+    only(r, "overwrite", 2)
+
+
+def test_read_of_a_neighbouring_index_names_what_the_stage_holds():
+    # capacity 1: the reader holds index i and reads index i + 1 of the same stage
+    p = ring_with([ev("acquire", "p", "i", 2), ev("commit", "p", "i", 3)],
+                  [ev("wait", "p", "i", 11), rd("p", A("i") + 1, "x", 12),
+                   ev("release", "p", "i", 13)])
+    r = simulate(p, {"N": 1})
+    e = only(r, "access-outside-window", 12)[0]
+    assert "stage 0 is held for index 0" in e.message and "not 1" in e.message
+    assert "the slot holds index 0" in only(r, "stale-read", 12)[0].message
+
+
+def test_negative_access_index():
+    p = ring_with([ev("acquire", "p", "i", 2), ev("commit", "p", "i", 3)],
+                  [ev("wait", "p", "i", 11), rd("p", A("i") - 1, "x", 12),
+                   ev("release", "p", "i", 13)], capacity=2)
+    only(simulate(p, {"N": 1}), "negative-index", 12)
+
+
+def test_write_after_close_is_outside_its_window():
+    w = [ev("close", "p", 0, 1), wr("p", 0, "x", 2)]
+    rdr = [ev("wait", "p", 0, 11), ev("release", "p", 0, 12)]
+    r = simulate(prog([Pipe("p", 1, ("x",))], [("w", w), ("r", rdr)], ()), {})
+    e = only(r, "access-outside-window", 2)[0]
+    assert "close(0) at t.pipe:1 closed its window" in e.message
+
+
+def test_one_shot_read_after_release_is_outside_its_window_but_reads_the_right_tile():
+    pipes = [Pipe("q", 1, ("a",), one_shot=True)]
+    w = [ev("acquire", "q", 0, 1), ev("commit", "q", 0, 2)]
+    rdr = [ev("wait", "q", 0, 11), ev("release", "q", 0, 12), rd("q", 0, "a", 13)]
+    r = simulate(prog(pipes, [("w", w), ("r", rdr)], ()), {})
+    # a one-shot slot is never refilled: the only fault is the window
+    assert [(e.kind, e.loc.line) for e in r.errors] == [("access-outside-window", 13)]
+
+
+def test_write_checks_only_the_readers_of_its_field():
+    # the producer writes kv_l after the commit: left (which sees kv_l) may still be reading it,
+    # right (only kv_r) is not affected by that write
+    pipes = [Pipe("kv", 1, ("kv_l", "kv_r"), ("left", "right"))]
+    w = [ev("acquire", "kv", 0, 1), ev("commit", "kv", 0, 2), wr("kv", 0, "kv_l", 3)]
+    lft = [ev("wait", "kv", 0, 11, "left"), ev("release", "kv", 0, 12, "left")]
+    rgt = [ev("wait", "kv", 0, 21, "right", ("kv_r",)), ev("release", "kv", 0, 22, "right")]
+    r = simulate(prog(pipes, [("w", w), ("L", lft), ("R", rgt)], ()), {})
+    msgs = [e.message for e in only(r, "overwrite", 3)]
+    assert all("reader 'left'" in m and "reader 'right'" not in m for m in msgs), msgs
+
+
+def test_in_window_accesses_of_a_broken_protocol_add_no_error_of_their_own():
+    # phase aliasing (indices 0 and 4 on a capacity-2 ring): acquire(4) passes while the reader
+    # still needs index 0 and is reported there; a partition stops at its error, so the write
+    # of 4 in its window runs only where the acquire was legal and races with nothing
+    w = [ev("acquire", "p", 0, 1), ev("commit", "p", 0, 2),
+         ev("acquire", "p", 4, 3), wr("p", 4, "x", 4), ev("commit", "p", 4, 5)]
+    rdr = [ev("wait", "p", 0, 11), rd("p", 0, "x", 12), ev("release", "p", 0, 13),
+           ev("wait", "p", 4, 14), ev("release", "p", 4, 15)]
+    r = simulate(prog([Pipe("p", 2, ("x",))], [("w", w), ("r", rdr)], ()), {})
+    only(r, "overwrite", 3)
+    only(r, "stale-read", 14)
+    assert {e.loc.line for e in r.errors} == {3, 14}
+
+
+def test_access_in_a_partition_of_no_endpoint_is_outside_its_window():
+    # pipe q's reader lives nowhere, so a read of it has no owner to be structurally wrong about;
+    # when it runs, no window is open there
+    pipes = [Pipe("q", 1, ("a",))]
+    w = [ev("acquire", "q", 0, 1), ev("commit", "q", 0, 2)]
+    r = simulate(prog(pipes, [("w", w), ("x", [rd("q", 0, "a", 11)])], ()), {})
+    assert "access-outside-window" in r.kinds
+
+
+def test_access_structural_errors():
+    spmc = [Pipe("kv", 2, ("a", "b"), ("l", "r"))]
+    spsc = [Pipe("p", 2, ("a",))]
+    wring = [ev("acquire", "p", 0, 1), ev("commit", "p", 0, 2)]
+    _raises(prog(spsc, [("x", [rd("nope", 0, "a", 1)])]), "unknown pipe")
+    _raises(prog(spsc, [("x", [rd("p", 0, "zz", 1)])]), "unknown field 'zz'")
+    _raises(prog(spsc, [("x", [Access("writer", "p", "a", A(0), "l", "", L(1))])]),
+            "names reader")
+    _raises(prog(spsc, [("x", [Access("both", "p", "a", A(0), None, "", L(1))])]), "side")
+    _raises(prog(spmc, [("x", [rd("kv", 0, "a", 1)])]), "names no reader")
+    _raises(prog(spmc, [("x", [rd("kv", 0, "a", 1, "zz")])]), "not a declared reader")
+    _raises(prog(spsc, [("x", [rd("p", 0, "a", 1, "zz")])]), "declares none")
+    # the endpoint lives in another partition: the same fault as its events in two partitions
+    e = _raises(prog(spsc, [("w", wring), ("x", [wr("p", 0, "a", 3)])]),
+                "the writer of pipe 'p' is partition 'w'")
+    assert e.loc == L(3)
+    _raises(prog(spsc, [("w", wring), ("r", [ev("wait", "p", 0, 4), ev("release", "p", 0, 5)]),
+                        ("x", [rd("p", 0, "a", 6)])]), "partition 'r'")
+    _raises(prog(spmc, [("w", [ev("acquire", "kv", 0, 1), ev("commit", "kv", 0, 2)]),
+                        ("x", [ev("wait", "kv", 0, 3, "l", ("a",)), rd("kv", 0, "b", 4, "l"),
+                               ev("release", "kv", 0, 5, "l")])]), "outside the view")
+
+
+@pytest.mark.parametrize("case, physical", [
+    ("read_after_release", "stale-read"), ("write_after_commit", "overwrite"),
+    ("read_before_wait", "stale-read"), ("read_of_wrong_index", "stale-read"),
+    ("write_before_acquire", "overwrite"), ("one_shot_read", None)])
+def test_each_misplaced_access_case_shows_its_race(case, physical):
+    """The window rule is not arbitrary: each bad case of tests/cases/ races on the slot in some
+    interleaving (a one-shot slot is never refilled, so its late read only breaks the window)."""
+    path = Path(__file__).parent / "cases" / f"{case}.bad.pipe"
+    line = int(path.read_text().splitlines()[0].rsplit(" ", 1)[1])
+    (program,) = parse_file(path).kernels
+    kinds = set()
+    for r in simulate_range(program, 3):
+        kinds |= {e.kind for e in r.errors if e.loc.line == line}
+    assert kinds == {"access-outside-window"} | ({physical} if physical else set())
+
+
+# ---------------------------------------------------------------------------------- param domains
+
+def test_simulate_range_follows_param_domains():
+    def params_of(*ps, **kw):
+        p = Program("k", tuple(ps), (), (Partition("w", (), default=True),))
+        return [r.params for r in simulate_range(p, 2, **kw)]
+
+    assert params_of(Param("N", None)) == [{"N": n} for n in (-2, -1, 0, 1, 2)]
+    assert params_of(Param("N", None), low=-4)[0] == {"N": -4}
+    assert params_of(Param("N", 0, max=1)) == [{"N": 0}, {"N": 1}]
+    assert params_of(Param("N", None, max=-1)) == [{"N": -2}, {"N": -1}]
+    assert params_of(Param("N", 1, max=5), min_values={"N": 0}) == [{"N": 1}, {"N": 2}]
+    assert params_of(Param("N", None), min_values={"N": -3})[0] == {"N": -3}
+
+
+def test_value_outside_the_domain_is_refused():
+    p = Program("k", (Param("N", 1, max=3),), (), (Partition("w", (), default=True),))
+    for n in (0, 4):
+        with pytest.raises(ValueError, match="outside its domain"):
+            simulate(p, {"N": n})
+    assert simulate(p, {"N": 3}).ok
+
+
+def test_negative_params_and_c_remainder():
+    # for i in range(N, 0) runs over negative values. The producer commits index i - N for the
+    # odd i, selected by C's remainder (rem(i, 2) == -1); the consumer selects them by Python's
+    # j % 2 == 1, the same set for negative j: correct for every N <= 0.
+    def program(writer_cond):
+        idx = A("i") - A("N")
+        w = [loop("i", 0, [If(writer_cond, (ev("acquire", "a", idx, 2), ev("commit", "a", idx, 3)),
+                              (), L(4))], 1, start="N")]
+        jdx = A("j") - A("N")
+        rdr = [loop("j", 0, [If(ModCompare(A("j"), 2, "==", 1),
+                                (ev("wait", "a", jdx, 12), ev("release", "a", jdx, 13)),
+                                (), L(14))], 11, start="N")]
+        return Program("k", (Param("N", None, max=0),), (Pipe("a", 2, ("x",)),),
+                       (Partition("w", tuple(w), default=True), Partition("r", tuple(rdr))))
+
+    results = simulate_range(program(ModCompare(A("i"), 2, "==", -1, c=True)), 3, low=-6)
+    assert [r.params["N"] for r in results] == list(range(-6, 1))
+    assert all(r.ok for r in results), [(r.params, r.errors) for r in results if not r.ok]
+    # rem(i, 2) == 1 never holds for a negative i: nothing is committed, the consumer hangs as
+    # soon as the range holds an odd value
+    never = ModCompare(A("i"), 2, "==", 1, c=True)
+    bad = {r.params["N"]: r.ok for r in simulate_range(program(never), 3, low=-3)}
+    assert bad == {-3: False, -2: False, -1: False, 0: True}
