@@ -336,6 +336,320 @@ def test_non_constant_step_of_a_loop_without_events_is_fine():
     assert events_of(read_one(text).partitions[0].body) == ["acquire(0)", "commit(0)"]
 
 
+# -- 3. params range over every integer unless the kernel states a domain -------------------------
+
+NEGATIVE_ONLY = '''
+@tle.jit
+def k(N):
+{assume}    p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, N)), (cons, (p, N))], [4], [200])
+
+
+def prod(p, N):
+    w = p.writer()
+    for i in range(N):
+        w.acquire(i)
+        w.commit(i)
+
+
+def cons(p, N):
+    r = p.reader()
+    if N != 0:
+        for i in range(N):
+            r.wait(i)
+            r.release(i)
+        if N < 0:
+            r.wait(0)
+            r.release(0)
+'''
+
+
+@pytest.mark.parametrize("assume, verified", [
+    ("", False),                                     # every integer: N = -1 hangs the reader
+    ("tle.assume(N >= 0)", True),
+    ("tle.assume(N > -1)", True),
+    ("tle.assume(-1 < N)", True),                    # the param on the right
+    ("tle.assume(0 <= N <= 64)", True),              # a chain
+    ("tle.assume(N >= 0 and N < 100)", True),        # a conjunction
+    ("tle.assume(N == 3)", True),
+    ("tle.assume(N >= -1)", False),                  # still admits N = -1
+    ("tle.assume(N <= 64)", False),
+])
+def test_a_protocol_wrong_only_for_negative_values_needs_an_assumption(assume, verified):
+    text = kernel(NEGATIVE_ONLY.format(assume=f"    {assume}\n" if assume else ""))
+    prog = read_one(text)
+    errors = verify(prog).errors
+    if verified:
+        assert errors == [], [str(d) for d in errors]
+    else:
+        assert errors and any("N=-1" in d.message for d in errors), [str(d) for d in errors]
+
+
+def test_params_range_over_every_integer_by_default():
+    prog = read_one(kernel(NEGATIVE_ONLY.format(assume="")))
+    (n,) = prog.params
+    assert (n.name, n.min, n.max) == ("N", None, None)
+    from tle_compiler.ir.printer import print_program
+    assert "param N any" in print_program(prog)
+
+
+@pytest.mark.parametrize("assume, domain", [
+    ("tle.assume(N >= 0)", (0, None)),
+    ("tle.assume(1 <= N <= 64)", (1, 64)),
+    ("tle.assume(N < 100)", (None, 99)),
+    ("tle.assume(N >= 2)\n    tle.assume(N <= 9)", (2, 9)),      # several statements intersect
+    ("tle.assume(N >= 2 * BK)", (128, None)),                      # constants may be expressions
+])
+def test_assumptions_set_the_param_domain(assume, domain):
+    text = kernel("BK = 64\n" + NEGATIVE_ONLY.format(assume=f"    {assume}\n"))
+    (n,) = read_one(text).params
+    assert (n.min, n.max) == domain
+
+
+def test_program_ids_and_counts_have_known_domains():
+    text = kernel('''
+        @tle.jit
+        def k(N):
+            pid = tl.program_id(0)
+            n = tl.num_programs(0)
+            p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+            tle.gpu.warp_specialize([(prod, (p, pid, n)), (cons, (p, N))], [4], [200])
+
+
+        def prod(p, pid, n):
+            w = p.writer()
+            for i in range(pid, pid + n):
+                w.acquire(i)
+                w.commit(i)
+
+
+        def cons(p, N):
+            pass
+    ''')
+    assert [(q.name, q.min, q.max) for q in read_one(text).params] == \
+        [("pid", 0, None), ("n", 1, None)]
+
+
+def test_a_runtime_remainder_of_a_param_is_c_unless_assumed_non_negative():
+    body = NEGATIVE_ONLY.replace("    if N != 0:", "    if N % 2 == 1:")
+    plain = read_one(kernel(body.format(assume="")))
+    assert str(plain.partitions[1].body[0].cond) == "rem(N, 2) == 1"
+    assumed = read_one(kernel(body.format(assume="    tle.assume(N >= 0)\n")))
+    assert str(assumed.partitions[1].body[0].cond) == "N % 2 == 1"
+
+
+def test_kernel_info_records_param_origins_and_assumptions():
+    text = kernel('''
+        @tle.jit
+        def k(x_ptr, N, M: tl.constexpr):
+            NK = tl.cdiv(N, 64)
+            tle.assume(N >= 0)
+            tle.assume(1 <= M <= 8 and NK < 1000)
+            p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+            tle.gpu.warp_specialize([(prod, (p, N, M, NK)), (cons, (p, N))], [4], [200])
+
+
+        def prod(p, N, M, NK):
+            w = p.writer()
+            for i in range(N + M + NK):
+                w.acquire(i)
+                w.commit(i)
+
+
+        def cons(p, N):
+            pass
+    ''')
+    (info,) = read_kernels("k.py", text=text)
+    assert info.param_args == {"N": "N", "M": "M"}  # NK is a kernel-level value, no argument
+    got = [(a.param, a.arg, a.min, a.max, a.loc.line) for a in info.assumptions]
+    assert got == [("N", "N", 0, None, line_with(text, "tle.assume(N >= 0)")),
+                   ("M", "M", 1, 8, line_with(text, "tle.assume(1 <= M")),
+                   ("NK", None, None, 999, line_with(text, "tle.assume(1 <= M"))]
+    assert info.assumptions[1].text == "tle.assume(1 <= M <= 8 and NK < 1000)"
+    assert [(q.name, q.min, q.max) for q in info.program.params] == \
+        [("N", 0, None), ("M", 1, 8), ("NK", None, 999)]
+
+
+def test_a_specialised_constexpr_is_checked_against_its_assumption():
+    text = kernel('''
+        @tle.jit
+        def k(N, M: tl.constexpr):
+            tle.assume(M >= 4)
+            p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+            tle.gpu.warp_specialize([(prod, (p, N)), (cons, (p, N))], [4], [200])
+
+
+        def prod(p, N):
+            pass
+
+
+        def cons(p, N):
+            pass
+    ''')
+    read_kernels("k.py", text=text, bind={"M": 4})
+    with pytest.raises(TleError, match="does not hold") as ei:
+        read_kernels("k.py", text=text, bind={"M": 2})
+    assert ei.value.loc.line == line_with(text, "tle.assume(M >= 4)")
+
+
+ASSUME_ERRORS = {
+    "not-a-comparison": ("tle.assume(N)", "is not a comparison"),
+    "or": ("tle.assume(N >= 0 or N < -5)", "is not a comparison"),
+    "not-equal": ("tle.assume(N != 0)", "does not bound a param"),
+    "two-params": ("tle.assume(N <= M)", "compares two params"),
+    "expression": ("tle.assume(N - 1 >= 0)", "`N - 1` is neither a param"),
+    "data": ("tle.assume(tl.load(x_ptr) >= 0)", "is neither a param"),
+    "empty": ("tle.assume(N >= 5 and N < 5)", "leaves no value of N"),
+    "false-constant": ("tle.assume(BK < 0)", "does not hold"),
+    "two-arguments": ("tle.assume(N >= 0, M >= 0)", "takes one condition"),
+    "nested": ("if N > 0:\n        tle.assume(M >= 0)", "top level of the kernel body"),
+    "in-expression": ("x = tle.assume(N >= 0)", "top level of the kernel body"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ASSUME_ERRORS))
+def test_assume_misuse_is_an_error_at_its_line(case):
+    stmt, message = ASSUME_ERRORS[case]
+    text = kernel(f'''
+BK = 64
+
+
+@tle.jit
+def k(x_ptr, N, M):
+    {stmt}
+    p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, N)), (cons, (p, N))], [4], [200])
+
+
+def prod(p, N):
+    pass
+
+
+def cons(p, N):
+    pass
+''')
+    err = read_error(text, "tle.assume(")
+    assert message in err.message and err.check == "bad-assume"
+
+
+@pytest.mark.parametrize("where, needle", [
+    ("partition", "tle.assume(N >= 0)  # in prod"),
+    ("after-warp-specialize", "tle.assume(N >= 0)  # after"),
+])
+def test_assume_outside_the_kernel_prologue_is_an_error(where, needle):
+    text = kernel(f'''
+@tle.jit
+def k(N):
+    p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, N)), (cons, (p, N))], [4], [200])
+    {"tle.assume(N >= 0)  # after" if where == "after-warp-specialize" else "pass"}
+
+
+def prod(p, N):
+    {"tle.assume(N >= 0)  # in prod" if where == "partition" else "pass"}
+
+
+def cons(p, N):
+    pass
+''')
+    assert "top level of the kernel body" in read_error(text, needle).message
+
+
+def test_assume_imported_by_name_is_recognised():
+    text = ("import triton.language as tl\nimport tle_compiler as tle\n"
+            "from tle_compiler import assume\n"
+            + NEGATIVE_ONLY.format(assume="    assume(N >= 0)\n"))
+    assert read_one(text).params[0].min == 0
+
+
+def test_assume_as_plain_python_raises():
+    import tle_compiler as tle
+    with pytest.raises(TleError, match="tle.assume is only meaningful inside a @tle.jit kernel"):
+        tle.assume(True)
+
+
+def load_kernel(tmp_path, text: str, name: str = "k"):
+    """The @tle.jit kernel ``name`` of a module written from ``text``."""
+    import importlib.util
+
+    path = tmp_path / "assumed_kernel.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("assumed_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name), path
+
+
+LAUNCHED = kernel('''
+@tle.jit
+def k(x_ptr, N, M: tl.constexpr):
+    tle.assume(N >= 0)
+    tle.assume(M <= 8)
+    p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, N)), (cons, (p, N))], [4], [200])
+
+
+def prod(p, N):
+    w = p.writer()
+    for i in range(N):
+        w.acquire(i)
+        w.commit(i)
+
+
+def cons(p, N):
+    r = p.reader()
+    for i in range(N):
+        r.wait(i)
+        r.release(i)
+''')
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((0, -1), {"M": 4}, "argument N = -1 violates `tle.assume(N >= 0)`"),
+    ((0, 3), {"M": 9}, "argument M = 9 violates `tle.assume(M <= 8)`"),
+    ((0,), {"N": 2.5, "M": 4}, "argument N is bounded by `tle.assume(N >= 0)`"),
+])
+def test_a_launch_outside_the_assumptions_is_refused(tmp_path, args, kwargs, message):
+    k, path = load_kernel(tmp_path, LAUNCHED)
+    with pytest.raises(ValueError) as ei:
+        k[(1,)](*args, **kwargs)
+    assert message in str(ei.value)
+    needle = message.split("`")[1]
+    assert f"{path}:{line_with(LAUNCHED, needle)}" in str(ei.value)
+
+
+def test_a_launch_inside_the_assumptions_passes_the_check(tmp_path):
+    k, _ = load_kernel(tmp_path, LAUNCHED)
+    rt = k.runtime
+    rt.check_assumptions(rt.bind((0, 0), {"M": 8}))
+    rt.check_assumptions(rt.bind((0, 1000), {"M": -3}))
+
+
+def test_a_kernel_verified_per_specialisation_checks_its_assumptions_at_launch(tmp_path):
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "persistent_rounds.py"
+    text = fixture.read_text().replace("    NP = TOPK // 128\n",
+                                       "    NP = TOPK // 128\n    tle.assume(ROUNDS >= 0)\n")
+    k, _ = load_kernel(tmp_path, text)
+    with pytest.raises(ValueError, match="argument ROUNDS = -1 violates `tle.assume"):
+        k[(1,)](0, -1, TOPK=512)
+    assert k.runtime._specialized  # read with TOPK bound: `r * NP + p` is affine only then
+
+
+@pytest.mark.parametrize("spelling", ["tle.assume(N >= 0)", "assume(N >= 0)"])
+def test_the_lowering_emits_nothing_for_an_assumption(tmp_path, spelling):
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import gluon_source
+
+    text = LAUNCHED.replace("    tle.assume(N >= 0)\n", f"    {spelling}\n").replace(
+        "import tle_compiler as tle\n", "import tle_compiler as tle\nfrom tle_compiler import assume\n")
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    src = gluon_source((str(path), "k"), {"M": 4}).source
+    assert "assume" not in src and "def prod(" in src
+
+
 # -- 4. loop else, break and continue: Triton rejects them ----------------------------------------
 
 LOOP_ELSE_CASES = {

@@ -13,10 +13,10 @@ BN = tl.constexpr(64)
 
 @tle.jit
 def ring_sum(x_ptr, out_ptr, stride_x, N_TILES):
+    tle.assume(N_TILES >= 0)  # close(N_TILES) needs a non-negative index
     ring = tle.pipe(capacity=STAGES, tile=tle.gpu.alloc([STAGES, BM, BN], tl.float32))
     tle.gpu.warp_specialize([(load_tiles, (ring, x_ptr, stride_x, N_TILES)),
-                             (sum_tiles, (ring, out_ptr, N_TILES))],
-                            [4], [232])
+                             (sum_tiles, (ring, out_ptr, N_TILES))], [4], [232])
 
 
 def load_tiles(ring, x_ptr, stride_x, N_TILES):

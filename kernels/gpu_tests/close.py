@@ -15,6 +15,7 @@ BN = tl.constexpr(64)
 
 @tle.jit(num_warps=4)
 def close_count(x_ptr, y_ptr, flags_ptr, count_ptr, N_TILES):
+    tle.assume(N_TILES >= 0)  # close(N_TILES) needs a non-negative index
     ring = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, BM, BN], tl.int32))
     tle.gpu.warp_specialize([(produce, (ring, x_ptr, N_TILES)),
                              (consume, (ring, y_ptr, flags_ptr, count_ptr, N_TILES))],

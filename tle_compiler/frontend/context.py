@@ -51,6 +51,32 @@ class PipeInfo:
         return self.decl.loc
 
 
+@dataclass(frozen=True)
+class Assumption:
+    """One ``tle.assume`` comparison: param ``param`` (its name in the Program) lies in ``[min,
+    max]`` (None: open); ``arg`` is the kernel argument the param is, if any (checked at launch);
+    ``text`` the source of the whole ``tle.assume(...)`` and ``loc`` its line."""
+
+    param: str
+    arg: Optional[str]
+    min: Optional[int]
+    max: Optional[int]
+    text: str
+    loc: Loc
+
+    def holds(self, value: int) -> bool:
+        return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+
+#: Where tle.assume may stand (the error everywhere else).
+ASSUME_WHERE = ("tle.assume must be a statement at the top level of the kernel body, before "
+                "tle.gpu.warp_specialize (it states the domain of the kernel's params)")
+
+#: Known domains of pure integer functions, by name: a program id is never negative, a program
+#: count at least 1.
+KNOWN_DOMAINS = {"program_id": (0, None), "num_programs": (1, None)}
+
+
 class KernelCtx:
     def __init__(self, scope: ModuleScope, kernel: str):
         self.scope = scope
@@ -65,6 +91,14 @@ class KernelCtx:
         # (pipe, reader name or None) → (fields the reader sees, where its first handle was made)
         self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
         self.events = 0  # events emitted so far (all partitions)
+        # tle.assume comparisons, with the placeholder of their param (named at the end)
+        self.assumptions: list[tuple[str, Assumption]] = []
+        # canonical key of a pure integer expression → its known (min, max)
+        self.known: dict[str, tuple[Optional[int], Optional[int]]] = {}
+
+    def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
+        """The placeholder of the param standing for the pure expression ``key``."""
+        return self.params.reserve(("pure", key), hint, loc, self.known.get(key, (None, None)))
 
     def loc(self, node: ast.AST) -> Loc:
         return Loc(self.path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)

@@ -16,7 +16,7 @@ from ..ir.expr import Affine
 from ..ir.nodes import READER_VERBS, WRITER_VERBS, Event, Loc, Stmt
 from ..language.gpu import Unevaluated, smem, validate_alloc
 from ..language.pipe import validate_reader
-from .context import Frame, KernelCtx
+from .context import ASSUME_WHERE, KNOWN_DOMAINS, Frame, KernelCtx
 from .params import is_placeholder
 from .scope import attr_name, canon, fold_int, is_triton
 from .values import (HANDLES, Aff, BufferRef, Const, Data, FuncRef, KernelArg, ModRef, PipeRef,
@@ -88,7 +88,7 @@ class ExprEval:
     def param_of(self, v: Data) -> str:
         hint = v.hint or (src(v.node) if v.node is not None else "P")
         loc = self.k.loc(v.node) if v.node is not None else Loc(self.k.path, 0)
-        return self.k.params.reserve(("pure", v.key), hint, loc)
+        return self.k.reserve_pure(v.key, hint, loc)
 
     def as_aff(self, v: Value) -> Optional[Affine]:
         """The affine form of ``v``, or None when it has none."""
@@ -198,6 +198,20 @@ class ExprEval:
         if name not in self.scope.other and hasattr(builtins, name):
             return ModRef(f"builtins.{name}")
         return Data(node=node)
+
+    def module_path_of(self, node: ast.expr) -> Optional[str]:
+        """The canonical path of ``a.b.c`` when ``a`` names a module here (locals included),
+        without evaluating anything; else None."""
+        attrs: list[str] = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.lookup(node.id, node)
+        if not isinstance(base, ModRef):
+            return None
+        return canon(".".join([base.path] + attrs[::-1]))
 
     # -- expressions ----------------------------------------------------------------------------
     def eval(self, node: ast.expr) -> Value:
@@ -385,6 +399,8 @@ class ExprEval:
                 return self.declare_pipe(node, hint)
             if callee.path == "tle_compiler.gpu.alloc":
                 return self.alloc(node)
+            if callee.path == "tle_compiler.assume":
+                raise self.err(ASSUME_WHERE, node, check="bad-assume")
             if callee.path == "tle_compiler.gpu.warp_specialize":
                 where = ("inside a partition" if self.mode == "partition" else
                          "here: it must be a statement at the top level of the kernel body")
@@ -438,7 +454,10 @@ class ExprEval:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
                 rt = name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
-                return Data(node=node, key=f"{path}({', '.join(keys)})", runtime=rt)
+                key = f"{path}({', '.join(keys)})"
+                if name in KNOWN_DOMAINS:
+                    self.k.known[key] = KNOWN_DOMAINS[name]
+                return Data(node=node, key=key, runtime=rt)
         return Data(node=node)
 
     # -- pipes and handles ------------------------------------------------------------------------

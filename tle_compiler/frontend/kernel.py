@@ -13,13 +13,13 @@ from ..ir.nodes import Loc, Partition, Pipe, Program
 from ..jit import DEFAULT_NUM_WARPS, check_num_warps
 from ..language.gpu import Unevaluated, validate_warp_specialize
 from ..language.pipe import validate_pipe
-from .context import FieldSpec, Frame, KernelCtx, PipeInfo
+from .context import ASSUME_WHERE, Assumption, FieldSpec, Frame, KernelCtx, PipeInfo
 from .exprs import src
-from .params import finalize
+from .params import finalize, is_placeholder
 from .scope import ModuleScope
 from .stmts import StmtWalker
-from .values import (HANDLES, Aff, BufferRef, Data, KernelArg, PipeRef, Poison, SlotV, Sym, TupleV,
-                     Value, WaitV)
+from .values import (HANDLES, Aff, BufferRef, Data, KernelArg, PipeRef, Poison, SlotV, Sym,
+                     TupleV, Value, WaitV)
 
 WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")
 
@@ -57,6 +57,10 @@ class KernelInfo:
     buffers: dict[str, object]
     constants: dict[str, int]
     values: dict[str, Value] = field(default_factory=dict)  # kernel-level names at warp_specialize
+    # Program param → the kernel argument it is (params of kernel-level values are not listed)
+    param_args: dict[str, str] = field(default_factory=dict)
+    # the tle.assume comparisons of the kernel body, in order (a launch checks those of arguments)
+    assumptions: tuple[Assumption, ...] = ()
 
     @property
     def field_specs(self) -> dict[str, tuple[FieldSpec, ...]]:
@@ -72,7 +76,7 @@ class KernelBodyWalker(StmtWalker):
     def bind_name(self, name: str, value: Value, node: ast.AST) -> None:
         if isinstance(value, Data):
             if value.key is not None:
-                ph = self.k.params.reserve(("pure", value.key), name, self.k.loc(node))
+                ph = self.k.reserve_pure(value.key, name, self.k.loc(node))
                 runtime = value.runtime
             else:  # data (a load, ...): a runtime value
                 ph = self.k.params.reserve(("var", name, getattr(node, "lineno", 0)), name,
@@ -84,6 +88,87 @@ class KernelBodyWalker(StmtWalker):
             if self.depth == 0:
                 self.k.buffers[name] = value.buf
         self.env[name] = value
+
+    def _s_Expr(self, s: ast.Expr) -> None:
+        call = s.value
+        if isinstance(call, ast.Call) and self.module_path_of(call.func) == "tle_compiler.assume":
+            if self.depth:
+                raise self.err(ASSUME_WHERE, call, check="bad-assume")
+            self.assume(call)
+            return
+        super()._s_Expr(s)
+
+    def assume(self, call: ast.Call) -> None:
+        """``tle.assume(COND)``: narrow the domains of the params COND bounds."""
+        text = src(call)
+        if len(call.args) != 1 or call.keywords:
+            raise self.err(f"`{text}`: tle.assume takes one condition, e.g. tle.assume(N >= 0)",
+                           call, check="bad-assume")
+        conjuncts: list[ast.expr] = []
+
+        def flatten(e: ast.expr) -> None:
+            if isinstance(e, ast.BoolOp) and isinstance(e.op, ast.And):
+                for v in e.values:
+                    flatten(v)
+            else:
+                conjuncts.append(e)
+
+        flatten(call.args[0])
+        bounds: dict[str, list[Optional[int]]] = {}  # placeholder -> [lo, hi] of this statement
+        for c in conjuncts:
+            if not isinstance(c, ast.Compare):
+                raise self.err(f"`{text}`: `{src(c)}` is not a comparison of a param with integer "
+                               f"constants (e.g. N >= 0, 1 <= N <= 64, N < 100; `and` of such)",
+                               c, check="bad-assume")
+            operands = [c.left, *c.comparators]
+            kinds = [self.assume_operand(o, text) for o in operands]
+            for i, op in enumerate(c.ops):
+                (lk, lx), (rk, rx) = kinds[i], kinds[i + 1]
+                sym = _ASSUME_OPS.get(type(op))
+                piece = f"{src(operands[i])} {_CMP_TEXT.get(type(op), '?')} {src(operands[i + 1])}"
+                if sym is None:
+                    raise self.err(f"`{text}`: `{piece}` does not bound a param (use <, <=, >, >= "
+                                   f"or ==)", c, check="bad-assume")
+                if lk == "const" and rk == "const":
+                    if not _holds(lx, sym, rx):
+                        raise self.err(f"`{text}` does not hold: `{piece}` is false for the values "
+                                       f"the kernel is read with ({lx} {sym} {rx})", c,
+                                       check="bad-assume")
+                    continue
+                if lk == "param" and rk == "param":
+                    raise self.err(f"`{text}`: `{piece}` compares two params; tle.assume bounds "
+                                   f"one param by integer constants", c, check="bad-assume")
+                if lk == "const":  # c OP N  ==  N OP' c
+                    (lk, lx), (rk, rx), sym = (rk, rx), (lk, lx), _FLIP[sym]
+                lo, hi = {">=": (rx, None), ">": (rx + 1, None), "<=": (None, rx),
+                          "<": (None, rx - 1), "==": (rx, rx)}[sym]
+                cur = bounds.setdefault(lx, [None, None])
+                if lo is not None:
+                    cur[0] = lo if cur[0] is None else max(cur[0], lo)
+                if hi is not None:
+                    cur[1] = hi if cur[1] is None else min(cur[1], hi)
+        loc = self.k.loc(call)
+        for ph, (lo, hi) in bounds.items():
+            new_lo, new_hi = self.k.params.narrow(ph, lo, hi)
+            slot = self.k.params.slot(ph)
+            if new_lo is not None and new_hi is not None and new_lo > new_hi:
+                raise self.err(f"`{text}` leaves no value of {slot.hint}: its domain would be "
+                               f"[{new_lo}, {new_hi}]", call, check="bad-assume")
+            self.k.assumptions.append((ph, Assumption(slot.hint, slot.arg, lo, hi, text, loc)))
+
+    def assume_operand(self, node: ast.expr, text: str) -> tuple[str, object]:
+        """("const", value) or ("param", placeholder) of an operand of a tle.assume comparison."""
+        v = self.eval(node)
+        c = self.const_int(v)
+        if c is not None:
+            return "const", c
+        a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym, Data)) else None
+        if (a is not None and a.const == 0 and len(a.terms) == 1 and a.terms[0][1] == 1
+                and is_placeholder(a.terms[0][0])):
+            return "param", a.terms[0][0]
+        raise self.err(f"`{text}`: `{src(node)}` is neither a param (a kernel argument or a "
+                       f"kernel-level integer computed from them) nor an integer constant", node,
+                       check="bad-assume")
 
     def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str
                     ) -> Optional[Value]:
@@ -158,6 +243,16 @@ class KernelBodyWalker(StmtWalker):
         specs = tuple(FieldSpec.of(f, buf, arg_locs.get(f, k.loc(node))) for f, buf in decl.fields)
         k.pipes[decl.name] = PipeInfo(decl, specs, hint, node)
         return PipeRef(decl)
+
+
+_ASSUME_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "=="}
+_CMP_TEXT = {**_ASSUME_OPS, ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
+             ast.NotIn: "not in"}
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+def _holds(a: int, op: str, b: int) -> bool:
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]
 
 
 def _is_ws_call(scope: ModuleScope, node: ast.AST) -> bool:
@@ -236,7 +331,7 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
             env[p.arg] = Aff(Affine.of(value))
             constexprs.append(p.arg)
             continue
-        ph = k.params.reserve(("arg", p.arg), p.arg, k.loc(p))
+        ph = k.params.reserve(("arg", p.arg), p.arg, k.loc(p), arg=p.arg)
         env[p.arg] = KernelArg(p.arg, ph, is_cx)
         if is_cx:
             constexprs.append(p.arg)
@@ -245,6 +340,10 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
         if s is ws_stmt:
             break
         body.exec_stmt(s)
+    for s in fdef.body[fdef.body.index(ws_stmt) + 1:]:
+        for n in _walk_no_defs([s]):
+            if isinstance(n, ast.Call) and scope.module_path(n.func) == "tle_compiler.assume":
+                raise k.error(ASSUME_WHERE, n, check="bad-assume")
 
     # warp_specialize(functions_and_args, worker_num_warps, worker_num_regs)
     given: dict[str, ast.expr] = dict(zip(WS_ARGS, ws.args))
@@ -338,6 +437,10 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
 
     for info in infos:
         info.bindings = {p: rename(v) for p, v in info.bindings.items()}
+    # which Program params are kernel arguments (a launch checks their assumptions)
+    by_name = {names[ph]: slot for ph, slot in k.params.by_placeholder.items()}
+    param_args = {p.name: by_name[p.name].arg for p in params if by_name[p.name].arg}
+    assumptions = tuple(replace(a, param=names.get(ph, a.param)) for ph, a in k.assumptions)
     pipes = tuple(
         Pipe(p.decl.name, p.decl.capacity, p.decl.field_names, p.decl.readers, p.decl.one_shot,
              tuple(f for f in p.decl.field_names if f in k.mma.get(p.decl.name, ())), p.decl.loc)
@@ -346,5 +449,6 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
                       Loc(path, fdef.lineno, fdef.col_offset + 1))
     return KernelInfo(fdef.name, program, fdef, path, num_warps, options, tuple(args),
                       tuple(constexprs), dict(k.pipes), tuple(infos), dict(k.buffers),
-                      dict(scope.constants), {n: rename(v) for n, v in body.env.items()})
+                      dict(scope.constants), {n: rename(v) for n, v in body.env.items()},
+                      param_args, assumptions)
 

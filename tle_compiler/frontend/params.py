@@ -26,14 +26,16 @@ def is_placeholder(var: str) -> bool:
 
 @dataclass
 class ParamSlot:
-    """A reserved param: its placeholder, the name it would like, where it comes from, and its
-    domain ``[min, max]`` (None: open on that side)."""
+    """A reserved param: its placeholder, the name it would like, where it comes from, its domain
+    ``[min, max]`` (None: open on that side; a kernel's integers range over every integer unless
+    a known fact or a ``tle.assume`` narrows them) and the kernel argument it is, if any."""
 
     placeholder: str
     hint: str
     loc: Loc
-    min: Optional[int] = 0
+    min: Optional[int] = None
     max: Optional[int] = None
+    arg: Optional[str] = None
 
 
 def _sanitize(text: str) -> str:
@@ -49,15 +51,31 @@ class ParamTable:
         self.by_key: dict[Hashable, ParamSlot] = {}
         self.by_placeholder: dict[str, ParamSlot] = {}
 
-    def reserve(self, key: Hashable, hint: str, loc: Loc) -> str:
-        """The placeholder of the param keyed ``key`` (created on first request)."""
+    def reserve(self, key: Hashable, hint: str, loc: Loc,
+                domain: tuple[Optional[int], Optional[int]] = (None, None),
+                arg: Optional[str] = None) -> str:
+        """The placeholder of the param keyed ``key`` (created on first request, with ``domain``
+        and the kernel argument ``arg`` it is)."""
         slot = self.by_key.get(key)
         if slot is None:
             ph = f"{PLACEHOLDER}{len(self.by_key)}"
-            slot = ParamSlot(ph, _sanitize(hint), loc)
+            slot = ParamSlot(ph, _sanitize(hint), loc, domain[0], domain[1], arg)
             self.by_key[key] = slot
             self.by_placeholder[ph] = slot
         return slot.placeholder
+
+    def narrow(self, placeholder: str, lo: Optional[int], hi: Optional[int]) -> tuple[
+            Optional[int], Optional[int]]:
+        """Intersect the param's domain with ``[lo, hi]`` (None: no bound); the new domain."""
+        slot = self.by_placeholder[placeholder]
+        if lo is not None:
+            slot.min = lo if slot.min is None else max(slot.min, lo)
+        if hi is not None:
+            slot.max = hi if slot.max is None else min(slot.max, hi)
+        return slot.min, slot.max
+
+    def slot(self, placeholder: str) -> ParamSlot:
+        return self.by_placeholder[placeholder]
 
     def hint(self, placeholder: str) -> str:
         return self.by_placeholder[placeholder].hint

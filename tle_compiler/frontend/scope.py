@@ -15,6 +15,7 @@ from ..language.gpu import normalize_dtype
 
 _CANON = (
     ("tle_compiler.language.gpu", "tle_compiler.gpu"),
+    ("tle_compiler.language.assume.assume", "tle_compiler.assume"),
     ("tle_compiler.language.pipe.pipe", "tle_compiler.pipe"),
     ("tle_compiler.language.pipe", "tle_compiler.language.pipe"),
     ("tle_compiler.jit.jit", "tle_compiler.jit"),

@@ -1,4 +1,5 @@
-"""The TLE language surface: ``tle.pipe`` (pipe.py) and ``tle.gpu`` (gpu.py).
+"""The TLE language surface: ``tle.pipe`` (pipe.py), ``tle.gpu`` (gpu.py) and ``tle.assume``
+(assume.py).
 
 Note: ``tle_compiler.pipe`` (the function) is re-exported at the package top level; the module
 ``tle_compiler.language.pipe`` keeps its name here, so import helpers from it with
@@ -6,10 +7,11 @@ Note: ``tle_compiler.pipe`` (the function) is re-exported at the package top lev
 """
 
 from . import gpu
+from .assume import assume
 from .gpu import SharedBuffer, alloc, local_ptr, scale_rows, smem, warp_specialize
 from .pipe import (Pipe, PipeDecl, Reader, Slot, WaitResult, Writer, validate_pipe,
                    validate_reader)
 
-__all__ = ["gpu", "SharedBuffer", "alloc", "local_ptr", "scale_rows", "smem", "warp_specialize",
+__all__ = ["assume", "gpu", "SharedBuffer", "alloc", "local_ptr", "scale_rows", "smem", "warp_specialize",
            "Pipe", "PipeDecl",
            "Reader", "Slot", "WaitResult", "Writer", "validate_pipe", "validate_reader"]

@@ -47,6 +47,7 @@ class Runtime:
         self._info = None
         self._specialized = False  # the kernel reads only with its constexprs bound (compile.py)
         self.cache: dict = {}
+        self._assumptions: dict = {}  # integer constexprs of a specialised read -> assumptions
 
     @property
     def info(self):
@@ -87,6 +88,35 @@ class Runtime:
                            loc, check="bad-argument")
         return bound
 
+    def assumptions(self, bound: dict) -> tuple:
+        """The kernel's tle.assume comparisons (frontend.context.Assumption); a kernel verified
+        per specialisation is read with the launch's integer constexprs."""
+        info = self.info
+        if not self._specialized:
+            return info.assumptions
+        cx = tuple(sorted((n, bound[n]) for n in info.constexprs
+                          if isinstance(bound[n], int) and not isinstance(bound[n], bool)))
+        if cx not in self._assumptions:
+            self._assumptions[cx] = self.kernel.kernel_info(bind=dict(cx)).assumptions
+        return self._assumptions[cx]
+
+    def check_assumptions(self, bound: dict) -> None:
+        """Every kernel argument a ``tle.assume`` bounds satisfies it: the protocol was verified
+        only for those values, so a launch outside them could race or hang. A ValueError names
+        the argument, its value and the assumption's line."""
+        for a in self.assumptions(bound):
+            if a.arg is None or a.arg not in bound:
+                continue
+            value = bound[a.arg]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{self.info.name}: argument {a.arg} is bounded by `{a.text}` "
+                                 f"({a.loc}), so it must be an integer, got "
+                                 f"{type(value).__name__} {value!r}")
+            if not a.holds(value):
+                raise ValueError(f"{self.info.name}: argument {a.arg} = {value} violates "
+                                 f"`{a.text}` ({a.loc}): the kernel's protocol is verified only "
+                                 f"for the values it allows")
+
     def compile(self, bound: dict, num_warps=None, debug_waits=None, loc=None):
         from .compile import compile_kernel, debug_waits_enabled
 
@@ -112,6 +142,7 @@ class Runtime:
         num_warps = kwargs.pop("num_warps", None)
         debug_waits = kwargs.pop("debug_waits", None)
         bound = self.bind(args, kwargs, loc)
+        self.check_assumptions(bound)
         compiled = self.compile(bound, num_warps, debug_waits, loc)
         try:
             import torch

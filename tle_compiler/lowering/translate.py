@@ -913,7 +913,20 @@ class FnTranslator:
     def st_Expr(self, st: ast.Expr) -> None:
         if isinstance(st.value, ast.Constant):
             return
+        if isinstance(st.value, ast.Call) and self._is_assume(st.value.func):
+            return  # tle.assume(COND): a param domain for the verifier; nothing runs
         self.ex(st.value)
+
+    def _is_assume(self, func: ast.AST) -> bool:
+        """``tle.assume`` (or ``assume`` imported from tle_compiler) in the kernel's file."""
+        if self.canonical(func) == "tle.assume":
+            return True
+        if not isinstance(func, ast.Name) or func.id in self.env:
+            return False
+        return any(isinstance(st, ast.ImportFrom) and st.module in (
+            "tle_compiler", "tle_compiler.language", "tle_compiler.language.assume")
+            and any(a.name == "assume" and (a.asname or a.name) == func.id for a in st.names)
+            for st in self.ctx.module.body)
 
     def assign(self, name: str, v: V, node: ast.AST) -> None:
         if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",

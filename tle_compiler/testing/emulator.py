@@ -256,7 +256,11 @@ def make_language(dot_dtypes=None):
 
     gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
                                 scale_rows=scale_rows, smem="smem")
-    tle = types.SimpleNamespace(jit=jit, pipe=Pipe, gpu=gpu)
+    def assume(cond):  # tle.assume: a launch checks it (lowering/runtime.py); so does emulation
+        if not cond:
+            raise ValueError("a tle.assume condition does not hold for this launch")
+
+    tle = types.SimpleNamespace(jit=jit, pipe=Pipe, gpu=gpu, assume=assume)
     return tl, tle
 
 
