@@ -41,7 +41,8 @@ def _loc(counter: list[int]) -> Loc:
 
 
 def _domain(draw, name: str) -> Param:
-    """A param with a drawn domain: ``>= 0``, every integer, ``>= 1``, or ``0 <= N <= 2``."""
+    """A param with a drawn domain: ``>= 0``, every integer, ``>= 1``, ``0 <= N <= 2`` or
+    ``N <= 3``."""
     lo, hi = draw(st.sampled_from([(0, None), (None, None), (1, None), (0, 2), (None, 3)]))
     return Param(name, lo, max=hi)
 

@@ -162,6 +162,22 @@ def test_bound_is_sufficient(program):
     assert not bad, f"proved for every value ({v.describe()}) but rejected at {p.name} = {bad}"
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(protocols(accesses=True, domains=True), protocols(fault=True, domains=True),
+                 mutated(protocols(accesses=True))))
+def test_proved_verdicts_hold_in_the_simulator(program):
+    """A "proved" verdict claims every value of the domain: the simulator must find no race or hang
+    at any value from -6 to 12 (one param) or -2 to 5 (two), beyond the small instances above."""
+    v = verify(program).verdict()
+    if v is None or v.kind != "proved":
+        return
+    values = range(-6, 13) if len(program.params) == 1 else range(-2, 6)
+    names = [p.name for p in program.params]
+    for combo in itertools.product(*([n for n in values if p.contains(n)] for p in program.params)):
+        params = dict(zip(names, combo))
+        assert sim_ok(program, params), f"{v.describe()}, but the simulator fails at {params}"
+
+
 # ------------------------------------------------------------------ exhaustive access placement
 
 A = Affine.of

@@ -137,9 +137,10 @@ def _walk(body, out: list, accesses: list) -> None:
 
 
 def _check_access_structure(a: Access, infos: dict[str, "_PipeInfo"]) -> None:
-    """An access must name a declared pipe and field, and (like a reader event) a declared reader
-    on an SPMC pipe and none on an SPSC pipe; a write names no reader. When it runs is not
-    structural: an access outside its endpoint's window is a dynamic error."""
+    """An access must name a declared pipe and field, and a read (like a reader event) a declared
+    reader on an SPMC pipe and none on an SPSC pipe (a write is the writer's: a reader name on it
+    means nothing, as in ``Access.endpoint``). When it runs is not structural: an access outside
+    its endpoint's window is a dynamic error."""
     if a.side not in ("writer", "reader"):
         raise StructuralError(f"slot access side '{a.side}' (expected writer or reader)", a.loc)
     info = infos.get(a.pipe)
@@ -152,10 +153,8 @@ def _check_access_structure(a: Access, infos: dict[str, "_PipeInfo"]) -> None:
                               f"(fields: {fields})", a.loc)
     rname = a.reader or ""
     if a.side == "writer":
-        if rname:
-            raise StructuralError(f"write to pipe '{pipe.name}' names reader '{rname}': a write is "
-                                  "the writer's access", a.loc)
-    elif pipe.readers and rname not in pipe.readers:
+        return
+    if pipe.readers and rname not in pipe.readers:
         what = (f"'{rname}' is not a declared reader" if rname else "a read that names no reader")
         raise StructuralError(f"{what} of pipe '{pipe.name}' (readers: "
                               f"{', '.join(pipe.readers)})", a.loc)
@@ -528,7 +527,8 @@ class _Scan:
         """An access step, with its window error when this partition does not hold the slot of
         index ``i`` for the access's endpoint at this point of its trace."""
         step = _Step(_ACC, a, i)
-        step.s, step.info, step.reader = s, info, a.reader or ""
+        step.s, step.info = s, info
+        step.reader = (a.reader or "") if a.side == "reader" else None
         p = a.pipe
         if a.side == "writer":
             cur = wopen.get(p, {}).get(s)
