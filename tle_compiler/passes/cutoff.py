@@ -226,10 +226,9 @@ class _Classifier:
         if v is not None:
             if e.coef(n):
                 return Outside(f"the index of {what} uses {n} inside the loop over {n}", s.loc)
-            a = e.coef(v)
-            if a <= 0:
-                return Outside(f"the index of {what} does not advance with the loop over {n}",
-                               s.loc)
+            a = e.coef(v)  # 0: the same slot every iteration (Q read in every K tile)
+            if a < 0:
+                return Outside(f"the index of {what} falls as the loop over {n} advances", s.loc)
         else:
             a = e.coef(n)
             if a < 0:
