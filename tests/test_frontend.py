@@ -123,7 +123,7 @@ def test_spmc_example():
                                  ("release", "kv", "vsum", ("v",), "ck - 1"),
                                  ("release", "kv", "vsum", ("v",), "NK - 1")]
     loop, tail = vsum.body
-    inner = loop.body[1]
+    inner = loop.body[2]  # after the wait and the slot read
     assert isinstance(inner, If) and inner.cond == Compare(A("ck"), ">", A(0))
     assert inner.loc.line == line_of(path, "if ck > 0:")
     assert isinstance(tail, If) and tail.cond == Compare(A("NK"), ">", A(0))

@@ -13,7 +13,7 @@ import pytest
 
 from tle_compiler.diagnostics import TleError
 from tle_compiler.frontend import read_kernels, read_source
-from tle_compiler.ir import Affine, Compare, Event, For, If, ModCompare, walk_events
+from tle_compiler.ir import Affine, For, If, ModCompare, walk_events
 from tle_compiler.passes import verify
 
 HEAD = '''\

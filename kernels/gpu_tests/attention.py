@@ -45,8 +45,7 @@ def load_qkv(q, kv, q_ptr, k_ptr, v_ptr, NK):
 def softmax_pv(q, kv, o_ptr, qk_scale, NK):
     qr = q.reader()
     qres = qr.wait(0)
-    qt = tl.load(tle.gpu.local_ptr(qres.slot.tile))
-    qr.release(0)
+    qt = tl.load(tle.gpu.local_ptr(qres.slot.tile))  # each QK wgmma reads the slot: released below
     m_i = tl.full([BM], -1.0e30, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, D], tl.float32)
@@ -63,6 +62,7 @@ def softmax_pv(q, kv, o_ptr, qk_scale, NK):
         acc = tl.dot(p.to(tl.bfloat16), v, acc * alpha[:, None])
         r.release(ck)
         m_i = m_new
+    qr.release(0)
     inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
     o = acc * inv_l[:, None]
     tl.store(o_ptr + tl.program_id(0) * BM * D + tl.arange(0, BM)[:, None] * D

@@ -88,6 +88,10 @@ class KernelCtx:
         self.buffers: dict[str, SharedBuffer] = {}
         # tle.gpu.alloc call → (pipe, field, location of the field) of the pipe field it became
         self.field_buffers: dict[Loc, tuple[str, str, Loc]] = {}
+        # tle.gpu.alloc calls of the kernel body (free buffers the partitions may share)
+        self.kernel_allocs: set[Loc] = set()
+        # free buffer → (partition, writes, location, operation) of every access, in reading order
+        self.buffer_uses: dict[str, list[tuple[Optional[str], bool, Loc, str]]] = {}
         # (pipe, reader name or None) → (fields the reader sees, where its first handle was made)
         self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
         self.events = 0  # events emitted so far (all partitions)

@@ -9,22 +9,24 @@ from __future__ import annotations
 
 import ast
 import builtins
+from dataclasses import replace
 from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir.expr import Affine
-from ..ir.nodes import READER_VERBS, WRITER_VERBS, Event, Loc, Stmt
+from ..ir.nodes import READER_VERBS, WRITER_VERBS, Access, Event, Loc, Stmt
 from ..language.gpu import Unevaluated, smem, validate_alloc
 from ..language.pipe import validate_reader
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Frame, KernelCtx
 from .params import is_placeholder
 from .scope import attr_name, canon, fold_int, is_triton
 from .values import (HANDLES, Aff, BufferRef, Const, Data, FuncRef, KernelArg, ModRef, PipeRef,
-                     Poison, ReaderRef, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
+                     Poison, ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
 
-#: tl/gl functions whose result is a view of their first argument (for mma detection).
-VIEW_OPS = frozenset({"load", "trans", "permute", "reshape", "view", "local_ptr", "broadcast_to",
-                      "expand_dims", "convert_layout"})
+#: tl/gl functions (and tensor methods) whose result is a view of their first argument: of a
+#: loaded tile, the same tile rearranged (a matrix multiply still reads it from shared memory).
+VIEW_OPS = frozenset({"trans", "permute", "reshape", "view", "broadcast_to", "expand_dims",
+                      "convert_layout"})
 #: Matrix multiplies: the fields their A and B operands are views of are read by wgmma.
 DOT_OPS = frozenset({"dot", "warpgroup_mma", "dot_scaled", "mma_v2", "tcgen05_mma"})
 #: Integer functions of their arguments only: of params and constants they are params.
@@ -72,6 +74,7 @@ class ExprEval:
         self.bad_loop: Optional[tuple[ast.AST, str, str]] = None
         self.depth = 0  # compound-statement nesting in the kernel body
         self.assign_hint: Optional[tuple[str, ast.expr]] = None  # (target, value) of `x = call()`
+        self.partition: Optional[str] = None  # the partition being read (None: the kernel body)
 
     @property
     def frame(self) -> Frame:
@@ -275,13 +278,25 @@ class ExprEval:
                 return base.items[i]
         if isinstance(base, HANDLES):
             raise self.err(f"`{src(node.value)}` is a pipe handle and cannot be indexed", node)
+        if isinstance(base, Poison) and base.slot:
+            return base  # an item of a path-dependent tuple of slots
+        if isinstance(base, Data) and base.shared:
+            return replace(base, node=node, key=None, hint=None, why=None)  # a view of a view
         return Data(node=node, fields=base.fields if isinstance(base, Data) else frozenset())
 
     def _e_IfExp(self, node: ast.IfExp) -> Value:
         self.eval(node.test)
         a = self.eval_guarded(node.body, "a conditional expression (x if c else y)")
         b = self.eval_guarded(node.orelse, "a conditional expression (x if c else y)")
-        return a if a == b else Data(node=node, fields=_fields(a) | _fields(b))
+        if a == b:
+            return a
+        why = "is chosen at run time by a conditional expression"
+        merged = merge_views(a, b, f"`{src(node)}` {why}")
+        if merged is not None:
+            return replace(merged, node=node)
+        if holds_slot(a) or holds_slot(b):
+            return Poison(src(node), why, slot=True)
+        return Data(node=node)
 
     def _e_BoolOp(self, node: ast.BoolOp) -> Value:
         self.eval(node.values[0])
@@ -309,6 +324,12 @@ class ExprEval:
         return self.binop(node.op, left, right, node)
 
     def binop(self, op: ast.operator, left: Value, right: Value, node: ast.AST) -> Value:
+        # a pointer into shared memory plus (or minus) an offset still points into it
+        for ptr, other in ((left, right), (right, left)):
+            if (isinstance(ptr, Data) and ptr.view == "pointer" and ptr.shared
+                    and not (isinstance(other, Data) and other.shared)
+                    and (isinstance(op, ast.Add) or isinstance(op, ast.Sub) and ptr is left)):
+                return replace(ptr, node=node)
         a, b = self.as_aff(left), self.as_aff(right)
         # a runtime operand makes the operation a runtime one (Triton's semantic.floordiv/mod:
         # arith.divsi/remsi); only two constexprs are combined with Python's operators
@@ -354,7 +375,8 @@ class ExprEval:
         if isinstance(base, SlotV):
             if attr in base.fields:
                 fields = frozenset({(base.pipe, attr)}) if base.role == "reader" else frozenset()
-                return Data(node=node, fields=fields)
+                return Data(node=node, fields=fields, view="buffer",
+                            slots=frozenset({SlotField(base, attr)}))
             decl = self.k.pipes[base.pipe].decl
             if attr in decl.field_names:
                 raise self.err(f"this reader of pipe '{base.pipe}' sees only fields "
@@ -369,8 +391,15 @@ class ExprEval:
                 return Data(node=node)
             raise self.err(f"the result of wait() has .slot and .is_closed, not .{attr}", node)
         if isinstance(base, Poison):
+            if base.slot and attr == "slot":
+                return base
+            if base.slot and attr != "is_closed":
+                # a field of a slot that depends on the path taken: an access through it fails
+                return Data(node=node, view="buffer", lost=f"`{base.name}` {base.reason}")
             return Data(node=node)
         if isinstance(base, Data) and attr == "T":
+            if base.shared:
+                return replace(base, node=node, key=None, hint=None, why=None)
             return Data(node=node, fields=base.fields)
         return Data(node=node)
 
@@ -391,6 +420,9 @@ class ExprEval:
                                  isinstance(recv, Data) and recv.key is not None):
                 self.eval_args(node)  # x.to(dtype): the same integer
                 return recv
+            if isinstance(recv, Data) and recv.shared and attr in VIEW_OPS:
+                self.eval_args(node)  # x.trans() / x.reshape(...): the same view
+                return replace(recv, node=node, key=None, hint=None, why=None)
             callee = self.attribute(recv, attr, node.func)
         else:
             callee = self.eval(node.func)
@@ -412,6 +444,8 @@ class ExprEval:
         if isinstance(callee, ModRef):
             return self.call_module(callee.path, args, kwargs, node)
         self.reject_handles(args, kwargs, node)
+        # an unknown callable: whatever it does with a view of shared memory is an access
+        self.opaque_access([*args, *kwargs.values()], src(node.func), node, loaded=True)
         return Data(node=node)
 
     def eval_args(self, node: ast.Call) -> tuple[list[Value], dict[str, Value]]:
@@ -440,17 +474,44 @@ class ExprEval:
             return args[0]
         if path == "builtins.int" and len(args) == 1 and isinstance(args[0], (Aff, KernelArg, Sym)):
             return args[0]
-        if path.startswith("tle_compiler.gpu.") and name == "local_ptr" or (
-                is_triton(path) and name in VIEW_OPS):
-            first = args[0] if args else kwargs.get("pointer", kwargs.get("input"))
+        first = args[0] if args else next(
+            (kwargs[k] for k in ("pointer", "input", "buf", "x") if k in kwargs), None)
+        if path == "tle_compiler.gpu.local_ptr":
+            return self.local_ptr(first, node)
+        triton = is_triton(path)
+        op = f"tl.{name}" if triton else src(node.func)
+        if triton and name == "load" and isinstance(first, Data) and first.shared \
+                and first.view != "loaded":
+            # a load from shared memory: a read of what it points to, now; the tile it gives is
+            # still that view (a matrix multiply reads it from shared memory where it is used)
+            self.access(first, op, node, write=False)
+            self.opaque_access([*args[1:], *(v for k, v in kwargs.items() if k != "pointer")],
+                               op, node)
+            return replace(first, node=node, view="loaded", key=None, hint=None, why=None)
+        if triton and (name == "store" or name.startswith("atomic_")):
+            if isinstance(first, Data) and first.shared and first.view != "loaded":
+                self.access(first, op, node, write=True)
+            return Data(node=node)
+        if triton and name in VIEW_OPS:
+            if isinstance(first, Data) and first.shared:
+                self.opaque_access([*args[1:], *kwargs.values()], op, node)
+                return replace(first, node=node, key=None, hint=None, why=None)
             return Data(node=node, fields=_fields(first))
-        if is_triton(path) and name in DOT_OPS:
-            ops = args[:2] + [kwargs[k] for k in ("a", "b", "input", "other") if k in kwargs]
-            for v in ops:
+        if triton and name in DOT_OPS:
+            # wgmma reads its shared-memory operands when it runs: every operand that is a view
+            # of a slot is read at the dot, wherever the tile was loaded
+            for v in [*args, *kwargs.values()]:
                 for pipe, f in _fields(v):
                     self.k.mma.setdefault(pipe, set()).add(f)
+                if isinstance(v, Data) and v.shared:
+                    self.access(v, op, node, write=False)
             return Data(node=node)
-        if (is_triton(path) or path.startswith("builtins.")) and name in PURE_OPS:
+        # any other function: for tl/gl/tle functions and builtins a loaded tile is a register
+        # value, but a pointer (or a buffer) goes to something we do not model; a function of
+        # another module may do anything with what it gets, so every view is an access there
+        known = triton or path.startswith(("builtins.", "tle_compiler."))
+        self.opaque_access([*args, *kwargs.values()], op, node, loaded=not known)
+        if (triton or path.startswith("builtins.")) and name in PURE_OPS:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
                 rt = name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
@@ -459,6 +520,72 @@ class ExprEval:
                     self.k.known[key] = KNOWN_DOMAINS[name]
                 return Data(node=node, key=key, runtime=rt)
         return Data(node=node)
+
+    # -- shared-memory views and slot accesses ----------------------------------------------------
+    def local_ptr(self, buf: Optional[Value], node: ast.Call) -> Value:
+        """``tle.gpu.local_ptr(buf)``: a pointer view of a slot field or of a free buffer."""
+        if isinstance(buf, BufferRef):
+            field_of = self.k.field_buffers.get(buf.site) if buf.site is not None else None
+            if field_of is not None:
+                raise self.err(f"`{src(node)}` reaches the buffer of field '{field_of[1]}' of pipe "
+                               f"'{field_of[0]}' directly: use the slot of an acquire or a wait "
+                               f"(whose window the verifier checks)", node, check="field-buffer")
+            if buf.site is not None and buf.site in self.k.kernel_allocs:
+                name = buf.var or f"tle.gpu.alloc at line {buf.site.line}"
+                return Data(node=node, view="pointer", buffers=frozenset({name}))
+            return Data(node=node)
+        if isinstance(buf, Data) and buf.shared:
+            return replace(buf, node=node, view="pointer", key=None, hint=None, why=None)
+        if isinstance(buf, Poison) and buf.slot:
+            return Data(node=node, view="pointer", lost=f"`{buf.name}` {buf.reason}")
+        return Data(node=node, fields=_fields(buf))
+
+    def access(self, v: "Data", op: str, node: ast.AST, write: bool) -> None:
+        """Record that ``op`` at ``node`` reads (or writes) the shared memory view ``v`` names:
+        an Access per slot field, a use per free buffer."""
+        if v.lost is not None:
+            raise self.err(f"cannot tell which slot `{src(node)}` touches: {v.lost}", node,
+                           check="unknown-slot")
+        loc = self.k.loc(node)
+        for sf in sorted(v.slots, key=lambda x: (x.slot.pipe, x.field, str(x.slot.index))):
+            slot = sf.slot
+            if write and slot.role == "reader":
+                who = f"reader '{slot.reader}'" if slot.reader else "the reader"
+                raise self.err(f"a reader may not write into its slot: `{src(node)}` writes field "
+                               f"'{sf.field}' of pipe '{slot.pipe}', which {who} waited (only "
+                               f"the writer fills a slot, between acquire and commit)", node,
+                               check="reader-write")
+            self.record(Access(slot.role, slot.pipe, sf.field, slot.index, slot.reader, op, loc))
+        if self.mode == "partition":
+            for b in sorted(v.buffers):
+                self.k.buffer_uses.setdefault(b, []).append((self.partition, write, loc, op))
+
+    def opaque_access(self, values: list, op: str, node: ast.AST, loaded: bool = False) -> None:
+        """A call we do not model receives ``values``: a pointer or buffer view among them (and,
+        with ``loaded``, a loaded tile too) is conservatively an access (a read on a reader's slot,
+        the writer's own access on a writer's)."""
+        for v in values:
+            items = v.items if isinstance(v, TupleV) else (v,)
+            for x in items:
+                if isinstance(x, Data) and x.shared and (loaded or x.view != "loaded"):
+                    self.access(x, op, node, write=False)
+                elif isinstance(x, (SlotV, WaitV)) or isinstance(x, Poison) and x.slot:
+                    if loaded:
+                        raise self.err(f"`{src(node)}` receives a pipe slot, but the frontend "
+                                       f"cannot follow what it does with it (pass slot fields "
+                                       f"through tl.load / tl.store / tl.dot, or module-level "
+                                       f"functions of this file)", node, check="opaque-call")
+
+    def record(self, a: Access) -> None:
+        """Append an access, unless the same slot field of the same index was already accessed
+        since the last event of this block (the window cannot have changed in between)."""
+        key = (a.side, a.pipe, a.field, a.index, a.reader)
+        for prev in reversed(self.out):
+            if not isinstance(prev, Access):
+                break
+            if (prev.side, prev.pipe, prev.field, prev.index, prev.reader) == key:
+                return
+        self.out.append(a)
 
     # -- pipes and handles ------------------------------------------------------------------------
     def method(self, recv: Value, name: str, args: list[Value], kwargs: dict[str, Value],
@@ -558,9 +685,10 @@ class ExprEval:
         self.k.events += 1
         decl = self.k.pipes[recv.pipe].decl
         if verb == "acquire":
-            return SlotV(recv.pipe, decl.field_names, "writer")
+            return SlotV(recv.pipe, decl.field_names, "writer", index)
         if verb == "wait":
-            return WaitV(SlotV(recv.pipe, recv.fields or decl.field_names, "reader"))
+            return WaitV(SlotV(recv.pipe, recv.fields or decl.field_names, "reader", index,
+                               recv.reader))
         return Const(None)
 
     def declare_pipe(self, node: ast.Call, hint: Optional[str]) -> Value:
@@ -608,6 +736,8 @@ class ExprEval:
             else:
                 scope = Unevaluated(src(scope_node))
         buf = validate_alloc(shape, dtype, scope, loc, symbolic_ok=True)
+        if self.mode == "kernel":
+            self.k.kernel_allocs.add(loc)
         return BufferRef(buf, site=loc)
 
     # implemented by the statement walker
@@ -621,6 +751,35 @@ class ExprEval:
 
 def _fields(v: Optional[Value]) -> frozenset:
     return v.fields if isinstance(v, Data) else frozenset()
+
+
+def holds_slot(v: Optional[Value]) -> bool:
+    """Whether ``v`` is (or contains) a slot, a wait result or a view of a slot."""
+    if isinstance(v, (SlotV, WaitV)):
+        return True
+    if isinstance(v, Poison):
+        return v.slot
+    if isinstance(v, Data):
+        return bool(v.slots) or v.lost is not None
+    if isinstance(v, TupleV):
+        return any(holds_slot(x) for x in v.items)
+    return False
+
+
+def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional[Data]:
+    """The merge of two non-affine data values (or unbound names) that reach one point on
+    different paths: the union of what they view; when they view different slots, the slot is
+    path-dependent (``lost`` with ``reason``). None when either is not plain data."""
+    if not all(x is None or isinstance(x, Data) for x in (a, b)):
+        return None
+    da = a if isinstance(a, Data) else Data()
+    db = b if isinstance(b, Data) else Data()
+    lost = da.lost or db.lost
+    if da.slots != db.slots and lost is None:
+        lost = reason
+    node = da.node if da.node is not None else db.node
+    return Data(node=node, fields=da.fields | db.fields, view=da.view or db.view,
+                slots=da.slots | db.slots, buffers=da.buffers | db.buffers, lost=lost)
 
 
 def _kw_node(node: ast.Call, name: str) -> Optional[ast.expr]:

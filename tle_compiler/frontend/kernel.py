@@ -8,6 +8,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
+from ..diagnostics import TleError
 from ..ir.expr import Affine
 from ..ir.nodes import Loc, Partition, Pipe, Program
 from ..jit import DEFAULT_NUM_WARPS, check_num_warps
@@ -170,11 +171,11 @@ class KernelBodyWalker(StmtWalker):
                        f"kernel-level integer computed from them) nor an integer constant", node,
                        check="bad-assume")
 
-    def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str
-                    ) -> Optional[Value]:
+    def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str,
+                    slot_reason: Optional[str] = None) -> Optional[Value]:
         # A kernel-level value is one runtime value shared by every partition, whatever path
         # computed it: an opaque param rather than poison.
-        merged = super().merge_value(name, a, b, reason)
+        merged = super().merge_value(name, a, b, reason, slot_reason)
         if (isinstance(merged, (Poison, Data)) and name != "<return>"
                 and not any(isinstance(x, HANDLES + (BufferRef, SlotV, WaitV)) for x in (a, b))):
             node = getattr(self, "merge_node", None)
@@ -253,6 +254,23 @@ _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 
 def _holds(a: int, op: str, b: int) -> bool:
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]
+
+
+def check_free_buffers(k: KernelCtx) -> None:
+    """A free shared buffer (a tle.gpu.alloc of the kernel that is no pipe field) touched by two
+    partitions, one of them writing, is a data race: no barrier orders the two. An error at the
+    later access, naming both."""
+    what = {True: "writes", False: "reads"}
+    for buf, uses in k.buffer_uses.items():
+        for i, (p2, w2, loc2, op2) in enumerate(uses):
+            for p1, w1, loc1, op1 in uses[:i]:
+                if p1 != p2 and (w1 or w2):
+                    raise TleError(
+                        f"shared buffer `{buf}` is used by two partitions, one of them writing: "
+                        f"'{p1}' {what[w1]} it ({op1} at line {loc1.line}) and '{p2}' "
+                        f"{what[w2]} it ({op2} at line {loc2.line}); no barrier orders them (a "
+                        f"data race outside any pipe): hand the data over through a pipe", loc2,
+                        check="buffer-race")
 
 
 def _is_ws_call(scope: ModuleScope, node: ast.AST) -> bool:
@@ -412,6 +430,7 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
     for i, (elt, pdef, argv) in enumerate(entries):
         default = i == 0
         pw = StmtWalker(k, "partition", Frame("<kernel>"))
+        pw.partition = pdef.name
         bindings = pw.bind_params(pdef, argv, {}, elt, f"partition '{pdef.name}'")
         stmts_before = len(pw.out)
         pw.run_function(pdef, dict(bindings), inlined=False)
@@ -423,6 +442,7 @@ def read_kernel(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
         infos.append(PartitionInfo(pdef.name, pdef.name, pdef, bindings, warps_i, regs_i, default,
                                    ploc))
 
+    check_free_buffers(k)
     params, partitions, names = finalize(k.params, partitions)
     env_names = {ph: Affine.of(n) for ph, n in names.items()}
 

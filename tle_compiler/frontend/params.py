@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Hashable, Mapping, Optional
 
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
-from ..ir.nodes import Event, For, Loc, Param, Partition, Stmt
+from ..ir.nodes import Access, Event, For, Loc, Param, Partition, Stmt
 
 PLACEHOLDER = "$"
 
@@ -111,7 +111,7 @@ def _collect(body: tuple[Stmt, ...], uses: list[str], loops: set[str]) -> None:
                     uses.append(v)
 
     for s in body:
-        if isinstance(s, Event):
+        if isinstance(s, (Event, Access)):
             note(s.index)
         elif isinstance(s, For):
             loops.add(s.var)
@@ -136,7 +136,7 @@ def subst_cond(c: Cond, env: Mapping[str, Affine]) -> Cond:
 def subst_body(body: tuple[Stmt, ...], env: Mapping[str, Affine]) -> tuple[Stmt, ...]:
     out: list[Stmt] = []
     for s in body:
-        if isinstance(s, Event):
+        if isinstance(s, (Event, Access)):
             out.append(replace(s, index=s.index.substitute(env)))
         elif isinstance(s, For):
             out.append(replace(s, start=s.start.substitute(env), stop=s.stop.substitute(env),

@@ -11,13 +11,16 @@ loop-carried counter (``it += 1``) is never mistaken for a constant.
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Optional, Union
 
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
-from ..ir.nodes import READER_VERBS, WRITER_VERBS, For, If, Stmt
+from ..ir.nodes import READER_VERBS, WRITER_VERBS, For, If, Stmt, walk_accesses, walk_events
 from .context import Frame
-from .exprs import RANGE_FUNCS, STATIC_RANGE_ARGS, STATIC_RANGES, TL_RANGE_ARGS, ExprEval, src
-from .values import HANDLES, Aff, Const, Data, KernelArg, ModRef, Poison, Sym, TupleV, Value
+from .exprs import (RANGE_FUNCS, STATIC_RANGE_ARGS, STATIC_RANGES, TL_RANGE_ARGS, ExprEval,
+                    holds_slot, merge_views, src)
+from .values import (HANDLES, Aff, Const, Data, KernelArg, ModRef, Poison, SlotV, Sym, TupleV, Value,
+                     WaitV)
 
 MAX_INLINE_DEPTH = 32
 
@@ -202,39 +205,40 @@ class StmtWalker(ExprEval):
                             f"supported: keep them in plain code, for-range loops and ifs",
                          "unsupported-control-flow")
         try:
+            # no events in here (else an error); the slot accesses stay, in order
             for field in ("body", "orelse", "finalbody"):
                 sub = getattr(s, field, None)
                 if isinstance(sub, list):
-                    self.exec_block(sub)
+                    self.hoist(walk_accesses(tuple(self.exec_block(sub))))
             for h in getattr(s, "handlers", []) or []:
-                self.exec_block(h.body)
+                self.hoist(walk_accesses(tuple(self.exec_block(h.body))))
             for case in getattr(s, "cases", []) or []:
-                self.exec_block(case.body)
+                self.hoist(walk_accesses(tuple(self.exec_block(case.body))))
         finally:
             self.depth -= 1
             self.bad_loop = saved_bad
         self.merge_into(env_before, [dict(self.env)], assigned_names([s]), s, "statement")
 
     # -- merging environments -------------------------------------------------------------------
-    def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str
-                    ) -> Optional[Value]:
+    def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str,
+                    slot_reason: Optional[str] = None) -> Optional[Value]:
+        """The value of ``name`` where paths giving ``a`` and ``b`` meet (None: unbound).
+        ``slot_reason``: why a slot (or a view of one) that differs is path-dependent."""
         if isinstance(a, Aff) and isinstance(b, Aff) and a == b:
             return Aff(a.expr, a.runtime or b.runtime)  # runtime on either path: runtime
         if a == b:
             return a
         if a is None and b is None:
             return None
+        why = slot_reason or reason
         if (a is None or isinstance(a, Data) and not _affine_like(a)) and \
                 (b is None or isinstance(b, Data) and not _affine_like(b)):
-            fa = a.fields if isinstance(a, Data) else frozenset()
-            fb = b.fields if isinstance(b, Data) else frozenset()
-            node = (a or b).node  # type: ignore[union-attr]
-            return Data(node=node, fields=fa | fb)
-        if isinstance(a, Poison):
-            return a
-        if isinstance(b, Poison):
-            return b
-        return Poison(name, reason)
+            return merge_views(a, b, f"`{name}` {why}")
+        slot = holds_slot(a) or holds_slot(b)
+        for p in (a, b):
+            if isinstance(p, Poison):
+                return replace(p, slot=True) if slot and not p.slot else p
+        return Poison(name, why if slot else reason, slot)
 
     def merge_into(self, before: dict[str, Value], afters: list[dict[str, Value]],
                    names: dict[str, int], node: ast.AST, what: str) -> None:
@@ -246,12 +250,47 @@ class StmtWalker(ExprEval):
                 if what != "if" else [env.get(name) for env in afters]
             merged = values[0]
             for v in values[1:]:
-                merged = self.merge_value(name, merged, v,
-                                          self.poison_reason(what, node, line))
+                merged = self.merge_value(name, merged, v, self.poison_reason(what, node, line),
+                                          self.slot_reason(what, node, line))
             if merged is None:
                 self.env.pop(name, None)
             else:
                 self.env[name] = merged
+
+    @staticmethod
+    def slot_reason(what: str, node: ast.AST, line: int) -> str:
+        """Why a slot assigned in a loop, an if or another statement depends on the path."""
+        if what == "loop":
+            return (f"is assigned inside the loop at line {node.lineno} (at line {line}): after the "
+                    f"loop, or in the next iteration before it is assigned again, it may hold any "
+                    f"iteration's slot (slots are per iteration)")
+        if what == "if":
+            return (f"is assigned differently in the branches of the if at line {node.lineno}, so "
+                    f"which slot it holds depends on the condition")
+        return f"is assigned inside the {what} at line {node.lineno}"
+
+    def hoist(self, accesses) -> None:
+        """Keep the slot accesses of control flow the IR does not express (data-dependent ifs,
+        while loops, try, ...: they hold no events) in this block, in order: each may happen."""
+        for a in accesses:
+            self.record(a)
+
+    def forget_slots(self, names: dict[str, int], node: ast.AST) -> None:
+        """At the head of a loop: a name the body assigns that holds a slot (or a view of one)
+        may hold the previous iteration's slot there."""
+        for name, line in names.items():
+            v = self.env.get(name)
+            if holds_slot(v):
+                self.env[name] = self.lose(v, name, self.slot_reason("loop", node, line))
+
+    def lose(self, v: Value, name: str, reason: str) -> Value:
+        if isinstance(v, Data):
+            return replace(v, lost=v.lost or f"`{name}` {reason}")
+        if isinstance(v, TupleV):
+            return TupleV(tuple(self.lose(x, name, reason) for x in v.items))
+        if isinstance(v, (SlotV, WaitV, Poison)):
+            return Poison(name, reason, slot=True)
+        return v
 
     @staticmethod
     def poison_reason(what: str, node: ast.AST, line: int) -> str:
@@ -362,6 +401,7 @@ class StmtWalker(ExprEval):
         for name in names:
             if _affine_like(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
+        self.forget_slots(names, s)
         ir_var = self.fresh_loop_var(s.target.id) if isinstance(s.target, ast.Name) else "_"
         # a static_range variable is a constexpr (the loop is unrolled); a range / tl.range
         # variable is a runtime integer
@@ -393,10 +433,14 @@ class StmtWalker(ExprEval):
         if isinstance(s.target, ast.Name) and s.target.id in names:
             self.env[s.target.id] = Poison(s.target.id, f"is the variable of the loop at line "
                                            f"{s.lineno}, used after the loop")
-        if body:
+        if any(walk_events(tuple(body))):
             if bad is not None:
                 raise self.err(f"this loop contains pipe events, but {bad}", s,
                                check="non-affine-loop")
+        if body and bad is not None:
+            # only slot accesses, in a loop the IR cannot express: they may happen, so they stay
+            self.hoist(walk_accesses(tuple(body)))
+        elif body:
             start, stop, step = bounds  # type: ignore[misc]
             self.out.append(For(ir_var, start, stop, step, tuple(body), self.k.loc(s)))
 
@@ -408,6 +452,7 @@ class StmtWalker(ExprEval):
         for name in names:
             if _affine_like(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
+        self.forget_slots(names, s)
         self.eval_guarded(s.test, "a while condition")
         self.depth += 1
         saved_bad = self.bad_loop
@@ -415,7 +460,8 @@ class StmtWalker(ExprEval):
                             "compiler; use `for i in range(n)` with n a kernel param",
                          "unsupported-control-flow")
         try:
-            self.exec_block(s.body)
+            # no events (else an error): its slot accesses may happen, so they stay, in order
+            self.hoist(walk_accesses(tuple(self.exec_block(s.body))))
         finally:
             self.depth -= 1
             self.bad_loop = saved_bad
@@ -445,6 +491,10 @@ class StmtWalker(ExprEval):
         names.update(assigned_names(s.orelse))
         self.merge_into(before, [env_then, env_else], names, s, "if")
         if not then and not orelse:
+            return
+        if isinstance(cond, NotAffine) and not any(walk_events(tuple(then) + tuple(orelse))):
+            # only slot accesses under a data-dependent condition: each may happen
+            self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
             return
         if isinstance(cond, NotAffine):
             raise self.err(f"pipe events under a condition that is not affine in loop variables "

@@ -2,9 +2,9 @@
 
 The frontend never runs the kernel: it walks the AST and tracks, for every local name, one of the
 values below. Only what the Pipe IR needs is tracked precisely (pipes, handles, affine integers,
-slots); everything else is :class:`Data`, which remembers at most which pipe fields it is a view of
-(for ``mma`` detection) and, when it is a pure function of params and constants, a canonical key
-(so it can become a symbolic param).
+slots); everything else is :class:`Data`, which remembers at most which slot fields or shared
+buffers it is a view of (for the slot accesses of the IR and ``mma`` detection) and, when it is a
+pure function of params and constants, a canonical key (so it can become a symbolic param).
 
 Integers carry whether Triton computes them at run time (``runtime``): loop variables of
 ``range``/``tl.range``, runtime kernel arguments and what is computed from them are runtime
@@ -68,7 +68,15 @@ class Data(Value):
     view of (through ``local_ptr``/``load``/``trans``/...), for mma detection; ``key``: canonical
     text when this is a pure function of params and constants; ``hint``: a name for the param it
     would become; ``why``: why it is not affine (for error messages); ``node``: the expression it
-    came from; ``runtime``: a keyed integer Triton computes at run time."""
+    came from; ``runtime``: a keyed integer Triton computes at run time.
+
+    Shared-memory views: ``view`` says what this is of the ``slots`` (slot fields) and ``buffers``
+    (free ``tle.gpu.alloc`` buffers of the kernel, by name) it views: "buffer" (``slot.f``
+    itself), "pointer" (``local_ptr(slot.f)`` and pointers computed from it) or "loaded" (a tile
+    loaded from one, or ``tl.trans`` of it: in registers, except that a matrix multiply reads it
+    from shared memory where it is used). ``lost``: why the slot of a view depends on the path
+    taken (it was assigned in a loop, or differently in an if's branches); an access through it
+    is an error."""
 
     node: Optional[ast.AST] = field(default=None, compare=False, repr=False)
     fields: frozenset[tuple[str, str]] = frozenset()
@@ -76,6 +84,15 @@ class Data(Value):
     hint: Optional[str] = None
     why: Optional[str] = field(default=None, compare=False)
     runtime: bool = field(default=False, compare=False)
+    view: Optional[str] = None
+    slots: frozenset["SlotField"] = frozenset()
+    buffers: frozenset[str] = frozenset()
+    lost: Optional[str] = None
+
+    @property
+    def shared(self) -> bool:
+        """Whether this is a view of shared memory (a slot field or a free buffer)."""
+        return self.view is not None and bool(self.slots or self.buffers or self.lost)
 
     @property
     def text(self) -> str:
@@ -84,10 +101,13 @@ class Data(Value):
 
 @dataclass(frozen=True)
 class Poison(Value):
-    """A name whose value depends on the path taken (assigned in a loop or one branch of an if)."""
+    """A name whose value depends on the path taken (assigned in a loop or one branch of an if).
+    ``slot``: it held a slot (or a wait result) on some path, so an access through it cannot
+    tell which slot it touches."""
 
     name: str
     reason: str
+    slot: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,11 +145,23 @@ class ReaderRef(Value):
 
 @dataclass(frozen=True)
 class SlotV(Value):
-    """A slot handed out by ``acquire`` (role "writer") or ``wait(...).slot`` (role "reader")."""
+    """A slot handed out by ``acquire(index)`` (role "writer") or by reader ``reader``'s
+    ``wait(index)`` (role "reader"; ``reader`` None on an SPSC pipe). ``index`` is the event's
+    index (affine in loop variables and params), so slots of different iterations differ."""
 
     pipe: str
     fields: tuple[str, ...]
     role: str
+    index: Affine = Affine()
+    reader: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class SlotField:
+    """Field ``field`` of slot ``slot``: what a slot access touches."""
+
+    slot: SlotV
+    field: str
 
 
 @dataclass(frozen=True)
