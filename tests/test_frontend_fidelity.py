@@ -14,6 +14,7 @@ import pytest
 from tle_compiler.diagnostics import TleError
 from tle_compiler.frontend import read_kernels, read_source
 from tle_compiler.ir import Affine, For, If, ModCompare, walk_events
+from tle_compiler.ir.printer import print_program
 from tle_compiler.passes import verify
 
 HEAD = '''\
@@ -63,6 +64,17 @@ def first(body, kind):
         if found is not None:
             return found
     return None
+
+
+def events_of(body) -> list[str]:
+    return [f"{e.verb}({e.index})" for e in walk_events(body)]
+
+
+def loop(body) -> For:
+    """The first loop in ``body``."""
+    f = first(body, For)
+    assert f is not None
+    return f
 
 
 SPSC = '''
@@ -389,7 +401,6 @@ def test_params_range_over_every_integer_by_default():
     prog = read_one(kernel(NEGATIVE_ONLY.format(assume="")))
     (n,) = prog.params
     assert (n.name, n.min, n.max) == ("N", None, None)
-    from tle_compiler.ir.printer import print_program
     assert "param N any" in print_program(prog)
 
 
@@ -708,9 +719,9 @@ def test_loop_else_break_and_continue_are_rejected_in_partitions(case):
     assert message in err.message
 
 
-def test_loop_else_was_never_read_as_always_run():
+def test_a_loop_else_is_refused_with_tritons_reason():
     # the old reading ran a for's else unconditionally after the loop: here that would have been
-    # a well-formed close(N); now the kernel is refused rather than misread
+    # a well-formed close(N), which Triton never runs; now the kernel is refused, not misread
     body, needle, _ = LOOP_ELSE_CASES["for-else-in-partition"]
     with pytest.raises(TleError, match="Don't know what to do with else after for"):
         read_source(spsc(body, "pass\n"))
@@ -910,18 +921,4 @@ def test_an_explicit_full_view_is_the_same_view_as_none():
             second.wait(i)
             first.release(i)
     '''), "    "))
-    read_one(text)
-
-
-# -- helpers shared with the later sections --------------------------------------------------------
-
-def events_of(body) -> list[str]:
-    return [f"{e.verb}({e.index})" for e in walk_events(body)]
-
-
-def loop(body) -> For:
-    f = first(body, For)
-    assert f is not None
-    return f
-
-
+    assert events_of(read_one(text).partitions[1].body) == ["wait(i)", "release(i)"]
