@@ -302,7 +302,8 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
     fixed_text = ", ".join(f"{k} = {v}" for k, v in given.items())
     if not free:
         scope = fixed_text or "its single instance (no params)"
-        return Plan([dict(given)], "proved", scope, argument="every value checked")
+        return Plan([dict(given)], "proved", scope,
+                    argument="the values given, checked" if fixed_text else "checked exactly")
 
     def with_fixed(d: dict[str, int]) -> dict[str, int]:
         return {p.name: d.get(p.name, given.get(p.name)) for p in program.params}

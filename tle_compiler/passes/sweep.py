@@ -124,12 +124,17 @@ def sweep(ctx: PassContext) -> Sweep:
         for n, params in enumerate(values):
             if first_fault is not None and n > first_fault + AFTER_FAULT:
                 break
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            left = budget - sw.events
+            if left <= 0:
+                sw.exhausted = f"the verification budget of {budget} events ran out before {shown}"
+                return False
             try:
-                traces = cp.run(params, budget - sw.events)
+                traces = cp.run(params, left)
             except TraceBudgetExceeded as e:
-                shown = ", ".join(f"{k}={v}" for k, v in params.items())
-                sw.exhausted = (f"the verification budget of {budget} events ran out at "
-                                f"{shown} ({e})")
+                sw.exhausted = (f"the verification budget of {budget} events ran out at {shown} "
+                                f"(partition '{e.partition}' alone needs more than the {left} "
+                                f"events left)")
                 return False
             sw.events += sum(len(ids) for ids, _ in traces)
             if checker.clean(traces):

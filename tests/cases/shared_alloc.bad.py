@@ -1,0 +1,39 @@
+# expect: error aliased-buffer line 13
+"""Two pipes share one buffer: filling b overwrites the slot a's reader may be reading."""
+
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def two(x_ptr, N):
+    buf = tle.gpu.alloc([1, 64], tl.int32)
+    a = tle.pipe(capacity=1, tile=buf)
+    b = tle.pipe(capacity=1, tile=buf)
+    tle.gpu.warp_specialize([(produce, (a, b, x_ptr, N)), (consume, (a, b, x_ptr, N))], [4], [232])
+
+
+def produce(a, b, x_ptr, N):
+    wa = a.writer()
+    wb = b.writer()
+    for t in range(N):
+        slot = wa.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        wa.commit(t)
+        slot = wb.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        wb.commit(t)
+
+
+def consume(a, b, x_ptr, N):
+    ra = a.reader()
+    rb = b.reader()
+    for t in range(N):
+        res = ra.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        ra.release(t)
+        res = rb.wait(t)
+        v += tl.load(tle.gpu.local_ptr(res.slot.tile))
+        rb.release(t)
+        tl.store(x_ptr + tl.arange(0, 64), v)
