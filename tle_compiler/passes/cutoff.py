@@ -348,7 +348,13 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
     n0, L = frag.n0, frag.L
     lo = p.min
     top = max(lo if lo is not None else n0, n0) + 2 * L - 1
-    bottom = lo if lo is not None else -frag.n0_negative - L
+    if lo is not None:
+        bottom = lo
+    else:
+        # a whole period at or below -N0' - 1 (and below the domain's top): below it, a fault at
+        # N implies one at N + L (docs/semantics.md, step 6)
+        w = -frag.n0_negative - 1 if p.max is None else min(p.max, -frag.n0_negative - 1)
+        bottom = w - L + 1
     cand = _domain_range(lo, p.max, bottom, top)
     values = [with_fixed({n: v}) for v in _order(cand)]
     probe: list[dict[str, int]] = []
