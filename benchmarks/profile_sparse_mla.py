@@ -6,7 +6,7 @@
     python3 benchmarks/stall_report.py seesaw_sass.csv      # where each partition's warps wait
 
 KERNEL: `pipe`, `seesaw`, `naive`, or a kernel file as benchmarks/ab_sparse_mla.py takes.
-Inputs as in ANCHORS.md (the headline shape by default, SQ reduced to keep the replay short).
+Inputs as in docs/sparse_mla.md (the headline shape by default, SQ reduced to keep the replay short).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
                                            [--json results.json] [--plot sparse_mla.png] [--quick]
     (or ``python -m kernels.bench_sparse_mla`` with the repository on PYTHONPATH)
 
-Headline shape (ANCHORS.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
+Headline shape (docs/sparse_mla.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
 SKV in {8K, 32K, 64K, 96K, 128K}; q, kv = randn/10 bf16; query t attends to [0, t + SKV - SQ],
 indices = topk distinct random positions of that window, invalid slots = SKV.
 TFLOP/s = 2*SQ*H*topk*(576+512) / median time (``triton.testing.do_bench``, warmup 50 ms,

@@ -76,7 +76,7 @@ def sparse_mla_reference(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
 
 def make_inputs(sq: int, skv: int, h: int, topk: int, d_qk: int = 576, device="cuda", seed: int = 0,
                 batch: Optional[int] = None):
-    """Benchmark inputs as in ANCHORS.md: q, kv = randn/10 bf16; query t may attend to positions
+    """The benchmark's inputs (docs/sparse_mla.md): q, kv = randn/10 bf16; query t may attend to positions
     [0, t + skv - sq] (causal window), indices = topk distinct random positions in that window,
     invalid slots (window smaller than topk) = skv. ``batch`` gives the batched layout."""
     if batch is not None:

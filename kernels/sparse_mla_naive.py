@@ -6,7 +6,7 @@ are also V, and the 64 RoPE "tail" dims when d_qk == 576), two QK dots (main + t
 in base 2, one PV dot. 8 warps (4 for head blocks below 64), num_stages 2. No warp specialisation:
 about half of the cycles wait on the gathers (MISSION.md).
 
-Semantics (FlashMLA's ``flash_mla_sparse_fwd``, ANCHORS.md):
+Semantics (FlashMLA's ``flash_mla_sparse_fwd``, docs/sparse_mla.md):
 - index t is invalid when t < 0 or t >= s_kv, or when its slot is at or beyond topk_length[query]:
   it is clamped to row 0 and its load is masked (zero-fill), so it is never dereferenced whatever
   its value (-2**31, -1, s_kv, 2**31-1); its logit is -inf. Duplicates count as many times as they

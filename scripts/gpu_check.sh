@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one script the device run uses (see ../shared/DEVICE.md):
+# The one script a GPU run uses (docs/GPU_TESTS.md):
 #
 #   bash scripts/gpu_check.sh            # on the GPU machine, from the repository root
 #

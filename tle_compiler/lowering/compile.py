@@ -4,7 +4,7 @@ with ``inspect``, so the module must live in a real file), then ``triton.compile
 ``GluonASTSource`` for ``GPUTarget("cuda", 90, 32)`` — which works on a machine without a GPU and
 gives ``asm["ttgir"]``, ``asm["ptx"]`` and a cubin.
 
-Pointer arguments carry ``tt.divisibility = 16`` (DESIGN.md: without alignment hints cp.async
+Pointer arguments carry ``tt.divisibility = 16`` (docs/lowering.md: without alignment hints cp.async
 legalization fails on the CPU, and the launcher checks the same alignment at run time).
 """
 

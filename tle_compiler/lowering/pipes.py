@@ -16,7 +16,7 @@ from the plan, i.e. from infer-barriers' waiters and arrivers:
   close(i)    acquire(i) + closed flag := 1 + commit(i)
   wait(i)     wait full[g][stage] at φ for each group of the reader's view; then, when the slot
               feeds wgmma, fence_async_shared(): the slot was written through the generic proxy and
-              Triton 3.6 does not insert the generic→async fence between partitions (DESIGN.md)
+              Triton 3.6 does not insert the generic→async fence between partitions (docs/lowering.md)
   release(i)  warpgroup_mma_wait for the last in-flight wgmma reading a ring of the pipe (if
               any), then arrive empty[g][stage] for each group of the view
 One-shot pipes have no empty barriers: acquire/release emit nothing, waits are at parity 0.

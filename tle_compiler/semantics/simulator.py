@@ -113,7 +113,7 @@ class _PipeInfo:
         return self.pipe.one_shot
 
     def stage_phase(self, i: int) -> tuple[int, int]:
-        # One-shot pipes have a single stage whose full barrier is waited at phase 0 (DESIGN.md);
+        # One-shot pipes have a single stage whose full barrier is waited at phase 0 (docs/semantics.md);
         # their index is only a name for the one slot.
         if self.pipe.one_shot:
             return 0, 0
