@@ -555,7 +555,7 @@ def test_the_generator_yields_both_verdicts_and_late_thresholds():
     rnd = random.Random(20261129)
     kinds: dict[str, int] = {}
     late = 0
-    for _ in range(60):
+    for _ in range(45):
         text = gen_program(rnd)
         ctx = verify(_one(text))
         kind = ctx.verdict().kind
@@ -599,6 +599,32 @@ def test_proved_generated_programs_hold_beyond_the_plan(rnd):
     bad = [n for n in beyond_values(prog, rnd, dense=2 * f.L + 12, samples=4)
            if not exact_ok(prog, n)]
     assert not bad, f"proved ({v.describe()}) but faulty at N = {bad}:\n{text}"
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(SEEDS, st.integers(-60, 8))
+def test_proved_under_an_upper_bound_holds_far_below_it(rnd, top):
+    """The negative half of the theorem under ``param N any <= K`` (where the wrong "proved" was):
+    fault-free at every value from K down to K - 4L - 4N0'. Generated programs with the N gates
+    and remainders that make them fail only at some negative values."""
+    text = re.sub(r"^param N.*$", f"param N any <= {top}", gen_program(rnd), count=1, flags=re.M)
+    text = text.replace("if N > 7 {", "if N > 7 or N % 5 == 2 {")
+    if rnd.random() < 0.6:  # a commit nobody waits, at some residue of N well below zero
+        m, r, t = rnd.choice([3, 4, 5, 7, 10]), rnd.randrange(10), rnd.randrange(0, 40)
+        text = text.replace("partition P0 default {\n", f"partition P0 default {{\n  if N % {m} == "
+                            f"{r % m} and N < -{t} {{\n    z.acquire(0)\n    z.commit(0)\n  }}\n")
+        text = text.replace("partition P0", "pipe z capacity=1\npartition P0", 1)
+    prog = _one(text)
+    v = verify(prog).verdict()
+    if v.kind != "proved":
+        return
+    f = plan(prog).fragment
+    low = top - 4 * f.L - 4 * f.n0_negative
+    fast = FastOracle(prog)
+    bad = [n for n in range(top, low - 1, -1) if fast.faulty(n)]
+    assert not bad or not exact_ok(prog, bad[0]), "the shortcut disagrees with the oracle"
+    assert not bad, f"proved ({v.describe()}) but faulty at N = {bad[:5]}:\n{text}"
 
 
 @settings(max_examples=25, deadline=None,
