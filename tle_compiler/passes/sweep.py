@@ -102,7 +102,8 @@ def _instances(ctx: PassContext, params: dict[str, int], at: tuple[int, int]) ->
     key = tuple(sorted(params.items()))
     if key not in cache:
         cache.clear()
-        cache[key] = unroll(ctx.program, params)
+        # no length limit: this value's traces were expanded within the budget already
+        cache[key] = unroll(ctx.program, params, limit=None)
     part = ctx.program.partitions[at[0]].name
     return cache[key][part][at[1]]
 
