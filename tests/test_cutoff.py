@@ -12,13 +12,16 @@ below).
   other (a consumer waiting index ``v - 3`` under ``v >= 3`` and draining ``N - 3 + j`` after the
   loop), late releases and commits, items picked by remainders, start and end thresholds, gates on
   N alone, inner constant loops, SPMC pipes with field views, slot accesses, ``close``; pipes with
-  constant or ``b*N + k`` indices used before and after the loops (one-shot ones too); mutations
-  that perturb one lag, guard, index, capacity, loop bound or order. Every generated program must
+  constant or ``b*N + k`` indices used before and after the loops (one-shot ones too); pipes used
+  at index 0 inside the loops (filled, waited and released before, at one iteration of, or after
+  the loop, read or written in every iteration); mutations that perturb one lag, guard, index,
+  capacity, loop bound, mode or order. Every generated program must
   classify inside the fragment, and its verdict must agree with the oracle beyond the plan.
 * Hand-made adversarial programs (tests/fixtures/cutoff/*.pipe): lags that add up around a ring of
   four partitions, a stage used in the prologue and again only after the loop, thresholds at both
-  ends, remainders in Python's and C's flavour, faults that appear late (N = 15, 22-24, 31, 62) or
-  only below zero; each with its exact verdict and first faulty value.
+  ends, remainders in Python's and C's flavour, a slot read in every iteration at a constant index
+  (the Q tile), faults that appear late (N = 15, 22-24, 31, 42, 62) or only below zero; each with
+  its exact verdict and first faulty value.
 * Constructs outside the fragment never give "proved": "bounded" (exit 3) when the fault lies
   beyond the values checked, "rejected" (exit 1) when it lies within, the reason naming the line.
 * The budget: a huge minimum is proved quickly inside the fragment and ends "unknown" outside it.
@@ -31,7 +34,7 @@ below).
 
 The heavier search runs by hand, not in CI::
 
-    python -m tests.test_cutoff [SECONDS] [PROCESSES] [SEED]
+    python -m tests.test_cutoff [SECONDS] [PROCESSES] [SEED] [HELD, e.g. 1,1,2]
 
 It generates and mutates programs, keeps the mutants whose first fault is latest relative to the
 plan's top value (N0 + 2L), scans every proved one densely up to 2(N0 + 2L) and at random values up
@@ -203,6 +206,26 @@ class ConstPipe:
 
 
 @dataclass
+class HeldPipe:
+    """Index 0 used inside the N-loops (the Q tile read in every K tile, d5e6150): the writer fills
+    it before its loop ("pre"), at one iteration (``v == cw``: "at") or holds it open through the
+    loop writing it every iteration ("open"); the reader waits it before its loop or at ``v == cr``,
+    reads it in the iterations after, and releases it after the loop ("post"), at the last
+    iteration ("end") or never (one-shot). Everything only when N > gate."""
+
+    name: str
+    one_shot: bool
+    writer: int
+    reader: int
+    wmode: str
+    rmode: str
+    relmode: str
+    cw: int
+    cr: int
+    gate: int
+
+
+@dataclass
 class Part:
     s: int  # the loop is range(s, N + c)
     c: int
@@ -216,9 +239,14 @@ class Spec:
     parts: list
     spipes: list
     cpipes: list
+    hpipes: list = field(default_factory=list)
 
     def pipe(self, name: str) -> StreamPipe:
         return next(p for p in self.spipes if p.name == name)
+
+
+#: How many held pipes (index 0 inside the loops) a program gets: one of these.
+HELD_CHOICES = [0, 0, 1]
 
 
 def gen_spec(rnd: random.Random) -> Spec:
@@ -295,12 +323,24 @@ def gen_spec(rnd: random.Random) -> Spec:
         if rnd.random() < 0.2:
             cp.gate = rnd.choice([0, 2, 4])
         cpipes.append(cp)
+    hpipes = []
+    for i in range(rnd.choice(HELD_CHOICES)):
+        one = rnd.random() < 0.4
+        w = rnd.randrange(nparts)
+        r = rnd.choice([k for k in range(nparts) if k != w])
+        hpipes.append(HeldPipe(f"h{i}", one, w, r, rnd.choice(["pre", "pre", "at", "open"]),
+                               rnd.choice(["pre", "at"]),
+                               rnd.choice(["post", "end"] + (["none"] if one else [])),
+                               rnd.choice([0, 1, 2, 3]), rnd.choice([0, 1, 2, 3, 4]),
+                               rnd.choice([4, 5, 6, 8])))
     for p in parts:
         rnd.shuffle(p.actions)
         if not p.actions and rnd.random() < 0.5:
             p.has_loop = False
+    for h in hpipes:
+        parts[h.writer].has_loop = parts[h.reader].has_loop = True
     domain = rnd.choice(["", "", "", " any", " >= 1", " >= 3"])
-    return Spec(domain, parts, spipes, cpipes)
+    return Spec(domain, parts, spipes, cpipes, hpipes)
 
 
 #: Extra conditions a mutation puts on one action (inside the loop; the ones without v anywhere).
@@ -333,7 +373,16 @@ def mutate(spec: Spec, rnd: random.Random) -> Spec:
         else:
             part.c += rnd.choice([-1, 1])
     elif r < 0.85:
-        rnd.shuffle(rnd.choice(s.parts).actions)
+        if s.hpipes and rnd.random() < 0.5:
+            h = rnd.choice(s.hpipes)
+            what = rnd.choice(["cw", "cr", "gate", "wmode", "rmode", "relmode"])
+            if what in ("cw", "cr", "gate"):
+                setattr(h, what, getattr(h, what) + rnd.choice([-2, -1, 1, 2]))
+            else:
+                setattr(h, what, rnd.choice({"wmode": ["pre", "at", "open"], "rmode": ["pre", "at"],
+                                             "relmode": ["post", "end", "none"]}[what]))
+        else:
+            rnd.shuffle(rnd.choice(s.parts).actions)
     elif acts:
         a = rnd.choice(acts)
         a.d = max(0, a.d + rnd.choice([-1, 1, 2]))
@@ -359,6 +408,8 @@ class _Renderer:
             out.append(f"pipe {p.name} {attrs}")
         for c in sp.cpipes:
             out.append(f"pipe {c.name} capacity={c.cap}{' one_shot' if c.one_shot else ''}")
+        for h in sp.hpipes:
+            out.append(f"pipe {h.name} capacity=1{' one_shot' if h.one_shot else ''} fields=(q)")
         for k, part in enumerate(sp.parts):
             out.append(f"partition P{k}{' default' if k == 0 else ''} {{")
             out += ["  " + line for line in self.partition(k, part)]
@@ -385,8 +436,41 @@ class _Renderer:
                     lines += evs
         return lines
 
+    def held(self, k: int, where: str) -> list:
+        """The held pipes' lines of partition k: before its loop ("pre"), in it ("loop"), after it
+        ("post")."""
+        lines = []
+        for h in self.spec.hpipes:
+            g = f"N > {h.gate}"
+            evs = []
+            if h.writer == k:
+                if h.wmode == "pre" and where == "pre" or h.wmode == "at" and where == "loop":
+                    at = f"v == {h.cw} and " if where == "loop" else ""
+                    evs.append((f"{at}{g}", [f"{h.name}.acquire(0)", f"{h.name}.write(0, q)",
+                                             f"{h.name}.commit(0)"]))
+                elif h.wmode == "open":
+                    evs.append((g, [{"pre": f"{h.name}.acquire(0)", "loop": f"{h.name}.write(0, q)",
+                                     "post": f"{h.name}.commit(0)"}[where]]))
+            if h.reader == k:
+                if h.rmode == "pre" and where == "pre":
+                    evs.append((g, [f"{h.name}.wait(0)"]))
+                if where == "loop":
+                    if h.rmode == "at":
+                        evs.append((f"v == {h.cr} and {g}", [f"{h.name}.wait(0)"]))
+                    after = f"v >= {h.cr} and " if h.rmode == "at" else ""
+                    evs.append((f"{after}{g}", [f"{h.name}.read(0, q)"]))
+                    if h.relmode == "end":
+                        evs.append((f"v == N - 1 and {g}", [f"{h.name}.release(0)"]))
+                if where == "post" and h.relmode == "post":
+                    evs.append((g, [f"{h.name}.release(0)"]))
+            for cond, body in evs:
+                lines.append(f"if {cond} {{")
+                lines += ["  " + e for e in body]
+                lines.append("}")
+        return lines
+
     def partition(self, k: int, part: Part) -> list:
-        lines = self.cevents(k, "pre")
+        lines = self.cevents(k, "pre") + self.held(k, "pre")
         acts = part.actions
         if part.has_loop:
             dmax = max([a.d for a in acts] or [0])
@@ -395,12 +479,14 @@ class _Renderer:
                 lines += self.step(acts, {"": u}, "pre", None)
             lines.append(f"for v in range({part.s}, {_lin({'N': 1, '': part.c})}) {{")
             lines += ["  " + x for x in self.step(acts, {"v": 1}, "loop", None)]
+            lines += ["  " + x for x in self.held(k, "loop")]
             lines.append("}")
             if dmax > part.c:
                 lines.append(f"for j in range({dmax - part.c}) {{")
                 lines += ["  " + x for x in self.step(acts, {"N": 1, "j": 1, "": part.c}, "post",
                                                       part.c)]
                 lines.append("}")
+        lines += self.held(k, "post")
         lines += self.closes(k)
         lines += self.cevents(k, "post")
         return lines
@@ -687,6 +773,8 @@ ADVERSARIAL = {
     "mod_gate": ("rejected", 31),
     "window22": ("rejected", 22),
     "neg_only": ("rejected", -21),
+    "q_tile": ("proved", None),
+    "q_tile_late": ("rejected", 42),
 }
 
 
@@ -1030,7 +1118,9 @@ def _hunt_one(text: str, rnd: random.Random) -> tuple:
 
 
 def _hunt_worker(args) -> dict:
-    seed, seconds = args
+    seed, seconds, held = args
+    if held is not None:
+        HELD_CHOICES[:] = held
     rnd = random.Random(seed)
     pool: list = []
     elite: list = []
@@ -1064,11 +1154,12 @@ def _hunt_worker(args) -> dict:
     return out
 
 
-def hunt(seconds: float = 60, processes: int = 2, seed: int = 0) -> dict:
+def hunt(seconds: float = 60, processes: int = 2, seed: int = 0, held=None) -> dict:
     import multiprocessing
 
     with multiprocessing.Pool(processes) as p:
-        results = p.map(_hunt_worker, [(seed * 1000 + i, seconds) for i in range(processes)])
+        results = p.map(_hunt_worker, [(seed * 1000 + i, seconds, held)
+                                       for i in range(processes)])
     total = {"n": 0, "tally": {}, "late": [], "bad": []}
     for r in results:
         total["n"] += r["n"]
@@ -1084,7 +1175,8 @@ if __name__ == "__main__":
     secs = float(sys.argv[1]) if len(sys.argv) > 1 else 60
     procs = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-    res = hunt(secs, procs, seed)
+    held = [int(x) for x in sys.argv[4].split(",")] if len(sys.argv) > 4 else None
+    res = hunt(secs, procs, seed, held)
     print(f"programs: {res['n']} {res['tally']}")
     for ratio, first, top, n0, L, text in res["late"]:
         print(f"latest first fault: N = {first} = {ratio:.3f} of the plan's top {top} "
