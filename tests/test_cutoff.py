@@ -28,9 +28,9 @@ below).
 * Bugs found here, each as the smallest failing program: an upper-bounded domain below the
   negative window (``param N any <= -100``, ``tle.assume(N_TILES <= -100)``) was "proved" after
   checking nothing, or after checking less than a period (``any <= -8``): a wrong "proved", fixed
-  in 6a2b04c, kept as regressions; a fault found at a value whose trace is longer than
-  ir/unroll.py expands makes ``verify`` raise and tle-dump say "unknown" (exit 3) instead of
-  "rejected" (fails until sweep.py words such faults without ir/unroll.py's limit).
+  in 6a2b04c; a fault found at a value whose trace is longer than ir/unroll.py expands made
+  ``verify`` raise and tle-dump say "unknown" (exit 3) instead of "rejected", fixed in 70b78b7.
+  Both kept as regressions.
 
 The heavier search runs by hand, not in CI::
 
@@ -898,37 +898,30 @@ def test_a_domain_cut_inside_the_negative_window_still_checks_a_whole_period():
 
 
 FAULT_BEYOND_UNROLL = """kernel big_fault
-param N >= 120000
-pipe p capacity=2
+param N >= 200001
+pipe o capacity=1 fields=(acc)
 partition w default {
+  o.acquire(0)
   for v in range(N) {
-    p.acquire(v)
-    p.commit(v)
-  }
-}
-partition r {
-  for v in range(N) {
-    if v != 100000 {
-      p.wait(v)
-      p.release(v)
-    }
+    o.write(0, acc)
   }
 }
 """
 
 
-def test_a_fault_found_at_a_huge_value_is_rejected_not_lost(tmp_path):
-    """BUG (sweep.report_protocol -> ir.unroll): the sweep finds the unconsumed index 100000 at
-    N = 120000 (inside the fragment, N0 > 200000, the domain's first values are checked), but
-    wording the error re-expands the trace with ir/unroll.py, which refuses more than 200000
-    events: ``verify`` raises TleError and tle-dump reports "unknown" (exit 3) for a program
-    whose fault it found. The verdict must be "rejected" (exit 1)."""
+def test_a_fault_found_at_a_huge_value_is_rejected_not_lost():
+    """Regression (sweep.report_protocol -> ir.unroll, fixed in 70b78b7): the plan's probe below
+    the domain fails (the acquire is never committed at any value), so the domain's first values
+    are checked and N = 200001 shows the fault; wording it re-expanded the trace with ir/unroll.py,
+    which refuses loops of more than 200000 iterations: ``verify`` raised TleError and tle-dump
+    reported "unknown" (exit 3) for a program whose fault it had found (first seen with
+    ``param N >= 120000`` and a reader skipping index 100000). The verdict must be "rejected"."""
     prog = _one(FAULT_BEYOND_UNROLL)
     ctx = verify(prog)
-    assert ctx.verdict().kind == "rejected"
-    path = tmp_path / "big_fault.pipe"
-    path.write_text(FAULT_BEYOND_UNROLL)
-    assert tle_dump([str(path), "-q"]) == 1
+    v = ctx.verdict()
+    assert v.kind == "rejected" and v.exit_code == 1
+    assert [(e.check, e.loc.line) for e in ctx.errors] == [("uncommitted-acquire", 5)]
+    assert "when N=200001" in ctx.errors[0].message
 
 
 # ================================================================================== outside
