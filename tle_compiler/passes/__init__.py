@@ -30,16 +30,18 @@ def parse_pipeline(spec: str) -> list:
 def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Optional[int] = None,
                  params: Optional[Mapping[str, int]] = None,
                  budget: Optional[int] = None) -> PassContext:
-    """Run the passes in order. verify-deadlock needs a well-formed protocol (its run pairs
-    events by the protocol rules), so it is skipped once errors were found; the inference passes
-    only need the structure (pipes, readers, views) to be sound. ``params``: check only these
+    """Run the passes in order; after a structural error (unknown pipe, undeclared reader, ...) the
+    passes that pair events are skipped, the inference passes need only the structure. ``params``: check only these
     values of these params; ``bound``: no value beyond it in magnitude; ``budget``: the events the
     instance checks may expand (PassContext.budget)."""
     ctx = PassContext(program, bound=bound, fixed_params=dict(params or {}))
     if budget is not None:
         ctx.budget = budget
     for p in parse_pipeline(pipeline):
-        if ctx.errors and (p.name == "verify-deadlock" or ctx.facts.get("structure_failed")):
+        # verify-deadlock still runs after protocol errors: the sweep only runs the values whose
+        # protocol is well formed, so a deadlock at a smaller value than a protocol fault is real
+        # and is reported too; after a structural error neither pass can pair events
+        if ctx.facts.get("structure_failed"):
             continue
         p.apply(ctx)
         ctx.passes_run.append(p.name)
