@@ -218,28 +218,25 @@ class Module:
     path: Optional[str] = None
 
 
-def walk_events(body: tuple[Stmt, ...]) -> Iterator[Event]:
-    """Every event in ``body``, in source order, through loops and both branches of ifs."""
+def _walk(body: tuple[Stmt, ...], kind: type) -> Iterator:
     for s in body:
-        if isinstance(s, Event):
+        if isinstance(s, kind):
             yield s
         elif isinstance(s, For):
-            yield from walk_events(s.body)
+            yield from _walk(s.body, kind)
         elif isinstance(s, If):
-            yield from walk_events(s.then)
-            yield from walk_events(s.orelse)
+            yield from _walk(s.then, kind)
+            yield from _walk(s.orelse, kind)
+
+
+def walk_events(body: tuple[Stmt, ...]) -> Iterator[Event]:
+    """Every event in ``body``, in source order, through loops and both branches of ifs."""
+    return _walk(body, Event)
 
 
 def walk_accesses(body: tuple[Stmt, ...]) -> Iterator[Access]:
     """Every slot access in ``body``, in source order, through loops and both branches of ifs."""
-    for s in body:
-        if isinstance(s, Access):
-            yield s
-        elif isinstance(s, For):
-            yield from walk_accesses(s.body)
-        elif isinstance(s, If):
-            yield from walk_accesses(s.then)
-            yield from walk_accesses(s.orelse)
+    return _walk(body, Access)
 
 
 def walk_with_context(body: tuple[Stmt, ...], loops: tuple[For, ...] = ()) -> Iterator[tuple[Event, tuple[For, ...]]]:
