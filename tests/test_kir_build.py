@@ -1,0 +1,268 @@
+"""The builder of the kernel IR (frontend/build.py): the one reader of a kernel's Python.
+
+What it must get right: names bound once (locals, module constants by value, dtypes), helpers
+inlined from this module or any module it imports (relative imports too) with their locals
+renamed, pipe verbs resolved to events of named pipes and readers, Python's evaluation order
+kept around inlined helpers, and decisions made at compile time (a constant `if`) taken.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.diagnostics import TleError
+from tle_compiler.frontend.build import build_file
+from tle_compiler.ir import kernel as K
+
+KERNEL = '''
+import triton.language as tl
+
+import tle_compiler as tle
+{imports}
+
+BK = tl.constexpr(64)
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, N, BLOCK: tl.constexpr):
+    ring = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, BK], tl.float32))
+    tle.gpu.warp_specialize([(produce, (ring, x_ptr, N)), (consume, (ring, x_ptr, N))], [4], [232])
+
+
+def produce(ring, x_ptr, N):
+    w = ring.writer()
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * BK + tl.arange(0, BK)))
+        w.commit(t)
+
+
+def consume(ring, x_ptr, N):
+    r = ring.reader()
+    for t in range(N):
+{consume}
+'''
+
+
+def write_package(tmp_path: Path, consume: str, imports: str = "", common: str = "") -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "common.py").write_text(textwrap.dedent(common))
+    path = pkg / "kern.py"
+    path.write_text(KERNEL.format(imports=imports, consume=textwrap.indent(
+        textwrap.dedent(consume).strip(), " " * 8)))
+    return path
+
+
+def events(body) -> list[tuple[str, str, str]]:
+    return [(e.verb, e.handle.pipe, type(e.index).__name__) for e in K.events(body)]
+
+
+def ops(body) -> list[str]:
+    out = []
+    for s in K.walk_stmts(body):
+        for e in K.stmt_exprs(s):
+            out += [x.name for x in K.walk_expr(e) if isinstance(x, K.Op)]
+    return out
+
+
+def test_a_kernel_gets_its_pipes_params_constants_and_partitions(tmp_path):
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+        tl.store(x_ptr + tl.arange(0, BK), v)''')
+    (k,) = build_file(path)
+    assert [p.name for p in k.params] == ["x_ptr", "N", "BLOCK"]
+    assert [p.constexpr for p in k.params] == [False, False, True]
+    assert k.num_warps == 4 and dict(k.consts) == {"BK": 64}
+    (pipe,) = k.pipes
+    assert (pipe.name, pipe.capacity, pipe.readers) == ("ring", 2, ())
+    assert [(b.name, b.shape, b.dtype) for b in pipe.fields] == [("tile", (2, 64), "fp32")]
+    produce, consume = k.partitions
+    assert (produce.name, produce.default, consume.warps, consume.regs) == ("produce", True, 4, 232)
+    assert [name for name, _ in produce.bindings] == ["ring", "x_ptr", "N"]
+    assert isinstance(produce.bindings[0][1], K.PipeRef)
+    assert events(produce.body) == [("acquire", "ring", "Name"), ("commit", "ring", "Name")]
+    assert events(consume.body) == [("wait", "ring", "Name"), ("release", "ring", "Name")]
+    assert ops(consume.body) == ["tl.load", "tle.gpu.local_ptr", "tl.store", "tl.arange"]
+
+
+def test_helpers_come_from_another_module_of_the_package(tmp_path):
+    common = '''
+    import triton.language as tl
+    import tle_compiler as tle
+
+    SCALE = tl.constexpr(0.5)
+
+
+    def drain(r, t, x_ptr):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile)) * SCALE
+        r.release(t)
+        return v
+    '''
+    path = write_package(tmp_path, '''
+        v = drain(r, t, x_ptr)
+        tl.store(x_ptr + tl.arange(0, BK), v)''', imports="from .common import drain", common=common)
+    (k,) = build_file(path)
+    consume = k.partitions[1]
+    assert events(consume.body) == [("wait", "ring", "Name"), ("release", "ring", "Name")]
+    assert dict(k.consts) == {"BK": 64, "SCALE": 0.5}
+    # the helper's locals are renamed, and its result is a name the caller stores
+    names = [s.target for s in K.walk_stmts(consume.body) if isinstance(s, K.Assign)]
+    assert any(n.startswith("_drain") and n.endswith("_res") for n in names), names
+    (store,) = [s for s in K.walk_stmts(consume.body)
+                if isinstance(s, K.Eval) and isinstance(s.value, K.Op)]
+    assert store.value.name == "tl.store"
+    # the inlined statements carry the helper's file in their locations
+    assert any(s.loc.file.endswith("common.py") for s in K.walk_stmts(consume.body))
+
+
+def test_a_whole_module_import_works_too(tmp_path):
+    common = '''
+    def release(r, t):
+        r.release(t)
+    '''
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        common.release(r, t)''', imports="from . import common", common=common)
+    (k,) = build_file(path)
+    assert events(k.partitions[1].body) == [("wait", "ring", "Name"), ("release", "ring", "Name")]
+
+
+def test_python_evaluation_order_is_kept_around_an_inlined_helper(tmp_path):
+    # the load (a slot read) is evaluated before the helper that releases the slot: the KIR must
+    # not hoist the helper's release above it
+    common = '''
+    def give_back(r, t):
+        r.release(t)
+        return 0
+    '''
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile)) + give_back(r, t)''',
+                         imports="from .common import give_back", common=common)
+    (k,) = build_file(path)
+    order = []
+    for s in K.walk_stmts(k.partitions[1].body):
+        for e in K.stmt_exprs(s):
+            for x in K.walk_expr(e):
+                if isinstance(x, K.Event):
+                    order.append(x.verb)
+                elif isinstance(x, K.Op) and x.name == "tl.load":
+                    order.append("load")
+    assert order == ["wait", "load", "release"]
+
+
+def test_a_constant_if_keeps_only_the_branch_that_runs(tmp_path):
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        if BK > 32:
+            r.release(t)
+        else:
+            r.release(t + 1)''')
+    (k,) = build_file(path)
+    assert not any(isinstance(s, K.If) for s in K.walk_stmts(k.partitions[1].body))
+    assert [str(e.index.id) for e in K.events(k.partitions[1].body)] == ["t", "t"]
+
+
+def test_handles_resolve_to_their_pipe_reader_and_view(tmp_path):
+    src = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, N):
+    kv = tle.pipe(capacity=1, readers=("a", "b"), x=tle.gpu.alloc([1, 64], tl.int32),
+                  y=tle.gpu.alloc([1, 64], tl.int32))
+    tle.gpu.warp_specialize([(p, (kv, N)), (a, (kv, N)), (b, (kv, N))], [4, 4], [232, 232])
+
+
+def p(kv, N):
+    w = kv.writer()
+    for t in range(N):
+        w.acquire(t)
+        w.commit(t)
+
+
+def a(kv, N):
+    r = kv.reader("a")
+    for t in range(N):
+        r.wait(t)
+        r.release(t)
+
+
+def b(kv, N):
+    r = kv.reader("b", fields=("y",))
+    for t in range(N):
+        r.wait(t)
+        r.release(t)
+'''
+    path = tmp_path / "k.py"
+    path.write_text(src)
+    (k,) = build_file(path)
+    (ev,) = [e for e in K.events(k.partitions[2].body) if e.verb == "wait"]
+    assert (ev.handle.side, ev.handle.reader, ev.handle.view) == ("reader", "b", ("y",))
+    (ev,) = [e for e in K.events(k.partitions[1].body) if e.verb == "wait"]
+    assert (ev.handle.reader, ev.handle.view) == ("a", None)
+
+
+def test_a_verb_passed_as_a_callback_is_refused(tmp_path):
+    common = '''
+    def notify(f, t):
+        f(t)
+    '''
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        notify(r.release, t)''', imports="from .common import notify", common=common)
+    with pytest.raises(TleError) as e:
+        build_file(path)
+    assert e.value.check == "verb-as-value"
+
+
+def test_bound_constexprs_are_read_as_their_values(tmp_path):
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        r.release(t)''')
+    text = path.read_text().replace("for t in range(N):\n        res",
+                                    "for t in range(BLOCK):\n        res")
+    path.write_text(text.replace("(consume, (ring, x_ptr, N))", "(consume, (ring, x_ptr, BLOCK))")
+                    .replace("def consume(ring, x_ptr, N):", "def consume(ring, x_ptr, BLOCK):"))
+    (k,) = build_file(path, bind={"BLOCK": 8})
+    (loop,) = [s for s in k.partitions[1].body if isinstance(s, K.For)]
+    assert loop.stop == K.Const(8)
+
+
+@pytest.mark.parametrize("stmt,check", [
+    ("for j in range(3):\n    pass\nelse:\n    pass", "unsupported-control-flow"),
+    ("while t < 3:\n    t += 1", "unsupported-control-flow"),
+    ("break", "unsupported-control-flow"),
+])
+def test_constructs_triton_rejects_are_refused_at_their_line(tmp_path, stmt, check):
+    path = write_package(tmp_path, stmt)
+    with pytest.raises(TleError) as e:
+        build_file(path)
+    assert e.value.check == check
+    assert e.value.loc.line >= 27
+
+
+def test_every_bundled_example_and_gpu_test_kernel_builds():
+    root = Path(__file__).resolve().parent.parent
+    pkg = root / ("tle_kernels" if (root / "tle_kernels").is_dir() else "kernels")
+    files = [pkg / "sparse_mla_pipe.py", pkg / "sparse_mla_seesaw.py",
+             *sorted((pkg / "examples").glob("*.py")), *sorted((pkg / "gpu_tests").glob("*.py"))]
+    built = 0
+    for f in files:
+        if f.name == "__init__.py":
+            continue
+        bind = {"TOPK": 2048, "BLOCK_H": 64} if f.name == "sparse_mla_seesaw.py" else None
+        for k in build_file(f, bind=bind):
+            assert k.partitions and all(p.body for p in k.partitions), (f, k.name)
+            built += 1
+    assert built >= 15

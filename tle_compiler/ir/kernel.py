@@ -1,0 +1,404 @@
+"""The kernel IR (KIR): a whole ``@tle.jit`` kernel as the frontend read it, once.
+
+The Pipe IR (nodes.py) is the protocol only; the KIR is everything the lowering needs, resolved:
+the kernel's params with their kinds, module constants by value, pipes and free buffers with their
+shapes and dtypes, the kernel prologue, and each partition's body with helpers inlined (from any
+module: imports are resolved by the frontend), every name bound, every module path canonical, every
+pipe verb an :class:`Event` that names its pipe, reader and index. The frontend builds it in the
+same walk that builds the Pipe IR, so the two never disagree; the lowering reads only the KIR.
+
+Expressions are trees (``q_row + offs_h[:, None] * stride``), statements are structured (``For``,
+``If``, ``Assign``, ``Eval``), every node carries its source location. Tile operations are
+:class:`Op` nodes named by their canonical path (``tl.load``, ``tl.dot``, ``tle.gpu.local_ptr``,
+``tl.where``, ...; :data:`OPS` lists them with what they are); the text form (kernel_text.py)
+prints them as calls, and parses them back.
+
+=========================  =============================================================
+node                       meaning
+=========================  =============================================================
+Const(value)               a Python constant (int, float, bool, str, None)
+Name(id)                   a local value of the function (inlined helpers' locals renamed)
+Global(id, value)          a module constant (``BK = tl.constexpr(64)``), by value
+DType(name)                a dtype, by triton's short name (``tl.bfloat16`` -> "bf16")
+BinOp / UnaryOp / Compare  arithmetic and comparisons (Python operators, Triton semantics)
+BoolOp                     ``and`` / ``or`` of scalars
+TupleExpr                  a tuple or list
+Subscript(value, index)    ``x[:, None]`` (index entries: ":" or None) or ``t[i]`` (a Const)
+Op(name, args, kwargs)     a tile or scalar operation (``tl.load(p, mask=m)``, ``x.to(dt)`` is
+                           ``Op("to", (x, dt))``)
+PipeRef / Handle           a pipe, its writer, or one of its readers (compile-time values)
+BufferRef(name)            a free shared-memory buffer of the kernel
+Event(verb, handle, index) ``w.acquire(i)``, ``r.wait(i)``, ... (``index``: an expression)
+SlotField(slot, field)     ``slot.kv_l`` / ``res.slot.kv_l``: a shared-memory tile of the slot
+ResultSlot / IsClosed      ``res.slot`` / ``res.is_closed`` of a wait's result
+=========================  =============================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional, Union
+
+from .nodes import NOLOC, Loc
+
+#: The operations the KIR names, with their arity in the text form's words. Keys are canonical
+#: paths; the lowering implements each (lowering/translate.py) or refuses it with its line.
+OPS = {
+    # tensors
+    "tl.arange": "arange(start, stop)",
+    "tl.zeros": "zeros(shape, dtype)",
+    "tl.full": "full(shape, value, dtype)",
+    "tl.load": "load(ptr, mask=, other=, cache hints): global or shared memory",
+    "tl.store": "store(ptr, value, mask=): global or shared memory",
+    "tl.dot": "dot(a, b, acc): wgmma when b is a shared-memory tile",
+    "tl.trans": "trans(x): transposed view of a shared-memory tile",
+    "tl.where": "where(cond, a, b)",
+    "tl.maximum": "maximum(a, b)", "tl.minimum": "minimum(a, b)",
+    "tl.max": "max(x, axis)", "tl.min": "min(x, axis)", "tl.sum": "sum(x, axis)",
+    "to": "x.to(dtype): a cast",
+    # scalars
+    "tl.program_id": "program_id(axis)", "tl.num_programs": "num_programs(axis)",
+    "tl.cdiv": "cdiv(a, b)",
+    # TLE
+    "tle.gpu.local_ptr": "local_ptr(slot field): pointers into a shared-memory tile",
+    "tle.gpu.scale_rows": "scale_rows(x, factor): x * factor[:, None], skipping rows of 1s",
+}
+#: Element-wise math: ``tl.exp2(x)`` and friends.
+UNARY_MATH = ("exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
+              "erf")
+for _m in UNARY_MATH:
+    OPS[f"tl.{_m}"] = f"{_m}(x)"
+
+
+# ----------------------------------------------------------------------------------------------
+# expressions
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Name:
+    id: str
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Global:
+    """A module-level constant of the kernel's module (or of the module a helper came from)."""
+
+    id: str
+    value: object
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str  # triton's short name (language.gpu.normalize_dtype): "bf16", "fp32", "int8", ...
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # + - * / // % & | ^ << >> **
+    lhs: "Expr"
+    rhs: "Expr"
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    op: str  # - + not ~
+    operand: "Expr"
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # == != < <= > >=
+    lhs: "Expr"
+    rhs: "Expr"
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class BoolOp:
+    op: str  # and | or
+    items: tuple["Expr", ...]
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class TupleExpr:
+    items: tuple["Expr", ...]
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Subscript:
+    """``x[:, None]`` (``index`` entries ":" or None) or ``t[k]`` of a tuple (one Const)."""
+
+    value: "Expr"
+    index: tuple
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    args: tuple["Expr", ...] = ()
+    kwargs: tuple[tuple[str, "Expr"], ...] = ()
+    loc: Loc = field(default=NOLOC, compare=False)
+
+    def kw(self, key: str) -> Optional["Expr"]:
+        return next((v for k, v in self.kwargs if k == key), None)
+
+
+@dataclass(frozen=True)
+class PipeRef:
+    pipe: str
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class BufferRef:
+    """A free shared-memory buffer of the kernel (``tle.gpu.alloc`` that is no pipe field)."""
+
+    name: str
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Handle:
+    """The writer of ``pipe`` (``side="writer"``) or its reader ``reader`` (None: SPSC) with the
+    field view ``view`` (None: every field)."""
+
+    pipe: str
+    side: str
+    reader: Optional[str] = None
+    view: Optional[tuple[str, ...]] = None
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Event:
+    """A pipe verb on a handle; acquire gives a slot, wait a result (``res.slot``,
+    ``res.is_closed``), the others nothing."""
+
+    verb: str
+    handle: Handle
+    index: "Expr"
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class SlotField:
+    slot: "Expr"
+    field: str
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class ResultSlot:
+    result: "Expr"
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class IsClosed:
+    result: "Expr"
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+Expr = Union[Const, Name, Global, DType, BinOp, UnaryOp, Compare, BoolOp, TupleExpr, Subscript,
+             Op, PipeRef, BufferRef, Handle, Event, SlotField, ResultSlot, IsClosed]
+
+
+# ----------------------------------------------------------------------------------------------
+# statements
+
+
+@dataclass(frozen=True)
+class Assign:
+    target: str
+    value: Expr
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Eval:
+    value: Expr
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class For:
+    """``for var in range(start, stop, step)``; ``static``: tl.static_range (unrolled)."""
+
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: tuple["Stmt", ...]
+    static: bool = False
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: tuple["Stmt", ...]
+    orelse: tuple["Stmt", ...] = ()
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+Stmt = Union[Assign, Eval, For, If]
+
+
+# ----------------------------------------------------------------------------------------------
+# the kernel
+
+
+@dataclass(frozen=True)
+class KParam:
+    """A kernel argument: ``constexpr`` ones are compile-time values of a launch."""
+
+    name: str
+    constexpr: bool = False
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A shared-memory allocation: a pipe field (leading dimension = capacity) or a free buffer.
+    Shape entries are ints or the names of constexpr params."""
+
+    name: str
+    shape: tuple
+    dtype: str
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class PipeDecl:
+    name: str
+    capacity: int
+    fields: tuple[Buffer, ...]
+    readers: tuple[str, ...] = ()
+    one_shot: bool = False
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class KPartition:
+    """A partition: its function's parameters bound to kernel-level expressions (``bindings``, in
+    order), its warps and register request, and its body (helpers inlined)."""
+
+    name: str
+    bindings: tuple[tuple[str, Expr], ...]
+    body: tuple[Stmt, ...]
+    warps: int
+    regs: Optional[int] = None
+    default: bool = False
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """``prologue``: the kernel body's statements before ``warp_specialize`` (scalars; pipe
+    declarations are ``pipes``, free shared buffers ``buffers``). ``consts``: the module constants
+    the kernel uses (every :class:`Global` names one of them, with its value); ``options``: the
+    literal options of ``@tle.jit(...)`` other than num_warps."""
+
+    name: str
+    params: tuple[KParam, ...]
+    num_warps: int
+    options: tuple[tuple[str, object], ...]
+    consts: tuple[tuple[str, object], ...]
+    pipes: tuple[PipeDecl, ...]
+    buffers: tuple[Buffer, ...]
+    prologue: tuple[Stmt, ...]
+    partitions: tuple[KPartition, ...]
+    loc: Loc = field(default=NOLOC, compare=False)
+
+    def partition(self, name: str) -> Optional[KPartition]:
+        return next((p for p in self.partitions if p.name == name), None)
+
+    def pipe(self, name: str) -> Optional[PipeDecl]:
+        return next((p for p in self.pipes if p.name == name), None)
+
+
+# ----------------------------------------------------------------------------------------------
+# walking
+
+
+def children(e: Expr) -> Iterator[Expr]:
+    """The direct sub-expressions of ``e``."""
+    if isinstance(e, (BinOp, Compare)):
+        yield e.lhs
+        yield e.rhs
+    elif isinstance(e, UnaryOp):
+        yield e.operand
+    elif isinstance(e, (BoolOp, TupleExpr)):
+        yield from e.items
+    elif isinstance(e, Subscript):
+        yield e.value
+    elif isinstance(e, Op):
+        yield from e.args
+        for _, v in e.kwargs:
+            yield v
+    elif isinstance(e, Event):
+        yield e.handle
+        yield e.index
+    elif isinstance(e, SlotField):
+        yield e.slot
+    elif isinstance(e, (ResultSlot, IsClosed)):
+        yield e.result
+
+
+def walk_expr(e: Expr) -> Iterator[Expr]:
+    """``e`` and every sub-expression, parents first."""
+    yield e
+    for c in children(e):
+        yield from walk_expr(c)
+
+
+def walk_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
+    """Every statement, through loop bodies and both branches of ifs, in source order."""
+    for s in body:
+        yield s
+        if isinstance(s, For):
+            yield from walk_stmts(s.body)
+        elif isinstance(s, If):
+            yield from walk_stmts(s.then)
+            yield from walk_stmts(s.orelse)
+
+
+def stmt_exprs(s: Stmt) -> Iterator[Expr]:
+    """The expressions a statement evaluates itself (not those of nested bodies)."""
+    if isinstance(s, (Assign, Eval)):
+        yield s.value
+    elif isinstance(s, For):
+        yield s.start
+        yield s.stop
+        yield s.step
+    elif isinstance(s, If):
+        yield s.cond
+
+
+def events(body: tuple[Stmt, ...]) -> Iterator[Event]:
+    """Every pipe event of ``body``, in evaluation order."""
+    for s in walk_stmts(body):
+        for e in stmt_exprs(s):
+            # children are evaluated before their parent: post-order
+            yield from _post(e)
+
+
+def _post(e: Expr) -> Iterator[Event]:
+    for c in children(e):
+        yield from _post(c)
+    if isinstance(e, Event):
+        yield e
