@@ -4,11 +4,11 @@ change from run-to-run noise (one run of the benchmark moves by up to ~10 %).
     python3 benchmarks/ab_sparse_mla.py PATH_A.py PATH_B.py [PATH_C.py ...] [--skv 8192 131072]
                                         [--reps 3]
 
-Each file must define a kernel with the signature of kernels/sparse_mla_pipe.py (the function
+Each file must define a kernel with the signature of tle_kernels/sparse_mla_pipe.py (the function
 named after the file's stem, or `sparse_mla_pipe` / `sparse_mla_seesaw`): a `@tle.jit` kernel, or
 a hand-edited `@gluon.jit` module (e.g. `tle-dump --gluon` output changed by hand) when trying a
 lowering change before implementing it. A persistent kernel (DEFAULT_CONFIG grid ("programs",),
-e.g. kernels/sparse_mla_seesaw.py) is launched through kernels.api.PerCtaLaunch. Every version is
+e.g. tle_kernels/sparse_mla_seesaw.py) is launched through tle_kernels.api.PerCtaLaunch. Every version is
 checked against the fp32 reference first; the ratios printed are against the first file.
 """
 
@@ -30,7 +30,7 @@ def load(path: str):
     spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    from kernels.api import PerCtaLaunch, is_persistent
+    from tle_kernels.api import PerCtaLaunch, is_persistent
 
     for name in (Path(path).stem, "sparse_mla_pipe", "sparse_mla_seesaw"):
         if hasattr(mod, name):

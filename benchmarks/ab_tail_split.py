@@ -1,5 +1,5 @@
-"""A/B of the last-wave split (kernels/tail_split.py): each TLE kernel launched through
-``kernels.api.launch`` with ``tail_split=False`` and ``True``, interleaved in one process at the
+"""A/B of the last-wave split (tle_kernels/tail_split.py): each TLE kernel launched through
+``tle_kernels.api.launch`` with ``tail_split=False`` and ``True``, interleaved in one process at the
 headline shape, medians of ``--reps`` do_bench runs (warm-up 50 ms, 200 ms, as the benchmark).
 
     python3 benchmarks/ab_tail_split.py [--impl seesaw pipe] [--skv 8192 131072] [--reps 3]
@@ -31,10 +31,10 @@ def main(argv=None) -> None:
 
     import torch
 
-    from kernels import api
+    from tle_kernels import api
     from benchmarks.interleaved import interleaved_tflops
-    from kernels.bench_sparse_mla import flops
-    from kernels.reference import make_inputs
+    from tle_kernels.bench_sparse_mla import flops
+    from tle_kernels.reference import make_inputs
 
     api.SPLITS_TAIL = tuple(args.impl)
     sm_scale = 1 / math.sqrt(576)

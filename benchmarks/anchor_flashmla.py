@@ -52,10 +52,10 @@ def main(argv=None) -> None:
 
     import torch
 
-    from kernels.api import empty_outputs, launch
+    from tle_kernels.api import empty_outputs, launch
     from benchmarks.interleaved import interleaved_tflops
-    from kernels.bench_sparse_mla import flops
-    from kernels.reference import make_inputs, sparse_mla_reference
+    from tle_kernels.bench_sparse_mla import flops
+    from tle_kernels.reference import make_inputs, sparse_mla_reference
 
     anchor = load_anchor(args.lib)
     sm_scale = 1 / math.sqrt(576)

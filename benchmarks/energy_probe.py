@@ -1,6 +1,6 @@
 """Energy per call and the SM clock of SparseMLA kernels at the H200's power cap.
 
-    python3 benchmarks/energy_probe.py kernels/sparse_mla_seesaw.py [MORE.py ...]
+    python3 benchmarks/energy_probe.py tle_kernels/sparse_mla_seesaw.py [MORE.py ...]
                                        [--skv 8192 131072] [--secs 4] [--no-matmul] [--states]
 
 Each kernel file (as benchmarks/ab_sparse_mla.py takes them: a bundled kernel, a variant, a gather
@@ -48,7 +48,7 @@ def probe(name: str, fn, flop: float, secs: float) -> dict:
     import pynvml
     import torch
 
-    from kernels.bench_sparse_mla import ClockSampler
+    from tle_kernels.bench_sparse_mla import ClockSampler
 
     h = pynvml.nvmlDeviceGetHandleByIndex(0)
     fn()
@@ -99,7 +99,7 @@ def main(argv=None) -> None:
 
     from benchmarks.ab_sparse_mla import load
     from benchmarks.sparse_mla_smoke import TOPK, outputs, run
-    from kernels.reference import make_inputs
+    from tle_kernels.reference import make_inputs
 
     pynvml.nvmlInit()
     h = pynvml.nvmlDeviceGetHandleByIndex(0)

@@ -1,6 +1,6 @@
 """What do a kernel's gathers cost? Time it against copies of itself that skip some pipe fills.
 
-    python3 benchmarks/gather_probe.py kernels/sparse_mla_seesaw.py --skip kv0r,kv1l \\
+    python3 benchmarks/gather_probe.py tle_kernels/sparse_mla_seesaw.py --skip kv0r,kv1l \\
         --skip kv0,kv0r,kv1,kv1l [--skv 8192 131072] [--reps 3]
 
 Each ``--skip`` names pipes (or ``pipe.field``s) of the kernel; for each one a copy of the kernel

@@ -85,8 +85,8 @@ def main() -> None:
     import triton.testing
 
     from benchmarks.sparse_mla_smoke import TOPK, make_inputs, outputs, reference, run
-    from kernels.api import PerCtaLaunch
-    from kernels.sparse_mla_seesaw import sparse_mla_seesaw
+    from tle_kernels.api import PerCtaLaunch
+    from tle_kernels.sparse_mla_seesaw import sparse_mla_seesaw
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skv", type=int, nargs="*", default=[8192, 32768, 131072])

@@ -34,7 +34,7 @@ def main() -> None:
     q, kv, idx = make_inputs(args.sq, args.skv, 128, TOPK, seed=2)
     sm_scale = 1.0 / math.sqrt(576)
     if args.kernel in ("pipe", "seesaw", "naive"):
-        from kernels.api import sparse_mla_prefill
+        from tle_kernels.api import sparse_mla_prefill
 
         def go():
             sparse_mla_prefill(q, kv, idx, sm_scale, impl=args.kernel)

@@ -6,7 +6,7 @@ pair period 6,159 cycles at 8K, consumer0's epilogue 4,864 cycles an item; docs/
 
     python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt] [--persistent]
 
-The kernel's generated Gluon (tle_compiler's lowering of kernels/sparse_mla_seesaw.py) is
+The kernel's generated Gluon (tle_compiler's lowering of tle_kernels/sparse_mla_seesaw.py) is
 instrumented with `%clock64` stamps (thread 0 of each partition stores the SM's cycle counter at
 fixed events of every K-tile pair: after each mbarrier wait, after each publish, at the loop head),
 launched at the headline shape (SQ=4096, H=128, topk=2048) and summarised: the median cycles of each
@@ -259,7 +259,7 @@ def main() -> None:
     root = Path(__file__).resolve().parent.parent
     # the per-CTA seesaw: the bundled (persistent) kernel's pair loop, one CTA per item, which the
     # stamps' per-CTA trace rows assume
-    src = "kernels/sparse_mla_seesaw.py" if args.persistent else \
+    src = "tle_kernels/sparse_mla_seesaw.py" if args.persistent else \
         "benchmarks/variants/sparse_mla_seesaw_per_cta.py"
     gen = gluon_source((str(root / src), "sparse_mla_seesaw"), {"TOPK": TOPK, "BLOCK_H": 64})
     if "_TLE_OFF_" in gen.source:
@@ -285,7 +285,7 @@ def main() -> None:
         args_ = (q, kv, idx, o, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
                  o.stride(0), o.stride(1), lse.stride(0), kv.shape[0], 1.0 / math.sqrt(576))
 
-        from kernels.api import PerCtaLaunch
+        from tle_kernels.api import PerCtaLaunch
 
         kernel = PerCtaLaunch(mod.sparse_mla_seesaw) if args.persistent else mod.sparse_mla_seesaw
 

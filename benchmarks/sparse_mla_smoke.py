@@ -18,13 +18,13 @@ import traceback
 
 import torch
 
-from kernels.reference import make_inputs, sparse_mla_reference
+from tle_kernels.reference import make_inputs, sparse_mla_reference
 
 D_QK, D_V, TOPK = 576, 512, 2048
 
 
 def reference(q, kv, idx, sm_scale):
-    """kernels/reference.py's fp32 gather reference, returned as (out, lse, max_logits)."""
+    """tle_kernels/reference.py's fp32 gather reference, returned as (out, lse, max_logits)."""
     out, max_logits, lse = sparse_mla_reference(q, kv, idx, sm_scale)
     return out, lse, max_logits
 
@@ -51,9 +51,9 @@ def main() -> None:
     ap.add_argument("--skv", type=int, nargs="*", default=[8192, 131072])
     ap.add_argument("--impl", nargs="*", default=["pipe", "seesaw"])
     args = ap.parse_args()
-    from kernels.sparse_mla_pipe import sparse_mla_pipe
-    from kernels.api import PerCtaLaunch
-    from kernels.sparse_mla_seesaw import sparse_mla_seesaw
+    from tle_kernels.sparse_mla_pipe import sparse_mla_pipe
+    from tle_kernels.api import PerCtaLaunch
+    from tle_kernels.sparse_mla_seesaw import sparse_mla_seesaw
     impls = {"pipe": sparse_mla_pipe, "seesaw": PerCtaLaunch(sparse_mla_seesaw)}  # persistent
     import triton.testing
 

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = ["kernels/sparse_mla_pipe.py", "kernels/sparse_mla_seesaw.py",
-           "kernels/sparse_mla_pipe.pipe", "kernels/sparse_mla_seesaw.pipe",
+TARGETS = ["tle_kernels/sparse_mla_pipe.py", "tle_kernels/sparse_mla_seesaw.py",
+           "tle_kernels/sparse_mla_pipe.pipe", "tle_kernels/sparse_mla_seesaw.pipe",
            "benchmarks/tle_dump_nested.pipe"]  # two nested loops over N, capacity 8 (bar: < 5 s)
 
 

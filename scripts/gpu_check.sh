@@ -5,7 +5,7 @@
 #
 # Stages, each under `timeout`, each continuing on failure; logs go to $OUT (./out if unset):
 #   setup     install carried wheels (.whl/*.whl: lark) into /tmp/site; nvidia-smi
-#   kernels   pytest -m gpu tests/gpu/test_pipe_kernels.py   (kernels/gpu_tests, element-exact)
+#   kernels   pytest -m gpu tests/gpu/test_pipe_kernels.py   (tle_kernels/gpu_tests, element-exact)
 #   fuzz      pytest -m gpu tests/gpu/test_e2e_fuzz.py       (stamp kernels of random protocols)
 #   bench     benchmarks/pipe_copy.py                        (pipe copy vs plain Triton copy)
 #   consan    the kernel tests again (and a few fuzz examples) under

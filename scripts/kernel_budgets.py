@@ -26,7 +26,7 @@ BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "i32": 4, "int32": 4, "i8": 1, "int8":
 
 def main() -> None:
     for name in KERNELS:
-        mod = importlib.import_module(f"kernels.{name}")
+        mod = importlib.import_module(f"tle_kernels.{name}")
         cfg = mod.DEFAULT_CONFIG
         kernel = getattr(mod, name)
         c = compile_kernel(kernel, cfg["signature"], cfg["constexprs"])

@@ -16,7 +16,7 @@ from tle_compiler.ir.parser import parse_module
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "example.pipe"
 DEADLOCK = ROOT / "docs" / "example_deadlock.pipe"
-KERNELS = [ROOT / "kernels" / "sparse_mla_pipe.py", ROOT / "kernels" / "sparse_mla_seesaw.py"]
+KERNELS = [ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py"]
 
 
 def run(capsys, *args):
@@ -132,7 +132,7 @@ def test_main_job_without_a_gpu(capsys, monkeypatch):
     """`python3 -m tle_kernels` on a CPU: verify the bundled kernel, compile it, show its barriers."""
     import torch
 
-    from kernels.__main__ import main as main_job
+    from tle_kernels.__main__ import main as main_job
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert main_job([]) == 0

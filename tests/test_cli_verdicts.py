@@ -25,7 +25,7 @@ NO_PARAMS = ROOT / "tests" / "cases" / "undeclared_reader.ok.pipe"
 MISSING_RELEASE = ROOT / "tests" / "cases" / "missing_release.bad.pipe"
 PERSISTENT = ROOT / "tests" / "fixtures" / "persistent_rounds.py"
 FRONTEND_BAD = ROOT / "tests" / "fixtures" / "frontend" / "bad_undeclared_reader.py"
-RING = ROOT / "kernels" / "examples" / "ring.py"
+RING = ROOT / "tle_kernels" / "examples" / "ring.py"
 
 
 def run(capsys, *args):

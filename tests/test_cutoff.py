@@ -855,10 +855,10 @@ def test_a_domain_below_the_negative_window_is_checked_not_proved_empty():
 
 
 def test_a_kernel_assuming_a_very_negative_trip_count_is_not_proved(tmp_path):
-    """The same bug from a Python kernel (fixed in 6a2b04c): kernels/examples/ring.py with
+    """The same bug from a Python kernel (fixed in 6a2b04c): tle_kernels/examples/ring.py with
     ``tle.assume(N_TILES <= -100)`` instead of ``>= 0`` closes and waits the ring at index
     N_TILES < 0 at every value of its domain; tle-dump exited 0 ("verified for every value")."""
-    src = (Path(__file__).resolve().parent.parent / "kernels" / "examples" / "ring.py").read_text()
+    src = (Path(__file__).resolve().parent.parent / "tle_kernels" / "examples" / "ring.py").read_text()
     assert "tle.assume(N_TILES >= 0)" in src
     path = tmp_path / "ring_negative.py"
     path.write_text(src.replace("tle.assume(N_TILES >= 0)", "tle.assume(N_TILES <= -100)"))

@@ -118,7 +118,7 @@ def test_poll_bound_and_cache_key():
 
 
 def test_runtime_key_includes_the_bound(monkeypatch):
-    from kernels.examples.ring import ring_sum
+    from tle_kernels.examples.ring import ring_sum
     from tle_compiler.lowering import runtime
 
     seen = []

@@ -285,7 +285,7 @@ def test_plan_orders_values_by_magnitude():
     assert max(ns) == pl.fragment.n0 + 2 * pl.fragment.L - 1
 
 
-@pytest.mark.parametrize("path", ["kernels/sparse_mla_pipe.pipe", "kernels/sparse_mla_seesaw.pipe",
+@pytest.mark.parametrize("path", ["tle_kernels/sparse_mla_pipe.pipe", "tle_kernels/sparse_mla_seesaw.pipe",
                                   "docs/example.pipe"])
 def test_bundled_protocols_are_proved_for_every_value(path):
     from tle_compiler.ir.parser import parse_file

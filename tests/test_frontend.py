@@ -1,6 +1,6 @@
 """The frontend: Python AST of a kernel file → Pipe IR (and KernelInfo for the lowering).
 
-Good inputs: the example kernels (kernels/examples) and tests/fixtures/frontend/good_*.py.
+Good inputs: the example kernels (tle_kernels/examples) and tests/fixtures/frontend/good_*.py.
 Bad inputs: tests/fixtures/frontend/bad_*.py and the inline cases below, each with a line marked
 ``# error: <text>`` where the TleError must be reported.
 """
@@ -20,7 +20,7 @@ from tle_compiler.ir import (Affine, BoolOp, Compare, Event, For, If, ModCompare
                              walk_events)
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = ROOT / "kernels" / "examples"
+EXAMPLES = ROOT / "tle_kernels" / "examples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "frontend"
 
 

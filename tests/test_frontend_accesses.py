@@ -639,9 +639,9 @@ def test_a_pipe_field_buffer_used_directly_is_rejected():
 
 # -- every bundled kernel still verifies ------------------------------------------------------------
 
-BUNDLED = sorted([ROOT / "kernels" / "sparse_mla_pipe.py", ROOT / "kernels" / "sparse_mla_seesaw.py",
-                  *(ROOT / "kernels" / "examples").glob("[!_]*.py"),
-                  *(ROOT / "kernels" / "gpu_tests").glob("[!_]*.py")])
+BUNDLED = sorted([ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py",
+                  *(ROOT / "tle_kernels" / "examples").glob("[!_]*.py"),
+                  *(ROOT / "tle_kernels" / "gpu_tests").glob("[!_]*.py")])
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: f"{p.parent.name}/{p.stem}")

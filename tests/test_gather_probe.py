@@ -15,8 +15,8 @@ from benchmarks.gather_probe import dry_run, kernel_name, probe_source  # noqa: 
 from tle_compiler.diagnostics import TleError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-SEESAW = ROOT / "kernels/sparse_mla_seesaw.py"
-PIPE = ROOT / "kernels/sparse_mla_pipe.py"
+SEESAW = ROOT / "tle_kernels/sparse_mla_seesaw.py"
+PIPE = ROOT / "tle_kernels/sparse_mla_pipe.py"
 
 
 def _gluon(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""CPU checks of the GPU-test kernels (kernels/gpu_tests/), no GPU needed:
+"""CPU checks of the GPU-test kernels (tle_kernels/gpu_tests/), no GPU needed:
 
 * every kernel of every file is accepted by the verifier (frontend + default pass pipeline), as
   ``tle-dump`` would;
@@ -21,12 +21,12 @@ import pytest
 from tle_compiler.frontend import read_file
 from tle_compiler.passes import verify
 
-GPU_KERNELS = Path(__file__).resolve().parent.parent / "kernels" / "gpu_tests"
+GPU_KERNELS = Path(__file__).resolve().parent.parent / "tle_kernels" / "gpu_tests"
 FILES = sorted(p for p in GPU_KERNELS.glob("*.py") if p.name != "__init__.py")
 
 
 def test_every_listed_module_exists():
-    pkg = importlib.import_module("kernels.gpu_tests")
+    pkg = importlib.import_module("tle_kernels.gpu_tests")
     assert sorted(pkg.MODULES) == sorted(p.stem for p in FILES)
 
 
@@ -128,7 +128,7 @@ def test_gpu_kernel_compiles_for_sm90(stem, name):
     compile_kernel = _compile_kernel()
     if compile_kernel is None:
         pytest.skip("tle_compiler.lowering.compile_kernel does not exist yet")
-    mod = importlib.import_module(f"kernels.gpu_tests.{stem}")
+    mod = importlib.import_module(f"tle_kernels.gpu_tests.{stem}")
     config = configs_of(GPU_KERNELS / f"{stem}.py")[name]
     compile_kernel(getattr(mod, name), config["signature"], config["constexprs"],
                    num_warps=config["num_warps"])

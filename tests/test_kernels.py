@@ -1,6 +1,6 @@
 """The bundled SparseMLA kernels: their protocol skeletons, verification, and static budgets.
 
-Each kernel ``kernels/X.py`` has a hand-translated protocol skeleton ``kernels/X.pipe``. The tests
+Each kernel ``tle_kernels/X.py`` has a hand-translated protocol skeleton ``tle_kernels/X.pipe``. The tests
 check that (1) the ``.pipe`` parses and verifies, and the simulator agrees for small trip counts;
 (2) the frontend reads the same skeleton out of the Python kernel (pipes, partitions, loops and
 the sequence of events, locations ignored) and that program verifies too; (3) what can be read off
@@ -20,7 +20,7 @@ import pytest
 
 from tle_compiler.ir import READER_VERBS, Access, Event, For, Program, walk_events
 
-KERNELS_DIR = Path(__file__).resolve().parent.parent / "kernels"
+KERNELS_DIR = Path(__file__).resolve().parent.parent / "tle_kernels"
 # kernel name -> its trip-count param (the persistent seesaw: ROUNDS items of 16 pairs each, read
 # specialised to DEFAULT_CONFIG's TOPK)
 KERNELS = {"sparse_mla_pipe": "NK", "sparse_mla_seesaw": "ROUNDS"}
@@ -269,13 +269,13 @@ def _reference(q, kv, idx, sm_scale):
 
 def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
     """The seesaw keeps a reference max per row and rescales its output only when a score
-    exceeds the reference by more than 2^TAU (kernels/sparse_mla_seesaw.py, "Lazy rescale").
+    exceeds the reference by more than 2^TAU (tle_kernels/sparse_mla_seesaw.py, "Lazy rescale").
     Scores spanning ~40 log2 units, with each row's indices in increasing score order, move the
     reference many times inside an item; out, lse and max_logits must still match the reference
     (a skipped or misapplied rescale is off by a factor of at least 2^TAU)."""
     torch = pytest.importorskip("torch")
     from tle_compiler.testing.emulator import load_kernel_module
-    from kernels.api import launch_args
+    from tle_kernels.api import launch_args
 
     path = KERNELS_DIR / "sparse_mla_seesaw.py"
     mod = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
@@ -332,10 +332,10 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk):
 
     out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
     lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
-    # the launch of kernels/api.py, grid included
+    # the launch of tle_kernels/api.py, grid included
     args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
-    from kernels.api import is_persistent, launch_args
+    from tle_kernels.api import is_persistent, launch_args
     if is_persistent(mod):
         # persistent: 3 programs for 8 items, so one program's last round repeats the last item
         grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 3, block_h)

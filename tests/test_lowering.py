@@ -28,12 +28,12 @@ from tle_compiler.passes import run_pipeline  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 KERNELS = {
-    "ring": ("kernels/examples/ring.py", "ring_sum"),
-    "spmc": ("kernels/examples/spmc.py", "spmc_qk"),
-    "chain": ("kernels/examples/chain.py", "chain"),
-    "attention_tile": ("kernels/examples/attention_tile.py", "attention_tile"),
-    "sparse_mla_pipe": ("kernels/sparse_mla_pipe.py", "sparse_mla_pipe"),
-    "sparse_mla_seesaw": ("kernels/sparse_mla_seesaw.py", "sparse_mla_seesaw"),
+    "ring": ("tle_kernels/examples/ring.py", "ring_sum"),
+    "spmc": ("tle_kernels/examples/spmc.py", "spmc_qk"),
+    "chain": ("tle_kernels/examples/chain.py", "chain"),
+    "attention_tile": ("tle_kernels/examples/attention_tile.py", "attention_tile"),
+    "sparse_mla_pipe": ("tle_kernels/sparse_mla_pipe.py", "sparse_mla_pipe"),
+    "sparse_mla_seesaw": ("tle_kernels/sparse_mla_seesaw.py", "sparse_mla_seesaw"),
 }
 # Kernels whose dots read pipe slots (wgmma from shared memory).
 WGMMA = {"spmc": 1, "attention_tile": 2, "sparse_mla_pipe": 5, "sparse_mla_seesaw": 10}
@@ -209,7 +209,7 @@ def ring_golden_lines() -> list[str]:
 
 
 def test_golden_ttgir_ring():
-    """Barrier/partition skeleton of kernels/examples/ring.py (SSA names anonymised). Regenerate with
+    """Barrier/partition skeleton of tle_kernels/examples/ring.py (SSA names anonymised). Regenerate with
     `python -c "import tests.test_lowering as t; t.write_golden()"` after an intended change."""
     expected = (GOLDEN / "ring_ttgir.txt").read_text().splitlines()
     assert ring_golden_lines() == expected
@@ -271,7 +271,7 @@ def test_launch_without_gpu_says_so_and_bad_args_are_errors():
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    from kernels.examples.ring import ring_sum
+    from tle_kernels.examples.ring import ring_sum
 
     x = torch.zeros(64, 64)
     with pytest.raises(TleError, match="no CUDA GPU"):
@@ -298,7 +298,7 @@ def test_tle_dump_ptx_of_rejected_kernel_fails():
 def test_tle_cp_async_0_lowers_gathers_as_register_loads(monkeypatch):
     """TLE_CP_ASYNC=0 (for Triton's concurrency sanitizer, scripts/gpu_check.sh): no cp.async."""
     monkeypatch.setenv("TLE_CP_ASYNC", "0")
-    from kernels.sparse_mla_pipe import DEFAULT_CONFIG, sparse_mla_pipe
+    from tle_kernels.sparse_mla_pipe import DEFAULT_CONFIG, sparse_mla_pipe
 
     c = compile_kernel(sparse_mla_pipe, DEFAULT_CONFIG["signature"], DEFAULT_CONFIG["constexprs"])
     assert "cp.async" not in c.asm["ptx"]

@@ -174,7 +174,7 @@ def test_bundled_kernels_use_accumulator_stores():
     from tle_compiler.lowering import gluon_source
 
     for name in ("sparse_mla_seesaw", "sparse_mla_pipe"):
-        src = gluon_source((f"kernels/{name}.py", name), {"TOPK": 2048, "BLOCK_H": 64}).source
+        src = gluon_source((f"tle_kernels/{name}.py", name), {"TOPK": 2048, "BLOCK_H": 64}).source
         assert src.count("_tle_store_acc(") == 3, name  # the helper and both consumers' tiles
 
 

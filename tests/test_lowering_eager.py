@@ -124,5 +124,5 @@ def test_no_bar_sync_pairs_around_the_arrives(eager_and_plain):
 
 
 def test_option_off_emits_no_eager_code():
-    src = gluon_source((str(ROOT / "kernels/sparse_mla_pipe.py"), "sparse_mla_pipe"), CX).source
+    src = gluon_source((str(ROOT / "tle_kernels/sparse_mla_pipe.py"), "sparse_mla_pipe"), CX).source
     assert "_tle_arrive" not in src and "_TLE_OFF_" not in src and "mbarrier.arrive(" in src

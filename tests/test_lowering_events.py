@@ -1,6 +1,6 @@
 """The lowering emits exactly the barrier operations the verifier checked.
 
-For every bundled kernel, example and GPU-test kernel (discovered from kernels/), and for small
+For every bundled kernel, example and GPU-test kernel (discovered from tle_kernels/), and for small
 kernels of loop and control-flow forms (tests/fixtures/lowering_events/), the generated Gluon is run
 by tle_compiler.testing.gluon_trace for several values of the runtime trip counts: the mbarrier
 waits and arrives each partition executes must equal, in order, the operations the verified Pipe
@@ -32,9 +32,9 @@ LOOPS = FIXTURES / "loops.py"
 CONTROL = FIXTURES / "control.py"
 PIPELINED = FIXTURES / "pipelined.py"
 
-KERNEL_FILES = ([ROOT / "kernels" / "sparse_mla_pipe.py", ROOT / "kernels" / "sparse_mla_seesaw.py"]
-                + sorted((ROOT / "kernels" / "examples").glob("*.py"))
-                + sorted((ROOT / "kernels" / "gpu_tests").glob("*.py")))
+KERNEL_FILES = ([ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py"]
+                + sorted((ROOT / "tle_kernels" / "examples").glob("*.py"))
+                + sorted((ROOT / "tle_kernels" / "gpu_tests").glob("*.py")))
 TRIP_COUNTS = (0, 1, 2, 3, 5)
 
 # kernels outside the verifier's proved fragment (steps other than 1) are lowered with a warning
@@ -348,7 +348,7 @@ def k(x_ptr, NT):
 
 def _ring():
     """The capacity-3 SPSC ring of the GPU tests, traced for 4 tiles: both partitions wrap once."""
-    lk = LoweredKernel((str(ROOT / "kernels" / "gpu_tests" / "spsc_ring.py"), "ring_c3"), {})
+    lk = LoweredKernel((str(ROOT / "tle_kernels" / "gpu_tests" / "spsc_ring.py"), "ring_c3"), {})
     return lk, lk.trace({"N_TILES": 4})
 
 

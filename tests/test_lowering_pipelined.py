@@ -15,7 +15,7 @@ from tle_compiler.frontend import read_kernels  # noqa: E402
 from tle_compiler.lowering import compile_kernel, gluon_source, ptxas_stats  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-ATT = ROOT / "kernels/examples/attention_tile.py"
+ATT = ROOT / "tle_kernels/examples/attention_tile.py"
 VARIANT = ROOT / "benchmarks/variants/sparse_mla_pipe_pipelined.py"
 MLA_CX = {"TOPK": 2048, "BLOCK_H": 64}
 
@@ -90,7 +90,7 @@ def test_delayed_release_carries_the_pv_across_the_back_edge(tmp_path):
 
 def test_variant_left_keeps_pv_in_flight_right_unchanged():
     src = gluon_source((str(VARIANT), "sparse_mla_pipe_pipelined"), MLA_CX).source
-    base = gluon_source((str(ROOT / "kernels/sparse_mla_pipe.py"), "sparse_mla_pipe"), MLA_CX).source
+    base = gluon_source((str(ROOT / "tle_kernels/sparse_mla_pipe.py"), "sparse_mla_pipe"), MLA_CX).source
     assert _fn(src, "right") == _fn(base, "right")  # score capacity 1: its releases stay put
     assert _fn(src, "producer") == _fn(base, "producer")
     lines = _fn(src, "left")
@@ -164,12 +164,12 @@ def test_variant_math_in_cpu_emulation():
 
 
 def test_release_only_if_keeps_wgmmas_in_flight():
-    """kernels/sparse_mla_seesaw.py, consumer0: `if p > 0: prob1.release(p - 1); kv1l.release(p -
+    """tle_kernels/sparse_mla_seesaw.py, consumer0: `if p > 0: prob1.release(p - 1); kv1l.release(p -
     1)` comes right after the pair's first QK wgmmas. The `if` holds only releases, so nothing is
     drained before it: each release waits with 2 wgmmas (the QK just issued) still outstanding and
     rebinds no name (a throwaway dependency), and afterwards the previous pair's P1·V1_L still
     counts as in flight, so the wait that reads S retires it too (groups retire in order)."""
-    src = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"),
+    src = gluon_source((str(ROOT / "tle_kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"),
                        MLA_CX).source
     lines = _fn(src, "consumer0")
     loop = next(i for i, ln in enumerate(lines) if ln.strip().startswith("for p in range("))
@@ -214,7 +214,7 @@ def test_release_after_chained_shared_operand_wgmmas_compiles(tmp_path):
     holds that wgmma's result any more (the second one took it as its accumulator): Triton's wait
     op still needs a dependency, so the lowering gives it a throwaway one instead of `deps=[]`,
     which Triton rejects ("expected to be waiting on at least one dependency")."""
-    src = (ROOT / "kernels/sparse_mla_seesaw.py").read_text()
+    src = (ROOT / "tle_kernels/sparse_mla_seesaw.py").read_text()
     old = """            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
             pres = pr.wait(g)
             k0r = peer.wait(g)

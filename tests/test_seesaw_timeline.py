@@ -129,9 +129,9 @@ def test_persistent_kernel_is_instrumented_per_item_and_compiles(tmp_path):
     stamps inside the item loop, and the instrumented module compiles for sm_90a."""
     import re
 
-    from kernels.sparse_mla_seesaw import DEFAULT_CONFIG
+    from tle_kernels.sparse_mla_seesaw import DEFAULT_CONFIG
 
-    gen = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
+    gen = gluon_source((str(ROOT / "tle_kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
     text, found = T.instrument(gen.source, persistent=True)
     assert T.missing_events(found) == {p: [] for p in T.PART}
     assert text.count(f"tr = tr_base + item.to(gl.int64) * {T.ROW}") == 3

@@ -13,8 +13,8 @@ try:
     import tle_kernels as K
     from tle_kernels import api
 except ImportError:  # repository on the path, package not installed
-    import kernels as K
-    from kernels import api
+    import tle_kernels as K
+    from tle_kernels import api
 
 ref = K.sparse_mla_reference
 BF16, I32, F32 = torch.bfloat16, torch.int32, torch.float32
@@ -299,8 +299,8 @@ if hasattr(I, "_patch_lang_tensor"):  # numpy 2: int() of a 1-element 1-d array 
         scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
     I._patch_lang_tensor = _patched
 sys.path.insert(0, sys.argv[1])
-from kernels.sparse_mla_naive import sparse_mla_naive
-from kernels.reference import sparse_mla_reference
+from tle_kernels.sparse_mla_naive import sparse_mla_naive
+from tle_kernels.reference import sparse_mla_reference
 worst = 0.0
 for s_q, h, topk, s_kv, d, sink, tlen in [(6, 16, 64, 64, 576, False, False),
                                           (6, 48, 128, 300, 576, True, True),
@@ -351,7 +351,7 @@ def test_naive_kernel_compiles_for_sm90(h_q, d_qk, sink, tlen):
     try:
         from tle_kernels import sparse_mla_naive as N
     except ImportError:
-        from kernels import sparse_mla_naive as N
+        from tle_kernels import sparse_mla_naive as N
     ints = ["stride_q_s", "stride_q_h", "stride_kv_s", "stride_idx_s", "stride_o_s", "stride_o_h",
             "stride_l_s", "s_kv", "h_q", "topk"]
     sig = {"q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
@@ -368,13 +368,13 @@ def test_naive_kernel_compiles_for_sm90(h_q, d_qk, sink, tlen):
 
 
 def test_per_cta_launch_adapts_the_grid_and_arguments(monkeypatch):
-    """kernels.api.PerCtaLaunch: the per-CTA call `k[(s_q, h_q // 64)](*args, TOPK=, BLOCK_H=,
+    """tle_kernels.api.PerCtaLaunch: the per-CTA call `k[(s_q, h_q // 64)](*args, TOPK=, BLOCK_H=,
     **extra)` becomes one program per SM with n_items, n_hb and rounds appended."""
     import types
 
     import torch
 
-    from kernels.api import PerCtaLaunch
+    from tle_kernels.api import PerCtaLaunch
 
     monkeypatch.setattr(torch.cuda, "get_device_properties",
                         lambda dev: types.SimpleNamespace(multi_processor_count=132))
@@ -416,7 +416,7 @@ def _bench_module():
     try:
         from tle_kernels import bench_sparse_mla as B
     except ImportError:
-        from kernels import bench_sparse_mla as B
+        from tle_kernels import bench_sparse_mla as B
     return B
 
 

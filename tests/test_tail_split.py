@@ -1,4 +1,4 @@
-"""kernels/tail_split.py on the CPU: which launches get split, that the pieces (token t's topk in
+"""tle_kernels/tail_split.py on the CPU: which launches get split, that the pieces (token t's topk in
 chunks) merged by ``combine`` give exactly the unsplit answer (the fp32 reference as the kernel),
 and the Triton merge kernel, run in Triton's interpreter, against the PyTorch merge."""
 
@@ -15,8 +15,8 @@ torch = pytest.importorskip("torch")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from kernels.reference import sparse_mla_reference  # noqa: E402
-from kernels.tail_split import (OVERHEAD_TILES, TailSplit, combine_reference,  # noqa: E402
+from tle_kernels.reference import sparse_mla_reference  # noqa: E402
+from tle_kernels.tail_split import (OVERHEAD_TILES, TailSplit, combine_reference,  # noqa: E402
                                 plan_tail_split, run_split)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +108,7 @@ def test_reference_merge_weights_pieces_by_their_mass():
 CHECK = r'''
 import sys, torch
 sys.path.insert(0, sys.argv[1])
-from kernels.tail_split import combine_reference, combine_triton
+from tle_kernels.tail_split import combine_reference, combine_triton
 g = torch.Generator().manual_seed(3)
 T, C, H, D = 2, 4, 32, 256
 out_p = torch.randn(T, C, H, D, generator=g).to(torch.bfloat16)

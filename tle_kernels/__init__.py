@@ -1,6 +1,6 @@
 """tle_kernels: the bundled SparseMLA prefill kernels and their PyTorch entry point.
 
-``from tle_kernels import sparse_mla_prefill`` (or ``kernels`` with the repository on the path).
+``from tle_kernels import sparse_mla_prefill`` (installed, or from a checkout's root directory).
 The names below are imported lazily so that loading one kernel module (e.g. by ``tle-dump``) does
 not import torch.
 """

@@ -7,7 +7,7 @@
   of each needs to be contiguous), or the batched layout q [B, SQ, H, d_qk], kv [B, SKV, 1, d_qk],
   indices [B, SQ, 1, topk] (indices are positions within the batch's own kv).
 - out [.., h_q, 512] bf16, max_logits and lse [.., h_q] fp32 in natural-log units. Semantics of
-  invalid indices, empty rows, attn_sink and topk_length: kernels/reference.py and docs/sparse_mla.md.
+  invalid indices, empty rows, attn_sink and topk_length: tle_kernels/reference.py and docs/sparse_mla.md.
 - impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA), or "auto" (the first
   implementation in ``PREFERENCE`` that supports the call).
 
@@ -210,7 +210,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
            topk_length=None, tail_split: bool = True) -> str:
     """Run one 3-D (unbatched) call into given outputs; ``impl`` may be "auto". Returns the impl
     that ran. For benchmarks: no allocation, no validation beyond impl support. ``tail_split``:
-    let a TLE kernel's last partial wave run as topk pieces on every SM (kernels/tail_split.py)."""
+    let a TLE kernel's last partial wave run as topk pieces on every SM (tle_kernels/tail_split.py)."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
     aligned = _aligned(q, kv, indices, out, max_logits)
@@ -268,7 +268,7 @@ def sm_count(device) -> int:
 
 
 def launch_args(s_q: int, h_q: int, programs: int, block_h: int = 64):
-    """(grid, n_items, n_hb, rounds) of a persistent kernel (kernels/sparse_mla_seesaw.py): s_q
+    """(grid, n_items, n_hb, rounds) of a persistent kernel (tle_kernels/sparse_mla_seesaw.py): s_q
     query tokens of h_q heads as (token, head block) items on ``programs`` programs (the number of
     SMs: one persistent program each), ROUNDS items per program."""
     n_hb = h_q // block_h

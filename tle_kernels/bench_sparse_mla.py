@@ -2,7 +2,6 @@
 
     python -m tle_kernels.bench_sparse_mla [--check] [--skv 8192 131072] [--impl naive pipe]
                                            [--json results.json] [--plot sparse_mla.png] [--quick]
-    (or ``python -m kernels.bench_sparse_mla`` with the repository on PYTHONPATH)
 
 Headline shape (docs/sparse_mla.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
 SKV in {8K, 32K, 64K, 96K, 128K}; q, kv = randn/10 bf16; query t attends to [0, t + SKV - SQ],
@@ -125,7 +124,7 @@ def main(argv=None) -> int:
     ap.add_argument("--h", type=int, default=H)
     ap.add_argument("--topk", type=int, default=TOPK)
     ap.add_argument("--no-tail-split", action="store_true",
-                    help="run the TLE kernels' last partial wave unsplit (kernels/tail_split.py)")
+                    help="run the TLE kernels' last partial wave unsplit (tle_kernels/tail_split.py)")
     args = ap.parse_args(argv)
     skvs = args.skv or ([8192, 131072] if args.quick else list(SKVS))
     warmup, rep = (10, 50) if args.quick else (50, 200)
@@ -148,7 +147,7 @@ def main(argv=None) -> int:
         q, kv, idx = make_inputs(args.sq, skvs[0], args.h, args.topk, seed=2)
         cases.append((f"skv={skvs[0]} first 256 queries", (q[:256], kv, idx[:256])))
         # a token count whose last wave the seesaw's launch splits into topk pieces
-        # (kernels/tail_split.py)
+        # (tle_kernels/tail_split.py)
         per_wave = max(1, sm_count(q.device) // max(1, args.h // 64))
         n = per_wave * max(1, 256 // per_wave) + 4
         cases.append((f"skv={skvs[0]} {n} queries (split)", (q[:n], kv, idx[:n])))

@@ -114,7 +114,7 @@ def sparse_mla_naive(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor, s
                      out: torch.Tensor, max_logits: torch.Tensor, lse: torch.Tensor,
                      attn_sink: torch.Tensor | None = None,
                      topk_length: torch.Tensor | None = None) -> None:
-    """Launch on already-validated tensors (kernels/api.py validates): q [s_q, h_q, d_qk],
+    """Launch on already-validated tensors (tle_kernels/api.py validates): q [s_q, h_q, d_qk],
     kv [s_kv, 1, d_qk], indices [s_q, 1, topk] int32 (last dims contiguous), out [s_q, h_q, 512]
     bf16, max_logits / lse [s_q, h_q] fp32 with equal strides and a contiguous last dim."""
     s_q, h_q, d_qk = q.shape

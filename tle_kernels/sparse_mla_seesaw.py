@@ -100,11 +100,11 @@ between items. Every other pipe is indexed ``r * NP + p``, affine only once TOPK
 number: the kernel is verified and lowered per specialisation (tle-dump reads it specialised to
 DEFAULT_CONFIG's TOPK and says so; compile.kernel_info_of does it for every launch). Measured
 against the per-CTA kernel (benchmarks/variants/sparse_mla_seesaw_per_cta.py, interleaved A/B on
-the H200): 0.993 at SKV = 8K, 1.066 at 128K (docs/BENCHMARKS.md). Launch: kernels/api.py
+the H200): 0.993 at SKV = 8K, 1.066 at 128K (docs/BENCHMARKS.md). Launch: tle_kernels/api.py
 (`launch_args`; `PerCtaLaunch` takes the per-CTA kernel's grid and arguments, as the benchmarks do).
 Each consumer loads the next item's q tail before it stores the current item's outputs
 (`q_tail_of`, session 7). The API runs a partial last round as topk pieces on every SM instead
-(kernels/tail_split.py), so at the headline shape no program recomputes an item.
+(tle_kernels/tail_split.py), so at the headline shape no program recomputes an item.
 """
 
 import triton.language as tl

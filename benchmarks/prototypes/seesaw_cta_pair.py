@@ -1,7 +1,7 @@
 """Prototype (measured, not kept): the seesaw with its K gathers shared by a CTA pair.
 
     python3 benchmarks/prototypes/seesaw_cta_pair.py [--mode pair|solo|forward] [-o OUT.py]
-    python3 benchmarks/ab_sparse_mla.py kernels/sparse_mla_seesaw.py OUT.py --skv 8192   # on the GPU
+    python3 benchmarks/ab_sparse_mla.py tle_kernels/sparse_mla_seesaw.py OUT.py --skv 8192   # on the GPU
 
 Why: the seesaw runs at the H200's 700 W power cap, and a copy of it that reads only half of each
 K tile's rows from L2 (the rest zero-filled: same shared-memory writes, half the L2 traffic) ran
@@ -9,7 +9,7 @@ K tile's rows from L2 (the rest zero-filled: same shared-memory writes, half the
 token gather exactly the same rows, so a cluster of two CTAs (head block = CTA rank) could read
 each row from L2 once and deliver it to both.
 
-What this writes: the lowering's Gluon for kernels/sparse_mla_seesaw.py (tle-dump --gluon), edited
+What this writes: the lowering's Gluon for tle_kernels/sparse_mla_seesaw.py (tle-dump --gluon), edited
 as text into a module benchmarks/ab_sparse_mla.py can load:
 - pair mode: each CTA gathers half the rows of every K piece (rank 0 rows 0-31, rank 1 rows 32-63)
   with one TMA box [1, 64] per row and 64 columns, multicast into both CTAs' tiles (the hardware
@@ -279,7 +279,7 @@ def edited_source(mode: str) -> str:
     from tle_compiler.lowering import gluon_source
 
     solo, forward = mode == "solo", mode == "forward"
-    src = gluon_source((str(ROOT / "kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX).source
+    src = gluon_source((str(ROOT / "tle_kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX).source
     helpers = HELPERS
     if solo:
         helpers = helpers.replace(".multicast::cluster", "").replace(", [m], mk;", ", [m];")

@@ -1,10 +1,10 @@
-"""VARIANT of kernels/sparse_mla_pipe.py for @tle.jit(wgmma_pipeline=True) (docs/lowering.md,
+"""VARIANT of tle_kernels/sparse_mla_pipe.py for @tle.jit(wgmma_pipeline=True) (docs/lowering.md,
 "Pipelined wgmma (opt-in)"): the left consumer releases kv tile ck-1 in iteration ck, after tile
 ck's QK has been issued and waited (which retires the PV of tile ck-1 too), so the PV of tile
 ck-1 stays in flight across the back-edge and overlaps the wait for kv(ck) and the issue of
-QK(ck). The last tile is released after the loop. Everything else is kernels/sparse_mla_pipe.py;
+QK(ck). The last tile is released after the loop. Everything else is tle_kernels/sparse_mla_pipe.py;
 A/B it with
-    python3 benchmarks/ab_sparse_mla.py kernels/sparse_mla_pipe.py \
+    python3 benchmarks/ab_sparse_mla.py tle_kernels/sparse_mla_pipe.py \
         benchmarks/variants/sparse_mla_pipe_pipelined.py --reps 3
 
 The right consumer cannot delay its releases: score has capacity 1, so releasing score(ck) after

@@ -2,7 +2,7 @@
 global, between the default partition (producer) and one worker (consumer), capacity 2.
 
 This is the reference the lowering was built from (docs/lowering.md): what the generated code for
-kernels/examples/ring.py looks like, reduced to the essentials. Compile it on the CPU with
+tle_kernels/examples/ring.py looks like, reduced to the essentials. Compile it on the CPU with
 ``python tests/golden/probe_ring_gluon.py``."""
 
 from triton.experimental import gluon

@@ -2,7 +2,7 @@
 (tests/gpu/test_*.py) and the CPU emulation (tests/test_gpu_kernels_verify.py), so the harness and
 the references are debugged before device time.
 
-Each ``check_*(mod, device, ...)`` takes a kernel module (``kernels.gpu_tests.X`` or its emulation),
+Each ``check_*(mod, device, ...)`` takes a kernel module (``tle_kernels.gpu_tests.X`` or its emulation),
 poisons the outputs, launches, synchronizes and compares element-exact (attention: to a bf16
 tolerance). Data is random int32 in a range where the kernels' arithmetic cannot overflow."""
 

@@ -30,7 +30,7 @@ PRELUDE = textwrap.dedent("""
     import sys, time
     import torch
     from tle_compiler.lowering import compile_kernel
-    from kernels.examples.ring import ring_sum
+    from tle_kernels.examples.ring import ring_sum
     SIG = {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride_x": "i32", "N_TILES": "i32"}
     n = int(sys.argv[1])
     x = torch.randn(n * 64, 64, device="cuda")

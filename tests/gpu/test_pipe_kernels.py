@@ -1,4 +1,4 @@
-"""The kernels of kernels/gpu_tests/, lowered and run on the GPU, compared element-exact with torch
+"""The kernels of tle_kernels/gpu_tests/, lowered and run on the GPU, compared element-exact with torch
 (attention: relative error < 1e-2 against an fp32 reference). The same checks pass on the CPU
 emulation (tests/test_gpu_kernels_verify.py), so a failure here is the lowering's. Keep sizes small:
 a hang is a protocol or lowering bug, and scripts/gpu_check.sh runs this under `timeout`."""
@@ -17,7 +17,7 @@ DEVICE = "cuda"
 
 
 def _mod(stem: str):
-    return importlib.import_module(f"kernels.gpu_tests.{stem}")
+    return importlib.import_module(f"tle_kernels.gpu_tests.{stem}")
 
 
 @pytest.mark.parametrize("capacity", [1, 2, 3, 4])

@@ -18,8 +18,8 @@ try:
     import tle_kernels as K
     from tle_kernels import api
 except ImportError:  # repository on the path, package not installed
-    import kernels as K
-    from kernels import api
+    import tle_kernels as K
+    from tle_kernels import api
 
 pytestmark = pytest.mark.gpu
 
@@ -211,7 +211,7 @@ def test_cuda_graph_capture_and_replay(impl):
 @pytest.mark.parametrize("impl", ["seesaw", "pipe"])
 def test_last_wave_split_into_topk_pieces(impl, monkeypatch):
     """s_q = SMs/2 + 4 at h_q = 128: one full wave and 8 items, which run as 16 topk pieces each
-    (kernels/tail_split.py) and are merged. Tail tokens include a row with no valid index and a
+    (tle_kernels/tail_split.py) and are merged. Tail tokens include a row with no valid index and a
     row whose later pieces are all invalid; then the same call captured in a CUDA graph. The pipe
     kernel does not split by default (api.SPLITS_TAIL); here it is made to."""
     monkeypatch.setattr(api, "SPLITS_TAIL", ("seesaw", "pipe"))

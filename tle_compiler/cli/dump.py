@@ -61,7 +61,7 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
 passes: {', '.join(PASSES)}
 
 examples:
-  tle-dump --graph kernels/sparse_mla_pipe.py
+  tle-dump --graph tle_kernels/sparse_mla_pipe.py
   tle-dump --format json --param NK=2 -o report.json docs/example.pipe
 """
 

@@ -2,7 +2,7 @@
 factor is 1.
 
 Why: an online softmax rescales its fp32 accumulator by ``exp2(m_old - m_new)`` per row whenever
-the row max moves. With a lazy reference max (FlashAttention-4's trick, kernels/sparse_mla_seesaw.py)
+the row max moves. With a lazy reference max (FlashAttention-4's trick, tle_kernels/sparse_mla_seesaw.py)
 the factor is exactly 1 for almost every tile, but `acc * alpha[:, None]` still issues one FMUL per
 accumulator element (128 per thread for a 64x256 tile). At the H200's power cap those instructions
 cost energy, so time (docs/BENCHMARKS.md, session 6). A partition-wide `if any(alpha != 1)` skips
