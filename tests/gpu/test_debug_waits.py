@@ -2,10 +2,10 @@
 within the bound with the pipe name and index in its output instead of hanging, and a correct kernel
 with the option on still computes the right result.
 
-The broken kernel: ring.py's ring_sum (capacity 3) lowered through the TEST-ONLY ``_plan_hook`` of
-``compile_kernel`` so that the ring's empty barriers are initialised with count 2 while the single
-reader arrives once per release: the producer's acquire(3) (stage 0, parity 0) can never complete
-(and so the consumer's wait(3) neither). Each case runs in a subprocess under a timeout: a trapped
+The broken kernel: ring.py's ring_sum (capacity 3) compiled inside ``instrument.plan_hook``
+(tle_compiler/lowering/instrument.py) so that the ring's empty barriers are initialised with count 2
+while the single reader arrives once per release: the producer's acquire(3) (stage 0, parity 0) can
+never complete (and so the consumer's wait(3) neither). Each case runs in a subprocess under a timeout: a trapped
 kernel poisons the CUDA context of its process. Run: ``python3 -m pytest -m gpu -v
 tests/gpu/test_debug_waits.py`` (about 20 s, most of it compiling)."""
 
@@ -29,7 +29,7 @@ TIMEOUT_S = 120  # a hang would hit this; the bounded wait must fail long before
 PRELUDE = textwrap.dedent("""
     import sys, time
     import torch
-    from tle_compiler.lowering import compile_kernel
+    from tle_compiler.lowering import compile_kernel, instrument
     from tle_kernels.examples.ring import ring_sum
     SIG = {"x_ptr": "*fp32", "out_ptr": "*fp32", "stride_x": "i32", "N_TILES": "i32"}
     n = int(sys.argv[1])
@@ -41,7 +41,8 @@ BROKEN = PRELUDE + textwrap.dedent("""
     def double_empty_counts(plans):  # the deliberate lowering bug
         for arr in plans["ring"].empty():
             arr.init_counts = [2 * c for c in arr.init_counts]
-    c = compile_kernel(ring_sum, SIG, debug_waits=sys.argv[2], _plan_hook=double_empty_counts)
+    with instrument.plan_hook(double_empty_counts):
+        c = compile_kernel(ring_sum, SIG, debug_waits=sys.argv[2])
     print("TLE-LAUNCH", flush=True)
     t0 = time.time()
     try:

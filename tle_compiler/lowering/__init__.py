@@ -6,6 +6,7 @@
     regs.py      the register rule of warp_specialize
     codegen.py   the whole Gluon module;  compile.py: triton.compile;  runtime.py: kernel[grid](...)
     debug.py     TLE_DEBUG_WAITS=1: bounded mbarrier waits that trap with the pipe's name
+    instrument.py  probes and tests only: plan hooks and skipped fills, turned on by `with` blocks
 See docs/lowering.md.
 """
 

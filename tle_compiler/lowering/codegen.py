@@ -23,6 +23,7 @@ from typing import Optional
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Loc
 from ..passes import run_pipeline
+from . import instrument
 from .layouts import LayoutSolver
 from .plan import arrive_mode, build_plan, init_count
 from .regs import check_registers
@@ -129,12 +130,11 @@ class KernelTranslator(FnTranslator):
 
 
 def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
-             barrier_offsets: Optional[dict] = None, _plan_hook=None) -> Generated:
+             barrier_offsets: Optional[dict] = None) -> Generated:
     """``debug_waits``: False, or a :class:`.debug.Bound` (True = the default bound): bounded waits
     (lowering/debug.py), with ``barrier_offsets`` (barrier array var → shared-memory offset, from
-    Triton's allocator; 0 until known). ``_plan_hook``: TEST ONLY — called with the plans after the
-    init counts are set, so a GPU test can lower a deliberately broken barrier (tests/gpu/
-    test_debug_waits.py); never set it otherwise."""
+    Triton's allocator; 0 until known). Probes and tests change what is generated only through
+    :mod:`.instrument` (plan hooks, skipped fills)."""
     ctx_p = run_pipeline(info.program)
     if ctx_p.errors:  # a protocol the verifier rejects is never lowered
         first = ctx_p.errors[0]
@@ -163,12 +163,11 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
     ctx.eager_arrays = eager_arrays(info, plans) if kernel_option(info, "eager_publish") else set()
     # on by default: 16-byte stores of accumulator-layout tiles (lowering/acc_store.py)
     ctx.acc_stores = kernel_option(info, "acc_stores", True)
-    # PROBE ONLY: fills left out to measure their cost (benchmarks/gather_probe.py)
-    skip = (getattr(info, "options", None) or {}).get("probe_skip_fills", ())
-    ctx.probe_skip = {skip} if isinstance(skip, str) else set(skip)
+    # instrument.skip_fills: fills left out to measure their cost (benchmarks/gather_probe.py)
+    ctx.probe_skip = set(instrument.fills_skipped(info.path))
     unknown = {s.split(".")[0] for s in ctx.probe_skip} - set(plans)
     if unknown:
-        raise TleError(f"probe_skip_fills names no pipe of kernel '{info.name}': "
+        raise TleError(f"instrument.skip_fills names no pipe of kernel '{info.name}': "
                        f"{', '.join(sorted(unknown))} (pipes: {', '.join(plans)})",
                        info.program.loc, check="lowering")
     if debug_waits:
@@ -305,8 +304,8 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
             writer = next((a.partition for b in arr.barriers for a in b.arrivers), None)
             arr.threads = 32 * warps_of.get(writer, info.num_warps)
             arr.init_counts = [init_count(c, arr.mode, arr.threads) for c in arr.counts]
-    if _plan_hook is not None:  # TEST ONLY (see the docstring): may change arr.init_counts
-        _plan_hook(plans)
+    for hook in instrument.plan_hooks():  # instrument.plan_hook: may change arr.init_counts
+        hook(plans)
     for pp in plans.values():
         for arr in pp.arrays:
             threads = arr.threads

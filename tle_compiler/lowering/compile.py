@@ -109,7 +109,7 @@ def compile_options(info) -> dict:
 
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
-                   target=None, divisible_ints: Optional[set] = None, _plan_hook=None):
+                   target=None, divisible_ints: Optional[set] = None):
     """Lower and compile ``kernel`` for sm_90a; returns Triton's CompiledKernel (``.asm["ttgir"]``,
     ``.asm["ptx"]``, ``.asm["cubin"]``) with ``.tle_generated`` (the Gluon source and plan).
 
@@ -122,8 +122,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
     this is what a CPU compile for inspection wants). When Triton cannot vectorise a cp.async gather
     (an unaligned row), the kernel is lowered again with register gathers instead.
     ``debug_waits``: bounded mbarrier waits that print the wait and trap (True, seconds, "500ms",
-    "1000000polls"; None reads ``$TLE_DEBUG_WAITS``; lowering/debug.py). ``_plan_hook``: TEST ONLY
-    (codegen.generate)."""
+    "1000000polls"; None reads ``$TLE_DEBUG_WAITS``; lowering/debug.py)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -153,7 +152,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
 
     def gen_of(cp_async: bool, offsets=None):
         return generate(info, constexprs, bound or False, cp_async=cp_async,
-                        barrier_offsets=offsets, _plan_hook=_plan_hook)
+                        barrier_offsets=offsets)
 
     def compile_gen(gen):
         fn = getattr(load_module(gen), gen.kernel)

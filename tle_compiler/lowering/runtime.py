@@ -2,10 +2,10 @@
 
 The signature is derived from the arguments (a torch tensor → ``*<dtype>``, int → ``i32``/``i64``,
 float → ``fp32``, bool → ``i1``); the compiled kernel is cached per (signature, constexprs,
-num_warps, debug-waits bound: ``kernel[grid](..., debug_waits=True)`` or
-``TLE_DEBUG_WAITS=1``, docs/lowering.md "Debug waits"). Launch goes to the current CUDA stream through Triton's CompiledKernel
-launcher. Without a GPU, compiling still works (``compile_kernel``) and launching raises a TleError
-that says so.
+num_warps, debug-waits bound: ``kernel[grid](..., debug_waits=True)`` or ``TLE_DEBUG_WAITS=1``,
+docs/lowering.md "Debug waits"; the integers divisible by 16; what lowering/instrument.py turns on).
+Launch goes to the current CUDA stream through Triton's CompiledKernel launcher. Without a GPU,
+compiling still works (``compile_kernel``) and launching raises a TleError that says so.
 """
 
 from __future__ import annotations
@@ -118,6 +118,7 @@ class Runtime:
                                  f"for the values it allows")
 
     def compile(self, bound: dict, num_warps=None, debug_waits=None, loc=None):
+        from . import instrument
         from .compile import compile_kernel, debug_waits_enabled
 
         info = self.info
@@ -127,8 +128,9 @@ class Runtime:
         # Triton-style specialisation: integers that are multiples of 16 get tt.divisibility 16
         # (16-byte cp.async gathers need to know the rows are aligned)
         div = frozenset(n for n in sig if sig[n] in ("i32", "i64") and bound[n] % 16 == 0)
+        # what lowering/instrument.py turns on for this kernel (a probe's compile is its own entry)
         key = (tuple(sorted(sig.items())), tuple(sorted(cx.items())), num_warps, dbg,
-               tuple(sorted(div)))
+               tuple(sorted(div)), instrument.key(self.kernel.file))
         if key not in self.cache:
             target = self.kernel if self._specialized else info  # read with cx bound (compile.py)
             self.cache[key] = compile_kernel(target, sig, cx, num_warps=num_warps,

@@ -88,8 +88,8 @@ class Ctx:
         self.wgmma_pipeline = False  # @tle.jit(wgmma_pipeline=True): wgmmas across back-edges
         self.eager_arrays: set[str] = set()  # barrier arrays with per-thread arrives (eager.py)
         self.acc_stores = True  # 16-byte stores of accumulator-layout tiles (acc_store.py)
-        # PROBE ONLY (@tle.jit(probe_skip_fills=(...))): pipes / "pipe.field"s whose fills are not
-        # emitted, to measure what their gathers cost (benchmarks/gather_probe.py); wrong results
+        # instrument.skip_fills (a probe): pipes / "pipe.field"s whose fills are not emitted, to
+        # measure what their gathers cost (benchmarks/gather_probe.py); wrong results
         self.probe_skip: set[str] = set()
         self.uses_acc_store = False
         self.lazy_scale_packs: set[int] = set()  # tle.gpu.scale_rows helpers in use (lazy_scale.py)
@@ -645,7 +645,7 @@ class FnTranslator:
                 # recorded as if filled, so the commit arrives exactly as in the real kernel
                 self._record_fill(ring, "async" if src is not None else "plain")
                 self.emit(f"pass  # PROBE: the fill of {ring.pipe}.{ring.field} is skipped "
-                          f"(probe_skip_fills; the kernel's results are wrong)")
+                          f"(instrument.skip_fills; the kernel's results are wrong)")
                 return
             if src is not None:
                 ring, kws = src
