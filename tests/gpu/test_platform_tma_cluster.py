@@ -1,6 +1,5 @@
-"""What the next seesaw step (gathers shared by a CTA pair, docs/kernels.md "Next: CTA-pair
-gathers") needs from Triton 3.6 and the H200, checked on the GPU (first seen 2026-11-29, session 5,
-docs/BENCHMARKS.md):
+"""What sharing the seesaw's gathers between a CTA pair would need from Triton 3.6 and the H200
+(docs/kernels.md, "TLE-FlashMLA seesaw"), checked on the GPU:
 
 1. **Per-row TMA gathers.** A kv row piece of 64 bf16 columns (128 B) loaded by one TMA box [1, 64]
    of a 128-byte-swizzled tensor map into row i of a [64, 64] tile lands where the tile's 128B
