@@ -8,7 +8,8 @@ pipe verb an :class:`Event` that names its pipe, reader and index. The frontend 
 same walk that builds the Pipe IR, so the two never disagree; the lowering reads only the KIR.
 
 Expressions are trees (``q_row + offs_h[:, None] * stride``), statements are structured (``For``,
-``If``, ``Assign``, ``Eval``), every node carries its source location. Tile operations are
+``If``, ``Assign``, ``Eval``; ``While`` and ``Return``, which the frontend reads and the lowering
+refuses), every node carries its source location. Tile operations are
 :class:`Op` nodes named by their canonical path (``tl.load``, ``tl.dot``, ``tle.gpu.local_ptr``,
 ``tl.where``, ...; :data:`OPS` lists them with what they are); the text form (kernel_text.py)
 prints them as calls, and parses them back.
@@ -56,6 +57,9 @@ OPS = {
     "tl.maximum": "maximum(a, b)", "tl.minimum": "minimum(a, b)",
     "tl.max": "max(x, axis)", "tl.min": "min(x, axis)", "tl.sum": "sum(x, axis)",
     "to": "x.to(dtype): a cast",
+    # read by the frontend, refused by the lowering
+    "T": "x.T: the transposed view (tl.trans)",
+    "ifexp": "ifexp(cond, a, b): `a if cond else b` (only the chosen operand is evaluated)",
     # scalars
     "tl.program_id": "program_id(axis)", "tl.num_programs": "num_programs(axis)",
     "tl.cdiv": "cdiv(a, b)",
@@ -236,7 +240,9 @@ class Eval:
 
 @dataclass(frozen=True)
 class For:
-    """``for var in range(start, stop, step)``; ``static``: tl.static_range (unrolled)."""
+    """``for var in range(start, stop, step)``; ``static``: tl.static_range (unrolled);
+    ``options``: tl.range's loop options given a value other than their default (``num_stages``,
+    ...), which the lowering refuses (Gluon runs no pass that honours them)."""
 
     var: str
     start: Expr
@@ -245,6 +251,7 @@ class For:
     body: tuple["Stmt", ...]
     static: bool = False
     loc: Loc = field(default=NOLOC, compare=False)
+    options: tuple[tuple[str, Expr], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -255,7 +262,26 @@ class If:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-Stmt = Union[Assign, Eval, For, If]
+@dataclass(frozen=True)
+class While:
+    """``while cond: body``: the frontend reads it only without pipe events (its slot accesses
+    may happen); the lowering refuses it."""
+
+    cond: Expr
+    body: tuple["Stmt", ...]
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Return:
+    """``return`` in the kernel body or a partition (a helper's last ``return`` is inlined as
+    its value): the function ends there."""
+
+    value: Optional[Expr] = None
+    loc: Loc = field(default=NOLOC, compare=False)
+
+
+Stmt = Union[Assign, Eval, For, If, While, Return]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -370,7 +396,7 @@ def walk_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
     """Every statement, through loop bodies and both branches of ifs, in source order."""
     for s in body:
         yield s
-        if isinstance(s, For):
+        if isinstance(s, (For, While)):
             yield from walk_stmts(s.body)
         elif isinstance(s, If):
             yield from walk_stmts(s.then)
@@ -385,8 +411,10 @@ def stmt_exprs(s: Stmt) -> Iterator[Expr]:
         yield s.start
         yield s.stop
         yield s.step
-    elif isinstance(s, If):
+    elif isinstance(s, (If, While)):
         yield s.cond
+    elif isinstance(s, Return) and s.value is not None:
+        yield s.value
 
 
 def events(body: tuple[Stmt, ...]) -> Iterator[Event]:
