@@ -241,7 +241,7 @@ def test_bound_constexprs_are_read_as_their_values(tmp_path):
 
 @pytest.mark.parametrize("stmt,check", [
     ("for j in range(3):\n    pass\nelse:\n    pass", "unsupported-control-flow"),
-    ("while t < 3:\n    t += 1", "unsupported-control-flow"),
+    ("while t < 3:\n    t += 1\nelse:\n    pass", "unsupported-control-flow"),
     ("break", "unsupported-control-flow"),
 ])
 def test_constructs_triton_rejects_are_refused_at_their_line(tmp_path, stmt, check):
@@ -250,6 +250,14 @@ def test_constructs_triton_rejects_are_refused_at_their_line(tmp_path, stmt, che
         build_file(path)
     assert e.value.check == check
     assert e.value.loc.line >= 27
+
+
+def test_a_while_loop_without_events_is_read_the_lowering_refuses_it(tmp_path):
+    # the frontend reads it (its slot accesses may happen); only `while ... else` is refused
+    path = write_package(tmp_path, "j = 0\nwhile j < 3:\n    j += 1")
+    (k,) = build_file(path)
+    (loop,) = [s for s in K.walk_stmts(k.partitions[1].body) if isinstance(s, K.While)]
+    assert isinstance(loop.cond, K.Compare) and loop.loc.line >= 27
 
 
 def test_every_bundled_example_and_gpu_test_kernel_builds():

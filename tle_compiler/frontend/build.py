@@ -25,8 +25,9 @@ from typing import Optional, Union
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import Loc
-from ..language.gpu import normalize_dtype
-from ..language.pipe import validate_reader
+from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
+                            validate_warp_specialize)
+from ..language.pipe import validate_pipe, validate_reader
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -34,7 +35,16 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
            ast.RShift: ">>", ast.Pow: "**"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _UNOPS = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
-RANGES = {"builtins.range": False, "tl.range": False, "tl.static_range": True}
+RANGES = {"builtins.range": False, "tl.range": False, "tl.static_range": True, "gl.range": False,
+          "gl.static_range": True}
+#: The parameters of tl.range / tl.static_range (Triton 3.6), in positional order.
+TL_RANGE_ARGS = ("arg1", "arg2", "step", "num_stages", "loop_unroll_factor",
+                 "disallow_acc_multi_buffer", "flatten", "warp_specialize", "disable_licm")
+STATIC_RANGE_ARGS = ("arg1", "arg2", "step")
+#: tl.range's loop options and their defaults.
+TL_RANGE_OPTIONS = {"num_stages": None, "loop_unroll_factor": None,
+                    "disallow_acc_multi_buffer": False, "flatten": False, "warp_specialize": False,
+                    "disable_licm": False}
 VERBS = ("acquire", "commit", "close", "wait", "release")
 
 
@@ -46,10 +56,11 @@ class Module:
     """One parsed Python file: its scope (imports, integer constants, dtypes, functions), its
     float constants, and the user modules it imports (resolved lazily, by file)."""
 
-    def __init__(self, path: str, cache: "ModuleCache"):
+    def __init__(self, path: str, cache: "ModuleCache", text: Optional[str] = None):
         self.path = path
         self.cache = cache
-        text = Path(path).read_text(encoding="utf-8")
+        self.text = Path(path).read_text(encoding="utf-8") if text is None else text
+        text = self.text
         try:
             self.tree = ast.parse(text, filename=path)
         except SyntaxError as e:
@@ -96,11 +107,14 @@ class ModuleCache:
     def __init__(self) -> None:
         self.modules: dict[str, Module] = {}
 
-    def get(self, path: str) -> Module:
-        path = os.path.abspath(path)
-        if path not in self.modules:
-            self.modules[path] = Module(path, self)
-        return self.modules[path]
+    def get(self, path: str, text: Optional[str] = None, as_given: bool = False) -> Module:
+        """The module of file ``path`` (parsed once); ``text``: its source when it is not read
+        from disk; ``as_given``: locations name the file as ``path`` spells it (the root module
+        of a build), else by its absolute path."""
+        key = os.path.abspath(path)
+        if key not in self.modules:
+            self.modules[key] = Module(path if as_given else key, self, text)
+        return self.modules[key]
 
     @staticmethod
     def find(module: str, level: int, importer: Optional[str],
@@ -149,6 +163,9 @@ class Frame:
     prefix: str
     env: dict[str, Optional[Static]] = field(default_factory=dict)
     function: str = "<kernel>"
+    # names that held different compile-time values on different paths (a handle chosen by an
+    # if, ...): runtime values now, which cannot be resolved
+    lost: set = field(default_factory=set)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -172,9 +189,14 @@ class Builder:
         self.const_ids: dict[tuple[str, str], str] = {}  # (module path, name) -> KIR id
         self.pipes: dict[str, K.PipeDecl] = {}
         self.buffers: dict[int, K.Buffer] = {}  # id(alloc node) -> buffer (free ones named)
-        self.buffer_owner: dict[int, str] = {}  # id(alloc node) -> "pipe.field" once a field
+        # id(alloc node) -> (pipe, field, location of the field) once it is a pipe field
+        self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
         self.sequential = 0  # > 0 while building a statement that calls a helper
+        self.in_partition = False  # building a partition's body (or what it inlines)
+        self.depth = 0  # compound-statement nesting (a pipe is declared at depth 0 only)
+        # (pipe, reader name or None) -> (fields the reader sees, where its first handle was made)
+        self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
 
     # -- helpers ----------------------------------------------------------------------------
     @property
@@ -320,6 +342,7 @@ class Builder:
                 st = Static("buffer", (st.value[0], target.id))
                 e = K.BufferRef(target.id, self.loc(node))
             f.env[target.id] = st
+            f.lost.discard(target.id)
             if st is not None and st.kind in ("handle", "pipe", "buffer"):
                 return  # compile-time values: uses are resolved to them, nothing runs
             self.emit(K.Assign(f.kir(target.id), e, self.loc(node)))
@@ -366,49 +389,114 @@ class Builder:
 
     def s_For(self, s: ast.For) -> None:
         if s.orelse:
-            raise self.err("`for ... else` is not supported (Triton rejects it after a range loop)",
-                           s, check="unsupported-control-flow")
-        if not isinstance(s.target, ast.Name):
-            raise self.err("the loop variable must be a plain name", s)
+            raise self.err(f"`for ... else` is not supported: Triton rejects it after a range / "
+                           f"tl.range loop (\"Don't know what to do with else after for\") and runs "
+                           f"it inside every iteration of a tl.static_range loop; move the else "
+                           f"body after the loop (line {s.orelse[0].lineno})", s,
+                           check="unsupported-control-flow")
         it = s.iter
         path = None
         if isinstance(it, ast.Call):
             _, st = self.callee(it.func)
             path = st.value if st is not None and st.kind == "mod" else None
-        if path not in RANGES:
-            raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", s,
-                           check="unsupported-control-flow")
-        args = [self.expr(a)[0] for a in it.args]
-        kw = {k.arg: self.expr(k.value)[0] for k in it.keywords}
-        if path == "builtins.range" and kw:
-            raise self.err("Python's range takes no keywords", s, check="bad-range")
-        start = kw.pop("arg1", None)
-        stop = kw.pop("arg2", None)
-        step = kw.pop("step", None)
-        pos = list(args)
-        if len(pos) > 3:
-            raise self.err("range takes at most 3 positional arguments", s, check="bad-range")
-        if pos and start is None:
-            start = pos.pop(0)
-        if pos and stop is None:
-            stop = pos.pop(0)
-        if pos and step is None:
-            step = pos.pop(0)
-        if stop is None:  # range(n)
-            start, stop = K.Const(0, self.loc(it)), start
-        for k in list(kw):
-            if k not in ("num_stages", "loop_unroll_factor", "disallow_acc_multi_buffer",
-                         "flatten", "warp_specialize", "disable_licm"):
-                raise self.err(f"{path} has no argument '{k}'", s, check="bad-range")
-        if step is None:
-            step = K.Const(1, self.loc(it))
+        if path not in RANGES or not isinstance(s.target, ast.Name):
+            self.unsupported_loop(s, path)
+        start, stop, step, options = self.range_args(path, it, s)
         f = self.frame
         before = dict(f.env)
         f.env[s.target.id] = None
-        body = self.block(s.body)
+        self.depth += 1
+        try:
+            body = self.block(s.body)
+        finally:
+            self.depth -= 1
         self._merge(before, [dict(f.env)])
         f.env[s.target.id] = None
-        self.emit(K.For(f.kir(s.target.id), start, stop, step, body, RANGES[path], self.loc(s)))
+        self.emit(K.For(f.kir(s.target.id), start, stop, step, body, RANGES[path], self.loc(s),
+                        options))
+
+    def range_args(self, path: str, it: ast.Call, s: ast.For
+                   ) -> tuple[K.Expr, K.Expr, K.Expr, tuple[tuple[str, K.Expr], ...]]:
+        """(start, stop, step, options) of a range / tl.range / tl.static_range call, bound as
+        Triton binds them (``options``: tl.range's loop options given a value other than their
+        default); a call Triton (or Python) would reject is an error."""
+        text = ast.unparse(it)
+        fn = "range" if path == "builtins.range" else path.replace("gl.", "tl.", 1)
+        if path == "builtins.range" and it.keywords:
+            raise self.err(f"`{text}`: Python's range takes no keyword arguments (Triton ignores "
+                           f"them, so the loop would run with the default step); write the step "
+                           f"as the third positional argument, or use tl.range(..., step=...)",
+                           s, check="bad-loop")
+        if any(isinstance(a, ast.Starred) for a in it.args) or any(
+                k.arg is None for k in it.keywords):
+            raise self.err(f"`{text}` must spell its arguments out (no *args or **kwargs)", s,
+                           check="bad-loop")
+        if path == "builtins.range":
+            if not 1 <= len(it.args) <= 3:
+                raise self.err(f"`{text}`: range takes 1 to 3 arguments, got {len(it.args)}", s,
+                               check="bad-loop")
+            names: tuple[str, ...] = ("arg1", "arg2", "step")
+        else:
+            names = STATIC_RANGE_ARGS if RANGES[path] else TL_RANGE_ARGS
+            if len(it.args) > len(names):
+                raise self.err(f"`{text}`: {fn} takes at most {len(names)} positional arguments "
+                               f"({', '.join(names)}), got {len(it.args)}", s, check="bad-loop")
+        # arguments are evaluated once, in Python's order (positional, then keywords)
+        given: dict[str, K.Expr] = {n: self.value(a) for n, a in zip(names, it.args)}
+        for kw in it.keywords:
+            if kw.arg not in names:
+                raise self.err(f"`{text}`: {fn} has no argument '{kw.arg}' (its arguments: "
+                               f"{', '.join(names)})", s, check="bad-loop")
+            if kw.arg in given:
+                raise self.err(f"`{text}`: {fn} got two values for '{kw.arg}'", s,
+                               check="bad-loop")
+            given[kw.arg] = self.value(kw.value)
+        if "arg1" not in given:
+            raise self.err(f"`{text}`: {fn} needs at least its first argument", s,
+                           check="bad-loop")
+
+        def absent(name: str) -> bool:
+            v = given.get(name)
+            return v is None or isinstance(v, K.Const) and v.value is None
+
+        if absent("arg2"):  # range(n)
+            start, stop = K.Const(0, self.loc(it)), given["arg1"]
+        else:
+            start, stop = given["arg1"], given["arg2"]
+        step = K.Const(1, self.loc(it)) if absent("step") else given["step"]
+        if fold(step) == 0:
+            raise self.err(f"the step of `{text}` must be a non-zero integer, got 0 (the loop "
+                           f"would never end)", s, check="bad-loop")
+        options = tuple((k, v) for k, v in given.items() if k in TL_RANGE_OPTIONS
+                        and not absent(k)
+                        and (fold(v) is None or fold(v) is not TL_RANGE_OPTIONS[k]))
+        return start, stop, step, options
+
+    def unsupported_loop(self, s: ast.For, path: Optional[str]) -> None:
+        """A loop that is no range loop (or whose target is no plain name): an error, which says
+        why when its body performs pipe events (the frontend reads no such loop)."""
+        if not isinstance(s.target, ast.Name):
+            bad = f"the loop target `{ast.unparse(s.target)}` must be a plain name"
+        else:
+            bad = (f"only `for v in range(...)` / tl.range / tl.static_range loops may contain "
+                   f"pipe events, not `for ... in {ast.unparse(s.iter)}`")
+        f = self.frame
+        before = dict(f.env)
+        for n in ast.walk(s.target):
+            if isinstance(n, ast.Name):
+                f.env[n.id] = None
+        try:
+            body = self.block(s.body)
+        except TleError:
+            body = ()
+        finally:
+            f.env.clear()
+            f.env.update(before)
+        if any(True for _ in K.events(body)):
+            raise self.err(f"this loop contains pipe events, but {bad}", s,
+                           check="non-affine-loop")
+        raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", s,
+                       check="unsupported-control-flow")
 
     def s_If(self, s: ast.If) -> None:
         cond, _ = self.expr(s.test)
@@ -420,13 +508,36 @@ class Builder:
             return
         f = self.frame
         before = dict(f.env)
-        then = self.block(s.body)
-        env_then = dict(f.env)
-        f.env.clear()
-        f.env.update(before)
-        orelse = self.block(s.orelse)
+        self.depth += 1
+        try:
+            then = self.block(s.body)
+            env_then = dict(f.env)
+            f.env.clear()
+            f.env.update(before)
+            orelse = self.block(s.orelse)
+        finally:
+            self.depth -= 1
         self._merge(before, [env_then, dict(f.env)], both=True)
         self.emit(K.If(cond, then, orelse, self.loc(s)))
+
+    def s_While(self, s: ast.While) -> None:
+        if s.orelse:
+            raise self.err(f"`while ... else` is not supported: Triton does not run a while loop's "
+                           f"else; move the else body after the loop (line {s.orelse[0].lineno})",
+                           s, check="unsupported-control-flow")
+        f = self.frame
+        before = dict(f.env)
+        for n in ast.walk(ast.Module(body=s.body, type_ignores=[])):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                f.env[n.id] = None  # assigned in the body: runtime values in the condition
+        cond = self.value(s.test)
+        self.depth += 1
+        try:
+            body = self.block(s.body)
+        finally:
+            self.depth -= 1
+        self._merge(before, [dict(f.env)])
+        self.emit(K.While(cond, body, self.loc(s)))
 
     def _merge(self, before: dict, afters: list[dict], both: bool = False) -> None:
         """After control flow, a local's static value is kept only where every path agrees."""
@@ -437,16 +548,41 @@ class Builder:
         for n in names:
             vals = [a.get(n) for a in afters] + ([] if both else [before.get(n)])
             f.env[n] = vals[0] if all(v == vals[0] for v in vals) else None
+            if f.env[n] is None and any(v is not None for v in vals):
+                f.lost.add(n)
 
     def s_Return(self, s: ast.Return) -> None:
-        raise self.err("`return` is allowed only as a helper's last statement", s,
-                       check="unsupported-control-flow")
+        if self.frame.prefix:  # an inlined helper: only its last statement may return
+            raise self.err("`return` is allowed only as a helper's last statement", s,
+                           check="unsupported-control-flow")
+        value = self.value(s.value) if s.value is not None else None
+        self.emit(K.Return(value, self.loc(s)))
+
+    def s_FunctionDef(self, s: ast.FunctionDef) -> None:
+        if self.frame.function != "<kernel>":
+            for n in ast.walk(s):
+                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                        and n.func.attr in VERBS):
+                    raise self.err(f"`{ast.unparse(n.func)}(...)` inside the nested function "
+                                   f"'{s.name}': the frontend follows module-level functions "
+                                   f"only; define '{s.name}' at module level", n,
+                                   check="nested-function")
+        raise self.err(f"`def {s.name}(...)`: nested functions are not supported in a kernel "
+                       f"(define '{s.name}' at module level)", s, check="unsupported-statement")
 
     def _unsupported(self, s: ast.stmt) -> None:
         raise self.err(f"`{type(s).__name__.lower()}` is not supported in a kernel (Triton 3.6 "
                        f"rejects it or its semantics differ)", s, check="unsupported-control-flow")
 
-    s_Break = s_Continue = s_While = s_With = s_Try = s_Import = s_ImportFrom = _unsupported
+    s_With = s_Try = s_Import = s_ImportFrom = _unsupported
+
+    def s_Break(self, s: Union[ast.Break, ast.Continue]) -> None:
+        word = "break" if isinstance(s, ast.Break) else "continue"
+        raise self.err(f"`{word}` is not supported: Triton rejects it (an unsupported AST node); "
+                       f"guard the rest of the loop body with an `if` instead", s,
+                       check="unsupported-control-flow")
+
+    s_Continue = s_Break
 
     def s_Assert(self, s: ast.Assert) -> None:
         pass  # device asserts are not lowered
@@ -467,6 +603,13 @@ class Builder:
                            check="verb-as-value" if st.kind == "method" else "frontend")
         return e
 
+    def verb_as_value(self, node: ast.expr) -> TleError:
+        text = ast.unparse(node)
+        return self.err(f"`{text}` is used as a value: pipe verbs must be called directly on the "
+                        f"handle, e.g. `{text}(i)` (a verb passed as a callback or stored in a "
+                        f"variable hides its events from the verifier)", node,
+                        check="verb-as-value")
+
     def e_Constant(self, node: ast.Constant) -> tuple[K.Expr, Optional[Static]]:
         return K.Const(node.value, self.loc(node)), None
 
@@ -475,6 +618,9 @@ class Builder:
 
     def e_Tuple(self, node: ast.Tuple) -> tuple[K.Expr, Optional[Static]]:
         items = [self.expr(e) for e in node.elts]
+        for e, (_, st) in zip(node.elts, items):
+            if st is not None and st.kind == "method" and isinstance(st.value[0], Static):
+                raise self.verb_as_value(e)
         st = Static("tuple", tuple(s for _, s in items)) if any(s for _, s in items) else None
         return K.TupleExpr(tuple(e for e, _ in items), self.loc(node)), st
 
@@ -508,7 +654,58 @@ class Builder:
         return K.BoolOp(op, tuple(self.value(v) for v in node.values), self.loc(node)), None
 
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
-        raise self.err("conditional expressions are not supported; use tl.where", node)
+        """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
+        ``a`` or ``b`` would depend on data (an error)."""
+        test = self.value(node.test)
+        branches = []
+        for b in (node.body, node.orelse):
+            saved, self.sequential = self.sequential, 0
+            try:
+                e = self.value(b)
+            finally:
+                self.sequential = saved
+            if not self.in_kernel_body():
+                self.no_events_in(e, b, "a conditional expression (x if c else y)")
+            branches.append(e)
+        return self.seq(K.Op("ifexp", (test, *branches), (), self.loc(node))), None
+
+    def in_kernel_body(self) -> bool:
+        return not self.in_partition
+
+    def no_events_in(self, e: K.Expr, node: ast.AST, where: str) -> None:
+        """A pipe event evaluated inside ``where`` would depend on data: an error at it."""
+        for x in K.walk_expr(e):
+            if isinstance(x, K.Event):
+                raise self._conditional(x.loc.line, node, x.verb, where)
+
+    def _conditional(self, line: int, node: ast.AST, verb: str, where: str) -> TleError:
+        call = next((n for n in ast.walk(node) if isinstance(n, ast.Call)
+                     and isinstance(n.func, ast.Attribute) and n.func.attr == verb
+                     and n.lineno == line), None)
+        who = ast.unparse(call.func.value) if call is not None else "the handle"
+        return self.err(f"`{who}.{verb}(...)` inside {where}: the pipe events of a partition must "
+                        f"not depend on data; use an `if` on loop variables and params",
+                        call if call is not None else node, check="conditional-event")
+
+    def _guarded(self, node: ast.expr) -> tuple[K.Expr, Optional[Static]]:
+        """A lambda or a comprehension: not supported; a pipe verb in it would be a conditional
+        event (an error at the verb)."""
+        if self.in_partition:
+            parts: list[ast.AST] = []
+            if isinstance(node, ast.Lambda):
+                parts = [node.body]
+            else:
+                elts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+                parts = elts + [x for g in node.generators for x in (g.iter, *g.ifs)]
+            for part in parts:
+                for n in ast.walk(part):
+                    if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                            and n.func.attr in VERBS):
+                        raise self._conditional(n.lineno, n, n.func.attr,
+                                                "a lambda or comprehension")
+        raise self.err(f"`{ast.unparse(node)}` is not supported in a kernel", node)
+
+    e_Lambda = e_ListComp = e_SetComp = e_DictComp = e_GeneratorExp = _guarded
 
     def e_Subscript(self, node: ast.Subscript) -> tuple[K.Expr, Optional[Static]]:
         base, st = self.expr(node.value)
@@ -548,7 +745,14 @@ class Builder:
             if st.kind == "pipe":
                 if node.attr in ("writer", "reader"):
                     return K.Const(None, loc), Static("method", (st, node.attr))
-                raise self.err(f"pipe '{st.value.name}' has no attribute '{node.attr}'", node)
+                if node.attr in VERBS:
+                    who = ast.unparse(node.value)
+                    side = "writer()" if node.attr in ("acquire", "commit", "close") else \
+                        "reader(...)"
+                    raise self.err(f"`{who}.{node.attr}(...)`: pipe events go through a handle: "
+                                   f"{who}.{side}.{node.attr}(i)", node, check="bad-event")
+                raise self.err(f"pipe '{st.value.name}' has no method '{node.attr}' (writer, "
+                               f"reader)", node)
             if st.kind == "handle":
                 if node.attr in VERBS:
                     return K.Const(None, loc), Static("method", (st, node.attr))
@@ -560,8 +764,8 @@ class Builder:
             return K.IsClosed(base, loc), None
         if node.attr == "to":
             return K.Const(None, loc), Static("method", (base, "to"))
-        if node.attr == "T":
-            raise self.err("`.T` is not supported; use tl.trans", node)
+        if node.attr == "T":  # the transposed view (the lowering refuses it)
+            return K.Op("T", (base,), (), loc), None
         return K.SlotField(base, node.attr, loc), None
 
     # -- calls ------------------------------------------------------------------------------
@@ -569,6 +773,20 @@ class Builder:
         _, fst = self.expr(node.func)
         loc = self.loc(node)
         if fst is None:
+            f = node.func
+            if (self.in_partition and isinstance(f, ast.Attribute) and f.attr in VERBS
+                    and len(node.args) == 1
+                    and not (isinstance(f.value, ast.Name) and f.value.id in self.frame.lost)):
+                who = ast.unparse(f.value)
+                raise self.err(f"`{who}.{f.attr}(...)`: the frontend cannot tell which pipe "
+                               f"handle `{who}` is (create handles with pipe.writer() / "
+                               f"pipe.reader(...) and pass them as plain arguments)", node,
+                               check="unknown-handle")
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) \
+                    and f.value.id in self.frame.lost:
+                who = ast.unparse(f.value)
+                raise self.err(f"`{who}` holds different values on different paths, so "
+                               f"`{who}.{f.attr}(...)` cannot be resolved", node)
             raise self.err(f"`{ast.unparse(node.func)}` cannot be called in a kernel", node)
         if fst.kind == "func":
             return self.inline(fst.value, node)
@@ -584,6 +802,14 @@ class Builder:
                            "body", node, check="bad-pipe")
         if path == "tle_compiler.gpu.alloc":
             return self.alloc(node)
+        if path == "tle_compiler.gpu.local_ptr" and node.args and isinstance(node.args[0], ast.Name):
+            _, bst = self.expr(node.args[0])
+            owner = self.buffer_owner.get(bst.value[0]) if bst is not None and \
+                bst.kind == "buffer" else None
+            if owner is not None:
+                raise self.err(f"`{ast.unparse(node)}` reaches the buffer of field '{owner[1]}' of "
+                               f"pipe '{owner[0]}' directly: use the slot of an acquire or a wait "
+                               f"(whose window the verifier checks)", node, check="field-buffer")
         if path == "tle_compiler.gpu.warp_specialize":
             raise self.err("tle.gpu.warp_specialize must be a statement at the top level of the "
                            "kernel body", node, check="bad-warp-specialize")
@@ -625,19 +851,7 @@ class Builder:
                     raise self.err(f"{decl.name}.writer() takes no arguments", node)
                 h = K.Handle(decl.name, "writer", loc=loc)
                 return h, Static("handle", h)
-            rname = fold(self.value(node.args[0])) if node.args else None
-            fields = None
-            for k in node.keywords:
-                if k.arg == "name":
-                    rname = fold(self.value(k.value))
-                elif k.arg == "fields":
-                    fields = fold(self.value(k.value))
-                else:
-                    raise self.err(f"{decl.name}.reader() has no argument '{k.arg}'", node)
-            if len(node.args) > 1:
-                fields = fold(self.value(node.args[1]))
-            reader, view = validate_reader(_decl_view(decl), rname, fields, loc)
-            h = K.Handle(decl.name, "reader", reader, view, loc)
+            h = self.make_reader(decl, node)
             return h, Static("handle", h)
         if isinstance(base, Static) and base.kind == "handle":
             h: K.Handle = base.value
@@ -720,34 +934,69 @@ class Builder:
         return self.counter
 
     # -- kernel-level declarations ----------------------------------------------------------
+    def literal(self, node: Optional[ast.expr]) -> object:
+        """A Python literal from a compile-time expression (for the declaration rules shared
+        with the language); what is not one comes as :class:`Unevaluated` (its source)."""
+        if node is None:
+            return None
+        e = self.value(node)
+        if isinstance(e, K.Const) and e.value is None:
+            return None
+        if isinstance(e, K.DType):
+            return e.name
+        v = fold(e)
+        if v is None:
+            return Unevaluated(ast.unparse(node))
+        if isinstance(v, tuple) and isinstance(node, ast.List):
+            return list(v)
+        return v
+
     def alloc(self, node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
-        args = list(node.args)
+        loc = self.loc(node)
         kw = {k.arg: k.value for k in node.keywords}
-        shape_n = args[0] if args else kw.get("shape")
-        dtype_n = args[1] if len(args) > 1 else kw.get("dtype")
+        shape_n = node.args[0] if node.args else kw.get("shape")
+        dtype_n = node.args[1] if len(node.args) > 1 else kw.get("dtype")
+        scope_n = node.args[2] if len(node.args) > 2 else kw.get("scope")
+        for a in node.args[3:]:
+            raise self.err("tle.gpu.alloc(shape, dtype, scope=tle.gpu.smem): too many arguments", a)
         if shape_n is None or dtype_n is None:
-            raise self.err("tle.gpu.alloc(shape, dtype, scope=tle.gpu.smem)", node,
-                           check="bad-alloc")
-        if not isinstance(shape_n, (ast.List, ast.Tuple)):
-            raise self.err("tle.gpu.alloc: the shape must be a list literal", node,
-                           check="bad-alloc")
-        shape = []
-        for e in shape_n.elts:
-            v = self.value(e)
-            c = fold(v)
-            shape.append(c if isinstance(c, int) else (v.id if isinstance(v, K.Name) else
-                                                       ast.unparse(e)))
+            raise self.err("tle.gpu.alloc(shape, dtype, scope=tle.gpu.smem): shape and dtype are "
+                           "required", node, check="bad-alloc")
+        shape: object
+        if isinstance(shape_n, (ast.List, ast.Tuple)):
+            dims: list = []
+            for e in shape_n.elts:
+                try:
+                    v = self.value(e)
+                except TleError as ex:
+                    if ex.check != "unknown-name":
+                        raise
+                    dims.append(ast.unparse(e))  # not known here: its source (a symbolic size)
+                    continue
+                c = fold(v)
+                dims.append(c if isinstance(c, int) and not isinstance(c, bool) else
+                            v.id if isinstance(v, K.Name) else ast.unparse(e))
+            shape = dims
+        else:
+            shape = Unevaluated(ast.unparse(shape_n))
         dt = self.value(dtype_n)
-        if not isinstance(dt, K.DType):
+        if isinstance(dt, K.DType):
+            dtype: object = dt.name
+        else:
             c = fold(dt)
-            dname = normalize_dtype(c) if isinstance(c, str) else None
-            if dname is None:
-                raise self.err("tle.gpu.alloc: the dtype must be a tl dtype", node,
-                               check="bad-alloc")
-            dt = K.DType(dname)
-        buf = K.Buffer("", tuple(shape), dt.name, self.loc(node))
+            dtype = c if isinstance(c, str) else Unevaluated(ast.unparse(dtype_n))
+        scope: object = smem
+        if scope_n is not None:
+            _, sst = self.expr(scope_n)
+            if sst is not None and sst.kind == "mod" and sst.value == "tle_compiler.gpu.smem":
+                scope = smem
+            else:
+                sv = fold(self.value(scope_n))
+                scope = sv if sv is not None else Unevaluated(ast.unparse(scope_n))
+        checked = validate_alloc(shape, dtype, scope, loc, symbolic_ok=True)
+        buf = K.Buffer("", tuple(checked.shape), checked.dtype, loc)
         self.buffers[id(node)] = buf
-        return K.Const(None, self.loc(node)), Static("buffer", (id(node), None))
+        return K.Const(None, loc), Static("buffer", (id(node), None))
 
     def name_buffer(self, st: Static, name: str, node: ast.AST) -> None:
         key = st.value[0]
@@ -755,44 +1004,115 @@ class Builder:
         self.buffers[key] = K.Buffer(name, buf.shape, buf.dtype, buf.loc)
         self.free_buffers[name] = self.buffers[key]
 
-    def declare_pipe(self, node: ast.Call, var: str) -> K.PipeDecl:
+    def declare_pipe(self, node: ast.Call, var: Optional[str]) -> K.PipeDecl:
+        """``tle.pipe(...)`` at the top level of the kernel body: the declaration rules of the
+        language (language/pipe.py: validate_pipe), checked with each argument's line."""
+        if self.depth:
+            raise self.err("tle.pipe must be declared at the top level of the kernel body (not "
+                           "inside a loop, an if or a with)", node, check="bad-pipe")
         if node.args:
-            raise self.err("tle.pipe takes keyword arguments only", node, check="bad-pipe")
-        opts: dict[str, object] = {"name": var, "readers": (), "one_shot": False, "capacity": None}
-        fields: list[K.Buffer] = []
+            raise self.err("tle.pipe takes keyword arguments only: tle.pipe(capacity=C, ..., "
+                           "field=tle.gpu.alloc(...))", node.args[0], check="bad-pipe")
+        opts: dict[str, object] = {"scope": "cta", "name": var, "readers": (), "one_shot": False}
+        arg_locs: dict[str, Loc] = {}
+        fields: dict[str, object] = {}
+        refs: dict[str, tuple[int, Optional[str], ast.keyword]] = {}
+        capacity: object = None
         for kwn in node.keywords:
+            if kwn.arg is None:
+                raise self.err("tle.pipe: write each field as name=tle.gpu.alloc(...), not "
+                               "**fields", kwn.value, check="bad-pipe")
+            arg_locs[kwn.arg] = self.loc(kwn)
             if kwn.arg in ("capacity", "scope", "name", "readers", "one_shot"):
-                opts[kwn.arg] = fold(self.value(kwn.value))
+                lit = self.literal(kwn.value)
+                if kwn.arg == "capacity":
+                    capacity = lit
+                elif kwn.arg == "name" and lit is None:
+                    pass  # name=None: the variable's name
+                else:
+                    opts[kwn.arg] = lit
                 continue
-            e, st = self.expr(kwn.value)
-            if st is None or st.kind != "buffer":
-                raise self.err(f"field '{kwn.arg}' must be a tle.gpu.alloc(...) buffer", kwn.value,
-                               check="bad-pipe")
-            key, free_name = st.value
+            _, st = self.expr(kwn.value)
+            if st is not None and st.kind == "buffer":
+                key, free_name = st.value
+                fields[kwn.arg] = SharedBuffer(self.buffers[key].shape, self.buffers[key].dtype)
+                refs[kwn.arg] = (key, free_name, kwn)
+            else:
+                fields[kwn.arg] = Unevaluated(ast.unparse(kwn.value))
+        if capacity is None:
+            raise self.err("tle.pipe: capacity= is required", node, check="bad-pipe")
+        if opts["name"] is None:
+            raise self.err("tle.pipe: name= is required when the pipe is not assigned to a "
+                           "variable", node, check="bad-pipe")
+        if fields:
+            arg_locs.setdefault("fields", self.loc(node))
+        checked = validate_pipe(capacity=capacity, scope=opts["scope"], name=opts["name"],
+                                readers=opts["readers"], one_shot=opts["one_shot"], fields=fields,
+                                loc=self.loc(node), arg_locs=arg_locs)
+        if checked.name in self.pipes:
+            first = self.pipes[checked.name].loc.line
+            raise self.err(f"pipe '{checked.name}' is declared twice (first at line {first})",
+                           node, check="bad-pipe")
+        out: list[K.Buffer] = []
+        for fname, _ in checked.fields:
+            key, free_name, kwn = refs[fname]
+            buf = self.buffers[key]
             owner = self.buffer_owner.get(key)
             if owner is not None:
-                raise self.err(f"this buffer is already field {owner}: each pipe field needs its "
-                               f"own buffer", kwn.value, check="aliased-buffer")
-            name = opts["name"] if isinstance(opts["name"], str) else var
-            self.buffer_owner[key] = f"'{kwn.arg}' of pipe '{name}'"
+                # one buffer behind two fields: two rings in the same shared memory, which no
+                # barrier of either pipe orders
+                what = f"`{ast.unparse(kwn.value)}` (the tle.gpu.alloc at line {buf.loc.line})"
+                raise self.err(f"{what} is already field '{owner[1]}' of pipe '{owner[0]}' (line "
+                               f"{owner[2].line}): each pipe field needs its own buffer",
+                               kwn.value, check="aliased-buffer")
+            self.buffer_owner[key] = (checked.name, fname, self.loc(kwn))
             if free_name is not None:
                 self.free_buffers.pop(free_name, None)
-            buf = self.buffers[key]
-            fields.append(K.Buffer(kwn.arg, buf.shape, buf.dtype, buf.loc))
-        name = opts["name"] if isinstance(opts["name"], str) else var
-        readers = opts["readers"]
-        readers = tuple(readers) if isinstance(readers, (tuple, list)) else ()
-        cap = opts["capacity"]
-        decl = K.PipeDecl(name, cap if isinstance(cap, int) else 0, tuple(fields), readers,
-                          bool(opts["one_shot"]), self.loc(node))
-        self.pipes[name] = decl
+            out.append(K.Buffer(fname, buf.shape, buf.dtype, self.loc(kwn)))  # the field's line
+        decl = K.PipeDecl(checked.name, checked.capacity, tuple(out), checked.readers,
+                          checked.one_shot, self.loc(node))
+        self.pipes[checked.name] = decl
         return decl
+
+    def make_reader(self, decl: K.PipeDecl, node: ast.Call) -> K.Handle:
+        """``pipe.reader(name=None, fields=None)``: the language's rules (validate_reader), and
+        every handle of one reader sees the same fields."""
+        loc = self.loc(node)
+        kw = {k.arg: k.value for k in node.keywords}
+        if set(kw) - {"name", "fields"} or len(node.args) > 2 or (node.args and "name" in kw) \
+                or (len(node.args) > 1 and "fields" in kw):
+            raise self.err(f"{ast.unparse(node.func)}(name=None, fields=None): bad arguments", node)
+        rname = self.literal(node.args[0] if node.args else kw.get("name"))
+        fields = self.literal(node.args[1] if len(node.args) > 1 else kw.get("fields"))
+        reader, view = validate_reader(_decl_view(decl), rname, fields, loc)
+        # the barriers are laid out per reader view, and a wider second handle would read fields
+        # nobody waited for
+        seen = view or tuple(b.name for b in decl.fields)
+        first = self.reader_views.setdefault((decl.name, reader), (seen, loc))
+        if set(first[0]) != set(seen):
+            who = f"reader '{reader}'" if reader else "the reader"
+            raise self.err(f"{who} of pipe '{decl.name}' has two handles with different views: "
+                           f"fields ({', '.join(first[0])}) at line {first[1].line}, fields "
+                           f"({', '.join(seen)}) at line {loc.line}; make every handle of a reader "
+                           f"with the same fields=", node, check="inconsistent-view")
+        return K.Handle(decl.name, "reader", reader, view, loc)
 
     # -- the kernel -------------------------------------------------------------------------
     def kernel(self, fdef: ast.FunctionDef, dec: ast.expr) -> K.Kernel:
         from .kernel import jit_options, kernel_params
 
         m = self.root
+        calls = [n for n in _walk_no_defs(fdef.body) if isinstance(n, ast.Call)
+                 and m.scope.is_tle(n.func, "gpu.warp_specialize")]
+        if len(calls) > 1:
+            raise TleError("a kernel calls tle.gpu.warp_specialize once; this is a second call",
+                           _loc(m.path, calls[1]), check="bad-warp-specialize")
+        ws_stmt = next((s for s in fdef.body if calls and isinstance(s, ast.Expr)
+                        and s.value is calls[0]), None)
+        if calls and ws_stmt is None:
+            raise TleError("tle.gpu.warp_specialize must be a statement at the top level of the "
+                           "kernel body (not nested in a loop, an if, or an expression)",
+                           _loc(m.path, calls[0]), check="bad-warp-specialize")
         num_warps, options = jit_options(m.scope, dec, m.path)
         params = []
         frame = Frame(m, "", {}, "<kernel>")
@@ -806,11 +1126,14 @@ class Builder:
         ws = None
         prologue: list[K.Stmt] = []
         self.out = prologue
-        for st in fdef.body:
-            if (isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)
-                    and self.callee(st.value.func)[1] == Static("mod",
-                                                                "tle_compiler.gpu.warp_specialize")):
+        for i, st in enumerate(fdef.body):
+            if st is ws_stmt:
                 ws = st.value
+                for rest in fdef.body[i + 1:]:
+                    for n in _walk_no_defs([rest]):
+                        if isinstance(n, ast.Call) and m.scope.module_path(n.func) == \
+                                "tle_compiler.assume":
+                            raise self.err(ASSUME_WHERE, n, check="bad-assume")
                 break
             self.stmt(st)
         if ws is None:
@@ -824,34 +1147,79 @@ class Builder:
                         _loc(m.path, fdef))
 
     def warp_specialize(self, ws: ast.Call, num_warps: int) -> list[K.KPartition]:
-        given = dict(zip(("functions_and_args", "worker_num_warps", "worker_num_regs"), ws.args))
+        """``warp_specialize(functions_and_args, worker_num_warps, worker_num_regs)``: the
+        language's rules (validate_warp_specialize), then each partition's body."""
+        given: dict[str, ast.expr] = dict(zip(WS_ARGS, ws.args))
         for k in ws.keywords:
+            if k.arg not in WS_ARGS:
+                raise self.err(f"warp_specialize has no argument '{k.arg}' ({', '.join(WS_ARGS)})",
+                               k.value, check="bad-warp-specialize")
             given[k.arg] = k.value
+        if len(ws.args) > 3:
+            raise self.err("warp_specialize(functions_and_args, worker_num_warps, "
+                           "worker_num_regs): too many arguments", ws, check="bad-warp-specialize")
         fa = given.get("functions_and_args")
-        if not isinstance(fa, (ast.List, ast.Tuple)):
-            raise self.err("warp_specialize takes a list of (function, (args...)) pairs", ws,
-                           check="bad-warp-specialize")
-
-        def ints(node: Optional[ast.expr]) -> list:
-            if node is None:
-                return []
-            return [fold(self.value(e)) for e in node.elts]
-
-        warps = ints(given.get("worker_num_warps"))
-        regs = ints(given.get("worker_num_regs"))
-        parts = []
-        for i, elt in enumerate(fa.elts):
+        if not isinstance(fa, (ast.List, ast.Tuple)) or not fa.elts:
+            raise self.err("warp_specialize: the first argument must be a list literal of "
+                           "(function, (args...)) pairs, the default partition first",
+                           fa if fa is not None else ws, check="bad-warp-specialize")
+        entries = []
+        seen: dict[str, int] = {}
+        for elt in fa.elts:
+            if not isinstance(elt, (ast.Tuple, ast.List)) or len(elt.elts) != 2:
+                raise self.err(f"warp_specialize: each entry is a pair (function, (args...)), got "
+                               f"`{ast.unparse(elt)}`", elt, check="bad-warp-specialize")
             fn_node, args_node = elt.elts
-            _, fst = self.expr(fn_node)
+            try:
+                _, fst = self.expr(fn_node) if isinstance(fn_node, ast.Name) else (None, None)
+            except TleError as e:
+                if e.check != "unknown-name":
+                    raise
+                fst = None
             if fst is None or fst.kind != "func":
-                raise self.err(f"`{ast.unparse(fn_node)}` is not a module-level function", fn_node,
+                raise self.err(f"partition function `{ast.unparse(fn_node)}` is not a "
+                               f"module-level function of this file (partition functions must be "
+                               f"defined at module level in the kernel's file)", fn_node,
                                check="unknown-partition")
-            module, pdef = fst.value
-            argv = [self.expr(a) for a in args_node.elts]
+            if fn_node.id in seen:
+                raise self.err(f"partition function '{fn_node.id}' is used twice in "
+                               f"warp_specialize (first at line {seen[fn_node.id]}): each "
+                               f"partition needs its own function, partition names are function "
+                               f"names", fn_node, check="duplicate-partition")
+            seen[fn_node.id] = fn_node.lineno
+            if not isinstance(args_node, (ast.Tuple, ast.List)):
+                raise self.err(f"warp_specialize: the arguments of '{fn_node.id}' must be a tuple, "
+                               f"e.g. ({fn_node.id}, (kv, NK)), got `{ast.unparse(args_node)}`",
+                               args_node, check="bad-warp-specialize")
+            entries.append((elt, fst.value, [self.expr(a) for a in args_node.elts]))
+
+        def int_list(node: Optional[ast.expr]) -> object:
+            if node is None:
+                return None
+            if not isinstance(node, (ast.List, ast.Tuple)):
+                return Unevaluated(ast.unparse(node))
+            out: list[object] = []
+            for e in node.elts:
+                c = fold(self.value(e))
+                out.append(c if isinstance(c, int) and not isinstance(c, bool) else
+                           Unevaluated(ast.unparse(e)))
+            return out
+
+        warps_node, regs_node = given.get("worker_num_warps"), given.get("worker_num_regs")
+        if warps_node is None:
+            raise self.err("warp_specialize: worker_num_warps (a list, one warp count per worker "
+                           "partition) is required", ws, check="bad-warp-specialize")
+        arg_locs = {"warps": self.loc(warps_node)}
+        if regs_node is not None:
+            arg_locs["regs"] = self.loc(regs_node)
+        warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
+                                               int_list(regs_node), self.loc(ws), arg_locs)
+        parts = []
+        for i, (elt, (module, pdef), argv) in enumerate(entries):
             names = [p.arg for p in pdef.args.posonlyargs + pdef.args.args]
             if len(names) != len(argv):
-                raise self.err(f"partition '{pdef.name}' takes {len(names)} arguments, "
-                               f"{len(argv)} given", elt, check="bad-call")
+                raise self.err(f"partition '{pdef.name}' takes {len(names)} positional "
+                               f"argument(s), {len(argv)} given", elt, check="bad-call")
             frame = Frame(module, "", {}, pdef.name)
             bindings = []
             for p, (e, st) in zip(names, argv):
@@ -860,16 +1228,37 @@ class Builder:
                     st = Static("const", e)
                 frame.env[p] = st
             self.frames.append(frame)
+            self.in_partition = True
             try:
                 body = self.block([s for s in pdef.body])
             finally:
                 self.frames.pop()
+                self.in_partition = False
             default = i == 0
             parts.append(K.KPartition(pdef.name, tuple(bindings), body,
                                       num_warps if default else warps[i - 1],
-                                      None if default else (regs[i - 1] if regs else None),
+                                      None if default else regs[i - 1],
                                       default, _loc(module.path, pdef)))
         return parts
+
+
+WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")
+
+#: Where tle.assume may stand (the error everywhere else).
+ASSUME_WHERE = ("tle.assume must be a statement at the top level of the kernel body, before "
+                "tle.gpu.warp_specialize (it states the domain of the kernel's params)")
+
+
+def _walk_no_defs(nodes: list[ast.stmt]):
+    """Every node under ``nodes``, not entering nested functions, lambdas or classes."""
+    stack = list(reversed(nodes))
+    while stack:
+        n = stack.pop()
+        yield n
+        children = [c for c in ast.iter_child_nodes(n)
+                    if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                          ast.ClassDef))]
+        stack.extend(reversed(children))
 
 
 def _decl_view(decl: K.PipeDecl):
@@ -926,13 +1315,14 @@ def fold(e: K.Expr) -> object:
 
 
 def build_file(path: Union[str, os.PathLike], name: Optional[str] = None,
-               bind: Optional[dict] = None) -> list[K.Kernel]:
+               bind: Optional[dict] = None, text: Optional[str] = None) -> list[K.Kernel]:
     """The KIR of every ``@tle.jit`` kernel of a file that calls warp_specialize (or of the one
-    named ``name``); ``bind``: integer constexpr values to read the kernels specialised to."""
+    named ``name``); ``bind``: integer constexpr values to read the kernels specialised to;
+    ``text``: the file's source, when it is not to be read from disk (locations name ``path``)."""
     from .ast_reader import _jit_decorator
 
     cache = ModuleCache()
-    m = cache.get(os.fspath(path))
+    m = cache.get(os.fspath(path), text=text, as_given=True)
     out = []
     for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
