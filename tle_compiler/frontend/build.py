@@ -390,9 +390,9 @@ class Builder:
     def s_For(self, s: ast.For) -> None:
         if s.orelse:
             raise self.err(f"`for ... else` is not supported: Triton rejects it after a range / "
-                           f"tl.range loop (\"Don't know what to do with else after for\") and runs "
-                           f"it inside every iteration of a tl.static_range loop; move the else "
-                           f"body after the loop (line {s.orelse[0].lineno})", s,
+                           f"tl.range loop (\"Don't know what to do with else after for\") and "
+                           f"runs it inside every iteration of a tl.static_range loop; move the "
+                           f"else body after the loop (line {s.orelse[0].lineno})", s,
                            check="unsupported-control-flow")
         it = s.iter
         path = None
@@ -802,7 +802,8 @@ class Builder:
                            "body", node, check="bad-pipe")
         if path == "tle_compiler.gpu.alloc":
             return self.alloc(node)
-        if path == "tle_compiler.gpu.local_ptr" and node.args and isinstance(node.args[0], ast.Name):
+        if path == "tle_compiler.gpu.local_ptr" and node.args and \
+                isinstance(node.args[0], ast.Name):
             _, bst = self.expr(node.args[0])
             owner = self.buffer_owner.get(bst.value[0]) if bst is not None and \
                 bst.kind == "buffer" else None
