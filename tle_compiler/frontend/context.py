@@ -78,9 +78,9 @@ KNOWN_DOMAINS = {"program_id": (0, None), "num_programs": (1, None)}
 
 
 class KernelCtx:
-    def __init__(self, scope: ModuleScope, kernel: str):
+    def __init__(self, scope: Optional[ModuleScope], kernel: str, path: Optional[str] = None):
         self.scope = scope
-        self.path = scope.path
+        self.path = path if scope is None else scope.path
         self.kernel = kernel
         self.params = ParamTable()
         self.pipes: dict[str, PipeInfo] = {}

@@ -1,0 +1,1432 @@
+"""The protocol view of the kernel IR: a :class:`~tle_compiler.ir.kernel.Kernel` → its Pipe IR
+:class:`~tle_compiler.ir.nodes.Program`, by abstract interpretation.
+
+The builder (build.py) has resolved everything Python: names, module constants, helpers (inlined,
+their locals renamed), imports, pipe handles (every verb is a KIR ``Event`` naming its pipe, reader
+and view), and the declarations (pipes, buffers, partitions). What is left
+is the protocol: which events each partition performs, under which loops and conditions, at which
+indices; which slot fields it touches where; and the kernel's params with their domains.
+
+Every KIR value is tracked as an abstract value (:mod:`.values`): integers affine in loop variables
+and params (:class:`~.values.Aff`), kernel arguments and kernel-level integers that are params,
+slots and views of them, and opaque data. Control flow is kept where it holds events (``For`` with
+affine bounds, ``If`` on affine conditions) and rejected at its line where it would make them
+depend on data. Integers carry Triton's semantics: ``//`` and ``%`` on runtime integers (loop
+variables of ``range``/``tl.range``, runtime kernel arguments, what is computed from them) are C's
+truncating operations, on constexprs Python's.
+
+Error messages name expressions as :func:`src` prints them (Python's spelling, with inlined
+helpers' locals under their own names).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, replace
+from typing import Iterable, Optional, Union
+
+from ..diagnostics import TleError
+from ..ir import kernel as K
+from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
+from ..ir.nodes import (READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
+                        Program, Stmt, walk_accesses, walk_events)
+from ..language.gpu import SharedBuffer
+from ..language.pipe import PipeDecl
+from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
+from .params import finalize, is_placeholder
+from .scope import fold_int, is_triton
+from .values import (HANDLES, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
+                     ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
+
+#: tl functions (and tensor methods) whose result is a view of their first argument: of a loaded
+#: tile, the same tile rearranged (a matrix multiply still reads it from shared memory).
+VIEW_OPS = frozenset({"trans", "permute", "reshape", "view", "broadcast_to", "expand_dims",
+                      "convert_layout"})
+#: Matrix multiplies: the fields their A and B operands are views of are read by wgmma.
+DOT_OPS = frozenset({"dot", "warpgroup_mma", "dot_scaled", "mma_v2", "tcgen05_mma"})
+#: Integer functions of their arguments only: of params and constants they are params.
+PURE_OPS = frozenset({"cdiv", "minimum", "maximum", "program_id", "num_programs",
+                      "next_power_of_2", "min", "max", "abs"})
+#: Pure integer functions whose result is a runtime integer whatever their arguments.
+RUNTIME_OPS = frozenset({"program_id", "num_programs"})
+
+_FOLD_OPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "//": ast.FloorDiv, "%": ast.Mod,
+             "<<": ast.LShift, ">>": ast.RShift, "&": ast.BitAnd, "|": ast.BitOr,
+             "^": ast.BitXor, "**": ast.Pow}
+
+CondResult = Union[Cond, bool, "NotAffine"]
+
+
+class NotAffine:
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+# ----------------------------------------------------------------------------------------------
+# names and text
+
+
+_TEMP = re.compile(r"_t\d+$")
+
+
+class Names:
+    """The Python spelling of KIR names: an inlined helper's local ``_drain3_res`` is ``res``;
+    the builder's temporaries (``_t5``, a helper's ``_drain3_ret``) have none."""
+
+    def __init__(self, functions: Iterable[str]):
+        self.functions = sorted(set(functions), key=len, reverse=True)
+        self.cache: dict[str, tuple[str, Optional[str]]] = {}
+
+    def split(self, kir: str) -> tuple[str, Optional[str]]:
+        """(prefix, Python name) of a KIR local; the prefix is "" outside inlined helpers."""
+        hit = self.cache.get(kir)
+        if hit is None:
+            hit = ("", kir)
+            for f in self.functions:
+                if kir.startswith(f"_{f}"):
+                    m = re.match(r"(\d+)_([A-Za-z_]\w*)$", kir[len(f) + 1:])
+                    if m:
+                        hit = (kir[:len(kir) - len(m.group(2))], m.group(2))
+                        break
+            self.cache[kir] = hit
+        return hit
+
+    def py(self, kir: str) -> str:
+        return self.split(kir)[1] or kir
+
+
+_PREC = {"or": 4, "and": 5, "not": 6, "cmp": 7, "|": 8, "^": 9, "&": 10, "<<": 11, ">>": 11,
+         "+": 12, "-": 12, "*": 13, "/": 13, "//": 13, "%": 13, "@": 13, "unary": 14, "**": 15,
+         "atom": 17}
+
+
+def src(e: object, names: Optional[Names] = None, temps: Optional[dict] = None) -> str:
+    """A KIR expression as Python would spell it (``ast.unparse``'s parentheses)."""
+    return _Src(names, temps or {}).text(e, 0)
+
+
+class _Src:
+    def __init__(self, names: Optional[Names], temps: dict):
+        self.names = names
+        self.temps = temps
+
+    def text(self, e: object, prec: int) -> str:
+        t, p = self.node(e)
+        return f"({t})" if p < prec else t
+
+    def node(self, e: object) -> tuple[str, int]:
+        atom = _PREC["atom"]
+        if isinstance(e, K.Const):
+            return repr(e.value), atom
+        if isinstance(e, K.Name):
+            if e.id in self.temps:
+                return self.node(self.temps[e.id])
+            return (self.names.py(e.id) if self.names else e.id), atom
+        if isinstance(e, K.Global):
+            return e.id, atom
+        if isinstance(e, K.DType):
+            return f"tl.{e.name}", atom
+        if isinstance(e, K.BinOp):
+            p = _PREC[e.op]
+            lp, rp = (p + 1, p) if e.op == "**" else (p, p + 1)
+            return f"{self.text(e.lhs, lp)} {e.op} {self.text(e.rhs, rp)}", p
+        if isinstance(e, K.UnaryOp):
+            if e.op == "not":
+                return f"not {self.text(e.operand, _PREC['not'])}", _PREC["not"]
+            return f"{e.op}{self.text(e.operand, _PREC['unary'])}", _PREC["unary"]
+        if isinstance(e, K.Compare):
+            p = _PREC["cmp"]
+            return f"{self.text(e.lhs, p + 1)} {e.op} {self.text(e.rhs, p + 1)}", p
+        if isinstance(e, K.BoolOp):
+            chain = compare_chain(e)
+            if chain is not None:
+                operands, ops = chain
+                p = _PREC["cmp"]
+                out = self.text(operands[0], p + 1)
+                for op, o in zip(ops, operands[1:]):
+                    out += f" {op} {self.text(o, p + 1)}"
+                return out, p
+            p = _PREC[e.op]
+            parts = [self.text(x, p + 1 + i) for i, x in enumerate(e.items)]
+            return f" {e.op} ".join(parts), p
+        if isinstance(e, K.TupleExpr):
+            items = [self.text(x, 0) for x in e.items]
+            return ("(" + items[0] + ",)" if len(items) == 1 else
+                    "(" + ", ".join(items) + ")"), atom
+        if isinstance(e, K.Subscript):
+            idx = [":" if i == ":" else repr(i) for i in e.index]
+            return f"{self.text(e.value, atom)}[{', '.join(idx)}]", atom
+        if isinstance(e, K.Op):
+            args = [self.text(a, 0) for a in e.args]
+            args += [f"{k}={self.text(v, 0)}" for k, v in e.kwargs]
+            if e.name == "to" and e.args:
+                return f"{self.text(e.args[0], atom)}.to({', '.join(args[1:])})", atom
+            if e.name == "T" and len(e.args) == 1:
+                return f"{self.text(e.args[0], atom)}.T", atom
+            if e.name == "ifexp" and len(e.args) == 3:
+                c, a, b = e.args
+                return f"{self.text(a, 4)} if {self.text(c, 4)} else {self.text(b, 3)}", 3
+            return f"{op_text(e.name)}({', '.join(args)})", atom
+        if isinstance(e, K.PipeRef):
+            return e.pipe, atom
+        if isinstance(e, K.BufferRef):
+            return e.name, atom
+        if isinstance(e, K.Handle):
+            if e.side == "writer":
+                return f"{e.pipe}.writer()", atom
+            return f"{e.pipe}.reader({repr(e.reader) if e.reader else ''})", atom
+        if isinstance(e, K.Event):
+            return f"{self.text(e.handle, atom)}.{e.verb}({self.text(e.index, 0)})", atom
+        if isinstance(e, K.SlotField):
+            return f"{self.text(e.slot, atom)}.{e.field}", atom
+        if isinstance(e, K.ResultSlot):
+            return f"{self.text(e.result, atom)}.slot", atom
+        if isinstance(e, K.IsClosed):
+            return f"{self.text(e.result, atom)}.is_closed", atom
+        return type(e).__name__, atom
+
+
+def op_text(name: str) -> str:
+    """How an operation's function is spelled in Python (``builtins.min`` is ``min``)."""
+    return name[len("builtins."):] if name.startswith("builtins.") else name
+
+
+def compare_chain(e: K.Expr) -> Optional[tuple[list, list]]:
+    """``a < b <= c`` as the builder writes it (an ``and`` of comparisons sharing their middle
+    operands): (operands, ops), else None."""
+    if not (isinstance(e, K.BoolOp) and e.op == "and" and len(e.items) > 1
+            and all(isinstance(c, K.Compare) for c in e.items)):
+        return None
+    items = e.items
+    if not all(items[i].rhs is items[i + 1].lhs for i in range(len(items) - 1)):
+        return None
+    return [items[0].lhs] + [c.rhs for c in items], [c.op for c in items]
+
+
+# ----------------------------------------------------------------------------------------------
+# walking KIR statements
+
+
+def assigned_names(body: tuple) -> dict[str, int]:
+    """KIR names assigned anywhere in ``body`` (loop variables included) → first line."""
+    out: dict[str, int] = {}
+    for s in K.walk_stmts(body):
+        if isinstance(s, K.Assign):
+            out.setdefault(s.target, s.loc.line)
+        elif isinstance(s, K.For):
+            out.setdefault(s.var, s.loc.line)
+    return out
+
+
+def generated(s: K.Assign) -> bool:
+    """An assignment the builder made (a helper's parameter, its result, a temporary that keeps
+    Python's order around an inlined helper), not one of the source: its value passes through
+    unchanged (no name of its own). Such an assignment is located at its value; an augmented
+    assignment ``x += 1`` is too, but its value reads ``x``."""
+    if s.loc != s.value.loc or s.loc.line == 0:
+        return False
+    v = s.value
+    return not (isinstance(v, K.BinOp) and isinstance(v.lhs, K.Name) and v.lhs.id == s.target)
+
+
+def _affine_like(v: Optional[Value]) -> bool:
+    return isinstance(v, (Aff, KernelArg, Sym)) or (isinstance(v, Data) and v.key is not None)
+
+
+def _fields(v: Optional[Value]) -> frozenset:
+    return v.fields if isinstance(v, Data) else frozenset()
+
+
+def holds_slot(v: Optional[Value]) -> bool:
+    """Whether ``v`` is (or contains) a slot, a wait result or a view of a slot."""
+    if isinstance(v, (SlotV, WaitV)):
+        return True
+    if isinstance(v, Poison):
+        return v.slot
+    if isinstance(v, Data):
+        return bool(v.slots) or v.lost is not None
+    if isinstance(v, TupleV):
+        return any(holds_slot(x) for x in v.items)
+    return False
+
+
+def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional[Data]:
+    """The merge of two non-affine data values (or unbound names) that reach one point on
+    different paths: the union of what they view; when they view different slots, the slot is
+    path-dependent (``lost`` with ``reason``). None when either is not plain data."""
+    if not all(x is None or isinstance(x, Data) for x in (a, b)):
+        return None
+    da = a if isinstance(a, Data) else Data()
+    db = b if isinstance(b, Data) else Data()
+    lost = da.lost or db.lost
+    if da.slots != db.slots and lost is None:
+        lost = reason
+    node = da.node if da.node is not None else db.node
+    return Data(node=node, fields=da.fields | db.fields, view=da.view or db.view,
+                slots=da.slots | db.slots, buffers=da.buffers | db.buffers, lost=lost)
+
+
+# ----------------------------------------------------------------------------------------------
+# the interpreter
+
+
+class Walker:
+    """Interprets KIR statements of one function body: the kernel prologue (``mode`` "kernel") or
+    a partition (``mode`` "partition"), appending Pipe IR statements to ``out``."""
+
+    def __init__(self, k: "Ctx", mode: str, env: Optional[dict[str, Value]] = None):
+        self.k = k
+        self.mode = mode
+        self.env: dict[str, Value] = env if env is not None else {}
+        self.out: list[Stmt] = []
+        self.loop_vars: list[str] = []  # IR names of the enclosing loops, outermost first
+        self.loop_ranges: dict[str, tuple[Affine, Affine, int]] = {}
+        self.no_events: Optional[str] = None  # why an event here would be conditional
+        # (loop, message, check) of an enclosing loop that may not contain events
+        self.bad_loop: Optional[tuple[K.Stmt, str, str]] = None
+        self.depth = 0  # compound-statement nesting
+        self.partition: Optional[str] = None
+        self.merge_node: Optional[K.Stmt] = None
+        self.last_top: Optional[K.Stmt] = None  # the last top-level statement of the body
+        self.early_return: Optional[K.Return] = None  # a return before it
+
+    def err(self, message: str, node, check: str = "frontend") -> TleError:
+        return TleError(message, node.loc, check=check)
+
+    def src(self, e) -> str:
+        return src(e, self.k.names, self.k.temps)
+
+    # -- affine views of values -----------------------------------------------------------------
+    def param_of(self, v: Data) -> str:
+        hint = v.hint or (self.src(v.node) if v.node is not None else "P")
+        loc = v.node.loc if v.node is not None else Loc(self.k.path, 0)
+        return self.k.reserve_pure(v.key, hint, loc)
+
+    def as_aff(self, v: Value) -> Optional[Affine]:
+        if isinstance(v, Aff):
+            return v.expr
+        if isinstance(v, (KernelArg, Sym)):
+            return Affine.of(v.param)
+        if isinstance(v, Const) and isinstance(v.value, bool):
+            return Affine.of(int(v.value))
+        if isinstance(v, Data) and v.key is not None:
+            return Affine.of(self.param_of(v))
+        return None
+
+    def key_of(self, v: Value) -> Optional[str]:
+        if isinstance(v, Aff):
+            if any(not is_placeholder(x) for x in v.expr.variables):
+                return None
+            return str(v.expr)
+        if isinstance(v, (KernelArg, Sym)):
+            return v.param
+        if isinstance(v, Data):
+            return v.key
+        if isinstance(v, Const) and isinstance(v.value, (bool, int)):
+            return str(int(v.value))
+        return None
+
+    def affine(self, v: Value, node, what: str) -> Affine:
+        a = self.as_aff(v)
+        if a is not None:
+            return a
+        text = self.src(node)
+        if isinstance(v, Poison):
+            detail = f"'{self.k.names.py(v.name)}' {v.reason}"
+        elif isinstance(v, Data) and v.why:
+            detail = v.why
+        elif isinstance(v, Data):
+            detail = "it is a data value, not an integer known from loop variables and params"
+        else:
+            detail = f"it is not an integer (it is {type(v).__name__})"
+        raise self.err(f"{what} must be affine in loop variables and kernel params, got "
+                       f"`{text}`: {detail}", node, check="non-affine")
+
+    def const_int(self, v: Value) -> Optional[int]:
+        a = self.as_aff(v) if isinstance(v, Aff) else None
+        return a.const if a is not None and a.is_const else None
+
+    @staticmethod
+    def is_runtime(v: Value) -> bool:
+        if isinstance(v, KernelArg):
+            return not v.constexpr
+        if isinstance(v, (Aff, Sym, Data)):
+            return v.runtime
+        return False
+
+    # -- sign proofs ----------------------------------------------------------------------------
+    def bounds(self, e: Affine, depth: int = 0) -> tuple[Optional[int], Optional[int]]:
+        lo: Optional[int] = e.const
+        hi: Optional[int] = e.const
+        for var, c in e.terms:
+            vlo, vhi = self.var_bounds(var, depth)
+            if c < 0:
+                vlo, vhi = vhi, vlo
+            lo = None if lo is None or vlo is None else lo + c * vlo
+            hi = None if hi is None or vhi is None else hi + c * vhi
+        return lo, hi
+
+    def var_bounds(self, var: str, depth: int) -> tuple[Optional[int], Optional[int]]:
+        if depth > 64:  # pragma: no cover - loop nests are far shallower
+            return None, None
+        rng = self.loop_ranges.get(var)
+        if rng is not None:
+            start, stop, step = rng
+            if step > 0:
+                lo, hi = self.bounds(start, depth + 1)[0], self.bounds(stop, depth + 1)[1]
+                return lo, None if hi is None else hi - 1
+            lo, hi = self.bounds(stop, depth + 1)[0], self.bounds(start, depth + 1)[1]
+            return None if lo is None else lo + 1, hi
+        if is_placeholder(var):
+            return self.k.params.domain(var)
+        return None, None
+
+    def nonneg(self, e: Affine) -> bool:
+        lo = self.bounds(e)[0]
+        return lo is not None and lo >= 0
+
+    # -- expressions ----------------------------------------------------------------------------
+    def eval(self, e: K.Expr) -> Value:
+        return getattr(self, f"_e_{type(e).__name__}")(e)
+
+    def eval_guarded(self, e: K.Expr, why: str) -> Value:
+        saved = self.no_events
+        self.no_events = self.no_events or why
+        try:
+            return self.eval(e)
+        finally:
+            self.no_events = saved
+
+    def _e_Const(self, e: K.Const) -> Value:
+        v = e.value
+        if isinstance(v, int) and not isinstance(v, bool):
+            return Aff(Affine.of(v))
+        return Const(v)
+
+    def _e_Name(self, e: K.Name) -> Value:
+        v = self.env.get(e.id)
+        return v if v is not None else Data(node=e)
+
+    def _e_Global(self, e: K.Global) -> Value:
+        v = e.value
+        if isinstance(v, bool):
+            return Aff(Affine.of(int(v)))
+        if isinstance(v, int):
+            return Aff(Affine.of(v))
+        return Data(node=e)
+
+    def _e_DType(self, e: K.DType) -> Value:
+        return Const(e.name)
+
+    def _e_TupleExpr(self, e: K.TupleExpr) -> Value:
+        return TupleV(tuple(self.eval(x) for x in e.items))
+
+    def _e_Subscript(self, e: K.Subscript) -> Value:
+        base = self.eval(e.value)
+        if isinstance(base, TupleV) and len(e.index) == 1 and isinstance(e.index[0], int):
+            i = e.index[0]
+            if -len(base.items) <= i < len(base.items):
+                return base.items[i]
+        if isinstance(base, HANDLES):
+            raise self.err(f"`{self.src(e.value)}` is a pipe handle and cannot be indexed", e)
+        if isinstance(base, Poison) and base.slot:
+            return base
+        if isinstance(base, Data) and base.shared:
+            return replace(base, node=e, key=None, hint=None, why=None)
+        return Data(node=e, fields=base.fields if isinstance(base, Data) else frozenset())
+
+    def _e_BoolOp(self, e: K.BoolOp) -> Value:
+        chain = compare_chain(e)
+        if chain is not None:
+            for o in chain[0]:
+                self.eval(o)
+            return Data(node=e)
+        self.eval(e.items[0])
+        for v in e.items[1:]:
+            self.eval_guarded(v, f"the right operand of `{e.op}`")
+        return Data(node=e)
+
+    def _e_Compare(self, e: K.Compare) -> Value:
+        self.eval(e.lhs)
+        self.eval(e.rhs)
+        return Data(node=e)
+
+    def _e_UnaryOp(self, e: K.UnaryOp) -> Value:
+        v = self.eval(e.operand)
+        a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
+        if a is not None and e.op == "-":
+            return Aff(-a, self.is_runtime(v))
+        if a is not None and e.op == "+":
+            return Aff(a, self.is_runtime(v))
+        return Data(node=e)
+
+    def _e_BinOp(self, e: K.BinOp) -> Value:
+        left, right = self.eval(e.lhs), self.eval(e.rhs)
+        return self.binop(e.op, left, right, e)
+
+    def binop(self, op: str, left: Value, right: Value, node) -> Value:
+        # a pointer into shared memory plus (or minus) an offset still points into it
+        for ptr, other in ((left, right), (right, left)):
+            if (isinstance(ptr, Data) and ptr.view == "pointer" and ptr.shared
+                    and not (isinstance(other, Data) and other.shared)
+                    and (op == "+" or op == "-" and ptr is left)):
+                return replace(ptr, node=node)
+        a, b = self.as_aff(left), self.as_aff(right)
+        rt = self.is_runtime(left) or self.is_runtime(right)
+        if a is not None and b is not None:
+            if op == "+":
+                return Aff(a + b, rt)
+            if op == "-":
+                return Aff(a - b, rt)
+            if op == "*" and (a.is_const or b.is_const):
+                return Aff(b.scale(a.const) if a.is_const else a.scale(b.const), rt)
+            if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
+                folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
+                if folded is not None:
+                    return Aff(Affine.of(folded), rt)
+        ka, kb = self.key_of(left), self.key_of(right)
+        key = f"({ka} {op} {kb})" if ka is not None and kb is not None and op != "/" else None
+        why = None
+        if a is not None and b is not None:
+            if op == "*":
+                why = f"`{self.src(node)}` multiplies two variables"
+            elif op in ("//", "/", "%"):
+                why = f"`{self.src(node)}` divides (or takes a remainder of) a variable"
+            else:
+                why = f"`{self.src(node)}` uses `{op}` on variables"
+        return Data(node=node, key=key, why=why, runtime=rt)
+
+    # -- attributes -----------------------------------------------------------------------------
+    def _e_SlotField(self, e: K.SlotField) -> Value:
+        return self.attribute(self.eval(e.slot), e.field, e)
+
+    def _e_ResultSlot(self, e: K.ResultSlot) -> Value:
+        return self.attribute(self.eval(e.result), "slot", e)
+
+    def _e_IsClosed(self, e: K.IsClosed) -> Value:
+        return self.attribute(self.eval(e.result), "is_closed", e)
+
+    def attribute(self, base: Value, attr: str, node) -> Value:
+        if isinstance(base, SlotV):
+            if attr in base.fields:
+                fields = frozenset({(base.pipe, attr)}) if base.role == "reader" else frozenset()
+                return Data(node=node, fields=fields, view="buffer",
+                            slots=frozenset({SlotField(base, attr)}))
+            decl = self.k.pipes[base.pipe].decl
+            if attr in decl.field_names:
+                raise self.err(f"this reader of pipe '{base.pipe}' sees only fields "
+                               f"({', '.join(base.fields)}): `{self.src(node)}` is outside its "
+                               f"view", node, check="outside-view")
+            raise self.err(f"pipe '{base.pipe}' has no field '{attr}' (fields: "
+                           f"{', '.join(decl.field_names)})", node, check="unknown-field")
+        if isinstance(base, WaitV):
+            if attr == "slot":
+                return base.slot
+            if attr == "is_closed":
+                return Data(node=node)
+            raise self.err(f"the result of wait() has .slot and .is_closed, not .{attr}", node)
+        if isinstance(base, Poison):
+            if base.slot and attr == "slot":
+                return base
+            if base.slot and attr != "is_closed":
+                return Data(node=node, view="buffer",
+                            lost=f"`{self.k.names.py(base.name)}` {base.reason}")
+            return Data(node=node)
+        if isinstance(base, Data) and attr == "T":
+            if base.shared:
+                return replace(base, node=node, key=None, hint=None, why=None)
+            return Data(node=node, fields=base.fields)
+        return Data(node=node)
+
+    # -- pipes, handles, buffers ----------------------------------------------------------------
+    def _e_PipeRef(self, e: K.PipeRef) -> Value:
+        return PipeRef(self.k.pipes[e.pipe].decl)
+
+    def _e_Handle(self, e: K.Handle) -> Value:
+        if e.side == "writer":
+            return WriterRef(e.pipe)
+        return ReaderRef(e.pipe, e.reader, e.view)
+
+    def _e_BufferRef(self, e: K.BufferRef) -> Value:
+        buf = self.k.kir_buffers.get(e.name)
+        if buf is None:
+            return Data(node=e)
+        return BufferRef(SharedBuffer(tuple(buf.shape), buf.dtype), e.name, buf.loc)
+
+    def _e_Event(self, e: K.Event) -> Value:
+        index_v = self.eval(e.index)
+        recv = self._e_Handle(e.handle)
+        who = self.handle_text(e.handle)
+        verbs = WRITER_VERBS if isinstance(recv, WriterRef) else READER_VERBS
+        side = "writer" if isinstance(recv, WriterRef) else "reader"
+        if e.verb not in verbs:
+            other = "a reader" if e.verb in READER_VERBS else "a writer"
+            raise self.err(f"`{who}` is the {side} of pipe '{e.handle.pipe}': it has "
+                           f"{', '.join(verbs)}, not {e.verb} ('{e.verb}' is a verb of {other})",
+                           e, check="bad-event")
+        if self.mode == "kernel":
+            raise self.err(f"`{who}.{e.verb}(...)`: pipe events belong in partition functions, "
+                           f"not in the kernel body", e, check="bad-event")
+        if self.no_events:
+            raise self.err(f"`{who}.{e.verb}(...)` inside {self.no_events}: the pipe events of a "
+                           f"partition must not depend on data; use an `if` on loop variables "
+                           f"and params", e, check="conditional-event")
+        if self.bad_loop is not None:
+            loop, message, check = self.bad_loop
+            raise self.err(message, loop, check=check)
+        index = self.affine(index_v, e.index, f"index of {who}.{e.verb}")
+        if isinstance(recv, WriterRef):
+            ev = Event(e.verb, recv.pipe, index, None, None, e.loc)
+        else:
+            ev = Event(e.verb, recv.pipe, index, recv.reader, recv.fields, e.loc)
+        self.out.append(ev)
+        self.k.events += 1
+        decl = self.k.pipes[recv.pipe].decl
+        if e.verb == "acquire":
+            return SlotV(recv.pipe, decl.field_names, "writer", index)
+        if e.verb == "wait":
+            return WaitV(SlotV(recv.pipe, recv.fields or decl.field_names, "reader", index,
+                               recv.reader))
+        return Const(None)
+
+    @staticmethod
+    def handle_text(h: K.Handle) -> str:
+        if h.side == "writer":
+            return f"{h.pipe}.writer()"
+        return f"{h.pipe}.reader({repr(h.reader) if h.reader else ''})"
+
+    # -- operations -----------------------------------------------------------------------------
+    def _e_Op(self, e: K.Op) -> Value:
+        if e.name == "ifexp":
+            return self.ifexp(e)
+        if e.name == "T" and len(e.args) == 1:
+            return self.attribute(self.eval(e.args[0]), "T", e)
+        if e.name == "to" and e.args:
+            recv = self.eval(e.args[0])
+            rest = [self.eval(a) for a in e.args[1:]]
+            kwargs = {k: self.eval(v) for k, v in e.kwargs}
+            if isinstance(recv, (Aff, KernelArg, Sym)) or isinstance(recv, Data) \
+                    and recv.key is not None:
+                return recv  # x.to(dtype): the same integer
+            self.attribute(recv, "to", e)
+            self.reject_handles(rest, kwargs, e, f"{self.src(e.args[0])}.to")
+            self.opaque_access([*rest, *kwargs.values()], f"{self.src(e.args[0])}.to", e,
+                               loaded=True)
+            return Data(node=e)
+        if e.name == "tle.assume":
+            raise self.err(ASSUME_WHERE, e, check="bad-assume")
+        args = [self.eval(a) for a in e.args]
+        kwargs = {k: self.eval(v) for k, v in e.kwargs}
+        return self.call_module(e.name, args, kwargs, e)
+
+    def ifexp(self, e: K.Op) -> Value:
+        """``a if c else b``: which operand runs depends on ``c``."""
+        test, body, orelse = e.args
+        self.eval(test)
+        a = self.eval_guarded(body, "a conditional expression (x if c else y)")
+        b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
+        if a == b:
+            return a
+        why = "is chosen at run time by a conditional expression"
+        merged = merge_views(a, b, f"`{self.src(e)}` {why}")
+        if merged is not None:
+            return replace(merged, node=e)
+        if holds_slot(a) or holds_slot(b):
+            return Poison(self.src(e), why, slot=True)
+        return Data(node=e)
+
+    def reject_handles(self, args: list, kwargs: dict, node, func: str) -> None:
+        for v in [*args, *kwargs.values()]:
+            if isinstance(v, HANDLES) or (isinstance(v, TupleV) and any(
+                    isinstance(i, HANDLES) for i in v.items)):
+                raise self.err(f"`{func}` receives a pipe or a pipe handle, but the frontend can "
+                               f"only follow the functions it inlines (pipe events in other code "
+                               f"would be missed)", node, check="opaque-call")
+
+    def call_module(self, path: str, args: list[Value], kwargs: dict[str, Value],
+                    node: K.Op) -> Value:
+        func = op_text(path)
+        self.reject_handles(args, kwargs, node, func)
+        name = path.rsplit(".", 1)[-1]
+        if path == "builtins.int" and len(args) == 1 and isinstance(args[0], (Aff, KernelArg, Sym)):
+            return args[0]
+        first = args[0] if args else next(
+            (kwargs[k] for k in ("pointer", "input", "buf", "x") if k in kwargs), None)
+        if path == "tle.gpu.local_ptr":
+            return self.local_ptr(first, node)
+        triton = is_triton(path)
+        op = f"tl.{name}" if triton else func
+        if triton and name == "load" and isinstance(first, Data) and first.shared \
+                and first.view != "loaded":
+            # a load from shared memory: a read of what it points to, now; the tile it gives is
+            # still that view (a matrix multiply reads it from shared memory where it is used)
+            self.access(first, op, node, write=False)
+            self.opaque_access([*args[1:], *(v for k, v in kwargs.items() if k != "pointer")],
+                               op, node)
+            return replace(first, node=node, view="loaded", key=None, hint=None, why=None)
+        if triton and (name == "store" or name.startswith("atomic_")):
+            if isinstance(first, Data) and first.shared and first.view != "loaded":
+                self.access(first, op, node, write=True)
+            return Data(node=node)
+        if triton and name in VIEW_OPS:
+            if isinstance(first, Data) and first.shared:
+                self.opaque_access([*args[1:], *kwargs.values()], op, node)
+                return replace(first, node=node, key=None, hint=None, why=None)
+            return Data(node=node, fields=_fields(first))
+        if triton and name in DOT_OPS:
+            # wgmma reads its shared-memory operands when it runs: every operand that is a view
+            # of a slot is read at the dot, wherever the tile was loaded
+            for v in [*args, *kwargs.values()]:
+                for pipe, f in _fields(v):
+                    self.k.mma.setdefault(pipe, set()).add(f)
+                if isinstance(v, Data) and v.shared:
+                    self.access(v, op, node, write=False)
+            return Data(node=node)
+        # any other function: for tl/tle functions and builtins a loaded tile is a register
+        # value, but a pointer (or a buffer) goes to something we do not model; a function of
+        # another module may do anything with what it gets, so every view is an access there
+        known = triton or path.startswith(("builtins.", "tle."))
+        self.opaque_access([*args, *kwargs.values()], op, node, loaded=not known)
+        if (triton or path.startswith("builtins.")) and name in PURE_OPS:
+            keys = [self.key_of(a) for a in args]
+            if args and all(k is not None for k in keys) and not kwargs:
+                rt = name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
+                key = f"{path}({', '.join(keys)})"
+                if name in KNOWN_DOMAINS:
+                    self.k.known[key] = KNOWN_DOMAINS[name]
+                return Data(node=node, key=key, runtime=rt)
+        return Data(node=node)
+
+    # -- shared-memory views and slot accesses --------------------------------------------------
+    def local_ptr(self, buf: Optional[Value], node) -> Value:
+        if isinstance(buf, BufferRef):
+            if buf.var is not None and buf.var in self.k.kernel_buffers:
+                return Data(node=node, view="pointer", buffers=frozenset({buf.var}))
+            return Data(node=node)
+        if isinstance(buf, Data) and buf.shared:
+            return replace(buf, node=node, view="pointer", key=None, hint=None, why=None)
+        if isinstance(buf, Poison) and buf.slot:
+            return Data(node=node, view="pointer",
+                        lost=f"`{self.k.names.py(buf.name)}` {buf.reason}")
+        return Data(node=node, fields=_fields(buf))
+
+    def access(self, v: Data, op: str, node, write: bool) -> None:
+        if v.lost is not None:
+            raise self.err(f"cannot tell which slot `{self.src(node)}` touches: {v.lost}", node,
+                           check="unknown-slot")
+        loc = node.loc
+        for sf in sorted(v.slots, key=lambda x: (x.slot.pipe, x.field, str(x.slot.index))):
+            slot = sf.slot
+            if write and slot.role == "reader":
+                who = f"reader '{slot.reader}'" if slot.reader else "the reader"
+                raise self.err(f"a reader may not write into its slot: `{self.src(node)}` writes "
+                               f"field '{sf.field}' of pipe '{slot.pipe}', which {who} waited "
+                               f"(only the writer fills a slot, between acquire and commit)", node,
+                               check="reader-write")
+            self.record(Access(slot.role, slot.pipe, sf.field, slot.index, slot.reader, op, loc))
+        if self.mode == "partition":
+            for b in sorted(v.buffers):
+                self.k.buffer_uses.setdefault(b, []).append((self.partition, write, loc, op))
+
+    def opaque_access(self, values: list, op: str, node, loaded: bool = False) -> None:
+        for v in values:
+            items = v.items if isinstance(v, TupleV) else (v,)
+            for x in items:
+                if isinstance(x, Data) and x.shared and (loaded or x.view != "loaded"):
+                    self.access(x, op, node, write=False)
+                elif isinstance(x, (SlotV, WaitV)) or isinstance(x, Poison) and x.slot:
+                    if loaded:
+                        raise self.err(f"`{self.src(node)}` receives a pipe slot, but the "
+                                       f"frontend cannot follow what it does with it (pass slot "
+                                       f"fields through tl.load / tl.store / tl.dot, or helper "
+                                       f"functions)", node, check="opaque-call")
+
+    def record(self, a: Access) -> None:
+        """Append an access, unless the same slot field of the same index was already accessed
+        since the last event of this block."""
+        key = (a.side, a.pipe, a.field, a.index, a.reader)
+        for prev in reversed(self.out):
+            if not isinstance(prev, Access):
+                break
+            if (prev.side, prev.pipe, prev.field, prev.index, prev.reader) == key:
+                return
+        self.out.append(a)
+
+    # -- statements -----------------------------------------------------------------------------
+    def exec_block(self, body: tuple) -> list[Stmt]:
+        saved, self.out = self.out, []
+        try:
+            for s in body:
+                self.exec_stmt(s)
+            return self.out
+        finally:
+            self.out = saved
+
+    def exec_stmt(self, s: K.Stmt) -> None:
+        getattr(self, f"_s_{type(s).__name__}")(s)
+
+    def _s_Eval(self, s: K.Eval) -> None:
+        self.eval(s.value)
+
+    def _s_Assign(self, s: K.Assign) -> None:
+        v = self.eval(s.value)
+        if generated(s):
+            self.k.temps[s.target] = s.value
+            self.env[s.target] = v
+            return
+        self.bind_name(s.target, v, s)
+
+    def bind_name(self, name: str, value: Value, node) -> None:
+        if isinstance(value, Data) and value.key is not None and value.hint is None:
+            value = Data(node=value.node, fields=value.fields, key=value.key,
+                         hint=self.k.names.py(name), why=value.why)
+        self.env[name] = value
+
+    # -- merging environments -------------------------------------------------------------------
+    def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str,
+                    slot_reason: Optional[str] = None) -> Optional[Value]:
+        if isinstance(a, Aff) and isinstance(b, Aff) and a == b:
+            return Aff(a.expr, a.runtime or b.runtime)
+        if a == b:
+            return a
+        if a is None and b is None:
+            return None
+        why = slot_reason or reason
+        if (a is None or isinstance(a, Data) and not _affine_like(a)) and \
+                (b is None or isinstance(b, Data) and not _affine_like(b)):
+            return merge_views(a, b, f"`{self.k.names.py(name)}` {why}")
+        slot = holds_slot(a) or holds_slot(b)
+        for p in (a, b):
+            if isinstance(p, Poison):
+                return replace(p, slot=True) if slot and not p.slot else p
+        return Poison(name, why if slot else reason, slot)
+
+    def merge_into(self, before: dict, afters: list[dict], names: dict[str, int], node,
+                   what: str) -> None:
+        self.merge_node = node
+        for name, line in names.items():
+            values = [before.get(name)] + [env.get(name) for env in afters] \
+                if what != "if" else [env.get(name) for env in afters]
+            merged = values[0]
+            for v in values[1:]:
+                merged = self.merge_value(name, merged, v, self.poison_reason(what, node, line),
+                                          self.slot_reason(what, node, line))
+            if merged is None:
+                self.env.pop(name, None)
+            else:
+                self.env[name] = merged
+
+    @staticmethod
+    def slot_reason(what: str, node, line: int) -> str:
+        if what == "loop":
+            return (f"is assigned inside the loop at line {node.loc.line} (at line {line}): after "
+                    f"the loop, or in the next iteration before it is assigned again, it may hold "
+                    f"any iteration's slot (slots are per iteration)")
+        return (f"is assigned differently in the branches of the if at line {node.loc.line}, so "
+                f"which slot it holds depends on the condition")
+
+    @staticmethod
+    def poison_reason(what: str, node, line: int) -> str:
+        if what == "loop":
+            return (f"is assigned inside the loop at line {node.loc.line} (at line {line}), so its "
+                    f"value depends on the iteration (write indices as affine expressions of the "
+                    f"loop variables)")
+        return (f"is assigned differently in the branches of the if at line {node.loc.line}, so "
+                f"its value depends on the condition")
+
+    def hoist(self, accesses) -> None:
+        for a in accesses:
+            self.record(a)
+
+    def forget_slots(self, names: dict[str, int], node) -> None:
+        for name, line in names.items():
+            v = self.env.get(name)
+            if holds_slot(v):
+                self.env[name] = self.lose(v, name, self.slot_reason("loop", node, line))
+
+    def lose(self, v: Value, name: str, reason: str) -> Value:
+        if isinstance(v, Data):
+            return replace(v, lost=v.lost or f"`{self.k.names.py(name)}` {reason}")
+        if isinstance(v, TupleV):
+            return TupleV(tuple(self.lose(x, name, reason) for x in v.items))
+        if isinstance(v, (SlotV, WaitV, Poison)):
+            return Poison(name, reason, slot=True)
+        return v
+
+    # -- for ------------------------------------------------------------------------------------
+    def fresh_loop_var(self, name: str) -> str:
+        ir, k = name, 1
+        while ir in self.loop_vars:
+            ir, k = f"{name}_{k}", k + 1
+        return ir
+
+    def range_text(self, s: K.For) -> str:
+        fn = "tl.static_range" if s.static else "range"
+        args = [s.start, s.stop] if not (isinstance(s.start, K.Const) and s.start.value == 0) \
+            else [s.stop]
+        if not (isinstance(s.step, K.Const) and s.step.value == 1):
+            args = [s.start, s.stop, s.step]
+        return f"{fn}({', '.join(self.src(a) for a in args)})"
+
+    def range_bounds(self, s: K.For) -> tuple[Optional[tuple[Affine, Affine, int]], Optional[str]]:
+        text = self.range_text(s)
+        start_v, stop_v, step_v = self.eval(s.start), self.eval(s.stop), self.eval(s.step)
+        start, stop = (s.start, start_v), (s.stop, stop_v)
+        if isinstance(stop_v, Const) and stop_v.value is None:
+            start, stop = (K.Const(0), Aff(Affine.of(0))), (s.start, start_v)
+        if isinstance(step_v, Const) and step_v.value is None:
+            step_c: Optional[int] = 1
+        else:
+            step_c = self.const_int(step_v)
+        if step_c == 0:
+            raise self.err(f"the step of `{text}` must be a non-zero integer, got 0 (the loop "
+                           f"would never end)", s, check="bad-loop")
+        if step_c is None:
+            return None, (f"the step of `{text}` must be a non-zero integer literal or constant, "
+                          f"got `{self.src(s.step)}`")
+        lo, hi = self.as_aff(start[1]), self.as_aff(stop[1])
+        if lo is None or hi is None:
+            which = start[0] if lo is None else stop[0]
+            return None, (f"loop bounds must be affine in enclosing loop variables and kernel "
+                          f"params: `{self.src(which)}` is not")
+        return (lo, hi, step_c), None
+
+    def _s_For(self, s: K.For) -> None:
+        bounds, bad = self.range_bounds(s)
+        names = assigned_names(s.body)
+        names.setdefault(s.var, s.loc.line)
+        before = dict(self.env)
+        reason = self.poison_reason("loop", s, s.loc.line)
+        for name in names:
+            if _affine_like(self.env.get(name)):
+                self.env[name] = Poison(name, reason)
+        self.forget_slots(names, s)
+        ir_var = self.fresh_loop_var(self.k.names.py(s.var))
+        runtime = not s.static
+        self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
+                           else Data(node=K.Name(s.var, s.loc), runtime=runtime))
+        if bounds:
+            self.loop_ranges[ir_var] = bounds
+        self.loop_vars.append(ir_var)
+        self.depth += 1
+        saved_bad = self.bad_loop
+        if bad is not None:
+            self.bad_loop = (s, f"this loop contains pipe events, but {bad}", "non-affine-loop")
+        try:
+            body = self.exec_block(s.body)
+        finally:
+            self.loop_vars.pop()
+            self.loop_ranges.pop(ir_var, None)
+            self.depth -= 1
+            self.bad_loop = saved_bad
+        after = dict(self.env)
+        self.env.clear()
+        self.env.update(before)
+        self.merge_into(before, [after], names, s, "loop")
+        if s.var in names:
+            self.env[s.var] = Poison(s.var, f"is the variable of the loop at line {s.loc.line}, "
+                                            f"used after the loop")
+        if any(walk_events(tuple(body))):
+            if bad is not None:
+                raise self.err(f"this loop contains pipe events, but {bad}", s,
+                               check="non-affine-loop")
+        if body and bad is not None:
+            self.hoist(walk_accesses(tuple(body)))
+        elif body:
+            start, stop, step = bounds  # type: ignore[misc]
+            self.out.append(For(ir_var, start, stop, step, tuple(body), s.loc))
+
+    def _s_While(self, s: K.While) -> None:
+        """A while loop: no events (its trip count is not known); its slot accesses may happen,
+        so they stay, in order."""
+        names = assigned_names(s.body)
+        before = dict(self.env)
+        reason = self.poison_reason("loop", s, s.loc.line)
+        for name in names:
+            if _affine_like(self.env.get(name)):
+                self.env[name] = Poison(name, reason)
+        self.forget_slots(names, s)
+        self.eval_guarded(s.cond, "a while condition")
+        self.depth += 1
+        saved_bad = self.bad_loop
+        self.bad_loop = (s, "pipe events inside a `while` loop: its trip count is not known to the "
+                            "compiler; use `for i in range(n)` with n a kernel param",
+                         "unsupported-control-flow")
+        try:
+            self.hoist(walk_accesses(tuple(self.exec_block(s.body))))
+        finally:
+            self.depth -= 1
+            self.bad_loop = saved_bad
+        after = dict(self.env)
+        self.env.clear()
+        self.env.update(before)
+        self.merge_into(before, [after], names, s, "loop")
+
+    def _s_Return(self, s: K.Return) -> None:
+        if s.value is not None:
+            self.eval(s.value)
+        if s is not self.last_top:
+            self.early_return = self.early_return or s
+
+    # -- if -------------------------------------------------------------------------------------
+    def _s_If(self, s: K.If) -> None:
+        cond = self.cond(s.cond)
+        if isinstance(cond, bool):  # static: only the taken branch exists
+            self.out.extend(self.exec_block(s.then if cond else s.orelse))
+            return
+        before = dict(self.env)
+        self.depth += 1
+        try:
+            then = self.exec_block(s.then)
+            env_then = dict(self.env)
+            self.env.clear()
+            self.env.update(before)
+            orelse = self.exec_block(s.orelse)
+            env_else = dict(self.env)
+        finally:
+            self.depth -= 1
+        names = assigned_names(s.then)
+        names.update({n: l for n, l in assigned_names(s.orelse).items() if n not in names})
+        self.merge_into(before, [env_then, env_else], names, s, "if")
+        if not then and not orelse:
+            return
+        if isinstance(cond, NotAffine) and not any(walk_events(tuple(then) + tuple(orelse))):
+            self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
+            return
+        if isinstance(cond, NotAffine):
+            raise self.err(f"pipe events under a condition that is not affine in loop variables "
+                           f"and kernel params: `{self.src(s.cond)}` ({cond.reason}; line "
+                           f"{s.loc.line}). Which events a partition performs must not depend on "
+                           f"data", s, check="non-affine-if")
+        self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
+
+    def cond(self, node: K.Expr, guarded: bool = False) -> CondResult:
+        chain = compare_chain(node)
+        if chain is not None:
+            return self.compare(node, chain[0], chain[1], guarded)
+        if isinstance(node, K.BoolOp):
+            op = node.op
+            items: list[CondResult] = [self.cond(node.items[0], guarded)]
+            for v in node.items[1:]:
+                items.append(self.cond(v, True))
+            consts = [i for i in items if isinstance(i, bool)]
+            if op == "and" and False in consts or op == "or" and True in consts:
+                return op == "or"
+            bad = next((i for i in items if isinstance(i, NotAffine)), None)
+            if bad is not None:
+                return bad
+            conds = [i for i in items if not isinstance(i, bool)]
+            if not conds:
+                return op == "and"
+            return conds[0] if len(conds) == 1 else BoolOp(op, tuple(conds))  # type: ignore
+        if isinstance(node, K.UnaryOp) and node.op == "not":
+            inner = self.cond(node.operand, guarded)
+            if isinstance(inner, NotAffine):
+                return inner
+            return (not inner) if isinstance(inner, bool) else Not(inner)
+        if isinstance(node, K.Compare):
+            return self.compare(node, [node.lhs, node.rhs], [node.op], guarded)
+        v = self.eval_guarded(node, "a condition") if guarded else self.eval(node)
+        if isinstance(v, Const) and isinstance(v.value, (bool, type(None))):
+            return bool(v.value)
+        a = self.as_aff(v)
+        if a is None:
+            return NotAffine(self.why_not(v, node))
+        if a.is_const:
+            return a.const != 0
+        return Compare(a, "!=", Affine.of(0))
+
+    def why_not(self, v: Value, node) -> str:
+        if isinstance(v, Poison):
+            return f"'{self.k.names.py(v.name)}' {v.reason}"
+        if isinstance(v, Data) and v.why:
+            return v.why
+        return f"`{self.src(node)}` depends on data"
+
+    def compare(self, node, operands: list, ops: list[str], guarded: bool) -> CondResult:
+        why = "a condition"
+        ev = (lambda n: self.eval_guarded(n, why)) if guarded else self.eval
+        vals: list[tuple[Optional[Affine], Optional[tuple[Affine, int, bool]], Value]] = []
+        for o in operands:
+            if isinstance(o, K.BinOp) and o.op == "%":
+                lv, rv = ev(o.lhs), ev(o.rhs)
+                la, k = self.as_aff(lv), self.const_int(rv)
+                rt = self.is_runtime(lv) or self.is_runtime(rv)
+                full = self.binop("%", lv, rv, o)
+                vals.append((self.as_aff(full) if isinstance(full, Aff) else None,
+                             (la, k, rt) if la is not None and k is not None and k > 0 else None,
+                             full))
+            else:
+                v = ev(o)
+                vals.append((self.as_aff(v), None, v))
+        pieces: list[CondResult] = []
+        for i, sym in enumerate(ops):
+            (la, lm, lv), (ra, rm, rv) = vals[i], vals[i + 1]
+            lnode, rnode = operands[i], operands[i + 1]
+            if la is not None and ra is not None:
+                c = Compare(la, sym, ra)
+                pieces.append(c.eval({}) if not c.variables else c)
+                continue
+            mod = None
+            if lm is not None and ra is not None and ra.is_const:
+                mod = (lm, ra.const)
+            elif rm is not None and la is not None and la.is_const:
+                mod = (rm, la.const)
+            if mod is not None and sym in ("==", "!="):
+                (e, k, rt), r = mod
+                mc = ModCompare(e, k, sym, r, c=rt and not self.nonneg(e))
+                pieces.append(mc.eval({}) if not mc.variables else mc)
+                continue
+            if mod is not None:
+                return NotAffine(f"`{self.src(node)}`: a remainder can only be compared with == "
+                                 f"or !=")
+            bad_v, bad_n = (lv, lnode) if la is None and lm is None else (rv, rnode)
+            if la is None and lm is not None or ra is None and rm is not None:
+                return NotAffine(f"`{self.src(node)}`: compare `e % K` with an integer constant")
+            return NotAffine(self.why_not(bad_v, bad_n))
+        conds = [p for p in pieces if not isinstance(p, bool)]
+        if False in pieces:
+            return False
+        if not conds:
+            return True
+        return conds[0] if len(conds) == 1 else BoolOp("and", tuple(conds))  # type: ignore
+
+
+# ----------------------------------------------------------------------------------------------
+# the kernel prologue
+
+
+_ASSUME_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+class PrologueWalker(Walker):
+    """The kernel body before warp_specialize: names assigned non-affine values become opaque
+    params; ``tle.assume`` narrows params' domains."""
+
+    def bind_name(self, name: str, value: Value, node) -> None:
+        if isinstance(value, Data):
+            py = self.k.names.py(name)
+            if value.key is not None:
+                ph = self.k.reserve_pure(value.key, py, node.loc)
+                runtime = value.runtime
+            else:
+                ph = self.k.params.reserve(("var", name, node.loc.line), py, node.loc)
+                runtime = True
+            value = Sym(py, ph, self.src(value.node) if value.node is not None else py, runtime)
+        self.env[name] = value
+
+    def _s_Eval(self, s: K.Eval) -> None:
+        v = s.value
+        if isinstance(v, K.Op) and v.name == "tle.assume":
+            if self.depth:
+                raise self.err(ASSUME_WHERE, v, check="bad-assume")
+            self.assume(v)
+            return
+        super()._s_Eval(s)
+
+    def assume(self, call: K.Op) -> None:
+        text = self.k.source_text(call.loc) or self.src(call)
+        if len(call.args) != 1 or call.kwargs:
+            raise self.err(f"`{text}`: tle.assume takes one condition, e.g. tle.assume(N >= 0)",
+                           call, check="bad-assume")
+        conjuncts: list = []
+
+        def flatten(e) -> None:
+            if isinstance(e, K.BoolOp) and e.op == "and" and compare_chain(e) is None:
+                for x in e.items:
+                    flatten(x)
+            else:
+                conjuncts.append(e)
+
+        flatten(call.args[0])
+        bounds: dict[str, list[Optional[int]]] = {}
+        for c in conjuncts:
+            chain = compare_chain(c)
+            if chain is not None:
+                operands, ops = chain
+            elif isinstance(c, K.Compare):
+                operands, ops = [c.lhs, c.rhs], [c.op]
+            else:
+                raise self.err(f"`{text}`: `{self.src(c)}` is not a comparison of a param with "
+                               f"integer constants (e.g. N >= 0, 1 <= N <= 64, N < 100; `and` of "
+                               f"such)", c, check="bad-assume")
+            kinds = [self.assume_operand(o, text) for o in operands]
+            for i, sym in enumerate(ops):
+                (lk, lx), (rk, rx) = kinds[i], kinds[i + 1]
+                piece = f"{self.src(operands[i])} {sym} {self.src(operands[i + 1])}"
+                if sym == "!=":
+                    raise self.err(f"`{text}`: `{piece}` does not bound a param (use <, <=, >, >= "
+                                   f"or ==)", c, check="bad-assume")
+                if lk == "const" and rk == "const":
+                    if not _holds(lx, sym, rx):
+                        raise self.err(f"`{text}` does not hold: `{piece}` is false for the values "
+                                       f"the kernel is read with ({lx} {sym} {rx})", c,
+                                       check="bad-assume")
+                    continue
+                if lk == "param" and rk == "param":
+                    raise self.err(f"`{text}`: `{piece}` compares two params; tle.assume bounds "
+                                   f"one param by integer constants", c, check="bad-assume")
+                if lk == "const":
+                    (lk, lx), (rk, rx), sym = (rk, rx), (lk, lx), _ASSUME_FLIP[sym]
+                lo, hi = {">=": (rx, None), ">": (rx + 1, None), "<=": (None, rx),
+                          "<": (None, rx - 1), "==": (rx, rx)}[sym]
+                cur = bounds.setdefault(lx, [None, None])
+                if lo is not None:
+                    cur[0] = lo if cur[0] is None else max(cur[0], lo)
+                if hi is not None:
+                    cur[1] = hi if cur[1] is None else min(cur[1], hi)
+        loc = call.loc
+        for ph, (lo, hi) in bounds.items():
+            new_lo, new_hi = self.k.params.narrow(ph, lo, hi)
+            slot = self.k.params.slot(ph)
+            if new_lo is not None and new_hi is not None and new_lo > new_hi:
+                raise self.err(f"`{text}` leaves no value of {slot.hint}: its domain would be "
+                               f"[{new_lo}, {new_hi}]", call, check="bad-assume")
+            self.k.assumptions.append((ph, Assumption(slot.hint, slot.arg, lo, hi, text, loc)))
+
+    def assume_operand(self, node, text: str) -> tuple[str, object]:
+        v = self.eval(node)
+        c = self.const_int(v)
+        if c is not None:
+            return "const", c
+        a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym, Data)) else None
+        if (a is not None and a.const == 0 and len(a.terms) == 1 and a.terms[0][1] == 1
+                and is_placeholder(a.terms[0][0])):
+            return "param", a.terms[0][0]
+        raise self.err(f"`{text}`: `{self.src(node)}` is neither a param (a kernel argument or a "
+                       f"kernel-level integer computed from them) nor an integer constant", node,
+                       check="bad-assume")
+
+    def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str,
+                    slot_reason: Optional[str] = None) -> Optional[Value]:
+        # A kernel-level value is one runtime value shared by every partition, whatever path
+        # computed it: an opaque param rather than poison.
+        merged = super().merge_value(name, a, b, reason, slot_reason)
+        if (isinstance(merged, (Poison, Data))
+                and not any(isinstance(x, HANDLES + (BufferRef, SlotV, WaitV)) for x in (a, b))):
+            node = self.merge_node
+            loc = node.loc if node is not None else Loc(self.k.path, 0)
+            py = self.k.names.py(name)
+            ph = self.k.params.reserve(("var", name, reason), py, loc)
+            return Sym(py, ph, py)
+        return merged
+
+
+def _holds(a: int, op: str, b: int) -> bool:
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b}[op]
+
+
+# ----------------------------------------------------------------------------------------------
+# the kernel
+
+
+class Ctx(KernelCtx):
+    """What one kernel's analysis shares: params, pipes, mma uses, buffer uses, names."""
+
+    def __init__(self, kernel: K.Kernel, names: Names, sources: Optional[dict[str, str]] = None):
+        super().__init__(None, kernel.name, path=kernel.loc.file)
+        self.names = names
+        self.temps: dict[str, K.Expr] = {}  # the builder's temporaries → their values
+        self.kir_buffers = {b.name: b for b in kernel.buffers}
+        self.kernel_buffers = set(self.kir_buffers)
+        self.sources = sources or {}
+        self.trees: dict[str, Optional[ast.Module]] = {}
+
+    def source_text(self, loc: Loc) -> Optional[str]:
+        """The source of the outermost call at ``loc``, as Python spells it (None when the file
+        cannot be read)."""
+        f = loc.file
+        if f not in self.trees:
+            text = self.sources.get(f)
+            if text is None and f and os.path.isfile(f):
+                with open(f, encoding="utf-8") as fh:
+                    text = fh.read()
+            try:
+                self.trees[f] = ast.parse(text) if text is not None else None
+            except SyntaxError:
+                self.trees[f] = None
+        tree = self.trees[f]
+        if tree is None:
+            return None
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and (n.lineno, n.col_offset + 1) == (loc.line, loc.column):
+                return ast.unparse(n)
+        return None
+
+
+@dataclass
+class Analysis:
+    """What :func:`analyse` learns about a kernel: its Program and what the KernelInfo carries."""
+
+    program: Program
+    bindings: dict[str, dict[str, Value]]  # partition → parameter → kernel-level value
+    values: dict[str, Value]  # kernel-level names (KIR names) at warp_specialize
+    param_args: dict[str, str]
+    assumptions: tuple[Assumption, ...]
+    pipes: dict[str, PipeInfo]
+
+
+def pipe_info(decl: K.PipeDecl) -> PipeInfo:
+    fields = tuple((b.name, SharedBuffer(tuple(b.shape), b.dtype)) for b in decl.fields)
+    d = PipeDecl(decl.name, decl.capacity, "cta", decl.readers, decl.one_shot, fields, decl.loc)
+    specs = tuple(FieldSpec(b.name, list(b.shape), b.dtype, "smem", b.loc) for b in decl.fields)
+    return PipeInfo(d, specs, None, None)  # type: ignore[arg-type]
+
+
+def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None) -> set[str]:
+    """The names of the functions defined in the files the kernel's statements come from (the
+    helpers it inlined), so their renamed locals can be spelled as in Python."""
+    files = {kernel.loc.file}
+    for p in kernel.partitions:
+        files.add(p.loc.file)
+        for s in K.walk_stmts(p.body):
+            files.add(s.loc.file)
+    for s in K.walk_stmts(kernel.prologue):
+        files.add(s.loc.file)
+    out = {p.name for p in kernel.partitions}
+    for f in files:
+        text = (sources or {}).get(f)
+        if text is None and f and os.path.isfile(f):
+            try:
+                with open(f, encoding="utf-8") as fh:
+                    text = fh.read()
+            except OSError:
+                text = None
+        if text:
+            out.update(re.findall(r"^\s*def\s+([A-Za-z_]\w*)", text, flags=re.M))
+    return out
+
+
+def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
+            bind: Optional[dict] = None) -> Analysis:
+    """The Pipe IR of a kernel and the values the KernelInfo records. ``bind``: the constexpr
+    values the kernel was built specialised to (they are constants, not params)."""
+    names = Names(kernel_functions(kernel, sources))
+    k = Ctx(kernel, names, sources)
+    for d in kernel.pipes:
+        k.pipes[d.name] = pipe_info(d)
+    bind = bind or {}
+
+    env: dict[str, Value] = {}
+    for p in kernel.params:
+        value = bind.get(p.name) if p.constexpr else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            env[p.name] = Aff(Affine.of(value))
+            continue
+        ph = k.params.reserve(("arg", p.name), p.name, p.loc, arg=p.name)
+        env[p.name] = KernelArg(p.name, ph, p.constexpr)
+    body = PrologueWalker(k, "kernel", env)
+    for s in kernel.prologue:
+        body.exec_stmt(s)
+
+    partitions: list[Partition] = []
+    bindings: dict[str, dict[str, Value]] = {}
+    for part in kernel.partitions:
+        argv = {name: body.eval(e) for name, e in part.bindings}
+        pw = Walker(k, "partition", dict(argv))
+        pw.partition = part.name
+        pw.last_top = part.body[-1] if part.body else None
+        events_before = k.events
+        for s in part.body:
+            pw.exec_stmt(s)
+        if pw.early_return is not None and k.events != events_before:
+            raise TleError(f"early `return` in '{part.name}', which performs pipe events: the "
+                           f"events after it would depend on the path taken; restructure so the "
+                           f"function returns at its end", pw.early_return.loc,
+                           check="unsupported-control-flow")
+        partitions.append(Partition(part.name, tuple(pw.out), part.warps, part.regs, part.default,
+                                    part.loc))
+        bindings[part.name] = argv
+
+    check_free_buffers(k)
+    params, partitions, pnames = finalize(k.params, partitions)
+    env_names = {ph: Affine.of(n) for ph, n in pnames.items()}
+
+    def rename(v: Value) -> Value:
+        if isinstance(v, Aff):
+            return Aff(v.expr.substitute(env_names))
+        if isinstance(v, (KernelArg, Sym)):
+            return replace(v, param=pnames.get(v.param, v.param))
+        if isinstance(v, TupleV):
+            return TupleV(tuple(rename(x) for x in v.items))
+        return v
+
+    by_name = {pnames[ph]: slot for ph, slot in k.params.by_placeholder.items()}
+    param_args = {p.name: by_name[p.name].arg for p in params if by_name[p.name].arg}
+    assumptions = tuple(replace(a, param=pnames.get(ph, a.param)) for ph, a in k.assumptions)
+    pipes = tuple(
+        Pipe(d.name, d.capacity, tuple(b.name for b in d.fields), d.readers, d.one_shot,
+             tuple(b.name for b in d.fields if b.name in k.mma.get(d.name, ())), d.loc)
+        for d in kernel.pipes)
+    program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc)
+    return Analysis(program,
+                    {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
+                    {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,
+                    dict(k.pipes))
+
+
+def protocol(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
+             bind: Optional[dict] = None) -> Program:
+    """The Pipe IR :class:`Program` of a kernel (errors are TleErrors at their lines)."""
+    return analyse(kernel, sources, bind).program
+
+
+def check_free_buffers(k: KernelCtx) -> None:
+    """A free shared buffer (a tle.gpu.alloc of the kernel that is no pipe field) touched by two
+    partitions, one of them writing, is a data race: no barrier orders the two. An error at the
+    later access, naming both."""
+    what = {True: "writes", False: "reads"}
+    for buf, uses in k.buffer_uses.items():
+        for i, (p2, w2, loc2, op2) in enumerate(uses):
+            for p1, w1, loc1, op1 in uses[:i]:
+                if p1 != p2 and (w1 or w2):
+                    raise TleError(
+                        f"shared buffer `{buf}` is used by two partitions, one of them writing: "
+                        f"'{p1}' {what[w1]} it ({op1} at line {loc1.line}) and '{p2}' "
+                        f"{what[w2]} it ({op2} at line {loc2.line}); no barrier orders them (a "
+                        f"data race outside any pipe): hand the data over through a pipe", loc2,
+                        check="buffer-race")
+
+
+# ----------------------------------------------------------------------------------------------
+# KernelInfo
+
+
+def read_kernels_kir(text: str, path: str, name: Optional[str] = None,
+                     bind: Optional[dict] = None) -> list:
+    """The KernelInfo of the kernels of ``text`` (located at ``path``), by the KIR."""
+    from .ast_reader import parse
+    from .build import build_file
+    from .kernel import KernelInfo, PartitionInfo
+    from .scope import ModuleScope
+
+    kernels = build_file(path, name, bind, text=text)
+    tree = parse(text, path)
+    scope = ModuleScope(tree, path)
+    out = []
+    for kern in kernels:
+        a = analyse(kern, {path: text}, bind)
+        fdef = next(s for s in tree.body if isinstance(s, ast.FunctionDef)
+                    and s.name == kern.name and s.lineno == kern.loc.line)
+        calls = {(n.lineno, n.col_offset + 1): n for n in ast.walk(fdef) if isinstance(n, ast.Call)}
+        pipes = {}
+        for pname, info in a.pipes.items():
+            info.node = calls.get((info.decl.loc.line, info.decl.loc.column))
+            pipes[pname] = info
+        infos = []
+        for part in kern.partitions:
+            pdef = None
+            if part.loc.file == path:
+                pdef = next((s for s in tree.body if isinstance(s, ast.FunctionDef)
+                             and s.name == part.name), None)
+            infos.append(PartitionInfo(part.name, part.name, pdef, a.bindings[part.name],
+                                       part.warps, part.regs, part.default, part.loc))
+        args = tuple(p.name for p in kern.params)
+        constexprs = tuple(p.name for p in kern.params if p.constexpr)
+        buffers = {b.name: SharedBuffer(tuple(b.shape), b.dtype) for b in kern.buffers}
+        out.append(KernelInfo(kern.name, a.program, fdef, path, kern.num_warps,
+                              dict(kern.options), args, constexprs, pipes, tuple(infos), buffers,
+                              dict(scope.constants), a.values, a.param_args, a.assumptions))
+    return out
