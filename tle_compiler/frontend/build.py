@@ -15,6 +15,7 @@ Python evaluates before the call and before what it evaluates after it.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import os
 import sys
@@ -35,6 +36,19 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
            ast.RShift: ">>", ast.Pow: "**"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _UNOPS = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
+#: Library calls that compute a value without touching memory or synchronising.
+PURE_CALLS = frozenset(
+    f"{lib}.{name}" for lib in ("tl", "gl") for name in (
+        "arange", "zeros", "zeros_like", "full", "where", "exp", "exp2", "log", "log2", "sqrt",
+        "rsqrt", "abs", "maximum", "minimum", "max", "min", "sum", "argmax", "argmin", "fma",
+        "broadcast_to", "broadcast", "reshape", "view", "expand_dims", "trans", "permute",
+        "cdiv", "program_id", "num_programs", "multiple_of", "max_contiguous", "cast",
+        "constexpr", "static_assert", "split", "join", "clamp", "floor", "ceil", "sigmoid",
+        "softmax", "static_range", "range")
+) | {"builtins.range", "builtins.int", "builtins.float", "builtins.min", "builtins.max",
+     "builtins.len", "tle_compiler.gpu.local_ptr", "tle_compiler.gpu.scale_rows"}
+#: Methods of a tile that compute a value.
+PURE_METHODS = frozenset({"to", "reshape", "broadcast_to", "trans", "permute", "expand_dims"})
 RANGES = {"builtins.range": False, "tl.range": False, "tl.static_range": True, "gl.range": False,
           "gl.static_range": True}
 #: The parameters of tl.range / tl.static_range (Triton 3.6), in positional order.
@@ -244,8 +258,8 @@ class Builder:
             st = f.env[name]
             loc = self.loc(node)
             if st is not None:
-                if st.kind == "const":
-                    return st.value, st
+                if st.kind == "const":  # located where it is used
+                    return dataclasses.replace(st.value, loc=loc), st
                 if st.kind == "pipe":
                     return K.PipeRef(st.value.name, loc), st
                 if st.kind == "handle":
@@ -301,9 +315,72 @@ class Builder:
                         _, st = self.callee(n.func)
                     except TleError:
                         continue
-                    if st is not None and st.kind == "func":
+                    if st is not None and st.kind == "func" and not self.effect_free(*st.value):
                         return True
         return False
+
+    def effect_free(self, m: "Module", fdef: ast.FunctionDef, seen: frozenset = frozenset()
+                    ) -> bool:
+        """Whether a helper only computes values: every call in it is a tile operation that
+        neither touches memory nor synchronises (:data:`PURE_CALLS`), a method in
+        :data:`PURE_METHODS`, or another such helper. Inlining one needs no sequential form:
+        nothing in it can be observed out of Python's order. Anything not known to be pure
+        (a pipe verb, a load or store, a function passed as an argument) counts as an effect."""
+        key = (m.path, fdef.name)
+        if key in seen:
+            return False
+        local = {p.arg for p in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs}
+        local |= {t.id for t in ast.walk(fdef)
+                  if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+        for n in ast.walk(fdef):
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in PURE_METHODS and (
+                    self._static_path(m, f.value) is None):
+                continue  # x.to(...) on a value
+            if isinstance(f, ast.Name) and f.id in local:
+                return False  # a function passed in
+            target = self._static_path(m, f)
+            if target is None:
+                return False
+            kind, value = target
+            if kind == "func":
+                if not self.effect_free(*value, seen | {key}):
+                    return False
+            elif value not in PURE_CALLS:
+                return False
+        return True
+
+    def _static_path(self, m: "Module", f: ast.expr) -> Optional[tuple[str, object]]:
+        """What a name or attribute chain in module ``m`` names, without evaluating anything:
+        ``("func", (module, def))`` for a user function, ``("path", "tl.exp2")`` for a library
+        one (canonical), None when it is not a module-level name."""
+        if isinstance(f, ast.Name):
+            if f.id in m.scope.functions:
+                return "func", (m, m.scope.functions[f.id])
+            if f.id in m.imports:
+                file, attr = m.imports[f.id]
+                sub = self.cache.get(file)
+                if attr is None:
+                    return "usermod", sub
+                return self._static_path(sub, ast.Name(attr, ast.Load()))
+            alias = m.scope.alias(f.id)
+            if alias is not None:
+                return "path", canon(alias)
+            if f.id in ("range", "int", "float", "min", "max", "len"):
+                return "path", f"builtins.{f.id}"
+            return None
+        if isinstance(f, ast.Attribute):
+            base = self._static_path(m, f.value)
+            if base is None:
+                return None
+            kind, value = base
+            if kind == "path":
+                return "path", canon(f"{value}.{f.attr}")
+            if kind == "usermod":
+                return self._static_path(value, ast.Name(f.attr, ast.Load()))
+        return None
 
     def callee(self, func: ast.expr) -> tuple[K.Expr, Optional[Static]]:
         """A call's function without evaluating anything (names and attribute chains)."""
@@ -333,6 +410,9 @@ class Builder:
     def assign(self, target: ast.expr, e: K.Expr, st: Optional[Static], node: ast.AST) -> None:
         f = self.frame
         if isinstance(target, ast.Name):
+            if st is not None and st.kind == "method" and isinstance(st.value[0], Static):
+                raise self.verb_as_value(node.value if isinstance(node, (ast.Assign, ast.AnnAssign))
+                                         else node)
             if st is not None and st.kind in ("func", "mod", "usermod", "method"):
                 raise self.err(f"`{target.id}` would hold a {st.kind}: call it directly",
                                node, check="verb-as-value" if st.kind == "method" else "frontend")
@@ -352,7 +432,20 @@ class Builder:
                 raise self.err("tuple assignment needs a tuple of the same length on the right",
                                node)
             items = st.value if st is not None and st.kind == "tuple" else [None] * len(e.items)
-            for t, x, sx in zip(target.elts, e.items, items):
+            values = list(e.items)
+            # Python evaluates the whole right side before it assigns: `a, b = b, a` must not
+            # read the `a` it has just assigned, so a clash binds the items to temporaries first.
+            assigned = {f.kir(n.id) for t in target.elts for n in ast.walk(t)
+                        if isinstance(n, ast.Name)}
+            if len(values) > 1 and any(isinstance(n, K.Name) and n.id in assigned
+                                       for x in values for n in K.walk_expr(x)):
+                for k, (x, sx) in enumerate(zip(values, items)):
+                    if sx is None and not isinstance(x, (K.Const, K.Global, K.DType)):
+                        tmp = self.fresh("t")
+                        self.emit(K.Assign(f.kir(tmp), x, x.loc))
+                        f.env[tmp] = None
+                        values[k] = K.Name(f.kir(tmp), x.loc)
+            for t, x, sx in zip(target.elts, values, items):
                 self.assign(t, x, sx, node)
             return
         raise self.err(f"`{ast.unparse(target)} = ...`: only names (and tuples of names) can be "
@@ -571,6 +664,11 @@ class Builder:
                        f"(define '{s.name}' at module level)", s, check="unsupported-statement")
 
     def _unsupported(self, s: ast.stmt) -> None:
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in VERBS for n in ast.walk(s)):
+            raise self.err(f"pipe events inside a `{type(s).__name__.lower()}` statement are not "
+                           f"supported: keep them in plain code, for-range loops and ifs", s,
+                           check="unsupported-control-flow")
         raise self.err(f"`{type(s).__name__.lower()}` is not supported in a kernel (Triton 3.6 "
                        f"rejects it or its semantics differ)", s, check="unsupported-control-flow")
 
@@ -596,6 +694,8 @@ class Builder:
 
     def value(self, node: ast.expr) -> K.Expr:
         e, st = self.expr(node)
+        if st is not None and st.kind == "method" and isinstance(st.value[0], Static):
+            raise self.verb_as_value(node)
         if st is not None and st.kind in ("func", "mod", "usermod", "method"):
             what = "a pipe verb" if st.kind == "method" else f"`{ast.unparse(node)}`"
             raise self.err(f"{what} is used as a value: call it directly (a verb passed as a "
@@ -798,8 +898,11 @@ class Builder:
         if path in ("tl.constexpr", "gl.constexpr") and len(node.args) == 1:
             return self.expr(node.args[0])
         if path == "tle_compiler.pipe":
-            raise self.err("tle.pipe must be assigned to a name at the top level of the kernel "
-                           "body", node, check="bad-pipe")
+            if self.in_partition or self.frame.function != "<kernel>":
+                raise self.err("tle.pipe must be declared in the kernel body, not inside a "
+                               "partition", node, check="bad-pipe")
+            decl = self.declare_pipe(node, None)  # not assigned: it needs name=
+            return K.PipeRef(decl.name, loc), Static("pipe", decl)
         if path == "tle_compiler.gpu.alloc":
             return self.alloc(node)
         if path == "tle_compiler.gpu.local_ptr" and node.args and \
@@ -857,8 +960,8 @@ class Builder:
         if isinstance(base, Static) and base.kind == "handle":
             h: K.Handle = base.value
             if len(node.args) + len(node.keywords) != 1:
-                raise self.err(f"{h.side}.{name} takes one argument, the iteration index", node,
-                               check="bad-event")
+                raise self.err(f"`{ast.unparse(node.func)}` takes one argument, the iteration "
+                               f"index", node, check="bad-event")
             idx_node = node.args[0] if node.args else node.keywords[0].value
             ev = K.Event(name, h, self.value(idx_node), loc)
             return self.seq(ev), None
@@ -870,15 +973,15 @@ class Builder:
     def inline(self, fn: tuple, node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
         module, fdef = fn
         if any(f.function == fdef.name and f.module is module for f in self.frames):
-            raise self.err(f"recursive call of '{fdef.name}'", node, check="recursion")
+            raise self.err(f"recursive call of '{fdef.name}' in a partition: the frontend inlines "
+                           f"helper functions and cannot inline a recursion", node,
+                           check="recursion")
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None}
         for a_node, (_, st) in zip(list(node.args) + [k.value for k in node.keywords],
                                    args + list(kwargs.values())):
             if st is not None and st.kind == "method":
-                raise self.err(f"`{ast.unparse(a_node)}` is used as a value: pipe verbs must be "
-                               f"called directly on the handle (a verb passed as a callback "
-                               f"hides its events)", a_node, check="verb-as-value")
+                raise self.verb_as_value(a_node)
         prefix = f"_{fdef.name}{self._next()}_"
         frame = Frame(module, prefix, {}, fdef.name)
         params = [p.arg for p in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs]
@@ -905,7 +1008,9 @@ class Builder:
                     bound[p] = self.expr(defaults[p])
             for p in params:
                 e, st = bound[p]
-                if st is not None or isinstance(e, (K.Const, K.Global, K.DType)):
+                # A name passed in is read in place: nothing the helper does can rebind the
+                # caller's variable, so the parameter is that variable while it is not assigned.
+                if st is not None or isinstance(e, (K.Const, K.Global, K.DType, K.Name)):
                     frame.env[p] = st if st is not None else Static("const", e)
                     continue
                 frame.env[p] = None
@@ -924,7 +1029,10 @@ class Builder:
         finally:
             self.frames.pop()
         e, st = ret
-        if st is None and not isinstance(e, (K.Const, K.Global, K.DType, K.Name, K.TupleExpr)):
+        # An effect-free helper's value is its expression, used where the call stands; any
+        # other helper's value is bound where its body ends (later statements may change it).
+        if st is None and not self.effect_free(module, fdef) and not isinstance(
+                e, (K.Const, K.Global, K.DType, K.Name, K.TupleExpr)):
             t = frame.kir("ret")
             self.emit(K.Assign(t, e, e.loc))
             e = K.Name(t, e.loc)
