@@ -102,21 +102,138 @@ _PREC = {"or": 4, "and": 5, "not": 6, "cmp": 7, "|": 8, "^": 9, "&": 10, "<<": 1
          "atom": 17}
 
 
-def src(e: object, names: Optional[Names] = None, temps: Optional[dict] = None) -> str:
-    """A KIR expression as Python would spell it (``ast.unparse``'s parentheses)."""
-    return _Src(names, temps or {}).text(e, 0)
+class Source:
+    """The Python source behind KIR nodes: the AST node a KIR expression was built from, found
+    by its location (and shape), so messages and param names spell expressions as written."""
+
+    def __init__(self, sources: Optional[dict[str, str]] = None):
+        self.sources = dict(sources or {})
+        self.index: dict[Optional[str], dict[tuple[int, int], list[ast.AST]]] = {}
+
+    def at(self, loc: Loc) -> list[ast.AST]:
+        f = loc.file
+        if f not in self.index:
+            text = self.sources.get(f)
+            if text is None and f and os.path.isfile(f):
+                try:
+                    with open(f, encoding="utf-8") as fh:
+                        text = fh.read()
+                except OSError:
+                    text = None
+            idx: dict[tuple[int, int], list[ast.AST]] = {}
+            try:
+                tree = ast.parse(text) if text is not None else None
+            except SyntaxError:
+                tree = None
+            for n in ast.walk(tree) if tree is not None else ():
+                if isinstance(n, (ast.expr, ast.stmt)):
+                    idx.setdefault((n.lineno, n.col_offset + 1), []).append(n)
+            self.index[f] = idx
+        return self.index[f].get((loc.line, loc.column), [])
+
+    def node(self, e: object) -> Optional[ast.AST]:
+        """The AST node ``e`` was built from, or None."""
+        loc = getattr(e, "loc", None)
+        if not isinstance(loc, Loc) or not loc.line:
+            return None
+        for n in self.at(loc):
+            if _built_from(e, n):
+                return n
+        return None
+
+    def call(self, loc: Loc) -> Optional[ast.Call]:
+        """The outermost call at ``loc``."""
+        return next((n for n in self.at(loc) if isinstance(n, ast.Call)), None)
+
+    def stmt(self, loc: Loc, kind: type) -> Optional[ast.AST]:
+        return next((n for n in self.at(loc) if isinstance(n, kind)), None)
+
+
+_BINOP_TYPES = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv,
+                "%": ast.Mod, "&": ast.BitAnd, "|": ast.BitOr, "^": ast.BitXor,
+                "<<": ast.LShift, ">>": ast.RShift, "**": ast.Pow}
+
+
+def _same_loc(kir: object, node: ast.AST) -> bool:
+    loc = getattr(kir, "loc", None)
+    return isinstance(loc, Loc) and (loc.line, loc.column) == (node.lineno, node.col_offset + 1)
+
+
+def _built_from(e: object, n: ast.AST) -> bool:
+    """Whether the KIR expression ``e`` is the translation of the AST node ``n`` (same place)."""
+    if isinstance(e, K.Op):
+        if e.name == "T":
+            return isinstance(n, ast.Attribute) and n.attr == "T"
+        if e.name == "ifexp":
+            return isinstance(n, ast.IfExp)
+        if not isinstance(n, ast.Call):
+            return False
+        func = n.func
+        last = func.attr if isinstance(func, ast.Attribute) else \
+            func.id if isinstance(func, ast.Name) else None
+        if e.name == "to":
+            return last == "to" and len(n.args) + len(n.keywords) == len(e.args) - 1 + len(e.kwargs)
+        return last == e.name.rsplit(".", 1)[-1] and \
+            len(n.args) + len(n.keywords) == len(e.args) + len(e.kwargs)
+    if isinstance(e, K.Event):
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+            n.func.attr == e.verb
+    if isinstance(e, K.BinOp):
+        return isinstance(n, ast.BinOp) and isinstance(n.op, _BINOP_TYPES.get(e.op, ())) and \
+            _same_loc(e.rhs, n.right)
+    if isinstance(e, K.UnaryOp):
+        return isinstance(n, ast.UnaryOp)
+    if isinstance(e, K.Compare):
+        return isinstance(n, ast.Compare) and len(n.ops) == 1 and _same_loc(e.rhs, n.comparators[0])
+    if isinstance(e, K.BoolOp):
+        if compare_chain(e) is not None:
+            return isinstance(n, ast.Compare) and len(n.ops) == len(e.items)
+        return isinstance(n, ast.BoolOp) and len(n.values) == len(e.items) and \
+            isinstance(n.op, ast.And if e.op == "and" else ast.Or)
+    if isinstance(e, K.TupleExpr):
+        return isinstance(n, (ast.Tuple, ast.List)) and len(n.elts) == len(e.items)
+    if isinstance(e, K.Subscript):
+        return isinstance(n, ast.Subscript) and _same_loc(e.value, n.value)
+    if isinstance(e, K.SlotField):
+        return isinstance(n, ast.Attribute) and n.attr == e.field
+    if isinstance(e, K.ResultSlot):
+        return isinstance(n, ast.Attribute) and n.attr == "slot"
+    if isinstance(e, K.IsClosed):
+        return isinstance(n, ast.Attribute) and n.attr == "is_closed"
+    if isinstance(e, K.Const):  # a literal, or a name bound to a constant
+        return isinstance(n, ast.Constant) and n.value == e.value or \
+            isinstance(n, (ast.Name, ast.Attribute))
+    if isinstance(e, (K.Global, K.DType, K.PipeRef, K.BufferRef, K.Handle)):
+        return isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Call))
+    return False
+
+
+def src(e: object, names: Optional[Names] = None, temps: Optional[dict] = None,
+        source: Optional[Source] = None) -> str:
+    """A KIR expression as Python spells it: its source where it has one, else as
+    ``ast.unparse`` would print it."""
+    return _Src(names, temps or {}, source).text(e, 0)
 
 
 class _Src:
-    def __init__(self, names: Optional[Names], temps: dict):
+    def __init__(self, names: Optional[Names], temps: dict, source: Optional[Source] = None):
         self.names = names
         self.temps = temps
+        self.source = source
 
     def text(self, e: object, prec: int) -> str:
         t, p = self.node(e)
         return f"({t})" if p < prec else t
 
     def node(self, e: object) -> tuple[str, int]:
+        t, p = self.render(e)
+        if self.source is not None and not (isinstance(e, K.Name) and e.id in self.temps):
+            n = self.source.node(e)
+            if n is not None:
+                return ast.unparse(n), p
+        return t, p
+
+    def render(self, e: object) -> tuple[str, int]:
         atom = _PREC["atom"]
         if isinstance(e, K.Const):
             return repr(e.value), atom
@@ -296,7 +413,7 @@ class Walker:
         return TleError(message, node.loc, check=check)
 
     def src(self, e) -> str:
-        return src(e, self.k.names, self.k.temps)
+        return src(e, self.k.names, self.k.temps, self.k.source)
 
     # -- affine views of values -----------------------------------------------------------------
     def param_of(self, v: Data) -> str:
@@ -558,7 +675,9 @@ class Walker:
     def _e_Event(self, e: K.Event) -> Value:
         index_v = self.eval(e.index)
         recv = self._e_Handle(e.handle)
-        who = self.handle_text(e.handle)
+        call = self.k.source.call(e.loc)
+        who = ast.unparse(call.func.value) if call is not None and \
+            isinstance(call.func, ast.Attribute) else self.handle_text(e.handle)
         verbs = WRITER_VERBS if isinstance(recv, WriterRef) else READER_VERBS
         side = "writer" if isinstance(recv, WriterRef) else "reader"
         if e.verb not in verbs:
@@ -863,6 +982,9 @@ class Walker:
         return ir
 
     def range_text(self, s: K.For) -> str:
+        loop = self.k.source.stmt(s.loc, ast.For)
+        if loop is not None:
+            return ast.unparse(loop.iter)
         fn = "tl.static_range" if s.static else "range"
         args = [s.start, s.stop] if not (isinstance(s.start, K.Const) and s.start.value == 0) \
             else [s.stop]
@@ -1231,29 +1353,12 @@ class Ctx(KernelCtx):
         self.temps: dict[str, K.Expr] = {}  # the builder's temporaries → their values
         self.kir_buffers = {b.name: b for b in kernel.buffers}
         self.kernel_buffers = set(self.kir_buffers)
-        self.sources = sources or {}
-        self.trees: dict[str, Optional[ast.Module]] = {}
+        self.source = Source(sources)
 
     def source_text(self, loc: Loc) -> Optional[str]:
-        """The source of the outermost call at ``loc``, as Python spells it (None when the file
-        cannot be read)."""
-        f = loc.file
-        if f not in self.trees:
-            text = self.sources.get(f)
-            if text is None and f and os.path.isfile(f):
-                with open(f, encoding="utf-8") as fh:
-                    text = fh.read()
-            try:
-                self.trees[f] = ast.parse(text) if text is not None else None
-            except SyntaxError:
-                self.trees[f] = None
-        tree = self.trees[f]
-        if tree is None:
-            return None
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and (n.lineno, n.col_offset + 1) == (loc.line, loc.column):
-                return ast.unparse(n)
-        return None
+        """The source of the outermost call at ``loc`` (None when there is none to read)."""
+        call = self.source.call(loc)
+        return ast.unparse(call) if call is not None else None
 
 
 @dataclass
