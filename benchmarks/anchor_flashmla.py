@@ -13,7 +13,7 @@ public sm90 sparse prefill source (its kernel file unchanged) that exports one C
 which fills FlashMLA's ``SparsePrefillParams`` and calls its ``run_fwd_kernel``:
 benchmarks/anchor/flashmla_glue.cu, built with FlashMLA's kernel by
 benchmarks/anchor/build_flashmla_anchor.sh (which FlashMLA files, and from where: its header and
-docs/BENCHMARKS.md, session 7). The script checks the anchor against
+docs/BENCHMARKS.md). The script checks the anchor against
 the fp32 reference on the first 256 queries, then times the anchor, the seesaw, the pipe kernel and
 the naive baseline at the headline shape (SQ = 4096, H = 128, topk = 2048), interleaved, medians
 of ``--reps`` `do_bench` runs (warm-up 50 ms, 200 ms: the benchmark's protocol), and prints each

@@ -11,7 +11,7 @@ pJ per FLOP and the median SM clock. ``--states`` also times each kernel the way
 (``triton.testing.do_bench``, 50 ms warm-up, 200 ms) after 5 s idle, right after 2 s of matmul and
 after 4 s of itself: how much a single figure depends on the power state before it.
 
-Why it exists (2026-11-29, session 5, docs/BENCHMARKS.md): every SparseMLA kernel and the matmul
+Why it exists (docs/BENCHMARKS.md, "Method"): every SparseMLA kernel and the matmul
 run at the board's 700 W limit (NVML throttle reason "SW power cap"): the seesaw at ~1.69 GHz
 (8K) and ~1.56 GHz (128K), not at its 1.98 GHz boost. Under the cap TFLOP/s = watts / (energy per
 FLOP), so a change that saves energy (fewer bytes fetched from L2, fewer instructions) gains even

@@ -12,7 +12,7 @@ the tensor-core work are unchanged, only the bytes are not moved. The copies com
 copies and the original run interleaved in one process (benchmarks/ab_sparse_mla.py), so the
 ratios are honest.
 
-What it shows for the seesaw on an H200 (docs/BENCHMARKS.md): without its second K pieces (kv0r,
+What it shows for the seesaw on an H200 (docs/kernels.md): without its second K pieces (kv0r,
 kv1l) x1.134 / x1.167 at SKV = 8K / 128K; without any K gathers x1.225 / x1.344, i.e. the consumers
 alone reach ~670-680 TFLOP/s: the gathers, not the consumers' math or the exchanges between them,
 hold the pair loop back.

@@ -12,11 +12,11 @@ indices (NB = 8, 16, 32), and bucket order + kernel; then the reorder kernels al
 
     python3 benchmarks/kv_order_probe.py [--skv 8192 32768 131072] [--reps 3]
 
-What it showed on the H200 (2026-11-29, session 6, docs/BENCHMARKS.md): not worth it. Sorted or
-bucketed indices gain at most ~1.5 % at SKV = 128K (two runs: 1.000 and 1.076 for a full sort,
-1.015 for buckets) and nothing at 8K-32K, while the reorder costs 140-420 us (a Triton
-`tl.sort` of 2,048 keys per row 570 us, torch.sort 260 us) against a ~4.7 ms kernel. The CTAs do
-not stay in step long enough for one stretch of the cache to serve them all.
+What it shows on the H200: not worth it. Sorted or bucketed indices gain at most ~1.5 % at
+SKV = 128K (a full sort measured 1.000 in one run and 1.076 in another, buckets 1.015) and nothing at
+8K-32K, while the reorder costs 140-420 us (a Triton `tl.sort` of 2,048 keys per row 570 us,
+torch.sort 260 us) against a ~4.7 ms kernel. The CTAs do not stay in step long enough for one
+stretch of the cache to serve them all.
 """
 
 from __future__ import annotations

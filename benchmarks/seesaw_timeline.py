@@ -1,8 +1,8 @@
 """Per-pair timeline of the TLE-FlashMLA seesaw kernel on the GPU: where each warp group waits.
 By default it traces benchmarks/variants/sparse_mla_seesaw_per_cta.py (one CTA per item, the
 bundled kernel's pair loop); `--persistent` traces the bundled persistent kernel, one trace row per
-item, the entry/exit stamps at each item's start and end (first run on the H200 in session 4:
-pair period 6,159 cycles at 8K, consumer0's epilogue 4,864 cycles an item; docs/BENCHMARKS.md).
+item, the entry/exit stamps at each item's start and end (on the H200: pair period 6,159 cycles
+at 8K, consumer0's epilogue 4,864 cycles an item).
 
     python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt] [--persistent]
 
@@ -20,11 +20,11 @@ Each partition also stamps its entry and exit (clock64, globaltimer, SM id): the
 SM clock under load, each partition's prologue / loop / epilogue, and the idle gap between
 consecutive CTAs on one SM.
 
-What it showed on the H200 (2026-11-29, docs/BENCHMARKS.md "Seesaw timeline" and session 3): each
-consumer spends ~700-800 cycles per pair (8K; ~1,500 at 128K) waiting for its second K piece, whose
-gather can only start when the previous pair released it; and ~12 % of each CTA was outside the
-pair loop, mostly consumer0's epilogue (9.2K cycles of 4-byte output stores, 3.9K after the
-lowering's accumulator stores).
+What it shows on the H200 (docs/kernels.md, "Where the time goes"): each consumer spends ~700-800
+cycles per pair (8K; ~1,500 at 128K) waiting for its second K piece, whose gather can only start
+when the previous pair released it. Outside the pair loop, consumer0's epilogue takes ~3.9K cycles
+with the lowering's 16-byte accumulator stores (~9.2K with 4-byte stores, which put ~12 % of each
+per-CTA kernel's time outside the loop).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""First light of the SparseMLA pipe kernels on a GPU: correctness on a small shape against an fp32
+"""Smoke run of the SparseMLA pipe kernels on a GPU: correctness on a small shape against an fp32
 gather reference, then TFLOP/s at the headline shape (B=1, SQ=4096, H=128, topk=2048) for a few SKV.
 Inputs as in docs/sparse_mla.md: q, kv = randn/10 bf16; query t attends to positions [0, t + SKV - SQ],
 indices are distinct random positions in that window, invalid slots = SKV.
 
     python benchmarks/sparse_mla_smoke.py [--skv 8192 131072] [--impl pipe seesaw]
 
-This is a smoke run (the full benchmark and the drop-in API come with the kernels issue).
+The full benchmark, with the naive baseline and plots, is ``python3 -m tle_kernels.bench_sparse_mla``.
 """
 
 from __future__ import annotations

@@ -29,9 +29,8 @@ D_QK_CHOICES = (512, 576)
 IMPLS = ("naive", "pipe", "seesaw")
 
 # "auto" takes the first implementation in this order that supports the call. The seesaw is the
-# fastest at every SKV of the headline shape (docs/BENCHMARKS.md, 2026-11-29 session 3: 564 vs 538
-# TFLOP/s at 8K, 478 vs 458 at 128K); the pipe kernel covers topk % 128 == 64, the naive one
-# everything else.
+# fastest at every SKV of the headline shape (docs/BENCHMARKS.md: 603.7 vs 549.8 TFLOP/s at 8K,
+# 542.9 vs 505.8 at 128K); the pipe kernel covers topk % 128 == 64, the naive one everything else.
 PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 
 
@@ -254,7 +253,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
 # topk indices per loop step of each TLE kernel (the granule of a tail piece's topk). Only the
 # persistent seesaw splits its last wave: its programs without an item of their own recompute the
 # last one, so that wave costs a whole round of all SMs' time and power; the per-CTA pipe kernel's
-# idle SMs just wait (its split measured +0.7 % / -0.8 % at SKV 8K / 128K: docs/BENCHMARKS.md).
+# idle SMs just wait (its split measured +0.7 % / -0.8 % at SKV 8K / 128K).
 TOPK_STEP = {"pipe": 64, "seesaw": 128}
 SPLITS_TAIL = ("seesaw",)
 _SMS: Dict[torch.device, int] = {}

@@ -14,7 +14,7 @@ max abs <= 1e-2, lse / max_logits abs <= 1e-4) on a small shape and on the first
 Each timing also reports the GPU's median SM clock over the timed call (NVML, when the nvidia-ml-py
 package is there): the H200 runs these kernels at its 700 W cap, so the clock, not only the
 schedule, moves a figure, and a short timing (--quick) catches the 1980 MHz boost before the cap
-bites (docs/BENCHMARKS.md, session 5). For watts and energy per FLOP, which need seconds of steady
+bites (docs/BENCHMARKS.md, "Method"). For watts and energy per FLOP, which need seconds of steady
 load, use benchmarks/energy_probe.py.
 """
 

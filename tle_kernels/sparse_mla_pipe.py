@@ -31,15 +31,14 @@ Shared memory (bf16 = 2 B): q 73,728 B (q_l 32 KiB + q_r 32 KiB + q_tail 8 KiB);
 (224.6 KiB) of the 227 KiB Hopper allows, leaving 2,432 B for the mbarriers.
 
 Grid order: programs renumber themselves so that the head blocks of one query token run in the
-same wave and share their gathered kv rows through L2 (+13 % at SKV=128K, neutral at 8K: interleaved
-A/B on the H200, 2026-11-29, docs/BENCHMARKS.md).
+same wave and share their gathered kv rows through L2 (+13 % at SKV=128K, neutral at 8K).
 
-Lazy rescale (session 7, as the seesaw since session 6): the left's reference max of a row moves
+Lazy rescale (as in the seesaw): the left's reference max of a row moves
 only when a score exceeds it by more than 2^TAU (TAU = 8, log2 units), so after the first tiles
 alpha is exactly 1, and both consumers' `tle.gpu.scale_rows(acc, alpha)` skip their 128 FMULs per
 warp (lowering/lazy_scale.py); max_logits keeps the true max, lse uses the reference. sm_scale goes
-into exp2's FFMA. Interleaved A/B on the H200: +2.1 % at SKV = 8K, +3.8 % at 128K
-(docs/BENCHMARKS.md, session 7).
+into exp2's FFMA. Against rescaling every tile (interleaved A/B on the H200): +2.1 % at SKV = 8K,
++3.8 % at 128K.
 
 Registers: the workers ask for [240, 168] (the left holds S, P and a 64x256 fp32 accumulator; the
 right only the accumulator); the producer, the default partition, gets the rest of the 512 per

@@ -8,16 +8,16 @@ sends the pair's final reference r_new back. Consumer0 brings its P0·V0_L term 
 (beta = exp2(r0 - r_new)) and hands P0 to consumer1 already relative to r_new, so consumer1 never
 rescales mid-pair.
 
-Lazy rescale (session 6): the reference max of a row moves only when a score exceeds it by more
+Lazy rescale: the reference max of a row moves only when a score exceeds it by more
 than 2^TAU (TAU = 8, in log2 units), so after the first pair the rescale factors of O (and of P0
 for consumer1) are exactly 1; probabilities stay below 2^8, well inside bf16's range. The rescales
 are `tle.gpu.scale_rows(acc, factor)`, which the lowering turns into per-warp skips on a wgmma
 accumulator (a warp vote and a branch around the 128 FMULs; lowering/lazy_scale.py), so they cost
 ~5 instructions per warp when nothing moved. max_logits needs the true max, which only consumer1
 sees (it gets consumer0's tile max); it stores it. sm_scale is applied inside exp2's FFMA.
-Measured on the H200 at the power cap (benchmarks/energy_probe.py, docs/BENCHMARKS.md session 6):
-1.276 → 1.248 pJ/FLOP at SKV = 8K with partition-wide `if` flags instead (a cross-warp reduction
-each), and a further 1.266 → 1.237 with the per-warp skips.
+At the H200's power cap (benchmarks/energy_probe.py) skipping the rescales saves energy: at SKV = 8K
+1.276 → 1.248 pJ/FLOP with partition-wide `if` flags (a cross-warp reduction each), and the per-warp
+skips instead of those flags 1.266 → 1.237.
 
     producer (4 warps, default)   consumer0 (4 warps, 224 regs)      consumer1 (4 warps, 224 regs)
     Q main dims ─► q (one_shot) ─► q_l q_r                            q_l q_r
@@ -50,7 +50,9 @@ and consumer1's P0·V0_R at its end of the pair) and kv1l (K1_L: freed by consum
 consumer0's P1·V1_L, which stays in flight across the loop back-edge: `@tle.jit(...,
 wgmma_pipeline=True)`; consumer0 releases kv1l and prob1 of pair p-1 right after it issued the
 next pair's first QK wgmmas, so the tensor core has that QK queued behind P1·V1_L). Capacity 2 for
-the K tiles does not fit: one more 73,792 B tile pair is 147,584 B over a 230,528 B kernel.
+the K tiles does not fit: one more 73,792 B tile pair is 147,584 B over a 230,528 B kernel. The
+alternative schedule (consumer1 applying P0 relative to m0 first and rescaling mid-pair, the tiles
+filled kv0, kv0r, kv1l, kv1) measured 1 to 4 % slower in interleaved A/Bs on the H200.
 
 Deadlock-freedom (by hand; the verifier proves it): within pair p the order
   P: kv0(p), kv1(p), kv0r(p), kv1l(p) → c0: wait kv0, kv0r; release kv0r; commit max0
@@ -76,21 +78,18 @@ q_tail [64,64] in registers (16 regs/thread, the A operand of a register-A wgmma
 Item order: item i is (query token i // n_hb, head block i % n_hb), and round r runs items
 r * programs .. r * programs + programs - 1 at once, so the head blocks of one query token (which
 gather exactly the same kv rows) run side by side and the second one's gathers hit L2 (the same
-ordering as the per-CTA kernel's program renumbering: +14 % at SKV=128K, docs/BENCHMARKS.md).
+ordering as the per-CTA kernel's program renumbering: +14 % at SKV=128K).
 
-Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72
-(MISSION's "[216, 72]"). In `warp_specialize` the budget list covers the workers only, so the two
-consumers (workers) ask for [224, 224] and the producer, the default partition, gets what is left
-of the 64 Ki-register file: 65,536 / 128 threads = 512 per thread over the three warp groups, so
-512 - 2*224 = 64 (ptxas fits it in 56). A gather holds only indices, pointers and masks, so that
-is enough. 224 rather than FlashMLA's 216: the lazy rescale's first version (partition-wide flags)
-spilled at 216; the per-warp version fits either, and was measured at 224.
+Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72.
+In `warp_specialize` the budget list covers the workers only, so the two consumers (workers) ask
+for [224, 224] and the producer, the default partition, gets what is left of the 64 Ki-register
+file: 65,536 / 128 threads = 512 per thread over the three warp groups, so 512 - 2*224 = 64
+(ptxas fits it in 56). A gather holds only indices, pointers and masks, so that is enough. 224
+rather than FlashMLA's 216: with [216, 216] (producer 72) the kernel ran 0.979x at SKV = 8K and
+0.994x at 128K, at 1.232 instead of 1.209 pJ/FLOP; [232, 224], [240, 216] and [224, 232] were
+slower too.
 
-History: the schedule before this one (measured 2026-11-29, docs/BENCHMARKS.md) had consumer1
-apply P0 relative to m0 first and rescale mid-pair, and filled kv0, kv0r, kv1l, kv1; FlashMLA's
-order measured +1 to +4 % (interleaved A/Bs on the H200).
-
-Persistent (session 3): one program per SM (grid = min(items, SMs)), each looping over ROUNDS
+Persistent: one program per SM (grid = min(items, SMs)), each looping over ROUNDS
 work items, item = r * programs + program (a short last round recomputes the last item instead of
 branching around pipe events; its outputs are written twice with the same values). The q pipe is
 a capacity-1 pipe indexed by the item: the producer loads the next item's Q as soon as both
@@ -98,12 +97,12 @@ consumers released the current one (after their last QK), so it and the next ite
 pieces arrive while the consumers store their outputs, and no CTA launch (~1 µs on the H200) sits
 between items. Every other pipe is indexed ``r * NP + p``, affine only once TOPK (so NP) is a
 number: the kernel is verified and lowered per specialisation (tle-dump reads it specialised to
-DEFAULT_CONFIG's TOPK and says so; compile.kernel_info_of does it for every launch). Measured
-against the per-CTA kernel (benchmarks/variants/sparse_mla_seesaw_per_cta.py, interleaved A/B on
-the H200): 0.993 at SKV = 8K, 1.066 at 128K (docs/BENCHMARKS.md). Launch: tle_kernels/api.py
+DEFAULT_CONFIG's TOPK and says so; compile.kernel_info_of does it for every launch). Against the
+per-CTA kernel (benchmarks/variants/sparse_mla_seesaw_per_cta.py, interleaved A/B on the H200):
+0.993 at SKV = 8K, 1.066 at 128K. Launch: tle_kernels/api.py
 (`launch_args`; `PerCtaLaunch` takes the per-CTA kernel's grid and arguments, as the benchmarks do).
 Each consumer loads the next item's q tail before it stores the current item's outputs
-(`q_tail_of`, session 7). The API runs a partial last round as topk pieces on every SM instead
+(`q_tail_of`). The API runs a partial last round as topk pieces on every SM instead
 (tle_kernels/tail_split.py), so at the headline shape no program recomputes an item.
 """
 
@@ -232,8 +231,8 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
 def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H: tl.constexpr):
     """q's RoPE tail [BLOCK_H, D_TAIL] of work ``item`` (past the last item: the last item's), which
     each consumer keeps in registers as the A operand of its tail dot. Loaded one item ahead, so
-    that its global-load latency hides behind the previous item's output stores (measured on the
-    H200, 2026-11-29 session 7: 1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral at 128K)."""
+    that its global-load latency hides behind the previous item's output stores (on the H200:
+    1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral at 128K)."""
     item = tl.where(item < n_items, item, n_items - 1)
     h0 = (item % n_hb) * BLOCK_H
     rows = (q_ptr + (item // n_hb).to(tl.int64) * stride_q_s

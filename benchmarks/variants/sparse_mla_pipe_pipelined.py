@@ -45,8 +45,7 @@ Shared memory (bf16 = 2 B): q 73,728 B (q_l 32 KiB + q_r 32 KiB + q_tail 8 KiB);
 (224.6 KiB) of the 227 KiB Hopper allows, leaving 2,432 B for the mbarriers.
 
 Grid order: programs renumber themselves so that the head blocks of one query token run in the
-same wave and share their gathered kv rows through L2 (+13 % at SKV=128K, neutral at 8K: interleaved
-A/B on the H200, 2026-11-29, docs/BENCHMARKS.md).
+same wave and share their gathered kv rows through L2 (+13 % at SKV=128K, neutral at 8K).
 
 Registers: the workers ask for [240, 168] (the left holds S, P and a 64x256 fp32 accumulator; the
 right only the accumulator); the producer, the default partition, gets the rest of the 512 per

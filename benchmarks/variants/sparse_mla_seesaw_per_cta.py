@@ -1,5 +1,5 @@
-"""The per-CTA TLE-FlashMLA seesaw: tle_kernels/sparse_mla_seesaw.py as it was before it became
-persistent: one program per (query token, head block), launched on the grid (s_q, h_q // 64) with
+"""The per-CTA TLE-FlashMLA seesaw: tle_kernels/sparse_mla_seesaw.py without the persistent item
+loop: one program per (query token, head block), launched on the grid (s_q, h_q // 64) with
 the program renumbered so that both head blocks of a token run in the same wave, and Q through a
 one-shot pipe. The pair loop is the bundled kernel's, line for line (its docstring has the design
 notes: schedule, fill order, deadlock-freedom, shared memory, registers). Kept as the A/B baseline

@@ -5,7 +5,8 @@ Why: an online softmax rescales its fp32 accumulator by ``exp2(m_old - m_new)`` 
 the row max moves. With a lazy reference max (FlashAttention-4's trick, tle_kernels/sparse_mla_seesaw.py)
 the factor is exactly 1 for almost every tile, but `acc * alpha[:, None]` still issues one FMUL per
 accumulator element (128 per thread for a 64x256 tile). At the H200's power cap those instructions
-cost energy, so time (docs/BENCHMARKS.md, session 6). A partition-wide `if any(alpha != 1)` skips
+cost energy, so time (a copy of the SparseMLA seesaw without its three O rescales, wrong by
+design, ran 1.034x at SKV = 8K and 1.060x at 128K). A partition-wide `if any(alpha != 1)` skips
 them but its cross-warp reduction (shared memory and two warp-group barriers) sits on the critical
 path and costs about as much as it saves.
 
