@@ -159,6 +159,84 @@ def test_python_evaluation_order_is_kept_around_an_inlined_helper(tmp_path):
     assert order == ["wait", "load", "release"]
 
 
+def _consumer_body(k):
+    return [s for s in k.partitions[1].body[0].body]
+
+
+def test_a_value_only_helper_is_used_in_place_without_temporaries(tmp_path):
+    # the lowering recognises patterns in a statement (a global load stored to a slot is a
+    # cp.async); a helper that only computes a value must leave the statement whole
+    common = '''
+    import triton.language as tl
+
+    def offsets(t, n):
+        return t * n + tl.arange(0, n)
+    '''
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        tl.store(x_ptr + offsets(t, BK), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(t)''', imports="from .common import offsets", common=common)
+    (k,) = build_file(path)
+    body = _consumer_body(k)
+    assert [type(s).__name__ for s in body] == ["Assign", "Eval", "Eval"]
+    store = body[1].value
+    assert isinstance(store, K.Op) and store.name == "tl.store"
+    assert isinstance(store.args[1], K.Op) and store.args[1].name == "tl.load"
+    assert any(isinstance(x, K.Op) and x.name == "tl.arange" for x in K.walk_expr(store.args[0]))
+
+
+def test_a_helper_that_loads_is_built_in_order(tmp_path):
+    # a load is not a pure value: the helper is inlined in sequential form
+    common = '''
+    import triton.language as tl
+
+    def peek(ptr):
+        return tl.load(ptr)
+    '''
+    path = write_package(tmp_path, '''
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile)) + peek(x_ptr)
+        r.release(t)''', imports="from .common import peek", common=common)
+    (k,) = build_file(path)
+    loads = [s for s in _consumer_body(k) if isinstance(s, K.Assign)
+             and isinstance(s.value, K.Op) and s.value.name == "tl.load"]
+    assert len(loads) == 2 and loads[0].value.args[0] != loads[1].value.args[0]
+
+
+def test_tuple_assignment_reads_the_right_side_before_assigning(tmp_path):
+    # `a, b = b, a` swaps; a helper returning a tuple built from its argument, assigned back to
+    # that argument's variable, must not read the variable it has just assigned
+    common = '''
+    def pair(x):
+        return x * 2, x + 1
+    '''
+    path = write_package(tmp_path, '''
+        a = t
+        b = t + 3
+        a, b = b, a
+        a, c = pair(a)
+        tl.store(x_ptr + t, a + b + c)
+        res = r.wait(t)
+        r.release(t)''', imports="from .common import pair", common=common)
+    (k,) = build_file(path)
+    env = {"t": 10}
+
+    def ev(e):
+        if isinstance(e, K.Const):
+            return e.value
+        if isinstance(e, K.Name):
+            return env[e.id]
+        assert isinstance(e, K.BinOp)
+        lhs, rhs = ev(e.lhs), ev(e.rhs)
+        return {"+": lhs + rhs, "*": lhs * rhs}[e.op]
+
+    for s in _consumer_body(k):
+        if isinstance(s, K.Assign) and not isinstance(s.value, K.Event):
+            env[s.target] = ev(s.value)
+    # a, b = 13, 10; a, c = 26, 14
+    assert (env["a"], env["b"], env["c"]) == (26, 10, 14)
+
+
 def test_a_constant_if_keeps_only_the_branch_that_runs(tmp_path):
     path = write_package(tmp_path, '''
         res = r.wait(t)

@@ -122,16 +122,46 @@ def test_quad_transpose_puts_every_element_at_its_address(base):
     assert mem == want
 
 
-def _check(src: str, n: int = 256) -> bool:
-    """column_contiguous on the first tl.store pointer of a tiny function, with the names bound
-    the way the translator binds them."""
+_CHECK_KERNEL = '''
+import triton.language as tl
+import tle_compiler as tle
+D_HALF = 256
+
+
+def f(p, out_row, stride, x, cols, offs_d, half, offs_h):
+    r = p.reader()
+    r.wait(0)
+    tl.store({expr}, x)
+    r.release(0)
+
+
+def g(p):
+    w = p.writer()
+    w.acquire(0)
+    w.commit(0)
+
+
+@tle.jit
+def k(out_row, stride, x, cols, offs_d, half, offs_h):
+    p = tle.pipe(capacity=1, t=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(g, (p,)), (f, (p, out_row, stride, x, cols, offs_d, half, offs_h))],
+                            [4], [200])
+'''
+
+
+def _check(expr: str, n: int = 256) -> bool:
+    """column_contiguous on the pointer of the kernel IR of ``tl.store(<expr>, x)`` (as the
+    frontend builds it), with the names bound the way the translator binds them."""
     from types import SimpleNamespace
 
+    from tle_compiler.frontend.build import build_file
+    from tle_compiler.ir import kernel as K
     from tle_compiler.lowering.translate import V
 
-    fn = ast.parse(src).body[0]
-    store = next(n_ for n_ in ast.walk(fn) if isinstance(n_, ast.Call)
-                 and ast.unparse(n_.func) == "tl.store")
+    kir = build_file("k.py", "k", text=_CHECK_KERNEL.format(expr=expr))[0]
+    store = next(st.value for part in kir.partitions for st in part.body
+                 if isinstance(st, K.Eval) and isinstance(st.value, K.Op)
+                 and st.value.name == "tl.store")
     env = {"out_row": V("scalar", "out_row"), "stride": V("scalar", "stride"),
            "offs_d": V("remat", "offs_d", value={"arange": ("0", "256"), "bounds": (0, 256)}),
            "half": V("remat", "half", value={"arange": ("0", "128"), "bounds": (0, 128)}),
@@ -139,18 +169,14 @@ def _check(src: str, n: int = 256) -> bool:
            "cols": V("tensor", "cols", 1, (64, 256), "int32")}
 
     class Tr:
-        ctx = SimpleNamespace(consts={"D_HALF": 256})
+        ctx = SimpleNamespace(consts={})
 
         def __init__(self):
             self.env = env
 
-        def canonical(self, node):
-            return ast.unparse(node) if ast.unparse(node) == "tl.arange" else None
-
         def ex(self, node):
-            if isinstance(node, ast.Constant):
-                return V("const", repr(node.value), value=node.value)
-            return V("const", node.id, value=self.ctx.consts[node.id])
+            assert isinstance(node, (K.Const, K.Global)), node
+            return V("const", repr(node.value), value=node.value)
 
     return acc_store.column_contiguous(Tr(), store.args[0], n)
 
@@ -167,7 +193,7 @@ def _check(src: str, n: int = 256) -> bool:
     ("out_row + offs_h[None, :] * stride + offs_d[None, :]", False),        # two column terms
 ])
 def test_column_contiguity_check(expr, ok):
-    assert _check(f"def f():\n    tl.store({expr}, x)\n") is ok
+    assert _check(expr) is ok
 
 
 def test_bundled_kernels_use_accumulator_stores():

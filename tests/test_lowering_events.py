@@ -271,52 +271,80 @@ def test_pipelined_wgmma_releases_only_retired_slots():
 
 # ------------------------------------------------------------------ st_For: loop arguments
 
-def _lowered_for(loop: str) -> str:
-    """The Gluon loop header the translator emits for ``for i in <loop>:`` in a partition with a
-    runtime scalar NT and a constexpr C (the frontend is not involved)."""
-    from tle_compiler.lowering.layouts import LayoutSolver
-    from tle_compiler.lowering.translate import Ctx, FnTranslator, V
+def _lowered_for(loop: str, tmp_path, idx: str = "i") -> str:
+    """The Gluon loop header the lowering emits for ``for i in <loop>:``, written as the loop of
+    both partitions of a producer/consumer kernel with a runtime scalar NT and a constexpr C; the
+    pipe events of the loop name index ``idx``."""
+    import re
 
-    ctx = Ctx("k.py", ast.parse(""), {"C": 4}, {}, {"tl": "tl", "range": "range"}, {}, False)
-    tr = FnTranslator(ctx, "p", 4, LayoutSolver(4), emit=True)
-    tr.env["NT"] = V("scalar", "NT")
-    tr.st_For(ast.parse(f"for i in {loop}:\n    pass").body[0])
-    return tr.lines[0].strip()
+    from tle_compiler.lowering import gluon_source
+
+    body = TILE_FILL.replace("def fill(p, x_ptr, NT):", "def fill(p, x_ptr, NT, C):")
+    body = body.replace("for i in range(NT):", f"for i in {loop}:")
+    body = body.replace("acquire(i)", f"acquire({idx})").replace("commit(i)", f"commit({idx})")
+    assert f"for i in {loop}:" in body and f"commit({idx})" in body
+    path = tmp_path / "k.py"
+    path.write_text(HEADER + body + f'''
+def drain(p, NT, C):
+    r = p.reader()
+    for i in {loop}:
+        r.wait({idx})
+        r.release({idx})
 
 
-@pytest.mark.parametrize("loop,emitted", [
-    ("tl.range(0, NT, step=2)", "range(0, NT, 2)"),
-    ("tl.range(NT, step=2)", "range(0, NT, 2)"),
-    ("tl.range(arg1=0, arg2=NT, step=2)", "range(0, NT, 2)"),
-    ("tl.range(0, NT, 2, num_stages=None, flatten=False)", "range(0, NT, 2)"),
-    ("tl.range(NT - 1, -1, -1)", "range((NT - 1), (-1), (-1))"),
-    ("tl.range(0, NT)", "range(0, NT)"),
-    ("range(NT)", "range(NT)"),
-    ("range(0, NT, 3)", "range(0, NT, 3)"),
-    ("tl.static_range(0, C, step=2)", "gl.static_range(0, C, 2)"),
-    ("tl.static_range(C, -1, -2)", "gl.static_range(C, (-1), (-2))"),
-    ("tl.static_range(C)", "gl.static_range(C)"),
+@tle.jit
+def k(x_ptr, NT, C: tl.constexpr):
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (p, x_ptr, NT, C)), (drain, (p, NT, C))], [4], [232])
+''')
+    src = gluon_source((str(path), "k"), {"C": 4}).source
+    heads = {ln.strip() for ln in src.splitlines() if re.match(r"\s*for \w*i in ", ln)}
+    assert len(heads) == 1, heads  # both partitions: the same loop
+    return re.sub(r"^for \w*i in ", "for i in ", heads.pop())
+
+
+@pytest.mark.parametrize("loop,emitted,idx", [
+    ("tl.range(0, NT, step=2)", "range(0, NT, 2)", "i"),
+    ("tl.range(NT, step=2)", "range(0, NT, 2)", "i"),
+    ("tl.range(arg1=0, arg2=NT, step=2)", "range(0, NT, 2)", "i"),
+    ("tl.range(0, NT, 2, num_stages=None, flatten=False)", "range(0, NT, 2)", "i"),
+    ("tl.range(NT - 1, -1, -1)", "range((NT - 1), (-1), (-1))", "NT - 1 - i"),
+    ("tl.range(0, NT)", "range(NT)", "i"),
+    ("range(NT)", "range(NT)", "i"),
+    ("range(0, NT, 2)", "range(0, NT, 2)", "i"),  # stage 0 only: phases alternate
+    ("tl.static_range(0, C, step=2)", "gl.static_range(0, C, 2)", "i"),
+    ("tl.static_range(C, -1, -2)", "gl.static_range(C, (-1), (-2))", "C - i"),
+    ("tl.static_range(C)", "gl.static_range(C)", "i"),
 ])
-def test_loop_arguments_are_bound_as_triton_binds_them(loop, emitted):
-    assert _lowered_for(loop) == f"for i in {emitted}:"
+def test_loop_arguments_are_bound_as_triton_binds_them(loop, emitted, idx, tmp_path):
+    assert _lowered_for(loop, tmp_path, idx) == f"for i in {emitted}:"
 
 
 @pytest.mark.parametrize("loop,message", [
-    ("range(0, NT, step=2)", "builtin range takes no keyword arguments"),
-    ("tl.range(0, NT, stride=2)", "tl.range() has no argument 'stride'"),
-    ("tl.range(0, NT, 1, step=2)", "argument 'step' is given twice"),
     ("tl.range(0, NT, num_stages=3)", "num_stages=3) is not supported by the lowering"),
     ("tl.range(0, NT, loop_unroll_factor=2)", "loop_unroll_factor=2) is not supported"),
     ("tl.range(0, NT, disable_licm=True)", "disable_licm=True) is not supported"),
-    ("tl.range(0, NT, 0)", "step must not be zero"),
     ("tl.static_range(0, NT)", "must be a compile-time integer"),
-    ("tl.static_range(0, C, 1, 2)", "takes at most 3 positional arguments"),
-    ("tl.range(step=2)", "needs an upper bound"),
 ])
-def test_loop_arguments_the_lowering_cannot_honour_are_errors(loop, message):
+def test_loop_arguments_the_lowering_cannot_honour_are_errors(loop, message, tmp_path):
     with pytest.raises(TleError, match="lowering") as e:
-        _lowered_for(loop)
+        _lowered_for(loop, tmp_path)
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("loop,message", [
+    ("range(0, NT, step=2)", "Python's range takes no keyword arguments"),
+    ("tl.range(0, NT, stride=2)", "tl.range has no argument 'stride'"),
+    ("tl.range(0, NT, 1, step=2)", "tl.range got two values for 'step'"),
+    ("tl.range(0, NT, 0)", "must be a non-zero integer, got 0"),
+    ("tl.static_range(0, C, 1, 2)", "takes at most 3 positional arguments"),
+    ("tl.range(step=2)", "needs at least its first argument"),
+])
+def test_loop_headers_triton_would_refuse_are_frontend_errors(loop, message, tmp_path):
+    """Refused by the frontend (check bad-loop), before the verifier or the lowering reads them."""
+    with pytest.raises(TleError) as e:
+        _lowered_for(loop, tmp_path)
+    assert e.value.check == "bad-loop" and message in str(e.value)
 
 
 def test_a_tl_range_option_is_refused_in_a_whole_kernel(tmp_path):

@@ -26,8 +26,9 @@ this path, anything else a plain ``gl.store``.
 
 from __future__ import annotations
 
-import ast
 from typing import Optional
+
+from ..ir import kernel as K
 
 
 def _transpose_and_store(words: list[str], addr: str) -> list[str]:
@@ -95,63 +96,52 @@ def layout_qualifies(layout: tuple, shape: Optional[tuple]) -> bool:
     return im == 16 and n >= 32 and n % 32 == 0 and M % (16 * wm) == 0 and N % (n * wn) == 0
 
 
-def _terms(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _terms(node.left) + _terms(node.right)
+def _terms(node: K.Expr) -> list[K.Expr]:
+    if isinstance(node, K.BinOp) and node.op == "+":
+        return _terms(node.lhs) + _terms(node.rhs)
     return [node]
 
 
-def _is_index(sub: ast.Subscript, pattern: tuple) -> bool:
-    """``x[None, :]`` (pattern (None, slice)) or ``x[:, None]`` (pattern (slice, None))."""
-    s = sub.slice
-    if not isinstance(s, ast.Tuple) or len(s.elts) != 2:
-        return False
-    for e, want in zip(s.elts, pattern):
-        if want is None and not (isinstance(e, ast.Constant) and e.value is None):
-            return False
-        if want is slice and not (isinstance(e, ast.Slice) and e.lower is None and e.upper is None
-                                  and e.step is None):
-            return False
-    return True
+def _is_index(sub: K.Subscript, pattern: tuple) -> bool:
+    """``x[None, :]`` (pattern (None, ":")) or ``x[:, None]`` (pattern (":", None))."""
+    return tuple(sub.index) == pattern
 
 
-def column_contiguous(tr, ptr: ast.AST, n_cols: int) -> bool:
+def column_contiguous(tr, ptr: K.Expr, n_cols: int) -> bool:
     """Whether the pointer expression is ``(column-invariant terms) + A[None, :]`` with ``A`` a
     ``tl.arange(0, n_cols)`` (directly or through a name assigned once in the function): then
     consecutive columns are consecutive elements. Column-invariant: scalars, constants and
     1-D tensors broadcast as ``x[:, None]`` (times scalars)."""
     terms = _terms(ptr)
-    col = [t for t in terms if isinstance(t, ast.Subscript) and _is_index(t, (None, slice))]
+    col = [t for t in terms if isinstance(t, K.Subscript) and _is_index(t, (None, ":"))]
     if len(col) != 1 or not _is_full_arange(tr, col[0].value, n_cols):
         return False
     return all(_column_invariant(tr, t) for t in terms if t is not col[0])
 
 
-def _is_full_arange(tr, node: ast.AST, n: int) -> bool:
-    if isinstance(node, ast.Name):  # a name bound once to tl.arange (translate.py: "remat")
+def _is_full_arange(tr, node: K.Expr, n: int) -> bool:
+    if isinstance(node, K.Name):  # a name bound once to tl.arange (translate.py: "remat")
         v = tr.env.get(node.id)
         return v is not None and isinstance(v.value, dict) and v.value.get("bounds") == (0, n)
-    if not (isinstance(node, ast.Call) and tr.canonical(node.func) == "tl.arange"
-            and len(node.args) == 2 and not node.keywords):
+    if not (isinstance(node, K.Op) and node.name == "tl.arange" and len(node.args) == 2
+            and not node.kwargs):
         return False
     lo, hi = (tr.ex(a) for a in node.args)
     return lo.kind == hi.kind == "const" and (lo.value, hi.value) == (0, n)
 
 
-def _column_invariant(tr, node: ast.AST) -> bool:
+def _column_invariant(tr, node: K.Expr) -> bool:
     """No subexpression varies along the last dim: every tensor-valued name or call appears only
     under an ``[:, None]`` subscript."""
-    if isinstance(node, ast.Subscript):
-        return _is_index(node, (slice, None))
-    if isinstance(node, ast.Constant):
+    if isinstance(node, K.Subscript):
+        return _is_index(node, (":", None))
+    if isinstance(node, (K.Const, K.Global)):
         return True
-    if isinstance(node, ast.Name):
+    if isinstance(node, K.Name):
         v = tr.env.get(node.id)
         return node.id in tr.ctx.consts if v is None else v.kind in ("const", "scalar")
-    if isinstance(node, ast.Attribute):
-        return True
-    if isinstance(node, ast.BinOp):
-        return _column_invariant(tr, node.left) and _column_invariant(tr, node.right)
-    if isinstance(node, ast.UnaryOp):
+    if isinstance(node, K.BinOp):
+        return _column_invariant(tr, node.lhs) and _column_invariant(tr, node.rhs)
+    if isinstance(node, K.UnaryOp):
         return _column_invariant(tr, node.operand)
     return False

@@ -26,8 +26,6 @@ and traps (:mod:`.debug`).
 
 from __future__ import annotations
 
-import ast
-
 from .eager import emit_publish, emit_release_arrive
 from .plan import PipePlan, arrive_mode, parity_src
 
@@ -49,35 +47,19 @@ def _wait(tr, pp: PipePlan, arr, stage: str, parity: str, index: str, site: str)
         tr.emit(f"mbarrier.wait({arr.var}.index({stage}), {parity})")
 
 
-def handle_method(tr, base, name: str, node: ast.Call):
-    from .translate import V
-
-    if base.kind == "pipe":
-        pp: PipePlan = tr.ctx.plans[base.value]
-        if name == "writer":
-            return V("writer", value=pp.name)
-        if name == "reader":
-            rname = tr.ex(node.args[0]).value if node.args else None
-            kw = {k.arg: k.value for k in node.keywords}
-            if "name" in kw:
-                rname = tr.ex(kw["name"]).value
-            fields = None
-            if "fields" in kw:
-                fields = tuple(x.value for x in tr.ex(kw["fields"]).value)
-            return V("reader", value=(pp.name, rname or "", fields))
-        raise tr.err(f"pipe has no method '{name}' (writer(), reader(...))", node)
-    if len(node.args) != 1:
-        raise tr.err(f"{name}(i) takes one index", node)
-    idx = tr.ex(node.args[0])
+def event(tr, base, node):
+    """A pipe event of the kernel IR (``Event(verb, handle, index)``) on the handle ``base`` (a
+    writer or reader value of the translator)."""
+    idx = tr.ex(node.index)
     if idx.kind not in ("const", "scalar"):
         raise tr.err("a pipe index must be an integer", node)
-    line = getattr(node, "lineno", 0)
+    line = node.loc.line
     if base.kind == "writer":
         pp = tr.ctx.plans[base.value]
-        return writer_verb(tr, pp, name, idx.text, line, node)
+        return writer_verb(tr, pp, node.verb, idx.text, line, node)
     pipe, reader, _ = base.value
     pp = tr.ctx.plans[pipe]
-    return reader_verb(tr, pp, reader, name, idx.text, line, node)
+    return reader_verb(tr, pp, reader, node.verb, idx.text, line, node)
 
 
 def _stage(tr, pp: PipePlan, verb: str, index: str):

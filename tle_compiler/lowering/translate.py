@@ -1,28 +1,28 @@
-"""Translate one function body (a partition, or the kernel prologue) from Triton syntax to Gluon
+"""Translate one function body of the kernel IR (a partition, or the kernel prologue) to Gluon
 source text.
 
-The translator is a small abstract interpreter over the Python AST: every expression becomes a
-:class:`V` (a compile-time constant, a runtime scalar, a register tensor with a layout variable, a
-shared-memory descriptor, or a pipe handle / slot that exists only at compile time). Pipe verbs
-become mbarrier code (see :mod:`.pipes`); helper functions of the kernel's file are inlined with
-their locals renamed.
+The translator is a small abstract interpreter over the KIR (ir/kernel.py: the kernel as the
+frontend read it, helpers already inlined, names and pipe handles resolved): every expression
+becomes a :class:`V` (a compile-time constant, a runtime scalar, a register tensor with a layout
+variable, a shared-memory descriptor, or a pipe handle / slot that exists only at compile time).
+Pipe events become mbarrier code (see :mod:`.pipes`). It never reads Python source.
 
-It runs twice over the same AST (:func:`translate`): pass 1 only collects layout constraints
-(:mod:`.layouts`), pass 2 emits source with the solved layouts. Variables and constraints are
-numbered in visiting order, which is identical in both passes, so pass 2 finds pass 1's solution by
-number.
+It runs twice over the same body: pass 1 only collects layout constraints (:mod:`.layouts`), pass
+2 emits source with the solved layouts. Variables and constraints are numbered in visiting order,
+which is identical in both passes, so pass 2 finds pass 1's solution by number.
 """
 
 from __future__ import annotations
 
-import ast
+import math
 import re
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any, Optional
 
 from ..diagnostics import TleError
-from ..ir.nodes import Loc
+from ..ir import kernel as K
+from ..ir.nodes import NOLOC
 from .layouts import LayoutSolver, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 
@@ -34,10 +34,6 @@ TL_DTYPES.update({k: v for k, v in GL_DTYPES.items()})
 UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
               "erf"}
 REDUCE = {"max", "min", "sum"}
-BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-          ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
-          ast.RShift: ">>", ast.Pow: "**"}
-CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
 CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
@@ -60,6 +56,13 @@ def _SlotField(text: str, ring, role: Optional[str]) -> "V":
     return v
 
 
+def literal(value: object) -> str:
+    """A Python literal as Gluon source (infinities and NaN through float(...))."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    return repr(value)
+
+
 def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
     if a is None or b is None:
         return a or b
@@ -71,13 +74,9 @@ def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
 class Ctx:
     """What every function translation of one kernel shares."""
 
-    def __init__(self, path: str, module: ast.Module, consts: dict, functions: dict, aliases: dict,
-                 plans: dict[str, PipePlan], debug_waits: bool):
+    def __init__(self, path: str, consts: dict, plans: dict[str, PipePlan], debug_waits: bool):
         self.path = path
-        self.module = module
-        self.consts = consts  # name -> python value (module constants and kernel constexprs)
-        self.functions = functions  # module-level FunctionDef by name
-        self.aliases = aliases  # import alias -> canonical prefix ("tl", "tle", "math")
+        self.consts = consts  # name -> python value (the kernel's module constants, constexprs)
         self.plans = plans
         self.debug_waits = debug_waits
         # (pipe, field) -> {"async", "plain"}: how the writer fills the field (translation pass 1);
@@ -109,9 +108,8 @@ class FnTranslator:
         self.name_vars_seen: set[str] = set()  # names ever bound to a non-arange tensor
         self.assign_counts: Optional[dict] = None  # name -> assignments in the function body
         self.tmp = 0
-        self.prefix = ""
+        self.prefix = ""  # (helpers are inlined by the frontend, their locals renamed there)
         self.layout_names: dict[tuple, str] = {}
-        self.ret: Optional[V] = None
         # async wgmma bookkeeping (see docs/lowering.md, "Async wgmma"): the wgmmas issued and not
         # yet waited, in issue order, and the generated names that hold an in-flight result.
         self.inflight: list[dict] = []  # {"seq", "rings": set of ring vars read, "regs": [names]}
@@ -123,10 +121,8 @@ class FnTranslator:
         self._wait_in_place = False  # inside a release-only `if` (st_If)
 
     # ---------------------------------------------------------------- helpers
-    def err(self, msg: str, node: Optional[ast.AST]) -> TleError:
-        return TleError(f"lowering: {msg}", Loc(self.ctx.path, getattr(node, "lineno", 0),
-                                                  getattr(node, "col_offset", -1) + 1),
-                        check="lowering")
+    def err(self, msg: str, node: object) -> TleError:
+        return TleError(f"lowering: {msg}", getattr(node, "loc", None) or NOLOC, check="lowering")
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
@@ -158,20 +154,7 @@ class FnTranslator:
         return replace(v, text=name)
 
     # ---------------------------------------------------------------- names
-    def canonical(self, node: ast.AST) -> Optional[str]:
-        """``tl.arange`` / ``tle.gpu.local_ptr`` / ``math.x`` for module attribute chains."""
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id in self.env:
-            return None
-        root = self.ctx.aliases.get(node.id)
-        if root is None:
-            return None
-        return ".".join([root] + list(reversed(parts)))
-
-    def lookup(self, name: str, node: ast.AST) -> V:
+    def lookup(self, name: str, node: object) -> V:
         if name in self.env:
             v = self.env[name]
             if v.kind == "remat":
@@ -186,20 +169,16 @@ class FnTranslator:
         if name in self.ctx.consts:
             val = self.ctx.consts[name]
             return V("const", name, value=val)
-        if name in self.ctx.functions:
-            return V("func", name, value=self.ctx.functions[name])
-        if name in ("float", "int", "range", "min", "max", "len"):
-            return V("func", name, value=name)
         raise self.err(f"name '{name}' is not defined here", node)
 
     # ---------------------------------------------------------------- expressions
-    def ex(self, node: ast.AST, allow_pending: bool = False) -> V:
+    def ex(self, node: K.Expr, allow_pending: bool = False) -> V:
         """Translate an expression. Its value may be the result of an in-flight wgmma only where
         ``allow_pending`` (the right-hand side of ``name = ...`` and the accumulator of a dot);
         anywhere else reading it is a register read, so the wgmma is waited for first."""
         m = getattr(self, "ex_" + type(node).__name__, None)
         if m is None:
-            raise self.err(f"unsupported expression `{ast.unparse(node)}`", node)
+            raise self.err(f"unsupported expression {type(node).__name__}", node)
         self._allow_pending = False
         v = m(node)
         if not allow_pending and self.is_pending(v):
@@ -263,70 +242,86 @@ class FnTranslator:
     def drain(self, why: str) -> None:
         self._wait_through(len(self.inflight) - 1, why)
 
-    def ex_Constant(self, node: ast.Constant) -> V:
+    def ex_Const(self, node: K.Const) -> V:
         if node.value is None:
             return V("none", "None", value=None)
-        return V("const", repr(node.value), value=node.value)
+        return V("const", literal(node.value), value=node.value)
 
-    def ex_Name(self, node: ast.Name) -> V:
+    def ex_Name(self, node: K.Name) -> V:
         return self.lookup(node.id, node)
 
-    def ex_Tuple(self, node) -> V:
-        items = [self.ex(e) for e in node.elts]
+    def ex_Global(self, node: K.Global) -> V:
+        return V("const", node.id, value=node.value)
+
+    def ex_DType(self, node: K.DType) -> V:
+        name = TL_DTYPES.get(node.name, node.name)
+        return V("dtype", f"gl.{name}", value=name)
+
+    def ex_TupleExpr(self, node: K.TupleExpr) -> V:
+        items = [self.ex(e) for e in node.items]
         return V("tuple", "(" + ", ".join(i.text for i in items) + (",)" if len(items) == 1 else ")"),
                  value=items)
 
-    ex_List = ex_Tuple
+    def ex_PipeRef(self, node: K.PipeRef) -> V:
+        return V("pipe", value=node.pipe)
 
-    def ex_Attribute(self, node: ast.Attribute) -> V:
-        canon = self.canonical(node)
-        if canon is not None:
-            attr = canon.rsplit(".", 1)[-1]
-            if canon.startswith("tl.") and attr in TL_DTYPES:
-                return V("dtype", f"gl.{TL_DTYPES[attr]}", value=TL_DTYPES[attr])
-            return V("mod", canon, value=canon)
-        base = self.ex(node.value)
-        if base.kind == "slot":
-            pp: PipePlan = self.ctx.plans[base.value["pipe"]]
-            ring = pp.rings.get(node.attr)
-            if ring is None or node.attr not in base.value["fields"]:
-                raise self.err(f"slot of pipe '{pp.name}' has no (visible) field '{node.attr}'", node)
-            return _SlotField(f"{ring.var}.index({base.value['stage']})", ring,
-                              base.value.get("role"))
-        if base.kind == "res":
-            if node.attr == "slot":
-                return base.value["slot"]
-            if node.attr == "is_closed":
-                pp = self.ctx.plans[base.value["slot"].value["pipe"]]
-                if pp.closed is None:
-                    return V("const", "False", value=False)
-                stage = base.value["slot"].value["stage"]
-                t = self.fresh("closed")
-                l1 = self.L(("blocked", (1,), (32,), (self.warps,), (0,)))
-                self.emit(f"{t} = gl.max({pp.closed}.index({stage}).load({l1}), 0) != 0")
-                return V("scalar", t)
-        if base.kind in ("tensor", "scalar") and node.attr in ("T",):
-            raise self.err("`.T` is not supported; use tl.trans on a shared-memory dot operand", node)
-        if base.kind in ("tensor", "scalar", "pipe", "writer", "reader"):
-            return V("method", node.attr, value=(base, node.attr))
-        raise self.err(f"unsupported attribute `{ast.unparse(node)}`", node)
+    def ex_Handle(self, node: K.Handle) -> V:
+        if node.side == "writer":
+            return V("writer", value=node.pipe)
+        return V("reader", value=(node.pipe, node.reader or "", node.view))
 
-    def ex_Subscript(self, node: ast.Subscript) -> V:
+    def ex_BufferRef(self, node: K.BufferRef) -> V:
+        raise self.err("a tle.gpu.alloc buffer outside a pipe is not supported by the lowering yet",
+                       node)
+
+    def ex_Event(self, node: K.Event) -> V:
+        from . import pipes
+
+        return pipes.event(self, self.ex_Handle(node.handle), node)
+
+    def ex_SlotField(self, node: K.SlotField) -> V:
+        base = self.ex(node.slot)
+        if base.kind != "slot":
+            raise self.err(f"`.{node.field}` of something that is not a pipe slot", node)
+        pp: PipePlan = self.ctx.plans[base.value["pipe"]]
+        ring = pp.rings.get(node.field)
+        if ring is None or node.field not in base.value["fields"]:
+            raise self.err(f"slot of pipe '{pp.name}' has no (visible) field '{node.field}'", node)
+        return _SlotField(f"{ring.var}.index({base.value['stage']})", ring, base.value.get("role"))
+
+    def ex_ResultSlot(self, node: K.ResultSlot) -> V:
+        base = self.ex(node.result)
+        if base.kind != "res":
+            raise self.err("`.slot` of something that is not the result of a wait", node)
+        return base.value["slot"]
+
+    def ex_IsClosed(self, node: K.IsClosed) -> V:
+        base = self.ex(node.result)
+        if base.kind != "res":
+            raise self.err("`.is_closed` of something that is not the result of a wait", node)
+        pp = self.ctx.plans[base.value["slot"].value["pipe"]]
+        if pp.closed is None:
+            return V("const", "False", value=False)
+        stage = base.value["slot"].value["stage"]
+        t = self.fresh("closed")
+        l1 = self.L(("blocked", (1,), (32,), (self.warps,), (0,)))
+        self.emit(f"{t} = gl.max({pp.closed}.index({stage}).load({l1}), 0) != 0")
+        return V("scalar", t)
+
+    def ex_Subscript(self, node: K.Subscript) -> V:
         base = self.ex(node.value)
-        idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if base.kind == "tuple" and isinstance(node.slice, ast.Constant):
-            return base.value[node.slice.value]
+        if base.kind == "tuple" and len(node.index) == 1 and isinstance(node.index[0], int):
+            return base.value[node.index[0]]
         if base.kind != "tensor":
-            raise self.err(f"unsupported subscript `{ast.unparse(node)}`", node)
-        cur = base
-        pos = 0
-        shape = list(cur.shape or ())
+            raise self.err("only tensors and tuples can be subscripted", node)
+        shape = list(base.shape or ())
         text_idx = []
-        for e in idx:
-            if isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None:
+        pos = 0
+        for e in node.index:
+            if e == ":":
                 text_idx.append(":")
                 pos += 1
-            elif isinstance(e, ast.Constant) and e.value is None:
+            elif e is None:
                 text_idx.append("None")
                 shape.insert(pos, 1)
                 pos += 1
@@ -359,12 +354,8 @@ class FnTranslator:
         dt = next((o.dtype for o in tens if o.dtype), None)
         return V("tensor", fmt(*texts), res, shape, dt)
 
-    def ex_BinOp(self, node: ast.BinOp) -> V:
-        a, b = self.ex(node.left), self.ex(node.right)
-        op = BINOPS.get(type(node.op))
-        if op is None:
-            raise self.err("unsupported operator", node)
-        return self.binop(a, b, op, node)
+    def ex_BinOp(self, node: K.BinOp) -> V:
+        return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
 
     def binop(self, a: V, b: V, op: str, node) -> V:
         if a.kind == "const" and b.kind == "const":
@@ -380,17 +371,12 @@ class FnTranslator:
             return self._elementwise([a, b], lambda x, y: f"({x} {op} {y})")
         return V("scalar", f"({a.text} {op} {b.text})")
 
-    def ex_Compare(self, node: ast.Compare) -> V:
-        if len(node.ops) != 1:
-            raise self.err("chained comparisons are not supported", node)
-        op = CMPOPS.get(type(node.ops[0]))
-        if op is None:
-            raise self.err("unsupported comparison", node)
-        return self.binop(self.ex(node.left), self.ex(node.comparators[0]), op, node)
+    def ex_Compare(self, node: K.Compare) -> V:
+        return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
 
-    def ex_UnaryOp(self, node: ast.UnaryOp) -> V:
+    def ex_UnaryOp(self, node: K.UnaryOp) -> V:
         v = self.ex(node.operand)
-        op = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not ", ast.Invert: "~"}[type(node.op)]
+        op = {"-": "-", "+": "+", "not": "not ", "~": "~"}[node.op]
         if v.kind == "const":
             try:
                 val = eval(f"{op}x", {}, {"x": v.value})
@@ -399,53 +385,37 @@ class FnTranslator:
             return V("const", f"({op}{v.text})", value=val)
         return replace(v, text=f"({op}{v.text})")
 
-    def ex_BoolOp(self, node: ast.BoolOp) -> V:
-        vs = [self.ex(v) for v in node.values]
-        op = " and " if isinstance(node.op, ast.And) else " or "
+    def ex_BoolOp(self, node: K.BoolOp) -> V:
+        vs = [self.ex(v) for v in node.items]
+        op = f" {node.op} "
         return V("scalar", "(" + op.join(v.text for v in vs) + ")")
 
-    def ex_IfExp(self, node: ast.IfExp) -> V:
-        raise self.err("conditional expressions are not supported; use tl.where", node)
-
     # ---------------------------------------------------------------- calls
-    def kwargs(self, node: ast.Call) -> dict[str, ast.AST]:
-        return {k.arg: k.value for k in node.keywords}
+    def kwargs(self, node: K.Op) -> dict[str, K.Expr]:
+        return dict(node.kwargs)
 
-    def ex_Call(self, node: ast.Call) -> V:
-        canon = self.canonical(node.func)
-        if canon is not None:
-            return self.call_builtin(canon, node)
-        f = self.ex(node.func)
-        if f.kind == "func":
-            if f.value == "float":
-                v = self.ex(node.args[0])
-                return V("const", f"float({v.text})", value=float(v.value))
-            if f.value in ("int",):
-                v = self.ex(node.args[0])
-                return V("const" if v.kind == "const" else "scalar", f"int({v.text})",
-                         value=int(v.value) if v.kind == "const" else None)
-            if isinstance(f.value, ast.FunctionDef):
-                return self.inline(f.value, node)
-            raise self.err(f"`{f.value}(...)` is not supported in a kernel", node)
-        if f.kind == "method":
-            return self.call_method(f.value[0], f.value[1], node)
-        raise self.err(f"unsupported call `{ast.unparse(node)}`", node)
-
-    def call_method(self, base: V, name: str, node: ast.Call) -> V:
-        from . import pipes
-
-        if base.kind in ("pipe", "writer", "reader"):
-            return pipes.handle_method(self, base, name, node)
+    def ex_Op(self, node: K.Op) -> V:
+        name = node.name
         if name == "to":
-            dt = self.ex(node.args[0]) if node.args else self.ex(self.kwargs(node)["dtype"])
+            base = self.ex(node.args[0])
+            dt = self.ex(node.args[1]) if len(node.args) > 1 else self.ex(self.kwargs(node)["dtype"])
             return replace(base, text=f"{base.text}.to({dt.text})", dtype=dt.value)
-        raise self.err(f"method `.{name}()` is not supported", node)
+        if name in ("builtins.float", "builtins.int"):
+            v = self.ex(node.args[0])
+            fn = name.split(".")[1]
+            if v.kind == "const":
+                val = float(v.value) if fn == "float" else int(v.value)
+                return V("const", literal(val), value=val)
+            return V("scalar", f"{fn}({v.text})")
+        return self.call_builtin(name, node)
 
-    def call_builtin(self, canon: str, node: ast.Call) -> V:
+    def call_builtin(self, canon: str, node: K.Op) -> V:
         kw = self.kwargs(node)
         name = canon.rsplit(".", 1)[-1]
         args = node.args
         if canon.startswith("tle."):
+            if canon == "tle.assume":
+                return V("none", "None")  # a param domain for the verifier; nothing runs
             if canon == "tle.gpu.local_ptr":
                 buf = self.ex(args[0])
                 if buf.kind != "smem":
@@ -537,21 +507,19 @@ class FnTranslator:
                            "(tl.dot(a, tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))))", node)
         raise self.err(f"`tl.{name}` is not supported by the lowering", node)
 
-    def _scale_rows(self, node: ast.Call) -> V:
+    def _scale_rows(self, node: K.Op) -> V:
         """``tle.gpu.scale_rows(x, factor)`` = ``x * factor[:, None]``; on a wgmma accumulator a warp
         whose factors are all 1 skips its multiplies (lowering/lazy_scale.py)."""
         from . import lazy_scale
 
-        if len(node.args) != 2 or node.keywords:
+        if len(node.args) != 2 or node.kwargs:
             raise self.err("tle.gpu.scale_rows(x, factor) takes two arguments", node)
         x, f = self.ex(node.args[0]), self.ex(node.args[1])
         if (x.kind != "tensor" or len(x.shape or ()) != 2 or f.kind != "tensor"
                 or len(f.shape or ()) != 1 or f.shape[0] != x.shape[0]):
             raise self.err("tle.gpu.scale_rows(x, factor): x must be a 2-D tensor and factor a 1-D "
                            "tensor with one value per row of x", node)
-        col = ast.Subscript(value=node.args[1], ctx=ast.Load(),
-                            slice=ast.Tuple(elts=[ast.Slice(), ast.Constant(None)], ctx=ast.Load()))
-        ast.copy_location(col, node.args[1])
+        col = K.Subscript(node.args[1], (":", None), node.args[1].loc)
         texts: list[str] = []
 
         def fmt(a, b):
@@ -566,16 +534,16 @@ class FnTranslator:
                 res = replace(res, text=f"{lazy_scale.helper_name(pack)}({texts[0]}, {texts[1]})")
         return res
 
-    def _local(self, node: ast.AST) -> Optional[V]:
+    def _local(self, node: K.Expr) -> Optional[V]:
         """``tl.load(tle.gpu.local_ptr(buf))`` → the buffer, without loading it."""
-        if (isinstance(node, ast.Call) and self.canonical(node.func) == "tl.load"
-                and len(node.args) == 1 and not node.keywords):
+        if (isinstance(node, K.Op) and node.name == "tl.load"
+                and len(node.args) == 1 and not node.kwargs):
             p = self.ex(node.args[0])
             if p.kind == "lptr":
                 return p.value
         return None
 
-    def load(self, node: ast.Call, kw: dict) -> V:
+    def load(self, node: K.Op, kw: dict) -> V:
         p = self.ex(node.args[0])
         if p.kind == "lptr":
             var = self.S.new(len(p.shape))
@@ -599,7 +567,7 @@ class FnTranslator:
         parts += self._cache_hints(kw, node)
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
 
-    def _cache_hints(self, kws: dict, node: ast.AST) -> list[str]:
+    def _cache_hints(self, kws: dict, node: K.Expr) -> list[str]:
         """tl.load's cache hints (``eviction_policy``, ``cache_modifier``: string literals) as
         Gluon keyword arguments, for a register load and a cp.async gather alike (Triton 3.6's
         cp.async lowering ignores them, docs/BENCHMARKS.md session 3)."""
@@ -607,32 +575,32 @@ class FnTranslator:
         for key in CACHE_HINTS:
             a = kws.get(key)
             if a is not None:
-                if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
+                if not (isinstance(a, K.Const) and isinstance(a.value, str)):
                     raise self.err(f"tl.load's {key} must be a string literal", node)
                 out.append(f"{key}={a.value!r}")
         return out
 
-    def _cp_async_source(self, p: V, val_node: ast.AST):
+    def _cp_async_source(self, p: V, val_node: K.Expr):
         """``tl.load(ptrs, mask=m, other=0)`` stored whole into a writer's slot field: the form a
         16-byte cp.async gather can fill (masked elements are zero-filled by cp.async)."""
         ring = getattr(p.value, "value", None)
         slot = getattr(p.value, "slot", None)
         if not self.ctx.cp_async:
             return None
-        if not (isinstance(val_node, ast.Call) and self.canonical(val_node.func) == "tl.load"
+        if not (isinstance(val_node, K.Op) and val_node.name == "tl.load"
                 and len(val_node.args) == 1 and hasattr(ring, "var") and slot == "writer"):
             return None
-        kws = {k.arg: k.value for k in val_node.keywords}
+        kws = dict(val_node.kwargs)
         # (with cache hints too: they stay a cp.async gather rather than a register load)
         if set(kws) - {"mask", "other", *CACHE_HINTS} or len(ring.shape) < 2 \
                 or BITS.get(ring.dtype) not in (16, 32):
             return None
-        if "other" in kws and not (isinstance(kws["other"], ast.Constant)
+        if "other" in kws and not (isinstance(kws["other"], K.Const)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
         return ring, kws
 
-    def store(self, node: ast.Call, kw: dict) -> None:
+    def store(self, node: K.Op, kw: dict) -> None:
         p = self.ex(node.args[0])
         val_node = node.args[1] if len(node.args) > 1 else kw["value"]
         if p.kind == "lptr":
@@ -699,7 +667,7 @@ class FnTranslator:
         the arrive unit of the field's full barrier (plan.arrive_mode)."""
         self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add(kind)
 
-    def _acc_store(self, p: V, val: V, node: ast.Call, kw: dict) -> bool:
+    def _acc_store(self, p: V, val: V, node: K.Op, kw: dict) -> bool:
         """An unmasked store of a wgmma-accumulator-layout tile to column-contiguous addresses:
         quad transpose + 16-byte stores (lowering/acc_store.py)."""
         from .acc_store import column_contiguous, layout_qualifies
@@ -718,14 +686,14 @@ class FnTranslator:
         self.ctx.uses_acc_store = True
         return True
 
-    def dot(self, node: ast.Call, kw: dict) -> V:
+    def dot(self, node: K.Op, kw: dict) -> V:
         args = list(node.args)
         a_node, b_node = args[0], args[1]
         acc_node = args[2] if len(args) > 2 else kw.get("acc")
 
         def from_smem(n):
             s = self._local(n)
-            if s is None and isinstance(n, ast.Name):
+            if s is None and isinstance(n, K.Name):
                 v = self.ex(n)  # a variable holding `tl.load(local_ptr(buf))`: read buf directly
                 if v.kind == "tensor" and isinstance(v.value, dict) and "smem" in v.value:
                     s = v.value["smem"]
@@ -735,7 +703,7 @@ class FnTranslator:
             s = from_smem(n)
             if s is not None:
                 return V("smem", s.text, shape=s.shape, dtype=s.dtype, value=s.value)
-            if isinstance(n, ast.Call) and self.canonical(n.func) == "tl.trans" and len(n.args) == 1:
+            if isinstance(n, K.Op) and n.name == "tl.trans" and len(n.args) == 1:
                 s = from_smem(n.args[0])
                 if s is not None and len(s.shape) == 2:
                     return V("smem", f"{s.text}.permute((1, 0))", shape=(s.shape[1], s.shape[0]),
@@ -757,7 +725,7 @@ class FnTranslator:
             raise self.err("tl.dot: the B operand must be a shared-memory tile, "
                            "`tl.load(tle.gpu.local_ptr(slot.f))` or tl.trans of one (wgmma reads B "
                            "from shared memory)", b_node)
-        M, K = a.shape
+        M, _ = a.shape
         N = b.shape[1]
         bits = BITS.get(b.dtype, 16)
         k_instr = 256 // bits if bits <= 16 else 8
@@ -825,62 +793,23 @@ class FnTranslator:
         return replace(v, text=self._CONST_STAGE.sub(lambda m: f"{m.group(1)}.index({z})", v.text))
 
     # ---------------------------------------------------------------- inlining
-    def inline(self, fdef: ast.FunctionDef, node: ast.Call) -> V:
-        args = [self.ex(a) for a in node.args]
-        kws = {k.arg: self.ex(k.value) for k in node.keywords}
-        saved_env, saved_prefix, saved_ret = self.env, self.prefix, self.ret
-        saved_counts = self.assign_counts
-        self.assign_counts = self._count_assigns(fdef.body)
-        self.tmp += 1
-        prefix = f"_{fdef.name}{self.tmp}_"
-        env = {}
-        params = fdef.args.args
-        for i, p in enumerate(params):
-            v = args[i] if i < len(args) else kws.get(p.arg)
-            if v is None:
-                raise self.err(f"helper '{fdef.name}': argument '{p.arg}' is missing", node)
-            env[p.arg] = v
-        self.env, self.prefix, self.ret = env, prefix, None
-        try:
-            for i, st in enumerate(fdef.body):
-                if isinstance(st, ast.Return):
-                    if i != len(fdef.body) - 1:
-                        raise self.err("a helper returns only at its end", st)
-                    self.ret = self.ex(st.value) if st.value is not None else V("none", "None")
-                elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant):
-                    continue
-                else:
-                    self.stmt(st)
-            ret = self.ret or V("none", "None")
-        finally:
-            self.env, self.prefix, self.ret = saved_env, saved_prefix, saved_ret
-            self.assign_counts = saved_counts
-        return ret
-
     # ---------------------------------------------------------------- statements
-    def stmt(self, st: ast.stmt) -> None:
+    def stmt(self, st: K.Stmt) -> None:
         m = getattr(self, "st_" + type(st).__name__, None)
         if m is None:
-            raise self.err(f"unsupported statement `{ast.unparse(st).splitlines()[0]}`", st)
+            raise self.err(f"unsupported statement {type(st).__name__}", st)
         m(st)
 
     @staticmethod
-    def _count_assigns(stmts: list[ast.stmt]) -> dict:
+    def _count_assigns(stmts: tuple) -> dict:
         counts: dict = {}
-        for st in stmts:
-            for n in ast.walk(st):
-                targets = []
-                if isinstance(n, ast.Assign):
-                    targets = n.targets
-                elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For)):
-                    targets = [n.target]
-                for t in targets:
-                    for x in ast.walk(t):
-                        if isinstance(x, ast.Name):
-                            counts[x.id] = counts.get(x.id, 0) + 1
+        for st in K.walk_stmts(stmts):
+            name = st.target if isinstance(st, K.Assign) else st.var if isinstance(st, K.For) else None
+            if name is not None:
+                counts[name] = counts.get(name, 0) + 1
         return counts
 
-    def body(self, stmts: list[ast.stmt], drain: Optional[str] = None) -> None:
+    def body(self, stmts: tuple, drain: Optional[str] = None) -> None:
         if self.assign_counts is None:  # the function's top-level body
             self.assign_counts = self._count_assigns(stmts)
         n = len(self.lines)
@@ -903,37 +832,28 @@ class FnTranslator:
         names: set[str] = set()
         for stmts, i in self._frames:
             for st in stmts[i + 1:]:
-                names |= {n.id for n in ast.walk(st)
-                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+                for sub in K.walk_stmts((st,)):
+                    for e in K.stmt_exprs(sub):
+                        names |= {n.id for n in K.walk_expr(e) if isinstance(n, K.Name)}
         return names
 
     def st_Pass(self, st) -> None:
         pass
 
-    def st_Expr(self, st: ast.Expr) -> None:
-        if isinstance(st.value, ast.Constant):
-            return
-        if isinstance(st.value, ast.Call) and self._is_assume(st.value.func):
-            return  # tle.assume(COND): a param domain for the verifier; nothing runs
+    def st_Eval(self, st: K.Eval) -> None:
         self.ex(st.value)
 
-    def _is_assume(self, func: ast.AST) -> bool:
-        """``tle.assume`` (or ``assume`` imported from tle_compiler) in the kernel's file."""
-        if self.canonical(func) == "tle.assume":
-            return True
-        if not isinstance(func, ast.Name) or func.id in self.env:
-            return False
-        return any(isinstance(st, ast.ImportFrom) and st.module in (
-            "tle_compiler", "tle_compiler.language", "tle_compiler.language.assume")
-            and any(a.name == "assume" and (a.asname or a.name) == func.id for a in st.names)
-            for st in self.ctx.module.body)
-
-    def assign(self, name: str, v: V, node: ast.AST) -> None:
+    def assign(self, name: str, v: V, node: object) -> None:
         if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",
                       "mod", "tuple", "none"):
             self.env[name] = v
             return
         gen = self.prefix + name
+        if v.kind == "const" and v.text.isidentifier():
+            # another name for a constant (an inlined helper's parameter): use the constant
+            # itself, since a plain `x = C` makes a runtime value of a constexpr in Gluon
+            self.env[name] = v
+            return
         if v.kind == "const":
             self.emit(f"{gen} = {v.text}")
             self.env[name] = V("const", gen, value=v.value)
@@ -967,95 +887,42 @@ class FnTranslator:
         shape = v.shape if prev is None or prev.shape is None else prev.shape
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
-    def st_Assign(self, st: ast.Assign) -> None:
-        if len(st.targets) != 1 or not isinstance(st.targets[0], ast.Name):
-            raise self.err("only `name = value` assignments are supported", st)
-        self.assign(st.targets[0].id, self.ex(st.value, allow_pending=True), st)
+    def st_Assign(self, st: K.Assign) -> None:
+        self.assign(st.target, self.ex(st.value, allow_pending=True), st)
 
-    def st_AnnAssign(self, st: ast.AnnAssign) -> None:
-        if st.value is None or not isinstance(st.target, ast.Name):
-            raise self.err("unsupported annotated assignment", st)
-        self.assign(st.target.id, self.ex(st.value, allow_pending=True), st)
-
-    def st_AugAssign(self, st: ast.AugAssign) -> None:
-        if not isinstance(st.target, ast.Name):
-            raise self.err("only `name op= value` is supported", st)
-        cur = self.lookup(st.target.id, st)
-        if self.is_pending(cur):
-            cur = self.wait_value(cur)
-        v = self.binop(cur, self.ex(st.value), BINOPS[type(st.op)], st)
-        self.assign(st.target.id, v, st)
-
-    def st_For(self, st: ast.For) -> None:
-        """A ``range`` / ``tl.range`` / ``tl.static_range`` loop, its arguments bound as Triton 3.6
-        binds them (``tl.range(arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
-        disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, disable_licm=False)``,
-        ``tl.static_range(arg1, arg2=None, step=None)``, builtin ``range`` positional only) and
-        emitted as Gluon's ``range(...)`` / ``gl.static_range(...)`` with the same start, stop and
-        step (a negative constant step included: Triton's scf.for lowering handles it). The other
-        tl.range options steer passes Gluon does not run (software pipelining, unrolling,
-        flattening, warp specialization) or need tl.range itself (disable_licm), so a value other
-        than the default is an error rather than silently dropped."""
-        if not isinstance(st.target, ast.Name) or not isinstance(st.iter, ast.Call) or st.orelse:
-            raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", st)
-        canon = self.canonical(st.iter.func)
-        fn = canon or (st.iter.func.id if isinstance(st.iter.func, ast.Name) else None)
-        if fn not in ("range", "tl.range", "tl.static_range"):
-            raise self.err("loops are `for i in range(...)` / tl.range / tl.static_range", st)
-        call = st.iter
-        options = {"num_stages": None, "loop_unroll_factor": None,
-                   "disallow_acc_multi_buffer": False, "flatten": False, "warp_specialize": False,
-                   "disable_licm": False}
-        names = ("arg1", "arg2", "step") + (tuple(options) if fn == "tl.range" else ())
-        if fn == "range" and call.keywords:
-            raise self.err("builtin range takes no keyword arguments (Triton ignores them, so "
-                           "`step=` would be dropped): use tl.range(start, stop, step=...) or a "
-                           "positional step", st)
-        if len(call.args) > (3 if fn == "range" else len(names)):
-            raise self.err(f"{fn}() takes at most {3 if fn == 'range' else len(names)} positional "
-                           f"arguments", st)
-        given = dict(zip(names, call.args))
-        for kw in call.keywords:
-            if kw.arg not in names:
-                raise self.err(f"{fn}() has no argument '{kw.arg or '**'}' (Triton 3.6: "
-                               f"{fn}({', '.join(names)}))", kw.value)
-            if kw.arg in given:
-                raise self.err(f"{fn}(): argument '{kw.arg}' is given twice", kw.value)
-            given[kw.arg] = kw.value
-        given = {k: v for k, v in given.items()
-                 if not (isinstance(v, ast.Constant) and v.value is None)}  # None: the default
-        for opt, default in options.items():
-            if opt in given:
-                v = self.ex(given[opt])
-                if v.kind != "const" or v.value is not default:
-                    raise self.err(f"tl.range(..., {opt}={ast.unparse(given[opt])}) is not supported "
-                                   f"by the lowering: Gluon runs none of Triton's loop pipelining, "
-                                   f"unrolling, flattening or warp-specialization passes, and its "
-                                   f"builtin range carries no loop options (the pipes are the "
-                                   f"pipelining); leave it at its default ({default})", given[opt])
-        if "arg1" not in given:
-            raise self.err(f"{fn}() needs an upper bound", st)
-        # in source order (positional, then keywords), as the arguments were evaluated before
-        vals = {k: self.ex(a) for k, a in given.items() if k in ("arg1", "arg2", "step")}
+    def st_For(self, st: K.For) -> None:
+        """A ``range`` / ``tl.range`` / ``tl.static_range`` loop (the frontend bound its start, stop
+        and step as Triton 3.6 binds them), emitted as Gluon's ``range(...)`` /
+        ``gl.static_range(...)`` with the same start, stop and step (a negative constant step
+        included: Triton's scf.for lowering handles it). tl.range's other options steer passes
+        Gluon does not run (software pipelining, unrolling, flattening, warp specialization) or
+        need tl.range itself (disable_licm), so a value other than the default is an error rather
+        than silently dropped."""
+        fn = "tl.static_range" if st.static else "range"
+        for opt, v in st.options:
+            shown = repr(v.value) if isinstance(v, K.Const) else "..."
+            raise self.err(f"tl.range(..., {opt}={shown}) is not supported by the lowering: Gluon "
+                           f"runs none of Triton's loop pipelining, unrolling, flattening or "
+                           f"warp-specialization passes, and its builtin range carries no loop "
+                           f"options (the pipes are the pipelining); leave it at its default", v)
+        vals = {"start": self.ex(st.start), "stop": self.ex(st.stop), "step": self.ex(st.step)}
         for k, v in vals.items():
-            if v.kind not in ("const", "scalar") or (fn == "tl.static_range" and v.kind != "const"):
-                what = {"arg1": "bound", "arg2": "bound", "step": "step"}[k]
-                raise self.err(f"the {what} `{ast.unparse(given[k])}` of {fn}() must be "
-                               + ("a compile-time integer" if fn == "tl.static_range"
-                                  else "an integer scalar"), given[k])
-        step = vals.get("step")
-        if step is not None and step.kind == "const" and step.value == 0:
-            raise self.err(f"{fn}() step must not be zero", given["step"])
-        if "arg2" in vals:
-            bounds = [vals["arg1"], vals["arg2"]]
-        elif step is not None:
-            bounds = [V("const", "0", value=0), vals["arg1"]]
+            if v.kind not in ("const", "scalar") or (st.static and v.kind != "const"):
+                what = "step" if k == "step" else "bound"
+                raise self.err(f"the {what} of {fn}() must be "
+                               + ("a compile-time integer" if st.static else "an integer scalar"),
+                               getattr(st, k))
+        step = vals["step"]
+        if step.kind == "const" and step.value == 0:
+            raise self.err(f"{fn}() step must not be zero", st.step)
+        start = vals["start"]
+        if step.kind == "const" and step.value == 1:
+            bounds = [vals["stop"]] if start.kind == "const" and start.value == 0 else \
+                [start, vals["stop"]]
         else:
-            bounds = [vals["arg1"]]
-        if step is not None:
-            bounds.append(step)
-        it = "gl.static_range" if fn == "tl.static_range" else "range"
-        var = self.prefix + st.target.id
+            bounds = [start, vals["stop"], step]
+        it = "gl.static_range" if st.static else "range"
+        var = self.prefix + st.var
         self.drain("loop entry: no wgmma in flight across a loop boundary")
         pipelined = self.ctx.wgmma_pipeline and it == "range"
         if pipelined:
@@ -1063,7 +930,7 @@ class FnTranslator:
             self._emit_carried_regs(carried)
             entry_names = {v.text for v in self.env.values() if v.kind == "tensor"}
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
-        self.env[st.target.id] = V("scalar", var)
+        self.env[st.var] = V("scalar", var)
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
                            "static": it == "gl.static_range"})
@@ -1138,19 +1005,17 @@ class FnTranslator:
                            check="lowering")
 
     @staticmethod
-    def _release_only(stmts: list) -> bool:
-        """Statements that only hand pipe slots back: ``r.release(i)`` calls (``pass`` allowed)."""
-        return all(isinstance(s, ast.Pass) or (
-            isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-            and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "release")
-            for s in stmts)
+    def _release_only(stmts: tuple) -> bool:
+        """Statements that only hand pipe slots back: ``r.release(i)`` events."""
+        return all(isinstance(s, K.Eval) and isinstance(s.value, K.Event)
+                   and s.value.verb == "release" for s in stmts)
 
-    def st_If(self, st: ast.If) -> None:
-        c = self.ex(st.test)
+    def st_If(self, st: K.If) -> None:
+        c = self.ex(st.cond)
         if c.kind == "tensor":
             raise self.err("an `if` condition must be a scalar", st)
         if (self.ctx.wgmma_pipeline and self.inflight
-                and self._release_only(st.body) and self._release_only(st.orelse)):
+                and self._release_only(st.then) and self._release_only(st.orelse)):
             # Pipelined wgmma: a delayed release (`if ck > 0: r.release(ck - 1)`) keeps what is
             # in flight. Each branch waits only as far as its releases need (a `deps=[]` wait: no
             # name is rebound, so both paths leave the same types); afterwards everything counts
@@ -1159,7 +1024,7 @@ class FnTranslator:
             self.ind += 1
             self._wait_in_place = True
             try:
-                self.body(st.body)
+                self.body(st.then)
                 if st.orelse:
                     self.ind -= 1
                     self.emit("else:")
@@ -1172,7 +1037,7 @@ class FnTranslator:
         self.drain("no wgmma in flight across an if")
         self.emit(f"if {c.text}:")
         self.ind += 1
-        self.body(st.body, drain="end of the if branch")
+        self.body(st.then, drain="end of the if branch")
         self.ind -= 1
         if st.orelse:
             self.emit("else:")
