@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The one script a GPU run uses (docs/GPU_TESTS.md):
 #
-#   bash scripts/gpu_check.sh            # on the GPU machine, from the repository root
+#   bash scripts/gpu_check.sh [--wheels DIR]     # on a GPU machine
+#
+# --wheels DIR (or TLE_WHEELS=DIR): wheels of packages the GPU machine lacks (e.g. lark), installed
+# with --no-index --no-deps into /tmp/site, which goes on PYTHONPATH with the repository.
 #
 # Stages, each under `timeout`, each continuing on failure; logs go to $OUT (./out if unset):
-#   setup     install carried wheels (.whl/*.whl: lark) into /tmp/site; nvidia-smi
+#   setup     install the wheels of --wheels DIR, if given; nvidia-smi
 #   kernels   pytest -m gpu tests/gpu/test_pipe_kernels.py   (tle_kernels/gpu_tests, element-exact)
 #   fuzz      pytest -m gpu tests/gpu/test_e2e_fuzz.py       (stamp kernels of random protocols)
 #   bench     benchmarks/pipe_copy.py                        (pipe copy vs plain Triton copy)
@@ -14,13 +17,26 @@
 # and prints a summary table last. Exit status: 0 when every stage that ran passed.
 #
 # Knobs (environment): T_KERNELS, T_FUZZ, T_BENCH, T_CONSAN (seconds per stage; default 150, 140,
-# 100, 120: the device allows 600 s per command), GPU_CHECK_CONSAN=0 (skip consan),
-# GPU_CHECK_MAXFAIL (pytest --maxfail, default 1 = -x), TLE_FUZZ_EXAMPLES (default 50),
-# BENCH_ARGS (extra arguments of pipe_copy.py), STAGES (default "kernels fuzz bench consan").
+# 100, 120: together under 600 s, for machines that limit a command to that), GPU_CHECK_CONSAN=0
+# (skip consan), GPU_CHECK_MAXFAIL (pytest --maxfail, default 1 = -x), TLE_FUZZ_EXAMPLES (default
+# 50), BENCH_ARGS (extra arguments of pipe_copy.py), STAGES (default "kernels fuzz bench consan").
 # A hung stage is killed by its timeout; pytest runs with -v and python -u, so the last test
 # named in its log is the one that hung, and fuzz_programs.log ends with the protocol that hung.
 
 set -u
+WHEELS="${TLE_WHEELS:-}"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --wheels) WHEELS="${2:?--wheels needs a directory}"; shift 2 ;;
+        --wheels=*) WHEELS="${1#--wheels=}"; shift ;;
+        -h|--help) sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "gpu_check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+if [ -n "$WHEELS" ]; then
+    [ -d "$WHEELS" ] || { echo "gpu_check.sh: no directory '$WHEELS'" >&2; exit 2; }
+    WHEELS="$(cd "$WHEELS" && pwd)"  # absolute: the script changes directory
+fi
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out}"
 mkdir -p "$OUT"
@@ -64,17 +80,18 @@ run_stage() {  # name timeout log command...
 # --- setup -----------------------------------------------------------------------------------
 {
     echo "=== setup $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null) (uncommitted changes: $(git status --porcelain 2>/dev/null | wc -l))"
-    if ls .whl/*.whl >/dev/null 2>&1; then
-        python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl \
-            && echo "installed: $(ls .whl)"
-        export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-    else
-        export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+    if [ -n "$WHEELS" ]; then
+        if ls "$WHEELS"/*.whl >/dev/null 2>&1; then
+            python3 -m pip install -q --no-index --no-deps --target /tmp/site "$WHEELS"/*.whl \
+                && echo "installed: $(cd "$WHEELS" && ls -- *.whl)"
+        else
+            echo "no wheels in $WHEELS"
+        fi
     fi
     nvidia-smi || true
     python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name() if torch.cuda.is_available() else '')"
 } 2>&1 | tee "$OUT/setup.log"
-if ls .whl/*.whl >/dev/null 2>&1; then
+if [ -n "$WHEELS" ]; then
     export PYTHONPATH="/tmp/site:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 else
     export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"

@@ -3,8 +3,7 @@
 Plain ``@triton.jit``, one program per (query token, block of BLOCK_H heads). The topk indices of
 the token are walked in K tiles of BK=64: gather the kv rows by index (the 512 "main" dims, which
 are also V, and the 64 RoPE "tail" dims when d_qk == 576), two QK dots (main + tail), online softmax
-in base 2, one PV dot. 8 warps (4 for head blocks below 64), num_stages 2. No warp specialisation:
-about half of the cycles wait on the gathers (MISSION.md).
+in base 2, one PV dot. 8 warps (4 for head blocks below 64), num_stages 2. No warp specialisation.
 
 Semantics (FlashMLA's ``flash_mla_sparse_fwd``, docs/sparse_mla.md):
 - index t is invalid when t < 0 or t >= s_kv, or when its slot is at or beyond topk_length[query]:
