@@ -156,9 +156,14 @@ class Op:
     args: tuple["Expr", ...] = ()
     kwargs: tuple[tuple[str, "Expr"], ...] = ()
     loc: Loc = field(default=NOLOC, compare=False)
+    #: results of passes over the IR, sorted by key (ir/attrs.py); printed by the text form
+    attrs: tuple[tuple[str, object], ...] = ()
 
     def kw(self, key: str) -> Optional["Expr"]:
         return next((v for k, v in self.kwargs if k == key), None)
+
+    def attr(self, key: str, default: object = None) -> object:
+        return get_attr(self, key, default)
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,8 @@ class Event:
     handle: Handle
     index: "Expr"
     loc: Loc = field(default=NOLOC, compare=False)
+    #: results of passes over the IR, sorted by key (ir/attrs.py); printed by the text form
+    attrs: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -252,6 +259,8 @@ class For:
     static: bool = False
     loc: Loc = field(default=NOLOC, compare=False)
     options: tuple[tuple[str, Expr], ...] = ()
+    #: results of passes over the IR, sorted by key (ir/attrs.py); printed by the text form
+    attrs: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -316,6 +325,8 @@ class PipeDecl:
     readers: tuple[str, ...] = ()
     one_shot: bool = False
     loc: Loc = field(default=NOLOC, compare=False)
+    #: results of passes over the IR, sorted by key (ir/attrs.py); printed by the text form
+    attrs: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -330,6 +341,8 @@ class KPartition:
     regs: Optional[int] = None
     default: bool = False
     loc: Loc = field(default=NOLOC, compare=False)
+    #: results of passes over the IR, sorted by key (ir/attrs.py); printed by the text form
+    attrs: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -349,12 +362,33 @@ class Kernel:
     prologue: tuple[Stmt, ...]
     partitions: tuple[KPartition, ...]
     loc: Loc = field(default=NOLOC, compare=False)
+    #: results of passes over the IR, sorted by key (ir/attrs.py); printed by the text form
+    attrs: tuple[tuple[str, object], ...] = ()
 
     def partition(self, name: str) -> Optional[KPartition]:
         return next((p for p in self.partitions if p.name == name), None)
 
     def pipe(self, name: str) -> Optional[PipeDecl]:
         return next((p for p in self.pipes if p.name == name), None)
+
+
+# ----------------------------------------------------------------------------------------------
+# attributes
+
+
+def get_attr(node: object, key: str, default: object = None) -> object:
+    """The value a pass attached to ``node`` under ``key`` (``default`` when none did)."""
+    return next((v for k, v in getattr(node, "attrs", ()) if k == key), default)
+
+
+def with_attrs(node, **new):
+    """``node`` with the given attributes set (replacing those of the same keys); the IR is
+    immutable, so a pass returns the new node in place of the old one."""
+    from dataclasses import replace
+
+    merged = dict(getattr(node, "attrs", ()))
+    merged.update(new)
+    return replace(node, attrs=tuple(sorted(merged.items())))
 
 
 # ----------------------------------------------------------------------------------------------
