@@ -105,7 +105,12 @@ def test_wheel_and_install_outside_the_checkout(tmp_path):
     modules, data = expected_contents(src)
     assert modules and {"tle_compiler/ir/grammar.lark", "tle_kernels/sparse_mla_pipe.pipe",
                         "tle_kernels/sparse_mla_seesaw.pipe"} <= data
-    missing = sorted((modules | data) - names)
+    # every grammar and protocol skeleton on disk, tracked yet or not (the package-data globs)
+    grammars_and_skeletons = {p.relative_to(src).as_posix() for pkg in PACKAGES
+                              for ext in ("*.lark", "*.pipe") for p in (src / pkg).rglob(ext)}
+    assert {"tle_compiler/ir/grammar.lark", "tle_compiler/ir/kernel_grammar.lark"} <= \
+        grammars_and_skeletons
+    missing = sorted((modules | data | grammars_and_skeletons) - names)
     assert not missing, f"the wheel lacks {missing}"
     packages = {Path(m).parent.as_posix() for m in modules}
     assert {"tle_kernels/examples", "tle_kernels/gpu_tests", "tle_compiler/ir"} <= packages
