@@ -9,6 +9,9 @@ through :data:`ATTR_TYPES`, so every attribute a pass writes survives a print/pa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Mapping, Optional, Union
+
 #: Registered attribute classes by name (the text form's constructor names).
 ATTR_TYPES: dict[str, type] = {}
 
@@ -19,3 +22,254 @@ def attr_type(cls: type) -> type:
         raise ValueError(f"attribute type {cls.__name__} registered twice")
     ATTR_TYPES[cls.__name__] = cls
     return cls
+
+
+# ----------------------------------------------------------------------------------------------
+# index arithmetic: the stage and parity of a pipe event (infer-stages)
+#
+# A pipe event at index i of a ring of capacity C uses slot ``i % C`` at phase ``(i // C) & 1``;
+# a blocking verb waits at that phase (wait) or its complement (acquire, close: ``^ 1``). These
+# classes keep that structure as values: an :class:`AffineIndex` leaf (the event's index, affine in
+# loop variables and params) under ``%``, ``//``, ``& 1`` and ``^ 1`` nodes, or a plain int where
+# the formula is a constant (the slot of a capacity-1 ring, the parity of a one-shot pipe).
+
+
+@attr_type
+@dataclass(frozen=True)
+class AffineIndex:
+    """``const + Σ coef·var`` over loop variables and params (the protocol's names, those of the
+    Pipe IR); ``terms`` sorted by variable, no zero coefficients."""
+
+    const: int = 0
+    terms: tuple = ()
+
+    @staticmethod
+    def of(affine) -> "AffineIndex":
+        """From an :class:`~tle_compiler.ir.expr.Affine` (normalised already)."""
+        return AffineIndex(affine.const, tuple((v, c) for v, c in affine.terms))
+
+    def eval(self, env: Mapping[str, int]) -> int:
+        return self.const + sum(c * env[v] for v, c in self.terms)
+
+    @property
+    def simple(self) -> bool:
+        """A constant or a lone variable: needs no parentheses under an operator."""
+        return not self.terms or (self.const == 0 and len(self.terms) == 1
+                                  and self.terms[0][1] == 1)
+
+    def __str__(self) -> str:
+        from .expr import Affine
+
+        return str(Affine(self.const, self.terms))
+
+
+@attr_type
+@dataclass(frozen=True)
+class Mod:
+    """``operand % k`` (k > 0; pipe indices are never negative, so C's and Python's agree)."""
+
+    operand: "IndexExpr"
+    k: int
+
+
+@attr_type
+@dataclass(frozen=True)
+class FloorDiv:
+    """``operand // k`` (k > 0)."""
+
+    operand: "IndexExpr"
+    k: int
+
+
+@attr_type
+@dataclass(frozen=True)
+class BitAnd:
+    """``operand & mask``."""
+
+    operand: "IndexExpr"
+    mask: int
+
+
+@attr_type
+@dataclass(frozen=True)
+class BitXor:
+    """``operand ^ bits``."""
+
+    operand: "IndexExpr"
+    bits: int
+
+
+IndexExpr = Union[int, AffineIndex, Mod, FloorDiv, BitAnd, BitXor]
+
+
+def eval_index(e: IndexExpr, env: Mapping[str, int]) -> int:
+    """The value of an index expression for values of its variables."""
+    if isinstance(e, int):
+        return e
+    if isinstance(e, AffineIndex):
+        return e.eval(env)
+    x = eval_index(e.operand, env)
+    if isinstance(e, Mod):
+        return x % e.k
+    if isinstance(e, FloorDiv):
+        return x // e.k
+    if isinstance(e, BitAnd):
+        return x & e.mask
+    return x ^ e.bits
+
+
+def render_index(e: IndexExpr, leaf=None) -> str:
+    """``e`` as Python/Gluon source: ``leaf(a)`` spells each :class:`AffineIndex` (by default its
+    affine text, parenthesised unless simple). The lowering passes a ``leaf`` that spells the
+    event's index as the generated code computes it."""
+    if isinstance(e, int):
+        return str(e)
+    if isinstance(e, AffineIndex):
+        if leaf is not None:
+            return leaf(e)
+        return str(e) if e.simple else f"({e})"
+    x = render_index(e.operand, leaf)
+    if isinstance(e, Mod):
+        return f"{x} % {e.k}"
+    if isinstance(e, FloorDiv):
+        return f"({x} // {e.k})"
+    if isinstance(e, BitAnd):
+        return f"{x} & {e.mask}"
+    return f"({x}) ^ {e.bits}"
+
+
+def stage_expr(index: AffineIndex, capacity: int, one_shot: bool) -> IndexExpr:
+    """The slot of an event at ``index``: ``index % C`` (0 for a capacity-1 ring or a one-shot
+    pipe, which has one slot)."""
+    return 0 if one_shot or capacity == 1 else Mod(index, capacity)
+
+
+def phase_expr(index: AffineIndex, capacity: int, one_shot: bool) -> IndexExpr:
+    """The phase bit of an event at ``index``: ``(index // C) & 1`` (``index & 1`` for C = 1; 0
+    for a one-shot pipe, whose full barrier completes once)."""
+    if one_shot:
+        return 0
+    return BitAnd(index if capacity == 1 else FloorDiv(index, capacity), 1)
+
+
+def parity_expr(verb: str, index: AffineIndex, capacity: int, one_shot: bool
+                ) -> Optional[IndexExpr]:
+    """The parity a blocking verb waits at: the phase for ``wait``, its complement for
+    ``acquire``/``close`` (a fresh mbarrier reports parity 1 complete, so the first C acquires pass);
+    None for the verbs that do not wait (and a one-shot pipe's acquire, which touches no barrier)."""
+    if verb == "wait":
+        return phase_expr(index, capacity, one_shot)
+    if verb in ("acquire", "close") and not one_shot:
+        return BitXor(phase_expr(index, capacity, one_shot), 1)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# barriers (infer-barriers, materialize-barriers)
+
+
+@attr_type
+@dataclass(frozen=True)
+class BarrierRole:
+    """A partition's verb on a barrier: arrivers commit/close/release, waiters acquire/close/wait;
+    ``reader``: the reader the partition speaks for ("" on an SPSC pipe, None for the writer)."""
+
+    partition: str
+    verb: str
+    reader: Optional[str] = None
+
+
+@attr_type
+@dataclass(frozen=True)
+class BarrierDecl:
+    """One mbarrier array of a pipe (infer-barriers): ``kind`` full/empty of field group
+    ``group`` (the fields it guards), one barrier per slot (``stages``), each completing a phase
+    after ``count`` partition arrivals; who arrives and who waits; ``fence``: "async-proxy" when a
+    field of the group feeds wgmma. ``name`` is the array's name in the generated code."""
+
+    name: str
+    kind: str
+    group: int
+    fields: tuple
+    stages: int
+    count: int
+    arrive: tuple = ()
+    wait: tuple = ()
+    fence: Optional[str] = None
+    expect_tx: int = 0
+
+
+@attr_type
+@dataclass(frozen=True)
+class BarrierWait:
+    """An event waits on barrier array ``barrier`` at ``parity`` (infer-barriers)."""
+
+    barrier: str
+    parity: IndexExpr
+
+
+# ----------------------------------------------------------------------------------------------
+# verdicts (verify-protocol, verify-deadlock)
+
+
+@attr_type
+@dataclass(frozen=True)
+class ProtocolVerdict:
+    """What the verification proved (passes/verdict.py's Verdict): ``kind`` proved / rejected /
+    bounded / unknown, the scope of the claim, the values checked per param (``(param, range)``
+    pairs), the argument or the reason, and the number of errors."""
+
+    kind: str
+    scope: str = ""
+    checked: tuple = ()
+    argument: str = ""
+    reason: str = ""
+    errors: int = 0
+
+
+@attr_type
+@dataclass(frozen=True)
+class ProtocolError:
+    """A fault the verifier reported: its check, line and message."""
+
+    check: str
+    line: int
+    message: str
+
+
+# ----------------------------------------------------------------------------------------------
+# explicit barrier operations (materialize-barriers)
+
+
+@attr_type
+@dataclass(frozen=True)
+class MBarrierWait:
+    """``mbarrier.wait(barrier[slot], parity)``."""
+
+    barrier: str
+    slot: IndexExpr
+    parity: IndexExpr
+
+
+@attr_type
+@dataclass(frozen=True)
+class MBarrierArrive:
+    """An arrive on ``barrier[slot]`` counting ``count`` partition arrivals (the lowering turns a
+    partition arrival into one elected arrive or one per thread, lowering/plan.py arrive_mode)."""
+
+    barrier: str
+    slot: IndexExpr
+    count: int = 1
+
+
+@attr_type
+@dataclass(frozen=True)
+class MBarrierAlloc:
+    """An mbarrier array the kernel allocates: ``size`` barriers, each initialised to ``count``
+    partition arrivals (scaled by the writer's arrive unit when lowered); ``fence``: a field it
+    guards feeds wgmma."""
+
+    barrier: str
+    size: int
+    count: int
+    fence: bool = False

@@ -8,8 +8,10 @@
                                     the mbarrier arrays initialised with the inferred counts, then
                                     gl.warp_specialize(default first, worker warps, worker regs)
 
-Only protocols the verifier accepts are lowered: the default pass pipeline runs first and its
-first error (with its source line) is raised. A protocol verified only for the param values checked
+Only protocols the verifier accepts are lowered: the kernel IR passes run first (the protocol
+passes, then materialize-barriers: lowering/kir_passes.py, passes/manager.py) and the first error
+(with its source line) is raised. The pipe events the translator meets carry their barrier
+operations as attributes; it prints them. A protocol verified only for the param values checked
 (verdict "bounded" or "unknown") is lowered with a TleVerificationWarning saying what was checked.
 """
 
@@ -21,7 +23,6 @@ from typing import Optional
 
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Loc
-from ..passes import run_pipeline
 from . import instrument
 from .layouts import LayoutSolver
 from .plan import arrive_mode, build_plan, init_count
@@ -77,13 +78,29 @@ def kernel_ir(info):
     return kir
 
 
+#: The passes that run before the Gluon is emitted (emit-gluon requires the same).
+LOWERING_PIPELINE = ("verify-protocol,infer-stages,infer-barriers,verify-deadlock,"
+                     "materialize-barriers")
+
+
+def lowered_module(info, constexprs: dict):
+    """The kernel IR of ``info`` after :data:`LOWERING_PIPELINE` (a passes.manager.KirModule)."""
+    from ..passes.manager import run_passes
+
+    return run_passes(kernel_ir(info), LOWERING_PIPELINE, info=info, constexprs=constexprs,
+                      program=info.program)
+
+
 def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
-             barrier_offsets: Optional[dict] = None) -> Generated:
+             barrier_offsets: Optional[dict] = None, module=None) -> Generated:
     """``debug_waits``: False, or a :class:`.debug.Bound` (True = the default bound): bounded waits
     (lowering/debug.py), with ``barrier_offsets`` (barrier array var → shared-memory offset, from
-    Triton's allocator; 0 until known). Probes and tests change what is generated only through
+    Triton's allocator; 0 until known). ``module``: the kernel IR after materialize-barriers
+    (emit-gluon passes its own; by default :func:`lowered_module`). Probes and tests change what is generated only through
     :mod:`.instrument` (plan hooks, skipped fills)."""
-    ctx_p = run_pipeline(info.program)
+    if module is None:
+        module = lowered_module(info, constexprs)
+    ctx_p = module.protocol()
     if ctx_p.errors:  # a protocol the verifier rejects is never lowered
         first = ctx_p.errors[0]
         raise TleError(f"the pipe protocol is rejected, nothing is lowered: {first.message}",
@@ -95,7 +112,7 @@ def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
             f"of its params: {verdict.describe() if verdict else 'the passes gave no verdict'}",
             kernel=info.name, verdict=verdict), stacklevel=2)
     barriers = ctx_p.facts["barriers"]
-    kir = kernel_ir(info)
+    kir = module.kernel
     consts = dict(kir.consts)
     missing = [c for c in info.constexprs if c not in constexprs]
     if missing:

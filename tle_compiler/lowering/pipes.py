@@ -1,8 +1,10 @@
 """Pipe verbs → mbarrier code, inside a partition being translated (:mod:`.translate`).
 
-For an event on index ``i`` of pipe P (capacity C): ``stage`` and the waited ``parity`` are
-infer-stages' formulas with ``i`` substituted (:func:`.plan.parity_src`); the barrier arrays come
-from the plan, i.e. from infer-barriers' waiters and arrivers:
+For an event on index ``i`` of pipe P (capacity C), materialize-barriers (lowering/kir_passes.py)
+has put on the KIR event its ``stage`` (infer-stages' slot expression) and its ``barrier_ops``:
+which mbarrier array it waits on (with the parity expression) or arrives on, in emission order.
+This module only spells them: an index expression becomes Gluon text with the event's index as
+the generated code computes it (:func:`index_src`); nothing here derives a barrier or a parity.
 
   acquire(i)  wait empty[g][stage] at φ^1 for each group whose empty barrier this writer waits
               (φ^1: a fresh mbarrier reports parity 1 as completed, so the first C acquires pass)
@@ -27,7 +29,16 @@ and traps (:mod:`.debug`).
 from __future__ import annotations
 
 from .eager import emit_publish, emit_release_arrive
-from .plan import PipePlan, arrive_mode, parity_src
+from ..diagnostics import TleError
+from ..ir import kernel as K
+from ..ir.attrs import MBarrierArrive, MBarrierWait, render_index
+from .plan import PipePlan, arrive_mode
+
+
+def index_src(expr, index: str) -> str:
+    """An index expression of the event's attributes (ir/attrs.py) as Gluon source, its index
+    spelled ``(index)``: ``(t) % 3``, ``(((t) // 3) & 1) ^ 1``."""
+    return render_index(expr, lambda _: f"({index})")
 
 
 def eager_array(tr, arr) -> bool:
@@ -62,13 +73,25 @@ def event(tr, base, node):
     return reader_verb(tr, pp, reader, node.verb, idx.text, line, node)
 
 
-def _stage(tr, pp: PipePlan, verb: str, index: str):
-    stage, parity = parity_src(verb, pp.capacity, pp.one_shot, index)
-    if stage not in ("0",):
+def _stage(tr, pp: PipePlan, node: K.Event, index: str) -> str:
+    """The event's slot (its ``stage`` attribute) in a fresh variable, or the literal 0."""
+    stage = K.get_attr(node, "stage")
+    if stage is None:
+        raise TleError(f"internal: pipe event {node.verb} of '{pp.name}' reaches the lowering "
+                       f"without materialize-barriers' attributes", node.loc, check="lowering")
+    text = index_src(stage, index)
+    if text != "0":
         s = tr.fresh(f"{pp.name}_s")
-        tr.emit(f"{s} = {stage}")
-        stage = s
-    return stage, parity
+        tr.emit(f"{s} = {text}")
+        text = s
+    return text
+
+
+def _ops(pp: PipePlan, node: K.Event, kind: type) -> list:
+    """(barrier array, op) of the event's materialized barrier operations of one kind."""
+    arrays = {a.var: a for a in pp.arrays}
+    return [(arrays[op.barrier], op) for op in K.get_attr(node, "barrier_ops", ())
+            if isinstance(op, kind)]
 
 
 def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
@@ -76,25 +99,23 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
 
     if verb not in ("acquire", "commit", "close"):
         raise tr.err(f"a writer has acquire/commit/close, not '{verb}'", node)
-    stage, parity = _stage(tr, pp, "acquire" if verb != "commit" else "commit", index)
-    part = tr.partition
-    if verb in ("acquire", "close") and not pp.one_shot:
-        for arr in pp.empty():
-            if arr.waited_by(part, verb) or arr.waited_by(part, "acquire") or arr.waited_by(part, "close"):
-                _wait(tr, pp, arr, stage, parity, index,
-                      f"pipe {pp.name}: {verb}({index}) on empty[g{arr.group}] (line {line})")
+    stage = _stage(tr, pp, node, index)
+    for arr, op in _ops(pp, node, MBarrierWait):
+        _wait(tr, pp, arr, stage, index_src(op.parity, index), index,
+              f"pipe {pp.name}: {verb}({index}) on empty[g{arr.group}] (line {line})")
     if verb == "acquire":
         return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings),
                                 "role": "writer"})
     # commit / close
-    modes = {arr.var: arrive_mode(tr.ctx.fills, pp, arr) for arr in pp.full()}
-    if any(a.fence and modes[a.var] != "thread" for a in pp.full()):
+    arrives = [arr for arr, _ in _ops(pp, node, MBarrierArrive)]
+    modes = {arr.var: arrive_mode(tr.ctx.fills, pp, arr) for arr in arrives}
+    if any(a.fence and modes[a.var] != "thread" for a in arrives):
         tr.emit("fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads")
     if pp.closed:
         flag = 1 if verb == "close" else 0
         l1 = tr.L(("blocked", (1,), (32,), (tr.warps,), (0,)))
         tr.emit(f"{pp.closed}.index({stage}).store(gl.full([1], {flag}, gl.int32, layout={l1}))")
-    for arr in pp.full():
+    for arr in arrives:
         bar = f"{arr.var}.index({stage})"
         if modes[arr.var] != "thread" and eager_array(tr, arr):
             emit_publish(tr, arr.var, stage)  # every thread arrives (lowering/eager.py)
@@ -108,12 +129,12 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
 def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int, node):
     from .translate import V
 
-    part = tr.partition
     if verb == "wait":
-        stage, parity = _stage(tr, pp, "wait", index)
-        arrays = [a for a in pp.full() if a.waited_by(part, "wait", reader)]
-        for arr in arrays:
-            _wait(tr, pp, arr, stage, parity, index,
+        stage = _stage(tr, pp, node, index)
+        arrays = []
+        for arr, op in _ops(pp, node, MBarrierWait):
+            arrays.append(arr)
+            _wait(tr, pp, arr, stage, index_src(op.parity, index), index,
                   f"pipe {pp.name}[{reader or '-'}]: wait({index}) on full[g{arr.group}] (line {line})")
         # cp.async-filled fields: the writer cannot fence after the copies land, so the reader
         # orders them before its wgmmas. Register-stored fields were fenced by the writer before
@@ -127,15 +148,14 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
     if verb == "release":
         if pp.one_shot:
             return V("none", "None")
-        stage, _ = _stage(tr, pp, "release", index)
+        stage = _stage(tr, pp, node, index)
         # docs/semantics.md: before a release, wait for the async wgmmas still reading the slot
         tr.wait_rings({r.var for r in pp.rings.values()} | {None},
                       f"{pp.name}.release: a wgmma may still read the slot")
-        for arr in pp.empty():
-            if arr.arrived_by(part, "release", reader):
-                if eager_array(tr, arr):
-                    emit_release_arrive(tr, arr.var, stage)  # every thread (lowering/eager.py)
-                else:
-                    tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count=1)")
+        for arr, op in _ops(pp, node, MBarrierArrive):
+            if eager_array(tr, arr):
+                emit_release_arrive(tr, arr.var, stage)  # every thread (lowering/eager.py)
+            else:
+                tr.emit(f"mbarrier.arrive({arr.var}.index({stage}), count={op.count})")
         return V("none", "None")
     raise tr.err(f"a reader has wait/release, not '{verb}'", node)

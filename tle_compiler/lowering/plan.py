@@ -7,23 +7,21 @@ the frontend's FieldSpecs and the barrier-inference pass's :class:`Barrier` list
   the inferred ``Barrier.count`` (partition units) scaled by the writer's arrive unit
   (:func:`arrive_mode`, :func:`init_count`: x 32·warps per-thread arrivals for cp.async-filled
   groups, +1 elected arrive when register stores are mixed in);
-* which arrays an event waits on / arrives at is read from the barriers' waiters and arrivers
-  (so a reader with a field view touches only its groups' barriers);
+* which arrays an event waits on / arrives at, at which slot and parity, is not decided here:
+  materialize-barriers puts it on the event (lowering/kir_passes.py, from infer-barriers' waiters
+  and arrivers, so a reader with a field view touches only its groups' barriers);
 * a ``[capacity, 1]`` i32 closed-flag ring for pipes that are closed (``w.close(i)``).
-Nothing here re-derives a count; parities come from infer-stages' formulas (:func:`parity_src`).
+Nothing here re-derives a count.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Optional
 
 from ..diagnostics import TleError
-from ..ir.expr import Affine
 from ..ir.nodes import walk_events
 from ..passes.infer_barriers import Barrier
-from ..passes.infer_stages import stage_info
 
 GL_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -79,16 +77,6 @@ class BarrierArray:
     mode: str = "partition"  # arrive unit of the writer's commits (arrive_mode), set by codegen
     init_counts: Optional[list[int]] = None  # per stage, counts scaled by the unit (init_count)
 
-    def waited_by(self, partition: str, verb: str, reader: Optional[str] = None) -> bool:
-        return any(w.partition == partition and w.verb == verb
-                   and (reader is None or (w.reader or "") == reader)
-                   for b in self.barriers for w in b.waiters)
-
-    def arrived_by(self, partition: str, verb: str, reader: Optional[str] = None) -> bool:
-        return any(a.partition == partition and a.verb == verb
-                   and (reader is None or (a.reader or "") == reader)
-                   for b in self.barriers for a in b.arrivers)
-
 
 @dataclass
 class PipePlan:
@@ -138,14 +126,6 @@ def init_count(count: int, mode: str, writer_threads: int) -> int:
     if mode == "eager-mixed":  # each thread: its release arrive and its cp.async arrive
         return count * 2 * writer_threads
     return count
-
-
-def parity_src(verb: str, capacity: int, one_shot: bool, index_src: str) -> tuple[str, str]:
-    """(stage, parity) source for an event at index ``index_src``: infer-stages' formulas for a
-    symbolic index, with the index substituted — the lowering never re-derives them."""
-    info = stage_info(SimpleNamespace(index=Affine.of("__i"), verb=verb), capacity, one_shot)
-    sub = lambda f: f.replace("__i", f"({index_src})") if f is not None else None
-    return sub(info.stage), sub(info.parity)
 
 
 def resolve_dim(d, consts: dict, loc) -> int:
