@@ -1,19 +1,28 @@
-"""The protocol view of the kernel IR (frontend/protocol.py) reads every kernel as the AST frontend
-does: ``protocol(build(...))`` gives the same Program (params with their domains, pipes with their
-``mma`` fields, partitions, every location) and the same KernelInfo facts (param origins,
-assumptions, partition bindings), or the same error (check, file and line).
+"""The frontend reads every kernel the test suite reads as recorded: the Pipe IR Program (params with
+their domains, pipes with their ``mma`` fields, partitions, every location), the KernelInfo facts
+(param origins, assumptions), or the error (check, file and line).
 
-The kernels: every Python file of the kernel package (tle_kernels/, examples, GPU test kernels),
-tests/cases/*.py and tests/fixtures/**/*.py as they are on disk (read generically, and
-specialised to the file's DEFAULT_CONFIG where it has one), and every kernel source the test
-suite reads (tests/data/protocol_corpus.json: the sources embedded in tests/test_frontend*.py,
-test_specialization.py, test_kernels.py, the stamp kernels, ..., recorded from a run of the
-suite; files of the repository are referenced by path, so they are read as they are now).
+The expectations (tests/data/protocol_corpus.json, each entry's ``expect``) were recorded from the
+AST frontend the kernel IR path replaced, so they hold the KIR path (build.py, then protocol.py) to
+what that frontend gave: for each kernel its Program as text with locations
+(``print_program(program, True)``) and as ``repr`` (a SHA-256 prefix, which also sees what the text
+form does not print), its ``param_args`` and its assumptions ``[param, arg, min, max, line]``.
+
+The kernels: the sources embedded in the suite's tests (``text``, read at a relative ``path`` that
+names no file) and every kernel file of the repository (``repo``, read as it is now, generically
+and specialised to its DEFAULT_CONFIG's integer constexprs). A repository file carries the SHA-256
+prefix of the text it was recorded from (``sha``); a file edited since is held to its recorded
+protocol up to line numbers (what moved is not what changed), and ``TLE_UPDATE_GOLDEN=1 pytest
+tests/test_protocol_kir.py`` re-records every entry (and adds the kernel files the corpus lacks),
+to be reviewed as a diff like the golden Gluon.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -21,12 +30,51 @@ import pytest
 
 from tle_compiler.diagnostics import TleError
 from tle_compiler.frontend.ast_reader import kernels_of_source
-from tle_compiler.frontend.protocol import read_kernels_kir
-from tle_compiler.ir.printer import print_program, without_locations
+from tle_compiler.ir.printer import print_program
 
 ROOT = Path(__file__).resolve().parent.parent
-PKG = ROOT / ("tle_kernels" if (ROOT / "tle_kernels").is_dir() else "kernels")
-CORPUS = json.loads((ROOT / "tests" / "data" / "protocol_corpus.json").read_text())
+PKG = ROOT / "tle_kernels"
+CORPUS_FILE = ROOT / "tests" / "data" / "protocol_corpus.json"
+CORPUS = json.loads(CORPUS_FILE.read_text())
+UPDATE = os.environ.get("TLE_UPDATE_GOLDEN") == "1"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def reading(text: str, path: str, name: Optional[str] = None,
+            bind: Optional[dict] = None) -> dict:
+    """What the frontend gives for a source, in the corpus's recorded form."""
+    try:
+        infos = kernels_of_source(text, path, name, bind)
+    except TleError as e:
+        return {"error": [e.check, e.loc.file if e.loc else None, e.loc.line if e.loc else None]}
+    kernels = [{"name": i.name, "text": print_program(i.program, True),
+                "repr": _sha(repr(i.program)), "param_args": i.param_args,
+                "assumptions": [[a.param, a.arg, a.min, a.max, a.loc.line] for a in i.assumptions]}
+               for i in infos]
+    return json.loads(json.dumps({"kernels": kernels}))  # tuples as lists, as recorded
+
+
+_LOC_COMMENT = re.compile(r"  # [^\n]*:\d+$", re.M)
+
+
+def without_lines(r: dict) -> dict:
+    """A reading with its line numbers left out (locations, the repr that contains them)."""
+    if "error" in r:
+        return {"error": r["error"][:2]}
+    return {"kernels": [{"name": k["name"], "text": _LOC_COMMENT.sub("", k["text"]),
+                         "param_args": k["param_args"],
+                         "assumptions": [a[:4] for a in k["assumptions"]]}
+                        for k in r["kernels"]]}
+
+
+def describe(r: dict) -> str:
+    if "error" in r:
+        return f"error {r['error']}"
+    return "\n".join(f"kernel {k['name']} (repr {k.get('repr')}, param_args {k['param_args']}, "
+                     f"assumptions {k['assumptions']}):\n{k['text']}" for k in r["kernels"])
 
 
 def _disk_files() -> list[Path]:
@@ -36,63 +84,15 @@ def _disk_files() -> list[Path]:
 
 
 def _default_bind(path: Path) -> Optional[dict]:
+    """The integer constexprs of a kernel file's DEFAULT_CONFIG (None without one)."""
     from tle_compiler.lowering.dumping import default_config
 
     try:
-        cx = default_config(str(path), "").get("constexprs", {})
-    except (TleError, Exception):
+        cx = default_config(str(path.relative_to(ROOT)), "").get("constexprs", {})
+    except TleError:
         return None
     bind = {k: v for k, v in cx.items() if isinstance(v, int) and not isinstance(v, bool)}
     return bind or None
-
-
-def _read(reader, text: str, path: str, name, bind):
-    try:
-        return "ok", reader(text, path, name, bind)
-    except TleError as e:
-        return "err", e
-
-
-def _where(e: TleError) -> tuple:
-    return (e.check, e.loc.file if e.loc else None, e.loc.line if e.loc else None)
-
-
-def assert_same_reading(text: str, path: str, name: Optional[str] = None,
-                        bind: Optional[dict] = None) -> None:
-    a = _read(kernels_of_source, text, path, name, bind)
-    b = _read(read_kernels_kir, text, path, name, bind)
-    if a[0] == "err" or b[0] == "err":
-        what = lambda r: (f"error {_where(r[1])}: {r[1].message}" if r[0] == "err" else
-                          f"kernels {[i.name for i in r[1]]}")
-        assert a[0] == b[0] == "err" and _where(a[1]) == _where(b[1]), \
-            f"AST frontend: {what(a)}\nKIR: {what(b)}"
-        return
-    ast_infos, kir_infos = a[1], b[1]
-    assert [i.name for i in ast_infos] == [i.name for i in kir_infos]
-    for x, y in zip(ast_infos, kir_infos):
-        if x.program != y.program:
-            # the text form shows what differs (with event locations); else only a location
-            assert print_program(x.program, True) == print_program(y.program, True)
-            assert without_locations(x.program) == without_locations(y.program)
-            assert x.program == y.program
-        for f in ("args", "constexprs", "num_warps", "options", "param_args", "assumptions"):
-            assert getattr(x, f) == getattr(y, f), f
-        assert [(p.name, p.bindings, p.warps, p.regs, p.default, p.loc) for p in x.partitions] == \
-            [(p.name, p.bindings, p.warps, p.regs, p.default, p.loc) for p in y.partitions]
-        assert {n: (p.fields, p.decl) for n, p in x.pipes.items()} == \
-            {n: (p.fields, p.decl) for n, p in y.pipes.items()}
-
-
-DISK = _disk_files()
-
-
-@pytest.mark.parametrize("path", DISK, ids=[str(f.relative_to(ROOT)) for f in DISK])
-def test_a_file_on_disk_reads_the_same(path):
-    text = path.read_text(encoding="utf-8")
-    assert_same_reading(text, str(path))
-    bind = _default_bind(path)
-    if bind:
-        assert_same_reading(text, str(path), bind=bind)
 
 
 def _corpus_id(i: int, e: dict) -> str:
@@ -101,35 +101,100 @@ def _corpus_id(i: int, e: dict) -> str:
     return f"{i}-{where}{extra}" + (f"-{sorted(e['bind'].items())}" if e.get("bind") else "")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _rewrite_corpus():
+    """With TLE_UPDATE_GOLDEN=1: write what the tests recorded back to the corpus file, and add
+    the readings of kernel files it lacks."""
+    yield
+    if UPDATE:
+        have = {(e.get("repo"), e.get("name"), json.dumps(e.get("bind"), sort_keys=True))
+                for e in CORPUS if "repo" in e}
+        cwd = os.getcwd()
+        os.chdir(ROOT)
+        try:
+            for f in _disk_files():
+                rel = str(f.relative_to(ROOT))
+                text = f.read_text(encoding="utf-8")
+                for bind in (None, _default_bind(f)):
+                    key = (rel, None, json.dumps(bind, sort_keys=True))
+                    if (bind is None or key[2] != "null") and key not in have:
+                        have.add(key)
+                        CORPUS.append({"bind": bind, "expect": reading(text, rel, None, bind),
+                                       "name": None, "repo": rel, "sha": _sha(text)})
+        finally:
+            os.chdir(cwd)
+        CORPUS_FILE.write_text(json.dumps(CORPUS, indent=1, sort_keys=True) + "\n")
+
+
 @pytest.mark.parametrize("entry", CORPUS, ids=[_corpus_id(i, e) for i, e in enumerate(CORPUS)])
-def test_a_kernel_the_suite_reads_reads_the_same(entry, tmp_path, monkeypatch):
+def test_a_kernel_the_suite_reads_reads_as_recorded(entry, tmp_path, monkeypatch):
     if "repo" in entry:
+        monkeypatch.chdir(ROOT)  # locations name the file as the corpus does
         path = ROOT / entry["repo"]
-        if not path.is_file():
-            pytest.skip(f"{entry['repo']} is gone")
-        text, where = path.read_text(encoding="utf-8"), str(path)
+        assert path.is_file(), f"{entry['repo']} is gone: remove its entries from the corpus"
+        text, where = path.read_text(encoding="utf-8"), entry["repo"]
     else:
+        monkeypatch.chdir(tmp_path)  # a relative path names no file of the repository
         text, where = entry["text"], entry["path"]
-        if entry.get("siblings"):
-            for n, t in entry["siblings"].items():
-                (tmp_path / n).write_text(t)
-            (tmp_path / where).write_text(text)
-            where = str(tmp_path / where)
-        else:
-            monkeypatch.chdir(tmp_path)  # a relative path names no file of the repository
-    assert_same_reading(text, where, entry.get("name"), entry.get("bind"))
+    got = reading(text, where, entry.get("name"), entry.get("bind"))
+    expect = entry["expect"]
+    if UPDATE:
+        entry["expect"] = got
+        if "repo" in entry:
+            entry["sha"] = _sha(text)
+        return
+    if "repo" in entry and entry["sha"] != _sha(text):
+        # edited since it was recorded: the same protocol, wherever its lines moved
+        assert without_lines(got) == without_lines(expect), \
+            f"recorded:\n{describe(expect)}\n\nnow:\n{describe(got)}"
+        return
+    assert got == expect, f"recorded:\n{describe(expect)}\n\nnow:\n{describe(got)}"
+
+
+DISK = _disk_files()
+
+
+@pytest.mark.parametrize("path", DISK, ids=[str(f.relative_to(ROOT)) for f in DISK])
+def test_every_kernel_file_is_in_the_corpus(path, monkeypatch):
+    # read generically, and specialised to its DEFAULT_CONFIG where that binds constexprs
+    monkeypatch.chdir(ROOT)
+    rel = str(path.relative_to(ROOT))
+    binds = {json.dumps(e.get("bind"), sort_keys=True) for e in CORPUS
+             if e.get("repo") == rel and e.get("name") is None}
+    assert "null" in binds, f"{rel}: no corpus entry (TLE_UPDATE_GOLDEN=1 adds it)"
+    bind = _default_bind(path)
+    if bind:
+        assert json.dumps(bind, sort_keys=True) in binds, \
+            f"{rel}: no corpus entry for its DEFAULT_CONFIG {bind} (TLE_UPDATE_GOLDEN=1 adds it)"
 
 
 def test_the_corpus_covers_the_frontend_tests():
     # every kind of reading the frontend's tests make is in the corpus: errors of each check the
     # frontend raises, specialised reads, kernels of several partitions
-    kinds = set()
-    for e in CORPUS:
-        if "text" in e:
-            r = _read(kernels_of_source, e["text"], e["path"], e.get("name"), e.get("bind"))
-            kinds.add(r[1].check if r[0] == "err" else "ok")
+    kinds = {e["expect"]["error"][0] if "error" in e["expect"] else "ok" for e in CORPUS
+             if "text" in e}
     for check in ("ok", "non-affine", "non-affine-loop", "non-affine-if", "conditional-event",
                   "unknown-slot", "reader-write", "buffer-race", "bad-assume", "bad-pipe",
                   "inconsistent-view", "verb-as-value", "unsupported-control-flow", "bad-loop",
                   "aliased-buffer"):
         assert check in kinds, check
+    assert any(e.get("bind") for e in CORPUS)
+    assert any(len(k["text"].split("\npartition ")) > 3 for e in CORPUS
+               for k in e["expect"].get("kernels", ()))
+
+
+def test_edited_files_are_held_to_their_protocol_up_to_lines():
+    # the comparison an edited kernel file gets ignores where lines moved, not what the protocol
+    # is: a moved event passes, a changed index or a different error check does not
+    a = {"kernels": [{"name": "k", "text": "  p.acquire(i)  # k.py:10\n", "repr": "x",
+                      "param_args": {}, "assumptions": [["N", "N", 0, None, 3]]}]}
+    moved = {"kernels": [{"name": "k", "text": "  p.acquire(i)  # k.py:12\n", "repr": "y",
+                          "param_args": {}, "assumptions": [["N", "N", 0, None, 5]]}]}
+    changed = {"kernels": [{"name": "k", "text": "  p.acquire(i + 1)  # k.py:10\n", "repr": "x",
+                            "param_args": {}, "assumptions": [["N", "N", 0, None, 3]]}]}
+    assert without_lines(a) == without_lines(moved)
+    assert without_lines(a) != without_lines(changed)
+    assert without_lines({"error": ["bad-pipe", "k.py", 3]}) == \
+        without_lines({"error": ["bad-pipe", "k.py", 9]})
+    assert without_lines({"error": ["bad-pipe", "k.py", 3]}) != \
+        without_lines({"error": ["bad-loop", "k.py", 3]})

@@ -18,18 +18,9 @@ from typing import Any, Callable, Optional
 
 from .diagnostics import TleError
 from .ir.nodes import Loc, Program
-from .language.gpu import caller_loc, describe
+from .language.gpu import DEFAULT_NUM_WARPS, caller_loc, check_num_warps, describe
 
-DEFAULT_NUM_WARPS = 4
-
-
-def check_num_warps(num_warps: object, loc: Loc) -> int:
-    """``num_warps`` of ``@tle.jit``: the default partition's warp count (a power of two)."""
-    if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or num_warps < 1
-            or num_warps & (num_warps - 1)):
-        raise TleError(f"@tle.jit: num_warps must be a power of two >= 1, got {describe(num_warps)}",
-                       loc, check="bad-jit")
-    return num_warps
+__all__ = ["DEFAULT_NUM_WARPS", "TleKernel", "check_num_warps", "jit"]
 
 
 def _def_line(fn: Callable, file: Optional[str]) -> int:

@@ -1,12 +1,24 @@
-"""Read a Python file's ``@tle.jit`` kernels into Pipe IR, from the AST (the kernel never runs).
+"""Read a Python file's ``@tle.jit`` kernels (the kernel never runs): the entry points of the
+frontend.
+
+A file is read once: build.py turns its Python source into the kernel IR
+(:class:`~tle_compiler.ir.kernel.Kernel`, one per kernel), and protocol.py derives each kernel's Pipe
+IR Program and the facts the lowering needs from that KIR. The :class:`KernelInfo` carries the KIR
+it came from (``kir``), so the lowering translates the very object the verifier's Program was
+derived from. The KIR is built generically (a constexpr binding is applied by the protocol view,
+protocol.analyse) and cached by file, text and kernel name (a file's imported modules are checked
+for changes), so a kernel read twice (verified, then lowered; read generically, then specialised;
+``DEFAULT_CONFIG``, then the kernel) is built once.
 
 Public entry points (re-exported by :mod:`tle_compiler.frontend`):
 
 - :func:`read_file` / :func:`read_source` → :class:`~tle_compiler.ir.nodes.Module`: one Program per
   module-level ``@tle.jit`` function (``@tle.jit``, ``@tle.jit(...)``, ``@jit``/``@jit(...)`` with
   ``jit`` imported from tle_compiler) whose body calls ``tle.gpu.warp_specialize``;
-- :func:`read_kernels` → list of :class:`KernelInfo`, with what the lowering needs besides the
-  Program: field specs, partition functions and their parameter bindings.
+- :func:`read_kernels` / :func:`kernels_of_source` → list of :class:`KernelInfo`, with what the
+  lowering needs besides the Program: the KIR, field specs, partitions and their bindings;
+- :func:`read_kir` → the KIR kernels of a file (the same objects the KernelInfos carry);
+- :func:`kernel_signature`: a kernel's arguments from its ``def`` alone.
 
 Every user mistake is a :class:`~tle_compiler.diagnostics.TleError` at the offending line.
 """
@@ -15,23 +27,24 @@ from __future__ import annotations
 
 import ast
 import os
+from collections import OrderedDict
 from typing import Optional, Union
 
 from ..diagnostics import TleError
+from ..ir import kernel as K
 from ..ir.nodes import Loc, Module
+from ..language.gpu import SharedBuffer
+from .build import Built, build
 from .context import FieldSpec, PipeInfo
-from .kernel import KernelInfo, PartitionInfo, kernel_params, read_kernel
+from .kernel import KernelInfo, PartitionInfo, jit_decorator, kernel_params
+from .protocol import analyse
 from .scope import ModuleScope
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-
-def _jit_decorator(scope: ModuleScope, fdef: ast.FunctionDef) -> Optional[ast.expr]:
-    for dec in fdef.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if scope.module_path(target) == "tle_compiler.jit":
-            return dec
-    return None
+# Reading errors that binding the kernel's constexprs to their values can remove (an index, a loop
+# bound or a condition that is affine only once e.g. NP = TOPK // 128 is a number).
+SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if"})
 
 
 def parse(text: str, path: str) -> ast.Module:
@@ -42,24 +55,108 @@ def parse(text: str, path: str) -> ast.Module:
                        check="syntax") from None
 
 
+def _read_text(path: PathLike) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise TleError(f"cannot read {os.fspath(path)}: {e.strerror or e}",
+                       Loc(os.fspath(path), 0), check="io") from None
+
+
+# ----------------------------------------------------------------------------------------------
+# one reading of a file, cached
+
+
+class _Reading:
+    """One build of a file (its KIR kernels, built generically: a constexpr binding is applied by
+    the protocol view, so every binding of the kernel reads the same KIR object), and the
+    KernelInfos derived from it, per binding (on demand)."""
+
+    def __init__(self, built: Built, path: str):
+        self.built = built
+        self.path = path
+        self.infos: dict[tuple, list[KernelInfo]] = {}
+        # the imported modules it read, with what their files were then
+        self.stamps = {m_path: _stamp(m_path) for m_path in built.cache.modules
+                       if m_path != os.path.abspath(path)}
+
+    def fresh(self) -> bool:
+        return all(_stamp(p) == s for p, s in self.stamps.items())
+
+    def kernel_infos(self, bind: Optional[dict]) -> list[KernelInfo]:
+        key = tuple(sorted((bind or {}).items()))
+        if key not in self.infos:
+            self.infos[key] = [_kernel_info(self.built, fdef, kern, self.path, bind)
+                               for fdef, kern in self.built.kernels]
+        return self.infos[key]
+
+
+def _stamp(path: str) -> Optional[tuple[int, int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+_READINGS: "OrderedDict[tuple, _Reading]" = OrderedDict()
+_CACHE_SIZE = 64
+
+
+def _reading(text: str, path: str, name: Optional[str]) -> _Reading:
+    key = (path, os.getcwd() if not os.path.isabs(path) else "", text, name)
+    hit = _READINGS.get(key)
+    if hit is not None and hit.fresh():
+        _READINGS.move_to_end(key)
+        return hit
+    r = _Reading(build(path, name, text=text), path)
+    _READINGS[key] = r
+    while len(_READINGS) > _CACHE_SIZE:
+        _READINGS.popitem(last=False)
+    return r
+
+
+def _kernel_info(built: Built, fdef: ast.FunctionDef, kern: K.Kernel, path: str,
+                 bind: Optional[dict]) -> KernelInfo:
+    """The KernelInfo of one built kernel: its protocol view (protocol.analyse) and what the
+    lowering reads besides it."""
+    a = analyse(kern, built.sources(), bind, trees=built.trees())
+    calls = {(n.lineno, n.col_offset + 1): n for n in ast.walk(fdef) if isinstance(n, ast.Call)}
+    pipes = {}
+    for pname, info in a.pipes.items():
+        info.node = calls.get((info.decl.loc.line, info.decl.loc.column))
+        pipes[pname] = info
+    functions = {s.name: s for s in built.module.tree.body if isinstance(s, ast.FunctionDef)}
+    infos = [PartitionInfo(part.name, part.name,
+                           functions.get(part.name) if part.loc.file == path else None,
+                           a.bindings[part.name], part.warps, part.regs, part.default, part.loc)
+             for part in kern.partitions]
+    return KernelInfo(kern.name, a.program, fdef, path, kern.num_warps, dict(kern.options),
+                      tuple(p.name for p in kern.params),
+                      tuple(p.name for p in kern.params if p.constexpr), pipes, tuple(infos),
+                      {b.name: SharedBuffer(tuple(b.shape), b.dtype) for b in kern.buffers},
+                      dict(built.module.scope.constants), a.values, a.param_args, a.assumptions,
+                      kir=kern)
+
+
+# ----------------------------------------------------------------------------------------------
+# entry points
+
+
 def kernels_of_source(text: str, path: str, name: Optional[str] = None,
                       bind: Optional[dict] = None) -> list[KernelInfo]:
-    tree = parse(text, path)
-    scope = ModuleScope(tree, path)
-    out: list[KernelInfo] = []
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and (name is None or stmt.name == name):
-            dec = _jit_decorator(scope, stmt)
-            if dec is not None:
-                info = read_kernel(scope, stmt, dec, bind)
-                if info is not None:
-                    out.append(info)
-    return out
+    """The KernelInfos of the kernels of ``text`` (located at ``path``); see :func:`read_kernels`."""
+    return _reading(text, path, name).kernel_infos(bind)
 
 
-# Reading errors that binding the kernel's constexprs to their values can remove (an index, a loop
-# bound or a condition that is affine only once e.g. NP = TOPK // 128 is a number).
-SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if"})
+def read_kir(path: PathLike, text: Optional[str] = None, name: Optional[str] = None
+             ) -> list[K.Kernel]:
+    """The kernel IR of the kernels of a Python file (or of ``text``, located at ``path``): the
+    objects :func:`read_kernels` of the same arguments carries in ``KernelInfo.kir``, whatever
+    constexpr binding it reads them with."""
+    p = os.fspath(path)
+    return [k for _, k in _reading(_read_text(p) if text is None else text, p, name).built.kernels]
 
 
 def kernel_signature(path: PathLike, name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -69,19 +166,10 @@ def kernel_signature(path: PathLike, name: str) -> tuple[tuple[str, ...], tuple[
     tree = parse(_read_text(p), p)
     scope = ModuleScope(tree, p)
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and _jit_decorator(scope, stmt):
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name and jit_decorator(scope, stmt):
             params = kernel_params(scope, stmt)
             return tuple(p.arg for p, _ in params), tuple(p.arg for p, cx in params if cx)
     raise TleError(f"{p}: no @tle.jit function named '{name}'", Loc(p, 0), check="no-kernel")
-
-
-def _read_text(path: PathLike) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise TleError(f"cannot read {os.fspath(path)}: {e.strerror or e}",
-                       Loc(os.fspath(path), 0), check="io") from None
 
 
 def read_source(text: str, path: str = "<input>") -> Module:
@@ -105,6 +193,6 @@ def read_kernels(path: PathLike, text: Optional[str] = None, name: Optional[str]
     return kernels_of_source(_read_text(p) if text is None else text, p, name, bind)
 
 
-__all__ = ["read_file", "read_source", "read_kernels", "kernel_signature", "SPECIALIZABLE",
-           "KernelInfo", "PartitionInfo", "PipeInfo",
+__all__ = ["read_file", "read_source", "read_kernels", "read_kir", "kernels_of_source",
+           "kernel_signature", "SPECIALIZABLE", "KernelInfo", "PartitionInfo", "PipeInfo",
            "FieldSpec"]

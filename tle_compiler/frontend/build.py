@@ -29,6 +29,7 @@ from ..ir.nodes import Loc
 from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
+from .kernel import jit_decorator, jit_options, kernel_params
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -83,7 +84,16 @@ class Module:
         self.scope = ModuleScope(self.tree, path)
         self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
         self.imports: dict[str, tuple[str, Optional[str]]] = {}  # local -> (module file, name)
+        #: the module's ``DEFAULT_CONFIG`` literal, encoded for a KIR attribute (see
+        #: :func:`encode_config`), ``("error", LINE)`` when it is no literal, None when absent
+        self.default_config: Optional[tuple] = None
         for st in self.tree.body:
+            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and
+                                                  t.id == "DEFAULT_CONFIG" for t in st.targets):
+                try:
+                    self.default_config = encode_config(ast.literal_eval(st.value))
+                except (ValueError, TypeError):
+                    self.default_config = ("error", st.lineno)
             if isinstance(st, (ast.Assign, ast.AnnAssign)):
                 tgt = st.targets[0] if isinstance(st, ast.Assign) else st.target
                 if isinstance(tgt, ast.Name) and st.value is not None and tgt.id not in self.consts:
@@ -115,6 +125,28 @@ class Module:
         if isinstance(node, ast.Constant) and isinstance(node.value, float):
             return node.value
         return None
+
+
+def encode_config(v: object) -> object:
+    """A literal (``DEFAULT_CONFIG``) as a KIR attribute value: dicts, lists and tuples become
+    tagged tuples (``("dict", ((key, value), ...))``, ``("list", items)``, ``("tuple", items)``),
+    scalars stay themselves; :func:`decode_config` inverts it."""
+    if isinstance(v, dict):
+        return ("dict", tuple((encode_config(k), encode_config(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return ("list" if isinstance(v, list) else "tuple", tuple(encode_config(x) for x in v))
+    return v
+
+
+def decode_config(v: object) -> object:
+    """The literal :func:`encode_config` encoded."""
+    if not isinstance(v, tuple):
+        return v
+    tag, items = v
+    if tag == "dict":
+        return {decode_config(k): decode_config(x) for k, x in items}
+    seq = [decode_config(x) for x in items]
+    return seq if tag == "list" else tuple(seq)
 
 
 class ModuleCache:
@@ -1208,8 +1240,6 @@ class Builder:
 
     # -- the kernel -------------------------------------------------------------------------
     def kernel(self, fdef: ast.FunctionDef, dec: ast.expr) -> K.Kernel:
-        from .kernel import jit_options, kernel_params
-
         m = self.root
         calls = [n for n in _walk_no_defs(fdef.body) if isinstance(n, ast.Call)
                  and m.scope.is_tle(n.func, "gpu.warp_specialize")]
@@ -1250,10 +1280,13 @@ class Builder:
                            _loc(m.path, fdef), check="bad-warp-specialize")
         partitions = self.warp_specialize(ws, num_warps)
         self.frames.pop()
-        return K.Kernel(fdef.name, tuple(params), num_warps, tuple(sorted(options.items())),
-                        tuple(sorted(self.consts.items())), tuple(self.pipes.values()),
-                        tuple(self.free_buffers.values()), tuple(prologue), tuple(partitions),
-                        _loc(m.path, fdef))
+        kernel = K.Kernel(fdef.name, tuple(params), num_warps, tuple(sorted(options.items())),
+                          tuple(sorted(self.consts.items())), tuple(self.pipes.values()),
+                          tuple(self.free_buffers.values()), tuple(prologue), tuple(partitions),
+                          _loc(m.path, fdef))
+        if m.default_config is not None:
+            kernel = K.with_attrs(kernel, default_config=m.default_config)
+        return kernel
 
     def warp_specialize(self, ws: ast.Call, num_warps: int) -> list[K.KPartition]:
         """``warp_specialize(functions_and_args, worker_num_warps, worker_num_regs)``: the
@@ -1423,22 +1456,44 @@ def fold(e: K.Expr) -> object:
 # entry points
 
 
-def build_file(path: Union[str, os.PathLike], name: Optional[str] = None,
-               bind: Optional[dict] = None, text: Optional[str] = None) -> list[K.Kernel]:
+@dataclass
+class Built:
+    """What building a file gives: every module read (``cache``, the root one ``module``), and the
+    KIR of each kernel with the ``def`` it was built from."""
+
+    cache: "ModuleCache"
+    module: Module
+    kernels: list[tuple[ast.FunctionDef, K.Kernel]]
+
+    def sources(self) -> dict[str, str]:
+        """The source of every module read, by the file name its locations carry."""
+        return {m.path: m.text for m in self.cache.modules.values()}
+
+    def trees(self) -> dict[str, ast.Module]:
+        """The parsed source of every module read, by the file name its locations carry."""
+        return {m.path: m.tree for m in self.cache.modules.values()}
+
+
+def build(path: Union[str, os.PathLike], name: Optional[str] = None,
+          bind: Optional[dict] = None, text: Optional[str] = None) -> Built:
     """The KIR of every ``@tle.jit`` kernel of a file that calls warp_specialize (or of the one
     named ``name``); ``bind``: integer constexpr values to read the kernels specialised to;
     ``text``: the file's source, when it is not to be read from disk (locations name ``path``)."""
-    from .ast_reader import _jit_decorator
-
     cache = ModuleCache()
     m = cache.get(os.fspath(path), text=text, as_given=True)
     out = []
     for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
-            dec = _jit_decorator(m.scope, st)
+            dec = jit_decorator(m.scope, st)
             if dec is None or not any(
                     isinstance(n, ast.Call) and m.scope.is_tle(n.func, "gpu.warp_specialize")
                     for n in ast.walk(st)):
                 continue
-            out.append(Builder(cache, m, bind).kernel(st, dec))
-    return out
+            out.append((st, Builder(cache, m, bind).kernel(st, dec)))
+    return Built(cache, m, out)
+
+
+def build_file(path: Union[str, os.PathLike], name: Optional[str] = None,
+               bind: Optional[dict] = None, text: Optional[str] = None) -> list[K.Kernel]:
+    """The KIR of the kernels of a file (see :func:`build`)."""
+    return [k for _, k in build(path, name, bind, text).kernels]

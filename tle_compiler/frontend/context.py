@@ -1,19 +1,16 @@
-"""State shared while one kernel is read: its file scope, params, pipes, mma uses; and the frame of
-one function being interpreted (the kernel body, a partition, or an inlined helper)."""
+"""State shared while one kernel's protocol is derived (protocol.py): its params, pipes, mma uses,
+shared-buffer uses and assumptions; and the pipe and assumption records the KernelInfo carries."""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
-from ..diagnostics import TleError
 from ..ir.nodes import Loc
 from ..language.gpu import SharedBuffer
 from ..language.pipe import PipeDecl
 from .params import ParamTable
-from .scope import ModuleScope
-from .values import Value
 
 
 @dataclass(frozen=True)
@@ -40,7 +37,7 @@ class PipeInfo:
     decl: PipeDecl
     fields: tuple[FieldSpec, ...]
     var: Optional[str]
-    node: ast.Call
+    node: Optional[ast.Call]
 
     @property
     def name(self) -> str:
@@ -78,22 +75,14 @@ KNOWN_DOMAINS = {"program_id": (0, None), "num_programs": (1, None)}
 
 
 class KernelCtx:
-    def __init__(self, scope: Optional[ModuleScope], kernel: str, path: Optional[str] = None):
-        self.scope = scope
-        self.path = path if scope is None else scope.path
+    def __init__(self, kernel: str, path: Optional[str] = None):
+        self.path = path
         self.kernel = kernel
         self.params = ParamTable()
         self.pipes: dict[str, PipeInfo] = {}
         self.mma: dict[str, set[str]] = {}
-        self.buffers: dict[str, SharedBuffer] = {}
-        # tle.gpu.alloc call → (pipe, field, location of the field) of the pipe field it became
-        self.field_buffers: dict[Loc, tuple[str, str, Loc]] = {}
-        # tle.gpu.alloc calls of the kernel body (free buffers the partitions may share)
-        self.kernel_allocs: set[Loc] = set()
         # free buffer → (partition, writes, location, operation) of every access, in reading order
         self.buffer_uses: dict[str, list[tuple[Optional[str], bool, Loc, str]]] = {}
-        # (pipe, reader name or None) → (fields the reader sees, where its first handle was made)
-        self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
         self.events = 0  # events emitted so far (all partitions)
         # tle.assume comparisons, with the placeholder of their param (named at the end)
         self.assumptions: list[tuple[str, Assumption]] = []
@@ -103,20 +92,3 @@ class KernelCtx:
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""
         return self.params.reserve(("pure", key), hint, loc, self.known.get(key, (None, None)))
-
-    def loc(self, node: ast.AST) -> Loc:
-        return Loc(self.path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
-
-    def error(self, message: str, node: ast.AST, check: str = "frontend") -> TleError:
-        return TleError(message, self.loc(node), check=check)
-
-
-@dataclass
-class Frame:
-    """One function being interpreted: its local names, and what its returns gave."""
-
-    function: str
-    env: dict[str, Value] = field(default_factory=dict)
-    returns: list[Value] = field(default_factory=list)
-    early_return: Optional[ast.Return] = None
-    events_at_start: int = 0

@@ -106,25 +106,29 @@ class Source:
     """The Python source behind KIR nodes: the AST node a KIR expression was built from, found
     by its location (and shape), so messages and param names spell expressions as written."""
 
-    def __init__(self, sources: Optional[dict[str, str]] = None):
+    def __init__(self, sources: Optional[dict[str, str]] = None,
+                 trees: Optional[dict[str, ast.Module]] = None):
         self.sources = dict(sources or {})
+        self.trees = dict(trees or {})  # files the builder parsed already
         self.index: dict[Optional[str], dict[tuple[int, int], list[ast.AST]]] = {}
 
     def at(self, loc: Loc) -> list[ast.AST]:
         f = loc.file
         if f not in self.index:
-            text = self.sources.get(f)
-            if text is None and f and os.path.isfile(f):
+            tree = self.trees.get(f)
+            if tree is None:
+                text = self.sources.get(f)
+                if text is None and f and os.path.isfile(f):
+                    try:
+                        with open(f, encoding="utf-8") as fh:
+                            text = fh.read()
+                    except OSError:
+                        text = None
                 try:
-                    with open(f, encoding="utf-8") as fh:
-                        text = fh.read()
-                except OSError:
-                    text = None
+                    tree = ast.parse(text) if text is not None else None
+                except SyntaxError:
+                    tree = None
             idx: dict[tuple[int, int], list[ast.AST]] = {}
-            try:
-                tree = ast.parse(text) if text is not None else None
-            except SyntaxError:
-                tree = None
             for n in ast.walk(tree) if tree is not None else ():
                 if isinstance(n, (ast.expr, ast.stmt)):
                     idx.setdefault((n.lineno, n.col_offset + 1), []).append(n)
@@ -1347,13 +1351,14 @@ def _holds(a: int, op: str, b: int) -> bool:
 class Ctx(KernelCtx):
     """What one kernel's analysis shares: params, pipes, mma uses, buffer uses, names."""
 
-    def __init__(self, kernel: K.Kernel, names: Names, sources: Optional[dict[str, str]] = None):
-        super().__init__(None, kernel.name, path=kernel.loc.file)
+    def __init__(self, kernel: K.Kernel, names: Names, sources: Optional[dict[str, str]] = None,
+                 trees: Optional[dict[str, ast.Module]] = None):
+        super().__init__(kernel.name, path=kernel.loc.file)
         self.names = names
         self.temps: dict[str, K.Expr] = {}  # the builder's temporaries → their values
         self.kir_buffers = {b.name: b for b in kernel.buffers}
         self.kernel_buffers = set(self.kir_buffers)
-        self.source = Source(sources)
+        self.source = Source(sources, trees)
 
     def source_text(self, loc: Loc) -> Optional[str]:
         """The source of the outermost call at ``loc`` (None when there is none to read)."""
@@ -1405,11 +1410,14 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None)
 
 
 def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
-            bind: Optional[dict] = None) -> Analysis:
+            bind: Optional[dict] = None, trees: Optional[dict[str, ast.Module]] = None
+            ) -> Analysis:
     """The Pipe IR of a kernel and the values the KernelInfo records. ``bind``: the constexpr
-    values the kernel was built specialised to (they are constants, not params)."""
+    values the kernel was built specialised to (they are constants, not params). ``sources`` and
+    ``trees``: the text and the parsed form of the files the kernel was built from (by their
+    location names), which messages quote; a file not given is read from disk."""
     names = Names(kernel_functions(kernel, sources))
-    k = Ctx(kernel, names, sources)
+    k = Ctx(kernel, names, sources, trees)
     for d in kernel.pipes:
         k.pipes[d.name] = pipe_info(d)
     bind = bind or {}
@@ -1473,9 +1481,10 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 
 
 def protocol(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
-             bind: Optional[dict] = None) -> Program:
+             bind: Optional[dict] = None, trees: Optional[dict[str, ast.Module]] = None
+             ) -> Program:
     """The Pipe IR :class:`Program` of a kernel (errors are TleErrors at their lines)."""
-    return analyse(kernel, sources, bind).program
+    return analyse(kernel, sources, bind, trees).program
 
 
 def check_free_buffers(k: KernelCtx) -> None:
@@ -1493,45 +1502,3 @@ def check_free_buffers(k: KernelCtx) -> None:
                         f"{what[w2]} it ({op2} at line {loc2.line}); no barrier orders them (a "
                         f"data race outside any pipe): hand the data over through a pipe", loc2,
                         check="buffer-race")
-
-
-# ----------------------------------------------------------------------------------------------
-# KernelInfo
-
-
-def read_kernels_kir(text: str, path: str, name: Optional[str] = None,
-                     bind: Optional[dict] = None) -> list:
-    """The KernelInfo of the kernels of ``text`` (located at ``path``), by the KIR."""
-    from .ast_reader import parse
-    from .build import build_file
-    from .kernel import KernelInfo, PartitionInfo
-    from .scope import ModuleScope
-
-    kernels = build_file(path, name, bind, text=text)
-    tree = parse(text, path)
-    scope = ModuleScope(tree, path)
-    out = []
-    for kern in kernels:
-        a = analyse(kern, {path: text}, bind)
-        fdef = next(s for s in tree.body if isinstance(s, ast.FunctionDef)
-                    and s.name == kern.name and s.lineno == kern.loc.line)
-        calls = {(n.lineno, n.col_offset + 1): n for n in ast.walk(fdef) if isinstance(n, ast.Call)}
-        pipes = {}
-        for pname, info in a.pipes.items():
-            info.node = calls.get((info.decl.loc.line, info.decl.loc.column))
-            pipes[pname] = info
-        infos = []
-        for part in kern.partitions:
-            pdef = None
-            if part.loc.file == path:
-                pdef = next((s for s in tree.body if isinstance(s, ast.FunctionDef)
-                             and s.name == part.name), None)
-            infos.append(PartitionInfo(part.name, part.name, pdef, a.bindings[part.name],
-                                       part.warps, part.regs, part.default, part.loc))
-        args = tuple(p.name for p in kern.params)
-        constexprs = tuple(p.name for p in kern.params if p.constexpr)
-        buffers = {b.name: SharedBuffer(tuple(b.shape), b.dtype) for b in kern.buffers}
-        out.append(KernelInfo(kern.name, a.program, fdef, path, kern.num_warps,
-                              dict(kern.options), args, constexprs, pipes, tuple(infos), buffers,
-                              dict(scope.constants), a.values, a.param_args, a.assumptions))
-    return out

@@ -1,7 +1,7 @@
 """What the frontend knows about a Python value while it reads a kernel (an abstract value).
 
-The frontend never runs the kernel: it walks the AST and tracks, for every local name, one of the
-values below. Only what the Pipe IR needs is tracked precisely (pipes, handles, affine integers,
+The frontend never runs the kernel: protocol.py interprets its kernel IR and tracks, for every
+local name, one of the values below. Only what the Pipe IR needs is tracked precisely (pipes, handles, affine integers,
 slots); everything else is :class:`Data`, which remembers at most which slot fields or shared
 buffers it is a view of (for the slot accesses of the IR and ``mma`` detection) and, when it is a
 pure function of params and constants, a canonical key (so it can become a symbolic param).
@@ -11,7 +11,7 @@ Integers carry whether Triton computes them at run time (``runtime``): loop vari
 integers, on which ``//`` and ``%`` are C's (truncating) operations; constexprs and literals are
 Python ints, with Python's floor semantics.
 
-Kernel-level values also appear in :class:`~tle_compiler.frontend.ast_reader.PartitionInfo`
+Kernel-level values also appear in :class:`~tle_compiler.frontend.kernel.PartitionInfo`
 ``bindings`` (a partition parameter's value): :class:`KernelArg`, :class:`PipeRef`,
 :class:`WriterRef`, :class:`ReaderRef`, :class:`Aff`, :class:`Sym`, :class:`BufferRef`,
 :class:`Data`.
@@ -179,20 +179,6 @@ class BufferRef(Value):
     buf: SharedBuffer
     var: Optional[str] = None
     site: Optional[Loc] = None
-
-
-@dataclass(frozen=True)
-class FuncRef(Value):
-    """A module-level function of the kernel's file."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class ModRef(Value):
-    """A module or a module attribute, by canonical dotted path (``tl.dot``, ``tle_compiler.gpu``)."""
-
-    path: str
 
 
 HANDLES = (PipeRef, WriterRef, ReaderRef)

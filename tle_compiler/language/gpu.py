@@ -130,6 +130,21 @@ def validate_alloc(shape: object, dtype: object, scope: object, loc: Loc,
     return SharedBuffer(tuple(dims), name, str(scope))
 
 
+#: The default partition's warp count when ``@tle.jit`` gives no ``num_warps``.
+DEFAULT_NUM_WARPS = 4
+
+
+def check_num_warps(num_warps: object, loc: Loc) -> int:
+    """``num_warps`` of ``@tle.jit``: the default partition's warp count (a power of two). Checked
+    here, with the other declarations, so that the decorator and the frontend (which reads
+    ``@tle.jit(num_warps=...)`` from the source) give the same error."""
+    if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or num_warps < 1
+            or num_warps & (num_warps - 1)):
+        raise TleError(f"@tle.jit: num_warps must be a power of two >= 1, got {describe(num_warps)}",
+                       loc, check="bad-jit")
+    return num_warps
+
+
 def validate_warp_specialize(n_partitions: int, warps: object, regs: object, loc: Loc,
                              arg_locs: Optional[Mapping[str, Loc]] = None
                              ) -> tuple[tuple[int, ...], tuple[Optional[int], ...]]:

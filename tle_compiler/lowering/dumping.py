@@ -5,35 +5,38 @@ any machine, with the signature and constexprs of the module's ``DEFAULT_CONFIG`
                       "constexprs": {"BLOCK": 64}, "num_warps": 4}
 
 (or a dict of such configs keyed by kernel name, for files with several kernels). The config is
-read from the file's AST (a literal), so the kernel module is not imported.
+a literal the frontend reads into the kernel IR (the Kernel's ``default_config`` attribute, see
+frontend/build.py), so the kernel module is not imported and its source is not read again.
 """
 
 from __future__ import annotations
 
-import ast
 from typing import Optional
 
 from ..diagnostics import TleError
+from ..ir.kernel import get_attr
 from ..ir.nodes import Loc
 
 
 def default_config(path: str, kernel: str) -> dict:
-    with open(path) as f:
-        tree = ast.parse(f.read(), path)
-    for st in tree.body:
-        if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DEFAULT_CONFIG"
-                                              for t in st.targets):
-            try:
-                cfg = ast.literal_eval(st.value)
-            except ValueError:
-                raise TleError("DEFAULT_CONFIG must be a literal dict (signature, constexprs, "
-                               "num_warps)", Loc(path, st.lineno), check="lowering") from None
-            if "signature" not in cfg and kernel in cfg:
-                cfg = cfg[kernel]
-            return cfg
-    raise TleError(f"{path} has no DEFAULT_CONFIG = {{'signature': {{...}}, 'constexprs': {{...}}}}: "
-                   f"--ttgir/--ptx/--gluon need one to know the argument types", Loc(path, 1),
-                   check="lowering")
+    """The DEFAULT_CONFIG of kernel ``kernel`` of the file ``path`` (of its first kernel when
+    ``kernel`` is ""), from the file's kernel IR."""
+    from ..frontend import read_kir
+    from ..frontend.build import decode_config
+
+    kirs = read_kir(path, name=kernel or None)
+    encoded = get_attr(kirs[0], "default_config") if kirs else None
+    if isinstance(encoded, tuple) and encoded[0] == "error":
+        raise TleError("DEFAULT_CONFIG must be a literal dict (signature, constexprs, num_warps)",
+                       Loc(path, encoded[1]), check="lowering")
+    if encoded is None:
+        raise TleError(f"{path} has no DEFAULT_CONFIG = {{'signature': {{...}}, 'constexprs': "
+                       f"{{...}}}}: --ttgir/--ptx/--gluon need one to know the argument types",
+                       Loc(path, 1), check="lowering")
+    cfg = decode_config(encoded)
+    if "signature" not in cfg and kernel in cfg:
+        cfg = cfg[kernel]
+    return cfg
 
 
 def lowered(path: str, kernel: str, what: str, debug_waits=None) -> str:
