@@ -413,15 +413,16 @@ def _bounded_lowering(monkeypatch):
     verdict is replaced), as a kernel outside the cutoff theorem would."""
     import tle_compiler.lowering.codegen as codegen
 
-    real = codegen.run_pipeline
+    real = codegen.lowered_module
 
-    def bounded(program, *a, **kw):
-        ctx = real(program, *a, **kw)
-        ctx.facts["verdict"] = Verdict(BOUNDED, scope="N_TILES in [0, 5]",
-                                       checked={"N_TILES": "[0, 5]"}, reason="for this test")
-        return ctx
+    def bounded(info, constexprs):
+        module = real(info, constexprs)
+        module.ctx.facts["verdict"] = Verdict(BOUNDED, scope="N_TILES in [0, 5]",
+                                              checked={"N_TILES": "[0, 5]"},
+                                              reason="for this test")
+        return module
 
-    monkeypatch.setattr(codegen, "run_pipeline", bounded)
+    monkeypatch.setattr(codegen, "lowered_module", bounded)
 
 
 def test_generate_warns_when_the_verdict_is_not_proved(monkeypatch):

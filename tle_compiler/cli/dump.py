@@ -1,6 +1,7 @@
 """tle-dump: show and verify the pipe protocol of a kernel.
 
     tle-dump [--graph] [--format text|dot|json] [-o FILE] [-p PIPELINE] PATH
+    tle-dump -p PIPELINE --print-ir PATH    the kernel IR after the passes (cli/print_ir.py)
     tle-dump --gluon|--ttgir|--ptx PATH     the lowered kernel (sm_90a, the file's DEFAULT_CONFIG)
              [--debug-waits [--wait-bound 500ms]]   ... with bounded mbarrier waits that trap
 
@@ -27,8 +28,9 @@ from typing import Iterable, Optional, Sequence
 
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Module, Program
-from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, parse_pipeline, run_pipeline
+from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
 from ..passes.verdict import PROVED, REJECTED
+from . import print_ir as _print_ir
 from .report import KernelReport, diagnostic_json, render_json, render_text
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
@@ -58,11 +60,21 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning)
 
-passes: {', '.join(PASSES)}
+passes (-p; a pass's prerequisites run first):
+  protocol  {{protocol}}
+  lowering  {{lowering}}
+  Without --print-ir, a pipeline of protocol passes prints the report above. With --print-ir,
+  or when the pipeline holds a lowering pass, tle-dump prints the kernel IR text form after the
+  pipeline, with the passes' attributes (PATH: a .py kernel file or a .kir text-form file);
+  a pipeline ending in emit-gluon prints the Gluon module (the file's DEFAULT_CONFIG constexprs).
+  Exit status as above: 1 on a fault, else the verdict's when the pipeline gives one, else 0.
 
 examples:
   tle-dump --graph tle_kernels/sparse_mla_pipe.py
   tle-dump --format json --param NK=2 -o report.json docs/example.pipe
+  tle-dump -p infer-barriers --print-ir tle_kernels/examples/ring.py
+  tle-dump -p materialize-barriers tle_kernels/examples/ring.py
+  tle-dump -p emit-gluon tle_kernels/examples/ring.py
 """
 
 
@@ -162,11 +174,19 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
         raise
 
 
+def _epilog() -> str:
+    from ..passes.manager import kir_passes
+
+    names = list(kir_passes())
+    return EPILOG.replace("{protocol}", ", ".join(n for n in names if n in PASSES)).replace(
+        "{lowering}", ", ".join(n for n in names if n not in PASSES))
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="tle-dump",
         description="Show a kernel's Pipe IR and inferred mbarriers, and verify its pipe protocol.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("path", help="a .py file with @tle.jit kernels, or a .pipe file")
     ap.add_argument("--graph", action="store_true",
                     help="also show the dataflow graph (partitions and the pipes between them)")
@@ -176,7 +196,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "DOT graph with Graphviz")
     ap.add_argument("-p", "--passes", default=DEFAULT_PIPELINE, metavar="PIPELINE",
                     help=f"comma-separated passes to run (default: {DEFAULT_PIPELINE}); only "
-                         "verify-protocol with verify-deadlock gives a verdict")
+                         "verify-protocol with verify-deadlock gives a verdict; any pass listed "
+                         "below, the lowering passes print the kernel IR")
+    ap.add_argument("--print-ir", action="store_true",
+                    help="print the kernel IR text form after the pipeline (-p), with the "
+                         "attributes the passes wrote (a .py or .kir file)")
     ap.add_argument("--kernel", action="append", help="only this kernel (repeatable)")
     ap.add_argument("--bound", type=int, metavar="B", help="check params only up to min+B, B >= 0 "
                     "(the verdict is then at best 'bounded'; default: a bound computed from the "
@@ -360,10 +384,14 @@ def _run(args, fmt: str) -> int:
     fixed = _params(args.param)
     if args.bound is not None and args.bound < 0:
         raise _Unusable(f"tle-dump: error: --bound must be 0 or more, got {args.bound}")
+    from ..passes.manager import parse_passes
+
     try:
-        parse_pipeline(args.passes)
+        names = [p.name for p in parse_passes(args.passes)]
     except ValueError as e:
         raise _Unusable(f"tle-dump: error: {e}") from None
+    if _print_ir.wants_ir(args, names):
+        return _run_print_ir(args, fmt, path, fixed, names, lowering)
     if lowering and args.format not in (None, "text"):
         raise _Unusable(f"tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel; "
                         f"--format {args.format} does not apply")
@@ -413,6 +441,21 @@ def _run(args, fmt: str) -> int:
     elapsed = time.perf_counter() - t0
     for r in reports:
         print(f"tle-dump: {r.program.name}: {r.summary()} ({elapsed:.2f} s)", file=sys.stderr)
+    return code
+
+
+def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering: bool) -> int:
+    """-p PIPELINE with --print-ir or a lowering pass: the kernel IR (or Gluon) after it."""
+    if lowering or fmt != "text" or args.graph:
+        raise _Unusable("tle-dump: error: printing the kernel IR (--print-ir, or a lowering pass "
+                        "in -p) prints text: --gluon/--ttgir/--ptx, --graph and --format "
+                        "dot/json do not apply")
+    if args.output:
+        _check_output(Path(args.output))
+    _read_input(path)  # a missing file or a directory says so first
+    code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable)
+    if not args.quiet and text:
+        _emit(args, "text", text)
     return code
 
 

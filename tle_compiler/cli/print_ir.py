@@ -1,0 +1,101 @@
+"""``tle-dump -p PIPELINE --print-ir PATH``: run kernel IR passes and print the IR after them.
+
+PATH is a ``.py`` file with ``@tle.jit`` kernels (read by the frontend; a kernel whose indices are
+affine only with its constexprs as numbers is read with its DEFAULT_CONFIG's constexprs and the
+``--param`` values) or a ``.kir`` file in the KIR text form (ir/kernel_text.py). Every pass of
+the pipeline is a registered kernel IR pass (passes/manager.py); a pass's prerequisites run first.
+The output is the KIR text form with the passes' attributes, or the Gluon module when the
+pipeline ends in emit-gluon (which lowers with the file's DEFAULT_CONFIG constexprs).
+
+Exit status as tle-dump's: 1 when a pass reports a fault or the lowering refuses the kernel,
+otherwise the verdict's (0 proved, 3 bounded or unknown) when the pipeline gives one, else 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..diagnostics import TleError
+from ..ir.kernel_text import print_kernel
+from ..passes.manager import KirModule, run_passes
+from ..passes.verdict import EXIT_CODES
+
+#: The passes that need a kernel read from Python or the text form (not a .pipe skeleton) and
+#: whose result is printed as the IR even without --print-ir.
+LOWERING_PASSES = ("materialize-barriers", "emit-gluon")
+
+
+def wants_ir(args, names: list[str]) -> bool:
+    """Whether tle-dump prints the IR after the pipeline: --print-ir, or a lowering pass in it."""
+    return bool(args.print_ir or any(n in LOWERING_PASSES for n in names))
+
+
+def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) -> list[KirModule]:
+    """One module per selected kernel of the file, ready for the pipeline."""
+    if path.suffix == ".kir":
+        from ..ir.kernel_text import parse_kernel_file
+
+        try:
+            kernels = parse_kernel_file(str(path))
+        except TleError as e:  # not the text form: unusable input, as a .pipe syntax error
+            raise unusable(str(e)) from None
+        return [KirModule(k, bound=args.bound, params=dict(fixed)) for k in kernels
+                if not args.kernel or k.name in args.kernel]
+    from ..lowering.codegen import kernel_ir
+    from ..lowering.compile import kernel_info_of
+    from ..lowering.dumping import default_config
+
+    loaded = load(path, fixed)
+    out = []
+    for prog in loaded.module.kernels:
+        if args.kernel and prog.name not in args.kernel:
+            continue
+        constexprs = dict(loaded.specialised)
+        if "emit-gluon" in names:
+            try:
+                constexprs = dict(default_config(str(path), prog.name).get("constexprs", {}))
+            except TleError:  # no DEFAULT_CONFIG: lowered generically (constexprs must not be)
+                constexprs = {}
+        info = kernel_info_of((str(path), prog.name), constexprs)
+        out.append(KirModule(kernel_ir(info), info=info, constexprs=constexprs,
+                             program=info.program, bound=args.bound,
+                             params={n: v for n, v in fixed.items()
+                                     if n in {p.name for p in info.program.params}}))
+    return out
+
+
+def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
+                 ) -> tuple[int, str]:
+    """Run the pipeline on every kernel of ``path``: the exit status and the IR (or Gluon) after
+    it; diagnostics go to stderr."""
+    if path.suffix not in (".py", ".kir"):
+        raise unusable(f"{path}: error: printing the kernel IR needs a .py or .kir file (a .pipe "
+                       f"file holds only the protocol)")
+    try:
+        modules = _modules(path, args, fixed, names, load, unusable)
+    except TleError as e:
+        print(str(e.to_diagnostic()), file=sys.stderr)
+        return 1, ""
+    if not modules:
+        raise unusable(f"{path}: error: no kernel"
+                       + (f" named {', '.join(args.kernel)}" if args.kernel else ""))
+    codes, texts = [], []
+    for m in modules:
+        try:
+            m = run_passes(m, args.passes)
+        except TleError as e:
+            print(str(e.to_diagnostic()), file=sys.stderr)
+            codes.append(1)
+            continue
+        ctx = m.ctx
+        for d in (ctx.diagnostics if ctx is not None else ()):
+            print(str(d), file=sys.stderr)
+        verdict = ctx.verdict() if ctx is not None else None
+        codes.append(1 if ctx is not None and ctx.errors else
+                     EXIT_CODES[verdict.kind] if verdict is not None else 0)
+        if m.gluon is not None and m.passes_run[-1] == "emit-gluon":
+            texts.append(m.gluon)
+        else:
+            texts.append(print_kernel(m.kernel, locations=not args.no_locations))
+    return next((c for c in (1, 3) if c in codes), 0), "\n".join(texts)
