@@ -352,3 +352,92 @@ def test_every_bundled_example_and_gpu_test_kernel_builds():
             assert k.partitions and all(p.body for p in k.partitions), (f, k.name)
             built += 1
     assert built >= 15
+
+
+# ----------------------------------------------------------------------------------------------
+# DEFAULT_CONFIG, and one reading per kernel
+
+
+CONFIG = '''
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "N": "i32", "BLOCK": "constexpr"},
+                  "constexprs": {"BLOCK": 64}, "num_warps": 4, "grid": (1,), "sizes": [2, 3]}
+'''
+
+
+def test_default_config_is_read_into_the_kernel_ir(tmp_path, monkeypatch):
+    from tle_compiler.frontend.build import decode_config
+    from tle_compiler.lowering.dumping import default_config
+
+    path = write_package(tmp_path, "res = r.wait(t)\nr.release(t)")
+    path.write_text(path.read_text() + CONFIG)
+    (k,) = build_file(path)
+    encoded = K.get_attr(k, "default_config")
+    assert encoded[0] == "dict" and all(isinstance(x, tuple) for x in encoded[1])
+    want = {"signature": {"x_ptr": "*fp32", "N": "i32", "BLOCK": "constexpr"},
+            "constexprs": {"BLOCK": 64}, "num_warps": 4, "grid": (1,), "sizes": [2, 3]}
+    assert decode_config(encoded) == want
+    assert type(decode_config(encoded)["grid"]) is tuple  # a tuple stays a tuple, a list a list
+    assert type(decode_config(encoded)["sizes"]) is list
+
+    # dumping reads it from the kernel IR the frontend built (the source is not parsed again)
+    assert default_config(str(path), "k") == want
+    import tle_compiler.frontend as frontend
+
+    other = K.with_attrs(k, default_config=("dict", (("signature", ("dict", ())),
+                                                     ("constexprs", ("dict", (("BLOCK", 8),))))))
+    monkeypatch.setattr(frontend, "read_kir", lambda p, name=None: [other])
+    assert default_config(str(path), "k") == {"signature": {}, "constexprs": {"BLOCK": 8}}
+
+
+def test_a_default_config_per_kernel_and_no_literal(tmp_path):
+    from tle_compiler.lowering.dumping import default_config
+
+    path = write_package(tmp_path, "res = r.wait(t)\nr.release(t)")
+    base = path.read_text()
+    path.write_text(base + '\nDEFAULT_CONFIG = {"k": {"signature": {}, "constexprs": {"BLOCK": 8}}}\n')
+    assert default_config(str(path), "k") == {"signature": {}, "constexprs": {"BLOCK": 8}}
+    path.write_text(base + "\nDEFAULT_CONFIG = dict(signature={})\n")
+    line = len(base.splitlines()) + 2
+    with pytest.raises(TleError, match="DEFAULT_CONFIG must be a literal dict") as e:
+        default_config(str(path), "k")
+    assert e.value.loc.line == line
+    path.write_text(base)
+    with pytest.raises(TleError, match="has no DEFAULT_CONFIG"):
+        default_config(str(path), "k")
+    (k,) = build_file(path)
+    assert K.get_attr(k, "default_config") is None
+
+
+def test_a_kernel_is_built_once_and_lowered_from_the_kir_it_was_verified_from(tmp_path):
+    from tle_compiler.frontend import read_kernels, read_kir
+    from tle_compiler.lowering.codegen import kernel_ir
+    from tle_compiler.lowering.compile import kernel_info_of
+
+    path = write_package(tmp_path, "res = r.wait(t)\nr.release(t)")
+    (info,) = read_kernels(path)
+    assert isinstance(info.kir, K.Kernel) and info.kir.name == "k"
+    # read again, specialised, by (path, name): the same KIR object
+    (again,) = read_kernels(path)
+    (special,) = read_kernels(path, bind={"BLOCK": 8})
+    assert again.kir is info.kir and special.kir is info.kir
+    assert read_kir(path)[0] is info.kir
+    lowered = kernel_info_of((str(path), "k"))
+    assert kernel_ir(lowered) is read_kir(str(path), name="k")[0]
+    assert kernel_ir(lowered) is lowered.kir
+    # an edit of the file, or of a module it imports, is a new reading
+    path.write_text(path.read_text() + "\n")
+    (edited,) = read_kernels(path)
+    assert edited.kir is not info.kir
+    common = path.parent / "common.py"
+    path.write_text(path.read_text().replace("BK = tl.constexpr(64)", "from .common import BK"))
+    common.write_text("BK = 64\n")
+    (first,) = read_kernels(path)
+    assert read_kernels(path)[0].kir is first.kir
+    import os
+
+    common.write_text("BK = 128\n")
+    st = os.stat(common)
+    os.utime(common, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    (second,) = read_kernels(path)
+    assert second.kir is not first.kir
+    assert dict(second.kir.consts) != dict(first.kir.consts)
