@@ -7,7 +7,9 @@ change from run-to-run noise (one run of the benchmark moves by up to ~10 %).
 Each file must define a kernel with the signature of tle_kernels/sparse_mla_pipe.py (the function
 named after the file's stem, or `sparse_mla_pipe` / `sparse_mla_seesaw`): a `@tle.jit` kernel, or
 a hand-edited `@gluon.jit` module (e.g. `tle-dump --gluon` output changed by hand) when trying a
-lowering change before implementing it. A persistent kernel (DEFAULT_CONFIG grid ("programs",),
+lowering change before implementing it. A file inside a package (a copy next to the bundled
+kernels, e.g. tle_kernels/sparse_mla_seesaw_b.py) is imported as a module of it, so its relative
+imports (``from .sparse_mla_common import ...``) resolve. A persistent kernel (DEFAULT_CONFIG grid ("programs",),
 e.g. tle_kernels/sparse_mla_seesaw.py) is launched through tle_kernels.api.PerCtaLaunch. Every version is
 checked against the fp32 reference first; the ratios printed are against the first file.
 """
@@ -27,9 +29,19 @@ from benchmarks.sparse_mla_smoke import TOPK, make_inputs, outputs, reference, r
 
 
 def load(path: str):
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    p = Path(path).resolve()
+    package = []  # the packages around the file (tle_kernels/...): its relative imports resolve
+    top = p.parent
+    while (top / "__init__.py").exists():
+        package.insert(0, top.name)
+        top = top.parent
+    if package:
+        sys.path.insert(0, str(top))
+        mod = importlib.import_module(".".join(package + [p.stem]))
+    else:
+        spec = importlib.util.spec_from_file_location(p.stem, p)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
     from tle_kernels.api import PerCtaLaunch, is_persistent
 
     for name in (Path(path).stem, "sparse_mla_pipe", "sparse_mla_seesaw"):

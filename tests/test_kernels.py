@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,8 @@ KERNELS_DIR = Path(__file__).resolve().parent.parent / "tle_kernels"
 KERNELS = {"sparse_mla_pipe": "NK", "sparse_mla_seesaw": "ROUNDS"}
 
 HOPPER_SMEM_BYTES = 227 * 1024  # max dynamic shared memory per block on sm_90
-DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "int8": 1, "int1": 1, "int32": 4}
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "int8": 1, "i8": 1, "int1": 1, "i1": 1, "int32": 4,
+               "i32": 4}
 
 
 def _need(module: str, name: str):
@@ -194,24 +194,21 @@ def test_default_config_names_the_kernel_arguments(kernel):
 
 
 def _smem_bytes(kernel: str) -> int:
-    """Sum of every `tle.gpu.alloc(shape, dtype)` in the kernel body, with shapes evaluated from
-    the module's constants and DEFAULT_CONFIG's constexprs."""
+    """Sum of the kernel's shared-memory buffers (every pipe field and free `tle.gpu.alloc`) as the
+    frontend builds them with DEFAULT_CONFIG's constexprs (constants imported from other modules
+    of the package included)."""
+    from tle_compiler.frontend.build import build_file
+
     tree = _module_ast(kernel)
-    env = dict(_default_config(tree)["constexprs"])
-    for n in tree.body:  # X = tl.constexpr(64) / X = 64
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
-            v = n.value.args[0] if isinstance(n.value, ast.Call) and n.value.args else n.value
-            if isinstance(v, ast.Constant) and isinstance(v.value, int):
-                env[n.targets[0].id] = v.value
+    (k,) = build_file(KERNELS_DIR / f"{kernel}.py", kernel,
+                      bind=dict(_default_config(tree)["constexprs"]))
+    bufs = [b for p in k.pipes for b in p.fields] + list(k.buffers)
     total = 0
-    for call in ast.walk(_kernel_def(tree, kernel)):
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-                and call.func.attr == "alloc":
-            shape, dtype = call.args[0], call.args[1]
-            elems = 1
-            for dim in shape.elts:
-                elems *= eval(compile(ast.Expression(dim), kernel, "eval"), {}, dict(env))
-            total += elems * DTYPE_BYTES[dtype.attr]
+    for b in bufs:
+        elems = 1
+        for dim in b.shape:
+            elems *= dim
+        total += elems * DTYPE_BYTES[b.dtype]
     return total
 
 
@@ -228,14 +225,37 @@ def test_kernel_module_imports(kernel):
     tle = importlib.import_module("tle_compiler")
     if not all(hasattr(tle, a) for a in ("jit", "pipe", "gpu")):
         pytest.skip("the tle language surface does not exist yet")
-    path = KERNELS_DIR / f"{kernel}.py"
-    spec = importlib.util.spec_from_file_location(f"tle_kernels_{kernel}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = importlib.import_module(f"tle_kernels.{kernel}")
     assert getattr(mod, kernel).name == kernel and isinstance(mod.DEFAULT_CONFIG, dict)
 
 
 # ---------------------------------------------------------------- the math, emulated on the CPU
+
+def load_emulated(path, dot_dtypes=None):
+    """``load_kernel_module`` (tle_compiler/testing/emulator.py) for a kernel that imports names
+    from modules of its own package (``from .sparse_mla_common import BK, kv_rows``): the emulator
+    runs one file with its import lines dropped, so each such module is run against the same
+    emulated language first and the imported names are bound in the kernel's namespace."""
+    import types
+
+    from tle_compiler.testing.emulator import make_language
+
+    tl, tle = make_language(dot_dtypes)
+
+    def run(p: Path) -> dict:
+        tree = ast.parse(p.read_text(), str(p))
+        ns = {"tl": tl, "tle": tle, "__name__": f"emulated_{p.stem}"}
+        for st in tree.body:
+            if isinstance(st, ast.ImportFrom) and st.level == 1 and st.module:
+                dep = run(p.parent / f"{st.module.replace('.', '/')}.py")
+                ns.update({a.asname or a.name: dep[a.name] for a in st.names})
+        body = [st for st in tree.body if not isinstance(st, (ast.Import, ast.ImportFrom))]
+        exec(compile(ast.Module(body, []), str(p), "exec"), ns)  # noqa: S102 (test-only)
+        return ns
+
+    return types.SimpleNamespace(**{k: v for k, v in run(Path(path)).items()
+                                    if not k.startswith("__")})
+
 #
 # Until the lowering runs the kernels on a GPU, their math is checked by executing the Python
 # source as written against the CPU emulation of the language (tle_compiler/testing/emulator.py):
@@ -274,11 +294,10 @@ def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
     reference many times inside an item; out, lse and max_logits must still match the reference
     (a skipped or misapplied rescale is off by a factor of at least 2^TAU)."""
     torch = pytest.importorskip("torch")
-    from tle_compiler.testing.emulator import load_kernel_module
     from tle_kernels.api import launch_args
 
     path = KERNELS_DIR / "sparse_mla_seesaw.py"
-    mod = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
+    mod = load_emulated(path, dot_dtypes=(torch.bfloat16,))
     assert mod.TAU == 8.0
     s_q, h_q, s_kv, topk = 3, 128, 700, 512
     g = torch.Generator().manual_seed(3)
@@ -314,8 +333,7 @@ def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
 @pytest.mark.parametrize("kernel,path,topk", [(k, KERNELS_DIR / f"{k}.py", 256) for k in KERNELS])
 def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk):
     torch = pytest.importorskip("torch")
-    from tle_compiler.testing.emulator import load_kernel_module
-    mod = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
+    mod = load_emulated(path, dot_dtypes=(torch.bfloat16,))
     block_h = mod.DEFAULT_CONFIG["constexprs"]["BLOCK_H"]
 
     s_q, h_q, s_kv = 4, 2 * block_h, 300

@@ -49,13 +49,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-BK = tl.constexpr(64)        # topk indices (kv rows) per K tile
-D_HALF = tl.constexpr(256)   # half of the 512 main dims: each consumer owns one output half
-D_MAIN = tl.constexpr(512)   # main dims of q/kv rows (also the V dims)
-D_TAIL = tl.constexpr(64)    # RoPE tail dims: a row is D_MAIN + D_TAIL = 576 wide
-LOG2E = tl.constexpr(1.4426950408889634)
-LN2 = tl.constexpr(0.6931471805599453)
-TAU = tl.constexpr(8.0)     # lazy rescale: a reference max moves only for a score 2^8 above it
+from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
+                                kv_rows, lazy_ref, shift_of, token_of)
 
 
 @tle.jit(num_warps=4)
@@ -69,8 +64,8 @@ def sparse_mla_pipe(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     # axis 0 first); the seesaw gained 14 % at SKV=128K from this.
     n_hb = tl.num_programs(1)
     lin = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)  # launch order
-    pid_s = (lin // n_hb).to(tl.int64)     # query token
-    h0 = (lin % n_hb) * BLOCK_H            # first head of this program's block
+    pid_s = token_of(lin, n_hb)            # query token
+    h0 = head0_of(lin, n_hb, BLOCK_H)      # first head of this program's block
     q_row = q_ptr + pid_s * stride_q_s + h0 * stride_q_h
     idx_row = idx_ptr + pid_s * stride_idx_s
     out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
@@ -119,9 +114,9 @@ def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, NK,
     for ck in range(NK):
         # Indices are read before acquire so their latency hides behind the wait for a free stage.
         t = tl.load(idx_row + ck * BK + offs_k)
-        valid = (t >= 0) & (t < s_kv)
-        # An invalid index is never dereferenced: clamp it to row 0 and mask its load (zero-fill).
-        rows = kv_ptr + tl.where(valid, t, 0).to(tl.int64)[:, None] * stride_kv_s
+        valid = index_valid(t, s_kv)
+        # An invalid index is never dereferenced: its row is row 0 and its load is masked.
+        rows = kv_rows(kv_ptr, stride_kv_s, t, valid)
         keep = valid[:, None]
         slot = kw.acquire(ck)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
@@ -165,12 +160,8 @@ def left(q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK,
 
         mx = tl.max(s, 1) * qk_scale
         m_i = tl.maximum(m_i, mx)
-        # Lazy rescale: the reference moves only for a score more than 2^TAU above it, so after
-        # the first tiles alpha is exactly 1 and both consumers' scale_rows skip their multiplies.
-        r_new = tl.where(mx > ref + TAU, mx, ref)
-        # While every index seen so far is invalid, r_new is -inf: shift by 0 instead, so that
-        # alpha and p are exp2(-inf) = 0 rather than exp2(-inf - -inf) = NaN.
-        r_use = tl.where(r_new == float("-inf"), 0.0, r_new)
+        r_new = lazy_ref(ref, mx)    # lazy: after the first tiles alpha is exactly 1
+        r_use = shift_of(r_new)      # 0 while every index so far is invalid (no NaN)
         alpha = tl.exp2(ref - r_use)
         p = tl.exp2(s * qk_scale - r_use[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)

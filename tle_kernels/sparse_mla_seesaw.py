@@ -110,13 +110,10 @@ import triton.language as tl
 
 import tle_compiler as tle
 
+from .sparse_mla_common import (D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, TAU, head0_of, index_valid,
+                                kv_rows, token_of)
+
 BK = tl.constexpr(64)        # topk indices (kv rows) per K tile; a pair covers 2*BK
-D_HALF = tl.constexpr(256)   # half of the 512 main dims: consumer c owns output half c
-D_MAIN = tl.constexpr(512)   # main dims of q/kv rows (also the V dims)
-D_TAIL = tl.constexpr(64)    # RoPE tail dims: a row is D_MAIN + D_TAIL = 576 wide
-LOG2E = tl.constexpr(1.4426950408889634)
-LN2 = tl.constexpr(0.6931471805599453)
-TAU = tl.constexpr(8.0)     # lazy rescale: a reference max moves only for a score 2^8 above it
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
@@ -183,8 +180,8 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         # are written twice with the same values)
         item = r * tl.num_programs(0) + tl.program_id(0)
         item = tl.where(item < n_items, item, n_items - 1)
-        pid_s = (item // n_hb).to(tl.int64)
-        h0 = (item % n_hb) * BLOCK_H
+        pid_s = token_of(item, n_hb)
+        h0 = head0_of(item, n_hb, BLOCK_H)
         q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
         idx_row = idx_ptr + pid_s * stride_idx_s
         # This item's Q: acquired once both consumers finished the previous item's QKs.
@@ -196,10 +193,10 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
             g = r * NP + p
             t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
             t1 = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
-            valid0 = (t0 >= 0) & (t0 < s_kv)
-            valid1 = (t1 >= 0) & (t1 < s_kv)
-            rows0 = kv_ptr + tl.where(valid0, t0, 0).to(tl.int64)[:, None] * stride_kv_s
-            rows1 = kv_ptr + tl.where(valid1, t1, 0).to(tl.int64)[:, None] * stride_kv_s
+            valid0 = index_valid(t0, s_kv)
+            valid1 = index_valid(t1, s_kv)
+            rows0 = kv_rows(kv_ptr, stride_kv_s, t0, valid0)
+            rows1 = kv_rows(kv_ptr, stride_kv_s, t1, valid1)
 
             slot = w0.acquire(g)
             tl.store(tle.gpu.local_ptr(slot.kv_l),
@@ -234,8 +231,8 @@ def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H: tl.co
     that its global-load latency hides behind the previous item's output stores (on the H200:
     1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral at 128K)."""
     item = tl.where(item < n_items, item, n_items - 1)
-    h0 = (item % n_hb) * BLOCK_H
-    rows = (q_ptr + (item // n_hb).to(tl.int64) * stride_q_s
+    h0 = head0_of(item, n_hb, BLOCK_H)
+    rows = (q_ptr + token_of(item, n_hb) * stride_q_s
             + (h0 + tl.arange(0, BLOCK_H)[:, None]) * stride_q_h)
     return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :])
 
@@ -260,8 +257,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         # are written twice with the same values)
         item = r * tl.num_programs(0) + tl.program_id(0)
         item = tl.where(item < n_items, item, n_items - 1)
-        pid_s = (item // n_hb).to(tl.int64)
-        h0 = (item % n_hb) * BLOCK_H
+        pid_s = token_of(item, n_hb)
+        h0 = head0_of(item, n_hb, BLOCK_H)
         qres = qr.wait(r)
         ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
         l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -350,8 +347,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         # are written twice with the same values)
         item = r * tl.num_programs(0) + tl.program_id(0)
         item = tl.where(item < n_items, item, n_items - 1)
-        pid_s = (item // n_hb).to(tl.int64)
-        h0 = (item % n_hb) * BLOCK_H
+        pid_s = token_of(item, n_hb)
+        h0 = head0_of(item, n_hb, BLOCK_H)
         qres = qr.wait(r)
         m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
         ref = tl.full([BLOCK_H], float("-inf"), tl.float32)

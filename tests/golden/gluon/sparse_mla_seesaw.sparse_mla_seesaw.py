@@ -105,15 +105,15 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t1 = gl.program_id(0)
-    _q_tail_of2__t3 = gl.where((_t1 < n_items), _t1, (n_items - 1))
-    _q_tail_of2_item = _q_tail_of2__t3
-    _q_tail_of2_h0 = ((_q_tail_of2_item % n_hb) * BLOCK_H)
-    _q_tail_of2__t4 = (_q_tail_of2_item // n_hb).to(gl.int64)
-    _q_tail_of2_rows = ((q_ptr + (_q_tail_of2__t4 * stride_q_s)) + ((_q_tail_of2_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of2_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of2__t9 = _v1
-    q_tail = _q_tail_of2__t9
+    _t7 = gl.program_id(0)
+    _q_tail_of8__t9 = gl.where((_t7 < n_items), _t7, (n_items - 1))
+    _q_tail_of8_item = _q_tail_of8__t9
+    _q_tail_of8_h0 = ((_q_tail_of8_item % n_hb) * BLOCK_H)
+    _token_of11__t12 = (_q_tail_of8_item // n_hb).to(gl.int64)
+    _q_tail_of8_rows = ((q_ptr + (_token_of11__t12 * stride_q_s)) + ((_q_tail_of8_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of8_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of8__t17 = _v1
+    q_tail = _q_tail_of8__t17
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -191,17 +191,17 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t10 = gl.num_programs(0)
-        _t11 = gl.program_id(0)
-        _q_tail_of12_item = (((r + 1) * _t10) + _t11)
-        _q_tail_of12__t13 = gl.where((_q_tail_of12_item < n_items), _q_tail_of12_item, (n_items - 1))
-        _q_tail_of12_item = _q_tail_of12__t13
-        _q_tail_of12_h0 = ((_q_tail_of12_item % n_hb) * BLOCK_H)
-        _q_tail_of12__t14 = (_q_tail_of12_item // n_hb).to(gl.int64)
-        _q_tail_of12_rows = ((q_ptr + (_q_tail_of12__t14 * stride_q_s)) + ((_q_tail_of12_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of12_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of12__t19 = _v13
-        q_tail = _q_tail_of12__t19
+        _t20 = gl.num_programs(0)
+        _t21 = gl.program_id(0)
+        _q_tail_of22_item = (((r + 1) * _t20) + _t21)
+        _q_tail_of22__t23 = gl.where((_q_tail_of22_item < n_items), _q_tail_of22_item, (n_items - 1))
+        _q_tail_of22_item = _q_tail_of22__t23
+        _q_tail_of22_h0 = ((_q_tail_of22_item % n_hb) * BLOCK_H)
+        _token_of25__t26 = (_q_tail_of22_item // n_hb).to(gl.int64)
+        _q_tail_of22_rows = ((q_ptr + (_token_of25__t26 * stride_q_s)) + ((_q_tail_of22_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of22_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of22__t31 = _v13
+        q_tail = _q_tail_of22__t31
         inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         out = (acc * gl.convert_layout(inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
@@ -226,15 +226,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t20 = gl.program_id(0)
-    _q_tail_of21__t22 = gl.where((_t20 < n_items), _t20, (n_items - 1))
-    _q_tail_of21_item = _q_tail_of21__t22
-    _q_tail_of21_h0 = ((_q_tail_of21_item % n_hb) * BLOCK_H)
-    _q_tail_of21__t23 = (_q_tail_of21_item // n_hb).to(gl.int64)
-    _q_tail_of21_rows = ((q_ptr + (_q_tail_of21__t23 * stride_q_s)) + ((_q_tail_of21_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of21_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of21__t28 = _v1
-    q_tail = _q_tail_of21__t28
+    _t32 = gl.program_id(0)
+    _q_tail_of33__t34 = gl.where((_t32 < n_items), _t32, (n_items - 1))
+    _q_tail_of33_item = _q_tail_of33__t34
+    _q_tail_of33_h0 = ((_q_tail_of33_item % n_hb) * BLOCK_H)
+    _token_of36__t37 = (_q_tail_of33_item // n_hb).to(gl.int64)
+    _q_tail_of33_rows = ((q_ptr + (_token_of36__t37 * stride_q_s)) + ((_q_tail_of33_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of33_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of33__t42 = _v1
+    q_tail = _q_tail_of33__t42
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -308,17 +308,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t29 = gl.num_programs(0)
-        _t30 = gl.program_id(0)
-        _q_tail_of31_item = (((r + 1) * _t29) + _t30)
-        _q_tail_of31__t32 = gl.where((_q_tail_of31_item < n_items), _q_tail_of31_item, (n_items - 1))
-        _q_tail_of31_item = _q_tail_of31__t32
-        _q_tail_of31_h0 = ((_q_tail_of31_item % n_hb) * BLOCK_H)
-        _q_tail_of31__t33 = (_q_tail_of31_item // n_hb).to(gl.int64)
-        _q_tail_of31_rows = ((q_ptr + (_q_tail_of31__t33 * stride_q_s)) + ((_q_tail_of31_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of31_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of31__t38 = _v13
-        q_tail = _q_tail_of31__t38
+        _t45 = gl.num_programs(0)
+        _t46 = gl.program_id(0)
+        _q_tail_of47_item = (((r + 1) * _t45) + _t46)
+        _q_tail_of47__t48 = gl.where((_q_tail_of47_item < n_items), _q_tail_of47_item, (n_items - 1))
+        _q_tail_of47_item = _q_tail_of47__t48
+        _q_tail_of47_h0 = ((_q_tail_of47_item % n_hb) * BLOCK_H)
+        _token_of50__t51 = (_q_tail_of47_item // n_hb).to(gl.int64)
+        _q_tail_of47_rows = ((q_ptr + (_token_of50__t51 * stride_q_s)) + ((_q_tail_of47_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of47_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of47__t56 = _v13
+        q_tail = _q_tail_of47__t56
         inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         out = (acc * gl.convert_layout(inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))

@@ -1,0 +1,54 @@
+"""What the SparseMLA TLE kernels (sparse_mla_pipe.py, sparse_mla_seesaw.py) share: the shape of a
+kv row and of a K tile, the softmax constants, the (query token, head block) of a work item, the
+index validity and the gather rows of a K tile, and the lazy reference max.
+
+The helpers are plain tile functions: the frontend inlines them into the partition that calls
+them (one-expression helpers become that expression), so the generated code is the same as with
+the expression written in place.
+"""
+
+import triton.language as tl
+
+D_HALF = tl.constexpr(256)   # half of the 512 main dims: each consumer owns one output half
+D_MAIN = tl.constexpr(512)   # main dims of q/kv rows (also the V dims)
+D_TAIL = tl.constexpr(64)    # RoPE tail dims: a row is D_MAIN + D_TAIL = 576 wide
+BK = tl.constexpr(64)        # topk indices (kv rows) per K tile
+LOG2E = tl.constexpr(1.4426950408889634)  # softmax in base 2: exp(x) == exp2(x * LOG2E)
+LN2 = tl.constexpr(0.6931471805599453)    # back to natural-log units: log(x) == log2(x) * LN2
+TAU = tl.constexpr(8.0)      # lazy rescale: a reference max moves only for a score 2^8 above it
+
+
+def token_of(item, n_hb):
+    """The query token of work item ``item``: items run (token, head block) in row-major order,
+    so the head blocks of one token, which gather the same kv rows, run side by side."""
+    return (item // n_hb).to(tl.int64)
+
+
+def head0_of(item, n_hb, BLOCK_H: tl.constexpr):
+    """The first head of work item ``item``'s head block."""
+    return (item % n_hb) * BLOCK_H
+
+
+def index_valid(t, s_kv):
+    """Which topk indices ``t`` name a kv row: 0 <= t < s_kv."""
+    return (t >= 0) & (t < s_kv)
+
+
+def kv_rows(kv_ptr, stride_kv_s, t, valid):
+    """Row pointers [BK, 1] of the kv rows of indices ``t``; an invalid index is clamped to row 0
+    so it is never dereferenced (its loads are masked with ``valid[:, None]``: zero-fill)."""
+    return kv_ptr + tl.where(valid, t, 0).to(tl.int64)[:, None] * stride_kv_s
+
+
+def lazy_ref(ref, x):
+    """The reference max (log2 units) after row maxima ``x``: it moves only for a score more than
+    2^TAU above it, so after the first tiles the rescale factors are exactly 1 and the consumers'
+    ``tle.gpu.scale_rows`` skip their multiplies."""
+    return tl.where(x > ref + TAU, x, ref)
+
+
+def shift_of(r):
+    """What exp2's argument is shifted by for reference ``r``: 0 while every index seen is invalid
+    (r is -inf), so that alpha and p are exp2(-inf) = 0 rather than exp2(-inf - -inf) = NaN."""
+    return tl.where(r == float("-inf"), 0.0, r)
+
