@@ -1,10 +1,11 @@
 """Per-pair timeline of the TLE-FlashMLA seesaw kernel on the GPU: where each warp group waits.
-By default it traces benchmarks/variants/sparse_mla_seesaw_per_cta.py (one CTA per item, the
-bundled kernel's pair loop); `--persistent` traces the bundled persistent kernel, one trace row per
-item, the entry/exit stamps at each item's start and end (on the H200: pair period 6,159 cycles
-at 8K, consumer0's epilogue 4,864 cycles an item).
+It traces tle_kernels/sparse_mla_seesaw.py, one trace row per (query token, head block) item, the
+entry/exit stamps at each item's start and end (on the H200: pair period 6,159 cycles at 8K,
+consumer0's epilogue 4,864 cycles an item). By default the kernel runs persistent (one program per
+SM); `--per-cta` launches it with one program per item (``PerCtaLaunch(kernel, persistent=False)``),
+so that a trace row is a CTA and the whole-CTA summary shows the gaps between CTAs.
 
-    python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt] [--persistent]
+    python3 benchmarks/seesaw_timeline.py [--skv 8192 131072] [--save trace.pt] [--per-cta]
 
 The kernel's generated Gluon (tle_compiler's lowering of tle_kernels/sparse_mla_seesaw.py) is
 instrumented with `%clock64` stamps (thread 0 of each partition stores the SM's cycle counter at
@@ -16,9 +17,9 @@ cost ~1-2 % (the traced kernel's TFLOP/s is printed too). A CPU test (tests/test
 that every event still finds its line in the generated code, so the tool breaks loudly, not silently,
 when the kernel's schedule changes.
 
-Each partition also stamps its entry and exit (clock64, globaltimer, SM id): the summary gives the
-SM clock under load, each partition's prologue / loop / epilogue, and the idle gap between
-consecutive CTAs on one SM.
+Each partition also stamps each item's entry and exit (clock64, globaltimer, SM id): the summary
+gives the SM clock under load, each partition's prologue / loop / epilogue per item, and the idle
+gap between consecutive items (with `--per-cta`: CTAs) on one SM.
 
 What it shows on the H200 (docs/kernels.md, "Where the time goes"): each consumer spends ~700-800
 cycles per pair (8K; ~1,500 at 128K) waiting for its second K piece, whose gather can only start
@@ -41,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 NEV = 16  # event slots per (partition, pair)
 PART = {"producer": 0, "consumer0": 1, "consumer1": 2}
-# The last line of a pair: the bundled kernel's lazy reference max, the per-CTA variant's max.
-PAIR_END = (("ref = r_new", "m_i = m_new"), 11)
+# The last line of a pair: the lazy reference max moves on.
+PAIR_END = ("ref = r_new", 11)
 # partition -> (substring of the generated line to stamp after, or a tuple of alternatives, event);
 # event 0 is the loop head
 EVENTS = {
@@ -101,17 +102,17 @@ ENTRY = [f"_stamp_reg(tr + 12, {_CLOCK})", f"_stamp_reg(tr + 14, {_NS})",
 EXIT = [f"_stamp_reg(tr + 15, {_NS})", f"_stamp_reg(tr + 13, {_CLOCK})"]
 
 
-ROW = 3 * 16 * NEV  # one trace row (3 partitions x 16 pairs x NEV events) per CTA / item
+ROW = 3 * 16 * NEV  # one trace row (3 partitions x 16 pairs x NEV events) per item
 
 
-def instrument(src: str, persistent: bool = False) -> tuple[str, dict]:
-    """The generated seesaw module with stamps and a trailing `trace_ptr` kernel argument; also
-    returns, per partition, the events that found their line (each should be found once).
-    ``persistent``: the bundled kernel (an item loop around the pair loop): one trace row per
-    item, its entry/exit stamps at the start and end of each item instead of the partition's."""
+def instrument(src: str) -> tuple[str, dict]:
+    """The generated seesaw module (an item loop around the pair loop) with stamps and a trailing
+    `trace_ptr` kernel argument: one trace row per item, its entry/exit stamps at the start and
+    end of each item; also returns, per partition, the events that found their line (each should
+    be found once)."""
     out, cur, found = [], None, {p: [] for p in PART}
     last = None  # index in `out` of the current partition's last body line
-    item_ind = "        " if persistent else "    "  # the entry/exit stamps' indentation
+    item_ind = "        "  # the entry/exit stamps' indentation: in the item loop
 
     def close_partition():
         if cur in PART and last is not None:
@@ -124,26 +125,21 @@ def instrument(src: str, persistent: bool = False) -> tuple[str, dict]:
             last = None
         if m and m.group(1) in PART:
             cur = m.group(1)
-            out.append(f"def {cur}({m.group(2)}, {'tr_base' if persistent else 'tr'}):")
-            if not persistent:
-                out += [f"    {x}" for x in ENTRY]
+            out.append(f"def {cur}({m.group(2)}, tr_base):")
             continue
         if m and m.group(1) == "sparse_mla_seesaw":
             cur = "top"
             out.append(ln.replace("BLOCK_H: gl.constexpr):", "BLOCK_H: gl.constexpr, trace_ptr):"))
-            if persistent:
-                out.append("    tr_row = trace_ptr")
+            out.append("    tr_row = trace_ptr")
             continue
         out.append(ln)
         s = ln.strip()
         if cur in PART and s and not s.startswith("@"):
             last = len(out) - 1
-        if cur == "top" and s.startswith("ml_row = "):
-            out.append(f"    tr_row = trace_ptr + lin.to(gl.int64) * {ROW}")
-        elif cur == "top" and any(s.startswith(f"({p}, (") for p in PART):
+        if cur == "top" and any(s.startswith(f"({p}, (") for p in PART):
             name = s.split(",")[0][1:]
             out[-1] = ln.replace(")),", f", tr_row + {PART[name] * 16 * NEV})),")
-        elif cur in PART and persistent and s.startswith("item = gl.where("):
+        elif cur in PART and s.startswith("item = gl.where("):
             out.append(f"{item_ind}tr = tr_base + item.to(gl.int64) * {ROW}")
             out += [f"{item_ind}{x}" for x in ENTRY]
         elif cur in PART:
@@ -246,9 +242,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skv", type=int, nargs="*", default=[8192, 131072])
     ap.add_argument("--save", default="", help="torch.save the traces of CTAs 1000..1263 here")
-    ap.add_argument("--persistent", action="store_true",
-                    help="trace the bundled persistent kernel (one row per item) instead of the "
-                         "per-CTA variant")
+    ap.add_argument("--per-cta", action="store_true",
+                    help="launch one program per item (persistent=False) instead of one per SM")
     args = ap.parse_args()
     import torch
     import triton.testing
@@ -257,15 +252,12 @@ def main() -> None:
     from tle_compiler.lowering import gluon_source
 
     root = Path(__file__).resolve().parent.parent
-    # the per-CTA seesaw: the bundled (persistent) kernel's pair loop, one CTA per item, which the
-    # stamps' per-CTA trace rows assume
-    src = "tle_kernels/sparse_mla_seesaw.py" if args.persistent else \
-        "benchmarks/variants/sparse_mla_seesaw_per_cta.py"
-    gen = gluon_source((str(root / src), "sparse_mla_seesaw"), {"TOPK": TOPK, "BLOCK_H": 64})
+    gen = gluon_source((str(root / "tle_kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"),
+                       {"TOPK": TOPK, "BLOCK_H": 64})
     if "_TLE_OFF_" in gen.source:
         raise SystemExit("the seesaw uses eager publish (baked barrier offsets): the stamps would "
                          "move the allocation; trace a copy without it")
-    text, found = instrument(gen.source, args.persistent)
+    text, found = instrument(gen.source)
     missing = missing_events(found)
     if any(missing.values()):
         raise SystemExit(f"events not found in the generated code: {missing}")
@@ -287,7 +279,7 @@ def main() -> None:
 
         from tle_kernels.api import PerCtaLaunch
 
-        kernel = PerCtaLaunch(mod.sparse_mla_seesaw) if args.persistent else mod.sparse_mla_seesaw
+        kernel = PerCtaLaunch(mod.sparse_mla_seesaw, persistent=not args.per_cta)
 
         def go():
             kernel[(sq, h // 64)](*args_, TOPK=TOPK, BLOCK_H=64, trace_ptr=trace)

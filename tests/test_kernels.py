@@ -246,15 +246,35 @@ def load_emulated(path, dot_dtypes=None):
         tree = ast.parse(p.read_text(), str(p))
         ns = {"tl": tl, "tle": tle, "__name__": f"emulated_{p.stem}"}
         for st in tree.body:
-            if isinstance(st, ast.ImportFrom) and st.level == 1 and st.module:
-                dep = run(p.parent / f"{st.module.replace('.', '/')}.py")
-                ns.update({a.asname or a.name: dep[a.name] for a in st.names})
+            if not isinstance(st, ast.ImportFrom) or not st.module:
+                continue
+            if st.level == 1:
+                dep_path = p.parent / f"{st.module.replace('.', '/')}.py"
+            elif st.module.startswith("tle_kernels."):  # a copy of a kernel outside the package
+                dep_path = KERNELS_DIR / f"{st.module.split('.', 1)[1].replace('.', '/')}.py"
+            else:
+                continue
+            dep = run(dep_path)
+            ns.update({a.asname or a.name: dep[a.name] for a in st.names})
         body = [st for st in tree.body if not isinstance(st, (ast.Import, ast.ImportFrom))]
         exec(compile(ast.Module(body, []), str(p), "exec"), ns)  # noqa: S102 (test-only)
         return ns
 
     return types.SimpleNamespace(**{k: v for k, v in run(Path(path)).items()
                                     if not k.startswith("__")})
+
+
+def kernel_copy(kernel: str, path: Path, edits=()) -> Path:
+    """A copy of tle_kernels/<kernel>.py at ``path`` with ``edits`` (old, new) applied (each old
+    text must occur exactly once) and its package-relative imports made absolute
+    (``from tle_kernels.sparse_mla_common import ...``), so that it reads the same outside the
+    package: the test inputs that are a bundled kernel with one change."""
+    src = (KERNELS_DIR / f"{kernel}.py").read_text()
+    for old, new in edits:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    path.write_text(src.replace("\nfrom .", "\nfrom tle_kernels."))
+    return path
 
 #
 # Until the lowering runs the kernels on a GPU, their math is checked by executing the Python
@@ -330,8 +350,13 @@ def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
     assert torch.allclose(ml, ref_ml, atol=1e-4, rtol=0)
 
 
-@pytest.mark.parametrize("kernel,path,topk", [(k, KERNELS_DIR / f"{k}.py", 256) for k in KERNELS])
-def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk):
+@pytest.mark.parametrize("kernel,path,topk,persistent",
+                         [(k, KERNELS_DIR / f"{k}.py", 256, True) for k in KERNELS]
+                         + [("sparse_mla_seesaw", KERNELS_DIR / "sparse_mla_seesaw.py", 256, False)],
+                         ids=[*KERNELS, "sparse_mla_seesaw-per_cta"])
+def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk, persistent):
+    """Each kernel against the fp32 reference, launched as tle_kernels/api.py launches it; the
+    seesaw also with ``persistent=False`` (one program per item, ROUNDS = 1)."""
     torch = pytest.importorskip("torch")
     mod = load_emulated(path, dot_dtypes=(torch.bfloat16,))
     block_h = mod.DEFAULT_CONFIG["constexprs"]["BLOCK_H"]
@@ -353,8 +378,22 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk):
     # the launch of tle_kernels/api.py, grid included
     args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
-    from tle_kernels.api import is_persistent, launch_args
-    if is_persistent(mod):
+    from tle_kernels.api import PerCtaLaunch, is_persistent, launch_args
+    if is_persistent(mod) and not persistent:
+        launches = []
+
+        class Recorded:  # the launches PerCtaLaunch makes, then the emulated kernel's
+            def __getitem__(self, grid):
+                def run(*a, **kw):
+                    launches.append((grid, a[-3:]))
+                    getattr(mod, kernel)[grid](*a, **kw)
+                return run
+
+        PerCtaLaunch(Recorded(), persistent=False)[(s_q, h_q // block_h)](
+            *args, TOPK=topk, BLOCK_H=block_h)
+        n_items = s_q * h_q // block_h
+        assert launches == [((n_items,), (n_items, h_q // block_h, 1))]
+    elif is_persistent(mod):
         # persistent: 3 programs for 8 items, so one program's last round repeats the last item
         grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 3, block_h)
         assert grid == (3,) and rounds * 3 > n_items

@@ -15,20 +15,20 @@ import pytest
 
 pytest.importorskip("triton.experimental.gluon")
 
-from tle_compiler.frontend import read_kernels  # noqa: E402
 from tle_compiler.lowering import compile_kernel, gluon_source, ptxas_stats  # noqa: E402
+from tle_compiler.lowering.compile import kernel_info_of  # noqa: E402
 from tle_compiler.lowering.debug import barrier_offsets  # noqa: E402
 from tle_compiler.lowering.dumping import default_config  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-# eager publish on the per-CTA seesaw (the bundled kernel's pair loop, without the persistent
-# item loop; the option is measured neutral and off in the bundled kernels)
-SEESAW = ROOT / "benchmarks/variants/sparse_mla_seesaw_per_cta.py"
+# eager publish on the bundled seesaw (the option is measured neutral and off in the bundled
+# kernels), read specialised to DEFAULT_CONFIG's constexprs as its launches are
+SEESAW = ROOT / "tle_kernels/sparse_mla_seesaw.py"
 CX = {"TOPK": 2048, "BLOCK_H": 64}
 
 
 def _compile(path: Path):
-    info = next(i for i in read_kernels(str(path), name="sparse_mla_seesaw"))
+    info = kernel_info_of((str(path), "sparse_mla_seesaw"), CX)
     return info, compile_kernel(info, default_config(str(SEESAW), "sparse_mla_seesaw")["signature"],
                                 CX)
 
@@ -37,11 +37,12 @@ def _compile(path: Path):
 def eager_and_plain(tmp_path_factory):
     """The bundled seesaw (no eager publish: measured neutral on it, docs/BENCHMARKS.md) and a copy
     of it with the option on."""
-    src = SEESAW.read_text()
+    from tests.test_kernels import kernel_copy
+
     jit = "@tle.jit(num_warps=4, wgmma_pipeline=True)"
-    assert jit in src and "eager_publish" not in src
-    eager = tmp_path_factory.mktemp("eager") / "sparse_mla_seesaw.py"
-    eager.write_text(src.replace(jit, jit[:-1] + ", eager_publish=True)"))
+    assert "eager_publish" not in SEESAW.read_text()
+    eager = kernel_copy("sparse_mla_seesaw", tmp_path_factory.mktemp("eager") / "sparse_mla_seesaw.py",
+                        [(jit, jit[:-1] + ", eager_publish=True)")])
     return _compile(eager), _compile(SEESAW)
 
 
@@ -91,11 +92,11 @@ def test_commit_launders_the_row_vectors_read_after_it(eager_and_plain):
     first = body[i].strip()
     assert re.match(r"\w+ = _tle_arrive_x\(_TLE_OFF_max0_full0", first)
     names = first.split("eager publish: ", 1)[1].split(" wait")[0].split(", ")
-    assert "m0" in names and "m_i" in names  # the softmax after the commit reads both
+    assert "mx0" in names and "ref" in names  # the lazy reference after the commit reads both
     # every other name is laundered through the first one, right after it
     for k, n in enumerate(names[1:], 1):
         assert body[i + k].strip().startswith(f"{n} = _tle_launder({n}, ")
-    # the exp2 of the softmax comes after (reads the laundered m0)
+    # the exp2 of the softmax comes after (reads the laundered mx0 and ref)
     assert any("gl.exp2(" in ln for ln in body[i + len(names):i + len(names) + 8])
 
 

@@ -198,17 +198,17 @@ def test_kernel_with_debug_waits_emits_the_verified_barrier_operations(path, nam
 
 
 def test_eager_publish_arrives_per_thread_where_the_plan_says(tmp_path):
-    """eager_publish (lowering/eager.py) on the per-CTA seesaw: every release and register-filled
+    """eager_publish (lowering/eager.py) on the bundled seesaw: every release and register-filled
     commit is a per-thread arrive at the barrier's shared-memory offset, still one per event."""
-    src = (ROOT / "benchmarks" / "variants" / "sparse_mla_seesaw_per_cta.py").read_text()
+    from tests.test_kernels import kernel_copy
+
     jit = "@tle.jit(num_warps=4, wgmma_pipeline=True)"
-    assert jit in src
-    path = tmp_path / "sparse_mla_seesaw_eager.py"
-    path.write_text(src.replace(jit, jit[:-1] + ", eager_publish=True)"))
+    path = kernel_copy("sparse_mla_seesaw", tmp_path / "sparse_mla_seesaw_eager.py",
+                       [(jit, jit[:-1] + ", eager_publish=True)")])
     lk = LoweredKernel((str(path), "sparse_mla_seesaw"), {"TOPK": 2048, "BLOCK_H": 64})
-    params, problems = lk.check({})
-    assert params == {"NP": 16} and not problems, "\n".join(problems)
-    ops = {o.op for p in lk.trace({}).partitions for o in p.ops}
+    params, problems = lk.check({"ROUNDS": 2})
+    assert params == {"ROUNDS": 2} and not problems, "\n".join(problems)
+    ops = {o.op for p in lk.trace({"ROUNDS": 2}).partitions for o in p.ops}
     assert ARRIVE_THREAD in ops and ARRIVE not in ops
 
 

@@ -1,6 +1,14 @@
 """Opt-in pipelined wgmma (``@tle.jit(wgmma_pipeline=True)``; docs/lowering.md, "Pipelined wgmma
 (opt-in)"): where the waits go, that the default lowering is unchanged, that the kernels compile for
-sm_90a without spills, and that the SparseMLA variant's math is right (CPU emulator)."""
+sm_90a without spills, and that the pipelined SparseMLA pipe kernel's math is right (CPU emulator).
+
+The pipelined SparseMLA pipe kernel is tle_kernels/sparse_mla_pipe.py with the option on and the
+left consumer releasing kv tile ck-1 in iteration ck, after tile ck's S was read (and the last tile
+after the loop), so its PV stays in flight across the back-edge (``_mla_pipelined``). The right
+consumer keeps its releases: score has capacity 1, so releasing score(ck) after waiting
+score(ck+1) would deadlock. On an H200 ptxas serialises that kernel's wgmmas (C7512, too few
+registers in the left) and it ran at 0.66x / 0.73x of the bundled kernel, so it is a test input
+only."""
 
 from __future__ import annotations
 
@@ -16,8 +24,25 @@ from tle_compiler.lowering import compile_kernel, gluon_source, ptxas_stats  # n
 
 ROOT = Path(__file__).resolve().parent.parent
 ATT = ROOT / "tle_kernels/examples/attention_tile.py"
-VARIANT = ROOT / "benchmarks/variants/sparse_mla_pipe_pipelined.py"
 MLA_CX = {"TOPK": 2048, "BLOCK_H": 64}
+MLA_PIPE = ROOT / "tle_kernels/sparse_mla_pipe.py"
+
+
+def _mla_pipelined(path: Path) -> Path:
+    """tle_kernels/sparse_mla_pipe.py with wgmma_pipeline and the left's delayed kv release."""
+    from tests.test_kernels import kernel_copy
+
+    read = "        s = tl.where(valid[None, :], s, float(\"-inf\"))  # raw scores: sm_scale > 0 keeps the max\n"
+    pv = "        acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc)\n"
+    return kernel_copy("sparse_mla_pipe", path, [
+        ("@tle.jit(num_warps=4)", "@tle.jit(num_warps=4, wgmma_pipeline=True)"),
+        (read, read + "        if ck > 0:\n            kr.release(ck - 1)\n"),
+        (pv + "        kr.release(ck)\n", pv + "    if NK > 0:\n        kr.release(NK - 1)\n")])
+
+
+@pytest.fixture(scope="module")
+def mla_pipelined(tmp_path_factory) -> Path:
+    return _mla_pipelined(tmp_path_factory.mktemp("mla") / "sparse_mla_pipe_pipelined.py")
 
 
 def _att_variant(tmp_path: Path, delayed_release: bool) -> Path:
@@ -45,10 +70,10 @@ def _waits(lines):
     return [(i, ln.strip()) for i, ln in enumerate(lines) if "warpgroup_mma_wait(" in ln]
 
 
-def test_option_off_is_byte_identical_and_option_is_read():
+def test_option_off_is_byte_identical_and_option_is_read(mla_pipelined):
     (info,) = [i for i in read_kernels(str(ATT), name="attention_tile")]
     assert not info.options.get("wgmma_pipeline", False)
-    (v,) = [i for i in read_kernels(str(VARIANT), name="sparse_mla_pipe_pipelined")]
+    (v,) = [i for i in read_kernels(str(mla_pipelined), name="sparse_mla_pipe")]
     assert v.options["wgmma_pipeline"]
 
 
@@ -88,9 +113,9 @@ def test_delayed_release_carries_the_pv_across_the_back_edge(tmp_path):
     assert len(waits) == 2
 
 
-def test_variant_left_keeps_pv_in_flight_right_unchanged():
-    src = gluon_source((str(VARIANT), "sparse_mla_pipe_pipelined"), MLA_CX).source
-    base = gluon_source((str(ROOT / "tle_kernels/sparse_mla_pipe.py"), "sparse_mla_pipe"), MLA_CX).source
+def test_pipelined_mla_left_keeps_pv_in_flight_right_unchanged(mla_pipelined):
+    src = gluon_source((str(mla_pipelined), "sparse_mla_pipe"), MLA_CX).source
+    base = gluon_source((str(MLA_PIPE), "sparse_mla_pipe"), MLA_CX).source
     assert _fn(src, "right") == _fn(base, "right")  # score capacity 1: its releases stay put
     assert _fn(src, "producer") == _fn(base, "producer")
     lines = _fn(src, "left")
@@ -103,12 +128,12 @@ def test_variant_left_keeps_pv_in_flight_right_unchanged():
 
 
 @pytest.fixture(scope="module")
-def compiled_variants(tmp_path_factory):
+def compiled_pipelined(tmp_path_factory, mla_pipelined):
     out = {}
     tmp = tmp_path_factory.mktemp("pl")
     for key, (path, name, cx) in {
             "att": (_att_variant(tmp, True), "attention_tile", {}),
-            "mla": (VARIANT, "sparse_mla_pipe_pipelined", MLA_CX)}.items():
+            "mla": (mla_pipelined, "sparse_mla_pipe", MLA_CX)}.items():
         info = next(i for i in read_kernels(str(path), name=name) if i.name == name)
         sig = {"att": {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*fp32",
                        "N_KV": "i32", "sm_scale": "fp32"}}.get(key)
@@ -120,8 +145,8 @@ def compiled_variants(tmp_path_factory):
 
 
 @pytest.mark.parametrize("key", ["att", "mla"])
-def test_pipelined_compiles_for_sm90a_without_spills(compiled_variants, key):
-    c = compiled_variants[key]
+def test_pipelined_compiles_for_sm90a_without_spills(compiled_pipelined, key):
+    c = compiled_pipelined[key]
     assert ".target sm_90a" in c.asm["ptx"] and c.asm["cubin"]
     ops = [ln for ln in c.asm["ttgir"].splitlines() if not ln.startswith("#loc")]
     assert any("ttng.warp_group_dot_wait" in ln for ln in ops)
@@ -134,11 +159,10 @@ def test_pipelined_compiles_for_sm90a_without_spills(compiled_variants, key):
     # "Pipelined wgmma (opt-in)"; measured on a GPU before relying on it
 
 
-def test_variant_math_in_cpu_emulation():
+def test_pipelined_mla_math_in_cpu_emulation(mla_pipelined):
     torch = pytest.importorskip("torch")
     import tests.test_kernels as tk
-    from tle_compiler.testing.emulator import load_kernel_module
-    mod = load_kernel_module(VARIANT, dot_dtypes=(torch.bfloat16,))
+    mod = tk.load_emulated(mla_pipelined, dot_dtypes=(torch.bfloat16,))
     block_h = mod.DEFAULT_CONFIG["constexprs"]["BLOCK_H"]
     s_q, h_q, s_kv, topk = 3, 2 * block_h, 300, 256
     g = torch.Generator().manual_seed(0)
@@ -152,7 +176,7 @@ def test_variant_math_in_cpu_emulation():
     sm_scale = 576 ** -0.5
     out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
     lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
-    mod.sparse_mla_pipe_pipelined[(s_q, h_q // block_h)](
+    mod.sparse_mla_pipe[(s_q, h_q // block_h)](
         q, kv, idx, out, lse, ml,
         q.stride(0), q.stride(1), kv.stride(0), idx.stride(0), out.stride(0), out.stride(1),
         lse.stride(0), kv.shape[0], float(sm_scale), TOPK=topk, BLOCK_H=block_h)
@@ -193,15 +217,14 @@ def test_release_only_if_keeps_wgmmas_in_flight():
 
 
 def test_if_with_more_than_releases_still_drains(tmp_path):
-    """An `if` that does anything besides releasing (here a store) keeps the old rule: drain.
-    (On the per-CTA seesaw, whose pair loop is the bundled persistent kernel's.)"""
-    src = (ROOT / "benchmarks/variants/sparse_mla_seesaw_per_cta.py").read_text()
-    old = "        if p > 0:\n            pr.release(p - 1)    # the previous pair's P1·V1_L retired (one wgmma wait)\n"
-    assert old in src
-    src = src.replace(old, old.replace("        if p > 0:\n", "        if p > 0:\n"
-                                       "            m_i = m_i + 0.0\n"))
-    p = tmp_path / "seesaw_if.py"
-    p.write_text(src)
+    """An `if` that does anything besides releasing (here a computation) keeps the old rule:
+    drain. (The bundled seesaw's consumer0 with one more statement in its release-only `if`.)"""
+    from tests.test_kernels import kernel_copy
+
+    old = "            if p > 0:\n                pr.release(g - 1)\n"
+    p = kernel_copy("sparse_mla_seesaw", tmp_path / "seesaw_if.py", [
+        (old, old.replace("            if p > 0:\n", "            if p > 0:\n"
+                                                   "                l_i = l_i + 0.0\n"))])
     lines = _fn(gluon_source((str(p), "sparse_mla_seesaw"), MLA_CX).source, "consumer0")
     cond = next(i for i, ln in enumerate(lines) if ln.strip() == "if (p > 0):")
     assert "no wgmma in flight across an if" in lines[cond - 1]
@@ -214,7 +237,8 @@ def test_release_after_chained_shared_operand_wgmmas_compiles(tmp_path):
     holds that wgmma's result any more (the second one took it as its accumulator): Triton's wait
     op still needs a dependency, so the lowering gives it a throwaway one instead of `deps=[]`,
     which Triton rejects ("expected to be waiting on at least one dependency")."""
-    src = (ROOT / "tle_kernels/sparse_mla_seesaw.py").read_text()
+    from tests.test_kernels import kernel_copy
+
     old = """            acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
             pres = pr.wait(g)
             k0r = peer.wait(g)
@@ -232,11 +256,9 @@ def test_release_after_chained_shared_operand_wgmmas_compiles(tmp_path):
             sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
             pr.release(g)
 """
-    assert src.count(old) == 1
-    src = src.replace(old, new).replace("            peer.release(g)\n\n",
-                                        "            peer.release(g)\n            own.release(g)\n\n")
-    p = tmp_path / "seesaw_pv_swapped.py"
-    p.write_text(src)
+    p = kernel_copy("sparse_mla_seesaw", tmp_path / "seesaw_pv_swapped.py", [
+        (old, new), ("            peer.release(g)\n\n",
+                     "            peer.release(g)\n            own.release(g)\n\n")])
     lines = _fn(gluon_source((str(p), "sparse_mla_seesaw"), MLA_CX).source, "consumer1")
     rel = next(i for i, ln in enumerate(lines) if "prob0_empty0" in ln and "arrive" in ln)
     wait = lines[rel - 1].strip()

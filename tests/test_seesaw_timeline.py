@@ -24,8 +24,7 @@ CX = {"TOPK": 2048, "BLOCK_H": 64}
 
 @pytest.fixture(scope="module")
 def instrumented():
-    gen = gluon_source((str(ROOT / "benchmarks/variants/sparse_mla_seesaw_per_cta.py"),
-                        "sparse_mla_seesaw"), CX)
+    gen = gluon_source((str(ROOT / "tle_kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
     return T.instrument(gen.source)
 
 
@@ -58,13 +57,6 @@ def _compile_traced(text: str, path: Path, signature: dict):
              if sig[a].startswith("*") or sig[a] == "i32"}
     return triton.compile(GluonASTSource(mod.sparse_mla_seesaw, sig, constexprs=CX, attrs=attrs),
                           target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
-
-
-def test_instrumented_module_compiles(instrumented, tmp_path):
-    from benchmarks.variants.sparse_mla_seesaw_per_cta import DEFAULT_CONFIG
-
-    c = _compile_traced(instrumented[0], tmp_path / "seesaw_traced.py", DEFAULT_CONFIG["signature"])
-    assert "%clock64" in c.asm["ptx"] and c.asm["cubin"]
 
 
 def test_summary_reports_segment_durations():
@@ -123,16 +115,15 @@ def test_whole_cta_summary_reports_clock_phases_and_gaps():
     assert "median 100 ns (200 cycles)" in out
 
 
-def test_persistent_kernel_is_instrumented_per_item_and_compiles(tmp_path):
-    """--persistent: the bundled kernel (an item loop around the pair loop) gets every event, one
-    trace row per item (`tr = tr_base + item * ROW` after the item is known), the entry/exit
-    stamps inside the item loop, and the instrumented module compiles for sm_90a."""
+def test_kernel_is_instrumented_per_item_and_compiles(instrumented, tmp_path):
+    """The bundled kernel (an item loop around the pair loop) gets one trace row per item
+    (`tr = tr_base + item * ROW` after the item is known), the entry/exit stamps inside the item
+    loop, and the instrumented module compiles for sm_90a."""
     import re
 
     from tle_kernels.sparse_mla_seesaw import DEFAULT_CONFIG
 
-    gen = gluon_source((str(ROOT / "tle_kernels/sparse_mla_seesaw.py"), "sparse_mla_seesaw"), CX)
-    text, found = T.instrument(gen.source, persistent=True)
+    text, found = instrumented
     assert T.missing_events(found) == {p: [] for p in T.PART}
     assert text.count(f"tr = tr_base + item.to(gl.int64) * {T.ROW}") == 3
     for part in T.PART:
@@ -140,6 +131,6 @@ def test_persistent_kernel_is_instrumented_per_item_and_compiles(tmp_path):
         loop = re.search(r"\n(\s*)for r in range\(ROUNDS\):", body).group(1)
         # the exit stamps sit in the item loop's body, not after it
         assert re.search(rf"\n{loop}    _stamp_reg\(tr \+ 13, ", body), part
-    c = _compile_traced(text, tmp_path / "seesaw_persistent_traced.py",
+    c = _compile_traced(text, tmp_path / "seesaw_traced.py",
                         DEFAULT_CONFIG["signature"])
-    assert "%globaltimer" in c.asm["ptx"]
+    assert "%clock64" in c.asm["ptx"] and "%globaltimer" in c.asm["ptx"] and c.asm["cubin"]

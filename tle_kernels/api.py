@@ -206,10 +206,12 @@ def _aligned(*xs: torch.Tensor) -> bool:
 
 
 def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None,
-           topk_length=None, tail_split: bool = True) -> str:
+           topk_length=None, tail_split: bool = True, persistent: bool = True) -> str:
     """Run one 3-D (unbatched) call into given outputs; ``impl`` may be "auto". Returns the impl
     that ran. For benchmarks: no allocation, no validation beyond impl support. ``tail_split``:
-    let a TLE kernel's last partial wave run as topk pieces on every SM (tle_kernels/tail_split.py)."""
+    let a TLE kernel's last partial wave run as topk pieces on every SM (tle_kernels/tail_split.py).
+    ``persistent=False``: the seesaw runs one program per (query token, head block) item instead of
+    one per SM (``PerCtaLaunch``), leaving SMs to other work as its programs finish."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
     aligned = _aligned(q, kv, indices, out, max_logits)
@@ -227,7 +229,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     else:  # persistent: one program per SM, ROUNDS (query token, head block) items each
         from .sparse_mla_seesaw import sparse_mla_seesaw
 
-        kernel = PerCtaLaunch(sparse_mla_seesaw)
+        kernel = PerCtaLaunch(sparse_mla_seesaw, persistent)
 
     def run(q, kv, indices, out, max_logits, lse):
         assert max_logits.stride() == lse.stride()
@@ -237,7 +239,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
             float(sm_scale), TOPK=indices.shape[-1], BLOCK_H=64)
 
     split = None
-    if tail_split and name in SPLITS_TAIL:
+    if tail_split and name in SPLITS_TAIL and persistent:
         from .tail_split import plan_tail_split
 
         split = plan_tail_split(s_q, h_q // 64, topk, sm_count(q.device), TOPK_STEP[name])
@@ -286,15 +288,18 @@ class PerCtaLaunch:
     """``PerCtaLaunch(kernel)[(s_q, h_q // BLOCK_H)](*args, TOPK=, BLOCK_H=, **extra)``: a
     persistent kernel launched with the per-CTA kernels' grid and arguments (the benchmarks' and
     the A/B harness's calling convention): one program per SM, the item count, head blocks and
-    rounds appended to ``args``."""
+    rounds appended to ``args``. ``persistent=False``: one program per item (ROUNDS = 1), the
+    per-CTA schedule (what benchmarks/seesaw_timeline.py --per-cta traces)."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, persistent: bool = True):
         self.kernel = kernel
+        self.persistent = persistent
 
     def __getitem__(self, grid):
         def run(*args, TOPK, BLOCK_H, **extra):
-            sms = sm_count(args[0].device)
-            g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, sms, BLOCK_H)
+            items = grid[0] * grid[1]
+            programs = sm_count(args[0].device) if self.persistent else items
+            g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, programs, BLOCK_H)
             self.kernel[g](*args, n_items, n_hb, rounds, TOPK=TOPK, BLOCK_H=BLOCK_H, **extra)
         return run
 

@@ -78,7 +78,7 @@ q_tail [64,64] in registers (16 regs/thread, the A operand of a register-A wgmma
 Item order: item i is (query token i // n_hb, head block i % n_hb), and round r runs items
 r * programs .. r * programs + programs - 1 at once, so the head blocks of one query token (which
 gather exactly the same kv rows) run side by side and the second one's gathers hit L2 (the same
-ordering as the per-CTA kernel's program renumbering: +14 % at SKV=128K).
+ordering as the TLE-Pipe kernel's program renumbering: +14 % at SKV=128K).
 
 Registers: FlashMLA gives each consumer warp group 216 registers per thread and its producer 72.
 In `warp_specialize` the budget list covers the workers only, so the two consumers (workers) ask
@@ -98,9 +98,9 @@ pieces arrive while the consumers store their outputs, and no CTA launch (~1 µs
 between items. Every other pipe is indexed ``r * NP + p``, affine only once TOPK (so NP) is a
 number: the kernel is verified and lowered per specialisation (tle-dump reads it specialised to
 DEFAULT_CONFIG's TOPK and says so; compile.kernel_info_of does it for every launch). Against the
-per-CTA kernel (benchmarks/variants/sparse_mla_seesaw_per_cta.py, interleaved A/B on the H200):
+same kernel without the item loop (one program per item, interleaved A/B on the H200):
 0.993 at SKV = 8K, 1.066 at 128K. Launch: tle_kernels/api.py
-(`launch_args`; `PerCtaLaunch` takes the per-CTA kernel's grid and arguments, as the benchmarks do).
+(`launch_args`; `PerCtaLaunch` takes a per-CTA grid and arguments; `persistent=False`: ROUNDS = 1).
 Each consumer loads the next item's q tail before it stores the current item's outputs
 (`q_tail_of`). The API runs a partial last round as topk pieces on every SM instead
 (tle_kernels/tail_split.py), so at the headline shape no program recomputes an item.
