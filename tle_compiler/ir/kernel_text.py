@@ -237,7 +237,7 @@ def _relocate(node: Any, locs: Iterator[Loc]) -> Any:
     return dataclasses.replace(node, **changes) if changes else node
 
 
-_LOCPATH_RE = re.compile(r"[^\s:;|\"'#?\-\d`][^\s:;|\"'#`]*")
+_LOCPATH_RE = re.compile(r"(?:[^\W\d]|[./~])[\w./~+@%=,\-]*")  # the grammar's LOCPATH
 
 
 def _loc_file(file: Optional[str]) -> str:
@@ -1675,15 +1675,17 @@ def without_locations(node: Any) -> Any:
     return node
 
 
-def kir_key(node: Any) -> Any:
+def kir_key(node: Any, locations: bool = False) -> Any:
     """A hashable key of ``node`` that is equal exactly when the nodes are the same program:
-    locations aside, every constant by type and value (``Const(1)``, ``Const(1.0)`` and
-    ``Const(True)`` differ, as do ``0.0`` and ``-0.0``; all NaNs are equal)."""
+    locations aside (``locations=True``: with them), every constant by type and value
+    (``Const(1)``, ``Const(1.0)`` and ``Const(True)`` differ, as do ``0.0`` and ``-0.0``; all NaNs
+    are equal)."""
     if isinstance(node, (tuple, list)):
-        return ("tuple",) + tuple(kir_key(x) for x in node)
+        return ("tuple",) + tuple(kir_key(x, locations) for x in node)
     if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        return (type(node).__name__,) + tuple(kir_key(getattr(node, f.name))
-                                              for f in dataclasses.fields(node) if f.compare)
+        return (type(node).__name__,) + tuple(kir_key(getattr(node, f.name), locations)
+                                              for f in dataclasses.fields(node)
+                                              if f.compare or locations)
     if type(node) is float:
         return ("float", "nan" if math.isnan(node) else repr(node))
     if node is None or type(node) in (bool, int, str):
@@ -1691,6 +1693,7 @@ def kir_key(node: Any) -> Any:
     return ("object", type(node).__name__, repr(node))
 
 
-def kir_equal(a: Any, b: Any) -> bool:
-    """``a`` and ``b`` are the same program (see :func:`kir_key`)."""
-    return kir_key(a) == kir_key(b)
+def kir_equal(a: Any, b: Any, locations: bool = False) -> bool:
+    """``a`` and ``b`` are the same program (see :func:`kir_key`); ``locations``: and every node
+    has the same location."""
+    return kir_key(a, locations) == kir_key(b, locations)
