@@ -19,7 +19,6 @@ Kernel-level values also appear in :class:`~tle_compiler.frontend.kernel.Partiti
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -78,7 +77,7 @@ class Data(Value):
     taken (it was assigned in a loop, or differently in an if's branches); an access through it
     is an error."""
 
-    node: Optional[ast.AST] = field(default=None, compare=False, repr=False)
+    node: object = field(default=None, compare=False, repr=False)  # a KIR expression
     fields: frozenset[tuple[str, str]] = frozenset()
     key: Optional[str] = None
     hint: Optional[str] = None
@@ -93,10 +92,6 @@ class Data(Value):
     def shared(self) -> bool:
         """Whether this is a view of shared memory (a slot field or a free buffer)."""
         return self.view is not None and bool(self.slots or self.buffers or self.lost)
-
-    @property
-    def text(self) -> str:
-        return ast.unparse(self.node) if self.node is not None else ""
 
 
 @dataclass(frozen=True)
