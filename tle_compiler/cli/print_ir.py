@@ -5,7 +5,8 @@ affine only with its constexprs as numbers is read with its DEFAULT_CONFIG's con
 ``--param`` values) or a ``.kir`` file in the KIR text form (ir/kernel_text.py). Every pass of
 the pipeline is a registered kernel IR pass (passes/manager.py); a pass's prerequisites run first.
 The output is the KIR text form with the passes' attributes, or the Gluon module when the
-pipeline ends in emit-gluon (which lowers with the file's DEFAULT_CONFIG constexprs).
+pipeline ends in emit-gluon (assign-layouts, schedule-wgmma and emit-gluon lower for the file's
+DEFAULT_CONFIG constexprs).
 
 Exit status as tle-dump's: 1 when a pass reports a fault or the lowering refuses the kernel,
 otherwise the verdict's (0 proved, 3 bounded or unknown) when the pipeline gives one, else 0.
@@ -23,7 +24,9 @@ from ..passes.verdict import EXIT_CODES
 
 #: The passes that need a kernel read from Python or the text form (not a .pipe skeleton) and
 #: whose result is printed as the IR even without --print-ir.
-LOWERING_PASSES = ("materialize-barriers", "emit-gluon")
+LOWERING_PASSES = ("materialize-barriers", "assign-layouts", "schedule-wgmma", "emit-gluon")
+#: The passes that lower for the constexpr values of the file's DEFAULT_CONFIG (shapes, layouts).
+SPECIALISED_PASSES = ("assign-layouts", "schedule-wgmma", "emit-gluon")
 
 
 def wants_ir(args, names: list[str]) -> bool:
@@ -52,7 +55,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
         if args.kernel and prog.name not in args.kernel:
             continue
         constexprs = dict(loaded.specialised)
-        if "emit-gluon" in names:
+        if any(n in names for n in SPECIALISED_PASSES):
             try:
                 constexprs = dict(default_config(str(path), prog.name).get("constexprs", {}))
             except TleError:  # no DEFAULT_CONFIG: lowered generically (constexprs must not be)

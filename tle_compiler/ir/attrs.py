@@ -273,3 +273,123 @@ class MBarrierAlloc:
     size: int
     count: int
     fence: bool = False
+
+
+# ----------------------------------------------------------------------------------------------
+# register layouts (assign-layouts)
+#
+# The Gluon layouts the lowering gives tensor values, as lowering/layouts.py's solver picks them:
+# a blocked layout, the wgmma accumulator layout, a slice of a layout (a reduction's result), the
+# register A operand layout of a wgmma. lowering/layouts.py converts them to and from its tuples.
+
+
+@attr_type
+@dataclass(frozen=True)
+class Blocked:
+    """``gl.BlockedLayout(size_per_thread, threads_per_warp, warps_per_cta, order)``."""
+
+    size_per_thread: tuple
+    threads_per_warp: tuple
+    warps_per_cta: tuple
+    order: tuple
+
+
+@attr_type
+@dataclass(frozen=True)
+class NVMMADistributed:
+    """``gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta, instr_shape)``: the Hopper
+    wgmma accumulator layout."""
+
+    warps_per_cta: tuple
+    instr_shape: tuple
+
+
+@attr_type
+@dataclass(frozen=True)
+class Slice:
+    """``gl.SliceLayout(dim, parent)``: ``parent`` with dimension ``dim`` removed."""
+
+    dim: int
+    parent: object
+
+
+@attr_type
+@dataclass(frozen=True)
+class DotOperand:
+    """``gl.DotOperandLayout(operand_index, parent, k_width)``: a register wgmma operand."""
+
+    operand_index: int
+    parent: object
+    k_width: int
+
+
+@attr_type
+@dataclass(frozen=True)
+class LayoutTable:
+    """The layouts of one function's tensor values (a partition, or the kernel prologue), as
+    assign-layouts solved them. The lowering numbers the function's layout variables and its
+    layout constraints between operands in the order it visits them (the same in every walk);
+    ``layouts``: the distinct layouts, ``values``: per variable, the index of its layout in
+    ``layouts``; ``converts``: ``(constraint number, layout index)`` for every operand that is
+    converted (``gl.convert_layout``) to the layout of the value it feeds."""
+
+    layouts: tuple
+    values: tuple
+    converts: tuple = ()
+
+
+@attr_type
+@dataclass(frozen=True)
+class FieldFill:
+    """How the writer fills a pipe field: cp.async gathers (``cp_async``), register stores
+    (``registers``), or both."""
+
+    field: str
+    cp_async: bool
+    registers: bool
+
+
+@attr_type
+@dataclass(frozen=True)
+class ArriveUnit:
+    """How the writer's commits arrive on a barrier array, and its init count per slot:
+    ``mode`` partition (one elected arrive), thread (every thread's cp.async arrive), mixed (both),
+    eager / eager-mixed (per-thread arrives, lowering/eager.py); ``threads``: the arriving
+    partition's threads; ``init_count``: the mbarrier init count (infer-barriers' count in
+    partition arrivals scaled by the unit, lowering/plan.py init_count)."""
+
+    barrier: str
+    mode: str
+    threads: int
+    init_count: int
+
+
+# ----------------------------------------------------------------------------------------------
+# async wgmma waits (schedule-wgmma)
+
+
+@attr_type
+@dataclass(frozen=True)
+class WgmmaWait:
+    """``warpgroup_mma_wait(pending, deps)``: wait until at most ``pending`` wgmmas are in flight;
+    ``deps``: the generated names rebound to the wait's result (the retired wgmmas' results and
+    register A operands; empty: a throw-away dependency); ``why``: what needs the wait; ``line``:
+    the source line of the statement it precedes or ends."""
+
+    pending: int
+    deps: tuple
+    why: str
+    line: int = 0
+
+
+@attr_type
+@dataclass(frozen=True)
+class CarriedWgmma:
+    """A wgmma a pipelined loop (``wgmma_pipeline=True``) keeps in flight across its back-edge:
+    the names holding its result, the shared-memory rings it reads, and its register A operands
+    with their (shape, dtype, layout)."""
+
+    names: tuple
+    rings: tuple
+    regs: tuple = ()
+    reg_types: tuple = ()

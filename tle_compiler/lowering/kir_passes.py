@@ -6,8 +6,13 @@ materialize-barriers  KIR → KIR. Every pipe event gets ``barrier_ops``: the mb
                       slot, count) for those it arrives on (count in partition arrivals); every
                       pipe gets ``mbarriers``: an MBarrierAlloc per array (size, count, fence).
                       Slots and parities are infer-stages' index expressions.
+assign-layouts        KIR → KIR (lowering/assign_layouts.py): every function's layout table, every
+                      tensor-valued op's ``layout``, the stores that are cp.async gathers, every
+                      pipe's field fills and the arrive unit / init count of its barrier arrays.
+schedule-wgmma        KIR → KIR (lowering/schedule_wgmma.py): every partition's wgmma waits, every
+                      pipelined loop's wgmmas in flight across its back-edge.
 emit-gluon            KIR → Gluon source (codegen.generate: the translator prints what the
-                      attributes say; layouts and wgmma waits are still decided inside it).
+                      attributes say).
 """
 
 from __future__ import annotations
@@ -68,14 +73,14 @@ def kernel_facts(kernel: K.Kernel, program) -> SimpleNamespace:
 @dataclass(frozen=True)
 class EmitGluon:
     name: str = "emit-gluon"
-    requires: tuple = ("verify-protocol", "verify-deadlock", "materialize-barriers")
+    requires: tuple = ("verify-protocol", "verify-deadlock", "materialize-barriers",
+                       "assign-layouts", "schedule-wgmma")
 
     def run(self, module: KirModule) -> KirModule:
         from .codegen import generate
+        from .walks import module_info
 
-        info = module.info
-        if info is None:
-            info = kernel_facts(module.kernel, module.protocol().program)
+        info = module_info(module)
         gen = generate(info, dict(module.constexprs), module=module, **module.lowering)
         module.generated = gen
         module.gluon = gen.source
@@ -83,3 +88,7 @@ class EmitGluon:
 
 
 register(EmitGluon())
+
+# the passes between materialize-barriers and emit-gluon, registered in pipeline order
+from . import assign_layouts as _assign_layouts  # noqa: E402,F401
+from . import schedule_wgmma as _schedule_wgmma  # noqa: E402,F401

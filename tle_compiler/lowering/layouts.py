@@ -233,3 +233,114 @@ class LayoutSolver:
         s = self.soft[s_id]
         L = self.layout(s.b)
         return L if s.dim is None else ("slice", s.dim, L)
+
+
+# ----------------------------------------------------------------------------------------------
+# the layouts as typed attributes of the kernel IR (assign-layouts writes them, emit-gluon reads)
+
+
+def layout_attr(l: tuple):
+    """A layout tuple as its ir/attrs.py attribute (Blocked, NVMMADistributed, Slice, DotOperand)."""
+    from ..ir.attrs import Blocked, DotOperand, NVMMADistributed, Slice
+
+    kind = l[0]
+    if kind == "blocked":
+        return Blocked(*l[1:])
+    if kind == "mma":
+        return NVMMADistributed(l[1], l[2])
+    if kind == "slice":
+        return Slice(l[1], layout_attr(l[2]))
+    if kind == "dot":
+        return DotOperand(l[1], layout_attr(l[2]), l[3])
+    raise ValueError(l)
+
+
+def layout_tuple(a) -> tuple:
+    """The layout tuple of an attribute :func:`layout_attr` made."""
+    from ..ir.attrs import Blocked, DotOperand, NVMMADistributed, Slice
+
+    if isinstance(a, Blocked):
+        return ("blocked", tuple(a.size_per_thread), tuple(a.threads_per_warp),
+                tuple(a.warps_per_cta), tuple(a.order))
+    if isinstance(a, NVMMADistributed):
+        return ("mma", tuple(a.warps_per_cta), tuple(a.instr_shape))
+    if isinstance(a, Slice):
+        return ("slice", a.dim, layout_tuple(a.parent))
+    if isinstance(a, DotOperand):
+        return ("dot", a.operand_index, layout_tuple(a.parent), a.k_width)
+    raise ValueError(f"not a register layout attribute: {a!r}")
+
+
+def layout_table(solver: LayoutSolver):
+    """A solved solver's choice as a :class:`~tle_compiler.ir.attrs.LayoutTable`: every
+    variable's layout and every converted operand's target, the distinct layouts listed once in
+    the order of the first variable (or conversion) that has them."""
+    from ..ir.attrs import LayoutTable
+
+    distinct: dict[tuple, int] = {}
+
+    def index(l: tuple) -> int:
+        return distinct.setdefault(l, len(distinct))
+
+    values = tuple(index(solver.layout(v)) for v in sorted(solver.rank))
+    converts = tuple((sid, index(solver.target(sid))) for sid in sorted(solver.converts))
+    return LayoutTable(tuple(layout_attr(l) for l in distinct), values, converts)
+
+
+class _AnyRank(dict):
+    """Ranks in a replay: the translator passes a value's rank to ``new``, which only counts."""
+
+    def __missing__(self, key):
+        return 0
+
+
+class AssignedLayouts:
+    """The solver's interface over a :class:`~tle_compiler.ir.attrs.LayoutTable` (what
+    assign-layouts wrote on the function): emit-gluon walks the function in the order the pass
+    did, so variables and soft constraints get the same numbers; constraints are not collected
+    and nothing is solved. ``finish`` checks that the walk used exactly the table's numbers."""
+
+    def __init__(self, table, what: str):
+        self.what = what
+        layouts = [layout_tuple(a) for a in table.layouts]
+        self.values = [layouts[i] for i in table.values]
+        self.targets = {sid: layouts[i] for sid, i in table.converts}
+        self.converts = set(self.targets)
+        self.rank = _AnyRank()
+        self.n_vars = 0
+        self.n_soft = 0
+
+    def new(self, rank) -> int:
+        self.n_vars += 1
+        return self.n_vars - 1
+
+    def soft_eq(self, a: int, b: int, dim: Optional[int] = None) -> int:
+        self.n_soft += 1
+        return self.n_soft - 1
+
+    def fix(self, v: int, L: tuple) -> None:
+        pass
+
+    def anchor_eq(self, a: int, b: int) -> None:
+        pass
+
+    def slice_of(self, v: int, dim: int, parent: int) -> None:
+        pass
+
+    def prefer(self, v: int, L: tuple) -> None:
+        pass
+
+    def layout(self, v: int) -> tuple:
+        if v >= len(self.values):
+            raise ValueError(f"{self.what}: layout variable {v} is not in the layout table "
+                             f"({len(self.values)} variables): the IR changed after assign-layouts")
+        return self.values[v]
+
+    def target(self, s_id: int) -> tuple:
+        return self.targets[s_id]
+
+    def finish(self) -> None:
+        if self.n_vars != len(self.values):
+            raise ValueError(f"{self.what}: the translation made {self.n_vars} layout variables, "
+                             f"assign-layouts' table has {len(self.values)}: the IR changed "
+                             f"after assign-layouts")

@@ -10,6 +10,7 @@ the generated code computes it (:func:`index_src`); nothing here derives a barri
               (φ^1: a fresh mbarrier reports parity 1 as completed, so the first C acquires pass)
   commit(i)   [fence_async_shared() when a register-stored field of the group feeds wgmma]
               [closed flag := 0]; then per group, by its arrive mode (plan.arrive_mode):
+                (the mode is the array's ``arrive_units`` attribute, assign-layouts')
                 partition: mbarrier.arrive(full, count=1) — bar.sync + one elected arrive
                 thread:    async_copy.mbarrier_arrive(full, increment_count=False) — every thread
                            arrives once its cp.async copies have landed (count = writer threads)
@@ -32,7 +33,14 @@ from .eager import emit_publish, emit_release_arrive
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.attrs import MBarrierArrive, MBarrierWait, render_index
-from .plan import PipePlan, arrive_mode
+from .plan import PipePlan
+
+
+def fill_mode(arr) -> str:
+    """How a commit arrives on ``arr`` (plan.arrive_mode: partition / thread / mixed), from the
+    array's arrive unit (assign-layouts' ``arrive_units``, which the eager publish turns into
+    eager / eager-mixed: the same arrives, spelled per thread, lowering/eager.py)."""
+    return {"eager": "partition", "eager-mixed": "mixed"}.get(arr.mode, arr.mode)
 
 
 def index_src(expr, index: str) -> str:
@@ -108,7 +116,7 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
                                 "role": "writer"})
     # commit / close
     arrives = [arr for arr, _ in _ops(pp, node, MBarrierArrive)]
-    modes = {arr.var: arrive_mode(tr.ctx.fills, pp, arr) for arr in arrives}
+    modes = {arr.var: fill_mode(arr) for arr in arrives}
     if any(a.fence and modes[a.var] != "thread" for a in arrives):
         tr.emit("fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads")
     if pp.closed:

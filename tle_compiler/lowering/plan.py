@@ -74,8 +74,11 @@ class BarrierArray:
     counts: list[int]  # per stage, from Barrier.count
     barriers: list[Barrier]
     fence: bool
-    mode: str = "partition"  # arrive unit of the writer's commits (arrive_mode), set by codegen
-    init_counts: Optional[list[int]] = None  # per stage, counts scaled by the unit (init_count)
+    #: arrive unit of the writer's commits (arrive_mode), its threads and the init counts per
+    #: stage (counts scaled by the unit, init_count): assign-layouts' ``arrive_units`` attribute
+    mode: str = "partition"
+    threads: int = 0
+    init_counts: Optional[list[int]] = None
 
 
 @dataclass

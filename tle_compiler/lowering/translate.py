@@ -7,9 +7,14 @@ becomes a :class:`V` (a compile-time constant, a runtime scalar, a register tens
 variable, a shared-memory descriptor, or a pipe handle / slot that exists only at compile time).
 Pipe events become mbarrier code (see :mod:`.pipes`). It never reads Python source.
 
-It runs twice over the same body: pass 1 only collects layout constraints (:mod:`.layouts`), pass
-2 emits source with the solved layouts. Variables and constraints are numbered in visiting order,
-which is identical in both passes, so pass 2 finds pass 1's solution by number.
+The lowering passes walk the same body with it (lowering/walks.py): assign-layouts without
+emitting, collecting layout constraints for :mod:`.layouts` to solve; schedule-wgmma and emit-gluon
+emitting, with the solved layouts read from the function's ``layouts`` attribute. Variables and
+constraints are numbered in visiting order, which is identical in every walk, so an emitting walk
+finds a value's layout by number. Where the walks decide something about a node they record it
+(``op_vars``, ``cp_async_stores``, ``carried_found``, ``wait_log``) for the passes to write as
+attributes; emit-gluon follows those attributes (a store's ``cp_async``, a loop's
+``wgmma_carried``, the partition's ``wgmma_waits``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any, Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.nodes import NOLOC
+from ..ir.nodes import NOLOC, Loc
 from .layouts import LayoutSolver, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 
@@ -119,6 +124,14 @@ class FnTranslator:
         self.loops: list[dict] = []  # enclosing loops, innermost last: var, body indent, opaque 0
         self._frames: list[list] = []  # [statements, index being translated], outermost first
         self._wait_in_place = False  # inside a release-only `if` (st_If)
+        # what the walk decided, for the lowering passes to write as attributes:
+        self.op_vars: list[tuple] = []  # (Op node, layout variable of its tensor result)
+        self.cp_async_stores: list = []  # tl.store Op nodes that became cp.async gathers
+        self.carried_found: list[tuple] = []  # (For node, wgmmas in flight at its back-edge)
+        self.wait_log: list = []  # every warpgroup_mma_wait, as WgmmaWait attributes
+        #: the waits schedule-wgmma wrote (emit-gluon): each wait emitted is the next of these
+        self.scheduled: Optional[list] = None
+        self.line = 0  # the line of the statement being translated (a wait's `line`)
 
     # ---------------------------------------------------------------- helpers
     def err(self, msg: str, node: object) -> TleError:
@@ -181,6 +194,8 @@ class FnTranslator:
             raise self.err(f"unsupported expression {type(node).__name__}", node)
         self._allow_pending = False
         v = m(node)
+        if isinstance(node, K.Op) and v.kind == "tensor" and v.var is not None:
+            self.op_vars.append((node, v.var))
         if not allow_pending and self.is_pending(v):
             v = self.wait_value(v)
         return v
@@ -203,22 +218,38 @@ class FnTranslator:
         if self._wait_in_place:
             # inside a release-only `if` (st_If): wait without rebinding anything and leave the
             # in-flight list as it is, since the path that skips the `if` waits for nothing
-            self.emit(f"warpgroup_mma_wait({n}, deps=[{self._throwaway_dep()}])  # {why}")
+            self._emit_wait(n, (), why)
             return
         names = [k for k, q in self.pending.items() if q in seqs]
         regs = [r for e in done for r in e["regs"] if r not in names]
-        deps = names + regs
-        if deps:
-            self.emit(f"{', '.join(deps)} = warpgroup_mma_wait({n}, deps=[{', '.join(deps)}])"
-                      f"  # {why}")
-        else:
-            # the retired wgmmas left no name to rebind (their results were accumulated into a
-            # later wgmma, their A operands were in shared memory): Triton's wait op still needs
-            # one dependency
-            self.emit(f"warpgroup_mma_wait({n}, deps=[{self._throwaway_dep()}])  # {why}")
+        self._emit_wait(n, tuple(names + regs), why)
         self.inflight = self.inflight[pos + 1:]
         for k in names:
             del self.pending[k]
+
+    def _emit_wait(self, n: int, deps: tuple, why: str) -> None:
+        """Emit the wait this walk reached (``n`` wgmmas left in flight, ``deps`` rebound) and log
+        it; when the partition carries schedule-wgmma's waits, it must be the next of them."""
+        from ..ir.attrs import WgmmaWait
+
+        w = WgmmaWait(n, deps, why, self.line)
+        if self.scheduled is not None:
+            k = len(self.wait_log)
+            want = self.scheduled[k] if k < len(self.scheduled) else None
+            if want != w:
+                raise self.err(f"internal: wait #{k} of partition '{self.partition}' is {w}, "
+                               f"schedule-wgmma scheduled {want} (the IR changed after it ran)",
+                               None)
+            w = want
+        self.wait_log.append(w)
+        if w.deps:
+            self.emit(f"{', '.join(w.deps)} = warpgroup_mma_wait({w.pending}, "
+                      f"deps=[{', '.join(w.deps)}])  # {w.why}")
+        else:
+            # no name to rebind (the retired wgmmas' results were accumulated into a later wgmma,
+            # their A operands were in shared memory; or a wait inside a release-only `if`):
+            # Triton's wait op still needs one dependency
+            self.emit(f"warpgroup_mma_wait({w.pending}, deps=[{self._throwaway_dep()}])  # {w.why}")
 
     def _throwaway_dep(self) -> str:
         """A tensor for a ``warpgroup_mma_wait`` that has no real dependency (the op needs one):
@@ -580,13 +611,26 @@ class FnTranslator:
                 out.append(f"{key}={a.value!r}")
         return out
 
-    def _cp_async_source(self, p: V, val_node: K.Expr):
+    def _cp_async_source(self, p: V, val_node: K.Expr, store: K.Op):
         """``tl.load(ptrs, mask=m, other=0)`` stored whole into a writer's slot field: the form a
-        16-byte cp.async gather can fill (masked elements are zero-filled by cp.async)."""
+        16-byte cp.async gather can fill (masked elements are zero-filled by cp.async). A
+        collecting walk decides it (and records the store); an emitting walk follows the store's
+        ``cp_async`` attribute (assign-layouts'), which the layouts were solved with."""
+        if self.emitting:
+            if not store.attr("cp_async"):
+                return None
+            src = self._cp_async_form(p, val_node)
+            if src is None:
+                raise self.err("internal: a store marked cp_async is not in the cp.async form", store)
+            return src
+        src = self._cp_async_form(p, val_node) if self.ctx.cp_async else None
+        if src is not None:
+            self.cp_async_stores.append(store)
+        return src
+
+    def _cp_async_form(self, p: V, val_node: K.Expr):
         ring = getattr(p.value, "value", None)
         slot = getattr(p.value, "slot", None)
-        if not self.ctx.cp_async:
-            return None
         if not (isinstance(val_node, K.Op) and val_node.name == "tl.load"
                 and len(val_node.args) == 1 and hasattr(ring, "var") and slot == "writer"):
             return None
@@ -607,7 +651,7 @@ class FnTranslator:
             ring = getattr(p.value, "value", None)
             # shared memory about to be overwritten: no in-flight wgmma may still read it
             self.wait_rings({getattr(ring, "var", None), None}, "the slot is overwritten")
-            src = self._cp_async_source(p, val_node)
+            src = self._cp_async_source(p, val_node, node)
             if hasattr(ring, "pipe") and ({ring.pipe, f"{ring.pipe}.{ring.field}"}
                                           & self.ctx.probe_skip):
                 # recorded as if filled, so the commit arrives exactly as in the real kernel
@@ -798,6 +842,7 @@ class FnTranslator:
         m = getattr(self, "st_" + type(st).__name__, None)
         if m is None:
             raise self.err(f"unsupported statement {type(st).__name__}", st)
+        self.line = st.loc.line
         m(st)
 
     @staticmethod
@@ -809,7 +854,9 @@ class FnTranslator:
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
-    def body(self, stmts: tuple, drain: Optional[str] = None) -> None:
+    def body(self, stmts: tuple, drain: Optional[str] = None, line: int = 0) -> None:
+        """Translate a block; ``drain``: then wait for every wgmma in flight (the wait's line:
+        ``line``, the statement that owns the block)."""
         if self.assign_counts is None:  # the function's top-level body
             self.assign_counts = self._count_assigns(stmts)
         n = len(self.lines)
@@ -822,6 +869,7 @@ class FnTranslator:
         finally:
             self._frames.pop()
         if drain:
+            self.line = line
             self.drain(drain)
         if len(self.lines) == n:
             self.emit("pass")
@@ -926,7 +974,7 @@ class FnTranslator:
         self.drain("loop entry: no wgmma in flight across a loop boundary")
         pipelined = self.ctx.wgmma_pipeline and it == "range"
         if pipelined:
-            key, carried = self._carried_at_head()
+            carried = self._carried_at_head(st)
             self._emit_carried_regs(carried)
             entry_names = {v.text for v in self.env.values() if v.kind == "tensor"}
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
@@ -937,9 +985,10 @@ class FnTranslator:
         if pipelined:
             self._enter_carried(carried)
             self.body(st.body)
-            self._pipelined_back_edge(key, carried, entry_names)
+            self.line = st.loc.line
+            self._pipelined_back_edge(st, carried, entry_names)
         else:
-            self.body(st.body, drain="loop back-edge")
+            self.body(st.body, drain="loop back-edge", line=st.loc.line)
         self.loops.pop()
         self.ind -= 1
         if pipelined:
@@ -952,11 +1001,21 @@ class FnTranslator:
     # what it must) on entry, where nothing is in flight. T is decided in translation pass 1 (where
     # waits emit nothing and create no names or layout variables, so the numbering is unchanged),
     # and pass 2 enters the body with T in flight and checks that its back-edge leaves exactly T.
-    def _carried_at_head(self):
-        self.loop_no = getattr(self, "loop_no", 0) + 1
-        key = (self.partition, self.loop_no)
-        carried = getattr(self.ctx, "carried", {}).get(key, []) if self.emitting else []
-        return key, carried
+    def _carried_at_head(self, loop: K.For) -> list:
+        """The wgmmas in flight at the head of a pipelined loop: none in a collecting walk (it
+        finds them, at the back-edge); in an emitting walk the loop's ``wgmma_carried``
+        attribute (schedule-wgmma)."""
+        if not self.emitting:
+            return []
+        from .layouts import layout_tuple
+
+        attr = K.get_attr(loop, "wgmma_carried")
+        if attr is None:
+            raise self.err("internal: a pipelined loop reaches the lowering without "
+                           "schedule-wgmma's wgmma_carried", loop)
+        return [{"names": list(c.names), "rings": list(c.rings), "regs": list(c.regs),
+                 "reg_types": [(tuple(sh), dt, layout_tuple(lay)) for sh, dt, lay in c.reg_types]}
+                for c in attr]
 
     def _emit_carried_regs(self, carried) -> None:
         """A carried wgmma's register A operand is a dep of a wait in the next iteration (or after
@@ -976,9 +1035,11 @@ class FnTranslator:
             for n in e["names"]:
                 self.pending[n] = self.seq
 
-    def _pipelined_back_edge(self, key, carried, entry_names: set) -> None:
+    def _pipelined_back_edge(self, loop: K.For, carried, entry_names: set) -> None:
         """Keep in flight the longest suffix of the in-flight wgmmas whose results are held only by
-        loop-carried names (defined before the loop); wait for the rest (in-order retirement)."""
+        loop-carried names (defined before the loop); wait for the rest (in-order retirement).
+        A collecting walk records what stays in flight (``carried_found``); an emitting walk
+        checks it is what the loop head assumed."""
         def names(e):
             return [k for k, q in self.pending.items() if q == e["seq"]]
 
@@ -990,15 +1051,13 @@ class FnTranslator:
             keep += 1
         self._wait_through(len(self.inflight) - 1 - keep,
                            "loop back-edge: wait for all but the carried wgmmas")
-        got = [{"names": sorted(names(e)), "rings": sorted(e["rings"], key=str), "regs": e["regs"],
-                "reg_types": e["reg_types"]} for e in self.inflight]
+        got = [{"names": sorted(names(e)), "rings": sorted(e["rings"], key=str), "regs": list(e["regs"]),
+                "reg_types": list(e["reg_types"])} for e in self.inflight]
         if not self.emitting:
-            if not hasattr(self.ctx, "carried"):
-                self.ctx.carried = {}
-            self.ctx.carried[key] = got
+            self.carried_found.append((loop, got))
             return
-        want = [{"names": sorted(e["names"]), "rings": sorted(e["rings"], key=str), "regs": e["regs"],
-                 "reg_types": e["reg_types"]} for e in carried]
+        want = [{"names": sorted(e["names"]), "rings": sorted(e["rings"], key=str),
+                 "regs": list(e["regs"]), "reg_types": list(e["reg_types"])} for e in carried]
         if got != want:
             raise TleError(f"lowering: internal: the wgmmas in flight at a loop back-edge ({got}) "
                            f"differ from the loop head's ({want})", Loc(self.ctx.path, 0, 0),
@@ -1037,10 +1096,10 @@ class FnTranslator:
         self.drain("no wgmma in flight across an if")
         self.emit(f"if {c.text}:")
         self.ind += 1
-        self.body(st.then, drain="end of the if branch")
+        self.body(st.then, drain="end of the if branch", line=st.loc.line)
         self.ind -= 1
         if st.orelse:
             self.emit("else:")
             self.ind += 1
-            self.body(st.orelse, drain="end of the else branch")
+            self.body(st.orelse, drain="end of the else branch", line=st.loc.line)
             self.ind -= 1

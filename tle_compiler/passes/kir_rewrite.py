@@ -78,3 +78,37 @@ def with_event_attrs(kernel: K.Kernel, per_partition: dict[str, list[dict]]) -> 
         return K.with_attrs(e, **new) if new else e
 
     return map_partition_events(kernel, fn)
+
+
+def _map_node(x, fn):
+    """``x`` rebuilt bottom-up: ``fn(original, rebuilt)`` replaces every IR node (expressions and
+    statements; attributes and locations are not walked)."""
+    if isinstance(x, tuple):
+        items = tuple(_map_node(i, fn) for i in x)
+        return x if all(a is b for a, b in zip(items, x)) else items
+    if not is_dataclass(x) or isinstance(x, (Loc, type)):
+        return x
+    changes = {}
+    for f in fields(x):
+        if f.name in ("loc", "attrs"):
+            continue
+        old = getattr(x, f.name)
+        new = _map_node(old, fn)
+        if new is not old:
+            changes[f.name] = new
+    return fn(x, replace(x, **changes) if changes else x)
+
+
+def with_node_attrs(kernel: K.Kernel, attrs: dict[int, dict]) -> K.Kernel:
+    """``kernel`` with the attributes ``attrs[id(node)]`` set on the nodes of its prologue and
+    partition bodies (keyed by the identity of the node in ``kernel``: what a walk over this
+    kernel found about it)."""
+    if not attrs:
+        return kernel
+
+    def fn(orig, new):
+        a = attrs.get(id(orig))
+        return K.with_attrs(new, **a) if a else new
+
+    parts = tuple(replace(p, body=_map_node(p.body, fn)) for p in kernel.partitions)
+    return replace(kernel, prologue=_map_node(kernel.prologue, fn), partitions=parts)

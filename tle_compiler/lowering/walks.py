@@ -1,0 +1,226 @@
+"""The translation walks of one kernel: what every walk shares (:func:`prepare`) and the walk of
+each function (the kernel prologue, each partition).
+
+The lowering passes walk the same kernel IR with :class:`~.translate.FnTranslator` in the same
+order: assign-layouts walks it collecting layout constraints (``emit=False``), schedule-wgmma
+and emit-gluon walk it emitting with the layouts assign-layouts wrote. The translator numbers
+layout variables and constraints in visiting order, so every walk finds a value's layout in the
+function's :class:`~tle_compiler.ir.attrs.LayoutTable` by number.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Optional
+
+from ..diagnostics import TleError, TleVerificationWarning
+from ..ir import kernel as K
+from . import instrument
+from .plan import build_plan
+from .translate import Ctx, FnTranslator, V, literal
+
+
+def kernel_option(info, name: str, default: bool = False) -> bool:
+    """A boolean ``@tle.jit(...)`` option of the kernel (``default`` when not given)."""
+    return bool((getattr(info, "options", None) or {}).get(name, default))
+
+
+def eager_arrays(info, plans: dict) -> set[str]:
+    """The barrier arrays whose arriving partitions all have one warp count (lowering/eager.py)."""
+    warps_of = {p.name: p.warps for p in info.partitions}
+    out = set()
+    for pp in plans.values():
+        for arr in pp.arrays:
+            ws = {warps_of.get(a.partition, info.num_warps) for b in arr.barriers for a in b.arrivers}
+            if len(ws) == 1:
+                out.add(arr.var)
+    return out
+
+
+@dataclass
+class Lowering:
+    """One kernel on its way to Gluon: the frontend's facts (``info``), the constexpr values, the
+    kernel IR the passes annotated (``kir``), its module constants (``consts``) and the
+    translators' shared context (``ctx``: plans, options)."""
+
+    info: object
+    constexprs: dict
+    kir: K.Kernel
+    consts: dict
+    ctx: Ctx
+    barriers: list
+
+
+def module_info(module):
+    """The frontend's facts of the module's kernel (its KernelInfo, or the same fields read from
+    the KIR for a kernel parsed from the text form)."""
+    if module.info is not None:
+        return module.info
+    from .kir_passes import kernel_facts
+
+    module.info = kernel_facts(module.kernel, module.protocol().program)
+    return module.info
+
+
+def reject_errors(module) -> None:
+    """A protocol the verifier rejects is never lowered: the first error, with its line."""
+    ctx_p = module.protocol()
+    if ctx_p.errors:
+        first = ctx_p.errors[0]
+        raise TleError(f"the pipe protocol is rejected, nothing is lowered: {first.message}",
+                       first.loc, check=first.check or "protocol")
+
+
+def warn_unproved(info, module) -> None:
+    """A protocol verified only for the param values checked is lowered with a
+    TleVerificationWarning saying what was checked."""
+    verdict = module.protocol().verdict()
+    if verdict is None or verdict.kind != "proved":  # lowered, but say what the claim covers
+        warnings.warn(TleVerificationWarning(
+            f"kernel '{info.name}' is lowered, but its pipe protocol is not proved for every value "
+            f"of its params: {verdict.describe() if verdict else 'the passes gave no verdict'}",
+            kernel=info.name, verdict=verdict), stacklevel=3)
+
+
+def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = True,
+            **_emit_only) -> Lowering:
+    """The shared-memory plan and the translators' context of the kernel of ``module`` (the
+    barrier arrays from the protocol passes' barriers; the kernel's lowering options)."""
+    reject_errors(module)
+    barriers = module.protocol().facts["barriers"]
+    kir = module.kernel
+    consts = dict(kir.consts)
+    missing = [c for c in info.constexprs if c not in constexprs]
+    if missing:
+        raise TleError(f"kernel '{info.name}': constexpr argument(s) {', '.join(missing)} need a "
+                       f"value", info.program.loc, check="lowering")
+    all_consts = dict(consts)
+    all_consts.update({k: v for k, v in constexprs.items()})
+    plans = build_plan(info, barriers, all_consts)
+    for decl in kir.pipes:  # assign-layouts' arrive units, once it has run
+        units = {u.barrier: u for u in K.get_attr(decl, "arrive_units", ())}
+        for arr in plans[decl.name].arrays if units else ():
+            u = units[arr.var]
+            arr.mode, arr.threads = u.mode, u.threads
+            arr.init_counts = [u.init_count] * len(arr.counts)
+    ctx = Ctx(info.path, all_consts, plans, debug_waits)
+    ctx.cp_async = cp_async
+    # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
+    ctx.wgmma_pipeline = kernel_option(info, "wgmma_pipeline")
+    # opt-in: per-thread release arrives, publishes ahead of the work after them (lowering/eager.py)
+    ctx.eager_arrays = eager_arrays(info, plans) if kernel_option(info, "eager_publish") else set()
+    # on by default: 16-byte stores of accumulator-layout tiles (lowering/acc_store.py)
+    ctx.acc_stores = kernel_option(info, "acc_stores", True)
+    # instrument.skip_fills: fills left out to measure their cost (benchmarks/gather_probe.py)
+    ctx.probe_skip = set(instrument.fills_skipped(info.path))
+    unknown = {s.split(".")[0] for s in ctx.probe_skip} - set(plans)
+    if unknown:
+        raise TleError(f"instrument.skip_fills names no pipe of kernel '{info.name}': "
+                       f"{', '.join(sorted(unknown))} (pipes: {', '.join(plans)})",
+                       info.program.loc, check="lowering")
+    if debug_waits:
+        from .debug import parse_bound
+
+        ctx.debug_waits = parse_bound(debug_waits)
+        ctx.kernel_name = info.name
+    return Lowering(info, dict(constexprs), kir, consts, ctx, barriers)
+
+
+def prologue(low: Lowering, emit: bool, solver) -> FnTranslator:
+    """Walk the kernel prologue (scalars: the partitions' bindings read its names)."""
+    info = low.info
+    kt = FnTranslator(low.ctx, "<kernel>", info.num_warps, solver, emit)
+    for a in info.args:
+        kt.env[a] = V("const", a, value=low.constexprs[a]) if a in info.constexprs else V("scalar", a)
+    kt.assign_counts = kt._count_assigns(low.kir.prologue)
+    for st in low.kir.prologue:
+        kt.stmt(st)
+    return kt
+
+
+@dataclass
+class Binding:
+    """A partition's bindings as the generated function sees them: its parameters, the kernel's
+    arguments of its call, its constexpr locals, the translator's environment."""
+
+    params: list
+    call_args: list
+    pre: list
+    env: dict
+
+
+def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
+    """The bindings of ``kpart`` evaluated in the kernel prologue's translator ``kt``."""
+    params, call_args, pre, seen = [], [], [], []
+    env: dict[str, V] = {}
+    for p, e in kpart.bindings:
+        v = kt.ex(e)
+        if v.kind in ("pipe", "writer", "reader"):
+            pipe = v.value if v.kind != "reader" else v.value[0]
+            env[p] = v
+            if pipe not in seen:
+                seen.append(pipe)
+        elif v.kind == "const":
+            pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
+            env[p] = V("const", p, value=v.value)
+        elif v.kind == "scalar":
+            params.append(p)
+            call_args.append(v.text)
+            env[p] = V("scalar", p)
+        else:
+            raise kt.err(f"partition '{kpart.name}': argument '{p}' is a {v.kind}; partitions take "
+                         f"pipes, scalars and constants", e)
+    for pipe in seen:
+        params += low.ctx.plans[pipe].vars
+        call_args += low.ctx.plans[pipe].vars
+    return Binding(params, call_args, pre, env)
+
+
+def partition(low: Lowering, pinfo, kpart: K.KPartition, env: dict, emit: bool,
+              solver, scheduled: bool = False) -> FnTranslator:
+    """Walk one partition's body (then drain the wgmmas still in flight); ``scheduled``: emit the
+    waits schedule-wgmma wrote on the partition (each must be the wait the walk reaches)."""
+    tr = FnTranslator(low.ctx, pinfo.name, pinfo.warps, solver, emit)
+    if scheduled:
+        tr.scheduled = K.get_attr(kpart, "wgmma_waits")
+        if tr.scheduled is None:
+            raise TleError(f"internal: partition '{kpart.name}' reaches emit-gluon without "
+                           f"schedule-wgmma's wgmma_waits", kpart.loc, check="lowering")
+    tr.env = dict(env)
+    tr.body(kpart.body)
+    tr.line = kpart.loc.line
+    tr.drain("end of the partition")
+    if scheduled and len(tr.wait_log) != len(tr.scheduled):
+        raise TleError(f"internal: partition '{kpart.name}' emitted {len(tr.wait_log)} wgmma waits, "
+                       f"schedule-wgmma scheduled {len(tr.scheduled)}", kpart.loc, check="lowering")
+    return tr
+
+
+def assigned(node, what: str):
+    """The :class:`~.layouts.AssignedLayouts` of a function (the Kernel for its prologue, or a
+    KPartition) from its ``layouts`` attribute; assign-layouts must have run."""
+    from .layouts import AssignedLayouts
+
+    table = K.get_attr(node, "layouts")
+    if table is None:
+        raise TleError(f"internal: {what} reaches the lowering without assign-layouts' layout "
+                       f"table", node.loc, check="lowering")
+    return AssignedLayouts(table, what)
+
+
+def emitting_walks(low: Lowering, scheduled: bool = False):
+    """The emitting walk of every function with the layouts assign-layouts wrote: yields
+    ``(None, kt, None)`` for the prologue, then ``(pinfo, tr, binding)`` per partition (each
+    walk's layout numbering checked against its table); ``scheduled``: print schedule-wgmma's
+    waits (emit-gluon)."""
+    ks = assigned(low.kir, "the kernel prologue")
+    kt = prologue(low, True, ks)
+    ks.finish()
+    yield None, kt, None
+    for pinfo, kpart in zip(low.info.partitions, low.kir.partitions):
+        b = bindings(low, kt, kpart)
+        solver = assigned(kpart, f"partition '{kpart.name}'")
+        tr = partition(low, pinfo, kpart, b.env, True, solver, scheduled)
+        solver.finish()
+        yield pinfo, tr, b
