@@ -1,6 +1,7 @@
 """What the SparseMLA TLE kernels (sparse_mla_pipe.py, sparse_mla_seesaw.py) share: the shape of a
 kv row and of a K tile, the softmax constants, the (query token, head block) of a work item, the
-index validity and the gather rows of a K tile, and the lazy reference max.
+index validity and the gather rows of a K tile, the softmax's lazy reference max and its rescale
+factors, and the epilogue's normalised output and log-sum-exp.
 
 The helpers are plain tile functions: the frontend inlines them into the partition that calls
 them (one-expression helpers become that expression), so the generated code is the same as with
@@ -52,3 +53,21 @@ def shift_of(r):
     (r is -inf), so that alpha and p are exp2(-inf) = 0 rather than exp2(-inf - -inf) = NaN."""
     return tl.where(r == float("-inf"), 0.0, r)
 
+
+
+def rebase(r0, r_use):
+    """The factor that brings terms relative to reference ``r0`` to the reference ``r_use``
+    shifts by (1 while r0 is -inf: nothing was accumulated relative to it)."""
+    return tl.where(r0 == float("-inf"), 1.0, tl.exp2(r0 - r_use))
+
+
+def normalized(acc, l_i):
+    """The output rows acc / l_i; a row with no valid index (l_i == 0) is 0."""
+    inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
+    return acc * inv_l[:, None]
+
+
+def lse_of(l_i, ref):
+    """The log-sum-exp of the scores in natural-log units (l_i sums exp2(score - ref)); +inf for a
+    row with no valid index."""
+    return tl.where(l_i > 0, (tl.log2(l_i) + ref) * LN2, float("inf"))

@@ -50,7 +50,7 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
-                                kv_rows, lazy_ref, shift_of, token_of)
+                                kv_rows, lazy_ref, lse_of, normalized, shift_of, token_of)
 
 
 @tle.jit(num_warps=4)
@@ -180,11 +180,10 @@ def left(q, kv, score, out_row, stride_o_h, lse_row, ml_row, sm_scale, NK,
         kr.release(ck)
 
     # A row with no valid index has l_i == 0: out 0, max_logits -inf (m_i stayed -inf), lse +inf.
-    inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-    out = acc * inv_l[:, None]
+    out = normalized(acc, l_i)
     tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
     tl.store(ml_row + offs_h, m_i * LN2)  # natural-log units: max(score * sm_scale)
-    tl.store(lse_row + offs_h, tl.where(l_i > 0, (tl.log2(l_i) + ref) * LN2, float("inf")))
+    tl.store(lse_row + offs_h, lse_of(l_i, ref))
 
 
 def right(kv, score, out_row, stride_o_h, NK, BLOCK_H: tl.constexpr):
@@ -208,8 +207,7 @@ def right(kv, score, out_row, stride_o_h, NK, BLOCK_H: tl.constexpr):
         sr.release(ck)
         kr.release(ck)
 
-    inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-    out = acc * inv_l[:, None]
+    out = normalized(acc, l_i)
     tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
              out.to(tl.bfloat16))
 

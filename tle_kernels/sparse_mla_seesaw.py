@@ -110,10 +110,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .sparse_mla_common import (D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, TAU, head0_of, index_valid,
-                                kv_rows, token_of)
-
-BK = tl.constexpr(64)        # topk indices (kv rows) per K tile; a pair covers 2*BK
+from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
+                                kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of, token_of)
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
@@ -283,8 +281,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             mslot = mw.acquire(g)
             tl.store(tle.gpu.local_ptr(mslot.m), mx0)
             mw.commit(g)
-            r0 = tl.where(mx0 > ref + TAU, mx0, ref)
-            r0_use = tl.where(r0 == float("-inf"), 0.0, r0)
+            r0 = lazy_ref(ref, mx0)
+            r0_use = shift_of(r0)
             alpha0 = tl.exp2(ref - r0_use)
             p0 = tl.exp2(s * qk_scale - r0_use[:, None])
             sum0 = tl.sum(p0, 1)
@@ -295,8 +293,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             mres = mr.wait(g)
             r_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
             mr.release(g)
-            r_use = tl.where(r_new == float("-inf"), 0.0, r_new)
-            beta = tl.where(r0 == float("-inf"), 1.0, tl.exp2(r0 - r_use))
+            r_use = shift_of(r_new)
+            beta = rebase(r0, r_use)
             pslot = pw.acquire(g)
             tl.store(tle.gpu.local_ptr(pslot.sS), tle.gpu.scale_rows(p0, beta).to(tl.bfloat16))
             tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
@@ -319,12 +317,11 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
                            + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
-        inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-        out = acc * inv_l[:, None]
+        out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
         tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
         tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h,
-                 tl.where(l_i > 0, (tl.log2(l_i) + ref) * LN2, float("inf")))
+                 lse_of(l_i, ref))
 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
@@ -371,16 +368,16 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             mres = mr.wait(g)
             mx0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
             mr.release(g)
-            r0 = tl.where(mx0 > ref + TAU, mx0, ref)
-            r_new = tl.where(mx1 > r0 + TAU, mx1, r0)
+            r0 = lazy_ref(ref, mx0)
+            r_new = lazy_ref(r0, mx1)
             mslot = mw.acquire(g)
             tl.store(tle.gpu.local_ptr(mslot.m), r_new)
             mw.commit(g)
             m_i = tl.maximum(m_i, tl.maximum(mx0, mx1))
-            r0_use = tl.where(r0 == float("-inf"), 0.0, r0)
-            r_use = tl.where(r_new == float("-inf"), 0.0, r_new)
+            r0_use = shift_of(r0)
+            r_use = shift_of(r_new)
             alpha0 = tl.exp2(ref - r0_use)
-            beta = tl.where(r0 == float("-inf"), 1.0, tl.exp2(r0 - r_use))
+            beta = rebase(r0, r_use)
             p1 = tl.exp2(s * qk_scale - r_use[:, None])
             sum1 = tl.sum(p1, 1)
             p1 = p1.to(tl.bfloat16)
@@ -407,8 +404,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
                            + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
-        inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-        out = acc * inv_l[:, None]
+        out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
         tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
                  out.to(tl.bfloat16))

@@ -128,8 +128,8 @@ def left(out_row, stride_o_h, lse_row, ml_row, sm_scale, q_q_l, q_q_r, q_q_tail,
         acc, _a7 = warpgroup_mma_wait(0, deps=[acc, _a7])  # kv.release: a wgmma may still read the slot
         mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
-    inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(inv_l[:, None], L2))
+    _normalized7_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized7_inv_l[:, None], L2))
     _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
     gl.store((ml_row + gl.arange(0, BLOCK_H, layout=L1)), (m_i * LN2))
     gl.store((lse_row + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
@@ -164,8 +164,8 @@ def right(out_row, stride_o_h, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_
         mbarrier.arrive(score_empty0.index(0), count=1)
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-    inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * inv_l[:, None])
+    _normalized9_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * _normalized9_inv_l[:, None])
     _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
 
 

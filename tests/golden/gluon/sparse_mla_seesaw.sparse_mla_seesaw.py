@@ -191,19 +191,19 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t20 = gl.num_programs(0)
-        _t21 = gl.program_id(0)
-        _q_tail_of22_item = (((r + 1) * _t20) + _t21)
-        _q_tail_of22__t23 = gl.where((_q_tail_of22_item < n_items), _q_tail_of22_item, (n_items - 1))
-        _q_tail_of22_item = _q_tail_of22__t23
-        _q_tail_of22_h0 = ((_q_tail_of22_item % n_hb) * BLOCK_H)
-        _token_of25__t26 = (_q_tail_of22_item // n_hb).to(gl.int64)
-        _q_tail_of22_rows = ((q_ptr + (_token_of25__t26 * stride_q_s)) + ((_q_tail_of22_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of22_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of22__t31 = _v13
-        q_tail = _q_tail_of22__t31
-        inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(inv_l[:, None], L4))
+        _t24 = gl.num_programs(0)
+        _t25 = gl.program_id(0)
+        _q_tail_of26_item = (((r + 1) * _t24) + _t25)
+        _q_tail_of26__t27 = gl.where((_q_tail_of26_item < n_items), _q_tail_of26_item, (n_items - 1))
+        _q_tail_of26_item = _q_tail_of26__t27
+        _q_tail_of26_h0 = ((_q_tail_of26_item % n_hb) * BLOCK_H)
+        _token_of29__t30 = (_q_tail_of26_item // n_hb).to(gl.int64)
+        _q_tail_of26_rows = ((q_ptr + (_token_of29__t30 * stride_q_s)) + ((_q_tail_of26_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of26_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of26__t35 = _v13
+        q_tail = _q_tail_of26__t35
+        _normalized36_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized36_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
@@ -226,15 +226,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t32 = gl.program_id(0)
-    _q_tail_of33__t34 = gl.where((_t32 < n_items), _t32, (n_items - 1))
-    _q_tail_of33_item = _q_tail_of33__t34
-    _q_tail_of33_h0 = ((_q_tail_of33_item % n_hb) * BLOCK_H)
-    _token_of36__t37 = (_q_tail_of33_item // n_hb).to(gl.int64)
-    _q_tail_of33_rows = ((q_ptr + (_token_of36__t37 * stride_q_s)) + ((_q_tail_of33_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of33_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of33__t42 = _v1
-    q_tail = _q_tail_of33__t42
+    _t38 = gl.program_id(0)
+    _q_tail_of39__t40 = gl.where((_t38 < n_items), _t38, (n_items - 1))
+    _q_tail_of39_item = _q_tail_of39__t40
+    _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
+    _token_of42__t43 = (_q_tail_of39_item // n_hb).to(gl.int64)
+    _q_tail_of39_rows = ((q_ptr + (_token_of42__t43 * stride_q_s)) + ((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of39__t48 = _v1
+    q_tail = _q_tail_of39__t48
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -308,19 +308,19 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t45 = gl.num_programs(0)
-        _t46 = gl.program_id(0)
-        _q_tail_of47_item = (((r + 1) * _t45) + _t46)
-        _q_tail_of47__t48 = gl.where((_q_tail_of47_item < n_items), _q_tail_of47_item, (n_items - 1))
-        _q_tail_of47_item = _q_tail_of47__t48
-        _q_tail_of47_h0 = ((_q_tail_of47_item % n_hb) * BLOCK_H)
-        _token_of50__t51 = (_q_tail_of47_item // n_hb).to(gl.int64)
-        _q_tail_of47_rows = ((q_ptr + (_token_of50__t51 * stride_q_s)) + ((_q_tail_of47_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of47_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of47__t56 = _v13
-        q_tail = _q_tail_of47__t56
-        inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(inv_l[:, None], L4))
+        _t56 = gl.num_programs(0)
+        _t57 = gl.program_id(0)
+        _q_tail_of58_item = (((r + 1) * _t56) + _t57)
+        _q_tail_of58__t59 = gl.where((_q_tail_of58_item < n_items), _q_tail_of58_item, (n_items - 1))
+        _q_tail_of58_item = _q_tail_of58__t59
+        _q_tail_of58_h0 = ((_q_tail_of58_item % n_hb) * BLOCK_H)
+        _token_of61__t62 = (_q_tail_of58_item // n_hb).to(gl.int64)
+        _q_tail_of58_rows = ((q_ptr + (_token_of61__t62 * stride_q_s)) + ((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of58_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of58__t67 = _v13
+        q_tail = _q_tail_of58__t67
+        _normalized68_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized68_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
