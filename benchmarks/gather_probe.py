@@ -46,6 +46,19 @@ def dry_run(path: str, skip: list[str]) -> int:
         return lowered(path, kernel_name(Path(path).read_text()), "gluon").count("# PROBE:")
 
 
+def absolute_imports(src: str, path: Path) -> str:
+    """``src`` with its relative imports (``from .common import X``) made absolute for the package
+    ``path`` lies in, so that a copy of the file elsewhere imports the same modules."""
+    parts = []
+    d = path.resolve().parent
+    while (d / "__init__.py").exists():
+        parts.insert(0, d.name)
+        d = d.parent
+    if not parts:
+        return src
+    return re.sub(r"^from \.(?=\w)", f"from {'.'.join(parts)}.", src, flags=re.M)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("path", help="a @tle.jit SparseMLA kernel file (the baseline, A)")
@@ -57,7 +70,7 @@ def main(argv=None) -> None:
                     help="write the copies, lower them on the CPU (the protocol verified first) and "
                          "print how many fills each skips; no GPU")
     args = ap.parse_args(argv)
-    src = Path(args.path).read_text()
+    src = absolute_imports(Path(args.path).read_text(), Path(args.path))
     out = Path(tempfile.mkdtemp(prefix="gather_probe_"))
     copies = []  # (path of a copy of the kernel file, the fills it skips)
     for i, spec in enumerate(args.skip):

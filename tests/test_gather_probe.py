@@ -5,14 +5,13 @@ names, and a name that is not a pipe of the kernel is an error, not a silent no-
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("triton.experimental.gluon")
 
-from benchmarks.gather_probe import dry_run, kernel_name  # noqa: E402
+from benchmarks.gather_probe import absolute_imports, dry_run, kernel_name  # noqa: E402
 from tle_compiler.diagnostics import TleError  # noqa: E402
 from tle_compiler.lowering import instrument  # noqa: E402
 
@@ -44,7 +43,7 @@ def _body(src: str) -> str:
 ])
 def test_probe_skips_only_the_named_fills(tmp_path, path, skip, n_fills):
     probe = tmp_path / path.name
-    shutil.copy(path, probe)
+    probe.write_text(absolute_imports(path.read_text(), path))
     assert dry_run(str(probe), skip) == n_fills
     base = _gluon(path)
     with instrument.skip_fills(skip, path=probe):
@@ -58,7 +57,7 @@ def test_probe_skips_only_the_named_fills(tmp_path, path, skip, n_fills):
 
 def test_skip_applies_only_inside_the_block_and_to_the_named_file(tmp_path):
     probe = tmp_path / PIPE.name
-    shutil.copy(PIPE, probe)
+    probe.write_text(absolute_imports(PIPE.read_text(), PIPE))
     base = _gluon(PIPE)
     with instrument.skip_fills(["kv"], path=probe):
         assert "# PROBE:" not in _gluon(PIPE)          # another file: the plain kernel
@@ -73,7 +72,7 @@ def test_skip_applies_only_inside_the_block_and_to_the_named_file(tmp_path):
 
 def test_probe_of_an_unknown_pipe_is_an_error(tmp_path):
     probe = tmp_path / "sparse_mla_pipe.py"
-    shutil.copy(PIPE, probe)
+    probe.write_text(absolute_imports(PIPE.read_text(), PIPE))
     with pytest.raises(TleError, match="names no pipe.*nope.*pipes: q, kv, score"):
         dry_run(str(probe), ["nope"])
 
@@ -86,4 +85,5 @@ def test_the_command_line_dry_run(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "B: skips the fills of kv" in out and "C: skips the fills of q, score" in out
     assert f"{tmp_path / 'sparse_mla_pipe_skip0.py'}: verified and lowered, 4 fills skipped" in out
-    assert (tmp_path / "sparse_mla_pipe_skip1.py").read_text() == PIPE.read_text()
+    assert (tmp_path / "sparse_mla_pipe_skip1.py").read_text() == PIPE.read_text().replace(
+        "from .sparse_mla_common", "from tle_kernels.sparse_mla_common")
