@@ -49,11 +49,6 @@ ALLOWED: set[tuple[str, str, str]] = {
     # to be removed: 'docs/BENCHMARKS.md session 3' -> 'docs/BENCHMARKS.md, "Levers measured"'
     ("tle_compiler/lowering/translate.py", "measurement history (session N)",
      "docs/BENCHMARKS.md session 3"),
-    # to be removed: two recorded copies of tle_kernels/sparse_mla_pipe.py's docstring;
-    # "(session 7, as the seesaw since session 6)" -> "(as in the seesaw)",
-    # "(docs/BENCHMARKS.md, session 7)" -> "(docs/BENCHMARKS.md)" (no line breaks change)
-    ("tests/data/protocol_corpus.json", "measurement history (session N)",
-     "Lazy rescale (session 7, as the seesaw since session 6)"),
 }
 
 
