@@ -112,13 +112,13 @@ def run_file(path: Path, capsys) -> tuple[int, str]:
 
 
 def test_there_is_a_file_per_pass():
-    from tle_compiler.passes.manager import kir_passes
+    from tle_compiler.lowering.kir_passes import passes_with_lowering
 
     covered = set()
     for f in FILES:
         argv = run_line(f)
         covered |= set(argv[argv.index("-p") + 1].split(","))
-    assert set(kir_passes()) <= covered
+    assert set(passes_with_lowering()) <= covered
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])

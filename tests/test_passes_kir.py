@@ -11,7 +11,7 @@ from tle_compiler.frontend.build import build_file
 from tle_compiler.ir import kernel as K
 from tle_compiler.ir.attrs import eval_index, render_index
 from tle_compiler.ir.nodes import walk_events
-from tle_compiler.passes.manager import run_passes
+from tle_compiler.lowering.kir_passes import run_passes
 
 RING = Path(__file__).resolve().parent.parent / "tle_kernels" / "examples" / "ring.py"
 SPMC = Path(__file__).resolve().parent.parent / "tle_kernels" / "examples" / "spmc.py"
@@ -56,6 +56,31 @@ def test_prerequisites_run_first_and_unknown_passes_are_refused():
     assert m.passes_run == ["infer-stages", "infer-barriers", "materialize-barriers"]
     with pytest.raises(ValueError, match="unknown pass 'nope'"):
         run_passes(m, "nope")
+
+
+def test_the_lowering_registers_its_passes():
+    # passes.manager alone knows the protocol passes (the passes layer does not import the
+    # lowering); importing lowering.kir_passes adds the lowering's, in pipeline order
+    import subprocess
+    import sys
+
+    code = ("from tle_compiler.passes.manager import kir_passes, parse_passes\n"
+            "print(','.join(kir_passes()))\n"
+            "try:\n    parse_passes('emit-gluon')\nexcept ValueError as e:\n    print(e)\n"
+            "from tle_compiler.lowering.kir_passes import passes_with_lowering\n"
+            "print(','.join(passes_with_lowering()))\n"
+            "print([p.name for p in parse_passes('emit-gluon')])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 0, r.stderr
+    protocol = "verify-protocol,infer-stages,infer-barriers,verify-deadlock"
+    assert r.stdout.splitlines() == [
+        protocol,
+        f"unknown pass 'emit-gluon' (passes: {protocol.replace(',', ', ')}; the lowering's "
+        "passes register when tle_compiler.lowering.kir_passes is imported)",
+        protocol + ",materialize-barriers,assign-layouts,schedule-wgmma,emit-gluon",
+        "['emit-gluon']",
+    ]
 
 
 def test_barriers_match_the_pipe_ir_pass():

@@ -175,9 +175,9 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
 
 
 def _epilog() -> str:
-    from ..passes.manager import kir_passes
+    from ..lowering.kir_passes import passes_with_lowering
 
-    names = list(kir_passes())
+    names = list(passes_with_lowering())
     return EPILOG.replace("{protocol}", ", ".join(n for n in names if n in PASSES)).replace(
         "{lowering}", ", ".join(n for n in names if n not in PASSES))
 
@@ -384,6 +384,7 @@ def _run(args, fmt: str) -> int:
     fixed = _params(args.param)
     if args.bound is not None and args.bound < 0:
         raise _Unusable(f"tle-dump: error: --bound must be 0 or more, got {args.bound}")
+    from ..lowering import kir_passes  # noqa: F401  (registers the lowering's passes)
     from ..passes.manager import parse_passes
 
     try:

@@ -3,7 +3,8 @@
 PATH is a ``.py`` file with ``@tle.jit`` kernels (read by the frontend; a kernel whose indices are
 affine only with its constexprs as numbers is read with its DEFAULT_CONFIG's constexprs and the
 ``--param`` values) or a ``.kir`` file in the KIR text form (ir/kernel_text.py). Every pass of
-the pipeline is a registered kernel IR pass (passes/manager.py); a pass's prerequisites run first.
+the pipeline is a registered kernel IR pass (passes/manager.py; the lowering's registered by
+lowering/kir_passes.py); a pass's prerequisites run first.
 The output is the KIR text form with the passes' attributes, or the Gluon module when the
 pipeline ends in emit-gluon (assign-layouts, schedule-wgmma and emit-gluon lower for the file's
 DEFAULT_CONFIG constexprs).
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from ..diagnostics import TleError
 from ..ir.kernel_text import print_kernel
-from ..passes.manager import KirModule, run_passes
+from ..lowering.kir_passes import KirModule, run_passes
 from ..passes.verdict import EXIT_CODES
 
 #: The passes that need a kernel read from Python or the text form (not a .pipe skeleton) and

@@ -4,7 +4,9 @@
     layouts.py   the layout assignment pass (union-find over layout variables)
     translate.py partition bodies (Triton syntax) → Gluon source, pipes.py: pipe verbs → mbarriers
     regs.py      the register rule of warp_specialize
-    codegen.py   the whole Gluon module;  compile.py: triton.compile;  runtime.py: kernel[grid](...)
+    kir_passes.py  the lowering's kernel IR passes (materialize-barriers .. emit-gluon), registered
+    emit.py      the whole Gluon module;  codegen.py: generate (passes, then emit)
+    compile.py   triton.compile;  runtime.py: kernel[grid](...)
     debug.py     TLE_DEBUG_WAITS=1: bounded mbarrier waits that trap with the pipe's name
     instrument.py  probes and tests only: plan hooks and skipped fills, turned on by `with` blocks
 See docs/lowering.md.

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from ..ir import kernel as K
 from ..ir.attrs import ArriveUnit, FieldFill
 from ..passes.kir_rewrite import with_node_attrs
-from ..passes.manager import KirModule, register
+from ..passes.kir_module import KirModule
 from . import walks
 from .layouts import LayoutSolver, layout_attr, layout_table
 from .plan import arrive_mode, init_count
@@ -107,5 +107,3 @@ class AssignLayouts:
     def run(self, module: KirModule) -> KirModule:
         return assign_layouts(module)
 
-
-register(AssignLayouts())

@@ -1,4 +1,5 @@
-"""The lowering as passes over the kernel IR (registered with passes/manager.py):
+"""The lowering as passes over the kernel IR, registered into the pass registry
+(passes/kir_module.py):
 
 materialize-barriers  KIR → KIR. Every pipe event gets ``barrier_ops``: the mbarrier operations
                       it lowers to, in the order they are emitted: MBarrierWait(array, slot,
@@ -11,19 +12,27 @@ assign-layouts        KIR → KIR (lowering/assign_layouts.py): every function's
                       pipe's field fills and the arrive unit / init count of its barrier arrays.
 schedule-wgmma        KIR → KIR (lowering/schedule_wgmma.py): every partition's wgmma waits, every
                       pipelined loop's wgmmas in flight across its back-edge.
-emit-gluon            KIR → Gluon source (codegen.generate: the translator prints what the
+emit-gluon            KIR → Gluon source (lowering/emit.py: the translator prints what the
                       attributes say).
+
+Importing this module registers the four (passes/manager.py registers the protocol passes): what
+needs the whole registry (tle-dump, the lowering's entry points, :func:`run_passes` over a
+lowering pass) imports it, or calls :func:`passes_with_lowering`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from types import SimpleNamespace
 
 from ..ir import kernel as K
 from ..ir.attrs import MBarrierAlloc, MBarrierArrive, MBarrierWait
 from ..passes.kir_rewrite import map_partition_events
-from ..passes.manager import KirModule, register
+# run_passes is re-exported: run from here, a pipeline finds the lowering's passes registered
+from ..passes.manager import KirModule, kir_passes, register, run_passes  # noqa: F401
+from . import walks
+from .assign_layouts import AssignLayouts
+from .emit import emit
+from .schedule_wgmma import ScheduleWgmma
 
 
 def barrier_ops(event: K.Event) -> tuple:
@@ -51,25 +60,6 @@ class MaterializeBarriers:
         return module
 
 
-register(MaterializeBarriers())
-
-
-def kernel_facts(kernel: K.Kernel, program) -> SimpleNamespace:
-    """What the lowering reads of a kernel besides its IR (the frontend's KernelInfo has the same
-    fields), for a kernel that comes without one (parsed from the KIR text form)."""
-    parts = tuple(SimpleNamespace(name=p.name, warps=p.warps, regs=p.regs, default=p.default,
-                                  loc=p.loc) for p in kernel.partitions)
-    pipes = {d.name: SimpleNamespace(fields=[SimpleNamespace(name=b.name, shape=list(b.shape),
-                                                             dtype=b.dtype, loc=b.loc)
-                                             for b in d.fields])
-             for d in kernel.pipes}
-    return SimpleNamespace(name=kernel.name, path=kernel.loc.file or "<kir>", program=program,
-                           num_warps=kernel.num_warps, partitions=parts, options=dict(kernel.options),
-                           args=tuple(p.name for p in kernel.params),
-                           constexprs=tuple(p.name for p in kernel.params if p.constexpr),
-                           pipes=pipes, kir=kernel)
-
-
 @dataclass(frozen=True)
 class EmitGluon:
     name: str = "emit-gluon"
@@ -77,18 +67,20 @@ class EmitGluon:
                        "assign-layouts", "schedule-wgmma")
 
     def run(self, module: KirModule) -> KirModule:
-        from .codegen import generate
-        from .walks import module_info
-
-        info = module_info(module)
-        gen = generate(info, dict(module.constexprs), module=module, **module.lowering)
+        info = walks.module_info(module)
+        gen = emit(info, dict(module.constexprs), module, **module.lowering)
         module.generated = gen
         module.gluon = gen.source
         return module
 
 
-register(EmitGluon())
+# the lowering's passes, registered in pipeline order after the protocol passes (which
+# passes.manager registers)
+for _pass in (MaterializeBarriers(), AssignLayouts(), ScheduleWgmma(), EmitGluon()):
+    register(_pass)
 
-# the passes between materialize-barriers and emit-gluon, registered in pipeline order
-from . import assign_layouts as _assign_layouts  # noqa: E402,F401
-from . import schedule_wgmma as _schedule_wgmma  # noqa: E402,F401
+
+def passes_with_lowering() -> dict:
+    """Every kernel IR pass by name, in pipeline order: the protocol passes and the lowering's
+    (registered by this module's import)."""
+    return kir_passes()

@@ -34,6 +34,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.attrs import MBarrierArrive, MBarrierWait, render_index
 from .plan import PipePlan
+from .values import V
 
 
 def fill_mode(arr) -> str:
@@ -103,8 +104,6 @@ def _ops(pp: PipePlan, node: K.Event, kind: type) -> list:
 
 
 def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
-    from .translate import V
-
     if verb not in ("acquire", "commit", "close"):
         raise tr.err(f"a writer has acquire/commit/close, not '{verb}'", node)
     stage = _stage(tr, pp, node, index)
@@ -135,8 +134,6 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
 
 
 def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int, node):
-    from .translate import V
-
     if verb == "wait":
         stage = _stage(tr, pp, node, index)
         arrays = []

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from ..ir import kernel as K
 from ..ir.attrs import CarriedWgmma
 from ..passes.kir_rewrite import with_node_attrs
-from ..passes.manager import KirModule, register
+from ..passes.kir_module import KirModule
 from . import walks
 from .layouts import layout_attr
 
@@ -69,5 +69,3 @@ class ScheduleWgmma:
     def run(self, module: KirModule) -> KirModule:
         return schedule_wgmma(module)
 
-
-register(ScheduleWgmma())

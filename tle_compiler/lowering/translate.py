@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import SimpleNamespace
-from typing import Any, Optional
+from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC, Loc
+from . import pipes
 from .layouts import LayoutSolver, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
+from .values import V
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -42,16 +44,6 @@ REDUCE = {"max", "min", "sum"}
 
 
 CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
-
-
-@dataclass
-class V:
-    kind: str  # const scalar tensor smem lptr dtype pipe writer reader slot res func mod tuple none
-    text: str = ""
-    var: Optional[int] = None
-    shape: Optional[tuple] = None
-    dtype: Optional[str] = None
-    value: Any = None
 
 
 def _SlotField(text: str, ring, role: Optional[str]) -> "V":
@@ -306,8 +298,6 @@ class FnTranslator:
                        node)
 
     def ex_Event(self, node: K.Event) -> V:
-        from . import pipes
-
         return pipes.event(self, self.ex_Handle(node.handle), node)
 
     def ex_SlotField(self, node: K.SlotField) -> V:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Optional
 
 from ..diagnostics import TleError, TleVerificationWarning
@@ -52,13 +53,27 @@ class Lowering:
     barriers: list
 
 
+def kernel_facts(kernel: K.Kernel, program) -> SimpleNamespace:
+    """What the lowering reads of a kernel besides its IR (the frontend's KernelInfo has the same
+    fields), for a kernel that comes without one (parsed from the KIR text form)."""
+    parts = tuple(SimpleNamespace(name=p.name, warps=p.warps, regs=p.regs, default=p.default,
+                                  loc=p.loc) for p in kernel.partitions)
+    pipes = {d.name: SimpleNamespace(fields=[SimpleNamespace(name=b.name, shape=list(b.shape),
+                                                             dtype=b.dtype, loc=b.loc)
+                                             for b in d.fields])
+             for d in kernel.pipes}
+    return SimpleNamespace(name=kernel.name, path=kernel.loc.file or "<kir>", program=program,
+                           num_warps=kernel.num_warps, partitions=parts, options=dict(kernel.options),
+                           args=tuple(p.name for p in kernel.params),
+                           constexprs=tuple(p.name for p in kernel.params if p.constexpr),
+                           pipes=pipes, kir=kernel)
+
+
 def module_info(module):
     """The frontend's facts of the module's kernel (its KernelInfo, or the same fields read from
     the KIR for a kernel parsed from the text form)."""
     if module.info is not None:
         return module.info
-    from .kir_passes import kernel_facts
-
     module.info = kernel_facts(module.kernel, module.protocol().program)
     return module.info
 

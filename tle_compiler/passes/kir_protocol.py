@@ -29,7 +29,7 @@ from ..ir.nodes import walk_events
 from .infer_barriers import Barrier, InferBarriers
 from .infer_stages import InferStages
 from .kir_rewrite import with_event_attrs
-from .manager import KirModule, register
+from .kir_module import KirModule, register
 from .verify_deadlock import VerifyDeadlock
 from .verify_protocol import VerifyProtocol
 

@@ -6,8 +6,10 @@ output added (emit-gluon's source).
     module.kernel                     # the KIR with the passes' attributes
     run_passes(module, "materialize-barriers,emit-gluon").gluon
 
-Every pass is registered by name (:func:`kir_passes`): the four protocol passes
-(passes/kir_protocol.py) and the lowering passes (lowering/kir_passes.py). A pass names the
+Every pass is registered by name (:func:`~.kir_module.register`) when its module is imported:
+the four protocol passes (passes/kir_protocol.py, imported here) and the lowering passes, which
+lowering/kir_passes.py registers (the passes layer does not import the lowering: a caller that
+runs lowering passes imports that module, or calls its ``passes_with_lowering()``). A pass names the
 passes it ``requires``; :func:`run_passes` runs a required pass first when the module has not run
 it yet, so ``-p emit-gluon`` alone is a whole lowering.
 
@@ -19,79 +21,22 @@ passes share (diagnostics, verdict, the inferred barriers). Nothing here reads P
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Mapping, Optional, Protocol, Union
+from typing import Mapping, Optional, Union
 
 from ..ir.kernel import Kernel
 from ..ir.nodes import Program
-from .context import PassContext
+from . import kir_protocol  # noqa: F401  (registers the protocol passes)
+from .kir_module import KirModule, KirPass, register, registered
 
-
-@dataclass
-class KirModule:
-    """One kernel and its analyses while passes run over it.
-
-    ``info``: the frontend's KernelInfo (path, args, constexprs, options, field specs) when the
-    kernel was read from Python, which the lowering passes need; ``constexprs``: the values of
-    the kernel's constexpr arguments the lowering specialises to; ``bound`` / ``params`` /
-    ``budget``: what the protocol passes check (as ``tle-dump --bound/--param``)."""
-
-    kernel: Kernel
-    info: object = None
-    constexprs: dict = field(default_factory=dict)
-    program: Optional[Program] = None
-    bound: Optional[int] = None
-    params: dict = field(default_factory=dict)
-    budget: Optional[int] = None
-    #: the protocol passes' context (created with the first protocol pass)
-    ctx: Optional[PassContext] = None
-    #: emit-gluon's output: the Gluon module source and the lowering's plan (codegen.Generated)
-    gluon: Optional[str] = None
-    generated: object = None
-    #: lowering options (codegen.generate's): debug waits, cp.async gathers, barrier offsets
-    lowering: dict = field(default_factory=dict)
-    passes_run: list = field(default_factory=list)
-
-    def protocol(self) -> PassContext:
-        """The protocol passes' context over the kernel's Pipe IR (derived once)."""
-        if self.ctx is None:
-            if self.program is None:
-                from ..frontend.protocol import protocol
-
-                self.program = protocol(self.kernel)
-            self.ctx = PassContext(self.program, bound=self.bound,
-                                   fixed_params=dict(self.params))
-            if self.budget is not None:
-                self.ctx.budget = self.budget
-        return self.ctx
-
-
-class KirPass(Protocol):
-    """A named pass over a :class:`KirModule`."""
-
-    name: str
-    #: passes that must have run on the module first (run_passes runs them when they have not)
-    requires: tuple
-
-    def run(self, module: KirModule) -> KirModule: ...
-
-
-_REGISTRY: dict[str, KirPass] = {}
-
-
-def register(p: KirPass) -> KirPass:
-    if p.name in _REGISTRY and _REGISTRY[p.name] is not p:
-        raise ValueError(f"pass '{p.name}' registered twice")
-    _REGISTRY[p.name] = p
-    return p
+__all__ = ["KirModule", "KirPass", "register", "kir_passes", "parse_passes", "run_pass",
+           "run_passes"]
 
 
 def kir_passes() -> dict[str, KirPass]:
-    """Every registered pass by name, in pipeline order (protocol passes, then the lowering)."""
-    from . import kir_protocol  # noqa: F401  (registers the protocol passes)
-    from ..lowering import kir_passes as _lowering  # noqa: F401  (registers the lowering passes)
-
-    return dict(_REGISTRY)
+    """Every registered pass by name, in pipeline order: the protocol passes (always registered:
+    this module imports them), then the lowering's once tle_compiler.lowering.kir_passes is
+    imported (the passes layer does not import the lowering)."""
+    return registered()
 
 
 def parse_passes(spec: str) -> list[KirPass]:
@@ -100,7 +45,9 @@ def parse_passes(spec: str) -> list[KirPass]:
     names = [n.strip() for n in spec.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown pass '{unknown[0]}' (passes: {', '.join(known)})")
+        hint = ("" if "emit-gluon" in known else
+                "; the lowering's passes register when tle_compiler.lowering.kir_passes is imported")
+        raise ValueError(f"unknown pass '{unknown[0]}' (passes: {', '.join(known)}{hint})")
     return [known[n] for n in names]
 
 
