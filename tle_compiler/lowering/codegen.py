@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..diagnostics import TleError
 from . import emit as _emit, walks
 from .emit import HEADER, Generated  # noqa: F401  (the module's parts, where callers read them)
 from .kir_passes import run_passes
@@ -18,14 +19,13 @@ from .walks import eager_arrays, kernel_option  # noqa: F401  (the kernel option
 
 
 def kernel_ir(info):
-    """The kernel IR the frontend built for ``info`` (read once; built here for a KernelInfo
-    made without it)."""
+    """The kernel IR the frontend built for ``info`` (``KernelInfo.kir``: the lowering reads the
+    kernel the verifier's Program was derived from, never the Python source again)."""
     kir = getattr(info, "kir", None)
     if kir is None:
-        from ..frontend.build import build_file
-
-        kir = next(k for k in build_file(info.path, info.name)
-                   if k.loc.line == info.program.loc.line)
+        raise TleError(f"internal: kernel '{info.name}' reaches the lowering without the kernel "
+                       f"IR the frontend built (KernelInfo.kir)", info.program.loc,
+                       check="lowering")
     return kir
 
 

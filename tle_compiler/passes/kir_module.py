@@ -6,11 +6,12 @@ imported: the protocol passes (passes/kir_protocol.py) and the lowering's passes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import ast
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Optional, Protocol
 
 from ..ir.kernel import Kernel
-from ..ir.nodes import Program
+from ..ir.nodes import Loc, Program
 from .context import PassContext
 
 
@@ -40,17 +41,55 @@ class KirModule:
     passes_run: list = field(default_factory=list)
 
     def protocol(self) -> PassContext:
-        """The protocol passes' context over the kernel's Pipe IR (derived once)."""
+        """The protocol passes' context over the kernel's Pipe IR (derived once): the Program
+        given, else the one the frontend built with ``info`` when ``info.kir`` is this kernel,
+        else :func:`protocol_view` of the kernel IR alone."""
         if self.ctx is None:
             if self.program is None:
-                from ..frontend.protocol import protocol
-
-                self.program = protocol(self.kernel)
+                info = self.info
+                if getattr(info, "kir", None) is self.kernel and \
+                        getattr(info, "program", None) is not None:
+                    self.program = info.program
+                else:
+                    self.program = protocol_view(self.kernel)
             self.ctx = PassContext(self.program, bound=self.bound,
                                    fixed_params=dict(self.params))
             if self.budget is not None:
                 self.ctx.budget = self.budget
         return self.ctx
+
+
+def kernel_files(kernel: Kernel) -> set[str]:
+    """The files the locations of ``kernel``'s nodes name (its module, the helpers it inlined)."""
+    out: set[str] = set()
+
+    def visit(node: object) -> None:
+        if isinstance(node, (tuple, list)):
+            for x in node:
+                visit(x)
+        elif is_dataclass(node) and not isinstance(node, type):
+            loc = getattr(node, "loc", None)
+            if isinstance(loc, Loc) and loc.file:
+                out.add(loc.file)
+            for f in fields(node):
+                if f.name not in ("loc", "attrs"):
+                    visit(getattr(node, f.name))
+
+    visit(kernel)
+    return out
+
+
+def protocol_view(kernel: Kernel) -> Program:
+    """The Pipe IR of a kernel IR on its own (parsed from the text form, or built without a
+    KernelInfo): the frontend's derivation with no Python source. The frontend spells an
+    expression in a message as written when it has the file's source and otherwise prints the
+    KIR expression; every file the kernel's locations name is given to it as empty, so it reads
+    none from disk and the messages print the KIR's expressions."""
+    from ..frontend.protocol import protocol
+
+    files = kernel_files(kernel)
+    return protocol(kernel, sources={f: "" for f in files},
+                    trees={f: ast.Module(body=[], type_ignores=[]) for f in files})
 
 
 class KirPass(Protocol):
