@@ -441,3 +441,229 @@ def test_a_kernel_is_built_once_and_lowered_from_the_kir_it_was_verified_from(tm
     (second,) = read_kernels(path)
     assert second.kir is not first.kir
     assert dict(second.kir.consts) != dict(first.kir.consts)
+
+
+# ----------------------------------------------------------------------------------------------
+# imports, resolved as Python resolves them
+#
+# Each case writes a package (pkg/__init__.py, pkg/kern.py with the kernel, and the modules it
+# imports) and reads the address the consumer stores to: `tl.store(x_ptr + <expr>, t)`.
+
+
+def write_modules(tmp_path: Path, expr: str, imports: str, **modules: str) -> Path:
+    """pkg/kern.py whose consumer stores to ``x_ptr + expr`` (between a wait and a release), with
+    ``imports`` at module level, and pkg/<name>.py for each of ``modules``."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, text in modules.items():
+        (pkg / f"{name}.py").write_text(textwrap.dedent(text))
+    path = pkg / "kern.py"
+    consume = f"res = r.wait(t)\ntl.store(x_ptr + ({expr}), t)\nr.release(t)"
+    path.write_text(KERNEL.format(imports=textwrap.dedent(imports),
+                                  consume=textwrap.indent(consume, " " * 8)))
+    return path
+
+
+def stored_offset(k: K.Kernel) -> K.Expr:
+    """What the consumer adds to x_ptr in its one tl.store."""
+    (store,) = [s.value for s in K.walk_stmts(k.partitions[1].body)
+                if isinstance(s, K.Eval) and isinstance(s.value, K.Op) and s.value.name == "tl.store"]
+    addr = store.args[0]
+    assert isinstance(addr, K.BinOp) and addr.op == "+" and addr.lhs == K.Name("x_ptr"), addr
+    return addr.rhs
+
+
+def line_of(path: Path, text: str) -> int:
+    (n,) = [i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln]
+    return n
+
+
+CONSTS = '''
+import triton.language as tl
+
+A = tl.constexpr(3)
+STEP = tl.constexpr(2)
+DT = tl.bfloat16
+
+
+def triple(x):
+    return x * A
+'''
+
+G, T = K.Global, K.Name("t")
+
+
+def test_a_module_level_alias_of_an_imported_modules_constant(tmp_path):
+    path = write_modules(tmp_path, "STEP", "from . import common\nSTEP = common.STEP\n",
+                         common=CONSTS)
+    (k,) = build_file(path, bind={"TOPK": 8})
+    assert stored_offset(k) == G("STEP", 2)
+    assert dict(k.consts) == {"BK": 64, "STEP": 2}
+
+
+def test_aliases_of_a_helper_a_dtype_a_module_and_a_library_function(tmp_path):
+    path = write_modules(tmp_path, "tri(t) + tl.zeros([4], DT).to(D2) + c.A + ld(x_ptr)", '''
+        from . import common
+        tri = common.triple
+        DT = common.DT
+        c = common
+        D2 = tl.float32
+        ld = tl.load
+        ''', common=CONSTS)
+    (k,) = build_file(path)
+    zeros = K.Op("to", (K.Op("tl.zeros", (K.TupleExpr((K.Const(4),)), K.DType("bf16"))),
+                        K.DType("fp32")))
+    tri = K.BinOp("*", T, G("A", 3))
+    want = K.BinOp("+", K.BinOp("+", K.BinOp("+", tri, zeros), G("A", 3)),
+                   K.Op("tl.load", (K.Name("x_ptr"),)))
+    assert stored_offset(k) == want
+
+
+def test_from_import_as_renames(tmp_path):
+    path = write_modules(tmp_path, "t3(t) + AA", "from .common import A as AA, triple as t3\n",
+                         common=CONSTS)
+    (k,) = build_file(path)
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("*", T, G("A", 3)), G("A", 3))
+
+
+def test_a_module_import_reads_its_helpers_and_constants(tmp_path):
+    path = write_modules(tmp_path, "common.triple(t) + common.STEP", "from . import common\n",
+                         common=CONSTS)
+    (k,) = build_file(path)
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("*", T, G("A", 3)), G("STEP", 2))
+
+
+def test_absolute_imports_of_the_package_on_sys_path(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = write_modules(tmp_path, "c.triple(t) + pkg.common.STEP",
+                         "import pkg.common as c\nimport pkg.common\n", common=CONSTS)
+    (k,) = build_file(path)
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("*", T, G("A", 3)), G("STEP", 2))
+    # `import pkg` alone does not import pkg.common: Python has no attribute pkg.common then
+    path.write_text(path.read_text().replace("import pkg.common as c\nimport pkg.common\n",
+                                             "import pkg\n").replace("c.triple(t) + ", ""))
+    with pytest.raises(TleError, match="module 'pkg' has no attribute 'common'") as e:
+        build_file(path)
+    assert e.value.loc.line == line_of(path, "tl.store(x_ptr + ")
+    path.write_text(path.read_text().replace("import pkg\n", "import pkg.nothere as c\n"))
+    with pytest.raises(TleError, match="package 'pkg' .* has no module 'nothere'") as e:
+        build_file(path)
+    assert e.value.check == "bad-import" and e.value.loc.line == line_of(path, "pkg.nothere")
+
+
+def test_constants_defined_from_other_modules_constants(tmp_path):
+    base = "import triton.language as tl\nA0 = tl.constexpr(5)\nF0 = tl.constexpr(0.25)\n"
+    common = "from .base import A0, F0\nfrom . import base\nA = A0 * 2\nF = base.F0 * 2\n"
+    path = write_modules(tmp_path, "B + C + F", "from . import common\nB = common.A * 2\n"
+                         "C = tl.constexpr(B + 1)\nF = common.F\n", common=common, base=base)
+    (k,) = build_file(path)
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("+", G("B", 20), G("C", 21)), G("F", 0.5))
+    assert dict(k.consts) == {"BK": 64, "B": 20, "C": 21, "F": 0.5}
+
+
+def test_a_helper_calls_a_helper_its_own_module_imports(tmp_path):
+    a = "from .b import inner\n\n\ndef outer(x):\n    return inner(x) + 1\n"
+    b = "import triton.language as tl\nK5 = tl.constexpr(5)\n\n\ndef inner(x):\n    return x * K5\n"
+    path = write_modules(tmp_path, "outer(t)", "from .a import outer\n", a=a, b=b)
+    (k,) = build_file(path)
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("*", T, G("K5", 5)), K.Const(1))
+
+
+def test_two_modules_with_the_same_helper_and_constant_names(tmp_path):
+    mod = "import triton.language as tl\nS = tl.constexpr({})\n\n\ndef scale(x):\n    return x * S\n"
+    path = write_modules(tmp_path, "a.scale(t) + b.scale(t) + scale(t)",
+                         "from . import a, b\nfrom .b import scale\n",
+                         a=mod.format(2), b=mod.format(3))
+    (k,) = build_file(path)
+    b3 = K.BinOp("*", T, G("S_1", 3))
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("+", K.BinOp("*", T, G("S", 2)), b3), b3)
+    assert dict(k.consts) == {"BK": 64, "S": 2, "S_1": 3}
+
+
+def test_the_last_module_level_binding_of_a_name_wins(tmp_path):
+    common = "import triton.language as tl\nSCALE = tl.constexpr(0.25)\nA = tl.constexpr(3)\n"
+    path = write_modules(tmp_path, "SCALE + A", '''
+        SCALE = tl.constexpr(0.5)
+        from .common import SCALE
+        from .common import A
+        A = tl.constexpr(7)
+        ''', common=common)
+    (k,) = build_file(path)
+    assert stored_offset(k) == K.BinOp("+", G("SCALE", 0.25), G("A", 7))
+
+
+def test_a_local_name_shadows_a_module_level_one(tmp_path):
+    common = CONSTS + "\n\ndef plus(A):\n    return A + STEP\n"
+    path = write_modules(tmp_path, "plus(t) + common", "from .common import plus, A\n"
+                         "from . import common\n", common=common)
+    text = path.read_text().replace("        res = r.wait(t)", "        common = t * A\n"
+                                    "        res = r.wait(t)")
+    path.write_text(text)
+    (k,) = build_file(path)
+    # the helper's parameter A is the argument t, the local `common` the partition's variable
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("+", T, G("STEP", 2)), K.Name("common"))
+
+
+def test_a_circular_import_between_helper_modules(tmp_path):
+    a = ("import triton.language as tl\nfrom . import b\nA = tl.constexpr(1)\n\n\n"
+         "def f(x):\n    return b.g(x) + A\n")
+    b = "from . import a\n\n\ndef g(x):\n    return x * a.A\n"
+    path = write_modules(tmp_path, "f(t)", "from .a import f\n", a=a, b=b)
+    (k,) = build_file(path)
+    assert stored_offset(k) == K.BinOp("+", K.BinOp("*", T, G("A", 1)), G("A", 1))
+    # constants defined from each other: no value (Python reads a partially initialised module)
+    (tmp_path / "pkg" / "a.py").write_text("from . import b\nX = b.Y\n\n\ndef f(x):\n"
+                                           "    return x + X\n")
+    (tmp_path / "pkg" / "b.py").write_text("from . import a\nY = a.X + 1\n")
+    with pytest.raises(TleError, match="circular definition of module-level name 'X'") as e:
+        build_file(path)
+    assert e.value.loc.file.endswith("a.py") and e.value.loc.line == 2
+
+
+def test_a_star_import_is_refused_at_its_line(tmp_path):
+    path = write_modules(tmp_path, "A", "from .common import *\n", common=CONSTS)
+    with pytest.raises(TleError, match=r"`from \.common import \*`: star imports are not "
+                                       r"supported") as e:
+        build_file(path)
+    assert e.value.check == "bad-import" and e.value.loc.line == line_of(path, "import *")
+
+
+@pytest.mark.parametrize("imports,match", [
+    ("from .missing import x\n", r"no module 'missing' in .*pkg \(neither missing\.py"),
+    ("from . import missing\n", r"cannot import name 'missing' from 'pkg' \("),
+    ("from ..missing import x\n", r"no module 'missing' in "),
+    ("from .common import nothere as x\n", r"cannot import name 'nothere' from 'pkg\.common'"),
+])
+def test_an_import_of_something_missing_is_an_error_at_the_import(tmp_path, imports, match):
+    path = write_modules(tmp_path, "x", imports, common=CONSTS)
+    with pytest.raises(TleError, match=match) as e:
+        build_file(path)
+    assert e.value.check == "bad-import"
+    assert e.value.loc.line == line_of(path, imports.strip())
+
+
+@pytest.mark.parametrize("imports,match", [
+    # Triton reads only tl.constexpr globals, dtypes, modules and functions
+    ("import torch\nX = torch.zeros(3)\n", r"module-level name 'X' = `torch.zeros\(3\)` is not a "
+                                           r"compile-time value"),
+    ("X = (1, 2)\n", r"module-level name 'X' = `\(1, 2\)` is not a compile-time value"),
+    ("X, Y = 1, 2\n", r"module-level name 'X' is not a compile-time value"),
+    ("from . import common\nX = common.NOPE\n", r"module 'pkg\.common' has no attribute 'NOPE'"),
+])
+def test_module_level_names_triton_cannot_read_are_refused(tmp_path, imports, match):
+    path = write_modules(tmp_path, "X", imports, common=CONSTS)
+    with pytest.raises(TleError, match=match) as e:
+        build_file(path)
+    assert e.value.check == "unknown-name"
+    assert e.value.loc.line in (line_of(path, imports.strip().splitlines()[-1]),
+                                line_of(path, "tl.store(x_ptr + "))
+
+
+def test_an_import_inside_a_function_is_refused_as_triton_does(tmp_path):
+    path = write_modules(tmp_path, "A", "", common=CONSTS)
+    path.write_text(path.read_text().replace("        res = r.wait(t)",
+                                             "        from .common import A\n        res = r.wait(t)"))
+    with pytest.raises(TleError, match="Triton 3.6 rejects it") as e:
+        build_file(path)
+    assert e.value.loc.line == line_of(path, "from .common import A")

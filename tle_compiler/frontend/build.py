@@ -30,6 +30,7 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
 from .kernel import jit_decorator, jit_options, kernel_params
+from .modules import find_module, in_folder, is_library, relative_folder, submodule
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -69,7 +70,13 @@ VERBS = ("acquire", "commit", "close", "wait", "release")
 
 class Module:
     """One parsed Python file: its scope (imports, integer constants, dtypes, functions), its
-    float constants, and the user modules it imports (resolved lazily, by file)."""
+    float constants, the user modules it imports (found now, read lazily, by file), and its other
+    module-level assignments (``STEP = common.STEP``, ``B = common.A * 2``: evaluated when a
+    kernel reads the name, :meth:`Builder.module_assign`).
+
+    Each table holds a name only when its *last* module-level binding is of that kind (Python's
+    rule: ``X = 1`` then ``from .common import X`` is the imported X). A star import, a missing
+    user module, and an import of a library name that is not found are errors at their line."""
 
     def __init__(self, path: str, cache: "ModuleCache", text: Optional[str] = None):
         self.path = path
@@ -83,11 +90,22 @@ class Module:
                            check="syntax") from None
         self.scope = ModuleScope(self.tree, path)
         self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
-        self.imports: dict[str, tuple[str, Optional[str]]] = {}  # local -> (module file, name)
-        #: the module's ``DEFAULT_CONFIG`` literal, encoded for a KIR attribute (see
-        #: :func:`encode_config`), ``("error", LINE)`` when it is no literal, None when absent
+        #: local name -> (module file, imported name or None for the module itself, import line)
+        self.imports: dict[str, tuple[str, Optional[str], Loc]] = {}
+        #: module-level ``NAME = expr`` that is no literal constant or dtype: evaluated on use
+        self.assigns: dict[str, ast.expr] = {}
+        #: the evaluated :attr:`assigns` (Builder.module_assign)
+        self.resolved: dict[str, tuple] = {}
+        #: the ``DEFAULT_CONFIG`` literal, encoded for a KIR attribute (see :func:`encode_config`),
+        #: ``("error", LINE)`` when it is no literal, None when absent
         self.default_config: Optional[tuple] = None
+        floats: dict[str, float] = {}
         for st in self.tree.body:
+            for n in _bound_names(st):  # a rebinding ends every earlier meaning of the name
+                self.imports.pop(n, None)
+                self.assigns.pop(n, None)
+                floats.pop(n, None)
+            loc = Loc(path, st.lineno, st.col_offset + 1)
             if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and
                                                   t.id == "DEFAULT_CONFIG" for t in st.targets):
                 try:
@@ -95,25 +113,104 @@ class Module:
                 except (ValueError, TypeError):
                     self.default_config = ("error", st.lineno)
             if isinstance(st, (ast.Assign, ast.AnnAssign)):
-                tgt = st.targets[0] if isinstance(st, ast.Assign) else st.target
-                if isinstance(tgt, ast.Name) and st.value is not None and tgt.id not in self.consts:
-                    v = self._const_float(st.value)
-                    if v is not None:
-                        self.consts[tgt.id] = v
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                if len(targets) != 1 or not isinstance(targets[0], ast.Name) or st.value is None:
+                    continue
+                name = targets[0].id
+                if name in self.scope.constants or name in self.scope.dtypes:
+                    continue
+                v = self._const_float(st.value)
+                if v is not None:
+                    floats[name] = v
+                elif name != "DEFAULT_CONFIG":
+                    self.assigns[name] = st.value
             elif isinstance(st, ast.ImportFrom):
-                base = self.cache.find(st.module or "", st.level, path)
-                for a in st.names:
-                    local = a.asname or a.name
-                    sub = self.cache.find(a.name, 0, None, package=base) if base else None
-                    if sub is not None:  # `from . import common`: a module
-                        self.imports[local] = (sub, None)
-                    elif base is not None:
-                        self.imports[local] = (base, a.name)
+                self._import_from(st, loc)
             elif isinstance(st, ast.Import):
                 for a in st.names:
-                    f = self.cache.find(a.name, 0, path)
-                    if f is not None and a.asname:
-                        self.imports[a.asname] = (f, None)
+                    f = find_module(a.name, 0, path)
+                    if f is None:
+                        self._not_found(a.name, 0, loc)
+                        continue
+                    cache.imported.add(f)
+                    if a.asname:  # `import pkg.common as c`: c is pkg.common
+                        self.imports[a.asname] = (f, None, loc)
+                        continue
+                    # `import pkg.common`: pkg is bound, pkg.common imported (an attribute of pkg)
+                    parts = a.name.split(".")
+                    for i in range(1, len(parts)):
+                        sub = find_module(".".join(parts[:i]), 0, path)
+                        if sub is not None:
+                            cache.imported.add(sub)
+                    top = find_module(parts[0], 0, path)
+                    if top is not None:
+                        self.imports[parts[0]] = (top, None, loc)
+        self.consts.update(floats)
+
+    def _import_from(self, st: ast.ImportFrom, loc: Loc) -> None:
+        mod = "." * st.level + (st.module or "")
+        if any(a.name == "*" for a in st.names):
+            raise TleError(f"`from {mod} import *`: star imports are not supported in a kernel's "
+                           f"modules (the frontend resolves every name statically); import the "
+                           f"names the kernel uses, `from {mod} import a, b`, or the module",
+                           loc, check="bad-import")
+        if not st.level and is_library(st.module or ""):
+            return  # library names: the scope's aliases (tl.*, tle.*)
+        base = find_module(st.module or "", st.level, self.path)
+        if st.level and st.module and base is None:
+            self._not_found(st.module, st.level, loc)
+        if base is None and not st.level:
+            self._not_found(st.module or "", 0, loc)
+            return
+        if base is not None:
+            self.cache.imported.add(base)
+        for a in st.names:
+            local = a.asname or a.name
+            # `from . import common`: a module of the package (a folder with or without an
+            # __init__.py), else a name the package's __init__.py defines
+            sub = (in_folder(relative_folder(st.level, self.path), a.name)
+                   if st.level and not st.module else submodule(base, a.name))
+            if sub is not None:
+                self.cache.imported.add(sub)
+                self.imports[local] = (sub, None, loc)
+            elif base is not None:
+                self.imports[local] = (base, a.name, loc)
+            else:
+                raise TleError(f"`from {mod} import {a.name}`: no module '{a.name}' in "
+                               f"{relative_folder(st.level, self.path)} (Python raises "
+                               f"ImportError)", loc, check="bad-import")
+
+    def _not_found(self, module: str, level: int, loc: Loc) -> None:
+        """An import of a user module that does not exist: an error at its line (Python raises
+        ModuleNotFoundError). An absolute import that is not found on sys.path is a library
+        the kernel does not read (torch extensions, ...) unless its top-level package is a user
+        package."""
+        if level:
+            folder = relative_folder(level, self.path)
+            raise TleError(f"`from {'.' * level}{module} import ...`: no module '{module}' in "
+                           f"{folder} (neither {module.replace('.', os.sep)}.py nor "
+                           f"{os.path.join(module.replace('.', os.sep), '__init__.py')}; Python "
+                           f"raises ModuleNotFoundError)", loc, check="bad-import")
+        top = module.split(".")[0]
+        if top != module and find_module(top, 0, self.path) is not None:
+            raise TleError(f"no module named '{module}': package '{top}' "
+                           f"({os.path.dirname(find_module(top, 0, self.path))}) has no module "
+                           f"'{module[len(top) + 1:]}' (Python raises ModuleNotFoundError)",
+                           loc, check="bad-import")
+
+    def defines(self, name: str) -> bool:
+        """Whether the module binds ``name`` at module level (or, a package, has a submodule of
+        that name that was imported)."""
+        sc = self.scope
+        return (name in self.consts or name in sc.dtypes or name in sc.functions
+                or name in self.imports or name in self.assigns or name in sc.aliases
+                or name in sc.other or self.submodule(name) is not None)
+
+    def submodule(self, name: str) -> Optional[str]:
+        """The file of submodule ``name`` of this package when some module read imports it
+        (Python sets it as the package's attribute then)."""
+        f = submodule(self.path, name)
+        return f if f is not None and f in self.cache.imported else None
 
     def _const_float(self, node: ast.expr) -> Optional[float]:
         if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
@@ -125,6 +222,24 @@ class Module:
         if isinstance(node, ast.Constant) and isinstance(node.value, float):
             return node.value
         return None
+
+
+def _bound_names(st: ast.stmt) -> set[str]:
+    """The module-level names a statement binds (an assignment's targets, an import's locals, a
+    def or class, every name stored inside module-level control flow)."""
+    if isinstance(st, (ast.Import, ast.ImportFrom)):
+        return {a.asname or a.name.split(".")[0] for a in st.names}
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {st.name}
+    out = set()
+    for n in ast.walk(st):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {a.asname or a.name.split(".")[0] for a in n.names}
+    return out
 
 
 def encode_config(v: object) -> object:
@@ -150,8 +265,12 @@ def decode_config(v: object) -> object:
 
 
 class ModuleCache:
+    """The modules one build reads, by absolute path, and the user modules their import
+    statements name (``imported``: what a package's attributes include)."""
+
     def __init__(self) -> None:
         self.modules: dict[str, Module] = {}
+        self.imported: set[str] = set()
 
     def get(self, path: str, text: Optional[str] = None, as_given: bool = False) -> Module:
         """The module of file ``path`` (parsed once); ``text``: its source when it is not read
@@ -161,30 +280,6 @@ class ModuleCache:
         if key not in self.modules:
             self.modules[key] = Module(path if as_given else key, self, text)
         return self.modules[key]
-
-    @staticmethod
-    def find(module: str, level: int, importer: Optional[str],
-             package: Optional[str] = None) -> Optional[str]:
-        """The file of a user module (not triton, not tle_compiler): relative to the importer's
-        folder for ``level`` >= 1, else on ``sys.path``; None when it is not a user module."""
-        if module.split(".")[0] in ("triton", "tle_compiler", "torch", "math", "numpy"):
-            return None
-        if package is not None:
-            bases = [os.path.dirname(package)] if os.path.basename(package) == "__init__.py" else []
-        elif level:
-            base = os.path.dirname(os.path.abspath(importer))
-            for _ in range(level - 1):
-                base = os.path.dirname(base)
-            bases = [base]
-        else:
-            bases = [p or os.getcwd() for p in sys.path]
-        rel = module.replace(".", os.sep) if module else ""
-        for b in bases:
-            for cand in ((os.path.join(b, rel + ".py"), os.path.join(b, rel, "__init__.py"))
-                         if rel else (os.path.join(b, "__init__.py"),)):
-                if os.path.isfile(cand):
-                    return os.path.abspath(cand)
-        return None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -215,6 +310,13 @@ class Frame:
 
     def kir(self, name: str) -> str:
         return self.prefix + name
+
+
+def _module_label(m: Module) -> str:
+    """A module's dotted name, as Python names it (for messages)."""
+    from .modules import module_name_of
+
+    return module_name_of(m.path)[0] or os.path.basename(m.path)
 
 
 def _loc(path: str, node: ast.AST) -> Loc:
@@ -310,17 +412,91 @@ class Builder:
         if name in m.scope.functions:
             return K.Const(None, loc), Static("func", (m, m.scope.functions[name]))
         if name in m.imports:
-            file, attr = m.imports[name]
-            sub = self.cache.get(file)
+            sub, attr = self.imported(m, name)
             if attr is None:
                 return K.Const(None, loc), Static("usermod", sub)
             return self.module_name(sub, attr, node)
+        if name in m.assigns:
+            e, st = self.module_assign(m, name)
+            return (dataclasses.replace(e, loc=loc) if e is not None else K.Const(None, loc)), st
         alias = m.scope.alias(name)
         if alias is not None:
             return K.Const(None, loc), Static("mod", alias)
+        f = m.submodule(name)
+        if f is not None:  # `pkg.common` after `import pkg.common`
+            return K.Const(None, loc), Static("usermod", self.cache.get(f))
         if name in ("range", "int", "float", "min", "max", "len", "print"):
             return K.Const(None, loc), Static("mod", f"builtins.{name}")
+        if name in m.scope.other:
+            raise self.err(f"module-level name '{name}' is not a compile-time value the kernel "
+                           f"can read (it is bound in module-level control flow, by a tuple "
+                           f"assignment or as a class); Triton kernels read globals that are "
+                           f"tl.constexpr values, dtypes, modules or functions", node,
+                           check="unknown-name")
+        if m is not self.frame.module:
+            raise self.err(f"module '{_module_label(m)}' has no attribute '{name}'", node,
+                           check="unknown-name")
         raise self.err(f"name '{name}' is not defined here", node, check="unknown-name")
+
+    def imported(self, m: Module, name: str) -> tuple[Module, Optional[str]]:
+        """(module, name in it or None for the module itself) of imported name ``name`` of
+        ``m``; a name the module does not define is an error at the import (Python raises
+        ImportError there)."""
+        file, attr, at = m.imports[name]
+        sub = self.cache.get(file)
+        if attr is not None and not sub.defines(attr):
+            raise TleError(f"cannot import name '{attr}' from '{_module_label(sub)}' ({sub.path}):"
+                           f" it defines no '{attr}' (Python raises ImportError)", at,
+                           check="bad-import")
+        return sub, attr
+
+    def module_assign(self, m: Module, name: str) -> tuple[Optional[K.Expr], Optional[Static]]:
+        """The value of module-level assignment ``name = expr`` of ``m``, evaluated once, as
+        Python evaluates it when the module is imported (in ``m``'s names): a compile-time
+        constant (a Global of ``m``'s), a dtype, a helper function, a module, a library name.
+        Anything else (a runtime value, a pipe, ...) is an error at the assignment: Triton
+        kernels read only such globals."""
+        hit = m.resolved.get(name)
+        if hit is not None:
+            if hit[0] == "busy":
+                raise TleError(f"circular definition of module-level name '{name}' (Python "
+                               f"raises NameError or reads a partially initialised module)",
+                               hit[1], check="bad-import")
+            return hit[1], hit[2]
+        node = m.assigns[name]
+        at = _loc(m.path, node)
+        m.resolved[name] = ("busy", at)
+        # the constants the expression reads are not the kernel's (only its value is)
+        saved = (self.out, self.sequential, self.in_partition, dict(self.consts),
+                 dict(self.const_ids))
+        self.out, self.sequential, self.in_partition = [], 0, False
+        self.frames.append(Frame(m, "", {}, "<module>"))
+        try:
+            e, st = self.expr(node)
+            emitted = self.out
+        except BaseException:
+            del m.resolved[name]
+            raise
+        finally:
+            self.frames.pop()
+            self.out, self.sequential, self.in_partition = saved[:3]
+            self.consts, self.const_ids = saved[3:]
+        v = fold(e)
+        if st is not None and st.kind in ("func", "usermod", "mod"):
+            result: tuple = (None, st)
+        elif isinstance(e, K.DType):
+            result = (e, None)
+        elif not emitted and isinstance(v, (bool, int, float)):
+            m.consts[name] = v
+            result = (self.global_of(m, name, node), None)
+        else:
+            del m.resolved[name]
+            raise TleError(f"module-level name '{name}' = `{ast.unparse(node)}` is not a "
+                           f"compile-time value: Triton kernels read globals that are tl.constexpr "
+                           f"values (`{name} = tl.constexpr(...)`), dtypes, modules or functions",
+                           at, check="unknown-name")
+        m.resolved[name] = ("done",) + result
+        return result
 
     # -- statements -------------------------------------------------------------------------
     def stmt(self, s: ast.stmt) -> None:
@@ -392,11 +568,22 @@ class Builder:
             if f.id in m.scope.functions:
                 return "func", (m, m.scope.functions[f.id])
             if f.id in m.imports:
-                file, attr = m.imports[f.id]
-                sub = self.cache.get(file)
+                try:
+                    sub, attr = self.imported(m, f.id)
+                except TleError:
+                    return None
                 if attr is None:
                     return "usermod", sub
                 return self._static_path(sub, ast.Name(attr, ast.Load()))
+            if f.id in m.assigns:
+                try:
+                    _, st = self.module_assign(m, f.id)
+                except TleError:
+                    return None
+                if st is None:
+                    return None
+                return {"func": ("func", st.value), "usermod": ("usermod", st.value),
+                        "mod": ("path", st.value)}[st.kind]
             alias = m.scope.alias(f.id)
             if alias is not None:
                 return "path", canon(alias)
@@ -1481,6 +1668,9 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     ``text``: the file's source, when it is not to be read from disk (locations name ``path``)."""
     cache = ModuleCache()
     m = cache.get(os.fspath(path), text=text, as_given=True)
+    builder = Builder(cache, m)
+    for local in m.imports:  # a name the file imports must exist (Python raises ImportError)
+        builder.imported(m, local)
     out = []
     for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
