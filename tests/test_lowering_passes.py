@@ -75,3 +75,48 @@ def test_the_attributes_survive_the_text_form(path):
         assert a.attrs == b.attrs
         assert [s.attrs for s in K.walk_stmts(a.body) if isinstance(s, K.For)] == \
             [s.attrs for s in K.walk_stmts(b.body) if isinstance(s, K.For)]
+
+
+RING = ROOT / "tle_kernels" / "examples" / "ring.py"
+
+
+def materialized_ring():
+    info = kernel_info_of((str(RING), "ring_sum"), {})
+    return run_passes(kernel_ir(info), "materialize-barriers", info=info, program=info.program)
+
+
+def with_pipe_attrs(module, **attrs):
+    module.kernel = replace(module.kernel, pipes=tuple(K.with_attrs(p, **attrs)
+                                                       for p in module.kernel.pipes))
+    return module
+
+
+def test_the_plan_is_built_from_the_pipes_attributes():
+    """The mbarrier arrays and their counts are the pipes' MBarrierAlloc / BarrierDecl attributes
+    (the protocol passes' Barrier list is not read): a count changed in the attribute is the
+    count initialised, and the plan's barriers carry the declaration's roles."""
+    m = materialized_ring()
+    before = run_passes(materialized_ring(), "emit-gluon")
+    assert "mbarrier.init(ring_empty0.index(0), count=1)" in before.gluon
+    decl, = m.kernel.pipes
+    allocs = tuple(replace(a, count=5) if a.barrier == "ring_empty0" else a
+                   for a in K.get_attr(decl, "mbarriers"))
+    m = run_passes(with_pipe_attrs(m, mbarriers=allocs), "emit-gluon")
+    assert "mbarrier.init(ring_empty0.index(0), count=5)" in m.gluon
+    assert "mbarrier.init(ring_full0.index(0), count=129)" in m.gluon  # 1 x 128 threads + 1
+    arrays = m.generated.plans["ring"].arrays
+    assert [a.var for a in arrays] == ["ring_full0", "ring_empty0"]
+    assert arrays[1].counts == [5] * len(arrays[1].barriers)
+    decls = {d.name: d for d in K.get_attr(decl, "barriers")}
+    for arr in arrays:
+        assert [b.label for b in arr.barriers] == [f"ring.{arr.kind}[g0][{s}]"
+                                                 for s in range(len(arr.counts))]
+        assert all(b.arrivers == decls[arr.var].arrive and b.waiters == decls[arr.var].wait
+                   for b in arr.barriers)
+    assert m.generated.barriers == [b for a in arrays for b in a.barriers]
+
+
+def test_the_plan_needs_materialize_barriers():
+    m = with_pipe_attrs(materialized_ring(), mbarriers=None)
+    with pytest.raises(TleError, match="without materialize-barriers' mbarriers"):
+        run_passes(m, "emit-gluon")

@@ -1,6 +1,6 @@
 """The lowering: a verified pipe kernel → Gluon source → TTGIR/PTX/cubin for Hopper (sm_90a).
 
-    plan.py      shared-memory rings + mbarrier arrays from the FieldSpecs and infer-barriers
+    plan.py      shared-memory rings + mbarrier arrays from the pipes and their barrier attributes
     layouts.py   the layout assignment pass (union-find over layout variables)
     translate.py partition bodies (Triton syntax) → Gluon source, pipes.py: pipe verbs → mbarriers
     regs.py      the register rule of warp_specialize

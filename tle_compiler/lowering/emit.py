@@ -41,7 +41,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
 class Generated:
     source: str
     kernel: str  # name of the @gluon.jit kernel function in ``source``
-    barriers: list  # the Barrier list the plan was built from
+    barriers: list  # the plan's barriers, one per array stage (plan.StageBarrier)
     plans: dict
     wait_sites: list[str]
     uses_cp_async: bool = False

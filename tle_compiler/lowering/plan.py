@@ -1,27 +1,27 @@
-"""Shared-memory plan of a kernel: the ring buffers of its pipes and the mbarrier arrays, built from
-the frontend's FieldSpecs and the barrier-inference pass's :class:`Barrier` list only.
+"""Shared-memory plan of a kernel: the ring buffers of its pipes and the mbarrier arrays, read from
+the kernel IR and the attributes the passes wrote on its pipes only.
 
-* one ring ``[capacity, *slot_shape]`` per field; NVMMA-swizzled when the field feeds wgmma
-  (``Pipe.mma``), else an unswizzled shared layout;
-* one mbarrier array ``[capacity, 1]`` per (pipe, kind, field group); every stage is initialised with
-  the inferred ``Barrier.count`` (partition units) scaled by the writer's arrive unit
-  (:func:`arrive_mode`, :func:`init_count`: x 32·warps per-thread arrivals for cp.async-filled
-  groups, +1 elected arrive when register stores are mixed in);
+* one ring ``[capacity, *slot_shape]`` per field (the PipeDecl's Buffers); NVMMA-swizzled when the
+  field feeds wgmma (the protocol view's ``Pipe.mma``), else an unswizzled shared layout;
+* one mbarrier array ``[size, 1]`` per MBarrierAlloc (materialize-barriers), with the
+  BarrierDecl of the same name (infer-barriers: kind, field group, fields, who arrives and who
+  waits); every stage is initialised with the allocation's ``count`` (partition units) scaled
+  by the writer's arrive unit (:func:`arrive_mode`, :func:`init_count`: x 32·warps per-thread
+  arrivals for cp.async-filled groups, +1 elected arrive when register stores are mixed in);
 * which arrays an event waits on / arrives at, at which slot and parity, is not decided here:
   materialize-barriers puts it on the event (lowering/kir_passes.py, from infer-barriers' waiters
   and arrivers, so a reader with a field view touches only its groups' barriers);
 * a ``[capacity, 1]`` i32 closed-flag ring for pipes that are closed (``w.close(i)``).
 Nothing here re-derives a count.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..diagnostics import TleError
-from ..ir.nodes import walk_events
-from ..passes.infer_barriers import Barrier
+from ..ir import kernel as K
+from ..ir.attrs import BarrierDecl, BarrierRole
 
 GL_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -65,14 +65,35 @@ class Ring:
         return nvmma_shared_src(self.shape, self.dtype) if self.mma else plain_shared_src(len(self.shape))
 
 
+@dataclass(frozen=True)
+class StageBarrier:
+    """One barrier of an array (stage ``stage``), as the plan's readers see it: its array's
+    BarrierDecl fields and the allocation's count."""
+
+    pipe: str
+    kind: str  # "full" | "empty"
+    group: int
+    fields: tuple[str, ...]
+    stage: int
+    count: int  # partition arrivals per phase
+    arrivers: tuple[BarrierRole, ...]
+    waiters: tuple[BarrierRole, ...]
+    fence: Optional[str] = None  # "async-proxy" when a wgmma reads the slot after this barrier
+    expect_tx: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.pipe}.{self.kind}[g{self.group}][{self.stage}]"
+
+
 @dataclass
 class BarrierArray:
     pipe: str
     kind: str
     group: int
     var: str
-    counts: list[int]  # per stage, from Barrier.count
-    barriers: list[Barrier]
+    counts: list[int]  # per stage, the MBarrierAlloc's count
+    barriers: list[StageBarrier]
     fence: bool
     #: arrive unit of the writer's commits (arrive_mode), its threads and the init counts per
     #: stage (counts scaled by the unit, init_count): assign-layouts' ``arrive_units`` attribute
@@ -141,31 +162,47 @@ def resolve_dim(d, consts: dict, loc) -> int:
                    f"constexpr of the kernel or a module constant)", loc, check="lowering")
 
 
-def build_plan(info, barriers: list[Barrier], consts: dict) -> dict[str, PipePlan]:
+def barrier_arrays(decl: K.PipeDecl) -> list[BarrierArray]:
+    """The mbarrier arrays of a pipe from its ``mbarriers`` (materialize-barriers) and
+    ``barriers`` (infer-barriers) attributes, in allocation order."""
+    allocs = K.get_attr(decl, "mbarriers")
+    if allocs is None:
+        raise TleError(f"internal: pipe '{decl.name}' reaches the lowering without "
+                       f"materialize-barriers' mbarriers", decl.loc, check="lowering")
+    decls: dict[str, BarrierDecl] = {d.name: d for d in K.get_attr(decl, "barriers", ())}
+    out = []
+    for a in allocs:
+        d = decls.get(a.barrier)
+        if d is None:
+            raise TleError(f"internal: pipe '{decl.name}' allocates mbarrier array "
+                           f"'{a.barrier}' that infer-barriers did not declare", decl.loc,
+                           check="lowering")
+        bs = [StageBarrier(decl.name, d.kind, d.group, tuple(d.fields), s, a.count, d.arrive,
+                           d.wait, d.fence, d.expect_tx) for s in range(a.size)]
+        out.append(BarrierArray(decl.name, d.kind, d.group, a.barrier, [a.count] * a.size, bs,
+                                a.fence))
+    return out
+
+
+def build_plan(info, kernel: K.Kernel, consts: dict) -> dict[str, PipePlan]:
+    """The plan of every pipe of ``kernel`` (after materialize-barriers); ``info``: the protocol
+    view's pipes say which fields feed wgmma."""
     plans: dict[str, PipePlan] = {}
-    closed_pipes = {ev.pipe for part in info.program.partitions for ev in walk_events(part.body)
-                    if ev.verb == "close"}
-    for pipe in info.program.pipes:
-        pinfo = info.pipes[pipe.name]
-        pp = PipePlan(pipe.name, pipe.capacity, pipe.one_shot)
-        for spec in pinfo.fields:
-            shape = [resolve_dim(d, consts, spec.loc) for d in spec.shape]
-            dt = GL_DTYPES.get(spec.dtype)
+    mma = {p.name: set(p.mma) for p in info.program.pipes}
+    closed_pipes = {e.handle.pipe for part in kernel.partitions for e in K.events(part.body)
+                    if e.verb == "close"}
+    for decl in kernel.pipes:
+        pp = PipePlan(decl.name, decl.capacity, decl.one_shot)
+        for buf in decl.fields:
+            shape = [resolve_dim(d, consts, buf.loc) for d in buf.shape]
+            dt = GL_DTYPES.get(buf.dtype)
             if dt is None:
-                raise TleError(f"field '{spec.name}': dtype {spec.dtype} is not supported by the "
-                               f"lowering", spec.loc, check="lowering")
-            pp.rings[spec.name] = Ring(pipe.name, spec.name, f"{pipe.name}_{spec.name}",
-                                       shape[0], shape[1:], dt, spec.name in pipe.mma)
-        groups: dict[tuple, list[Barrier]] = {}
-        for b in barriers:
-            if b.pipe == pipe.name:
-                groups.setdefault((b.kind, b.group), []).append(b)
-        for (kind, g), bs in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0] != "full")):
-            bs.sort(key=lambda b: b.stage)
-            pp.arrays.append(BarrierArray(pipe.name, kind, g, f"{pipe.name}_{kind}{g}",
-                                          [b.count for b in bs], bs,
-                                          any(b.fence == "async-proxy" for b in bs)))
-        if pipe.name in closed_pipes:
-            pp.closed = f"{pipe.name}_closed"
-        plans[pipe.name] = pp
+                raise TleError(f"field '{buf.name}': dtype {buf.dtype} is not supported by the "
+                               f"lowering", buf.loc, check="lowering")
+            pp.rings[buf.name] = Ring(decl.name, buf.name, f"{decl.name}_{buf.name}",
+                                      shape[0], shape[1:], dt, buf.name in mma.get(decl.name, ()))
+        pp.arrays = barrier_arrays(decl)
+        if decl.name in closed_pipes:
+            pp.closed = f"{decl.name}_closed"
+        plans[decl.name] = pp
     return plans

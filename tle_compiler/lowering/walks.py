@@ -101,9 +101,8 @@ def warn_unproved(info, module) -> None:
 def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = True,
             **_emit_only) -> Lowering:
     """The shared-memory plan and the translators' context of the kernel of ``module`` (the
-    barrier arrays from the protocol passes' barriers; the kernel's lowering options)."""
+    barrier arrays from its pipes' attributes; the kernel's lowering options)."""
     reject_errors(module)
-    barriers = module.protocol().facts["barriers"]
     kir = module.kernel
     consts = dict(kir.consts)
     missing = [c for c in info.constexprs if c not in constexprs]
@@ -112,7 +111,8 @@ def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = 
                        f"value", info.program.loc, check="lowering")
     all_consts = dict(consts)
     all_consts.update({k: v for k, v in constexprs.items()})
-    plans = build_plan(info, barriers, all_consts)
+    plans = build_plan(info, kir, all_consts)
+    barriers = [b for pp in plans.values() for arr in pp.arrays for b in arr.barriers]
     for decl in kir.pipes:  # assign-layouts' arrive units, once it has run
         units = {u.barrier: u for u in K.get_attr(decl, "arrive_units", ())}
         for arr in plans[decl.name].arrays if units else ():
