@@ -231,39 +231,6 @@ def test_kernel_module_imports(kernel):
 
 # ---------------------------------------------------------------- the math, emulated on the CPU
 
-def load_emulated(path, dot_dtypes=None):
-    """``load_kernel_module`` (tle_compiler/testing/emulator.py) for a kernel that imports names
-    from modules of its own package (``from .sparse_mla_common import BK, kv_rows``): the emulator
-    runs one file with its import lines dropped, so each such module is run against the same
-    emulated language first and the imported names are bound in the kernel's namespace."""
-    import types
-
-    from tle_compiler.testing.emulator import make_language
-
-    tl, tle = make_language(dot_dtypes)
-
-    def run(p: Path) -> dict:
-        tree = ast.parse(p.read_text(), str(p))
-        ns = {"tl": tl, "tle": tle, "__name__": f"emulated_{p.stem}"}
-        for st in tree.body:
-            if not isinstance(st, ast.ImportFrom) or not st.module:
-                continue
-            if st.level == 1:
-                dep_path = p.parent / f"{st.module.replace('.', '/')}.py"
-            elif st.module.startswith("tle_kernels."):  # a copy of a kernel outside the package
-                dep_path = KERNELS_DIR / f"{st.module.split('.', 1)[1].replace('.', '/')}.py"
-            else:
-                continue
-            dep = run(dep_path)
-            ns.update({a.asname or a.name: dep[a.name] for a in st.names})
-        body = [st for st in tree.body if not isinstance(st, (ast.Import, ast.ImportFrom))]
-        exec(compile(ast.Module(body, []), str(p), "exec"), ns)  # noqa: S102 (test-only)
-        return ns
-
-    return types.SimpleNamespace(**{k: v for k, v in run(Path(path)).items()
-                                    if not k.startswith("__")})
-
-
 def kernel_copy(kernel: str, path: Path, edits=()) -> Path:
     """A copy of tle_kernels/<kernel>.py at ``path`` with ``edits`` (old, new) applied (each old
     text must occur exactly once) and its package-relative imports made absolute
@@ -318,7 +285,9 @@ def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
     from tle_kernels.sparse_mla_common import TAU
 
     path = KERNELS_DIR / "sparse_mla_seesaw.py"
-    mod = load_emulated(path, dot_dtypes=(torch.bfloat16,))
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    mod = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
     tau = TAU.value
     assert tau == 8.0
     s_q, h_q, s_kv, topk = 3, 128, 700, 512
@@ -360,7 +329,9 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk, pers
     """Each kernel against the fp32 reference, launched as tle_kernels/api.py launches it; the
     seesaw also with ``persistent=False`` (one program per item, ROUNDS = 1)."""
     torch = pytest.importorskip("torch")
-    mod = load_emulated(path, dot_dtypes=(torch.bfloat16,))
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    mod = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
     block_h = mod.DEFAULT_CONFIG["constexprs"]["BLOCK_H"]
 
     s_q, h_q, s_kv = 4, 2 * block_h, 300

@@ -162,7 +162,8 @@ def test_pipelined_compiles_for_sm90a_without_spills(compiled_pipelined, key):
 def test_pipelined_mla_math_in_cpu_emulation(mla_pipelined):
     torch = pytest.importorskip("torch")
     import tests.test_kernels as tk
-    mod = tk.load_emulated(mla_pipelined, dot_dtypes=(torch.bfloat16,))
+    from tle_compiler.testing.emulator import load_kernel_module
+    mod = load_kernel_module(mla_pipelined, dot_dtypes=(torch.bfloat16,))
     block_h = mod.DEFAULT_CONFIG["constexprs"]["BLOCK_H"]
     s_q, h_q, s_kv, topk = 3, 2 * block_h, 300, 256
     g = torch.Generator().manual_seed(0)

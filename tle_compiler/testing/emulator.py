@@ -1,8 +1,9 @@
 """A CPU emulation of the TLE language, to check kernels' math, the data they hand through pipes,
 and their test harnesses before spending device time. It checks the math, not the lowering.
 
-A kernel file is executed as Python with ``tl`` and ``tle`` replaced by a small torch emulation
-(its ``import`` / ``from`` lines are dropped):
+A kernel file is executed as Python, as a module of its package, with ``triton.language`` and
+``tle_compiler`` replaced by a small torch emulation (the modules it imports from its package run
+against the same emulation):
 
 - pointers are a flat tensor plus an int64 offset tensor (:class:`Ptr`); ``tl.load`` / ``tl.store``
   require every address to be in bounds, masked or not (a kernel must clamp invalid indices before
@@ -30,12 +31,16 @@ torch is imported here, so import this module only where torch is available.
 
 from __future__ import annotations
 
+import builtins
 import itertools
+import os
 import threading
 import types
 from pathlib import Path
 
 import torch
+
+from ..frontend.modules import find_absolute, in_folder, module_name_of
 
 TIMEOUT_S = 20.0
 INT_POISON = -999_999_999  # clamped to the dtype's minimum for narrow integer buffers
@@ -264,16 +269,118 @@ def make_language(dot_dtypes=None):
     return tl, tle
 
 
+class _EmulatedImports:
+    """Runs user modules against one emulated language, as Python imports them: each module once
+    (by file), under its dotted name, with ``__package__`` set so its relative imports resolve;
+    ``triton.language`` (and Gluon's) is the emulated ``tl``, ``tle_compiler`` the emulated
+    ``tle``; libraries (frontend/modules.py: the standard library, torch, ...) are imported for
+    real. A package's ``__init__.py`` is not run (only the modules imported from it): a
+    package is an empty module whose submodules are set as they are imported."""
+
+    def __init__(self, tl, tle):
+        self.tl, self.tle = tl, tle
+        self.modules: dict[str, types.ModuleType] = {}  # dotted name -> module
+        self.builtins = dict(vars(builtins), __import__=self.import_)
+        gluon = types.SimpleNamespace(language=tl)
+        self.triton = types.SimpleNamespace(language=tl, experimental=types.SimpleNamespace(
+            gluon=gluon))
+
+    def load(self, path) -> types.ModuleType:
+        """The module of file ``path``, run (once) as a module of its package."""
+        name, package = module_name_of(str(path))
+        return self.module(name, str(Path(path).resolve()), package)
+
+    def module(self, name: str, path: str, package: str) -> types.ModuleType:
+        if name in self.modules:
+            return self.modules[name]
+        parent, _, leaf = name.rpartition(".")
+        if parent:
+            self.package(parent, os.path.dirname(path) if os.path.basename(path) != "__init__.py"
+                         else os.path.dirname(os.path.dirname(path)))
+        mod = types.ModuleType(name)
+        mod.__file__, mod.__package__ = path, package
+        mod.__dict__["__builtins__"] = self.builtins
+        if os.path.basename(path) == "__init__.py":
+            mod.__path__ = [os.path.dirname(path)]
+        self.modules[name] = mod  # before it runs: a circular import sees it, as in Python
+        if parent:
+            setattr(self.modules[parent], leaf, mod)
+        source = Path(path).read_text()
+        exec(compile(source, path, "exec"), mod.__dict__)  # noqa: S102 (test-only)
+        return mod
+
+    def package(self, name: str, folder: str) -> types.ModuleType:
+        """Package ``name`` (folder ``folder``) as an empty module (its __init__.py not run)."""
+        if name in self.modules:
+            return self.modules[name]
+        parent, _, leaf = name.rpartition(".")
+        mod = types.ModuleType(name)
+        mod.__path__, mod.__package__ = [folder], name
+        mod.__file__ = os.path.join(folder, "__init__.py")
+        self.modules[name] = mod
+        if parent:
+            setattr(self.package(parent, os.path.dirname(folder)), leaf, mod)
+        return mod
+
+    def import_(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """``__import__`` of the emulated modules."""
+        if level:
+            package = (globals or {}).get("__package__") or ""
+            bits = package.rsplit(".", level - 1) if package else []
+            if len(bits) < level:
+                raise ImportError("attempted relative import with no known parent package")
+            base = bits[0]
+            name = f"{base}.{name}" if name else base
+        top = name.split(".")[0]
+        if top == "triton":
+            mod = self.triton
+            for part in name.split(".")[1:] if fromlist else ():
+                mod = getattr(mod, part)
+            return mod
+        if top == "tle_compiler":
+            return self.tle
+        if name not in self.modules and self.file_of(name) is None:
+            return builtins.__import__(name, globals, locals, fromlist, level)
+        mod = self.dotted(name)
+        for item in fromlist or ():
+            sub = f"{name}.{item}"
+            if item != "*" and not hasattr(mod, item) and self.file_of(sub) is not None:
+                self.dotted(sub)
+        if fromlist:
+            return mod
+        return self.modules[top]
+
+    def file_of(self, name: str):
+        """The file of user module ``name`` (a known emulated package's submodule, or found as
+        Python finds it), None for a library."""
+        parent, _, leaf = name.rpartition(".")
+        if parent and parent in self.modules and hasattr(self.modules[parent], "__path__"):
+            return in_folder(self.modules[parent].__path__[0], leaf)
+        return find_absolute(name)
+
+    def dotted(self, name: str) -> types.ModuleType:
+        """Module ``name`` and its parent packages, run emulated."""
+        if name in self.modules:
+            return self.modules[name]
+        path = self.file_of(name)
+        if path is None:
+            raise ImportError(f"No module named {name!r}")
+        parent = name.rpartition(".")[0]
+        if parent:
+            self.dotted(parent)
+        if os.path.basename(path) == "__init__.py":
+            return self.package(name, os.path.dirname(path))
+        return self.module(name, path, parent)
+
+
 def load_kernel_module(path, dot_dtypes=None) -> types.SimpleNamespace:
     """Execute a TLE kernel file against a fresh emulation (see :func:`make_language` for
-    ``dot_dtypes``); returns its namespace as an object."""
-    path = Path(path)
+    ``dot_dtypes``) as a module of its package: its imports run as Python runs them, the modules
+    of its package (or any user module) emulated the same way, ``triton.language`` and
+    ``tle_compiler`` replaced by the emulation. Returns the module's namespace as an object."""
     tl, tle = make_language(dot_dtypes)
-    source = path.read_text()
-    lines = ["" if ln.startswith(("import ", "from ")) else ln for ln in source.splitlines()]
-    ns = {"tl": tl, "tle": tle, "__name__": f"emulated_{path.stem}"}
-    exec(compile("\n".join(lines), str(path), "exec"), ns)  # noqa: S102 (test-only)
-    return types.SimpleNamespace(**{k: v for k, v in ns.items() if not k.startswith("__")})
+    mod = _EmulatedImports(tl, tle).load(path)
+    return types.SimpleNamespace(**{k: v for k, v in vars(mod).items() if not k.startswith("__")})
 
 
 def emulated_launch(kernel, grid, args, **constexprs) -> None:
