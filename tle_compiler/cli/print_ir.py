@@ -7,7 +7,8 @@ the pipeline is a registered kernel IR pass (passes/manager.py; the lowering's r
 lowering/kir_passes.py); a pass's prerequisites run first.
 The output is the KIR text form with the passes' attributes, or the Gluon module when the
 pipeline ends in emit-gluon (assign-layouts, schedule-wgmma and emit-gluon lower for the file's
-DEFAULT_CONFIG constexprs).
+DEFAULT_CONFIG constexprs; a ``.kir`` file's are those of the ``default_config`` its kernel
+carries, and its protocol view is read specialised to them as a ``.py`` kernel's is).
 
 Exit status as tle-dump's: 1 when a pass reports a fault or the lowering refuses the kernel,
 otherwise the verdict's (0 proved, 3 bounded or unknown) when the pipeline gives one, else 0.
@@ -44,7 +45,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
             kernels = parse_kernel_file(str(path))
         except TleError as e:  # not the text form: unusable input, as a .pipe syntax error
             raise unusable(str(e)) from None
-        return [KirModule(k, bound=args.bound, params=dict(fixed)) for k in kernels
+        return [_kir_module(path, k, args, fixed, names) for k in kernels
                 if not args.kernel or k.name in args.kernel]
     from ..lowering.codegen import kernel_ir
     from ..lowering.compile import kernel_info_of
@@ -67,6 +68,41 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
                              params={n: v for n, v in fixed.items()
                                      if n in {p.name for p in info.program.params}}))
     return out
+
+
+def _kir_module(path: Path, k, args, fixed: dict, names: list[str]) -> KirModule:
+    """The module of a kernel read from a ``.kir`` file, as a ``.py`` kernel's: its protocol view
+    from the KIR alone, specialised (with a note on stderr) to the ``--param`` values and the
+    DEFAULT_CONFIG constexprs the KIR carries when its indices are affine only with them; the
+    lowering passes lower for those constexprs."""
+    from ..frontend import SPECIALIZABLE
+    from ..lowering.dumping import kernel_config
+    from ..passes.kir_module import protocol_view
+
+    try:
+        config = dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
+    except TleError:  # no DEFAULT_CONFIG: lowered generically (constexprs must not be)
+        config = {}
+    constexprs: dict = {}
+    try:
+        program = protocol_view(k)
+    except TleError as e:
+        bind = {**config, **fixed}
+        bind = {p.name: bind[p.name] for p in k.params if p.constexpr and p.name in bind
+                and isinstance(bind[p.name], int) and not isinstance(bind[p.name], bool)}
+        if e.check not in SPECIALIZABLE or not bind:
+            raise
+        program = protocol_view(k, bind=bind)
+        print(f"tle-dump: {path}: read specialised to "
+              f"{', '.join(f'{n}={v}' for n, v in sorted(bind.items()))} "
+              f"({e.message.split(':')[0]} otherwise); the verdict holds for these values only",
+              file=sys.stderr)
+        constexprs = bind
+    if any(n in names for n in SPECIALISED_PASSES):
+        constexprs = config
+    return KirModule(k, constexprs=constexprs, program=program, bound=args.bound,
+                     params={n: v for n, v in fixed.items()
+                             if n in {p.name for p in program.params}})
 
 
 def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable

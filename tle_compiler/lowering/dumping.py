@@ -22,10 +22,22 @@ def default_config(path: str, kernel: str) -> dict:
     """The DEFAULT_CONFIG of kernel ``kernel`` of the file ``path`` (of its first kernel when
     ``kernel`` is ""), from the file's kernel IR."""
     from ..frontend import read_kir
-    from ..frontend.build import decode_config
 
     kirs = read_kir(path, name=kernel or None)
-    encoded = get_attr(kirs[0], "default_config") if kirs else None
+    if not kirs:
+        raise TleError(f"{path} has no DEFAULT_CONFIG = {{'signature': {{...}}, 'constexprs': "
+                       f"{{...}}}}: --ttgir/--ptx/--gluon need one to know the argument types",
+                       Loc(path, 1), check="lowering")
+    return kernel_config(kirs[0], path, kernel)
+
+
+def kernel_config(kir, path: str, kernel: str) -> dict:
+    """The DEFAULT_CONFIG the frontend recorded on a kernel IR (its ``default_config``
+    attribute; the same for a kernel read from a ``.kir`` file); ``path`` names the file in
+    errors, ``kernel`` picks its entry in a config keyed by kernel name."""
+    from ..frontend.build import decode_config
+
+    encoded = get_attr(kir, "default_config")
     if isinstance(encoded, tuple) and encoded[0] == "error":
         raise TleError("DEFAULT_CONFIG must be a literal dict (signature, constexprs, num_warps)",
                        Loc(path, encoded[1]), check="lowering")

@@ -79,16 +79,17 @@ def kernel_files(kernel: Kernel) -> set[str]:
     return out
 
 
-def protocol_view(kernel: Kernel) -> Program:
+def protocol_view(kernel: Kernel, bind: Optional[dict] = None) -> Program:
     """The Pipe IR of a kernel IR on its own (parsed from the text form, or built without a
     KernelInfo): the frontend's derivation with no Python source. The frontend spells an
     expression in a message as written when it has the file's source and otherwise prints the
     KIR expression; every file the kernel's locations name is given to it as empty, so it reads
-    none from disk and the messages print the KIR's expressions."""
+    none from disk and the messages print the KIR's expressions. ``bind``: integer constexpr
+    values the view is specialised to (as the frontend reads a kernel specialised)."""
     from ..frontend.protocol import protocol
 
     files = kernel_files(kernel)
-    return protocol(kernel, sources={f: "" for f in files},
+    return protocol(kernel, sources={f: "" for f in files}, bind=bind,
                     trees={f: ast.Module(body=[], type_ignores=[]) for f in files})
 
 
