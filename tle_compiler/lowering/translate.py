@@ -591,7 +591,7 @@ class FnTranslator:
     def _cache_hints(self, kws: dict, node: K.Expr) -> list[str]:
         """tl.load's cache hints (``eviction_policy``, ``cache_modifier``: string literals) as
         Gluon keyword arguments, for a register load and a cp.async gather alike (Triton 3.6's
-        cp.async lowering ignores them, docs/BENCHMARKS.md session 3)."""
+        cp.async lowering ignores them, docs/BENCHMARKS.md, "Levers measured")."""
         out = []
         for key in CACHE_HINTS:
             a = kws.get(key)
