@@ -47,10 +47,12 @@ def _literal(tree: ast.Module, name: str):
 
 
 def configs_of(path: Path) -> dict[str, dict]:
-    """kernel name → its config (CONFIGS, else DEFAULT_CONFIG for every kernel of the file)."""
+    """kernel name → its config (CONFIGS, else DEFAULT_CONFIG: its entry of that kernel when it
+    is keyed by kernel name, else itself, for every kernel of the file)."""
     tree = ast.parse(path.read_text())
-    configs = _literal(tree, "CONFIGS") or {}
     default = _literal(tree, "DEFAULT_CONFIG")
+    configs = _literal(tree, "CONFIGS") or (
+        default if default is not None and "signature" not in default else {})
     out = {}
     for n in tree.body:
         if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list):

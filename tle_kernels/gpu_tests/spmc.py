@@ -115,7 +115,7 @@ def read_abc(abc, out2_ptr, N_TILES):
         tl.store(out2_ptr + t * BM * BN + offs, s)
 
 
-CONFIGS = {
+DEFAULT_CONFIG = {  # one config per kernel (the types tests/gpu/cases.py launches them with)
     # x: [N_TILES, 3, BM, BN] int32; outK: [N_TILES, BM, BN] int32; grid (1,)
     "spmc2": {
         "signature": {"x_ptr": "*i32", "out0_ptr": "*i32", "out1_ptr": "*i32", "N_TILES": "i32"},
@@ -126,11 +126,4 @@ CONFIGS = {
                       "N_TILES": "i32"},
         "constexprs": {}, "num_warps": 4, "grid": (1,),
     },
-}
-
-DEFAULT_CONFIG = {  # spmc2's; CONFIGS has one per kernel
-    "signature": {"x_ptr": "*i32", "out0_ptr": "*i32", "out1_ptr": "*i32", "N_TILES": "i32"},
-    "constexprs": {},
-    "num_warps": 4,
-    "grid": (1,),
 }
