@@ -224,7 +224,10 @@ def exprs(draw, ctx: Ctx, depth: int = 3):
     if kind == "binop":
         return BinOp(draw(st.sampled_from(sorted(BINARY_OPS))), draw(sub), draw(sub))
     if kind == "unary":
-        return UnaryOp(draw(st.sampled_from(("-", "+", "~", "not"))), draw(sub))
+        # a sign on a number is the spelling the printer must parenthesise (`-(1)`, not `-1`,
+        # which reads back as Const(-1)): drawn as often as any other operand
+        operand = draw(st.one_of(sub, scalars(ctx.nan_ok).map(Const)))
+        return UnaryOp(draw(st.sampled_from(("-", "+", "~", "not"))), operand)
     if kind == "compare":
         return Compare(draw(st.sampled_from(CMP_OPS)), draw(sub), draw(sub))
     if kind == "boolop":
