@@ -417,7 +417,7 @@ def _bounded_lowering(monkeypatch):
 
     def bounded(info, constexprs):
         module = real(info, constexprs)
-        module.ctx.facts["verdict"] = Verdict(BOUNDED, scope="N_TILES in [0, 5]",
+        module.ctx.checked_verdict = Verdict(BOUNDED, scope="N_TILES in [0, 5]",
                                               checked={"N_TILES": "[0, 5]"},
                                               reason="for this test")
         return module

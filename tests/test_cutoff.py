@@ -1085,7 +1085,7 @@ def _hunt_one(text: str, rnd: random.Random) -> tuple:
     the first faulty value of the whole scan for a rejected one."""
     prog = _one(text)
     ctx = verify(prog)
-    if "sweep" not in ctx.facts:
+    if ctx.sweep is None:
         return ("structure", None, 0, 0, 0)
     pl = plan(prog)
     f = pl.fragment

@@ -71,7 +71,7 @@ def test_compiles_for_sm90a(key):
 def test_init_barrier_counts_are_the_inferred_counts(key):
     info, c = compiled(key)
     counts = [int(m.group(1)) for m in re.finditer(r"ttng\.init_barrier %\S+, (\d+)", c.asm["ttgir"])]
-    inferred = run_pipeline(info.program).facts["barriers"]
+    inferred = run_pipeline(info.program).barriers
     plans = c.tle_generated.plans
     arrays = [arr for pp in plans.values() for arr in pp.arrays]
     # partition-unit counts are infer-barriers' counts ...

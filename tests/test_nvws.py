@@ -130,7 +130,7 @@ def isolated(code: str):
 @pytest.mark.parametrize("key,prog", ALL, ids=IDS)
 def test_triton_counts_equal_inferred_counts(key, prog):
     low = lowered(key, prog)
-    barriers = run_pipeline(prog).facts["barriers"]
+    barriers = run_pipeline(prog).barriers
     rows = nvws.count_rows(low, barriers)
     for r in rows:
         if r.ours is None:
@@ -230,7 +230,7 @@ def test_count_comparison_catches_a_wrong_count():
     key, prog = next(kp for kp in EXAMPLES if kp[0].endswith("spmc_qk"))
     low = lowered(key, prog)
     barriers = [b.__class__(**{**b.__dict__, "count": b.count + (b.kind == "empty")})
-                for b in run_pipeline(prog).facts["barriers"]]
+                for b in run_pipeline(prog).barriers]
     rows = nvws.count_rows(low, barriers)
     assert any(r.ours is not None and r.ours != r.triton for r in rows)
 
@@ -318,7 +318,7 @@ def test_pin_warp_group_form_keeps_placeholders_and_counts_partitions_by_attribu
     mod2 = nvws.emit_nvws(p2, form="warp-group")
     low2 = nvws.parse_lowered(nvws.run_triton(mod2.text, ("assign-stage-phase", "lower-aref",
                                                           "lower-warp-group")), mod2)
-    rows = {r.label: (r.triton, r.ours) for r in nvws.count_rows(low2, run_pipeline(p2).facts["barriers"])}
+    rows = {r.label: (r.triton, r.ours) for r in nvws.count_rows(low2, run_pipeline(p2).barriers)}
     assert rows["kv.empty[g1]"] == ((1, 1), (2, 2))
     # ... while the tagged form of the same kernel counts 2 (test_triton_counts_equal_...)
     assert {r.label: r.triton for r in nvws.count_rows(lowered(k2, p2), [])}["kv.empty[g1]"] == (2, 2)
@@ -368,7 +368,7 @@ def test_pin_two_readers_in_one_partition():
     ctx = run_pipeline(prog)
     assert not ctx.errors
     low = nvws.lower(nvws.emit_nvws(prog))
-    rows = {r.label: (r.triton, r.ours) for r in nvws.count_rows(low, ctx.facts["barriers"])}
+    rows = {r.label: (r.triton, r.ours) for r in nvws.count_rows(low, ctx.barriers)}
     assert rows["p.empty[g0]"] == ((1, 1), (2, 2))
     tr = low.trace({"N": 1})
     assert [o.key for o in tr["cons"]] == [(nvws.WAIT, 0, "full", 0, 0), (nvws.WAIT, 0, "full", 1, 0),
@@ -410,7 +410,7 @@ def test_pin_no_proxy_fence_for_wgmma_consumers():
     tc5mma; a wgmma consumer (Hopper) gets no fence. Our lowering fences before such a commit
     (infer-barriers: fence=async-proxy)."""
     key, prog = next(kp for kp in EXAMPLES if kp[0].endswith("attention_tile"))
-    assert any(b.fence == "async-proxy" for b in run_pipeline(prog).facts["barriers"])
+    assert any(b.fence == "async-proxy" for b in run_pipeline(prog).barriers)
     wg = nvws.run_triton(nvws.emit_nvws(prog, async_ops={"get": "wgmma"}).text)
     tc = nvws.run_triton(nvws.emit_nvws(prog, async_ops={"get": "tc5mma"}).text)
     assert "fence_async_shared" not in wg

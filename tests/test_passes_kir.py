@@ -85,7 +85,7 @@ def test_the_lowering_registers_its_passes():
 
 def test_barriers_match_the_pipe_ir_pass():
     m = run_passes(build_file(str(SPMC))[0], "infer-barriers")
-    inferred = m.ctx.facts["barriers"]
+    inferred = m.ctx.barriers
     for p in m.kernel.pipes:
         for d in K.get_attr(p, "barriers"):
             same = [b for b in inferred if b.pipe == p.name and b.kind == d.kind

@@ -85,7 +85,7 @@ def render_dot(reports: list[KernelReport]) -> str:
             out.append("  { rank=same; " + " -> ".join(heads) + " [style=invis]; }")
         out.append("  }")
         # Pipe edges, labelled with the barrier each hand-off goes through.
-        roles = rep.ctx.facts.get("roles", {})
+        roles = rep.ctx.resolved_roles or {}
         by_key = {}
         for b in rep.barriers:
             by_key.setdefault((b.pipe, b.kind, b.group), b)

@@ -73,7 +73,7 @@ class KernelReport:
 
     @property
     def barriers(self) -> list[Barrier]:
-        return self.ctx.facts.get("barriers", [])
+        return self.ctx.barriers or []
 
     def summary(self) -> str:
         """One line: the verdict (Verdict.describe) or, without one, what ran."""
@@ -123,7 +123,7 @@ def diagnostic_json(d: Diagnostic) -> dict:
 
 def dataflow_edges(ctx: PassContext) -> list[dict]:
     """One edge per (pipe, field group): writer partition → the partitions of its readers."""
-    roles = ctx.facts.get("roles", {})
+    roles = ctx.resolved_roles or {}
     out = []
     for pname, r in roles.items():
         if r.writer is None:
@@ -203,7 +203,7 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
 
 def render_json(rep: KernelReport, graph: bool) -> dict:
     prog = rep.program
-    roles = rep.ctx.facts.get("roles", {})
+    roles = rep.ctx.resolved_roles or {}
     pipes = []
     for p in prog.pipes:
         r = roles.get(p.name)

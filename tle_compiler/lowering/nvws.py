@@ -1119,7 +1119,7 @@ class CountRow:
 
 def count_rows(lowered: Lowered, barriers: Sequence) -> list[CountRow]:
     """Triton's init counts (partition units: one elected arrive per partition) beside
-    ``run_pipeline(program).facts["barriers"]`` counts, array by array."""
+    ``run_pipeline(program).barriers`` counts, array by array."""
     rows = []
     for arr in lowered.arrays:
         a = lowered.module.arefs[arr.aref]

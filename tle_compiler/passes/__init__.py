@@ -41,7 +41,7 @@ def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Opti
         # verify-deadlock still runs after protocol errors: the sweep only runs the values whose
         # protocol is well formed, so a deadlock at a smaller value than a protocol fault is real
         # and is reported too; after a structural error neither pass can pair events
-        if ctx.facts.get("structure_failed"):
+        if ctx.structure_failed:
             continue
         p.apply(ctx)
         ctx.passes_run.append(p.name)

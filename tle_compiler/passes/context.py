@@ -1,9 +1,10 @@
-"""What passes share: the program, diagnostics, and the facts each pass infers for the next."""
+"""What passes share: the program, diagnostics, and the typed results each pass infers for the
+next."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 from ..diagnostics import Diagnostic, Note
 from ..ir.nodes import Loc, Program
@@ -20,9 +21,22 @@ class PassContext:
     #: is "unknown" (docs/passes.md, "Cost").
     budget: int = 5_000_000
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    #: Results by producer: "stages" (infer-stages), "barriers" (infer-barriers), "sweep" (the
-    #: instance checks, sweep.py), "verdict" (verify-deadlock), ...
-    facts: dict[str, Any] = field(default_factory=dict)
+    #: infer-stages: pipe name → its StageInfo (infer_stages.py)
+    stages: Optional[dict] = None
+    #: infer-barriers: the Barrier list (infer_barriers.py)
+    barriers: Optional[list] = None
+    #: verify-protocol: a structural error (unknown pipe, undeclared reader, ...) stops the passes
+    #: that pair events
+    structure_failed: bool = False
+    #: what the instance checks proved (verdict.py's Verdict), set by verify-protocol /
+    #: verify-deadlock; :meth:`verdict` turns it into the run's verdict
+    checked_verdict: Optional[object] = None
+    #: the instance checks' results (sweep.py's Sweep), computed once per context
+    sweep: Optional[object] = None
+    #: the sweep's annotated event traces, by key (sweep.py)
+    annotated_traces: dict = field(default_factory=dict)
+    #: the pipes' resolved roles (roles.py), once :meth:`roles` computed them
+    resolved_roles: Optional[dict] = None
     passes_run: list[str] = field(default_factory=list)
     _seen: set = field(default_factory=set)
 
@@ -44,22 +58,22 @@ class PassContext:
 
     def roles(self):
         """The pipes' resolved roles (roles.py), computed once per context."""
-        if "roles" not in self.facts:
+        if self.resolved_roles is None:
             from .roles import resolve_roles
 
-            self.facts["roles"] = resolve_roles(self.program)
-        return self.facts["roles"]
+            self.resolved_roles = resolve_roles(self.program)
+        return self.resolved_roles
 
     def verdict(self):
         """The run's :class:`~tle_compiler.passes.verdict.Verdict` (rejected when an error was
-        reported; otherwise what the instance checks proved: ``facts["verdict"]``, set by
+        reported; otherwise what the instance checks proved: :attr:`checked_verdict`, set by
         verify-protocol / verify-deadlock)."""
         from .verdict import rejected
 
         if self.errors:
-            v = self.facts.get("verdict")
+            v = self.checked_verdict
             return rejected(len(self.errors), v.checked if v else None, v.events if v else 0)
-        return self.facts.get("verdict")
+        return self.checked_verdict
 
     @property
     def errors(self) -> list[Diagnostic]:

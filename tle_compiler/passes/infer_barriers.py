@@ -118,8 +118,8 @@ class InferBarriers:
 
     def apply(self, ctx: PassContext) -> None:
         roles = ctx.roles()
-        if "stages" not in ctx.facts:
+        if ctx.stages is None:
             from .infer_stages import InferStages
 
             InferStages().apply(ctx)
-        ctx.facts["barriers"] = infer_barriers(ctx.program, roles, ctx.facts["stages"])
+        ctx.barriers = infer_barriers(ctx.program, roles, ctx.stages)

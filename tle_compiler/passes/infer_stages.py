@@ -64,4 +64,4 @@ class InferStages:
                 p = ctx.program.pipe(ev.pipe)
                 if p is not None:
                     out[ev] = stage_info(ev, p.capacity, p.one_shot)
-        ctx.facts["stages"] = out
+        ctx.stages = out

@@ -55,7 +55,7 @@ def _run_program_pass(module: KirModule, program_pass) -> bool:
     """Apply the Pipe IR pass as run_pipeline does: not after a structural error (unknown pipe,
     undeclared reader, ...), which leaves nothing to pair. Returns whether it ran."""
     ctx = module.protocol()
-    if ctx.facts.get("structure_failed"):
+    if ctx.structure_failed:
         return False
     program_pass.apply(ctx)
     ctx.passes_run.append(program_pass.name)
@@ -200,7 +200,7 @@ class InferBarriersKir:
     def run(self, module: KirModule) -> KirModule:
         if not _run_program_pass(module, InferBarriers()):
             return module
-        barriers = module.protocol().facts["barriers"]
+        barriers = module.protocol().barriers
         decls = {p.name: barrier_decls(barriers, p.name) for p in module.kernel.pipes}
         pipes = tuple(K.with_attrs(p, barriers=decls[p.name]) for p in module.kernel.pipes)
         kernel = replace(module.kernel, pipes=pipes)

@@ -98,7 +98,7 @@ def _describe(inst: Instance) -> str:
 def _instances(ctx: PassContext, params: dict[str, int], at: tuple[int, int]) -> Instance:
     """The instance at (partition, position) of the trace for ``params``, with its loop variables
     (the slow, annotated expansion; only done for what a diagnostic shows)."""
-    cache = ctx.facts.setdefault("annotated_traces", {})
+    cache = ctx.annotated_traces
     key = tuple(sorted(params.items()))
     if key not in cache:
         cache.clear()
@@ -110,11 +110,11 @@ def _instances(ctx: PassContext, params: dict[str, int], at: tuple[int, int]) ->
 
 def sweep(ctx: PassContext) -> Sweep:
     """The context's sweep, run on first use."""
-    if "sweep" in ctx.facts:
-        return ctx.facts["sweep"]
+    if ctx.sweep is not None:
+        return ctx.sweep
     pl = plan(ctx.program, ctx.fixed_params, ctx.bound)
     sw = Sweep(pl)
-    ctx.facts["sweep"] = sw
+    ctx.sweep = sw
     cp = compile_program(ctx.program)
     checker = Checker(cp, ctx.roles())
     budget = ctx.budget

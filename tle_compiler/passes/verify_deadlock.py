@@ -29,4 +29,4 @@ class VerifyDeadlock:
         sw.report_deadlock(ctx)
         # a claim needs both passes: alone, this one does not report broken protocol rules
         if "verify-protocol" in ctx.passes_run:
-            ctx.facts["verdict"] = sw.verdict(ctx)
+            ctx.checked_verdict = sw.verdict(ctx)

@@ -185,4 +185,4 @@ class VerifyProtocol:
         if ctx.ok:
             sweep(ctx).report_protocol(ctx)
         else:
-            ctx.facts["structure_failed"] = True
+            ctx.structure_failed = True
