@@ -30,7 +30,6 @@ from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Module, Program
 from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
 from ..passes.verdict import PROVED, REJECTED
-from . import print_ir as _print_ir
 from .report import KernelReport, diagnostic_json, render_json, render_text
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
@@ -89,6 +88,13 @@ class _BadFlag(_Unusable):
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # exit 2 through main, so --format json still prints JSON
         raise _BadFlag(f"{self.prog}: error: {message}")
+
+    def format_help(self):
+        # the pass list imports the lowering (its passes register then): only when help is shown,
+        # so a plain verification does not pay for importing the lowering
+        if self.epilog is None:
+            self.epilog = _epilog()
+        return super().format_help()
 
 
 @dataclass
@@ -186,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="tle-dump",
         description="Show a kernel's Pipe IR and inferred mbarriers, and verify its pipe protocol.",
-        epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("path", help="a .py file with @tle.jit kernels, or a .pipe file")
     ap.add_argument("--graph", action="store_true",
                     help="also show the dataflow graph (partitions and the pipes between them)")
@@ -384,14 +390,18 @@ def _run(args, fmt: str) -> int:
     fixed = _params(args.param)
     if args.bound is not None and args.bound < 0:
         raise _Unusable(f"tle-dump: error: --bound must be 0 or more, got {args.bound}")
-    from ..lowering import kir_passes  # noqa: F401  (registers the lowering's passes)
-    from ..passes.manager import parse_passes
+    names = [n.strip() for n in args.passes.split(",") if n.strip()]
+    if args.print_ir or lowering or any(n not in PASSES for n in names):
+        # a kernel IR pipeline: the registry with the lowering's passes (a protocol-only run
+        # imports neither, so plain verification starts as fast as it did)
+        from ..lowering import kir_passes  # noqa: F401  (registers the lowering's passes)
+        from ..passes.manager import parse_passes
 
-    try:
-        names = [p.name for p in parse_passes(args.passes)]
-    except ValueError as e:
-        raise _Unusable(f"tle-dump: error: {e}") from None
-    if _print_ir.wants_ir(args, names):
+        try:
+            names = [p.name for p in parse_passes(args.passes)]
+        except ValueError as e:
+            raise _Unusable(f"tle-dump: error: {e}") from None
+    if args.print_ir or any(n not in PASSES for n in names):  # the IR after a lowering pass
         return _run_print_ir(args, fmt, path, fixed, names, lowering)
     if lowering and args.format not in (None, "text"):
         raise _Unusable(f"tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel; "
@@ -454,6 +464,8 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     if args.output:
         _check_output(Path(args.output))
     _read_input(path)  # a missing file or a directory says so first
+    from . import print_ir as _print_ir
+
     code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable)
     if not args.quiet and text:
         _emit(args, "text", text)

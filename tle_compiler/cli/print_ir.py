@@ -24,16 +24,8 @@ from ..ir.kernel_text import print_kernel
 from ..lowering.kir_passes import KirModule, run_passes
 from ..passes.verdict import EXIT_CODES
 
-#: The passes that need a kernel read from Python or the text form (not a .pipe skeleton) and
-#: whose result is printed as the IR even without --print-ir.
-LOWERING_PASSES = ("materialize-barriers", "assign-layouts", "schedule-wgmma", "emit-gluon")
 #: The passes that lower for the constexpr values of the file's DEFAULT_CONFIG (shapes, layouts).
 SPECIALISED_PASSES = ("assign-layouts", "schedule-wgmma", "emit-gluon")
-
-
-def wants_ir(args, names: list[str]) -> bool:
-    """Whether tle-dump prints the IR after the pipeline: --print-ir, or a lowering pass in it."""
-    return bool(args.print_ir or any(n in LOWERING_PASSES for n in names))
 
 
 def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) -> list[KirModule]:

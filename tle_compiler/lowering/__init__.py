@@ -12,6 +12,16 @@
 See docs/lowering.md.
 """
 
-from .compile import compile_kernel, gluon_source, ptxas_stats
+
+
+def __getattr__(name):
+    # the entry points load the whole lowering on first use, so importing one of its small
+    # modules (dumping.py's DEFAULT_CONFIG lookup, say) does not load all of it
+    if name in __all__:
+        from . import compile as _compile
+
+        return getattr(_compile, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["compile_kernel", "gluon_source", "ptxas_stats"]
