@@ -31,6 +31,7 @@ from tle_compiler.ir import attrs as attrs_module
 from tle_compiler.ir import kernel as K
 from tle_compiler.ir import kernel_text
 from tle_compiler.ir.attrs import ATTR_TYPES
+from tle_compiler.ir.expr import Affine
 from tle_compiler.ir.kernel import (OPS, Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const,
                                     DType, Eval, Event, For, Global, Handle, If, IsClosed, KParam,
                                     KPartition, Kernel, Name, Op, PipeDecl, PipeRef, ResultSlot,
@@ -1318,3 +1319,70 @@ def test_strategies_cover_every_node():
               "Handle", "Event", "SlotField", "ResultSlot", "IsClosed", "backticks",
               "negated number", "nan", "static loop", "else if"}
     assert wanted <= seen, wanted - seen
+
+
+# ------------------------------------------------------------------------------------------------
+# index expressions (stage, phase, parity) print compactly and read back as the same objects
+
+
+def _index_kernel(value) -> Kernel:
+    """A one-partition kernel whose only event carries ``value`` as its ``stage`` attribute."""
+    ev = Event("acquire", Handle("p", "writer"), Name("i"), attrs=(("stage", value),))
+    part = KPartition("w", (), (Eval(ev),), 4, default=True)
+    return Kernel("k", (), 4, (), (), (), (), (), (part,))
+
+
+_var_names = st.sampled_from(["i", "t", "N", "ROUNDS", "ck"])
+_affine = st.builds(lambda c, terms: attrs_module.AffineIndex.of(Affine(c, tuple(terms.items()))),
+                    st.integers(-40, 40),
+                    st.dictionaries(_var_names, st.integers(-9, 9), max_size=3))
+
+
+@st.composite
+def _index_exprs(draw, depth: int = 4):
+    e = draw(_affine)
+    for _ in range(draw(st.integers(0, depth))):
+        cls = draw(st.sampled_from([attrs_module.Mod, attrs_module.FloorDiv, attrs_module.BitAnd,
+                                    attrs_module.BitXor]))
+        e = cls(e, draw(st.integers(1, 16)))
+    return e
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(_index_exprs())
+def test_index_attributes_print_compactly_and_read_back(value):
+    text = print_kernel(_index_kernel(value), locations=False)
+    note(text)
+    assert "index(" in text and "AffineIndex" not in text
+    back = parse_kernel(text)
+    got = K.get_attr(back.partitions[0].body[0].value, "stage")
+    assert got == value
+    # the spelling means what the object means
+    env = {"i": 3, "t": 7, "N": 12, "ROUNDS": 5, "ck": 2}
+    assert attrs_module.eval_index(got, env) == attrs_module.eval_index(value, env)
+
+
+def test_index_spellings_that_would_not_read_back_use_the_generic_form():
+    # an int at the bottom of the chain would read back as an AffineIndex: printed field by field
+    odd = attrs_module.Mod(5, 3)
+    text = print_kernel(_index_kernel(odd), locations=False)
+    assert "Mod(operand = 5, k = 3)" in text
+    assert K.get_attr(parse_kernel(text).partitions[0].body[0].value, "stage") == odd
+    # terms that are not normalised (a zero coefficient) likewise
+    raw = attrs_module.AffineIndex(1, (("t", 0),))
+    text = print_kernel(_index_kernel(raw), locations=False)
+    assert "AffineIndex(" in text
+    assert K.get_attr(parse_kernel(text).partitions[0].body[0].value, "stage") == raw
+
+
+@pytest.mark.parametrize("bad,message", [
+    ("index(t * t)", "integer combination of names"),
+    ("index(t % N)", "takes an integer on its right"),
+    ("index(t + 1.5)", "integer combination of names"),
+])
+def test_malformed_index_attributes_are_errors(bad, message):
+    text = print_kernel(_index_kernel(attrs_module.Mod(attrs_module.AffineIndex(0, (("t", 1),)),
+                                                       3)), locations=False)
+    assert "index(t % 3)" in text
+    with pytest.raises(TleError, match=re.escape(message)):
+        parse_kernel(text.replace("index(t % 3)", bad))

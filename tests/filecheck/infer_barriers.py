@@ -50,11 +50,11 @@ def right(kv, x_ptr, N):
 # CHECK: partition produce
 # the writer's acquire waits on both empty arrays; its commit arrives on both full arrays
 # CHECK: kv.writer.acquire(t) attrs {
-# CHECK: waits = (BarrierWait(barrier = 'kv_empty0', parity = BitXor(
+# CHECK: waits = (BarrierWait(barrier = 'kv_empty0', parity = index(t // 2 & 1 ^ 1)
 # CHECK: kv.writer.commit(t) attrs {arrives = ('kv_full0', 'kv_full1')
 # CHECK: partition left
 # CHECK: arrives = ('kv_empty0', 'kv_empty1')
 # CHECK: partition right
 # CHECK: kv.reader[right fields=(kv_r)].wait(t) attrs {
-# CHECK: waits = (BarrierWait(barrier = 'kv_full1', parity = BitAnd(
+# CHECK: waits = (BarrierWait(barrier = 'kv_full1', parity = index(t // 2 & 1)
 # CHECK: kv.reader[right fields=(kv_r)].release(t) attrs {arrives = ('kv_empty1',)

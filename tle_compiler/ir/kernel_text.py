@@ -139,7 +139,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import TleError
-from .attrs import ATTR_TYPES
+from .attrs import ATTR_TYPES, AffineIndex, BitAnd, BitXor, FloorDiv, Mod
 from .kernel import (Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const, DType, Eval, Event,
                      Expr, For, Global, Handle, If, IsClosed, KParam, KPartition, Kernel, Name, Op,
                      PipeDecl, PipeRef, Return, ResultSlot, SlotField, Stmt, Subscript, TupleExpr,
@@ -383,6 +383,10 @@ class _Printer:
             return "(" + items[0] + ",)" if len(items) == 1 else "(" + ", ".join(items) + ")"
         if isinstance(v, EXPR_TYPES):
             return f"expr({self.expr(v)})"
+        if isinstance(v, _INDEX_TYPES):
+            e = index_as_expr(v)
+            if e is not None:
+                return f"index({self.expr(e)})"
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             cls = type(v)
             name = cls.__name__
@@ -1405,6 +1409,11 @@ class _Builder:
             return tuple(self.avalue(c) for c in ch)
         if kind == "av_expr":
             return self.expr(ch[0])
+        if kind == "av_index":
+            try:
+                return index_of_expr(self.expr(ch[0]))
+            except ValueError as e:
+                raise self.error(f"index(...): {e}", tree) from None
         if kind == "av_object":
             cname = str(ch[0])
             cls = ATTR_TYPES.get(cname)
@@ -1697,3 +1706,74 @@ def kir_equal(a: Any, b: Any, locations: bool = False) -> bool:
     """``a`` and ``b`` are the same program (see :func:`kir_key`); ``locations``: and every node
     has the same location."""
     return kir_key(a, locations) == kir_key(b, locations)
+
+
+# ------------------------------------------------------------------------------------------------
+# index expressions (ir/attrs.py) in their compact spelling: ``index(((t // 3) & 1) ^ 1)``
+
+_INDEX_TYPES = (AffineIndex, Mod, FloorDiv, BitAnd, BitXor)
+_INDEX_OPS = {Mod: ("%", "k"), FloorDiv: ("//", "k"), BitAnd: ("&", "mask"), BitXor: ("^", "bits")}
+
+
+def index_as_expr(v) -> Optional[Expr]:
+    """The index expression ``v`` (stage, phase, parity of an event) as the KIR expression that
+    spells it: ``Mod(AffineIndex(0, (("t", 1),)), 3)`` is ``t % 3``. None when the compact
+    spelling would not read back as ``v`` (an int at the bottom of the chain instead of an
+    AffineIndex, terms not normalised, a variable that is no plain name): the generic
+    ``Class(field = ...)`` spelling is printed then."""
+    from .expr import Affine
+
+    if isinstance(v, AffineIndex):
+        if not (type(v.const) is int and all(
+                type(c) is int and isinstance(n, str) and _is_ident(n) and not keyword.iskeyword(n)
+                for n, c in v.terms)):
+            return None
+        if AffineIndex.of(Affine(v.const, tuple(v.terms))) != v:
+            return None
+        e: Optional[Expr] = None
+        for n, c in v.terms:
+            term = Name(n) if c == 1 else BinOp("*", Const(c), Name(n))
+            e = term if e is None else BinOp("+", e, term)
+        if e is None:
+            return Const(v.const)
+        return e if v.const == 0 else BinOp("+", e, Const(v.const))
+    op = _INDEX_OPS.get(type(v))
+    if op is None:
+        return None
+    k = getattr(v, op[1])
+    inner = index_as_expr(v.operand) if isinstance(v.operand, _INDEX_TYPES) else None
+    if inner is None or type(k) is not int:
+        return None
+    return BinOp(op[0], inner, Const(k))
+
+
+def index_of_expr(e: Expr):
+    """The index expression a compact spelling names (the inverse of :func:`index_as_expr`):
+    ``%``, ``//``, ``&``, ``^`` by an integer over an affine combination of names."""
+    from .expr import Affine
+
+    if isinstance(e, BinOp) and e.op in ("%", "//", "&", "^"):
+        if not (isinstance(e.rhs, Const) and type(e.rhs.value) is int):
+            raise ValueError(f"`{e.op}` takes an integer on its right")
+        cls = next(c for c, (op, _) in _INDEX_OPS.items() if op == e.op)
+        return cls(index_of_expr(e.lhs), e.rhs.value)
+    const, terms = 0, {}
+
+    def add(x: Expr, sign: int) -> None:
+        nonlocal const
+        if isinstance(x, Const) and type(x.value) is int:
+            const += sign * x.value
+        elif isinstance(x, Name):
+            terms[x.id] = terms.get(x.id, 0) + sign
+        elif isinstance(x, BinOp) and x.op in ("+", "-"):
+            add(x.lhs, sign)
+            add(x.rhs, sign if x.op == "+" else -sign)
+        elif (isinstance(x, BinOp) and x.op == "*" and isinstance(x.lhs, Const)
+              and type(x.lhs.value) is int and isinstance(x.rhs, Name)):
+            terms[x.rhs.id] = terms.get(x.rhs.id, 0) + sign * x.lhs.value
+        else:
+            raise ValueError("an index is an integer combination of names (`2*i + N - 1`) under "
+                             "`%`, `//`, `&` or `^` by integers")
+
+    add(e, 1)
+    return AffineIndex.of(Affine(const, tuple(terms.items())))
