@@ -145,6 +145,7 @@ from .kernel import (Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const, D
                      PipeDecl, PipeRef, Return, ResultSlot, SlotField, Stmt, Subscript, TupleExpr,
                      UnaryOp, While)
 from .nodes import NOLOC, VERBS, Loc
+from .syntax_errors import expected_phrase, terminal_word
 
 __all__ = ["print_kernel", "print_kernels", "parse_kernels", "parse_kernel", "parse_kernel_file",
            "without_locations", "kir_key", "kir_equal", "KirPrintError", "BINARY_OPS",
@@ -824,13 +825,7 @@ _LITERAL_START = frozenset({"NAME", "INT", "FLOAT", "STRING", "TRUE", "FALSE", "
 
 
 def _describe_terminal(name: str) -> str:
-    if name in _TERMINAL_WORDS:
-        return _TERMINAL_WORDS[name]
-    try:
-        pattern = _lark().get_terminal(name).pattern
-    except KeyError:
-        return name
-    return f"'{pattern.value}'" if pattern.type == "str" else name
+    return terminal_word(_lark(), name, _TERMINAL_WORDS)
 
 
 #: Operators: an expected set holding every binary one says "an operator" instead.
@@ -851,12 +846,7 @@ def _describe_expected(names) -> str:
     elif _LITERAL_START <= names and "ESCNAME" not in names:
         names -= _LITERAL_START
         words.append("a literal")
-    words = sorted(set(words) | {_describe_terminal(n) for n in names})
-    if not words:
-        return ""
-    if len(words) == 1:
-        return f"; expected {words[0]}"
-    return "; expected one of " + ", ".join(words)
+    return expected_phrase([*words, *(_describe_terminal(n) for n in names)])
 
 
 def _describe_token(tok: Token) -> str:

@@ -100,6 +100,7 @@ from ..diagnostics import TleError
 from .expr import CMP_OPS, Affine, BoolOp, Compare, Cond, ModCompare, Not
 from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
                     Program, Stmt)
+from .syntax_errors import expected_phrase, terminal_word
 
 __all__ = ["parse_module", "parse_file", "RESERVED_WORDS"]
 
@@ -152,24 +153,11 @@ _TERMINAL_WORDS = {
 
 
 def _describe_terminal(name: str) -> str:
-    if name in _TERMINAL_WORDS:
-        return _TERMINAL_WORDS[name]
-    try:
-        pattern = _lark().get_terminal(name).pattern
-    except KeyError:
-        return name
-    if pattern.type == "str":
-        return f"'{pattern.value}'"
-    return name
+    return terminal_word(_lark(), name, _TERMINAL_WORDS)
 
 
 def _describe_expected(names) -> str:
-    words = sorted({_describe_terminal(n) for n in names})
-    if not words:
-        return ""
-    if len(words) == 1:
-        return f"; expected {words[0]}"
-    return "; expected one of " + ", ".join(words)
+    return expected_phrase(_describe_terminal(n) for n in names)
 
 
 def _describe_token(tok: Token) -> str:
