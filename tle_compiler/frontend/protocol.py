@@ -102,14 +102,29 @@ _PREC = {"or": 4, "and": 5, "not": 6, "cmp": 7, "|": 8, "^": 9, "&": 10, "<<": 1
          "atom": 17}
 
 
+def source_text(f: Optional[str], sources: Optional[dict[str, str]],
+                read_files: bool) -> Optional[str]:
+    """The Python source of file ``f``: its entry in ``sources``, else (``read_files``) the file
+    on disk; None when there is neither."""
+    text = (sources or {}).get(f)
+    if text is None and read_files and f and os.path.isfile(f):
+        try:
+            with open(f, encoding="utf-8") as fh:
+                return fh.read()
+        except OSError:
+            return None
+    return text
+
+
 class Source:
     """The Python source behind KIR nodes: the AST node a KIR expression was built from, found
     by its location (and shape), so messages and param names spell expressions as written."""
 
     def __init__(self, sources: Optional[dict[str, str]] = None,
-                 trees: Optional[dict[str, ast.Module]] = None):
+                 trees: Optional[dict[str, ast.Module]] = None, read_files: bool = True):
         self.sources = dict(sources or {})
         self.trees = dict(trees or {})  # files the builder parsed already
+        self.read_files = read_files
         self.index: dict[Optional[str], dict[tuple[int, int], list[ast.AST]]] = {}
 
     def at(self, loc: Loc) -> list[ast.AST]:
@@ -117,13 +132,7 @@ class Source:
         if f not in self.index:
             tree = self.trees.get(f)
             if tree is None:
-                text = self.sources.get(f)
-                if text is None and f and os.path.isfile(f):
-                    try:
-                        with open(f, encoding="utf-8") as fh:
-                            text = fh.read()
-                    except OSError:
-                        text = None
+                text = source_text(f, self.sources, self.read_files)
                 try:
                     tree = ast.parse(text) if text is not None else None
                 except SyntaxError:
@@ -1352,13 +1361,13 @@ class Ctx(KernelCtx):
     """What one kernel's analysis shares: params, pipes, mma uses, buffer uses, names."""
 
     def __init__(self, kernel: K.Kernel, names: Names, sources: Optional[dict[str, str]] = None,
-                 trees: Optional[dict[str, ast.Module]] = None):
+                 trees: Optional[dict[str, ast.Module]] = None, read_files: bool = True):
         super().__init__(kernel.name, path=kernel.loc.file)
         self.names = names
         self.temps: dict[str, K.Expr] = {}  # the builder's temporaries → their values
         self.kir_buffers = {b.name: b for b in kernel.buffers}
         self.kernel_buffers = set(self.kir_buffers)
-        self.source = Source(sources, trees)
+        self.source = Source(sources, trees, read_files)
 
     def source_text(self, loc: Loc) -> Optional[str]:
         """The source of the outermost call at ``loc`` (None when there is none to read)."""
@@ -1385,7 +1394,8 @@ def pipe_info(decl: K.PipeDecl) -> PipeInfo:
     return PipeInfo(d, specs, None, None)  # type: ignore[arg-type]
 
 
-def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None) -> set[str]:
+def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
+                     read_files: bool = True) -> set[str]:
     """The names of the functions defined in the files the kernel's statements come from (the
     helpers it inlined), so their renamed locals can be spelled as in Python."""
     files = {kernel.loc.file}
@@ -1397,27 +1407,22 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None)
         files.add(s.loc.file)
     out = {p.name for p in kernel.partitions}
     for f in files:
-        text = (sources or {}).get(f)
-        if text is None and f and os.path.isfile(f):
-            try:
-                with open(f, encoding="utf-8") as fh:
-                    text = fh.read()
-            except OSError:
-                text = None
+        text = source_text(f, sources, read_files)
         if text:
             out.update(re.findall(r"^\s*def\s+([A-Za-z_]\w*)", text, flags=re.M))
     return out
 
 
 def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
-            bind: Optional[dict] = None, trees: Optional[dict[str, ast.Module]] = None
-            ) -> Analysis:
+            bind: Optional[dict] = None, trees: Optional[dict[str, ast.Module]] = None,
+            read_files: bool = True) -> Analysis:
     """The Pipe IR of a kernel and the values the KernelInfo records. ``bind``: the constexpr
     values the kernel was built specialised to (they are constants, not params). ``sources`` and
     ``trees``: the text and the parsed form of the files the kernel was built from (by their
-    location names), which messages quote; a file not given is read from disk."""
-    names = Names(kernel_functions(kernel, sources))
-    k = Ctx(kernel, names, sources, trees)
+    location names), which messages quote; a file not given is read from disk unless
+    ``read_files`` is False (a kernel IR on its own: messages print its expressions)."""
+    names = Names(kernel_functions(kernel, sources, read_files))
+    k = Ctx(kernel, names, sources, trees, read_files)
     for d in kernel.pipes:
         k.pipes[d.name] = pipe_info(d)
     bind = bind or {}
@@ -1481,10 +1486,10 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 
 
 def protocol(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
-             bind: Optional[dict] = None, trees: Optional[dict[str, ast.Module]] = None
-             ) -> Program:
+             bind: Optional[dict] = None, trees: Optional[dict[str, ast.Module]] = None,
+             read_files: bool = True) -> Program:
     """The Pipe IR :class:`Program` of a kernel (errors are TleErrors at their lines)."""
-    return analyse(kernel, sources, bind, trees).program
+    return analyse(kernel, sources, bind, trees, read_files).program
 
 
 def check_free_buffers(k: KernelCtx) -> None:

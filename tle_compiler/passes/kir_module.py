@@ -6,12 +6,11 @@ imported: the protocol passes (passes/kir_protocol.py) and the lowering's passes
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
 from ..ir.kernel import Kernel
-from ..ir.nodes import Loc, Program
+from ..ir.nodes import Program
 from .context import PassContext
 
 
@@ -59,38 +58,16 @@ class KirModule:
         return self.ctx
 
 
-def kernel_files(kernel: Kernel) -> set[str]:
-    """The files the locations of ``kernel``'s nodes name (its module, the helpers it inlined)."""
-    out: set[str] = set()
-
-    def visit(node: object) -> None:
-        if isinstance(node, (tuple, list)):
-            for x in node:
-                visit(x)
-        elif is_dataclass(node) and not isinstance(node, type):
-            loc = getattr(node, "loc", None)
-            if isinstance(loc, Loc) and loc.file:
-                out.add(loc.file)
-            for f in fields(node):
-                if f.name not in ("loc", "attrs"):
-                    visit(getattr(node, f.name))
-
-    visit(kernel)
-    return out
-
-
 def protocol_view(kernel: Kernel, bind: Optional[dict] = None) -> Program:
     """The Pipe IR of a kernel IR on its own (parsed from the text form, or built without a
     KernelInfo): the frontend's derivation with no Python source. The frontend spells an
     expression in a message as written when it has the file's source and otherwise prints the
-    KIR expression; every file the kernel's locations name is given to it as empty, so it reads
-    none from disk and the messages print the KIR's expressions. ``bind``: integer constexpr
-    values the view is specialised to (as the frontend reads a kernel specialised)."""
+    KIR expression; here it reads no file, so the messages print the KIR's expressions.
+    ``bind``: integer constexpr values the view is specialised to (as the frontend reads a kernel
+    specialised)."""
     from ..frontend.protocol import protocol
 
-    files = kernel_files(kernel)
-    return protocol(kernel, sources={f: "" for f in files}, bind=bind,
-                    trees={f: ast.Module(body=[], type_ignores=[]) for f in files})
+    return protocol(kernel, bind=bind, read_files=False)
 
 
 class KirPass(Protocol):
