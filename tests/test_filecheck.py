@@ -2,7 +2,9 @@
 in a ``RUN:`` line (``tle-dump -p PIPELINE [--print-ir] %s``), and its ``CHECK`` lines are matched,
 in order, against what that command prints (the KIR text form with the passes' attributes; the
 Gluon module after emit-gluon). The command runs through tle-dump's main, so these are also tests
-of the shell workflow; a file's RUN line can be pasted into a shell with %s replaced by its path.
+of the shell workflow; a file's RUN line can be pasted into a shell with %s replaced by its path,
+%S by its folder and %repo by the repository root (an input shared by several files lives in
+tests/filecheck/inputs/; a bundled kernel is named by its path in the repository).
 """
 
 from __future__ import annotations
@@ -97,13 +99,18 @@ FILES = sorted(p for p in HERE.iterdir() if p.suffix in (".py", ".kir"))
 _RUN = re.compile(r"(?:#|//)\s*RUN:\s*(.*)$", re.M)
 
 
+ROOT = HERE.parent.parent
+
+
 def run_line(path: Path) -> list[str]:
-    """The tle-dump arguments of the file's RUN line (%s: the file)."""
+    """The tle-dump arguments of the file's RUN line (%s: the file, %S: its folder, %repo: the
+    repository root)."""
     m = _RUN.search(path.read_text())
     assert m, f"{path.name}: no RUN: line"
     argv = shlex.split(m.group(1))
     assert argv[0] == "tle-dump", f"{path.name}: RUN runs tle-dump, not {argv[0]}"
-    return [str(path) if a == "%s" else a for a in argv[1:]]
+    subst = {"%s": str(path), "%S": str(path.parent), "%repo": str(ROOT)}
+    return [re.sub(r"%repo|%S|%s", lambda m: subst[m.group()], a) for a in argv[1:]]
 
 
 def run_file(path: Path, capsys) -> tuple[int, str]:

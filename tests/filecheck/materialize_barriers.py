@@ -1,38 +1,7 @@
-# RUN: tle-dump -p materialize-barriers --no-locations %s
+# RUN: tle-dump -p materialize-barriers --no-locations %S/inputs/ring3.py
 # materialize-barriers (a lowering pass: tle-dump prints the IR after it) runs its prerequisites
 # infer-stages and infer-barriers, then gives every pipe its mbarrier allocations and every event
 # its barrier operations in emission order: which array, which slot expression, which parity.
-import triton.language as tl
-
-import tle_compiler as tle
-
-
-@tle.jit
-def ring(x_ptr, out_ptr, N):
-    tle.assume(N >= 0)
-    kv = tle.pipe(capacity=3, tile=tle.gpu.alloc([3, 64], tl.float32))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, out_ptr, N))], [4], [232])
-
-
-def produce(kv, x_ptr, N):
-    w = kv.writer()
-    for t in range(N):
-        slot = w.acquire(t)
-        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * 64 + tl.arange(0, 64)))
-        w.commit(t)
-    w.close(N)
-
-
-def consume(kv, out_ptr, N):
-    r = kv.reader()
-    acc = tl.zeros([64], tl.float32)
-    for t in range(N):
-        res = r.wait(t)
-        acc += tl.load(tle.gpu.local_ptr(res.slot.tile))
-        r.release(t)
-    r.wait(N)
-    r.release(N)
-    tl.store(out_ptr + tl.arange(0, 64), acc)
 
 # CHECK: pipe kv capacity=3
 # CHECK: mbarriers = (MBarrierAlloc(barrier = 'kv_full0', size = 3, count = 1, fence = False), MBarrierAlloc(barrier = 'kv_empty0', size = 3, count = 1, fence = False))
