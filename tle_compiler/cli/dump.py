@@ -391,9 +391,10 @@ def _run(args, fmt: str) -> int:
     if args.bound is not None and args.bound < 0:
         raise _Unusable(f"tle-dump: error: --bound must be 0 or more, got {args.bound}")
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
-    if args.print_ir or lowering or any(n not in PASSES for n in names):
-        # a kernel IR pipeline: the registry with the lowering's passes (a protocol-only run
-        # imports neither, so plain verification starts as fast as it did)
+    if args.print_ir or any(n not in PASSES for n in names):
+        # a kernel IR pipeline (a lowering pass, or the IR printed): checked against the registry
+        # with the lowering's passes; a protocol-only run imports neither, so plain verification
+        # starts as fast as it did (--gluon/--ttgir/--ptx load the lowering when they run it)
         from ..lowering import kir_passes  # noqa: F401  (registers the lowering's passes)
         from ..passes.manager import parse_passes
 
@@ -401,7 +402,6 @@ def _run(args, fmt: str) -> int:
             names = [p.name for p in parse_passes(args.passes)]
         except ValueError as e:
             raise _Unusable(f"tle-dump: error: {e}") from None
-    if args.print_ir or any(n not in PASSES for n in names):  # the IR after a lowering pass
         return _run_print_ir(args, fmt, path, fixed, names, lowering)
     if lowering and args.format not in (None, "text"):
         raise _Unusable(f"tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel; "
