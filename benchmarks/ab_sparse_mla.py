@@ -29,15 +29,15 @@ from benchmarks.sparse_mla_smoke import TOPK, make_inputs, outputs, reference, r
 
 
 def load(path: str):
+    from tle_compiler.frontend.modules import module_name_of
+
     p = Path(path).resolve()
-    package = []  # the packages around the file (tle_kernels/...): its relative imports resolve
-    top = p.parent
-    while (top / "__init__.py").exists():
-        package.insert(0, top.name)
-        top = top.parent
+    # a file inside packages (tle_kernels/...) is imported as their module: its relative imports
+    # resolve; the folder above the outermost package goes on sys.path
+    name, package = module_name_of(str(p))
     if package:
-        sys.path.insert(0, str(top))
-        mod = importlib.import_module(".".join(package + [p.stem]))
+        sys.path.insert(0, str(p.parents[name.count(".")]))
+        mod = importlib.import_module(name)
     else:
         spec = importlib.util.spec_from_file_location(p.stem, p)
         mod = importlib.util.module_from_spec(spec)

@@ -49,14 +49,12 @@ def dry_run(path: str, skip: list[str]) -> int:
 def absolute_imports(src: str, path: Path) -> str:
     """``src`` with its relative imports (``from .common import X``) made absolute for the package
     ``path`` lies in, so that a copy of the file elsewhere imports the same modules."""
-    parts = []
-    d = path.resolve().parent
-    while (d / "__init__.py").exists():
-        parts.insert(0, d.name)
-        d = d.parent
-    if not parts:
+    from tle_compiler.frontend.modules import module_name_of
+
+    _, package = module_name_of(str(path))
+    if not package:
         return src
-    return re.sub(r"^from \.(?=\w)", f"from {'.'.join(parts)}.", src, flags=re.M)
+    return re.sub(r"^from \.(?=\w)", f"from {package}.", src, flags=re.M)
 
 
 def main(argv=None) -> None:
