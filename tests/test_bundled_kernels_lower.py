@@ -9,22 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tle_compiler.frontend.kernel import jit_decorator
-from tle_compiler.frontend.scope import ModuleScope
-
-KERNELS_DIR = Path(__file__).resolve().parent.parent / "tle_kernels"
-
-
-def tle_kernels() -> list[tuple[Path, str]]:
-    """(file, kernel name) of every module-level ``@tle.jit`` function under tle_kernels/."""
-    out = []
-    for path in sorted(KERNELS_DIR.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        scope = ModuleScope(tree, str(path))
-        out += [(path, n.name) for n in tree.body
-                if isinstance(n, ast.FunctionDef) and jit_decorator(scope, n) is not None]
-    return out
-
+from .bundled import KERNELS_DIR, tle_kernels
 
 KERNELS = tle_kernels()
 

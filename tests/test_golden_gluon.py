@@ -11,7 +11,6 @@ and the diff of tests/golden/gluon/ goes into the same commit, where a reviewer 
 
 from __future__ import annotations
 
-import ast
 import os
 from pathlib import Path
 
@@ -21,32 +20,15 @@ from tle_compiler.diagnostics import TleError
 from tle_compiler.lowering.compile import gluon_source
 from tle_compiler.lowering.dumping import default_config
 
-ROOT = Path(__file__).resolve().parent.parent
+from .bundled import KERNELS_DIR, tle_kernels
+
+ROOT = KERNELS_DIR.parent
 GOLDEN = Path(__file__).resolve().parent / "golden" / "gluon"
-FILES = [ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py",
-         *sorted((ROOT / "tle_kernels" / "examples").glob("*.py")),
-         *sorted((ROOT / "tle_kernels" / "gpu_tests").glob("*.py"))]
-
-
-def _kernels():
-    out = []
-    for f in FILES:
-        if f.name == "__init__.py":
-            continue
-        tree = ast.parse(f.read_text())
-        for st in tree.body:
-            if isinstance(st, ast.FunctionDef) and any(
-                    "tle.jit" in ast.unparse(d) for d in st.decorator_list) and any(
-                    "warp_specialize" in ast.unparse(n) for n in ast.walk(st)):
-                out.append((f, st.name))
-    return out
-
-
-KERNELS = _kernels()
+KERNELS = tle_kernels()
 
 
 def _golden_name(f: Path, name: str) -> str:
-    rel = f.relative_to(ROOT / "tle_kernels").with_suffix("")
+    rel = f.relative_to(KERNELS_DIR).with_suffix("")
     return ".".join(rel.parts) + f".{name}.py"
 
 

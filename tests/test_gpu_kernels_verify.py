@@ -2,8 +2,8 @@
 
 * every kernel of every file is accepted by the verifier (frontend + default pass pipeline), as
   ``tle-dump`` would;
-* each file's DEFAULT_CONFIG (and CONFIGS, for files with several kernels) names the kernel's
-  arguments in order;
+* each file's DEFAULT_CONFIG (keyed by kernel name for files with several kernels) names each
+  kernel's arguments in order;
 * the GPU tests' checks (tests/gpu/cases.py) pass on the CPU emulation of the language
   (tests/gpu/emulator.py): the kernels' math, the harness and the references are right, so a GPU
   failure points at the lowering;
@@ -19,7 +19,10 @@ from pathlib import Path
 import pytest
 
 from tle_compiler.frontend import read_file
+from tle_compiler.lowering.dumping import default_config
 from tle_compiler.passes import verify
+
+from .bundled import tle_kernels
 
 GPU_KERNELS = Path(__file__).resolve().parent.parent / "tle_kernels" / "gpu_tests"
 FILES = sorted(p for p in GPU_KERNELS.glob("*.py") if p.name != "__init__.py")
@@ -39,25 +42,10 @@ def test_gpu_kernels_verify(path):
         assert ctx.ok, f"{path.name}:{program.name}:\n" + "\n".join(map(str, ctx.diagnostics))
 
 
-def _literal(tree: ast.Module, name: str):
-    for n in tree.body:
-        if isinstance(n, ast.Assign) and [t.id for t in n.targets if isinstance(t, ast.Name)] == [name]:
-            return ast.literal_eval(n.value)
-    return None
-
-
 def configs_of(path: Path) -> dict[str, dict]:
-    """kernel name → its config (CONFIGS, else DEFAULT_CONFIG: its entry of that kernel when it
-    is keyed by kernel name, else itself, for every kernel of the file)."""
-    tree = ast.parse(path.read_text())
-    default = _literal(tree, "DEFAULT_CONFIG")
-    configs = _literal(tree, "CONFIGS") or (
-        default if default is not None and "signature" not in default else {})
-    out = {}
-    for n in tree.body:
-        if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list):
-            out[n.name] = configs.get(n.name, default)
-    return out
+    """kernel name → its DEFAULT_CONFIG (the entry of that kernel when the config is keyed by
+    kernel name)."""
+    return {name: default_config(str(path), name) for _, name in tle_kernels(path)}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

@@ -24,6 +24,7 @@ from tle_compiler.lowering.dumping import default_config  # noqa: E402
 from tle_compiler.testing.gluon_trace import (ARRIVE, ARRIVE_THREAD, WAIT, LoweredKernel,  # noqa: E402
                                               TraceError, compare, release_rings_of, trace_gluon)
 
+from .bundled import tle_kernels  # noqa: E402
 from .tle_snippets import HEADER, TILE_FILL  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,23 +43,10 @@ pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__modu
                                         f"{TleVerificationWarning.__name__}")
 
 
-def _literal(tree: ast.Module, name: str):
-    for n in tree.body:
-        if isinstance(n, ast.Assign) and [t.id for t in n.targets if isinstance(t, ast.Name)] == [name]:
-            return ast.literal_eval(n.value)
-    return None
-
-
 def jit_kernels(path: Path) -> list[tuple[Path, str, dict]]:
-    """The ``@tle.jit`` kernels of a file, each with its config (the file's CONFIGS entry, else its
-    DEFAULT_CONFIG), as the GPU tests and tle-dump use them."""
-    tree = ast.parse(path.read_text())
-    configs = _literal(tree, "CONFIGS") or {}
-    out = []
-    for n in tree.body:
-        if isinstance(n, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in n.decorator_list):
-            out.append((path, n.name, configs.get(n.name) or default_config(str(path), n.name)))
-    return out
+    """The ``@tle.jit`` kernels of a file, each with its DEFAULT_CONFIG (its entry when the config
+    is keyed by kernel name), as the GPU tests and tle-dump use them."""
+    return [(p, name, default_config(str(p), name)) for p, name in tle_kernels(path)]
 
 
 KERNELS = [k for p in KERNEL_FILES if p.name != "__init__.py" for k in jit_kernels(p)]

@@ -1,0 +1,23 @@
+"""The kernels bundled under tle_kernels/ that several test files run over."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tle_compiler.frontend.kernel import jit_decorator
+from tle_compiler.frontend.scope import ModuleScope
+
+KERNELS_DIR = Path(__file__).resolve().parent.parent / "tle_kernels"
+
+
+def tle_kernels(where: Path = KERNELS_DIR) -> list[tuple[Path, str]]:
+    """(file, kernel name) of every module-level ``@tle.jit`` function of the file ``where`` or
+    under the folder ``where``, files in sorted order, kernels in source order."""
+    out = []
+    for path in [where] if where.is_file() else sorted(where.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        scope = ModuleScope(tree, str(path))
+        out += [(path, n.name) for n in tree.body
+                if isinstance(n, ast.FunctionDef) and jit_decorator(scope, n) is not None]
+    return out
