@@ -77,7 +77,7 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
     chunk = (chunk + BK - 1) // BK * BK
     lo = split * chunk
     hi = tl.minimum(seqlen, lo + chunk)
-    NK = (tl.maximum(hi - lo, 0) + BK - 1) // BK
+    NK = (tl.maximum(hi, lo) - lo + BK - 1) // BK  # 0 for a split past the last token
 
     q_base = q_ptr + b * stride_q_b
     k_head = k_ptr + g * stride_k_h
