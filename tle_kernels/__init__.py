@@ -1,15 +1,20 @@
-"""tle_kernels: the bundled SparseMLA prefill kernels and their PyTorch entry point.
+"""tle_kernels: the bundled SparseMLA prefill and MLA decode kernels and their PyTorch entry points.
 
 ``from tle_kernels import sparse_mla_prefill`` (installed, or from a checkout's root directory).
-The names below are imported lazily so that loading one kernel module (e.g. by ``tle-dump``) does
-not import torch.
+FlashMLA's Python interface is here under its own names (``get_mla_metadata``,
+``flash_mla_with_kvcache``, ``flash_mla_sparse_fwd``), so ``import tle_kernels as flash_mla``
+runs code written for FlashMLA. The names below are imported lazily so that loading one kernel
+module (e.g. by ``tle-dump``) does not import torch.
 """
 
 _API = ("sparse_mla_prefill", "select_impl", "supported_impls", "unsupported_reason", "validate",
         "PREFERENCE", "IMPLS")
 _REF = ("sparse_mla_reference", "make_inputs")
+_DECODE_API = ("get_mla_metadata", "flash_mla_with_kvcache", "flash_mla_sparse_fwd",
+               "DecodeSchedMeta")
+_DECODE_REF = ("mla_decode_reference", "make_decode_inputs")
 
-__all__ = list(_API + _REF)
+__all__ = list(_API + _REF + _DECODE_API + _DECODE_REF)
 
 
 def __getattr__(name):
@@ -21,4 +26,12 @@ def __getattr__(name):
         from . import reference
 
         return getattr(reference, name)
+    if name in _DECODE_API:
+        from . import decode_api
+
+        return getattr(decode_api, name)
+    if name in _DECODE_REF:
+        from . import decode_reference
+
+        return getattr(decode_reference, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

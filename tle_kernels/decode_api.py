@@ -1,0 +1,399 @@
+"""Drop-in dense MLA decode for PyTorch: FlashMLA's decode interface, so that code written for
+FlashMLA runs with ``import tle_kernels as flash_mla``.
+
+    sched_meta, _ = get_mla_metadata()          # empty; filled on the first call, reused after
+    out, lse = flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, sched_meta,
+                                      num_splits=None, softmax_scale=None, causal=False, ...,
+                                      impl="auto")
+
+- q [b, s_q, h_q, 576] bf16; k_cache [num_blocks, 64, h_kv, 576] bf16 (K and V are one cache:
+  V = the first 512 dims); block_table [b, max_blocks] int32; cache_seqlens [b] int32 (0 allowed);
+  h_q a multiple of h_kv (query head h reads kv head h // (h_q // h_kv)). Only the last dim of q,
+  k_cache and block_table needs to be contiguous.
+- out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32 (natural log); a row that sees no token gives
+  out 0 and lse +inf. causal: query j sees positions < seqlen - s_q + j + 1. softmax_scale defaults
+  to 576 ** -0.5. Semantics in full: tle_kernels/decode_reference.py.
+- impl (keyword only, not FlashMLA's): "naive" (plain Triton), "pipe" (TLE-Pipe split-KV),
+  "seesaw" (TLE-FlashMLA), or "auto": the first of ``PREFERENCE`` that exists and supports the
+  shape. A TLE kernel exists once its launcher module (``LAUNCHERS``) is in the package.
+- The sparse / FP8 arguments (is_fp8_kvcache, indices, attn_sink, extra_k_cache,
+  extra_indices_in_kvcache, topk_length, extra_topk_length) raise NotImplementedError: they belong
+  to the DeepSeek-V3.2 sparse decode, a later capability.
+
+Scheduler metadata. ``get_mla_metadata`` returns an empty ``DecodeSchedMeta``; the first call fills
+it from the call's shapes and the device's SM count: the split count ``n_split`` of the split-KV
+kernels, chosen from the number of (request, kv head, 64-row block) work items against the SMs.
+It never reads cache_seqlens, so filling it needs no host synchronisation and every launch's grid
+is a function of shapes alone: a whole decode step captures in a CUDA graph and replays with new
+cache_seqlens. A later call with other shapes (or another causal) raises ValueError, FlashMLA's
+rule (reuse a metadata object only with the same shapes and cache_seqlens); a call that fails
+validation leaves the metadata as it was.
+
+Everything is validated before any launch (and before anything needs CUDA: CPU and meta tensors
+reach every rule but the device check, which is last); errors name the argument. The work runs in
+the custom op ``torch.ops.tle_kernels.mla_decode`` (with a fake implementation), so a call traces
+under ``torch.compile``.
+
+``flash_mla_sparse_fwd`` is the SparseMLA prefill (tle_kernels/api.py) under FlashMLA's name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import math
+from typing import Dict, List, Optional, Tuple
+
+import torch
+
+from .api import sm_count, sparse_mla_prefill
+
+D_QK = 576
+D_V = 512
+PAGE = 64          # tokens per KV-cache page (FlashMLA's dense decode supports only 64)
+BLOCK_ROWS = 64    # query rows per work item of the TLE kernels (and the naive one at 64+ rows)
+MAX_SPLIT = 64     # most splits of one request's positions
+
+IMPLS = ("naive", "pipe", "seesaw")
+# "auto" takes the first implementation in this order that exists and supports the call.
+PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
+# The TLE kernels' launchers: module of this package, launch function, support function. The
+# launch function takes (q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split, out,
+# lse, o_part, lse_part): with n_split == 1 it writes out and lse; with n_split > 1 it writes the
+# splits' o_part / lse_part (tle_kernels/mla_decode_combine.py's inputs) and the combine runs
+# after it. The support function takes (s_q, h_q, h_kv) and returns None or why not.
+LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
+    "pipe": ("mla_decode_pipe_launch", "launch_decode_pipe", "pipe_unsupported_reason"),
+    "seesaw": ("mla_decode_seesaw_launch", "launch_decode_seesaw", "seesaw_unsupported_reason"),
+}
+# Implementations that take the metadata's n_split; the naive baseline always runs unsplit.
+SPLIT_IMPLS = ("pipe", "seesaw")
+
+LATER = "the DeepSeek-V3.2 sparse attention (FP8 KV cache, indices) capability, not built yet"
+
+
+# ---------------------------------------------------------------------------------------------
+# Implementations: which exist, which support a shape
+# ---------------------------------------------------------------------------------------------
+
+def launcher_module(impl: str):
+    """The launcher module of a TLE implementation, or None while its file does not exist. A file
+    that exists but fails to import raises: a broken kernel is an error, not a missing one."""
+    mod = LAUNCHERS[impl][0]
+    name = f"{__package__}.{mod}"
+    if importlib.util.find_spec(name) is None:
+        return None
+    return importlib.import_module(name)
+
+
+def unsupported_reason(impl: str, s_q: int, h_q: int, h_kv: int) -> Optional[str]:
+    """None when ``impl`` handles the shape, else why not."""
+    if impl not in IMPLS:
+        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
+    if impl == "naive":
+        return None  # anything that passes validation
+    module = launcher_module(impl)
+    if module is None:
+        return f"{impl} is not available: tle_kernels/{LAUNCHERS[impl][0]}.py does not exist yet"
+    return getattr(module, LAUNCHERS[impl][2])(s_q, h_q, h_kv)
+
+
+def select_impl(impl: str, s_q: int, h_q: int, h_kv: int) -> str:
+    """The implementation that runs a call: ``impl`` itself (ValueError saying why when it cannot),
+    or for "auto" the first of ``PREFERENCE`` that can."""
+    if impl == "auto":
+        for cand in PREFERENCE:
+            if unsupported_reason(cand, s_q, h_q, h_kv) is None:
+                return cand
+        raise ValueError("impl='auto': no implementation supports this call")  # pragma: no cover
+    why = unsupported_reason(impl, s_q, h_q, h_kv)
+    if why is not None:
+        raise ValueError(f"impl={impl!r} cannot run this call: {why}")
+    return impl
+
+
+def supported_impls(s_q: int, h_q: int, h_kv: int) -> List[str]:
+    return [n for n in IMPLS if unsupported_reason(n, s_q, h_q, h_kv) is None]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scheduler metadata
+# ---------------------------------------------------------------------------------------------
+
+def row_blocks(s_q: int, h_q: int, h_kv: int) -> int:
+    """64-row blocks of one kv head's s_q * (h_q / h_kv) query rows."""
+    return -(-(s_q * (h_q // h_kv)) // BLOCK_ROWS)
+
+
+def choose_n_split(b: int, h_kv: int, blocks: int, sms: int, max_split: int = MAX_SPLIT) -> int:
+    """Splits per request for a split-KV kernel whose grid is (b * h_kv * blocks, n_split): 1 when
+    the work items alone fill the SMs, else as many as fit in one wave (at most ``max_split``).
+    Shapes only: the seqlens are never read (no host synchronisation, a CUDA-graph-stable grid)."""
+    items = b * h_kv * blocks
+    if items <= 0 or items >= sms:
+        return 1
+    return max(1, min(max_split, sms // items))
+
+
+@dataclasses.dataclass
+class DecodeSchedMeta:
+    """The scheduler metadata of ``flash_mla_with_kvcache``: empty from ``get_mla_metadata``,
+    filled by the first call (``config``: the shapes it serves; ``n_split``; ``sm_count``)."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        b: int
+        s_q: int
+        h_q: int
+        page_block_size: int
+        h_kv: int
+        causal: bool
+
+        @classmethod
+        def of(cls, q: torch.Tensor, k_cache: torch.Tensor, causal: bool) -> "DecodeSchedMeta.Config":
+            return cls(int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(k_cache.shape[1]),
+                       int(k_cache.shape[2]), bool(causal))
+
+    have_initialized: bool = False
+    config: Optional[Config] = None
+    n_split: Optional[int] = None
+    sm_count: Optional[int] = None
+
+    def fill(self, config: Config, sms: int) -> None:
+        """Fill from the first call's shapes and the SM count of its device."""
+        self.config = config
+        self.sm_count = int(sms)
+        self.n_split = choose_n_split(config.b, config.h_kv,
+                                      row_blocks(config.s_q, config.h_q, config.h_kv), self.sm_count)
+        self.have_initialized = True
+
+    def check(self, config: Config) -> None:
+        """ValueError unless a filled metadata object serves ``config``."""
+        if self.have_initialized and config != self.config:
+            diff = ", ".join(f"{f.name} {getattr(self.config, f.name)!r} -> {getattr(config, f.name)!r}"
+                             for f in dataclasses.fields(config)
+                             if getattr(config, f.name) != getattr(self.config, f.name))
+            raise ValueError(
+                f"tile_scheduler_metadata: it was filled by a call with other shapes ({diff}); "
+                "reuse a metadata object only with the same shapes and cache_seqlens, as FlashMLA "
+                "requires: call get_mla_metadata() again for this shape")
+
+
+def get_mla_metadata(*args, **kwargs) -> Tuple[DecodeSchedMeta, None]:
+    """An empty ``DecodeSchedMeta`` (filled by the first ``flash_mla_with_kvcache`` call) and None,
+    as FlashMLA's current interface returns. Arguments are accepted and ignored (FlashMLA's older
+    interface took cache_seqlens and head counts)."""
+    return DecodeSchedMeta(), None
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation (no CUDA needed: works on CPU and meta tensors, runs before any launch)
+# ---------------------------------------------------------------------------------------------
+
+def _check_tensor(name: str, x, rank: int, dtype: torch.dtype, what: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor {what}, got {type(x).__name__}")
+    if x.dim() != rank:
+        raise ValueError(f"{name}: expected rank {rank} ({what}), got rank {x.dim()} with shape "
+                         f"{tuple(x.shape)}")
+    if x.dtype != dtype:
+        raise TypeError(f"{name}: expected dtype {dtype} ({what}), got {x.dtype}")
+    if x.numel() > 0 and x.shape[-1] > 1 and x.stride(-1) != 1:
+        raise ValueError(f"{name}: the last dim must be contiguous (stride 1), got strides "
+                         f"{tuple(x.stride())}")
+
+
+_SPARSE_ARGS = ("indices", "attn_sink", "extra_k_cache", "extra_indices_in_kvcache", "topk_length",
+                "extra_topk_length")
+
+
+def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
+             num_splits=None, softmax_scale=None, causal=False, is_fp8_kvcache=False, indices=None,
+             attn_sink=None, extra_k_cache=None, extra_indices_in_kvcache=None, topk_length=None,
+             extra_topk_length=None, impl="auto") -> dict:
+    """Check every argument of ``flash_mla_with_kvcache``; return the problem's sizes, the softmax
+    scale and the metadata config. TypeError / ValueError / NotImplementedError name the argument.
+    Device checks come last, so CPU / meta tensors exercise every other rule."""
+    if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
+        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
+    if not isinstance(is_fp8_kvcache, bool):
+        raise TypeError(f"is_fp8_kvcache: expected a bool, got {type(is_fp8_kvcache).__name__}")
+    if is_fp8_kvcache:
+        raise NotImplementedError(f"is_fp8_kvcache: the FP8 KV cache is {LATER}; the dense bf16 "
+                                  "cache (is_fp8_kvcache=False) is supported")
+    sparse = dict(indices=indices, attn_sink=attn_sink, extra_k_cache=extra_k_cache,
+                  extra_indices_in_kvcache=extra_indices_in_kvcache, topk_length=topk_length,
+                  extra_topk_length=extra_topk_length)
+    for name in _SPARSE_ARGS:
+        if sparse[name] is not None:
+            raise NotImplementedError(f"{name}: sparse decode arguments belong to {LATER}; pass "
+                                      "None for the dense decode")
+    if not isinstance(tile_scheduler_metadata, DecodeSchedMeta):
+        raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
+                        f"tle_kernels.get_mla_metadata(), got {type(tile_scheduler_metadata).__name__}")
+    if num_splits is not None:
+        raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface; the "
+                         f"split count lives in the metadata), got {num_splits!r}")
+    if isinstance(head_dim_v, bool) or not isinstance(head_dim_v, int) or head_dim_v != D_V:
+        raise ValueError(f"head_dim_v: expected {D_V} (V = k_cache[..., :512]), got {head_dim_v!r}")
+    if softmax_scale is not None:
+        if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
+            raise TypeError(f"softmax_scale: expected a Python float or None, got "
+                            f"{type(softmax_scale).__name__}")
+        if not math.isfinite(softmax_scale) or softmax_scale <= 0:
+            raise ValueError(f"softmax_scale: expected a finite positive float, got {softmax_scale!r}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+
+    _check_tensor("q", q, 4, torch.bfloat16, "[b, s_q, h_q, 576] bf16")
+    b, s_q, h_q, d = q.shape
+    if d != D_QK:
+        raise ValueError(f"q: head dim (last dim) must be {D_QK}, got {d}")
+    if s_q < 1 or h_q < 1:
+        raise ValueError(f"q: s_q and h_q must be at least 1, got shape {tuple(q.shape)}")
+    _check_tensor("k_cache", k_cache, 4, torch.bfloat16, "[num_blocks, 64, h_kv, 576] bf16")
+    _, page, h_kv, d_k = k_cache.shape
+    if page != PAGE:
+        raise ValueError(f"k_cache: page_block_size (dim 1) must be {PAGE}, got {page}")
+    if d_k != D_QK:
+        raise ValueError(f"k_cache: head dim (last dim) must be {D_QK} like q's, got {d_k}")
+    if h_kv < 1 or h_q % h_kv != 0:
+        raise ValueError(f"k_cache: h_kv (dim 2) must divide q's h_q={h_q}, got h_kv={h_kv}")
+    _check_tensor("block_table", block_table, 2, torch.int32, "[b, max_blocks] int32")
+    if block_table.shape[0] != b:
+        raise ValueError(f"block_table: expected {b} rows (q's batch), got shape "
+                         f"{tuple(block_table.shape)}")
+    _check_tensor("cache_seqlens", cache_seqlens, 1, torch.int32, "[b] int32")
+    if cache_seqlens.shape[0] != b:
+        raise ValueError(f"cache_seqlens: expected shape [{b}] (q's batch), got "
+                         f"{tuple(cache_seqlens.shape)}")
+    if impl != "auto":  # an explicit impl that cannot handle the shape fails here, before launch
+        select_impl(impl, s_q, h_q, h_kv)
+    config = DecodeSchedMeta.Config.of(q, k_cache, causal)
+    tile_scheduler_metadata.check(config)
+    named = [("q", q), ("k_cache", k_cache), ("block_table", block_table),
+             ("cache_seqlens", cache_seqlens)]
+    for name, x in named:
+        if x.device.type != "cuda":
+            raise ValueError(f"{name}: expected a CUDA tensor, got device {x.device}")
+    for name, x in named[1:]:
+        if x.device != q.device:
+            raise ValueError(f"{name}: expected the same device as q ({q.device}), got {x.device}")
+    scale = float(D_QK ** -0.5 if softmax_scale is None else softmax_scale)
+    return dict(b=b, s_q=s_q, h_q=h_q, h_kv=h_kv, softmax_scale=scale, config=config)
+
+
+# ---------------------------------------------------------------------------------------------
+# Launching (on validated tensors, outputs given)
+# ---------------------------------------------------------------------------------------------
+
+def empty_outputs(q: torch.Tensor, d_v: int = D_V) -> Tuple[torch.Tensor, torch.Tensor]:
+    b, s_q, h_q, _ = q.shape
+    return (q.new_empty((b, s_q, h_q, d_v), dtype=torch.bfloat16),
+            q.new_empty((b, h_q, s_q), dtype=torch.float32))
+
+
+def empty_partials(q: torch.Tensor, n_split: int, d_v: int = D_V) -> Tuple[torch.Tensor, torch.Tensor]:
+    """o_part [b, n_split, s_q, h_q, 512] and lse_part [b, n_split, s_q, h_q], fp32."""
+    b, s_q, h_q, _ = q.shape
+    return (q.new_empty((b, n_split, s_q, h_q, d_v), dtype=torch.float32),
+            q.new_empty((b, n_split, s_q, h_q), dtype=torch.float32))
+
+
+def launch(impl: str, q, k_cache, block_table, cache_seqlens, sm_scale: float, causal: bool,
+           n_split: int, out, lse) -> str:
+    """Run one decode into given outputs; ``impl`` may be "auto". Returns the impl that ran. For
+    benchmarks and tests: no validation beyond impl support. ``n_split`` > 1 runs the kernel
+    split-KV (partials in fresh buffers) and the combine after it; the API passes the metadata's
+    n_split to the TLE kernels and 1 to the naive one."""
+    b, s_q, h_q, _ = q.shape
+    h_kv = k_cache.shape[2]
+    name = select_impl(impl, s_q, h_q, h_kv)
+    if q.numel() == 0:
+        return name
+    o_part = lse_part = None
+    if n_split > 1:
+        o_part, lse_part = empty_partials(q, n_split)
+    if name == "naive":
+        from .mla_decode_naive import mla_decode_naive
+
+        if n_split > 1:
+            mla_decode_naive(q, k_cache, block_table, cache_seqlens, sm_scale, causal, o_part,
+                             lse_part, n_split=n_split)
+        else:
+            mla_decode_naive(q, k_cache, block_table, cache_seqlens, sm_scale, causal, out, lse)
+    else:
+        run = getattr(launcher_module(name), LAUNCHERS[name][1])
+        run(q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split, out, lse, o_part,
+            lse_part)
+    if n_split > 1:
+        from .mla_decode_combine import mla_decode_combine
+
+        mla_decode_combine(o_part, lse_part, out, lse)
+    return name
+
+
+# ---------------------------------------------------------------------------------------------
+# The custom op
+# ---------------------------------------------------------------------------------------------
+
+def _mla_decode_impl(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
+                     cache_seqlens: torch.Tensor, softmax_scale: float, causal: bool, n_split: int,
+                     impl: str) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Validated tensors, the scale resolved, impl resolved by the wrapper. Returns (out, lse)."""
+    out, lse = empty_outputs(q)
+    launch(impl, q, k_cache, block_table, cache_seqlens, softmax_scale, causal, n_split, out, lse)
+    return out, lse
+
+
+def _mla_decode_fake(q, k_cache, block_table, cache_seqlens, softmax_scale, causal, n_split, impl):
+    return empty_outputs(q)
+
+
+def _register():
+    # Registered once per process, whichever import of the package gets here first.
+    try:
+        return getattr(torch.ops.tle_kernels, "mla_decode")
+    except (AttributeError, RuntimeError):
+        pass
+    op = torch.library.custom_op("tle_kernels::mla_decode", mutates_args=())(_mla_decode_impl)
+    op.register_fake(_mla_decode_fake)
+    return op
+
+
+mla_decode_op = _register()
+
+
+def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
+                           cache_seqlens: torch.Tensor, head_dim_v: int,
+                           tile_scheduler_metadata: DecodeSchedMeta, num_splits: None = None,
+                           softmax_scale: Optional[float] = None, causal: bool = False,
+                           is_fp8_kvcache: bool = False, indices: Optional[torch.Tensor] = None,
+                           attn_sink: Optional[torch.Tensor] = None,
+                           extra_k_cache: Optional[torch.Tensor] = None,
+                           extra_indices_in_kvcache: Optional[torch.Tensor] = None,
+                           topk_length: Optional[torch.Tensor] = None,
+                           extra_topk_length: Optional[torch.Tensor] = None, *,
+                           impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor]:
+    """Dense MLA decode (FlashMLA ``flash_mla_with_kvcache`` semantics); see the module docstring.
+    Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32)."""
+    info = validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
+                    num_splits, softmax_scale, causal, is_fp8_kvcache, indices, attn_sink,
+                    extra_k_cache, extra_indices_in_kvcache, topk_length, extra_topk_length, impl)
+    meta = tile_scheduler_metadata
+    if not meta.have_initialized:
+        meta.fill(info["config"], sm_count(q.device))
+    name = select_impl(impl, info["s_q"], info["h_q"], info["h_kv"])
+    n_split = meta.n_split if name in SPLIT_IMPLS else 1
+    return torch.ops.tle_kernels.mla_decode(q, k_cache, block_table, cache_seqlens,
+                                            info["softmax_scale"], causal, n_split, name)
+
+
+def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor, sm_scale: float,
+                         d_v: int = 512, attn_sink: Optional[torch.Tensor] = None,
+                         topk_length: Optional[torch.Tensor] = None, *,
+                         impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """FlashMLA's ``flash_mla_sparse_fwd``: the SparseMLA prefill (tle_kernels/api.py,
+    ``sparse_mla_prefill``), same arguments, returns (out, max_logits, lse)."""
+    return sparse_mla_prefill(q, kv, indices, sm_scale, d_v, attn_sink, topk_length, impl=impl)
