@@ -16,7 +16,8 @@ from tle_compiler.ir.parser import parse_module
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "example.pipe"
 DEADLOCK = ROOT / "docs" / "example_deadlock.pipe"
-KERNELS = [ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py"]
+KERNELS = [ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py",
+           ROOT / "tle_kernels" / "mla_decode_pipe.py"]
 
 
 def run(capsys, *args):
