@@ -1,4 +1,4 @@
-"""Register and shared-memory budget of each partition of the bundled SparseMLA kernels, read from
+"""Register and shared-memory budget of each partition of the bundled MLA kernels, read from
 the compiled kernel (sm_90a, compiled on any machine): the setmaxnreg each partition runs at (PTX),
 the registers ptxas allocates for the whole kernel and its spills, and the shared memory of each
 pipe (from the lowering's plan) against the kernel's total (Triton's metadata).
@@ -20,7 +20,7 @@ from tle_compiler.lowering.compile import kernel_info_of  # noqa: E402
 from tle_compiler.lowering import compile_kernel, ptxas_stats  # noqa: E402
 from tle_compiler.lowering.regs import default_budget  # noqa: E402
 
-KERNELS = ["sparse_mla_pipe", "sparse_mla_seesaw"]
+KERNELS = ["sparse_mla_pipe", "sparse_mla_seesaw", "mla_decode_pipe"]
 BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "i32": 4, "int32": 4, "i8": 1, "int8": 1, "i1": 1, "i64": 8}
 
 
