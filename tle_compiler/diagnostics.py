@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from .ir.nodes import Loc
+from .ir.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Note:
     loc: Loc
     message: str
@@ -16,7 +16,7 @@ class Note:
         return f"{self.loc}: note: {self.message}"
 
 
-@dataclass(frozen=True)
+@record
 class Diagnostic:
     loc: Loc
     message: str

@@ -26,6 +26,7 @@ from typing import Optional, Union
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import Loc
+from ..ir.record import record
 from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
@@ -286,7 +287,7 @@ class ModuleCache:
 # compile-time values a name can hold
 
 
-@dataclass(frozen=True)
+@record
 class Static:
     """What the builder knows statically about a value: a module path (``tl.load``), a helper
     function, a pipe, a handle, a free buffer, a bound method, or a tuple of such."""

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..ir.nodes import Loc
+from ..ir.record import record
 from ..language.gpu import SharedBuffer
 from ..language.pipe import PipeDecl
 from .params import ParamTable
 
 
-@dataclass(frozen=True)
+@record
 class FieldSpec:
     """A pipe field as the lowering needs it: ``shape`` entries are ints, or names (source text)
     of values not known at compile time (kernel constexprs); ``dtype`` is triton's name (``bf16``)."""
@@ -48,7 +49,7 @@ class PipeInfo:
         return self.decl.loc
 
 
-@dataclass(frozen=True)
+@record
 class Assumption:
     """One ``tle.assume`` comparison: param ``param`` (its name in the Program) lies in ``[min,
     max]`` (None: open); ``arg`` is the kernel argument the param is, if any (checked at launch);

@@ -19,11 +19,12 @@ Kernel-level values also appear in :class:`~tle_compiler.frontend.kernel.Partiti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Union
 
 from ..ir.expr import Affine
 from ..ir.nodes import Loc
+from ..ir.record import record
 from ..language.gpu import SharedBuffer
 from ..language.pipe import PipeDecl
 
@@ -32,7 +33,7 @@ class Value:
     """Base class of abstract values."""
 
 
-@dataclass(frozen=True)
+@record
 class Aff(Value):
     """An integer affine in loop variables and params (IR names); ``runtime``: Triton computes it
     at run time (C semantics for ``//`` and ``%``), not as a constexpr."""
@@ -41,7 +42,7 @@ class Aff(Value):
     runtime: bool = field(default=False, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class KernelArg(Value):
     """A kernel argument; in an index, bound or condition it is the param ``param``."""
 
@@ -50,7 +51,7 @@ class KernelArg(Value):
     constexpr: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Sym(Value):
     """A kernel-level variable assigned a non-affine value (``NK = tl.cdiv(TOPK, BK)``), or a pure
     non-affine expression of params inside a partition; an opaque param ``param`` when used."""
@@ -61,7 +62,7 @@ class Sym(Value):
     runtime: bool = field(default=True, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Data(Value):
     """Anything else: tensors, pointers, floats. ``fields``: the (pipe, field) reader views this is a
     view of (through ``local_ptr``/``load``/``trans``/...), for mma detection; ``key``: canonical
@@ -94,7 +95,7 @@ class Data(Value):
         return self.view is not None and bool(self.slots or self.buffers or self.lost)
 
 
-@dataclass(frozen=True)
+@record
 class Poison(Value):
     """A name whose value depends on the path taken (assigned in a loop or one branch of an if).
     ``slot``: it held a slot (or a wait result) on some path, so an access through it cannot
@@ -105,19 +106,19 @@ class Poison(Value):
     slot: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Const(Value):
     """A Python literal that is not an int: str, bool, float, None."""
 
     value: object
 
 
-@dataclass(frozen=True)
+@record
 class TupleV(Value):
     items: tuple[Value, ...]
 
 
-@dataclass(frozen=True)
+@record
 class PipeRef(Value):
     decl: PipeDecl
 
@@ -126,19 +127,19 @@ class PipeRef(Value):
         return self.decl.name
 
 
-@dataclass(frozen=True)
+@record
 class WriterRef(Value):
     pipe: str
 
 
-@dataclass(frozen=True)
+@record
 class ReaderRef(Value):
     pipe: str
     reader: Optional[str]
     fields: Optional[tuple[str, ...]] = None
 
 
-@dataclass(frozen=True)
+@record
 class SlotV(Value):
     """A slot handed out by ``acquire(index)`` (role "writer") or by reader ``reader``'s
     ``wait(index)`` (role "reader"; ``reader`` None on an SPSC pipe). ``index`` is the event's
@@ -151,7 +152,7 @@ class SlotV(Value):
     reader: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@record
 class SlotField:
     """Field ``field`` of slot ``slot``: what a slot access touches."""
 
@@ -159,14 +160,14 @@ class SlotField:
     field: str
 
 
-@dataclass(frozen=True)
+@record
 class WaitV(Value):
     """``res = r.wait(i)``: ``res.slot``, ``res.is_closed``."""
 
     slot: SlotV
 
 
-@dataclass(frozen=True)
+@record
 class BufferRef(Value):
     """A ``tle.gpu.alloc`` buffer (``var``: the kernel-level variable holding it, if any; ``site``:
     the ``tle.gpu.alloc`` call that made it, which tells two buffers of one shape apart)."""

@@ -8,11 +8,11 @@ frontend with the offending line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .record import record
 from typing import Mapping, Union
 
 
-@dataclass(frozen=True)
+@record
 class Affine:
     """``const + sum(coef * var)``, normalised: no zero coefficients, terms sorted by name."""
 
@@ -112,7 +112,7 @@ class Affine:
 CMP_OPS = ("==", "!=", "<", "<=", ">", ">=")
 
 
-@dataclass(frozen=True)
+@record
 class Compare:
     """``lhs OP rhs`` on affine values."""
 
@@ -144,7 +144,7 @@ def c_div(a: int, m: int) -> int:
     return q if (a >= 0) == (m > 0) else -q
 
 
-@dataclass(frozen=True)
+@record
 class ModCompare:
     """``expr % modulus OP rem`` with OP in ``==``/``!=``.
 
@@ -177,7 +177,7 @@ class ModCompare:
         return f"{e} % {self.modulus} {self.op} {self.rem}"
 
 
-@dataclass(frozen=True)
+@record
 class BoolOp:
     """``a and b and ...`` / ``a or b or ...``."""
 
@@ -199,7 +199,7 @@ class BoolOp:
         return f" {self.op} ".join(_paren(c, self) for c in self.items)
 
 
-@dataclass(frozen=True)
+@record
 class Not:
     item: "Cond"
 

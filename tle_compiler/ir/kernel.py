@@ -37,10 +37,11 @@ ResultSlot / IsClosed      ``res.slot`` / ``res.is_closed`` of a wait's result
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterator, Optional, Union
 
 from .nodes import NOLOC, Loc
+from .record import record
 
 #: The operations the KIR names, with their arity in the text form's words. Keys are canonical
 #: paths; the lowering implements each (lowering/translate.py) or refuses it with its line.
@@ -78,19 +79,19 @@ for _m in UNARY_MATH:
 # expressions
 
 
-@dataclass(frozen=True)
+@record
 class Const:
     value: object
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Name:
     id: str
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Global:
     """A module-level constant of the kernel's module (or of the module a helper came from)."""
 
@@ -99,13 +100,13 @@ class Global:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class DType:
     name: str  # triton's short name (language.gpu.normalize_dtype): "bf16", "fp32", "int8", ...
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class BinOp:
     op: str  # + - * / // % & | ^ << >> **
     lhs: "Expr"
@@ -113,14 +114,14 @@ class BinOp:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class UnaryOp:
     op: str  # - + not ~
     operand: "Expr"
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Compare:
     op: str  # == != < <= > >=
     lhs: "Expr"
@@ -128,20 +129,20 @@ class Compare:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class BoolOp:
     op: str  # and | or
     items: tuple["Expr", ...]
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class TupleExpr:
     items: tuple["Expr", ...]
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Subscript:
     """``x[:, None]`` (``index`` entries ":" or None) or ``t[k]`` of a tuple (one Const)."""
 
@@ -150,7 +151,7 @@ class Subscript:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Op:
     name: str
     args: tuple["Expr", ...] = ()
@@ -166,13 +167,13 @@ class Op:
         return get_attr(self, key, default)
 
 
-@dataclass(frozen=True)
+@record
 class PipeRef:
     pipe: str
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class BufferRef:
     """A free shared-memory buffer of the kernel (``tle.gpu.alloc`` that is no pipe field)."""
 
@@ -180,7 +181,7 @@ class BufferRef:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Handle:
     """The writer of ``pipe`` (``side="writer"``) or its reader ``reader`` (None: SPSC) with the
     field view ``view`` (None: every field)."""
@@ -192,7 +193,7 @@ class Handle:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Event:
     """A pipe verb on a handle; acquire gives a slot, wait a result (``res.slot``,
     ``res.is_closed``), the others nothing."""
@@ -205,20 +206,20 @@ class Event:
     attrs: tuple[tuple[str, object], ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class SlotField:
     slot: "Expr"
     field: str
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class ResultSlot:
     result: "Expr"
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class IsClosed:
     result: "Expr"
     loc: Loc = field(default=NOLOC, compare=False)
@@ -232,20 +233,20 @@ Expr = Union[Const, Name, Global, DType, BinOp, UnaryOp, Compare, BoolOp, TupleE
 # statements
 
 
-@dataclass(frozen=True)
+@record
 class Assign:
     target: str
     value: Expr
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Eval:
     value: Expr
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class For:
     """``for var in range(start, stop, step)``; ``static``: tl.static_range (unrolled);
     ``options``: tl.range's loop options given a value other than their default (``num_stages``,
@@ -263,7 +264,7 @@ class For:
     attrs: tuple[tuple[str, object], ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class If:
     cond: Expr
     then: tuple["Stmt", ...]
@@ -271,7 +272,7 @@ class If:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class While:
     """``while cond: body``: the frontend reads it only without pipe events (its slot accesses
     may happen); the lowering refuses it."""
@@ -281,7 +282,7 @@ class While:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Return:
     """``return`` in the kernel body or a partition (a helper's last ``return`` is inlined as
     its value): the function ends there."""
@@ -297,7 +298,7 @@ Stmt = Union[Assign, Eval, For, If, While, Return]
 # the kernel
 
 
-@dataclass(frozen=True)
+@record
 class KParam:
     """A kernel argument: ``constexpr`` ones are compile-time values of a launch."""
 
@@ -306,7 +307,7 @@ class KParam:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class Buffer:
     """A shared-memory allocation: a pipe field (leading dimension = capacity) or a free buffer.
     Shape entries are ints or the names of constexpr params."""
@@ -317,7 +318,7 @@ class Buffer:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class PipeDecl:
     name: str
     capacity: int
@@ -329,7 +330,7 @@ class PipeDecl:
     attrs: tuple[tuple[str, object], ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class KPartition:
     """A partition: its function's parameters bound to kernel-level expressions (``bindings``, in
     order), its warps and register request, and its body (helpers inlined)."""
@@ -345,7 +346,7 @@ class KPartition:
     attrs: tuple[tuple[str, object], ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Kernel:
     """``prologue``: the kernel body's statements before ``warp_specialize`` (scalars; pipe
     declarations are ``pipes``, free shared buffers ``buffers``). ``consts``: the module constants

@@ -4,7 +4,8 @@ slot accesses between them.
 Only what the protocol depends on is kept: loop structure, affine indices, conditions on them, the
 reads and writes of slot fields (:class:`Access`, checked against the window of the event that
 handed the slot out), and the source location of every node. The math inside partitions
-(``tl.dot`` and friends) is not part of this IR; the lowering reads it from the Python source.
+(``tl.dot`` and friends) is not part of this IR: it lives in the kernel IR (kernel.py), which the
+frontend builds in the same walk and the lowering translates.
 
 Verbs, and which side of a pipe performs them:
 
@@ -21,10 +22,10 @@ release   reader  hand the slot of index ``i`` back to the writer
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator, Optional, Union
 
 from .expr import Affine, Cond
+from .record import record
 
 WRITER_VERBS = ("acquire", "commit", "close")
 READER_VERBS = ("wait", "release")
@@ -34,7 +35,7 @@ VERBS = WRITER_VERBS + READER_VERBS
 ACCESS_VERBS = ("write", "read")
 
 
-@dataclass(frozen=True)
+@record
 class Loc:
     """A source location: ``file`` may be None for programs built in memory."""
 
@@ -49,7 +50,7 @@ class Loc:
 NOLOC = Loc(None, 0)
 
 
-@dataclass(frozen=True)
+@record
 class Pipe:
     """A CTA-scope dataflow edge. ``readers == ()`` means single-producer single-consumer.
 
@@ -75,7 +76,7 @@ class Pipe:
         return self.readers if self.readers else ("",)
 
 
-@dataclass(frozen=True)
+@record
 class Event:
     """One pipe operation. ``reader`` is the reader name (None on writer verbs and on SPSC readers);
     ``fields`` is the reader's field view when written at this event (None: all fields)."""
@@ -99,7 +100,7 @@ class Event:
         return (self.pipe, self.reader or "")
 
 
-@dataclass(frozen=True)
+@record
 class Access:
     """A read or write of field ``field`` of the slot that event ``index`` of ``pipe`` handed out.
 
@@ -127,7 +128,7 @@ class Access:
         return (self.pipe, None) if self.side == "writer" else (self.pipe, self.reader or "")
 
 
-@dataclass(frozen=True)
+@record
 class For:
     """``for var in range(start, stop, step)`` with Python's range semantics."""
 
@@ -139,7 +140,7 @@ class For:
     loc: Loc = NOLOC
 
 
-@dataclass(frozen=True)
+@record
 class If:
     cond: Cond
     then: tuple["Stmt", ...]
@@ -150,7 +151,7 @@ class If:
 Stmt = Union[Event, Access, For, If]
 
 
-@dataclass(frozen=True)
+@record
 class Partition:
     """A warp group. Exactly one partition of a kernel is the default (it runs on the launch's
     num_warps); the others are workers with a requested register budget."""
@@ -163,7 +164,7 @@ class Partition:
     loc: Loc = NOLOC
 
 
-@dataclass(frozen=True)
+@record
 class Param:
     """A symbolic integer (a trip count, usually) ranging over ``[min, max]``; ``None`` is an open
     end (``min=None``: every negative value too). The text form's ``param N`` is ``N >= 0``; a
@@ -191,7 +192,7 @@ class Param:
         return f"{self.min} <= {self.name} <= {self.max}"
 
 
-@dataclass(frozen=True)
+@record
 class Program:
     name: str
     params: tuple[Param, ...]
@@ -210,7 +211,7 @@ class Program:
         return tuple(p.name for p in self.params)
 
 
-@dataclass(frozen=True)
+@record
 class Module:
     """What one input file holds: one or more kernels."""
 

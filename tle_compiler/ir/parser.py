@@ -89,7 +89,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Union
 
@@ -100,6 +99,7 @@ from ..diagnostics import TleError
 from .expr import CMP_OPS, Affine, BoolOp, Compare, Cond, ModCompare, Not
 from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
                     Program, Stmt)
+from .record import record
 from .syntax_errors import expected_phrase, terminal_word
 
 __all__ = ["parse_module", "parse_file", "RESERVED_WORDS"]
@@ -283,7 +283,7 @@ def _syntax_error(e: UnexpectedInput, text: str, path: Optional[str]) -> TleErro
 # tree → IR
 
 
-@dataclass(frozen=True)
+@record
 class _Val:
     """A typed sub-expression: an affine integer, ``expr % modulus``, or a condition."""
 

@@ -12,11 +12,12 @@ literal values it reads from the kernel's AST.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Mapping, Optional, Sequence, Union
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
+from ..ir.record import record
 
 #: The CTA's shared memory: the only scope of buffers (and pipe fields) in this version.
 smem = "smem"
@@ -79,7 +80,7 @@ def normalize_dtype(dtype: object) -> Optional[str]:
     return name if name in DTYPES else None
 
 
-@dataclass(frozen=True)
+@record
 class SharedBuffer:
     """A shared-memory buffer ``shape`` x ``dtype``. In kernels read by the frontend, shape entries
     that are not compile-time integers stay as their source text (a name, usually).

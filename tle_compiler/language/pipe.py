@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import linecache
 import re
-from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
+from ..ir.record import record
 from .gpu import SharedBuffer, Unevaluated, caller_loc, describe
 
 SCOPES = ("cta",)
 
 
-@dataclass(frozen=True)
+@record
 class PipeDecl:
     """A checked pipe declaration. ``readers == ()``: single-producer single-consumer."""
 
@@ -163,7 +163,7 @@ class Slot:
         return f"Slot({self._pipe.name}, index={self._index}, stage={self._stage})"
 
 
-@dataclass(frozen=True)
+@record
 class WaitResult:
     """What ``reader.wait(i)`` returns: the slot and whether the writer closed the stream there."""
 

@@ -25,6 +25,7 @@ from typing import Iterator, Optional
 
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Access, Event, For, If, Loc, Program, Stmt
+from ..ir.record import record
 
 #: Values checked on each side of zero when the cutoff theorem does not apply.
 DEFAULT_BOUND = 64
@@ -32,7 +33,7 @@ DEFAULT_BOUND = 64
 MAX_INSTANCES = 4096
 
 
-@dataclass(frozen=True)
+@record
 class Outside:
     """Why a program is outside the theorem's fragment: the construct and its line."""
 

@@ -13,14 +13,14 @@ so ``expect_tx`` is always 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ..ir.nodes import Program, walk_events
+from ..ir.record import record
 from .context import PassContext
 from .roles import PipeRoles, reader_name
 
 
-@dataclass(frozen=True)
+@record
 class Endpoint:
     partition: str
     verb: str  # "commit"/"close"/"release" for arrivers, "acquire"/"close"/"wait" for waiters
@@ -37,7 +37,7 @@ class Endpoint:
         return d
 
 
-@dataclass(frozen=True)
+@record
 class Barrier:
     pipe: str
     kind: str  # "full" | "empty"
@@ -112,7 +112,7 @@ def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) 
     return barriers
 
 
-@dataclass(frozen=True)
+@record
 class InferBarriers:
     name: str = "infer-barriers"
 

@@ -9,15 +9,15 @@ satisfied by a stale phase) is checked per instance by verify-protocol (check "p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from ..ir.expr import Affine
 from ..ir.nodes import Event, walk_events
+from ..ir.record import record
 from .context import PassContext
 
 
-@dataclass(frozen=True)
+@record
 class StageInfo:
     stage: str  # formula (or number) for the slot
     phase: str  # formula for ⌊i/C⌋ mod 2
@@ -53,7 +53,7 @@ def stage_info(event: Event, capacity: int, one_shot: bool) -> StageInfo:
     return StageInfo(stage, phase, None, None)
 
 
-@dataclass(frozen=True)
+@record
 class InferStages:
     name: str = "infer-stages"
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ir.nodes import Access, Event, Program
+from ..ir.record import record
 from ..ir.tracegen import CompiledProgram
 from .roles import PipeRoles
 
@@ -29,7 +30,7 @@ ACQ, COMMIT, CLOSE, WAIT, RELEASE, WRITE, READ = range(7)
 _KIND = {"acquire": ACQ, "commit": COMMIT, "close": CLOSE, "wait": WAIT, "release": RELEASE}
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """A rule broken at ``at`` = (partition number, position in its trace); ``related`` points at
     the other event involved (e.g. the release that closed a window), ``notes`` are extra

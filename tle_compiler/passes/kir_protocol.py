@@ -20,12 +20,13 @@ builds one from the other); :func:`event_pairs` checks that before anything is w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.attrs import (AffineIndex, BarrierDecl, BarrierRole, BarrierWait, ProtocolError,
                         ProtocolVerdict, parity_expr, phase_expr, stage_expr)
 from ..ir.nodes import walk_events
+from ..ir.record import record
 from .infer_barriers import Barrier, InferBarriers
 from .infer_stages import InferStages
 from .kir_rewrite import with_event_attrs
@@ -76,7 +77,7 @@ def verdict_attrs(module: KirModule) -> dict:
     return out
 
 
-@dataclass(frozen=True)
+@record
 class _VerifyPass:
     name: str
     program_pass: object
@@ -93,7 +94,7 @@ class _VerifyPass:
 VERIFY_PROTOCOL = register(_VerifyPass("verify-protocol", VerifyProtocol()))
 
 
-@dataclass(frozen=True)
+@record
 class InferStagesKir:
     """Every event's ``stage`` (slot), ``phase`` and waited ``parity`` as index expressions over
     its index (affine in loop variables and params)."""
@@ -189,7 +190,7 @@ def event_barriers(decls: tuple[BarrierDecl, ...], partition: str, event: K.Even
     return out
 
 
-@dataclass(frozen=True)
+@record
 class InferBarriersKir:
     """Every pipe's mbarrier arrays (``barriers``) and, on every event, the arrays it waits on
     and arrives on."""

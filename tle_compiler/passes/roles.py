@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ir.nodes import Event, Loc, Pipe, Program, walk_events
+from ..ir.record import record
 
 
-@dataclass(frozen=True)
+@record
 class FieldGroup:
     """Fields seen by exactly the same readers share one full and one empty barrier per stage."""
 

@@ -19,14 +19,15 @@ unknown    3     a verification budget (events) ran out before the planned check
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
+from ..ir.record import record
 
 PROVED, REJECTED, BOUNDED, UNKNOWN = "proved", "rejected", "bounded", "unknown"
 EXIT_CODES = {PROVED: 0, REJECTED: 1, BOUNDED: 3, UNKNOWN: 3}
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """``checked``: the values checked, per param (``{"N": "[-7, 40]"}``; empty without params);
     ``scope``: what the claim covers (``every value of N`` / ``N = 2`` / ``N in [0, 64]``);

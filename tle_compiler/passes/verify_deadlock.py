@@ -14,13 +14,13 @@ The pass also records the run's verdict (passes/verdict.py): what the plan's val
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ..ir.record import record
 from .context import PassContext
 from .sweep import sweep
 
 
-@dataclass(frozen=True)
+@record
 class VerifyDeadlock:
     name: str = "verify-deadlock"
 

@@ -12,9 +12,9 @@ smallest param values that do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ..ir.nodes import Access, Event, For, If, Stmt, walk_accesses, walk_events
+from ..ir.record import record
 from .context import PassContext
 from .sweep import sweep
 
@@ -171,7 +171,7 @@ def _check_accesses(ctx: PassContext) -> None:
                           f" its read of '{a.field}' is outside its view", "access-outside-view")
 
 
-@dataclass(frozen=True)
+@record
 class VerifyProtocol:
     """Structural and per-instance protocol rules of docs/semantics.md (rules 1–7): pairing,
     one-shot use, phases, consumption, and slot accesses inside their windows."""

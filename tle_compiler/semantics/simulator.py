@@ -34,6 +34,7 @@ from typing import Mapping, Optional
 from ..ir.expr import Affine
 from ..ir.nodes import (READER_VERBS, VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Param, Pipe,
                         Program)
+from ..ir.record import record
 
 ERROR_KINDS = (
     "deadlock",
@@ -55,7 +56,7 @@ ERROR_KINDS = (
 MAX_ERRORS = 20
 
 
-@dataclass(frozen=True)
+@record
 class SimError:
     """One dynamic violation of the pipe contract, at the source location of the failing event."""
 

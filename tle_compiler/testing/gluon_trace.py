@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from ..ir.nodes import Event, Program
+from ..ir.record import record
 from ..ir.unroll import Instance, unroll
 
 #: Refuse to run a loop longer than this (a guard against runaway bounds).
@@ -75,7 +76,7 @@ class _Opaque:
 OPAQUE = _Opaque()
 
 
-@dataclass(frozen=True)
+@record
 class RInt:
     """A runtime integer (an i32 or i64 tensor scalar in Triton) whose value is known."""
 
@@ -83,7 +84,7 @@ class RInt:
     bits: int = 32
 
 
-@dataclass(frozen=True)
+@record
 class Smem:
     """A shared-memory allocation; ``barrier``: an mbarrier array of ``stages`` barriers."""
 
@@ -92,7 +93,7 @@ class Smem:
     stages: Optional[int] = None
 
 
-@dataclass(frozen=True)
+@record
 class SmemView:
     """``smem.index(stage)`` (and views of it: permute, slice)."""
 
@@ -100,7 +101,7 @@ class SmemView:
     stage: object
 
 
-@dataclass(frozen=True)
+@record
 class BarAddr:
     """A barrier's shared-memory address as inline asm gets it: ``_TLE_OFF_<array> + offset``."""
 
@@ -108,14 +109,14 @@ class BarAddr:
     offset: object
 
 
-@dataclass(frozen=True)
+@record
 class _Qual:
     """A module or a module attribute: ``gl``, ``gl.where``, ``mbarrier.wait``, builtin ``range``."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@record
 class _Method:
     """``base.attr`` of a value that is not a module: called as a method, or read (opaque)."""
 
@@ -123,7 +124,7 @@ class _Method:
     attr: str
 
 
-@dataclass(frozen=True)
+@record
 class _Alloc:
     """``gl.allocate_shared_memory(...)`` before it is bound to a name (then an :class:`Smem`)."""
 
@@ -136,7 +137,7 @@ _MBAR_LAYOUT = _Qual("mbarrier.MBarrierLayout()")
 
 # -------------------------------------------------------------------------------------------- trace
 
-@dataclass(frozen=True)
+@record
 class BarrierOp:
     """One barrier operation executed by a partition; ``line`` is in the generated source and
     ``when`` names the loop variables at that point."""
@@ -156,7 +157,7 @@ class BarrierOp:
         return _fmt_key(self.key)
 
 
-@dataclass(frozen=True)
+@record
 class WgmmaOp:
     """A wgmma issue (``reads``: the (ring, stage) its shared-memory operands read, stage None when
     the interpreter cannot tell it) or a ``warpgroup_mma_wait(pending)``."""
@@ -994,7 +995,7 @@ def release_rings_of(plans: Mapping) -> dict[str, frozenset]:
 
 # ------------------------------------------------------------------------------------ expectation
 
-@dataclass(frozen=True)
+@record
 class ExpectedOp:
     """A barrier operation one IR event instance must lower to."""
 
