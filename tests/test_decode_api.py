@@ -229,6 +229,17 @@ def test_impl_table(monkeypatch):
         D.select_impl("pipe", 1, 16, 1)
     with pytest.raises(ValueError, match=r"impl='seesaw'.*does not exist"):
         D.select_impl("seesaw", 1, 128, 1)
+    # rows not 16-byte aligned: "auto" falls back to the naive kernel, an explicit TLE one refuses
+    assert D.select_impl("auto", 1, 128, 1, aligned=False) == "naive"
+    with pytest.raises(ValueError, match=r"impl='pipe' cannot run this call: .*16-byte aligned"):
+        D.select_impl("pipe", 1, 128, 1, aligned=False)
+
+
+def test_rows_aligned():
+    big = torch.zeros(2, 1, 4, 600, dtype=BF16)
+    assert D.rows_aligned(big[..., :576], torch.zeros(3, 64, 1, 576, dtype=BF16))
+    assert not D.rows_aligned(big[..., 1:577])                 # rows start 2 bytes in
+    assert not D.rows_aligned(torch.zeros(2, 1, 4, 580, dtype=BF16)[..., :576])  # 1160-byte rows
 
 
 @pytest.mark.parametrize("n_split", [1, 5])

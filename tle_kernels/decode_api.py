@@ -15,7 +15,8 @@ FlashMLA runs with ``import tle_kernels as flash_mla``.
   to 576 ** -0.5. Semantics in full: tle_kernels/decode_reference.py.
 - impl (keyword only, not FlashMLA's): "naive" (plain Triton), "pipe" (TLE-Pipe split-KV),
   "seesaw" (TLE-FlashMLA), or "auto": the first of ``PREFERENCE`` that exists and supports the
-  shape. A TLE kernel exists once its launcher module (``LAUNCHERS``) is in the package.
+  shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned). A TLE kernel
+  exists once its launcher module (``LAUNCHERS``) is in the package.
 - The sparse / FP8 arguments (is_fp8_kvcache, indices, attn_sink, extra_k_cache,
   extra_indices_in_kvcache, topk_length, extra_topk_length) raise NotImplementedError: they belong
   to the DeepSeek-V3.2 sparse decode, a later capability.
@@ -87,8 +88,10 @@ def launcher_module(impl: str):
     return importlib.import_module(name)
 
 
-def unsupported_reason(impl: str, s_q: int, h_q: int, h_kv: int) -> Optional[str]:
-    """None when ``impl`` handles the shape, else why not."""
+def unsupported_reason(impl: str, s_q: int, h_q: int, h_kv: int,
+                       aligned: bool = True) -> Optional[str]:
+    """None when ``impl`` handles the shape, else why not. ``aligned``: whether every row of q and
+    k_cache starts on a 16-byte boundary (the TLE kernels copy rows with 16-byte cp.async / TMA)."""
     if impl not in IMPLS:
         raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
     if impl == "naive":
@@ -96,25 +99,38 @@ def unsupported_reason(impl: str, s_q: int, h_q: int, h_kv: int) -> Optional[str
     module = launcher_module(impl)
     if module is None:
         return f"{impl} is not available: tle_kernels/{LAUNCHERS[impl][0]}.py does not exist yet"
+    if not aligned:
+        return f"{impl} needs 16-byte aligned rows of q and k_cache (data_ptr and strides)"
     return getattr(module, LAUNCHERS[impl][2])(s_q, h_q, h_kv)
 
 
-def select_impl(impl: str, s_q: int, h_q: int, h_kv: int) -> str:
+def select_impl(impl: str, s_q: int, h_q: int, h_kv: int, aligned: bool = True) -> str:
     """The implementation that runs a call: ``impl`` itself (ValueError saying why when it cannot),
     or for "auto" the first of ``PREFERENCE`` that can."""
     if impl == "auto":
         for cand in PREFERENCE:
-            if unsupported_reason(cand, s_q, h_q, h_kv) is None:
+            if unsupported_reason(cand, s_q, h_q, h_kv, aligned) is None:
                 return cand
         raise ValueError("impl='auto': no implementation supports this call")  # pragma: no cover
-    why = unsupported_reason(impl, s_q, h_q, h_kv)
+    why = unsupported_reason(impl, s_q, h_q, h_kv, aligned)
     if why is not None:
         raise ValueError(f"impl={impl!r} cannot run this call: {why}")
     return impl
 
 
-def supported_impls(s_q: int, h_q: int, h_kv: int) -> List[str]:
-    return [n for n in IMPLS if unsupported_reason(n, s_q, h_q, h_kv) is None]
+def supported_impls(s_q: int, h_q: int, h_kv: int, aligned: bool = True) -> List[str]:
+    return [n for n in IMPLS if unsupported_reason(n, s_q, h_q, h_kv, aligned) is None]
+
+
+def rows_aligned(*xs: torch.Tensor) -> bool:
+    """Whether every row (last dim) of each tensor starts on a 16-byte boundary."""
+    for x in xs:
+        if x.data_ptr() % 16 != 0:
+            return False
+        if any((st * x.element_size()) % 16 != 0
+               for st, n in zip(x.stride()[:-1], x.shape[:-1]) if n > 1):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,11 +321,11 @@ def launch(impl: str, q, k_cache, block_table, cache_seqlens, sm_scale: float, c
            n_split: int, out, lse) -> str:
     """Run one decode into given outputs; ``impl`` may be "auto". Returns the impl that ran. For
     benchmarks and tests: no validation beyond impl support. ``n_split`` > 1 runs the kernel
-    split-KV (partials in fresh buffers) and the combine after it; the API passes the metadata's
-    n_split to the TLE kernels and 1 to the naive one."""
+    split-KV (partials in fresh buffers) and the combine after it, whichever kernel it is (the
+    API passes the metadata's n_split to the TLE kernels and 1 to the naive one)."""
     b, s_q, h_q, _ = q.shape
     h_kv = k_cache.shape[2]
-    name = select_impl(impl, s_q, h_q, h_kv)
+    name = select_impl(impl, s_q, h_q, h_kv, rows_aligned(q, k_cache))
     if q.numel() == 0:
         return name
     o_part = lse_part = None
@@ -341,9 +357,13 @@ def launch(impl: str, q, k_cache, block_table, cache_seqlens, sm_scale: float, c
 def _mla_decode_impl(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
                      cache_seqlens: torch.Tensor, softmax_scale: float, causal: bool, n_split: int,
                      impl: str) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Validated tensors, the scale resolved, impl resolved by the wrapper. Returns (out, lse)."""
+    """Validated tensors, the scale resolved; ``n_split`` from the metadata, used by the split-KV
+    implementations (the naive baseline runs unsplit). Returns (out, lse)."""
     out, lse = empty_outputs(q)
-    launch(impl, q, k_cache, block_table, cache_seqlens, softmax_scale, causal, n_split, out, lse)
+    b, s_q, h_q, _ = q.shape
+    name = select_impl(impl, s_q, h_q, k_cache.shape[2], rows_aligned(q, k_cache))
+    launch(name, q, k_cache, block_table, cache_seqlens, softmax_scale, causal,
+           n_split if name in SPLIT_IMPLS else 1, out, lse)
     return out, lse
 
 
@@ -384,10 +404,8 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, block_table: 
     meta = tile_scheduler_metadata
     if not meta.have_initialized:
         meta.fill(info["config"], sm_count(q.device))
-    name = select_impl(impl, info["s_q"], info["h_q"], info["h_kv"])
-    n_split = meta.n_split if name in SPLIT_IMPLS else 1
     return torch.ops.tle_kernels.mla_decode(q, k_cache, block_table, cache_seqlens,
-                                            info["softmax_scale"], causal, n_split, name)
+                                            info["softmax_scale"], causal, meta.n_split, impl)
 
 
 def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor, sm_scale: float,

@@ -144,11 +144,25 @@ def test_empty_batch_and_custom_scale():
     run_impls(q, k, bt, sl, False, scale=0.3)
 
 
+def test_unaligned_rows_run_on_the_naive_kernel():
+    """q whose rows start 2 bytes into a wider buffer: "auto" runs the naive kernel (the TLE
+    kernels copy 16-byte aligned rows) and still matches the reference."""
+    q, k, bt, sl = make_decode_inputs(5, 2, 64, 1, [3, 64, 65, 900, 0], device="cuda", seed=9)
+    wide = torch.zeros(5, 2, 64, 600, dtype=torch.bfloat16, device="cuda")
+    wide[..., 1:577] = q
+    qs = wide[..., 1:577]
+    assert not D.rows_aligned(qs)
+    meta, _ = K.get_mla_metadata()
+    out, lse = K.flash_mla_with_kvcache(qs, k, bt, sl, 512, meta, causal=True)
+    compare("unaligned q, auto", out, lse, mla_decode_reference(q, k, bt, sl, causal=True))
+
+
 @pytest.mark.parametrize("impl", IMPLS)
 def test_cuda_graph_capture_and_replay(impl):
     """The public API captured in a CUDA graph, the metadata filled by the warm-up call and reused
-    by the captured one; replayed after new q values and new cache_seqlens (same shapes, each
-    within the pages its request owns) are copied into the captured inputs."""
+    by the captured one; replayed after new q values and new cache_seqlens (same shapes, each at
+    most the old one: a request's block-table entries past its old pages are poisoned) are copied
+    into the captured inputs."""
     b, s_q, h_q = 8, 2, 128
     seqlens = [4096, 65, 0, 1, 700, 64, 2000, 63]
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, seqlens, device="cuda", seed=11)
@@ -168,7 +182,7 @@ def test_cuda_graph_capture_and_replay(impl):
         out, lse = K.flash_mla_with_kvcache(q, k, bt, sl, 512, meta, causal=True, impl=impl)
     assert (meta.config, meta.n_split) == filled
     for step, new_lens in enumerate(([4096, 65, 0, 1, 700, 64, 2000, 63],
-                                     [4000, 1, 3, 0, 640, 64, 1999, 2])):
+                                     [4000, 1, 0, 0, 640, 64, 1999, 2])):
         g = torch.Generator(device="cuda").manual_seed(100 + step)
         q.copy_(torch.randn(q.shape, generator=g, device="cuda", dtype=torch.bfloat16) / 10)
         sl.copy_(torch.tensor(new_lens, dtype=torch.int32))
