@@ -14,41 +14,14 @@ from typing import Optional
 
 import torch
 
-BLOCK_H = 64   # query rows per program (mla_decode_pipe's BLOCK_H)
-D_QK = 576     # q / k_cache row: 512 main dims (also V) + 64 RoPE dims
-D_V = 512
-PAGE = 64      # tokens per k_cache block: one K tile of the kernel
+from .mla_decode_launch import (BLOCK_H, D_QK, D_V, PAGE, check_row_alignment, decode_call,  # noqa: F401
+                                decode_grid, unsupported_reason)
 
 
 def pipe_unsupported_reason(s_q: int, h_q: int, h_kv: int) -> Optional[str]:
     """Why the pipe kernel cannot run a call with these head counts, or None when it can. Any
     row count s_q * h_q / h_kv works (a partial block of 64 rows is masked)."""
-    if s_q < 1:
-        return f"pipe needs s_q >= 1 (got s_q={s_q})"
-    if h_kv < 1 or h_q < 1:
-        return f"pipe needs h_q >= 1 and h_kv >= 1 (got h_q={h_q}, h_kv={h_kv})"
-    if h_q % h_kv != 0:
-        return f"pipe needs h_q to be a multiple of h_kv (got h_q={h_q}, h_kv={h_kv})"
-    return None
-
-
-def decode_grid(b: int, s_q: int, h_q: int, h_kv: int, n_split: int) -> tuple:
-    """The launch grid: axis 0 (request, kv head, block of 64 query rows), row block fastest;
-    axis 1 the split."""
-    rows = s_q * (h_q // h_kv)
-    return (b * h_kv * -(-rows // BLOCK_H), n_split)
-
-
-def _check_gather_alignment(**tensors: torch.Tensor) -> None:
-    """The kernel copies q and k_cache rows with 16-byte cp.async: each row must start on a
-    16-byte boundary and be contiguous."""
-    for name, x in tensors.items():
-        if x.stride(-1) != 1:
-            raise ValueError(f"{name}: the last dim must be contiguous (stride {x.stride(-1)})")
-        if x.data_ptr() % 16 != 0 or any((s * x.element_size()) % 16 != 0
-                                         for s, n in zip(x.stride()[:-1], x.shape[:-1]) if n > 1):
-            raise ValueError(f"{name}: the pipe decode kernel needs 16-byte aligned rows "
-                             f"(data_ptr {x.data_ptr()}, strides {tuple(x.stride())})")
+    return unsupported_reason("pipe", s_q, h_q, h_kv)
 
 
 def launch_decode_pipe(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
@@ -67,7 +40,7 @@ def launch_decode_pipe(q: torch.Tensor, k_cache: torch.Tensor, block_table: torc
     chunk = ceil(ceil(seqlen / n_split) / 64) * 64."""
     from .mla_decode_pipe import mla_decode_pipe
 
-    _check_gather_alignment(q=q, k_cache=k_cache)
+    check_row_alignment("pipe", q=q, k_cache=k_cache)
     call = decode_pipe_call(q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
                             out, lse, o_part, lse_part)
     if call is not None:
@@ -80,42 +53,5 @@ def decode_pipe_call(q, k_cache, block_table, cache_seqlens, sm_scale: float, ca
     """``(grid, args, constexprs)`` of the kernel launch :func:`launch_decode_pipe` makes (None
     when there is nothing to run: b == 0), after checking shapes; shared with the CPU emulation
     test, which launches the emulated kernel with exactly these arguments."""
-    b, s_q, h_q, d = q.shape
-    _, page, h_kv, d_k = k_cache.shape
-    why = pipe_unsupported_reason(s_q, h_q, h_kv)
-    if why is not None:
-        raise ValueError(why)
-    if d != D_QK or d_k != D_QK or page != PAGE:
-        raise ValueError(f"pipe needs q and k_cache rows of {D_QK} and pages of {PAGE} tokens "
-                         f"(got q {tuple(q.shape)}, k_cache {tuple(k_cache.shape)})")
-    if n_split < 1:
-        raise ValueError(f"n_split must be >= 1 (got {n_split})")
-    if n_split == 1:
-        o, l = out, lse
-        # lse is [b, h_q, s_q]: its strides go in as (batch, split, query, head)
-        o_strides = (o.stride(0), 0, o.stride(1), o.stride(2))
-        l_strides = (l.stride(0), 0, l.stride(2), l.stride(1))
-    else:
-        if o_part is None or lse_part is None:
-            raise ValueError("n_split > 1 needs o_part and lse_part")
-        if tuple(o_part.shape) != (b, n_split, s_q, h_q, D_V) or o_part.dtype != torch.float32:
-            raise ValueError(f"o_part must be fp32 {(b, n_split, s_q, h_q, D_V)} "
-                             f"(got {o_part.dtype} {tuple(o_part.shape)})")
-        if tuple(lse_part.shape) != (b, n_split, s_q, h_q) or lse_part.dtype != torch.float32:
-            raise ValueError(f"lse_part must be fp32 {(b, n_split, s_q, h_q)} "
-                             f"(got {lse_part.dtype} {tuple(lse_part.shape)})")
-        o, l = o_part, lse_part
-        o_strides = (o.stride(0), o.stride(1), o.stride(2), o.stride(3))
-        l_strides = (l.stride(0), l.stride(1), l.stride(2), l.stride(3))
-    if o.stride(-1) != 1:
-        raise ValueError("the output's last dim must be contiguous")
-    if b == 0:
-        return None
-    args = (q, k_cache, block_table, cache_seqlens, o, l,
-            q.stride(0), q.stride(1), q.stride(2),
-            k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
-            *o_strides, *l_strides,
-            s_q, h_kv, h_q // h_kv, float(sm_scale))
-    # causal only masks anything with more than one query
-    constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, SPLIT=n_split > 1)
-    return decode_grid(b, s_q, h_q, h_kv, n_split), args, constexprs
+    return decode_call("pipe", q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
+                       out, lse, o_part, lse_part)
