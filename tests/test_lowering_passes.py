@@ -1,6 +1,7 @@
 """The lowering passes assign-layouts and schedule-wgmma: emit-gluon prints what their attributes
-say (a layout changed in the table is the layout emitted; a wait that is not the scheduled one is
-an internal error), and their attributes survive the KIR text form."""
+say (a layout changed in the table is the layout emitted; a wgmma wait changed, taken out or moved
+in the KIR is the wait emitted, where it now is; one it cannot print is an internal error), and
+their attributes survive the KIR text form."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pytest
 
 from tle_compiler.diagnostics import TleError
 from tle_compiler.ir import kernel as K
-from tle_compiler.ir.attrs import Blocked, Slice, WgmmaWait
+from tle_compiler.ir.attrs import Blocked, Slice
 from tle_compiler.ir.kernel_text import parse_kernel, print_kernel
 from tle_compiler.lowering.codegen import kernel_ir
 from tle_compiler.lowering.compile import kernel_info_of
+from tle_compiler.lowering.kir_paths import carriers
+from tle_compiler.passes.kir_rewrite import with_node_attrs
 from tle_compiler.passes.manager import run_passes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,13 +51,98 @@ def test_emit_gluon_prints_the_layout_table():
     assert other_src in run_passes(m, "emit-gluon").gluon
 
 
-def test_a_wait_other_than_the_scheduled_one_is_an_internal_error():
+def gluon_of(module) -> str:
+    return run_passes(module, "emit-gluon").gluon
+
+
+#: schedule-wgmma's wait before Q·Kᵀ's result is read, as the text form prints it
+QK_READ = ("WgmmaWait(pending = 0, deps = ('acc', 'result of body[5].body[1].value.lhs', "
+           "'A operand of body[5].body[6].value'), why = 'result of body[5].body[1].value.lhs is "
+           "read'")
+QK_READ_GLUON = "acc, _acc3, _a4 = warpgroup_mma_wait(0, deps=[acc, _acc3, _a4])  # _acc3 is read"
+
+
+def test_a_hand_edited_wait_in_the_kir_text_is_the_wait_emitted():
+    """emit-gluon prints the waits the KIR holds, not waits of its own: the pipelined kernel's
+    KIR after schedule-wgmma, printed, edited as text (one wait lets a wgmma stay in flight and
+    no longer rebinds the A operand) and read back, lowers to Gluon with exactly that wait."""
     m = scheduled(PIPELINED)
-    waits = K.get_attr(m.kernel.partition("attend"), "wgmma_waits")
-    assert waits and isinstance(waits[0], WgmmaWait)
-    with_partition_attrs(m, "attend", wgmma_waits=(replace(waits[0], pending=1),) + waits[1:])
-    with pytest.raises(TleError, match="schedule-wgmma scheduled"):
-        run_passes(m, "emit-gluon")
+    text = print_kernel(m.kernel)
+    assert text.count(QK_READ) == 1
+    assert QK_READ_GLUON in gluon_of(m)
+    edited = QK_READ.replace("pending = 0", "pending = 1").replace(
+        ", 'A operand of body[5].body[6].value')", ")")
+    m = scheduled(PIPELINED)
+    m.kernel = parse_kernel(text.replace(QK_READ, edited))
+    gluon = gluon_of(m)
+    assert QK_READ_GLUON not in gluon
+    assert "acc, _acc3 = warpgroup_mma_wait(1, deps=[acc, _acc3])  # _acc3 is read" in gluon
+
+
+def release_in_the_loop(kernel: K.Kernel):
+    """The pipelined kernel's delayed release of slot t - 1 (an Event in the loop's `if`)."""
+    loop = kernel.partition("attend").body[5]
+    return next(e for e in K.events(loop.body) if e.verb == "release")
+
+
+def with_waits_on(module, node, waits):
+    """``module`` with ``waits`` as the ``wgmma_waits`` of ``node`` (a node of its kernel)."""
+    module.kernel = with_node_attrs(module.kernel, {id(node): {"wgmma_waits": waits}})
+    return module
+
+
+def test_a_wait_taken_out_of_the_kir_is_not_emitted():
+    """Without the release's wait in the KIR, the release arrives without waiting: emit-gluon
+    does not find out by itself that a wgmma still reads the slot."""
+    wait = "warpgroup_mma_wait(0, deps=[gl.full([256], 0, gl.int32, layout=L3)])  # kv.release"
+    m = scheduled(PIPELINED)
+    assert wait in gluon_of(m)
+    m = scheduled(PIPELINED)
+    release = release_in_the_loop(m.kernel)
+    assert [w.why for w in K.get_attr(release, "wgmma_waits")] == \
+        ["kv.release: a wgmma may still read the slot"]
+    assert wait not in gluon_of(with_waits_on(m, release, ()))
+
+
+def test_a_wait_moved_in_the_kir_is_emitted_where_it_now_is():
+    """The release's wait moved to the end of the `if` branch (its path from the loop: the
+    loop body's ninth statement's `then`) is printed after the arrive instead of before it."""
+    m = scheduled(PIPELINED)
+    release = release_in_the_loop(m.kernel)
+    wait, = K.get_attr(release, "wgmma_waits")
+    with_waits_on(m, release, ())
+    loop = m.kernel.partition("attend").body[5]
+    moved = replace(wait, place="end", path="body[8].then")
+    with_waits_on(m, loop, K.get_attr(loop, "wgmma_waits") + (moved,))
+    lines = gluon_of(m).splitlines()
+    arrive = next(i for i, x in enumerate(lines) if "mbarrier.arrive(kv_empty0.index(_kv_s6)" in x)
+    assert "# kv.release: a wgmma may still read the slot" in lines[arrive + 1]
+    assert "warpgroup_mma_wait" not in lines[arrive - 1]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(path="body[99].then"), "never reaches"),
+    (dict(place="inside"), "not a WgmmaWait placed before / after / end"),
+    (dict(deps=("no_such_name",)), "names nothing there"),
+    (dict(deps=("result of body[0].value",)), "has not issued there"),
+])
+def test_a_wait_the_walk_cannot_print_is_an_internal_error(bad, message):
+    m = scheduled(PIPELINED)
+    release = release_in_the_loop(m.kernel)
+    wait, = K.get_attr(release, "wgmma_waits")
+    with_waits_on(m, release, (replace(wait, **bad),))
+    with pytest.raises(TleError, match=message):
+        gluon_of(m)
+
+
+def test_a_partition_without_schedule_wgmmas_waits_is_an_internal_error():
+    m = scheduled(ATTENTION)
+    attend = m.kernel.partition("attend")
+    m.kernel = replace(m.kernel, partitions=tuple(
+        replace(p, attrs=tuple(a for a in p.attrs if a[0] != "wgmma_waits")) if p is attend else p
+        for p in m.kernel.partitions))
+    with pytest.raises(TleError, match="without schedule-wgmma's wgmma_waits"):
+        gluon_of(m)
 
 
 def test_a_pipelined_loop_without_its_carried_set_is_an_internal_error():
@@ -69,12 +157,17 @@ def test_a_pipelined_loop_without_its_carried_set_is_an_internal_error():
 
 @pytest.mark.parametrize("path", [ATTENTION, PIPELINED], ids=["attention", "pipelined"])
 def test_the_attributes_survive_the_text_form(path):
+    """Every node's attributes (the partition's, its loops', operations' and events') come back
+    from the text form equal, at the same path."""
     kernel = scheduled(path).kernel
     again = parse_kernel(print_kernel(kernel))
+    waits = 0
     for a, b in zip(kernel.partitions, again.partitions):
-        assert a.attrs == b.attrs
-        assert [s.attrs for s in K.walk_stmts(a.body) if isinstance(s, K.For)] == \
-            [s.attrs for s in K.walk_stmts(b.body) if isinstance(s, K.For)]
+        got, want = carriers(b), carriers(a)
+        assert list(got) == list(want)
+        assert [n.attrs for n in got.values()] == [n.attrs for n in want.values()]
+        waits += sum(len(K.get_attr(n, "wgmma_waits", ())) for n in want.values())
+    assert waits >= 1
 
 
 RING = ROOT / "tle_kernels" / "examples" / "ring.py"

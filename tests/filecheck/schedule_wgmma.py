@@ -1,9 +1,10 @@
 # RUN: tle-dump -p schedule-wgmma --no-locations %s
 # schedule-wgmma (a lowering pass: tle-dump prints the IR after it) decides where the partition
-# waits for its async wgmmas and writes every wait, in emission order, on the partition
-# (`wgmma_waits`: how many wgmmas stay in flight, the names the wait rebinds, why, the line). With
-# wgmma_pipeline=True a loop keeps the wgmmas whose results only loop-carried names hold in flight
-# across its back-edge: the loop gets them as `wgmma_carried`.
+# waits for its async wgmmas and writes each wait on the node it goes before or after
+# (`wgmma_waits`: how many wgmmas stay in flight, the values the wait rebinds, why, the line, and
+# where: schedule_wgmma_placement.py shows every kind of point). With wgmma_pipeline=True a loop
+# keeps the wgmmas whose results only loop-carried names hold in flight across its back-edge: the
+# loop gets them as `wgmma_carried`.
 import triton.language as tl
 
 import tle_compiler as tle
@@ -73,17 +74,28 @@ def attend(q, kv, o_ptr, sm_scale, NT):
 # CHECK: partition loader default
 # CHECK: wgmma_waits = ()} {
 # CHECK: for t in range(0, NT, 1) attrs {wgmma_carried = ()} {
-# The consumer: reading S (`s * qk_scale`) waits for everything in flight (the previous
-# iteration's P·V wgmma, carried into this one, and Q·Kᵀ), rebinding both results and the
-# register A operand; the delayed release of slot t - 1 waits in place (no name rebound: the path
-# that skips the `if` waited for nothing); after the loop the carried P·V wgmma is drained.
-# CHECK: partition attend
-# CHECK: wgmma_waits = (WgmmaWait(pending = 0, deps = ('acc', '_acc3', '_a4'), why = '_acc3 is read'
-# CHECK: WgmmaWait(pending = 0, deps = (), why = 'kv.release: a wgmma may still read the slot'
-# CHECK: WgmmaWait(pending = 0, deps = ('acc', '_a4'), why = 'loop exit: wgmmas carried by the loop'
 # CHECK-NOT: WgmmaWait(
-# The P·V wgmma (result in acc, reading the v ring, its A operand P in registers) stays in flight
-# across the back-edge.
-# CHECK: for t in range(0, NT, 1) attrs {wgmma_carried = (CarriedWgmma(names = ('acc',), rings = ('kv_v',), regs = ('_a4',), reg_types = (((64, 64), 'bfloat16', DotOperand(operand_index = 0, parent = NVMMADistributed(warps_per_cta = (4, 1), instr_shape = (16, 64, 16)), k_width = 2)),)),)} {
+# The consumer: the P·V wgmma (result in acc, reading the v ring, its A operand P in registers,
+# issued by the tl.dot at body[5].body[6].value) stays in flight across the back-edge; after the
+# loop it is drained (the loop's own wait, placed after it).
+# CHECK: partition attend
+# CHECK: wgmma_waits = ()} {
+# CHECK: for t in range(0, NT, 1) attrs {wgmma_carried = (CarriedWgmma(names = ('acc',), rings = ('kv_v',), regs = ('_a4',), reg_types = (((64, 64), 'bfloat16', DotOperand(operand_index = 0, parent = NVMMADistributed(warps_per_cta = (4, 1), instr_shape = (16, 64, 16)), k_width = 2)),), wgmma = 'body[5].body[6].value'),)
+# CHECK: wgmma_waits = (WgmmaWait(pending = 0, deps = ('acc', 'A operand of body[5].body[6].value'), why = 'loop exit: wgmmas carried by the loop'
+# CHECK: place = 'after', path = ''),)} {
+# Reading S (`s * qk_scale`, the Q·Kᵀ result straight from the tl.dot, which the kernel never
+# names) waits for everything in flight: the previous iteration's P·V wgmma, carried into this
+# one, and Q·Kᵀ, rebinding both results and the register A operand. The wait is on the tl.dot,
+# after it.
+# CHECK: s = tl.dot(
+# CHECK: wgmma_waits = (WgmmaWait(pending = 0, deps = ('acc', 'result of body[5].body[1].value.lhs', 'A operand of body[5].body[6].value'), why = 'result of body[5].body[1].value.lhs is read'
+# CHECK: place = 'after', path = '')
+# CHECK-NEXT: m_new = tl.maximum(
+# The delayed release of slot t - 1 waits in place (no name rebound: the path that skips the `if`
+# waited for nothing).
 # CHECK: if t > 0 {
 # CHECK-NEXT: kv.reader.release(t - 1)
+# CHECK: wgmma_waits = (WgmmaWait(pending = 0, deps = (), why = 'kv.release: a wgmma may still read the slot'
+# CHECK: place = 'before', path = '')
+# CHECK-NOT: WgmmaWait(
+# CHECK: out = acc / l_i[:, None]

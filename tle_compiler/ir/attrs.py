@@ -371,15 +371,23 @@ class ArriveUnit:
 @attr_type
 @dataclass(frozen=True)
 class WgmmaWait:
-    """``warpgroup_mma_wait(pending, deps)``: wait until at most ``pending`` wgmmas are in flight;
-    ``deps``: the generated names rebound to the wait's result (the retired wgmmas' results and
-    register A operands; empty: a throw-away dependency); ``why``: what needs the wait; ``line``:
-    the source line of the statement it precedes or ends."""
+    """``warpgroup_mma_wait(pending, deps)``: wait until at most ``pending`` wgmmas are in flight.
+
+    ``deps``: the values rebound to the wait's result (the retired wgmmas' results and register A
+    operands; empty: a throw-away dependency), each a name of the partition or, for a value the
+    kernel never names, ``"result of PATH"`` / ``"A operand of PATH"`` of the ``tl.dot`` at PATH
+    (a path from the partition, lowering/kir_paths.py); ``why``: what needs the wait (the
+    comment it is printed with, values named as in ``deps``); ``line``: the source line of the
+    statement it precedes or ends. Where it goes: ``place`` "before" / "after" the node at
+    ``path`` (relative to the node that carries the attribute; "" that node itself), or at the
+    "end" of the statement list at ``path``."""
 
     pending: int
     deps: tuple
     why: str
     line: int = 0
+    place: str = "before"
+    path: str = ""
 
 
 @attr_type
@@ -387,9 +395,11 @@ class WgmmaWait:
 class CarriedWgmma:
     """A wgmma a pipelined loop (``wgmma_pipeline=True``) keeps in flight across its back-edge:
     the names holding its result, the shared-memory rings it reads, and its register A operands
-    with their (shape, dtype, layout)."""
+    (as the generated code names them: the loop declares them before its head) with their
+    (shape, dtype, layout); ``wgmma``: the path of its ``tl.dot`` in the partition."""
 
     names: tuple
     rings: tuple
     regs: tuple = ()
     reg_types: tuple = ()
+    wgmma: str = ""

@@ -12,9 +12,13 @@ emitting, collecting layout constraints for :mod:`.layouts` to solve; schedule-w
 emitting, with the solved layouts read from the function's ``layouts`` attribute. Variables and
 constraints are numbered in visiting order, which is identical in every walk, so an emitting walk
 finds a value's layout by number. Where the walks decide something about a node they record it
-(``op_vars``, ``cp_async_stores``, ``carried_found``, ``wait_log``) for the passes to write as
-attributes; emit-gluon follows those attributes (a store's ``cp_async``, a loop's
-``wgmma_carried``, the partition's ``wgmma_waits``).
+(``op_vars``, ``cp_async_stores``) for the passes to write as attributes; emit-gluon follows those
+attributes (a store's ``cp_async``, a loop's ``wgmma_carried``).
+
+The translator decides no wgmma wait: it reports every wgmma it issues and every point where a
+wait may go to its :class:`~.wgmma_sites.WgmmaWaits` (``self.wgmma``), which schedule-wgmma's
+tracker (lowering/schedule_wgmma.py) decides and emit-gluon's printer (lowering/scheduled_waits.py)
+prints from the ``wgmma_waits`` attributes.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.nodes import NOLOC, Loc
-from . import pipes
+from ..ir.nodes import NOLOC
+from . import kir_paths, pipes
 from .layouts import LayoutSolver, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 from .values import V
+from .wgmma_sites import BackEdge, Drain, Overwrite, Read, WgmmaWaits
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -107,22 +112,19 @@ class FnTranslator:
         self.tmp = 0
         self.prefix = ""  # (helpers are inlined by the frontend, their locals renamed there)
         self.layout_names: dict[tuple, str] = {}
-        # async wgmma bookkeeping (see docs/lowering.md, "Async wgmma"): the wgmmas issued and not
-        # yet waited, in issue order, and the generated names that hold an in-flight result.
-        self.inflight: list[dict] = []  # {"seq", "rings": set of ring vars read, "regs": [names]}
-        self.pending: dict[str, int] = {}  # generated name -> seq of the wgmma producing it
-        self.seq = 0
-        self._allow_pending = False
+        #: what the walk does at the points where a wgmma wait may go (lowering/wgmma_sites.py):
+        #: nothing, schedule-wgmma's decisions, or emit-gluon's printing of them
+        self.wgmma: WgmmaWaits = WgmmaWaits()
         self.loops: list[dict] = []  # enclosing loops, innermost last: var, body indent, opaque 0
-        self._frames: list[list] = []  # [statements, index being translated], outermost first
-        self._wait_in_place = False  # inside a release-only `if` (st_If)
+        # [statements, index being translated, path of the statement list], outermost first
+        self._frames: list[list] = []
+        # the statement being translated: (statement, its path, its expressions' paths or None)
+        self._at: Optional[list] = None
+        self._evaluating: list = []  # the expressions being translated, innermost last
+        self.in_place_waits = False  # inside a release-only `if` of a pipelined loop (st_If)
         # what the walk decided, for the lowering passes to write as attributes:
         self.op_vars: list[tuple] = []  # (Op node, layout variable of its tensor result)
         self.cp_async_stores: list = []  # tl.store Op nodes that became cp.async gathers
-        self.carried_found: list[tuple] = []  # (For node, wgmmas in flight at its back-edge)
-        self.wait_log: list = []  # every warpgroup_mma_wait, as WgmmaWait attributes
-        #: the waits schedule-wgmma wrote (emit-gluon): each wait emitted is the next of these
-        self.scheduled: Optional[list] = None
         self.line = 0  # the line of the statement being translated (a wait's `line`)
 
     # ---------------------------------------------------------------- helpers
@@ -179,69 +181,63 @@ class FnTranslator:
     # ---------------------------------------------------------------- expressions
     def ex(self, node: K.Expr, allow_pending: bool = False) -> V:
         """Translate an expression. Its value may be the result of an in-flight wgmma only where
-        ``allow_pending`` (the right-hand side of ``name = ...`` and the accumulator of a dot);
-        anywhere else reading it is a register read, so the wgmma is waited for first."""
+        ``allow_pending`` (the right-hand side of ``name = ...``, the accumulator of a dot, a
+        look at whether a name holds a shared-memory tile); anywhere else reading it is a
+        register read: a point where a wgmma wait may go (after the expression)."""
         m = getattr(self, "ex_" + type(node).__name__, None)
         if m is None:
             raise self.err(f"unsupported expression {type(node).__name__}", node)
-        self._allow_pending = False
-        v = m(node)
+        self._evaluating.append(node)
+        try:
+            v = m(node)
+        finally:
+            self._evaluating.pop()
         if isinstance(node, K.Op) and v.kind == "tensor" and v.var is not None:
             self.op_vars.append((node, v.var))
-        if not allow_pending and self.is_pending(v):
-            v = self.wait_value(v)
+        if not allow_pending:
+            self.wait_site("after", node, Read(v))
         return v
 
     # ---------------------------------------------------------------- async wgmma
+    # The walk reports its wgmmas and the points where a wait may go to ``self.wgmma``
+    # (lowering/wgmma_sites.py); schedule-wgmma decides the waits, emit-gluon prints them here.
     def is_pending(self, v: V) -> bool:
-        return (v.kind == "tensor" and v.text in self.pending
-                and any(e["seq"] == self.pending[v.text] for e in self.inflight))
+        """Whether ``v`` may be the result of a wgmma still in flight, as the walk's
+        :class:`WgmmaWaits` knows it: schedule-wgmma's tracker does; emit-gluon's printer keeps no
+        in-flight state and says no (the eager publish, lowering/eager.py, asks it of the row
+        vectors it launders, which no wgmma produces)."""
+        return self.wgmma.is_pending(v)
 
-    def _wait_through(self, pos: int, why: str) -> None:
-        """Emit ``warpgroup_mma_wait`` so that inflight[0..pos] are complete (wgmma groups retire in
-        issue order): ``num_outstanding`` = the wgmmas issued after inflight[pos]. Every name holding
-        a result of a completed wgmma, and every register A operand it read, is a dep (rebound to
-        the wait's result: later reads are ordered after the wait; registers stay alive until it)."""
-        if pos < 0:
-            return
-        done = self.inflight[:pos + 1]
-        seqs = {e["seq"] for e in done}
-        n = len(self.inflight) - 1 - pos
-        if self._wait_in_place:
-            # inside a release-only `if` (st_If): wait without rebinding anything and leave the
-            # in-flight list as it is, since the path that skips the `if` waits for nothing
-            self._emit_wait(n, (), why)
-            return
-        names = [k for k, q in self.pending.items() if q in seqs]
-        regs = [r for e in done for r in e["regs"] if r not in names]
-        self._emit_wait(n, tuple(names + regs), why)
-        self.inflight = self.inflight[pos + 1:]
-        for k in names:
-            del self.pending[k]
+    def path_of(self, node: object) -> Optional[str]:
+        """The path of ``node`` (an expression of the statement being translated, or the
+        statement itself) in the partition (lowering/kir_paths.py); None for a node the kernel IR
+        does not hold (one the translator built) or outside a partition's body."""
+        if self._at is None or self._at[1] is None:
+            return None
+        st, path, exprs = self._at
+        if node is st:
+            return path
+        if exprs is None:
+            exprs = self._at[2] = kir_paths.expression_paths(st, path)
+        return exprs.get(id(node))
 
-    def _emit_wait(self, n: int, deps: tuple, why: str) -> None:
-        """Emit the wait this walk reached (``n`` wgmmas left in flight, ``deps`` rebound) and log
-        it; when the partition carries schedule-wgmma's waits, it must be the next of them."""
-        from ..ir.attrs import WgmmaWait
+    def wait_site(self, place: str, where, need) -> None:
+        """A point where a wgmma wait may go: ``place`` ("before", "after", "end") of ``where``
+        (a node of the statement being translated, or a path), which needs ``need``."""
+        if self.wgmma.active:
+            path = where if isinstance(where, str) or where is None else self.path_of(where)
+            self.wgmma.at(self, place, path, need)
 
-        w = WgmmaWait(n, deps, why, self.line)
-        if self.scheduled is not None:
-            k = len(self.wait_log)
-            want = self.scheduled[k] if k < len(self.scheduled) else None
-            if want != w:
-                raise self.err(f"internal: wait #{k} of partition '{self.partition}' is {w}, "
-                               f"schedule-wgmma scheduled {want} (the IR changed after it ran)",
-                               None)
-            w = want
-        self.wait_log.append(w)
-        if w.deps:
-            self.emit(f"{', '.join(w.deps)} = warpgroup_mma_wait({w.pending}, "
-                      f"deps=[{', '.join(w.deps)}])  # {w.why}")
+    def print_wait(self, pending: int, deps: tuple, why: str) -> None:
+        """``warpgroup_mma_wait(pending, deps=[...])`` rebinding the generated names ``deps``."""
+        if deps:
+            self.emit(f"{', '.join(deps)} = warpgroup_mma_wait({pending}, "
+                      f"deps=[{', '.join(deps)}])  # {why}")
         else:
             # no name to rebind (the retired wgmmas' results were accumulated into a later wgmma,
             # their A operands were in shared memory; or a wait inside a release-only `if`):
             # Triton's wait op still needs one dependency
-            self.emit(f"warpgroup_mma_wait({w.pending}, deps=[{self._throwaway_dep()}])  # {w.why}")
+            self.emit(f"warpgroup_mma_wait({pending}, deps=[{self._throwaway_dep()}])  # {why}")
 
     def _throwaway_dep(self) -> str:
         """A tensor for a ``warpgroup_mma_wait`` that has no real dependency (the op needs one):
@@ -250,20 +246,12 @@ class FnTranslator:
         one = self.L(("blocked", (1,), (32,), (self.warps,), (0,))) if self.emitting else "None"
         return f"gl.full([{64 * self.warps}], 0, gl.int32, layout={one})"
 
-    def wait_value(self, v: V) -> V:
-        q = self.pending[v.text]
-        pos = next(i for i, e in enumerate(self.inflight) if e["seq"] == q)
-        self._wait_through(pos, f"{v.text} is read")
-        return v
-
-    def wait_rings(self, rings: set, why: str) -> None:
-        """Before shared memory in ``rings`` may be overwritten (a release, a store): wait for the
-        last in-flight wgmma reading any of them."""
-        pos = max((i for i, e in enumerate(self.inflight) if e["rings"] & rings), default=-1)
-        self._wait_through(pos, why)
-
-    def drain(self, why: str) -> None:
-        self._wait_through(len(self.inflight) - 1, why)
+    def wait_rings(self, rings: set, why: str, node: object = None) -> None:
+        """Before shared memory in ``rings`` may be overwritten or handed back (a store, a
+        release: ``node``, by default the expression being translated): a point where a wait may
+        go."""
+        node = node if node is not None else self._evaluating[-1]
+        self.wait_site("before", node, Overwrite(frozenset(rings), why))
 
     def ex_Const(self, node: K.Const) -> V:
         if node.value is None:
@@ -640,7 +628,7 @@ class FnTranslator:
         if p.kind == "lptr":
             ring = getattr(p.value, "value", None)
             # shared memory about to be overwritten: no in-flight wgmma may still read it
-            self.wait_rings({getattr(ring, "var", None), None}, "the slot is overwritten")
+            self.wait_rings({getattr(ring, "var", None), None}, "the slot is overwritten", node)
             src = self._cp_async_source(p, val_node, node)
             if hasattr(ring, "pipe") and ({ring.pipe, f"{ring.pipe}.{ring.field}"}
                                           & self.ctx.probe_skip):
@@ -728,7 +716,9 @@ class FnTranslator:
         def from_smem(n):
             s = self._local(n)
             if s is None and isinstance(n, K.Name):
-                v = self.ex(n)  # a variable holding `tl.load(local_ptr(buf))`: read buf directly
+                # a variable holding `tl.load(local_ptr(buf))`: read buf directly (a look at the
+                # name, not a register read: the operand is read where it is translated)
+                v = self.ex(n, allow_pending=True)
                 if v.kind == "tensor" and isinstance(v.value, dict) and "smem" in v.value:
                     s = v.value["smem"]
             return s
@@ -791,17 +781,13 @@ class FnTranslator:
         else:
             acc_text = f"gl.zeros([{M}, {N}], gl.float32, layout={self.L(mma) if self.emitting else 'None'})"
             use_acc = ", use_acc=False"
-        if acc_node is not None and self.is_pending(acc) and sid in self.S.converts and self.emitting:
-            raise self.err("internal: an in-flight accumulator needs a layout conversion", node)
+        if acc_node is not None:
+            self.wgmma.accumulates(self, node, acc, self.emitting and sid in self.S.converts)
         out = self.materialize(V("tensor", f"warpgroup_mma({a.text if a.kind == 'smem' else a_text}, "
                                            f"{b.text}, {acc_text}{use_acc}, is_async=True)", res,
                                  (M, N), "float32"), "acc")
-        self.seq += 1
-        if acc_node is not None and acc.text in self.pending:
-            # the accumulator chain: the old name's wgmma retires before this one (in order)
-            pass
-        self.inflight.append({"seq": self.seq, "rings": rings, "regs": regs, "reg_types": reg_types})
-        self.pending[out.text] = self.seq
+        self.wgmma.issued(self, self.path_of(node), out.text, regs[0] if regs else None,
+                          frozenset(rings), reg_types)
         return out
 
     _CONST_STAGE = re.compile(r"^(\w+)\.index\(0\)")
@@ -826,14 +812,21 @@ class FnTranslator:
                 loop["z"] = z
         return replace(v, text=self._CONST_STAGE.sub(lambda m: f"{m.group(1)}.index({z})", v.text))
 
-    # ---------------------------------------------------------------- inlining
     # ---------------------------------------------------------------- statements
     def stmt(self, st: K.Stmt) -> None:
+        """Translate a statement: of the block being translated (its path is the block's path
+        and its index, lowering/kir_paths.py), or of the kernel prologue (no path)."""
         m = getattr(self, "st_" + type(st).__name__, None)
         if m is None:
             raise self.err(f"unsupported statement {type(st).__name__}", st)
         self.line = st.loc.line
-        m(st)
+        frame = self._frames[-1] if self._frames else None
+        path = f"{frame[2]}[{frame[1]}]" if frame is not None and frame[2] is not None else None
+        outer, self._at = self._at, [st, path, None]
+        try:
+            m(st)
+        finally:
+            self._at = outer
 
     @staticmethod
     def _count_assigns(stmts: tuple) -> dict:
@@ -844,13 +837,15 @@ class FnTranslator:
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
-    def body(self, stmts: tuple, drain: Optional[str] = None, line: int = 0) -> None:
-        """Translate a block; ``drain``: then wait for every wgmma in flight (the wait's line:
-        ``line``, the statement that owns the block)."""
+    def body(self, stmts: tuple, path: Optional[str], end=None, line: int = 0) -> None:
+        """Translate a block (the statement list at ``path`` in the partition); then a point
+        where a wgmma wait may go, the end of the block, which needs ``end`` (lowering/
+        wgmma_sites.py: a Drain or a BackEdge, or None; the wait's line: ``line``, the statement
+        that owns the block)."""
         if self.assign_counts is None:  # the function's top-level body
             self.assign_counts = self._count_assigns(stmts)
         n = len(self.lines)
-        frame = [stmts, 0]
+        frame = [stmts, 0, path]
         self._frames.append(frame)
         try:
             for i, s in enumerate(stmts):
@@ -858,9 +853,9 @@ class FnTranslator:
                 self.stmt(s)
         finally:
             self._frames.pop()
-        if drain:
+        if end is not None:
             self.line = line
-            self.drain(drain)
+        self.wait_site("end", path, end)
         if len(self.lines) == n:
             self.emit("pass")
 
@@ -868,7 +863,7 @@ class FnTranslator:
         """Names read by the statements after the one being translated, in its block and in every
         enclosing block of the function (eager publish: what a commit's arrive must precede)."""
         names: set[str] = set()
-        for stmts, i in self._frames:
+        for stmts, i, _ in self._frames:
             for st in stmts[i + 1:]:
                 for sub in K.walk_stmts((st,)):
                     for e in K.stmt_exprs(sub):
@@ -915,13 +910,11 @@ class FnTranslator:
             var = self.S.new(self.S.rank[v.var])
             self.name_vars[gen] = var
         sid = self.S.soft_eq(v.var, var)
-        if self.is_pending(v) and self.emitting and sid in self.S.converts:
-            v = self.wait_value(v)  # a conversion reads the registers
-        pend = self.pending.pop(v.text, None) if self.is_pending(v) else None
-        self.pending.pop(gen, None)
+        converted = self.emitting and sid in self.S.converts
+        # the value may be an in-flight wgmma's result; a conversion reads its registers
+        self.wait_site("after", node.value, Read(v) if converted else None)
         self.emit(f"{gen} = {self.cvt(v.text, sid)}")
-        if pend is not None:
-            self.pending[gen] = pend
+        self.wgmma.renamed(self, v, gen)
         shape = v.shape if prev is None or prev.shape is None else prev.shape
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
@@ -961,97 +954,56 @@ class FnTranslator:
             bounds = [start, vals["stop"], step]
         it = "gl.static_range" if st.static else "range"
         var = self.prefix + st.var
-        self.drain("loop entry: no wgmma in flight across a loop boundary")
+        path = self.path_of(st)
+        self.wait_site("before", st, Drain("loop entry: no wgmma in flight across a loop boundary"))
         pipelined = self.ctx.wgmma_pipeline and it == "range"
+        carried = self._carried_at_head(st) if pipelined else ()
         if pipelined:
-            carried = self._carried_at_head(st)
             self._emit_carried_regs(carried)
-            entry_names = {v.text for v in self.env.values() if v.kind == "tensor"}
+            self.wgmma.loop_head(self, st, carried)
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
         self.env[st.var] = V("scalar", var)
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
                            "static": it == "gl.static_range"})
-        if pipelined:
-            self._enter_carried(carried)
-            self.body(st.body)
-            self.line = st.loc.line
-            self._pipelined_back_edge(st, carried, entry_names)
-        else:
-            self.body(st.body, drain="loop back-edge", line=st.loc.line)
+        self.body(st.body, kir_paths.join(path, "body") if path is not None else None,
+                  end=BackEdge(st, carried) if pipelined else Drain("loop back-edge"),
+                  line=st.loc.line)
         self.loops.pop()
         self.ind -= 1
-        if pipelined:
-            self.drain("loop exit: wgmmas carried by the loop")
+        self.wait_site("after", st, Drain("loop exit: wgmmas carried by the loop") if pipelined
+                       else None)
 
     # ---------------------------------------------------------------- pipelined wgmma (opt-in)
     # docs/lowering.md, "Pipelined wgmma (opt-in)". With @tle.jit(wgmma_pipeline=True), a `range`
-    # loop's body may end with wgmmas in flight (the carried set T): the loop head then has T in
-    # flight both on the back-edge and (as an over-approximation: wait_group(n) retires at least
-    # what it must) on entry, where nothing is in flight. T is decided in translation pass 1 (where
-    # waits emit nothing and create no names or layout variables, so the numbering is unchanged),
-    # and pass 2 enters the body with T in flight and checks that its back-edge leaves exactly T.
-    def _carried_at_head(self, loop: K.For) -> list:
-        """The wgmmas in flight at the head of a pipelined loop: none in a collecting walk (it
-        finds them, at the back-edge); in an emitting walk the loop's ``wgmma_carried``
-        attribute (schedule-wgmma)."""
+    # loop's body may end with wgmmas in flight (the carried set T, schedule-wgmma's
+    # ``wgmma_carried`` on the loop): the loop head then has T in flight both on the back-edge and
+    # (as an over-approximation: wait_group(n) retires at least what it must) on entry, where
+    # nothing is in flight. The generated code declares T's names before the loop.
+    def _carried_at_head(self, loop: K.For) -> tuple:
+        """The wgmmas in flight at the head of a pipelined loop (CarriedWgmma attributes): none
+        in a collecting walk (schedule-wgmma finds them there, at the back-edge); in an emitting
+        walk the loop's ``wgmma_carried`` attribute (schedule-wgmma)."""
         if not self.emitting:
-            return []
-        from .layouts import layout_tuple
-
+            return ()
         attr = K.get_attr(loop, "wgmma_carried")
         if attr is None:
             raise self.err("internal: a pipelined loop reaches the lowering without "
                            "schedule-wgmma's wgmma_carried", loop)
-        return [{"names": list(c.names), "rings": list(c.rings), "regs": list(c.regs),
-                 "reg_types": [(tuple(sh), dt, layout_tuple(lay)) for sh, dt, lay in c.reg_types]}
-                for c in attr]
+        return tuple(attr)
 
-    def _emit_carried_regs(self, carried) -> None:
-        """A carried wgmma's register A operand is a dep of a wait in the next iteration (or after
-        the loop): it is loop-carried, so it needs a value before the loop (never read)."""
-        for e in carried:
-            for n in e["names"]:  # the loop carries the async accumulator type (retyped by waits)
+    def _emit_carried_regs(self, carried: tuple) -> None:
+        """A carried wgmma's result names get the async accumulator type, and its register A
+        operand (a dep of a wait in the next iteration or after the loop) a value before the loop
+        (never read): both are loop-carried."""
+        from .layouts import layout_tuple
+
+        for c in carried:
+            for n in c.names:  # the loop carries the async accumulator type (retyped by waits)
                 self.emit(f"{n} = warpgroup_mma_init({n})  # in flight across the back-edge")
-            for r, (shape, dtype, lay) in zip(e["regs"], e["reg_types"]):
+            for r, (shape, dtype, lay) in zip(c.regs, c.reg_types):
                 self.emit(f"{r} = gl.zeros([{', '.join(map(str, shape))}], gl.{dtype}, "
-                          f"layout={self.L(lay)})  # carried register A operand")
-
-    def _enter_carried(self, carried) -> None:
-        for e in carried:
-            self.seq += 1
-            ent = dict(e, seq=self.seq, rings=set(e["rings"]))
-            self.inflight.append(ent)
-            for n in e["names"]:
-                self.pending[n] = self.seq
-
-    def _pipelined_back_edge(self, loop: K.For, carried, entry_names: set) -> None:
-        """Keep in flight the longest suffix of the in-flight wgmmas whose results are held only by
-        loop-carried names (defined before the loop); wait for the rest (in-order retirement).
-        A collecting walk records what stays in flight (``carried_found``); an emitting walk
-        checks it is what the loop head assumed."""
-        def names(e):
-            return [k for k, q in self.pending.items() if q == e["seq"]]
-
-        keep = 0
-        for e in reversed(self.inflight):
-            if ("reg_types" not in e or not all(dt for _, dt, _ in e["reg_types"])
-                    or not all(n in entry_names for n in names(e))):
-                break
-            keep += 1
-        self._wait_through(len(self.inflight) - 1 - keep,
-                           "loop back-edge: wait for all but the carried wgmmas")
-        got = [{"names": sorted(names(e)), "rings": sorted(e["rings"], key=str), "regs": list(e["regs"]),
-                "reg_types": list(e["reg_types"])} for e in self.inflight]
-        if not self.emitting:
-            self.carried_found.append((loop, got))
-            return
-        want = [{"names": sorted(e["names"]), "rings": sorted(e["rings"], key=str),
-                 "regs": list(e["regs"]), "reg_types": list(e["reg_types"])} for e in carried]
-        if got != want:
-            raise TleError(f"lowering: internal: the wgmmas in flight at a loop back-edge ({got}) "
-                           f"differ from the loop head's ({want})", Loc(self.ctx.path, 0, 0),
-                           check="lowering")
+                          f"layout={self.L(layout_tuple(lay))})  # carried register A operand")
 
     @staticmethod
     def _release_only(stmts: tuple) -> bool:
@@ -1060,36 +1012,32 @@ class FnTranslator:
                    and s.value.verb == "release" for s in stmts)
 
     def st_If(self, st: K.If) -> None:
+        """``if``: nothing in flight across it, each branch drained at its end; in a pipelined
+        kernel, a delayed release (``if ck > 0: r.release(ck - 1)``, branches of releases only)
+        keeps what is in flight instead: each branch waits only as far as its releases need
+        (a ``deps=[]`` wait: no name is rebound, so both paths leave the same types), and
+        afterwards everything counts as still in flight, which over-approximates the path that
+        waited (``in_place_waits``, what schedule-wgmma's tracker follows)."""
         c = self.ex(st.cond)
         if c.kind == "tensor":
             raise self.err("an `if` condition must be a scalar", st)
-        if (self.ctx.wgmma_pipeline and self.inflight
-                and self._release_only(st.then) and self._release_only(st.orelse)):
-            # Pipelined wgmma: a delayed release (`if ck > 0: r.release(ck - 1)`) keeps what is
-            # in flight. Each branch waits only as far as its releases need (a `deps=[]` wait: no
-            # name is rebound, so both paths leave the same types); afterwards everything counts
-            # as still in flight, which over-approximates the path that waited.
-            self.emit(f"if {c.text}:")
-            self.ind += 1
-            self._wait_in_place = True
-            try:
-                self.body(st.then)
-                if st.orelse:
-                    self.ind -= 1
-                    self.emit("else:")
-                    self.ind += 1
-                    self.body(st.orelse)
-            finally:
-                self._wait_in_place = False
-            self.ind -= 1
-            return
-        self.drain("no wgmma in flight across an if")
+        path = self.path_of(st)
+        in_place = (self.ctx.wgmma_pipeline and self._release_only(st.then)
+                    and self._release_only(st.orelse))
+        self.wait_site("before", st, None if in_place else Drain("no wgmma in flight across an if"))
         self.emit(f"if {c.text}:")
         self.ind += 1
-        self.body(st.then, drain="end of the if branch", line=st.loc.line)
-        self.ind -= 1
-        if st.orelse:
-            self.emit("else:")
-            self.ind += 1
-            self.body(st.orelse, drain="end of the else branch", line=st.loc.line)
+        self.in_place_waits = in_place
+        try:
+            self.body(st.then, kir_paths.join(path, "then") if path is not None else None,
+                      end=None if in_place else Drain("end of the if branch"), line=st.loc.line)
             self.ind -= 1
+            if st.orelse:
+                self.emit("else:")
+                self.ind += 1
+                self.body(st.orelse, kir_paths.join(path, "orelse") if path is not None else None,
+                          end=None if in_place else Drain("end of the else branch"),
+                          line=st.loc.line)
+                self.ind -= 1
+        finally:
+            self.in_place_waits = False

@@ -3,7 +3,8 @@ each function (the kernel prologue, each partition).
 
 The lowering passes walk the same kernel IR with :class:`~.translate.FnTranslator` in the same
 order: assign-layouts walks it collecting layout constraints (``emit=False``), schedule-wgmma
-and emit-gluon walk it emitting with the layouts assign-layouts wrote. The translator numbers
+and emit-gluon walk it emitting with the layouts assign-layouts wrote (schedule-wgmma deciding
+the wgmma waits at the walk's points, emit-gluon printing them: lowering/wgmma_sites.py). The translator numbers
 layout variables and constraints in visiting order, so every walk finds a value's layout in the
 function's :class:`~tle_compiler.ir.attrs.LayoutTable` by number.
 """
@@ -13,13 +14,14 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Optional
+from typing import Callable, Optional
 
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir import kernel as K
 from . import instrument
 from .plan import build_plan
 from .translate import Ctx, FnTranslator, V, literal
+from .wgmma_sites import Drain, WgmmaWaits
 
 
 def kernel_option(info, name: str, default: bool = False) -> bool:
@@ -193,22 +195,16 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
 
 
 def partition(low: Lowering, pinfo, kpart: K.KPartition, env: dict, emit: bool,
-              solver, scheduled: bool = False) -> FnTranslator:
-    """Walk one partition's body (then drain the wgmmas still in flight); ``scheduled``: emit the
-    waits schedule-wgmma wrote on the partition (each must be the wait the walk reaches)."""
+              solver, waits: Optional[WgmmaWaits] = None) -> FnTranslator:
+    """Walk one partition's body (its statement list is the path ``body``, lowering/
+    kir_paths.py), whose end drains the wgmmas still in flight; ``waits``: what the walk does at
+    the points where a wgmma wait may go (lowering/wgmma_sites.py; by default nothing)."""
     tr = FnTranslator(low.ctx, pinfo.name, pinfo.warps, solver, emit)
-    if scheduled:
-        tr.scheduled = K.get_attr(kpart, "wgmma_waits")
-        if tr.scheduled is None:
-            raise TleError(f"internal: partition '{kpart.name}' reaches emit-gluon without "
-                           f"schedule-wgmma's wgmma_waits", kpart.loc, check="lowering")
+    if waits is not None:
+        tr.wgmma = waits
     tr.env = dict(env)
-    tr.body(kpart.body)
-    tr.line = kpart.loc.line
-    tr.drain("end of the partition")
-    if scheduled and len(tr.wait_log) != len(tr.scheduled):
-        raise TleError(f"internal: partition '{kpart.name}' emitted {len(tr.wait_log)} wgmma waits, "
-                       f"schedule-wgmma scheduled {len(tr.scheduled)}", kpart.loc, check="lowering")
+    tr.body(kpart.body, "body", end=Drain("end of the partition"), line=kpart.loc.line)
+    tr.wgmma.finish(tr, kpart)
     return tr
 
 
@@ -224,11 +220,12 @@ def assigned(node, what: str):
     return AssignedLayouts(table, what)
 
 
-def emitting_walks(low: Lowering, scheduled: bool = False):
+def emitting_walks(low: Lowering, waits: Callable[[K.KPartition], WgmmaWaits] = None):
     """The emitting walk of every function with the layouts assign-layouts wrote: yields
     ``(None, kt, None)`` for the prologue, then ``(pinfo, tr, binding)`` per partition (each
-    walk's layout numbering checked against its table); ``scheduled``: print schedule-wgmma's
-    waits (emit-gluon)."""
+    walk's layout numbering checked against its table); ``waits(kpart)``: what the partition's
+    walk does at the points where a wgmma wait may go (schedule-wgmma decides, emit-gluon
+    prints)."""
     ks = assigned(low.kir, "the kernel prologue")
     kt = prologue(low, True, ks)
     ks.finish()
@@ -236,6 +233,7 @@ def emitting_walks(low: Lowering, scheduled: bool = False):
     for pinfo, kpart in zip(low.info.partitions, low.kir.partitions):
         b = bindings(low, kt, kpart)
         solver = assigned(kpart, f"partition '{kpart.name}'")
-        tr = partition(low, pinfo, kpart, b.env, True, solver, scheduled)
+        tr = partition(low, pinfo, kpart, b.env, True, solver,
+                       waits(kpart) if waits is not None else None)
         solver.finish()
         yield pinfo, tr, b

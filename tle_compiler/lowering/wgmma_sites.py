@@ -1,0 +1,98 @@
+"""The points of a translation walk where a ``warpgroup_mma_wait`` may go, and what the walk
+tells about its wgmmas (docs/lowering.md, "Async wgmma").
+
+Every ``tl.dot`` is an async wgmma; the translator (lowering/translate.py) reports each one it
+issues and stops at every point where a wait may be needed, saying what the point needs:
+
+=============================  =============================================================
+site (place, path)             need
+=============================  =============================================================
+after  an expression           :class:`Read`: its value is read in registers (an operand, a
+                               value converted to another layout as it is assigned)
+before a store / a release     :class:`Overwrite`: shared memory of these rings is written
+                               or handed back
+before a loop / an ``if``      :class:`Drain`: nothing in flight across the boundary
+end    a block                 :class:`Drain` (loop back-edge, end of a branch, end of the
+                               partition) or :class:`BackEdge` (a pipelined loop)
+after  a pipelined loop        :class:`Drain` (the wgmmas the loop carried)
+=============================  =============================================================
+
+``path`` names the node (or statement list) in the partition (lowering/kir_paths.py). A point
+whose need is None (a ``release``-only ``if`` of a pipelined loop, a loop exit without carried
+wgmmas) may still hold a wait that the KIR gives it.
+
+The walk hands these to a :class:`WgmmaWaits`: the base does nothing (assign-layouts' walk, the
+kernel prologue); schedule-wgmma's tracker (lowering/schedule_wgmma.py) decides the waits there
+and writes them into the KIR; emit-gluon's printer (lowering/scheduled_waits.py) prints the waits
+the KIR holds at each point it passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .values import V
+
+
+@dataclass(frozen=True)
+class Read:
+    """The value of the expression is read in registers."""
+
+    value: V
+
+
+@dataclass(frozen=True)
+class Overwrite:
+    """Shared memory of ``rings`` (ring variables; None: a buffer the lowering cannot name) is
+    about to be written or handed back."""
+
+    rings: frozenset
+    why: str
+
+
+@dataclass(frozen=True)
+class Drain:
+    """No wgmma may stay in flight past this point."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class BackEdge:
+    """The end of a pipelined loop's body: all but the wgmmas the loop carries retire
+    (``carried``: the loop's ``wgmma_carried``, as the translator read it)."""
+
+    loop: object
+    carried: tuple
+
+
+class WgmmaWaits:
+    """What a walk does with its wgmmas: nothing (the base, for walks that only collect layouts)."""
+
+    #: whether the walk calls :meth:`at` (the translator skips naming the site otherwise)
+    active = False
+
+    def issued(self, tr, path: str, result: str, a_operand, rings: frozenset,
+               reg_types: list) -> None:
+        """The wgmma of the ``tl.dot`` at ``path`` was issued: its result is the generated name
+        ``result``, its register A operand ``a_operand`` (None: A is in shared memory)."""
+
+    def renamed(self, tr, value: V, name: str) -> None:
+        """``value`` was assigned to the generated name ``name``."""
+
+    def accumulates(self, tr, node, acc: V, converted: bool) -> None:
+        """``acc`` is the accumulator of the ``tl.dot`` ``node`` (``converted``: to another
+        layout, which would read its registers)."""
+
+    def loop_head(self, tr, loop, carried: tuple) -> None:
+        """A pipelined loop's body begins with ``carried`` (CarriedWgmma attributes) in flight."""
+
+    def at(self, tr, place: str, path: str, need) -> None:
+        """The walk is at ``(place, path)``, which needs ``need`` (None: nothing)."""
+
+    def finish(self, tr, function) -> None:
+        """The walk of ``function`` (a KPartition) is done."""
+
+    def is_pending(self, v: V) -> bool:
+        """Whether ``v`` is the result of a wgmma that may still be in flight here."""
+        return False
