@@ -213,3 +213,14 @@ def test_the_plan_needs_materialize_barriers():
     m = with_pipe_attrs(materialized_ring(), mbarriers=None)
     with pytest.raises(TleError, match="without materialize-barriers' mbarriers"):
         run_passes(m, "emit-gluon")
+
+
+def test_schedule_wgmma_run_again_decides_the_waits_again():
+    """schedule-wgmma decides from the IR, not from the waits a previous run wrote: run on its
+    own output with a wait edited and one taken out, it writes its attributes as before."""
+    m = scheduled(PIPELINED)
+    before = print_kernel(m.kernel)
+    m.kernel = parse_kernel(before.replace(QK_READ, QK_READ.replace("pending = 0", "pending = 5")))
+    with_waits_on(m, release_in_the_loop(m.kernel), ())
+    assert print_kernel(m.kernel) != before
+    assert print_kernel(run_passes(m, "schedule-wgmma").kernel) == before
