@@ -10,10 +10,11 @@ materialize-barriers  KIR → KIR. Every pipe event gets ``barrier_ops``: the mb
 assign-layouts        KIR → KIR (lowering/assign_layouts.py): every function's layout table, every
                       tensor-valued op's ``layout``, the stores that are cp.async gathers, every
                       pipe's field fills and the arrive unit / init count of its barrier arrays.
-schedule-wgmma        KIR → KIR (lowering/schedule_wgmma.py): every partition's wgmma waits, every
-                      pipelined loop's wgmmas in flight across its back-edge.
+schedule-wgmma        KIR → KIR (lowering/schedule_wgmma.py): every wgmma wait, on the node it
+                      goes before or after (``wgmma_waits``); every pipelined loop's wgmmas in
+                      flight across its back-edge (``wgmma_carried``).
 emit-gluon            KIR → Gluon source (lowering/emit.py: the translator prints what the
-                      attributes say).
+                      attributes say, the wgmma waits where its walk reaches them).
 
 Importing this module registers the four (passes/manager.py registers the protocol passes): what
 needs the whole registry (tle-dump, the lowering's entry points, :func:`run_passes` over a
