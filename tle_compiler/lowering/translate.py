@@ -786,8 +786,9 @@ class FnTranslator:
         out = self.materialize(V("tensor", f"warpgroup_mma({a.text if a.kind == 'smem' else a_text}, "
                                            f"{b.text}, {acc_text}{use_acc}, is_async=True)", res,
                                  (M, N), "float32"), "acc")
-        self.wgmma.issued(self, self.path_of(node), out.text, regs[0] if regs else None,
-                          frozenset(rings), reg_types)
+        if self.wgmma.active:
+            self.wgmma.issued(self, self.path_of(node), out.text, regs[0] if regs else None,
+                              frozenset(rings), reg_types)
         return out
 
     _CONST_STAGE = re.compile(r"^(\w+)\.index\(0\)")
