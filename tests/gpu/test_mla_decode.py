@@ -7,7 +7,7 @@ tables with NaN in every cache row past a request's seqlen and an out-of-range b
 block-table entry past its pages; outputs NaN-poisoned before each launch. The combine is checked
 through the split-KV form of the naive kernel and through every split-KV TLE kernel. Then a
 CUDA-graph capture of the public API with its metadata reused, replayed with new q and
-cache_seqlens. About half a minute on an H200, compilation included.
+cache_seqlens. About a minute on an H200, most of it compiling the kernels' variants.
 
     python3 -m pytest -q -m gpu tests/gpu/test_mla_decode.py
 """
@@ -75,9 +75,9 @@ def poisoned(q):
     return out.fill_(float("nan")), lse.fill_(float("nan"))
 
 
-def run_impls(q, k, bt, sl, causal, scale=None):
-    """Every existing implementation (split as the metadata would split it; the naive one also
-    split-KV through the combine) and the public API, against the reference."""
+def run_impls(q, k, bt, sl, causal, scale=None, naive_splits=(1,)):
+    """Every existing implementation (a TLE one unsplit and split as the metadata would split it,
+    the naive one at ``naive_splits``) and the public API, against the reference."""
     want = mla_decode_reference(q, k, bt, sl, causal=causal, softmax_scale=scale)
     sm_scale = 576 ** -0.5 if scale is None else scale
     b, s_q, h_q, _ = q.shape
@@ -90,7 +90,7 @@ def run_impls(q, k, bt, sl, causal, scale=None):
             with pytest.raises(ValueError, match="cannot run this call"):
                 D.select_impl(impl, s_q, h_q, h_kv)
             continue
-        splits = {1, meta_split} if impl in D.SPLIT_IMPLS else {1, max(meta_split, 5)}
+        splits = {1, meta_split} if impl in D.SPLIT_IMPLS else set(naive_splits)
         for n_split in sorted(splits):
             out, lse = poisoned(q)
             assert D.launch(impl, q, k, bt, sl, sm_scale, causal, n_split, out, lse) == impl
@@ -132,6 +132,17 @@ def test_against_reference(b, s_q, h_q, h_kv, seqlens, causal):
 def test_grouped_heads_and_odd_shapes(b, s_q, h_q, h_kv, seqlens, causal):
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, h_kv, seqlens, device="cuda", seed=h_q)
     run_impls(q, k, bt, sl, causal)
+
+
+@pytest.mark.parametrize("b,s_q,h_q,seqlens,causal,n_split", [
+    (3, 2, 128, [4096, 65, 0], True, 5),   # 64-row blocks; empty splits, an empty request
+    (4, 1, 16, [1, 700, 63, 32768], False, 37),
+])
+def test_combine_of_naive_splits(b, s_q, h_q, seqlens, causal, n_split):
+    """The combine merging the naive kernel's split-KV partials (a second producer of partials
+    besides the TLE kernels, whose splits every other test runs)."""
+    q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, seqlens, device="cuda", seed=n_split)
+    run_impls(q, k, bt, sl, causal, naive_splits=(n_split,))
 
 
 def test_empty_batch_and_custom_scale():
