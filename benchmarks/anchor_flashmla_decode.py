@@ -2,13 +2,13 @@
 this project's decode kernels.
 
     python3 benchmarks/anchor_flashmla_decode.py --lib PATH/libanchor_flashmla_decode.so
-                                                 [--batch 128] [--s-q 1] [--heads 128] [--seqlen 4096]
+        [--batch 128] [--s-q 1] [--heads 128] [--seqlen 4096 ...] [--causal] [--no-check]
 
 The anchor is not part of this repository: ``--lib`` is a shared library built from FlashMLA's
 public source (its metadata, sm90 split-KV decode and combine kernels, unchanged) with the C entry
-points of benchmarks/anchor/flashmla_decode_glue.cu, by benchmarks/anchor/build_flashmla_decode_anchor.sh
-(which FlashMLA files and commit: its header and docs/BENCHMARKS.md). ``load_decode_anchor(path)``
-returns a callable
+points of benchmarks/anchor/flashmla_decode_glue.cu, by
+benchmarks/anchor/build_flashmla_decode_anchor.sh (which FlashMLA files and commit: its header
+and docs/BENCHMARKS.md). ``load_decode_anchor(path)`` returns a callable
 
     anchor(q, k_cache, block_table, cache_seqlens, causal=False, sm_scale=None) -> (out, lse)
 
@@ -66,24 +66,37 @@ def bind(lib):
 
 class CudaDevice:
     """What the anchor asks of the CUDA runtime through torch: the SM count, the current stream
-    and a device guard (FlashMLA's binding launches on q's device and its current stream)."""
+    and the device guard (FlashMLA's binding launches on q's device and its current stream).
+    Host time per call matters: at short seqlens a call's GPU time is ~100 us, so the stream
+    comes from the raw getter Triton's launcher uses and the SM count is read once per device."""
+
+    def __init__(self):
+        self._sms: dict = {}
 
     def num_sms(self, device) -> int:
-        import torch
-        return torch.cuda.get_device_properties(device).multi_processor_count
+        n = self._sms.get(device.index)
+        if n is None:
+            import torch
+            props = torch.cuda.get_device_properties(device)
+            n = self._sms[device.index] = props.multi_processor_count
+        return n
 
     def stream(self, device) -> int:
         import torch
-        return torch.cuda.current_stream(device).cuda_stream
+        try:
+            return torch._C._cuda_getCurrentRawStream(device.index)
+        except AttributeError:  # a torch without the raw getter
+            return torch.cuda.current_stream(device).cuda_stream
 
     def guard(self, device):
         import torch
+        if device.index == torch.cuda.current_device():
+            return contextlib.nullcontext()
         return torch.cuda.device(device)
 
 
-def _check(cond: bool, name: str, what: str) -> None:
-    if not cond:
-        raise ValueError(f"FlashMLA decode anchor: {name}: {what}")
+def _refuse(name: str, what: str) -> None:
+    raise ValueError(f"FlashMLA decode anchor: {name}: {what}")
 
 
 class FlashMLADecodeAnchor:
@@ -105,35 +118,46 @@ class FlashMLADecodeAnchor:
             msg = msg.decode() if isinstance(msg, bytes) else str(msg)
             raise ValueError(f"FlashMLA decode anchor: {fn} refused: {msg}")
 
-    def _validate(self, q, k_cache, block_table, cache_seqlens) -> None:
+    @staticmethod
+    def _validate(q, k_cache, block_table, cache_seqlens) -> None:
+        """FlashMLA's binding's checks, each naming the argument (messages are built only on
+        failure: this runs on every call)."""
         import torch
-        _check(q.dim() == 4 and q.shape[-1] == HEAD_DIM_K, "q",
-               f"must be [b, s_q, h_q, {HEAD_DIM_K}], got {tuple(q.shape)}")
-        _check(q.dtype == torch.bfloat16, "q", f"must be bfloat16, got {q.dtype}")
-        _check(q.stride(-1) == 1, "q", "last dimension must be contiguous")
-        b, s_q, h_q, _ = q.shape
-        _check(b > 0 and s_q > 0, "q", "batch and s_q must be positive")
-        _check(k_cache.dim() == 4 and k_cache.shape[1] == PAGE_BLOCK_SIZE
-               and k_cache.shape[3] == HEAD_DIM_K, "k_cache",
-               f"must be [num_blocks, {PAGE_BLOCK_SIZE}, h_k, {HEAD_DIM_K}], got "
-               f"{tuple(k_cache.shape)}")
-        _check(k_cache.dtype == q.dtype, "k_cache", f"must be {q.dtype}, got {k_cache.dtype}")
-        _check(k_cache.stride(-1) == 1, "k_cache", "last dimension must be contiguous")
-        h_k = k_cache.shape[2]
-        _check(h_q % h_k == 0, "k_cache", f"h_k={h_k} must divide h_q={h_q}")
-        _check(block_table.dim() == 2 and block_table.shape[0] == b, "block_table",
-               f"must be [{b}, max_blocks], got {tuple(block_table.shape)}")
-        _check(block_table.dtype == torch.int32, "block_table", f"must be int32, got "
-               f"{block_table.dtype}")
-        _check(block_table.stride(-1) == 1, "block_table", "last dimension must be contiguous")
-        _check(tuple(cache_seqlens.shape) == (b,), "cache_seqlens",
-               f"must be [{b}], got {tuple(cache_seqlens.shape)}")
-        _check(cache_seqlens.dtype == torch.int32, "cache_seqlens",
-               f"must be int32, got {cache_seqlens.dtype}")
-        _check(cache_seqlens.is_contiguous(), "cache_seqlens", "must be contiguous")
+        qs, ks, bs = q.shape, k_cache.shape, block_table.shape
+        if len(qs) != 4 or qs[3] != HEAD_DIM_K:
+            _refuse("q", f"must be [b, s_q, h_q, {HEAD_DIM_K}], got {tuple(qs)}")
+        if q.dtype != torch.bfloat16:
+            _refuse("q", f"must be bfloat16, got {q.dtype}")
+        if q.stride(3) != 1:
+            _refuse("q", "last dimension must be contiguous")
+        if qs[0] <= 0 or qs[1] <= 0:
+            _refuse("q", "batch and s_q must be positive")
+        if len(ks) != 4 or ks[1] != PAGE_BLOCK_SIZE or ks[3] != HEAD_DIM_K:
+            _refuse("k_cache", f"must be [num_blocks, {PAGE_BLOCK_SIZE}, h_k, {HEAD_DIM_K}], "
+                    f"got {tuple(ks)}")
+        if k_cache.dtype != q.dtype:
+            _refuse("k_cache", f"must be {q.dtype}, got {k_cache.dtype}")
+        if k_cache.stride(3) != 1:
+            _refuse("k_cache", "last dimension must be contiguous")
+        if qs[2] % ks[2] != 0:
+            _refuse("k_cache", f"h_k={ks[2]} must divide h_q={qs[2]}")
+        if len(bs) != 2 or bs[0] != qs[0]:
+            _refuse("block_table", f"must be [{qs[0]}, max_blocks], got {tuple(bs)}")
+        if block_table.dtype != torch.int32:
+            _refuse("block_table", f"must be int32, got {block_table.dtype}")
+        if block_table.stride(1) != 1:
+            _refuse("block_table", "last dimension must be contiguous")
+        if cache_seqlens.shape != (qs[0],):
+            _refuse("cache_seqlens", f"must be [{qs[0]}], got {tuple(cache_seqlens.shape)}")
+        if cache_seqlens.dtype != torch.int32:
+            _refuse("cache_seqlens", f"must be int32, got {cache_seqlens.dtype}")
+        if not cache_seqlens.is_contiguous():
+            _refuse("cache_seqlens", "must be contiguous")
+        device = q.device
         for name, t in (("k_cache", k_cache), ("block_table", block_table),
                         ("cache_seqlens", cache_seqlens)):
-            _check(t.device == q.device, name, f"must be on {q.device}, got {t.device}")
+            if t.device != device:
+                _refuse(name, f"must be on {device}, got {t.device}")
 
     def _schedule(self, cache_seqlens, b: int, s_q: int, num_sm_parts: int, stream: int):
         """(sched_meta, num_splits) for these seqlens, computed by FlashMLA's metadata kernel on
@@ -143,10 +167,9 @@ class FlashMLADecodeAnchor:
             version = cache_seqlens._version
         except RuntimeError:  # inference tensors have no version counter: reuse by identity
             version = None
-        key = (str(cache_seqlens.device), b, s_q, num_sm_parts, cache_seqlens.data_ptr(), version)
+        key = (b, s_q, num_sm_parts, cache_seqlens.data_ptr(), version)
         hit = self._schedules.get(key)
         if hit is not None:
-            self._schedules.move_to_end(key)
             return hit[1], hit[2]
         meta = torch.empty((num_sm_parts, self._meta_ints), dtype=torch.int32,
                            device=cache_seqlens.device)
@@ -169,31 +192,42 @@ class FlashMLADecodeAnchor:
         b, s_q, h_q, d = q.shape
         num_blocks, _, h_k, _ = k_cache.shape
         hq_per_hk = h_q // h_k
-        q_seq_per_hk = s_q * hq_per_hk
+        rows = s_q * hq_per_hk  # the binding's q_seq_per_hk: rows (s, head) per KV head
         device = q.device
         with self._device.guard(device) if q.is_cuda else contextlib.nullcontext():
             stream = self._device.stream(device)
             num_sm_parts = int(self._lib.anchor_decode_num_sm_parts(
                 self._device.num_sms(device), s_q, h_q, h_k))
             meta, splits = self._schedule(cache_seqlens, b, s_q, num_sm_parts, stream)
-            # the binding's layout: the query heads of one KV head become rows (s, head)
-            qr = q.view(b, s_q, h_k, hq_per_hk, d).transpose(2, 3).reshape(b, q_seq_per_hk, h_k, d)
-            out = torch.empty((b, h_k, q_seq_per_hk, HEAD_DIM_V), dtype=q.dtype, device=device)
-            lse = torch.empty((b, h_k, q_seq_per_hk), dtype=torch.float32, device=device)
+            if h_k == 1:
+                # the binding's reshape is a view here: row s*h_q + h of q[b] is q[b, s, h], at
+                # stride q.stride(2) when the heads of consecutive s_q are contiguous
+                if s_q == 1 or q.stride(1) == h_q * q.stride(2):
+                    q_strides = (q.stride(0), q.stride(2), rows * q.stride(2))
+                else:
+                    qr = q.reshape(b, rows, 1, d)
+                    q_strides = qr.stride()[:3]
+                    q = qr
+                out = torch.empty((b, s_q, h_q, HEAD_DIM_V), dtype=q.dtype, device=device)
+                lse = torch.empty((b, s_q, h_q), dtype=torch.float32, device=device)
+            else:
+                q = q.view(b, s_q, h_k, hq_per_hk, d).transpose(2, 3).reshape(b, rows, h_k, d)
+                q_strides = q.stride()[:3]
+                out = torch.empty((b, h_k, rows, HEAD_DIM_V), dtype=q.dtype, device=device)
+                lse = torch.empty((b, h_k, rows), dtype=torch.float32, device=device)
             total_splits = b + num_sm_parts
-            lse_accum = torch.empty((total_splits, h_k, q_seq_per_hk), dtype=torch.float32,
+            lse_accum = torch.empty((total_splits, h_k, rows), dtype=torch.float32, device=device)
+            out_accum = torch.empty((total_splits, h_k, rows, HEAD_DIM_V), dtype=torch.float32,
                                     device=device)
-            out_accum = torch.empty((total_splits, h_k, q_seq_per_hk, HEAD_DIM_V),
-                                    dtype=torch.float32, device=device)
             rc = self._lib.anchor_decode(
-                qr.data_ptr(), k_cache.data_ptr(), block_table.data_ptr(),
+                q.data_ptr(), k_cache.data_ptr(), block_table.data_ptr(),
                 cache_seqlens.data_ptr(), meta.data_ptr(), splits.data_ptr(), out.data_ptr(),
                 lse.data_ptr(), lse_accum.data_ptr(), out_accum.data_ptr(),
                 b, s_q, h_q, h_k, num_blocks, num_sm_parts, int(bool(causal)), float(sm_scale),
-                qr.stride(0), qr.stride(1), qr.stride(2),
-                k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-                block_table.stride(0), stream)
+                *q_strides, *k_cache.stride()[:3], block_table.stride(0), stream)
             self._raise_if_refused(rc, "anchor_decode")
+        if h_k == 1:  # out [b, 1, rows, 512] and lse [b, 1, rows] are these layouts already
+            return out, lse.transpose(1, 2)
         out = out.view(b, h_k, s_q, hq_per_hk, HEAD_DIM_V).transpose(1, 2).reshape(
             b, s_q, h_q, HEAD_DIM_V)
         lse = lse.view(b, h_k, s_q, hq_per_hk).transpose(2, 3).reshape(b, h_q, s_q)

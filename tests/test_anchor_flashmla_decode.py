@@ -1,8 +1,9 @@
 """The FlashMLA dense-decode anchor's Python side (benchmarks/anchor_flashmla_decode.py), checked
-without a GPU: the ctypes signatures match the C prototypes of benchmarks/anchor/flashmla_decode_glue.cu,
-and, against a stand-in library that plays the glue's contract on CPU memory, the q reshape, the
-strides, the output reshapes, the schedule reuse and the argument checks do what FlashMLA's
-binding does. Its fp32 reference and comparison are checked on small CPU cases."""
+without a GPU: the ctypes signatures match the C prototypes of
+benchmarks/anchor/flashmla_decode_glue.cu, and, against a stand-in library that plays the glue's
+contract on CPU memory, the q reshape, the strides, the output reshapes, the schedule reuse and
+the argument checks do what FlashMLA's binding does. Its fp32 reference and comparison are
+checked on small CPU cases."""
 
 from __future__ import annotations
 
@@ -122,20 +123,22 @@ class StandInDevice:
         raise AssertionError("no device guard for CPU tensors")
 
 
-def _inputs(b=3, s_q=2, h_q=32, h_k=2, num_blocks=11, max_blocks=4):
+def _inputs(b=3, s_q=2, h_q=32, h_k=2, num_blocks=11, max_blocks=4, q_s_step=1):
     # q, k_cache and the block table are views into larger tensors (strides differ from shape)
-    q = torch.randn(b, s_q, h_q, HEAD_DIM_K + 64).to(torch.bfloat16)[..., :HEAD_DIM_K]
+    q = torch.randn(b, s_q * q_s_step, h_q, HEAD_DIM_K + 64).to(torch.bfloat16)
+    q = q[:, ::q_s_step, :, :HEAD_DIM_K]
     k_cache = torch.zeros(num_blocks * 2, 64, h_k, HEAD_DIM_K, dtype=torch.bfloat16)[::2]
     block_table = torch.zeros(b, max_blocks + 3, dtype=torch.int32)[:, :max_blocks]
     cache_seqlens = torch.tensor([5, 0, 200][:b], dtype=torch.int32)
     return q, k_cache, block_table, cache_seqlens
 
 
-@pytest.mark.parametrize("s_q, h_q, h_k", [(1, 128, 1), (2, 128, 1), (2, 32, 2), (3, 16, 4)])
-def test_each_query_head_reaches_its_rows_and_comes_back(s_q, h_q, h_k):
+@pytest.mark.parametrize("s_q, h_q, h_k, q_s_step", [
+    (1, 128, 1, 1), (2, 128, 1, 1), (2, 64, 1, 2), (1, 16, 1, 3), (2, 32, 2, 1), (3, 16, 4, 2)])
+def test_each_query_head_reaches_its_rows_and_comes_back(s_q, h_q, h_k, q_s_step):
     lib = StandInLibrary()
     anchor = FlashMLADecodeAnchor(lib, StandInDevice())
-    q, k_cache, block_table, seqlens = _inputs(s_q=s_q, h_q=h_q, h_k=h_k)
+    q, k_cache, block_table, seqlens = _inputs(s_q=s_q, h_q=h_q, h_k=h_k, q_s_step=q_s_step)
     out, lse = anchor(q, k_cache, block_table, seqlens, causal=True)
     assert out.shape == (3, s_q, h_q, HEAD_DIM_V) and out.dtype == torch.bfloat16
     assert lse.shape == (3, h_q, s_q) and lse.dtype == torch.float32

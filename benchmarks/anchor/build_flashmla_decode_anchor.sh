@@ -21,7 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${FLASHMLA_SRC:?set FLASHMLA_SRC to a FlashMLA checkout}"
 CUTLASS_INC=${CUTLASS_INC:-$FLASHMLA_SRC/csrc/cutlass/include}
 csrc=$FLASHMLA_SRC/csrc
-for f in "$csrc/params.h" "$csrc/sm90/decode/dense/splitkv_mla.cuh" "$CUTLASS_INC/cute/tensor.hpp"; do
+for f in "$csrc/params.h" "$csrc/sm90/decode/dense/splitkv_mla.cuh" \
+         "$CUTLASS_INC/cute/tensor.hpp"; do
     [[ -f $f ]] || { echo "missing $f (check FLASHMLA_SRC / CUTLASS_INC)" >&2; exit 1; }
 done
 mkdir -p "$(dirname "$out")"

@@ -1,6 +1,6 @@
-// C entry points for benchmarks/anchor_flashmla_decode.py: FlashMLA's dense bf16 MLA decode (its tile
-// scheduler metadata kernel, its sm90 split-KV "seesaw" decode kernel and its combine kernel, all
-// compiled unchanged next to this file by build_flashmla_decode_anchor.sh), driven with the
+// C entry points for benchmarks/anchor_flashmla_decode.py: FlashMLA's dense bf16 MLA decode (its
+// tile scheduler metadata kernel, its sm90 split-KV "seesaw" decode kernel and its combine
+// kernel, all compiled unchanged next to this file by build_flashmla_decode_anchor.sh), with the
 // parameters FlashMLA's own PyTorch binding (csrc/api/dense_decode.h) fills in, from raw pointers,
 // so that the library needs neither torch headers nor a torch extension build.
 //
