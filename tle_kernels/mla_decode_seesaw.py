@@ -1,0 +1,422 @@
+"""TLE-FlashMLA: dense MLA decode (FlashMLA's ``flash_mla_with_kvcache``, bf16) in FlashMLA's
+"seesaw" schedule, split-KV, three warp groups.
+
+The work item and split scheme are the TLE-Pipe decode's (mla_decode_pipe.py): a program handles
+(request b, kv head g, block of BLOCK_H = 64 query rows, split s); the rows of kv head g are its
+s_q * (h_q / h_kv) query rows flattened as (query j, head), head fastest; split s walks positions
+[s * chunk, min(seqlen, (s + 1) * chunk)), chunk = ceil(ceil(seqlen / n_split) / 64) * 64, one
+64-token page per K tile. The dataflow is the SparseMLA seesaw prefill's (sparse_mla_seesaw.py):
+the K tiles go in pairs k0 = 2p, k1 = 2p + 1; each of the two consumers owns half of the 512
+output dims, computes QK for its own tile of the pair and applies both tiles' probabilities to its
+half; the row maxima and the probability tiles cross between them through small pipes.
+
+    producer (default, 4 warps)     consumer0 (4 warps, 224 regs)      consumer1 (4 warps, 224 regs)
+    Q rows ─► q (one_shot) ───────► q_l q_r                            q_l q_r
+    (q's RoPE tail: each consumer loads it into registers itself)
+    page 2p:   K0_L, tail ─► kv0 (consumer0 alone)
+    page 2p+1: K1_R, tail ─► kv1 (consumer1 alone)
+    page 2p:   K0_R ─► kv0r ───────► QK0                                P0·V0_R
+    page 2p+1: K1_L ─► kv1l ───────► P1·V1_L                            QK1
+                                   S0 = Q·K0ᵀ, mask                     S1 = Q·K1ᵀ, mask
+                                   x0 = rowmax S0 ──────── max0 ──────► r0 = lazy(ref, x0)
+                                   r0 = lazy(ref, x0)                   r_new = lazy(r0, rowmax S1)
+                                   O_l = O_l·a0 + P0·V0_L               P1 = exp2(S1 - r_new)
+                                   r_new ◄─────────────────── max1 ──   (P1, rowsum P1) ─ prob1 ─►
+                                   (P0·beta, rowsum P0) ─ prob0 ─►      O_r = O_r·a + P1·V1_R
+                                   O_l = O_l·beta + P1·V1_L             O_r += P0·V0_R
+    epilogue                       out[:, :256], lse                    out[:, 256:]
+
+(all pipes capacity 1; lazy(r, x) = x if x > r + TAU else r; a0 = exp2(ref - r0), beta =
+exp2(r0 - r_new), a = a0·beta; both consumers keep the same (ref, l) by combining the same fp32
+values in the same order.) The fill and release order, the mid-pair releases, the P1·V1_L wgmma
+left in flight across the loop back-edge (``wgmma_pipeline=True``) and the deadlock argument are
+the prefill seesaw's, with the pair index p in place of its ``r * NP + p``: see
+sparse_mla_seesaw.py. The verifier proves it here for every pair count NP.
+
+What decode changes:
+- Pages instead of gathered indices: the producer reads the block-table entries of the pair's two
+  pages and copies each page's 64 rows of kv head g with cp.async; a position at or past the
+  split's end hi loads as zeros (so P·V never meets the cache rows after seqlen, whatever they
+  hold). An odd last tile's partner (tile NK when NK is odd) is all past hi: its K rows are zeros,
+  its scores are masked, and its page is the last real page again, so no block-table entry past
+  the request's pages is ever read.
+- No validity field in the K slots: each consumer derives its tile's mask from the positions, the
+  split's end hi and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row.
+- Rows past the last one of the kv head (a partial row block) load Q as zeros and store nothing.
+- One work item per program (no persistent item loop), so q is a one-shot pipe.
+
+The trip count NK = ceil(max(hi - lo, 0) / 64) and the pair count NP = ceil(NK / 2) are computed
+once from cache_seqlens, in the kernel body before warp_specialize; every partition loops
+``for p in range(NP)`` over the same value, an opaque param for the verifier (NP = 0: an empty
+split).
+
+Outputs (SPLIT constexpr), as the pipe decode: SPLIT = False writes out [b, s_q, h_q, 512] bf16 and
+lse [b, h_q, s_q] (natural log; no token: out 0, lse +inf); SPLIT = True writes o_part
+[b, n_split, s_q, h_q, 512] fp32 (normalised by the split's own row sum) and lse_part
+[b, n_split, s_q, h_q] (no token in the split: 0 and -inf) for mla_decode_combine.py.
+
+Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
+each 32 KiB + 32 KiB + 8 KiB = 73,728 B; prob0 and prob1 each 8,192 + 256 = 8,448 B; max0 and max1
+256 B each; total 230,400 B of Hopper's 232,448. q's tail stays in registers (16 per thread, the A
+operand of a register-A wgmma), as in the prefill seesaw. Registers: [224, 224] for the consumers,
+64 for the producer (what the three warp groups' 512 per thread leave).
+"""
+
+import triton.language as tl
+
+import tle_compiler as tle
+
+from .mla_decode_pipe import block_rows, part_lse_of, row_offsets, row_valid, store_out
+from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, lse_of,
+                                normalized, rebase, shift_of)
+
+
+@tle.jit(num_warps=4, wgmma_pipeline=True)
+def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
+                      stride_q_b, stride_q_s, stride_q_h,
+                      stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b,
+                      stride_o_b, stride_o_split, stride_o_s, stride_o_h,
+                      stride_l_b, stride_l_split, stride_l_s, stride_l_h,
+                      s_q, h_kv, heads_per_kv, sm_scale,
+                      BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+    # Work item (as the pipe decode): axis 0 is (request, kv head, row block) with the row block
+    # fastest, so the row blocks that read the same pages run side by side; axis 1 the split.
+    n_rows = s_q * heads_per_kv
+    n_rb = (n_rows + BLOCK_H - 1) // BLOCK_H
+    item = tl.program_id(0)
+    split = tl.program_id(1)
+    rb = item % n_rb
+    g = (item // n_rb) % h_kv
+    b = (item // n_rb // h_kv).to(tl.int64)
+
+    # This split's positions [lo, hi), its K tiles and tile pairs, read once and shared by every
+    # partition.
+    seqlen = tl.max(tl.load(seqlens_ptr + b + tl.arange(0, 1)), 0)
+    chunk = (seqlen + tl.num_programs(1) - 1) // tl.num_programs(1)
+    chunk = (chunk + BK - 1) // BK * BK
+    lo = split * chunk
+    hi = tl.minimum(seqlen, lo + chunk)
+    NK = (tl.maximum(hi, lo) - lo + BK - 1) // BK  # 0 for a split past the last token
+    NP = (NK + 1) // 2                              # an odd last tile's partner is all masked
+
+    q_base = q_ptr + b * stride_q_b
+    k_head = k_ptr + g * stride_k_h
+    bt_row = bt_ptr + b * stride_bt_b + lo // BK  # the block-table entry of tile 0
+    out_base = out_ptr + b * stride_o_b + split * stride_o_split
+    lse_base = lse_ptr + b * stride_l_b + split * stride_l_split
+
+    q = tle.pipe(capacity=1, one_shot=True, readers=("consumer0", "consumer1"),
+                 q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
+                 q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
+    # Tile k0 = 2p, split by last reader: consumer0 alone reads K0_L (QK, then V0_L) and the tail;
+    # K0_R is read by consumer0's QK and by consumer1's P0·V0_R.
+    kv0 = tle.pipe(capacity=1,
+                   kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
+                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16))
+    kv0r = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
+                    kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
+    # Tile k1 = 2p+1, mirrored: consumer1 alone reads K1_R and the tail; K1_L is read by
+    # consumer1's QK and by consumer0's P1·V1_L.
+    kv1 = tle.pipe(capacity=1,
+                   kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
+                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16))
+    kv1l = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
+                    kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
+    max0 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
+    max1 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
+    prob0 = tle.pipe(capacity=1,                                              # consumer0 → 1
+                     sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
+                     row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
+    prob1 = tle.pipe(capacity=1,                                              # consumer1 → 0
+                     sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
+                     row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
+
+    tle.gpu.warp_specialize(
+        [(producer, (q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head,
+                     stride_k_blk, stride_k_tok, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv,
+                     BLOCK_H)),
+         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s,
+                      stride_q_h, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s,
+                      stride_l_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv,
+                      BLOCK_H, CAUSAL, SPLIT)),
+         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s,
+                      stride_q_h, out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen,
+                      s_q, rb, g, n_rows, heads_per_kv, BLOCK_H, CAUSAL, SPLIT))],
+        [4, 4],
+        [224, 224])
+
+
+def page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, tile, last_tile, lo, hi):
+    """Row pointers [BK, 1] of K tile ``tile``'s page and which of its positions are before the
+    split's end ``hi``. A tile past the last one (an odd last tile's partner) reads the last
+    tile's block-table entry (so no entry past the request's pages is read) and has no valid
+    position: its loads are masked, zero-filled."""
+    entry = tl.where(tile < last_tile, tile, last_tile)
+    page = tl.max(tl.load(bt_row + entry + tl.arange(0, 1)), 0).to(tl.int64)
+    offs_k = tl.arange(0, BK)
+    valid = lo + tile * BK + offs_k < hi
+    return kv_rows(k_head + page * stride_k_blk, stride_k_tok, offs_k, valid), valid
+
+
+def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk,
+             stride_k_tok, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv,
+             BLOCK_H: tl.constexpr):
+    offs_d = tl.arange(0, D_HALF)
+    offs_t = tl.arange(0, D_TAIL)
+
+    # Q's main dims are staged once; both consumers read them for every K tile.
+    r = block_rows(rb, n_rows, BLOCK_H)
+    q_rows = q_base + row_offsets(r, g, heads_per_kv, stride_q_s, stride_q_h)[:, None]
+    keep_q = row_valid(rb, n_rows, BLOCK_H)[:, None]
+    qw = q.writer()
+    slot = qw.acquire(0)
+    tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :], mask=keep_q, other=0.0))
+    tl.store(tle.gpu.local_ptr(slot.q_r),
+             tl.load(q_rows + D_HALF + offs_d[None, :], mask=keep_q, other=0.0))
+    qw.commit(0)
+
+    last_tile = (tl.maximum(hi, lo) - lo - 1) // BK  # NK - 1 (only used while NP > 0)
+    w0 = kv0.writer()
+    w0r = kv0r.writer()
+    w1 = kv1.writer()
+    w1l = kv1l.writer()
+    for p in range(NP):
+        # Both pages' block-table entries are read before the first acquire, so their latency
+        # hides behind the wait for the previous pair's slots.
+        rows0, valid0 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p, last_tile,
+                                  lo, hi)
+        rows1, valid1 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p + 1,
+                                  last_tile, lo, hi)
+        keep0 = valid0[:, None]
+        keep1 = valid1[:, None]
+
+        # Fill order (FlashMLA's): each consumer's first QK piece first, then the pieces both read.
+        slot = w0.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows0 + offs_d[None, :], mask=keep0,
+                                                       other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows0 + D_MAIN + offs_t[None, :],
+                                                      mask=keep0, other=0.0))
+        w0.commit(p)
+
+        slot = w1.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows1 + D_HALF + offs_d[None, :],
+                                                       mask=keep1, other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows1 + D_MAIN + offs_t[None, :],
+                                                      mask=keep1, other=0.0))
+        w1.commit(p)
+
+        slot = w0r.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows0 + D_HALF + offs_d[None, :],
+                                                       mask=keep0, other=0.0))
+        w0r.commit(p)
+
+        slot = w1l.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows1 + offs_d[None, :], mask=keep1,
+                                                       other=0.0))
+        w1l.commit(p)
+
+
+def row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL: tl.constexpr):
+    """The first position each row must not see: the split's end hi, and with CAUSAL also
+    seqlen - s_q + j + 1 for the row's query j (query j sees the positions before it)."""
+    if CAUSAL:
+        lim = tl.minimum(seqlen - s_q + 1 + r // heads_per_kv, hi)
+    else:
+        lim = hi + r * 0
+    return lim
+
+
+def q_tail_of(q_base, stride_q_s, stride_q_h, r, keep, g, heads_per_kv):
+    """q's RoPE tail [BLOCK_H, D_TAIL] of rows ``r``, zeros for rows that do not exist; each
+    consumer keeps it in registers as the A operand of its tail dot (shared memory is full)."""
+    rows = q_base + row_offsets(r, g, heads_per_kv, stride_q_s, stride_q_h)[:, None]
+    return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :], mask=keep[:, None], other=0.0)
+
+
+def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
+              out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo,
+              hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
+              CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+    qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
+    offs_k = tl.arange(0, BK)
+    offs_d = tl.arange(0, D_HALF)
+    r = block_rows(rb, n_rows, BLOCK_H)
+    keep = row_valid(rb, n_rows, BLOCK_H)
+    lim = row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL)
+    q_tail = q_tail_of(q_base, stride_q_s, stride_q_h, r, keep, g, heads_per_kv)
+
+    qr = q.reader("consumer0")
+    own = kv0.reader()
+    own_r = kv0r.reader("consumer0")
+    peer = kv1l.reader("consumer0")
+    mw = max0.writer()
+    mr = max1.reader()
+    pw = prob0.writer()
+    pr = prob1.reader()
+    qres = qr.wait(0)
+
+    ref = tl.full([BLOCK_H], float("-inf"), tl.float32)  # lazy reference max (log2 units)
+    l_i = tl.zeros([BLOCK_H], tl.float32)                 # running row sum of exp2(s - ref)
+    acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
+    for p in range(NP):
+        k0 = own.wait(p)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
+        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
+        if p > 0:
+            # the previous pair's P1·V1_L was left in flight; it is queued before this QK
+            pr.release(p - 1)
+            peer.release(p - 1)
+        k0r = own_r.wait(p)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
+        pos = lo + (2 * p) * BK + offs_k
+        s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0 keeps the max
+        own_r.release(p)
+
+        mx0 = tl.max(s, 1) * qk_scale
+        mslot = mw.acquire(p)
+        tl.store(tle.gpu.local_ptr(mslot.m), mx0)
+        mw.commit(p)
+        r0 = lazy_ref(ref, mx0)
+        r0_use = shift_of(r0)
+        alpha0 = tl.exp2(ref - r0_use)
+        p0 = tl.exp2(s * qk_scale - r0_use[:, None])
+        sum0 = tl.sum(p0, 1)
+        acc = tle.gpu.scale_rows(acc, alpha0)
+        acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc)
+
+        own.release(p)
+        mres = mr.wait(p)
+        r_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
+        mr.release(p)
+        r_use = shift_of(r_new)
+        beta = rebase(r0, r_use)
+        pslot = pw.acquire(p)
+        tl.store(tle.gpu.local_ptr(pslot.sS), tle.gpu.scale_rows(p0, beta).to(tl.bfloat16))
+        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
+        pw.commit(p)
+        acc = tle.gpu.scale_rows(acc, beta)
+
+        pres = pr.wait(p)
+        k1 = peer.wait(p)
+        acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                     tl.load(tle.gpu.local_ptr(k1.slot.kv_l)), acc)
+        sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+
+        l_i = (l_i * alpha0 + sum0) * beta + sum1
+        ref = r_new
+    if NP > 0:
+        pr.release(NP - 1)
+        peer.release(NP - 1)
+
+    # A row that saw no position has l_i == 0: out 0, and lse +inf (one split) or -inf (a part).
+    out = normalized(acc, l_i)
+    o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
+    l_ptrs = lse_base + row_offsets(r, g, heads_per_kv, stride_l_s, stride_l_h)
+    if SPLIT:
+        tl.store(out_base + o_row[:, None] + offs_d[None, :], out, mask=keep[:, None])
+        tl.store(l_ptrs, part_lse_of(l_i, ref), mask=keep)
+    else:
+        store_out(out_base, o_row, out.to(tl.bfloat16), keep, rb, n_rows, BLOCK_H)
+        tl.store(l_ptrs, lse_of(l_i, ref), mask=keep)
+
+
+def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
+              out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows,
+              heads_per_kv, BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+    qk_scale = sm_scale * LOG2E
+    offs_k = tl.arange(0, BK)
+    offs_d = tl.arange(0, D_HALF)
+    r = block_rows(rb, n_rows, BLOCK_H)
+    keep = row_valid(rb, n_rows, BLOCK_H)
+    lim = row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL)
+    q_tail = q_tail_of(q_base, stride_q_s, stride_q_h, r, keep, g, heads_per_kv)
+
+    qr = q.reader("consumer1")
+    own = kv1.reader()
+    own_l = kv1l.reader("consumer1")
+    peer = kv0r.reader("consumer1")
+    mw = max1.writer()
+    mr = max0.reader()
+    pw = prob1.writer()
+    pr = prob0.reader()
+    qres = qr.wait(0)
+
+    ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_H], tl.float32)
+    acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
+    for p in range(NP):
+        k1 = own.wait(p)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
+        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
+        k1l = own_l.wait(p)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
+        pos = lo + (2 * p + 1) * BK + offs_k
+        s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
+        own_l.release(p)
+
+        mx1 = tl.max(s, 1) * qk_scale
+        mres = mr.wait(p)
+        mx0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
+        mr.release(p)
+        r0 = lazy_ref(ref, mx0)
+        r_new = lazy_ref(r0, mx1)
+        mslot = mw.acquire(p)
+        tl.store(tle.gpu.local_ptr(mslot.m), r_new)
+        mw.commit(p)
+        r0_use = shift_of(r0)
+        r_use = shift_of(r_new)
+        alpha0 = tl.exp2(ref - r0_use)
+        beta = rebase(r0, r_use)
+        p1 = tl.exp2(s * qk_scale - r_use[:, None])
+        sum1 = tl.sum(p1, 1)
+        p1 = p1.to(tl.bfloat16)
+        pslot = pw.acquire(p)
+        tl.store(tle.gpu.local_ptr(pslot.sS), p1)
+        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
+        pw.commit(p)
+
+        acc = tle.gpu.scale_rows(acc, tl.exp2(ref - r_use))
+        acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
+        pres = pr.wait(p)
+        k0r = peer.wait(p)
+        acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                     tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
+        sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+        own.release(p)
+        pr.release(p)
+        peer.release(p)
+
+        l_i = (l_i * alpha0 + sum0) * beta + sum1
+        ref = r_new
+
+    out = normalized(acc, l_i)
+    o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
+    if SPLIT:
+        tl.store(out_base + D_HALF + o_row[:, None] + offs_d[None, :], out, mask=keep[:, None])
+    else:
+        store_out(out_base + D_HALF, o_row, out.to(tl.bfloat16), keep, rb, n_rows, BLOCK_H)
+
+
+DEFAULT_CONFIG = {
+    # The pipe decode's arguments: q [b, s_q, h_q, 576] bf16, k_cache [num_blocks, 64, h_kv, 576]
+    # bf16, block_table [b, max_blocks] int32, cache_seqlens [b] int32; one split: out
+    # [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32 (SPLIT=True: o_part fp32 and lse_part fp32,
+    # the same strides by name).
+    "signature": {
+        "q_ptr": "*bf16", "k_ptr": "*bf16", "bt_ptr": "*i32", "seqlens_ptr": "*i32",
+        "out_ptr": "*bf16", "lse_ptr": "*fp32",
+        "stride_q_b": "i32", "stride_q_s": "i32", "stride_q_h": "i32",
+        "stride_k_blk": "i32", "stride_k_tok": "i32", "stride_k_h": "i32", "stride_bt_b": "i32",
+        "stride_o_b": "i32", "stride_o_split": "i32", "stride_o_s": "i32", "stride_o_h": "i32",
+        "stride_l_b": "i32", "stride_l_split": "i32", "stride_l_s": "i32", "stride_l_h": "i32",
+        "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32", "sm_scale": "fp32",
+        "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "SPLIT": "constexpr",
+    },
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False},
+    "num_warps": 4,                  # the producer (default partition)
+    "grid": ("b * h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "n_split"),
+}
