@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "docs" / "example.pipe"
 DEADLOCK = ROOT / "docs" / "example_deadlock.pipe"
 KERNELS = [ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py",
-           ROOT / "tle_kernels" / "mla_decode_pipe.py"]
+           ROOT / "tle_kernels" / "mla_decode_pipe.py", ROOT / "tle_kernels" / "mla_decode_seesaw.py"]
 
 
 def run(capsys, *args):
