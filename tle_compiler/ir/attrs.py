@@ -9,8 +9,8 @@ through :data:`ATTR_TYPES`, so every attribute a pass writes survives a print/pa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, Optional, Union
+from .record import record
 
 #: Registered attribute classes by name (the text form's constructor names).
 ATTR_TYPES: dict[str, type] = {}
@@ -35,7 +35,7 @@ def attr_type(cls: type) -> type:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class AffineIndex:
     """``const + Σ coef·var`` over loop variables and params (the protocol's names, those of the
     Pipe IR); ``terms`` sorted by variable, no zero coefficients."""
@@ -64,7 +64,7 @@ class AffineIndex:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class Mod:
     """``operand % k`` (k > 0; pipe indices are never negative, so C's and Python's agree)."""
 
@@ -73,7 +73,7 @@ class Mod:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class FloorDiv:
     """``operand // k`` (k > 0)."""
 
@@ -82,7 +82,7 @@ class FloorDiv:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class BitAnd:
     """``operand & mask``."""
 
@@ -91,7 +91,7 @@ class BitAnd:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class BitXor:
     """``operand ^ bits``."""
 
@@ -169,7 +169,7 @@ def parity_expr(verb: str, index: AffineIndex, capacity: int, one_shot: bool
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class BarrierRole:
     """A partition's verb on a barrier: arrivers commit/close/release, waiters acquire/close/wait;
     ``reader``: the reader the partition speaks for ("" on an SPSC pipe, None for the writer)."""
@@ -180,7 +180,7 @@ class BarrierRole:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class BarrierDecl:
     """One mbarrier array of a pipe (infer-barriers): ``kind`` full/empty of field group
     ``group`` (the fields it guards), one barrier per slot (``stages``), each completing a phase
@@ -200,7 +200,7 @@ class BarrierDecl:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class BarrierWait:
     """An event waits on barrier array ``barrier`` at ``parity`` (infer-barriers)."""
 
@@ -213,7 +213,7 @@ class BarrierWait:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class ProtocolVerdict:
     """What the verification proved (passes/verdict.py's Verdict): ``kind`` proved / rejected /
     bounded / unknown, the scope of the claim, the values checked per param (``(param, range)``
@@ -228,7 +228,7 @@ class ProtocolVerdict:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class ProtocolError:
     """A fault the verifier reported: its check, line and message."""
 
@@ -242,7 +242,7 @@ class ProtocolError:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class MBarrierWait:
     """``mbarrier.wait(barrier[slot], parity)``."""
 
@@ -252,7 +252,7 @@ class MBarrierWait:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class MBarrierArrive:
     """An arrive on ``barrier[slot]`` counting ``count`` partition arrivals (the lowering turns a
     partition arrival into one elected arrive or one per thread, lowering/plan.py arrive_mode)."""
@@ -263,7 +263,7 @@ class MBarrierArrive:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class MBarrierAlloc:
     """An mbarrier array the kernel allocates: ``size`` barriers, each initialised to ``count``
     partition arrivals (scaled by the writer's arrive unit when lowered); ``fence``: a field it
@@ -284,7 +284,7 @@ class MBarrierAlloc:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class Blocked:
     """``gl.BlockedLayout(size_per_thread, threads_per_warp, warps_per_cta, order)``."""
 
@@ -295,7 +295,7 @@ class Blocked:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class NVMMADistributed:
     """``gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta, instr_shape)``: the Hopper
     wgmma accumulator layout."""
@@ -305,7 +305,7 @@ class NVMMADistributed:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class Slice:
     """``gl.SliceLayout(dim, parent)``: ``parent`` with dimension ``dim`` removed."""
 
@@ -314,7 +314,7 @@ class Slice:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class DotOperand:
     """``gl.DotOperandLayout(operand_index, parent, k_width)``: a register wgmma operand."""
 
@@ -324,7 +324,7 @@ class DotOperand:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class LayoutTable:
     """The layouts of one function's tensor values (a partition, or the kernel prologue), as
     assign-layouts solved them. The lowering numbers the function's layout variables and its
@@ -339,7 +339,7 @@ class LayoutTable:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class FieldFill:
     """How the writer fills a pipe field: cp.async gathers (``cp_async``), register stores
     (``registers``), or both."""
@@ -350,7 +350,7 @@ class FieldFill:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class ArriveUnit:
     """How the writer's commits arrive on a barrier array, and its init count per slot:
     ``mode`` partition (one elected arrive), thread (every thread's cp.async arrive), mixed (both),
@@ -369,7 +369,7 @@ class ArriveUnit:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class WgmmaWait:
     """``warpgroup_mma_wait(pending, deps)``: wait until at most ``pending`` wgmmas are in flight.
 
@@ -391,7 +391,7 @@ class WgmmaWait:
 
 
 @attr_type
-@dataclass(frozen=True)
+@record
 class CarriedWgmma:
     """A wgmma a pipelined loop (``wgmma_pipeline=True``) keeps in flight across its back-edge:
     the names holding its result, the shared-memory rings it reads, and its register A operands

@@ -22,10 +22,11 @@ emit-gluon reads these instead of solving or deciding (lowering/walks.py, codege
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..ir import kernel as K
 from ..ir.attrs import ArriveUnit, FieldFill
+from ..ir.record import record
 from ..passes.kir_rewrite import with_node_attrs
 from ..passes.kir_module import KirModule
 from . import walks
@@ -99,7 +100,7 @@ def assign_layouts(module: KirModule) -> KirModule:
     return module
 
 
-@dataclass(frozen=True)
+@record
 class AssignLayouts:
     name: str = "assign-layouts"
     requires: tuple = ("verify-protocol", "verify-deadlock", "materialize-barriers")

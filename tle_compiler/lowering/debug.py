@@ -35,14 +35,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from typing import Optional, Union
+from ..ir.record import record
 
 DEFAULT_NS = 2_000_000_000  # 2 s of %globaltimer
 ENV = "TLE_DEBUG_WAITS"
 
 
-@dataclass(frozen=True)
+@record
 class Bound:
     """How long one wait may take: ``unit`` "ns" (``%globaltimer``) or "polls" (try_wait calls;
     each ``mbarrier.try_wait`` may itself suspend for a hardware-defined time)."""

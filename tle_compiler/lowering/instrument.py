@@ -29,11 +29,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional, Union
+from ..ir.record import record
 
 
-@dataclass(frozen=True)
+@record
 class _SkipFills:
     names: frozenset
     path: Optional[str]  # resolved source path, or None for every kernel

@@ -23,10 +23,11 @@ lowering pass) imports it, or calls :func:`passes_with_lowering`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..ir import kernel as K
 from ..ir.attrs import MBarrierAlloc, MBarrierArrive, MBarrierWait
+from ..ir.record import record
 from ..passes.kir_rewrite import map_partition_events
 # run_passes is re-exported: run from here, a pipeline finds the lowering's passes registered
 from ..passes.manager import KirModule, kir_passes, register, run_passes  # noqa: F401
@@ -45,7 +46,7 @@ def barrier_ops(event: K.Event) -> tuple:
     return tuple(ops)
 
 
-@dataclass(frozen=True)
+@record
 class MaterializeBarriers:
     name: str = "materialize-barriers"
     requires: tuple = ("infer-stages", "infer-barriers")
@@ -61,7 +62,7 @@ class MaterializeBarriers:
         return module
 
 
-@dataclass(frozen=True)
+@record
 class EmitGluon:
     name: str = "emit-gluon"
     requires: tuple = ("verify-protocol", "verify-deadlock", "materialize-barriers",

@@ -53,6 +53,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Event, For, If, Program, Stmt
+from ..ir.record import record
 from ..ir.unroll import unroll
 from ..passes.roles import PipeRoles, reader_name, resolve_roles
 
@@ -76,7 +77,7 @@ class NvwsError(Exception):
 
 # ------------------------------------------------------------------------------------- the arefs
 
-@dataclass(frozen=True)
+@record
 class Aref:
     """One ``nvws.aref.create``: a field group of a pipe (one full and one empty mbarrier array)."""
 
@@ -122,7 +123,7 @@ def _ident(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
-@dataclass(frozen=True)
+@record
 class _Key:
     """An open enter: (aref, side, index). side is "put" or "get:<reader>"."""
 
@@ -823,7 +824,7 @@ def _parse_ws(lines: list[str], i: int, op: Op) -> int:
 
 # ------------------------------------------------------------------------------------ interpreter
 
-@dataclass(frozen=True)
+@record
 class TracedOp:
     op: str  # WAIT | ARRIVE
     aref: int
@@ -1102,7 +1103,7 @@ def compare_traces(expected: Mapping[str, list[tuple]], traced: Mapping[str, lis
     return problems
 
 
-@dataclass(frozen=True)
+@record
 class CountRow:
     """One mbarrier array: Triton's init counts per stage next to infer-barriers' (None: we
     allocate no such barrier, a one-shot pipe's empty)."""

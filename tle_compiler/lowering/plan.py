@@ -22,6 +22,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.attrs import BarrierDecl, BarrierRole
+from ..ir.record import record
 
 GL_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -65,7 +66,7 @@ class Ring:
         return nvmma_shared_src(self.shape, self.dtype) if self.mma else plain_shared_src(len(self.shape))
 
 
-@dataclass(frozen=True)
+@record
 class StageBarrier:
     """One barrier of an array (stage ``stage``), as the plan's readers see it: its array's
     BarrierDecl fields and the allocation's count."""

@@ -24,13 +24,14 @@ Dependencies are named in KIR terms (lowering/scheduled_waits.py maps them to ge
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.attrs import CarriedWgmma, WgmmaWait
 from ..ir.nodes import NOLOC
+from ..ir.record import record
 from ..passes.kir_module import KirModule
 from ..passes.kir_rewrite import with_node_attrs
 from . import kir_paths, walks
@@ -242,7 +243,7 @@ def schedule_wgmma(module: KirModule) -> KirModule:
     return module
 
 
-@dataclass(frozen=True)
+@record
 class ScheduleWgmma:
     name: str = "schedule-wgmma"
     requires: tuple = ("assign-layouts",)

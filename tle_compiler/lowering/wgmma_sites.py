@@ -29,19 +29,19 @@ the KIR holds at each point it passes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from ..ir.record import record
 from .values import V
 
 
-@dataclass(frozen=True)
+@record
 class Read:
     """The value of the expression is read in registers."""
 
     value: V
 
 
-@dataclass(frozen=True)
+@record
 class Overwrite:
     """Shared memory of ``rings`` (ring variables; None: a buffer the lowering cannot name) is
     about to be written or handed back."""
@@ -50,14 +50,14 @@ class Overwrite:
     why: str
 
 
-@dataclass(frozen=True)
+@record
 class Drain:
     """No wgmma may stay in flight past this point."""
 
     why: str
 
 
-@dataclass(frozen=True)
+@record
 class BackEdge:
     """The end of a pipelined loop's body: all but the wgmmas the loop carries retire
     (``carried``: the loop's ``wgmma_carried``, as the translator read it)."""
