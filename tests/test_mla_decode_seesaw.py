@@ -1,6 +1,7 @@
 """The TLE-FlashMLA seesaw MLA decode kernel (tle_kernels/mla_decode_seesaw.py) on the CPU: its
-protocol is verified for every pair count read from cache_seqlens, it compiles for sm_90a without
-register spills in every CAUSAL x SPLIT variant, its launcher keeps the pipe decode's contract, and
+protocol is verified for every pair count read from cache_seqlens, its generated Gluon performs
+exactly the verified barrier operations, it compiles for sm_90a without register spills in every
+CAUSAL x SPLIT variant, its launcher keeps the pipe decode's contract, and
 its math (run by the CPU emulator with exactly the arguments
 tle_kernels/mla_decode_seesaw_launch.py launches it with) matches the fp32 decode reference on the
 pipe decode's cases (tests/test_mla_decode_pipe.py): one split or several, causal or not, grouped
@@ -72,6 +73,37 @@ def test_compiles_for_sm90a_without_spills(causal, split):
     assert (st["spill_stores"], st["spill_loads"]) == (0, 0), st["log"]
     assert c.metadata.shared <= 232_448
     assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+224\b", c.asm["ptx"])  # consumers
+
+
+@pytest.mark.parametrize("causal,split", [(False, False), (True, True)],
+                         ids=["one_split", "causal_split"])
+def test_lowering_emits_the_verified_barrier_operations(causal, split):
+    """What is lowered is what was verified (tests/test_lowering_events.py's check): the
+    generated Gluon's mbarrier operations, partition by partition, equal the verified events for
+    pair counts 0, 1, 2, 3 and 5, and no release hands back a slot an in-flight wgmma reads (the
+    P1·V1_L left in flight across the back-edge included). NP is read from cache_seqlens, which
+    the trace interpreter cannot evaluate, so the prologue's one line computing NP is replaced by
+    the value (a runtime integer) before tracing."""
+    pytest.importorskip("triton.experimental.gluon")
+    import tle_kernels.mla_decode_seesaw as mod
+    from tle_compiler.testing.gluon_trace import (LoweredKernel, compare, release_rings_of,
+                                                  trace_gluon)
+
+    cfg = mod.DEFAULT_CONFIG
+    lk = LoweredKernel((str(KERNEL), "mla_decode_seesaw"),
+                       dict(cfg["constexprs"], CAUSAL=causal, SPLIT=split))
+    np_line = "    NP = ((NK + 1) // 2)\n"
+    assert lk.gen.source.count(np_line) == 1
+    args = {a: 64 for a, t in cfg["signature"].items() if t == "i32"}
+    constexprs = {c: lk.constexprs[c] for c in lk.info.constexprs}
+    for n_pairs in (0, 1, 2, 3, 5):
+        source = lk.gen.source.replace(np_line, f"    NP = s_q * 0 + {n_pairs}\n")
+        trace = trace_gluon(source, lk.gen.kernel, args, constexprs,
+                            release_rings=release_rings_of(lk.gen.plans))
+        params = lk.params(trace)
+        assert params == {"NP": n_pairs}
+        problems = compare(lk.expected(params), trace, lk.partitions, source) + trace.violations
+        assert not problems, "\n".join(problems)
 
 
 # ---------------------------------------------------------------- the launcher
