@@ -303,3 +303,65 @@ def test_tle_cp_async_0_lowers_gathers_as_register_loads(monkeypatch):
     c = compile_kernel(sparse_mla_pipe, DEFAULT_CONFIG["signature"], DEFAULT_CONFIG["constexprs"])
     assert "cp.async" not in c.asm["ptx"]
     assert not c.tle_generated.uses_cp_async
+
+
+# ------------------------------------------------------------------ scalar loads
+
+SCALAR_LOADS = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+def fill(p, x_ptr, bt_ptr, NT):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    w = p.writer()
+    for i in range(NT):
+        page = tl.load(bt_ptr + i, mask=MASK, other=0).to(tl.int64)
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + page * 4096 + offs))
+        w.commit(i)
+
+
+def drain(p, NT):
+    r = p.reader()
+    for i in range(NT):
+        r.wait(i)
+        r.release(i)
+
+
+@tle.jit
+def paged_copy(x_ptr, bt_ptr, n_ptr):
+    NT = tl.load(n_ptr + tl.program_id(0))
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (p, x_ptr, bt_ptr, NT)), (drain, (p, NT))], [4], [232])
+'''
+SCALAR_LOADS_SIG = {"x_ptr": "*bf16", "bt_ptr": "*i32", "n_ptr": "*i32"}
+
+
+def test_scalar_loads_compile_to_scalar_tt_loads(tmp_path):
+    """tl.load of one pointer, in the kernel prologue (the trip count, an opaque param the verifier
+    proves the protocol for at every value) and in a partition (masked, with `other`): scalar
+    tt.loads (a !tt.ptr operand, no tensor of one pointer, no reduction), one ld.global each."""
+    path = tmp_path / "paged_copy.py"
+    path.write_text(SCALAR_LOADS.replace("MASK", "i < NT"))
+    info = kernel_info_of((str(path), "paged_copy"), {})
+    assert [p.name for p in info.program.params] == ["NT"]
+    c = compile_kernel(info, SCALAR_LOADS_SIG, {})
+    loads = [ln.strip() for ln in ttgir_ops(c.asm["ttgir"]) if "tt.load " in ln]
+    scalar = [ln for ln in loads if ln.split(" : ", 1)[1].startswith("!tt.ptr<i32>")]
+    assert len(scalar) == 2, loads
+    assert sum(ln.count(",") == 2 for ln in scalar) == 1  # the partition's: pointer, mask, other
+    assert not any("tensor<1x" in ln for ln in loads) and "tt.reduce" not in c.asm["ttgir"]
+    assert len(re.findall(r"\bld\.global\.b32\b", c.asm["ptx"])) == 2
+    st = ptxas_stats(c)
+    assert st["ok"] and (st["spill_stores"], st["spill_loads"]) == (0, 0), st["log"]
+
+
+def test_a_tensor_mask_on_a_scalar_pointer_is_a_lowering_error(tmp_path):
+    """As in Triton: a scalar pointer's mask must be a scalar."""
+    path = tmp_path / "paged_copy.py"
+    path.write_text(SCALAR_LOADS.replace("MASK", "tl.arange(0, 64) < NT"))
+    with pytest.raises(TleError, match="tl.load of a scalar pointer: its mask must be a scalar") as e:
+        gluon_source((str(path), "paged_copy"))
+    assert e.value.loc.line == path.read_text().splitlines().index(
+        "        page = tl.load(bt_ptr + i, mask=tl.arange(0, 64) < NT, other=0).to(tl.int64)") + 1

@@ -559,8 +559,10 @@ class FnTranslator:
             # value: the descriptor, so a dot can read the tile from shared memory instead
             return self.materialize(V("tensor", f"{p.text}.load({self.Lv(var)})", var, p.shape,
                                       p.dtype, value={"smem": p.value}), "v")
+        if p.kind == "scalar":
+            return self._scalar_load(p, node, kw)
         if p.kind != "tensor":
-            raise self.err("tl.load of a scalar pointer is not supported (load a tensor of pointers)",
+            raise self.err(f"tl.load of a {p.kind} (expected a pointer or a tensor of pointers)",
                            node)
         parts = [p.text]
         for key in ("mask", "other"):
@@ -575,6 +577,27 @@ class FnTranslator:
                 parts.append(f"{key}={v.text}")
         parts += self._cache_hints(kw, node)
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
+
+    def _scalar_load(self, p: V, node: K.Op, kw: dict) -> V:
+        """``tl.load(ptr)`` of one pointer (optionally ``mask=``/``other=`` scalars): Gluon's
+        ``gl.load`` on a scalar pointer, a scalar ``tt.load`` that every thread issues and that
+        needs no layout. The value is data to the verifier (an opaque runtime integer, e.g. a trip
+        count read from memory before warp_specialize). As in Triton, a tensor mask or other on a
+        scalar pointer is an error."""
+        parts = [p.text]
+        for key in ("mask", "other"):
+            a = kw.get(key)
+            if a is None:
+                continue
+            v = self.ex(a)
+            if v.kind not in ("const", "scalar"):
+                raise self.err(f"tl.load of a scalar pointer: its {key} must be a scalar, got a "
+                               f"{v.kind}", node)
+            parts.append(f"{key}={v.text}")
+        if "other" in kw and "mask" not in kw:
+            raise self.err("tl.load: `other` without `mask`", node)
+        parts += self._cache_hints(kw, node)
+        return V("scalar", f"gl.load({', '.join(parts)})")
 
     def _cache_hints(self, kws: dict, node: K.Expr) -> list[str]:
         """tl.load's cache hints (``eviction_policy``, ``cache_modifier``: string literals) as
