@@ -2,7 +2,9 @@
 
 For every bundled kernel, example and GPU-test kernel (discovered from tle_kernels/), and for small
 kernels of loop and control-flow forms (tests/fixtures/lowering_events/), the generated Gluon is run
-by tle_compiler.testing.gluon_trace for several values of the runtime trip counts: the mbarrier
+by tle_compiler.testing.gluon_trace for several values of the runtime trip counts (a trip count the
+kernel reads from memory, as the decode kernels read theirs from cache_seqlens, pinned to each value
+as a runtime argument is set): the mbarrier
 waits and arrives each partition executes must equal, in order, the operations the verified Pipe
 IR's events map to (docs/semantics.md's verb table over the plan's barrier arrays), and no release
 may hand back a slot that an in-flight wgmma still reads. The comparer and the interpreter are
@@ -22,7 +24,8 @@ pytest.importorskip("triton.experimental.gluon")
 from tle_compiler.diagnostics import TleError, TleVerificationWarning  # noqa: E402
 from tle_compiler.lowering.dumping import default_config  # noqa: E402
 from tle_compiler.testing.gluon_trace import (ARRIVE, ARRIVE_THREAD, WAIT, LoweredKernel,  # noqa: E402
-                                              TraceError, compare, release_rings_of, trace_gluon)
+                                              TraceError, compare, data_dependent_names,
+                                              release_rings_of, trace_gluon)
 
 from .bundled import tle_kernels  # noqa: E402
 from .tle_snippets import HEADER, TILE_FILL  # noqa: E402
@@ -33,7 +36,8 @@ LOOPS = FIXTURES / "loops.py"
 CONTROL = FIXTURES / "control.py"
 PIPELINED = FIXTURES / "pipelined.py"
 
-KERNEL_FILES = ([ROOT / "tle_kernels" / "sparse_mla_pipe.py", ROOT / "tle_kernels" / "sparse_mla_seesaw.py"]
+KERNEL_FILES = ([ROOT / "tle_kernels" / f"{stem}.py" for stem in
+                 ("sparse_mla_pipe", "sparse_mla_seesaw", "mla_decode_pipe", "mla_decode_seesaw")]
                 + sorted((ROOT / "tle_kernels" / "examples").glob("*.py"))
                 + sorted((ROOT / "tle_kernels" / "gpu_tests").glob("*.py")))
 TRIP_COUNTS = (0, 1, 2, 3, 5)
@@ -59,7 +63,9 @@ class Runs:
     that give it a wanted value: a param that is an integer argument is set directly; a kernel-level
     variable (``NT = tl.cdiv(N_KV, BN)``, ``NK = TOPK // BK``) is driven through the integer
     arguments and constexprs its definition reads, scaled by the first multiplier (1, the file's
-    integer constants, powers of two) for which the traced prologue computes the wanted value."""
+    integer constants, powers of two) for which the traced prologue computes the wanted value; a
+    kernel-level variable computed from loaded data or program ids (the decode kernels' ``NK``
+    from ``cache_seqlens``), which no input drives, is pinned to the value (gluon_trace's pins)."""
 
     def __init__(self, path: Path, name: str, config: dict, debug_waits: bool = False):
         self.path, self.name, self.debug_waits = path, name, debug_waits
@@ -73,6 +79,7 @@ class Runs:
         self.consts = sorted({v for n in tree.body if isinstance(n, ast.Assign)
                               for v in [_const_int(n.value)] if v is not None and v > 1})
         self.multipliers: dict[str, tuple[list[str], int]] = {}
+        self.pinned = set(self.base.data_params({a: 64 for a in self.int_args}))
 
     def lowered(self, cx: dict) -> LoweredKernel:
         key = tuple(sorted(cx.items()))
@@ -95,17 +102,20 @@ class Runs:
                 todo += sorted(defs.get(n, ()))
         return [a for a in self.sig if a in seen and (a in self.int_args or isinstance(self.cx.get(a), int))]
 
-    def setting(self, values: dict[str, int]) -> tuple[dict, dict]:
-        """(constexprs, arguments) under which the IR params take ``values``."""
+    def setting(self, values: dict[str, int]) -> tuple[dict, dict, dict]:
+        """(constexprs, arguments, pins) under which the IR params take ``values``."""
         cx, args = dict(self.cx), {a: 64 for a in self.int_args}
+        pins = {p: v for p, v in values.items() if p in self.pinned}
         for p, v in values.items():
+            if p in pins:
+                continue
             if p in self.int_args:
                 args[p] = v
                 continue
             inputs, m = self.multiplier(p)
             for a in inputs:
                 (args if a in self.int_args else cx)[a] = v * m
-        return cx, args
+        return cx, args, pins
 
     def multiplier(self, param: str) -> tuple[list[str], int]:
         if param not in self.multipliers:
@@ -129,10 +139,11 @@ class Runs:
         return self.multipliers[param]
 
     def check(self, values: dict[str, int]) -> list[str]:
-        cx, args = self.setting(values)
+        cx, args, pins = self.setting(values)
         lk = self.lowered(cx)
-        params, problems = lk.check(args)
-        assert params == values, f"{self.name}: inputs {cx} {args} gave params {params}, not {values}"
+        params, problems = lk.check(args, pins)
+        assert params == values, \
+            f"{self.name}: inputs {cx} {args} (pins {pins}) gave params {params}, not {values}"
         return [f"{self.name} with {values}: {p}" for p in problems]
 
 
@@ -159,9 +170,9 @@ def param_grid(program, values=TRIP_COUNTS) -> list[dict[str, int]]:
 
 def test_every_kernel_file_is_discovered():
     stems = {p.stem for p, _, _ in KERNELS}
-    assert {"sparse_mla_pipe", "sparse_mla_seesaw", "ring", "spmc", "spsc_ring", "seesaw",
-            "one_shot", "close"} <= stems
-    assert len(KERNELS) >= 18
+    assert {"sparse_mla_pipe", "sparse_mla_seesaw", "mla_decode_pipe", "mla_decode_seesaw", "ring",
+            "spmc", "spsc_ring", "seesaw", "one_shot", "close"} <= stems
+    assert len(KERNELS) >= 20
 
 
 @pytest.mark.parametrize("path,name,config", KERNELS, ids=[f"{p.stem}.{n}" for p, n, _ in KERNELS])
@@ -426,6 +437,92 @@ def test_a_release_must_retire_the_wgmmas_reading_its_slot_in_issue_order(pendin
     assert bool(found) == violation, found
     if violation:
         assert "kv_empty0[0]" in found[0] and "kv_v" in found[0] and "t=1" in found[0]
+
+
+# ------------------------------------------------------------------ trip counts read from memory
+
+DECODE = ROOT / "tle_kernels" / "mla_decode_pipe.py"
+
+
+def _decode():
+    cfg = default_config(str(DECODE), "mla_decode_pipe")
+    lk = LoweredKernel((str(DECODE), "mla_decode_pipe"), cfg["constexprs"])
+    return lk, {a: 64 for a, t in cfg["signature"].items() if t == "i32"}
+
+
+def test_a_trip_count_read_from_memory_is_pinned_not_guessed():
+    """The pipe decode reads NK from cache_seqlens: no argument drives it, the trace refuses to run
+    its loops without a value, and a pin gives it one (as a runtime argument would)."""
+    lk, args = _decode()
+    assert lk.data_params(args) == ["NK"]
+    with pytest.raises(TraceError, match="stage of a barrier operation is not a known integer"):
+        lk.trace(args)
+    tr = lk.trace(args, {"NK": 3})
+    assert tr.pinned == {"NK": 3} and lk.params(tr) == {"NK": 3}
+    assert sum(o.key[:2] == (WAIT, "kv_empty0") for o in tr.partition("producer").ops) == 3
+
+
+def test_comparer_reports_a_wrong_pinned_trip_count():
+    """A pin is checked like any param: the Gluon run with NK = 3 against the events verified for
+    NK = 2 differs in every partition that loops (producer, left, right)."""
+    lk, args = _decode()
+    tr = lk.trace(args, {"NK": 3})
+    assert not compare(lk.expected({"NK": 3}), tr, lk.partitions, lk.gen.source)
+    problems = compare(lk.expected({"NK": 2}), tr, lk.partitions, lk.gen.source)
+    assert len(problems) == 3 and all("expected  nothing more" in p for p in problems)
+    assert "partition 'producer'" in problems[0] and "partition 'right'" in problems[2]
+
+
+PINNED = '''
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier
+
+
+@gluon.jit
+def count(M):
+    M = M + 0
+    return M
+
+
+@gluon.jit
+def part(M, bar):
+    for t in range(M):
+        mbarrier.arrive(bar.index(t % 4), count=1)
+
+
+@gluon.jit
+def kern(x_ptr, N):
+    bar = gl.allocate_shared_memory(gl.int64, [4, 1], mbarrier.MBarrierLayout())
+    for s in gl.static_range(4):
+        mbarrier.init(bar.index(s), count=1)
+    K = count(N + 1)
+    M = gl.load(x_ptr + gl.program_id(0))
+    if gl.program_id(0) > N:
+        M = K
+    gl.warp_specialize([(part, (M, bar))], [], [])
+'''
+
+
+def test_a_pin_binds_a_kernel_level_name_computed_from_data():
+    """M is computed from a load and reassigned under a data-dependent `if`: a pin binds it at
+    both. The helper's local M is not the kernel's: K = count(N + 1) keeps its value."""
+    assert {"M", "x_ptr"} <= data_dependent_names(PINNED, "kern", {"N": 2})
+    assert "K" not in data_dependent_names(PINNED, "kern", {"N": 2})
+    tr = trace_gluon(PINNED, "kern", {"N": 2}, pins={"M": 6})
+    assert [k[2] for k in tr.partition("part").keys] == [0, 1, 2, 3, 0, 1]
+    assert tr.prologue["M"] == 6 and tr.prologue["K"] == 3
+
+
+@pytest.mark.parametrize("pins,message", [
+    ({"K": 5}, "computes 'K' from its arguments and constexprs; set those"),
+    ({"N": 5}, "'N' is an argument of 'kern'"),
+    ({"L": 5}, "assigns no 'L'"),
+    ({"M": 1 << 31}, "a pin is an i32 integer"),
+])
+def test_a_pin_never_overrides_what_the_arguments_determine(pins, message):
+    with pytest.raises(TraceError, match=message):
+        trace_gluon(PINNED, "kern", {"N": 2}, pins=pins)
 
 
 # ------------------------------------------------------------------ the interpreter reads as Triton

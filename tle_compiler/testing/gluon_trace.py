@@ -19,6 +19,14 @@ the events the verifier checked. This module is that test's machinery:
   tell) can still be in flight (groups retire in issue order: ``warpgroup_mma_wait(n)`` leaves the
   n most recent). A barrier operation whose execution depends on data (a condition or loop bound
   the interpreter cannot evaluate) is an error: the protocol must not depend on data.
+* A kernel-level integer the prologue computes from what the interpreter cannot know (loaded data,
+  program ids: a decode kernel's trip count read from ``cache_seqlens``) is, like a runtime
+  argument, a value the caller chooses: ``pins`` binds such a name to an integer at its
+  assignments in the kernel body, and the partitions then run with that value. A pin must name a
+  kernel-body name that at least one of its assignments computes from such a value (a name the
+  arguments and constexprs determine is set through them, an argument is given), so a pin stands
+  only for what the interpreter could not compute. :func:`data_dependent_names` says which names
+  need one.
 * :func:`expected_ops` unrolls the verified Program for the same param values and maps every event to
   the barrier operations docs/semantics.md and the plan (barrier arrays, field groups, arrive units)
   prescribe.
@@ -191,6 +199,8 @@ class Trace:
     inits: dict[tuple[str, int], int]  # (array, stage) -> init count
     partitions: list[PartitionTrace]
     violations: list[str]  # in the kernel prologue and in every partition
+    pinned: dict[str, int] = field(default_factory=dict)  # the pins the prologue ran with
+    unknown: frozenset = frozenset()  # prologue names whose value the interpreter cannot compute
 
     def partition(self, function: str) -> PartitionTrace:
         return next(p for p in self.partitions if p.function == function)
@@ -322,7 +332,8 @@ class _Return(Exception):
 # ------------------------------------------------------------------------------------- interpreter
 
 class _Interpreter:
-    def __init__(self, source: str, release_rings: Mapping[str, Iterable[str]]):
+    def __init__(self, source: str, release_rings: Mapping[str, Iterable[str]],
+                 pins: Optional[Mapping[str, int]] = None):
         self.source = source
         self.lines = source.splitlines()
         self.tree = ast.parse(source)
@@ -338,6 +349,14 @@ class _Interpreter:
         self.inits: dict[tuple[str, int], int] = {}
         self.violations: list[str] = []
         self.partitions: list[tuple[ast.FunctionDef, tuple]] = []
+        # pins: kernel-level name -> the runtime integer it is bound to (see the module docstring)
+        self.pins: dict[str, RInt] = {}
+        for k, v in (pins or {}).items():
+            if not isinstance(v, int) or isinstance(v, bool) or _wrap(v, 32) != v:
+                raise TraceError(f"pin {k}={v!r}: a pin is an i32 integer")
+            self.pins[k] = RInt(v)
+        self.kernel_env: Optional[dict] = None  # the kernel body's names (where pins apply)
+        self.pin_unknown: dict[str, bool] = {}  # pinned name -> some assignment was data-dependent
         self._module()
 
     # ------------------------------------------------------------------ module level
@@ -365,7 +384,7 @@ class _Interpreter:
 
     # ------------------------------------------------------------------ the kernel
     def run_kernel(self, name: str, args: Mapping[str, object], constexprs: Mapping[str, object],
-                   int64: Iterable[str]) -> Trace:
+                   int64: Iterable[str], partitions: bool = True) -> Trace:
         fdef = self.functions.get(name)
         if fdef is None:
             raise TraceError(f"the module has no function '{name}'")
@@ -384,15 +403,43 @@ class _Interpreter:
                 env[a.arg] = RInt(v, bits)
             else:
                 env[a.arg] = OPAQUE  # a pointer, a float, or a value not given
+        self.kernel_env = env
         self.block(fdef.body, env)
         if not self.partitions:
             raise TraceError(f"'{name}' calls no gl.warp_specialize")
+        self._check_pins(name, fdef, env)
         prologue = {k: _ival(v) for k, v in env.items() if _is_int(v) and not isinstance(v, bool)}
+        unknown = frozenset(k for k, v in env.items() if v is OPAQUE)
         traces = []
-        for i, (fn, fargs) in enumerate(self.partitions):
-            traces.append(self.run_partition(i, fn, fargs))
+        if partitions:
+            for i, (fn, fargs) in enumerate(self.partitions):
+                traces.append(self.run_partition(i, fn, fargs))
         return Trace(name, prologue, dict(self.barriers), dict(self.inits), traces,
-                     self.violations + [v for t in traces for v in t.violations])
+                     self.violations + [v for t in traces for v in t.violations],
+                     {k: v.value for k, v in self.pins.items()}, unknown)
+
+    def _pin(self, name: str, v, env: dict):
+        """The value an assignment binds ``name`` to: its pin, where it has one and the
+        assignment is in the kernel body (not in a helper it calls)."""
+        if env is not self.kernel_env or name not in self.pins:
+            return v
+        self.pin_unknown[name] = self.pin_unknown.get(name, False) or not _is_int(v)
+        return self.pins[name]
+
+    def _check_pins(self, kernel: str, fdef: ast.FunctionDef, env: dict) -> None:
+        """Every pin names a kernel-body integer that depends on what the interpreter cannot
+        know: a pin never replaces a value the arguments determine."""
+        args = {a.arg for a in fdef.args.args}
+        for name in self.pins:
+            if name in args:
+                raise TraceError(f"pin {name}: '{name}' is an argument of '{kernel}'; give its "
+                                 f"value as an argument")
+            if name not in self.pin_unknown:
+                raise TraceError(f"pin {name}: the body of '{kernel}' assigns no '{name}' before "
+                                 f"gl.warp_specialize")
+            if not self.pin_unknown[name]:
+                raise TraceError(f"pin {name}: '{kernel}' computes '{name}' from its arguments and "
+                                 f"constexprs; set those instead of pinning it")
 
     def run_partition(self, index: int, fn: ast.FunctionDef, args: tuple) -> PartitionTrace:
         params = [a.arg for a in fn.args.args]
@@ -446,7 +493,7 @@ class _Interpreter:
                 v = Smem(target.id, v.barrier, v.stages)
                 if v.barrier:
                     self.barriers[v.name] = v.stages
-            env[target.id] = v
+            env[target.id] = self._pin(target.id, v, env)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if isinstance(v, (tuple, list)) and len(v) == len(target.elts):
                 for t, x in zip(target.elts, v):
@@ -479,7 +526,7 @@ class _Interpreter:
             except _Return:
                 raise self.err(f"a return inside {why}", node) from None
         for k in assigned:
-            env[k] = OPAQUE
+            env[k] = self._pin(k, OPAQUE, env)
 
     @contextmanager
     def dry_mode(self, why: str, node: ast.AST):
@@ -972,15 +1019,27 @@ class _Interpreter:
 def trace_gluon(source: str, kernel: str, args: Optional[Mapping[str, object]] = None,
                 constexprs: Optional[Mapping[str, object]] = None, *,
                 release_rings: Optional[Mapping[str, Iterable[str]]] = None,
-                int64_args: Iterable[str] = ()) -> Trace:
+                int64_args: Iterable[str] = (), pins: Optional[Mapping[str, int]] = None) -> Trace:
     """Run the control skeleton of the Gluon module ``source`` from its ``@gluon.jit`` function
     ``kernel``. ``args``: values of runtime kernel arguments (ints; others, and missing ones, are
     opaque), i32 unless named in ``int64_args``; ``constexprs``: its ``gl.constexpr`` arguments.
     ``release_rings``: empty-barrier array → the ring allocations of its pipe (the wgmmas a release
-    must have retired; :func:`release_rings_of`). Raises :class:`TraceError` when the module cannot
-    be run or a barrier operation depends on data."""
-    interp = _Interpreter(source, release_rings or {})
+    must have retired; :func:`release_rings_of`). ``pins``: kernel-body names computed from data
+    → the i32 value to run with (module docstring). Raises :class:`TraceError` when the module
+    cannot be run, a barrier operation depends on data, or a pin does not name such a value."""
+    interp = _Interpreter(source, release_rings or {}, pins)
     return interp.run_kernel(kernel, dict(args or {}), dict(constexprs or {}), int64_args)
+
+
+def data_dependent_names(source: str, kernel: str, args: Optional[Mapping[str, object]] = None,
+                         constexprs: Optional[Mapping[str, object]] = None, *,
+                         int64_args: Iterable[str] = ()) -> frozenset:
+    """The names the kernel body binds, before and at ``gl.warp_specialize``, to values the
+    interpreter cannot compute from ``args`` and ``constexprs`` (loaded data, program ids, and
+    tensors, pointers and floats): the ones a trace can pin. Runs the prologue only."""
+    interp = _Interpreter(source, {})
+    return interp.run_kernel(kernel, dict(args or {}), dict(constexprs or {}), int64_args,
+                             partitions=False).unknown
 
 
 def release_rings_of(plans: Mapping) -> dict[str, frozenset]:
@@ -1141,15 +1200,25 @@ class LoweredKernel:
     def program(self) -> Program:
         return self.info.program
 
-    def trace(self, args: Mapping[str, object]) -> Trace:
+    def trace(self, args: Mapping[str, object], pins: Optional[Mapping[str, int]] = None) -> Trace:
         return trace_gluon(self.gen.source, self.gen.kernel, args,
                            {c: self.constexprs[c] for c in self.info.constexprs},
                            release_rings=release_rings_of(self.gen.plans),
-                           int64_args=self.int64_args)
+                           int64_args=self.int64_args, pins=pins)
+
+    def data_params(self, args: Mapping[str, object]) -> list[str]:
+        """The Program's params the kernel body computes from what the trace cannot know (a trip
+        count read from memory, one derived from program ids): a test pins them to the values it
+        checks, as it sets a runtime argument."""
+        unknown = data_dependent_names(self.gen.source, self.gen.kernel, args,
+                                       {c: self.constexprs[c] for c in self.info.constexprs},
+                                       int64_args=self.int64_args)
+        return [p.name for p in self.program.params if p.name in unknown]
 
     def params(self, trace: Trace) -> dict[str, int]:
         """The Program's params bound by name to the kernel's integer values at warp_specialize
-        (a kernel argument, or a kernel-level variable computed from arguments and constexprs)."""
+        (a kernel argument, a kernel-level variable computed from arguments and constexprs, or a
+        pinned one)."""
         missing = [p.name for p in self.program.params if p.name not in trace.prologue]
         if missing:
             raise TraceError(f"kernel '{self.info.name}': IR param(s) {', '.join(missing)} are no "
@@ -1160,11 +1229,13 @@ class LoweredKernel:
     def expected(self, params: Mapping[str, int]) -> dict[str, list[ExpectedOp]]:
         return expected_ops(self.program, self.gen.plans, params)
 
-    def check(self, args: Mapping[str, object]) -> tuple[dict[str, int], list[str]]:
-        """(the param values the arguments give, every problem found): per-partition mismatches
-        between the generated barrier operations and the verified events, then the trace's
-        violations (releases under in-flight wgmmas, operations on uninitialised barriers)."""
-        tr = self.trace(args)
+    def check(self, args: Mapping[str, object], pins: Optional[Mapping[str, int]] = None
+              ) -> tuple[dict[str, int], list[str]]:
+        """(the param values the arguments and pins give, every problem found): per-partition
+        mismatches between the generated barrier operations and the verified events, then the
+        trace's violations (releases under in-flight wgmmas, operations on uninitialised
+        barriers)."""
+        tr = self.trace(args, pins)
         params = self.params(tr)
         problems = compare(self.expected(params), tr, self.partitions, self.gen.source)
         return params, problems + tr.violations
