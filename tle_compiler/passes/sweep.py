@@ -7,10 +7,15 @@ endpoint, at the smallest value that shows them), the first deadlock by verify-d
 stops when the events it expanded exceed the budget (``PassContext.budget``); the verdict then is
 "unknown" and names the values checked. Otherwise the verdict is the plan's claim ("proved" or
 "bounded") or "rejected".
+
+A sweep depends only on the program, the fixed params, the bound and the budget, so the last few
+are kept by that key (programs compare as values, locations included): a process that verifies a
+kernel and then lowers it (``tle-dump --ttgir``, a first launch) checks its instances once.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -108,10 +113,33 @@ def _instances(ctx: PassContext, params: dict[str, int], at: tuple[int, int]) ->
     return cache[key][part][at[1]]
 
 
+#: Recent sweeps by (program, fixed params, bound, budget); a Sweep is not changed once built.
+_RECENT: "OrderedDict[tuple, Sweep]" = OrderedDict()
+_RECENT_MAX = 8
+
+
 def sweep(ctx: PassContext) -> Sweep:
-    """The context's sweep, run on first use."""
+    """The context's sweep, run on first use (or taken from a recent identical one)."""
     if ctx.sweep is not None:
         return ctx.sweep
+    key = (ctx.program, tuple(sorted(ctx.fixed_params.items())), ctx.bound, ctx.budget)
+    try:
+        hit = _RECENT.get(key)
+    except TypeError:  # a program holding an unhashable value: no reuse
+        key, hit = None, None
+    if hit is not None:
+        _RECENT.move_to_end(key)
+        ctx.sweep = hit
+        return hit
+    sw = _run_sweep(ctx)
+    if key is not None:
+        _RECENT[key] = sw
+        while len(_RECENT) > _RECENT_MAX:
+            _RECENT.popitem(last=False)
+    return sw
+
+
+def _run_sweep(ctx: PassContext) -> Sweep:
     pl = plan(ctx.program, ctx.fixed_params, ctx.bound)
     sw = Sweep(pl)
     ctx.sweep = sw
