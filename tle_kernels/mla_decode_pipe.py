@@ -72,7 +72,7 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
     b = (item // n_rb // h_kv).to(tl.int64)
 
     # This split's positions [lo, hi) and its K tiles, read once and shared by every partition.
-    seqlen = tl.max(tl.load(seqlens_ptr + b + tl.arange(0, 1)), 0)
+    seqlen = tl.load(seqlens_ptr + b)
     chunk = (seqlen + tl.num_programs(1) - 1) // tl.num_programs(1)
     chunk = (chunk + BK - 1) // BK * BK
     lo = split * chunk
@@ -151,7 +151,7 @@ def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride
     for ck in range(NK):
         # The page of tile ck is read before acquire so its latency hides behind the wait for a
         # free stage. Positions at or past hi (the tail of the last page) load as zeros.
-        page = tl.max(tl.load(bt_row + ck + tl.arange(0, 1)), 0).to(tl.int64)
+        page = tl.load(bt_row + ck).to(tl.int64)
         valid = lo + ck * BK + offs_k < hi
         rows = kv_rows(k_head + page * stride_k_blk, stride_k_tok, offs_k, valid)
         keep = valid[:, None]

@@ -91,7 +91,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
 
     # This split's positions [lo, hi), its K tiles and tile pairs, read once and shared by every
     # partition.
-    seqlen = tl.max(tl.load(seqlens_ptr + b + tl.arange(0, 1)), 0)
+    seqlen = tl.load(seqlens_ptr + b)
     chunk = (seqlen + tl.num_programs(1) - 1) // tl.num_programs(1)
     chunk = (chunk + BK - 1) // BK * BK
     lo = split * chunk
@@ -152,7 +152,7 @@ def page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, tile, last_tile, lo, h
     tile's block-table entry (so no entry past the request's pages is read) and has no valid
     position: its loads are masked, zero-filled."""
     entry = tl.where(tile < last_tile, tile, last_tile)
-    page = tl.max(tl.load(bt_row + entry + tl.arange(0, 1)), 0).to(tl.int64)
+    page = tl.load(bt_row + entry).to(tl.int64)
     offs_k = tl.arange(0, BK)
     valid = lo + tile * BK + offs_k < hi
     return kv_rows(k_head + page * stride_k_blk, stride_k_tok, offs_k, valid), valid

@@ -52,21 +52,20 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     async_copy.async_copy_global_to_shared(q_q_tail.index(0), ((q_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
     async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
     for ck in range(NK):
-        _v1 = gl.load(((bt_row + ck) + gl.arange(0, 1, layout=L0)))
-        page = gl.max(_v1, 0).to(gl.int64)
+        page = gl.load((bt_row + ck)).to(gl.int64)
         valid = (((lo + (ck * BK)) + gl.arange(0, BK, layout=L1)) < hi)
         _kv_rows6_kv_ptr = (k_head + (page * stride_k_blk))
         rows = (_kv_rows6_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
         keep = valid[:, None]
+        _kv_s1 = (ck) % 2
+        mbarrier.wait(kv_empty0.index(_kv_s1), (((ck) // 2) & 1) ^ 1)
+        mbarrier.wait(kv_empty1.index(_kv_s1), (((ck) // 2) & 1) ^ 1)
+        async_copy.async_copy_global_to_shared(kv_kv_l.index(_kv_s1), (rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv_kv_r.index(_kv_s1), ((rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv_tkv.index(_kv_s1), ((rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep)  # cp.async gather; arrives per thread at the commit
         _kv_s2 = (ck) % 2
-        mbarrier.wait(kv_empty0.index(_kv_s2), (((ck) // 2) & 1) ^ 1)
-        mbarrier.wait(kv_empty1.index(_kv_s2), (((ck) // 2) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(kv_kv_l.index(_kv_s2), (rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep)  # cp.async gather; arrives per thread at the commit
-        async_copy.async_copy_global_to_shared(kv_kv_r.index(_kv_s2), ((rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep)  # cp.async gather; arrives per thread at the commit
-        async_copy.async_copy_global_to_shared(kv_tkv.index(_kv_s2), ((rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep)  # cp.async gather; arrives per thread at the commit
-        _kv_s3 = (ck) % 2
-        async_copy.mbarrier_arrive(kv_full0.index(_kv_s3), increment_count=False)
-        async_copy.mbarrier_arrive(kv_full1.index(_kv_s3), increment_count=False)
+        async_copy.mbarrier_arrive(kv_full0.index(_kv_s2), increment_count=False)
+        async_copy.mbarrier_arrive(kv_full1.index(_kv_s2), increment_count=False)
 
 
 @gluon.jit
@@ -195,7 +194,6 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
 
 @gluon.jit
 def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr):
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     n_rows = (s_q * heads_per_kv)
     n_rb = (((n_rows + BLOCK_H) - 1) // BLOCK_H)
     item = gl.program_id(0)
@@ -203,8 +201,7 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_
     rb = (item % n_rb)
     g = ((item // n_rb) % h_kv)
     b = ((item // n_rb) // h_kv).to(gl.int64)
-    _v1 = gl.load(((seqlens_ptr + b) + gl.arange(0, 1, layout=L0)))
-    seqlen = gl.max(_v1, 0)
+    seqlen = gl.load((seqlens_ptr + b))
     chunk = (((seqlen + gl.num_programs(1)) - 1) // gl.num_programs(1))
     chunk = ((((chunk + BK) - 1) // BK) * BK)
     lo = (split * chunk)

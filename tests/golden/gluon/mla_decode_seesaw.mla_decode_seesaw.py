@@ -56,37 +56,33 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
         _page_rows6_tile = (2 * p)
         _page_rows6__t7 = gl.where((_page_rows6_tile < last_tile), _page_rows6_tile, last_tile)
         _page_rows6_entry = _page_rows6__t7
-        _v1 = gl.load(((bt_row + _page_rows6_entry) + gl.arange(0, 1, layout=L0)))
-        _page_rows6__t9 = _v1
-        _page_rows6__t10 = gl.max(_page_rows6__t9, 0)
-        _page_rows6__t11 = _page_rows6__t10.to(gl.int64)
-        _page_rows6_page = _page_rows6__t11
+        _page_rows6__t8 = gl.load((bt_row + _page_rows6_entry))
+        _page_rows6__t9 = _page_rows6__t8.to(gl.int64)
+        _page_rows6_page = _page_rows6__t9
         _page_rows6_offs_k = gl.arange(0, BK, layout=L1)
         _page_rows6_valid = (((lo + (_page_rows6_tile * BK)) + _page_rows6_offs_k) < hi)
-        _kv_rows13_kv_ptr = (k_head + (_page_rows6_page * stride_k_blk))
-        _kv_rows13__t14 = gl.where(_page_rows6_valid, _page_rows6_offs_k, 0)
-        _kv_rows13__t15 = _kv_rows13__t14.to(gl.int64)
-        _kv_rows13__t16 = gl.where(_page_rows6_valid, _page_rows6_offs_k, 0)
-        _kv_rows13__t17 = _kv_rows13__t16.to(gl.int64)
-        rows0 = (_kv_rows13_kv_ptr + (_kv_rows13__t17[:, None] * stride_k_tok))
+        _kv_rows11_kv_ptr = (k_head + (_page_rows6_page * stride_k_blk))
+        _kv_rows11__t12 = gl.where(_page_rows6_valid, _page_rows6_offs_k, 0)
+        _kv_rows11__t13 = _kv_rows11__t12.to(gl.int64)
+        _kv_rows11__t14 = gl.where(_page_rows6_valid, _page_rows6_offs_k, 0)
+        _kv_rows11__t15 = _kv_rows11__t14.to(gl.int64)
+        rows0 = (_kv_rows11_kv_ptr + (_kv_rows11__t15[:, None] * stride_k_tok))
         valid0 = _page_rows6_valid
-        _page_rows18_tile = ((2 * p) + 1)
-        _page_rows18__t19 = gl.where((_page_rows18_tile < last_tile), _page_rows18_tile, last_tile)
-        _page_rows18_entry = _page_rows18__t19
-        _v2 = gl.load(((bt_row + _page_rows18_entry) + gl.arange(0, 1, layout=L0)))
-        _page_rows18__t21 = _v2
-        _page_rows18__t22 = gl.max(_page_rows18__t21, 0)
-        _page_rows18__t23 = _page_rows18__t22.to(gl.int64)
-        _page_rows18_page = _page_rows18__t23
-        _page_rows18_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows18_valid = (((lo + (_page_rows18_tile * BK)) + _page_rows18_offs_k) < hi)
-        _kv_rows25_kv_ptr = (k_head + (_page_rows18_page * stride_k_blk))
-        _kv_rows25__t26 = gl.where(_page_rows18_valid, _page_rows18_offs_k, 0)
-        _kv_rows25__t27 = _kv_rows25__t26.to(gl.int64)
-        _kv_rows25__t28 = gl.where(_page_rows18_valid, _page_rows18_offs_k, 0)
-        _kv_rows25__t29 = _kv_rows25__t28.to(gl.int64)
-        rows1 = (_kv_rows25_kv_ptr + (_kv_rows25__t29[:, None] * stride_k_tok))
-        valid1 = _page_rows18_valid
+        _page_rows16_tile = ((2 * p) + 1)
+        _page_rows16__t17 = gl.where((_page_rows16_tile < last_tile), _page_rows16_tile, last_tile)
+        _page_rows16_entry = _page_rows16__t17
+        _page_rows16__t18 = gl.load((bt_row + _page_rows16_entry))
+        _page_rows16__t19 = _page_rows16__t18.to(gl.int64)
+        _page_rows16_page = _page_rows16__t19
+        _page_rows16_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows16_valid = (((lo + (_page_rows16_tile * BK)) + _page_rows16_offs_k) < hi)
+        _kv_rows21_kv_ptr = (k_head + (_page_rows16_page * stride_k_blk))
+        _kv_rows21__t22 = gl.where(_page_rows16_valid, _page_rows16_offs_k, 0)
+        _kv_rows21__t23 = _kv_rows21__t22.to(gl.int64)
+        _kv_rows21__t24 = gl.where(_page_rows16_valid, _page_rows16_offs_k, 0)
+        _kv_rows21__t25 = _kv_rows21__t24.to(gl.int64)
+        rows1 = (_kv_rows21_kv_ptr + (_kv_rows21__t25[:, None] * stride_k_tok))
+        valid1 = _page_rows16_valid
         keep0 = valid0[:, None]
         keep1 = valid1[:, None]
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
@@ -119,18 +115,18 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows30_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows30_r < n_rows), _block_rows30_r, 0)
+    _block_rows26_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows26_r < n_rows), _block_rows26_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
     if CAUSAL:
-        _row_limit32_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
+        _row_limit28_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
     else:
-        _row_limit32_lim = (hi + (r * 0))
-    lim = _row_limit32_lim
-    _q_tail_of33_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of33_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of33__t38 = _v1
-    q_tail = _q_tail_of33__t38
+        _row_limit28_lim = (hi + (r * 0))
+    lim = _row_limit28_lim
+    _q_tail_of29_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of29_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of29__t34 = _v1
+    q_tail = _q_tail_of29__t34
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -200,19 +196,19 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-    _normalized43_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized43_inv_l[:, None], L3))
+    _normalized39_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized39_inv_l[:, None], L3))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
     l_ptrs = (lse_base + (((r // heads_per_kv) * stride_l_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_l_h)))
     if SPLIT:
         gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(out, L4), mask=keep[:, None])
         gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('-inf')), mask=keep)
     else:
-        _t47 = out.to(gl.bfloat16)
+        _t43 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t47, L4))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t43, L4))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t47, L4), mask=keep[:, None])
+            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t43, L4), mask=keep[:, None])
         gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=keep)
 
 
@@ -230,18 +226,18 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows56_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows56_r < n_rows), _block_rows56_r, 0)
+    _block_rows52_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows52_r < n_rows), _block_rows52_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
     if CAUSAL:
-        _row_limit58_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
+        _row_limit54_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
     else:
-        _row_limit58_lim = (hi + (r * 0))
-    lim = _row_limit58_lim
-    _q_tail_of59_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of59_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of59__t64 = _v1
-    q_tail = _q_tail_of59__t64
+        _row_limit54_lim = (hi + (r * 0))
+    lim = _row_limit54_lim
+    _q_tail_of55_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of55_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of55__t60 = _v1
+    q_tail = _q_tail_of55__t60
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -305,23 +301,22 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
-    _normalized70_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized70_inv_l[:, None], L3))
+    _normalized66_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized66_inv_l[:, None], L3))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
     if SPLIT:
         gl.store((((out_base + D_HALF) + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(out, L4), mask=keep[:, None])
     else:
-        _t72 = out.to(gl.bfloat16)
-        _store_out73_base = (out_base + D_HALF)
+        _t68 = out.to(gl.bfloat16)
+        _store_out69_base = (out_base + D_HALF)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((_store_out73_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t72, L4))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((_store_out69_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t68, L4))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((_store_out73_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t72, L4), mask=keep[:, None])
+            gl.store(((_store_out69_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t68, L4), mask=keep[:, None])
 
 
 @gluon.jit
 def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr):
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     n_rows = (s_q * heads_per_kv)
     n_rb = (((n_rows + BLOCK_H) - 1) // BLOCK_H)
     item = gl.program_id(0)
@@ -329,8 +324,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, strid
     rb = (item % n_rb)
     g = ((item // n_rb) % h_kv)
     b = ((item // n_rb) // h_kv).to(gl.int64)
-    _v1 = gl.load(((seqlens_ptr + b) + gl.arange(0, 1, layout=L0)))
-    seqlen = gl.max(_v1, 0)
+    seqlen = gl.load((seqlens_ptr + b))
     chunk = (((seqlen + gl.num_programs(1)) - 1) // gl.num_programs(1))
     chunk = ((((chunk + BK) - 1) // BK) * BK)
     lo = (split * chunk)
