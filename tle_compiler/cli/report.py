@@ -154,7 +154,8 @@ def _barrier_rows(barriers: list[Barrier]) -> list[str]:
         name = f"{b.pipe}.{b.kind}[g{b.group}]" + (f"[0..{stages - 1}]" if stages > 1 else "[0]")
         arr = ", ".join(f"{a.partition}.{a.verb}" for a in b.arrivers) or "-"
         wait = ", ".join(f"{_who(w.partition, w.reader)}.{w.verb} @ {w.parity}" for w in b.waiters) or "-"
-        extra = f"  fence={b.fence or 'none'} expect-tx={b.expect_tx}" if b.kind == "full" else ""
+        tx = "?" if b.tma and not b.expect_tx else str(b.expect_tx)  # ? : shape not bound yet
+        extra = f"  fence={b.fence or 'none'} expect-tx={tx}" if b.kind == "full" else ""
         rows.append((name, str(b.count), arr, wait, "(" + ", ".join(b.fields) + ")" + extra))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return ["  ".join(c.ljust(widths[i]) if i < 4 else c for i, c in enumerate(r)).rstrip() for r in rows]

@@ -1137,6 +1137,8 @@ class Builder:
         if path == "tle_compiler.gpu.warp_specialize":
             raise self.err("tle.gpu.warp_specialize must be a statement at the top level of the "
                            "kernel body", node, check="bad-warp-specialize")
+        if path == "tle_compiler.gpu.tma_load":
+            return self.tma_load(node), None
         args = [self.value(a) for a in node.args]
         kwargs = [(k.arg, self.value(k.value)) for k in node.keywords if k.arg is not None]
         if path in ("builtins.float", "builtins.int") and len(args) == 1 and not kwargs:
@@ -1154,6 +1156,34 @@ class Builder:
         else:
             name = path
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
+
+    def tma_load(self, node: ast.Call) -> K.Expr:
+        """``tle.gpu.tma_load(dst, desc, offsets)`` (positional or by keyword) as
+        ``Op("tle.gpu.tma_load", (dst, desc, offsets))``; ``offsets`` a list or tuple of integer
+        expressions, one per dimension of the box."""
+        names = ("dst", "desc", "offsets")
+        given: dict[str, ast.expr] = dict(zip(names, node.args))
+        if len(node.args) > 3:
+            raise self.err("tle.gpu.tma_load takes (dst, desc, offsets)", node, check="bad-tma")
+        for k in node.keywords:
+            if k.arg not in names:
+                raise self.err(f"tle.gpu.tma_load has no argument '{k.arg}' (it takes dst, desc, "
+                               f"offsets)", node, check="bad-tma")
+            if k.arg in given:
+                raise self.err(f"tle.gpu.tma_load: '{k.arg}' given twice", node, check="bad-tma")
+            given[k.arg] = k.value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise self.err(f"tle.gpu.tma_load needs {', '.join(missing)} (it takes dst, desc, "
+                           f"offsets)", node, check="bad-tma")
+        offsets = given["offsets"]
+        if not isinstance(offsets, (ast.List, ast.Tuple)) or not offsets.elts:
+            raise self.err(f"tle.gpu.tma_load: offsets must be a list of integer expressions, one "
+                           f"per dimension of the box, got `{ast.unparse(offsets)}`", offsets,
+                           check="bad-tma")
+        args = (self.value(given["dst"]), self.value(given["desc"]),
+                K.TupleExpr(tuple(self.value(e) for e in offsets.elts), self.loc(offsets)))
+        return self.seq(K.Op("tle.gpu.tma_load", args, (), self.loc(node)))
 
     def seq(self, e: K.Expr) -> K.Expr:
         """In a statement that calls a helper, bind each call's value to a temporary now, so

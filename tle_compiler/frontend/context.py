@@ -89,6 +89,8 @@ class KernelCtx:
         self.assumptions: list[tuple[str, Assumption]] = []
         # canonical key of a pure integer expression → its known (min, max)
         self.known: dict[str, tuple[Optional[int], Optional[int]]] = {}
+        # integer constexprs the kernel is read specialised to (shape names of pipe fields)
+        self.bind: dict[str, int] = {}
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""

@@ -32,7 +32,7 @@ from ..ir import kernel as K
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
                         Program, Stmt, walk_accesses, walk_events)
-from ..language.gpu import SharedBuffer
+from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from .params import finalize, is_placeholder
@@ -788,6 +788,8 @@ class Walker:
             (kwargs[k] for k in ("pointer", "input", "buf", "x") if k in kwargs), None)
         if path == "tle.gpu.local_ptr":
             return self.local_ptr(first, node)
+        if path == "tle.gpu.tma_load":
+            return self.tma_load(args, node)
         triton = is_triton(path)
         op = f"tl.{name}" if triton else func
         if triton and name == "load" and isinstance(first, Data) and first.shared \
@@ -844,6 +846,45 @@ class Walker:
                         lost=f"`{self.k.names.py(buf.name)}` {buf.reason}")
         return Data(node=node, fields=_fields(buf))
 
+    def tma_load(self, args: list, node) -> Value:
+        """``tle.gpu.tma_load(dst, desc, offsets)``: a write of ``dst`` (a slot field the writer
+        acquired, or a free buffer) by a TMA copy; ``desc`` must be a kernel argument (the tensor
+        descriptor the host passes). The access carries the bytes of one slot of the field: the
+        commit's expect-tx (docs/semantics.md)."""
+        dst, desc, offsets = args
+        if not isinstance(desc, KernelArg):
+            raise self.err(f"tle.gpu.tma_load: the descriptor `{self.src(node.args[1])}` must be "
+                           f"an argument of the kernel (a tensor descriptor the host passes)",
+                           node, check="bad-tma")
+        self.opaque_access(list(offsets.items) if isinstance(offsets, TupleV) else [offsets],
+                           "tle.gpu.tma_load", node)
+        if isinstance(dst, BufferRef):  # a free buffer: a write, for the race check
+            if self.mode == "partition" and dst.var is not None:
+                self.k.buffer_uses.setdefault(dst.var, []).append(
+                    (self.partition, True, node.loc, "tle.gpu.tma_load"))
+            return Const(None)
+        if not (isinstance(dst, Data) and dst.shared and dst.view == "buffer"):
+            raise self.err(f"tle.gpu.tma_load: the destination `{self.src(node.args[0])}` must be "
+                           f"a slot field (`slot.f` of an acquire) or a free shared buffer",
+                           node, check="bad-tma")
+        if dst.lost is not None:
+            raise self.err(f"cannot tell which slot `{self.src(node)}` touches: {dst.lost}", node,
+                           check="unknown-slot")
+        for sf in sorted(dst.slots, key=lambda x: (x.slot.pipe, x.field, str(x.slot.index))):
+            slot = sf.slot
+            if slot.role == "reader":
+                who = f"reader '{slot.reader}'" if slot.reader else "the reader"
+                raise self.err(f"a reader may not write into its slot: `{self.src(node)}` copies "
+                               f"into field '{sf.field}' of pipe '{slot.pipe}', which {who} "
+                               f"waited (only the writer fills a slot, between acquire and "
+                               f"commit)", node, check="reader-write")
+            buf = dict(self.k.pipes[slot.pipe].decl.fields)[sf.field]
+            shape = [self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape]
+            nbytes = slot_bytes(shape, buf.dtype) or 0
+            self.record(Access(slot.role, slot.pipe, sf.field, slot.index, slot.reader,
+                               "tle.gpu.tma_load", node.loc, tma=True, nbytes=nbytes))
+        return Const(None)
+
     def access(self, v: Data, op: str, node, write: bool) -> None:
         if v.lost is not None:
             raise self.err(f"cannot tell which slot `{self.src(node)}` touches: {v.lost}", node,
@@ -877,12 +918,13 @@ class Walker:
 
     def record(self, a: Access) -> None:
         """Append an access, unless the same slot field of the same index was already accessed
-        since the last event of this block."""
-        key = (a.side, a.pipe, a.field, a.index, a.reader)
+        since the last event of this block. A TMA copy is always recorded (the verifier counts
+        them: one per field and window), and never stands for a plain access."""
+        key = (a.side, a.pipe, a.field, a.index, a.reader, a.tma)
         for prev in reversed(self.out):
-            if not isinstance(prev, Access):
+            if not isinstance(prev, Access) or a.tma:
                 break
-            if (prev.side, prev.pipe, prev.field, prev.index, prev.reader) == key:
+            if (prev.side, prev.pipe, prev.field, prev.index, prev.reader, prev.tma) == key:
                 return
         self.out.append(a)
 
@@ -1426,6 +1468,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     for d in kernel.pipes:
         k.pipes[d.name] = pipe_info(d)
     bind = bind or {}
+    k.bind = {n: v for n, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
 
     env: dict[str, Value] = {}
     for p in kernel.params:

@@ -9,8 +9,13 @@ through :data:`ATTR_TYPES`, so every attribute a pass writes survives a print/pa
 
 from __future__ import annotations
 
+from dataclasses import field as _field
 from typing import Mapping, Optional, Union
 from .record import record
+
+#: Field metadata: the text form leaves the field out while it holds its default (attributes
+#: that only some kernels use print as before for the others).
+ELIDE_DEFAULT = {"elide_default": True}
 
 #: Registered attribute classes by name (the text form's constructor names).
 ATTR_TYPES: dict[str, type] = {}
@@ -255,11 +260,14 @@ class MBarrierWait:
 @record
 class MBarrierArrive:
     """An arrive on ``barrier[slot]`` counting ``count`` partition arrivals (the lowering turns a
-    partition arrival into one elected arrive or one per thread, lowering/plan.py arrive_mode)."""
+    partition arrival into one elected arrive or one per thread, lowering/plan.py arrive_mode).
+    ``tx_bytes``: the expect-tx the arrive declares on a barrier whose fields are filled by TMA
+    copies (the bytes of the commit's window; 0 for a close, and on other barriers)."""
 
     barrier: str
     slot: IndexExpr
     count: int = 1
+    tx_bytes: int = _field(default=0, metadata=ELIDE_DEFAULT)
 
 
 @attr_type
@@ -342,11 +350,12 @@ class LayoutTable:
 @record
 class FieldFill:
     """How the writer fills a pipe field: cp.async gathers (``cp_async``), register stores
-    (``registers``), or both."""
+    (``registers``), TMA copies (``tma``), or several of them."""
 
     field: str
     cp_async: bool
     registers: bool
+    tma: bool = _field(default=False, metadata=ELIDE_DEFAULT)
 
 
 @attr_type
@@ -354,7 +363,9 @@ class FieldFill:
 class ArriveUnit:
     """How the writer's commits arrive on a barrier array, and its init count per slot:
     ``mode`` partition (one elected arrive), thread (every thread's cp.async arrive), mixed (both),
-    eager / eager-mixed (per-thread arrives, lowering/eager.py); ``threads``: the arriving
+    eager / eager-mixed (per-thread arrives, lowering/eager.py), tma (one expect-tx arrive for the
+    TMA copies), tma-partition / tma-thread / tma-mixed (that arrive plus the arrives of the
+    mode after the dash); ``threads``: the arriving
     partition's threads; ``init_count``: the mbarrier init count (infer-barriers' count in
     partition arrivals scaled by the unit, lowering/plan.py init_count)."""
 

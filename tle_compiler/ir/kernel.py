@@ -67,6 +67,8 @@ OPS = {
     # TLE
     "tle.gpu.local_ptr": "local_ptr(slot field): pointers into a shared-memory tile",
     "tle.gpu.scale_rows": "scale_rows(x, factor): x * factor[:, None], skipping rows of 1s",
+    "tle.gpu.tma_load": "tma_load(dst, desc, offsets): a TMA copy of the box of a tensor "
+                        "descriptor at offsets into a slot field (the commit expects its bytes)",
 }
 #: Element-wise math: ``tl.exp2(x)`` and friends.
 UNARY_MATH = ("exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",

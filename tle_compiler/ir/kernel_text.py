@@ -397,8 +397,10 @@ class _Printer:
             if not _is_ident(name) or keyword.iskeyword(name) or name == "expr":
                 raise KirPrintError(f"attribute class name {name!r} cannot be printed (an "
                                     f"identifier other than a Python keyword and 'expr')")
+            # a field marked ``elide_default`` is left out at its default (the parser fills it in)
             fields = [f"{self.ident(f.name, 'attribute field')} = {self.avalue(getattr(v, f.name))}"
-                      for f in dataclasses.fields(v) if f.init]
+                      for f in dataclasses.fields(v) if f.init and not (
+                          f.metadata.get("elide_default") and getattr(v, f.name) == f.default)]
             return f"{name}({', '.join(fields)})"
         if isinstance(v, DType) or not (v is None or type(v) in (bool, int, float, str)):
             raise KirPrintError(f"attribute value {v!r} ({type(v).__name__}): expected an int, "

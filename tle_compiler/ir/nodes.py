@@ -31,8 +31,9 @@ WRITER_VERBS = ("acquire", "commit", "close")
 READER_VERBS = ("wait", "release")
 VERBS = WRITER_VERBS + READER_VERBS
 #: Slot accesses in the text form: ``write`` is the writer's (inside acquire(i)..commit(i)),
-#: ``read`` a reader's (inside wait(i)..release(i)).
-ACCESS_VERBS = ("write", "read")
+#: ``read`` a reader's (inside wait(i)..release(i)); ``tma`` is a writer's TMA copy into the field
+#: (``tle.gpu.tma_load``), a write that lands asynchronously and completes on the commit's barrier.
+ACCESS_VERBS = ("write", "read", "tma")
 
 
 @record
@@ -108,6 +109,11 @@ class Access:
     "reader" (from ``wait(index)`` of reader ``reader``, None on an SPSC pipe: legal until
     ``release(index)``). ``op`` names the operation for messages (``tl.load``, ``tl.store``,
     ``tl.dot``); a writer's access may be a load of what it wrote, a reader's is always a read.
+
+    ``tma``: the writer's TMA copy of a whole slot field (``tle.gpu.tma_load``): a write issued
+    here that lands asynchronously; the commit of the window arrives on the full barrier with an
+    expect-tx of ``nbytes`` (the field's slot size; 0 when its shape depends on constexprs the
+    read did not bind), so the barrier's phase completes only once the bytes have landed.
     """
 
     side: str
@@ -117,10 +123,14 @@ class Access:
     reader: Optional[str] = None
     op: str = ""
     loc: Loc = NOLOC
+    tma: bool = False
+    nbytes: int = 0
 
     @property
     def verb(self) -> str:
         """Its verb in the text form."""
+        if self.tma:
+            return "tma"
         return "write" if self.side == "writer" else "read"
 
     @property

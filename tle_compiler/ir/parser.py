@@ -51,6 +51,9 @@ The language
   acquired at EXPR: legal until ``commit(EXPR)``) and ``PIPE.read(EXPR, FIELD)`` /
   ``PIPE[READER].read(EXPR, FIELD)`` (a reader reads the slot it waited at EXPR: legal until
   ``release(EXPR)``); they build :class:`~tle_compiler.ir.nodes.Access` nodes.
+  ``PIPE.tma(EXPR, FIELD[, BYTES])`` is the writer's TMA copy of the whole field (a write that
+  lands asynchronously; the commit's full barrier expects BYTES, the field's slot size, omitted
+  when unknown).
 * ``param NAME`` ranges over the integers >= 0; ``param NAME >= K`` / ``<= K`` set the ends,
   ``param NAME any`` (optionally with ``<= K``) drops the lower end.
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
@@ -456,7 +459,11 @@ class _Builder:
             children.pop(1)
         verb_tok, index_tree = children[1], children[2]
         field_tok = children[3] if len(children) > 3 else None
+        bytes_tok = children[4] if len(children) > 4 else None
         verb = str(verb_tok)
+        if bytes_tok is not None and verb != "tma":
+            raise self.error(f"only a TMA copy ({pipe}.tma(INDEX, FIELD, BYTES)) takes a byte "
+                             f"count", self.loc(bytes_tok))
         if verb in ACCESS_VERBS:
             if field_tok is None:
                 raise self.error(f"a slot access names its field: {pipe}.{verb}(INDEX, FIELD)",
@@ -464,12 +471,13 @@ class _Builder:
             if fields is not None:
                 raise self.error("a slot access takes no field view (the reader's view is on its "
                                  "wait)", self.loc(tree))
-            if verb == "write" and reader is not None:
-                raise self.error(f"'write' is the writer's access: it takes no reader name (a "
+            if verb in ("write", "tma") and reader is not None:
+                raise self.error(f"'{verb}' is the writer's access: it takes no reader name (a "
                                  f"reader only reads its slot)", self.loc(verb_tok))
             index = self.affine(index_tree, "a slot access index")
-            return Access("writer" if verb == "write" else "reader", pipe, str(field_tok), index,
-                          reader=reader, loc=self.loc(tree))
+            return Access("reader" if verb == "read" else "writer", pipe, str(field_tok), index,
+                          reader=reader, loc=self.loc(tree), tma=verb == "tma",
+                          nbytes=int(str(bytes_tok)) if bytes_tok is not None else 0)
         if verb not in VERBS:
             raise self.error(f"unknown verb '{verb}' (expected one of "
                              f"{', '.join(VERBS + ACCESS_VERBS)})", self.loc(verb_tok))

@@ -119,7 +119,8 @@ def _event(e: Event) -> str:
 
 def _access(a: Access) -> str:
     brackets = f"[{a.reader}]" if a.reader and a.side == "reader" else ""
-    return f"{a.pipe}{brackets}.{a.verb}({a.index}, {a.field})"
+    size = f", {a.nbytes}" if a.tma and a.nbytes else ""
+    return f"{a.pipe}{brackets}.{a.verb}({a.index}, {a.field}{size})"
 
 
 def _body(body: tuple[Stmt, ...], depth: int, lines: list[str], locations: bool) -> None:

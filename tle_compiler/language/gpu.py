@@ -1,7 +1,7 @@
 """``tle.gpu``: shared-memory buffers and the warp-specialization entry point.
 
 At Python runtime only :func:`alloc` does something (it describes a buffer and checks it);
-:func:`local_ptr` and :func:`warp_specialize` are markers that tle_compiler reads from the kernel's
+:func:`local_ptr`, :func:`tma_load` and :func:`warp_specialize` are markers that tle_compiler reads from the kernel's
 source, and calling them outside a compiled kernel raises a :class:`TleError` saying so.
 
 The rules for ``alloc`` and ``warp_specialize`` live here (:func:`validate_alloc`,
@@ -209,6 +209,36 @@ def scale_rows(x: object, factor: object) -> None:
     accumulator the lowering skips the multiplies of every warp whose factors are all exactly 1
     (lowering/lazy_scale.py): an online-softmax rescale that is free when the max did not move."""
     raise _only_in_kernel("tle.gpu.scale_rows")
+
+
+def tma_load(dst: object, desc: object, offsets: object) -> None:
+    """Copy the box of ``desc`` (a kernel argument that is a tensor descriptor) at ``offsets``
+    (one integer per dimension) into ``dst``, a slot field of the writer (``slot.kv_l``), with
+    the Tensor Memory Accelerator (kernel only). The box is the field's slot shape. The copy
+    lands asynchronously: the commit of the slot's window arrives on its full barrier with the
+    bytes of every TMA copy of the window as expect-tx, so a reader's ``wait`` passes only once
+    they have landed (docs/semantics.md). The writer may not touch the field otherwise."""
+    raise _only_in_kernel("tle.gpu.tma_load")
+
+
+#: Bytes per element of the dtypes a TMA copy can move (shared memory holds them unpacked).
+DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
+               "int64": 8, "uint64": 8, "fp8e4b15": 1, "fp8e4b8": 1, "fp8e4nv": 1, "fp8e5": 1,
+               "fp8e5b16": 1, "fp16": 2, "bf16": 2, "fp32": 4, "fp64": 8}
+
+
+def slot_bytes(shape: Sequence[object], dtype: str) -> Optional[int]:
+    """The bytes of one slot of a pipe field of ``shape`` (capacity first) and ``dtype``: what a
+    TMA copy of the whole field moves; None when a dimension is not an integer (a constexpr the
+    read did not bind) or the dtype has no TMA element size."""
+    size = DTYPE_BYTES.get(dtype)
+    if size is None:
+        return None
+    for d in list(shape)[1:]:
+        if not isinstance(d, int) or isinstance(d, bool):
+            return None
+        size *= d
+    return size
 
 
 def warp_specialize(functions_and_args: object, worker_num_warps: object = None,

@@ -4,7 +4,8 @@
 materialize-barriers  KIR → KIR. Every pipe event gets ``barrier_ops``: the mbarrier operations
                       it lowers to, in the order they are emitted: MBarrierWait(array, slot,
                       parity) for the arrays infer-barriers says it waits on, MBarrierArrive(array,
-                      slot, count) for those it arrives on (count in partition arrivals); every
+                      slot, count, tx_bytes) for those it arrives on (count in partition arrivals;
+                      tx_bytes: a commit's expect-tx on a TMA-filled group); every
                       pipe gets ``mbarriers``: an MBarrierAlloc per array (size, count, fence).
                       Slots and parities are infer-stages' index expressions.
 assign-layouts        KIR → KIR (lowering/assign_layouts.py): every function's layout table, every
@@ -37,12 +38,16 @@ from .emit import emit
 from .schedule_wgmma import ScheduleWgmma
 
 
-def barrier_ops(event: K.Event) -> tuple:
+def barrier_ops(event: K.Event, expect_tx: dict) -> tuple:
     """The explicit barrier operations of an event from its infer-stages and infer-barriers
-    attributes: the waits first (an acquire waits before it writes), then the arrives."""
+    attributes: the waits first (an acquire waits before it writes), then the arrives. A
+    commit's arrive on a full array whose fields are filled by TMA copies declares the bytes of
+    its window (``expect_tx``: array name -> BarrierDecl.expect_tx); a close copies nothing."""
     stage = K.get_attr(event, "stage")
     ops: list = [MBarrierWait(w.barrier, stage, w.parity) for w in K.get_attr(event, "waits", ())]
-    ops += [MBarrierArrive(name, stage, 1) for name in K.get_attr(event, "arrives", ())]
+    tx = expect_tx if event.verb == "commit" else {}
+    ops += [MBarrierArrive(name, stage, 1, tx.get(name, 0))
+            for name in K.get_attr(event, "arrives", ())]
     return tuple(ops)
 
 
@@ -57,8 +62,10 @@ class MaterializeBarriers:
             MBarrierAlloc(d.name, d.stages, d.count, d.fence == "async-proxy")
             for d in K.get_attr(p, "barriers", ()))) for p in kernel.pipes)
         kernel = replace(kernel, pipes=pipes)
+        expect_tx = {d.name: d.expect_tx for p in kernel.pipes
+                     for d in K.get_attr(p, "barriers", ()) if d.kind == "full" and d.expect_tx}
         module.kernel = map_partition_events(
-            kernel, lambda part, e: K.with_attrs(e, barrier_ops=barrier_ops(e)))
+            kernel, lambda part, e: K.with_attrs(e, barrier_ops=barrier_ops(e, expect_tx)))
         return module
 
 

@@ -7,14 +7,18 @@ Per pipe, field group g and stage s (roles.py defines the groups):
                 acquire at parity φ ^ 1. One-shot pipes have no empty barriers.
 Counts are in partition units (one elected arrive per partition); the lowering scales them when an
 arrive is per thread. A full barrier whose group holds a field read by wgmma needs the
-generic→async proxy fence before the arrive (``fence``). No field arrives by TMA in this version,
-so ``expect_tx`` is always 0.
+generic→async proxy fence before the arrive (``fence``). A group with fields the writer fills by
+TMA copies (``tma``: ``PIPE.tma(i, f, BYTES)`` accesses) has ``expect_tx``: the bytes one commit's
+window copies into them (every such field exactly once per window, which verify-protocol checks),
+which the commit's arrive declares as expect-tx, so the phase completes only once they landed.
+A byte count the Pipe IR does not know (a field shape that depends on an unbound constexpr) is 0
+here; the kernel IR's infer-barriers computes it from the field's shape (passes/kir_protocol.py).
 """
 
 from __future__ import annotations
 
 
-from ..ir.nodes import Program, walk_events
+from ..ir.nodes import Program, walk_accesses, walk_events
 from ..ir.record import record
 from .context import PassContext
 from .roles import PipeRoles, reader_name
@@ -48,7 +52,8 @@ class Barrier:
     arrivers: tuple[Endpoint, ...]
     waiters: tuple[Endpoint, ...]
     fence: str | None = None  # "async-proxy" when a wgmma reads the slot after this barrier
-    expect_tx: int = 0
+    expect_tx: int = 0  # bytes a commit's TMA copies bring (full barriers of TMA-filled groups)
+    tma: tuple[str, ...] = ()  # the group's fields the writer fills by TMA copies
 
     @property
     def label(self) -> str:
@@ -59,7 +64,19 @@ class Barrier:
                 "stage": self.stage, "count": self.count,
                 "arrivers": [a.to_json() for a in self.arrivers],
                 "waiters": [w.to_json() for w in self.waiters],
-                "fence": self.fence, "expect_tx": self.expect_tx}
+                "fence": self.fence, "expect_tx": self.expect_tx, "tma": list(self.tma)}
+
+
+def tma_fields(program: Program) -> dict[str, dict[str, int]]:
+    """Per pipe, the fields its writer fills by TMA copies, with the bytes of one slot (0 when
+    the Pipe IR does not know them)."""
+    out: dict[str, dict[str, int]] = {}
+    for part in program.partitions:
+        for a in walk_accesses(part.body):
+            if a.tma:
+                sizes = out.setdefault(a.pipe, {})
+                sizes[a.field] = max(sizes.get(a.field, 0), a.nbytes)
+    return out
 
 
 def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) -> list[Barrier]:
@@ -89,6 +106,7 @@ def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) 
         return out
 
     barriers: list[Barrier] = []
+    tma = tma_fields(program)
     for p in program.pipes:
         r = roles[p.name]
         if r.writer is None:
@@ -96,12 +114,15 @@ def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) 
         for g in r.groups:
             readers = [(name, r.readers.get(name)) for name in g.readers]
             fence = "async-proxy" if any(f in p.mma for f in g.fields) else None
+            copied = tma.get(p.name, {})
+            tma_group = tuple(f for f in g.fields if f in copied)
+            tx = sum(copied[f] for f in tma_group)
             for s in range(p.capacity):
                 full_arr = endpoints(p.name, r.writer, None, ("commit", "close"), False)
                 full_wait = [e for name, part in readers if part
                              for e in endpoints(p.name, part, name, ("wait",), True)]
                 barriers.append(Barrier(p.name, "full", g.index, g.fields, s, 1, tuple(full_arr),
-                                        tuple(full_wait), fence))
+                                        tuple(full_wait), fence, tx, tma_group))
                 if p.one_shot:
                     continue
                 empty_arr = [e for name, part in readers if part

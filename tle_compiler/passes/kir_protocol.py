@@ -9,7 +9,8 @@ verify-protocol    Kernel       ``verdict`` (ProtocolVerdict, once one is known)
                                 (ProtocolError per fault)
 infer-stages       Event        ``stage``, ``phase`` and, for blocking verbs, ``parity``:
                                 index expressions over the event's AffineIndex
-infer-barriers     PipeDecl     ``barriers``: a BarrierDecl per mbarrier array
+infer-barriers     PipeDecl     ``barriers``: a BarrierDecl per mbarrier array (``expect_tx``:
+                                the bytes of a commit's TMA copies, from the fields' shapes)
                    Event        ``waits`` (BarrierWait: array and parity), ``arrives`` (arrays)
 verify-deadlock    Kernel       ``verdict``, ``errors`` (as verify-protocol)
 =================  ===========  =============================================================
@@ -27,7 +28,8 @@ from ..ir.attrs import (AffineIndex, BarrierDecl, BarrierRole, BarrierWait, Prot
                         ProtocolVerdict, parity_expr, phase_expr, stage_expr)
 from ..ir.nodes import walk_events
 from ..ir.record import record
-from .infer_barriers import Barrier, InferBarriers
+from ..language.gpu import slot_bytes
+from .infer_barriers import Barrier, InferBarriers, tma_fields
 from .infer_stages import InferStages
 from .kir_rewrite import with_event_attrs
 from .kir_module import KirModule, register
@@ -190,6 +192,43 @@ def event_barriers(decls: tuple[BarrierDecl, ...], partition: str, event: K.Even
     return out
 
 
+def tma_bytes(module: KirModule, decls: dict) -> dict:
+    """The full barriers' ``expect_tx`` from the kernel IR's field shapes (module constants and
+    the module's constexpr values resolve their names): the Pipe IR knows the bytes of a TMA copy
+    only where the field's shape was a number when the kernel was read. A number both know must
+    agree."""
+    copied = tma_fields(module.protocol().program)
+    if not copied:
+        return decls
+    consts = {**dict(module.kernel.consts), **dict(module.constexprs)}
+    out = {}
+    for name, ds in decls.items():
+        pipe = module.kernel.pipe(name)
+        shapes = {b.name: b for b in pipe.fields} if pipe is not None else {}
+        fixed = []
+        for d in ds:
+            fields = [f for f in d.fields if f in copied.get(name, {})]
+            if d.kind != "full" or not fields:
+                fixed.append(d)
+                continue
+            sizes = []
+            for f in fields:
+                b = shapes[f]
+                sizes.append(slot_bytes([consts.get(x, x) if isinstance(x, str) else x
+                                         for x in b.shape], b.dtype))
+            if any(n is None for n in sizes):
+                fixed.append(d)  # a shape the module cannot resolve yet: the Pipe IR's number
+                continue
+            tx = sum(sizes)
+            if d.expect_tx and d.expect_tx != tx:
+                raise TleError(f"internal: pipe '{name}': the protocol view's TMA bytes "
+                               f"({d.expect_tx}) differ from the fields' shapes ({tx})",
+                               pipe.loc, check="internal")
+            fixed.append(replace(d, expect_tx=tx))
+        out[name] = tuple(fixed)
+    return out
+
+
 @record
 class InferBarriersKir:
     """Every pipe's mbarrier arrays (``barriers``) and, on every event, the arrays it waits on
@@ -203,6 +242,7 @@ class InferBarriersKir:
             return module
         barriers = module.protocol().barriers
         decls = {p.name: barrier_decls(barriers, p.name) for p in module.kernel.pipes}
+        decls = tma_bytes(module, decls)
         pipes = tuple(K.with_attrs(p, barriers=decls[p.name]) for p in module.kernel.pipes)
         kernel = replace(module.kernel, pipes=pipes)
         one_shot = {p.name: p.one_shot for p in kernel.pipes}

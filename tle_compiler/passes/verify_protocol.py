@@ -3,7 +3,8 @@
 Two levels. Structural rules are checked once on the IR: pipes and readers exist and are declared,
 field views name real fields, each pipe has one writer partition and each reader name one partition,
 slot accesses come from the right partition and stay in their reader's view, index and bound
-variables are in scope, partitions are declared sanely. Dynamic rules (pairing of acquire/commit
+variables are in scope, partitions are declared sanely, TMA copies stand in windows whose copies
+are known statically (tma_windows.py). Dynamic rules (pairing of acquire/commit
 and wait/release, one-shot use, per-stage agreement between commits and waits, every slot access
 inside its window) are checked on the event traces of every param value the plan names (see
 cutoff.py and sweep.py), and each violation is reported at the event that shows it, with the
@@ -17,6 +18,7 @@ from ..ir.nodes import Access, Event, For, If, Stmt, walk_accesses, walk_events
 from ..ir.record import record
 from .context import PassContext
 from .sweep import sweep
+from .tma_windows import check_tma_windows
 
 
 def check_structure(ctx: PassContext) -> None:
@@ -182,6 +184,8 @@ class VerifyProtocol:
         check_structure(ctx)
         if ctx.ok:
             _check_accesses(ctx)
+        if ctx.ok:
+            check_tma_windows(ctx)
         if ctx.ok:
             sweep(ctx).report_protocol(ctx)
         else:

@@ -1,0 +1,105 @@
+"""The structural rule of TMA copies into pipe slots (part of verify-protocol, docs/semantics.md).
+
+A commit of a pipe whose writer fills fields by TMA copies (``PIPE.tma(i, f, BYTES)``,
+``tle.gpu.tma_load``) arrives on the full barrier with an expect-tx of the bytes its window's
+copies bring, a number fixed when the kernel is compiled. So the copies of every window must be
+known statically:
+
+1. every TMA copy stands at the top level of a block between ``acquire(e)`` and ``commit(e)`` of
+   that same block (same index expression ``e``), not inside a loop or an ``if`` of the window;
+2. every such ``commit(e)`` closes a window that copies each TMA-filled field of the pipe exactly
+   once, and a commit of the pipe has its ``acquire`` in its block (a close copies nothing: its
+   expect-tx is 0);
+3. the writer touches a TMA-filled field only through TMA copies: a store or a load of it would
+   race with the copy, which lands asynchronously and is complete only at the readers' wait.
+
+Each window then brings exactly the field's bytes, so the barrier's tx-count is right for every
+param value the dynamic checks cover (they check, as for any write, that the copy lies inside
+its window: rule 7).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..ir.nodes import Access, Event, For, If, Stmt, walk_accesses
+from .context import PassContext
+from .infer_barriers import tma_fields
+
+
+def check_tma_windows(ctx: PassContext) -> None:
+    prog = ctx.program
+    tma = tma_fields(prog)
+    if not tma:
+        return
+    for part in prog.partitions:
+        for a in walk_accesses(part.body):
+            filled = tma.get(a.pipe, {})
+            if a.side == "writer" and not a.tma and a.field in filled:
+                first = _first_copy(prog, a.pipe, a.field)
+                ctx.error(a.loc, f"field '{a.field}' of pipe '{a.pipe}' is filled by TMA copies "
+                          f"(line {first}): the writer may not store into it or load from it (the "
+                          f"copy lands asynchronously; only the readers' wait sees it complete)",
+                          "tma-field-access")
+        _block(ctx, part.body, tma)
+
+
+def _first_copy(prog, pipe: str, field: str) -> int:
+    return min(a.loc.line for p in prog.partitions for a in walk_accesses(p.body)
+               if a.tma and a.pipe == pipe and a.field == field)
+
+
+def _block(ctx: PassContext, body: tuple[Stmt, ...], tma: dict[str, dict[str, int]]) -> None:
+    """The windows of one statement list, pipe by pipe; nested blocks on their own."""
+    # pipe -> (its open acquire, the TMA copies seen since)
+    open_: dict[str, Optional[tuple[Event, list[Access]]]] = {}
+    for s in body:
+        if isinstance(s, For):
+            _block(ctx, s.body, tma)
+        elif isinstance(s, If):
+            _block(ctx, s.then, tma)
+            _block(ctx, s.orelse, tma)
+        elif isinstance(s, Access):
+            if not s.tma:
+                continue
+            win = open_.get(s.pipe)
+            if win is None or win[0].index != s.index:
+                ctx.error(s.loc, f"the TMA copy into {s.pipe}.{s.field} (index {s.index}) must "
+                          f"stand between {s.pipe}.acquire({s.index}) and "
+                          f"{s.pipe}.commit({s.index}) in the same block, not inside a loop or an "
+                          f"`if` of the window: the commit's expect-tx counts the copies of its "
+                          f"window", "tma-window")
+                continue
+            win[1].append(s)
+        elif isinstance(s, Event) and s.is_writer and s.pipe in tma:
+            if s.verb == "acquire":
+                open_[s.pipe] = (s, [])
+            elif s.verb == "close":
+                open_[s.pipe] = None
+            else:
+                _commit(ctx, s, open_.get(s.pipe), tma[s.pipe])
+                open_[s.pipe] = None
+
+
+def _commit(ctx: PassContext, commit: Event, win, filled: dict[str, int]) -> None:
+    fields = ", ".join(sorted(filled))
+    if win is None:
+        ctx.error(commit.loc, f"{commit.pipe}.commit({commit.index}) must be in the same block as "
+                  f"its acquire: pipe '{commit.pipe}' fills ({fields}) by TMA copies, and each "
+                  f"commit's expect-tx counts the copies between its acquire and itself",
+                  "tma-window")
+        return
+    acquire, copies = win
+    if acquire.index != commit.index:
+        return  # a pairing fault: the per-instance check reports it at the right event
+    for f in sorted(filled):
+        mine = [c for c in copies if c.field == f]
+        if not mine:
+            ctx.error(commit.loc, f"{commit.pipe}.commit({commit.index}) closes a window with no "
+                      f"TMA copy into field '{f}', which other windows fill by TMA: its full "
+                      f"barrier expects the field's bytes at every commit", "tma-window")
+        elif len(mine) > 1:
+            ctx.error(mine[1].loc, f"field '{f}' of pipe '{commit.pipe}' is copied twice in the "
+                      f"window of {commit.pipe}.acquire({commit.index}) (lines {mine[0].loc.line} "
+                      f"and {mine[1].loc.line}): one TMA copy per field and window",
+                      "tma-window")
