@@ -48,8 +48,10 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, kv_rows, lazy_ref, lse_of,
-                                normalized, shift_of)
+from .mla_decode_common import (block_rows, q_row_ptrs, row_limit, row_valid, row_offsets,
+                                split_range, store_half, store_lse, work_item)
+from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
+                                shift_of)
 
 
 @tle.jit(num_warps=4)
@@ -60,24 +62,9 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
                     stride_l_b, stride_l_split, stride_l_s, stride_l_h,
                     s_q, h_kv, heads_per_kv, sm_scale,
                     BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
-    # Work item: axis 0 is (request, kv head, row block) with the row block fastest, so the row
-    # blocks that read the same pages run side by side and share them through L2; axis 1 is the
-    # split.
-    n_rows = s_q * heads_per_kv
-    n_rb = (n_rows + BLOCK_H - 1) // BLOCK_H
-    item = tl.program_id(0)
-    split = tl.program_id(1)
-    rb = item % n_rb
-    g = (item // n_rb) % h_kv
-    b = (item // n_rb // h_kv).to(tl.int64)
-
+    n_rows, rb, g, b, split = work_item(s_q, h_kv, heads_per_kv, BLOCK_H)
     # This split's positions [lo, hi) and its K tiles, read once and shared by every partition.
-    seqlen = tl.load(seqlens_ptr + b)
-    chunk = (seqlen + tl.num_programs(1) - 1) // tl.num_programs(1)
-    chunk = (chunk + BK - 1) // BK * BK
-    lo = split * chunk
-    hi = tl.minimum(seqlen, lo + chunk)
-    NK = (tl.maximum(hi, lo) - lo + BK - 1) // BK  # 0 for a split past the last token
+    seqlen, lo, hi, NK = split_range(seqlens_ptr, b, split)
 
     q_base = q_ptr + b * stride_q_b
     k_head = k_ptr + g * stride_k_h
@@ -110,24 +97,6 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
         [240, 168])
 
 
-def block_rows(rb, n_rows, BLOCK_H: tl.constexpr):
-    """The row indices of row block ``rb``; a row past the last one is clamped to row 0 so its
-    address stays inside the tensor (its loads and stores are masked with ``row_valid``)."""
-    r = rb * BLOCK_H + tl.arange(0, BLOCK_H)
-    return tl.where(r < n_rows, r, 0)
-
-
-def row_valid(rb, n_rows, BLOCK_H: tl.constexpr):
-    """Which rows of row block ``rb`` exist (the last block of a kv head may be partial)."""
-    return rb * BLOCK_H + tl.arange(0, BLOCK_H) < n_rows
-
-
-def row_offsets(r, g, heads_per_kv, stride_s, stride_h):
-    """Element offsets of rows ``r`` of kv head ``g`` in a [.., s_q, h_q, ..] tensor: row r is query
-    r // heads_per_kv, head g * heads_per_kv + r % heads_per_kv."""
-    return (r // heads_per_kv) * stride_s + (g * heads_per_kv + r % heads_per_kv) * stride_h
-
-
 def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, bt_row,
              lo, hi, NK, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr):
     offs_k = tl.arange(0, BK)
@@ -136,7 +105,7 @@ def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride
 
     # Q is staged once; the left consumer reads it for every K tile.
     r = block_rows(rb, n_rows, BLOCK_H)
-    q_rows = q_base + row_offsets(r, g, heads_per_kv, stride_q_s, stride_q_h)[:, None]
+    q_rows = q_row_ptrs(q_base, stride_q_s, stride_q_h, r, g, heads_per_kv)
     keep_q = row_valid(rb, n_rows, BLOCK_H)[:, None]
     qw = q.writer()
     slot = qw.acquire(0)
@@ -170,14 +139,8 @@ def left(q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, s
          BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_k = tl.arange(0, BK)
-    offs_d = tl.arange(0, D_HALF)
     r = block_rows(rb, n_rows, BLOCK_H)
-    # The first position each row must not see: the split's end hi, and with CAUSAL also
-    # seqlen - s_q + j + 1 for the row's query j (query j sees the positions before it).
-    if CAUSAL:
-        lim = tl.minimum(seqlen - s_q + 1 + r // heads_per_kv, hi)
-    else:
-        lim = hi + r * 0
+    lim = row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL)
 
     qr = q.reader()
     kr = kv.reader("left")
@@ -224,18 +187,12 @@ def left(q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, s
     out = normalized(acc, l_i)
     o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
     l_ptrs = lse_base + row_offsets(r, g, heads_per_kv, stride_l_s, stride_l_h)
-    if SPLIT:
-        tl.store(out_base + o_row[:, None] + offs_d[None, :], out, mask=keep[:, None])
-        tl.store(l_ptrs, part_lse_of(l_i, ref), mask=keep)
-    else:
-        store_out(out_base, o_row, out.to(tl.bfloat16), keep, rb, n_rows, BLOCK_H)
-        tl.store(l_ptrs, lse_of(l_i, ref), mask=keep)
+    store_half(out_base, o_row, out, keep, rb, n_rows, BLOCK_H, SPLIT)
+    store_lse(l_ptrs, l_i, ref, keep, SPLIT)
 
 
 def right(kv, score, out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv,
           BLOCK_H: tl.constexpr, SPLIT: tl.constexpr):
-    offs_d = tl.arange(0, D_HALF)
-
     kr = kv.reader("right", fields=("kv_r",))
     sr = score.reader()
 
@@ -257,26 +214,7 @@ def right(kv, score, out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_
     out = normalized(acc, l_i)
     r = block_rows(rb, n_rows, BLOCK_H)
     o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
-    if SPLIT:
-        tl.store(out_base + D_HALF + o_row[:, None] + offs_d[None, :], out, mask=keep[:, None])
-    else:
-        store_out(out_base + D_HALF, o_row, out.to(tl.bfloat16), keep, rb, n_rows, BLOCK_H)
-
-
-def store_out(base, row_off, out, keep, rb, n_rows, BLOCK_H: tl.constexpr):
-    """Store a bf16 output half at ``base + row_off[:, None] + column``: a whole row block
-    unmasked, which the lowering turns into 16-byte stores of the accumulator tile
-    (lowering/acc_store.py), a partial one masked."""
-    if rb * BLOCK_H + BLOCK_H <= n_rows:
-        tl.store(base + row_off[:, None] + tl.arange(0, D_HALF)[None, :], out)
-    else:
-        tl.store(base + row_off[:, None] + tl.arange(0, D_HALF)[None, :], out, mask=keep[:, None])
-
-
-def part_lse_of(l_i, ref):
-    """A split's log-sum-exp in natural-log units (l_i sums exp2(score - ref)); -inf for a row that
-    saw no position in the split, so the combine gives it weight 0."""
-    return tl.where(l_i > 0, (tl.log2(l_i) + ref) * LN2, float("-inf"))
+    store_half(out_base + D_HALF, o_row, out, keep, rb, n_rows, BLOCK_H, SPLIT)
 
 
 DEFAULT_CONFIG = {

@@ -66,9 +66,10 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .mla_decode_pipe import block_rows, part_lse_of, row_offsets, row_valid, store_out
-from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, lse_of,
-                                normalized, rebase, shift_of)
+from .mla_decode_common import (block_rows, q_row_ptrs, row_limit, row_offsets, row_valid,
+                                split_range, store_half, store_lse, work_item)
+from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
+                                rebase, shift_of)
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
@@ -79,25 +80,11 @@ def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
                       stride_l_b, stride_l_split, stride_l_s, stride_l_h,
                       s_q, h_kv, heads_per_kv, sm_scale,
                       BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
-    # Work item (as the pipe decode): axis 0 is (request, kv head, row block) with the row block
-    # fastest, so the row blocks that read the same pages run side by side; axis 1 the split.
-    n_rows = s_q * heads_per_kv
-    n_rb = (n_rows + BLOCK_H - 1) // BLOCK_H
-    item = tl.program_id(0)
-    split = tl.program_id(1)
-    rb = item % n_rb
-    g = (item // n_rb) % h_kv
-    b = (item // n_rb // h_kv).to(tl.int64)
-
+    n_rows, rb, g, b, split = work_item(s_q, h_kv, heads_per_kv, BLOCK_H)
     # This split's positions [lo, hi), its K tiles and tile pairs, read once and shared by every
     # partition.
-    seqlen = tl.load(seqlens_ptr + b)
-    chunk = (seqlen + tl.num_programs(1) - 1) // tl.num_programs(1)
-    chunk = (chunk + BK - 1) // BK * BK
-    lo = split * chunk
-    hi = tl.minimum(seqlen, lo + chunk)
-    NK = (tl.maximum(hi, lo) - lo + BK - 1) // BK  # 0 for a split past the last token
-    NP = (NK + 1) // 2                              # an odd last tile's partner is all masked
+    seqlen, lo, hi, NK = split_range(seqlens_ptr, b, split)
+    NP = (NK + 1) // 2  # an odd last tile's partner is all masked
 
     q_base = q_ptr + b * stride_q_b
     k_head = k_ptr + g * stride_k_h
@@ -166,7 +153,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, st
 
     # Q's main dims are staged once; both consumers read them for every K tile.
     r = block_rows(rb, n_rows, BLOCK_H)
-    q_rows = q_base + row_offsets(r, g, heads_per_kv, stride_q_s, stride_q_h)[:, None]
+    q_rows = q_row_ptrs(q_base, stride_q_s, stride_q_h, r, g, heads_per_kv)
     keep_q = row_valid(rb, n_rows, BLOCK_H)[:, None]
     qw = q.writer()
     slot = qw.acquire(0)
@@ -216,21 +203,18 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, st
         w1l.commit(p)
 
 
-def row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL: tl.constexpr):
-    """The first position each row must not see: the split's end hi, and with CAUSAL also
-    seqlen - s_q + j + 1 for the row's query j (query j sees the positions before it)."""
-    if CAUSAL:
-        lim = tl.minimum(seqlen - s_q + 1 + r // heads_per_kv, hi)
-    else:
-        lim = hi + r * 0
-    return lim
-
-
-def q_tail_of(q_base, stride_q_s, stride_q_h, r, keep, g, heads_per_kv):
-    """q's RoPE tail [BLOCK_H, D_TAIL] of rows ``r``, zeros for rows that do not exist; each
-    consumer keeps it in registers as the A operand of its tail dot (shared memory is full)."""
-    rows = q_base + row_offsets(r, g, heads_per_kv, stride_q_s, stride_q_h)[:, None]
-    return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :], mask=keep[:, None], other=0.0)
+def consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g, n_rows, heads_per_kv,
+                  BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr):
+    """``(r, keep, lim, q_tail)``, what either consumer knows of its rows before the loop: their
+    indices, which of them exist, the first position each must not see, and q's RoPE tail
+    [BLOCK_H, D_TAIL] (zeros for rows that do not exist), which each consumer keeps in registers
+    as the A operand of its tail dot (shared memory is full)."""
+    r = block_rows(rb, n_rows, BLOCK_H)
+    keep = row_valid(rb, n_rows, BLOCK_H)
+    lim = row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL)
+    rows = q_row_ptrs(q_base, stride_q_s, stride_q_h, r, g, heads_per_kv)
+    q_tail = tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :], mask=keep[:, None], other=0.0)
+    return r, keep, lim, q_tail
 
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
@@ -239,11 +223,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
               CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_k = tl.arange(0, BK)
-    offs_d = tl.arange(0, D_HALF)
-    r = block_rows(rb, n_rows, BLOCK_H)
-    keep = row_valid(rb, n_rows, BLOCK_H)
-    lim = row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL)
-    q_tail = q_tail_of(q_base, stride_q_s, stride_q_h, r, keep, g, heads_per_kv)
+    r, keep, lim, q_tail = consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g,
+                                         n_rows, heads_per_kv, BLOCK_H, CAUSAL)
 
     qr = q.reader("consumer0")
     own = kv0.reader()
@@ -314,12 +295,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
     out = normalized(acc, l_i)
     o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
     l_ptrs = lse_base + row_offsets(r, g, heads_per_kv, stride_l_s, stride_l_h)
-    if SPLIT:
-        tl.store(out_base + o_row[:, None] + offs_d[None, :], out, mask=keep[:, None])
-        tl.store(l_ptrs, part_lse_of(l_i, ref), mask=keep)
-    else:
-        store_out(out_base, o_row, out.to(tl.bfloat16), keep, rb, n_rows, BLOCK_H)
-        tl.store(l_ptrs, lse_of(l_i, ref), mask=keep)
+    store_half(out_base, o_row, out, keep, rb, n_rows, BLOCK_H, SPLIT)
+    store_lse(l_ptrs, l_i, ref, keep, SPLIT)
 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
@@ -327,11 +304,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, 
               heads_per_kv, BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_k = tl.arange(0, BK)
-    offs_d = tl.arange(0, D_HALF)
-    r = block_rows(rb, n_rows, BLOCK_H)
-    keep = row_valid(rb, n_rows, BLOCK_H)
-    lim = row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL)
-    q_tail = q_tail_of(q_base, stride_q_s, stride_q_h, r, keep, g, heads_per_kv)
+    r, keep, lim, q_tail = consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g,
+                                         n_rows, heads_per_kv, BLOCK_H, CAUSAL)
 
     qr = q.reader("consumer1")
     own = kv1.reader()
@@ -395,10 +369,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, 
 
     out = normalized(acc, l_i)
     o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
-    if SPLIT:
-        tl.store(out_base + D_HALF + o_row[:, None] + offs_d[None, :], out, mask=keep[:, None])
-    else:
-        store_out(out_base + D_HALF, o_row, out.to(tl.bfloat16), keep, rb, n_rows, BLOCK_H)
+    store_half(out_base + D_HALF, o_row, out, keep, rb, n_rows, BLOCK_H, SPLIT)
 
 
 DEFAULT_CONFIG = {

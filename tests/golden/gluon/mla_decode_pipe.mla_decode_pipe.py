@@ -43,8 +43,8 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows1_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows1_r < n_rows), _block_rows1_r, 0)
+    _block_rows8_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows8_r < n_rows), _block_rows8_r, 0)
     q_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
@@ -54,8 +54,8 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     for ck in range(NK):
         page = gl.load((bt_row + ck)).to(gl.int64)
         valid = (((lo + (ck * BK)) + gl.arange(0, BK, layout=L1)) < hi)
-        _kv_rows6_kv_ptr = (k_head + (page * stride_k_blk))
-        rows = (_kv_rows6_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
+        _kv_rows14_kv_ptr = (k_head + (page * stride_k_blk))
+        rows = (_kv_rows14_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
         keep = valid[:, None]
         _kv_s1 = (ck) % 2
         mbarrier.wait(kv_empty0.index(_kv_s1), (((ck) // 2) & 1) ^ 1)
@@ -81,12 +81,13 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
     L4: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows7_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows7_r < n_rows), _block_rows7_r, 0)
+    _block_rows15_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows15_r < n_rows), _block_rows15_r, 0)
     if CAUSAL:
-        lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
+        _row_limit16_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
     else:
-        lim = (hi + (r * 0))
+        _row_limit16_lim = (hi + (r * 0))
+    lim = _row_limit16_lim
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -130,20 +131,26 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
         mbarrier.arrive(kv_empty0.index(_kv_s8), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s8), count=1)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _normalized11_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized11_inv_l[:, None], L2))
+    _normalized20_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized20_inv_l[:, None], L2))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
     l_ptrs = (lse_base + (((r // heads_per_kv) * stride_l_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_l_h)))
     if SPLIT:
         gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(out, L3), mask=keep[:, None])
-        gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('-inf')), mask=keep)
     else:
-        _t15 = out.to(gl.bfloat16)
+        _store_half23__t27 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_t15, L3))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half23__t27, L3))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_t15, L3), mask=keep[:, None])
-        gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=keep)
+            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half23__t27, L3), mask=keep[:, None])
+    if SPLIT:
+        _part_lse_of36__t37 = gl.log2(l_i)
+        _part_lse_of36__t38 = gl.where((l_i > 0), ((_part_lse_of36__t37 + ref) * LN2), float('-inf'))
+        gl.store(l_ptrs, _part_lse_of36__t38, mask=keep)
+    else:
+        _lse_of40__t41 = gl.log2(l_i)
+        _lse_of40__t42 = gl.where((l_i > 0), ((_lse_of40__t41 + ref) * LN2), float('inf'))
+        gl.store(l_ptrs, _lse_of40__t42, mask=keep)
 
 
 @gluon.jit
@@ -151,21 +158,21 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
     # partition 'right': 4 warps, 168 registers
     BLOCK_H: gl.constexpr = 64
     SPLIT: gl.constexpr = False
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
-    L2: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L1: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
+    L2: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L3: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
-    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
-    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L2)
+    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
+    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L1)
     for ck in range(NK):
         _kv_s1 = (ck) % 2
         mbarrier.wait(kv_full1.index(_kv_s1), ((ck) // 2) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(score_full0.index(0), (ck) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _v2 = score_alpha.index(0).load(L1)
+        _v2 = score_alpha.index(0).load(L0)
         alpha = _v2
-        _v3 = score_sum_exp.index(0).load(L1)
+        _v3 = score_sum_exp.index(0).load(L0)
         l_i = _v3
         acc = _tle_scale_rows_lazy32(acc, alpha[:, None])
         _z4 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [ck], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
@@ -175,38 +182,52 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
         mbarrier.arrive(score_empty0.index(0), count=1)
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _normalized25_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * _normalized25_inv_l[:, None])
-    _block_rows26_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows26_r < n_rows), _block_rows26_r, 0)
+    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
+    _normalized45_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * _normalized45_inv_l[:, None])
+    _block_rows46_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
+    r = gl.where((_block_rows46_r < n_rows), _block_rows46_r, 0)
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
+    _store_half48_half_base = (out_base + D_HALF)
     if SPLIT:
-        gl.store((((out_base + D_HALF) + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=keep[:, None])
+        gl.store(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=keep[:, None])
     else:
-        _t28 = out.to(gl.bfloat16)
-        _store_out29_base = (out_base + D_HALF)
+        _store_half48__t52 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((_store_out29_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _t28)  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half48__t52)  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((_store_out29_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _t28, mask=keep[:, None])
+            gl.store(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half48__t52, mask=keep[:, None])
 
 
 @gluon.jit
 def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr):
-    n_rows = (s_q * heads_per_kv)
-    n_rb = (((n_rows + BLOCK_H) - 1) // BLOCK_H)
-    item = gl.program_id(0)
-    split = gl.program_id(1)
-    rb = (item % n_rb)
-    g = ((item // n_rb) % h_kv)
-    b = ((item // n_rb) // h_kv).to(gl.int64)
-    seqlen = gl.load((seqlens_ptr + b))
-    chunk = (((seqlen + gl.num_programs(1)) - 1) // gl.num_programs(1))
-    chunk = ((((chunk + BK) - 1) // BK) * BK)
-    lo = (split * chunk)
-    hi = gl.minimum(seqlen, (lo + chunk))
-    NK = ((((gl.maximum(hi, lo) - lo) + BK) - 1) // BK)
+    _work_item1_n_rows = (s_q * heads_per_kv)
+    _work_item1_n_rb = (((_work_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
+    _work_item1_item = gl.program_id(0)
+    _work_item1_split = gl.program_id(1)
+    _work_item1_rb = (_work_item1_item % _work_item1_n_rb)
+    _work_item1_g = ((_work_item1_item // _work_item1_n_rb) % h_kv)
+    _work_item1_b = ((_work_item1_item // _work_item1_n_rb) // h_kv).to(gl.int64)
+    n_rows = _work_item1_n_rows
+    rb = _work_item1_rb
+    g = _work_item1_g
+    b = _work_item1_b
+    split = _work_item1_split
+    _split_range2__t3 = gl.load((seqlens_ptr + b))
+    _split_range2_seqlen = _split_range2__t3
+    _split_range2__t4 = gl.num_programs(1)
+    _split_range2__t5 = gl.num_programs(1)
+    _split_range2_chunk = (((_split_range2_seqlen + _split_range2__t4) - 1) // _split_range2__t5)
+    _split_range2_chunk = ((((_split_range2_chunk + BK) - 1) // BK) * BK)
+    _split_range2_lo = (split * _split_range2_chunk)
+    _split_range2__t6 = gl.minimum(_split_range2_seqlen, (_split_range2_lo + _split_range2_chunk))
+    _split_range2_hi = _split_range2__t6
+    _split_range2__t7 = gl.maximum(_split_range2_hi, _split_range2_lo)
+    _split_range2_NK = ((((_split_range2__t7 - _split_range2_lo) + BK) - 1) // BK)
+    seqlen = _split_range2_seqlen
+    lo = _split_range2_lo
+    hi = _split_range2_hi
+    NK = _split_range2_NK
     q_base = (q_ptr + (b * stride_q_b))
     k_head = (k_ptr + (g * stride_k_h))
     bt_row = ((bt_ptr + (b * stride_bt_b)) + (lo // BK))

@@ -44,8 +44,8 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows1_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows1_r < n_rows), _block_rows1_r, 0)
+    _block_rows8_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows8_r < n_rows), _block_rows8_r, 0)
     q_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
@@ -53,36 +53,36 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
     last_tile = (((gl.maximum(hi, lo) - lo) - 1) // BK)
     for p in range(NP):
-        _page_rows6_tile = (2 * p)
-        _page_rows6__t7 = gl.where((_page_rows6_tile < last_tile), _page_rows6_tile, last_tile)
-        _page_rows6_entry = _page_rows6__t7
-        _page_rows6__t8 = gl.load((bt_row + _page_rows6_entry))
-        _page_rows6__t9 = _page_rows6__t8.to(gl.int64)
-        _page_rows6_page = _page_rows6__t9
-        _page_rows6_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows6_valid = (((lo + (_page_rows6_tile * BK)) + _page_rows6_offs_k) < hi)
-        _kv_rows11_kv_ptr = (k_head + (_page_rows6_page * stride_k_blk))
-        _kv_rows11__t12 = gl.where(_page_rows6_valid, _page_rows6_offs_k, 0)
-        _kv_rows11__t13 = _kv_rows11__t12.to(gl.int64)
-        _kv_rows11__t14 = gl.where(_page_rows6_valid, _page_rows6_offs_k, 0)
-        _kv_rows11__t15 = _kv_rows11__t14.to(gl.int64)
-        rows0 = (_kv_rows11_kv_ptr + (_kv_rows11__t15[:, None] * stride_k_tok))
-        valid0 = _page_rows6_valid
-        _page_rows16_tile = ((2 * p) + 1)
-        _page_rows16__t17 = gl.where((_page_rows16_tile < last_tile), _page_rows16_tile, last_tile)
-        _page_rows16_entry = _page_rows16__t17
-        _page_rows16__t18 = gl.load((bt_row + _page_rows16_entry))
-        _page_rows16__t19 = _page_rows16__t18.to(gl.int64)
-        _page_rows16_page = _page_rows16__t19
-        _page_rows16_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows16_valid = (((lo + (_page_rows16_tile * BK)) + _page_rows16_offs_k) < hi)
-        _kv_rows21_kv_ptr = (k_head + (_page_rows16_page * stride_k_blk))
-        _kv_rows21__t22 = gl.where(_page_rows16_valid, _page_rows16_offs_k, 0)
-        _kv_rows21__t23 = _kv_rows21__t22.to(gl.int64)
-        _kv_rows21__t24 = gl.where(_page_rows16_valid, _page_rows16_offs_k, 0)
-        _kv_rows21__t25 = _kv_rows21__t24.to(gl.int64)
-        rows1 = (_kv_rows21_kv_ptr + (_kv_rows21__t25[:, None] * stride_k_tok))
-        valid1 = _page_rows16_valid
+        _page_rows14_tile = (2 * p)
+        _page_rows14__t15 = gl.where((_page_rows14_tile < last_tile), _page_rows14_tile, last_tile)
+        _page_rows14_entry = _page_rows14__t15
+        _page_rows14__t16 = gl.load((bt_row + _page_rows14_entry))
+        _page_rows14__t17 = _page_rows14__t16.to(gl.int64)
+        _page_rows14_page = _page_rows14__t17
+        _page_rows14_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows14_valid = (((lo + (_page_rows14_tile * BK)) + _page_rows14_offs_k) < hi)
+        _kv_rows19_kv_ptr = (k_head + (_page_rows14_page * stride_k_blk))
+        _kv_rows19__t20 = gl.where(_page_rows14_valid, _page_rows14_offs_k, 0)
+        _kv_rows19__t21 = _kv_rows19__t20.to(gl.int64)
+        _kv_rows19__t22 = gl.where(_page_rows14_valid, _page_rows14_offs_k, 0)
+        _kv_rows19__t23 = _kv_rows19__t22.to(gl.int64)
+        rows0 = (_kv_rows19_kv_ptr + (_kv_rows19__t23[:, None] * stride_k_tok))
+        valid0 = _page_rows14_valid
+        _page_rows24_tile = ((2 * p) + 1)
+        _page_rows24__t25 = gl.where((_page_rows24_tile < last_tile), _page_rows24_tile, last_tile)
+        _page_rows24_entry = _page_rows24__t25
+        _page_rows24__t26 = gl.load((bt_row + _page_rows24_entry))
+        _page_rows24__t27 = _page_rows24__t26.to(gl.int64)
+        _page_rows24_page = _page_rows24__t27
+        _page_rows24_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows24_valid = (((lo + (_page_rows24_tile * BK)) + _page_rows24_offs_k) < hi)
+        _kv_rows29_kv_ptr = (k_head + (_page_rows24_page * stride_k_blk))
+        _kv_rows29__t30 = gl.where(_page_rows24_valid, _page_rows24_offs_k, 0)
+        _kv_rows29__t31 = _kv_rows29__t30.to(gl.int64)
+        _kv_rows29__t32 = gl.where(_page_rows24_valid, _page_rows24_offs_k, 0)
+        _kv_rows29__t33 = _kv_rows29__t32.to(gl.int64)
+        rows1 = (_kv_rows29_kv_ptr + (_kv_rows29__t33[:, None] * stride_k_tok))
+        valid1 = _page_rows24_valid
         keep0 = valid0[:, None]
         keep1 = valid1[:, None]
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
@@ -115,18 +115,24 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows26_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows26_r < n_rows), _block_rows26_r, 0)
-    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
+    _block_rows35_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    _block_rows35__t37 = gl.where((_block_rows35_r < n_rows), _block_rows35_r, 0)
+    _consumer_rows34_r = _block_rows35__t37
+    _consumer_rows34_keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
     if CAUSAL:
-        _row_limit28_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
+        _row_limit40__t41 = gl.minimum((((seqlen - s_q) + 1) + (_consumer_rows34_r // heads_per_kv)), hi)
+        _row_limit40_lim = _row_limit40__t41
     else:
-        _row_limit28_lim = (hi + (r * 0))
-    lim = _row_limit28_lim
-    _q_tail_of29_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of29_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of29__t34 = _v1
-    q_tail = _q_tail_of29__t34
+        _row_limit40_lim = (hi + (_consumer_rows34_r * 0))
+    _consumer_rows34_lim = _row_limit40_lim
+    _consumer_rows34_rows = (q_base + (((_consumer_rows34_r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (_consumer_rows34_r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_consumer_rows34_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=_consumer_rows34_keep[:, None], other=0.0)
+    _consumer_rows34__t47 = _v1
+    _consumer_rows34_q_tail = _consumer_rows34__t47
+    r = _consumer_rows34_r
+    keep = _consumer_rows34_keep
+    lim = _consumer_rows34_lim
+    q_tail = _consumer_rows34_q_tail
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -196,20 +202,26 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-    _normalized39_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized39_inv_l[:, None], L3))
+    _normalized52_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized52_inv_l[:, None], L3))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
     l_ptrs = (lse_base + (((r // heads_per_kv) * stride_l_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_l_h)))
     if SPLIT:
         gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(out, L4), mask=keep[:, None])
-        gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('-inf')), mask=keep)
     else:
-        _t43 = out.to(gl.bfloat16)
+        _store_half55__t59 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t43, L4))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half55__t59, L4))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t43, L4), mask=keep[:, None])
-        gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=keep)
+            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half55__t59, L4), mask=keep[:, None])
+    if SPLIT:
+        _part_lse_of68__t69 = gl.log2(l_i)
+        _part_lse_of68__t70 = gl.where((l_i > 0), ((_part_lse_of68__t69 + ref) * LN2), float('-inf'))
+        gl.store(l_ptrs, _part_lse_of68__t70, mask=keep)
+    else:
+        _lse_of72__t73 = gl.log2(l_i)
+        _lse_of72__t74 = gl.where((l_i > 0), ((_lse_of72__t73 + ref) * LN2), float('inf'))
+        gl.store(l_ptrs, _lse_of72__t74, mask=keep)
 
 
 @gluon.jit
@@ -226,18 +238,24 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows52_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows52_r < n_rows), _block_rows52_r, 0)
-    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
+    _block_rows77_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    _block_rows77__t79 = gl.where((_block_rows77_r < n_rows), _block_rows77_r, 0)
+    _consumer_rows76_r = _block_rows77__t79
+    _consumer_rows76_keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
     if CAUSAL:
-        _row_limit54_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
+        _row_limit82__t83 = gl.minimum((((seqlen - s_q) + 1) + (_consumer_rows76_r // heads_per_kv)), hi)
+        _row_limit82_lim = _row_limit82__t83
     else:
-        _row_limit54_lim = (hi + (r * 0))
-    lim = _row_limit54_lim
-    _q_tail_of55_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of55_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of55__t60 = _v1
-    q_tail = _q_tail_of55__t60
+        _row_limit82_lim = (hi + (_consumer_rows76_r * 0))
+    _consumer_rows76_lim = _row_limit82_lim
+    _consumer_rows76_rows = (q_base + (((_consumer_rows76_r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (_consumer_rows76_r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_consumer_rows76_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=_consumer_rows76_keep[:, None], other=0.0)
+    _consumer_rows76__t89 = _v1
+    _consumer_rows76_q_tail = _consumer_rows76__t89
+    r = _consumer_rows76_r
+    keep = _consumer_rows76_keep
+    lim = _consumer_rows76_lim
+    q_tail = _consumer_rows76_q_tail
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -301,35 +319,49 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
-    _normalized66_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized66_inv_l[:, None], L3))
+    _normalized95_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized95_inv_l[:, None], L3))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
+    _store_half97_half_base = (out_base + D_HALF)
     if SPLIT:
-        gl.store((((out_base + D_HALF) + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(out, L4), mask=keep[:, None])
+        gl.store(((_store_half97_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(out, L4), mask=keep[:, None])
     else:
-        _t68 = out.to(gl.bfloat16)
-        _store_out69_base = (out_base + D_HALF)
+        _store_half97__t101 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((_store_out69_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t68, L4))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((_store_half97_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half97__t101, L4))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((_store_out69_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_t68, L4), mask=keep[:, None])
+            gl.store(((_store_half97_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half97__t101, L4), mask=keep[:, None])
 
 
 @gluon.jit
 def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr):
-    n_rows = (s_q * heads_per_kv)
-    n_rb = (((n_rows + BLOCK_H) - 1) // BLOCK_H)
-    item = gl.program_id(0)
-    split = gl.program_id(1)
-    rb = (item % n_rb)
-    g = ((item // n_rb) % h_kv)
-    b = ((item // n_rb) // h_kv).to(gl.int64)
-    seqlen = gl.load((seqlens_ptr + b))
-    chunk = (((seqlen + gl.num_programs(1)) - 1) // gl.num_programs(1))
-    chunk = ((((chunk + BK) - 1) // BK) * BK)
-    lo = (split * chunk)
-    hi = gl.minimum(seqlen, (lo + chunk))
-    NK = ((((gl.maximum(hi, lo) - lo) + BK) - 1) // BK)
+    _work_item1_n_rows = (s_q * heads_per_kv)
+    _work_item1_n_rb = (((_work_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
+    _work_item1_item = gl.program_id(0)
+    _work_item1_split = gl.program_id(1)
+    _work_item1_rb = (_work_item1_item % _work_item1_n_rb)
+    _work_item1_g = ((_work_item1_item // _work_item1_n_rb) % h_kv)
+    _work_item1_b = ((_work_item1_item // _work_item1_n_rb) // h_kv).to(gl.int64)
+    n_rows = _work_item1_n_rows
+    rb = _work_item1_rb
+    g = _work_item1_g
+    b = _work_item1_b
+    split = _work_item1_split
+    _split_range2__t3 = gl.load((seqlens_ptr + b))
+    _split_range2_seqlen = _split_range2__t3
+    _split_range2__t4 = gl.num_programs(1)
+    _split_range2__t5 = gl.num_programs(1)
+    _split_range2_chunk = (((_split_range2_seqlen + _split_range2__t4) - 1) // _split_range2__t5)
+    _split_range2_chunk = ((((_split_range2_chunk + BK) - 1) // BK) * BK)
+    _split_range2_lo = (split * _split_range2_chunk)
+    _split_range2__t6 = gl.minimum(_split_range2_seqlen, (_split_range2_lo + _split_range2_chunk))
+    _split_range2_hi = _split_range2__t6
+    _split_range2__t7 = gl.maximum(_split_range2_hi, _split_range2_lo)
+    _split_range2_NK = ((((_split_range2__t7 - _split_range2_lo) + BK) - 1) // BK)
+    seqlen = _split_range2_seqlen
+    lo = _split_range2_lo
+    hi = _split_range2_hi
+    NK = _split_range2_NK
     NP = ((NK + 1) // 2)
     q_base = (q_ptr + (b * stride_q_b))
     k_head = (k_ptr + (g * stride_k_h))
