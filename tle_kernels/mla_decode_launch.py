@@ -1,17 +1,21 @@
-"""What the launchers of the TLE MLA decode kernels (mla_decode_pipe_launch.py,
-mla_decode_seesaw_launch.py) share: both kernels take the same arguments, the same work item and
-split scheme and the same output contract, so the shape rules, the grid, the row-alignment check
-and the argument list of a launch are one piece of code, parameterised by the kernel's name (which
-error messages say).
+"""Launching the TLE MLA decode kernels (mla_decode_pipe.py, mla_decode_seesaw.py) on given
+tensors. Both kernels take the same arguments, the same work item and split scheme and the same
+output contract, so the shape rules, the grid, the row-alignment check, the argument list and the
+launch itself are one piece of code, parameterised by the kernel's short name ("pipe", "seesaw":
+which kernel runs, and what error messages say). Each kernel's launcher module
+(mla_decode_pipe_launch.py, mla_decode_seesaw_launch.py) names its pair of functions from
+:func:`launcher`, which is what tle_kernels/decode_api.py looks up.
 
-``decode_call`` returns ``(grid, args, constexprs)`` for a launch of either kernel; a launcher
-runs ``kernel[grid](*args, **constexprs)``, and the CPU emulation tests launch the emulated kernel
-with exactly the same tuple.
+``decode_call`` returns ``(grid, args, constexprs)`` for a launch of either kernel;
+``launch_decode`` runs ``kernel[grid](*args, **constexprs)``, and the CPU emulation tests launch
+the emulated kernel with exactly the same tuple. Nothing here synchronises with the GPU or
+allocates, so a decode step captures in a CUDA graph.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+import importlib
+from typing import Callable, Optional
 
 import torch
 
@@ -99,3 +103,56 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
     # causal only masks anything with more than one query
     constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, SPLIT=n_split > 1)
     return decode_grid(b, s_q, h_q, h_kv, n_split), args, constexprs
+
+
+def jit_kernel(kernel: str):
+    """The ``@tle.jit`` kernel ``mla_decode_<kernel>`` of tle_kernels/mla_decode_<kernel>.py,
+    imported at its first launch (a launcher module imports without the compiler's frontend)."""
+    name = f"mla_decode_{kernel}"
+    return getattr(importlib.import_module(f".{name}", __package__), name)
+
+
+def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
+                  cache_seqlens: torch.Tensor, sm_scale: float, causal: bool, n_split: int,
+                  out: torch.Tensor, lse: torch.Tensor, o_part: Optional[torch.Tensor] = None,
+                  lse_part: Optional[torch.Tensor] = None) -> None:
+    """One decode step of the TLE decode kernel ``kernel`` on validated inputs.
+
+    q [b, s_q, h_q, 576] bf16; k_cache [num_blocks, 64, h_kv, 576] bf16 (V = its first 512 dims);
+    block_table [b, max_blocks] int32; cache_seqlens [b] int32. ``n_split == 1``: writes out
+    [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32 (natural log; a row without a token: out 0,
+    lse +inf). ``n_split > 1``: writes o_part [b, n_split, s_q, h_q, 512] fp32 and lse_part
+    [b, n_split, s_q, h_q] fp32 (a split without a token for a row: 0 and -inf) and leaves out and
+    lse alone, for tle_kernels/mla_decode_combine.py to merge (so the split kernel and the combine
+    can be launched, captured and timed separately); split s of request b covers positions
+    [s * chunk, min(seqlen, (s + 1) * chunk)), chunk = ceil(ceil(seqlen / n_split) / 64) * 64."""
+    check_row_alignment(kernel, q=q, k_cache=k_cache)
+    call = decode_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
+                       out, lse, o_part, lse_part)
+    if call is not None:
+        grid, args, constexprs = call
+        jit_kernel(kernel)[grid](*args, **constexprs)
+
+
+def launcher(kernel: str) -> tuple[Callable[..., None], Callable[[int, int, int], Optional[str]]]:
+    """``(launch, unsupported)`` of the TLE decode kernel ``kernel``: ``launch(q, k_cache,
+    block_table, cache_seqlens, sm_scale, causal, n_split, out, lse, o_part=None, lse_part=None)``
+    is :func:`launch_decode` for it, ``unsupported(s_q, h_q, h_kv)`` is :func:`unsupported_reason`
+    for it (None, or why it cannot run a call with these head counts)."""
+
+    def launch(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
+               cache_seqlens: torch.Tensor, sm_scale: float, causal: bool, n_split: int,
+               out: torch.Tensor, lse: torch.Tensor, o_part: Optional[torch.Tensor] = None,
+               lse_part: Optional[torch.Tensor] = None) -> None:
+        launch_decode(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
+                      out, lse, o_part, lse_part)
+
+    def unsupported(s_q: int, h_q: int, h_kv: int) -> Optional[str]:
+        return unsupported_reason(kernel, s_q, h_q, h_kv)
+
+    launch.__name__ = launch.__qualname__ = f"launch_decode_{kernel}"
+    launch.__doc__ = f"One decode step of the {kernel} decode kernel: see launch_decode."
+    unsupported.__name__ = unsupported.__qualname__ = f"{kernel}_unsupported_reason"
+    unsupported.__doc__ = (f"Why the {kernel} decode kernel cannot run a call with these head "
+                           f"counts, or None: see unsupported_reason.")
+    return launch, unsupported
