@@ -22,6 +22,7 @@ release   reader  hand the slot of index ``i`` back to the writer
 
 from __future__ import annotations
 
+from dataclasses import field as _field
 from typing import Iterator, Optional, Union
 
 from .expr import Affine, Cond
@@ -123,8 +124,10 @@ class Access:
     reader: Optional[str] = None
     op: str = ""
     loc: Loc = NOLOC
-    tma: bool = False
-    nbytes: int = 0
+    # compared, printed by the text form (``tma``), left out of repr (so the repr of a program
+    # without TMA copies is what it was before they existed)
+    tma: bool = _field(default=False, repr=False)
+    nbytes: int = _field(default=0, repr=False)
 
     @property
     def verb(self) -> str:

@@ -12,7 +12,7 @@ The pass writes:
                       Slice, DotOperand), where every visit of the op gave one layout
   tl.store Op         ``cp_async = True``: the store fills a pipe slot with a cp.async gather (its
                       layout constraints and its commit's arrives depend on it)
-  PipeDecl            ``fills``: per field the writer fills, FieldFill(cp_async, registers);
+  PipeDecl            ``fills``: per field the writer fills, FieldFill(cp_async, registers, tma);
                       ``arrive_units``: per full/empty array, ArriveUnit(mode, threads,
                       init_count): how the writer's commits arrive (plan.arrive_mode, the eager
                       publish) and the mbarrier init count (plan.init_count)
@@ -69,7 +69,8 @@ def arrive_units(low: walks.Lowering) -> dict[str, tuple]:
 
 def field_fills(low: walks.Lowering, pipe: str) -> tuple:
     fills = low.ctx.fills
-    return tuple(FieldFill(f, "async" in fills[(pipe, f)], "plain" in fills[(pipe, f)])
+    return tuple(FieldFill(f, "async" in fills[(pipe, f)], "plain" in fills[(pipe, f)],
+                           "tma" in fills[(pipe, f)])
                  for f in low.ctx.plans[pipe].rings if (pipe, f) in fills)
 
 

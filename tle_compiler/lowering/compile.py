@@ -22,6 +22,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from .codegen import Generated, generate
+from .descriptors import complete_signature
 
 HOPPER = ("cuda", 90, 32)
 
@@ -113,8 +114,9 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
     """Lower and compile ``kernel`` for sm_90a; returns Triton's CompiledKernel (``.asm["ttgir"]``,
     ``.asm["ptx"]``, ``.asm["cubin"]``) with ``.tle_generated`` (the Gluon source and plan).
 
-    ``signature``: every kernel argument → Triton type ("*bf16", "i32", "fp32"; constexprs may be
-    given as "constexpr" or omitted); ``constexprs``: values of the constexpr arguments;
+    ``signature``: every kernel argument → Triton type ("*bf16", "i32", "fp32",
+    "tensordesc<bf16[64, 256]>" for the descriptor of a TMA copy, completed with the layout of the
+    ring it fills: lowering/descriptors.py; constexprs may be given as "constexpr" or omitted); ``constexprs``: values of the constexpr arguments;
     ``num_warps``: the default partition's warps (the kernel's @tle.jit num_warps by default);
     ``divisible_ints``: the integer arguments whose value is a multiple of 16 (they get
     ``tt.divisibility = 16``, as Triton's launcher specialises them, so that cp.async gathers can
@@ -134,6 +136,8 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
 
         parts = tuple(replace(p, warps=num_warps) if p.default else p for p in info.partitions)
         info = replace(info, num_warps=num_warps, partitions=parts)
+    signature = complete_signature(info, signature, {**dict(info.kir.consts), **constexprs}) \
+        if any(str(t).startswith("tensordesc") for t in signature.values()) else signature
     sig, attrs = {}, {}
     for i, a in enumerate(info.args):
         if a in info.constexprs:

@@ -26,6 +26,7 @@ from typing import Optional
 
 from ..ir import kernel as K
 from . import instrument, walks
+from .plan import arrive_parts, init_count
 from .regs import check_registers
 from .scheduled_waits import ScheduledWaits
 from .translate import literal
@@ -37,6 +38,13 @@ from triton.experimental.gluon.language.nvidia.hopper import (async_copy, fence_
                                                               mbarrier, warpgroup_mma,
                                                               warpgroup_mma_wait)
 '''
+
+
+def tma_why(mode: str) -> str:
+    """What a commit of a TMA-filled group arrives with (the init count's comment)."""
+    plain, threads, _ = arrive_parts(mode)
+    return " + ".join(["1 expect-tx"] + (["1 elected"] if plain else [])
+                      + (["1 per thread"] if threads else []))
 
 
 @dataclass
@@ -69,6 +77,8 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     out = [HEADER.format(path=info.path, kernel=info.name)]
     if ctx.wgmma_pipeline:  # loop-carried in-flight accumulators (translate.py, pipelined wgmma)
         out.append("from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma_init")
+    if any(r.tma for pp in plans.values() for r in pp.rings.values()):  # tle.gpu.tma_load copies
+        out.append("from triton.experimental.gluon.language.nvidia.hopper import tma")
     for name, v in consts.items():
         out.append(f"{name} = gl.constexpr({literal(v)})")
     out.append("")
@@ -133,9 +143,12 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
         for arr in pp.arrays:
             threads = arr.threads
             for s, (c, ic, b) in enumerate(zip(arr.counts, arr.init_counts, arr.barriers)):
-                why = "" if arr.mode == "partition" else \
-                    f" = {c} x {threads} threads{' + 1 elected' if arr.mode == 'mixed' else ''}" \
-                    f"{' x 2 (release + cp.async arrive)' if arr.mode == 'eager-mixed' else ''}"
+                if arr.mode.startswith("tma"):
+                    why = f" = {c} x ({init_count(1, arr.mode, threads)}: {tma_why(arr.mode)})"
+                else:
+                    why = "" if arr.mode == "partition" else \
+                        f" = {c} x {threads} threads{' + 1 elected' if arr.mode == 'mixed' else ''}" \
+                        f"{' x 2 (release + cp.async arrive)' if arr.mode == 'eager-mixed' else ''}"
                 out.append(f"    mbarrier.init({arr.var}.index({s}), count={ic})  # {b.label} "
                            f"{arr.mode}{why}")
     out.append("    fence_async_shared()")

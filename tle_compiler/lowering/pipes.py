@@ -16,6 +16,9 @@ the generated code computes it (:func:`index_src`); nothing here derives a barri
                            arrives once its cp.async copies have landed (count = writer threads)
                 mixed:     both (the register stores ordered by the partition arrive, the copies by
                            the per-thread arrives; count = writer threads + 1)
+                tma[-...]: mbarrier.expect(full, bytes) — one elected arrive declaring the bytes
+                           of the window's TMA copies (MBarrierArrive.tx_bytes; 0 for a close),
+                           after the arrives of the mode after the dash
   close(i)    acquire(i) + closed flag := 1 + commit(i)
   wait(i)     wait full[g][stage] at φ for each group of the reader's view; then, when the slot
               feeds wgmma, fence_async_shared(): the slot was written through the generic proxy and
@@ -33,15 +36,8 @@ from .eager import emit_publish, emit_release_arrive
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.attrs import MBarrierArrive, MBarrierWait, render_index
-from .plan import PipePlan
+from .plan import PipePlan, arrive_parts
 from .values import V
-
-
-def fill_mode(arr) -> str:
-    """How a commit arrives on ``arr`` (plan.arrive_mode: partition / thread / mixed), from the
-    array's arrive unit (assign-layouts' ``arrive_units``, which the eager publish turns into
-    eager / eager-mixed: the same arrives, spelled per thread, lowering/eager.py)."""
-    return {"eager": "partition", "eager-mixed": "mixed"}.get(arr.mode, arr.mode)
 
 
 def index_src(expr, index: str) -> str:
@@ -114,23 +110,41 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
         return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings),
                                 "role": "writer"})
     # commit / close
-    arrives = [arr for arr, _ in _ops(pp, node, MBarrierArrive)]
-    modes = {arr.var: fill_mode(arr) for arr in arrives}
-    if any(a.fence and modes[a.var] != "thread" for a in arrives):
+    arrives = _ops(pp, node, MBarrierArrive)
+    parts = {arr.var: arrive_parts(arr.mode) for arr, _ in arrives}
+    if any(a.fence and parts[a.var][0] for a, _ in arrives):  # register stores read by wgmma
         tr.emit("fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads")
     if pp.closed:
         flag = 1 if verb == "close" else 0
         l1 = tr.L(("blocked", (1,), (32,), (tr.warps,), (0,)))
         tr.emit(f"{pp.closed}.index({stage}).store(gl.full([1], {flag}, gl.int32, layout={l1}))")
-    for arr in arrives:
+    for arr, op in arrives:
         bar = f"{arr.var}.index({stage})"
-        if modes[arr.var] != "thread" and eager_array(tr, arr):
+        plain, threads, tma = parts[arr.var]
+        if plain and eager_array(tr, arr):
             emit_publish(tr, arr.var, stage)  # every thread arrives (lowering/eager.py)
-        elif modes[arr.var] != "thread":  # the register stores: one elected arrive after a bar.sync
+        elif plain:  # the register stores: one elected arrive after a bar.sync
             tr.emit(f"mbarrier.arrive({bar}, count=1)")
-        if modes[arr.var] != "partition":  # every thread, once its cp.async copies have landed
+        if threads:  # every thread, once its cp.async copies have landed
             tr.emit(f"async_copy.mbarrier_arrive({bar}, increment_count=False)")
+        if tma:  # one elected arrive declaring the bytes the window's TMA copies bring
+            _check_tx(pp, arr, op, verb, node)
+            why = ("the phase completes when the TMA bytes landed" if verb == "commit" else
+                   "a close copies nothing")
+            tr.emit(f"mbarrier.expect({bar}, {op.tx_bytes})  # arrive + expect-tx: {why}")
     return V("none", "None")
+
+
+def _check_tx(pp: PipePlan, arr, op: MBarrierArrive, verb: str, node) -> None:
+    """The expect-tx materialize-barriers wrote must be the bytes of one slot of every
+    TMA-filled field of the group (a commit; a close copies nothing): what is lowered is what
+    was verified, and a wrong count hangs the readers or lets them read early."""
+    want = 0 if verb == "close" else sum(
+        pp.rings[f].slot_bytes for f in arr.barriers[0].fields if pp.rings[f].tma)
+    if op.tx_bytes != want:
+        raise TleError(f"lowering: {pp.name}.{verb} arrives on {arr.var} with expect-tx "
+                       f"{op.tx_bytes} bytes, but its window's TMA copies bring {want} (the fields' "
+                       f"shapes); run materialize-barriers again", node.loc, check="lowering")
 
 
 def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int, node):
@@ -145,7 +159,9 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
         # orders them before its wgmmas. Register-stored fields were fenced by the writer before
         # its commit, but dropping the reader's fence there measured 1-2 % slower on both
         # SparseMLA kernels (docs/lowering.md), so every wgmma-read slot gets one.
-        if any(a.fence for a in arrays):
+        # (a slot filled only by TMA copies holds no generic-proxy writes to order)
+        if any(a.fence and not all(pp.rings[f].tma for f in a.barriers[0].fields)
+               for a in arrays):
             tr.emit("fence_async_shared()  # order the writer's generic-proxy stores before wgmma")
         fields = tuple(f for a in arrays for b in a.barriers[:1] for f in b.fields)
         slot = V("slot", value={"pipe": pp.name, "stage": stage, "fields": fields})

@@ -2,7 +2,9 @@
 the kernel IR and the attributes the passes wrote on its pipes only.
 
 * one ring ``[capacity, *slot_shape]`` per field (the PipeDecl's Buffers); NVMMA-swizzled when the
-  field feeds wgmma (the protocol view's ``Pipe.mma``), else an unswizzled shared layout;
+  field feeds wgmma (the protocol view's ``Pipe.mma``) or is filled by TMA copies (the tensor
+  descriptor of the copy has the same layout, :func:`tma_layout`), else an unswizzled shared
+  layout;
 * one mbarrier array ``[size, 1]`` per MBarrierAlloc (materialize-barriers), with the
   BarrierDecl of the same name (infer-barriers: kind, field group, fields, who arrives and who
   waits); every stage is initialised with the allocation's ``count`` (partition units) scaled
@@ -23,6 +25,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.attrs import BarrierDecl, BarrierRole
 from ..ir.record import record
+from ..passes.infer_barriers import tma_fields
 
 GL_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -60,10 +63,21 @@ class Ring:
     shape: list[int]  # slot shape (without the capacity)
     dtype: str  # gl dtype name
     mma: bool
+    tma: bool = False  # filled by TMA copies (tle.gpu.tma_load)
 
     @property
     def layout_src(self) -> str:
-        return nvmma_shared_src(self.shape, self.dtype) if self.mma else plain_shared_src(len(self.shape))
+        if self.mma or self.tma:
+            return nvmma_shared_src(self.shape, self.dtype)
+        return plain_shared_src(len(self.shape))
+
+    @property
+    def slot_bytes(self) -> int:
+        """The bytes of one slot: what a TMA copy of the whole field moves."""
+        n = BITS[self.dtype] // 8
+        for d in self.shape:
+            n *= d
+        return n
 
 
 @record
@@ -127,23 +141,44 @@ class PipePlan:
 
 def arrive_mode(fills: dict, pp: "PipePlan", arr: "BarrierArray") -> str:
     """How the writer arrives on a full barrier array at each commit, from how it fills the fields
-    of the group (``fills``: (pipe, field) -> {"async", "plain"}, recorded by the translator):
-    "partition" (register stores only: one elected arrive), "thread" (cp.async gathers only: one
-    ``cp.async.mbarrier.arrive.noinc`` per thread), "mixed" (both, or a closed flag to publish)."""
+    of the group (``fills``: (pipe, field) -> {"async", "plain", "tma"}, recorded by the
+    translator): "partition" (register stores only: one elected arrive), "thread" (cp.async
+    gathers only: one ``cp.async.mbarrier.arrive.noinc`` per thread), "mixed" (both, or a closed
+    flag to publish). TMA copies add one elected ``mbarrier.arrive.expect_tx`` of the window's
+    bytes: "tma" alone, "tma-partition" / "tma-thread" / "tma-mixed" with the arrives the other
+    fills need (a closed flag counts as a register store)."""
     if arr.kind != "full":
         return "partition"
     modes: set = set()
     for f in arr.barriers[0].fields:
         modes |= fills.get((pp.name, f), set())
+    if "tma" in modes:
+        plain = "plain" in modes or pp.closed
+        rest = {(False, False): "", (True, False): "-partition", (False, True): "-thread",
+                (True, True): "-mixed"}[(bool(plain), "async" in modes)]
+        return "tma" + rest
     if "async" not in modes:
         return "partition"
     return "mixed" if ("plain" in modes or pp.closed) else "thread"
 
 
+def arrive_parts(mode: str) -> tuple[bool, bool, bool]:
+    """What one commit emits in an arrive mode: (an elected arrive after the register stores,
+    per-thread cp.async arrives, an elected expect-tx arrive for the TMA copies)."""
+    base = mode[4:] if mode.startswith("tma-") else ("" if mode == "tma" else mode)
+    base = {"eager": "partition", "eager-mixed": "mixed"}.get(base, base)
+    return base in ("partition", "mixed"), base in ("thread", "mixed"), mode.startswith("tma")
+
+
 def init_count(count: int, mode: str, writer_threads: int) -> int:
     """The mbarrier's init count from infer-barriers' partition-unit ``count``: each partition
     arrival becomes ``writer_threads`` per-thread arrivals (thread; eager: per-thread release
-    arrives, lowering/eager.py), plus the elected one (mixed), or twice that (eager-mixed)."""
+    arrives, lowering/eager.py), plus the elected one (mixed), or twice that (eager-mixed); a
+    TMA-filled group adds the expect-tx arrive (tma: 1; tma-partition: 2; tma-thread: threads +
+    1; tma-mixed: threads + 2)."""
+    if mode.startswith("tma"):
+        plain, threads, _ = arrive_parts(mode)
+        return count * (1 + int(plain) + (writer_threads if threads else 0))
     if mode in ("thread", "eager"):
         return count * writer_threads
     if mode == "mixed":
@@ -151,6 +186,12 @@ def init_count(count: int, mode: str, writer_threads: int) -> int:
     if mode == "eager-mixed":  # each thread: its release arrive and its cp.async arrive
         return count * 2 * writer_threads
     return count
+
+
+def tma_layout(block_shape: list[int], dtype: str) -> str:
+    """The NVMMA shared layout of a TMA copy's box (its tensor descriptor's layout) and of the
+    ring it fills: the same function, so the two agree."""
+    return nvmma_shared_src(block_shape, dtype)
 
 
 def resolve_dim(d, consts: dict, loc) -> int:
@@ -190,6 +231,7 @@ def build_plan(info, kernel: K.Kernel, consts: dict) -> dict[str, PipePlan]:
     view's pipes say which fields feed wgmma."""
     plans: dict[str, PipePlan] = {}
     mma = {p.name: set(p.mma) for p in info.program.pipes}
+    tma = tma_fields(info.program)
     closed_pipes = {e.handle.pipe for part in kernel.partitions for e in K.events(part.body)
                     if e.verb == "close"}
     for decl in kernel.pipes:
@@ -201,7 +243,8 @@ def build_plan(info, kernel: K.Kernel, consts: dict) -> dict[str, PipePlan]:
                 raise TleError(f"field '{buf.name}': dtype {buf.dtype} is not supported by the "
                                f"lowering", buf.loc, check="lowering")
             pp.rings[buf.name] = Ring(decl.name, buf.name, f"{decl.name}_{buf.name}",
-                                      shape[0], shape[1:], dt, buf.name in mma.get(decl.name, ()))
+                                      shape[0], shape[1:], dt, buf.name in mma.get(decl.name, ()),
+                                      buf.name in tma.get(decl.name, {}))
         pp.arrays = barrier_arrays(decl)
         if decl.name in closed_pipes:
             pp.closed = f"{decl.name}_closed"

@@ -1,7 +1,7 @@
 """Launching a lowered kernel: ``kernel[grid](*args, **constexprs)``.
 
-The signature is derived from the arguments (a torch tensor → ``*<dtype>``, int → ``i32``/``i64``,
-float → ``fp32``, bool → ``i1``); the compiled kernel is cached per (signature, constexprs,
+The signature is derived from the arguments (a torch tensor → ``*<dtype>``, a host tensor
+descriptor → ``tensordesc<dtype[block]>``, int → ``i32``/``i64``, float → ``fp32``, bool → ``i1``); the compiled kernel is cached per (signature, constexprs,
 num_warps, debug-waits bound: ``kernel[grid](..., debug_waits=True)`` or ``TLE_DEBUG_WAITS=1``,
 docs/lowering.md "Debug waits"; the integers divisible by 16; what lowering/instrument.py turns on).
 Launch goes to the current CUDA stream through Triton's CompiledKernel launcher. Without a GPU,
@@ -21,7 +21,23 @@ TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float
                 "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
 
 
+def descriptor_type(name: str, value: Any, kernel: str, loc=None) -> str:
+    """``tensordesc<bf16[64, 256]>`` for a host tensor descriptor (``triton.tools.
+    tensor_descriptor.TensorDescriptor``: base tensor, shape, strides, block shape), with
+    ``,LAYOUT`` for a Gluon descriptor that carries one (it must be the ring's: compile.py)."""
+    dt = str(value.base.dtype).replace("torch.", "")
+    if dt not in TORCH_DTYPES:
+        raise TleError(f"{kernel}: argument '{name}' is a tensor descriptor of unsupported dtype "
+                       f"{dt}", loc, check="bad-argument")
+    block = ", ".join(str(int(d)) for d in value.block_shape)
+    layout = getattr(value, "layout", None)
+    return f"tensordesc<{TORCH_DTYPES[dt]}[{block}]" + (f",{layout!r}>" if layout is not None
+                                                        else ">")
+
+
 def arg_type(name: str, value: Any, kernel: str, loc=None) -> str:
+    if all(hasattr(value, a) for a in ("base", "shape", "strides", "block_shape")):
+        return descriptor_type(name, value, kernel, loc)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         dt = str(value.dtype).replace("torch.", "")
         if dt not in TORCH_DTYPES:
@@ -35,8 +51,8 @@ def arg_type(name: str, value: Any, kernel: str, loc=None) -> str:
     if isinstance(value, float):
         return "fp32"
     raise TleError(f"{kernel}: argument '{name}' is a {type(value).__name__}; a @tle.jit kernel takes "
-                   f"torch tensors, ints, floats and bools (constexprs by keyword or position)",
-                   loc, check="bad-argument")
+                   f"torch tensors, tensor descriptors (for tle.gpu.tma_load), ints, floats and "
+                   f"bools (constexprs by keyword or position)", loc, check="bad-argument")
 
 
 class Runtime:

@@ -51,10 +51,12 @@ REDUCE = {"max", "min", "sum"}
 CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
 
 
-def _SlotField(text: str, ring, role: Optional[str]) -> "V":
-    """A slot field's shared-memory descriptor; ``slot`` is "writer" when it came from acquire."""
+def _SlotField(text: str, ring, role: Optional[str], stage: str = "0") -> "V":
+    """A slot field's shared-memory descriptor; ``slot`` is "writer" when it came from acquire;
+    ``stage``: the slot's stage as the generated code names it."""
     v = V("smem", text, shape=tuple(ring.shape), dtype=ring.dtype, value=ring)
     v.slot = role
+    v.stage = stage
     return v
 
 
@@ -81,7 +83,7 @@ class Ctx:
         self.consts = consts  # name -> python value (the kernel's module constants, constexprs)
         self.plans = plans
         self.debug_waits = debug_waits
-        # (pipe, field) -> {"async", "plain"}: how the writer fills the field (translation pass 1);
+        # (pipe, field) -> {"async", "plain", "tma"}: how the writer fills the field (pass 1);
         # decides each full barrier's arrive unit (plan.arrive_mode)
         self.fills: dict[tuple, set] = {}
         self.cp_async = True  # emit cp.async gathers where the form allows (compile.py may retry without)
@@ -296,7 +298,8 @@ class FnTranslator:
         ring = pp.rings.get(node.field)
         if ring is None or node.field not in base.value["fields"]:
             raise self.err(f"slot of pipe '{pp.name}' has no (visible) field '{node.field}'", node)
-        return _SlotField(f"{ring.var}.index({base.value['stage']})", ring, base.value.get("role"))
+        stage = base.value["stage"]
+        return _SlotField(f"{ring.var}.index({stage})", ring, base.value.get("role"), stage)
 
     def ex_ResultSlot(self, node: K.ResultSlot) -> V:
         base = self.ex(node.result)
@@ -436,6 +439,9 @@ class FnTranslator:
                                                text=buf.text, shape=buf.shape, dtype=buf.dtype))
             if canon == "tle.gpu.scale_rows":
                 return self._scale_rows(node)
+            if canon == "tle.gpu.tma_load":
+                self._tma_load(node)
+                return V("none", "None")
             raise self.err(f"`{canon}` is not supported inside a partition", node)
         if not canon.startswith("tl."):
             raise self.err(f"`{canon}` is not supported", node)
@@ -707,9 +713,47 @@ class FnTranslator:
                 parts.append(f"mask={m.text}")
         self.emit(f"gl.store({', '.join(parts)})")
 
+    def _tma_load(self, node: K.Op) -> None:
+        """``tle.gpu.tma_load(slot.f, desc, offsets)``: the TMA copy of the box of ``desc`` at
+        ``offsets`` into the slot, completing on the full barrier of the field's group at the
+        slot's stage; the commit of the window declares its bytes (expect-tx, lowering/pipes.py).
+        Gluon's copy is issued by one elected thread per warp, each warp a share of the boxes
+        (a box is at most one swizzle span wide, so a wide field is several boxes)."""
+        dst = self.ex(node.args[0])
+        ring = dst.value
+        if dst.kind != "smem" or getattr(dst, "slot", None) != "writer" or \
+                not hasattr(ring, "pipe"):
+            raise self.err("tle.gpu.tma_load copies into a slot field of a slot the partition "
+                           "acquired (free shared buffers are not supported by the lowering yet)",
+                           node)
+        desc = self.ex(node.args[1])
+        if desc.kind != "scalar":
+            raise self.err("tle.gpu.tma_load: the descriptor must be a kernel argument (a tensor "
+                           "descriptor)", node)
+        offs = self.ex(node.args[2])
+        items = offs.value if offs.kind == "tuple" else None
+        if items is None or len(items) != len(ring.shape) or any(
+                i.kind not in ("const", "scalar") for i in items):
+            raise self.err(f"tle.gpu.tma_load: offsets must be {len(ring.shape)} integers, one "
+                           f"per dimension of the box {list(ring.shape)} (the field's slot shape)",
+                           node)
+        pp: PipePlan = self.ctx.plans[ring.pipe]
+        arr = next(a for a in pp.full() if ring.field in a.barriers[0].fields)
+        if {ring.pipe, f"{ring.pipe}.{ring.field}"} & self.ctx.probe_skip:
+            raise self.err(f"instrument.skip_fills cannot skip the TMA copies of "
+                           f"{ring.pipe}.{ring.field}: the commit's expect-tx would wait for "
+                           f"their bytes forever", node)
+        # shared memory about to be overwritten: no in-flight wgmma may still read it
+        self.wait_rings({ring.var, None}, "the slot is overwritten", node)
+        coords = ", ".join(i.text for i in items)
+        self.emit(f"tma.async_copy_global_to_shared({desc.text}, [{coords}], "
+                  f"{arr.var}.index({dst.stage}), {dst.text})  # TMA copy, {ring.slot_bytes} "
+                  f"bytes: the commit expects them (expect-tx)")
+        self._record_fill(ring, "tma")
+
     def _record_fill(self, ring, kind: str) -> None:
-        """How the writer fills a pipe field ("async": cp.async, "plain": register stores); decides
-        the arrive unit of the field's full barrier (plan.arrive_mode)."""
+        """How the writer fills a pipe field ("async": cp.async, "plain": register stores, "tma":
+        TMA copies); decides the arrive unit of the field's full barrier (plan.arrive_mode)."""
         self.ctx.fills.setdefault((ring.pipe, ring.field), set()).add(kind)
 
     def _acc_store(self, p: V, val: V, node: K.Op, kw: dict) -> bool:

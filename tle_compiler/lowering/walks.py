@@ -30,11 +30,15 @@ def kernel_option(info, name: str, default: bool = False) -> bool:
 
 
 def eager_arrays(info, plans: dict) -> set[str]:
-    """The barrier arrays whose arriving partitions all have one warp count (lowering/eager.py)."""
+    """The barrier arrays whose arriving partitions all have one warp count (lowering/eager.py),
+    except the full arrays of groups filled by TMA copies (their commit's expect-tx arrive is one
+    elected thread)."""
     warps_of = {p.name: p.warps for p in info.partitions}
     out = set()
     for pp in plans.values():
         for arr in pp.arrays:
+            if arr.kind == "full" and any(pp.rings[f].tma for f in arr.barriers[0].fields):
+                continue
             ws = {warps_of.get(a.partition, info.num_warps) for b in arr.barriers for a in b.arrivers}
             if len(ws) == 1:
                 out.add(arr.var)

@@ -15,6 +15,9 @@ against the same emulation):
 - ``tl.program_id(axis)`` / ``tl.num_programs(axis)`` are int32 scalars of the running launch:
   ``kernel[grid](*args, **constexprs)`` runs every program of the grid in turn, one at a time;
 - ``tle.gpu.alloc`` buffers are poisoned (NaN, or a large negative integer), so a stale read shows;
+- ``tle.gpu.tma_load(dst, desc, offsets)`` copies the box of a host tensor descriptor (``base``,
+  ``shape``, ``strides``, as ``triton.tools.tensor_descriptor.TensorDescriptor`` has them) into
+  the slot field at once, zero-filling what lies outside the tensor;
 - every ``warp_specialize`` partition runs in its own thread, and each pipe blocks exactly as
   docs/semantics.md says: ``acquire(i)`` waits until every reader released ``i - C`` (one-shot pipes
   never wait), ``wait(i)`` until ``i`` was committed or closed. A blocked call longer than
@@ -259,8 +262,26 @@ def make_language(dot_dtypes=None):
     def scale_rows(x, factor):
         return x * factor[:, None]
 
+    def tma_load(dst, desc, offsets):
+        """A TMA copy: the box of ``desc`` (a host tensor descriptor: ``base``, ``shape``,
+        ``strides`` in elements) at ``offsets`` into ``dst`` (a slot field), elements outside the
+        tensor zero-filled as TMA does. It lands at once here; the verifier makes sure nothing
+        reads it before the readers' wait."""
+        src = desc.base.as_strided(tuple(int(n) for n in desc.shape),
+                                   tuple(int(n) for n in desc.strides))
+        coords, valid = [], torch.ones(tuple(dst.shape), dtype=torch.bool)
+        for d, (off, n) in enumerate(zip(offsets, dst.shape)):
+            c = int(off) + torch.arange(n)
+            shape = [1] * dst.dim()
+            shape[d] = n
+            ok = ((c >= 0) & (c < src.shape[d])).reshape(shape)
+            valid = valid & ok
+            coords.append(c.clamp(0, src.shape[d] - 1).reshape(shape))
+        box = src[tuple(torch.broadcast_tensors(*coords))].to(dst.dtype)
+        dst.copy_(torch.where(valid, box, torch.zeros((), dtype=dst.dtype)))
+
     gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
-                                scale_rows=scale_rows, smem="smem")
+                                scale_rows=scale_rows, tma_load=tma_load, smem="smem")
     def assume(cond):  # tle.assume: a launch checks it (lowering/runtime.py); so does emulation
         if not cond:
             raise ValueError("a tle.assume condition does not hold for this launch")

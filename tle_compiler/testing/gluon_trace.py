@@ -13,7 +13,9 @@ the events the verifier checked. This module is that test's machinery:
   kernel arguments, anything computed from them) are 32-bit (64 when declared so) with C semantics
   (truncating ``//``, a remainder with the dividend's sign, wrap-around). It records, per
   partition, every mbarrier wait / arrive / expect (the plain calls, debug-waits' bounded waits and
-  eager publish's per-thread arrives, lowering/debug.py and lowering/eager.py), and every wgmma issue
+  eager publish's per-thread arrives, lowering/debug.py and lowering/eager.py), the barrier and
+  stage every TMA copy completes on (a verified TMA access must signal its group's full barrier at
+  its slot's stage), and every wgmma issue
   and ``warpgroup_mma_wait``; at each arrive on an *empty* barrier (a release) it checks that no
   wgmma reading the released stage of one of that pipe's rings (or a stage the interpreter cannot
   tell) can still be in flight (groups retire in issue order: ``warpgroup_mma_wait(n)`` leaves the
@@ -55,6 +57,7 @@ ARRIVE = "arrive"  # mbarrier.arrive(bar, count=1): one elected arrive after a p
 ARRIVE_CP_ASYNC = "arrive.cp_async"  # async_copy.mbarrier_arrive(bar, increment_count=False)
 ARRIVE_THREAD = "arrive.thread"  # eager publish: every thread arrives (lowering/eager.py)
 EXPECT = "expect"  # mbarrier.expect(bar, bytes)
+TMA = "tma"  # tma.async_copy_global_to_shared(desc, coord, bar, dst): completes on bar (expect-tx)
 
 #: Partition-function helpers of the generated module whose calls are barrier operations (the
 #: inline asm in them addresses a barrier by its shared-memory offset, lowering/debug.py, eager.py).
@@ -870,6 +873,11 @@ class _Interpreter:
             op = ARRIVE_CP_ASYNC if inc is False else ARRIVE_CP_ASYNC + ".increment"
             self.record(BarrierOp(op, arr, stage, None, node.lineno, self.where()), node)
             return None
+        if name == "tma.async_copy_global_to_shared":
+            arr, stage = self._bar(arg(2, "barrier"), node)
+            self._pred(kwargs.get("pred", True), node)
+            self.record(BarrierOp(TMA, arr, stage, None, node.lineno, self.where()), node)
+            return None
         if name == "warpgroup_mma":
             return self.wgmma(arg(0, "a"), arg(1, "b"), bool(kwargs.get("is_async", False)), node)
         if name == "warpgroup_mma_wait":
@@ -1087,6 +1095,10 @@ ARRIVE_FORMS = {
     "mixed": (ARRIVE, ARRIVE_CP_ASYNC),
     "eager": (ARRIVE_THREAD,),
     "eager-mixed": (ARRIVE_THREAD, ARRIVE_CP_ASYNC),
+    "tma": (EXPECT,),
+    "tma-partition": (ARRIVE, EXPECT),
+    "tma-thread": (ARRIVE_CP_ASYNC, EXPECT),
+    "tma-mixed": (ARRIVE, ARRIVE_CP_ASYNC, EXPECT),
 }
 
 
@@ -1104,8 +1116,22 @@ def expected_ops(program: Program, plans: Mapping, params: Mapping[str, int]
         for inst in insts:
             if isinstance(inst.event, Event):
                 ops += _event_ops(inst, program, roles[inst.event.pipe], plans[inst.event.pipe])
+            elif getattr(inst.event, "tma", False):  # a TMA copy completes on its group's full
+                ops.append(_tma_op(inst, program, roles[inst.event.pipe],
+                                   plans[inst.event.pipe]))
         out[part] = ops
     return out
+
+
+def _tma_op(inst: Instance, program: Program, role, pp) -> ExpectedOp:
+    """The barrier a TMA copy of a slot field signals: the full array of the field's group, at
+    the slot's stage."""
+    a = inst.event
+    pipe = program.pipe(a.pipe)
+    stage = 0 if pipe.one_shot else inst.index % pipe.capacity
+    g = next(g for g in role.groups if a.field in g.fields)
+    arr = next(x for x in pp.arrays if x.kind == "full" and x.group == g.index)
+    return ExpectedOp(TMA, arr.var, stage, None, inst)
 
 
 def _event_ops(inst: Instance, program: Program, role, pp) -> list[ExpectedOp]:

@@ -3,7 +3,8 @@ are compared element-exact (or, for attention, to a bf16 tolerance) against torc
 
 Every module is a regular TLE kernel file: module-level partition functions, ``tl.*`` math,
 ``tle.gpu.local_ptr(slot.field)`` loads and stores, and a ``DEFAULT_CONFIG`` (signature,
-constexprs, num_warps) that applies to every kernel of the module. ``tle-dump FILE`` verifies each.
+constexprs, num_warps) that applies to every kernel of the module (or one per kernel, keyed by
+its name). ``tle-dump FILE`` verifies each.
 
 =================  =========================================================================
 module             what a run checks
@@ -17,7 +18,10 @@ seesaw             two consumers swap values through two capacity-1 pipes every 
 attention          Q one_shot, K/V capacity-2 pipe, S = QK^T, online softmax (exp2), O += PV
 acc_store          a wgmma result stored as bf16 / fp16 (16-byte quad-transpose stores, and their
                    2-byte fallback at odd offsets) and as fp32 (plain stores)
+tma_ring           bf16 tiles of a strided 2-D tensor TMA-copied into a ring (tle.gpu.tma_load;
+                   the commit's expect-tx), alone and beside a register-stored field and a close
 =================  =========================================================================
 """
 
-MODULES = ("spsc_ring", "spmc", "one_shot", "close", "chain", "seesaw", "attention", "acc_store")
+MODULES = ("spsc_ring", "spmc", "one_shot", "close", "chain", "seesaw", "attention", "acc_store",
+           "tma_ring")

@@ -1,0 +1,122 @@
+"""Tensor-descriptor arguments of kernels with TMA copies (``tle.gpu.tma_load``).
+
+A kernel argument a TMA copy reads is a tensor descriptor. Its Triton type names the box and the
+element type, ``tensordesc<bf16[64, 256]>`` (what ``triton.tools.tensor_descriptor.
+TensorDescriptor`` on the host mangles to); Gluon also needs the shared layout the box lands in,
+``tensordesc<bf16[64, 256],NVMMASharedLayout(...)>``. The lowering gives the ring a TMA copy
+fills the NVMMA layout :func:`~.plan.tma_layout` picks for the slot shape, so it completes the
+type with that same layout (:func:`complete_signature`): the author writes the short form (or
+passes a host descriptor without a layout), and the descriptor Triton's launcher builds from the
+compiled kernel's metadata has the ring's swizzle. A box or element type that is not the slot's
+is an error at the ``tma_load`` line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from ..diagnostics import TleError
+from ..ir import kernel as K
+from .plan import GL_DTYPES, resolve_dim, tma_layout
+
+#: Triton's signature dtype names -> the KIR's (language.gpu.normalize_dtype) names.
+SIG_DTYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
+              "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+_DESC = re.compile(r"tensordesc<\s*([A-Za-z0-9_]+)\s*\[([^\]]*)\]\s*(?:,(.*))?>\s*$", re.S)
+
+
+def parse_descriptor(t: str) -> Optional[tuple[str, list[int], Optional[str]]]:
+    """``tensordesc<DT[d0, d1]>`` / ``tensordesc<DT[d0, d1],LAYOUT>`` -> (KIR dtype name, block
+    shape, layout text or None); None for another type."""
+    m = _DESC.match(t.strip())
+    if m is None:
+        return None
+    dims = [int(x) for x in m.group(2).split(",") if x.strip()]
+    dt = SIG_DTYPES.get(m.group(1), m.group(1))
+    return dt, dims, (m.group(3).strip() or None) if m.group(3) else None
+
+
+def layout_repr(block_shape: list[int], dtype: str) -> str:
+    """The Gluon layout of a box as Triton prints it in a signature (the repr of the
+    ``NVMMASharedLayout`` the ring of that slot shape has)."""
+    from triton.experimental.gluon import language as gl
+
+    return repr(eval(tma_layout(block_shape, GL_DTYPES[dtype]), {"gl": gl}))
+
+
+def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object]]]:
+    """Kernel argument -> the (pipe, field, location) of every ``tle.gpu.tma_load`` whose
+    descriptor it is (followed through the partitions' bindings and plain renames)."""
+    args = {p.name for p in kir.params}
+    out: dict[str, list] = {}
+    for part in kir.partitions:
+        alias = {name: e for name, e in part.bindings}
+        slots: dict[str, str] = {}  # slot variable -> its pipe
+        for st in K.walk_stmts(part.body):
+            if isinstance(st, K.Assign):
+                if isinstance(st.value, K.Name):
+                    alias.setdefault(st.target, st.value)
+                elif isinstance(st.value, K.Event) and st.value.verb == "acquire":
+                    slots[st.target] = st.value.handle.pipe
+            for e in K.stmt_exprs(st):
+                for op in K.walk_expr(e):
+                    if not (isinstance(op, K.Op) and op.name == "tle.gpu.tma_load"):
+                        continue
+                    dst, desc = op.args[0], op.args[1]
+                    name = _resolve(desc, alias, args)
+                    if name is None or not isinstance(dst, K.SlotField):
+                        continue
+                    pipe = slots.get(dst.slot.id) if isinstance(dst.slot, K.Name) else None
+                    if pipe is not None:
+                        out.setdefault(name, []).append((pipe, dst.field, op.loc))
+    return out
+
+
+def _resolve(e, alias: dict, args: set) -> Optional[str]:
+    seen = set()
+    while isinstance(e, K.Name) and e.id not in seen:
+        seen.add(e.id)
+        if e.id in alias:
+            e = alias[e.id]
+        elif e.id in args:
+            return e.id
+        else:
+            return None
+    return None
+
+
+def complete_signature(info, sig: dict, consts: dict) -> dict:
+    """``sig`` with every ``tensordesc<DT[shape]>`` type completed with the layout of the ring
+    its TMA copies fill; a given layout must be that one, and the box and element type those of
+    the field's slot (TleErrors at the copy's line)."""
+    kir = getattr(info, "kir", None)
+    copies = tma_copies(kir) if kir is not None else {}
+    out = dict(sig)
+    for arg, t in sig.items():
+        parsed = parse_descriptor(t) if isinstance(t, str) else None
+        if parsed is None:
+            continue
+        dt, block, given = parsed
+        if dt not in GL_DTYPES:
+            raise TleError(f"kernel '{info.name}': argument '{arg}' is a tensor descriptor of "
+                           f"{dt}, which the lowering does not support", info.program.loc,
+                           check="signature")
+        for pipe, fld, loc in copies.get(arg, ()):
+            buf = next(b for b in kir.pipe(pipe).fields if b.name == fld)
+            slot = [resolve_dim(d, consts, buf.loc) for d in buf.shape][1:]
+            if slot != block or buf.dtype != dt:
+                raise TleError(f"argument '{arg}' is a tensor descriptor of {dt} boxes {block}, "
+                               f"but this tle.gpu.tma_load copies it into {pipe}.{fld}, a "
+                               f"{buf.dtype} slot of shape {slot} (the box is the slot)", loc,
+                               check="signature")
+        layout = layout_repr(block, dt)
+        if given is not None and given.replace(" ", "") != layout.replace(" ", ""):
+            raise TleError(f"kernel '{info.name}': argument '{arg}' is a tensor descriptor with "
+                           f"layout {given}, but the ring its TMA copies fill has {layout} (pass "
+                           f"a descriptor without a layout, e.g. triton.tools.tensor_descriptor."
+                           f"TensorDescriptor, and the lowering picks it)", info.program.loc,
+                           check="signature")
+        out[arg] = f"tensordesc<{t.strip()[len('tensordesc<'):].split('[')[0].strip()}" \
+                   f"[{', '.join(str(d) for d in block)}],{layout}>"
+    return out
