@@ -24,8 +24,9 @@ from ..ir.kernel_text import print_kernel
 from ..lowering.kir_passes import KirModule, run_passes
 from ..passes.verdict import EXIT_CODES
 
-#: The passes that lower for the constexpr values of the file's DEFAULT_CONFIG (shapes, layouts).
-SPECIALISED_PASSES = ("assign-layouts", "schedule-wgmma", "emit-gluon")
+#: The passes that lower for the constexpr values of the file's DEFAULT_CONFIG (shapes, layouts;
+#: materialize-barriers: the expect-tx bytes of TMA copies into fields shaped by constexprs).
+SPECIALISED_PASSES = ("materialize-barriers", "assign-layouts", "schedule-wgmma", "emit-gluon")
 
 
 def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) -> list[KirModule]:
