@@ -17,6 +17,8 @@ import tle_kernels as K
 from tle_kernels import decode_api as D
 from tle_kernels.decode_reference import BAD_BLOCK, make_decode_inputs, mla_decode_reference
 
+from .triton_cpu import compile_for_sm90, run_in_triton_interpreter
+
 BF16, I32, F32 = torch.bfloat16, torch.int32, torch.float32
 
 
@@ -368,15 +370,7 @@ def test_make_decode_inputs_layout_and_poison():
 # ---------------------------------------------------------------------------------------------
 
 INTERPRETED = r'''
-import math, sys, torch
-import triton.runtime.interpreter as I
-if hasattr(I, "_patch_lang_tensor"):  # numpy 2: int() of a 1-element 1-d array is an error
-    _orig = I._patch_lang_tensor
-    def _patched(tensor, scope):
-        _orig(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
-    I._patch_lang_tensor = _patched
-sys.path.insert(0, sys.argv[1])
+import math, torch
 from tle_kernels.mla_decode_naive import mla_decode_naive
 from tle_kernels.mla_decode_combine import mla_decode_combine
 from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
@@ -415,28 +409,7 @@ print("INTERPRETED OK")
 
 
 def test_naive_and_combine_in_triton_interpreter(tmp_path):
-    import os
-    import pathlib
-    import subprocess
-    import sys
-
-    pytest.importorskip("triton")
-    root = pathlib.Path(__file__).resolve().parents[1]
-    script = tmp_path / "interp.py"
-    script.write_text(INTERPRETED)
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    r = subprocess.run([sys.executable, str(script), str(root)], env=env, capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0 and "INTERPRETED OK" in r.stdout, r.stdout + r.stderr[-3000:]
-
-
-def _compile(fn, sig, constexprs, **options):
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
-
-    sig = dict(sig, **{k: "constexpr" for k in constexprs})
-    src = triton.compiler.ASTSource(fn, sig, constexprs)
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+    run_in_triton_interpreter(INTERPRETED, tmp_path, timeout=300)
 
 
 @pytest.mark.parametrize("block_m,causal,split", [(64, False, False), (16, True, True)])
@@ -450,7 +423,7 @@ def test_naive_kernel_compiles_for_sm90(block_m, causal, split):
            "out_ptr": "*fp32" if split else "*bf16", "lse_ptr": "*fp32",
            **{n: "i32" for n in ints}, "sm_scale": "fp32"}
     cx = dict(D_MAIN=512, D_TAIL=64, BLOCK_M=block_m, PAGE=64, CAUSAL=causal, SPLIT=split)
-    k = _compile(N.mla_decode_naive_kernel, sig, cx, num_warps=N.num_warps_for(block_m),
+    k = compile_for_sm90(N.mla_decode_naive_kernel, sig, cx, num_warps=N.num_warps_for(block_m),
                  num_stages=N.NUM_STAGES)
     assert "mla_decode_naive_kernel" in k.asm["ptx"]
 
@@ -463,7 +436,7 @@ def test_combine_kernel_compiles_for_sm90():
             "stride_l_b", "stride_l_h", "stride_l_s", "s_q", "h_q", "n_split"]
     sig = {"o_part_ptr": "*fp32", "lse_part_ptr": "*fp32", "out_ptr": "*bf16", "lse_ptr": "*fp32",
            **{n: "i32" for n in ints}}
-    k = _compile(C.mla_decode_combine_kernel, sig, dict(D_V=512, BLOCK_H=16, SPLIT_P2=64),
+    k = compile_for_sm90(C.mla_decode_combine_kernel, sig, dict(D_V=512, BLOCK_H=16, SPLIT_P2=64),
                  num_warps=4)
     assert "mla_decode_combine_kernel" in k.asm["ptx"]
 

@@ -16,6 +16,8 @@ except ImportError:  # repository on the path, package not installed
     import tle_kernels as K
     from tle_kernels import api
 
+from .triton_cpu import compile_for_sm90, run_in_triton_interpreter
+
 ref = K.sparse_mla_reference
 BF16, I32, F32 = torch.bfloat16, torch.int32, torch.float32
 
@@ -290,15 +292,7 @@ def test_make_inputs_window():
 # ---------------------------------------------------------------------------------------------
 
 INTERPRETED = r'''
-import sys, torch
-import triton.runtime.interpreter as I
-if hasattr(I, "_patch_lang_tensor"):  # numpy 2: int() of a 1-element 1-d array is an error
-    _orig = I._patch_lang_tensor
-    def _patched(tensor, scope):
-        _orig(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.reshape(-1)[0]))
-    I._patch_lang_tensor = _patched
-sys.path.insert(0, sys.argv[1])
+import torch
 from tle_kernels.sparse_mla_naive import sparse_mla_naive
 from tle_kernels.reference import sparse_mla_reference
 worst = 0.0
@@ -328,30 +322,13 @@ print("INTERPRETED OK")
 
 
 def test_naive_kernel_in_triton_interpreter(tmp_path):
-    import os
-    import pathlib
-    import subprocess
-    import sys
-
-    pytest.importorskip("triton")
-    root = pathlib.Path(__file__).resolve().parents[1]
-    script = tmp_path / "interp.py"
-    script.write_text(INTERPRETED)
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    r = subprocess.run([sys.executable, str(script), str(root)], env=env, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0 and "INTERPRETED OK" in r.stdout, r.stdout + r.stderr[-3000:]
+    run_in_triton_interpreter(INTERPRETED, tmp_path, timeout=120)
 
 
 @pytest.mark.parametrize("h_q,d_qk,sink,tlen", [(128, 576, False, False), (16, 512, True, True)])
 def test_naive_kernel_compiles_for_sm90(h_q, d_qk, sink, tlen):
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
+    from tle_kernels import sparse_mla_naive as N
 
-    try:
-        from tle_kernels import sparse_mla_naive as N
-    except ImportError:
-        from tle_kernels import sparse_mla_naive as N
     ints = ["stride_q_s", "stride_q_h", "stride_kv_s", "stride_idx_s", "stride_o_s", "stride_o_h",
             "stride_l_s", "s_kv", "h_q", "topk"]
     sig = {"q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
@@ -360,10 +337,8 @@ def test_naive_kernel_compiles_for_sm90(h_q, d_qk, sink, tlen):
     block_h = N.block_h_for(h_q)
     cx = {"D_MAIN": 512, "D_TAIL": d_qk - 512, "BLOCK_H": block_h, "BK": N.BK, "HAS_SINK": sink,
           "HAS_TOPK_LENGTH": tlen}
-    sig.update({k: "constexpr" for k in cx})
-    src = triton.compiler.ASTSource(N.sparse_mla_naive_kernel, sig, cx)
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                       options={"num_warps": N.num_warps_for(block_h), "num_stages": N.NUM_STAGES})
+    k = compile_for_sm90(N.sparse_mla_naive_kernel, sig, cx, num_warps=N.num_warps_for(block_h),
+                         num_stages=N.NUM_STAGES)
     assert "sparse_mla_naive_kernel" in k.asm["ptx"]
 
 
