@@ -52,6 +52,7 @@ from pathlib import Path
 import torch
 
 from . import decode_api as D
+from .bench_output import finish_axes, save_plot, write_json
 from .bench_sparse_mla import ClockSampler
 from .decode_reference import make_decode_inputs, mla_decode_reference
 
@@ -373,18 +374,9 @@ def main(argv=None) -> int:
         results["bars"] = [dict(bar=text, met=met) for text, met in bars]
 
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-        print(f"wrote {args.json}")
+        write_json(args.json, results)
     if args.plot and table:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("matplotlib not installed: no plot")
-        else:
+        def draw(plt):
             fig, axes = plt.subplots(1, len(shapes), figsize=(5.5 * len(shapes), 4.2), squeeze=False)
             for ax, (name, (b, s_q, h_q, causal, ls)) in zip(axes[0], shapes.items()):
                 key = "gbps" if h_q < 64 else "tflops"
@@ -393,15 +385,11 @@ def main(argv=None) -> int:
                     ax.plot([L // 1024 for L in xs], [table[(name, L, impl)][key] for L in xs],
                             "o-", label=impl)
                 ax.set_xscale("log", base=2)
-                ax.set_xlabel("L (K tokens)")
-                ax.set_ylabel("GB/s" if key == "gbps" else "TFLOP/s")
-                ax.set_title(f"b={b} s_q={s_q} h_q={h_q}{' causal' if causal else ''}")
-                ax.set_ylim(bottom=0)
-                ax.grid(True, alpha=0.3)
-                ax.legend()
-            fig.tight_layout()
-            fig.savefig(args.plot, dpi=120)
-            print(f"wrote {args.plot}")
+                finish_axes(ax, "L (K tokens)", "GB/s" if key == "gbps" else "TFLOP/s",
+                            f"b={b} s_q={s_q} h_q={h_q}{' causal' if causal else ''}")
+            return fig
+
+        save_plot(args.plot, draw)
     return 1 if failed else 0
 
 

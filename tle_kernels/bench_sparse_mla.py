@@ -21,7 +21,6 @@ load, use benchmarks/energy_probe.py.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -30,6 +29,7 @@ import traceback
 import torch
 
 from .api import IMPLS, empty_outputs, launch, sm_count, supported_impls
+from .bench_output import finish_axes, save_plot, write_json
 from .reference import make_inputs, sparse_mla_reference
 
 SKVS = (8192, 32768, 65536, 98304, 131072)
@@ -218,31 +218,18 @@ def main(argv=None) -> int:
     results["table_markdown"] = "\n".join(lines)
 
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
-        print(f"wrote {args.json}")
+        write_json(args.json, results)
     if args.plot and table:
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("matplotlib not installed: no plot")
-        else:
+        def draw(plt):
             fig, ax = plt.subplots(figsize=(7, 4.5))
             for i in impls:
                 xs = [s for s in skvs if (s, i) in table]
                 ax.plot([s // 1024 for s in xs], [table[(s, i)]["tflops"] for s in xs], "o-", label=i)
-            ax.set_xlabel("SKV (K tokens)")
-            ax.set_ylabel("TFLOP/s")
-            ax.set_title(f"SparseMLA prefill, SQ={args.sq} H={args.h} topk={args.topk}")
-            ax.set_ylim(bottom=0)
-            ax.grid(True, alpha=0.3)
-            ax.legend()
-            fig.tight_layout()
-            fig.savefig(args.plot, dpi=120)
-            print(f"wrote {args.plot}")
+            finish_axes(ax, "SKV (K tokens)", "TFLOP/s",
+                        f"SparseMLA prefill, SQ={args.sq} H={args.h} topk={args.topk}")
+            return fig
+
+        save_plot(args.plot, draw)
     return 1 if failed else 0
 
 

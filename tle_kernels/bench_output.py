@@ -1,0 +1,42 @@
+"""What the benchmarks of the bundled kernels (bench_sparse_mla.py, bench_mla_decode.py) write
+besides their printed table: the results as JSON (``--json``) and a plot (``--plot``), drawn with
+matplotlib's Agg backend when matplotlib is installed (it is not a dependency: without it the
+benchmark says so and plots nothing)."""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+
+def write_json(path: str, results: dict) -> None:
+    with open(path, "w") as f:
+        json.dump(results, f, indent=2)
+    print(f"wrote {path}")
+
+
+def save_plot(path: str, draw: Callable) -> None:
+    """The figure ``draw(plt)`` returns (``plt``: matplotlib.pyplot), laid out and saved at
+    ``path``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot")
+        return
+    fig = draw(plt)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+def finish_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
+    """Labels and title of a throughput plot, its y axis from 0, a light grid, the legend."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
