@@ -51,7 +51,8 @@ def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object]]]:
     args = {p.name for p in kir.params}
     out: dict[str, list] = {}
     for part in kir.partitions:
-        alias = {name: e for name, e in part.bindings}
+        bindings = dict(part.bindings)  # the partition's parameters -> kernel-level expressions
+        alias: dict[str, K.Expr] = {}  # names of the partition bound to another name
         slots: dict[str, str] = {}  # slot variable -> its pipe
         for st in K.walk_stmts(part.body):
             if isinstance(st, K.Assign):
@@ -64,7 +65,7 @@ def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object]]]:
                     if not (isinstance(op, K.Op) and op.name == "tle.gpu.tma_load"):
                         continue
                     dst, desc = op.args[0], op.args[1]
-                    name = _resolve(desc, alias, args)
+                    name = _resolve(desc, alias, bindings, args)
                     if name is None or not isinstance(dst, K.SlotField):
                         continue
                     pipe = slots.get(dst.slot.id) if isinstance(dst.slot, K.Name) else None
@@ -73,17 +74,16 @@ def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object]]]:
     return out
 
 
-def _resolve(e, alias: dict, args: set) -> Optional[str]:
+def _resolve(e, alias: dict, bindings: dict, args: set) -> Optional[str]:
+    """The kernel argument a partition's name is (through its renames, then its binding)."""
     seen = set()
-    while isinstance(e, K.Name) and e.id not in seen:
+    while isinstance(e, K.Name) and e.id in alias and e.id not in seen:
         seen.add(e.id)
-        if e.id in alias:
-            e = alias[e.id]
-        elif e.id in args:
-            return e.id
-        else:
-            return None
-    return None
+        e = alias[e.id]
+    if not (isinstance(e, K.Name) and e.id in bindings):
+        return None
+    e = bindings[e.id]
+    return e.id if isinstance(e, K.Name) and e.id in args else None
 
 
 def complete_signature(info, sig: dict, consts: dict) -> dict:

@@ -1,0 +1,42 @@
+"""tle_kernels/gpu_tests/tma_ring.py on the GPU: [64, 256] bf16 tiles of a strided 2-D view (head 1
+of a [rows, 3, 576] tensor, as one kv head of a paged cache) TMA-copied into a ring by
+``tle.gpu.tma_load`` and copied out by the consumer, compared bit for bit (tests/gpu/tma_cases.py;
+the same checks pass on the CPU emulation in tests/test_tma.py, so a failure here is the
+lowering's: the expect-tx count, the barrier a copy signals, the ring's swizzle against the
+descriptor's). Column 448 makes every box run past column 576 (zero-filled); the last tile of
+tma_ring runs 20 rows past the tensor. Trip counts 0, 1, C, C + 1 and a long run (many phase
+flips with copies in flight)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tests.gpu import tma_cases
+
+pytestmark = pytest.mark.gpu
+
+DEVICE = "cuda"
+
+
+def _mod():
+    return importlib.import_module("tle_kernels.gpu_tests.tma_ring")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 200])
+@pytest.mark.parametrize("col0", [0, 256, 448])
+def test_tma_ring_copies_tiles_bit_exact(n, col0):
+    tma_cases.check_tma_ring(_mod(), DEVICE, n, col0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 200])
+@pytest.mark.parametrize("col0", [256, 448])
+def test_tma_beside_register_stores_and_a_close(n, col0):
+    tma_cases.check_tma_mixed(_mod(), DEVICE, n, col0)
+
+
+def test_many_programs_share_the_sms():
+    """More CTAs than SMs, each streaming its own rows: descriptors and barriers per CTA."""
+    tma_cases.check_tma_ring(_mod(), DEVICE, 7, 256, programs=300)
+    tma_cases.check_tma_mixed(_mod(), DEVICE, 5, 128, programs=300)
