@@ -447,3 +447,21 @@ def test_a_launch_compiles_for_the_host_descriptor_it_is_given():
     assert e.value.check == "no-gpu"
     (compiled,) = tma_ring.tma_ring.runtime.cache.values()
     assert "!tt.tensordesc<tensor<64x256xbf16, #shared>>" in compiled.asm["ttgir"]
+
+
+def test_a_copy_into_a_field_no_reader_sees_is_not_lowered(tmp_path):
+    """A field no reader's view holds belongs to no field group: no full barrier could track
+    the copy (the verifier only warns that nobody reads the field)."""
+    from tle_compiler.lowering import compile_kernel
+
+    text = source().replace("r = p.reader()", "r = p.reader(\"a\", fields=(\"u\",))") \
+        .replace("p = tle.pipe(capacity=2,", "p = tle.pipe(capacity=2, readers=(\"a\",),") \
+        .replace("        v = tl.load(tle.gpu.local_ptr(res.slot.t))\n", "") \
+        .replace("tl.arange(0, 64)[None, :], v)", "tl.arange(0, 64)[None, :], u)")
+    f = tmp_path / "unread.py"
+    f.write_text(text)
+    sig = {"x_desc": "tensordesc<bf16[64, 64]>", "out_ptr": "*i32", "N": "i32"}
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(f), "k"), sig, {})
+    assert "is read by no reader, so no full barrier tracks its copy" in e.value.message
+    assert e.value.loc.line == line_of(text, "tle.gpu.tma_load")

@@ -738,7 +738,11 @@ class FnTranslator:
                            f"per dimension of the box {list(ring.shape)} (the field's slot shape)",
                            node)
         pp: PipePlan = self.ctx.plans[ring.pipe]
-        arr = next(a for a in pp.full() if ring.field in a.barriers[0].fields)
+        arr = next((a for a in pp.full() if ring.field in a.barriers[0].fields), None)
+        if arr is None:
+            raise self.err(f"tle.gpu.tma_load: field '{ring.field}' of pipe '{ring.pipe}' is read "
+                           f"by no reader, so no full barrier tracks its copy (read it, or drop "
+                           f"the copy)", node)
         if {ring.pipe, f"{ring.pipe}.{ring.field}"} & self.ctx.probe_skip:
             raise self.err(f"instrument.skip_fills cannot skip the TMA copies of "
                            f"{ring.pipe}.{ring.field}: the commit's expect-tx would wait for "
