@@ -106,7 +106,7 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
 
 
 def jit_kernel(kernel: str):
-    """The ``@tle.jit`` kernel ``mla_decode_<kernel>`` of tle_kernels/mla_decode_<kernel>.py,
+    """The tle.jit kernel ``mla_decode_<kernel>`` of tle_kernels/mla_decode_<kernel>.py,
     imported at its first launch (a launcher module imports without the compiler's frontend)."""
     name = f"mla_decode_{kernel}"
     return getattr(importlib.import_module(f".{name}", __package__), name)

@@ -29,6 +29,8 @@ import torch
 import triton
 import triton.language as tl
 
+from .online_softmax import online_softmax_step
+
 PAGE = 64        # tokens per KV-cache page = K tile
 D_MAIN = 512     # main dims = V dims
 D_TAIL = 64      # RoPE tail dims (d = 576)
@@ -99,13 +101,7 @@ def mla_decode_naive_kernel(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
         if CAUSAL:
             seen = seen & (pos[None, :] < limit[:, None])
         s = tl.where(seen, s * qk_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)     # a row with nothing seen yet
-        alpha = tl.math.exp2(m_i - m_use)
-        p = tl.math.exp2(s - m_use[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = tl.dot(p.to(k_main.dtype), k_main, acc * alpha[:, None])
-        m_i = m_new
+        m_i, l_i, acc = online_softmax_step(s, m_i, l_i, acc, k_main)
 
     has_any = l_i > 0
     out = acc * tl.where(has_any, 1.0 / l_i, 0.0)[:, None]

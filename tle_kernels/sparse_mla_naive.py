@@ -23,6 +23,8 @@ import torch
 import triton
 import triton.language as tl
 
+from .online_softmax import online_softmax_step
+
 BK = 64          # topk slots (kv rows) per K tile
 D_MAIN = 512     # main dims = V dims
 D_TAIL = 64      # RoPE tail dims (d_qk = 576); 0 when d_qk = 512
@@ -74,13 +76,7 @@ def sparse_mla_naive_kernel(q_ptr, kv_ptr, idx_ptr, out_ptr, max_logits_ptr, lse
             k_tail = tl.load(rows + D_MAIN + offs_t[None, :], mask=valid[:, None], other=0.0)
             s = tl.dot(q_tail, tl.trans(k_tail), s)
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_use = tl.where(m_new == float("-inf"), 0.0, m_new)   # a row with nothing valid yet
-        alpha = tl.math.exp2(m_i - m_use)
-        p = tl.math.exp2(s - m_use[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = tl.dot(p.to(k_main.dtype), k_main, acc * alpha[:, None])
-        m_i = m_new
+        m_i, l_i, acc = online_softmax_step(s, m_i, l_i, acc, k_main)
 
     has_any = l_i > 0
     denom = l_i
