@@ -12,7 +12,8 @@ bytes: a per-head view of a paged KV cache is one); program p copies the box of 
 * ``tma_mixed``: the slot also holds the tile's row numbers, stored from registers, and the stream
   ends with ``close`` (capacity 3): each commit arrives twice (the register stores' elected
   arrive and the TMA expect-tx), the close's expect is 0 bytes, and the consumer writes each tile
-  to the rows its slot names.
+  to the rows its slot names. Its producer is a worker partition (the consumer is the default
+  one), so the descriptor reaches the copies through the warp-specialize captures.
 """
 
 import triton.language as tl
@@ -56,9 +57,10 @@ def tma_mixed(x_desc, y_ptr, done_ptr, stride_y, N_TILES, COL0):
     tle.assume(N_TILES >= 0)  # close(N_TILES) needs a non-negative index
     ring = tle.pipe(capacity=3, tile=tle.gpu.alloc([3, BM, BN], tl.bfloat16),
                     rows=tle.gpu.alloc([3, BM], tl.int32))
-    tle.gpu.warp_specialize([(produce_mixed, (ring, x_desc, N_TILES, COL0)),
-                             (consume_mixed, (ring, y_ptr, done_ptr, stride_y, N_TILES))],
-                            [4], [232])
+    # the consumer is the default partition here: the copies are issued by a worker
+    tle.gpu.warp_specialize([(consume_mixed, (ring, y_ptr, done_ptr, stride_y, N_TILES)),
+                             (produce_mixed, (ring, x_desc, N_TILES, COL0))],
+                            [4], [56])
 
 
 def produce_mixed(ring, x_desc, N_TILES, COL0):

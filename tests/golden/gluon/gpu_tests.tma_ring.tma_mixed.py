@@ -10,29 +10,8 @@ BM = gl.constexpr(64)
 BN = gl.constexpr(256)
 
 @gluon.jit
-def produce_mixed(x_desc, N_TILES, COL0, ring_tile, ring_rows, ring_full0, ring_empty0, ring_closed):
-    # partition 'produce_mixed': 4 warps (default partition)
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    first = (gl.program_id(0) * N_TILES)
-    for t in range(N_TILES):
-        _ring_s1 = (t) % 3
-        mbarrier.wait(ring_empty0.index(_ring_s1), (((t) // 3) & 1) ^ 1)
-        tma.async_copy_global_to_shared(x_desc, [((first + t) * BM), COL0], ring_full0.index(_ring_s1), ring_tile.index(_ring_s1))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
-        ring_rows.index(_ring_s1).store((((first + t) * BM) + gl.arange(0, BM, layout=L0)))
-        _ring_s2 = (t) % 3
-        ring_closed.index(_ring_s2).store(gl.full([1], 0, gl.int32, layout=L0))
-        mbarrier.arrive(ring_full0.index(_ring_s2), count=1)
-        mbarrier.expect(ring_full0.index(_ring_s2), 32768)  # arrive + expect-tx: the phase completes when the TMA bytes landed
-    _ring_s3 = (N_TILES) % 3
-    mbarrier.wait(ring_empty0.index(_ring_s3), (((N_TILES) // 3) & 1) ^ 1)
-    ring_closed.index(_ring_s3).store(gl.full([1], 1, gl.int32, layout=L0))
-    mbarrier.arrive(ring_full0.index(_ring_s3), count=1)
-    mbarrier.expect(ring_full0.index(_ring_s3), 0)  # arrive + expect-tx: a close copies nothing
-
-
-@gluon.jit
 def consume_mixed(y_ptr, done_ptr, stride_y, N_TILES, ring_tile, ring_rows, ring_full0, ring_empty0, ring_closed):
-    # partition 'consume_mixed': 4 warps, 232 registers
+    # partition 'consume_mixed': 4 warps (default partition)
     L0: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -57,6 +36,27 @@ def consume_mixed(y_ptr, done_ptr, stride_y, N_TILES, ring_tile, ring_rows, ring
 
 
 @gluon.jit
+def produce_mixed(x_desc, N_TILES, COL0, ring_tile, ring_rows, ring_full0, ring_empty0, ring_closed):
+    # partition 'produce_mixed': 4 warps, 56 registers
+    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    first = (gl.program_id(0) * N_TILES)
+    for t in range(N_TILES):
+        _ring_s1 = (t) % 3
+        mbarrier.wait(ring_empty0.index(_ring_s1), (((t) // 3) & 1) ^ 1)
+        tma.async_copy_global_to_shared(x_desc, [((first + t) * BM), COL0], ring_full0.index(_ring_s1), ring_tile.index(_ring_s1))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
+        ring_rows.index(_ring_s1).store((((first + t) * BM) + gl.arange(0, BM, layout=L0)))
+        _ring_s2 = (t) % 3
+        ring_closed.index(_ring_s2).store(gl.full([1], 0, gl.int32, layout=L0))
+        mbarrier.arrive(ring_full0.index(_ring_s2), count=1)
+        mbarrier.expect(ring_full0.index(_ring_s2), 32768)  # arrive + expect-tx: the phase completes when the TMA bytes landed
+    _ring_s3 = (N_TILES) % 3
+    mbarrier.wait(ring_empty0.index(_ring_s3), (((N_TILES) // 3) & 1) ^ 1)
+    ring_closed.index(_ring_s3).store(gl.full([1], 1, gl.int32, layout=L0))
+    mbarrier.arrive(ring_full0.index(_ring_s3), count=1)
+    mbarrier.expect(ring_full0.index(_ring_s3), 0)  # arrive + expect-tx: a close copies nothing
+
+
+@gluon.jit
 def tma_mixed(x_desc, y_ptr, done_ptr, stride_y, N_TILES, COL0):
     # pipe ring: capacity 3
     ring_tile = gl.allocate_shared_memory(gl.bfloat16, [3, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -73,6 +73,6 @@ def tma_mixed(x_desc, y_ptr, done_ptr, stride_y, N_TILES, COL0):
     mbarrier.init(ring_empty0.index(2), count=1)  # ring.empty[g0][2] partition
     fence_async_shared()
     gl.warp_specialize([
-        (produce_mixed, (x_desc, N_TILES, COL0, ring_tile, ring_rows, ring_full0, ring_empty0, ring_closed)),
         (consume_mixed, (y_ptr, done_ptr, stride_y, N_TILES, ring_tile, ring_rows, ring_full0, ring_empty0, ring_closed)),
-    ], [4], [232])
+        (produce_mixed, (x_desc, N_TILES, COL0, ring_tile, ring_rows, ring_full0, ring_empty0, ring_closed)),
+    ], [4], [56])
