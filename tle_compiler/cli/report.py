@@ -180,7 +180,9 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
     """``count`` is infer-barriers' count in partition units; ``arrive_unit`` and ``init_count``
     say how the lowering arrives and what it passes to ``mbarrier.init``: "partition" (one elected
     arrive per commit: init_count = count), "thread" (cp.async gathers, one arrive per writer thread:
-    count x threads), "mixed" (both: count x (threads + 1))."""
+    count x threads), "mixed" (both: count x (threads + 1)), "tma" / "tma-partition" / "tma-thread" /
+    "tma-mixed" (TMA copies: one expect-tx arrive of ``expect_tx`` bytes, plus the arrives of the
+    other fills: lowering/plan.py init_count); ``tma``: the group's fields filled by TMA copies."""
     units = {}
     path = getattr(getattr(rep.program, "loc", None), "file", None)
     if path and str(path).endswith(".py") and rep.verdict is not None and rep.verdict.ok:
