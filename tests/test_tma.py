@@ -130,6 +130,21 @@ def test_a_window_without_its_copy_is_rejected_at_the_commit():
                                            line_of(text, "tle.gpu.tma_load")}
 
 
+@pytest.mark.parametrize("guard", [
+    "        if tl.load(x_desc_ok + i) > 0:\n    ",        # a condition on data
+    "        while tl.load(x_desc_ok + i) > 0:\n    ",     # a while loop
+    "        for j in range(tl.load(x_desc_ok + i)):\n    ",  # a loop whose trip count is data
+])
+def test_a_copy_that_runs_depending_on_data_is_a_frontend_error(guard):
+    text = source().replace("def fill(p, x_desc, N):", "def fill(p, x_desc, N, x_desc_ok):") \
+        .replace("(fill, (p, x_desc, N))", "(fill, (p, x_desc, N, out_ptr))") \
+        .replace(COPY, guard + COPY)
+    with pytest.raises(TleError) as e:
+        errors_of(text)
+    assert (e.value.check, e.value.loc.line) == ("tma-window", line_of(text, "tle.gpu.tma_load"))
+    assert "whether the copy runs must be known" in e.value.message
+
+
 def test_a_second_copy_in_one_window_is_rejected_at_its_line():
     text = source().replace(COPY, COPY + COPY)
     (e,) = errors_of(text)

@@ -852,6 +852,10 @@ class Walker:
         descriptor the host passes). The access carries the bytes of one slot of the field: the
         commit's expect-tx (docs/semantics.md)."""
         dst, desc, offsets = args
+        if self.no_events:
+            raise self.err(f"tle.gpu.tma_load inside {self.no_events}: whether the copy runs must "
+                           f"be known, because the commit of its window declares its bytes",
+                           node, check="tma-window")
         if not isinstance(desc, KernelArg):
             raise self.err(f"tle.gpu.tma_load: the descriptor `{self.src(node.args[1])}` must be "
                            f"an argument of the kernel (a tensor descriptor the host passes)",
@@ -1011,7 +1015,16 @@ class Walker:
                 f"its value depends on the condition")
 
     def hoist(self, accesses) -> None:
+        """Record the accesses of a block whose runs the protocol does not model (a `while`, a
+        loop or `if` on data) as if they ran once, here. Not a TMA copy: whether it runs must be
+        known, since the commit declares its bytes."""
         for a in accesses:
+            if a.tma:
+                raise TleError(f"tle.gpu.tma_load inside a `while`, or a loop or `if` whose "
+                               f"trip count or condition depends on data: whether the copy runs "
+                               f"must be known, because the commit of its window declares its "
+                               f"bytes (expect-tx); copy unconditionally between acquire and "
+                               f"commit", a.loc, check="tma-window")
             self.record(a)
 
     def forget_slots(self, names: dict[str, int], node) -> None:
