@@ -285,7 +285,7 @@ def compiled():
     from tle_compiler.lowering.dumping import default_config
 
     out = {}
-    for name in ("tma_ring", "tma_mixed"):
+    for name in ("tma_ring", "tma_mixed", "tma_pages"):
         cfg = default_config(str(TMA_RING), name)
         out[name] = compile_kernel((str(TMA_RING), name), cfg["signature"], cfg["constexprs"])
     return out
@@ -313,6 +313,97 @@ def test_the_example_compiles_to_tma_copies_and_expect_tx_arrives(compiled):
         (meta,) = c.metadata.tensordesc_meta
         assert meta["block_size"] == [64, 64] and meta["swizzle"] == 3
     assert "], 0;" in compiled["tma_mixed"].asm["ptx"]  # the close declares no bytes
+
+
+def test_a_rank4_descriptor_copies_through_a_view_of_the_slot_with_the_boxs_shape(compiled):
+    """tma_pages: box [1, 64, 1, 256] into a [64, 256] field. The copy lands in a reshaped view
+    of the 2-D slot whose NVMMA layout is the descriptor's (rank 4, the same 128-byte swizzle),
+    four coordinates, a 4-D bulk tensor copy of 64-column boxes, the field's bytes expected."""
+    from tle_compiler.lowering import ptxas_stats
+
+    c = compiled["tma_pages"]
+    ttgir, ptx = c.asm["ttgir"], c.asm["ptx"]
+    src = c.tle_generated.source
+    assert "ring_page.index(_ring_s1).reshape(kv_desc.block_shape))" in src
+    assert "[(first + t), (valid - PAGE), HEAD, COL0]" in src
+    shared = {line.split(" = ", 1)[0]: line.split(" = ", 1)[1] for line in ttgir.splitlines()
+              if line.startswith("#shared")}
+    (desc,) = {m for m in shared if f"tensordesc<tensor<1x64x1x256xbf16, {m}>>" in ttgir}
+    assert shared[desc] == ("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+                            "elementBitWidth = 16, rank = 4}>")
+    assert "ttg.memdesc_reshape" in ttgir and \
+        f"-> !ttg.memdesc<1x64x1x256xbf16, {desc}, #smem, mutable>" in ttgir
+    (copy,) = [x for x in ttgir.splitlines() if "ttng.async_tma_copy_global_to_local" in x]
+    assert "%kv_desc[" in copy and ", %HEAD, %COL0]" in copy
+    assert "ttng.barrier_expect" in ttgir and ", 32768, %true" in ttgir
+    assert "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
+    assert "cp.async.bulk.tensor.2d" not in ptx and "], 32768;" in ptx
+    (meta,) = c.metadata.tensordesc_meta
+    assert meta["block_size"] == [1, 64, 1, 64] and meta["swizzle"] == 3
+    stats = ptxas_stats(c)
+    assert stats["ok"] and stats["spill_stores"] == 0 and stats["spill_loads"] == 0, stats
+
+
+def test_the_signature_completes_a_rank4_descriptor_with_the_boxs_layout():
+    from triton.experimental.gluon import language as gl
+
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.lowering.descriptors import complete_signature
+
+    (info,) = read_kernels(str(TMA_RING), name="tma_pages")
+    got = complete_signature(info, {"kv_desc": "tensordesc<bf16[1, 64, 1, 256]>"}, {})
+    layout = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=4)
+    assert got == {"kv_desc": f"tensordesc<bf16[1, 64, 1, 256],{layout!r}>"}
+
+
+@pytest.mark.parametrize("t,message", [
+    ("tensordesc<bf16[2, 64, 1, 256]>", "boxes [2, 64, 1, 256], but this tle.gpu.tma_load copies "
+                                        "it into ring.page, a bf16 slot of shape [64, 256]"),
+    ("tensordesc<bf16[1, 64, 1, 128]>", "boxes [1, 64, 1, 128], but"),
+    ("tensordesc<bf16[64, 256, 1, 1]>", "boxes [64, 256, 1, 1], but"),  # not after the last
+    ("tensordesc<bf16[1, 64, 256]>", "gives 4 offsets, but its descriptor 'kv_desc' has boxes "
+                                     "[1, 64, 256]: one offset per box dimension (3)"),
+    ("tensordesc<bf16[1, 1, 64, 1, 256]>", "gives 4 offsets"),
+    ("tensordesc<bf16[1, 1, 1, 64, 1, 256]>", "a TMA box has 1 to 5 dimensions"),
+])
+def test_a_rank4_box_that_does_not_fit_the_field_or_the_offsets_is_an_error(t, message):
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.lowering.descriptors import complete_signature
+
+    (info,) = read_kernels(str(TMA_RING), name="tma_pages")
+    with pytest.raises(TleError) as e:
+        complete_signature(info, {"kv_desc": t}, {})
+    assert message in e.value.message and e.value.check == "signature"
+    if "dimensions" not in message:
+        assert e.value.loc.line == line_of(TMA_RING.read_text(), "tle.gpu.tma_load(slot.page")
+
+
+def test_four_offsets_with_a_two_dimensional_box_are_an_error_at_the_copy():
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.lowering.descriptors import complete_signature
+
+    (info,) = read_kernels(str(TMA_RING), name="tma_pages")
+    with pytest.raises(TleError) as e:
+        complete_signature(info, {"kv_desc": "tensordesc<bf16[64, 256]>"}, {})
+    assert "gives 4 offsets, but its descriptor 'kv_desc' has boxes [64, 256]" in e.value.message
+    assert e.value.loc.line == line_of(TMA_RING.read_text(), "tle.gpu.tma_load(slot.page")
+
+
+@pytest.mark.parametrize("offsets", ["[i * 64]", "[0, 0, 0, 0, i * 64, 0]"])
+def test_offsets_fewer_than_the_fields_dimensions_or_more_than_five_are_not_lowered(
+        tmp_path, offsets):
+    """Without a signature (emit-gluon alone) the box is not known: the lowering still refuses
+    offsets that no box could take (fewer than the field's dimensions, more than TMA has)."""
+    from tle_compiler.lowering.compile import gluon_source
+
+    text = source().replace(COPY, f"        tle.gpu.tma_load(s.t, x_desc, {offsets})\n")
+    f = tmp_path / "offsets.py"
+    f.write_text(text)
+    with pytest.raises(TleError) as e:
+        gluon_source((str(f), "k"), {}, debug_waits=False)
+    assert "offsets must be integers, one per dimension of the descriptor's box" in \
+        e.value.message
+    assert e.value.loc.line == line_of(text, "tle.gpu.tma_load")
 
 
 def test_the_signature_completes_a_descriptor_with_the_rings_layout():
@@ -449,6 +540,30 @@ def test_the_example_copies_tiles_on_the_emulation(n, col0):
     check_tma_mixed(mod, "cpu", n, col0)
 
 
+@pytest.mark.parametrize("n", [0, 1, 4])
+@pytest.mark.parametrize("col0", [0, 448])
+def test_the_pages_example_zero_fills_shifted_tokens_on_the_emulation(n, col0):
+    from tests.gpu.tma_cases import check_tma_pages
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    check_tma_pages(load_kernel_module(TMA_RING), "cpu", n, col0)
+
+
+def test_the_pages_check_sees_a_copy_that_is_not_shifted(tmp_path):
+    """The check of tma_pages fails when the valid rows land at the start of the slot (a copy
+    at token 0): the comparison sees row placement, not only values."""
+    from tests.gpu.tma_cases import check_tma_pages
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    unshifted = TMA_RING.read_text().replace("[first + t, valid - PAGE, HEAD, COL0]",
+                                             "[first + t, 0, HEAD, COL0]")
+    assert unshifted != TMA_RING.read_text()
+    mod_path = tmp_path / "unshifted_pages.py"
+    mod_path.write_text(unshifted)
+    with pytest.raises(AssertionError, match="elements differ"):
+        check_tma_pages(load_kernel_module(mod_path), "cpu", 1, 0)
+
+
 def test_a_launch_compiles_for_the_host_descriptor_it_is_given():
     """Without a GPU a launch stops after compiling: the descriptor's type came from the host
     descriptor (no layout) and was completed with the ring's."""
@@ -482,3 +597,24 @@ def test_a_copy_into_a_field_no_reader_sees_is_not_lowered(tmp_path):
         compile_kernel((str(f), "k"), sig, {})
     assert "is read by no reader, so no full barrier tracks its copy" in e.value.message
     assert e.value.loc.line == line_of(text, "tle.gpu.tma_load")
+
+
+def test_a_launch_compiles_for_a_rank4_host_descriptor():
+    """A rank-4 host descriptor over a strided view of a paged tensor gives the type
+    tensordesc<bf16[1, 64, 1, 256]>, completed with the rank-4 layout of the box."""
+    import torch
+
+    from tests.gpu.tma_cases import page_descriptor, paged_source
+    from tle_compiler.lowering.runtime import arg_type
+    from tle_kernels.gpu_tests import tma_ring
+
+    kv = paged_source(2, 1, "cpu")
+    d = page_descriptor(kv)
+    assert arg_type("kv_desc", d, "k") == "tensordesc<bf16[1, 64, 1, 256]>"
+    valid = torch.tensor([64, 0], dtype=torch.int32)
+    y = torch.zeros(128, 256, dtype=torch.bfloat16)
+    with pytest.raises(TleError) as e:
+        tma_ring.tma_pages[(2,)](d, valid, y, 1, 1, 0)
+    assert e.value.check == "no-gpu"
+    (compiled,) = tma_ring.tma_pages.runtime.cache.values()
+    assert "!tt.tensordesc<tensor<1x64x1x256xbf16, #shared>>" in compiled.asm["ttgir"]

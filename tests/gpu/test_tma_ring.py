@@ -5,7 +5,12 @@ the same checks pass on the CPU emulation in tests/test_tma.py, so a failure her
 lowering's: the expect-tx count, the barrier a copy signals, the ring's swizzle against the
 descriptor's). Column 448 makes every box run past column 576 (zero-filled); the last tile of
 tma_ring runs 20 rows past the tensor. Trip counts 0, 1, C, C + 1 and a long run (many phase
-flips with copies in flight)."""
+flips with copies in flight).
+
+tma_pages reads pages of a paged cache through a rank-4 descriptor (box [1, 64, 1, 256] into a
+[64, 256] field) with the token coordinate shifted to valid - 64: negative coordinates must
+arrive as zeros and the page's rows past its valid count (NaN) must never land; valid counts 64,
+1 and 0 (a box wholly out of bounds, which still brings its bytes) among partial ones."""
 
 from __future__ import annotations
 
@@ -40,3 +45,19 @@ def test_many_programs_share_the_sms():
     """More CTAs than SMs, each streaming its own rows: descriptors and barriers per CTA."""
     tma_cases.check_tma_ring(_mod(), DEVICE, 7, 256, programs=300)
     tma_cases.check_tma_mixed(_mod(), DEVICE, 5, 128, programs=300)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 200])
+@pytest.mark.parametrize("col0", [0, 320, 448])
+def test_tma_pages_rank4_descriptor_with_shifted_tokens_bit_exact(n, col0):
+    tma_cases.check_tma_pages(_mod(), DEVICE, n, col0)
+
+
+@pytest.mark.parametrize("valid", [64, 1, 0])
+@pytest.mark.parametrize("head", [0, 2])
+def test_tma_pages_every_page_with_one_valid_count(valid, head):
+    tma_cases.check_tma_pages(_mod(), DEVICE, 5, 256, head=head, valids=(valid,))
+
+
+def test_tma_pages_many_programs():
+    tma_cases.check_tma_pages(_mod(), DEVICE, 7, 128, programs=300)

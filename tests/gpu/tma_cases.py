@@ -87,3 +87,66 @@ def check_tma_mixed(mod, device: str, n: int, col0: int, programs: int = 2) -> N
         assert bool(torch.isnan(y.float()).all()), "tma_mixed, 0 tiles: y was written"
         return
     _bits_equal(y, expected(x, total, col0), f"tma_mixed, {n} tiles from column {col0}")
+
+
+# ------------------------------------------------------------------ tma_pages: a rank-4 descriptor
+
+PAGE = 64
+PAGE_COLS = 576  # the descriptor's last dimension; the allocation's rows are wider (PAGE_PITCH)
+PAGE_PITCH = 640
+#: valid-row counts the pages cycle through: a full page, one row, none, and partial ones
+PAGE_VALIDS = (64, 1, 0, 37, 63, 8)
+
+
+def paged_source(pages: int, seed: int, device: str) -> torch.Tensor:
+    """kv [pages, PAGE, HEADS, PAGE_COLS]: a strided view of a [pages, PAGE, HEADS, PAGE_PITCH]
+    bf16 allocation (strides in elements: PAGE·HEADS·PITCH, HEADS·PITCH, PITCH, 1; every one but
+    the last a multiple of 16 bytes). The columns past PAGE_COLS are NaN: a box that read past the
+    descriptor's last dimension instead of zero-filling would show them."""
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(pages, PAGE, HEADS, PAGE_PITCH, generator=g).to(torch.bfloat16)
+    base[..., PAGE_COLS:] = float("nan")
+    return base.to(device)[..., :PAGE_COLS]
+
+
+def page_descriptor(kv: torch.Tensor):
+    """A host tensor descriptor over the rank-4 ``kv`` with box [1, PAGE, 1, BN]: one page of one
+    head, BN columns (it fills a [PAGE, BN] slot field, the box's unit dimensions dropped)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor(kv, list(kv.shape), list(kv.stride()), [1, PAGE, 1, BN])
+
+
+def expected_pages(kv: torch.Tensor, valid: list, head: int, col0: int) -> torch.Tensor:
+    """y of tma_pages: page g's rows r < PAGE - valid[g] are zero, row PAGE - valid[g] + j is
+    token j < valid[g] of page g (head ``head``, columns [col0, col0 + BN), zero past
+    PAGE_COLS)."""
+    want = torch.zeros(len(valid) * PAGE, BN, dtype=torch.bfloat16, device=kv.device)
+    c1 = min(col0 + BN, PAGE_COLS)
+    for g, v in enumerate(valid):
+        if v > 0 and c1 > col0:
+            want[g * PAGE + PAGE - v:(g + 1) * PAGE, :c1 - col0] = kv[g, :v, head, col0:c1]
+    return want
+
+
+def check_tma_pages(mod, device: str, n: int, col0: int, head: int = 1, programs: int = 2,
+                    valids=PAGE_VALIDS) -> None:
+    """tma_pages: program p copies pages [p·n, (p + 1)·n), page g with its token coordinate
+    shifted to valid[g] - PAGE (valid cycling through ``valids``). The rows of each page past
+    its valid count are NaN in kv (a paged cache's unused rows may hold anything): any of them in
+    y, or any row out of place, fails the bit-exact comparison. n = 0: nothing is written."""
+    pages = programs * n
+    kv = paged_source(max(pages, 1), 9000 + n + col0 + head, device)
+    valid = [valids[g % len(valids)] for g in range(pages)]
+    for g, v in enumerate(valid):
+        kv[g, v:] = float("nan")  # the rows past the page's valid count
+    valid_t = torch.tensor(valid or [0], dtype=torch.int32, device=device)
+    y = torch.full((max(pages, 1) * PAGE, BN), float("nan"), dtype=torch.bfloat16, device=device)
+    mod.tma_pages[(programs,)](page_descriptor(kv), valid_t, y, n, head, col0)
+    _sync(device)
+    if n == 0:
+        assert bool(torch.isnan(y.float()).all()), "tma_pages, 0 pages: y was written"
+        return
+    _bits_equal(y, expected_pages(kv, valid, head, col0),
+                f"tma_pages, {n} pages per program, head {head}, from column {col0}, valid "
+                f"{valid[:8]}...")

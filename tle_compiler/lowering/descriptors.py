@@ -9,6 +9,13 @@ type with that same layout (:func:`complete_signature`): the author writes the s
 passes a host descriptor without a layout), and the descriptor Triton's launcher builds from the
 compiled kernel's metadata has the ring's swizzle. A box or element type that is not the slot's
 is an error at the ``tma_load`` line.
+
+The box may have more dimensions than the field, every extra one 1: a descriptor over a paged
+cache viewed as [blocks, 64, heads, 576] with box [1, 64, 1, 256] fills a [64, 256] field (the
+field's shape is the box with its unit dimensions dropped, :func:`box_fits_field`); the copy then
+has one offset per box dimension and lands in a view of the slot with the box's shape. Its layout
+is that of the box (the same swizzle as the field's, with the box's rank), which is the layout
+Triton infers for the view, so the descriptor type is completed with it.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ from .plan import GL_DTYPES, resolve_dim, tma_layout
 #: Triton's signature dtype names -> the KIR's (language.gpu.normalize_dtype) names.
 SIG_DTYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
               "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+#: The most dimensions a TMA box has (cp.async.bulk.tensor.1d .. .5d).
+MAX_TMA_RANK = 5
 _DESC = re.compile(r"tensordesc<\s*([A-Za-z0-9_]+)\s*\[([^\]]*)\]\s*(?:,(.*))?>\s*$", re.S)
 
 
@@ -45,9 +54,26 @@ def layout_repr(block_shape: list[int], dtype: str) -> str:
     return repr(eval(tma_layout(block_shape, GL_DTYPES[dtype]), {"gl": gl}))
 
 
-def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object]]]:
-    """Kernel argument -> the (pipe, field, location) of every ``tle.gpu.tma_load`` whose
-    descriptor it is (followed through the partitions' bindings and plain renames)."""
+def box_fits_field(box: list[int], field: list[int]) -> bool:
+    """Whether a TMA box fills a slot field of shape ``field``: the box is the field's shape
+    with extra dimensions of size 1 inserted anywhere but after the last (none: the box is the
+    field's shape), so both hold the same elements in the same row-major order and their rows
+    are as wide (the swizzle of the box's layout is the field's)."""
+    if len(box) < len(field) or (field and box[-1] != field[-1]):
+        return False
+    i = 0
+    for d in box:  # the field's dimensions in order; a box dimension that is not the next one is 1
+        if i < len(field) and d == field[i]:
+            i += 1
+        elif d != 1:
+            return False
+    return i == len(field)
+
+
+def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object, Optional[int]]]]:
+    """Kernel argument -> the (pipe, field, location, number of offsets) of every
+    ``tle.gpu.tma_load`` whose descriptor it is (followed through the partitions' bindings and
+    plain renames); the number is None where the offsets are not a list."""
     args = {p.name for p in kir.params}
     out: dict[str, list] = {}
     for part in kir.partitions:
@@ -69,8 +95,10 @@ def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object]]]:
                     if name is None or not isinstance(dst, K.SlotField):
                         continue
                     pipe = slots.get(dst.slot.id) if isinstance(dst.slot, K.Name) else None
+                    offs = op.args[2] if len(op.args) > 2 else None
+                    n = len(offs.items) if isinstance(offs, K.TupleExpr) else None
                     if pipe is not None:
-                        out.setdefault(name, []).append((pipe, dst.field, op.loc))
+                        out.setdefault(name, []).append((pipe, dst.field, op.loc, n))
     return out
 
 
@@ -102,14 +130,23 @@ def complete_signature(info, sig: dict, consts: dict) -> dict:
             raise TleError(f"kernel '{info.name}': argument '{arg}' is a tensor descriptor of "
                            f"{dt}, which the lowering does not support", info.program.loc,
                            check="signature")
-        for pipe, fld, loc in copies.get(arg, ()):
+        if not 1 <= len(block) <= MAX_TMA_RANK:
+            raise TleError(f"kernel '{info.name}': argument '{arg}' is a tensor descriptor of "
+                           f"boxes {block}; a TMA box has 1 to {MAX_TMA_RANK} dimensions",
+                           info.program.loc, check="signature")
+        for pipe, fld, loc, n_offsets in copies.get(arg, ()):
             buf = next(b for b in kir.pipe(pipe).fields if b.name == fld)
             slot = [resolve_dim(d, consts, buf.loc) for d in buf.shape][1:]
-            if slot != block or buf.dtype != dt:
+            if not box_fits_field(block, slot) or buf.dtype != dt:
                 raise TleError(f"argument '{arg}' is a tensor descriptor of {dt} boxes {block}, "
                                f"but this tle.gpu.tma_load copies it into {pipe}.{fld}, a "
-                               f"{buf.dtype} slot of shape {slot} (the box is the slot)", loc,
+                               f"{buf.dtype} slot of shape {slot} (the box is the slot's shape, "
+                               f"or that shape with extra dimensions of size 1)", loc,
                                check="signature")
+            if n_offsets is not None and n_offsets != len(block):
+                raise TleError(f"this tle.gpu.tma_load gives {n_offsets} offsets, but its "
+                               f"descriptor '{arg}' has boxes {block}: one offset per box "
+                               f"dimension ({len(block)})", loc, check="signature")
         layout = layout_repr(block, dt)
         if given is not None and given.replace(" ", "") != layout.replace(" ", ""):
             raise TleError(f"kernel '{info.name}': argument '{arg}' is a tensor descriptor with "

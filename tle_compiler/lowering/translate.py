@@ -33,6 +33,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import kir_paths, pipes
+from .descriptors import MAX_TMA_RANK
 from .layouts import LayoutSolver, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 from .values import V
@@ -732,11 +733,12 @@ class FnTranslator:
                            "descriptor)", node)
         offs = self.ex(node.args[2])
         items = offs.value if offs.kind == "tuple" else None
-        if items is None or len(items) != len(ring.shape) or any(
+        if items is None or not len(ring.shape) <= len(items) <= MAX_TMA_RANK or any(
                 i.kind not in ("const", "scalar") for i in items):
-            raise self.err(f"tle.gpu.tma_load: offsets must be {len(ring.shape)} integers, one "
-                           f"per dimension of the box {list(ring.shape)} (the field's slot shape)",
-                           node)
+            raise self.err(f"tle.gpu.tma_load: offsets must be integers, one per dimension of "
+                           f"the descriptor's box: {len(ring.shape)} for a box that is the "
+                           f"field's slot shape {list(ring.shape)}, up to {MAX_TMA_RANK} for a "
+                           f"box with extra unit dimensions", node)
         pp: PipePlan = self.ctx.plans[ring.pipe]
         arr = next((a for a in pp.full() if ring.field in a.barriers[0].fields), None)
         if arr is None:
@@ -750,8 +752,13 @@ class FnTranslator:
         # shared memory about to be overwritten: no in-flight wgmma may still read it
         self.wait_rings({ring.var, None}, "the slot is overwritten", node)
         coords = ", ".join(i.text for i in items)
+        # a box of higher rank (its extra dimensions 1) lands in the field through a view of the
+        # slot with the box's shape: the same bytes, and the NVMMA layout Triton infers for the
+        # view is the descriptor's (lowering/descriptors.py checks the box against the field)
+        into = dst.text if len(items) == len(ring.shape) else \
+            f"{dst.text}.reshape({desc.text}.block_shape)"
         self.emit(f"tma.async_copy_global_to_shared({desc.text}, [{coords}], "
-                  f"{arr.var}.index({dst.stage}), {dst.text})  # TMA copy, {ring.slot_bytes} "
+                  f"{arr.var}.index({dst.stage}), {into})  # TMA copy, {ring.slot_bytes} "
                   f"bytes: the commit expects them (expect-tx)")
         self._record_fill(ring, "tma")
 

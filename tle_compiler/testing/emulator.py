@@ -17,7 +17,9 @@ against the same emulation):
 - ``tle.gpu.alloc`` buffers are poisoned (NaN, or a large negative integer), so a stale read shows;
 - ``tle.gpu.tma_load(dst, desc, offsets)`` copies the box of a host tensor descriptor (``base``,
   ``shape``, ``strides``, as ``triton.tools.tensor_descriptor.TensorDescriptor`` has them) into
-  the slot field at once, zero-filling what lies outside the tensor;
+  the slot field at once, zero-filling what lies outside the tensor (negative coordinates
+  included); a descriptor of higher rank (one offset per dimension) brings its ``block_shape``,
+  whose extra dimensions are 1, reshaped to the field;
 - every ``warp_specialize`` partition runs in its own thread, and each pipe blocks exactly as
   docs/semantics.md says: ``acquire(i)`` waits until every reader released ``i - C`` (one-shot pipes
   never wait), ``wait(i)`` until ``i`` was committed or closed. A blocked call longer than
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import builtins
 import itertools
+import math
 import os
 import threading
 import types
@@ -269,16 +272,25 @@ def make_language(dot_dtypes=None):
         reads it before the readers' wait."""
         src = desc.base.as_strided(tuple(int(n) for n in desc.shape),
                                    tuple(int(n) for n in desc.strides))
-        coords, valid = [], torch.ones(tuple(dst.shape), dtype=torch.bool)
-        for d, (off, n) in enumerate(zip(offsets, dst.shape)):
-            c = int(off) + torch.arange(n)
-            shape = [1] * dst.dim()
+        # the box: the field's shape, or the descriptor's block (extra unit dimensions) when the
+        # copy gives an offset per dimension of a higher-rank descriptor
+        box_shape = [int(n) for n in (desc.block_shape if len(offsets) != dst.dim()
+                                      else dst.shape)]
+        if len(offsets) != len(box_shape) or len(box_shape) != src.dim() or \
+                math.prod(box_shape) != dst.numel():
+            raise ValueError(f"tma_load: {len(offsets)} offsets, a box {box_shape} over a "
+                             f"{src.dim()}-D tensor, and a field of shape {list(dst.shape)}")
+        coords, valid = [], torch.ones(tuple(box_shape), dtype=torch.bool)
+        for d, (off, n) in enumerate(zip(offsets, box_shape)):
+            c = int(off) + torch.arange(n)  # negative and past-the-end coordinates zero-fill
+            shape = [1] * len(box_shape)
             shape[d] = n
             ok = ((c >= 0) & (c < src.shape[d])).reshape(shape)
             valid = valid & ok
             coords.append(c.clamp(0, src.shape[d] - 1).reshape(shape))
         box = src[tuple(torch.broadcast_tensors(*coords))].to(dst.dtype)
-        dst.copy_(torch.where(valid, box, torch.zeros((), dtype=dst.dtype)))
+        box = torch.where(valid, box, torch.zeros((), dtype=dst.dtype))
+        dst.copy_(box.reshape(dst.shape))
 
     gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
                                 scale_rows=scale_rows, tma_load=tma_load, smem="smem")

@@ -88,6 +88,47 @@ def consume_mixed(ring, y_ptr, done_ptr, stride_y, N_TILES):
     tl.store(done_ptr + tl.program_id(0) * BM + tl.arange(0, BM), flags)
 
 
+# tma_pages: pages of a paged cache through a rank-4 descriptor. kv_desc is over kv [pages, PAGE,
+# heads, cols] with box [1, PAGE, 1, BN], which fills the [PAGE, BN] field (the box's unit
+# dimensions dropped). Program p copies its N_PAGES pages page = p·N_PAGES + t of head HEAD,
+# columns [COL0, COL0 + BN), with the token coordinate shifted to valid[page] - PAGE: the first
+# PAGE - valid rows of the box lie before the page (negative coordinates, zero-filled by TMA) and
+# the page's first valid rows land at the end, so no row past a page's valid count reaches the
+# slot, whatever it holds. The consumer writes the slot to y rows [page·PAGE, +PAGE): row r is
+# token valid - PAGE + r of the page, or zero.
+PAGE = tl.constexpr(64)
+
+
+@tle.jit(num_warps=4)
+def tma_pages(kv_desc, valid_ptr, y_ptr, N_PAGES, HEAD, COL0):
+    ring = tle.pipe(capacity=2, page=tle.gpu.alloc([2, PAGE, BN], tl.bfloat16))
+    tle.gpu.warp_specialize([(produce_pages, (ring, kv_desc, valid_ptr, N_PAGES, HEAD, COL0)),
+                             (consume_pages, (ring, y_ptr, N_PAGES))],
+                            [4], [232])
+
+
+def produce_pages(ring, kv_desc, valid_ptr, N_PAGES, HEAD, COL0):
+    first = tl.program_id(0) * N_PAGES
+    w = ring.writer()
+    for t in range(N_PAGES):
+        valid = tl.load(valid_ptr + first + t)
+        slot = w.acquire(t)
+        # token coordinate valid - PAGE: rows before the page arrive as zeros
+        tle.gpu.tma_load(slot.page, kv_desc, [first + t, valid - PAGE, HEAD, COL0])
+        w.commit(t)
+
+
+def consume_pages(ring, y_ptr, N_PAGES):
+    first = tl.program_id(0) * N_PAGES
+    r = ring.reader()
+    for t in range(N_PAGES):
+        res = r.wait(t)
+        page = tl.load(tle.gpu.local_ptr(res.slot.page))
+        r.release(t)
+        rows = (first + t) * PAGE + tl.arange(0, PAGE)
+        tl.store(y_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :], page)
+
+
 DEFAULT_CONFIG = {
     # x_desc: a tensor descriptor over x [rows, cols] bf16 with block [BM, BN] (the host passes
     # triton.tools.tensor_descriptor.TensorDescriptor(x, x.shape, x.stride(), [BM, BN])); y
@@ -102,6 +143,16 @@ DEFAULT_CONFIG = {
     "tma_mixed": {
         "signature": {"x_desc": "tensordesc<bf16[64, 256]>", "y_ptr": "*bf16", "done_ptr": "*i32",
                       "stride_y": "i32", "N_TILES": "i32", "COL0": "i32"},
+        "constexprs": {},
+        "num_warps": 4,
+        "grid": ("P",),
+    },
+    # kv_desc: a tensor descriptor over kv [pages, PAGE, heads, cols] bf16 with block [1, PAGE, 1,
+    # BN] (strides in elements, the last 1, the others multiples of 16 bytes); valid [P *
+    # N_PAGES] int32 in [0, PAGE]; y [P * N_PAGES * PAGE, BN] bf16; grid (P,)
+    "tma_pages": {
+        "signature": {"kv_desc": "tensordesc<bf16[1, 64, 1, 256]>", "valid_ptr": "*i32",
+                      "y_ptr": "*bf16", "N_PAGES": "i32", "HEAD": "i32", "COL0": "i32"},
         "constexprs": {},
         "num_warps": 4,
         "grid": ("P",),
