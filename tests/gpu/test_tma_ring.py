@@ -47,6 +47,13 @@ def test_many_programs_share_the_sms():
     tma_cases.check_tma_mixed(_mod(), DEVICE, 5, 128, programs=300)
 
 
+def test_tma_pages_a_box_wholly_out_of_bounds_completes_under_bounded_waits():
+    """Every page with valid 0: each box lies wholly before its page (token coordinates -64 ..
+    -1) and must still bring its 32768 bytes, or the readers' wait never passes. Run first and
+    with bounded waits, so such a failure traps naming the pipe rather than hanging the run."""
+    tma_cases.check_tma_pages(_mod(), DEVICE, 3, 0, valids=(0,), debug_waits=True)
+
+
 @pytest.mark.parametrize("n", [0, 1, 3, 200])
 @pytest.mark.parametrize("col0", [0, 320, 448])
 def test_tma_pages_rank4_descriptor_with_shifted_tokens_bit_exact(n, col0):

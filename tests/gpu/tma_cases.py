@@ -130,11 +130,12 @@ def expected_pages(kv: torch.Tensor, valid: list, head: int, col0: int) -> torch
 
 
 def check_tma_pages(mod, device: str, n: int, col0: int, head: int = 1, programs: int = 2,
-                    valids=PAGE_VALIDS) -> None:
+                    valids=PAGE_VALIDS, debug_waits: bool = False) -> None:
     """tma_pages: program p copies pages [p·n, (p + 1)·n), page g with its token coordinate
     shifted to valid[g] - PAGE (valid cycling through ``valids``). The rows of each page past
     its valid count are NaN in kv (a paged cache's unused rows may hold anything): any of them in
-    y, or any row out of place, fails the bit-exact comparison. n = 0: nothing is written."""
+    y, or any row out of place, fails the bit-exact comparison. n = 0: nothing is written.
+    ``debug_waits`` (CUDA only): bounded waits that trap naming the pipe instead of hanging."""
     pages = programs * n
     kv = paged_source(max(pages, 1), 9000 + n + col0 + head, device)
     valid = [valids[g % len(valids)] for g in range(pages)]
@@ -142,7 +143,8 @@ def check_tma_pages(mod, device: str, n: int, col0: int, head: int = 1, programs
         kv[g, v:] = float("nan")  # the rows past the page's valid count
     valid_t = torch.tensor(valid or [0], dtype=torch.int32, device=device)
     y = torch.full((max(pages, 1) * PAGE, BN), float("nan"), dtype=torch.bfloat16, device=device)
-    mod.tma_pages[(programs,)](page_descriptor(kv), valid_t, y, n, head, col0)
+    extra = {"debug_waits": True} if debug_waits else {}
+    mod.tma_pages[(programs,)](page_descriptor(kv), valid_t, y, n, head, col0, **extra)
     _sync(device)
     if n == 0:
         assert bool(torch.isnan(y.float()).all()), "tma_pages, 0 pages: y was written"
