@@ -67,4 +67,4 @@ def test_tma_pages_every_page_with_one_valid_count(valid, head):
 
 
 def test_tma_pages_many_programs():
-    tma_cases.check_tma_pages(_mod(), DEVICE, 7, 128, programs=300)
+    tma_cases.check_tma_pages(_mod(), DEVICE, 2, 128, programs=300)
