@@ -503,6 +503,21 @@ def test_the_generated_copies_signal_their_slots_barriers():
     assert "expected  tma ring_full0[1]" in msg and "generated tma ring_full0[0]" in msg
 
 
+def test_a_copy_into_a_reshaped_view_signals_its_slots_barrier():
+    """The trace reads the copy of tma_pages through its `.reshape(kv_desc.block_shape)` view:
+    each copy completes on the full barrier of its slot's stage, then the commit's expect."""
+    from tle_compiler.testing.gluon_trace import LoweredKernel
+
+    lk = LoweredKernel((str(TMA_RING), "tma_pages"), {})
+    params, problems = lk.check({"N_PAGES": 5, "HEAD": 1, "COL0": 0})
+    assert params == {"N_PAGES": 5} and problems == []
+    tr = lk.trace({"N_PAGES": 2, "HEAD": 1, "COL0": 0})
+    ops = [(o.op, o.array, o.stage) for o in tr.partition("produce_pages").ops]
+    assert ops == [("wait", "ring_empty0", 0), ("tma", "ring_full0", 0),
+                   ("expect", "ring_full0", 0), ("wait", "ring_empty0", 1),
+                   ("tma", "ring_full0", 1), ("expect", "ring_full0", 1)]
+
+
 def test_eager_publish_leaves_the_expect_tx_arrive_elected(tmp_path):
     from tle_compiler.lowering import compile_kernel
 
