@@ -116,8 +116,10 @@ def _resolve(e, alias: dict, bindings: dict, args: set) -> Optional[str]:
 
 def complete_signature(info, sig: dict, consts: dict) -> dict:
     """``sig`` with every ``tensordesc<DT[shape]>`` type completed with the layout of the ring
-    its TMA copies fill; a given layout must be that one, and the box and element type those of
-    the field's slot (TleErrors at the copy's line)."""
+    its TMA copies fill (for a box of higher rank, that layout with the box's rank); a given
+    layout must be that one, the element type the field's, the box the field's slot shape with
+    any extra unit dimensions (:func:`box_fits_field`) and each copy's offsets one per box
+    dimension (TleErrors at the copy's line)."""
     kir = getattr(info, "kir", None)
     copies = tma_copies(kir) if kir is not None else {}
     out = dict(sig)

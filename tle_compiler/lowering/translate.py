@@ -719,7 +719,10 @@ class FnTranslator:
         ``offsets`` into the slot, completing on the full barrier of the field's group at the
         slot's stage; the commit of the window declares its bytes (expect-tx, lowering/pipes.py).
         Gluon's copy is issued by one elected thread per warp, each warp a share of the boxes
-        (a box is at most one swizzle span wide, so a wide field is several boxes)."""
+        (a box is at most one swizzle span wide, so a wide field is several boxes). More offsets
+        than the field has dimensions: a descriptor of higher rank whose extra box dimensions
+        are 1 (descriptors.py checks it against the signature), copied into the slot viewed with
+        the descriptor's block shape."""
         dst = self.ex(node.args[0])
         ring = dst.value
         if dst.kind != "smem" or getattr(dst, "slot", None) != "writer" or \
