@@ -31,7 +31,7 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
 from .kernel import jit_decorator, jit_options, kernel_params
-from .modules import find_module, in_folder, is_library, relative_folder, submodule
+from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -276,10 +276,10 @@ class ModuleCache:
     def get(self, path: str, text: Optional[str] = None, as_given: bool = False) -> Module:
         """The module of file ``path`` (parsed once); ``text``: its source when it is not read
         from disk; ``as_given``: locations name the file as ``path`` spells it (the root module
-        of a build), else by its absolute path."""
+        of a build), else as :func:`~.modules.shown` names it."""
         key = os.path.abspath(path)
         if key not in self.modules:
-            self.modules[key] = Module(path if as_given else key, self, text)
+            self.modules[key] = Module(path if as_given else shown(key), self, text)
         return self.modules[key]
 
 

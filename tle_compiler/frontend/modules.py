@@ -29,6 +29,16 @@ def is_library(module: str) -> bool:
     return top in LIBRARIES or top in sys.stdlib_module_names
 
 
+def shown(path: str) -> str:
+    """How an imported module's file is named in locations and messages: relative to the working
+    directory when it lies below it (as a kernel file given on the command line usually is), else
+    absolute; so a diagnostic, a printed IR and a recorded reading do not depend on where the
+    checkout is."""
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full)
+    return full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
 def in_folder(folder: str, rel: str) -> Optional[str]:
     """The file of module ``rel`` (dotted, relative) in ``folder``: ``rel.py`` or
     ``rel/__init__.py``, else None."""
