@@ -171,14 +171,21 @@ def test_refused_shapes():
             a: int = field(default=0, init=False)
 
 
-def test_init_is_made_once_per_class():
-    @record
-    class Lazy:
-        a: int
+def test_nothing_is_compiled():
+    import builtins
+    calls = []
+    real = builtins.compile
+    builtins.compile = lambda *a, **k: calls.append(a) or real(*a, **k)
+    try:
+        @record
+        class Made:
+            a: int
+            b: tuple = ()
+            c: list = field(default_factory=list)
 
-    assert "<record" not in Lazy.__init__.__code__.co_filename  # not made yet
-    Lazy(1)
-    made = Lazy.__init__
-    assert "<record" in made.__code__.co_filename
-    Lazy(2)
-    assert Lazy.__init__ is made
+        x = Made(1, c=[2])
+    finally:
+        builtins.compile = real
+    import ast as _ast
+    assert [c for c in calls if not (len(c) > 3 and c[3] & _ast.PyCF_ONLY_AST)] == []
+    assert (x.a, x.b, x.c) == (1, (), [2]) and Made(1).c is not Made(1).c

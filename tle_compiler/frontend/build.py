@@ -342,6 +342,7 @@ class Builder:
         self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
         self.sequential = 0  # > 0 while building a statement that calls a helper
+        self.pure: dict[tuple[str, str], bool] = {}  # effect_free's answers, per helper
         self.in_partition = False  # building a partition's body (or what it inlines)
         self.depth = 0  # compound-statement nesting (a pipe is declared at depth 0 only)
         # (pipe, reader name or None) -> (fields the reader sees, where its first handle was made)
@@ -538,6 +539,14 @@ class Builder:
         key = (m.path, fdef.name)
         if key in seen:
             return False
+        if key in self.pure:
+            return self.pure[key]
+        answer = self._effect_free(m, fdef, seen | {key})
+        if not seen:  # an answer inside a recursion may assume its callers impure: not kept
+            self.pure[key] = answer
+        return answer
+
+    def _effect_free(self, m: "Module", fdef: ast.FunctionDef, seen: frozenset) -> bool:
         local = {p.arg for p in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs}
         local |= {t.id for t in ast.walk(fdef)
                   if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
@@ -555,7 +564,7 @@ class Builder:
                 return False
             kind, value = target
             if kind == "func":
-                if not self.effect_free(*value, seen | {key}):
+                if not self.effect_free(*value, seen):
                     return False
             elif value not in PURE_CALLS:
                 return False

@@ -8,11 +8,11 @@ compiler defines over a hundred such classes, and a ``tle-dump`` process imports
 before reading a single kernel, so class definition alone cost it tens of milliseconds.
 
 ``@record`` keeps the dataclass (``dataclasses.fields``, ``replace``, ``asdict``, ``is_dataclass``
-and ``field(default=..., compare=..., repr=...)`` work as before) and changes only when the
-methods are made:
+and ``field(default=..., compare=..., repr=...)`` work as before) and compiles nothing:
 
-- ``__init__`` is compiled the first time the class is instantiated (most classes of a run never
-  are), with the same code the standard decorator writes, so building nodes costs what it did;
+- ``__init__`` is a closure over the class's fields (positional and keyword arguments go into the
+  instance dict with ``dict.update``; defaults and factories fill the rest), made when the class
+  is defined;
 - ``__eq__``, ``__hash__`` and ``__repr__`` are shared functions that read the class's compared /
   shown fields through one precomputed ``operator.attrgetter``;
 - ``__setattr__`` / ``__delattr__`` raise ``dataclasses.FrozenInstanceError``, as frozen
@@ -62,35 +62,47 @@ def _repr(self):
 
 
 def _make_init(cls):
-    """Compile ``cls.__init__`` (what ``dataclasses`` would write for a frozen class) and
-    install it on the class."""
-    params, body, env = [], [], {"MISSING": MISSING}
-    for f in dataclasses.fields(cls):
-        if f.default is not MISSING:
-            env[f"_dflt_{f.name}"] = f.default
-            params.append(f"{f.name}=_dflt_{f.name}")
-            body.append(f"    _d[{f.name!r}] = {f.name}")
-        elif f.default_factory is not MISSING:
-            env[f"_fact_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=MISSING")
-            body.append(f"    _d[{f.name!r}] = _fact_{f.name}() if {f.name} is MISSING "
-                        f"else {f.name}")
-        else:
-            params.append(f.name)
-            body.append(f"    _d[{f.name!r}] = {f.name}")
-    if hasattr(cls, "__post_init__"):
-        body.append("    self.__post_init__()")
-    src = (f"def __init__(self, {', '.join(params)}):\n    _d = self.__dict__\n"
-           + "\n".join(body or ["    pass"]) + "\n")
-    exec(compile(src, f"<record {cls.__qualname__}>", "exec"), env)
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init
-    return init
+    """``cls.__init__``: the fields in order, positional or by keyword, defaults and default
+    factories for the missing ones, then ``__post_init__``; the same calls are refused as by the
+    ``__init__`` ``dataclasses`` would write. A closure over the class's fields: nothing is
+    compiled (building the IR spends its time in ``dict.update``)."""
+    fields = dataclasses.fields(cls)
+    names = tuple(f.name for f in fields)
+    n = len(names)
+    known = frozenset(names)
+    fill = tuple((f.name, f.default, f.default_factory) for f in fields)
+    post = getattr(cls, "__post_init__", None) is not None
+    qual = cls.__qualname__
 
+    def __init__(self, *args, **kwargs):
+        if len(args) > n:
+            raise TypeError(f"{qual}.__init__() takes {n + 1} positional arguments but "
+                            f"{len(args) + 1} were given")
+        d = self.__dict__
+        d.update(zip(names, args))
+        if kwargs:
+            if not known.issuperset(kwargs):
+                bad = next(k for k in kwargs if k not in known)
+                raise TypeError(f"{qual}.__init__() got an unexpected keyword argument {bad!r}")
+            if len(args) and not d.keys().isdisjoint(kwargs):
+                bad = next(k for k in kwargs if k in d)
+                raise TypeError(f"{qual}.__init__() got multiple values for argument {bad!r}")
+            d.update(kwargs)
+        if len(d) < n:
+            for name, default, factory in fill[len(args):]:
+                if name in d:
+                    continue
+                if default is not MISSING:
+                    d[name] = default
+                elif factory is not MISSING:
+                    d[name] = factory()
+                else:
+                    raise TypeError(f"{qual}.__init__() missing required argument: {name!r}")
+        if post:
+            self.__post_init__()
 
-def _lazy_init(self, *args, **kwargs):
-    _make_init(type(self))(self, *args, **kwargs)
+    __init__.__qualname__ = f"{qual}.__init__"
+    return __init__
 
 
 def record(cls=None, /):
@@ -122,7 +134,9 @@ def record(cls=None, /):
                                           else (lambda obj: ()))
     cls.__record_shown__ = tuple(f.name for f in fields if f.repr)
     own = cls.__dict__
-    for name, fn in (("__init__", _lazy_init), ("__repr__", _repr), ("__eq__", _eq),
+    if "__init__" not in own:
+        cls.__init__ = _make_init(cls)
+    for name, fn in (("__repr__", _repr), ("__eq__", _eq),
                      ("__setattr__", _frozen_setattr), ("__delattr__", _frozen_delattr)):
         if name not in own:  # a method the class writes itself stays, as with @dataclass
             setattr(cls, name, fn)
