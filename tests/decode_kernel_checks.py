@@ -38,12 +38,13 @@ def kernel_file(kernel: str) -> Path:
 # ---------------------------------------------------------------- protocol and compilation
 
 
-def check_verified_for_every_value(kernel: str, param: str, capsys) -> None:
+def check_verified_for_every_value(kernel: str, param: str, capsys, options=()) -> None:
     """``tle-dump --graph`` proves the protocol for every value of the one param ``param``, the
-    trip count the kernel body computes from cache_seqlens and hands to every partition."""
+    trip count the kernel body computes from cache_seqlens and hands to every partition
+    (``options``: more tle-dump arguments, e.g. ``--param TMA=1``)."""
     from tle_compiler.cli.dump import main
 
-    code = main(["--graph", "--format", "json", str(kernel_file(kernel))])
+    code = main(["--graph", "--format", "json", *options, str(kernel_file(kernel))])
     out = json.loads(capsys.readouterr().out)
     (k,) = out["kernels"]
     assert code == 0 and k["verified"] and k["verdict"] == "proved", k["reason"]
@@ -65,17 +66,18 @@ def check_partitions_loop_over(kernel: str, partitions: set, param: str) -> None
         assert str(fors[0].start) == "0" and str(fors[0].stop) == param, name
 
 
-def check_compiles_without_spills(kernel: str, causal: bool, split: bool, regs: int) -> None:
-    """The CAUSAL x SPLIT variant (SPLIT: fp32 parts instead of bf16 out) compiles for sm_90a
-    without register spills, its pipes fit in Hopper's shared memory, and a worker partition
-    raises its registers to ``regs``."""
+def check_compiles_without_spills(kernel: str, causal: bool, split: bool, regs: int,
+                                  **more) -> None:
+    """The CAUSAL x SPLIT variant (SPLIT: fp32 parts instead of bf16 out; ``more``: other
+    constexprs, e.g. TMA=1) compiles for sm_90a without register spills, its pipes fit in
+    Hopper's shared memory, and a worker partition raises its registers to ``regs``."""
     import importlib
 
     from tle_compiler.lowering import compile_kernel, ptxas_stats
 
     mod = importlib.import_module(f"tle_kernels.mla_decode_{kernel}")
     sig = dict(mod.DEFAULT_CONFIG["signature"], out_ptr="*fp32" if split else "*bf16")
-    constexprs = dict(mod.DEFAULT_CONFIG["constexprs"], CAUSAL=causal, SPLIT=split)
+    constexprs = dict(mod.DEFAULT_CONFIG["constexprs"], CAUSAL=causal, SPLIT=split, **more)
     c = compile_kernel(getattr(mod, f"mla_decode_{kernel}"), sig, constexprs)
     st = ptxas_stats(c)
     assert st["ok"], st["log"]
@@ -115,7 +117,9 @@ def check_launch_shapes(kernel: str) -> None:
     with pytest.raises(ValueError, match=f"{kernel} needs q and k_cache rows of 576"):
         decode_call(kernel, q[..., :512], k, bt, sl, 0.1, False, 1, out, lse)
     grid, args, constexprs = decode_call(kernel, q, k, bt, sl, 0.1, True, 1, out, lse)
-    assert grid == (2, 1) and constexprs == {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False}
+    assert grid == (2, 1)
+    assert {n: constexprs[n] for n in ("BLOCK_H", "CAUSAL", "SPLIT")} == \
+        {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False}
     unaligned = torch.zeros(2, 1, 16, 577).bfloat16()[..., 1:]  # rows start 2 bytes in
     with pytest.raises(ValueError, match=f"q: the {kernel} decode kernel needs 16-byte aligned"):
         launch_decode(kernel, unaligned, k, bt, sl, 0.1, False, 1, out, lse)
@@ -154,9 +158,10 @@ def split_range(seqlen: int, n_split: int, s: int) -> tuple[int, int]:
     return s * chunk, min(seqlen, (s + 1) * chunk)
 
 
-def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None):
+def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None, tma=False):
     """The emulated kernel, launched as the launcher launches it, into NaN-poisoned outputs; the
-    split parts are merged as the combine merges them. Returns (out fp32, lse, o_part,
+    split parts are merged as the combine merges them. ``tma``: the seesaw's TMA producer (K
+    pages copied as shifted boxes from tensor descriptors). Returns (out fp32, lse, o_part,
     lse_part)."""
     import torch
 
@@ -167,7 +172,7 @@ def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None)
     o_part = torch.full((b, n_split, s_q, h_q, 512), float("nan"))
     lse_part = torch.full((b, n_split, s_q, h_q), float("nan"))
     grid, args, constexprs = decode_call(kernel, q, k, bt, sl, sm_scale, causal, n_split, out, lse,
-                                         o_part, lse_part)
+                                         o_part, lse_part, tma)
     getattr(mod, f"mla_decode_{kernel}")[grid](*args, **constexprs)
     if n_split == 1:
         assert o_part.isnan().all() and lse_part.isnan().all()  # untouched
@@ -178,17 +183,20 @@ def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None)
     return merged, merged_lse, o_part, lse_part
 
 
-def check_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, n_split) -> None:
+def check_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=False,
+               mod=None) -> None:
     """One of CASES against tle_kernels/decode_reference.py (fp32) on poisoned inputs: cache rows
     past seqlen are NaN and block-table entries past a request's pages name no page, so reading
     either shows (NaN, or the emulator's out-of-bounds assertion). Split: a split with no token of
-    a request writes lse -inf and o_part 0, any other split a finite lse for the last query."""
+    a request writes lse -inf and o_part 0, any other split a finite lse for the last query.
+    ``mod``: the emulated kernel module, when a test altered it."""
     torch = pytest.importorskip("torch")
     from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
 
-    mod = emulated(kernel)
+    mod = emulated(kernel) if mod is None else mod
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, h_kv, seqlens, device="cpu", seed=11)
-    out, lse, o_part, lse_part = run_emulated(kernel, mod, q, k, bt, sl, causal, n_split)
+    out, lse, o_part, lse_part = run_emulated(kernel, mod, q, k, bt, sl, causal, n_split,
+                                              tma=tma)
     ref_out, ref_lse = mla_decode_reference(q, k, bt, sl, causal=causal)
 
     assert not out.isnan().any() and not lse.isnan().any()
@@ -232,7 +240,7 @@ def leaning_inputs(lean):
     return q, k, bt, sl, score
 
 
-def check_matches_reference_unsplit_and_split(kernel: str, q, k, bt, sl) -> None:
+def check_matches_reference_unsplit_and_split(kernel: str, q, k, bt, sl, tma=False) -> None:
     """One split and four against the reference: a skipped or misapplied rescale of the lazy
     reference max is off by a factor of at least 2^8."""
     from tle_kernels.decode_reference import mla_decode_reference
@@ -240,6 +248,6 @@ def check_matches_reference_unsplit_and_split(kernel: str, q, k, bt, sl) -> None
     mod = emulated(kernel)
     ref_out, ref_lse = mla_decode_reference(q, k, bt, sl)
     for n_split in (1, 4):
-        out, lse, _, _ = run_emulated(kernel, mod, q, k, bt, sl, False, n_split)
+        out, lse, _, _ = run_emulated(kernel, mod, q, k, bt, sl, False, n_split, tma=tma)
         assert ((out - ref_out).norm() / ref_out.norm()).item() < 5e-3
         assert (lse - ref_lse).abs().max().item() < 1e-4

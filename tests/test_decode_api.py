@@ -117,6 +117,7 @@ def test_fp8_cache_is_not_implemented():
 
 def test_explicit_impl_that_does_not_exist_is_rejected_before_launch(monkeypatch):
     monkeypatch.setitem(D.LAUNCHERS, "seesaw", ("no_such_launcher", "run", "why"))
+    monkeypatch.setitem(D.LAUNCHERS, "seesaw-tma", ("no_such_launcher", "run", "why"))
     with pytest.raises(ValueError, match=r"impl='seesaw' cannot run.*no_such_launcher.py does not exist"):
         call(*args(), impl="seesaw")
     assert D.select_impl("auto", 1, 128, 1) in ("pipe", "naive")

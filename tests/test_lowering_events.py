@@ -184,6 +184,23 @@ def test_kernel_lowering_emits_the_verified_barrier_operations(path, name, confi
     assert not problems, "\n".join(problems)
 
 
+# The seesaw decode's TMA producer (TMA=1: K pages as shifted TMA boxes), read specialised to it.
+DECODE_TMA = [(p, n, dict(c, constexprs=dict(c["constexprs"], TMA=1))) for p, n, c in KERNELS
+              if n == "mla_decode_seesaw"]
+
+
+@pytest.mark.parametrize("path,name,config", DECODE_TMA, ids=["mla_decode_seesaw.TMA=1"])
+def test_decode_kernel_with_tma_pages_emits_the_verified_barrier_operations(path, name, config):
+    """Every copy signals its slot's group's full barrier at its stage, every commit arrives with
+    the verified expect-tx, for the pinned pair counts 0, 1, 2, 3 and 5."""
+    runs = Runs(path, name, config)
+    assert "tma.async_copy_global_to_shared(" in runs.base.gen.source
+    problems = []
+    for values in param_grid(runs.base.program):
+        problems += runs.check(values)
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize("path,name,config", KERNELS, ids=[f"{p.stem}.{n}" for p, n, _ in KERNELS])
 def test_kernel_with_debug_waits_emits_the_verified_barrier_operations(path, name, config):
     """Debug waits (lowering/debug.py) turn every wait into a bounded try-wait loop: the same

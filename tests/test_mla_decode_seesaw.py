@@ -5,12 +5,16 @@ CAUSAL x SPLIT variant, its launcher keeps the pipe decode's contract, and its m
 CPU emulator with exactly the arguments tle_kernels/mla_decode_seesaw_launch.py launches it with)
 matches the fp32 decode reference on the pipe decode's cases: one split or several, causal or not,
 grouped kv heads, partial row blocks, empty requests, and odd tile counts (a pair's second tile
-masked). The checks both decode kernels share are tests/decode_kernel_checks.py's.
+masked). Each of these holds for both K producers (the TMA constexpr): cp.async gathers, and
+TMA boxes shifted so that no cache row past a split's end reaches a slot. The checks both decode
+kernels share are tests/decode_kernel_checks.py's.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
+from pathlib import Path
 
 import pytest
 
@@ -18,39 +22,74 @@ from tle_kernels.mla_decode_seesaw_launch import launch_decode_seesaw, seesaw_un
 
 from . import decode_kernel_checks as checks
 
+GOLDEN_TMA = (Path(__file__).resolve().parent / "golden" / "gluon" / "mla_decode_seesaw.tma"
+              / "mla_decode_seesaw.mla_decode_seesaw.py")
+PRODUCERS = [False, True]
+PRODUCER_IDS = ["cp_async", "tma"]
+
 # ---------------------------------------------------------------- protocol and compilation
 
 
-def test_tle_dump_graph_verifies_for_every_pair_count(capsys):
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_tle_dump_graph_verifies_for_every_pair_count(tma, capsys):
     """The pair count NP = ceil(NK / 2) comes from cache_seqlens at run time; the kernel body
     computes it once and hands the same value to every partition, so the verifier treats it as one
-    opaque param and proves the protocol for every value of it (an empty split has NP = 0)."""
-    checks.check_verified_for_every_value("seesaw", "NP", capsys)
+    opaque param and proves the protocol for every value of it (an empty split has NP = 0). The
+    producer's `if TMA:` holds pipe events, so the kernel is read specialised to TMA (0 from
+    DEFAULT_CONFIG, 1 with --param): each producer is verified as it runs."""
+    checks.check_verified_for_every_value("seesaw", "NP", capsys,
+                                          ["--param", f"TMA={int(tma)}"] if tma else [])
+    err = capsys.readouterr().err
+    assert f"read specialised to BLOCK_H=64, TMA={int(tma)}" in err or err == ""
 
 
-def test_every_partition_loops_over_the_same_pair_count():
-    checks.check_partitions_loop_over("seesaw", {"producer", "consumer0", "consumer1"}, "NP")
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_the_producer_fills_k_slots_by_tma_exactly_when_tma(tma):
+    """With TMA every K piece is one TMA copy per field in its window (kv0: kv_l 32 KiB + tkv
+    8 KiB, kv1: kv_r + tkv, kv0r: kv_r, kv1l: kv_l), and the full barriers expect those bytes;
+    without it no copy and no expect-tx (q stays a cp.async gather either way)."""
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.passes import verify
+
+    (info,) = read_kernels(str(checks.kernel_file("seesaw")),
+                           bind={"BLOCK_H": 64, "TMA": int(tma)})
+    ctx = verify(info.program)
+    assert ctx.ok and ctx.verdict().kind == "proved"
+    full = {b.pipe: (b.expect_tx, tuple(b.tma)) for b in ctx.barriers
+            if b.kind == "full" and b.stage == 0}
+    want = {"kv0": (32768 + 8192, ("kv_l", "tkv")), "kv1": (32768 + 8192, ("kv_r", "tkv")),
+            "kv0r": (32768, ("kv_r",)), "kv1l": (32768, ("kv_l",))}
+    for pipe, (tx, fields) in want.items():
+        got_tx, got_fields = full[pipe]
+        if tma:
+            assert (got_tx, set(got_fields)) == (tx, set(fields)), pipe
+        else:
+            assert (got_tx or 0, got_fields) == (0, ()), pipe
+    assert (full["q"][0] or 0, full["q"][1]) == (0, ())
 
 
 @pytest.mark.parametrize("causal,split", [(False, False), (False, True), (True, False),
                                           (True, True)],
                          ids=["one_split", "split", "causal_one_split", "causal_split"])
-def test_compiles_for_sm90a_without_spills(causal, split):
-    """Both output paths (bf16 out + lse, fp32 parts) with and without the causal mask: no
-    register spills with the consumers at [224, 224], and the pipes fit in Hopper's shared
-    memory."""
-    checks.check_compiles_without_spills("seesaw", causal, split, regs=224)
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_compiles_for_sm90a_without_spills(tma, causal, split):
+    """Both output paths (bf16 out + lse, fp32 parts) with and without the causal mask, with
+    either producer: no register spills with the consumers at [224, 224], and the pipes fit in
+    Hopper's shared memory; the TMA producer's copies are cp.async.bulk.tensor.4d boxes."""
+    checks.check_compiles_without_spills("seesaw", causal, split, regs=224, TMA=int(tma))
 
 
 @pytest.mark.parametrize("causal,split", [(False, False), (True, True)],
                          ids=["one_split", "causal_split"])
-def test_lowering_emits_the_verified_barrier_operations(causal, split):
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_lowering_emits_the_verified_barrier_operations(tma, causal, split):
     """What is lowered is what was verified (tests/test_lowering_events.py's check): the
     generated Gluon's mbarrier operations, partition by partition, equal the verified events for
     pair counts 0, 1, 2, 3 and 5, and no release hands back a slot an in-flight wgmma reads (the
     P1·V1_L left in flight across the back-edge included). NP is read from cache_seqlens, which
     the trace interpreter cannot evaluate, so the prologue's one line computing NP is replaced by
-    the value (a runtime integer) before tracing."""
+    the value (a runtime integer) before tracing. With TMA, every copy must signal its slot's
+    group's full barrier at its stage, and each commit arrive with its expect-tx."""
     pytest.importorskip("triton.experimental.gluon")
     import tle_kernels.mla_decode_seesaw as mod
     from tle_compiler.testing.gluon_trace import (LoweredKernel, compare, release_rings_of,
@@ -58,7 +97,7 @@ def test_lowering_emits_the_verified_barrier_operations(causal, split):
 
     cfg = mod.DEFAULT_CONFIG
     lk = LoweredKernel((str(checks.kernel_file("seesaw")), "mla_decode_seesaw"),
-                       dict(cfg["constexprs"], CAUSAL=causal, SPLIT=split))
+                       dict(cfg["constexprs"], CAUSAL=causal, SPLIT=split, TMA=int(tma)))
     np_line = "    NP = ((NK + 1) // 2)\n"
     assert lk.gen.source.count(np_line) == 1
     args = {a: 64 for a, t in cfg["signature"].items() if t == "i32"}
@@ -71,6 +110,24 @@ def test_lowering_emits_the_verified_barrier_operations(causal, split):
         assert params == {"NP": n_pairs}
         problems = compare(lk.expected(params), trace, lk.partitions, source) + trace.violations
         assert not problems, "\n".join(problems)
+
+
+def test_generated_gluon_of_the_tma_producer_equals_its_golden():
+    """The TMA setting's generated Gluon, held like every kernel's DEFAULT_CONFIG one
+    (tests/test_golden_gluon.py; TLE_UPDATE_GOLDEN=1 rewrites it): its own file, beside them."""
+    import tle_kernels.mla_decode_seesaw as mod
+    from tle_compiler.lowering.compile import gluon_source
+
+    constexprs = dict(mod.DEFAULT_CONFIG["constexprs"], TMA=1)
+    src = gluon_source((str(checks.kernel_file("seesaw")), "mla_decode_seesaw"), constexprs,
+                       debug_waits=False).source
+    src = src.replace(str(checks.ROOT) + os.sep, "")
+    assert src.count("tma.async_copy_global_to_shared(") == 6
+    path = GOLDEN_TMA
+    if os.environ.get("TLE_UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(src)
+    assert src == path.read_text(), f"generated Gluon (TMA=1) differs from {path}"
 
 
 # ---------------------------------------------------------------- the launcher
@@ -94,20 +151,73 @@ def test_launch_checks_shapes_and_alignment():
     checks.check_launch_shapes("seesaw")
 
 
+def test_the_launcher_picks_tma_when_the_descriptors_can_be_made(monkeypatch):
+    """tma=None: TMA for an aligned cache, cp.async for one whose pages are not 16-byte aligned
+    (TMA=True refused for it, naming why); TLE_DECODE_TMA forces either, the keyword wins over
+    it; with TMA the two descriptors follow k_cache (boxes [1, 64, 1, 256] and [1, 64, 1, 64]),
+    without it k_cache stands in their places."""
+    torch = pytest.importorskip("torch")
+    from tle_kernels.decode_reference import make_decode_inputs
+    from tle_kernels.mla_decode_launch import TMA_ENV, decode_call, use_tma
+
+    monkeypatch.delenv(TMA_ENV, raising=False)
+    q, k, bt, sl = make_decode_inputs(2, 1, 16, 1, [5, 70], device="cpu", seed=0)
+    assert use_tma("seesaw", k) and not use_tma("seesaw", k, False)
+    assert not use_tma("pipe", k)
+    with pytest.raises(ValueError, match="pipe decode kernel has no TMA producer"):
+        use_tma("pipe", k, True)
+    odd = torch.zeros(k.numel() + 8).bfloat16()[1:1 + k.numel()].view(k.shape)  # base 2 B off
+    assert not use_tma("seesaw", odd)
+    with pytest.raises(ValueError, match="cannot copy K pages with TMA: k_cache is not 16-byte"):
+        use_tma("seesaw", odd, True)
+    monkeypatch.setenv(TMA_ENV, "0")
+    assert not use_tma("seesaw", k) and use_tma("seesaw", k, True)
+    monkeypatch.setenv(TMA_ENV, "1")
+    assert use_tma("seesaw", k) and not use_tma("seesaw", k, False)
+    monkeypatch.setenv(TMA_ENV, "yes")
+    with pytest.raises(ValueError, match=TMA_ENV):
+        use_tma("seesaw", k)
+
+    out, lse = torch.empty(2, 1, 16, 512).bfloat16(), torch.empty(2, 16, 1)
+    for tma in (False, True):
+        _, args, constexprs = decode_call("seesaw", q, k, bt, sl, 0.1, False, 1, out, lse,
+                                          tma=tma)
+        assert constexprs["TMA"] == int(tma)
+        if tma:
+            assert [list(d.block_shape) for d in args[2:4]] == [[1, 64, 1, 256], [1, 64, 1, 64]]
+            assert all(d.base is k and list(d.shape) == list(k.shape) for d in args[2:4])
+        else:
+            assert args[2] is k and args[3] is k
+
+
 # ---------------------------------------------------------------- math, in CPU emulation
 
 
 @pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,n_split", checks.CASES,
                          ids=checks.CASE_IDS)
-def test_emulated_kernel_matches_the_reference(b, s_q, h_q, h_kv, seqlens, causal, n_split):
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_emulated_kernel_matches_the_reference(tma, b, s_q, h_q, h_kv, seqlens, causal, n_split):
     """The seqlens give odd tile counts (1, 3, 5 pages), whose last pair's second tile has no
-    position: its page must not be read."""
-    checks.check_case("seesaw", b, s_q, h_q, h_kv, seqlens, causal, n_split)
+    position: its page must not be read. Cache rows past seqlen are NaN: with TMA the shifted
+    boxes must keep them out of the slots (a zero probability times NaN is NaN)."""
+    checks.check_case("seesaw", b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=tma)
+
+
+def test_emulated_tma_check_sees_an_unshifted_copy():
+    """The cases above fail when the TMA boxes are copied at token 0 (the mask still right): the
+    NaN rows past seqlen of a request's last page reach the slot and P·V."""
+    mod = checks.emulated("seesaw")
+    mod.producer.__globals__["page_shift"] = lambda lo, hi, tile: 0 * (hi - lo)
+    b, s_q, h_q, h_kv, seqlens, causal, n_split = checks.CASES[0]
+    with pytest.raises(AssertionError):
+        checks.check_case("seesaw", b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=True,
+                          mod=mod)
 
 
 @pytest.mark.parametrize("first_of_pair", [False, True],
                          ids=["moves_on_both_tiles", "moves_on_consumer0_tiles"])
-def test_emulated_lazy_rescale_moves_its_reference_in_each_pair(first_of_pair):
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_emulated_lazy_rescale_moves_its_reference_in_each_pair(tma, first_of_pair):
     """Each K tile's keys lean towards q by one more step than the previous tile's, a step of
     ~12 log2 units (more than 2^TAU), so the lazy reference max moves at every tile: at
     consumer0's tile of a pair (its own rescale alpha0 before P0·V0) and at consumer1's (the beta
@@ -126,4 +236,4 @@ def test_emulated_lazy_rescale_moves_its_reference_in_each_pair(first_of_pair):
         assert (tile_max[2::2] - tile_max[0:-2:2] > 8).all()
     else:              # every tile is 2^TAU above the one before
         assert (tile_max[1:] - tile_max[:-1] > 8).all()
-    checks.check_matches_reference_unsplit_and_split("seesaw", q, k, bt, sl)
+    checks.check_matches_reference_unsplit_and_split("seesaw", q, k, bt, sl, tma=tma)

@@ -56,9 +56,12 @@ PAGE = 64          # tokens per KV-cache page (FlashMLA's dense decode supports 
 BLOCK_ROWS = 64    # query rows per work item of the TLE kernels (and the naive one at 64+ rows)
 MAX_SPLIT = 64     # most splits of one request's positions
 
-IMPLS = ("naive", "pipe", "seesaw")
+# "seesaw" copies K pages with TMA where it can (launch_decode_seesaw's tma=None; the environment
+# variable TLE_DECODE_TMA=0 forces its cp.async producer), "seesaw-tma" always with TMA: an A/B of
+# the two producers runs both names with TLE_DECODE_TMA=0.
+IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma")
 # "auto" takes the first implementation in this order that exists and supports the call.
-PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
+PREFERENCE: Tuple[str, ...] = ("seesaw", "seesaw-tma", "pipe", "naive")
 # The TLE kernels' launchers: module of this package, launch function, support function. The
 # launch function takes (q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split, out,
 # lse, o_part, lse_part): with n_split == 1 it writes out and lse; with n_split > 1 it writes the
@@ -67,9 +70,11 @@ PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
     "pipe": ("mla_decode_pipe_launch", "launch_decode_pipe", "pipe_unsupported_reason"),
     "seesaw": ("mla_decode_seesaw_launch", "launch_decode_seesaw", "seesaw_unsupported_reason"),
+    "seesaw-tma": ("mla_decode_seesaw_launch", "launch_decode_seesaw_tma",
+                   "seesaw_unsupported_reason"),
 }
 # Implementations that take the metadata's n_split; the naive baseline always runs unsplit.
-SPLIT_IMPLS = ("pipe", "seesaw")
+SPLIT_IMPLS = ("pipe", "seesaw", "seesaw-tma")
 
 LATER = "the DeepSeek-V3.2 sparse attention (FP8 KV cache, indices) capability, not built yet"
 

@@ -81,6 +81,28 @@ def row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL: tl.constexpr):
     return lim
 
 
+def page_shift(lo, hi, tile):
+    """The token shift of K tile ``tile``'s page box when pages are copied with TMA: n - BK, n the
+    tile's positions before the split's end ``hi`` (BK for a whole tile, fewer for the split's
+    last tile, 0 for an odd last tile's partner). Copied at token coordinate ``shift`` (<= 0), the
+    box's first -shift rows lie before the page and arrive as zeros, and the page's first n rows
+    land last, so no cache row at or past hi reaches the slot, whatever it holds."""
+    n = hi - lo - tile * BK
+    n = tl.where(n < 0, 0, tl.where(n > BK, BK, n))
+    return n - BK
+
+
+def masked_by_position(s, lo, tile, shift, lim):
+    """Scores ``s`` [BLOCK_H, BK] of K tile ``tile`` with -inf where a row may not see the key:
+    slot row r holds position lo + tile * BK + shift + r, a real one iff r >= -shift (``shift``
+    from :func:`page_shift`; 0 when the page is copied unshifted), and the query row sees the
+    positions before its ``lim`` (row_limit). sm_scale > 0 keeps -inf the row max's floor."""
+    offs_k = tl.arange(0, BK)
+    pos = lo + tile * BK + shift + offs_k
+    keep = (offs_k >= -shift)[None, :] & (pos[None, :] < lim[:, None])
+    return tl.where(keep, s, float("-inf"))
+
+
 def store_out(base, row_off, out, keep, rb, n_rows, BLOCK_H: tl.constexpr):
     """Store a bf16 output half at ``base + row_off[:, None] + column``: a whole row block
     unmasked, which the lowering turns into 16-byte stores of the accumulator tile

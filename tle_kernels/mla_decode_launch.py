@@ -6,6 +6,12 @@ which kernel runs, and what error messages say). Each kernel's launcher module
 (mla_decode_pipe_launch.py, mla_decode_seesaw_launch.py) names its pair of functions from
 :func:`launcher`, which is what tle_kernels/decode_api.py looks up.
 
+The seesaw kernel has two producers, chosen by its ``TMA`` constexpr: cp.async row gathers, or
+TMA boxes from two host tensor descriptors over k_cache (:func:`k_descriptors`). ``launch(...,
+tma=None)`` picks TMA when the descriptors can be made (:func:`tma_unavailable_reason`), unless
+the keyword or the environment variable ``TLE_DECODE_TMA`` (``0`` / ``1``) forces one; the
+keyword wins over the variable, so a benchmark can run both producers side by side.
+
 ``decode_call`` returns ``(grid, args, constexprs)`` for a launch of either kernel;
 ``launch_decode`` runs ``kernel[grid](*args, **constexprs)``, and the CPU emulation tests launch
 the emulated kernel with exactly the same tuple. Nothing here synchronises with the GPU or
@@ -15,6 +21,7 @@ allocates, so a decode step captures in a CUDA graph.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Callable, Optional
 
 import torch
@@ -23,6 +30,14 @@ BLOCK_H = 64   # query rows per program (the kernels' BLOCK_H)
 D_QK = 576     # q / k_cache row: 512 main dims (also V) + 64 RoPE dims
 D_V = 512
 PAGE = 64      # tokens per k_cache block: one K tile of the kernels
+D_HALF = 256   # width of a TMA box of the main dims (half of them)
+D_TAIL = 64    # width of the RoPE tail's TMA box
+
+# Kernels with a TMA producer: a ``TMA`` constexpr (0: cp.async, 1: TMA; an integer, so the
+# compiler reads the kernel specialised to it) and the descriptor arguments k_desc, tail_desc
+# after k_ptr.
+TMA_KERNELS = ("seesaw",)
+TMA_ENV = "TLE_DECODE_TMA"
 
 
 def unsupported_reason(kernel: str, s_q: int, h_q: int, h_kv: int) -> Optional[str]:
@@ -56,14 +71,66 @@ def check_row_alignment(kernel: str, **tensors: torch.Tensor) -> None:
                              f"(data_ptr {x.data_ptr()}, strides {tuple(x.stride())})")
 
 
+def tma_unavailable_reason(k_cache: torch.Tensor) -> Optional[str]:
+    """None when k_cache's pages can be copied with TMA boxes (a tensor descriptor needs a
+    16-byte aligned base, every stride but the last a multiple of 16 bytes, the last dim
+    contiguous, and Triton's host TensorDescriptor), else why not."""
+    if k_cache.stride(-1) != 1:
+        return "k_cache's last dim is not contiguous"
+    if k_cache.data_ptr() % 16 != 0 or any((s * k_cache.element_size()) % 16 != 0
+                                           for s in k_cache.stride()[:-1]):
+        return (f"k_cache is not 16-byte aligned (data_ptr {k_cache.data_ptr()}, strides "
+                f"{tuple(k_cache.stride())})")
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
+    except ImportError:  # pragma: no cover
+        return "triton.tools.tensor_descriptor is not available"
+    return None
+
+
+def use_tma(kernel: str, k_cache: torch.Tensor, tma: Optional[bool] = None) -> bool:
+    """Whether a launch of ``kernel`` copies K pages with TMA: ``tma`` if given (True refused,
+    naming why, when the descriptors cannot be made), else ``TLE_DECODE_TMA`` if set (0 or 1),
+    else whenever they can be made. A kernel without a TMA producer: False (True refused)."""
+    if kernel not in TMA_KERNELS:
+        if tma:
+            raise ValueError(f"the {kernel} decode kernel has no TMA producer")
+        return False
+    if tma is None:
+        env = os.environ.get(TMA_ENV, "")
+        if env not in ("", "0", "1"):
+            raise ValueError(f"{TMA_ENV} must be 0 or 1 (got {env!r})")
+        tma = None if env == "" else env == "1"
+    why = tma_unavailable_reason(k_cache)
+    if tma is None:
+        return why is None
+    if tma and why is not None:
+        raise ValueError(f"the {kernel} decode kernel cannot copy K pages with TMA: {why}")
+    return bool(tma)
+
+
+def k_descriptors(k_cache: torch.Tensor) -> tuple:
+    """The two host tensor descriptors of the TMA producer over k_cache [num_blocks, 64, h_kv,
+    576]: box [1, 64, 1, 256] (a 256-wide half of a page's main dims, kv head g) and box
+    [1, 64, 1, 64] (the RoPE tail). Coordinates [page, token, head, column]."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    shape, strides = list(k_cache.shape), list(k_cache.stride())
+    return (TensorDescriptor(k_cache, shape, strides, [1, PAGE, 1, D_HALF]),
+            TensorDescriptor(k_cache, shape, strides, [1, PAGE, 1, D_TAIL]))
+
+
 def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
-                causal: bool, n_split: int, out, lse, o_part=None, lse_part=None):
+                causal: bool, n_split: int, out, lse, o_part=None, lse_part=None,
+                tma: bool = False):
     """``(grid, args, constexprs)`` of a launch of the decode kernel ``kernel`` (None when there
     is nothing to run: b == 0), after checking shapes.
 
     ``n_split == 1``: the kernel writes out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32.
     ``n_split > 1``: it writes o_part [b, n_split, s_q, h_q, 512] fp32 and lse_part
-    [b, n_split, s_q, h_q] fp32 instead (out and lse are the combine's to write)."""
+    [b, n_split, s_q, h_q] fp32 instead (out and lse are the combine's to write).
+    ``tma``: the seesaw's TMA producer (descriptors from :func:`k_descriptors`); the cp.async
+    producer gets k_cache in the descriptors' places (unused)."""
     b, s_q, h_q, d = q.shape
     _, page, h_kv, d_k = k_cache.shape
     why = unsupported_reason(kernel, s_q, h_q, h_kv)
@@ -95,13 +162,20 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
         raise ValueError("the output's last dim must be contiguous")
     if b == 0:
         return None
-    args = (q, k_cache, block_table, cache_seqlens, o, l,
+    k_args = (k_cache,)
+    if kernel in TMA_KERNELS:
+        k_args += k_descriptors(k_cache) if tma else (k_cache, k_cache)
+    elif tma:
+        raise ValueError(f"the {kernel} decode kernel has no TMA producer")
+    args = (q, *k_args, block_table, cache_seqlens, o, l,
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
             *o_strides, *l_strides,
             s_q, h_kv, h_q // h_kv, float(sm_scale))
     # causal only masks anything with more than one query
     constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, SPLIT=n_split > 1)
+    if kernel in TMA_KERNELS:
+        constexprs["TMA"] = int(bool(tma))
     return decode_grid(b, s_q, h_q, h_kv, n_split), args, constexprs
 
 
@@ -115,7 +189,7 @@ def jit_kernel(kernel: str):
 def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
                   cache_seqlens: torch.Tensor, sm_scale: float, causal: bool, n_split: int,
                   out: torch.Tensor, lse: torch.Tensor, o_part: Optional[torch.Tensor] = None,
-                  lse_part: Optional[torch.Tensor] = None) -> None:
+                  lse_part: Optional[torch.Tensor] = None, tma: Optional[bool] = None) -> None:
     """One decode step of the TLE decode kernel ``kernel`` on validated inputs.
 
     q [b, s_q, h_q, 576] bf16; k_cache [num_blocks, 64, h_kv, 576] bf16 (V = its first 512 dims);
@@ -125,10 +199,11 @@ def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_tab
     [b, n_split, s_q, h_q] fp32 (a split without a token for a row: 0 and -inf) and leaves out and
     lse alone, for tle_kernels/mla_decode_combine.py to merge (so the split kernel and the combine
     can be launched, captured and timed separately); split s of request b covers positions
-    [s * chunk, min(seqlen, (s + 1) * chunk)), chunk = ceil(ceil(seqlen / n_split) / 64) * 64."""
+    [s * chunk, min(seqlen, (s + 1) * chunk)), chunk = ceil(ceil(seqlen / n_split) / 64) * 64.
+    ``tma``: the seesaw's K producer (:func:`use_tma`; None: TMA when possible)."""
     check_row_alignment(kernel, q=q, k_cache=k_cache)
     call = decode_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
-                       out, lse, o_part, lse_part)
+                       out, lse, o_part, lse_part, use_tma(kernel, k_cache, tma))
     if call is not None:
         grid, args, constexprs = call
         jit_kernel(kernel)[grid](*args, **constexprs)
@@ -136,16 +211,16 @@ def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_tab
 
 def launcher(kernel: str) -> tuple[Callable[..., None], Callable[[int, int, int], Optional[str]]]:
     """``(launch, unsupported)`` of the TLE decode kernel ``kernel``: ``launch(q, k_cache,
-    block_table, cache_seqlens, sm_scale, causal, n_split, out, lse, o_part=None, lse_part=None)``
-    is :func:`launch_decode` for it, ``unsupported(s_q, h_q, h_kv)`` is :func:`unsupported_reason`
+    block_table, cache_seqlens, sm_scale, causal, n_split, out, lse, o_part=None, lse_part=None,
+    tma=None)`` is :func:`launch_decode` for it, ``unsupported(s_q, h_q, h_kv)`` is :func:`unsupported_reason`
     for it (None, or why it cannot run a call with these head counts)."""
 
     def launch(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
                cache_seqlens: torch.Tensor, sm_scale: float, causal: bool, n_split: int,
                out: torch.Tensor, lse: torch.Tensor, o_part: Optional[torch.Tensor] = None,
-               lse_part: Optional[torch.Tensor] = None) -> None:
+               lse_part: Optional[torch.Tensor] = None, tma: Optional[bool] = None) -> None:
         launch_decode(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
-                      out, lse, o_part, lse_part)
+                      out, lse, o_part, lse_part, tma)
 
     def unsupported(s_q: int, h_q: int, h_kv: int) -> Optional[str]:
         return unsupported_reason(kernel, s_q, h_q, h_kv)

@@ -66,20 +66,22 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .mla_decode_common import (block_rows, q_row_ptrs, row_limit, row_offsets, row_valid,
-                                split_range, store_half, store_lse, work_item)
+from .mla_decode_common import (block_rows, masked_by_position, page_shift, q_row_ptrs,
+                                row_limit, row_offsets, row_valid, split_range, store_half,
+                                store_lse, work_item)
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
                                 rebase, shift_of)
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
-def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
+def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
                       stride_q_b, stride_q_s, stride_q_h,
                       stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b,
                       stride_o_b, stride_o_split, stride_o_s, stride_o_h,
                       stride_l_b, stride_l_split, stride_l_s, stride_l_h,
                       s_q, h_kv, heads_per_kv, sm_scale,
-                      BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+                      BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
+                      TMA: tl.constexpr):
     n_rows, rb, g, b, split = work_item(s_q, h_kv, heads_per_kv, BLOCK_H)
     # This split's positions [lo, hi), its K tiles and tile pairs, read once and shared by every
     # partition.
@@ -120,15 +122,15 @@ def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head,
-                     stride_k_blk, stride_k_tok, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv,
-                     BLOCK_H)),
+                     stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g,
+                     n_rows, heads_per_kv, BLOCK_H, TMA)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s,
                       stride_q_h, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s,
                       stride_l_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv,
-                      BLOCK_H, CAUSAL, SPLIT)),
+                      BLOCK_H, CAUSAL, SPLIT, TMA)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s,
                       stride_q_h, out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen,
-                      s_q, rb, g, n_rows, heads_per_kv, BLOCK_H, CAUSAL, SPLIT))],
+                      s_q, rb, g, n_rows, heads_per_kv, BLOCK_H, CAUSAL, SPLIT, TMA))],
         [4, 4],
         [224, 224])
 
@@ -145,9 +147,16 @@ def page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, tile, last_tile, lo, h
     return kv_rows(k_head + page * stride_k_blk, stride_k_tok, offs_k, valid), valid
 
 
+def page_of(bt_row, tile, last_tile):
+    """The page (k_cache block) of K tile ``tile``: its block-table entry, or the last tile's for
+    a tile past the last one (an odd last tile's partner), so no entry past the request's pages
+    is read."""
+    return tl.load(bt_row + tl.where(tile < last_tile, tile, last_tile))
+
+
 def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk,
-             stride_k_tok, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv,
-             BLOCK_H: tl.constexpr):
+             stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv,
+             BLOCK_H: tl.constexpr, TMA: tl.constexpr):
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
 
@@ -167,40 +176,70 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, st
     w0r = kv0r.writer()
     w1 = kv1.writer()
     w1l = kv1l.writer()
-    for p in range(NP):
-        # Both pages' block-table entries are read before the first acquire, so their latency
-        # hides behind the wait for the previous pair's slots.
-        rows0, valid0 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p, last_tile,
-                                  lo, hi)
-        rows1, valid1 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p + 1,
-                                  last_tile, lo, hi)
-        keep0 = valid0[:, None]
-        keep1 = valid1[:, None]
+    if TMA:
+        for p in range(NP):
+            # Each piece is a TMA box [1, BK, 1, width] of page `page`, kv head g, at token
+            # coordinate `shift` = n - BK (page_shift): rows past the split's end never arrive
+            # (the box's rows before the page are zeros), a partner tile's box (n = 0) is all
+            # zeros. The entries are read before the first acquire, as below.
+            page0 = page_of(bt_row, 2 * p, last_tile)
+            page1 = page_of(bt_row, 2 * p + 1, last_tile)
+            shift0 = page_shift(lo, hi, 2 * p)
+            shift1 = page_shift(lo, hi, 2 * p + 1)
 
-        # Fill order (FlashMLA's): each consumer's first QK piece first, then the pieces both read.
-        slot = w0.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows0 + offs_d[None, :], mask=keep0,
-                                                       other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows0 + D_MAIN + offs_t[None, :],
-                                                      mask=keep0, other=0.0))
-        w0.commit(p)
+            slot = w0.acquire(p)
+            tle.gpu.tma_load(slot.kv_l, k_desc, [page0, shift0, g, 0])
+            tle.gpu.tma_load(slot.tkv, tail_desc, [page0, shift0, g, D_MAIN])
+            w0.commit(p)
 
-        slot = w1.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows1 + D_HALF + offs_d[None, :],
-                                                       mask=keep1, other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows1 + D_MAIN + offs_t[None, :],
-                                                      mask=keep1, other=0.0))
-        w1.commit(p)
+            slot = w1.acquire(p)
+            tle.gpu.tma_load(slot.kv_r, k_desc, [page1, shift1, g, D_HALF])
+            tle.gpu.tma_load(slot.tkv, tail_desc, [page1, shift1, g, D_MAIN])
+            w1.commit(p)
 
-        slot = w0r.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows0 + D_HALF + offs_d[None, :],
-                                                       mask=keep0, other=0.0))
-        w0r.commit(p)
+            slot = w0r.acquire(p)
+            tle.gpu.tma_load(slot.kv_r, k_desc, [page0, shift0, g, D_HALF])
+            w0r.commit(p)
 
-        slot = w1l.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows1 + offs_d[None, :], mask=keep1,
-                                                       other=0.0))
-        w1l.commit(p)
+            slot = w1l.acquire(p)
+            tle.gpu.tma_load(slot.kv_l, k_desc, [page1, shift1, g, 0])
+            w1l.commit(p)
+    else:
+        for p in range(NP):
+            # Both pages' block-table entries are read before the first acquire, so their latency
+            # hides behind the wait for the previous pair's slots.
+            rows0, valid0 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p,
+                                      last_tile, lo, hi)
+            rows1, valid1 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p + 1,
+                                      last_tile, lo, hi)
+            keep0 = valid0[:, None]
+            keep1 = valid1[:, None]
+
+            # Fill order (FlashMLA's): each consumer's first QK piece first, then the pieces
+            # both read.
+            slot = w0.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows0 + offs_d[None, :], mask=keep0,
+                                                           other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows0 + D_MAIN + offs_t[None, :],
+                                                          mask=keep0, other=0.0))
+            w0.commit(p)
+
+            slot = w1.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows1 + D_HALF + offs_d[None, :],
+                                                           mask=keep1, other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows1 + D_MAIN + offs_t[None, :],
+                                                          mask=keep1, other=0.0))
+            w1.commit(p)
+
+            slot = w0r.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows0 + D_HALF + offs_d[None, :],
+                                                           mask=keep0, other=0.0))
+            w0r.commit(p)
+
+            slot = w1l.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows1 + offs_d[None, :], mask=keep1,
+                                                           other=0.0))
+            w1l.commit(p)
 
 
 def consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g, n_rows, heads_per_kv,
@@ -220,7 +259,7 @@ def consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g, n_rows
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
               out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo,
               hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
-              CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+              CAUSAL: tl.constexpr, SPLIT: tl.constexpr, TMA: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_k = tl.arange(0, BK)
     r, keep, lim, q_tail = consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g,
@@ -251,8 +290,11 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
         k0r = own_r.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
-        pos = lo + (2 * p) * BK + offs_k
-        s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0 keeps the max
+        if TMA:  # slot row r is position lo + 2p·BK + shift + r (page_shift)
+            s = masked_by_position(s, lo, 2 * p, page_shift(lo, hi, 2 * p), lim)
+        else:    # the same with shift 0: rows at or past hi were loaded as zeros
+            pos = lo + (2 * p) * BK + offs_k
+            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0 keeps the max
         own_r.release(p)
 
         mx0 = tl.max(s, 1) * qk_scale
@@ -301,7 +343,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
               out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows,
-              heads_per_kv, BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+              heads_per_kv, BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
+              TMA: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_k = tl.arange(0, BK)
     r, keep, lim, q_tail = consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g,
@@ -328,8 +371,11 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, 
         k1l = own_l.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
-        pos = lo + (2 * p + 1) * BK + offs_k
-        s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
+        if TMA:
+            s = masked_by_position(s, lo, 2 * p + 1, page_shift(lo, hi, 2 * p + 1), lim)
+        else:
+            pos = lo + (2 * p + 1) * BK + offs_k
+            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
         own_l.release(p)
 
         mx1 = tl.max(s, 1) * qk_scale
@@ -378,16 +424,18 @@ DEFAULT_CONFIG = {
     # [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32 (SPLIT=True: o_part fp32 and lse_part fp32,
     # the same strides by name).
     "signature": {
-        "q_ptr": "*bf16", "k_ptr": "*bf16", "bt_ptr": "*i32", "seqlens_ptr": "*i32",
+        "q_ptr": "*bf16", "k_ptr": "*bf16",
+        "k_desc": "tensordesc<bf16[1, 64, 1, 256]>", "tail_desc": "tensordesc<bf16[1, 64, 1, 64]>",
+        "bt_ptr": "*i32", "seqlens_ptr": "*i32",
         "out_ptr": "*bf16", "lse_ptr": "*fp32",
         "stride_q_b": "i32", "stride_q_s": "i32", "stride_q_h": "i32",
         "stride_k_blk": "i32", "stride_k_tok": "i32", "stride_k_h": "i32", "stride_bt_b": "i32",
         "stride_o_b": "i32", "stride_o_split": "i32", "stride_o_s": "i32", "stride_o_h": "i32",
         "stride_l_b": "i32", "stride_l_split": "i32", "stride_l_s": "i32", "stride_l_h": "i32",
         "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32", "sm_scale": "fp32",
-        "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "SPLIT": "constexpr",
+        "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "SPLIT": "constexpr", "TMA": "constexpr",
     },
-    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False},
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False, "TMA": 0},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("b * h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "n_split"),
 }

@@ -38,6 +38,18 @@ CASE_IDS = [f"sq{c[1]}_hq{c[2]}_hkv{c[3]}_{'causal' if c[4] else 'full'}_split{c
             for c in CASES]
 
 
+def seesaw_launches() -> dict:
+    """The seesaw decode's launch functions by K producer: "cp_async" (row gathers) and "tma"
+    (shifted TMA boxes from tensor descriptors), both forced by keyword, so each GPU test of the
+    seesaw runs both whatever TLE_DECODE_TMA says."""
+    from functools import partial
+
+    from tle_kernels.mla_decode_seesaw_launch import launch_decode_seesaw
+
+    return {"cp_async": partial(launch_decode_seesaw, tma=False),
+            "tma": partial(launch_decode_seesaw, tma=True)}
+
+
 def run_decode(launch, q, k_cache, block_table, cache_seqlens, causal, n_split, sm_scale=None):
     """out (bf16), lse and, when split, the parts, all written into NaN-poisoned tensors by
     ``launch`` (and the combine)."""

@@ -3,7 +3,9 @@ combine of tle_kernels/mla_decode_combine.py when it runs split), against the fp
 reference: the checks both decode kernels share (tests/gpu/decode_checks.py: the pipe decode's
 cases, mixed seqlens, poisoned inputs and outputs) and what is the seesaw's own: odd tile counts
 (an odd last tile's partner is all masked), the lazy reference moving at either consumer's tile,
-and long requests.
+and long requests. Every test runs both K producers of the kernel (its TMA constexpr): cp.async
+row gathers and TMA boxes shifted so that no cache row past a split's end (NaN here) reaches a
+slot.
 
     python3 -m pytest -q -m gpu tests/gpu/test_mla_decode_seesaw.py
 """
@@ -12,43 +14,49 @@ from __future__ import annotations
 
 import pytest
 
-from tle_kernels.mla_decode_seesaw_launch import launch_decode_seesaw
-
 from . import decode_checks as checks
 
 pytestmark = pytest.mark.gpu
 
+LAUNCHES = checks.seesaw_launches()
+PRODUCER = pytest.mark.parametrize("producer", list(LAUNCHES))
+
 
 @pytest.mark.parametrize("b,s_q,h_q,h_kv,causal,n_split", checks.CASES, ids=checks.CASE_IDS)
-def test_seesaw_decode_matches_reference(b, s_q, h_q, h_kv, causal, n_split):
-    checks.check_case(launch_decode_seesaw, b, s_q, h_q, h_kv, causal, n_split)
+@PRODUCER
+def test_seesaw_decode_matches_reference(producer, b, s_q, h_q, h_kv, causal, n_split):
+    checks.check_case(LAUNCHES[producer], b, s_q, h_q, h_kv, causal, n_split)
 
 
-def test_seesaw_decode_odd_tile_counts():
+@PRODUCER
+def test_seesaw_decode_odd_tile_counts(producer):
     """Seqlens of 1, 3, 63 and 65 pages (and ends mid-page): the last pair's second tile has no
     position, so its page must not be read and its scores must not count; with splits of 3 the
     split boundaries give odd tile counts inside a request too."""
-    checks.check_requests(launch_decode_seesaw,
+    checks.check_requests(LAUNCHES[producer],
                           [1, 64 * 3, 64 * 63 - 5, 64 * 65, 64 * 2 + 1, 0, 64 * 5 - 63], 2, 64,
                           [(False, 1), (True, 1), (True, 3)], seed=13, what="odd tiles")
 
 
-def test_seesaw_decode_batch_of_seven_long_and_short():
-    checks.check_batch_of_seven_long_and_short(launch_decode_seesaw)
+@PRODUCER
+def test_seesaw_decode_batch_of_seven_long_and_short(producer):
+    checks.check_batch_of_seven_long_and_short(LAUNCHES[producer])
 
 
 @pytest.mark.parametrize("b,s_q,h_q,causal,n_split", [(1, 1, 128, False, 1), (1, 2, 128, True, 8),
                                                       (2, 1, 16, False, 16)],
                          ids=["b1_one_split", "b1_mtp_causal_split8", "b2_tp8_split16"])
-def test_seesaw_decode_long_requests(b, s_q, h_q, causal, n_split):
+@PRODUCER
+def test_seesaw_decode_long_requests(producer, b, s_q, h_q, causal, n_split):
     """32K-token requests (512 tiles, 256 pairs per split without splitting)."""
-    checks.check_requests(launch_decode_seesaw, [32768, 32768 - 100][:b], s_q, h_q,
+    checks.check_requests(LAUNCHES[producer], [32768, 32768 - 100][:b], s_q, h_q,
                           [(causal, n_split)], seed=21, what=f"32K b={b} s_q={s_q} h_q={h_q}")
 
 
 @pytest.mark.parametrize("first_of_pair", [False, True],
                          ids=["moves_on_both_tiles", "moves_on_consumer0_tiles"])
-def test_seesaw_decode_lazy_rescale_moves_its_reference_in_each_pair(first_of_pair):
+@PRODUCER
+def test_seesaw_decode_lazy_rescale_moves_its_reference_in_each_pair(producer, first_of_pair):
     """Each K tile's keys lean towards q by one more step than the previous tile's (~12 log2
     units, more than 2^TAU), so the lazy reference max moves at every tile: at consumer0's tile
     (its alpha0) and at consumer1's (the beta consumer0 applies to its output and to the P0 it
@@ -58,9 +66,10 @@ def test_seesaw_decode_lazy_rescale_moves_its_reference_in_each_pair(first_of_pa
         tile = t // 64
         return (tile ^ 1 if first_of_pair else tile) * 6.5
 
-    checks.check_lazy_rescale(launch_decode_seesaw, [640, 500], lean)
+    checks.check_lazy_rescale(LAUNCHES[producer], [640, 500], lean)
 
 
-def test_seesaw_decode_replays_in_a_cuda_graph_with_new_seqlens():
-    checks.check_graph_replay_with_new_seqlens(launch_decode_seesaw,
+@PRODUCER
+def test_seesaw_decode_replays_in_a_cuda_graph_with_new_seqlens(producer):
+    checks.check_graph_replay_with_new_seqlens(LAUNCHES[producer],
                                                [[765, 65, 0, 1999], [640, 128, 63, 2000]])

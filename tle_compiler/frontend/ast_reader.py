@@ -43,8 +43,9 @@ from .scope import ModuleScope
 PathLike = Union[str, "os.PathLike[str]"]
 
 # Reading errors that binding the kernel's constexprs to their values can remove (an index, a loop
-# bound or a condition that is affine only once e.g. NP = TOPK // 128 is a number).
-SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if"})
+# bound or a condition that is affine only once e.g. NP = TOPK // 128 is a number; pipe events
+# under an `if` on a constexpr, of which only the taken branch may exist).
+SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if", "constexpr-if"})
 
 
 def parse(text: str, path: str) -> ast.Module:
@@ -71,12 +72,20 @@ def _read_text(path: PathLike) -> str:
 class _Reading:
     """One build of a file (its KIR kernels, built generically: a constexpr binding is applied by
     the protocol view, so every binding of the kernel reads the same KIR object), and the
-    KernelInfos derived from it, per binding (on demand)."""
+    KernelInfos derived from it, per binding (on demand). The one exception: a constexpr that
+    decides an `if` around TMA copies (``if TMA: <TMA copies> else: <cp.async>``) is folded when
+    the kernel is built, so that the KIR, which the lowering translates, holds only the branch
+    that runs, as the protocol view does; such a binding reads a KIR built for it."""
 
-    def __init__(self, built: Built, path: str):
+    def __init__(self, built: Built, path: str, text: Optional[str] = None,
+                 name: Optional[str] = None):
         self.built = built
         self.path = path
+        self.text = text
+        self.name = name
         self.infos: dict[tuple, list[KernelInfo]] = {}
+        self.folded: dict[tuple, Built] = {}
+        self.branching = _branching_constexprs(built)
         # the imported modules it read, with what their files were then
         self.stamps = {m_path: _stamp(m_path) for m_path in built.cache.modules
                        if m_path != os.path.abspath(path)}
@@ -87,9 +96,42 @@ class _Reading:
     def kernel_infos(self, bind: Optional[dict]) -> list[KernelInfo]:
         key = tuple(sorted((bind or {}).items()))
         if key not in self.infos:
-            self.infos[key] = [_kernel_info(self.built, fdef, kern, self.path, bind)
-                               for fdef, kern in self.built.kernels]
+            built = self.built_for(bind or {})
+            self.infos[key] = [_kernel_info(built, fdef, kern, self.path, bind)
+                               for fdef, kern in built.kernels]
         return self.infos[key]
+
+    def built_for(self, bind: dict) -> Built:
+        """The build whose KIR the binding reads: the generic one, or one with the bound
+        constexprs that decide an `if` around TMA copies folded."""
+        fold = tuple(sorted((n, v) for n, v in bind.items() if n in self.branching))
+        if not fold:
+            return self.built
+        if fold not in self.folded:
+            self.folded[fold] = build(self.path, self.name, bind=dict(fold), text=self.text)
+        return self.folded[fold]
+
+
+def _branching_constexprs(built: Built) -> frozenset:
+    """The constexpr arguments of the built kernels that a condition of an `if` around TMA
+    copies reads, directly or as a partition's parameter bound to them (protocol.py reads such a
+    kernel only specialised: the `constexpr-if` check)."""
+    out = set()
+    for _, kern in built.kernels:
+        cx = {p.name for p in kern.params if p.constexpr}
+        bodies = [({n: n for n in cx}, kern.prologue)]
+        for part in kern.partitions:
+            local = {n: e.id for n, e in part.bindings if isinstance(e, K.Name) and e.id in cx}
+            bodies.append((local, part.body))
+        for names, body in bodies:
+            for st in K.walk_stmts(body):
+                if isinstance(st, K.If) and any(
+                        isinstance(e, K.Op) and e.name == "tle.gpu.tma_load"
+                        for x in K.walk_stmts(st.then + st.orelse) for y in K.stmt_exprs(x)
+                        for e in K.walk_expr(y)):
+                    out.update(names[e.id] for e in K.walk_expr(st.cond)
+                               if isinstance(e, K.Name) and e.id in names)
+    return frozenset(out)
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:
@@ -110,7 +152,7 @@ def _reading(text: str, path: str, name: Optional[str]) -> _Reading:
     if hit is not None and hit.fresh():
         _READINGS.move_to_end(key)
         return hit
-    r = _Reading(build(path, name, text=text), path)
+    r = _Reading(build(path, name, text=text), path, text, name)
     _READINGS[key] = r
     while len(_READINGS) > _CACHE_SIZE:
         _READINGS.popitem(last=False)

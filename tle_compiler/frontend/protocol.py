@@ -1185,12 +1185,29 @@ class Walker:
         if isinstance(cond, NotAffine) and not any(walk_events(tuple(then) + tuple(orelse))):
             self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
             return
+        constexprs = self.constexpr_names(s.cond)
+        if constexprs and any(a.tma for a in walk_accesses(tuple(then) + tuple(orelse))):
+            # A commit's expect-tx counts its window's TMA copies, so which branch runs must be
+            # known: such an `if` is decided by reading the kernel specialised.
+            raise self.err(f"TMA copies under a condition on constexpr "
+                           f"{', '.join(constexprs)} (line {s.loc.line}): the kernel is read "
+                           f"specialised to its constexpr values, so that only the branch that "
+                           f"runs exists", s, check="constexpr-if")
         if isinstance(cond, NotAffine):
             raise self.err(f"pipe events under a condition that is not affine in loop variables "
                            f"and kernel params: `{self.src(s.cond)}` ({cond.reason}; line "
                            f"{s.loc.line}). Which events a partition performs must not depend on "
                            f"data", s, check="non-affine-if")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
+
+    def constexpr_names(self, node: K.Expr) -> list[str]:
+        """The constexpr kernel arguments a condition reads (by their kernel names)."""
+        names = []
+        for e in K.walk_expr(node):
+            v = self.env.get(e.id) if isinstance(e, K.Name) else None
+            if isinstance(v, KernelArg) and v.constexpr and v.name not in names:
+                names.append(v.name)
+        return names
 
     def cond(self, node: K.Expr, guarded: bool = False) -> CondResult:
         chain = compare_chain(node)

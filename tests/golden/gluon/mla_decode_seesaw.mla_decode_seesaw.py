@@ -38,9 +38,10 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
+    TMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -107,6 +108,7 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
     SPLIT: gl.constexpr = False
+    TMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
@@ -230,6 +232,7 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
     SPLIT: gl.constexpr = False
+    TMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
@@ -334,7 +337,7 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
 
 
 @gluon.jit
-def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr):
+def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr, TMA: gl.constexpr):
     _work_item1_n_rows = (s_q * heads_per_kv)
     _work_item1_n_rb = (((_work_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
     _work_item1_item = gl.program_id(0)
@@ -428,7 +431,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, strid
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (producer, (q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
         (consumer0, (q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
         (consumer1, (q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])
