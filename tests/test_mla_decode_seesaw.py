@@ -79,6 +79,21 @@ def test_compiles_for_sm90a_without_spills(tma, causal, split):
     checks.check_compiles_without_spills("seesaw", causal, split, regs=224, TMA=int(tma))
 
 
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_tle_dump_ptx_lowers_the_producer_it_verified(tma, capsys):
+    """``tle-dump --ptx --param TMA=1`` lowers the TMA producer it read specialised (rank-4 bulk
+    tensor copies, expect-tx arrives), DEFAULT_CONFIG's TMA = 0 the cp.async one (none)."""
+    from tle_compiler.cli.dump import main
+
+    code = main(["--ptx", *(["--param", "TMA=1"] if tma else []),
+                 str(checks.kernel_file("seesaw"))])
+    ptx = capsys.readouterr().out
+    assert code == 0
+    assert ("cp.async.bulk.tensor.4d" in ptx) == tma
+    assert ("mbarrier.arrive.expect_tx" in ptx) == tma
+    assert "cp.async.ca.shared" in ptx or "cp.async.cg.shared" in ptx  # q: a gather either way
+
+
 @pytest.mark.parametrize("causal,split", [(False, False), (True, True)],
                          ids=["one_split", "causal_split"])
 @pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)

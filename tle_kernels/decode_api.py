@@ -14,7 +14,8 @@ FlashMLA runs with ``import tle_kernels as flash_mla``.
   out 0 and lse +inf. causal: query j sees positions < seqlen - s_q + j + 1. softmax_scale defaults
   to 576 ** -0.5. Semantics in full: tle_kernels/decode_reference.py.
 - impl (keyword only, not FlashMLA's): "naive" (plain Triton), "pipe" (TLE-Pipe split-KV),
-  "seesaw" (TLE-FlashMLA), or "auto": the first of ``PREFERENCE`` that exists and supports the
+  "seesaw" (TLE-FlashMLA; K pages by TMA where k_cache allows it, TLE_DECODE_TMA=0 forcing
+  cp.async), "seesaw-tma" (TLE-FlashMLA with its TMA producer always), or "auto": the first of ``PREFERENCE`` that exists and supports the
   shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned). A TLE kernel
   exists once its launcher module (``LAUNCHERS``) is in the package.
 - The sparse / FP8 arguments (is_fp8_kvcache, indices, attn_sink, extra_k_cache,

@@ -40,8 +40,21 @@ What decode changes:
   hold). An odd last tile's partner (tile NK when NK is odd) is all past hi: its K rows are zeros,
   its scores are masked, and its page is the last real page again, so no block-table entry past
   the request's pages is ever read.
+- Two K producers, chosen by the constexpr TMA (0 or 1, an integer so that the compiler reads the
+  kernel specialised to it: only the producer that runs is verified and lowered). TMA = 0: the
+  cp.async gathers above. TMA = 1: each piece of a page is one TMA box through a rank-4
+  descriptor over k_cache [num_blocks, 64, h_kv, 576] (k_desc: box [1, 64, 1, 256] for a main
+  half, tail_desc: box [1, 64, 1, 64] for the RoPE tail) at [page, shift, g, column], shift =
+  n - 64 for a tile with n positions before hi (mla_decode_common.page_shift): the box's first
+  -shift rows lie before the page and arrive as zeros, the page's n rows land last, so no cache
+  row at or past hi reaches a slot whatever it holds (NaN included); an odd last tile's partner
+  (n = 0) is a wholly out-of-bounds box, all zeros. The producer issues copies only, no register
+  work; each commit arrives with the expect-tx of its window's boxes.
 - No validity field in the K slots: each consumer derives its tile's mask from the positions, the
-  split's end hi and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row.
+  split's end hi and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row; with TMA, slot
+  row r holds position tile_start + shift + r, a real one iff r >= -shift
+  (mla_decode_common.masked_by_position). The cp.async path keeps its shift-0 expressions
+  written out, so its generated code is unchanged.
 - Rows past the last one of the kv head (a partial row block) load Q as zeros and store nothing.
 - One work item per program (no persistent item loop), so q is a one-shot pipe.
 
@@ -54,6 +67,9 @@ Outputs (SPLIT constexpr), as the pipe decode: SPLIT = False writes out [b, s_q,
 lse [b, h_q, s_q] (natural log; no token: out 0, lse +inf); SPLIT = True writes o_part
 [b, n_split, s_q, h_q, 512] fp32 (normalised by the split's own row sum) and lse_part
 [b, n_split, s_q, h_q] (no token in the split: 0 and -inf) for mla_decode_combine.py.
+
+Arguments: k_ptr (the cp.async producer's) and k_desc, tail_desc (the TMA producer's; the cp.async
+launch passes k_cache in their places, unused): mla_decode_launch.py builds them.
 
 Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
 each 32 KiB + 32 KiB + 8 KiB = 73,728 B; prob0 and prob1 each 8,192 + 256 = 8,448 B; max0 and max1

@@ -523,9 +523,11 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport]) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TleVerificationWarning)
         try:
+            # a kernel read specialised (--param) is lowered with the values it was verified for
             text = lowered_texts(str(path), [r.program.name for r in reports],
                                  {"gluon": args.gluon, "ttgir": args.ttgir, "ptx": args.ptx},
-                                 debug_waits=_debug_waits(args))
+                                 debug_waits=_debug_waits(args),
+                                 constexprs={r.program.name: r.specialised for r in reports})
         except (TleError, ValueError) as e:
             print(str(e), file=sys.stderr)
             return EXIT_REJECTED

@@ -51,12 +51,15 @@ def kernel_config(kir, path: str, kernel: str) -> dict:
     return cfg
 
 
-def lowered(path: str, kernel: str, what: str, debug_waits=None) -> str:
-    """``what``: "gluon", "ttgir" or "ptx"; ``debug_waits``: bounded waits (lowering/debug.py)."""
+def lowered(path: str, kernel: str, what: str, debug_waits=None,
+            constexprs: Optional[dict] = None) -> str:
+    """``what``: "gluon", "ttgir" or "ptx"; ``debug_waits``: bounded waits (lowering/debug.py);
+    ``constexprs``: values replacing DEFAULT_CONFIG's constexprs of the same names."""
     from .compile import compile_kernel, debug_waits_enabled, gluon_source, kernel_info_of
 
     cfg = default_config(path, kernel)
-    cx = cfg.get("constexprs", {})
+    cx = dict(cfg.get("constexprs", {}))
+    cx.update({n: v for n, v in (constexprs or {}).items() if n in cx})
     info = kernel_info_of((path, kernel), cx)  # specialised to cx when it must be
     debug_waits = debug_waits_enabled(debug_waits)
     from .codegen import kernel_option
@@ -71,12 +74,14 @@ def lowered(path: str, kernel: str, what: str, debug_waits=None) -> str:
 
 
 def lowered_texts(path: str, kernels: list[str], flags: dict[str, bool],
-                  debug_waits=None) -> Optional[str]:
+                  debug_waits=None, constexprs: Optional[dict] = None) -> Optional[str]:
+    """``constexprs``: values (by kernel) that replace DEFAULT_CONFIG's, e.g. those tle-dump
+    read the kernel specialised to, so what is lowered is what was verified."""
     parts = []
     for k in kernels:
         for what in ("gluon", "ttgir", "ptx"):
             if flags.get(what):
-                parts.append(lowered(path, k, what, debug_waits))
+                parts.append(lowered(path, k, what, debug_waits, (constexprs or {}).get(k)))
     return "\n".join(parts) if parts else None
 
 
