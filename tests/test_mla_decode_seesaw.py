@@ -205,6 +205,29 @@ def test_the_launcher_picks_tma_when_the_descriptors_can_be_made(monkeypatch):
             assert args[2] is k and args[3] is k
 
 
+def test_a_launch_compiles_each_producer_from_its_arguments():
+    """Without a GPU a launch stops after compiling: the kernel is read specialised to the
+    launch's TMA, the TMA launch's descriptor types come from the host descriptors (rank-4 bulk
+    copies in its PTX), the cp.async launch's k_desc is k_cache (no bulk copy)."""
+    torch = pytest.importorskip("torch")
+    from tle_compiler.diagnostics import TleError
+    from tle_kernels.decode_reference import make_decode_inputs
+    from tle_kernels.mla_decode_launch import decode_call
+    from tle_kernels.mla_decode_seesaw import mla_decode_seesaw
+
+    q, k, bt, sl = make_decode_inputs(2, 1, 16, 1, [5, 70], device="cpu", seed=0)
+    out, lse = torch.empty(2, 1, 16, 512).bfloat16(), torch.empty(2, 16, 1)
+    for tma in (True, False):
+        grid, args, constexprs = decode_call("seesaw", q, k, bt, sl, 0.1, False, 1, out, lse,
+                                             tma=tma)
+        with pytest.raises(TleError) as e:
+            mla_decode_seesaw[grid](*args, **constexprs)
+        assert e.value.check == "no-gpu"
+    bulk = {dict(key[0])["k_desc"]: c.asm["ptx"].count("cp.async.bulk.tensor.4d")
+            for key, c in mla_decode_seesaw.runtime.cache.items()}
+    assert bulk["tensordesc<bf16[1, 64, 1, 256]>"] == 6 and bulk["*bf16"] == 0
+
+
 # ---------------------------------------------------------------- math, in CPU emulation
 
 
