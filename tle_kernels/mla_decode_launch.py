@@ -212,8 +212,9 @@ def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_tab
 def launcher(kernel: str) -> tuple[Callable[..., None], Callable[[int, int, int], Optional[str]]]:
     """``(launch, unsupported)`` of the TLE decode kernel ``kernel``: ``launch(q, k_cache,
     block_table, cache_seqlens, sm_scale, causal, n_split, out, lse, o_part=None, lse_part=None,
-    tma=None)`` is :func:`launch_decode` for it, ``unsupported(s_q, h_q, h_kv)`` is :func:`unsupported_reason`
-    for it (None, or why it cannot run a call with these head counts)."""
+    tma=None)`` is :func:`launch_decode` for it, ``unsupported(s_q, h_q, h_kv)`` is
+    :func:`unsupported_reason` for it (None, or why it cannot run a call with these head
+    counts)."""
 
     def launch(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
                cache_seqlens: torch.Tensor, sm_scale: float, causal: bool, n_split: int,

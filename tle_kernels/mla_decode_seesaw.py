@@ -310,7 +310,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
             s = masked_by_position(s, lo, 2 * p, page_shift(lo, hi, 2 * p), lim)
         else:    # the same with shift 0: rows at or past hi were loaded as zeros
             pos = lo + (2 * p) * BK + offs_k
-            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0 keeps the max
+            # sm_scale > 0 keeps the max
+            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
         own_r.release(p)
 
         mx0 = tl.max(s, 1) * qk_scale
