@@ -219,7 +219,8 @@ def test_op_schema():
 
 
 def test_impl_table(monkeypatch):
-    assert D.PREFERENCE[-1] == "naive" and set(D.PREFERENCE) == set(D.IMPLS)
+    # every implementation but the TMA producer (opt-in until measured on a GPU) is in "auto"
+    assert D.PREFERENCE[-1] == "naive" and set(D.PREFERENCE) == set(D.IMPLS) - {"seesaw-tma"}
     assert "naive" in D.supported_impls(1, 1, 1)
     fake = types.SimpleNamespace(why=lambda s_q, h_q, h_kv: None if h_q % 64 == 0 else "h_q % 64")
     monkeypatch.setattr(D, "launcher_module", lambda impl: fake if impl == "pipe" else None)

@@ -166,10 +166,10 @@ def test_launch_checks_shapes_and_alignment():
     checks.check_launch_shapes("seesaw")
 
 
-def test_the_launcher_picks_tma_when_the_descriptors_can_be_made(monkeypatch):
-    """tma=None: TMA for an aligned cache, cp.async for one whose pages are not 16-byte aligned
-    (TMA=True refused for it, naming why); TLE_DECODE_TMA forces either, the keyword wins over
-    it; with TMA the two descriptors follow k_cache (boxes [1, 64, 1, 256] and [1, 64, 1, 64]),
+def test_the_launcher_takes_tma_only_when_asked(monkeypatch):
+    """tma=None: cp.async (TMA is opt-in until measured on a GPU); TMA=True refused, naming why,
+    for a cache whose pages are not 16-byte aligned; TLE_DECODE_TMA forces either, the keyword
+    wins over it; with TMA the two descriptors follow k_cache (boxes [1, 64, 1, 256] and [1, 64, 1, 64]),
     without it k_cache stands in their places."""
     torch = pytest.importorskip("torch")
     from tle_kernels.decode_reference import make_decode_inputs
@@ -177,7 +177,7 @@ def test_the_launcher_picks_tma_when_the_descriptors_can_be_made(monkeypatch):
 
     monkeypatch.delenv(TMA_ENV, raising=False)
     q, k, bt, sl = make_decode_inputs(2, 1, 16, 1, [5, 70], device="cpu", seed=0)
-    assert use_tma("seesaw", k) and not use_tma("seesaw", k, False)
+    assert not use_tma("seesaw", k) and use_tma("seesaw", k, True) and not use_tma("seesaw", k, False)
     assert not use_tma("pipe", k)
     with pytest.raises(ValueError, match="pipe decode kernel has no TMA producer"):
         use_tma("pipe", k, True)

@@ -22,13 +22,11 @@ of the machine hits them alike. The TLE and naive kernels are timed through ``de
 (what ``flash_mla_with_kvcache`` runs, with the split count its metadata would choose, outputs
 allocated once); the FlashMLA anchor through its callable.
 
-Implementations: decode_api.IMPLS. "seesaw" runs its launcher's producer choice (K pages by TMA
-where k_cache allows descriptors), "seesaw-tma" always the TMA producer; an interleaved A/B of the
-seesaw's two producers is
+Implementations: decode_api.IMPLS. "seesaw" runs its launcher's producer choice (cp.async unless
+TLE_DECODE_TMA=1), "seesaw-tma" always the TMA producer; an interleaved A/B of the seesaw's two
+producers is
 
-    TLE_DECODE_TMA=0 python -m tle_kernels.bench_mla_decode --impl seesaw seesaw-tma ...
-
-(the variable forces "seesaw" onto cp.async; "seesaw-tma" asks for TMA by keyword, which wins).
+    python -m tle_kernels.bench_mla_decode --impl seesaw seesaw-tma ...
 
 Before any timing, every implementation is checked against the fp32 reference on the first 16
 requests of each shape's first L and on a batch of mixed seqlens (0 / 1 / 63 / 64 / 65 / 4096),

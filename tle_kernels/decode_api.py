@@ -14,8 +14,9 @@ FlashMLA runs with ``import tle_kernels as flash_mla``.
   out 0 and lse +inf. causal: query j sees positions < seqlen - s_q + j + 1. softmax_scale defaults
   to 576 ** -0.5. Semantics in full: tle_kernels/decode_reference.py.
 - impl (keyword only, not FlashMLA's): "naive" (plain Triton), "pipe" (TLE-Pipe split-KV),
-  "seesaw" (TLE-FlashMLA; K pages by TMA where k_cache allows it, TLE_DECODE_TMA=0 forcing
-  cp.async), "seesaw-tma" (TLE-FlashMLA with its TMA producer always), or "auto": the first of ``PREFERENCE`` that exists and supports the
+  "seesaw" (TLE-FlashMLA; K pages by cp.async, TLE_DECODE_TMA=1 switching to TMA), "seesaw-tma"
+  (TLE-FlashMLA with its TMA producer, not yet run on a GPU), or "auto": the first of
+  ``PREFERENCE`` that exists and supports the
   shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned). A TLE kernel
   exists once its launcher module (``LAUNCHERS``) is in the package.
 - The sparse / FP8 arguments (is_fp8_kvcache, indices, attn_sink, extra_k_cache,
@@ -57,12 +58,12 @@ PAGE = 64          # tokens per KV-cache page (FlashMLA's dense decode supports 
 BLOCK_ROWS = 64    # query rows per work item of the TLE kernels (and the naive one at 64+ rows)
 MAX_SPLIT = 64     # most splits of one request's positions
 
-# "seesaw" copies K pages with TMA where it can (launch_decode_seesaw's tma=None; the environment
-# variable TLE_DECODE_TMA=0 forces its cp.async producer), "seesaw-tma" always with TMA: an A/B of
-# the two producers runs both names with TLE_DECODE_TMA=0.
+# "seesaw" copies K pages with cp.async (TLE_DECODE_TMA=1 switches it to its TMA producer),
+# "seesaw-tma" always with TMA: an A/B of the two producers runs both names. The TMA producer is
+# not in "auto" until it has been checked and measured on a GPU (docs/decode.md).
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma")
 # "auto" takes the first implementation in this order that exists and supports the call.
-PREFERENCE: Tuple[str, ...] = ("seesaw", "seesaw-tma", "pipe", "naive")
+PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 # The TLE kernels' launchers: module of this package, launch function, support function. The
 # launch function takes (q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split, out,
 # lse, o_part, lse_part): with n_split == 1 it writes out and lse; with n_split > 1 it writes the

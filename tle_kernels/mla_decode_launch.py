@@ -8,9 +8,10 @@ which kernel runs, and what error messages say). Each kernel's launcher module
 
 The seesaw kernel has two producers, chosen by its ``TMA`` constexpr: cp.async row gathers, or
 TMA boxes from two host tensor descriptors over k_cache (:func:`k_descriptors`). ``launch(...,
-tma=None)`` picks TMA when the descriptors can be made (:func:`tma_unavailable_reason`), unless
-the keyword or the environment variable ``TLE_DECODE_TMA`` (``0`` / ``1``) forces one; the
-keyword wins over the variable, so a benchmark can run both producers side by side.
+tma=None)`` uses cp.async unless the keyword or the environment variable ``TLE_DECODE_TMA``
+(``0`` / ``1``) asks for TMA (refused, naming why, when the descriptors cannot be made:
+:func:`tma_unavailable_reason`); the keyword wins over the variable, so a benchmark can run both
+producers side by side. TMA is opt-in until it has been checked and measured on a GPU.
 
 ``decode_call`` returns ``(grid, args, constexprs)`` for a launch of either kernel;
 ``launch_decode`` runs ``kernel[grid](*args, **constexprs)``, and the CPU emulation tests launch
@@ -91,7 +92,9 @@ def tma_unavailable_reason(k_cache: torch.Tensor) -> Optional[str]:
 def use_tma(kernel: str, k_cache: torch.Tensor, tma: Optional[bool] = None) -> bool:
     """Whether a launch of ``kernel`` copies K pages with TMA: ``tma`` if given (True refused,
     naming why, when the descriptors cannot be made), else ``TLE_DECODE_TMA`` if set (0 or 1),
-    else whenever they can be made. A kernel without a TMA producer: False (True refused)."""
+    else not: the TMA producer is opt-in until it has been checked and measured on a GPU
+    against the cp.async one (docs/decode.md). A kernel without a TMA producer: False (True
+    refused)."""
     if kernel not in TMA_KERNELS:
         if tma:
             raise ValueError(f"the {kernel} decode kernel has no TMA producer")
@@ -101,9 +104,9 @@ def use_tma(kernel: str, k_cache: torch.Tensor, tma: Optional[bool] = None) -> b
         if env not in ("", "0", "1"):
             raise ValueError(f"{TMA_ENV} must be 0 or 1 (got {env!r})")
         tma = None if env == "" else env == "1"
-    why = tma_unavailable_reason(k_cache)
     if tma is None:
-        return why is None
+        return False
+    why = tma_unavailable_reason(k_cache)
     if tma and why is not None:
         raise ValueError(f"the {kernel} decode kernel cannot copy K pages with TMA: {why}")
     return bool(tma)

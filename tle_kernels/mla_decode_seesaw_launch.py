@@ -7,9 +7,10 @@ cannot run. Both are the shared launcher of mla_decode_launch.py (its ``launch_d
 contract) bound to this kernel.
 
 The kernel has two K producers (its TMA constexpr): ``launch_decode_seesaw(..., tma=None)`` copies
-K pages with TMA boxes when k_cache allows tensor descriptors, else with cp.async (``tma`` or the
-environment variable TLE_DECODE_TMA forces one); ``launch_decode_seesaw_tma`` always uses TMA,
-the "seesaw-tma" implementation of tle_kernels/decode_api.py and of the benchmark's A/B.
+K pages with cp.async (``tma=True`` or the environment variable TLE_DECODE_TMA=1 asks for TMA
+boxes, refused when k_cache does not allow tensor descriptors); ``launch_decode_seesaw_tma``
+always uses TMA, the "seesaw-tma" implementation of tle_kernels/decode_api.py and of the
+benchmark's A/B. TMA is opt-in until it has been checked and measured on a GPU.
 """
 
 from .mla_decode_launch import launcher
