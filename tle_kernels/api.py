@@ -101,7 +101,9 @@ def supported_impls(h_q: int, d_qk: int, topk: int, has_sink: bool = False,
 # Validation (no CUDA needed: works on CPU and meta tensors, runs before any launch)
 # ---------------------------------------------------------------------------------------------
 
-def _check_tensor(name: str, x, ranks: Tuple[int, ...], dtype: torch.dtype, what: str) -> None:
+def check_tensor(name: str, x, ranks: Tuple[int, ...], dtype: torch.dtype, what: str) -> None:
+    """A tensor argument of one of ``ranks``, of ``dtype``, its last dim contiguous; the error names
+    the argument and what was expected (shared by the prefill and decode entry points)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor {what}, got {type(x).__name__}")
     if x.dim() not in ranks:
@@ -128,11 +130,11 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
         raise ValueError(f"sm_scale: expected a finite positive float, got {sm_scale!r}")
     if isinstance(d_v, bool) or not isinstance(d_v, int) or d_v != D_V:
         raise ValueError(f"d_v: expected {D_V} (the V dims are kv[..., :512]), got {d_v!r}")
-    _check_tensor("q", q, (3, 4), torch.bfloat16, "[s_q, h_q, d_qk] or [B, SQ, H, d_qk] bf16")
+    check_tensor("q", q, (3, 4), torch.bfloat16, "[s_q, h_q, d_qk] or [B, SQ, H, d_qk] bf16")
     batched = q.dim() == 4
     if batched:
-        _check_tensor("kv", kv, (4,), torch.bfloat16, "[B, SKV, 1, d_qk] bf16 (q is batched)")
-        _check_tensor("indices", indices, (4,), torch.int32, "[B, SQ, 1, topk] int32 (q is batched)")
+        check_tensor("kv", kv, (4,), torch.bfloat16, "[B, SKV, 1, d_qk] bf16 (q is batched)")
+        check_tensor("indices", indices, (4,), torch.int32, "[B, SQ, 1, topk] int32 (q is batched)")
         B, s_q, h_q, d_qk = q.shape
         if kv.shape[0] != B or indices.shape[0] != B:
             raise ValueError(f"kv/indices: batch size must match q's {B}, got kv {tuple(kv.shape)}, "
@@ -140,8 +142,8 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
         s_kv, h_kv, d_kv = kv.shape[1:]
         i_sq, i_hkv, topk = indices.shape[1:]
     else:
-        _check_tensor("kv", kv, (3,), torch.bfloat16, "[s_kv, 1, d_qk] bf16")
-        _check_tensor("indices", indices, (3,), torch.int32, "[s_q, 1, topk] int32")
+        check_tensor("kv", kv, (3,), torch.bfloat16, "[s_kv, 1, d_qk] bf16")
+        check_tensor("indices", indices, (3,), torch.int32, "[s_q, 1, topk] int32")
         B = None
         s_q, h_q, d_qk = q.shape
         s_kv, h_kv, d_kv = kv.shape
@@ -165,15 +167,15 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
     if (B or 1) * s_kv >= 2**31:
         raise ValueError(f"kv: {'B * SKV' if batched else 's_kv'} must be < 2**31 (int32 indices)")
     if attn_sink is not None:
-        _check_tensor("attn_sink", attn_sink, (1,), torch.float32, "[h_q] fp32")
+        check_tensor("attn_sink", attn_sink, (1,), torch.float32, "[h_q] fp32")
         if attn_sink.shape[0] != h_q:
             raise ValueError(f"attn_sink: expected shape [{h_q}] (h_q), got {tuple(attn_sink.shape)}")
     if topk_length is not None:
         if batched:
-            _check_tensor("topk_length", topk_length, (2,), torch.int32, "[B, SQ] int32")
+            check_tensor("topk_length", topk_length, (2,), torch.int32, "[B, SQ] int32")
             ok = tuple(topk_length.shape) == (B, s_q)
         else:
-            _check_tensor("topk_length", topk_length, (1,), torch.int32, "[s_q] int32")
+            check_tensor("topk_length", topk_length, (1,), torch.int32, "[s_q] int32")
             ok = topk_length.shape[0] == s_q
         if not ok:
             raise ValueError(f"topk_length: expected shape {[B, s_q] if batched else [s_q]}, got "
@@ -195,7 +197,9 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
 # Launching (on validated tensors, outputs given)
 # ---------------------------------------------------------------------------------------------
 
-def _aligned(*xs: torch.Tensor) -> bool:
+def rows_aligned(*xs: torch.Tensor) -> bool:
+    """Whether every row (last dim) of each tensor starts on a 16-byte boundary (what the TLE
+    kernels' 16-byte loads need)."""
     for x in xs:
         if x.data_ptr() % 16 != 0:
             return False
@@ -214,7 +218,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     one per SM (``PerCtaLaunch``), leaving SMs to other work as its programs finish."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
-    aligned = _aligned(q, kv, indices, out, max_logits)
+    aligned = rows_aligned(q, kv, indices, out, max_logits)
     name = select_impl(impl, h_q, d_qk, topk, attn_sink is not None, topk_length is not None,
                        aligned)
     if s_q == 0:

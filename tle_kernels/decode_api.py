@@ -50,7 +50,7 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
-from .api import sm_count, sparse_mla_prefill
+from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill
 
 D_QK = 576
 D_V = 512
@@ -129,17 +129,6 @@ def supported_impls(s_q: int, h_q: int, h_kv: int, aligned: bool = True) -> List
     return [n for n in IMPLS if unsupported_reason(n, s_q, h_q, h_kv, aligned) is None]
 
 
-def rows_aligned(*xs: torch.Tensor) -> bool:
-    """Whether every row (last dim) of each tensor starts on a 16-byte boundary."""
-    for x in xs:
-        if x.data_ptr() % 16 != 0:
-            return False
-        if any((st * x.element_size()) % 16 != 0
-               for st, n in zip(x.stride()[:-1], x.shape[:-1]) if n > 1):
-            return False
-    return True
-
-
 # ---------------------------------------------------------------------------------------------
 # Scheduler metadata
 # ---------------------------------------------------------------------------------------------
@@ -214,19 +203,6 @@ def get_mla_metadata(*args, **kwargs) -> Tuple[DecodeSchedMeta, None]:
 # Validation (no CUDA needed: works on CPU and meta tensors, runs before any launch)
 # ---------------------------------------------------------------------------------------------
 
-def _check_tensor(name: str, x, rank: int, dtype: torch.dtype, what: str) -> None:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor {what}, got {type(x).__name__}")
-    if x.dim() != rank:
-        raise ValueError(f"{name}: expected rank {rank} ({what}), got rank {x.dim()} with shape "
-                         f"{tuple(x.shape)}")
-    if x.dtype != dtype:
-        raise TypeError(f"{name}: expected dtype {dtype} ({what}), got {x.dtype}")
-    if x.numel() > 0 and x.shape[-1] > 1 and x.stride(-1) != 1:
-        raise ValueError(f"{name}: the last dim must be contiguous (stride 1), got strides "
-                         f"{tuple(x.stride())}")
-
-
 _SPARSE_ARGS = ("indices", "attn_sink", "extra_k_cache", "extra_indices_in_kvcache", "topk_length",
                 "extra_topk_length")
 
@@ -269,13 +245,13 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
     if not isinstance(causal, bool):
         raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
 
-    _check_tensor("q", q, 4, torch.bfloat16, "[b, s_q, h_q, 576] bf16")
+    check_tensor("q", q, (4,), torch.bfloat16, "[b, s_q, h_q, 576] bf16")
     b, s_q, h_q, d = q.shape
     if d != D_QK:
         raise ValueError(f"q: head dim (last dim) must be {D_QK}, got {d}")
     if s_q < 1 or h_q < 1:
         raise ValueError(f"q: s_q and h_q must be at least 1, got shape {tuple(q.shape)}")
-    _check_tensor("k_cache", k_cache, 4, torch.bfloat16, "[num_blocks, 64, h_kv, 576] bf16")
+    check_tensor("k_cache", k_cache, (4,), torch.bfloat16, "[num_blocks, 64, h_kv, 576] bf16")
     _, page, h_kv, d_k = k_cache.shape
     if page != PAGE:
         raise ValueError(f"k_cache: page_block_size (dim 1) must be {PAGE}, got {page}")
@@ -283,11 +259,11 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         raise ValueError(f"k_cache: head dim (last dim) must be {D_QK} like q's, got {d_k}")
     if h_kv < 1 or h_q % h_kv != 0:
         raise ValueError(f"k_cache: h_kv (dim 2) must divide q's h_q={h_q}, got h_kv={h_kv}")
-    _check_tensor("block_table", block_table, 2, torch.int32, "[b, max_blocks] int32")
+    check_tensor("block_table", block_table, (2,), torch.int32, "[b, max_blocks] int32")
     if block_table.shape[0] != b:
         raise ValueError(f"block_table: expected {b} rows (q's batch), got shape "
                          f"{tuple(block_table.shape)}")
-    _check_tensor("cache_seqlens", cache_seqlens, 1, torch.int32, "[b] int32")
+    check_tensor("cache_seqlens", cache_seqlens, (1,), torch.int32, "[b] int32")
     if cache_seqlens.shape[0] != b:
         raise ValueError(f"cache_seqlens: expected shape [{b}] (q's batch), got "
                          f"{tuple(cache_seqlens.shape)}")
