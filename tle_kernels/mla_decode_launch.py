@@ -27,6 +27,8 @@ from typing import Callable, Optional
 
 import torch
 
+from .api import rows_aligned
+
 BLOCK_H = 64   # query rows per program (the kernels' BLOCK_H)
 D_QK = 576     # q / k_cache row: 512 main dims (also V) + 64 RoPE dims
 D_V = 512
@@ -66,8 +68,7 @@ def check_row_alignment(kernel: str, **tensors: torch.Tensor) -> None:
     for name, x in tensors.items():
         if x.stride(-1) != 1:
             raise ValueError(f"{name}: the last dim must be contiguous (stride {x.stride(-1)})")
-        if x.data_ptr() % 16 != 0 or any((s * x.element_size()) % 16 != 0
-                                         for s, n in zip(x.stride()[:-1], x.shape[:-1]) if n > 1):
+        if not rows_aligned(x):
             raise ValueError(f"{name}: the {kernel} decode kernel needs 16-byte aligned rows "
                              f"(data_ptr {x.data_ptr()}, strides {tuple(x.stride())})")
 
