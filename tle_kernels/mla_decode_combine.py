@@ -14,6 +14,14 @@ Shapes: o_part fp32 [b, n_split, s_q, h_q, 512], lse_part fp32 [b, n_split, s_q,
 out bf16 [b, s_q, h_q, 512], lse fp32 [b, h_q, s_q] (any strides: the kernel takes them all).
 One program per ((request b, query j), block of BLOCK_H heads); the split count is a runtime
 argument, so one compiled kernel serves every n_split up to ``SPLIT_P2`` (its power of two).
+
+``mla_decode_combine_scheduled`` is the same merge for the balanced schedule (decode_schedule.py):
+there a request is split over parts first(b) .. last(b) whose partials lie in slots b + first(b) ..
+b + last(b) of o_part [B + P, s_q, h_q, 512] / lse_part [B + P, s_q, h_q]. No metadata tensor
+says which: each program recomputes the request's flat start S_b, its pair count and the total X
+from cache_seqlens (a masked loop over chunks of SEQLEN_CHUNK requests, so any batch size works),
+then first and last by the schedule's formulas. A whole request (first == last) was written by the
+decode kernel itself; its program touches nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +32,9 @@ import triton.language as tl
 
 D_V = 512
 BLOCK_H = 16
+BLOCK_K = 64            # tokens per K tile: decode_schedule.BLOCK_K
+MIN_PAIRS = 2           # decode_schedule.MIN_PAIRS
+SEQLEN_CHUNK = 1024     # requests whose seqlens one step of the scheduled combine's scan reads
 
 
 @triton.jit
@@ -88,3 +99,111 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, n_split,
         D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(n_split)), num_warps=4)
+
+
+@triton.jit
+def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr, seqlens_ptr,
+                                        stride_op_slot, stride_op_s, stride_op_h,
+                                        stride_lp_slot, stride_lp_s, stride_lp_h,
+                                        stride_o_b, stride_o_s, stride_o_h,
+                                        stride_l_b, stride_l_h, stride_l_s,
+                                        s_q, h_q, batch, n_parts,
+                                        D_V: tl.constexpr, BLOCK_H: tl.constexpr,
+                                        SPLIT_P2: tl.constexpr, SEQLEN_CHUNK: tl.constexpr,
+                                        BLOCK_K: tl.constexpr, MIN_PAIRS: tl.constexpr):
+    row = tl.program_id(0)                                       # (request, query) pair
+    j = row % s_q
+    b = (row // s_q).to(tl.int64)
+
+    # S_b (pairs before request b), request b's own pair count and the total X, in int64
+    offs_b = tl.arange(0, SEQLEN_CHUNK)
+    start_b = tl.full([], 0, tl.int64)
+    own = tl.full([], 0, tl.int64)
+    total = tl.full([], 0, tl.int64)
+    for c in range(0, batch, SEQLEN_CHUNK):
+        idx = c + offs_b
+        real = idx < batch
+        seqlen = tl.load(seqlens_ptr + idx, mask=real, other=0).to(tl.int64)
+        tiles = (seqlen + (BLOCK_K - 1)) // BLOCK_K
+        n_pairs = tl.where(real, tl.maximum((tiles + 1) // 2, 1), 0)
+        total += tl.sum(n_pairs, 0)
+        start_b += tl.sum(tl.where(idx < b, n_pairs, 0), 0)
+        own += tl.sum(tl.where(idx == b, n_pairs, 0), 0)
+
+    # the parts holding the request's first and last pair: part_of(x) = ((x + 1) P_eff - 1) // X.
+    # X >= 1 (every request owns a pair); dividing by max(X, 1) rather than by the scan's result
+    # itself also keeps Triton 3.6's sm_90 lowering from failing (ConvertTritonGPUToLLVM rejects an
+    # int64 division whose divisor is the loop result and whose dividend is computed from it).
+    divisor = tl.maximum(total, 1)
+    p_eff = tl.maximum(tl.minimum(total // MIN_PAIRS, n_parts), 1)      # int64
+    first = ((start_b + 1) * p_eff - 1) // divisor
+    last = ((start_b + own) * p_eff - 1) // divisor
+
+    if first != last:                                            # a split request: merge its slots
+        n_split = (last - first + 1).to(tl.int32)
+        slot0 = b + first
+        heads = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
+        h_ok = heads < h_q
+        splits = tl.arange(0, SPLIT_P2)
+        lp_row = lse_part_ptr + slot0 * stride_lp_slot + j * stride_lp_s
+
+        # the row's largest slot lse and the sum of the weights, all slots at once
+        lp = tl.load(lp_row + splits.to(tl.int64)[:, None] * stride_lp_slot
+                     + heads[None, :] * stride_lp_h,
+                     mask=(splits < n_split)[:, None] & h_ok[None, :], other=float("-inf"))
+        m = tl.max(lp, 0)                                        # [BLOCK_H]
+        has_any = m > float("-inf")
+        m_use = tl.where(has_any, m, 0.0)
+        wsum = tl.sum(tl.exp(lp - m_use[None, :]), 0)            # exp(-inf) = 0: empty slots
+        inv_wsum = tl.where(has_any, 1.0 / wsum, 0.0)
+
+        acc = tl.zeros([BLOCK_H, D_V], tl.float32)
+        offs_d = tl.arange(0, D_V)
+        o_rows = (o_part_ptr + slot0 * stride_op_slot + j * stride_op_s
+                  + heads.to(tl.int64)[:, None] * stride_op_h)
+        for s in range(0, n_split):
+            step = s.to(tl.int64)
+            l_s = tl.load(lp_row + step * stride_lp_slot + heads * stride_lp_h, mask=h_ok,
+                          other=float("-inf"))
+            live = l_s > float("-inf")
+            w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
+            o = tl.load(o_rows + step * stride_op_slot + offs_d[None, :], mask=live[:, None],
+                        other=0.0)
+            acc += w[:, None] * o
+
+        out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
+        tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
+        lse = tl.where(has_any, tl.log(tl.where(has_any, wsum, 1.0)) + m_use, float("inf"))
+        tl.store(lse_ptr + b * stride_l_b + heads * stride_l_h + j * stride_l_s, lse, mask=h_ok)
+
+
+def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.Tensor,
+                                 lse: torch.Tensor, seqlens: torch.Tensor, P: int,
+                                 seqlen_chunk: int = SEQLEN_CHUNK) -> None:
+    """Merge the split requests' partials of the balanced schedule with ``P`` parts
+    (decode_schedule.py) into ``out`` [B, s_q, h_q, 512] and ``lse`` [B, h_q, s_q] (fp32);
+    o_part [B + P, s_q, h_q, 512] and lse_part [B + P, s_q, h_q] (fp32) hold them in slots
+    b + k; ``seqlens``: cache_seqlens [B] int32. Whole requests' rows of out / lse are left as
+    they are. ``seqlen_chunk``: requests per step of the kernel's seqlens scan (a power of two;
+    the scan covers any batch size whatever it is)."""
+    b, s_q, h_q, d_v = out.shape
+    assert d_v == D_V and P >= 1
+    assert tuple(o_part.shape) == (b + P, s_q, h_q, d_v), (tuple(o_part.shape), b, P)
+    assert tuple(lse_part.shape) == (b + P, s_q, h_q) and tuple(lse.shape) == (b, h_q, s_q)
+    assert tuple(seqlens.shape) == (b,) and seqlens.dtype == torch.int32
+    assert o_part.stride(-1) == 1 and out.stride(-1) == 1 and seqlens.stride(0) == 1
+    assert seqlen_chunk >= 1 and seqlen_chunk & (seqlen_chunk - 1) == 0
+    if b == 0 or s_q == 0 or h_q == 0:
+        return
+    block_h = min(BLOCK_H, max(2, triton.next_power_of_2(h_q)))
+    chunk = min(seqlen_chunk, max(16, triton.next_power_of_2(b)))
+    grid = (b * s_q, triton.cdiv(h_q, block_h))
+    mla_decode_combine_scheduled_kernel[grid](
+        o_part, lse_part, out, lse, seqlens,
+        o_part.stride(0), o_part.stride(1), o_part.stride(2),
+        lse_part.stride(0), lse_part.stride(1), lse_part.stride(2),
+        out.stride(0), out.stride(1), out.stride(2),
+        lse.stride(0), lse.stride(1), lse.stride(2),
+        s_q, h_q, b, P,
+        D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(P)), SEQLEN_CHUNK=chunk,
+        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, num_warps=4)
