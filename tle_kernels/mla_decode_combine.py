@@ -161,15 +161,15 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
         offs_d = tl.arange(0, D_V)
         o_rows = (o_part_ptr + slot0 * stride_op_slot + j * stride_op_s
                   + heads.to(tl.int64)[:, None] * stride_op_h)
-        for s in range(0, n_split):
-            step = s.to(tl.int64)
-            l_s = tl.load(lp_row + step * stride_lp_slot + heads * stride_lp_h, mask=h_ok,
-                          other=float("-inf"))
+        lp_slot = lp_row + heads * stride_lp_h
+        for _ in range(0, n_split):                              # slot by slot: pointers advance
+            l_s = tl.load(lp_slot, mask=h_ok, other=float("-inf"))
             live = l_s > float("-inf")
             w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
-            o = tl.load(o_rows + step * stride_op_slot + offs_d[None, :], mask=live[:, None],
-                        other=0.0)
+            o = tl.load(o_rows + offs_d[None, :], mask=live[:, None], other=0.0)
             acc += w[:, None] * o
+            lp_slot += stride_lp_slot
+            o_rows += stride_op_slot
 
         out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
         tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
