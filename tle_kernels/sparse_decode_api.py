@@ -1,0 +1,252 @@
+"""PyTorch entry point of the DeepSeek-V3.2 sparse MLA decode: what FlashMLA's
+``flash_mla_with_kvcache`` does when it is given ``indices`` (with ``is_fp8_kvcache=True``), plus
+a bf16 cache.
+
+    out, lse = sparse_decode(q, k_cache, indices, 512, softmax_scale, is_fp8, attn_sink,
+                             topk_length, extra_k_cache, extra_indices, extra_topk_length,
+                             impl="auto")
+
+- q [b, s_q, h_q, 576] bf16, h_q one of ``H_Q``, s_q >= 1, b >= 1.
+- k_cache: ``is_fp8`` -> [num_blocks, page_block_size, 1, 656] uint8 / int8 / float8_e4m3fn in
+  the FP8 layout (tle_kernels/fp8_kvcache.py), each block's tokens back to back (stride(1) =
+  656), 16-byte aligned (data pointer and block stride); else [num_blocks, page_block_size, 1,
+  576] bf16. Any page_block_size >= 1.
+- indices [b, s_q, topk] int32, topk a positive multiple of 64 (FlashMLA's tile): token =
+  block * page_block_size + offset; an index < 0 or past the cache is skipped, never read.
+- attn_sink [h_q] fp32; topk_length [b] int32; extra_k_cache (same format as k_cache, its own
+  page_block_size), extra_indices [b, s_q, extra_topk] (extra_topk a positive multiple of 64),
+  extra_topk_length [b] int32: as tle_kernels/sparse_decode_reference.py defines them.
+- out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32 (natural log); a row without a valid slot
+  gives out 0 and lse +inf. softmax_scale defaults to 576 ** -0.5.
+- impl: the decode API's names ("naive", "pipe", "seesaw", "seesaw-tma") or "auto", the first of
+  ``PREFERENCE`` that is built. Only the naive Triton kernel (tle_kernels/sparse_decode_naive.py)
+  is built; a TLE kernel joins by its launcher module in ``LAUNCHERS``.
+
+``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
+every rule but the device check, which is last); an error names the argument, with FlashMLA's
+name in parentheses where it differs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+from typing import Dict, Optional, Tuple
+
+import torch
+
+from .api import check_tensor
+from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES, D_NOPE, D_QK
+
+D_V = D_NOPE
+H_Q = (8, 16, 32, 64, 128)      # heads per query (DeepSeek's 128 split over 1 to 16 GPUs)
+TOPK_TILE = 64                  # topk and extra_topk are multiples of this
+ALIGN = 16                      # bytes: FP8 cache base and block stride
+
+IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma")
+PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
+# The TLE sparse decode kernels, once written: impl -> (module of this package, launch function).
+# The launch function takes sparse_decode_naive's arguments (q, k_cache, indices, sm_scale,
+# is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length).
+LAUNCHERS: Dict[str, Tuple[str, str]] = {}
+
+# Where this module's argument names differ from FlashMLA's flash_mla_with_kvcache.
+FLASH_MLA_NAMES = {"is_fp8": "is_fp8_kvcache", "extra_indices": "extra_indices_in_kvcache"}
+
+
+def _label(name: str) -> str:
+    other = FLASH_MLA_NAMES.get(name)
+    return f"{name} ({other})" if other else name
+
+
+def launcher_module(impl: str):
+    """The launcher module of a TLE implementation, or None while it is not written (not in
+    ``LAUNCHERS`` or its file absent). A file that exists but fails to import raises."""
+    if impl not in LAUNCHERS:
+        return None
+    name = f"{__package__}.{LAUNCHERS[impl][0]}"
+    if importlib.util.find_spec(name) is None:
+        return None
+    return importlib.import_module(name)
+
+
+def built_impls() -> Tuple[str, ...]:
+    return tuple(n for n in IMPLS if n == "naive" or launcher_module(n) is not None)
+
+
+def select_sparse_impl(impl: str) -> str:
+    """The implementation that runs: ``impl`` itself, or for "auto" the first built one of
+    ``PREFERENCE``. An impl that is not built yet raises NotImplementedError."""
+    if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
+        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
+    built = built_impls()
+    if impl == "auto":
+        return next(n for n in PREFERENCE if n in built)
+    if impl not in built:
+        raise NotImplementedError(f"impl: the sparse decode has no {impl!r} kernel yet; built: "
+                                  f"{built}")
+    return impl
+
+
+def _check_cache(name: str, cache, is_fp8: bool) -> None:
+    label = _label(name)
+    if is_fp8:
+        what = f"[num_blocks, page_block_size, 1, {BYTES_PER_TOKEN}] uint8 (FP8 layout)"
+        if not isinstance(cache, torch.Tensor):
+            raise TypeError(f"{label}: expected a torch.Tensor {what}, got {type(cache).__name__}")
+        if cache.dtype not in CACHE_DTYPES:
+            raise TypeError(f"{label}: with is_fp8 the cache holds bytes: expected dtype uint8, "
+                            f"int8 or float8_e4m3fn, got {cache.dtype}")
+        if cache.dim() != 4:
+            raise ValueError(f"{label}: expected rank 4 ({what}), got shape {tuple(cache.shape)}")
+        if cache.shape[3] != BYTES_PER_TOKEN:
+            raise ValueError(f"{label}: last dim must be {BYTES_PER_TOKEN} bytes per token (512 fp8,"
+                             f" 4 fp32 scales, 64 bf16), got {cache.shape[3]}")
+    else:
+        what = f"[num_blocks, page_block_size, 1, {D_QK}] bf16"
+        check_tensor(label, cache, (4,), torch.bfloat16, what)
+        if cache.shape[3] != D_QK:
+            raise ValueError(f"{label}: head dim (last dim) must be {D_QK}, got {cache.shape[3]}")
+    if cache.shape[1] < 1:
+        raise ValueError(f"{label}: page_block_size (dim 1) must be at least 1, got "
+                         f"{cache.shape[1]}")
+    if cache.shape[2] != 1:
+        raise ValueError(f"{label}: the sparse decode has one kv head (dim 2 must be 1), got "
+                         f"{cache.shape[2]}")
+    if cache.stride(3) != 1:
+        raise ValueError(f"{label}: the last dim must be contiguous (stride 1), got strides "
+                         f"{tuple(cache.stride())}")
+    if is_fp8:
+        if cache.shape[1] > 1 and cache.stride(1) != BYTES_PER_TOKEN:
+            raise ValueError(f"{label}: a block's tokens must be back to back (stride(1) = "
+                             f"{BYTES_PER_TOKEN}), got strides {tuple(cache.stride())}")
+        if cache.shape[0] > 1 and cache.stride(0) % ALIGN != 0:
+            raise ValueError(f"{label}: the block stride must be a multiple of {ALIGN} bytes, got "
+                             f"{cache.stride(0)}")
+        if cache.device.type != "meta" and cache.data_ptr() % ALIGN != 0:
+            raise ValueError(f"{label}: the data must start on a {ALIGN}-byte boundary")
+
+
+def _check_indices(name: str, x, b: int, s_q: int) -> int:
+    label = _label(name)
+    check_tensor(label, x, (3,), torch.int32, "[b, s_q, topk] int32")
+    if tuple(x.shape[:2]) != (b, s_q):
+        raise ValueError(f"{label}: expected shape [{b}, {s_q}, topk] (q's b and s_q), got "
+                         f"{tuple(x.shape)}")
+    topk = x.shape[2]
+    if topk < TOPK_TILE or topk % TOPK_TILE != 0:
+        raise ValueError(f"{label}: topk (last dim) must be a positive multiple of {TOPK_TILE}, "
+                         f"got {topk}")
+    return topk
+
+
+def _check_vector(name: str, x, n: int, dtype: torch.dtype, what: str) -> None:
+    check_tensor(name, x, (1,), dtype, what)
+    if x.shape[0] != n:
+        raise ValueError(f"{name}: expected shape [{n}] ({what}), got {tuple(x.shape)}")
+    if n > 1 and x.stride(0) != 1:
+        raise ValueError(f"{name}: must be contiguous, got stride {x.stride(0)}")
+
+
+def validate_sparse(q, k_cache, indices, head_dim_v=D_V, softmax_scale=None, is_fp8=True,
+                    attn_sink=None, topk_length=None, extra_k_cache=None, extra_indices=None,
+                    extra_topk_length=None, impl="auto") -> dict:
+    """Check every argument of ``sparse_decode``; return the sizes, the softmax scale and the impl
+    that will run. TypeError / ValueError / NotImplementedError name the argument."""
+    name = select_sparse_impl(impl)
+    if not isinstance(is_fp8, bool):
+        raise TypeError(f"{_label('is_fp8')}: expected a bool, got {type(is_fp8).__name__}")
+    if isinstance(head_dim_v, bool) or not isinstance(head_dim_v, int) or head_dim_v != D_V:
+        raise ValueError(f"head_dim_v: expected {D_V} (V = the first 512 dims of K), got "
+                         f"{head_dim_v!r}")
+    if softmax_scale is not None:
+        if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
+            raise TypeError(f"softmax_scale: expected a Python float or None, got "
+                            f"{type(softmax_scale).__name__}")
+        if not math.isfinite(softmax_scale) or softmax_scale <= 0:
+            raise ValueError(f"softmax_scale: expected a finite positive float, got "
+                             f"{softmax_scale!r}")
+
+    check_tensor("q", q, (4,), torch.bfloat16, f"[b, s_q, h_q, {D_QK}] bf16")
+    b, s_q, h_q, d = q.shape
+    if d != D_QK:
+        raise ValueError(f"q: head dim (last dim) must be {D_QK}, got {d}")
+    if b < 1 or s_q < 1:
+        raise ValueError(f"q: b and s_q must be at least 1, got shape {tuple(q.shape)}")
+    if h_q not in H_Q:
+        raise ValueError(f"q: h_q (dim 2) must be one of {H_Q}, got {h_q}")
+    _check_cache("k_cache", k_cache, is_fp8)
+    topk = _check_indices("indices", indices, b, s_q)
+    if attn_sink is not None:
+        _check_vector("attn_sink", attn_sink, h_q, torch.float32, "[h_q] fp32")
+    if topk_length is not None:
+        _check_vector("topk_length", topk_length, b, torch.int32, "[b] int32")
+    extra_topk = 0
+    if extra_k_cache is not None:
+        _check_cache("extra_k_cache", extra_k_cache, is_fp8)
+        if extra_indices is None:
+            raise ValueError(f"{_label('extra_indices')}: required with extra_k_cache")
+        extra_topk = _check_indices("extra_indices", extra_indices, b, s_q)
+        if extra_topk_length is not None:
+            _check_vector("extra_topk_length", extra_topk_length, b, torch.int32, "[b] int32")
+    else:
+        if extra_indices is not None:
+            raise ValueError(f"{_label('extra_indices')}: given without extra_k_cache")
+        if extra_topk_length is not None:
+            raise ValueError("extra_topk_length: given without extra_k_cache")
+
+    named = [("q", q), ("k_cache", k_cache), ("indices", indices), ("attn_sink", attn_sink),
+             ("topk_length", topk_length), ("extra_k_cache", extra_k_cache),
+             ("extra_indices", extra_indices), ("extra_topk_length", extra_topk_length)]
+    for arg, x in named:
+        if x is None:
+            continue
+        if x.device.type != "cuda":
+            raise ValueError(f"{_label(arg)}: expected a CUDA tensor, got device {x.device}")
+        if x.device != q.device:
+            raise ValueError(f"{_label(arg)}: expected the same device as q ({q.device}), got "
+                             f"{x.device}")
+    scale = float(D_QK ** -0.5 if softmax_scale is None else softmax_scale)
+    return dict(b=b, s_q=s_q, h_q=h_q, topk=topk, extra_topk=extra_topk, softmax_scale=scale,
+                impl=name)
+
+
+def empty_outputs(q: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32, uninitialised."""
+    b, s_q, h_q, _ = q.shape
+    return (q.new_empty((b, s_q, h_q, D_V), dtype=torch.bfloat16),
+            q.new_empty((b, h_q, s_q), dtype=torch.float32))
+
+
+def launch_sparse(impl: str, q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,
+                  attn_sink=None, topk_length=None, extra_k_cache=None, extra_indices=None,
+                  extra_topk_length=None) -> str:
+    """Run one sparse decode into given outputs (validated tensors); ``impl`` may be "auto".
+    Returns the impl that ran. For benchmarks and tests."""
+    name = select_sparse_impl(impl)
+    if name == "naive":
+        from .sparse_decode_naive import sparse_decode_naive as run
+    else:
+        run = getattr(launcher_module(name), LAUNCHERS[name][1])
+    run(q, k_cache, indices, sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache,
+        extra_indices, extra_topk_length)
+    return name
+
+
+def sparse_decode(q: torch.Tensor, k_cache: torch.Tensor, indices: torch.Tensor,
+                  head_dim_v: int = D_V, softmax_scale: Optional[float] = None,
+                  is_fp8: bool = True, attn_sink: Optional[torch.Tensor] = None,
+                  topk_length: Optional[torch.Tensor] = None,
+                  extra_k_cache: Optional[torch.Tensor] = None,
+                  extra_indices: Optional[torch.Tensor] = None,
+                  extra_topk_length: Optional[torch.Tensor] = None,
+                  impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor]:
+    """Sparse MLA decode (see the module docstring). Returns (out [b, s_q, h_q, 512] bf16,
+    lse [b, h_q, s_q] fp32)."""
+    info = validate_sparse(q, k_cache, indices, head_dim_v, softmax_scale, is_fp8, attn_sink,
+                           topk_length, extra_k_cache, extra_indices, extra_topk_length, impl)
+    out, lse = empty_outputs(q)
+    launch_sparse(info["impl"], q, k_cache, indices, info["softmax_scale"], is_fp8, out, lse,
+                  attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
+    return out, lse
