@@ -101,8 +101,8 @@ def _check_cache(name: str, cache, is_fp8: bool) -> None:
         if cache.dim() != 4:
             raise ValueError(f"{label}: expected rank 4 ({what}), got shape {tuple(cache.shape)}")
         if cache.shape[3] != BYTES_PER_TOKEN:
-            raise ValueError(f"{label}: last dim must be {BYTES_PER_TOKEN} bytes per token (512 fp8,"
-                             f" 4 fp32 scales, 64 bf16), got {cache.shape[3]}")
+            raise ValueError(f"{label}: last dim must be {BYTES_PER_TOKEN} bytes per token "
+                             f"(512 fp8, 4 fp32 scales, 64 bf16), got {cache.shape[3]}")
     else:
         what = f"[num_blocks, page_block_size, 1, {D_QK}] bf16"
         check_tensor(label, cache, (4,), torch.bfloat16, what)

@@ -69,7 +69,7 @@ def attend_index_tiles(q_main, q_tail, m_i, l_i, acc, k_ptr, idx_row, n_slots, n
             k_main = tl.load(rows[:, None] + offs_d[None, :], mask=valid[:, None], other=0.0)
             k_tail = tl.load(rows[:, None] + D_MAIN + offs_t[None, :], mask=valid[:, None],
                              other=0.0)
-        s = tl.dot(q_main, tl.trans(k_main))                                              # [H, TILE]
+        s = tl.dot(q_main, tl.trans(k_main))                                            # [H, TILE]
         s = tl.dot(q_tail, tl.trans(k_tail), s)
         s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
         m_i, l_i, acc = online_softmax_step(s, m_i, l_i, acc, k_main)
@@ -190,7 +190,8 @@ def sparse_decode_naive(q: torch.Tensor, k_cache: torch.Tensor, indices: torch.T
         xidx, x_topk = extra_indices, extra_indices.shape[2]
         sxi = (extra_indices.stride(0), extra_indices.stride(1))
     else:  # never read: HAS_EXTRA is off
-        xkc, xidx, (sx_blk, sx_tok, x_n_tokens, x_page), x_topk, sxi = kc, indices, (0, 0, 0, 1), 0, (0, 0)
+        xkc, xidx, x_topk = kc, indices, 0
+        (sx_blk, sx_tok, x_n_tokens, x_page), sxi = (0, 0, 0, 1), (0, 0)
     block_h = block_h_for(h_q)
     sparse_decode_naive_kernel[grid_for(b, s_q, h_q)](
         q, kc, indices, topk_length if topk_length is not None else indices,
