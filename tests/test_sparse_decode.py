@@ -266,6 +266,9 @@ def test_reference_extra_cache_is_one_softmax_with_the_main_cache():
 def test_reference_fp8_cache_is_its_dequantized_bf16_cache():
     x = small_case(invalid=0.2, attn_sink=True)
     o8, l8 = sparse_decode_reference(**x)
+    for dtype in (torch.int8, torch.float8_e4m3fn):
+        o, l_ = sparse_decode_reference(**dict(x, k_cache=x["k_cache"].view(dtype)))
+        assert torch.equal(o8, o) and torch.equal(l8, l_)
     x["k_cache"] = F.dequantize(x["k_cache"])
     ob, lb = sparse_decode_reference(**x)
     assert torch.equal(o8, ob) and torch.equal(l8, lb)

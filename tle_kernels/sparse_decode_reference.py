@@ -55,8 +55,10 @@ def gather_tokens(k_cache: torch.Tensor, indices: torch.Tensor,
     rows = torch.zeros(*idx.shape, D_QK, dtype=torch.float32, device=idx.device)
     if valid.any():
         named = idx[valid].to(k_cache.device)
-        kv = k_cache[named // page, named % page, 0]                    # [n, 576] or [n, 656]
-        if k_cache.dtype in CACHE_DTYPES:
+        fp8 = k_cache.dtype in CACHE_DTYPES
+        cache = k_cache.view(torch.uint8) if fp8 else k_cache          # gather bytes as bytes
+        kv = cache[named // page, named % page, 0]                      # [n, 576] or [n, 656]
+        if fp8:
             kv = dequantize(kv)
         rows[valid] = kv.to(device=idx.device, dtype=torch.float32)
     return rows, valid
