@@ -66,18 +66,22 @@ def check_partitions_loop_over(kernel: str, partitions: set, param: str) -> None
         assert str(fors[0].start) == "0" and str(fors[0].stop) == param, name
 
 
-def check_compiles_without_spills(kernel: str, causal: bool, split: bool, regs: int,
+def check_compiles_without_spills(kernel: str, causal: bool, split, regs: int,
                                   **more) -> None:
-    """The CAUSAL x SPLIT variant (SPLIT: fp32 parts instead of bf16 out; ``more``: other
-    constexprs, e.g. TMA=1) compiles for sm_90a without register spills, its pipes fit in
-    Hopper's shared memory, and a worker partition raises its registers to ``regs``."""
+    """The CAUSAL x SPLIT variant (SPLIT: fp32 parts instead of bf16 out; None for a kernel
+    without SPLIT, the scheduled seesaw; ``more``: other constexprs, e.g. TMA=1) compiles for
+    sm_90a without register spills, its pipes fit in Hopper's shared memory, and a worker
+    partition raises its registers to ``regs``."""
     import importlib
 
     from tle_compiler.lowering import compile_kernel, ptxas_stats
 
     mod = importlib.import_module(f"tle_kernels.mla_decode_{kernel}")
-    sig = dict(mod.DEFAULT_CONFIG["signature"], out_ptr="*fp32" if split else "*bf16")
-    constexprs = dict(mod.DEFAULT_CONFIG["constexprs"], CAUSAL=causal, SPLIT=split, **more)
+    sig = dict(mod.DEFAULT_CONFIG["signature"])
+    constexprs = dict(mod.DEFAULT_CONFIG["constexprs"], CAUSAL=causal, **more)
+    if split is not None:
+        sig["out_ptr"] = "*fp32" if split else "*bf16"
+        constexprs["SPLIT"] = split
     c = compile_kernel(getattr(mod, f"mla_decode_{kernel}"), sig, constexprs)
     st = ptxas_stats(c)
     assert st["ok"], st["log"]
@@ -251,3 +255,78 @@ def check_matches_reference_unsplit_and_split(kernel: str, q, k, bt, sl, tma=Fal
         out, lse, _, _ = run_emulated(kernel, mod, q, k, bt, sl, False, n_split, tma=tma)
         assert ((out - ref_out).norm() / ref_out.norm()).item() < 5e-3
         assert (lse - ref_lse).abs().max().item() < 1e-4
+
+
+# ---------------------------------------------------------------- the scheduled kernel (seesaw)
+
+SCHEDULED_CASES = [
+    # b, s_q, h_q, h_kv, seqlens, causal, parts
+    (6, 1, 16, 1, [0, 1, 63, 64, 65, 1000], False, 3),   # the long request split by 2 parts
+    (6, 2, 32, 2, [0, 1, 63, 64, 65, 300], True, 1),     # one part walks the whole batch
+    (3, 2, 64, 1, [300, 65, 1], True, 2),                # 128 rows; request 0 split
+    (4, 1, 128, 2, [0, 64, 129, 600], False, 5),         # P_eff = X // 2 = 4 < P
+    (2, 3, 48, 2, [400, 7], True, 2),                    # 72 rows per kv head: a partial block
+    (5, 1, 64, 1, [700, 0, 0, 129, 5], False, 4),        # split 3 ways; empties mid-walk
+]
+SCHEDULED_IDS = [f"b{c[0]}_sq{c[1]}_hq{c[2]}_hkv{c[3]}_{'causal' if c[5] else 'full'}_P{c[6]}"
+                 for c in SCHEDULED_CASES]
+
+
+def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balance=True,
+                           tma=False, sm_scale=None):
+    """The emulated scheduled kernel, launched as mla_decode_launch.launch_scheduled launches it,
+    into NaN-poisoned out / lse / partials; the split requests' slots are merged as the
+    scheduled combine merges them (with the schedule of tle_kernels/decode_schedule.py, the
+    reference the kernel's own arithmetic must agree with). Checks that exactly the whole
+    requests' rows were written directly and exactly the split segments' slots as partials.
+    Returns (out fp32, lse)."""
+    import torch
+
+    from tle_kernels.decode_schedule import segments
+    from tle_kernels.mla_decode_launch import scheduled_call
+
+    b, s_q, h_q, _ = q.shape
+    sm_scale = 576 ** -0.5 if sm_scale is None else sm_scale
+    out = torch.full((b, s_q, h_q, 512), float("nan")).bfloat16()
+    lse = torch.full((b, h_q, s_q), float("nan"))
+    o_part = torch.full((b + parts, s_q, h_q, 512), float("nan"))
+    lse_part = torch.full((b + parts, s_q, h_q), float("nan"))
+    grid, args, constexprs = scheduled_call(kernel, q, k, bt, sl, sm_scale, causal, out, lse,
+                                            parts, o_part, lse_part, tma, balance)
+    getattr(mod, f"mla_decode_{kernel}")[grid](*args, **constexprs)
+    out = out.float()
+    if not balance:
+        assert not out.isnan().any() and not lse.isnan().any()
+        return out, lse
+    segs = segments([int(x) for x in sl], parts)
+    split = {s.request for s in segs if not s.whole}
+    slots = {s.slot for s in segs if not s.whole}
+    for i in range(b):
+        assert out[i].isnan().all() == (i in split), i   # whole: written; split: the combine's
+        assert lse[i].isnan().all() == (i in split), i
+    for slot in range(b + parts):
+        assert (not lse_part[slot].isnan().any()) == (slot in slots), slot
+        assert (not o_part[slot].isnan().any()) == (slot in slots), slot
+    for i in sorted(split):
+        mine = sorted(s.slot for s in segs if s.request == i)
+        merged, merged_lse = merge(o_part[mine].unsqueeze(0), lse_part[mine].unsqueeze(0))
+        out[i], lse[i] = merged[0], merged_lse[0]
+    return out, lse
+
+
+def check_scheduled_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, parts, balance=True,
+                         tma=False, mod=None) -> None:
+    """One of SCHEDULED_CASES against the fp32 reference on poisoned inputs (as check_case)."""
+    torch = pytest.importorskip("torch")
+    from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
+
+    mod = emulated(kernel) if mod is None else mod
+    q, k, bt, sl = make_decode_inputs(b, s_q, h_q, h_kv, seqlens, device="cpu", seed=11)
+    out, lse = run_emulated_scheduled(kernel, mod, q, k, bt, sl, causal, parts, balance, tma)
+    ref_out, ref_lse = mla_decode_reference(q, k, bt, sl, causal=causal)
+    assert not out.isnan().any() and not lse.isnan().any()
+    assert (out - ref_out).abs().max().item() < 2e-3
+    empty = ref_lse == float("inf")
+    assert torch.equal(lse[empty], ref_lse[empty])
+    assert (out.permute(0, 2, 1, 3)[empty] == 0).all()
+    assert (lse[~empty] - ref_lse[~empty]).abs().max().item() < 1e-4

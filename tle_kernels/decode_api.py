@@ -76,7 +76,11 @@ LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
                    "seesaw_unsupported_reason"),
 }
 # Implementations that take the metadata's n_split; the naive baseline always runs unsplit.
-SPLIT_IMPLS = ("pipe", "seesaw", "seesaw-tma")
+SPLIT_IMPLS = ("pipe",)
+# Implementations that schedule themselves (mla_decode_parts.py: balanced over the SMs, their own
+# partials and combine): their launch function takes (q, k_cache, block_table, cache_seqlens,
+# sm_scale, causal, out, lse, sms) and writes out and lse.
+SCHEDULED_IMPLS = ("seesaw", "seesaw-tma")
 
 LATER = "the DeepSeek-V3.2 sparse attention (FP8 KV cache, indices) capability, not built yet"
 
@@ -310,6 +314,10 @@ def launch(impl: str, q, k_cache, block_table, cache_seqlens, sm_scale: float, c
     h_kv = k_cache.shape[2]
     name = select_impl(impl, s_q, h_q, h_kv, rows_aligned(q, k_cache))
     if q.numel() == 0:
+        return name
+    if name in SCHEDULED_IMPLS:
+        run = getattr(launcher_module(name), LAUNCHERS[name][1])
+        run(q, k_cache, block_table, cache_seqlens, sm_scale, causal, out, lse, sm_count(q.device))
         return name
     o_part = lse_part = None
     if n_split > 1:

@@ -33,6 +33,16 @@ def work_item(s_q, h_kv, heads_per_kv, BLOCK_H: tl.constexpr):
     return n_rows, rb, g, b, split
 
 
+def row_block_item(s_q, h_kv, heads_per_kv, BLOCK_H: tl.constexpr):
+    """``(n_rows, rb, g)`` of a program of the scheduled grid: axis 0 is (kv head g, row block
+    rb), row block fastest; axis 1 is the part of the batch's K-tile pairs it walks
+    (mla_decode_parts.py)."""
+    n_rows = s_q * heads_per_kv
+    n_rb = (n_rows + BLOCK_H - 1) // BLOCK_H
+    item = tl.program_id(0)
+    return n_rows, item % n_rb, (item // n_rb) % h_kv
+
+
 def split_range(seqlens_ptr, b, split):
     """``(seqlen, lo, hi, NK)``: request b's length, the positions [lo, hi) of split ``split`` and
     its K tiles NK = ceil(max(hi - lo, 0) / 64). A split spans chunk = ceil(ceil(seqlen / n_split)

@@ -33,6 +33,7 @@ BLOCK_H = 64   # query rows per program (the kernels' BLOCK_H)
 D_QK = 576     # q / k_cache row: 512 main dims (also V) + 64 RoPE dims
 D_V = 512
 PAGE = 64      # tokens per k_cache block: one K tile of the kernels
+SCHED_CHUNK = 128  # requests per prefix-sum chunk of the scheduled kernels (mla_decode_parts.py)
 D_HALF = 256   # width of a TMA box of the main dims (half of them)
 D_TAIL = 64    # width of the RoPE tail's TMA box
 
@@ -181,6 +182,113 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
     if kernel in TMA_KERNELS:
         constexprs["TMA"] = int(bool(tma))
     return decode_grid(b, s_q, h_q, h_kv, n_split), args, constexprs
+
+
+# Kernels that walk the balanced schedule of mla_decode_parts.py (grid (h_kv * row blocks, P),
+# partial slots [b + P]) rather than one program per (request, split).
+SCHEDULED_KERNELS = ("seesaw",)
+BALANCE_ENV = "TLE_DECODE_BALANCE"
+
+
+def parts_for(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> int:
+    """P, the programs per (kv head, row block) of a balanced launch: as many as fill the SMs
+    once (at least 1; a program holds a whole SM's shared memory)."""
+    items = h_kv * -(-(s_q * (h_q // h_kv)) // BLOCK_H)
+    return max(1, sms // items)
+
+
+def use_balance(balance: Optional[bool] = None) -> bool:
+    """Whether a scheduled launch balances the batch's pairs over P programs (True) or runs one
+    program per request (False): ``balance`` if given, else ``TLE_DECODE_BALANCE`` (0 / 1) if
+    set, else True."""
+    if balance is not None:
+        return bool(balance)
+    env = os.environ.get(BALANCE_ENV, "")
+    if env not in ("", "0", "1"):
+        raise ValueError(f"{BALANCE_ENV} must be 0 or 1 (got {env!r})")
+    return env != "0"
+
+
+def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
+                   causal: bool, out, lse, parts: int, o_part=None, lse_part=None,
+                   tma: bool = False, balance: bool = True):
+    """``(grid, args, constexprs)`` of a launch of the scheduled decode kernel ``kernel`` (None
+    when b == 0), after checking shapes. ``balance``: P = ``parts`` programs per (kv head, row
+    block) walk equal shares of the batch's K-tile pairs; requests wholly inside one program are
+    written to out / lse, the others' segments to o_part [b + P, s_q, h_q, 512] and lse_part
+    [b + P, s_q, h_q] (fp32) for mla_decode_combine_scheduled. Not ``balance``: one program per
+    request (P = b), everything written to out / lse, no partials."""
+    b, s_q, h_q, d = q.shape
+    _, page, h_kv, d_k = k_cache.shape
+    why = unsupported_reason(kernel, s_q, h_q, h_kv)
+    if why is not None:
+        raise ValueError(why)
+    if d != D_QK or d_k != D_QK or page != PAGE:
+        raise ValueError(f"{kernel} needs q and k_cache rows of {D_QK} and pages of {PAGE} tokens "
+                         f"(got q {tuple(q.shape)}, k_cache {tuple(k_cache.shape)})")
+    # the kernel derives the outputs' strides from s_q and h_q (fewer registers per consumer)
+    for name, x in (("out", out), ("lse", lse)):
+        if not x.is_contiguous():
+            raise ValueError(f"{kernel}: {name} must be contiguous")
+    if balance:
+        if parts < 1:
+            raise ValueError(f"parts must be >= 1 (got {parts})")
+        want = (b + parts, s_q, h_q, D_V)
+        if o_part is None or lse_part is None:
+            raise ValueError("a balanced launch needs o_part and lse_part")
+        if (tuple(o_part.shape) != want or o_part.dtype != torch.float32
+                or not o_part.is_contiguous()):
+            raise ValueError(f"o_part must be contiguous fp32 {want} (got {o_part.dtype} "
+                             f"{tuple(o_part.shape)})")
+        if (tuple(lse_part.shape) != want[:3] or lse_part.dtype != torch.float32
+                or not lse_part.is_contiguous()):
+            raise ValueError(f"lse_part must be contiguous fp32 {want[:3]} (got "
+                             f"{lse_part.dtype} {tuple(lse_part.shape)})")
+        op, lp = o_part, lse_part
+    else:
+        parts = b
+        op, lp = lse, lse  # never written: every request is whole in its program
+    if b == 0:
+        return None
+    k_args = (k_cache,)
+    if kernel in TMA_KERNELS:
+        k_args += k_descriptors(k_cache) if tma else (k_cache, k_cache)
+    elif tma:
+        raise ValueError(f"the {kernel} decode kernel has no TMA producer")
+    args = (q, *k_args, block_table, cache_seqlens, out, lse, op, lp,
+            q.stride(0), q.stride(1), q.stride(2),
+            k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
+            b, -(-b // SCHED_CHUNK), s_q, h_kv, h_q // h_kv, float(sm_scale))
+    constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, BALANCE=bool(balance))
+    if kernel in TMA_KERNELS:
+        constexprs["TMA"] = int(bool(tma))
+    rows = s_q * (h_q // h_kv)
+    return (h_kv * -(-rows // BLOCK_H), parts), args, constexprs
+
+
+def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
+                     causal: bool, out, lse, parts: int, tma: Optional[bool] = None,
+                     balance: Optional[bool] = None) -> None:
+    """One decode step of the scheduled kernel ``kernel`` into out / lse: the kernel, and with
+    balance the scheduled combine of the split requests (partials in fresh buffers, so a CUDA
+    graph captures both launches)."""
+    check_row_alignment(kernel, q=q, k_cache=k_cache)
+    balance = use_balance(balance)
+    b, s_q, h_q, _ = q.shape
+    o_part = lse_part = None
+    if balance:
+        o_part = q.new_empty((b + parts, s_q, h_q, D_V), dtype=torch.float32)
+        lse_part = q.new_empty((b + parts, s_q, h_q), dtype=torch.float32)
+    call = scheduled_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, out,
+                          lse, parts, o_part, lse_part, use_tma(kernel, k_cache, tma), balance)
+    if call is None:
+        return
+    grid, args, constexprs = call
+    jit_kernel(kernel)[grid](*args, **constexprs)
+    if balance:
+        from .mla_decode_combine import mla_decode_combine_scheduled
+
+        mla_decode_combine_scheduled(o_part, lse_part, out, lse, cache_seqlens, parts)
 
 
 def jit_kernel(kernel: str):

@@ -83,34 +83,31 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .mla_decode_common import (block_rows, masked_by_position, page_shift, q_row_ptrs,
-                                row_limit, row_offsets, row_valid, split_range, store_half,
-                                store_lse, work_item)
+                                row_block_item, row_limit, row_offsets, row_valid, store_half,
+                                store_lse)
+from .mla_decode_parts import next_request, part_range, whole_in_part
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
                                 rebase, shift_of)
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
 def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
+                      opart_ptr, lpart_ptr,
                       stride_q_b, stride_q_s, stride_q_h,
                       stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b,
-                      stride_o_b, stride_o_split, stride_o_s, stride_o_h,
-                      stride_l_b, stride_l_split, stride_l_s, stride_l_h,
-                      s_q, h_kv, heads_per_kv, sm_scale,
-                      BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
+                      B, n_chunks, s_q, h_kv, heads_per_kv, sm_scale,
+                      BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, BALANCE: tl.constexpr,
                       TMA: tl.constexpr):
-    n_rows, rb, g, b, split = work_item(s_q, h_kv, heads_per_kv, BLOCK_H)
-    # This split's positions [lo, hi), its K tiles and tile pairs, read once and shared by every
-    # partition.
-    seqlen, lo, hi, NK = split_range(seqlens_ptr, b, split)
-    NP = (NK + 1) // 2  # an odd last tile's partner is all masked
+    n_rows, rb, g = row_block_item(s_q, h_kv, heads_per_kv, BLOCK_H)
+    # This program's pairs [x_lo, x_hi) of the batch's flat pair space and the request where they
+    # start, read once and shared by every partition (mla_decode_parts.py).
+    x_lo, x_hi, b0, s0, e0, sl0 = part_range(seqlens_ptr, B, n_chunks, BALANCE)
+    # The pair count, one opaque value for the verifier (it proves the protocol for every NP).
+    NP = tl.maximum(x_hi - x_lo, 0)
 
-    q_base = q_ptr + b * stride_q_b
     k_head = k_ptr + g * stride_k_h
-    bt_row = bt_ptr + b * stride_bt_b + lo // BK  # the block-table entry of tile 0
-    out_base = out_ptr + b * stride_o_b + split * stride_o_split
-    lse_base = lse_ptr + b * stride_l_b + split * stride_l_split
 
-    q = tle.pipe(capacity=1, one_shot=True, readers=("consumer0", "consumer1"),
+    q = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
     # Tile k0 = 2p, split by last reader: consumer0 alone reads K0_L (QK, then V0_L) and the tail;
@@ -137,71 +134,85 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
     tle.gpu.warp_specialize(
-        [(producer, (q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head,
-                     stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g,
-                     n_rows, heads_per_kv, BLOCK_H, TMA)),
-         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s,
-                      stride_q_h, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s,
-                      stride_l_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv,
-                      BLOCK_H, CAUSAL, SPLIT, TMA)),
-         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s,
-                      stride_q_h, out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen,
-                      s_q, rb, g, n_rows, heads_per_kv, BLOCK_H, CAUSAL, SPLIT, TMA))],
+        [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
+                     stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b,
+                     seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv,
+                     BLOCK_H, TMA)),
+         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b,
+                      stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr,
+                      seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g,
+                      n_rows, heads_per_kv, BLOCK_H, CAUSAL, TMA)),
+         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b,
+                      stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo,
+                      NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
+                      BLOCK_H, CAUSAL, TMA))],
         [4, 4],
         [224, 224])
 
 
-def page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, tile, last_tile, lo, hi):
+def page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, tile, last_tile, seqlen):
     """Row pointers [BK, 1] of K tile ``tile``'s page and which of its positions are before the
-    split's end ``hi``. A tile past the last one (an odd last tile's partner) reads the last
-    tile's block-table entry (so no entry past the request's pages is read) and has no valid
-    position: its loads are masked, zero-filled."""
-    entry = tl.where(tile < last_tile, tile, last_tile)
-    page = tl.load(bt_row + entry).to(tl.int64)
+    request's end ``seqlen``. A tile past the last one (an odd last tile's partner, or an empty
+    request's pair) reads the last tile's block-table entry (entry 0 for an empty request), so no
+    entry past the request's pages is read, and has no valid position: its loads are masked,
+    zero-filled."""
+    page = page_of(bt_row, tile, last_tile, seqlen).to(tl.int64)
     offs_k = tl.arange(0, BK)
-    valid = lo + tile * BK + offs_k < hi
+    valid = tile * BK + offs_k < seqlen
     return kv_rows(k_head + page * stride_k_blk, stride_k_tok, offs_k, valid), valid
 
 
-def page_of(bt_row, tile, last_tile):
+def page_of(bt_row, tile, last_tile, seqlen):
     """The page (k_cache block) of K tile ``tile``: its block-table entry, or the last tile's for
-    a tile past the last one (an odd last tile's partner), so no entry past the request's pages
-    is read."""
-    return tl.load(bt_row + tl.where(tile < last_tile, tile, last_tile))
+    a tile past the last one, so no entry past the request's pages is read; page 0 for an empty
+    request (entry 0 is read but not used: every position of its tiles is masked)."""
+    entry = tl.maximum(tl.where(tile < last_tile, tile, last_tile), 0)
+    return tl.load(bt_row + entry, mask=seqlen > 0, other=0)
 
 
-def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk,
-             stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv,
-             BLOCK_H: tl.constexpr, TMA: tl.constexpr):
+def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
+             stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr,
+             x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
+             TMA: tl.constexpr):
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
-
-    # Q's main dims are staged once; both consumers read them for every K tile.
     r = block_rows(rb, n_rows, BLOCK_H)
-    q_rows = q_row_ptrs(q_base, stride_q_s, stride_q_h, r, g, heads_per_kv)
     keep_q = row_valid(rb, n_rows, BLOCK_H)[:, None]
     qw = q.writer()
-    slot = qw.acquire(0)
-    tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :], mask=keep_q, other=0.0))
-    tl.store(tle.gpu.local_ptr(slot.q_r),
-             tl.load(q_rows + D_HALF + offs_d[None, :], mask=keep_q, other=0.0))
-    qw.commit(0)
-
-    last_tile = (tl.maximum(hi, lo) - lo - 1) // BK  # NK - 1 (only used while NP > 0)
     w0 = kv0.writer()
     w0r = kv0r.writer()
     w1 = kv1.writer()
     w1l = kv1l.writer()
-    if TMA:
-        for p in range(NP):
+    cb = b0    # the walk: the request of pair p, its pairs [cs, ce), its length csl
+    cs = s0
+    ce = e0
+    csl = sl0
+    for p in range(NP):
+        x = x_lo + p
+        if x == ce:
+            cb, cs, ce, csl = next_request(seqlens_ptr, cb, cs, ce, csl)
+        pp = x - cs                     # the pair's index in its request: tiles 2pp, 2pp + 1
+        last_tile = (csl + BK - 1) // BK - 1
+        bt_row = bt_ptr + cb.to(tl.int64) * stride_bt_b
+        # Q rows are staged once per segment: the slot keeps them while the request goes on.
+        slot = qw.acquire(p)
+        if x == tl.maximum(cs, x_lo):
+            q_rows = q_row_ptrs(q_ptr + cb.to(tl.int64) * stride_q_b, stride_q_s, stride_q_h, r,
+                                g, heads_per_kv)
+            tl.store(tle.gpu.local_ptr(slot.q_l),
+                     tl.load(q_rows + offs_d[None, :], mask=keep_q, other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.q_r),
+                     tl.load(q_rows + D_HALF + offs_d[None, :], mask=keep_q, other=0.0))
+        qw.commit(p)
+        if TMA:
             # Each piece is a TMA box [1, BK, 1, width] of page `page`, kv head g, at token
-            # coordinate `shift` = n - BK (page_shift): rows past the split's end never arrive
+            # coordinate `shift` = n - BK (page_shift): rows past the request's end never arrive
             # (the box's rows before the page are zeros), a partner tile's box (n = 0) is all
-            # zeros. The entries are read before the first acquire, as below.
-            page0 = page_of(bt_row, 2 * p, last_tile)
-            page1 = page_of(bt_row, 2 * p + 1, last_tile)
-            shift0 = page_shift(lo, hi, 2 * p)
-            shift1 = page_shift(lo, hi, 2 * p + 1)
+            # zeros.
+            page0 = page_of(bt_row, 2 * pp, last_tile, csl)
+            page1 = page_of(bt_row, 2 * pp + 1, last_tile, csl)
+            shift0 = page_shift(0, csl, 2 * pp)
+            shift1 = page_shift(0, csl, 2 * pp + 1)
 
             slot = w0.acquire(p)
             tle.gpu.tma_load(slot.kv_l, k_desc, [page0, shift0, g, 0])
@@ -220,14 +231,13 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, st
             slot = w1l.acquire(p)
             tle.gpu.tma_load(slot.kv_l, k_desc, [page1, shift1, g, 0])
             w1l.commit(p)
-    else:
-        for p in range(NP):
+        else:
             # Both pages' block-table entries are read before the first acquire, so their latency
             # hides behind the wait for the previous pair's slots.
-            rows0, valid0 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p,
-                                      last_tile, lo, hi)
-            rows1, valid1 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * p + 1,
-                                      last_tile, lo, hi)
+            rows0, valid0 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * pp,
+                                      last_tile, csl)
+            rows1, valid1 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * pp + 1,
+                                      last_tile, csl)
             keep0 = valid0[:, None]
             keep1 = valid1[:, None]
 
@@ -258,28 +268,51 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_base, stride_q_s, stride_q_h, k_head, st
             w1l.commit(p)
 
 
-def consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g, n_rows, heads_per_kv,
-                  BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr):
-    """``(r, keep, lim, q_tail)``, what either consumer knows of its rows before the loop: their
-    indices, which of them exist, the first position each must not see, and q's RoPE tail
-    [BLOCK_H, D_TAIL] (zeros for rows that do not exist), which each consumer keeps in registers
-    as the A operand of its tail dot (shared memory is full)."""
-    r = block_rows(rb, n_rows, BLOCK_H)
-    keep = row_valid(rb, n_rows, BLOCK_H)
-    lim = row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL)
-    rows = q_row_ptrs(q_base, stride_q_s, stride_q_h, r, g, heads_per_kv)
-    q_tail = tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :], mask=keep[:, None], other=0.0)
-    return r, keep, lim, q_tail
+def q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, b, r, keep, g, heads_per_kv):
+    """q's RoPE tail [BLOCK_H, D_TAIL] of request ``b``'s rows ``r`` (zeros for rows that do not
+    exist), which each consumer keeps in registers as the A operand of its tail dot (shared
+    memory is full)."""
+    rows = q_row_ptrs(q_ptr + b.to(tl.int64) * stride_q_b, stride_q_s, stride_q_h, r, g,
+                      heads_per_kv)
+    return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :], mask=keep[:, None], other=0.0)
 
 
-def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
-              out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo,
-              hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
-              CAUSAL: tl.constexpr, SPLIT: tl.constexpr, TMA: tl.constexpr):
+def flush_segment(out, l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, b, whole, r, keep, g,
+                  heads_per_kv, s_q, h_kv, rb, n_rows, BLOCK_H: tl.constexpr, LSE: tl.constexpr):
+    """Store a segment's normalised output half ``out`` (its column offset is in the pointers)
+    and, with LSE, its log-sum-exp: when request b is whole in this part, bf16 into out[b] and
+    the request's lse (+inf for a row without a token); else fp32 into partial slot b + part
+    (part = program_id(1)) and the segment's part lse (-inf for a row that saw nothing). The
+    outputs are contiguous (the launcher checks), so their strides come from s_q and h_q rather
+    than from a dozen arguments each consumer would keep in registers. One ``if`` on ``whole``
+    (two ifs on one condition crash Triton 3.6's combine-tensor-select-and-if pass)."""
+    h_q = h_kv * heads_per_kv
+    if whole:
+        store_half(out_ptr + b.to(tl.int64) * (s_q * h_q * D_MAIN),
+                   row_offsets(r, g, heads_per_kv, h_q * D_MAIN, D_MAIN), out, keep, rb, n_rows,
+                   BLOCK_H, False)
+        if LSE:  # lse [b, h_q, s_q]
+            store_lse(lse_ptr + b.to(tl.int64) * (h_q * s_q)
+                      + row_offsets(r, g, heads_per_kv, 1, s_q), l_i, ref, keep, False)
+    else:
+        slot = (b + tl.program_id(1)).to(tl.int64)
+        store_half(opart_ptr + slot * (s_q * h_q * D_MAIN),
+                   row_offsets(r, g, heads_per_kv, h_q * D_MAIN, D_MAIN), out, keep, rb, n_rows,
+                   BLOCK_H, True)
+        if LSE:  # lse_part [b + P, s_q, h_q]
+            store_lse(lpart_ptr + slot * (s_q * h_q) + row_offsets(r, g, heads_per_kv, h_q, 1),
+                      l_i, ref, keep, True)
+
+
+def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, stride_q_s,
+              stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo,
+              NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
+              BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, TMA: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_k = tl.arange(0, BK)
-    r, keep, lim, q_tail = consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g,
-                                         n_rows, heads_per_kv, BLOCK_H, CAUSAL)
+    r = block_rows(rb, n_rows, BLOCK_H)
+    keep = row_valid(rb, n_rows, BLOCK_H)
+    q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, b0, r, keep, g, heads_per_kv)
 
     qr = q.reader("consumer0")
     own = kv0.reader()
@@ -289,12 +322,17 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
     mr = max1.reader()
     pw = prob0.writer()
     pr = prob1.reader()
-    qres = qr.wait(0)
 
+    cb = b0    # the walk (as the producer's): pair p's request, its pairs [cs, ce), length csl
+    cs = s0
+    ce = e0
+    csl = sl0
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)  # lazy reference max (log2 units)
     l_i = tl.zeros([BLOCK_H], tl.float32)                 # running row sum of exp2(s - ref)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
     for p in range(NP):
+        x = x_lo + p
+        qres = qr.wait(p)
         k0 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
@@ -306,13 +344,26 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
         k0r = own_r.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
-        if TMA:  # slot row r is position lo + 2p·BK + shift + r (page_shift)
-            s = masked_by_position(s, lo, 2 * p, page_shift(lo, hi, 2 * p), lim)
-        else:    # the same with shift 0: rows at or past hi were loaded as zeros
-            pos = lo + (2 * p) * BK + offs_k
+        pp = x - cs
+        lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
+        if TMA:  # slot row r is position 2pp·BK + shift + r (page_shift)
+            s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim)
+        else:    # the same with shift 0: rows at or past seqlen were loaded as zeros
+            pos = (2 * pp) * BK + offs_k
             # sm_scale > 0 keeps the max
             s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
         own_r.release(p)
+        qr.release(p)
+
+        # Segment bookkeeping, where no wgmma is in flight (reading s waited for all of them):
+        # which request the next pair belongs to, and whether this pair ends one.
+        pb = cb    # this pair's request and whether it is whole in this part
+        pwhole = whole_in_part(cs, ce, x_lo, x_lo + NP)
+        ends = (x + 1 == ce) & (p + 1 < NP)
+        if ends:
+            cb, cs, ce, csl = next_request(seqlens_ptr, cb, cs, ce, csl)
+            q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
+                               heads_per_kv)
 
         mx0 = tl.max(s, 1) * qk_scale
         mslot = mw.acquire(p)
@@ -346,26 +397,33 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_base, stride_q_s, 
 
         l_i = (l_i * alpha0 + sum0) * beta + sum1
         ref = r_new
+        if ends:
+            # the pair ends its request's segment: store it (normalised in place, so no second
+            # accumulator's registers) and start the next request from nothing
+            acc = normalized(acc, l_i)
+            flush_segment(acc, l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, pb, pwhole, r,
+                          keep, g, heads_per_kv, s_q, h_kv, rb, n_rows, BLOCK_H, True)
+            acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+            ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
+            l_i = tl.zeros([BLOCK_H], tl.float32)
     if NP > 0:
         pr.release(NP - 1)
         peer.release(NP - 1)
-
-    # A row that saw no position has l_i == 0: out 0, and lse +inf (one split) or -inf (a part).
-    out = normalized(acc, l_i)
-    o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
-    l_ptrs = lse_base + row_offsets(r, g, heads_per_kv, stride_l_s, stride_l_h)
-    store_half(out_base, o_row, out, keep, rb, n_rows, BLOCK_H, SPLIT)
-    store_lse(l_ptrs, l_i, ref, keep, SPLIT)
+        # the last segment: the last pair's request (a part's last pair never advances the walk)
+        flush_segment(normalized(acc, l_i), l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, cb,
+                      whole_in_part(cs, ce, x_lo, x_lo + NP), r, keep, g, heads_per_kv, s_q, h_kv,
+                      rb, n_rows, BLOCK_H, True)
 
 
-def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, stride_q_h,
-              out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows,
-              heads_per_kv, BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
-              TMA: tl.constexpr):
+def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, stride_q_s,
+              stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0,
+              sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
+              CAUSAL: tl.constexpr, TMA: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_k = tl.arange(0, BK)
-    r, keep, lim, q_tail = consumer_rows(q_base, stride_q_s, stride_q_h, seqlen, s_q, hi, rb, g,
-                                         n_rows, heads_per_kv, BLOCK_H, CAUSAL)
+    r = block_rows(rb, n_rows, BLOCK_H)
+    keep = row_valid(rb, n_rows, BLOCK_H)
+    q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, b0, r, keep, g, heads_per_kv)
 
     qr = q.reader("consumer1")
     own = kv1.reader()
@@ -375,12 +433,17 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, 
     mr = max0.reader()
     pw = prob1.writer()
     pr = prob0.reader()
-    qres = qr.wait(0)
 
+    cb = b0
+    cs = s0
+    ce = e0
+    csl = sl0
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
     for p in range(NP):
+        x = x_lo + p
+        qres = qr.wait(p)
         k1 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
@@ -388,12 +451,24 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, 
         k1l = own_l.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
+        pp = x - cs
+        lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
         if TMA:
-            s = masked_by_position(s, lo, 2 * p + 1, page_shift(lo, hi, 2 * p + 1), lim)
+            s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim)
         else:
-            pos = lo + (2 * p + 1) * BK + offs_k
+            pos = (2 * pp + 1) * BK + offs_k
             s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
         own_l.release(p)
+        qr.release(p)
+
+        # segment bookkeeping, as consumer0's (both keep the same ref and l_i)
+        pb = cb    # this pair's request and whether it is whole in this part
+        pwhole = whole_in_part(cs, ce, x_lo, x_lo + NP)
+        ends = (x + 1 == ce) & (p + 1 < NP)
+        if ends:
+            cb, cs, ce, csl = next_request(seqlens_ptr, cb, cs, ce, csl)
+            q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
+                               heads_per_kv)
 
         mx1 = tl.max(s, 1) * qk_scale
         mres = mr.wait(p)
@@ -429,30 +504,38 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_base, stride_q_s, 
 
         l_i = (l_i * alpha0 + sum0) * beta + sum1
         ref = r_new
-
-    out = normalized(acc, l_i)
-    o_row = row_offsets(r, g, heads_per_kv, stride_o_s, stride_o_h)
-    store_half(out_base + D_HALF, o_row, out, keep, rb, n_rows, BLOCK_H, SPLIT)
+        if ends:
+            acc = normalized(acc, l_i)
+            flush_segment(acc, l_i, ref, out_ptr + D_HALF, out_ptr, opart_ptr + D_HALF,
+                          opart_ptr, pb, pwhole, r, keep, g, heads_per_kv, s_q, h_kv, rb, n_rows,
+                          BLOCK_H, False)
+            acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+            ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
+            l_i = tl.zeros([BLOCK_H], tl.float32)
+    if NP > 0:
+        flush_segment(normalized(acc, l_i), l_i, ref, out_ptr + D_HALF, out_ptr,
+                      opart_ptr + D_HALF, opart_ptr, cb, whole_in_part(cs, ce, x_lo, x_lo + NP), r,
+                      keep, g, heads_per_kv, s_q, h_kv, rb, n_rows, BLOCK_H, False)
 
 
 DEFAULT_CONFIG = {
-    # The pipe decode's arguments: q [b, s_q, h_q, 576] bf16, k_cache [num_blocks, 64, h_kv, 576]
-    # bf16, block_table [b, max_blocks] int32, cache_seqlens [b] int32; one split: out
-    # [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32 (SPLIT=True: o_part fp32 and lse_part fp32,
-    # the same strides by name).
+    # q [b, s_q, h_q, 576] bf16, k_cache [num_blocks, 64, h_kv, 576] bf16, block_table
+    # [b, max_blocks] int32, cache_seqlens [b] int32; out [b, s_q, h_q, 512] bf16, lse
+    # [b, h_q, s_q] fp32 (strides in (batch, query, head) order), o_part [b + P, s_q, h_q, 512]
+    # fp32 and lse_part [b + P, s_q, h_q] fp32 (P = grid axis 1).
     "signature": {
         "q_ptr": "*bf16", "k_ptr": "*bf16",
         "k_desc": "tensordesc<bf16[1, 64, 1, 256]>", "tail_desc": "tensordesc<bf16[1, 64, 1, 64]>",
         "bt_ptr": "*i32", "seqlens_ptr": "*i32",
-        "out_ptr": "*bf16", "lse_ptr": "*fp32",
+        "out_ptr": "*bf16", "lse_ptr": "*fp32", "opart_ptr": "*fp32", "lpart_ptr": "*fp32",
         "stride_q_b": "i32", "stride_q_s": "i32", "stride_q_h": "i32",
         "stride_k_blk": "i32", "stride_k_tok": "i32", "stride_k_h": "i32", "stride_bt_b": "i32",
-        "stride_o_b": "i32", "stride_o_split": "i32", "stride_o_s": "i32", "stride_o_h": "i32",
-        "stride_l_b": "i32", "stride_l_split": "i32", "stride_l_s": "i32", "stride_l_h": "i32",
-        "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32", "sm_scale": "fp32",
-        "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "SPLIT": "constexpr", "TMA": "constexpr",
+        "B": "i32", "n_chunks": "i32", "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32",
+        "sm_scale": "fp32",
+        "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "BALANCE": "constexpr",
+        "TMA": "constexpr",
     },
-    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False, "TMA": 0},
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": True, "TMA": 0},
     "num_warps": 4,                  # the producer (default partition)
-    "grid": ("b * h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "n_split"),
+    "grid": ("h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "P"),
 }

@@ -1,10 +1,10 @@
 """Launching the TLE-FlashMLA seesaw MLA decode kernel (tle_kernels/mla_decode_seesaw.py) on given
-tensors, with the TLE-Pipe decode launcher's contract, so tle_kernels/decode_api.py runs either
-kernel the same way: ``launch_decode_seesaw`` runs one decode step into outputs the caller
-allocated (one split: out and lse; ``n_split > 1``: the splits' o_part / lse_part for
-tle_kernels/mla_decode_combine.py), and ``seesaw_unsupported_reason`` says which head counts it
-cannot run. Both are the shared launcher of mla_decode_launch.py (its ``launch_decode`` states the
-contract) bound to this kernel.
+tensors. The kernel walks the balanced schedule of mla_decode_parts.py: P programs per (kv head,
+row block) each take an equal share of the batch's K-tile pairs, crossing request boundaries, and
+the requests split between programs are merged by mla_decode_combine_scheduled after it.
+``launch_decode_seesaw`` runs both into out / lse (``balance=False`` or TLE_DECODE_BALANCE=0: one
+program per request, no combine); ``seesaw_unsupported_reason`` says which head counts it cannot
+run.
 
 The kernel has two K producers (its TMA constexpr): ``launch_decode_seesaw(..., tma=None)`` copies
 K pages with cp.async (``tma=True`` or the environment variable TLE_DECODE_TMA=1 asks for TMA
@@ -13,14 +13,27 @@ always uses TMA, the "seesaw-tma" implementation of tle_kernels/decode_api.py an
 benchmark's A/B. TMA is opt-in until it has been checked and measured on a GPU.
 """
 
-from .mla_decode_launch import launcher
+from typing import Optional
 
-launch_decode_seesaw, seesaw_unsupported_reason = launcher("seesaw")
+from .mla_decode_launch import launch_scheduled, launcher, parts_for
+
+_, seesaw_unsupported_reason = launcher("seesaw")
 
 
-def launch_decode_seesaw_tma(q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
-                             out, lse, o_part=None, lse_part=None) -> None:
-    """``launch_decode_seesaw`` with the TMA producer (ValueError when k_cache allows no
-    tensor descriptor)."""
-    launch_decode_seesaw(q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split, out,
-                         lse, o_part, lse_part, tma=True)
+def launch_decode_seesaw(q, k_cache, block_table, cache_seqlens, sm_scale, causal, out, lse,
+                         sms: int, tma: Optional[bool] = None,
+                         balance: Optional[bool] = None) -> None:
+    """One decode step into out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32 on validated
+    inputs, P = parts_for(...) programs per (kv head, row block) for a device with ``sms`` SMs."""
+    b, s_q, h_q, _ = q.shape
+    parts = parts_for(b, s_q, h_q, k_cache.shape[2], sms)
+    launch_scheduled("seesaw", q, k_cache, block_table, cache_seqlens, sm_scale, causal, out, lse,
+                     parts, tma, balance)
+
+
+def launch_decode_seesaw_tma(q, k_cache, block_table, cache_seqlens, sm_scale, causal, out, lse,
+                             sms: int, balance: Optional[bool] = None) -> None:
+    """``launch_decode_seesaw`` with the TMA producer (ValueError when k_cache allows no tensor
+    descriptor)."""
+    launch_decode_seesaw(q, k_cache, block_table, cache_seqlens, sm_scale, causal, out, lse, sms,
+                         tma=True, balance=balance)

@@ -38,26 +38,45 @@ CASE_IDS = [f"sq{c[1]}_hq{c[2]}_hkv{c[3]}_{'causal' if c[4] else 'full'}_split{c
             for c in CASES]
 
 
+class ScheduledLaunch:
+    """A launch of the scheduled seesaw decode (tle_kernels/mla_decode_launch.launch_scheduled)
+    in the checks' contract: where a check passes ``n_split``, it is the number of parts P the
+    batch's pairs are balanced over (``balance=False``: one program per request, P ignored); the
+    launch writes out and lse itself (its partials and combine inside), so the checks allocate no
+    parts for it."""
+
+    scheduled = True
+
+    def __init__(self, tma: bool, balance: bool = True):
+        self.tma, self.balance = tma, balance
+
+    def __call__(self, q, k_cache, block_table, cache_seqlens, sm_scale, causal, parts, out, lse):
+        from tle_kernels.mla_decode_launch import launch_scheduled
+
+        launch_scheduled("seesaw", q, k_cache, block_table, cache_seqlens, sm_scale, causal, out,
+                         lse, parts, tma=self.tma, balance=self.balance)
+
+
 def seesaw_launches() -> dict:
-    """The seesaw decode's launch functions by K producer: "cp_async" (row gathers) and "tma"
-    (shifted TMA boxes from tensor descriptors), both forced by keyword, so each GPU test of the
-    seesaw runs both whatever TLE_DECODE_TMA says."""
-    from functools import partial
-
-    from tle_kernels.mla_decode_seesaw_launch import launch_decode_seesaw
-
-    return {"cp_async": partial(launch_decode_seesaw, tma=False),
-            "tma": partial(launch_decode_seesaw, tma=True)}
+    """The seesaw decode's launches by K producer: "cp_async" (row gathers) and "tma" (shifted
+    TMA boxes from tensor descriptors), both forced by keyword, so each GPU test of the seesaw
+    runs both whatever TLE_DECODE_TMA says."""
+    return {"cp_async": ScheduledLaunch(tma=False), "tma": ScheduledLaunch(tma=True)}
 
 
 def run_decode(launch, q, k_cache, block_table, cache_seqlens, causal, n_split, sm_scale=None):
     """out (bf16), lse and, when split, the parts, all written into NaN-poisoned tensors by
-    ``launch`` (and the combine)."""
+    ``launch`` (and the combine). A scheduled launch (``ScheduledLaunch``) takes ``n_split`` as
+    its part count and returns no parts."""
     b, s_q, h_q, d = q.shape
     sm_scale = d ** -0.5 if sm_scale is None else sm_scale
     dev = q.device
     out = torch.full((b, s_q, h_q, 512), float("nan"), device=dev, dtype=torch.bfloat16)
     lse = torch.full((b, h_q, s_q), float("nan"), device=dev)
+    if getattr(launch, "scheduled", False):
+        launch(q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split, out, lse)
+        torch.cuda.synchronize()
+        return out, lse, None, None
     o_part = lse_part = None
     if n_split > 1:
         o_part = torch.full((b, n_split, s_q, h_q, 512), float("nan"), device=dev)
@@ -94,7 +113,7 @@ def check_case(launch, b, s_q, h_q, h_kv, causal, n_split):
     ref_out, ref_lse = mla_decode_reference(q, k_cache, bt, sl, causal=causal)
     check(out, lse, ref_out, ref_lse, f"s_q={s_q} h_q={h_q} h_kv={h_kv} causal={causal} "
                                       f"n_split={n_split}")
-    if n_split > 1:
+    if o_part is not None:
         assert not o_part.isnan().any() and not lse_part.isnan().any()
         for i, n in enumerate(MIXED):
             chunk = -(-(-(-n // n_split)) // 64) * 64
@@ -160,6 +179,9 @@ def check_graph_replay_with_new_seqlens(launch, later_lens):
     lse_part = torch.empty(b, n_split, s_q, h_q, device="cuda")
 
     def step():
+        if getattr(launch, "scheduled", False):  # n_split parts, its own partials and combine
+            launch(q, k_cache, bt, sl, 576 ** -0.5, False, n_split, out, lse)
+            return
         launch(q, k_cache, bt, sl, 576 ** -0.5, False, n_split, out, lse, o_part, lse_part)
         mla_decode_combine(o_part, lse_part, out, lse)
 

@@ -1,11 +1,13 @@
-"""The TLE-FlashMLA seesaw MLA decode kernel on the GPU, through ``launch_decode_seesaw`` (plus the
-combine of tle_kernels/mla_decode_combine.py when it runs split), against the fp32 decode
-reference: the checks both decode kernels share (tests/gpu/decode_checks.py: the pipe decode's
-cases, mixed seqlens, poisoned inputs and outputs) and what is the seesaw's own: odd tile counts
-(an odd last tile's partner is all masked), the lazy reference moving at either consumer's tile,
-and long requests. Every test runs both K producers of the kernel (its TMA constexpr): cp.async
-row gathers and TMA boxes shifted so that no cache row past a split's end (NaN here) reaches a
-slot.
+"""The TLE-FlashMLA seesaw MLA decode kernel on the GPU, through ``launch_scheduled`` (the kernel
+walking the balanced schedule of tle_kernels/mla_decode_parts.py, then the scheduled combine of
+the requests split between programs) against the fp32 decode reference: the checks both decode
+kernels share (tests/gpu/decode_checks.py: the pipe decode's cases, mixed seqlens, poisoned inputs
+and outputs; where they pass a split count, it is the seesaw's part count P), and what is the
+seesaw's own: odd tile counts (an odd last tile's partner is all masked), the lazy reference
+moving at either consumer's tile, long requests, the batches of the decode benchmark with the
+part count a launch on this GPU uses, and one program per request (``balance=False``). Every test
+runs both K producers of the kernel (its TMA constexpr): cp.async row gathers and TMA boxes
+shifted so that no cache row past a request's end (NaN here) reaches a slot.
 
     python3 -m pytest -q -m gpu tests/gpu/test_mla_decode_seesaw.py
 """
@@ -73,3 +75,30 @@ def test_seesaw_decode_lazy_rescale_moves_its_reference_in_each_pair(producer, f
 def test_seesaw_decode_replays_in_a_cuda_graph_with_new_seqlens(producer):
     checks.check_graph_replay_with_new_seqlens(LAUNCHES[producer],
                                                [[765, 65, 0, 1999], [640, 128, 63, 2000]])
+
+
+@pytest.mark.parametrize("b,s_q,h_q,causal", [(7, 1, 128, False), (64, 2, 128, True),
+                                              (128, 1, 16, False), (128, 1, 128, False),
+                                              (1, 2, 32, True)],
+                         ids=["b7_h128", "b64_mtp_causal", "b128_tp8", "b128_h128", "b1_h32"])
+@pytest.mark.parametrize("balance", [True, False], ids=["balanced", "per_request"])
+@PRODUCER
+def test_seesaw_decode_issue_batches_with_this_gpus_parts(producer, balance, b, s_q, h_q, causal):
+    """Batches mixing seqlens 0 / 1 / 63 / 64 / 65 / 4096 / 32768 (random non-contiguous block
+    tables), with the part count a launch on this GPU uses (parts_for: the SMs over the row
+    blocks), so the parts cut requests wherever the lengths put them; and one program per
+    request."""
+    import torch
+
+    from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
+    from tle_kernels.mla_decode_launch import parts_for
+
+    lens = [0, 1, 63, 64, 65, 4096, 32768]
+    seqlens = [lens[(i * 5 + 3) % len(lens)] for i in range(b)] if b > 1 else [32768]
+    q, k_cache, bt, sl = make_decode_inputs(b, s_q, h_q, 1, seqlens, device="cuda", seed=b + s_q)
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    launch = checks.ScheduledLaunch(tma=LAUNCHES[producer].tma, balance=balance)
+    out, lse, _, _ = checks.run_decode(launch, q, k_cache, bt, sl, causal,
+                                       parts_for(b, s_q, h_q, 1, sms))
+    ref_out, ref_lse = mla_decode_reference(q, k_cache, bt, sl, causal=causal)
+    checks.check(out, lse, ref_out, ref_lse, f"b={b} s_q={s_q} h_q={h_q} balance={balance}")

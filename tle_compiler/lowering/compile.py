@@ -108,6 +108,39 @@ def compile_options(info) -> dict:
     return options
 
 
+# Triton's MLIR passes recurse over the IR; a large warp-specialized kernel (the scheduled seesaw
+# decode: three partitions with nested ifs in pipelined loops) overflows the default 8 MiB main
+# thread stack inside gluon_to_ttgir's canonicalizer and segfaults. Compiling on a thread with a
+# larger stack (reserved address space, touched only as deep as the recursion goes) avoids it.
+COMPILE_STACK_BYTES = 512 << 20
+
+
+def on_big_stack(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on a thread with a COMPILE_STACK_BYTES stack; its result, or its
+    exception re-raised here."""
+    import threading
+
+    out: dict = {}
+
+    def run():
+        try:
+            out["value"] = fn(*args, **kwargs)
+        except BaseException as e:  # re-raised in the caller's thread
+            out["error"] = e
+
+    old = threading.stack_size()
+    threading.stack_size(COMPILE_STACK_BYTES)
+    try:
+        t = threading.Thread(target=run, name="tle-compile")
+        t.start()
+    finally:
+        threading.stack_size(old)
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
                    target=None, divisible_ints: Optional[set] = None):
@@ -162,7 +195,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         fn = getattr(load_module(gen), gen.kernel)
         src = GluonASTSource(fn, sig, constexprs={a: constexprs[a] for a in info.constexprs},
                              attrs=attrs)
-        return triton.compile(src, target=tgt, options=compile_options(info))
+        return on_big_stack(triton.compile, src, target=tgt, options=compile_options(info))
 
     # TLE_CP_ASYNC=0: register gathers only (Triton's concurrency sanitizer does not model cp.async
     # copies completed through cp.async.mbarrier.arrive, docs/GPU_TESTS.md)

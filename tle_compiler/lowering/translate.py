@@ -1038,7 +1038,9 @@ class FnTranslator:
         var = self.prefix + st.var
         path = self.path_of(st)
         self.wait_site("before", st, Drain("loop entry: no wgmma in flight across a loop boundary"))
-        pipelined = self.ctx.wgmma_pipeline and it == "range"
+        # the kernel body's loops (before warp_specialize) are never pipelined: schedule-wgmma
+        # walks the partitions only
+        pipelined = self.ctx.wgmma_pipeline and it == "range" and self.partition != "<kernel>"
         carried = self._carried_at_head(st) if pipelined else ()
         if pipelined:
             self._emit_carried_regs(carried)
@@ -1110,16 +1112,57 @@ class FnTranslator:
         self.emit(f"if {c.text}:")
         self.ind += 1
         self.in_place_waits = in_place
+        before = dict(self.env)
         try:
             self.body(st.then, kir_paths.join(path, "then") if path is not None else None,
                       end=None if in_place else Drain("end of the if branch"), line=st.loc.line)
+            then_end, env_then = len(self.lines), dict(self.env)
             self.ind -= 1
+            self.env = dict(before)
+            else_end = None
             if st.orelse:
                 self.emit("else:")
                 self.ind += 1
                 self.body(st.orelse, kir_paths.join(path, "orelse") if path is not None else None,
                           end=None if in_place else Drain("end of the else branch"),
                           line=st.loc.line)
+                else_end = len(self.lines)
                 self.ind -= 1
+            self._merge_branches(before, env_then, then_end, dict(self.env), else_end)
         finally:
             self.in_place_waits = False
+
+    def _merge_branches(self, before: dict, env_then: dict, then_end: int, env_else: dict,
+                        else_end: Optional[int]) -> None:
+        """After an ``if``: a name whose value differs between the two paths (a constant on one,
+        another constant or a runtime scalar on the other) is a runtime scalar afterwards, and
+        both paths must have bound its generated variable. A path that left the name a constant
+        without a variable (an alias of a constexpr, which ``assign`` does not materialise) gets
+        the assignment at its end (an ``else:`` is added for an ``if`` without one). Keeping one
+        branch's constant instead would fold it into every later use: wrong code on the other
+        path."""
+        fix_then, fix_else, merged = [], [], {}
+        for name in set(env_then) | set(env_else):
+            a, b = env_then.get(name), env_else.get(name)
+            if a == b or a is None or b is None:
+                merged[name] = a if b is None else b
+                continue
+            if a.kind not in ("const", "scalar") or b.kind not in ("const", "scalar"):
+                merged[name] = b  # tensors and handles: assign() binds one generated name
+                continue
+            gen = self.prefix + name
+            if a.text != gen:
+                fix_then.append(f"{gen} = {a.text}")
+            if b.text != gen:
+                fix_else.append(f"{gen} = {b.text}")
+            merged[name] = V("scalar", gen)
+        ind = "    " * (self.ind + 1)  # the branches' statements
+        if fix_else:
+            if else_end is None:
+                self.lines.append(ind[4:] + "else:")
+                self.lines.extend(ind + line for line in fix_else)
+            else:
+                self.lines[else_end:else_end] = [ind + line for line in fix_else]
+        if fix_then:
+            self.lines[then_end:then_end] = [ind + line for line in fix_then]
+        self.env = {**before, **merged}

@@ -129,6 +129,17 @@ def make_language(dot_dtypes=None):
             r = a @ b
         return r if acc is None else r + acc
 
+    def _binary(op):
+        """A torch binary op that takes Python numbers as Triton does (as a tensor of the other
+        operand's dtype)."""
+        def f(a, b):
+            if not isinstance(a, torch.Tensor):
+                a = torch.tensor(a, dtype=b.dtype if isinstance(b, torch.Tensor) else None)
+            if not isinstance(b, torch.Tensor):
+                b = torch.tensor(b, dtype=a.dtype)
+            return op(a, b)
+        return f
+
     tl = types.SimpleNamespace(
         constexpr=lambda x: x,
         bfloat16=torch.bfloat16, float16=torch.float16, float32=torch.float32,
@@ -138,7 +149,7 @@ def make_language(dot_dtypes=None):
         full=lambda shape, v, dt: torch.full(list(shape), v, dtype=dt),
         zeros=lambda shape, dt: torch.zeros(list(shape), dtype=dt),
         load=_load, store=_store, dot=dot, trans=lambda x: x.T, where=_where,
-        maximum=torch.maximum, minimum=torch.minimum,
+        maximum=_binary(torch.maximum), minimum=_binary(torch.minimum),
         max=lambda x, axis: x.max(axis).values, min=lambda x, axis: x.min(axis).values,
         sum=lambda x, axis: x.sum(axis), exp2=torch.exp2, log2=torch.log2,
         range=_range, static_range=_range, cdiv=lambda a, b: -(-a // b))

@@ -13,6 +13,8 @@ D_MAIN = gl.constexpr(512)
 D_TAIL = gl.constexpr(64)
 LN2 = gl.constexpr(0.6931471805599453)
 LOG2E = gl.constexpr(1.4426950408889634)
+MIN_PAIRS = gl.constexpr(2)
+SCHED_CHUNK = gl.constexpr(128)
 TAU = gl.constexpr(8.0)
 
 @gluon.jit
@@ -39,38 +41,64 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
     TMA: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows8_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows8_r < n_rows), _block_rows8_r, 0)
-    q_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
-    async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
-    async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
-    async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-    last_tile = (((gl.maximum(hi, lo) - lo) - 1) // BK)
+    cb = b0
+    cs = s0
+    ce = e0
+    csl = sl0
     for p in range(NP):
-        _page_of14_tile = (2 * p)
-        _page_of14__t15 = gl.where((_page_of14_tile < last_tile), _page_of14_tile, last_tile)
-        _page_of14__t16 = gl.load((bt_row + _page_of14__t15))
-        page0 = _page_of14__t16
-        _page_of17_tile = ((2 * p) + 1)
-        _page_of17__t18 = gl.where((_page_of17_tile < last_tile), _page_of17_tile, last_tile)
-        _page_of17__t19 = gl.load((bt_row + _page_of17__t18))
-        page1 = _page_of17__t19
-        _page_shift20_tile = (2 * p)
-        _page_shift20_n = ((hi - lo) - (_page_shift20_tile * BK))
-        _page_shift20_n = gl.where((_page_shift20_n < 0), 0, gl.where((_page_shift20_n > BK), BK, _page_shift20_n))
-        shift0 = (_page_shift20_n - BK)
-        _page_shift21_tile = ((2 * p) + 1)
-        _page_shift21_n = ((hi - lo) - (_page_shift21_tile * BK))
-        _page_shift21_n = gl.where((_page_shift21_n < 0), 0, gl.where((_page_shift21_n > BK), BK, _page_shift21_n))
-        shift1 = (_page_shift21_n - BK)
+        x = (x_lo + p)
+        if (x == ce):
+            _next_request43_nb = (cb + 1)
+            _next_request43__t44 = gl.load((seqlens_ptr + _next_request43_nb))
+            _next_request43_nsl = _next_request43__t44
+            _request_pairs45__t46 = gl.maximum((((((_next_request43_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            _t47 = _next_request43_nb
+            _t48 = (ce + _request_pairs45__t46)
+            _t49 = _next_request43_nsl
+            cb = _t47
+            cs = ce
+            ce = _t48
+            csl = _t49
+        pp = (x - cs)
+        last_tile = ((((csl + BK) - 1) // BK) - 1)
+        bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
+        mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
+        if (x == gl.maximum(cs, x_lo)):
+            _q_row_ptrs50_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs50_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
+            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
+        async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
+        _page_of53_tile = (2 * pp)
+        _page_of53__t54 = gl.where((_page_of53_tile < last_tile), _page_of53_tile, last_tile)
+        _page_of53__t55 = gl.maximum(_page_of53__t54, 0)
+        _page_of53_entry = _page_of53__t55
+        _page_of53__t56 = gl.load((bt_row + _page_of53_entry), mask=(csl > 0), other=0)
+        page0 = _page_of53__t56
+        _page_of57_tile = ((2 * pp) + 1)
+        _page_of57__t58 = gl.where((_page_of57_tile < last_tile), _page_of57_tile, last_tile)
+        _page_of57__t59 = gl.maximum(_page_of57__t58, 0)
+        _page_of57_entry = _page_of57__t59
+        _page_of57__t60 = gl.load((bt_row + _page_of57_entry), mask=(csl > 0), other=0)
+        page1 = _page_of57__t60
+        _page_shift61_tile = (2 * pp)
+        _page_shift61_n = ((csl - 0) - (_page_shift61_tile * BK))
+        _page_shift61_n = gl.where((_page_shift61_n < 0), 0, gl.where((_page_shift61_n > BK), BK, _page_shift61_n))
+        shift0 = (_page_shift61_n - BK)
+        _page_shift62_tile = ((2 * pp) + 1)
+        _page_shift62_n = ((csl - 0) - (_page_shift62_tile * BK))
+        _page_shift62_n = gl.where((_page_shift62_n < 0), 0, gl.where((_page_shift62_n > BK), BK, _page_shift62_n))
+        shift1 = (_page_shift62_n - BK)
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
         tma.async_copy_global_to_shared(k_desc, [page0, shift0, g, 0], kv0_full0.index(0), kv0_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         tma.async_copy_global_to_shared(tail_desc, [page0, shift0, g, D_MAIN], kv0_full0.index(0), kv0_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
@@ -88,11 +116,10 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
 
 
 @gluon.jit
-def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
-    SPLIT: gl.constexpr = False
     TMA: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
@@ -102,31 +129,26 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows23_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    _block_rows23__t25 = gl.where((_block_rows23_r < n_rows), _block_rows23_r, 0)
-    _consumer_rows22_r = _block_rows23__t25
-    _consumer_rows22_keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    if CAUSAL:
-        _row_limit28__t29 = gl.minimum((((seqlen - s_q) + 1) + (_consumer_rows22_r // heads_per_kv)), hi)
-        _row_limit28_lim = _row_limit28__t29
-    else:
-        _row_limit28_lim = (hi + (_consumer_rows22_r * 0))
-    _consumer_rows22_lim = _row_limit28_lim
-    _consumer_rows22_rows = (q_base + (((_consumer_rows22_r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (_consumer_rows22_r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_consumer_rows22_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=_consumer_rows22_keep[:, None], other=0.0)
-    _consumer_rows22__t35 = _v1
-    _consumer_rows22_q_tail = _consumer_rows22__t35
-    r = _consumer_rows22_r
-    keep = _consumer_rows22_keep
-    lim = _consumer_rows22_lim
-    q_tail = _consumer_rows22_q_tail
-    mbarrier.wait(q_full0.index(0), 0)
-    fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+    _block_rows63_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows63_r < n_rows), _block_rows63_r, 0)
+    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
+    _q_tail_of65__t66 = b0.to(gl.int64)
+    _q_row_ptrs67_q_base = (q_ptr + (_q_tail_of65__t66 * stride_q_b))
+    _q_tail_of65_rows = (_q_row_ptrs67_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of65_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of65__t72 = _v1
+    q_tail = _q_tail_of65__t72
+    cb = b0
+    cs = s0
+    ce = e0
+    csl = sl0
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
-    acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
+        x = (x_lo + p)
+        mbarrier.wait(q_full0.index(0), (p) & 1)
+        fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_l.index(_z2), kv0_kv_l.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
@@ -135,23 +157,50 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
         _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc5
         if (p > 0):
-            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # prob1.release: a wgmma may still read the slot
             mbarrier.arrive(prob1_empty0.index(0), count=1)
-            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # kv1l.release: a wgmma may still read the slot
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _page_shift36_tile = (2 * p)
-        _page_shift36_n = ((hi - lo) - (_page_shift36_tile * BK))
-        _page_shift36_n = gl.where((_page_shift36_n < 0), 0, gl.where((_page_shift36_n > BK), BK, _page_shift36_n))
-        _masked_by_position37_tile = (2 * p)
-        _masked_by_position37_shift = (_page_shift36_n - BK)
-        _masked_by_position37_pos = (((lo + (_masked_by_position37_tile * BK)) + _masked_by_position37_shift) + gl.arange(0, BK, layout=L2))
-        _masked_by_position37_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position37_shift))[None, :] & (_masked_by_position37_pos[None, :] < lim[:, None]))
-        acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
-        s = gl.where(_masked_by_position37_keep, s, float('-inf'))
+        pp = (x - cs)
+        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
+        if CAUSAL:
+            _row_limit73_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+        else:
+            _row_limit73_lim = (csl + (r * 0))
+        lim = _row_limit73_lim
+        _page_shift74_tile = (2 * pp)
+        _page_shift74_n = ((csl - 0) - (_page_shift74_tile * BK))
+        _page_shift74_n = gl.where((_page_shift74_n < 0), 0, gl.where((_page_shift74_n > BK), BK, _page_shift74_n))
+        _masked_by_position75_tile = (2 * pp)
+        _masked_by_position75_shift = (_page_shift74_n - BK)
+        _masked_by_position75_pos = (((0 + (_masked_by_position75_tile * BK)) + _masked_by_position75_shift) + gl.arange(0, BK, layout=L2))
+        _masked_by_position75_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position75_shift))[None, :] & (_masked_by_position75_pos[None, :] < lim[:, None]))
+        s = gl.where(_masked_by_position75_keep, s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
+        mbarrier.arrive(q_empty0.index(0), count=1)
+        pb = cb
+        _whole_in_part76_x_hi = (x_lo + NP)
+        pwhole = ((cs >= x_lo) & (ce <= _whole_in_part76_x_hi))
+        ends = (((x + 1) == ce) & ((p + 1) < NP))
+        if ends:
+            _next_request77_nb = (cb + 1)
+            _next_request77__t78 = gl.load((seqlens_ptr + _next_request77_nb))
+            _next_request77_nsl = _next_request77__t78
+            _request_pairs79__t80 = gl.maximum((((((_next_request77_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            _t81 = _next_request77_nb
+            _t82 = (ce + _request_pairs79__t80)
+            _t83 = _next_request77_nsl
+            cb = _t81
+            cs = ce
+            ce = _t82
+            csl = _t83
+            _q_tail_of84__t85 = cb.to(gl.int64)
+            _q_row_ptrs86_q_base = (q_ptr + (_q_tail_of84__t85 * stride_q_b))
+            _q_tail_of84_rows = (_q_row_ptrs86_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of84_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of84__t91 = _v7
+            q_tail = _q_tail_of84__t91
         mx0 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_empty0.index(0), ((p) & 1) ^ 1)
         max0_m.index(0).store(mx0)
@@ -162,14 +211,14 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
         p0 = gl.exp2(((s * qk_scale) - r0_use[:, None]))
         sum0 = gl.sum(p0, 1)
         acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(alpha0[:, None], L3))
-        _a7 = gl.convert_layout(p0.to(gl.bfloat16), L6)
-        _acc8 = warpgroup_mma(_a7, kv0_kv_l.index(_z2), acc, is_async=True)
-        acc = _acc8
-        acc, _a7 = warpgroup_mma_wait(0, deps=[acc, _a7])  # kv0.release: a wgmma may still read the slot
+        _a8 = gl.convert_layout(p0.to(gl.bfloat16), L6)
+        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), acc, is_async=True)
+        acc = _acc9
+        acc, _a8 = warpgroup_mma_wait(0, deps=[acc, _a8])  # kv0.release: a wgmma may still read the slot
         mbarrier.arrive(kv0_empty0.index(0), count=1)
         mbarrier.wait(max1_full0.index(0), (p) & 1)
-        _v9 = max1_m.index(0).load(L1)
-        r_new = _v9
+        _v10 = max1_m.index(0).load(L1)
+        r_new = _v10
         mbarrier.arrive(max1_empty0.index(0), count=1)
         r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
         beta = gl.where((r0 == float('-inf')), 1.0, gl.exp2((r0 - r_use)))
@@ -182,44 +231,90 @@ def consumer0(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
         mbarrier.wait(prob1_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
-        _acc10 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), acc, is_async=True)
-        acc = _acc10
-        _v11 = prob1_row_sum.index(0).load(L1)
-        sum1 = _v11
+        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), acc, is_async=True)
+        acc = _acc11
+        _v12 = prob1_row_sum.index(0).load(L1)
+        sum1 = _v12
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
-    acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
+        acc = warpgroup_mma_wait(0, deps=[acc])  # no wgmma in flight across an if
+        if ends:
+            _normalized96_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized96_inv_l[:, None], L3))
+            _flush_segment97_h_q = (h_kv * heads_per_kv)
+            if pwhole:
+                _flush_segment97__t98 = pb.to(gl.int64)
+                _row_offsets99_stride_s = (_flush_segment97_h_q * D_MAIN)
+                _store_half100_half_base = (out_ptr + (_flush_segment97__t98 * ((s_q * _flush_segment97_h_q) * D_MAIN)))
+                _store_half100_o_row = (((r // heads_per_kv) * _row_offsets99_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half100__t101 = acc.to(gl.bfloat16)
+                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                    _tle_store_acc(((_store_half100_half_base + _store_half100_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half100__t101, L4))  # 16-byte stores (lowering/acc_store.py)
+                else:
+                    gl.store(((_store_half100_half_base + _store_half100_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half100__t101, L4), mask=keep[:, None])
+                _flush_segment97__t109 = pb.to(gl.int64)
+                _store_lse111_l_ptrs = ((lse_ptr + (_flush_segment97__t109 * (_flush_segment97_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of112__t113 = gl.log2(l_i)
+                _lse_of112__t114 = gl.where((l_i > 0), ((_lse_of112__t113 + ref) * LN2), float('inf'))
+                gl.store(_store_lse111_l_ptrs, _lse_of112__t114, mask=keep)
+            else:
+                _flush_segment97__t116 = gl.program_id(1)
+                _flush_segment97__t117 = (pb + _flush_segment97__t116).to(gl.int64)
+                _flush_segment97_slot = _flush_segment97__t117
+                _row_offsets118_stride_s = (_flush_segment97_h_q * D_MAIN)
+                _store_half119_half_base = (opart_ptr + (_flush_segment97_slot * ((s_q * _flush_segment97_h_q) * D_MAIN)))
+                _store_half119_o_row = (((r // heads_per_kv) * _row_offsets118_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half119_half_base + _store_half119_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse124_l_ptrs = ((lpart_ptr + (_flush_segment97_slot * (s_q * _flush_segment97_h_q))) + (((r // heads_per_kv) * _flush_segment97_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of125__t126 = gl.log2(l_i)
+                _part_lse_of125__t127 = gl.where((l_i > 0), ((_part_lse_of125__t126 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse124_l_ptrs, _part_lse_of125__t127, mask=keep)
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-    _normalized42_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized42_inv_l[:, None], L3))
-    o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
-    l_ptrs = (lse_base + (((r // heads_per_kv) * stride_l_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_l_h)))
-    if SPLIT:
-        gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(out, L4), mask=keep[:, None])
-    else:
-        _store_half45__t49 = out.to(gl.bfloat16)
-        if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half45__t49, L4))  # 16-byte stores (lowering/acc_store.py)
+        _normalized129__t130 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized129_inv_l = _normalized129__t130
+        _whole_in_part131_x_hi = (x_lo + NP)
+        _flush_segment132_out = (acc * gl.convert_layout(_normalized129_inv_l[:, None], L3))
+        _flush_segment132_whole = ((cs >= x_lo) & (ce <= _whole_in_part131_x_hi))
+        _flush_segment132_h_q = (h_kv * heads_per_kv)
+        if _flush_segment132_whole:
+            _flush_segment132__t133 = cb.to(gl.int64)
+            _row_offsets134_stride_s = (_flush_segment132_h_q * D_MAIN)
+            _store_half135_half_base = (out_ptr + (_flush_segment132__t133 * ((s_q * _flush_segment132_h_q) * D_MAIN)))
+            _store_half135_o_row = (((r // heads_per_kv) * _row_offsets134_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half135__t136 = _flush_segment132_out.to(gl.bfloat16)
+            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                _tle_store_acc(((_store_half135_half_base + _store_half135_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half135__t136, L4))  # 16-byte stores (lowering/acc_store.py)
+            else:
+                gl.store(((_store_half135_half_base + _store_half135_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half135__t136, L4), mask=keep[:, None])
+            _flush_segment132__t144 = cb.to(gl.int64)
+            _store_lse146_l_ptrs = ((lse_ptr + (_flush_segment132__t144 * (_flush_segment132_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of147__t148 = gl.log2(l_i)
+            _lse_of147__t149 = gl.where((l_i > 0), ((_lse_of147__t148 + ref) * LN2), float('inf'))
+            gl.store(_store_lse146_l_ptrs, _lse_of147__t149, mask=keep)
         else:
-            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half45__t49, L4), mask=keep[:, None])
-    if SPLIT:
-        _part_lse_of58__t59 = gl.log2(l_i)
-        _part_lse_of58__t60 = gl.where((l_i > 0), ((_part_lse_of58__t59 + ref) * LN2), float('-inf'))
-        gl.store(l_ptrs, _part_lse_of58__t60, mask=keep)
-    else:
-        _lse_of62__t63 = gl.log2(l_i)
-        _lse_of62__t64 = gl.where((l_i > 0), ((_lse_of62__t63 + ref) * LN2), float('inf'))
-        gl.store(l_ptrs, _lse_of62__t64, mask=keep)
+            _flush_segment132__t151 = gl.program_id(1)
+            _flush_segment132__t152 = (cb + _flush_segment132__t151).to(gl.int64)
+            _flush_segment132_slot = _flush_segment132__t152
+            _row_offsets153_stride_s = (_flush_segment132_h_q * D_MAIN)
+            _store_half154_half_base = (opart_ptr + (_flush_segment132_slot * ((s_q * _flush_segment132_h_q) * D_MAIN)))
+            _store_half154_o_row = (((r // heads_per_kv) * _row_offsets153_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half154_half_base + _store_half154_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment132_out, L4), mask=keep[:, None])
+            _store_lse159_l_ptrs = ((lpart_ptr + (_flush_segment132_slot * (s_q * _flush_segment132_h_q))) + (((r // heads_per_kv) * _flush_segment132_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of160__t161 = gl.log2(l_i)
+            _part_lse_of160__t162 = gl.where((l_i > 0), ((_part_lse_of160__t161 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse159_l_ptrs, _part_lse_of160__t162, mask=keep)
 
 
 @gluon.jit
-def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
-    SPLIT: gl.constexpr = False
     TMA: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
@@ -229,30 +324,26 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows67_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    _block_rows67__t69 = gl.where((_block_rows67_r < n_rows), _block_rows67_r, 0)
-    _consumer_rows66_r = _block_rows67__t69
-    _consumer_rows66_keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    if CAUSAL:
-        _row_limit72__t73 = gl.minimum((((seqlen - s_q) + 1) + (_consumer_rows66_r // heads_per_kv)), hi)
-        _row_limit72_lim = _row_limit72__t73
-    else:
-        _row_limit72_lim = (hi + (_consumer_rows66_r * 0))
-    _consumer_rows66_lim = _row_limit72_lim
-    _consumer_rows66_rows = (q_base + (((_consumer_rows66_r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (_consumer_rows66_r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_consumer_rows66_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=_consumer_rows66_keep[:, None], other=0.0)
-    _consumer_rows66__t79 = _v1
-    _consumer_rows66_q_tail = _consumer_rows66__t79
-    r = _consumer_rows66_r
-    keep = _consumer_rows66_keep
-    lim = _consumer_rows66_lim
-    q_tail = _consumer_rows66_q_tail
-    mbarrier.wait(q_full0.index(0), 0)
-    fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+    _block_rows164_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows164_r < n_rows), _block_rows164_r, 0)
+    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
+    _q_tail_of166__t167 = b0.to(gl.int64)
+    _q_row_ptrs168_q_base = (q_ptr + (_q_tail_of166__t167 * stride_q_b))
+    _q_tail_of166_rows = (_q_row_ptrs168_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of166_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of166__t173 = _v1
+    q_tail = _q_tail_of166__t173
+    cb = b0
+    cs = s0
+    ce = e0
+    csl = sl0
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
+        x = (x_lo + p)
+        mbarrier.wait(q_full0.index(0), (p) & 1)
+        fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
@@ -263,20 +354,49 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _page_shift80_tile = ((2 * p) + 1)
-        _page_shift80_n = ((hi - lo) - (_page_shift80_tile * BK))
-        _page_shift80_n = gl.where((_page_shift80_n < 0), 0, gl.where((_page_shift80_n > BK), BK, _page_shift80_n))
-        _masked_by_position81_tile = ((2 * p) + 1)
-        _masked_by_position81_shift = (_page_shift80_n - BK)
-        _masked_by_position81_pos = (((lo + (_masked_by_position81_tile * BK)) + _masked_by_position81_shift) + gl.arange(0, BK, layout=L2))
-        _masked_by_position81_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position81_shift))[None, :] & (_masked_by_position81_pos[None, :] < lim[:, None]))
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
-        s = gl.where(_masked_by_position81_keep, s, float('-inf'))
+        pp = (x - cs)
+        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
+        if CAUSAL:
+            _row_limit174_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+        else:
+            _row_limit174_lim = (csl + (r * 0))
+        lim = _row_limit174_lim
+        _page_shift175_tile = ((2 * pp) + 1)
+        _page_shift175_n = ((csl - 0) - (_page_shift175_tile * BK))
+        _page_shift175_n = gl.where((_page_shift175_n < 0), 0, gl.where((_page_shift175_n > BK), BK, _page_shift175_n))
+        _masked_by_position176_tile = ((2 * pp) + 1)
+        _masked_by_position176_shift = (_page_shift175_n - BK)
+        _masked_by_position176_pos = (((0 + (_masked_by_position176_tile * BK)) + _masked_by_position176_shift) + gl.arange(0, BK, layout=L2))
+        _masked_by_position176_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position176_shift))[None, :] & (_masked_by_position176_pos[None, :] < lim[:, None]))
+        s = gl.where(_masked_by_position176_keep, s, float('-inf'))
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
+        mbarrier.arrive(q_empty0.index(0), count=1)
+        pb = cb
+        _whole_in_part177_x_hi = (x_lo + NP)
+        pwhole = ((cs >= x_lo) & (ce <= _whole_in_part177_x_hi))
+        ends = (((x + 1) == ce) & ((p + 1) < NP))
+        if ends:
+            _next_request178_nb = (cb + 1)
+            _next_request178__t179 = gl.load((seqlens_ptr + _next_request178_nb))
+            _next_request178_nsl = _next_request178__t179
+            _request_pairs180__t181 = gl.maximum((((((_next_request178_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            _t182 = _next_request178_nb
+            _t183 = (ce + _request_pairs180__t181)
+            _t184 = _next_request178_nsl
+            cb = _t182
+            cs = ce
+            ce = _t183
+            csl = _t184
+            _q_tail_of185__t186 = cb.to(gl.int64)
+            _q_row_ptrs187_q_base = (q_ptr + (_q_tail_of185__t186 * stride_q_b))
+            _q_tail_of185_rows = (_q_row_ptrs187_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of185_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of185__t192 = _v7
+            q_tail = _q_tail_of185__t192
         mx1 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_full0.index(0), (p) & 1)
-        _v7 = max0_m.index(0).load(L1)
-        mx0 = _v7
+        _v8 = max0_m.index(0).load(L1)
+        mx0 = _v8
         mbarrier.arrive(max0_empty0.index(0), count=1)
         r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
         r_new = gl.where((mx1 > (r0 + TAU)), mx1, r0)
@@ -296,76 +416,170 @@ def consumer1(q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, 
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         mbarrier.arrive(prob1_full0.index(0), count=1)
         acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(gl.exp2((ref - r_use))[:, None], L3))
-        _a8 = gl.convert_layout(p1, L6)
-        _acc9 = warpgroup_mma(_a8, kv1_kv_r.index(_z2), acc, is_async=True)
-        acc = _acc9
+        _a9 = gl.convert_layout(p1, L6)
+        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), acc, is_async=True)
+        acc = _acc10
         mbarrier.wait(prob0_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
-        _acc10 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), acc, is_async=True)
-        acc = _acc10
-        _v11 = prob0_row_sum.index(0).load(L1)
-        sum0 = _v11
-        _a8 = warpgroup_mma_wait(1, deps=[_a8])  # kv1.release: a wgmma may still read the slot
+        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), acc, is_async=True)
+        acc = _acc11
+        _v12 = prob0_row_sum.index(0).load(L1)
+        sum0 = _v12
+        _a9 = warpgroup_mma_wait(1, deps=[_a9])  # kv1.release: a wgmma may still read the slot
         mbarrier.arrive(kv1_empty0.index(0), count=1)
         acc = warpgroup_mma_wait(0, deps=[acc])  # prob0.release: a wgmma may still read the slot
         mbarrier.arrive(prob0_empty0.index(0), count=1)
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
-    _normalized87_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized87_inv_l[:, None], L3))
-    o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
-    _store_half89_half_base = (out_base + D_HALF)
-    if SPLIT:
-        gl.store(((_store_half89_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(out, L4), mask=keep[:, None])
-    else:
-        _store_half89__t93 = out.to(gl.bfloat16)
-        if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((_store_half89_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half89__t93, L4))  # 16-byte stores (lowering/acc_store.py)
+        if ends:
+            _normalized198_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized198_inv_l[:, None], L3))
+            _flush_segment199_out_ptr = (out_ptr + D_HALF)
+            _flush_segment199_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment199_h_q = (h_kv * heads_per_kv)
+            if pwhole:
+                _flush_segment199__t200 = pb.to(gl.int64)
+                _row_offsets201_stride_s = (_flush_segment199_h_q * D_MAIN)
+                _store_half202_half_base = (_flush_segment199_out_ptr + (_flush_segment199__t200 * ((s_q * _flush_segment199_h_q) * D_MAIN)))
+                _store_half202_o_row = (((r // heads_per_kv) * _row_offsets201_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half202__t203 = acc.to(gl.bfloat16)
+                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                    _tle_store_acc(((_store_half202_half_base + _store_half202_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half202__t203, L4))  # 16-byte stores (lowering/acc_store.py)
+                else:
+                    gl.store(((_store_half202_half_base + _store_half202_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half202__t203, L4), mask=keep[:, None])
+            else:
+                _flush_segment199__t211 = gl.program_id(1)
+                _flush_segment199__t212 = (pb + _flush_segment199__t211).to(gl.int64)
+                _flush_segment199_slot = _flush_segment199__t212
+                _row_offsets213_stride_s = (_flush_segment199_h_q * D_MAIN)
+                _store_half214_half_base = (_flush_segment199_opart_ptr + (_flush_segment199_slot * ((s_q * _flush_segment199_h_q) * D_MAIN)))
+                _store_half214_o_row = (((r // heads_per_kv) * _row_offsets213_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half214_half_base + _store_half214_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
+    if (NP > 0):
+        _normalized218__t219 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized218_inv_l = _normalized218__t219
+        _whole_in_part220_x_hi = (x_lo + NP)
+        _flush_segment221_out = (acc * gl.convert_layout(_normalized218_inv_l[:, None], L3))
+        _flush_segment221_out_ptr = (out_ptr + D_HALF)
+        _flush_segment221_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment221_whole = ((cs >= x_lo) & (ce <= _whole_in_part220_x_hi))
+        _flush_segment221_h_q = (h_kv * heads_per_kv)
+        if _flush_segment221_whole:
+            _flush_segment221__t222 = cb.to(gl.int64)
+            _row_offsets223_stride_s = (_flush_segment221_h_q * D_MAIN)
+            _store_half224_half_base = (_flush_segment221_out_ptr + (_flush_segment221__t222 * ((s_q * _flush_segment221_h_q) * D_MAIN)))
+            _store_half224_o_row = (((r // heads_per_kv) * _row_offsets223_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half224__t225 = _flush_segment221_out.to(gl.bfloat16)
+            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                _tle_store_acc(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half224__t225, L4))  # 16-byte stores (lowering/acc_store.py)
+            else:
+                gl.store(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half224__t225, L4), mask=keep[:, None])
         else:
-            gl.store(((_store_half89_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half89__t93, L4), mask=keep[:, None])
+            _flush_segment221__t233 = gl.program_id(1)
+            _flush_segment221__t234 = (cb + _flush_segment221__t233).to(gl.int64)
+            _flush_segment221_slot = _flush_segment221__t234
+            _row_offsets235_stride_s = (_flush_segment221_h_q * D_MAIN)
+            _store_half236_half_base = (_flush_segment221_opart_ptr + (_flush_segment221_slot * ((s_q * _flush_segment221_h_q) * D_MAIN)))
+            _store_half236_o_row = (((r // heads_per_kv) * _row_offsets235_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half236_half_base + _store_half236_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment221_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
-def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr, TMA: gl.constexpr):
-    _work_item1_n_rows = (s_q * heads_per_kv)
-    _work_item1_n_rb = (((_work_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
-    _work_item1_item = gl.program_id(0)
-    _work_item1_split = gl.program_id(1)
-    _work_item1_rb = (_work_item1_item % _work_item1_n_rb)
-    _work_item1_g = ((_work_item1_item // _work_item1_n_rb) % h_kv)
-    _work_item1_b = ((_work_item1_item // _work_item1_n_rb) // h_kv).to(gl.int64)
-    n_rows = _work_item1_n_rows
-    rb = _work_item1_rb
-    g = _work_item1_g
-    b = _work_item1_b
-    split = _work_item1_split
-    _split_range2__t3 = gl.load((seqlens_ptr + b))
-    _split_range2_seqlen = _split_range2__t3
-    _split_range2__t4 = gl.num_programs(1)
-    _split_range2__t5 = gl.num_programs(1)
-    _split_range2_chunk = (((_split_range2_seqlen + _split_range2__t4) - 1) // _split_range2__t5)
-    _split_range2_chunk = ((((_split_range2_chunk + BK) - 1) // BK) * BK)
-    _split_range2_lo = (split * _split_range2_chunk)
-    _split_range2__t6 = gl.minimum(_split_range2_seqlen, (_split_range2_lo + _split_range2_chunk))
-    _split_range2_hi = _split_range2__t6
-    _split_range2__t7 = gl.maximum(_split_range2_hi, _split_range2_lo)
-    _split_range2_NK = ((((_split_range2__t7 - _split_range2_lo) + BK) - 1) // BK)
-    seqlen = _split_range2_seqlen
-    lo = _split_range2_lo
-    hi = _split_range2_hi
-    NK = _split_range2_NK
-    NP = ((NK + 1) // 2)
-    q_base = (q_ptr + (b * stride_q_b))
+def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, opart_ptr, lpart_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, B, n_chunks, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, BALANCE: gl.constexpr, TMA: gl.constexpr):
+    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    L1: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    L2: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    _row_block_item1_n_rows = (s_q * heads_per_kv)
+    _row_block_item1_n_rb = (((_row_block_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
+    _row_block_item1_item = gl.program_id(0)
+    n_rows = _row_block_item1_n_rows
+    rb = (_row_block_item1_item % _row_block_item1_n_rb)
+    g = ((_row_block_item1_item // _row_block_item1_n_rb) % h_kv)
+    _part_range2__t3 = gl.program_id(1)
+    _part_range2_k = _part_range2__t3
+    if BALANCE:
+        _part_range2_offs = gl.arange(0, SCHED_CHUNK, layout=L1)
+        _part_range2_total = 0
+        for _part_range2_c in range(n_chunks):
+            _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + _part_range2_offs)
+            _part_range2__t5 = gl.minimum(_part_range2_idx, (B - 1))
+            _v1 = gl.load((seqlens_ptr + _part_range2__t5), mask=(_part_range2_idx < B), other=0)
+            _part_range2__t6 = _v1
+            _part_range2_sl = _part_range2__t6
+            _request_pairs7__t8 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
+            _part_range2__t9 = gl.where((_part_range2_idx < B), _request_pairs7__t8, 0)
+            _part_range2__t10 = gl.sum(_part_range2__t9, 0)
+            _part_range2_total = (_part_range2_total + _part_range2__t10)
+        _part_range2__t11 = gl.num_programs(1)
+        _part_range2__t12 = gl.minimum(_part_range2__t11, (_part_range2_total // MIN_PAIRS))
+        _part_range2__t13 = gl.maximum(_part_range2__t12, 1)
+        _part_range2_p_eff = _part_range2__t13
+        _part_range2__t14 = gl.minimum(_part_range2_k, _part_range2_p_eff)
+        _part_range2__t15 = _part_range2__t14.to(gl.int64)
+        _part_range2__t16 = ((_part_range2__t15 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+        _part_range2_x_lo = _part_range2__t16
+        _part_range2__t17 = gl.minimum((_part_range2_k + 1), _part_range2_p_eff)
+        _part_range2__t18 = _part_range2__t17.to(gl.int64)
+        _part_range2__t19 = ((_part_range2__t18 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+        _part_range2_x_hi = _part_range2__t19
+        _part_range2_b0 = 0
+        _part_range2_s0 = 0
+        _part_range2_base = 0
+        for _part_range2_c in range(n_chunks):
+            _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + _part_range2_offs)
+            _part_range2__t20 = gl.minimum(_part_range2_idx, (B - 1))
+            _v2 = gl.load((seqlens_ptr + _part_range2__t20), mask=(_part_range2_idx < B), other=0)
+            _part_range2__t21 = _v2
+            _part_range2_sl = _part_range2__t21
+            _request_pairs22__t23 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
+            _part_range2__t24 = gl.where((_part_range2_idx < B), _request_pairs22__t23, 0)
+            _part_range2_n = _part_range2__t24
+            _part_range2__t25 = gl.where((_part_range2_offs[None, :] <= gl.convert_layout(_part_range2_offs, L2)[:, None]), _part_range2_n[None, :], 0)
+            _part_range2__t26 = gl.sum(_part_range2__t25, 1)
+            _part_range2_ends = (_part_range2_base + _part_range2__t26)
+            _part_range2_done = ((_part_range2_ends <= _part_range2_x_lo) & gl.convert_layout((_part_range2_idx < B), L2))
+            _part_range2__t27 = _part_range2_done.to(gl.int32)
+            _part_range2__t28 = gl.sum(_part_range2__t27, 0)
+            _part_range2_b0 = (_part_range2_b0 + _part_range2__t28)
+            _part_range2__t29 = gl.where(_part_range2_done, _part_range2_ends, 0)
+            _part_range2__t30 = gl.max(_part_range2__t29, 0)
+            _part_range2__t31 = gl.maximum(_part_range2_s0, _part_range2__t30)
+            _part_range2_s0 = _part_range2__t31
+            _part_range2__t32 = gl.sum(_part_range2_n, 0)
+            _part_range2_base = (_part_range2_base + _part_range2__t32)
+        _part_range2__t33 = gl.minimum(_part_range2_b0, (B - 1))
+        _part_range2_b0 = _part_range2__t33
+        _part_range2__t34 = gl.load((seqlens_ptr + _part_range2_b0))
+        _part_range2_sl0 = _part_range2__t34
+        _request_pairs35__t36 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
+        _part_range2_e0 = (_part_range2_s0 + _request_pairs35__t36)
+    else:
+        _part_range2_b0 = _part_range2_k
+        _part_range2__t37 = gl.load((seqlens_ptr + _part_range2_k))
+        _part_range2_sl0 = _part_range2__t37
+        _part_range2_x_lo = 0
+        _part_range2_s0 = 0
+        _request_pairs38__t39 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
+        _part_range2_x_hi = _request_pairs38__t39
+        _part_range2_e0 = _part_range2_x_hi
+    x_lo = _part_range2_x_lo
+    x_hi = _part_range2_x_hi
+    b0 = _part_range2_b0
+    s0 = _part_range2_s0
+    e0 = _part_range2_e0
+    sl0 = _part_range2_sl0
+    NP = gl.maximum((x_hi - x_lo), 0)
     k_head = (k_ptr + (g * stride_k_h))
-    bt_row = ((bt_ptr + (b * stride_bt_b)) + (lo // BK))
-    out_base = ((out_ptr + (b * stride_o_b)) + (split * stride_o_split))
-    lse_base = ((lse_ptr + (b * stride_l_b)) + (split * stride_l_split))
-    # pipe q: capacity 1, one_shot
+    # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     q_q_r = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     q_full0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
+    q_empty0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     # pipe kv0: capacity 1
     kv0_kv_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     kv0_tkv = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 64], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -404,6 +618,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     prob1_empty0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     # mbarrier counts: infer-barriers' counts (partition units) scaled by the arrive unit (plan.init_count)
     mbarrier.init(q_full0.index(0), count=128)  # q.full[g0][0] thread = 1 x 128 threads
+    mbarrier.init(q_empty0.index(0), count=2)  # q.empty[g0][0] partition
     mbarrier.init(kv0_full0.index(0), count=1)  # kv0.full[g0][0] tma = 1 x (1: 1 expect-tx)
     mbarrier.init(kv0_empty0.index(0), count=1)  # kv0.empty[g0][0] partition
     mbarrier.init(kv0r_full0.index(0), count=1)  # kv0r.full[g0][0] tma = 1 x (1: 1 expect-tx)
@@ -422,7 +637,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NP, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_base, stride_q_s, stride_q_h, out_base, stride_o_s, stride_o_h, sm_scale, lo, hi, NP, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])
