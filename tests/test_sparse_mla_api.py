@@ -111,8 +111,8 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
         K.sparse_mla_prefill(*args(topk=64), 0.1, impl="seesaw")
     with pytest.raises(ValueError, match=r"impl='pipe'.*d_qk == 576"):
         K.sparse_mla_prefill(*args(d_qk=512), 0.1, impl="pipe")
-    with pytest.raises(ValueError, match=r"impl='seesaw'.*attn_sink"):
-        K.sparse_mla_prefill(*args(topk=128), 0.1, impl="seesaw", attn_sink=torch.zeros(64))
+    with pytest.raises(ValueError, match=r"impl='pipe'.*attn_sink"):
+        K.sparse_mla_prefill(*args(topk=128), 0.1, impl="pipe", attn_sink=torch.zeros(64))
     with pytest.raises(ValueError, match=r"impl='pipe'.*topk_length"):
         K.sparse_mla_prefill(*args(), 0.1, impl="pipe", topk_length=torch.zeros(4, dtype=I32))
 
@@ -127,8 +127,11 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
     (16, 576, 2048, False, False, "naive"),
     (32, 576, 2048, False, False, "naive"),
     (128, 512, 2048, False, False, "naive"),
-    (128, 576, 2048, True, False, "naive"),
-    (128, 576, 2048, False, True, "naive"),
+    (128, 576, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_sink.py
+    (128, 576, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_topk_length.py
+    (128, 576, 2048, True, True, "seesaw"),
+    (128, 576, 576, True, False, "naive"),     # the pipe kernel takes neither
+    (128, 576, 576, False, True, "naive"),
     (128, 576, 576, False, False, "pipe"),
     (128, 576, 100, False, False, "naive"),
 ])

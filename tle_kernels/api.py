@@ -38,7 +38,7 @@ PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 # What each implementation supports
 # ---------------------------------------------------------------------------------------------
 
-def _tle_limits(name: str, topk_multiple: int):
+def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: bool = False):
     def why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                 aligned: bool = True) -> Optional[str]:
         if h_q % 64 != 0:
@@ -47,9 +47,9 @@ def _tle_limits(name: str, topk_multiple: int):
             return f"{name} needs d_qk == 576 (got d_qk={d_qk})"
         if topk % topk_multiple != 0:
             return f"{name} needs topk % {topk_multiple} == 0 (got topk={topk})"
-        if has_sink:
+        if has_sink and not sink:
             return f"{name} does not support attn_sink yet"
-        if has_topk_length:
+        if has_topk_length and not topk_length:
             return f"{name} does not support topk_length yet"
         if not aligned:
             return f"{name} needs 16-byte aligned q, kv and indices (data_ptr and row strides)"
@@ -65,7 +65,8 @@ def _naive_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_leng
 SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     "naive": _naive_why_not,
     "pipe": _tle_limits("pipe", 64),
-    "seesaw": _tle_limits("seesaw", 128),
+    # attn_sink / topk_length: tle_kernels/sparse_mla_seesaw_sink_topk_launch.py
+    "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True),
 }
 
 
@@ -218,7 +219,8 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     one per SM (``PerCtaLaunch``), leaving SMs to other work as its programs finish."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
-    aligned = rows_aligned(q, kv, indices, out, max_logits)
+    aligned = rows_aligned(q, kv, indices, out, max_logits,
+                           *(x for x in (attn_sink, topk_length) if x is not None))
     name = select_impl(impl, h_q, d_qk, topk, attn_sink is not None, topk_length is not None,
                        aligned)
     if s_q == 0:
@@ -242,6 +244,12 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
             indices.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
             float(sm_scale), TOPK=indices.shape[-1], BLOCK_H=64)
 
+    if name == "seesaw" and (attn_sink is not None or topk_length is not None):
+        from .sparse_mla_seesaw_sink_topk_launch import launch_sink_topk
+
+        launch_sink_topk(run, q, kv, indices, sm_scale, out, max_logits, lse, attn_sink,
+                         topk_length, tail_split, persistent)
+        return name
     split = None
     if tail_split and name in SPLITS_TAIL and persistent:
         from .tail_split import plan_tail_split
