@@ -2,6 +2,7 @@
 
     python -m tle_kernels.bench_sparse_mla [--check] [--skv 8192 131072] [--impl naive pipe]
                                            [--json results.json] [--plot sparse_mla.png] [--quick]
+                                           [--case plain|sink|topk_length]
 
 Headline shape (docs/sparse_mla.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
 SKV in {8K, 32K, 64K, 96K, 128K}; q, kv = randn/10 bf16; query t attends to [0, t + SKV - SQ],
@@ -16,6 +17,11 @@ package is there): the H200 runs these kernels at its 700 W cap, so the clock, n
 schedule, moves a figure, and a short timing (--quick) catches the 1980 MHz boost before the cap
 bites (docs/BENCHMARKS.md, "Method"). For watts and energy per FLOP, which need seconds of steady
 load, use benchmarks/energy_probe.py.
+
+--case sink adds attn_sink = randn(H); --case topk_length gives each query a topk_length uniform
+in [1, topk] and counts TFLOP/s on the slots it uses (2*H*sum(min(len, topk))*(576+512)): what a
+per-row early stop saves is not counted as work. Implementations that do not take them are
+skipped (``case_args``).
 """
 
 from __future__ import annotations
@@ -35,6 +41,19 @@ from .reference import make_inputs, sparse_mla_reference
 SKVS = (8192, 32768, 65536, 98304, 131072)
 SQ, H, TOPK, D_QK, D_V = 4096, 128, 2048, 576, 512
 OUT_REL, OUT_ABS, LSE_ABS = 3e-3, 1e-2, 1e-4
+CASES = ("plain", "sink", "topk_length")
+
+
+def case_args(case, sq, h, topk, device="cuda", seed=5) -> dict:
+    """The optional arguments of a benchmark case: ``attn_sink`` [h] (--case sink),
+    ``topk_length`` [sq] uniform in [1, topk] (--case topk_length), or none."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    if case == "sink":
+        return dict(attn_sink=torch.randn(h, device=device, generator=g))
+    if case == "topk_length":
+        return dict(topk_length=torch.randint(1, topk + 1, (sq,), device=device, generator=g,
+                                              dtype=torch.int32))
+    return {}
 
 
 class ClockSampler:
@@ -90,10 +109,10 @@ def flops(sq, h, topk):
     return 2 * sq * h * topk * (D_QK + D_V)
 
 
-def check_one(impl, q, kv, idx, sm_scale):
-    want = sparse_mla_reference(q, kv, idx, sm_scale)
+def check_one(impl, q, kv, idx, sm_scale, **extra):
+    want = sparse_mla_reference(q, kv, idx, sm_scale, **extra)
     out, ml, lse = (x.fill_(float("nan")) for x in empty_outputs(q))
-    launch(impl, q, kv, idx, sm_scale, out, ml, lse)
+    launch(impl, q, kv, idx, sm_scale, out, ml, lse, **extra)
     torch.cuda.synchronize()
     d = out.float() - want[0]
     rel = (d.norm() / want[0].norm()).item()
@@ -125,6 +144,8 @@ def main(argv=None) -> int:
     ap.add_argument("--topk", type=int, default=TOPK)
     ap.add_argument("--no-tail-split", action="store_true",
                     help="run the TLE kernels' last partial wave unsplit (tle_kernels/tail_split.py)")
+    ap.add_argument("--case", choices=CASES, default="plain",
+                    help="with attn_sink, or with per-query topk_length (see the docstring)")
     args = ap.parse_args(argv)
     skvs = args.skv or ([8192, 131072] if args.quick else list(SKVS))
     warmup, rep = (10, 50) if args.quick else (50, 200)
@@ -134,11 +155,15 @@ def main(argv=None) -> int:
     sm_scale = 1.0 / math.sqrt(D_QK)
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
           f"{__import__('triton').__version__}", flush=True)
-    impls = [i for i in args.impl if i in supported_impls(args.h, D_QK, args.topk)]
+    impls = [i for i in args.impl if i in supported_impls(args.h, D_QK, args.topk,
+                                                         args.case == "sink",
+                                                         args.case == "topk_length")]
     for i in args.impl:
         if i not in impls:
-            print(f"skip {i}: does not support h={args.h}, topk={args.topk}", flush=True)
+            print(f"skip {i}: does not support h={args.h}, topk={args.topk}, case {args.case}",
+                  flush=True)
     results = {"shape": dict(B=1, SQ=args.sq, H=args.h, HKV=1, d_qk=D_QK, d_v=D_V, topk=args.topk),
+               "case": args.case,
                "do_bench": dict(warmup=warmup, rep=rep, return_mode="median"),
                "tail_split": split, "check": {}, "bench": []}
     failed = False
@@ -152,10 +177,11 @@ def main(argv=None) -> int:
         n = per_wave * max(1, 256 // per_wave) + 4
         cases.append((f"skv={skvs[0]} {n} queries (split)", (q[:n], kv, idx[:n])))
         for label, (q, kv, idx) in cases:
+            extra = case_args(args.case, q.shape[0], args.h, args.topk)
             for impl in impls:
                 t0 = time.time()
                 try:
-                    ok, info = check_one(impl, q, kv, idx, sm_scale)
+                    ok, info = check_one(impl, q, kv, idx, sm_scale, **extra)
                 except Exception:
                     ok, info = False, dict(error=traceback.format_exc())
                 failed |= not ok
@@ -165,17 +191,21 @@ def main(argv=None) -> int:
                                 for k, v in info.items()) + f"  ({time.time() - t0:.1f} s)",
                       flush=True)
         del q, kv, idx
+    extra = case_args(args.case, args.sq, args.h, args.topk)
     fl = flops(args.sq, args.h, args.topk)
+    if "topk_length" in extra:  # the slots the queries use
+        fl = fl * extra["topk_length"].clamp(0, args.topk).sum().item() / (args.sq * args.topk)
     for skv in skvs:
         q, kv, idx = make_inputs(args.sq, skv, args.h, args.topk, seed=3)
         bufs = empty_outputs(q)
         for impl in impls:
             try:
-                launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split)  # compile first
+                launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split, **extra)  # compile
                 torch.cuda.synchronize()
                 with ClockSampler() as clock:
                     ms = triton.testing.do_bench(
-                        lambda: launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split),
+                        lambda: launch(impl, q, kv, idx, sm_scale, *bufs, tail_split=split,
+                                       **extra),
                         warmup=warmup, rep=rep, return_mode="median")
                 tf = fl / ms / 1e9
                 results["bench"].append(dict(skv=skv, impl=impl, ms=ms, tflops=tf,
@@ -213,8 +243,8 @@ def main(argv=None) -> int:
                 r = table.get((skv, i))
                 cells.append(f"{r['sm_clock_mhz']:.0f}" if r and r.get("sm_clock_mhz") else "-")
             lines.append(f"| {skv} | " + " | ".join(cells) + " |")
-    print(f"\nSparseMLA prefill, B=1 SQ={args.sq} H={args.h} topk={args.topk}, TFLOP/s = "
-          f"2*SQ*H*topk*(576+512)/median\n" + "\n".join(lines), flush=True)
+    print(f"\nSparseMLA prefill, B=1 SQ={args.sq} H={args.h} topk={args.topk}, case {args.case}, "
+          f"TFLOP/s = 2*SQ*H*topk*(576+512)/median\n" + "\n".join(lines), flush=True)
     results["table_markdown"] = "\n".join(lines)
 
     if args.json:
