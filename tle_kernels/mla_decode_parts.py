@@ -74,12 +74,13 @@ def part_range(seqlens_ptr, B, n_chunks, BALANCE: tl.constexpr):
     return x_lo, x_hi, b0, s0, e0, sl0
 
 
-def next_request(seqlens_ptr, b, s, e, sl):
-    """The walk's state ``(b, s, e, sl)`` for the request after ``b``, whose pairs start at ``e``
-    (every request owns at least one pair, so the next pair's request is the next request)."""
+def next_request(seqlens_ptr, b):
+    """The walk's state ``(b, seqlen, pp, left)`` at the first pair of the request after ``b``:
+    every request owns at least one pair, so the pair after a request's last is the next
+    request's first (pp = 0, all its pairs left)."""
     nb = b + 1
     nsl = tl.load(seqlens_ptr + nb)
-    return nb, e, e + request_pairs(nsl), nsl
+    return nb, nsl, 0, request_pairs(nsl)
 
 
 def whole_in_part(s, e, x_lo, x_hi):

@@ -102,6 +102,11 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     # This program's pairs [x_lo, x_hi) of the batch's flat pair space and the request where they
     # start, read once and shared by every partition (mla_decode_parts.py).
     x_lo, x_hi, b0, s0, e0, sl0 = part_range(seqlens_ptr, B, n_chunks, BALANCE)
+    # The walk's state at the part's first pair: its request b0, the pair's index pp0 in it, the
+    # pairs of that request left from there, and whether the request lies wholly in the part.
+    pp0 = x_lo - s0
+    left0 = e0 - x_lo
+    whole0 = whole_in_part(s0, e0, x_lo, x_hi)
     # The pair count, one opaque value for the verifier (it proves the protocol for every NP).
     NP = tl.maximum(x_hi - x_lo, 0)
 
@@ -136,15 +141,15 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
                      stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b,
-                     seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv,
+                     seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv,
                      BLOCK_H, TMA)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b,
                       stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr,
-                      seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g,
+                      seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g,
                       n_rows, heads_per_kv, BLOCK_H, CAUSAL, TMA)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b,
-                      stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo,
-                      NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
+                      stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP,
+                      b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
                       BLOCK_H, CAUSAL, TMA))],
         [4, 4],
         [224, 224])
@@ -172,7 +177,7 @@ def page_of(bt_row, tile, last_tile, seqlen):
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
              stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr,
-             x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
+             NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
              TMA: tl.constexpr):
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -183,20 +188,18 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h,
     w0r = kv0r.writer()
     w1 = kv1.writer()
     w1l = kv1l.writer()
-    cb = b0    # the walk: the request of pair p, its pairs [cs, ce), its length csl
-    cs = s0
-    ce = e0
-    csl = sl0
+    cb = b0      # the walk: pair p's request, its length, the pair's index pp in it (tiles
+    csl = sl0    # 2pp and 2pp + 1), and the request's pairs left from pair p on
+    pp = pp0
+    left = left0
     for p in range(NP):
-        x = x_lo + p
-        if x == ce:
-            cb, cs, ce, csl = next_request(seqlens_ptr, cb, cs, ce, csl)
-        pp = x - cs                     # the pair's index in its request: tiles 2pp, 2pp + 1
+        if left == 0:  # the previous pair was its request's last (never at p = 0: left0 >= 1)
+            cb, csl, pp, left = next_request(seqlens_ptr, cb)
         last_tile = (csl + BK - 1) // BK - 1
         bt_row = bt_ptr + cb.to(tl.int64) * stride_bt_b
         # Q rows are staged once per segment: the slot keeps them while the request goes on.
         slot = qw.acquire(p)
-        if x == tl.maximum(cs, x_lo):
+        if (pp == 0) | (p == 0):
             q_rows = q_row_ptrs(q_ptr + cb.to(tl.int64) * stride_q_b, stride_q_s, stride_q_h, r,
                                 g, heads_per_kv)
             tl.store(tle.gpu.local_ptr(slot.q_l),
@@ -266,6 +269,8 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h,
             tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows1 + offs_d[None, :], mask=keep1,
                                                            other=0.0))
             w1l.commit(p)
+        pp = pp + 1
+        left = left - 1
 
 
 def q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, b, r, keep, g, heads_per_kv):
@@ -305,8 +310,8 @@ def flush_segment(out, l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, b, whol
 
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, stride_q_s,
-              stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo,
-              NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
+              stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP,
+              b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
               BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, TMA: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_k = tl.arange(0, BK)
@@ -323,15 +328,15 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
     pw = prob0.writer()
     pr = prob1.reader()
 
-    cb = b0    # the walk (as the producer's): pair p's request, its pairs [cs, ce), length csl
-    cs = s0
-    ce = e0
-    csl = sl0
+    cb = b0    # the walk (as the producer's): pair p's request, its length, the pair's index
+    csl = sl0  # in it, the request's pairs left from pair p on, and whether the request lies
+    pp = pp0   # wholly in this part
+    left = left0
+    whole = whole0
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)  # lazy reference max (log2 units)
     l_i = tl.zeros([BLOCK_H], tl.float32)                 # running row sum of exp2(s - ref)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
     for p in range(NP):
-        x = x_lo + p
         qres = qr.wait(p)
         k0 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
@@ -344,7 +349,6 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
         k0r = own_r.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
-        pp = x - cs
         lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
         if TMA:  # slot row r is position 2pp·BK + shift + r (page_shift)
             s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim)
@@ -358,10 +362,13 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
         # Segment bookkeeping, where no wgmma is in flight (reading s waited for all of them):
         # which request the next pair belongs to, and whether this pair ends one.
         pb = cb    # this pair's request and whether it is whole in this part
-        pwhole = whole_in_part(cs, ce, x_lo, x_lo + NP)
-        ends = (x + 1 == ce) & (p + 1 < NP)
+        pwhole = whole
+        ends = (left == 1) & (p + 1 < NP)  # the pair ends its request, and the part goes on
+        pp = pp + 1
+        left = left - 1
         if ends:
-            cb, cs, ce, csl = next_request(seqlens_ptr, cb, cs, ce, csl)
+            cb, csl, pp, left = next_request(seqlens_ptr, cb)
+            whole = left <= NP - (p + 1)   # it starts in this part: whole iff it ends here too
             q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
                                heads_per_kv)
 
@@ -411,13 +418,13 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
         peer.release(NP - 1)
         # the last segment: the last pair's request (a part's last pair never advances the walk)
         flush_segment(normalized(acc, l_i), l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, cb,
-                      whole_in_part(cs, ce, x_lo, x_lo + NP), r, keep, g, heads_per_kv, s_q, h_kv,
+                      whole, r, keep, g, heads_per_kv, s_q, h_kv,
                       rb, n_rows, BLOCK_H, True)
 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, stride_q_s,
-              stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0,
-              sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
+              stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0,
+              sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
               CAUSAL: tl.constexpr, TMA: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_k = tl.arange(0, BK)
@@ -435,14 +442,14 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
     pr = prob0.reader()
 
     cb = b0
-    cs = s0
-    ce = e0
     csl = sl0
+    pp = pp0
+    left = left0
+    whole = whole0
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
     for p in range(NP):
-        x = x_lo + p
         qres = qr.wait(p)
         k1 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
@@ -451,7 +458,6 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
         k1l = own_l.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
-        pp = x - cs
         lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
         if TMA:
             s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim)
@@ -463,10 +469,13 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
 
         # segment bookkeeping, as consumer0's (both keep the same ref and l_i)
         pb = cb    # this pair's request and whether it is whole in this part
-        pwhole = whole_in_part(cs, ce, x_lo, x_lo + NP)
-        ends = (x + 1 == ce) & (p + 1 < NP)
+        pwhole = whole
+        ends = (left == 1) & (p + 1 < NP)  # the pair ends its request, and the part goes on
+        pp = pp + 1
+        left = left - 1
         if ends:
-            cb, cs, ce, csl = next_request(seqlens_ptr, cb, cs, ce, csl)
+            cb, csl, pp, left = next_request(seqlens_ptr, cb)
+            whole = left <= NP - (p + 1)   # it starts in this part: whole iff it ends here too
             q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
                                heads_per_kv)
 
@@ -514,7 +523,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
             l_i = tl.zeros([BLOCK_H], tl.float32)
     if NP > 0:
         flush_segment(normalized(acc, l_i), l_i, ref, out_ptr + D_HALF, out_ptr,
-                      opart_ptr + D_HALF, opart_ptr, cb, whole_in_part(cs, ce, x_lo, x_lo + NP), r,
+                      opart_ptr + D_HALF, opart_ptr, cb, whole, r,
                       keep, g, heads_per_kv, s_q, h_kv, rb, n_rows, BLOCK_H, False)
 
 

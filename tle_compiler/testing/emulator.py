@@ -233,6 +233,10 @@ def make_language(dot_dtypes=None):
         pid, grid = program["id"], program["grid"]
 
         def run(fn, args):
+            # a scalar is a value in Triton: each partition gets its own copy, so an augmented
+            # assignment (``left -= 1``, in place on a torch tensor) cannot reach another partition
+            args = tuple(a.clone() if isinstance(a, torch.Tensor) and a.dim() == 0 else a
+                         for a in args)
             try:
                 fn(*args)
             except BaseException as e:  # noqa: BLE001 (re-raised in the launching thread)

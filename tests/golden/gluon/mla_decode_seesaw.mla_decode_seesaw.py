@@ -40,76 +40,71 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
     TMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
+    _block_rows41_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows41_r < n_rows), _block_rows41_r, 0)
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     cb = b0
-    cs = s0
-    ce = e0
     csl = sl0
+    pp = pp0
+    left = left0
     for p in range(NP):
-        x = (x_lo + p)
-        if (x == ce):
-            _next_request43_nb = (cb + 1)
-            _next_request43__t44 = gl.load((seqlens_ptr + _next_request43_nb))
-            _next_request43_nsl = _next_request43__t44
-            _request_pairs45__t46 = gl.maximum((((((_next_request43_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            _t47 = _next_request43_nb
-            _t48 = (ce + _request_pairs45__t46)
-            _t49 = _next_request43_nsl
-            cb = _t47
-            cs = ce
-            ce = _t48
-            csl = _t49
-        pp = (x - cs)
+        if (left == 0):
+            _next_request44_nb = (cb + 1)
+            _next_request44__t45 = gl.load((seqlens_ptr + _next_request44_nb))
+            _next_request44_nsl = _next_request44__t45
+            _request_pairs46__t47 = gl.maximum((((((_next_request44_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request44_nb
+            csl = _next_request44_nsl
+            pp = 0
+            left = _request_pairs46__t47
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
-        if (x == gl.maximum(cs, x_lo)):
-            _q_row_ptrs50_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs50_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+        if ((pp == 0) | (p == 0)):
+            _q_row_ptrs48_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs48_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_rows53_tile = (2 * pp)
-        _page_of54__t55 = gl.where((_page_rows53_tile < last_tile), _page_rows53_tile, last_tile)
-        _page_of54__t56 = gl.maximum(_page_of54__t55, 0)
-        _page_of54_entry = _page_of54__t56
-        _page_of54__t57 = gl.load((bt_row + _page_of54_entry), mask=(csl > 0), other=0)
-        _page_rows53__t58 = _page_of54__t57.to(gl.int64)
-        _page_rows53_page = _page_rows53__t58
-        _page_rows53_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows53_valid = (((_page_rows53_tile * BK) + _page_rows53_offs_k) < csl)
-        _kv_rows60_kv_ptr = (k_head + (_page_rows53_page * stride_k_blk))
-        _kv_rows60__t61 = gl.where(_page_rows53_valid, _page_rows53_offs_k, 0)
-        _kv_rows60__t62 = _kv_rows60__t61.to(gl.int64)
-        _kv_rows60__t63 = gl.where(_page_rows53_valid, _page_rows53_offs_k, 0)
-        _kv_rows60__t64 = _kv_rows60__t63.to(gl.int64)
-        rows0 = (_kv_rows60_kv_ptr + (_kv_rows60__t64[:, None] * stride_k_tok))
-        valid0 = _page_rows53_valid
-        _page_rows65_tile = ((2 * pp) + 1)
-        _page_of66__t67 = gl.where((_page_rows65_tile < last_tile), _page_rows65_tile, last_tile)
-        _page_of66__t68 = gl.maximum(_page_of66__t67, 0)
-        _page_of66_entry = _page_of66__t68
-        _page_of66__t69 = gl.load((bt_row + _page_of66_entry), mask=(csl > 0), other=0)
-        _page_rows65__t70 = _page_of66__t69.to(gl.int64)
-        _page_rows65_page = _page_rows65__t70
-        _page_rows65_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows65_valid = (((_page_rows65_tile * BK) + _page_rows65_offs_k) < csl)
-        _kv_rows72_kv_ptr = (k_head + (_page_rows65_page * stride_k_blk))
-        _kv_rows72__t73 = gl.where(_page_rows65_valid, _page_rows65_offs_k, 0)
-        _kv_rows72__t74 = _kv_rows72__t73.to(gl.int64)
-        _kv_rows72__t75 = gl.where(_page_rows65_valid, _page_rows65_offs_k, 0)
-        _kv_rows72__t76 = _kv_rows72__t75.to(gl.int64)
-        rows1 = (_kv_rows72_kv_ptr + (_kv_rows72__t76[:, None] * stride_k_tok))
-        valid1 = _page_rows65_valid
+        _page_rows51_tile = (2 * pp)
+        _page_of52__t53 = gl.where((_page_rows51_tile < last_tile), _page_rows51_tile, last_tile)
+        _page_of52__t54 = gl.maximum(_page_of52__t53, 0)
+        _page_of52_entry = _page_of52__t54
+        _page_of52__t55 = gl.load((bt_row + _page_of52_entry), mask=(csl > 0), other=0)
+        _page_rows51__t56 = _page_of52__t55.to(gl.int64)
+        _page_rows51_page = _page_rows51__t56
+        _page_rows51_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows51_valid = (((_page_rows51_tile * BK) + _page_rows51_offs_k) < csl)
+        _kv_rows58_kv_ptr = (k_head + (_page_rows51_page * stride_k_blk))
+        _kv_rows58__t59 = gl.where(_page_rows51_valid, _page_rows51_offs_k, 0)
+        _kv_rows58__t60 = _kv_rows58__t59.to(gl.int64)
+        _kv_rows58__t61 = gl.where(_page_rows51_valid, _page_rows51_offs_k, 0)
+        _kv_rows58__t62 = _kv_rows58__t61.to(gl.int64)
+        rows0 = (_kv_rows58_kv_ptr + (_kv_rows58__t62[:, None] * stride_k_tok))
+        valid0 = _page_rows51_valid
+        _page_rows63_tile = ((2 * pp) + 1)
+        _page_of64__t65 = gl.where((_page_rows63_tile < last_tile), _page_rows63_tile, last_tile)
+        _page_of64__t66 = gl.maximum(_page_of64__t65, 0)
+        _page_of64_entry = _page_of64__t66
+        _page_of64__t67 = gl.load((bt_row + _page_of64_entry), mask=(csl > 0), other=0)
+        _page_rows63__t68 = _page_of64__t67.to(gl.int64)
+        _page_rows63_page = _page_rows63__t68
+        _page_rows63_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows63_valid = (((_page_rows63_tile * BK) + _page_rows63_offs_k) < csl)
+        _kv_rows70_kv_ptr = (k_head + (_page_rows63_page * stride_k_blk))
+        _kv_rows70__t71 = gl.where(_page_rows63_valid, _page_rows63_offs_k, 0)
+        _kv_rows70__t72 = _kv_rows70__t71.to(gl.int64)
+        _kv_rows70__t73 = gl.where(_page_rows63_valid, _page_rows63_offs_k, 0)
+        _kv_rows70__t74 = _kv_rows70__t73.to(gl.int64)
+        rows1 = (_kv_rows70_kv_ptr + (_kv_rows70__t74[:, None] * stride_k_tok))
+        valid1 = _page_rows63_valid
         keep0 = valid0[:, None]
         keep1 = valid1[:, None]
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
@@ -126,10 +121,12 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
         mbarrier.wait(kv1l_empty0.index(0), ((p) & 1) ^ 1)
         async_copy.async_copy_global_to_shared(kv1l_kv_l.index(0), (rows1 + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep1)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(kv1l_full0.index(0), increment_count=False)
+        pp = (pp + 1)
+        left = (left - 1)
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
@@ -142,24 +139,24 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows77_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows77_r < n_rows), _block_rows77_r, 0)
+    _block_rows75_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows75_r < n_rows), _block_rows75_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of79__t80 = b0.to(gl.int64)
-    _q_row_ptrs81_q_base = (q_ptr + (_q_tail_of79__t80 * stride_q_b))
-    _q_tail_of79_rows = (_q_row_ptrs81_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of79_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of79__t86 = _v1
-    q_tail = _q_tail_of79__t86
+    _q_tail_of77__t78 = b0.to(gl.int64)
+    _q_row_ptrs79_q_base = (q_ptr + (_q_tail_of77__t78 * stride_q_b))
+    _q_tail_of77_rows = (_q_row_ptrs79_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of77_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of77__t84 = _v1
+    q_tail = _q_tail_of77__t84
     cb = b0
-    cs = s0
-    ce = e0
     csl = sl0
+    pp = pp0
+    left = left0
+    whole = whole0
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
-        x = (x_lo + p)
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
@@ -177,39 +174,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        pp = (x - cs)
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
         if CAUSAL:
-            _row_limit87_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _row_limit85_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
-            _row_limit87_lim = (csl + (r * 0))
-        lim = _row_limit87_lim
+            _row_limit85_lim = (csl + (r * 0))
+        lim = _row_limit85_lim
         pos = (((2 * pp) * BK) + gl.arange(0, BK, layout=L2))
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
-        _whole_in_part88_x_hi = (x_lo + NP)
-        pwhole = ((cs >= x_lo) & (ce <= _whole_in_part88_x_hi))
-        ends = (((x + 1) == ce) & ((p + 1) < NP))
+        pwhole = whole
+        ends = ((left == 1) & ((p + 1) < NP))
+        pp = (pp + 1)
+        left = (left - 1)
         if ends:
-            _next_request89_nb = (cb + 1)
-            _next_request89__t90 = gl.load((seqlens_ptr + _next_request89_nb))
-            _next_request89_nsl = _next_request89__t90
-            _request_pairs91__t92 = gl.maximum((((((_next_request89_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            _t93 = _next_request89_nb
-            _t94 = (ce + _request_pairs91__t92)
-            _t95 = _next_request89_nsl
-            cb = _t93
-            cs = ce
-            ce = _t94
-            csl = _t95
-            _q_tail_of96__t97 = cb.to(gl.int64)
-            _q_row_ptrs98_q_base = (q_ptr + (_q_tail_of96__t97 * stride_q_b))
-            _q_tail_of96_rows = (_q_row_ptrs98_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of96_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of96__t103 = _v7
-            q_tail = _q_tail_of96__t103
+            _next_request86_nb = (cb + 1)
+            _next_request86__t87 = gl.load((seqlens_ptr + _next_request86_nb))
+            _next_request86_nsl = _next_request86__t87
+            _request_pairs88__t89 = gl.maximum((((((_next_request86_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request86_nb
+            csl = _next_request86_nsl
+            pp = 0
+            left = _request_pairs88__t89
+            whole = (left <= (NP - (p + 1)))
+            _q_tail_of90__t91 = cb.to(gl.int64)
+            _q_row_ptrs92_q_base = (q_ptr + (_q_tail_of90__t91 * stride_q_b))
+            _q_tail_of90_rows = (_q_row_ptrs92_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of90_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of90__t97 = _v7
+            q_tail = _q_tail_of90__t97
         mx0 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_empty0.index(0), ((p) & 1) ^ 1)
         max0_m.index(0).store(mx0)
@@ -249,79 +244,77 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         ref = r_new
         acc = warpgroup_mma_wait(0, deps=[acc])  # no wgmma in flight across an if
         if ends:
-            _normalized108_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized108_inv_l[:, None], L3))
-            _flush_segment109_h_q = (h_kv * heads_per_kv)
+            _normalized102_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized102_inv_l[:, None], L3))
+            _flush_segment103_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment109__t110 = pb.to(gl.int64)
-                _row_offsets111_stride_s = (_flush_segment109_h_q * D_MAIN)
-                _store_half112_half_base = (out_ptr + (_flush_segment109__t110 * ((s_q * _flush_segment109_h_q) * D_MAIN)))
-                _store_half112_o_row = (((r // heads_per_kv) * _row_offsets111_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half112__t113 = acc.to(gl.bfloat16)
+                _flush_segment103__t104 = pb.to(gl.int64)
+                _row_offsets105_stride_s = (_flush_segment103_h_q * D_MAIN)
+                _store_half106_half_base = (out_ptr + (_flush_segment103__t104 * ((s_q * _flush_segment103_h_q) * D_MAIN)))
+                _store_half106_o_row = (((r // heads_per_kv) * _row_offsets105_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half106__t107 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half112_half_base + _store_half112_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half112__t113, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half106_half_base + _store_half106_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half106__t107, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half112_half_base + _store_half112_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half112__t113, L4), mask=keep[:, None])
-                _flush_segment109__t121 = pb.to(gl.int64)
-                _store_lse123_l_ptrs = ((lse_ptr + (_flush_segment109__t121 * (_flush_segment109_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of124__t125 = gl.log2(l_i)
-                _lse_of124__t126 = gl.where((l_i > 0), ((_lse_of124__t125 + ref) * LN2), float('inf'))
-                gl.store(_store_lse123_l_ptrs, _lse_of124__t126, mask=keep)
+                    gl.store(((_store_half106_half_base + _store_half106_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half106__t107, L4), mask=keep[:, None])
+                _flush_segment103__t115 = pb.to(gl.int64)
+                _store_lse117_l_ptrs = ((lse_ptr + (_flush_segment103__t115 * (_flush_segment103_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of118__t119 = gl.log2(l_i)
+                _lse_of118__t120 = gl.where((l_i > 0), ((_lse_of118__t119 + ref) * LN2), float('inf'))
+                gl.store(_store_lse117_l_ptrs, _lse_of118__t120, mask=keep)
             else:
-                _flush_segment109__t128 = gl.program_id(1)
-                _flush_segment109__t129 = (pb + _flush_segment109__t128).to(gl.int64)
-                _flush_segment109_slot = _flush_segment109__t129
-                _row_offsets130_stride_s = (_flush_segment109_h_q * D_MAIN)
-                _store_half131_half_base = (opart_ptr + (_flush_segment109_slot * ((s_q * _flush_segment109_h_q) * D_MAIN)))
-                _store_half131_o_row = (((r // heads_per_kv) * _row_offsets130_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half131_half_base + _store_half131_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-                _store_lse136_l_ptrs = ((lpart_ptr + (_flush_segment109_slot * (s_q * _flush_segment109_h_q))) + (((r // heads_per_kv) * _flush_segment109_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of137__t138 = gl.log2(l_i)
-                _part_lse_of137__t139 = gl.where((l_i > 0), ((_part_lse_of137__t138 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse136_l_ptrs, _part_lse_of137__t139, mask=keep)
+                _flush_segment103__t122 = gl.program_id(1)
+                _flush_segment103__t123 = (pb + _flush_segment103__t122).to(gl.int64)
+                _flush_segment103_slot = _flush_segment103__t123
+                _row_offsets124_stride_s = (_flush_segment103_h_q * D_MAIN)
+                _store_half125_half_base = (opart_ptr + (_flush_segment103_slot * ((s_q * _flush_segment103_h_q) * D_MAIN)))
+                _store_half125_o_row = (((r // heads_per_kv) * _row_offsets124_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse130_l_ptrs = ((lpart_ptr + (_flush_segment103_slot * (s_q * _flush_segment103_h_q))) + (((r // heads_per_kv) * _flush_segment103_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of131__t132 = gl.log2(l_i)
+                _part_lse_of131__t133 = gl.where((l_i > 0), ((_part_lse_of131__t132 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse130_l_ptrs, _part_lse_of131__t133, mask=keep)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized141__t142 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized141_inv_l = _normalized141__t142
-        _whole_in_part143_x_hi = (x_lo + NP)
-        _flush_segment144_out = (acc * gl.convert_layout(_normalized141_inv_l[:, None], L3))
-        _flush_segment144_whole = ((cs >= x_lo) & (ce <= _whole_in_part143_x_hi))
-        _flush_segment144_h_q = (h_kv * heads_per_kv)
-        if _flush_segment144_whole:
-            _flush_segment144__t145 = cb.to(gl.int64)
-            _row_offsets146_stride_s = (_flush_segment144_h_q * D_MAIN)
-            _store_half147_half_base = (out_ptr + (_flush_segment144__t145 * ((s_q * _flush_segment144_h_q) * D_MAIN)))
-            _store_half147_o_row = (((r // heads_per_kv) * _row_offsets146_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half147__t148 = _flush_segment144_out.to(gl.bfloat16)
+        _normalized135__t136 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized135_inv_l = _normalized135__t136
+        _flush_segment137_out = (acc * gl.convert_layout(_normalized135_inv_l[:, None], L3))
+        _flush_segment137_h_q = (h_kv * heads_per_kv)
+        if whole:
+            _flush_segment137__t138 = cb.to(gl.int64)
+            _row_offsets139_stride_s = (_flush_segment137_h_q * D_MAIN)
+            _store_half140_half_base = (out_ptr + (_flush_segment137__t138 * ((s_q * _flush_segment137_h_q) * D_MAIN)))
+            _store_half140_o_row = (((r // heads_per_kv) * _row_offsets139_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half140__t141 = _flush_segment137_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half147_half_base + _store_half147_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half147__t148, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half140_half_base + _store_half140_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half140__t141, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half147_half_base + _store_half147_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half147__t148, L4), mask=keep[:, None])
-            _flush_segment144__t156 = cb.to(gl.int64)
-            _store_lse158_l_ptrs = ((lse_ptr + (_flush_segment144__t156 * (_flush_segment144_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of159__t160 = gl.log2(l_i)
-            _lse_of159__t161 = gl.where((l_i > 0), ((_lse_of159__t160 + ref) * LN2), float('inf'))
-            gl.store(_store_lse158_l_ptrs, _lse_of159__t161, mask=keep)
+                gl.store(((_store_half140_half_base + _store_half140_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half140__t141, L4), mask=keep[:, None])
+            _flush_segment137__t149 = cb.to(gl.int64)
+            _store_lse151_l_ptrs = ((lse_ptr + (_flush_segment137__t149 * (_flush_segment137_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of152__t153 = gl.log2(l_i)
+            _lse_of152__t154 = gl.where((l_i > 0), ((_lse_of152__t153 + ref) * LN2), float('inf'))
+            gl.store(_store_lse151_l_ptrs, _lse_of152__t154, mask=keep)
         else:
-            _flush_segment144__t163 = gl.program_id(1)
-            _flush_segment144__t164 = (cb + _flush_segment144__t163).to(gl.int64)
-            _flush_segment144_slot = _flush_segment144__t164
-            _row_offsets165_stride_s = (_flush_segment144_h_q * D_MAIN)
-            _store_half166_half_base = (opart_ptr + (_flush_segment144_slot * ((s_q * _flush_segment144_h_q) * D_MAIN)))
-            _store_half166_o_row = (((r // heads_per_kv) * _row_offsets165_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half166_half_base + _store_half166_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment144_out, L4), mask=keep[:, None])
-            _store_lse171_l_ptrs = ((lpart_ptr + (_flush_segment144_slot * (s_q * _flush_segment144_h_q))) + (((r // heads_per_kv) * _flush_segment144_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of172__t173 = gl.log2(l_i)
-            _part_lse_of172__t174 = gl.where((l_i > 0), ((_part_lse_of172__t173 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse171_l_ptrs, _part_lse_of172__t174, mask=keep)
+            _flush_segment137__t156 = gl.program_id(1)
+            _flush_segment137__t157 = (cb + _flush_segment137__t156).to(gl.int64)
+            _flush_segment137_slot = _flush_segment137__t157
+            _row_offsets158_stride_s = (_flush_segment137_h_q * D_MAIN)
+            _store_half159_half_base = (opart_ptr + (_flush_segment137_slot * ((s_q * _flush_segment137_h_q) * D_MAIN)))
+            _store_half159_o_row = (((r // heads_per_kv) * _row_offsets158_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half159_half_base + _store_half159_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment137_out, L4), mask=keep[:, None])
+            _store_lse164_l_ptrs = ((lpart_ptr + (_flush_segment137_slot * (s_q * _flush_segment137_h_q))) + (((r // heads_per_kv) * _flush_segment137_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of165__t166 = gl.log2(l_i)
+            _part_lse_of165__t167 = gl.where((l_i > 0), ((_part_lse_of165__t166 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse164_l_ptrs, _part_lse_of165__t167, mask=keep)
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
@@ -334,24 +327,24 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows176_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows176_r < n_rows), _block_rows176_r, 0)
+    _block_rows169_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows169_r < n_rows), _block_rows169_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of178__t179 = b0.to(gl.int64)
-    _q_row_ptrs180_q_base = (q_ptr + (_q_tail_of178__t179 * stride_q_b))
-    _q_tail_of178_rows = (_q_row_ptrs180_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of178_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of178__t185 = _v1
-    q_tail = _q_tail_of178__t185
+    _q_tail_of171__t172 = b0.to(gl.int64)
+    _q_row_ptrs173_q_base = (q_ptr + (_q_tail_of171__t172 * stride_q_b))
+    _q_tail_of171_rows = (_q_row_ptrs173_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of171_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of171__t178 = _v1
+    q_tail = _q_tail_of171__t178
     cb = b0
-    cs = s0
-    ce = e0
     csl = sl0
+    pp = pp0
+    left = left0
+    whole = whole0
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
-        x = (x_lo + p)
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
@@ -366,39 +359,37 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        pp = (x - cs)
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
         if CAUSAL:
-            _row_limit186_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _row_limit179_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
-            _row_limit186_lim = (csl + (r * 0))
-        lim = _row_limit186_lim
+            _row_limit179_lim = (csl + (r * 0))
+        lim = _row_limit179_lim
         pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
-        _whole_in_part187_x_hi = (x_lo + NP)
-        pwhole = ((cs >= x_lo) & (ce <= _whole_in_part187_x_hi))
-        ends = (((x + 1) == ce) & ((p + 1) < NP))
+        pwhole = whole
+        ends = ((left == 1) & ((p + 1) < NP))
+        pp = (pp + 1)
+        left = (left - 1)
         if ends:
-            _next_request188_nb = (cb + 1)
-            _next_request188__t189 = gl.load((seqlens_ptr + _next_request188_nb))
-            _next_request188_nsl = _next_request188__t189
-            _request_pairs190__t191 = gl.maximum((((((_next_request188_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            _t192 = _next_request188_nb
-            _t193 = (ce + _request_pairs190__t191)
-            _t194 = _next_request188_nsl
-            cb = _t192
-            cs = ce
-            ce = _t193
-            csl = _t194
-            _q_tail_of195__t196 = cb.to(gl.int64)
-            _q_row_ptrs197_q_base = (q_ptr + (_q_tail_of195__t196 * stride_q_b))
-            _q_tail_of195_rows = (_q_row_ptrs197_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of195_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of195__t202 = _v7
-            q_tail = _q_tail_of195__t202
+            _next_request180_nb = (cb + 1)
+            _next_request180__t181 = gl.load((seqlens_ptr + _next_request180_nb))
+            _next_request180_nsl = _next_request180__t181
+            _request_pairs182__t183 = gl.maximum((((((_next_request180_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request180_nb
+            csl = _next_request180_nsl
+            pp = 0
+            left = _request_pairs182__t183
+            whole = (left <= (NP - (p + 1)))
+            _q_tail_of184__t185 = cb.to(gl.int64)
+            _q_row_ptrs186_q_base = (q_ptr + (_q_tail_of184__t185 * stride_q_b))
+            _q_tail_of184_rows = (_q_row_ptrs186_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of184_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of184__t191 = _v7
+            q_tail = _q_tail_of184__t191
         mx1 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_full0.index(0), (p) & 1)
         _v8 = max0_m.index(0).load(L1)
@@ -441,59 +432,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized208_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized208_inv_l[:, None], L3))
-            _flush_segment209_out_ptr = (out_ptr + D_HALF)
-            _flush_segment209_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment209_h_q = (h_kv * heads_per_kv)
+            _normalized197_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized197_inv_l[:, None], L3))
+            _flush_segment198_out_ptr = (out_ptr + D_HALF)
+            _flush_segment198_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment198_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment209__t210 = pb.to(gl.int64)
-                _row_offsets211_stride_s = (_flush_segment209_h_q * D_MAIN)
-                _store_half212_half_base = (_flush_segment209_out_ptr + (_flush_segment209__t210 * ((s_q * _flush_segment209_h_q) * D_MAIN)))
-                _store_half212_o_row = (((r // heads_per_kv) * _row_offsets211_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half212__t213 = acc.to(gl.bfloat16)
+                _flush_segment198__t199 = pb.to(gl.int64)
+                _row_offsets200_stride_s = (_flush_segment198_h_q * D_MAIN)
+                _store_half201_half_base = (_flush_segment198_out_ptr + (_flush_segment198__t199 * ((s_q * _flush_segment198_h_q) * D_MAIN)))
+                _store_half201_o_row = (((r // heads_per_kv) * _row_offsets200_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half201__t202 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half212__t213, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half212__t213, L4), mask=keep[:, None])
+                    gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4), mask=keep[:, None])
             else:
-                _flush_segment209__t221 = gl.program_id(1)
-                _flush_segment209__t222 = (pb + _flush_segment209__t221).to(gl.int64)
-                _flush_segment209_slot = _flush_segment209__t222
-                _row_offsets223_stride_s = (_flush_segment209_h_q * D_MAIN)
-                _store_half224_half_base = (_flush_segment209_opart_ptr + (_flush_segment209_slot * ((s_q * _flush_segment209_h_q) * D_MAIN)))
-                _store_half224_o_row = (((r // heads_per_kv) * _row_offsets223_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _flush_segment198__t210 = gl.program_id(1)
+                _flush_segment198__t211 = (pb + _flush_segment198__t210).to(gl.int64)
+                _flush_segment198_slot = _flush_segment198__t211
+                _row_offsets212_stride_s = (_flush_segment198_h_q * D_MAIN)
+                _store_half213_half_base = (_flush_segment198_opart_ptr + (_flush_segment198_slot * ((s_q * _flush_segment198_h_q) * D_MAIN)))
+                _store_half213_o_row = (((r // heads_per_kv) * _row_offsets212_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half213_half_base + _store_half213_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
-        _normalized228__t229 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized228_inv_l = _normalized228__t229
-        _whole_in_part230_x_hi = (x_lo + NP)
-        _flush_segment231_out = (acc * gl.convert_layout(_normalized228_inv_l[:, None], L3))
-        _flush_segment231_out_ptr = (out_ptr + D_HALF)
-        _flush_segment231_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment231_whole = ((cs >= x_lo) & (ce <= _whole_in_part230_x_hi))
-        _flush_segment231_h_q = (h_kv * heads_per_kv)
-        if _flush_segment231_whole:
-            _flush_segment231__t232 = cb.to(gl.int64)
-            _row_offsets233_stride_s = (_flush_segment231_h_q * D_MAIN)
-            _store_half234_half_base = (_flush_segment231_out_ptr + (_flush_segment231__t232 * ((s_q * _flush_segment231_h_q) * D_MAIN)))
-            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half234__t235 = _flush_segment231_out.to(gl.bfloat16)
+        _normalized217__t218 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized217_inv_l = _normalized217__t218
+        _flush_segment219_out = (acc * gl.convert_layout(_normalized217_inv_l[:, None], L3))
+        _flush_segment219_out_ptr = (out_ptr + D_HALF)
+        _flush_segment219_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment219_h_q = (h_kv * heads_per_kv)
+        if whole:
+            _flush_segment219__t220 = cb.to(gl.int64)
+            _row_offsets221_stride_s = (_flush_segment219_h_q * D_MAIN)
+            _store_half222_half_base = (_flush_segment219_out_ptr + (_flush_segment219__t220 * ((s_q * _flush_segment219_h_q) * D_MAIN)))
+            _store_half222_o_row = (((r // heads_per_kv) * _row_offsets221_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half222__t223 = _flush_segment219_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half234__t235, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half234__t235, L4), mask=keep[:, None])
+                gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4), mask=keep[:, None])
         else:
-            _flush_segment231__t243 = gl.program_id(1)
-            _flush_segment231__t244 = (cb + _flush_segment231__t243).to(gl.int64)
-            _flush_segment231_slot = _flush_segment231__t244
-            _row_offsets245_stride_s = (_flush_segment231_h_q * D_MAIN)
-            _store_half246_half_base = (_flush_segment231_opart_ptr + (_flush_segment231_slot * ((s_q * _flush_segment231_h_q) * D_MAIN)))
-            _store_half246_o_row = (((r // heads_per_kv) * _row_offsets245_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half246_half_base + _store_half246_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment231_out, L4), mask=keep[:, None])
+            _flush_segment219__t231 = gl.program_id(1)
+            _flush_segment219__t232 = (cb + _flush_segment219__t231).to(gl.int64)
+            _flush_segment219_slot = _flush_segment219__t232
+            _row_offsets233_stride_s = (_flush_segment219_h_q * D_MAIN)
+            _store_half234_half_base = (_flush_segment219_opart_ptr + (_flush_segment219_slot * ((s_q * _flush_segment219_h_q) * D_MAIN)))
+            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment219_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
@@ -580,6 +569,9 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     s0 = _part_range2_s0
     e0 = _part_range2_e0
     sl0 = _part_range2_sl0
+    pp0 = (x_lo - s0)
+    left0 = (e0 - x_lo)
+    whole0 = ((s0 >= x_lo) & (e0 <= x_hi))
     NP = gl.maximum((x_hi - x_lo), 0)
     k_head = (k_ptr + (g * stride_k_h))
     # pipe q: capacity 1
@@ -644,7 +636,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])

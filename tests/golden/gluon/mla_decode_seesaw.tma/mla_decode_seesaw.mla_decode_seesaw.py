@@ -41,64 +41,59 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
     TMA: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
+    _block_rows41_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows41_r < n_rows), _block_rows41_r, 0)
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     cb = b0
-    cs = s0
-    ce = e0
     csl = sl0
+    pp = pp0
+    left = left0
     for p in range(NP):
-        x = (x_lo + p)
-        if (x == ce):
-            _next_request43_nb = (cb + 1)
-            _next_request43__t44 = gl.load((seqlens_ptr + _next_request43_nb))
-            _next_request43_nsl = _next_request43__t44
-            _request_pairs45__t46 = gl.maximum((((((_next_request43_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            _t47 = _next_request43_nb
-            _t48 = (ce + _request_pairs45__t46)
-            _t49 = _next_request43_nsl
-            cb = _t47
-            cs = ce
-            ce = _t48
-            csl = _t49
-        pp = (x - cs)
+        if (left == 0):
+            _next_request44_nb = (cb + 1)
+            _next_request44__t45 = gl.load((seqlens_ptr + _next_request44_nb))
+            _next_request44_nsl = _next_request44__t45
+            _request_pairs46__t47 = gl.maximum((((((_next_request44_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request44_nb
+            csl = _next_request44_nsl
+            pp = 0
+            left = _request_pairs46__t47
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
-        if (x == gl.maximum(cs, x_lo)):
-            _q_row_ptrs50_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs50_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+        if ((pp == 0) | (p == 0)):
+            _q_row_ptrs48_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs48_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_of53_tile = (2 * pp)
-        _page_of53__t54 = gl.where((_page_of53_tile < last_tile), _page_of53_tile, last_tile)
-        _page_of53__t55 = gl.maximum(_page_of53__t54, 0)
-        _page_of53_entry = _page_of53__t55
-        _page_of53__t56 = gl.load((bt_row + _page_of53_entry), mask=(csl > 0), other=0)
-        page0 = _page_of53__t56
-        _page_of57_tile = ((2 * pp) + 1)
-        _page_of57__t58 = gl.where((_page_of57_tile < last_tile), _page_of57_tile, last_tile)
-        _page_of57__t59 = gl.maximum(_page_of57__t58, 0)
-        _page_of57_entry = _page_of57__t59
-        _page_of57__t60 = gl.load((bt_row + _page_of57_entry), mask=(csl > 0), other=0)
-        page1 = _page_of57__t60
-        _page_shift61_tile = (2 * pp)
-        _page_shift61_n = ((csl - 0) - (_page_shift61_tile * BK))
-        _page_shift61_n = gl.where((_page_shift61_n < 0), 0, gl.where((_page_shift61_n > BK), BK, _page_shift61_n))
-        shift0 = (_page_shift61_n - BK)
-        _page_shift62_tile = ((2 * pp) + 1)
-        _page_shift62_n = ((csl - 0) - (_page_shift62_tile * BK))
-        _page_shift62_n = gl.where((_page_shift62_n < 0), 0, gl.where((_page_shift62_n > BK), BK, _page_shift62_n))
-        shift1 = (_page_shift62_n - BK)
+        _page_of51_tile = (2 * pp)
+        _page_of51__t52 = gl.where((_page_of51_tile < last_tile), _page_of51_tile, last_tile)
+        _page_of51__t53 = gl.maximum(_page_of51__t52, 0)
+        _page_of51_entry = _page_of51__t53
+        _page_of51__t54 = gl.load((bt_row + _page_of51_entry), mask=(csl > 0), other=0)
+        page0 = _page_of51__t54
+        _page_of55_tile = ((2 * pp) + 1)
+        _page_of55__t56 = gl.where((_page_of55_tile < last_tile), _page_of55_tile, last_tile)
+        _page_of55__t57 = gl.maximum(_page_of55__t56, 0)
+        _page_of55_entry = _page_of55__t57
+        _page_of55__t58 = gl.load((bt_row + _page_of55_entry), mask=(csl > 0), other=0)
+        page1 = _page_of55__t58
+        _page_shift59_tile = (2 * pp)
+        _page_shift59_n = ((csl - 0) - (_page_shift59_tile * BK))
+        _page_shift59_n = gl.where((_page_shift59_n < 0), 0, gl.where((_page_shift59_n > BK), BK, _page_shift59_n))
+        shift0 = (_page_shift59_n - BK)
+        _page_shift60_tile = ((2 * pp) + 1)
+        _page_shift60_n = ((csl - 0) - (_page_shift60_tile * BK))
+        _page_shift60_n = gl.where((_page_shift60_n < 0), 0, gl.where((_page_shift60_n > BK), BK, _page_shift60_n))
+        shift1 = (_page_shift60_n - BK)
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
         tma.async_copy_global_to_shared(k_desc, [page0, shift0, g, 0], kv0_full0.index(0), kv0_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         tma.async_copy_global_to_shared(tail_desc, [page0, shift0, g, D_MAIN], kv0_full0.index(0), kv0_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
@@ -113,10 +108,12 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
         mbarrier.wait(kv1l_empty0.index(0), ((p) & 1) ^ 1)
         tma.async_copy_global_to_shared(k_desc, [page1, shift1, g, 0], kv1l_full0.index(0), kv1l_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         mbarrier.expect(kv1l_full0.index(0), 32768)  # arrive + expect-tx: the phase completes when the TMA bytes landed
+        pp = (pp + 1)
+        left = (left - 1)
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
@@ -129,24 +126,24 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows63_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows63_r < n_rows), _block_rows63_r, 0)
+    _block_rows61_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows61_r < n_rows), _block_rows61_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of65__t66 = b0.to(gl.int64)
-    _q_row_ptrs67_q_base = (q_ptr + (_q_tail_of65__t66 * stride_q_b))
-    _q_tail_of65_rows = (_q_row_ptrs67_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of65_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of65__t72 = _v1
-    q_tail = _q_tail_of65__t72
+    _q_tail_of63__t64 = b0.to(gl.int64)
+    _q_row_ptrs65_q_base = (q_ptr + (_q_tail_of63__t64 * stride_q_b))
+    _q_tail_of63_rows = (_q_row_ptrs65_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of63_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of63__t70 = _v1
+    q_tail = _q_tail_of63__t70
     cb = b0
-    cs = s0
-    ce = e0
     csl = sl0
+    pp = pp0
+    left = left0
+    whole = whole0
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
-        x = (x_lo + p)
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
@@ -162,45 +159,43 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        pp = (x - cs)
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
         if CAUSAL:
-            _row_limit73_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _row_limit71_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
-            _row_limit73_lim = (csl + (r * 0))
-        lim = _row_limit73_lim
-        _page_shift74_tile = (2 * pp)
-        _page_shift74_n = ((csl - 0) - (_page_shift74_tile * BK))
-        _page_shift74_n = gl.where((_page_shift74_n < 0), 0, gl.where((_page_shift74_n > BK), BK, _page_shift74_n))
-        _masked_by_position75_tile = (2 * pp)
-        _masked_by_position75_shift = (_page_shift74_n - BK)
-        _masked_by_position75_pos = (((0 + (_masked_by_position75_tile * BK)) + _masked_by_position75_shift) + gl.arange(0, BK, layout=L2))
-        _masked_by_position75_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position75_shift))[None, :] & (_masked_by_position75_pos[None, :] < lim[:, None]))
-        s = gl.where(_masked_by_position75_keep, s, float('-inf'))
+            _row_limit71_lim = (csl + (r * 0))
+        lim = _row_limit71_lim
+        _page_shift72_tile = (2 * pp)
+        _page_shift72_n = ((csl - 0) - (_page_shift72_tile * BK))
+        _page_shift72_n = gl.where((_page_shift72_n < 0), 0, gl.where((_page_shift72_n > BK), BK, _page_shift72_n))
+        _masked_by_position73_tile = (2 * pp)
+        _masked_by_position73_shift = (_page_shift72_n - BK)
+        _masked_by_position73_pos = (((0 + (_masked_by_position73_tile * BK)) + _masked_by_position73_shift) + gl.arange(0, BK, layout=L2))
+        _masked_by_position73_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position73_shift))[None, :] & (_masked_by_position73_pos[None, :] < lim[:, None]))
+        s = gl.where(_masked_by_position73_keep, s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
-        _whole_in_part76_x_hi = (x_lo + NP)
-        pwhole = ((cs >= x_lo) & (ce <= _whole_in_part76_x_hi))
-        ends = (((x + 1) == ce) & ((p + 1) < NP))
+        pwhole = whole
+        ends = ((left == 1) & ((p + 1) < NP))
+        pp = (pp + 1)
+        left = (left - 1)
         if ends:
-            _next_request77_nb = (cb + 1)
-            _next_request77__t78 = gl.load((seqlens_ptr + _next_request77_nb))
-            _next_request77_nsl = _next_request77__t78
-            _request_pairs79__t80 = gl.maximum((((((_next_request77_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            _t81 = _next_request77_nb
-            _t82 = (ce + _request_pairs79__t80)
-            _t83 = _next_request77_nsl
-            cb = _t81
-            cs = ce
-            ce = _t82
-            csl = _t83
-            _q_tail_of84__t85 = cb.to(gl.int64)
-            _q_row_ptrs86_q_base = (q_ptr + (_q_tail_of84__t85 * stride_q_b))
-            _q_tail_of84_rows = (_q_row_ptrs86_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of84_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of84__t91 = _v7
-            q_tail = _q_tail_of84__t91
+            _next_request74_nb = (cb + 1)
+            _next_request74__t75 = gl.load((seqlens_ptr + _next_request74_nb))
+            _next_request74_nsl = _next_request74__t75
+            _request_pairs76__t77 = gl.maximum((((((_next_request74_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request74_nb
+            csl = _next_request74_nsl
+            pp = 0
+            left = _request_pairs76__t77
+            whole = (left <= (NP - (p + 1)))
+            _q_tail_of78__t79 = cb.to(gl.int64)
+            _q_row_ptrs80_q_base = (q_ptr + (_q_tail_of78__t79 * stride_q_b))
+            _q_tail_of78_rows = (_q_row_ptrs80_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of78_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of78__t85 = _v7
+            q_tail = _q_tail_of78__t85
         mx0 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_empty0.index(0), ((p) & 1) ^ 1)
         max0_m.index(0).store(mx0)
@@ -239,79 +234,77 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         ref = r_new
         acc = warpgroup_mma_wait(0, deps=[acc])  # no wgmma in flight across an if
         if ends:
-            _normalized96_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized96_inv_l[:, None], L3))
-            _flush_segment97_h_q = (h_kv * heads_per_kv)
+            _normalized90_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized90_inv_l[:, None], L3))
+            _flush_segment91_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment97__t98 = pb.to(gl.int64)
-                _row_offsets99_stride_s = (_flush_segment97_h_q * D_MAIN)
-                _store_half100_half_base = (out_ptr + (_flush_segment97__t98 * ((s_q * _flush_segment97_h_q) * D_MAIN)))
-                _store_half100_o_row = (((r // heads_per_kv) * _row_offsets99_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half100__t101 = acc.to(gl.bfloat16)
+                _flush_segment91__t92 = pb.to(gl.int64)
+                _row_offsets93_stride_s = (_flush_segment91_h_q * D_MAIN)
+                _store_half94_half_base = (out_ptr + (_flush_segment91__t92 * ((s_q * _flush_segment91_h_q) * D_MAIN)))
+                _store_half94_o_row = (((r // heads_per_kv) * _row_offsets93_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half94__t95 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half100_half_base + _store_half100_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half100__t101, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half94_half_base + _store_half94_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half94__t95, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half100_half_base + _store_half100_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half100__t101, L4), mask=keep[:, None])
-                _flush_segment97__t109 = pb.to(gl.int64)
-                _store_lse111_l_ptrs = ((lse_ptr + (_flush_segment97__t109 * (_flush_segment97_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of112__t113 = gl.log2(l_i)
-                _lse_of112__t114 = gl.where((l_i > 0), ((_lse_of112__t113 + ref) * LN2), float('inf'))
-                gl.store(_store_lse111_l_ptrs, _lse_of112__t114, mask=keep)
+                    gl.store(((_store_half94_half_base + _store_half94_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half94__t95, L4), mask=keep[:, None])
+                _flush_segment91__t103 = pb.to(gl.int64)
+                _store_lse105_l_ptrs = ((lse_ptr + (_flush_segment91__t103 * (_flush_segment91_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of106__t107 = gl.log2(l_i)
+                _lse_of106__t108 = gl.where((l_i > 0), ((_lse_of106__t107 + ref) * LN2), float('inf'))
+                gl.store(_store_lse105_l_ptrs, _lse_of106__t108, mask=keep)
             else:
-                _flush_segment97__t116 = gl.program_id(1)
-                _flush_segment97__t117 = (pb + _flush_segment97__t116).to(gl.int64)
-                _flush_segment97_slot = _flush_segment97__t117
-                _row_offsets118_stride_s = (_flush_segment97_h_q * D_MAIN)
-                _store_half119_half_base = (opart_ptr + (_flush_segment97_slot * ((s_q * _flush_segment97_h_q) * D_MAIN)))
-                _store_half119_o_row = (((r // heads_per_kv) * _row_offsets118_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half119_half_base + _store_half119_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-                _store_lse124_l_ptrs = ((lpart_ptr + (_flush_segment97_slot * (s_q * _flush_segment97_h_q))) + (((r // heads_per_kv) * _flush_segment97_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of125__t126 = gl.log2(l_i)
-                _part_lse_of125__t127 = gl.where((l_i > 0), ((_part_lse_of125__t126 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse124_l_ptrs, _part_lse_of125__t127, mask=keep)
+                _flush_segment91__t110 = gl.program_id(1)
+                _flush_segment91__t111 = (pb + _flush_segment91__t110).to(gl.int64)
+                _flush_segment91_slot = _flush_segment91__t111
+                _row_offsets112_stride_s = (_flush_segment91_h_q * D_MAIN)
+                _store_half113_half_base = (opart_ptr + (_flush_segment91_slot * ((s_q * _flush_segment91_h_q) * D_MAIN)))
+                _store_half113_o_row = (((r // heads_per_kv) * _row_offsets112_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half113_half_base + _store_half113_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse118_l_ptrs = ((lpart_ptr + (_flush_segment91_slot * (s_q * _flush_segment91_h_q))) + (((r // heads_per_kv) * _flush_segment91_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of119__t120 = gl.log2(l_i)
+                _part_lse_of119__t121 = gl.where((l_i > 0), ((_part_lse_of119__t120 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse118_l_ptrs, _part_lse_of119__t121, mask=keep)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized129__t130 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized129_inv_l = _normalized129__t130
-        _whole_in_part131_x_hi = (x_lo + NP)
-        _flush_segment132_out = (acc * gl.convert_layout(_normalized129_inv_l[:, None], L3))
-        _flush_segment132_whole = ((cs >= x_lo) & (ce <= _whole_in_part131_x_hi))
-        _flush_segment132_h_q = (h_kv * heads_per_kv)
-        if _flush_segment132_whole:
-            _flush_segment132__t133 = cb.to(gl.int64)
-            _row_offsets134_stride_s = (_flush_segment132_h_q * D_MAIN)
-            _store_half135_half_base = (out_ptr + (_flush_segment132__t133 * ((s_q * _flush_segment132_h_q) * D_MAIN)))
-            _store_half135_o_row = (((r // heads_per_kv) * _row_offsets134_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half135__t136 = _flush_segment132_out.to(gl.bfloat16)
+        _normalized123__t124 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized123_inv_l = _normalized123__t124
+        _flush_segment125_out = (acc * gl.convert_layout(_normalized123_inv_l[:, None], L3))
+        _flush_segment125_h_q = (h_kv * heads_per_kv)
+        if whole:
+            _flush_segment125__t126 = cb.to(gl.int64)
+            _row_offsets127_stride_s = (_flush_segment125_h_q * D_MAIN)
+            _store_half128_half_base = (out_ptr + (_flush_segment125__t126 * ((s_q * _flush_segment125_h_q) * D_MAIN)))
+            _store_half128_o_row = (((r // heads_per_kv) * _row_offsets127_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half128__t129 = _flush_segment125_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half135_half_base + _store_half135_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half135__t136, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half128_half_base + _store_half128_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half128__t129, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half135_half_base + _store_half135_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half135__t136, L4), mask=keep[:, None])
-            _flush_segment132__t144 = cb.to(gl.int64)
-            _store_lse146_l_ptrs = ((lse_ptr + (_flush_segment132__t144 * (_flush_segment132_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of147__t148 = gl.log2(l_i)
-            _lse_of147__t149 = gl.where((l_i > 0), ((_lse_of147__t148 + ref) * LN2), float('inf'))
-            gl.store(_store_lse146_l_ptrs, _lse_of147__t149, mask=keep)
+                gl.store(((_store_half128_half_base + _store_half128_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half128__t129, L4), mask=keep[:, None])
+            _flush_segment125__t137 = cb.to(gl.int64)
+            _store_lse139_l_ptrs = ((lse_ptr + (_flush_segment125__t137 * (_flush_segment125_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of140__t141 = gl.log2(l_i)
+            _lse_of140__t142 = gl.where((l_i > 0), ((_lse_of140__t141 + ref) * LN2), float('inf'))
+            gl.store(_store_lse139_l_ptrs, _lse_of140__t142, mask=keep)
         else:
-            _flush_segment132__t151 = gl.program_id(1)
-            _flush_segment132__t152 = (cb + _flush_segment132__t151).to(gl.int64)
-            _flush_segment132_slot = _flush_segment132__t152
-            _row_offsets153_stride_s = (_flush_segment132_h_q * D_MAIN)
-            _store_half154_half_base = (opart_ptr + (_flush_segment132_slot * ((s_q * _flush_segment132_h_q) * D_MAIN)))
-            _store_half154_o_row = (((r // heads_per_kv) * _row_offsets153_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half154_half_base + _store_half154_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment132_out, L4), mask=keep[:, None])
-            _store_lse159_l_ptrs = ((lpart_ptr + (_flush_segment132_slot * (s_q * _flush_segment132_h_q))) + (((r // heads_per_kv) * _flush_segment132_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of160__t161 = gl.log2(l_i)
-            _part_lse_of160__t162 = gl.where((l_i > 0), ((_part_lse_of160__t161 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse159_l_ptrs, _part_lse_of160__t162, mask=keep)
+            _flush_segment125__t144 = gl.program_id(1)
+            _flush_segment125__t145 = (cb + _flush_segment125__t144).to(gl.int64)
+            _flush_segment125_slot = _flush_segment125__t145
+            _row_offsets146_stride_s = (_flush_segment125_h_q * D_MAIN)
+            _store_half147_half_base = (opart_ptr + (_flush_segment125_slot * ((s_q * _flush_segment125_h_q) * D_MAIN)))
+            _store_half147_o_row = (((r // heads_per_kv) * _row_offsets146_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half147_half_base + _store_half147_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment125_out, L4), mask=keep[:, None])
+            _store_lse152_l_ptrs = ((lpart_ptr + (_flush_segment125_slot * (s_q * _flush_segment125_h_q))) + (((r // heads_per_kv) * _flush_segment125_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of153__t154 = gl.log2(l_i)
+            _part_lse_of153__t155 = gl.where((l_i > 0), ((_part_lse_of153__t154 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse152_l_ptrs, _part_lse_of153__t155, mask=keep)
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
@@ -324,24 +317,24 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows164_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows164_r < n_rows), _block_rows164_r, 0)
+    _block_rows157_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows157_r < n_rows), _block_rows157_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of166__t167 = b0.to(gl.int64)
-    _q_row_ptrs168_q_base = (q_ptr + (_q_tail_of166__t167 * stride_q_b))
-    _q_tail_of166_rows = (_q_row_ptrs168_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of166_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of166__t173 = _v1
-    q_tail = _q_tail_of166__t173
+    _q_tail_of159__t160 = b0.to(gl.int64)
+    _q_row_ptrs161_q_base = (q_ptr + (_q_tail_of159__t160 * stride_q_b))
+    _q_tail_of159_rows = (_q_row_ptrs161_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of159_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of159__t166 = _v1
+    q_tail = _q_tail_of159__t166
     cb = b0
-    cs = s0
-    ce = e0
     csl = sl0
+    pp = pp0
+    left = left0
+    whole = whole0
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
-        x = (x_lo + p)
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
@@ -354,45 +347,43 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        pp = (x - cs)
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
         if CAUSAL:
-            _row_limit174_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _row_limit167_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
-            _row_limit174_lim = (csl + (r * 0))
-        lim = _row_limit174_lim
-        _page_shift175_tile = ((2 * pp) + 1)
-        _page_shift175_n = ((csl - 0) - (_page_shift175_tile * BK))
-        _page_shift175_n = gl.where((_page_shift175_n < 0), 0, gl.where((_page_shift175_n > BK), BK, _page_shift175_n))
-        _masked_by_position176_tile = ((2 * pp) + 1)
-        _masked_by_position176_shift = (_page_shift175_n - BK)
-        _masked_by_position176_pos = (((0 + (_masked_by_position176_tile * BK)) + _masked_by_position176_shift) + gl.arange(0, BK, layout=L2))
-        _masked_by_position176_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position176_shift))[None, :] & (_masked_by_position176_pos[None, :] < lim[:, None]))
-        s = gl.where(_masked_by_position176_keep, s, float('-inf'))
+            _row_limit167_lim = (csl + (r * 0))
+        lim = _row_limit167_lim
+        _page_shift168_tile = ((2 * pp) + 1)
+        _page_shift168_n = ((csl - 0) - (_page_shift168_tile * BK))
+        _page_shift168_n = gl.where((_page_shift168_n < 0), 0, gl.where((_page_shift168_n > BK), BK, _page_shift168_n))
+        _masked_by_position169_tile = ((2 * pp) + 1)
+        _masked_by_position169_shift = (_page_shift168_n - BK)
+        _masked_by_position169_pos = (((0 + (_masked_by_position169_tile * BK)) + _masked_by_position169_shift) + gl.arange(0, BK, layout=L2))
+        _masked_by_position169_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position169_shift))[None, :] & (_masked_by_position169_pos[None, :] < lim[:, None]))
+        s = gl.where(_masked_by_position169_keep, s, float('-inf'))
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
-        _whole_in_part177_x_hi = (x_lo + NP)
-        pwhole = ((cs >= x_lo) & (ce <= _whole_in_part177_x_hi))
-        ends = (((x + 1) == ce) & ((p + 1) < NP))
+        pwhole = whole
+        ends = ((left == 1) & ((p + 1) < NP))
+        pp = (pp + 1)
+        left = (left - 1)
         if ends:
-            _next_request178_nb = (cb + 1)
-            _next_request178__t179 = gl.load((seqlens_ptr + _next_request178_nb))
-            _next_request178_nsl = _next_request178__t179
-            _request_pairs180__t181 = gl.maximum((((((_next_request178_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            _t182 = _next_request178_nb
-            _t183 = (ce + _request_pairs180__t181)
-            _t184 = _next_request178_nsl
-            cb = _t182
-            cs = ce
-            ce = _t183
-            csl = _t184
-            _q_tail_of185__t186 = cb.to(gl.int64)
-            _q_row_ptrs187_q_base = (q_ptr + (_q_tail_of185__t186 * stride_q_b))
-            _q_tail_of185_rows = (_q_row_ptrs187_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of185_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of185__t192 = _v7
-            q_tail = _q_tail_of185__t192
+            _next_request170_nb = (cb + 1)
+            _next_request170__t171 = gl.load((seqlens_ptr + _next_request170_nb))
+            _next_request170_nsl = _next_request170__t171
+            _request_pairs172__t173 = gl.maximum((((((_next_request170_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request170_nb
+            csl = _next_request170_nsl
+            pp = 0
+            left = _request_pairs172__t173
+            whole = (left <= (NP - (p + 1)))
+            _q_tail_of174__t175 = cb.to(gl.int64)
+            _q_row_ptrs176_q_base = (q_ptr + (_q_tail_of174__t175 * stride_q_b))
+            _q_tail_of174_rows = (_q_row_ptrs176_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of174_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of174__t181 = _v7
+            q_tail = _q_tail_of174__t181
         mx1 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_full0.index(0), (p) & 1)
         _v8 = max0_m.index(0).load(L1)
@@ -434,59 +425,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized198_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized198_inv_l[:, None], L3))
-            _flush_segment199_out_ptr = (out_ptr + D_HALF)
-            _flush_segment199_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment199_h_q = (h_kv * heads_per_kv)
+            _normalized187_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized187_inv_l[:, None], L3))
+            _flush_segment188_out_ptr = (out_ptr + D_HALF)
+            _flush_segment188_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment188_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment199__t200 = pb.to(gl.int64)
-                _row_offsets201_stride_s = (_flush_segment199_h_q * D_MAIN)
-                _store_half202_half_base = (_flush_segment199_out_ptr + (_flush_segment199__t200 * ((s_q * _flush_segment199_h_q) * D_MAIN)))
-                _store_half202_o_row = (((r // heads_per_kv) * _row_offsets201_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half202__t203 = acc.to(gl.bfloat16)
+                _flush_segment188__t189 = pb.to(gl.int64)
+                _row_offsets190_stride_s = (_flush_segment188_h_q * D_MAIN)
+                _store_half191_half_base = (_flush_segment188_out_ptr + (_flush_segment188__t189 * ((s_q * _flush_segment188_h_q) * D_MAIN)))
+                _store_half191_o_row = (((r // heads_per_kv) * _row_offsets190_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half191__t192 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half202_half_base + _store_half202_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half202__t203, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half191__t192, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half202_half_base + _store_half202_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half202__t203, L4), mask=keep[:, None])
+                    gl.store(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half191__t192, L4), mask=keep[:, None])
             else:
-                _flush_segment199__t211 = gl.program_id(1)
-                _flush_segment199__t212 = (pb + _flush_segment199__t211).to(gl.int64)
-                _flush_segment199_slot = _flush_segment199__t212
-                _row_offsets213_stride_s = (_flush_segment199_h_q * D_MAIN)
-                _store_half214_half_base = (_flush_segment199_opart_ptr + (_flush_segment199_slot * ((s_q * _flush_segment199_h_q) * D_MAIN)))
-                _store_half214_o_row = (((r // heads_per_kv) * _row_offsets213_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half214_half_base + _store_half214_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _flush_segment188__t200 = gl.program_id(1)
+                _flush_segment188__t201 = (pb + _flush_segment188__t200).to(gl.int64)
+                _flush_segment188_slot = _flush_segment188__t201
+                _row_offsets202_stride_s = (_flush_segment188_h_q * D_MAIN)
+                _store_half203_half_base = (_flush_segment188_opart_ptr + (_flush_segment188_slot * ((s_q * _flush_segment188_h_q) * D_MAIN)))
+                _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
-        _normalized218__t219 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized218_inv_l = _normalized218__t219
-        _whole_in_part220_x_hi = (x_lo + NP)
-        _flush_segment221_out = (acc * gl.convert_layout(_normalized218_inv_l[:, None], L3))
-        _flush_segment221_out_ptr = (out_ptr + D_HALF)
-        _flush_segment221_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment221_whole = ((cs >= x_lo) & (ce <= _whole_in_part220_x_hi))
-        _flush_segment221_h_q = (h_kv * heads_per_kv)
-        if _flush_segment221_whole:
-            _flush_segment221__t222 = cb.to(gl.int64)
-            _row_offsets223_stride_s = (_flush_segment221_h_q * D_MAIN)
-            _store_half224_half_base = (_flush_segment221_out_ptr + (_flush_segment221__t222 * ((s_q * _flush_segment221_h_q) * D_MAIN)))
-            _store_half224_o_row = (((r // heads_per_kv) * _row_offsets223_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half224__t225 = _flush_segment221_out.to(gl.bfloat16)
+        _normalized207__t208 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized207_inv_l = _normalized207__t208
+        _flush_segment209_out = (acc * gl.convert_layout(_normalized207_inv_l[:, None], L3))
+        _flush_segment209_out_ptr = (out_ptr + D_HALF)
+        _flush_segment209_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment209_h_q = (h_kv * heads_per_kv)
+        if whole:
+            _flush_segment209__t210 = cb.to(gl.int64)
+            _row_offsets211_stride_s = (_flush_segment209_h_q * D_MAIN)
+            _store_half212_half_base = (_flush_segment209_out_ptr + (_flush_segment209__t210 * ((s_q * _flush_segment209_h_q) * D_MAIN)))
+            _store_half212_o_row = (((r // heads_per_kv) * _row_offsets211_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half212__t213 = _flush_segment209_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half224__t225, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half212__t213, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half224__t225, L4), mask=keep[:, None])
+                gl.store(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half212__t213, L4), mask=keep[:, None])
         else:
-            _flush_segment221__t233 = gl.program_id(1)
-            _flush_segment221__t234 = (cb + _flush_segment221__t233).to(gl.int64)
-            _flush_segment221_slot = _flush_segment221__t234
-            _row_offsets235_stride_s = (_flush_segment221_h_q * D_MAIN)
-            _store_half236_half_base = (_flush_segment221_opart_ptr + (_flush_segment221_slot * ((s_q * _flush_segment221_h_q) * D_MAIN)))
-            _store_half236_o_row = (((r // heads_per_kv) * _row_offsets235_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half236_half_base + _store_half236_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment221_out, L4), mask=keep[:, None])
+            _flush_segment209__t221 = gl.program_id(1)
+            _flush_segment209__t222 = (cb + _flush_segment209__t221).to(gl.int64)
+            _flush_segment209_slot = _flush_segment209__t222
+            _row_offsets223_stride_s = (_flush_segment209_h_q * D_MAIN)
+            _store_half224_half_base = (_flush_segment209_opart_ptr + (_flush_segment209_slot * ((s_q * _flush_segment209_h_q) * D_MAIN)))
+            _store_half224_o_row = (((r // heads_per_kv) * _row_offsets223_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment209_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
@@ -573,6 +562,9 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     s0 = _part_range2_s0
     e0 = _part_range2_e0
     sl0 = _part_range2_sl0
+    pp0 = (x_lo - s0)
+    left0 = (e0 - x_lo)
+    whole0 = ((s0 >= x_lo) & (e0 <= x_hi))
     NP = gl.maximum((x_hi - x_lo), 0)
     k_head = (k_ptr + (g * stride_k_h))
     # pipe q: capacity 1
@@ -637,7 +629,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, x_lo, NP, b0, s0, e0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, x_lo, NP, b0, s0, e0, sl0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])
