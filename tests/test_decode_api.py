@@ -1,8 +1,8 @@
 """MLA decode API on the CPU (tle_kernels/decode_api.py): validation before anything needs CUDA,
-the scheduler metadata's fill / reuse / mismatch rules, the sparse arguments' NotImplementedError,
-the custom op's fake implementation, the impl table and the launch contract of the TLE launchers;
-the fp32 reference's semantics against a per-row loop; the naive kernel and the combine run by
-Triton's CPU interpreter, and compiled for sm_90a."""
+the scheduler metadata's fill / reuse / mismatch rules, the sparse arguments refused without
+indices, the custom op's fake implementation, the impl table and the launch contract of the TLE
+launchers; the fp32 reference's semantics against a per-row loop; the naive kernel and the combine
+run by Triton's CPU interpreter, and compiled for sm_90a."""
 
 from __future__ import annotations
 
@@ -103,10 +103,12 @@ def test_validation_device_last(device):
             call(*args(b=b, s_q=s_q, h_q=h_q, h_kv=h_kv, device=device))
 
 
-@pytest.mark.parametrize("name", ["indices", "attn_sink", "extra_k_cache", "extra_indices_in_kvcache",
+@pytest.mark.parametrize("name", ["attn_sink", "extra_k_cache", "extra_indices_in_kvcache",
                                   "topk_length", "extra_topk_length"])
-def test_sparse_arguments_are_not_implemented(name):
-    with pytest.raises(NotImplementedError, match=rf"^{name}: .*sparse"):
+def test_sparse_arguments_without_indices_are_refused(name):
+    """Without indices the call is dense, which takes none of the sparse arguments (FlashMLA's
+    rule); with indices it is the sparse decode (tests/test_sparse_decode_api.py)."""
+    with pytest.raises(ValueError, match=rf"^{name}: belongs to the sparse decode"):
         call(*args(), **{name: torch.zeros(2, dtype=I32)})
 
 

@@ -2,9 +2,10 @@
 
 ``from tle_kernels import sparse_mla_prefill`` (installed, or from a checkout's root directory).
 FlashMLA's Python interface is here under its own names (``get_mla_metadata``,
-``flash_mla_with_kvcache``, ``flash_mla_sparse_fwd``), so ``import tle_kernels as flash_mla``
-runs code written for FlashMLA. The names below are imported lazily so that loading one kernel
-module (e.g. by ``tle-dump``) does not import torch.
+``flash_mla_with_kvcache``: dense, or the DeepSeek-V3.2 sparse decode when given ``indices``;
+``flash_mla_sparse_fwd``), so ``import tle_kernels as flash_mla`` runs code written for FlashMLA.
+The names below are imported lazily so that loading one kernel module (e.g. by ``tle-dump``) does
+not import torch.
 """
 
 _API = ("sparse_mla_prefill", "select_impl", "supported_impls", "unsupported_reason", "validate",
@@ -13,8 +14,12 @@ _REF = ("sparse_mla_reference", "make_inputs")
 _DECODE_API = ("get_mla_metadata", "flash_mla_with_kvcache", "flash_mla_sparse_fwd",
                "DecodeSchedMeta")
 _DECODE_REF = ("mla_decode_reference", "make_decode_inputs")
+_SPARSE_DECODE_API = ("sparse_decode",)
+# the sparse decode's reference function has its module's name (sparse_decode_reference), which an
+# attribute of the package cannot be both: import it from tle_kernels.sparse_decode_reference
+_SPARSE_DECODE_REF = ("make_sparse_decode_inputs",)
 
-__all__ = list(_API + _REF + _DECODE_API + _DECODE_REF)
+__all__ = list(_API + _REF + _DECODE_API + _DECODE_REF + _SPARSE_DECODE_API + _SPARSE_DECODE_REF)
 
 
 def __getattr__(name):
@@ -34,4 +39,12 @@ def __getattr__(name):
         from . import decode_reference
 
         return getattr(decode_reference, name)
+    if name in _SPARSE_DECODE_API:
+        from . import sparse_decode_api
+
+        return getattr(sparse_decode_api, name)
+    if name in _SPARSE_DECODE_REF:
+        from . import sparse_decode_reference
+
+        return getattr(sparse_decode_reference, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,10 +1,13 @@
-"""Drop-in dense MLA decode for PyTorch: FlashMLA's decode interface, so that code written for
-FlashMLA runs with ``import tle_kernels as flash_mla``.
+"""Drop-in MLA decode for PyTorch: FlashMLA's decode interface, so that code written for FlashMLA
+runs with ``import tle_kernels as flash_mla``. One entry point serves the dense decode and, when
+``indices`` is given, the DeepSeek-V3.2 sparse decode.
 
     sched_meta, _ = get_mla_metadata()          # empty; filled on the first call, reused after
     out, lse = flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, sched_meta,
                                       num_splits=None, softmax_scale=None, causal=False, ...,
                                       impl="auto")
+
+Dense (``indices`` None):
 
 - q [b, s_q, h_q, 576] bf16; k_cache [num_blocks, 64, h_kv, 576] bf16 (K and V are one cache:
   V = the first 512 dims); block_table [b, max_blocks] int32; cache_seqlens [b] int32 (0 allowed);
@@ -19,22 +22,40 @@ FlashMLA runs with ``import tle_kernels as flash_mla``.
   ``PREFERENCE`` that exists and supports the
   shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned). A TLE kernel
   exists once its launcher module (``LAUNCHERS``) is in the package.
-- The sparse / FP8 arguments (is_fp8_kvcache, indices, attn_sink, extra_k_cache,
-  extra_indices_in_kvcache, topk_length, extra_topk_length) raise NotImplementedError: they belong
-  to the DeepSeek-V3.2 sparse decode, a later capability.
+- The sparse arguments (attn_sink, extra_k_cache, extra_indices_in_kvcache, topk_length,
+  extra_topk_length) must be None, as FlashMLA requires (ValueError); is_fp8_kvcache=True without
+  indices raises NotImplementedError (the FP8 cache is read by the sparse decode only).
+
+Sparse (``indices`` given; tle_kernels/sparse_decode_api.py validates and launches):
+
+- q [b, s_q, h_q, 576] bf16 with h_q one of 8, 16, 32, 64, 128; indices [b, s_q, topk] int32
+  (token = block * page_block_size + offset; an index < 0 or past the cache is skipped); k_cache
+  with ``is_fp8_kvcache=True`` [num_blocks, page_block_size, 1, 656] bytes in the FP8 layout
+  (tle_kernels/fp8_kvcache.py), any page_block_size. attn_sink [h_q] fp32, topk_length [b] int32,
+  extra_k_cache / extra_indices_in_kvcache / extra_topk_length: as
+  tle_kernels/sparse_decode_reference.py defines them. Same outputs as the dense decode.
+- causal must be False (ValueError), as FlashMLA requires; block_table and cache_seqlens are not
+  read (FlashMLA's tests pass None; any value is accepted and ignored, as FlashMLA does).
+- Beyond FlashMLA (which requires the FP8 cache here): ``is_fp8_kvcache=False`` reads a bf16
+  cache [num_blocks, page_block_size, 1, 576].
+- impl: the same names; only the naive Triton kernel (tle_kernels/sparse_decode_naive.py) is built
+  for the sparse decode, and an explicit impl that is not built raises NotImplementedError.
 
 Scheduler metadata. ``get_mla_metadata`` returns an empty ``DecodeSchedMeta``; the first call fills
 it from the call's shapes and the device's SM count: the split count ``n_split`` of the split-KV
-kernels, chosen from the number of (request, kv head, 64-row block) work items against the SMs.
+kernels, chosen from the number of (request, kv head, 64-row block) work items against the SMs
+(1 for a sparse call: its kernels run unsplit).
 It never reads cache_seqlens, so filling it needs no host synchronisation and every launch's grid
 is a function of shapes alone: a whole decode step captures in a CUDA graph and replays with new
-cache_seqlens. A later call with other shapes (or another causal) raises ValueError, FlashMLA's
-rule (reuse a metadata object only with the same shapes and cache_seqlens); a call that fails
-validation leaves the metadata as it was.
+cache_seqlens. A later call with other shapes (or another causal; for a sparse call another
+is_fp8_kvcache, topk, extra page size or extra topk) raises ValueError, FlashMLA's rule (reuse a
+metadata object only with the same shapes and cache_seqlens); so does a sparse call on metadata a
+dense call filled, and the reverse. A call that fails validation leaves the metadata as it was.
 
 Everything is validated before any launch (and before anything needs CUDA: CPU and meta tensors
-reach every rule but the device check, which is last); errors name the argument. The work runs in
-the custom op ``torch.ops.tle_kernels.mla_decode`` (with a fake implementation), so a call traces
+reach every rule but the device check, which comes after the shape rules); errors name the
+argument. The work runs in the custom ops ``torch.ops.tle_kernels.mla_decode`` and
+``torch.ops.tle_kernels.sparse_mla_decode`` (each with a fake implementation), so a call traces
 under ``torch.compile``.
 
 ``flash_mla_sparse_fwd`` is the SparseMLA prefill (tle_kernels/api.py) under FlashMLA's name.
@@ -50,6 +71,7 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 
+from . import sparse_decode_api as sparse_api
 from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill
 
 D_QK = 576
@@ -82,7 +104,6 @@ SPLIT_IMPLS = ("pipe",)
 # sm_scale, causal, out, lse, sms) and writes out and lse.
 SCHEDULED_IMPLS = ("seesaw", "seesaw-tma")
 
-LATER = "the DeepSeek-V3.2 sparse attention (FP8 KV cache, indices) capability, not built yet"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -159,17 +180,37 @@ class DecodeSchedMeta:
 
     @dataclasses.dataclass(frozen=True)
     class Config:
+        """The shapes a filled metadata object serves: FlashMLA's config fields. ``topk`` is None
+        for a dense call and the indices' last dim for a sparse one."""
         b: int
         s_q: int
         h_q: int
         page_block_size: int
         h_kv: int
         causal: bool
+        is_fp8_kvcache: bool = False
+        topk: Optional[int] = None
+        extra_page_block_size: Optional[int] = None
+        extra_topk: Optional[int] = None
+
+        @property
+        def sparse(self) -> bool:
+            return self.topk is not None
 
         @classmethod
         def of(cls, q: torch.Tensor, k_cache: torch.Tensor, causal: bool) -> "DecodeSchedMeta.Config":
             return cls(int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(k_cache.shape[1]),
                        int(k_cache.shape[2]), bool(causal))
+
+        @classmethod
+        def of_sparse(cls, q: torch.Tensor, k_cache: torch.Tensor, indices: torch.Tensor,
+                      is_fp8_kvcache: bool, extra_k_cache: Optional[torch.Tensor] = None,
+                      extra_indices: Optional[torch.Tensor] = None) -> "DecodeSchedMeta.Config":
+            has_extra = extra_k_cache is not None
+            return cls(int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(k_cache.shape[1]),
+                       int(k_cache.shape[2]), False, bool(is_fp8_kvcache), int(indices.shape[-1]),
+                       int(extra_k_cache.shape[1]) if has_extra else None,
+                       int(extra_indices.shape[-1]) if has_extra else None)
 
     have_initialized: bool = False
     config: Optional[Config] = None
@@ -177,15 +218,34 @@ class DecodeSchedMeta:
     sm_count: Optional[int] = None
 
     def fill(self, config: Config, sms: int) -> None:
-        """Fill from the first call's shapes and the SM count of its device."""
+        """Fill from the first call's shapes and the SM count of its device. A sparse call gets
+        n_split 1: the sparse decode kernels run unsplit (one program per request, query row and
+        head block)."""
         self.config = config
         self.sm_count = int(sms)
-        self.n_split = choose_n_split(config.b, config.h_kv,
-                                      row_blocks(config.s_q, config.h_q, config.h_kv), self.sm_count)
+        if config.sparse:
+            self.n_split = 1
+        else:
+            self.n_split = choose_n_split(config.b, config.h_kv,
+                                          row_blocks(config.s_q, config.h_q, config.h_kv),
+                                          self.sm_count)
         self.have_initialized = True
 
+    def check_kind(self, sparse: bool) -> None:
+        """ValueError when a filled metadata object was filled by the other kind of call (dense
+        or sparse): their configs never match, so this is said before any shape is read."""
+        if self.have_initialized and sparse != self.config.sparse:
+            kind = {False: "dense (indices None)", True: "sparse (indices given)"}
+            raise ValueError(
+                f"tile_scheduler_metadata: it was filled by a {kind[self.config.sparse]} call and "
+                f"this call is {kind[sparse]}; one metadata object serves one kind of call with "
+                "the same shapes, as FlashMLA requires: call get_mla_metadata() again for this "
+                "call")
+
     def check(self, config: Config) -> None:
-        """ValueError unless a filled metadata object serves ``config``."""
+        """ValueError unless a filled metadata object serves ``config``: the same kind of call
+        (dense or sparse) and the same shapes."""
+        self.check_kind(config.sparse)
         if self.have_initialized and config != self.config:
             diff = ", ".join(f"{f.name} {getattr(self.config, f.name)!r} -> {getattr(config, f.name)!r}"
                              for f in dataclasses.fields(config)
@@ -207,7 +267,7 @@ def get_mla_metadata(*args, **kwargs) -> Tuple[DecodeSchedMeta, None]:
 # Validation (no CUDA needed: works on CPU and meta tensors, runs before any launch)
 # ---------------------------------------------------------------------------------------------
 
-_SPARSE_ARGS = ("indices", "attn_sink", "extra_k_cache", "extra_indices_in_kvcache", "topk_length",
+_SPARSE_ARGS = ("attn_sink", "extra_k_cache", "extra_indices_in_kvcache", "topk_length",
                 "extra_topk_length")
 
 
@@ -215,26 +275,34 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
              num_splits=None, softmax_scale=None, causal=False, is_fp8_kvcache=False, indices=None,
              attn_sink=None, extra_k_cache=None, extra_indices_in_kvcache=None, topk_length=None,
              extra_topk_length=None, impl="auto") -> dict:
-    """Check every argument of ``flash_mla_with_kvcache``; return the problem's sizes, the softmax
-    scale and the metadata config. TypeError / ValueError / NotImplementedError name the argument.
-    Device checks come last, so CPU / meta tensors exercise every other rule."""
+    """Check every argument of ``flash_mla_with_kvcache``; return ``sparse`` (whether ``indices``
+    was given), the problem's sizes, the softmax scale and the metadata config (for a sparse call
+    also the impl that will run). TypeError / ValueError / NotImplementedError name the argument.
+    Device checks come after the shape checks, so CPU / meta tensors exercise every other rule."""
     if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
         raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
     if not isinstance(is_fp8_kvcache, bool):
         raise TypeError(f"is_fp8_kvcache: expected a bool, got {type(is_fp8_kvcache).__name__}")
+    if indices is not None:
+        return validate_sparse_call(q, k_cache, head_dim_v, tile_scheduler_metadata, num_splits,
+                                    softmax_scale, causal, is_fp8_kvcache, indices, attn_sink,
+                                    extra_k_cache, extra_indices_in_kvcache, topk_length,
+                                    extra_topk_length, impl)
     if is_fp8_kvcache:
-        raise NotImplementedError(f"is_fp8_kvcache: the FP8 KV cache is {LATER}; the dense bf16 "
-                                  "cache (is_fp8_kvcache=False) is supported")
-    sparse = dict(indices=indices, attn_sink=attn_sink, extra_k_cache=extra_k_cache,
-                  extra_indices_in_kvcache=extra_indices_in_kvcache, topk_length=topk_length,
-                  extra_topk_length=extra_topk_length)
+        raise NotImplementedError("is_fp8_kvcache: the FP8 KV cache is read by the sparse decode "
+                                  "only (pass indices); the dense decode reads a bf16 cache "
+                                  "(is_fp8_kvcache=False)")
+    given = dict(attn_sink=attn_sink, extra_k_cache=extra_k_cache,
+                 extra_indices_in_kvcache=extra_indices_in_kvcache, topk_length=topk_length,
+                 extra_topk_length=extra_topk_length)
     for name in _SPARSE_ARGS:
-        if sparse[name] is not None:
-            raise NotImplementedError(f"{name}: sparse decode arguments belong to {LATER}; pass "
-                                      "None for the dense decode")
+        if given[name] is not None:
+            raise ValueError(f"{name}: belongs to the sparse decode (pass indices); the dense "
+                             "decode (indices None) requires None, as FlashMLA does")
     if not isinstance(tile_scheduler_metadata, DecodeSchedMeta):
         raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
                         f"tle_kernels.get_mla_metadata(), got {type(tile_scheduler_metadata).__name__}")
+    tile_scheduler_metadata.check_kind(sparse=False)
     if num_splits is not None:
         raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface; the "
                          f"split count lives in the metadata), got {num_splits!r}")
@@ -284,7 +352,37 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         if x.device != q.device:
             raise ValueError(f"{name}: expected the same device as q ({q.device}), got {x.device}")
     scale = float(D_QK ** -0.5 if softmax_scale is None else softmax_scale)
-    return dict(b=b, s_q=s_q, h_q=h_q, h_kv=h_kv, softmax_scale=scale, config=config)
+    return dict(sparse=False, b=b, s_q=s_q, h_q=h_q, h_kv=h_kv, softmax_scale=scale,
+                config=config)
+
+
+def validate_sparse_call(q, k_cache, head_dim_v, tile_scheduler_metadata, num_splits,
+                         softmax_scale, causal, is_fp8_kvcache, indices, attn_sink, extra_k_cache,
+                         extra_indices_in_kvcache, topk_length, extra_topk_length, impl) -> dict:
+    """The sparse call's rules: FlashMLA's (metadata not filled by a dense call, num_splits None,
+    causal False), then every rule of ``sparse_decode_api.validate_sparse`` (its device check
+    last), then the metadata's shapes. block_table and cache_seqlens are not taken: FlashMLA
+    ignores them here."""
+    if not isinstance(tile_scheduler_metadata, DecodeSchedMeta):
+        raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
+                        "tle_kernels.get_mla_metadata(), got "
+                        f"{type(tile_scheduler_metadata).__name__}")
+    tile_scheduler_metadata.check_kind(sparse=True)
+    if num_splits is not None:
+        raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface), got "
+                         f"{num_splits!r}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+    if causal:
+        raise ValueError("causal: must be False with indices (the sparse decode has no causal "
+                         "mask: each query row's indices name what it sees), as FlashMLA requires")
+    info = sparse_api.validate_sparse(q, k_cache, indices, head_dim_v, softmax_scale,
+                                      is_fp8_kvcache, attn_sink, topk_length, extra_k_cache,
+                                      extra_indices_in_kvcache, extra_topk_length, impl)
+    config = DecodeSchedMeta.Config.of_sparse(q, k_cache, indices, is_fp8_kvcache, extra_k_cache,
+                                              extra_indices_in_kvcache)
+    tile_scheduler_metadata.check(config)
+    return dict(info, sparse=True, config=config)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,18 +460,40 @@ def _mla_decode_fake(q, k_cache, block_table, cache_seqlens, softmax_scale, caus
     return empty_outputs(q)
 
 
-def _register():
+def _sparse_mla_decode_impl(q: torch.Tensor, k_cache: torch.Tensor, indices: torch.Tensor,
+                            softmax_scale: float, is_fp8_kvcache: bool,
+                            attn_sink: Optional[torch.Tensor], topk_length: Optional[torch.Tensor],
+                            extra_k_cache: Optional[torch.Tensor],
+                            extra_indices: Optional[torch.Tensor],
+                            extra_topk_length: Optional[torch.Tensor],
+                            impl: str) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Validated tensors (sparse_decode_api.validate_sparse), the scale resolved. Returns
+    (out, lse)."""
+    out, lse = sparse_api.empty_outputs(q)
+    sparse_api.launch_sparse(impl, q, k_cache, indices, softmax_scale, is_fp8_kvcache, out, lse,
+                         attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
+    return out, lse
+
+
+def _sparse_mla_decode_fake(q, k_cache, indices, softmax_scale, is_fp8_kvcache, attn_sink,
+                            topk_length, extra_k_cache, extra_indices, extra_topk_length, impl):
+    return sparse_api.empty_outputs(q)
+
+
+def _register(name: str, impl, fake):
     # Registered once per process, whichever import of the package gets here first.
     try:
-        return getattr(torch.ops.tle_kernels, "mla_decode")
+        return getattr(torch.ops.tle_kernels, name)
     except (AttributeError, RuntimeError):
         pass
-    op = torch.library.custom_op("tle_kernels::mla_decode", mutates_args=())(_mla_decode_impl)
-    op.register_fake(_mla_decode_fake)
+    op = torch.library.custom_op(f"tle_kernels::{name}", mutates_args=())(impl)
+    op.register_fake(fake)
     return op
 
 
-mla_decode_op = _register()
+mla_decode_op = _register("mla_decode", _mla_decode_impl, _mla_decode_fake)
+sparse_mla_decode_op = _register("sparse_mla_decode", _sparse_mla_decode_impl,
+                                 _sparse_mla_decode_fake)
 
 
 def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
@@ -387,14 +507,19 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, block_table: 
                            topk_length: Optional[torch.Tensor] = None,
                            extra_topk_length: Optional[torch.Tensor] = None, *,
                            impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor]:
-    """Dense MLA decode (FlashMLA ``flash_mla_with_kvcache`` semantics); see the module docstring.
-    Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32)."""
+    """MLA decode (FlashMLA ``flash_mla_with_kvcache`` semantics): dense, or sparse when
+    ``indices`` is given; see the module docstring. Returns (out [b, s_q, h_q, 512] bf16,
+    lse [b, h_q, s_q] fp32)."""
     info = validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
                     num_splits, softmax_scale, causal, is_fp8_kvcache, indices, attn_sink,
                     extra_k_cache, extra_indices_in_kvcache, topk_length, extra_topk_length, impl)
     meta = tile_scheduler_metadata
     if not meta.have_initialized:
         meta.fill(info["config"], sm_count(q.device))
+    if info["sparse"]:
+        return torch.ops.tle_kernels.sparse_mla_decode(
+            q, k_cache, indices, info["softmax_scale"], is_fp8_kvcache, attn_sink, topk_length,
+            extra_k_cache, extra_indices_in_kvcache, extra_topk_length, info["impl"])
     return torch.ops.tle_kernels.mla_decode(q, k_cache, block_table, cache_seqlens,
                                             info["softmax_scale"], causal, meta.n_split, impl)
 
