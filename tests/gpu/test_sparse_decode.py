@@ -1,7 +1,9 @@
 """Sparse MLA decode (DeepSeek-V3.2) on the GPU: the naive Triton kernel against the fp32
 reference with FlashMLA's sparse-decode tolerances, over b in {1, 7, 64}, s_q in {1, 2}, h_q in
 {16, 64, 128}, topk 2048, FP8 and bf16 caches; then topk_length, the extra cache, page sizes
-other than 64, FlashMLA's padded block stride, all-invalid rows and the public entry point.
+other than 64, FlashMLA's padded block stride, all-invalid rows and the public entry point; then
+FlashMLA's entry point ``flash_mla_with_kvcache`` with indices, once per cache format and captured
+in a CUDA graph.
 
 Inputs come from ``make_sparse_decode_inputs``: each query row names distinct tokens of its
 request, 10 % of the slots (more where said) hold invalid indices (-1, -2, -123456, -2**31, past
@@ -142,3 +144,73 @@ def test_mostly_and_wholly_invalid_rows(is_fp8):
     want_out, want_lse = run_and_check(x, is_fp8, "invalid rows", scale=1.0)
     assert (want_lse[3] == float("inf")).all() and (want_lse[5, :, 1] == float("inf")).all()
     assert (want_out[3] == 0).all()
+
+
+@pytest.mark.parametrize("is_fp8", [True, False], ids=["fp8", "bf16"])
+def test_through_flash_mla_with_kvcache(is_fp8):
+    """FlashMLA's entry point with indices, called as FlashMLA's sparse-decode test calls it
+    (positionally, block_table and cache_seqlens None, q with a padded last dim), every optional
+    tensor given: within FlashMLA's tolerances of the reference, equal to the entry point of the
+    sparse decode, and the same again on a second call reusing the metadata the first filled."""
+    import tle_kernels as K
+
+    x = make_sparse_decode_inputs(7, 2, 128, TOPK, is_fp8=is_fp8, device="cuda", seed=31,
+                                  attn_sink=True, topk_length=[0, 1, 700, TOPK, 5000, 64, 2047],
+                                  extra_topk=512, extra_page=2,
+                                  extra_topk_length=[512, 0, 3, 512, 100, 511, 256])
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
+                                                 *(x[k] for k in ARGS))
+    direct = A.sparse_decode(x["q"], x["k_cache"], x["indices"], 512, SCALE, is_fp8,
+                             *(x[k] for k in ARGS))
+    q = torch.full((8, 3, 129, 576 + 128), float("nan"), dtype=torch.bfloat16, device="cuda")
+    q = q[:7, :2, :128, :576]
+    q.copy_(x["q"])
+    meta, _ = K.get_mla_metadata()
+    for call in ("first", "reuse"):
+        out, lse = K.flash_mla_with_kvcache(
+            q, x["k_cache"], None, None, 512, meta, None, SCALE, False, is_fp8, x["indices"],
+            x["attn_sink"], x["extra_k_cache"], x["extra_indices"], x["topk_length"],
+            x["extra_topk_length"])
+        torch.cuda.synchronize()
+        what = f"flash_mla_with_kvcache fp8={is_fp8} {call}"
+        close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+        close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
+        assert torch.equal(out, direct[0]) and torch.equal(lse, direct[1]), what
+        assert meta.have_initialized and meta.config.topk == TOPK and meta.config.extra_topk == 512
+        assert meta.config.is_fp8_kvcache is is_fp8 and meta.config.extra_page_block_size == 2
+
+
+def test_flash_mla_with_kvcache_in_a_cuda_graph():
+    """A decode step through flash_mla_with_kvcache captured once and replayed with new
+    topk_length values written in place (all within the tokens the inputs name, so no NaN-poisoned
+    token becomes readable): each replay equals the reference of its lengths."""
+    import tle_kernels as K
+
+    x = make_sparse_decode_inputs(5, 1, 64, TOPK, device="cuda", seed=37, attn_sink=True,
+                                  topk_length=[TOPK] * 5)
+    meta, _ = K.get_mla_metadata()
+
+    def step():
+        return K.flash_mla_with_kvcache(x["q"], x["k_cache"], None, None, 512, meta, None, SCALE,
+                                        False, True, x["indices"], x["attn_sink"],
+                                        topk_length=x["topk_length"])
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()  # compile, fill the metadata and warm up outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, lse = step()
+    for lengths in ([TOPK] * 5, [0, 5, 700, 64, 1], [2047, 1, 0, TOPK, 1000]):
+        x["topk_length"].copy_(torch.tensor(lengths, dtype=torch.int32))
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512,
+                                                     SCALE, *(x[k] for k in ARGS))
+        close(f"graph replay {lengths} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL,
+              OUT_COS)
+        close(f"graph replay {lengths} lse", lse, want_lse, LSE_ABS, LSE_REL)
