@@ -217,15 +217,42 @@ def test_release_only_if_keeps_wgmmas_in_flight():
     assert s_read.startswith("acc, s, ") and "warpgroup_mma_wait(0," in s_read
 
 
-def test_if_with_more_than_releases_still_drains(tmp_path):
-    """An `if` that does anything besides releasing (here a computation) keeps the old rule:
-    drain. (The bundled seesaw's consumer0 with one more statement in its release-only `if`.)"""
+def test_if_without_wgmmas_keeps_them_in_flight(tmp_path):
+    """An `if` in a pipelined loop whose branches issue no wgmma (here one computing besides
+    releasing: the bundled seesaw's consumer0 with one more statement in its release-only `if`)
+    keeps what is in flight: no drain before it, each branch waits only as far as it needs, and a
+    branch that rebinds an in-flight result makes it in flight again at its end."""
     from tests.test_kernels import kernel_copy
 
     old = "            if p > 0:\n                pr.release(g - 1)\n"
     p = kernel_copy("sparse_mla_seesaw", tmp_path / "seesaw_if.py", [
         (old, old.replace("            if p > 0:\n", "            if p > 0:\n"
                                                    "                l_i = l_i + 0.0\n"))])
+    lines = _fn(gluon_source((str(p), "sparse_mla_seesaw"), MLA_CX).source, "consumer0")
+    cond = next(i for i, ln in enumerate(lines) if ln.strip() == "if (p > 0):")
+    assert "no wgmma in flight across an if" not in lines[cond - 1]
+    body = []
+    for ln in lines[cond + 1:]:
+        if len(ln) - len(ln.lstrip()) <= len(lines[cond]) - len(lines[cond].lstrip()):
+            break
+        body.append(ln.strip())
+    # the release waits as far as it needs, rebinding acc, which the branch's end makes an
+    # in-flight accumulator again (both paths leave the `if` with the same types)
+    assert any(b.startswith("acc = warpgroup_mma_wait(2, deps=[acc])") for b in body), body
+    assert body[-1].startswith("acc = warpgroup_mma_init(acc)"), body
+
+
+def test_if_that_issues_a_wgmma_still_drains(tmp_path):
+    """A branch that issues a wgmma would leave the paths with different wgmmas in flight: the
+    `if` drains before it and at the end of each branch, as outside pipelined loops."""
+    from tests.test_kernels import kernel_copy
+
+    old = "            if p > 0:\n                pr.release(g - 1)\n"
+    p = kernel_copy("sparse_mla_seesaw", tmp_path / "seesaw_if_dot.py", [
+        (old, old.replace("            if p > 0:\n",
+                          "            if p > 0:\n"
+                          "                s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr("
+                          "k0.slot.tkv))), s)\n"))])
     lines = _fn(gluon_source((str(p), "sparse_mla_seesaw"), MLA_CX).source, "consumer0")
     cond = next(i for i, ln in enumerate(lines) if ln.strip() == "if (p > 0):")
     assert "no wgmma in flight across an if" in lines[cond - 1]

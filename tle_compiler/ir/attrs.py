@@ -403,6 +403,23 @@ class WgmmaWait:
 
 @attr_type
 @record
+class WgmmaRewrap:
+    """At the end of a branch of an ``if`` that keeps wgmmas in flight (a pipelined loop's
+    ``if`` whose branch reads or replaces an in-flight result, lowering/schedule_wgmma.py): the
+    names of in-flight results the branch rebound (waited for, or assigned), made in-flight
+    accumulators again (``name = warpgroup_mma_init(name)``) so that both paths leave the ``if``
+    with the same types; the path that skips the branch still has them in flight. ``names`` as
+    WgmmaWait's ``deps``; ``why``, ``line``, ``place``, ``path`` as WgmmaWait's."""
+
+    names: tuple
+    why: str
+    line: int = 0
+    place: str = "end"
+    path: str = ""
+
+
+@attr_type
+@record
 class CarriedWgmma:
     """A wgmma a pipelined loop (``wgmma_pipeline=True``) keeps in flight across its back-edge:
     the names holding its result, the shared-memory rings it reads, and its register A operands

@@ -29,14 +29,14 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.attrs import CarriedWgmma, WgmmaWait
+from ..ir.attrs import CarriedWgmma, WgmmaRewrap, WgmmaWait
 from ..ir.nodes import NOLOC
 from ..ir.record import record
 from ..passes.kir_module import KirModule
 from ..passes.kir_rewrite import with_node_attrs
 from . import kir_paths, walks
 from .layouts import layout_attr, layout_tuple
-from .wgmma_sites import BackEdge, Drain, Overwrite, Read, WgmmaWaits
+from .wgmma_sites import BackEdge, BranchEnd, Drain, Overwrite, Read, WgmmaWaits
 
 
 class InflightWgmmas(WgmmaWaits):
@@ -116,9 +116,28 @@ class InflightWgmmas(WgmmaWaits):
             self._wait_through(tr, key, len(self.inflight) - 1, need.why)
         elif isinstance(need, BackEdge):
             self._back_edge(tr, key, need)
+        elif isinstance(need, BranchEnd):
+            self._branch_end(tr, key, need)
         elif need is not None:
             raise TypeError(f"internal: unknown wgmma need {need!r}")
         self.passed.add(key)
+
+    def snapshot(self):
+        return [dict(e) for e in self.inflight], dict(self.pending)
+
+    def _branch_end(self, tr, key: tuple, need: BranchEnd) -> None:
+        """The end of a branch of an ``if`` that keeps wgmmas in flight: the names in flight at
+        the ``if`` that the branch rebound (a wait retired them, or an assignment replaced them)
+        are made in-flight accumulators again (WgmmaRewrap), and the walk goes on from the state
+        at the ``if``: over the path that skips the branch everything is still in flight, and the
+        later waits are what that path needs (on this one they find the wgmmas retired)."""
+        inflight, pending = need.snapshot
+        names = tuple(sorted(k for k, q in pending.items() if self.pending.get(k) != q))
+        if names:
+            self.waits.append((*key, WgmmaRewrap(tuple(self.term(n) for n in names), need.why,
+                                                 tr.line)))
+        self.inflight = [dict(e) for e in inflight]
+        self.pending = dict(pending)
 
     # ------------------------------------------------------------ decisions
     def term(self, name: str) -> str:

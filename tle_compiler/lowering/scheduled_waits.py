@@ -18,7 +18,7 @@ import re
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.attrs import WgmmaWait
+from ..ir.attrs import WgmmaRewrap, WgmmaWait
 from . import kir_paths
 from .wgmma_sites import WgmmaWaits
 
@@ -40,10 +40,11 @@ class ScheduledWaits(WgmmaWaits):
         self.sites: dict[tuple, list[WgmmaWait]] = {}  # (place, path) -> waits, in order
         for path, node in kir_paths.carriers(kpart).items():
             for w in K.get_attr(node, "wgmma_waits", ()) or ():
-                if not isinstance(w, WgmmaWait) or w.place not in PLACES:
+                if not isinstance(w, (WgmmaWait, WgmmaRewrap)) or w.place not in PLACES:
                     raise TleError(f"internal: partition '{kpart.name}': {w!r} in the "
                                    f"wgmma_waits of {path or 'the partition'} is not a WgmmaWait "
-                                   f"placed {' / '.join(PLACES)}", kpart.loc, check="lowering")
+                                   f"or WgmmaRewrap placed {' / '.join(PLACES)}", kpart.loc,
+                                   check="lowering")
                 self.sites.setdefault((w.place, kir_paths.join(path, w.path)), []).append(w)
         self.names: dict[str, str] = {}  # "result of PATH" / "A operand of PATH" -> generated
 
@@ -59,8 +60,12 @@ class ScheduledWaits(WgmmaWaits):
 
     def at(self, tr, place: str, path, need) -> None:
         for w in self.sites.pop((place, path), ()):
-            deps = tuple(self._generated(tr, d, w) for d in w.deps)
             why = _TERM.sub(lambda m: self.names.get(m.group(0), m.group(0)), w.why)
+            if isinstance(w, WgmmaRewrap):
+                for n in (self._generated(tr, d, w) for d in w.names):
+                    tr.emit(f"{n} = warpgroup_mma_init({n})  # {why}")
+                continue
+            deps = tuple(self._generated(tr, d, w) for d in w.deps)
             tr.print_wait(w.pending, deps, why)
 
     def finish(self, tr, kpart) -> None:

@@ -37,7 +37,7 @@ from .descriptors import MAX_TMA_RANK
 from .layouts import LayoutSolver, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 from .values import V
-from .wgmma_sites import BackEdge, Drain, Overwrite, Read, WgmmaWaits
+from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, WgmmaWaits
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -1049,7 +1049,7 @@ class FnTranslator:
         self.env[st.var] = V("scalar", var)
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
-                           "static": it == "gl.static_range"})
+                           "static": it == "gl.static_range", "pipelined": pipelined})
         self.body(st.body, kir_paths.join(path, "body") if path is not None else None,
                   end=BackEdge(st, carried) if pipelined else Drain("loop back-edge"),
                   line=st.loc.line)
@@ -1090,6 +1090,13 @@ class FnTranslator:
                           f"layout={self.L(layout_tuple(lay))})  # carried register A operand")
 
     @staticmethod
+    def _issues_wgmma(stmts: tuple) -> bool:
+        """Whether ``stmts`` (at any depth) hold a ``tl.dot``."""
+        return any(isinstance(e, K.Op) and e.name == "tl.dot"
+                   for st in K.walk_stmts(stmts) for x in K.stmt_exprs(st)
+                   for e in K.walk_expr(x))
+
+    @staticmethod
     def _release_only(stmts: tuple) -> bool:
         """Statements that only hand pipe slots back: ``r.release(i)`` events."""
         return all(isinstance(s, K.Eval) and isinstance(s.value, K.Event)
@@ -1108,14 +1115,34 @@ class FnTranslator:
         path = self.path_of(st)
         in_place = (self.ctx.wgmma_pipeline and self._release_only(st.then)
                     and self._release_only(st.orelse))
-        self.wait_site("before", st, None if in_place else Drain("no wgmma in flight across an if"))
+        # In a pipelined loop, an `if` whose branches issue no wgmma keeps what is in flight:
+        # each branch waits as far as it needs, and at its end what it rebound is made in flight
+        # again (BranchEnd), so the path that skips it (a rare flush, say) does not wait at all.
+        keeps = (not in_place and any(lp.get("pipelined") for lp in self.loops)
+                 and not self._issues_wgmma(st.then + st.orelse))
+        if in_place:
+            before_need = None
+        elif keeps:
+            before_need = None
+            snap = self.wgmma.snapshot()
+        else:
+            before_need = Drain("no wgmma in flight across an if")
+        self.wait_site("before", st, before_need)
+
+        def branch_end(which):
+            if in_place:
+                return None
+            if keeps:
+                return BranchEnd(snap, f"the {which} branch keeps the wgmmas in flight at the if")
+            return Drain(f"end of the {which} branch")
+
         self.emit(f"if {c.text}:")
         self.ind += 1
         self.in_place_waits = in_place
         before = dict(self.env)
         try:
             self.body(st.then, kir_paths.join(path, "then") if path is not None else None,
-                      end=None if in_place else Drain("end of the if branch"), line=st.loc.line)
+                      end=branch_end("if"), line=st.loc.line)
             then_end, env_then = len(self.lines), dict(self.env)
             self.ind -= 1
             self.env = dict(before)
@@ -1124,8 +1151,7 @@ class FnTranslator:
                 self.emit("else:")
                 self.ind += 1
                 self.body(st.orelse, kir_paths.join(path, "orelse") if path is not None else None,
-                          end=None if in_place else Drain("end of the else branch"),
-                          line=st.loc.line)
+                          end=branch_end("else"), line=st.loc.line)
                 else_end = len(self.lines)
                 self.ind -= 1
             self._merge_branches(before, env_then, then_end, dict(self.env), else_end)

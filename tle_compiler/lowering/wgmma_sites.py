@@ -66,6 +66,15 @@ class BackEdge:
     carried: tuple
 
 
+class BranchEnd:
+    """The end of a branch of an ``if`` that keeps wgmmas in flight (translate.py st_If): what
+    the branch rebound of the results in flight at the ``if`` (``snapshot``: the walk's state
+    there) is made in flight again, and the walk goes on from the state before the branch."""
+
+    def __init__(self, snapshot, why: str):
+        self.snapshot, self.why = snapshot, why
+
+
 class WgmmaWaits:
     """What a walk does with its wgmmas: nothing (the base, for walks that only collect layouts)."""
 
@@ -96,3 +105,7 @@ class WgmmaWaits:
     def is_pending(self, v: V) -> bool:
         """Whether ``v`` is the result of a wgmma that may still be in flight here."""
         return False
+
+    def snapshot(self):
+        """The walk's wgmma state at an ``if`` that keeps wgmmas in flight (BranchEnd)."""
+        return None

@@ -156,6 +156,7 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+    acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
@@ -168,19 +169,21 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc5
         if (p > 0):
+            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # prob1.release: a wgmma may still read the slot
             mbarrier.arrive(prob1_empty0.index(0), count=1)
+            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # kv1l.release: a wgmma may still read the slot
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
         if CAUSAL:
             _row_limit85_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
             _row_limit85_lim = (csl + (r * 0))
         lim = _row_limit85_lim
         pos = (((2 * pp) * BK) + gl.arange(0, BK, layout=L2))
+        acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
@@ -242,9 +245,9 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         sum1 = _v12
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
-        acc = warpgroup_mma_wait(0, deps=[acc])  # no wgmma in flight across an if
         if ends:
             _normalized102_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
             acc = (acc * gl.convert_layout(_normalized102_inv_l[:, None], L3))
             _flush_segment103_h_q = (h_kv * heads_per_kv)
             if pwhole:
@@ -277,6 +280,8 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
+            acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
+    acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
@@ -359,13 +364,13 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # no wgmma in flight across an if
         if CAUSAL:
             _row_limit179_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
             _row_limit179_lim = (csl + (r * 0))
         lim = _row_limit179_lim
         pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
+        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
