@@ -777,3 +777,44 @@ def test_kernel_errors(case):
 def test_missing_file_is_a_tle_error(tmp_path):
     with pytest.raises(TleError, match="cannot read"):
         read_file(tmp_path / "nope.py")
+
+
+BUDGET_KERNEL = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, N, WIDE: tl.constexpr):
+    p = tle.pipe(capacity=2, v=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, N)), (cons, (p, N))], [4], [192 + 40 * WIDE])
+
+
+def prod(p, x_ptr, N):
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.v), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(i)
+
+
+def cons(p, N):
+    r = p.reader()
+    for i in range(N):
+        res = r.wait(i)
+        r.release(i)
+'''
+
+
+def test_a_register_budget_may_be_an_expression_of_constexprs():
+    """`[192 + 40 * WIDE]`: a number once WIDE is bound, so each binding reads its own budget
+    (the generic reading, which the protocol view needs no budget for, leaves it out); any
+    other expression that is not a literal stays an error."""
+    for wide, regs in ((0, 192), (1, 232)):
+        (k,) = read_kernels("budget.py", text=BUDGET_KERNEL, bind={"WIDE": wide})
+        assert [p.regs for p in k.partitions] == [None, regs]
+    (k,) = read_kernels("budget.py", text=BUDGET_KERNEL)
+    assert [p.regs for p in k.partitions] == [None, None]
+    e = check_error(BUDGET_KERNEL.replace(
+        "[192 + 40 * WIDE])", "[192 + N])  # error: register budgets must be integer literals"))
+    assert e.check == "bad-warp-specialize"

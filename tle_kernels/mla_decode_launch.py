@@ -94,8 +94,8 @@ def tma_unavailable_reason(k_cache: torch.Tensor) -> Optional[str]:
 def use_tma(kernel: str, k_cache: torch.Tensor, tma: Optional[bool] = None) -> bool:
     """Whether a launch of ``kernel`` copies K pages with TMA: ``tma`` if given (True refused,
     naming why, when the descriptors cannot be made), else ``TLE_DECODE_TMA`` if set (0 or 1),
-    else not: the TMA producer is opt-in until it has been checked and measured on a GPU
-    against the cp.async one (docs/decode.md). A kernel without a TMA producer: False (True
+    else whenever k_cache allows the descriptors (the TMA producer measured faster than the
+    cp.async one on the H200, docs/decode.md). A kernel without a TMA producer: False (True
     refused)."""
     if kernel not in TMA_KERNELS:
         if tma:
@@ -106,9 +106,9 @@ def use_tma(kernel: str, k_cache: torch.Tensor, tma: Optional[bool] = None) -> b
         if env not in ("", "0", "1"):
             raise ValueError(f"{TMA_ENV} must be 0 or 1 (got {env!r})")
         tma = None if env == "" else env == "1"
-    if tma is None:
-        return False
     why = tma_unavailable_reason(k_cache)
+    if tma is None:
+        return why is None
     if tma and why is not None:
         raise ValueError(f"the {kernel} decode kernel cannot copy K pages with TMA: {why}")
     return bool(tma)
@@ -197,16 +197,22 @@ def parts_for(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> int:
     return max(1, sms // items)
 
 
-def use_balance(balance: Optional[bool] = None) -> bool:
-    """Whether a scheduled launch balances the batch's pairs over P programs (True) or runs one
-    program per request (False): ``balance`` if given, else ``TLE_DECODE_BALANCE`` (0 / 1) if
-    set, else True."""
+def use_balance(balance: Optional[bool] = None, requests: int = 0, parts: int = 1) -> bool:
+    """Whether a scheduled launch balances the batch's pairs over ``parts`` programs per (kv
+    head, row block) (True) or runs one program per request (False): ``balance`` if given, else
+    ``TLE_DECODE_BALANCE`` (0 / 1) if set, else balanced only when the batch has fewer
+    ``requests`` than parts, i.e. one program per request would not fill the SMs once. With a
+    wave or more of programs, one per request measured faster on the H200 (the partials and the
+    combine cost more than the last wave's idle SMs, docs/decode.md); with less, requests must
+    be split to use the GPU at all."""
     if balance is not None:
         return bool(balance)
     env = os.environ.get(BALANCE_ENV, "")
     if env not in ("", "0", "1"):
         raise ValueError(f"{BALANCE_ENV} must be 0 or 1 (got {env!r})")
-    return env != "0"
+    if env:
+        return env == "1"
+    return requests < parts
 
 
 def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
@@ -273,8 +279,8 @@ def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_sca
     balance the scheduled combine of the split requests (partials in fresh buffers, so a CUDA
     graph captures both launches)."""
     check_row_alignment(kernel, q=q, k_cache=k_cache)
-    balance = use_balance(balance)
     b, s_q, h_q, _ = q.shape
+    balance = use_balance(balance, b, parts)
     o_part = lse_part = None
     if balance:
         o_part = q.new_empty((b + parts, s_q, h_q, D_V), dtype=torch.float32)

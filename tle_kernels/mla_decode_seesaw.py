@@ -152,7 +152,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
                       b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
                       BLOCK_H, CAUSAL, TMA))],
         [4, 4],
-        [224, 224])
+        [224 + 8 * TMA, 224 + 8 * TMA])
 
 
 def page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, tile, last_tile, seqlen):

@@ -116,7 +116,7 @@ def _branching_constexprs(built: Built) -> frozenset:
     """The constexpr arguments of the built kernels that a condition of an `if` around TMA
     copies reads, directly or as a partition's parameter bound to them (protocol.py reads such a
     kernel only specialised: the `constexpr-if` check)."""
-    out = set()
+    out = set(built.budget_constexprs)  # and those the register budgets are expressions of
     for _, kern in built.kernels:
         cx = {p.name for p in kern.params if p.constexpr}
         bodies = [({n: n for n in cx}, kern.prologue)]

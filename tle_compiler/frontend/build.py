@@ -331,6 +331,9 @@ class Builder:
         self.cache = cache
         self.root = module
         self.bind = dict(bind or {})
+        self.constexpr_params: set = set()  # the kernel being built's constexpr params
+        #: constexprs the register budgets of warp_specialize are expressions of (left unbound)
+        self.budget_constexprs: set = set()
         self.out: list[K.Stmt] = []
         self.frames: list[Frame] = []
         self.counter = 0
@@ -1482,8 +1485,11 @@ class Builder:
         num_warps, options = jit_options(m.scope, dec, m.path)
         params = []
         frame = Frame(m, "", {}, "<kernel>")
+        self.constexpr_params = set()
         for p, cx in kernel_params(m.scope, fdef):
             params.append(K.KParam(p.arg, cx, _loc(m.path, p)))
+            if cx:
+                self.constexpr_params.add(p.arg)
             if cx and isinstance(self.bind.get(p.arg), int):
                 frame.env[p.arg] = Static("const", K.Const(self.bind[p.arg]))
             else:
@@ -1581,8 +1587,19 @@ class Builder:
         arg_locs = {"warps": self.loc(warps_node)}
         if regs_node is not None:
             arg_locs["regs"] = self.loc(regs_node)
+        regs_given = int_list(regs_node)
+        if isinstance(regs_node, (ast.List, ast.Tuple)) and regs_given is not None:
+            # A register budget written as an expression of constexprs (`224 + 8 * TMA`) is a
+            # number once they are bound: the generic build leaves the budgets out (the protocol
+            # does not read them) and the reader builds the kernel again for each binding of
+            # those constexprs (ast_reader._Reading.built_for), as for an `if` around TMA copies.
+            names = {n.id for e in regs_node.elts for n in ast.walk(e)
+                     if isinstance(n, ast.Name) and n.id in self.constexpr_params}
+            if names and any(isinstance(r, Unevaluated) for r in regs_given):
+                self.budget_constexprs |= names
+                regs_given = None
         warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
-                                               int_list(regs_node), self.loc(ws), arg_locs)
+                                               regs_given, self.loc(ws), arg_locs)
         parts = []
         for i, (elt, (module, pdef), argv) in enumerate(entries):
             names = [p.arg for p in pdef.args.posonlyargs + pdef.args.args]
@@ -1691,6 +1708,9 @@ class Built:
     cache: "ModuleCache"
     module: Module
     kernels: list[tuple[ast.FunctionDef, K.Kernel]]
+    #: constexprs a kernel's register budgets are expressions of, unbound in this build (its
+    #: budgets are left out; a build binding them has them)
+    budget_constexprs: frozenset = frozenset()
 
     def sources(self) -> dict[str, str]:
         """The source of every module read, by the file name its locations carry."""
@@ -1712,6 +1732,7 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     for local in m.imports:  # a name the file imports must exist (Python raises ImportError)
         builder.imported(m, local)
     out = []
+    budget: set = set()
     for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
             dec = jit_decorator(m.scope, st)
@@ -1719,8 +1740,10 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                     isinstance(n, ast.Call) and m.scope.is_tle(n.func, "gpu.warp_specialize")
                     for n in ast.walk(st)):
                 continue
-            out.append((st, Builder(cache, m, bind).kernel(st, dec)))
-    return Built(cache, m, out)
+            b = Builder(cache, m, bind)
+            out.append((st, b.kernel(st, dec)))
+            budget |= b.budget_constexprs
+    return Built(cache, m, out, frozenset(budget))
 
 
 def build_file(path: Union[str, os.PathLike], name: Optional[str] = None,
