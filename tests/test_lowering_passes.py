@@ -122,7 +122,7 @@ def test_a_wait_moved_in_the_kir_is_emitted_where_it_now_is():
 
 @pytest.mark.parametrize("bad, message", [
     (dict(path="body[99].then"), "never reaches"),
-    (dict(place="inside"), "not a WgmmaWait placed before / after / end"),
+    (dict(place="inside"), "not a WgmmaWait or WgmmaRewrap placed before / after / end"),
     (dict(deps=("no_such_name",)), "names nothing there"),
     (dict(deps=("result of body[0].value",)), "has not issued there"),
 ])
