@@ -22,11 +22,13 @@ of the machine hits them alike. The TLE and naive kernels are timed through ``de
 (what ``flash_mla_with_kvcache`` runs, with the split count its metadata would choose, outputs
 allocated once); the FlashMLA anchor through its callable.
 
-Implementations: decode_api.IMPLS. "seesaw" runs its launcher's producer choice (cp.async unless
-TLE_DECODE_TMA=1), "seesaw-tma" always the TMA producer; an interleaved A/B of the seesaw's two
-producers is
+Implementations: decode_api.IMPLS. "seesaw" runs its launcher's choices (TMA wherever k_cache
+allows it, one program per request unless the batch leaves SMs idle), "seesaw-tma" always the TMA
+producer; an interleaved A/B of the seesaw's two producers is
 
-    python -m tle_kernels.bench_mla_decode --impl seesaw seesaw-tma ...
+    TLE_DECODE_TMA=0 python -m tle_kernels.bench_mla_decode --impl seesaw seesaw-tma ...
+
+and of its two schedules TLE_DECODE_BALANCE=0 / 1 (one run each).
 
 Before any timing, every implementation is checked against the fp32 reference on the first 16
 requests of each shape's first L and on a batch of mixed seqlens (0 / 1 / 63 / 64 / 65 / 4096),

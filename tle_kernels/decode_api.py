@@ -17,11 +17,11 @@ Dense (``indices`` None):
   out 0 and lse +inf. causal: query j sees positions < seqlen - s_q + j + 1. softmax_scale defaults
   to 576 ** -0.5. Semantics in full: tle_kernels/decode_reference.py.
 - impl (keyword only, not FlashMLA's): "naive" (plain Triton), "pipe" (TLE-Pipe split-KV),
-  "seesaw" (TLE-FlashMLA; K pages by cp.async, TLE_DECODE_TMA=1 switching to TMA), "seesaw-tma"
-  (TLE-FlashMLA with its TMA producer, not yet run on a GPU), or "auto": the first of
-  ``PREFERENCE`` that exists and supports the
-  shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned). A TLE kernel
-  exists once its launcher module (``LAUNCHERS``) is in the package.
+  "seesaw" (TLE-FlashMLA: K pages as TMA boxes wherever k_cache allows tensor descriptors, else
+  cp.async; TLE_DECODE_TMA=0/1 forces either; its own schedule, mla_decode_parts.py),
+  "seesaw-tma" (the same, TMA forced), or "auto": the first of ``PREFERENCE`` that exists and
+  supports the shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned). A TLE
+  kernel exists once its launcher module (``LAUNCHERS``) is in the package.
 - The sparse arguments (attn_sink, extra_k_cache, extra_indices_in_kvcache, topk_length,
   extra_topk_length) must be None, as FlashMLA requires (ValueError); is_fp8_kvcache=True without
   indices raises NotImplementedError (the FP8 cache is read by the sparse decode only).
@@ -42,12 +42,15 @@ Sparse (``indices`` given; tle_kernels/sparse_decode_api.py validates and launch
   for the sparse decode, and an explicit impl that is not built raises NotImplementedError.
 
 Scheduler metadata. ``get_mla_metadata`` returns an empty ``DecodeSchedMeta``; the first call fills
-it from the call's shapes and the device's SM count: the split count ``n_split`` of the split-KV
-kernels, chosen from the number of (request, kv head, 64-row block) work items against the SMs
-(1 for a sparse call: its kernels run unsplit).
-It never reads cache_seqlens, so filling it needs no host synchronisation and every launch's grid
-is a function of shapes alone: a whole decode step captures in a CUDA graph and replays with new
-cache_seqlens. A later call with other shapes (or another causal; for a sparse call another
+it from the call's shapes and the device's SM count: the split count ``n_split`` of the pipe
+decode, chosen from the number of (request, kv head, 64-row block) work items against the SMs
+(1 for a sparse call: its kernels run unsplit). The seesaw schedules itself: P programs per (kv
+head, row block), P from the SM count, walk either one request each or, when the batch does not
+fill the SMs once, equal shares of the batch's K-tile pairs computed in the kernel from
+cache_seqlens (tle_kernels/mla_decode_parts.py, its combine after it).
+Nothing reads cache_seqlens on the host, so filling the metadata needs no host synchronisation and
+every launch's grid is a function of shapes alone: a whole decode step captures in a CUDA graph
+and replays with new cache_seqlens. A later call with other shapes (or another causal; for a sparse call another
 is_fp8_kvcache, topk, extra page size or extra topk) raises ValueError, FlashMLA's rule (reuse a
 metadata object only with the same shapes and cache_seqlens); so does a sparse call on metadata a
 dense call filled, and the reverse. A call that fails validation leaves the metadata as it was.
@@ -80,9 +83,8 @@ PAGE = 64          # tokens per KV-cache page (FlashMLA's dense decode supports 
 BLOCK_ROWS = 64    # query rows per work item of the TLE kernels (and the naive one at 64+ rows)
 MAX_SPLIT = 64     # most splits of one request's positions
 
-# "seesaw" copies K pages with cp.async (TLE_DECODE_TMA=1 switches it to its TMA producer),
-# "seesaw-tma" always with TMA: an A/B of the two producers runs both names. The TMA producer is
-# not in "auto" until it has been checked and measured on a GPU (docs/decode.md).
+# "seesaw" copies K pages with TMA wherever k_cache allows tensor descriptors, else with cp.async
+# (TLE_DECODE_TMA=0/1 forces either); "seesaw-tma" always with TMA (docs/decode.md).
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma")
 # "auto" takes the first implementation in this order that exists and supports the call.
 PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")

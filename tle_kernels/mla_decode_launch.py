@@ -1,22 +1,23 @@
 """Launching the TLE MLA decode kernels (mla_decode_pipe.py, mla_decode_seesaw.py) on given
-tensors. Both kernels take the same arguments, the same work item and split scheme and the same
-output contract, so the shape rules, the grid, the row-alignment check, the argument list and the
-launch itself are one piece of code, parameterised by the kernel's short name ("pipe", "seesaw":
-which kernel runs, and what error messages say). Each kernel's launcher module
-(mla_decode_pipe_launch.py, mla_decode_seesaw_launch.py) names its pair of functions from
-:func:`launcher`, which is what tle_kernels/decode_api.py looks up.
+tensors: the shape rules, the row-alignment check, the argument lists and the launches.
+
+The pipe decode: one program per (request, kv head, row block, split), ``decode_call`` /
+``launch_decode`` (its launcher module mla_decode_pipe_launch.py names the pair of functions
+:func:`launcher` makes, which tle_kernels/decode_api.py looks up). The seesaw decode walks a
+schedule (mla_decode_parts.py): ``scheduled_call`` / ``launch_scheduled``, P = :func:`parts_for`
+programs per (kv head, row block), balanced over the batch's K-tile pairs or one per request
+(:func:`use_balance`), with the scheduled combine after a balanced launch.
 
 The seesaw kernel has two producers, chosen by its ``TMA`` constexpr: cp.async row gathers, or
-TMA boxes from two host tensor descriptors over k_cache (:func:`k_descriptors`). ``launch(...,
-tma=None)`` uses cp.async unless the keyword or the environment variable ``TLE_DECODE_TMA``
-(``0`` / ``1``) asks for TMA (refused, naming why, when the descriptors cannot be made:
-:func:`tma_unavailable_reason`); the keyword wins over the variable, so a benchmark can run both
-producers side by side. TMA is opt-in until it has been checked and measured on a GPU.
+TMA boxes from two host tensor descriptors over k_cache (:func:`k_descriptors`). A launch uses TMA
+wherever the descriptors can be made (:func:`tma_unavailable_reason`), unless the keyword or the
+environment variable ``TLE_DECODE_TMA`` (``0`` / ``1``) says otherwise; the keyword wins over the
+variable, so a benchmark can run both producers side by side.
 
-``decode_call`` returns ``(grid, args, constexprs)`` for a launch of either kernel;
-``launch_decode`` runs ``kernel[grid](*args, **constexprs)``, and the CPU emulation tests launch
-the emulated kernel with exactly the same tuple. Nothing here synchronises with the GPU or
-allocates, so a decode step captures in a CUDA graph.
+The ``*_call`` functions return ``(grid, args, constexprs)``; the launches run
+``kernel[grid](*args, **constexprs)``, and the CPU emulation tests launch the emulated kernel with
+exactly the same tuple. Nothing here synchronises with the GPU, so a decode step captures in a
+CUDA graph.
 """
 
 from __future__ import annotations

@@ -2,15 +2,14 @@
 tensors. The kernel walks the balanced schedule of mla_decode_parts.py: P programs per (kv head,
 row block) each take an equal share of the batch's K-tile pairs, crossing request boundaries, and
 the requests split between programs are merged by mla_decode_combine_scheduled after it.
-``launch_decode_seesaw`` runs both into out / lse (``balance=False`` or TLE_DECODE_BALANCE=0: one
-program per request, no combine); ``seesaw_unsupported_reason`` says which head counts it cannot
+``launch_decode_seesaw`` runs both into out / lse (one program per request and no combine when
+the batch fills the SMs at least once; ``balance`` or TLE_DECODE_BALANCE=0/1 forces either); ``seesaw_unsupported_reason`` says which head counts it cannot
 run.
 
 The kernel has two K producers (its TMA constexpr): ``launch_decode_seesaw(..., tma=None)`` copies
-K pages with cp.async (``tma=True`` or the environment variable TLE_DECODE_TMA=1 asks for TMA
-boxes, refused when k_cache does not allow tensor descriptors); ``launch_decode_seesaw_tma``
-always uses TMA, the "seesaw-tma" implementation of tle_kernels/decode_api.py and of the
-benchmark's A/B. TMA is opt-in until it has been checked and measured on a GPU.
+K pages as TMA boxes wherever k_cache allows tensor descriptors, else with cp.async (``tma`` or
+the environment variable TLE_DECODE_TMA=0/1 forces either); ``launch_decode_seesaw_tma`` always
+uses TMA, the "seesaw-tma" implementation of tle_kernels/decode_api.py and of the benchmark.
 """
 
 from typing import Optional
