@@ -231,8 +231,11 @@ def test_launch_refuses_unaligned_rows_and_a_bad_balance_setting(monkeypatch):
     with pytest.raises(ValueError, match="q: the seesaw decode kernel needs 16-byte aligned"):
         launch_scheduled("seesaw", unaligned, k, bt, sl, 0.1, False, out, lse, 3)
     monkeypatch.delenv(BALANCE_ENV, raising=False)
-    # balanced only when one program per request would not fill the SMs once
+    # balanced only where one program per request would leave SMs idle: a short batch, or one
+    # just past a whole number of waves
     assert use_balance(None, 7, 66) and not use_balance(None, 128, 66)
+    assert not use_balance(None, 128, 132) and use_balance(None, 140, 132)
+    assert not use_balance(None, 64, 33) and use_balance(None, 100, 132)
     assert not use_balance(False, 7, 66) and use_balance(True, 128, 66)
     monkeypatch.setenv(BALANCE_ENV, "0")
     assert not use_balance(None, 7, 66) and use_balance(True, 7, 66)

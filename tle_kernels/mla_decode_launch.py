@@ -198,14 +198,20 @@ def parts_for(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> int:
     return max(1, sms // items)
 
 
+# A balanced launch ran at 0.93-0.97x one program per request on batches that fill whole waves
+# (H200: its partials and combine cost more than the last wave's idle SMs), so it is chosen only
+# where one program per request would leave more than this share of the SMs' time idle.
+PER_REQUEST_MIN_OCCUPANCY = 0.9
+
+
 def use_balance(balance: Optional[bool] = None, requests: int = 0, parts: int = 1) -> bool:
     """Whether a scheduled launch balances the batch's pairs over ``parts`` programs per (kv
     head, row block) (True) or runs one program per request (False): ``balance`` if given, else
-    ``TLE_DECODE_BALANCE`` (0 / 1) if set, else balanced only when the batch has fewer
-    ``requests`` than parts, i.e. one program per request would not fill the SMs once. With a
-    wave or more of programs, one per request measured faster on the H200 (the partials and the
-    combine cost more than the last wave's idle SMs, docs/decode.md); with less, requests must
-    be split to use the GPU at all."""
+    ``TLE_DECODE_BALANCE`` (0 / 1) if set, else balanced when one program per request would keep
+    the SMs busy less than PER_REQUEST_MIN_OCCUPANCY of the time: ``requests`` programs in waves
+    of ``parts`` fill requests / (parts * ceil(requests / parts)) of them (128 requests on 132
+    SMs: 0.97, one program each; 7 requests: balanced; 140 requests on 132: two waves, 0.53,
+    balanced)."""
     if balance is not None:
         return bool(balance)
     env = os.environ.get(BALANCE_ENV, "")
@@ -213,7 +219,10 @@ def use_balance(balance: Optional[bool] = None, requests: int = 0, parts: int = 
         raise ValueError(f"{BALANCE_ENV} must be 0 or 1 (got {env!r})")
     if env:
         return env == "1"
-    return requests < parts
+    if requests <= 0:
+        return False
+    waves = -(-requests // parts)
+    return requests / (parts * waves) < PER_REQUEST_MIN_OCCUPANCY
 
 
 def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
