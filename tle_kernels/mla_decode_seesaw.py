@@ -1,11 +1,13 @@
 """TLE-FlashMLA: dense MLA decode (FlashMLA's ``flash_mla_with_kvcache``, bf16) in FlashMLA's
-"seesaw" schedule, split-KV, three warp groups.
+"seesaw" schedule, three warp groups, walking a schedule of the batch's K-tile pairs.
 
-The work item and split scheme are the TLE-Pipe decode's (mla_decode_pipe.py): a program handles
-(request b, kv head g, block of BLOCK_H = 64 query rows, split s); the rows of kv head g are its
-s_q * (h_q / h_kv) query rows flattened as (query j, head), head fastest; split s walks positions
-[s * chunk, min(seqlen, (s + 1) * chunk)), chunk = ceil(ceil(seqlen / n_split) / 64) * 64, one
-64-token page per K tile. The dataflow is the SparseMLA seesaw prefill's (sparse_mla_seesaw.py):
+A program handles (kv head g, block of BLOCK_H = 64 query rows, part k): the rows of kv head g are
+a request's s_q * (h_q / h_kv) query rows flattened as (query j, head), head fastest; part k walks
+a range of the batch's flat pair space (mla_decode_parts.py: request b owns ceil(ceil(seqlen /
+64) / 2) pairs, at least one), one 64-token page per K tile. BALANCE = True: P programs take equal
+shares and cross request boundaries; each maximal run of one request is a segment, written to
+out / lse when the request lies wholly in the part, else to partial slot b + k for
+mla_decode_combine_scheduled. BALANCE = False: program k walks request k alone. The dataflow is the SparseMLA seesaw prefill's (sparse_mla_seesaw.py):
 the K tiles go in pairs k0 = 2p, k1 = 2p + 1; each of the two consumers owns half of the 512
 output dims, computes QK for its own tile of the pair and applies both tiles' probabilities to its
 half; the row maxima and the probability tiles cross between them through small pipes.
@@ -34,39 +36,44 @@ the prefill seesaw's, with the pair index p in place of its ``r * NP + p``: see
 sparse_mla_seesaw.py. The verifier proves it here for every pair count NP.
 
 What decode changes:
+- The walk: every partition carries the same state (the pair's request cb, its length, the pair's
+  index pp in it, the request's pairs left, whether it is whole in the part), advanced after a
+  request's last pair by next_request (one load of cache_seqlens). q is a capacity-1 pipe indexed
+  by pair: the producer stages a request's Q rows at its segment's first pair only (the slot keeps
+  them), each consumer reloads q's RoPE tail into registers then. A segment ends at the end of its
+  last pair: each consumer stores its half (normalised in place, then cleared with the running
+  max and sum), under an `if` that keeps the in-flight wgmmas in flight on the pairs that skip it
+  (docs/lowering.md).
 - Pages instead of gathered indices: the producer reads the block-table entries of the pair's two
-  pages and copies each page's 64 rows of kv head g with cp.async; a position at or past the
-  split's end hi loads as zeros (so P·V never meets the cache rows after seqlen, whatever they
-  hold). An odd last tile's partner (tile NK when NK is odd) is all past hi: its K rows are zeros,
-  its scores are masked, and its page is the last real page again, so no block-table entry past
-  the request's pages is ever read.
+  pages and copies each page's 64 rows of kv head g; a position at or past the request's end
+  loads as zeros (so P·V never meets the cache rows after seqlen, whatever they
+  hold). An odd last tile's partner (tile NK when NK is odd) is all past the end: its K rows are
+  zeros, its scores are masked, and its page is the last real page again, so no block-table entry
+  past the request's pages is ever read (an empty request's pair reads entry 0 under a mask).
 - Two K producers, chosen by the constexpr TMA (0 or 1, an integer so that the compiler reads the
-  kernel specialised to it: only the producer that runs is verified and lowered). TMA = 0: the
-  cp.async gathers above. TMA = 1: each piece of a page is one TMA box through a rank-4
+  kernel specialised to it: only the producer that runs is verified and lowered). TMA = 0:
+  cp.async gathers. TMA = 1: each piece of a page is one TMA box through a rank-4
   descriptor over k_cache [num_blocks, 64, h_kv, 576] (k_desc: box [1, 64, 1, 256] for a main
   half, tail_desc: box [1, 64, 1, 64] for the RoPE tail) at [page, shift, g, column], shift =
-  n - 64 for a tile with n positions before hi (mla_decode_common.page_shift): the box's first
+  n - 64 for a tile with n positions before the end (mla_decode_common.page_shift): the box's first
   -shift rows lie before the page and arrive as zeros, the page's n rows land last, so no cache
-  row at or past hi reaches a slot whatever it holds (NaN included); an odd last tile's partner
+  row at or past the end reaches a slot whatever it holds (NaN included); an odd last tile's partner
   (n = 0) is a wholly out-of-bounds box, all zeros. The producer issues copies only, no register
   work; each commit arrives with the expect-tx of its window's boxes.
 - No validity field in the K slots: each consumer derives its tile's mask from the positions, the
-  split's end hi and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row; with TMA, slot
+  request's end and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row; with TMA, slot
   row r holds position tile_start + shift + r, a real one iff r >= -shift
   (mla_decode_common.masked_by_position). The cp.async path keeps its shift-0 expressions
   written out, so its generated code is unchanged.
 - Rows past the last one of the kv head (a partial row block) load Q as zeros and store nothing.
-- One work item per program (no persistent item loop), so q is a one-shot pipe.
+The part's pair count NP = max(x_hi - x_lo, 0) is computed once from cache_seqlens, in the kernel
+body before warp_specialize (mla_decode_parts.part_range); every partition loops ``for p in
+range(NP)`` over the same value, an opaque param for the verifier (NP = 0: an idle part).
 
-The trip count NK = ceil(max(hi - lo, 0) / 64) and the pair count NP = ceil(NK / 2) are computed
-once from cache_seqlens, in the kernel body before warp_specialize; every partition loops
-``for p in range(NP)`` over the same value, an opaque param for the verifier (NP = 0: an empty
-split).
-
-Outputs (SPLIT constexpr), as the pipe decode: SPLIT = False writes out [b, s_q, h_q, 512] bf16 and
-lse [b, h_q, s_q] (natural log; no token: out 0, lse +inf); SPLIT = True writes o_part
-[b, n_split, s_q, h_q, 512] fp32 (normalised by the split's own row sum) and lse_part
-[b, n_split, s_q, h_q] (no token in the split: 0 and -inf) for mla_decode_combine.py.
+Outputs: a whole request's out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] (natural log; no
+token: out 0, lse +inf); a split request's segments o_part [b + P, s_q, h_q, 512] fp32 (normalised
+by the segment's own row sum) and lse_part [b + P, s_q, h_q] (no token in the segment: 0 and -inf)
+at slot b + k. All four contiguous (their strides come from s_q and h_q).
 
 Arguments: k_ptr (the cp.async producer's) and k_desc, tail_desc (the TMA producer's; the cp.async
 launch passes k_cache in their places, unused): mla_decode_launch.py builds them.
@@ -74,8 +81,9 @@ launch passes k_cache in their places, unused): mla_decode_launch.py builds them
 Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
 each 32 KiB + 32 KiB + 8 KiB = 73,728 B; prob0 and prob1 each 8,192 + 256 = 8,448 B; max0 and max1
 256 B each; total 230,400 B of Hopper's 232,448. q's tail stays in registers (16 per thread, the A
-operand of a register-A wgmma), as in the prefill seesaw. Registers: [224, 224] for the consumers,
-64 for the producer (what the three warp groups' 512 per thread leave).
+operand of a register-A wgmma), as in the prefill seesaw. Registers: [232, 232] for the consumers
+with the TMA producer (which issues copies only and keeps 40), [224, 224] with the cp.async one
+(which needs 56 for its row addresses): ``224 + 8 * TMA``.
 """
 
 import triton.language as tl
