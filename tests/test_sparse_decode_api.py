@@ -101,7 +101,7 @@ def bad_sparse_cases():
     yield "tile_scheduler_metadata", TypeError, dict(meta=object())
     yield "is_fp8_kvcache", TypeError, dict(is_fp8_kvcache=None)
     yield "impl", ValueError, dict(impl="flash")
-    yield "impl", NotImplementedError, dict(impl="seesaw")      # not built for the sparse decode
+    yield "impl", NotImplementedError, dict(impl="seesaw")      # the seesaw takes no FP8 cache
     yield "head_dim_v", ValueError, dict(head_dim_v=576)
     yield "softmax_scale", ValueError, dict(softmax_scale=-0.1)
     yield "q", ValueError, dict(q=torch.zeros(2, 1, 24, 576, dtype=BF16))    # h_q not served

@@ -19,8 +19,11 @@ a bf16 cache.
 - out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32 (natural log); a row without a valid slot
   gives out 0 and lse +inf. softmax_scale defaults to 576 ** -0.5.
 - impl: the decode API's names ("naive", "pipe", "seesaw", "seesaw-tma") or "auto", the first of
-  ``PREFERENCE`` that is built. Only the naive Triton kernel (tle_kernels/sparse_decode_naive.py)
-  is built; a TLE kernel joins by its launcher module in ``LAUNCHERS``.
+  ``PREFERENCE`` that is built and supports the call (``sparse_unsupported_reason``). Built: the
+  naive Triton kernel (tle_kernels/sparse_decode_naive.py, every call) and "seesaw", the bf16
+  cache run by the seesaw SparseMLA prefill kernels (tle_kernels/sparse_decode_seesaw_launch.py:
+  h_q 64 / 128, topk % 128 == 0, no extra cache, evenly spaced token rows). A TLE kernel joins by
+  its launcher module in ``LAUNCHERS``.
 
 ``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
 every rule but the device check, which is last); an error names the argument, with FlashMLA's
@@ -46,10 +49,18 @@ ALIGN = 16                      # bytes: FP8 cache base and block stride
 
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma")
 PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
-# The TLE sparse decode kernels, once written: impl -> (module of this package, launch function).
-# The launch function takes sparse_decode_naive's arguments (q, k_cache, indices, sm_scale,
-# is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length).
-LAUNCHERS: Dict[str, Tuple[str, str]] = {}
+# The TLE sparse decode kernels: impl -> (module of this package, launch function, support
+# function). The launch function takes sparse_decode_naive's arguments (q, k_cache, indices,
+# sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices,
+# extra_topk_length) and writes out and lse; the support function takes the same call without
+# sm_scale, out and lse (``SUPPORT_ARGS``, reading shapes, strides and data pointers only) and
+# returns None or why it cannot run it.
+LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
+    "seesaw": ("sparse_decode_seesaw_launch", "launch_sparse_seesaw",
+               "sparse_seesaw_unsupported_reason"),
+}
+SUPPORT_ARGS = ("q", "k_cache", "indices", "is_fp8", "attn_sink", "topk_length", "extra_k_cache",
+                "extra_indices", "extra_topk_length")
 
 # Where this module's argument names differ from FlashMLA's flash_mla_with_kvcache.
 FLASH_MLA_NAMES = {"is_fp8": "is_fp8_kvcache", "extra_indices": "extra_indices_in_kvcache"}
@@ -75,17 +86,44 @@ def built_impls() -> Tuple[str, ...]:
     return tuple(n for n in IMPLS if n == "naive" or launcher_module(n) is not None)
 
 
-def select_sparse_impl(impl: str) -> str:
-    """The implementation that runs: ``impl`` itself, or for "auto" the first built one of
-    ``PREFERENCE``. An impl that is not built yet raises NotImplementedError."""
+def sparse_unsupported_reason(impl: str, q, k_cache, indices, is_fp8: bool, attn_sink=None,
+                              topk_length=None, extra_k_cache=None, extra_indices=None,
+                              extra_topk_length=None) -> Optional[str]:
+    """None when ``impl`` is built and runs this (validated) call, else why not. Nothing is read
+    from the device: a CUDA-graph capture may ask."""
+    if impl not in IMPLS:
+        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
+    if impl == "naive":
+        return None  # anything that passes validation
+    module = launcher_module(impl)
+    if module is None:
+        return f"the sparse decode has no {impl!r} kernel yet"
+    return getattr(module, LAUNCHERS[impl][2])(q, k_cache, indices, is_fp8, attn_sink,
+                                               topk_length, extra_k_cache, extra_indices,
+                                               extra_topk_length)
+
+
+def select_sparse_impl(impl: str, call: Optional[dict] = None) -> str:
+    """The implementation that runs ``call`` (``sparse_unsupported_reason``'s arguments by name,
+    ``SUPPORT_ARGS``): ``impl`` itself, or for "auto" the first of ``PREFERENCE`` that is built and
+    supports it (the naive kernel supports every call). Without ``call`` (the tensors not checked
+    yet) only the name is checked, and that an explicit impl is built; "auto" stays "auto". An
+    explicit impl that is not built, or cannot run the call, raises NotImplementedError saying
+    why."""
     if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
         raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
-    built = built_impls()
     if impl == "auto":
-        return next(n for n in PREFERENCE if n in built)
+        if call is None:
+            return impl
+        return next(n for n in PREFERENCE if sparse_unsupported_reason(n, **call) is None)
+    built = built_impls()
     if impl not in built:
         raise NotImplementedError(f"impl: the sparse decode has no {impl!r} kernel yet; built: "
                                   f"{built}")
+    if call is not None:
+        why = sparse_unsupported_reason(impl, **call)
+        if why is not None:
+            raise NotImplementedError(f"impl: {impl!r} cannot run this call: {why}")
     return impl
 
 
@@ -196,6 +234,10 @@ def validate_sparse(q, k_cache, indices, head_dim_v=D_V, softmax_scale=None, is_
         if extra_topk_length is not None:
             raise ValueError("extra_topk_length: given without extra_k_cache")
 
+    # an explicit impl that cannot run the call fails here, before the device check
+    name = select_sparse_impl(name, dict(zip(SUPPORT_ARGS, (
+        q, k_cache, indices, is_fp8, attn_sink, topk_length, extra_k_cache, extra_indices,
+        extra_topk_length))))
     named = [("q", q), ("k_cache", k_cache), ("indices", indices), ("attn_sink", attn_sink),
              ("topk_length", topk_length), ("extra_k_cache", extra_k_cache),
              ("extra_indices", extra_indices), ("extra_topk_length", extra_topk_length)]
@@ -224,7 +266,9 @@ def launch_sparse(impl: str, q, k_cache, indices, sm_scale: float, is_fp8: bool,
                   extra_topk_length=None) -> str:
     """Run one sparse decode into given outputs (validated tensors); ``impl`` may be "auto".
     Returns the impl that ran. For benchmarks and tests."""
-    name = select_sparse_impl(impl)
+    name = select_sparse_impl(impl, dict(zip(SUPPORT_ARGS, (
+        q, k_cache, indices, is_fp8, attn_sink, topk_length, extra_k_cache, extra_indices,
+        extra_topk_length))))
     if name == "naive":
         from .sparse_decode_naive import sparse_decode_naive as run
     else:

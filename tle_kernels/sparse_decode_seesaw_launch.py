@@ -1,0 +1,135 @@
+"""The bf16 sparse MLA decode run by the seesaw SparseMLA prefill kernels (impl "seesaw" of
+tle_kernels/sparse_decode_api.py).
+
+A bf16 paged cache whose token rows are evenly spaced (block stride = page_block_size * token
+stride) is one kv array of num_blocks * page_block_size rows, and a decode index block * page +
+offset is a row of that array: the prefill's kv and indices, with the same rule for an invalid
+index (< 0 or past the last row: skipped, never read). Each (request i, query row j) of the decode
+is one prefill query token with h_q heads and its own topk indices; topk_length [b] becomes one
+length per token; attn_sink [h_q] is the prefill's, with the same meaning (the sink joins the
+denominator of out only, lse is that of the scores). So one decode step is one prefill launch
+(tle_kernels/api.py ``launch`` with impl "seesaw": the persistent seesaw, its attn_sink variant or
+the per-row topk_length kernel) over T = b * s_q tokens:
+
+- q [b, s_q, h_q, 576] -> [T, h_q, 576], indices [b, s_q, topk] -> [T, 1, topk], out
+  [b, s_q, h_q, 512] -> [T, h_q, 512], k_cache -> kv [num_blocks * page, 1, 576]: views whenever
+  the strides allow (always for contiguous tensors); a q, indices or out that cannot be flattened
+  or whose rows are not 16-byte aligned goes through a contiguous copy.
+- lse: the prefill writes [T, h_q] with the heads contiguous, the decode's lse is [b, h_q, s_q].
+  With s_q == 1 the two are the same memory and the kernel writes lse itself; otherwise it writes
+  a scratch [T, h_q] that is copied, transposed, into lse.
+- max_logits: written by the prefill, not part of the decode: a scratch.
+- topk_length [b] -> [T], each request's length repeated over its s_q rows (a view when s_q == 1).
+
+Nothing is read from the device on the host (no ``.item()``, no value-dependent shapes), so a call
+captures in a CUDA graph.
+
+``sparse_seesaw_unsupported_reason`` says why a call cannot run here (sparse_decode_api's "auto"
+then takes the naive kernel): an FP8 cache and an extra cache (not built yet), an h_q or topk the
+seesaw prefill does not take (api.py's ``unsupported_reason``), a cache whose token rows are not
+evenly spaced (FlashMLA's padded block stride) or not 16-byte aligned.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from . import api
+
+D_QK = 576
+D_V = 512
+
+
+def cache_rows(k_cache: torch.Tensor) -> Optional[torch.Tensor]:
+    """The cache's token rows as the prefill's kv [num_blocks * page, 1, 576] (a view), or None
+    when they are not evenly spaced (the block stride is not page * the token stride)."""
+    n_blocks, page = k_cache.shape[0], k_cache.shape[1]
+    try:
+        return k_cache.view(n_blocks * page, 1, k_cache.shape[-1])
+    except RuntimeError:
+        return None
+
+
+def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None,
+                                     topk_length=None, extra_k_cache=None, extra_indices=None,
+                                     extra_topk_length=None) -> Optional[str]:
+    """None when ``launch_sparse_seesaw`` runs this (validated) call, else why not. Reads shapes,
+    strides and data pointers only."""
+    if is_fp8:
+        return "seesaw reads a bf16 cache only (the FP8 cache is not built yet)"
+    if extra_k_cache is not None:
+        return "seesaw does not take an extra cache yet"
+    h_q, topk = q.shape[2], indices.shape[-1]
+    why = api.unsupported_reason("seesaw", h_q, D_QK, topk, attn_sink is not None,
+                                 topk_length is not None)
+    if why is not None:
+        return why
+    kv = cache_rows(k_cache)
+    if kv is None:
+        return (f"seesaw needs the cache's token rows evenly spaced (block stride = "
+                f"page_block_size * token stride), got k_cache strides {tuple(k_cache.stride())}")
+    if k_cache.device.type != "meta" and not api.rows_aligned(kv):
+        return "seesaw needs k_cache's token rows 16-byte aligned (data_ptr and strides)"
+    return None
+
+
+def _aligned_copy(x: torch.Tensor) -> torch.Tensor:
+    """``x`` itself when its rows start on 16-byte boundaries, else a contiguous copy (a fresh
+    allocation, which is aligned)."""
+    return x if api.rows_aligned(x) else x.clone(memory_format=torch.contiguous_format)
+
+
+def _tokens(x: torch.Tensor, t: int) -> torch.Tensor:
+    """[b, s_q, ...] -> [t = b * s_q, ...]: a view when the strides allow, else a copy."""
+    return _aligned_copy(x.reshape((t,) + tuple(x.shape[2:])))
+
+
+def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,
+                         attn_sink=None, topk_length=None, extra_k_cache=None, extra_indices=None,
+                         extra_topk_length=None) -> None:
+    """One sparse decode step into out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32
+    (validated inputs; sparse_decode_naive's arguments) by one seesaw prefill launch."""
+    why = sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink, topk_length,
+                                           extra_k_cache, extra_indices, extra_topk_length)
+    if why is not None:
+        raise NotImplementedError(f"impl: 'seesaw' cannot run this call: {why}")
+    b, s_q, h_q, _ = q.shape
+    t = b * s_q
+    kv = cache_rows(k_cache)
+    q3 = _tokens(q, t)
+    idx3 = _tokens(indices, t).view(t, 1, indices.shape[-1])
+
+    # out: written in place when it flattens to aligned [t, h_q, 512] rows, else via a scratch
+    try:
+        out3 = out.view(t, h_q, D_V)
+    except RuntimeError:
+        out3 = None
+    if out3 is not None and not api.rows_aligned(out3):
+        out3 = None
+    out_scratch = out3 is None
+    if out_scratch:
+        out3 = out.new_empty((t, h_q, D_V))
+
+    # lse: the prefill's [t, h_q] rows (heads contiguous) are lse itself only when s_q == 1
+    max_logits = lse.new_empty((t, h_q))
+    lse3 = lse[:, :, 0] if s_q == 1 else None
+    lse_scratch = lse3 is None or lse3.stride() != max_logits.stride() \
+        or not api.rows_aligned(lse3)
+    if lse_scratch:
+        lse3 = lse.new_empty((t, h_q))
+
+    sink = None if attn_sink is None else _aligned_copy(attn_sink)
+    lengths = None
+    if topk_length is not None:
+        lengths = _aligned_copy(topk_length if s_q == 1 else
+                                topk_length[:, None].expand(b, s_q).reshape(t))
+
+    ran = api.launch("seesaw", q3, kv, idx3, float(sm_scale), out3, max_logits, lse3,
+                     attn_sink=sink, topk_length=lengths)
+    assert ran == "seesaw"
+    if out_scratch:
+        out.copy_(out3.view(b, s_q, h_q, D_V))
+    if lse_scratch:
+        lse.copy_(lse3.view(b, s_q, h_q).transpose(1, 2))
