@@ -1,6 +1,6 @@
-"""Sparse MLA decode (DeepSeek-V3.2) benchmark: every built implementation in one process,
-interleaved; TFLOP/s, GB/s, ratios to the naive kernel and to FlashMLA, and the sparse decode bars
-as met / not met.
+"""Sparse MLA decode (DeepSeek-V3.2) benchmark: every built implementation in one process, at
+the shapes and caches it supports (the seesaw: bf16 cache, h_q 64 / 128), interleaved; TFLOP/s,
+GB/s, ratios to the naive kernel and to FlashMLA, and the sparse decode bars as met / not met.
 
     python -m tle_kernels.bench_sparse_decode [--check] [--quick] [--shape b64_s1_h128 ...]
                                               [--cache fp8 bf16] [--impl naive ...] [--anchor LIB]
@@ -163,6 +163,16 @@ def check_one(impl, anchor, x, is_fp8: bool, sm_scale: float):
     return errors(out, lse, want)
 
 
+def skip_reason(impl, x, is_fp8: bool):
+    """Why a built implementation does not run inputs ``x`` (sparse_decode_api's
+    ``sparse_unsupported_reason``: the seesaw takes the bf16 cache of 64 / 128 heads only), or
+    None; the anchor's rule is ``anchor_takes``."""
+    if impl == ANCHOR:
+        return None
+    return A.sparse_unsupported_reason(impl, x["q"], x["k_cache"], x["indices"], is_fp8,
+                                       *(x[k] for k in OPTIONAL))
+
+
 def anchor_takes(x, cache: str) -> bool:
     """The anchor runs FlashMLA's FP8 path, without the optional tensors."""
     return cache == "fp8" and all(x[k] is None for k in OPTIONAL)
@@ -262,6 +272,10 @@ def main(argv=None) -> int:
 
     for label, cache, x in check_cases(shapes, args.cache, args.topk):
         for impl in impls + ([ANCHOR] if anchor is not None and anchor_takes(x, cache) else []):
+            why = skip_reason(impl, x, cache == "fp8")
+            if why is not None:
+                print(f"check {label:28s} {impl:10s} skip: {why}", flush=True)
+                continue
             t0 = time.time()
             try:
                 ok, info = check_one(impl, anchor, x, cache == "fp8", sm_scale)
@@ -288,6 +302,8 @@ def main(argv=None) -> int:
             runs = {}
             for impl in impls + ([ANCHOR] if anchor is not None and anchor_takes(x, cache)
                                  else []):
+                if skip_reason(impl, x, cache == "fp8") is not None:
+                    continue    # said at the checks
                 try:
                     f = runner(impl, anchor, x, cache == "fp8", sm_scale)
                     f()   # compile outside the timing
