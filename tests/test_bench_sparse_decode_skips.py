@@ -11,13 +11,14 @@ import json
 from tle_kernels import bench_sparse_decode as B
 from tle_kernels import sparse_decode_api as A
 
-from .test_bench_sparse_decode import cpu_stand_ins, reference_launch  # noqa: F401 (fixture)
+from .test_bench_sparse_decode import reference_launch
+from .test_bench_sparse_decode import cpu_stand_ins as stand_ins  # noqa: F401 (a fixture)
 
 
-def test_seesaw_runs_where_it_is_supported(cpu_stand_ins, monkeypatch, tmp_path, capsys):  # noqa: F811
+def test_seesaw_runs_where_it_is_supported(stand_ins, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(A, "built_impls", lambda: ("naive", "seesaw"))
     launched = []
-    launch = reference_launch(cpu_stand_ins)
+    launch = reference_launch(stand_ins)
 
     def recording(impl, q, *rest):
         launched.append((impl, tuple(q.shape)))
