@@ -1,0 +1,145 @@
+"""Launching the FP8 sparse MLA decode kernel (tle_kernels/sparse_decode_seesaw_fp8.py) from
+tle_kernels/sparse_decode_api.py: ``launch_sparse_seesaw_fp8`` takes sparse_decode_naive's
+arguments, ``sparse_seesaw_fp8_unsupported_reason`` says why a call cannot run here.
+
+The kernel is the seesaw prefill over T = b * s_q query rows, persistent (one program per SM,
+ROUNDS (row, head block) items each, ``api.launch_args``):
+
+- q [b, s_q, h_q, 576] -> [T, h_q, 576], indices [b, s_q, topk] -> [T, topk], out [b, s_q, h_q,
+  512] -> [T, h_q, 512]: views whenever the strides allow (always for contiguous tensors), else
+  contiguous copies (and out through a scratch copied back).
+- k_cache [num_blocks, page, 1, 656] bytes: one flat 1-D view of the bytes it spans, passed three
+  times as float8_e4m3fn, float32 and bfloat16 (NoPE values, scales, RoPE values; the kernel
+  divides byte offsets by the element size), with the block stride in bytes and the page size,
+  so a padded block stride (FlashMLA's) needs no copy.
+- lse: the kernel writes [T, h_q] rows (heads contiguous); the decode's lse is [b, h_q, s_q].
+  With s_q == 1 the two are the same memory; otherwise a scratch is copied, transposed, into lse.
+  max_logits (the prefill's other output) goes to a scratch.
+- topk_length [b]: each request's slots at or past its length are made invalid (-1) in a copy of
+  the indices, which the kernel then skips as any invalid index (an elementwise op over
+  [b, s_q, topk]; the rows do not stop early).
+- attn_sink [h_q]: applied after the kernel, out *= sigmoid(lse - sink) (``apply_sink`` of the
+  prefill's launcher, the factor its sink kernel applies in its epilogue; a row without a valid
+  slot stays 0).
+
+Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernel is
+looked up in its module at call time, so a test can put an emulated one there.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from . import api
+from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
+
+D_QK = 576
+D_V = 512
+BLOCK_H = 64
+PAIR = 128       # topk indices per K-tile pair
+
+
+def sparse_seesaw_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None,
+                                         topk_length=None, extra_k_cache=None,
+                                         extra_indices=None,
+                                         extra_topk_length=None) -> Optional[str]:
+    """None when ``launch_sparse_seesaw_fp8`` runs this (validated) call, else why not. Reads
+    shapes, strides and data pointers only."""
+    if not is_fp8:
+        return "seesaw-fp8 reads the FP8 cache only (a bf16 cache runs on 'seesaw')"
+    if extra_k_cache is not None:
+        return "seesaw-fp8 does not take an extra cache"
+    h_q, topk = q.shape[2], indices.shape[-1]
+    if h_q % BLOCK_H != 0:
+        return f"seesaw-fp8 needs h_q % {BLOCK_H} == 0 (got h_q={h_q})"
+    if topk % PAIR != 0:
+        return f"seesaw-fp8 needs topk % {PAIR} == 0 (got topk={topk})"
+    if k_cache.dtype not in CACHE_DTYPES or k_cache.shape[-1] != BYTES_PER_TOKEN:
+        return f"seesaw-fp8 needs a byte cache of {BYTES_PER_TOKEN} bytes per token"
+    if k_cache.shape[1] > 1 and k_cache.stride(1) != BYTES_PER_TOKEN:
+        return "seesaw-fp8 needs a block's tokens back to back"
+    if k_cache.shape[0] > 1 and k_cache.stride(0) % 16 != 0:
+        return "seesaw-fp8 needs a block stride that is a multiple of 16 bytes"
+    if k_cache.device.type != "meta" and k_cache.data_ptr() % 16 != 0:
+        return "seesaw-fp8 needs k_cache 16-byte aligned"
+    return None
+
+
+def cache_views(k_cache: torch.Tensor):
+    """(fp8, fp32, bf16) 1-D views of the bytes ``k_cache`` spans (from its first byte to the end
+    of its last token), its block stride in bytes and its token count."""
+    raw = k_cache.view(torch.uint8)
+    n_blocks, page = raw.shape[0], raw.shape[1]
+    stride_blk = raw.stride(0) if n_blocks > 1 else page * BYTES_PER_TOKEN
+    span = (n_blocks - 1) * stride_blk + page * BYTES_PER_TOKEN
+    flat = raw.as_strided((span,), (1,))
+    return (flat.view(torch.float8_e4m3fn), flat.view(torch.float32), flat.view(torch.bfloat16),
+            stride_blk, n_blocks * page)
+
+
+def _rows(x: torch.Tensor, t: int) -> torch.Tensor:
+    """[b, s_q, ...] -> [t = b * s_q, ...] with 16-byte aligned rows: a view when the strides
+    allow, else a contiguous copy."""
+    x = x.reshape((t,) + tuple(x.shape[2:]))
+    return x if api.rows_aligned(x) else x.clone(memory_format=torch.contiguous_format)
+
+
+def masked_indices(indices: torch.Tensor, topk_length: torch.Tensor) -> torch.Tensor:
+    """A copy of ``indices`` [b, s_q, topk] with request i's slots at or past topk_length[i] set
+    to -1 (invalid)."""
+    slot = torch.arange(indices.shape[-1], device=indices.device, dtype=torch.int32)
+    keep = slot.view(1, 1, -1) < topk_length.view(-1, 1, 1)
+    return torch.where(keep, indices, torch.full_like(indices, -1))
+
+
+def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,
+                             attn_sink=None, topk_length=None, extra_k_cache=None,
+                             extra_indices=None, extra_topk_length=None) -> None:
+    """One sparse decode step into out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32
+    (validated inputs; sparse_decode_naive's arguments)."""
+    why = sparse_seesaw_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink,
+                                               topk_length, extra_k_cache, extra_indices,
+                                               extra_topk_length)
+    if why is not None:
+        raise NotImplementedError(f"impl: 'seesaw-fp8' cannot run this call: {why}")
+    from . import sparse_decode_seesaw_fp8 as kmod
+
+    b, s_q, h_q, _ = q.shape
+    t = b * s_q
+    topk = indices.shape[-1]
+    if topk_length is not None:
+        indices = masked_indices(indices, topk_length)
+    q3 = _rows(q, t)
+    idx2 = _rows(indices, t)
+    kv8, kv32, kv16, stride_blk, n_tokens = cache_views(k_cache)
+
+    try:
+        out3 = out.view(t, h_q, D_V)
+    except RuntimeError:
+        out3 = None
+    out_scratch = out3 is None or not api.rows_aligned(out3)
+    if out_scratch:
+        out3 = out.new_empty((t, h_q, D_V))
+    max_logits = lse.new_empty((t, h_q))
+    lse2 = lse[:, :, 0] if s_q == 1 else None
+    lse_scratch = lse2 is None or lse2.stride() != max_logits.stride() \
+        or not api.rows_aligned(lse2)
+    if lse_scratch:
+        lse2 = lse.new_empty((t, h_q))
+
+    grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q.device), BLOCK_H)
+    kmod.sparse_decode_seesaw_fp8[grid](
+        q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
+        stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
+        lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds,
+        TOPK=topk, BLOCK_H=BLOCK_H)
+    if attn_sink is not None:
+        from .sparse_mla_seesaw_sink_topk_launch import apply_sink
+
+        apply_sink(out3, lse2, attn_sink)
+    if out_scratch:
+        out.copy_(out3.view(b, s_q, h_q, D_V))
+    if lse_scratch:
+        lse.copy_(lse2.view(b, s_q, h_q).transpose(1, 2))
