@@ -1,0 +1,209 @@
+"""The FP8 sparse MLA decode as the seesaw schedule (tle_kernels/sparse_decode_seesaw_fp8.py,
+launched by tle_kernels/sparse_decode_seesaw_fp8_launch.py) on the CPU:
+
+- its protocol: tle-dump proves it for every ROUNDS, and its pipes are the seesaw prefill's,
+  field for field (the consumers it imports read exactly those slots);
+- its lowering: PTX for sm_90a without register spills (the producer dequantizes in registers);
+- its math, run by the CPU emulator (tle_compiler/testing/emulator.py) through the launcher itself
+  against the fp32 reference (tle_kernels/sparse_decode_reference.py) with FlashMLA's
+  sparse-decode tolerances: hostile indices (-1, the int32 extremes, past the cache), every token
+  no valid slot names NaN (bytes, scales and RoPE), pages of 16 and 61 tokens and a padded block
+  stride, s_q 1 and 2, several persistent rounds, the three cache dtypes, topk_length and
+  attn_sink; and a kernel that skips the scales fails that comparison.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tle_kernels.sparse_decode_seesaw_fp8 as kmod  # noqa: E402
+from tle_kernels import api  # noqa: E402
+from tle_kernels import sparse_decode_api as A  # noqa: E402
+from tle_kernels.sparse_decode_reference import (make_sparse_decode_inputs,  # noqa: E402
+                                                  sparse_decode_reference)
+from tle_kernels.sparse_decode_seesaw_fp8_launch import (  # noqa: E402
+    launch_sparse_seesaw_fp8, sparse_seesaw_fp8_unsupported_reason)
+
+KDIR = Path(__file__).resolve().parent.parent / "tle_kernels"
+KERNEL = KDIR / "sparse_decode_seesaw_fp8.py"
+PREFILL = KDIR / "sparse_mla_seesaw.py"
+SCALE = 576 ** -0.55          # FlashMLA's test scale
+# FlashMLA's sparse-decode tolerances (tests/gpu/test_sparse_decode.py)
+OUT_ABS, OUT_REL, OUT_COS = 1e-3, 2.01 / 128, 5e-6
+LSE_ABS, LSE_REL = 1e-6, 8.01 / 65536
+ARGS = ("attn_sink", "topk_length", "extra_k_cache", "extra_indices", "extra_topk_length")
+
+
+# ------------------------------------------------------------------------ protocol and lowering
+
+def test_tle_dump_graph_verifies_for_every_round_count(capsys):
+    from tle_compiler.cli.dump import main
+
+    code = main(["--graph", str(KERNEL)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "read specialised to BLOCK_H=64, TOPK=2048" in err
+    assert "# verdict: verified for every value of ROUNDS (every integer ROUNDS)" in out
+
+
+def test_pipes_are_the_seesaw_prefills_field_for_field():
+    """The imported consumers read the slots the prefill's producer fills: same pipes, capacities,
+    readers, fields, shapes and dtypes (locations aside), and the same partitions after the
+    producer."""
+    from tle_compiler.frontend import read_kernels
+
+    bind = {"TOPK": 2048, "BLOCK_H": 64}
+    (fp8,) = read_kernels(str(KERNEL), bind=bind)
+    (prefill,) = read_kernels(str(PREFILL), bind=bind)
+    assert fp8.kir.pipes == prefill.kir.pipes
+    assert [p.name for p in fp8.kir.partitions] == ["fp8_producer", "consumer0", "consumer1"]
+
+
+def test_compiles_for_sm90a_without_spills():
+    from tle_compiler.lowering import compile_kernel, ptxas_stats
+
+    cfg = kmod.DEFAULT_CONFIG
+    st = ptxas_stats(compile_kernel(kmod.sparse_decode_seesaw_fp8, dict(cfg["signature"]),
+                                    dict(cfg["constexprs"])))
+    assert st["ok"] and (st["spill_stores"], st["spill_loads"]) == (0, 0), st["log"]
+
+
+# ------------------------------------------------------------------------------ emulated math
+
+@pytest.fixture
+def emulated(monkeypatch):
+    """The launcher runs the emulated kernel on ``sms`` persistent programs (default 3)."""
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    def use(path=KERNEL, sms=3):
+        emu = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
+        monkeypatch.setattr(kmod, "sparse_decode_seesaw_fp8", emu.sparse_decode_seesaw_fp8)
+        monkeypatch.setattr(api, "sm_count", lambda device: sms)
+    use()
+    return use
+
+
+def close(name, got, want, abs_tol, rel_tol, cos_tol=None):
+    """FlashMLA's check: each element within abs_tol or rel_tol, infinities where the reference
+    has them, no NaN, the whole tensor within a cosine distance."""
+    got, want = got.float(), want.float()
+    assert not torch.isnan(got).any(), f"{name}: NaN (a row unwritten, or an unnamed token read)"
+    for v in (float("inf"), float("-inf")):
+        assert torch.equal(got == v, want == v), f"{name}: {v} at other places than the reference"
+    fin = torch.isfinite(want)
+    g, w = got[fin].double(), want[fin].double()
+    err = (g - w).abs()
+    bad = (err >= abs_tol) & (err / (w.abs() + 1e-6) >= rel_tol)
+    assert not bad.any(), (f"{name}: {int(bad.sum())} of {bad.numel()} elements off; worst abs "
+                           f"{err.max().item():.3e}")
+    if cos_tol is not None and (w * w).sum() > 1e-12:
+        cos = 1 - 2 * (g * w).sum() / (g * g + w * w).sum()
+        assert cos.item() < cos_tol, f"{name}: cosine distance {cos.item():.3e}"
+
+
+def run_and_check(x, what=""):
+    """The launcher into NaN-poisoned outputs, against the reference."""
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
+                                                 *(x[k] for k in ARGS))
+    out, lse = A.empty_outputs(x["q"])
+    out.fill_(float("nan"))
+    lse.fill_(float("nan"))
+    launch_sparse_seesaw_fp8(x["q"], x["k_cache"], x["indices"], SCALE, True, out, lse,
+                             *(x[k] for k in ARGS))
+    close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+    close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
+    return out, lse
+
+
+def hostile(b, s_q, h_q, topk, seed, page=16, invalid=0.3, **kw):
+    """FlashMLA's distribution with 30 % invalid slots, unnamed tokens NaN, on the CPU."""
+    return make_sparse_decode_inputs(b, s_q, h_q, topk, page=page, device="cpu", seed=seed,
+                                     invalid=invalid, **kw)
+
+
+@pytest.mark.parametrize("b,s_q,topk,page", [(3, 1, 128, 16), (2, 2, 256, 61), (1, 2, 128, 1)],
+                         ids=["b3-sq1-topk128", "b2-sq2-topk256-page61", "b1-sq2-page1"])
+def test_matches_the_reference_on_hostile_indices(emulated, b, s_q, topk, page):
+    """h_q 64: b * s_q items on 3 programs (several rounds, the last one repeating an item);
+    s_q 1 writes lse in place, s_q 2 through the transposing scratch."""
+    run_and_check(hostile(b, s_q, 64, topk, seed=b * 10 + s_q, page=page))
+
+
+def test_two_head_blocks_and_mostly_invalid_rows(emulated):
+    """h_q 128 (two head blocks per row, side by side) with 90 % invalid slots, and one row with
+    none valid at all (out 0, lse +inf)."""
+    x = hostile(2, 1, 128, 128, seed=5, invalid=0.9)
+    x["indices"][1, 0] = -1
+    out, lse = run_and_check(x)
+    assert (out[1, 0] == 0).all() and (lse[1, :, 0] == float("inf")).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.float8_e4m3fn],
+                         ids=["uint8", "int8", "float8_e4m3fn"])
+def test_every_cache_dtype_and_a_padded_block_stride(emulated, dtype):
+    """The cache's bytes as any of the three dtypes FlashMLA takes, its blocks 48 bytes apart
+    more than their tokens need (FlashMLA's padded block stride): read through the block stride,
+    no copy."""
+    x = hostile(2, 1, 64, 128, seed=7)
+    kc = x["k_cache"]
+    n_blocks, page = kc.shape[:2]
+    padded = torch.full((n_blocks, page * 656 + 48), 0xFF, dtype=torch.uint8)  # NaN bytes
+    padded[:, :page * 656] = kc.reshape(n_blocks, page * 656)
+    x["k_cache"] = padded[:, :page * 656].view(n_blocks, page, 1, 656).view(dtype)
+    assert x["k_cache"].stride(0) == page * 656 + 48
+    run_and_check(x, str(dtype))
+
+
+def test_topk_length_and_attn_sink(emulated):
+    """Per-request lengths around the tile and pair boundaries (0, 1, 64, 65, 200, past topk,
+    negative): slots past a length name NaN tokens, so reading one shows; sinks of +-inf and
+    random values."""
+    lengths = [0, 1, 64, 65, 200, 300, -5]
+    x = hostile(len(lengths), 1, 64, 256, seed=9, topk_length=lengths, attn_sink=True)
+    x["attn_sink"][:4] = torch.tensor([float("inf"), float("-inf"), 3.0, -3.0])
+    out, lse = run_and_check(x)
+    assert (out[0] == 0).all() and (lse[0] == float("inf")).all()
+    assert (out[6] == 0).all() and (lse[6] == float("inf")).all()
+
+
+def test_a_kernel_that_skips_the_scales_fails(emulated, tmp_path):
+    """The same kernel with the dequantization's ``* scale`` dropped (raw FP8 values) fails the
+    comparison: the check sees the scales."""
+    from tests.test_kernels import kernel_copy
+
+    path = kernel_copy("sparse_decode_seesaw_fp8", tmp_path / "no_scale.py",
+                       [("(raw.to(tl.float32) * scale).to(tl.bfloat16)",
+                         "raw.to(tl.float32).to(tl.bfloat16)")])
+    emulated(path)
+    with pytest.raises(AssertionError, match="elements off|cosine"):
+        run_and_check(hostile(2, 1, 64, 128, seed=11))
+
+
+# ----------------------------------------------------------------------------------- support
+
+def test_unsupported_calls_say_why():
+    meta = dict(device="meta")
+    q = torch.empty(2, 1, 64, 576, dtype=torch.bfloat16, **meta)
+    kc = torch.empty(4, 64, 1, 656, dtype=torch.uint8, **meta)
+    idx = torch.empty(2, 1, 256, dtype=torch.int32, **meta)
+    assert sparse_seesaw_fp8_unsupported_reason(q, kc, idx, True) is None
+    bf16 = torch.empty(4, 64, 1, 576, dtype=torch.bfloat16, **meta)
+    assert "FP8 cache only" in sparse_seesaw_fp8_unsupported_reason(q, bf16, idx, False)
+    assert "extra cache" in sparse_seesaw_fp8_unsupported_reason(q, kc, idx, True,
+                                                                 extra_k_cache=kc)
+    q32 = torch.empty(2, 1, 32, 576, dtype=torch.bfloat16, **meta)
+    assert "h_q % 64" in sparse_seesaw_fp8_unsupported_reason(q32, kc, idx, True)
+    idx64 = torch.empty(2, 1, 192, dtype=torch.int32, **meta)
+    assert "topk % 128" in sparse_seesaw_fp8_unsupported_reason(q, kc, idx64, True)
+    assert re.search("cannot run", _raises(q32, kc, idx))
+
+
+def _raises(q, kc, idx) -> str:
+    with pytest.raises(NotImplementedError) as e:
+        launch_sparse_seesaw_fp8(q, kc, idx, SCALE, True, None, None)
+    return str(e.value)
