@@ -29,13 +29,13 @@ from tle_kernels.sparse_decode_reference import (make_sparse_decode_inputs,  # n
 from tle_kernels.sparse_decode_seesaw_fp8_launch import (  # noqa: E402
     launch_sparse_seesaw_fp8, sparse_seesaw_fp8_unsupported_reason)
 
+# FlashMLA's test scale, its sparse-decode tolerances and its element-wise check
+from .gpu.test_sparse_decode import (LSE_ABS, LSE_REL, OUT_ABS, OUT_COS, OUT_REL,  # noqa: E402
+                                     SCALE, close)
+
 KDIR = Path(__file__).resolve().parent.parent / "tle_kernels"
 KERNEL = KDIR / "sparse_decode_seesaw_fp8.py"
 PREFILL = KDIR / "sparse_mla_seesaw.py"
-SCALE = 576 ** -0.55          # FlashMLA's test scale
-# FlashMLA's sparse-decode tolerances (tests/gpu/test_sparse_decode.py)
-OUT_ABS, OUT_REL, OUT_COS = 1e-3, 2.01 / 128, 5e-6
-LSE_ABS, LSE_REL = 1e-6, 8.01 / 65536
 ARGS = ("attn_sink", "topk_length", "extra_k_cache", "extra_indices", "extra_topk_length")
 
 
@@ -86,24 +86,6 @@ def emulated(monkeypatch):
         monkeypatch.setattr(api, "sm_count", lambda device: sms)
     use()
     return use
-
-
-def close(name, got, want, abs_tol, rel_tol, cos_tol=None):
-    """FlashMLA's check: each element within abs_tol or rel_tol, infinities where the reference
-    has them, no NaN, the whole tensor within a cosine distance."""
-    got, want = got.float(), want.float()
-    assert not torch.isnan(got).any(), f"{name}: NaN (a row unwritten, or an unnamed token read)"
-    for v in (float("inf"), float("-inf")):
-        assert torch.equal(got == v, want == v), f"{name}: {v} at other places than the reference"
-    fin = torch.isfinite(want)
-    g, w = got[fin].double(), want[fin].double()
-    err = (g - w).abs()
-    bad = (err >= abs_tol) & (err / (w.abs() + 1e-6) >= rel_tol)
-    assert not bad.any(), (f"{name}: {int(bad.sum())} of {bad.numel()} elements off; worst abs "
-                           f"{err.max().item():.3e}")
-    if cos_tol is not None and (w * w).sum() > 1e-12:
-        cos = 1 - 2 * (g * w).sum() / (g * g + w * w).sum()
-        assert cos.item() < cos_tol, f"{name}: cosine distance {cos.item():.3e}"
 
 
 def run_and_check(x, what=""):
