@@ -1,9 +1,10 @@
 """The FP8 sparse MLA decode as the seesaw schedule (tle_kernels/sparse_decode_seesaw_fp8.py,
 launched by tle_kernels/sparse_decode_seesaw_fp8_launch.py) on the CPU:
 
-- its protocol: tle-dump proves it for every ROUNDS, and its pipes are the seesaw prefill's,
-  field for field (the consumers it imports read exactly those slots);
-- its lowering: PTX for sm_90a without register spills (the producer dequantizes in registers);
+- its protocol and its attn_sink variant's (sparse_decode_seesaw_fp8_sink.py): tle-dump proves
+  them for every ROUNDS, and their pipes are the seesaw prefill's, field for field (the consumers
+  they import read exactly those slots);
+- their lowering: PTX for sm_90a without register spills (the producer dequantizes in registers);
 - its math, run by the CPU emulator (tle_compiler/testing/emulator.py) through the launcher itself
   against the fp32 reference (tle_kernels/sparse_decode_reference.py) with FlashMLA's
   sparse-decode tolerances: hostile indices (-1, the int32 extremes, past the cache), every token
@@ -22,6 +23,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tle_kernels.sparse_decode_seesaw_fp8 as kmod  # noqa: E402
+import tle_kernels.sparse_decode_seesaw_fp8_sink as smod  # noqa: E402
 from tle_kernels import api  # noqa: E402
 from tle_kernels import sparse_decode_api as A  # noqa: E402
 from tle_kernels.sparse_decode_reference import (make_sparse_decode_inputs,  # noqa: E402
@@ -35,40 +37,46 @@ from .gpu.test_sparse_decode import (LSE_ABS, LSE_REL, OUT_ABS, OUT_COS, OUT_REL
 
 KDIR = Path(__file__).resolve().parent.parent / "tle_kernels"
 KERNEL = KDIR / "sparse_decode_seesaw_fp8.py"
+SINK = KDIR / "sparse_decode_seesaw_fp8_sink.py"
 PREFILL = KDIR / "sparse_mla_seesaw.py"
+KERNELS = [(KERNEL, kmod, "sparse_decode_seesaw_fp8"),
+           (SINK, smod, "sparse_decode_seesaw_fp8_sink")]
+KERNEL_IDS = ["plain", "sink"]
 ARGS = ("attn_sink", "topk_length", "extra_k_cache", "extra_indices", "extra_topk_length")
 
 
 # ------------------------------------------------------------------------ protocol and lowering
 
-def test_tle_dump_graph_verifies_for_every_round_count(capsys):
+@pytest.mark.parametrize("path,mod,name", KERNELS, ids=KERNEL_IDS)
+def test_tle_dump_graph_verifies_for_every_round_count(capsys, path, mod, name):
     from tle_compiler.cli.dump import main
 
-    code = main(["--graph", str(KERNEL)])
+    code = main(["--graph", str(path)])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "read specialised to BLOCK_H=64, TOPK=2048" in err
     assert "# verdict: verified for every value of ROUNDS (every integer ROUNDS)" in out
 
 
-def test_pipes_are_the_seesaw_prefills_field_for_field():
+@pytest.mark.parametrize("path,mod,name", KERNELS, ids=KERNEL_IDS)
+def test_pipes_are_the_seesaw_prefills_field_for_field(path, mod, name):
     """The imported consumers read the slots the prefill's producer fills: same pipes, capacities,
-    readers, fields, shapes and dtypes (locations aside), and the same partitions after the
-    producer."""
+    readers, fields, shapes and dtypes (locations aside)."""
     from tle_compiler.frontend import read_kernels
 
     bind = {"TOPK": 2048, "BLOCK_H": 64}
-    (fp8,) = read_kernels(str(KERNEL), bind=bind)
+    (fp8,) = read_kernels(str(path), bind=bind)
     (prefill,) = read_kernels(str(PREFILL), bind=bind)
     assert fp8.kir.pipes == prefill.kir.pipes
     assert [p.name for p in fp8.kir.partitions] == ["fp8_producer", "consumer0", "consumer1"]
 
 
-def test_compiles_for_sm90a_without_spills():
+@pytest.mark.parametrize("path,mod,name", KERNELS, ids=KERNEL_IDS)
+def test_compiles_for_sm90a_without_spills(path, mod, name):
     from tle_compiler.lowering import compile_kernel, ptxas_stats
 
-    cfg = kmod.DEFAULT_CONFIG
-    st = ptxas_stats(compile_kernel(kmod.sparse_decode_seesaw_fp8, dict(cfg["signature"]),
+    cfg = mod.DEFAULT_CONFIG
+    st = ptxas_stats(compile_kernel(getattr(mod, name), dict(cfg["signature"]),
                                     dict(cfg["constexprs"])))
     assert st["ok"] and (st["spill_stores"], st["spill_loads"]) == (0, 0), st["log"]
 
@@ -77,12 +85,15 @@ def test_compiles_for_sm90a_without_spills():
 
 @pytest.fixture
 def emulated(monkeypatch):
-    """The launcher runs the emulated kernel on ``sms`` persistent programs (default 3)."""
+    """The launcher runs the emulated kernels on ``sms`` persistent programs (default 3);
+    ``emulated(path)`` puts the plain kernel of another file in their place."""
     from tle_compiler.testing.emulator import load_kernel_module
 
-    def use(path=KERNEL, sms=3):
-        emu = load_kernel_module(path, dot_dtypes=(torch.bfloat16,))
-        monkeypatch.setattr(kmod, "sparse_decode_seesaw_fp8", emu.sparse_decode_seesaw_fp8)
+    def use(path=None, sms=3):
+        for kpath, mod, name in KERNELS:
+            if path is None or mod is kmod:
+                emu = load_kernel_module(path or kpath, dot_dtypes=(torch.bfloat16,))
+                monkeypatch.setattr(mod, name, getattr(emu, name))
         monkeypatch.setattr(api, "sm_count", lambda device: sms)
     use()
     return use

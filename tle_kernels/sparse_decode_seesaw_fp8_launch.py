@@ -1,4 +1,5 @@
-"""Launching the FP8 sparse MLA decode kernel (tle_kernels/sparse_decode_seesaw_fp8.py) from
+"""Launching the FP8 sparse MLA decode kernels (tle_kernels/sparse_decode_seesaw_fp8.py, and
+tle_kernels/sparse_decode_seesaw_fp8_sink.py with attn_sink) from
 tle_kernels/sparse_decode_api.py: ``launch_sparse_seesaw_fp8`` takes sparse_decode_naive's
 arguments, ``sparse_seesaw_fp8_unsupported_reason`` says why a call cannot run here.
 
@@ -18,12 +19,11 @@ ROUNDS (row, head block) items each, ``api.launch_args``):
 - topk_length [b]: each request's slots at or past its length are made invalid (-1) in a copy of
   the indices, which the kernel then skips as any invalid index (an elementwise op over
   [b, s_q, topk]; the rows do not stop early).
-- attn_sink [h_q]: applied after the kernel, out *= sigmoid(lse - sink) (``apply_sink`` of the
-  prefill's launcher, the factor its sink kernel applies in its epilogue; a row without a valid
-  slot stays 0).
+- attn_sink [h_q]: the same kernel with the seesaw prefill's sink consumers
+  (tle_kernels/sparse_decode_seesaw_fp8_sink.py), the sink in their epilogue.
 
-Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernel is
-looked up in its module at call time, so a test can put an emulated one there.
+Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernels are
+looked up in their modules at call time, so a test can put emulated ones there.
 """
 
 from __future__ import annotations
@@ -104,7 +104,6 @@ def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool,
                                                extra_topk_length)
     if why is not None:
         raise NotImplementedError(f"impl: 'seesaw-fp8' cannot run this call: {why}")
-    from . import sparse_decode_seesaw_fp8 as kmod
 
     b, s_q, h_q, _ = q.shape
     t = b * s_q
@@ -130,15 +129,18 @@ def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool,
         lse2 = lse.new_empty((t, h_q))
 
     grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q.device), BLOCK_H)
-    kmod.sparse_decode_seesaw_fp8[grid](
-        q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
-        stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
-        lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds,
-        TOPK=topk, BLOCK_H=BLOCK_H)
-    if attn_sink is not None:
-        from .sparse_mla_seesaw_sink_topk_launch import apply_sink
+    args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
+            stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
+            lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds)
+    if attn_sink is None:
+        from . import sparse_decode_seesaw_fp8 as kmod
 
-        apply_sink(out3, lse2, attn_sink)
+        kmod.sparse_decode_seesaw_fp8[grid](*args, TOPK=topk, BLOCK_H=BLOCK_H)
+    else:
+        from . import sparse_decode_seesaw_fp8_sink as smod
+
+        sink = attn_sink if api.rows_aligned(attn_sink) else attn_sink.clone()
+        smod.sparse_decode_seesaw_fp8_sink[grid](*args, sink, TOPK=topk, BLOCK_H=BLOCK_H)
     if out_scratch:
         out.copy_(out3.view(b, s_q, h_q, D_V))
     if lse_scratch:
