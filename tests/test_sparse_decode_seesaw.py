@@ -265,7 +265,7 @@ def padded_blocks():
 
 
 UNSUPPORTED = {
-    "fp8 cache": (dict(is_fp8=True), "FP8 cache is not built yet"),
+    "fp8 cache": (dict(is_fp8=True), r"bf16 cache only \(seesaw-fp8 reads the FP8 one\)"),
     "extra cache": (dict(extra_k_cache=torch.zeros(2, 16, 1, 576, dtype=BF16),
                          extra_indices=torch.zeros(2, 1, 64, dtype=I32)), "extra cache"),
     "h_q 32": (dict(h_q=32), r"h_q % 64 == 0 \(got h_q=32\)"),
@@ -282,7 +282,8 @@ def test_what_it_cannot_run_falls_back_to_naive(what):
     change, reason = UNSUPPORTED[what]
     c = call(**change)
     assert re.search(reason, A.sparse_unsupported_reason("seesaw", **c))
-    assert A.select_sparse_impl("auto", c) == "naive"
+    # an FP8 cache is seesaw-fp8's (tests/test_sparse_decode_seesaw_fp8.py); the rest are naive's
+    assert A.select_sparse_impl("auto", c) == ("seesaw-fp8" if what == "fp8 cache" else "naive")
     with pytest.raises(NotImplementedError, match=r"^impl: 'seesaw' cannot run this call: "):
         A.select_sparse_impl("seesaw", c)
     with pytest.raises(NotImplementedError, match=r"^impl: 'seesaw' cannot run this call: "):
@@ -303,8 +304,8 @@ def test_what_it_runs_auto_takes(kw):
 
 
 def test_built_and_named_in_the_api():
-    assert A.built_impls() == ("naive", "seesaw")
-    assert A.PREFERENCE[0] == "seesaw" and A.PREFERENCE[-1] == "naive"
+    assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8")
+    assert A.PREFERENCE[:2] == ("seesaw-fp8", "seesaw") and A.PREFERENCE[-1] == "naive"
     assert A.launcher_module("seesaw") is S
     assert A.select_sparse_impl("auto") == "auto"     # no call yet: nothing to choose by
     for impl in ("pipe", "seesaw-tma"):

@@ -47,8 +47,10 @@ H_Q = (8, 16, 32, 64, 128)      # heads per query (DeepSeek's 128 split over 1 t
 TOPK_TILE = 64                  # topk and extra_topk are multiples of this
 ALIGN = 16                      # bytes: FP8 cache base and block stride
 
-IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma")
-PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
+# "seesaw" reads a bf16 cache through the seesaw SparseMLA prefill kernels, "seesaw-fp8" the FP8
+# cache through the same consumers with a dequantizing producer; each refuses the other's cache.
+IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8")
+PREFERENCE: Tuple[str, ...] = ("seesaw-fp8", "seesaw", "pipe", "naive")
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support
 # function). The launch function takes sparse_decode_naive's arguments (q, k_cache, indices,
 # sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices,
@@ -58,6 +60,8 @@ PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
     "seesaw": ("sparse_decode_seesaw_launch", "launch_sparse_seesaw",
                "sparse_seesaw_unsupported_reason"),
+    "seesaw-fp8": ("sparse_decode_seesaw_fp8_launch", "launch_sparse_seesaw_fp8",
+                   "sparse_seesaw_fp8_unsupported_reason"),
 }
 SUPPORT_ARGS = ("q", "k_cache", "indices", "is_fp8", "attn_sink", "topk_length", "extra_k_cache",
                 "extra_indices", "extra_topk_length")

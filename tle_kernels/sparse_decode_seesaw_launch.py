@@ -25,7 +25,8 @@ Nothing is read from the device on the host (no ``.item()``, no value-dependent 
 captures in a CUDA graph.
 
 ``sparse_seesaw_unsupported_reason`` says why a call cannot run here (sparse_decode_api's "auto"
-then takes the naive kernel): an FP8 cache and an extra cache (not built yet), an h_q or topk the
+then takes another): an FP8 cache ("seesaw-fp8", sparse_decode_seesaw_fp8_launch.py, reads it)
+and an extra cache (not built yet), an h_q or topk the
 seesaw prefill does not take (api.py's ``unsupported_reason``), a cache whose token rows are not
 evenly spaced (FlashMLA's padded block stride) or not 16-byte aligned.
 """
@@ -58,7 +59,7 @@ def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
     """None when ``launch_sparse_seesaw`` runs this (validated) call, else why not. Reads shapes,
     strides and data pointers only."""
     if is_fp8:
-        return "seesaw reads a bf16 cache only (the FP8 cache is not built yet)"
+        return "seesaw reads a bf16 cache only (seesaw-fp8 reads the FP8 one)"
     if extra_k_cache is not None:
         return "seesaw does not take an extra cache yet"
     h_q, topk = q.shape[2], indices.shape[-1]
