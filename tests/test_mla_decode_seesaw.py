@@ -418,3 +418,14 @@ def test_emulated_lazy_rescale_moves_its_reference_in_each_pair(tma, first_of_pa
                                                  balance, tma)
         assert ((out - ref_out).norm() / ref_out.norm()).item() < 5e-3
         assert (lse - ref_lse).abs().max().item() < 1e-4
+
+
+def test_emulated_schedule_over_several_prefix_sum_chunks():
+    """260 requests: the kernel's prefix sums run over three chunks of 128 (mla_decode_parts
+    .SCHED_CHUNK), so a part's first request and where its pairs start are found across chunk
+    boundaries; empty and one-pair requests everywhere, five balanced parts."""
+    import random
+
+    rng = random.Random(0)
+    seqlens = [rng.choice([0, 1, 5, 63, 64, 65, 129]) for _ in range(260)]
+    checks.check_scheduled_case("seesaw", 260, 1, 16, 1, seqlens, False, 5, tma=True)
