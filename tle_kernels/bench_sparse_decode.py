@@ -173,9 +173,14 @@ def skip_reason(impl, x, is_fp8: bool):
                                        *(x[k] for k in OPTIONAL))
 
 
+ANCHOR_H_Q = (64, 128)  # FlashMLA's sm90 sparse FP8 decode has kernels for these head counts only
+
+
 def anchor_takes(x, cache: str) -> bool:
-    """The anchor runs FlashMLA's FP8 path, without the optional tensors."""
-    return cache == "fp8" and all(x[k] is None for k in OPTIONAL)
+    """The anchor runs FlashMLA's FP8 path, without the optional tensors, at the head counts
+    FlashMLA's sm90 kernels serve (engines pad 8-32 heads to 64 for it)."""
+    return (cache == "fp8" and all(x[k] is None for k in OPTIONAL)
+            and int(x["q"].shape[2]) in ANCHOR_H_Q)
 
 
 def bar_lines(results, anchored: bool):
