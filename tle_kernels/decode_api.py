@@ -80,11 +80,11 @@ import torch
 
 from . import sparse_decode_api as sparse_api
 from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill
+from .mla_decode_launch import row_blocks
 
 D_QK = 576
 D_V = 512
 PAGE = 64          # tokens per KV-cache page (FlashMLA's dense decode supports only 64)
-BLOCK_ROWS = 64    # query rows per work item of the TLE kernels (and the naive one at 64+ rows)
 MAX_SPLIT = 64     # most splits of one request's positions
 
 # "seesaw" copies K pages with TMA wherever k_cache allows tensor descriptors, else with cp.async
@@ -163,11 +163,6 @@ def supported_impls(s_q: int, h_q: int, h_kv: int, aligned: bool = True) -> List
 # ---------------------------------------------------------------------------------------------
 # Scheduler metadata
 # ---------------------------------------------------------------------------------------------
-
-def row_blocks(s_q: int, h_q: int, h_kv: int) -> int:
-    """64-row blocks of one kv head's s_q * (h_q / h_kv) query rows."""
-    return -(-(s_q * (h_q // h_kv)) // BLOCK_ROWS)
-
 
 def choose_n_split(b: int, h_kv: int, blocks: int, sms: int, max_split: int = MAX_SPLIT) -> int:
     """Splits per request for a split-KV kernel whose grid is (b * h_kv * blocks, n_split): 1 when

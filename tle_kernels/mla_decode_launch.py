@@ -57,11 +57,15 @@ def unsupported_reason(kernel: str, s_q: int, h_q: int, h_kv: int) -> Optional[s
     return None
 
 
+def row_blocks(s_q: int, h_q: int, h_kv: int) -> int:
+    """Blocks of BLOCK_H rows of one kv head's s_q * (h_q / h_kv) query rows."""
+    return -(-(s_q * (h_q // h_kv)) // BLOCK_H)
+
+
 def decode_grid(b: int, s_q: int, h_q: int, h_kv: int, n_split: int) -> tuple:
     """The launch grid: axis 0 (request, kv head, block of 64 query rows), row block fastest;
     axis 1 the split."""
-    rows = s_q * (h_q // h_kv)
-    return (b * h_kv * -(-rows // BLOCK_H), n_split)
+    return (b * h_kv * row_blocks(s_q, h_q, h_kv), n_split)
 
 
 def check_row_alignment(kernel: str, **tensors: torch.Tensor) -> None:
@@ -92,6 +96,15 @@ def tma_unavailable_reason(k_cache: torch.Tensor) -> Optional[str]:
     return None
 
 
+def env_switch(name: str) -> Optional[bool]:
+    """The environment variable ``name`` as a switch: unset or empty None, "0" False, "1" True;
+    anything else a ValueError naming it."""
+    env = os.environ.get(name, "")
+    if env not in ("", "0", "1"):
+        raise ValueError(f"{name} must be 0 or 1 (got {env!r})")
+    return None if env == "" else env == "1"
+
+
 def use_tma(kernel: str, k_cache: torch.Tensor, tma: Optional[bool] = None) -> bool:
     """Whether a launch of ``kernel`` copies K pages with TMA: ``tma`` if given (True refused,
     naming why, when the descriptors cannot be made), else ``TLE_DECODE_TMA`` if set (0 or 1),
@@ -103,10 +116,7 @@ def use_tma(kernel: str, k_cache: torch.Tensor, tma: Optional[bool] = None) -> b
             raise ValueError(f"the {kernel} decode kernel has no TMA producer")
         return False
     if tma is None:
-        env = os.environ.get(TMA_ENV, "")
-        if env not in ("", "0", "1"):
-            raise ValueError(f"{TMA_ENV} must be 0 or 1 (got {env!r})")
-        tma = None if env == "" else env == "1"
+        tma = env_switch(TMA_ENV)
     why = tma_unavailable_reason(k_cache)
     if tma is None:
         return why is None
@@ -126,6 +136,30 @@ def k_descriptors(k_cache: torch.Tensor) -> tuple:
             TensorDescriptor(k_cache, shape, strides, [1, PAGE, 1, D_TAIL]))
 
 
+def check_shapes(kernel: str, q, k_cache) -> None:
+    """The head counts ``kernel`` runs (:func:`unsupported_reason`), rows of 576 and pages of 64
+    tokens; ValueError naming what is wrong."""
+    _, s_q, h_q, d = q.shape
+    _, page, h_kv, d_k = k_cache.shape
+    why = unsupported_reason(kernel, s_q, h_q, h_kv)
+    if why is not None:
+        raise ValueError(why)
+    if d != D_QK or d_k != D_QK or page != PAGE:
+        raise ValueError(f"{kernel} needs q and k_cache rows of {D_QK} and pages of {PAGE} tokens "
+                         f"(got q {tuple(q.shape)}, k_cache {tuple(k_cache.shape)})")
+
+
+def k_cache_args(kernel: str, k_cache, tma: bool) -> tuple:
+    """The kernel's K-cache arguments: k_cache, then for a kernel with a TMA producer its two
+    descriptors (:func:`k_descriptors`) or, for the cp.async producer, k_cache in their places
+    (unused)."""
+    if kernel in TMA_KERNELS:
+        return (k_cache, *(k_descriptors(k_cache) if tma else (k_cache, k_cache)))
+    if tma:
+        raise ValueError(f"the {kernel} decode kernel has no TMA producer")
+    return (k_cache,)
+
+
 def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
                 causal: bool, n_split: int, out, lse, o_part=None, lse_part=None,
                 tma: bool = False):
@@ -137,14 +171,9 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
     [b, n_split, s_q, h_q] fp32 instead (out and lse are the combine's to write).
     ``tma``: the seesaw's TMA producer (descriptors from :func:`k_descriptors`); the cp.async
     producer gets k_cache in the descriptors' places (unused)."""
-    b, s_q, h_q, d = q.shape
-    _, page, h_kv, d_k = k_cache.shape
-    why = unsupported_reason(kernel, s_q, h_q, h_kv)
-    if why is not None:
-        raise ValueError(why)
-    if d != D_QK or d_k != D_QK or page != PAGE:
-        raise ValueError(f"{kernel} needs q and k_cache rows of {D_QK} and pages of {PAGE} tokens "
-                         f"(got q {tuple(q.shape)}, k_cache {tuple(k_cache.shape)})")
+    b, s_q, h_q, _ = q.shape
+    h_kv = k_cache.shape[2]
+    check_shapes(kernel, q, k_cache)
     if n_split < 1:
         raise ValueError(f"n_split must be >= 1 (got {n_split})")
     if n_split == 1:
@@ -168,11 +197,7 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
         raise ValueError("the output's last dim must be contiguous")
     if b == 0:
         return None
-    k_args = (k_cache,)
-    if kernel in TMA_KERNELS:
-        k_args += k_descriptors(k_cache) if tma else (k_cache, k_cache)
-    elif tma:
-        raise ValueError(f"the {kernel} decode kernel has no TMA producer")
+    k_args = k_cache_args(kernel, k_cache, tma)
     args = (q, *k_args, block_table, cache_seqlens, o, l,
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
@@ -194,7 +219,7 @@ BALANCE_ENV = "TLE_DECODE_BALANCE"
 def parts_for(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> int:
     """P, the programs per (kv head, row block) of a balanced launch: as many as fill the SMs
     once (at least 1; a program holds a whole SM's shared memory)."""
-    items = h_kv * -(-(s_q * (h_q // h_kv)) // BLOCK_H)
+    items = h_kv * row_blocks(s_q, h_q, h_kv)
     return max(1, sms // items)
 
 
@@ -212,13 +237,10 @@ def use_balance(balance: Optional[bool] = None, requests: int = 0, parts: int = 
     of ``parts`` fill requests / (parts * ceil(requests / parts)) of them (128 requests on 132
     SMs: 0.97, one program each; 7 requests: balanced; 140 requests on 132: two waves, 0.53,
     balanced)."""
+    if balance is None:
+        balance = env_switch(BALANCE_ENV)
     if balance is not None:
         return bool(balance)
-    env = os.environ.get(BALANCE_ENV, "")
-    if env not in ("", "0", "1"):
-        raise ValueError(f"{BALANCE_ENV} must be 0 or 1 (got {env!r})")
-    if env:
-        return env == "1"
     if requests <= 0:
         return False
     waves = -(-requests // parts)
@@ -234,14 +256,9 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
     written to out / lse, the others' segments to o_part [b + P, s_q, h_q, 512] and lse_part
     [b + P, s_q, h_q] (fp32) for mla_decode_combine_scheduled. Not ``balance``: one program per
     request (P = b), everything written to out / lse, no partials."""
-    b, s_q, h_q, d = q.shape
-    _, page, h_kv, d_k = k_cache.shape
-    why = unsupported_reason(kernel, s_q, h_q, h_kv)
-    if why is not None:
-        raise ValueError(why)
-    if d != D_QK or d_k != D_QK or page != PAGE:
-        raise ValueError(f"{kernel} needs q and k_cache rows of {D_QK} and pages of {PAGE} tokens "
-                         f"(got q {tuple(q.shape)}, k_cache {tuple(k_cache.shape)})")
+    b, s_q, h_q, _ = q.shape
+    h_kv = k_cache.shape[2]
+    check_shapes(kernel, q, k_cache)
     # the kernel derives the outputs' strides from s_q and h_q (fewer registers per consumer)
     for name, x in (("out", out), ("lse", lse)):
         if not x.is_contiguous():
@@ -266,11 +283,7 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
         op, lp = lse, lse  # never written: every request is whole in its program
     if b == 0:
         return None
-    k_args = (k_cache,)
-    if kernel in TMA_KERNELS:
-        k_args += k_descriptors(k_cache) if tma else (k_cache, k_cache)
-    elif tma:
-        raise ValueError(f"the {kernel} decode kernel has no TMA producer")
+    k_args = k_cache_args(kernel, k_cache, tma)
     args = (q, *k_args, block_table, cache_seqlens, out, lse, op, lp,
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
@@ -278,8 +291,7 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
     constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, BALANCE=bool(balance))
     if kernel in TMA_KERNELS:
         constexprs["TMA"] = int(bool(tma))
-    rows = s_q * (h_q // h_kv)
-    return (h_kv * -(-rows // BLOCK_H), parts), args, constexprs
+    return (h_kv * row_blocks(s_q, h_q, h_kv), parts), args, constexprs
 
 
 def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
