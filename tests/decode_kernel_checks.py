@@ -187,6 +187,19 @@ def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None,
     return merged, merged_lse, o_part, lse_part
 
 
+def check_against_reference(out, lse, ref_out, ref_lse) -> None:
+    """An emulated decode's out (fp32 of bf16) and lse against the fp32 reference: nothing
+    unwritten, out within bf16 P's error, rows without a token exactly out 0 and lse +inf."""
+    import torch
+
+    assert not out.isnan().any() and not lse.isnan().any()
+    assert (out - ref_out).abs().max().item() < 2e-3          # bf16 P (and bf16 out, one split)
+    empty = ref_lse == float("inf")
+    assert torch.equal(lse[empty], ref_lse[empty])             # no token: +inf ...
+    assert (out.permute(0, 2, 1, 3)[empty] == 0).all()         # ... and out 0
+    assert (lse[~empty] - ref_lse[~empty]).abs().max().item() < 1e-4
+
+
 def check_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=False,
                mod=None) -> None:
     """One of CASES against tle_kernels/decode_reference.py (fp32) on poisoned inputs: cache rows
@@ -194,7 +207,7 @@ def check_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=Fal
     either shows (NaN, or the emulator's out-of-bounds assertion). Split: a split with no token of
     a request writes lse -inf and o_part 0, any other split a finite lse for the last query.
     ``mod``: the emulated kernel module, when a test altered it."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
 
     mod = emulated(kernel) if mod is None else mod
@@ -203,12 +216,7 @@ def check_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=Fal
                                               tma=tma)
     ref_out, ref_lse = mla_decode_reference(q, k, bt, sl, causal=causal)
 
-    assert not out.isnan().any() and not lse.isnan().any()
-    assert (out - ref_out).abs().max().item() < 2e-3          # bf16 P (and bf16 out, one split)
-    empty = ref_lse == float("inf")
-    assert torch.equal(lse[empty], ref_lse[empty])             # no token: +inf ...
-    assert (out.permute(0, 2, 1, 3)[empty] == 0).all()         # ... and out 0
-    assert (lse[~empty] - ref_lse[~empty]).abs().max().item() < 1e-4
+    check_against_reference(out, lse, ref_out, ref_lse)
     if n_split > 1:
         for i, n in enumerate(seqlens):
             for s in range(n_split):
@@ -317,16 +325,11 @@ def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balanc
 def check_scheduled_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, parts, balance=True,
                          tma=False, mod=None) -> None:
     """One of SCHEDULED_CASES against the fp32 reference on poisoned inputs (as check_case)."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
 
     mod = emulated(kernel) if mod is None else mod
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, h_kv, seqlens, device="cpu", seed=11)
     out, lse = run_emulated_scheduled(kernel, mod, q, k, bt, sl, causal, parts, balance, tma)
     ref_out, ref_lse = mla_decode_reference(q, k, bt, sl, causal=causal)
-    assert not out.isnan().any() and not lse.isnan().any()
-    assert (out - ref_out).abs().max().item() < 2e-3
-    empty = ref_lse == float("inf")
-    assert torch.equal(lse[empty], ref_lse[empty])
-    assert (out.permute(0, 2, 1, 3)[empty] == 0).all()
-    assert (lse[~empty] - ref_lse[~empty]).abs().max().item() < 1e-4
+    check_against_reference(out, lse, ref_out, ref_lse)
