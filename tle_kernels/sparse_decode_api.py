@@ -271,10 +271,13 @@ def launch_sparse(impl: str, q, k_cache, indices, sm_scale: float, is_fp8: bool,
                   attn_sink=None, topk_length=None, extra_k_cache=None, extra_indices=None,
                   extra_topk_length=None) -> str:
     """Run one sparse decode into given outputs (validated tensors); ``impl`` may be "auto".
-    Returns the impl that ran. For benchmarks and tests."""
-    name = select_sparse_impl(impl, dict(zip(SUPPORT_ARGS, (
-        q, k_cache, indices, is_fp8, attn_sink, topk_length, extra_k_cache, extra_indices,
-        extra_topk_length))))
+    Returns the impl that ran. For benchmarks and tests. "auto" is resolved against the call; an
+    explicit impl is checked to be built here and to support the call by its launcher (which
+    refuses a call it cannot run, NotImplementedError naming why), so a call validate_sparse
+    resolved is not checked twice before it runs."""
+    call = dict(zip(SUPPORT_ARGS, (q, k_cache, indices, is_fp8, attn_sink, topk_length,
+                                   extra_k_cache, extra_indices, extra_topk_length)))
+    name = select_sparse_impl(impl, call if impl == "auto" else None)
     if name == "naive":
         from .sparse_decode_naive import sparse_decode_naive as run
     else:
