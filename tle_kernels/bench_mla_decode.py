@@ -152,6 +152,27 @@ def time_ms(f, graph: bool, warmup: int, rep: int):
     return triton.testing.do_bench(f, warmup=warmup, rep=rep, return_mode="median"), "do_bench"
 
 
+def time_interleaved(runs: dict, reps: int, graph: bool, warmup: int, rep: int,
+                     timer=None) -> dict:
+    """``{impl: (median ms, how it was timed, median SM clock in MHz or None)}`` for the callables
+    ``runs``, timed in ``reps`` interleaved rounds (each round times every one once, so a slow
+    stretch of the machine hits them alike) with ``timer`` (default :func:`time_ms`, same
+    signature), the SM clock sampled during each timing."""
+    timer = time_ms if timer is None else timer
+    times = {i: [] for i in runs}
+    clocks = {i: [] for i in runs}
+    how = {}
+    for _ in range(reps):
+        for impl, f in runs.items():
+            with ClockSampler() as clock:
+                ms, how[impl] = timer(f, graph, warmup, rep)
+                times[impl].append(ms)
+            if clock.clock_mhz is not None:
+                clocks[impl].append(clock.clock_mhz)
+    return {impl: (statistics.median(times[impl]), how[impl],
+                   statistics.median(clocks[impl]) if clocks[impl] else None) for impl in runs}
+
+
 def runner(impl, anchor, q, k, bt, sl, causal, sm_scale):
     """A no-argument callable running one decode with ``impl`` (or the anchor)."""
     if impl == ANCHOR:
@@ -329,25 +350,14 @@ def main(argv=None) -> int:
                                                  error=traceback.format_exc()))
                     print(f"bench {name} L={L} {impl}: FAILED\n{traceback.format_exc()}", flush=True)
             torch.cuda.synchronize()
-            times = {i: [] for i in runs}
-            clocks = {i: [] for i in runs}
-            how = {}
-            for r in range(args.reps):
-                for impl, f in runs.items():
-                    with ClockSampler() as clock:
-                        ms, how[impl] = time_ms(f, not args.no_graph, warmup, rep)
-                        times[impl].append(ms)
-                    if clock.clock_mhz is not None:
-                        clocks[impl].append(clock.clock_mhz)
-            for impl in runs:
-                ms = statistics.median(times[impl])
+            timed = time_interleaved(runs, args.reps, not args.no_graph, warmup, rep)
+            for impl, (ms, how, clock_mhz) in timed.items():
                 row = dict(shape=name, L=L, impl=impl, ms=ms, tflops=fl / ms / 1e9,
-                           gbps=by / ms / 1e6, timing=how[impl],
-                           sm_clock_mhz=statistics.median(clocks[impl]) if clocks[impl] else None)
+                           gbps=by / ms / 1e6, timing=how, sm_clock_mhz=clock_mhz)
                 results["bench"].append(row)
                 note = f"  (SM clock {row['sm_clock_mhz']:.0f} MHz)" if row["sm_clock_mhz"] else ""
                 print(f"bench {name:14s} L={L:6d} {impl:8s} {ms:8.4f} ms {row['tflops']:7.1f} TFLOP/s "
-                      f"{row['gbps']:7.0f} GB/s ({how[impl]}){note}", flush=True)
+                      f"{row['gbps']:7.0f} GB/s ({how}){note}", flush=True)
             del q, k, bt, sl, runs
             torch.cuda.empty_cache()
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 import sys
 import time
 import traceback
@@ -47,9 +46,8 @@ from pathlib import Path
 import torch
 
 from . import sparse_decode_api as A
-from .bench_mla_decode import time_ms
+from .bench_mla_decode import time_interleaved, time_ms
 from .bench_output import finish_axes, save_plot, write_json
-from .bench_sparse_mla import ClockSampler
 from .fp8_kvcache import BYTES_PER_TOKEN
 from .sparse_decode_reference import make_sparse_decode_inputs, sparse_decode_reference
 
@@ -320,25 +318,15 @@ def main(argv=None) -> int:
                     print(f"bench {name} {cache} {impl}: FAILED\n{traceback.format_exc()}",
                           flush=True)
             torch.cuda.synchronize()
-            times = {i: [] for i in runs}
-            clocks = {i: [] for i in runs}
-            how = {}
-            for _ in range(args.reps):
-                for impl, f in runs.items():
-                    with ClockSampler() as clock:
-                        ms, how[impl] = time_ms(f, not args.no_graph, warmup, rep)
-                    times[impl].append(ms)
-                    if clock.clock_mhz is not None:
-                        clocks[impl].append(clock.clock_mhz)
-            for impl in runs:
-                ms = statistics.median(times[impl])
+            timed = time_interleaved(runs, args.reps, not args.no_graph, warmup, rep,
+                                     timer=time_ms)
+            for impl, (ms, how, clock_mhz) in timed.items():
                 row = dict(shape=name, cache=cache, impl=impl, ms=ms, tflops=fl / ms / 1e9,
-                           gbps=by / ms / 1e6, timing=how[impl],
-                           sm_clock_mhz=statistics.median(clocks[impl]) if clocks[impl] else None)
+                           gbps=by / ms / 1e6, timing=how, sm_clock_mhz=clock_mhz)
                 results["bench"].append(row)
                 note = f"  (SM clock {row['sm_clock_mhz']:.0f} MHz)" if row["sm_clock_mhz"] else ""
                 print(f"bench {name:13s} {cache:4s} {impl:10s} {ms:8.4f} ms "
-                      f"{row['tflops']:7.1f} TFLOP/s {row['gbps']:7.0f} GB/s ({how[impl]}){note}",
+                      f"{row['tflops']:7.1f} TFLOP/s {row['gbps']:7.0f} GB/s ({how}){note}",
                       flush=True)
             del x, runs
             torch.cuda.empty_cache()
