@@ -104,6 +104,15 @@ same kernel without the item loop (one program per item, interleaved A/B on the 
 Each consumer loads the next item's q tail before it stores the current item's outputs
 (`q_tail_of`). The API runs a partial last round as topk pieces on every SM instead
 (tle_kernels/tail_split.py), so at the headline shape no program recomputes an item.
+
+Without the RoPE tail (d_qk = 512, FlashMLA's "MODEL1" layout: q and kv rows of 512 dims, QK over
+all of them and V the same 512): the three partitions take ``ROPE`` (1: each row has the 64-dim
+tail after its 512 main dims, d_qk = 576; 0: it has none). A kernel passes it as a literal in its
+``warp_specialize`` list, so the frontend folds every ``if ROPE:`` while it builds the kernel: this
+kernel's IR holds the tail code exactly as it did before the parameter existed, and
+tle_kernels/sparse_mla_seesaw_d512.py, whose K pipes have no ``tkv`` field, none of it (no tail
+gather, no q tail in the consumers' registers, no tail dot). Everything else, schedule and
+budgets included, is shared.
 """
 
 import triton.language as tl
@@ -149,21 +158,25 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
+    # each partition's last argument: ROPE = 1, rows carry the 64-dim RoPE tail (d_qk = 576)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H)),
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H)),
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, sm_scale,
-                      n_items, n_hb, ROUNDS, NP, BLOCK_H))],
+                      n_items, n_hb, ROUNDS, NP, BLOCK_H, 1))],
         [4, 4],
         [224, 224])
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-             idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr):
+             idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr,
+             ROPE: tl.constexpr):
+    """Q of each item, then per pair the K pieces kv0, kv1, kv0r, kv1l; with ROPE, kv0 and kv1
+    also carry their tile's RoPE tail (kv dims D_MAIN .. D_MAIN + D_TAIL)."""
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
@@ -199,16 +212,18 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
             slot = w0.acquire(g)
             tl.store(tle.gpu.local_ptr(slot.kv_l),
                      tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
-            tl.store(tle.gpu.local_ptr(slot.tkv),
-                     tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
+            if ROPE:
+                tl.store(tle.gpu.local_ptr(slot.tkv),
+                         tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
             tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
             w0.commit(g)
 
             slot = w1.acquire(g)
             tl.store(tle.gpu.local_ptr(slot.kv_r),
                      tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
-            tl.store(tle.gpu.local_ptr(slot.tkv),
-                     tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
+            if ROPE:
+                tl.store(tle.gpu.local_ptr(slot.tkv),
+                         tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
             tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
             w1.commit(g)
 
@@ -227,7 +242,7 @@ def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H: tl.co
     """q's RoPE tail [BLOCK_H, D_TAIL] of work ``item`` (past the last item: the last item's), which
     each consumer keeps in registers as the A operand of its tail dot. Loaded one item ahead, so
     that its global-load latency hides behind the previous item's output stores (on the H200:
-    1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral at 128K)."""
+    1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral at 128K). Only with ROPE (d_qk = 576)."""
     item = tl.where(item < n_items, item, n_items - 1)
     h0 = head0_of(item, n_hb, BLOCK_H)
     rows = (q_ptr + token_of(item, n_hb) * stride_q_s
@@ -237,7 +252,7 @@ def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H: tl.co
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sm_scale, n_items,
-              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr):
+              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -249,7 +264,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     mr = max1.reader()
     pw = prob0.writer()
     pr = prob1.reader()
-    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
+    if ROPE:
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -266,7 +282,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             k0 = own.wait(g)
             s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                        tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
-            s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
+            if ROPE:
+                s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
             if p > 0:
                 pr.release(g - 1)
                 peer.release(g - 1)
@@ -314,8 +331,9 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             peer.release(r * NP + NP - 1)
         qr.release(r)  # our last QK of the item is done: the producer may load the next Q
         # the next item's RoPE tail: its load is in flight while this item's outputs are stored
-        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
-                           + tl.program_id(0), n_items, n_hb, BLOCK_H)
+        if ROPE:
+            q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
+                               + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
         out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
@@ -326,7 +344,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sm_scale, n_items, n_hb,
-              ROUNDS, NP, BLOCK_H: tl.constexpr):
+              ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -338,7 +356,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     mr = max0.reader()
     pw = prob1.writer()
     pr = prob0.reader()
-    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
+    if ROPE:
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -356,7 +375,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             k1 = own.wait(g)
             s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                        tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
-            s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
+            if ROPE:
+                s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
             k1l = own_l.wait(g)
             s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                        tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
@@ -401,8 +421,9 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             ref = r_new
         qr.release(r)
         # the next item's RoPE tail: its load is in flight while this item's outputs are stored
-        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
-                           + tl.program_id(0), n_items, n_hb, BLOCK_H)
+        if ROPE:
+            q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
+                               + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
         out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
