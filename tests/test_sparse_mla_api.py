@@ -126,7 +126,7 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
     (64, 576, 64, False, False, "pipe"),
     (16, 576, 2048, False, False, "naive"),
     (32, 576, 2048, False, False, "naive"),
-    (128, 512, 2048, False, False, "naive"),
+    (128, 512, 2048, False, False, "seesaw"),  # tle_kernels/sparse_mla_seesaw_d512.py
     (128, 576, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_sink.py
     (128, 576, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_topk_length.py
     (128, 576, 2048, True, True, "seesaw"),

@@ -8,8 +8,9 @@
   indices [B, SQ, 1, topk] (indices are positions within the batch's own kv).
 - out [.., h_q, 512] bf16, max_logits and lse [.., h_q] fp32 in natural-log units. Semantics of
   invalid indices, empty rows, attn_sink and topk_length: tle_kernels/reference.py and docs/sparse_mla.md.
-- impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA), or "auto" (the first
-  implementation in ``PREFERENCE`` that supports the call).
+- impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA; d_qk = 512 runs
+  tle_kernels/sparse_mla_seesaw_d512.py), or "auto" (the first implementation in ``PREFERENCE``
+  that supports the call).
 
 Everything is validated before any launch (and before anything needs CUDA): a ValueError or
 TypeError names the argument and what was expected. The work runs in the custom op
@@ -38,12 +39,16 @@ PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 # What each implementation supports
 # ---------------------------------------------------------------------------------------------
 
-def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: bool = False):
+def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: bool = False,
+                plain_d_qk: Tuple[int, ...] = ()):
+    """What a TLE kernel family takes: h_q % 64 == 0, d_qk == 576 (or one of ``plain_d_qk``, for
+    calls without attn_sink and topk_length), topk % ``topk_multiple`` == 0, and attn_sink /
+    topk_length where ``sink`` / ``topk_length`` say so."""
     def why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                 aligned: bool = True) -> Optional[str]:
         if h_q % 64 != 0:
             return f"{name} needs h_q % 64 == 0 (got h_q={h_q})"
-        if d_qk != 576:
+        if d_qk != 576 and d_qk not in plain_d_qk:
             return f"{name} needs d_qk == 576 (got d_qk={d_qk})"
         if topk % topk_multiple != 0:
             return f"{name} needs topk % {topk_multiple} == 0 (got topk={topk})"
@@ -51,6 +56,11 @@ def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: 
             return f"{name} does not support attn_sink yet"
         if has_topk_length and not topk_length:
             return f"{name} does not support topk_length yet"
+        if d_qk != 576 and (has_sink or has_topk_length):
+            what = " and ".join(n for n, x in (("attn_sink", has_sink),
+                                               ("topk_length", has_topk_length)) if x)
+            return (f"{name} takes {what} at d_qk == 576 only (got d_qk={d_qk}: the naive "
+                    f"kernel serves it)")
         if not aligned:
             return f"{name} needs 16-byte aligned q, kv and indices (data_ptr and row strides)"
         return None
@@ -65,8 +75,9 @@ def _naive_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_leng
 SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     "naive": _naive_why_not,
     "pipe": _tle_limits("pipe", 64),
-    # attn_sink / topk_length: tle_kernels/sparse_mla_seesaw_sink_topk_launch.py
-    "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True),
+    # attn_sink / topk_length: tle_kernels/sparse_mla_seesaw_sink_topk_launch.py (d_qk 576);
+    # d_qk 512 without them: tle_kernels/sparse_mla_seesaw_d512.py
+    "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True, plain_d_qk=(512,)),
 }
 
 
@@ -233,9 +244,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     if name == "pipe":
         from .sparse_mla_pipe import sparse_mla_pipe as kernel
     else:  # persistent: one program per SM, ROUNDS (query token, head block) items each
-        from .sparse_mla_seesaw import sparse_mla_seesaw
-
-        kernel = PerCtaLaunch(sparse_mla_seesaw, persistent)
+        kernel = PerCtaLaunch(seesaw_kernel(d_qk), persistent)
 
     def run(q, kv, indices, out, max_logits, lse):
         assert max_logits.stride() == lse.stride()
@@ -262,6 +271,18 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
 
         run_split(run, q, kv, indices, out, max_logits, lse, split)
     return name
+
+
+def seesaw_kernel(d_qk: int):
+    """The plain seesaw kernel of a d_qk: rows with the RoPE tail (576) or without (512). Looked
+    up in its module at call time, so that a test can put an emulated kernel there."""
+    if d_qk == 512:
+        from .sparse_mla_seesaw_d512 import sparse_mla_seesaw_d512
+
+        return sparse_mla_seesaw_d512
+    from .sparse_mla_seesaw import sparse_mla_seesaw
+
+    return sparse_mla_seesaw
 
 
 # topk indices per loop step of each TLE kernel (the granule of a tail piece's topk). Only the
