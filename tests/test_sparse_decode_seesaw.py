@@ -181,10 +181,11 @@ def expected(b, s_q, h_q):
     return (t + h / 256).to(BF16), (1000 * t + h).transpose(1, 2)
 
 
+@pytest.mark.parametrize("b", [5, 1])
 @pytest.mark.parametrize("s_q", [1, 2, 3])
-def test_tokens_are_rows_of_the_decode_and_reach_the_prefill_as_views(stand_in, s_q):
-    b, h_q, topk, page = 5, 128, 256, 16
-    x = inputs(b, s_q, h_q, topk, page, seed=s_q, sink=True, lengths=[0, 1, 300, 256, 9])
+def test_tokens_are_rows_of_the_decode_and_reach_the_prefill_as_views(stand_in, s_q, b):
+    h_q, topk, page = 128, 256, 16
+    x = inputs(b, s_q, h_q, topk, page, seed=s_q, sink=True, lengths=[0, 1, 300, 256, 9][:b])
     out, lse = A.empty_outputs(x["q"])
     with RecordOps() as rec:
         S.launch_sparse_seesaw(x["q"], x["k_cache"], x["indices"], SCALE, False, out, lse,
@@ -202,6 +203,9 @@ def test_tokens_are_rows_of_the_decode_and_reach_the_prefill_as_views(stand_in, 
     assert c["attn_sink"] is x["attn_sink"]
     assert torch.equal(c["topk_length"], x["topk_length"].repeat_interleave(s_q))
     assert (c["topk_length"] is x["topk_length"]) == (s_q == 1)
+    # the kernel reads token t's length at topk_length + t: a stride-0 view of one request's
+    # length (what expanding b = 1 over s_q gives) would read past it
+    assert c["topk_length"].stride() == (1,)
     # lse: the kernel writes it itself when s_q == 1, else a scratch transposed into it
     assert (c["lse"].data_ptr() == lse.data_ptr()) == (s_q == 1)
     assert c["max_logits"].stride() == c["lse"].stride() and c["max_logits"].shape == (T, h_q)

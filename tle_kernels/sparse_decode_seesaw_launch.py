@@ -124,8 +124,9 @@ def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     sink = None if attn_sink is None else _aligned_copy(attn_sink)
     lengths = None
     if topk_length is not None:
-        lengths = _aligned_copy(topk_length if s_q == 1 else
-                                topk_length[:, None].expand(b, s_q).reshape(t))
+        # [b] -> [t], contiguous: the kernel reads token t's length at topk_length + t (an
+        # expanded view of a single request would have stride 0)
+        lengths = _aligned_copy(topk_length if s_q == 1 else topk_length.repeat_interleave(s_q))
 
     ran = api.launch("seesaw", q3, kv, idx3, float(sm_scale), out3, max_logits, lse3,
                      attn_sink=sink, topk_length=lengths)

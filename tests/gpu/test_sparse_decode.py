@@ -64,7 +64,8 @@ def close(name, got, want, abs_tol, rel_tol, cos_tol=None):
 
 def run_and_check(x, is_fp8, what, scale=SCALE):
     """The naive kernel into NaN-poisoned outputs and the public entry point, each against the
-    reference. Returns the reference (out, lse)."""
+    reference; where "auto" runs the naive kernel too, the entry point's outputs equal the
+    launch's bit for bit. Returns the reference (out, lse)."""
     want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, scale,
                                                  *(x[k] for k in ARGS))
     out, lse = A.empty_outputs(x["q"])
@@ -80,7 +81,13 @@ def run_and_check(x, is_fp8, what, scale=SCALE):
                                  *(x[k] for k in ARGS))
     torch.cuda.synchronize()
     assert out2.shape == out.shape and lse2.shape == lse.shape
-    assert torch.equal(out2, out) and torch.equal(lse2, lse), f"{what}: API differs from launch"
+    call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=is_fp8,
+                **{k: x[k] for k in ARGS})
+    if A.select_sparse_impl("auto", call) == "naive":
+        assert torch.equal(out2, out) and torch.equal(lse2, lse), f"{what}: API differs from launch"
+    else:  # a faster kernel serves the call: its own check against the reference
+        close(f"{what} API out", out2, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+        close(f"{what} API lse", lse2, want_lse, LSE_ABS, LSE_REL)
     return want_out, want_lse
 
 
