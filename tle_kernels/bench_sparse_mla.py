@@ -2,7 +2,7 @@
 
     python -m tle_kernels.bench_sparse_mla [--check] [--skv 8192 131072] [--impl naive pipe]
                                            [--json results.json] [--plot sparse_mla.png] [--quick]
-                                           [--case plain|sink|topk_length]
+                                           [--case plain|sink|topk_length|d512]
 
 Headline shape (docs/sparse_mla.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
 SKV in {8K, 32K, 64K, 96K, 128K}; q, kv = randn/10 bf16; query t attends to [0, t + SKV - SQ],
@@ -21,7 +21,10 @@ load, use benchmarks/energy_probe.py.
 --case sink adds attn_sink = randn(H); --case topk_length gives each query a topk_length uniform
 in [1, topk] and counts TFLOP/s on the slots it uses (2*H*sum(min(len, topk))*(576+512)): what a
 per-row early stop saves is not counted as work. Implementations that do not take them are
-skipped (``case_args``).
+skipped (``case_args``). --case d512 runs the shape with d_qk = 512 (q and kv rows without the
+RoPE tail, FlashMLA's "MODEL1" layout; the seesaw runs tle_kernels/sparse_mla_seesaw_d512.py):
+TFLOP/s = 2*SQ*H*topk*(512+512), sm_scale = 1/sqrt(512). FlashMLA's own kernel is timed against
+these by benchmarks/anchor_flashmla.py, whose anchor library runs d_qk = 576 only.
 """
 
 from __future__ import annotations
@@ -41,19 +44,24 @@ from .reference import make_inputs, sparse_mla_reference
 SKVS = (8192, 32768, 65536, 98304, 131072)
 SQ, H, TOPK, D_QK, D_V = 4096, 128, 2048, 576, 512
 OUT_REL, OUT_ABS, LSE_ABS = 3e-3, 1e-2, 1e-4
-CASES = ("plain", "sink", "topk_length")
+CASES = ("plain", "sink", "topk_length", "d512")
+
+
+def case_d_qk(case: str) -> int:
+    """The q / kv row width of a benchmark case: 512 for --case d512, else 576."""
+    return 512 if case == "d512" else D_QK
 
 
 def case_args(case, sq, h, topk, device="cuda", seed=5) -> dict:
     """The optional arguments of a benchmark case: ``attn_sink`` [h] (--case sink),
     ``topk_length`` [sq] uniform in [1, topk] (--case topk_length), or none."""
+    if case not in ("sink", "topk_length"):
+        return {}
     g = torch.Generator(device=device).manual_seed(seed)
     if case == "sink":
         return dict(attn_sink=torch.randn(h, device=device, generator=g))
-    if case == "topk_length":
-        return dict(topk_length=torch.randint(1, topk + 1, (sq,), device=device, generator=g,
-                                              dtype=torch.int32))
-    return {}
+    return dict(topk_length=torch.randint(1, topk + 1, (sq,), device=device, generator=g,
+                                          dtype=torch.int32))
 
 
 class ClockSampler:
@@ -105,8 +113,8 @@ class ClockSampler:
         return "" if self.clock_mhz is None else f"  (SM clock {self.clock_mhz:.0f} MHz)"
 
 
-def flops(sq, h, topk):
-    return 2 * sq * h * topk * (D_QK + D_V)
+def flops(sq, h, topk, d_qk=D_QK):
+    return 2 * sq * h * topk * (d_qk + D_V)
 
 
 def check_one(impl, q, kv, idx, sm_scale, **extra):
@@ -145,31 +153,36 @@ def main(argv=None) -> int:
     ap.add_argument("--no-tail-split", action="store_true",
                     help="run the TLE kernels' last partial wave unsplit (tle_kernels/tail_split.py)")
     ap.add_argument("--case", choices=CASES, default="plain",
-                    help="with attn_sink, or with per-query topk_length (see the docstring)")
+                    help="with attn_sink, with per-query topk_length, or at d_qk = 512 (see the "
+                         "docstring)")
     args = ap.parse_args(argv)
     skvs = args.skv or ([8192, 131072] if args.quick else list(SKVS))
     warmup, rep = (10, 50) if args.quick else (50, 200)
     split = not args.no_tail_split
     import triton.testing
 
-    sm_scale = 1.0 / math.sqrt(D_QK)
+    d_qk = case_d_qk(args.case)
+    sm_scale = 1.0 / math.sqrt(d_qk)
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
           f"{__import__('triton').__version__}", flush=True)
-    impls = [i for i in args.impl if i in supported_impls(args.h, D_QK, args.topk,
+    if d_qk != D_QK:
+        print(f"note: no FlashMLA anchor at d_qk = {d_qk} (benchmarks/anchor_flashmla.py's "
+              f"library runs FlashMLA's d_qk = {D_QK} kernel only)", flush=True)
+    impls = [i for i in args.impl if i in supported_impls(args.h, d_qk, args.topk,
                                                          args.case == "sink",
                                                          args.case == "topk_length")]
     for i in args.impl:
         if i not in impls:
             print(f"skip {i}: does not support h={args.h}, topk={args.topk}, case {args.case}",
                   flush=True)
-    results = {"shape": dict(B=1, SQ=args.sq, H=args.h, HKV=1, d_qk=D_QK, d_v=D_V, topk=args.topk),
+    results = {"shape": dict(B=1, SQ=args.sq, H=args.h, HKV=1, d_qk=d_qk, d_v=D_V, topk=args.topk),
                "case": args.case,
                "do_bench": dict(warmup=warmup, rep=rep, return_mode="median"),
                "tail_split": split, "check": {}, "bench": []}
     failed = False
     if args.check:
-        cases = [("small", make_inputs(128, 2304, args.h, args.topk, seed=1))]
-        q, kv, idx = make_inputs(args.sq, skvs[0], args.h, args.topk, seed=2)
+        cases = [("small", make_inputs(128, 2304, args.h, args.topk, d_qk, seed=1))]
+        q, kv, idx = make_inputs(args.sq, skvs[0], args.h, args.topk, d_qk, seed=2)
         cases.append((f"skv={skvs[0]} first 256 queries", (q[:256], kv, idx[:256])))
         # a token count whose last wave the seesaw's launch splits into topk pieces
         # (tle_kernels/tail_split.py)
@@ -192,11 +205,11 @@ def main(argv=None) -> int:
                       flush=True)
         del q, kv, idx
     extra = case_args(args.case, args.sq, args.h, args.topk)
-    fl = flops(args.sq, args.h, args.topk)
+    fl = flops(args.sq, args.h, args.topk, d_qk)
     if "topk_length" in extra:  # the slots the queries use
         fl = fl * extra["topk_length"].clamp(0, args.topk).sum().item() / (args.sq * args.topk)
     for skv in skvs:
-        q, kv, idx = make_inputs(args.sq, skv, args.h, args.topk, seed=3)
+        q, kv, idx = make_inputs(args.sq, skv, args.h, args.topk, d_qk, seed=3)
         bufs = empty_outputs(q)
         for impl in impls:
             try:
@@ -244,7 +257,7 @@ def main(argv=None) -> int:
                 cells.append(f"{r['sm_clock_mhz']:.0f}" if r and r.get("sm_clock_mhz") else "-")
             lines.append(f"| {skv} | " + " | ".join(cells) + " |")
     print(f"\nSparseMLA prefill, B=1 SQ={args.sq} H={args.h} topk={args.topk}, case {args.case}, "
-          f"TFLOP/s = 2*SQ*H*topk*(576+512)/median\n" + "\n".join(lines), flush=True)
+          f"TFLOP/s = 2*SQ*H*topk*({d_qk}+{D_V})/median\n" + "\n".join(lines), flush=True)
     results["table_markdown"] = "\n".join(lines)
 
     if args.json:
