@@ -41,9 +41,9 @@ Sparse (``indices`` given; tle_kernels/sparse_decode_api.py validates and launch
 - impl: the same names. "seesaw" runs a bf16 cache through the seesaw SparseMLA prefill kernels
   (tle_kernels/sparse_decode_seesaw_launch.py: h_q 64 / 128, no extra cache); "naive" (the plain
   Triton kernel, tle_kernels/sparse_decode_naive.py) runs everything, FP8 included;
-  "seesaw-fp8" the FP8 cache through the same consumers with a dequantizing producer (by name
-  only until it has run on a GPU); "auto" takes the seesaw where it can run the call, else the
-  naive kernel; an explicit impl that cannot run it raises NotImplementedError naming why.
+  "seesaw-fp8" the FP8 cache through the same consumers with a dequantizing producer; "auto"
+  takes the seesaw (bf16) or the FP8 seesaw where one can run the call, else the naive kernel;
+  an explicit impl that cannot run it raises NotImplementedError naming why.
 
 Scheduler metadata. ``get_mla_metadata`` returns an empty ``DecodeSchedMeta``; the first call fills
 it from the call's shapes and the device's SM count: the split count ``n_split`` of the pipe

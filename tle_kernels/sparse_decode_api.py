@@ -20,10 +20,12 @@ a bf16 cache.
   gives out 0 and lse +inf. softmax_scale defaults to 576 ** -0.5.
 - impl: the decode API's names ("naive", "pipe", "seesaw", "seesaw-tma") or "auto", the first of
   ``PREFERENCE`` that is built and supports the call (``sparse_unsupported_reason``). Built: the
-  naive Triton kernel (tle_kernels/sparse_decode_naive.py, every call) and "seesaw", the bf16
+  naive Triton kernel (tle_kernels/sparse_decode_naive.py, every call); "seesaw", the bf16
   cache run by the seesaw SparseMLA prefill kernels (tle_kernels/sparse_decode_seesaw_launch.py:
-  h_q 64 / 128, topk % 128 == 0, no extra cache, evenly spaced token rows). A TLE kernel joins by
-  its launcher module in ``LAUNCHERS``.
+  h_q 64 / 128, topk % 128 == 0, no extra cache, evenly spaced token rows); and "seesaw-fp8",
+  the FP8 cache read by a dequantizing producer feeding the same consumers
+  (tle_kernels/sparse_decode_seesaw_fp8_launch.py). A TLE kernel joins by its launcher module in
+  ``LAUNCHERS``.
 
 ``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
 every rule but the device check, which is last); an error names the argument, with FlashMLA's
@@ -48,11 +50,10 @@ TOPK_TILE = 64                  # topk and extra_topk are multiples of this
 ALIGN = 16                      # bytes: FP8 cache base and block stride
 
 # "seesaw" reads a bf16 cache through the seesaw SparseMLA prefill kernels, "seesaw-fp8" the FP8
-# cache through the same consumers with a dequantizing producer; each refuses the other's cache.
-# "seesaw-fp8" is asked for by name until its new producer has passed its GPU tests
-# (tests/gpu/test_sparse_decode_seesaw_fp8.py); "auto" does not take it before that.
+# cache through the same consumers with a dequantizing producer; each refuses the other's cache,
+# so "auto" takes whichever reads the call's cache.
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8")
-PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
+PREFERENCE: Tuple[str, ...] = ("seesaw", "seesaw-fp8", "pipe", "naive")
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support
 # function). The launch function takes sparse_decode_naive's arguments (q, k_cache, indices,
 # sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices,
