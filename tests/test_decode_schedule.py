@@ -208,9 +208,17 @@ def test_scheduled_combine_compiles_for_sm90():
     sig = {"o_part_ptr": "*fp32", "lse_part_ptr": "*fp32", "out_ptr": "*bf16", "lse_ptr": "*fp32",
            "seqlens_ptr": "*i32", **{n: "i32" for n in SCHEDULED_INTS}}
     cx = dict(D_V=512, BLOCK_H=16, SPLIT_P2=128, SEQLEN_CHUNK=1024, BLOCK_K=C.BLOCK_K,
-              MIN_PAIRS=C.MIN_PAIRS)
+              MIN_PAIRS=C.MIN_PAIRS, PDL=True)
     k = compile_for_sm90(C.mla_decode_combine_scheduled_kernel, sig, cx, num_warps=4)
-    assert "mla_decode_combine_scheduled_kernel" in k.asm["ptx"]
+    ptx = k.asm["ptx"]
+    assert "mla_decode_combine_scheduled_kernel" in ptx
+    # launched as a programmatic dependent, it waits for the decode kernel's writes once, after
+    # the scan of cache_seqlens and before its first read of a partial
+    assert ptx.count("griddepcontrol.wait") == 1
+    assert ptx.index("griddepcontrol.wait") > ptx.index("ld.global")
+    plain = compile_for_sm90(C.mla_decode_combine_scheduled_kernel, sig, dict(cx, PDL=False),
+                             num_warps=4)
+    assert "griddepcontrol" not in plain.asm["ptx"]
     # a launch with s_q = 1, one request or P = 1 passes those ints as the constexpr 1 (Triton
     # specialises integer arguments equal to 1): that variant must compile as well
     ones = ["s_q", "batch", "n_parts", "stride_l_h", "stride_l_s"]
@@ -218,6 +226,46 @@ def test_scheduled_combine_compiles_for_sm90():
     k1 = compile_for_sm90(C.mla_decode_combine_scheduled_kernel, sig1,
                           dict(cx, SPLIT_P2=2, SEQLEN_CHUNK=16, **{o: 1 for o in ones}), num_warps=4)
     assert "mla_decode_combine_scheduled_kernel" in k1.asm["ptx"]
+
+
+def test_combines_launch_as_programmatic_dependents_on_a_gpu_only(monkeypatch):
+    """Both combines pass launch_pdl (and PDL, their griddepcontrol.wait) exactly when they run
+    on a CUDA device outside the interpreter and TLE_DECODE_PDL is not 0."""
+    from tle_kernels import mla_decode_combine as C
+
+    seen = []
+
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *args, **kw: seen.append((kw["PDL"], kw["launch_pdl"]))
+
+    monkeypatch.setattr(C, "mla_decode_combine_kernel", Kernel())
+    monkeypatch.setattr(C, "mla_decode_combine_scheduled_kernel", Kernel())
+    b, s_q, h_q, P = 3, 1, 16, 2
+    out = torch.empty(b, s_q, h_q, 512, dtype=torch.bfloat16)
+    lse = torch.empty(b, h_q, s_q)
+
+    def run():
+        C.mla_decode_combine(torch.empty(b, 2, s_q, h_q, 512), torch.empty(b, 2, s_q, h_q),
+                             out, lse)
+        C.mla_decode_combine_scheduled(torch.empty(b + P, s_q, h_q, 512),
+                                       torch.empty(b + P, s_q, h_q), out, lse,
+                                       torch.ones(b, dtype=torch.int32), P)
+
+    run()
+    assert seen == [(False, False)] * 2          # CPU tensors: nothing to overlap
+    seen.clear()
+    monkeypatch.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    monkeypatch.delenv("TLE_DECODE_PDL", raising=False)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    run()
+    assert seen == [(True, True)] * 2
+    for env, value in (("TLE_DECODE_PDL", "0"), ("TRITON_INTERPRET", "1")):
+        seen.clear()
+        monkeypatch.setenv(env, value)
+        run()
+        assert seen == [(False, False)] * 2, env
+        monkeypatch.delenv(env)
 
 
 def test_schedule_constants_agree():

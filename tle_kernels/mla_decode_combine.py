@@ -22,19 +22,37 @@ says which: each program recomputes the request's flat start S_b, its pair count
 from cache_seqlens (a masked loop over chunks of SEQLEN_CHUNK requests, so any batch size works),
 then first and last by the schedule's formulas. A whole request (first == last) was written by the
 decode kernel itself; its program touches nothing.
+
+Both combines launch as programmatic dependents of the decode kernel before them on the stream
+(``launch_pdl``, Hopper's programmatic dependent launch): their programs start while the decode
+kernel's last programs still run, do what does not read its outputs (the scheduled combine's scan
+of cache_seqlens, which the decode kernel does not write), then wait for its writes with
+``griddepcontrol.wait`` (``gdc_wait``) before reading a partial. ``TLE_DECODE_PDL=0`` launches
+them plainly (the wait is then a no-op); Triton's CPU interpreter always does, having no device
+launch to overlap.
 """
 
 from __future__ import annotations
 
+import os
+
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import gdc_wait
 
 D_V = 512
 BLOCK_H = 16
 BLOCK_K = 64            # tokens per K tile: decode_schedule.BLOCK_K
 MIN_PAIRS = 2           # decode_schedule.MIN_PAIRS
 SEQLEN_CHUNK = 1024     # requests whose seqlens one step of the scheduled combine's scan reads
+
+
+def use_pdl(x: torch.Tensor) -> bool:
+    """Launch a combine as a programmatic dependent of the kernel before it: on a CUDA device,
+    outside Triton's interpreter, unless ``TLE_DECODE_PDL=0``."""
+    return (x.is_cuda and os.environ.get("TRITON_INTERPRET", "0") != "1"
+            and os.environ.get("TLE_DECODE_PDL", "1") != "0")
 
 
 @triton.jit
@@ -44,7 +62,10 @@ def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
                               stride_o_b, stride_o_s, stride_o_h,
                               stride_l_b, stride_l_h, stride_l_s,
                               s_q, h_q, n_split,
-                              D_V: tl.constexpr, BLOCK_H: tl.constexpr, SPLIT_P2: tl.constexpr):
+                              D_V: tl.constexpr, BLOCK_H: tl.constexpr, SPLIT_P2: tl.constexpr,
+                              PDL: tl.constexpr):
+    if PDL:  # every partial is the decode kernel's: wait for its writes
+        gdc_wait()
     row = tl.program_id(0)                                       # (request, query) pair
     j = row % s_q
     b = (row // s_q).to(tl.int64)
@@ -98,7 +119,8 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
         out.stride(0), out.stride(1), out.stride(2),
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, n_split,
-        D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(n_split)), num_warps=4)
+        D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(n_split)),
+        PDL=use_pdl(out), num_warps=4, launch_pdl=use_pdl(out))
 
 
 @triton.jit
@@ -110,7 +132,8 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
                                         s_q, h_q, batch, n_parts,
                                         D_V: tl.constexpr, BLOCK_H: tl.constexpr,
                                         SPLIT_P2: tl.constexpr, SEQLEN_CHUNK: tl.constexpr,
-                                        BLOCK_K: tl.constexpr, MIN_PAIRS: tl.constexpr):
+                                        BLOCK_K: tl.constexpr, MIN_PAIRS: tl.constexpr,
+                                        PDL: tl.constexpr):
     row = tl.program_id(0)                                       # (request, query) pair
     j = row % s_q
     b = (row // s_q).to(tl.int64)
@@ -140,6 +163,8 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
     last = ((start_b + own) * p_eff - 1) // divisor
 
     if first != last:                                            # a split request: merge its slots
+        if PDL:  # the partials are the decode kernel's: wait for its writes (the scan above
+            gdc_wait()  # read only cache_seqlens, which it does not write)
         n_split = (last - first + 1).to(tl.int32)
         slot0 = b + first
         heads = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
@@ -206,4 +231,5 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, b, P,
         D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(P)), SEQLEN_CHUNK=chunk,
-        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, num_warps=4)
+        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, PDL=use_pdl(out), num_warps=4,
+        launch_pdl=use_pdl(out))
