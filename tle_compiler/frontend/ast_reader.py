@@ -113,9 +113,11 @@ class _Reading:
 
 
 def _branching_constexprs(built: Built) -> frozenset:
-    """The constexpr arguments of the built kernels that a condition of an `if` around TMA
-    copies reads, directly or as a partition's parameter bound to them (protocol.py reads such a
-    kernel only specialised: the `constexpr-if` check)."""
+    """The constexpr arguments of the built kernels that a condition of an `if` around pipe
+    events or TMA copies reads, directly or as a partition's parameter bound to them. A binding
+    of one folds that `if` in the kernel IR, as the protocol view folds it when it reads the
+    kernel specialised (protocol.py; around TMA copies it reads it only so: the `constexpr-if`
+    check), so that both see the same events in the same order."""
     out = set(built.budget_constexprs)  # and those the register budgets are expressions of
     for _, kern in built.kernels:
         cx = {p.name for p in kern.params if p.constexpr}
@@ -126,7 +128,8 @@ def _branching_constexprs(built: Built) -> frozenset:
         for names, body in bodies:
             for st in K.walk_stmts(body):
                 if isinstance(st, K.If) and any(
-                        isinstance(e, K.Op) and e.name == "tle.gpu.tma_load"
+                        isinstance(e, K.Event)
+                        or (isinstance(e, K.Op) and e.name == "tle.gpu.tma_load")
                         for x in K.walk_stmts(st.then + st.orelse) for y in K.stmt_exprs(x)
                         for e in K.walk_expr(y)):
                     out.update(names[e.id] for e in K.walk_expr(st.cond)

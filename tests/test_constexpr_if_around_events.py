@@ -1,0 +1,78 @@
+"""A constexpr `if` around pipe events in a kernel read specialised: the protocol view folds it
+(the bound constexpr is a Python value there), so the kernel IR that the lowering reads must fold
+it too. Before ast_reader._branching_constexprs counted such an `if` (it counted only one around
+TMA copies), the verifier proved the kernel and the lowering then stopped with an internal error
+("the protocol view of partition ... has N events, its kernel IR 2N")."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tle_compiler.cli.dump import main
+
+KERNEL = textwrap.dedent('''
+    import triton.language as tl
+
+    import tle_compiler as tle
+
+
+    @tle.jit(num_warps=4)
+    def scaled_copy(x_ptr, y_ptr, NR, SLOTS: tl.constexpr, DOUBLE: tl.constexpr):
+        NP = SLOTS // 2  # a constexpr count: the index r * NP + p is affine only once it is bound
+        ch = tle.pipe(capacity=2, x=tle.gpu.alloc([2, 64], tl.float32))
+        tle.gpu.warp_specialize([(fill, (ch, x_ptr, NR, NP, DOUBLE)),
+                                 (drain, (ch, y_ptr, NR, NP))], [4], [232])
+
+
+    def fill(ch, x_ptr, NR, NP, DOUBLE: tl.constexpr):
+        w = ch.writer()
+        offs = tl.arange(0, 64)
+        for r in range(NR):
+            for p in range(NP):
+                g = r * NP + p
+                if DOUBLE:
+                    slot = w.acquire(g)
+                    tl.store(tle.gpu.local_ptr(slot.x), tl.load(x_ptr + g * 64 + offs) * 2.0)
+                    w.commit(g)
+                else:
+                    slot = w.acquire(g)
+                    tl.store(tle.gpu.local_ptr(slot.x), tl.load(x_ptr + g * 64 + offs))
+                    w.commit(g)
+
+
+    def drain(ch, y_ptr, NR, NP):
+        rd = ch.reader()
+        offs = tl.arange(0, 64)
+        for r in range(NR):
+            for p in range(NP):
+                g = r * NP + p
+                res = rd.wait(g)
+                tl.store(y_ptr + g * 64 + offs, tl.load(tle.gpu.local_ptr(res.slot.x)))
+                rd.release(g)
+
+
+    DEFAULT_CONFIG = {
+        "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "NR": "i32"},
+        "constexprs": {"SLOTS": 8, "DOUBLE": DOUBLE_VALUE},
+        "num_warps": 4,
+        "grid": (1,),
+    }
+''')
+
+
+@pytest.mark.parametrize("double", [1, 0])
+def test_a_verified_kernel_is_lowered_with_the_branch_it_verified(tmp_path, capsys, double):
+    path = tmp_path / "scaled_copy.py"
+    path.write_text(KERNEL.replace("DOUBLE_VALUE", str(double)))
+    assert main(["-q", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "read specialised to" in err and f"DOUBLE={double}" in err and "verified" in err
+    assert main(["--gluon", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "internal" not in err, err
+    fill = out[out.index("def fill("):out.index("def drain(")]
+    # only the branch that runs exists: one acquire, one commit, the scaling iff DOUBLE
+    assert fill.count("mbarrier.wait(") == 1, fill
+    assert ("* 2.0" in fill) == bool(double), fill
