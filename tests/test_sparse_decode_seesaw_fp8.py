@@ -4,7 +4,7 @@ launched by tle_kernels/sparse_decode_seesaw_fp8_launch.py) on the CPU:
 - its protocol and its attn_sink variant's (sparse_decode_seesaw_fp8_sink.py): tle-dump proves
   them for every ROUNDS, and their pipes are the seesaw prefill's, field for field (the consumers
   they import read exactly those slots);
-- their lowering: PTX for sm_90a without register spills (the producer dequantizes in registers);
+- their lowering: PTX for sm_90a spilling at most 32 bytes (the producer dequantizes in registers);
 - its math, run by the CPU emulator (tle_compiler/testing/emulator.py) through the launcher itself
   against the fp32 reference (tle_kernels/sparse_decode_reference.py) with FlashMLA's
   sparse-decode tolerances: hostile indices (-1, the int32 extremes, past the cache), every token
@@ -72,13 +72,16 @@ def test_pipes_are_the_seesaw_prefills_field_for_field(path, mod, name):
 
 
 @pytest.mark.parametrize("path,mod,name", KERNELS, ids=KERNEL_IDS)
-def test_compiles_for_sm90a_without_spills(path, mod, name):
+def test_compiles_for_sm90a_spilling_at_most_32_bytes(path, mod, name):
+    """The producer loads a piece's FP8 bytes before waiting for its slot (10 % faster on the
+    H200 than loading them after the wait); holding them across the wait costs its 72 registers
+    32 bytes of spills (a few scalars), which this bound keeps from growing unnoticed."""
     from tle_compiler.lowering import compile_kernel, ptxas_stats
 
     cfg = mod.DEFAULT_CONFIG
     st = ptxas_stats(compile_kernel(getattr(mod, name), dict(cfg["signature"]),
                                     dict(cfg["constexprs"])))
-    assert st["ok"] and (st["spill_stores"], st["spill_loads"]) == (0, 0), st["log"]
+    assert st["ok"] and st["spill_stores"] <= 32 and st["spill_loads"] <= 32, st["log"]
 
 
 # ------------------------------------------------------------------------------ emulated math

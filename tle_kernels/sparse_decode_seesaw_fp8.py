@@ -19,10 +19,11 @@ byte 528. For each K piece the producer
 - fills the RoPE field ``tkv`` [64, 64] bf16 by a cp.async gather straight from the cache (those
   bytes are bf16 already: no registers);
 - fills a NoPE half (``kv_l``: dims 0..255, scales 0 and 1; ``kv_r``: dims 256..511, scales 2
-  and 3) [64, 256] by a register load of the FP8 bytes, ``fp8 * scale`` in fp32 rounded to bf16
-  (``dequantized_half``: exactly fp8_kvcache.dequantize's value), and a register store into the
-  slot; rows of invalid indices are 0 (their loads are masked), as cp.async's zero-fill makes them
-  in the prefill;
+  and 3) [64, 256] by a register load of the FP8 bytes (``fp8_half``, issued before the slot's
+  acquire, so the load is in flight while the producer waits for the slot), ``fp8 * scale`` in
+  fp32 rounded to bf16 (``dequantized``: exactly fp8_kvcache.dequantize's value), and a register
+  store into the slot; rows of invalid indices are 0 (their loads are masked), as cp.async's
+  zero-fill makes them in the prefill;
 - stores the validity mask, as the prefill's producer does.
 
 The cache comes in as three pointers to the same bytes (the launcher passes one tensor viewed as
@@ -33,13 +34,13 @@ pointer casts.
 
 Registers: a slot field is stored whole (the lowering stores a register tile into a whole
 field, not into a part of one), so a NoPE half is one elementwise expression over the [64, 256]
-tile: 128 FP8 bytes per thread (32 registers) come in and ptxas converts and stores them as they
-are used. With the prefill's budgets ([224, 224], the producer 56 registers) that spilled (216
-bytes; 60 with each piece reading its indices again rather than keeping both tiles' byte offsets
-live across the pair, as it does now); with FlashMLA's [216, 216] the producer gets 72 and
-nothing spills, in the consumers either (tests/test_sparse_decode_seesaw_fp8.py holds it to
-that). The prefill measured [216, 216] about 2 % slower than [224, 224], where its producer
-only issues cp.async copies; here it does the dequantization.
+tile: 128 FP8 bytes per thread (32 registers). With the prefill's budgets ([224, 224], the
+producer 56 registers) that spilled; with FlashMLA's [216, 216] the producer gets 72. Loading a
+piece's bytes before its acquire rather than after it measured 10 % faster on the H200 (221-226
+-> 242-249 TFLOP/s at topk 2048, h_q 64 and 128) and costs 32 bytes of spills (the bytes live
+across the wait; tests/test_sparse_decode_seesaw_fp8.py bounds it). Keeping a second piece's
+bytes in flight, as FlashMLA's dequantizing warp group does with 152 registers, spills hundreds
+of bytes at any budget the consumers allow (they spill below 216).
 
 Launch: tle_kernels/sparse_decode_seesaw_fp8_launch.py.
 """
@@ -112,16 +113,23 @@ def token_bytes(t, valid, stride_blk, page):
     return (tok // page).to(tl.int64) * stride_blk + (tok % page).to(tl.int64) * TOKEN_BYTES
 
 
-def dequantized_half(kv8_ptr, kv32_ptr, off, valid, HALF: tl.constexpr):
-    """NoPE dims [HALF * 256, HALF * 256 + 256) of the tokens at byte offsets ``off`` as bf16
-    [BK, 256]: bf16(fp8 * scale) with the scale of each value's 128-dim group (the dequantizer's
-    value, the product in fp32); 0 for rows of invalid indices (masked loads)."""
+def fp8_half(kv8_ptr, kv32_ptr, off, valid, HALF: tl.constexpr):
+    """The raw bytes of NoPE dims [HALF * 256, HALF * 256 + 256) of the tokens at byte offsets
+    ``off``, as (fp8 [BK, 256], the fp32 scales of its two 128-dim groups, [BK] each); 0 for
+    rows of invalid indices (masked loads)."""
     offs_d = tl.arange(0, D_HALF)
     raw = tl.load(kv8_ptr + off[:, None] + HALF * D_HALF + offs_d[None, :], mask=valid[:, None],
                   other=0.0)
     scales = kv32_ptr + (off + SCALE_BYTE) // 4 + 2 * HALF
     lo = tl.load(scales, mask=valid, other=0.0)
     hi = tl.load(scales + 1, mask=valid, other=0.0)
+    return raw, lo, hi
+
+
+def dequantized(raw, lo, hi):
+    """bf16 [BK, 256] of ``fp8_half``'s values: bf16(fp8 * scale) with the scale of each value's
+    128-dim group (exactly fp8_kvcache.dequantize's value: the product in fp32)."""
+    offs_d = tl.arange(0, D_HALF)
     scale = tl.where(offs_d[None, :] < SCALE_DIMS, lo[:, None], hi[:, None])
     return (raw.to(tl.float32) * scale).to(tl.bfloat16)
 
@@ -158,12 +166,14 @@ def fp8_producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr
             g = r * NP + p
             # Each piece reads its tile's indices again (an L1 hit) rather than keeping the
             # byte offsets of both tiles live across the pair (fewer registers in the producer).
+            # Each piece's FP8 bytes and scales are loaded before its acquire: in flight while
+            # the producer waits for the slot, and issued before the dequantization and store.
             t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
             valid0 = index_valid(t0, n_tokens)
             off0 = token_bytes(t0, valid0, stride_blk, page)
+            raw, lo, hi = fp8_half(kv8_ptr, kv32_ptr, off0, valid0, 0)
             slot = w0.acquire(g)
-            tl.store(tle.gpu.local_ptr(slot.kv_l), dequantized_half(kv8_ptr, kv32_ptr, off0,
-                                                                    valid0, 0))
+            tl.store(tle.gpu.local_ptr(slot.kv_l), dequantized(raw, lo, hi))
             tl.store(tle.gpu.local_ptr(slot.tkv),
                      tl.load(kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None] + offs_t[None, :],
                              mask=valid0[:, None], other=0.0))
@@ -173,9 +183,9 @@ def fp8_producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr
             t1 = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
             valid1 = index_valid(t1, n_tokens)
             off1 = token_bytes(t1, valid1, stride_blk, page)
+            raw, lo, hi = fp8_half(kv8_ptr, kv32_ptr, off1, valid1, 1)
             slot = w1.acquire(g)
-            tl.store(tle.gpu.local_ptr(slot.kv_r), dequantized_half(kv8_ptr, kv32_ptr, off1,
-                                                                    valid1, 1))
+            tl.store(tle.gpu.local_ptr(slot.kv_r), dequantized(raw, lo, hi))
             tl.store(tle.gpu.local_ptr(slot.tkv),
                      tl.load(kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None] + offs_t[None, :],
                              mask=valid1[:, None], other=0.0))
@@ -185,17 +195,17 @@ def fp8_producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr
             t0r = tl.load(idx_row + (2 * p) * BK + offs_k)
             valid0r = index_valid(t0r, n_tokens)
             off0r = token_bytes(t0r, valid0r, stride_blk, page)
+            raw, lo, hi = fp8_half(kv8_ptr, kv32_ptr, off0r, valid0r, 1)
             slot = w0r.acquire(g)
-            tl.store(tle.gpu.local_ptr(slot.kv_r), dequantized_half(kv8_ptr, kv32_ptr, off0r,
-                                                                    valid0r, 1))
+            tl.store(tle.gpu.local_ptr(slot.kv_r), dequantized(raw, lo, hi))
             w0r.commit(g)
 
             t1l = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
             valid1l = index_valid(t1l, n_tokens)
             off1l = token_bytes(t1l, valid1l, stride_blk, page)
+            raw, lo, hi = fp8_half(kv8_ptr, kv32_ptr, off1l, valid1l, 0)
             slot = w1l.acquire(g)
-            tl.store(tle.gpu.local_ptr(slot.kv_l), dequantized_half(kv8_ptr, kv32_ptr, off1l,
-                                                                    valid1l, 0))
+            tl.store(tle.gpu.local_ptr(slot.kv_l), dequantized(raw, lo, hi))
             w1l.commit(g)
 
 
