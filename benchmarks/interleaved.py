@@ -8,9 +8,10 @@ from typing import Callable, Dict, List
 
 
 def interleaved_tflops(cases: Dict[str, Callable[[], None]], flop: float, reps: int,
-                       label: str = "") -> Dict[str, List[float]]:
+                       label: str = "", warmup: int = 50, rep: int = 200) -> Dict[str, List[float]]:
     """TFLOP/s of every case in every repetition (``flop`` per call). Each case runs once first,
-    outside the timing (compilation); a progress line per repetition."""
+    outside the timing (compilation); a progress line per repetition. ``warmup`` / ``rep``:
+    do_bench's milliseconds (the benchmark's 50 / 200 unless a script says otherwise)."""
     import torch
     import triton.testing
 
@@ -18,8 +19,8 @@ def interleaved_tflops(cases: Dict[str, Callable[[], None]], flop: float, reps: 
         f()
     torch.cuda.synchronize()
     res: Dict[str, List[float]] = {k: [] for k in cases}
-    for rep in range(reps):
+    for i in range(reps):
         for k, f in cases.items():
-            res[k].append(flop / triton.testing.do_bench(f, warmup=50, rep=200) / 1e9)
-        print(f"{label}rep {rep + 1}/{reps} done", flush=True)
+            res[k].append(flop / triton.testing.do_bench(f, warmup=warmup, rep=rep) / 1e9)
+        print(f"{label}rep {i + 1}/{reps} done", flush=True)
     return res

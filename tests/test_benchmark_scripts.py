@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("script, words", [
     ("benchmarks/ab_tail_split.py", ("tail_split", "--reps", "--impl")),
+    ("benchmarks/ab_prefill_features.py", ("attn_sink", "topk_length", "--reps", "--warmup")),
     ("benchmarks/anchor_flashmla.py", ("--lib", "FlashMLA", "--skv")),
     ("benchmarks/run_flashmla_decode_test.py", ("--tests", "--sample", "FlashMLA")),
 ])
