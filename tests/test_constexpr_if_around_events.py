@@ -62,10 +62,29 @@ KERNEL = textwrap.dedent('''
 ''')
 
 
+# How the condition reaches the constexpr: directly, negated, through an expression passed to the
+# partition, through a name the kernel body assigns (each once made the lowering fail).
+SPELLINGS = {
+    "direct": (),
+    "negated": (("            if DOUBLE:", "            if not not DOUBLE:"),),
+    "expression argument": (("(fill, (ch, x_ptr, NR, NP, DOUBLE))",
+                             "(fill, (ch, x_ptr, NR, NP, DOUBLE * 1))"),),
+    "alias in the body": (("    ch = tle.pipe(", "    SCALE_IT = DOUBLE\n    ch = tle.pipe("),
+                          ("(fill, (ch, x_ptr, NR, NP, DOUBLE))",
+                           "(fill, (ch, x_ptr, NR, NP, SCALE_IT))")),
+}
+
+
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
 @pytest.mark.parametrize("double", [1, 0])
-def test_a_verified_kernel_is_lowered_with_the_branch_it_verified(tmp_path, capsys, double):
+def test_a_verified_kernel_is_lowered_with_the_branch_it_verified(tmp_path, capsys, double,
+                                                                   spelling):
+    text = KERNEL.replace("DOUBLE_VALUE", str(double))
+    for old, new in SPELLINGS[spelling]:
+        assert old in text
+        text = text.replace(old, new)
     path = tmp_path / "scaled_copy.py"
-    path.write_text(KERNEL.replace("DOUBLE_VALUE", str(double)))
+    path.write_text(text)
     assert main(["-q", str(path)]) == 0
     err = capsys.readouterr().err
     assert "read specialised to" in err and f"DOUBLE={double}" in err and "verified" in err

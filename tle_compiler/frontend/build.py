@@ -1612,6 +1612,10 @@ class Builder:
                 bindings.append((p, e))
                 if st is None and isinstance(e, (K.Const, K.Global, K.DType)):
                     st = Static("const", e)
+                elif st is None and isinstance(fold(e), (bool, int, float)):
+                    # an expression of constants (a bound constexpr times 1, say) is a constant
+                    # in the partition, as the protocol view evaluates it: its ifs fold alike
+                    st = Static("const", K.Const(fold(e), e.loc))
                 frame.env[p] = st
             self.frames.append(frame)
             self.in_partition = True
