@@ -95,3 +95,36 @@ def test_a_verified_kernel_is_lowered_with_the_branch_it_verified(tmp_path, caps
     # only the branch that runs exists: one acquire, one commit, the scaling iff DOUBLE
     assert fill.count("mbarrier.wait(") == 1, fill
     assert ("* 2.0" in fill) == bool(double), fill
+
+
+ONE_SIDED = (KERNEL
+             .replace("    ch = tle.pipe(", "    ON = DOUBLE\n    ch = tle.pipe(")
+             .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))", "(fill, (ch, x_ptr, NR, NP, ON))")
+             .replace("(drain, (ch, y_ptr, NR, NP))", "(drain, (ch, y_ptr, NR, NP, ON))")
+             .replace("def drain(ch, y_ptr, NR, NP):", "def drain(ch, y_ptr, NR, NP, ON: tl.constexpr):")
+             .replace("""            else:
+                slot = w.acquire(g)
+                tl.store(tle.gpu.local_ptr(slot.x), tl.load(x_ptr + g * 64 + offs))
+                w.commit(g)
+""", "")
+             .replace("""            res = rd.wait(g)
+            tl.store(y_ptr + g * 64 + offs, tl.load(tle.gpu.local_ptr(res.slot.x)))
+            rd.release(g)""", """            if ON:
+                res = rd.wait(g)
+                tl.store(y_ptr + g * 64 + offs, tl.load(tle.gpu.local_ptr(res.slot.x)))
+                rd.release(g)"""))
+
+
+@pytest.mark.parametrize("on", [1, 0])
+def test_events_on_one_side_of_an_if_on_an_alias_lower_as_verified(tmp_path, capsys, on):
+    """Both partitions use the pipe only when ON (a kernel-body name for DOUBLE): with ON = 0
+    the protocol view has no event at all, and the lowering must not emit the ones it dropped."""
+    assert ONE_SIDED.count("if ON:") == 1 and "ON = DOUBLE" in ONE_SIDED
+    path = tmp_path / "one_sided.py"
+    path.write_text(ONE_SIDED.replace("DOUBLE_VALUE", str(on)))
+    assert main(["-q", str(path)]) == 0
+    assert "verified" in capsys.readouterr().err
+    assert main(["--gluon", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "internal" not in err, err
+    assert out.count("mbarrier.wait(") == 2 * on, out

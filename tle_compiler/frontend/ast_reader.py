@@ -32,7 +32,7 @@ from typing import Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.nodes import Loc, Module
+from ..ir.nodes import Loc, Module, walk_events
 from ..language.gpu import SharedBuffer
 from .build import Built, build
 from .context import FieldSpec, PipeInfo
@@ -86,6 +86,8 @@ class _Reading:
         self.infos: dict[tuple, list[KernelInfo]] = {}
         self.folded: dict[tuple, Built] = {}
         self.branching = _branching_constexprs(built)
+        self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
+                                    if p.constexpr)
         # the imported modules it read, with what their files were then
         self.stamps = {m_path: _stamp(m_path) for m_path in built.cache.modules
                        if m_path != os.path.abspath(path)}
@@ -97,14 +99,23 @@ class _Reading:
         key = tuple(sorted((bind or {}).items()))
         if key not in self.infos:
             built = self.built_for(bind or {})
-            self.infos[key] = [_kernel_info(built, fdef, kern, self.path, bind)
-                               for fdef, kern in built.kernels]
+            infos = [_kernel_info(built, fdef, kern, self.path, bind)
+                     for fdef, kern in built.kernels]
+            if bind and not all(_events_agree(i) for i in infos):
+                # the protocol view folded an `if` around events that the build kept (its
+                # condition reads a bound constexpr in a way _branching_constexprs does not
+                # follow): read the build with every bound constexpr folded instead
+                built = self.built_for(bind, every=True)
+                infos = [_kernel_info(built, fdef, kern, self.path, bind)
+                         for fdef, kern in built.kernels]
+            self.infos[key] = infos
         return self.infos[key]
 
-    def built_for(self, bind: dict) -> Built:
+    def built_for(self, bind: dict, every: bool = False) -> Built:
         """The build whose KIR the binding reads: the generic one, or one with the bound
-        constexprs that decide an `if` around TMA copies folded."""
-        fold = tuple(sorted((n, v) for n, v in bind.items() if n in self.branching))
+        constexprs that decide an `if` around pipe events folded (``every``: all of them)."""
+        fold = tuple(sorted((n, v) for n, v in bind.items()
+                            if n in self.branching or (every and n in self.constexprs)))
         if not fold:
             return self.built
         if fold not in self.folded:
@@ -145,6 +156,25 @@ def _branching_constexprs(built: Built) -> frozenset:
                 elif then or orelse:
                     out |= _reads(st.cond, direct)
     return frozenset(out)
+
+
+def _events_agree(info: KernelInfo) -> bool:
+    """Whether every partition of the KIR performs the pipe events of its protocol view, in the
+    same order (what the lowering pairs: passes/kir_protocol.event_pairs). A view that could not
+    be made (a reading error) agrees: the error is reported as it is."""
+    program = info.program
+    if program is None or info.kir is None:
+        return True
+    views = {p.name: p for p in program.partitions}
+    for part in info.kir.partitions:
+        view = views.get(part.name)
+        if view is None:
+            continue
+        kev = [(e.verb, e.handle.pipe) for e in K.events(part.body)]
+        pev = [(e.verb, e.pipe) for e in walk_events(view.body)]
+        if kev != pev:
+            return False
+    return True
 
 
 def _has_events(body: tuple) -> bool:
