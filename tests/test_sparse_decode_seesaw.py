@@ -104,17 +104,30 @@ CASES = {
     "sink_mtp": (3, 2, 128, 128, 64, True, None, 132),
     "topk_length_mtp": (3, 2, 128, 256, 16, False, [0, 100, 999], 132),
     "topk_length_sink": (4, 1, 64, 256, 7, True, [129, 1, 256, -3], 132),
+    # under one wave: both query rows run as 16 pieces of one pair each, merged (tail_split.py)
+    "small_batch_split": (1, 2, 64, 2048, 64, False, None, 132),
+    "small_batch_split_sink": (1, 2, 64, 2048, 64, True, None, 132),
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_emulated_seesaw_matches_the_reference(emulated, case):
+def test_emulated_seesaw_matches_the_reference(emulated, case, monkeypatch):
+    import tle_kernels.tail_split as ts
+
     b, s_q, h_q, topk, page, sink, lengths, sms = CASES[case]
     emulated(sms)
+    splits = []
+    run_split = ts.run_split
+    monkeypatch.setattr(ts, "run_split", lambda *a: splits.append(a[-1]) or run_split(*a))
     x = inputs(b, s_q, h_q, topk, page, seed=sum(map(ord, case)), sink=sink, lengths=lengths)
     want = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                    *(x[k] for k in OPTIONAL))
+    if case.startswith("small_batch_split"):
+        from tle_kernels.tail_split import TailSplit, plan_tail_split
+
+        assert plan_tail_split(b * s_q, h_q // 64, topk, sms, 128) == TailSplit(0, 16)
     check(run_decode(x), want)
+    assert splits == ([ts.TailSplit(0, 16)] if case.startswith("small_batch_split") else []), splits
     assert (want[1][0, :, s_q - 1] == float("inf")).all()
     if lengths is not None and 0 in lengths:
         assert (want[1][lengths.index(0)] == float("inf")).all()

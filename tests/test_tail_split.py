@@ -28,9 +28,17 @@ def test_headline_shape_splits_its_eight_tail_items_into_one_pair_each():
     assert plan_tail_split(4096, 2, 2048, 132, 64) == TailSplit(main_tokens=4092, chunks=16)
 
 
+def test_a_launch_under_one_wave_runs_all_its_tokens_as_pieces():
+    # a sparse decode step of 4 query rows x 128 heads: 8 items on 132 SMs, 16 pairs each, becomes
+    # 8 x 16 pieces of one pair; 60 rows (120 items) cannot take two pieces each and stays whole
+    assert plan_tail_split(4, 2, 2048, 132, 128) == TailSplit(main_tokens=0, chunks=16)
+    assert plan_tail_split(1, 1, 2048, 132, 128) == TailSplit(main_tokens=0, chunks=16)
+    assert plan_tail_split(60, 2, 2048, 132, 128) is None
+
+
 @pytest.mark.parametrize("s_q, n_hb, topk, sms, granule, why", [
     (4092, 2, 2048, 132, 128, "whole waves"),
-    (60, 2, 2048, 132, 128, "less than one wave"),
+    (60, 2, 2048, 132, 128, "120 items under one wave: no room for two pieces each"),
     (4096, 2, 256, 132, 128, "two pairs: a piece costs more than it saves"),
     (4096 + 60, 2, 2048, 132, 128, "128 tail items: no room for two pieces each"),
     (4096, 2, 2000, 132, 128, "topk not a multiple of the granule"),
@@ -49,7 +57,8 @@ def test_a_split_fills_at_most_every_sm_once_and_cuts_topk_on_the_granule(s_q, n
     n_items = s_q * n_hb
     if split is None:
         return
-    assert n_items % sms != 0 and n_items >= sms
+    assert n_items % sms != 0
+    assert split.main_tokens > 0 or n_items < sms  # no main launch only under one wave
     assert 0 <= split.main_tokens < s_q
     assert split.main_tokens * n_hb <= n_items // sms * sms  # the main launch: whole waves only
     assert (s_q - split.main_tokens) * n_hb * split.chunks <= sms  # the tail: one wave

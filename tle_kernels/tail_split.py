@@ -7,8 +7,9 @@ few items but lasts a whole item's time: at the headline shape (SQ = 4096, H = 1
 8,192 items are 62 full waves and 8 items, and the persistent seesaw keeps all 132 SMs busy through
 that 63rd wave (the programs without an item of their own recompute the last one).
 
-Here the launch is cut in two: the main launch runs the tokens that fill whole waves, and the tail
-tokens run as ``chunks`` independent pieces of their topk each (token t's chunk c attends to
+Here the launch is cut in two: the main launch runs the tokens that fill whole waves (none when
+the launch is less than one wave, as a decode step of a small batch is), and the tail tokens run
+as ``chunks`` independent pieces of their topk each (token t's chunk c attends to
 indices ``[c * topk / chunks, (c + 1) * topk / chunks)``), enough pieces to give every SM one. Each
 piece yields an output normalised over its own indices and its log-sum-exp; ``combine`` merges the
 pieces exactly (weights ``exp(lse_c - lse)``), as split-KV decoding does. At the headline shape the
@@ -44,8 +45,9 @@ def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int) -> O
         return None
     n_items = s_q * n_hb
     full = n_items // sms
-    if full == 0 or n_items % sms == 0:
+    if n_items % sms == 0:
         return None
+    # under one wave (a small batch: a decode step, a short prefill) every token is a tail token
     main_tokens = full * sms // n_hb
     tail_items = (s_q - main_tokens) * n_hb
     tiles = topk // granule
