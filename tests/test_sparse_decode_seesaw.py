@@ -118,7 +118,7 @@ def test_emulated_seesaw_matches_the_reference(emulated, case, monkeypatch):
     emulated(sms)
     splits = []
     run_split = ts.run_split
-    monkeypatch.setattr(ts, "run_split", lambda *a: splits.append(a[-1]) or run_split(*a))
+    monkeypatch.setattr(ts, "run_split", lambda *a, **k: splits.append(a[-1]) or run_split(*a, **k))
     x = inputs(b, s_q, h_q, topk, page, seed=sum(map(ord, case)), sink=sink, lengths=lengths)
     want = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                    *(x[k] for k in OPTIONAL))

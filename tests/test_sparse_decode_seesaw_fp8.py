@@ -167,6 +167,24 @@ def test_topk_length_and_attn_sink(emulated):
     assert (out[6] == 0).all() and (lse[6] == float("inf")).all()
 
 
+@pytest.mark.parametrize("with_sink", [False, True], ids=["plain", "sink"])
+def test_a_batch_under_one_wave_runs_as_topk_pieces(emulated, monkeypatch, with_sink):
+    """2 rows of 64 heads at topk 2048 on 132 SMs: 2 items would leave 130 SMs idle, so each row
+    runs as 16 pieces of one K-tile pair, merged by lse; with attn_sink the pieces run the plain
+    kernel and the merged rows get the sink once (a piece applying it would count it 16 times)."""
+    import tle_kernels.tail_split as ts
+
+    emulated(sms=132)
+    splits = []
+    run_split = ts.run_split
+    monkeypatch.setattr(ts, "run_split", lambda *a, **k: splits.append(a[-1]) or run_split(*a, **k))
+    x = hostile(1, 2, 64, 2048, seed=11, page=64, attn_sink=with_sink)
+    if with_sink:
+        x["attn_sink"][3:] += 2.0  # the sink's share of the denominator is large
+    run_and_check(x)
+    assert splits == [ts.TailSplit(0, 16)]
+
+
 def test_a_kernel_that_skips_the_scales_fails(emulated, tmp_path):
     """The same kernel with the dequantization's ``* scale`` dropped (raw FP8 values) fails the
     comparison: the check sees the scales."""

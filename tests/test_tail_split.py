@@ -104,6 +104,19 @@ def test_split_run_equals_the_unsplit_problem(dtype, strided):
     assert (out[5] == 0).all() and torch.isposinf(lse[5]).all() and torch.isneginf(ml[5]).all()
 
 
+def test_reference_merge_applies_the_sink_once_to_the_merged_row():
+    # one row of two pieces, lse log 1 and log 3: lse log 4; a sink of log 4 doubles the
+    # denominator (out halves), lse unchanged; a sink of +inf zeroes out, -inf changes nothing
+    out_p = torch.tensor([[[[4.0]], [[8.0]]]])
+    lse_p = torch.tensor([[[0.0], [float(torch.log(torch.tensor(3.0)))]]])
+    ml_p = torch.zeros(1, 2, 1)
+    for sink, want in ((float(torch.log(torch.tensor(4.0))), 3.5), (float("inf"), 0.0),
+                       (float("-inf"), 7.0)):
+        out, _, lse = combine_reference(out_p, ml_p, lse_p, torch.tensor([sink]))
+        assert out.item() == pytest.approx(want), sink
+        assert lse.item() == pytest.approx(float(torch.log(torch.tensor(4.0))))
+
+
 def test_reference_merge_weights_pieces_by_their_mass():
     # two pieces of one row: lse 0 and log 3 -> weights 1/4 and 3/4
     out_p = torch.tensor([[[[4.0]], [[8.0]]]])
@@ -136,6 +149,16 @@ torch.testing.assert_close(out.float(), want[0].float(), atol=1e-2, rtol=8e-3)
 assert torch.allclose(lse, want[2], atol=1e-5, rtol=1e-5), (lse, want[2])
 assert torch.equal(ml, want[1])
 assert (out[1, 3] == 0).all() and torch.isposinf(lse[1, 3])
+# with attn_sink: the merge scales by 1 / (1 + exp(sink - lse)) in fp32, +-inf sinks included
+sink = torch.randn(H, generator=g) * 2
+sink[0], sink[1] = float("inf"), float("-inf")
+want_s = combine_reference(out_p, ml_p, lse_p, sink)
+plain = out.clone()
+combine_triton(out_p, ml_p, lse_p, out, ml, lse, sink)
+torch.testing.assert_close(out.float(), want_s[0].float(), atol=1e-2, rtol=8e-3)
+assert (out[:, 0] == 0).all() and torch.equal(out[:, 1], plain[:, 1])
+assert (out[1, 3] == 0).all() and torch.isposinf(lse[1, 3]) and not out.isnan().any()
+assert torch.allclose(lse, want[2], atol=1e-5, rtol=1e-5)  # lse stays that of the scores
 print("OK")
 '''
 

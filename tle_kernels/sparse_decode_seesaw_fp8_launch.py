@@ -21,6 +21,10 @@ ROUNDS (row, head block) items each, ``api.launch_args``):
   [b, s_q, topk]; the rows do not stop early).
 - attn_sink [h_q]: the same kernel with the seesaw prefill's sink consumers
   (tle_kernels/sparse_decode_seesaw_fp8_sink.py), the sink in their epilogue.
+- A call of fewer (row, head block) items than fill their last wave of SMs (every call of a
+  batch under one wave) runs the rows past the whole waves as topk pieces (tail_split.py: 2
+  rows of 64 heads at topk 2048 become 32 pieces of one K-tile pair), merged by lse; with
+  attn_sink the pieces run the plain kernel and the merge applies the sink.
 
 Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernels are
 looked up in their modules at call time, so a test can put emulated ones there.
@@ -94,6 +98,33 @@ def masked_indices(indices: torch.Tensor, topk_length: torch.Tensor) -> torch.Te
     return torch.where(keep, indices, torch.full_like(indices, -1))
 
 
+def run_rows(views, sink):
+    """A launch of the FP8 kernel (the sink one when ``sink`` is given) over query rows, as
+    tail_split's runner: ``(q [T, h_q, 576], _, indices [T, 1, topk], out [T, h_q, 512],
+    max_logits [T, h_q], lse [T, h_q])``, max_logits and lse with the same strides. ``views``:
+    the cache's (fp8, fp32, bf16) views, block stride, page size, token count and sm_scale."""
+    kv8, kv32, kv16, stride_blk, page, n_tokens, sm_scale = views
+
+    def run(q3, _kv, idx3, out3, max_logits, lse2):
+        t, h_q = q3.shape[0], q3.shape[1]
+        topk = idx3.shape[-1]
+        idx2 = idx3.view(t, topk)
+        assert max_logits.stride() == lse2.stride()
+        grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q3.device), BLOCK_H)
+        args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
+                stride_blk, page, idx2.stride(0), out3.stride(0), out3.stride(1),
+                lse2.stride(0), n_tokens, sm_scale, n_items, n_hb, rounds)
+        if sink is None:
+            from . import sparse_decode_seesaw_fp8 as kmod
+
+            kmod.sparse_decode_seesaw_fp8[grid](*args, TOPK=topk, BLOCK_H=BLOCK_H)
+        else:
+            from . import sparse_decode_seesaw_fp8_sink as smod
+
+            smod.sparse_decode_seesaw_fp8_sink[grid](*args, sink, TOPK=topk, BLOCK_H=BLOCK_H)
+    return run
+
+
 def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,
                              attn_sink=None, topk_length=None, extra_k_cache=None,
                              extra_indices=None, extra_topk_length=None) -> None:
@@ -128,19 +159,26 @@ def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool,
     if lse_scratch:
         lse2 = lse.new_empty((t, h_q))
 
-    grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q.device), BLOCK_H)
-    args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
-            stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
-            lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds)
-    if attn_sink is None:
-        from . import sparse_decode_seesaw_fp8 as kmod
-
-        kmod.sparse_decode_seesaw_fp8[grid](*args, TOPK=topk, BLOCK_H=BLOCK_H)
-    else:
-        from . import sparse_decode_seesaw_fp8_sink as smod
-
+    sink = None
+    if attn_sink is not None:
         sink = attn_sink if api.rows_aligned(attn_sink) else attn_sink.clone()
-        smod.sparse_decode_seesaw_fp8_sink[grid](*args, sink, TOPK=topk, BLOCK_H=BLOCK_H)
+    views = (kv8, kv32, kv16, stride_blk, k_cache.shape[1], n_tokens, float(sm_scale))
+    idx3 = idx2.view(t, 1, topk)
+    from .tail_split import TailSplit, plan_tail_split, run_split
+
+    split = plan_tail_split(t, h_q // BLOCK_H, topk, api.sm_count(q.device), PAIR)
+    if split is None:
+        run_rows(views, sink)(q3, None, idx3, out3, max_logits, lse2)
+    else:
+        # fewer items than fill their last wave (a small batch: all of them): the rows past the
+        # whole waves run as topk pieces on every SM, merged by lse (tail_split.py); a piece must
+        # not apply the sink (it would count exp(sink) once per piece): the merge applies it
+        t0 = split.main_tokens
+        if t0 > 0:
+            run_rows(views, sink)(q3[:t0], None, idx3[:t0], out3[:t0], max_logits[:t0],
+                                  lse2[:t0])
+        run_split(run_rows(views, None), q3[t0:], None, idx3[t0:], out3[t0:], max_logits[t0:],
+                  lse2[t0:], TailSplit(0, split.chunks), sink=sink)
     if out_scratch:
         out.copy_(out3.view(b, s_q, h_q, D_V))
     if lse_scratch:

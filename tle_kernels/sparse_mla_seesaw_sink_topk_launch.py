@@ -6,9 +6,9 @@ impl "seesaw" when either is given; without them api.py launches the plain seesa
 - attn_sink alone: tle_kernels/sparse_mla_seesaw_sink.py, persistent like the plain seesaw (one
   program per SM, ``api.launch_args``), with its last partial wave split into topk pieces
   as the plain seesaw's is (tle_kernels/tail_split.py). A piece must not apply the sink (it would
-  count exp(sink) once per piece), so the tail tokens run as the plain seesaw's pieces, are merged,
-  and then get the sink: out *= 1 / (1 + exp(sink - lse)) (``apply_sink``), the same factor the
-  kernel's epilogue applies, on the merged lse.
+  count exp(sink) once per piece), so the tail tokens run as the plain seesaw's pieces and the
+  merge applies it: out *= 1 / (1 + exp(sink - lse)) on the merged lse, in fp32 before the one
+  rounding to bf16 (tail_split.combine), the same factor the kernel's epilogue applies.
 
 The kernels are looked up in their modules at call time, so a test can put emulated ones there.
 """
@@ -71,8 +71,7 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
     if t0 > 0:
         run_sink(q[:t0], kv, indices[:t0], out[:t0], max_logits[:t0], lse[:t0])
     run_split(run_plain, q[t0:], kv, indices[t0:], out[t0:], max_logits[t0:], lse[t0:],
-              TailSplit(0, split.chunks))
-    apply_sink(out[t0:], lse[t0:], attn_sink)
+              TailSplit(0, split.chunks), sink=attn_sink)
 
 
 def _common_args(q, kv, indices, sm_scale, out, max_logits, lse) -> tuple:
@@ -81,12 +80,3 @@ def _common_args(q, kv, indices, sm_scale, out, max_logits, lse) -> tuple:
     return (q, kv, indices, out, lse, max_logits, q.stride(0), q.stride(1), kv.stride(0),
             indices.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
             float(sm_scale))
-
-
-def apply_sink(out: torch.Tensor, lse: torch.Tensor, attn_sink: torch.Tensor) -> None:
-    """In place: rows of ``out`` [T, H, D] normalised without the sink get exp(attn_sink[h]) in
-    their denominator, out *= 1 / (1 + exp(sink - lse)) = sigmoid(lse - sink) (lse [T, H] of the
-    scores, natural log). A row with no valid index (lse = +inf) stays as it is (0)."""
-    factor = torch.sigmoid(lse - attn_sink.to(lse.dtype)[None, :])
-    factor = torch.where(torch.isposinf(lse), torch.ones_like(factor), factor)
-    out.copy_((out.float() * factor[..., None]).to(out.dtype))

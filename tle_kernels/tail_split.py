@@ -64,10 +64,11 @@ Runner = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch
 
 def run_split(run: Runner, q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
               out: torch.Tensor, max_logits: torch.Tensor, lse: torch.Tensor,
-              split: TailSplit) -> None:
+              split: TailSplit, sink: Optional[torch.Tensor] = None) -> None:
     """``run(q, kv, indices, out, max_logits, lse)`` (one launch of a kernel into given outputs)
     for the main tokens, once more for every tail token's pieces, then the merge into the tail
-    tokens' outputs."""
+    tokens' outputs. ``sink`` [H]: attn_sink, applied by the merge (``run`` must not apply it:
+    a piece would count exp(sink) once per piece)."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
     t0, c = split.main_tokens, split.chunks
@@ -82,13 +83,17 @@ def run_split(run: Runner, q: torch.Tensor, kv: torch.Tensor, indices: torch.Ten
     lse_p = lse.new_empty((tail * c, h_q))
     run(q_p, kv, idx_p, out_p, ml_p, lse_p)
     combine(out_p.view(tail, c, h_q, -1), ml_p.view(tail, c, h_q), lse_p.view(tail, c, h_q),
-            out[t0:], max_logits[t0:], lse[t0:])
+            out[t0:], max_logits[t0:], lse[t0:], sink)
 
 
-def combine_reference(out_p: torch.Tensor, ml_p: torch.Tensor, lse_p: torch.Tensor):
+def combine_reference(out_p: torch.Tensor, ml_p: torch.Tensor, lse_p: torch.Tensor,
+                      sink: Optional[torch.Tensor] = None):
     """The merge in PyTorch (fp32): pieces [T, C, H, D] / [T, C, H] -> (out [T, H, D] in out_p's
     dtype, max_logits, lse). A piece with no valid index (lse +inf, the kernels' convention for an
-    empty row) carries no weight; a token with no valid index at all gets out 0, lse +inf."""
+    empty row) carries no weight; a token with no valid index at all gets out 0, lse +inf.
+    ``sink`` [H] (attn_sink, natural-log units): exp(sink) joins each row's denominator, out *=
+    1 / (1 + exp(sink - lse)), in fp32 before the one rounding to out's dtype; lse stays that of
+    the scores."""
     lse_f = torch.where(torch.isposinf(lse_p), torch.full_like(lse_p, float("-inf")), lse_p)
     top = lse_f.max(dim=1).values
     empty = torch.isneginf(top)
@@ -97,30 +102,36 @@ def combine_reference(out_p: torch.Tensor, ml_p: torch.Tensor, lse_p: torch.Tens
     s_safe = torch.where(empty, torch.ones_like(s), s)
     out = (w[..., None] * out_p.float()).sum(dim=1) / s_safe[..., None]
     lse = torch.where(empty, torch.full_like(top, float("inf")), top + torch.log(s))
+    if sink is not None:
+        out = out * torch.sigmoid(lse - sink.float()[None, :])[..., None]
     out = torch.where(empty[..., None], torch.zeros_like(out), out)
     return out.to(out_p.dtype), ml_p.max(dim=1).values, lse
 
 
-def combine(out_p, ml_p, lse_p, out, max_logits, lse) -> None:
+def combine(out_p, ml_p, lse_p, out, max_logits, lse, sink=None) -> None:
     """Merge the pieces into ``out`` [T, H, D], ``max_logits`` and ``lse`` [T, H] (written in
-    place): the Triton kernel below on a GPU, ``combine_reference`` elsewhere."""
+    place), with ``sink`` as ``combine_reference`` takes it: the Triton kernel below on a GPU,
+    ``combine_reference`` elsewhere."""
     if not out_p.is_cuda:
-        o, m, l_ = combine_reference(out_p, ml_p, lse_p)
+        o, m, l_ = combine_reference(out_p, ml_p, lse_p, sink)
         out.copy_(o), max_logits.copy_(m), lse.copy_(l_)
         return
-    combine_triton(out_p, ml_p, lse_p, out, max_logits, lse)
+    combine_triton(out_p, ml_p, lse_p, out, max_logits, lse, sink)
 
 
-def combine_triton(out_p, ml_p, lse_p, out, max_logits, lse) -> None:
+def combine_triton(out_p, ml_p, lse_p, out, max_logits, lse, sink=None) -> None:
     """``combine`` by the Triton kernel (any device Triton runs on, its interpreter included);
-    pieces contiguous, H a multiple of 16 and D of 128, lse / max_logits rows contiguous."""
+    pieces contiguous, H a multiple of 16 and D of 128, lse / max_logits rows contiguous, sink
+    (when given) [H] contiguous."""
     T, C, H, D = out_p.shape
     bh, bd = 16, 128
     assert H % bh == 0 and D % bd == 0
     assert lse.stride(1) == 1 and max_logits.stride() == lse.stride()
+    assert sink is None or (tuple(sink.shape) == (H,) and sink.stride(0) == 1)
     _combine_kernel()[(T * (H // bh) * (D // bd),)](
-        out_p, ml_p, lse_p, out, max_logits, lse, out.stride(0), out.stride(1), lse.stride(0),
-        H=H, D=D, C=C, BH=bh, BD=bd)
+        out_p, ml_p, lse_p, out, max_logits, lse, lse if sink is None else sink,
+        out.stride(0), out.stride(1), lse.stride(0),
+        H=H, D=D, C=C, BH=bh, BD=bd, HAS_SINK=sink is not None)
 
 
 _KERNEL = None
@@ -137,9 +148,9 @@ def _combine_kernel():
     import triton.language as tl
 
     @triton.jit
-    def combine_pieces(out_p, ml_p, lse_p, out, ml, lse, stride_o_s, stride_o_h, stride_l_s,
-                       H: tl.constexpr, D: tl.constexpr, C: tl.constexpr, BH: tl.constexpr,
-                       BD: tl.constexpr):
+    def combine_pieces(out_p, ml_p, lse_p, out, ml, lse, sink, stride_o_s, stride_o_h,
+                       stride_l_s, H: tl.constexpr, D: tl.constexpr, C: tl.constexpr,
+                       BH: tl.constexpr, BD: tl.constexpr, HAS_SINK: tl.constexpr):
         pid = tl.program_id(0)
         n_d: tl.constexpr = D // BD
         n_h: tl.constexpr = H // BH
@@ -163,6 +174,9 @@ def _combine_kernel():
             o_c = tl.load(out_p + ((t * C + c) * H + h[:, None]) * D + d[None, :]).to(tl.float32)
             acc += w[:, None] * o_c
         res = tl.where(empty[:, None], 0.0, acc / tl.where(empty, 1.0, s)[:, None])
+        if HAS_SINK:  # exp(sink) joins the denominator: out *= 1 / (1 + exp(sink - lse))
+            lse_row = tl.where(empty, 0.0, top + tl.log(tl.where(empty, 1.0, s)))
+            res = res / (1.0 + tl.exp(tl.load(sink + h) - lse_row))[:, None]
         tl.store(out + t * stride_o_s + h[:, None] * stride_o_h + d[None, :],
                  res.to(out.dtype.element_ty))
         if pid % n_d == 0:
