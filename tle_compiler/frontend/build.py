@@ -687,7 +687,7 @@ class Builder:
         if len(s.targets) != 1:
             raise self.err("chained assignment is not supported", s)
         tgt = s.targets[0]
-        if self.frame.function == "<kernel>" and isinstance(s.value, ast.Call):
+        if not self.in_partition and isinstance(s.value, ast.Call):
             _, st = self.callee(s.value.func)
             if st is not None and st.kind == "mod" and st.value == "tle_compiler.pipe":
                 if not isinstance(tgt, ast.Name):
@@ -1130,9 +1130,9 @@ class Builder:
         if path in ("tl.constexpr", "gl.constexpr") and len(node.args) == 1:
             return self.expr(node.args[0])
         if path == "tle_compiler.pipe":
-            if self.in_partition or self.frame.function != "<kernel>":
-                raise self.err("tle.pipe must be declared in the kernel body, not inside a "
-                               "partition", node, check="bad-pipe")
+            if self.in_partition:
+                raise self.err("tle.pipe must be declared in the kernel body (or a helper it "
+                               "calls), not inside a partition", node, check="bad-pipe")
             decl = self.declare_pipe(node, None)  # not assigned: it needs name=
             return K.PipeRef(decl.name, loc), Static("pipe", decl)
         if path == "tle_compiler.gpu.alloc":
