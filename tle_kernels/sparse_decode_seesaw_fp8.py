@@ -50,7 +50,7 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_mla_common import BK, D_HALF, D_TAIL, head0_of, index_valid, token_of
-from .sparse_mla_seesaw import consumer0, consumer1
+from .sparse_mla_seesaw import consumer0, consumer1, seesaw_pipes
 
 TOKEN_BYTES = tl.constexpr(656)   # one cache token: 512 fp8, 4 fp32 scales, 64 bf16
 SCALE_BYTE = tl.constexpr(512)    # where a token's 4 fp32 scales start
@@ -67,29 +67,7 @@ def sparse_decode_seesaw_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_pt
     NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
     # sparse_mla_seesaw's pipes, field for field (its consumers read them)
-    q = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
-                 q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
-                 q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
-    kv0 = tle.pipe(capacity=1,
-                   kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
-                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
-                   valid=tle.gpu.alloc([1, BK], tl.int8))
-    kv0r = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
-                    kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
-    kv1 = tle.pipe(capacity=1,
-                   kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
-                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
-                   valid=tle.gpu.alloc([1, BK], tl.int8))
-    kv1l = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
-                    kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
-    max0 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
-    max1 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
-    prob0 = tle.pipe(capacity=1,                                              # consumer0 → 1
-                     sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
-                     row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-    prob1 = tle.pipe(capacity=1,                                              # consumer1 → 0
-                     sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
-                     row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
+    q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
         [(fp8_producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr,

@@ -130,6 +130,26 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                  TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
+    q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
+
+    # each partition's last argument: ROPE = 1, rows carry the 64-dim RoPE tail (d_qk = 576)
+    tle.gpu.warp_specialize(
+        [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
+         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s,
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
+         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, sm_scale,
+                      n_items, n_hb, ROUNDS, NP, BLOCK_H, 1))],
+        [4, 4],
+        [224, 224])
+
+
+def seesaw_pipes(BLOCK_H: tl.constexpr):
+    """The seesaw's pipes (the table in the module docstring), declared once for every kernel of
+    this dataflow over 576-dim rows (the prefill, its attn_sink and topk_length variants, the
+    FP8 sparse decode): (q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1)."""
     q = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
@@ -157,19 +177,7 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     prob1 = tle.pipe(capacity=1,                                              # consumer1 → 0
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-
-    # each partition's last argument: ROPE = 1, rows carry the 64-dim RoPE tail (d_qk = 576)
-    tle.gpu.warp_specialize(
-        [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
-         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
-         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, sm_scale,
-                      n_items, n_hb, ROUNDS, NP, BLOCK_H, 1))],
-        [4, 4],
-        [224, 224])
+    return q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,

@@ -30,6 +30,7 @@ import tle_compiler as tle
 
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
                                 kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of, token_of)
+from .sparse_mla_seesaw import seesaw_pipes
 from .sparse_mla_seesaw_sink import sink_normalized
 
 
@@ -44,29 +45,7 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
     n_valid = tl.minimum(tl.maximum(tl.load(topk_length_ptr + token_of(item, n_hb)), 0), TOPK)
     NP = (n_valid + 2 * BK - 1) // (2 * BK)
 
-    q = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
-                 q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
-                 q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
-    kv0 = tle.pipe(capacity=1,
-                   kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
-                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
-                   valid=tle.gpu.alloc([1, BK], tl.int8))
-    kv0r = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
-                    kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
-    kv1 = tle.pipe(capacity=1,
-                   kv_r=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16),
-                   tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16),
-                   valid=tle.gpu.alloc([1, BK], tl.int8))
-    kv1l = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
-                    kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
-    max0 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
-    max1 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
-    prob0 = tle.pipe(capacity=1,                                              # consumer0 → 1
-                     sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
-                     row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-    prob1 = tle.pipe(capacity=1,                                              # consumer1 → 0
-                     sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
-                     row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
+    q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,

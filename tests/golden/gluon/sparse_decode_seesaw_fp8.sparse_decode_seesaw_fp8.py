@@ -65,25 +65,25 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v1 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
             t0 = _v1
             valid0 = ((t0 >= 0) & (t0 < n_tokens))
-            _token_bytes4_tok = gl.where(valid0, t0, 0)
-            off0 = (((_token_bytes4_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes4_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half5_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v2 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half5_offs_d[None, :]), mask=valid0[:, None], other=0.0)
-            _fp8_half5__t7 = _v2
-            _fp8_half5_raw = _fp8_half5__t7
-            _fp8_half5_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
-            _v3 = gl.load(_fp8_half5_scales, mask=valid0, other=0.0)
-            _fp8_half5__t8 = _v3
-            _fp8_half5_lo = _fp8_half5__t8
-            _v4 = gl.load((_fp8_half5_scales + 1), mask=valid0, other=0.0)
-            _fp8_half5__t9 = _v4
-            _fp8_half5_hi = _fp8_half5__t9
-            raw = _fp8_half5_raw
-            lo = _fp8_half5_lo
-            hi = _fp8_half5_hi
+            _token_bytes5_tok = gl.where(valid0, t0, 0)
+            off0 = (((_token_bytes5_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes5_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half6_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v2 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half6_offs_d[None, :]), mask=valid0[:, None], other=0.0)
+            _fp8_half6__t8 = _v2
+            _fp8_half6_raw = _fp8_half6__t8
+            _fp8_half6_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
+            _v3 = gl.load(_fp8_half6_scales, mask=valid0, other=0.0)
+            _fp8_half6__t9 = _v3
+            _fp8_half6_lo = _fp8_half6__t9
+            _v4 = gl.load((_fp8_half6_scales + 1), mask=valid0, other=0.0)
+            _fp8_half6__t10 = _v4
+            _fp8_half6_hi = _fp8_half6__t10
+            raw = _fp8_half6_raw
+            lo = _fp8_half6_lo
+            hi = _fp8_half6_hi
             mbarrier.wait(kv0_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized10_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized10_scale).to(gl.bfloat16))
+            _dequantized11_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized11_scale).to(gl.bfloat16))
             async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
             kv0_valid.index(0).store(valid0.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
@@ -92,25 +92,25 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v5 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
             t1 = _v5
             valid1 = ((t1 >= 0) & (t1 < n_tokens))
-            _token_bytes12_tok = gl.where(valid1, t1, 0)
-            off1 = (((_token_bytes12_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes12_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half13_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v6 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half13_offs_d[None, :]), mask=valid1[:, None], other=0.0)
-            _fp8_half13__t15 = _v6
-            _fp8_half13_raw = _fp8_half13__t15
-            _fp8_half13_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
-            _v7 = gl.load(_fp8_half13_scales, mask=valid1, other=0.0)
-            _fp8_half13__t16 = _v7
-            _fp8_half13_lo = _fp8_half13__t16
-            _v8 = gl.load((_fp8_half13_scales + 1), mask=valid1, other=0.0)
-            _fp8_half13__t17 = _v8
-            _fp8_half13_hi = _fp8_half13__t17
-            raw = _fp8_half13_raw
-            lo = _fp8_half13_lo
-            hi = _fp8_half13_hi
+            _token_bytes13_tok = gl.where(valid1, t1, 0)
+            off1 = (((_token_bytes13_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes13_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half14_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v6 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half14_offs_d[None, :]), mask=valid1[:, None], other=0.0)
+            _fp8_half14__t16 = _v6
+            _fp8_half14_raw = _fp8_half14__t16
+            _fp8_half14_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
+            _v7 = gl.load(_fp8_half14_scales, mask=valid1, other=0.0)
+            _fp8_half14__t17 = _v7
+            _fp8_half14_lo = _fp8_half14__t17
+            _v8 = gl.load((_fp8_half14_scales + 1), mask=valid1, other=0.0)
+            _fp8_half14__t18 = _v8
+            _fp8_half14_hi = _fp8_half14__t18
+            raw = _fp8_half14_raw
+            lo = _fp8_half14_lo
+            hi = _fp8_half14_hi
             mbarrier.wait(kv1_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized18_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized18_scale).to(gl.bfloat16))
+            _dequantized19_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized19_scale).to(gl.bfloat16))
             async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
             kv1_valid.index(0).store(valid1.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
@@ -119,49 +119,49 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v9 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
             t0r = _v9
             valid0r = ((t0r >= 0) & (t0r < n_tokens))
-            _token_bytes20_tok = gl.where(valid0r, t0r, 0)
-            off0r = (((_token_bytes20_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes20_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half21_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v10 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half21_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
-            _fp8_half21__t23 = _v10
-            _fp8_half21_raw = _fp8_half21__t23
-            _fp8_half21_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
-            _v11 = gl.load(_fp8_half21_scales, mask=valid0r, other=0.0)
-            _fp8_half21__t24 = _v11
-            _fp8_half21_lo = _fp8_half21__t24
-            _v12 = gl.load((_fp8_half21_scales + 1), mask=valid0r, other=0.0)
-            _fp8_half21__t25 = _v12
-            _fp8_half21_hi = _fp8_half21__t25
-            raw = _fp8_half21_raw
-            lo = _fp8_half21_lo
-            hi = _fp8_half21_hi
+            _token_bytes21_tok = gl.where(valid0r, t0r, 0)
+            off0r = (((_token_bytes21_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes21_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half22_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v10 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half22_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
+            _fp8_half22__t24 = _v10
+            _fp8_half22_raw = _fp8_half22__t24
+            _fp8_half22_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
+            _v11 = gl.load(_fp8_half22_scales, mask=valid0r, other=0.0)
+            _fp8_half22__t25 = _v11
+            _fp8_half22_lo = _fp8_half22__t25
+            _v12 = gl.load((_fp8_half22_scales + 1), mask=valid0r, other=0.0)
+            _fp8_half22__t26 = _v12
+            _fp8_half22_hi = _fp8_half22__t26
+            raw = _fp8_half22_raw
+            lo = _fp8_half22_lo
+            hi = _fp8_half22_hi
             mbarrier.wait(kv0r_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized26_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized26_scale).to(gl.bfloat16))
+            _dequantized27_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized27_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0r_full0.index(0), count=1)
             _v13 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
             t1l = _v13
             valid1l = ((t1l >= 0) & (t1l < n_tokens))
-            _token_bytes28_tok = gl.where(valid1l, t1l, 0)
-            off1l = (((_token_bytes28_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes28_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half29_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v14 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half29_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
-            _fp8_half29__t31 = _v14
-            _fp8_half29_raw = _fp8_half29__t31
-            _fp8_half29_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
-            _v15 = gl.load(_fp8_half29_scales, mask=valid1l, other=0.0)
-            _fp8_half29__t32 = _v15
-            _fp8_half29_lo = _fp8_half29__t32
-            _v16 = gl.load((_fp8_half29_scales + 1), mask=valid1l, other=0.0)
-            _fp8_half29__t33 = _v16
-            _fp8_half29_hi = _fp8_half29__t33
-            raw = _fp8_half29_raw
-            lo = _fp8_half29_lo
-            hi = _fp8_half29_hi
+            _token_bytes29_tok = gl.where(valid1l, t1l, 0)
+            off1l = (((_token_bytes29_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes29_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half30_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v14 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half30_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
+            _fp8_half30__t32 = _v14
+            _fp8_half30_raw = _fp8_half30__t32
+            _fp8_half30_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
+            _v15 = gl.load(_fp8_half30_scales, mask=valid1l, other=0.0)
+            _fp8_half30__t33 = _v15
+            _fp8_half30_lo = _fp8_half30__t33
+            _v16 = gl.load((_fp8_half30_scales + 1), mask=valid1l, other=0.0)
+            _fp8_half30__t34 = _v16
+            _fp8_half30_hi = _fp8_half30__t34
+            raw = _fp8_half30_raw
+            lo = _fp8_half30_lo
+            hi = _fp8_half30_hi
             mbarrier.wait(kv1l_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized34_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized34_scale).to(gl.bfloat16))
+            _dequantized35_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized35_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv1l_full0.index(0), count=1)
 
@@ -184,15 +184,15 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t35 = gl.program_id(0)
-    _q_tail_of36__t37 = gl.where((_t35 < n_items), _t35, (n_items - 1))
-    _q_tail_of36_item = _q_tail_of36__t37
-    _q_tail_of36_h0 = ((_q_tail_of36_item % n_hb) * BLOCK_H)
-    _token_of39__t40 = (_q_tail_of36_item // n_hb).to(gl.int64)
-    _q_tail_of36_rows = ((q_ptr + (_token_of39__t40 * stride_q_s)) + ((_q_tail_of36_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of36_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of36__t45 = _v1
-    q_tail = _q_tail_of36__t45
+    _t36 = gl.program_id(0)
+    _q_tail_of37__t38 = gl.where((_t36 < n_items), _t36, (n_items - 1))
+    _q_tail_of37_item = _q_tail_of37__t38
+    _q_tail_of37_h0 = ((_q_tail_of37_item % n_hb) * BLOCK_H)
+    _token_of40__t41 = (_q_tail_of37_item // n_hb).to(gl.int64)
+    _q_tail_of37_rows = ((q_ptr + (_token_of40__t41 * stride_q_s)) + ((_q_tail_of37_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of37_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of37__t46 = _v1
+    q_tail = _q_tail_of37__t46
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -270,19 +270,19 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t52 = gl.num_programs(0)
-        _t53 = gl.program_id(0)
-        _q_tail_of54_item = (((r + 1) * _t52) + _t53)
-        _q_tail_of54__t55 = gl.where((_q_tail_of54_item < n_items), _q_tail_of54_item, (n_items - 1))
-        _q_tail_of54_item = _q_tail_of54__t55
-        _q_tail_of54_h0 = ((_q_tail_of54_item % n_hb) * BLOCK_H)
-        _token_of57__t58 = (_q_tail_of54_item // n_hb).to(gl.int64)
-        _q_tail_of54_rows = ((q_ptr + (_token_of57__t58 * stride_q_s)) + ((_q_tail_of54_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of54_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of54__t63 = _v13
-        q_tail = _q_tail_of54__t63
-        _normalized64_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized64_inv_l[:, None], L4))
+        _t53 = gl.num_programs(0)
+        _t54 = gl.program_id(0)
+        _q_tail_of55_item = (((r + 1) * _t53) + _t54)
+        _q_tail_of55__t56 = gl.where((_q_tail_of55_item < n_items), _q_tail_of55_item, (n_items - 1))
+        _q_tail_of55_item = _q_tail_of55__t56
+        _q_tail_of55_h0 = ((_q_tail_of55_item % n_hb) * BLOCK_H)
+        _token_of58__t59 = (_q_tail_of55_item // n_hb).to(gl.int64)
+        _q_tail_of55_rows = ((q_ptr + (_token_of58__t59 * stride_q_s)) + ((_q_tail_of55_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of55_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of55__t64 = _v13
+        q_tail = _q_tail_of55__t64
+        _normalized65_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized65_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
@@ -306,15 +306,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t66 = gl.program_id(0)
-    _q_tail_of67__t68 = gl.where((_t66 < n_items), _t66, (n_items - 1))
-    _q_tail_of67_item = _q_tail_of67__t68
-    _q_tail_of67_h0 = ((_q_tail_of67_item % n_hb) * BLOCK_H)
-    _token_of70__t71 = (_q_tail_of67_item // n_hb).to(gl.int64)
-    _q_tail_of67_rows = ((q_ptr + (_token_of70__t71 * stride_q_s)) + ((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of67_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of67__t76 = _v1
-    q_tail = _q_tail_of67__t76
+    _t67 = gl.program_id(0)
+    _q_tail_of68__t69 = gl.where((_t67 < n_items), _t67, (n_items - 1))
+    _q_tail_of68_item = _q_tail_of68__t69
+    _q_tail_of68_h0 = ((_q_tail_of68_item % n_hb) * BLOCK_H)
+    _token_of71__t72 = (_q_tail_of68_item // n_hb).to(gl.int64)
+    _q_tail_of68_rows = ((q_ptr + (_token_of71__t72 * stride_q_s)) + ((_q_tail_of68_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of68_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of68__t77 = _v1
+    q_tail = _q_tail_of68__t77
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -388,19 +388,19 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t84 = gl.num_programs(0)
-        _t85 = gl.program_id(0)
-        _q_tail_of86_item = (((r + 1) * _t84) + _t85)
-        _q_tail_of86__t87 = gl.where((_q_tail_of86_item < n_items), _q_tail_of86_item, (n_items - 1))
-        _q_tail_of86_item = _q_tail_of86__t87
-        _q_tail_of86_h0 = ((_q_tail_of86_item % n_hb) * BLOCK_H)
-        _token_of89__t90 = (_q_tail_of86_item // n_hb).to(gl.int64)
-        _q_tail_of86_rows = ((q_ptr + (_token_of89__t90 * stride_q_s)) + ((_q_tail_of86_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of86_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of86__t95 = _v13
-        q_tail = _q_tail_of86__t95
-        _normalized96_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized96_inv_l[:, None], L4))
+        _t85 = gl.num_programs(0)
+        _t86 = gl.program_id(0)
+        _q_tail_of87_item = (((r + 1) * _t85) + _t86)
+        _q_tail_of87__t88 = gl.where((_q_tail_of87_item < n_items), _q_tail_of87_item, (n_items - 1))
+        _q_tail_of87_item = _q_tail_of87__t88
+        _q_tail_of87_h0 = ((_q_tail_of87_item % n_hb) * BLOCK_H)
+        _token_of90__t91 = (_q_tail_of87_item // n_hb).to(gl.int64)
+        _q_tail_of87_rows = ((q_ptr + (_token_of90__t91 * stride_q_s)) + ((_q_tail_of87_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of87_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of87__t96 = _v13
+        q_tail = _q_tail_of87__t96
+        _normalized97_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized97_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))

@@ -107,15 +107,15 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t7 = gl.program_id(0)
-    _q_tail_of8__t9 = gl.where((_t7 < n_items), _t7, (n_items - 1))
-    _q_tail_of8_item = _q_tail_of8__t9
-    _q_tail_of8_h0 = ((_q_tail_of8_item % n_hb) * BLOCK_H)
-    _token_of11__t12 = (_q_tail_of8_item // n_hb).to(gl.int64)
-    _q_tail_of8_rows = ((q_ptr + (_token_of11__t12 * stride_q_s)) + ((_q_tail_of8_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of8_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of8__t17 = _v1
-    q_tail = _q_tail_of8__t17
+    _t8 = gl.program_id(0)
+    _q_tail_of9__t10 = gl.where((_t8 < n_items), _t8, (n_items - 1))
+    _q_tail_of9_item = _q_tail_of9__t10
+    _q_tail_of9_h0 = ((_q_tail_of9_item % n_hb) * BLOCK_H)
+    _token_of12__t13 = (_q_tail_of9_item // n_hb).to(gl.int64)
+    _q_tail_of9_rows = ((q_ptr + (_token_of12__t13 * stride_q_s)) + ((_q_tail_of9_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of9_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of9__t18 = _v1
+    q_tail = _q_tail_of9__t18
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -193,19 +193,19 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t24 = gl.num_programs(0)
-        _t25 = gl.program_id(0)
-        _q_tail_of26_item = (((r + 1) * _t24) + _t25)
-        _q_tail_of26__t27 = gl.where((_q_tail_of26_item < n_items), _q_tail_of26_item, (n_items - 1))
-        _q_tail_of26_item = _q_tail_of26__t27
-        _q_tail_of26_h0 = ((_q_tail_of26_item % n_hb) * BLOCK_H)
-        _token_of29__t30 = (_q_tail_of26_item // n_hb).to(gl.int64)
-        _q_tail_of26_rows = ((q_ptr + (_token_of29__t30 * stride_q_s)) + ((_q_tail_of26_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of26_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of26__t35 = _v13
-        q_tail = _q_tail_of26__t35
-        _normalized36_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized36_inv_l[:, None], L4))
+        _t25 = gl.num_programs(0)
+        _t26 = gl.program_id(0)
+        _q_tail_of27_item = (((r + 1) * _t25) + _t26)
+        _q_tail_of27__t28 = gl.where((_q_tail_of27_item < n_items), _q_tail_of27_item, (n_items - 1))
+        _q_tail_of27_item = _q_tail_of27__t28
+        _q_tail_of27_h0 = ((_q_tail_of27_item % n_hb) * BLOCK_H)
+        _token_of30__t31 = (_q_tail_of27_item // n_hb).to(gl.int64)
+        _q_tail_of27_rows = ((q_ptr + (_token_of30__t31 * stride_q_s)) + ((_q_tail_of27_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of27_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of27__t36 = _v13
+        q_tail = _q_tail_of27__t36
+        _normalized37_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized37_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
@@ -229,15 +229,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t38 = gl.program_id(0)
-    _q_tail_of39__t40 = gl.where((_t38 < n_items), _t38, (n_items - 1))
-    _q_tail_of39_item = _q_tail_of39__t40
-    _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
-    _token_of42__t43 = (_q_tail_of39_item // n_hb).to(gl.int64)
-    _q_tail_of39_rows = ((q_ptr + (_token_of42__t43 * stride_q_s)) + ((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of39__t48 = _v1
-    q_tail = _q_tail_of39__t48
+    _t39 = gl.program_id(0)
+    _q_tail_of40__t41 = gl.where((_t39 < n_items), _t39, (n_items - 1))
+    _q_tail_of40_item = _q_tail_of40__t41
+    _q_tail_of40_h0 = ((_q_tail_of40_item % n_hb) * BLOCK_H)
+    _token_of43__t44 = (_q_tail_of40_item // n_hb).to(gl.int64)
+    _q_tail_of40_rows = ((q_ptr + (_token_of43__t44 * stride_q_s)) + ((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of40_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of40__t49 = _v1
+    q_tail = _q_tail_of40__t49
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -311,19 +311,19 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t56 = gl.num_programs(0)
-        _t57 = gl.program_id(0)
-        _q_tail_of58_item = (((r + 1) * _t56) + _t57)
-        _q_tail_of58__t59 = gl.where((_q_tail_of58_item < n_items), _q_tail_of58_item, (n_items - 1))
-        _q_tail_of58_item = _q_tail_of58__t59
-        _q_tail_of58_h0 = ((_q_tail_of58_item % n_hb) * BLOCK_H)
-        _token_of61__t62 = (_q_tail_of58_item // n_hb).to(gl.int64)
-        _q_tail_of58_rows = ((q_ptr + (_token_of61__t62 * stride_q_s)) + ((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of58_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of58__t67 = _v13
-        q_tail = _q_tail_of58__t67
-        _normalized68_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized68_inv_l[:, None], L4))
+        _t57 = gl.num_programs(0)
+        _t58 = gl.program_id(0)
+        _q_tail_of59_item = (((r + 1) * _t57) + _t58)
+        _q_tail_of59__t60 = gl.where((_q_tail_of59_item < n_items), _q_tail_of59_item, (n_items - 1))
+        _q_tail_of59_item = _q_tail_of59__t60
+        _q_tail_of59_h0 = ((_q_tail_of59_item % n_hb) * BLOCK_H)
+        _token_of62__t63 = (_q_tail_of59_item // n_hb).to(gl.int64)
+        _q_tail_of59_rows = ((q_ptr + (_token_of62__t63 * stride_q_s)) + ((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of59_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of59__t68 = _v13
+        q_tail = _q_tail_of59__t68
+        _normalized69_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized69_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))

@@ -106,15 +106,15 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t7 = gl.program_id(0)
-    _q_tail_of8__t9 = gl.where((_t7 < n_items), _t7, (n_items - 1))
-    _q_tail_of8_item = _q_tail_of8__t9
-    _q_tail_of8_h0 = ((_q_tail_of8_item % n_hb) * BLOCK_H)
-    _token_of11__t12 = (_q_tail_of8_item // n_hb).to(gl.int64)
-    _q_tail_of8_rows = ((q_ptr + (_token_of11__t12 * stride_q_s)) + ((_q_tail_of8_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of8_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of8__t17 = _v1
-    q_tail = _q_tail_of8__t17
+    _t8 = gl.program_id(0)
+    _q_tail_of9__t10 = gl.where((_t8 < n_items), _t8, (n_items - 1))
+    _q_tail_of9_item = _q_tail_of9__t10
+    _q_tail_of9_h0 = ((_q_tail_of9_item % n_hb) * BLOCK_H)
+    _token_of12__t13 = (_q_tail_of9_item // n_hb).to(gl.int64)
+    _q_tail_of9_rows = ((q_ptr + (_token_of12__t13 * stride_q_s)) + ((_q_tail_of9_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of9_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of9__t18 = _v1
+    q_tail = _q_tail_of9__t18
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -192,25 +192,25 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t24 = gl.num_programs(0)
-        _t25 = gl.program_id(0)
-        _q_tail_of26_item = (((r + 1) * _t24) + _t25)
-        _q_tail_of26__t27 = gl.where((_q_tail_of26_item < n_items), _q_tail_of26_item, (n_items - 1))
-        _q_tail_of26_item = _q_tail_of26__t27
-        _q_tail_of26_h0 = ((_q_tail_of26_item % n_hb) * BLOCK_H)
-        _token_of29__t30 = (_q_tail_of26_item // n_hb).to(gl.int64)
-        _q_tail_of26_rows = ((q_ptr + (_token_of29__t30 * stride_q_s)) + ((_q_tail_of26_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of26_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of26__t35 = _v13
-        q_tail = _q_tail_of26__t35
+        _t25 = gl.num_programs(0)
+        _t26 = gl.program_id(0)
+        _q_tail_of27_item = (((r + 1) * _t25) + _t26)
+        _q_tail_of27__t28 = gl.where((_q_tail_of27_item < n_items), _q_tail_of27_item, (n_items - 1))
+        _q_tail_of27_item = _q_tail_of27__t28
+        _q_tail_of27_h0 = ((_q_tail_of27_item % n_hb) * BLOCK_H)
+        _token_of30__t31 = (_q_tail_of27_item // n_hb).to(gl.int64)
+        _q_tail_of27_rows = ((q_ptr + (_token_of30__t31 * stride_q_s)) + ((_q_tail_of27_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of27_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of27__t36 = _v13
+        q_tail = _q_tail_of27__t36
         _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized36__t38 = _v14
-        _sink_normalized36_sink = (_sink_normalized36__t38 * LOG2E)
-        _sink_normalized36__t39 = gl.exp2((_sink_normalized36_sink - ref))
-        _sink_normalized36__t40 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized36__t39)), 0.0)
-        _sink_normalized36_inv = _sink_normalized36__t40
-        _sink_normalized36_ret = (acc * gl.convert_layout(_sink_normalized36_inv[:, None], L4))
-        out = _sink_normalized36_ret
+        _sink_normalized37__t39 = _v14
+        _sink_normalized37_sink = (_sink_normalized37__t39 * LOG2E)
+        _sink_normalized37__t40 = gl.exp2((_sink_normalized37_sink - ref))
+        _sink_normalized37__t41 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized37__t40)), 0.0)
+        _sink_normalized37_inv = _sink_normalized37__t41
+        _sink_normalized37_ret = (acc * gl.convert_layout(_sink_normalized37_inv[:, None], L4))
+        out = _sink_normalized37_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
@@ -233,15 +233,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t42 = gl.program_id(0)
-    _q_tail_of43__t44 = gl.where((_t42 < n_items), _t42, (n_items - 1))
-    _q_tail_of43_item = _q_tail_of43__t44
-    _q_tail_of43_h0 = ((_q_tail_of43_item % n_hb) * BLOCK_H)
-    _token_of46__t47 = (_q_tail_of43_item // n_hb).to(gl.int64)
-    _q_tail_of43_rows = ((q_ptr + (_token_of46__t47 * stride_q_s)) + ((_q_tail_of43_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of43_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of43__t52 = _v1
-    q_tail = _q_tail_of43__t52
+    _t43 = gl.program_id(0)
+    _q_tail_of44__t45 = gl.where((_t43 < n_items), _t43, (n_items - 1))
+    _q_tail_of44_item = _q_tail_of44__t45
+    _q_tail_of44_h0 = ((_q_tail_of44_item % n_hb) * BLOCK_H)
+    _token_of47__t48 = (_q_tail_of44_item // n_hb).to(gl.int64)
+    _q_tail_of44_rows = ((q_ptr + (_token_of47__t48 * stride_q_s)) + ((_q_tail_of44_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of44_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of44__t53 = _v1
+    q_tail = _q_tail_of44__t53
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -315,25 +315,25 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t60 = gl.num_programs(0)
-        _t61 = gl.program_id(0)
-        _q_tail_of62_item = (((r + 1) * _t60) + _t61)
-        _q_tail_of62__t63 = gl.where((_q_tail_of62_item < n_items), _q_tail_of62_item, (n_items - 1))
-        _q_tail_of62_item = _q_tail_of62__t63
-        _q_tail_of62_h0 = ((_q_tail_of62_item % n_hb) * BLOCK_H)
-        _token_of65__t66 = (_q_tail_of62_item // n_hb).to(gl.int64)
-        _q_tail_of62_rows = ((q_ptr + (_token_of65__t66 * stride_q_s)) + ((_q_tail_of62_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of62_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of62__t71 = _v13
-        q_tail = _q_tail_of62__t71
+        _t61 = gl.num_programs(0)
+        _t62 = gl.program_id(0)
+        _q_tail_of63_item = (((r + 1) * _t61) + _t62)
+        _q_tail_of63__t64 = gl.where((_q_tail_of63_item < n_items), _q_tail_of63_item, (n_items - 1))
+        _q_tail_of63_item = _q_tail_of63__t64
+        _q_tail_of63_h0 = ((_q_tail_of63_item % n_hb) * BLOCK_H)
+        _token_of66__t67 = (_q_tail_of63_item // n_hb).to(gl.int64)
+        _q_tail_of63_rows = ((q_ptr + (_token_of66__t67 * stride_q_s)) + ((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+        _v13 = gl.load(((_q_tail_of63_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+        _q_tail_of63__t72 = _v13
+        q_tail = _q_tail_of63__t72
         _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized72__t74 = _v14
-        _sink_normalized72_sink = (_sink_normalized72__t74 * LOG2E)
-        _sink_normalized72__t75 = gl.exp2((_sink_normalized72_sink - ref))
-        _sink_normalized72__t76 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized72__t75)), 0.0)
-        _sink_normalized72_inv = _sink_normalized72__t76
-        _sink_normalized72_ret = (acc * gl.convert_layout(_sink_normalized72_inv[:, None], L4))
-        out = _sink_normalized72_ret
+        _sink_normalized73__t75 = _v14
+        _sink_normalized73_sink = (_sink_normalized73__t75 * LOG2E)
+        _sink_normalized73__t76 = gl.exp2((_sink_normalized73_sink - ref))
+        _sink_normalized73__t77 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized73__t76)), 0.0)
+        _sink_normalized73_inv = _sink_normalized73__t77
+        _sink_normalized73_ret = (acc * gl.convert_layout(_sink_normalized73_inv[:, None], L4))
+        out = _sink_normalized73_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))

@@ -102,11 +102,11 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _token_of9__t10 = (item // n_hb).to(gl.int64)
-    _q_tail_at8_rows = ((q_ptr + (_token_of9__t10 * stride_q_s)) + ((((item % n_hb) * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_at8_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_at8__t16 = _v1
-    q_tail = _q_tail_at8__t16
+    _token_of10__t11 = (item // n_hb).to(gl.int64)
+    _q_tail_at9_rows = ((q_ptr + (_token_of10__t11 * stride_q_s)) + ((((item % n_hb) * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_at9_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_at9__t17 = _v1
+    q_tail = _q_tail_at9__t17
     pid_s = (item // n_hb).to(gl.int64)
     h0 = ((item % n_hb) * BLOCK_H)
     mbarrier.wait(q_full0.index(0), (0) & 1)
@@ -182,16 +182,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     mbarrier.arrive(q_empty0.index(0), count=1)
     if HAS_SINK:
         _v13 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized23__t25 = _v13
-        _sink_normalized23_sink = (_sink_normalized23__t25 * LOG2E)
-        _sink_normalized23__t26 = gl.exp2((_sink_normalized23_sink - ref))
-        _sink_normalized23__t27 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized23__t26)), 0.0)
-        _sink_normalized23_inv = _sink_normalized23__t27
-        _sink_normalized23_ret = (acc * gl.convert_layout(_sink_normalized23_inv[:, None], L4))
-        out = _sink_normalized23_ret
+        _sink_normalized24__t26 = _v13
+        _sink_normalized24_sink = (_sink_normalized24__t26 * LOG2E)
+        _sink_normalized24__t27 = gl.exp2((_sink_normalized24_sink - ref))
+        _sink_normalized24__t28 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized24__t27)), 0.0)
+        _sink_normalized24_inv = _sink_normalized24__t28
+        _sink_normalized24_ret = (acc * gl.convert_layout(_sink_normalized24_inv[:, None], L4))
+        out = _sink_normalized24_ret
     else:
-        _normalized28_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized28_inv_l[:, None], L4))
+        _normalized29_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized29_inv_l[:, None], L4))
     out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
     _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
     gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
@@ -214,11 +214,11 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _token_of31__t32 = (item // n_hb).to(gl.int64)
-    _q_tail_at30_rows = ((q_ptr + (_token_of31__t32 * stride_q_s)) + ((((item % n_hb) * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_at30_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_at30__t38 = _v1
-    q_tail = _q_tail_at30__t38
+    _token_of32__t33 = (item // n_hb).to(gl.int64)
+    _q_tail_at31_rows = ((q_ptr + (_token_of32__t33 * stride_q_s)) + ((((item % n_hb) * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_at31_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_at31__t39 = _v1
+    q_tail = _q_tail_at31__t39
     pid_s = (item // n_hb).to(gl.int64)
     h0 = ((item % n_hb) * BLOCK_H)
     mbarrier.wait(q_full0.index(0), (0) & 1)
@@ -290,16 +290,16 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     mbarrier.arrive(q_empty0.index(0), count=1)
     if HAS_SINK:
         _v13 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized46__t48 = _v13
-        _sink_normalized46_sink = (_sink_normalized46__t48 * LOG2E)
-        _sink_normalized46__t49 = gl.exp2((_sink_normalized46_sink - ref))
-        _sink_normalized46__t50 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized46__t49)), 0.0)
-        _sink_normalized46_inv = _sink_normalized46__t50
-        _sink_normalized46_ret = (acc * gl.convert_layout(_sink_normalized46_inv[:, None], L4))
-        out = _sink_normalized46_ret
+        _sink_normalized47__t49 = _v13
+        _sink_normalized47_sink = (_sink_normalized47__t49 * LOG2E)
+        _sink_normalized47__t50 = gl.exp2((_sink_normalized47_sink - ref))
+        _sink_normalized47__t51 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized47__t50)), 0.0)
+        _sink_normalized47_inv = _sink_normalized47__t51
+        _sink_normalized47_ret = (acc * gl.convert_layout(_sink_normalized47_inv[:, None], L4))
+        out = _sink_normalized47_ret
     else:
-        _normalized51_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized51_inv_l[:, None], L4))
+        _normalized52_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized52_inv_l[:, None], L4))
     out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
     _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
     gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
