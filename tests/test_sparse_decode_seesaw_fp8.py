@@ -185,6 +185,17 @@ def test_a_batch_under_one_wave_runs_as_topk_pieces(emulated, monkeypatch, with_
     assert splits == [ts.TailSplit(0, 16)]
 
 
+@pytest.mark.parametrize("h_q", [8, 16, 32])
+def test_tensor_parallel_head_counts_run_padded_to_64_heads(emulated, h_q):
+    """h_q 8 / 16 / 32 (FlashMLA refuses them): q padded with zero heads to 64, the kernel run,
+    the real heads copied back; with attn_sink (+-inf too) and per-request topk_length."""
+    x = hostile(3, 2, h_q, 256, seed=h_q, topk_length=[0, 100, 300], attn_sink=True)
+    x["attn_sink"][0] = float("inf")
+    out, lse = run_and_check(x, f"h_q={h_q}")
+    assert out.shape == (3, 2, h_q, 512) and lse.shape == (3, h_q, 2)
+    assert (out[0] == 0).all() and (lse[0] == float("inf")).all()
+
+
 def test_a_kernel_that_skips_the_scales_fails(emulated, tmp_path):
     """The same kernel with the dequantization's ``* scale`` dropped (raw FP8 values) fails the
     comparison: the check sees the scales."""
@@ -210,11 +221,14 @@ def test_unsupported_calls_say_why():
     assert "FP8 cache only" in sparse_seesaw_fp8_unsupported_reason(q, bf16, idx, False)
     assert "extra cache" in sparse_seesaw_fp8_unsupported_reason(q, kc, idx, True,
                                                                  extra_k_cache=kc)
-    q32 = torch.empty(2, 1, 32, 576, dtype=torch.bfloat16, **meta)
-    assert "h_q % 64" in sparse_seesaw_fp8_unsupported_reason(q32, kc, idx, True)
+    for h_q in (8, 16, 32):  # run padded to 64 heads
+        qh = torch.empty(2, 1, h_q, 576, dtype=torch.bfloat16, **meta)
+        assert sparse_seesaw_fp8_unsupported_reason(qh, kc, idx, True) is None, h_q
+    q48 = torch.empty(2, 1, 48, 576, dtype=torch.bfloat16, **meta)
+    assert "h_q % 64" in sparse_seesaw_fp8_unsupported_reason(q48, kc, idx, True)
     idx64 = torch.empty(2, 1, 192, dtype=torch.int32, **meta)
     assert "topk % 128" in sparse_seesaw_fp8_unsupported_reason(q, kc, idx64, True)
-    assert re.search("cannot run", _raises(q32, kc, idx))
+    assert re.search("cannot run", _raises(q48, kc, idx))
 
 
 def _raises(q, kc, idx) -> str:

@@ -1,6 +1,6 @@
 """Sparse MLA decode (DeepSeek-V3.2) benchmark: every built implementation in one process, at
-the shapes and caches it supports (the seesaw: bf16 cache, h_q 64 / 128), interleaved; TFLOP/s,
-GB/s, ratios to the naive kernel and to FlashMLA, and the sparse decode bars as met / not met.
+the shapes and caches it supports (the seesaws: h_q 64 / 128, and 8 / 16 / 32 padded to 64
+heads), interleaved; TFLOP/s, GB/s, ratios to the naive kernel and to FlashMLA, and the sparse decode bars as met / not met.
 
     python -m tle_kernels.bench_sparse_decode [--check] [--quick] [--shape b64_s1_h128 ...]
                                               [--cache fp8 bf16] [--impl naive ...] [--anchor LIB]
@@ -163,7 +163,7 @@ def check_one(impl, anchor, x, is_fp8: bool, sm_scale: float):
 
 def skip_reason(impl, x, is_fp8: bool):
     """Why a built implementation does not run inputs ``x`` (sparse_decode_api's
-    ``sparse_unsupported_reason``: the seesaw takes the bf16 cache of 64 / 128 heads only), or
+    ``sparse_unsupported_reason``: the seesaw takes the bf16 cache only, seesaw-fp8 the FP8 one), or
     None; the anchor's rule is ``anchor_takes``."""
     if impl == ANCHOR:
         return None

@@ -39,7 +39,8 @@ Sparse (``indices`` given; tle_kernels/sparse_decode_api.py validates and launch
 - Beyond FlashMLA (which requires the FP8 cache here): ``is_fp8_kvcache=False`` reads a bf16
   cache [num_blocks, page_block_size, 1, 576].
 - impl: the same names. "seesaw" runs a bf16 cache through the seesaw SparseMLA prefill kernels
-  (tle_kernels/sparse_decode_seesaw_launch.py: h_q 64 / 128, no extra cache); "naive" (the plain
+  (tle_kernels/sparse_decode_seesaw_launch.py: h_q 64 / 128, 8 / 16 / 32 padded to 64, no extra
+  cache); "naive" (the plain
   Triton kernel, tle_kernels/sparse_decode_naive.py) runs everything, FP8 included;
   "seesaw-fp8" the FP8 cache through the same consumers with a dequantizing producer; "auto"
   takes the seesaw (bf16) or the FP8 seesaw where one can run the call, else the naive kernel;
