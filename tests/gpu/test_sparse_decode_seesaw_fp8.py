@@ -122,3 +122,17 @@ def test_a_decode_step_replays_in_a_cuda_graph():
                                                      SCALE)
         close("graph out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
         close("graph lse", lse, want_lse, LSE_ABS, LSE_REL)
+
+
+@pytest.mark.parametrize("h_q", [8, 16, 32])
+@pytest.mark.parametrize("b", [1, 64])
+def test_tensor_parallel_head_counts_padded_to_64(b, h_q):
+    """h_q 8 / 16 / 32 (FlashMLA refuses them): q padded with zero heads to 64
+    (tle_kernels/sparse_decode_head_padding.py), with attn_sink and topk_length; b = 1 also runs
+    as topk pieces (a batch under one wave)."""
+    x = make_sparse_decode_inputs(b, 2, h_q, TOPK, is_fp8=True, device="cuda", seed=300 + h_q + b,
+                                  attn_sink=True,
+                                  topk_length=([700, 0, 2048, 65] * (b // 4 + 1))[:b])
+    assert A.select_sparse_impl("auto", dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"],
+                                             is_fp8=True, **{k: x[k] for k in ARGS})) == "seesaw-fp8"
+    check(x, f"b={b} h_q={h_q}")
