@@ -2,12 +2,12 @@
 ([h_q] fp32, natural log) applied in the consumers' epilogue.
 
 The kernel is sparse_decode_seesaw_fp8.py's (its FP8 producer, imported; the same pipes, budgets
-and persistent item loop) with the consumers of tle_kernels/sparse_mla_seesaw_sink.py (imported):
-each row's softmax denominator gets exp(attn_sink[h]), out = acc / (l + exp2(sink * log2e -
-ref)), while lse stays that of the scores. A kernel of its own for the prefill's reason
-(sparse_mla_seesaw_sink.py's docstring: a constexpr would be one more launch argument for every
-caller, and the consumers' pair loop cannot move into a helper). Launch:
-tle_kernels/sparse_decode_seesaw_fp8_launch.py, when attn_sink is given.
+and persistent item loop) with the seesaw prefill's consumers at SINK = 1 (imported from
+tle_kernels/sparse_mla_seesaw.py): each row's softmax denominator gets exp(attn_sink[h]), out =
+acc / (l + exp2(sink * log2e - ref)), while lse stays that of the scores. A kernel of its own for
+the prefill's reason (sparse_mla_seesaw_sink.py's docstring: a kernel constexpr would be one more
+launch argument for every caller). Launch: tle_kernels/sparse_decode_seesaw_fp8_launch.py, when
+attn_sink is given.
 """
 
 import triton.language as tl
@@ -16,8 +16,7 @@ import tle_compiler as tle
 
 from .sparse_decode_seesaw_fp8 import fp8_producer
 from .sparse_mla_common import BK
-from .sparse_mla_seesaw import seesaw_pipes
-from .sparse_mla_seesaw_sink import consumer0, consumer1
+from .sparse_mla_seesaw import consumer0, consumer1, seesaw_pipes
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
@@ -37,10 +36,10 @@ def sparse_decode_seesaw_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, o
                          n_items, n_hb, ROUNDS, NP, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H)),
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 1)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H))],
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 1))],
         [4, 4],
         [216, 216])
 

@@ -67,6 +67,15 @@ def normalized(acc, l_i):
     return acc * inv_l[:, None]
 
 
+def sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H: tl.constexpr):
+    """The output rows of heads h0 .. h0 + BLOCK_H - 1 with exp(sink[h]) in the softmax
+    denominator: acc / (l_i + exp2(sink[h]·log2e - ref)), l_i the row sum relative to the
+    reference max ``ref`` (log2 units); 0 for a row with no valid index (l_i == 0)."""
+    sink = tl.load(sink_ptr + h0 + tl.arange(0, BLOCK_H)) * LOG2E
+    inv = tl.where(l_i > 0, 1.0 / (l_i + tl.exp2(sink - ref)), 0.0)
+    return acc * inv[:, None]
+
+
 def lse_of(l_i, ref):
     """The log-sum-exp of the scores in natural-log units (l_i sums exp2(score - ref)); +inf for a
     row with no valid index."""

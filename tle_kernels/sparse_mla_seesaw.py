@@ -113,6 +113,11 @@ kernel's IR holds the tail code exactly as it did before the parameter existed, 
 tle_kernels/sparse_mla_seesaw_d512.py, whose K pipes have no ``tkv`` field, none of it (no tail
 gather, no q tail in the consumers' registers, no tail dot). Everything else, schedule and
 budgets included, is shared.
+
+The consumers take ``SINK`` the same way (and ``sink_ptr``): 1 in the attn_sink kernels
+(sparse_mla_seesaw_sink.py, sparse_decode_seesaw_fp8_sink.py), whose epilogue adds
+exp(attn_sink[h]) to each row's denominator (``sparse_mla_common.sink_normalized``); 0 here,
+where ``sink_ptr`` is passed lse_ptr / max_logits_ptr and never read.
 """
 
 import triton.language as tl
@@ -120,7 +125,8 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
-                                kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of, token_of)
+                                kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of,
+                                sink_normalized, token_of)
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
@@ -132,16 +138,17 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
-    # each partition's last argument: ROPE = 1, rows carry the 64-dim RoPE tail (d_qk = 576)
+    # the partitions' ROPE = 1: rows carry the 64-dim RoPE tail (d_qk = 576); the consumers' SINK
+    # = 0: no attn_sink (their sink_ptr, here lse_ptr / max_logits_ptr, is not read)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
                      idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
+                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 0)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, sm_scale,
-                      n_items, n_hb, ROUNDS, NP, BLOCK_H, 1))],
+                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
+                      max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 0))],
         [4, 4],
         [224, 224])
 
@@ -259,8 +266,8 @@ def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H: tl.co
 
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-              out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sm_scale, n_items,
-              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
+              out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items,
+              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr, SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -343,7 +350,10 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
                                + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
-        out = normalized(acc, l_i)
+        if SINK:  # exp(attn_sink[h]) joins each row's denominator (lse stays the scores')
+            out = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+        else:
+            out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
         tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
         tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h,
@@ -351,8 +361,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-              out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sm_scale, n_items, n_hb,
-              ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
+              out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items,
+              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr, SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -433,7 +443,10 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
                                + tl.program_id(0), n_items, n_hb, BLOCK_H)
 
-        out = normalized(acc, l_i)
+        if SINK:  # exp(attn_sink[h]) joins each row's denominator (lse stays the scores')
+            out = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+        else:
+            out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
         tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
                  out.to(tl.bfloat16))

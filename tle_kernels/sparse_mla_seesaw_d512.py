@@ -57,16 +57,17 @@ def sparse_mla_seesaw_d512(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
-    # each partition's last argument: ROPE = 0, rows have no RoPE tail (d_qk = 512)
+    # the partitions' ROPE = 0: rows have no RoPE tail (d_qk = 512); the consumers' SINK = 0: no
+    # attn_sink (their sink_ptr, here lse_ptr / max_logits_ptr, is not read)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
                      idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0)),
+                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0, 0)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, sm_scale,
-                      n_items, n_hb, ROUNDS, NP, BLOCK_H, 0))],
+                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
+                      max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0, 0))],
         [4, 4],
         [224, 224])
 

@@ -19,7 +19,7 @@ docs/semantics.md, the cutoff theorem's fragment), so Q goes through its capacit
 at index 0, and the launch runs one program per item, s_q * h_q / 64 of them, head blocks of one
 token next to each other (tle_kernels/sparse_mla_seesaw_sink_topk_launch.py). With HAS_SINK the
 epilogue adds exp(attn_sink[h]) to each row's denominator (``sink_normalized`` of
-tle_kernels/sparse_mla_seesaw_sink.py); lse and max_logits stay those of the scores.
+tle_kernels/sparse_mla_common.py); lse and max_logits stay those of the scores.
 
 Shared memory and registers are the plain seesaw's (230,528 B; [224, 224], the producer 64).
 """
@@ -29,9 +29,9 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
-                                kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of, token_of)
+                                kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of,
+                                sink_normalized, token_of)
 from .sparse_mla_seesaw import seesaw_pipes
-from .sparse_mla_seesaw_sink import sink_normalized
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)

@@ -90,11 +90,12 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 1
+    SINK: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
     L2: gl.constexpr = gl.SliceLayout(0, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
@@ -212,11 +213,12 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 1
+    SINK: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
     L2: gl.constexpr = gl.SliceLayout(0, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
@@ -397,6 +399,6 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, 
     fence_async_shared()
     gl.warp_specialize([
         (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])
