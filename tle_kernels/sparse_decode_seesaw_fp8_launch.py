@@ -38,6 +38,7 @@ import torch
 
 from . import api
 from .sparse_decode_head_padding import launch_padded, padded_heads
+from .sparse_decode_rows import RowOutputs, aligned, token_rows
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
 
 D_QK = 576
@@ -82,13 +83,6 @@ def cache_views(k_cache: torch.Tensor):
     flat = raw.as_strided((span,), (1,))
     return (flat.view(torch.float8_e4m3fn), flat.view(torch.float32), flat.view(torch.bfloat16),
             stride_blk, n_blocks * page)
-
-
-def _rows(x: torch.Tensor, t: int) -> torch.Tensor:
-    """[b, s_q, ...] -> [t = b * s_q, ...] with 16-byte aligned rows: a view when the strides
-    allow, else a contiguous copy."""
-    x = x.reshape((t,) + tuple(x.shape[2:]))
-    return x if api.rows_aligned(x) else x.clone(memory_format=torch.contiguous_format)
 
 
 def masked_indices(indices: torch.Tensor, topk_length: torch.Tensor) -> torch.Tensor:
@@ -146,45 +140,23 @@ def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool,
     topk = indices.shape[-1]
     if topk_length is not None:
         indices = masked_indices(indices, topk_length)
-    q3 = _rows(q, t)
-    idx2 = _rows(indices, t)
+    q3 = token_rows(q, t)
+    idx2 = token_rows(indices, t)
     kv8, kv32, kv16, stride_blk, n_tokens = cache_views(k_cache)
-
-    try:
-        out3 = out.view(t, h_q, D_V)
-    except RuntimeError:
-        out3 = None
-    out_scratch = out3 is None or not api.rows_aligned(out3)
-    if out_scratch:
-        out3 = out.new_empty((t, h_q, D_V))
-    max_logits = lse.new_empty((t, h_q))
-    lse2 = lse[:, :, 0] if s_q == 1 else None
-    lse_scratch = lse2 is None or lse2.stride() != max_logits.stride() \
-        or not api.rows_aligned(lse2)
-    if lse_scratch:
-        lse2 = lse.new_empty((t, h_q))
-
-    sink = None
-    if attn_sink is not None:
-        sink = attn_sink if api.rows_aligned(attn_sink) else attn_sink.clone()
+    rows = RowOutputs(out, lse)
+    sink = None if attn_sink is None else aligned(attn_sink)
     views = (kv8, kv32, kv16, stride_blk, k_cache.shape[1], n_tokens, float(sm_scale))
     idx3 = idx2.view(t, 1, topk)
-    from .tail_split import TailSplit, plan_tail_split, run_split
+    from .tail_split import plan_tail_split, run_split
 
+    outputs = (rows.out3, rows.max_logits, rows.lse2)
     split = plan_tail_split(t, h_q // BLOCK_H, topk, api.sm_count(q.device), PAIR)
     if split is None:
-        run_rows(views, sink)(q3, None, idx3, out3, max_logits, lse2)
+        run_rows(views, sink)(q3, None, idx3, *outputs)
     else:
         # fewer items than fill their last wave (a small batch: all of them): the rows past the
         # whole waves run as topk pieces on every SM, merged by lse (tail_split.py); a piece must
         # not apply the sink (it would count exp(sink) once per piece): the merge applies it
-        t0 = split.main_tokens
-        if t0 > 0:
-            run_rows(views, sink)(q3[:t0], None, idx3[:t0], out3[:t0], max_logits[:t0],
-                                  lse2[:t0])
-        run_split(run_rows(views, None), q3[t0:], None, idx3[t0:], out3[t0:], max_logits[t0:],
-                  lse2[t0:], TailSplit(0, split.chunks), sink=sink)
-    if out_scratch:
-        out.copy_(out3.view(b, s_q, h_q, D_V))
-    if lse_scratch:
-        lse.copy_(lse2.view(b, s_q, h_q).transpose(1, 2))
+        run_split(run_rows(views, None), q3, None, idx3, *outputs, split, sink=sink,
+                  run_main=run_rows(views, sink))
+    rows.finish()

@@ -39,6 +39,7 @@ import torch
 
 from . import api
 from .sparse_decode_head_padding import launch_padded, padded_heads
+from .sparse_decode_rows import RowOutputs, aligned, token_rows
 
 D_QK = 576
 D_V = 512
@@ -78,17 +79,6 @@ def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
     return None
 
 
-def _aligned_copy(x: torch.Tensor) -> torch.Tensor:
-    """``x`` itself when its rows start on 16-byte boundaries, else a contiguous copy (a fresh
-    allocation, which is aligned)."""
-    return x if api.rows_aligned(x) else x.clone(memory_format=torch.contiguous_format)
-
-
-def _tokens(x: torch.Tensor, t: int) -> torch.Tensor:
-    """[b, s_q, ...] -> [t = b * s_q, ...]: a view when the strides allow, else a copy."""
-    return _aligned_copy(x.reshape((t,) + tuple(x.shape[2:])))
-
-
 def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,
                          attn_sink=None, topk_length=None, extra_k_cache=None, extra_indices=None,
                          extra_topk_length=None) -> None:
@@ -105,39 +95,17 @@ def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
         return
     t = b * s_q
     kv = cache_rows(k_cache)
-    q3 = _tokens(q, t)
-    idx3 = _tokens(indices, t).view(t, 1, indices.shape[-1])
-
-    # out: written in place when it flattens to aligned [t, h_q, 512] rows, else via a scratch
-    try:
-        out3 = out.view(t, h_q, D_V)
-    except RuntimeError:
-        out3 = None
-    if out3 is not None and not api.rows_aligned(out3):
-        out3 = None
-    out_scratch = out3 is None
-    if out_scratch:
-        out3 = out.new_empty((t, h_q, D_V))
-
-    # lse: the prefill's [t, h_q] rows (heads contiguous) are lse itself only when s_q == 1
-    max_logits = lse.new_empty((t, h_q))
-    lse3 = lse[:, :, 0] if s_q == 1 else None
-    lse_scratch = lse3 is None or lse3.stride() != max_logits.stride() \
-        or not api.rows_aligned(lse3)
-    if lse_scratch:
-        lse3 = lse.new_empty((t, h_q))
-
-    sink = None if attn_sink is None else _aligned_copy(attn_sink)
+    q3 = token_rows(q, t)
+    idx3 = token_rows(indices, t).view(t, 1, indices.shape[-1])
+    rows = RowOutputs(out, lse)
+    sink = None if attn_sink is None else aligned(attn_sink)
     lengths = None
     if topk_length is not None:
         # [b] -> [t], contiguous: the kernel reads token t's length at topk_length + t (an
         # expanded view of a single request would have stride 0)
-        lengths = _aligned_copy(topk_length if s_q == 1 else topk_length.repeat_interleave(s_q))
+        lengths = aligned(topk_length if s_q == 1 else topk_length.repeat_interleave(s_q))
 
-    ran = api.launch("seesaw", q3, kv, idx3, float(sm_scale), out3, max_logits, lse3,
-                     attn_sink=sink, topk_length=lengths)
+    ran = api.launch("seesaw", q3, kv, idx3, float(sm_scale), rows.out3, rows.max_logits,
+                     rows.lse2, attn_sink=sink, topk_length=lengths)
     assert ran == "seesaw"
-    if out_scratch:
-        out.copy_(out3.view(b, s_q, h_q, D_V))
-    if lse_scratch:
-        lse.copy_(lse3.view(b, s_q, h_q).transpose(1, 2))
+    rows.finish()

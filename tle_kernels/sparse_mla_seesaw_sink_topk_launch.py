@@ -65,13 +65,10 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
     if split is None:
         run_sink(q, kv, indices, out, max_logits, lse)
         return
-    from .tail_split import TailSplit, run_split
+    from .tail_split import run_split
 
-    t0 = split.main_tokens
-    if t0 > 0:
-        run_sink(q[:t0], kv, indices[:t0], out[:t0], max_logits[:t0], lse[:t0])
-    run_split(run_plain, q[t0:], kv, indices[t0:], out[t0:], max_logits[t0:], lse[t0:],
-              TailSplit(0, split.chunks), sink=attn_sink)
+    run_split(run_plain, q, kv, indices, out, max_logits, lse, split, sink=attn_sink,
+              run_main=run_sink)
 
 
 def _common_args(q, kv, indices, sm_scale, out, max_logits, lse) -> tuple:

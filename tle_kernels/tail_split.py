@@ -64,16 +64,18 @@ Runner = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch
 
 def run_split(run: Runner, q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
               out: torch.Tensor, max_logits: torch.Tensor, lse: torch.Tensor,
-              split: TailSplit, sink: Optional[torch.Tensor] = None) -> None:
+              split: TailSplit, sink: Optional[torch.Tensor] = None,
+              run_main: Optional[Runner] = None) -> None:
     """``run(q, kv, indices, out, max_logits, lse)`` (one launch of a kernel into given outputs)
     for the main tokens, once more for every tail token's pieces, then the merge into the tail
     tokens' outputs. ``sink`` [H]: attn_sink, applied by the merge (``run`` must not apply it:
-    a piece would count exp(sink) once per piece)."""
+    a piece would count exp(sink) once per piece); ``run_main`` (default ``run``) runs the main
+    tokens, with the sink in its epilogue when there is one."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
     t0, c = split.main_tokens, split.chunks
     if t0 > 0:
-        run(q[:t0], kv, indices[:t0], out[:t0], max_logits[:t0], lse[:t0])
+        (run_main or run)(q[:t0], kv, indices[:t0], out[:t0], max_logits[:t0], lse[:t0])
     tail = s_q - t0
     # piece v = t * c + k: token t's q, indices [k * topk / c, (k + 1) * topk / c)
     q_p = q[t0:].repeat_interleave(c, dim=0)
