@@ -124,37 +124,25 @@ class _Reading:
 
 
 def _branching_constexprs(built: Built) -> frozenset:
-    """The constexpr arguments of the built kernels that decide an `if` around pipe events or
-    TMA copies. A binding of one folds that `if` in the kernel IR, as the protocol view folds it
-    when it reads the kernel specialised (protocol.py; around TMA copies it reads it only so: the
-    `constexpr-if` check), so that both see the same events in the same order:
-    - a condition that reads a constexpr by name (or a partition parameter bound to one);
-    - where both branches hold events, also a constexpr the condition depends on through a name
-      assigned from it (in the kernel body or a partition) or a partition parameter bound to an
-      expression of it, taken flow-insensitively (a superset: folding a constexpr that did not
-      need it only specialises the build). An `if` with events on one side only and such an
-      indirect condition stays in the generic build (the `if NP > 0:` of a pair count NP =
-      TOPK // 128): the protocol view then folds it to its events or to none."""
+    """The constexpr arguments of the built kernels that a condition of an `if` around pipe
+    events or TMA copies reads by name (or through a partition parameter bound to one). A binding
+    of one folds that `if` in the kernel IR, as the protocol view folds it when it reads the
+    kernel specialised (protocol.py; around TMA copies it reads it only so: the `constexpr-if`
+    check), so that both see the same events in the same order. A condition that reaches a
+    constexpr otherwise (a name assigned from it, an expression passed to a partition) is caught
+    where the two views are compared (``_Reading.kernel_infos``)."""
     out = set(built.budget_constexprs)  # and those the register budgets are expressions of
     for _, kern in built.kernels:
-        cx = {p.name: {p.name} for p in kern.params if p.constexpr}
-        prologue = _dependences(kern.prologue, cx)
-        bodies = [(cx, prologue, kern.prologue)]
+        cx = {p.name for p in kern.params if p.constexpr}
+        bodies = [({n: n for n in cx}, kern.prologue)]
         for part in kern.partitions:
-            direct = {n: cx[e.id] for n, e in part.bindings
-                      if isinstance(e, K.Name) and e.id in cx}
-            bound = {n: _reads(e, prologue) for n, e in part.bindings}
-            bodies.append((direct, _dependences(part.body, {n: d for n, d in bound.items() if d}),
-                           part.body))
-        for direct, deps, body in bodies:
+            local = {n: e.id for n, e in part.bindings if isinstance(e, K.Name) and e.id in cx}
+            bodies.append((local, part.body))
+        for names, body in bodies:
             for st in K.walk_stmts(body):
-                if not isinstance(st, K.If):
-                    continue
-                then, orelse = _has_events(st.then), _has_events(st.orelse)
-                if then and orelse:
-                    out |= _reads(st.cond, deps)
-                elif then or orelse:
-                    out |= _reads(st.cond, direct)
+                if isinstance(st, K.If) and (_has_events(st.then) or _has_events(st.orelse)):
+                    out.update(names[e.id] for e in K.walk_expr(st.cond)
+                               if isinstance(e, K.Name) and e.id in names)
     return frozenset(out)
 
 
@@ -181,27 +169,6 @@ def _has_events(body: tuple) -> bool:
     """Whether ``body`` holds a pipe event or a TMA copy."""
     return any(isinstance(e, K.Event) or (isinstance(e, K.Op) and e.name == "tle.gpu.tma_load")
                for x in K.walk_stmts(body) for y in K.stmt_exprs(x) for e in K.walk_expr(y))
-
-
-def _reads(e: K.Expr, deps: dict) -> set:
-    """The constexprs expression ``e`` depends on, through the names in ``deps``."""
-    return set().union(*(deps.get(x.id, set()) for x in K.walk_expr(e) if isinstance(x, K.Name)))
-
-
-def _dependences(body: tuple, deps: dict) -> dict:
-    """``deps`` (name -> the constexprs its value depends on) grown by the assignments of
-    ``body`` until nothing changes (every assignment taken, wherever it is)."""
-    deps = {n: set(d) for n, d in deps.items()}
-    assigns = [st for st in K.walk_stmts(body) if isinstance(st, K.Assign)]
-    changed = True
-    while changed:
-        changed = False
-        for st in assigns:
-            new = _reads(st.value, deps) - deps.get(st.target, set())
-            if new:
-                deps.setdefault(st.target, set()).update(new)
-                changed = True
-    return deps
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:
