@@ -112,6 +112,7 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
         return
     block_h = min(BLOCK_H, max(2, triton.next_power_of_2(h_q)))
     grid = (b * s_q, triton.cdiv(h_q, block_h))
+    pdl = use_pdl(out)
     mla_decode_combine_kernel[grid](
         o_part, lse_part, out, lse,
         o_part.stride(0), o_part.stride(1), o_part.stride(2), o_part.stride(3),
@@ -120,7 +121,7 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, n_split,
         D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(n_split)),
-        PDL=use_pdl(out), num_warps=4, launch_pdl=use_pdl(out))
+        PDL=pdl, num_warps=4, launch_pdl=pdl)
 
 
 @triton.jit
@@ -223,6 +224,7 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
     block_h = min(BLOCK_H, max(2, triton.next_power_of_2(h_q)))
     chunk = min(seqlen_chunk, max(16, triton.next_power_of_2(b)))
     grid = (b * s_q, triton.cdiv(h_q, block_h))
+    pdl = use_pdl(out)
     mla_decode_combine_scheduled_kernel[grid](
         o_part, lse_part, out, lse, seqlens,
         o_part.stride(0), o_part.stride(1), o_part.stride(2),
@@ -231,5 +233,4 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, b, P,
         D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(P)), SEQLEN_CHUNK=chunk,
-        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, PDL=use_pdl(out), num_warps=4,
-        launch_pdl=use_pdl(out))
+        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, PDL=pdl, num_warps=4, launch_pdl=pdl)

@@ -154,15 +154,8 @@ def _events_agree(info: KernelInfo) -> bool:
     if program is None or info.kir is None:
         return True
     views = {p.name: p for p in program.partitions}
-    for part in info.kir.partitions:
-        view = views.get(part.name)
-        if view is None:
-            continue
-        kev = [(e.verb, e.handle.pipe) for e in K.events(part.body)]
-        pev = [(e.verb, e.pipe) for e in walk_events(view.body)]
-        if kev != pev:
-            return False
-    return True
+    return all(K.same_events(list(K.events(part.body)), list(walk_events(views[part.name].body)))
+               for part in info.kir.partitions if part.name in views)
 
 
 def _has_events(body: tuple) -> bool:

@@ -462,6 +462,15 @@ def events(body: tuple[Stmt, ...]) -> Iterator[Event]:
             yield from _post(e)
 
 
+def same_events(kir_events: list, view_events: list) -> bool:
+    """Whether a KIR partition's pipe events (``events(body)``) are those of its protocol view
+    (``nodes.walk_events`` of its Pipe IR body): the same verbs on the same pipes in the same
+    order. What lets the lowering pair them (passes/kir_protocol.event_pairs), and what the
+    reader checks before it picks a build (frontend/ast_reader.py)."""
+    return ([(e.verb, e.handle.pipe) for e in kir_events]
+            == [(e.verb, e.pipe) for e in view_events])
+
+
 def _post(e: Expr) -> Iterator[Event]:
     for c in children(e):
         yield from _post(c)

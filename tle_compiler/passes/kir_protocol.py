@@ -45,8 +45,7 @@ def event_pairs(module: KirModule) -> dict[str, list]:
         ppart = next((p for p in program.partitions if p.name == part.name), None)
         kev = list(K.events(part.body))
         pev = list(walk_events(ppart.body)) if ppart is not None else []
-        if len(kev) != len(pev) or any(a.verb != b.verb or a.handle.pipe != b.pipe
-                                       for a, b in zip(kev, pev)):
+        if not K.same_events(kev, pev):
             raise TleError(f"internal: the protocol view of partition '{part.name}' has "
                            f"{len(pev)} events, its kernel IR {len(kev)} (or in another order)",
                            part.loc, check="internal")
