@@ -19,7 +19,7 @@ ROUNDS (row, head block) items each, ``api.launch_args``):
 - topk_length [b]: each request's slots at or past its length are made invalid (-1) in a copy of
   the indices, which the kernel then skips as any invalid index (an elementwise op over
   [b, s_q, topk]; the rows do not stop early).
-- attn_sink [h_q]: the same kernel with the seesaw prefill's sink consumers
+- attn_sink [h_q]: the same kernel with the seesaw prefill's consumers at SINK = 1
   (tle_kernels/sparse_decode_seesaw_fp8_sink.py), the sink in their epilogue.
 - A call of fewer (row, head block) items than fill their last wave of SMs (every call of a
   batch under one wave) runs the rows past the whole waves as topk pieces (tail_split.py: 2
