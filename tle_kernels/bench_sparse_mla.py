@@ -24,7 +24,9 @@ per-row early stop saves is not counted as work. Implementations that do not tak
 skipped (``case_args``). --case d512 runs the shape with d_qk = 512 (q and kv rows without the
 RoPE tail, FlashMLA's "MODEL1" layout; the seesaw runs tle_kernels/sparse_mla_seesaw_d512.py):
 TFLOP/s = 2*SQ*H*topk*(512+512), sm_scale = 1/sqrt(512). FlashMLA's own kernel is timed against
-these by benchmarks/anchor_flashmla.py, whose anchor library runs d_qk = 576 only.
+the plain case by benchmarks/anchor_flashmla.py, and with attn_sink, topk_length and at
+d_qk = 512 by benchmarks/ab_prefill_features.py --anchor LIB (the library:
+benchmarks/anchor_flashmla_prefill.py).
 """
 
 from __future__ import annotations
