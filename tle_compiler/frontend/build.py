@@ -1104,6 +1104,11 @@ class Builder:
     def e_Call(self, node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
         _, fst = self.expr(node.func)
         loc = self.loc(node)
+        for k in node.keywords:
+            if k.arg is None:  # read as absent, the call would bind other values than Python's
+                raise self.err(f"`**{ast.unparse(k.value)}` in `{ast.unparse(node.func)}(...)`: "
+                               f"spell keyword arguments out (name=value)", k.value,
+                               check="bad-call")
         if fst is None:
             f = node.func
             if (self.in_partition and isinstance(f, ast.Attribute) and f.attr in VERBS
@@ -1506,6 +1511,14 @@ class Builder:
                         if isinstance(n, ast.Call) and m.scope.module_path(n.func) == \
                                 "tle_compiler.assume":
                             raise self.err(ASSUME_WHERE, n, check="bad-assume")
+                    if not _inert(rest):
+                        # The kernel IR holds the prologue and the partitions only: code after
+                        # the partitions join would be neither verified nor lowered.
+                        raise self.err(f"`{ast.unparse(rest).splitlines()[0]}` after "
+                                       f"tle.gpu.warp_specialize: a kernel ends with its "
+                                       f"warp_specialize (code after it would be neither verified "
+                                       f"nor compiled); move it into a partition",
+                                       rest, check="bad-warp-specialize")
                 break
             self.stmt(st)
         if ws is None:
@@ -1637,6 +1650,14 @@ WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")
 #: Where tle.assume may stand (the error everywhere else).
 ASSUME_WHERE = ("tle.assume must be a statement at the top level of the kernel body, before "
                 "tle.gpu.warp_specialize (it states the domain of the kernel's params)")
+
+
+def _inert(st: ast.stmt) -> bool:
+    """A statement that does nothing when it runs: ``pass``, a bare constant (a docstring),
+    ``return`` without a value."""
+    return (isinstance(st, ast.Pass) or isinstance(st, ast.Expr)
+            and isinstance(st.value, ast.Constant)
+            or isinstance(st, ast.Return) and st.value is None)
 
 
 def _walk_no_defs(nodes: list[ast.stmt]):
