@@ -32,7 +32,7 @@ def test_seesaw_runs_where_it_is_supported(stand_ins, monkeypatch, tmp_path, cap
     assert rc == 0, text
     res = json.loads(out.read_text())
     ran = {(label, impl) for label, v in res["check"].items() for impl in v}
-    # h_q 16 runs on the seesaw padded to 64 heads (sparse_decode_head_padding.py)
+    # h_q 16 runs on the seesaw padded to 64 heads (head_padding.py)
     for label in ("b64_s1_h128 bf16 first 16", "b128_s1_h16 bf16 first 16"):
         assert (label, "seesaw") in ran, label
     for label in ("b64_s1_h128 fp8 first 16", "b128_s1_h16 fp8 first 16", "features bf16"):

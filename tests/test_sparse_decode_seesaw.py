@@ -322,7 +322,7 @@ def test_what_it_runs_auto_takes(kw):
 @pytest.mark.parametrize("h_q", [8, 16, 32])
 def test_tensor_parallel_head_counts_run_padded_to_64_heads(emulated, h_q):
     """h_q 8 / 16 / 32: auto takes the seesaw, which runs q padded with zero heads to 64 and
-    copies the real heads back (sparse_decode_head_padding.py); with attn_sink and topk_length,
+    copies the real heads back (head_padding.py); with attn_sink and topk_length,
     s_q 2 (lse through the transposing scratch)."""
     emulated(132)
     x = inputs(2, 2, h_q, 256, 16, seed=h_q, sink=True, lengths=[50, 256])

@@ -40,8 +40,7 @@ def bad_cases():
     yield "q", TypeError, dict(q=[1, 2, 3])
     yield "q", ValueError, dict(q=q[0])
     yield "q", ValueError, dict(q=torch.zeros(4, 64, 640, dtype=BF16))           # d_qk
-    yield "q", ValueError, dict(q=torch.zeros(4, 48, 576, dtype=BF16))           # h_q
-    yield "q", ValueError, dict(q=torch.zeros(4, 8, 576, dtype=BF16))            # h_q
+    yield "q", ValueError, dict(q=torch.zeros(4, 0, 576, dtype=BF16))            # h_q
     yield "q", ValueError, dict(q=torch.zeros(4, 576, 64, dtype=BF16).transpose(1, 2))  # last dim
     yield "kv", TypeError, dict(kv=kv.half())
     yield "kv", ValueError, dict(kv=kv[:, 0])
@@ -124,8 +123,18 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
 @pytest.mark.parametrize("h_q,d_qk,topk,sink,tlen,expect", [
     (128, 576, 2048, False, False, "seesaw"),
     (64, 576, 64, False, False, "pipe"),
+    # h_q % 64 != 0: the seesaw padded to 64 heads where that is at most 2x the naive kernel's
+    # head rows (tle_kernels/head_padding.py, auto_pads), else the naive kernel
+    (8, 576, 2048, False, False, "naive"),
     (16, 576, 2048, False, False, "naive"),
-    (32, 576, 2048, False, False, "naive"),
+    (24, 576, 2048, False, False, "seesaw"),
+    (32, 576, 2048, False, False, "seesaw"),
+    (32, 576, 2048, True, True, "seesaw"),
+    (32, 512, 2048, False, False, "seesaw"),
+    (48, 576, 2048, False, False, "seesaw"),
+    (96, 576, 2048, True, False, "seesaw"),
+    (32, 576, 576, False, False, "naive"),     # the pipe kernel does not pad
+    (16, 576, 2048, True, True, "naive"),
     (128, 512, 2048, False, False, "seesaw"),  # tle_kernels/sparse_mla_seesaw_d512.py
     (128, 576, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_sink.py
     (128, 576, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_topk_length.py
@@ -144,6 +153,8 @@ def test_selection_table(monkeypatch):
     assert api.supported_impls(128, 576, 2048) == ["naive", "pipe", "seesaw"]
     assert api.supported_impls(128, 576, 576) == ["naive", "pipe"]
     assert api.supported_impls(16, 512, 64) == ["naive"]
+    assert api.supported_impls(16, 576, 2048) == ["naive", "seesaw"]  # padded, on request
+    assert api.supported_impls(8, 576, 2048, True, True) == ["naive", "seesaw"]
     assert api.select_impl("auto", 128, 576, 2048, aligned=False) == "naive"
     assert api.select_impl("auto", 128, 576, 2048) == "seesaw"
     assert api.select_impl("auto", 128, 576, 576) == "pipe"

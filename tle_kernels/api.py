@@ -11,6 +11,10 @@
 - impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA; d_qk = 512 runs
   tle_kernels/sparse_mla_seesaw_d512.py), or "auto" (the first implementation in ``PREFERENCE``
   that supports the call).
+- h_q: any count >= 1. The seesaw runs an h_q that is not a multiple of 64 with q padded by zero
+  heads to the next multiple of 64 (tle_kernels/head_padding.py: 8 / 16 / 32 -> 64, 96 -> 128);
+  "auto" takes that padded seesaw only where it pays against the naive kernel (``auto_pads``:
+  h_q > 16 today), and ``impl="seesaw"`` pads on request at any h_q.
 
 Everything is validated before any launch (and before anything needs CUDA): a ValueError or
 TypeError names the argument and what was expected. The work runs in the custom op
@@ -25,6 +29,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from .head_padding import auto_pads, launch_padded_prefill, naive_head_rows, padded_heads
+
 D_V = 512
 D_QK_CHOICES = (512, 576)
 IMPLS = ("naive", "pipe", "seesaw")
@@ -34,6 +40,10 @@ IMPLS = ("naive", "pipe", "seesaw")
 # 542.9 vs 505.8 at 128K); the pipe kernel covers topk % 128 == 64, the naive one everything else.
 PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 
+# Implementations whose launch pads an h_q % 64 != 0 call to padded_heads(h_q) heads
+# (tle_kernels/head_padding.py); "auto" takes them at such an h_q only where auto_pads(h_q).
+PADS_HEADS: Tuple[str, ...] = ("seesaw",)
+
 
 # ---------------------------------------------------------------------------------------------
 # What each implementation supports
@@ -41,12 +51,13 @@ PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 
 def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: bool = False,
                 plain_d_qk: Tuple[int, ...] = ()):
-    """What a TLE kernel family takes: h_q % 64 == 0, d_qk == 576 (or one of ``plain_d_qk``, for
-    calls without attn_sink and topk_length), topk % ``topk_multiple`` == 0, and attn_sink /
-    topk_length where ``sink`` / ``topk_length`` say so."""
+    """What a TLE kernel family takes: h_q % 64 == 0 (any h_q for a family in ``PADS_HEADS``, its
+    launch pads q), d_qk == 576 (or one of ``plain_d_qk``, for calls without attn_sink and
+    topk_length), topk % ``topk_multiple`` == 0, and attn_sink / topk_length where ``sink`` /
+    ``topk_length`` say so."""
     def why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                 aligned: bool = True) -> Optional[str]:
-        if h_q % 64 != 0:
+        if kernel_heads(name, h_q) % 64 != 0:
             return f"{name} needs h_q % 64 == 0 (got h_q={h_q})"
         if d_qk != 576 and d_qk not in plain_d_qk:
             return f"{name} needs d_qk == 576 (got d_qk={d_qk})"
@@ -81,21 +92,42 @@ SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
 }
 
 
+def kernel_heads(impl: str, h_q: int) -> int:
+    """The head count ``impl``'s kernel runs a call of ``h_q`` heads with: the seesaw's (any
+    ``PADS_HEADS``) q padded to a multiple of 64 (tle_kernels/head_padding.py), h_q itself for
+    the others (the naive kernel masks the heads past h_q in its last head block)."""
+    return padded_heads(h_q) if impl in PADS_HEADS else h_q
+
+
 def unsupported_reason(impl: str, h_q: int, d_qk: int, topk: int, has_sink: bool = False,
                        has_topk_length: bool = False, aligned: bool = True) -> Optional[str]:
-    """None when ``impl`` handles the call, else why not."""
+    """None when ``impl`` handles the call (``kernel_heads`` says at how many heads), else why
+    not."""
     if impl not in SUPPORT:
         raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
     return SUPPORT[impl](h_q, d_qk, topk, has_sink, has_topk_length, aligned)
 
 
+def auto_passes_over(impl: str, h_q: int) -> Optional[str]:
+    """Why "auto" does not take ``impl`` for a call it supports, or None: a padded launch
+    (``kernel_heads(impl, h_q) != h_q``) where padding does not pay (head_padding.auto_pads)."""
+    heads = kernel_heads(impl, h_q)
+    if heads != h_q and not auto_pads(h_q):
+        return (f"{impl} would run h_q={h_q} padded to {heads} heads, "
+                f"{heads // naive_head_rows(h_q)}x the head rows of the naive kernel, which is "
+                f"about as fast then")
+    return None
+
+
 def select_impl(impl: str, h_q: int, d_qk: int, topk: int, has_sink: bool = False,
                 has_topk_length: bool = False, aligned: bool = True) -> str:
     """The implementation that runs a call: ``impl`` itself (ValueError saying why when it cannot
-    handle the shape), or for "auto" the first of ``PREFERENCE`` that can."""
+    handle the shape), or for "auto" the first of ``PREFERENCE`` that can and that padding does
+    not slow down (``auto_passes_over``)."""
     if impl == "auto":
         for cand in PREFERENCE:
-            if unsupported_reason(cand, h_q, d_qk, topk, has_sink, has_topk_length, aligned) is None:
+            if (unsupported_reason(cand, h_q, d_qk, topk, has_sink, has_topk_length, aligned)
+                    is None and auto_passes_over(cand, h_q) is None):
                 return cand
         raise ValueError("impl='auto': no implementation supports this call")  # pragma: no cover
     why = unsupported_reason(impl, h_q, d_qk, topk, has_sink, has_topk_length, aligned)
@@ -162,8 +194,8 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
         i_sq, i_hkv, topk = indices.shape
     if d_qk not in D_QK_CHOICES:
         raise ValueError(f"q: d_qk (last dim) must be one of {D_QK_CHOICES}, got {d_qk}")
-    if h_q < 16 or h_q % 16 != 0:
-        raise ValueError(f"q: h_q must be a positive multiple of 16 (16, 32, 64, 128, ...), got {h_q}")
+    if h_q < 1:
+        raise ValueError(f"q: h_q must be at least 1, got {h_q}")
     if h_kv != 1:
         raise ValueError(f"kv: h_kv must be 1 (MLA shares one latent kv head), got kv shape "
                          f"{tuple(kv.shape)}")
@@ -230,11 +262,21 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     one per SM (``PerCtaLaunch``), leaving SMs to other work as its programs finish."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
-    aligned = rows_aligned(q, kv, indices, out, max_logits,
-                           *(x for x in (attn_sink, topk_length) if x is not None))
+    if h_q % 64 == 0:
+        aligned = rows_aligned(q, kv, indices, out, max_logits,
+                               *(x for x in (attn_sink, topk_length) if x is not None))
+    else:  # only the padded seesaw's alignment counts: q, the outputs and the sink are its copies
+        aligned = rows_aligned(kv, indices, *(x for x in (topk_length,) if x is not None))
     name = select_impl(impl, h_q, d_qk, topk, attn_sink is not None, topk_length is not None,
                        aligned)
     if s_q == 0:
+        return name
+    if kernel_heads(name, h_q) != h_q:
+        def run_padded(*args):
+            launch(name, *args, tail_split=tail_split, persistent=persistent)
+
+        launch_padded_prefill(run_padded, q, kv, indices, sm_scale, out, max_logits, lse,
+                              attn_sink, topk_length)
         return name
     if name == "naive":
         from .sparse_mla_naive import sparse_mla_naive

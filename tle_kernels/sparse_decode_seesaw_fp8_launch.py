@@ -37,7 +37,7 @@ from typing import Optional
 import torch
 
 from . import api
-from .sparse_decode_head_padding import launch_padded, padded_heads
+from .head_padding import decode_padded_heads, launch_padded
 from .sparse_decode_rows import RowOutputs, aligned, token_rows
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
 
@@ -58,7 +58,7 @@ def sparse_seesaw_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=
     if extra_k_cache is not None:
         return "seesaw-fp8 does not take an extra cache"
     h_q, topk = q.shape[2], indices.shape[-1]
-    if padded_heads(h_q) % BLOCK_H != 0:  # h_q 8 / 16 / 32 run padded to 64 heads
+    if decode_padded_heads(h_q) % BLOCK_H != 0:  # h_q 8 / 16 / 32 run padded to 64 heads
         return f"seesaw-fp8 needs h_q % {BLOCK_H} == 0 or h_q in (8, 16, 32) (got h_q={h_q})"
     if topk % PAIR != 0:
         return f"seesaw-fp8 needs topk % {PAIR} == 0 (got topk={topk})"
@@ -132,7 +132,7 @@ def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool,
         raise NotImplementedError(f"impl: 'seesaw-fp8' cannot run this call: {why}")
 
     b, s_q, h_q, _ = q.shape
-    if padded_heads(h_q) != h_q:
+    if decode_padded_heads(h_q) != h_q:
         launch_padded(launch_sparse_seesaw_fp8, q, k_cache, indices, sm_scale, is_fp8, out, lse,
                       attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
         return

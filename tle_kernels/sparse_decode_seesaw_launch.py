@@ -38,7 +38,7 @@ from typing import Optional
 import torch
 
 from . import api
-from .sparse_decode_head_padding import launch_padded, padded_heads
+from .head_padding import decode_padded_heads, launch_padded
 from .sparse_decode_rows import RowOutputs, aligned, token_rows
 
 D_QK = 576
@@ -65,8 +65,12 @@ def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
     if extra_k_cache is not None:
         return "seesaw does not take an extra cache yet"
     h_q, topk = q.shape[2], indices.shape[-1]
-    # h_q 8 / 16 / 32 run with q padded to 64 heads (sparse_decode_head_padding.py)
-    why = api.unsupported_reason("seesaw", padded_heads(h_q), D_QK, topk, attn_sink is not None,
+    # h_q 8 / 16 / 32 run with q padded to 64 heads (head_padding.py); the prefill's launch would
+    # pad any other count too, but the decode takes only these
+    heads = decode_padded_heads(h_q)
+    if heads % 64 != 0:
+        return f"seesaw needs h_q % 64 == 0 (got h_q={h_q})"
+    why = api.unsupported_reason("seesaw", heads, D_QK, topk, attn_sink is not None,
                                  topk_length is not None)
     if why is not None:
         return why
@@ -89,7 +93,7 @@ def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     if why is not None:
         raise NotImplementedError(f"impl: 'seesaw' cannot run this call: {why}")
     b, s_q, h_q, _ = q.shape
-    if padded_heads(h_q) != h_q:
+    if decode_padded_heads(h_q) != h_q:
         launch_padded(launch_sparse_seesaw, q, k_cache, indices, sm_scale, is_fp8, out, lse,
                       attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
         return

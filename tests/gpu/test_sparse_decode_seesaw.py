@@ -214,7 +214,7 @@ def test_flash_mla_with_kvcache_in_a_cuda_graph(s_q):
 @pytest.mark.parametrize("b", [1, 64])
 def test_tensor_parallel_head_counts_padded_to_64(b, h_q):
     """h_q 8 / 16 / 32 on the bf16 cache: q padded with zero heads to 64
-    (tle_kernels/sparse_decode_head_padding.py), with attn_sink and topk_length; b = 1 also runs
+    (tle_kernels/head_padding.py), with attn_sink and topk_length; b = 1 also runs
     as topk pieces (a batch under one wave)."""
     x = make_sparse_decode_inputs(b, 2, h_q, TOPK, is_fp8=False, device="cuda",
                                   seed=400 + h_q + b, attn_sink=True,

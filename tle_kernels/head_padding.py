@@ -1,0 +1,129 @@
+"""SparseMLA kernels that take query heads in blocks of 64 (the seesaw prefill kernels and the
+sparse decode seesaws) run a head count that is not a multiple of 64 with q padded by zero heads
+to the next multiple of 64; the real heads' outputs are copied back from scratch buffers.
+
+Why: DeepSeek's 128 query heads split over 4, 8 or 16 GPUs leave 32, 16 or 8 per GPU. FlashMLA's
+sm90 sparse kernels refuse h_q < 64 and serving engines pad q to 64 heads themselves; here the
+launchers do it (the prefill's impl "seesaw" in tle_kernels/api.py, with or without attn_sink and
+topk_length, at d_qk 576 and 512; the sparse decode's "seesaw" and "seesaw-fp8"), so such a call
+runs at the 64-head kernel's speed per launch, h_q / ``padded_heads(h_q)`` of its FLOP real work.
+
+A padded head's query is zero and its sink -inf (no weight): its scores are 0, and its out, lse
+and max_logits stay in the scratch buffers. Each head's softmax is its own row of the score
+matrix, so the real heads' results are those of an unpadded run. The copies are device ops (no
+host reads): a call still captures in a CUDA graph.
+
+When the prefill's "auto" pads (``auto_pads``): the padded kernel computes ``padded_heads(h_q)``
+head rows where the naive kernel computes its own blocks of 16, 32 or 64 heads (the last one
+masked). On an H200 at topk 2048, s_kv 32K, S 4096, the seesaw computes 64-row items at about
+580 TFLOP/s, the naive kernel 16-row blocks at 138 (h_q 16), 32-row blocks at 205 (h_q 32) and
+64-row blocks at about 245 (h_q 128). So padding to 2x the naive kernel's rows (h_q 17..32 -> 64,
+and every h_q > 32: 48 -> 64, 96 -> 128, at most 2x) leaves the seesaw 1.4x ahead or more, while 4x
+the rows (h_q <= 16 -> 64) leaves 580 / 4 = 145 against 138: even before the pad and copy-back
+traffic (about 6 % of the call at h_q 16), too close to call, so "auto" keeps the naive kernel
+there and ``impl="seesaw"`` pads on request. ``AUTO_PAD_MAX_ROWS`` is that factor.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import torch
+import torch.nn.functional as F
+
+BLOCK_H = 64  # the heads of one seesaw work item
+
+# "auto" pads for the seesaw when the padded kernel computes at most this many times the head
+# rows the naive kernel computes (see the module docstring for the measured rates behind it)
+AUTO_PAD_MAX_ROWS = 2
+
+
+def padded_heads(h_q: int) -> int:
+    """The head count the seesaw prefill kernels run a call of ``h_q`` heads with: ``h_q``
+    rounded up to a multiple of 64."""
+    return -(-h_q // BLOCK_H) * BLOCK_H
+
+
+def decode_padded_heads(h_q: int) -> int:
+    """The head count the sparse decode seesaws run a call of ``h_q`` heads with:
+    ``padded_heads(h_q)`` for the tensor-parallel counts that divide 64 (8, 16, 32: the decode's
+    validation takes h_q in (8, 16, 32, 64, 128) only), else ``h_q`` (the kernels' support
+    checks then refuse a count that is not a multiple of 64)."""
+    if h_q <= 0 or h_q % BLOCK_H == 0 or BLOCK_H % h_q != 0:
+        return h_q
+    return padded_heads(h_q)
+
+
+def naive_head_rows(h_q: int) -> int:
+    """The head rows the naive prefill kernel computes for ``h_q`` heads: its head blocks of 16,
+    32 or 64 (tle_kernels/sparse_mla_naive.py ``block_h_for``), the last one masked."""
+    from .sparse_mla_naive import block_h_for
+
+    block = block_h_for(h_q)
+    return -(-h_q // block) * block
+
+
+def auto_pads(h_q: int) -> bool:
+    """Whether the prefill's "auto" runs a call of ``h_q`` heads (h_q % 64 != 0) on the seesaw
+    padded to ``padded_heads(h_q)`` rather than on the naive kernel: when the padded kernel
+    computes at most ``AUTO_PAD_MAX_ROWS`` times the head rows the naive kernel does."""
+    return padded_heads(h_q) <= AUTO_PAD_MAX_ROWS * naive_head_rows(h_q)
+
+
+def zero_padded(x: torch.Tensor, dim: int, heads: int, fill: float = 0.0) -> torch.Tensor:
+    """A new contiguous tensor: ``x`` with its dim ``dim`` extended to ``heads`` entries, the
+    added ones ``fill``."""
+    pad = [0, 0] * (x.dim() - 1 - dim % x.dim()) + [0, heads - x.shape[dim]]
+    return F.pad(x, pad, value=fill)
+
+
+def scratch(x: torch.Tensor, dim: int, heads: int) -> torch.Tensor:
+    """An uninitialised contiguous tensor of ``x``'s dtype and device, its dim ``dim`` of size
+    ``heads``."""
+    shape = list(x.shape)
+    shape[dim] = heads
+    return x.new_empty(shape)
+
+
+def padded_sink(attn_sink: Optional[torch.Tensor], heads: int) -> Optional[torch.Tensor]:
+    """attn_sink [h_q] extended to [heads] with -inf (a padded head has no sink)."""
+    if attn_sink is None:
+        return None
+    return zero_padded(attn_sink, 0, heads, float("-inf"))
+
+
+def copy_real_heads(dst: torch.Tensor, src: torch.Tensor, dim: int) -> None:
+    """``dst`` <- the first ``dst.shape[dim]`` heads of the padded ``src``."""
+    dst.copy_(src.narrow(dim, 0, dst.shape[dim]))
+
+
+def launch_padded_prefill(launch: Callable, q: torch.Tensor, kv, indices, sm_scale: float,
+                          out: torch.Tensor, max_logits: torch.Tensor, lse: torch.Tensor,
+                          attn_sink=None, topk_length=None) -> None:
+    """``launch(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length)`` (a
+    prefill launch, tle_kernels/api.py's arguments) over q [s_q, h_q, d_qk] padded to
+    ``padded_heads(h_q)`` heads, then out [s_q, h_q, 512], max_logits and lse [s_q, h_q] from the
+    real heads. kv, indices and topk_length reach ``launch`` as given."""
+    heads = padded_heads(q.shape[1])
+    q_p = zero_padded(q, 1, heads)
+    out_p = scratch(out, 1, heads)
+    max_logits_p, lse_p = scratch(max_logits, 1, heads), scratch(lse, 1, heads)
+    launch(q_p, kv, indices, sm_scale, out_p, max_logits_p, lse_p, padded_sink(attn_sink, heads),
+           topk_length)
+    copy_real_heads(out, out_p, 1)
+    copy_real_heads(max_logits, max_logits_p, 1)
+    copy_real_heads(lse, lse_p, 1)
+
+
+def launch_padded(launch: Callable, q: torch.Tensor, k_cache, indices, sm_scale: float,
+                  is_fp8: bool, out: torch.Tensor, lse: torch.Tensor, attn_sink=None,
+                  *rest) -> None:
+    """``launch`` (a sparse decode launcher: sparse_decode_naive's arguments) over q [b, s_q,
+    h_q, 576] padded to ``decode_padded_heads(h_q)`` heads, then out [b, s_q, h_q, 512] and lse
+    [b, h_q, s_q] from the real heads."""
+    heads = decode_padded_heads(q.shape[2])
+    out_p, lse_p = scratch(out, 2, heads), scratch(lse, 1, heads)
+    launch(zero_padded(q, 2, heads), k_cache, indices, sm_scale, is_fp8, out_p, lse_p,
+           padded_sink(attn_sink, heads), *rest)
+    copy_real_heads(out, out_p, 2)
+    copy_real_heads(lse, lse_p, 1)
