@@ -1,19 +1,23 @@
 """The seesaw SparseMLA prefill with attn_sink and topk_length on the CPU.
 
 tle_kernels/sparse_mla_seesaw_sink.py (persistent, attn_sink) and
-tle_kernels/sparse_mla_seesaw_topk_length.py (one program per item, topk_length, optional
-attn_sink), launched by tle_kernels/sparse_mla_seesaw_sink_topk_launch.py from ``api.launch``:
+tle_kernels/sparse_mla_seesaw_topk_length.py (persistent, each program walking the K-tile pairs
+of its items; topk_length, optional attn_sink), launched by
+tle_kernels/sparse_mla_seesaw_sink_topk_launch.py from ``api.launch``:
 
 - their math, run by the CPU emulator (tle_compiler/testing/emulator.py) through ``api.launch``
   itself (the emulated kernels put where the launcher looks them up), against the fp32 reference
   (tle_kernels/reference.py) on hostile inputs: every row a different topk_length (0, 1, 63, 64,
   65, ..., past topk, negative), index slots past a row's length pointing at NaN kv rows (a slot
   that is read or used poisons the row), invalid indices, sinks of -inf, +inf, +-60 and 1e4; the
-  persistent sink kernel with repeated last items, and with its last wave split into plain-seesaw
-  pieces that get the sink after the merge;
-- their protocol: tle-dump proves the per-item kernel for every value of its pair count NP (read
-  from topk_length in the kernel body), the sink kernel for every ROUNDS, and rejects the per-item
-  kernel without its trailing releases;
+  topk_length kernel on more items than programs (each program walking several rows of
+  different lengths, empty ones included), on fewer (one item each) and one program per item,
+  and with more than 128 items per program (its pair count summed over several chunks); each
+  program runs exactly its items' pairs; the persistent sink kernel with repeated last items,
+  and with its last wave split into plain-seesaw pieces that get the sink after the merge;
+- their protocol: tle-dump proves the topk_length kernel for every value of its pair count NP
+  (summed from topk_length in the kernel body), the sink kernel for every ROUNDS, and rejects
+  the topk_length kernel without its trailing releases;
 - their lowering: TTGIR and PTX for sm_90a without spills for every constexpr combination, and the
   sink kernel's TTGIR is the plain seesaw's plus the sink's epilogue ops, nothing removed.
 """
@@ -116,28 +120,50 @@ def check(got, want):
 
 LENGTHS = torch.tensor([0, 1, 63, 64, 65, 127, 128, 129, 255, 256, 300, -5], dtype=torch.int32)
 
+# How the topk_length kernel is launched: (SMs the launch sees, persistent); 24 items (12 rows of
+# 2 head blocks): 5 programs walk 4 or 5 items each, 100 SMs give one program per item, and
+# persistent=False one program per item whatever the SM count.
+LAUNCHES = {"5_programs": (5, True), "fewer_items_than_sms": (100, True),
+            "one_program_per_item": (5, False)}
 
+
+def program_items(n_items: int, programs: int) -> list:
+    """The items each persistent program walks: k, k + P, ... (P = min(items, programs))."""
+    n_progs = max(1, min(n_items, programs))
+    return [list(range(k, n_items, n_progs)) for k in range(n_progs)]
+
+
+def expected_pairs(lengths, n_hb, topk, programs) -> list:
+    """Per program, the K-tile pairs it must run: max(1, ceil(n / 128)) per item (an empty row
+    keeps one fully masked pair), n = clamp(length of the item's row, 0, topk)."""
+    pairs = [max(1, -(-max(0, min(n, topk)) // 128)) for n in lengths.tolist()]
+    return [sum(pairs[i // n_hb] for i in items)
+            for items in program_items(len(lengths) * n_hb, programs)]
+
+
+@pytest.mark.parametrize("launch", list(LAUNCHES))
 @pytest.mark.parametrize("with_sink", [False, True], ids=["topk_length", "topk_length+sink"])
-def test_topk_length_rows_stop_early_and_match_the_reference(emulated, with_sink):
+def test_topk_length_rows_stop_early_and_match_the_reference(emulated, with_sink, launch):
     """Per-row lengths around every tile and pair boundary (TOPK = 256: 0 to 2 pairs per row);
     a row's slots past its length point at NaN rows, so the check fails if any is gathered."""
+    sms, persistent = LAUNCHES[launch]
+    emulated(sms)
     s_q, h_q, topk = len(LENGTHS), 128, 256
     q, kv, idx = make_case(s_q, h_q, topk, LENGTHS, seed=3)
     sink = hostile_sink(h_q) if with_sink else None
-    got = run_seesaw(q, kv, idx, sink, LENGTHS)
+    got = run_seesaw(q, kv, idx, sink, LENGTHS, persistent=persistent)
     check(got, sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink, topk_length=LENGTHS))
     empty = (LENGTHS <= 0)
     assert (got[0][empty] == 0).all() and (got[2][empty] == float("inf")).all()
     assert (got[1][empty] == float("-inf")).all()
 
 
-def test_topk_length_kernel_runs_only_the_pairs_of_each_row(emulated, monkeypatch):
-    """The producer's K-tile acquires per item are ceil(min(max(n, 0), TOPK) / 128) pairs, not
-    TOPK / 128: the loop stops early instead of masking."""
+@pytest.fixture
+def pair_counts(monkeypatch):
+    """The topk_length kernel emulated with its producer's kv0 acquires (one per K-tile pair)
+    counted per program: returns the Counter."""
     from tle_compiler.testing import emulator
 
-    s_q, h_q, topk = len(LENGTHS), 64, 256
-    q, kv, idx = make_case(s_q, h_q, topk, LENGTHS, seed=4)
     counts = collections.Counter()
     real = emulator.make_language
 
@@ -168,9 +194,34 @@ def test_topk_length_kernel_runs_only_the_pairs_of_each_row(emulated, monkeypatc
     emu = emulator.load_kernel_module(LENGTH, dot_dtypes=(torch.bfloat16,))
     monkeypatch.setattr(length_mod, "sparse_mla_seesaw_topk_length",
                         emu.sparse_mla_seesaw_topk_length)
+    return counts
+
+
+@pytest.mark.parametrize("sms", [5, 100])
+def test_topk_length_programs_run_only_their_items_pairs(emulated, pair_counts, sms):
+    """Each program's K-tile acquires are the sum over its items of max(1, ceil(n / 128)), not
+    TOPK / 128 per item: the walk stops each row early instead of masking."""
+    emulated(sms)
+    s_q, h_q, topk = len(LENGTHS), 128, 256
+    q, kv, idx = make_case(s_q, h_q, topk, LENGTHS, seed=4)
     run_seesaw(q, kv, idx, None, LENGTHS)
-    want = [(max(0, min(n, topk)) + 127) // 128 for n in LENGTHS.tolist()]
-    assert [counts[s] for s in range(s_q)] == want
+    want = expected_pairs(LENGTHS, h_q // 64, topk, sms)
+    assert [pair_counts[k] for k in range(len(want))] == want
+    assert sum(want) < s_q * (h_q // 64) * topk // 128
+
+
+def test_topk_length_walks_more_than_a_chunk_of_items_per_program(emulated, pair_counts):
+    """270 one-head-block rows on 2 programs: 135 items each, so the kernel body sums its pair
+    count over two chunks of 128 items; random lengths (empty and past topk included)."""
+    emulated(2)
+    s_q, h_q, topk = 270, 64, 256
+    g = torch.Generator().manual_seed(11)
+    lengths = torch.randint(-3, topk + 20, (s_q,), generator=g, dtype=torch.int32)
+    q, kv, idx = make_case(s_q, h_q, topk, lengths, seed=12)
+    got = run_seesaw(q, kv, idx, None, lengths)
+    check(got, sparse_mla_reference(q, kv, idx, SCALE, topk_length=lengths))
+    want = expected_pairs(lengths, 1, topk, 2)
+    assert [pair_counts[k] for k in range(2)] == want and min(want) > 135
 
 
 def test_sink_persistent_with_repeated_items_matches_the_reference(emulated):
@@ -220,6 +271,22 @@ def test_topk_length_kernel_is_proved_for_every_pair_count(capsys):
     assert "# verdict: verified for every value of NP (every integer NP)" in out
 
 
+def test_topk_length_partitions_each_walk_one_loop_over_the_pair_count():
+    """No item loop: every partition's one loop is ``for p in range(NP)`` over the program's
+    flat pair sequence (a pair loop nested in an item loop would be outside the cutoff theorem's
+    fragment for an opaque count)."""
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.ir import For
+
+    (info,) = read_kernels(str(LENGTH))
+    loops = {part.name: [s for s in part.body if isinstance(s, For)]
+             for part in info.program.partitions}
+    assert set(loops) == {"producer", "consumer0", "consumer1"}
+    for name, fors in loops.items():
+        assert len(fors) == 1, name
+        assert (str(fors[0].start), str(fors[0].stop)) == ("0", "NP"), name
+
+
 def test_sink_kernel_is_proved_for_every_round_count(capsys):
     code, out, err = _dump(SINK, capsys, "--graph")
     assert code == 0 and "read specialised to BLOCK_H=64, TOPK=2048" in err
@@ -255,8 +322,11 @@ def _compiled(path, name, **constexprs):
 def test_compiles_for_sm90a_without_spills(path, name, cx):
     from tle_compiler.lowering import ptxas_stats
 
-    st = ptxas_stats(_compiled(path, name, **cx))
+    c = _compiled(path, name, **cx)
+    st = ptxas_stats(c)
     assert st["ok"] and (st["spill_stores"], st["spill_loads"]) == (0, 0), st["log"]
+    assert c.metadata.shared <= 232_448  # Hopper's shared memory per block
+    assert re.search(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+224\b", c.asm["ptx"])
 
 
 def _ops(ttgir: str) -> collections.Counter:

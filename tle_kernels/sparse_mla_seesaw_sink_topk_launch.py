@@ -2,7 +2,9 @@
 impl "seesaw" when either is given; without them api.py launches the plain seesaw itself).
 
 - topk_length given (with or without attn_sink): tle_kernels/sparse_mla_seesaw_topk_length.py,
-  one program per (query token, head block) item, each running only its row's K-tile pairs.
+  persistent (one program per SM, or per item when there are fewer items: ``api.launch_args``;
+  ``persistent=False``: one program per item), each program walking only its items' K-tile
+  pairs. No tail split: a piece of a row would need its own length.
 - attn_sink alone: tle_kernels/sparse_mla_seesaw_sink.py, persistent like the plain seesaw (one
   program per SM, ``api.launch_args``), with its last partial wave split into topk pieces
   as the plain seesaw's is (tle_kernels/tail_split.py). A piece must not apply the sink (it would
@@ -29,7 +31,8 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
                      tail_split: bool = True, persistent: bool = True) -> None:
     """One 3-D call into given outputs (validated by api.py). ``run_plain(q, kv, indices, out,
     max_logits, lse)``: a launch of the plain seesaw (api.launch's), for the tail pieces of a
-    sink-only call. ``tail_split`` / ``persistent``: as api.launch's (sink-only calls)."""
+    sink-only call. ``tail_split``: as api.launch's (sink-only calls); ``persistent``: as
+    api.launch's (both kernels)."""
     from . import api
 
     s_q, h_q, _ = q.shape
@@ -37,9 +40,11 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
     if topk_length is not None:
         from . import sparse_mla_seesaw_topk_length as mod
 
-        n_hb = h_q // BLOCK_H
-        mod.sparse_mla_seesaw_topk_length[(s_q * n_hb,)](
-            *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_hb,
+        items = s_q * (h_q // BLOCK_H)
+        programs = api.sm_count(q.device) if persistent else items
+        grid, n_items, n_hb, _ = api.launch_args(s_q, h_q, programs, BLOCK_H)
+        mod.sparse_mla_seesaw_topk_length[grid](
+            *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb,
             lse if attn_sink is None else attn_sink,  # not read without the sink
             topk_length, TOPK=topk, BLOCK_H=BLOCK_H, HAS_SINK=int(attn_sink is not None))
         return

@@ -1,67 +1,125 @@
 """The seesaw SparseMLA prefill with FlashMLA's topk_length ([s_q] int32), and optionally its
-attn_sink (constexpr HAS_SINK): one program per (query token, head block) item.
+attn_sink (constexpr HAS_SINK): persistent, each program walking the K-tile pairs of its items.
 
 Query token s uses only its first n = clamp(topk_length[s], 0, TOPK) index slots; the others are
 invalid (masked, never dereferenced: the producer does not even read their indices, they count as
--1). Per-row early stop: the kernel body reads n once, before ``warp_specialize``, and hands every
-partition NP = ceil(n / 128) K-tile pairs (an odd tile count's partner tile is all slots past n,
-fully masked), so a row runs only the pairs it needs instead of masking all TOPK slots. NP is
-one opaque param for the verifier (a kernel-level integer computed from data), which proves the
-protocol for every value of it, NP = 0 (an empty row: out 0, lse +inf, max_logits -inf) included,
-as for the MLA decode kernels' trip count (docs/decode.md).
+-1). Per-row early stop: item i (query token i // n_hb, head block i % n_hb) owns
+max(1, ceil(n / 128)) K-tile pairs (``mla_decode_parts.request_pairs``: an odd tile count's
+partner tile is all slots past n, fully masked; an empty row still owns one fully masked pair, so
+that its epilogue writes out 0, lse +inf, max_logits -inf), so a row runs only the pairs it needs
+instead of masking all TOPK slots.
 
-The schedule is tle_kernels/sparse_mla_seesaw.py's, word for word, for one item: the producer's
-gathers, the consumers' pair loop (pipes indexed by the pair p), the one-directional max exchange,
-the lazy rescale, the fill and release order and the deadlock argument (its docstring). What
-differs: no item loop (the trip count differs from row to row, and a loop over an opaque param
-may not sit inside another loop for the protocol to be proved for every value of it:
-docs/semantics.md, the cutoff theorem's fragment), so Q goes through its capacity-1 pipe once,
-at index 0, and the launch runs one program per item, s_q * h_q / 64 of them, head blocks of one
-token next to each other (tle_kernels/sparse_mla_seesaw_sink_topk_launch.py). With HAS_SINK the
-epilogue adds exp(attn_sink[h]) to each row's denominator (``sink_normalized`` of
-tle_kernels/sparse_mla_common.py); lse and max_logits stay those of the scores.
+Persistent, as the plain seesaw (tle_kernels/sparse_mla_seesaw.py): program k of P (one per SM,
+or one per item when there are fewer items; ``api.launch_args``) takes items k, k + P, k + 2P,
+... . Their pair counts differ from row to row, so the program cannot loop over items with a
+pair loop inside (a loop over an opaque count may not sit inside another loop for the protocol to
+be proved for every value: docs/semantics.md, the cutoff theorem's fragment). Instead, as the MLA
+decode seesaw walks a batch's requests (tle_kernels/mla_decode_seesaw.py), the program walks the
+flat sequence of its items' pairs with ONE loop ``for p in range(NP)``: the kernel body computes
+NP, the sum of its items' pair counts (``chunk_pairs``: one masked vector load of topk_length
+per 128 items), before ``warp_specialize``, and every partition carries the same walk state (the
+pair's item and the item's pairs left) and advances it identically after an item's last pair
+(the next item's length read with one scalar load; the producer reads it one item ahead, since
+its next pair's index loads need it at once). NP is one opaque param for the verifier, which
+proves the protocol for every value of it (tle-dump: "verified for every value of NP").
 
-Shared memory and registers are the plain seesaw's (230,528 B; [224, 224], the producer 64).
+The schedule is the plain seesaw's, pair for pair: the producer's gathers and fill order, the
+consumers' pair loop (pipes indexed by the pair p), the one-directional max exchange, the lazy
+rescale, the mid-pair releases, consumer0's P1·V1_L left in flight across the back-edge
+(``wgmma_pipeline=True``) and the deadlock argument (its docstring). What the walk changes:
+
+- Q goes through its capacity-1 pipe at every pair (index p): the producer acquires and commits
+  the slot each pair but stages an item's Q rows only at its first pair (the slot keeps them);
+  each consumer waits for it before its QK and releases it right after. So, as in the plain
+  seesaw, the next item's Q is loaded as soon as both consumers finished the current item's last
+  QK, while they finish its last pair.
+- An item ends at the end of its last pair (``left == 0``): each consumer, under one ``if`` that
+  issues no wgmma (so the pairs that skip it keep P1·V1_L in flight: docs/lowering.md), loads the
+  next item's q RoPE tail into registers (its latency hides behind the stores), stores its output
+  half normalised in place (and lse, or max_logits), and starts the next item from nothing.
+- The producer's index loads of a pair come before it acquires the pair's q slot, so their latency
+  hides behind the wait for the consumers' previous QK, as in the plain seesaw behind the wait
+  for kv0.
+
+No item is recomputed (the plain seesaw's short last round repeats the last item); a partial last
+round leaves some programs with one item fewer (the topk_length call has no tail split: a piece
+of a row would need its own length). With HAS_SINK the epilogue adds exp(attn_sink[h]) to each
+row's denominator (``sink_normalized`` of tle_kernels/sparse_mla_common.py); lse and max_logits
+stay those of the scores.
+
+Shared memory and register budgets are the plain seesaw's (230,528 B; [224, 224], the producer
+64).
 """
 
 import triton.language as tl
 
 import tle_compiler as tle
 
+from .mla_decode_parts import SCHED_CHUNK, request_pairs
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
                                 kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of,
                                 sink_normalized, token_of)
-from .sparse_mla_seesaw import seesaw_pipes
+from .sparse_mla_seesaw import q_tail_of, seesaw_pipes
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
 def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                   stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
-                                  stride_o_h, stride_l_s, s_kv, sm_scale, n_hb, attn_sink_ptr,
-                                  topk_length_ptr, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
-                                  HAS_SINK: tl.constexpr):
-    item = tl.program_id(0)                # (query token item // n_hb, head block item % n_hb)
-    # The item's valid slots and its K-tile pairs, read once and shared by every partition.
-    n_valid = tl.minimum(tl.maximum(tl.load(topk_length_ptr + token_of(item, n_hb)), 0), TOPK)
-    NP = (n_valid + 2 * BK - 1) // (2 * BK)
+                                  stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb,
+                                  attn_sink_ptr, topk_length_ptr, TOPK: tl.constexpr,
+                                  BLOCK_H: tl.constexpr, HAS_SINK: tl.constexpr):
+    # This program's K-tile pairs, over all its items k, k + P, ... (k = program_id, P =
+    # programs): one opaque value for the verifier (it proves the protocol for every NP), read
+    # once and shared by every partition.
+    items = (n_items - tl.program_id(0) + tl.num_programs(0) - 1) // tl.num_programs(0)
+    NP = 0
+    for c in range((items + SCHED_CHUNK - 1) // SCHED_CHUNK):
+        NP += chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK)
+    # The walk's state at the first pair: the program's first item, its valid slots and pairs.
+    n0 = item_length(topk_length_ptr, tl.program_id(0), n_items, n_hb, TOPK)
+    left0 = request_pairs(n0)
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, item, n_hb, n_valid, NP, BLOCK_H)),
+                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
+                     TOPK, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, item, n_hb, NP, BLOCK_H, HAS_SINK)),
+                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H,
+                      HAS_SINK)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, item, n_hb, NP, BLOCK_H, HAS_SINK))],
+                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H,
+                      HAS_SINK))],
         [4, 4],
         [224, 224])
 
 
+def item_length(topk_length_ptr, item, n_items, n_hb, TOPK: tl.constexpr):
+    """The valid slots n = clamp(topk_length[token], 0, TOPK) of work ``item`` (a scalar or a
+    block of items); 0 for an item past the last, whose address is clamped to the last item's
+    token so that nothing out of bounds is read."""
+    last = tl.minimum(item, n_items - 1)
+    n = tl.load(topk_length_ptr + token_of(last, n_hb), mask=item < n_items, other=0)
+    return tl.minimum(tl.maximum(n, 0), TOPK)
+
+
+def chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK: tl.constexpr):
+    """The K-tile pairs of this program's items c * SCHED_CHUNK .. c * SCHED_CHUNK +
+    SCHED_CHUNK - 1 (its items are k, k + P, ...: k = program_id, P = programs), the sum of their
+    ``request_pairs``, read as one masked vector."""
+    item = tl.program_id(0) + (c * SCHED_CHUNK + tl.arange(0, SCHED_CHUNK)) * tl.num_programs(0)
+    n = item_length(topk_length_ptr, item, n_items, n_hb, TOPK)
+    return tl.sum(tl.where(item < n_items, request_pairs(n), 0), 0)
+
+
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-             idx_ptr, stride_idx_s, s_kv, item, n_hb, n_valid, NP, BLOCK_H: tl.constexpr):
+             idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
+             TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+    """Per pair: the item's Q at its first pair, then the K pieces kv0, kv1, kv0r, kv1l of its
+    tiles 2pp and 2pp + 1 (pp the pair's index in the item)."""
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
@@ -71,24 +129,33 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
     w0r = kv0r.writer()
     w1 = kv1.writer()
     w1l = kv1l.writer()
-    pid_s = token_of(item, n_hb)
-    h0 = head0_of(item, n_hb, BLOCK_H)
-    q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
-    idx_row = idx_ptr + pid_s * stride_idx_s
-    slot = qw.acquire(0)
-    tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
-    tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
-    qw.commit(0)
+    item = tl.program_id(0)  # the walk: pair p's item, its valid slots, the pair's index pp in it
+    n_valid = n0             # and the item's pairs left from pair p on
+    pp = 0
+    left = left0
+    # the next item's valid slots, read one item ahead: its first pair's index loads need them
+    n_next = item_length(topk_length_ptr, item + tl.num_programs(0), n_items, n_hb, TOPK)
     for p in range(NP):
+        pid_s = token_of(item, n_hb)
+        idx_row = idx_ptr + pid_s * stride_idx_s
         # slots at or past n_valid are not read: index -1, invalid
-        slots0 = (2 * p) * BK + offs_k
-        slots1 = (2 * p + 1) * BK + offs_k
+        slots0 = (2 * pp) * BK + offs_k
+        slots1 = (2 * pp + 1) * BK + offs_k
         t0 = tl.load(idx_row + slots0, mask=slots0 < n_valid, other=-1)
         t1 = tl.load(idx_row + slots1, mask=slots1 < n_valid, other=-1)
         valid0 = index_valid(t0, s_kv)
         valid1 = index_valid(t1, s_kv)
         rows0 = kv_rows(kv_ptr, stride_kv_s, t0, valid0)
         rows1 = kv_rows(kv_ptr, stride_kv_s, t1, valid1)
+
+        # Q rows are staged at the item's first pair only: the slot keeps them while it goes on.
+        slot = qw.acquire(p)
+        if pp == 0:
+            h0 = head0_of(item, n_hb, BLOCK_H)
+            q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
+            tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
+            tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
+        qw.commit(p)
 
         slot = w0.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
@@ -116,18 +183,21 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
                  tl.load(rows1 + offs_d[None, :], mask=valid1[:, None], other=0.0))
         w1l.commit(p)
 
-
-def q_tail_at(q_ptr, stride_q_s, stride_q_h, item, n_hb, BLOCK_H: tl.constexpr):
-    """q's RoPE tail [BLOCK_H, D_TAIL] of work ``item``, which each consumer keeps in registers as
-    the A operand of its tail dot."""
-    rows = (q_ptr + token_of(item, n_hb) * stride_q_s
-            + (head0_of(item, n_hb, BLOCK_H) + tl.arange(0, BLOCK_H)[:, None]) * stride_q_h)
-    return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :])
+        pp = pp + 1
+        left = left - 1
+        if left == 0:  # the item's last pair: the walk goes on to the program's next item
+            item = item + tl.num_programs(0)
+            n_valid = n_next
+            pp = 0
+            left = request_pairs(n_valid)
+            n_next = item_length(topk_length_ptr, item + tl.num_programs(0), n_items, n_hb,
+                                 TOPK)
 
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-              out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, item,
-              n_hb, NP, BLOCK_H: tl.constexpr, HAS_SINK: tl.constexpr):
+              out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr,
+              sm_scale, n_items, n_hb, NP, left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
+              HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -139,19 +209,20 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     mr = max1.reader()
     pw = prob0.writer()
     pr = prob1.reader()
-    q_tail = q_tail_at(q_ptr, stride_q_s, stride_q_h, item, n_hb, BLOCK_H)
-    pid_s = token_of(item, n_hb)
-    h0 = head0_of(item, n_hb, BLOCK_H)
-    qres = qr.wait(0)
+    item = tl.program_id(0)  # the walk (as the producer's): pair p's item and its pairs left
+    left = left0
+    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
     for p in range(NP):
+        qres = qr.wait(p)
         k0 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
         s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
         if p > 0:
+            # the previous pair's P1·V1_L was left in flight; it is queued before this QK
             pr.release(p - 1)
             peer.release(p - 1)
         k0r = own_r.wait(p)
@@ -160,6 +231,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         valid = tl.load(tle.gpu.local_ptr(k0.slot.valid)) != 0
         s = tl.where(valid[None, :], s, float("-inf"))
         own_r.release(p)
+        qr.release(p)
 
         mx0 = tl.max(s, 1) * qk_scale
         mslot = mw.acquire(p)
@@ -193,23 +265,36 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 
         l_i = (l_i * alpha0 + sum0) * beta + sum1
         ref = r_new
+        left = left - 1
+        if left == 0:
+            # the item's last pair: store its half (normalised in place, so no second
+            # accumulator's registers) and start the program's next item from nothing; the next
+            # item's q tail is loaded first, so its latency hides behind the stores
+            pid_s = token_of(item, n_hb)
+            h0 = head0_of(item, n_hb, BLOCK_H)
+            item = item + tl.num_programs(0)
+            left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
+            q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+            if HAS_SINK:  # exp(attn_sink[h]) joins each row's denominator
+                acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+            else:
+                acc = normalized(acc, l_i)
+            out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
+            tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :],
+                     acc.to(tl.bfloat16))
+            tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h, lse_of(l_i, ref))
+            acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+            ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
+            l_i = tl.zeros([BLOCK_H], tl.float32)
     if NP > 0:
         pr.release(NP - 1)
         peer.release(NP - 1)
-    qr.release(0)
-    if HAS_SINK:
-        out = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
-    else:
-        out = normalized(acc, l_i)
-    out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
-    tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
-    tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h,
-             lse_of(l_i, ref))
 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-              out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, item,
-              n_hb, NP, BLOCK_H: tl.constexpr, HAS_SINK: tl.constexpr):
+              out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr,
+              sm_scale, n_items, n_hb, NP, left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
+              HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -221,15 +306,15 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     mr = max0.reader()
     pw = prob1.writer()
     pr = prob0.reader()
-    q_tail = q_tail_at(q_ptr, stride_q_s, stride_q_h, item, n_hb, BLOCK_H)
-    pid_s = token_of(item, n_hb)
-    h0 = head0_of(item, n_hb, BLOCK_H)
-    qres = qr.wait(0)
+    item = tl.program_id(0)  # the walk (as the producer's): pair p's item and its pairs left
+    left = left0
+    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
     for p in range(NP):
+        qres = qr.wait(p)
         k1 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
@@ -240,6 +325,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         valid = tl.load(tle.gpu.local_ptr(k1.slot.valid)) != 0
         s = tl.where(valid[None, :], s, float("-inf"))
         own_l.release(p)
+        qr.release(p)
 
         mx1 = tl.max(s, 1) * qk_scale
         mres = mr.wait(p)
@@ -276,15 +362,25 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 
         l_i = (l_i * alpha0 + sum0) * beta + sum1
         ref = r_new
-    qr.release(0)
-    if HAS_SINK:
-        out = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
-    else:
-        out = normalized(acc, l_i)
-    out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
-    tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
-             out.to(tl.bfloat16))
-    tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
+        left = left - 1
+        if left == 0:  # the item's last pair: as consumer0's, with max_logits for lse
+            pid_s = token_of(item, n_hb)
+            h0 = head0_of(item, n_hb, BLOCK_H)
+            item = item + tl.num_programs(0)
+            left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
+            q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+            if HAS_SINK:
+                acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+            else:
+                acc = normalized(acc, l_i)
+            out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
+            tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
+                     acc.to(tl.bfloat16))
+            tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
+            acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+            m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
+            ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
+            l_i = tl.zeros([BLOCK_H], tl.float32)
 
 
 DEFAULT_CONFIG = {
@@ -296,11 +392,11 @@ DEFAULT_CONFIG = {
         "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
-        "s_kv": "i32", "sm_scale": "fp32", "n_hb": "i32",
+        "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
         "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr", "HAS_SINK": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 128
     "num_warps": 4,                  # the producer (default partition)
-    "grid": ("items",),              # s_q * h_q / BLOCK_H programs
+    "grid": ("programs",),           # min(items, SMs) persistent programs (api.launch_args)
 }

@@ -12,6 +12,7 @@ D_MAIN = gl.constexpr(512)
 D_TAIL = gl.constexpr(64)
 LN2 = gl.constexpr(0.6931471805599453)
 LOG2E = gl.constexpr(1.4426950408889634)
+SCHED_CHUNK = gl.constexpr(128)
 TAU = gl.constexpr(8.0)
 
 @gluon.jit
@@ -38,23 +39,32 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, item, n_hb, n_valid, NP, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
+    TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    pid_s = (item // n_hb).to(gl.int64)
-    h0 = ((item % n_hb) * BLOCK_H)
-    q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
-    idx_row = (idx_ptr + (pid_s * stride_idx_s))
-    mbarrier.wait(q_empty0.index(0), ((0) & 1) ^ 1)
-    async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-    async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-    async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
+    item = gl.program_id(0)
+    n_valid = n0
+    pp = 0
+    left = left0
+    _t26 = gl.num_programs(0)
+    _item_length27_item = (item + _t26)
+    _item_length27__t28 = gl.minimum(_item_length27_item, (n_items - 1))
+    _item_length27_last = _item_length27__t28
+    _token_of29__t30 = (_item_length27_last // n_hb).to(gl.int64)
+    _item_length27__t31 = gl.load((topk_length_ptr + _token_of29__t30), mask=(_item_length27_item < n_items), other=0)
+    _item_length27_n = _item_length27__t31
+    _item_length27__t32 = gl.maximum(_item_length27_n, 0)
+    _item_length27__t33 = gl.minimum(_item_length27__t32, TOPK)
+    n_next = _item_length27__t33
     for p in range(NP):
-        slots0 = (((2 * p) * BK) + gl.arange(0, BK, layout=L1))
-        slots1 = ((((2 * p) + 1) * BK) + gl.arange(0, BK, layout=L1))
+        pid_s = (item // n_hb).to(gl.int64)
+        idx_row = (idx_ptr + (pid_s * stride_idx_s))
+        slots0 = (((2 * pp) * BK) + gl.arange(0, BK, layout=L1))
+        slots1 = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L1))
         _v1 = gl.load((idx_row + slots0), mask=(slots0 < n_valid), other=(-1))
         t0 = _v1
         _v2 = gl.load((idx_row + slots1), mask=(slots1 < n_valid), other=(-1))
@@ -63,6 +73,13 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         valid1 = ((t1 >= 0) & (t1 < s_kv))
         rows0 = (kv_ptr + (gl.where(valid0, t0, 0).to(gl.int64)[:, None] * stride_kv_s))
         rows1 = (kv_ptr + (gl.where(valid1, t1, 0).to(gl.int64)[:, None] * stride_kv_s))
+        mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
+        if (pp == 0):
+            h0 = ((item % n_hb) * BLOCK_H)
+            q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
+            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+        async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
         async_copy.async_copy_global_to_shared(kv0_kv_l.index(0), (rows0 + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
         async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((rows0 + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
@@ -83,11 +100,29 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         mbarrier.wait(kv1l_empty0.index(0), ((p) & 1) ^ 1)
         async_copy.async_copy_global_to_shared(kv1l_kv_l.index(0), (rows1 + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(kv1l_full0.index(0), increment_count=False)
+        pp = (pp + 1)
+        left = (left - 1)
+        if (left == 0):
+            item = (item + gl.num_programs(0))
+            n_valid = n_next
+            pp = 0
+            left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
+            _t41 = gl.num_programs(0)
+            _item_length42_item = (item + _t41)
+            _item_length42__t43 = gl.minimum(_item_length42_item, (n_items - 1))
+            _item_length42_last = _item_length42__t43
+            _token_of44__t45 = (_item_length42_last // n_hb).to(gl.int64)
+            _item_length42__t46 = gl.load((topk_length_ptr + _token_of44__t45), mask=(_item_length42_item < n_items), other=0)
+            _item_length42_n = _item_length42__t46
+            _item_length42__t47 = gl.maximum(_item_length42_n, 0)
+            _item_length42__t48 = gl.minimum(_item_length42__t47, TOPK)
+            n_next = _item_length42__t48
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, item, n_hb, NP, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
+    TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
     HAS_SINK: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
@@ -102,20 +137,23 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _token_of10__t11 = (item // n_hb).to(gl.int64)
-    _q_tail_at9_rows = ((q_ptr + (_token_of10__t11 * stride_q_s)) + ((((item % n_hb) * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_at9_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_at9__t17 = _v1
-    q_tail = _q_tail_at9__t17
-    pid_s = (item // n_hb).to(gl.int64)
-    h0 = ((item % n_hb) * BLOCK_H)
-    mbarrier.wait(q_full0.index(0), (0) & 1)
-    fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+    item = gl.program_id(0)
+    left = left0
+    _q_tail_of49__t50 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of49_item = _q_tail_of49__t50
+    _q_tail_of49_h0 = ((_q_tail_of49_item % n_hb) * BLOCK_H)
+    _token_of52__t53 = (_q_tail_of49_item // n_hb).to(gl.int64)
+    _q_tail_of49_rows = ((q_ptr + (_token_of52__t53 * stride_q_s)) + ((_q_tail_of49_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of49_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of49__t58 = _v1
+    q_tail = _q_tail_of49__t58
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
     acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
+        mbarrier.wait(q_full0.index(0), (p) & 1)
+        fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
@@ -138,6 +176,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
         acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
         s = gl.where(valid[None, :], s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
+        mbarrier.arrive(q_empty0.index(0), count=1)
         mx0 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_empty0.index(0), ((p) & 1) ^ 1)
         max0_m.index(0).store(mx0)
@@ -175,31 +214,62 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
         sum1 = _v12
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
+        left = (left - 1)
+        if (left == 0):
+            pid_s = (item // n_hb).to(gl.int64)
+            h0 = ((item % n_hb) * BLOCK_H)
+            item = (item + gl.num_programs(0))
+            _item_length65__t66 = gl.minimum(item, (n_items - 1))
+            _item_length65_last = _item_length65__t66
+            _token_of67__t68 = (_item_length65_last // n_hb).to(gl.int64)
+            _item_length65__t69 = gl.load((topk_length_ptr + _token_of67__t68), mask=(item < n_items), other=0)
+            _item_length65_n = _item_length65__t69
+            _item_length65__t70 = gl.maximum(_item_length65_n, 0)
+            _item_length65__t71 = gl.minimum(_item_length65__t70, TOPK)
+            _request_pairs72__t73 = gl.maximum((((((_item_length65__t71 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs72__t73
+            _q_tail_of74__t75 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of74_item = _q_tail_of74__t75
+            _q_tail_of74_h0 = ((_q_tail_of74_item % n_hb) * BLOCK_H)
+            _token_of77__t78 = (_q_tail_of74_item // n_hb).to(gl.int64)
+            _q_tail_of74_rows = ((q_ptr + (_token_of77__t78 * stride_q_s)) + ((_q_tail_of74_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+            _v13 = gl.load(((_q_tail_of74_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+            _q_tail_of74__t83 = _v13
+            q_tail = _q_tail_of74__t83
+            if HAS_SINK:
+                _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
+                _sink_normalized84__t86 = _v14
+                _sink_normalized84_sink = (_sink_normalized84__t86 * LOG2E)
+                _sink_normalized84__t87 = gl.exp2((_sink_normalized84_sink - ref))
+                _sink_normalized84__t88 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized84__t87)), 0.0)
+                _sink_normalized84_inv = _sink_normalized84__t88
+                acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
+                _sink_normalized84_ret = (acc * gl.convert_layout(_sink_normalized84_inv[:, None], L4))
+                acc = _sink_normalized84_ret
+                acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
+            else:
+                _normalized89_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
+                acc = (acc * gl.convert_layout(_normalized89_inv_l[:, None], L4))
+                acc = warpgroup_mma_init(acc)  # the else branch keeps the wgmmas in flight at the if
+            out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
+            acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
+            _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
+            acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
     acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-    mbarrier.arrive(q_empty0.index(0), count=1)
-    if HAS_SINK:
-        _v13 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized24__t26 = _v13
-        _sink_normalized24_sink = (_sink_normalized24__t26 * LOG2E)
-        _sink_normalized24__t27 = gl.exp2((_sink_normalized24_sink - ref))
-        _sink_normalized24__t28 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized24__t27)), 0.0)
-        _sink_normalized24_inv = _sink_normalized24__t28
-        _sink_normalized24_ret = (acc * gl.convert_layout(_sink_normalized24_inv[:, None], L4))
-        out = _sink_normalized24_ret
-    else:
-        _normalized29_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized29_inv_l[:, None], L4))
-    out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-    _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-    gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, item, n_hb, NP, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
+    TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
     HAS_SINK: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
@@ -214,20 +284,23 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _token_of32__t33 = (item // n_hb).to(gl.int64)
-    _q_tail_at31_rows = ((q_ptr + (_token_of32__t33 * stride_q_s)) + ((((item % n_hb) * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_at31_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_at31__t39 = _v1
-    q_tail = _q_tail_at31__t39
-    pid_s = (item // n_hb).to(gl.int64)
-    h0 = ((item % n_hb) * BLOCK_H)
-    mbarrier.wait(q_full0.index(0), (0) & 1)
-    fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+    item = gl.program_id(0)
+    left = left0
+    _q_tail_of91__t92 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of91_item = _q_tail_of91__t92
+    _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
+    _token_of94__t95 = (_q_tail_of91_item // n_hb).to(gl.int64)
+    _q_tail_of91_rows = ((q_ptr + (_token_of94__t95 * stride_q_s)) + ((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+    _v1 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+    _q_tail_of91__t100 = _v1
+    q_tail = _q_tail_of91__t100
     m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
     for p in range(NP):
+        mbarrier.wait(q_full0.index(0), (p) & 1)
+        fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
@@ -245,6 +318,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
         s = gl.where(valid[None, :], s, float('-inf'))
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
+        mbarrier.arrive(q_empty0.index(0), count=1)
         mx1 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_full0.index(0), (p) & 1)
         _v8 = max0_m.index(0).load(L3)
@@ -287,29 +361,81 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
-    mbarrier.arrive(q_empty0.index(0), count=1)
-    if HAS_SINK:
-        _v13 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized47__t49 = _v13
-        _sink_normalized47_sink = (_sink_normalized47__t49 * LOG2E)
-        _sink_normalized47__t50 = gl.exp2((_sink_normalized47_sink - ref))
-        _sink_normalized47__t51 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized47__t50)), 0.0)
-        _sink_normalized47_inv = _sink_normalized47__t51
-        _sink_normalized47_ret = (acc * gl.convert_layout(_sink_normalized47_inv[:, None], L4))
-        out = _sink_normalized47_ret
-    else:
-        _normalized52_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized52_inv_l[:, None], L4))
-    out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-    _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-    gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+        left = (left - 1)
+        if (left == 0):
+            pid_s = (item // n_hb).to(gl.int64)
+            h0 = ((item % n_hb) * BLOCK_H)
+            item = (item + gl.num_programs(0))
+            _item_length108__t109 = gl.minimum(item, (n_items - 1))
+            _item_length108_last = _item_length108__t109
+            _token_of110__t111 = (_item_length108_last // n_hb).to(gl.int64)
+            _item_length108__t112 = gl.load((topk_length_ptr + _token_of110__t111), mask=(item < n_items), other=0)
+            _item_length108_n = _item_length108__t112
+            _item_length108__t113 = gl.maximum(_item_length108_n, 0)
+            _item_length108__t114 = gl.minimum(_item_length108__t113, TOPK)
+            _request_pairs115__t116 = gl.maximum((((((_item_length108__t114 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs115__t116
+            _q_tail_of117__t118 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of117_item = _q_tail_of117__t118
+            _q_tail_of117_h0 = ((_q_tail_of117_item % n_hb) * BLOCK_H)
+            _token_of120__t121 = (_q_tail_of117_item // n_hb).to(gl.int64)
+            _q_tail_of117_rows = ((q_ptr + (_token_of120__t121 * stride_q_s)) + ((_q_tail_of117_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
+            _v13 = gl.load(((_q_tail_of117_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
+            _q_tail_of117__t126 = _v13
+            q_tail = _q_tail_of117__t126
+            if HAS_SINK:
+                _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
+                _sink_normalized127__t129 = _v14
+                _sink_normalized127_sink = (_sink_normalized127__t129 * LOG2E)
+                _sink_normalized127__t130 = gl.exp2((_sink_normalized127_sink - ref))
+                _sink_normalized127__t131 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized127__t130)), 0.0)
+                _sink_normalized127_inv = _sink_normalized127__t131
+                _sink_normalized127_ret = (acc * gl.convert_layout(_sink_normalized127_inv[:, None], L4))
+                acc = _sink_normalized127_ret
+            else:
+                _normalized132_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized132_inv_l[:, None], L4))
+            out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
+            _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
+            m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
 
 
 @gluon.jit
-def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_hb, attn_sink_ptr, topk_length_ptr, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
-    item = gl.program_id(0)
-    n_valid = gl.minimum(gl.maximum(gl.load((topk_length_ptr + (item // n_hb).to(gl.int64))), 0), TOPK)
-    NP = (((n_valid + (2 * BK)) - 1) // (2 * BK))
+def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
+    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    items = ((((n_items - gl.program_id(0)) + gl.num_programs(0)) - 1) // gl.num_programs(0))
+    NP = 0
+    for c in range((((items + SCHED_CHUNK) - 1) // SCHED_CHUNK)):
+        _chunk_pairs1__t2 = gl.program_id(0)
+        _chunk_pairs1__t4 = gl.num_programs(0)
+        _chunk_pairs1_item = (_chunk_pairs1__t2 + (((c * SCHED_CHUNK) + gl.arange(0, SCHED_CHUNK, layout=L0)) * _chunk_pairs1__t4))
+        _item_length5__t6 = gl.minimum(_chunk_pairs1_item, (n_items - 1))
+        _item_length5_last = _item_length5__t6
+        _token_of7__t8 = (_item_length5_last // n_hb).to(gl.int64)
+        _v1 = gl.load((topk_length_ptr + _token_of7__t8), mask=(_chunk_pairs1_item < n_items), other=0)
+        _item_length5__t9 = _v1
+        _item_length5_n = _item_length5__t9
+        _item_length5__t10 = gl.maximum(_item_length5_n, 0)
+        _item_length5__t11 = gl.minimum(_item_length5__t10, TOPK)
+        _chunk_pairs1_n = _item_length5__t11
+        _request_pairs12__t13 = gl.maximum((((((_chunk_pairs1_n + BK) - 1) // BK) + 1) // 2), 1)
+        _chunk_pairs1__t14 = gl.where((_chunk_pairs1_item < n_items), _request_pairs12__t13, 0)
+        _chunk_pairs1__t15 = gl.sum(_chunk_pairs1__t14, 0)
+        NP = (NP + _chunk_pairs1__t15)
+    _t16 = gl.program_id(0)
+    _item_length17__t18 = gl.minimum(_t16, (n_items - 1))
+    _item_length17_last = _item_length17__t18
+    _token_of19__t20 = (_item_length17_last // n_hb).to(gl.int64)
+    _item_length17__t21 = gl.load((topk_length_ptr + _token_of19__t20), mask=(_t16 < n_items), other=0)
+    _item_length17_n = _item_length17__t21
+    _item_length17__t22 = gl.maximum(_item_length17_n, 0)
+    _item_length17__t23 = gl.minimum(_item_length17__t22, TOPK)
+    n0 = _item_length17__t23
+    left0 = gl.maximum((((((n0 + BK) - 1) // BK) + 1) // 2), 1)
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     q_q_r = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -374,7 +500,7 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, item, n_hb, n_valid, NP, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, sm_scale, item, n_hb, NP, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, sm_scale, item, n_hb, NP, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])
