@@ -313,6 +313,8 @@ worst = 0.0
 for s_q, h, topk, s_kv, d, sink, tlen in [(6, 16, 64, 64, 576, False, False),
                                           (6, 48, 128, 300, 576, True, True),
                                           (6, 32, 100, 50, 512, False, True),
+                                          (5, 8, 64, 90, 576, True, True),
+                                          (4, 5, 64, 70, 512, True, False),
                                           (4, 128, 128, 1000, 576, True, False)]:
     g = torch.Generator().manual_seed(s_q + h)
     q = torch.randn(s_q, h, d, generator=g) / 10
