@@ -1,10 +1,12 @@
 """The seesaw SparseMLA prefill with attn_sink and topk_length on the GPU, against the fp32 reference
 (tle_kernels/sparse_mla_seesaw_sink.py, sparse_mla_seesaw_topk_length.py, launched by
 sparse_mla_seesaw_sink_topk_launch.py): the headline shape family (H = 128, topk = 2048, the
-benchmark's inputs) with a sink, per-row topk_length and both; a sink with the last wave split
-into pieces; topk_length = topk everywhere against the plain seesaw; the batched layout; CUDA graph
-capture with the lengths changed between replays. Tolerances and NaN-poisoned outputs as
-tests/gpu/test_sparse_mla.py.
+benchmark's inputs) with a sink, per-row topk_length and both; the topk_length kernel's walk over
+rows of mixed lengths (0, 1, 63, 64, 127, 128, 129, topk, with slots past a row's length naming
+NaN kv rows) on more items than SMs, fewer, 7 programs walking ~170 items each, and one program
+per item; a sink with the last wave split into pieces; topk_length = topk everywhere against the
+plain seesaw; the batched layout; CUDA graph capture with the lengths changed between replays.
+Tolerances and NaN-poisoned outputs as tests/gpu/test_sparse_mla.py.
 
     python3 -m pytest -q -m gpu tests/gpu/test_seesaw_sink_topk.py
 """
@@ -69,6 +71,45 @@ def test_headline_family_against_the_reference(s_q, s_kv, case):
         assert torch.isneginf(ml[empty]).all()
 
 
+WALK_LENGTHS = [0, 1, 63, 64, 127, 128, 129, 2048]
+# how the topk_length kernel is launched: (s_q at H = 128, SMs the launch sees (None: the
+# device's), persistent)
+WALKS = {"more_items_than_sms": (600, None, True), "fewer_items_than_sms": (24, None, True),
+         "7_programs": (600, 7, True), "one_program_per_item": (600, None, False)}
+
+
+def walk_case(s_q, topk, seed):
+    """Inputs whose row lengths cycle through WALK_LENGTHS (topk for 2048) in an order that
+    gives neighbouring items different lengths, and whose slots at or past a row's length name a
+    NaN kv row: a slot the kernel reads or uses past the length makes its row NaN."""
+    q, kv, idx = make_case(s_q, 128, topk, 8192, seed=seed)
+    nan_row = kv.shape[0]
+    idx[idx == nan_row] = nan_row + 1  # the invalid index s_kv stays s_kv of the longer kv
+    kv = torch.cat([kv, torch.full_like(kv[:1], float("nan"))])
+    tlen = torch.tensor([min(WALK_LENGTHS[(5 * s) % len(WALK_LENGTHS)], topk)
+                         for s in range(s_q)], device="cuda", dtype=torch.int32)
+    past = torch.arange(topk, device="cuda")[None, :] >= tlen[:, None]
+    idx[:, 0][past] = nan_row
+    return q, kv, idx, tlen
+
+
+@pytest.mark.parametrize("walk", list(WALKS))
+@pytest.mark.parametrize("with_sink", [False, True], ids=["topk_length", "topk_length+sink"])
+def test_topk_length_walk_over_rows_of_mixed_lengths(walk, with_sink, monkeypatch):
+    s_q, sms, persistent = WALKS[walk]
+    if sms is not None:
+        monkeypatch.setattr(api, "sm_count", lambda device: sms)
+    q, kv, idx, tlen = walk_case(s_q, 2048, seed=110 + s_q)
+    sink = hostile_sink(128, seed=7) if with_sink else None
+    want = K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink, topk_length=tlen)
+    got = seesaw(q, kv, idx, sink, tlen, persistent=persistent)
+    compare(got, want, f"{walk}, sink={with_sink}")
+    out, ml, lse = got
+    empty = tlen <= 0
+    assert (out[empty] == 0).all() and torch.isposinf(lse[empty]).all()
+    assert torch.isneginf(ml[empty]).all()
+
+
 def test_sink_with_the_last_wave_split():
     """s_q = SMs/2 + 4 at H = 128: the persistent sink kernel runs the full wave, the tail tokens
     run as plain-seesaw topk pieces, merged, then scaled by the sink once."""
@@ -88,7 +129,8 @@ def test_sink_with_the_last_wave_split():
 
 
 def test_full_topk_length_is_the_plain_seesaw():
-    """topk_length = topk everywhere: the per-item kernel computes what the plain seesaw does."""
+    """topk_length = topk everywhere: the topk_length kernel computes what the plain seesaw
+    does."""
     q, kv, idx = make_case(64, 128, 2048, 8192, seed=71)
     tlen = torch.full((64,), 2048, device="cuda", dtype=torch.int32)
     plain = poisoned(q)
