@@ -590,6 +590,9 @@ class Walker:
             return Aff(-a, self.is_runtime(v))
         if a is not None and e.op == "+":
             return Aff(a, self.is_runtime(v))
+        if isinstance(v, Data) and v.shared and v.view == "loaded":
+            # `-k` of a loaded slot tile: a matrix multiply may still read k from shared memory
+            return replace(v, node=e, key=None, hint=None, why=None)
         return Data(node=e)
 
     def _e_BinOp(self, e: K.BinOp) -> Value:
@@ -746,6 +749,11 @@ class Walker:
             self.reject_handles(rest, kwargs, e, f"{self.src(e.args[0])}.to")
             self.opaque_access([*rest, *kwargs.values()], f"{self.src(e.args[0])}.to", e,
                                loaded=True)
+            if isinstance(recv, Data) and recv.shared:
+                # the converted tile (or pointer) is still a view of the slot: the lowering feeds
+                # a matrix multiply from shared memory through a conversion, and a store through
+                # a converted pointer writes the slot
+                return replace(recv, node=e, key=None, hint=None, why=None)
             return Data(node=e)
         if e.name == "tle.assume":
             raise self.err(ASSUME_WHERE, e, check="bad-assume")
@@ -823,6 +831,9 @@ class Walker:
         # another module may do anything with what it gets, so every view is an access there
         known = triton or path.startswith(("builtins.", "tle."))
         self.opaque_access([*args, *kwargs.values()], op, node, loaded=not known)
+        through = self.view_through(args, kwargs, triton)
+        if through is not None:
+            return replace(through, node=node)
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
@@ -832,6 +843,26 @@ class Walker:
                     self.k.known[key] = KNOWN_DOMAINS[name]
                 return Data(node=node, key=key, runtime=rt)
         return Data(node=node)
+
+    @staticmethod
+    def view_through(args: list, kwargs: dict, triton: bool) -> Optional[Data]:
+        """What a function the walker does not model gives back of the shared-memory views it
+        receives: a pointer (or buffer) view passed in may come back (``tl.multiple_of(p, 16)``,
+        ``tl.where(m, p, q)``), so the result views every slot and buffer the pointers passed in
+        view, and a store through it is a write of them; a tl function of one loaded slot tile
+        (``tl.exp(k)``) may be that tile to the lowering, which feeds a matrix multiply from
+        shared memory, so it stays a view of the tile. None when nothing is passed through."""
+        values = [*args, *kwargs.values()]
+        ptrs = [v for v in values if isinstance(v, Data) and v.shared and v.view != "loaded"]
+        if ptrs:
+            view = "pointer" if any(v.view == "pointer" for v in ptrs) else "buffer"
+            return Data(view=view, fields=frozenset().union(*(v.fields for v in ptrs)),
+                        slots=frozenset().union(*(v.slots for v in ptrs)),
+                        buffers=frozenset().union(*(v.buffers for v in ptrs)),
+                        lost=next((v.lost for v in ptrs if v.lost is not None), None))
+        if triton and len(values) == 1 and isinstance(values[0], Data) and values[0].shared:
+            return replace(values[0], key=None, hint=None, why=None)
+        return None
 
     # -- shared-memory views and slot accesses --------------------------------------------------
     def local_ptr(self, buf: Optional[Value], node) -> Value:
