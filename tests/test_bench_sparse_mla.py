@@ -2,7 +2,9 @@
 and ``main --case d512 --check`` end to end with the GPU pieces stood in for (inputs on the CPU,
 a launch that writes the reference's result or NaN, a fixed time): it checks and times the
 implementations that take d_qk = 512 on 512-wide rows, at 1/sqrt(512), counting 512 + 512 dims,
-and says that no FlashMLA anchor runs at that width."""
+and says that no FlashMLA anchor runs at that width; ``--case h16 / h32`` runs H 16 / 32 at SKV
+32K and ``--check`` states the head-count bar (>= 2x naive, above FlashMLA padded to 64 heads) as
+met or not met from the run's own timings."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from tle_kernels.reference import make_inputs, sparse_mla_reference  # noqa: E40
 
 def test_case_widths_and_flops():
     assert "d512" in B.CASES
-    assert [B.case_d_qk(c) for c in B.CASES] == [576, 576, 576, 512]
+    assert [B.case_d_qk(c) for c in B.CASES] == [576, 576, 576, 512, 576, 576]
     assert B.flops(4096, 128, 2048) == 2 * 4096 * 128 * 2048 * 1088
     assert B.flops(4096, 128, 2048, 512) == 2 * 4096 * 128 * 2048 * 1024
     assert B.case_args("d512", 8, 64, 128) == {} and B.case_args("plain", 8, 64, 128) == {}
@@ -88,3 +90,62 @@ def test_main_fails_when_the_d512_check_fails(cpu_stand_ins, tmp_path, capsys):
     check = json.loads(js.read_text())["check"]
     assert not any(per["seesaw"]["ok"] for per in check.values())
     assert all(per["naive"]["ok"] for per in check.values())
+
+
+# --------------------------------------------------------------- the tensor-parallel head counts
+
+def row(tflops):
+    return dict(tflops=tflops)
+
+
+def test_head_count_bars_from_the_run():
+    table = {(32768, "naive"): row(138.0), (32768, "seesaw"): row(290.0),
+             (8192, "seesaw"): row(999.0)}
+    (bar,) = B.head_count_bars(table, 16, 4096, 2048, 576, "h16")
+    assert bar["over_naive"] == pytest.approx(290 / 138) and bar["over_naive_met"]
+    assert bar["over_flashmla_padded_met"] and bar["flashmla_padded_tflops"] == 142.0
+    (bar,) = B.head_count_bars(table, 32, 4096, 2048, 576, "plain")
+    assert bar["over_naive_met"] and bar["over_flashmla_padded_met"]  # 290 > 267
+    table[(32768, "seesaw")] = row(150.0)
+    (bar,) = B.head_count_bars(table, 32, 4096, 2048, 576, "h32")
+    assert not bar["over_naive_met"] and not bar["over_flashmla_padded_met"]
+    (line,) = B.bar_lines([bar])
+    assert line == ("bar h_q=32 skv=32768: seesaw 150.0 TFLOP/s = 1.09x naive (138.0), bar >= 2x "
+                    "naive: not met; FlashMLA padded to 64 heads 267 (recorded), bar above it: "
+                    "not met")
+    del table[(32768, "naive")]
+    (bar,) = B.head_count_bars(table, 16, 4096, 2048, 576, "h16")
+    assert bar["over_naive"] is None and not bar["over_naive_met"]
+    assert "no naive timing in this run" in B.bar_lines([bar])[0]
+    # other shapes, features or head counts have no such bar
+    for args in ((64, 4096, 2048, 576, "plain"), (16, 1024, 2048, 576, "h16"),
+                 (16, 4096, 1024, 576, "h16"), (16, 4096, 2048, 512, "d512"),
+                 (16, 4096, 2048, 576, "sink")):
+        assert B.head_count_bars(table, *args) == []
+    assert B.head_count_bars({(8192, "seesaw"): row(1.0)}, 16, 4096, 2048, 576, "h16") == []
+
+
+def test_main_h16_times_16_heads_at_32k_and_states_the_bar(cpu_stand_ins, tmp_path, capsys,
+                                                           monkeypatch):
+    """--case h16 --check (S shrunk to 8 tokens, the bar's shape set to match): H 16 at SKV 32K
+    unless --skv; the seesaw timed 2.5x faster than the naive kernel meets the first half of the
+    bar, and at a few TFLOP/s misses the second."""
+    import triton.testing
+
+    calls, launch = cpu_stand_ins
+    launch(poison=False)
+    monkeypatch.setattr(B, "SQ", 8)
+    ms = {"naive": 2.5, "seesaw": 1.0}
+    monkeypatch.setattr(triton.testing, "do_bench", lambda f, **kw: (f(), ms[calls[-1][0]])[1])
+    js = tmp_path / "r.json"
+    code = B.main(["--case", "h16", "--sq", "8", "--plot", "", "--json", str(js), "--check",
+                   "--impl", "naive", "seesaw"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    res = json.loads(js.read_text())
+    assert res["shape"]["H"] == 16 and {r["skv"] for r in res["bench"]} == {32768}
+    (bar,) = res["bars"]
+    assert bar["over_naive"] == pytest.approx(2.5) and bar["over_naive_met"]
+    assert not bar["over_flashmla_padded_met"]
+    assert "bar h_q=16 skv=32768: seesaw " in out and "bar >= 2x naive: met;" in out
+    assert "FlashMLA padded to 64 heads 142 (recorded), bar above it: not met" in out

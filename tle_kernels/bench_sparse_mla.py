@@ -2,7 +2,7 @@
 
     python -m tle_kernels.bench_sparse_mla [--check] [--skv 8192 131072] [--impl naive pipe]
                                            [--json results.json] [--plot sparse_mla.png] [--quick]
-                                           [--case plain|sink|topk_length|d512]
+                                           [--case plain|sink|topk_length|d512|h16|h32]
 
 Headline shape (docs/sparse_mla.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
 SKV in {8K, 32K, 64K, 96K, 128K}; q, kv = randn/10 bf16; query t attends to [0, t + SKV - SQ],
@@ -27,6 +27,13 @@ TFLOP/s = 2*SQ*H*topk*(512+512), sm_scale = 1/sqrt(512). FlashMLA's own kernel i
 the plain case by benchmarks/anchor_flashmla.py, and with attn_sink, topk_length and at
 d_qk = 512 by benchmarks/ab_prefill_features.py --anchor LIB (the library:
 benchmarks/anchor_flashmla_prefill.py).
+
+--case h16 / h32: the tensor-parallel head counts (DeepSeek's 128 heads over 8 / 4 GPUs) at
+S 4096, topk 2048, SKV 32K (unless --skv), H = 16 / 32: the seesaw runs q padded to 64 heads
+(tle_kernels/head_padding.py), the padding and copy-back inside the timed call; TFLOP/s counts
+the real heads. With --check the run states the bar for these counts (``head_count_bars``): the
+seesaw >= 2x the naive kernel of the same run, and above FlashMLA's kernel run on q padded to 64
+heads (``FLASHMLA_PADDED_TFLOPS``), each as met or not met.
 """
 
 from __future__ import annotations
@@ -46,7 +53,14 @@ from .reference import make_inputs, sparse_mla_reference
 SKVS = (8192, 32768, 65536, 98304, 131072)
 SQ, H, TOPK, D_QK, D_V = 4096, 128, 2048, 576, 512
 OUT_REL, OUT_ABS, LSE_ABS = 3e-3, 1e-2, 1e-4
-CASES = ("plain", "sink", "topk_length", "d512")
+CASES = ("plain", "sink", "topk_length", "d512", "h16", "h32")
+# --case h16 / h32: H of the case, and its SKV when --skv is not given
+HEAD_CASES = {"h16": 16, "h32": 32}
+HEAD_CASE_SKV = 32768
+# FlashMLA's sm90 sparse prefill with q padded to 64 heads, TFLOP/s on the real heads, recorded
+# on an H200 at S 4096, topk 2048, SKV 32K (the padded-head bar's second half)
+FLASHMLA_PADDED_TFLOPS = {16: 142.0, 32: 267.0}
+BAR_OVER_NAIVE = 2.0
 
 
 def case_d_qk(case: str) -> int:
@@ -115,6 +129,40 @@ class ClockSampler:
         return "" if self.clock_mhz is None else f"  (SM clock {self.clock_mhz:.0f} MHz)"
 
 
+def head_count_bars(table, h, sq, topk, d_qk, case) -> list:
+    """The bar of the tensor-parallel head counts for a run at H 16 or 32, S 4096, topk 2048,
+    d_qk 576 without attn_sink / topk_length that timed the seesaw at SKV 32K: its TFLOP/s at
+    least ``BAR_OVER_NAIVE`` x the naive kernel's of the same run, and above FlashMLA padded to
+    64 heads (``FLASHMLA_PADDED_TFLOPS``). ``table``: {(skv, impl): result with "tflops"}.
+    Returns [one dict with both verdicts], or [] when the run is not such a run."""
+    if (h not in FLASHMLA_PADDED_TFLOPS or sq != SQ or topk != TOPK or d_qk != D_QK
+            or case in ("sink", "topk_length")):
+        return []
+    seesaw, naive = table.get((HEAD_CASE_SKV, "seesaw")), table.get((HEAD_CASE_SKV, "naive"))
+    if seesaw is None:
+        return []
+    ratio = seesaw["tflops"] / naive["tflops"] if naive else None
+    anchor = FLASHMLA_PADDED_TFLOPS[h]
+    return [dict(h=h, skv=HEAD_CASE_SKV, seesaw_tflops=seesaw["tflops"],
+                 naive_tflops=naive["tflops"] if naive else None, over_naive=ratio,
+                 over_naive_met=ratio is not None and ratio >= BAR_OVER_NAIVE,
+                 flashmla_padded_tflops=anchor, over_flashmla_padded_met=seesaw["tflops"] > anchor)]
+
+
+def bar_lines(bars) -> list:
+    """``head_count_bars``'s verdicts as printed lines."""
+    lines = []
+    for b in bars:
+        met = {True: "met", False: "not met"}
+        naive = ("no naive timing in this run" if b["over_naive"] is None else
+                 f"{b['over_naive']:.2f}x naive ({b['naive_tflops']:.1f})")
+        lines.append(f"bar h_q={b['h']} skv={b['skv']}: seesaw {b['seesaw_tflops']:.1f} TFLOP/s = "
+                     f"{naive}, bar >= {BAR_OVER_NAIVE:g}x naive: {met[b['over_naive_met']]}; "
+                     f"FlashMLA padded to 64 heads {b['flashmla_padded_tflops']:.0f} (recorded), "
+                     f"bar above it: {met[b['over_flashmla_padded_met']]}")
+    return lines
+
+
 def flops(sq, h, topk, d_qk=D_QK):
     return 2 * sq * h * topk * (d_qk + D_V)
 
@@ -155,10 +203,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-tail-split", action="store_true",
                     help="run the TLE kernels' last partial wave unsplit (tle_kernels/tail_split.py)")
     ap.add_argument("--case", choices=CASES, default="plain",
-                    help="with attn_sink, with per-query topk_length, or at d_qk = 512 (see the "
-                         "docstring)")
+                    help="with attn_sink, with per-query topk_length, at d_qk = 512, or at H 16 / "
+                         "32 (see the docstring)")
     args = ap.parse_args(argv)
-    skvs = args.skv or ([8192, 131072] if args.quick else list(SKVS))
+    if args.case in HEAD_CASES:
+        args.h = HEAD_CASES[args.case]
+    skvs = args.skv or ([HEAD_CASE_SKV] if args.case in HEAD_CASES else
+                        [8192, 131072] if args.quick else list(SKVS))
     warmup, rep = (10, 50) if args.quick else (50, 200)
     split = not args.no_tail_split
     import triton.testing
@@ -261,6 +312,10 @@ def main(argv=None) -> int:
     print(f"\nSparseMLA prefill, B=1 SQ={args.sq} H={args.h} topk={args.topk}, case {args.case}, "
           f"TFLOP/s = 2*SQ*H*topk*({d_qk}+{D_V})/median\n" + "\n".join(lines), flush=True)
     results["table_markdown"] = "\n".join(lines)
+    if args.check:
+        results["bars"] = head_count_bars(table, args.h, args.sq, args.topk, d_qk, args.case)
+        for line in bar_lines(results["bars"]):
+            print(line, flush=True)
 
     if args.json:
         write_json(args.json, results)
