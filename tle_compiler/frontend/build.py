@@ -728,6 +728,7 @@ class Builder:
             self.unsupported_loop(s, path)
         start, stop, step, options = self.range_args(path, it, s)
         f = self.frame
+        stored = self.rebound(s.body, s)
         before = dict(f.env)
         f.env[s.target.id] = None
         self.depth += 1
@@ -735,6 +736,7 @@ class Builder:
             body = self.block(s.body)
         finally:
             self.depth -= 1
+        self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
         f.env[s.target.id] = None
         self.emit(K.For(f.kir(s.target.id), start, stop, step, body, RANGES[path], self.loc(s),
@@ -832,6 +834,7 @@ class Builder:
                 self.stmt(st)
             return
         f = self.frame
+        self.rebound(s.body + s.orelse, s)
         before = dict(f.env)
         self.depth += 1
         try:
@@ -851,18 +854,48 @@ class Builder:
                            f"else; move the else body after the loop (line {s.orelse[0].lineno})",
                            s, check="unsupported-control-flow")
         f = self.frame
+        stored = self.rebound(s.body, s)
         before = dict(f.env)
-        for n in ast.walk(ast.Module(body=s.body, type_ignores=[])):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                f.env[n.id] = None  # assigned in the body: runtime values in the condition
+        for n in stored:
+            f.env[n] = None  # assigned in the body: runtime values in the condition
         cond = self.value(s.test)
         self.depth += 1
         try:
             body = self.block(s.body)
         finally:
             self.depth -= 1
+        self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
         self.emit(K.While(cond, body, self.loc(s)))
+
+    def rebound(self, stmts: list[ast.stmt], node: ast.stmt) -> set[str]:
+        """The names ``stmts`` assign. One that stands for a value read in place (a helper's or
+        partition's parameter bound to the caller's expression, a bound constexpr) becomes a
+        variable holding that value now: a loop or a branch that assigns it must not have its
+        other reads (a later iteration's, the other branch's) read the expression instead."""
+        f = self.frame
+        stored = {n.id for n in _walk_no_defs(stmts)
+                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for name in sorted(stored):
+            st = f.env.get(name)
+            if st is not None and st.kind == "const":
+                self.emit(K.Assign(f.kir(name), st.value, self.loc(node)))
+                f.env[name] = None
+        return stored
+
+    def same_each_iteration(self, before: dict, stored: set[str], loop: ast.stmt) -> None:
+        """A name holding a compile-time value (a pipe handle, a pipe, a buffer, a helper) that a
+        loop body binds to another one: the body was built with the value it holds on entry,
+        which only the first iteration sees (swapping two handles each iteration): an error."""
+        f = self.frame
+        for name in sorted(stored):
+            old = before.get(name)
+            if old is not None and f.env.get(name) != old:
+                raise self.err(f"`{name}` holds a {old.kind} that this loop's body binds to "
+                               f"another value: the iterations after the first would see "
+                               f"another one, which the frontend cannot follow (bind "
+                               f"`{name}` once, before the loop)", loop,
+                               check="unsupported-control-flow")
 
     def _merge(self, before: dict, afters: list[dict], both: bool = False) -> None:
         """After control flow, a local's static value is kept only where every path agrees."""
