@@ -13,8 +13,10 @@ tle_kernels/sparse_mla_seesaw_sink_topk_launch.py from ``api.launch``:
   topk_length kernel on more items than programs (each program walking several rows of
   different lengths, empty ones included), on fewer (one item each) and one program per item,
   and with more than 128 items per program (its pair count summed over several chunks); each
-  program runs exactly its items' pairs; the persistent sink kernel with repeated last items,
-  and with its last wave split into plain-seesaw pieces that get the sink after the merge;
+  program runs exactly its items' pairs; its last wave split into topk pieces of the same
+  kernel, each with its own length (``piece_lengths``), the sink applied by the merge; the
+  persistent sink kernel with repeated last items, and with its last wave split into
+  plain-seesaw pieces that get the sink after the merge;
 - their protocol: tle-dump proves the topk_length kernel for every value of its pair count NP
   (summed from topk_length in the kernel body), the sink kernel for every ROUNDS, and rejects
   the topk_length kernel without its trailing releases;
@@ -222,6 +224,55 @@ def test_topk_length_walks_more_than_a_chunk_of_items_per_program(emulated, pair
     check(got, sparse_mla_reference(q, kv, idx, SCALE, topk_length=lengths))
     want = expected_pairs(lengths, 1, topk, 2)
     assert [pair_counts[k] for k in range(2)] == want and min(want) > 135
+
+
+def test_piece_lengths_cover_each_row_exactly():
+    """Piece k of a token holds its slots [k * w, (k + 1) * w): its length is the part of
+    clamp(n, 0, topk) that falls there, so the pieces of a token sum to it."""
+    from tle_kernels.sparse_mla_seesaw_sink_topk_launch import piece_lengths
+
+    n = torch.tensor([0, 1, 127, 128, 129, 700, 2047, 2048, 5000, -3], dtype=torch.int32)
+    got = piece_lengths(n, 16, 128)
+    assert got.dtype == torch.int32 and got.shape == (160,)
+    assert got.view(10, 16).sum(1).tolist() == n.clamp(0, 2048).tolist()
+    assert got.view(10, 16)[5].tolist() == [128] * 5 + [60] + [0] * 10
+
+
+@pytest.mark.parametrize("with_sink", [False, True], ids=["topk_length", "topk_length+sink"])
+def test_topk_length_with_the_last_wave_split(emulated, monkeypatch, with_sink):
+    """17 tokens of one head block on 16 SMs at TOPK 2048: 16 tokens on the persistent
+    topk_length kernel, the 17th as 16 one-pair pieces of the same kernel without the sink, each
+    with its own length (most empty), merged, then scaled by the sink. Tail rows of several
+    lengths, each against the reference and the unsplit launch; slots past a length name NaN
+    rows."""
+    from tle_kernels.tail_split import plan_tail_split
+
+    emulated(16)
+    launches = []
+    kernel = length_mod.sparse_mla_seesaw_topk_length
+
+    class Recorded:  # the emulated kernel, its launches' grids and constexprs recorded
+        def __getitem__(self, grid):
+            def run(*args, **cx):
+                launches.append((grid, cx["TOPK"], cx["HAS_SINK"]))
+                kernel[grid](*args, **cx)
+            return run
+
+    monkeypatch.setattr(length_mod, "sparse_mla_seesaw_topk_length", Recorded())
+    s_q, h_q, topk = 17, 64, 2048
+    assert plan_tail_split(s_q, 1, topk, 16, 128) is not None
+    sink = hostile_sink(h_q, seed=9) if with_sink else None
+    if with_sink:
+        sink[6:] += 3.0  # the sink's share of the denominator is large: a repeat would show
+    for tail_length in (0, 700, 2048):
+        lengths = torch.tensor([0, 1, 63, 64, 127, 128, 129, 2048, 5000, -3, 200, 1000, 1500,
+                                2047, 640, 5, tail_length], dtype=torch.int32)
+        q, kv, idx = make_case(s_q, h_q, topk, lengths, seed=13 + tail_length, s_kv=3000)
+        want = sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink, topk_length=lengths)
+        launches.clear()
+        check(run_seesaw(q, kv, idx, sink, lengths), want)
+        assert launches == [((16,), 2048, int(with_sink)), ((16,), 128, 0)]
+        check(run_seesaw(q, kv, idx, sink, lengths, tail_split=False), want)
 
 
 def test_sink_persistent_with_repeated_items_matches_the_reference(emulated):

@@ -4,7 +4,9 @@ impl "seesaw" when either is given; without them api.py launches the plain seesa
 - topk_length given (with or without attn_sink): tle_kernels/sparse_mla_seesaw_topk_length.py,
   persistent (one program per SM, or per item when there are fewer items: ``api.launch_args``;
   ``persistent=False``: one program per item), each program walking only its items' K-tile
-  pairs. No tail split: a piece of a row would need its own length.
+  pairs. Its partial last round is split into topk pieces as the plain seesaw's: the pieces run
+  the same kernel without the sink, each with its own length (``piece_lengths``), and the merge
+  applies the sink.
 - attn_sink alone: tle_kernels/sparse_mla_seesaw_sink.py, persistent like the plain seesaw (one
   program per SM, ``api.launch_args``), with its last partial wave split into topk pieces
   as the plain seesaw's is (tle_kernels/tail_split.py). A piece must not apply the sink (it would
@@ -31,22 +33,14 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
                      tail_split: bool = True, persistent: bool = True) -> None:
     """One 3-D call into given outputs (validated by api.py). ``run_plain(q, kv, indices, out,
     max_logits, lse)``: a launch of the plain seesaw (api.launch's), for the tail pieces of a
-    sink-only call. ``tail_split``: as api.launch's (sink-only calls); ``persistent``: as
-    api.launch's (both kernels)."""
+    sink-only call. ``tail_split`` / ``persistent``: as api.launch's."""
     from . import api
 
     s_q, h_q, _ = q.shape
     topk = indices.shape[-1]
     if topk_length is not None:
-        from . import sparse_mla_seesaw_topk_length as mod
-
-        items = s_q * (h_q // BLOCK_H)
-        programs = api.sm_count(q.device) if persistent else items
-        grid, n_items, n_hb, _ = api.launch_args(s_q, h_q, programs, BLOCK_H)
-        mod.sparse_mla_seesaw_topk_length[grid](
-            *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb,
-            lse if attn_sink is None else attn_sink,  # not read without the sink
-            topk_length, TOPK=topk, BLOCK_H=BLOCK_H, HAS_SINK=int(attn_sink is not None))
+        _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink,
+                            topk_length, tail_split, persistent)
         return
     assert attn_sink is not None
     from . import sparse_mla_seesaw_sink as mod
@@ -61,12 +55,7 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb, rounds,
             attn_sink, TOPK=topk, BLOCK_H=BLOCK_H)
 
-    split = None
-    if tail_split and persistent and "seesaw" in api.SPLITS_TAIL:
-        from .tail_split import plan_tail_split
-
-        split = plan_tail_split(s_q, h_q // BLOCK_H, topk, api.sm_count(q.device),
-                                api.TOPK_STEP["seesaw"])
+    split = _tail_plan(q, topk, tail_split, persistent)
     if split is None:
         run_sink(q, kv, indices, out, max_logits, lse)
         return
@@ -74,6 +63,63 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
 
     run_split(run_plain, q, kv, indices, out, max_logits, lse, split, sink=attn_sink,
               run_main=run_sink)
+
+
+def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length,
+                        tail_split, persistent) -> None:
+    """The topk_length kernel (HAS_SINK when attn_sink is given) on the tokens that fill whole
+    rounds, and a partial last round as topk pieces of the plain seesaw's split
+    (tle_kernels/tail_split.py): piece k of a tail token attends to its slots [k * w, (k + 1) * w)
+    with length clamp(n - k * w, 0, w) (``piece_lengths``, computed on the device, so a CUDA graph
+    replays it with new lengths), run without the sink, which the merge applies once."""
+    from . import api
+    from . import sparse_mla_seesaw_topk_length as mod
+
+    h_q = q.shape[1]
+
+    def run(q, kv, indices, out, max_logits, lse, lengths, sink):
+        # persistent: one program per SM (or per item when there are fewer), each walking the
+        # K-tile pairs of its items k, k + P, ...; persistent=False: one program per item
+        items = q.shape[0] * (h_q // BLOCK_H)
+        programs = api.sm_count(q.device) if persistent else items
+        grid, n_items, n_hb, _ = api.launch_args(q.shape[0], h_q, programs, BLOCK_H)
+        mod.sparse_mla_seesaw_topk_length[grid](
+            *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb,
+            lse if sink is None else sink,  # not read without the sink
+            lengths, TOPK=indices.shape[-1], BLOCK_H=BLOCK_H, HAS_SINK=int(sink is not None))
+
+    split = _tail_plan(q, indices.shape[-1], tail_split, persistent)
+    if split is None:
+        run(q, kv, indices, out, max_logits, lse, topk_length, attn_sink)
+        return
+    from .tail_split import run_split
+
+    t0, c = split.main_tokens, split.chunks
+    pieces = piece_lengths(topk_length[t0:], c, indices.shape[-1] // c)
+    run_split(lambda *a: run(*a, pieces, None), q, kv, indices, out, max_logits, lse, split,
+              sink=attn_sink, run_main=lambda *a: run(*a, topk_length[:t0], attn_sink))
+
+
+def piece_lengths(topk_length: torch.Tensor, chunks: int, width: int) -> torch.Tensor:
+    """The lengths of the topk pieces of tokens with ``topk_length`` [T] (piece t * chunks + k
+    holds slots [k * width, (k + 1) * width) of token t): clamp(n - k * width, 0, width), so the
+    pieces of a token hold exactly its first clamp(n, 0, topk) slots. [T * chunks] int32."""
+    start = torch.arange(chunks, device=topk_length.device, dtype=torch.int64) * width
+    n = topk_length.to(torch.int64)[:, None] - start[None, :]
+    return n.clamp(0, width).to(torch.int32).reshape(-1)
+
+
+def _tail_plan(q, topk, tail_split, persistent):
+    """The plain seesaw's split of a partial last round into topk pieces
+    (tail_split.plan_tail_split), or None: not asked for, not persistent, or not worth it."""
+    from . import api
+
+    if not (tail_split and persistent and "seesaw" in api.SPLITS_TAIL):
+        return None
+    from .tail_split import plan_tail_split
+
+    return plan_tail_split(q.shape[0], q.shape[1] // BLOCK_H, topk, api.sm_count(q.device),
+                           api.TOPK_STEP["seesaw"])
 
 
 def _common_args(q, kv, indices, sm_scale, out, max_logits, lse) -> tuple:

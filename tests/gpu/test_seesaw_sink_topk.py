@@ -4,7 +4,8 @@ sparse_mla_seesaw_sink_topk_launch.py): the headline shape family (H = 128, topk
 benchmark's inputs) with a sink, per-row topk_length and both; the topk_length kernel's walk over
 rows of mixed lengths (0, 1, 63, 64, 127, 128, 129, topk, with slots past a row's length naming
 NaN kv rows) on more items than SMs, fewer, 7 programs walking ~170 items each, and one program
-per item; a sink with the last wave split into pieces; topk_length = topk everywhere against the
+per item; the last wave split into topk pieces with their own lengths, with and without a sink;
+a sink with the last wave split into pieces; topk_length = topk everywhere against the
 plain seesaw; the batched layout; CUDA graph capture with the lengths changed between replays.
 Tolerances and NaN-poisoned outputs as tests/gpu/test_sparse_mla.py.
 
@@ -78,16 +79,22 @@ WALKS = {"more_items_than_sms": (600, None, True), "fewer_items_than_sms": (24, 
          "7_programs": (600, 7, True), "one_program_per_item": (600, None, False)}
 
 
-def walk_case(s_q, topk, seed):
-    """Inputs whose row lengths cycle through WALK_LENGTHS (topk for 2048) in an order that
-    gives neighbouring items different lengths, and whose slots at or past a row's length name a
-    NaN kv row: a slot the kernel reads or uses past the length makes its row NaN."""
+def walk_lengths(s_q, topk):
+    """Row lengths cycling through WALK_LENGTHS (topk for 2048) in an order that gives
+    neighbouring items different lengths."""
+    return [min(WALK_LENGTHS[(5 * s) % len(WALK_LENGTHS)], topk) for s in range(s_q)]
+
+
+def walk_case(s_q, topk, seed, lengths=None):
+    """Inputs with row lengths ``lengths`` (default ``walk_lengths``) whose slots at or past a
+    row's length name a NaN kv row: a slot the kernel reads or uses past the length makes its
+    row NaN."""
     q, kv, idx = make_case(s_q, 128, topk, 8192, seed=seed)
     nan_row = kv.shape[0]
     idx[idx == nan_row] = nan_row + 1  # the invalid index s_kv stays s_kv of the longer kv
     kv = torch.cat([kv, torch.full_like(kv[:1], float("nan"))])
-    tlen = torch.tensor([min(WALK_LENGTHS[(5 * s) % len(WALK_LENGTHS)], topk)
-                         for s in range(s_q)], device="cuda", dtype=torch.int32)
+    lengths = walk_lengths(s_q, topk) if lengths is None else lengths
+    tlen = torch.tensor(lengths, device="cuda", dtype=torch.int32)
     past = torch.arange(topk, device="cuda")[None, :] >= tlen[:, None]
     idx[:, 0][past] = nan_row
     return q, kv, idx, tlen
@@ -108,6 +115,25 @@ def test_topk_length_walk_over_rows_of_mixed_lengths(walk, with_sink, monkeypatc
     empty = tlen <= 0
     assert (out[empty] == 0).all() and torch.isposinf(lse[empty]).all()
     assert torch.isneginf(ml[empty]).all()
+
+
+@pytest.mark.parametrize("with_sink", [False, True], ids=["topk_length", "topk_length+sink"])
+def test_topk_length_with_the_last_wave_split(with_sink):
+    """s_q = SMs/2 + 4 at H = 128: the persistent topk_length kernel runs the full wave, the
+    tail tokens run as topk pieces of the same kernel with their own lengths, merged, then
+    scaled by the sink once; against the reference and the unsplit launch."""
+    from tle_kernels.tail_split import plan_tail_split
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    s_q = sms // 2 + 4
+    assert plan_tail_split(s_q, 2, 2048, sms, api.TOPK_STEP["seesaw"]) is not None
+    # the tail tokens: an empty row, one ending inside its 6th piece, a full one, 129 slots
+    lengths = walk_lengths(s_q, 2048)[:-4] + [0, 700, 2048, 129]
+    q, kv, idx, tlen = walk_case(s_q, 2048, seed=72, lengths=lengths)
+    sink = hostile_sink(128, seed=8) if with_sink else None
+    want = K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink, topk_length=tlen)
+    compare(seesaw(q, kv, idx, sink, tlen), want, "topk_length, split")
+    compare(seesaw(q, kv, idx, sink, tlen, tail_split=False), want, "topk_length, unsplit")
 
 
 def test_sink_with_the_last_wave_split():
