@@ -41,11 +41,12 @@ rescale, the mid-pair releases, consumer0's P1·V1_L left in flight across the b
   hides behind the wait for the consumers' previous QK, as in the plain seesaw behind the wait
   for kv0.
 
-No item is recomputed (the plain seesaw's short last round repeats the last item); a partial last
-round leaves some programs with one item fewer (the topk_length call has no tail split: a piece
-of a row would need its own length). With HAS_SINK the epilogue adds exp(attn_sink[h]) to each
-row's denominator (``sink_normalized`` of tle_kernels/sparse_mla_common.py); lse and max_logits
-stay those of the scores.
+No item is recomputed (the plain seesaw's short last round repeats the last item): a program
+with fewer items ends earlier. The launch (tle_kernels/sparse_mla_seesaw_sink_topk_launch.py)
+splits a partial last round into topk pieces as for the plain seesaw; the pieces run this kernel
+too, each with its own length. With HAS_SINK the epilogue adds exp(attn_sink[h]) to each row's
+denominator (``sink_normalized`` of tle_kernels/sparse_mla_common.py); lse and max_logits stay
+those of the scores.
 
 Shared memory and register budgets are the plain seesaw's (230,528 B; [224, 224], the producer
 64).
