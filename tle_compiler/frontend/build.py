@@ -396,6 +396,15 @@ class Builder:
         if name in f.env:
             st = f.env[name]
             loc = self.loc(node)
+            if st is not None and self.in_partition:
+                owner = self.field_buffer_in(st)
+                if owner is not None:
+                    # a pipe field's buffer is reached through slots only: taken from a tuple or
+                    # passed by keyword, its uses would lie in no window the verifier checks
+                    raise self.err(f"`{name}` reaches the buffer of field '{owner[1]}' of pipe "
+                                   f"'{owner[0]}' directly: use the slot of an acquire or a wait "
+                                   f"(whose window the verifier checks)", node,
+                                   check="field-buffer")
             if st is not None:
                 if st.kind == "const":  # located where it is used
                     return dataclasses.replace(st.value, loc=loc), st
@@ -407,6 +416,16 @@ class Builder:
                     return K.BufferRef(st.value[1], loc), st
             return K.Name(f.kir(name), loc), st
         return self.module_name(f.module, name, node)
+
+    def field_buffer_in(self, st: Optional[Static]) -> Optional[tuple[str, str, Loc]]:
+        """(pipe, field, location) of a pipe field's buffer that ``st`` is or holds, else None."""
+        if st is None:
+            return None
+        if st.kind == "buffer":
+            return self.buffer_owner.get(st.value[0])
+        if st.kind == "tuple":
+            return next((o for o in map(self.field_buffer_in, st.value) if o is not None), None)
+        return None
 
     def module_name(self, m: Module, name: str, node: ast.AST) -> tuple[K.Expr, Optional[Static]]:
         loc = self.loc(node)

@@ -1,0 +1,34 @@
+# expect: error field-buffer line 25
+"""The pipe field's buffer handed to the producer in a tuple and cleared through it after the
+commit: reached other than through a slot, the store lay in no window (the check of
+`local_ptr(buf)` saw only a buffer named directly)."""
+
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def ring(x_ptr, N):
+    ring_buf = tle.gpu.alloc([2, 64], tl.int32)
+    kv = tle.pipe(capacity=2, tile=ring_buf)
+    tle.gpu.warp_specialize([(produce, (kv, (ring_buf,), x_ptr, N)), (consume, (kv, x_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, bufs, x_ptr, N):
+    w = kv.writer()
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * 64 + tl.arange(0, 64)))
+        w.commit(t)
+        tl.store(tle.gpu.local_ptr(bufs[0]) + tl.arange(0, 64), tl.zeros([64], tl.int32))
+
+
+def consume(kv, x_ptr, N):
+    r = kv.reader()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+        tl.store(x_ptr + t * 64 + tl.arange(0, 64), v + 1)
