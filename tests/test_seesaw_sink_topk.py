@@ -20,8 +20,10 @@ tle_kernels/sparse_mla_seesaw_sink_topk_launch.py from ``api.launch``:
 - their protocol: tle-dump proves the topk_length kernel for every value of its pair count NP
   (summed from topk_length in the kernel body), the sink kernel for every ROUNDS, and rejects
   the topk_length kernel without its trailing releases;
-- their lowering: TTGIR and PTX for sm_90a without spills for every constexpr combination, and the
-  sink kernel's TTGIR is the plain seesaw's plus the sink's epilogue ops, nothing removed.
+- their lowering: the topk_length kernel's generated barrier operations are its verified events
+  for several pair counts; TTGIR and PTX for sm_90a without spills for every constexpr
+  combination, and the sink kernel's TTGIR is the plain seesaw's plus the sink's epilogue ops,
+  nothing removed.
 """
 
 from __future__ import annotations
@@ -354,6 +356,26 @@ def test_topk_length_kernel_without_its_trailing_releases_is_rejected(tmp_path, 
                        [(old, "")])
     code, _, err = _dump(path, capsys)
     assert code == 1 and "error" in err
+
+
+@pytest.mark.parametrize("has_sink", [0, 1], ids=["topk_length", "topk_length+sink"])
+def test_topk_length_lowering_emits_the_verified_barrier_operations(has_sink):
+    """What is lowered is what was verified (tests/test_lowering_events.py's check): the generated
+    Gluon's mbarrier operations, partition by partition, equal the verified events for pair
+    counts NP = 0, 1, 2, 3 and 5 (NP, summed from topk_length in the kernel body, pinned), and no
+    release hands back a slot an in-flight wgmma reads (consumer0's P1·V1_L, left in flight
+    across the back-edge and past the item-end ``if``, included)."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tests.test_lowering_events import Runs, jit_kernels, param_grid
+
+    ((path, name, config),) = jit_kernels(LENGTH)
+    runs = Runs(path, name, dict(config, constexprs=dict(config["constexprs"],
+                                                         HAS_SINK=has_sink)))
+    assert runs.pinned == {"NP"}
+    grid = param_grid(runs.base.program)
+    assert [v["NP"] for v in grid] == [0, 1, 2, 3, 5]
+    problems = [p for values in grid for p in runs.check(values)]
+    assert not problems, "\n".join(problems)
 
 
 def _compiled(path, name, **constexprs):
