@@ -227,14 +227,14 @@ class Module:
 
 def _bound_names(st: ast.stmt) -> set[str]:
     """The module-level names a statement binds (an assignment's targets, an import's locals, a
-    def or class, every name stored inside module-level control flow)."""
+    def or class, every name stored inside module-level control flow) or unbinds (``del``)."""
     if isinstance(st, (ast.Import, ast.ImportFrom)):
         return {a.asname or a.name.split(".")[0] for a in st.names}
     if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {st.name}
     out = set()
     for n in ast.walk(st):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             out.add(n.id)
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(n.name)
@@ -453,10 +453,10 @@ class Builder:
             return K.Const(None, loc), Static("mod", f"builtins.{name}")
         if name in m.scope.other:
             raise self.err(f"module-level name '{name}' is not a compile-time value the kernel "
-                           f"can read (it is bound in module-level control flow, by a tuple "
-                           f"assignment or as a class); Triton kernels read globals that are "
-                           f"tl.constexpr values, dtypes, modules or functions", node,
-                           check="unknown-name")
+                           f"can read (it is bound in module-level control flow, by a tuple or "
+                           f"augmented assignment or as a class, or deleted); Triton kernels "
+                           f"read globals that are tl.constexpr values, dtypes, modules or "
+                           f"functions", node, check="unknown-name")
         if m is not self.frame.module:
             raise self.err(f"module '{_module_label(m)}' has no attribute '{name}'", node,
                            check="unknown-name")

@@ -139,6 +139,22 @@ class ModuleScope:
                     self.dtypes[n] = d
                 else:
                     self.other.add(n)
+        elif isinstance(stmt, ast.AugAssign):
+            # `STEP += 1` rebinds STEP: its new value when both sides are integer constants,
+            # else no constant the kernel can read (it read the value before, then)
+            if not isinstance(stmt.target, ast.Name):
+                return
+            name = stmt.target.id
+            old, c = self.constants.get(name), self.const_int(stmt.value)
+            new = fold_int(stmt.op, old, c) if old is not None and c is not None else None
+            self._bind_other(name)
+            if new is not None:
+                self.other.discard(name)
+                self.constants[name] = new
+        elif isinstance(stmt, ast.Delete):
+            for t in stmt.targets:
+                if isinstance(t, ast.Name):
+                    self._bind_other(t.id)
         elif isinstance(stmt, ast.ClassDef):
             self._bind_other(stmt.name)
         elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
