@@ -1266,6 +1266,8 @@ class Walker:
             return (not inner) if isinstance(inner, bool) else Not(inner)
         if isinstance(node, K.Compare):
             return self.compare(node, [node.lhs, node.rhs], [node.op], guarded)
+        if isinstance(node, K.BinOp) and node.op == "%":  # `if t % 2:` is `if t % 2 != 0:`
+            return self.compare(node, [node, K.Const(0, node.loc)], ["!="], guarded)
         v = self.eval_guarded(node, "a condition") if guarded else self.eval(node)
         if isinstance(v, Const) and isinstance(v.value, (bool, type(None))):
             return bool(v.value)
