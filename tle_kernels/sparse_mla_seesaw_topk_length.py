@@ -30,16 +30,16 @@ rescale, the mid-pair releases, consumer0's P1·V1_L left in flight across the b
 
 - Q goes through its capacity-1 pipe at every pair (index p): the producer acquires and commits
   the slot each pair but stages an item's Q rows only at its first pair (the slot keeps them);
-  each consumer waits for it before its QK and releases it right after. So, as in the plain
-  seesaw, the next item's Q is loaded as soon as both consumers finished the current item's last
-  QK, while they finish its last pair.
+  each consumer waits for it before its QK and releases it right after. The producer acquires it
+  after kv0's copies of the pair (see the producer), so the pair's first copies overlap the
+  previous pair as in the plain seesaw, and the next item's Q is loaded once both consumers
+  finished the current item's last QK, while they finish its last pair.
 - An item ends at the end of its last pair (``left == 0``): each consumer, under one ``if`` that
   issues no wgmma (so the pairs that skip it keep P1·V1_L in flight: docs/lowering.md), loads the
   next item's q RoPE tail into registers (its latency hides behind the stores), stores its output
   half normalised in place (and lse, or max_logits), and starts the next item from nothing.
-- The producer's index loads of a pair come before it acquires the pair's q slot, so their latency
-  hides behind the wait for the consumers' previous QK, as in the plain seesaw behind the wait
-  for kv0.
+- The producer's index loads of a pair come before its first acquire (kv0's), so their latency
+  hides behind that wait, as in the plain seesaw.
 
 No item is recomputed (the plain seesaw's short last round repeats the last item): a program
 with fewer items ends earlier. The launch (tle_kernels/sparse_mla_seesaw_sink_topk_launch.py)
@@ -119,8 +119,8 @@ def chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK: tl.constexpr):
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
              idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
              TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
-    """Per pair: the item's Q at its first pair, then the K pieces kv0, kv1, kv0r, kv1l of its
-    tiles 2pp and 2pp + 1 (pp the pair's index in the item)."""
+    """Per pair: the K piece kv0, the item's Q at its first pair, then the K pieces kv1, kv0r,
+    kv1l of its tiles 2pp and 2pp + 1 (pp the pair's index in the item)."""
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
@@ -149,15 +149,6 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         rows0 = kv_rows(kv_ptr, stride_kv_s, t0, valid0)
         rows1 = kv_rows(kv_ptr, stride_kv_s, t1, valid1)
 
-        # Q rows are staged at the item's first pair only: the slot keeps them while it goes on.
-        slot = qw.acquire(p)
-        if pp == 0:
-            h0 = head0_of(item, n_hb, BLOCK_H)
-            q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
-            tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
-            tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
-        qw.commit(p)
-
         slot = w0.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
                  tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
@@ -165,6 +156,19 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
                  tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
         tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
         w0.commit(p)
+
+        # Q rows are staged at the item's first pair only: the slot keeps them while it goes on.
+        # The acquire waits for both consumers' QKs of pair p - 1, consumer1's behind that pair's
+        # last piece. After kv0's copies it costs nothing, since kv1's acquire below waits for
+        # consumer1 to finish pair p - 1 anyway; before them, it would hold back the first copies
+        # of pair p until pair p - 1's last piece had landed and been multiplied.
+        slot = qw.acquire(p)
+        if pp == 0:
+            h0 = head0_of(item, n_hb, BLOCK_H)
+            q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
+            tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
+            tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
+        qw.commit(p)
 
         slot = w1.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_r),

@@ -73,13 +73,6 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         valid1 = ((t1 >= 0) & (t1 < s_kv))
         rows0 = (kv_ptr + (gl.where(valid0, t0, 0).to(gl.int64)[:, None] * stride_kv_s))
         rows1 = (kv_ptr + (gl.where(valid1, t1, 0).to(gl.int64)[:, None] * stride_kv_s))
-        mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
-        if (pp == 0):
-            h0 = ((item % n_hb) * BLOCK_H)
-            q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
-            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-        async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
         async_copy.async_copy_global_to_shared(kv0_kv_l.index(0), (rows0 + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
         async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((rows0 + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
@@ -87,6 +80,13 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         mbarrier.arrive(kv0_full0.index(0), count=1)
         async_copy.mbarrier_arrive(kv0_full0.index(0), increment_count=False)
+        mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
+        if (pp == 0):
+            h0 = ((item % n_hb) * BLOCK_H)
+            q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
+            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+        async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         mbarrier.wait(kv1_empty0.index(0), ((p) & 1) ^ 1)
         async_copy.async_copy_global_to_shared(kv1_kv_r.index(0), ((rows1 + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
         async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((rows1 + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
