@@ -143,6 +143,14 @@ def _branching_constexprs(built: Built) -> frozenset:
                 if isinstance(st, K.If) and (_has_events(st.then) or _has_events(st.orelse)):
                     out.update(names[e.id] for e in K.walk_expr(st.cond)
                                if isinstance(e, K.Name) and e.id in names)
+                # a conditional expression the protocol view decides (`1 if SKIP else 0`): the
+                # build binding its constexprs keeps only the operand that runs, which the
+                # lowering can translate (it has no conditional expressions)
+                for x in K.stmt_exprs(st):
+                    for e in K.walk_expr(x):
+                        if isinstance(e, K.Op) and e.name == "ifexp":
+                            out.update(names[n.id] for n in K.walk_expr(e.args[0])
+                                       if isinstance(n, K.Name) and n.id in names)
     return frozenset(out)
 
 

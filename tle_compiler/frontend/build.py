@@ -1041,6 +1041,10 @@ class Builder:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
         ``a`` or ``b`` would depend on data (an error)."""
         test = self.value(node.test)
+        folded = fold(test)
+        if isinstance(folded, (bool, int, float)):
+            # decided now, as an `if` on a constant is: only the operand Python evaluates exists
+            return self.expr(node.body if folded else node.orelse)
         branches = []
         for b in (node.body, node.orelse):
             saved, self.sequential = self.sequential, 0

@@ -764,7 +764,10 @@ class Walker:
     def ifexp(self, e: K.Op) -> Value:
         """``a if c else b``: which operand runs depends on ``c``."""
         test, body, orelse = e.args
-        self.eval(test)
+        decided = self.const_int(self.eval(test))
+        if decided is not None:  # a constant test (a bound constexpr): Python evaluates one side
+            return self.eval_guarded(body if decided else orelse,
+                                     "a conditional expression (x if c else y)")
         a = self.eval_guarded(body, "a conditional expression (x if c else y)")
         b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
         if a == b:
