@@ -139,6 +139,11 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
     (128, 576, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_sink.py
     (128, 576, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_topk_length.py
     (128, 576, 2048, True, True, "seesaw"),
+    (128, 512, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_d512_sink.py
+    (128, 512, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_d512_topk_length.py
+    (128, 512, 2048, True, True, "seesaw"),
+    (32, 512, 2048, True, True, "seesaw"),     # padded to 64 heads
+    (128, 512, 576, True, True, "naive"),
     (128, 576, 576, True, False, "naive"),     # the pipe kernel takes neither
     (128, 576, 576, False, True, "naive"),
     (128, 576, 576, False, False, "pipe"),

@@ -5,9 +5,8 @@ partitions with ROPE = 0, pipes without the RoPE tail) on the CPU:
   generated Gluon performs exactly the verified barrier operations;
 - its lowering: PTX for sm_90a without spills, and its TTGIR is the 576 kernel's minus the tail
   (two cp.async gathers, two wgmmas, the q-tail loads and the two tail buffers), nothing added;
-- its routing: ``impl="auto"`` and ``impl="seesaw"`` run it for d_qk = 512 at h_q % 64 == 0 and
-  topk % 128 == 0; attn_sink / topk_length at d_qk = 512 stay on the naive kernel, and the
-  support reason says so;
+- its routing: ``impl="auto"`` and ``impl="seesaw"`` run it for d_qk = 512 at topk % 128 == 0
+  (attn_sink / topk_length at d_qk = 512 run its variants: tests/test_seesaw_d512_sink_topk.py);
 - its math, run by the CPU emulator (every address bounds-checked: a read of a 576-wide row
   would leave the 512-wide tensors) through ``api.launch`` against the fp32 reference: invalid
   indices of every kind, a row with no valid index, scores that move the lazy reference max,
@@ -150,17 +149,12 @@ def test_d512_calls_the_seesaw_does_not_take_run_naive(h_q, topk, why):
     assert api.select_impl("auto", h_q, 512, topk) == "naive"
 
 
-@pytest.mark.parametrize("sink,tlen,what", [(True, False, "attn_sink"),
-                                            (False, True, "topk_length"),
-                                            (True, True, "attn_sink and topk_length")])
-def test_d512_with_sink_or_topk_length_stays_on_naive_and_says_why(sink, tlen, what):
-    why = api.unsupported_reason("seesaw", 128, 512, 2048, sink, tlen)
-    assert why == (f"seesaw takes {what} at d_qk == 576 only (got d_qk=512: the naive kernel "
-                   f"serves it)")
-    assert api.select_impl("auto", 128, 512, 2048, sink, tlen) == "naive"
-    assert api.select_impl("auto", 128, 576, 2048, sink, tlen) == "seesaw"
-    with pytest.raises(ValueError, match=r"impl='seesaw' cannot run this call: seesaw takes"):
-        api.select_impl("seesaw", 128, 512, 2048, sink, tlen)
+@pytest.mark.parametrize("sink,tlen", [(True, False), (False, True), (True, True)])
+def test_d512_with_sink_or_topk_length_runs_the_seesaw_where_its_topk_fits(sink, tlen):
+    assert api.select_impl("auto", 128, 512, 2048, sink, tlen) == "seesaw"
+    assert api.select_impl("auto", 128, 512, 576, sink, tlen) == "naive"
+    with pytest.raises(ValueError, match=r"impl='seesaw' cannot run this call: seesaw needs topk"):
+        api.select_impl("seesaw", 128, 512, 576, sink, tlen)
 
 
 def test_the_launcher_picks_the_kernel_of_the_width():

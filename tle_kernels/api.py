@@ -9,8 +9,8 @@
 - out [.., h_q, 512] bf16, max_logits and lse [.., h_q] fp32 in natural-log units. Semantics of
   invalid indices, empty rows, attn_sink and topk_length: tle_kernels/reference.py and docs/sparse_mla.md.
 - impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA; d_qk = 512 runs
-  tle_kernels/sparse_mla_seesaw_d512.py), or "auto" (the first implementation in ``PREFERENCE``
-  that supports the call).
+  tle_kernels/sparse_mla_seesaw_d512.py and its attn_sink / topk_length variants), or "auto" (the
+  first implementation in ``PREFERENCE`` that supports the call).
 - h_q: any count >= 1. The seesaw runs an h_q that is not a multiple of 64 with q padded by zero
   heads to the next multiple of 64 (tle_kernels/head_padding.py: 8 / 16 / 32 -> 64, 96 -> 128);
   "auto" takes that padded seesaw only where it pays against the naive kernel (``auto_pads``:
@@ -50,28 +50,23 @@ PADS_HEADS: Tuple[str, ...] = ("seesaw",)
 # ---------------------------------------------------------------------------------------------
 
 def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: bool = False,
-                plain_d_qk: Tuple[int, ...] = ()):
+                widths: Tuple[int, ...] = (576,)):
     """What a TLE kernel family takes: h_q % 64 == 0 (any h_q for a family in ``PADS_HEADS``, its
-    launch pads q), d_qk == 576 (or one of ``plain_d_qk``, for calls without attn_sink and
-    topk_length), topk % ``topk_multiple`` == 0, and attn_sink / topk_length where ``sink`` /
-    ``topk_length`` say so."""
+    launch pads q), d_qk one of ``widths``, topk % ``topk_multiple`` == 0, and attn_sink /
+    topk_length where ``sink`` / ``topk_length`` say so (at every width it takes)."""
     def why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                 aligned: bool = True) -> Optional[str]:
         if kernel_heads(name, h_q) % 64 != 0:
             return f"{name} needs h_q % 64 == 0 (got h_q={h_q})"
-        if d_qk != 576 and d_qk not in plain_d_qk:
-            return f"{name} needs d_qk == 576 (got d_qk={d_qk})"
+        if d_qk not in widths:
+            want = " or ".join(str(w) for w in widths)
+            return f"{name} needs d_qk == {want} (got d_qk={d_qk})"
         if topk % topk_multiple != 0:
             return f"{name} needs topk % {topk_multiple} == 0 (got topk={topk})"
         if has_sink and not sink:
             return f"{name} does not support attn_sink yet"
         if has_topk_length and not topk_length:
             return f"{name} does not support topk_length yet"
-        if d_qk != 576 and (has_sink or has_topk_length):
-            what = " and ".join(n for n, x in (("attn_sink", has_sink),
-                                               ("topk_length", has_topk_length)) if x)
-            return (f"{name} takes {what} at d_qk == 576 only (got d_qk={d_qk}: the naive "
-                    f"kernel serves it)")
         if not aligned:
             return f"{name} needs 16-byte aligned q, kv and indices (data_ptr and row strides)"
         return None
@@ -86,9 +81,9 @@ def _naive_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_leng
 SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     "naive": _naive_why_not,
     "pipe": _tle_limits("pipe", 64),
-    # attn_sink / topk_length: tle_kernels/sparse_mla_seesaw_sink_topk_launch.py (d_qk 576);
-    # d_qk 512 without them: tle_kernels/sparse_mla_seesaw_d512.py
-    "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True, plain_d_qk=(512,)),
+    # d_qk 512: tle_kernels/sparse_mla_seesaw_d512.py; attn_sink / topk_length at either width:
+    # tle_kernels/sparse_mla_seesaw_sink_topk_launch.py
+    "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True, widths=(576, 512)),
 }
 
 

@@ -15,8 +15,9 @@ less than with the tail. Registers: the 576 kernel's [224, 224] (the producer wh
 each consumer has the 16 registers of the q tail to spare. Neither is spent yet: a second buffer
 for the late K pieces would need another 64 KiB.
 
-Launch: tle_kernels/api.py runs it as impl "seesaw" for d_qk = 512 (without attn_sink and
-topk_length, which the naive kernel serves at that width).
+Launch: tle_kernels/api.py runs it as impl "seesaw" for d_qk = 512 without attn_sink and
+topk_length; with them, its variants run (sparse_mla_seesaw_d512_sink.py,
+sparse_mla_seesaw_d512_topk_length.py), which declare the same pipes (``seesaw_d512_pipes``).
 """
 
 import triton.language as tl
@@ -34,7 +35,27 @@ def sparse_mla_seesaw_d512(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_
                            TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
-    # sparse_mla_seesaw's pipes without the RoPE tail fields
+    q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_d512_pipes(BLOCK_H)
+
+    # the partitions' ROPE = 0: rows have no RoPE tail (d_qk = 512); the consumers' SINK = 0: no
+    # attn_sink (their sink_ptr, here lse_ptr / max_logits_ptr, is not read)
+    tle.gpu.warp_specialize(
+        [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0)),
+         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
+                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0, 0)),
+         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
+                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
+                      max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0, 0))],
+        [4, 4],
+        [224, 224])
+
+
+def seesaw_d512_pipes(BLOCK_H: tl.constexpr):
+    """sparse_mla_seesaw.seesaw_pipes without the RoPE tail fields (``tkv``), declared once for
+    every seesaw kernel over 512-dim rows (this one, its attn_sink and topk_length variants):
+    (q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1)."""
     q = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16))
@@ -56,20 +77,7 @@ def sparse_mla_seesaw_d512(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_
     prob1 = tle.pipe(capacity=1,                                              # consumer1 → 0
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-
-    # the partitions' ROPE = 0: rows have no RoPE tail (d_qk = 512); the consumers' SINK = 0: no
-    # attn_sink (their sink_ptr, here lse_ptr / max_logits_ptr, is not read)
-    tle.gpu.warp_specialize(
-        [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0)),
-         (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0, 0)),
-         (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
-                      out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
-                      max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 0, 0))],
-        [4, 4],
-        [224, 224])
+    return q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1
 
 
 DEFAULT_CONFIG = {

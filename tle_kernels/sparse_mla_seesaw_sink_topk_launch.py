@@ -1,20 +1,23 @@
 """Launching the seesaw SparseMLA prefill with attn_sink and/or topk_length (tle_kernels/api.py's
 impl "seesaw" when either is given; without them api.py launches the plain seesaw itself).
 
-- topk_length given (with or without attn_sink): tle_kernels/sparse_mla_seesaw_topk_length.py,
-  persistent (one program per SM, or per item when there are fewer items: ``api.launch_args``;
+- topk_length given (with or without attn_sink): tle_kernels/sparse_mla_seesaw_topk_length.py
+  (d_qk 576) or sparse_mla_seesaw_d512_topk_length.py (d_qk 512, no RoPE tail), persistent (one program per SM, or per item when there are fewer items: ``api.launch_args``;
   ``persistent=False``: one program per item), each program walking only its items' K-tile
   pairs. Its partial last round is split into topk pieces as the plain seesaw's: the pieces run
   the same kernel without the sink, each with its own length (``piece_lengths``), and the merge
   applies the sink.
-- attn_sink alone: tle_kernels/sparse_mla_seesaw_sink.py, persistent like the plain seesaw (one
+- attn_sink alone: tle_kernels/sparse_mla_seesaw_sink.py (d_qk 576) or
+  sparse_mla_seesaw_d512_sink.py (d_qk 512), persistent like the plain seesaw (one
   program per SM, ``api.launch_args``), with its last partial wave split into topk pieces
   as the plain seesaw's is (tle_kernels/tail_split.py). A piece must not apply the sink (it would
-  count exp(sink) once per piece), so the tail tokens run as the plain seesaw's pieces and the
+  count exp(sink) once per piece), so the tail tokens run as the plain seesaw's pieces (the d512
+  kernel's at d_qk 512: ``run_plain``) and the
   merge applies it: out *= 1 / (1 + exp(sink - lse)) on the merged lse, in fp32 before the one
   rounding to bf16 (tail_split.combine), the same factor the kernel's epilogue applies.
 
-The kernels are looked up in their modules at call time, so a test can put emulated ones there.
+The kernel of a call's width is picked by q's last dim (``sink_kernel``, ``topk_length_kernel``)
+and looked up in its module at call time, so a test can put emulated ones there.
 """
 
 from __future__ import annotations
@@ -43,15 +46,14 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
                             topk_length, tail_split, persistent)
         return
     assert attn_sink is not None
-    from . import sparse_mla_seesaw_sink as mod
-
+    kernel = sink_kernel(q.shape[-1])
 
     def run_sink(q, kv, indices, out, max_logits, lse):
         # api.PerCtaLaunch's persistent launch (one program per SM, or per item), the sink last
         items = q.shape[0] * (h_q // BLOCK_H)
         programs = api.sm_count(q.device) if persistent else items
         grid, n_items, n_hb, rounds = api.launch_args(q.shape[0], h_q, programs, BLOCK_H)
-        mod.sparse_mla_seesaw_sink[grid](
+        kernel[grid](
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb, rounds,
             attn_sink, TOPK=topk, BLOCK_H=BLOCK_H)
 
@@ -73,9 +75,9 @@ def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sin
     with length clamp(n - k * w, 0, w) (``piece_lengths``, computed on the device, so a CUDA graph
     replays it with new lengths), run without the sink, which the merge applies once."""
     from . import api
-    from . import sparse_mla_seesaw_topk_length as mod
 
     h_q = q.shape[1]
+    kernel = topk_length_kernel(q.shape[-1])
 
     def run(q, kv, indices, out, max_logits, lse, lengths, sink):
         # persistent: one program per SM (or per item when there are fewer), each walking the
@@ -83,7 +85,7 @@ def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sin
         items = q.shape[0] * (h_q // BLOCK_H)
         programs = api.sm_count(q.device) if persistent else items
         grid, n_items, n_hb, _ = api.launch_args(q.shape[0], h_q, programs, BLOCK_H)
-        mod.sparse_mla_seesaw_topk_length[grid](
+        kernel[grid](
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb,
             lse if sink is None else sink,  # not read without the sink
             lengths, TOPK=indices.shape[-1], BLOCK_H=BLOCK_H, HAS_SINK=int(sink is not None))
@@ -98,6 +100,28 @@ def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sin
     pieces = piece_lengths(topk_length[t0:], c, indices.shape[-1] // c)
     run_split(lambda *a: run(*a, pieces, None), q, kv, indices, out, max_logits, lse, split,
               sink=attn_sink, run_main=lambda *a: run(*a, topk_length[:t0], attn_sink))
+
+
+def sink_kernel(d_qk: int):
+    """The persistent attn_sink seesaw of a row width: with the RoPE tail (576) or without (512)."""
+    if d_qk == 512:
+        from . import sparse_mla_seesaw_d512_sink as mod
+
+        return mod.sparse_mla_seesaw_d512_sink
+    from . import sparse_mla_seesaw_sink as mod
+
+    return mod.sparse_mla_seesaw_sink
+
+
+def topk_length_kernel(d_qk: int):
+    """The topk_length seesaw (HAS_SINK: with attn_sink) of a row width: 576 or 512."""
+    if d_qk == 512:
+        from . import sparse_mla_seesaw_d512_topk_length as mod
+
+        return mod.sparse_mla_seesaw_d512_topk_length
+    from . import sparse_mla_seesaw_topk_length as mod
+
+    return mod.sparse_mla_seesaw_topk_length
 
 
 def piece_lengths(topk_length: torch.Tensor, chunks: int, width: int) -> torch.Tensor:

@@ -50,6 +50,12 @@ those of the scores.
 
 Shared memory and register budgets are the plain seesaw's (230,528 B; [224, 224], the producer
 64).
+
+The three partitions take ``ROPE`` as the plain seesaw's do (1: rows carry the 64-dim RoPE tail
+after their 512 main dims; 0: they have none): every tail gather, q-tail load and tail dot sits
+under ``if ROPE:``, and a kernel passes it as a literal, so the frontend folds it while it builds
+the kernel. This kernel passes 1 (its code is what it was before the parameter existed);
+tle_kernels/sparse_mla_seesaw_d512_topk_length.py passes 0 over pipes without the tail fields.
 """
 
 import triton.language as tl
@@ -82,17 +88,18 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
+    # the partitions' ROPE = 1: rows carry the 64-dim RoPE tail (d_qk = 576)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
                      idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
-                     TOPK, BLOCK_H)),
+                     TOPK, BLOCK_H, 1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H,
+                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H, 1,
                       HAS_SINK)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H,
+                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H, 1,
                       HAS_SINK))],
         [4, 4],
         [224, 224])
@@ -118,9 +125,10 @@ def chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK: tl.constexpr):
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
              idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
-             TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+             TOPK: tl.constexpr, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
     """Per pair: the K piece kv0, the item's Q at its first pair, then the K pieces kv1, kv0r,
-    kv1l of its tiles 2pp and 2pp + 1 (pp the pair's index in the item)."""
+    kv1l of its tiles 2pp and 2pp + 1 (pp the pair's index in the item); with ROPE, kv0 and kv1
+    also carry their tile's RoPE tail (kv dims D_MAIN .. D_MAIN + D_TAIL)."""
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
@@ -152,8 +160,9 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         slot = w0.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_l),
                  tl.load(rows0 + offs_d[None, :], mask=valid0[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
+        if ROPE:
+            tl.store(tle.gpu.local_ptr(slot.tkv),
+                     tl.load(rows0 + D_MAIN + offs_t[None, :], mask=valid0[:, None], other=0.0))
         tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
         w0.commit(p)
 
@@ -173,8 +182,9 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         slot = w1.acquire(p)
         tl.store(tle.gpu.local_ptr(slot.kv_r),
                  tl.load(rows1 + D_HALF + offs_d[None, :], mask=valid1[:, None], other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
+        if ROPE:
+            tl.store(tle.gpu.local_ptr(slot.tkv),
+                     tl.load(rows1 + D_MAIN + offs_t[None, :], mask=valid1[:, None], other=0.0))
         tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
         w1.commit(p)
 
@@ -202,7 +212,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr,
               sm_scale, n_items, n_hb, NP, left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
-              HAS_SINK: tl.constexpr):
+              ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -216,7 +226,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     pr = prob1.reader()
     item = tl.program_id(0)  # the walk (as the producer's): pair p's item and its pairs left
     left = left0
-    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+    if ROPE:
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
@@ -225,7 +236,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         k0 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
+        if ROPE:
+            s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
         if p > 0:
             # the previous pair's P1·V1_L was left in flight; it is queued before this QK
             pr.release(p - 1)
@@ -279,7 +291,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             h0 = head0_of(item, n_hb, BLOCK_H)
             item = item + tl.num_programs(0)
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
-            q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+            if ROPE:
+                q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
             if HAS_SINK:  # exp(attn_sink[h]) joins each row's denominator
                 acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
             else:
@@ -299,7 +312,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr,
               sm_scale, n_items, n_hb, NP, left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
-              HAS_SINK: tl.constexpr):
+              ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -313,7 +326,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     pr = prob0.reader()
     item = tl.program_id(0)  # the walk (as the producer's): pair p's item and its pairs left
     left = left0
-    q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+    if ROPE:
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -323,7 +337,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         k1 = own.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
+        if ROPE:
+            s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
         k1l = own_l.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
@@ -373,7 +388,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             h0 = head0_of(item, n_hb, BLOCK_H)
             item = item + tl.num_programs(0)
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
-            q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+            if ROPE:
+                q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
             if HAS_SINK:
                 acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
             else:

@@ -4,8 +4,8 @@ the tolerances and NaN-poisoned outputs of tests/gpu/test_sparse_mla.py: h_q 64 
 128 to 2048, invalid indices of every kind, wholly and mostly invalid rows, duplicates, the
 benchmark's inputs, scores that move the lazy reference max, the per-CTA launch, q and kv as
 512-wide views of 576-wide rows, the batched layout, the last wave split into topk pieces, a CUDA
-graph replay; and that ``impl="auto"`` runs the seesaw for these calls, the naive kernel for
-the ones it does not take.
+graph replay; and that ``impl="auto"`` runs the seesaw for these calls (with attn_sink and
+topk_length too), the naive kernel for the ones it does not take.
 
     python3 -m pytest -q -m gpu tests/gpu/test_sparse_mla_d512.py
 """
@@ -126,20 +126,26 @@ def test_d512_batched_layout():
 
 
 @pytest.mark.parametrize("sink,tlen", [(True, False), (False, True), (True, True)])
-def test_d512_with_sink_or_topk_length_runs_naive(sink, tlen):
-    """The seesaw takes attn_sink / topk_length at d_qk = 576 only: auto runs the naive kernel."""
+def test_d512_with_sink_or_topk_length_runs_the_seesaw(sink, tlen):
+    """attn_sink / topk_length at d_qk = 512: auto runs the seesaw (its d512 sink and topk_length
+    kernels, tests/gpu/test_seesaw_d512_sink_topk.py), and it agrees with the naive kernel and
+    the reference."""
     s_q, h_q, topk = 16, 128, 512
     q, kv, idx = make_case(s_q, h_q, topk, 900, d_qk=D, seed=30)
     attn_sink = torch.randn(h_q, device="cuda") if sink else None
     topk_length = (torch.randint(0, topk + 1, (s_q,), device="cuda", dtype=torch.int32)
                    if tlen else None)
-    assert api.select_impl("auto", h_q, D, topk, sink, tlen) == "naive"
-    with pytest.raises(ValueError, match="d_qk == 576 only"):
-        K.sparse_mla_prefill(q, kv, idx, SCALE, attn_sink=attn_sink, topk_length=topk_length,
-                             impl="seesaw")
+    assert api.select_impl("auto", h_q, D, topk, sink, tlen) == "seesaw"
+    want = K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=attn_sink,
+                                  topk_length=topk_length)
+    for impl in ("seesaw", "naive"):
+        bufs = poisoned(q)
+        assert api.launch(impl, q, kv, idx, SCALE, *bufs, attn_sink=attn_sink,
+                          topk_length=topk_length) == impl
+        torch.cuda.synchronize()
+        compare(bufs, want, f"{impl} with sink / topk_length")
     compare(K.sparse_mla_prefill(q, kv, idx, SCALE, attn_sink=attn_sink, topk_length=topk_length),
-            K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=attn_sink,
-                                   topk_length=topk_length), "naive with sink / topk_length")
+            want, "auto with sink / topk_length")
 
 
 def test_d512_last_wave_split_and_graph_replay():

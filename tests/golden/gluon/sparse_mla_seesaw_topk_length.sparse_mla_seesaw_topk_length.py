@@ -43,6 +43,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
     # partition 'producer': 4 warps (default partition)
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
+    ROPE: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -124,6 +125,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     # partition 'consumer0': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
+    ROPE: gl.constexpr = 1
     HAS_SINK: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
@@ -271,6 +273,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     # partition 'consumer1': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
+    ROPE: gl.constexpr = 1
     HAS_SINK: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
