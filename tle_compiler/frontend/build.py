@@ -417,6 +417,22 @@ class Builder:
             return K.Name(f.kir(name), loc), st
         return self.module_name(f.module, name, node)
 
+    def item_of(self, base: K.Expr, st: Static, i: int, loc: Loc) -> tuple[K.Expr, Optional[Static]]:
+        """Item ``i`` of ``base``, a tuple whose items' compile-time values ``st`` holds: the
+        item itself when it is one (a pipe, a handle, a named buffer), else ``base[i]``."""
+        item = st.value[i]
+        if item is not None and item.kind == "handle":
+            return item.value, item
+        if item is not None and item.kind == "pipe":
+            return K.PipeRef(item.value.name, loc), item
+        if item is not None and item.kind == "buffer" and item.value[1] is not None:
+            return K.BufferRef(item.value[1], loc), item
+        if item is not None and item.kind == "const":
+            return dataclasses.replace(item.value, loc=loc), item
+        if item is not None and item.kind != "tuple":
+            return K.Const(None, loc), item
+        return K.Subscript(base, (i,), loc), item
+
     def field_buffer_in(self, st: Optional[Static]) -> Optional[tuple[str, str, Loc]]:
         """(pipe, field, location) of a pipe field's buffer that ``st`` is or holds, else None."""
         if st is None:
@@ -679,6 +695,11 @@ class Builder:
             self.emit(K.Assign(f.kir(target.id), e, self.loc(node)))
             return
         if isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(e, K.TupleExpr) and st is not None and st.kind == "tuple" \
+                    and len(st.value) == len(target.elts):
+                # a name holding a tuple (`kv, x_ptr = args`): its items, as subscripts
+                e = K.TupleExpr(tuple(self.item_of(e, st, k, e.loc)[0]
+                                      for k in range(len(st.value))), e.loc)
             if not isinstance(e, K.TupleExpr) or len(e.items) != len(target.elts):
                 raise self.err("tuple assignment needs a tuple of the same length on the right",
                                node)
@@ -1102,6 +1123,10 @@ class Builder:
             if isinstance(i, int) and -len(base.items) <= i < len(base.items):
                 item_st = st.value[i] if st is not None and st.kind == "tuple" else None
                 return base.items[i], item_st
+        if st is not None and st.kind == "tuple":  # a name holding a tuple: `pipes[0]`
+            i = fold(self.value(node.slice))
+            if isinstance(i, int) and -len(st.value) <= i < len(st.value):
+                return self.item_of(base, st, i % len(st.value), self.loc(node))
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         idx: list = []
         for e in elts:
