@@ -173,6 +173,7 @@ def test_no_spills(key):
     st = ptxas_stats(c)
     assert st["ok"], st["log"]
     assert st["spill_stores"] == 0 and st["spill_loads"] == 0, st["log"]
+    assert not st["wgmma_serialized"], st["log"]  # ptxas C7515
     assert "bytes stack frame" not in st["log"] or " 0 bytes stack frame" in st["log"], st["log"]
 
 
@@ -355,6 +356,7 @@ def test_scalar_loads_compile_to_scalar_tt_loads(tmp_path):
     assert len(re.findall(r"\bld\.global\.b32\b", c.asm["ptx"])) == 2
     st = ptxas_stats(c)
     assert st["ok"] and (st["spill_stores"], st["spill_loads"]) == (0, 0), st["log"]
+    assert not st["wgmma_serialized"], st["log"]  # ptxas C7515
 
 
 def test_a_tensor_mask_on_a_scalar_pointer_is_a_lowering_error(tmp_path):

@@ -65,6 +65,7 @@ def test_arrives_are_per_thread_at_the_allocated_offsets(eager_and_plain):
     assert "mbarrier.arrive.release.cta.shared::cta.b64" in c.asm["ptx"]
     st = ptxas_stats(c)
     assert st["spill_stores"] == 0 and st["spill_loads"] == 0, st["log"]
+    assert not st["wgmma_serialized"], st["log"]  # ptxas C7515
 
 
 def test_counts_scale_by_the_arriving_threads(eager_and_plain):

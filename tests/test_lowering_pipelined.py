@@ -242,6 +242,79 @@ def test_if_without_wgmmas_keeps_them_in_flight(tmp_path):
     assert body[-1].startswith("acc = warpgroup_mma_init(acc)"), body
 
 
+def _seesaw_with_nested_if(tmp_path, with_else: bool) -> Path:
+    """The bundled seesaw with, at the end of consumer0's pair loop (where its P1·V1_L is in
+    flight), an `if` that issues no wgmma holding an inner `if` whose branches both read the
+    accumulator (``with_else``) or whose one branch does: the shape of an epilogue that
+    normalises one way or another (``if HAS_SINK: ... else: ...``) on an item's last pair."""
+    from tests.test_kernels import kernel_copy
+
+    old = ("            l_i = (l_i * alpha0 + sum0) * beta + sum1\n"
+           "            ref = r_new\n"
+           "        if NP > 0:\n")
+    inner = ("            if p == NP - 1:\n"
+             "                if r > 0:\n"
+             "                    acc = acc * 0.5\n")
+    if with_else:
+        inner += ("                else:\n"
+                  "                    acc = acc * 2.0\n")
+    inner += "                l_i = l_i * 1.0\n"
+    new = old.replace("        if NP > 0:\n", inner + "        if NP > 0:\n")
+    name = "seesaw_if_else.py" if with_else else "seesaw_if_then.py"
+    return kernel_copy("sparse_mla_seesaw", tmp_path / name, [(old, new)])
+
+
+def _branch_lines(lines, head: str) -> list[str]:
+    """The stripped lines of the block under the first line ``head`` (stripped)."""
+    at = next(i for i, ln in enumerate(lines) if ln.strip() == head)
+    depth = len(lines[at]) - len(lines[at].lstrip())
+    body = []
+    for ln in lines[at + 1:]:
+        if ln.strip() and len(ln) - len(ln.lstrip()) <= depth:
+            break
+        body.append(ln.strip())
+    return body
+
+
+def test_if_else_both_reading_waits_before_it(tmp_path):
+    """An `if`/`else` inside an `if` that keeps wgmmas in flight, both of whose branches read the
+    in-flight accumulator: the wait comes before the inner `if`, so neither inner branch rebinds
+    an in-flight result or makes it in flight again (a wait in each branch, a warpgroup_mma_init
+    at its end and another wait after the `if` is what made ptxas serialize every wgmma of a
+    kernel: its warning C7515); the outer branch, which a path skips, still does at its end."""
+    lines = _fn(gluon_source((str(_seesaw_with_nested_if(tmp_path, True)), "sparse_mla_seesaw"),
+                             MLA_CX).source, "consumer0")
+    outer = _branch_lines(lines, "if (p == (NP - 1)):")
+    inner = outer.index("if (r > 0):")
+    assert outer[inner - 1].startswith("acc = warpgroup_mma_wait(0, deps=[acc])"), outer
+    assert "read in both branches of the if" in outer[inner - 1]
+    after = outer[inner:]
+    assert not any("warpgroup_mma_wait(" in b or "warpgroup_mma_init" in b
+                   for b in after[:-1]), after
+    assert after[-1].startswith("acc = warpgroup_mma_init(acc)"), outer
+
+
+def test_if_without_else_that_waits_still_rewraps(tmp_path):
+    """The same inner `if` without its `else`: the path that skips it keeps the accumulator in
+    flight, so the branch that waited makes it in flight again."""
+    lines = _fn(gluon_source((str(_seesaw_with_nested_if(tmp_path, False)), "sparse_mla_seesaw"),
+                             MLA_CX).source, "consumer0")
+    inner = _branch_lines(lines, "if (r > 0):")
+    assert inner[-1].startswith("acc = warpgroup_mma_init(acc)"), inner
+
+
+def test_nested_if_else_compiles_without_wgmma_serialization(tmp_path):
+    """ptxas keeps the wgmmas asynchronous (no C7515) for the seesaw with the inner if/else."""
+    p = _seesaw_with_nested_if(tmp_path, True)
+    from tle_compiler.lowering.dumping import default_config
+
+    info = next(i for i in read_kernels(str(p), name="sparse_mla_seesaw", bind=MLA_CX))
+    st = ptxas_stats(compile_kernel(info, default_config(str(p), "sparse_mla_seesaw")["signature"],
+                                    MLA_CX, num_warps=4))
+    assert st["ok"], st["log"]
+    assert not st["wgmma_serialized"], st["log"]
+
+
 def test_if_that_issues_a_wgmma_still_drains(tmp_path):
     """A branch that issues a wgmma would leave the paths with different wgmmas in flight: the
     `if` drains before it and at the end of each branch, as outside pipelined loops."""

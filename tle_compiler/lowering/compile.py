@@ -257,8 +257,9 @@ def _with_barrier_offsets(info, gen, compiled, gen_of, compile_gen, tgt):
 
 
 def ptxas_stats(compiled) -> dict:
-    """Registers and spills of the kernel, from ``ptxas -v`` on its PTX (CompiledKernel.n_spills
-    is only filled in when the binary is loaded on a GPU)."""
+    """Registers and spills of the kernel, and whether ptxas serialized its wgmmas, from
+    ``ptxas -v`` on its PTX (CompiledKernel.n_spills is only filled in when the binary is loaded
+    on a GPU)."""
     from triton.backends.nvidia.compiler import get_ptxas
 
     ptxas = get_ptxas(90).path
@@ -274,4 +275,7 @@ def ptxas_stats(compiled) -> dict:
     return {"registers": int(regs.group(1)) if regs else None,
             "spill_stores": int(spill_st.group(1)) if spill_st else 0,
             "spill_loads": int(spill_ld.group(1)) if spill_ld else 0,
+            # ptxas C7515 (and its kin): it could not prove a wgmma pipeline stage free of other
+            # writes to an accumulator, so it waits for every wgmma as soon as it is issued
+            "wgmma_serialized": "wgmma.mma_async instructions are serialized" in text,
             "ok": r.returncode == 0, "log": text}

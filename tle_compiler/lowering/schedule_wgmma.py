@@ -36,7 +36,7 @@ from ..passes.kir_module import KirModule
 from ..passes.kir_rewrite import with_node_attrs
 from . import kir_paths, walks
 from .layouts import layout_attr, layout_tuple
-from .wgmma_sites import BackEdge, BranchEnd, Drain, Overwrite, Read, WgmmaWaits
+from .wgmma_sites import BackEdge, BranchEnd, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
 
 
 class InflightWgmmas(WgmmaWaits):
@@ -108,6 +108,12 @@ class InflightWgmmas(WgmmaWaits):
                 q = self.pending[v.text]
                 pos = next(i for i, e in enumerate(self.inflight) if e["seq"] == q)
                 self._wait_through(tr, key, pos, f"{self.term(v.text)} is read")
+        elif isinstance(need, ReadBoth):
+            pend = [v for v in need.values if self.is_pending(v)]
+            pos = max((next(i for i, e in enumerate(self.inflight)
+                            if e["seq"] == self.pending[v.text]) for v in pend), default=-1)
+            self._wait_through(tr, key, pos, " and ".join(self.term(v.text) for v in pend)
+                               + " read in both branches of the if")
         elif isinstance(need, Overwrite):
             pos = max((i for i, e in enumerate(self.inflight) if e["rings"] & need.rings),
                       default=-1)

@@ -37,7 +37,7 @@ from .descriptors import MAX_TMA_RANK
 from .layouts import LayoutSolver, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 from .values import V
-from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, WgmmaWaits
+from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -1123,11 +1123,12 @@ class FnTranslator:
         if in_place:
             before_need = None
         elif keeps:
-            before_need = None
-            snap = self.wgmma.snapshot()
+            before_need = self._read_by_both(st)
         else:
             before_need = Drain("no wgmma in flight across an if")
         self.wait_site("before", st, before_need)
+        if keeps:  # after the wait for what both branches read
+            snap = self.wgmma.snapshot()
 
         def branch_end(which):
             if in_place:
@@ -1157,6 +1158,21 @@ class FnTranslator:
             self._merge_branches(before, env_then, then_end, dict(self.env), else_end)
         finally:
             self.in_place_waits = False
+
+    def _read_by_both(self, st: K.If) -> Optional[ReadBoth]:
+        """For an ``if`` that keeps wgmmas in flight: the tensors bound before it that both of
+        its branches read (an ``if`` with an ``else``), which are waited for before it
+        (ReadBoth); None when there are none."""
+        if not st.orelse:
+            return None
+
+        def reads(stmts) -> set:
+            return {e.id for s in K.walk_stmts(stmts) for x in K.stmt_exprs(s)
+                    for e in K.walk_expr(x) if isinstance(e, K.Name)}
+
+        both = sorted(reads(st.then) & reads(st.orelse))
+        values = tuple(self.env[n] for n in both if n in self.env and self.env[n].kind == "tensor")
+        return ReadBoth(values) if values else None
 
     def _merge_branches(self, before: dict, env_then: dict, then_end: int, env_else: dict,
                         else_end: Optional[int]) -> None:

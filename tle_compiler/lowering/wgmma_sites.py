@@ -11,7 +11,9 @@ after  an expression           :class:`Read`: its value is read in registers (an
                                value converted to another layout as it is assigned)
 before a store / a release     :class:`Overwrite`: shared memory of these rings is written
                                or handed back
-before a loop / an ``if``      :class:`Drain`: nothing in flight across the boundary
+before a loop / an ``if``      :class:`Drain`: nothing in flight across the boundary; before
+                               an ``if`` that keeps wgmmas in flight: :class:`ReadBoth` (its
+                               two branches read these values) or nothing
 end    a block                 :class:`Drain` (loop back-edge, end of a branch, end of the
                                partition) or :class:`BackEdge` (a pipelined loop)
 after  a pipelined loop        :class:`Drain` (the wgmmas the loop carried)
@@ -39,6 +41,19 @@ class Read:
     """The value of the expression is read in registers."""
 
     value: V
+
+
+@record
+class ReadBoth:
+    """Before an ``if`` that keeps wgmmas in flight (translate.py st_If) and has an ``else``:
+    ``values`` are read in both branches. They are waited for before the ``if``, not in each
+    branch: then neither branch rebinds an in-flight result, so neither has to make it in flight
+    again at its end, and both leave the ``if`` with it retired. (A wait in each branch, the
+    result made in flight again at the branch's end and waited for once more after the ``if``
+    leaves non-wgmma definitions of an accumulator inside a wgmma pipeline stage, and ptxas then
+    serializes every wgmma of the kernel: its warning C7515.)"""
+
+    values: tuple
 
 
 @record
