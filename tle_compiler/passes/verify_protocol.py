@@ -51,6 +51,10 @@ def check_structure(ctx: PassContext) -> None:
     for part in prog.partitions:
         if part.warps < 1:
             ctx.error(part.loc, f"partition '{part.name}' has {part.warps} warps", "bad-warps")
+        elif part.warps & (part.warps - 1):
+            ctx.error(part.loc, f"partition '{part.name}' has {part.warps} warps: Triton's "
+                      f"warp_specialize takes a power of two per partition (the kernel would not "
+                      f"compile)", "bad-warps")
         if part.regs is not None and (part.regs % 8 or not 24 <= part.regs <= 256):
             ctx.error(part.loc, f"partition '{part.name}' asks for {part.regs} registers per thread: Hopper's "
                       f"setmaxnreg takes a multiple of 8 in [24, 256]", "bad-regs")
