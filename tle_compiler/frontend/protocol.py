@@ -1349,7 +1349,9 @@ class PrologueWalker(Walker):
     params; ``tle.assume`` narrows params' domains."""
 
     def bind_name(self, name: str, value: Value, node) -> None:
-        if isinstance(value, Data):
+        if isinstance(value, Data) and not value.shared:
+            # (a view of shared memory, `local_ptr(buf)`, stays one: the partitions it is passed
+            # to access the buffer through it)
             py = self.k.names.py(name)
             if value.key is not None:
                 ph = self.k.reserve_pure(value.key, py, node.loc)
@@ -1448,7 +1450,8 @@ class PrologueWalker(Walker):
         # computed it: an opaque param rather than poison.
         merged = super().merge_value(name, a, b, reason, slot_reason)
         if (isinstance(merged, (Poison, Data))
-                and not any(isinstance(x, HANDLES + (BufferRef, SlotV, WaitV)) for x in (a, b))):
+                and not any(isinstance(x, HANDLES + (BufferRef, SlotV, WaitV))
+                            or isinstance(x, Data) and x.shared for x in (a, b))):
             node = self.merge_node
             loc = node.loc if node is not None else Loc(self.k.path, 0)
             py = self.k.names.py(name)
