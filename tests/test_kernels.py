@@ -313,7 +313,7 @@ def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
     args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
     grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 4, 64)
-    mod.sparse_mla_seesaw[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=64)
+    mod.sparse_mla_seesaw[grid](*args, n_items, n_hb, rounds, h_q, TOPK=topk, BLOCK_H=64)
     ref_out, ref_lse, ref_ml = _reference(q, kv, idx, sm_scale)
     assert ((out.float() - ref_out).norm() / ref_out.norm()).item() < 5e-3
     assert (out.float() - ref_out).abs().max().item() < 1e-2
@@ -351,7 +351,7 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk, pers
     # the launch of tle_kernels/api.py, grid included
     args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
-    from tle_kernels.api import PerCtaLaunch, is_persistent, launch_args
+    from tle_kernels.api import PerCtaLaunch, is_persistent, launch_args, takes_argument
     if is_persistent(mod) and not persistent:
         launches = []
 
@@ -370,7 +370,9 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk, pers
         # persistent: 3 programs for 8 items, so one program's last round repeats the last item
         grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 3, block_h)
         assert grid == (3,) and rounds * 3 > n_items
-        getattr(mod, kernel)[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=block_h)
+        heads = {"n_heads": h_q} if takes_argument(getattr(mod, kernel), "n_heads") else {}
+        getattr(mod, kernel)[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=block_h,
+                                   **heads)
     else:
         getattr(mod, kernel)[(s_q, h_q // block_h)](*args, TOPK=topk, BLOCK_H=block_h)
 

@@ -1,18 +1,21 @@
 """The SparseMLA prefill at head counts that are not a multiple of 64 (tle_kernels/head_padding.py,
 tle_kernels/api.py) on the CPU:
 
-- the rule: the seesaw runs h_q padded to the next multiple of 64; "auto" takes it where that is
-  at most 2x the naive kernel's head rows (h_q > 16), else the naive kernel; the support and
-  selection functions say so;
+- the rule: the seesaw computes h_q's head rows rounded up to a multiple of 64 (its last head
+  block masked); "auto" takes it where that is at most 2x the naive kernel's head rows
+  (h_q > 16), else the naive kernel; the support and selection functions say so;
 - the math: ``api.launch`` with the seesaw kernels replaced by their CPU emulations
-  (tle_compiler/testing/emulator.py) at h_q 8 / 16 / 32 (and 48, 96, d_qk 512), plain, with
-  attn_sink, with topk_length and with both, against the fp32 reference on hostile inputs
-  (invalid indices of every kind, a row without a valid index, sinks of +-inf); a launch under
-  one wave split into topk pieces; the kernels see 64-head q with zero padded heads and -inf
-  padded sinks, and nothing of a padded head reaches the caller's outputs;
-- the copies are device ops only (no host reads: a call captures in a CUDA graph), and the
-  custom op's fake implementation and the batched layout give h_q-head outputs;
-- the sparse decode keeps its own rule (8 / 16 / 32 padded, everything else refused).
+  (tle_compiler/testing/emulator.py: every address bounds-checked, masked lanes too) at h_q 8 /
+  16 / 32 (and 48, 96, d_qk 512), plain, with attn_sink, with topk_length and with both, against
+  the fp32 reference on hostile inputs (invalid indices of every kind, a row without a valid
+  index, sinks of +-inf), into outputs that are views inside fenced buffers (a write past h_q or
+  past the last token shows); the kernels get the caller's q, outputs and sink themselves (no
+  copies) and the real head count; a launch under one wave split into topk pieces (at h_q 8 its
+  merge runs over pieces padded to 16 heads); misaligned tensors run over padded copies;
+- the copies that remain are device ops only (no host reads: a call captures in a CUDA graph),
+  and the custom op's fake implementation and the batched layout give h_q-head outputs;
+- the sparse decode keeps its own rule (8 / 16 / 32 as one block of 64 rows, everything else
+  refused).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 import tle_kernels as K  # noqa: E402
 import tle_kernels.sparse_mla_seesaw as plain_mod  # noqa: E402
 import tle_kernels.sparse_mla_seesaw_d512 as d512_mod  # noqa: E402
+import tle_kernels.sparse_mla_seesaw_d512_sink as d512_sink_mod  # noqa: E402
+import tle_kernels.sparse_mla_seesaw_d512_topk_length as d512_length_mod  # noqa: E402
 import tle_kernels.sparse_mla_seesaw_sink as sink_mod  # noqa: E402
 import tle_kernels.sparse_mla_seesaw_topk_length as length_mod  # noqa: E402
 from tle_kernels import api, head_padding as P  # noqa: E402
@@ -58,7 +63,7 @@ def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, auto):
     passes = api.auto_passes_over("seesaw", h_q)
     assert (passes is None) == (auto == "seesaw")
     if passes is not None:
-        assert passes == (f"seesaw would run h_q={h_q} padded to 64 heads, 4x the head rows of "
+        assert passes == (f"seesaw would run h_q={h_q} as 64 head rows, 4x the head rows of "
                           f"the naive kernel, which is about as fast then")
 
 
@@ -109,31 +114,53 @@ def test_fake_implementation_and_batched_shapes_keep_h_q():
 
 # ------------------------------------------------------------------------- the emulated math
 
+def as_kernel_argument(x):
+    """A tensor argument as the emulated kernel takes it: itself when contiguous, else a pointer
+    to its first element in its whole storage (the emulator's ``Ptr``), so that a view inside a
+    fenced buffer is written in place and a write past it lands on the fence."""
+    from tle_compiler.testing.emulator import Ptr
+
+    if not isinstance(x, torch.Tensor) or x.is_contiguous():
+        return x
+    n = x.untyped_storage().nbytes() // x.element_size()
+    return Ptr(x.as_strided((n,), (1,), 0), x.storage_offset())
+
+
+KERNELS = ((plain_mod, "sparse_mla_seesaw"), (sink_mod, "sparse_mla_seesaw_sink"),
+           (length_mod, "sparse_mla_seesaw_topk_length"), (d512_mod, "sparse_mla_seesaw_d512"),
+           (d512_sink_mod, "sparse_mla_seesaw_d512_sink"),
+           (d512_length_mod, "sparse_mla_seesaw_d512_topk_length"))
+
+
 @pytest.fixture
 def emulated(monkeypatch):
-    """api.launch runs the emulated seesaw kernels (plain, attn_sink, topk_length, d_qk 512),
-    each call recorded as (kernel, q) in the returned list; the SM count is 132 unless the test
-    sets ``api.sm_count``."""
+    """api.launch runs the emulated seesaw kernels (plain, attn_sink, topk_length, at d_qk 576
+    and 512), each launch recorded as (kernel, q, args, keywords) in the returned list; the SM
+    count is 132 unless the test sets ``api.sm_count``."""
     from tle_compiler.testing.emulator import load_kernel_module
 
     seen = []
-    for mod, name in ((plain_mod, "sparse_mla_seesaw"), (sink_mod, "sparse_mla_seesaw_sink"),
-                      (length_mod, "sparse_mla_seesaw_topk_length"),
-                      (d512_mod, "sparse_mla_seesaw_d512")):
+    for mod, name in KERNELS:
         emu = getattr(load_kernel_module(KDIR / f"{name}.py", dot_dtypes=(BF16,)), name)
 
         class Recorded:
             def __init__(self, name, emu):
                 self.name, self.emu = name, emu
+                self.fn = emu.fn
 
             def __getitem__(self, grid):
                 def run(*args, **kw):
-                    seen.append((self.name, args[0], args))
-                    return self.emu[grid](*args, **kw)
+                    seen.append((self.name, args[0], args, kw))
+                    return self.emu[grid](*map(as_kernel_argument, args), **kw)
                 return run
         monkeypatch.setattr(mod, name, Recorded(name, emu))
     monkeypatch.setattr(api, "sm_count", lambda device: 132)
     return seen
+
+
+def n_heads_of(args, kw):
+    """The head count a recorded seesaw launch passed (keyword, or the last argument)."""
+    return kw["n_heads"] if "n_heads" in kw else args[-1]
 
 
 def make_case(s_q, h_q, topk, d_qk=576, seed=0, s_kv=300):
@@ -185,8 +212,8 @@ def outputs_in_fences(q):
     h_q and a token past s_q), so a write past a real head shows."""
     s_q, h_q = q.shape[0], q.shape[1]
     out_buf = torch.full((s_q + 1, h_q + 3, 512), 7.0, dtype=BF16)
-    ml_buf = torch.full((s_q + 1, h_q + 3), 7.0, dtype=F32)
-    lse_buf = torch.full((s_q + 1, h_q + 3), 7.0, dtype=F32)
+    ml_buf = torch.full((s_q + 1, h_q + 4), 7.0, dtype=F32)  # rows of 16-byte multiples
+    lse_buf = torch.full((s_q + 1, h_q + 4), 7.0, dtype=F32)
     views = (out_buf[:s_q, :h_q], ml_buf[:s_q, :h_q], lse_buf[:s_q, :h_q])
     for v in views:
         v.fill_(float("nan"))
@@ -205,10 +232,10 @@ KERNEL_OF = {"plain": "sparse_mla_seesaw", "sink": "sparse_mla_seesaw_sink",
 
 @pytest.mark.parametrize("which", ["plain", "sink", "topk_length", "both"])
 @pytest.mark.parametrize("h_q", [8, 16, 32])
-def test_tensor_parallel_head_counts_run_padded_on_the_seesaw(emulated, h_q, which):
+def test_tensor_parallel_head_counts_run_masked_on_the_seesaw(emulated, h_q, which):
     """5 tokens at topk 256 (one launch of 5 items: too few K tiles to split); the kernel of the
-    call gets q of 64 heads whose padded ones are zero, the sink padded with -inf; the caller's
-    outputs (views with fences) get the real heads only."""
+    call gets the caller's q, outputs and sink themselves and n_heads = h_q; the caller's
+    outputs (views with fences) get the real heads, nothing past them."""
     s_q, topk = 5, 256
     q, kv, idx = make_case(s_q, h_q, topk, seed=h_q)
     sink, tlen = features(h_q, s_q, topk, which)
@@ -220,12 +247,91 @@ def test_tensor_parallel_head_counts_run_padded_on_the_seesaw(emulated, h_q, whi
     check(views, want)
     fences_intact(bufs, s_q, h_q)
     assert (views[0][1] == 0).all() and (views[2][1] == float("inf")).all()
-    ((name, kq, args),) = emulated  # one launch: 5 items, no split at topk 256
-    assert name == KERNEL_OF[which]
-    assert kq.shape == (s_q, 64, 576) and torch.equal(kq[:, :h_q], q) and (kq[:, h_q:] == 0).all()
-    if sink is not None:  # the kernel reads the padded sink: -inf past the real heads
-        (padded,) = [a for a in args if isinstance(a, torch.Tensor) and a.shape == (64,)]
-        assert torch.equal(padded[:h_q], sink) and torch.isneginf(padded[h_q:]).all()
+    ((name, kq, args, kw),) = emulated  # one launch: 5 items, no split at topk 256
+    assert name == KERNEL_OF[which] and n_heads_of(args, kw) == h_q
+    assert kq is q  # no padded copy
+    assert args[3] is views[0]
+    if sink is not None:
+        assert any(a is sink for a in args)
+
+
+@pytest.mark.parametrize("h_q,s_q,sms,d_qk,which", [
+    (48, 6, 4, 576, "plain"), (96, 3, 4, 576, "plain"), (96, 3, 4, 576, "both"),
+    (32, 5, 3, 512, "plain"), (32, 5, 3, 512, "sink"), (48, 5, 3, 512, "both")])
+def test_other_counts_and_d512_run_masked_persistent(emulated, monkeypatch, h_q, s_q, sms, d_qk,
+                                                     which):
+    """48 (one masked block) and 96 (a whole block and a masked one) on a few persistent
+    programs (repeated last items, a split last wave), and d_qk 512 with and without attn_sink
+    and topk_length: each its own kernel, with the caller's h_q-head q."""
+    monkeypatch.setattr(api, "sm_count", lambda device: sms)
+    q, kv, idx = make_case(s_q, h_q, 256, d_qk=d_qk, seed=h_q + s_q)
+    sink, tlen = features(h_q, s_q, 256, which)
+    scale = d_qk ** -0.5
+    bufs, views = outputs_in_fences(q)
+    assert api.launch("auto", q, kv, idx, scale, *views, attn_sink=sink,
+                      topk_length=tlen) == "seesaw"
+    check(views, sparse_mla_reference(q, kv, idx, scale, attn_sink=sink, topk_length=tlen))
+    fences_intact(bufs, s_q, h_q)
+    kernel = {"plain": "sparse_mla_seesaw", "sink": "sparse_mla_seesaw_sink",
+              "both": "sparse_mla_seesaw_topk_length"}[which]
+    if d_qk == 512:
+        kernel = kernel.replace("sparse_mla_seesaw", "sparse_mla_seesaw_d512")
+    names = {n for n, _, _, _ in emulated}
+    assert kernel in names and names <= {kernel, "sparse_mla_seesaw", "sparse_mla_seesaw_d512"}
+    assert all(kq.shape[1:] == (h_q, d_qk) for _, kq, _, _ in emulated)
+
+
+@pytest.mark.parametrize("h_q,which", [(32, "plain"), (8, "plain"), (8, "sink"), (8, "both")])
+def test_split_under_one_wave_and_one_program_per_item(emulated, monkeypatch, h_q, which):
+    """2 tokens at topk 2048: one head block each, so the launch runs them as 16 one-pair pieces
+    each (tail_split.py), merged by lse; at h_q 32 over the caller's heads, at h_q 8 (the merge
+    takes heads in blocks of 16) over pieces padded to 16 heads, whose padded heads stay out of
+    the outputs; persistent=False runs one program per item instead; both equal the
+    reference."""
+    import tle_kernels.tail_split as ts
+
+    splits = []
+    run_split = ts.run_split
+    monkeypatch.setattr(ts, "run_split", lambda *a, **k: splits.append(a[7]) or run_split(*a, **k))
+    q, kv, idx = make_case(2, h_q, 2048, seed=3, s_kv=3000)
+    sink, tlen = features(h_q, 2, 2048, which)
+    want = sparse_mla_reference(q, kv, idx, 576 ** -0.5, attn_sink=sink, topk_length=tlen)
+    bufs, views = outputs_in_fences(q)
+    assert api.launch("seesaw", q, kv, idx, 576 ** -0.5, *views, attn_sink=sink,
+                      topk_length=tlen) == "seesaw"
+    check(views, want)
+    fences_intact(bufs, 2, h_q)
+    assert splits == [ts.TailSplit(0, 16)]
+    merge_heads = -(-h_q // 16) * 16
+    assert [(kq.shape, n_heads_of(a, kw)) for _, kq, a, kw in emulated] == \
+        [((32, merge_heads, 576), merge_heads)]
+    got = api.empty_outputs(q)
+    assert api.launch("seesaw", q, kv, idx, 576 ** -0.5, *got, attn_sink=sink, topk_length=tlen,
+                      persistent=False) == "seesaw"
+    check(got, want)
+    assert splits == [ts.TailSplit(0, 16)] and emulated[-1][1] is q
+
+
+def test_misaligned_tensors_run_over_padded_copies(emulated):
+    """At h_q 32 a q that is not 16-byte aligned, and at h_q 5 outputs whose rows are not
+    (20 bytes of lse per token), run over aligned copies padded to 64 heads; a misaligned kv has
+    no such way out (the seesaw refuses it)."""
+    q, kv, idx = make_case(3, 32, 128, seed=5)
+    q_odd = torch.empty(q.numel() + 1, dtype=BF16)[1:].view(q.shape)
+    q_odd.copy_(q)
+    got = api.empty_outputs(q)
+    assert api.launch("auto", q_odd, kv, idx, 0.1, *got) == "seesaw"
+    check(got, sparse_mla_reference(q, kv, idx, 0.1))
+    assert [kq.shape for _, kq, _, _ in emulated] == [(3, 64, 576)]
+    q5, kv5, idx5 = make_case(4, 5, 128, seed=6)
+    sink = torch.randn(5)
+    got = api.empty_outputs(q5)
+    assert api.launch("seesaw", q5, kv5, idx5, 0.1, *got, attn_sink=sink) == "seesaw"
+    check(got, sparse_mla_reference(q5, kv5, idx5, 0.1, attn_sink=sink))
+    assert emulated[-1][1].shape == (4, 64, 576)
+    kv_odd = torch.empty(kv.numel() + 1, dtype=BF16)[1:].view(kv.shape)
+    with pytest.raises(ValueError, match=r"impl='seesaw' cannot run this call: .*16-byte"):
+        api.launch("seesaw", q, kv_odd, idx, 0.1, *api.empty_outputs(q))
 
 
 def test_auto_at_16_heads_runs_the_naive_kernel(emulated, monkeypatch):
@@ -237,56 +343,6 @@ def test_auto_at_16_heads_runs_the_naive_kernel(emulated, monkeypatch):
     q, kv, idx = make_case(3, 16, 256)
     assert api.launch("auto", q, kv, idx, 0.1, *api.empty_outputs(q)) == "naive"
     assert ran == [(3, 16, 576)] and emulated == []
-
-
-@pytest.mark.parametrize("h_q,s_q,sms,d_qk", [(48, 6, 4, 576), (96, 3, 4, 576), (32, 5, 3, 512)])
-def test_other_counts_and_d512_run_padded_persistent(emulated, monkeypatch, h_q, s_q, sms, d_qk):
-    """48 -> 64 and 96 -> 128 heads on a few persistent programs (repeated last items, a split
-    last wave), and d_qk 512 at 32 heads: its own kernel, with 512-wide padded q."""
-    monkeypatch.setattr(api, "sm_count", lambda device: sms)
-    q, kv, idx = make_case(s_q, h_q, 256, d_qk=d_qk, seed=h_q + s_q)
-    scale = d_qk ** -0.5
-    got = api.empty_outputs(q)
-    assert api.launch("auto", q, kv, idx, scale, *got) == "seesaw"
-    check(got, sparse_mla_reference(q, kv, idx, scale))
-    want_kernel = "sparse_mla_seesaw_d512" if d_qk == 512 else "sparse_mla_seesaw"
-    assert {n for n, _, _ in emulated} == {want_kernel}
-    assert all(kq.shape[1:] == (P.padded_heads(h_q), d_qk) for _, kq, _ in emulated)
-
-
-def test_split_under_one_wave_and_one_program_per_item(emulated, monkeypatch):
-    """2 tokens of 32 heads at topk 2048: one head block each after padding, so the launch runs
-    them as 16 one-pair pieces each (tail_split.py), merged by lse; persistent=False runs one
-    program per item instead; both equal the reference."""
-    import tle_kernels.tail_split as ts
-
-    splits = []
-    run_split = ts.run_split
-    monkeypatch.setattr(ts, "run_split", lambda *a, **k: splits.append(a[-1]) or run_split(*a, **k))
-    q, kv, idx = make_case(2, 32, 2048, seed=3, s_kv=3000)
-    want = sparse_mla_reference(q, kv, idx, 576 ** -0.5)
-    got = api.empty_outputs(q)
-    assert api.launch("auto", q, kv, idx, 576 ** -0.5, *got) == "seesaw"
-    check(got, want)
-    assert splits == [ts.TailSplit(0, 16)]
-    got = api.empty_outputs(q)
-    assert api.launch("seesaw", q, kv, idx, 576 ** -0.5, *got, persistent=False) == "seesaw"
-    check(got, want)
-    assert splits == [ts.TailSplit(0, 16)]
-
-
-def test_alignment_counts_only_what_the_padded_kernel_reads(emulated):
-    """At h_q 32 q, the outputs and the sink are copied into the padded kernel's own buffers, so
-    a misaligned q still runs the seesaw; a misaligned kv does not (auto: naive)."""
-    q, kv, idx = make_case(3, 32, 128, seed=5)
-    q_odd = torch.empty(q.numel() + 1, dtype=BF16)[1:].view(q.shape)
-    q_odd.copy_(q)
-    got = api.empty_outputs(q)
-    assert api.launch("auto", q_odd, kv, idx, 0.1, *got) == "seesaw"
-    check(got, sparse_mla_reference(q, kv, idx, 0.1))
-    kv_odd = torch.empty(kv.numel() + 1, dtype=BF16)[1:].view(kv.shape)
-    with pytest.raises(ValueError, match=r"impl='seesaw' cannot run this call: .*16-byte"):
-        api.launch("seesaw", q, kv_odd, idx, 0.1, *api.empty_outputs(q))
 
 
 # ----------------------------------------------------------------- device ops only (graphs)
@@ -327,3 +383,29 @@ def test_padding_reads_nothing_on_the_host():
     h = torch.arange(8, dtype=F32)
     assert torch.equal(out.float(), h.view(1, 8, 1).expand(4, 8, 512))
     assert torch.equal(ml, -h.expand(4, 8)) and torch.equal(lse, 2 * h.expand(4, 8))
+
+
+def test_split_merge_at_8_heads_reads_nothing_on_the_host():
+    """run_split_any_heads at h_q 8 around a stand-in launch: the main tokens run as given, the
+    tail tokens' pieces over 16-head copies (zero q past the real heads, a -inf sink there), the
+    merge on the CPU; only device ops; the real heads come back."""
+    from tle_kernels.tail_split import TailSplit
+
+    q, kv, idx = make_case(3, 8, 256)
+    sink = torch.randn(8)
+    out, ml, lse = api.empty_outputs(q)
+    calls = []
+
+    def stand_in(q_, kv_, idx_, out_, ml_, lse_):
+        calls.append((q_.shape, idx_.shape, q_))
+        out_.copy_(q_[..., :512]), ml_.fill_(1.0), lse_.fill_(2.0)
+
+    with RecordOps() as rec:
+        P.run_split_any_heads(stand_in, q, kv, idx, out, ml, lse, TailSplit(1, 2), sink=sink,
+                              run_main=stand_in)
+    assert not [op for op in rec.ops if op.startswith(HOST_READS)], rec.ops
+    assert [c[:2] for c in calls] == [((1, 8, 576), (1, 1, 256)), ((4, 16, 576), (4, 1, 128))]
+    assert (calls[1][2][:, 8:] == 0).all()
+    assert torch.equal(out[0], q[0, :, :512]) and (ml == 1).all()
+    assert (lse[0] == 2).all()  # the main token as run; the tail: two pieces of lse 2 merged
+    assert torch.allclose(lse[1:], torch.full_like(lse[1:], 2.0 + 0.6931471805599453))

@@ -384,7 +384,44 @@ def test_per_cta_launch_adapts_the_grid_and_arguments(monkeypatch):
     PerCtaLaunch(Kernel())[(4096, 2)](q, "x", TOPK=2048, BLOCK_H=64, trace_ptr="t")
     ((grid, a, kw),) = calls
     assert grid == (132,) and a == (q, "x", 8192, 2, 63)  # 8192 items, 63 rounds of 132
-    assert kw == {"TOPK": 2048, "BLOCK_H": 64, "trace_ptr": "t"}
+    assert kw == {"TOPK": 2048, "BLOCK_H": 64, "trace_ptr": "t", "n_heads": 128}
+
+
+def test_per_cta_launch_passes_the_head_count_only_to_kernels_that_take_it(monkeypatch):
+    """A kernel taking ``n_heads`` gets the caller's (h_q 40: one masked head block) or, when
+    none is given, its grid's heads; a kernel without it (an earlier version, as the A/B harness
+    runs) gets none."""
+    import types
+
+    import torch
+
+    from tle_kernels.api import PerCtaLaunch, takes_argument
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda dev: types.SimpleNamespace(multi_processor_count=132))
+    calls = []
+
+    class Kernel:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def __getitem__(self, grid):
+            return lambda *a, **kw: calls.append((grid, a, kw))
+
+    def with_heads(q, n_items, n_hb, ROUNDS, n_heads, TOPK, BLOCK_H):
+        pass
+
+    def without(q, n_items, n_hb, ROUNDS, TOPK, BLOCK_H):
+        pass
+
+    assert takes_argument(Kernel(with_heads), "n_heads")
+    assert not takes_argument(Kernel(without), "n_heads")
+    q = torch.zeros(1)
+    PerCtaLaunch(Kernel(with_heads))[(10, 1)](q, TOPK=128, BLOCK_H=64, n_heads=40)
+    PerCtaLaunch(Kernel(with_heads))[(10, 2)](q, TOPK=128, BLOCK_H=64)
+    PerCtaLaunch(Kernel(without))[(10, 2)](q, TOPK=128, BLOCK_H=64)
+    assert [c[2].get("n_heads") for c in calls] == [40, 128, None]
+    assert calls[0][1] == (q, 10, 1, 1) and calls[1][1] == (q, 20, 2, 1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,10 +11,11 @@
 - impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA; d_qk = 512 runs
   tle_kernels/sparse_mla_seesaw_d512.py and its attn_sink / topk_length variants), or "auto" (the
   first implementation in ``PREFERENCE`` that supports the call).
-- h_q: any count >= 1. The seesaw runs an h_q that is not a multiple of 64 with q padded by zero
-  heads to the next multiple of 64 (tle_kernels/head_padding.py: 8 / 16 / 32 -> 64, 96 -> 128);
-  "auto" takes that padded seesaw only where it pays against the naive kernel (``auto_pads``:
-  h_q > 16 today), and ``impl="seesaw"`` pads on request at any h_q.
+- h_q: any count >= 1. The seesaw runs an h_q that is not a multiple of 64 itself: its last
+  head block's rows past h_q are masked (q read as 0, nothing stored), so it computes the head
+  rows of the next multiple of 64 (tle_kernels/head_padding.py: 8 / 16 / 32 -> 64, 96 -> 128);
+  "auto" takes it there only where that pays against the naive kernel (``auto_pads``: h_q > 16
+  today), and ``impl="seesaw"`` runs it on request at any h_q.
 
 Everything is validated before any launch (and before anything needs CUDA): a ValueError or
 TypeError names the argument and what was expected. The work runs in the custom op
@@ -29,7 +30,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
-from .head_padding import auto_pads, launch_padded_prefill, naive_head_rows, padded_heads
+from .head_padding import (auto_pads, launch_padded_prefill, naive_head_rows, padded_heads,
+                           run_split_any_heads)
 
 D_V = 512
 D_QK_CHOICES = (512, 576)
@@ -40,8 +42,9 @@ IMPLS = ("naive", "pipe", "seesaw")
 # 542.9 vs 505.8 at 128K); the pipe kernel covers topk % 128 == 64, the naive one everything else.
 PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
 
-# Implementations whose launch pads an h_q % 64 != 0 call to padded_heads(h_q) heads
-# (tle_kernels/head_padding.py); "auto" takes them at such an h_q only where auto_pads(h_q).
+# Implementations whose kernels take any h_q in blocks of 64 heads, the last one masked: they
+# compute padded_heads(h_q) head rows (tle_kernels/head_padding.py); "auto" takes them at an
+# h_q % 64 != 0 only where auto_pads(h_q).
 PADS_HEADS: Tuple[str, ...] = ("seesaw",)
 
 
@@ -51,8 +54,8 @@ PADS_HEADS: Tuple[str, ...] = ("seesaw",)
 
 def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: bool = False,
                 widths: Tuple[int, ...] = (576,)):
-    """What a TLE kernel family takes: h_q % 64 == 0 (any h_q for a family in ``PADS_HEADS``, its
-    launch pads q), d_qk one of ``widths``, topk % ``topk_multiple`` == 0, and attn_sink /
+    """What a TLE kernel family takes: h_q % 64 == 0 (any h_q for a family in ``PADS_HEADS``,
+    whose kernels mask the heads past h_q), d_qk one of ``widths``, topk % ``topk_multiple`` == 0, and attn_sink /
     topk_length where ``sink`` / ``topk_length`` say so (at every width it takes)."""
     def why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                 aligned: bool = True) -> Optional[str]:
@@ -88,9 +91,10 @@ SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
 
 
 def kernel_heads(impl: str, h_q: int) -> int:
-    """The head count ``impl``'s kernel runs a call of ``h_q`` heads with: the seesaw's (any
-    ``PADS_HEADS``) q padded to a multiple of 64 (tle_kernels/head_padding.py), h_q itself for
-    the others (the naive kernel masks the heads past h_q in its last head block)."""
+    """The head rows ``impl``'s kernel computes for a call of ``h_q`` heads: the seesaw's (any
+    ``PADS_HEADS``) blocks of 64 heads, the rows past h_q in the last one masked
+    (tle_kernels/head_padding.py), h_q itself for the others (the naive kernel's last head block
+    is masked too, but its blocks are sized to h_q: ``naive_head_rows``)."""
     return padded_heads(h_q) if impl in PADS_HEADS else h_q
 
 
@@ -104,11 +108,12 @@ def unsupported_reason(impl: str, h_q: int, d_qk: int, topk: int, has_sink: bool
 
 
 def auto_passes_over(impl: str, h_q: int) -> Optional[str]:
-    """Why "auto" does not take ``impl`` for a call it supports, or None: a padded launch
-    (``kernel_heads(impl, h_q) != h_q``) where padding does not pay (head_padding.auto_pads)."""
+    """Why "auto" does not take ``impl`` for a call it supports, or None: a kernel computing
+    more head rows than h_q (``kernel_heads(impl, h_q) != h_q``) where that does not pay
+    (head_padding.auto_pads)."""
     heads = kernel_heads(impl, h_q)
     if heads != h_q and not auto_pads(h_q):
-        return (f"{impl} would run h_q={h_q} padded to {heads} heads, "
+        return (f"{impl} would run h_q={h_q} as {heads} head rows, "
                 f"{heads // naive_head_rows(h_q)}x the head rows of the naive kernel, which is "
                 f"about as fast then")
     return None
@@ -257,16 +262,19 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     one per SM (``PerCtaLaunch``), leaving SMs to other work as its programs finish."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
+    direct = rows_aligned(q, kv, indices, out, max_logits,
+                          *(x for x in (attn_sink, topk_length) if x is not None))
     if h_q % 64 == 0:
-        aligned = rows_aligned(q, kv, indices, out, max_logits,
-                               *(x for x in (attn_sink, topk_length) if x is not None))
-    else:  # only the padded seesaw's alignment counts: q, the outputs and the sink are its copies
+        aligned = direct
+    else:  # the seesaw runs q, the outputs and the sink as they are when aligned, else copies
         aligned = rows_aligned(kv, indices, *(x for x in (topk_length,) if x is not None))
     name = select_impl(impl, h_q, d_qk, topk, attn_sink is not None, topk_length is not None,
                        aligned)
     if s_q == 0:
         return name
-    if kernel_heads(name, h_q) != h_q:
+    if kernel_heads(name, h_q) != h_q and not direct:
+        # q, an output or the sink is not 16-byte aligned where the kernels read or write it:
+        # over aligned copies padded to 64 heads (tle_kernels/head_padding.py)
         def run_padded(*args):
             launch(name, *args, tail_split=tail_split, persistent=persistent)
 
@@ -284,11 +292,13 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
         kernel = PerCtaLaunch(seesaw_kernel(d_qk), persistent)
 
     def run(q, kv, indices, out, max_logits, lse):
+        # the head count of this launch's q (a split's tail pieces may run padded heads)
         assert max_logits.stride() == lse.stride()
-        kernel[(q.shape[0], h_q // 64)](
+        heads = {"n_heads": q.shape[1]} if name == "seesaw" else {}  # the seesaw masks past it
+        kernel[(q.shape[0], -(-q.shape[1] // 64))](
             q, kv, indices, out, lse, max_logits, q.stride(0), q.stride(1), kv.stride(0),
             indices.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
-            float(sm_scale), TOPK=indices.shape[-1], BLOCK_H=64)
+            float(sm_scale), TOPK=indices.shape[-1], BLOCK_H=64, **heads)
 
     if name == "seesaw" and (attn_sink is not None or topk_length is not None):
         from .sparse_mla_seesaw_sink_topk_launch import launch_sink_topk
@@ -300,13 +310,11 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     if tail_split and name in SPLITS_TAIL and persistent:
         from .tail_split import plan_tail_split
 
-        split = plan_tail_split(s_q, h_q // 64, topk, sm_count(q.device), TOPK_STEP[name])
+        split = plan_tail_split(s_q, -(-h_q // 64), topk, sm_count(q.device), TOPK_STEP[name])
     if split is None:
         run(q, kv, indices, out, max_logits, lse)
     else:
-        from .tail_split import run_split
-
-        run_split(run, q, kv, indices, out, max_logits, lse, split)
+        run_split_any_heads(run, q, kv, indices, out, max_logits, lse, split)
     return name
 
 
@@ -341,8 +349,9 @@ def sm_count(device) -> int:
 def launch_args(s_q: int, h_q: int, programs: int, block_h: int = 64):
     """(grid, n_items, n_hb, rounds) of a persistent kernel (tle_kernels/sparse_mla_seesaw.py): s_q
     query tokens of h_q heads as (token, head block) items on ``programs`` programs (the number of
-    SMs: one persistent program each), ROUNDS items per program."""
-    n_hb = h_q // block_h
+    SMs: one persistent program each), ROUNDS items per program; n_hb = ceil(h_q / block_h) (the
+    last block's heads past h_q are masked by the kernel)."""
+    n_hb = -(-h_q // block_h)
     n_items = s_q * n_hb
     progs = max(1, min(n_items, programs))
     return (progs,), n_items, n_hb, -(-n_items // progs)
@@ -355,11 +364,13 @@ def is_persistent(module) -> bool:
 
 
 class PerCtaLaunch:
-    """``PerCtaLaunch(kernel)[(s_q, h_q // BLOCK_H)](*args, TOPK=, BLOCK_H=, **extra)``: a
-    persistent kernel launched with the per-CTA kernels' grid and arguments (the benchmarks' and
-    the A/B harness's calling convention): one program per SM, the item count, head blocks and
-    rounds appended to ``args``. ``persistent=False``: one program per item (ROUNDS = 1), the
-    per-CTA schedule (what benchmarks/seesaw_timeline.py --per-cta traces)."""
+    """``PerCtaLaunch(kernel)[(s_q, n_hb)](*args, TOPK=, BLOCK_H=, **extra)``: a persistent kernel
+    launched with the per-CTA kernels' grid and arguments (the benchmarks' and the A/B harness's
+    calling convention): one program per SM, the item count, head blocks and rounds appended to
+    ``args``. ``persistent=False``: one program per item (ROUNDS = 1), the per-CTA schedule (what
+    benchmarks/seesaw_timeline.py --per-cta traces). A kernel that takes ``n_heads`` (the real
+    head count, the rows past it masked) gets ``extra``'s, or n_hb * BLOCK_H when it gives none
+    (an earlier version of a kernel without it, as the A/B harness runs, gets none)."""
 
     def __init__(self, kernel, persistent: bool = True):
         self.kernel = kernel
@@ -370,8 +381,20 @@ class PerCtaLaunch:
             items = grid[0] * grid[1]
             programs = sm_count(args[0].device) if self.persistent else items
             g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, programs, BLOCK_H)
+            if "n_heads" not in extra and takes_argument(self.kernel, "n_heads"):
+                extra["n_heads"] = grid[1] * BLOCK_H
             self.kernel[g](*args, n_items, n_hb, rounds, TOPK=TOPK, BLOCK_H=BLOCK_H, **extra)
         return run
+
+
+def takes_argument(kernel, name: str) -> bool:
+    """Whether ``kernel`` (a tle.jit kernel or its CPU emulation: its Python function is
+    ``kernel.fn``) has an argument ``name``; True for a wrapper without ``fn`` (it passes the
+    arguments on)."""
+    import inspect
+
+    fn = getattr(kernel, "fn", None)
+    return fn is None or name in inspect.signature(fn).parameters
 
 
 def empty_outputs(q: torch.Tensor, d_v: int = D_V):

@@ -49,7 +49,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .sparse_mla_common import BK, D_HALF, D_TAIL, head0_of, index_valid, token_of
+from .sparse_mla_common import (BK, D_HALF, D_TAIL, head0_of, head_index, head_rows,
+                                index_valid, token_of)
 from .sparse_mla_seesaw import consumer0, consumer1, seesaw_pipes
 
 TOKEN_BYTES = tl.constexpr(656)   # one cache token: 512 fp8, 4 fp32 scales, 64 bf16
@@ -62,7 +63,7 @@ SCALE_DIMS = tl.constexpr(128)    # NoPE dims per scale
 def sparse_decode_seesaw_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr,
                              max_logits_ptr, stride_q_s, stride_q_h, stride_blk, page,
                              stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens,
-                             sm_scale, n_items, n_hb, ROUNDS,
+                             sm_scale, n_items, n_hb, ROUNDS, n_heads,
                              TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
@@ -72,13 +73,14 @@ def sparse_decode_seesaw_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_pt
     tle.gpu.warp_specialize(
         [(fp8_producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr,
                          kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
-                         n_items, n_hb, ROUNDS, NP, BLOCK_H)),
+                         n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 0)),
+                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 0)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
-                      max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 0))],
+                      max_logits_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1,
+                      0))],
         [4, 4],
         [216, 216])
 
@@ -114,11 +116,10 @@ def dequantized(raw, lo, hi):
 
 def fp8_producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr,
                  kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb,
-                 ROUNDS, NP, BLOCK_H: tl.constexpr):
-    """sparse_mla_seesaw's producer with FP8 tokens: the same pieces in the same order (Q, then
-    per pair kv0, kv1, kv0r, kv1l), the NoPE halves dequantized in registers, the RoPE tails
-    gathered by cp.async from the cache's bf16 bytes."""
-    offs_h = tl.arange(0, BLOCK_H)
+                 n_heads, ROUNDS, NP, BLOCK_H: tl.constexpr):
+    """sparse_mla_seesaw's producer with FP8 tokens: the same pieces in the same order (Q, rows
+    past the real heads as zeros, then per pair kv0, kv1, kv0r, kv1l), the NoPE halves
+    dequantized in registers, the RoPE tails gathered by cp.async from the cache's bf16 bytes."""
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -134,11 +135,15 @@ def fp8_producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr
         item = tl.where(item < n_items, item, n_items - 1)
         pid_s = token_of(item, n_hb)
         h0 = head0_of(item, n_hb, BLOCK_H)
-        q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
+        q_rows = (q_ptr + pid_s * stride_q_s
+                  + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
         idx_row = idx_ptr + pid_s * stride_idx_s
+        real = head_rows(h0, n_heads, BLOCK_H)[:, None]
         slot = qw.acquire(r)
-        tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
-        tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
+        tl.store(tle.gpu.local_ptr(slot.q_l),
+                 tl.load(q_rows + offs_d[None, :], mask=real, other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.q_r),
+                 tl.load(q_rows + D_HALF + offs_d[None, :], mask=real, other=0.0))
         qw.commit(r)
         for p in range(NP):
             g = r * NP + p
@@ -191,13 +196,14 @@ DEFAULT_CONFIG = {
     # q [T, h_q, 576] bf16 (T = b * s_q query rows); the cache [num_blocks, page, 1, 656] bytes
     # passed three times, viewed as fp8 / fp32 / bf16; indices [T, topk] int32; out [T, h_q,
     # 512] bf16; lse / max_logits [T, h_q] fp32; last dims contiguous. stride_blk in bytes.
+    # n_heads = h_q (any count: n_hb = ceil(h_q / BLOCK_H) head blocks, the last one masked).
     "signature": {
         "q_ptr": "*bf16", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32", "kv16_ptr": "*bf16",
         "idx_ptr": "*i32", "out_ptr": "*bf16", "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_blk": "i64", "page": "i32",
         "stride_idx_s": "i32", "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "n_tokens": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
-        "ROUNDS": "i32",
+        "ROUNDS": "i32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of 2*BK = 128

@@ -26,6 +26,11 @@ ROUNDS (row, head block) items each, ``api.launch_args``):
   rows of 64 heads at topk 2048 become 32 pieces of one K-tile pair), merged by lse; with
   attn_sink the pieces run the plain kernel and the merge applies the sink.
 
+- h_q 8 / 16 / 32 (tensor parallelism): the kernel's one block of 64 head rows has its rows
+  past h_q masked (q read as 0, nothing stored; ``n_heads``), no copy of q or out; the merge of
+  split pieces at h_q 8 runs over copies of the pieces padded to 16 heads
+  (``head_padding.run_split_any_heads``).
+
 Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernels are
 looked up in their modules at call time, so a test can put emulated ones there.
 """
@@ -37,7 +42,7 @@ from typing import Optional
 import torch
 
 from . import api
-from .head_padding import decode_padded_heads, launch_padded
+from .head_padding import decode_padded_heads, run_split_any_heads
 from .sparse_decode_rows import RowOutputs, aligned, token_rows
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
 
@@ -58,7 +63,7 @@ def sparse_seesaw_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=
     if extra_k_cache is not None:
         return "seesaw-fp8 does not take an extra cache"
     h_q, topk = q.shape[2], indices.shape[-1]
-    if decode_padded_heads(h_q) % BLOCK_H != 0:  # h_q 8 / 16 / 32 run padded to 64 heads
+    if decode_padded_heads(h_q) % BLOCK_H != 0:  # h_q 8 / 16 / 32: one masked block of 64
         return f"seesaw-fp8 needs h_q % {BLOCK_H} == 0 or h_q in (8, 16, 32) (got h_q={h_q})"
     if topk % PAIR != 0:
         return f"seesaw-fp8 needs topk % {PAIR} == 0 (got topk={topk})"
@@ -109,14 +114,16 @@ def run_rows(views, sink):
         args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
                 stride_blk, page, idx2.stride(0), out3.stride(0), out3.stride(1),
                 lse2.stride(0), n_tokens, sm_scale, n_items, n_hb, rounds)
+        # h_q (n_heads) last: the kernel masks the rows of its last head block past it
         if sink is None:
             from . import sparse_decode_seesaw_fp8 as kmod
 
-            kmod.sparse_decode_seesaw_fp8[grid](*args, TOPK=topk, BLOCK_H=BLOCK_H)
+            kmod.sparse_decode_seesaw_fp8[grid](*args, h_q, TOPK=topk, BLOCK_H=BLOCK_H)
         else:
             from . import sparse_decode_seesaw_fp8_sink as smod
 
-            smod.sparse_decode_seesaw_fp8_sink[grid](*args, sink, TOPK=topk, BLOCK_H=BLOCK_H)
+            smod.sparse_decode_seesaw_fp8_sink[grid](*args, sink, h_q, TOPK=topk,
+                                                     BLOCK_H=BLOCK_H)
     return run
 
 
@@ -132,10 +139,6 @@ def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool,
         raise NotImplementedError(f"impl: 'seesaw-fp8' cannot run this call: {why}")
 
     b, s_q, h_q, _ = q.shape
-    if decode_padded_heads(h_q) != h_q:
-        launch_padded(launch_sparse_seesaw_fp8, q, k_cache, indices, sm_scale, is_fp8, out, lse,
-                      attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
-        return
     t = b * s_q
     topk = indices.shape[-1]
     if topk_length is not None:
@@ -147,16 +150,16 @@ def launch_sparse_seesaw_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool,
     sink = None if attn_sink is None else aligned(attn_sink)
     views = (kv8, kv32, kv16, stride_blk, k_cache.shape[1], n_tokens, float(sm_scale))
     idx3 = idx2.view(t, 1, topk)
-    from .tail_split import plan_tail_split, run_split
+    from .tail_split import plan_tail_split
 
     outputs = (rows.out3, rows.max_logits, rows.lse2)
-    split = plan_tail_split(t, h_q // BLOCK_H, topk, api.sm_count(q.device), PAIR)
+    split = plan_tail_split(t, -(-h_q // BLOCK_H), topk, api.sm_count(q.device), PAIR)
     if split is None:
         run_rows(views, sink)(q3, None, idx3, *outputs)
     else:
         # fewer items than fill their last wave (a small batch: all of them): the rows past the
         # whole waves run as topk pieces on every SM, merged by lse (tail_split.py); a piece must
         # not apply the sink (it would count exp(sink) once per piece): the merge applies it
-        run_split(run_rows(views, None), q3, None, idx3, *outputs, split, sink=sink,
-                  run_main=run_rows(views, sink))
+        run_split_any_heads(run_rows(views, None), q3, None, idx3, *outputs, split, sink=sink,
+                            run_main=run_rows(views, sink))
     rows.finish()

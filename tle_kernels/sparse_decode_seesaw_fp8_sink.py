@@ -24,7 +24,7 @@ def sparse_decode_seesaw_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, o
                                   lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_blk,
                                   page, stride_idx_s, stride_o_s, stride_o_h, stride_l_s,
                                   n_tokens, sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr,
-                                  TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+                                  n_heads, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
     # sparse_mla_seesaw's pipes, field for field (its consumers read them)
@@ -33,13 +33,13 @@ def sparse_decode_seesaw_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, o
     tle.gpu.warp_specialize(
         [(fp8_producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr,
                          kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
-                         n_items, n_hb, ROUNDS, NP, BLOCK_H)),
+                         n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 1)),
+                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 1))],
+                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1))],
         [4, 4],
         [216, 216])
 
@@ -55,7 +55,7 @@ DEFAULT_CONFIG = {
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_blk": "i64", "page": "i32",
         "stride_idx_s": "i32", "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "n_tokens": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
-        "ROUNDS": "i32", "attn_sink_ptr": "*fp32",
+        "ROUNDS": "i32", "attn_sink_ptr": "*fp32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of 2*BK = 128

@@ -21,6 +21,9 @@ the per-row topk_length kernel) over T = b * s_q tokens:
 - max_logits: written by the prefill, not part of the decode: a scratch.
 - topk_length [b] -> [T], each request's length repeated over its s_q rows (a view when s_q == 1).
 
+h_q 8 / 16 / 32 (tensor parallelism) run as the prefill runs them: the kernel's one block of 64
+head rows has its rows past h_q masked (q read as 0, nothing stored), no copy of q or out.
+
 Nothing is read from the device on the host (no ``.item()``, no value-dependent shapes), so a call
 captures in a CUDA graph.
 
@@ -38,7 +41,7 @@ from typing import Optional
 import torch
 
 from . import api
-from .head_padding import decode_padded_heads, launch_padded
+from .head_padding import decode_padded_heads
 from .sparse_decode_rows import RowOutputs, aligned, token_rows
 
 D_QK = 576
@@ -65,8 +68,8 @@ def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
     if extra_k_cache is not None:
         return "seesaw does not take an extra cache yet"
     h_q, topk = q.shape[2], indices.shape[-1]
-    # h_q 8 / 16 / 32 run with q padded to 64 heads (head_padding.py); the prefill's launch would
-    # pad any other count too, but the decode takes only these
+    # h_q 8 / 16 / 32 run as one block of 64 head rows, those past h_q masked (head_padding.py);
+    # the prefill's launch takes any other count too, but the decode takes only these
     heads = decode_padded_heads(h_q)
     if heads % 64 != 0:
         return f"seesaw needs h_q % 64 == 0 (got h_q={h_q})"
@@ -93,10 +96,6 @@ def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     if why is not None:
         raise NotImplementedError(f"impl: 'seesaw' cannot run this call: {why}")
     b, s_q, h_q, _ = q.shape
-    if decode_padded_heads(h_q) != h_q:
-        launch_padded(launch_sparse_seesaw, q, k_cache, indices, sm_scale, is_fp8, out, lse,
-                      attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
-        return
     t = b * s_q
     kv = cache_rows(k_cache)
     q3 = token_rows(q, t)

@@ -67,11 +67,26 @@ def normalized(acc, l_i):
     return acc * inv_l[:, None]
 
 
-def sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H: tl.constexpr):
+def head_rows(h0, n_heads, BLOCK_H: tl.constexpr):
+    """Which rows of the head block starting at head ``h0`` are real heads (h < n_heads): the
+    last block of a head count that is not a multiple of BLOCK_H has rows past it, whose q loads
+    as 0 and whose outputs are not stored."""
+    return (h0 + tl.arange(0, BLOCK_H)) < n_heads
+
+
+def head_index(h0, n_heads, BLOCK_H: tl.constexpr):
+    """The heads of the rows of the block starting at ``h0``, a row past the real heads clamped
+    to the last one: its (masked) loads and stores form addresses inside the tensor."""
+    return tl.minimum(h0 + tl.arange(0, BLOCK_H), n_heads - 1)
+
+
+def sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H: tl.constexpr):
     """The output rows of heads h0 .. h0 + BLOCK_H - 1 with exp(sink[h]) in the softmax
     denominator: acc / (l_i + exp2(sink[h]·log2e - ref)), l_i the row sum relative to the
-    reference max ``ref`` (log2 units); 0 for a row with no valid index (l_i == 0)."""
-    sink = tl.load(sink_ptr + h0 + tl.arange(0, BLOCK_H)) * LOG2E
+    reference max ``ref`` (log2 units); 0 for a row with no valid index (l_i == 0). The sink of
+    a row past the real heads (h >= n_heads, not stored) is not read."""
+    sink = tl.load(sink_ptr + head_index(h0, n_heads, BLOCK_H),
+                   mask=head_rows(h0, n_heads, BLOCK_H), other=0.0) * LOG2E
     inv = tl.where(l_i > 0, 1.0 / (l_i + tl.exp2(sink - ref)), 0.0)
     return acc * inv[:, None]
 

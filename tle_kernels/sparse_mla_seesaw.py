@@ -114,6 +114,15 @@ tle_kernels/sparse_mla_seesaw_d512.py, whose K pipes have no ``tkv`` field, none
 gather, no q tail in the consumers' registers, no tail dot). Everything else, schedule and
 budgets included, is shared.
 
+Any head count: the kernel takes the real one, ``n_heads`` (h_q), and runs n_hb = ceil(h_q /
+BLOCK_H) head blocks per token. In the last block of an h_q that is not a multiple of 64, the
+rows past h_q load q (and the q tail) as 0 and store nothing; their addresses are clamped to the
+last real head (``head_index``), so no masked lane addresses past the tensors. A block of real
+heads only stores as before (unmasked, so the lowering's 16-byte accumulator stores apply): each
+consumer's epilogue branches on ``h0 + BLOCK_H <= n_heads``, uniform per item. h_q 8 / 16 / 32
+(tensor parallelism) so cost one 64-row item per token with no padded copy of q or the outputs
+(tle_kernels/head_padding.py).
+
 The consumers take ``SINK`` the same way (and ``sink_ptr``): 1 in the attn_sink kernels
 (sparse_mla_seesaw_sink.py, sparse_decode_seesaw_fp8_sink.py), whose epilogue adds
 exp(attn_sink[h]) to each row's denominator (``sparse_mla_common.sink_normalized``); 0 here,
@@ -124,16 +133,16 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
-                                kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of,
-                                sink_normalized, token_of)
+from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, head_index,
+                                head_rows, index_valid, kv_rows, lazy_ref, lse_of, normalized, rebase,
+                                shift_of, sink_normalized, token_of)
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
 def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                  stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
                                  stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS,
-                                 TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+                                 n_heads, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
@@ -142,13 +151,15 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     # = 0: no attn_sink (their sink_ptr, here lse_ptr / max_logits_ptr, is not read)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H,
+                     1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 0)),
+                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 0)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
-                      max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 0))],
+                      max_logits_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1,
+                      0))],
         [4, 4],
         [224, 224])
 
@@ -188,11 +199,11 @@ def seesaw_pipes(BLOCK_H: tl.constexpr):
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-             idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr,
-             ROPE: tl.constexpr):
-    """Q of each item, then per pair the K pieces kv0, kv1, kv0r, kv1l; with ROPE, kv0 and kv1
-    also carry their tile's RoPE tail (kv dims D_MAIN .. D_MAIN + D_TAIL)."""
-    offs_h = tl.arange(0, BLOCK_H)
+             idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP,
+             BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
+    """Q of each item (rows past the real heads, h >= n_heads, as zeros), then per pair the K
+    pieces kv0, kv1, kv0r, kv1l; with ROPE, kv0 and kv1 also carry their tile's RoPE tail (kv
+    dims D_MAIN .. D_MAIN + D_TAIL)."""
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -208,12 +219,16 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         item = tl.where(item < n_items, item, n_items - 1)
         pid_s = token_of(item, n_hb)
         h0 = head0_of(item, n_hb, BLOCK_H)
-        q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
+        q_rows = (q_ptr + pid_s * stride_q_s
+                  + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
         idx_row = idx_ptr + pid_s * stride_idx_s
+        real = head_rows(h0, n_heads, BLOCK_H)[:, None]
         # This item's Q: acquired once both consumers finished the previous item's QKs.
         slot = qw.acquire(r)
-        tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
-        tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
+        tl.store(tle.gpu.local_ptr(slot.q_l),
+                 tl.load(q_rows + offs_d[None, :], mask=real, other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.q_r),
+                 tl.load(q_rows + D_HALF + offs_d[None, :], mask=real, other=0.0))
         qw.commit(r)
         for p in range(NP):
             g = r * NP + p
@@ -253,21 +268,25 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
             w1l.commit(g)
 
 
-def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H: tl.constexpr):
+def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
+              BLOCK_H: tl.constexpr):
     """q's RoPE tail [BLOCK_H, D_TAIL] of work ``item`` (past the last item: the last item's), which
-    each consumer keeps in registers as the A operand of its tail dot. Loaded one item ahead, so
-    that its global-load latency hides behind the previous item's output stores (on the H200:
-    1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral at 128K). Only with ROPE (d_qk = 576)."""
+    each consumer keeps in registers as the A operand of its tail dot (rows past the real heads,
+    h >= n_heads, as zeros). Loaded one item ahead, so that its global-load latency hides behind
+    the previous item's output stores (on the H200: 1.211 -> 1.203 pJ/FLOP at SKV = 8K, neutral
+    at 128K). Only with ROPE (d_qk = 576)."""
     item = tl.where(item < n_items, item, n_items - 1)
     h0 = head0_of(item, n_hb, BLOCK_H)
     rows = (q_ptr + token_of(item, n_hb) * stride_q_s
-            + (h0 + tl.arange(0, BLOCK_H)[:, None]) * stride_q_h)
-    return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :])
+            + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
+    return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :],
+                   mask=head_rows(h0, n_heads, BLOCK_H)[:, None], other=0.0)
 
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items,
-              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr, SINK: tl.constexpr):
+              n_hb, n_heads, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr,
+              SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -280,7 +299,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     pw = prob0.writer()
     pr = prob1.reader()
     if ROPE:
-        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb,
+                           n_heads, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -348,21 +368,29 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         # the next item's RoPE tail: its load is in flight while this item's outputs are stored
         if ROPE:
             q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
-                               + tl.program_id(0), n_items, n_hb, BLOCK_H)
+                               + tl.program_id(0), n_items, n_hb, n_heads, BLOCK_H)
 
         if SINK:  # exp(attn_sink[h]) joins each row's denominator (lse stays the scores')
-            out = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+            out = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
         else:
             out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
-        tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :], out.to(tl.bfloat16))
-        tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h,
-                 lse_of(l_i, ref))
+        if h0 + BLOCK_H <= n_heads:  # a whole block of real heads: unmasked (16-byte) stores
+            tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :],
+                     out.to(tl.bfloat16))
+            tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h, lse_of(l_i, ref))
+        else:  # the last block of an h_q % BLOCK_H != 0: its rows past h_q store nothing
+            real = head_rows(h0, n_heads, BLOCK_H)
+            heads = head_index(h0, n_heads, BLOCK_H)
+            tl.store(out_ptr + pid_s * stride_o_s + heads[:, None] * stride_o_h
+                     + offs_d[None, :], out.to(tl.bfloat16), mask=real[:, None])
+            tl.store(lse_ptr + pid_s * stride_l_s + heads, lse_of(l_i, ref), mask=real)
 
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items,
-              n_hb, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr, SINK: tl.constexpr):
+              n_hb, n_heads, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr,
+              SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -375,7 +403,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     pw = prob1.writer()
     pr = prob0.reader()
     if ROPE:
-        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb, BLOCK_H)
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb,
+                           n_heads, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -441,28 +470,36 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         # the next item's RoPE tail: its load is in flight while this item's outputs are stored
         if ROPE:
             q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
-                               + tl.program_id(0), n_items, n_hb, BLOCK_H)
+                               + tl.program_id(0), n_items, n_hb, n_heads, BLOCK_H)
 
         if SINK:  # exp(attn_sink[h]) joins each row's denominator (lse stays the scores')
-            out = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+            out = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
         else:
             out = normalized(acc, l_i)
         out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
-        tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
-                 out.to(tl.bfloat16))
-        tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
+        if h0 + BLOCK_H <= n_heads:  # as consumer0's: whole blocks unmasked, the last masked
+            tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
+                     out.to(tl.bfloat16))
+            tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
+        else:
+            real = head_rows(h0, n_heads, BLOCK_H)
+            heads = head_index(h0, n_heads, BLOCK_H)
+            tl.store(out_ptr + pid_s * stride_o_s + heads[:, None] * stride_o_h + D_HALF
+                     + offs_d[None, :], out.to(tl.bfloat16), mask=real[:, None])
+            tl.store(ml_ptr + pid_s * stride_l_s + heads, m_i * LN2, mask=real)
 
 
 DEFAULT_CONFIG = {
     # q [s_q, h_q, 576] bf16, kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk] int32,
-    # out [s_q, h_q, 512] bf16, lse / max_logits [s_q, h_q] fp32; last dims contiguous.
+    # out [s_q, h_q, 512] bf16, lse / max_logits [s_q, h_q] fp32; last dims contiguous;
+    # n_heads = h_q (any count: n_hb = ceil(h_q / BLOCK_H) head blocks, the last one masked).
     "signature": {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
         "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
-        "ROUNDS": "i32",
+        "ROUNDS": "i32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of 2*BK = 128

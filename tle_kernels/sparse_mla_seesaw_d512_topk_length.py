@@ -31,7 +31,7 @@ from .sparse_mla_seesaw_topk_length import (chunk_pairs, consumer0, consumer1, i
 def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                        stride_q_s, stride_q_h, stride_kv_s, stride_idx_s,
                                        stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale,
-                                       n_items, n_hb, attn_sink_ptr, topk_length_ptr,
+                                       n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads,
                                        TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
                                        HAS_SINK: tl.constexpr):
     # This program's K-tile pairs over all its items k, k + P, ... (as the 576 kernel's body):
@@ -49,15 +49,17 @@ def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
     # the partitions' ROPE = 0: rows have no RoPE tail (d_qk = 512)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
-                     TOPK, BLOCK_H, 0)),
+                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP,
+                     n0, left0, TOPK, BLOCK_H, 0)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H, 0,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      BLOCK_H, 0,
                       HAS_SINK)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H, 0,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      BLOCK_H, 0,
                       HAS_SINK))],
         [4, 4],
         [224, 224])
@@ -73,7 +75,7 @@ DEFAULT_CONFIG = {
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
-        "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32",
+        "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr", "HAS_SINK": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 128

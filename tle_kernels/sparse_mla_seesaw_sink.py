@@ -35,20 +35,21 @@ from .sparse_mla_seesaw import consumer0, consumer1, producer, seesaw_pipes
 def sparse_mla_seesaw_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                            stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
                            stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS,
-                           attn_sink_ptr, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+                           attn_sink_ptr, n_heads, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = TOPK // (2 * BK)                  # K-tile pairs per item
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1)),
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H,
+                     1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 1)),
+                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, ROUNDS, NP, BLOCK_H, 1, 1))],
+                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1))],
         [4, 4],
         [224, 224])
 
@@ -63,7 +64,7 @@ DEFAULT_CONFIG = {
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32", "ROUNDS": "i32",
-        "attn_sink_ptr": "*fp32",
+        "attn_sink_ptr": "*fp32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of 2*BK = 128

@@ -2,7 +2,8 @@
 impl "seesaw" when either is given; without them api.py launches the plain seesaw itself).
 
 - topk_length given (with or without attn_sink): tle_kernels/sparse_mla_seesaw_topk_length.py
-  (d_qk 576) or sparse_mla_seesaw_d512_topk_length.py (d_qk 512, no RoPE tail), persistent (one program per SM, or per item when there are fewer items: ``api.launch_args``;
+  (d_qk 576) or sparse_mla_seesaw_d512_topk_length.py (d_qk 512, no RoPE tail), persistent (one
+  program per SM, or per item when there are fewer items: ``api.launch_args``;
   ``persistent=False``: one program per item), each program walking only its items' K-tile
   pairs. Its partial last round is split into topk pieces as the plain seesaw's: the pieces run
   the same kernel without the sink, each with its own length (``piece_lengths``), and the merge
@@ -12,9 +13,13 @@ impl "seesaw" when either is given; without them api.py launches the plain seesa
   program per SM, ``api.launch_args``), with its last partial wave split into topk pieces
   as the plain seesaw's is (tle_kernels/tail_split.py). A piece must not apply the sink (it would
   count exp(sink) once per piece), so the tail tokens run as the plain seesaw's pieces (the d512
-  kernel's at d_qk 512: ``run_plain``) and the
-  merge applies it: out *= 1 / (1 + exp(sink - lse)) on the merged lse, in fp32 before the one
-  rounding to bf16 (tail_split.combine), the same factor the kernel's epilogue applies.
+  kernel's at d_qk 512: ``run_plain``) and the merge applies it: out *= 1 / (1 + exp(sink -
+  lse)) on the merged lse, in fp32 before the one rounding to bf16 (tail_split.combine), the
+  same factor the kernel's epilogue applies.
+
+Any head count: each kernel takes the real h_q (``n_heads``) in ceil(h_q / 64) head blocks, the
+last one's rows past h_q masked; the merge of a split wave at an h_q that is not a multiple of
+16 runs over padded copies of the tail tokens (``head_padding.run_split_any_heads``).
 
 The kernel of a call's width is picked by q's last dim (``sink_kernel``, ``topk_length_kernel``)
 and looked up in its module at call time, so a test can put emulated ones there.
@@ -25,6 +30,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 import torch
+
+from .head_padding import run_split_any_heads
 
 BLOCK_H = 64
 
@@ -37,9 +44,6 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
     """One 3-D call into given outputs (validated by api.py). ``run_plain(q, kv, indices, out,
     max_logits, lse)``: a launch of the plain seesaw (api.launch's), for the tail pieces of a
     sink-only call. ``tail_split`` / ``persistent``: as api.launch's."""
-    from . import api
-
-    s_q, h_q, _ = q.shape
     topk = indices.shape[-1]
     if topk_length is not None:
         _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink,
@@ -49,22 +53,19 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
     kernel = sink_kernel(q.shape[-1])
 
     def run_sink(q, kv, indices, out, max_logits, lse):
-        # api.PerCtaLaunch's persistent launch (one program per SM, or per item), the sink last
-        items = q.shape[0] * (h_q // BLOCK_H)
-        programs = api.sm_count(q.device) if persistent else items
-        grid, n_items, n_hb, rounds = api.launch_args(q.shape[0], h_q, programs, BLOCK_H)
+        # api.PerCtaLaunch's persistent launch (one program per SM, or per item), the sink and
+        # the head count (the rows past it masked) last
+        grid, n_items, n_hb, rounds = _grid(q, persistent)
         kernel[grid](
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb, rounds,
-            attn_sink, TOPK=topk, BLOCK_H=BLOCK_H)
+            attn_sink, q.shape[1], TOPK=topk, BLOCK_H=BLOCK_H)
 
     split = _tail_plan(q, topk, tail_split, persistent)
     if split is None:
         run_sink(q, kv, indices, out, max_logits, lse)
         return
-    from .tail_split import run_split
-
-    run_split(run_plain, q, kv, indices, out, max_logits, lse, split, sink=attn_sink,
-              run_main=run_sink)
+    run_split_any_heads(run_plain, q, kv, indices, out, max_logits, lse, split, sink=attn_sink,
+                        run_main=run_sink)
 
 
 def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length,
@@ -74,32 +75,27 @@ def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sin
     (tle_kernels/tail_split.py): piece k of a tail token attends to its slots [k * w, (k + 1) * w)
     with length clamp(n - k * w, 0, w) (``piece_lengths``, computed on the device, so a CUDA graph
     replays it with new lengths), run without the sink, which the merge applies once."""
-    from . import api
-
-    h_q = q.shape[1]
     kernel = topk_length_kernel(q.shape[-1])
 
     def run(q, kv, indices, out, max_logits, lse, lengths, sink):
         # persistent: one program per SM (or per item when there are fewer), each walking the
         # K-tile pairs of its items k, k + P, ...; persistent=False: one program per item
-        items = q.shape[0] * (h_q // BLOCK_H)
-        programs = api.sm_count(q.device) if persistent else items
-        grid, n_items, n_hb, _ = api.launch_args(q.shape[0], h_q, programs, BLOCK_H)
+        grid, n_items, n_hb, _ = _grid(q, persistent)
         kernel[grid](
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb,
             lse if sink is None else sink,  # not read without the sink
-            lengths, TOPK=indices.shape[-1], BLOCK_H=BLOCK_H, HAS_SINK=int(sink is not None))
+            lengths, q.shape[1], TOPK=indices.shape[-1], BLOCK_H=BLOCK_H,
+            HAS_SINK=int(sink is not None))
 
     split = _tail_plan(q, indices.shape[-1], tail_split, persistent)
     if split is None:
         run(q, kv, indices, out, max_logits, lse, topk_length, attn_sink)
         return
-    from .tail_split import run_split
-
     t0, c = split.main_tokens, split.chunks
     pieces = piece_lengths(topk_length[t0:], c, indices.shape[-1] // c)
-    run_split(lambda *a: run(*a, pieces, None), q, kv, indices, out, max_logits, lse, split,
-              sink=attn_sink, run_main=lambda *a: run(*a, topk_length[:t0], attn_sink))
+    run_split_any_heads(lambda *a: run(*a, pieces, None), q, kv, indices, out, max_logits, lse,
+                        split, sink=attn_sink,
+                        run_main=lambda *a: run(*a, topk_length[:t0], attn_sink))
 
 
 def sink_kernel(d_qk: int):
@@ -142,8 +138,19 @@ def _tail_plan(q, topk, tail_split, persistent):
         return None
     from .tail_split import plan_tail_split
 
-    return plan_tail_split(q.shape[0], q.shape[1] // BLOCK_H, topk, api.sm_count(q.device),
+    return plan_tail_split(q.shape[0], -(-q.shape[1] // BLOCK_H), topk, api.sm_count(q.device),
                            api.TOPK_STEP["seesaw"])
+
+
+def _grid(q, persistent: bool):
+    """api.launch_args for the tokens and heads of ``q`` (the head blocks: ceil(h_q / 64), the
+    last one masked by the kernel): one program per SM, or per item when there are fewer or
+    ``persistent`` is False."""
+    from . import api
+
+    items = q.shape[0] * -(-q.shape[1] // BLOCK_H)
+    programs = api.sm_count(q.device) if persistent else items
+    return api.launch_args(q.shape[0], q.shape[1], programs, BLOCK_H)
 
 
 def _common_args(q, kv, indices, sm_scale, out, max_logits, lse) -> tuple:

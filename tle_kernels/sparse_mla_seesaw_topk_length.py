@@ -63,9 +63,9 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .mla_decode_parts import SCHED_CHUNK, request_pairs
-from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, index_valid,
-                                kv_rows, lazy_ref, lse_of, normalized, rebase, shift_of,
-                                sink_normalized, token_of)
+from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, head_index,
+                                head_rows, index_valid, kv_rows, lazy_ref, lse_of, normalized, rebase,
+                                shift_of, sink_normalized, token_of)
 from .sparse_mla_seesaw import q_tail_of, seesaw_pipes
 
 
@@ -73,7 +73,7 @@ from .sparse_mla_seesaw import q_tail_of, seesaw_pipes
 def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                   stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
                                   stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb,
-                                  attn_sink_ptr, topk_length_ptr, TOPK: tl.constexpr,
+                                  attn_sink_ptr, topk_length_ptr, n_heads, TOPK: tl.constexpr,
                                   BLOCK_H: tl.constexpr, HAS_SINK: tl.constexpr):
     # This program's K-tile pairs, over all its items k, k + P, ... (k = program_id, P =
     # programs): one opaque value for the verifier (it proves the protocol for every NP), read
@@ -91,15 +91,17 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
     # the partitions' ROPE = 1: rows carry the 64-dim RoPE tail (d_qk = 576)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
-                     TOPK, BLOCK_H, 1)),
+                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP,
+                     n0, left0, TOPK, BLOCK_H, 1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H, 1,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      BLOCK_H, 1,
                       HAS_SINK)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, TOPK, BLOCK_H, 1,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      BLOCK_H, 1,
                       HAS_SINK))],
         [4, 4],
         [224, 224])
@@ -124,12 +126,11 @@ def chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK: tl.constexpr):
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-             idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0,
-             TOPK: tl.constexpr, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
+             idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0,
+             left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
     """Per pair: the K piece kv0, the item's Q at its first pair, then the K pieces kv1, kv0r,
     kv1l of its tiles 2pp and 2pp + 1 (pp the pair's index in the item); with ROPE, kv0 and kv1
     also carry their tile's RoPE tail (kv dims D_MAIN .. D_MAIN + D_TAIL)."""
-    offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -174,9 +175,13 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         slot = qw.acquire(p)
         if pp == 0:
             h0 = head0_of(item, n_hb, BLOCK_H)
-            q_rows = q_ptr + pid_s * stride_q_s + h0 * stride_q_h + offs_h[:, None] * stride_q_h
-            tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :]))
-            tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :]))
+            q_rows = (q_ptr + pid_s * stride_q_s
+                      + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
+            real = head_rows(h0, n_heads, BLOCK_H)[:, None]  # rows past h_q: zeros
+            tl.store(tle.gpu.local_ptr(slot.q_l),
+                     tl.load(q_rows + offs_d[None, :], mask=real, other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.q_r),
+                     tl.load(q_rows + D_HALF + offs_d[None, :], mask=real, other=0.0))
         qw.commit(p)
 
         slot = w1.acquire(p)
@@ -211,8 +216,8 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr,
-              sm_scale, n_items, n_hb, NP, left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
-              ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
+              sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK: tl.constexpr,
+              BLOCK_H: tl.constexpr, ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -227,7 +232,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     item = tl.program_id(0)  # the walk (as the producer's): pair p's item and its pairs left
     left = left0
     if ROPE:
-        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
+                           BLOCK_H)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
@@ -292,15 +298,23 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             item = item + tl.num_programs(0)
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
             if ROPE:
-                q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+                q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb,
+                                   n_heads, BLOCK_H)
             if HAS_SINK:  # exp(attn_sink[h]) joins each row's denominator
-                acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+                acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
             else:
                 acc = normalized(acc, l_i)
             out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
-            tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :],
-                     acc.to(tl.bfloat16))
-            tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h, lse_of(l_i, ref))
+            if h0 + BLOCK_H <= n_heads:  # a whole block of real heads: unmasked (16-byte) stores
+                tl.store(out_row + offs_h[:, None] * stride_o_h + offs_d[None, :],
+                         acc.to(tl.bfloat16))
+                tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h, lse_of(l_i, ref))
+            else:  # the last block of an h_q % BLOCK_H != 0: rows past h_q store nothing
+                real = head_rows(h0, n_heads, BLOCK_H)
+                heads = head_index(h0, n_heads, BLOCK_H)
+                tl.store(out_ptr + pid_s * stride_o_s + heads[:, None] * stride_o_h
+                         + offs_d[None, :], acc.to(tl.bfloat16), mask=real[:, None])
+                tl.store(lse_ptr + pid_s * stride_l_s + heads, lse_of(l_i, ref), mask=real)
             acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
             ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
             l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -311,8 +325,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr,
-              sm_scale, n_items, n_hb, NP, left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
-              ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
+              sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK: tl.constexpr,
+              BLOCK_H: tl.constexpr, ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
@@ -327,7 +341,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     item = tl.program_id(0)  # the walk (as the producer's): pair p's item and its pairs left
     left = left0
     if ROPE:
-        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+        q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
+                           BLOCK_H)
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -389,15 +404,23 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             item = item + tl.num_programs(0)
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
             if ROPE:
-                q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, BLOCK_H)
+                q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb,
+                                   n_heads, BLOCK_H)
             if HAS_SINK:
-                acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, BLOCK_H)
+                acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
             else:
                 acc = normalized(acc, l_i)
             out_row = out_ptr + pid_s * stride_o_s + h0 * stride_o_h
-            tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
-                     acc.to(tl.bfloat16))
-            tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
+            if h0 + BLOCK_H <= n_heads:  # as consumer0's: whole blocks unmasked, the last masked
+                tl.store(out_row + offs_h[:, None] * stride_o_h + D_HALF + offs_d[None, :],
+                         acc.to(tl.bfloat16))
+                tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
+            else:
+                real = head_rows(h0, n_heads, BLOCK_H)
+                heads = head_index(h0, n_heads, BLOCK_H)
+                tl.store(out_ptr + pid_s * stride_o_s + heads[:, None] * stride_o_h + D_HALF
+                         + offs_d[None, :], acc.to(tl.bfloat16), mask=real[:, None])
+                tl.store(ml_ptr + pid_s * stride_l_s + heads, m_i * LN2, mask=real)
             acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
             m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
             ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
@@ -414,7 +437,7 @@ DEFAULT_CONFIG = {
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
-        "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32",
+        "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr", "HAS_SINK": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 128

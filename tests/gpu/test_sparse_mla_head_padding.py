@@ -1,10 +1,14 @@
-"""The SparseMLA prefill at the tensor-parallel head counts 8, 16 and 32 on the GPU: the seesaw
-runs q padded with zero heads to 64 (tle_kernels/head_padding.py), through ``sparse_mla_prefill``
-(impl "auto": the padded seesaw at h_q 32, the naive kernel at 8 and 16; impl "seesaw": padded at
-every count) and FlashMLA's name ``flash_mla_sparse_fwd``, against the fp32 reference with the
-tolerances and NaN-poisoned outputs of tests/gpu/test_sparse_mla.py: hostile indices, attn_sink,
-topk_length, launches under one wave (topk pieces) and over one (persistent rounds and a split
-last wave), d_qk 512, the batched layout, torch.compile and CUDA graph capture and replay.
+"""The SparseMLA prefill at head counts that are not a multiple of 64 on the GPU (the
+tensor-parallel 8, 16 and 32, and 48, 96): the seesaw kernels take the real head count, their
+last head block's rows past h_q masked (tle_kernels/head_padding.py), through
+``sparse_mla_prefill`` (impl "auto": the seesaw at h_q > 16, the naive kernel at 8 and 16; impl
+"seesaw": at every count) and FlashMLA's name ``flash_mla_sparse_fwd``, against the fp32
+reference with the tolerances and NaN-poisoned outputs of tests/gpu/test_sparse_mla.py: hostile
+indices, attn_sink, topk_length, launches under one wave (topk pieces, merged over 16-head copies
+at h_q 8) and over one (persistent rounds and a split last wave), outputs as views inside fenced
+buffers (nothing written past h_q), d_qk 512 (with attn_sink and topk_length too), misaligned
+outputs (h_q 5: the padded copies), the batched layout, torch.compile and CUDA graph capture and
+replay.
 
     python3 -m pytest -q -m gpu tests/gpu/test_sparse_mla_head_padding.py
 """
@@ -24,7 +28,7 @@ from .test_sparse_mla import compare, make_case, poisoned
 pytestmark = pytest.mark.gpu
 
 SCALE = 1 / math.sqrt(576)
-HEADS = (8, 16, 32)
+HEADS = (8, 16, 32, 48, 96)
 
 
 def features(h_q, s_q, topk, which, seed):
@@ -48,12 +52,11 @@ def auto_impl(h_q: int) -> str:
 @pytest.mark.parametrize("which", ["plain", "sink", "topk_length", "both"])
 @pytest.mark.parametrize("s_q,s_kv", [(8, 32768), (274, 8192)])
 @pytest.mark.parametrize("h_q", HEADS)
-def test_padded_seesaw_against_the_reference(h_q, s_q, s_kv, which):
-    """At topk 2048, 8 tokens (under one wave: the plain launch runs them as 16 topk pieces
-    each) and 274 (on 132 SMs: two persistent rounds, then 10 tokens as 8 pieces each; the sink
-    launch runs the rounds with the sink kernel); topk_length runs its per-item kernel. impl
-    "seesaw" and the naive kernel into poisoned outputs, then sparse_mla_prefill (auto and
-    "seesaw") and flash_mla_sparse_fwd."""
+def test_masked_seesaw_against_the_reference(h_q, s_q, s_kv, which):
+    """At topk 2048, 8 tokens (under one wave: the launch runs them as topk pieces) and 274
+    (persistent rounds, then a split last wave); the sink launch runs the rounds with the sink
+    kernel, topk_length its walking kernel. impl "seesaw" and the naive kernel into poisoned
+    outputs, then sparse_mla_prefill (auto and "seesaw") and flash_mla_sparse_fwd."""
     topk = 2048
     q, kv, idx = make_case(s_q, h_q, topk, s_kv, seed=h_q * 1000 + s_q)
     sink, tlen = features(h_q, s_q, topk, which, seed=h_q + s_q)
@@ -77,28 +80,62 @@ def test_padded_seesaw_against_the_reference(h_q, s_q, s_kv, which):
             f"{what}: flash_mla_sparse_fwd")
 
 
-@pytest.mark.parametrize("h_q", HEADS)
-def test_outputs_past_the_real_heads_are_untouched(h_q):
-    """Outputs as views into larger buffers (heads past h_q, a token past s_q): the padded
-    heads' results never land there."""
-    s_q, topk = 20, 1024
-    q, kv, idx = make_case(s_q, h_q, topk, 4096, seed=70 + h_q)
+def fenced_outputs(s_q, h_q):
+    """NaN-poisoned outputs as views into buffers with 7.0 fences (4 heads past h_q, a token
+    past s_q)."""
     out_b = torch.full((s_q + 1, h_q + 4, 512), 7.0, device="cuda", dtype=torch.bfloat16)
     ml_b = torch.full((s_q + 1, h_q + 4), 7.0, device="cuda")
     lse_b = torch.full((s_q + 1, h_q + 4), 7.0, device="cuda")
     views = (out_b[:s_q, :h_q], ml_b[:s_q, :h_q], lse_b[:s_q, :h_q])
     for v in views:
         v.fill_(float("nan"))
-    assert api.launch("seesaw", q, kv, idx, SCALE, *views) == "seesaw"
-    torch.cuda.synchronize()
-    compare(views, K.sparse_mla_reference(q, kv, idx, SCALE), f"h_q={h_q} into views")
-    for b in (out_b, ml_b, lse_b):
+    return (out_b, ml_b, lse_b), views
+
+
+def fences_intact(bufs, s_q, h_q):
+    for b in bufs:
         assert (b[s_q:] == 7).all() and (b[:, h_q:] == 7).all()
 
 
+@pytest.mark.parametrize("d_qk", [576, 512])
+@pytest.mark.parametrize("which", ["plain", "sink", "topk_length", "both"])
+@pytest.mark.parametrize("s_q", [20, 300])
 @pytest.mark.parametrize("h_q", HEADS)
-def test_d512_padded(h_q):
-    """d_qk 512 (the seesaw's d512 kernel) padded to 64 heads."""
+def test_outputs_past_the_real_heads_are_untouched(h_q, s_q, which, d_qk):
+    """Outputs as views into larger buffers (heads past h_q, a token past s_q), written by the
+    kernels themselves (their rows are 16-byte aligned): the masked rows' results never land
+    there. 20 tokens (all as topk pieces) and 300 (persistent rounds and a split last wave)."""
+    topk, scale = 1024, 1 / math.sqrt(d_qk)
+    q, kv, idx = make_case(s_q, h_q, topk, 4096, d_qk=d_qk, seed=70 + h_q + s_q)
+    sink, tlen = features(h_q, s_q, topk, which, seed=h_q + 3)
+    bufs, views = fenced_outputs(s_q, h_q)
+    assert api.rows_aligned(*views)
+    assert api.launch("seesaw", q, kv, idx, scale, *views, attn_sink=sink,
+                      topk_length=tlen) == "seesaw"
+    torch.cuda.synchronize()
+    compare(views, K.sparse_mla_reference(q, kv, idx, scale, attn_sink=sink, topk_length=tlen),
+            f"h_q={h_q} s_q={s_q} {which} d_qk={d_qk} into views")
+    fences_intact(bufs, s_q, h_q)
+
+
+def test_misaligned_outputs_run_over_padded_copies():
+    """h_q 5: lse rows of 20 bytes are not 16-byte aligned, so the seesaw runs over aligned
+    copies padded to 64 heads; the fenced views still get exactly the real heads."""
+    s_q, h_q, topk = 40, 5, 1024
+    q, kv, idx = make_case(s_q, h_q, topk, 4096, seed=77)
+    sink, tlen = features(h_q, s_q, topk, "both", seed=78)
+    bufs, views = fenced_outputs(s_q, h_q)
+    assert api.launch("seesaw", q, kv, idx, SCALE, *views, attn_sink=sink,
+                      topk_length=tlen) == "seesaw"
+    torch.cuda.synchronize()
+    compare(views, K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink, topk_length=tlen),
+            "h_q=5")
+    fences_intact(bufs, s_q, h_q)
+
+
+@pytest.mark.parametrize("h_q", HEADS)
+def test_d512_masked(h_q):
+    """d_qk 512 (the seesaw's d512 kernel), its last head block masked."""
     q, kv, idx = make_case(100, h_q, 2048, 8192, d_qk=512, seed=80 + h_q)
     want = K.sparse_mla_reference(q, kv, idx, 1 / math.sqrt(512))
     bufs = poisoned(q)
@@ -122,7 +159,7 @@ def test_batched_layout(h_q, impl):
             f"batched h_q={h_q} {impl}")
 
 
-def test_torch_compile_fullgraph_padded():
+def test_torch_compile_fullgraph_masked():
     B, s_q, h_q, topk, s_kv = 2, 8, 16, 256, 300
     parts = [make_case(s_q, h_q, topk, s_kv, seed=100 + b) for b in range(B)]
     q, kv, idx = (torch.stack([p[i] for p in parts]) for i in range(3))
@@ -136,10 +173,10 @@ def test_torch_compile_fullgraph_padded():
     assert torch.allclose(got[0], want[0]) and torch.equal(got[1].isinf(), want[1].isinf())
 
 
-@pytest.mark.parametrize("h_q,impl", [(32, "auto"), (8, "seesaw"), (16, "seesaw")])
+@pytest.mark.parametrize("h_q,impl", [(32, "auto"), (8, "seesaw"), (16, "seesaw"), (48, "auto")])
 def test_cuda_graph_capture_and_replay(h_q, impl):
-    """The padding's allocations and copies captured with the kernels: replays with new inputs
-    copied in place give the new results."""
+    """Captured with the kernels (and at h_q 8 the merge's 16-head copies): replays with new
+    inputs copied in place give the new results."""
     s_q, topk, s_kv = 200, 2048, 4096
     q, kv, idx = make_case(s_q, h_q, topk, s_kv, seed=110)
     sink = torch.randn(h_q, device="cuda")

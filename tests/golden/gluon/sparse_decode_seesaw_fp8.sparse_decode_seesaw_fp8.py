@@ -42,7 +42,7 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'fp8_producer': 4 warps (default partition)
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -54,36 +54,37 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
         item = gl.where((item < n_items), item, (n_items - 1))
         pid_s = (item // n_hb).to(gl.int64)
         h0 = ((item % n_hb) * BLOCK_H)
-        q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
+        q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
+        real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
         mbarrier.wait(q_empty0.index(0), ((r) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-        async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         for p in range(NP):
             g = ((r * NP) + p)
             _v1 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
             t0 = _v1
             valid0 = ((t0 >= 0) & (t0 < n_tokens))
-            _token_bytes5_tok = gl.where(valid0, t0, 0)
-            off0 = (((_token_bytes5_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes5_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half6_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v2 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half6_offs_d[None, :]), mask=valid0[:, None], other=0.0)
-            _fp8_half6__t8 = _v2
-            _fp8_half6_raw = _fp8_half6__t8
-            _fp8_half6_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
-            _v3 = gl.load(_fp8_half6_scales, mask=valid0, other=0.0)
-            _fp8_half6__t9 = _v3
-            _fp8_half6_lo = _fp8_half6__t9
-            _v4 = gl.load((_fp8_half6_scales + 1), mask=valid0, other=0.0)
-            _fp8_half6__t10 = _v4
-            _fp8_half6_hi = _fp8_half6__t10
-            raw = _fp8_half6_raw
-            lo = _fp8_half6_lo
-            hi = _fp8_half6_hi
+            _token_bytes9_tok = gl.where(valid0, t0, 0)
+            off0 = (((_token_bytes9_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes9_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half10_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v2 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid0[:, None], other=0.0)
+            _fp8_half10__t12 = _v2
+            _fp8_half10_raw = _fp8_half10__t12
+            _fp8_half10_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
+            _v3 = gl.load(_fp8_half10_scales, mask=valid0, other=0.0)
+            _fp8_half10__t13 = _v3
+            _fp8_half10_lo = _fp8_half10__t13
+            _v4 = gl.load((_fp8_half10_scales + 1), mask=valid0, other=0.0)
+            _fp8_half10__t14 = _v4
+            _fp8_half10_hi = _fp8_half10__t14
+            raw = _fp8_half10_raw
+            lo = _fp8_half10_lo
+            hi = _fp8_half10_hi
             mbarrier.wait(kv0_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized11_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized11_scale).to(gl.bfloat16))
+            _dequantized15_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized15_scale).to(gl.bfloat16))
             async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
             kv0_valid.index(0).store(valid0.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
@@ -92,25 +93,25 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v5 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
             t1 = _v5
             valid1 = ((t1 >= 0) & (t1 < n_tokens))
-            _token_bytes13_tok = gl.where(valid1, t1, 0)
-            off1 = (((_token_bytes13_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes13_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half14_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v6 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half14_offs_d[None, :]), mask=valid1[:, None], other=0.0)
-            _fp8_half14__t16 = _v6
-            _fp8_half14_raw = _fp8_half14__t16
-            _fp8_half14_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
-            _v7 = gl.load(_fp8_half14_scales, mask=valid1, other=0.0)
-            _fp8_half14__t17 = _v7
-            _fp8_half14_lo = _fp8_half14__t17
-            _v8 = gl.load((_fp8_half14_scales + 1), mask=valid1, other=0.0)
-            _fp8_half14__t18 = _v8
-            _fp8_half14_hi = _fp8_half14__t18
-            raw = _fp8_half14_raw
-            lo = _fp8_half14_lo
-            hi = _fp8_half14_hi
+            _token_bytes17_tok = gl.where(valid1, t1, 0)
+            off1 = (((_token_bytes17_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes17_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half18_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v6 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half18_offs_d[None, :]), mask=valid1[:, None], other=0.0)
+            _fp8_half18__t20 = _v6
+            _fp8_half18_raw = _fp8_half18__t20
+            _fp8_half18_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
+            _v7 = gl.load(_fp8_half18_scales, mask=valid1, other=0.0)
+            _fp8_half18__t21 = _v7
+            _fp8_half18_lo = _fp8_half18__t21
+            _v8 = gl.load((_fp8_half18_scales + 1), mask=valid1, other=0.0)
+            _fp8_half18__t22 = _v8
+            _fp8_half18_hi = _fp8_half18__t22
+            raw = _fp8_half18_raw
+            lo = _fp8_half18_lo
+            hi = _fp8_half18_hi
             mbarrier.wait(kv1_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized19_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized19_scale).to(gl.bfloat16))
+            _dequantized23_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized23_scale).to(gl.bfloat16))
             async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
             kv1_valid.index(0).store(valid1.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
@@ -119,55 +120,55 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v9 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
             t0r = _v9
             valid0r = ((t0r >= 0) & (t0r < n_tokens))
-            _token_bytes21_tok = gl.where(valid0r, t0r, 0)
-            off0r = (((_token_bytes21_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes21_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half22_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v10 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half22_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
-            _fp8_half22__t24 = _v10
-            _fp8_half22_raw = _fp8_half22__t24
-            _fp8_half22_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
-            _v11 = gl.load(_fp8_half22_scales, mask=valid0r, other=0.0)
-            _fp8_half22__t25 = _v11
-            _fp8_half22_lo = _fp8_half22__t25
-            _v12 = gl.load((_fp8_half22_scales + 1), mask=valid0r, other=0.0)
-            _fp8_half22__t26 = _v12
-            _fp8_half22_hi = _fp8_half22__t26
-            raw = _fp8_half22_raw
-            lo = _fp8_half22_lo
-            hi = _fp8_half22_hi
+            _token_bytes25_tok = gl.where(valid0r, t0r, 0)
+            off0r = (((_token_bytes25_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes25_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half26_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v10 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half26_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
+            _fp8_half26__t28 = _v10
+            _fp8_half26_raw = _fp8_half26__t28
+            _fp8_half26_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
+            _v11 = gl.load(_fp8_half26_scales, mask=valid0r, other=0.0)
+            _fp8_half26__t29 = _v11
+            _fp8_half26_lo = _fp8_half26__t29
+            _v12 = gl.load((_fp8_half26_scales + 1), mask=valid0r, other=0.0)
+            _fp8_half26__t30 = _v12
+            _fp8_half26_hi = _fp8_half26__t30
+            raw = _fp8_half26_raw
+            lo = _fp8_half26_lo
+            hi = _fp8_half26_hi
             mbarrier.wait(kv0r_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized27_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized27_scale).to(gl.bfloat16))
+            _dequantized31_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized31_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0r_full0.index(0), count=1)
             _v13 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
             t1l = _v13
             valid1l = ((t1l >= 0) & (t1l < n_tokens))
-            _token_bytes29_tok = gl.where(valid1l, t1l, 0)
-            off1l = (((_token_bytes29_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes29_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half30_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v14 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half30_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
-            _fp8_half30__t32 = _v14
-            _fp8_half30_raw = _fp8_half30__t32
-            _fp8_half30_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
-            _v15 = gl.load(_fp8_half30_scales, mask=valid1l, other=0.0)
-            _fp8_half30__t33 = _v15
-            _fp8_half30_lo = _fp8_half30__t33
-            _v16 = gl.load((_fp8_half30_scales + 1), mask=valid1l, other=0.0)
-            _fp8_half30__t34 = _v16
-            _fp8_half30_hi = _fp8_half30__t34
-            raw = _fp8_half30_raw
-            lo = _fp8_half30_lo
-            hi = _fp8_half30_hi
+            _token_bytes33_tok = gl.where(valid1l, t1l, 0)
+            off1l = (((_token_bytes33_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes33_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half34_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v14 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half34_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
+            _fp8_half34__t36 = _v14
+            _fp8_half34_raw = _fp8_half34__t36
+            _fp8_half34_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
+            _v15 = gl.load(_fp8_half34_scales, mask=valid1l, other=0.0)
+            _fp8_half34__t37 = _v15
+            _fp8_half34_lo = _fp8_half34__t37
+            _v16 = gl.load((_fp8_half34_scales + 1), mask=valid1l, other=0.0)
+            _fp8_half34__t38 = _v16
+            _fp8_half34_hi = _fp8_half34__t38
+            raw = _fp8_half34_raw
+            lo = _fp8_half34_lo
+            hi = _fp8_half34_hi
             mbarrier.wait(kv1l_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized35_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized35_scale).to(gl.bfloat16))
+            _dequantized39_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized39_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv1l_full0.index(0), count=1)
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 216 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -185,15 +186,17 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t36 = gl.program_id(0)
-    _q_tail_of37__t38 = gl.where((_t36 < n_items), _t36, (n_items - 1))
-    _q_tail_of37_item = _q_tail_of37__t38
-    _q_tail_of37_h0 = ((_q_tail_of37_item % n_hb) * BLOCK_H)
-    _token_of40__t41 = (_q_tail_of37_item // n_hb).to(gl.int64)
-    _q_tail_of37_rows = ((q_ptr + (_token_of40__t41 * stride_q_s)) + ((_q_tail_of37_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of37_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of37__t46 = _v1
-    q_tail = _q_tail_of37__t46
+    _t40 = gl.program_id(0)
+    _q_tail_of41__t42 = gl.where((_t40 < n_items), _t40, (n_items - 1))
+    _q_tail_of41_item = _q_tail_of41__t42
+    _q_tail_of41_h0 = ((_q_tail_of41_item % n_hb) * BLOCK_H)
+    _token_of44__t45 = (_q_tail_of41_item // n_hb).to(gl.int64)
+    _head_index46__t48 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index49__t51 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of41_rows = ((q_ptr + (_token_of44__t45 * stride_q_s)) + (_head_index49__t51[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of41_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of41__t58 = _v1
+    q_tail = _q_tail_of41__t58
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -271,26 +274,34 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t53 = gl.num_programs(0)
-        _t54 = gl.program_id(0)
-        _q_tail_of55_item = (((r + 1) * _t53) + _t54)
-        _q_tail_of55__t56 = gl.where((_q_tail_of55_item < n_items), _q_tail_of55_item, (n_items - 1))
-        _q_tail_of55_item = _q_tail_of55__t56
-        _q_tail_of55_h0 = ((_q_tail_of55_item % n_hb) * BLOCK_H)
-        _token_of58__t59 = (_q_tail_of55_item // n_hb).to(gl.int64)
-        _q_tail_of55_rows = ((q_ptr + (_token_of58__t59 * stride_q_s)) + ((_q_tail_of55_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of55_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of55__t64 = _v13
-        q_tail = _q_tail_of55__t64
-        _normalized65_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized65_inv_l[:, None], L4))
+        _t65 = gl.num_programs(0)
+        _t66 = gl.program_id(0)
+        _q_tail_of67_item = (((r + 1) * _t65) + _t66)
+        _q_tail_of67__t68 = gl.where((_q_tail_of67_item < n_items), _q_tail_of67_item, (n_items - 1))
+        _q_tail_of67_item = _q_tail_of67__t68
+        _q_tail_of67_h0 = ((_q_tail_of67_item % n_hb) * BLOCK_H)
+        _token_of70__t71 = (_q_tail_of67_item // n_hb).to(gl.int64)
+        _head_index72__t74 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index75__t77 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of67_rows = ((q_ptr + (_token_of70__t71 * stride_q_s)) + (_head_index75__t77[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of67_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of67__t84 = _v13
+        q_tail = _q_tail_of67__t84
+        _normalized85_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized85_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-        _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-        gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+        if ((h0 + BLOCK_H) <= n_heads):
+            _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+        else:
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L9)) < n_heads)
+            heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L9)), (n_heads - 1))
+            gl.store((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store(((lse_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), L9), mask=real)
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 216 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -308,15 +319,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t67 = gl.program_id(0)
-    _q_tail_of68__t69 = gl.where((_t67 < n_items), _t67, (n_items - 1))
-    _q_tail_of68_item = _q_tail_of68__t69
-    _q_tail_of68_h0 = ((_q_tail_of68_item % n_hb) * BLOCK_H)
-    _token_of71__t72 = (_q_tail_of68_item // n_hb).to(gl.int64)
-    _q_tail_of68_rows = ((q_ptr + (_token_of71__t72 * stride_q_s)) + ((_q_tail_of68_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of68_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of68__t77 = _v1
-    q_tail = _q_tail_of68__t77
+    _t90 = gl.program_id(0)
+    _q_tail_of91__t92 = gl.where((_t90 < n_items), _t90, (n_items - 1))
+    _q_tail_of91_item = _q_tail_of91__t92
+    _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
+    _token_of94__t95 = (_q_tail_of91_item // n_hb).to(gl.int64)
+    _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of91_rows = ((q_ptr + (_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of91__t108 = _v1
+    q_tail = _q_tail_of91__t108
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -390,26 +403,34 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t85 = gl.num_programs(0)
-        _t86 = gl.program_id(0)
-        _q_tail_of87_item = (((r + 1) * _t85) + _t86)
-        _q_tail_of87__t88 = gl.where((_q_tail_of87_item < n_items), _q_tail_of87_item, (n_items - 1))
-        _q_tail_of87_item = _q_tail_of87__t88
-        _q_tail_of87_h0 = ((_q_tail_of87_item % n_hb) * BLOCK_H)
-        _token_of90__t91 = (_q_tail_of87_item // n_hb).to(gl.int64)
-        _q_tail_of87_rows = ((q_ptr + (_token_of90__t91 * stride_q_s)) + ((_q_tail_of87_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of87_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of87__t96 = _v13
-        q_tail = _q_tail_of87__t96
-        _normalized97_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized97_inv_l[:, None], L4))
+        _t116 = gl.num_programs(0)
+        _t117 = gl.program_id(0)
+        _q_tail_of118_item = (((r + 1) * _t116) + _t117)
+        _q_tail_of118__t119 = gl.where((_q_tail_of118_item < n_items), _q_tail_of118_item, (n_items - 1))
+        _q_tail_of118_item = _q_tail_of118__t119
+        _q_tail_of118_h0 = ((_q_tail_of118_item % n_hb) * BLOCK_H)
+        _token_of121__t122 = (_q_tail_of118_item // n_hb).to(gl.int64)
+        _head_index123__t125 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index126__t128 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of118_rows = ((q_ptr + (_token_of121__t122 * stride_q_s)) + (_head_index126__t128[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of118_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of118__t135 = _v13
+        q_tail = _q_tail_of118__t135
+        _normalized136_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized136_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-        _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-        gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+        if ((h0 + BLOCK_H) <= n_heads):
+            _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+        else:
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L9)) < n_heads)
+            heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L9)), (n_heads - 1))
+            gl.store(((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store(((ml_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L9), mask=real)
 
 
 @gluon.jit
-def sparse_decode_seesaw_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_blk, page, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens, sm_scale, n_items, n_hb, ROUNDS, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
+def sparse_decode_seesaw_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_blk, page, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens, sm_scale, n_items, n_hb, ROUNDS, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
     NP = (TOPK // (2 * BK))
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -475,7 +496,7 @@ def sparse_decode_seesaw_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_pt
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (fp8_producer, (q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, max_logits_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (fp8_producer, (q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, max_logits_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [216, 216])

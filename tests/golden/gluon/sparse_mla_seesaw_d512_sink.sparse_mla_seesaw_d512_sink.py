@@ -37,7 +37,7 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -50,11 +50,12 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         item = gl.where((item < n_items), item, (n_items - 1))
         pid_s = (item // n_hb).to(gl.int64)
         h0 = ((item % n_hb) * BLOCK_H)
-        q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
+        q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
+        real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
         mbarrier.wait(q_empty0.index(0), ((r) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-        async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         for p in range(NP):
             g = ((r * NP) + p)
@@ -87,7 +88,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -176,21 +177,28 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _v10 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L1)))
-        _sink_normalized14__t16 = _v10
-        _sink_normalized14_sink = (_sink_normalized14__t16 * LOG2E)
-        _sink_normalized14__t17 = gl.exp2((_sink_normalized14_sink - ref))
-        _sink_normalized14__t18 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized14__t17)), 0.0)
-        _sink_normalized14_inv = _sink_normalized14__t18
-        _sink_normalized14_ret = (acc * gl.convert_layout(_sink_normalized14_inv[:, None], L2))
-        out = _sink_normalized14_ret
+        _head_index19__t21 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _v10 = gl.load((sink_ptr + _head_index19__t21), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+        _sink_normalized18__t24 = _v10
+        _sink_normalized18_sink = (_sink_normalized18__t24 * LOG2E)
+        _sink_normalized18__t25 = gl.exp2((_sink_normalized18_sink - ref))
+        _sink_normalized18__t26 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized18__t25)), 0.0)
+        _sink_normalized18_inv = _sink_normalized18__t26
+        _sink_normalized18_ret = (acc * gl.convert_layout(_sink_normalized18_inv[:, None], L2))
+        out = _sink_normalized18_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-        _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-        gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+        if ((h0 + BLOCK_H) <= n_heads):
+            _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+        else:
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
+            heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
+            gl.store((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store(((lse_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), L6), mask=real)
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -275,21 +283,28 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _v10 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L1)))
-        _sink_normalized27__t29 = _v10
-        _sink_normalized27_sink = (_sink_normalized27__t29 * LOG2E)
-        _sink_normalized27__t30 = gl.exp2((_sink_normalized27_sink - ref))
-        _sink_normalized27__t31 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized27__t30)), 0.0)
-        _sink_normalized27_inv = _sink_normalized27__t31
-        _sink_normalized27_ret = (acc * gl.convert_layout(_sink_normalized27_inv[:, None], L2))
-        out = _sink_normalized27_ret
+        _head_index39__t41 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _v10 = gl.load((sink_ptr + _head_index39__t41), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+        _sink_normalized38__t44 = _v10
+        _sink_normalized38_sink = (_sink_normalized38__t44 * LOG2E)
+        _sink_normalized38__t45 = gl.exp2((_sink_normalized38_sink - ref))
+        _sink_normalized38__t46 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized38__t45)), 0.0)
+        _sink_normalized38_inv = _sink_normalized38__t46
+        _sink_normalized38_ret = (acc * gl.convert_layout(_sink_normalized38_inv[:, None], L2))
+        out = _sink_normalized38_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-        _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-        gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), (m_i * LN2))
+        if ((h0 + BLOCK_H) <= n_heads):
+            _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), (m_i * LN2))
+        else:
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
+            heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
+            gl.store(((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store(((ml_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L6), mask=real)
 
 
 @gluon.jit
-def sparse_mla_seesaw_d512_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
+def sparse_mla_seesaw_d512_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
     NP = (TOPK // (2 * BK))
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -353,7 +368,7 @@ def sparse_mla_seesaw_d512_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_lo
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])

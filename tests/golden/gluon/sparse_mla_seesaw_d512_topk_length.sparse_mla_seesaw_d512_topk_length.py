@@ -38,7 +38,7 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -82,9 +82,10 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if (pp == 0):
             h0 = ((item % n_hb) * BLOCK_H)
-            q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
-            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+            q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
+            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
+            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         mbarrier.wait(kv1_empty0.index(0), ((p) & 1) ^ 1)
         async_copy.async_copy_global_to_shared(kv1_kv_r.index(0), ((rows1 + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
@@ -105,20 +106,20 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t41 = gl.num_programs(0)
-            _item_length42_item = (item + _t41)
-            _item_length42__t43 = gl.minimum(_item_length42_item, (n_items - 1))
-            _item_length42_last = _item_length42__t43
-            _token_of44__t45 = (_item_length42_last // n_hb).to(gl.int64)
-            _item_length42__t46 = gl.load((topk_length_ptr + _token_of44__t45), mask=(_item_length42_item < n_items), other=0)
-            _item_length42_n = _item_length42__t46
-            _item_length42__t47 = gl.maximum(_item_length42_n, 0)
-            _item_length42__t48 = gl.minimum(_item_length42__t47, TOPK)
-            n_next = _item_length42__t48
+            _t45 = gl.num_programs(0)
+            _item_length46_item = (item + _t45)
+            _item_length46__t47 = gl.minimum(_item_length46_item, (n_items - 1))
+            _item_length46_last = _item_length46__t47
+            _token_of48__t49 = (_item_length46_last // n_hb).to(gl.int64)
+            _item_length46__t50 = gl.load((topk_length_ptr + _token_of48__t49), mask=(_item_length46_item < n_items), other=0)
+            _item_length46_n = _item_length46__t50
+            _item_length46__t51 = gl.maximum(_item_length46_n, 0)
+            _item_length46__t52 = gl.minimum(_item_length46__t51, TOPK)
+            n_next = _item_length46__t52
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -204,35 +205,38 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length55__t56 = gl.minimum(item, (n_items - 1))
-            _item_length55_last = _item_length55__t56
-            _token_of57__t58 = (_item_length55_last // n_hb).to(gl.int64)
-            _item_length55__t59 = gl.load((topk_length_ptr + _token_of57__t58), mask=(item < n_items), other=0)
-            _item_length55_n = _item_length55__t59
-            _item_length55__t60 = gl.maximum(_item_length55_n, 0)
-            _item_length55__t61 = gl.minimum(_item_length55__t60, TOPK)
-            _request_pairs62__t63 = gl.maximum((((((_item_length55__t61 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs62__t63
+            _item_length59__t60 = gl.minimum(item, (n_items - 1))
+            _item_length59_last = _item_length59__t60
+            _token_of61__t62 = (_item_length59_last // n_hb).to(gl.int64)
+            _item_length59__t63 = gl.load((topk_length_ptr + _token_of61__t62), mask=(item < n_items), other=0)
+            _item_length59_n = _item_length59__t63
+            _item_length59__t64 = gl.maximum(_item_length59_n, 0)
+            _item_length59__t65 = gl.minimum(_item_length59__t64, TOPK)
+            _request_pairs66__t67 = gl.maximum((((((_item_length59__t65 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs66__t67
+            acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _v10 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L1)))
-                _sink_normalized64__t66 = _v10
-                _sink_normalized64_sink = (_sink_normalized64__t66 * LOG2E)
-                _sink_normalized64__t67 = gl.exp2((_sink_normalized64_sink - ref))
-                _sink_normalized64__t68 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized64__t67)), 0.0)
-                _sink_normalized64_inv = _sink_normalized64__t68
-                acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-                _sink_normalized64_ret = (acc * gl.convert_layout(_sink_normalized64_inv[:, None], L2))
-                acc = _sink_normalized64_ret
-                acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
+                _head_index69__t71 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index69__t71), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized68__t74 = _v10
+                _sink_normalized68_sink = (_sink_normalized68__t74 * LOG2E)
+                _sink_normalized68__t75 = gl.exp2((_sink_normalized68_sink - ref))
+                _sink_normalized68__t76 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized68__t75)), 0.0)
+                _sink_normalized68_inv = _sink_normalized68__t76
+                _sink_normalized68_ret = (acc * gl.convert_layout(_sink_normalized68_inv[:, None], L2))
+                acc = _sink_normalized68_ret
             else:
-                _normalized69_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-                acc = (acc * gl.convert_layout(_normalized69_inv_l[:, None], L2))
-                acc = warpgroup_mma_init(acc)  # the else branch keeps the wgmmas in flight at the if
+                _normalized77_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized77_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-            acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-            gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+            if ((h0 + BLOCK_H) <= n_heads):
+                _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+                gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+            else:
+                real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
+                heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
+                gl.store((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16), mask=real[:, None])
+                gl.store(((lse_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), L6), mask=real)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L2)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
@@ -244,7 +248,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -330,30 +334,37 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length78__t79 = gl.minimum(item, (n_items - 1))
-            _item_length78_last = _item_length78__t79
-            _token_of80__t81 = (_item_length78_last // n_hb).to(gl.int64)
-            _item_length78__t82 = gl.load((topk_length_ptr + _token_of80__t81), mask=(item < n_items), other=0)
-            _item_length78_n = _item_length78__t82
-            _item_length78__t83 = gl.maximum(_item_length78_n, 0)
-            _item_length78__t84 = gl.minimum(_item_length78__t83, TOPK)
-            _request_pairs85__t86 = gl.maximum((((((_item_length78__t84 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs85__t86
+            _item_length89__t90 = gl.minimum(item, (n_items - 1))
+            _item_length89_last = _item_length89__t90
+            _token_of91__t92 = (_item_length89_last // n_hb).to(gl.int64)
+            _item_length89__t93 = gl.load((topk_length_ptr + _token_of91__t92), mask=(item < n_items), other=0)
+            _item_length89_n = _item_length89__t93
+            _item_length89__t94 = gl.maximum(_item_length89_n, 0)
+            _item_length89__t95 = gl.minimum(_item_length89__t94, TOPK)
+            _request_pairs96__t97 = gl.maximum((((((_item_length89__t95 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs96__t97
             if HAS_SINK:
-                _v10 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L1)))
-                _sink_normalized87__t89 = _v10
-                _sink_normalized87_sink = (_sink_normalized87__t89 * LOG2E)
-                _sink_normalized87__t90 = gl.exp2((_sink_normalized87_sink - ref))
-                _sink_normalized87__t91 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized87__t90)), 0.0)
-                _sink_normalized87_inv = _sink_normalized87__t91
-                _sink_normalized87_ret = (acc * gl.convert_layout(_sink_normalized87_inv[:, None], L2))
-                acc = _sink_normalized87_ret
+                _head_index99__t101 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index99__t101), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized98__t104 = _v10
+                _sink_normalized98_sink = (_sink_normalized98__t104 * LOG2E)
+                _sink_normalized98__t105 = gl.exp2((_sink_normalized98_sink - ref))
+                _sink_normalized98__t106 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized98__t105)), 0.0)
+                _sink_normalized98_inv = _sink_normalized98__t106
+                _sink_normalized98_ret = (acc * gl.convert_layout(_sink_normalized98_inv[:, None], L2))
+                acc = _sink_normalized98_ret
             else:
-                _normalized92_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized92_inv_l[:, None], L2))
+                _normalized107_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized107_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-            _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-            gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), (m_i * LN2))
+            if ((h0 + BLOCK_H) <= n_heads):
+                _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+                gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), (m_i * LN2))
+            else:
+                real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
+                heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
+                gl.store(((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16), mask=real[:, None])
+                gl.store(((ml_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L6), mask=real)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L2)
             m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -361,7 +372,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
 
 
 @gluon.jit
-def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
+def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     items = ((((n_items - gl.program_id(0)) + gl.num_programs(0)) - 1) // gl.num_programs(0))
     NP = 0
@@ -454,7 +465,7 @@ def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])

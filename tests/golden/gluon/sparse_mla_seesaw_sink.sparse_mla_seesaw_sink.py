@@ -38,7 +38,7 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -51,11 +51,12 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         item = gl.where((item < n_items), item, (n_items - 1))
         pid_s = (item // n_hb).to(gl.int64)
         h0 = ((item % n_hb) * BLOCK_H)
-        q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
+        q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
+        real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
         mbarrier.wait(q_empty0.index(0), ((r) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-        async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         for p in range(NP):
             g = ((r * NP) + p)
@@ -90,7 +91,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -108,15 +109,17 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t8 = gl.program_id(0)
-    _q_tail_of9__t10 = gl.where((_t8 < n_items), _t8, (n_items - 1))
-    _q_tail_of9_item = _q_tail_of9__t10
-    _q_tail_of9_h0 = ((_q_tail_of9_item % n_hb) * BLOCK_H)
-    _token_of12__t13 = (_q_tail_of9_item // n_hb).to(gl.int64)
-    _q_tail_of9_rows = ((q_ptr + (_token_of12__t13 * stride_q_s)) + ((_q_tail_of9_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of9_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of9__t18 = _v1
-    q_tail = _q_tail_of9__t18
+    _t12 = gl.program_id(0)
+    _q_tail_of13__t14 = gl.where((_t12 < n_items), _t12, (n_items - 1))
+    _q_tail_of13_item = _q_tail_of13__t14
+    _q_tail_of13_h0 = ((_q_tail_of13_item % n_hb) * BLOCK_H)
+    _token_of16__t17 = (_q_tail_of13_item // n_hb).to(gl.int64)
+    _head_index18__t20 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index21__t23 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of13_rows = ((q_ptr + (_token_of16__t17 * stride_q_s)) + (_head_index21__t23[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of13_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of13__t30 = _v1
+    q_tail = _q_tail_of13__t30
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -194,32 +197,41 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t25 = gl.num_programs(0)
-        _t26 = gl.program_id(0)
-        _q_tail_of27_item = (((r + 1) * _t25) + _t26)
-        _q_tail_of27__t28 = gl.where((_q_tail_of27_item < n_items), _q_tail_of27_item, (n_items - 1))
-        _q_tail_of27_item = _q_tail_of27__t28
-        _q_tail_of27_h0 = ((_q_tail_of27_item % n_hb) * BLOCK_H)
-        _token_of30__t31 = (_q_tail_of27_item // n_hb).to(gl.int64)
-        _q_tail_of27_rows = ((q_ptr + (_token_of30__t31 * stride_q_s)) + ((_q_tail_of27_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of27_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of27__t36 = _v13
-        q_tail = _q_tail_of27__t36
-        _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized37__t39 = _v14
-        _sink_normalized37_sink = (_sink_normalized37__t39 * LOG2E)
-        _sink_normalized37__t40 = gl.exp2((_sink_normalized37_sink - ref))
-        _sink_normalized37__t41 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized37__t40)), 0.0)
-        _sink_normalized37_inv = _sink_normalized37__t41
-        _sink_normalized37_ret = (acc * gl.convert_layout(_sink_normalized37_inv[:, None], L4))
-        out = _sink_normalized37_ret
+        _t37 = gl.num_programs(0)
+        _t38 = gl.program_id(0)
+        _q_tail_of39_item = (((r + 1) * _t37) + _t38)
+        _q_tail_of39__t40 = gl.where((_q_tail_of39_item < n_items), _q_tail_of39_item, (n_items - 1))
+        _q_tail_of39_item = _q_tail_of39__t40
+        _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
+        _token_of42__t43 = (_q_tail_of39_item // n_hb).to(gl.int64)
+        _head_index44__t46 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index47__t49 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of39_rows = ((q_ptr + (_token_of42__t43 * stride_q_s)) + (_head_index47__t49[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of39__t56 = _v13
+        q_tail = _q_tail_of39__t56
+        _head_index58__t60 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index58__t60), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized57__t63 = _v14
+        _sink_normalized57_sink = (_sink_normalized57__t63 * LOG2E)
+        _sink_normalized57__t64 = gl.exp2((_sink_normalized57_sink - ref))
+        _sink_normalized57__t65 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized57__t64)), 0.0)
+        _sink_normalized57_inv = _sink_normalized57__t65
+        _sink_normalized57_ret = (acc * gl.convert_layout(_sink_normalized57_inv[:, None], L4))
+        out = _sink_normalized57_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-        _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-        gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+        if ((h0 + BLOCK_H) <= n_heads):
+            _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+        else:
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L9)) < n_heads)
+            heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L9)), (n_heads - 1))
+            gl.store((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store(((lse_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), L9), mask=real)
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -237,15 +249,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t43 = gl.program_id(0)
-    _q_tail_of44__t45 = gl.where((_t43 < n_items), _t43, (n_items - 1))
-    _q_tail_of44_item = _q_tail_of44__t45
-    _q_tail_of44_h0 = ((_q_tail_of44_item % n_hb) * BLOCK_H)
-    _token_of47__t48 = (_q_tail_of44_item // n_hb).to(gl.int64)
-    _q_tail_of44_rows = ((q_ptr + (_token_of47__t48 * stride_q_s)) + ((_q_tail_of44_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of44_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of44__t53 = _v1
-    q_tail = _q_tail_of44__t53
+    _t70 = gl.program_id(0)
+    _q_tail_of71__t72 = gl.where((_t70 < n_items), _t70, (n_items - 1))
+    _q_tail_of71_item = _q_tail_of71__t72
+    _q_tail_of71_h0 = ((_q_tail_of71_item % n_hb) * BLOCK_H)
+    _token_of74__t75 = (_q_tail_of71_item // n_hb).to(gl.int64)
+    _head_index76__t78 = gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index79__t81 = gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of71_rows = ((q_ptr + (_token_of74__t75 * stride_q_s)) + (_head_index79__t81[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of71_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of71__t88 = _v1
+    q_tail = _q_tail_of71__t88
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -319,32 +333,41 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t61 = gl.num_programs(0)
-        _t62 = gl.program_id(0)
-        _q_tail_of63_item = (((r + 1) * _t61) + _t62)
-        _q_tail_of63__t64 = gl.where((_q_tail_of63_item < n_items), _q_tail_of63_item, (n_items - 1))
-        _q_tail_of63_item = _q_tail_of63__t64
-        _q_tail_of63_h0 = ((_q_tail_of63_item % n_hb) * BLOCK_H)
-        _token_of66__t67 = (_q_tail_of63_item // n_hb).to(gl.int64)
-        _q_tail_of63_rows = ((q_ptr + (_token_of66__t67 * stride_q_s)) + ((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-        _v13 = gl.load(((_q_tail_of63_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-        _q_tail_of63__t72 = _v13
-        q_tail = _q_tail_of63__t72
-        _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-        _sink_normalized73__t75 = _v14
-        _sink_normalized73_sink = (_sink_normalized73__t75 * LOG2E)
-        _sink_normalized73__t76 = gl.exp2((_sink_normalized73_sink - ref))
-        _sink_normalized73__t77 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized73__t76)), 0.0)
-        _sink_normalized73_inv = _sink_normalized73__t77
-        _sink_normalized73_ret = (acc * gl.convert_layout(_sink_normalized73_inv[:, None], L4))
-        out = _sink_normalized73_ret
+        _t96 = gl.num_programs(0)
+        _t97 = gl.program_id(0)
+        _q_tail_of98_item = (((r + 1) * _t96) + _t97)
+        _q_tail_of98__t99 = gl.where((_q_tail_of98_item < n_items), _q_tail_of98_item, (n_items - 1))
+        _q_tail_of98_item = _q_tail_of98__t99
+        _q_tail_of98_h0 = ((_q_tail_of98_item % n_hb) * BLOCK_H)
+        _token_of101__t102 = (_q_tail_of98_item // n_hb).to(gl.int64)
+        _head_index103__t105 = gl.minimum((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index106__t108 = gl.minimum((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of98_rows = ((q_ptr + (_token_of101__t102 * stride_q_s)) + (_head_index106__t108[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of98_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of98__t115 = _v13
+        q_tail = _q_tail_of98__t115
+        _head_index117__t119 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index117__t119), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized116__t122 = _v14
+        _sink_normalized116_sink = (_sink_normalized116__t122 * LOG2E)
+        _sink_normalized116__t123 = gl.exp2((_sink_normalized116_sink - ref))
+        _sink_normalized116__t124 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized116__t123)), 0.0)
+        _sink_normalized116_inv = _sink_normalized116__t124
+        _sink_normalized116_ret = (acc * gl.convert_layout(_sink_normalized116_inv[:, None], L4))
+        out = _sink_normalized116_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-        _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-        gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+        if ((h0 + BLOCK_H) <= n_heads):
+            _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+        else:
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L9)) < n_heads)
+            heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L9)), (n_heads - 1))
+            gl.store(((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store(((ml_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L9), mask=real)
 
 
 @gluon.jit
-def sparse_mla_seesaw_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
+def sparse_mla_seesaw_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
     NP = (TOPK // (2 * BK))
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -410,7 +433,7 @@ def sparse_mla_seesaw_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])

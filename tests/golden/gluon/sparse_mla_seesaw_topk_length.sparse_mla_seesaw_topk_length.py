@@ -39,7 +39,7 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -84,9 +84,10 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if (pp == 0):
             h0 = ((item % n_hb) * BLOCK_H)
-            q_rows = (((q_ptr + (pid_s * stride_q_s)) + (h0 * stride_q_h)) + (gl.arange(0, BLOCK_H, layout=L1)[:, None] * stride_q_h))
-            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
-            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]))  # cp.async gather; arrives per thread at the commit
+            q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+            real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
+            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
+            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
         mbarrier.wait(kv1_empty0.index(0), ((p) & 1) ^ 1)
         async_copy.async_copy_global_to_shared(kv1_kv_r.index(0), ((rows1 + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
@@ -108,20 +109,20 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t41 = gl.num_programs(0)
-            _item_length42_item = (item + _t41)
-            _item_length42__t43 = gl.minimum(_item_length42_item, (n_items - 1))
-            _item_length42_last = _item_length42__t43
-            _token_of44__t45 = (_item_length42_last // n_hb).to(gl.int64)
-            _item_length42__t46 = gl.load((topk_length_ptr + _token_of44__t45), mask=(_item_length42_item < n_items), other=0)
-            _item_length42_n = _item_length42__t46
-            _item_length42__t47 = gl.maximum(_item_length42_n, 0)
-            _item_length42__t48 = gl.minimum(_item_length42__t47, TOPK)
-            n_next = _item_length42__t48
+            _t45 = gl.num_programs(0)
+            _item_length46_item = (item + _t45)
+            _item_length46__t47 = gl.minimum(_item_length46_item, (n_items - 1))
+            _item_length46_last = _item_length46__t47
+            _token_of48__t49 = (_item_length46_last // n_hb).to(gl.int64)
+            _item_length46__t50 = gl.load((topk_length_ptr + _token_of48__t49), mask=(_item_length46_item < n_items), other=0)
+            _item_length46_n = _item_length46__t50
+            _item_length46__t51 = gl.maximum(_item_length46_n, 0)
+            _item_length46__t52 = gl.minimum(_item_length46__t51, TOPK)
+            n_next = _item_length46__t52
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer0': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -141,14 +142,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of49__t50 = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of49_item = _q_tail_of49__t50
-    _q_tail_of49_h0 = ((_q_tail_of49_item % n_hb) * BLOCK_H)
-    _token_of52__t53 = (_q_tail_of49_item // n_hb).to(gl.int64)
-    _q_tail_of49_rows = ((q_ptr + (_token_of52__t53 * stride_q_s)) + ((_q_tail_of49_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of49_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of49__t58 = _v1
-    q_tail = _q_tail_of49__t58
+    _q_tail_of53__t54 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of53_item = _q_tail_of53__t54
+    _q_tail_of53_h0 = ((_q_tail_of53_item % n_hb) * BLOCK_H)
+    _token_of56__t57 = (_q_tail_of53_item // n_hb).to(gl.int64)
+    _head_index58__t60 = gl.minimum((_q_tail_of53_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index61__t63 = gl.minimum((_q_tail_of53_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of53_rows = ((q_ptr + (_token_of56__t57 * stride_q_s)) + (_head_index61__t63[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of53_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of53_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of53__t70 = _v1
+    q_tail = _q_tail_of53__t70
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
@@ -221,43 +224,48 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length65__t66 = gl.minimum(item, (n_items - 1))
-            _item_length65_last = _item_length65__t66
-            _token_of67__t68 = (_item_length65_last // n_hb).to(gl.int64)
-            _item_length65__t69 = gl.load((topk_length_ptr + _token_of67__t68), mask=(item < n_items), other=0)
-            _item_length65_n = _item_length65__t69
-            _item_length65__t70 = gl.maximum(_item_length65_n, 0)
-            _item_length65__t71 = gl.minimum(_item_length65__t70, TOPK)
-            _request_pairs72__t73 = gl.maximum((((((_item_length65__t71 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs72__t73
-            _q_tail_of74__t75 = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of74_item = _q_tail_of74__t75
-            _q_tail_of74_h0 = ((_q_tail_of74_item % n_hb) * BLOCK_H)
-            _token_of77__t78 = (_q_tail_of74_item // n_hb).to(gl.int64)
-            _q_tail_of74_rows = ((q_ptr + (_token_of77__t78 * stride_q_s)) + ((_q_tail_of74_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-            _v13 = gl.load(((_q_tail_of74_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-            _q_tail_of74__t83 = _v13
-            q_tail = _q_tail_of74__t83
+            _item_length77__t78 = gl.minimum(item, (n_items - 1))
+            _item_length77_last = _item_length77__t78
+            _token_of79__t80 = (_item_length77_last // n_hb).to(gl.int64)
+            _item_length77__t81 = gl.load((topk_length_ptr + _token_of79__t80), mask=(item < n_items), other=0)
+            _item_length77_n = _item_length77__t81
+            _item_length77__t82 = gl.maximum(_item_length77_n, 0)
+            _item_length77__t83 = gl.minimum(_item_length77__t82, TOPK)
+            _request_pairs84__t85 = gl.maximum((((((_item_length77__t83 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs84__t85
+            _q_tail_of86__t87 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of86_item = _q_tail_of86__t87
+            _q_tail_of86_h0 = ((_q_tail_of86_item % n_hb) * BLOCK_H)
+            _token_of89__t90 = (_q_tail_of86_item // n_hb).to(gl.int64)
+            _head_index91__t93 = gl.minimum((_q_tail_of86_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+            _head_index94__t96 = gl.minimum((_q_tail_of86_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of86_rows = ((q_ptr + (_token_of89__t90 * stride_q_s)) + (_head_index94__t96[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of86_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of86_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of86__t103 = _v13
+            q_tail = _q_tail_of86__t103
+            acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-                _sink_normalized84__t86 = _v14
-                _sink_normalized84_sink = (_sink_normalized84__t86 * LOG2E)
-                _sink_normalized84__t87 = gl.exp2((_sink_normalized84_sink - ref))
-                _sink_normalized84__t88 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized84__t87)), 0.0)
-                _sink_normalized84_inv = _sink_normalized84__t88
-                acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-                _sink_normalized84_ret = (acc * gl.convert_layout(_sink_normalized84_inv[:, None], L4))
-                acc = _sink_normalized84_ret
-                acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
+                _head_index105__t107 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index105__t107), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized104__t110 = _v14
+                _sink_normalized104_sink = (_sink_normalized104__t110 * LOG2E)
+                _sink_normalized104__t111 = gl.exp2((_sink_normalized104_sink - ref))
+                _sink_normalized104__t112 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized104__t111)), 0.0)
+                _sink_normalized104_inv = _sink_normalized104__t112
+                _sink_normalized104_ret = (acc * gl.convert_layout(_sink_normalized104_inv[:, None], L4))
+                acc = _sink_normalized104_ret
             else:
-                _normalized89_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-                acc = (acc * gl.convert_layout(_normalized89_inv_l[:, None], L4))
-                acc = warpgroup_mma_init(acc)  # the else branch keeps the wgmmas in flight at the if
+                _normalized113_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized113_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-            acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-            gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+            if ((h0 + BLOCK_H) <= n_heads):
+                _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+                gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')))
+            else:
+                real = ((h0 + gl.arange(0, BLOCK_H, layout=L9)) < n_heads)
+                heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L9)), (n_heads - 1))
+                gl.store((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16), mask=real[:, None])
+                gl.store(((lse_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), L9), mask=real)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
@@ -269,7 +277,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
     # partition 'consumer1': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -289,14 +297,16 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of91__t92 = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of91_item = _q_tail_of91__t92
-    _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
-    _token_of94__t95 = (_q_tail_of91_item // n_hb).to(gl.int64)
-    _q_tail_of91_rows = ((q_ptr + (_token_of94__t95 * stride_q_s)) + ((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-    _v1 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-    _q_tail_of91__t100 = _v1
-    q_tail = _q_tail_of91__t100
+    _q_tail_of118__t119 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of118_item = _q_tail_of118__t119
+    _q_tail_of118_h0 = ((_q_tail_of118_item % n_hb) * BLOCK_H)
+    _token_of121__t122 = (_q_tail_of118_item // n_hb).to(gl.int64)
+    _head_index123__t125 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index126__t128 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of118_rows = ((q_ptr + (_token_of121__t122 * stride_q_s)) + (_head_index126__t128[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of118_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of118__t135 = _v1
+    q_tail = _q_tail_of118__t135
     m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
@@ -369,38 +379,47 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length108__t109 = gl.minimum(item, (n_items - 1))
-            _item_length108_last = _item_length108__t109
-            _token_of110__t111 = (_item_length108_last // n_hb).to(gl.int64)
-            _item_length108__t112 = gl.load((topk_length_ptr + _token_of110__t111), mask=(item < n_items), other=0)
-            _item_length108_n = _item_length108__t112
-            _item_length108__t113 = gl.maximum(_item_length108_n, 0)
-            _item_length108__t114 = gl.minimum(_item_length108__t113, TOPK)
-            _request_pairs115__t116 = gl.maximum((((((_item_length108__t114 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs115__t116
-            _q_tail_of117__t118 = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of117_item = _q_tail_of117__t118
-            _q_tail_of117_h0 = ((_q_tail_of117_item % n_hb) * BLOCK_H)
-            _token_of120__t121 = (_q_tail_of117_item // n_hb).to(gl.int64)
-            _q_tail_of117_rows = ((q_ptr + (_token_of120__t121 * stride_q_s)) + ((_q_tail_of117_h0 + gl.arange(0, BLOCK_H, layout=L1)[:, None]) * stride_q_h))
-            _v13 = gl.load(((_q_tail_of117_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]))
-            _q_tail_of117__t126 = _v13
-            q_tail = _q_tail_of117__t126
+            _item_length143__t144 = gl.minimum(item, (n_items - 1))
+            _item_length143_last = _item_length143__t144
+            _token_of145__t146 = (_item_length143_last // n_hb).to(gl.int64)
+            _item_length143__t147 = gl.load((topk_length_ptr + _token_of145__t146), mask=(item < n_items), other=0)
+            _item_length143_n = _item_length143__t147
+            _item_length143__t148 = gl.maximum(_item_length143_n, 0)
+            _item_length143__t149 = gl.minimum(_item_length143__t148, TOPK)
+            _request_pairs150__t151 = gl.maximum((((((_item_length143__t149 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs150__t151
+            _q_tail_of152__t153 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of152_item = _q_tail_of152__t153
+            _q_tail_of152_h0 = ((_q_tail_of152_item % n_hb) * BLOCK_H)
+            _token_of155__t156 = (_q_tail_of152_item // n_hb).to(gl.int64)
+            _head_index157__t159 = gl.minimum((_q_tail_of152_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+            _head_index160__t162 = gl.minimum((_q_tail_of152_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of152_rows = ((q_ptr + (_token_of155__t156 * stride_q_s)) + (_head_index160__t162[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of152_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of152_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of152__t169 = _v13
+            q_tail = _q_tail_of152__t169
             if HAS_SINK:
-                _v14 = gl.load(((sink_ptr + h0) + gl.arange(0, BLOCK_H, layout=L3)))
-                _sink_normalized127__t129 = _v14
-                _sink_normalized127_sink = (_sink_normalized127__t129 * LOG2E)
-                _sink_normalized127__t130 = gl.exp2((_sink_normalized127_sink - ref))
-                _sink_normalized127__t131 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized127__t130)), 0.0)
-                _sink_normalized127_inv = _sink_normalized127__t131
-                _sink_normalized127_ret = (acc * gl.convert_layout(_sink_normalized127_inv[:, None], L4))
-                acc = _sink_normalized127_ret
+                _head_index171__t173 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index171__t173), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized170__t176 = _v14
+                _sink_normalized170_sink = (_sink_normalized170__t176 * LOG2E)
+                _sink_normalized170__t177 = gl.exp2((_sink_normalized170_sink - ref))
+                _sink_normalized170__t178 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized170__t177)), 0.0)
+                _sink_normalized170_inv = _sink_normalized170__t178
+                _sink_normalized170_ret = (acc * gl.convert_layout(_sink_normalized170_inv[:, None], L4))
+                acc = _sink_normalized170_ret
             else:
-                _normalized132_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized132_inv_l[:, None], L4))
+                _normalized179_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized179_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
-            _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
-            gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+            if ((h0 + BLOCK_H) <= n_heads):
+                _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+                gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L3)), (m_i * LN2))
+            else:
+                real = ((h0 + gl.arange(0, BLOCK_H, layout=L9)) < n_heads)
+                heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L9)), (n_heads - 1))
+                gl.store(((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16), mask=real[:, None])
+                gl.store(((ml_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L9), mask=real)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
             m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
@@ -408,7 +427,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
 
 
 @gluon.jit
-def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
+def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     items = ((((n_items - gl.program_id(0)) + gl.num_programs(0)) - 1) // gl.num_programs(0))
     NP = 0
@@ -503,7 +522,7 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
     mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
     ], [4, 4], [224, 224])
