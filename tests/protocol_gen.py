@@ -11,7 +11,10 @@ programs: the static verdict must equal the simulator's on every one.
 ``protocols(accesses=True)`` adds slot accesses inside their windows: the writer's writes between
 ``acquire(i)`` and ``commit(i)``, each reader's reads of fields of its view between ``wait(i)`` and
 the release of ``i`` (a late release's window spans into the next iteration; a one-shot reader
-that never releases also reads at the end of its partition), some under an ``if``.
+that never releases also reads at the end of its partition), some under an ``if``. The fields
+are drawn independently per access, so a reader often reads a field that none of the writer's
+writes fills (a fault when the read runs: ``unwritten-field``, docs/semantics.md rule 7), and a
+writer that draws no write leaves a protocol skeleton whose reads only their windows constrain.
 ``fault=True`` then misplaces one access (:data:`ACCESS_FAULTS`: after the commit/release, before
 the acquire/wait, at a neighbouring index, by the wrong side, by another reader, from another
 partition); it may land inside a window anyway (a late release holds two indices). ``domains=True``

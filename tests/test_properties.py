@@ -8,7 +8,8 @@ kept in tests/regressions/ as .pipe files and replayed by test_regressions.
 
 The last tests enumerate exhaustively, for fixed small protocols, every placement of one slot
 access among a partition's statement positions, and hold both verdicts to a one-line rule for
-which placements are inside the access's window.
+which placements are inside the access's window; and, for a ring whose writer fills some fields,
+hold both verdicts to the rule that a read that runs must read a field some write fills.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, given, note, settings, strategies as st
 
-from tle_compiler.ir import Access, Affine, Event, For, Loc, Param, Partition, Pipe, Program
+from tle_compiler.ir import (Access, Affine, Compare, Event, For, If, Loc, Param, Partition, Pipe,
+                             Program)
 from tle_compiler.ir.nodes import walk_accesses
 from tle_compiler.ir.printer import print_program
 from tle_compiler.passes import verify
@@ -122,15 +124,15 @@ def test_generator_yields_both_verdicts():
 def test_access_generators_yield_clean_programs_and_window_faults():
     """The access properties are only meaningful if the generators give both programs with
     accesses that the simulator accepts everywhere and programs where an access runs outside its
-    window (not only structural faults or deadlocks)."""
-    clean = windowed = 0
+    window or reads a field no write fills (not only structural faults or deadlocks)."""
+    clean = windowed = unwritten = 0
 
     faulty = protocols(fault=True, domains=True)
 
     @settings(max_examples=100, deadline=None, derandomize=True, database=None)
     @given(st.one_of(protocols(accesses=True, domains=True), faulty, faulty))
     def sample(program):
-        nonlocal clean, windowed
+        nonlocal clean, windowed, unwritten
         if not any(True for p in program.partitions for _ in walk_accesses(p.body)):
             return
         try:
@@ -139,9 +141,10 @@ def test_access_generators_yield_clean_programs_and_window_faults():
             return
         clean += not kinds
         windowed += "access-outside-window" in kinds
+        unwritten += "unwritten-field" in kinds
 
     sample()
-    assert clean >= 10 and windowed >= 10, (clean, windowed)
+    assert clean >= 10 and windowed >= 10 and unwritten >= 10, (clean, windowed, unwritten)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -302,3 +305,50 @@ def test_every_placement_of_one_access_in_a_loop_matches_the_window_rule(capacit
                 what = f"{side} in {part.name} {where} {k} index {idx} N={n}"
                 assert sim_ok(placed, {"N": n}) == rule, what
                 assert static_ok(placed, {"N": n}) == rule, what
+
+
+# ------------------------------------------------------------------ reads of unwritten fields
+
+_NEVER = Compare(A("i"), "<", A(0))
+_FIRST = Compare(A("i"), "==", A(0))
+
+
+def _filled_ring(writes, read, read_cond=None):
+    """``for i in range(N)``: the writer fills ``writes`` ((field, condition or None) pairs) of
+    pipe kv (fields x, y) between acquire(i) and commit(i); the reader reads ``read`` at line 99
+    between wait(i) and release(i), under ``read_cond`` if given."""
+    def under(cond, stmt):
+        return stmt if cond is None else If(cond, (stmt,), (), Loc("x.pipe", 2))
+
+    wbody = [_ev("acquire", "kv", "i")]
+    wbody += [under(c, Access("writer", "kv", f, A("i"), None, "", Loc("x.pipe", 3)))
+              for f, c in writes]
+    wbody.append(_ev("commit", "kv", "i"))
+    rd = Access("reader", "kv", read, A("i"), None, "", Loc("x.pipe", 99))
+    rbody = [_ev("wait", "kv", "i"), under(read_cond, rd), _ev("release", "kv", "i")]
+    loop = lambda body: (For("i", A(0), A("N"), 1, tuple(body)),)
+    return _prog([Pipe("kv", 2, ("x", "y"))], [("w", loop(wbody)), ("r", loop(rbody))], ("N",))
+
+
+@pytest.mark.parametrize("writes, read_cond, faulty", [
+    ((("x", None),), None, True),  # y is read, only x is ever filled
+    ((), None, False),  # no write at all: a protocol skeleton, windows only
+    ((("y", None),), None, False),
+    ((("x", None), ("y", None)), None, False),
+    ((("y", _FIRST),), None, False),  # filled at the first index, kept by the slot after it
+    ((("x", None),), _NEVER, False),  # the unwritten read never runs
+])
+def test_reads_of_unwritten_fields_match_the_rule(writes, read_cond, faulty):
+    """Both engines reject exactly the instances where a read of a field that no write of the
+    pipe fills runs (N >= 1), the verifier with check unwritten-field at the read's line."""
+    program = _filled_ring(writes, "y", read_cond)
+    for n in range(4):
+        rule = not (faulty and n >= 1)
+        assert sim_ok(program, {"N": n}) == rule, n
+        ctx = verify(program, params={"N": n})
+        assert ctx.ok == rule, (n, [str(d) for d in ctx.diagnostics])
+        if not rule:
+            assert {(d.check, d.loc.line) for d in ctx.errors} == {("unwritten-field", 99)}
+            assert simulate(program, {"N": n}).kinds == {"unwritten-field"}
+    v = verify(program).verdict()
+    assert v.kind == ("rejected" if faulty else "proved"), v.describe()

@@ -737,6 +737,59 @@ def test_access_structural_errors():
                                ev("release", "kv", 0, 5, "l")])]), "outside the view")
 
 
+def test_read_of_a_field_no_write_fills_is_unwritten_field():
+    # the writer fills x only; the reader reads y: uninitialised shared memory in every window
+    p = ring_with([ev("acquire", "p", "i", 2), wr("p", "i", "x", 3), ev("commit", "p", "i", 4)],
+                  [ev("wait", "p", "i", 11), rd("p", "i", "y", 12), ev("release", "p", "i", 13)],
+                  fields=("x", "y"))
+    assert simulate(p, {"N": 0}).ok  # the read never runs: no fault
+    r = simulate(p, {"N": 2})
+    assert r.kinds == {"unwritten-field"}  # inside its window, on the right index: only that
+    (e,) = only(r, "unwritten-field", 12)
+    assert "p.read(0, y)" in e.message and "partition 'r'" in e.message
+    assert "no write of pipe 'p' fills it" in e.message and "fill only x" in e.message
+
+
+def test_unwritten_field_names_the_reader_of_a_spmc_pipe():
+    pipes = [Pipe("kv", 1, ("a", "b"), ("left", "right"))]
+    w = [loop("i", "N", [ev("acquire", "kv", "i", 2), wr("kv", "i", "a", 3),
+                         ev("commit", "kv", "i", 4)], 1)]
+    lft = [loop("i", "N", [ev("wait", "kv", "i", 11, "left"), rd("kv", "i", "a", 12, "left"),
+                           ev("release", "kv", "i", 13, "left")], 10)]
+    rgt = [loop("i", "N", [ev("wait", "kv", "i", 21, "right", ("b",)),
+                           rd("kv", "i", "b", 22, "right"),
+                           ev("release", "kv", "i", 23, "right")], 20)]
+    r = simulate(prog(pipes, [("w", w), ("L", lft), ("R", rgt)]), {"N": 1})
+    (e,) = r.errors
+    assert (e.kind, e.loc.line) == ("unwritten-field", 22)
+    assert "reader 'right' of 'kv' (partition 'R')" in e.message and "field 'b'" in e.message
+
+
+def test_reads_of_a_pipe_without_writes_are_checked_against_windows_only():
+    # a protocol skeleton: no write access at all, so no field is "unwritten"
+    p = ring_with([ev("acquire", "p", "i", 2), ev("commit", "p", "i", 3)],
+                  [ev("wait", "p", "i", 11), rd("p", "i", "y", 12), ev("release", "p", "i", 13)],
+                  fields=("x", "y"))
+    assert all(r.ok for r in simulate_range(p, 3))
+
+
+def test_a_slot_keeps_its_contents_between_windows():
+    # x is written at the first index only and read at every index (a Q tile filled once): the
+    # rule asks for a write of the field somewhere, not one in every window it is read in
+    first = If(Compare(A("i"), "==", A(0)), (wr("p", "i", "x", 3),), (), L(4))
+    p = ring_with([ev("acquire", "p", "i", 2), first, ev("commit", "p", "i", 5)],
+                  [ev("wait", "p", "i", 11), rd("p", "i", "x", 12), ev("release", "p", "i", 13)])
+    assert all(r.ok for r in simulate_range(p, 3))
+
+
+def test_an_unwritten_read_in_code_that_never_runs_is_no_fault():
+    never = If(Compare(A("i"), "<", A(0)), (rd("p", "i", "y", 12),), (), L(14))
+    p = ring_with([ev("acquire", "p", "i", 2), wr("p", "i", "x", 3), ev("commit", "p", "i", 4)],
+                  [ev("wait", "p", "i", 11), never, ev("release", "p", "i", 13)],
+                  fields=("x", "y"))
+    assert all(r.ok for r in simulate_range(p, 3))
+
+
 @pytest.mark.parametrize("case, physical", [
     ("read_after_release", "stale-read"), ("write_after_commit", "overwrite"),
     ("read_before_wait", "stale-read"), ("read_of_wrong_index", "stale-read"),

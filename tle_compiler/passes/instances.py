@@ -3,14 +3,15 @@
 For concrete param values each partition's trace is fixed (ir/tracegen.py expands it into flat
 lists of statement numbers and indices). One sweep per partition checks the local rules (pairing
 of acquire/commit and wait/release per stage, one-shot use, close, negative indices, every slot
-access inside its window) and numbers the uses of every stage; then the cross-partition rules
-(phases alternate per stage, every reader waits exactly the writer's committed indices in commit
-order); then deadlock-freedom by *running* the traces: each partition advances while its next
-event is enabled (a wait once the matching commit ran, an acquire once every reader released the
-previous use of the stage). Under the protocol rules this is Kahn's algorithm on the
-happens-before graph of docs/semantics.md, so it completes iff the graph is acyclic; when it gets
-stuck, following "who waits for whom" among the stuck partitions gives the cycle. The cost is a
-few hundred nanoseconds per event (docs/passes.md, "Cost").
+access inside its window, no read of a field that no write of its pipe fills) and numbers the
+uses of every stage; then the cross-partition rules (phases alternate per stage, every reader
+waits exactly the writer's committed indices in commit order); then deadlock-freedom by
+*running* the traces: each partition advances while its next event is enabled (a wait once the
+matching commit ran, an acquire once every reader released the previous use of the stage).
+Under the protocol rules this is Kahn's algorithm on the happens-before graph of
+docs/semantics.md, so it completes iff the graph is acyclic; when it gets stuck, following "who
+waits for whom" among the stuck partitions gives the cycle. The cost is a few hundred nanoseconds
+per event (docs/passes.md, "Cost").
 
 Problems carry (partition number, trace position); :mod:`.verify_protocol` turns them into
 diagnostics, re-expanding the one trace it describes with ``ir.unroll`` to name loop variables.
@@ -21,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..ir.nodes import Access, Event, Program
+from ..ir.nodes import Access, Event, Program, walk_accesses
 from ..ir.record import record
 from ..ir.tracegen import CompiledProgram
 from .roles import PipeRoles
@@ -85,6 +86,9 @@ class Checker:
                 rr += self.cap[p]
             self.rbase.append(bases)
         self.nw, self.nr = w, rr
+        # per statement: the fields its pipe's writes fill, when it is a reader's read of a field
+        # none of them fills (rule 7: it would read uninitialised shared memory); else None
+        self.unwritten = unwritten_reads(self.program, cp.stmts)
         self.fast_info = []
         for sid, (kind, p, r) in enumerate(self.info):
             self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
@@ -105,6 +109,7 @@ class Checker:
         closed = [False] * len(self.pipes)
         once: set = set()
         info = self.fast_info
+        unwritten = self.unwritten
         seqs = []
         for ids, idx in traces:
             need_c: list = []
@@ -120,7 +125,7 @@ class Checker:
                         return False
                     continue
                 if kind == READ:
-                    if r_held[rb + s] != i:
+                    if r_held[rb + s] != i or unwritten[sid] is not None:
                         return False
                     continue
                 if one:
@@ -243,6 +248,9 @@ class Checker:
                 c = cap[p]
                 s = i % c
                 if kind >= WRITE:  # a slot access
+                    if kind == READ and self.unwritten[ids[pos]] is not None:
+                        self._local(problems, broken, ("unwritten", ids[pos]),
+                                    self._unwritten_problem(k, pos, ids[pos], i))
                     if kind == WRITE:
                         cur = open_acq.get((p, s))
                     else:
@@ -519,6 +527,16 @@ class Checker:
         return Problem("access-outside-window", f"{what} outside its window: no {opener} is open "
                        f"here", (k, pos), (k, last[0]) if last else None)
 
+    def _unwritten_problem(self, k, pos, sid, i) -> Problem:
+        a: Access = self.cp.stmts[sid]
+        filled = self.unwritten[sid]
+        who = f"reader '{a.reader}'" if a.reader else "the reader"
+        part = self.program.partitions[k].name
+        return Problem("unwritten-field", f"{who} of pipe '{a.pipe}' (partition '{part}') reads "
+                       f"{a.pipe}.{a.field} at index {i}, but no write of pipe '{a.pipe}' fills "
+                       f"field '{a.field}' (its writes fill only {', '.join(filled)}): the read "
+                       f"finds uninitialised shared memory", (k, pos))
+
     def _pair_problem(self, k, pos, prev, ids, idx, opener: str) -> Problem:
         """A commit (release) whose index differs from the open acquire (held wait) on its stage.
 
@@ -563,3 +581,21 @@ class Checker:
             if isinstance(s, Event) and s.pipe == a.pipe and s.index in count:
                 count[s.index] += 1
         return a if count[a.index] < count[b.index] else b
+
+
+def unwritten_reads(program: Program, stmts) -> list[Optional[tuple[str, ...]]]:
+    """Per statement of ``stmts``: for a reader's read of field ``f`` of a pipe that has write
+    accesses (anywhere in the program, run or not) none of which writes ``f``, the fields those
+    writes fill (sorted); None for every other statement. Such a read, when it runs, is a fault
+    (docs/semantics.md, rule 7). A pipe without any write access is a protocol skeleton: its reads
+    are checked against their windows only."""
+    written: dict[str, set[str]] = {}
+    for part in program.partitions:
+        for a in walk_accesses(part.body):
+            if a.side == "writer":
+                written.setdefault(a.pipe, set()).add(a.field)
+    out: list[Optional[tuple[str, ...]]] = []
+    for st in stmts:
+        fills = written.get(st.pipe) if isinstance(st, Access) and st.side == "reader" else None
+        out.append(tuple(sorted(fills)) if fills and st.field not in fills else None)
+    return out

@@ -14,7 +14,9 @@ never releases), which depends only on the partition's own prefix (``access-outs
 *physically* against the slot at the moment it runs in the interleaving: a read must find the slot
 holding committed index ``i`` and not being written (``stale-read``), a write of field ``f`` must
 find no reader that sees ``f`` still holding the slot or not yet having waited its last committed
-content (``overwrite``).
+content (``overwrite``). A reader's read of a field that no write access of its pipe fills, when
+the pipe has write accesses, reads uninitialised shared memory: it is reported when it runs
+(``unwritten-field``).
 
 Why a state is just the vector of program counters: every piece of simulated state is owned by one
 endpoint (the writer owns open stages, slot contents and ``full`` arrivals; each reader owns its
@@ -48,6 +50,7 @@ ERROR_KINDS = (
     "one-shot-reuse",
     "negative-index",
     "access-outside-window",
+    "unwritten-field",
     "uncommitted-acquire",
     "missing-release",
     "unconsumed",
@@ -108,6 +111,7 @@ class _PipeInfo:
     views: dict[str, frozenset[str]] = field(default_factory=dict)
     groups: list[tuple[str, ...]] = field(default_factory=list)  # reader names of each field group
     fields_of_group: list[tuple[str, ...]] = field(default_factory=list)
+    written: frozenset[str] = frozenset()  # the fields the pipe's write accesses fill (any run)
 
     @property
     def one_shot(self) -> bool:
@@ -267,6 +271,8 @@ def _analyze(program: Program) -> dict[str, _PipeInfo]:
         info.fields_of_group = [tuple(v) for v in by_key.values()]
     for pi, a in all_accesses:
         _check_access_owner(program, pi, a, infos[a.pipe])
+        if a.side == "writer":
+            infos[a.pipe].written |= {a.field}
     return infos
 
 
@@ -347,16 +353,19 @@ _ERR, _FREE, _ACQ, _WAIT, _ACC = 0, 1, 2, 3, 4
 class _Step:
     """One event of a trace, compiled: what it waits on and what it checks once it passes."""
 
-    __slots__ = ("code", "ev", "i", "s", "phi", "info", "reader", "error",
+    __slots__ = ("code", "ev", "i", "s", "phi", "info", "reader", "error", "unwritten",
                  "empties", "overwrite", "commits", "wq", "lastidx", "open", "mywaits")
     # An access step (_ACC) keeps its window error, if any, in ``error`` and runs anyway: the
     # window is a rule of the partition's own prefix, the physical check one of the interleaving.
+    # A read of a field no write of its pipe fills keeps that error in ``unwritten``: it holds
+    # whatever the window and the slot say, reported whenever the read runs.
 
     def __init__(self, code: int, ev: Event, i: int):
         self.code = code
         self.ev = ev
         self.i = i
         self.error: Optional[SimError] = None
+        self.unwritten: Optional[SimError] = None
 
 
 def _describe(ev, i: int) -> str:
@@ -531,6 +540,13 @@ class _Scan:
         step.s, step.info = s, info
         step.reader = (a.reader or "") if a.side == "reader" else None
         p = a.pipe
+        if a.side == "reader" and info.written and a.field not in info.written:
+            rname = f"reader '{step.reader}'" if step.reader else "the reader"
+            step.unwritten = SimError(
+                "unwritten-field",
+                f"{rname} of '{p}' (partition '{self.pname}'): {_describe(a, i)} reads field "
+                f"'{a.field}', but no write of pipe '{p}' fills it (its writes fill only "
+                f"{', '.join(sorted(info.written))}): uninitialised shared memory", a.loc)
         if a.side == "writer":
             cur = wopen.get(p, {}).get(s)
             key: tuple = (p, None, s)
@@ -746,6 +762,8 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
                 moved = True
                 if step.error is not None:
                     record(step.error)
+                if step.unwritten is not None:
+                    record(step.unwritten)
                 err = _check_access(step, st, q, names)
                 if err is not None:
                     record(err)

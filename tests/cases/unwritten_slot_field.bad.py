@@ -1,0 +1,36 @@
+# expect: error unwritten-field line 34
+"""The producer stores only slot.k; the consumer loads slot.v, which no store or copy of the
+kernel ever fills: it reads uninitialised shared memory, whatever the barriers say."""
+
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def kv_ring(k_ptr, out_ptr, N):
+    kv = tle.pipe(capacity=2, k=tle.gpu.alloc([2, 64], tl.float32),
+                  v=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, k_ptr, N)), (consume, (kv, out_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, k_ptr, N):
+    offs = tl.arange(0, 64)
+    w = kv.writer()
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.k), tl.load(k_ptr + t * 64 + offs))
+        w.commit(t)
+
+
+def consume(kv, out_ptr, N):
+    offs = tl.arange(0, 64)
+    r = kv.reader()
+    for t in range(N):
+        res = r.wait(t)
+        k = tl.load(tle.gpu.local_ptr(res.slot.k))
+        # no write fills v
+        v = tl.load(tle.gpu.local_ptr(res.slot.v))
+        r.release(t)
+        tl.store(out_ptr + t * 64 + offs, k + v)
