@@ -112,6 +112,9 @@ class FnTranslator:
         self.name_vars: dict[str, int] = {}
         self.name_vars_seen: set[str] = set()  # names ever bound to a non-arange tensor
         self.assign_counts: Optional[dict] = None  # name -> assignments in the function body
+        #: names whose latest assignment computes something from a tile in shared memory (a
+        #: `tl.load(tle.gpu.local_ptr(...))` or such a name): only for tl.dot's error message
+        self.slot_derived: set[str] = set()
         self.tmp = 0
         self.prefix = ""  # (helpers are inlined by the frontend, their locals renamed there)
         self.layout_names: dict[tuple, str] = {}
@@ -157,6 +160,18 @@ class FnTranslator:
 
     def layout_decls(self) -> list[str]:
         return [f"    {n}: gl.constexpr = {layout_src(l)}" for l, n in self.layout_names.items()]
+
+    @staticmethod
+    def computed(v: V, **changes) -> V:
+        """A value computed elementwise from ``v`` (``-v``, ``v.to(...)``, ``gl.exp(v)``): the same
+        layout variable and shape, but none of what ``v.value`` says about where a tensor comes
+        from. A tile loaded from shared memory carries its descriptor there (``{"smem": ...}``,
+        so tl.dot can read the tile in place) and an ``arange`` its bounds (rematerialised at
+        each use): neither holds for the result, and keeping them made a tl.dot read the raw
+        tile, or a use re-emit the bare arange, dropping the expression."""
+        if v.kind == "tensor":
+            changes.setdefault("value", None)
+        return replace(v, **changes)
 
     def materialize(self, v: V, base: str = "t") -> V:
         name = self.fresh(base)
@@ -396,7 +411,7 @@ class FnTranslator:
             except Exception:
                 val = None
             return V("const", f"({op}{v.text})", value=val)
-        return replace(v, text=f"({op}{v.text})")
+        return self.computed(v, text=f"({op}{v.text})")
 
     def ex_BoolOp(self, node: K.BoolOp) -> V:
         vs = [self.ex(v) for v in node.items]
@@ -412,7 +427,8 @@ class FnTranslator:
         if name == "to":
             base = self.ex(node.args[0])
             dt = self.ex(node.args[1]) if len(node.args) > 1 else self.ex(self.kwargs(node)["dtype"])
-            return replace(base, text=f"{base.text}.to({dt.text})", dtype=dt.value)
+            return self.computed(base, text=f"{base.text}.to({dt.text})",
+                                 dtype=dt.value)
         if name in ("builtins.float", "builtins.int"):
             v = self.ex(node.args[0])
             fn = name.split(".")[1]
@@ -506,7 +522,7 @@ class FnTranslator:
             return V("tensor", f"gl.{name}({x.text}, {axis})", res, shape, x.dtype)
         if name in UNARY_MATH:
             x = self.ex(args[0])
-            return replace(x, text=f"gl.{name}({x.text})")
+            return self.computed(x, text=f"gl.{name}({x.text})")
         if name == "program_id" or name == "num_programs":
             a = self.ex(args[0] if args else kw["axis"])
             return V("scalar", f"gl.{name}({a.text})")
@@ -795,8 +811,15 @@ class FnTranslator:
         acc_node = args[2] if len(args) > 2 else kw.get("acc")
 
         def from_smem(n):
+            """The shared-memory tile the operand ``n`` is, unchanged: ``tl.load(local_ptr(buf))``
+            itself, or a name assigned exactly once in the function, to such a load. Anything
+            computed from a tile (``-k``, ``k.to(...)``, ``tl.exp(k)``) is not the tile: it
+            carries no descriptor (``computed``). A name assigned more than once may hold another
+            value at the dot than its binding seen last in the walk (an assignment later in the
+            enclosing loop body reaches the dot over the back-edge; after an ``if`` the walk keeps
+            one branch's binding), so it is read from registers."""
             s = self._local(n)
-            if s is None and isinstance(n, K.Name):
+            if s is None and isinstance(n, K.Name) and (self.assign_counts or {}).get(n.id) == 1:
                 # a variable holding `tl.load(local_ptr(buf))`: read buf directly (a look at the
                 # name, not a register read: the operand is read where it is translated)
                 v = self.ex(n, allow_pending=True)
@@ -827,9 +850,7 @@ class FnTranslator:
         if b is not None:
             b = self.opaque_stage(b)
         if b is None:
-            raise self.err("tl.dot: the B operand must be a shared-memory tile, "
-                           "`tl.load(tle.gpu.local_ptr(slot.f))` or tl.trans of one (wgmma reads B "
-                           "from shared memory)", b_node)
+            raise self._b_operand_error(b_node)
         M, _ = a.shape
         N = b.shape[1]
         bits = BITS.get(b.dtype, 16)
@@ -871,6 +892,39 @@ class FnTranslator:
             self.wgmma.issued(self, self.path_of(node), out.text, regs[0] if regs else None,
                               frozenset(rings), reg_types)
         return out
+
+    def _reads_shared_tile(self, e: K.Expr) -> bool:
+        """Whether the expression computes something from a tile in shared memory: it takes a
+        ``tle.gpu.local_ptr``, or names a local pointer or a value computed from such a tile."""
+        for x in K.walk_expr(e):
+            if isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr":
+                return True
+            if isinstance(x, K.Name):
+                v = self.env.get(x.id)
+                if x.id in self.slot_derived or (v is not None and v.kind == "lptr"):
+                    return True
+        return False
+
+    def _b_operand_error(self, b_node: K.Expr) -> TleError:
+        """Why a tl.dot's B operand cannot be read from shared memory (wgmma reads B only from
+        there, and it must be the tile itself, as loaded)."""
+        b_expr = b_node.args[0] if (isinstance(b_node, K.Op) and b_node.name == "tl.trans"
+                                    and len(b_node.args) == 1) else b_node
+        if isinstance(b_expr, K.Name) and (self.assign_counts or {}).get(b_expr.id, 0) > 1:
+            v = self.env.get(b_expr.id)
+            if v is not None and isinstance(v.value, dict) and "smem" in v.value:
+                return self.err(
+                    f"a tl.dot B operand must be a tile loaded from a pipe slot or shared buffer; "
+                    f"`{b_expr.id}` is assigned more than once in this function, so which tile it "
+                    f"holds at the dot is not known when the kernel is compiled: bind the "
+                    f"`tl.load(tle.gpu.local_ptr(...))` to a name assigned once", b_node)
+        if self._reads_shared_tile(b_node):
+            return self.err("a tl.dot B operand must be a tile loaded from a pipe slot or shared "
+                            "buffer, not an expression of one; compute it into a buffer first "
+                            "(wgmma reads B from shared memory as it is)", b_node)
+        return self.err("tl.dot: the B operand must be a shared-memory tile, "
+                        "`tl.load(tle.gpu.local_ptr(slot.f))` or tl.trans of one (wgmma reads B "
+                        "from shared memory)", b_node)
 
     _CONST_STAGE = re.compile(r"^(\w+)\.index\(0\)")
 
@@ -1001,7 +1055,12 @@ class FnTranslator:
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
     def st_Assign(self, st: K.Assign) -> None:
+        derived = self._reads_shared_tile(st.value)
         self.assign(st.target, self.ex(st.value, allow_pending=True), st)
+        if derived:
+            self.slot_derived.add(st.target)
+        else:
+            self.slot_derived.discard(st.target)
 
     def st_For(self, st: K.For) -> None:
         """A ``range`` / ``tl.range`` / ``tl.static_range`` loop (the frontend bound its start, stop
