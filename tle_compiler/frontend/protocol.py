@@ -837,6 +837,8 @@ class Walker:
         through = self.view_through(args, kwargs, triton)
         if through is not None:
             return replace(through, node=node)
+        if triton and name == "cdiv" and len(args) == 2 and not kwargs:
+            return self.cdiv(args[0], args[1], node)
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
@@ -846,6 +848,16 @@ class Walker:
                     self.k.known[key] = KNOWN_DOMAINS[name]
                 return Data(node=node, key=key, runtime=rt)
         return Data(node=node)
+
+    def cdiv(self, x: Value, div: Value, node) -> Value:
+        """``tl.cdiv(x, div)`` (and the host's ``triton.cdiv``) as Triton defines it,
+        ``(x + (div - 1)) // div``, read through :meth:`binop`: a trip count spelt
+        ``tl.cdiv(N, 64)`` in one partition and ``(N + 63) // 64`` in another is one derived
+        param (the same key), or the same constant, instead of two unrelated params whose
+        independent values (one 0, the other 1) made a correct kernel look wrong."""
+        one = Aff(Affine.of(1))
+        return self.binop("//", self.binop("+", x, self.binop("-", div, one, node), node), div,
+                          node)
 
     @staticmethod
     def view_through(args: list, kwargs: dict, triton: bool) -> Optional[Data]:
