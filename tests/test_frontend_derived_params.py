@@ -6,7 +6,8 @@ keyed by the expression, so two partitions reading the same expression agree. Tr
 looping `tl.cdiv(N, 64)` times and a consumer `(N + 63) // 64` times got two unrelated params and
 a correct kernel was rejected with a witness no N gives (one count 0, the other 1). Now tl.cdiv is
 read as that very expression: the spellings share a param (or fold to one constant), and a bound
-that really differs (`(N + 64) // 64`) is still two params and rejected."""
+that really differs (`(N + 64) // 64`) is still two params and rejected. Likewise the operands of
+commutative operators and of min/max are keyed in one order (`N * D` is `D * N`)."""
 
 from __future__ import annotations
 
@@ -114,3 +115,27 @@ def test_a_cdiv_of_constants_folds_to_the_constant(nc):
     assert stops == [str(-(-nc // 64))] * 2, stops
     assert verify(info.program).verdict().kind == "proved"
 
+
+
+@pytest.mark.parametrize("producer,consumer", [
+    ("N * D", "D * N"),
+    ("tl.minimum(N, D)", "tl.minimum(D, N)"),
+    ("max(N, D)", "max(D, N)"),
+    ("(N * D) // 64", "(D * N) // 64"),
+])
+def test_operands_in_another_order_are_one_param(producer, consumer):
+    (prog,) = read_source(source(producer, consumer), "tiles.py").kernels
+    stops = trip_counts(prog)
+    assert stops[0] == stops[1], stops
+    assert verify(prog).verdict().kind == "proved"
+
+
+@pytest.mark.parametrize("producer,consumer", [
+    ("N // D", "D // N"),
+    ("N - D", "D - N"),
+])
+def test_operands_that_do_not_commute_stay_apart(producer, consumer):
+    (prog,) = read_source(source(producer, consumer), "tiles.py").kernels
+    stops = trip_counts(prog)
+    assert stops[0] != stops[1], stops
+    assert not verify(prog).ok

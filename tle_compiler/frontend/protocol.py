@@ -49,6 +49,10 @@ DOT_OPS = frozenset({"dot", "warpgroup_mma", "dot_scaled", "mma_v2", "tcgen05_mm
 #: Integer functions of their arguments only: of params and constants they are params.
 PURE_OPS = frozenset({"cdiv", "minimum", "maximum", "program_id", "num_programs",
                       "next_power_of_2", "min", "max", "abs"})
+#: Pure integer functions whose value does not depend on the order of their arguments.
+SYMMETRIC_OPS = frozenset({"minimum", "maximum", "min", "max"})
+#: Integer operators whose operands commute (derived params are keyed by canonical text).
+COMMUTATIVE = frozenset({"+", "*", "&", "|", "^"})
 #: Pure integer functions whose result is a runtime integer whatever their arguments.
 RUNTIME_OPS = frozenset({"program_id", "num_programs"})
 
@@ -620,6 +624,8 @@ class Walker:
                 if folded is not None:
                     return Aff(Affine.of(folded), rt)
         ka, kb = self.key_of(left), self.key_of(right)
+        if op in COMMUTATIVE and ka is not None and kb is not None:
+            ka, kb = sorted((ka, kb))  # `D * N` and `N * D`: one key, so one derived param
         key = f"({ka} {op} {kb})" if ka is not None and kb is not None and op != "/" else None
         why = None
         if a is not None and b is not None:
@@ -843,6 +849,8 @@ class Walker:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
                 rt = name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
+                if name in SYMMETRIC_OPS:
+                    keys = sorted(keys)  # tl.minimum(D, N) is tl.minimum(N, D)
                 key = f"{path}({', '.join(keys)})"
                 if name in KNOWN_DOMAINS:
                     self.k.known[key] = KNOWN_DOMAINS[name]
