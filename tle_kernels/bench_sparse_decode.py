@@ -1,6 +1,6 @@
 """Sparse MLA decode (DeepSeek-V3.2) benchmark: every built implementation in one process, at
-the shapes and caches it supports (the seesaws: h_q 64 / 128, and 8 / 16 / 32 padded to 64
-heads), interleaved; TFLOP/s, GB/s, ratios to the naive kernel and to FlashMLA, and the sparse decode bars as met / not met.
+the shapes and caches it supports (the seesaws: h_q 64 / 128, and 8 / 16 / 32 on a 64-head block
+with the rows past h_q masked), interleaved; TFLOP/s, GB/s, ratios to the naive kernel and to FlashMLA, and the sparse decode bars as met / not met.
 
     python -m tle_kernels.bench_sparse_decode [--check] [--quick] [--shape b64_s1_h128 ...]
                                               [--cache fp8 bf16] [--impl naive ...] [--anchor LIB]

@@ -29,9 +29,8 @@ d_qk = 512 by benchmarks/ab_prefill_features.py --anchor LIB (the library:
 benchmarks/anchor_flashmla_prefill.py).
 
 --case h16 / h32: the tensor-parallel head counts (DeepSeek's 128 heads over 8 / 4 GPUs) at
-S 4096, topk 2048, SKV 32K (unless --skv), H = 16 / 32: the seesaw runs q padded to 64 heads
-(tle_kernels/head_padding.py), the padding and copy-back inside the timed call; TFLOP/s counts
-the real heads. With --check the run states the bar for these counts (``head_count_bars``): the
+S 4096, topk 2048, SKV 32K (unless --skv), H = 16 / 32: the seesaw runs its 64-head blocks with
+the rows past H masked (q read as 0, nothing stored); TFLOP/s counts the real heads. With --check the run states the bar for these counts (``head_count_bars``): the
 seesaw >= 2x the naive kernel of the same run, and above FlashMLA's kernel run on q padded to 64
 heads (``FLASHMLA_PADDED_TFLOPS``), each as met or not met.
 """
