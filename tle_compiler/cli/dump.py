@@ -425,8 +425,9 @@ def _run(args, fmt: str) -> int:
         return _unreadable(args, fmt, path, e)
     kernels = [k for k in loaded.module.kernels if not args.kernel or k.name in args.kernel]
     if not kernels:
-        what = f"no kernel named {', '.join(args.kernel)}" if args.kernel else \
-            "no @tle.jit kernel that calls tle.gpu.warp_specialize"
+        what = (f"no kernel named {', '.join(args.kernel)}" if args.kernel else
+                "no kernel (a .pipe file starts with 'kernel NAME')" if path.suffix == ".pipe" else
+                "no @tle.jit kernel that calls tle.gpu.warp_specialize")
         raise _Unusable(f"{path}: error: {what}")
     _check_params(fixed, kernels, loaded.specialised)
     reports = [_verify(k, args, fixed, loaded.specialised) for k in kernels]

@@ -31,6 +31,11 @@ from ..ir.record import record
 DEFAULT_BOUND = 64
 #: The most param combinations checked with several free params.
 MAX_INSTANCES = 4096
+#: The most values of one param a plan lists. A program whose theorem needs more (a huge capacity,
+#: index offset or domain makes N0 or L huge) is planned with the values of smallest magnitude
+#: only, and its verdict is "unknown" when they are fault-free (``Plan.short``): listing them all
+#: exhausted the memory before a single one was checked.
+MAX_PLANNED = 100_000
 
 
 @record
@@ -271,6 +276,9 @@ class Plan:
     reason: str = ""
     fragment: Optional[Fragment] = None
     probe: list[dict[str, int]] = field(default_factory=list)
+    #: why ``values`` stop short of what the claim needs (too many to list): the sweep's verdict
+    #: is then "unknown" unless it finds a fault
+    short: str = ""
 
     def checked(self, done: list[dict[str, int]]) -> dict[str, str]:
         out: dict[str, list[int]] = {}
@@ -283,6 +291,28 @@ class Plan:
 
 def _order(values: Iterator[int]) -> list[int]:
     return sorted(set(values), key=lambda x: (abs(x), x < 0))
+
+
+def _size(r: range) -> int:
+    """len(r) of a step-1 range, for ranges longer than len() takes."""
+    return max(0, r.stop - r.start)
+
+
+def _nearest(r: range, count: int) -> list[int]:
+    """The ``count`` values of the step-1 range ``r`` of smallest magnitude, in ``_order``'s
+    order, without listing ``r`` (it may hold more values than memory does)."""
+    if _size(r) <= count:
+        return _order(r)
+    if r.start >= 0:
+        return list(range(r.start, r.start + count))
+    if r.stop <= 1:
+        return list(range(r.stop - 1, r.stop - 1 - count, -1))
+    return _order(range(max(r.start, -count), min(r.stop, count + 1)))[:count]
+
+
+def _too_many(r: range, what: str) -> str:
+    return (f"the {what} needs {_size(r)} values, more than the {MAX_PLANNED} a check lists; only "
+            f"the {MAX_PLANNED} of smallest magnitude were planned")
 
 
 def _domain_range(lo: Optional[int], hi: Optional[int], a: int, b: int) -> range:
@@ -313,8 +343,16 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
     if len(free) > 1:
         names = [p.name for p in free]
         b = DEFAULT_BOUND if bound is None else bound
-        while b > 0 and math.prod(len(_domain_range(p.min, p.max, -b, b)) for p in free) > MAX_INSTANCES:
-            b -= 1
+        def combos_within(b: int) -> int:
+            return math.prod(_size(_domain_range(p.min, p.max, -b, b)) for p in free)
+
+        if combos_within(b) > MAX_INSTANCES:
+            # the largest b within the limit (a binary search: --bound may be huge)
+            lo_b, hi_b = 0, b
+            while lo_b < hi_b:
+                mid = (lo_b + hi_b + 1) // 2
+                lo_b, hi_b = (mid, hi_b) if combos_within(mid) <= MAX_INSTANCES else (lo_b, mid - 1)
+            b = lo_b
         ranges = [_order(_domain_range(p.min, p.max, -b, b)) for p in free]
         combos = sorted(itertools.product(*ranges), key=lambda c: (sum(map(abs, c)), c))
         values = [with_fixed(dict(zip(names, c))) for c in combos]
@@ -325,12 +363,14 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
     p = free[0]
     n = p.name
     if p.min is not None and p.max is not None:
-        values = [with_fixed({n: v}) for v in _order(range(p.min, p.max + 1))]
+        dom = range(p.min, p.max + 1)
         if bound is not None:
-            values = [d for d in values if abs(d[n]) <= bound]
-        if bound is None or len(values) == p.max - p.min + 1:
+            dom = range(max(p.min, -bound), min(p.max, bound) + 1)
+        short = _too_many(dom, f"domain {p.domain()}") if _size(dom) > MAX_PLANNED else ""
+        values = [with_fixed({n: v}) for v in _nearest(dom, MAX_PLANNED)]
+        if bound is None or _size(dom) == p.max - p.min + 1:
             return Plan(values, "proved", f"every value of {n} ({p.domain()}){suffix}",
-                        argument="every value of the finite domain checked")
+                        argument="every value of the finite domain checked", short=short)
         return Plan(values, "bounded", f"{n} within {bound} of zero{suffix}",
                     reason=f"--bound {bound} cuts the domain {p.domain()}")
 
@@ -340,12 +380,13 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
         # every value within b of zero, or the domain's first b + 1 values when it starts further
         # out (a bound of its own, not a proof)
         lo = -b if p.min is None else (p.min if abs(p.min) > b else -b)
-        values = [with_fixed({n: v}) for v in _order(_domain_range(p.min, p.max, lo, lo + 2 * b if
-                                                                  p.min is not None and abs(p.min) > b
-                                                                  else b))]
+        span = _domain_range(p.min, p.max, lo, lo + 2 * b if p.min is not None and abs(p.min) > b
+                             else b)
+        values = [with_fixed({n: v}) for v in _nearest(span, MAX_PLANNED)]
         return Plan(values, "bounded", f"{n} in [{values and min(d[n] for d in values)}, "
                     f"{values and max(d[n] for d in values)}]{suffix}",
-                    reason=f"outside the fragment of the cutoff theorem: {outside}")
+                    reason=f"outside the fragment of the cutoff theorem: {outside}",
+                    short=_too_many(span, "bound") if len(span) > MAX_PLANNED else "")
     n0, L = frag.n0, frag.L
     lo = p.min
     top = max(lo if lo is not None else n0, n0) + 2 * L - 1
@@ -357,18 +398,30 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
         w = -frag.n0_negative - 1 if p.max is None else min(p.max, -frag.n0_negative - 1)
         bottom = w - L + 1
     cand = _domain_range(lo, p.max, bottom, top)
-    values = [with_fixed({n: v}) for v in _order(cand)]
-    probe: list[dict[str, int]] = []
+    probe_range = range(0)
     if lo is not None and lo > n0 + 2 * L:
         # the least value lies beyond the theorem's range: N0 <= N < N0 + 2L (below the domain)
         # already prove every N >= N0; the domain's own first values are the fallback
-        probe = [with_fixed({n: v}) for v in range(n0, n0 + 2 * L)]
-        values = [with_fixed({n: v}) for v in range(lo, lo + 2 * L)]
+        probe_range = range(n0, n0 + 2 * L)
+        cand = range(lo, lo + 2 * L)
     scope = f"every value of {n} ({p.domain()}){suffix}"
     if bound is not None:
-        kept = [d for d in values if abs(d[n]) <= bound]
-        if len(kept) < len(values) or (probe and any(abs(d[n]) > bound for d in probe)):
-            return Plan(kept, "bounded", f"{n} within {bound} of zero{suffix}",
+        kept = range(max(cand.start, -bound), min(cand.stop, bound + 1))
+        if _size(kept) < _size(cand) or (probe_range and max(abs(probe_range.start),
+                                                         abs(probe_range[-1])) > bound):
+            return Plan([with_fixed({n: v}) for v in _nearest(kept, MAX_PLANNED)], "bounded",
+                        f"{n} within {bound} of zero{suffix}",
                         reason=f"--bound {bound} stops short of the values the cutoff theorem "
                                f"needs ({frag.describe()})", fragment=frag)
+    if _size(cand) > MAX_PLANNED or _size(probe_range) > MAX_PLANNED:
+        # too many to list: the values nearest zero (the domain's first ones) are checked, which
+        # finds small faults; a fault-free run of them proves nothing for every value
+        big = cand if _size(cand) > MAX_PLANNED else probe_range
+        return Plan([with_fixed({n: v}) for v in _nearest(cand, MAX_PLANNED)], "proved", scope,
+                    argument=frag.describe(), fragment=frag,
+                    short=_too_many(big, f"cutoff theorem ({frag.describe()})"))
+    values = [with_fixed({n: v}) for v in _order(cand)]
+    probe = [with_fixed({n: v}) for v in probe_range]
+    if probe_range:
+        values = [with_fixed({n: v}) for v in cand]
     return Plan(values, "proved", scope, argument=frag.describe(), fragment=frag, probe=probe)

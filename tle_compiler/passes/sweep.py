@@ -193,7 +193,8 @@ def _run_sweep(ctx: PassContext) -> Sweep:
         if run(pl.probe, stop_on_fault=True) and not sw.faulty:
             return sw
         sw.done, sw.protocol, sw.deadlock, sw.faulty, sw.exhausted = [], [], None, False, None
-    run(pl.values, stop_on_fault=False)
+    if run(pl.values, stop_on_fault=False) and pl.short and not sw.faulty:
+        sw.exhausted = pl.short
     return sw
 
 

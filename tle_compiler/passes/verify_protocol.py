@@ -20,6 +20,11 @@ from .context import PassContext
 from .sweep import sweep
 from .tma_windows import check_tma_windows
 
+#: The most stages a pipe can have: two 8-byte mbarriers a stage in at most 227 KB (232448 bytes)
+#: of shared memory per block. A larger capacity cannot be allocated, and checking it would size
+#: per-stage tables beyond memory.
+MAX_CAPACITY = 232448 // 16
+
 
 def check_structure(ctx: PassContext) -> None:
     prog = ctx.program
@@ -27,11 +32,17 @@ def check_structure(ctx: PassContext) -> None:
     for kind, items in (("param", prog.params), ("pipe", prog.pipes), ("partition", prog.partitions)):
         for it in items:
             if it.name in seen:
-                ctx.error(it.loc, f"{kind} '{it.name}' is declared twice", "duplicate-name")
+                msg = (f"{kind} '{it.name}' is declared twice" if seen[it.name] == kind else
+                       f"{kind} '{it.name}' has the name of a {seen[it.name]}: names must differ")
+                ctx.error(it.loc, msg, "duplicate-name")
             seen.setdefault(it.name, kind)
     for p in prog.pipes:
         if p.capacity < 1:
             ctx.error(p.loc, f"pipe '{p.name}' has capacity {p.capacity}; it must be at least 1", "bad-capacity")
+        elif p.capacity > MAX_CAPACITY:
+            ctx.error(p.loc, f"pipe '{p.name}' has capacity {p.capacity}: its full and empty "
+                      f"mbarriers alone (16 bytes a stage) exceed Hopper's 227 KB of shared memory "
+                      f"per block (at most {MAX_CAPACITY} stages)", "bad-capacity")
         if p.one_shot and p.capacity != 1:
             ctx.error(p.loc, f"one-shot pipe '{p.name}' must have capacity 1 (it has {p.capacity})", "bad-capacity")
         for what, names in (("reader", p.readers), ("field", p.fields)):
