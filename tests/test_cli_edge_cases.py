@@ -112,3 +112,54 @@ def test_a_pipe_file_without_a_kernel_is_unusable(tmp_path, capsys, text):
     code, err = run(capsys, path)
     assert code == 2
     assert "no kernel" in err and "@tle.jit" not in err
+
+
+def two_kernels(tmp_path: Path) -> Path:
+    """A .pipe file with a proved kernel 'good' and a rejected one 'bad' (a read after release)."""
+    good = RING.format(domain="", capacity=2, writer="producer", trips="N")
+    bad = good.replace("kv.read(t, a)\n    kv.release(t)", "kv.release(t)\n    kv.read(t, a)")
+    path = tmp_path / "two.pipe"
+    path.write_text(good.replace("kernel k", "kernel good") + bad.replace("kernel k", "kernel bad"))
+    return path
+
+
+def test_one_bad_kernel_of_two_rejects_the_file(tmp_path, capsys):
+    code, err = run(capsys, two_kernels(tmp_path))
+    assert code == 1 and "bad: rejected" in err and "good: verified" in err
+
+
+def test_a_missing_kernel_named_beside_a_present_one_is_unusable(tmp_path, capsys):
+    # --kernel good --kernel bda (a typo of the rejected one) verified 'good' alone and exited 0
+    path = two_kernels(tmp_path)
+    code, err = run(capsys, "--kernel", "good", "--kernel", "bda", path)
+    assert code == 2
+    assert "no kernel named bda" in err and "verified" not in err
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_quiet_still_writes_the_report_asked_for(tmp_path, capsys, fmt):
+    # -q -o left an earlier run's report in place (saying 'proved' for a kernel now rejected)
+    path = two_kernels(tmp_path)
+    out = tmp_path / f"report.{fmt}"
+    out.write_text("stale")
+    code, _ = run(capsys, "--format", fmt, "-o", out, path)
+    text = out.read_text()
+    assert code == 1 and text != "stale"
+    if fmt == "json":
+        import json
+
+        report = json.loads(text)
+        assert report["exit_code"] == 1
+        assert [k["verdict"] for k in report["kernels"]] == ["proved", "rejected"]
+    else:
+        assert "# verdict: rejected" in text
+
+
+def test_quiet_writes_the_error_of_unusable_input_to_the_json_report(tmp_path, capsys):
+    out = tmp_path / "report.json"
+    out.write_text("stale")
+    code, _ = run(capsys, "-o", out, tmp_path / "missing.pipe")
+    import json
+
+    report = json.loads(out.read_text())
+    assert code == 2 and report["exit_code"] == 2 and "no such file" in report["error"]

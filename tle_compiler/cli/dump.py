@@ -215,7 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="check only this value of a param, or read the kernel specialised to this "
                          "constexpr value (repeatable); the verdict covers these values only")
     ap.add_argument("--no-locations", action="store_true", help="omit '# file:line' after events")
-    ap.add_argument("-q", "--quiet", action="store_true", help="print only diagnostics and the exit status")
+    ap.add_argument("-q", "--quiet", action="store_true", help="print only diagnostics and the exit status (a report asked for with -o is "
+                         "still written)")
     lower = ap.add_argument_group("lowering (a .py kernel with a DEFAULT_CONFIG; compiled for sm_90a, "
                                   "no GPU needed; a rejected kernel is never lowered)")
     lower.add_argument("--gluon", action="store_true", help="print the generated Gluon source")
@@ -331,6 +332,12 @@ def _json_text(doc: dict) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
+def _reporting(args) -> bool:
+    """Whether the report is written: always to -o (a quiet run must not leave an earlier run's
+    report there, which would state that run's verdict), to stdout unless -q."""
+    return not args.quiet or bool(args.output)
+
+
 def _error_json(args, path: Optional[str], message: str) -> None:
     """Unusable input as JSON: to -o when it can be written, else to stdout."""
     text = _json_text({"tool": "tle-dump", "source": path, "error": message,
@@ -360,7 +367,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _run(args, fmt)
     except _Unusable as e:
         print(str(e), file=sys.stderr)
-        if fmt == "json" and not args.quiet:
+        if fmt == "json" and _reporting(args):
             _error_json(args, args.path, str(e))
         return EXIT_UNUSABLE
 
@@ -424,6 +431,11 @@ def _run(args, fmt: str) -> int:
     except TleError as e:  # the frontend cannot read a kernel: rejected, with no kernel report
         return _unreadable(args, fmt, path, e)
     kernels = [k for k in loaded.module.kernels if not args.kernel or k.name in args.kernel]
+    missing = [n for n in dict.fromkeys(args.kernel or ()) if n not in {k.name for k in kernels}]
+    if kernels and missing:
+        # a kernel asked for by name and not there must not pass as verified with the others
+        raise _Unusable(f"{path}: error: no kernel named {', '.join(missing)} (kernels: "
+                        f"{', '.join(k.name for k in loaded.module.kernels)})")
     if not kernels:
         what = (f"no kernel named {', '.join(args.kernel)}" if args.kernel else
                 "no kernel (a .pipe file starts with 'kernel NAME')" if path.suffix == ".pipe" else
@@ -438,7 +450,7 @@ def _run(args, fmt: str) -> int:
     if lowering:
         return _dump_lowered(args, path, reports)
     code = combine_exit_codes(r.exit_code for r in reports)
-    if not args.quiet:
+    if _reporting(args):
         if fmt == "json":
             text = _json_text({"tool": "tle-dump", "source": str(path), "exit_code": code,
                                "kernels": [render_json(r, args.graph) for r in reports],
@@ -468,7 +480,7 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     from . import print_ir as _print_ir
 
     code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable)
-    if not args.quiet and text:
+    if _reporting(args) and text:
         _emit(args, "text", text)
     return code
 
@@ -478,7 +490,7 @@ def _unreadable(args, fmt: str, path: Path, err: TleError) -> int:
     on stderr and, in JSON, in the top-level "diagnostics" (with no kernels)."""
     diag = err.to_diagnostic()
     print(str(diag), file=sys.stderr)
-    if not args.quiet and fmt == "json":
+    if _reporting(args) and fmt == "json":
         _emit(args, fmt, _json_text({"tool": "tle-dump", "source": str(path),
                                      "exit_code": EXIT_REJECTED, "kernels": [],
                                      "diagnostics": [diagnostic_json(diag)]}))

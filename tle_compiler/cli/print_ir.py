@@ -110,9 +110,11 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
     except TleError as e:
         print(str(e.to_diagnostic()), file=sys.stderr)
         return 1, ""
-    if not modules:
+    missing = [n for n in dict.fromkeys(args.kernel or ()) if n not in {m.kernel.name for m in modules}]
+    if not modules or missing:
+        # a kernel asked for by name and not there must not pass with the others
         raise unusable(f"{path}: error: no kernel"
-                       + (f" named {', '.join(args.kernel)}" if args.kernel else ""))
+                       + (f" named {', '.join(missing)}" if args.kernel else ""))
     codes, texts = [], []
     for m in modules:
         try:
