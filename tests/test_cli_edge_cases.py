@@ -163,3 +163,38 @@ def test_quiet_writes_the_error_of_unusable_input_to_the_json_report(tmp_path, c
 
     report = json.loads(out.read_text())
     assert code == 2 and report["exit_code"] == 2 and "no such file" in report["error"]
+
+
+TMA_RING = """kernel tma_ring
+param N
+pipe kv capacity=2 fields=(a)
+partition producer default warps=4 {{
+  for t in range(N) {{
+    kv.acquire(t)
+    kv.tma(t, a, 1024)
+    kv.commit(t)
+  }}
+  kv.acquire(N)
+  kv.tma(N, a, {last})
+  kv.commit(N)
+}}
+partition consumer warps=4 {{
+  for t in range(N + 1) {{
+    kv.wait(t)
+    kv.read(t, a)
+    kv.release(t)
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("last, expected", [(1024, 0), (512, 1), (2048, 1)])
+def test_every_tma_copy_into_a_field_moves_the_same_bytes(tmp_path, capsys, last, expected):
+    # the full barrier's expect-tx is one number per field: a last window copying 512 of the
+    # 1024 bytes would never complete it (the reader hangs), and it verified
+    path = tmp_path / "tma.pipe"
+    path.write_text(TMA_RING.format(last=last))
+    code, err = run(capsys, path)
+    assert code == expected, err
+    if expected:
+        assert "tma.pipe:" in err and "[tma-window]" in err

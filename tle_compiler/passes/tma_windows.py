@@ -11,7 +11,8 @@ known statically:
    once, and a commit of the pipe has its ``acquire`` in its block (a close copies nothing: its
    expect-tx is 0);
 3. the writer touches a TMA-filled field only through TMA copies: a store or a load of it would
-   race with the copy, which lands asynchronously and is complete only at the readers' wait.
+   race with the copy, which lands asynchronously and is complete only at the readers' wait;
+4. every copy into one field moves the same bytes (the expect-tx is one number per field).
 
 Each window then brings exactly the field's bytes, so the barrier's tx-count is right for every
 param value the dynamic checks cover (they check, as for any write, that the copy lies inside
@@ -42,6 +43,24 @@ def check_tma_windows(ctx: PassContext) -> None:
                           f"copy lands asynchronously; only the readers' wait sees it complete)",
                           "tma-field-access")
         _block(ctx, part.body, tma)
+    _check_bytes(ctx, prog, tma)
+
+
+def _check_bytes(ctx: PassContext, prog, tma: dict[str, dict[str, int]]) -> None:
+    """Every copy into one field moves the same bytes: the commit's expect-tx is one number per
+    field (the largest copy's), so a window whose copy brings fewer bytes never completes its
+    full barrier (its readers hang), and one bringing more completes it early."""
+    for part in prog.partitions:
+        for a in walk_accesses(part.body):
+            want = tma.get(a.pipe, {}).get(a.field)
+            if a.tma and want is not None and a.nbytes != want:
+                other = min(c.loc.line for p in prog.partitions for c in walk_accesses(p.body)
+                            if c.tma and c.pipe == a.pipe and c.field == a.field
+                            and c.nbytes == want)
+                ctx.error(a.loc, f"the TMA copy into {a.pipe}.{a.field} moves {a.nbytes} bytes, "
+                          f"the copy at line {other} {want}: every commit's expect-tx counts "
+                          f"{want} bytes for the field, so this window's full barrier would "
+                          f"never complete", "tma-window")
 
 
 def _first_copy(prog, pipe: str, field: str) -> int:
