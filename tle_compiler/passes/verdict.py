@@ -57,7 +57,7 @@ class Verdict:
     def describe(self) -> str:
         """One line: the verdict as tle-dump prints it after ``# verdict:``."""
         what = ("protocol well-formed, deadlock-free, every slot access inside its window "
-                "(no stale read or overwrite)")
+                "(no stale read, read of an unwritten field or overwrite)")
         if self.kind == REJECTED:
             return f"rejected: {self.errors} error{'s' if self.errors != 1 else ''}"
         if self.kind == PROVED:
