@@ -8,8 +8,9 @@ kept in tests/regressions/ as .pipe files and replayed by test_regressions.
 
 The last tests enumerate exhaustively, for fixed small protocols, every placement of one slot
 access among a partition's statement positions, and hold both verdicts to a one-line rule for
-which placements are inside the access's window; and, for a ring whose writer fills some fields,
-hold both verdicts to the rule that a read that runs must read a field some write fills.
+which placements are inside the access's window; and, for a ring whose writer fills some fields
+at some indices, hold both verdicts to the rule that a read that runs must find its field written
+on its stage (by a window of an index no later than the read's).
 """
 
 from __future__ import annotations
@@ -310,13 +311,12 @@ def test_every_placement_of_one_access_in_a_loop_matches_the_window_rule(capacit
 # ------------------------------------------------------------------ reads of unwritten fields
 
 _NEVER = Compare(A("i"), "<", A(0))
-_FIRST = Compare(A("i"), "==", A(0))
 
 
-def _filled_ring(writes, read, read_cond=None):
+def _filled_ring(writes, read, read_cond=None, capacity=2):
     """``for i in range(N)``: the writer fills ``writes`` ((field, condition or None) pairs) of
-    pipe kv (fields x, y) between acquire(i) and commit(i); the reader reads ``read`` at line 99
-    between wait(i) and release(i), under ``read_cond`` if given."""
+    pipe kv (fields x, y, ``capacity`` stages) between acquire(i) and commit(i); the reader
+    reads ``read`` at line 99 between wait(i) and release(i), under ``read_cond`` if given."""
     def under(cond, stmt):
         return stmt if cond is None else If(cond, (stmt,), (), Loc("x.pipe", 2))
 
@@ -327,7 +327,8 @@ def _filled_ring(writes, read, read_cond=None):
     rd = Access("reader", "kv", read, A("i"), None, "", Loc("x.pipe", 99))
     rbody = [_ev("wait", "kv", "i"), under(read_cond, rd), _ev("release", "kv", "i")]
     loop = lambda body: (For("i", A(0), A("N"), 1, tuple(body)),)
-    return _prog([Pipe("kv", 2, ("x", "y"))], [("w", loop(wbody)), ("r", loop(rbody))], ("N",))
+    return _prog([Pipe("kv", capacity, ("x", "y"))], [("w", loop(wbody)), ("r", loop(rbody))],
+                 ("N",))
 
 
 @pytest.mark.parametrize("writes, read_cond, faulty", [
@@ -335,7 +336,6 @@ def _filled_ring(writes, read, read_cond=None):
     ((), None, False),  # no write at all: a protocol skeleton, windows only
     ((("y", None),), None, False),
     ((("x", None), ("y", None)), None, False),
-    ((("y", _FIRST),), None, False),  # filled at the first index, kept by the slot after it
     ((("x", None),), _NEVER, False),  # the unwritten read never runs
 ])
 def test_reads_of_unwritten_fields_match_the_rule(writes, read_cond, faulty):
@@ -352,3 +352,35 @@ def test_reads_of_unwritten_fields_match_the_rule(writes, read_cond, faulty):
             assert simulate(program, {"N": n}).kinds == {"unwritten-field"}
     v = verify(program).verdict()
     assert v.kind == ("rejected" if faulty else "proved"), v.describe()
+
+
+_OPS = {"==": lambda a, b: a == b, "<": lambda a, b: a < b, ">=": lambda a, b: a >= b}
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 3])
+@pytest.mark.parametrize("op", sorted(_OPS))
+@pytest.mark.parametrize("c", [0, 1, 2, 3])
+def test_reads_find_their_field_written_on_their_stage(capacity, op, c):
+    """y is written only at the indices j with ``j OP c`` and read at every index i: both engines
+    reject exactly the N where some read at i < N has no write at an index j <= i of its stage
+    (j = i mod capacity): each stage keeps its own copy of y, filled once it was written there."""
+    program = _filled_ring((("y", Compare(A("i"), op, A(c))),), "y", capacity=capacity)
+    held = _OPS[op]
+
+    def faulty(n):
+        return any(not any(held(j, c) for j in range(i % capacity, i + 1, capacity))
+                   for i in range(n))
+
+    for n in range(8):
+        rule = not faulty(n)
+        assert sim_ok(program, {"N": n}) == rule, n
+        ctx = verify(program, params={"N": n})
+        assert ctx.ok == rule, (n, [str(d) for d in ctx.diagnostics])
+        if not rule:
+            assert {(d.check, d.loc.line) for d in ctx.errors} == {("unwritten-field", 99)}
+            assert simulate(program, {"N": n}).kinds == {"unwritten-field"}
+            first = min(i for i in range(n)
+                        if not any(held(j, c) for j in range(i % capacity, i + 1, capacity)))
+            assert f"stage {first % capacity}" in ctx.errors[0].message
+    v = verify(program).verdict()
+    assert v.kind == ("rejected" if faulty(8) else "proved"), v.describe()

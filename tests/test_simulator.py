@@ -689,7 +689,7 @@ def test_in_window_accesses_of_a_broken_protocol_add_no_error_of_their_own():
     # phase aliasing (indices 0 and 4 on a capacity-2 ring): acquire(4) passes while the reader
     # still needs index 0 and is reported there; a partition stops at its error, so the write
     # of 4 in its window runs only where the acquire was legal and races with nothing
-    w = [ev("acquire", "p", 0, 1), ev("commit", "p", 0, 2),
+    w = [ev("acquire", "p", 0, 1), wr("p", 0, "x", 6), ev("commit", "p", 0, 2),
          ev("acquire", "p", 4, 3), wr("p", 4, "x", 4), ev("commit", "p", 4, 5)]
     rdr = [ev("wait", "p", 0, 11), rd("p", 0, "x", 12), ev("release", "p", 0, 13),
            ev("wait", "p", 4, 14), ev("release", "p", 4, 15)]
@@ -780,6 +780,62 @@ def test_a_slot_keeps_its_contents_between_windows():
     p = ring_with([ev("acquire", "p", "i", 2), first, ev("commit", "p", "i", 5)],
                   [ev("wait", "p", "i", 11), rd("p", "i", "x", 12), ev("release", "p", "i", 13)])
     assert all(r.ok for r in simulate_range(p, 3))
+
+
+def test_each_stage_keeps_its_own_copy_of_a_field():
+    # capacity 2, x written at index 0 only (stage 0) and read at every index: stage 1's copy of x
+    # is never written, so the read at index 1 finds uninitialised shared memory
+    first = If(Compare(A("i"), "==", A(0)), (wr("p", "i", "x", 3),), (), L(4))
+    p = ring_with([ev("acquire", "p", "i", 2), first, ev("commit", "p", "i", 5)],
+                  [ev("wait", "p", "i", 11), rd("p", "i", "x", 12), ev("release", "p", "i", 13)],
+                  capacity=2)
+    assert simulate(p, {"N": 1}).ok
+    for n in (2, 3):
+        r = simulate(p, {"N": n})
+        assert r.kinds == {"unwritten-field"}, r.errors
+        (e,) = only(r, "unwritten-field", 12)
+        assert "p.read(1, x)" in e.message and "(stage 1)" in e.message
+        assert "field 'x' of stage 1 was never written" in e.message
+        assert "its writes fill stage 0" in e.message
+
+
+def test_a_field_written_once_on_every_stage_is_kept():
+    once = If(Compare(A("i"), "<", A(2)), (wr("p", "i", "x", 3),), (), L(4))
+    p = ring_with([ev("acquire", "p", "i", 2), once, ev("commit", "p", "i", 5)],
+                  [ev("wait", "p", "i", 11), rd("p", "i", "x", 12), ev("release", "p", "i", 13)],
+                  capacity=2)
+    assert all(r.ok for r in simulate_range(p, 5))
+
+
+def test_a_stage_written_only_after_the_read_is_unwritten_at_the_read():
+    # stage 0 is first written at index 2: the read at index 0 comes before any fill
+    late = If(Compare(A("i"), ">=", A(1)), (wr("p", "i", "x", 3),), (), L(4))
+    p = ring_with([ev("acquire", "p", "i", 2), late, ev("commit", "p", "i", 5)],
+                  [ev("wait", "p", "i", 11), rd("p", "i", "x", 12), ev("release", "p", "i", 13)],
+                  capacity=2)
+    assert simulate(p, {"N": 0}).ok
+    for n in (1, 3):
+        r = simulate(p, {"N": n})
+        (e,) = only(r, "unwritten-field", 12)
+        assert "p.read(0, x)" in e.message and "(stage 0)" in e.message
+
+
+def test_a_tma_copy_fills_its_field_and_a_close_window_fills_nothing():
+    # the writer copies x by TMA in each committed window and closes at N; the reader reads x in
+    # every window, the close's included: stage N % 2 holds a copy only once index N - 2 ran
+    tma = Access("writer", "p", "x", A("i"), None, "", L(3), tma=True, nbytes=256)
+    w = [loop("i", "N", [ev("acquire", "p", "i", 2), tma, ev("commit", "p", "i", 4)], 1),
+         ev("close", "p", "N", 5)]
+    rdr = [loop("i", A("N") + 1, [ev("wait", "p", "i", 11), rd("p", "i", "x", 12),
+                                  ev("release", "p", "i", 13)], 10)]
+    p = prog([Pipe("p", 2, ("x",))], [("w", w), ("r", rdr)])
+    for n in (0, 1):
+        r = simulate(p, {"N": n})
+        assert r.kinds == {"unwritten-field"}, (n, r.errors)
+        (e,) = only(r, "unwritten-field", 12)
+        assert f"p.read({n}, x)" in e.message and f"(stage {n})" in e.message
+    for n in (2, 3, 4):
+        assert simulate(p, {"N": n}).ok, n
 
 
 def test_an_unwritten_read_in_code_that_never_runs_is_no_fault():

@@ -3,7 +3,7 @@
 For concrete param values each partition's trace is fixed (ir/tracegen.py expands it into flat
 lists of statement numbers and indices). One sweep per partition checks the local rules (pairing
 of acquire/commit and wait/release per stage, one-shot use, close, negative indices, every slot
-access inside its window, no read of a field that no write of its pipe fills) and numbers the
+access inside its window, every read finding its field written on its stage) and numbers the
 uses of every stage; then the cross-partition rules (phases alternate per stage, every reader
 waits exactly the writer's committed indices in commit order); then deadlock-freedom by
 *running* the traces: each partition advances while its next event is enabled (a wait once the
@@ -19,6 +19,7 @@ diagnostics, re-expanding the one trace it describes with ``ir.unroll`` to name 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -86,9 +87,11 @@ class Checker:
                 rr += self.cap[p]
             self.rbase.append(bases)
         self.nw, self.nr = w, rr
-        # per statement: the fields its pipe's writes fill, when it is a reader's read of a field
-        # none of them fills (rule 7: it would read uninitialised shared memory); else None
-        self.unwritten = unwritten_reads(self.program, cp.stmts)
+        # per statement: the field a slot access touches (None for events), and whether it is a
+        # read rule 7 asks to find its field written on its stage (a read of a pipe that has write
+        # accesses; a pipe without any is a protocol skeleton, its reads bound by windows only)
+        self.field_of = [s.field if isinstance(s, Access) else None for s in cp.stmts]
+        self.filled_read = checked_reads(self.program, cp.stmts)
         self.fast_info = []
         for sid, (kind, p, r) in enumerate(self.info):
             self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
@@ -109,7 +112,9 @@ class Checker:
         closed = [False] * len(self.pipes)
         once: set = set()
         info = self.fast_info
-        unwritten = self.unwritten
+        field_of, filled_read = self.field_of, self.filled_read
+        fills: dict = {}  # (writer slot, field) -> change points, see note_fill
+        reads: list = []  # (writer slot, field, wait ordinal, index) of each checked read
         seqs = []
         for ids, idx in traces:
             need_c: list = []
@@ -123,10 +128,13 @@ class Checker:
                 if kind == WRITE:
                     if w_open[wb + s] != i:
                         return False
+                    note_fill(fills, (wb + s, field_of[sid]), len(commits[wb + s]), i)
                     continue
                 if kind == READ:
-                    if r_held[rb + s] != i or unwritten[sid] is not None:
+                    if r_held[rb + s] != i:
                         return False
+                    if filled_read[sid]:
+                        reads.append(((wb + s, field_of[sid]), len(waits[rb + s]) - 1, i))
                     continue
                 if one:
                     key = (p, r, COMMIT if kind == CLOSE else kind)
@@ -177,6 +185,9 @@ class Checker:
             seqs.append((need_c, need_m, eff))
         if any(x != -1 for x in w_open):
             return False
+        for key, ordinal, i in reads:
+            if not is_filled(fills, key, ordinal, i):
+                return False
         for p in range(len(self.pipes)):
             cap, wb = self.cap[p], self.wbase[p]
             for s in range(cap):
@@ -230,6 +241,8 @@ class Checker:
         releases: dict[tuple[int, int, int], list] = {}
         # the greedy run's requirements are attached after the cross checks
         broken: set = set()  # endpoints with a local problem: one report each
+        fills: dict = {}  # (pipe, stage, field) -> change points, see note_fill
+        reads: list = []  # (partition, position, index, wait ordinal) of each checked read
 
         for k, (ids, idx) in enumerate(traces):
             open_acq: dict[tuple[int, int], tuple[int, int]] = {}  # (pipe, stage) -> (pos, index)
@@ -248,14 +261,17 @@ class Checker:
                 c = cap[p]
                 s = i % c
                 if kind >= WRITE:  # a slot access
-                    if kind == READ and self.unwritten[ids[pos]] is not None:
-                        self._local(problems, broken, ("unwritten", ids[pos]),
-                                    self._unwritten_problem(k, pos, ids[pos], i))
                     if kind == WRITE:
                         cur = open_acq.get((p, s))
                     else:
                         cur = held.get((p, r, s))
                     if cur is not None and cur[1] == i:
+                        sid = ids[pos]
+                        if kind == WRITE:
+                            note_fill(fills, (p, s, self.field_of[sid]),
+                                      len(commits.get((p, s), ())), i)
+                        elif self.filled_read[sid]:
+                            reads.append((k, pos, i, len(waits[(p, r, s)]) - 1))
                         continue
                     pr = self._access_problem(k, pos, ids[pos], i, s, cur,
                                               closer.get((p, r, s)), traces)
@@ -346,6 +362,15 @@ class Checker:
         if problems:
             return res
         self._cross(commits, waits, problems)
+        if problems:
+            return res
+        # rule 7's fills, once every wait is known to match the commit of its ordinal
+        for k, pos, i, ordinal in reads:
+            sid = traces[k][0][pos]
+            p = self.info[sid][1]
+            if not is_filled(fills, (p, i % cap[p], self.field_of[sid]), ordinal, i):
+                self._local(problems, broken, ("unwritten", sid),
+                            self._unwritten_problem(k, pos, sid, i, fills))
         if problems or not deadlock:
             return res
         res.deadlock = self._run(traces, commits, acquires, waits, releases)
@@ -527,15 +552,35 @@ class Checker:
         return Problem("access-outside-window", f"{what} outside its window: no {opener} is open "
                        f"here", (k, pos), (k, last[0]) if last else None)
 
-    def _unwritten_problem(self, k, pos, sid, i) -> Problem:
+    def _unwritten_problem(self, k, pos, sid, i, fills) -> Problem:
+        """A read whose stage holds no value of its field: name the stage, and the stages (or
+        fields) the pipe's writes do fill."""
         a: Access = self.cp.stmts[sid]
-        filled = self.unwritten[sid]
+        p = self.info[sid][1]
+        cap = self.cap[p]
+        s = i % cap
         who = f"reader '{a.reader}'" if a.reader else "the reader"
         part = self.program.partitions[k].name
+        stages = sorted({ss for (pp, ss, f) in fills if pp == p and f == a.field})
+        if stages:
+            why = (f"field '{a.field}' of stage {s} was never written (no window of stage {s} "
+                   f"committed before this wait, at an index <= {i}, writes it; its writes fill "
+                   f"stage{'s' if len(stages) > 1 else ''} {', '.join(map(str, stages))})")
+        elif a.field in self.written_fields(a.pipe):
+            why = (f"field '{a.field}' of stage {s} was never written (no write of it runs for "
+                   f"these param values)")
+        else:
+            filled = sorted(self.written_fields(a.pipe))
+            why = (f"no write of pipe '{a.pipe}' fills field '{a.field}' (its writes fill only "
+                   f"{', '.join(filled)})")
         return Problem("unwritten-field", f"{who} of pipe '{a.pipe}' (partition '{part}') reads "
-                       f"{a.pipe}.{a.field} at index {i}, but no write of pipe '{a.pipe}' fills "
-                       f"field '{a.field}' (its writes fill only {', '.join(filled)}): the read "
-                       f"finds uninitialised shared memory", (k, pos))
+                       f"{a.pipe}.{a.field} at index {i} (stage {s}), but {why}: the read finds "
+                       f"uninitialised shared memory", (k, pos))
+
+    def written_fields(self, pipe: str) -> set[str]:
+        """The fields some write access of ``pipe`` (run or not) fills."""
+        return {a.field for part in self.program.partitions for a in walk_accesses(part.body)
+                if a.side == "writer" and a.pipe == pipe}
 
     def _pair_problem(self, k, pos, prev, ids, idx, opener: str) -> Problem:
         """A commit (release) whose index differs from the open acquire (held wait) on its stage.
@@ -583,19 +628,38 @@ class Checker:
         return a if count[a.index] < count[b.index] else b
 
 
-def unwritten_reads(program: Program, stmts) -> list[Optional[tuple[str, ...]]]:
-    """Per statement of ``stmts``: for a reader's read of field ``f`` of a pipe that has write
-    accesses (anywhere in the program, run or not) none of which writes ``f``, the fields those
-    writes fill (sorted); None for every other statement. Such a read, when it runs, is a fault
-    (docs/semantics.md, rule 7). A pipe without any write access is a protocol skeleton: its reads
-    are checked against their windows only."""
-    written: dict[str, set[str]] = {}
-    for part in program.partitions:
-        for a in walk_accesses(part.body):
-            if a.side == "writer":
-                written.setdefault(a.pipe, set()).add(a.field)
-    out: list[Optional[tuple[str, ...]]] = []
-    for st in stmts:
-        fills = written.get(st.pipe) if isinstance(st, Access) and st.side == "reader" else None
-        out.append(tuple(sorted(fills)) if fills and st.field not in fills else None)
-    return out
+def checked_reads(program: Program, stmts) -> list[bool]:
+    """Per statement of ``stmts``: True for a reader's read of a pipe that has write accesses
+    (anywhere in the program, run or not). Rule 7 (docs/semantics.md) asks such a read, when it
+    runs, to find its field written on its stage. A pipe without any write access is a protocol
+    skeleton (a .pipe file modelling events only): its reads are checked against their windows
+    only."""
+    written = {a.pipe for part in program.partitions for a in walk_accesses(part.body)
+               if a.side == "writer"}
+    return [isinstance(st, Access) and st.side == "reader" and st.pipe in written
+            for st in stmts]
+
+
+# The fills of one field on one stage, as change points [(ordinal, smallest index)]: from the
+# stage's ordinal-th commit on (closes count: they are uses of the stage), the smallest index of a
+# window of that stage, committed by then, that wrote the field. A read at index i whose wait is
+# the stage's ordinal-th use (the wait of a well-formed reader matches the commit of that
+# ordinal) finds the field written iff some window of index j <= i among those commits wrote it.
+
+def note_fill(fills: dict, key, ordinal: int, index: int) -> None:
+    """A write of a field inside the window of ``index``, the stage's ``ordinal``-th use."""
+    points = fills.get(key)
+    if points is None:
+        fills[key] = [(ordinal, index)]
+    elif index < points[-1][1]:
+        points.append((ordinal, index))
+
+
+def is_filled(fills: dict, key, ordinal: int, index: int) -> bool:
+    """Whether a read at ``index``, waited as the stage's ``ordinal``-th use, finds its field
+    written: some window of index <= ``index`` among the stage's first ``ordinal + 1`` uses."""
+    points = fills.get(key)
+    if not points:
+        return False
+    at = bisect_right(points, (ordinal, float("inf"))) - 1
+    return at >= 0 and points[at][1] <= index

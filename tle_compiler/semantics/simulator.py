@@ -14,9 +14,11 @@ never releases), which depends only on the partition's own prefix (``access-outs
 *physically* against the slot at the moment it runs in the interleaving: a read must find the slot
 holding committed index ``i`` and not being written (``stale-read``), a write of field ``f`` must
 find no reader that sees ``f`` still holding the slot or not yet having waited its last committed
-content (``overwrite``). A reader's read of a field that no write access of its pipe fills, when
-the pipe has write accesses, reads uninitialised shared memory: it is reported when it runs
-(``unwritten-field``).
+content (``overwrite``). A reader's read of field ``f`` at index ``i`` inside its window, when the
+pipe has write accesses, must find ``f`` written on its stage: some window of that stage, of an
+index ``j <= i``, that wrote ``f`` was committed by then (the writer's state at the read, which in
+a run that breaks no other rule is its state at the read's wait); else the read finds
+uninitialised shared memory (``unwritten-field``). A close's window writes nothing.
 
 Why a state is just the vector of program counters: every piece of simulated state is owned by one
 endpoint (the writer owns open stages, slot contents and ``full`` arrivals; each reader owns its
@@ -112,6 +114,7 @@ class _PipeInfo:
     groups: list[tuple[str, ...]] = field(default_factory=list)  # reader names of each field group
     fields_of_group: list[tuple[str, ...]] = field(default_factory=list)
     written: frozenset[str] = frozenset()  # the fields the pipe's write accesses fill (any run)
+    filled_stages: dict[str, set[int]] = field(default_factory=dict)  # field -> stages written
 
     @property
     def one_shot(self) -> bool:
@@ -353,19 +356,21 @@ _ERR, _FREE, _ACQ, _WAIT, _ACC = 0, 1, 2, 3, 4
 class _Step:
     """One event of a trace, compiled: what it waits on and what it checks once it passes."""
 
-    __slots__ = ("code", "ev", "i", "s", "phi", "info", "reader", "error", "unwritten",
+    __slots__ = ("code", "ev", "i", "s", "phi", "info", "reader", "error", "fill", "fillq",
                  "empties", "overwrite", "commits", "wq", "lastidx", "open", "mywaits")
     # An access step (_ACC) keeps its window error, if any, in ``error`` and runs anyway: the
     # window is a rule of the partition's own prefix, the physical check one of the interleaving.
-    # A read of a field no write of its pipe fills keeps that error in ``unwritten``: it holds
-    # whatever the window and the slot say, reported whenever the read runs.
+    # A read inside its window of a pipe with write accesses keeps in ``fill`` (owned by
+    # partition ``fillq``) the writer's pc-indexed smallest committed index of a window of its
+    # stage that wrote its field (None: none yet): the read checks it when it runs.
 
     def __init__(self, code: int, ev: Event, i: int):
         self.code = code
         self.ev = ev
         self.i = i
         self.error: Optional[SimError] = None
-        self.unwritten: Optional[SimError] = None
+        self.fill: Optional[list] = None
+        self.fillq = 0
 
 
 def _describe(ev, i: int) -> str:
@@ -393,6 +398,8 @@ class _Scan:
         self.commit_log: dict[tuple[str, int], list[tuple[int, Loc]]] = {}
         self.open_end: list[tuple[str, int, Loc]] = []   # (pipe, index, loc of acquire)
         self.held_end: list[tuple[str, str, int, Loc]] = []  # (pipe, reader, index, loc of wait)
+        self.pending: dict[tuple[str, int], set[str]] = {}  # fields written in each open window
+        self.fillmin: dict[tuple[str, int, str], int] = {}  # smallest committed index per field
         self._run(trace)
 
     def _set(self, key: tuple, pc: int, value) -> None:
@@ -480,6 +487,10 @@ class _Scan:
                     if ev.verb == "commit":
                         del opened[s]
                         self._set(("open", p, s), nxt, None)
+                        for f in sorted(self.pending.pop((p, s), ())):
+                            if self.fillmin.get((p, s, f), i + 1) > i:
+                                self.fillmin[(p, s, f)] = i
+                                self._set(("fillmin", p, s, f), nxt, i)
                     else:
                         wclosed[p] = (i, ev.loc)
                     n = commits[(p, s)] = commits.get((p, s), 0) + 1
@@ -540,13 +551,6 @@ class _Scan:
         step.s, step.info = s, info
         step.reader = (a.reader or "") if a.side == "reader" else None
         p = a.pipe
-        if a.side == "reader" and info.written and a.field not in info.written:
-            rname = f"reader '{step.reader}'" if step.reader else "the reader"
-            step.unwritten = SimError(
-                "unwritten-field",
-                f"{rname} of '{p}' (partition '{self.pname}'): {_describe(a, i)} reads field "
-                f"'{a.field}', but no write of pipe '{p}' fills it (its writes fill only "
-                f"{', '.join(sorted(info.written))}): uninitialised shared memory", a.loc)
         if a.side == "writer":
             cur = wopen.get(p, {}).get(s)
             key: tuple = (p, None, s)
@@ -557,6 +561,11 @@ class _Scan:
             key = (p, r, s)
             opener, holding = (f"{p}[{r}].wait({i})" if r else f"{p}.wait({i})"), "held"
         if cur is not None and cur[0] == i:
+            if a.side == "writer":
+                self.pending.setdefault((p, s), set()).add(a.field)
+                info.filled_stages.setdefault(a.field, set()).add(s)
+            elif info.written:
+                step.fill = []  # filled in by _compile
             return step
         if cur is not None:
             why = f"stage {s} is {holding} for index {cur[0]} (since {cur[1]}), not {i}"
@@ -582,7 +591,8 @@ class _Scan:
                 self.held_end.append((p, r, i, loc))
 
 
-_DEFAULTS = {"open": None, "commits": 0, "lastidx": None, "hold": None, "waits": 0, "rels": 0}
+_DEFAULTS = {"open": None, "commits": 0, "lastidx": None, "hold": None, "waits": 0, "rels": 0,
+             "fillmin": None}
 
 
 class _Tables:
@@ -635,6 +645,8 @@ def _compile(scans: list[_Scan], infos: dict[str, _PipeInfo]) -> _Tables:
                     f = step.ev.field
                     readers = sorted({r for g in info.groups for r in g if f in info.views[r]})
                     step.overwrite = _reader_tables(tables, info, p, s, readers)
+                elif step.fill is not None:
+                    step.fillq, step.fill = tables.get(("fillmin", p, s, step.ev.field), w)
                 continue
             if step.code == _ACQ:
                 step.empties = []
@@ -762,8 +774,10 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
                 moved = True
                 if step.error is not None:
                     record(step.error)
-                if step.unwritten is not None:
-                    record(step.unwritten)
+                if step.fill is not None:
+                    j = step.fill[st[step.fillq]]
+                    if j is None or j > step.i:
+                        record(_unwritten(step, names[q]))
                 err = _check_access(step, st, q, names)
                 if err is not None:
                     record(err)
@@ -791,6 +805,27 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
 
     # complete=False also when the error cap stopped the search: not everything was explored
     return SimResult(dict(env), list(errors.values()), len(visited), complete and not capped)
+
+
+def _unwritten(step: _Step, pname: str) -> SimError:
+    """The error of a read whose stage holds no value of its field (rule 7): it names the stage,
+    and the stages (or fields) the pipe's writes do fill."""
+    a, i, s, info = step.ev, step.i, step.s, step.info
+    rname = f"reader '{step.reader}'" if step.reader else "the reader"
+    stages = sorted(info.filled_stages.get(a.field, ()))
+    if stages:
+        why = (f"field '{a.field}' of stage {s} was never written (no window of stage {s} "
+               f"committed by then, at an index <= {i}, writes it; its writes fill "
+               f"stage{'s' if len(stages) > 1 else ''} {', '.join(map(str, stages))})")
+    elif a.field in info.written:
+        why = (f"field '{a.field}' of stage {s} was never written (no write of it runs for "
+               f"these param values)")
+    else:
+        why = (f"no write of pipe '{a.pipe}' fills it (its writes fill only "
+               f"{', '.join(sorted(info.written))})")
+    return SimError("unwritten-field", f"{rname} of '{a.pipe}' (partition '{pname}'): "
+                                       f"{_describe(a, i)} reads field '{a.field}' (stage {s}), "
+                                       f"but {why}: uninitialised shared memory", a.loc)
 
 
 def _check_overwrite(step: _Step, st: tuple, q: int, names: list[str]) -> Optional[SimError]:
