@@ -91,7 +91,9 @@ class Checker:
         # read rule 7 asks to find its field written on its stage (a read of a pipe that has write
         # accesses; a pipe without any is a protocol skeleton, its reads bound by windows only)
         self.field_of = [s.field if isinstance(s, Access) else None for s in cp.stmts]
-        self.filled_read = checked_reads(self.program, cp.stmts)
+        self.written = written_fields(self.program)  # pipe -> the fields its writes fill
+        self.filled_read = [isinstance(st, Access) and st.side == "reader"
+                            and st.pipe in self.written for st in cp.stmts]
         self.fast_info = []
         for sid, (kind, p, r) in enumerate(self.info):
             self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
@@ -566,21 +568,16 @@ class Checker:
             why = (f"field '{a.field}' of stage {s} was never written (no window of stage {s} "
                    f"committed before this wait, at an index <= {i}, writes it; its writes fill "
                    f"stage{'s' if len(stages) > 1 else ''} {', '.join(map(str, stages))})")
-        elif a.field in self.written_fields(a.pipe):
+        elif a.field in self.written.get(a.pipe, ()):
             why = (f"field '{a.field}' of stage {s} was never written (no write of it runs for "
                    f"these param values)")
         else:
-            filled = sorted(self.written_fields(a.pipe))
+            filled = sorted(self.written.get(a.pipe, ()))
             why = (f"no write of pipe '{a.pipe}' fills field '{a.field}' (its writes fill only "
                    f"{', '.join(filled)})")
         return Problem("unwritten-field", f"{who} of pipe '{a.pipe}' (partition '{part}') reads "
                        f"{a.pipe}.{a.field} at index {i} (stage {s}), but {why}: the read finds "
                        f"uninitialised shared memory", (k, pos))
-
-    def written_fields(self, pipe: str) -> set[str]:
-        """The fields some write access of ``pipe`` (run or not) fills."""
-        return {a.field for part in self.program.partitions for a in walk_accesses(part.body)
-                if a.side == "writer" and a.pipe == pipe}
 
     def _pair_problem(self, k, pos, prev, ids, idx, opener: str) -> Problem:
         """A commit (release) whose index differs from the open acquire (held wait) on its stage.
@@ -628,16 +625,17 @@ class Checker:
         return a if count[a.index] < count[b.index] else b
 
 
-def checked_reads(program: Program, stmts) -> list[bool]:
-    """Per statement of ``stmts``: True for a reader's read of a pipe that has write accesses
-    (anywhere in the program, run or not). Rule 7 (docs/semantics.md) asks such a read, when it
-    runs, to find its field written on its stage. A pipe without any write access is a protocol
-    skeleton (a .pipe file modelling events only): its reads are checked against their windows
-    only."""
-    written = {a.pipe for part in program.partitions for a in walk_accesses(part.body)
-               if a.side == "writer"}
-    return [isinstance(st, Access) and st.side == "reader" and st.pipe in written
-            for st in stmts]
+def written_fields(program: Program) -> dict[str, set[str]]:
+    """Pipe -> the fields its write accesses fill (anywhere in the program, run or not). Rule 7
+    (docs/semantics.md) asks a read of such a pipe, when it runs, to find its field written on its
+    stage. A pipe without any write access is a protocol skeleton (a .pipe file modelling events
+    only): its reads are checked against their windows only."""
+    written: dict[str, set[str]] = {}
+    for part in program.partitions:
+        for a in walk_accesses(part.body):
+            if a.side == "writer":
+                written.setdefault(a.pipe, set()).add(a.field)
+    return written
 
 
 # The fills of one field on one stage, as change points [(ordinal, smallest index)]: from the
