@@ -21,10 +21,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .mla_decode_parts import SCHED_CHUNK, request_pairs
 from .sparse_mla_seesaw_d512 import seesaw_d512_pipes
-from .sparse_mla_seesaw_topk_length import (chunk_pairs, consumer0, consumer1, item_length,
-                                            producer)
+from .sparse_mla_seesaw_topk_length import consumer0, consumer1, producer, walk_start
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
@@ -34,15 +32,8 @@ def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
                                        n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads,
                                        TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
                                        HAS_SINK: tl.constexpr):
-    # This program's K-tile pairs over all its items k, k + P, ... (as the 576 kernel's body):
-    # one opaque value for the verifier, read once and shared by every partition.
-    items = (n_items - tl.program_id(0) + tl.num_programs(0) - 1) // tl.num_programs(0)
-    NP = 0
-    for c in range((items + SCHED_CHUNK - 1) // SCHED_CHUNK):
-        NP += chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK)
-    # The walk's state at the first pair: the program's first item, its valid slots and pairs.
-    n0 = item_length(topk_length_ptr, tl.program_id(0), n_items, n_hb, TOPK)
-    left0 = request_pairs(n0)
+    # NP: one opaque value for the verifier, read once and shared by every partition
+    NP, n0, left0 = walk_start(topk_length_ptr, n_items, n_hb, TOPK)
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_d512_pipes(BLOCK_H)
 

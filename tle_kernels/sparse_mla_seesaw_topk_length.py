@@ -75,16 +75,9 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
                                   stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb,
                                   attn_sink_ptr, topk_length_ptr, n_heads, TOPK: tl.constexpr,
                                   BLOCK_H: tl.constexpr, HAS_SINK: tl.constexpr):
-    # This program's K-tile pairs, over all its items k, k + P, ... (k = program_id, P =
-    # programs): one opaque value for the verifier (it proves the protocol for every NP), read
-    # once and shared by every partition.
-    items = (n_items - tl.program_id(0) + tl.num_programs(0) - 1) // tl.num_programs(0)
-    NP = 0
-    for c in range((items + SCHED_CHUNK - 1) // SCHED_CHUNK):
-        NP += chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK)
-    # The walk's state at the first pair: the program's first item, its valid slots and pairs.
-    n0 = item_length(topk_length_ptr, tl.program_id(0), n_items, n_hb, TOPK)
-    left0 = request_pairs(n0)
+    # NP: one opaque value for the verifier (it proves the protocol for every NP), read once
+    # and shared by every partition
+    NP, n0, left0 = walk_start(topk_length_ptr, n_items, n_hb, TOPK)
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
@@ -114,6 +107,18 @@ def item_length(topk_length_ptr, item, n_items, n_hb, TOPK: tl.constexpr):
     last = tl.minimum(item, n_items - 1)
     n = tl.load(topk_length_ptr + token_of(last, n_hb), mask=item < n_items, other=0)
     return tl.minimum(tl.maximum(n, 0), TOPK)
+
+
+def walk_start(topk_length_ptr, n_items, n_hb, TOPK: tl.constexpr):
+    """(NP, n0, left0): this program's K-tile pairs over all its items k, k + P, ... (k =
+    program_id, P = programs), summed a chunk of items at a time; and the walk's state at its
+    first pair: its first item's valid slots and pairs."""
+    items = (n_items - tl.program_id(0) + tl.num_programs(0) - 1) // tl.num_programs(0)
+    NP = 0
+    for c in range((items + SCHED_CHUNK - 1) // SCHED_CHUNK):
+        NP += chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK)
+    n0 = item_length(topk_length_ptr, tl.program_id(0), n_items, n_hb, TOPK)
+    return NP, n0, request_pairs(n0)
 
 
 def chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK: tl.constexpr):
