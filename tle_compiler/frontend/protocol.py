@@ -1117,6 +1117,9 @@ class Walker:
     def range_bounds(self, s: K.For) -> tuple[Optional[tuple[Affine, Affine, int]], Optional[str]]:
         text = self.range_text(s)
         start_v, stop_v, step_v = self.eval(s.start), self.eval(s.stop), self.eval(s.step)
+        if s.static:
+            self.static_bounds_known(s, text, ((s.start, start_v), (s.stop, stop_v),
+                                               (s.step, step_v)))
         start, stop = (s.start, start_v), (s.stop, stop_v)
         if isinstance(stop_v, Const) and stop_v.value is None:
             start, stop = (K.Const(0), Aff(Affine.of(0))), (s.start, start_v)
@@ -1136,6 +1139,19 @@ class Walker:
             return None, (f"loop bounds must be affine in enclosing loop variables and kernel "
                           f"params: `{self.src(which)}` is not")
         return (lo, hi, step_c), None
+
+    def static_bounds_known(self, s: K.For, text: str, bounds) -> None:
+        """A tl.static_range loop is unrolled when Triton compiles the kernel, so its start, stop
+        and step must be compile-time integers (literals, constexprs, static loop variables):
+        Triton refuses a runtime one ("... is not a constexpr"). An error at the loop's line,
+        whether or not the loop performs pipe events (the kernel cannot compile either way)."""
+        for node, v in bounds:
+            if self.is_runtime(v):
+                raise self.err(f"`{text}` unrolls at compile time, but `{self.src(node)}` is only "
+                               f"known at run time (a kernel argument that is not tl.constexpr, "
+                               f"a range / tl.range loop variable, or a value computed from "
+                               f"one): Triton refuses to compile it; make it a tl.constexpr or "
+                               f"loop with range(...)", s, check="bad-loop")
 
     def _s_For(self, s: K.For) -> None:
         bounds, bad = self.range_bounds(s)
