@@ -485,7 +485,7 @@ OTHER = {
     "If.cond": Name("d"), "If.then": (), "If.orelse": (Eval(Name("b")),),
     "While.cond": Name("d"), "While.body": (),
     "Return.value": Name("x"),
-    "KParam.name": "m", "KParam.constexpr": True,
+    "KParam.name": "m", "KParam.constexpr": True, "KParam.floating": True,
     "Buffer.name": "buf4", "Buffer.shape": (2,), "Buffer.dtype": "i8",
     "PipeDecl.name": "q2", "PipeDecl.capacity": 3, "PipeDecl.fields": (),
     "PipeDecl.readers": ("a", "b"), "PipeDecl.one_shot": True,

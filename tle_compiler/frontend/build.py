@@ -30,7 +30,7 @@ from ..ir.record import record
 from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
-from .kernel import jit_decorator, jit_options, kernel_params
+from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
 
@@ -1573,7 +1573,8 @@ class Builder:
         frame = Frame(m, "", {}, "<kernel>")
         self.constexpr_params = set()
         for p, cx in kernel_params(m.scope, fdef):
-            params.append(K.KParam(p.arg, cx, _loc(m.path, p)))
+            params.append(K.KParam(p.arg, cx, _loc(m.path, p),
+                                   floating=not cx and is_float_param(m.scope, fdef, p)))
             if cx:
                 self.constexpr_params.add(p.arg)
             if cx and isinstance(self.bind.get(p.arg), int):

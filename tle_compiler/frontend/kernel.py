@@ -96,6 +96,36 @@ def jit_options(scope: ModuleScope, dec: ast.expr, path: str) -> tuple[int, dict
     return num_warps, options
 
 
+#: Annotations that make a kernel argument a float (Triton's dtypes by name, Python's float).
+FLOAT_ANNOTATIONS = ("builtins.float", "float", "fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+
+
+def is_float_param(scope: ModuleScope, fdef: ast.FunctionDef, p: ast.arg) -> bool:
+    """Whether the source declares kernel argument ``p`` a float: annotated ``float``, a float
+    dtype (``tl.float32``, ``tl.bfloat16``, ``"fp32"``, ...), or given a float default. Triton
+    passes such an argument as a float, so a condition or a bound on it is no integer one."""
+    ann = p.annotation
+    if ann is not None:
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            if ann.value in FLOAT_ANNOTATIONS:
+                return True
+        elif isinstance(ann, ast.Name) and ann.id == "float" and scope.alias("float") is None:
+            return True
+        else:
+            path = scope.module_path(ann) or ""
+            leaf = path.rsplit(".", 1)[-1]
+            if path.startswith(("tl.", "gl.")) and leaf.startswith(("float", "bfloat")):
+                return True
+    a = fdef.args
+    positional = a.posonlyargs + a.args
+    default = None
+    if p in positional and positional.index(p) >= len(positional) - len(a.defaults):
+        default = a.defaults[positional.index(p) - (len(positional) - len(a.defaults))]
+    elif p in a.kwonlyargs:
+        default = a.kw_defaults[a.kwonlyargs.index(p)]
+    return isinstance(default, ast.Constant) and isinstance(default.value, float)
+
+
 def kernel_params(scope: ModuleScope, fdef: ast.FunctionDef) -> list[tuple[ast.arg, bool]]:
     """The kernel's parameters in order, each with whether it is annotated ``tl.constexpr``."""
     a = fdef.args

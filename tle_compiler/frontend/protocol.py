@@ -1322,6 +1322,9 @@ class Walker:
             return f"'{self.k.names.py(v.name)}' {v.reason}"
         if isinstance(v, Data) and v.why:
             return v.why
+        if isinstance(v, Const) and isinstance(v.value, float):
+            return (f"`{self.src(node)}` is a float: the verifier models integers only, so which "
+                    f"events run must not depend on a float comparison")
         return f"`{self.src(node)}` depends on data"
 
     def compare(self, node, operands: list, ops: list[str], guarded: bool) -> CondResult:
@@ -1580,6 +1583,12 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         value = bind.get(p.name) if p.constexpr else None
         if isinstance(value, int) and not isinstance(value, bool):
             env[p.name] = Aff(Affine.of(value))
+            continue
+        if p.floating:
+            # a float argument is compared and computed with as a float: no integer param models it
+            env[p.name] = Data(node=K.Name(p.name, p.loc), runtime=True, why=(
+                f"`{p.name}` is a float kernel argument (the source declares it one): the "
+                f"verifier models integers only, so which events run must not depend on it"))
             continue
         ph = k.params.reserve(("arg", p.name), p.name, p.loc, arg=p.name)
         env[p.name] = KernelArg(p.name, ph, p.constexpr)

@@ -302,11 +302,14 @@ Stmt = Union[Assign, Eval, For, If, While, Return]
 
 @record
 class KParam:
-    """A kernel argument: ``constexpr`` ones are compile-time values of a launch."""
+    """A kernel argument: ``constexpr`` ones are compile-time values of a launch; ``floating``:
+    the source declares it a float (a float annotation or default), so it is never an integer
+    param of the protocol (Triton passes it as fp32 and compares it as a float)."""
 
     name: str
     constexpr: bool = False
     loc: Loc = field(default=NOLOC, compare=False)
+    floating: bool = False
 
 
 @record

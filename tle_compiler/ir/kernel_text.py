@@ -44,7 +44,8 @@ The language
 
 * A file holds any number of kernels. A kernel header is ``kernel NAME(PARAMS) num_warps=N
   [options(KEY=LITERAL, ...)] {`` (``num_warps`` defaults to 4 when left out); a param is ``NAME``
-  or ``NAME: constexpr``.
+  or ``NAME: constexpr`` or ``NAME: float`` (an argument the source declares a float: no
+  integer param of the protocol).
 * The kernel body holds, one per line: ``const NAME = LITERAL`` (a module constant), ``pipe NAME
   capacity=N [one_shot] [readers=(a, b)] [fields=(f: DTYPE[SHAPE], ...)]`` (attributes in any
   order, each at most once; ``capacity`` required and at least 1), ``buffer NAME: DTYPE[SHAPE]``
@@ -717,7 +718,8 @@ class _Printer:
 
     def kernel(self) -> str:
         k = self.k
-        params = ", ".join(self.ident(p.name, "param name") + (": constexpr" if p.constexpr else "")
+        params = ", ".join(self.ident(p.name, "param name")
+                           + (": constexpr" if p.constexpr else ": float" if p.floating else "")
                            for p in k.params)
         head = f"kernel {self.ident(k.name, 'kernel name')}({params}) "
         head += f"num_warps={self.int(k.num_warps, 'num_warps')}"
@@ -1195,9 +1197,12 @@ class _Builder:
 
     def kparam(self, tree: Tree) -> KParam:
         ch = tree.children
-        if len(ch) > 1 and str(ch[1]) != "constexpr":
-            raise self.error(f"unknown param kind '{ch[1]}' (expected 'NAME: constexpr')", ch[1])
-        return KParam(self.name(ch[0]), len(ch) > 1, loc=self.loc(tree))
+        kind = str(ch[1]) if len(ch) > 1 else None
+        if kind not in (None, "constexpr", "float"):
+            raise self.error(f"unknown param kind '{ch[1]}' (expected 'NAME: constexpr' or "
+                             f"'NAME: float')", ch[1])
+        return KParam(self.name(ch[0]), kind == "constexpr", loc=self.loc(tree),
+                      floating=kind == "float")
 
     def literal(self, tree: Tree) -> object:
         kind, ch = tree.data, tree.children
