@@ -1,0 +1,196 @@
+"""The FP8 sparse MLA decode with the math split by output half (tle_kernels/sparse_decode_split_fp8.py,
+launched by tle_kernels/sparse_decode_split_fp8_launch.py) on the CPU:
+
+- its protocol: tle-dump proves it for every ROUNDS (read specialised to TOPK);
+- its lowering: PTX for sm_90a with no spills and wgmmas ptxas does not serialize, at the
+  [192, 160] worker budgets that leave the dequantizing producer 152 registers;
+- its math, run by the CPU emulator (tle_compiler/testing/emulator.py) through the launcher
+  against the fp32 reference (tle_kernels/sparse_decode_reference.py) with FlashMLA's
+  sparse-decode tolerances: hostile indices (-1, the int32 extremes, past the cache) whose
+  unnamed tokens are NaN, pages of 1, 16 and 61 tokens and a padded block stride, s_q 1 and 2,
+  several persistent rounds, h_q 8 / 32 / 64 / 128 (rows past h_q masked in the kernel), rows
+  with no valid slot, topk_length, max_logits; and a kernel whose right warp group skips the
+  rescale of its accumulator fails that comparison.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tle_kernels.sparse_decode_split_fp8 as kmod  # noqa: E402
+from tle_kernels import api  # noqa: E402
+from tle_kernels import sparse_decode_api as A  # noqa: E402
+from tle_kernels.sparse_decode_reference import (gather_tokens,  # noqa: E402
+                                                  make_sparse_decode_inputs,
+                                                  sparse_decode_reference)
+from tle_kernels.sparse_decode_split_fp8_launch import (  # noqa: E402
+    launch_sparse_split_fp8, run_split_rows, sparse_split_fp8_unsupported_reason)
+
+# FlashMLA's test scale, its sparse-decode tolerances and its element-wise check
+from .gpu.test_sparse_decode import (LSE_ABS, LSE_REL, OUT_ABS, OUT_COS, OUT_REL,  # noqa: E402
+                                     SCALE, close)
+
+KERNEL = kmod.__file__
+ARGS = ("attn_sink", "topk_length", "extra_k_cache", "extra_indices", "extra_topk_length")
+
+
+# ------------------------------------------------------------------------ protocol and lowering
+
+def test_tle_dump_graph_verifies_for_every_round_count(capsys):
+    from tle_compiler.cli.dump import main
+
+    code = main(["--graph", KERNEL])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "read specialised to BLOCK_H=64, TOPK=2048" in err
+    assert "# verdict: verified for every value of ROUNDS (every integer ROUNDS)" in out
+    assert "split_fp8_producer --kv(kv_r)--> left, right    capacity 2" in out
+    assert "left --prob(alpha, probs, sum_exp)--> right    capacity 1" in out
+
+
+def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas():
+    """The workers at [192, 160] registers leave the producer 152 (of 3 x 168), enough for a whole
+    tile's FP8 bytes in flight; nothing spills and ptxas keeps the wgmmas asynchronous."""
+    from tle_compiler.lowering import compile_kernel, ptxas_stats
+
+    cfg = kmod.DEFAULT_CONFIG
+    compiled = compile_kernel(kmod.sparse_decode_split_fp8, dict(cfg["signature"]),
+                              dict(cfg["constexprs"]))
+    st = ptxas_stats(compiled)
+    assert st["ok"] and st["spill_stores"] == 0 and st["spill_loads"] == 0, st["log"]
+    assert not st["wgmma_serialized"], st["log"]  # ptxas C7512 / C7515
+    assert "[4, 4], [192, 160])" in compiled.tle_generated.source
+
+
+# ------------------------------------------------------------------------------ emulated math
+
+@pytest.fixture
+def emulated(monkeypatch):
+    """The launcher runs the emulated kernel on ``sms`` persistent programs (default 3);
+    ``emulated(path)`` puts the kernel of another file in its place."""
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    def use(path=None, sms=3):
+        emu = load_kernel_module(path or KERNEL, dot_dtypes=(torch.bfloat16,))
+        monkeypatch.setattr(kmod, "sparse_decode_split_fp8", emu.sparse_decode_split_fp8)
+        monkeypatch.setattr(api, "sm_count", lambda device: sms)
+    use()
+    return use
+
+
+def run_and_check(x, what=""):
+    """The launcher into NaN-poisoned outputs, against the reference."""
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
+                                                 *(x[k] for k in ARGS))
+    out, lse = A.empty_outputs(x["q"])
+    out.fill_(float("nan"))
+    lse.fill_(float("nan"))
+    launch_sparse_split_fp8(x["q"], x["k_cache"], x["indices"], SCALE, True, out, lse,
+                            *(x[k] for k in ARGS))
+    close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+    close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
+    return out, lse
+
+
+def hostile(b, s_q, h_q, topk, seed, page=16, invalid=0.3, **kw):
+    """FlashMLA's distribution with 30 % invalid slots, unnamed tokens NaN, on the CPU."""
+    return make_sparse_decode_inputs(b, s_q, h_q, topk, page=page, device="cpu", seed=seed,
+                                     invalid=invalid, **kw)
+
+
+@pytest.mark.parametrize("b,s_q,topk,page", [(3, 1, 128, 16), (2, 2, 256, 61), (1, 2, 64, 1)],
+                         ids=["b3-sq1-topk128", "b2-sq2-topk256-page61", "b1-sq2-topk64-page1"])
+def test_matches_the_reference_on_hostile_indices(emulated, b, s_q, topk, page):
+    """h_q 64: b * s_q items on 3 programs (several rounds, the last one repeating an item);
+    s_q 1 writes lse in place, s_q 2 through the transposing scratch; topk 64 is one tile (the
+    producer's index prefetch clamps to it)."""
+    run_and_check(hostile(b, s_q, 64, topk, seed=b * 10 + s_q, page=page))
+
+
+@pytest.mark.parametrize("h_q", [8, 32])
+def test_head_counts_under_64_are_masked_rows(emulated, h_q):
+    """h_q 8 / 32 run as one block of 64 head rows whose rows past h_q load q as 0 and store
+    nothing (out is [.., h_q, 512] itself: a store past it would fail the emulator's bounds
+    check), with an empty row and s_q 2."""
+    x = hostile(3, 2, h_q, 192, seed=h_q)
+    x["indices"][2, 1] = -1
+    out, lse = run_and_check(x, f"h_q={h_q}")
+    assert (out[2, 1] == 0).all() and (lse[2, :, 1] == float("inf")).all()
+
+
+def test_two_head_blocks_mostly_invalid_rows_and_max_logits(emulated):
+    """h_q 128 (two head blocks per row) with 90 % invalid slots and one row with none valid:
+    out 0, lse +inf, max_logits -inf there; elsewhere max_logits is the largest scaled score."""
+    x = hostile(2, 1, 128, 192, seed=5, invalid=0.9)
+    x["indices"][1, 0] = -1
+    t, topk = 2, 192
+    q3, idx2 = x["q"].view(t, 128, 576), x["indices"].view(t, topk)
+    out3 = torch.full((t, 128, 512), float("nan"), dtype=torch.bfloat16)
+    lse2 = torch.full((t, 128), float("nan"))
+    max_logits = torch.full((t, 128), float("nan"))
+    run_split_rows(q3, x["k_cache"], idx2, out3, lse2, max_logits, SCALE)
+
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE)
+    close("out", out3, want_out.view(t, 128, 512).to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+    close("lse", lse2, want_lse[:, :, 0], LSE_ABS, LSE_REL)
+    for i in range(t):
+        kv, valid = gather_tokens(x["k_cache"], x["indices"][i], None)    # [1, topk, 576]
+        scores = (q3[i].float() @ kv[0].T) * SCALE
+        want_max = scores.masked_fill(~valid[0][None, :], float("-inf")).amax(-1)
+        if valid.any():
+            torch.testing.assert_close(max_logits[i], want_max, atol=1e-4, rtol=1e-4)
+        else:
+            assert (max_logits[i] == float("-inf")).all()
+            assert (out3[i] == 0).all() and (lse2[i] == float("inf")).all()
+
+
+def test_padded_block_stride_float8_cache_and_topk_length(emulated):
+    """The cache's bytes as float8_e4m3fn, its blocks 48 NaN bytes apart more than their tokens
+    need (read through the block stride, no copy); per-request lengths around the tile boundaries
+    (slots past a length name NaN tokens, so reading one shows)."""
+    lengths = [0, 1, 64, 65, 200, -5]
+    x = hostile(len(lengths), 1, 64, 192, seed=7, topk_length=lengths)
+    kc = x["k_cache"]
+    n_blocks, page = kc.shape[:2]
+    padded = torch.full((n_blocks, page * 656 + 48), 0xFF, dtype=torch.uint8)  # NaN bytes
+    padded[:, :page * 656] = kc.reshape(n_blocks, page * 656)
+    x["k_cache"] = padded[:, :page * 656].view(n_blocks, page, 1, 656).view(torch.float8_e4m3fn)
+    assert x["k_cache"].stride(0) == page * 656 + 48
+    out, lse = run_and_check(x)
+    for i in (0, 5):
+        assert (out[i] == 0).all() and (lse[i] == float("inf")).all()
+
+
+def test_a_right_half_without_the_rescale_fails(emulated, tmp_path):
+    """The same kernel with the right warp group's ``O_r * alpha`` dropped fails the comparison:
+    the check sees the rescale factors handed over with P (the left's half alone stays right)."""
+    from tests.test_kernels import kernel_copy
+
+    edit = ("            acc = tle.gpu.scale_rows(acc, alpha)\n"
+            "            acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.probs)),",
+            "            acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.probs)),")
+    emulated(kernel_copy("sparse_decode_split_fp8", tmp_path / "no_rescale.py", [edit]))
+    with pytest.raises(AssertionError, match="elements off|cosine"):
+        run_and_check(hostile(2, 1, 64, 256, seed=11))
+
+
+# ----------------------------------------------------------------------------------- support
+
+def test_unsupported_calls_say_why():
+    meta = dict(device="meta")
+    q = torch.empty(2, 1, 64, 576, dtype=torch.bfloat16, **meta)
+    kc = torch.empty(4, 64, 1, 656, dtype=torch.uint8, **meta)
+    idx = torch.empty(2, 1, 192, dtype=torch.int32, **meta)
+    assert sparse_split_fp8_unsupported_reason(q, kc, idx, True) is None
+    bf16 = torch.empty(4, 64, 1, 576, dtype=torch.bfloat16, **meta)
+    assert "FP8 cache only" in sparse_split_fp8_unsupported_reason(q, bf16, idx, False)
+    assert "extra cache" in sparse_split_fp8_unsupported_reason(q, kc, idx, True,
+                                                                extra_k_cache=kc)
+    sink = torch.empty(64, **meta)
+    assert "attn_sink" in sparse_split_fp8_unsupported_reason(q, kc, idx, True, attn_sink=sink)
+    idx96 = torch.empty(2, 1, 96, dtype=torch.int32, **meta)
+    assert "multiple of 64" in sparse_split_fp8_unsupported_reason(q, kc, idx96, True)
+    with pytest.raises(NotImplementedError, match="'split-fp8' cannot run"):
+        launch_sparse_split_fp8(q, kc, idx96, SCALE, True, None, None)

@@ -1,0 +1,99 @@
+"""Launching the split FP8 sparse MLA decode kernel (tle_kernels/sparse_decode_split_fp8.py):
+``launch_sparse_split_fp8`` takes launch_sparse_seesaw_fp8's arguments (sparse_decode_naive's),
+``sparse_split_fp8_unsupported_reason`` says why a call cannot run here, and ``run_split_rows``
+launches the kernel over query rows with every output it writes (max_logits too).
+
+The kernel takes sparse_decode_seesaw_fp8's arguments, so the rows are prepared as
+sparse_decode_seesaw_fp8_launch.py prepares them: q [b, s_q, h_q, 576] -> [T = b * s_q, h_q,
+576], indices -> [T, topk], out -> [T, h_q, 512] (views where the strides allow), the cache's
+bytes as three 1-D views (fp8, fp32, bf16) with the block stride in bytes and the page size, lse
+through ``RowOutputs`` (in place when s_q == 1, else a transposed scratch), max_logits to a
+scratch, topk_length as -1 slots in a copy of the indices. One program per SM, persistent over
+the (row, head block) items (``api.launch_args``); any h_q (the rows of the last head block past
+it are masked in the kernel).
+
+Not here yet: attn_sink (the kernel has no sink epilogue), an extra cache, and the topk split of
+a batch under one wave (tail_split.py): such a batch runs on fewer programs than SMs.
+
+Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernel is
+looked up in its module at call time, so a test can put an emulated one there.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from . import api
+from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
+from .sparse_decode_rows import RowOutputs, token_rows
+from .sparse_decode_seesaw_fp8_launch import cache_views, masked_indices
+
+D_QK = 576
+D_V = 512
+BLOCK_H = 64
+TILE = 64        # topk indices per K tile
+
+
+def sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None,
+                                        topk_length=None, extra_k_cache=None,
+                                        extra_indices=None,
+                                        extra_topk_length=None) -> Optional[str]:
+    """None when ``launch_sparse_split_fp8`` runs this (validated) call, else why not. Reads
+    shapes, strides and data pointers only."""
+    if not is_fp8:
+        return "split-fp8 reads the FP8 cache only"
+    if extra_k_cache is not None:
+        return "split-fp8 does not take an extra cache"
+    if attn_sink is not None:
+        return "split-fp8 does not take attn_sink yet"
+    topk = indices.shape[-1]
+    if topk == 0 or topk % TILE != 0:
+        return f"split-fp8 needs topk a positive multiple of {TILE} (got topk={topk})"
+    if k_cache.dtype not in CACHE_DTYPES or k_cache.shape[-1] != BYTES_PER_TOKEN:
+        return f"split-fp8 needs a byte cache of {BYTES_PER_TOKEN} bytes per token"
+    if k_cache.shape[1] > 1 and k_cache.stride(1) != BYTES_PER_TOKEN:
+        return "split-fp8 needs a block's tokens back to back"
+    if k_cache.shape[0] > 1 and k_cache.stride(0) % 16 != 0:
+        return "split-fp8 needs a block stride that is a multiple of 16 bytes"
+    if k_cache.device.type != "meta" and k_cache.data_ptr() % 16 != 0:
+        return "split-fp8 needs k_cache 16-byte aligned"
+    return None
+
+
+def run_split_rows(q3, k_cache, idx2, out3, lse2, max_logits, sm_scale: float) -> None:
+    """One launch over query rows: q3 [T, h_q, 576] bf16, idx2 [T, topk] int32 into out3 [T, h_q,
+    512] bf16, lse2 and max_logits [T, h_q] fp32 with the same strides (natural log; a row with
+    no valid index: out 0, lse +inf, max_logits -inf)."""
+    kv8, kv32, kv16, stride_blk, n_tokens = cache_views(k_cache)
+    t, h_q = q3.shape[0], q3.shape[1]
+    assert max_logits.stride() == lse2.stride()
+    grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q3.device), BLOCK_H)
+    from . import sparse_decode_split_fp8 as kmod
+
+    kmod.sparse_decode_split_fp8[grid](
+        q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
+        stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
+        lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds, h_q,
+        TOPK=idx2.shape[-1], BLOCK_H=BLOCK_H)
+
+
+def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,
+                            attn_sink=None, topk_length=None, extra_k_cache=None,
+                            extra_indices=None, extra_topk_length=None) -> None:
+    """One sparse decode step into out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32
+    (validated inputs; sparse_decode_naive's arguments)."""
+    why = sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink,
+                                              topk_length, extra_k_cache, extra_indices,
+                                              extra_topk_length)
+    if why is not None:
+        raise NotImplementedError(f"impl: 'split-fp8' cannot run this call: {why}")
+    b, s_q = q.shape[0], q.shape[1]
+    t = b * s_q
+    if topk_length is not None:
+        indices = masked_indices(indices, topk_length)
+    rows = RowOutputs(out, lse)
+    run_split_rows(token_rows(q, t), k_cache, token_rows(indices, t), rows.out3, rows.lse2,
+                   rows.max_logits, sm_scale)
+    rows.finish()
