@@ -35,12 +35,16 @@ pointer casts.
 Registers: a slot field is stored whole (the lowering stores a register tile into a whole
 field, not into a part of one), so a NoPE half is one elementwise expression over the [64, 256]
 tile: 128 FP8 bytes per thread (32 registers). With the prefill's budgets ([224, 224], the
-producer 56 registers) that spilled; with FlashMLA's [216, 216] the producer gets 72. Loading a
-piece's bytes before its acquire rather than after it measured 10 % faster on the H200 (221-226
--> 242-249 TFLOP/s at topk 2048, h_q 64 and 128) and costs 32 bytes of spills (the bytes live
-across the wait; tests/test_sparse_decode_seesaw_fp8.py bounds it). Keeping a second piece's
-bytes in flight, as FlashMLA's dequantizing warp group does with 152 registers, spills hundreds
-of bytes at any budget the consumers allow (they spill below 216).
+producer 56 registers) that spilled; with FlashMLA's [216, 216] the producer gets 72 (the CTA's
+pool is 3 x 168 per thread). Within them the producer keeps its latency chain short:
+- a piece's bytes are loaded before its acquire (in flight while the producer waits);
+- the next pair's indices are loaded one pair ahead, so no byte load waits for an index load;
+- the RoPE gather is issued right after the acquire, before the NoPE store;
+- the FP8 tile loads as 16-byte vectors (the lowering's layout for 1-byte elements: 8 loads per
+  thread per piece, 2 rows per thread).
+Keeping a second piece's bytes in flight, as FlashMLA's dequantizing warp group does with 152
+registers, spills about 1 KB at any budget the consumers allow (they spill below 216), and ran
+at half the speed.
 
 Launch: tle_kernels/sparse_decode_seesaw_fp8_launch.py.
 """
@@ -145,36 +149,44 @@ def fp8_producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr
         tl.store(tle.gpu.local_ptr(slot.q_r),
                  tl.load(q_rows + D_HALF + offs_d[None, :], mask=real, other=0.0))
         qw.commit(r)
+        # the first pair's indices; each pair then loads the next pair's (clamped to the last:
+        # the row's indices end there), so no piece waits for an index load before its bytes
+        tn0 = tl.load(idx_row + offs_k)
+        tn1 = tl.load(idx_row + BK + offs_k)
         for p in range(NP):
             g = r * NP + p
-            # Each piece reads its tile's indices again (an L1 hit) rather than keeping the
-            # byte offsets of both tiles live across the pair (fewer registers in the producer).
+            t0 = tn0
+            t1 = tn1
+            pn = tl.minimum(p + 1, NP - 1)
+            tn0 = tl.load(idx_row + (2 * pn) * BK + offs_k)
+            tn1 = tl.load(idx_row + (2 * pn + 1) * BK + offs_k)
             # Each piece's FP8 bytes and scales are loaded before its acquire: in flight while
-            # the producer waits for the slot, and issued before the dequantization and store.
-            t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
+            # the producer waits for the slot. The RoPE gather (cp.async) is issued right after
+            # the acquire, so it completes while the NoPE half is dequantized and stored.
             valid0 = index_valid(t0, n_tokens)
             off0 = token_bytes(t0, valid0, stride_blk, page)
             raw, lo, hi = fp8_half(kv8_ptr, kv32_ptr, off0, valid0, 0)
             slot = w0.acquire(g)
-            tl.store(tle.gpu.local_ptr(slot.kv_l), dequantized(raw, lo, hi))
             tl.store(tle.gpu.local_ptr(slot.tkv),
                      tl.load(kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None] + offs_t[None, :],
                              mask=valid0[:, None], other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.kv_l), dequantized(raw, lo, hi))
             tl.store(tle.gpu.local_ptr(slot.valid), valid0.to(tl.int8))
             w0.commit(g)
 
-            t1 = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
             valid1 = index_valid(t1, n_tokens)
             off1 = token_bytes(t1, valid1, stride_blk, page)
             raw, lo, hi = fp8_half(kv8_ptr, kv32_ptr, off1, valid1, 1)
             slot = w1.acquire(g)
-            tl.store(tle.gpu.local_ptr(slot.kv_r), dequantized(raw, lo, hi))
             tl.store(tle.gpu.local_ptr(slot.tkv),
                      tl.load(kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None] + offs_t[None, :],
                              mask=valid1[:, None], other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.kv_r), dequantized(raw, lo, hi))
             tl.store(tle.gpu.local_ptr(slot.valid), valid1.to(tl.int8))
             w1.commit(g)
 
+            # the second halves read their tile's indices again (an L1 hit) rather than keeping
+            # both tiles' offsets live across the pair (fewer registers in the producer)
             t0r = tl.load(idx_row + (2 * p) * BK + offs_k)
             valid0r = index_valid(t0r, n_tokens)
             off0r = token_bytes(t0r, valid0r, stride_blk, page)
@@ -190,7 +202,6 @@ def fp8_producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv8_ptr
             slot = w1l.acquire(g)
             tl.store(tle.gpu.local_ptr(slot.kv_l), dequantized(raw, lo, hi))
             w1l.commit(g)
-
 
 DEFAULT_CONFIG = {
     # q [T, h_q, 576] bf16 (T = b * s_q query rows); the cache [num_blocks, page, 1, 656] bytes

@@ -43,16 +43,20 @@ def lowered_module(info, constexprs: dict):
 
 
 def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
-             barrier_offsets: Optional[dict] = None, module=None) -> Generated:
+             barrier_offsets: Optional[dict] = None, module=None,
+             arg_types: Optional[dict] = None) -> Generated:
     """The Gluon module of ``info``'s kernel. ``debug_waits``: False, or a :class:`.debug.Bound`
     (True = the default bound): bounded waits (lowering/debug.py), with ``barrier_offsets``
     (barrier array var → shared-memory offset, from Triton's allocator; 0 until known).
     ``module``: the kernel IR after the lowering passes (by default :func:`lowered_module`, then
-    assign-layouts and schedule-wgmma with these options in ``module.lowering``)."""
+    assign-layouts and schedule-wgmma with these options in ``module.lowering``).
+    ``arg_types``: the compile's signature (argument -> Triton type), when known: the element
+    type of a pointer argument decides the layout of the 2-D byte loads made through it."""
     if module is None:
         module = lowered_module(info, constexprs)
         walks.reject_errors(module)
         module.lowering = dict(debug_waits=debug_waits, cp_async=cp_async,
-                               barrier_offsets=barrier_offsets)
+                               barrier_offsets=barrier_offsets, arg_types=arg_types)
         module = run_passes(module, LAYOUT_PIPELINE)
-    return _emit.emit(info, constexprs, module, debug_waits, cp_async, barrier_offsets)
+    return _emit.emit(info, constexprs, module, debug_waits, cp_async, barrier_offsets,
+                      arg_types)

@@ -189,7 +189,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
 
     def gen_of(cp_async: bool, offsets=None):
         return generate(info, constexprs, bound or False, cp_async=cp_async,
-                        barrier_offsets=offsets)
+                        barrier_offsets=offsets, arg_types=sig)
 
     def compile_gen(gen):
         fn = getattr(load_module(gen), gen.kernel)

@@ -59,7 +59,7 @@ class Generated:
 
 
 def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = True,
-         barrier_offsets: Optional[dict] = None) -> Generated:
+         barrier_offsets: Optional[dict] = None, arg_types: Optional[dict] = None) -> Generated:
     """The Gluon module of the kernel of ``module`` (after assign-layouts and schedule-wgmma).
     ``debug_waits``: False, or a :class:`.debug.Bound`: bounded waits (lowering/debug.py), with
     ``barrier_offsets`` (barrier array var → shared-memory offset, from Triton's allocator; 0
@@ -67,7 +67,7 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     (plan hooks, skipped fills)."""
     walks.reject_errors(module)
     walks.warn_unproved(info, module)
-    low = walks.prepare(info, constexprs, module, debug_waits, cp_async)
+    low = walks.prepare(info, constexprs, module, debug_waits, cp_async, arg_types=arg_types)
     ctx, plans, consts = low.ctx, low.ctx.plans, low.consts
     debug_waits = ctx.debug_waits
     check_registers(info)

@@ -45,6 +45,29 @@ def blocked_default(rank: int, warps: int) -> tuple:
     return ("blocked", spt, tpw, wpc, tuple(range(rank - 1, -1, -1)))
 
 
+#: Triton element types of one byte (a pointer to them loads 16 elements per 16-byte vector)
+BYTE_TYPES = frozenset({"fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "i8", "u8"})
+
+
+def pointee_of(arg_type) -> Optional[str]:
+    """The element type a signature's pointer type names ("*fp8e4nv" -> "fp8e4nv"); None for
+    anything else (scalars, descriptors, an unknown signature)."""
+    if isinstance(arg_type, str) and arg_type.startswith("*"):
+        return arg_type[1:].removeprefix("k")  # "*kfp8e4nv": a pointer to constant memory
+    return None
+
+
+def byte_rows(shape, warps: int) -> Optional[tuple]:
+    """The layout a 2-D load of 1-byte elements prefers: 16 contiguous bytes per thread (one
+    16-byte vector, as the default layout's 8 elements are for 16-bit data), 4 threads across 64
+    bytes of a row and 8 rows per warp, so a thread holds few rows (fewer row addresses and
+    per-row values) and each row segment is read by full vectors. None when the tile is too
+    small for it (fewer than 64 columns or than 8 rows per warp): the default layout then."""
+    if len(shape) != 2 or shape[1] % 64 or shape[0] % (8 * warps):
+        return None
+    return ("blocked", (1, 16), (8, 4), (warps, 1), (1, 0))
+
+
 def mma_layout(warps: int, n: int, k_instr: int) -> tuple:
     """Hopper wgmma accumulator layout (NVMMA version [3, 0]) for an [M, n] result: one warpgroup
     per 64 rows; instr N is the largest multiple of 8 <= 256 dividing n (per column warp)."""

@@ -34,7 +34,7 @@ from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import kir_paths, pipes
 from .descriptors import MAX_TMA_RANK
-from .layouts import LayoutSolver, layout_src, mma_layout
+from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 from .values import V
 from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
@@ -363,7 +363,7 @@ class FnTranslator:
         res = self.S.new(len(shape))
         sid = self.S.soft_eq(base.var, res, dim=nones[0])
         return V("tensor", f"{self.cvt(base.text, sid)}[{', '.join(text_idx)}]", res, tuple(shape),
-                 base.dtype)
+                 base.dtype, pointee=base.pointee)
 
     def _elementwise(self, operands: list[V], fmt) -> V:
         tens = [o for o in operands if o.kind == "tensor"]
@@ -395,9 +395,12 @@ class FnTranslator:
         for x in (a, b):
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
+        # pointer + offset stays a pointer to the same element type
+        pointee = (a.pointee or b.pointee) if op in ("+", "-") else None
         if a.kind == "tensor" or b.kind == "tensor":
-            return self._elementwise([a, b], lambda x, y: f"({x} {op} {y})")
-        return V("scalar", f"({a.text} {op} {b.text})")
+            return replace(self._elementwise([a, b], lambda x, y: f"({x} {op} {y})"),
+                           pointee=pointee)
+        return V("scalar", f"({a.text} {op} {b.text})", pointee=pointee)
 
     def ex_Compare(self, node: K.Compare) -> V:
         return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
@@ -599,6 +602,10 @@ class FnTranslator:
             else:
                 parts.append(f"{key}={v.text}")
         parts += self._cache_hints(kw, node)
+        if p.pointee in BYTE_TYPES:  # 1-byte elements: 16-byte vectors (layouts.byte_rows)
+            rows = byte_rows(p.shape, self.warps)
+            if rows is not None:
+                self.S.prefer(p.var, rows)
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
 
     def _scalar_load(self, p: V, node: K.Op, kw: dict) -> V:

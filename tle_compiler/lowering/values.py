@@ -16,3 +16,7 @@ class V:
     shape: Optional[tuple] = None
     dtype: Optional[str] = None
     value: Any = None
+    #: for a pointer (a kernel argument, or a tensor of pointers computed from one): the Triton
+    #: type it points to ("fp8e4nv", "bf16"), when the compile's signature says; a 2-D load of
+    #: 1-byte elements takes a layout of 16-byte vectors from it (layouts.byte_rows)
+    pointee: Optional[str] = None

@@ -20,6 +20,7 @@ from ..diagnostics import TleError, TleVerificationWarning
 from ..ir import kernel as K
 from . import instrument
 from .plan import build_plan
+from .layouts import pointee_of
 from .translate import Ctx, FnTranslator, V, literal
 from .wgmma_sites import Drain, WgmmaWaits
 
@@ -105,9 +106,10 @@ def warn_unproved(info, module) -> None:
 
 
 def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = True,
-            **_emit_only) -> Lowering:
+            arg_types: Optional[dict] = None, **_emit_only) -> Lowering:
     """The shared-memory plan and the translators' context of the kernel of ``module`` (the
-    barrier arrays from its pipes' attributes; the kernel's lowering options)."""
+    barrier arrays from its pipes' attributes; the kernel's lowering options; ``arg_types``: the
+    compile's signature, when known)."""
     reject_errors(module)
     kir = module.kernel
     consts = dict(kir.consts)
@@ -127,6 +129,7 @@ def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = 
             arr.init_counts = [u.init_count] * len(arr.counts)
     ctx = Ctx(info.path, all_consts, plans, debug_waits)
     ctx.cp_async = cp_async
+    ctx.arg_types = dict(arg_types or {})
     # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
     ctx.wgmma_pipeline = kernel_option(info, "wgmma_pipeline")
     # opt-in: per-thread release arrives, publishes ahead of the work after them (lowering/eager.py)
@@ -153,7 +156,8 @@ def prologue(low: Lowering, emit: bool, solver) -> FnTranslator:
     info = low.info
     kt = FnTranslator(low.ctx, "<kernel>", info.num_warps, solver, emit)
     for a in info.args:
-        kt.env[a] = V("const", a, value=low.constexprs[a]) if a in info.constexprs else V("scalar", a)
+        kt.env[a] = (V("const", a, value=low.constexprs[a]) if a in info.constexprs
+                     else V("scalar", a, pointee=pointee_of(low.ctx.arg_types.get(a))))
     kt.assign_counts = kt._count_assigns(low.kir.prologue)
     for st in low.kir.prologue:
         kt.stmt(st)
@@ -188,7 +192,7 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
         elif v.kind == "scalar":
             params.append(p)
             call_args.append(v.text)
-            env[p] = V("scalar", p)
+            env[p] = V("scalar", p, pointee=v.pointee)
         else:
             raise kt.err(f"partition '{kpart.name}': argument '{p}' is a {v.kind}; partitions take "
                          f"pipes, scalars and constants", e)

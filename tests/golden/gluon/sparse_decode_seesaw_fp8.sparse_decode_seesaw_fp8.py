@@ -61,77 +61,84 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
         async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
+        _v1 = gl.load((idx_row + gl.arange(0, BK, layout=L1)))
+        tn0 = _v1
+        _v2 = gl.load(((idx_row + BK) + gl.arange(0, BK, layout=L1)))
+        tn1 = _v2
         for p in range(NP):
             g = ((r * NP) + p)
-            _v1 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
-            t0 = _v1
+            t0 = tn0
+            t1 = tn1
+            pn = gl.minimum((p + 1), (NP - 1))
+            _v3 = gl.load(((idx_row + ((2 * pn) * BK)) + gl.arange(0, BK, layout=L1)))
+            tn0 = _v3
+            _v4 = gl.load(((idx_row + (((2 * pn) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
+            tn1 = _v4
             valid0 = ((t0 >= 0) & (t0 < n_tokens))
             _token_bytes9_tok = gl.where(valid0, t0, 0)
             off0 = (((_token_bytes9_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes9_tok % page).to(gl.int64) * TOKEN_BYTES))
             _fp8_half10_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v2 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid0[:, None], other=0.0)
-            _fp8_half10__t12 = _v2
+            _v5 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid0[:, None], other=0.0)
+            _fp8_half10__t12 = _v5
             _fp8_half10_raw = _fp8_half10__t12
             _fp8_half10_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
-            _v3 = gl.load(_fp8_half10_scales, mask=valid0, other=0.0)
-            _fp8_half10__t13 = _v3
+            _v6 = gl.load(_fp8_half10_scales, mask=valid0, other=0.0)
+            _fp8_half10__t13 = _v6
             _fp8_half10_lo = _fp8_half10__t13
-            _v4 = gl.load((_fp8_half10_scales + 1), mask=valid0, other=0.0)
-            _fp8_half10__t14 = _v4
+            _v7 = gl.load((_fp8_half10_scales + 1), mask=valid0, other=0.0)
+            _fp8_half10__t14 = _v7
             _fp8_half10_hi = _fp8_half10__t14
             raw = _fp8_half10_raw
             lo = _fp8_half10_lo
             hi = _fp8_half10_hi
             mbarrier.wait(kv0_empty0.index(0), ((g) & 1) ^ 1)
+            async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
             _dequantized15_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
             kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized15_scale).to(gl.bfloat16))
-            async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
             kv0_valid.index(0).store(valid0.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0_full0.index(0), count=1)
             async_copy.mbarrier_arrive(kv0_full0.index(0), increment_count=False)
-            _v5 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
-            t1 = _v5
             valid1 = ((t1 >= 0) & (t1 < n_tokens))
             _token_bytes17_tok = gl.where(valid1, t1, 0)
             off1 = (((_token_bytes17_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes17_tok % page).to(gl.int64) * TOKEN_BYTES))
             _fp8_half18_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v6 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half18_offs_d[None, :]), mask=valid1[:, None], other=0.0)
-            _fp8_half18__t20 = _v6
+            _v8 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half18_offs_d[None, :]), mask=valid1[:, None], other=0.0)
+            _fp8_half18__t20 = _v8
             _fp8_half18_raw = _fp8_half18__t20
             _fp8_half18_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
-            _v7 = gl.load(_fp8_half18_scales, mask=valid1, other=0.0)
-            _fp8_half18__t21 = _v7
+            _v9 = gl.load(_fp8_half18_scales, mask=valid1, other=0.0)
+            _fp8_half18__t21 = _v9
             _fp8_half18_lo = _fp8_half18__t21
-            _v8 = gl.load((_fp8_half18_scales + 1), mask=valid1, other=0.0)
-            _fp8_half18__t22 = _v8
+            _v10 = gl.load((_fp8_half18_scales + 1), mask=valid1, other=0.0)
+            _fp8_half18__t22 = _v10
             _fp8_half18_hi = _fp8_half18__t22
             raw = _fp8_half18_raw
             lo = _fp8_half18_lo
             hi = _fp8_half18_hi
             mbarrier.wait(kv1_empty0.index(0), ((g) & 1) ^ 1)
+            async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
             _dequantized23_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
             kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized23_scale).to(gl.bfloat16))
-            async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
             kv1_valid.index(0).store(valid1.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv1_full0.index(0), count=1)
             async_copy.mbarrier_arrive(kv1_full0.index(0), increment_count=False)
-            _v9 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
-            t0r = _v9
+            _v11 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
+            t0r = _v11
             valid0r = ((t0r >= 0) & (t0r < n_tokens))
             _token_bytes25_tok = gl.where(valid0r, t0r, 0)
             off0r = (((_token_bytes25_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes25_tok % page).to(gl.int64) * TOKEN_BYTES))
             _fp8_half26_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v10 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half26_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
-            _fp8_half26__t28 = _v10
+            _v12 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half26_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
+            _fp8_half26__t28 = _v12
             _fp8_half26_raw = _fp8_half26__t28
             _fp8_half26_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
-            _v11 = gl.load(_fp8_half26_scales, mask=valid0r, other=0.0)
-            _fp8_half26__t29 = _v11
+            _v13 = gl.load(_fp8_half26_scales, mask=valid0r, other=0.0)
+            _fp8_half26__t29 = _v13
             _fp8_half26_lo = _fp8_half26__t29
-            _v12 = gl.load((_fp8_half26_scales + 1), mask=valid0r, other=0.0)
-            _fp8_half26__t30 = _v12
+            _v14 = gl.load((_fp8_half26_scales + 1), mask=valid0r, other=0.0)
+            _fp8_half26__t30 = _v14
             _fp8_half26_hi = _fp8_half26__t30
             raw = _fp8_half26_raw
             lo = _fp8_half26_lo
@@ -141,21 +148,21 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized31_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0r_full0.index(0), count=1)
-            _v13 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
-            t1l = _v13
+            _v15 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
+            t1l = _v15
             valid1l = ((t1l >= 0) & (t1l < n_tokens))
             _token_bytes33_tok = gl.where(valid1l, t1l, 0)
             off1l = (((_token_bytes33_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes33_tok % page).to(gl.int64) * TOKEN_BYTES))
             _fp8_half34_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v14 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half34_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
-            _fp8_half34__t36 = _v14
+            _v16 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half34_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
+            _fp8_half34__t36 = _v16
             _fp8_half34_raw = _fp8_half34__t36
             _fp8_half34_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
-            _v15 = gl.load(_fp8_half34_scales, mask=valid1l, other=0.0)
-            _fp8_half34__t37 = _v15
+            _v17 = gl.load(_fp8_half34_scales, mask=valid1l, other=0.0)
+            _fp8_half34__t37 = _v17
             _fp8_half34_lo = _fp8_half34__t37
-            _v16 = gl.load((_fp8_half34_scales + 1), mask=valid1l, other=0.0)
-            _fp8_half34__t38 = _v16
+            _v18 = gl.load((_fp8_half34_scales + 1), mask=valid1l, other=0.0)
+            _fp8_half34__t38 = _v18
             _fp8_half34_hi = _fp8_half34__t38
             raw = _fp8_half34_raw
             lo = _fp8_half34_lo
