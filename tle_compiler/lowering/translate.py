@@ -131,6 +131,9 @@ class FnTranslator:
         # what the walk decided, for the lowering passes to write as attributes:
         self.op_vars: list[tuple] = []  # (Op node, layout variable of its tensor result)
         self.cp_async_stores: list = []  # tl.store Op nodes that became cp.async gathers
+        #: rings this partition may have cp.async copies in flight into (not yet waited for): a
+        #: later access of one by the partition waits for them first (await_cp_async)
+        self.cp_async_pending: set = set()
         self.line = 0  # the line of the statement being translated (a wait's `line`)
 
     # ---------------------------------------------------------------- helpers
@@ -270,6 +273,55 @@ class FnTranslator:
         go."""
         node = node if node is not None else self._evaluating[-1]
         self.wait_site("before", node, Overwrite(frozenset(rings), why))
+
+    # ---------------------------------------------------------------- cp.async copies in flight
+    # A cp.async gather lands in shared memory asynchronously; the commit's arrive
+    # (async_copy.mbarrier_arrive) publishes it to the reader, but the writer itself may touch
+    # its slot again inside its window (docs/semantics.md, rule 7), and nothing orders that access
+    # after the copy: a read would see the old bytes, a store could be overwritten by the copy
+    # landing late. So before the partition reads or writes a ring it may have copies in flight
+    # into, it commits them as a group and waits for all of them (cp.async.commit_group;
+    # cp.async.wait_group 0); Triton's shared-memory barrier then orders the other threads'
+    # access after every thread's wait. The set is an over-approximation per ring: control-flow
+    # joins take the union, a loop head adds every ring its body gathers into (the back-edge),
+    # and only a wait empties it (a commit does not: the writer may hold several slots).
+    def await_cp_async(self, ring, what: str) -> None:
+        """Wait for the partition's cp.async copies if one may still be writing ``ring``."""
+        var = getattr(ring, "var", None)
+        if var is None or var not in self.cp_async_pending:
+            return
+        self.emit("async_copy.commit_group()")
+        self.emit(f"async_copy.wait_group(0)  # the cp.async copies into {var} land before "
+                  f"the partition {what} it")
+        self.cp_async_pending.clear()
+
+    def _gathered_rings(self, stmts: tuple) -> set:
+        """The rings the cp.async gathers in ``stmts`` (at any depth) fill: the field of each
+        store marked ``cp_async`` (assign-layouts), in the pipe of the slot it names when that is
+        known (an acquire assigned in ``stmts`` or a slot bound now), else in every pipe with a
+        field of that name."""
+        acquired = {st.target: st.value.handle.pipe for st in K.walk_stmts(stmts)
+                    if isinstance(st, K.Assign) and isinstance(st.value, K.Event)}
+        rings = set()
+        for st in K.walk_stmts(stmts):
+            for x in K.stmt_exprs(st):
+                for e in K.walk_expr(x):
+                    if not (isinstance(e, K.Op) and e.name == "tl.store" and e.attr("cp_async")
+                            and e.args and isinstance(e.args[0], K.Op) and e.args[0].args
+                            and isinstance(e.args[0].args[0], K.SlotField)):
+                        continue
+                    sf = e.args[0].args[0]
+                    pipe = None
+                    if isinstance(sf.slot, K.Name):
+                        bound = self.env.get(sf.slot.id)
+                        if bound is not None and bound.kind == "slot":
+                            pipe = bound.value["pipe"]
+                        pipe = acquired.get(sf.slot.id, pipe)
+                    for pp in self.ctx.plans.values():
+                        ring = pp.rings.get(sf.field)
+                        if ring is not None and (pipe is None or pp.name == pipe):
+                            rings.add(ring.var)
+        return rings
 
     def ex_Const(self, node: K.Const) -> V:
         if node.value is None:
@@ -581,6 +633,7 @@ class FnTranslator:
     def load(self, node: K.Op, kw: dict) -> V:
         p = self.ex(node.args[0])
         if p.kind == "lptr":
+            self.await_cp_async(getattr(p.value, "value", None), "reads")
             var = self.S.new(len(p.shape))
             # value: the descriptor, so a dot can read the tile from shared memory instead
             return self.materialize(V("tensor", f"{p.text}.load({self.Lv(var)})", var, p.shape,
@@ -707,12 +760,14 @@ class FnTranslator:
                     parts += self._cache_hints(kws, val_node)
                     self.emit(f"async_copy.async_copy_global_to_shared({', '.join(parts)})"
                               f"  # cp.async gather; arrives per thread at the commit")
+                    self.cp_async_pending.add(ring.var)
                     self._record_fill(ring, "async")
                     return
                 raise self.err("internal: cp.async form with a mismatched pointer shape", node)
             val = self.ex(val_node)
             if val.kind != "tensor":
                 raise self.err("a shared-memory store needs a tensor value", node)
+            self.await_cp_async(ring, "overwrites")
             self.emit(f"{p.text}.store({val.text})")
             if hasattr(ring, "var"):
                 self._record_fill(ring, "plain")
@@ -777,6 +832,7 @@ class FnTranslator:
                            f"their bytes forever", node)
         # shared memory about to be overwritten: no in-flight wgmma may still read it
         self.wait_rings({ring.var, None}, "the slot is overwritten", node)
+        self.await_cp_async(ring, "overwrites (TMA)")
         coords = ", ".join(i.text for i in items)
         # a box of higher rank (its extra dimensions 1) lands in the field through a view of the
         # slot with the box's shape: the same bytes, and the NVMMA layout Triton infers for the
@@ -1112,6 +1168,10 @@ class FnTranslator:
             self._emit_carried_regs(carried)
             self.wgmma.loop_head(self, st, carried)
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
+        # the head is reached from the entry and over the back-edge: copies the body issues may
+        # be in flight there (await_cp_async)
+        self.cp_async_pending |= self._gathered_rings(st.body)
+        at_head = set(self.cp_async_pending)
         self.env[st.var] = V("scalar", var)
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
@@ -1121,6 +1181,7 @@ class FnTranslator:
                   line=st.loc.line)
         self.loops.pop()
         self.ind -= 1
+        self.cp_async_pending |= at_head  # (the loop may run no iteration)
         self.wait_site("after", st, Drain("loop exit: wgmmas carried by the loop") if pipelined
                        else None)
 
@@ -1207,12 +1268,14 @@ class FnTranslator:
         self.ind += 1
         self.in_place_waits = in_place
         before = dict(self.env)
+        pending_before = set(self.cp_async_pending)
         try:
             self.body(st.then, kir_paths.join(path, "then") if path is not None else None,
                       end=branch_end("if"), line=st.loc.line)
             then_end, env_then = len(self.lines), dict(self.env)
             self.ind -= 1
             self.env = dict(before)
+            pending_then, self.cp_async_pending = self.cp_async_pending, pending_before
             else_end = None
             if st.orelse:
                 self.emit("else:")
@@ -1221,6 +1284,7 @@ class FnTranslator:
                           end=branch_end("else"), line=st.loc.line)
                 else_end = len(self.lines)
                 self.ind -= 1
+            self.cp_async_pending |= pending_then  # copies either path may have left in flight
             self._merge_branches(before, env_then, then_end, dict(self.env), else_end)
         finally:
             self.in_place_waits = False
