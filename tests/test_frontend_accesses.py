@@ -532,7 +532,7 @@ def test_the_same_slot_on_both_branches_is_fine():
     assert verify(prog).errors == []
 
 
-def test_closed_flags_and_register_values_outlive_their_slot():
+def test_register_values_outlive_their_slot():
     text = spsc(PRODUCER, '''
         r = p.reader()
         acc = tl.zeros([16, 16], tl.float32)
@@ -540,11 +540,26 @@ def test_closed_flags_and_register_values_outlive_their_slot():
             res = r.wait(i)
             acc += tl.load(tle.gpu.local_ptr(res.slot.x)).to(tl.float32)
             last = tl.load(tle.gpu.local_ptr(res.slot.y))
+            done = res.is_closed
             r.release(i)
-        done = res.is_closed
         tl.store(x_ptr + offs(), acc + tl.max(last, 1)[:, None])
     ''')
     assert verify(read_one(text)).errors == []
+
+
+def test_a_closed_flag_does_not_outlive_its_slot(tmp_path):
+    """`res.is_closed` loads the flag from the slot where it stands: after the loop `res` may be
+    any iteration's result, and its slot has been handed back (tests/test_closed_flag_reads.py)."""
+    text = spsc(PRODUCER, '''
+        r = p.reader()
+        for i in range(N):
+            res = r.wait(i)
+            v = tl.load(tle.gpu.local_ptr(res.slot.x))
+            r.release(i)
+        done = res.is_closed
+    ''')
+    assert_rejected_at(text, "done = res.is_closed", "unknown-slot", tmp_path,
+                       "cannot tell which slot")
 
 
 def test_a_slot_in_a_tuple_carried_by_a_loop_is_rejected(tmp_path):

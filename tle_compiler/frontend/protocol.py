@@ -30,7 +30,7 @@ from typing import Iterable, Optional, Union
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
-from ..ir.nodes import (READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
+from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
                         Program, Stmt, walk_accesses, walk_events)
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
@@ -664,11 +664,20 @@ class Walker:
             if attr == "slot":
                 return base.slot
             if attr == "is_closed":
+                # the flag lives in the slot (every acquire clears it, a close sets it) and the
+                # lowering loads it here: a read of the slot, legal only inside the wait's window
+                slot = base.slot
+                self.record(Access("reader", slot.pipe, CLOSED_FLAG, slot.index, slot.reader,
+                                   "is_closed", node.loc))
                 return Data(node=node)
             raise self.err(f"the result of wait() has .slot and .is_closed, not .{attr}", node)
         if isinstance(base, Poison):
             if base.slot and attr == "slot":
                 return base
+            if base.slot and attr == "is_closed":
+                raise self.err(f"cannot tell which slot `{self.src(node)}` reads its closed flag "
+                               f"from: `{self.k.names.py(base.name)}` {base.reason}", node,
+                               check="unknown-slot")
             if base.slot and attr != "is_closed":
                 return Data(node=node, view="buffer",
                             lost=f"`{self.k.names.py(base.name)}` {base.reason}")

@@ -35,6 +35,12 @@ VERBS = WRITER_VERBS + READER_VERBS
 #: ``read`` a reader's (inside wait(i)..release(i)); ``tma`` is a writer's TMA copy into the field
 #: (``tle.gpu.tma_load``), a write that lands asynchronously and completes on the commit's barrier.
 ACCESS_VERBS = ("write", "read", "tma")
+#: The field name of a reader's read of the slot's closed flag (``res.is_closed``, Pipe IR
+#: ``P.read(i, is_closed)``). The flag lives in the slot of stage ``i mod C``: every acquire clears
+#: it and a close sets it, so a read after ``release(i)`` may see the flag of a later index of the
+#: stage. It is read like a field (inside its reader's window) but belongs to no field group, is
+#: in every reader's view and is never unwritten; no pipe may declare a field of this name.
+CLOSED_FLAG = "is_closed"
 
 
 @record

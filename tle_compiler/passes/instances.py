@@ -23,7 +23,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..ir.nodes import Access, Event, Program, walk_accesses
+from ..ir.nodes import CLOSED_FLAG, Access, Event, Program, walk_accesses
 from ..ir.record import record
 from ..ir.tracegen import CompiledProgram
 from .roles import PipeRoles
@@ -93,7 +93,8 @@ class Checker:
         self.field_of = [s.field if isinstance(s, Access) else None for s in cp.stmts]
         self.written = written_fields(self.program)  # pipe -> the fields its writes fill
         self.filled_read = [isinstance(st, Access) and st.side == "reader"
-                            and st.pipe in self.written for st in cp.stmts]
+                            and st.pipe in self.written and st.field != CLOSED_FLAG
+                            for st in cp.stmts]
         self.fast_info = []
         for sid, (kind, p, r) in enumerate(self.info):
             self.fast_info.append((kind, p, self.cap[p], self.wbase[p],

@@ -14,7 +14,7 @@ smallest param values that do.
 from __future__ import annotations
 
 
-from ..ir.nodes import Access, Event, For, If, Stmt, walk_accesses, walk_events
+from ..ir.nodes import CLOSED_FLAG, Access, Event, For, If, Stmt, walk_accesses, walk_events
 from ..ir.record import record
 from .context import PassContext
 from .sweep import sweep
@@ -49,6 +49,10 @@ def check_structure(ctx: PassContext) -> None:
             dup = {n for n in names if names.count(n) > 1}
             if dup:
                 ctx.error(p.loc, f"pipe '{p.name}' declares {what} '{sorted(dup)[0]}' twice", "duplicate-name")
+        if CLOSED_FLAG in p.fields:
+            ctx.error(p.loc, f"pipe '{p.name}' declares a field named '{CLOSED_FLAG}': that name is "
+                      f"the slot's closed flag (res.{CLOSED_FLAG}), so the field could not be told "
+                      f"from it", "duplicate-name")
         for f in p.mma:
             if f not in p.fields:
                 ctx.error(p.loc, f"pipe '{p.name}' marks '{f}' as an MMA operand but has no such field", "unknown-field")
@@ -155,7 +159,12 @@ def _check_accesses(ctx: PassContext) -> None:
             if p is None:
                 ctx.error(a.loc, f"unknown pipe '{a.pipe}'", "unknown-pipe")
                 continue
-            if a.field not in p.fields:
+            flag = a.field == CLOSED_FLAG  # the closed flag: every reader sees it, none writes it
+            if flag and a.side == "writer":
+                ctx.error(a.loc, f"write to {p.name}.{a.field}: the closed flag is set by close() "
+                          f"and cleared by acquire(), never written as a field", "unknown-field")
+                continue
+            if a.field not in p.fields and not flag:
                 ctx.error(a.loc, f"pipe '{p.name}' has no field '{a.field}' (fields: "
                           f"{', '.join(p.fields) or 'none'})", "unknown-field")
                 continue
@@ -182,7 +191,7 @@ def _check_accesses(ctx: PassContext) -> None:
                 ctx.error(a.loc, f"read of {p.name}.{a.field} in partition '{part.name}', but "
                           f"{who} of pipe '{p.name}' is partition '{owner}'",
                           "access-wrong-partition")
-            elif a.field not in r.views.get(name, p.fields):
+            elif not flag and a.field not in r.views.get(name, p.fields):
                 who = f"reader '{name}'" if name else "the reader"
                 ctx.error(a.loc, f"{who} of pipe '{p.name}' sees only ({', '.join(r.views[name])}):"
                           f" its read of '{a.field}' is outside its view", "access-outside-view")

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ..ir.expr import Affine
-from ..ir.nodes import (READER_VERBS, VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Param, Pipe,
-                        Program)
+from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, VERBS, WRITER_VERBS, Access, Event, For, If, Loc,
+                        Param, Pipe, Program)
 from ..ir.record import record
 
 ERROR_KINDS = (
@@ -155,7 +155,10 @@ def _check_access_structure(a: Access, infos: dict[str, "_PipeInfo"]) -> None:
     if info is None:
         raise StructuralError(f"{a.verb} of unknown pipe '{a.pipe}'", a.loc)
     pipe = info.pipe
-    if a.field not in pipe.fields:
+    if a.field == CLOSED_FLAG and a.side == "writer":
+        raise StructuralError(f"write of {pipe.name}.{a.field}: the closed flag is set by close() "
+                              f"and cleared by acquire(), never written as a field", a.loc)
+    if a.field not in pipe.fields and a.field != CLOSED_FLAG:
         fields = ", ".join(pipe.fields) or "none"
         raise StructuralError(f"{a.verb} of unknown field '{a.field}' of pipe '{pipe.name}' "
                               f"(fields: {fields})", a.loc)
@@ -292,7 +295,7 @@ def _check_access_owner(program: Program, pi: int, a: Access, info: "_PipeInfo")
         r = a.reader or ""
         owner = info.reader_part.get(r)
         endpoint = f"reader '{r}' of pipe '{a.pipe}'" if r else f"the reader of pipe '{a.pipe}'"
-        if a.field not in info.views[r]:
+        if a.field not in info.views[r] and a.field != CLOSED_FLAG:
             raise StructuralError(
                 f"read of {a.pipe}.{a.field}: field '{a.field}' is outside the view of {endpoint} "
                 f"({', '.join(sorted(info.views[r]))})", a.loc)
@@ -564,7 +567,7 @@ class _Scan:
             if a.side == "writer":
                 self.pending.setdefault((p, s), set()).add(a.field)
                 info.filled_stages.setdefault(a.field, set()).add(s)
-            elif info.written:
+            elif info.written and a.field != CLOSED_FLAG:  # every acquire or close sets the flag
                 step.fill = []  # filled in by _compile
             return step
         if cur is not None:
