@@ -890,18 +890,32 @@ class FnTranslator:
                     s = v.value["smem"]
             return s
 
+        def writers(s) -> bool:
+            """A tile of a slot this partition acquired as the writer: not read by wgmma (an A
+            operand is read from registers instead; a B operand is refused, _writer_dot_error)."""
+            if s is None or getattr(s, "slot", None) != "writer":
+                return False
+            if n_is_b:
+                raise self._writer_dot_error(node)
+            return True
+
         def smem_operand(n):
             s = from_smem(n)
+            if writers(s):
+                return None
             if s is not None:
                 return V("smem", s.text, shape=s.shape, dtype=s.dtype, value=s.value)
             if isinstance(n, K.Op) and n.name == "tl.trans" and len(n.args) == 1:
                 s = from_smem(n.args[0])
+                if writers(s):
+                    return None
                 if s is not None and len(s.shape) == 2:
                     return V("smem", f"{s.text}.permute((1, 0))", shape=(s.shape[1], s.shape[0]),
                              dtype=s.dtype, value=s.value)
             return None
 
         rings = set()
+        n_is_b = False
         a = smem_operand(a_node)
         if a is not None:
             a = self.opaque_stage(a)
@@ -909,6 +923,7 @@ class FnTranslator:
             a = self.ex(a_node)
             if a.kind != "tensor":
                 raise self.err("tl.dot: the A operand must be a tensor", node)
+        n_is_b = True
         b = smem_operand(b_node)
         if b is not None:
             b = self.opaque_stage(b)
@@ -967,6 +982,18 @@ class FnTranslator:
                 if x.id in self.slot_derived or (v is not None and v.kind == "lptr"):
                     return True
         return False
+
+    def _writer_dot_error(self, node: K.Op) -> TleError:
+        """A tl.dot whose B operand is a tile of a slot the partition acquired as the writer.
+        The writer may read its own slot (docs/semantics.md, rule 7), but wgmma reads B from
+        shared memory through the async proxy: the field would need an NVMMA shared layout (the
+        lowering gives one only to fields a reader's wgmma reads or TMA fills) and a proxy fence
+        after the writer's own stores. Refused here, before Triton sees Gluon it cannot compile."""
+        return self.err("tl.dot with a B operand from a slot this partition acquired as the "
+                        "writer is not supported by the lowering (wgmma would read the tile "
+                        "from shared memory the writer is still filling, in the generic proxy); "
+                        "let a reader of the pipe do the tl.dot",
+                        node)
 
     def _b_operand_error(self, b_node: K.Expr) -> TleError:
         """Why a tl.dot's B operand cannot be read from shared memory (wgmma reads B only from
