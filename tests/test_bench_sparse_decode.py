@@ -158,10 +158,11 @@ def test_main_end_to_end(cpu_stand_ins, monkeypatch, tmp_path, capsys):
     assert rc == 0, text
     assert "skip seesaw: the sparse decode has no 'seesaw' kernel yet" in text
     res = json.loads(out.read_text())
-    # checks: 2 shapes x 2 caches + a features batch per cache, all passing
-    assert sorted(res["check"]) == sorted(["b64_s1_h128 fp8 first 16", "b128_s1_h16 fp8 first 16",
-                                           "features fp8", "b64_s1_h128 bf16 first 16",
-                                           "b128_s1_h16 bf16 first 16", "features bf16"])
+    # checks: 2 shapes x 2 caches, as timed and with attn_sink, + a features batch per cache,
+    # all passing
+    firsts = [f"{s} {c} first 16{k}" for s in ("b64_s1_h128", "b128_s1_h16")
+              for c in ("fp8", "bf16") for k in ("", " sink")]
+    assert sorted(res["check"]) == sorted(firsts + ["features fp8", "features bf16"])
     assert all(v["naive"]["ok"] for v in res["check"].values())
     bench = {(r["shape"], r["cache"]): r for r in res["bench"]}
     assert set(bench) == {(s, c) for s in ("b64_s1_h128", "b128_s1_h16") for c in ("fp8", "bf16")}

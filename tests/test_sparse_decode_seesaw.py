@@ -298,8 +298,8 @@ def test_what_it_cannot_run_falls_back(what):
     change, reason = UNSUPPORTED[what]
     c = call(**change)
     assert re.search(reason, A.sparse_unsupported_reason("seesaw", **c))
-    # an FP8 cache is the FP8 seesaw's; everything else here is the naive kernel's
-    assert A.select_sparse_impl("auto", c) == ("seesaw-fp8" if what == "fp8 cache" else "naive")
+    # an FP8 cache is the split FP8 kernel's; everything else here is the naive kernel's
+    assert A.select_sparse_impl("auto", c) == ("split-fp8" if what == "fp8 cache" else "naive")
     with pytest.raises(NotImplementedError, match=r"^impl: 'seesaw' cannot run this call: "):
         A.select_sparse_impl("seesaw", c)
     with pytest.raises(NotImplementedError, match=r"^impl: 'seesaw' cannot run this call: "):
@@ -336,9 +336,11 @@ def test_tensor_parallel_head_counts_run_padded_to_64_heads(emulated, h_q):
 
 
 def test_built_and_named_in_the_api():
-    assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8")
+    assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8", "split-fp8")
     assert A.PREFERENCE[0] == "seesaw" and A.PREFERENCE[-1] == "naive"
-    assert A.PREFERENCE.index("seesaw-fp8") < A.PREFERENCE.index("naive")
+    # the split FP8 kernel first (faster), the FP8 seesaw for what it cannot run (attn_sink)
+    assert A.PREFERENCE.index("split-fp8") < A.PREFERENCE.index("seesaw-fp8") \
+        < A.PREFERENCE.index("naive")
     assert A.launcher_module("seesaw") is S
     assert A.select_sparse_impl("auto") == "auto"     # no call yet: nothing to choose by
     for impl in ("pipe", "seesaw-tma"):

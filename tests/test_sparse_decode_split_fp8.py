@@ -194,3 +194,36 @@ def test_unsupported_calls_say_why():
     assert "multiple of 64" in sparse_split_fp8_unsupported_reason(q, kc, idx96, True)
     with pytest.raises(NotImplementedError, match="'split-fp8' cannot run"):
         launch_sparse_split_fp8(q, kc, idx96, SCALE, True, None, None)
+
+
+def test_auto_takes_it_for_the_fp8_cache_and_the_fp8_seesaw_for_attn_sink():
+    import tle_kernels.sparse_decode_api as A
+
+    meta = dict(device="meta")
+    call = dict(q=torch.empty(2, 1, 128, 576, dtype=torch.bfloat16, **meta),
+                k_cache=torch.empty(4, 64, 1, 656, dtype=torch.uint8, **meta),
+                indices=torch.empty(2, 1, 2048, dtype=torch.int32, **meta), is_fp8=True,
+                attn_sink=None, topk_length=None, extra_k_cache=None, extra_indices=None,
+                extra_topk_length=None)
+    assert "split-fp8" in A.built_impls()
+    assert A.select_sparse_impl("auto", call) == "split-fp8"
+    assert A.select_sparse_impl("auto", dict(call, topk_length=torch.empty(
+        2, dtype=torch.int32, **meta))) == "split-fp8"
+    sink = torch.empty(128, **meta)
+    assert A.select_sparse_impl("auto", dict(call, attn_sink=sink)) == "seesaw-fp8"
+    with pytest.raises(NotImplementedError, match="'split-fp8' cannot run this call"):
+        A.select_sparse_impl("split-fp8", dict(call, attn_sink=sink))
+
+
+def test_a_batch_under_one_wave_runs_as_merged_topk_pieces(emulated, monkeypatch):
+    """Two rows on 8 programs: the rows run as 4 topk pieces each (tail_split.py), merged by
+    lse; the merge must give the unsplit answer (invalid indices in every piece)."""
+    import tle_kernels.head_padding as hp
+
+    emulated(sms=8)
+    calls = []
+    real = hp.run_split_any_heads
+    monkeypatch.setattr(hp, "run_split_any_heads",
+                        lambda *a, **kw: calls.append(a[-1]) or real(*a, **kw))
+    run_and_check(hostile(1, 2, 64, 2048, seed=7, invalid=0.5), "tail split")
+    assert len(calls) == 1 and calls[0].chunks == 4

@@ -230,14 +230,16 @@ def parse_args(argv=None):
 
 def check_cases(shapes, caches, topk):
     """(label, cache, inputs) of the checks: the first CHECK_B requests of each shape and cache,
-    then one batch with every feature per cache."""
+    as timed (no optional tensors) and with attn_sink, then one batch with every feature per
+    cache. Every implementation timed is checked on the inputs it is timed on."""
     for cache in caches:
         fp8 = cache == "fp8"
         for name, (b, s_q, h_q) in shapes.items():
             n = min(b, CHECK_B)
-            x = make_sparse_decode_inputs(n, s_q, h_q, topk, is_fp8=fp8, device="cuda", seed=1,
-                                          attn_sink=True)
-            yield f"{name} {cache} first {n}", cache, x
+            for sink in (False, True):
+                x = make_sparse_decode_inputs(n, s_q, h_q, topk, is_fp8=fp8, device="cuda",
+                                              seed=1, attn_sink=sink)
+                yield f"{name} {cache} first {n}{' sink' if sink else ''}", cache, x
         lengths = [0, 1, topk // 3, topk, topk + 100, 64, topk - 1, 5]
         x = make_sparse_decode_inputs(8, 2, 128, topk, is_fp8=fp8, device="cuda", seed=2,
                                       invalid=0.6, attn_sink=True, topk_length=lengths,

@@ -23,10 +23,11 @@ a bf16 cache.
   naive Triton kernel (tle_kernels/sparse_decode_naive.py, every call); "seesaw", the bf16
   cache run by the seesaw SparseMLA prefill kernels (tle_kernels/sparse_decode_seesaw_launch.py:
   h_q 64 / 128, or 8 / 16 / 32 padded to 64 heads, topk % 128 == 0, no extra cache, evenly
-  spaced token rows); and "seesaw-fp8",
-  the FP8 cache read by a dequantizing producer feeding the same consumers
-  (tle_kernels/sparse_decode_seesaw_fp8_launch.py). A TLE kernel joins by its launcher module in
-  ``LAUNCHERS``.
+  spaced token rows); "seesaw-fp8", the FP8 cache read by a dequantizing producer feeding the
+  same consumers (tle_kernels/sparse_decode_seesaw_fp8_launch.py); and "split-fp8", the FP8
+  cache with the math split by output half between the consumers so that the dequantizing
+  producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; no attn_sink or
+  extra cache yet). A TLE kernel joins by its launcher module in ``LAUNCHERS``.
 
 ``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
 every rule but the device check, which is last); an error names the argument, with FlashMLA's
@@ -52,9 +53,11 @@ ALIGN = 16                      # bytes: FP8 cache base and block stride
 
 # "seesaw" reads a bf16 cache through the seesaw SparseMLA prefill kernels, "seesaw-fp8" the FP8
 # cache through the same consumers with a dequantizing producer; each refuses the other's cache,
-# so "auto" takes whichever reads the call's cache.
-IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8")
-PREFERENCE: Tuple[str, ...] = ("seesaw", "seesaw-fp8", "pipe", "naive")
+# so "auto" takes whichever reads the call's cache. "split-fp8" reads the FP8 cache with the math
+# split by output half (its producer gets 152 registers: 1.07x FlashMLA at h_q 64 on the H200,
+# where seesaw-fp8 runs 0.84x); "auto" prefers it, and takes seesaw-fp8 for attn_sink.
+IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8")
+PREFERENCE: Tuple[str, ...] = ("seesaw", "split-fp8", "seesaw-fp8", "pipe", "naive")
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support
 # function). The launch function takes sparse_decode_naive's arguments (q, k_cache, indices,
 # sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices,
@@ -66,6 +69,8 @@ LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
                "sparse_seesaw_unsupported_reason"),
     "seesaw-fp8": ("sparse_decode_seesaw_fp8_launch", "launch_sparse_seesaw_fp8",
                    "sparse_seesaw_fp8_unsupported_reason"),
+    "split-fp8": ("sparse_decode_split_fp8_launch", "launch_sparse_split_fp8",
+                  "sparse_split_fp8_unsupported_reason"),
 }
 SUPPORT_ARGS = ("q", "k_cache", "indices", "is_fp8", "attn_sink", "topk_length", "extra_k_cache",
                 "extra_indices", "extra_topk_length")

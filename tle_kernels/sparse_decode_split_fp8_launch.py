@@ -12,8 +12,11 @@ scratch, topk_length as -1 slots in a copy of the indices. One program per SM, p
 the (row, head block) items (``api.launch_args``); any h_q (the rows of the last head block past
 it are masked in the kernel).
 
-Not here yet: attn_sink (the kernel has no sink epilogue), an extra cache, and the topk split of
-a batch under one wave (tail_split.py): such a batch runs on fewer programs than SMs.
+A batch that does not fill its last wave of items (a small decode step: all of it) runs its
+rows past the whole waves as topk pieces on every SM, merged by lse (tail_split.py), as the
+seesaw's launcher does; a piece is a whole number of K tiles.
+
+Not here yet: attn_sink (the kernel has no sink epilogue) and an extra cache.
 
 Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernel is
 looked up in its module at call time, so a test can put an emulated one there.
@@ -89,11 +92,24 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
                                               extra_topk_length)
     if why is not None:
         raise NotImplementedError(f"impl: 'split-fp8' cannot run this call: {why}")
-    b, s_q = q.shape[0], q.shape[1]
+    b, s_q, h_q = q.shape[0], q.shape[1], q.shape[2]
     t = b * s_q
+    topk = indices.shape[-1]
     if topk_length is not None:
         indices = masked_indices(indices, topk_length)
     rows = RowOutputs(out, lse)
-    run_split_rows(token_rows(q, t), k_cache, token_rows(indices, t), rows.out3, rows.lse2,
-                   rows.max_logits, sm_scale)
+    q3, idx2 = token_rows(q, t), token_rows(indices, t)
+    from .head_padding import run_split_any_heads
+    from .tail_split import plan_tail_split
+
+    def run(q3, _kv, idx3, out3, max_logits, lse2):   # tail_split's runner
+        run_split_rows(q3, k_cache, idx3.view(q3.shape[0], idx3.shape[-1]), out3, lse2,
+                       max_logits, sm_scale)
+
+    split = plan_tail_split(t, -(-h_q // BLOCK_H), topk, api.sm_count(q.device), TILE)
+    if split is None:
+        run_split_rows(q3, k_cache, idx2, rows.out3, rows.lse2, rows.max_logits, sm_scale)
+    else:
+        run_split_any_heads(run, q3, None, idx2.view(t, 1, topk), rows.out3, rows.max_logits,
+                            rows.lse2, split)
     rows.finish()
