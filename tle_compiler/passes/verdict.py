@@ -51,6 +51,16 @@ class Verdict:
         """True when no fault was found (proved, bounded or unknown)."""
         return self.kind != REJECTED
 
+    @property
+    def caveat(self) -> str:
+        """What a claim for every value of a param leaves out: the verifier counts with unbounded
+        integers, the GPU with i32 kernel arguments (docs/semantics.md, "Integers are
+        unbounded"), so a launch whose loop bounds or pipe indices pass 2^31 - 1 wraps and is not
+        covered (``range(N + 1)`` at N = 2^31 - 1 runs no iteration)."""
+        if self.kind == PROVED and self.scope.startswith("every value of"):
+            return "with loop bounds and indices in i32"
+        return ""
+
     def checked_text(self) -> str:
         return ", ".join(f"{p} in {r}" for p, r in self.checked.items())
 
@@ -62,7 +72,8 @@ class Verdict:
             return f"rejected: {self.errors} error{'s' if self.errors != 1 else ''}"
         if self.kind == PROVED:
             tail = f" ({self.argument})" if self.argument else ""
-            return f"verified for {self.scope}: {what}{tail}"
+            caveat = f" {self.caveat}" if self.caveat else ""
+            return f"verified for {self.scope}{caveat}: {what}{tail}"
         checked = self.checked_text() or "the single instance"
         if self.kind == BOUNDED:
             return (f"bounded: {what} only for {checked}; not proved for other values "
@@ -71,7 +82,8 @@ class Verdict:
                 f"unknown: {self.reason}")
 
     def to_json(self) -> dict:
-        return {"verdict": self.kind, "scope": self.scope, "checked": dict(self.checked),
+        return {"verdict": self.kind, "scope": self.scope, "caveat": self.caveat,
+                "checked": dict(self.checked),
                 "argument": self.argument, "reason": self.reason, "errors": self.errors,
                 "events": self.events, "exit_code": self.exit_code}
 
