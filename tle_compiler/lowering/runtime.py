@@ -10,6 +10,7 @@ compiling still works (``compile_kernel``) and launching raises a TleError that 
 
 from __future__ import annotations
 
+import numbers
 from types import SimpleNamespace
 
 from typing import Any
@@ -63,7 +64,7 @@ class Runtime:
         self._info = None
         self._specialized = False  # the kernel reads only with its constexprs bound (compile.py)
         self.cache: dict = {}
-        self._assumptions: dict = {}  # integer constexprs of a specialised read -> assumptions
+        self._verified: dict = {}  # integer constexprs of a specialised read -> its KernelInfo
 
     @property
     def info(self):
@@ -104,17 +105,39 @@ class Runtime:
                            loc, check="bad-argument")
         return bound
 
-    def assumptions(self, bound: dict) -> tuple:
-        """The kernel's tle.assume comparisons (frontend.context.Assumption); a kernel verified
-        per specialisation is read with the launch's integer constexprs."""
+    def verified_info(self, bound: dict):
+        """The KernelInfo the launch's protocol was verified as: the kernel's, or for a kernel
+        verified per specialisation its reading with the launch's integer constexprs."""
         info = self.info
         if not self._specialized:
-            return info.assumptions
+            return info
         cx = tuple(sorted((n, bound[n]) for n in info.constexprs
                           if isinstance(bound[n], int) and not isinstance(bound[n], bool)))
-        if cx not in self._assumptions:
-            self._assumptions[cx] = self.kernel.kernel_info(bind=dict(cx)).assumptions
-        return self._assumptions[cx]
+        if cx not in self._verified:
+            self._verified[cx] = self.kernel.kernel_info(bind=dict(cx))
+        return self._verified[cx]
+
+    def assumptions(self, bound: dict) -> tuple:
+        """The kernel's tle.assume comparisons (frontend.context.Assumption)."""
+        return self.verified_info(bound).assumptions
+
+    def check_integer_params(self, bound: dict) -> None:
+        """Every kernel argument that is a param of the verified protocol (``param_args``: a
+        loop bound, a pipe index, a condition around pipe events) is an integer: the verdict is
+        over integers (docs/semantics.md), and a float there would be compiled as an fp32
+        argument whose loop bounds and indices no proof covers. A ValueError names the argument
+        and its value."""
+        info = self.verified_info(bound)
+        for param, arg in sorted(getattr(info, "param_args", {}).items()):
+            if arg not in bound:
+                continue
+            value = bound[arg]
+            # (other types, a str say, get arg_type's error when the signature is made)
+            if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
+                shown = f" (param {param} of its protocol)" if param != arg else ""
+                raise ValueError(f"{self.info.name}: argument {arg}{shown} decides the kernel's "
+                                 f"pipe protocol, which is verified for integers only, so it must "
+                                 f"be an integer, got {type(value).__name__} {value!r}")
 
     def check_assumptions(self, bound: dict) -> None:
         """Every kernel argument a ``tle.assume`` bounds satisfies it: the protocol was verified
@@ -160,7 +183,8 @@ class Runtime:
         num_warps = kwargs.pop("num_warps", None)
         debug_waits = kwargs.pop("debug_waits", None)
         bound = self.bind(args, kwargs, loc)
-        self.check_assumptions(bound)
+        self.check_assumptions(bound)  # (its message first for an argument an assumption bounds)
+        self.check_integer_params(bound)
         compiled = self.compile(bound, num_warps, debug_waits, loc)
         try:
             import torch
