@@ -139,3 +139,73 @@ def test_operands_that_do_not_commute_stay_apart(producer, consumer):
     stops = trip_counts(prog)
     assert stops[0] != stops[1], stops
     assert not verify(prog).ok
+
+
+# -- the domain a derived param's definition implies ----------------------------------------------
+
+DOMAIN_TEMPLATE = '''\
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def ring(x_ptr, N):
+    ASSUME
+    M = DEFINITION
+    kv = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.int32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, M)), (consume, (kv, x_ptr, M))], [4], [232])
+
+
+def produce(kv, x_ptr, M):
+    w = kv.writer()
+    for t in range(M):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(t)
+    w.close(M)
+
+
+def consume(kv, x_ptr, M):
+    r = kv.reader()
+    for t in range(M):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+    r.wait(M)
+    r.release(M)
+'''
+
+
+@pytest.mark.parametrize("assume,definition,domain", [
+    ("tle.assume(N >= 0)", "N % 4", (0, 3)),
+    ("tle.assume(N >= 0)", "tl.cdiv(N, 4)", (0, None)),
+    ("tle.assume(N >= 0)", "N // 4", (0, None)),
+    ("tle.assume(0 <= N <= 100)", "N // 8", (0, 12)),
+    ("tle.assume(N >= 5)", "(N - 5) % 3", (0, 2)),
+    ("pass", "tl.program_id(0) % 4", (0, 3)),
+    ("pass", "tl.cdiv(tl.program_id(0), 2)", (0, None)),
+])
+def test_a_quotient_or_remainder_keeps_the_range_its_definition_implies(assume, definition,
+                                                                         domain):
+    """`M = N % 4` with N >= 0 is 0..3, `tl.cdiv(N, 4)` and `N // 4` are >= 0: the close(M)
+    protocol above is correct for M >= 0 and was rejected at M = -1, a value no N gives."""
+    src = DOMAIN_TEMPLATE.replace("ASSUME", assume).replace("DEFINITION", definition)
+    (prog,) = read_source(src, "k.py").kernels
+    (m,) = prog.params
+    assert (m.min, m.max) == domain
+    ctx = verify(prog)
+    assert ctx.ok and ctx.verdict().kind == "proved", [str(e) for e in ctx.errors]
+
+
+@pytest.mark.parametrize("assume,definition,domain", [
+    ("pass", "N % 4", (-3, 3)),  # C's remainder of a negative N is negative
+    ("tle.assume(N <= 0)", "N % 4", (-3, 0)),
+    ("pass", "N // 4", (None, None)),
+    ("tle.assume(N <= 10)", "N // 4", (None, 2)),
+])
+def test_what_the_definition_does_not_bound_stays_open(assume, definition, domain):
+    src = DOMAIN_TEMPLATE.replace("ASSUME", assume).replace("DEFINITION", definition)
+    (prog,) = read_source(src, "k.py").kernels
+    (m,) = prog.params
+    assert (m.min, m.max) == domain
+    assert not verify(prog).ok  # M = -1 is a value some N gives: close(-1)

@@ -627,6 +627,8 @@ class Walker:
         if op in COMMUTATIVE and ka is not None and kb is not None:
             ka, kb = sorted((ka, kb))  # `D * N` and `N * D`: one key, so one derived param
         key = f"({ka} {op} {kb})" if ka is not None and kb is not None and op != "/" else None
+        if key is not None and a is not None and b is not None and b.is_const:
+            self.note_quotient_domain(key, op, a, b.const, rt)
         why = None
         if a is not None and b is not None:
             if op == "*":
@@ -636,6 +638,29 @@ class Walker:
             else:
                 why = f"`{self.src(node)}` uses `{op}` on variables"
         return Data(node=node, key=key, why=why, runtime=rt)
+
+    def note_quotient_domain(self, key: str, op: str, x: Affine, c: int, rt: bool) -> None:
+        """The domain of the derived param ``x // c`` or ``x % c`` (``tl.cdiv`` is the former)
+        from the bounds of ``x`` (param domains known so far): without it `M = N % 4` ranged over
+        every integer and a correct kernel was rejected at M = -1. ``rt``: C's truncating
+        division and remainder (a runtime operand), else Python's floor ones."""
+        if c <= 0 or op not in ("//", "%"):
+            return
+        lo, hi = self.bounds(x)
+        if op == "//":  # both divisions are non-decreasing in x for c > 0
+            dom = (None if lo is None else fold_int(ast.FloorDiv(), lo, c, rt),
+                   None if hi is None else fold_int(ast.FloorDiv(), hi, c, rt))
+        elif not rt or (lo is not None and lo >= 0):
+            dom = (0, c - 1)  # Python's remainder takes the divisor's sign; C's the dividend's
+        elif hi is not None and hi <= 0:
+            dom = (-(c - 1), 0)
+        else:
+            dom = (-(c - 1), c - 1)
+        old_lo, old_hi = self.k.known.get(key, (None, None))
+        self.k.known[key] = (dom[0] if old_lo is None else max(old_lo, dom[0]) if dom[0] is not None
+                             else old_lo,
+                             dom[1] if old_hi is None else min(old_hi, dom[1]) if dom[1] is not None
+                             else old_hi)
 
     # -- attributes -----------------------------------------------------------------------------
     def _e_SlotField(self, e: K.SlotField) -> Value:
