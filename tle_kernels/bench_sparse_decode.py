@@ -276,7 +276,8 @@ def main(argv=None) -> int:
     failed = False
 
     for label, cache, x in check_cases(shapes, args.cache, args.topk):
-        for impl in impls + ([ANCHOR] if anchor is not None and anchor_takes(x, cache) else []):
+        # the anchor is timed, not checked: the checks are of this package's kernels
+        for impl in impls:
             why = skip_reason(impl, x, cache == "fp8")
             if why is not None:
                 print(f"check {label:28s} {impl:10s} skip: {why}", flush=True)
