@@ -15,7 +15,7 @@ loads, the other dequantizes and stores.
                                                          alpha P l ── prob ──► alpha P l
 
 The consumers are the split kernel's left and right, walking the tiles in pairs (the even tile,
-then the odd one); the tile math is the same (``left_tile``, ``right_tile``), and the prob pipe
+then the odd one); the tile math is the same (``left_step``, ``right_tile``), and the prob pipe
 (capacity 1) is indexed by the tile: 2 * pair and 2 * pair + 1. Every item has an even number of
 tiles, so TOPK must be a multiple of 2 * BK = 128 (the launcher says so for other topk).
 
@@ -183,17 +183,13 @@ def producer_odd(kv_odd, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr,
                        kv16_ptr)
 
 
-def left_tile(qres, kres, pw, i, m_i, l_i, acc, qk_scale):
-    """The left's work on one tile (the split kernel's loop body): S over all 576 dims from the
-    q slot and the tile's slot ``kres``, the mask, the online softmax step, P with alpha and the
-    running row sum published as prob ``i``, then O_l = O_l·alpha + P·V_L (retired before the
-    caller releases the tile). Returns the new (m_i, l_i, acc)."""
-    s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-               tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))))
-    s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-               tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))), s)
-    s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_t)),
-               tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
+def left_step(s, kres, pw, i, m_i, l_i, acc, qk_scale):
+    """The rest of the left's work on one tile (the split kernel's loop body) after its scores
+    ``s`` = Q·Kᵀ: the mask, the online softmax step, P with alpha and the running row sum
+    published as prob ``i``, then O_l = O_l·alpha + P·V_L (retired before the caller releases
+    the tile). Returns the new (m_i, l_i, acc). (The scores' wgmmas stay in the caller: in a
+    helper with pipe verbs each sub-expression gets its own temporary, and the lowering reads
+    a wgmma's B operand from shared memory only as ``tl.trans(tl.load(...))`` written inline.)"""
     valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
     s = tl.where(valid[None, :], s, float("-inf"))  # sm_scale > 0 keeps the max
 
@@ -239,11 +235,23 @@ def left(q, kv_even, kv_odd, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_
         acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
         for p in range(NP):
             g = r * NP + p
-            kres = er.wait(g)
-            m_i, l_i, acc = left_tile(qres, kres, pw, 2 * g, m_i, l_i, acc, qk_scale)
+            even = er.wait(g)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(even.slot.kv_l))))
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(even.slot.kv_r))), s)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_t)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(even.slot.tkv))), s)
+            m_i, l_i, acc = left_step(s, even, pw, 2 * g, m_i, l_i, acc, qk_scale)
             er.release(g)  # after P·V_L retired
-            kres = orr.wait(g)
-            m_i, l_i, acc = left_tile(qres, kres, pw, 2 * g + 1, m_i, l_i, acc, qk_scale)
+            odd = orr.wait(g)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(odd.slot.kv_l))))
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(odd.slot.kv_r))), s)
+            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_t)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(odd.slot.tkv))), s)
+            m_i, l_i, acc = left_step(s, odd, pw, 2 * g + 1, m_i, l_i, acc, qk_scale)
             orr.release(g)
         qr.release(r)  # the item's last S is done: producer A may load the next Q
 
@@ -294,11 +302,11 @@ def right(kv_even, kv_odd, prob, out_ptr, stride_o_s, stride_o_h, n_items, n_hb,
         acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)  # O[:, 256:], unnormalised
         for p in range(NP):
             g = r * NP + p
-            kres = er.wait(g)
-            acc, l_i = right_tile(kres, pr, 2 * g, acc)
+            even = er.wait(g)
+            acc, l_i = right_tile(even, pr, 2 * g, acc)
             er.release(g)
-            kres = orr.wait(g)
-            acc, l_i = right_tile(kres, pr, 2 * g + 1, acc)
+            odd = orr.wait(g)
+            acc, l_i = right_tile(odd, pr, 2 * g + 1, acc)
             orr.release(g)
 
         out = normalized(acc, l_i)
