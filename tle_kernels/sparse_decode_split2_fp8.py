@@ -37,9 +37,12 @@ Shared memory: the two capacity-1 kv pipes hold what the split kernel's capacity
 (2 x 73,792 B); q and prob as there: 230,016 B.
 
 Registers: four warp groups launch at 65,536 / 512 = 128 per thread; the workers ask for left
-192, right 160 and producer B 80, which leaves producer A 4 x 128 - 432 = 80. A whole tile's
-FP8 bytes are 64 registers per thread of a producer (tests/test_sparse_decode_split2_fp8.py
-checks that ptxas fits it without spills).
+192, right 160 and producer B 80, which leaves producer A 4 x 128 - 432 = 80 (regs.py). A whole
+tile's FP8 bytes are 64 registers per thread of a producer. This does not compile yet: ptxas
+allocates the code of every partition under the launch's .maxnreg (128 here; setmaxnreg only
+moves registers at run time), and the left's P·V_L wgmma, a [64, 256] fp32 accumulator with P
+in registers, needs 158 ("Insufficient registers (128)"). The split kernel's three warp groups
+compile under 168. tests/test_sparse_decode_split2_fp8.py holds this as a strict xfail.
 
 Arguments, DEFAULT_CONFIG form, persistent item loop (``item_of``), masking of the rows past
 n_heads and the rows with no valid index are the split kernel's. Launch:
