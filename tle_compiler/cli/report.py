@@ -116,9 +116,28 @@ def verdict_json(rep: KernelReport) -> dict:
     return out
 
 
-def diagnostic_json(d: Diagnostic) -> dict:
-    return {"file": d.loc.file, "line": d.loc.line, "severity": d.severity, "message": d.message,
-            "check": d.check, "notes": [{"line": n.loc.line, "message": n.message} for n in d.notes]}
+def diagnostic_json(d: Diagnostic, witnesses: Optional[dict] = None) -> dict:
+    """A diagnostic; ``witnesses``: the sweep's base witnesses by (check, file, line), for a fault
+    at values of derived params (``"witness": {"base": {"N": 0}, "derived": {"M": 0}}``)."""
+    out = {"file": d.loc.file, "line": d.loc.line, "severity": d.severity, "message": d.message,
+           "check": d.check, "notes": [{"line": n.loc.line, "message": n.message} for n in d.notes]}
+    w = (witnesses or {}).get((d.check, d.loc.file, d.loc.line))
+    if w is not None:
+        out["witness"] = {"base": dict(w["base"]), "derived": dict(w["derived"])}
+    return out
+
+
+def params_json(prog: Program) -> list[dict]:
+    """The params with their domains; a derived one (``M = tl.cdiv(N, 64)``) also with its
+    definition (``"definition": "(N + 63) // 64"``)."""
+    defs = {d.name: d for d in prog.derived}
+    out = []
+    for p in prog.params:
+        item = {"name": p.name, "min": p.min, "max": p.max, "domain": p.domain()}
+        if p.name in defs:
+            item["definition"] = str(defs[p.name].definition)
+        out.append(item)
+    return out
 
 
 def dataflow_edges(ctx: PassContext) -> list[dict]:
@@ -207,6 +226,7 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
 def render_json(rep: KernelReport, graph: bool) -> dict:
     prog = rep.program
     roles = rep.ctx.resolved_roles or {}
+    witnesses = getattr(rep.ctx.sweep, "reported", None)
     pipes = []
     for p in prog.pipes:
         r = roles.get(p.name)
@@ -217,15 +237,19 @@ def render_json(rep: KernelReport, graph: bool) -> dict:
                       "views": {k: list(v) for k, v in r.views.items()} if r else {},
                       "line": p.loc.line})
     out = {"name": prog.name,
-           "params": [{"name": p.name, "min": p.min, "max": p.max, "domain": p.domain()}
-                      for p in prog.params],
+           "params": params_json(prog),
            "pipes": pipes,
            "partitions": [{"name": q.name, "default": q.default, "warps": q.warps, "regs": q.regs,
                            "line": q.loc.line} for q in prog.partitions],
            "barriers": _barriers_json(rep),
            **verdict_json(rep),
            "passes_run": list(rep.ctx.passes_run),
-           "diagnostics": [diagnostic_json(d) for d in rep.diagnostics]}
+           "diagnostics": [diagnostic_json(d, witnesses) for d in rep.diagnostics]}
+    if prog.derived:
+        # what the derived params are computed from: the base params and every definition
+        out["bases"] = [{"name": p.name, "min": p.min, "max": p.max, "domain": p.domain()}
+                        for p in prog.bases]
+        out["derived"] = [{"name": d.name, "definition": str(d.definition)} for d in prog.derived]
     if graph:
         out["graph"] = {"edges": dataflow_edges(rep.ctx)}
     return out

@@ -89,6 +89,9 @@ class KernelCtx:
         self.assumptions: list[tuple[str, Assumption]] = []
         # canonical key of a pure integer expression → its known (min, max)
         self.known: dict[str, tuple[Optional[int], Optional[int]]] = {}
+        # canonical key of a pure integer expression → how it is computed from the placeholders
+        # of its operands (ir/derived.py's Definition; none for opaque values: a program id)
+        self.definitions: dict[str, object] = {}
         # integer constexprs the kernel is read specialised to (shape names of pipe fields)
         self.bind: dict[str, int] = {}
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Hashable, Mapping, Optional
 
+from ..ir.derived import Definition, Derived
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Access, Event, For, Loc, Param, Partition, Stmt
 
@@ -171,3 +172,71 @@ def finalize(table: ParamTable, partitions: list[Partition]
     env = {ph: Affine.of(n) for ph, n in names.items()}
     parts = [replace(p, body=subst_body(p.body, env)) for p in partitions]
     return tuple(params), parts, names
+
+
+def used_placeholders(partitions: list[Partition]) -> list[str]:
+    """The placeholders the partitions use, in the first-use order :func:`finalize` names them in."""
+    uses: list[str] = []
+    for p in partitions:
+        _collect(p.body, uses, set())
+    return uses
+
+
+def derivations(table: ParamTable, definitions: Mapping[str, Definition], uses: list[str],
+                names: Mapping[str, str], partitions: list[Partition]
+                ) -> tuple[tuple[Derived, ...], tuple[Param, ...]]:
+    """What the Program's derived params are computed from (``Program.derived``, ``.bases``):
+    every used param whose pure expression has a definition (``definitions``, by its key), the
+    values its definition uses that are no param of the Program (computed on the way, or base),
+    named uniquely against the params and the loop variables. ``uses``: the used placeholders
+    (:func:`used_placeholders`); ``names``: :func:`finalize`'s names; ``partitions``: after it."""
+    key_of = {slot.placeholder: key for key, slot in table.by_key.items()}
+
+    def definition(ph: str) -> Optional[Definition]:
+        key = key_of.get(ph)
+        if isinstance(key, tuple) and len(key) == 2 and key[0] == "pure":
+            return definitions.get(key[1])
+        return None
+
+    if not any(definition(ph) is not None for ph in uses):
+        return (), ()
+    taken = {names[ph] for ph in uses}
+    loops: set[str] = set()
+    for p in partitions:
+        _collect(p.body, [], loops)
+    taken |= loops
+    local = {ph: names[ph] for ph in uses}
+
+    def name_of(ph: str) -> str:
+        if ph not in local:
+            slot = table.slot(ph)
+            hint = slot.arg or slot.hint
+            name, k = hint, 1
+            while name in taken:
+                name, k = f"{hint}_{k}", k + 1
+            taken.add(name)
+            local[ph] = name
+        return local[ph]
+
+    derived: list[Derived] = []
+    bases: list[Param] = []
+    seen: set[str] = set()
+
+    def visit(ph: str) -> None:
+        if ph in seen:
+            return
+        seen.add(ph)
+        slot = table.slot(ph)
+        d = definition(ph)
+        if d is None:
+            if ph not in uses:
+                bases.append(Param(name_of(ph), slot.min, slot.loc, slot.max))
+            return
+        for v in sorted(d.variables, key=_slot_order):
+            visit(v)
+        env = {v: Affine.of(name_of(v)) for v in d.variables}
+        derived.append(Derived(name_of(ph), d.substitute(env), slot.loc))
+
+    for ph in uses:
+        visit(ph)
+    return tuple(derived), tuple(bases)

@@ -29,13 +29,14 @@ from typing import Iterable, Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from ..ir.derived import BINARY_OPS, FUNCTIONS, Definition
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
                         Program, Stmt, walk_accesses, walk_events)
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
-from .params import finalize, is_placeholder
+from .params import derivations, finalize, is_placeholder, used_placeholders
 from .scope import fold_int, is_triton
 from .values import (HANDLES, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
@@ -629,6 +630,8 @@ class Walker:
         key = f"({ka} {op} {kb})" if ka is not None and kb is not None and op != "/" else None
         if key is not None and a is not None and b is not None and b.is_const:
             self.note_quotient_domain(key, op, a, b.const, rt)
+        if key is not None and a is not None and b is not None and op in BINARY_OPS:
+            self.k.definitions.setdefault(key, Definition(op, (a, b), rt))
         why = None
         if a is not None and b is not None:
             if op == "*":
@@ -888,6 +891,10 @@ class Walker:
                 key = f"{path}({', '.join(keys)})"
                 if name in KNOWN_DOMAINS:
                     self.k.known[key] = KNOWN_DOMAINS[name]
+                elif name in FUNCTIONS and key not in self.k.definitions:
+                    operands = [self.as_aff(a) for a in args]
+                    if all(o is not None for o in operands):
+                        self.k.definitions[key] = Definition(name, tuple(operands), rt)
                 return Data(node=node, key=key, runtime=rt)
         return Data(node=node)
 
@@ -1650,6 +1657,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         bindings[part.name] = argv
 
     check_free_buffers(k)
+    uses = used_placeholders(partitions)
     params, partitions, pnames = finalize(k.params, partitions)
     env_names = {ph: Affine.of(n) for ph, n in pnames.items()}
 
@@ -1669,7 +1677,8 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         Pipe(d.name, d.capacity, tuple(b.name for b in d.fields), d.readers, d.one_shot,
              tuple(b.name for b in d.fields if b.name in k.mma.get(d.name, ())), d.loc)
         for d in kernel.pipes)
-    program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc)
+    derived, bases = derivations(k.params, k.definitions, uses, pnames, partitions)
+    program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases)
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,

@@ -213,11 +213,21 @@ class Param:
 
 @record
 class Program:
+    """A kernel's protocol. ``derived``: the params (of ``params``, and values computed on the way
+    to them) that the kernel computes from others, each with its definition (ir/derived.py's
+    ``Derived``, listed after what it uses); ``bases``: the params those definitions use that are
+    not in ``params`` (``N`` of ``M = tl.cdiv(N, 64)`` when only ``M`` bounds a loop). The checks
+    treat every param as independent; these say which combinations a launch can give, so that a
+    fault is reported with values that give it. Neither is printed in the text form, compared or
+    shown in the repr: they describe the params, not the protocol."""
+
     name: str
     params: tuple[Param, ...]
     pipes: tuple[Pipe, ...]
     partitions: tuple[Partition, ...]
     loc: Loc = NOLOC
+    derived: tuple = _field(default=(), compare=False, repr=False)
+    bases: tuple[Param, ...] = _field(default=(), compare=False, repr=False)
 
     def pipe(self, name: str) -> Optional[Pipe]:
         return next((p for p in self.pipes if p.name == name), None)

@@ -8,6 +8,10 @@ stops when the events it expanded exceed the budget (``PassContext.budget``); th
 "unknown" and names the values checked. Otherwise the verdict is the plan's claim ("proved" or
 "bounded") or "rejected".
 
+A fault at values of derived params (``M = tl.cdiv(N, 64)``, ``Program.derived``) is checked again
+from base values (witness.py): it is reported with values of the kernel's arguments that give it,
+or, when none of those checked does, the verdict is "bounded" over them instead of "rejected".
+
 A sweep depends only on the program, the fixed params, the bound and the budget, so the last few
 are kept by that key (programs compare as values, locations included): a process that verifies a
 kernel and then lowers it (``tle-dump --ttgir``, a first launch) checks its instances once.
@@ -27,6 +31,7 @@ from .context import PassContext
 from .cutoff import Plan, plan
 from .instances import Checker, Problem
 from .verdict import BOUNDED, PROVED, UNKNOWN, Verdict
+from .witness import base_params, search
 
 #: Values still checked after the first one that shows a protocol fault (to find faults of other
 #: endpoints; the verdict is "rejected" anyway).
@@ -42,6 +47,17 @@ class Sweep:
     protocol: list[tuple[dict[str, int], Problem]] = field(default_factory=list)
     deadlock: Optional[tuple[dict[str, int], Problem]] = None
     faulty: bool = False
+    #: the base values (witness.py) that give a faulty combination of derived params, by the
+    #: combination's values (``_key``): the faults reported are those of these combinations
+    witness: dict[tuple, dict[str, int]] = field(default_factory=dict)
+    #: a fault the independent check found at derived values that no checked base value gives
+    #: (its check, line and values); the verdict is then "bounded" over ``base_checked``
+    unreal: str = ""
+    base_checked: dict[str, str] = field(default_factory=dict)
+    #: every value of the base params' finite domains was checked without a fault (a proof)
+    base_complete: bool = False
+    #: what was reported with base values, by (check, file, line): {"base": ..., "derived": ...}
+    reported: dict[tuple, dict] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ reporting
     def report_protocol(self, ctx: PassContext) -> None:
@@ -60,7 +76,9 @@ class Sweep:
                 rel = _instances(ctx, params, pr.related)
                 notes = (Note(rel.event.loc, f"{rel.event.verb}({rel.index}) in partition "
                               f"'{rel.partition}'" + (f" at {rel.where()[3:]}" if rel.env else "")),)
-            ctx.error(ev.loc, pr.message + _when(params, inst), pr.check, notes)
+            self.note_witness(pr.check, ev.loc, params, ctx.program)
+            ctx.error(ev.loc, pr.message + _when(params, inst, self.base_of(params), ctx.program),
+                      pr.check, notes)
 
     def report_deadlock(self, ctx: PassContext) -> None:
         if self.deadlock is None:
@@ -72,11 +90,43 @@ class Sweep:
             notes.append(Note(v.event.loc, f"{_describe(v)} waits for {_describe(u)} "
                                            f"(line {u.event.loc.line})"))
         first = _instances(ctx, params, pr.at)
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        shown = _values(params, self.base_of(params), ctx.program)
+        self.note_witness("deadlock", first.event.loc, params, ctx.program)
         ctx.error(first.event.loc, pr.message + (f" (when {shown})" if shown else ""), "deadlock",
                   tuple(notes))
 
+    def base_of(self, params: dict[str, int]) -> Optional[dict[str, int]]:
+        """The base values a faulty combination was found from (None: no derived params)."""
+        return self.witness.get(_key(params))
+
+    def note_witness(self, check: str, loc, params: dict[str, int], program) -> None:
+        base = self.base_of(params)
+        if base is not None:
+            derived = {d.name for d in program.derived}
+            self.reported.setdefault((check, loc.file, loc.line), {
+                "base": dict(base), "derived": {k: v for k, v in params.items() if k in derived}})
+
     def verdict(self, ctx: PassContext) -> Verdict:
+        if self.unreal:
+            bases = [p.name for p in base_params(ctx.program)]
+            names = ", ".join(bases)
+            # no checked base value gives the values the caller fixed (--param): the empty set
+            checked = dict(self.base_checked) or {b: "{}" for b in bases}
+            scope = ", ".join(f"{k} in {r}" for k, r in checked.items())
+            if self.base_complete:
+                domains = ", ".join(p.domain() for p in base_params(ctx.program))
+                return Verdict(PROVED, scope=f"every value of {names} ({domains})",
+                               checked=checked, events=self.events,
+                               argument=f"every value of the finite domain of {names} checked, "
+                                        f"the params derived from {names} computed from it")
+            reason = (f"the params derived from {names} were checked as independent values, and "
+                      f"the fault found ({self.unreal}) needs derived values no checked value of "
+                      f"{names} gives")
+            if self.exhausted is not None:
+                return Verdict(UNKNOWN, scope=scope, checked=checked,
+                               reason=f"{reason}; {self.exhausted}", events=self.events)
+            return Verdict(BOUNDED, scope=scope, checked=checked, reason=reason,
+                           events=self.events)
         checked = self.plan.checked(self.done)
         if self.exhausted is not None:
             return Verdict(UNKNOWN, scope=self.plan.scope, checked=checked,
@@ -88,8 +138,25 @@ class Sweep:
                        events=self.events)
 
 
-def _when(params: dict[str, int], inst: Instance) -> str:
-    context = ", ".join([f"{k}={v}" for k, v in params.items()] + [f"{k}={v}" for k, v in inst.env])
+def _key(params: dict[str, int]) -> tuple:
+    return tuple(sorted(params.items()))
+
+
+def _values(params: dict[str, int], base: Optional[dict[str, int]], program) -> str:
+    """``M=2, N=3``; with the base values a combination of derived params came from, those values
+    and the derived ones beside them: ``N=65 (M=2, N_64_64=2)``."""
+    if base is None:
+        return ", ".join(f"{k}={v}" for k, v in params.items())
+    derived = {d.name for d in program.derived}
+    head = ", ".join(f"{k}={v}" for k, v in base.items())
+    shown = ", ".join(f"{k}={v}" for k, v in params.items() if k in derived)
+    return f"{head} ({shown})" if shown and head else head or shown
+
+
+def _when(params: dict[str, int], inst: Instance, base: Optional[dict[str, int]] = None,
+          program=None) -> str:
+    shown = _values(params, base, program)
+    context = ", ".join(([shown] if shown else []) + [f"{k}={v}" for k, v in inst.env])
     return f" (when {context})" if context else ""
 
 
@@ -122,7 +189,8 @@ def sweep(ctx: PassContext) -> Sweep:
     """The context's sweep, run on first use (or taken from a recent identical one)."""
     if ctx.sweep is not None:
         return ctx.sweep
-    key = (ctx.program, tuple(sorted(ctx.fixed_params.items())), ctx.bound, ctx.budget)
+    key = (ctx.program, ctx.program.derived, ctx.program.bases,
+           tuple(sorted(ctx.fixed_params.items())), ctx.bound, ctx.budget)
     try:
         hit = _RECENT.get(key)
     except TypeError:  # a program holding an unhashable value: no reuse
@@ -195,7 +263,37 @@ def _run_sweep(ctx: PassContext) -> Sweep:
         sw.done, sw.protocol, sw.deadlock, sw.faulty, sw.exhausted = [], [], None, False, None
     if run(pl.values, stop_on_fault=False) and pl.short and not sw.faulty:
         sw.exhausted = pl.short
+    if sw.faulty and ctx.program.derived:
+        _from_bases(ctx, sw, cp, checker)
     return sw
+
+
+def _from_bases(ctx: PassContext, sw: Sweep, cp, checker: Checker) -> None:
+    """The sweep found faults at values of independent derived params: keep those that base
+    values give (witness.py), reported with them; when none does, no fault stands and the
+    verdict is bounded over the base values checked."""
+    faulty = [params for params, _ in sw.protocol] + ([sw.deadlock[0]] if sw.deadlock else [])
+    found = search(ctx.program, cp, checker, ctx.fixed_params, ctx.bound,
+                   max(0, ctx.budget - sw.events), faulty, AFTER_FAULT)
+    sw.events += found.events
+    if found.faults:
+        protocol: list[tuple[dict[str, int], Problem]] = []
+        deadlock = None
+        for base, params, res in found.faults:
+            sw.witness.setdefault(_key(params), base)
+            if res.problems:
+                protocol += [(params, pr) for pr in res.problems]
+            elif deadlock is None:
+                deadlock = (params, res.deadlock)
+        sw.protocol, sw.deadlock = protocol, deadlock
+        return
+    params, pr = sw.protocol[0] if sw.protocol else sw.deadlock
+    line = _instances(ctx, params, pr.at).event.loc.line
+    sw.unreal = f"{pr.check} at line {line} when {_values(params, None, ctx.program)}"
+    sw.protocol, sw.deadlock, sw.faulty = [], None, False
+    sw.base_checked = found.checked_ranges()
+    sw.base_complete = found.complete
+    sw.exhausted = found.stopped or None  # what stopped the independent check matters no more
 
 
 __all__ = ["Sweep", "sweep"]

@@ -1,0 +1,188 @@
+"""Witnesses a launch can give: faults of derived params checked again from base values.
+
+A param the kernel computes from others (``M = tl.cdiv(N, 64)``, ``Program.derived``) is checked
+as if independent of them: every combination of values is covered, so a sweep without a fault is
+sound, but a fault it finds may be at a combination no launch gives (``M = 1`` with
+``N_64_64 = (N + 64) // 64 = 0``: no ``N`` gives both). Before such a fault is reported, the base
+params (the kernel arguments and other values the kernel does not compute: the Program's params
+without a definition, and ``Program.bases``) are searched, smallest values first within their
+domains (``tle.assume`` bounds included): each tuple of base values gives, through the
+definitions, one combination of the Program's params, which is checked like any other. A fault
+found this way is real and is reported with the base values that give it; when none is found, the
+verdict is not "rejected" but "bounded" (or "unknown" when the budget ran out): no fault for the
+base values checked, nothing claimed for the others (docs/semantics.md, "Derived params").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Optional
+
+from ..ir.derived import derive
+from ..ir.nodes import Param, Program
+from ..ir.tracegen import CompiledProgram, TraceBudgetExceeded
+from .cutoff import _domain_range, _order
+from .instances import Checker, InstanceResult
+
+#: Each base param's values reach at least this far from zero (or from its domain's least value) ...
+MIN_SPAN = 16
+#: ... and at most this far: a definition with a constant ``c`` (a quotient by 64) changes value
+#: every ``c`` values of its operand, so the span grows with the constants and with the values of
+#: the faults to reproduce (``(c + 1) * (v + 2)``).
+MAX_SPAN = 4096
+#: The most distinct combinations of the Program's params checked (many base tuples give one).
+MAX_COMBOS = 4096
+#: The most base tuples enumerated.
+MAX_TUPLES = 200_000
+
+
+@dataclass
+class BaseSearch:
+    """What the search found: ``faults``, each (base values, the Program's params they give, the
+    instance's result), smallest base values first; ``checked``: per base param, the values whose
+    combination was checked without a fault; ``stopped``: why the search ended before its planned
+    values (the budget, or a cap), else empty; ``events``: the events it expanded; ``complete``:
+    every value of every base param's domain was checked (finite domains, none fixed)."""
+
+    faults: list[tuple[dict[str, int], dict[str, int], InstanceResult]] = field(default_factory=list)
+    checked: dict[str, list[int]] = field(default_factory=dict)
+    stopped: str = ""
+    events: int = 0
+    complete: bool = False
+
+    def checked_ranges(self) -> dict[str, str]:
+        return {k: (f"[{min(vs)}, {max(vs)}]" if len(set(vs)) > 1 else f"{{{vs[0]}}}")
+                for k, vs in self.checked.items() if vs}
+
+
+def base_params(program: Program) -> list[Param]:
+    """The params the derived ones are computed from, and the Program's other params: what a launch
+    chooses (the Program's params without a definition first, in order, then ``bases``)."""
+    derived = {d.name for d in program.derived}
+    return [p for p in program.params if p.name not in derived] + list(program.bases)
+
+
+def _span(program: Program, faulty: list[dict[str, int]], bound: Optional[int]) -> int:
+    consts = [abs(c) for d in program.derived for c in d.definition.constants]
+    biggest = max([abs(v) for params in faulty for v in params.values()], default=0)
+    span = max(MIN_SPAN, (max(consts, default=0) + 1) * (biggest + 2))
+    span = min(span, MAX_SPAN)
+    return span if bound is None else min(span, bound)
+
+
+def _values(p: Param, span: int, extra: list[int], bound: Optional[int]) -> list[int]:
+    """``p``'s values to try, smallest magnitude first: those within ``span`` of zero (of its
+    least or greatest value when the domain lies further out), and ``extra``."""
+    lo, hi = -span, span
+    if p.min is not None and p.min > span:
+        lo, hi = p.min, p.min + 2 * span
+    elif p.max is not None and p.max < -span:
+        lo, hi = p.max - 2 * span, p.max
+    vals = set(_domain_range(p.min, p.max, lo, hi))
+    vals |= {v for v in extra if p.contains(v) and (bound is None or abs(v) <= bound)}
+    return _order(vals)
+
+
+def _by_rank(lists: list[list[int]]) -> Iterator[tuple[int, ...]]:
+    """Every tuple of one value per list, by increasing sum of positions (small values first)."""
+    tops = [len(v) - 1 for v in lists]
+    if any(t < 0 for t in tops):
+        return
+    rest = [sum(tops[i:]) for i in range(len(tops) + 1)]
+
+    def parts(i: int, s: int) -> Iterator[tuple[int, ...]]:
+        if i == len(lists):
+            if s == 0:
+                yield ()
+            return
+        for k in range(max(0, s - rest[i + 1]), min(tops[i], s) + 1):
+            for tail in parts(i + 1, s - k):
+                yield (lists[i][k],) + tail
+
+    for s in range(rest[0] + 1):
+        yield from parts(0, s)
+
+
+def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mapping[str, int],
+           bound: Optional[int], budget: int, faulty: list[dict[str, int]],
+           after_fault: int) -> BaseSearch:
+    """Check the combinations base values give, smallest first, until ``after_fault`` more
+    combinations after the first faulty one, or the caps. ``faulty``: the combinations the
+    independent check found faulty (their independent params' values are tried too, and their
+    magnitude sets how far the search goes); ``fixed``: params the caller fixed (``--param``),
+    which a combination must agree with; ``budget``: the events it may expand."""
+    out = BaseSearch()
+    bases = base_params(program)
+    span = _span(program, faulty, bound)
+    lists = []
+    for p in bases:
+        if p.name in fixed:
+            lists.append([fixed[p.name]])
+            continue
+        lists.append(_values(p, span, [params[p.name] for params in faulty if p.name in params],
+                             bound))
+    domains = {p.name: p for p in program.params}
+    whole = not fixed and all(p.min is not None and p.max is not None
+                              and len(vals) == p.max - p.min + 1 for p, vals in zip(bases, lists))
+    seen: dict[tuple[int, ...], bool] = {}  # combination -> faulty
+    first_fault: Optional[int] = None
+    combos = 0
+    ended = True  # every tuple enumerated
+    for n, values in enumerate(_by_rank(lists)):
+        if n >= MAX_TUPLES:
+            out.stopped = f"the search stopped after {MAX_TUPLES} tuples of base values"
+            ended = False
+            break
+        base = dict(zip((p.name for p in bases), values))
+        env = derive(program.derived, base)
+        if env is None:  # a division by zero: no claim covers these values
+            whole = False
+            continue
+        params = {p.name: env[p.name] for p in program.params}
+        if any(not domains[k].contains(v) for k, v in params.items()):
+            whole = False  # a derived value tle.assume excludes, not a base value: no proof
+            continue
+        if any(params[k] != v for k, v in fixed.items() if k in params):
+            continue
+        key = tuple(params.values())
+        if key in seen:
+            if not seen[key]:
+                for k, v in base.items():
+                    out.checked.setdefault(k, []).append(v)
+            continue
+        if first_fault is not None and combos > first_fault + after_fault:
+            ended = False
+            break
+        if combos >= MAX_COMBOS:
+            out.stopped = f"the search stopped after {MAX_COMBOS} combinations of param values"
+            ended = False
+            break
+        left = budget - out.events
+        shown = ", ".join(f"{k}={v}" for k, v in base.items())
+        if left <= 0:
+            out.stopped = f"the verification budget ran out before {shown}"
+            ended = False
+            break
+        try:
+            traces = cp.run(params, left)
+        except TraceBudgetExceeded:
+            out.stopped = f"the verification budget ran out at {shown}"
+            ended = False
+            break
+        combos += 1
+        out.events += sum(len(ids) for ids, _ in traces)
+        res = None if checker.clean(traces) else checker.check(traces)
+        bad = res is not None and (bool(res.problems) or res.deadlock is not None)
+        seen[key] = bad
+        if bad:
+            out.faults.append((base, params, res))
+            if first_fault is None:
+                first_fault = combos
+        else:
+            for k, v in base.items():
+                out.checked.setdefault(k, []).append(v)
+    out.complete = ended and whole and not out.faults
+    return out
+
+
+__all__ = ["BaseSearch", "base_params", "search"]
