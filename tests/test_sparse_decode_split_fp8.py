@@ -1,8 +1,9 @@
 """The FP8 sparse MLA decode with the math split by output half (tle_kernels/sparse_decode_split_fp8.py,
-launched by tle_kernels/sparse_decode_split_fp8_launch.py) on the CPU:
+and its attn_sink variant sparse_decode_split_fp8_sink.py, launched by
+tle_kernels/sparse_decode_split_fp8_launch.py) on the CPU:
 
-- its protocol: tle-dump proves it for every ROUNDS (read specialised to TOPK);
-- its lowering: PTX for sm_90a with no spills and wgmmas ptxas does not serialize, at the
+- their protocol: tle-dump proves it for every ROUNDS (read specialised to TOPK);
+- their lowering: PTX for sm_90a with no spills and wgmmas ptxas does not serialize, at the
   [192, 160] worker budgets that leave the dequantizing producer 152 registers;
 - its math, run by the CPU emulator (tle_compiler/testing/emulator.py) through the launcher
   against the fp32 reference (tle_kernels/sparse_decode_reference.py) with FlashMLA's
@@ -10,7 +11,11 @@ launched by tle_kernels/sparse_decode_split_fp8_launch.py) on the CPU:
   unnamed tokens are NaN, pages of 1, 16 and 61 tokens and a padded block stride, s_q 1 and 2,
   several persistent rounds, h_q 8 / 32 / 64 / 128 (rows past h_q masked in the kernel), rows
   with no valid slot, topk_length, max_logits; and a kernel whose right warp group skips the
-  rescale of its accumulator fails that comparison.
+  rescale of its accumulator fails that comparison;
+- attn_sink the same way: sinks of both signs, large ones, +inf and -inf, with empty rows, at
+  h_q 32 and 128, through a tail split (pieces without the sink, the merge with it) with and
+  without main tokens; lse and max_logits stay the scores'; a sink kernel whose right half
+  ignores the sink fails.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import tle_kernels.sparse_decode_split_fp8 as kmod  # noqa: E402
+import tle_kernels.sparse_decode_split_fp8_sink as smod  # noqa: E402
 from tle_kernels import api  # noqa: E402
 from tle_kernels import sparse_decode_api as A  # noqa: E402
 from tle_kernels.sparse_decode_reference import (gather_tokens,  # noqa: E402
@@ -33,15 +39,17 @@ from .gpu.test_sparse_decode import (LSE_ABS, LSE_REL, OUT_ABS, OUT_COS, OUT_REL
                                      SCALE, close)
 
 KERNEL = kmod.__file__
+SINK_KERNEL = smod.__file__
 ARGS = ("attn_sink", "topk_length", "extra_k_cache", "extra_indices", "extra_topk_length")
 
 
 # ------------------------------------------------------------------------ protocol and lowering
 
-def test_tle_dump_graph_verifies_for_every_round_count(capsys):
+@pytest.mark.parametrize("path", [KERNEL, SINK_KERNEL], ids=["plain", "sink"])
+def test_tle_dump_graph_verifies_for_every_round_count(capsys, path):
     from tle_compiler.cli.dump import main
 
-    code = main(["--graph", KERNEL])
+    code = main(["--graph", path])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "read specialised to BLOCK_H=64, TOPK=2048" in err
@@ -50,13 +58,17 @@ def test_tle_dump_graph_verifies_for_every_round_count(capsys):
     assert "left --prob(alpha, probs, sum_exp)--> right    capacity 1" in out
 
 
-def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas():
+@pytest.mark.parametrize("mod,name", [(kmod, "sparse_decode_split_fp8"),
+                                      (smod, "sparse_decode_split_fp8_sink")],
+                         ids=["plain", "sink"])
+def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas(mod, name):
     """The workers at [192, 160] registers leave the producer 152 (of 3 x 168), enough for a whole
-    tile's FP8 bytes in flight; nothing spills and ptxas keeps the wgmmas asynchronous."""
+    tile's FP8 bytes in flight; nothing spills and ptxas keeps the wgmmas asynchronous (the sink
+    kernel's left too, with its per-tile sink term)."""
     from tle_compiler.lowering import compile_kernel, ptxas_stats
 
-    cfg = kmod.DEFAULT_CONFIG
-    compiled = compile_kernel(kmod.sparse_decode_split_fp8, dict(cfg["signature"]),
+    cfg = mod.DEFAULT_CONFIG
+    compiled = compile_kernel(getattr(mod, name), dict(cfg["signature"]),
                               dict(cfg["constexprs"]))
     st = ptxas_stats(compiled)
     assert st["ok"] and st["spill_stores"] == 0 and st["spill_loads"] == 0, st["log"]
@@ -68,13 +80,17 @@ def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas():
 
 @pytest.fixture
 def emulated(monkeypatch):
-    """The launcher runs the emulated kernel on ``sms`` persistent programs (default 3);
-    ``emulated(path)`` puts the kernel of another file in its place."""
+    """The launcher runs the emulated kernels (plain and sink) on ``sms`` persistent programs
+    (default 3); ``emulated(path)`` / ``emulated(sink_path=...)`` puts the kernel of another
+    file in the plain / sink kernel's place."""
     from tle_compiler.testing.emulator import load_kernel_module
 
-    def use(path=None, sms=3):
+    def use(path=None, sms=3, sink_path=None):
         emu = load_kernel_module(path or KERNEL, dot_dtypes=(torch.bfloat16,))
         monkeypatch.setattr(kmod, "sparse_decode_split_fp8", emu.sparse_decode_split_fp8)
+        emu = load_kernel_module(sink_path or SINK_KERNEL, dot_dtypes=(torch.bfloat16,))
+        monkeypatch.setattr(smod, "sparse_decode_split_fp8_sink",
+                            emu.sparse_decode_split_fp8_sink)
         monkeypatch.setattr(api, "sm_count", lambda device: sms)
     use()
     return use
@@ -189,14 +205,14 @@ def test_unsupported_calls_say_why():
     assert "extra cache" in sparse_split_fp8_unsupported_reason(q, kc, idx, True,
                                                                 extra_k_cache=kc)
     sink = torch.empty(64, **meta)
-    assert "attn_sink" in sparse_split_fp8_unsupported_reason(q, kc, idx, True, attn_sink=sink)
+    assert sparse_split_fp8_unsupported_reason(q, kc, idx, True, attn_sink=sink) is None
     idx96 = torch.empty(2, 1, 96, dtype=torch.int32, **meta)
     assert "multiple of 64" in sparse_split_fp8_unsupported_reason(q, kc, idx96, True)
     with pytest.raises(NotImplementedError, match="'split-fp8' cannot run"):
         launch_sparse_split_fp8(q, kc, idx96, SCALE, True, None, None)
 
 
-def test_auto_takes_it_for_the_fp8_cache_and_the_fp8_seesaw_for_attn_sink():
+def test_auto_takes_it_for_the_fp8_cache_with_and_without_attn_sink():
     import tle_kernels.sparse_decode_api as A
 
     meta = dict(device="meta")
@@ -210,9 +226,10 @@ def test_auto_takes_it_for_the_fp8_cache_and_the_fp8_seesaw_for_attn_sink():
     assert A.select_sparse_impl("auto", dict(call, topk_length=torch.empty(
         2, dtype=torch.int32, **meta))) == "split-fp8"
     sink = torch.empty(128, **meta)
-    assert A.select_sparse_impl("auto", dict(call, attn_sink=sink)) == "seesaw-fp8"
+    assert A.select_sparse_impl("auto", dict(call, attn_sink=sink)) == "split-fp8"
+    assert A.select_sparse_impl("split-fp8", dict(call, attn_sink=sink)) == "split-fp8"
     with pytest.raises(NotImplementedError, match="'split-fp8' cannot run this call"):
-        A.select_sparse_impl("split-fp8", dict(call, attn_sink=sink))
+        A.select_sparse_impl("split-fp8", dict(call, extra_k_cache=call["k_cache"]))
 
 
 def test_a_batch_under_one_wave_runs_as_merged_topk_pieces(emulated, monkeypatch):
@@ -227,3 +244,104 @@ def test_a_batch_under_one_wave_runs_as_merged_topk_pieces(emulated, monkeypatch
                         lambda *a, **kw: calls.append(a[-1]) or real(*a, **kw))
     run_and_check(hostile(1, 2, 64, 2048, seed=7, invalid=0.5), "tail split")
     assert len(calls) == 1 and calls[0].chunks == 4
+
+
+# -------------------------------------------------------------------------------------- attn_sink
+
+def with_sinks(x, h_q, seed):
+    """``x`` with attn_sink [h_q]: randn of both signs, and cycling through the heads +inf, -inf,
+    +-40 and +-1e6 (a row scaled to about 0, or left as is) and values near a row's lse (about
+    log(topk) + its scores: a factor well inside (0, 1))."""
+    g = torch.Generator().manual_seed(seed)
+    sink = torch.randn(h_q, generator=g) * 3
+    special = torch.tensor([float("inf"), float("-inf"), 40.0, -40.0, 1e6, -1e6, 6.0, 8.0])
+    sink[::3] = special.repeat(h_q // 24 + 1)[:len(sink[::3])]
+    assert (sink > 0).any() and (sink < 0).any()
+    x["attn_sink"] = sink
+    return x
+
+
+@pytest.mark.parametrize("h_q,b,s_q,topk,invalid", [(32, 3, 2, 192, 0.3), (128, 2, 1, 256, 0.5)],
+                         ids=["h_q32-masked-rows", "h_q128-two-head-blocks"])
+def test_sink_matches_the_reference(emulated, h_q, b, s_q, topk, invalid):
+    """The sink kernel (several persistent rounds on 3 programs) with empty rows: out 0 and lse
+    +inf whatever the sink; elsewhere out scaled by exp(lse) / (exp(lse) + exp(sink)), lse the
+    scores' (both from the reference); a +inf sink zeroes its head's rows."""
+    x = with_sinks(hostile(b, s_q, h_q, topk, seed=40 + h_q, invalid=invalid), h_q, seed=h_q)
+    x["indices"][1, s_q - 1] = -1                   # one row with no valid slot
+    out, lse = run_and_check(x, f"sink h_q={h_q}")
+    assert (out[1, s_q - 1] == 0).all() and (lse[1, :, s_q - 1] == float("inf")).all()
+    plus_inf = torch.isposinf(x["attn_sink"])
+    assert plus_inf.any() and (out[:, :, plus_inf] == 0).all()
+    assert torch.isfinite(lse[0]).all()             # request 0 has valid slots in every row
+
+
+def test_sink_keeps_lse_and_max_logits_of_the_scores(emulated):
+    """run_split_rows with and without the sink: the same lse and max_logits; out differs by
+    exactly the sink's factor (per row, both halves), 0 where the sink is +inf."""
+    h_q, t, topk = 64, 2, 128
+    x = with_sinks(hostile(t, 1, h_q, topk, seed=9), h_q, seed=9)
+    q3, idx2 = x["q"].view(t, h_q, 576), x["indices"].view(t, topk)
+    runs = []
+    for sink in (None, x["attn_sink"]):
+        out3 = torch.full((t, h_q, 512), float("nan"), dtype=torch.bfloat16)
+        lse2, ml = torch.full((t, h_q), float("nan")), torch.full((t, h_q), float("nan"))
+        run_split_rows(q3, x["k_cache"], idx2, out3, lse2, ml, SCALE, sink)
+        runs.append((out3, lse2, ml))
+    (o0, l0, m0), (o1, l1, m1) = runs
+    assert torch.equal(l0, l1) and torch.equal(m0, m1)
+    factor = torch.sigmoid(l0 - x["attn_sink"][None, :])          # [t, h_q]
+    torch.testing.assert_close(o1.float(), o0.float() * factor[..., None], atol=2e-2, rtol=2e-2)
+    assert (o1[:, torch.isposinf(x["attn_sink"])] == 0).all()
+
+
+@pytest.mark.parametrize("rows,h_q", [(2, 64), (10, 64), (2, 8)],
+                         ids=["pieces-only", "main-tokens-and-pieces", "h_q8-padded-merge"])
+def test_sink_through_a_tail_split(emulated, monkeypatch, rows, h_q):
+    """On 8 programs at topk 2048 the rows past the whole waves run as 4 topk pieces each: the
+    pieces without the sink (the plain kernel), the merge with it; with 10 rows the first 8 run
+    the sink kernel as the main launch; at h_q 8 the merge runs over 16-head copies."""
+    import tle_kernels.head_padding as hp
+
+    emulated(sms=8)
+    calls, kernels = [], []
+    real = hp.run_split_any_heads
+    monkeypatch.setattr(hp, "run_split_any_heads",
+                        lambda *a, **kw: calls.append((a[-1], kw)) or real(*a, **kw))
+    for mod, name in ((kmod, "sparse_decode_split_fp8"), (smod, "sparse_decode_split_fp8_sink")):
+        k = getattr(mod, name)
+        monkeypatch.setattr(mod, name, _Counted(k, name, kernels))
+    x = with_sinks(hostile(rows, 1, h_q, 2048, seed=rows + h_q, invalid=0.5), h_q, seed=rows)
+    x["indices"][rows - 1, 0, :1024] = -1           # a tail row with two empty pieces
+    run_and_check(x, "sink tail split")
+    (split, kw), = calls
+    assert split.chunks == 4 and kw["sink"] is not None and kw["run_main"] is not None
+    want = ["sparse_decode_split_fp8"] if rows == 2 else ["sparse_decode_split_fp8_sink",
+                                                         "sparse_decode_split_fp8"]
+    assert kernels == want
+
+
+class _Counted:
+    """A kernel whose launches (``kernel[grid](...)``) are recorded by name in ``seen``."""
+
+    def __init__(self, kernel, name, seen):
+        self.kernel, self.name, self.seen = kernel, name, seen
+
+    def __getitem__(self, grid):
+        self.seen.append(self.name)
+        return self.kernel[grid]
+
+
+def test_a_sink_kernel_whose_right_half_ignores_the_sink_fails(emulated, tmp_path):
+    """The sink kernel with the left handing the right its plain row sum (no sink term) fails
+    the comparison: the check sees the right's half scaled by the sink (the left's half alone
+    stays right)."""
+    from tests.test_kernels import kernel_copy
+
+    edit = ("pslot.sum_exp), l_i + tl.exp2(sink_t - m_use))", "pslot.sum_exp), l_i)")
+    emulated(sink_path=kernel_copy("sparse_decode_split_fp8_sink", tmp_path / "no_sink_r.py",
+                                   [edit]))
+    x = hostile(2, 1, 64, 256, seed=12)
+    x["attn_sink"] = torch.linspace(2.0, 8.0, 64)   # factors well inside (0, 1)
+    with pytest.raises(AssertionError, match="elements off|cosine"):
+        run_and_check(x, "right without sink")

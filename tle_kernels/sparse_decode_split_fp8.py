@@ -61,7 +61,9 @@ layout of a cache token and the helpers reading it (``token_bytes``, ``fp8_half`
 ``dequantized``), the persistent item loop (ROUNDS items per program, a short last round
 recomputing the last item, pipes indexed ``r * NT + k``: read specialised to TOPK), rows past
 n_heads masked (q loaded as 0, nothing stored), a row with no valid index giving out 0, lse +inf
-and max_logits -inf. Launch: tle_kernels/sparse_decode_split_fp8_launch.py.
+and max_logits -inf. Launch: tle_kernels/sparse_decode_split_fp8_launch.py. With attn_sink:
+sparse_decode_split_fp8_sink.py, this producer and right with a left whose published row sum
+(and its own denominator) carries the sink's term.
 """
 
 import triton.language as tl

@@ -1,5 +1,5 @@
-"""Launching the split FP8 sparse MLA decode kernel (tle_kernels/sparse_decode_split_fp8.py):
-``launch_sparse_split_fp8`` takes launch_sparse_seesaw_fp8's arguments (sparse_decode_naive's),
+"""Launching the split FP8 sparse MLA decode kernels (tle_kernels/sparse_decode_split_fp8.py, and
+tle_kernels/sparse_decode_split_fp8_sink.py with attn_sink): ``launch_sparse_split_fp8`` takes launch_sparse_seesaw_fp8's arguments (sparse_decode_naive's),
 ``sparse_split_fp8_unsupported_reason`` says why a call cannot run here, and ``run_split_rows``
 launches the kernel over query rows with every output it writes (max_logits too).
 
@@ -16,10 +16,15 @@ A batch that does not fill its last wave of items (a small decode step: all of i
 rows past the whole waves as topk pieces on every SM, merged by lse (tail_split.py), as the
 seesaw's launcher does; a piece is a whole number of K tiles.
 
-Not here yet: attn_sink (the kernel has no sink epilogue) and an extra cache.
+attn_sink [h_q] fp32 (16-byte aligned, else a copy): the sink kernel, whose epilogue puts
+exp(sink) in each row's denominator. With a tail split the pieces run the plain kernel (a piece
+must not count exp(sink): there would be one per piece) and the merge applies the sink, while
+the main tokens run the sink kernel.
 
-Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernel is
-looked up in its module at call time, so a test can put an emulated one there.
+Not here yet: an extra cache.
+
+Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernels are
+looked up in their modules at call time, so a test can put emulated ones there.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import torch
 
 from . import api
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
-from .sparse_decode_rows import RowOutputs, token_rows
+from .sparse_decode_rows import RowOutputs, aligned, token_rows
 from .sparse_decode_seesaw_fp8_launch import cache_views, masked_indices
 
 D_QK = 576
@@ -49,8 +54,6 @@ def sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=N
         return "split-fp8 reads the FP8 cache only"
     if extra_k_cache is not None:
         return "split-fp8 does not take an extra cache"
-    if attn_sink is not None:
-        return "split-fp8 does not take attn_sink yet"
     topk = indices.shape[-1]
     if topk == 0 or topk % TILE != 0:
         return f"split-fp8 needs topk a positive multiple of {TILE} (got topk={topk})"
@@ -65,21 +68,29 @@ def sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=N
     return None
 
 
-def run_split_rows(q3, k_cache, idx2, out3, lse2, max_logits, sm_scale: float) -> None:
+def run_split_rows(q3, k_cache, idx2, out3, lse2, max_logits, sm_scale: float,
+                   sink=None) -> None:
     """One launch over query rows: q3 [T, h_q, 576] bf16, idx2 [T, topk] int32 into out3 [T, h_q,
     512] bf16, lse2 and max_logits [T, h_q] fp32 with the same strides (natural log; a row with
-    no valid index: out 0, lse +inf, max_logits -inf)."""
+    no valid index: out 0, lse +inf, max_logits -inf). ``sink``: attn_sink [h_q] fp32, 16-byte
+    aligned, in the sink kernel's epilogue (out only: lse and max_logits are the scores')."""
     kv8, kv32, kv16, stride_blk, n_tokens = cache_views(k_cache)
     t, h_q = q3.shape[0], q3.shape[1]
     assert max_logits.stride() == lse2.stride()
     grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q3.device), BLOCK_H)
-    from . import sparse_decode_split_fp8 as kmod
+    args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
+            stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
+            lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds)
+    # h_q (n_heads) last: the kernels mask the rows of their last head block past it
+    if sink is None:
+        from . import sparse_decode_split_fp8 as kmod
 
-    kmod.sparse_decode_split_fp8[grid](
-        q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
-        stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
-        lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds, h_q,
-        TOPK=idx2.shape[-1], BLOCK_H=BLOCK_H)
+        kmod.sparse_decode_split_fp8[grid](*args, h_q, TOPK=idx2.shape[-1], BLOCK_H=BLOCK_H)
+    else:
+        from . import sparse_decode_split_fp8_sink as smod
+
+        smod.sparse_decode_split_fp8_sink[grid](*args, sink, h_q, TOPK=idx2.shape[-1],
+                                                BLOCK_H=BLOCK_H)
 
 
 def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,
@@ -99,17 +110,23 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
         indices = masked_indices(indices, topk_length)
     rows = RowOutputs(out, lse)
     q3, idx2 = token_rows(q, t), token_rows(indices, t)
+    sink = None if attn_sink is None else aligned(attn_sink)
     from .head_padding import run_split_any_heads
     from .tail_split import plan_tail_split
 
-    def run(q3, _kv, idx3, out3, max_logits, lse2):   # tail_split's runner
-        run_split_rows(q3, k_cache, idx3.view(q3.shape[0], idx3.shape[-1]), out3, lse2,
-                       max_logits, sm_scale)
+    def runner(sink):
+        """tail_split's runner: a launch over rows, with ``sink`` in its epilogue if given."""
+        def run(q3, _kv, idx3, out3, max_logits, lse2):
+            run_split_rows(q3, k_cache, idx3.view(q3.shape[0], idx3.shape[-1]), out3, lse2,
+                           max_logits, sm_scale, sink)
+        return run
 
     split = plan_tail_split(t, -(-h_q // BLOCK_H), topk, api.sm_count(q.device), TILE)
     if split is None:
-        run_split_rows(q3, k_cache, idx2, rows.out3, rows.lse2, rows.max_logits, sm_scale)
+        run_split_rows(q3, k_cache, idx2, rows.out3, rows.lse2, rows.max_logits, sm_scale, sink)
     else:
-        run_split_any_heads(run, q3, None, idx2.view(t, 1, topk), rows.out3, rows.max_logits,
-                            rows.lse2, split)
+        # the pieces without the sink (it would count once per piece), the merge with it, the
+        # main tokens (whole waves, if any) with it in the kernel
+        run_split_any_heads(runner(None), q3, None, idx2.view(t, 1, topk), rows.out3,
+                            rows.max_logits, rows.lse2, split, sink=sink, run_main=runner(sink))
     rows.finish()
