@@ -338,7 +338,7 @@ def test_tensor_parallel_head_counts_run_padded_to_64_heads(emulated, h_q):
 def test_built_and_named_in_the_api():
     assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8", "split-fp8")
     assert A.PREFERENCE[0] == "seesaw" and A.PREFERENCE[-1] == "naive"
-    # the split FP8 kernel first (faster), the FP8 seesaw for what it cannot run (attn_sink)
+    # the split FP8 kernel first (faster, attn_sink included), then the FP8 seesaw
     assert A.PREFERENCE.index("split-fp8") < A.PREFERENCE.index("seesaw-fp8") \
         < A.PREFERENCE.index("naive")
     assert A.launcher_module("seesaw") is S

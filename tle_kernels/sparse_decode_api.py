@@ -26,8 +26,8 @@ a bf16 cache.
   spaced token rows); "seesaw-fp8", the FP8 cache read by a dequantizing producer feeding the
   same consumers (tle_kernels/sparse_decode_seesaw_fp8_launch.py); and "split-fp8", the FP8
   cache with the math split by output half between the consumers so that the dequantizing
-  producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; no attn_sink or
-  extra cache yet). A TLE kernel joins by its launcher module in ``LAUNCHERS``.
+  producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; attn_sink too,
+  no extra cache yet). A TLE kernel joins by its launcher module in ``LAUNCHERS``.
 
 ``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
 every rule but the device check, which is last); an error names the argument, with FlashMLA's
@@ -55,7 +55,7 @@ ALIGN = 16                      # bytes: FP8 cache base and block stride
 # cache through the same consumers with a dequantizing producer; each refuses the other's cache,
 # so "auto" takes whichever reads the call's cache. "split-fp8" reads the FP8 cache with the math
 # split by output half (its producer gets 152 registers: 1.07x FlashMLA at h_q 64 on the H200,
-# where seesaw-fp8 runs 0.84x); "auto" prefers it, and takes seesaw-fp8 for attn_sink.
+# where seesaw-fp8 runs 0.84x); "auto" prefers it, attn_sink calls included.
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8")
 PREFERENCE: Tuple[str, ...] = ("seesaw", "split-fp8", "seesaw-fp8", "pipe", "naive")
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support
