@@ -278,9 +278,11 @@ def test_sink_matches_the_reference(emulated, h_q, b, s_q, topk, invalid):
 
 def test_sink_keeps_lse_and_max_logits_of_the_scores(emulated):
     """run_split_rows with and without the sink: the same lse and max_logits; out differs by
-    exactly the sink's factor (per row, both halves), 0 where the sink is +inf."""
+    exactly the sink's factor (per row, both halves), 0 where the sink is +inf and in the row
+    with no valid slot."""
     h_q, t, topk = 64, 2, 128
     x = with_sinks(hostile(t, 1, h_q, topk, seed=9), h_q, seed=9)
+    x["indices"][1] = -1                            # row 1: no valid slot
     q3, idx2 = x["q"].view(t, h_q, 576), x["indices"].view(t, topk)
     runs = []
     for sink in (None, x["attn_sink"]):
@@ -290,9 +292,10 @@ def test_sink_keeps_lse_and_max_logits_of_the_scores(emulated):
         runs.append((out3, lse2, ml))
     (o0, l0, m0), (o1, l1, m1) = runs
     assert torch.equal(l0, l1) and torch.equal(m0, m1)
-    factor = torch.sigmoid(l0 - x["attn_sink"][None, :])          # [t, h_q]
+    # exp(lse) / (exp(lse) + exp(sink)); an empty row (lse +inf) is 0 with or without the sink
+    factor = torch.sigmoid(l0.masked_fill(torch.isposinf(l0), 0.0) - x["attn_sink"][None, :])
     torch.testing.assert_close(o1.float(), o0.float() * factor[..., None], atol=2e-2, rtol=2e-2)
-    assert (o1[:, torch.isposinf(x["attn_sink"])] == 0).all()
+    assert (o1[:, torch.isposinf(x["attn_sink"])] == 0).all() and (o1[1] == 0).all()
 
 
 @pytest.mark.parametrize("rows,h_q", [(2, 64), (10, 64), (2, 8)],

@@ -3,7 +3,10 @@ through tle_kernels/sparse_decode_split_fp8_launch.py) on the GPU, against the f
 FlashMLA's sparse-decode tolerances (tests/gpu/test_sparse_decode.py's check): b in {1, 64}, s_q
 in {1, 2}, h_q in {64, 128}, topk 512 and 2048; then mostly and wholly invalid rows with
 max_logits, h_q 8 / 32 (masked head rows), topk_length, page sizes 2 and 61, FlashMLA's padded
-block stride and the three cache dtypes, and a decode step captured in a CUDA graph.
+block stride and the three cache dtypes, and a decode step captured in a CUDA graph; attn_sink
+(tle_kernels/sparse_decode_split_fp8_sink.py: randn sinks with +inf and -inf among them) at b 1
+(a tail split: pieces without the sink, merged with it) and 64, h_q 64 / 128, s_q 1 / 2, with an
+empty row, "auto" choosing it, and a sink step replayed in a CUDA graph with new sinks.
 
 Inputs come from ``make_sparse_decode_inputs``: invalid indices of every kind (-1, the int32
 extremes, past the cache), every token no valid slot names NaN (bytes, scales and RoPE), outputs
@@ -153,3 +156,81 @@ def test_a_decode_step_replays_in_a_cuda_graph():
                                                      SCALE)
         close("graph out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
         close("graph lse", lse, want_lse, LSE_ABS, LSE_REL)
+
+
+# -------------------------------------------------------------------------------------- attn_sink
+
+def sink_inputs(b, s_q, h_q, seed):
+    """FlashMLA's inputs with attn_sink (randn per head, some +inf and -inf; head 0 +inf, head
+    1 -inf whatever the draw gave) and, with more than one query row, the last row empty."""
+    x = make_sparse_decode_inputs(b, s_q, h_q, TOPK, seed=seed, attn_sink=True)
+    sink = x["attn_sink"]
+    sink[0], sink[1] = float("inf"), float("-inf")
+    if b * s_q > 1:
+        x["indices"][b - 1, s_q - 1] = -1
+    return x
+
+
+@pytest.mark.parametrize("h_q", [64, 128])
+@pytest.mark.parametrize("s_q", [1, 2])
+@pytest.mark.parametrize("b", [1, 64])
+def test_attn_sink_matches_the_reference(b, s_q, h_q):
+    """The sink kernel (b 64) and a tail split whose merge applies the sink (b 1); "auto" runs
+    split-fp8 for it. Empty row: out 0, lse +inf; a +inf sink zeroes its head."""
+    x = sink_inputs(b, s_q, h_q, seed=700 + b + s_q * 10 + h_q)
+    call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=True,
+                **{k: x[k] for k in ARGS})
+    assert A.select_sparse_impl("auto", call) == "split-fp8"
+    out, lse = check(x, f"sink b={b} s_q={s_q} h_q={h_q}")
+    if b * s_q > 1:
+        assert (out[b - 1, s_q - 1] == 0).all()
+        assert (lse[b - 1, :, s_q - 1] == float("inf")).all()
+    assert (out[:, :, 0] == 0).all() and torch.isfinite(lse[0, :, 0]).all()
+
+
+def test_attn_sink_leaves_lse_and_max_logits_to_the_scores():
+    """run_split_rows with and without the sink: equal lse and max_logits; out scaled by
+    exp(lse) / (exp(lse) + exp(sink)) per row."""
+    b, h_q = 64, 128
+    x = sink_inputs(b, 1, h_q, seed=11)
+    q3, idx2 = x["q"].view(b, h_q, 576), x["indices"].view(b, TOPK)
+    runs = []
+    for sink in (None, x["attn_sink"]):
+        out3 = torch.full((b, h_q, 512), float("nan"), dtype=torch.bfloat16, device="cuda")
+        lse2 = torch.full((b, h_q), float("nan"), device="cuda")
+        ml = torch.full((b, h_q), float("nan"), device="cuda")
+        run_split_rows(q3, x["k_cache"], idx2, out3, lse2, ml, SCALE, sink)
+        runs.append((out3, lse2, ml))
+    torch.cuda.synchronize()
+    (o0, l0, m0), (o1, l1, m1) = runs
+    assert torch.equal(l0, l1) and torch.equal(m0, m1)
+    # exp(lse) / (exp(lse) + exp(sink)); an empty row (lse +inf) is 0 with or without the sink
+    factor = torch.sigmoid(l0.masked_fill(torch.isposinf(l0), 0.0) - x["attn_sink"][None, :])
+    torch.testing.assert_close(o1.float(), o0.float() * factor[..., None], atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("b", [1, 64])
+def test_a_sink_decode_step_replays_in_a_cuda_graph(b):
+    """Captured once with attn_sink (b 1: the tail split and its merge are captured too),
+    replayed with new queries, indices and sinks written into the same tensors."""
+    x = sink_inputs(b, 2, 128, seed=12)
+    y = sink_inputs(b, 2, 128, seed=13)
+    y["attn_sink"].mul_(-1.0)                        # other signs, +inf and -inf swapped
+    out, lse = A.empty_outputs(x["q"])
+    args = (x["q"], x["k_cache"], x["indices"], SCALE, True, out, lse, x["attn_sink"])
+    launch_sparse_split_fp8(*args)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        launch_sparse_split_fp8(*args)
+    for z in (x, y):
+        for k in ("q", "k_cache", "indices", "attn_sink"):
+            x[k].copy_(z[k])
+        out.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        want_out, want_lse = sparse_decode_reference(z["q"], z["k_cache"], z["indices"], 512,
+                                                     SCALE, z["attn_sink"])
+        close("sink graph out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+        close("sink graph lse", lse, want_lse, LSE_ABS, LSE_REL)
