@@ -134,5 +134,5 @@ def test_tensor_parallel_head_counts_padded_to_64(b, h_q):
                                   attn_sink=True,
                                   topk_length=([700, 0, 2048, 65] * (b // 4 + 1))[:b])
     assert A.select_sparse_impl("auto", dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"],
-                                             is_fp8=True, **{k: x[k] for k in ARGS})) == "split-fp8"
-    check(x, f"b={b} h_q={h_q}")   # the FP8 seesaw by name (auto takes the split kernel)
+                                             is_fp8=True, **{k: x[k] for k in ARGS})) == "seesaw-fp8"
+    check(x, f"b={b} h_q={h_q}")
