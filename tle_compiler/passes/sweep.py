@@ -29,6 +29,7 @@ from ..ir.tracegen import TraceBudgetExceeded, compile_program
 from ..ir.unroll import Instance, unroll
 from .context import PassContext
 from .cutoff import Plan, plan
+from .i32_range import first_wrap
 from .instances import Checker, Problem
 from .verdict import BOUNDED, PROVED, UNKNOWN, Verdict
 from .witness import base_params, search
@@ -107,6 +108,52 @@ class Sweep:
                 "base": dict(base), "derived": {k: v for k, v in params.items() if k in derived}})
 
     def verdict(self, ctx: PassContext) -> Verdict:
+        """What the checks prove; values at which an expression leaves i32 are not among the
+        values a claim covers (:meth:`_within_i32`)."""
+        return self._within_i32(ctx, self._verdict(ctx))
+
+    def _within_i32(self, ctx: PassContext, v: Verdict) -> Verdict:
+        """``v`` without the checked values at which a loop bound, a condition's operand, an
+        index or a derived param's definition leaves i32 (i32_range.py): the GPU computes those
+        in i32, where they wrap, so the check at such a value (over unbounded integers) says
+        nothing of a launch with it. With any, a proof becomes "bounded", its reason naming the
+        first such expression and the values that make it."""
+        program = ctx.program
+        names = {p.name for p in program.params}
+        bases = {k: x for k, x in ctx.fixed_params.items() if k not in names}
+        done = [] if self.unreal else self.done
+        hull: dict[str, tuple[int, int]] = {}
+        for d in done:
+            for k, x in d.items():
+                lo, hi = hull.get(k, (x, x))
+                hull[k] = (min(lo, x), max(hi, x))
+        if first_wrap(program, hull, bases) is None:
+            return v
+        wrapped: Optional[tuple[dict[str, int], str]] = None
+        kept: list[dict[str, int]] = []
+        for d in done or [{}]:
+            why = first_wrap(program, d, bases)
+            if why is None:
+                kept.append(d)
+            elif wrapped is None:
+                wrapped = (d, why)
+        if wrapped is None:  # the hull over-approximates: every value itself stays inside
+            return v
+        values, why = wrapped
+        derived = {d.name for d in program.derived}
+        head = [f"{k}={x}" for k, x in {**bases, **values}.items() if k not in derived]
+        tail = [f"{k}={x}" for k, x in values.items() if k in derived]
+        at = ", ".join(head) + (f" ({', '.join(tail)})" if head and tail else ", ".join(tail))
+        reason = (f"at {at}, {why}, outside i32: the GPU computes it in i32, where it wraps, "
+                  f"while the check counts with unbounded integers")
+        if v.reason:
+            reason = f"{reason}; {v.reason}"
+        checked = (self.plan.checked(kept) if done else dict(v.checked)) or \
+            {k: "{}" for k in (hull or bases)}
+        kind = BOUNDED if v.kind == PROVED else v.kind
+        return Verdict(kind, scope=v.scope, checked=checked, reason=reason, events=v.events)
+
+    def _verdict(self, ctx: PassContext) -> Verdict:
         if self.unreal:
             bases = [p.name for p in base_params(ctx.program)]
             names = ", ".join(bases)

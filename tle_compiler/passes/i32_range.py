@@ -1,0 +1,180 @@
+"""Whether the integers a checked param value makes the GPU compute stay inside i32.
+
+The verifier counts with unbounded integers; the GPU computes a kernel's integer arguments, and
+the loop bounds, conditions and pipe indices made of them, in i32. Sums, differences and products
+by constants wrap modulo 2^32, so such an expression computes its true value exactly when that
+value lies in [-2^31, 2^31 - 1]; outside, the launch computes another number than the one checked
+(``range(N, N + 2)`` at N = 2^31 - 1 runs no iteration, ``N + 1 > 0`` is false). A check at such
+a value says nothing of the launch with it (docs/semantics.md, "Integers are unbounded").
+
+:func:`first_wrap` walks a Program for one assignment of its params: every loop bound, every
+operand of a condition and every event or access index, with each loop variable ranging over the
+values its loop can give it (and its value one step past the last, which the compiled loop
+computes before it compares; an interval, so a nest is over-approximated; an ``if`` whose
+condition the params alone decide walks only the branch taken), and every intermediate value of
+the derived params' definitions (``Program.derived``) whose operands the values given determine.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Optional, Union
+
+from ..ir.derived import Definition
+from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
+from ..ir.nodes import Access, Event, For, If, Program, Stmt
+
+I32_MIN, I32_MAX = -2**31, 2**31 - 1
+
+Interval = tuple[int, int]
+
+
+def _interval(a: Affine, env: Mapping[str, Interval]) -> Optional[Interval]:
+    """The least and greatest value of ``a`` over ``env`` (None: a variable without a value)."""
+    lo = hi = a.const
+    for v, c in a.terms:
+        if v not in env:
+            return None
+        vl, vh = env[v]
+        lo, hi = (lo + c * vl, hi + c * vh) if c > 0 else (lo + c * vh, hi + c * vl)
+    return lo, hi
+
+
+def _outside(r: Optional[Interval]) -> Optional[int]:
+    """The value of ``r`` furthest outside i32, if any."""
+    if r is None:
+        return None
+    if r[1] > I32_MAX:
+        return r[1]
+    if r[0] < I32_MIN:
+        return r[0]
+    return None
+
+
+def _cond_operands(c: Cond) -> list[Affine]:
+    if isinstance(c, Compare):
+        return [c.lhs, c.rhs]
+    if isinstance(c, ModCompare):
+        return [c.expr]
+    if isinstance(c, BoolOp):
+        return [a for item in c.items for a in _cond_operands(item)]
+    return _cond_operands(c.item)
+
+
+class _Walk:
+    def __init__(self) -> None:
+        self.found: Optional[str] = None
+
+    def check(self, a: Affine, env: Mapping[str, Interval], what: str, line: int) -> bool:
+        r = _interval(a, env)
+        bad = _outside(r)
+        if bad is None:
+            return True
+        verb = "is" if r[0] == r[1] else "reaches"
+        self.found = f"{what} `{a}` (line {line}) {verb} {bad}"
+        return False
+
+    def body(self, stmts: tuple[Stmt, ...], env: dict[str, Interval]) -> bool:
+        for s in stmts:
+            if isinstance(s, (Event, Access)):
+                if not self.check(s.index, env, "the index", s.loc.line):
+                    return False
+            elif isinstance(s, For):
+                line = s.loc.line
+                if not (self.check(s.start, env, "the loop bound", line)
+                        and self.check(s.stop, env, "the loop bound", line)):
+                    return False
+                start, stop = _interval(s.start, env), _interval(s.stop, env)
+                if start is None or stop is None:
+                    continue
+                lo, hi = ((start[0], stop[1] - 1) if s.step > 0 else (stop[0] + 1, start[1]))
+                if start[0] == start[1] and stop[0] == stop[1] and abs(s.step) > 1:
+                    # one range: its last value exactly (a step > 1 stops short of the bound)
+                    r = range(start[0], stop[0], s.step)
+                    if r:
+                        lo, hi = min(r[0], r[-1]), max(r[0], r[-1])
+                if lo > hi:  # the loop runs no iteration for any value here
+                    continue
+                # the compiled loop steps its variable past the last value before it compares
+                last = Affine.of(s.var) + s.step
+                if not self.check(last, {s.var: (lo, hi)}, "the loop variable's next value", line):
+                    return False
+                if not self.body(s.body, {**env, s.var: (lo, hi)}):
+                    return False
+            elif isinstance(s, If):
+                for a in _cond_operands(s.cond):
+                    if not self.check(a, env, f"in the condition `{s.cond}`, the operand", s.loc.line):
+                        return False
+                taken = _decided(s.cond, env)
+                if taken is not False and not self.body(s.then, env):
+                    return False
+                if taken is not True and not self.body(s.orelse, env):
+                    return False
+        return True
+
+
+def _decided(c: Cond, env: Mapping[str, Interval]) -> Optional[bool]:
+    """The condition's value when every variable it uses has one value here, else None."""
+    point: dict[str, int] = {}
+    for v in c.variables:
+        r = env.get(v)
+        if r is None or r[0] != r[1]:
+            return None
+        point[v] = r[0]
+    return c.eval(point)
+
+
+def _definition_wrap(d: Definition, env: Mapping[str, int]) -> Optional[tuple[str, int]]:
+    """The first operand or intermediate result of ``d`` outside i32 at ``env`` (its text and
+    value); None when every one is inside, or ``d`` is undefined there."""
+    xs: list[int] = []
+    for a in d.args:
+        if isinstance(a, Definition):
+            inner = _definition_wrap(a, env)
+            if inner is not None:
+                return inner
+            x = a.eval(env)
+        else:
+            x = a.eval(env)
+            if not I32_MIN <= x <= I32_MAX:
+                return str(a), x
+        if x is None:
+            return None
+        xs.append(x)
+    v = d.eval(env)
+    if v is not None and not I32_MIN <= v <= I32_MAX:
+        return str(d), v
+    return None
+
+
+def first_wrap(program: Program, values: Mapping[str, Union[int, Interval]],
+               bases: Optional[Mapping[str, int]] = None) -> Optional[str]:
+    """The first expression ``program`` computes outside i32 for its params' ``values`` (each a
+    value, or an interval ``(lo, hi)`` of values: the answer then covers every value in it, over-
+    approximated) and the base params' ``bases``, from which the derived params' definitions are
+    evaluated; as ``the loop bound `N + 2` (line 17) is 2147483649``; None when everything stays
+    inside."""
+    ranges = {k: (v, v) if isinstance(v, int) else tuple(v)
+              for k, v in {**dict(bases or {}), **dict(values)}.items()}
+    for name, r in ranges.items():
+        bad = _outside(r)
+        if bad is not None:
+            return f"the param {name} {'is' if r[0] == r[1] else 'reaches'} {bad}"
+    env = {k: r[0] for k, r in ranges.items() if r[0] == r[1]}
+    for d in program.derived:
+        if not d.definition.variables <= env.keys():
+            continue
+        bad = _definition_wrap(d.definition, env)
+        if bad is not None:
+            return f"`{bad[0]}` in the definition `{d}` (line {d.loc.line}) is {bad[1]}"
+        v = d.definition.eval(env)
+        if v is not None and d.name not in ranges:
+            env[d.name] = v
+            ranges[d.name] = (v, v)
+    walk = _Walk()
+    for p in program.partitions:
+        if not walk.body(p.body, dict(ranges)):
+            return walk.found
+    return None
+
+
+__all__ = ["I32_MAX", "I32_MIN", "first_wrap"]
