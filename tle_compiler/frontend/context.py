@@ -4,7 +4,7 @@ shared-buffer uses and assumptions; and the pipe and assumption records the Kern
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ir.nodes import Loc
@@ -52,8 +52,11 @@ class PipeInfo:
 @record
 class Assumption:
     """One ``tle.assume`` comparison: param ``param`` (its name in the Program) lies in ``[min,
-    max]`` (None: open); ``arg`` is the kernel argument the param is, if any (checked at launch);
-    ``text`` the source of the whole ``tle.assume(...)`` and ``loc`` its line."""
+    max]`` (None: open); ``arg`` is the kernel argument the param is, if any; ``steps``, for a
+    param the kernel computes from its arguments (``M = N // 64``), how: ir/derived.py's
+    ``Derived`` definitions over argument names, in order, the last one the param's (a launch
+    evaluates them, with C's ``//`` and ``%``, and checks the value); ``text`` the source of the
+    whole ``tle.assume(...)`` and ``loc`` its line."""
 
     param: str
     arg: Optional[str]
@@ -61,9 +64,23 @@ class Assumption:
     max: Optional[int]
     text: str
     loc: Loc
+    steps: tuple = field(default=(), repr=False)
 
     def holds(self, value: int) -> bool:
         return (self.min is None or value >= self.min) and (self.max is None or value <= self.max)
+
+    @property
+    def arguments(self) -> tuple[str, ...]:
+        """The kernel arguments the param is computed from (its own, or its steps' leaves)."""
+        if self.arg is not None:
+            return (self.arg,)
+        names = {st.name for st in self.steps}
+        out: list[str] = []
+        for st in self.steps:
+            for v in sorted(st.definition.variables):
+                if v not in names and v not in out:
+                    out.append(v)
+        return tuple(out)
 
 
 #: Where tle.assume may stand (the error everywhere else).

@@ -182,6 +182,47 @@ def used_placeholders(partitions: list[Partition]) -> list[str]:
     return uses
 
 
+def launch_steps(table: ParamTable, definitions: Mapping[str, Definition], placeholder: str
+                 ) -> Optional[tuple[Derived, ...]]:
+    """How a launch computes the param behind ``placeholder`` from the kernel's arguments: ``()``
+    for an argument itself, else the definitions from the arguments to it (``Derived`` steps over
+    argument names, named by their hints, the last one the param's); None when it is not computed
+    from arguments alone (a value loaded from memory, a program id, a value a branch chose)."""
+    key_of = {slot.placeholder: key for key, slot in table.by_key.items()}
+    if table.slot(placeholder).arg is not None:
+        return ()
+    steps: list[Derived] = []
+    named: dict[str, str] = {}
+    taken = {slot.arg for slot in table.by_placeholder.values() if slot.arg}
+
+    def visit(ph: str) -> Optional[str]:
+        slot = table.slot(ph)
+        if slot.arg is not None:
+            return slot.arg
+        if ph in named:
+            return named[ph]
+        key = key_of.get(ph)
+        d = (definitions.get(key[1]) if isinstance(key, tuple) and len(key) == 2
+             and key[0] == "pure" else None)
+        if d is None:
+            return None
+        env: dict[str, Affine] = {}
+        for v in sorted(d.variables, key=_slot_order):
+            name = visit(v)
+            if name is None:
+                return None
+            env[v] = Affine.of(name)
+        name, k = slot.hint, 1
+        while name in taken:
+            name, k = f"{slot.hint}_{k}", k + 1
+        taken.add(name)
+        named[ph] = name
+        steps.append(Derived(name, d.substitute(env), slot.loc))
+        return name
+
+    return tuple(steps) if visit(placeholder) is not None else None
+
+
 def derivations(table: ParamTable, definitions: Mapping[str, Definition], uses: list[str],
                 names: Mapping[str, str], partitions: list[Partition]
                 ) -> tuple[tuple[Derived, ...], tuple[Param, ...]]:

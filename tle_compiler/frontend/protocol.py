@@ -36,7 +36,7 @@ from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, 
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
-from .params import derivations, finalize, is_placeholder, used_placeholders
+from .params import derivations, finalize, is_placeholder, launch_steps, used_placeholders
 from .scope import fold_int, is_triton
 from .values import (HANDLES, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
@@ -1509,7 +1509,16 @@ class PrologueWalker(Walker):
             if new_lo is not None and new_hi is not None and new_lo > new_hi:
                 raise self.err(f"`{text}` leaves no value of {slot.hint}: its domain would be "
                                f"[{new_lo}, {new_hi}]", call, check="bad-assume")
-            self.k.assumptions.append((ph, Assumption(slot.hint, slot.arg, lo, hi, text, loc)))
+            steps = launch_steps(self.k.params, self.k.definitions, ph)
+            if steps is None:
+                raise self.err(f"`{text}` bounds {slot.hint}, which is not computed from the "
+                               f"kernel's arguments alone (a value loaded from memory, a program "
+                               f"id, or one a branch chose): no launch can check it, so the "
+                               f"protocol would be verified for values nothing guarantees; bound "
+                               f"the arguments it comes from, or make the protocol hold for "
+                               f"every value of it", call, check="bad-assume")
+            self.k.assumptions.append((ph, Assumption(slot.hint, slot.arg, lo, hi, text, loc,
+                                                      steps)))
 
     def assume_operand(self, node, text: str) -> tuple[str, object]:
         v = self.eval(node)

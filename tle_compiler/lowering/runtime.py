@@ -140,21 +140,49 @@ class Runtime:
                                  f"be an integer, got {type(value).__name__} {value!r}")
 
     def check_assumptions(self, bound: dict) -> None:
-        """Every kernel argument a ``tle.assume`` bounds satisfies it: the protocol was verified
-        only for those values, so a launch outside them could race or hang. A ValueError names
-        the argument, its value and the assumption's line."""
-        for a in self.assumptions(bound):
-            if a.arg is None or a.arg not in bound:
+        """Every param a ``tle.assume`` bounds satisfies it: the protocol was verified only for
+        those values, so a launch outside them could race or hang. The param is a kernel argument
+        or is computed from arguments (``M = N // 64``: its ``steps``, evaluated here with C's
+        ``//`` and ``%`` as the GPU computes them). A ValueError names the arguments, their
+        values, the param's value and the assumption's line."""
+        from ..ir.derived import derive
+
+        # the arguments' own assumptions first: a derived param's may divide by one of them
+        for a in sorted(self.assumptions(bound), key=lambda a: a.arg is None):
+            names = a.arguments
+            if not names or any(n not in bound for n in names):
                 continue
-            value = bound[a.arg]
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValueError(f"{self.info.name}: argument {a.arg} is bounded by `{a.text}` "
-                                 f"({a.loc}), so it must be an integer, got "
-                                 f"{type(value).__name__} {value!r}")
+            for n in names:
+                value = bound[n]
+                if isinstance(value, bool) or not isinstance(value, int):
+                    what = "bounded" if a.arg is not None else f"used to compute {a.param}, " \
+                                                                f"bounded"
+                    raise ValueError(f"{self.info.name}: argument {n} is {what} by `{a.text}` "
+                                     f"({a.loc}), so it must be an integer, got "
+                                     f"{type(value).__name__} {value!r}")
+            if a.arg is not None:
+                value = bound[a.arg]
+                if not a.holds(value):
+                    raise ValueError(f"{self.info.name}: argument {a.arg} = {value} violates "
+                                     f"`{a.text}` ({a.loc}): the kernel's protocol is verified "
+                                     f"only for the values it allows")
+                continue
+            given = ("argument " if len(names) == 1 else "arguments ") + \
+                ", ".join(f"{n} = {bound[n]}" for n in names)
+            gives = "gives" if len(names) == 1 else "give"
+            leaves = "leaves" if len(names) == 1 else "leave"
+            env = derive(a.steps, {n: bound[n] for n in names})
+            last = a.steps[-1]
+            if env is None:
+                raise ValueError(f"{self.info.name}: {given} {leaves} {a.param} undefined "
+                                 f"(`{last}` divides by zero), so `{a.text}` ({a.loc}) cannot "
+                                 f"hold")
+            value = env[last.name]
             if not a.holds(value):
-                raise ValueError(f"{self.info.name}: argument {a.arg} = {value} violates "
-                                 f"`{a.text}` ({a.loc}): the kernel's protocol is verified only "
-                                 f"for the values it allows")
+                raise ValueError(f"{self.info.name}: {given} {gives} {a.param} = {value} "
+                                 f"({a.param} = {last.definition}), which violates `{a.text}` "
+                                 f"({a.loc}): the kernel's protocol is verified only for the "
+                                 f"values it allows")
 
     def compile(self, bound: dict, num_warps=None, debug_waits=None, loc=None):
         from . import instrument
