@@ -50,6 +50,14 @@ REDUCE = {"max", "min", "sum"}
 
 
 CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
+#: The parameters of tl.load / tl.store (Triton 3.6) after the ones the translator reads from
+#: ``node.args`` itself (the pointer; the stored value), in positional order: an argument given
+#: positionally (``tl.store(ptrs, v, m)``) is the keyword of that name, so a mask is never dropped.
+POSITIONAL_KWARGS = {
+    "tl.load": (1, ("mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                    "eviction_policy", "volatile")),
+    "tl.store": (2, ("mask", "boundary_check", "cache_modifier", "eviction_policy")),
+}
 
 
 def _SlotField(text: str, ring, role: Optional[str], stage: str = "0") -> "V":
@@ -475,7 +483,20 @@ class FnTranslator:
 
     # ---------------------------------------------------------------- calls
     def kwargs(self, node: K.Op) -> dict[str, K.Expr]:
-        return dict(node.kwargs)
+        """The call's keyword arguments, with tl.load's / tl.store's positional ones past the
+        pointer (and value) under their names (POSITIONAL_KWARGS)."""
+        kw = dict(node.kwargs)
+        first, names = POSITIONAL_KWARGS.get(node.name, (None, ()))
+        if first is not None:
+            extra = node.args[first:]
+            if len(extra) > len(names):
+                raise self.err(f"{node.name} takes at most {first + len(names)} positional "
+                               f"arguments", node)
+            for name, arg in zip(names, extra):
+                if name in kw:
+                    raise self.err(f"{node.name}: `{name}` given twice", node)
+                kw[name] = arg
+        return kw
 
     def ex_Op(self, node: K.Op) -> V:
         name = node.name
@@ -732,6 +753,15 @@ class FnTranslator:
         p = self.ex(node.args[0])
         val_node = node.args[1] if len(node.args) > 1 else kw["value"]
         if p.kind == "lptr":
+            if "mask" in kw:
+                # Neither form can take it (a register store of a shared-memory tile has no mask; a
+                # gather's mask zero-fills, it does not skip), and the verifier counts the store as
+                # writing the whole field (rule 7): a skipped element would be read unwritten.
+                raise self.err("tl.store into shared memory (tle.gpu.local_ptr) with a `mask` is not "
+                               "supported: the verifier takes the store as writing the whole field "
+                               "(no read of an unwritten field), so every element must be written; "
+                               "mask the stored value instead (tl.where(mask, value, other), or the "
+                               "gathering tl.load's own mask=/other=)", node)
             ring = getattr(p.value, "value", None)
             # shared memory about to be overwritten: no in-flight wgmma may still read it
             self.wait_rings({getattr(ring, "var", None), None}, "the slot is overwritten", node)
