@@ -255,3 +255,141 @@ def test_definitions_nest_and_refuse_undefined_values():
          Derived("K", Definition("next_power_of_2", (Affine.of("M"),))))
     assert derive(d, {"N": 100, "D": 7}) == {"N": 100, "D": 7, "M": 14, "K": 16}
     assert derive(d, {"N": 100, "D": 0}) is None
+
+
+# -- values of base params given (--param N=...) ---------------------------------------------------
+
+SPLIT = '''\
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, N):
+    tle.assume(N >= 0)
+    M = N // 2
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, x_ptr, N, M))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for i in range(N):
+        w.acquire(i)
+        w.commit(i)
+
+
+def consume(kv, x_ptr, N, M):
+    r = kv.reader()
+    for i in range(M * 2):
+        r.wait(i)
+        r.release(i)
+    for i in range(M * 2, N):
+        r.wait(i)
+        r.release(i)
+'''
+
+HALF_AND_ROUNDED_HALF = '''\
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, N):
+    tle.assume(N >= 0)
+    M = N // 2
+    K = (N + 1) // 2
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, M)), (consume, (kv, x_ptr, K))], [4], [232])
+
+
+def produce(kv, x_ptr, M):
+    w = kv.writer()
+    for i in range(M):
+        w.acquire(i)
+        w.commit(i)
+
+
+def consume(kv, x_ptr, K):
+    r = kv.reader()
+    for i in range(K):
+        r.wait(i)
+        r.release(i)
+'''
+
+
+@pytest.mark.parametrize("n", [0, 3, 4, 9])
+def test_a_base_value_given_fixes_the_params_derived_from_it(tmp_path, capsys, n):
+    """The reader's two loops cover 0..N-1 whatever M is, as long as M = N // 2: with N given,
+    M is that value and the kernel is verified for it. Before, M stayed free and the check found
+    a fault at M = N // 2 + 1 (no launch's), so --param N=4 was "bounded" (exit 3)."""
+    path = tmp_path / "split.py"
+    path.write_text(SPLIT)
+    assert tle_dump(["-q", "--param", f"N={n}", str(path)]) == 0
+    assert f"verified for N = {n} (M = {c_div(n, 2)}):" in capsys.readouterr().err
+    (program,) = read_source(SPLIT, "k.py").kernels
+    ctx = verify(program, params={"N": n})
+    assert ctx.fixed_params == {"N": n, "M": c_div(n, 2)}
+    assert ctx.verdict().kind == "proved" and ctx.verdict().scope == f"N = {n} (M = {c_div(n, 2)})"
+    # a derived value given with it must be the one its definition gives
+    assert tle_dump(["-q", "--param", f"N={n}", "--param", f"M={c_div(n, 2) + 1}", str(path)]) == 2
+    assert f"M = N // 2 is {c_div(n, 2)} at N={n}" in capsys.readouterr().err
+
+
+def test_a_base_param_that_is_no_param_of_the_program_can_be_given(tmp_path, capsys):
+    """N is used only through M = N // 2 and K = (N + 1) // 2, so the Program's params are M and
+    K; the printed witness `when N=1 (M=0, K=1)` is checked again with --param N=1, which was
+    refused ("no such param (known: K, M)", exit 2)."""
+    path = tmp_path / "halves.py"
+    path.write_text(HALF_AND_ROUNDED_HALF)
+    assert tle_dump(["-q", str(path)]) == 1
+    first = capsys.readouterr().err
+    base, derived = witness(first)
+    assert base == {"N": 1} and derived == {"M": 0, "K": 1}
+    assert tle_dump(["-q", "--param", "N=1", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "(when N=1 (M=0, K=1), i=0)" in err and "[wait-never-committed]" in err
+    for n in (0, 2, 8):  # even N: M = K, correct
+        assert tle_dump(["-q", "--param", f"N={n}", str(path)]) == 0
+        assert f"verified for N = {n} (M = {n // 2}, K = {n // 2}):" in capsys.readouterr().err
+    assert tle_dump(["-q", "--param", "N=7", str(path)]) == 1
+    assert "(when N=7 (M=3, K=4), i=3)" in capsys.readouterr().err
+    # the base's domain (tle.assume(N >= 0)) holds for it like for any param
+    assert tle_dump(["-q", "--param", "N=-1", str(path)]) == 2
+    assert "--param N=-1 is outside the domain of N (N >= 0)" in capsys.readouterr().err
+    assert tle_dump(["-q", "--param", "X=1", str(path)]) == 2
+    assert "no such param (known: K, M, N)" in capsys.readouterr().err
+
+
+def test_a_base_value_whose_derived_value_leaves_its_domain_is_unusable(tmp_path, capsys):
+    src = SPLIT.replace("    M = N // 2\n", "    M = N // 2\n    tle.assume(M >= 1)\n")
+    path = tmp_path / "split.py"
+    path.write_text(src)
+    assert tle_dump(["-q", "--param", "N=1", str(path)]) == 2
+    assert "give M = 0 (M = N // 2), outside the domain of M (M >= 1)" in \
+        capsys.readouterr().err
+    assert tle_dump(["-q", "--param", "N=2", str(path)]) == 0
+
+
+def test_a_base_value_given_near_2_31_is_checked_through_its_definitions(tmp_path, capsys):
+    """(N + 64) // 64 at N = 2^31 - 1: the sum wraps in i32 before the division; the value given
+    is left out of the verdict (passes/i32_range.py) and the definition named."""
+    src = HALF_AND_ROUNDED_HALF.replace("    M = N // 2\n    K = (N + 1) // 2\n",
+                                        "    M = (N + 64) // 64\n").replace(
+        "(consume, (kv, x_ptr, K))", "(consume, (kv, x_ptr, M))").replace(
+        "    for i in range(M):\n        w.acquire(i)\n        w.commit(i)\n",
+        "    if M >= 1:\n        w.acquire(0)\n        w.commit(0)\n").replace(
+        "def consume(kv, x_ptr, K):\n    r = kv.reader()\n    for i in range(K):\n"
+        "        r.wait(i)\n        r.release(i)\n",
+        "def consume(kv, x_ptr, M):\n    r = kv.reader()\n    r.wait(0)\n    r.release(0)\n")
+    (program,) = read_source(src, "k.py").kernels
+    assert [str(d) for d in program.derived] == ["M = (N + 64) // 64"]
+    assert verify(program, params={"N": 2**31 - 65}).verdict().kind == "proved"
+    v = verify(program, params={"N": 2**31 - 1}).verdict()
+    assert v.kind == "bounded"
+    assert "`N + 64` in the definition `M = (N + 64) // 64`" in v.reason
+    assert "is 2147483711" in v.reason
+    path = tmp_path / "wrap.py"
+    path.write_text(src)
+    assert tle_dump(["-q", "--param", "N=2147483647", str(path)]) == 3
+    assert "only for N in {}" in capsys.readouterr().err

@@ -212,8 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "(the verdict is then at best 'bounded'; default: a bound computed from the "
                     "program)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                    help="check only this value of a param, or read the kernel specialised to this "
-                         "constexpr value (repeatable); the verdict covers these values only")
+                    help="check only this value of a param (or of a base param of derived ones, "
+                         "N of M = N // 2, which fixes them), or read the kernel specialised to "
+                         "this constexpr value (repeatable); the verdict covers these values only")
     ap.add_argument("--no-locations", action="store_true", help="omit '# file:line' after events")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only diagnostics and the exit status (a report asked for with -o is "
                          "still written)")
@@ -248,13 +249,16 @@ def _params(items: Sequence[str]) -> dict[str, int]:
 
 
 def _check_params(fixed: dict[str, int], kernels: list[Program], specialised: dict[str, int]) -> None:
-    """Every --param names a param of a selected kernel (with a value in its domain) or a
+    """Every --param names a param of a selected kernel or a base param its derived ones are
+    computed from (with a value in its domain, and giving derived values in theirs), or a
     constexpr the file was read specialised to."""
-    known = sorted({p.name for k in kernels for p in k.params} | set(specialised))
+    from ..passes.fixed_params import fix, fixable
+
+    known = sorted({n for k in kernels for n in fixable(k)} | set(specialised))
     for name, value in fixed.items():
         if name in specialised:
             continue
-        params = [p for k in kernels for p in k.params if p.name == name]
+        params = [fixable(k)[name] for k in kernels if name in fixable(k)]
         if not params:
             what = f"known: {', '.join(known)}" if known else "the kernel has no params"
             raise _Unusable(f"tle-dump: error: --param {name}: no such param ({what})")
@@ -262,6 +266,11 @@ def _check_params(fixed: dict[str, int], kernels: list[Program], specialised: di
             if not p.contains(value):
                 raise _Unusable(f"tle-dump: error: --param {name}={value} is outside the domain "
                                 f"of {name} ({p.domain()})")
+    for k in kernels:  # the derived params the values given determine (in their domains)
+        try:
+            fix(k, {n: v for n, v in fixed.items() if n in fixable(k)})
+        except ValueError as e:
+            raise _Unusable(f"tle-dump: error: {k.name}: {e}") from None
 
 
 def _check_output(out: Path) -> None:
@@ -374,7 +383,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _verify(k: Program, args, fixed: dict[str, int], specialised: dict[str, int]) -> KernelReport:
     """Run the pipeline on one kernel with its own --param values."""
-    names = {p.name for p in k.params}
+    from ..passes.fixed_params import fixable
+
+    names = set(fixable(k))  # the Program's params and the bases of derived ones
     try:
         ctx = run_pipeline(k, args.passes, bound=args.bound,
                            params={n: v for n, v in fixed.items() if n in names})

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..diagnostics import TleError
 from ..ir.kernel_text import print_kernel
 from ..lowering.kir_passes import KirModule, run_passes
+from ..passes.fixed_params import fixable
 from ..passes.verdict import EXIT_CODES
 
 #: The passes that lower for the constexpr values of the file's DEFAULT_CONFIG (shapes, layouts;
@@ -59,7 +60,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
         out.append(KirModule(kernel_ir(info), info=info, constexprs=constexprs,
                              program=info.program, bound=args.bound,
                              params={n: v for n, v in fixed.items()
-                                     if n in {p.name for p in info.program.params}}))
+                                     if n in fixable(info.program)}))
     return out
 
 
@@ -94,8 +95,7 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str]) -> KirModule
     if any(n in names for n in SPECIALISED_PASSES):
         constexprs = config
     return KirModule(k, constexprs=constexprs, program=program, bound=args.bound,
-                     params={n: v for n, v in fixed.items()
-                             if n in {p.name for p in program.params}})
+                     params={n: v for n, v in fixed.items() if n in fixable(program)})
 
 
 def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable

@@ -15,7 +15,8 @@ class PassContext:
     program: Program
     #: Check no param value beyond this magnitude (``--bound``); None: what the plan needs.
     bound: Optional[int] = None
-    #: Check only these param values (e.g. from ``tle-dump --param NK=5``).
+    #: Check only these param values (e.g. from ``tle-dump --param NK=5``): of the Program's params
+    #: or of the bases of derived ones, with the derived params those determine added.
     fixed_params: dict[str, int] = field(default_factory=dict)
     #: The most events the instance checks may expand (all values together) before the verdict
     #: is "unknown" (docs/passes.md, "Cost").
@@ -39,6 +40,14 @@ class PassContext:
     resolved_roles: Optional[dict] = None
     passes_run: list[str] = field(default_factory=list)
     _seen: set = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        # values of base params fix the derived params they determine (fixed_params.py; a
+        # ValueError when they contradict a value given or a domain)
+        if self.fixed_params and self.program.derived:
+            from .fixed_params import fix
+
+            self.fixed_params = fix(self.program, self.fixed_params)
 
     def error(self, loc: Loc, message: str, check: str, notes: tuple[Note, ...] = ()) -> None:
         """Report an error once per (check, location): instance checks find the same fault for

@@ -322,6 +322,20 @@ def _domain_range(lo: Optional[int], hi: Optional[int], a: int, b: int) -> range
     return range(a, b + 1)
 
 
+def _fixed_text(program: Program, fixed: dict[str, int]) -> str:
+    """The values fixed, as a scope names them: ``NK = 2``; with base params given, those and the
+    derived params they determine beside them: ``N = 4 (M = 2)``."""
+    params = {p.name for p in program.params}
+    derived = {d.name for d in program.derived}
+    bases = {b.name for b in program.bases}
+    head = [f"{k} = {v}" for k, v in fixed.items()
+            if (k in params or k in bases) and k not in derived]
+    tail = [f"{k} = {v}" for k, v in fixed.items() if k in params and k in derived]
+    if head and tail:
+        return f"{', '.join(head)} ({', '.join(tail)})"
+    return ", ".join(head or tail)
+
+
 def plan(program: Program, fixed: Optional[dict[str, int]] = None,
          bound: Optional[int] = None) -> Plan:
     """What to check for ``program`` with ``fixed`` params given (``--param``) and the caller's
@@ -330,7 +344,7 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
     params = {p.name: p for p in program.params}
     given = {k: v for k, v in fixed.items() if k in params}
     free = [p for p in program.params if p.name not in given]
-    fixed_text = ", ".join(f"{k} = {v}" for k, v in given.items())
+    fixed_text = _fixed_text(program, fixed)
     if not free:
         scope = fixed_text or "its single instance (no params)"
         return Plan([dict(given)], "proved", scope,

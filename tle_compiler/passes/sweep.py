@@ -148,8 +148,10 @@ class Sweep:
                   f"while the check counts with unbounded integers")
         if v.reason:
             reason = f"{reason}; {v.reason}"
+        # nothing left: no value of the params given (a base's, not the params derived from it)
+        empty = list(bases) + [k for k in hull if not (bases and k in derived)]
         checked = (self.plan.checked(kept) if done else dict(v.checked)) or \
-            {k: "{}" for k in (hull or bases)}
+            {k: "{}" for k in empty}
         kind = BOUNDED if v.kind == PROVED else v.kind
         return Verdict(kind, scope=v.scope, checked=checked, reason=reason, events=v.events)
 

@@ -1,0 +1,68 @@
+"""The values a caller fixes (``tle-dump --param``, ``run_pipeline(params=...)``), with the derived
+params they determine.
+
+A caller may fix any param of the Program, or a base param the derived ones are computed from
+(``Program.bases``: ``N`` of ``M = N // 2``, which need not be a Program param itself). A derived
+param whose definition uses only fixed values is fixed too, to the value the definition gives
+(C's ``//`` and ``%`` on runtime integers, ir/derived.py), so ``--param N=4`` checks the one
+launch ``N = 4`` gives (``M = 2``) instead of every ``M`` beside it; and a printed witness
+``when N=1 (M=0, K=1)`` can be checked again with ``--param N=1``.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..ir.nodes import Param, Program
+
+
+def fixable(program: Program) -> dict[str, Param]:
+    """The params a caller may fix, by name: the Program's, and the bases of its derived ones."""
+    out = {p.name: p for p in program.params}
+    for b in program.bases:
+        out.setdefault(b.name, b)
+    return out
+
+
+def _shown(values: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items())
+
+
+def fix(program: Program, given: Mapping[str, int]) -> dict[str, int]:
+    """``given``, with every derived Program param its definition determines from the values
+    given (and from those derived before it) added. A ValueError when a derived param given
+    disagrees with the value its definition gives, when a definition is undefined there (a
+    division by zero), or when a derived value lies outside its param's domain (a ``tle.assume``
+    a launch with these values fails)."""
+    out = dict(given)
+    if not program.derived or not given:
+        return out
+    names = fixable(program)
+    params = {p.name: p for p in program.params}
+    base = {k: v for k, v in given.items() if k in names}
+    env = dict(base)
+    for d in program.derived:
+        if not d.definition.variables <= env.keys():
+            continue
+        used = {k: env[k] for k in sorted(d.definition.variables)}
+        value = d.definition.eval(env)
+        if value is None:
+            raise ValueError(f"the values given ({_shown(base)}) leave {d.name} undefined: {d} "
+                             f"divides by zero at {_shown(used)}")
+        if d.name in env:
+            if env[d.name] != value:
+                raise ValueError(f"--param {d.name}={env[d.name]} disagrees with the other "
+                                 f"values given: {d} is {value} at {_shown(used)}")
+            continue
+        env[d.name] = value
+        p = params.get(d.name)
+        if p is None:  # a value computed on the way to a param: not one of the Program's
+            continue
+        if not p.contains(value):
+            raise ValueError(f"the values given ({_shown(base)}) give {d.name} = {value} ({d}), "
+                             f"outside the domain of {d.name} ({p.domain()})")
+        out[d.name] = value
+    return out
+
+
+__all__ = ["fix", "fixable"]
