@@ -84,3 +84,42 @@ def test_a_kernel_verified_per_specialisation_checks_its_params(tmp_path):
         k[(1,)](0, 2.0, TOPK=512)
     assert k.runtime._specialized
     k.runtime.check_integer_params(k.runtime.bind((0, 3), {"TOPK": 512}))
+
+
+DERIVED = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, N):
+    M = N // 2
+    p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, M)), (cons, (p, x_ptr, M))], [4], [200])
+
+
+def prod(p, n_tiles):
+    w = p.writer()
+    for i in range(n_tiles):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.x), tl.zeros([16], tl.float32))
+        w.commit(i)
+
+
+def cons(p, x_ptr, n_tiles):
+    r = p.reader()
+    for i in range(n_tiles):
+        res = r.wait(i)
+        tl.store(x_ptr + tl.arange(0, 16), tl.load(tle.gpu.local_ptr(res.slot.x)))
+        r.release(i)
+'''
+
+
+def test_the_base_argument_of_a_derived_param_is_an_integer(tmp_path):
+    """M = N // 2 is the loop bound: a float N (10.5 // 2 = 5.0 on the GPU, an fp32 loop bound)
+    is refused as a float M would be; an integer N passes."""
+    k = load_kernel(tmp_path / "derived_int.py", DERIVED)
+    assert "N" in {getattr(b, "name", b) for b in k.runtime.info.program.bases}
+    with pytest.raises(ValueError, match=r"k: argument N .*must be an integer, got float 10\.5"):
+        k[(1,)](0, 10.5)
+    k.runtime.check_integer_params(k.runtime.bind((0, 10), {}))

@@ -125,10 +125,18 @@ class Runtime:
         """Every kernel argument that is a param of the verified protocol (``param_args``: a
         loop bound, a pipe index, a condition around pipe events) is an integer: the verdict is
         over integers (docs/semantics.md), and a float there would be compiled as an fp32
-        argument whose loop bounds and indices no proof covers. A ValueError names the argument
-        and its value."""
+        argument whose loop bounds and indices no proof covers. The arguments a derived param is
+        computed from (``M = N // 2``: N) are checked too. A ValueError names the argument and its
+        value."""
         info = self.verified_info(bound)
-        for param, arg in sorted(getattr(info, "param_args", {}).items()):
+        checked = dict(getattr(info, "param_args", {}))
+        # the arguments a derived param is computed from (M = N // 2: N) decide it as well
+        program = getattr(info, "program", None)
+        for base in getattr(program, "bases", ()):
+            name = getattr(base, "name", base)
+            if name in bound and name not in checked.values():
+                checked[f"{name} (a derived param's base)"] = name
+        for param, arg in sorted(checked.items()):
             if arg not in bound:
                 continue
             value = bound[arg]
