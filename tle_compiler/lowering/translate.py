@@ -657,8 +657,9 @@ class FnTranslator:
             self.await_cp_async(getattr(p.value, "value", None), "reads")
             var = self.S.new(len(p.shape))
             # value: the descriptor, so a dot can read the tile from shared memory instead
-            return self.materialize(V("tensor", f"{p.text}.load({self.Lv(var)})", var, p.shape,
+            tile = self.materialize(V("tensor", f"{p.text}.load({self.Lv(var)})", var, p.shape,
                                       p.dtype, value={"smem": p.value}), "v")
+            return self._masked_tile(tile, kw, node) if "mask" in kw or "other" in kw else tile
         if p.kind == "scalar":
             return self._scalar_load(p, node, kw)
         if p.kind != "tensor":
@@ -681,6 +682,27 @@ class FnTranslator:
             if rows is not None:
                 self.S.prefer(p.var, rows)
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
+
+    def _masked_tile(self, tile: V, kw: dict, node: K.Op) -> V:
+        """``tl.load(local_ptr(buf), mask=m, other=x)``: the whole tile is in shared memory, so it
+        is loaded unmasked and the masked-off elements replaced, ``gl.where(m, tile, x)`` (``x``
+        0 without ``other``, as cp.async and the emulator fill them; Triton leaves them
+        undefined), cast back to the tile's dtype as tl.load casts ``other``. The result is a
+        register tensor: a tl.dot must not read the raw tile in its place."""
+        if "other" in kw and "mask" not in kw:
+            raise self.err("tl.load: `other` without `mask`", node)
+        m = self.ex(kw["mask"])
+        x = self.ex(kw["other"]) if "other" in kw else V("const", "0", value=0)
+        for v, what in ((m, "mask"), (x, "other")):
+            if v.kind not in ("const", "scalar", "tensor"):
+                raise self.err(f"tl.load of shared memory: its {what} must be a scalar or a "
+                               f"tensor, got a {v.kind}", node)
+            if v.kind == "tensor" and bcast(tuple(v.shape), tuple(tile.shape)) != tuple(tile.shape):
+                raise self.err(f"tl.load of shared memory: its {what} of shape {list(v.shape)} "
+                               f"does not broadcast to the tile's {list(tile.shape)}", node)
+        res = self._elementwise([m, tile, x], lambda a, b, c: f"gl.where({a}, {b}, {c})")
+        return self.materialize(replace(res, text=f"{res.text}.to(gl.{tile.dtype})",
+                                        dtype=tile.dtype), "v")
 
     def _scalar_load(self, p: V, node: K.Op, kw: dict) -> V:
         """``tl.load(ptr)`` of one pointer (optionally ``mask=``/``other=`` scalars): Gluon's
