@@ -62,7 +62,7 @@ def arrive_units(low: walks.Lowering) -> dict[str, tuple]:
             threads = 32 * warps_of.get(writer, info.num_warps)
             counts = {init_count(c, mode, threads) for c in arr.counts}
             assert len(counts) == 1, f"{arr.var}: slots with different counts {counts}"
-            units.append(ArriveUnit(arr.var, mode, threads, counts.pop()))
+            units.append(ArriveUnit(arr.barrier, mode, threads, counts.pop()))
         out[pp.name] = tuple(units)
     return out
 

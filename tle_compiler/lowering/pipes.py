@@ -94,7 +94,7 @@ def _stage(tr, pp: PipePlan, node: K.Event, index: str) -> str:
 
 def _ops(pp: PipePlan, node: K.Event, kind: type) -> list:
     """(barrier array, op) of the event's materialized barrier operations of one kind."""
-    arrays = {a.var: a for a in pp.arrays}
+    arrays = {a.barrier: a for a in pp.arrays}
     return [(arrays[op.barrier], op) for op in K.get_attr(node, "barrier_ops", ())
             if isinstance(op, kind)]
 

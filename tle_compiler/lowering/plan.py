@@ -13,7 +13,8 @@ the kernel IR and the attributes the passes wrote on its pipes only.
 * which arrays an event waits on / arrives at, at which slot and parity, is not decided here:
   materialize-barriers puts it on the event (lowering/kir_passes.py, from infer-barriers' waiters
   and arrivers, so a reader with a field view touches only its groups' barriers);
-* a ``[capacity, 1]`` i32 closed-flag ring for pipes that are closed (``w.close(i)``).
+* a ``[capacity, 1]`` i32 closed-flag ring for pipes that are closed (``w.close(i)``);
+* each of these named uniquely in the generated code (lowering/names.py).
 Nothing here re-derives a count.
 """
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..ir import kernel as K
 from ..ir.attrs import BarrierDecl, BarrierRole
 from ..ir.record import record
 from ..passes.infer_barriers import tma_fields
+from .names import NameAllocator
 
 GL_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -115,6 +117,9 @@ class BarrierArray:
     mode: str = "partition"
     threads: int = 0
     init_counts: Optional[list[int]] = None
+    #: materialize-barriers' name of the array, which the events' barrier_ops and the
+    #: arrive_units attribute use; ``var`` is its name in the generated code (names.py)
+    barrier: str = ""
 
 
 @dataclass
@@ -222,7 +227,7 @@ def barrier_arrays(decl: K.PipeDecl) -> list[BarrierArray]:
         bs = [StageBarrier(decl.name, d.kind, d.group, tuple(d.fields), s, a.count, d.arrive,
                            d.wait, d.fence, d.expect_tx) for s in range(a.size)]
         out.append(BarrierArray(decl.name, d.kind, d.group, a.barrier, [a.count] * a.size, bs,
-                                a.fence))
+                                a.fence, barrier=a.barrier))
     return out
 
 
@@ -234,6 +239,11 @@ def build_plan(info, kernel: K.Kernel, consts: dict) -> dict[str, PipePlan]:
     tma = tma_fields(info.program)
     closed_pipes = {e.handle.pipe for part in kernel.partitions for e in K.events(part.body)
                     if e.verb == "close"}
+    arrays = {decl.name: barrier_arrays(decl) for decl in kernel.pipes}
+    # the generated code's names of the rings, closed flags and barrier arrays, unique (names.py)
+    unique = NameAllocator(kernel, [f"{d.name}_{b.name}" for d in kernel.pipes for b in d.fields]
+                           + [f"{d.name}_closed" for d in kernel.pipes if d.name in closed_pipes]
+                           + [a.var for arrs in arrays.values() for a in arrs])
     for decl in kernel.pipes:
         pp = PipePlan(decl.name, decl.capacity, decl.one_shot)
         for buf in decl.fields:
@@ -242,11 +252,13 @@ def build_plan(info, kernel: K.Kernel, consts: dict) -> dict[str, PipePlan]:
             if dt is None:
                 raise TleError(f"field '{buf.name}': dtype {buf.dtype} is not supported by the "
                                f"lowering", buf.loc, check="lowering")
-            pp.rings[buf.name] = Ring(decl.name, buf.name, f"{decl.name}_{buf.name}",
+            pp.rings[buf.name] = Ring(decl.name, buf.name, unique(f"{decl.name}_{buf.name}"),
                                       shape[0], shape[1:], dt, buf.name in mma.get(decl.name, ()),
                                       buf.name in tma.get(decl.name, {}))
-        pp.arrays = barrier_arrays(decl)
         if decl.name in closed_pipes:
-            pp.closed = f"{decl.name}_closed"
+            pp.closed = unique(f"{decl.name}_closed")
+        pp.arrays = arrays[decl.name]
+        for arr in pp.arrays:
+            arr.var = unique(arr.var)
         plans[decl.name] = pp
     return plans

@@ -124,7 +124,7 @@ def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = 
     for decl in kir.pipes:  # assign-layouts' arrive units, once it has run
         units = {u.barrier: u for u in K.get_attr(decl, "arrive_units", ())}
         for arr in plans[decl.name].arrays if units else ():
-            u = units[arr.var]
+            u = units[arr.barrier]
             arr.mode, arr.threads = u.mode, u.threads
             arr.init_counts = [u.init_count] * len(arr.counts)
     ctx = Ctx(info.path, all_consts, plans, debug_waits)
