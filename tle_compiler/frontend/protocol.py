@@ -930,6 +930,15 @@ class Walker:
 
     # -- shared-memory views and slot accesses --------------------------------------------------
     def local_ptr(self, buf: Optional[Value], node) -> Value:
+        indices = node.args[1:] + tuple(v for k, v in node.kwargs if k == "indices")
+        if any(not (isinstance(i, K.Const) and i.value is None) for i in indices):
+            # a part of a buffer: the protocol tracks whole fields (a slot field written through
+            # index 0 and read through index 1 would count as written), and the lowering has no
+            # sub-buffer views
+            raise self.err("tle.gpu.local_ptr(buf, indices): a part of a buffer is not supported "
+                           "(the verifier tracks whole fields and the lowering reads and writes "
+                           "whole buffers); give each part a field of its own", node,
+                           check="bad-call")
         if isinstance(buf, BufferRef):
             if buf.var is not None and buf.var in self.k.kernel_buffers:
                 return Data(node=node, view="pointer", buffers=frozenset({buf.var}))
