@@ -598,7 +598,7 @@ class Walker:
         if isinstance(v, Data) and v.shared and v.view == "loaded":
             # `-k` of a loaded slot tile: a matrix multiply may still read k from shared memory
             return replace(v, node=e, key=None, hint=None, why=None)
-        return Data(node=e)
+        return self.unmodelled_of([v], e) or Data(node=e)
 
     def _e_BinOp(self, e: K.BinOp) -> Value:
         left, right = self.eval(e.lhs), self.eval(e.rhs)
@@ -613,6 +613,9 @@ class Walker:
                 return replace(ptr, node=node)
         a, b = self.as_aff(left), self.as_aff(right)
         rt = self.is_runtime(left) or self.is_runtime(right)
+        cast = self.unmodelled_of([left, right], node)
+        if cast is not None:
+            return cast
         if a is not None and b is not None:
             if op == "+":
                 return Aff(a + b, rt)
@@ -785,9 +788,11 @@ class Walker:
             recv = self.eval(e.args[0])
             rest = [self.eval(a) for a in e.args[1:]]
             kwargs = {k: self.eval(v) for k, v in e.kwargs}
+            if isinstance(recv, Data) and recv.unmodelled:
+                return replace(recv, node=e)  # N.to(tl.int8).to(tl.int32): still truncated
             if isinstance(recv, (Aff, KernelArg, Sym)) or isinstance(recv, Data) \
                     and recv.key is not None:
-                return recv  # x.to(dtype): the same integer
+                return self.integer_cast(recv, rest, kwargs, e)
             self.attribute(recv, "to", e)
             self.reject_handles(rest, kwargs, e, f"{self.src(e.args[0])}.to")
             self.opaque_access([*rest, *kwargs.values()], f"{self.src(e.args[0])}.to", e,
@@ -803,6 +808,45 @@ class Walker:
         args = [self.eval(a) for a in e.args]
         kwargs = {k: self.eval(v) for k, v in e.kwargs}
         return self.call_module(e.name, args, kwargs, e)
+
+    def integer_cast(self, recv: Value, rest: list, kwargs: dict, e: K.Op) -> Value:
+        """``x.to(dtype)`` of an integer the verifier tracks: to tl.int32 or tl.int64 it is the
+        same integer (the verdict covers only values whose loop bounds, conditions and indices
+        stay in i32). Any other type truncates (int8/int16), compares and divides unsigned
+        (uint*) or rounds (floats) on the GPU, which the verifier does not model: the result is
+        data (``unmodelled``), so a loop bound, condition, pipe index or derived param computed
+        from it is refused at its use, the message naming the cast and its line."""
+        target = kwargs.get("dtype", rest[0] if rest else None)
+        name = target.value if isinstance(target, Const) and isinstance(target.value, str) \
+            else None
+        if name in ("int32", "int64") and not self.bitcast(kwargs, rest):
+            return recv
+        what = f"tl.{name}" if name is not None else "a type the frontend cannot name"
+        text = src(e, self.k.names, self.k.temps)  # this call's text, not an enclosing one's
+        why = (f"`{text}` at line {e.loc.line} casts to {what}, which the verifier does "
+               f"not model (the GPU truncates, compares unsigned or rounds); a loop bound, "
+               f"condition, pipe index or derived param must not depend on a cast to a "
+               f"narrower, unsigned or float type: use the value itself, or .to(tl.int32) / "
+               f".to(tl.int64)")
+        return Data(node=e, why=why, runtime=True, unmodelled=True)
+
+    @staticmethod
+    def unmodelled_of(values: list, node) -> Optional[Data]:
+        """An expression computed from an unmodelled cast (``N.to(tl.int8) // 2``,
+        ``tl.minimum(N.to(tl.uint32), 4)``) is one too: the cast's reason, at this expression."""
+        for v in values:
+            if isinstance(v, Data) and v.unmodelled:
+                return replace(v, node=node)
+        return None
+
+    @staticmethod
+    def bitcast(kwargs: dict, rest: list) -> bool:
+        """Whether ``x.to(dtype, bitcast)`` may reinterpret bits (anything but a False/absent)."""
+        flag = kwargs.get("bitcast", rest[1] if len(rest) > 1 else None)
+        if flag is None:
+            return False
+        return not (isinstance(flag, Const) and flag.value in (False, None)
+                    or isinstance(flag, Aff) and flag.expr.is_const and flag.expr.const == 0)
 
     def ifexp(self, e: K.Op) -> Value:
         """``a if c else b``: which operand runs depends on ``c``."""
@@ -896,7 +940,7 @@ class Walker:
                     if all(o is not None for o in operands):
                         self.k.definitions[key] = Definition(name, tuple(operands), rt)
                 return Data(node=node, key=key, runtime=rt)
-        return Data(node=node)
+        return self.unmodelled_of([*args, *kwargs.values()], node) or Data(node=node)
 
     def cdiv(self, x: Value, div: Value, node) -> Value:
         """``tl.cdiv(x, div)`` (and the host's ``triton.cdiv``) as Triton defines it,
@@ -1185,9 +1229,10 @@ class Walker:
                           f"got `{self.src(s.step)}`")
         lo, hi = self.as_aff(start[1]), self.as_aff(stop[1])
         if lo is None or hi is None:
-            which = start[0] if lo is None else stop[0]
+            which, v = start if lo is None else stop
+            cast = f" ({v.why})" if isinstance(v, Data) and v.unmodelled else ""
             return None, (f"loop bounds must be affine in enclosing loop variables and kernel "
-                          f"params: `{self.src(which)}` is not")
+                          f"params: `{self.src(which)}` is not{cast}")
         return (lo, hi, step_c), None
 
     def static_bounds_known(self, s: K.For, text: str, bounds) -> None:
@@ -1438,9 +1483,10 @@ class PrologueWalker(Walker):
     params; ``tle.assume`` narrows params' domains."""
 
     def bind_name(self, name: str, value: Value, node) -> None:
-        if isinstance(value, Data) and not value.shared:
+        if isinstance(value, Data) and not value.shared and not value.unmodelled:
             # (a view of shared memory, `local_ptr(buf)`, stays one: the partitions it is passed
-            # to access the buffer through it)
+            # to access the buffer through it; so does an integer cast the verifier does not
+            # model, `M = N.to(tl.int8)`: as a free param it would hide why events on it fail)
             py = self.k.names.py(name)
             if value.key is not None:
                 ph = self.k.reserve_pure(value.key, py, node.loc)

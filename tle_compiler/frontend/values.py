@@ -76,7 +76,9 @@ class Data(Value):
     loaded from one, or ``tl.trans`` of it: in registers, except that a matrix multiply reads it
     from shared memory where it is used). ``lost``: why the slot of a view depends on the path
     taken (it was assigned in a loop, or differently in an if's branches); an access through it
-    is an error."""
+    is an error. ``unmodelled``: an integer cast the verifier does not model
+    (``N.to(tl.int8)``): it stays data at kernel level, so events that depend on it are refused
+    with ``why`` rather than checked against a free param."""
 
     node: object = field(default=None, compare=False, repr=False)  # a KIR expression
     fields: frozenset[tuple[str, str]] = frozenset()
@@ -88,6 +90,7 @@ class Data(Value):
     slots: frozenset["SlotField"] = frozenset()
     buffers: frozenset[str] = frozenset()
     lost: Optional[str] = None
+    unmodelled: bool = field(default=False, compare=False)
 
     @property
     def shared(self) -> bool:
