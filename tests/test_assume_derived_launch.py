@@ -150,3 +150,55 @@ def test_program_ids_and_loaded_values_cannot_be_assumed(value):
     src = NESTED.replace("    K = tl.cdiv(N, 64)\n    M = K // B\n", f"    M = {value}\n")
     with pytest.raises(TleError, match="not computed from the kernel's arguments alone"):
         read_source(src, "k.py")
+
+
+# the GPU computes a derived param in the launch's integer width: M = (N * 3) // 64 with N an i32
+# argument multiplies in i32, so N = 715827883 gives 3*N = -2147483647 (wrapped) and M = -33554431,
+# while unbounded integers gave 33554432 and let the launch through to a hang
+WRAPPING = NESTED.replace("    K = tl.cdiv(N, 64)\n    M = K // B\n", "    M = (N * 3) // 64\n") \
+    .replace("    tle.assume(B >= 1)\n", "")
+MIXED = NESTED.replace("    K = tl.cdiv(N, 64)\n    M = K // B\n", "    M = (N * 3 + B) // 64\n") \
+    .replace("    tle.assume(B >= 1)\n", "")
+
+
+def _runtime(tmp_path, source: str):
+    path = tmp_path / "wrapping.py"
+    path.write_text(source)
+    return load_kernel(path, "k").runtime
+
+
+def test_a_derived_param_is_computed_with_the_gpus_i32_wrap(tmp_path):
+    rt = _runtime(tmp_path, WRAPPING)
+    rt.check_assumptions({"x_ptr": None, "N": 64, "B": 1})  # M = 3
+    rt.check_assumptions({"x_ptr": None, "N": 715827882, "B": 1})  # 3*N = 2^31 - 2: no wrap
+    with pytest.raises(ValueError) as ei:
+        rt.check_assumptions({"x_ptr": None, "N": 715827883, "B": 1})
+    assert ("argument N = 715827883 gives M = -33554431 (M = (3*N) // 64; the GPU's integers "
+            "wrap: 3*N = -2147483647), which violates `tle.assume(M >= 1)`") in str(ei.value)
+
+
+def test_a_wrapped_value_inside_the_assumption_passes(tmp_path):
+    # N = 1431655766: 3*N = 4294967298 wraps to 2, M = 0 (refused); N = 1431655808 wraps to 128,
+    # M = 2 (what the GPU runs with, inside M >= 1: the protocol is verified for it)
+    rt = _runtime(tmp_path, WRAPPING)
+    with pytest.raises(ValueError, match=r"gives M = 0 .*3\*N = 2\)"):
+        rt.check_assumptions({"x_ptr": None, "N": 1431655766, "B": 1})
+    rt.check_assumptions({"x_ptr": None, "N": 1431655808, "B": 1})
+
+
+def test_an_i64_argument_is_computed_in_i64(tmp_path):
+    rt = _runtime(tmp_path, WRAPPING)
+    # 2^31 is passed as i64, so 3*N does not wrap: M = 100663296
+    rt.check_assumptions({"x_ptr": None, "N": 2**31, "B": 1})
+    # 2^62 is i64 and 3*N wraps in i64: 13835058055282163712 - 2^64 < 0
+    with pytest.raises(ValueError, match=r"3\*N = -4611686018427387904"):
+        rt.check_assumptions({"x_ptr": None, "N": 2**62, "B": 1})
+
+
+def test_an_i32_part_leaving_i32_in_an_i64_expression_is_refused(tmp_path):
+    # B = 2^40 is i64, N i32: the GPU wraps 3*N in i32 before adding B (the order the affine
+    # operand no longer has), so a launch where 3*N leaves i32 cannot be checked
+    rt = _runtime(tmp_path, MIXED)
+    rt.check_assumptions({"x_ptr": None, "N": 1000, "B": 2**40})
+    with pytest.raises(ValueError, match=r"cannot be checked .*`3\*N` = 2147483649 mixes i32"):
+        rt.check_assumptions({"x_ptr": None, "N": 715827883, "B": 2**40})

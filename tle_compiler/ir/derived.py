@@ -144,4 +144,88 @@ def derive(derived: tuple[Derived, ...], base: Mapping[str, int]) -> Optional[di
     return env
 
 
-__all__ = ["BINARY_OPS", "FUNCTIONS", "Definition", "Derived", "derive"]
+def wrap(value: int, bits: int) -> int:
+    """``value`` as a ``bits``-wide two's complement integer holds it (i32 or i64 arithmetic)."""
+    half = 1 << (bits - 1)
+    return (value + half) % (1 << bits) - half
+
+
+class LaunchWidthError(ValueError):
+    """A derived param whose definition mixes i32 and i64 values and whose i32 part leaves i32:
+    where the GPU's i32 arithmetic wraps before the i64 one begins depends on the expression's
+    shape, which the affine operand no longer has."""
+
+
+def derive_on_gpu(derived: tuple[Derived, ...], base: Mapping[str, int],
+                  wide: frozenset = frozenset()) -> Optional[tuple[dict[str, int], list[str]]]:
+    """The derived params' values as the GPU computes them from the runtime base values ``base``:
+    each step's operands and result in two's complement i32, or i64 where a base value it uses is
+    in ``wide`` (an i64 argument) or a constant leaves i32 (Triton's promotion). Sums and
+    products by constants wrap as the GPU's do (modular arithmetic: the wrapped affine value is
+    the GPU's whatever the order of its terms), then ``//`` and ``%`` divide the wrapped values.
+    A definition of constexprs only (``Definition.c`` false) is Python's, unbounded. Returns the
+    values and, for each step that wrapped, ``"3*N = -2147483647"`` (what the GPU computed);
+    None where a definition is undefined (a division by zero)."""
+    env = dict(base)
+    width: dict[str, int] = {n: 64 if n in wide else 32 for n in base}
+    wrapped: list[str] = []
+
+    def bits_of(a: "Operand") -> int:
+        out = 32
+        for v in a.variables:
+            out = max(out, width.get(v, 32))
+        consts = a.constants if isinstance(a, Definition) else [a.const] + [c for _, c in a.terms]
+        if any(not -2**31 <= c < 2**31 for c in consts):
+            out = 64
+        return out
+
+    def operand(a: "Operand", bits: int, c: bool) -> Optional[int]:
+        if isinstance(a, Definition):
+            return step(a)
+        exact = a.eval(env)
+        if not c:
+            return exact
+        narrow = [v for v in a.variables if width.get(v, 32) == 32]
+        if bits == 64 and narrow:
+            part = Affine(a.const, tuple((v, k) for v, k in a.terms if v in narrow))
+            terms = [part.const] + [k * env[v] for v, k in part.terms]
+            # every partial sum, in whatever order, lies between these two
+            low, high = sum(t for t in terms if t < 0), sum(t for t in terms if t > 0)
+            if any(not -2**31 <= t < 2**31 for t in [*terms, low, high]):
+                raise LaunchWidthError(f"`{part}` = {part.eval(env)} mixes i32 arguments into an "
+                                       f"i64 expression and leaves i32")
+        got = wrap(exact, bits)
+        if got != exact:
+            wrapped.append(f"{a} = {got}")
+        return got
+
+    def step(d: Definition) -> Optional[int]:
+        c = d.c
+        bits = max(bits_of(a) for a in d.args)
+        xs: list[int] = []
+        for a in d.args:
+            x = operand(a, bits, c)
+            if x is None:
+                return None
+            xs.append(x)
+        if c and d.op in ("<<", ">>") and xs[1] >= bits:
+            return None  # a shift by the width or more is undefined on the GPU
+        v = _apply(d.op, xs, d.c)
+        if v is None or not c:
+            return v
+        got = wrap(v, bits)
+        if got != v:
+            wrapped.append(f"{d} = {got}")
+        return got
+
+    for d in derived:
+        v = step(d.definition)
+        if v is None:
+            return None
+        env[d.name] = v
+        width[d.name] = 64 if d.definition.c and bits_of(d.definition) == 64 else 32
+    return env, wrapped
+
+
+__all__ = ["BINARY_OPS", "FUNCTIONS", "Definition", "Derived", "LaunchWidthError", "derive",
+           "derive_on_gpu", "wrap"]

@@ -150,10 +150,12 @@ class Runtime:
     def check_assumptions(self, bound: dict) -> None:
         """Every param a ``tle.assume`` bounds satisfies it: the protocol was verified only for
         those values, so a launch outside them could race or hang. The param is a kernel argument
-        or is computed from arguments (``M = N // 64``: its ``steps``, evaluated here with C's
-        ``//`` and ``%`` as the GPU computes them). A ValueError names the arguments, their
-        values, the param's value and the assumption's line."""
-        from ..ir.derived import derive
+        or is computed from arguments (``M = N // 64``: its ``steps``, evaluated here as the GPU
+        computes them: C's ``//`` and ``%``, each step in two's complement i32, or i64 where an
+        argument it uses is passed as i64, so ``(N * 3) // 64`` at N = 715827883 is the GPU's
+        -33554431, not 33554432). A ValueError names the arguments, their values, the param's
+        value and the assumption's line (and the steps that wrapped)."""
+        from ..ir.derived import LaunchWidthError, derive_on_gpu
 
         # the arguments' own assumptions first: a derived param's may divide by one of them
         for a in sorted(self.assumptions(bound), key=lambda a: a.arg is None):
@@ -179,18 +181,28 @@ class Runtime:
                 ", ".join(f"{n} = {bound[n]}" for n in names)
             gives = "gives" if len(names) == 1 else "give"
             leaves = "leaves" if len(names) == 1 else "leave"
-            env = derive(a.steps, {n: bound[n] for n in names})
+            # runtime arguments are typed by their value, as compile() types them; a
+            # constexpr is a compile-time constant (the GPU sees it as i32 or i64 alike)
+            wide = frozenset(n for n in names if arg_type(n, bound[n], self.info.name) == "i64")
             last = a.steps[-1]
+            try:
+                got = derive_on_gpu(a.steps, {n: bound[n] for n in names}, wide)
+            except LaunchWidthError as e:
+                raise ValueError(f"{self.info.name}: {given} cannot be checked against "
+                                 f"`{a.text}` ({a.loc}): in {a.param} = {last.definition}, {e}; "
+                                 f"pass the i32 arguments as values the GPU computes exactly")
+            env, wrapped = got if got is not None else (None, [])
             if env is None:
                 raise ValueError(f"{self.info.name}: {given} {leaves} {a.param} undefined "
                                  f"(`{last}` divides by zero), so `{a.text}` ({a.loc}) cannot "
                                  f"hold")
             value = env[last.name]
             if not a.holds(value):
+                how = f"; the GPU's integers wrap: {', '.join(wrapped)}" if wrapped else ""
                 raise ValueError(f"{self.info.name}: {given} {gives} {a.param} = {value} "
-                                 f"({a.param} = {last.definition}), which violates `{a.text}` "
-                                 f"({a.loc}): the kernel's protocol is verified only for the "
-                                 f"values it allows")
+                                 f"({a.param} = {last.definition}{how}), which violates "
+                                 f"`{a.text}` ({a.loc}): the kernel's protocol is verified only "
+                                 f"for the values it allows")
 
     def compile(self, bound: dict, num_warps=None, debug_waits=None, loc=None):
         from . import instrument
