@@ -1238,6 +1238,7 @@ class FnTranslator:
         it = "gl.static_range" if st.static else "range"
         var = self.prefix + st.var
         path = self.path_of(st)
+        self._carry_constants(st)
         self.wait_site("before", st, Drain("loop entry: no wgmma in flight across a loop boundary"))
         # the kernel body's loops (before warp_specialize) are never pipelined: schedule-wgmma
         # walks the partitions only
@@ -1263,6 +1264,23 @@ class FnTranslator:
         self.cp_async_pending |= at_head  # (the loop may run no iteration)
         self.wait_site("after", st, Drain("loop exit: wgmmas carried by the loop") if pipelined
                        else None)
+
+    def _carry_constants(self, loop: K.For) -> None:
+        """A name bound to a constant before a loop and rebound in its body (``c = True`` then
+        ``c = t < 3``) is carried by the loop: Triton makes the constant a scalar tensor, and each
+        iteration reads the previous one's value. Left a constant, every use in the body was
+        folded to it (``gl.where(True, ...)`` in every iteration) and the rebinding was dead; so
+        the constant is bound to the name's variable before the loop and the name is a runtime
+        scalar from there (a static_range loop unrolls, but its iterations run in order too)."""
+        rebound = {s.target for s in K.walk_stmts(loop.body) if isinstance(s, K.Assign)}
+        for name in sorted(rebound):
+            v = self.env.get(name)
+            if v is None or v.kind != "const":
+                continue
+            gen = self.prefix + name
+            if v.text != gen:
+                self.emit(f"{gen} = {v.text}")
+            self.env[name] = V("scalar", gen)
 
     # ---------------------------------------------------------------- pipelined wgmma (opt-in)
     # docs/lowering.md, "Pipelined wgmma (opt-in)". With @tle.jit(wgmma_pipeline=True), a `range`
