@@ -508,7 +508,8 @@ ASSUME_ERRORS = {
     "or": ("tle.assume(N >= 0 or N < -5)", "is not a comparison"),
     "not-equal": ("tle.assume(N != 0)", "does not bound a param"),
     "two-params": ("tle.assume(N <= M)", "compares two params"),
-    "expression": ("tle.assume(N - 1 >= 0)", "`N - 1` is neither a param"),
+    # (an affine expression of one param, N - 1 >= 0, bounds that param: tests/test_assume_affine.py)
+    "expression": ("tle.assume(N + M >= 0)", "`N + M` is neither a param"),
     "data": ("tle.assume(tl.load(x_ptr) >= 0)", "is neither a param"),
     "empty": ("tle.assume(N >= 5 and N < 5)", "leaves no value of N"),
     "false-constant": ("tle.assume(BK < 0)", "does not hold"),

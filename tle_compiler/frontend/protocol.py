@@ -1545,11 +1545,20 @@ class PrologueWalker(Walker):
                                        f"the kernel is read with ({lx} {sym} {rx})", c,
                                        check="bad-assume")
                     continue
-                if lk == "param" and rk == "param":
+                if lk != "const" and rk != "const":
                     raise self.err(f"`{text}`: `{piece}` compares two params; tle.assume bounds "
                                    f"one param by integer constants", c, check="bad-assume")
                 if lk == "const":
                     (lk, lx), (rk, rx), sym = (rk, rx), (lk, lx), _ASSUME_FLIP[sym]
+                if lk == "affine":  # k * P + c  sym  rx  ->  P  sym'  bound (exact in integers)
+                    (lx, k, c0), rx = lx, rx - lx[2]
+                    if k < 0:
+                        k, rx, sym = -k, -rx, _ASSUME_FLIP[sym]
+                    if sym == "==" and rx % k:
+                        raise self.err(f"`{text}` leaves no value: `{piece}` has no integer "
+                                       f"solution", c, check="bad-assume")
+                    rx = {">=": -(-rx // k), ">": rx // k, "<=": rx // k, "<": -(-rx // k),
+                          "==": rx // k}[sym]
                 lo, hi = {">=": (rx, None), ">": (rx + 1, None), "<=": (None, rx),
                           "<": (None, rx - 1), "==": (rx, rx)}[sym]
                 cur = bounds.setdefault(lx, [None, None])
@@ -1584,6 +1593,10 @@ class PrologueWalker(Walker):
         if (a is not None and a.const == 0 and len(a.terms) == 1 and a.terms[0][1] == 1
                 and is_placeholder(a.terms[0][0])):
             return "param", a.terms[0][0]
+        if (a is not None and len(a.terms) == 1 and a.terms[0][1] != 0
+                and is_placeholder(a.terms[0][0])):
+            # k * P + c (M = N // 64 - 1: P = N // 64): a bound on it is one on P
+            return "affine", (a.terms[0][0], a.terms[0][1], a.const)
         raise self.err(f"`{text}`: `{self.src(node)}` is neither a param (a kernel argument or a "
                        f"kernel-level integer computed from them) nor an integer constant", node,
                        check="bad-assume")
