@@ -95,6 +95,10 @@ class Checker:
         self.filled_read = [isinstance(st, Access) and st.side == "reader"
                             and st.pipe in self.written and st.field != CLOSED_FLAG
                             for st in cp.stmts]
+        # the fields as small integers, so the fast path keys its fills by one int
+        names = sorted({f for f in self.field_of if f is not None})
+        self.n_fields = max(1, len(names))
+        self.fid_of = [names.index(f) if f is not None else -1 for f in self.field_of]
         self.fast_info = []
         for sid, (kind, p, r) in enumerate(self.info):
             self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
@@ -115,9 +119,13 @@ class Checker:
         closed = [False] * len(self.pipes)
         once: set = set()
         info = self.fast_info
-        field_of, filled_read = self.field_of, self.filled_read
-        fills: dict = {}  # (writer slot, field) -> change points, see note_fill
-        reads: list = []  # (writer slot, field, wait ordinal, index) of each checked read
+        fid_of, filled_read, nf = self.fid_of, self.filled_read, self.n_fields
+        fills: dict = {}  # writer slot * nf + field -> change points, see note_fill
+        # (writer slot * nf + field, wait ordinal, index) of the checked reads, one per wait and
+        # field (the reads inside one wait's window all have its index); read_seen: reader slot
+        # * nf + field -> the last wait ordinal recorded
+        reads: list = []
+        read_seen: dict = {}
         seqs = []
         for ids, idx in traces:
             need_c: list = []
@@ -131,13 +139,24 @@ class Checker:
                 if kind == WRITE:
                     if w_open[wb + s] != i:
                         return False
-                    note_fill(fills, (wb + s, field_of[sid]), len(commits[wb + s]), i)
+                    # note_fill, inlined (the verifier's hot loop): most writes add nothing
+                    key = (wb + s) * nf + fid_of[sid]
+                    points = fills.get(key)
+                    if points is None:
+                        fills[key] = [(len(commits[wb + s]), i)]
+                    elif i < points[-1][1]:
+                        points.append((len(commits[wb + s]), i))
                     continue
                 if kind == READ:
                     if r_held[rb + s] != i:
                         return False
                     if filled_read[sid]:
-                        reads.append(((wb + s, field_of[sid]), len(waits[rb + s]) - 1, i))
+                        f = fid_of[sid]
+                        ordinal = len(waits[rb + s]) - 1
+                        seen = (rb + s) * nf + f
+                        if read_seen.get(seen) != ordinal:
+                            read_seen[seen] = ordinal
+                            reads.append(((wb + s) * nf + f, ordinal, i))
                     continue
                 if one:
                     key = (p, r, COMMIT if kind == CLOSE else kind)
