@@ -67,14 +67,21 @@ def sparse_seesaw_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=
         return f"seesaw-fp8 needs h_q % {BLOCK_H} == 0 or h_q in (8, 16, 32) (got h_q={h_q})"
     if topk % PAIR != 0:
         return f"seesaw-fp8 needs topk % {PAIR} == 0 (got topk={topk})"
+    return fp8_cache_unsupported_reason(k_cache, "seesaw-fp8")
+
+
+def fp8_cache_unsupported_reason(k_cache, impl: str) -> Optional[str]:
+    """Why an FP8 kernel reading the cache through ``cache_views`` cannot take ``k_cache`` (its
+    bytes as fp8 / fp32 / bf16 views at 16-byte aligned token rows), or None; ``impl`` names the
+    kernel in the message. Reads shape, strides and data pointer only."""
     if k_cache.dtype not in CACHE_DTYPES or k_cache.shape[-1] != BYTES_PER_TOKEN:
-        return f"seesaw-fp8 needs a byte cache of {BYTES_PER_TOKEN} bytes per token"
+        return f"{impl} needs a byte cache of {BYTES_PER_TOKEN} bytes per token"
     if k_cache.shape[1] > 1 and k_cache.stride(1) != BYTES_PER_TOKEN:
-        return "seesaw-fp8 needs a block's tokens back to back"
+        return f"{impl} needs a block's tokens back to back"
     if k_cache.shape[0] > 1 and k_cache.stride(0) % 16 != 0:
-        return "seesaw-fp8 needs a block stride that is a multiple of 16 bytes"
+        return f"{impl} needs a block stride that is a multiple of 16 bytes"
     if k_cache.device.type != "meta" and k_cache.data_ptr() % 16 != 0:
-        return "seesaw-fp8 needs k_cache 16-byte aligned"
+        return f"{impl} needs k_cache 16-byte aligned"
     return None
 
 

@@ -31,15 +31,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-import torch
-
 from . import api
-from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
 from .sparse_decode_rows import RowOutputs, aligned, token_rows
-from .sparse_decode_seesaw_fp8_launch import cache_views, masked_indices
+from .sparse_decode_seesaw_fp8_launch import (cache_views, fp8_cache_unsupported_reason,
+                                             masked_indices)
 
-D_QK = 576
-D_V = 512
 BLOCK_H = 64
 TILE = 64        # topk indices per K tile
 
@@ -57,15 +53,7 @@ def sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=N
     topk = indices.shape[-1]
     if topk == 0 or topk % TILE != 0:
         return f"split-fp8 needs topk a positive multiple of {TILE} (got topk={topk})"
-    if k_cache.dtype not in CACHE_DTYPES or k_cache.shape[-1] != BYTES_PER_TOKEN:
-        return f"split-fp8 needs a byte cache of {BYTES_PER_TOKEN} bytes per token"
-    if k_cache.shape[1] > 1 and k_cache.stride(1) != BYTES_PER_TOKEN:
-        return "split-fp8 needs a block's tokens back to back"
-    if k_cache.shape[0] > 1 and k_cache.stride(0) % 16 != 0:
-        return "split-fp8 needs a block stride that is a multiple of 16 bytes"
-    if k_cache.device.type != "meta" and k_cache.data_ptr() % 16 != 0:
-        return "split-fp8 needs k_cache 16-byte aligned"
-    return None
+    return fp8_cache_unsupported_reason(k_cache, "split-fp8")
 
 
 def run_split_rows(q3, k_cache, idx2, out3, lse2, max_logits, sm_scale: float,
