@@ -212,7 +212,7 @@ def test_unsupported_calls_say_why():
         launch_sparse_split_fp8(q, kc, idx96, SCALE, True, None, None)
 
 
-def test_auto_takes_it_for_the_fp8_cache_and_holds_back_attn_sink():
+def test_auto_takes_it_for_the_fp8_cache_with_and_without_attn_sink():
     import tle_kernels.sparse_decode_api as A
 
     meta = dict(device="meta")
@@ -226,10 +226,9 @@ def test_auto_takes_it_for_the_fp8_cache_and_holds_back_attn_sink():
     assert A.select_sparse_impl("auto", dict(call, topk_length=torch.empty(
         2, dtype=torch.int32, **meta))) == "split-fp8"
     sink = torch.empty(128, **meta)
-    # the sink kernel runs when named; auto holds it back until its GPU tests have run
+    # the sink kernel (sparse_decode_split_fp8_sink.py), named or as auto's choice
     assert A.select_sparse_impl("split-fp8", dict(call, attn_sink=sink)) == "split-fp8"
-    assert A.AUTO_HOLDS == {"split-fp8": ("attn_sink",)}
-    assert A.select_sparse_impl("auto", dict(call, attn_sink=sink)) == "seesaw-fp8"
+    assert A.select_sparse_impl("auto", dict(call, attn_sink=sink)) == "split-fp8"
     with pytest.raises(NotImplementedError, match="'split-fp8' cannot run this call"):
         A.select_sparse_impl("split-fp8", dict(call, extra_k_cache=call["k_cache"]))
 

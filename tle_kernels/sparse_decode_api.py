@@ -26,9 +26,8 @@ a bf16 cache.
   spaced token rows); "seesaw-fp8", the FP8 cache read by a dequantizing producer feeding the
   same consumers (tle_kernels/sparse_decode_seesaw_fp8_launch.py); and "split-fp8", the FP8
   cache with the math split by output half between the consumers so that the dequantizing
-  producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; attn_sink too,
-  though auto takes seesaw-fp8 for it until its GPU tests have run: ``AUTO_HOLDS``; no extra
-  cache yet). A TLE kernel joins by its launcher module in ``LAUNCHERS``.
+  producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; attn_sink too;
+  no extra cache yet). A TLE kernel joins by its launcher module in ``LAUNCHERS``.
 
 ``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
 every rule but the device check, which is last); an error names the argument, with FlashMLA's
@@ -59,11 +58,6 @@ ALIGN = 16                      # bytes: FP8 cache base and block stride
 # where seesaw-fp8 runs 0.84x); "auto" prefers it.
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8")
 PREFERENCE: Tuple[str, ...] = ("seesaw", "split-fp8", "seesaw-fp8", "pipe", "naive")
-# Optional arguments with which "auto" passes an impl over although it runs them when named: its
-# kernel for them is verified and matches the reference in the CPU emulator, but has not run on a
-# GPU yet (split-fp8's attn_sink kernel, tle_kernels/sparse_decode_split_fp8_sink.py; its GPU tests
-# are tests/gpu/test_sparse_decode_split_fp8.py). Until then auto takes the next impl.
-AUTO_HOLDS: Dict[str, Tuple[str, ...]] = {"split-fp8": ("attn_sink",)}
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support
 # function). The launch function takes sparse_decode_naive's arguments (q, k_cache, indices,
 # sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices,
@@ -125,8 +119,7 @@ def sparse_unsupported_reason(impl: str, q, k_cache, indices, is_fp8: bool, attn
 def select_sparse_impl(impl: str, call: Optional[dict] = None) -> str:
     """The implementation that runs ``call`` (``sparse_unsupported_reason``'s arguments by name,
     ``SUPPORT_ARGS``): ``impl`` itself, or for "auto" the first of ``PREFERENCE`` that is built and
-    supports it and does not hold it back (``AUTO_HOLDS``; the naive kernel supports every call).
-    Without ``call`` (the tensors not checked
+    supports it (the naive kernel supports every call). Without ``call`` (the tensors not checked
     yet) only the name is checked, and that an explicit impl is built; "auto" stays "auto". An
     explicit impl that is not built, or cannot run the call, raises NotImplementedError saying
     why."""
@@ -135,8 +128,7 @@ def select_sparse_impl(impl: str, call: Optional[dict] = None) -> str:
     if impl == "auto":
         if call is None:
             return impl
-        return next(n for n in PREFERENCE if sparse_unsupported_reason(n, **call) is None
-                    and not any(call.get(a) is not None for a in AUTO_HOLDS.get(n, ())))
+        return next(n for n in PREFERENCE if sparse_unsupported_reason(n, **call) is None)
     built = built_impls()
     if impl not in built:
         raise NotImplementedError(f"impl: the sparse decode has no {impl!r} kernel yet; built: "

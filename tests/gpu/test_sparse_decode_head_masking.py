@@ -54,8 +54,8 @@ def test_decode_heads_masked_into_fenced_outputs(h_q, is_fp8, b, s_q):
                                   topk_length=(LENGTHS * (b // len(LENGTHS) + 1))[:b])
     call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=is_fp8,
                 **{k: x[k] for k in ARGS})
-    # auto's kernel first (with attn_sink the FP8 seesaw: AUTO_HOLDS), then the split kernel
-    impls = ["seesaw-fp8", "split-fp8"] if is_fp8 else ["seesaw"]
+    # auto's kernel first, then the FP8 seesaw
+    impls = ["split-fp8", "seesaw-fp8"] if is_fp8 else ["seesaw"]
     assert A.select_sparse_impl("auto", call) == impls[0]
     want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                                  *(x[k] for k in ARGS))

@@ -175,13 +175,13 @@ def sink_inputs(b, s_q, h_q, seed):
 @pytest.mark.parametrize("s_q", [1, 2])
 @pytest.mark.parametrize("b", [1, 64])
 def test_attn_sink_matches_the_reference(b, s_q, h_q):
-    """The sink kernel (b 64) and a tail split whose merge applies the sink (b 1), run by name
-    (auto holds split-fp8 back for attn_sink until these pass: sparse_decode_api.AUTO_HOLDS).
-    Empty row: out 0, lse +inf; a +inf sink zeroes its head."""
+    """The sink kernel (b 64) and a tail split whose merge applies the sink (b 1), auto's kernel
+    for an FP8 cache with attn_sink. Empty row: out 0, lse +inf; a +inf sink zeroes its head."""
     x = sink_inputs(b, s_q, h_q, seed=700 + b + s_q * 10 + h_q)
     call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=True,
                 **{k: x[k] for k in ARGS})
     assert A.sparse_unsupported_reason("split-fp8", **call) is None
+    assert A.select_sparse_impl("auto", call) == "split-fp8"
     out, lse = check(x, f"sink b={b} s_q={s_q} h_q={h_q}")
     if b * s_q > 1:
         assert (out[b - 1, s_q - 1] == 0).all()
