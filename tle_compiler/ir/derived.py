@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Mapping, Optional, Union
 
 from .expr import Affine, c_div, c_rem
+from .i32 import fits_i32
 from .nodes import NOLOC, Loc
 from .record import record
 
@@ -175,7 +176,7 @@ def derive_on_gpu(derived: tuple[Derived, ...], base: Mapping[str, int],
         for v in a.variables:
             out = max(out, width.get(v, 32))
         consts = a.constants if isinstance(a, Definition) else [a.const] + [c for _, c in a.terms]
-        if any(not -2**31 <= c < 2**31 for c in consts):
+        if not all(fits_i32(c) for c in consts):
             out = 64
         return out
 
@@ -191,7 +192,7 @@ def derive_on_gpu(derived: tuple[Derived, ...], base: Mapping[str, int],
             terms = [part.const] + [k * env[v] for v, k in part.terms]
             # every partial sum, in whatever order, lies between these two
             low, high = sum(t for t in terms if t < 0), sum(t for t in terms if t > 0)
-            if any(not -2**31 <= t < 2**31 for t in [*terms, low, high]):
+            if not all(fits_i32(t) for t in [*terms, low, high]):
                 raise LaunchWidthError(f"`{part}` = {part.eval(env)} mixes i32 arguments into an "
                                        f"i64 expression and leaves i32")
         got = wrap(exact, bits)

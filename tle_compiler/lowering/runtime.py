@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from ..diagnostics import TleError
+from ..ir.i32 import fits_i32
 
 TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64",
                 "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
@@ -48,7 +49,7 @@ def arg_type(name: str, value: Any, kernel: str, loc=None) -> str:
     if isinstance(value, bool):
         return "i1"
     if isinstance(value, int):
-        return "i32" if -2**31 <= value < 2**31 else "i64"
+        return "i32" if fits_i32(value) else "i64"
     if isinstance(value, float):
         return "fp32"
     raise TleError(f"{kernel}: argument '{name}' is a {type(value).__name__}; a @tle.jit kernel takes "

@@ -21,9 +21,8 @@ from typing import Mapping, Optional, Union
 
 from ..ir.derived import Definition
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
+from ..ir.i32 import I32_MAX, I32_MIN
 from ..ir.nodes import Access, Event, For, If, Program, Stmt
-
-I32_MIN, I32_MAX = -2**31, 2**31 - 1
 
 Interval = tuple[int, int]
 
