@@ -102,6 +102,19 @@ class Loaded:
     module: Module
     #: Integer constexprs the file was read specialised to (they are no longer params).
     specialised: dict[str, int] = field(default_factory=dict)
+    #: Each kernel's constexpr arguments by kernel name (none for a .pipe file): the names a
+    #: --param may read the kernel specialised to.
+    constexprs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Each kernel's DEFAULT_CONFIG constexpr values by kernel name (none without one).
+    defaults: dict[str, dict] = field(default_factory=dict)
+
+    def specialised_of(self, kernel: str) -> dict[str, int]:
+        """The constexprs this kernel was read specialised to: in a file of several kernels, only
+        its own, so that its verdict names no value it does not take."""
+        names = self.constexprs.get(kernel)
+        if names is None:
+            return dict(self.specialised)
+        return {n: v for n, v in self.specialised.items() if n in names}
 
 
 def combine_exit_codes(codes: Iterable[int]) -> int:
@@ -147,15 +160,75 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
         raise err
     infos = kernels_of_source(text, str(path), bind=bind)
     bound = sorted({n for i in infos for n in i.constexprs if n in bind})
+    loaded = _loaded(path, infos, {k: bind[k] for k in bound})
+    _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in bound})
     print(f"tle-dump: {path}: read specialised to {', '.join(f'{k}={bind[k]}' for k in bound)} "
           f"({err.message.split(':')[0]} otherwise); the verdict holds for these values only",
           file=sys.stderr)
-    return Loaded(Module(tuple(i.program for i in infos), str(path)), {k: bind[k] for k in bound})
+    return loaded
+
+
+def _config_of(path: Path, info) -> dict:
+    """The DEFAULT_CONFIG the frontend recorded on the kernel's IR, or {} without one."""
+    from ..lowering.dumping import kernel_config
+
+    try:
+        return kernel_config(info.kir, str(path), info.name)
+    except TleError:
+        return {}
+
+
+def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
+    """The kernels read, with each one's constexprs: its ``tl.constexpr`` arguments and those
+    its DEFAULT_CONFIG's signature calls "constexpr", and the values DEFAULT_CONFIG gives them."""
+    configs = {i.name: _config_of(path, i) for i in infos}
+    names = {i.name: tuple(dict.fromkeys((*i.constexprs, *(
+        n for n, t in configs[i.name].get("signature", {}).items() if t == "constexpr"))))
+        for i in infos}
+    return Loaded(Module(tuple(i.program for i in infos), str(path)), specialised, names,
+                  {n: dict(c.get("constexprs", {})) for n, c in configs.items()})
+
+
+def _check_constexpr_values(loaded: Loaded, given: dict[str, int]) -> None:
+    """A constexpr the DEFAULT_CONFIG gives as True/False takes 0 or 1 only (any other integer
+    would be read and lowered as a truth value the kernel was not written for)."""
+    for kernel, config in loaded.defaults.items():
+        for n, v in given.items():
+            if isinstance(config.get(n), bool) and v not in (0, 1):
+                raise _Unusable(f"tle-dump: error: --param {n}={v}: {n} is a boolean constexpr "
+                                f"of {kernel} (DEFAULT_CONFIG: {config[n]}); give 0 or 1")
+
+
+def _read_with_constexprs(path: Path, text: str, infos, fixed: dict) -> Loaded:
+    """The kernels read generically, or, when a --param names a constexpr of a kernel that is
+    not one of its params, read specialised to the constexprs given (the other values stay
+    generic); the verdict then names them ("with CAUSAL = 1 (read specialised)")."""
+    from ..frontend.ast_reader import kernels_of_source
+    from ..passes.fixed_params import fixable
+
+    generic = _loaded(path, infos, {})
+    given = {n: v for n, v in fixed.items()
+             if any(n in generic.constexprs[i.name] and n not in fixable(i.program) for i in infos)}
+    if not given:
+        return generic
+    _check_constexpr_values(generic, given)
+    shown = ", ".join(f"{n}={v}" for n, v in given.items())
+    try:
+        infos = kernels_of_source(text, str(path), bind=given)
+    except TleError as e:  # read generically, so it is the values given the kernel cannot take
+        line = f" (line {e.loc.line})" if e.loc and e.loc.line else ""
+        raise _Unusable(f"tle-dump: error: --param {shown}: the kernel cannot be read with "
+                        f"{'this value' if len(given) == 1 else 'these values'}: "
+                        f"{e.message.splitlines()[0]}{line}") from None
+    print(f"tle-dump: {path}: read specialised to {shown} (--param); the verdict holds for "
+          f"{'this value' if len(given) == 1 else 'these values'} only", file=sys.stderr)
+    return _loaded(path, infos, given)
 
 
 def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
     """Read a .pipe or .py file into a Module, with the constexprs it had to be read specialised
-    to (_specialised; usually none). Raises TleError (a rejection, exit 1) for frontend errors in a
+    to (_specialised; usually none) or was read specialised to by a --param naming a constexpr
+    (_read_with_constexprs). Raises TleError (a rejection, exit 1) for frontend errors in a
     kernel, _Unusable (exit 2) for input that cannot be read or parsed."""
     text = _read_input(path)
     if path.suffix == ".pipe":
@@ -165,10 +238,11 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
             return Loaded(parse_module(text, str(path)))
         except TleError as e:
             raise _Unusable(str(e)) from None
-    from ..frontend import SPECIALIZABLE, read_source
+    from ..frontend import SPECIALIZABLE
+    from ..frontend.ast_reader import kernels_of_source
 
     try:
-        return Loaded(read_source(text, str(path)))
+        infos = kernels_of_source(text, str(path))
     except SyntaxError as e:
         raise _Unusable(f"{path}:{e.lineno}:{e.offset}: error: Python syntax error: {e.msg}") from None
     except TleError as e:
@@ -178,6 +252,7 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
         if e.check in SPECIALIZABLE:
             return _specialised(path, text, fixed or {}, e)
         raise
+    return _read_with_constexprs(path, text, infos, fixed or {})
 
 
 def _epilog() -> str:
@@ -214,7 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="check only this value of a param (or of a base param of derived ones, "
                          "N of M = N // 2, which fixes them), or read the kernel specialised to "
-                         "this constexpr value (repeatable); the verdict covers these values only")
+                         "this value of a constexpr (0/1 or True/False for a boolean one), which "
+                         "--gluon/--ttgir/--ptx then lower (repeatable); the verdict covers these "
+                         "values only")
     ap.add_argument("--no-locations", action="store_true", help="omit '# file:line' after events")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only diagnostics and the exit status (a report asked for with -o is "
                          "still written)")
@@ -233,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _INT = re.compile(r"[+-]?[0-9]+")
+#: A boolean constexpr may be given as True/False too: the integers 1 and 0.
+_BOOLS = {"True": 1, "False": 0}
 
 
 def _params(items: Sequence[str]) -> dict[str, int]:
@@ -240,28 +319,37 @@ def _params(items: Sequence[str]) -> dict[str, int]:
     for it in items:
         name, sep, val = it.partition("=")
         name, val = name.strip(), val.strip()
-        if not sep or not name.isidentifier() or not _INT.fullmatch(val):
-            raise _Unusable(f"tle-dump: error: --param expects NAME=INTEGER, got '{it}'")
-        if name in out and out[name] != int(val):
+        if not sep or not name.isidentifier() or not (_INT.fullmatch(val) or val in _BOOLS):
+            raise _Unusable(f"tle-dump: error: --param expects NAME=INTEGER (or NAME=True/False "
+                            f"for a boolean constexpr), got '{it}'")
+        value = _BOOLS[val] if val in _BOOLS else int(val)
+        if name in out and out[name] != value:
             raise _Unusable(f"tle-dump: error: --param {name} given twice ({out[name]} and {val})")
-        out[name] = int(val)
+        out[name] = value
     return out
 
 
-def _check_params(fixed: dict[str, int], kernels: list[Program], specialised: dict[str, int]) -> None:
+def _check_params(fixed: dict[str, int], kernels: list[Program], loaded: Loaded) -> None:
     """Every --param names a param of a selected kernel or a base param its derived ones are
     computed from (with a value in its domain, and giving derived values in theirs), or a
     constexpr the file was read specialised to."""
     from ..passes.fixed_params import fix, fixable
 
+    specialised = loaded.specialised
     known = sorted({n for k in kernels for n in fixable(k)} | set(specialised))
+    constexprs = sorted({n for k in kernels for n in loaded.constexprs.get(k.name, ())}
+                        - set(known))
     for name, value in fixed.items():
         if name in specialised:
             continue
         params = [fixable(k)[name] for k in kernels if name in fixable(k)]
         if not params:
             what = f"known: {', '.join(known)}" if known else "the kernel has no params"
-            raise _Unusable(f"tle-dump: error: --param {name}: no such param ({what})")
+            if constexprs:
+                what += f"; constexprs: {', '.join(constexprs)}"
+            raise _Unusable(f"tle-dump: error: --param {name}: no such param or constexpr "
+                            f"({what})" if constexprs else
+                            f"tle-dump: error: --param {name}: no such param ({what})")
         for p in params:
             if not p.contains(value):
                 raise _Unusable(f"tle-dump: error: --param {name}={value} is outside the domain "
@@ -452,14 +540,14 @@ def _run(args, fmt: str) -> int:
                 "no kernel (a .pipe file starts with 'kernel NAME')" if path.suffix == ".pipe" else
                 "no @tle.jit kernel that calls tle.gpu.warp_specialize")
         raise _Unusable(f"{path}: error: {what}")
-    _check_params(fixed, kernels, loaded.specialised)
-    reports = [_verify(k, args, fixed, loaded.specialised) for k in kernels]
+    _check_params(fixed, kernels, loaded)
+    reports = [_verify(k, args, fixed, loaded.specialised_of(k.name)) for k in kernels]
 
     for rep in reports:
         for d in rep.diagnostics:
             print(str(d), file=sys.stderr)
     if lowering:
-        return _dump_lowered(args, path, reports)
+        return _dump_lowered(args, path, reports, loaded, fixed)
     code = combine_exit_codes(r.exit_code for r in reports)
     if _reporting(args):
         if fmt == "json":
@@ -519,11 +607,49 @@ def _debug_waits(args):
     return None
 
 
-def _dump_lowered(args, path: Path, reports: list[KernelReport]) -> int:
+def _lowering_constexprs(reports: list[KernelReport], fixed: dict[str, int],
+                         loaded: Loaded) -> dict[str, dict]:
+    """By kernel, the constexpr values that replace its DEFAULT_CONFIG's when it is lowered: those
+    it was read specialised to and any --param naming one of its constexprs (also one that is a
+    param as well, e.g. TOPK of NK = TOPK // BK), so that what is lowered is what was verified. A
+    constexpr the DEFAULT_CONFIG gives as True/False is lowered as one."""
+    out = {}
+    for r in reports:
+        name = r.program.name
+        names = loaded.constexprs.get(name, ())
+        values = {**r.specialised, **{n: v for n, v in fixed.items() if n in names}}
+        config = loaded.defaults.get(name, {})
+        out[name] = {n: bool(v) if isinstance(config.get(n), bool) else v
+                     for n, v in values.items()}
+    return out
+
+
+def _unlowerable_values(loaded: Loaded, constexprs: dict[str, dict], fixed: dict[str, int]) -> str:
+    """The --param values that differ from the DEFAULT_CONFIG the kernel lowers with ("" when
+    none): a lowering that fails with them fails for the values given (exit 2)."""
+    out = {}
+    for name, values in constexprs.items():
+        config = loaded.defaults.get(name, {})
+        out.update({n: fixed[n] for n, v in values.items()
+                    if n in fixed and n in config and v != config[n]})
+    return ", ".join(f"{n}={v}" for n, v in out.items())
+
+
+def _one_line(message: str) -> str:
+    """A message on one line: its first line and, for a compiler's report of several (Triton's
+    source excerpt), its last, which says what went wrong."""
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    return lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
+
+
+def _dump_lowered(args, path: Path, reports: list[KernelReport],
+                  loaded: Loaded, fixed: dict[str, int]) -> int:
     """--gluon/--ttgir/--ptx: a rejected kernel is never lowered (exit 1); a kernel verified only
     for the values checked (bounded, unknown) is lowered with a warning line saying what was
     checked (exit 3), whether the verdict is this run's or the lowering's own
-    (TleVerificationWarning)."""
+    (TleVerificationWarning). The constexprs the kernel was verified with (_lowering_constexprs)
+    replace DEFAULT_CONFIG's; a lowering that fails with --param values other than
+    DEFAULT_CONFIG's is unusable input (exit 2) naming them."""
     if any(r.verdict is not None and r.verdict.kind == REJECTED for r in reports):
         for r in reports:
             print(f"tle-dump: {r.program.name}: {r.summary()}", file=sys.stderr)
@@ -535,6 +661,7 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport]) -> int:
             default_config(str(path), r.program.name)
         except TleError as e:
             raise _Unusable(str(e)) from None
+    constexprs = _lowering_constexprs(reports, fixed, loaded)
     codes = [EXIT_OK]
     warned = set()
     for r in reports:
@@ -550,9 +677,16 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport]) -> int:
             # a kernel read specialised (--param) is lowered with the values it was verified for
             text = lowered_texts(str(path), [r.program.name for r in reports],
                                  {"gluon": args.gluon, "ttgir": args.ttgir, "ptx": args.ptx},
-                                 debug_waits=_debug_waits(args),
-                                 constexprs={r.program.name: r.specialised for r in reports})
+                                 debug_waits=_debug_waits(args), constexprs=constexprs)
         except (TleError, ValueError) as e:
+            given = _unlowerable_values(loaded, constexprs, fixed)
+            if given:  # DEFAULT_CONFIG's values lower (tests/test_lowering*.py): these do not
+                line = (f" (line {e.loc.line})" if isinstance(e, TleError) and e.loc
+                        and e.loc.line else "")
+                raise _Unusable(f"tle-dump: error: --param {given}: the kernel cannot be lowered "
+                                f"with {'this value' if ',' not in given else 'these values'}: "
+                                f"{_one_line(e.message if isinstance(e, TleError) else str(e))}"
+                                f"{line}") from None
             print(str(e), file=sys.stderr)
             return EXIT_REJECTED
     for w in caught:

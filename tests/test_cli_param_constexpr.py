@@ -1,0 +1,100 @@
+"""``tle-dump --param NAME=VALUE`` where NAME is a constexpr of a kernel the frontend reads
+generically (not only of one it must read specialised, like the seesaw): the kernel is read
+specialised to that value, the verdict names it, and --gluon/--ttgir/--ptx lower that
+specialisation in place of DEFAULT_CONFIG's value.
+
+mla_decode_pipe.py's DEFAULT_CONFIG has CAUSAL False; ``--param CAUSAL=1`` verifies and lowers the
+causal variant. A value a constexpr cannot take (2 for a boolean, a BLOCK_H the lowering refuses)
+and a name that is neither a param nor a constexpr are unusable input (exit 2, one line naming
+the value or the known names).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.cli.dump import EXIT_OK, EXIT_UNUSABLE, main
+
+ROOT = Path(__file__).resolve().parent.parent
+PIPE = ROOT / "tle_kernels" / "mla_decode_pipe.py"
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def verdict_line(out: str) -> str:
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("# verdict: ")]
+    return line[len("# verdict: "):]
+
+
+def error_line(err: str) -> str:
+    """The last stderr line of an exit-2 run: the one error, no traceback."""
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.strip().splitlines() if "error:" in ln]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("value", ["1", "True"])
+def test_a_constexpr_of_a_generically_read_kernel_is_read_specialised(capsys, value):
+    code, out, err = run(capsys, "--graph", "--param", f"CAUSAL={value}", PIPE)
+    assert code == EXIT_OK, err
+    assert "read specialised to CAUSAL=1 (--param)" in err
+    verdict = verdict_line(out)
+    assert verdict.startswith("verified for every value of NK")
+    assert "with CAUSAL = 1 (read specialised)" in verdict
+    assert "CAUSAL" not in verdict_line(run(capsys, PIPE)[1])  # without --param: generic
+
+
+def test_the_json_verdict_names_the_constexpr_as_checked(capsys):
+    code, out, _ = run(capsys, "--format", "json", "--param", "CAUSAL=0", PIPE)
+    (kernel,) = json.loads(out)["kernels"]
+    assert code == EXIT_OK and kernel["verdict"] == "proved"
+    assert kernel["specialised"] == {"CAUSAL": 0}
+    assert kernel["checked"]["CAUSAL"] == "[0, 0]"
+    assert "CAUSAL = 0 (read specialised)" in kernel["scope"]
+
+
+def test_gluon_lowers_the_constexpr_value_given(capsys):
+    code0, causal0, err0 = run(capsys, "--gluon", "--param", "CAUSAL=0", PIPE)
+    code1, causal1, err1 = run(capsys, "--gluon", "--param", "CAUSAL=1", PIPE)
+    code, default, err = run(capsys, "--gluon", PIPE)
+    assert (code0, code1, code) == (EXIT_OK, EXIT_OK, EXIT_OK), err0 + err1 + err
+    assert causal0 == default  # DEFAULT_CONFIG's CAUSAL is False
+    assert causal1 != causal0
+    assert "CAUSAL: gl.constexpr = False" in causal0
+    assert "CAUSAL: gl.constexpr = True" in causal1  # a boolean constexpr is lowered as one
+
+
+def test_a_boolean_constexpr_takes_0_or_1_only(capsys):
+    code, _, err = run(capsys, "--param", "CAUSAL=2", PIPE)
+    assert code == EXIT_UNUSABLE
+    line = error_line(err)
+    assert "--param CAUSAL=2" in line and "boolean constexpr" in line and "0 or 1" in line
+
+
+def test_a_constexpr_value_the_lowering_refuses_is_unusable(capsys):
+    code, out, err = run(capsys, "--gluon", "--param", "BLOCK_H=0", PIPE)
+    assert code == EXIT_UNUSABLE and out == ""
+    line = error_line(err)
+    assert "--param BLOCK_H=0: the kernel cannot be lowered with this value" in line
+
+
+def test_unknown_name_lists_params_and_constexprs(capsys):
+    code, _, err = run(capsys, "--graph", "--param", "CAUSALL=1", PIPE)
+    assert code == EXIT_UNUSABLE
+    line = error_line(err)
+    assert "--param CAUSALL: no such param or constexpr" in line
+    assert "known: NK" in line and "constexprs: BLOCK_H, CAUSAL, SPLIT" in line
+
+
+@pytest.mark.parametrize("value", ["CAUSAL=true", "CAUSAL=yes", "CAUSAL=1.0"])
+def test_a_value_that_is_no_integer_nor_true_false_is_unusable(capsys, value):
+    code, _, err = run(capsys, "--param", value, PIPE)
+    assert code == EXIT_UNUSABLE and "--param expects NAME=INTEGER" in error_line(err)
