@@ -109,7 +109,8 @@ def _is_index(sub: K.Subscript, pattern: tuple) -> bool:
 
 def column_contiguous(tr, ptr: K.Expr, n_cols: int) -> bool:
     """Whether the pointer expression is ``(column-invariant terms) + A[None, :]`` with ``A`` a
-    ``tl.arange(0, n_cols)`` (directly or through a name assigned once in the function): then
+    ``tl.arange(0, n_cols)`` (directly or through a name assigned exactly once in the function,
+    :func:`_is_full_arange`): then
     consecutive columns are consecutive elements. Column-invariant: scalars, constants and
     1-D tensors broadcast as ``x[:, None]`` (times scalars)."""
     terms = _terms(ptr)
@@ -120,9 +121,18 @@ def column_contiguous(tr, ptr: K.Expr, n_cols: int) -> bool:
 
 
 def _is_full_arange(tr, node: K.Expr, n: int) -> bool:
-    if isinstance(node, K.Name):  # a name bound once to tl.arange (translate.py: "remat")
+    """``tl.arange(0, n)`` itself, or a name assigned exactly once in the function, to it. The
+    binding the walk holds for a name assigned more than once need not be the one that reaches
+    the store: an ``if`` leaves the binding from before it (or the else branch's), and a loop
+    body is walked once, with the binding from before the loop, although a rebinding later in
+    the body reaches the store over the back-edge (``cols = (D - 1) - cols``). Such a name is
+    not known to be contiguous, so its store stays a plain ``gl.store``."""
+    if isinstance(node, K.Name):
         v = tr.env.get(node.id)
-        return v is not None and isinstance(v.value, dict) and v.value.get("bounds") == (0, n)
+        if v is None or not isinstance(v.value, dict) or v.value.get("bounds") != (0, n):
+            return False
+        # "remat": translate.py binds a name assigned once to tl.arange so (assign)
+        return v.kind == "remat" or (getattr(tr, "assign_counts", None) or {}).get(node.id) == 1
     if not (isinstance(node, K.Op) and node.name == "tl.arange" and len(node.args) == 2
             and not node.kwargs):
         return False
