@@ -76,9 +76,15 @@ class InflightWgmmas(WgmmaWaits):
             self.terms[a_operand] = f"A operand of {path}"
 
     def renamed(self, tr, value, name: str) -> None:
-        pend = self.pending.pop(value.text, None) if self.is_pending(value) else None
+        """``name = value``. A result the kernel does not name (the ``tl.dot``'s temporary)
+        moves to ``name``; a name of the kernel (``o = acc``) stays in flight along with its
+        alias, since either may be read next: a read of either waits, and the wait rebinds
+        both (with only ``o`` tracked, ``acc`` was read unwaited, an accumulator object)."""
+        pend = self.pending[value.text] if self.is_pending(value) else None
         self.pending.pop(name, None)
         if pend is not None:
+            if value.text in self.terms:
+                del self.pending[value.text]
             self.pending[name] = pend
 
     def accumulates(self, tr, node, acc, converted: bool) -> None:
@@ -136,8 +142,18 @@ class InflightWgmmas(WgmmaWaits):
         the ``if`` that the branch rebound (a wait retired them, or an assignment replaced them)
         are made in-flight accumulators again (WgmmaRewrap), and the walk goes on from the state
         at the ``if``: over the path that skips the branch everything is still in flight, and the
-        later waits are what that path needs (on this one they find the wgmmas retired)."""
+        later waits are what that path needs (on this one they find the wgmmas retired).
+        A name the branch made an alias of an in-flight result (``if last: o = acc``) is waited
+        for first: after the ``if`` the path that skipped the branch has ``o`` as it was, not in
+        flight, so the taken path must leave it a plain tensor too (re-wrapping only what was
+        in flight at the ``if``)."""
         inflight, pending = need.snapshot
+        aliases = [k for k, q in self.pending.items() if pending.get(k) != q]
+        if aliases:
+            pos = max(next(i for i, e in enumerate(self.inflight) if e["seq"] == self.pending[k])
+                      for k in aliases)
+            self._wait_through(tr, key, pos, " and ".join(self.term(k) for k in sorted(aliases))
+                               + " became an alias of an in-flight result in the branch")
         names = tuple(sorted(k for k, q in pending.items() if self.pending.get(k) != q))
         if names:
             self.waits.append((*key, WgmmaRewrap(tuple(self.term(n) for n in names), need.why,
