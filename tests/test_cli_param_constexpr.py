@@ -98,3 +98,35 @@ def test_unknown_name_lists_params_and_constexprs(capsys):
 def test_a_value_that_is_no_integer_nor_true_false_is_unusable(capsys, value):
     code, _, err = run(capsys, "--param", value, PIPE)
     assert code == EXIT_UNUSABLE and "--param expects NAME=INTEGER" in error_line(err)
+
+
+SEESAW = ROOT / "tle_kernels" / "mla_decode_seesaw.py"
+
+
+@pytest.mark.parametrize("path, param, line", [
+    (PIPE, "CAUSAL=1", "CAUSAL: gl.constexpr = True"),
+    (SEESAW, "TMA=1", "TMA: gl.constexpr = 1"),  # a constexpr the seesaw must be read with
+])
+def test_print_ir_emit_gluon_lowers_the_constexpr_given_as_gluon_does(capsys, path, param, line):
+    """``-p emit-gluon`` (cli/print_ir.py) prints the module ``--gluon`` prints for the same
+    --param, not DEFAULT_CONFIG's, and says once that it read the kernel specialised."""
+    code, printed, err = run(capsys, "-p", "emit-gluon", "--param", param, path)
+    assert code == EXIT_OK, err
+    assert err.count("read specialised to") == 1, err
+    assert line in printed
+    code, gluon, err = run(capsys, "--gluon", "--param", param, path)
+    assert code == EXIT_OK, err
+    assert printed == gluon
+    assert printed != run(capsys, "-p", "emit-gluon", path)[1]  # DEFAULT_CONFIG's differ
+
+
+def test_print_ir_of_a_kir_file_lowers_the_constexpr_given(capsys, tmp_path):
+    """A ``.kir`` file printed from the kernel lowers a --param constexpr as the ``.py`` does."""
+    code, kir, err = run(capsys, "-p", "infer-barriers", "--print-ir", PIPE)
+    assert code == EXIT_OK, err
+    kir_file = tmp_path / "mla_decode_pipe.kir"
+    kir_file.write_text(kir)
+    code, printed, err = run(capsys, "-p", "emit-gluon", "--param", "CAUSAL=1", kir_file)
+    assert code == EXIT_OK, err
+    assert "CAUSAL: gl.constexpr = True" in printed
+    assert printed == run(capsys, "--gluon", "--param", "CAUSAL=1", PIPE)[1]

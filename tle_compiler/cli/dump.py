@@ -55,7 +55,8 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
   0  every kernel proved; also when the pipeline (-p) gives no verdict and finds no error
   1  a kernel is rejected, or cannot be read or lowered
   2  unusable input: no such file, a directory, a syntax error, a bad flag, --param or --bound,
-     an output (-o) that cannot be written
+     a DEFAULT_CONFIG num_warps other than the kernel's @tle.jit one, an output (-o) that
+     cannot be written
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning)
 
@@ -65,7 +66,8 @@ passes (-p; a pass's prerequisites run first):
   Without --print-ir, a pipeline of protocol passes prints the report above. With --print-ir,
   or when the pipeline holds a lowering pass, tle-dump prints the kernel IR text form after the
   pipeline, with the passes' attributes (PATH: a .py kernel file or a .kir text-form file);
-  a pipeline ending in emit-gluon prints the Gluon module (the file's DEFAULT_CONFIG constexprs).
+  a pipeline ending in emit-gluon prints the Gluon module --gluon prints (the file's
+  DEFAULT_CONFIG constexprs, and the --param values of constexprs in their place).
   Exit status as above: 1 on a fault, else the verdict's when the pipeline gives one, else 0.
 
 examples:
@@ -152,7 +154,8 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
 
     try:
         bind = dict(default_config(str(path), "").get("constexprs", {}))
-    except TleError:  # no DEFAULT_CONFIG: --param values only
+    except TleError as e:  # no DEFAULT_CONFIG: --param values only
+        _refuse_contradicting_config(e)
         bind = {}
     bind.update(fixed)
     bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
@@ -174,8 +177,19 @@ def _config_of(path: Path, info) -> dict:
 
     try:
         return kernel_config(info.kir, str(path), info.name)
-    except TleError:
+    except TleError as e:
+        _refuse_contradicting_config(e)
         return {}
+
+
+def _refuse_contradicting_config(err: TleError) -> None:
+    """A DEFAULT_CONFIG that contradicts its kernel (a num_warps other than @tle.jit's:
+    lowering/dumping.py) is unusable input, whatever tle-dump was asked to print: the file
+    describes two kernels. Any other config error leaves the kernel without a config here."""
+    from ..lowering.dumping import CONFIG_CHECK
+
+    if err.check == CONFIG_CHECK:
+        raise _Unusable(str(err)) from None
 
 
 def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
@@ -607,21 +621,22 @@ def _debug_waits(args):
     return None
 
 
+def lowering_constexprs(loaded: Loaded, kernel: str, fixed: dict[str, int]) -> dict:
+    """The constexpr values that replace the kernel's DEFAULT_CONFIG ones when it is lowered
+    (--gluon/--ttgir/--ptx, and -p with a lowering pass: cli/print_ir.py): those it was read
+    specialised to and any --param naming one of its constexprs (also one that is a param as
+    well, e.g. TOPK of NK = TOPK // BK), so that what is lowered is what was verified. A constexpr
+    the DEFAULT_CONFIG gives as True/False is lowered as one."""
+    names = loaded.constexprs.get(kernel, ())
+    values = {**loaded.specialised_of(kernel), **{n: v for n, v in fixed.items() if n in names}}
+    config = loaded.defaults.get(kernel, {})
+    return {n: bool(v) if isinstance(config.get(n), bool) else v for n, v in values.items()}
+
+
 def _lowering_constexprs(reports: list[KernelReport], fixed: dict[str, int],
                          loaded: Loaded) -> dict[str, dict]:
-    """By kernel, the constexpr values that replace its DEFAULT_CONFIG's when it is lowered: those
-    it was read specialised to and any --param naming one of its constexprs (also one that is a
-    param as well, e.g. TOPK of NK = TOPK // BK), so that what is lowered is what was verified. A
-    constexpr the DEFAULT_CONFIG gives as True/False is lowered as one."""
-    out = {}
-    for r in reports:
-        name = r.program.name
-        names = loaded.constexprs.get(name, ())
-        values = {**r.specialised, **{n: v for n, v in fixed.items() if n in names}}
-        config = loaded.defaults.get(name, {})
-        out[name] = {n: bool(v) if isinstance(config.get(n), bool) else v
-                     for n, v in values.items()}
-    return out
+    """lowering_constexprs of every kernel reported, by kernel name."""
+    return {r.program.name: lowering_constexprs(loaded, r.program.name, fixed) for r in reports}
 
 
 def _unlowerable_values(loaded: Loaded, constexprs: dict[str, dict], fixed: dict[str, int]) -> str:

@@ -7,8 +7,11 @@ the pipeline is a registered kernel IR pass (passes/manager.py; the lowering's r
 lowering/kir_passes.py); a pass's prerequisites run first.
 The output is the KIR text form with the passes' attributes, or the Gluon module when the
 pipeline ends in emit-gluon (assign-layouts, schedule-wgmma and emit-gluon lower for the file's
-DEFAULT_CONFIG constexprs; a ``.kir`` file's are those of the ``default_config`` its kernel
-carries, and its protocol view is read specialised to them as a ``.py`` kernel's is).
+DEFAULT_CONFIG constexprs with the values the kernel was read specialised to and the ``--param``
+values of constexprs in their place, as ``--gluon`` does, so that both print the same module; a
+``.kir`` file's are those of the ``default_config`` its kernel carries, and its protocol view is
+read specialised to them as a ``.py`` kernel's is). A DEFAULT_CONFIG whose num_warps differs
+from the kernel's is unusable input, as with ``--gluon`` (lowering/dumping.py).
 
 Exit status as tle-dump's: 1 when a pass reports a fault or the lowering refuses the kernel,
 otherwise the verdict's (0 proved, 3 bounded or unknown) when the pipeline gives one, else 0.
@@ -25,8 +28,9 @@ from ..lowering.kir_passes import KirModule, run_passes
 from ..passes.fixed_params import fixable
 from ..passes.verdict import EXIT_CODES
 
-#: The passes that lower for the constexpr values of the file's DEFAULT_CONFIG (shapes, layouts;
-#: materialize-barriers: the expect-tx bytes of TMA copies into fields shaped by constexprs).
+#: The passes that lower for the constexpr values of the file's DEFAULT_CONFIG and --param
+#: (shapes, layouts; materialize-barriers: the expect-tx bytes of TMA copies into fields shaped
+#: by constexprs).
 SPECIALISED_PASSES = ("materialize-barriers", "assign-layouts", "schedule-wgmma", "emit-gluon")
 
 
@@ -39,11 +43,11 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
             kernels = parse_kernel_file(str(path))
         except TleError as e:  # not the text form: unusable input, as a .pipe syntax error
             raise unusable(str(e)) from None
-        return [_kir_module(path, k, args, fixed, names) for k in kernels
+        return [_kir_module(path, k, args, fixed, names, unusable) for k in kernels
                 if not args.kernel or k.name in args.kernel]
     from ..lowering.codegen import kernel_ir
     from ..lowering.compile import kernel_info_of
-    from ..lowering.dumping import default_config
+    from .dump import lowering_constexprs
 
     loaded = load(path, fixed)
     out = []
@@ -52,10 +56,12 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
             continue
         constexprs = dict(loaded.specialised)
         if any(n in names for n in SPECIALISED_PASSES):
-            try:
-                constexprs = dict(default_config(str(path), prog.name).get("constexprs", {}))
-            except TleError:  # no DEFAULT_CONFIG: lowered generically (constexprs must not be)
-                constexprs = {}
+            # as --gluon (lowering/dumping.py lowered): DEFAULT_CONFIG's values, replaced by those
+            # the kernel was verified with; no DEFAULT_CONFIG (loaded.defaults has none): the
+            # values given only, the others lowered generically (constexprs must not be)
+            config = loaded.defaults.get(prog.name, {})
+            given = lowering_constexprs(loaded, prog.name, fixed)
+            constexprs = {**config, **{n: v for n, v in given.items() if n in config or not config}}
         info = kernel_info_of((str(path), prog.name), constexprs)
         out.append(KirModule(kernel_ir(info), info=info, constexprs=constexprs,
                              program=info.program, bound=args.bound,
@@ -64,18 +70,21 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
     return out
 
 
-def _kir_module(path: Path, k, args, fixed: dict, names: list[str]) -> KirModule:
+def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) -> KirModule:
     """The module of a kernel read from a ``.kir`` file, as a ``.py`` kernel's: its protocol view
     from the KIR alone, specialised (with a note on stderr) to the ``--param`` values and the
     DEFAULT_CONFIG constexprs the KIR carries when its indices are affine only with them; the
-    lowering passes lower for those constexprs."""
+    lowering passes lower for those constexprs, with the values read specialised to and the
+    ``--param`` values of its constexprs in their place."""
     from ..frontend import SPECIALIZABLE
-    from ..lowering.dumping import kernel_config
+    from ..lowering.dumping import CONFIG_CHECK, kernel_config
     from ..passes.kir_module import protocol_view
 
     try:
         config = dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
-    except TleError:  # no DEFAULT_CONFIG: lowered generically (constexprs must not be)
+    except TleError as e:  # no DEFAULT_CONFIG: lowered generically (constexprs must not be)
+        if e.check == CONFIG_CHECK:  # num_warps contradicting the kernel's: unusable input
+            raise unusable(str(e)) from None
         config = {}
     constexprs: dict = {}
     try:
@@ -93,7 +102,10 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str]) -> KirModule
               file=sys.stderr)
         constexprs = bind
     if any(n in names for n in SPECIALISED_PASSES):
-        constexprs = config
+        given = {**constexprs, **{p.name: fixed[p.name] for p in k.params
+                                  if p.constexpr and p.name in fixed}}
+        constexprs = {**config, **{n: bool(v) if isinstance(config.get(n), bool) else v
+                                   for n, v in given.items() if n in config or not config}}
     return KirModule(k, constexprs=constexprs, program=program, bound=args.bound,
                      params={n: v for n, v in fixed.items() if n in fixable(program)})
 

@@ -7,10 +7,16 @@ any machine, with the signature and constexprs of the module's ``DEFAULT_CONFIG`
 (or a dict of such configs keyed by kernel name, for files with several kernels). The config is
 a literal the frontend reads into the kernel IR (the Kernel's ``default_config`` attribute, see
 frontend/build.py), so the kernel module is not imported and its source is not read again.
+
+The default partition's warps are the kernel's (``@tle.jit(num_warps=...)``, 4 when not given):
+they are what a launch compiles, and they set the barrier counts of the Gluon source. A
+``"num_warps"`` in the config that differs is an error (CONFIG_CHECK), so that ``--gluon`` and
+``--ttgir``/``--ptx`` can never print two different kernels from one file.
 """
 
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 from ..diagnostics import TleError
@@ -46,9 +52,57 @@ def kernel_config(kir, path: str, kernel: str) -> dict:
                        f"{{...}}}}: --ttgir/--ptx/--gluon need one to know the argument types",
                        Loc(path, 1), check="lowering")
     cfg = decode_config(encoded)
-    if "signature" not in cfg and kernel in cfg:
+    keyed = "signature" not in cfg and kernel in cfg
+    if keyed:
         cfg = cfg[kernel]
+    warps = cfg.get("num_warps") if isinstance(cfg, dict) else None
+    if warps is not None and warps != kir.num_warps:
+        raise TleError(f"DEFAULT_CONFIG gives num_warps {warps}, but kernel '{kir.name}' has "
+                       f"num_warps={kir.num_warps} (@tle.jit, 4 when not given): the lowering "
+                       f"and launches use the kernel's; give the same value or leave "
+                       f"\"num_warps\" out of DEFAULT_CONFIG",
+                       Loc(path, _num_warps_line(path, kernel if keyed else None)),
+                       check=CONFIG_CHECK)
     return cfg
+
+
+#: The check of a DEFAULT_CONFIG that contradicts its kernel (tle-dump: unusable input, exit 2).
+CONFIG_CHECK = "default-config"
+
+
+def _num_warps_line(path: str, kernel: Optional[str]) -> int:
+    """The line of DEFAULT_CONFIG's ``"num_warps"`` (in the entry of ``kernel`` in a config keyed
+    by kernel name), else of DEFAULT_CONFIG itself, else 1 (a ``.kir`` file: its config is an
+    attribute of the kernel header). The source is read only for this error message."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return 1
+    for st in tree.body:
+        targets = st.targets if isinstance(st, ast.Assign) else \
+            [st.target] if isinstance(st, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id == "DEFAULT_CONFIG" for t in targets):
+            continue
+        config = st.value
+        if kernel is not None:
+            config = _entry(config, kernel)
+        key = _entry_key(config, "num_warps")
+        return key.lineno if key is not None else st.lineno
+    return 1
+
+
+def _entry_key(d, key: str):
+    """The key node ``key`` of the dict literal ``d`` (None when absent or not a dict)."""
+    if not isinstance(d, ast.Dict):
+        return None
+    return next((k for k in d.keys if isinstance(k, ast.Constant) and k.value == key), None)
+
+
+def _entry(d, key: str):
+    """The value node of ``key`` in the dict literal ``d`` (None when absent)."""
+    k = _entry_key(d, key)
+    return d.values[d.keys.index(k)] if k is not None else None
 
 
 def lowered(path: str, kernel: str, what: str, debug_waits=None,
@@ -66,8 +120,8 @@ def lowered(path: str, kernel: str, what: str, debug_waits=None,
 
     if what == "gluon" and not debug_waits and not kernel_option(info, "eager_publish"):
         return gluon_source(info, cx, debug_waits=False).source
-    c = compile_kernel(info, cfg.get("signature", {}), cx, num_warps=cfg.get("num_warps"),
-                       debug_waits=debug_waits or False)
+    # the kernel's own num_warps, as --gluon's source (kernel_config refuses a config that differs)
+    c = compile_kernel(info, cfg.get("signature", {}), cx, debug_waits=debug_waits or False)
     if what == "gluon":  # debug waits / eager publish: the source with the barrier offsets of
         return c.tle_generated.source  # the compiled kernel
     return c.asm[what]
