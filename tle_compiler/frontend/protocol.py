@@ -894,7 +894,7 @@ class Walker:
                 and first.view != "loaded":
             # a load from shared memory: a read of what it points to, now; the tile it gives is
             # still that view (a matrix multiply reads it from shared memory where it is used)
-            self.access(first, op, node, write=False)
+            self.access(first, op, node, write=False, reads=True)
             self.opaque_access([*args[1:], *(v for k, v in kwargs.items() if k != "pointer")],
                                op, node)
             return replace(first, node=node, view="loaded", key=None, hint=None, why=None)
@@ -914,7 +914,7 @@ class Walker:
                 for pipe, f in _fields(v):
                     self.k.mma.setdefault(pipe, set()).add(f)
                 if isinstance(v, Data) and v.shared:
-                    self.access(v, op, node, write=False)
+                    self.access(v, op, node, write=False, reads=True)
             return Data(node=node)
         # any other function: for tl/tle functions and builtins a loaded tile is a register
         # value, but a pointer (or a buffer) goes to something we do not model; a function of
@@ -1037,7 +1037,12 @@ class Walker:
                                "tle.gpu.tma_load", node.loc, tma=True, nbytes=nbytes))
         return Const(None)
 
-    def access(self, v: Data, op: str, node, write: bool) -> None:
+    def access(self, v: Data, op: str, node, write: bool, reads: bool = False) -> None:
+        """Record the slot fields ``v`` views as accessed by ``op`` here. ``write``: a store (a
+        reader may not); ``reads``: a load or wgmma operand, which on the writer's slot is a
+        readback (rule 7: the field must have been written since the acquire). Neither: a view
+        passed to a function the walker does not model, a touch recorded as the writer's
+        write (or a reader's read), as before this distinction."""
         if v.lost is not None:
             raise self.err(f"cannot tell which slot `{self.src(node)}` touches: {v.lost}", node,
                            check="unknown-slot")
@@ -1050,7 +1055,8 @@ class Walker:
                                f"field '{sf.field}' of pipe '{slot.pipe}', which {who} waited "
                                f"(only the writer fills a slot, between acquire and commit)", node,
                                check="reader-write")
-            self.record(Access(slot.role, slot.pipe, sf.field, slot.index, slot.reader, op, loc))
+            self.record(Access(slot.role, slot.pipe, sf.field, slot.index, slot.reader, op, loc,
+                               readback=reads and not write and slot.role == "writer"))
         if self.mode == "partition":
             for b in sorted(v.buffers):
                 self.k.buffer_uses.setdefault(b, []).append((self.partition, write, loc, op))
@@ -1072,11 +1078,12 @@ class Walker:
         """Append an access, unless the same slot field of the same index was already accessed
         since the last event of this block. A TMA copy is always recorded (the verifier counts
         them: one per field and window), and never stands for a plain access."""
-        key = (a.side, a.pipe, a.field, a.index, a.reader, a.tma)
+        key = (a.side, a.pipe, a.field, a.index, a.reader, a.tma, a.readback)
         for prev in reversed(self.out):
             if not isinstance(prev, Access) or a.tma:
                 break
-            if (prev.side, prev.pipe, prev.field, prev.index, prev.reader, prev.tma) == key:
+            if (prev.side, prev.pipe, prev.field, prev.index, prev.reader, prev.tma,
+                    prev.readback) == key:
                 return
         self.out.append(a)
 

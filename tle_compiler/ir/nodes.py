@@ -33,8 +33,10 @@ READER_VERBS = ("wait", "release")
 VERBS = WRITER_VERBS + READER_VERBS
 #: Slot accesses in the text form: ``write`` is the writer's (inside acquire(i)..commit(i)),
 #: ``read`` a reader's (inside wait(i)..release(i)); ``tma`` is a writer's TMA copy into the field
-#: (``tle.gpu.tma_load``), a write that lands asynchronously and completes on the commit's barrier.
-ACCESS_VERBS = ("write", "read", "tma")
+#: (``tle.gpu.tma_load``), a write that lands asynchronously and completes on the commit's barrier;
+#: ``readback`` is the writer's read of its own slot (a load, a wgmma operand) inside its window,
+#: legal only after a write of that field in the same window (a fresh acquire starts unwritten).
+ACCESS_VERBS = ("write", "read", "tma", "readback")
 #: The field name of a reader's read of the slot's closed flag (``res.is_closed``, Pipe IR
 #: ``P.read(i, is_closed)``). The flag lives in the slot of stage ``i mod C``: every acquire clears
 #: it and a close sets it, so a read after ``release(i)`` may see the flag of a later index of the
@@ -115,7 +117,13 @@ class Access:
     ``side`` is "writer" (the slot came from ``acquire(index)``: legal until ``commit(index)``) or
     "reader" (from ``wait(index)`` of reader ``reader``, None on an SPSC pipe: legal until
     ``release(index)``). ``op`` names the operation for messages (``tl.load``, ``tl.store``,
-    ``tl.dot``); a writer's access may be a load of what it wrote, a reader's is always a read.
+    ``tl.dot``); a reader's access is always a read.
+
+    ``readback``: a writer's read of its own slot (``tl.load`` of ``acquire(index)``'s field, a
+    wgmma operand): it fills nothing, and rule 7 asks a write of ``field`` in the same window
+    (since ``acquire(index)``) to come before it: what the stage held before the acquire does
+    not count, so a read of a field the window has not written finds uninitialised (or stale)
+    shared memory.
 
     ``tma``: the writer's TMA copy of a whole slot field (``tle.gpu.tma_load``): a write issued
     here that lands asynchronously; the commit of the window arrives on the full barrier with an
@@ -134,13 +142,22 @@ class Access:
     # without TMA copies is what it was before they existed)
     tma: bool = _field(default=False, repr=False)
     nbytes: int = _field(default=0, repr=False)
+    # as ``tma``: left out of repr, so programs without a writer's read keep theirs
+    readback: bool = _field(default=False, repr=False)
 
     @property
     def verb(self) -> str:
         """Its verb in the text form."""
         if self.tma:
             return "tma"
+        if self.readback:
+            return "readback"
         return "write" if self.side == "writer" else "read"
+
+    @property
+    def is_write(self) -> bool:
+        """Whether it fills its field (a writer's store or copy; not a writer's read)."""
+        return self.side == "writer" and not self.readback
 
     @property
     def endpoint(self) -> tuple[str, Optional[str]]:

@@ -3,7 +3,8 @@
 For concrete param values each partition's trace is fixed (ir/tracegen.py expands it into flat
 lists of statement numbers and indices). One sweep per partition checks the local rules (pairing
 of acquire/commit and wait/release per stage, one-shot use, close, negative indices, every slot
-access inside its window, every read finding its field written on its stage) and numbers the
+access inside its window, every read finding its field written on its stage, every writer's
+readback finding its field written in its own window) and numbers the
 uses of every stage; then the cross-partition rules (phases alternate per stage, every reader
 waits exactly the writer's committed indices in commit order); then deadlock-freedom by
 *running* the traces: each partition advances while its next event is enabled (a wait once the
@@ -28,7 +29,10 @@ from ..ir.record import record
 from ..ir.tracegen import CompiledProgram
 from .roles import PipeRoles
 
-ACQ, COMMIT, CLOSE, WAIT, RELEASE, WRITE, READ = range(7)
+ACQ, COMMIT, CLOSE, WAIT, RELEASE, WRITE, READ, READBACK = range(8)
+# The fast path's kind of a write whose field some readback of the program reads: it also notes
+# the window it wrote in (kept apart from WRITE so programs without readbacks pay nothing)
+TRACKED_WRITE = 8
 _KIND = {"acquire": ACQ, "commit": COMMIT, "close": CLOSE, "wait": WAIT, "release": RELEASE}
 
 
@@ -69,7 +73,7 @@ class Checker:
         for s in cp.stmts:
             p = pipe_no[s.pipe]
             if isinstance(s, Access):
-                kind = WRITE if s.side == "writer" else READ
+                kind = (READBACK if s.readback else WRITE) if s.side == "writer" else READ
                 r = -1 if s.side == "writer" else self.readers[p].index(s.reader or "")
             else:
                 kind = _KIND[s.verb]
@@ -99,8 +103,14 @@ class Checker:
         names = sorted({f for f in self.field_of if f is not None})
         self.n_fields = max(1, len(names))
         self.fid_of = [names.index(f) if f is not None else -1 for f in self.field_of]
+        # the (pipe, field) pairs some readback reads: their writes note their window
+        read_back = {(st.pipe, st.field) for st in cp.stmts
+                     if isinstance(st, Access) and st.readback}
         self.fast_info = []
         for sid, (kind, p, r) in enumerate(self.info):
+            st = cp.stmts[sid]
+            if kind == WRITE and (st.pipe, st.field) in read_back:
+                kind = TRACKED_WRITE
             self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
                                    self.rbase[p][r] if r >= 0 else -1, self.one_shot[p],
                                    tuple(w + b for b in self.rbase[p]), r))
@@ -121,6 +131,9 @@ class Checker:
         info = self.fast_info
         fid_of, filled_read, nf = self.fid_of, self.filled_read, self.n_fields
         fills: dict = {}  # writer slot * nf + field -> change points, see note_fill
+        # writer slot * nf + field -> the acquire count of the stage when a tracked write of the
+        # field last ran: a readback needs it to be the count now (written in this window)
+        wrote: dict = {}
         # (writer slot * nf + field, wait ordinal, index) of the checked reads, one per wait and
         # field (the reads inside one wait's window all have its index); read_seen: reader slot
         # * nf + field -> the last wait ordinal recorded
@@ -157,6 +170,18 @@ class Checker:
                         if read_seen.get(seen) != ordinal:
                             read_seen[seen] = ordinal
                             reads.append(((wb + s) * nf + f, ordinal, i))
+                    continue
+                if kind == TRACKED_WRITE:
+                    if w_open[wb + s] != i:
+                        return False
+                    key = (wb + s) * nf + fid_of[sid]
+                    note_fill(fills, key, len(commits[wb + s]), i)
+                    wrote[key] = acq_n[wb + s]
+                    continue
+                if kind == READBACK:
+                    if w_open[wb + s] != i or \
+                            wrote.get((wb + s) * nf + fid_of[sid]) != acq_n[wb + s]:
+                        return False
                     continue
                 if one:
                     key = (p, r, COMMIT if kind == CLOSE else kind)
@@ -265,6 +290,9 @@ class Checker:
         broken: set = set()  # endpoints with a local problem: one report each
         fills: dict = {}  # (pipe, stage, field) -> change points, see note_fill
         reads: list = []  # (partition, position, index, wait ordinal) of each checked read
+        # (pipe, stage, field) -> (acquire count of the stage, partition, position) of its last
+        # write: a readback finds its field written iff that count is the stage's count now
+        wrote: dict = {}
 
         for k, (ids, idx) in enumerate(traces):
             open_acq: dict[tuple[int, int], tuple[int, int]] = {}  # (pipe, stage) -> (pos, index)
@@ -283,7 +311,7 @@ class Checker:
                 c = cap[p]
                 s = i % c
                 if kind >= WRITE:  # a slot access
-                    if kind == WRITE:
+                    if kind != READ:
                         cur = open_acq.get((p, s))
                     else:
                         cur = held.get((p, r, s))
@@ -292,6 +320,12 @@ class Checker:
                         if kind == WRITE:
                             note_fill(fills, (p, s, self.field_of[sid]),
                                       len(commits.get((p, s), ())), i)
+                            wrote[(p, s, self.field_of[sid])] = (len(acquires[(p, s)]), k, pos)
+                        elif kind == READBACK:
+                            last = wrote.get((p, s, self.field_of[sid]))
+                            if last is None or last[0] != len(acquires[(p, s)]):
+                                self._local(problems, broken, ("unwritten", sid),
+                                            self._readback_problem(k, pos, sid, i, last))
                         elif self.filled_read[sid]:
                             reads.append((k, pos, i, len(waits[(p, r, s)]) - 1))
                         continue
@@ -545,7 +579,7 @@ class Checker:
     def _what(self, sid: int) -> str:
         s = self.cp.stmts[sid]
         if isinstance(s, Access):
-            return f"{'write to' if s.side == 'writer' else 'read of'} {s.pipe}.{s.field}"
+            return f"{'write to' if s.is_write else 'read of'} {s.pipe}.{s.field}"
         return f"{s.verb} of pipe '{s.pipe}'"
 
     @staticmethod
@@ -558,7 +592,7 @@ class Checker:
 
     def _access_problem(self, k, pos, sid, i, s, cur, last, traces) -> Problem:
         a: Access = self.cp.stmts[sid]
-        what = f"{'write to' if a.side == 'writer' else 'read of'} {a.pipe}.{a.field} at index {i}"
+        what = f"{'write to' if a.is_write else 'read of'} {a.pipe}.{a.field} at index {i}"
         ids = traces[k][0]
         if cur is not None:
             ev = self.cp.stmts[ids[cur[0]]]
@@ -598,6 +632,27 @@ class Checker:
         return Problem("unwritten-field", f"{who} of pipe '{a.pipe}' (partition '{part}') reads "
                        f"{a.pipe}.{a.field} at index {i} (stage {s}), but {why}: the read finds "
                        f"uninitialised shared memory", (k, pos))
+
+    def _readback_problem(self, k, pos, sid, i, last) -> Problem:
+        """A writer's read of a field its window has not written (rule 7): what the stage held
+        before ``acquire(i)`` does not count, so the read finds uninitialised (or stale) shared
+        memory. ``last``: (acquire count, partition, position) of the field's last write on the
+        stage, if any (an earlier window's, named as the write that does not count)."""
+        a: Access = self.cp.stmts[sid]
+        s = i % self.cap[self.info[sid][1]]
+        part = self.program.partitions[k].name
+        op = f" ({a.op})" if a.op else ""
+        if last is not None:
+            prev = self.cp.stmts[self._traces_ids[last[1]][last[2]]]
+            why = (f"the window of acquire({i}) has not written field '{a.field}' yet: the write "
+                   f"at line {prev.loc.line} was in an earlier window of stage {s}, and an "
+                   f"acquire starts the slot unwritten (its earlier contents do not count)")
+        else:
+            why = (f"the window of acquire({i}) has not written field '{a.field}' yet (a "
+                   f"readback reads only what its own window wrote)")
+        return Problem("unwritten-field", f"the writer of pipe '{a.pipe}' (partition '{part}') "
+                       f"reads back {a.pipe}.{a.field} at index {i} (stage {s}){op}, but {why}: "
+                       f"the read finds uninitialised or stale shared memory", (k, pos))
 
     def _pair_problem(self, k, pos, prev, ids, idx, opener: str) -> Problem:
         """A commit (release) whose index differs from the open acquire (held wait) on its stage.
@@ -653,7 +708,7 @@ def written_fields(program: Program) -> dict[str, set[str]]:
     written: dict[str, set[str]] = {}
     for part in program.partitions:
         for a in walk_accesses(part.body):
-            if a.side == "writer":
+            if a.is_write:
                 written.setdefault(a.pipe, set()).add(a.field)
     return written
 

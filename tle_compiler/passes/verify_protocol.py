@@ -171,7 +171,8 @@ def _check_accesses(ctx: PassContext) -> None:
             r = roles[p.name]
             if a.side == "writer":
                 if r.writer is not None and r.writer != part.name:
-                    ctx.error(a.loc, f"write to {p.name}.{a.field} in partition '{part.name}', but "
+                    what = "write to" if a.is_write else "read of"
+                    ctx.error(a.loc, f"{what} {p.name}.{a.field} in partition '{part.name}', but "
                               f"pipe '{p.name}' is written by partition '{r.writer}'",
                               "access-wrong-partition")
                 continue

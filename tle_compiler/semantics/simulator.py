@@ -18,7 +18,10 @@ content (``overwrite``). A reader's read of field ``f`` at index ``i`` inside it
 pipe has write accesses, must find ``f`` written on its stage: some window of that stage, of an
 index ``j <= i``, that wrote ``f`` was committed by then (the writer's state at the read, which in
 a run that breaks no other rule is its state at the read's wait); else the read finds
-uninitialised shared memory (``unwritten-field``). A close's window writes nothing.
+uninitialised shared memory (``unwritten-field``). A close's window writes nothing. The writer's
+read of its own slot (``kv.readback(i, f)``) must find ``f`` written in its own window, since
+``acquire(i)``: what the stage held before does not count (``unwritten-field`` too); it reads, so
+no reader's hold conflicts with it.
 
 Why a state is just the vector of program counters: every piece of simulated state is owned by one
 endpoint (the writer owns open stages, slot contents and ``full`` arrivals; each reader owns its
@@ -277,7 +280,7 @@ def _analyze(program: Program) -> dict[str, _PipeInfo]:
         info.fields_of_group = [tuple(v) for v in by_key.values()]
     for pi, a in all_accesses:
         _check_access_owner(program, pi, a, infos[a.pipe])
-        if a.side == "writer":
+        if a.is_write:
             infos[a.pipe].written |= {a.field}
     return infos
 
@@ -564,7 +567,14 @@ class _Scan:
             key = (p, r, s)
             opener, holding = (f"{p}[{r}].wait({i})" if r else f"{p}.wait({i})"), "held"
         if cur is not None and cur[0] == i:
-            if a.side == "writer":
+            if a.readback:
+                if a.field not in self.pending.get((p, s), ()):
+                    step.error = SimError(
+                        "unwritten-field", f"partition '{self.pname}': {_describe(a, i)} reads "
+                        f"field '{a.field}' (stage {s}) before its window (acquire({i}) at "
+                        f"{cur[1]}) wrote it: an acquire starts the slot unwritten, so the read "
+                        f"finds uninitialised or stale shared memory", a.loc)
+            elif a.side == "writer":
                 self.pending.setdefault((p, s), set()).add(a.field)
                 info.filled_stages.setdefault(a.field, set()).add(s)
             elif info.written and a.field != CLOSED_FLAG:  # every acquire or close sets the flag
@@ -643,6 +653,8 @@ def _compile(scans: list[_Scan], infos: dict[str, _PipeInfo]) -> _Tables:
             step.lastidx = tables.get(("lastidx", p, s), w)[1]
             step.open = tables.get(("open", p, s), w)[1]
             if step.code == _ACC:
+                if step.ev.readback:  # a read of its own window: no physical check
+                    continue
                 if step.ev.side == "writer":
                     # a write of field f conflicts with the readers that see f
                     f = step.ev.field
@@ -845,6 +857,8 @@ def _check_access(step: _Step, st: tuple, q: int, names: list[str]) -> Optional[
     """The physical check of an access at this state: a read finds the slot holding committed
     index i (not being written); a write finds every reader of its field done with the slot."""
     a = step.ev
+    if a.readback:  # the writer's read inside its own window (checked when its trace was scanned)
+        return None
     if a.side == "writer":
         whys = _busy_readers(step, st, names)
         if not whys:
