@@ -90,13 +90,17 @@ def test_a_gather_touched_by_nobody_else_is_not_waited_for(tmp_path):
 
 
 def test_a_gather_under_an_if_is_waited_for_after_it(tmp_path):
-    """Only one path gathered: the join keeps the copy as possibly in flight."""
-    body = _indent(f"if t % 2 == 0:\n    {GATHER}\n" + READ_BACK, 8)
+    """Only one path gathered (the other stores the field: a read-back must follow a write in its
+    window): the join keeps the copy as possibly in flight."""
+    body = _indent(f"if t % 2 == 0:\n    {GATHER}\nelse:\n    {OVERWRITE}\n" + READ_BACK, 8)
     prod = _producer(tmp_path, body)
-    gather, wait, use = _order(prod, "async_copy_global_to_shared", WAIT[1], ".load(L")
+    lines = prod.splitlines()
+    gather, use = _order(prod, "async_copy_global_to_shared", ".load(L")
+    # the last wait before the read (the store's branch also waits, for the previous window's copy)
+    wait = max(i for i, ln in enumerate(lines[:use]) if WAIT[1] in ln)
     assert gather < wait < use
     # the wait is after the `if`, at the read's indentation
-    wait_line = prod.splitlines()[wait]
+    wait_line = lines[wait]
     assert wait_line.startswith(" " * 8 + "async_copy.wait_group"), prod
 
 

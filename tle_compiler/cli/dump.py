@@ -31,6 +31,7 @@ from ..ir.nodes import Module, Program
 from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
 from ..passes.verdict import PROVED, REJECTED
 from .report import KernelReport, diagnostic_json, render_json, render_text
+from .constexprs import lowering_constexprs
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
 #: Which exit status wins when a file's kernels disagree: unusable, then rejected, then not proved.
@@ -619,18 +620,6 @@ def _debug_waits(args):
         env = os.environ.get("TLE_DEBUG_WAITS", "")
         return env if env not in ("", "0") else True
     return None
-
-
-def lowering_constexprs(loaded: Loaded, kernel: str, fixed: dict[str, int]) -> dict:
-    """The constexpr values that replace the kernel's DEFAULT_CONFIG ones when it is lowered
-    (--gluon/--ttgir/--ptx, and -p with a lowering pass: cli/print_ir.py): those it was read
-    specialised to and any --param naming one of its constexprs (also one that is a param as
-    well, e.g. TOPK of NK = TOPK // BK), so that what is lowered is what was verified. A constexpr
-    the DEFAULT_CONFIG gives as True/False is lowered as one."""
-    names = loaded.constexprs.get(kernel, ())
-    values = {**loaded.specialised_of(kernel), **{n: v for n, v in fixed.items() if n in names}}
-    config = loaded.defaults.get(kernel, {})
-    return {n: bool(v) if isinstance(config.get(n), bool) else v for n, v in values.items()}
 
 
 def _lowering_constexprs(reports: list[KernelReport], fixed: dict[str, int],

@@ -47,7 +47,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
                 if not args.kernel or k.name in args.kernel]
     from ..lowering.codegen import kernel_ir
     from ..lowering.compile import kernel_info_of
-    from .dump import lowering_constexprs
+    from .constexprs import lowering_constexprs
 
     loaded = load(path, fixed)
     out = []
