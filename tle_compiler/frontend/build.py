@@ -1347,7 +1347,6 @@ class Builder:
             raise self.err(f"'{fdef.name}' takes {len(params)} arguments, {len(args)} given",
                            node, check="bad-call")
         self.frames.append(frame)
-        outer = self.sequential
         try:
             for p in params:
                 if p not in bound:
@@ -1366,23 +1365,16 @@ class Builder:
                 self.emit(K.Assign(frame.kir(p), e, e.loc))
             body = list(fdef.body)
             ret: tuple[K.Expr, Optional[Static]] = (K.Const(None, self.loc(node)), None)
-            # The body's statements run one after another once the helper is entered: each is
-            # sequenced only if it calls a helper itself (the calling statement's order is kept by
-            # binding this call's value), so `tl.store(local_ptr(slot.f), tl.load(p))` in a
-            # helper stays one expression, as written inline (a cp.async gather).
-            self.sequential = 0
             for i, st in enumerate(body):
                 if isinstance(st, ast.Return):
                     if i != len(body) - 1:
                         raise self.err(f"early `return` in '{fdef.name}': a helper returns at its "
                                        f"end", st, check="unsupported-control-flow")
                     if st.value is not None:
-                        self.sequential = int(self._calls_helper(st))
                         ret = self.expr(st.value)
                     continue
                 self.stmt(st)
         finally:
-            self.sequential = outer
             self.frames.pop()
         e, st = ret
         # An effect-free helper's value is its expression, used where the call stands; any

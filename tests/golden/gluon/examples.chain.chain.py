@@ -32,17 +32,19 @@ def stage_b(N_PAIRS, ab_x, ab_full0, ab_empty0, bc_y, bc_full0, bc_empty0):
         _ab_s1 = (_take2_i) % 2
         mbarrier.wait(ab_full0.index(_ab_s1), ((_take2_i) // 2) & 1)
         _v2 = ab_x.index(_ab_s1).load(L0)
-        _take2_t = _v2
+        _take2__t5 = _v2
+        _take2_t = _take2__t5
         _ab_s3 = (_take2_i) % 2
         mbarrier.arrive(ab_empty0.index(_ab_s3), count=1)
-        _take3_i = ((2 * p) + 1)
-        _ab_s4 = (_take3_i) % 2
-        mbarrier.wait(ab_full0.index(_ab_s4), ((_take3_i) // 2) & 1)
+        _take7_i = ((2 * p) + 1)
+        _ab_s4 = (_take7_i) % 2
+        mbarrier.wait(ab_full0.index(_ab_s4), ((_take7_i) // 2) & 1)
         _v5 = ab_x.index(_ab_s4).load(L0)
-        _take3_t = _v5
-        _ab_s6 = (_take3_i) % 2
+        _take7__t10 = _v5
+        _take7_t = _take7__t10
+        _ab_s6 = (_take7_i) % 2
         mbarrier.arrive(ab_empty0.index(_ab_s6), count=1)
-        s = (_take2_t + _take3_t)
+        s = (_take2_t + _take7_t)
         mbarrier.wait(bc_empty0.index(0), ((p) & 1) ^ 1)
         bc_y.index(0).store(s)
         mbarrier.arrive(bc_full0.index(0), count=1)

@@ -43,8 +43,8 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows3_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows3_r < n_rows), _block_rows3_r, 0)
+    _block_rows8_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows8_r < n_rows), _block_rows8_r, 0)
     q_rows = (q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
@@ -54,8 +54,8 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     for ck in range(NK):
         page = gl.load((bt_row + ck)).to(gl.int64)
         valid = (((lo + (ck * BK)) + gl.arange(0, BK, layout=L1)) < hi)
-        _kv_rows9_kv_ptr = (k_head + (page * stride_k_blk))
-        rows = (_kv_rows9_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
+        _kv_rows14_kv_ptr = (k_head + (page * stride_k_blk))
+        rows = (_kv_rows14_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
         keep = valid[:, None]
         _kv_s1 = (ck) % 2
         mbarrier.wait(kv_empty0.index(_kv_s1), (((ck) // 2) & 1) ^ 1)
@@ -81,13 +81,13 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
     L4: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows10_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows10_r < n_rows), _block_rows10_r, 0)
+    _block_rows15_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows15_r < n_rows), _block_rows15_r, 0)
     if CAUSAL:
-        _row_limit11_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
+        _row_limit16_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
     else:
-        _row_limit11_lim = (hi + (r * 0))
-    lim = _row_limit11_lim
+        _row_limit16_lim = (hi + (r * 0))
+    lim = _row_limit16_lim
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -131,22 +131,26 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
         mbarrier.arrive(kv_empty0.index(_kv_s8), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s8), count=1)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _normalized15_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized15_inv_l[:, None], L2))
+    _normalized20_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized20_inv_l[:, None], L2))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
     l_ptrs = (lse_base + (((r // heads_per_kv) * stride_l_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_l_h)))
     if SPLIT:
         gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(out, L3), mask=keep[:, None])
     else:
-        _store_half18__t19 = out.to(gl.bfloat16)
+        _store_half23__t27 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half18__t19, L3))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half23__t27, L3))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half18__t19, L3), mask=keep[:, None])
+            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half23__t27, L3), mask=keep[:, None])
     if SPLIT:
-        gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('-inf')), mask=keep)
+        _part_lse_of36__t37 = gl.log2(l_i)
+        _part_lse_of36__t38 = gl.where((l_i > 0), ((_part_lse_of36__t37 + ref) * LN2), float('-inf'))
+        gl.store(l_ptrs, _part_lse_of36__t38, mask=keep)
     else:
-        gl.store(l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=keep)
+        _lse_of40__t41 = gl.log2(l_i)
+        _lse_of40__t42 = gl.where((l_i > 0), ((_lse_of40__t41 + ref) * LN2), float('inf'))
+        gl.store(l_ptrs, _lse_of40__t42, mask=keep)
 
 
 @gluon.jit
@@ -156,7 +160,8 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
     SPLIT: gl.constexpr = False
     L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L1: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
-    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L2: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    L3: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L1)
     for ck in range(NK):
@@ -178,20 +183,20 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
-    _normalized25_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * _normalized25_inv_l[:, None])
-    _block_rows26_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
-    r = gl.where((_block_rows26_r < n_rows), _block_rows26_r, 0)
+    _normalized45_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * _normalized45_inv_l[:, None])
+    _block_rows46_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
+    r = gl.where((_block_rows46_r < n_rows), _block_rows46_r, 0)
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
-    _store_half28_half_base = (out_base + D_HALF)
+    _store_half48_half_base = (out_base + D_HALF)
     if SPLIT:
-        gl.store(((_store_half28_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), out, mask=keep[:, None])
+        gl.store(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=keep[:, None])
     else:
-        _store_half28__t29 = out.to(gl.bfloat16)
+        _store_half48__t52 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((_store_half28_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half28__t29)  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half48__t52)  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((_store_half28_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half28__t29, mask=keep[:, None])
+            gl.store(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half48__t52, mask=keep[:, None])
 
 
 @gluon.jit
@@ -208,12 +213,17 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_
     g = _work_item1_g
     b = _work_item1_b
     split = _work_item1_split
-    _split_range2_seqlen = gl.load((seqlens_ptr + b))
-    _split_range2_chunk = (((_split_range2_seqlen + gl.num_programs(1)) - 1) // gl.num_programs(1))
+    _split_range2__t3 = gl.load((seqlens_ptr + b))
+    _split_range2_seqlen = _split_range2__t3
+    _split_range2__t4 = gl.num_programs(1)
+    _split_range2__t5 = gl.num_programs(1)
+    _split_range2_chunk = (((_split_range2_seqlen + _split_range2__t4) - 1) // _split_range2__t5)
     _split_range2_chunk = ((((_split_range2_chunk + BK) - 1) // BK) * BK)
     _split_range2_lo = (split * _split_range2_chunk)
-    _split_range2_hi = gl.minimum(_split_range2_seqlen, (_split_range2_lo + _split_range2_chunk))
-    _split_range2_NK = ((((gl.maximum(_split_range2_hi, _split_range2_lo) - _split_range2_lo) + BK) - 1) // BK)
+    _split_range2__t6 = gl.minimum(_split_range2_seqlen, (_split_range2_lo + _split_range2_chunk))
+    _split_range2_hi = _split_range2__t6
+    _split_range2__t7 = gl.maximum(_split_range2_hi, _split_range2_lo)
+    _split_range2_NK = ((((_split_range2__t7 - _split_range2_lo) + BK) - 1) // BK)
     seqlen = _split_range2_seqlen
     lo = _split_range2_lo
     hi = _split_range2_hi

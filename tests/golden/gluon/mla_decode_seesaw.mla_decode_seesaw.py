@@ -47,8 +47,8 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows8_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows8_r < n_rows), _block_rows8_r, 0)
+    _block_rows41_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows41_r < n_rows), _block_rows41_r, 0)
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     cb = b0
     csl = sl0
@@ -56,39 +56,55 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     left = left0
     for p in range(NP):
         if (left == 0):
-            _next_request11_nb = (cb + 1)
-            _next_request11_nsl = gl.load((seqlens_ptr + _next_request11_nb))
-            cb = _next_request11_nb
-            csl = _next_request11_nsl
+            _next_request44_nb = (cb + 1)
+            _next_request44__t45 = gl.load((seqlens_ptr + _next_request44_nb))
+            _next_request44_nsl = _next_request44__t45
+            _request_pairs46__t47 = gl.maximum((((((_next_request44_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request44_nb
+            csl = _next_request44_nsl
             pp = 0
-            left = gl.maximum((((((_next_request11_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs46__t47
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
-            _q_row_ptrs13_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs13_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _q_row_ptrs48_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs48_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_rows16_tile = (2 * pp)
-        _page_of17_entry = gl.maximum(gl.where((_page_rows16_tile < last_tile), _page_rows16_tile, last_tile), 0)
-        _page_of17_ret = gl.load((bt_row + _page_of17_entry), mask=(csl > 0), other=0)
-        _page_rows16__t18 = _page_of17_ret.to(gl.int64)
-        _page_rows16_page = _page_rows16__t18
-        _page_rows16_valid = (((_page_rows16_tile * BK) + gl.arange(0, BK, layout=L1)) < csl)
-        _kv_rows19_kv_ptr = (k_head + (_page_rows16_page * stride_k_blk))
-        rows0 = (_kv_rows19_kv_ptr + (gl.where(_page_rows16_valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
-        valid0 = _page_rows16_valid
-        _page_rows20_tile = ((2 * pp) + 1)
-        _page_of21_entry = gl.maximum(gl.where((_page_rows20_tile < last_tile), _page_rows20_tile, last_tile), 0)
-        _page_of21_ret = gl.load((bt_row + _page_of21_entry), mask=(csl > 0), other=0)
-        _page_rows20__t22 = _page_of21_ret.to(gl.int64)
-        _page_rows20_page = _page_rows20__t22
-        _page_rows20_valid = (((_page_rows20_tile * BK) + gl.arange(0, BK, layout=L1)) < csl)
-        _kv_rows23_kv_ptr = (k_head + (_page_rows20_page * stride_k_blk))
-        rows1 = (_kv_rows23_kv_ptr + (gl.where(_page_rows20_valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
-        valid1 = _page_rows20_valid
+        _page_rows51_tile = (2 * pp)
+        _page_of52__t53 = gl.where((_page_rows51_tile < last_tile), _page_rows51_tile, last_tile)
+        _page_of52__t54 = gl.maximum(_page_of52__t53, 0)
+        _page_of52_entry = _page_of52__t54
+        _page_of52__t55 = gl.load((bt_row + _page_of52_entry), mask=(csl > 0), other=0)
+        _page_rows51__t56 = _page_of52__t55.to(gl.int64)
+        _page_rows51_page = _page_rows51__t56
+        _page_rows51_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows51_valid = (((_page_rows51_tile * BK) + _page_rows51_offs_k) < csl)
+        _kv_rows58_kv_ptr = (k_head + (_page_rows51_page * stride_k_blk))
+        _kv_rows58__t59 = gl.where(_page_rows51_valid, _page_rows51_offs_k, 0)
+        _kv_rows58__t60 = _kv_rows58__t59.to(gl.int64)
+        _kv_rows58__t61 = gl.where(_page_rows51_valid, _page_rows51_offs_k, 0)
+        _kv_rows58__t62 = _kv_rows58__t61.to(gl.int64)
+        rows0 = (_kv_rows58_kv_ptr + (_kv_rows58__t62[:, None] * stride_k_tok))
+        valid0 = _page_rows51_valid
+        _page_rows63_tile = ((2 * pp) + 1)
+        _page_of64__t65 = gl.where((_page_rows63_tile < last_tile), _page_rows63_tile, last_tile)
+        _page_of64__t66 = gl.maximum(_page_of64__t65, 0)
+        _page_of64_entry = _page_of64__t66
+        _page_of64__t67 = gl.load((bt_row + _page_of64_entry), mask=(csl > 0), other=0)
+        _page_rows63__t68 = _page_of64__t67.to(gl.int64)
+        _page_rows63_page = _page_rows63__t68
+        _page_rows63_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows63_valid = (((_page_rows63_tile * BK) + _page_rows63_offs_k) < csl)
+        _kv_rows70_kv_ptr = (k_head + (_page_rows63_page * stride_k_blk))
+        _kv_rows70__t71 = gl.where(_page_rows63_valid, _page_rows63_offs_k, 0)
+        _kv_rows70__t72 = _kv_rows70__t71.to(gl.int64)
+        _kv_rows70__t73 = gl.where(_page_rows63_valid, _page_rows63_offs_k, 0)
+        _kv_rows70__t74 = _kv_rows70__t73.to(gl.int64)
+        rows1 = (_kv_rows70_kv_ptr + (_kv_rows70__t74[:, None] * stride_k_tok))
+        valid1 = _page_rows63_valid
         keep0 = valid0[:, None]
         keep1 = valid1[:, None]
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
@@ -123,14 +139,15 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows24_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows24_r < n_rows), _block_rows24_r, 0)
+    _block_rows75_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows75_r < n_rows), _block_rows75_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_row_ptrs27_q_base = (q_ptr + (b0.to(gl.int64) * stride_q_b))
-    _q_tail_of26_rows = (_q_row_ptrs27_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of26_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of26_ret = _v1
-    q_tail = _q_tail_of26_ret
+    _q_tail_of77__t78 = b0.to(gl.int64)
+    _q_row_ptrs79_q_base = (q_ptr + (_q_tail_of77__t78 * stride_q_b))
+    _q_tail_of77_rows = (_q_row_ptrs79_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of77_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of77__t84 = _v1
+    q_tail = _q_tail_of77__t84
     cb = b0
     csl = sl0
     pp = pp0
@@ -161,10 +178,10 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
         if CAUSAL:
-            _row_limit30_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _row_limit85_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
-            _row_limit30_lim = (csl + (r * 0))
-        lim = _row_limit30_lim
+            _row_limit85_lim = (csl + (r * 0))
+        lim = _row_limit85_lim
         pos = (((2 * pp) * BK) + gl.arange(0, BK, layout=L2))
         acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
@@ -176,18 +193,21 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request31_nb = (cb + 1)
-            _next_request31_nsl = gl.load((seqlens_ptr + _next_request31_nb))
-            cb = _next_request31_nb
-            csl = _next_request31_nsl
+            _next_request86_nb = (cb + 1)
+            _next_request86__t87 = gl.load((seqlens_ptr + _next_request86_nb))
+            _next_request86_nsl = _next_request86__t87
+            _request_pairs88__t89 = gl.maximum((((((_next_request86_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request86_nb
+            csl = _next_request86_nsl
             pp = 0
-            left = gl.maximum((((((_next_request31_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs88__t89
             whole = (left <= (NP - (p + 1)))
-            _q_row_ptrs34_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            _q_tail_of33_rows = (_q_row_ptrs34_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of33_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of33_ret = _v7
-            q_tail = _q_tail_of33_ret
+            _q_tail_of90__t91 = cb.to(gl.int64)
+            _q_row_ptrs92_q_base = (q_ptr + (_q_tail_of90__t91 * stride_q_b))
+            _q_tail_of90_rows = (_q_row_ptrs92_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of90_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of90__t97 = _v7
+            q_tail = _q_tail_of90__t97
         mx0 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_empty0.index(0), ((p) & 1) ^ 1)
         max0_m.index(0).store(mx0)
@@ -226,31 +246,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized41_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized102_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized41_inv_l[:, None], L3))
-            _flush_segment42_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized102_inv_l[:, None], L3))
+            _flush_segment103_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment42__t43 = pb.to(gl.int64)
-                _row_offsets44_stride_s = (_flush_segment42_h_q * D_MAIN)
-                _store_half45_half_base = (out_ptr + (_flush_segment42__t43 * ((s_q * _flush_segment42_h_q) * D_MAIN)))
-                _store_half45_o_row = (((r // heads_per_kv) * _row_offsets44_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half45__t46 = acc.to(gl.bfloat16)
+                _flush_segment103__t104 = pb.to(gl.int64)
+                _row_offsets105_stride_s = (_flush_segment103_h_q * D_MAIN)
+                _store_half106_half_base = (out_ptr + (_flush_segment103__t104 * ((s_q * _flush_segment103_h_q) * D_MAIN)))
+                _store_half106_o_row = (((r // heads_per_kv) * _row_offsets105_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half106__t107 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half45_half_base + _store_half45_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half45__t46, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half106_half_base + _store_half106_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half106__t107, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half45_half_base + _store_half45_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half45__t46, L4), mask=keep[:, None])
-                _flush_segment42__t48 = pb.to(gl.int64)
-                _store_lse50_l_ptrs = ((lse_ptr + (_flush_segment42__t48 * (_flush_segment42_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                gl.store(_store_lse50_l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=keep)
+                    gl.store(((_store_half106_half_base + _store_half106_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half106__t107, L4), mask=keep[:, None])
+                _flush_segment103__t115 = pb.to(gl.int64)
+                _store_lse117_l_ptrs = ((lse_ptr + (_flush_segment103__t115 * (_flush_segment103_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of118__t119 = gl.log2(l_i)
+                _lse_of118__t120 = gl.where((l_i > 0), ((_lse_of118__t119 + ref) * LN2), float('inf'))
+                gl.store(_store_lse117_l_ptrs, _lse_of118__t120, mask=keep)
             else:
-                _flush_segment42_slot = (pb + gl.program_id(1)).to(gl.int64)
-                _row_offsets52_stride_s = (_flush_segment42_h_q * D_MAIN)
-                _store_half53_half_base = (opart_ptr + (_flush_segment42_slot * ((s_q * _flush_segment42_h_q) * D_MAIN)))
-                _store_half53_o_row = (((r // heads_per_kv) * _row_offsets52_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half53_half_base + _store_half53_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-                _store_lse55_l_ptrs = ((lpart_ptr + (_flush_segment42_slot * (s_q * _flush_segment42_h_q))) + (((r // heads_per_kv) * _flush_segment42_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                gl.store(_store_lse55_l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('-inf')), mask=keep)
+                _flush_segment103__t122 = gl.program_id(1)
+                _flush_segment103__t123 = (pb + _flush_segment103__t122).to(gl.int64)
+                _flush_segment103_slot = _flush_segment103__t123
+                _row_offsets124_stride_s = (_flush_segment103_h_q * D_MAIN)
+                _store_half125_half_base = (opart_ptr + (_flush_segment103_slot * ((s_q * _flush_segment103_h_q) * D_MAIN)))
+                _store_half125_o_row = (((r // heads_per_kv) * _row_offsets124_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse130_l_ptrs = ((lpart_ptr + (_flush_segment103_slot * (s_q * _flush_segment103_h_q))) + (((r // heads_per_kv) * _flush_segment103_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of131__t132 = gl.log2(l_i)
+                _part_lse_of131__t133 = gl.where((l_i > 0), ((_part_lse_of131__t132 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse130_l_ptrs, _part_lse_of131__t133, mask=keep)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
@@ -259,30 +285,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     if (NP > 0):
         mbarrier.arrive(prob1_empty0.index(0), count=1)
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized57_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _flush_segment58_out = (acc * gl.convert_layout(_normalized57_inv_l[:, None], L3))
-        _flush_segment58_h_q = (h_kv * heads_per_kv)
+        _normalized135__t136 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized135_inv_l = _normalized135__t136
+        _flush_segment137_out = (acc * gl.convert_layout(_normalized135_inv_l[:, None], L3))
+        _flush_segment137_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment58__t59 = cb.to(gl.int64)
-            _row_offsets60_stride_s = (_flush_segment58_h_q * D_MAIN)
-            _store_half61_half_base = (out_ptr + (_flush_segment58__t59 * ((s_q * _flush_segment58_h_q) * D_MAIN)))
-            _store_half61_o_row = (((r // heads_per_kv) * _row_offsets60_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half61__t62 = _flush_segment58_out.to(gl.bfloat16)
+            _flush_segment137__t138 = cb.to(gl.int64)
+            _row_offsets139_stride_s = (_flush_segment137_h_q * D_MAIN)
+            _store_half140_half_base = (out_ptr + (_flush_segment137__t138 * ((s_q * _flush_segment137_h_q) * D_MAIN)))
+            _store_half140_o_row = (((r // heads_per_kv) * _row_offsets139_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half140__t141 = _flush_segment137_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half61_half_base + _store_half61_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half61__t62, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half140_half_base + _store_half140_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half140__t141, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half61_half_base + _store_half61_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half61__t62, L4), mask=keep[:, None])
-            _flush_segment58__t64 = cb.to(gl.int64)
-            _store_lse66_l_ptrs = ((lse_ptr + (_flush_segment58__t64 * (_flush_segment58_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            gl.store(_store_lse66_l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=keep)
+                gl.store(((_store_half140_half_base + _store_half140_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half140__t141, L4), mask=keep[:, None])
+            _flush_segment137__t149 = cb.to(gl.int64)
+            _store_lse151_l_ptrs = ((lse_ptr + (_flush_segment137__t149 * (_flush_segment137_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of152__t153 = gl.log2(l_i)
+            _lse_of152__t154 = gl.where((l_i > 0), ((_lse_of152__t153 + ref) * LN2), float('inf'))
+            gl.store(_store_lse151_l_ptrs, _lse_of152__t154, mask=keep)
         else:
-            _flush_segment58_slot = (cb + gl.program_id(1)).to(gl.int64)
-            _row_offsets68_stride_s = (_flush_segment58_h_q * D_MAIN)
-            _store_half69_half_base = (opart_ptr + (_flush_segment58_slot * ((s_q * _flush_segment58_h_q) * D_MAIN)))
-            _store_half69_o_row = (((r // heads_per_kv) * _row_offsets68_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half69_half_base + _store_half69_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment58_out, L4), mask=keep[:, None])
-            _store_lse71_l_ptrs = ((lpart_ptr + (_flush_segment58_slot * (s_q * _flush_segment58_h_q))) + (((r // heads_per_kv) * _flush_segment58_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            gl.store(_store_lse71_l_ptrs, gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('-inf')), mask=keep)
+            _flush_segment137__t156 = gl.program_id(1)
+            _flush_segment137__t157 = (cb + _flush_segment137__t156).to(gl.int64)
+            _flush_segment137_slot = _flush_segment137__t157
+            _row_offsets158_stride_s = (_flush_segment137_h_q * D_MAIN)
+            _store_half159_half_base = (opart_ptr + (_flush_segment137_slot * ((s_q * _flush_segment137_h_q) * D_MAIN)))
+            _store_half159_o_row = (((r // heads_per_kv) * _row_offsets158_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half159_half_base + _store_half159_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment137_out, L4), mask=keep[:, None])
+            _store_lse164_l_ptrs = ((lpart_ptr + (_flush_segment137_slot * (s_q * _flush_segment137_h_q))) + (((r // heads_per_kv) * _flush_segment137_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of165__t166 = gl.log2(l_i)
+            _part_lse_of165__t167 = gl.where((l_i > 0), ((_part_lse_of165__t166 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse164_l_ptrs, _part_lse_of165__t167, mask=keep)
 
 
 @gluon.jit
@@ -299,14 +332,15 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows73_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows73_r < n_rows), _block_rows73_r, 0)
+    _block_rows169_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows169_r < n_rows), _block_rows169_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_row_ptrs76_q_base = (q_ptr + (b0.to(gl.int64) * stride_q_b))
-    _q_tail_of75_rows = (_q_row_ptrs76_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of75_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of75_ret = _v1
-    q_tail = _q_tail_of75_ret
+    _q_tail_of171__t172 = b0.to(gl.int64)
+    _q_row_ptrs173_q_base = (q_ptr + (_q_tail_of171__t172 * stride_q_b))
+    _q_tail_of171_rows = (_q_row_ptrs173_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of171_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of171__t178 = _v1
+    q_tail = _q_tail_of171__t178
     cb = b0
     csl = sl0
     pp = pp0
@@ -331,10 +365,10 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
         if CAUSAL:
-            _row_limit79_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _row_limit179_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
         else:
-            _row_limit79_lim = (csl + (r * 0))
-        lim = _row_limit79_lim
+            _row_limit179_lim = (csl + (r * 0))
+        lim = _row_limit179_lim
         pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
@@ -346,18 +380,21 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request80_nb = (cb + 1)
-            _next_request80_nsl = gl.load((seqlens_ptr + _next_request80_nb))
-            cb = _next_request80_nb
-            csl = _next_request80_nsl
+            _next_request180_nb = (cb + 1)
+            _next_request180__t181 = gl.load((seqlens_ptr + _next_request180_nb))
+            _next_request180_nsl = _next_request180__t181
+            _request_pairs182__t183 = gl.maximum((((((_next_request180_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request180_nb
+            csl = _next_request180_nsl
             pp = 0
-            left = gl.maximum((((((_next_request80_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs182__t183
             whole = (left <= (NP - (p + 1)))
-            _q_row_ptrs83_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            _q_tail_of82_rows = (_q_row_ptrs83_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of82_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of82_ret = _v7
-            q_tail = _q_tail_of82_ret
+            _q_tail_of184__t185 = cb.to(gl.int64)
+            _q_row_ptrs186_q_base = (q_ptr + (_q_tail_of184__t185 * stride_q_b))
+            _q_tail_of184_rows = (_q_row_ptrs186_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of184_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of184__t191 = _v7
+            q_tail = _q_tail_of184__t191
         mx1 = (gl.max(s, 1) * qk_scale)
         mbarrier.wait(max0_full0.index(0), (p) & 1)
         _v8 = max0_m.index(0).load(L1)
@@ -400,52 +437,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized91_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized91_inv_l[:, None], L3))
-            _flush_segment92_out_ptr = (out_ptr + D_HALF)
-            _flush_segment92_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment92_h_q = (h_kv * heads_per_kv)
+            _normalized197_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized197_inv_l[:, None], L3))
+            _flush_segment198_out_ptr = (out_ptr + D_HALF)
+            _flush_segment198_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment198_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment92__t93 = pb.to(gl.int64)
-                _row_offsets94_stride_s = (_flush_segment92_h_q * D_MAIN)
-                _store_half95_half_base = (_flush_segment92_out_ptr + (_flush_segment92__t93 * ((s_q * _flush_segment92_h_q) * D_MAIN)))
-                _store_half95_o_row = (((r // heads_per_kv) * _row_offsets94_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half95__t96 = acc.to(gl.bfloat16)
+                _flush_segment198__t199 = pb.to(gl.int64)
+                _row_offsets200_stride_s = (_flush_segment198_h_q * D_MAIN)
+                _store_half201_half_base = (_flush_segment198_out_ptr + (_flush_segment198__t199 * ((s_q * _flush_segment198_h_q) * D_MAIN)))
+                _store_half201_o_row = (((r // heads_per_kv) * _row_offsets200_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half201__t202 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half95_half_base + _store_half95_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half95__t96, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half95_half_base + _store_half95_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half95__t96, L4), mask=keep[:, None])
+                    gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4), mask=keep[:, None])
             else:
-                _flush_segment92_slot = (pb + gl.program_id(1)).to(gl.int64)
-                _row_offsets98_stride_s = (_flush_segment92_h_q * D_MAIN)
-                _store_half99_half_base = (_flush_segment92_opart_ptr + (_flush_segment92_slot * ((s_q * _flush_segment92_h_q) * D_MAIN)))
-                _store_half99_o_row = (((r // heads_per_kv) * _row_offsets98_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half99_half_base + _store_half99_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _flush_segment198__t210 = gl.program_id(1)
+                _flush_segment198__t211 = (pb + _flush_segment198__t210).to(gl.int64)
+                _flush_segment198_slot = _flush_segment198__t211
+                _row_offsets212_stride_s = (_flush_segment198_h_q * D_MAIN)
+                _store_half213_half_base = (_flush_segment198_opart_ptr + (_flush_segment198_slot * ((s_q * _flush_segment198_h_q) * D_MAIN)))
+                _store_half213_o_row = (((r // heads_per_kv) * _row_offsets212_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half213_half_base + _store_half213_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
-        _normalized100_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _flush_segment101_out = (acc * gl.convert_layout(_normalized100_inv_l[:, None], L3))
-        _flush_segment101_out_ptr = (out_ptr + D_HALF)
-        _flush_segment101_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment101_h_q = (h_kv * heads_per_kv)
+        _normalized217__t218 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized217_inv_l = _normalized217__t218
+        _flush_segment219_out = (acc * gl.convert_layout(_normalized217_inv_l[:, None], L3))
+        _flush_segment219_out_ptr = (out_ptr + D_HALF)
+        _flush_segment219_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment219_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment101__t102 = cb.to(gl.int64)
-            _row_offsets103_stride_s = (_flush_segment101_h_q * D_MAIN)
-            _store_half104_half_base = (_flush_segment101_out_ptr + (_flush_segment101__t102 * ((s_q * _flush_segment101_h_q) * D_MAIN)))
-            _store_half104_o_row = (((r // heads_per_kv) * _row_offsets103_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half104__t105 = _flush_segment101_out.to(gl.bfloat16)
+            _flush_segment219__t220 = cb.to(gl.int64)
+            _row_offsets221_stride_s = (_flush_segment219_h_q * D_MAIN)
+            _store_half222_half_base = (_flush_segment219_out_ptr + (_flush_segment219__t220 * ((s_q * _flush_segment219_h_q) * D_MAIN)))
+            _store_half222_o_row = (((r // heads_per_kv) * _row_offsets221_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half222__t223 = _flush_segment219_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half104_half_base + _store_half104_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half104__t105, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half104_half_base + _store_half104_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half104__t105, L4), mask=keep[:, None])
+                gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4), mask=keep[:, None])
         else:
-            _flush_segment101_slot = (cb + gl.program_id(1)).to(gl.int64)
-            _row_offsets107_stride_s = (_flush_segment101_h_q * D_MAIN)
-            _store_half108_half_base = (_flush_segment101_opart_ptr + (_flush_segment101_slot * ((s_q * _flush_segment101_h_q) * D_MAIN)))
-            _store_half108_o_row = (((r // heads_per_kv) * _row_offsets107_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half108_half_base + _store_half108_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment101_out, L4), mask=keep[:, None])
+            _flush_segment219__t231 = gl.program_id(1)
+            _flush_segment219__t232 = (cb + _flush_segment219__t231).to(gl.int64)
+            _flush_segment219_slot = _flush_segment219__t232
+            _row_offsets233_stride_s = (_flush_segment219_h_q * D_MAIN)
+            _store_half234_half_base = (_flush_segment219_opart_ptr + (_flush_segment219_slot * ((s_q * _flush_segment219_h_q) * D_MAIN)))
+            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment219_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
@@ -459,39 +501,72 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     n_rows = _row_block_item1_n_rows
     rb = (_row_block_item1_item % _row_block_item1_n_rb)
     g = ((_row_block_item1_item // _row_block_item1_n_rb) % h_kv)
-    _part_range2_k = gl.program_id(1)
+    _part_range2__t3 = gl.program_id(1)
+    _part_range2_k = _part_range2__t3
     if BALANCE:
+        _part_range2_offs = gl.arange(0, SCHED_CHUNK, layout=L1)
         _part_range2_total = 0
         for _part_range2_c in range(n_chunks):
-            _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + gl.arange(0, SCHED_CHUNK, layout=L1))
-            _v1 = gl.load((seqlens_ptr + gl.minimum(_part_range2_idx, (B - 1))), mask=(_part_range2_idx < B), other=0)
-            _part_range2_sl = _v1
-            _part_range2_total = (_part_range2_total + gl.sum(gl.where((_part_range2_idx < B), gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1), 0), 0))
-        _part_range2_p_eff = gl.maximum(gl.minimum(gl.num_programs(1), (_part_range2_total // MIN_PAIRS)), 1)
-        _part_range2_x_lo = ((gl.minimum(_part_range2_k, _part_range2_p_eff).to(gl.int64) * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
-        _part_range2_x_hi = ((gl.minimum((_part_range2_k + 1), _part_range2_p_eff).to(gl.int64) * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+            _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + _part_range2_offs)
+            _part_range2__t5 = gl.minimum(_part_range2_idx, (B - 1))
+            _v1 = gl.load((seqlens_ptr + _part_range2__t5), mask=(_part_range2_idx < B), other=0)
+            _part_range2__t6 = _v1
+            _part_range2_sl = _part_range2__t6
+            _request_pairs7__t8 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
+            _part_range2__t9 = gl.where((_part_range2_idx < B), _request_pairs7__t8, 0)
+            _part_range2__t10 = gl.sum(_part_range2__t9, 0)
+            _part_range2_total = (_part_range2_total + _part_range2__t10)
+        _part_range2__t11 = gl.num_programs(1)
+        _part_range2__t12 = gl.minimum(_part_range2__t11, (_part_range2_total // MIN_PAIRS))
+        _part_range2__t13 = gl.maximum(_part_range2__t12, 1)
+        _part_range2_p_eff = _part_range2__t13
+        _part_range2__t14 = gl.minimum(_part_range2_k, _part_range2_p_eff)
+        _part_range2__t15 = _part_range2__t14.to(gl.int64)
+        _part_range2__t16 = ((_part_range2__t15 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+        _part_range2_x_lo = _part_range2__t16
+        _part_range2__t17 = gl.minimum((_part_range2_k + 1), _part_range2_p_eff)
+        _part_range2__t18 = _part_range2__t17.to(gl.int64)
+        _part_range2__t19 = ((_part_range2__t18 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+        _part_range2_x_hi = _part_range2__t19
         _part_range2_b0 = 0
         _part_range2_s0 = 0
         _part_range2_base = 0
         for _part_range2_c in range(n_chunks):
-            _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + gl.arange(0, SCHED_CHUNK, layout=L1))
-            _v2 = gl.load((seqlens_ptr + gl.minimum(_part_range2_idx, (B - 1))), mask=(_part_range2_idx < B), other=0)
-            _part_range2_sl = _v2
-            _part_range2_n = gl.where((_part_range2_idx < B), gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1), 0)
-            _part_range2_ends = (_part_range2_base + gl.sum(gl.where((gl.arange(0, SCHED_CHUNK, layout=L1)[None, :] <= gl.arange(0, SCHED_CHUNK, layout=L2)[:, None]), _part_range2_n[None, :], 0), 1))
+            _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + _part_range2_offs)
+            _part_range2__t20 = gl.minimum(_part_range2_idx, (B - 1))
+            _v2 = gl.load((seqlens_ptr + _part_range2__t20), mask=(_part_range2_idx < B), other=0)
+            _part_range2__t21 = _v2
+            _part_range2_sl = _part_range2__t21
+            _request_pairs22__t23 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
+            _part_range2__t24 = gl.where((_part_range2_idx < B), _request_pairs22__t23, 0)
+            _part_range2_n = _part_range2__t24
+            _part_range2__t25 = gl.where((_part_range2_offs[None, :] <= gl.convert_layout(_part_range2_offs, L2)[:, None]), _part_range2_n[None, :], 0)
+            _part_range2__t26 = gl.sum(_part_range2__t25, 1)
+            _part_range2_ends = (_part_range2_base + _part_range2__t26)
             _part_range2_done = ((_part_range2_ends <= _part_range2_x_lo) & gl.convert_layout((_part_range2_idx < B), L2))
-            _part_range2_b0 = (_part_range2_b0 + gl.sum(_part_range2_done.to(gl.int32), 0))
-            _part_range2_s0 = gl.maximum(_part_range2_s0, gl.max(gl.where(_part_range2_done, _part_range2_ends, 0), 0))
-            _part_range2_base = (_part_range2_base + gl.sum(_part_range2_n, 0))
-        _part_range2_b0 = gl.minimum(_part_range2_b0, (B - 1))
-        _part_range2_sl0 = gl.load((seqlens_ptr + _part_range2_b0))
-        _part_range2_e0 = (_part_range2_s0 + gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1))
+            _part_range2__t27 = _part_range2_done.to(gl.int32)
+            _part_range2__t28 = gl.sum(_part_range2__t27, 0)
+            _part_range2_b0 = (_part_range2_b0 + _part_range2__t28)
+            _part_range2__t29 = gl.where(_part_range2_done, _part_range2_ends, 0)
+            _part_range2__t30 = gl.max(_part_range2__t29, 0)
+            _part_range2__t31 = gl.maximum(_part_range2_s0, _part_range2__t30)
+            _part_range2_s0 = _part_range2__t31
+            _part_range2__t32 = gl.sum(_part_range2_n, 0)
+            _part_range2_base = (_part_range2_base + _part_range2__t32)
+        _part_range2__t33 = gl.minimum(_part_range2_b0, (B - 1))
+        _part_range2_b0 = _part_range2__t33
+        _part_range2__t34 = gl.load((seqlens_ptr + _part_range2_b0))
+        _part_range2_sl0 = _part_range2__t34
+        _request_pairs35__t36 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
+        _part_range2_e0 = (_part_range2_s0 + _request_pairs35__t36)
     else:
         _part_range2_b0 = _part_range2_k
-        _part_range2_sl0 = gl.load((seqlens_ptr + _part_range2_k))
+        _part_range2__t37 = gl.load((seqlens_ptr + _part_range2_k))
+        _part_range2_sl0 = _part_range2__t37
         _part_range2_x_lo = 0
         _part_range2_s0 = 0
-        _part_range2_x_hi = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
+        _request_pairs38__t39 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
+        _part_range2_x_hi = _request_pairs38__t39
         _part_range2_e0 = _part_range2_x_hi
     x_lo = _part_range2_x_lo
     x_hi = _part_range2_x_hi

@@ -77,41 +77,49 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             valid0 = ((t0 >= 0) & (t0 < n_tokens))
             _token_bytes9_tok = gl.where(valid0, t0, 0)
             off0 = (((_token_bytes9_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes9_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _v5 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid0[:, None], other=0.0)
-            _fp8_half10_raw = _v5
+            _fp8_half10_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v5 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid0[:, None], other=0.0)
+            _fp8_half10__t12 = _v5
+            _fp8_half10_raw = _fp8_half10__t12
             _fp8_half10_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
             _v6 = gl.load(_fp8_half10_scales, mask=valid0, other=0.0)
-            _fp8_half10_lo = _v6
+            _fp8_half10__t13 = _v6
+            _fp8_half10_lo = _fp8_half10__t13
             _v7 = gl.load((_fp8_half10_scales + 1), mask=valid0, other=0.0)
-            _fp8_half10_hi = _v7
+            _fp8_half10__t14 = _v7
+            _fp8_half10_hi = _fp8_half10__t14
             raw = _fp8_half10_raw
             lo = _fp8_half10_lo
             hi = _fp8_half10_hi
             mbarrier.wait(kv0_empty0.index(0), ((g) & 1) ^ 1)
             async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
-            _dequantized11_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized11_scale).to(gl.bfloat16))
+            _dequantized15_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized15_scale).to(gl.bfloat16))
             kv0_valid.index(0).store(valid0.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0_full0.index(0), count=1)
             async_copy.mbarrier_arrive(kv0_full0.index(0), increment_count=False)
             valid1 = ((t1 >= 0) & (t1 < n_tokens))
-            _token_bytes13_tok = gl.where(valid1, t1, 0)
-            off1 = (((_token_bytes13_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes13_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _v8 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid1[:, None], other=0.0)
-            _fp8_half14_raw = _v8
-            _fp8_half14_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
-            _v9 = gl.load(_fp8_half14_scales, mask=valid1, other=0.0)
-            _fp8_half14_lo = _v9
-            _v10 = gl.load((_fp8_half14_scales + 1), mask=valid1, other=0.0)
-            _fp8_half14_hi = _v10
-            raw = _fp8_half14_raw
-            lo = _fp8_half14_lo
-            hi = _fp8_half14_hi
+            _token_bytes17_tok = gl.where(valid1, t1, 0)
+            off1 = (((_token_bytes17_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes17_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half18_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v8 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half18_offs_d[None, :]), mask=valid1[:, None], other=0.0)
+            _fp8_half18__t20 = _v8
+            _fp8_half18_raw = _fp8_half18__t20
+            _fp8_half18_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
+            _v9 = gl.load(_fp8_half18_scales, mask=valid1, other=0.0)
+            _fp8_half18__t21 = _v9
+            _fp8_half18_lo = _fp8_half18__t21
+            _v10 = gl.load((_fp8_half18_scales + 1), mask=valid1, other=0.0)
+            _fp8_half18__t22 = _v10
+            _fp8_half18_hi = _fp8_half18__t22
+            raw = _fp8_half18_raw
+            lo = _fp8_half18_lo
+            hi = _fp8_half18_hi
             mbarrier.wait(kv1_empty0.index(0), ((g) & 1) ^ 1)
             async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
-            _dequantized15_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized15_scale).to(gl.bfloat16))
+            _dequantized23_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized23_scale).to(gl.bfloat16))
             kv1_valid.index(0).store(valid1.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv1_full0.index(0), count=1)
@@ -119,41 +127,49 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v11 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
             t0r = _v11
             valid0r = ((t0r >= 0) & (t0r < n_tokens))
-            _token_bytes17_tok = gl.where(valid0r, t0r, 0)
-            off0r = (((_token_bytes17_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes17_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _v12 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid0r[:, None], other=0.0)
-            _fp8_half18_raw = _v12
-            _fp8_half18_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
-            _v13 = gl.load(_fp8_half18_scales, mask=valid0r, other=0.0)
-            _fp8_half18_lo = _v13
-            _v14 = gl.load((_fp8_half18_scales + 1), mask=valid0r, other=0.0)
-            _fp8_half18_hi = _v14
-            raw = _fp8_half18_raw
-            lo = _fp8_half18_lo
-            hi = _fp8_half18_hi
+            _token_bytes25_tok = gl.where(valid0r, t0r, 0)
+            off0r = (((_token_bytes25_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes25_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half26_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v12 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half26_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
+            _fp8_half26__t28 = _v12
+            _fp8_half26_raw = _fp8_half26__t28
+            _fp8_half26_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
+            _v13 = gl.load(_fp8_half26_scales, mask=valid0r, other=0.0)
+            _fp8_half26__t29 = _v13
+            _fp8_half26_lo = _fp8_half26__t29
+            _v14 = gl.load((_fp8_half26_scales + 1), mask=valid0r, other=0.0)
+            _fp8_half26__t30 = _v14
+            _fp8_half26_hi = _fp8_half26__t30
+            raw = _fp8_half26_raw
+            lo = _fp8_half26_lo
+            hi = _fp8_half26_hi
             mbarrier.wait(kv0r_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized19_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized19_scale).to(gl.bfloat16))
+            _dequantized31_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized31_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0r_full0.index(0), count=1)
             _v15 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
             t1l = _v15
             valid1l = ((t1l >= 0) & (t1l < n_tokens))
-            _token_bytes21_tok = gl.where(valid1l, t1l, 0)
-            off1l = (((_token_bytes21_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes21_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _v16 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=valid1l[:, None], other=0.0)
-            _fp8_half22_raw = _v16
-            _fp8_half22_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
-            _v17 = gl.load(_fp8_half22_scales, mask=valid1l, other=0.0)
-            _fp8_half22_lo = _v17
-            _v18 = gl.load((_fp8_half22_scales + 1), mask=valid1l, other=0.0)
-            _fp8_half22_hi = _v18
-            raw = _fp8_half22_raw
-            lo = _fp8_half22_lo
-            hi = _fp8_half22_hi
+            _token_bytes33_tok = gl.where(valid1l, t1l, 0)
+            off1l = (((_token_bytes33_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes33_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half34_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v16 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half34_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
+            _fp8_half34__t36 = _v16
+            _fp8_half34_raw = _fp8_half34__t36
+            _fp8_half34_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
+            _v17 = gl.load(_fp8_half34_scales, mask=valid1l, other=0.0)
+            _fp8_half34__t37 = _v17
+            _fp8_half34_lo = _fp8_half34__t37
+            _v18 = gl.load((_fp8_half34_scales + 1), mask=valid1l, other=0.0)
+            _fp8_half34__t38 = _v18
+            _fp8_half34_hi = _fp8_half34__t38
+            raw = _fp8_half34_raw
+            lo = _fp8_half34_lo
+            hi = _fp8_half34_hi
             mbarrier.wait(kv1l_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized23_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized23_scale).to(gl.bfloat16))
+            _dequantized39_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized39_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv1l_full0.index(0), count=1)
 
@@ -177,13 +193,17 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t24 = gl.program_id(0)
-    _q_tail_of25_item = gl.where((_t24 < n_items), _t24, (n_items - 1))
-    _q_tail_of25_h0 = ((_q_tail_of25_item % n_hb) * BLOCK_H)
-    _q_tail_of25_rows = ((q_ptr + ((_q_tail_of25_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of25_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of25_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of25_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of25_ret = _v1
-    q_tail = _q_tail_of25_ret
+    _t40 = gl.program_id(0)
+    _q_tail_of41__t42 = gl.where((_t40 < n_items), _t40, (n_items - 1))
+    _q_tail_of41_item = _q_tail_of41__t42
+    _q_tail_of41_h0 = ((_q_tail_of41_item % n_hb) * BLOCK_H)
+    _token_of44__t45 = (_q_tail_of41_item // n_hb).to(gl.int64)
+    _head_index46__t48 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index49__t51 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of41_rows = ((q_ptr + (_token_of44__t45 * stride_q_s)) + (_head_index49__t51[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of41_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of41__t58 = _v1
+    q_tail = _q_tail_of41__t58
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -261,20 +281,28 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t38 = gl.num_programs(0)
-        _t39 = gl.program_id(0)
-        _q_tail_of40_item = (((r + 1) * _t38) + _t39)
-        _q_tail_of40_item = gl.where((_q_tail_of40_item < n_items), _q_tail_of40_item, (n_items - 1))
-        _q_tail_of40_h0 = ((_q_tail_of40_item % n_hb) * BLOCK_H)
-        _q_tail_of40_rows = ((q_ptr + ((_q_tail_of40_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of40_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of40_ret = _v13
-        q_tail = _q_tail_of40_ret
-        _v14 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized47_sink = (_v14 * LOG2E)
-        _sink_normalized47_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized47_sink - ref)))), 0.0)
-        _sink_normalized47_ret = (acc * gl.convert_layout(_sink_normalized47_inv[:, None], L4))
-        out = _sink_normalized47_ret
+        _t65 = gl.num_programs(0)
+        _t66 = gl.program_id(0)
+        _q_tail_of67_item = (((r + 1) * _t65) + _t66)
+        _q_tail_of67__t68 = gl.where((_q_tail_of67_item < n_items), _q_tail_of67_item, (n_items - 1))
+        _q_tail_of67_item = _q_tail_of67__t68
+        _q_tail_of67_h0 = ((_q_tail_of67_item % n_hb) * BLOCK_H)
+        _token_of70__t71 = (_q_tail_of67_item // n_hb).to(gl.int64)
+        _head_index72__t74 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index75__t77 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of67_rows = ((q_ptr + (_token_of70__t71 * stride_q_s)) + (_head_index75__t77[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of67_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of67__t84 = _v13
+        q_tail = _q_tail_of67__t84
+        _head_index86__t88 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index86__t88), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized85__t91 = _v14
+        _sink_normalized85_sink = (_sink_normalized85__t91 * LOG2E)
+        _sink_normalized85__t92 = gl.exp2((_sink_normalized85_sink - ref))
+        _sink_normalized85__t93 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized85__t92)), 0.0)
+        _sink_normalized85_inv = _sink_normalized85__t93
+        _sink_normalized85_ret = (acc * gl.convert_layout(_sink_normalized85_inv[:, None], L4))
+        out = _sink_normalized85_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -305,13 +333,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t54 = gl.program_id(0)
-    _q_tail_of55_item = gl.where((_t54 < n_items), _t54, (n_items - 1))
-    _q_tail_of55_h0 = ((_q_tail_of55_item % n_hb) * BLOCK_H)
-    _q_tail_of55_rows = ((q_ptr + ((_q_tail_of55_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of55_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of55_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of55_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of55_ret = _v1
-    q_tail = _q_tail_of55_ret
+    _t98 = gl.program_id(0)
+    _q_tail_of99__t100 = gl.where((_t98 < n_items), _t98, (n_items - 1))
+    _q_tail_of99_item = _q_tail_of99__t100
+    _q_tail_of99_h0 = ((_q_tail_of99_item % n_hb) * BLOCK_H)
+    _token_of102__t103 = (_q_tail_of99_item // n_hb).to(gl.int64)
+    _head_index104__t106 = gl.minimum((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index107__t109 = gl.minimum((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of99_rows = ((q_ptr + (_token_of102__t103 * stride_q_s)) + (_head_index107__t109[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of99_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of99__t116 = _v1
+    q_tail = _q_tail_of99__t116
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -385,20 +417,28 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t69 = gl.num_programs(0)
-        _t70 = gl.program_id(0)
-        _q_tail_of71_item = (((r + 1) * _t69) + _t70)
-        _q_tail_of71_item = gl.where((_q_tail_of71_item < n_items), _q_tail_of71_item, (n_items - 1))
-        _q_tail_of71_h0 = ((_q_tail_of71_item % n_hb) * BLOCK_H)
-        _q_tail_of71_rows = ((q_ptr + ((_q_tail_of71_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of71_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of71_ret = _v13
-        q_tail = _q_tail_of71_ret
-        _v14 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized78_sink = (_v14 * LOG2E)
-        _sink_normalized78_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized78_sink - ref)))), 0.0)
-        _sink_normalized78_ret = (acc * gl.convert_layout(_sink_normalized78_inv[:, None], L4))
-        out = _sink_normalized78_ret
+        _t124 = gl.num_programs(0)
+        _t125 = gl.program_id(0)
+        _q_tail_of126_item = (((r + 1) * _t124) + _t125)
+        _q_tail_of126__t127 = gl.where((_q_tail_of126_item < n_items), _q_tail_of126_item, (n_items - 1))
+        _q_tail_of126_item = _q_tail_of126__t127
+        _q_tail_of126_h0 = ((_q_tail_of126_item % n_hb) * BLOCK_H)
+        _token_of129__t130 = (_q_tail_of126_item // n_hb).to(gl.int64)
+        _head_index131__t133 = gl.minimum((_q_tail_of126_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index134__t136 = gl.minimum((_q_tail_of126_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of126_rows = ((q_ptr + (_token_of129__t130 * stride_q_s)) + (_head_index134__t136[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of126_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of126_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of126__t143 = _v13
+        q_tail = _q_tail_of126__t143
+        _head_index145__t147 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index145__t147), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized144__t150 = _v14
+        _sink_normalized144_sink = (_sink_normalized144__t150 * LOG2E)
+        _sink_normalized144__t151 = gl.exp2((_sink_normalized144_sink - ref))
+        _sink_normalized144__t152 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized144__t151)), 0.0)
+        _sink_normalized144_inv = _sink_normalized144__t152
+        _sink_normalized144_ret = (acc * gl.convert_layout(_sink_normalized144_inv[:, None], L4))
+        out = _sink_normalized144_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

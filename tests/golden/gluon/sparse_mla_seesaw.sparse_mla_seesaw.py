@@ -110,12 +110,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
     _t12 = gl.program_id(0)
-    _q_tail_of13_item = gl.where((_t12 < n_items), _t12, (n_items - 1))
+    _q_tail_of13__t14 = gl.where((_t12 < n_items), _t12, (n_items - 1))
+    _q_tail_of13_item = _q_tail_of13__t14
     _q_tail_of13_h0 = ((_q_tail_of13_item % n_hb) * BLOCK_H)
-    _q_tail_of13_rows = ((q_ptr + ((_q_tail_of13_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+    _token_of16__t17 = (_q_tail_of13_item // n_hb).to(gl.int64)
+    _head_index18__t20 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index21__t23 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of13_rows = ((q_ptr + (_token_of16__t17 * stride_q_s)) + (_head_index21__t23[:, None] * stride_q_h))
     _v1 = gl.load(((_q_tail_of13_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of13_ret = _v1
-    q_tail = _q_tail_of13_ret
+    _q_tail_of13__t30 = _v1
+    q_tail = _q_tail_of13__t30
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -193,17 +197,21 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t26 = gl.num_programs(0)
-        _t27 = gl.program_id(0)
-        _q_tail_of28_item = (((r + 1) * _t26) + _t27)
-        _q_tail_of28_item = gl.where((_q_tail_of28_item < n_items), _q_tail_of28_item, (n_items - 1))
-        _q_tail_of28_h0 = ((_q_tail_of28_item % n_hb) * BLOCK_H)
-        _q_tail_of28_rows = ((q_ptr + ((_q_tail_of28_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of28_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of28_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of28_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of28_ret = _v13
-        q_tail = _q_tail_of28_ret
-        _normalized35_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized35_inv_l[:, None], L4))
+        _t37 = gl.num_programs(0)
+        _t38 = gl.program_id(0)
+        _q_tail_of39_item = (((r + 1) * _t37) + _t38)
+        _q_tail_of39__t40 = gl.where((_q_tail_of39_item < n_items), _q_tail_of39_item, (n_items - 1))
+        _q_tail_of39_item = _q_tail_of39__t40
+        _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
+        _token_of42__t43 = (_q_tail_of39_item // n_hb).to(gl.int64)
+        _head_index44__t46 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index47__t49 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of39_rows = ((q_ptr + (_token_of42__t43 * stride_q_s)) + (_head_index47__t49[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of39__t56 = _v13
+        q_tail = _q_tail_of39__t56
+        _normalized57_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized57_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -234,13 +242,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t40 = gl.program_id(0)
-    _q_tail_of41_item = gl.where((_t40 < n_items), _t40, (n_items - 1))
-    _q_tail_of41_h0 = ((_q_tail_of41_item % n_hb) * BLOCK_H)
-    _q_tail_of41_rows = ((q_ptr + ((_q_tail_of41_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of41_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of41_ret = _v1
-    q_tail = _q_tail_of41_ret
+    _t62 = gl.program_id(0)
+    _q_tail_of63__t64 = gl.where((_t62 < n_items), _t62, (n_items - 1))
+    _q_tail_of63_item = _q_tail_of63__t64
+    _q_tail_of63_h0 = ((_q_tail_of63_item % n_hb) * BLOCK_H)
+    _token_of66__t67 = (_q_tail_of63_item // n_hb).to(gl.int64)
+    _head_index68__t70 = gl.minimum((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index71__t73 = gl.minimum((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of63_rows = ((q_ptr + (_token_of66__t67 * stride_q_s)) + (_head_index71__t73[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of63_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of63__t80 = _v1
+    q_tail = _q_tail_of63__t80
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -314,17 +326,21 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t55 = gl.num_programs(0)
-        _t56 = gl.program_id(0)
-        _q_tail_of57_item = (((r + 1) * _t55) + _t56)
-        _q_tail_of57_item = gl.where((_q_tail_of57_item < n_items), _q_tail_of57_item, (n_items - 1))
-        _q_tail_of57_h0 = ((_q_tail_of57_item % n_hb) * BLOCK_H)
-        _q_tail_of57_rows = ((q_ptr + ((_q_tail_of57_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of57_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of57_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of57_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of57_ret = _v13
-        q_tail = _q_tail_of57_ret
-        _normalized64_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized64_inv_l[:, None], L4))
+        _t88 = gl.num_programs(0)
+        _t89 = gl.program_id(0)
+        _q_tail_of90_item = (((r + 1) * _t88) + _t89)
+        _q_tail_of90__t91 = gl.where((_q_tail_of90_item < n_items), _q_tail_of90_item, (n_items - 1))
+        _q_tail_of90_item = _q_tail_of90__t91
+        _q_tail_of90_h0 = ((_q_tail_of90_item % n_hb) * BLOCK_H)
+        _token_of93__t94 = (_q_tail_of90_item // n_hb).to(gl.int64)
+        _head_index95__t97 = gl.minimum((_q_tail_of90_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index98__t100 = gl.minimum((_q_tail_of90_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of90_rows = ((q_ptr + (_token_of93__t94 * stride_q_s)) + (_head_index98__t100[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of90_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of90_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of90__t107 = _v13
+        q_tail = _q_tail_of90__t107
+        _normalized108_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized108_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

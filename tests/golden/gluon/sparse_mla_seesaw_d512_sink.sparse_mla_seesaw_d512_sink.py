@@ -177,9 +177,13 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _v10 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-        _sink_normalized18_sink = (_v10 * LOG2E)
-        _sink_normalized18_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized18_sink - ref)))), 0.0)
+        _head_index19__t21 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _v10 = gl.load((sink_ptr + _head_index19__t21), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+        _sink_normalized18__t24 = _v10
+        _sink_normalized18_sink = (_sink_normalized18__t24 * LOG2E)
+        _sink_normalized18__t25 = gl.exp2((_sink_normalized18_sink - ref))
+        _sink_normalized18__t26 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized18__t25)), 0.0)
+        _sink_normalized18_inv = _sink_normalized18__t26
         _sink_normalized18_ret = (acc * gl.convert_layout(_sink_normalized18_inv[:, None], L2))
         out = _sink_normalized18_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
@@ -279,11 +283,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _v10 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-        _sink_normalized32_sink = (_v10 * LOG2E)
-        _sink_normalized32_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized32_sink - ref)))), 0.0)
-        _sink_normalized32_ret = (acc * gl.convert_layout(_sink_normalized32_inv[:, None], L2))
-        out = _sink_normalized32_ret
+        _head_index39__t41 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _v10 = gl.load((sink_ptr + _head_index39__t41), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+        _sink_normalized38__t44 = _v10
+        _sink_normalized38_sink = (_sink_normalized38__t44 * LOG2E)
+        _sink_normalized38__t45 = gl.exp2((_sink_normalized38_sink - ref))
+        _sink_normalized38__t46 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized38__t45)), 0.0)
+        _sink_normalized38_inv = _sink_normalized38__t46
+        _sink_normalized38_ret = (acc * gl.convert_layout(_sink_normalized38_inv[:, None], L2))
+        out = _sink_normalized38_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

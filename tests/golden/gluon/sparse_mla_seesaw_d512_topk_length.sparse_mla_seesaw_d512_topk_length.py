@@ -50,12 +50,16 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
     n_valid = n0
     pp = 0
     left = left0
-    _t11 = gl.num_programs(0)
-    _item_length12_item = (item + _t11)
-    _item_length12_last = gl.minimum(_item_length12_item, (n_items - 1))
-    _item_length12_n = gl.load((topk_length_ptr + (_item_length12_last // n_hb).to(gl.int64)), mask=(_item_length12_item < n_items), other=0)
-    _item_length12_ret = gl.minimum(gl.maximum(_item_length12_n, 0), TOPK)
-    n_next = _item_length12_ret
+    _t31 = gl.num_programs(0)
+    _item_length32_item = (item + _t31)
+    _item_length32__t33 = gl.minimum(_item_length32_item, (n_items - 1))
+    _item_length32_last = _item_length32__t33
+    _token_of34__t35 = (_item_length32_last // n_hb).to(gl.int64)
+    _item_length32__t36 = gl.load((topk_length_ptr + _token_of34__t35), mask=(_item_length32_item < n_items), other=0)
+    _item_length32_n = _item_length32__t36
+    _item_length32__t37 = gl.maximum(_item_length32_n, 0)
+    _item_length32__t38 = gl.minimum(_item_length32__t37, TOPK)
+    n_next = _item_length32__t38
     for p in range(NP):
         pid_s = (item // n_hb).to(gl.int64)
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
@@ -102,12 +106,16 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t25 = gl.num_programs(0)
-            _item_length26_item = (item + _t25)
-            _item_length26_last = gl.minimum(_item_length26_item, (n_items - 1))
-            _item_length26_n = gl.load((topk_length_ptr + (_item_length26_last // n_hb).to(gl.int64)), mask=(_item_length26_item < n_items), other=0)
-            _item_length26_ret = gl.minimum(gl.maximum(_item_length26_n, 0), TOPK)
-            n_next = _item_length26_ret
+            _t50 = gl.num_programs(0)
+            _item_length51_item = (item + _t50)
+            _item_length51__t52 = gl.minimum(_item_length51_item, (n_items - 1))
+            _item_length51_last = _item_length51__t52
+            _token_of53__t54 = (_item_length51_last // n_hb).to(gl.int64)
+            _item_length51__t55 = gl.load((topk_length_ptr + _token_of53__t54), mask=(_item_length51_item < n_items), other=0)
+            _item_length51_n = _item_length51__t55
+            _item_length51__t56 = gl.maximum(_item_length51_n, 0)
+            _item_length51__t57 = gl.minimum(_item_length51__t56, TOPK)
+            n_next = _item_length51__t57
 
 
 @gluon.jit
@@ -197,20 +205,29 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length34_last = gl.minimum(item, (n_items - 1))
-            _item_length34_n = gl.load((topk_length_ptr + (_item_length34_last // n_hb).to(gl.int64)), mask=(item < n_items), other=0)
-            _item_length34_ret = gl.minimum(gl.maximum(_item_length34_n, 0), TOPK)
-            left = gl.maximum((((((_item_length34_ret + BK) - 1) // BK) + 1) // 2), 1)
+            _item_length64__t65 = gl.minimum(item, (n_items - 1))
+            _item_length64_last = _item_length64__t65
+            _token_of66__t67 = (_item_length64_last // n_hb).to(gl.int64)
+            _item_length64__t68 = gl.load((topk_length_ptr + _token_of66__t67), mask=(item < n_items), other=0)
+            _item_length64_n = _item_length64__t68
+            _item_length64__t69 = gl.maximum(_item_length64_n, 0)
+            _item_length64__t70 = gl.minimum(_item_length64__t69, TOPK)
+            _request_pairs71__t72 = gl.maximum((((((_item_length64__t70 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs71__t72
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _v10 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-                _sink_normalized37_sink = (_v10 * LOG2E)
-                _sink_normalized37_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized37_sink - ref)))), 0.0)
-                _sink_normalized37_ret = (acc * gl.convert_layout(_sink_normalized37_inv[:, None], L2))
-                acc = _sink_normalized37_ret
+                _head_index74__t76 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index74__t76), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized73__t79 = _v10
+                _sink_normalized73_sink = (_sink_normalized73__t79 * LOG2E)
+                _sink_normalized73__t80 = gl.exp2((_sink_normalized73_sink - ref))
+                _sink_normalized73__t81 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized73__t80)), 0.0)
+                _sink_normalized73_inv = _sink_normalized73__t81
+                _sink_normalized73_ret = (acc * gl.convert_layout(_sink_normalized73_inv[:, None], L2))
+                acc = _sink_normalized73_ret
             else:
-                _normalized40_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized40_inv_l[:, None], L2))
+                _normalized82_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized82_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -317,19 +334,28 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length52_last = gl.minimum(item, (n_items - 1))
-            _item_length52_n = gl.load((topk_length_ptr + (_item_length52_last // n_hb).to(gl.int64)), mask=(item < n_items), other=0)
-            _item_length52_ret = gl.minimum(gl.maximum(_item_length52_n, 0), TOPK)
-            left = gl.maximum((((((_item_length52_ret + BK) - 1) // BK) + 1) // 2), 1)
+            _item_length94__t95 = gl.minimum(item, (n_items - 1))
+            _item_length94_last = _item_length94__t95
+            _token_of96__t97 = (_item_length94_last // n_hb).to(gl.int64)
+            _item_length94__t98 = gl.load((topk_length_ptr + _token_of96__t97), mask=(item < n_items), other=0)
+            _item_length94_n = _item_length94__t98
+            _item_length94__t99 = gl.maximum(_item_length94_n, 0)
+            _item_length94__t100 = gl.minimum(_item_length94__t99, TOPK)
+            _request_pairs101__t102 = gl.maximum((((((_item_length94__t100 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs101__t102
             if HAS_SINK:
-                _v10 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-                _sink_normalized55_sink = (_v10 * LOG2E)
-                _sink_normalized55_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized55_sink - ref)))), 0.0)
-                _sink_normalized55_ret = (acc * gl.convert_layout(_sink_normalized55_inv[:, None], L2))
-                acc = _sink_normalized55_ret
+                _head_index104__t106 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index104__t106), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized103__t109 = _v10
+                _sink_normalized103_sink = (_sink_normalized103__t109 * LOG2E)
+                _sink_normalized103__t110 = gl.exp2((_sink_normalized103_sink - ref))
+                _sink_normalized103__t111 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized103__t110)), 0.0)
+                _sink_normalized103_inv = _sink_normalized103__t111
+                _sink_normalized103_ret = (acc * gl.convert_layout(_sink_normalized103_inv[:, None], L2))
+                acc = _sink_normalized103_ret
             else:
-                _normalized58_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized58_inv_l[:, None], L2))
+                _normalized112_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized112_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -348,25 +374,41 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
 @gluon.jit
 def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    _walk_start1_items = ((((n_items - gl.program_id(0)) + gl.num_programs(0)) - 1) // gl.num_programs(0))
+    _walk_start1__t2 = gl.program_id(0)
+    _walk_start1__t3 = gl.num_programs(0)
+    _walk_start1__t4 = gl.num_programs(0)
+    _walk_start1_items = ((((n_items - _walk_start1__t2) + _walk_start1__t3) - 1) // _walk_start1__t4)
     _walk_start1_NP = 0
     for _walk_start1_c in range((((_walk_start1_items + SCHED_CHUNK) - 1) // SCHED_CHUNK)):
-        _chunk_pairs2_item = (gl.program_id(0) + (((_walk_start1_c * SCHED_CHUNK) + gl.arange(0, SCHED_CHUNK, layout=L0)) * gl.num_programs(0)))
-        _item_length3_last = gl.minimum(_chunk_pairs2_item, (n_items - 1))
-        _v1 = gl.load((topk_length_ptr + (_item_length3_last // n_hb).to(gl.int64)), mask=(_chunk_pairs2_item < n_items), other=0)
-        _item_length3_n = _v1
-        _item_length3_ret = gl.minimum(gl.maximum(_item_length3_n, 0), TOPK)
-        _chunk_pairs2_n = _item_length3_ret
-        _chunk_pairs2_ret = gl.sum(gl.where((_chunk_pairs2_item < n_items), gl.maximum((((((_chunk_pairs2_n + BK) - 1) // BK) + 1) // 2), 1), 0), 0)
-        _walk_start1_NP = (_walk_start1_NP + _chunk_pairs2_ret)
-    _walk_start1__t6 = gl.program_id(0)
-    _item_length7_last = gl.minimum(_walk_start1__t6, (n_items - 1))
-    _item_length7_n = gl.load((topk_length_ptr + (_item_length7_last // n_hb).to(gl.int64)), mask=(_walk_start1__t6 < n_items), other=0)
-    _item_length7_ret = gl.minimum(gl.maximum(_item_length7_n, 0), TOPK)
-    _walk_start1_n0 = _item_length7_ret
+        _chunk_pairs5__t6 = gl.program_id(0)
+        _chunk_pairs5__t8 = gl.num_programs(0)
+        _chunk_pairs5_item = (_chunk_pairs5__t6 + (((_walk_start1_c * SCHED_CHUNK) + gl.arange(0, SCHED_CHUNK, layout=L0)) * _chunk_pairs5__t8))
+        _item_length9__t10 = gl.minimum(_chunk_pairs5_item, (n_items - 1))
+        _item_length9_last = _item_length9__t10
+        _token_of11__t12 = (_item_length9_last // n_hb).to(gl.int64)
+        _v1 = gl.load((topk_length_ptr + _token_of11__t12), mask=(_chunk_pairs5_item < n_items), other=0)
+        _item_length9__t13 = _v1
+        _item_length9_n = _item_length9__t13
+        _item_length9__t14 = gl.maximum(_item_length9_n, 0)
+        _item_length9__t15 = gl.minimum(_item_length9__t14, TOPK)
+        _chunk_pairs5_n = _item_length9__t15
+        _request_pairs16__t17 = gl.maximum((((((_chunk_pairs5_n + BK) - 1) // BK) + 1) // 2), 1)
+        _chunk_pairs5__t18 = gl.where((_chunk_pairs5_item < n_items), _request_pairs16__t17, 0)
+        _chunk_pairs5__t19 = gl.sum(_chunk_pairs5__t18, 0)
+        _walk_start1_NP = (_walk_start1_NP + _chunk_pairs5__t19)
+    _walk_start1__t20 = gl.program_id(0)
+    _item_length21__t22 = gl.minimum(_walk_start1__t20, (n_items - 1))
+    _item_length21_last = _item_length21__t22
+    _token_of23__t24 = (_item_length21_last // n_hb).to(gl.int64)
+    _item_length21__t25 = gl.load((topk_length_ptr + _token_of23__t24), mask=(_walk_start1__t20 < n_items), other=0)
+    _item_length21_n = _item_length21__t25
+    _item_length21__t26 = gl.maximum(_item_length21_n, 0)
+    _item_length21__t27 = gl.minimum(_item_length21__t26, TOPK)
+    _walk_start1_n0 = _item_length21__t27
+    _request_pairs28__t29 = gl.maximum((((((_walk_start1_n0 + BK) - 1) // BK) + 1) // 2), 1)
     NP = _walk_start1_NP
     n0 = _walk_start1_n0
-    left0 = gl.maximum((((((_walk_start1_n0 + BK) - 1) // BK) + 1) // 2), 1)
+    left0 = _request_pairs28__t29
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     q_q_r = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))

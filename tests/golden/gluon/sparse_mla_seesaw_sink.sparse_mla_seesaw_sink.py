@@ -110,12 +110,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
     _t12 = gl.program_id(0)
-    _q_tail_of13_item = gl.where((_t12 < n_items), _t12, (n_items - 1))
+    _q_tail_of13__t14 = gl.where((_t12 < n_items), _t12, (n_items - 1))
+    _q_tail_of13_item = _q_tail_of13__t14
     _q_tail_of13_h0 = ((_q_tail_of13_item % n_hb) * BLOCK_H)
-    _q_tail_of13_rows = ((q_ptr + ((_q_tail_of13_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+    _token_of16__t17 = (_q_tail_of13_item // n_hb).to(gl.int64)
+    _head_index18__t20 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index21__t23 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of13_rows = ((q_ptr + (_token_of16__t17 * stride_q_s)) + (_head_index21__t23[:, None] * stride_q_h))
     _v1 = gl.load(((_q_tail_of13_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of13_ret = _v1
-    q_tail = _q_tail_of13_ret
+    _q_tail_of13__t30 = _v1
+    q_tail = _q_tail_of13__t30
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -193,20 +197,28 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             mbarrier.arrive(prob1_empty0.index(0), count=1)
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t26 = gl.num_programs(0)
-        _t27 = gl.program_id(0)
-        _q_tail_of28_item = (((r + 1) * _t26) + _t27)
-        _q_tail_of28_item = gl.where((_q_tail_of28_item < n_items), _q_tail_of28_item, (n_items - 1))
-        _q_tail_of28_h0 = ((_q_tail_of28_item % n_hb) * BLOCK_H)
-        _q_tail_of28_rows = ((q_ptr + ((_q_tail_of28_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of28_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of28_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of28_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of28_ret = _v13
-        q_tail = _q_tail_of28_ret
-        _v14 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized35_sink = (_v14 * LOG2E)
-        _sink_normalized35_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized35_sink - ref)))), 0.0)
-        _sink_normalized35_ret = (acc * gl.convert_layout(_sink_normalized35_inv[:, None], L4))
-        out = _sink_normalized35_ret
+        _t37 = gl.num_programs(0)
+        _t38 = gl.program_id(0)
+        _q_tail_of39_item = (((r + 1) * _t37) + _t38)
+        _q_tail_of39__t40 = gl.where((_q_tail_of39_item < n_items), _q_tail_of39_item, (n_items - 1))
+        _q_tail_of39_item = _q_tail_of39__t40
+        _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
+        _token_of42__t43 = (_q_tail_of39_item // n_hb).to(gl.int64)
+        _head_index44__t46 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index47__t49 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of39_rows = ((q_ptr + (_token_of42__t43 * stride_q_s)) + (_head_index47__t49[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of39__t56 = _v13
+        q_tail = _q_tail_of39__t56
+        _head_index58__t60 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index58__t60), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized57__t63 = _v14
+        _sink_normalized57_sink = (_sink_normalized57__t63 * LOG2E)
+        _sink_normalized57__t64 = gl.exp2((_sink_normalized57_sink - ref))
+        _sink_normalized57__t65 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized57__t64)), 0.0)
+        _sink_normalized57_inv = _sink_normalized57__t65
+        _sink_normalized57_ret = (acc * gl.convert_layout(_sink_normalized57_inv[:, None], L4))
+        out = _sink_normalized57_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -237,13 +249,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t42 = gl.program_id(0)
-    _q_tail_of43_item = gl.where((_t42 < n_items), _t42, (n_items - 1))
-    _q_tail_of43_h0 = ((_q_tail_of43_item % n_hb) * BLOCK_H)
-    _q_tail_of43_rows = ((q_ptr + ((_q_tail_of43_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of43_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of43_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of43_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of43_ret = _v1
-    q_tail = _q_tail_of43_ret
+    _t70 = gl.program_id(0)
+    _q_tail_of71__t72 = gl.where((_t70 < n_items), _t70, (n_items - 1))
+    _q_tail_of71_item = _q_tail_of71__t72
+    _q_tail_of71_h0 = ((_q_tail_of71_item % n_hb) * BLOCK_H)
+    _token_of74__t75 = (_q_tail_of71_item // n_hb).to(gl.int64)
+    _head_index76__t78 = gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index79__t81 = gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of71_rows = ((q_ptr + (_token_of74__t75 * stride_q_s)) + (_head_index79__t81[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of71_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of71__t88 = _v1
+    q_tail = _q_tail_of71__t88
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -317,20 +333,28 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t57 = gl.num_programs(0)
-        _t58 = gl.program_id(0)
-        _q_tail_of59_item = (((r + 1) * _t57) + _t58)
-        _q_tail_of59_item = gl.where((_q_tail_of59_item < n_items), _q_tail_of59_item, (n_items - 1))
-        _q_tail_of59_h0 = ((_q_tail_of59_item % n_hb) * BLOCK_H)
-        _q_tail_of59_rows = ((q_ptr + ((_q_tail_of59_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of59_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of59_ret = _v13
-        q_tail = _q_tail_of59_ret
-        _v14 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized66_sink = (_v14 * LOG2E)
-        _sink_normalized66_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized66_sink - ref)))), 0.0)
-        _sink_normalized66_ret = (acc * gl.convert_layout(_sink_normalized66_inv[:, None], L4))
-        out = _sink_normalized66_ret
+        _t96 = gl.num_programs(0)
+        _t97 = gl.program_id(0)
+        _q_tail_of98_item = (((r + 1) * _t96) + _t97)
+        _q_tail_of98__t99 = gl.where((_q_tail_of98_item < n_items), _q_tail_of98_item, (n_items - 1))
+        _q_tail_of98_item = _q_tail_of98__t99
+        _q_tail_of98_h0 = ((_q_tail_of98_item % n_hb) * BLOCK_H)
+        _token_of101__t102 = (_q_tail_of98_item // n_hb).to(gl.int64)
+        _head_index103__t105 = gl.minimum((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index106__t108 = gl.minimum((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of98_rows = ((q_ptr + (_token_of101__t102 * stride_q_s)) + (_head_index106__t108[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of98_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of98__t115 = _v13
+        q_tail = _q_tail_of98__t115
+        _head_index117__t119 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index117__t119), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized116__t122 = _v14
+        _sink_normalized116_sink = (_sink_normalized116__t122 * LOG2E)
+        _sink_normalized116__t123 = gl.exp2((_sink_normalized116_sink - ref))
+        _sink_normalized116__t124 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized116__t123)), 0.0)
+        _sink_normalized116_inv = _sink_normalized116__t124
+        _sink_normalized116_ret = (acc * gl.convert_layout(_sink_normalized116_inv[:, None], L4))
+        out = _sink_normalized116_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

@@ -51,12 +51,16 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
     n_valid = n0
     pp = 0
     left = left0
-    _t11 = gl.num_programs(0)
-    _item_length12_item = (item + _t11)
-    _item_length12_last = gl.minimum(_item_length12_item, (n_items - 1))
-    _item_length12_n = gl.load((topk_length_ptr + (_item_length12_last // n_hb).to(gl.int64)), mask=(_item_length12_item < n_items), other=0)
-    _item_length12_ret = gl.minimum(gl.maximum(_item_length12_n, 0), TOPK)
-    n_next = _item_length12_ret
+    _t31 = gl.num_programs(0)
+    _item_length32_item = (item + _t31)
+    _item_length32__t33 = gl.minimum(_item_length32_item, (n_items - 1))
+    _item_length32_last = _item_length32__t33
+    _token_of34__t35 = (_item_length32_last // n_hb).to(gl.int64)
+    _item_length32__t36 = gl.load((topk_length_ptr + _token_of34__t35), mask=(_item_length32_item < n_items), other=0)
+    _item_length32_n = _item_length32__t36
+    _item_length32__t37 = gl.maximum(_item_length32_n, 0)
+    _item_length32__t38 = gl.minimum(_item_length32__t37, TOPK)
+    n_next = _item_length32__t38
     for p in range(NP):
         pid_s = (item // n_hb).to(gl.int64)
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
@@ -105,12 +109,16 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t25 = gl.num_programs(0)
-            _item_length26_item = (item + _t25)
-            _item_length26_last = gl.minimum(_item_length26_item, (n_items - 1))
-            _item_length26_n = gl.load((topk_length_ptr + (_item_length26_last // n_hb).to(gl.int64)), mask=(_item_length26_item < n_items), other=0)
-            _item_length26_ret = gl.minimum(gl.maximum(_item_length26_n, 0), TOPK)
-            n_next = _item_length26_ret
+            _t50 = gl.num_programs(0)
+            _item_length51_item = (item + _t50)
+            _item_length51__t52 = gl.minimum(_item_length51_item, (n_items - 1))
+            _item_length51_last = _item_length51__t52
+            _token_of53__t54 = (_item_length51_last // n_hb).to(gl.int64)
+            _item_length51__t55 = gl.load((topk_length_ptr + _token_of53__t54), mask=(_item_length51_item < n_items), other=0)
+            _item_length51_n = _item_length51__t55
+            _item_length51__t56 = gl.maximum(_item_length51_n, 0)
+            _item_length51__t57 = gl.minimum(_item_length51__t56, TOPK)
+            n_next = _item_length51__t57
 
 
 @gluon.jit
@@ -134,12 +142,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of28_item = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of28_h0 = ((_q_tail_of28_item % n_hb) * BLOCK_H)
-    _q_tail_of28_rows = ((q_ptr + ((_q_tail_of28_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of28_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of28_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of28_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of28_ret = _v1
-    q_tail = _q_tail_of28_ret
+    _q_tail_of58__t59 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of58_item = _q_tail_of58__t59
+    _q_tail_of58_h0 = ((_q_tail_of58_item % n_hb) * BLOCK_H)
+    _token_of61__t62 = (_q_tail_of58_item // n_hb).to(gl.int64)
+    _head_index63__t65 = gl.minimum((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index66__t68 = gl.minimum((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of58_rows = ((q_ptr + (_token_of61__t62 * stride_q_s)) + (_head_index66__t68[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of58_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of58__t75 = _v1
+    q_tail = _q_tail_of58__t75
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
@@ -212,26 +224,39 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length41_last = gl.minimum(item, (n_items - 1))
-            _item_length41_n = gl.load((topk_length_ptr + (_item_length41_last // n_hb).to(gl.int64)), mask=(item < n_items), other=0)
-            _item_length41_ret = gl.minimum(gl.maximum(_item_length41_n, 0), TOPK)
-            left = gl.maximum((((((_item_length41_ret + BK) - 1) // BK) + 1) // 2), 1)
-            _q_tail_of44_item = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of44_h0 = ((_q_tail_of44_item % n_hb) * BLOCK_H)
-            _q_tail_of44_rows = ((q_ptr + ((_q_tail_of44_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of44_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-            _v13 = gl.load(((_q_tail_of44_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of44_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-            _q_tail_of44_ret = _v13
-            q_tail = _q_tail_of44_ret
+            _item_length82__t83 = gl.minimum(item, (n_items - 1))
+            _item_length82_last = _item_length82__t83
+            _token_of84__t85 = (_item_length82_last // n_hb).to(gl.int64)
+            _item_length82__t86 = gl.load((topk_length_ptr + _token_of84__t85), mask=(item < n_items), other=0)
+            _item_length82_n = _item_length82__t86
+            _item_length82__t87 = gl.maximum(_item_length82_n, 0)
+            _item_length82__t88 = gl.minimum(_item_length82__t87, TOPK)
+            _request_pairs89__t90 = gl.maximum((((((_item_length82__t88 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs89__t90
+            _q_tail_of91__t92 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of91_item = _q_tail_of91__t92
+            _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
+            _token_of94__t95 = (_q_tail_of91_item // n_hb).to(gl.int64)
+            _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+            _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of91_rows = ((q_ptr + (_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of91__t108 = _v13
+            q_tail = _q_tail_of91__t108
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _v14 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-                _sink_normalized51_sink = (_v14 * LOG2E)
-                _sink_normalized51_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized51_sink - ref)))), 0.0)
-                _sink_normalized51_ret = (acc * gl.convert_layout(_sink_normalized51_inv[:, None], L4))
-                acc = _sink_normalized51_ret
+                _head_index110__t112 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index110__t112), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized109__t115 = _v14
+                _sink_normalized109_sink = (_sink_normalized109__t115 * LOG2E)
+                _sink_normalized109__t116 = gl.exp2((_sink_normalized109_sink - ref))
+                _sink_normalized109__t117 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized109__t116)), 0.0)
+                _sink_normalized109_inv = _sink_normalized109__t117
+                _sink_normalized109_ret = (acc * gl.convert_layout(_sink_normalized109_inv[:, None], L4))
+                acc = _sink_normalized109_ret
             else:
-                _normalized54_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized54_inv_l[:, None], L4))
+                _normalized118_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized118_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -272,12 +297,16 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of59_item = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of59_h0 = ((_q_tail_of59_item % n_hb) * BLOCK_H)
-    _q_tail_of59_rows = ((q_ptr + ((_q_tail_of59_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of59_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of59_ret = _v1
-    q_tail = _q_tail_of59_ret
+    _q_tail_of123__t124 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of123_item = _q_tail_of123__t124
+    _q_tail_of123_h0 = ((_q_tail_of123_item % n_hb) * BLOCK_H)
+    _token_of126__t127 = (_q_tail_of123_item // n_hb).to(gl.int64)
+    _head_index128__t130 = gl.minimum((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index131__t133 = gl.minimum((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of123_rows = ((q_ptr + (_token_of126__t127 * stride_q_s)) + (_head_index131__t133[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of123_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of123__t140 = _v1
+    q_tail = _q_tail_of123__t140
     m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
@@ -350,25 +379,38 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length73_last = gl.minimum(item, (n_items - 1))
-            _item_length73_n = gl.load((topk_length_ptr + (_item_length73_last // n_hb).to(gl.int64)), mask=(item < n_items), other=0)
-            _item_length73_ret = gl.minimum(gl.maximum(_item_length73_n, 0), TOPK)
-            left = gl.maximum((((((_item_length73_ret + BK) - 1) // BK) + 1) // 2), 1)
-            _q_tail_of76_item = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of76_h0 = ((_q_tail_of76_item % n_hb) * BLOCK_H)
-            _q_tail_of76_rows = ((q_ptr + ((_q_tail_of76_item // n_hb).to(gl.int64) * stride_q_s)) + (gl.minimum((_q_tail_of76_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
-            _v13 = gl.load(((_q_tail_of76_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of76_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-            _q_tail_of76_ret = _v13
-            q_tail = _q_tail_of76_ret
+            _item_length148__t149 = gl.minimum(item, (n_items - 1))
+            _item_length148_last = _item_length148__t149
+            _token_of150__t151 = (_item_length148_last // n_hb).to(gl.int64)
+            _item_length148__t152 = gl.load((topk_length_ptr + _token_of150__t151), mask=(item < n_items), other=0)
+            _item_length148_n = _item_length148__t152
+            _item_length148__t153 = gl.maximum(_item_length148_n, 0)
+            _item_length148__t154 = gl.minimum(_item_length148__t153, TOPK)
+            _request_pairs155__t156 = gl.maximum((((((_item_length148__t154 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs155__t156
+            _q_tail_of157__t158 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of157_item = _q_tail_of157__t158
+            _q_tail_of157_h0 = ((_q_tail_of157_item % n_hb) * BLOCK_H)
+            _token_of160__t161 = (_q_tail_of157_item // n_hb).to(gl.int64)
+            _head_index162__t164 = gl.minimum((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+            _head_index165__t167 = gl.minimum((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of157_rows = ((q_ptr + (_token_of160__t161 * stride_q_s)) + (_head_index165__t167[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of157_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of157__t174 = _v13
+            q_tail = _q_tail_of157__t174
             if HAS_SINK:
-                _v14 = gl.load((sink_ptr + gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-                _sink_normalized83_sink = (_v14 * LOG2E)
-                _sink_normalized83_inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((_sink_normalized83_sink - ref)))), 0.0)
-                _sink_normalized83_ret = (acc * gl.convert_layout(_sink_normalized83_inv[:, None], L4))
-                acc = _sink_normalized83_ret
+                _head_index176__t178 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index176__t178), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized175__t181 = _v14
+                _sink_normalized175_sink = (_sink_normalized175__t181 * LOG2E)
+                _sink_normalized175__t182 = gl.exp2((_sink_normalized175_sink - ref))
+                _sink_normalized175__t183 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized175__t182)), 0.0)
+                _sink_normalized175_inv = _sink_normalized175__t183
+                _sink_normalized175_ret = (acc * gl.convert_layout(_sink_normalized175_inv[:, None], L4))
+                acc = _sink_normalized175_ret
             else:
-                _normalized86_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized86_inv_l[:, None], L4))
+                _normalized184_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized184_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -387,25 +429,41 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
 @gluon.jit
 def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    _walk_start1_items = ((((n_items - gl.program_id(0)) + gl.num_programs(0)) - 1) // gl.num_programs(0))
+    _walk_start1__t2 = gl.program_id(0)
+    _walk_start1__t3 = gl.num_programs(0)
+    _walk_start1__t4 = gl.num_programs(0)
+    _walk_start1_items = ((((n_items - _walk_start1__t2) + _walk_start1__t3) - 1) // _walk_start1__t4)
     _walk_start1_NP = 0
     for _walk_start1_c in range((((_walk_start1_items + SCHED_CHUNK) - 1) // SCHED_CHUNK)):
-        _chunk_pairs2_item = (gl.program_id(0) + (((_walk_start1_c * SCHED_CHUNK) + gl.arange(0, SCHED_CHUNK, layout=L0)) * gl.num_programs(0)))
-        _item_length3_last = gl.minimum(_chunk_pairs2_item, (n_items - 1))
-        _v1 = gl.load((topk_length_ptr + (_item_length3_last // n_hb).to(gl.int64)), mask=(_chunk_pairs2_item < n_items), other=0)
-        _item_length3_n = _v1
-        _item_length3_ret = gl.minimum(gl.maximum(_item_length3_n, 0), TOPK)
-        _chunk_pairs2_n = _item_length3_ret
-        _chunk_pairs2_ret = gl.sum(gl.where((_chunk_pairs2_item < n_items), gl.maximum((((((_chunk_pairs2_n + BK) - 1) // BK) + 1) // 2), 1), 0), 0)
-        _walk_start1_NP = (_walk_start1_NP + _chunk_pairs2_ret)
-    _walk_start1__t6 = gl.program_id(0)
-    _item_length7_last = gl.minimum(_walk_start1__t6, (n_items - 1))
-    _item_length7_n = gl.load((topk_length_ptr + (_item_length7_last // n_hb).to(gl.int64)), mask=(_walk_start1__t6 < n_items), other=0)
-    _item_length7_ret = gl.minimum(gl.maximum(_item_length7_n, 0), TOPK)
-    _walk_start1_n0 = _item_length7_ret
+        _chunk_pairs5__t6 = gl.program_id(0)
+        _chunk_pairs5__t8 = gl.num_programs(0)
+        _chunk_pairs5_item = (_chunk_pairs5__t6 + (((_walk_start1_c * SCHED_CHUNK) + gl.arange(0, SCHED_CHUNK, layout=L0)) * _chunk_pairs5__t8))
+        _item_length9__t10 = gl.minimum(_chunk_pairs5_item, (n_items - 1))
+        _item_length9_last = _item_length9__t10
+        _token_of11__t12 = (_item_length9_last // n_hb).to(gl.int64)
+        _v1 = gl.load((topk_length_ptr + _token_of11__t12), mask=(_chunk_pairs5_item < n_items), other=0)
+        _item_length9__t13 = _v1
+        _item_length9_n = _item_length9__t13
+        _item_length9__t14 = gl.maximum(_item_length9_n, 0)
+        _item_length9__t15 = gl.minimum(_item_length9__t14, TOPK)
+        _chunk_pairs5_n = _item_length9__t15
+        _request_pairs16__t17 = gl.maximum((((((_chunk_pairs5_n + BK) - 1) // BK) + 1) // 2), 1)
+        _chunk_pairs5__t18 = gl.where((_chunk_pairs5_item < n_items), _request_pairs16__t17, 0)
+        _chunk_pairs5__t19 = gl.sum(_chunk_pairs5__t18, 0)
+        _walk_start1_NP = (_walk_start1_NP + _chunk_pairs5__t19)
+    _walk_start1__t20 = gl.program_id(0)
+    _item_length21__t22 = gl.minimum(_walk_start1__t20, (n_items - 1))
+    _item_length21_last = _item_length21__t22
+    _token_of23__t24 = (_item_length21_last // n_hb).to(gl.int64)
+    _item_length21__t25 = gl.load((topk_length_ptr + _token_of23__t24), mask=(_walk_start1__t20 < n_items), other=0)
+    _item_length21_n = _item_length21__t25
+    _item_length21__t26 = gl.maximum(_item_length21_n, 0)
+    _item_length21__t27 = gl.minimum(_item_length21__t26, TOPK)
+    _walk_start1_n0 = _item_length21__t27
+    _request_pairs28__t29 = gl.maximum((((((_walk_start1_n0 + BK) - 1) // BK) + 1) // 2), 1)
     NP = _walk_start1_NP
     n0 = _walk_start1_n0
-    left0 = gl.maximum((((((_walk_start1_n0 + BK) - 1) // BK) + 1) // 2), 1)
+    left0 = _request_pairs28__t29
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     q_q_r = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
