@@ -13,5 +13,18 @@ def lowering_constexprs(loaded, kernel: str, fixed: dict[str, int]) -> dict:
     the DEFAULT_CONFIG gives as True/False is lowered as one."""
     names = loaded.constexprs.get(kernel, ())
     values = {**loaded.specialised_of(kernel), **{n: v for n, v in fixed.items() if n in names}}
-    config = loaded.defaults.get(kernel, {})
+    return typed_as(loaded.defaults.get(kernel, {}), values)
+
+
+def typed_as(config: dict, values: dict) -> dict:
+    """``values`` with each constexpr that ``config`` (DEFAULT_CONFIG's constexprs) gives as
+    True/False made a bool (a --param gives 0/1)."""
     return {n: bool(v) if isinstance(config.get(n), bool) else v for n, v in values.items()}
+
+
+def over_config(config: dict, values: dict) -> dict:
+    """DEFAULT_CONFIG's constexprs ``config`` with ``values`` (typed as the config's) in place of
+    theirs; a value the config does not name is dropped, unless there is no config (then the
+    values alone: the other constexprs are lowered generically)."""
+    return {**config, **{n: v for n, v in typed_as(config, values).items()
+                         if n in config or not config}}

@@ -231,10 +231,9 @@ def _read_with_constexprs(path: Path, text: str, infos, fixed: dict) -> Loaded:
     try:
         infos = kernels_of_source(text, str(path), bind=given)
     except TleError as e:  # read generically, so it is the values given the kernel cannot take
-        line = f" (line {e.loc.line})" if e.loc and e.loc.line else ""
         raise _Unusable(f"tle-dump: error: --param {shown}: the kernel cannot be read with "
                         f"{'this value' if len(given) == 1 else 'these values'}: "
-                        f"{e.message.splitlines()[0]}{line}") from None
+                        f"{e.message.splitlines()[0]}{_at_line(e)}") from None
     print(f"tle-dump: {path}: read specialised to {shown} (--param); the verdict holds for "
           f"{'this value' if len(given) == 1 else 'these values'} only", file=sys.stderr)
     return _loaded(path, infos, given)
@@ -362,9 +361,8 @@ def _check_params(fixed: dict[str, int], kernels: list[Program], loaded: Loaded)
             what = f"known: {', '.join(known)}" if known else "the kernel has no params"
             if constexprs:
                 what += f"; constexprs: {', '.join(constexprs)}"
-            raise _Unusable(f"tle-dump: error: --param {name}: no such param or constexpr "
-                            f"({what})" if constexprs else
-                            f"tle-dump: error: --param {name}: no such param ({what})")
+            kind = "param or constexpr" if constexprs else "param"
+            raise _Unusable(f"tle-dump: error: --param {name}: no such {kind} ({what})")
         for p in params:
             if not p.contains(value):
                 raise _Unusable(f"tle-dump: error: --param {name}={value} is outside the domain "
@@ -639,6 +637,12 @@ def _unlowerable_values(loaded: Loaded, constexprs: dict[str, dict], fixed: dict
     return ", ".join(f"{n}={v}" for n, v in out.items())
 
 
+def _at_line(err: Exception) -> str:
+    """" (line N)" for an error with a source line, else ""."""
+    loc = getattr(err, "loc", None)
+    return f" (line {loc.line})" if isinstance(err, TleError) and loc and loc.line else ""
+
+
 def _one_line(message: str) -> str:
     """A message on one line: its first line and, for a compiler's report of several (Triton's
     source excerpt), its last, which says what went wrong."""
@@ -685,12 +689,10 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
         except (TleError, ValueError) as e:
             given = _unlowerable_values(loaded, constexprs, fixed)
             if given:  # DEFAULT_CONFIG's values lower (tests/test_lowering*.py): these do not
-                line = (f" (line {e.loc.line})" if isinstance(e, TleError) and e.loc
-                        and e.loc.line else "")
                 raise _Unusable(f"tle-dump: error: --param {given}: the kernel cannot be lowered "
                                 f"with {'this value' if ',' not in given else 'these values'}: "
                                 f"{_one_line(e.message if isinstance(e, TleError) else str(e))}"
-                                f"{line}") from None
+                                f"{_at_line(e)}") from None
             print(str(e), file=sys.stderr)
             return EXIT_REJECTED
     for w in caught:

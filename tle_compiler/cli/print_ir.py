@@ -47,7 +47,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
                 if not args.kernel or k.name in args.kernel]
     from ..lowering.codegen import kernel_ir
     from ..lowering.compile import kernel_info_of
-    from .constexprs import lowering_constexprs
+    from .constexprs import lowering_constexprs, over_config
 
     loaded = load(path, fixed)
     out = []
@@ -59,9 +59,8 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
             # as --gluon (lowering/dumping.py lowered): DEFAULT_CONFIG's values, replaced by those
             # the kernel was verified with; no DEFAULT_CONFIG (loaded.defaults has none): the
             # values given only, the others lowered generically (constexprs must not be)
-            config = loaded.defaults.get(prog.name, {})
-            given = lowering_constexprs(loaded, prog.name, fixed)
-            constexprs = {**config, **{n: v for n, v in given.items() if n in config or not config}}
+            constexprs = over_config(loaded.defaults.get(prog.name, {}),
+                                     lowering_constexprs(loaded, prog.name, fixed))
         info = kernel_info_of((str(path), prog.name), constexprs)
         out.append(KirModule(kernel_ir(info), info=info, constexprs=constexprs,
                              program=info.program, bound=args.bound,
@@ -79,6 +78,7 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
     from ..frontend import SPECIALIZABLE
     from ..lowering.dumping import CONFIG_CHECK, kernel_config
     from ..passes.kir_module import protocol_view
+    from .constexprs import over_config
 
     try:
         config = dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
@@ -102,10 +102,8 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
               file=sys.stderr)
         constexprs = bind
     if any(n in names for n in SPECIALISED_PASSES):
-        given = {**constexprs, **{p.name: fixed[p.name] for p in k.params
-                                  if p.constexpr and p.name in fixed}}
-        constexprs = {**config, **{n: bool(v) if isinstance(config.get(n), bool) else v
-                                   for n, v in given.items() if n in config or not config}}
+        constexprs = over_config(config, {**constexprs, **{p.name: fixed[p.name] for p in k.params
+                                                           if p.constexpr and p.name in fixed}})
     return KirModule(k, constexprs=constexprs, program=program, bound=args.bound,
                      params={n: v for n, v in fixed.items() if n in fixable(program)})
 
