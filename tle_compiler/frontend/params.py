@@ -223,6 +223,39 @@ def launch_steps(table: ParamTable, definitions: Mapping[str, Definition], place
     return tuple(steps) if visit(placeholder) is not None else None
 
 
+#: The program id and program count of an axis, as the frontend keys them (``tl.program_id(0)``).
+_GRID_KEY = re.compile(r"^(?:tl|gl|triton\.language|triton\.experimental\.gluon\.language)\."
+                       r"(program_id|num_programs)\((\d+)\)$")
+
+
+def launch_grid(table: ParamTable, uses: list[str]
+                ) -> tuple[dict[str, ParamSlot], dict[str, Definition]]:
+    """What a launch's grid ties together: for every axis ``a`` whose ``tl.program_id(a)`` and
+    ``tl.num_programs(a)`` are both used params, ``0 <= program_id(a) < num_programs(a)``. Each
+    such count becomes ``program_id(a) + 1 + later`` with ``later >= 0`` (the programs of the axis
+    after this one), a base param of its own, so that a fault is only ever reported at a
+    combination a launch gives (witness.py). Returns the new base params' slots by placeholder
+    (``$later<a>``, no kernel argument) and each count's definition by its placeholder."""
+    axes: dict[str, dict[str, str]] = {}
+    for key, slot in table.by_key.items():
+        if slot.placeholder not in uses or not (isinstance(key, tuple) and len(key) == 2
+                                                and key[0] == "pure"):
+            continue
+        m = _GRID_KEY.match(str(key[1]))
+        if m:
+            axes.setdefault(m.group(2), {})[m.group(1)] = slot.placeholder
+    later: dict[str, ParamSlot] = {}
+    counts: dict[str, Definition] = {}
+    for axis, found in sorted(axes.items()):
+        if len(found) < 2:
+            continue
+        pid, count = found["program_id"], found["num_programs"]
+        ph = f"{PLACEHOLDER}later{axis}"
+        later[ph] = ParamSlot(ph, f"later_programs_{axis}", table.slot(count).loc, 0, None)
+        counts[count] = Definition("+", (Affine.of(pid) + 1, Affine.of(ph)), True)
+    return later, counts
+
+
 def derivations(table: ParamTable, definitions: Mapping[str, Definition], uses: list[str],
                 names: Mapping[str, str], partitions: list[Partition]
                 ) -> tuple[tuple[Derived, ...], tuple[Param, ...]]:
@@ -232,8 +265,13 @@ def derivations(table: ParamTable, definitions: Mapping[str, Definition], uses: 
     named uniquely against the params and the loop variables. ``uses``: the used placeholders
     (:func:`used_placeholders`); ``names``: :func:`finalize`'s names; ``partitions``: after it."""
     key_of = {slot.placeholder: key for key, slot in table.by_key.items()}
+    # a program count used beside the program id of its axis is that id plus one plus the
+    # programs after it (a base param >= 0 of its own): the two are never independent
+    later, counts = launch_grid(table, uses)
 
     def definition(ph: str) -> Optional[Definition]:
+        if ph in counts:
+            return counts[ph]
         key = key_of.get(ph)
         if isinstance(key, tuple) and len(key) == 2 and key[0] == "pure":
             return definitions.get(key[1])
@@ -250,7 +288,7 @@ def derivations(table: ParamTable, definitions: Mapping[str, Definition], uses: 
 
     def name_of(ph: str) -> str:
         if ph not in local:
-            slot = table.slot(ph)
+            slot = later[ph] if ph in later else table.slot(ph)
             hint = slot.arg or slot.hint
             name, k = hint, 1
             while name in taken:
@@ -267,7 +305,7 @@ def derivations(table: ParamTable, definitions: Mapping[str, Definition], uses: 
         if ph in seen:
             return
         seen.add(ph)
-        slot = table.slot(ph)
+        slot = later[ph] if ph in later else table.slot(ph)
         d = definition(ph)
         if d is None:
             if ph not in uses:

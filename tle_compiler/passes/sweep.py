@@ -20,7 +20,7 @@ kernel and then lowers it (``tle-dump --ttgir``, a first launch) checks its inst
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from ..diagnostics import Note
@@ -29,6 +29,7 @@ from ..ir.tracegen import TraceBudgetExceeded, compile_program
 from ..ir.unroll import Instance, unroll
 from .context import PassContext
 from .cutoff import Plan, plan
+from .exact_bases import launch_values, over_bases
 from .i32_range import first_wrap
 from .instances import Checker, Problem
 from .verdict import BOUNDED, PROVED, UNKNOWN, Verdict
@@ -59,6 +60,10 @@ class Sweep:
     base_complete: bool = False
     #: what was reported with base values, by (check, file, line): {"base": ..., "derived": ...}
     reported: dict[tuple, dict] = field(default_factory=dict)
+    #: the proof the Program rewritten over its base params gave (exact_bases.py), when every
+    #: derived param is affine in them and the independent check's fault needs values no launch
+    #: gives
+    exact: Optional[Verdict] = None
 
     # ------------------------------------------------------------------ reporting
     def report_protocol(self, ctx: PassContext) -> None:
@@ -156,6 +161,8 @@ class Sweep:
         return Verdict(kind, scope=v.scope, checked=checked, reason=reason, events=v.events)
 
     def _verdict(self, ctx: PassContext) -> Verdict:
+        if self.exact is not None:
+            return self.exact
         if self.unreal:
             bases = [p.name for p in base_params(ctx.program)]
             names = ", ".join(bases)
@@ -314,6 +321,8 @@ def _run_sweep(ctx: PassContext) -> Sweep:
         sw.exhausted = pl.short
     if sw.faulty and ctx.program.derived:
         _from_bases(ctx, sw, cp, checker)
+        if sw.unreal and not sw.base_complete:
+            _over_bases(ctx, sw)
     return sw
 
 
@@ -343,6 +352,62 @@ def _from_bases(ctx: PassContext, sw: Sweep, cp, checker: Checker) -> None:
     sw.base_checked = found.checked_ranges()
     sw.base_complete = found.complete
     sw.exhausted = found.stopped or None  # what stopped the independent check matters no more
+
+
+def _over_bases(ctx: PassContext, sw: Sweep) -> None:
+    """The independent check's faults need combinations no launch gives and the search from base
+    values found none: when every derived param is affine in the bases (a program count is its
+    program id plus one plus the programs after it), check the Program rewritten over the bases
+    (exact_bases.py), whose params are independent with exactly the launches as values. A proof
+    there is one for every launch; a fault there is one a launch gives, reported with its base
+    values and the derived ones beside them. Anything else leaves the bounded verdict as it is."""
+    program = ctx.program
+    exact = over_bases(program)
+    if exact is None:
+        return
+    fixed = ctx.fixed_params
+    for d in program.derived:
+        if d.name in fixed and not d.definition.variables <= fixed.keys():
+            return  # a derived value given on its own: the caller checks that value, not launches
+    names = {p.name for p in exact.params}
+    sub = PassContext(exact, bound=ctx.bound, budget=max(0, ctx.budget - sw.events),
+                      fixed_params={k: v for k, v in fixed.items() if k in names})
+    found = _run_sweep(sub)
+    sw.events += found.events
+    if found.faulty:
+        protocol: list[tuple[dict[str, int], Problem]] = []
+        for params, pr in found.protocol:
+            launch = _launch(program, params, sw)
+            if launch is not None:
+                protocol.append((launch, pr))
+        deadlock = None
+        if found.deadlock is not None:
+            launch = _launch(program, found.deadlock[0], sw)
+            if launch is not None:
+                deadlock = (launch, found.deadlock[1])
+        if protocol or deadlock is not None:
+            sw.protocol, sw.deadlock, sw.faulty = protocol, deadlock, True
+            sw.unreal, sw.exhausted = "", None
+        return
+    v = found.verdict(sub)
+    if v.kind != PROVED:
+        return
+    how = "; ".join(str(d) for d in program.derived)
+    sw.exact = replace(v, events=sw.events, argument=(
+        f"{v.argument}; checked over {', '.join(sorted(names)) or 'no params'}, "
+        f"from which {how}" if v.argument else f"checked over the base params ({how})"))
+    sw.unreal, sw.exhausted = "", None
+
+
+def _launch(program, values: dict[str, int], sw: Sweep) -> Optional[dict[str, int]]:
+    """The original Program's params at the rewritten one's values, noted as a witness."""
+    launch = launch_values(program, values)
+    if launch is None:
+        return None
+    base = {p.name: values.get(p.name) for p in base_params(program)}
+    sw.witness.setdefault(_key(launch), {k: v for k, v in base.items() if v is not None}
+                          or dict(values))
+    return launch
 
 
 __all__ = ["Sweep", "sweep"]
