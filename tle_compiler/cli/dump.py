@@ -591,7 +591,11 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     _read_input(path)  # a missing file or a directory says so first
     from . import print_ir as _print_ir
 
-    code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable)
+    def check(given: dict, programs: list, specialised: dict, constexprs: dict) -> None:
+        _check_params(given, programs, Loaded(Module(tuple(programs)), dict(specialised),
+                                              dict(constexprs)))
+
+    code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check)
     if _reporting(args) and text:
         _emit(args, "text", text)
     return code

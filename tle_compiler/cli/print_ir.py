@@ -34,8 +34,12 @@ from ..passes.verdict import EXIT_CODES
 SPECIALISED_PASSES = ("materialize-barriers", "assign-layouts", "schedule-wgmma", "emit-gluon")
 
 
-def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) -> list[KirModule]:
-    """One module per selected kernel of the file, ready for the pipeline."""
+def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, check
+              ) -> list[KirModule]:
+    """One module per selected kernel of the file, ready for the pipeline. ``check(fixed,
+    programs, specialised, constexprs)``: refuses (unusable input) a --param that names neither
+    a param of a selected kernel, nor a base param of its derived ones, nor a constexpr it is
+    read specialised to or lowered with, as tle-dump's other modes do."""
     if path.suffix == ".kir":
         from ..ir.kernel_text import parse_kernel_file
 
@@ -43,13 +47,23 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable) ->
             kernels = parse_kernel_file(str(path))
         except TleError as e:  # not the text form: unusable input, as a .pipe syntax error
             raise unusable(str(e)) from None
-        return [_kir_module(path, k, args, fixed, names, unusable) for k in kernels
-                if not args.kernel or k.name in args.kernel]
+        kernels = [k for k in kernels if not args.kernel or k.name in args.kernel]
+        modules = [_kir_module(path, k, args, fixed, names, unusable) for k in kernels]
+        # a constexpr given is one the view is specialised to or the lowering lowers with
+        given = {n: v for n, v in fixed.items()
+                 if any(p.constexpr and p.name == n for k in kernels for p in k.params)}
+        check(fixed, [m.program for m in modules],
+              {**given, **{n: v for m in modules for n, v in m.constexprs.items() if n in fixed}},
+              {k.name: tuple(p.name for p in k.params if p.constexpr) for k in kernels})
+        return modules
     from ..lowering.codegen import kernel_ir
     from ..lowering.compile import kernel_info_of
     from .constexprs import lowering_constexprs, over_config
 
     loaded = load(path, fixed)
+    check(fixed, [prog for prog in loaded.module.kernels
+                  if not args.kernel or prog.name in args.kernel], loaded.specialised,
+          loaded.constexprs)
     out = []
     for prog in loaded.module.kernels:
         if args.kernel and prog.name not in args.kernel:
@@ -108,15 +122,40 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
                      params={n: v for n, v in fixed.items() if n in fixable(program)})
 
 
-def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
+def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[str]]:
+    """A pipeline that emits Gluon with --param values of the kernel's params: the Gluon module
+    takes those params as runtime arguments and runs for every value of them, so, as
+    ``--gluon`` does (its lowering verifies the kernel over every value), a protocol rejected for
+    any value is not lowered (exit 1, the lowering's error), and one not proved for every value
+    is lowered with the lowering's warning (exit 3). The status and the lines for stderr;
+    (0, []) when nothing is emitted or no param is fixed."""
+    if "emit-gluon" not in names or not m.params:
+        return 0, []
+    from ..lowering import walks
+
+    try:
+        whole = run_passes(KirModule(m.kernel, info=m.info, constexprs=dict(m.constexprs),
+                                     program=m.program, bound=m.bound, budget=m.budget),
+                           "verify-protocol,verify-deadlock")
+        walks.reject_errors(whole)
+    except TleError as e:
+        return 1, [str(e.to_diagnostic())]
+    verdict = whole.protocol().verdict()
+    if verdict is not None and verdict.kind != "proved":
+        return 3, [f"tle-dump: warning: kernel '{m.kernel.name}' is lowered, but its pipe "
+                   f"protocol is not proved for every value of its params: {verdict.describe()}"]
+    return 0, []
+
+
+def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable, check
                  ) -> tuple[int, str]:
     """Run the pipeline on every kernel of ``path``: the exit status and the IR (or Gluon) after
-    it; diagnostics go to stderr."""
+    it; diagnostics go to stderr. ``check``: as :func:`_modules`'s."""
     if path.suffix not in (".py", ".kir"):
         raise unusable(f"{path}: error: printing the kernel IR needs a .py or .kir file (a .pipe "
                        f"file holds only the protocol)")
     try:
-        modules = _modules(path, args, fixed, names, load, unusable)
+        modules = _modules(path, args, fixed, names, load, unusable, check)
     except TleError as e:
         print(str(e.to_diagnostic()), file=sys.stderr)
         return 1, ""
@@ -127,6 +166,12 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
                        + (f" named {', '.join(missing)}" if args.kernel else ""))
     codes, texts = [], []
     for m in modules:
+        whole, lines = _lowered_for_every_value(m, names)
+        for line in lines:
+            print(line, file=sys.stderr)
+        if whole == 1:
+            codes.append(1)
+            continue
         try:
             m = run_passes(m, args.passes)
         except TleError as e:
@@ -138,7 +183,7 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
             print(str(d), file=sys.stderr)
         verdict = ctx.verdict() if ctx is not None else None
         codes.append(1 if ctx is not None and ctx.errors else
-                     EXIT_CODES[verdict.kind] if verdict is not None else 0)
+                     max(whole, EXIT_CODES[verdict.kind] if verdict is not None else 0))
         if m.gluon is not None and m.passes_run[-1] == "emit-gluon":
             texts.append(m.gluon)
         else:
