@@ -400,7 +400,8 @@ def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional
         lost = reason
     node = da.node if da.node is not None else db.node
     return Data(node=node, fields=da.fields | db.fields, view=da.view or db.view,
-                slots=da.slots | db.slots, buffers=da.buffers | db.buffers, lost=lost)
+                slots=da.slots | db.slots, buffers=da.buffers | db.buffers, lost=lost,
+                partial=da.partial or db.partial)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -923,6 +924,12 @@ class Walker:
         self.opaque_access([*args, *kwargs.values()], op, node, loaded=not known)
         through = self.view_through(args, kwargs, triton)
         if through is not None:
+            if triton and name == "where" and through.view == "pointer":
+                # each element's pointer is chosen by the mask: a store through it may write
+                # any part of each view, or none
+                through = replace(through, partial=through.partial or (
+                    f"`{self.src(node)}` (line {node.loc.line}) chooses the pointer by a "
+                    f"condition, element by element"))
             return replace(through, node=node)
         if triton and name == "cdiv" and len(args) == 2 and not kwargs:
             return self.cdiv(args[0], args[1], node)
@@ -967,7 +974,8 @@ class Walker:
             return Data(view=view, fields=frozenset().union(*(v.fields for v in ptrs)),
                         slots=frozenset().union(*(v.slots for v in ptrs)),
                         buffers=frozenset().union(*(v.buffers for v in ptrs)),
-                        lost=next((v.lost for v in ptrs if v.lost is not None), None))
+                        lost=next((v.lost for v in ptrs if v.lost is not None), None),
+                        partial=next((v.partial for v in ptrs if v.partial is not None), None))
         if triton and len(values) == 1 and isinstance(values[0], Data) and values[0].shared:
             return replace(values[0], key=None, hint=None, why=None)
         return None
@@ -1037,12 +1045,16 @@ class Walker:
                                "tle.gpu.tma_load", node.loc, tma=True, nbytes=nbytes))
         return Const(None)
 
-    def access(self, v: Data, op: str, node, write: bool, reads: bool = False) -> None:
+    def access(self, v: Data, op: str, node, write: bool, reads: bool = False,
+               may: bool = False) -> None:
         """Record the slot fields ``v`` views as accessed by ``op`` here. ``write``: a store (a
         reader may not); ``reads``: a load or wgmma operand, which on the writer's slot is a
         readback (rule 7: the field must have been written since the acquire). Neither: a view
         passed to a function the walker does not model, a touch recorded as the writer's
-        write (or a reader's read), as before this distinction."""
+        write (or a reader's read), as before this distinction. ``may``: the writer's touch may
+        write nothing (a pointer passed to a tl function, which computes a pointer from it):
+        a write that may not run (``Access.may``), as is a store through a pointer ``tl.where``
+        chose (``v.partial``): inside the window, but it fills nothing for rule 7."""
         if v.lost is not None:
             raise self.err(f"cannot tell which slot `{self.src(node)}` touches: {v.lost}", node,
                            check="unknown-slot")
@@ -1056,7 +1068,9 @@ class Walker:
                                f"(only the writer fills a slot, between acquire and commit)", node,
                                check="reader-write")
             self.record(Access(slot.role, slot.pipe, sf.field, slot.index, slot.reader, op, loc,
-                               readback=reads and not write and slot.role == "writer"))
+                               readback=reads and not write and slot.role == "writer",
+                               may=slot.role == "writer" and not reads
+                               and (may or v.partial is not None)))
         if self.mode == "partition":
             for b in sorted(v.buffers):
                 self.k.buffer_uses.setdefault(b, []).append((self.partition, write, loc, op))
@@ -1066,7 +1080,10 @@ class Walker:
             items = v.items if isinstance(v, TupleV) else (v,)
             for x in items:
                 if isinstance(x, Data) and x.shared and (loaded or x.view != "loaded"):
-                    self.access(x, op, node, write=False)
+                    # a tl/tle function (loaded False) computes from a pointer without writing
+                    # through it (stores and atomics are modelled): a touch that may write
+                    # nothing; another module's function may do anything: it stays a write
+                    self.access(x, op, node, write=False, may=not loaded)
                 elif isinstance(x, (SlotV, WaitV)) or isinstance(x, Poison) and x.slot:
                     if loaded:
                         raise self.err(f"`{self.src(node)}` receives a pipe slot, but the "
@@ -1076,15 +1093,27 @@ class Walker:
 
     def record(self, a: Access) -> None:
         """Append an access, unless the same slot field of the same index was already accessed
-        since the last event of this block. A TMA copy is always recorded (the verifier counts
-        them: one per field and window), and never stands for a plain access."""
+        since the last event of this block. A write that may not run (``Access.may``) after a
+        write that runs adds nothing; a write that runs after one that may not makes that one a
+        write that runs, unless the writer reads the field back in between (no event lies
+        between them, so only such a read sees the difference). A TMA copy is always recorded
+        (the verifier counts them: one per field and window), and never stands for a plain
+        access."""
         key = (a.side, a.pipe, a.field, a.index, a.reader, a.tma, a.readback)
-        for prev in reversed(self.out):
+        read_back = False  # a readback of the field since the write being compared
+        for at in range(len(self.out) - 1, -1, -1):
+            prev = self.out[at]
             if not isinstance(prev, Access) or a.tma:
                 break
+            if prev.readback and (prev.pipe, prev.field) == (a.pipe, a.field):
+                read_back = True
             if (prev.side, prev.pipe, prev.field, prev.index, prev.reader, prev.tma,
                     prev.readback) == key:
-                return
+                if a.may or not prev.may:
+                    return
+                if not read_back:
+                    self.out[at] = replace(prev, may=False)
+                    return
         self.out.append(a)
 
     # -- statements -----------------------------------------------------------------------------
@@ -1171,8 +1200,11 @@ class Walker:
 
     def hoist(self, accesses) -> None:
         """Record the accesses of a block whose runs the protocol does not model (a `while`, a
-        loop or `if` on data) as if they ran once, here. Not a TMA copy: whether it runs must be
-        known, since the commit declares its bytes."""
+        loop or `if` on data) as if they ran once, here: each must lie in its window, and a read
+        is checked as if it ran. But the block may not run at all, so a write there is a write
+        that may not run (``Access.may``): it fills nothing for rule 7, neither for a reader nor
+        for the writer's own read-back. Not a TMA copy: whether it runs must be known, since the
+        commit declares its bytes."""
         for a in accesses:
             if a.tma:
                 raise TleError(f"tle.gpu.tma_load inside a `while`, or a loop or `if` whose "
@@ -1180,7 +1212,7 @@ class Walker:
                                f"must be known, because the commit of its window declares its "
                                f"bytes (expect-tx); copy unconditionally between acquire and "
                                f"commit", a.loc, check="tma-window")
-            self.record(a)
+            self.record(replace(a, may=True) if a.is_write else a)
 
     def forget_slots(self, names: dict[str, int], node) -> None:
         for name, line in names.items():
@@ -1355,7 +1387,22 @@ class Walker:
         if not then and not orelse:
             return
         if isinstance(cond, NotAffine) and not any(walk_events(tuple(then) + tuple(orelse))):
-            self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
+            sure = self.sure_part(s.cond)
+            if sure is True:
+                self.out.extend(then)
+                return
+            if sure is None:
+                self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
+                return
+            # `if data | affine:` the then branch surely runs where the affine part holds (a
+            # write there fills its field); elsewhere either branch may run
+            saved, self.out = self.out, []
+            try:
+                self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
+                maybe = self.out
+            finally:
+                self.out = saved
+            self.out.append(If(sure, tuple(then), tuple(maybe), s.loc))
             return
         constexprs = self.constexpr_names(s.cond)
         if constexprs and any(a.tma for a in walk_accesses(tuple(then) + tuple(orelse))):
@@ -1371,6 +1418,42 @@ class Walker:
                            f"{s.loc.line}). Which events a partition performs must not depend on "
                            f"data", s, check="non-affine-if")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
+
+    def sure_part(self, node: K.Expr) -> Union[Cond, bool, None]:
+        """For a condition on data that is a disjunction (``a or b``, ``a | b``): the disjunction
+        of its affine disjuncts, under which the condition surely holds (``(pp == 0) | (p == 0)``
+        holds at ``p == 0`` whatever ``pp`` is); True when one is a true constant; None when
+        none is affine. A disjunct that calls something is left out (data): the others are
+        read a second time here, which must record nothing."""
+        items, todo = [], [node]
+        while todo:
+            e = todo.pop(0)
+            if isinstance(e, K.BoolOp) and e.op == "or":
+                todo[:0] = list(e.items)
+            elif isinstance(e, K.BinOp) and e.op == "|":
+                todo[:0] = [e.lhs, e.rhs]
+            else:
+                items.append(e)
+        if len(items) < 2:
+            return None
+        out_len = len(self.out)
+        sure: list[Cond] = []
+        try:
+            for e in items:
+                if any(isinstance(x, K.Op) for x in K.walk_expr(e)):
+                    continue
+                c = self.cond(e)
+                if c is True:
+                    return True
+                if isinstance(c, Cond):
+                    sure.append(c)
+        except TleError:
+            return None
+        finally:
+            del self.out[out_len:]
+        if not sure:
+            return None
+        return sure[0] if len(sure) == 1 else BoolOp("or", tuple(sure))
 
     def constexpr_names(self, node: K.Expr) -> list[str]:
         """The constexpr kernel arguments a condition reads (by their kernel names)."""
@@ -1762,7 +1845,10 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
              tuple(b.name for b in d.fields if b.name in k.mma.get(d.name, ())), d.loc)
         for d in kernel.pipes)
     derived, bases = derivations(k.params, k.definitions, uses, pnames, partitions)
-    program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases)
+    # the walk records every slot access the kernel makes: a pipe it saw no write of is one
+    # nothing writes, not a .pipe file's protocol skeleton
+    program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
+                      every_access=True)
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,

@@ -78,7 +78,9 @@ class Data(Value):
     taken (it was assigned in a loop, or differently in an if's branches); an access through it
     is an error. ``unmodelled``: an integer cast the verifier does not model
     (``N.to(tl.int8)``): it stays data at kernel level, so events that depend on it are refused
-    with ``why`` rather than checked against a free param."""
+    with ``why`` rather than checked against a free param. ``partial``: why a store through this
+    pointer may leave part of what it views unwritten (``tl.where`` chose it per element), so
+    the store is a write that may not run (``Access.may``), which fills no field."""
 
     node: object = field(default=None, compare=False, repr=False)  # a KIR expression
     fields: frozenset[tuple[str, str]] = frozenset()
@@ -91,6 +93,7 @@ class Data(Value):
     buffers: frozenset[str] = frozenset()
     lost: Optional[str] = None
     unmodelled: bool = field(default=False, compare=False)
+    partial: Optional[str] = None
 
     @property
     def shared(self) -> bool:

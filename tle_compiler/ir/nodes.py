@@ -35,8 +35,10 @@ VERBS = WRITER_VERBS + READER_VERBS
 #: ``read`` a reader's (inside wait(i)..release(i)); ``tma`` is a writer's TMA copy into the field
 #: (``tle.gpu.tma_load``), a write that lands asynchronously and completes on the commit's barrier;
 #: ``readback`` is the writer's read of its own slot (a load, a wgmma operand) inside its window,
-#: legal only after a write of that field in the same window (a fresh acquire starts unwritten).
-ACCESS_VERBS = ("write", "read", "tma", "readback")
+#: legal only after a write of that field in the same window (a fresh acquire starts unwritten);
+#: ``maywrite`` is a writer's write that may not run (under control flow on data, or through a
+#: pointer ``tl.where`` chose): inside the window like any write, but it fills nothing for rule 7.
+ACCESS_VERBS = ("write", "read", "tma", "readback", "maywrite")
 #: The field name of a reader's read of the slot's closed flag (``res.is_closed``, Pipe IR
 #: ``P.read(i, is_closed)``). The flag lives in the slot of stage ``i mod C``: every acquire clears
 #: it and a close sets it, so a read after ``release(i)`` may see the flag of a later index of the
@@ -125,6 +127,13 @@ class Access:
     not count, so a read of a field the window has not written finds uninitialised (or stale)
     shared memory.
 
+    ``may``: a writer's write that may not run, or may fill only part of its field: a store under
+    control flow whose runs the protocol does not model (a ``while``, a loop or ``if`` on data),
+    recorded once where the block stands, or one through a pointer ``tl.where`` chose per
+    element. It must lie in its window and counts against readers' holds (it may run), but it
+    fills nothing: rule 7 does not count it as writing ``field``, for a reader's read or for the
+    writer's readback.
+
     ``tma``: the writer's TMA copy of a whole slot field (``tle.gpu.tma_load``): a write issued
     here that lands asynchronously; the commit of the window arrives on the full barrier with an
     expect-tx of ``nbytes`` (the field's slot size; 0 when its shape depends on constexprs the
@@ -144,6 +153,8 @@ class Access:
     nbytes: int = _field(default=0, repr=False)
     # as ``tma``: left out of repr, so programs without a writer's read keep theirs
     readback: bool = _field(default=False, repr=False)
+    # as ``tma``: left out of repr, so programs without a write that may not run keep theirs
+    may: bool = _field(default=False, repr=False)
 
     @property
     def verb(self) -> str:
@@ -152,12 +163,20 @@ class Access:
             return "tma"
         if self.readback:
             return "readback"
+        if self.may:
+            return "maywrite"
         return "write" if self.side == "writer" else "read"
 
     @property
     def is_write(self) -> bool:
-        """Whether it fills its field (a writer's store or copy; not a writer's read)."""
+        """Whether it writes its field, or may (a writer's store or copy; not a writer's read):
+        it must lie in its window and no reader of the field may hold the slot."""
         return self.side == "writer" and not self.readback
+
+    @property
+    def fills(self) -> bool:
+        """Whether it counts as writing its field for rule 7 (a write that surely runs)."""
+        return self.is_write and not self.may
 
     @property
     def endpoint(self) -> tuple[str, Optional[str]]:
@@ -236,7 +255,14 @@ class Program:
     not in ``params`` (``N`` of ``M = tl.cdiv(N, 64)`` when only ``M`` bounds a loop). The checks
     treat every param as independent; these say which combinations a launch can give, so that a
     fault is reported with values that give it. Neither is printed in the text form, compared or
-    shown in the repr: they describe the params, not the protocol."""
+    shown in the repr: they describe the params, not the protocol.
+
+    ``every_access``: the program records every slot access the kernel makes (the frontend read
+    it from a Python kernel), so a pipe without any write access is one nothing writes, and its
+    reads find uninitialised shared memory (rule 7). False for a ``.pipe`` file, which may model
+    events only: a pipe without write accesses there is a protocol skeleton, its reads checked
+    against their windows only. Compared (a verdict may differ), not printed or shown in the
+    repr (so a Python kernel's repr is what it was before this distinction)."""
 
     name: str
     params: tuple[Param, ...]
@@ -245,6 +271,13 @@ class Program:
     loc: Loc = NOLOC
     derived: tuple = _field(default=(), compare=False, repr=False)
     bases: tuple[Param, ...] = _field(default=(), compare=False, repr=False)
+    every_access: bool = _field(default=False, repr=False)
+
+    def checks_fills(self, pipe: str, has_writes: bool) -> bool:
+        """Whether rule 7 asks the reads of ``pipe`` to find their field written: always for a
+        program that records every access; in a ``.pipe`` file, when the pipe has a write access
+        (``has_writes``), a pipe without any being a protocol skeleton."""
+        return has_writes or self.every_access
 
     def pipe(self, name: str) -> Optional[Pipe]:
         return next((p for p in self.pipes if p.name == name), None)

@@ -53,6 +53,8 @@ The language
   ``release(EXPR)``); they build :class:`~tle_compiler.ir.nodes.Access` nodes.
   ``PIPE.readback(EXPR, FIELD)`` is the writer's read of the slot it acquired at EXPR (a load of
   what it wrote): inside the window, after a write of FIELD in that same window.
+  ``PIPE.maywrite(EXPR, FIELD)`` is a writer's write that may not run (a Python kernel's store
+  under control flow on data): inside the window like a write, but it fills nothing for rule 7.
   ``PIPE.tma(EXPR, FIELD[, BYTES])`` is the writer's TMA copy of the whole field (a write that
   lands asynchronously; the commit's full barrier expects BYTES, the field's slot size, omitted
   when unknown).
@@ -473,7 +475,7 @@ class _Builder:
             if fields is not None:
                 raise self.error("a slot access takes no field view (the reader's view is on its "
                                  "wait)", self.loc(tree))
-            if verb in ("write", "tma", "readback") and reader is not None:
+            if verb in ("write", "tma", "readback", "maywrite") and reader is not None:
                 raise self.error(f"'{verb}' is the writer's access: it takes no reader name (a "
                                  f"reader reads its slot with {pipe}[READER].read)",
                                  self.loc(verb_tok))
@@ -481,7 +483,7 @@ class _Builder:
             return Access("reader" if verb == "read" else "writer", pipe, str(field_tok), index,
                           reader=reader, loc=self.loc(tree), tma=verb == "tma",
                           nbytes=int(str(bytes_tok)) if bytes_tok is not None else 0,
-                          readback=verb == "readback")
+                          readback=verb == "readback", may=verb == "maywrite")
         if verb not in VERBS:
             raise self.error(f"unknown verb '{verb}' (expected one of "
                              f"{', '.join(VERBS + ACCESS_VERBS)})", self.loc(verb_tok))

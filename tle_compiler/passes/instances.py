@@ -4,7 +4,8 @@ For concrete param values each partition's trace is fixed (ir/tracegen.py expand
 lists of statement numbers and indices). One sweep per partition checks the local rules (pairing
 of acquire/commit and wait/release per stage, one-shot use, close, negative indices, every slot
 access inside its window, every read finding its field written on its stage, every writer's
-readback finding its field written in its own window) and numbers the
+readback finding its field written in its own window; a write that may not run, Pipe IR
+``maywrite``, is a write for its window and fills nothing) and numbers the
 uses of every stage; then the cross-partition rules (phases alternate per stage, every reader
 waits exactly the writer's committed indices in commit order); then deadlock-freedom by
 *running* the traces: each partition advances while its next event is enabled (a wait once the
@@ -29,10 +30,10 @@ from ..ir.record import record
 from ..ir.tracegen import CompiledProgram
 from .roles import PipeRoles
 
-ACQ, COMMIT, CLOSE, WAIT, RELEASE, WRITE, READ, READBACK = range(8)
+ACQ, COMMIT, CLOSE, WAIT, RELEASE, WRITE, READ, READBACK, MAY_WRITE = range(9)
 # The fast path's kind of a write whose field some readback of the program reads: it also notes
 # the window it wrote in (kept apart from WRITE so programs without readbacks pay nothing)
-TRACKED_WRITE = 8
+TRACKED_WRITE = 9
 _KIND = {"acquire": ACQ, "commit": COMMIT, "close": CLOSE, "wait": WAIT, "release": RELEASE}
 
 
@@ -73,7 +74,8 @@ class Checker:
         for s in cp.stmts:
             p = pipe_no[s.pipe]
             if isinstance(s, Access):
-                kind = (READBACK if s.readback else WRITE) if s.side == "writer" else READ
+                kind = READ if s.side == "reader" else \
+                    READBACK if s.readback else MAY_WRITE if s.may else WRITE
                 r = -1 if s.side == "writer" else self.readers[p].index(s.reader or "")
             else:
                 kind = _KIND[s.verb]
@@ -93,11 +95,20 @@ class Checker:
         self.nw, self.nr = w, rr
         # per statement: the field a slot access touches (None for events), and whether it is a
         # read rule 7 asks to find its field written on its stage (a read of a pipe that has write
-        # accesses; a pipe without any is a protocol skeleton, its reads bound by windows only)
+        # accesses, or of any pipe of a Python kernel; a .pipe file's pipe without any is a
+        # protocol skeleton, its reads bound by windows only)
         self.field_of = [s.field if isinstance(s, Access) else None for s in cp.stmts]
         self.written = written_fields(self.program)  # pipe -> the fields its writes fill
+        # pipe -> field -> the line of its first write that may not run (for messages)
+        self.may_written: dict[str, dict[str, int]] = {}
+        for part in self.program.partitions:
+            for a in walk_accesses(part.body):
+                if a.is_write and not a.fills:
+                    self.may_written.setdefault(a.pipe, {}).setdefault(a.field, a.loc.line)
+        has_writes = set(self.written) | set(self.may_written)
         self.filled_read = [isinstance(st, Access) and st.side == "reader"
-                            and st.pipe in self.written and st.field != CLOSED_FLAG
+                            and self.program.checks_fills(st.pipe, st.pipe in has_writes)
+                            and st.field != CLOSED_FLAG
                             for st in cp.stmts]
         # the fields as small integers, so the fast path keys its fills by one int
         names = sorted({f for f in self.field_of if f is not None})
@@ -170,6 +181,10 @@ class Checker:
                         if read_seen.get(seen) != ordinal:
                             read_seen[seen] = ordinal
                             reads.append(((wb + s) * nf + f, ordinal, i))
+                    continue
+                if kind == MAY_WRITE:  # inside its window; it fills nothing
+                    if w_open[wb + s] != i:
+                        return False
                     continue
                 if kind == TRACKED_WRITE:
                     if w_open[wb + s] != i:
@@ -293,6 +308,7 @@ class Checker:
         # (pipe, stage, field) -> (acquire count of the stage, partition, position) of its last
         # write: a readback finds its field written iff that count is the stage's count now
         wrote: dict = {}
+        maywrote: dict = {}  # the same for writes that may not run (named in messages)
 
         for k, (ids, idx) in enumerate(traces):
             open_acq: dict[tuple[int, int], tuple[int, int]] = {}  # (pipe, stage) -> (pos, index)
@@ -321,11 +337,17 @@ class Checker:
                             note_fill(fills, (p, s, self.field_of[sid]),
                                       len(commits.get((p, s), ())), i)
                             wrote[(p, s, self.field_of[sid])] = (len(acquires[(p, s)]), k, pos)
+                        elif kind == MAY_WRITE:
+                            maywrote[(p, s, self.field_of[sid])] = (len(acquires[(p, s)]), k,
+                                                                    pos)
                         elif kind == READBACK:
                             last = wrote.get((p, s, self.field_of[sid]))
                             if last is None or last[0] != len(acquires[(p, s)]):
+                                may = maywrote.get((p, s, self.field_of[sid]))
+                                if may is not None and may[0] != len(acquires[(p, s)]):
+                                    may = None
                                 self._local(problems, broken, ("unwritten", sid),
-                                            self._readback_problem(k, pos, sid, i, last))
+                                            self._readback_problem(k, pos, sid, i, last, may))
                         elif self.filled_read[sid]:
                             reads.append((k, pos, i, len(waits[(p, r, s)]) - 1))
                         continue
@@ -625,24 +647,35 @@ class Checker:
         elif a.field in self.written.get(a.pipe, ()):
             why = (f"field '{a.field}' of stage {s} was never written (no write of it runs for "
                    f"these param values)")
+        elif a.field in self.may_written.get(a.pipe, {}):
+            why = (f"field '{a.field}' of stage {s} is never surely written: its write at line "
+                   f"{self.may_written[a.pipe][a.field]} {MAY_NOT_RUN}")
+        elif not self.written.get(a.pipe) and not self.may_written.get(a.pipe):
+            why = (f"nothing writes the slots of pipe '{a.pipe}' (its writer stores, copies or "
+                   f"TMA-loads into no field)")
         else:
             filled = sorted(self.written.get(a.pipe, ()))
             why = (f"no write of pipe '{a.pipe}' fills field '{a.field}' (its writes fill only "
-                   f"{', '.join(filled)})")
+                   f"{', '.join(filled) or 'fields they may not write'})")
         return Problem("unwritten-field", f"{who} of pipe '{a.pipe}' (partition '{part}') reads "
                        f"{a.pipe}.{a.field} at index {i} (stage {s}), but {why}: the read finds "
                        f"uninitialised shared memory", (k, pos))
 
-    def _readback_problem(self, k, pos, sid, i, last) -> Problem:
+    def _readback_problem(self, k, pos, sid, i, last, may=None) -> Problem:
         """A writer's read of a field its window has not written (rule 7): what the stage held
         before ``acquire(i)`` does not count, so the read finds uninitialised (or stale) shared
         memory. ``last``: (acquire count, partition, position) of the field's last write on the
-        stage, if any (an earlier window's, named as the write that does not count)."""
+        stage, if any (an earlier window's, named as the write that does not count); ``may``: the
+        same of a write in this window that may not run, if any."""
         a: Access = self.cp.stmts[sid]
         s = i % self.cap[self.info[sid][1]]
         part = self.program.partitions[k].name
         op = f" ({a.op})" if a.op else ""
-        if last is not None:
+        if may is not None:
+            prev = self.cp.stmts[self._traces_ids[may[1]][may[2]]]
+            why = (f"the window of acquire({i}) has not surely written field '{a.field}': its "
+                   f"write at line {prev.loc.line} {MAY_NOT_RUN}")
+        elif last is not None:
             prev = self.cp.stmts[self._traces_ids[last[1]][last[2]]]
             why = (f"the window of acquire({i}) has not written field '{a.field}' yet: the write "
                    f"at line {prev.loc.line} was in an earlier window of stage {s}, and an "
@@ -700,15 +733,23 @@ class Checker:
         return a if count[a.index] < count[b.index] else b
 
 
+# Why a write that may not run (Pipe IR ``maywrite``) fills nothing, for messages.
+MAY_NOT_RUN = ("may not run, or write only part of the field (it stands under a `while` or a "
+               "loop or `if` on data, stores through a pointer tl.where chose, or only passes "
+               "the pointer to a tl function), so it does not count as writing it; write the "
+               "field unconditionally inside the window")
+
+
 def written_fields(program: Program) -> dict[str, set[str]]:
-    """Pipe -> the fields its write accesses fill (anywhere in the program, run or not). Rule 7
-    (docs/semantics.md) asks a read of such a pipe, when it runs, to find its field written on its
-    stage. A pipe without any write access is a protocol skeleton (a .pipe file modelling events
-    only): its reads are checked against their windows only."""
+    """Pipe -> the fields its write accesses fill (anywhere in the program, run or not; a write
+    that may not run fills nothing). Rule 7 (docs/semantics.md) asks a read, when it runs, to
+    find its field written on its stage: a read of any pipe of a Python kernel, and of a .pipe
+    file's pipe with a write access (a pipe without any is a protocol skeleton, modelling events
+    only: its reads are checked against their windows only)."""
     written: dict[str, set[str]] = {}
     for part in program.partitions:
         for a in walk_accesses(part.body):
-            if a.is_write:
+            if a.fills:
                 written.setdefault(a.pipe, set()).add(a.field)
     return written
 

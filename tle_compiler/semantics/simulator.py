@@ -15,13 +15,15 @@ never releases), which depends only on the partition's own prefix (``access-outs
 holding committed index ``i`` and not being written (``stale-read``), a write of field ``f`` must
 find no reader that sees ``f`` still holding the slot or not yet having waited its last committed
 content (``overwrite``). A reader's read of field ``f`` at index ``i`` inside its window, when the
-pipe has write accesses, must find ``f`` written on its stage: some window of that stage, of an
+pipe has write accesses (or whatever it has, when the program records every access: a Python
+kernel's), must find ``f`` written on its stage: some window of that stage, of an
 index ``j <= i``, that wrote ``f`` was committed by then (the writer's state at the read, which in
 a run that breaks no other rule is its state at the read's wait); else the read finds
 uninitialised shared memory (``unwritten-field``). A close's window writes nothing. The writer's
 read of its own slot (``kv.readback(i, f)``) must find ``f`` written in its own window, since
 ``acquire(i)``: what the stage held before does not count (``unwritten-field`` too); it reads, so
-no reader's hold conflicts with it.
+no reader's hold conflicts with it. A write that may not run (``kv.maywrite(i, f)``) is a write
+for its window and for the readers' holds, and writes nothing for either of these checks.
 
 Why a state is just the vector of program counters: every piece of simulated state is owned by one
 endpoint (the writer owns open stages, slot contents and ``full`` arrivals; each reader owns its
@@ -117,7 +119,9 @@ class _PipeInfo:
     groups: list[tuple[str, ...]] = field(default_factory=list)  # reader names of each field group
     fields_of_group: list[tuple[str, ...]] = field(default_factory=list)
     written: frozenset[str] = frozenset()  # the fields the pipe's write accesses fill (any run)
+    may_written: dict[str, int] = field(default_factory=dict)  # field -> line of a maywrite
     filled_stages: dict[str, set[int]] = field(default_factory=dict)  # field -> stages written
+    checks_fills: bool = False  # its reads must find their field written (not a skeleton)
 
     @property
     def one_shot(self) -> bool:
@@ -280,8 +284,14 @@ def _analyze(program: Program) -> dict[str, _PipeInfo]:
         info.fields_of_group = [tuple(v) for v in by_key.values()]
     for pi, a in all_accesses:
         _check_access_owner(program, pi, a, infos[a.pipe])
-        if a.is_write:
+        if a.side == "writer" and a.may:
+            infos[a.pipe].may_written.setdefault(a.field, a.loc.line)
+        elif a.is_write:
             infos[a.pipe].written |= {a.field}
+    for info in infos.values():
+        # a pipe of a .pipe file without any write access is a protocol skeleton; a Python
+        # kernel's program records every access, so there a pipe without writes is unwritten
+        info.checks_fills = program.every_access or bool(info.written or info.may_written)
     return infos
 
 
@@ -575,9 +585,10 @@ class _Scan:
                         f"{cur[1]}) wrote it: an acquire starts the slot unwritten, so the read "
                         f"finds uninitialised or stale shared memory", a.loc)
             elif a.side == "writer":
-                self.pending.setdefault((p, s), set()).add(a.field)
-                info.filled_stages.setdefault(a.field, set()).add(s)
-            elif info.written and a.field != CLOSED_FLAG:  # every acquire or close sets the flag
+                if not a.may:  # a write that may not run fills nothing
+                    self.pending.setdefault((p, s), set()).add(a.field)
+                    info.filled_stages.setdefault(a.field, set()).add(s)
+            elif info.checks_fills and a.field != CLOSED_FLAG:  # acquire or close sets the flag
                 step.fill = []  # filled in by _compile
             return step
         if cur is not None:
@@ -835,6 +846,11 @@ def _unwritten(step: _Step, pname: str) -> SimError:
     elif a.field in info.written:
         why = (f"field '{a.field}' of stage {s} was never written (no write of it runs for "
                f"these param values)")
+    elif a.field in info.may_written:
+        why = (f"field '{a.field}' of stage {s} is never surely written (its write at line "
+               f"{info.may_written[a.field]} may not run)")
+    elif not info.written and not info.may_written:
+        why = f"nothing writes the slots of pipe '{a.pipe}'"
     else:
         why = (f"no write of pipe '{a.pipe}' fills it (its writes fill only "
                f"{', '.join(sorted(info.written))})")
