@@ -43,7 +43,21 @@ def check_tma_windows(ctx: PassContext) -> None:
                           f"copy lands asynchronously; only the readers' wait sees it complete)",
                           "tma-field-access")
         _block(ctx, part.body, tma)
+    _check_negative(ctx, prog)
     _check_bytes(ctx, prog, tma)
+
+
+def _check_negative(ctx: PassContext, prog) -> None:
+    """A copy of a negative number of bytes: the field's shape (a constexpr given a negative
+    value, ``--param BN=-64``) has a negative dimension. No box has one; the expect-tx would be
+    nonsense (the bytes of the other copies are compared against the largest, at least 0)."""
+    for part in prog.partitions:
+        for a in walk_accesses(part.body):
+            if a.tma and a.nbytes < 0:
+                ctx.error(a.loc, f"the TMA copy into {a.pipe}.{a.field} would move {a.nbytes} "
+                          f"bytes: a dimension of field '{a.field}' of pipe '{a.pipe}' (its "
+                          f"tle.gpu.alloc shape, after the pipe's capacity) is negative; every "
+                          f"dimension of a TMA-filled field must be positive", "tma-window")
 
 
 def _check_bytes(ctx: PassContext, prog, tma: dict[str, dict[str, int]]) -> None:
@@ -53,7 +67,9 @@ def _check_bytes(ctx: PassContext, prog, tma: dict[str, dict[str, int]]) -> None
     for part in prog.partitions:
         for a in walk_accesses(part.body):
             want = tma.get(a.pipe, {}).get(a.field)
-            if a.tma and want is not None and a.nbytes != want:
+            if a.tma and want is not None and a.nbytes != want and a.nbytes >= 0:
+                # (a negative size is _check_negative's: the largest, ``want``, is at least 0,
+                # so no copy may move it when the others are negative)
                 other = min(c.loc.line for p in prog.partitions for c in walk_accesses(p.body)
                             if c.tma and c.pipe == a.pipe and c.field == a.field
                             and c.nbytes == want)
