@@ -8,7 +8,11 @@ fills the NVMMA layout :func:`~.plan.tma_layout` picks for the slot shape, so it
 type with that same layout (:func:`complete_signature`): the author writes the short form (or
 passes a host descriptor without a layout), and the descriptor Triton's launcher builds from the
 compiled kernel's metadata has the ring's swizzle. A box or element type that is not the slot's
-is an error at the ``tma_load`` line.
+is an error at the ``tma_load`` line (:func:`check_copy`): the copy would land other bytes than
+the commit's expect-tx counts, and the full barrier would never complete. The lowering checks
+every copy it emits (:func:`check_emitted_copy`, from the translator, which knows the slot's ring
+and the descriptor's argument however the copy is spelled); :func:`complete_signature` checks
+the plainly spelled ones (:func:`tma_copies`) before lowering.
 
 The box may have more dimensions than the field, every extra one 1: a descriptor over a paged
 cache viewed as [blocks, 64, heads, 576] with box [1, 64, 1, 256] fills a [64, 256] field (the
@@ -32,6 +36,8 @@ SIG_DTYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8"
               "u16": "uint16", "u32": "uint32", "u64": "uint64"}
 #: The most dimensions a TMA box has (cp.async.bulk.tensor.1d .. .5d).
 MAX_TMA_RANK = 5
+#: Gluon's dtype names (a ring's) -> the KIR's.
+KIR_DTYPES = {gl_name: name for name, gl_name in GL_DTYPES.items()}
 _DESC = re.compile(r"tensordesc<\s*([A-Za-z0-9_]+)\s*\[([^\]]*)\]\s*(?:,(.*))?>\s*$", re.S)
 
 
@@ -71,9 +77,11 @@ def box_fits_field(box: list[int], field: list[int]) -> bool:
 
 
 def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object, Optional[int]]]]:
-    """Kernel argument -> the (pipe, field, location, number of offsets) of every
-    ``tle.gpu.tma_load`` whose descriptor it is (followed through the partitions' bindings and
-    plain renames); the number is None where the offsets are not a list."""
+    """Kernel argument -> the (pipe, field, location, number of offsets) of the
+    ``tle.gpu.tma_load`` copies spelled plainly: the destination ``slot.f`` of a name assigned an
+    acquire, the descriptor a partition parameter bound to the argument (through the
+    partition's renames); the number is None where the offsets are not a list. Other spellings
+    are not found here: the translator checks every copy it emits (:func:`check_emitted_copy`)."""
     args = {p.name for p in kir.params}
     out: dict[str, list] = {}
     for part in kir.partitions:
@@ -114,12 +122,59 @@ def _resolve(e, alias: dict, bindings: dict, args: set) -> Optional[str]:
     return e.id if isinstance(e, K.Name) and e.id in args else None
 
 
+def check_copy(arg: str, dt: str, block: list[int], field: str, field_dtype: str,
+               slot: list[int], n_offsets: Optional[int], loc) -> None:
+    """The rule of one copy: the descriptor ``arg`` (``dt`` boxes ``block``) copied into
+    ``field`` (``PIPE.FIELD``, a ``field_dtype`` slot of shape ``slot``) with ``n_offsets``
+    offsets (None: not known) has the field's element type, a box that is the slot's shape with
+    any extra unit dimensions (:func:`box_fits_field`) and one offset per box dimension. Anything
+    else lands a box of other bytes than the commit's expect-tx counts (the full barrier never
+    completes, or completes early) in another swizzle: a TleError at the copy's line."""
+    if not box_fits_field(block, slot) or field_dtype != dt:
+        raise TleError(f"argument '{arg}' is a tensor descriptor of {dt} boxes {block}, but this "
+                       f"tle.gpu.tma_load copies it into {field}, a {field_dtype} slot of shape "
+                       f"{slot} (the box is the slot's shape, or that shape with extra "
+                       f"dimensions of size 1)", loc, check="signature")
+    if n_offsets is not None and n_offsets != len(block):
+        raise TleError(f"this tle.gpu.tma_load gives {n_offsets} offsets, but its descriptor "
+                       f"'{arg}' has boxes {block}: one offset per box dimension ({len(block)})",
+                       loc, check="signature")
+
+
+def check_emitted_copy(arg_types: dict, arg: Optional[str], ring, n_offsets: int, loc) -> None:
+    """The check of a copy the lowering emits (lowering/translate.py), whatever its spelling:
+    the translator knows the ring the destination slot is of and the kernel argument the
+    descriptor value is (``arg``: followed through renames, bindings, tuples and helpers, None
+    where the value is not one argument unchanged). ``arg_types``: the compile's signature;
+    without one (Gluon printed alone) the box is not known and nothing is checked. A descriptor
+    the lowering cannot attribute is refused: its box could not be checked against the slot."""
+    if not arg_types:
+        return
+    where = f"{ring.pipe}.{ring.field}"
+    if arg is None:
+        raise TleError(f"the descriptor of this tle.gpu.tma_load (into {where}) is not a kernel "
+                       f"argument the lowering can follow, so its box and element type cannot be "
+                       f"checked against the slot: pass the tensor-descriptor argument itself "
+                       f"(renamed or bound to a partition parameter, the same one on every path)",
+                       loc, check="signature")
+    t = arg_types.get(arg)
+    parsed = parse_descriptor(t) if isinstance(t, str) else None
+    if parsed is None:
+        raise TleError(f"the descriptor of this tle.gpu.tma_load (into {where}) is argument "
+                       f"'{arg}', of type {t}, not a tensor descriptor (tensordesc<DT[box]>)",
+                       loc, check="signature")
+    dt, block, _ = parsed
+    check_copy(arg, dt, block, where, KIR_DTYPES.get(ring.dtype, ring.dtype), list(ring.shape),
+               n_offsets, loc)
+
+
 def complete_signature(info, sig: dict, consts: dict) -> dict:
     """``sig`` with every ``tensordesc<DT[shape]>`` type completed with the layout of the ring
     its TMA copies fill (for a box of higher rank, that layout with the box's rank); a given
-    layout must be that one, the element type the field's, the box the field's slot shape with
-    any extra unit dimensions (:func:`box_fits_field`) and each copy's offsets one per box
-    dimension (TleErrors at the copy's line)."""
+    layout must be that one, and for the copies :func:`tma_copies` finds the element type the
+    field's, the box the field's slot shape with any extra unit dimensions
+    (:func:`box_fits_field`) and the offsets one per box dimension (TleErrors at the copy's line;
+    the lowering checks every copy again as it emits it)."""
     kir = getattr(info, "kir", None)
     copies = tma_copies(kir) if kir is not None else {}
     out = dict(sig)
@@ -139,16 +194,7 @@ def complete_signature(info, sig: dict, consts: dict) -> dict:
         for pipe, fld, loc, n_offsets in copies.get(arg, ()):
             buf = next(b for b in kir.pipe(pipe).fields if b.name == fld)
             slot = [resolve_dim(d, consts, buf.loc) for d in buf.shape][1:]
-            if not box_fits_field(block, slot) or buf.dtype != dt:
-                raise TleError(f"argument '{arg}' is a tensor descriptor of {dt} boxes {block}, "
-                               f"but this tle.gpu.tma_load copies it into {pipe}.{fld}, a "
-                               f"{buf.dtype} slot of shape {slot} (the box is the slot's shape, "
-                               f"or that shape with extra dimensions of size 1)", loc,
-                               check="signature")
-            if n_offsets is not None and n_offsets != len(block):
-                raise TleError(f"this tle.gpu.tma_load gives {n_offsets} offsets, but its "
-                               f"descriptor '{arg}' has boxes {block}: one offset per box "
-                               f"dimension ({len(block)})", loc, check="signature")
+            check_copy(arg, dt, block, f"{pipe}.{fld}", buf.dtype, slot, n_offsets, loc)
         layout = layout_repr(block, dt)
         if given is not None and given.replace(" ", "") != layout.replace(" ", ""):
             raise TleError(f"kernel '{info.name}': argument '{arg}' is a tensor descriptor with "

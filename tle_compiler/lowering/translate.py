@@ -33,7 +33,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import kir_paths, pipes
-from .descriptors import MAX_TMA_RANK
+from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
 from .values import V
@@ -105,6 +105,7 @@ class Ctx:
         self.probe_skip: set[str] = set()
         self.uses_acc_store = False
         self.lazy_scale_packs: set[int] = set()  # tle.gpu.scale_rows helpers in use (lazy_scale.py)
+        self.arg_types: dict = {}  # the compile's signature, when known (walks.prepare)
 
 
 class FnTranslator:
@@ -872,6 +873,8 @@ class FnTranslator:
                            f"the descriptor's box: {len(ring.shape)} for a box that is the "
                            f"field's slot shape {list(ring.shape)}, up to {MAX_TMA_RANK} for a "
                            f"box with extra unit dimensions", node)
+        # the box and element type of the descriptor against the slot, for every copy emitted
+        check_emitted_copy(self.ctx.arg_types, desc.arg, ring, len(items), node.loc)
         pp: PipePlan = self.ctx.plans[ring.pipe]
         arr = next((a for a in pp.full() if ring.field in a.barriers[0].fields), None)
         if arr is None:
@@ -1171,7 +1174,7 @@ class FnTranslator:
             return
         if v.kind == "scalar":
             self.emit(f"{gen} = {v.text}")
-            self.env[name] = V("scalar", gen)
+            self.env[name] = V("scalar", gen, arg=v.arg)  # a rename is still the argument
             return
         if v.kind == "method":
             raise self.err("a bound method cannot be stored in a variable", node)
@@ -1239,6 +1242,7 @@ class FnTranslator:
         var = self.prefix + st.var
         path = self.path_of(st)
         self._carry_constants(st)
+        self._carried_arguments(st)
         self.wait_site("before", st, Drain("loop entry: no wgmma in flight across a loop boundary"))
         # the kernel body's loops (before warp_specialize) are never pipelined: schedule-wgmma
         # walks the partitions only
@@ -1281,6 +1285,17 @@ class FnTranslator:
             if v.text != gen:
                 self.emit(f"{gen} = {v.text}")
             self.env[name] = V("scalar", gen)
+
+    def _carried_arguments(self, loop: K.For) -> None:
+        """A name that is a kernel argument before a loop and rebound in its body is, at the
+        head, the entry's argument or the previous iteration's value, which the one walk of the
+        body does not see: it is no longer known to be one argument (``V.arg``; a TMA copy's
+        descriptor is checked by it, lowering/descriptors.check_emitted_copy)."""
+        rebound = {s.target for s in K.walk_stmts(loop.body) if isinstance(s, K.Assign)}
+        for name in sorted(rebound):
+            v = self.env.get(name)
+            if v is not None and v.arg is not None:
+                self.env[name] = replace(v, arg=None)
 
     # ---------------------------------------------------------------- pipelined wgmma (opt-in)
     # docs/lowering.md, "Pipelined wgmma (opt-in)". With @tle.jit(wgmma_pipeline=True), a `range`
@@ -1424,7 +1439,7 @@ class FnTranslator:
                 fix_then.append(f"{gen} = {a.text}")
             if b.text != gen:
                 fix_else.append(f"{gen} = {b.text}")
-            merged[name] = V("scalar", gen)
+            merged[name] = V("scalar", gen, arg=a.arg if a.arg == b.arg else None)
         ind = "    " * (self.ind + 1)  # the branches' statements
         if fix_else:
             if else_end is None:

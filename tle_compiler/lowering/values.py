@@ -20,3 +20,7 @@ class V:
     #: type it points to ("fp8e4nv", "bf16"), when the compile's signature says; a 2-D load of
     #: 1-byte elements takes a layout of 16-byte vectors from it (layouts.byte_rows)
     pointee: Optional[str] = None
+    #: for a scalar that is a kernel argument unchanged (renamed, bound to a partition parameter,
+    #: the same one on every path into here): that argument; a TMA copy's descriptor is checked
+    #: against the signature's type of it (lowering/descriptors.check_emitted_copy)
+    arg: Optional[str] = None

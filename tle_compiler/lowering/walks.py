@@ -157,7 +157,7 @@ def prologue(low: Lowering, emit: bool, solver) -> FnTranslator:
     kt = FnTranslator(low.ctx, "<kernel>", info.num_warps, solver, emit)
     for a in info.args:
         kt.env[a] = (V("const", a, value=low.constexprs[a]) if a in info.constexprs
-                     else V("scalar", a, pointee=pointee_of(low.ctx.arg_types.get(a))))
+                     else V("scalar", a, pointee=pointee_of(low.ctx.arg_types.get(a)), arg=a))
     kt.assign_counts = kt._count_assigns(low.kir.prologue)
     for st in low.kir.prologue:
         kt.stmt(st)
@@ -192,7 +192,7 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
         elif v.kind == "scalar":
             params.append(p)
             call_args.append(v.text)
-            env[p] = V("scalar", p, pointee=v.pointee)
+            env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg)
         else:
             raise kt.err(f"partition '{kpart.name}': argument '{p}' is a {v.kind}; partitions take "
                          f"pipes, scalars and constants", e)
