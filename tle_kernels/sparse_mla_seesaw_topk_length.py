@@ -178,7 +178,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         # consumer1 to finish pair p - 1 anyway; before them, it would hold back the first copies
         # of pair p until pair p - 1's last piece had landed and been multiplied.
         slot = qw.acquire(p)
-        if pp == 0:
+        if (pp == 0) | (p == 0):  # p = 0 is the first item's first pair: pp == 0 there
             h0 = head0_of(item, n_hb, BLOCK_H)
             q_rows = (q_ptr + pid_s * stride_q_s
                       + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)

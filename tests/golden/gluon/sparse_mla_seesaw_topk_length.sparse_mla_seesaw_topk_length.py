@@ -82,7 +82,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         mbarrier.arrive(kv0_full0.index(0), count=1)
         async_copy.mbarrier_arrive(kv0_full0.index(0), increment_count=False)
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
-        if (pp == 0):
+        if ((pp == 0) | (p == 0)):
             h0 = ((item % n_hb) * BLOCK_H)
             q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
