@@ -69,6 +69,8 @@ OPS = {
     "tle.gpu.scale_rows": "scale_rows(x, factor): x * factor[:, None], skipping rows of 1s",
     "tle.gpu.tma_load": "tma_load(dst, desc, offsets): a TMA copy of the box of a tensor "
                         "descriptor at offsets into a slot field (the commit expects its bytes)",
+    "tle.gpu.prefetch_l2": "prefetch_l2(ptr, nbytes, mask=): a bulk prefetch of nbytes at each "
+                           "address into L2 (no protocol meaning)",
 }
 #: Element-wise math: ``tl.exp2(x)`` and friends.
 UNARY_MATH = ("exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",

@@ -221,6 +221,17 @@ def tma_load(dst: object, desc: object, offsets: object) -> None:
     raise _only_in_kernel("tle.gpu.tma_load")
 
 
+def prefetch_l2(ptr: object, nbytes: object, mask: object = None) -> None:
+    """Ask the GPU to bring ``nbytes`` of global memory at each address of ``ptr`` into the L2
+    cache, without waiting and without touching registers or shared memory (kernel only): a
+    bulk L2 prefetch (``cp.async.bulk.prefetch.L2``) per element, skipped where ``mask`` is
+    False. ``nbytes`` is a compile-time multiple of 16 and every address must be 16-byte
+    aligned. It has no meaning for the pipe protocol; it only makes later loads of those bytes
+    (TMA copies, cp.async gathers, register loads) find them in L2 rather than in memory, so a
+    producer can start the memory latency of a tile it will load later."""
+    raise _only_in_kernel("tle.gpu.prefetch_l2")
+
+
 #: Bytes per element of the dtypes a TMA copy can move (shared memory holds them unpacked).
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
                "int64": 8, "uint64": 8, "fp8e4b15": 1, "fp8e4b8": 1, "fp8e4nv": 1, "fp8e5": 1,

@@ -536,6 +536,9 @@ class FnTranslator:
             if canon == "tle.gpu.tma_load":
                 self._tma_load(node)
                 return V("none", "None")
+            if canon == "tle.gpu.prefetch_l2":
+                self._prefetch_l2(node, kw)
+                return V("none", "None")
             raise self.err(f"`{canon}` is not supported inside a partition", node)
         if not canon.startswith("tl."):
             raise self.err(f"`{canon}` is not supported", node)
@@ -844,6 +847,43 @@ class FnTranslator:
             else:
                 parts.append(f"mask={m.text}")
         self.emit(f"gl.store({', '.join(parts)})")
+
+    def _prefetch_l2(self, node: K.Op, kw: dict) -> None:
+        """``tle.gpu.prefetch_l2(ptr, nbytes, mask=)``: one bulk L2 prefetch of ``nbytes`` per
+        element of the pointer tensor ``ptr`` (``cp.async.bulk.prefetch.L2.global``, Hopper),
+        predicated on ``mask``; inline PTX with side effects, so it stays where it is written and
+        Triton keeps it although nothing reads its (dummy) result."""
+        usage = "tle.gpu.prefetch_l2(ptr, nbytes, mask=None)"
+        extra = set(kw) - {"ptr", "nbytes", "mask"}
+        if extra or len(node.args) + len(set(kw) & {"ptr", "nbytes"}) != 2:
+            raise self.err(f"{usage}: takes a pointer tensor, a byte count and an optional mask",
+                           node)
+        p = self.ex(node.args[0] if node.args else kw["ptr"])
+        n = self.ex(node.args[1] if len(node.args) > 1 else kw["nbytes"])
+        if p.kind != "tensor":
+            raise self.err(f"{usage}: ptr must be a tensor of global-memory pointers", node)
+        if n.kind != "const" or isinstance(n.value, bool) or not isinstance(n.value, int) or \
+                n.value <= 0 or n.value % 16:
+            raise self.err(f"{usage}: nbytes must be a positive compile-time multiple of 16 (a "
+                           f"bulk prefetch moves 16-byte units)", node)
+        ops = [p]
+        if kw.get("mask") is not None:
+            m = self.ex(kw["mask"])
+            if m.kind != "tensor" or tuple(m.shape or ()) != tuple(p.shape or ()):
+                raise self.err(f"{usage}: mask must be a tensor shaped like ptr", node)
+            ops.append(m)
+        asm = f"cp.async.bulk.prefetch.L2.global [$1], {n.value};"
+
+        def fmt(ptr, mask=None):
+            if mask is None:
+                return (f'gl.inline_asm_elementwise("{asm} mov.b32 $0, 0;", "=r,l", [{ptr}], '
+                        f'dtype=gl.int32, is_pure=False, pack=1)')
+            return (f'gl.inline_asm_elementwise("{{ .reg .pred p; setp.ne.b32 p, $2, 0; @p {asm} }} '
+                    f'mov.b32 $0, 0;", "=r,l,r", [{ptr}, ({mask}).to(gl.int32)], dtype=gl.int32, '
+                    f'is_pure=False, pack=1)')
+
+        res = self._elementwise(ops, fmt)
+        self.emit(f"{res.text}  # L2 prefetch (tle.gpu.prefetch_l2)")
 
     def _tma_load(self, node: K.Op) -> None:
         """``tle.gpu.tma_load(slot.f, desc, offsets)``: the TMA copy of the box of ``desc`` at

@@ -307,8 +307,12 @@ def make_language(dot_dtypes=None):
         box = torch.where(valid, box, torch.zeros((), dtype=dst.dtype))
         dst.copy_(box.reshape(dst.shape))
 
+    def prefetch_l2(ptr, nbytes, mask=None):
+        """A hint about caches: nothing to emulate (its arguments were evaluated)."""
+
     gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
-                                scale_rows=scale_rows, tma_load=tma_load, smem="smem")
+                                scale_rows=scale_rows, tma_load=tma_load, prefetch_l2=prefetch_l2,
+                                smem="smem")
     def assume(cond):  # tle.assume: a launch checks it (lowering/runtime.py); so does emulation
         if not cond:
             raise ValueError("a tle.assume condition does not hold for this launch")
