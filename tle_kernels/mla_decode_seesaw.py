@@ -242,14 +242,6 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h,
             slot = w1l.acquire(p)
             tle.gpu.tma_load(slot.kv_l, k_desc, [page1, shift1, g, 0])
             w1l.commit(p)
-            # The next pair's two pages of this request into L2, one 1152-byte row per element
-            # (past the request's last tile: its last page again): their TMA copies, issued when
-            # the consumers free this pair's slots, then wait for L2 rather than memory.
-            i = tl.arange(0, 2 * BK)
-            nxt = tl.maximum(tl.minimum(2 * pp + 2 + i // BK, last_tile), 0)
-            page_n = tl.load(bt_row + nxt, mask=csl > 0, other=0).to(tl.int64)
-            tle.gpu.prefetch_l2(k_head + page_n * stride_k_blk + (i % BK) * stride_k_tok,
-                                (D_MAIN + D_TAIL) * 2)
         else:
             # Both pages' block-table entries are read before the first acquire, so their latency
             # hides behind the wait for the previous pair's slots.

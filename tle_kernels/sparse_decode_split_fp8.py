@@ -70,7 +70,7 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .sparse_decode_seesaw_fp8 import ROPE_BYTE, TOKEN_BYTES, dequantized, fp8_half, token_bytes
+from .sparse_decode_seesaw_fp8 import ROPE_BYTE, dequantized, fp8_half, token_bytes
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, head_index,
                                 head_rows, index_valid, lse_of, normalized, shift_of, token_of)
 
@@ -100,17 +100,13 @@ def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr
     tle.gpu.warp_specialize(
         [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr,
                                kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
-                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H, PREFETCH_TILES)),
+                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
          (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
                  stride_l_s, sm_scale, n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
          (right, (kv, prob, out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, NT,
                   BLOCK_H))],
         [4, 4],
         [192, 160])
-
-
-#: How many K tiles ahead of the one it fills the producer prefetches tokens into L2.
-PREFETCH_TILES = tl.constexpr(2)
 
 
 def item_of(r):
@@ -121,12 +117,10 @@ def item_of(r):
 
 def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr,
                        stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads,
-                       ROUNDS, NT, BLOCK_H: tl.constexpr, PREFETCH: tl.constexpr):
+                       ROUNDS, NT, BLOCK_H: tl.constexpr):
     """Per item: Q (all 576 dims; rows past the real heads as zeros), then each 64-token tile
     whole: its FP8 bytes and scales loaded before the acquire, the RoPE values gathered by
-    cp.async right after it, the two NoPE halves dequantized and stored, the validity mask; and,
-    with PREFETCH = d > 0, the tokens of tile k + d prefetched into L2 after tile k's commit.
-    The attn_sink kernel passes 0: there ptxas spills 4 B with the prefetch."""
+    cp.async right after it, the two NoPE halves dequantized and stored, the validity mask."""
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -150,8 +144,6 @@ def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, 
         tl.store(tle.gpu.local_ptr(slot.q_t),
                  tl.load(q_rows + D_MAIN + offs_t[None, :], mask=real, other=0.0))
         qw.commit(r)
-        if PREFETCH > 0:
-            u = tl.load(idx_row + tl.minimum(PREFETCH, NT - 1) * BK + offs_k)
         for k in range(NT):
             g = r * NT + k
             t = t_next
@@ -170,15 +162,6 @@ def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, 
             tl.store(tle.gpu.local_ptr(slot.kv_r), dequantized(raw_r, lo_r, hi_r))
             tl.store(tle.gpu.local_ptr(slot.valid), valid.to(tl.int8))
             kw.commit(g)
-            if PREFETCH > 0:
-                # Tile k + PREFETCH's tokens into L2 while the consumers work on this one (its
-                # loads, PREFETCH tiles on, then wait for L2 rather than memory): u holds that
-                # tile's indices, loaded at the end of the previous tile, so the prefetch waits
-                # for no load (past the item's last tile: its last tile again). Here, after the
-                # commit, the tile's bytes are no longer live.
-                tle.gpu.prefetch_l2(kv8_ptr + token_bytes(u, index_valid(u, n_tokens), stride_blk,
-                                                          page), TOKEN_BYTES)
-                u = tl.load(idx_row + tl.minimum(k + PREFETCH + 1, NT - 1) * BK + offs_k)
 
 
 def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,

@@ -63,7 +63,7 @@ def sparse_decode_split_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, ou
     tle.gpu.warp_specialize(
         [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr,
                                kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
-                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H, 0)),
+                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
          (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
                  stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, NT,
                  BLOCK_H)),

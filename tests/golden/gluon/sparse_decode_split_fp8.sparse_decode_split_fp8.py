@@ -11,7 +11,6 @@ D_MAIN = gl.constexpr(512)
 D_TAIL = gl.constexpr(64)
 LN2 = gl.constexpr(0.6931471805599453)
 LOG2E = gl.constexpr(1.4426950408889634)
-PREFETCH_TILES = gl.constexpr(2)
 ROPE_BYTE = gl.constexpr(528)
 SCALE_BYTE = gl.constexpr(512)
 SCALE_DIMS = gl.constexpr(128)
@@ -45,7 +44,6 @@ def split_fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_pt
     # partition 'split_fp8_producer': 4 warps (default partition)
     NT: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 64
-    PREFETCH: gl.constexpr = 2
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -64,8 +62,6 @@ def split_fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_pt
         async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.async_copy_global_to_shared(q_q_t.index(0), ((q_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _v2 = gl.load(((idx_row + (gl.minimum(PREFETCH_TILES, (NT - 1)) * BK)) + gl.arange(0, BK, layout=L0)))
-        u = _v2
         for k in range(NT):
             g = ((r * NT) + k)
             t = t_next
@@ -73,54 +69,49 @@ def split_fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_pt
             _token_bytes9_tok = gl.where(valid, t, 0)
             off = (((_token_bytes9_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes9_tok % page).to(gl.int64) * TOKEN_BYTES))
             _fp8_half10_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v3 = gl.load((((kv8_ptr + off[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid[:, None], other=0.0)
-            _fp8_half10__t12 = _v3
+            _v2 = gl.load((((kv8_ptr + off[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid[:, None], other=0.0)
+            _fp8_half10__t12 = _v2
             _fp8_half10_raw = _fp8_half10__t12
             _fp8_half10_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 0))
-            _v4 = gl.load(_fp8_half10_scales, mask=valid, other=0.0)
-            _fp8_half10__t13 = _v4
+            _v3 = gl.load(_fp8_half10_scales, mask=valid, other=0.0)
+            _fp8_half10__t13 = _v3
             _fp8_half10_lo = _fp8_half10__t13
-            _v5 = gl.load((_fp8_half10_scales + 1), mask=valid, other=0.0)
-            _fp8_half10__t14 = _v5
+            _v4 = gl.load((_fp8_half10_scales + 1), mask=valid, other=0.0)
+            _fp8_half10__t14 = _v4
             _fp8_half10_hi = _fp8_half10__t14
             raw_l = _fp8_half10_raw
             lo_l = _fp8_half10_lo
             hi_l = _fp8_half10_hi
             _fp8_half15_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v6 = gl.load((((kv8_ptr + off[:, None]) + (1 * D_HALF)) + _fp8_half15_offs_d[None, :]), mask=valid[:, None], other=0.0)
-            _fp8_half15__t17 = _v6
+            _v5 = gl.load((((kv8_ptr + off[:, None]) + (1 * D_HALF)) + _fp8_half15_offs_d[None, :]), mask=valid[:, None], other=0.0)
+            _fp8_half15__t17 = _v5
             _fp8_half15_raw = _fp8_half15__t17
             _fp8_half15_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 1))
-            _v7 = gl.load(_fp8_half15_scales, mask=valid, other=0.0)
-            _fp8_half15__t18 = _v7
+            _v6 = gl.load(_fp8_half15_scales, mask=valid, other=0.0)
+            _fp8_half15__t18 = _v6
             _fp8_half15_lo = _fp8_half15__t18
-            _v8 = gl.load((_fp8_half15_scales + 1), mask=valid, other=0.0)
-            _fp8_half15__t19 = _v8
+            _v7 = gl.load((_fp8_half15_scales + 1), mask=valid, other=0.0)
+            _fp8_half15__t19 = _v7
             _fp8_half15_hi = _fp8_half15__t19
             raw_r = _fp8_half15_raw
             lo_r = _fp8_half15_lo
             hi_r = _fp8_half15_hi
-            _v9 = gl.load(((idx_row + (gl.minimum((k + 1), (NT - 1)) * BK)) + gl.arange(0, BK, layout=L1)))
-            t_next = _v9
-            _kv_s10 = (g) % 2
-            mbarrier.wait(kv_empty0.index(_kv_s10), (((g) // 2) & 1) ^ 1)
-            mbarrier.wait(kv_empty1.index(_kv_s10), (((g) // 2) & 1) ^ 1)
-            async_copy.async_copy_global_to_shared(kv_tkv.index(_kv_s10), ((kv16_ptr + ((off + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid[:, None])  # cp.async gather; arrives per thread at the commit
+            _v8 = gl.load(((idx_row + (gl.minimum((k + 1), (NT - 1)) * BK)) + gl.arange(0, BK, layout=L1)))
+            t_next = _v8
+            _kv_s9 = (g) % 2
+            mbarrier.wait(kv_empty0.index(_kv_s9), (((g) // 2) & 1) ^ 1)
+            mbarrier.wait(kv_empty1.index(_kv_s9), (((g) // 2) & 1) ^ 1)
+            async_copy.async_copy_global_to_shared(kv_tkv.index(_kv_s9), ((kv16_ptr + ((off + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid[:, None])  # cp.async gather; arrives per thread at the commit
             _dequantized20_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_l[:, None], hi_l[:, None])
-            kv_kv_l.index(_kv_s10).store((raw_l.to(gl.float32) * _dequantized20_scale).to(gl.bfloat16))
+            kv_kv_l.index(_kv_s9).store((raw_l.to(gl.float32) * _dequantized20_scale).to(gl.bfloat16))
             _dequantized21_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_r[:, None], hi_r[:, None])
-            kv_kv_r.index(_kv_s10).store((raw_r.to(gl.float32) * _dequantized21_scale).to(gl.bfloat16))
-            kv_valid.index(_kv_s10).store(valid.to(gl.int8))
-            _kv_s11 = (g) % 2
+            kv_kv_r.index(_kv_s9).store((raw_r.to(gl.float32) * _dequantized21_scale).to(gl.bfloat16))
+            kv_valid.index(_kv_s9).store(valid.to(gl.int8))
+            _kv_s10 = (g) % 2
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
-            mbarrier.arrive(kv_full0.index(_kv_s11), count=1)
-            async_copy.mbarrier_arrive(kv_full0.index(_kv_s11), increment_count=False)
-            mbarrier.arrive(kv_full1.index(_kv_s11), count=1)
-            _token_bytes23_valid = ((u >= 0) & (u < n_tokens))
-            _token_bytes23_tok = gl.where(_token_bytes23_valid, u, 0)
-            gl.inline_asm_elementwise("cp.async.bulk.prefetch.L2.global [$1], 656; mov.b32 $0, 0;", "=r,l", [(kv8_ptr + (((_token_bytes23_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes23_tok % page).to(gl.int64) * TOKEN_BYTES)))], dtype=gl.int32, is_pure=False, pack=1)  # L2 prefetch (tle.gpu.prefetch_l2)
-            _v12 = gl.load(((idx_row + (gl.minimum(((k + PREFETCH_TILES) + 1), (NT - 1)) * BK)) + gl.arange(0, BK, layout=L0)))
-            u = _v12
+            mbarrier.arrive(kv_full0.index(_kv_s10), count=1)
+            async_copy.mbarrier_arrive(kv_full0.index(_kv_s10), increment_count=False)
+            mbarrier.arrive(kv_full1.index(_kv_s10), count=1)
 
 
 @gluon.jit
@@ -186,8 +177,8 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized28_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized28_inv_l[:, None], L2))
+        _normalized26_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized26_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
             gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')))
@@ -235,8 +226,8 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
             mbarrier.arrive(prob_empty0.index(0), count=1)
             _kv_s6 = (g) % 2
             mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-        _normalized36_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * _normalized36_inv_l[:, None])
+        _normalized34_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * _normalized34_inv_l[:, None])
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
         else:

@@ -44,7 +44,6 @@ def split_fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_pt
     # partition 'split_fp8_producer': 4 warps (default partition)
     NT: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 64
-    PREFETCH: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))

@@ -108,10 +108,6 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
         mbarrier.wait(kv1l_empty0.index(0), ((p) & 1) ^ 1)
         tma.async_copy_global_to_shared(k_desc, [page1, shift1, g, 0], kv1l_full0.index(0), kv1l_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         mbarrier.expect(kv1l_full0.index(0), 32768)  # arrive + expect-tx: the phase completes when the TMA bytes landed
-        nxt = gl.maximum(gl.minimum((((2 * pp) + 2) + (gl.arange(0, (2 * BK), layout=L0) // BK)), last_tile), 0)
-        _v1 = gl.load((bt_row + nxt), mask=(csl > 0), other=0)
-        page_n = _v1.to(gl.int64)
-        gl.inline_asm_elementwise("cp.async.bulk.prefetch.L2.global [$1], 1152; mov.b32 $0, 0;", "=r,l", [((k_head + (page_n * stride_k_blk)) + ((gl.arange(0, (2 * BK), layout=L0) % BK) * stride_k_tok))], dtype=gl.int32, is_pure=False, pack=1)  # L2 prefetch (tle.gpu.prefetch_l2)
         pp = (pp + 1)
         left = (left - 1)
 
