@@ -387,6 +387,42 @@ def holds_slot(v: Optional[Value]) -> bool:
     return False
 
 
+def sure_writes(body) -> list[Access]:
+    """The writes that surely run when ``body`` does: its writer writes that run (not
+    ``Access.may``, not a TMA copy, which an `if` on data refuses) outside any loop (one whose
+    range may be empty), and those both branches of an `if` in it make (an affine `if`, or one
+    already reduced to such writes)."""
+    out: list[Access] = []
+    for s in body:
+        if isinstance(s, Access) and s.is_write and not s.may and not s.tma:
+            out.append(s)
+        elif isinstance(s, If):
+            in_else = sure_writes(s.orelse)
+            out.extend(a for a in sure_writes(s.then) if any(same_write(a, b) for b in in_else))
+    return out
+
+
+def read_backs_dropped(body) -> list[Stmt]:
+    """``body`` (a branch of an `if` on data, no events in it) without the writer's read-backs
+    that a write of the same slot field that surely runs precedes in its statement list: those
+    read what the branch wrote, so rule 7 holds for them wherever the branch runs."""
+    out: list[Stmt] = []
+    written: list[Access] = []
+    for s in body:
+        if isinstance(s, Access) and s.readback and any(
+                (w.pipe, w.field, w.index) == (s.pipe, s.field, s.index) for w in written):
+            continue
+        out.append(s)
+        written.extend(sure_writes([s]))
+    return out
+
+
+def same_write(a: Access, b: Access) -> bool:
+    """Whether two writes fill the same field of the same slot (where and how aside)."""
+    return (a.side, a.pipe, a.field, a.index, a.reader) == (b.side, b.pipe, b.field, b.index,
+                                                            b.reader)
+
+
 def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional[Data]:
     """The merge of two non-affine data values (or unbound names) that reach one point on
     different paths: the union of what they view; when they view different slots, the slot is
@@ -1214,6 +1250,23 @@ class Walker:
                                f"commit", a.loc, check="tma-window")
             self.record(replace(a, may=True) if a.is_write else a)
 
+    def hoist_branches(self, then: list[Stmt], orelse: list[Stmt]) -> None:
+        """Record the two branches of an `if` on data: every access hoisted as if it ran once
+        (``hoist``: a write there may not run), then, after them, each write that surely runs
+        in both branches as a write that runs: one of the branches runs, so the field is
+        written when the `if` is done. It comes after the hoisted accesses, not where the
+        branch made it, so a read-back in the other branch before its own write still finds
+        the field unwritten. A read-back in a branch after that branch's own write of the
+        field that runs (both in its statement list, with no event between them) is legal
+        whatever the condition, so it is left out rather than hoisted after a write that may
+        not run."""
+        self.hoist(walk_accesses(tuple(read_backs_dropped(then))
+                                 + tuple(read_backs_dropped(orelse))))
+        in_else = sure_writes(orelse)
+        for a in sure_writes(then):
+            if any(same_write(a, b) for b in in_else):
+                self.record(a)
+
     def forget_slots(self, names: dict[str, int], node) -> None:
         for name, line in names.items():
             v = self.env.get(name)
@@ -1392,13 +1445,13 @@ class Walker:
                 self.out.extend(then)
                 return
             if sure is None:
-                self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
+                self.hoist_branches(then, orelse)
                 return
             # `if data | affine:` the then branch surely runs where the affine part holds (a
             # write there fills its field); elsewhere either branch may run
             saved, self.out = self.out, []
             try:
-                self.hoist(walk_accesses(tuple(then) + tuple(orelse)))
+                self.hoist_branches(then, orelse)
                 maybe = self.out
             finally:
                 self.out = saved
