@@ -228,3 +228,116 @@ def test_other_axes_stay_independent():
     ctx = verify(program)
     assert ctx.verdict().kind == "rejected"
     assert any("wait-never-committed" == d.check for d in ctx.errors)
+
+
+def derived_count(count: str, reader_body: str) -> str:
+    """A kernel whose writer commits range(n), ``n = count`` computed from the program id and
+    count of axis 0 through a definition that is not affine, with ``reader_body`` as the
+    reader (its ``n`` the same)."""
+    return HEAD + f'''
+def prod(p, x_ptr):
+    offs = tl.arange(0, BM)
+    w = p.writer()
+    n = {count}
+    for i in range(n):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * BM + offs))
+        w.commit(i)
+
+def cons(p, out_ptr):
+    offs = tl.arange(0, BM)
+    r = p.reader()
+    n = {count}
+{reader_body}
+'''
+
+
+#: the reader seeds its accumulator with tile 0: right for every launch, where n >= 1
+SEEDED = '''\
+    res = r.wait(0)
+    acc = tl.load(tle.gpu.local_ptr(res.slot.t))
+    r.release(0)
+    for i in range(1, n):
+        res = r.wait(i)
+        acc += tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+    tl.store(out_ptr + offs, acc)'''
+
+#: the reader skips index 2 when n == 3: a fault a launch gives
+SKIPS_AT_3 = '''\
+    for i in range(n):
+        if i != 2 or n != 3:
+            res = r.wait(i)
+            tl.store(out_ptr + offs, tl.load(tle.gpu.local_ptr(res.slot.t)))
+            r.release(i)'''
+
+NP_MINUS_PID = "tl.num_programs(0) - tl.program_id(0)"
+DERIVED_COUNTS = {
+    "cdiv": f"tl.cdiv({NP_MINUS_PID}, 2)",
+    "floordiv": f"({NP_MINUS_PID} + 1) // 2",
+    "minimum": f"tl.minimum({NP_MINUS_PID}, 4)",
+}
+
+
+def test_the_relation_holds_when_id_and_count_only_feed_a_derived_param(tmp_path, capsys):
+    """Before: rejected `(when num_programs_0=1, program_id_0=1 (n=0))`, though every launch has
+    n >= 1: the two were related only where both were params themselves."""
+    for spelling, count in DERIVED_COUNTS.items():
+        program = program_of(derived_count(count, SEEDED))
+        defs = {d.name: str(d.definition) for d in program.derived}
+        assert defs["num_programs_0"] == "(program_id_0 + 1) + later_programs_0", spelling
+        assert "later_programs_0" in {b.name for b in program.bases}, spelling
+        # taken as independent values, n = 0 is a fault ...
+        assert simulate(program, {"n": 0}).errors, spelling
+        # ... that no launch gives
+        ctx = verify(program)
+        assert not ctx.errors, (spelling, [d.message for d in ctx.errors])
+        assert ctx.verdict().kind == "proved", (spelling, ctx.verdict())
+        assert dump(tmp_path, derived_count(count, SEEDED)) == 0, spelling
+        err = capsys.readouterr().err
+        assert "n >= 1" in err or "1 <= n <= 4" in err, err
+
+
+def test_a_real_fault_of_a_derived_count_is_reported_with_a_launch(tmp_path, capsys):
+    for spelling, count in DERIVED_COUNTS.items():
+        source = derived_count(count, SKIPS_AT_3)
+        program = program_of(source)
+        ctx = verify(program)
+        assert ctx.errors and ctx.verdict().kind == "rejected", (spelling, ctx.verdict())
+        assert dump(tmp_path, source, "--format", "json") == 1, spelling
+        (kernel,) = json.loads(capsys.readouterr().out)["kernels"]
+        witnesses = [d["witness"] for d in kernel["diagnostics"] if d.get("witness")]
+        assert witnesses, (spelling, kernel["diagnostics"])
+        for w in witnesses:
+            # the launch: a program id and the programs after it (so the count is above the id)
+            pid, later = w["base"]["program_id_0"], w["base"]["later_programs_0"]
+            assert pid >= 0 and later >= 0, (spelling, w)
+            num = pid + 1 + later
+            assert w["derived"].get("num_programs_0", num) == num, (spelling, w)
+            assert w["derived"]["n"] == 3 == {"cdiv": (num - pid + 1) // 2,
+                                              "floordiv": (num - pid + 1) // 2,
+                                              "minimum": min(num - pid, 4)}[spelling], w
+            assert simulate(program, {"n": 3}).errors, (spelling, w)
+
+
+def test_the_domain_a_kept_definition_gives_over_the_bases():
+    """exact_bases.bounds_of: what a definition that is not affine can give over its params'
+    domains, by interval arithmetic (C's quotient and remainder for runtime values)."""
+    from tle_compiler.ir.derived import Definition
+    from tle_compiler.ir.expr import Affine
+    from tle_compiler.passes.exact_bases import bounds_of
+
+    later = Affine.of("later") + 2
+    dom = {"later": (0, None), "x": (-5, 7)}
+    assert bounds_of(Definition("//", (later, Affine.of(2)), True), dom) == (1, None)
+    assert bounds_of(Definition("minimum", (later, Affine.of(4)), True), dom) == (2, 4)
+    assert bounds_of(Definition("maximum", (Affine.of("x"), Affine.of(0)), True), dom) == (0, 7)
+    assert bounds_of(Definition("//", (Affine.of("x"), Affine.of(2)), True), dom) == (-2, 3)
+    assert bounds_of(Definition("//", (Affine.of("x"), Affine.of(2)), False), dom) == (-3, 3)
+    assert bounds_of(Definition("%", (Affine.of("x"), Affine.of(4)), True), dom) == (-3, 3)
+    assert bounds_of(Definition("%", (later, Affine.of(4)), True), dom) == (0, 3)
+    assert bounds_of(Definition("abs", (Affine.of("x"),), True), dom) == (0, 7)
+    assert bounds_of(Definition("*", (Affine.of("x"), Affine.of(-2)), True), dom) == (-14, 10)
+    # a product of two params, or a quotient by a param: every integer
+    assert bounds_of(Definition("*", (Affine.of("x"), later), True), dom) == (None, None)
+    assert bounds_of(Definition("//", (later, Affine.of("x")), True), dom) == (None, None)

@@ -228,10 +228,32 @@ _GRID_KEY = re.compile(r"^(?:tl|gl|triton\.language|triton\.experimental\.gluon\
                        r"(program_id|num_programs)\((\d+)\)$")
 
 
+def reached(table: ParamTable, definitions: Mapping[str, Definition], uses: list[str]
+            ) -> list[str]:
+    """``uses`` and every placeholder their definitions compute them from, at any depth: the
+    values a launch must give for the used params (``tl.num_programs(0)`` and
+    ``tl.program_id(0)`` behind ``n = tl.cdiv(tl.num_programs(0) - tl.program_id(0), 2)``)."""
+    key_of = {slot.placeholder: key for key, slot in table.by_key.items()}
+    out: list[str] = []
+    todo = list(uses)
+    while todo:
+        ph = todo.pop(0)
+        if ph in out:
+            continue
+        out.append(ph)
+        key = key_of.get(ph)
+        d = (definitions.get(key[1]) if isinstance(key, tuple) and len(key) == 2
+             and key[0] == "pure" else None)
+        if d is not None:
+            todo.extend(sorted(d.variables, key=_slot_order))
+    return out
+
+
 def launch_grid(table: ParamTable, uses: list[str]
                 ) -> tuple[dict[str, ParamSlot], dict[str, Definition]]:
     """What a launch's grid ties together: for every axis ``a`` whose ``tl.program_id(a)`` and
-    ``tl.num_programs(a)`` are both used params, ``0 <= program_id(a) < num_programs(a)``. Each
+    ``tl.num_programs(a)`` are both in ``uses`` (used params, or values a used param is computed
+    from: :func:`reached`), ``0 <= program_id(a) < num_programs(a)``. Each
     such count becomes ``program_id(a) + 1 + later`` with ``later >= 0`` (the programs of the axis
     after this one), a base param of its own, so that a fault is only ever reported at a
     combination a launch gives (witness.py). Returns the new base params' slots by placeholder
@@ -265,9 +287,10 @@ def derivations(table: ParamTable, definitions: Mapping[str, Definition], uses: 
     named uniquely against the params and the loop variables. ``uses``: the used placeholders
     (:func:`used_placeholders`); ``names``: :func:`finalize`'s names; ``partitions``: after it."""
     key_of = {slot.placeholder: key for key, slot in table.by_key.items()}
-    # a program count used beside the program id of its axis is that id plus one plus the
-    # programs after it (a base param >= 0 of its own): the two are never independent
-    later, counts = launch_grid(table, uses)
+    # a program count used beside the program id of its axis (either of them directly or in a
+    # definition) is that id plus one plus the programs after it (a base param >= 0 of its
+    # own): the two are never independent
+    later, counts = launch_grid(table, reached(table, definitions, uses))
 
     def definition(ph: str) -> Optional[Definition]:
         if ph in counts:

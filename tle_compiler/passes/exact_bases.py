@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional
 
-from ..ir.derived import Definition, derive
-from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
-from ..ir.nodes import Access, Event, For, Program, Stmt
+from ..ir.derived import Definition, Derived, derive
+from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not, c_div
+from ..ir.nodes import Access, Event, For, Param, Program, Stmt
 from .witness import base_params
 
 
@@ -38,6 +38,78 @@ def _affine(d: Definition, env: Mapping[str, Affine]) -> Optional[Affine]:
     if d.op == "*" and (xs[0].is_const or xs[1].is_const):
         return xs[0].scale(xs[1].const) if xs[1].is_const else xs[1].scale(xs[0].const)
     return None
+
+
+Bounds = tuple[Optional[int], Optional[int]]  # an interval; None is an open end
+
+
+def _add(a: Bounds, b: Bounds, sign: int = 1) -> Bounds:
+    lo_b, hi_b = (b[0], b[1]) if sign > 0 else (
+        None if b[1] is None else -b[1], None if b[0] is None else -b[0])
+    return (None if a[0] is None or lo_b is None else a[0] + lo_b,
+            None if a[1] is None or hi_b is None else a[1] + hi_b)
+
+
+def _scale(a: Bounds, k: int) -> Bounds:
+    if k == 0:
+        return (0, 0)
+    lo, hi = (None if a[0] is None else a[0] * k), (None if a[1] is None else a[1] * k)
+    return (lo, hi) if k > 0 else (hi, lo)
+
+
+def _affine_bounds(a: Affine, domains: Mapping[str, Bounds]) -> Bounds:
+    out: Bounds = (a.const, a.const)
+    for name, k in a.terms:
+        out = _add(out, _scale(domains.get(name, (None, None)), k))
+    return out
+
+
+def bounds_of(d: Definition, domains: Mapping[str, Bounds]) -> Bounds:
+    """The values ``d`` can take when each param it names ranges over its interval in
+    ``domains`` (absent: every integer), as far as interval arithmetic tells: sums, products by
+    a constant, quotients and remainders by a positive constant (C's or Python's: both are
+    non-decreasing in the dividend), min, max and abs; anything else every integer."""
+    xs = [bounds_of(a, domains) if isinstance(a, Definition) else _affine_bounds(a, domains)
+          for a in d.args]
+    const = [a.const if isinstance(a, Affine) and a.is_const else None for a in d.args]
+    if d.op in ("+", "-"):
+        return _add(xs[0], xs[1], 1 if d.op == "+" else -1)
+    if d.op == "*" and (const[0] is not None or const[1] is not None):
+        return _scale(xs[1], const[0]) if const[0] is not None else _scale(xs[0], const[1])
+    if d.op in ("min", "minimum", "max", "maximum"):
+        pick = min if d.op in ("min", "minimum") else max
+        los, his = [x[0] for x in xs], [x[1] for x in xs]
+        if pick is min:
+            return (None if None in los else min(los),
+                    min(h for h in his if h is not None) if any(h is not None for h in his)
+                    else None)
+        return (max(lo for lo in los if lo is not None) if any(lo is not None for lo in los)
+                else None, None if None in his else max(his))
+    if d.op == "abs":
+        lo, hi = xs[0]
+        if lo is not None and lo >= 0:
+            return (lo, hi)
+        if hi is not None and hi <= 0:
+            return (-hi, None if lo is None else -lo)
+        return (0, None if lo is None or hi is None else max(-lo, hi))
+    if d.op in ("//", "%") and const[1] is not None and const[1] > 0:
+        c, (lo, hi) = const[1], xs[0]
+        if d.op == "//":
+            div = (lambda v: c_div(v, c)) if d.c else (lambda v: v // c)
+            return (None if lo is None else div(lo), None if hi is None else div(hi))
+        if not d.c or (lo is not None and lo >= 0):
+            return (0, c - 1)
+        if hi is not None and hi <= 0:
+            return (-(c - 1), 0)
+        return (-(c - 1), c - 1)
+    return (None, None)
+
+
+def _meet(p: Param, b: Bounds) -> Param:
+    """``p`` with its domain narrowed to the interval ``b``."""
+    lo = b[0] if p.min is None else p.min if b[0] is None else max(p.min, b[0])
+    hi = b[1] if p.max is None else p.max if b[1] is None else min(p.max, b[1])
+    return replace(p, min=lo, max=hi)
 
 
 def _cond(c: Cond, env: Mapping[str, Affine]) -> Cond:
@@ -75,23 +147,43 @@ def _body(body: tuple[Stmt, ...], env: Mapping[str, Affine], used: set[str]) -> 
 
 
 def over_bases(program: Program) -> Optional[Program]:
-    """``program`` with every derived param replaced by its definition, over the base params it
-    uses (in ``base_params`` order, with their domains); None when it has no derived params or
-    one is not affine in the bases. A base param is one a launch chooses freely within its domain
-    (a kernel argument, a program id, the programs after it), so the result's params are
-    independent, as the checks treat them."""
+    """``program`` with every derived param that is affine in the base params replaced by its
+    definition, over the base params it uses (in ``base_params`` order, with their domains);
+    None when none is. A base param is one a launch chooses freely within its domain (a kernel
+    argument, a program id, the programs after it), so those params are independent, as the
+    checks treat them. A derived param that is not affine (``tl.cdiv(num_programs(0) -
+    program_id(0), 2)``) stays a derived param, its definition over the bases and the kept ones,
+    its domain narrowed to what that definition gives over their domains (``bounds_of``: the
+    program count being the program id plus one plus the programs after it, that one is
+    ``>= 1``): still checked as independent, which covers every launch."""
     if not program.derived:
         return None
+    bases = base_params(program)
+    domains: dict[str, Bounds] = {p.name: (p.min, p.max) for p in bases}
     env: dict[str, Affine] = {}
+    kept: list[Derived] = []
     for d in program.derived:
         a = _affine(d.definition, env)
-        if a is None:
-            return None
-        env[d.name] = a
+        if a is not None:
+            env[d.name] = a
+            continue
+        definition = d.definition.substitute(env)
+        kept.append(replace(d, definition=definition))
+        domains[d.name] = bounds_of(definition, domains)
+    if not env:
+        return None  # nothing to substitute: the Program as it is
     used: set[str] = set()
     parts = tuple(replace(p, body=_body(p.body, env, used)) for p in program.partitions)
-    params = tuple(p for p in base_params(program) if p.name in used)
-    return replace(program, params=params, partitions=parts, derived=(), bases=())
+    own = {p.name: p for p in program.params}
+    kept_params = [_meet(own[d.name], domains[d.name]) for d in kept if d.name in own]
+    if any(p.min is not None and p.max is not None and p.min > p.max for p in kept_params):
+        return None  # no launch reaches the code that uses it: left to the search from bases
+    needed = used | {v for d in kept for v in d.definition.variables}
+    params = tuple([p for p in bases if p.name in used]
+                   + [p for p in kept_params if p.name in used])
+    names = {p.name for p in params}
+    return replace(program, params=params, partitions=parts, derived=tuple(kept),
+                   bases=tuple(p for p in bases if p.name in needed and p.name not in names))
 
 
 def launch_values(program: Program, values: Mapping[str, int]) -> Optional[dict[str, int]]:
@@ -107,7 +199,9 @@ def launch_values(program: Program, values: Mapping[str, int]) -> Optional[dict[
     env = derive(program.derived, base)
     if env is None:
         return None
+    if any(env.get(k, v) != v for k, v in values.items()):
+        return None  # a derived param kept independent there: these bases do not give its value
     return {p.name: env[p.name] for p in program.params}
 
 
-__all__ = ["launch_values", "over_bases"]
+__all__ = ["bounds_of", "launch_values", "over_bases"]
