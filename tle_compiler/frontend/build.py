@@ -308,6 +308,9 @@ class Frame:
     # names that held different compile-time values on different paths (a handle chosen by an
     # if, ...): runtime values now, which cannot be resolved
     lost: set = field(default_factory=set)
+    # names holding a tuple that an enclosing loop carries (Builder.carry_tuples): the names of
+    # the scalar variables holding its items, or None for a tuple the frontend cannot carry
+    carried: dict = field(default_factory=dict)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -350,6 +353,8 @@ class Builder:
         self.depth = 0  # compound-statement nesting (a pipe is declared at depth 0 only)
         # (pipe, reader name or None) -> (fields the reader sees, where its first handle was made)
         self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
+        #: KIR variable -> the shape of the tuple (or list) it holds (:meth:`tuple_shape`)
+        self.tuple_shapes: dict[str, tuple] = {}
 
     # -- helpers ----------------------------------------------------------------------------
     @property
@@ -406,6 +411,10 @@ class Builder:
                                    f"(whose window the verifier checks)", node,
                                    check="field-buffer")
             if st is not None:
+                if st.kind == "const" and name in f.carried:
+                    # a carried tuple's item variables, located where the tuple is used
+                    items = tuple(dataclasses.replace(x, loc=loc) for x in st.value.items)
+                    return K.TupleExpr(items, loc), st
                 if st.kind == "const":  # located where it is used
                     return dataclasses.replace(st.value, loc=loc), st
                 if st.kind == "pipe":
@@ -676,6 +685,9 @@ class Builder:
 
     def assign(self, target: ast.expr, e: K.Expr, st: Optional[Static], node: ast.AST) -> None:
         f = self.frame
+        if isinstance(target, ast.Name) and target.id in f.carried:
+            self.assign_carried(target.id, e, st, node)
+            return
         if isinstance(target, ast.Name):
             if st is not None and st.kind == "method" and isinstance(st.value[0], Static):
                 raise self.verb_as_value(node.value if isinstance(node, (ast.Assign, ast.AnnAssign))
@@ -688,8 +700,13 @@ class Builder:
                 self.name_buffer(st, target.id, node)
                 st = Static("buffer", (st.value[0], target.id))
                 e = K.BufferRef(target.id, self.loc(node))
+            shape = self.tuple_shape(e, st)
             f.env[target.id] = st
             f.lost.discard(target.id)
+            if shape is None:
+                self.tuple_shapes.pop(f.kir(target.id), None)
+            else:
+                self.tuple_shapes[f.kir(target.id)] = shape
             if st is not None and st.kind in ("handle", "pipe", "buffer"):
                 return  # compile-time values: uses are resolved to them, nothing runs
             self.emit(K.Assign(f.kir(target.id), e, self.loc(node)))
@@ -768,14 +785,18 @@ class Builder:
             self.unsupported_loop(s, path)
         start, stop, step, options = self.range_args(path, it, s)
         f = self.frame
+        carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
         before = dict(f.env)
         f.env[s.target.id] = None
+        self.tuple_shapes.pop(f.kir(s.target.id), None)
         self.depth += 1
         try:
             body = self.block(s.body)
         finally:
             self.depth -= 1
+            for name in carried:
+                f.carried.pop(name, None)
         self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
         f.env[s.target.id] = None
@@ -894,16 +915,20 @@ class Builder:
                            f"else; move the else body after the loop (line {s.orelse[0].lineno})",
                            s, check="unsupported-control-flow")
         f = self.frame
+        carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
         before = dict(f.env)
         for n in stored:
-            f.env[n] = None  # assigned in the body: runtime values in the condition
+            if n not in f.carried:  # (a carried tuple reads its item variables)
+                f.env[n] = None  # assigned in the body: runtime values in the condition
         cond = self.value(s.test)
         self.depth += 1
         try:
             body = self.block(s.body)
         finally:
             self.depth -= 1
+            for name in carried:
+                f.carried.pop(name, None)
         self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
         self.emit(K.While(cond, body, self.loc(s)))
@@ -918,10 +943,118 @@ class Builder:
                   if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         for name in sorted(stored):
             st = f.env.get(name)
+            if name in f.carried:
+                continue  # a carried tuple: its items are variables already
             if st is not None and st.kind == "const":
                 self.emit(K.Assign(f.kir(name), st.value, self.loc(node)))
                 f.env[name] = None
         return stored
+
+    # A tuple a loop rebinds (`o = (o[1], o[0] + 1)`, `ps = (ps[1], ps[0])`) is carried by the
+    # loop: an iteration reads what the previous one bound. What reads the KIR walks a loop's body
+    # once and knows a tuple's items at compile time, so a tuple variable assigned in the body
+    # would be read as its value on entry. The builder therefore keeps each item of a carried
+    # tuple in a variable of its own (`o__0`, `o__1`), the way a rebound scalar is carried: the
+    # name reads the tuple of those variables, and a rebinding in the body assigns them. Items
+    # that are compile-time values (pipes, handles, buffers) or tuples themselves cannot be
+    # carried that way: rebinding such a tuple in a loop is an error at the rebinding.
+    def tuple_shape(self, e: K.Expr, st: Optional[Static]) -> Optional[tuple]:
+        """None when ``e`` is no tuple (or list) the builder knows of; else one entry per item:
+        the item's own shape (None: no tuple)."""
+        if st is not None and st.kind == "const":
+            return self.tuple_shape(st.value, None)
+        items_st = st.value if st is not None and st.kind == "tuple" else None
+        if isinstance(e, K.TupleExpr):
+            sts = items_st if items_st is not None and len(items_st) == len(e.items) \
+                else (None,) * len(e.items)
+            return tuple(self.tuple_shape(x, sx) for x, sx in zip(e.items, sts))
+        if isinstance(e, K.Name) and e.id in self.tuple_shapes:
+            return self.tuple_shapes[e.id]
+        if items_st is not None:
+            return tuple(None if sx is None else self.tuple_shape(K.Const(None), sx)
+                         for sx in items_st)
+        return None
+
+    def carry_items(self, e: K.Expr, st: Optional[Static]) -> Optional[list[K.Expr]]:
+        """The items of tuple ``e`` as runtime expressions a loop can carry in variables, or None
+        when it has an item that is a compile-time value (a pipe, a handle, a buffer, a
+        function) or a tuple."""
+        shape = self.tuple_shape(e, st)
+        if shape is None or any(x is not None for x in shape):
+            return None
+        items_st = st.value if st is not None and st.kind == "tuple" else (None,) * len(shape)
+        if len(items_st) != len(shape) or any(
+                sx is not None and sx.kind != "const" for sx in items_st):
+            return None
+        if st is not None and st.kind == "const":
+            e = st.value
+        if isinstance(e, K.TupleExpr):
+            return [x if sx is None else sx.value for x, sx in zip(e.items, items_st)]
+        return [self.item_of(e, st, k, e.loc)[0] if st is not None and st.kind == "tuple"
+                else K.Subscript(e, (k,), e.loc) for k in range(len(shape))]
+
+    def carry_tuples(self, body: list[ast.stmt], loop: ast.stmt) -> list[str]:
+        """The names holding a tuple on entry to ``loop`` that its ``body`` rebinds, made
+        carried (see above): each item is assigned to its variable before the loop. Returns
+        the names this loop carries (an enclosing loop's are carried already)."""
+        f = self.frame
+        stored = sorted({n.id for n in _walk_no_defs(body)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+        used = {n.id for n in _walk_no_defs(body) if isinstance(n, ast.Name)} | set(f.env)
+        carried = []
+        for name in stored:
+            if name not in f.env or name in f.carried:
+                continue
+            st = f.env[name]
+            e = st.value if st is not None and st.kind == "const" else K.Name(f.kir(name),
+                                                                                self.loc(loop))
+            if self.tuple_shape(e, st) is None:
+                continue
+            carried.append(name)
+            items = self.carry_items(e, st)
+            if items is None:
+                f.carried[name] = None
+                continue
+            names = []
+            for k, x in enumerate(items):
+                var = f"{name}__{k}"
+                while var in used and not (isinstance(x, K.Name) and x.id == f.kir(var)):
+                    var += "_"
+                used.add(var)
+                names.append(var)
+                if not (isinstance(x, K.Name) and x.id == f.kir(var)):
+                    self.emit(K.Assign(f.kir(var), x, self.loc(loop)))
+                f.env[var] = None
+                self.tuple_shapes.pop(f.kir(var), None)
+            f.carried[name] = tuple(names)
+            loc = self.loc(loop)
+            f.env[name] = Static("const", K.TupleExpr(
+                tuple(K.Name(f.kir(v), loc) for v in names), loc))
+        return carried
+
+    def assign_carried(self, name: str, e: K.Expr, st: Optional[Static], node: ast.AST) -> None:
+        """``name = e`` where ``name`` is a tuple a loop carries: ``e``'s items are assigned to
+        the item variables (all read before any is assigned); a value that is no tuple of as
+        many runtime items is an error (Triton too refuses a loop-carried value whose type the
+        body changes)."""
+        f = self.frame
+        names = f.carried[name]
+        items = self.carry_items(e, st)
+        if names is None:
+            raise self.err(f"`{name}` holds a tuple with a compile-time value (a pipe, a handle, "
+                           f"a buffer) or a tuple among its items, and a loop rebinds it here: "
+                           f"each iteration would read the previous one's `{name}`, which the "
+                           f"frontend cannot carry (bind `{name}` once, before the loop, or keep "
+                           f"its runtime items in variables of their own)", node,
+                           check="unsupported-control-flow")
+        if items is None or len(items) != len(names):
+            raise self.err(f"`{name}` holds a tuple of {len(names)} runtime values on entry to a "
+                           f"loop that rebinds it here to another kind of value: each iteration "
+                           f"reads the previous one's `{name}`, so it must stay a tuple of "
+                           f"{len(names)} runtime values (Triton refuses a loop-carried value "
+                           f"whose type changes)", node, check="unsupported-control-flow")
+        targets = ast.Tuple([ast.Name(v, ast.Store()) for v in names], ast.Store())
+        self.assign(targets, K.TupleExpr(tuple(items), e.loc), None, node)
 
     def same_each_iteration(self, before: dict, stored: set[str], loop: ast.stmt) -> None:
         """A name holding a compile-time value (a pipe handle, a pipe, a buffer, a helper) that a
@@ -1363,6 +1496,9 @@ class Builder:
                     continue
                 frame.env[p] = None
                 self.emit(K.Assign(frame.kir(p), e, e.loc))
+                shape = self.tuple_shape(e, None)
+                if shape is not None:
+                    self.tuple_shapes[frame.kir(p)] = shape
             body = list(fdef.body)
             ret: tuple[K.Expr, Optional[Static]] = (K.Const(None, self.loc(node)), None)
             for i, st in enumerate(body):
@@ -1712,6 +1848,9 @@ class Builder:
                     # in the partition, as the protocol view evaluates it: its ifs fold alike
                     st = Static("const", K.Const(fold(e), e.loc))
                 frame.env[p] = st
+                shape = self.tuple_shape(e, st)
+                if shape is not None and st is None:  # read through the parameter's name
+                    self.tuple_shapes[frame.kir(p)] = shape
             self.frames.append(frame)
             self.in_partition = True
             try:

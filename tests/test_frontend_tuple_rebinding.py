@@ -1,0 +1,267 @@
+"""A tuple that a loop body rebinds is carried by the loop, as a rebound scalar is: each
+iteration reads what the previous one bound (Python's and Triton's semantics). The frontend keeps
+each item of such a tuple in a variable of its own, so neither the verifier nor the lowering can
+read the tuple's entry value in every iteration:
+
+- a pipe index kept in a carried tuple (``o = (o[1], o[0] + 1)``) is refused as non-affine, as
+  the same index kept in a carried scalar is (it was verified with the entry value, and hung);
+- source pointers swapped each iteration (``ps = (ps[1], ps[0])``) lower to loop-carried
+  variables (the lowering loaded from the first pointer in every iteration);
+- TMA descriptors swapped the same way are refused at the copy (it copied from the first one);
+- a tuple holding a pipe handle, or rebound to a value that is no tuple of as many items, is an
+  error at the rebinding, naming the tuple.
+
+A tuple the loop only reads keeps lowering to the items it holds."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from tle_compiler.cli.dump import main as dump_main
+from tle_compiler.diagnostics import TleError
+
+# A producer fills a ring of fp32 tiles; a consumer stores them. PRODUCER is replaced.
+RING = '''
+import triton.language as tl
+import tle_compiler as tle
+
+BM = tl.constexpr(64)
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, z_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    ring = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, BM], tl.float32))
+    tle.gpu.warp_specialize([(produce, (ring, x_ptr, z_ptr, N)), (consume, (ring, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(ring, x_ptr, z_ptr, N):
+    w = ring.writer()
+PRODUCER
+
+
+def consume(ring, y_ptr, N):
+    r = ring.reader()
+    for t in range(N):
+        res = r.wait(t)
+        tile = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+        tl.store(y_ptr + t * BM + tl.arange(0, BM), tile)
+
+
+DEFAULT_CONFIG = {
+    "signature": {"x_ptr": "*fp32", "z_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+    "constexprs": {}, "num_warps": 4, "grid": (1,),
+}
+'''
+
+# The writer's indices run t + 0, t + 0, t + 1, t + 1, ... (0, 1, 3, 4, 6, ...): index 2 is never
+# committed, and the reader's wait(2) hangs.
+INDEX_IN_TUPLE = '''
+    o = (0, 0)
+    for t in range(N):
+        slot = w.acquire(t + o[0])
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * BM + tl.arange(0, BM)))
+        w.commit(t + o[0])
+        o = (o[1], o[0] + 1)
+'''
+INDEX_IN_SCALAR = '''
+    j = 0
+    for t in range(N):
+        slot = w.acquire(t + j)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * BM + tl.arange(0, BM)))
+        w.commit(t + j)
+        j = j + 1
+'''
+# Even tiles come from x_ptr, odd ones from z_ptr.
+SWAPPED_POINTERS = '''
+    ps = (x_ptr, z_ptr)
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ps[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+        ps = (ps[1], ps[0])
+'''
+# The control: a tuple the loop reads and never rebinds.
+READ_ONLY_TUPLE = '''
+    ps = (x_ptr, z_ptr)
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ps[1] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+HANDLE_IN_TUPLE = '''
+    hw = (w, 0)
+    for t in range(N):
+        slot = hw[0].acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * BM + tl.arange(0, BM)))
+        hw[0].commit(t)
+        hw = (hw[0], hw[1] + 1)
+'''
+TUPLE_BECOMES_SCALAR = '''
+    ps = (x_ptr, z_ptr)
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ps[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+        ps = x_ptr
+'''
+
+# The TMA version: z_desc's box is [64, 64], not the slot's [64, 128].
+TMA_SWAP = '''
+import triton.language as tl
+import tle_compiler as tle
+
+BM = tl.constexpr(64)
+BN = tl.constexpr(128)
+
+
+@tle.jit(num_warps=4)
+def k(x_desc, z_desc, y_ptr, N):
+    ring = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, BM, BN], tl.float8e4nv))
+    tle.gpu.warp_specialize([(produce, (ring, x_desc, z_desc, N)), (consume, (ring, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(ring, x_desc, z_desc, N):
+    w = ring.writer()
+    ds = (x_desc, z_desc)
+    for t in range(N):
+        slot = w.acquire(t)
+        tle.gpu.tma_load(slot.tile, ds[0], [t * BM, 0])
+        w.commit(t)
+        ds = (ds[1], ds[0])
+
+
+def consume(ring, y_ptr, N):
+    r = ring.reader()
+    for t in range(N):
+        res = r.wait(t)
+        tile = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+        tl.store(y_ptr + t * BM * BN + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :],
+                 tile)
+'''
+TMA_SIGNATURE = {"x_desc": "tensordesc<fp8e4nv[64, 128]>",
+                 "z_desc": "tensordesc<fp8e4nv[64, 64]>", "y_ptr": "*fp8e4nv", "N": "i32"}
+
+
+def ring_file(tmp_path, producer: str):
+    f = tmp_path / "k.py"
+    f.write_text(RING.replace("PRODUCER\n", textwrap.dedent(producer).strip("\n")
+                              .replace("\n", "\n    ").join(["    ", "\n"])))
+    return f
+
+
+def line_of(f, text: str) -> int:
+    return next(n for n, line in enumerate(f.read_text().splitlines(), 1)
+                if line.strip() == text)
+
+
+def gluon(tmp_path, producer: str, capsys) -> str:
+    f = ring_file(tmp_path, producer)
+    assert dump_main(["-q", "--gluon", str(f)]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def test_an_index_in_a_rebound_tuple_is_refused_as_the_same_index_in_a_rebound_scalar(
+        tmp_path, capsys):
+    f = ring_file(tmp_path, INDEX_IN_TUPLE)
+    assert dump_main(["-q", str(f)]) == 1
+    err = capsys.readouterr().err
+    line = line_of(f, "slot = w.acquire(t + o[0])")
+    assert f"k.py:{line}: error: index of w.acquire must be affine" in err
+    assert "`t + o[0]`" in err and "[non-affine]" in err
+    assert "verified" not in err
+
+    g = ring_file(tmp_path, INDEX_IN_SCALAR)
+    assert dump_main(["-q", str(g)]) == 1
+    assert "[non-affine]" in capsys.readouterr().err
+
+
+def test_an_index_in_a_rebound_tuple_is_not_lowered(tmp_path, capsys):
+    f = ring_file(tmp_path, INDEX_IN_TUPLE)
+    assert dump_main(["-q", "--gluon", str(f)]) == 1
+    out, err = capsys.readouterr()
+    assert "[non-affine]" in err
+    assert "_ring_s1 = ((t + 0)) % 2" not in out
+
+
+def test_swapped_pointers_are_carried_by_the_loop(tmp_path, capsys):
+    """Each iteration loads through the item variable the previous one swapped, and the swap
+    assigns both from the values before it (not the first item twice)."""
+    f = ring_file(tmp_path, SWAPPED_POINTERS)
+    assert dump_main(["-q", str(f)]) == 0
+    capsys.readouterr()
+    src = gluon(tmp_path, SWAPPED_POINTERS, capsys)
+    produce = src[src.index("def produce"):src.index("def consume")] if "def consume" in src \
+        else src
+    loop = produce[produce.index("for t in range(N):"):]
+    (load,) = [x for x in loop.splitlines() if "gl.load(" in x and "BM" in x]
+    assert "x_ptr" not in load and "z_ptr" not in load, load
+    first = re.search(r"gl\.load\(\(*(\w+) \+", load).group(1)
+    # before the loop the item variables hold x_ptr and z_ptr
+    assert re.search(rf"^\s*{first} = x_ptr$", produce, re.M), produce
+    second = re.search(rf"^\s*(\w+) = z_ptr$", produce, re.M).group(1)
+    # in the loop: both are assigned, from temporaries holding the values before the swap
+    tmp_a = re.search(rf"^\s*(\w+) = {second}$", loop, re.M).group(1)
+    tmp_b = re.search(rf"^\s*(\w+) = {first}$", loop, re.M).group(1)
+    assert re.search(rf"^\s*{first} = {tmp_a}$", loop, re.M), loop
+    assert re.search(rf"^\s*{second} = {tmp_b}$", loop, re.M), loop
+
+
+def test_swapped_pointers_compile_to_ttgir(tmp_path, capsys):
+    f = ring_file(tmp_path, SWAPPED_POINTERS)
+    assert dump_main(["-q", "--ttgir", str(f)]) == 0, capsys.readouterr().err
+    assert "scf.for" in capsys.readouterr().out
+
+
+def test_swapped_tma_descriptors_are_refused_at_the_copy(tmp_path, capsys):
+    f = tmp_path / "k.py"
+    f.write_text(TMA_SWAP)
+    line = line_of(f, "tle.gpu.tma_load(slot.tile, ds[0], [t * BM, 0])")
+    assert dump_main(["-q", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert f"k.py:{line}: error:" in err and "`ds[0]`" in err
+    assert dump_main(["-q", "--ptx", str(f)]) == 1
+    assert f"k.py:{line}: error:" in capsys.readouterr().err
+
+
+def test_swapped_tma_descriptors_are_a_lowering_error(tmp_path):
+    from tle_compiler.lowering.compile import compile_kernel
+
+    f = tmp_path / "k.py"
+    f.write_text(TMA_SWAP)
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(f), "k"), TMA_SIGNATURE, {})
+    assert e.value.loc.line == line_of(f, "tle.gpu.tma_load(slot.tile, ds[0], [t * BM, 0])")
+
+
+@pytest.mark.parametrize("producer,rebinding,message", [
+    (HANDLE_IN_TUPLE, "hw = (hw[0], hw[1] + 1)",
+     "`hw` holds a tuple with a compile-time value (a pipe, a handle, a buffer)"),
+    (TUPLE_BECOMES_SCALAR, "ps = x_ptr",
+     "`ps` holds a tuple of 2 runtime values on entry to a loop that rebinds it here"),
+], ids=["handle in the tuple", "tuple rebound to a pointer"])
+def test_a_rebound_tuple_the_frontend_cannot_carry_is_an_error_at_the_rebinding(
+        tmp_path, capsys, producer, rebinding, message):
+    f = ring_file(tmp_path, producer)
+    assert dump_main(["-q", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert f"k.py:{line_of(f, rebinding)}: error: {message}" in err, err
+    assert dump_main(["-q", "--gluon", str(f)]) == 1
+    capsys.readouterr()
+
+
+def test_a_tuple_the_loop_only_reads_verifies_and_lowers_to_its_item(tmp_path, capsys):
+    f = ring_file(tmp_path, READ_ONLY_TUPLE)
+    assert dump_main(["-q", str(f)]) == 0
+    capsys.readouterr()
+    src = gluon(tmp_path, READ_ONLY_TUPLE, capsys)
+    loads = [x for x in src.splitlines() if "gl.load(" in x and "BM" in x and "t * BM" in x]
+    assert any("z_ptr + (t * BM)" in x for x in loads), loads
+    assert "__0" not in src
