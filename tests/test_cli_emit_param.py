@@ -143,3 +143,60 @@ def test_print_ir_of_a_kir_file_refuses_an_unknown_param(tmp_path, capsys):
     assert code == 2 and "--param ZZ: no such param" in err, err
     code, out, err = run(capsys, "-p", "emit-gluon", "--param", "N=2", kir)
     assert code == 1 and "nothing is lowered" in err and not out.strip(), err
+
+
+def warning_lines(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if "warning" in ln.lower()]
+
+
+@pytest.mark.parametrize("quiet", [(), ("-q",)], ids=["", "quiet"])
+def test_emit_gluon_with_a_bound_refuses_what_gluon_refuses(tmp_path, capsys, quiet):
+    """--bound 2 checks N in [-2, 2] only; the Gluon runs for every N and hangs at N = 3, so
+    both --gluon and -p emit-gluon verify it with no bound and refuse it."""
+    path = write(tmp_path, REJECTED_AT_3.replace("COND", "3"))
+    code, out, gluon_err = run(capsys, *quiet, "--gluon", "--bound", "2", path)
+    assert code == 1 and not out.strip()
+    for pipeline in ("emit-gluon", "verify-protocol,verify-deadlock,emit-gluon"):
+        code, out, err = run(capsys, *quiet, "-p", pipeline, "--bound", "2", path)
+        assert code == 1, err
+        assert not out.strip(), out[:200]
+        assert errors(err) == errors(gluon_err), (err, gluon_err)
+        assert "(when N=3, t=0)" in err
+
+
+def test_emit_gluon_with_a_bound_prints_what_gluon_prints_with_one_warning_line(tmp_path,
+                                                                                capsys):
+    """A kernel right for every N, checked with --bound 2: the run's verdict is bounded, so both
+    lower it with a warning (exit 3); -p emit-gluon says so on one `tle-dump: warning:` line, not
+    as a Python warning with its source line."""
+    path = write(tmp_path, REJECTED_AT_3.replace("COND", "-5"))
+    code, gluon, gluon_err = run(capsys, "--gluon", "--bound", "2", path)
+    assert code == 3 and "@gluon.jit" in gluon
+    for quiet in ((), ("-q",)):
+        code, emitted, err = run(capsys, *quiet, "-p", "emit-gluon", "--bound", "2", path)
+        assert code == 3, err
+        assert emitted == gluon
+        (line,) = warning_lines(err)
+        assert line.startswith("tle-dump: warning: ") and "only for N in [-2, 2]" in line, err
+        assert "TleVerificationWarning" not in err and "emit(" not in err, err
+
+
+@pytest.mark.parametrize("case, argv, want", [
+    ("proved", (), 0),
+    ("two-params", ("--param", "N=2"), 3),
+])
+def test_quiet_emit_gluon_still_prints_the_gluon(tmp_path, capsys, case, argv, want):
+    """-q silences the report, not the product: -q -p emit-gluon prints the Gluon as
+    -q --gluon does (it printed nothing, with exit 0 or 3)."""
+    text = REJECTED_AT_3.replace("COND", "-5") if case == "proved" else TWO_PARAMS
+    path = write(tmp_path, text)
+    code, gluon, _ = run(capsys, "-q", "--gluon", *argv, path)
+    assert code == want and "@gluon.jit" in gluon
+    code, emitted, err = run(capsys, "-q", "-p", "emit-gluon", *argv, path)
+    assert code == want, err
+    assert emitted == gluon
+    assert all(ln.startswith("tle-dump: warning: ") for ln in warning_lines(err)), err
+    # a pipeline that prints the kernel IR stays quiet under -q (its verdict: for N = 2 only)
+    code, out, err = run(capsys, "-q", "-p", "verify-protocol,verify-deadlock", "--print-ir",
+                         *argv, path)
+    assert code == 0 and not out.strip(), err

@@ -596,7 +596,8 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
                                               dict(constexprs)))
 
     code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check)
-    if _reporting(args) and text:
+    # the Gluon a pipeline ending in emit-gluon prints is its product, as --gluon's: -q keeps it
+    if text and (_reporting(args) or "emit-gluon" in names):
         _emit(args, "text", text)
     return code
 

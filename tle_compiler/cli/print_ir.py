@@ -15,14 +15,19 @@ from the kernel's is unusable input, as with ``--gluon`` (lowering/dumping.py).
 
 Exit status as tle-dump's: 1 when a pass reports a fault or the lowering refuses the kernel,
 otherwise the verdict's (0 proved, 3 bounded or unknown) when the pipeline gives one, else 0.
+A pipeline ending in emit-gluon with ``--param`` values of params or a ``--bound`` lowers only
+what ``--gluon`` lowers (the Gluon runs for every value: verified again with neither), says
+that a kernel is not proved on one ``tle-dump: warning:`` line, and prints the Gluon under
+``-q`` too, as ``--gluon`` does.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
-from ..diagnostics import TleError
+from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.kernel_text import print_kernel
 from ..lowering.kir_passes import KirModule, run_passes
 from ..passes.fixed_params import fixable
@@ -123,28 +128,52 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
 
 
 def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[str]]:
-    """A pipeline that emits Gluon with --param values of the kernel's params: the Gluon module
-    takes those params as runtime arguments and runs for every value of them, so, as
-    ``--gluon`` does (its lowering verifies the kernel over every value), a protocol rejected for
-    any value is not lowered (exit 1, the lowering's error), and one not proved for every value
-    is lowered with the lowering's warning (exit 3). The status and the lines for stderr;
-    (0, []) when nothing is emitted or no param is fixed."""
-    if "emit-gluon" not in names or not m.params:
+    """A pipeline that emits Gluon with --param values of the kernel's params, or with --bound:
+    the Gluon module takes the params as runtime arguments and runs for every value of them, so,
+    as ``--gluon`` does (its lowering verifies the kernel over every value, with no bound), a
+    protocol rejected for any value is not lowered (exit 1, the lowering's error), and one not
+    proved for every value is lowered with the lowering's warning (exit 3). The status and the
+    lines for stderr; (0, []) when nothing is emitted, or no param is fixed and no bound given
+    (the pipeline's own verification is then that one)."""
+    if "emit-gluon" not in names or (not m.params and m.bound is None):
         return 0, []
     from ..lowering import walks
 
     try:
         whole = run_passes(KirModule(m.kernel, info=m.info, constexprs=dict(m.constexprs),
-                                     program=m.program, bound=m.bound, budget=m.budget),
+                                     program=m.program, budget=m.budget),
                            "verify-protocol,verify-deadlock")
         walks.reject_errors(whole)
     except TleError as e:
         return 1, [str(e.to_diagnostic())]
     verdict = whole.protocol().verdict()
     if verdict is not None and verdict.kind != "proved":
-        return 3, [f"tle-dump: warning: kernel '{m.kernel.name}' is lowered, but its pipe "
-                   f"protocol is not proved for every value of its params: {verdict.describe()}"]
+        return 3, [not_proved(m.kernel.name, verdict.describe())]
     return 0, []
+
+
+def not_proved(kernel: str, what: str) -> str:
+    """The warning line for a kernel lowered without a proof for every value of its params."""
+    return (f"tle-dump: warning: kernel '{kernel}' is lowered, but its pipe protocol is not "
+            f"proved for every value of its params: {what}")
+
+
+def _run_passes_warning(m: KirModule, passes: str, warned: bool) -> tuple[KirModule, list[str]]:
+    """``run_passes``, the lowering's TleVerificationWarning (emit-gluon under a verdict that is
+    not a proof: ``--bound``, a bounded kernel) turned into a ``tle-dump: warning:`` line (none
+    when ``warned``: the kernel's warning is already out), other warnings shown as Python
+    shows them."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TleVerificationWarning)
+        m = run_passes(m, passes)
+    lines = []
+    for w in caught:
+        if not issubclass(w.category, TleVerificationWarning):
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        elif not warned:
+            lines.append(f"tle-dump: warning: {w.message}")
+            warned = True
+    return m, lines
 
 
 def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable, check
@@ -173,7 +202,7 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
             codes.append(1)
             continue
         try:
-            m = run_passes(m, args.passes)
+            m, pass_warnings = _run_passes_warning(m, args.passes, bool(lines))
         except TleError as e:
             print(str(e.to_diagnostic()), file=sys.stderr)
             codes.append(1)
@@ -181,6 +210,8 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
         ctx = m.ctx
         for d in (ctx.diagnostics if ctx is not None else ()):
             print(str(d), file=sys.stderr)
+        for line in pass_warnings:
+            print(line, file=sys.stderr)
         verdict = ctx.verdict() if ctx is not None else None
         codes.append(1 if ctx is not None and ctx.errors else
                      max(whole, EXIT_CODES[verdict.kind] if verdict is not None else 0))
