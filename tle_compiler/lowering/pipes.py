@@ -107,8 +107,9 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
         _wait(tr, pp, arr, stage, index_src(op.parity, index), index,
               f"pipe {pp.name}: {verb}({index}) on empty[g{arr.group}] (line {line})")
     if verb == "acquire":
+        # window: this acquire's number, which the slot's cp.async gathers carry
         return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings),
-                                "role": "writer"})
+                                "role": "writer", "window": tr.cp_async.new_window()})
     # commit / close
     arrives = _ops(pp, node, MBarrierArrive)
     parts = {arr.var: arrive_parts(arr.mode) for arr, _ in arrives}

@@ -33,6 +33,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import kir_paths, pipes
+from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
@@ -60,12 +61,21 @@ POSITIONAL_KWARGS = {
 }
 
 
-def _SlotField(text: str, ring, role: Optional[str], stage: str = "0") -> "V":
+def pointer_arg(node: K.Op) -> Optional[K.Expr]:
+    """The pointer of a ``tl.load`` / ``tl.store``, given first or as ``pointer=`` (None when
+    neither)."""
+    return node.args[0] if node.args else dict(node.kwargs).get("pointer")
+
+
+def _SlotField(text: str, ring, role: Optional[str], stage: str = "0",
+               window: Optional[int] = None) -> "V":
     """A slot field's shared-memory descriptor; ``slot`` is "writer" when it came from acquire;
-    ``stage``: the slot's stage as the generated code names it."""
+    ``stage``: the slot's stage as the generated code names it; ``window``: the acquire's
+    number (cp_async_waits.py), for a writer's slot."""
     v = V("smem", text, shape=tuple(ring.shape), dtype=ring.dtype, value=ring)
     v.slot = role
     v.stage = stage
+    v.window = window
     return v
 
 
@@ -140,9 +150,9 @@ class FnTranslator:
         # what the walk decided, for the lowering passes to write as attributes:
         self.op_vars: list[tuple] = []  # (Op node, layout variable of its tensor result)
         self.cp_async_stores: list = []  # tl.store Op nodes that became cp.async gathers
-        #: rings this partition may have cp.async copies in flight into (not yet waited for): a
-        #: later access of one by the partition waits for them first (await_cp_async)
-        self.cp_async_pending: set = set()
+        #: the cp.async copies this partition may have in flight (not yet waited for): a later
+        #: access of their ring by the partition waits for them first (await_cp_async)
+        self.cp_async = CpAsyncInFlight(self)
         self.line = 0  # the line of the statement being translated (a wait's `line`)
 
     # ---------------------------------------------------------------- helpers
@@ -287,39 +297,36 @@ class FnTranslator:
     # A cp.async gather lands in shared memory asynchronously; the commit's arrive
     # (async_copy.mbarrier_arrive) publishes it to the reader, but the writer itself may touch
     # its slot again inside its window (docs/semantics.md, rule 7), and nothing orders that access
-    # after the copy: a read would see the old bytes, a store could be overwritten by the copy
-    # landing late. So before the partition reads or writes a ring it may have copies in flight
-    # into, it commits them as a group and waits for all of them (cp.async.commit_group;
-    # cp.async.wait_group 0); Triton's shared-memory barrier then orders the other threads'
-    # access after every thread's wait. The set is an over-approximation per ring: control-flow
-    # joins take the union, a loop head adds every ring its body gathers into (the back-edge),
-    # and only a wait empties it (a commit does not: the writer may hold several slots).
-    def await_cp_async(self, ring, what: str) -> None:
-        """Wait for the partition's cp.async copies if one may still be writing ``ring``."""
-        var = getattr(ring, "var", None)
-        if var is None or var not in self.cp_async_pending:
-            return
-        self.emit("async_copy.commit_group()")
-        self.emit(f"async_copy.wait_group(0)  # the cp.async copies into {var} land before "
-                  f"the partition {what} it")
-        self.cp_async_pending.clear()
+    # after the copy. So before the partition reads or writes a ring it may have copies in flight
+    # into, or gathers again into a field its window already gathered into, it commits them as a
+    # group and waits for all of them; Triton's shared-memory barrier then orders the other
+    # threads' access after every thread's wait. What may be in flight is tracked by the value
+    # of the pointer each gather and access goes through, loops included (cp_async_waits.py).
+    def await_cp_async(self, ring, what: str, window: Optional[int] = None) -> None:
+        """Wait for the partition's cp.async copies if one may still be writing ``ring`` (for a
+        gather, ``window``: one of the same window)."""
+        self.cp_async.access(getattr(ring, "var", None), what, window)
 
     def _gathered_rings(self, stmts: tuple) -> set:
-        """The rings the cp.async gathers in ``stmts`` (at any depth) fill: the field of each
-        store marked ``cp_async`` (assign-layouts), in the pipe of the slot it names when that is
-        known (an acquire assigned in ``stmts`` or a slot bound now), else in every pipe with a
-        field of that name."""
+        """The rings the plainly spelled cp.async gathers in ``stmts`` (at any depth) fill: the
+        field of each store marked ``cp_async`` (assign-layouts) whose pointer is
+        ``local_ptr(slot.f)`` itself, in the pipe of the slot it names when that is known (an
+        acquire assigned in ``stmts`` or a slot bound now), else in every pipe with a field of
+        that name. Known at a loop's head, they let the first access in the body wait at once (the
+        back-edge's token, cp_async_waits.py, finds every other spelling at the loop's end)."""
         acquired = {st.target: st.value.handle.pipe for st in K.walk_stmts(stmts)
                     if isinstance(st, K.Assign) and isinstance(st.value, K.Event)}
         rings = set()
         for st in K.walk_stmts(stmts):
             for x in K.stmt_exprs(st):
                 for e in K.walk_expr(x):
-                    if not (isinstance(e, K.Op) and e.name == "tl.store" and e.attr("cp_async")
-                            and e.args and isinstance(e.args[0], K.Op) and e.args[0].args
-                            and isinstance(e.args[0].args[0], K.SlotField)):
+                    if not (isinstance(e, K.Op) and e.name == "tl.store" and e.attr("cp_async")):
                         continue
-                    sf = e.args[0].args[0]
+                    dst = pointer_arg(e)
+                    if not (isinstance(dst, K.Op) and dst.args
+                            and isinstance(dst.args[0], K.SlotField)):
+                        continue
+                    sf = dst.args[0]
                     pipe = None
                     if isinstance(sf.slot, K.Name):
                         bound = self.env.get(sf.slot.id)
@@ -376,7 +383,8 @@ class FnTranslator:
         if ring is None or node.field not in base.value["fields"]:
             raise self.err(f"slot of pipe '{pp.name}' has no (visible) field '{node.field}'", node)
         stage = base.value["stage"]
-        return _SlotField(f"{ring.var}.index({stage})", ring, base.value.get("role"), stage)
+        return _SlotField(f"{ring.var}.index({stage})", ring, base.value.get("role"), stage,
+                          base.value.get("window"))
 
     def ex_ResultSlot(self, node: K.ResultSlot) -> V:
         base = self.ex(node.result)
@@ -530,7 +538,8 @@ class FnTranslator:
                     raise self.err("tle.gpu.local_ptr(buf, indices) is not supported by the lowering", node)
                 return V("lptr", buf.text, shape=buf.shape, dtype=buf.dtype,
                          value=SimpleNamespace(value=buf.value, slot=getattr(buf, "slot", None),
-                                               text=buf.text, shape=buf.shape, dtype=buf.dtype))
+                                               text=buf.text, shape=buf.shape, dtype=buf.dtype,
+                                               window=getattr(buf, "window", None)))
             if canon == "tle.gpu.scale_rows":
                 return self._scale_rows(node)
             if canon == "tle.gpu.tma_load":
@@ -649,14 +658,26 @@ class FnTranslator:
     def _local(self, node: K.Expr) -> Optional[V]:
         """``tl.load(tle.gpu.local_ptr(buf))`` → the buffer, without loading it."""
         if (isinstance(node, K.Op) and node.name == "tl.load"
-                and len(node.args) == 1 and not node.kwargs):
-            p = self.ex(node.args[0])
+                and len(node.args) + len(node.kwargs) == 1 and pointer_arg(node) is not None):
+            p = self.ex(pointer_arg(node))
             if p.kind == "lptr":
                 return p.value
         return None
 
+    def _operand(self, node: K.Op, pos: int, key: str) -> K.Expr:
+        """A ``tl.load`` / ``tl.store`` operand given at ``pos`` or as ``key=``: never both,
+        never neither (an error at the line)."""
+        given = dict(node.kwargs)
+        if len(node.args) > pos and key in given:
+            raise self.err(f"{node.name}: `{key}` given twice", node)
+        if len(node.args) > pos:
+            return node.args[pos]
+        if key not in given:
+            raise self.err(f"{node.name} needs a `{key}` (positionally or as {key}=)", node)
+        return given[key]
+
     def load(self, node: K.Op, kw: dict) -> V:
-        p = self.ex(node.args[0])
+        p = self.ex(self._operand(node, 0, "pointer"))
         if p.kind == "lptr":
             self.await_cp_async(getattr(p.value, "value", None), "reads")
             var = self.S.new(len(p.shape))
@@ -763,9 +784,11 @@ class FnTranslator:
         ring = getattr(p.value, "value", None)
         slot = getattr(p.value, "slot", None)
         if not (isinstance(val_node, K.Op) and val_node.name == "tl.load"
-                and len(val_node.args) == 1 and hasattr(ring, "var") and slot == "writer"):
+                and len(val_node.args) + ("pointer" in dict(val_node.kwargs)) == 1
+                and hasattr(ring, "var") and slot == "writer"):
             return None
         kws = dict(val_node.kwargs)
+        kws.pop("pointer", None)  # (the pointer given as a keyword)
         # (with cache hints too: they stay a cp.async gather rather than a register load)
         if set(kws) - {"mask", "other", *CACHE_HINTS} or len(ring.shape) < 2 \
                 or BITS.get(ring.dtype) not in (16, 32):
@@ -776,8 +799,8 @@ class FnTranslator:
         return ring, kws
 
     def store(self, node: K.Op, kw: dict) -> None:
-        p = self.ex(node.args[0])
-        val_node = node.args[1] if len(node.args) > 1 else kw["value"]
+        p = self.ex(self._operand(node, 0, "pointer"))
+        val_node = self._operand(node, 1, "value")
         if p.kind == "lptr":
             if "mask" in kw:
                 # Neither form can take it (a register store of a shared-memory tile has no mask; a
@@ -801,7 +824,7 @@ class FnTranslator:
                 return
             if src is not None:
                 ring, kws = src
-                ptr = self.ex(val_node.args[0])
+                ptr = self.ex(pointer_arg(val_node))
                 if ptr.kind == "tensor" and tuple(ptr.shape or ()) == tuple(ring.shape):
                     parts = [p.text, ptr.text]
                     if "mask" in kws:
@@ -814,9 +837,13 @@ class FnTranslator:
                     if "other" in kws:
                         self.ex(kws["other"])
                     parts += self._cache_hints(kws, val_node)
+                    # two copies into one slot have no order without a wait (WAW): the later one
+                    # must land last, as the verified program stores it last
+                    window = getattr(p.value, "window", None)
+                    self.await_cp_async(ring, "gathers again into", window)
                     self.emit(f"async_copy.async_copy_global_to_shared({', '.join(parts)})"
                               f"  # cp.async gather; arrives per thread at the commit")
-                    self.cp_async_pending.add(ring.var)
+                    self.cp_async.gathered(ring.var, window)
                     self._record_fill(ring, "async")
                     return
                 raise self.err("internal: cp.async form with a mismatched pointer shape", node)
@@ -955,7 +982,7 @@ class FnTranslator:
         shape = tuple(p.shape or ())
         if not layout_qualifies(self.S.layout(p.var), shape) or tuple(val.shape or ()) != shape:
             return False
-        if not column_contiguous(self, node.args[0], shape[1]):
+        if not column_contiguous(self, pointer_arg(node), shape[1]):
             return False
         sid = self.S.soft_eq(val.var, p.var)
         self.emit(f"_tle_store_acc({p.text}, {self.cvt(val.text, sid)})  # 16-byte stores "
@@ -1293,9 +1320,10 @@ class FnTranslator:
             self.wgmma.loop_head(self, st, carried)
         self.emit(f"for {var} in {it}({', '.join(b.text for b in bounds)}):")
         # the head is reached from the entry and over the back-edge: copies the body issues may
-        # be in flight there (await_cp_async)
-        self.cp_async_pending |= self._gathered_rings(st.body)
-        at_head = set(self.cp_async_pending)
+        # be in flight there (await_cp_async; the token resolves at the body's end)
+        self.cp_async.pending |= {(r, None) for r in self._gathered_rings(st.body)}
+        back_edge = self.cp_async.loop_head()
+        at_head = self.cp_async.snapshot()
         self.env[st.var] = V("scalar", var)
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
@@ -1305,7 +1333,7 @@ class FnTranslator:
                   line=st.loc.line)
         self.loops.pop()
         self.ind -= 1
-        self.cp_async_pending |= at_head  # (the loop may run no iteration)
+        self.cp_async.loop_end(back_edge, at_head)
         self.wait_site("after", st, Drain("loop exit: wgmmas carried by the loop") if pipelined
                        else None)
 
@@ -1420,14 +1448,15 @@ class FnTranslator:
         self.ind += 1
         self.in_place_waits = in_place
         before = dict(self.env)
-        pending_before = set(self.cp_async_pending)
+        pending_before = self.cp_async.snapshot()
         try:
             self.body(st.then, kir_paths.join(path, "then") if path is not None else None,
                       end=branch_end("if"), line=st.loc.line)
             then_end, env_then = len(self.lines), dict(self.env)
             self.ind -= 1
             self.env = dict(before)
-            pending_then, self.cp_async_pending = self.cp_async_pending, pending_before
+            pending_then = self.cp_async.snapshot()
+            self.cp_async.join(pending_before)
             else_end = None
             if st.orelse:
                 self.emit("else:")
@@ -1436,7 +1465,8 @@ class FnTranslator:
                           end=branch_end("else"), line=st.loc.line)
                 else_end = len(self.lines)
                 self.ind -= 1
-            self.cp_async_pending |= pending_then  # copies either path may have left in flight
+            # copies either path may have left in flight
+            self.cp_async.join(self.cp_async.snapshot(), pending_then)
             self._merge_branches(before, env_then, then_end, dict(self.env), else_end)
         finally:
             self.in_place_waits = False
