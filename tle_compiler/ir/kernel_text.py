@@ -802,10 +802,29 @@ def parse_kernel(text: str, path: Optional[str] = None) -> Kernel:
 
 
 def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
-    """Read and parse a file of kernels."""
+    """Read and parse a file of kernels, each checked to be one the frontend could have built
+    (:func:`check_slot_shapes`): a file is something to verify and lower."""
     p = os.fspath(path)
     with open(p, encoding="utf-8") as f:
-        return parse_kernels(f.read(), p)
+        kernels = parse_kernels(f.read(), p)
+    for k in kernels:
+        check_slot_shapes(k)
+    return kernels
+
+
+def check_slot_shapes(k: Kernel) -> None:
+    """One slot per stage, as the frontend requires of a kernel's ``tle.gpu.alloc``: a pipe
+    field's leading dimension is the pipe's capacity. A hand-edited capacity above it would be
+    indexed past the field's buffer (``index(t % 4)`` into ``[3, ...]``). The text form itself
+    prints and reads back any field shape."""
+    for p in k.pipes:
+        for f in p.fields:
+            lead = f.shape[0] if f.shape else None
+            if type(lead) is int and lead != p.capacity:
+                raise TleError(f"pipe '{p.name}': the leading dimension of field '{f.name}' must "
+                               f"be the capacity {p.capacity} (one slot per stage), got shape "
+                               f"{list(f.shape)}", f.loc if f.loc.line else p.loc,
+                               check="bad-pipe")
 
 
 # -- syntax errors ----------------------------------------------------------------------------
