@@ -46,6 +46,9 @@ class Sweep:
     done: list[dict[str, int]] = field(default_factory=list)
     events: int = 0
     exhausted: Optional[str] = None  # why the budget stopped the sweep
+    #: the value the budget stopped the sweep at (not checked, so not in ``done``): an i32 wrap
+    #: it makes is named as well (a --param too large to expand, ``range(N)`` at N = 2^31)
+    stopped_at: Optional[dict[str, int]] = None
     protocol: list[tuple[dict[str, int], Problem]] = field(default_factory=list)
     deadlock: Optional[tuple[dict[str, int], Problem]] = None
     faulty: bool = False
@@ -127,8 +130,9 @@ class Sweep:
         names = {p.name for p in program.params}
         bases = {k: x for k, x in ctx.fixed_params.items() if k not in names}
         done = [] if self.unreal else self.done
+        stopped = [] if self.unreal or self.stopped_at is None else [self.stopped_at]
         hull: dict[str, tuple[int, int]] = {}
-        for d in done:
+        for d in done + stopped:
             for k, x in d.items():
                 lo, hi = hull.get(k, (x, x))
                 hull[k] = (min(lo, x), max(hi, x))
@@ -136,10 +140,11 @@ class Sweep:
             return v
         wrapped: Optional[tuple[dict[str, int], str]] = None
         kept: list[dict[str, int]] = []
-        for d in done or [{}]:
+        for n, d in enumerate(done + stopped or [{}]):
             why = first_wrap(program, d, bases)
             if why is None:
-                kept.append(d)
+                if n < len(done):
+                    kept.append(d)
             elif wrapped is None:
                 wrapped = (d, why)
         if wrapped is None:  # the hull over-approximates: every value itself stays inside
@@ -149,8 +154,10 @@ class Sweep:
         head = [f"{k}={x}" for k, x in {**bases, **values}.items() if k not in derived]
         tail = [f"{k}={x}" for k, x in values.items() if k in derived]
         at = ", ".join(head) + (f" ({', '.join(tail)})" if head and tail else ", ".join(tail))
-        reason = (f"at {at}, {why}, outside i32: the GPU computes it in i32, where it wraps, "
-                  f"while the check counts with unbounded integers")
+        # no params: the expression is a constant, outside i32 at every launch
+        reason = (f"at {at}, " if at else "") + (
+            f"{why}, outside i32: the GPU computes it in i32, where it wraps, while the check "
+            f"counts with unbounded integers")
         if v.reason:
             reason = f"{reason}; {v.reason}"
         # nothing left: no value of the params given (a base's, not the params derived from it)
@@ -281,10 +288,12 @@ def _run_sweep(ctx: PassContext) -> Sweep:
             left = budget - sw.events
             if left <= 0:
                 sw.exhausted = f"the verification budget of {budget} events ran out before {shown}"
+                sw.stopped_at = params
                 return False
             try:
                 traces = cp.run(params, left)
             except TraceBudgetExceeded as e:
+                sw.stopped_at = params
                 sw.exhausted = (f"the verification budget of {budget} events ran out at {shown} "
                                 f"(partition '{e.partition}' alone needs more than the {left} "
                                 f"events left)")
@@ -317,6 +326,7 @@ def _run_sweep(ctx: PassContext) -> Sweep:
         if run(pl.probe, stop_on_fault=True) and not sw.faulty:
             return sw
         sw.done, sw.protocol, sw.deadlock, sw.faulty, sw.exhausted = [], [], None, False, None
+        sw.stopped_at = None
     if run(pl.values, stop_on_fault=False) and pl.short and not sw.faulty:
         sw.exhausted = pl.short
     if sw.faulty and ctx.program.derived:
