@@ -4,12 +4,17 @@
   param value to name, so the reason has no "at ..." clause (it read "at , the index ...").
 - A --param value outside i32 is named as such (README, exit status 3) even when the sweep runs
   out of budget at that value before checking it (it read only "the budget ran out").
+- The unwritten-field message for a write that may not run says what does count: an
+  unconditional write, or a write in both branches of an if/else; a kernel that follows it
+  verifies.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 
 from tle_compiler.cli.dump import main
 
@@ -69,3 +74,57 @@ def test_largest_i32_value_is_not_called_outside_i32(capsys):
     (k,) = doc["kernels"]
     assert code == 3 and k["verdict"] == "unknown"
     assert "i32" not in k["reason"] and k["reason"].startswith("the verification budget")
+
+
+DATA_IF_KERNEL = """\
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, flag_ptr, out_ptr, N):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, flag_ptr, N)), (cons, (p, out_ptr, N))],
+                            [4], [232])
+
+
+def prod(p, x_ptr, flag_ptr, N):
+    offs = tl.arange(0, 64)
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        if tl.load(flag_ptr + i) != 0:
+            tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs))
+{ELSE}
+        w.commit(i)
+
+
+def cons(p, out_ptr, N):
+    offs = tl.arange(0, 64)
+    r = p.reader()
+    acc = tl.zeros([64], tl.float32)
+    for i in range(N):
+        res = r.wait(i)
+        acc += tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+    tl.store(out_ptr + offs, acc)
+"""
+ELSE_BRANCH = """\
+        else:
+            tl.store(tle.gpu.local_ptr(s.t), tl.zeros([64], tl.float32))"""
+
+
+@pytest.mark.parametrize("has_else", [False, True], ids=["if-only", "if-else"])
+def test_unwritten_field_message_says_a_write_in_both_branches_counts(capsys, tmp_path,
+                                                                      has_else):
+    path = tmp_path / "k.py"
+    path.write_text(DATA_IF_KERNEL.replace("{ELSE}", ELSE_BRANCH if has_else else ""))
+    code = main([str(path), "-q"])
+    err = capsys.readouterr().err
+    if has_else:  # what the message advises verifies
+        assert code == 0, err
+        return
+    assert code == 1 and "[unwritten-field]" in err, err
+    assert ("write the field unconditionally inside the window (a write in both branches of an "
+            "if/else counts)") in err

@@ -737,7 +737,8 @@ class Checker:
 MAY_NOT_RUN = ("may not run, or write only part of the field (it stands under a `while` or a "
                "loop or `if` on data, stores through a pointer tl.where chose, or only passes "
                "the pointer to a tl function), so it does not count as writing it; write the "
-               "field unconditionally inside the window")
+               "field unconditionally inside the window (a write in both branches of an "
+               "if/else counts)")
 
 
 def written_fields(program: Program) -> dict[str, set[str]]:
