@@ -11,7 +11,13 @@ read the tuple's entry value in every iteration:
 - a tuple holding a pipe handle, or rebound to a value that is no tuple of as many items, is an
   error at the rebinding, naming the tuple.
 
-A tuple the loop only reads keeps lowering to the items it holds."""
+A tuple the loop only reads keeps lowering to the items it holds.
+
+A tuple a branch of an ``if`` rebinds is kept the same way: after the if the name reads the item
+variables, which the branches assign, so a load through ``ps[0]`` reads the pointer of the path
+that ran (the lowering read the binding before the if on every path), and an index in ``o[0]`` is
+merged as the same index in a scalar is. Branches that bind tuples of different lengths, or a
+tuple holding a pipe handle, are an error at the binding."""
 
 from __future__ import annotations
 
@@ -265,3 +271,142 @@ def test_a_tuple_the_loop_only_reads_verifies_and_lowers_to_its_item(tmp_path, c
     loads = [x for x in src.splitlines() if "gl.load(" in x and "BM" in x and "t * BM" in x]
     assert any("z_ptr + (t * BM)" in x for x in loads), loads
     assert "__0" not in src
+
+
+# Tiles come from z_ptr when N > 3, else from x_ptr.
+POINTERS_REBOUND_IN_IF = '''
+    ps = (x_ptr, z_ptr)
+    if N > 3:
+        ps = (z_ptr, x_ptr)
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ps[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+POINTERS_BOUND_IN_BOTH_BRANCHES = '''
+    if N > 3:
+        ps = (z_ptr, x_ptr)
+    else:
+        ps = (x_ptr, z_ptr)
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ps[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+# The pipe index, offset by 1 when N > 3 (indices 1..N: the reader's wait(0) hangs), in a tuple
+# and in a scalar; and offset by 0 on both paths (the same index: verified).
+INDEX_REBOUND_IN_IF = '''
+    o = (0, 0)
+    if N > 3:
+        o = (1, 2)
+    for t in range(N):
+        slot = w.acquire(t + o[0])
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * BM + tl.arange(0, BM)))
+        w.commit(t + o[0])
+'''
+INDEX_REBOUND_IN_IF_SCALAR = '''
+    j = 0
+    if N > 3:
+        j = 1
+    for t in range(N):
+        slot = w.acquire(t + j)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * BM + tl.arange(0, BM)))
+        w.commit(t + j)
+'''
+SAME_INDEX_ON_BOTH_PATHS = INDEX_REBOUND_IN_IF.replace("o = (1, 2)", "o = (0, 2)")
+LENGTH_CHANGED_IN_IF = POINTERS_REBOUND_IN_IF.replace("ps = (z_ptr, x_ptr)",
+                                                      "ps = (z_ptr, x_ptr, x_ptr)")
+LENGTHS_DIFFER_BETWEEN_BRANCHES = POINTERS_BOUND_IN_BOTH_BRANCHES.replace(
+    "ps = (x_ptr, z_ptr)", "ps = (x_ptr, z_ptr, x_ptr)")
+HANDLE_TUPLE_REBOUND_IN_IF = '''
+    hw = (w, 0)
+    if N > 3:
+        hw = (w, 1)
+    for t in range(N):
+        slot = hw[0].acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + t * BM + tl.arange(0, BM)))
+        hw[0].commit(t)
+'''
+
+
+def produce_of(src: str) -> str:
+    return src[src.index("def produce"):src.index("def consume")]
+
+
+@pytest.mark.parametrize("producer", [POINTERS_REBOUND_IN_IF, POINTERS_BOUND_IN_BOTH_BRANCHES],
+                         ids=["rebound in the then branch", "bound in both branches"])
+def test_a_load_through_a_tuple_an_if_binds_reads_the_pointer_of_each_path(
+        tmp_path, capsys, producer):
+    f = ring_file(tmp_path, producer)
+    assert dump_main(["-q", str(f)]) == 0
+    capsys.readouterr()
+    produce = produce_of(gluon(tmp_path, producer, capsys))
+    lines = produce.splitlines()
+    at_if = next(k for k, x in enumerate(lines) if x.strip() == "if (N > 3):")
+    loop = produce[produce.index("for t in range(N):"):]
+    (load,) = [x for x in loop.splitlines() if "gl.load(" in x and "BM" in x]
+    assert "x_ptr" not in load and "z_ptr" not in load, load
+    first = re.search(r"gl\.load\(\(*(\w+) \+", load).group(1)
+    # the then branch binds it to z_ptr, the other path to x_ptr
+    then = lines[at_if + 1:at_if + 3]
+    assert f"        {first} = z_ptr" in then, produce
+    other = lines[:at_if] + lines[at_if + 3:]
+    assert any(re.fullmatch(rf"\s*{first} = x_ptr", x) for x in other), produce
+
+
+def test_pointers_a_tuple_an_if_binds_compile_to_ttgir(tmp_path, capsys):
+    f = ring_file(tmp_path, POINTERS_REBOUND_IN_IF)
+    assert dump_main(["-q", "--ttgir", str(f)]) == 0, capsys.readouterr().err
+    assert "scf.if" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("n", [2, 5])
+def test_the_emulation_of_the_kernel_loads_from_the_pointer_the_if_chose(tmp_path, n):
+    torch = pytest.importorskip("torch")
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    mod = load_kernel_module(ring_file(tmp_path, POINTERS_REBOUND_IN_IF))
+    bm = 64
+    x = torch.arange(n * bm, dtype=torch.float32)
+    z = -1.0 - torch.arange(n * bm, dtype=torch.float32)
+    y = torch.full((n * bm,), float("nan"))
+    mod.k[(1,)](x, z, y, n)
+    assert torch.equal(y, z if n > 3 else x)
+
+
+def test_an_index_in_a_tuple_an_if_rebinds_gets_the_verdict_of_the_same_index_in_a_scalar(
+        tmp_path, capsys):
+    f = ring_file(tmp_path, INDEX_REBOUND_IN_IF)
+    assert dump_main(["-q", str(f)]) == 1
+    err = capsys.readouterr().err
+    line = line_of(f, "slot = w.acquire(t + o[0])")
+    assert f"k.py:{line}: error: index of w.acquire must be affine" in err, err
+    assert "`t + o[0]`" in err and "[non-affine]" in err
+    g = ring_file(tmp_path, INDEX_REBOUND_IN_IF_SCALAR)
+    assert dump_main(["-q", str(g)]) == 1
+    assert "[non-affine]" in capsys.readouterr().err
+    # o[0] is 0 on both paths: the index is t, as in a scalar bound to 0 on both
+    h = ring_file(tmp_path, SAME_INDEX_ON_BOTH_PATHS)
+    assert dump_main(["-q", str(h)]) == 0, capsys.readouterr().err
+    assert "verified" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("producer,binding,message", [
+    (LENGTH_CHANGED_IN_IF, "ps = (z_ptr, x_ptr, x_ptr)",
+     "`ps` holds a tuple of 2 runtime values before an if whose branch rebinds it here"),
+    (LENGTHS_DIFFER_BETWEEN_BRANCHES, "ps = (z_ptr, x_ptr)",
+     "`ps` holds a tuple of 2 items after the then branch of the if at line {if_line} and a "
+     "tuple of 3 items after its else"),
+    (HANDLE_TUPLE_REBOUND_IN_IF, "hw = (w, 1)",
+     "`hw` holds a tuple with a compile-time value (a pipe, a handle, a buffer) or a tuple "
+     "among its items, and a branch of an if rebinds it here"),
+], ids=["length changed", "lengths differ", "handle in the tuple"])
+def test_a_tuple_an_if_cannot_carry_is_an_error_at_the_binding(tmp_path, capsys, producer,
+                                                                binding, message):
+    f = ring_file(tmp_path, producer)
+    message = message.format(if_line=line_of(f, "if N > 3:"))
+    assert dump_main(["-q", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert f"k.py:{line_of(f, binding)}: error: {message}" in err, err
+    assert dump_main(["-q", "--gluon", str(f)]) == 1
+    capsys.readouterr()

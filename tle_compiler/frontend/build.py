@@ -308,9 +308,12 @@ class Frame:
     # names that held different compile-time values on different paths (a handle chosen by an
     # if, ...): runtime values now, which cannot be resolved
     lost: set = field(default_factory=set)
-    # names holding a tuple that an enclosing loop carries (Builder.carry_tuples): the names of
-    # the scalar variables holding its items, or None for a tuple the frontend cannot carry
+    # names holding a tuple that an enclosing loop or if carries (Builder.carry_tuples): the
+    # names of the scalar variables holding its items, or None for a tuple the frontend cannot
+    # carry
     carried: dict = field(default_factory=dict)
+    # carried name -> "loop" or "if": what carries it (said by an error at its rebinding)
+    carried_by: dict = field(default_factory=dict)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -355,6 +358,8 @@ class Builder:
         self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
         #: KIR variable -> the shape of the tuple (or list) it holds (:meth:`tuple_shape`)
         self.tuple_shapes: dict[str, tuple] = {}
+        #: KIR variable -> the statement that bound it last (an if's error names the binding)
+        self.bound_at: dict[str, ast.AST] = {}
 
     # -- helpers ----------------------------------------------------------------------------
     @property
@@ -703,6 +708,7 @@ class Builder:
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
             f.lost.discard(target.id)
+            self.bound_at[f.kir(target.id)] = node
             if shape is None:
                 self.tuple_shapes.pop(f.kir(target.id), None)
             else:
@@ -797,6 +803,7 @@ class Builder:
             self.depth -= 1
             for name in carried:
                 f.carried.pop(name, None)
+                f.carried_by.pop(name, None)
         self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
         f.env[s.target.id] = None
@@ -895,19 +902,105 @@ class Builder:
                 self.stmt(st)
             return
         f = self.frame
+        carried = self.carry_tuples(s.body + s.orelse, s, "if")
         self.rebound(s.body + s.orelse, s)
         before = dict(f.env)
+        shapes_before, sites_before = dict(self.tuple_shapes), dict(self.bound_at)
         self.depth += 1
         try:
             then = self.block(s.body)
             env_then = dict(f.env)
+            shapes_then, sites_then = dict(self.tuple_shapes), dict(self.bound_at)
             f.env.clear()
             f.env.update(before)
+            self.tuple_shapes = dict(shapes_before)
+            self.bound_at = dict(sites_before)
             orelse = self.block(s.orelse)
+            env_else = dict(f.env)
         finally:
             self.depth -= 1
-        self._merge(before, [env_then, dict(f.env)], both=True)
+            for name in carried:
+                f.carried.pop(name, None)
+                f.carried_by.pop(name, None)
+        bound = self.tuples_bound_in_branches(
+            s, (env_then, shapes_then, sites_then),
+            (env_else, dict(self.tuple_shapes), dict(self.bound_at)), sites_before)
+        then = then + tuple(bound[0])
+        orelse = orelse + tuple(bound[1])
+        self._merge(before, [env_then, env_else], both=True)
+        for name, value in bound[2].items():
+            f.env[name] = value
+            f.lost.discard(name)
+            self.tuple_shapes.pop(f.kir(name), None)
         self.emit(K.If(cond, then, orelse, self.loc(s)))
+
+    def tuples_bound_in_branches(self, s: ast.If, then: tuple, orelse: tuple,
+                                 sites_before: dict) -> tuple[list, list, dict]:
+        """Names holding a tuple after both branches of ``s`` that a branch binds and that were
+        not carried from before the if (:meth:`carry_tuples`): a tuple first bound in the
+        branches. Each branch is given assignments of the tuple's items to variables of their
+        own (``o__0 = ...`` at the branch's end), and the name reads the tuple of those
+        variables after the if: what reads the KIR knows a tuple's items at compile time, so a
+        tuple variable would be read as one branch's binding on every path. Branches whose
+        tuples differ in length, hold compile-time values (pipes, handles, buffers) or tuples,
+        or where one is no tuple, are an error at the binding (Triton refuses a name whose type
+        differs between the branches). Each ``then`` / ``orelse`` is (env, tuple shapes, binding
+        sites) after its branch. Returns (then's assignments, else's, name -> its new value)."""
+        f = self.frame
+        stored = sorted({n.id for n in _walk_no_defs(s.body + s.orelse)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+        used = {n.id for n in _walk_no_defs(s.body + s.orelse) if isinstance(n, ast.Name)} \
+            | set(then[0]) | set(orelse[0])
+        adds: tuple[list, list] = ([], [])
+        values = {}
+        loc = self.loc(s)
+        for name in stored:
+            if name in f.carried or name not in then[0] or name not in orelse[0]:
+                continue  # carried, or bound on one path only (read in its branch only)
+            sts = (then[0][name], orelse[0][name])
+            if sts[0] is not None and sts[0] == sts[1] and (
+                    sts[0].kind != "tuple" or all(x is not None for x in sts[0].value)):
+                continue  # the same compile-time value on both paths
+            kir = K.Name(f.kir(name), loc)
+            shapes, items = [], []
+            saved = self.tuple_shapes
+            try:
+                for (env, shapes_b, _), st in zip((then, orelse), sts):
+                    self.tuple_shapes = shapes_b
+                    shapes.append(self.tuple_shape(kir, st))
+                    items.append(self.carry_items(kir, st) if shapes[-1] is not None else None)
+            finally:
+                self.tuple_shapes = saved
+            if shapes == [None, None]:
+                continue  # no tuple on either path
+            # where the branch that rebinds it bound it last
+            sites = [b[2].get(f.kir(name)) for b in (then, orelse)]
+            site = next((x for x in sites if x is not None
+                         and x is not sites_before.get(f.kir(name))), s)
+            if any(x is None for x in items) or len(items[0]) != len(items[1]):
+                what = [("no tuple" if sh is None else f"a tuple of {len(sh)} items"
+                         + ("" if it is not None else
+                            " with a compile-time value (a pipe, a handle, a buffer) or a "
+                            "tuple among them")) for sh, it in zip(shapes, items)]
+                raise self.err(f"`{name}` holds {what[0]} after the then branch of the if at "
+                               f"line {s.lineno} and {what[1]} after its else: after the if it "
+                               f"must hold a tuple of as many runtime values on every path "
+                               f"(Triton refuses a name whose type differs between the "
+                               f"branches)", site, check="unsupported-control-flow")
+            names = []
+            for k in range(len(items[0])):
+                var = f"{name}__{k}"
+                while var in used:
+                    var += "_"
+                used.add(var)
+                names.append(var)
+                f.env[var] = None
+                self.tuple_shapes.pop(f.kir(var), None)
+            for add, its in zip(adds, items):
+                add.extend(K.Assign(f.kir(v), x, loc) for v, x in zip(names, its))
+            values[name] = Static("const", K.TupleExpr(
+                tuple(K.Name(f.kir(v), loc) for v in names), loc))
+        return adds[0], adds[1], values
 
     def s_While(self, s: ast.While) -> None:
         if s.orelse:
@@ -929,6 +1022,7 @@ class Builder:
             self.depth -= 1
             for name in carried:
                 f.carried.pop(name, None)
+                f.carried_by.pop(name, None)
         self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
         self.emit(K.While(cond, body, self.loc(s)))
@@ -957,7 +1051,11 @@ class Builder:
     # tuple in a variable of its own (`o__0`, `o__1`), the way a rebound scalar is carried: the
     # name reads the tuple of those variables, and a rebinding in the body assigns them. Items
     # that are compile-time values (pipes, handles, buffers) or tuples themselves cannot be
-    # carried that way: rebinding such a tuple in a loop is an error at the rebinding.
+    # carried that way: rebinding such a tuple in a loop is an error at the rebinding. An `if`
+    # whose branch rebinds a tuple (`ps = (x, z)` then `if c: ps = (z, x)`) carries it alike:
+    # after the if the name reads the item variables, which hold the path's binding (a tuple
+    # first bound in both branches gets its item variables at each branch's end,
+    # :meth:`tuples_bound_in_branches`).
     def tuple_shape(self, e: K.Expr, st: Optional[Static]) -> Optional[tuple]:
         """None when ``e`` is no tuple (or list) the builder knows of; else one entry per item:
         the item's own shape (None: no tuple)."""
@@ -993,10 +1091,13 @@ class Builder:
         return [self.item_of(e, st, k, e.loc)[0] if st is not None and st.kind == "tuple"
                 else K.Subscript(e, (k,), e.loc) for k in range(len(shape))]
 
-    def carry_tuples(self, body: list[ast.stmt], loop: ast.stmt) -> list[str]:
+    def carry_tuples(self, body: list[ast.stmt], loop: ast.stmt, what: str = "loop"
+                     ) -> list[str]:
         """The names holding a tuple on entry to ``loop`` that its ``body`` rebinds, made
         carried (see above): each item is assigned to its variable before the loop. Returns
-        the names this loop carries (an enclosing loop's are carried already)."""
+        the names this loop carries (an enclosing loop's are carried already). An ``if``
+        (``what``) carries the tuples its branches rebind alike: after it, the name reads the
+        item variables, which hold the binding of the path that ran."""
         f = self.frame
         stored = sorted({n.id for n in _walk_no_defs(body)
                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
@@ -1011,6 +1112,7 @@ class Builder:
             if self.tuple_shape(e, st) is None:
                 continue
             carried.append(name)
+            f.carried_by[name] = what
             items = self.carry_items(e, st)
             if items is None:
                 f.carried[name] = None
@@ -1040,6 +1142,8 @@ class Builder:
         f = self.frame
         names = f.carried[name]
         items = self.carry_items(e, st)
+        if f.carried_by.get(name) == "if":
+            self.rebind_in_branch(name, names, items, node)
         if names is None:
             raise self.err(f"`{name}` holds a tuple with a compile-time value (a pipe, a handle, "
                            f"a buffer) or a tuple among its items, and a loop rebinds it here: "
@@ -1055,6 +1159,25 @@ class Builder:
                            f"whose type changes)", node, check="unsupported-control-flow")
         targets = ast.Tuple([ast.Name(v, ast.Store()) for v in names], ast.Store())
         self.assign(targets, K.TupleExpr(tuple(items), e.loc), None, node)
+
+    def rebind_in_branch(self, name: str, names: Optional[tuple], items: Optional[list],
+                         node: ast.AST) -> None:
+        """The checks of ``assign_carried`` for a tuple an if carries: a branch rebinding it
+        must bind a tuple of as many runtime values (after the if, the name reads the one of
+        the path that ran)."""
+        if names is None:
+            raise self.err(f"`{name}` holds a tuple with a compile-time value (a pipe, a handle, "
+                           f"a buffer) or a tuple among its items, and a branch of an if "
+                           f"rebinds it here: after the if it would hold one path's tuple, "
+                           f"which the frontend cannot follow (bind `{name}` once, or keep its "
+                           f"runtime items in variables of their own)", node,
+                           check="unsupported-control-flow")
+        if items is None or len(items) != len(names):
+            raise self.err(f"`{name}` holds a tuple of {len(names)} runtime values before an if "
+                           f"whose branch rebinds it here to another kind of value: after the if "
+                           f"it must hold a tuple of {len(names)} runtime values on every path "
+                           f"(Triton refuses a name whose type differs between the branches)",
+                           node, check="unsupported-control-flow")
 
     def same_each_iteration(self, before: dict, stored: set[str], loop: ast.stmt) -> None:
         """A name holding a compile-time value (a pipe handle, a pipe, a buffer, a helper) that a
