@@ -647,7 +647,13 @@ class Walker:
             if (isinstance(ptr, Data) and ptr.view == "pointer" and ptr.shared
                     and not (isinstance(other, Data) and other.shared)
                     and (op == "+" or op == "-" and ptr is left)):
-                return replace(ptr, node=node)
+                # which elements it reaches depends on the offsets: a store through it may write
+                # only part of the field (rule 7: a write that fills nothing); `+ 0` is the
+                # pointer itself
+                if self.as_aff(other) == Affine.of(0):
+                    return replace(ptr, node=node)
+                return replace(ptr, node=node, partial=ptr.partial or (
+                    f"`{self.src(node)}` (line {node.loc.line}) offsets the slot pointer"))
         a, b = self.as_aff(left), self.as_aff(right)
         rt = self.is_runtime(left) or self.is_runtime(right)
         cast = self.unmodelled_of([left, right], node)
@@ -937,7 +943,11 @@ class Walker:
             return replace(first, node=node, view="loaded", key=None, hint=None, why=None)
         if triton and (name == "store" or name.startswith("atomic_")):
             if isinstance(first, Data) and first.shared and first.view != "loaded":
-                self.access(first, op, node, write=True)
+                # a mask (or an atomic, which writes only what its own operands say) may leave
+                # elements unwritten: rule 7 counts it as a write that fills nothing
+                masked = kwargs.get("mask") is not None or len(args) > 2
+                self.access(first, op, node, write=True,
+                            may=masked or name.startswith("atomic_"))
             return Data(node=node)
         if triton and name in VIEW_OPS:
             if isinstance(first, Data) and first.shared:

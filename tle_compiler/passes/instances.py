@@ -735,8 +735,9 @@ class Checker:
 
 # Why a write that may not run (Pipe IR ``maywrite``) fills nothing, for messages.
 MAY_NOT_RUN = ("may not run, or write only part of the field (it stands under a `while` or a "
-               "loop or `if` on data, stores through a pointer tl.where chose, or only passes "
-               "the pointer to a tl function), so it does not count as writing it; write the "
+               "loop or `if` on data, stores with a mask, through an offset slot pointer or a "
+               "pointer tl.where chose, is an atomic, or only passes the pointer to a tl "
+               "function), so it does not count as writing it; write the "
                "field unconditionally inside the window (a write in both branches of an "
                "if/else counts)")
 

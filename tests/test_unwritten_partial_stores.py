@@ -1,0 +1,80 @@
+"""Rule 7 (docs/semantics.md): a store that may write only part of a slot field fills nothing.
+A masked store, a store through the slot pointer plus an offset, and an atomic on the field were
+each counted as writing the whole field, so a reader's load of elements nothing wrote was
+verified; each is now a write that may not run (``maywrite``), and the read is
+``unwritten-field``. An unmasked store, and the pointer ``+ 0``, still fill the field; a partial
+store followed by a whole one in the same window is filled by the whole one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KERNEL = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, out_ptr, N):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, N)), (cons, (p, out_ptr, N))], [4], [232])
+
+
+def prod(p, x_ptr, N):
+    offs = tl.arange(0, 64)
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+FILL
+        w.commit(i)
+
+
+def cons(p, out_ptr, N):
+    offs = tl.arange(0, 64)
+    r = p.reader()
+    acc = tl.zeros([64], tl.float32)
+    for i in range(N):
+        res = r.wait(i)
+        acc += tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+    tl.store(out_ptr + offs, acc)
+'''
+WHOLE = "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs))"
+PARTIAL = {
+    "mask_kw": "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs), mask=offs < 32)",
+    "mask_positional": "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs), offs < 32)",
+    "offset": ("        tl.store(tle.gpu.local_ptr(s.t) + tl.arange(0, 32),\n"
+               "                 tl.load(x_ptr + i * 64 + tl.arange(0, 32)))"),
+    "atomic": "        tl.atomic_add(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs))",
+}
+
+
+def _verdict(tmp_path: Path, fill: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "k.py"
+    path.write_text(KERNEL.replace("FILL", fill))
+    return subprocess.run([sys.executable, "-m", "tle_compiler.cli.dump", "-q", str(path)],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("kind", sorted(PARTIAL))
+def test_a_partial_store_does_not_fill_the_field(tmp_path, kind):
+    out = _verdict(tmp_path, PARTIAL[kind])
+    assert out.returncode == 1, out.stderr
+    assert "[unwritten-field]" in out.stderr and "never surely written" in out.stderr
+
+
+@pytest.mark.parametrize("fill", [WHOLE, WHOLE.replace("local_ptr(s.t)", "local_ptr(s.t) + 0")])
+def test_a_whole_store_fills_it(tmp_path, fill):
+    out = _verdict(tmp_path, fill)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("kind", sorted(PARTIAL))
+def test_a_whole_store_after_a_partial_one_fills_it(tmp_path, kind):
+    out = _verdict(tmp_path, PARTIAL[kind] + "\n" + WHOLE)
+    assert out.returncode == 0, out.stderr
