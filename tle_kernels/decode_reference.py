@@ -8,6 +8,10 @@ causal=False)`` returns ``(out, lse)``, both fp32: out [b, s_q, h_q, head_dim_v]
   ``block_table[i, t // page]`` at row ``t % page`` of ``k_cache`` [num_blocks, page, h_kv, d].
   Only the first ceil(seqlen / page) block-table entries of a request are read, and only its first
   seqlen rows of them: whatever lies beyond (NaN, an out-of-range block id) never matters.
+- The caller's precondition (FlashMLA's, which the kernels cannot check without reading device
+  memory): cache_seqlens[i] <= block_table.shape[1] * page and each entry read is a block of
+  k_cache. The reference refuses a call that breaks it (ValueError naming cache_seqlens or
+  block_table) rather than define a result no kernel computes.
 - K and V are the same cache: V is the first ``head_dim_v`` dims of each K row.
 - Grouped heads: query head h uses kv head h // (h_q // h_kv).
 - causal: query j of s_q sees the positions < seqlen - s_q + j + 1 (the last s_q tokens of the
@@ -41,10 +45,20 @@ def mla_decode_reference(q: torch.Tensor, k_cache: torch.Tensor, block_table: to
     out = torch.zeros(b, s_q, h_q, head_dim_v, dtype=torch.float32, device=dev)
     lse = torch.full((b, h_q, s_q), float("inf"), dtype=torch.float32, device=dev)
     seqlens = [int(x) for x in cache_seqlens.tolist()]
+    num_blocks, max_blocks = k_cache.shape[0], block_table.shape[1]
+    for i, n in enumerate(seqlens):
+        if n > max_blocks * page:
+            raise ValueError(f"cache_seqlens: request {i} has {n} tokens, more than its block_table "
+                             f"row covers ({max_blocks} pages of {page} = {max_blocks * page})")
     for i, n in enumerate(seqlens):
         if n <= 0:
             continue
         pages = block_table[i, :-(-n // page)].to(device=k_cache.device, dtype=torch.long)
+        bad = (pages < 0) | (pages >= num_blocks)
+        if bool(bad.any()):
+            j = int(bad.nonzero()[0, 0])
+            raise ValueError(f"block_table: request {i} reads entry {j} = {int(pages[j])} for its "
+                             f"cache_seqlens {n}, not a block of k_cache (num_blocks {num_blocks})")
         kv = k_cache.index_select(0, pages).reshape(-1, h_kv, d)[:n].to(dev).float()  # [n, h_kv, d]
         kv = kv.permute(1, 0, 2)                                                        # [h_kv, n, d]
         # rows of kv head g: (query j, head g*group + r) at row j*group + r
