@@ -12,7 +12,10 @@ Dense (``indices`` None):
 - q [b, s_q, h_q, 576] bf16; k_cache [num_blocks, 64, h_kv, 576] bf16 (K and V are one cache:
   V = the first 512 dims); block_table [b, max_blocks] int32; cache_seqlens [b] int32 (0 allowed);
   h_q a multiple of h_kv (query head h reads kv head h // (h_q // h_kv)). Only the last dim of q,
-  k_cache and block_table needs to be contiguous.
+  k_cache and block_table needs to be contiguous. b = 0 gives empty outputs (the sparse call too).
+  The caller's precondition (FlashMLA's; not checked: it would read device memory):
+  cache_seqlens[i] <= block_table.shape[1] * 64 and each entry a request uses is a block of
+  k_cache.
 - out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32 (natural log); a row that sees no token gives
   out 0 and lse +inf. causal: query j sees positions < seqlen - s_q + j + 1. softmax_scale defaults
   to 576 ** -0.5. Semantics in full: tle_kernels/decode_reference.py.
@@ -38,7 +41,8 @@ Sparse (``indices`` given; tle_kernels/sparse_decode_api.py validates and launch
   read (FlashMLA's tests pass None; any value is accepted and ignored, as FlashMLA does).
 - Beyond FlashMLA (which requires the FP8 cache here): ``is_fp8_kvcache=False`` reads a bf16
   cache [num_blocks, page_block_size, 1, 576].
-- impl: the same names. "seesaw" runs a bf16 cache through the seesaw SparseMLA prefill kernels
+- impl: sparse_decode_api.IMPLS ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8",
+  "split-fp8") or "auto"; the dense call refuses the sparse-only names. "seesaw" runs a bf16 cache through the seesaw SparseMLA prefill kernels
   (tle_kernels/sparse_decode_seesaw_launch.py: h_q 64 / 128, 8 / 16 / 32 padded to 64, no extra
   cache); "naive" (the plain
   Triton kernel, tle_kernels/sparse_decode_naive.py) runs everything, FP8 included;
@@ -64,7 +68,9 @@ Everything is validated before any launch (and before anything needs CUDA: CPU a
 reach every rule but the device check, which comes after the shape rules); errors name the
 argument. The work runs in the custom ops ``torch.ops.tle_kernels.mla_decode`` and
 ``torch.ops.tle_kernels.sparse_mla_decode`` (each with a fake implementation), so a call traces
-under ``torch.compile``.
+under ``torch.compile(fullgraph=True)``: validation reads no data pointer there (the address rules
+and "auto"'s choice run inside the ops on the real tensors, data_pointers.py) and finds the
+launchers in ``sys.modules``.
 
 ``flash_mla_sparse_fwd`` is the SparseMLA prefill (tle_kernels/api.py) under FlashMLA's name.
 """
@@ -75,12 +81,14 @@ import dataclasses
 import importlib
 import importlib.util
 import math
+import sys
 from typing import Dict, List, Optional, Tuple
 
 import torch
 
 from . import sparse_decode_api as sparse_api
 from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill
+from .data_pointers import rows_aligned_where_known
 from .mla_decode_launch import row_blocks
 
 D_QK = 576
@@ -119,9 +127,13 @@ SCHEDULED_IMPLS = ("seesaw", "seesaw-tma")
 
 def launcher_module(impl: str):
     """The launcher module of a TLE implementation, or None while its file does not exist. A file
-    that exists but fails to import raises: a broken kernel is an error, not a missing one."""
-    mod = LAUNCHERS[impl][0]
-    name = f"{__package__}.{mod}"
+    that exists but fails to import raises: a broken kernel is an error, not a missing one. A
+    module already imported is read from ``sys.modules`` (a dict read torch.compile traces; it
+    cannot trace importlib): the launchers are imported with this module (``_import_launchers``)."""
+    name = f"{__package__}.{LAUNCHERS[impl][0]}"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
     if importlib.util.find_spec(name) is None:
         return None
     return importlib.import_module(name)
@@ -281,15 +293,17 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
     was given), the problem's sizes, the softmax scale and the metadata config (for a sparse call
     also the impl that will run). TypeError / ValueError / NotImplementedError name the argument.
     Device checks come after the shape checks, so CPU / meta tensors exercise every other rule."""
-    if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
-        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
     if not isinstance(is_fp8_kvcache, bool):
         raise TypeError(f"is_fp8_kvcache: expected a bool, got {type(is_fp8_kvcache).__name__}")
-    if indices is not None:
+    if indices is not None:  # the sparse decode's impl names (sparse_decode_api.IMPLS) are checked there
         return validate_sparse_call(q, k_cache, head_dim_v, tile_scheduler_metadata, num_splits,
                                     softmax_scale, causal, is_fp8_kvcache, indices, attn_sink,
                                     extra_k_cache, extra_indices_in_kvcache, topk_length,
                                     extra_topk_length, impl)
+    if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
+        sparse_only = (f" ({impl!r} is a sparse decode impl: it needs indices)"
+                       if impl in sparse_api.IMPLS else "")
+        raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}{sparse_only}")
     if is_fp8_kvcache:
         raise NotImplementedError("is_fp8_kvcache: the FP8 KV cache is read by the sparse decode "
                                   "only (pass indices); the dense decode reads a bf16 cache "
@@ -341,8 +355,12 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
     if cache_seqlens.shape[0] != b:
         raise ValueError(f"cache_seqlens: expected shape [{b}] (q's batch), got "
                          f"{tuple(cache_seqlens.shape)}")
-    if impl != "auto":  # an explicit impl that cannot handle the shape fails here, before launch
-        select_impl(impl, s_q, h_q, h_kv)
+    if impl != "auto":
+        # an explicit impl that cannot run the call (its shape, or rows of q / k_cache that are not
+        # 16-byte aligned) fails here, before the metadata is filled. Where the data pointers
+        # cannot be read (torch.compile tracing, fake tensors) the strides are checked here and
+        # the address in the custom op, which checks the whole rule again on the real tensors.
+        select_impl(impl, s_q, h_q, h_kv, rows_aligned_where_known(q, k_cache))
     config = DecodeSchedMeta.Config.of(q, k_cache, causal)
     tile_scheduler_metadata.check(config)
     named = [("q", q), ("k_cache", k_cache), ("block_table", block_table),
@@ -470,7 +488,12 @@ def _sparse_mla_decode_impl(q: torch.Tensor, k_cache: torch.Tensor, indices: tor
                             extra_topk_length: Optional[torch.Tensor],
                             impl: str) -> Tuple[torch.Tensor, torch.Tensor]:
     """Validated tensors (sparse_decode_api.validate_sparse), the scale resolved. Returns
-    (out, lse)."""
+    (out, lse). The FP8 caches' address rule is checked again here: under torch.compile,
+    validation is traced and cannot read data pointers (data_pointers.address_known)."""
+    if is_fp8_kvcache:
+        sparse_api.check_cache_address("k_cache", k_cache)
+        if extra_k_cache is not None:
+            sparse_api.check_cache_address("extra_k_cache", extra_k_cache)
     out, lse = sparse_api.empty_outputs(q)
     sparse_api.launch_sparse(impl, q, k_cache, indices, softmax_scale, is_fp8_kvcache, out, lse,
                          attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
@@ -493,6 +516,14 @@ def _register(name: str, impl, fake):
     return op
 
 
+def _import_launchers() -> None:
+    """Import the launchers whose files exist, with this module: a call torch.compile traces then
+    finds them in ``sys.modules`` (launcher_module), since importlib cannot be traced."""
+    for impl in LAUNCHERS:
+        launcher_module(impl)
+
+
+_import_launchers()
 mla_decode_op = _register("mla_decode", _mla_decode_impl, _mla_decode_fake)
 sparse_mla_decode_op = _register("sparse_mla_decode", _sparse_mla_decode_impl,
                                  _sparse_mla_decode_fake)

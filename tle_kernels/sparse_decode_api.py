@@ -6,7 +6,7 @@ a bf16 cache.
                              topk_length, extra_k_cache, extra_indices, extra_topk_length,
                              impl="auto")
 
-- q [b, s_q, h_q, 576] bf16, h_q one of ``H_Q``, s_q >= 1, b >= 1.
+- q [b, s_q, h_q, 576] bf16, h_q one of ``H_Q``, s_q >= 1; b = 0 gives empty outputs.
 - k_cache: ``is_fp8`` -> [num_blocks, page_block_size, 1, 656] uint8 / int8 / float8_e4m3fn in
   the FP8 layout (tle_kernels/fp8_kvcache.py), each block's tokens back to back (stride(1) =
   656), 16-byte aligned (data pointer and block stride); else [num_blocks, page_block_size, 1,
@@ -39,11 +39,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import sys
 from typing import Dict, Optional, Tuple
 
 import torch
 
 from .api import check_tensor
+from .data_pointers import address_known
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES, D_NOPE, D_QK
 
 D_V = D_NOPE
@@ -90,6 +92,9 @@ def launcher_module(impl: str):
     if impl not in LAUNCHERS:
         return None
     name = f"{__package__}.{LAUNCHERS[impl][0]}"
+    loaded = sys.modules.get(name)  # torch.compile traces a dict read, not importlib
+    if loaded is not None:
+        return loaded
     if importlib.util.find_spec(name) is None:
         return None
     return importlib.import_module(name)
@@ -175,8 +180,16 @@ def _check_cache(name: str, cache, is_fp8: bool) -> None:
         if cache.shape[0] > 1 and cache.stride(0) % ALIGN != 0:
             raise ValueError(f"{label}: the block stride must be a multiple of {ALIGN} bytes, got "
                              f"{cache.stride(0)}")
-        if cache.device.type != "meta" and cache.data_ptr() % ALIGN != 0:
-            raise ValueError(f"{label}: the data must start on a {ALIGN}-byte boundary")
+        if address_known(cache):
+            check_cache_address(name, cache)
+
+
+def check_cache_address(name: str, cache) -> None:
+    """The FP8 cache's data starts on a 16-byte boundary. Checked by validation where the address
+    can be read (data_pointers.address_known), and again by the custom op on the real tensors,
+    since under torch.compile validation is traced and cannot read it."""
+    if cache.data_ptr() % ALIGN != 0:
+        raise ValueError(f"{_label(name)}: the data must start on a {ALIGN}-byte boundary")
 
 
 def _check_indices(name: str, x, b: int, s_q: int) -> int:
@@ -223,8 +236,8 @@ def validate_sparse(q, k_cache, indices, head_dim_v=D_V, softmax_scale=None, is_
     b, s_q, h_q, d = q.shape
     if d != D_QK:
         raise ValueError(f"q: head dim (last dim) must be {D_QK}, got {d}")
-    if b < 1 or s_q < 1:
-        raise ValueError(f"q: b and s_q must be at least 1, got shape {tuple(q.shape)}")
+    if s_q < 1:  # b = 0 is an empty batch (empty outputs), as the dense decode takes it
+        raise ValueError(f"q: s_q must be at least 1, got shape {tuple(q.shape)}")
     if h_q not in H_Q:
         raise ValueError(f"q: h_q (dim 2) must be one of {H_Q}, got {h_q}")
     _check_cache("k_cache", k_cache, is_fp8)
@@ -247,10 +260,14 @@ def validate_sparse(q, k_cache, indices, head_dim_v=D_V, softmax_scale=None, is_
         if extra_topk_length is not None:
             raise ValueError("extra_topk_length: given without extra_k_cache")
 
-    # an explicit impl that cannot run the call fails here, before the device check
-    name = select_sparse_impl(name, dict(zip(SUPPORT_ARGS, (
-        q, k_cache, indices, is_fp8, attn_sink, topk_length, extra_k_cache, extra_indices,
-        extra_topk_length))))
+    # an explicit impl that cannot run the call fails here, before the device check. While
+    # torch.compile traces the call, "auto" stays "auto": which kernel runs can depend on data
+    # pointers (row alignment), which a trace cannot read; the custom op resolves it on the real
+    # tensors (launch_sparse). An explicit impl is checked here on what the trace can read.
+    if not (name == "auto" and torch.compiler.is_compiling()):
+        name = select_sparse_impl(name, dict(zip(SUPPORT_ARGS, (
+            q, k_cache, indices, is_fp8, attn_sink, topk_length, extra_k_cache, extra_indices,
+            extra_topk_length))))
     named = [("q", q), ("k_cache", k_cache), ("indices", indices), ("attn_sink", attn_sink),
              ("topk_length", topk_length), ("extra_k_cache", extra_k_cache),
              ("extra_indices", extra_indices), ("extra_topk_length", extra_topk_length)]
@@ -285,6 +302,8 @@ def launch_sparse(impl: str, q, k_cache, indices, sm_scale: float, is_fp8: bool,
     call = dict(zip(SUPPORT_ARGS, (q, k_cache, indices, is_fp8, attn_sink, topk_length,
                                    extra_k_cache, extra_indices, extra_topk_length)))
     name = select_sparse_impl(impl, call if impl == "auto" else None)
+    if q.shape[0] == 0:  # an empty batch: nothing to compute, no kernel launched on an empty grid
+        return name
     if name == "naive":
         from .sparse_decode_naive import sparse_decode_naive as run
     else:
@@ -310,3 +329,13 @@ def sparse_decode(q: torch.Tensor, k_cache: torch.Tensor, indices: torch.Tensor,
     launch_sparse(info["impl"], q, k_cache, indices, info["softmax_scale"], is_fp8, out, lse,
                   attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
     return out, lse
+
+
+def _import_launchers() -> None:
+    """Import the launchers whose files exist, with this module: a call torch.compile traces then
+    finds them in ``sys.modules`` (launcher_module), since importlib cannot be traced."""
+    for impl in LAUNCHERS:
+        launcher_module(impl)
+
+
+_import_launchers()

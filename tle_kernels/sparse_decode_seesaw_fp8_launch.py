@@ -42,6 +42,7 @@ from typing import Optional
 import torch
 
 from . import api
+from .data_pointers import address_aligned
 from .head_padding import decode_padded_heads, run_split_any_heads
 from .sparse_decode_rows import RowOutputs, aligned, token_rows
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES
@@ -73,14 +74,15 @@ def sparse_seesaw_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=
 def fp8_cache_unsupported_reason(k_cache, impl: str) -> Optional[str]:
     """Why an FP8 kernel reading the cache through ``cache_views`` cannot take ``k_cache`` (its
     bytes as fp8 / fp32 / bf16 views at 16-byte aligned token rows), or None; ``impl`` names the
-    kernel in the message. Reads shape, strides and data pointer only."""
+    kernel in the message. Reads shape, strides and data pointer only (the pointer where it can
+    be read: not while torch.compile traces, data_pointers.address_known)."""
     if k_cache.dtype not in CACHE_DTYPES or k_cache.shape[-1] != BYTES_PER_TOKEN:
         return f"{impl} needs a byte cache of {BYTES_PER_TOKEN} bytes per token"
     if k_cache.shape[1] > 1 and k_cache.stride(1) != BYTES_PER_TOKEN:
         return f"{impl} needs a block's tokens back to back"
     if k_cache.shape[0] > 1 and k_cache.stride(0) % 16 != 0:
         return f"{impl} needs a block stride that is a multiple of 16 bytes"
-    if k_cache.device.type != "meta" and k_cache.data_ptr() % 16 != 0:
+    if not address_aligned(k_cache):
         return f"{impl} needs k_cache 16-byte aligned"
     return None
 

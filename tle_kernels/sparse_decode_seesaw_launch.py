@@ -41,6 +41,7 @@ from typing import Optional
 import torch
 
 from . import api
+from .data_pointers import rows_aligned_where_known
 from .head_padding import decode_padded_heads
 from .sparse_decode_rows import RowOutputs, aligned, token_rows
 
@@ -81,7 +82,8 @@ def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
     if kv is None:
         return (f"seesaw needs the cache's token rows evenly spaced (block stride = "
                 f"page_block_size * token stride), got k_cache strides {tuple(k_cache.stride())}")
-    if k_cache.device.type != "meta" and not api.rows_aligned(kv):
+    # the address where it can be read (not while torch.compile traces: the op checks it again)
+    if not rows_aligned_where_known(kv):
         return "seesaw needs k_cache's token rows 16-byte aligned (data_ptr and strides)"
     return None
 
