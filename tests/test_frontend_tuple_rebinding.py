@@ -17,7 +17,13 @@ A tuple a branch of an ``if`` rebinds is kept the same way: after the if the nam
 variables, which the branches assign, so a load through ``ps[0]`` reads the pointer of the path
 that ran (the lowering read the binding before the if on every path), and an index in ``o[0]`` is
 merged as the same index in a scalar is. Branches that bind tuples of different lengths, or a
-tuple holding a pipe handle, are an error at the binding."""
+tuple holding a pipe handle, are an error at the binding.
+
+Another name bound to such a tuple (``a = o``, ``a = (o[0], o[1])``, ``a = keep(o)``) keeps the
+items it holds at that point: ``o = (o[1], o[0])`` after it leaves ``a`` alone (the load read the
+swapped item variable), in a loop, between loops or ifs, and in a branch. A scalar rebound after
+a tuple holding it, or after a helper returned it, is kept alike. The emitted Gluon producer is
+run with stand-ins for Gluon to see which pointer each tile is loaded from."""
 
 from __future__ import annotations
 
@@ -410,3 +416,212 @@ def test_a_tuple_an_if_cannot_carry_is_an_error_at_the_binding(tmp_path, capsys,
     assert f"k.py:{line_of(f, binding)}: error: {message}" in err, err
     assert dump_main(["-q", "--gluon", str(f)]) == 1
     capsys.readouterr()
+
+
+# Binding another name to a tuple keeps the values the tuple holds at that point (Python's
+# semantics): `a = o` then `o = (o[1], o[0])` leaves `a` the tuple before the swap. A carried
+# tuple's items are variables the swap assigns, so the alias takes a copy of them where it is
+# bound (the load read the swapped item: tiles came from z, x, z, x instead of x, z, x, z).
+KEEP_HELPER = '''
+
+def keep(p):
+    return p
+'''
+ALIAS_THEN_SWAP = '''
+    o = (x_ptr, z_ptr)
+    for t in range(N):
+        ALIAS
+        o = (o[1], o[0])
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(LOAD + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+# `a = o` before a branch (in the loop) that swaps `o`: x, then x, z, x (the swap runs from t=1)
+ALIAS_THEN_SWAP_IN_IF = '''
+    o = (x_ptr, z_ptr)
+    for t in range(N):
+        a = o
+        if t > 0:
+            o = (o[1], o[0])
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(a[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+# `a = o` between two loops that swap `o`: a[0] is the first item after the first loop (z at an
+# odd N) in every iteration of the second.
+ALIAS_BETWEEN_LOOPS = '''
+    o = (x_ptr, z_ptr)
+    for t in range(N):
+        o = (o[1], o[0])
+    a = o
+    for t in range(N):
+        o = (o[1], o[0])
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(a[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+# The if-carried case: the branch aliases `o`, then rebinds it; `b = a[1]` is z (the item before
+# the rebinding), not the rebound x.
+ALIAS_IN_BRANCH = '''
+    o = (x_ptr, z_ptr)
+    if N > 3:
+        a = o
+        o = (z_ptr, x_ptr)
+        b = a[1]
+    else:
+        b = x_ptr
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(b + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+# `a = o` between two ifs that rebind `o`: a[0] is z for N > 3, whatever the second if binds.
+ALIAS_BETWEEN_IFS = '''
+    o = (x_ptr, z_ptr)
+    if N > 3:
+        o = (z_ptr, x_ptr)
+    a = o
+    if N > 5:
+        o = (x_ptr, x_ptr)
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(a[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+# A scalar rebound after a tuple holding it, and after a helper that returns it: x on every tile.
+SCALAR_IN_TUPLE_REBOUND = '''
+    j = x_ptr
+    a = (j, z_ptr)
+    j = z_ptr
+    for t in range(N):
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(a[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+SCALAR_KEPT_BY_HELPER_REBOUND = SCALAR_IN_TUPLE_REBOUND.replace("a = (j, z_ptr)", "a = (keep(j), 0)")
+# The control: an alias bound after the swap, which nothing rebinds before its use.
+ALIAS_AFTER_SWAP = '''
+    o = (x_ptr, z_ptr)
+    for t in range(N):
+        o = (o[1], o[0])
+        a = o
+        slot = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(a[0] + t * BM + tl.arange(0, BM)))
+        w.commit(t)
+'''
+
+
+def producer_with_helper(tmp_path, producer: str):
+    f = ring_file(tmp_path, producer)
+    f.write_text(f.read_text() + KEEP_HELPER)
+    return f
+
+
+def gluon_of(f, capsys) -> str:
+    assert dump_main(["-q", "--gluon", str(f)]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def tiles_loaded_by(produce: str, n: int) -> list[str]:
+    """Runs the emitted Gluon producer as Python with stand-ins for Gluon (the statements it
+    emits here are Python whose values are the pointers): which kernel argument each tile's
+    load reads, in order ('x' or 'z')."""
+    from unittest import mock
+
+    class Ptr:
+        def __init__(self, name):
+            self.name = name
+
+        def __add__(self, offset):
+            return self
+
+        __radd__ = __add__
+
+    loads = []
+    gl = mock.MagicMock()
+    gl.arange.return_value = 0
+    gl.load.side_effect = lambda p, *a, **k: loads.append(p.name)
+    text = produce[:produce.index("@gluon.jit")] if "@gluon.jit" in produce else produce
+    namespace = {"gl": gl, "mbarrier": mock.MagicMock(), "BM": 64}
+    exec(compile(textwrap.dedent(text), "<produce>", "exec"), namespace)
+    namespace["produce"](Ptr("x"), Ptr("z"), n, mock.MagicMock(), mock.MagicMock(),
+                         mock.MagicMock())
+    return loads
+
+
+@pytest.mark.parametrize("alias,load", [
+    ("a = o", "a[0]"),
+    ("a = (o[0], o[1])", "a[0]"),
+    ("a = keep(o)", "a[0]"),
+    ("a = (o, 0)", "a[0][0]"),
+], ids=["the tuple", "a tuple of its items", "through a helper", "nested in a tuple"])
+def test_an_alias_of_a_carried_tuple_keeps_the_items_before_the_rebinding(
+        tmp_path, capsys, alias, load):
+    f = producer_with_helper(tmp_path, ALIAS_THEN_SWAP.replace("ALIAS", alias)
+                             .replace("LOAD", load))
+    assert dump_main(["-q", str(f)]) == 0
+    assert "verified" in capsys.readouterr().err
+    produce = produce_of(gluon_of(f, capsys))
+    assert tiles_loaded_by(produce, 4) == ["x", "z", "x", "z"], produce
+    # emitted order: the load reads a copy of the first item taken before the swap assigns it
+    loop = produce[produce.index("for t in range(N):"):].splitlines()
+    (at_load,) = [k for k, x in enumerate(loop) if "gl.load(" in x and "BM" in x]
+    copy = re.search(r"gl\.load\(\(*(\w+) \+", loop[at_load]).group(1)
+    first = re.search(r"^\s*(\w+) = x_ptr$", produce, re.M).group(1)
+    at_copy = loop.index(f"        {copy} = {first}")
+    swaps = [k for k, x in enumerate(loop) if re.fullmatch(rf"\s*{first} = \w+", x)]
+    assert swaps and at_copy < min(swaps) and max(swaps) < at_load, produce
+
+
+@pytest.mark.parametrize("producer,n,tiles", [
+    (ALIAS_THEN_SWAP_IN_IF, 4, ["x", "x", "z", "x"]),
+    (ALIAS_BETWEEN_LOOPS, 3, ["z", "z", "z"]),
+    (ALIAS_IN_BRANCH, 4, ["z"] * 4),
+    (ALIAS_IN_BRANCH, 2, ["x"] * 2),
+    (ALIAS_BETWEEN_IFS, 6, ["z"] * 6),
+    (SCALAR_IN_TUPLE_REBOUND, 2, ["x", "x"]),
+    (SCALAR_KEPT_BY_HELPER_REBOUND, 2, ["x", "x"]),
+], ids=["swap in an if in the loop", "between two loops", "in a branch that rebinds",
+        "in a branch that rebinds (else path)", "between two ifs", "scalar in a tuple",
+        "scalar returned by a helper"])
+def test_a_name_bound_to_a_value_rebound_later_keeps_the_value_at_its_binding(
+        tmp_path, capsys, producer, n, tiles):
+    f = producer_with_helper(tmp_path, producer)
+    assert dump_main(["-q", str(f)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    produce = produce_of(gluon_of(f, capsys))
+    assert tiles_loaded_by(produce, n) == tiles, produce
+
+
+def test_the_emulation_agrees_with_the_tiles_the_gluon_loads(tmp_path, capsys):
+    """The expected order is Python's: the emulator runs the kernel as Python."""
+    torch = pytest.importorskip("torch")
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    f = producer_with_helper(tmp_path, ALIAS_THEN_SWAP.replace("ALIAS", "a = o")
+                             .replace("LOAD", "a[0]"))
+    n, bm = 4, 64
+    x = torch.arange(n * bm, dtype=torch.float32)
+    z = -1.0 - x
+    y = torch.full((n * bm,), float("nan"))
+    load_kernel_module(f).k[(1,)](x, z, y, n)
+    emulated = ["x" if torch.equal(y[t * bm:(t + 1) * bm], x[t * bm:(t + 1) * bm]) else
+                "z" if torch.equal(y[t * bm:(t + 1) * bm], z[t * bm:(t + 1) * bm]) else "?"
+                for t in range(n)]
+    assert emulated == tiles_loaded_by(produce_of(gluon_of(f, capsys)), n)
+
+
+def test_an_alias_of_a_carried_tuple_compiles_to_ttgir(tmp_path, capsys):
+    f = producer_with_helper(tmp_path, ALIAS_THEN_SWAP.replace("ALIAS", "a = o")
+                             .replace("LOAD", "a[0]"))
+    assert dump_main(["-q", "--ttgir", str(f)]) == 0, capsys.readouterr().err
+    assert "scf.for" in capsys.readouterr().out
+
+
+def test_an_alias_nothing_rebinds_before_its_use_reads_the_item_variable(tmp_path, capsys):
+    f = ring_file(tmp_path, ALIAS_AFTER_SWAP)
+    produce = produce_of(gluon_of(f, capsys))
+    assert tiles_loaded_by(produce, 4) == ["z", "x", "z", "x"], produce
+    (load,) = [x for x in produce.splitlines() if "gl.load(" in x and "BM" in x]
+    first = re.search(r"^\s*(\w+) = x_ptr$", produce, re.M).group(1)
+    assert re.search(rf"gl\.load\(\(*{first} \+", load), produce

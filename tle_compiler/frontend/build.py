@@ -314,9 +314,24 @@ class Frame:
     carried: dict = field(default_factory=dict)
     # carried name -> "loop" or "if": what carries it (said by an error at its rebinding)
     carried_by: dict = field(default_factory=dict)
+    # where the function binds each of its local names: name -> [(line, column)] of every
+    # store (Builder.rebound_later reads it)
+    stores: dict = field(default_factory=dict)
+    # KIR name of an item variable of a carried tuple (`o__0`) -> the tuple's name (`o`): the
+    # variable is assigned wherever the tuple is rebound
+    item_vars: dict = field(default_factory=dict)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
+
+
+def _stores(body: list[ast.stmt]) -> dict[str, list[tuple[int, int]]]:
+    """Where ``body`` (a function's) binds each name: name -> [(line, column)] of its stores."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for n in _walk_no_defs(body):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.setdefault(n.id, []).append((n.lineno, n.col_offset))
+    return out
 
 
 def _module_label(m: Module) -> str:
@@ -705,6 +720,7 @@ class Builder:
                 self.name_buffer(st, target.id, node)
                 st = Static("buffer", (st.value[0], target.id))
                 e = K.BufferRef(target.id, self.loc(node))
+            e, st = self.snapshot(e, st, node)
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
             f.lost.discard(target.id)
@@ -994,6 +1010,7 @@ class Builder:
                     var += "_"
                 used.add(var)
                 names.append(var)
+                f.item_vars[f.kir(var)] = name
                 f.env[var] = None
                 self.tuple_shapes.pop(f.kir(var), None)
             for add, its in zip(adds, items):
@@ -1124,6 +1141,7 @@ class Builder:
                     var += "_"
                 used.add(var)
                 names.append(var)
+                f.item_vars[f.kir(var)] = name
                 if not (isinstance(x, K.Name) and x.id == f.kir(var)):
                     self.emit(K.Assign(f.kir(var), x, self.loc(loop)))
                 f.env[var] = None
@@ -1133,6 +1151,68 @@ class Builder:
             f.env[name] = Static("const", K.TupleExpr(
                 tuple(K.Name(f.kir(v), loc) for v in names), loc))
         return carried
+
+    # Binding a name to a tuple keeps the tuple's item expressions, and what reads the KIR reads
+    # `a[0]` as that expression where `a[0]` is used: an item naming a variable reads the
+    # variable's value at the use, not at the binding. That is Python's value only while the
+    # variable is not rebound in between. A carried tuple's items are such variables (`a = o`
+    # then `o = (o[1], o[0])`: `a[0]` read the swapped `o__0`), as are the scalars of a tuple
+    # bound by hand (`a = (j, z_ptr)` then `j = ...`), and a helper that returns its parameter
+    # hands back the caller's variable itself. So an item that reads a variable the function
+    # binds again after the binding is copied to a temporary where the name is bound.
+    def rebound_later(self, e: K.Expr, node: ast.AST) -> bool:
+        """Whether ``e`` reads a local variable of the function being built that a statement
+        after ``node`` binds again: one of its names, or an item variable of a carried tuple
+        (assigned wherever the tuple is bound). A variable of a caller (a helper's parameter
+        reads it in place) cannot be rebound while the helper runs."""
+        f = self.frame
+        end = (getattr(node, "end_lineno", None) or getattr(node, "lineno", 0),
+               getattr(node, "end_col_offset", None) or 0)
+        for n in K.walk_expr(e):
+            if not isinstance(n, K.Name):
+                continue
+            names = [f.item_vars[n.id]] if n.id in f.item_vars else []
+            if n.id.startswith(f.prefix):
+                names.append(n.id[len(f.prefix):])
+            if any(at > end for name in names for at in f.stores.get(name, ())):
+                return True
+        return False
+
+    def snapshot(self, e: K.Expr, st: Optional[Static], node: ast.AST, item: bool = False
+                 ) -> tuple[K.Expr, Optional[Static]]:
+        """``e`` (with what ``st`` says of it) as the name ``node`` binds must hold it: each
+        tuple item that reads a variable rebound later (:meth:`rebound_later`) is assigned to a
+        temporary here, and the tuple holds the temporary. A value the builder holds as a
+        compile-time expression of such a variable (a helper returning its parameter) becomes
+        a runtime value, which the binding's assignment copies. Pipes, handles, buffers and
+        tuple-valued variables (their items were copied the same way where they were bound)
+        are kept."""
+        if st is not None and st.kind not in ("const", "tuple"):
+            return e, st
+        if st is not None and st.kind == "const":
+            if isinstance(e, K.TupleExpr):
+                v, _ = self.snapshot(e, None, node, item)
+                return (e, st) if v is e else (v, Static("const", v))
+            if not item:
+                return (e, None) if self.rebound_later(e, node) else (e, st)
+            st = None
+        if isinstance(e, K.TupleExpr):
+            sts = st.value if st is not None and len(st.value) == len(e.items) \
+                else (None,) * len(e.items)
+            new = [self.snapshot(x, sx, node, True) for x, sx in zip(e.items, sts)]
+            if all(nx is x for (nx, _), x in zip(new, e.items)):
+                return e, st
+            nsts = tuple(sx for _, sx in new)
+            return (K.TupleExpr(tuple(x for x, _ in new), e.loc),
+                    Static("tuple", nsts) if any(sx is not None for sx in nsts) else None)
+        if not item or isinstance(e, (K.Const, K.Global, K.DType)) \
+                or self.tuple_shape(e, st) is not None or not self.rebound_later(e, node):
+            return e, st
+        f = self.frame
+        tmp = self.fresh("t")
+        self.emit(K.Assign(f.kir(tmp), e, e.loc))
+        f.env[tmp] = None
+        return K.Name(f.kir(tmp), e.loc), None
 
     def assign_carried(self, name: str, e: K.Expr, st: Optional[Static], node: ast.AST) -> None:
         """``name = e`` where ``name`` is a tuple a loop carries: ``e``'s items are assigned to
@@ -1587,7 +1667,7 @@ class Builder:
             if st is not None and st.kind == "method":
                 raise self.verb_as_value(a_node)
         prefix = f"_{fdef.name}{self._next()}_"
-        frame = Frame(module, prefix, {}, fdef.name)
+        frame = Frame(module, prefix, {}, fdef.name, stores=_stores(fdef.body))
         params = [p.arg for p in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs]
         defaults = dict(zip([p.arg for p in fdef.args.args][len(fdef.args.args)
                                                               - len(fdef.args.defaults):],
@@ -1829,7 +1909,7 @@ class Builder:
                            _loc(m.path, calls[0]), check="bad-warp-specialize")
         num_warps, options = jit_options(m.scope, dec, m.path)
         params = []
-        frame = Frame(m, "", {}, "<kernel>")
+        frame = Frame(m, "", {}, "<kernel>", stores=_stores(fdef.body))
         self.constexpr_params = set()
         for p, cx in kernel_params(m.scope, fdef):
             params.append(K.KParam(p.arg, cx, _loc(m.path, p),
@@ -1960,7 +2040,7 @@ class Builder:
             if len(names) != len(argv):
                 raise self.err(f"partition '{pdef.name}' takes {len(names)} positional "
                                f"argument(s), {len(argv)} given", elt, check="bad-call")
-            frame = Frame(module, "", {}, pdef.name)
+            frame = Frame(module, "", {}, pdef.name, stores=_stores(pdef.body))
             bindings = []
             for p, (e, st) in zip(names, argv):
                 bindings.append((p, e))
