@@ -24,6 +24,7 @@ Dependencies are named in KIR terms (lowering/scheduled_waits.py maps them to ge
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Optional
 
@@ -37,6 +38,9 @@ from ..passes.kir_rewrite import with_node_attrs
 from . import kir_paths, walks
 from .layouts import layout_attr, layout_tuple
 from .wgmma_sites import BackEdge, BranchEnd, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
+
+#: a path inside a branch of an ``if`` (lowering/kir_paths.py)
+_IN_BRANCH = re.compile(r"(?:^|\.)(?:then|orelse)\[")
 
 
 class InflightWgmmas(WgmmaWaits):
@@ -58,6 +62,7 @@ class InflightWgmmas(WgmmaWaits):
         self.waits: list[tuple] = []
         self.passed: set = set()  # the points passed so far
         self.entry_names: list[set] = []  # per enclosing pipelined loop: tensors before its head
+        self.head_seqs: list[set] = []  # per enclosing pipelined loop: seqs of its carried wgmmas
         self.carried_found: list[tuple] = []  # (For node, CarriedWgmma tuple) of a collecting walk
 
     # ------------------------------------------------------------ what the walk reports
@@ -95,6 +100,7 @@ class InflightWgmmas(WgmmaWaits):
         """The head of a pipelined loop: its carried wgmmas (the ``wgmma_carried`` attribute)
         are in flight; the tensors named before it are what may carry a result across."""
         self.entry_names.append({v.text for v in tr.env.values() if v.kind == "tensor"})
+        self.head_seqs.append({self.seq + 1 + i for i in range(len(carried))})
         for c in carried:
             self.seq += 1
             self.inflight.append({"seq": self.seq, "rings": set(c.rings), "regs": list(c.regs),
@@ -108,6 +114,9 @@ class InflightWgmmas(WgmmaWaits):
 
     def at(self, tr, place: str, path: Optional[str], need) -> None:
         key = (place, path)
+        if place == "after" and (need is None or isinstance(need, Read)):
+            self._replaced(tr, key)
+            self._a_operand_redefined(tr, key)
         if isinstance(need, Read):
             v = need.value
             if self.is_pending(v):
@@ -136,6 +145,49 @@ class InflightWgmmas(WgmmaWaits):
 
     def snapshot(self):
         return [dict(e) for e in self.inflight], dict(self.pending)
+
+    def _a_operand_redefined(self, tr, key: tuple) -> None:
+        """The A operand of a ``tl.dot`` is read, about to be converted into its register operand
+        ``_aN``, while the wgmma that dot issued in the previous iteration (carried across the
+        back-edge) still reads the previous ``_aN``: wait for that wgmma first (PTX: the
+        registers of a wgmma's A operand must not change before a wait retires it; defined
+        anyway, ptxas serialises every wgmma of the kernel, its warning C7515)."""
+        dot = tr._evaluating[-1] if tr._evaluating else None
+        if (not isinstance(dot, K.Op) or dot.name != "tl.dot" or not dot.args
+                or tr.path_of(dot.args[0]) != key[1] or key[1] is None):
+            return
+        wgmma = tr.path_of(dot)
+        pos = max((i for i, e in enumerate(self.inflight) if e["regs"] and e["wgmma"] == wgmma),
+                  default=-1)
+        self._wait_through(tr, key, pos, f"the register A operand of {wgmma} is redefined while "
+                                         f"its previous wgmma is in flight")
+
+    def _replaced(self, tr, key: tuple) -> None:
+        """``name = value`` inside a branch of an ``if``, where ``name`` is the last name holding
+        an in-flight result and ``value`` is neither a wgmma's result nor another name (an
+        accumulator reset, ``if t % 4 == 0: acc = tl.zeros(...)``): wait for that wgmma before
+        the assignment. The branch's end makes ``name`` an in-flight accumulator again
+        (WgmmaRewrap) and the ``if``'s join merges it with the in-flight result of the path that
+        skipped the branch, so their registers coalesce; unwaited, the new value is defined in
+        registers an in-flight wgmma still writes (undefined in PTX), and ptxas serialises every
+        wgmma of the kernel instead (its warning C7514)."""
+        st = tr._at[0] if tr._at else None
+        if (not isinstance(st, K.Assign) or key[1] is None or not _IN_BRANCH.search(key[1])
+                or tr.path_of(st.value) != key[1]):
+            return
+        value = st.value
+        if (isinstance(value, K.Op) and value.name == "tl.dot") or isinstance(value, K.Name):
+            return  # a new wgmma's result or an alias: renamed() follows it
+        name = tr.prefix + st.target
+        if name not in self.pending or not any(e["seq"] == self.pending[name]
+                                               for e in self.inflight):
+            return
+        q = self.pending[name]
+        if any(k != name and p == q for k, p in self.pending.items()):
+            return  # another name still holds the result (and its registers)
+        pos = next(i for i, e in enumerate(self.inflight) if e["seq"] == q)
+        self._wait_through(tr, key, pos, f"{self.term(name)} is replaced in a branch while its "
+                                         f"wgmma is in flight")
 
     def _branch_end(self, tr, key: tuple, need: BranchEnd) -> None:
         """The end of a branch of an ``if`` that keeps wgmmas in flight: the names in flight at
@@ -196,18 +248,24 @@ class InflightWgmmas(WgmmaWaits):
             del self.pending[k]
 
     def _back_edge(self, tr, key: tuple, need: BackEdge) -> None:
-        """Keep in flight the longest suffix of the in-flight wgmmas whose results are held only
-        by loop-carried names (defined before the loop); wait for the rest (in-order
-        retirement). A collecting walk records what stays in flight (``carried_found``); an
-        emitting walk checks it is what the loop head assumed."""
+        """Keep in flight the longest suffix of the wgmmas the body issued that are still in
+        flight and whose results are held only by loop-carried names (defined before the loop);
+        wait for the rest (in-order retirement). A wgmma the loop head carried in that no wait of
+        the body retired (its result only accumulated into the body's wgmma, or its name rebound:
+        ``if t > 0: r.release(t - 1)`` waits in place, then ``acc = tl.dot(.., acc)``) is among
+        the rest: the collecting walk, which enters the body with nothing in flight, never sees
+        it, and keeping it would add one entry per walk (no fixpoint). A collecting walk records
+        what stays in flight (``carried_found``); an emitting walk checks it is what the loop
+        head assumed."""
         entry_names = self.entry_names.pop()
+        head_seqs = self.head_seqs.pop()
 
         def names(e):
             return [k for k, q in self.pending.items() if q == e["seq"]]
 
         keep = 0
         for e in reversed(self.inflight):
-            if (not all(dt for _, dt, _ in e["reg_types"])
+            if (e["seq"] in head_seqs or not all(dt for _, dt, _ in e["reg_types"])
                     or not all(n in entry_names for n in names(e))):
                 break
             keep += 1
