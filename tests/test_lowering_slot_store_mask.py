@@ -8,6 +8,11 @@ reader read it (rule 7: no read of an unwritten field). So the lowering refuses 
 naming the way to write it: mask the value (``tl.where``) or the gathering load. A mask given
 positionally (``tl.store(p, v, m)``) is the same mask; for global memory it is now kept, where it
 was dropped too.
+
+The verifier now counts a masked store as a write that may not run (it fills nothing, rule 7): a
+kernel whose only fill of the field is masked is rejected before the lowering, with
+``unwritten-field`` at the reader's load. The lowering's refusal is reached where a whole store
+fills the field first and a masked one follows in the same window.
 """
 
 from __future__ import annotations
@@ -60,6 +65,8 @@ MASKED = {
     "register": f"tl.store(tle.gpu.local_ptr(s.tile), {GATHER} * 2.0, mask=rows < 32)",
     "positional": f"tl.store(tle.gpu.local_ptr(s.tile), {GATHER}, rows < 32)",
 }
+#: a whole fill of the field before the masked store, so that the protocol is verified
+WHOLE_FIRST = "tl.store(tle.gpu.local_ptr(s.tile), tl.zeros([64, 64], tl.float32))\n        "
 MESSAGE = "tl.store into shared memory (tle.gpu.local_ptr) with a `mask` is not supported"
 
 
@@ -67,13 +74,14 @@ def _write(tmp_path, store: str, global_store: str = "tl.store(y_ptr + offs, acc
     src = KERNEL.replace("SLOT_WRITE", store).replace("RESULT_WRITE", global_store)
     path = tmp_path / "slot_mask.py"
     path.write_text(src)
-    line = next(i for i, ln in enumerate(src.splitlines(), 1) if "local_ptr(s.tile)" in ln)
+    line = next(i for i, ln in enumerate(src.splitlines(), 1)
+                if "local_ptr(s.tile)" in ln and "tl.zeros" not in ln)
     return path, line
 
 
 @pytest.mark.parametrize("form", sorted(MASKED))
 def test_a_masked_store_into_a_slot_is_refused_at_its_line(tmp_path, form):
-    path, line = _write(tmp_path, MASKED[form])
+    path, line = _write(tmp_path, WHOLE_FIRST + MASKED[form])
     with pytest.raises(TleError, match="mask the stored value instead") as e:
         gluon_source((str(path), "ring"))
     assert MESSAGE in str(e.value)
@@ -83,11 +91,20 @@ def test_a_masked_store_into_a_slot_is_refused_at_its_line(tmp_path, form):
 
 @pytest.mark.parametrize("stage", ["--gluon", "--ttgir"])
 def test_tle_dump_exits_1_with_the_message(tmp_path, capsys, stage):
-    path, line = _write(tmp_path, MASKED["gather"])
+    path, line = _write(tmp_path, WHOLE_FIRST + MASKED["gather"])
     code = main([stage, str(path)])
     err = capsys.readouterr().err
     assert code == 1, err
     assert f"slot_mask.py:{line}: error: lowering: {MESSAGE}" in err
+
+
+@pytest.mark.parametrize("form", sorted(MASKED))
+def test_a_masked_store_alone_is_an_unwritten_field_for_the_verifier(tmp_path, form):
+    path, _ = _write(tmp_path, MASKED[form])
+    with pytest.raises(TleError, match="never surely written") as e:
+        gluon_source((str(path), "ring"))
+    assert "the read finds uninitialised shared memory" in str(e.value)
+    assert "stores with a mask" in str(e.value)
 
 
 def test_masking_the_value_instead_lowers(tmp_path):
