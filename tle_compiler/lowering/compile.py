@@ -141,6 +141,11 @@ def on_big_stack(fn, *args, **kwargs):
     return out["value"]
 
 
+#: Scalar integer types a signature may not give an argument (docs/semantics.md: the verifier's
+#: integers are signed i32/i64).
+NARROW_OR_UNSIGNED = frozenset({"i8", "i16", "u8", "u16", "u32", "u64"})
+
+
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
                    target=None, divisible_ints: Optional[set] = None):
@@ -179,6 +184,14 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         t = signature.get(a)
         if t is None:
             raise TleError(f"kernel '{info.name}': the signature has no type for argument '{a}'",
+                           info.program.loc, check="signature")
+        if t in NARROW_OR_UNSIGNED:
+            # the verifier reads integer arguments as signed i32 (i64 where passed so), as a
+            # launch passes a Python int; unsigned or narrow arithmetic in the compiled kernel
+            # (N - 1 at N = 0 as u32, N + 1 at 127 as i8) would run events it did not check
+            raise TleError(f"kernel '{info.name}': argument '{a}' is typed {t} in the signature; "
+                           f"integer arguments must be i32 or i64 (the verifier checks signed "
+                           f"i32/i64 arithmetic, which is what a launch with a Python int runs)",
                            info.program.loc, check="signature")
         sig[a] = t
         if t.startswith("*") or (t in ("i32", "i64", "u32", "u64")

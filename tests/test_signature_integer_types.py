@@ -1,0 +1,66 @@
+"""A kernel argument typed i8/i16/u8/u16/u32/u64 in a signature (DEFAULT_CONFIG, or
+compile_kernel's ``signature``) is refused: the verifier reads integer arguments as signed i32
+(i64 where passed so), which is what a launch with a Python int runs, so a compiled kernel doing
+unsigned or narrow arithmetic (``N - 1`` at N = 0 as u32 is 0xFFFFFFFF; ``N + 1`` at 127 as i8 is
+-128) would perform events the verifier never checked: here a consumer waiting for an index the
+producer does not commit, which hangs. i32 and i64 compile."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("triton.experimental.gluon")
+
+from tle_compiler.cli.dump import main  # noqa: E402
+
+KERNEL = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def ring(x_ptr, y_ptr, N):
+    a = tle.pipe(capacity=1, t=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (a, x_ptr, N)), (consume, (a, y_ptr, N))], [4], [232])
+
+
+def produce(a, x_ptr, N):
+    w = a.writer()
+    if N >= 1:
+        s = w.acquire(0)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(0)
+
+
+def consume(a, y_ptr, N):
+    r = a.reader()
+    if N - 1 >= 0:
+        res = r.wait(0)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.t)))
+        r.release(0)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "TYPE"},
+                  "constexprs": {}, "num_warps": 4, "grid": (1,)}
+'''
+
+
+def _file(tmp_path, t: str):
+    p = tmp_path / f"ring_{t}.py"
+    p.write_text(KERNEL.replace("TYPE", t))
+    return p
+
+
+@pytest.mark.parametrize("t", ["u32", "i8", "u64", "i16"])
+def test_narrow_or_unsigned_integer_arguments_are_refused(tmp_path, capsys, t):
+    path = _file(tmp_path, t)
+    assert main(["-q", str(path)]) == 0  # the protocol itself is fine for signed N
+    code = main(["-q", "--ttgir", str(path)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert f"argument 'N' is typed {t} in the signature; integer arguments must be i32 or i64" in err
+
+
+@pytest.mark.parametrize("t", ["i32", "i64"])
+def test_signed_32_and_64_bit_arguments_compile(tmp_path, capsys, t):
+    assert main(["-q", "--ttgir", str(_file(tmp_path, t))]) == 0, capsys.readouterr().err
