@@ -30,6 +30,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from .data_pointers import ALIGN, strides_aligned
 from .head_padding import (auto_pads, launch_padded_prefill, naive_head_rows, padded_heads,
                            run_split_any_heads)
 
@@ -243,14 +244,9 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
 
 def rows_aligned(*xs: torch.Tensor) -> bool:
     """Whether every row (last dim) of each tensor starts on a 16-byte boundary (what the TLE
-    kernels' 16-byte loads need)."""
-    for x in xs:
-        if x.data_ptr() % 16 != 0:
-            return False
-        if any((s * x.element_size()) % 16 != 0
-               for s, n in zip(x.stride()[:-1], x.shape[:-1]) if n > 1):
-            return False
-    return True
+    kernels' 16-byte loads need): its data pointer and its strides (data_pointers.py, whose
+    ``rows_aligned_where_known`` is this rule where the address may not be readable)."""
+    return all(x.data_ptr() % ALIGN == 0 and strides_aligned(x) for x in xs)
 
 
 def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None,

@@ -153,9 +153,11 @@ def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[
 
 
 def not_proved(kernel: str, what: str) -> str:
-    """The warning line for a kernel lowered without a proof for every value of its params."""
-    return (f"tle-dump: warning: kernel '{kernel}' is lowered, but its pipe protocol is not "
-            f"proved for every value of its params: {what}")
+    """The warning line for a kernel lowered without a proof for every value of its params: the
+    lowering's warning (lowering/walks.py) as a tle-dump line."""
+    from ..lowering.walks import unproved_message
+
+    return f"tle-dump: warning: {unproved_message(kernel, what)}"
 
 
 def _run_passes_warning(m: KirModule, passes: str, warned: bool) -> tuple[KirModule, list[str]]:

@@ -29,7 +29,7 @@ from typing import Iterable, Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.derived import BINARY_OPS, FUNCTIONS, Definition
+from ..ir.derived import BINARY_OPS, FUNCTIONS, Definition, quotient_bounds
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
                         Program, Stmt, walk_accesses, walk_events)
@@ -695,16 +695,7 @@ class Walker:
         division and remainder (a runtime operand), else Python's floor ones."""
         if c <= 0 or op not in ("//", "%"):
             return
-        lo, hi = self.bounds(x)
-        if op == "//":  # both divisions are non-decreasing in x for c > 0
-            dom = (None if lo is None else fold_int(ast.FloorDiv(), lo, c, rt),
-                   None if hi is None else fold_int(ast.FloorDiv(), hi, c, rt))
-        elif not rt or (lo is not None and lo >= 0):
-            dom = (0, c - 1)  # Python's remainder takes the divisor's sign; C's the dividend's
-        elif hi is not None and hi <= 0:
-            dom = (-(c - 1), 0)
-        else:
-            dom = (-(c - 1), c - 1)
+        dom = quotient_bounds(op, *self.bounds(x), c, rt)
         old_lo, old_hi = self.k.known.get(key, (None, None))
         self.k.known[key] = (dom[0] if old_lo is None else max(old_lo, dom[0]) if dom[0] is not None
                              else old_lo,

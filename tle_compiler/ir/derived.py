@@ -132,6 +132,22 @@ class Derived:
         return f"{self.name} = {self.definition}"
 
 
+def quotient_bounds(op: str, lo: Optional[int], hi: Optional[int], c: int, c_semantics: bool
+                    ) -> tuple[Optional[int], Optional[int]]:
+    """The values ``x // c`` or ``x % c`` (``op``; ``c > 0``) takes for ``lo <= x <= hi`` (None:
+    an open end), C's truncating division and remainder when ``c_semantics`` (a runtime
+    operand), else Python's floor ones. Both divisions are non-decreasing in ``x``; Python's
+    remainder takes the divisor's sign, C's the dividend's."""
+    if op == "//":
+        div = (lambda v: c_div(v, c)) if c_semantics else (lambda v: v // c)
+        return (None if lo is None else div(lo), None if hi is None else div(hi))
+    if not c_semantics or (lo is not None and lo >= 0):
+        return (0, c - 1)
+    if hi is not None and hi <= 0:
+        return (-(c - 1), 0)
+    return (-(c - 1), c - 1)
+
+
 def derive(derived: tuple[Derived, ...], base: Mapping[str, int]) -> Optional[dict[str, int]]:
     """The values of the ``derived`` params (listed after the params their definitions use) for
     the base params' values ``base``, with those values; None when a definition is undefined

@@ -325,6 +325,13 @@ class Buffer:
     loc: Loc = field(default=NOLOC, compare=False)
 
 
+def slot_shape_error(pipe: str, field: str, capacity: int, shape) -> str:
+    """The rule every pipe field keeps, one slot per stage (its leading dimension is the pipe's
+    capacity), broken: the message, for the frontend's ``tle.pipe`` and the text form's reader."""
+    return (f"pipe '{pipe}': the leading dimension of field '{field}' must be the capacity "
+            f"{capacity} (one slot per stage), got shape [{', '.join(map(str, shape))}]")
+
+
 @record
 class PipeDecl:
     name: str

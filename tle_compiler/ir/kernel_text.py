@@ -144,7 +144,7 @@ from .attrs import ATTR_TYPES, AffineIndex, BitAnd, BitXor, FloorDiv, Mod
 from .kernel import (Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const, DType, Eval, Event,
                      Expr, For, Global, Handle, If, IsClosed, KParam, KPartition, Kernel, Name, Op,
                      PipeDecl, PipeRef, Return, ResultSlot, SlotField, Stmt, Subscript, TupleExpr,
-                     UnaryOp, While)
+                     UnaryOp, While, slot_shape_error)
 from .nodes import NOLOC, VERBS, Loc
 from .syntax_errors import expected_phrase, terminal_word
 
@@ -821,10 +821,8 @@ def check_slot_shapes(k: Kernel) -> None:
         for f in p.fields:
             lead = f.shape[0] if f.shape else None
             if type(lead) is int and lead != p.capacity:
-                raise TleError(f"pipe '{p.name}': the leading dimension of field '{f.name}' must "
-                               f"be the capacity {p.capacity} (one slot per stage), got shape "
-                               f"{list(f.shape)}", f.loc if f.loc.line else p.loc,
-                               check="bad-pipe")
+                raise TleError(slot_shape_error(p.name, f.name, p.capacity, f.shape),
+                               f.loc if f.loc.line else p.loc, check="bad-pipe")
 
 
 # -- syntax errors ----------------------------------------------------------------------------

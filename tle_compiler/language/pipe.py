@@ -15,6 +15,7 @@ import re
 from typing import Mapping, Optional
 
 from ..diagnostics import TleError
+from ..ir.kernel import slot_shape_error
 from ..ir.nodes import Loc
 from ..ir.record import record
 from .gpu import SharedBuffer, Unevaluated, caller_loc, describe
@@ -97,9 +98,7 @@ def validate_pipe(*, capacity: object, scope: object = "cta", name: object = Non
         lead = buf.shape[0]
         if lead != capacity:
             hint = (" (a one_shot pipe has one stage: write [1, ...])" if one_shot else "")
-            raise err(f"{what}: the leading dimension of field '{fname}' must be the capacity "
-                      f"{capacity} (one slot per stage), got shape [{', '.join(map(str, buf.shape))}]"
-                      f"{hint}", fname)
+            raise err(slot_shape_error(name, fname, capacity, buf.shape) + hint, fname)
         out.append((fname, buf))
     return PipeDecl(name, capacity, scope, readers, one_shot, tuple(out), loc)
 

@@ -194,7 +194,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                            f"i32/i64 arithmetic, which is what a launch with a Python int runs)",
                            info.program.loc, check="signature")
         sig[a] = t
-        if t.startswith("*") or (t in ("i32", "i64", "u32", "u64")
+        if t.startswith("*") or (t in ("i32", "i64")
                                  and (divisible_ints is None or a in divisible_ints)):
             attrs[(i,)] = [["tt.divisibility", 16]]
     tgt = target or GPUTarget(*HOPPER)

@@ -94,14 +94,21 @@ def reject_errors(module) -> None:
                        first.loc, check=first.check or "protocol")
 
 
+def unproved_message(kernel: str, what: str) -> str:
+    """What the lowering says of kernel ``kernel`` lowered without a proof for every value of its
+    params (``what``: the verdict's description)."""
+    return (f"kernel '{kernel}' is lowered, but its pipe protocol is not proved for every value "
+            f"of its params: {what}")
+
+
 def warn_unproved(info, module) -> None:
     """A protocol verified only for the param values checked is lowered with a
     TleVerificationWarning saying what was checked."""
     verdict = module.protocol().verdict()
     if verdict is None or verdict.kind != "proved":  # lowered, but say what the claim covers
         warnings.warn(TleVerificationWarning(
-            f"kernel '{info.name}' is lowered, but its pipe protocol is not proved for every value "
-            f"of its params: {verdict.describe() if verdict else 'the passes gave no verdict'}",
+            unproved_message(info.name,
+                             verdict.describe() if verdict else "the passes gave no verdict"),
             kernel=info.name, verdict=verdict), stacklevel=3)
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional
 
-from ..ir.derived import Definition, Derived, derive
-from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not, c_div
+from ..ir.derived import Definition, Derived, derive, quotient_bounds
+from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Access, Event, For, Param, Program, Stmt
 from .witness import base_params
 
@@ -93,15 +93,7 @@ def bounds_of(d: Definition, domains: Mapping[str, Bounds]) -> Bounds:
             return (-hi, None if lo is None else -lo)
         return (0, None if lo is None or hi is None else max(-lo, hi))
     if d.op in ("//", "%") and const[1] is not None and const[1] > 0:
-        c, (lo, hi) = const[1], xs[0]
-        if d.op == "//":
-            div = (lambda v: c_div(v, c)) if d.c else (lambda v: v // c)
-            return (None if lo is None else div(lo), None if hi is None else div(hi))
-        if not d.c or (lo is not None and lo >= 0):
-            return (0, c - 1)
-        if hi is not None and hi <= 0:
-            return (-(c - 1), 0)
-        return (-(c - 1), c - 1)
+        return quotient_bounds(d.op, *xs[0], const[1], d.c)
     return (None, None)
 
 
