@@ -45,20 +45,21 @@ PART = {"producer": 0, "consumer0": 1, "consumer1": 2}
 # The last line of a pair: the lazy reference max moves on.
 PAIR_END = ("ref = r_new", 11)
 # partition -> (substring of the generated line to stamp after, or a tuple of alternatives, event);
-# event 0 is the loop head
+# event 0 is the loop head. The exchange pipes (max0, max1, prob0, prob1) are named-barrier pipes:
+# their hand-offs are the bar.arrive / bar.sync lines the lowering comments with the pipe's verb.
 EVENTS = {
     "producer": [("mbarrier.wait(kv0_empty0", 1), ("mbarrier.wait(kv1_empty0", 2),
                  ("mbarrier.wait(kv0r_empty0", 3), ("mbarrier.wait(kv1l_empty0", 4),
                  ("async_copy.mbarrier_arrive(kv1l_full0", 5)],
     "consumer0": [("mbarrier.wait(kv0_full0", 1), ("mbarrier.wait(kv0r_full0", 2),
-                  ("# s is read", 3), ("mbarrier.arrive(max0_full0", 4), ("acc = _acc", 5),
-                  ("mbarrier.arrive(kv0_empty0", 6), ("mbarrier.wait(max1_full0", 7),
-                  ("mbarrier.arrive(prob0_full0", 8), ("mbarrier.wait(prob1_full0", 9),
+                  ("# s is read", 3), ("# max0.commit: named barrier", 4), ("acc = _acc", 5),
+                  ("mbarrier.arrive(kv0_empty0", 6), ("# max1.wait: named barrier", 7),
+                  ("# prob0.commit: named barrier", 8), ("# prob1.wait: named barrier", 9),
                   ("mbarrier.wait(kv1l_full0", 10), PAIR_END],
     "consumer1": [("mbarrier.wait(kv1_full0", 1), ("mbarrier.wait(kv1l_full0", 2),
-                  ("# s is read", 3), ("mbarrier.wait(max0_full0", 4),
-                  ("mbarrier.arrive(max1_full0", 5), ("mbarrier.arrive(prob1_full0", 6),
-                  ("acc = _acc", 7), ("mbarrier.wait(prob0_full0", 8),
+                  ("# s is read", 3), ("# max0.wait: named barrier", 4),
+                  ("# max1.commit: named barrier", 5), ("# prob1.commit: named barrier", 6),
+                  ("acc = _acc", 7), ("# prob0.wait: named barrier", 8),
                   ("mbarrier.wait(kv0r_full0", 9), ("mbarrier.arrive(kv1_empty0", 10),
                   PAIR_END],
 }

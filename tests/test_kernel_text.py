@@ -489,7 +489,7 @@ OTHER = {
     "Buffer.name": "buf4", "Buffer.shape": (2,), "Buffer.dtype": "i8",
     "PipeDecl.name": "q2", "PipeDecl.capacity": 3, "PipeDecl.fields": (),
     "PipeDecl.readers": ("a", "b"), "PipeDecl.one_shot": True,
-    "PipeDecl.attrs": (("depth", 2),),
+    "PipeDecl.attrs": (("depth", 2),), "PipeDecl.named": True,
     "KPartition.name": "other", "KPartition.bindings": (), "KPartition.body": (),
     "KPartition.warps": 8, "KPartition.regs": 240, "KPartition.default": True,
     "KPartition.attrs": (("role", "producer"),),

@@ -231,6 +231,13 @@ def test_kernel_module_imports(kernel):
 
 # ---------------------------------------------------------------- the math, emulated on the CPU
 
+#: Edits of kernel_copy that give the seesaw's four exchange pipes mbarriers again (the bundled
+#: kernels hand them over by hardware named barriers): for tests of what the lowering does with
+#: mbarrier exchanges on a real kernel (eager publish, the timeline probe's waits).
+MBARRIER_EXCHANGE = tuple((f'{n} = tle.pipe(capacity=1, barrier="named",', f"{n} = tle.pipe(capacity=1,")
+                          for n in ("max0", "max1", "prob0", "prob1"))
+
+
 def kernel_copy(kernel: str, path: Path, edits=()) -> Path:
     """A copy of tle_kernels/<kernel>.py at ``path`` with ``edits`` (old, new) applied (each old
     text must occur exactly once) and its package-relative imports made absolute

@@ -71,7 +71,9 @@ def test_compiles_for_sm90a(key):
 def test_init_barrier_counts_are_the_inferred_counts(key):
     info, c = compiled(key)
     counts = [int(m.group(1)) for m in re.finditer(r"ttng\.init_barrier %\S+, (\d+)", c.asm["ttgir"])]
-    inferred = run_pipeline(info.program).barriers
+    # a named-barrier pipe's barrier is a hardware one, never an mbarrier (checked below)
+    named = [b for b in run_pipeline(info.program).barriers if b.kind == "named"]
+    inferred = [b for b in run_pipeline(info.program).barriers if b.kind != "named"]
     plans = c.tle_generated.plans
     arrays = [arr for pp in plans.values() for arr in pp.arrays]
     # partition-unit counts are infer-barriers' counts ...
@@ -96,8 +98,15 @@ def test_init_barrier_counts_are_the_inferred_counts(key):
     doc = json.loads(out.getvalue())
     k = next(k for k in doc["kernels"] if k.get("name", k.get("kernel")) == info.name) \
         if any("name" in k or "kernel" in k for k in doc["kernels"]) else doc["kernels"][0]
-    assert sorted(b["count"] for b in k["barriers"]) == sorted(b.count for b in inferred)
-    assert sorted(counts) == sorted(b["init_count"] for b in k["barriers"])
+    mbarriers = [b for b in k["barriers"] if b["kind"] != "named"]
+    assert sorted(b["count"] for b in mbarriers) == sorted(b.count for b in inferred)
+    assert sorted(counts) == sorted(b["init_count"] for b in mbarriers)
+    # each named barrier: bar.arrive / bar.sync over the writer's and the reader's threads
+    for b in named:
+        j = next(x for x in k["barriers"] if x["kind"] == "named" and x["pipe"] == b.pipe)
+        parts = {e.partition for e in b.arrivers + b.waiters}
+        assert j["arrive_unit"] == "named" and j["init_count"] == 32 * sum(warps[p] for p in parts)
+        assert f"bar.arrive {j['bar_id']}, {j['init_count']};" in c.tle_generated.source
     by_label = {f"{b['pipe']}.{b['kind']}[g{b['group']}][{b['stage']}]": b for b in k["barriers"]}
     for arr in arrays:
         for b, ic in zip(arr.barriers, arr.init_counts):

@@ -35,15 +35,19 @@ def _compile(path: Path):
 
 @pytest.fixture(scope="module")
 def eager_and_plain(tmp_path_factory):
-    """The bundled seesaw (no eager publish: measured neutral on it, docs/BENCHMARKS.md) and a copy
-    of it with the option on."""
-    from tests.test_kernels import kernel_copy
+    """The bundled seesaw with mbarrier exchange pipes (as it was before they became named-barrier
+    pipes, which have no arrives to publish early), without eager publish (measured neutral on
+    it, docs/BENCHMARKS.md) and with the option on."""
+    from tests.test_kernels import MBARRIER_EXCHANGE, kernel_copy
 
     jit = "@tle.jit(num_warps=4, wgmma_pipeline=True)"
     assert "eager_publish" not in SEESAW.read_text()
-    eager = kernel_copy("sparse_mla_seesaw", tmp_path_factory.mktemp("eager") / "sparse_mla_seesaw.py",
-                        [(jit, jit[:-1] + ", eager_publish=True)")])
-    return _compile(eager), _compile(SEESAW)
+    d = tmp_path_factory.mktemp("eager")
+    (d / "plain").mkdir()
+    eager = kernel_copy("sparse_mla_seesaw", d / "sparse_mla_seesaw.py",
+                        [(jit, jit[:-1] + ", eager_publish=True)"), *MBARRIER_EXCHANGE])
+    plain = kernel_copy("sparse_mla_seesaw", d / "plain" / "sparse_mla_seesaw.py", MBARRIER_EXCHANGE)
+    return _compile(eager), _compile(plain)
 
 
 def _fn(src: str, name: str) -> str:

@@ -11,10 +11,10 @@ the pipe; acquire emits nothing and release only the wgmma wait (the Gluon-trace
 the whole sequence of barrier operations to the verified events). Too many named pipes for the
 16 hardware barriers are refused at the pipe that does not fit.
 
-Two tests are strict xfails, bugs left for the compiler's owner: a cp.async gather into a named
-slot is lowered without waiting for the copies before the ``bar.arrive`` (the reader can read the
-slot before the bytes land), and the Gluon-trace checker does not notice a named pipe's release
-that leaves a wgmma reading the slot in flight (for an mbarrier pipe it does).
+A gather into a named slot is stored from registers (no cp.async arrive could order it), and
+the Gluon-trace checker sees a named pipe's release through the string the lowering leaves
+there (it emits no barrier operation), so a wgmma still reading the slot is flagged as for an
+mbarrier pipe.
 """
 
 from __future__ import annotations
@@ -249,9 +249,6 @@ def test_the_trace_checker_flags_a_plain_release_under_an_inflight_wgmma(tmp_pat
     assert any("may still be in flight" in v for v in tr.violations), tr.violations
 
 
-@pytest.mark.xfail(strict=True, reason="bug: gluon_trace checks wgmmas in flight only at mbarrier "
-                   "release arrives; a named pipe's release emits none, so a missing wait there "
-                   "(the hop then hands the slot back while the wgmma reads it) goes unnoticed")
 def test_the_trace_checker_flags_a_named_release_under_an_inflight_wgmma(tmp_path):
     lk = _wgmma_kernel(tmp_path, named=True)
     line = next(ln for ln in lk.gen.source.splitlines(True) if "# x.release" in ln)
@@ -307,23 +304,23 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "y_ptr": "*bf16", "N": "i32"}}
 GATHER = "tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + t * 4096 + offs))"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a cp.async gather into a named slot is lowered as "
-                   "cp.async then bar.arrive with no cp.async wait between: the reader's bar.sync "
-                   "can return before the copies land (mbarrier pipes arrive with "
-                   "cp.async.mbarrier.arrive, which tracks them)")
-def test_a_cp_async_gather_into_a_named_slot_lands_before_the_arrive(tmp_path):
-    """Either refused, or the writer waits for its copies before bar.arrive."""
+def test_a_gather_into_a_named_slot_is_stored_from_registers(tmp_path):
+    """A named pipe's bar.arrive orders the writer's register stores, and no cp.async arrive
+    tracks a copy: the gather that an mbarrier pipe would fill by cp.async is loaded into
+    registers and stored before the arrive (nothing lands after it)."""
     path = tmp_path / "gather.py"
     path.write_text(CP_ASYNC.replace("FILL", GATHER))
     assert verify_ok(path)
-    try:
-        src = gluon_source((str(path), "gather")).source
-    except TleError:
-        return  # refused: fine
+    src = gluon_source((str(path), "gather")).source
     prod = _functions(src)["produce"].splitlines()
-    copy = _index(prod, r"async_copy_global_to_shared")
+    assert not any("async_copy" in ln for ln in prod), "\n".join(prod)
+    store = _index(prod, r"x_t\.index\(0\)\.store\(")
     arrive = _index(prod, r"bar\.arrive")
-    assert any("async_copy.wait_group(0)" in ln for ln in prod[copy:arrive]), "\n".join(prod)
+    assert store < arrive, "\n".join(prod)
+    # the mbarrier twin still gathers by cp.async (the named pipe is what turns it off)
+    twin = tmp_path / "gather_mbar.py"
+    twin.write_text(CP_ASYNC.replace("FILL", GATHER).replace('barrier="named", ', ""))
+    assert "async_copy_global_to_shared" in gluon_source((str(twin), "gather")).source
 
 
 def verify_ok(path) -> bool:
@@ -348,8 +345,6 @@ def test_a_tma_copy_into_a_named_slot_is_refused(tmp_path):
     assert e.value.loc.line == line and "tma_load" in str(e.value), str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the refusal of a TMA copy into a named slot says the "
-                   "field 'is read by no reader', but consume reads it; the named barrier is why")
 def test_the_tma_refusal_names_the_named_barrier(tmp_path):
     path = tmp_path / "tma.py"
     src = CP_ASYNC.replace("FILL", "tle.gpu.tma_load(s.t, x_desc, [t * 64, 0])")

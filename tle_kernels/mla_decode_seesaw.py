@@ -60,6 +60,11 @@ What decode changes:
   row at or past the end reaches a slot whatever it holds (NaN included); an odd last tile's partner
   (n = 0) is a wholly out-of-bounds box, all zeros. The producer issues copies only, no register
   work; each commit arrives with the expect-tx of its window's boxes.
+- The exchange pipes (max0, max1, prob0, prob1) are ``barrier="named"``: a hand-off is one
+  bar.arrive / bar.sync on a hardware named barrier, with no empty handshake (as FlashMLA's decode
+  exchanges them); each left-out release is implied by the next hand-off the other way (max0's by
+  max1's commit, max1's by prob0's, prob0's by the next pair's max1, prob1's by the next pair's
+  max0), which the verifier proves (docs/semantics.md, rule 9).
 - No validity field in the K slots: each consumer derives its tile's mask from the positions, the
   request's end and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row; with TMA, slot
   row r holds position tile_start + shift + r, a real one iff r >= -shift
@@ -137,12 +142,12 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
                    tkv=tle.gpu.alloc([1, BK, D_TAIL], tl.bfloat16))
     kv1l = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                     kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
-    max0 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
-    max1 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
-    prob0 = tle.pipe(capacity=1,                                              # consumer0 → 1
+    max0 = tle.pipe(capacity=1, barrier="named", m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
+    max1 = tle.pipe(capacity=1, barrier="named", m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
+    prob0 = tle.pipe(capacity=1, barrier="named",                                              # consumer0 → 1
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-    prob1 = tle.pipe(capacity=1,                                              # consumer1 → 0
+    prob1 = tle.pipe(capacity=1, barrier="named",                                              # consumer1 → 0
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 

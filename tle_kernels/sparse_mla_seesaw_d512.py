@@ -71,12 +71,12 @@ def seesaw_d512_pipes(BLOCK_H: tl.constexpr):
                    valid=tle.gpu.alloc([1, BK], tl.int8))
     kv1l = tle.pipe(capacity=1, readers=("consumer0", "consumer1"),
                     kv_l=tle.gpu.alloc([1, BK, D_HALF], tl.bfloat16))
-    max0 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
-    max1 = tle.pipe(capacity=1, m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
-    prob0 = tle.pipe(capacity=1,                                              # consumer0 → 1
+    max0 = tle.pipe(capacity=1, barrier="named", m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer0 → 1
+    max1 = tle.pipe(capacity=1, barrier="named", m=tle.gpu.alloc([1, BLOCK_H], tl.float32))   # consumer1 → 0
+    prob0 = tle.pipe(capacity=1, barrier="named",                                              # consumer0 → 1
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-    prob1 = tle.pipe(capacity=1,                                              # consumer1 → 0
+    prob1 = tle.pipe(capacity=1, barrier="named",                                              # consumer1 → 0
                      sS=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                      row_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
     return q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1

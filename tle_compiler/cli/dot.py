@@ -91,7 +91,7 @@ def render_dot(reports: list[KernelReport]) -> str:
             by_key.setdefault((b.pipe, b.kind, b.group), b)
         for pname, r in roles.items():
             for g in r.groups:
-                full = by_key.get((pname, "full", g.index))
+                full = by_key.get((pname, "full", g.index)) or by_key.get((pname, "named", g.index))
                 empty = by_key.get((pname, "empty", g.index))
                 writers = [(p, e) for p, e in events if e.pipe == pname and e.is_writer]
                 for rname in g.readers:
@@ -100,7 +100,8 @@ def render_dot(reports: list[KernelReport]) -> str:
                     for _, w in writers:
                         for _, rd in readers:
                             if w.verb in ("commit", "close") and rd.verb == "wait" and full:
-                                lbl = f"{pname}.full g{g.index} ×{full.count}" + (" +fence" if full.fence else "")
+                                lbl = (f"{pname}.{full.kind} g{g.index} ×{full.count}"
+                                       + (" +fence" if full.fence else ""))
                                 out.append(f"  {ids[id(w)]} -> {ids[id(rd)]} [label={_q(lbl)}, color=\"#1f5fa8\", "
                                            f"constraint=false];")
                             if rd.verb == "release" and w.verb in ("acquire", "close") and empty:

@@ -172,9 +172,13 @@ def _barrier_rows(barriers: list[Barrier]) -> list[str]:
         stages = sum(1 for x in barriers if (x.pipe, x.kind, x.group) == key)
         name = f"{b.pipe}.{b.kind}[g{b.group}]" + (f"[0..{stages - 1}]" if stages > 1 else "[0]")
         arr = ", ".join(f"{a.partition}.{a.verb}" for a in b.arrivers) or "-"
-        wait = ", ".join(f"{_who(w.partition, w.reader)}.{w.verb} @ {w.parity}" for w in b.waiters) or "-"
+        wait = ", ".join(f"{_who(w.partition, w.reader)}.{w.verb}"
+                         + (f" @ {w.parity}" if w.parity is not None else "")
+                         for w in b.waiters) or "-"
         tx = "?" if b.tma and not b.expect_tx else str(b.expect_tx)  # ? : shape not bound yet
-        extra = f"  fence={b.fence or 'none'} expect-tx={tx}" if b.kind == "full" else ""
+        extra = f"  fence={b.fence or 'none'} expect-tx={tx}" if b.kind == "full" else \
+            f"  fence={b.fence or 'none'}; hardware named barrier (bar.arrive -> bar.sync), " \
+            f"no empty side: every release implied" if b.kind == "named" else ""
         rows.append((name, str(b.count), arr, wait, "(" + ", ".join(b.fields) + ")" + extra))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return ["  ".join(c.ljust(widths[i]) if i < 4 else c for i, c in enumerate(r)).rstrip() for r in rows]
@@ -201,7 +205,9 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
     arrive per commit: init_count = count), "thread" (cp.async gathers, one arrive per writer thread:
     count x threads), "mixed" (both: count x (threads + 1)), "tma" / "tma-partition" / "tma-thread" /
     "tma-mixed" (TMA copies: one expect-tx arrive of ``expect_tx`` bytes, plus the arrives of the
-    other fills: lowering/plan.py init_count); ``tma``: the group's fields filled by TMA copies."""
+    other fills: lowering/plan.py init_count); ``tma``: the group's fields filled by TMA copies. A
+    named-barrier pipe's ``named`` barrier: arrive_unit "named", init_count the threads its
+    ``bar.arrive`` / ``bar.sync`` count, ``bar_id`` the hardware barrier."""
     units = {}
     path = getattr(getattr(rep.program, "loc", None), "file", None)
     if path and str(path).endswith(".py") and rep.verdict is not None and rep.verdict.ok:
@@ -219,6 +225,8 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
         u = units.get(b.label, {"arrive_unit": "partition", "init_count": b.count})
         d["arrive_unit"] = u["arrive_unit"]
         d["init_count"] = u["init_count"]
+        if "bar_id" in u:
+            d["bar_id"] = u["bar_id"]
         out.append(d)
     return out
 

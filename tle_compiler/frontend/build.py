@@ -1809,7 +1809,8 @@ class Builder:
         if node.args:
             raise self.err("tle.pipe takes keyword arguments only: tle.pipe(capacity=C, ..., "
                            "field=tle.gpu.alloc(...))", node.args[0], check="bad-pipe")
-        opts: dict[str, object] = {"scope": "cta", "name": var, "readers": (), "one_shot": False}
+        opts: dict[str, object] = {"scope": "cta", "name": var, "readers": (), "one_shot": False,
+                                   "barrier": "mbarrier"}
         arg_locs: dict[str, Loc] = {}
         fields: dict[str, object] = {}
         refs: dict[str, tuple[int, Optional[str], ast.keyword]] = {}
@@ -1819,7 +1820,7 @@ class Builder:
                 raise self.err("tle.pipe: write each field as name=tle.gpu.alloc(...), not "
                                "**fields", kwn.value, check="bad-pipe")
             arg_locs[kwn.arg] = self.loc(kwn)
-            if kwn.arg in ("capacity", "scope", "name", "readers", "one_shot"):
+            if kwn.arg in ("capacity", "scope", "name", "readers", "one_shot", "barrier"):
                 lit = self.literal(kwn.value)
                 if kwn.arg == "capacity":
                     capacity = lit
@@ -1844,7 +1845,7 @@ class Builder:
             arg_locs.setdefault("fields", self.loc(node))
         checked = validate_pipe(capacity=capacity, scope=opts["scope"], name=opts["name"],
                                 readers=opts["readers"], one_shot=opts["one_shot"], fields=fields,
-                                loc=self.loc(node), arg_locs=arg_locs)
+                                loc=self.loc(node), arg_locs=arg_locs, barrier=opts["barrier"])
         if checked.name in self.pipes:
             first = self.pipes[checked.name].loc.line
             raise self.err(f"pipe '{checked.name}' is declared twice (first at line {first})",
@@ -1866,7 +1867,7 @@ class Builder:
                 self.free_buffers.pop(free_name, None)
             out.append(K.Buffer(fname, buf.shape, buf.dtype, self.loc(kwn)))  # the field's line
         decl = K.PipeDecl(checked.name, checked.capacity, tuple(out), checked.readers,
-                          checked.one_shot, self.loc(node))
+                          checked.one_shot, self.loc(node), named=checked.named)
         self.pipes[checked.name] = decl
         return decl
 
@@ -2102,7 +2103,8 @@ def _decl_view(decl: K.PipeDecl):
     from ..language.pipe import PipeDecl
 
     fields = tuple((b.name, SharedBuffer(tuple(b.shape), b.dtype)) for b in decl.fields)
-    return PipeDecl(decl.name, decl.capacity, "cta", decl.readers, decl.one_shot, fields, decl.loc)
+    return PipeDecl(decl.name, decl.capacity, "cta", decl.readers, decl.one_shot, fields, decl.loc,
+                    decl.named)
 
 
 def fold(e: K.Expr) -> object:

@@ -1801,7 +1801,8 @@ class Analysis:
 
 def pipe_info(decl: K.PipeDecl) -> PipeInfo:
     fields = tuple((b.name, SharedBuffer(tuple(b.shape), b.dtype)) for b in decl.fields)
-    d = PipeDecl(decl.name, decl.capacity, "cta", decl.readers, decl.one_shot, fields, decl.loc)
+    d = PipeDecl(decl.name, decl.capacity, "cta", decl.readers, decl.one_shot, fields, decl.loc,
+                 decl.named)
     specs = tuple(FieldSpec(b.name, list(b.shape), b.dtype, "smem", b.loc) for b in decl.fields)
     return PipeInfo(d, specs, None, None)  # type: ignore[arg-type]
 
@@ -1896,7 +1897,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     assumptions = tuple(replace(a, param=pnames.get(ph, a.param)) for ph, a in k.assumptions)
     pipes = tuple(
         Pipe(d.name, d.capacity, tuple(b.name for b in d.fields), d.readers, d.one_shot,
-             tuple(b.name for b in d.fields if b.name in k.mma.get(d.name, ())), d.loc)
+             tuple(b.name for b in d.fields if b.name in k.mma.get(d.name, ())), d.loc, d.named)
         for d in kernel.pipes)
     derived, bases = derivations(k.params, k.definitions, uses, pnames, partitions)
     # the walk records every slot access the kernel makes: a pipe it saw no write of is one

@@ -283,6 +283,39 @@ class MBarrierAlloc:
     fence: bool = False
 
 
+@attr_type
+@record
+class NamedBarrierAlloc:
+    """The hardware named barrier ``bar_id`` (0..15) of a ``barrier="named"`` pipe's array
+    ``barrier``: ``threads`` = the writer's and the reader's threads, which one hand-off's
+    ``bar.arrive`` and ``bar.sync`` count together; ``fence``: a field feeds wgmma."""
+
+    barrier: str
+    bar_id: int
+    threads: int
+    fence: bool = False
+
+
+@attr_type
+@record
+class NamedBarrierArrive:
+    """``bar.arrive bar_id, threads`` by every thread of the writer (a named pipe's commit)."""
+
+    barrier: str
+    bar_id: int
+    threads: int
+
+
+@attr_type
+@record
+class NamedBarrierSync:
+    """``bar.sync bar_id, threads`` by every thread of the reader (a named pipe's wait)."""
+
+    barrier: str
+    bar_id: int
+    threads: int
+
+
 # ----------------------------------------------------------------------------------------------
 # register layouts (assign-layouts)
 #

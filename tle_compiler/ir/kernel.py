@@ -332,6 +332,19 @@ def slot_shape_error(pipe: str, field: str, capacity: int, shape) -> str:
             f"{capacity} (one slot per stage), got shape [{', '.join(map(str, shape))}]")
 
 
+def named_pipe_error(pipe: str, capacity: int, readers, one_shot: bool) -> "str | None":
+    """The shape a named-barrier pipe must have (``tle.pipe(barrier="named")``, ``named_barrier``
+    in the text forms), broken: the message; None when it has it. One hardware named barrier
+    holds one hand-off between two partitions at a time, so: one slot, one reader, a release to
+    leave out."""
+    if one_shot or capacity != 1 or len(readers) > 1:
+        return (f"pipe '{pipe}': a named-barrier pipe hands one slot from one partition to one "
+                f"other over a hardware named barrier, so it has capacity=1, at most one reader "
+                f"and is not one_shot (got capacity={capacity}, {len(readers) or 1} reader(s)"
+                f"{', one_shot' if one_shot else ''})")
+    return None
+
+
 @record
 class PipeDecl:
     name: str
@@ -342,6 +355,8 @@ class PipeDecl:
     loc: Loc = field(default=NOLOC, compare=False)
     #: results of passes over the IR, sorted by key (ir/attrs.py); printed by the text form
     attrs: tuple[tuple[str, object], ...] = ()
+    #: ``tle.pipe(barrier="named")``: a hardware named barrier hands the slot over, no release
+    named: bool = False
 
 
 @record

@@ -47,7 +47,7 @@ The language
   or ``NAME: constexpr`` or ``NAME: float`` (an argument the source declares a float: no
   integer param of the protocol).
 * The kernel body holds, one per line: ``const NAME = LITERAL`` (a module constant), ``pipe NAME
-  capacity=N [one_shot] [readers=(a, b)] [fields=(f: DTYPE[SHAPE], ...)]`` (attributes in any
+  capacity=N [one_shot] [named_barrier] [readers=(a, b)] [fields=(f: DTYPE[SHAPE], ...)]`` (attributes in any
   order, each at most once; ``capacity`` required and at least 1), ``buffer NAME: DTYPE[SHAPE]``
   (a SHAPE entry is an integer or a name, ``float32[]`` has none), the prologue's statements, and
   the partitions: ``partition NAME [default] [warps=N] [regs=N] [(PARAM = EXPR, ...)] { BODY }``
@@ -88,7 +88,8 @@ Canonical printing
 * one kernel after another, a blank line between them; in a kernel: the header, then the consts,
   the pipes, the buffers, the prologue and each partition, a blank line between these sections;
   two spaces of indentation per level; one statement per line; ``{ }`` for an empty block;
-* pipe attributes in the order capacity, one_shot, readers, fields (false and empty ones left out);
+* pipe attributes in the order capacity, one_shot, named_barrier, readers, fields (false and empty
+  ones left out);
   partition headers ``partition NAME [default] warps=N [regs=N] [(BINDINGS)] {`` (no parentheses
   without bindings); ``options(...)`` only when there are options;
 * ``for`` prints its start, stop and step; an ``else`` holding exactly one ``if`` prints as
@@ -144,7 +145,7 @@ from .attrs import ATTR_TYPES, AffineIndex, BitAnd, BitXor, FloorDiv, Mod
 from .kernel import (Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const, DType, Eval, Event,
                      Expr, For, Global, Handle, If, IsClosed, KParam, KPartition, Kernel, Name, Op,
                      PipeDecl, PipeRef, Return, ResultSlot, SlotField, Stmt, Subscript, TupleExpr,
-                     UnaryOp, While, slot_shape_error)
+                     UnaryOp, While, named_pipe_error, slot_shape_error)
 from .nodes import NOLOC, VERBS, Loc
 from .syntax_errors import expected_phrase, terminal_word
 
@@ -687,6 +688,8 @@ class _Printer:
         words = [f"pipe {self.ident(p.name, 'pipe name')}", f"capacity={p.capacity}"]
         if p.one_shot:
             words.append("one_shot")
+        if p.named:
+            words.append("named_barrier")
         if p.readers:
             words.append(f"readers={self.names(p.readers, 'reader name')}")
         if p.fields:
@@ -983,7 +986,8 @@ _BIN_ALIASES = {"bit_or": "|", "bit_xor": "^", "bit_and": "&", "lshift": "<<", "
                 "add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%",
                 "pow": "**"}
 _UNARY_ALIASES = {"neg": "-", "pos": "+", "invert": "~", "not_op": "not"}
-_PIPE_ATTRS = {"capacity": "capacity=N", "one_shot": "one_shot", "readers": "readers=(a, b)",
+_PIPE_ATTRS = {"capacity": "capacity=N", "one_shot": "one_shot", "named_barrier": "named_barrier",
+               "readers": "readers=(a, b)",
                "fields": "fields=(f: DTYPE[SHAPE], ...)"}
 _PARTITION_ATTRS = {"default": "default", "warps": "warps=N", "regs": "regs=N"}
 
@@ -1311,8 +1315,14 @@ class _Builder:
             self.want(node, ("fields_attr", "empty_attr"), _PIPE_ATTRS["fields"], what)
             fields = tuple(Buffer(self.name(f.children[0]), *self.type(f.children[1]),
                                   loc=self.loc(f)) for f in node.children[1:])
+        named = "named_barrier" in a
+        if named:
+            self.want(a["named_barrier"], ("flag_attr",), "named_barrier", what)
+            bad = named_pipe_error(name, capacity, readers, one_shot)
+            if bad:
+                raise self.error(bad, a["named_barrier"])
         node = PipeDecl(name, capacity, fields, readers, one_shot, loc=self.loc(tree),
-                        attrs=self.attrs_clause(kir_attrs[0] if kir_attrs else None))
+                        attrs=self.attrs_clause(kir_attrs[0] if kir_attrs else None), named=named)
         return self.place(node, tree)
 
     def type(self, tree: Tree) -> tuple[tuple, str]:

@@ -77,6 +77,9 @@ class Pipe:
     one_shot: bool = False
     mma: tuple[str, ...] = ()
     loc: Loc = NOLOC
+    #: the hand-off is a hardware named barrier and the release is left out: every release must
+    #: be implied by another pipe's hand-off (docs/semantics.md, "Named-barrier pipes")
+    named: bool = False
 
     @property
     def is_spmc(self) -> bool:

@@ -42,7 +42,7 @@ The language
 * A file holds one or more kernels; each ``kernel NAME`` header owns the ``param``, ``pipe`` and
   ``partition`` declarations that follow it, up to the next header.
 * Pipe attributes, in any order, each at most once: ``capacity=N`` (required, N >= 1),
-  ``one_shot``, ``readers=(a, b)``, ``fields=(x, y)``, ``mma=(x)``.
+  ``one_shot``, ``named_barrier``, ``readers=(a, b)``, ``fields=(x, y)``, ``mma=(x)``.
 * Partition header: ``partition NAME [default] [warps=N] [regs=N] {`` (warps defaults to 4).
 * Events: ``PIPE.VERB(EXPR)``, ``PIPE[READER].VERB(EXPR)``,
   ``PIPE[READER fields=(a, b)].VERB(EXPR)`` and ``PIPE[fields=(a)].VERB(EXPR)``; VERB is one of acquire, commit, close, wait, release.
@@ -302,8 +302,8 @@ class _Val:
 _KIND_WORDS = {"int": "an integer expression", "mod": "a '%' expression",
                "crem": "a rem(...) expression", "cond": "a condition"}
 
-_PIPE_ATTRS = {"capacity": "int", "one_shot": "flag", "readers": "tuple", "fields": "tuple",
-               "mma": "tuple"}
+_PIPE_ATTRS = {"capacity": "int", "one_shot": "flag", "named_barrier": "flag", "readers": "tuple",
+               "fields": "tuple", "mma": "tuple"}
 _PARTITION_ATTRS = {"default": "flag", "warps": "int", "regs": "int"}
 _ATTR_SPELLING = {"flag": "{}", "int": "{}=N", "tuple": "{}=(...)"}
 
@@ -417,8 +417,17 @@ class _Builder:
             cap_node = next(n for n in tree.children[1:] if str(n.children[0]) == "capacity")
             raise self.error(f"the capacity of pipe '{name}' must be at least 1",
                              self.loc(cap_node))
+        named = bool(a.get("named_barrier", False))
+        if named:
+            from .kernel import named_pipe_error
+
+            bad = named_pipe_error(name, capacity, a.get("readers", ()),
+                                   bool(a.get("one_shot", False)))
+            if bad:
+                raise self.error(bad, loc)
         return Pipe(name, capacity, a.get("fields", ()), readers=a.get("readers", ()),
-                    one_shot=bool(a.get("one_shot", False)), mma=a.get("mma", ()), loc=loc)
+                    one_shot=bool(a.get("one_shot", False)), mma=a.get("mma", ()), loc=loc,
+                    named=named)
 
     def partition(self, tree: Tree) -> Partition:
         name = str(tree.children[0])

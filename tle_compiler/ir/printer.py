@@ -9,8 +9,8 @@ Canonical choices:
 
 * a kernel prints as its header, its params, its pipes (names padded so attributes line up) and its
   partitions, with one blank line between these sections and between kernels;
-* pipe attributes in the order ``capacity``, ``one_shot``, ``readers``, ``fields``, ``mma`` (empty
-  tuples and a false ``one_shot`` are omitted);
+* pipe attributes in the order ``capacity``, ``one_shot``, ``named_barrier``, ``readers``,
+  ``fields``, ``mma`` (empty tuples and false flags are omitted);
 * ``param N`` when the minimum is 0, else ``param N >= K``, or ``param N any`` (no minimum),
   followed by ``<= K`` when there is a maximum;
 * ``partition NAME [default] warps=N [regs=N] {``;
@@ -77,6 +77,8 @@ def _pipe(p: Pipe, width: int) -> str:
     words = [f"pipe {p.name.ljust(width)}", f"capacity={p.capacity}"]
     if p.one_shot:
         words.append("one_shot")
+    if p.named:
+        words.append("named_barrier")
     if p.readers:
         words.append(f"readers={_names(p.readers)}")
     if p.fields:

@@ -15,12 +15,16 @@ import re
 from typing import Mapping, Optional
 
 from ..diagnostics import TleError
-from ..ir.kernel import slot_shape_error
+from ..ir.kernel import named_pipe_error, slot_shape_error
 from ..ir.nodes import Loc
 from ..ir.record import record
 from .gpu import SharedBuffer, Unevaluated, caller_loc, describe
 
 SCOPES = ("cta",)
+
+
+#: The hand-off mechanisms of a pipe (``tle.pipe(barrier=...)``).
+BARRIERS = ("mbarrier", "named")
 
 
 @record
@@ -34,6 +38,9 @@ class PipeDecl:
     one_shot: bool
     fields: tuple[tuple[str, SharedBuffer], ...]
     loc: Loc = Loc(None, 0)
+    #: barrier="named": the hand-off is a hardware named barrier and the release is left out
+    #: (docs/semantics.md, "Named-barrier pipes")
+    named: bool = False
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -54,7 +61,8 @@ def _is_int(v: object) -> bool:
 def validate_pipe(*, capacity: object, scope: object = "cta", name: object = None,
                   readers: object = (), one_shot: object = False,
                   fields: Mapping[str, object], loc: Loc,
-                  arg_locs: Optional[Mapping[str, Loc]] = None) -> PipeDecl:
+                  arg_locs: Optional[Mapping[str, Loc]] = None,
+                  barrier: object = "mbarrier") -> PipeDecl:
     """The rules of ``tle.pipe(...)``. ``loc`` is the declaration; ``arg_locs`` may give a finer
     location per argument (keyword name, or field name) and is used for that argument's errors.
     Values the frontend could not read as literals come as :class:`Unevaluated`."""
@@ -87,6 +95,12 @@ def validate_pipe(*, capacity: object, scope: object = "cta", name: object = Non
     if one_shot and capacity != 1:
         raise err(f"{what}: a one_shot pipe is a single hand-off and must have capacity=1, got "
                   f"capacity={capacity}", "capacity" if "capacity" in arg_locs else "one_shot")
+    if barrier not in BARRIERS:
+        raise err(f"{what}: barrier must be \"mbarrier\" (the default) or \"named\", got "
+                  f"{describe(barrier)}", "barrier")
+    named = barrier == "named"
+    if named and named_pipe_error(name, capacity, readers, one_shot):
+        raise err(named_pipe_error(name, capacity, readers, one_shot), "barrier")
     if not fields:
         raise err(f"{what} has no fields: declare at least one shared buffer, e.g. "
                   f"x=tle.gpu.alloc([{capacity}, 64], tl.bfloat16)", "fields")
@@ -100,7 +114,7 @@ def validate_pipe(*, capacity: object, scope: object = "cta", name: object = Non
             hint = (" (a one_shot pipe has one stage: write [1, ...])" if one_shot else "")
             raise err(slot_shape_error(name, fname, capacity, buf.shape) + hint, fname)
         out.append((fname, buf))
-    return PipeDecl(name, capacity, scope, readers, one_shot, tuple(out), loc)
+    return PipeDecl(name, capacity, scope, readers, one_shot, tuple(out), loc, named)
 
 
 def validate_reader(decl: PipeDecl, name: object, fields: object, loc: Loc
@@ -227,6 +241,7 @@ class Pipe:
     scope = property(lambda self: self.decl.scope)
     readers = property(lambda self: self.decl.readers)
     one_shot = property(lambda self: self.decl.one_shot)
+    named = property(lambda self: self.decl.named)
     field_names = property(lambda self: self.decl.field_names)
     is_spmc = property(lambda self: self.decl.is_spmc)
 
@@ -258,10 +273,14 @@ def _assigned_name(loc: Loc) -> Optional[str]:
 
 
 def pipe(*args: object, capacity: object = None, scope: object = "cta", name: object = None,
-         readers: object = (), one_shot: object = False, **fields: object) -> Pipe:
+         readers: object = (), one_shot: object = False, barrier: object = "mbarrier",
+         **fields: object) -> Pipe:
     """Declare a pipe: ``tle.pipe(capacity=C, scope="cta", name=None, readers=(), one_shot=False,
-    **fields)``; each field a ``tle.gpu.alloc([C, ...], dtype)``. ``name`` defaults to the variable
-    the pipe is assigned to."""
+    barrier="mbarrier", **fields)``; each field a ``tle.gpu.alloc([C, ...], dtype)``. ``name``
+    defaults to the variable the pipe is assigned to. ``barrier="named"``: a capacity-1 pipe from
+    one partition to one reader whose slot the writer fills with register stores, handed over by a
+    hardware named barrier with no empty handshake; the verifier must prove every release implied
+    by the other pipes' hand-offs (docs/semantics.md, "Named-barrier pipes")."""
     loc = caller_loc()
     if args:
         raise TleError("tle.pipe takes keyword arguments only: tle.pipe(capacity=C, ..., "
@@ -271,7 +290,7 @@ def pipe(*args: object, capacity: object = None, scope: object = "cta", name: ob
     if name is None:
         name = _assigned_name(loc) or "pipe"
     return Pipe(validate_pipe(capacity=capacity, scope=scope, name=name, readers=readers,
-                              one_shot=one_shot, fields=fields, loc=loc))
+                              one_shot=one_shot, fields=fields, loc=loc, barrier=barrier))
 
 
 __all__ = ["PipeDecl", "Pipe", "Writer", "Reader", "Slot", "WaitResult", "pipe", "validate_pipe",

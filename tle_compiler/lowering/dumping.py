@@ -156,4 +156,7 @@ def barrier_units(path: str, kernel: str) -> dict:
         for arr in pp.arrays:
             for b, ic in zip(arr.barriers, arr.init_counts or arr.counts):
                 out[b.label] = {"arrive_unit": arr.mode, "init_count": ic}
+        if pp.named:  # a hardware named barrier: its id, and the threads bar.sync counts
+            out[f"{pp.name}.named[g0][0]"] = {"arrive_unit": "named", "init_count": pp.named[1],
+                                              "bar_id": pp.named[0]}
     return out

@@ -125,7 +125,9 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     out.append(f"def {info.name}({sig}):")
     out += kt.layout_decls() + kt.lines
     for pp in plans.values():
-        out.append(f"    # pipe {pp.name}: capacity {pp.capacity}" + (", one_shot" if pp.one_shot else ""))
+        out.append(f"    # pipe {pp.name}: capacity {pp.capacity}" + (", one_shot" if pp.one_shot else "")
+                   + (f", hardware named barrier {pp.named[0]} ({pp.named[1]} threads: bar.arrive "
+                      f"by the writer, bar.sync by the reader; no empty side)" if pp.named else ""))
         for r in pp.rings.values():
             out.append(f"    {r.var} = gl.allocate_shared_memory(gl.{r.dtype}, {[r.capacity] + r.shape}, "
                        f"{r.layout_src})")

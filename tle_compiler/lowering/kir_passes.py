@@ -6,7 +6,10 @@ materialize-barriers  KIR → KIR. Every pipe event gets ``barrier_ops``: the mb
                       parity) for the arrays infer-barriers says it waits on, MBarrierArrive(array,
                       slot, count, tx_bytes) for those it arrives on (count in partition arrivals;
                       tx_bytes: a commit's expect-tx on a TMA-filled group); every
-                      pipe gets ``mbarriers``: an MBarrierAlloc per array (size, count, fence).
+                      pipe gets ``mbarriers``: an MBarrierAlloc per array (size, count, fence);
+                      a ``barrier="named"`` pipe gets ``named_barriers`` instead: its hardware
+                      barrier id and thread count (NamedBarrierAlloc), and its commits and
+                      waits NamedBarrierArrive / NamedBarrierSync.
                       Slots and parities are infer-stages' index expressions.
 assign-layouts        KIR → KIR (lowering/assign_layouts.py): every function's layout table, every
                       tensor-valued op's ``layout``, the stores that are cp.async gathers, every
@@ -27,7 +30,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..ir import kernel as K
-from ..ir.attrs import MBarrierAlloc, MBarrierArrive, MBarrierWait
+from ..diagnostics import TleError
+from ..ir.attrs import (MBarrierAlloc, MBarrierArrive, MBarrierWait, NamedBarrierAlloc,
+                        NamedBarrierArrive, NamedBarrierSync)
 from ..ir.record import record
 from ..passes.kir_rewrite import map_partition_events
 # run_passes is re-exported: run from here, a pipeline finds the lowering's passes registered
@@ -38,17 +43,52 @@ from .emit import emit
 from .schedule_wgmma import ScheduleWgmma
 
 
-def barrier_ops(event: K.Event, expect_tx: dict) -> tuple:
+def barrier_ops(event: K.Event, expect_tx: dict, named: dict) -> tuple:
     """The explicit barrier operations of an event from its infer-stages and infer-barriers
     attributes: the waits first (an acquire waits before it writes), then the arrives. A
     commit's arrive on a full array whose fields are filled by TMA copies declares the bytes of
-    its window (``expect_tx``: array name -> BarrierDecl.expect_tx); a close copies nothing."""
+    its window (``expect_tx``: array name -> BarrierDecl.expect_tx); a close copies nothing. On a
+    named barrier (``named``: array name -> NamedBarrierAlloc) a wait is a ``bar.sync`` and an
+    arrive a ``bar.arrive``."""
     stage = K.get_attr(event, "stage")
-    ops: list = [MBarrierWait(w.barrier, stage, w.parity) for w in K.get_attr(event, "waits", ())]
+    ops: list = [NamedBarrierSync(w.barrier, named[w.barrier].bar_id, named[w.barrier].threads)
+                 if w.barrier in named else MBarrierWait(w.barrier, stage, w.parity)
+                 for w in K.get_attr(event, "waits", ())]
     tx = expect_tx if event.verb == "commit" else {}
-    ops += [MBarrierArrive(name, stage, 1, tx.get(name, 0))
+    ops += [NamedBarrierArrive(name, named[name].bar_id, named[name].threads)
+            if name in named else MBarrierArrive(name, stage, 1, tx.get(name, 0))
             for name in K.get_attr(event, "arrives", ())]
     return tuple(ops)
+
+
+#: The hardware named barriers (bar.sync / bar.arrive ids) of an SM's CTA.
+NAMED_BARRIERS = 16
+
+
+def named_barrier_allocs(kernel: K.Kernel) -> dict[str, NamedBarrierAlloc]:
+    """A hardware barrier id for the named array of every ``barrier="named"`` pipe, from 15
+    down: Triton's warp specialization takes the low ids (0 for the CTA and the default warp
+    group, one per worker partition after 1), so the kernel's own start from the top; its
+    ``threads``: the writer's and the reader's warps x 32."""
+    warps = {p.name: p.warps for p in kernel.partitions}
+    reserved = 3 + len(kernel.partitions)  # 0, 1, one per partition, and one to spare
+    out: dict[str, NamedBarrierAlloc] = {}
+    for p in kernel.pipes:
+        for d in K.get_attr(p, "barriers", ()):
+            if d.kind != "named":
+                continue
+            bar_id = NAMED_BARRIERS - 1 - len(out)
+            if bar_id < reserved:
+                raise TleError(f"pipe '{p.name}': too many barrier=\"named\" pipes: a CTA has "
+                               f"{NAMED_BARRIERS} hardware barriers and Triton's warp "
+                               f"specialization keeps ids below {reserved} for this kernel's "
+                               f"{len(kernel.partitions)} partitions, so at most "
+                               f"{NAMED_BARRIERS - reserved} named pipes fit; give the others "
+                               f"mbarriers", p.loc, check="lowering")
+            parts = {r.partition for r in d.arrive + d.wait}
+            out[d.name] = NamedBarrierAlloc(d.name, bar_id, 32 * sum(warps[q] for q in parts),
+                                            d.fence == "async-proxy")
+    return out
 
 
 @record
@@ -58,14 +98,21 @@ class MaterializeBarriers:
 
     def run(self, module: KirModule) -> KirModule:
         kernel = module.kernel
-        pipes = tuple(K.with_attrs(p, mbarriers=tuple(
-            MBarrierAlloc(d.name, d.stages, d.count, d.fence == "async-proxy")
-            for d in K.get_attr(p, "barriers", ()))) for p in kernel.pipes)
-        kernel = replace(kernel, pipes=pipes)
+        named = named_barrier_allocs(kernel)
+        pipes = []
+        for p in kernel.pipes:
+            decls = K.get_attr(p, "barriers", ())
+            attrs = {"mbarriers": tuple(
+                MBarrierAlloc(d.name, d.stages, d.count, d.fence == "async-proxy")
+                for d in decls if d.name not in named)}
+            if any(d.name in named for d in decls):
+                attrs["named_barriers"] = tuple(named[d.name] for d in decls if d.name in named)
+            pipes.append(K.with_attrs(p, **attrs))
+        kernel = replace(kernel, pipes=tuple(pipes))
         expect_tx = {d.name: d.expect_tx for p in kernel.pipes
                      for d in K.get_attr(p, "barriers", ()) if d.kind == "full" and d.expect_tx}
         module.kernel = map_partition_events(
-            kernel, lambda part, e: K.with_attrs(e, barrier_ops=barrier_ops(e, expect_tx)))
+            kernel, lambda part, e: K.with_attrs(e, barrier_ops=barrier_ops(e, expect_tx, named)))
         return module
 
 

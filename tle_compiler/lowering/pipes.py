@@ -25,6 +25,11 @@ the generated code computes it (:func:`index_src`); nothing here derives a barri
               Triton 3.6 does not insert the generic→async fence between partitions (docs/lowering.md)
   release(i)  warpgroup_mma_wait for the last in-flight wgmma reading a ring of the pipe (if
               any), then arrive empty[g][stage] for each group of the view
+A ``barrier="named"`` pipe (materialize-barriers' NamedBarrierArrive / NamedBarrierSync): commit is
+``bar.arrive id, threads`` by every writer thread (after the proxy fence when wgmma reads the
+slot), wait is ``bar.sync id, threads`` by every reader thread (then the fence as above), acquire
+emits nothing, and release only the wgmma wait: what the reader's release point orders before the
+hand-off that implies it (passes/named_release.py).
 One-shot pipes have no empty barriers: acquire/release emit nothing, waits are at parity 0.
 With debug waits on (``TLE_DEBUG_WAITS``), every wait above is a bounded wait that prints the site
 and traps (:mod:`.debug`).
@@ -35,7 +40,8 @@ from __future__ import annotations
 from .eager import emit_publish, emit_release_arrive
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.attrs import MBarrierArrive, MBarrierWait, render_index
+from ..ir.attrs import (MBarrierArrive, MBarrierWait, NamedBarrierArrive, NamedBarrierSync,
+                        render_index)
 from .plan import PipePlan, arrive_parts
 from .values import V
 
@@ -92,6 +98,23 @@ def _stage(tr, pp: PipePlan, node: K.Event, index: str) -> str:
     return text
 
 
+def _named_ops(node: K.Event, kind: type) -> list:
+    """The event's named-barrier operations of one kind (a ``barrier="named"`` pipe)."""
+    return [op for op in K.get_attr(node, "barrier_ops", ()) if isinstance(op, kind)]
+
+
+#: The string statement a named pipe's release leaves in the generated code (it emits no barrier
+#: operation): ``"named release: PIPE"``.
+NAMED_RELEASE_MARK = "named release:"
+
+
+def named_barrier_src(verb: str, bar_id: int, threads: int) -> str:
+    """``bar.arrive`` / ``bar.sync`` of every thread of the partition, as a Gluon statement (an
+    inline asm with side effects: kept, and not moved across the slot's shared-memory accesses)."""
+    return (f'gl.inline_asm_elementwise("bar.{verb} {bar_id}, {threads}; mov.b32 $0, 0;", "=r,r", '
+            f'[gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)')
+
+
 def _ops(pp: PipePlan, node: K.Event, kind: type) -> list:
     """(barrier array, op) of the event's materialized barrier operations of one kind."""
     arrays = {a.barrier: a for a in pp.arrays}
@@ -111,6 +134,11 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
         return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings),
                                 "role": "writer", "window": tr.cp_async.new_window()})
     # commit / close
+    for op in _named_ops(node, NamedBarrierArrive):  # a named pipe: bar.arrive by every thread
+        if any(r.mma for r in pp.rings.values()):
+            tr.emit("fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads")
+        tr.emit(named_barrier_src("arrive", op.bar_id, op.threads)
+                + f"  # {pp.name}.{verb}: named barrier, no empty side")
     arrives = _ops(pp, node, MBarrierArrive)
     parts = {arr.var: arrive_parts(arr.mode) for arr, _ in arrives}
     if any(a.fence and parts[a.var][0] for a, _ in arrives):  # register stores read by wgmma
@@ -161,10 +189,16 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
         # its commit, but dropping the reader's fence there measured 1-2 % slower on both
         # SparseMLA kernels (docs/lowering.md), so every wgmma-read slot gets one.
         # (a slot filled only by TMA copies holds no generic-proxy writes to order)
+        named = _named_ops(node, NamedBarrierSync)
+        for op in named:  # a named pipe: bar.sync with the writer's bar.arrive
+            tr.emit(named_barrier_src("sync", op.bar_id, op.threads)
+                    + f"  # {pp.name}.wait: named barrier")
         if any(a.fence and not all(pp.rings[f].tma for f in a.barriers[0].fields)
-               for a in arrays):
+               for a in arrays) or (named and any(r.mma for r in pp.rings.values())):
             tr.emit("fence_async_shared()  # order the writer's generic-proxy stores before wgmma")
         fields = tuple(f for a in arrays for b in a.barriers[:1] for f in b.fields)
+        if named:
+            fields = tuple(pp.rings)
         slot = V("slot", value={"pipe": pp.name, "stage": stage, "fields": fields})
         return V("res", value={"slot": slot})
     if verb == "release":
@@ -174,6 +208,9 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
         # docs/semantics.md: before a release, wait for the async wgmmas still reading the slot
         tr.wait_rings({r.var for r in pp.rings.values()} | {None},
                       f"{pp.name}.release: a wgmma may still read the slot")
+        if pp.named:  # nothing to arrive on; the marker lets testing/gluon_trace.py check that
+            # no wgmma reading the slot is still in flight here, as at any release
+            tr.emit(f'"{NAMED_RELEASE_MARK} {pp.name}"')
         for arr, op in _ops(pp, node, MBarrierArrive):
             if eager_array(tr, arr):
                 emit_release_arrive(tr, arr.var, stage)  # every thread (lowering/eager.py)

@@ -130,6 +130,8 @@ class PipePlan:
     rings: dict[str, Ring] = field(default_factory=dict)
     arrays: list[BarrierArray] = field(default_factory=list)
     closed: Optional[str] = None  # closed-flag ring var
+    #: a ``barrier="named"`` pipe: (hardware barrier id, threads) of its NamedBarrierAlloc
+    named: Optional[tuple[int, int]] = None
 
     def full(self) -> list[BarrierArray]:
         return [a for a in self.arrays if a.kind == "full"]
@@ -258,6 +260,8 @@ def build_plan(info, kernel: K.Kernel, consts: dict) -> dict[str, PipePlan]:
         if decl.name in closed_pipes:
             pp.closed = unique(f"{decl.name}_closed")
         pp.arrays = arrays[decl.name]
+        for nb in K.get_attr(decl, "named_barriers", ()):
+            pp.named = (nb.bar_id, nb.threads)
         for arr in pp.arrays:
             arr.var = unique(arr.var)
         plans[decl.name] = pp

@@ -776,6 +776,10 @@ class FnTranslator:
                 raise self.err("internal: a store marked cp_async is not in the cp.async form", store)
             return src
         src = self._cp_async_form(p, val_node) if self.ctx.cp_async else None
+        if src is not None and self.ctx.plans[src[0].pipe].named:
+            # a named pipe's bar.arrive orders register stores only (no cp.async arrive tracks a
+            # copy): the gather is loaded into registers and stored
+            src = None
         if src is not None:
             self.cp_async_stores.append(store)
         return src
@@ -943,6 +947,11 @@ class FnTranslator:
         # the box and element type of the descriptor against the slot, for every copy emitted
         check_emitted_copy(self.ctx.arg_types, desc.arg, ring, len(items), node.loc)
         pp: PipePlan = self.ctx.plans[ring.pipe]
+        if pp.named:
+            raise self.err(f"tle.gpu.tma_load: pipe '{ring.pipe}' has barrier=\"named\": its "
+                           f"hand-off is a hardware named barrier, which cannot track a TMA copy's "
+                           f"bytes (an mbarrier's expect-tx does); fill the slot with register "
+                           f"stores, or use barrier=\"mbarrier\"", node)
         arr = next((a for a in pp.full() if ring.field in a.barriers[0].fields), None)
         if arr is None:
             raise self.err(f"tle.gpu.tma_load: field '{ring.field}' of pipe '{ring.pipe}' is read "

@@ -5,6 +5,11 @@ Per pipe, field group g and stage s (roles.py defines the groups):
                 waited by every reader whose view contains g, at parity φ.
   empty[g][s] — count = readers of g: each arrives once per release; waited by the writer's
                 acquire at parity φ ^ 1. One-shot pipes have no empty barriers.
+  named[g][0] — a pipe declared ``barrier="named"``: one hardware named barrier instead of both
+                arrays, count 2 (the writer partition and the reader partition; the lowering
+                counts their threads): the writer's commit arrives (``bar.arrive``), the reader's
+                wait syncs (``bar.sync``); acquire and release touch no barrier (verify-protocol
+                proves each release implied, passes/named_release.py).
 Counts are in partition units (one elected arrive per partition); the lowering scales them when an
 arrive is per thread. A full barrier whose group holds a field read by wgmma needs the
 generic→async proxy fence before the arrive (``fence``). A group with fields the writer fills by
@@ -44,7 +49,7 @@ class Endpoint:
 @record
 class Barrier:
     pipe: str
-    kind: str  # "full" | "empty"
+    kind: str  # "full" | "empty" | "named"
     group: int
     fields: tuple[str, ...]
     stage: int
@@ -117,6 +122,13 @@ def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) 
             copied = tma.get(p.name, {})
             tma_group = tuple(f for f in g.fields if f in copied)
             tx = sum(copied[f] for f in tma_group)
+            if p.named:  # one hardware named barrier, no empty side (passes/named_release.py)
+                arr = endpoints(p.name, r.writer, None, ("commit",), False)
+                wait = [e for name, part in readers if part
+                        for e in endpoints(p.name, part, name, ("wait",), False)]
+                barriers.append(Barrier(p.name, "named", g.index, g.fields, 0, 2, tuple(arr),
+                                        tuple(wait), fence))
+                continue
             for s in range(p.capacity):
                 full_arr = endpoints(p.name, r.writer, None, ("commit", "close"), False)
                 full_wait = [e for name, part in readers if part

@@ -26,28 +26,11 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ir.nodes import CLOSED_FLAG, Access, Event, Program, walk_accesses
-from ..ir.record import record
 from ..ir.tracegen import CompiledProgram
+from .named_release import named_release_problems
 from .roles import PipeRoles
-
-ACQ, COMMIT, CLOSE, WAIT, RELEASE, WRITE, READ, READBACK, MAY_WRITE = range(9)
-# The fast path's kind of a write whose field some readback of the program reads: it also notes
-# the window it wrote in (kept apart from WRITE so programs without readbacks pay nothing)
-TRACKED_WRITE = 9
-_KIND = {"acquire": ACQ, "commit": COMMIT, "close": CLOSE, "wait": WAIT, "release": RELEASE}
-
-
-@record
-class Problem:
-    """A rule broken at ``at`` = (partition number, position in its trace); ``related`` points at
-    the other event involved (e.g. the release that closed a window), ``notes`` are extra
-    ``(at, text)`` lines (a deadlock's cycle)."""
-
-    check: str
-    message: str
-    at: tuple[int, int]
-    related: Optional[tuple[int, int]] = None
-    notes: tuple = ()
+from .trace_kinds import (ACQ, CLOSE, COMMIT, MAY_WRITE, READ, READBACK, RELEASE,  # noqa: F401
+                          TRACKED_WRITE, WAIT, WRITE, Problem, _KIND)
 
 
 @dataclass
@@ -69,6 +52,7 @@ class Checker:
         self.readers = [list(p.reader_names) for p in self.program.pipes]
         self.cap = [p.capacity for p in self.program.pipes]
         self.one_shot = [p.one_shot for p in self.program.pipes]
+        self.named = any(p.named for p in self.program.pipes)  # passes/named_release.py
         # per statement: (kind, pipe number, reader number or -1)
         self.info: list[tuple[int, int, int]] = []
         for s in cp.stmts:
@@ -262,6 +246,8 @@ class Checker:
                         return False
                     if r_held[b + s] != -1 and not self.one_shot[p]:
                         return False
+        if self.named and named_release_problems(self, traces):
+            return False
         # the run (see _run): every partition advances while its next event is enabled
         cnt = [0] * (nw + self.nr)
         ptr = [0] * len(seqs)
@@ -449,6 +435,8 @@ class Checker:
             if not is_filled(fills, (p, i % cap[p], self.field_of[sid]), ordinal, i):
                 self._local(problems, broken, ("unwritten", sid),
                             self._unwritten_problem(k, pos, sid, i, fills))
+        if not problems and self.named:
+            problems += named_release_problems(self, traces)
         if problems or not deadlock:
             return res
         res.deadlock = self._run(traces, commits, acquires, waits, releases)

@@ -174,9 +174,9 @@ def event_barriers(decls: tuple[BarrierDecl, ...], partition: str, event: K.Even
         waits = [d for d in decls if d.kind == "empty" and any(
             w.partition == partition and w.verb in (verb, "acquire", "close") for w in d.wait)]
     if verb in ("commit", "close"):
-        arrives = [d for d in decls if d.kind == "full"]
+        arrives = [d for d in decls if d.kind in ("full", "named")]
     if verb == "wait":
-        waits = [d for d in decls if d.kind == "full" and any(
+        waits = [d for d in decls if d.kind in ("full", "named") and any(
             w.partition == partition and w.verb == "wait" and (w.reader or "") == reader
             for w in d.wait)]
     if verb == "release" and not one_shot:

@@ -61,6 +61,7 @@ ERROR_KINDS = (
     "uncommitted-acquire",
     "missing-release",
     "unconsumed",
+    "named-release",
 )
 
 MAX_ERRORS = 20
@@ -373,7 +374,7 @@ class _Step:
     """One event of a trace, compiled: what it waits on and what it checks once it passes."""
 
     __slots__ = ("code", "ev", "i", "s", "phi", "info", "reader", "error", "fill", "fillq",
-                 "empties", "overwrite", "commits", "wq", "lastidx", "open", "mywaits")
+                 "empties", "overwrite", "commits", "wq", "lastidx", "open", "mywaits", "named")
     # An access step (_ACC) keeps its window error, if any, in ``error`` and runs anyway: the
     # window is a rule of the partition's own prefix, the physical check one of the interleaving.
     # A read inside its window of a pipe with write accesses keeps in ``fill`` (owned by
@@ -675,6 +676,7 @@ def _compile(scans: list[_Scan], infos: dict[str, _PipeInfo]) -> _Tables:
                     step.fillq, step.fill = tables.get(("fillmin", p, s, step.ev.field), w)
                 continue
             if step.code == _ACQ:
+                step.named = info.pipe.named
                 step.empties = []
                 if not info.one_shot:
                     for g in info.groups:
@@ -780,8 +782,14 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
                     if (arrivals // cnt) & 1 == parity:  # wait(parity) passes iff completed%2 != parity
                         blocked = True
                         break
-                if blocked:
+                if blocked and not step.named:
                     continue
+                if blocked:
+                    # a named pipe has no empty barrier: the acquire runs, before the release
+                    record(SimError("named-release", f"partition '{names[q]}': "
+                                    f"{_describe(step.ev, step.i)} runs before the reader's "
+                                    f"release of the slot's previous use (barrier=\"named\": no "
+                                    f"empty barrier holds it back)", step.ev.loc))
                 moved = True
                 err = _check_overwrite(step, st, q, names)
                 if err is not None:

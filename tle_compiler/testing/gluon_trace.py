@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
 from ..ir.nodes import Event, Program
+from ..lowering.pipes import NAMED_RELEASE_MARK
 from ..ir.record import record
 from ..ir.unroll import Instance, unroll
 
@@ -58,6 +59,9 @@ ARRIVE = "arrive"  # mbarrier.arrive(bar, count=1): one elected arrive after a p
 ARRIVE_CP_ASYNC = "arrive.cp_async"  # async_copy.mbarrier_arrive(bar, increment_count=False)
 ARRIVE_THREAD = "arrive.thread"  # eager publish: every thread arrives (lowering/eager.py)
 EXPECT = "expect"  # mbarrier.expect(bar, bytes)
+NAMED_ARRIVE = "bar.arrive"  # a named-barrier pipe's commit: bar.arrive ID, THREADS (inline asm)
+NAMED_SYNC = "bar.sync"  # a named-barrier pipe's wait: bar.sync ID, THREADS (inline asm)
+_NAMED_ASM = re.compile(r"^bar\.(arrive|sync) (\d+), (\d+); mov\.b32 \$0, 0;$")
 TMA = "tma"  # tma.async_copy_global_to_shared(desc, coord, bar, dst): completes on bar (expect-tx)
 
 #: Partition-function helpers of the generated module whose calls are barrier operations (the
@@ -478,6 +482,14 @@ class _Interpreter:
             cur = self.lookup(st.target.id, env, st)
             self.bind(st.target, _arith(cur, self.eval(st.value, env), _BINOPS[type(st.op)],
                                         st.lineno), env, st)
+        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) \
+                and isinstance(st.value.value, str):
+            mark = st.value.value
+            if mark.startswith(NAMED_RELEASE_MARK) and self.part is not None:
+                # a named pipe's release (lowering/pipes.py): no arrive, but the slot goes back
+                key = "named:" + mark[len(NAMED_RELEASE_MARK):].strip()
+                if key in self.release_rings:
+                    self._check_release(key, None, st.lineno, self.where(), str(mark))
         elif isinstance(st, ast.Expr):
             self.eval(st.value, env)
         elif isinstance(st, ast.For):
@@ -858,7 +870,14 @@ class _Interpreter:
             return self.warp_specialize(arg(0, "functions_and_args"), node)
         if name == "gl.inline_asm_elementwise":
             asm = arg(0, "asm")
-            if not isinstance(asm, str) or "mbarrier" in asm:
+            m = _NAMED_ASM.match(asm) if isinstance(asm, str) else None
+            if m:  # a named-barrier pipe's hand-off: the array is the barrier id, the "stage"
+                # its thread count (both must be what the plan gives the pipe)
+                op = NAMED_ARRIVE if m.group(1) == "arrive" else NAMED_SYNC
+                self.record(BarrierOp(op, f"bar{m.group(2)}", int(m.group(3)), None, node.lineno,
+                                      self.where()), node)
+                return OPAQUE
+            if not isinstance(asm, str) or "mbarrier" in asm or "bar." in asm:
                 raise self.err("inline asm that may touch an mbarrier, outside the helpers the "
                                "lowering's barrier operations use (_tle_try_wait, _tle_arrive_*)",
                                node)
@@ -974,27 +993,35 @@ class _Interpreter:
                                    f"the partitions")
             return
         n = self.barriers.get(op.array)
-        if n is None:
+        if op.op in (NAMED_ARRIVE, NAMED_SYNC):
+            pass  # a hardware barrier: no array to allocate or initialise
+        elif n is None:
             self.part.violations.append(f"{self.part.function}: generated line {op.line}: {op} on "
                                         f"'{op.array}', which is not an mbarrier array")
         elif not 0 <= op.stage < n or (op.array, op.stage) not in self.inits:
             self.part.violations.append(f"{self.part.function}: generated line {op.line}: {op}: "
                                         f"no initialised barrier {op.array}[{op.stage}]")
         if op.op in (ARRIVE, ARRIVE_THREAD) and op.array in self.release_rings:
-            # a release hands stage op.stage of every ring of the pipe back to the writer
-            rings = self.release_rings[op.array]
-            for w in self.inflight:
-                hit = sorted(r for r, st in w.reads if r in rings and st in (None, op.stage))
-                if hit:
-                    self.part.violations.append(
-                        f"{self.part.function}: generated line {op.line}: release {op} "
-                        f"({'at ' + op.when if op.when else 'outside loops'}) while the wgmma "
-                        f"issued at generated line {w.line} "
-                        f"({'at ' + w.when if w.when else 'outside loops'}) reading "
-                        f"{', '.join(hit)} at stage {op.stage} may still be in flight")
-                    break
+            self._check_release(op.array, op.stage, op.line, op.when, str(op))
         self.part.ops.append(op)
         self.part.events.append(op)
+
+    def _check_release(self, key: str, stage, line: int, when: str, what: str) -> None:
+        """A release hands ``stage`` (None: a named pipe's one slot) of every ring of the pipe
+        (``release_rings[key]``) back to the writer: no wgmma reading it may be in flight."""
+        rings = self.release_rings[key]
+        for w in self.inflight:
+            hit = sorted(r for r, st in w.reads if r in rings and (stage is None or
+                                                                 st in (None, stage)))
+            if hit:
+                self.part.violations.append(
+                    f"{self.part.function}: generated line {line}: release {what} "
+                    f"({'at ' + when if when else 'outside loops'}) while the wgmma "
+                    f"issued at generated line {w.line} "
+                    f"({'at ' + w.when if w.when else 'outside loops'}) reading "
+                    f"{', '.join(hit)}{'' if stage is None else f' at stage {stage}'} may still "
+                    f"be in flight")
+                break
 
     # ------------------------------------------------------------------ wgmma
     def wgmma(self, a, b, is_async: bool, node):
@@ -1061,6 +1088,8 @@ def release_rings_of(plans: Mapping) -> dict[str, frozenset]:
         rings = frozenset(r.var for r in pp.rings.values())
         for arr in pp.empty():
             out[arr.var] = rings
+        if pp.named:  # its release's marker (lowering/pipes.py NAMED_RELEASE_MARK)
+            out["named:" + pp.name] = rings
     return out
 
 
@@ -1150,6 +1179,10 @@ def _event_ops(inst: Instance, program: Program, role, pp) -> list[ExpectedOp]:
     def add(op, kind, g, parity=None):
         out.append(ExpectedOp(op, arrays[(kind, g.index)].var, stage, parity, inst))
 
+    if pipe.named:  # commit: bar.arrive, wait: bar.sync; acquire and release emit nothing
+        op = {"commit": NAMED_ARRIVE, "wait": NAMED_SYNC}.get(ev.verb)
+        bar_id, threads = pp.named
+        return [ExpectedOp(op, f"bar{bar_id}", threads, None, inst)] if op else []
     if ev.verb in ("acquire", "close") and not pipe.one_shot:
         for g in role.groups:
             add(WAIT, "empty", g, phase ^ 1)

@@ -119,7 +119,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer0': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -150,7 +150,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
         s = _acc2
         if (p > 0):
             warpgroup_mma_wait(1, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # prob1.release: a wgmma may still read the slot
-            mbarrier.arrive(prob1_empty0.index(0), count=1)
+            "named release: prob1"
             warpgroup_mma_wait(1, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # kv1l.release: a wgmma may still read the slot
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
@@ -164,9 +164,8 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         mx0 = (gl.max(s, 1) * qk_scale)
-        mbarrier.wait(max0_empty0.index(0), ((p) & 1) ^ 1)
         max0_m.index(0).store(mx0)
-        mbarrier.arrive(max0_full0.index(0), count=1)
+        gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
         r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
         r0_use = gl.where((r0 == float('-inf')), 0.0, r0)
         alpha0 = gl.exp2((ref - r0_use))
@@ -178,19 +177,18 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
         acc = _acc6
         acc, _a5 = warpgroup_mma_wait(0, deps=[acc, _a5])  # kv0.release: a wgmma may still read the slot
         mbarrier.arrive(kv0_empty0.index(0), count=1)
-        mbarrier.wait(max1_full0.index(0), (p) & 1)
+        gl.inline_asm_elementwise("bar.sync 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.wait: named barrier
         _v7 = max1_m.index(0).load(L1)
         r_new = _v7
-        mbarrier.arrive(max1_empty0.index(0), count=1)
+        "named release: max1"
         r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
         beta = gl.where((r0 == float('-inf')), 1.0, gl.exp2((r0 - r_use)))
-        mbarrier.wait(prob0_empty0.index(0), ((p) & 1) ^ 1)
         prob0_sS.index(0).store(_tle_scale_rows_lazy32(p0, beta[:, None]).to(gl.bfloat16))
         prob0_row_sum.index(0).store(sum0)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
-        mbarrier.arrive(prob0_full0.index(0), count=1)
+        gl.inline_asm_elementwise("bar.arrive 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.commit: named barrier, no empty side
         acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(beta[:, None], L2))
-        mbarrier.wait(prob1_full0.index(0), (p) & 1)
+        gl.inline_asm_elementwise("bar.sync 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
@@ -243,12 +241,12 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
     acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
-        mbarrier.arrive(prob1_empty0.index(0), count=1)
+        "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer1': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -288,15 +286,14 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         mx1 = (gl.max(s, 1) * qk_scale)
-        mbarrier.wait(max0_full0.index(0), (p) & 1)
+        gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v5 = max0_m.index(0).load(L1)
         mx0 = _v5
-        mbarrier.arrive(max0_empty0.index(0), count=1)
+        "named release: max0"
         r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
         r_new = gl.where((mx1 > (r0 + TAU)), mx1, r0)
-        mbarrier.wait(max1_empty0.index(0), ((p) & 1) ^ 1)
         max1_m.index(0).store(r_new)
-        mbarrier.arrive(max1_full0.index(0), count=1)
+        gl.inline_asm_elementwise("bar.arrive 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.commit: named barrier, no empty side
         m_i = gl.maximum(m_i, gl.maximum(mx0, mx1))
         r0_use = gl.where((r0 == float('-inf')), 0.0, r0)
         r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
@@ -305,16 +302,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
         p1 = gl.exp2(((s * qk_scale) - r_use[:, None]))
         sum1 = gl.sum(p1, 1)
         p1 = p1.to(gl.bfloat16)
-        mbarrier.wait(prob1_empty0.index(0), ((p) & 1) ^ 1)
         prob1_sS.index(0).store(p1)
         prob1_row_sum.index(0).store(sum1)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
-        mbarrier.arrive(prob1_full0.index(0), count=1)
+        gl.inline_asm_elementwise("bar.arrive 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.commit: named barrier, no empty side
         acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(gl.exp2((ref - r_use))[:, None], L2))
         _a6 = gl.convert_layout(p1, L5)
         _acc7 = warpgroup_mma(_a6, kv1_kv_r.index(_z1), acc, is_async=True)
         acc = _acc7
-        mbarrier.wait(prob0_full0.index(0), (p) & 1)
+        gl.inline_asm_elementwise("bar.sync 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
@@ -325,7 +321,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
         _a6 = warpgroup_mma_wait(1, deps=[_a6])  # kv1.release: a wgmma may still read the slot
         mbarrier.arrive(kv1_empty0.index(0), count=1)
         acc = warpgroup_mma_wait(0, deps=[acc])  # prob0.release: a wgmma may still read the slot
-        mbarrier.arrive(prob0_empty0.index(0), count=1)
+        "named release: prob0"
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
@@ -432,24 +428,16 @@ def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
     kv1l_kv_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     kv1l_full0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     kv1l_empty0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    # pipe max0: capacity 1
+    # pipe max0: capacity 1, hardware named barrier 15 (256 threads: bar.arrive by the writer, bar.sync by the reader; no empty side)
     max0_m = gl.allocate_shared_memory(gl.float32, [1, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-    max0_full0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    max0_empty0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    # pipe max1: capacity 1
+    # pipe max1: capacity 1, hardware named barrier 14 (256 threads: bar.arrive by the writer, bar.sync by the reader; no empty side)
     max1_m = gl.allocate_shared_memory(gl.float32, [1, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-    max1_full0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    max1_empty0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    # pipe prob0: capacity 1
+    # pipe prob0: capacity 1, hardware named barrier 13 (256 threads: bar.arrive by the writer, bar.sync by the reader; no empty side)
     prob0_sS = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 64], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     prob0_row_sum = gl.allocate_shared_memory(gl.float32, [1, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-    prob0_full0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    prob0_empty0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    # pipe prob1: capacity 1
+    # pipe prob1: capacity 1, hardware named barrier 12 (256 threads: bar.arrive by the writer, bar.sync by the reader; no empty side)
     prob1_sS = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 64], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     prob1_row_sum = gl.allocate_shared_memory(gl.float32, [1, 64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
-    prob1_full0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
-    prob1_empty0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     # mbarrier counts: infer-barriers' counts (partition units) scaled by the arrive unit (plan.init_count)
     mbarrier.init(q_full0.index(0), count=128)  # q.full[g0][0] thread = 1 x 128 threads
     mbarrier.init(q_empty0.index(0), count=2)  # q.empty[g0][0] partition
@@ -461,17 +449,9 @@ def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
     mbarrier.init(kv1_empty0.index(0), count=1)  # kv1.empty[g0][0] partition
     mbarrier.init(kv1l_full0.index(0), count=128)  # kv1l.full[g0][0] thread = 1 x 128 threads
     mbarrier.init(kv1l_empty0.index(0), count=2)  # kv1l.empty[g0][0] partition
-    mbarrier.init(max0_full0.index(0), count=1)  # max0.full[g0][0] partition
-    mbarrier.init(max0_empty0.index(0), count=1)  # max0.empty[g0][0] partition
-    mbarrier.init(max1_full0.index(0), count=1)  # max1.full[g0][0] partition
-    mbarrier.init(max1_empty0.index(0), count=1)  # max1.empty[g0][0] partition
-    mbarrier.init(prob0_full0.index(0), count=1)  # prob0.full[g0][0] partition
-    mbarrier.init(prob0_empty0.index(0), count=1)  # prob0.empty[g0][0] partition
-    mbarrier.init(prob1_full0.index(0), count=1)  # prob1.full[g0][0] partition
-    mbarrier.init(prob1_empty0.index(0), count=1)  # prob1.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
         (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max0_full0, max0_empty0, max1_m, max1_full0, max1_empty0, prob0_sS, prob0_row_sum, prob0_full0, prob0_empty0, prob1_sS, prob1_row_sum, prob1_full0, prob1_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
     ], [4, 4], [224, 224])
