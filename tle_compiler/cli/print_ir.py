@@ -132,7 +132,8 @@ def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[
     the Gluon module takes the params as runtime arguments and runs for every value of them, so,
     as ``--gluon`` does (its lowering verifies the kernel over every value, with no bound), a
     protocol rejected for any value is not lowered (exit 1, the lowering's error), and one not
-    proved for every value is lowered with the lowering's warning (exit 3). The status and the
+    proved for every value is lowered with the lowering's warning (exit 3): the lowering's own
+    rule, lowering/walks.check_lowerable, on the kernel verified again. The status and the
     lines for stderr; (0, []) when nothing is emitted, or no param is fixed and no bound given
     (the pipeline's own verification is then that one)."""
     if "emit-gluon" not in names or (not m.params and m.bound is None):
@@ -143,21 +144,17 @@ def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[
         whole = run_passes(KirModule(m.kernel, info=m.info, constexprs=dict(m.constexprs),
                                      program=m.program, budget=m.budget),
                            "verify-protocol,verify-deadlock")
-        walks.reject_errors(whole)
+        unproved = walks.check_lowerable(whole, m.kernel.name)
     except TleError as e:
         return 1, [str(e.to_diagnostic())]
-    verdict = whole.protocol().verdict()
-    if verdict is not None and verdict.kind != "proved":
-        return 3, [not_proved(m.kernel.name, verdict.describe())]
+    if unproved is not None:
+        return 3, [warning_line(unproved)]
     return 0, []
 
 
-def not_proved(kernel: str, what: str) -> str:
-    """The warning line for a kernel lowered without a proof for every value of its params: the
-    lowering's warning (lowering/walks.py) as a tle-dump line."""
-    from ..lowering.walks import unproved_message
-
-    return f"tle-dump: warning: {unproved_message(kernel, what)}"
+def warning_line(unproved: TleVerificationWarning) -> str:
+    """The lowering's TleVerificationWarning (lowering/walks.py) as a tle-dump line."""
+    return f"tle-dump: warning: {unproved}"
 
 
 def _run_passes_warning(m: KirModule, passes: str, warned: bool) -> tuple[KirModule, list[str]]:
@@ -173,7 +170,7 @@ def _run_passes_warning(m: KirModule, passes: str, warned: bool) -> tuple[KirMod
         if not issubclass(w.category, TleVerificationWarning):
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
         elif not warned:
-            lines.append(f"tle-dump: warning: {w.message}")
+            lines.append(warning_line(w.message))
             warned = True
     return m, lines
 

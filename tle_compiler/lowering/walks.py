@@ -101,15 +101,29 @@ def unproved_message(kernel: str, what: str) -> str:
             f"of its params: {what}")
 
 
+def check_lowerable(module, kernel: str) -> Optional[TleVerificationWarning]:
+    """What the lowering says of kernel ``kernel`` before it lowers it from ``module`` (after the
+    protocol passes): a protocol the verifier rejects is refused (:func:`reject_errors` raises its
+    first error); one verified only for the param values checked (verdict "bounded" or
+    "unknown", or no verdict) is lowered with the returned TleVerificationWarning, which says
+    what was checked; None for a proof. The one rule for the lowering (:func:`warn_unproved`)
+    and for ``tle-dump -p ... emit-gluon`` (cli/print_ir.py), which say it the same way."""
+    reject_errors(module)
+    verdict = module.protocol().verdict()
+    if verdict is not None and verdict.kind == "proved":
+        return None
+    return TleVerificationWarning(
+        unproved_message(kernel, verdict.describe() if verdict else "the passes gave no verdict"),
+        kernel=kernel, verdict=verdict)
+
+
 def warn_unproved(info, module) -> None:
     """A protocol verified only for the param values checked is lowered with a
-    TleVerificationWarning saying what was checked."""
-    verdict = module.protocol().verdict()
-    if verdict is None or verdict.kind != "proved":  # lowered, but say what the claim covers
-        warnings.warn(TleVerificationWarning(
-            unproved_message(info.name,
-                             verdict.describe() if verdict else "the passes gave no verdict"),
-            kernel=info.name, verdict=verdict), stacklevel=3)
+    TleVerificationWarning saying what was checked (:func:`check_lowerable`; a rejected one is
+    refused). The warning points at the caller of the lowering's emit."""
+    warning = check_lowerable(module, info.name)
+    if warning is not None:  # lowered, but say what the claim covers
+        warnings.warn(warning, stacklevel=3)
 
 
 def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = True,
