@@ -114,9 +114,6 @@ class InflightWgmmas(WgmmaWaits):
 
     def at(self, tr, place: str, path: Optional[str], need) -> None:
         key = (place, path)
-        if place == "after" and (need is None or isinstance(need, Read)):
-            self._replaced(tr, key)
-            self._a_operand_redefined(tr, key)
         if isinstance(need, Read):
             v = need.value
             if self.is_pending(v):
@@ -146,23 +143,22 @@ class InflightWgmmas(WgmmaWaits):
     def snapshot(self):
         return [dict(e) for e in self.inflight], dict(self.pending)
 
-    def _a_operand_redefined(self, tr, key: tuple) -> None:
-        """The A operand of a ``tl.dot`` is read, about to be converted into its register operand
-        ``_aN``, while the wgmma that dot issued in the previous iteration (carried across the
-        back-edge) still reads the previous ``_aN``: wait for that wgmma first (PTX: the
-        registers of a wgmma's A operand must not change before a wait retires it; defined
-        anyway, ptxas serialises every wgmma of the kernel, its warning C7515)."""
-        dot = tr._evaluating[-1] if tr._evaluating else None
-        if (not isinstance(dot, K.Op) or dot.name != "tl.dot" or not dot.args
-                or tr.path_of(dot.args[0]) != key[1] or key[1] is None):
+    def rebuilding_a_operand(self, tr, dot_path: Optional[str], path: Optional[str]) -> None:
+        """The A operand of the ``tl.dot`` at ``dot_path`` is read, about to be converted into
+        its register operand ``_aN``, while the wgmma that dot issued in the previous iteration
+        (carried across the back-edge) still reads the previous ``_aN``: wait for that wgmma
+        first, at the point after the read (PTX: the registers of a wgmma's A operand must not
+        change before a wait retires it; defined anyway, ptxas serialises every wgmma of the
+        kernel, its warning C7515)."""
+        if path is None:
             return
-        wgmma = tr.path_of(dot)
-        pos = max((i for i, e in enumerate(self.inflight) if e["regs"] and e["wgmma"] == wgmma),
+        pos = max((i for i, e in enumerate(self.inflight) if e["regs"] and e["wgmma"] == dot_path),
                   default=-1)
-        self._wait_through(tr, key, pos, f"the register A operand of {wgmma} is redefined while "
-                                         f"its previous wgmma is in flight")
+        self._wait_through(tr, ("after", path), pos, f"the register A operand of {dot_path} is "
+                                                     f"redefined while its previous wgmma is in "
+                                                     f"flight")
 
-    def _replaced(self, tr, key: tuple) -> None:
+    def assigning(self, tr, path: Optional[str], name: str, value) -> None:
         """``name = value`` inside a branch of an ``if``, where ``name`` is the last name holding
         an in-flight result and ``value`` is neither a wgmma's result nor another name (an
         accumulator reset, ``if t % 4 == 0: acc = tl.zeros(...)``): wait for that wgmma before
@@ -171,14 +167,10 @@ class InflightWgmmas(WgmmaWaits):
         skipped the branch, so their registers coalesce; unwaited, the new value is defined in
         registers an in-flight wgmma still writes (undefined in PTX), and ptxas serialises every
         wgmma of the kernel instead (its warning C7514)."""
-        st = tr._at[0] if tr._at else None
-        if (not isinstance(st, K.Assign) or key[1] is None or not _IN_BRANCH.search(key[1])
-                or tr.path_of(st.value) != key[1]):
+        if path is None or not _IN_BRANCH.search(path):
             return
-        value = st.value
         if (isinstance(value, K.Op) and value.name == "tl.dot") or isinstance(value, K.Name):
             return  # a new wgmma's result or an alias: renamed() follows it
-        name = tr.prefix + st.target
         if name not in self.pending or not any(e["seq"] == self.pending[name]
                                                for e in self.inflight):
             return
@@ -186,8 +178,8 @@ class InflightWgmmas(WgmmaWaits):
         if any(k != name and p == q for k, p in self.pending.items()):
             return  # another name still holds the result (and its registers)
         pos = next(i for i, e in enumerate(self.inflight) if e["seq"] == q)
-        self._wait_through(tr, key, pos, f"{self.term(name)} is replaced in a branch while its "
-                                         f"wgmma is in flight")
+        self._wait_through(tr, ("after", path), pos, f"{self.term(name)} is replaced in a branch "
+                                                     f"while its wgmma is in flight")
 
     def _branch_end(self, tr, key: tuple, need: BranchEnd) -> None:
         """The end of a branch of an ``if`` that keeps wgmmas in flight: the names in flight at
@@ -228,8 +220,9 @@ class InflightWgmmas(WgmmaWaits):
         if key[1] is None or key in self.passed:
             where = "a node the kernel IR does not hold" if key[1] is None else \
                 f"{key[0]} {key[1]}, which the walk passed before"
+            st = tr.statement
             raise TleError(f"internal: schedule-wgmma needs a wgmma wait at {where} ({why})",
-                           tr._at[0].loc if tr._at else NOLOC, check="lowering")
+                           st.loc if st is not None else NOLOC, check="lowering")
         done = self.inflight[:pos + 1]
         seqs = {e["seq"] for e in done}
         n = len(self.inflight) - 1 - pos

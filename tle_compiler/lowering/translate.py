@@ -261,6 +261,12 @@ class FnTranslator:
             exprs = self._at[2] = kir_paths.expression_paths(st, path)
         return exprs.get(id(node))
 
+    @property
+    def statement(self) -> Optional[K.Stmt]:
+        """The statement being translated (None outside one): where an internal error about a
+        point of the walk is reported."""
+        return self._at[0] if self._at is not None else None
+
     def wait_site(self, place: str, where, need) -> None:
         """A point where a wgmma wait may go: ``place`` ("before", "after", "end") of ``where``
         (a node of the statement being translated, or a path), which needs ``need``."""
@@ -1051,7 +1057,12 @@ class FnTranslator:
         if a is not None:
             a = self.opaque_stage(a)
         if a is None:
-            a = self.ex(a_node)
+            # a register read of A (the point after it, as ``ex`` makes one), preceded by the
+            # report that it is about to be rebuilt as the wgmma's register A operand
+            a = self.ex(a_node, allow_pending=True)
+            if self.wgmma.active:
+                self.wgmma.rebuilding_a_operand(self, self.path_of(node), self.path_of(a_node))
+            self.wait_site("after", a_node, Read(a))
             if a.kind != "tensor":
                 raise self.err("tl.dot: the A operand must be a tensor", node)
         n_is_b = True
@@ -1269,6 +1280,8 @@ class FnTranslator:
         sid = self.S.soft_eq(v.var, var)
         converted = self.emitting and sid in self.S.converts
         # the value may be an in-flight wgmma's result; a conversion reads its registers
+        if self.wgmma.active:
+            self.wgmma.assigning(self, self.path_of(node.value), gen, node.value)
         self.wait_site("after", node.value, Read(v) if converted else None)
         self.emit(f"{gen} = {self.cvt(v.text, sid)}")
         self.wgmma.renamed(self, v, gen)

@@ -23,6 +23,13 @@ after  a pipelined loop        :class:`Drain` (the wgmmas the loop carried)
 whose need is None (a ``release``-only ``if`` of a pipelined loop, a loop exit without carried
 wgmmas) may still hold a wait that the KIR gives it.
 
+Two ``after`` points also say what the value read there becomes, reported just before the point
+itself (so a wait decided then goes before the point's own): the right-hand side of an
+assignment about to be bound to its name (:meth:`WgmmaWaits.assigning`: an accumulator reset
+in a branch), and a ``tl.dot``'s A operand about to be rebuilt as its register A operand
+(:meth:`WgmmaWaits.rebuilding_a_operand`: the carried wgmma of the same dot still reads the
+previous one).
+
 The walk hands these to a :class:`WgmmaWaits`: the base does nothing (assign-layouts' walk, the
 kernel prologue); schedule-wgmma's tracker (lowering/schedule_wgmma.py) decides the waits there
 and writes them into the KIR; emit-gluon's printer (lowering/scheduled_waits.py) prints the waits
@@ -103,6 +110,20 @@ class WgmmaWaits:
 
     def renamed(self, tr, value: V, name: str) -> None:
         """``value`` was assigned to the generated name ``name``."""
+
+    def assigning(self, tr, path: str, name: str, value) -> None:
+        """The tensor of the assignment's right-hand side ``value`` (the KIR expression at
+        ``path``) is about to be bound to the generated name ``name``; reported just before the
+        point ``("after", path)``. The old value of ``name`` dies here: a wgmma still in flight
+        that writes it (the accumulator, reset in a branch: ``if t % 4 == 0: acc =
+        tl.zeros(...)``) must retire before new registers take its place."""
+
+    def rebuilding_a_operand(self, tr, dot_path: str, path: str) -> None:
+        """The A operand of the ``tl.dot`` at ``dot_path`` (the KIR expression at ``path``) was
+        read in registers and is about to be converted into that wgmma's register A operand;
+        reported just before the point ``("after", path)``. The registers of the previous
+        operand of the same ``tl.dot`` may still be read by its wgmma, carried in flight across
+        a pipelined loop's back-edge, which must retire before they change."""
 
     def accumulates(self, tr, node, acc: V, converted: bool) -> None:
         """``acc`` is the accumulator of the ``tl.dot`` ``node`` (``converted``: to another
