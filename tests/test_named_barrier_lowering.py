@@ -500,3 +500,69 @@ def test_the_decode_seesaw_exchange_lowers_to_named_barriers():
     c = compile_kernel(mod.mla_decode_seesaw, dict(mod.DEFAULT_CONFIG["signature"]), SEESAW_CX)
     assert ptxas_stats(c)["ok"]
     _check_ptx(info, c.asm["ptx"], ids)
+
+
+HOP_GATHER = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def hop(x_ptr, z_ptr, y_ptr, N):
+    x = tle.pipe(capacity=1, barrier="named", t=tle.gpu.alloc([1, 64, 64], tl.bfloat16))
+    ack = tle.pipe(capacity=1, a=tle.gpu.alloc([1, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(produce, (x, ack, x_ptr, y_ptr, N)), (consume, (x, ack, z_ptr, N))],
+                            [4], [232])
+
+
+def produce(x, ack, x_ptr, y_ptr, N):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    w = x.writer()
+    r = ack.reader()
+    for t in range(N):
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + t * 4096 + offs) * 2)
+        w.commit(t)
+        res = r.wait(t)
+        tl.store(y_ptr + t * 4096 + offs, tl.load(tle.gpu.local_ptr(res.slot.a)))
+        r.release(t)
+
+
+def consume(x, ack, z_ptr, N):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    r = x.reader()
+    w = ack.writer()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(t)
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.a), tl.load(z_ptr + t * 4096 + offs))
+        w.commit(t)
+        tl.store(z_ptr + t * 4096 + offs, v)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "z_ptr": "*bf16", "y_ptr": "*bf16", "N": "i32"}}
+'''
+
+
+def test_a_hop_commit_filled_by_cp_async_also_arrives_with_release_order(tmp_path):
+    """consume's commit of ack is the hop that implies x's release (rule 9). ack is filled by a
+    cp.async gather, whose per-thread cp.async.mbarrier.arrive tracks the copies, not consume's
+    earlier loads of x's slot: the commit must also make an elected (release) arrive after the
+    partition's bar.sync, so the init count is 32 x warps + 1. An mbarrier twin of x keeps the
+    per-thread arrives alone."""
+    path = tmp_path / "hop.py"
+    path.write_text(HOP_GATHER)
+    assert verify_ok(path)
+    gen = gluon_source((str(path), "hop"))
+    cons = _functions(gen.source)["consume"]
+    commit = [ln for ln in cons.splitlines() if "ack_full0" in ln and "arrive" in ln]
+    assert any("async_copy.mbarrier_arrive(ack_full0" in ln for ln in commit), commit
+    assert any("mbarrier.arrive(ack_full0" in ln and "async_copy" not in ln for ln in commit), commit
+    ack = next(a for a in gen.plans["ack"].arrays if a.kind == "full")
+    assert ack.mode == "mixed" and ack.init_counts == [129]
+    twin = tmp_path / "hop_mbar.py"
+    twin.write_text(HOP_GATHER.replace('barrier="named", ', ""))
+    ack2 = next(a for a in gluon_source((str(twin), "hop")).plans["ack"].arrays if a.kind == "full")
+    assert ack2.mode == "thread" and ack2.init_counts == [128]

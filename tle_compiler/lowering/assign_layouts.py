@@ -47,18 +47,32 @@ def _op_layouts(tr, solver, attrs: dict) -> None:
         attrs.setdefault(id(node), {})["cp_async"] = True
 
 
+def named_readers(kernel: K.Kernel) -> set[str]:
+    """The partitions that read a named-barrier pipe (whose releases other commits imply)."""
+    return {r.partition for p in kernel.pipes for d in K.get_attr(p, "barriers", ())
+            if d.kind == "named" for r in d.wait}
+
+
 def arrive_units(low: walks.Lowering) -> dict[str, tuple]:
-    """Per pipe, the ArriveUnit of each barrier array, from the fills the walks recorded."""
+    """Per pipe, the ArriveUnit of each barrier array, from the fills the walks recorded. A
+    commit by a partition that reads a named-barrier pipe may be the hand-off that implies that
+    pipe's release (docs/semantics.md, rule 9), so it must order the partition's earlier reads
+    of the named slot (a release arrive): a commit filled by cp.async alone ("thread": each
+    thread's cp.async.mbarrier.arrive, which tracks its copies, not its loads) gets the elected
+    arrive as well ("mixed")."""
     info, ctx = low.info, low.ctx
     warps_of = {p.name: p.warps for p in info.partitions}
+    readers_of_named = named_readers(low.kir)
     out = {}
     for pp in ctx.plans.values():
         units = []
         for arr in pp.arrays:
             mode = arrive_mode(ctx.fills, pp, arr)
+            writer = next((a.partition for b in arr.barriers for a in b.arrivers), None)
+            if mode == "thread" and arr.kind == "full" and writer in readers_of_named:
+                mode = "mixed"
             if arr.var in ctx.eager_arrays and mode != "thread":
                 mode = "eager-mixed" if mode == "mixed" else "eager"
-            writer = next((a.partition for b in arr.barriers for a in b.arrivers), None)
             threads = 32 * warps_of.get(writer, info.num_warps)
             counts = {init_count(c, mode, threads) for c in arr.counts}
             assert len(counts) == 1, f"{arr.var}: slots with different counts {counts}"
