@@ -547,7 +547,7 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "z_ptr": "*bf16", "y_ptr": "*b
 
 
 def test_a_hop_commit_filled_by_cp_async_also_arrives_with_release_order(tmp_path):
-    """consume's commit of ack is the hop that implies x's release (rule 9). ack is filled by a
+    """consume's commit of ack is the hop that implies x's release (rule 10). ack is filled by a
     cp.async gather, whose per-thread cp.async.mbarrier.arrive tracks the copies, not consume's
     earlier loads of x's slot: the commit must also make an elected (release) arrive after the
     partition's bar.sync, so the init count is 32 x warps + 1. An mbarrier twin of x keeps the

@@ -64,7 +64,7 @@ What decode changes:
   bar.arrive / bar.sync on a hardware named barrier, with no empty handshake (as FlashMLA's decode
   exchanges them); each left-out release is implied by the next hand-off the other way (max0's by
   max1's commit, max1's by prob0's, prob0's by the next pair's max1, prob1's by the next pair's
-  max0), which the verifier proves (docs/semantics.md, rule 9).
+  max0), which the verifier proves (docs/semantics.md, rule 10).
 - No validity field in the K slots: each consumer derives its tile's mask from the positions, the
   request's end and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row; with TMA, slot
   row r holds position tile_start + shift + r, a real one iff r >= -shift

@@ -56,7 +56,7 @@ def named_readers(kernel: K.Kernel) -> set[str]:
 def arrive_units(low: walks.Lowering) -> dict[str, tuple]:
     """Per pipe, the ArriveUnit of each barrier array, from the fills the walks recorded. A
     commit by a partition that reads a named-barrier pipe may be the hand-off that implies that
-    pipe's release (docs/semantics.md, rule 9), so it must order the partition's earlier reads
+    pipe's release (docs/semantics.md, rule 10), so it must order the partition's earlier reads
     of the named slot (a release arrive): a commit filled by cp.async alone ("thread": each
     thread's cp.async.mbarrier.arrive, which tracks its copies, not its loads) gets the elected
     arrive as well ("mixed")."""
