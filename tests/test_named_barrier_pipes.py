@@ -391,3 +391,23 @@ def test_a_release_left_out_of_the_last_iteration_is_still_required():
     program = parse_module(text.replace(epilogue, ""), "t.pipe").kernels[0]
     ctx = verify(program)
     assert "missing-release" in {d.check for d in ctx.errors}, [str(d) for d in ctx.errors]
+
+
+def test_a_string_module_constant_is_refused_by_name(tmp_path):
+    """``BARRIER = tl.constexpr("named")`` then ``tle.pipe(barrier=BARRIER)``: module constants
+    hold numbers and booleans only; the error says the string is the reason (not that the
+    tl.constexpr the kernel wrote is missing) and points at the assignment."""
+    src = (Path(__file__).parent / "fixtures/named_barrier/exchange.ok.py").read_text()
+    assert 'barrier="named"' in src
+    for spelling in ('tl.constexpr("named")', '"named"'):
+        text = src.replace("import tle_compiler as tle\n",
+                           f"import tle_compiler as tle\n\nBARRIER = {spelling}\n", 1)
+        text = text.replace('barrier="named"', "barrier=BARRIER")
+        path = tmp_path / "k.py"
+        path.write_text(text)
+        with pytest.raises(TleError) as e:
+            read_file(path)
+        msg = str(e.value)
+        assert "holds the string 'named'" in msg and "not strings" in msg, msg
+        line = next(i + 1 for i, ln in enumerate(text.splitlines()) if ln.startswith("BARRIER"))
+        assert e.value.loc.line == line

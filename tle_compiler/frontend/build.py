@@ -558,6 +558,12 @@ class Builder:
         elif not emitted and isinstance(v, (bool, int, float)):
             m.consts[name] = v
             result = (self.global_of(m, name, node), None)
+        elif not emitted and isinstance(v, str):
+            del m.resolved[name]
+            raise TleError(f"module-level name '{name}' = `{ast.unparse(node)}` holds the string "
+                           f"{v!r}: kernels read numbers and booleans from module constants, not "
+                           f"strings; write the string where it is used (e.g. "
+                           f"tle.pipe(..., barrier={v!r}))", at, check="unknown-name")
         else:
             del m.resolved[name]
             raise TleError(f"module-level name '{name}' = `{ast.unparse(node)}` is not a "
