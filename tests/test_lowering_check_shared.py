@@ -76,11 +76,13 @@ def test_check_lowerable_proved_bounded_and_rejected(tmp_path):
                          ids=["every-value", "param", "bound"])
 def test_a_bounded_kernel_gets_the_lowerings_warning_line_from_every_path(tmp_path, capsys, argv):
     """With no --param/--bound the emit-gluon pass warns; with them print_ir's check of the
-    kernel verified again does: the same one line, the lowering's own words."""
+    kernel verified again does; --gluon prints the verdict of its own run: the same one line, the
+    lowering's own words."""
     path = kernel_file(tmp_path, TWO_PARAMS)
     line = f"tle-dump: warning: {lowering_warning(path)}"
-    code, gluon, _ = run(capsys, "--gluon", path)
+    code, gluon, gerr = run(capsys, "--gluon", path)
     assert code == 3 and "@gluon.jit" in gluon
+    assert [ln for ln in gerr.splitlines() if "warning" in ln] == [line], gerr  # --gluon too
     code, emitted, err = run(capsys, "-p", FULL, *argv, path)
     assert code == 3, err
     assert emitted == gluon

@@ -668,6 +668,7 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
             print(f"tle-dump: {r.program.name}: {r.summary()}", file=sys.stderr)
         return EXIT_REJECTED
     from ..lowering.dumping import default_config, lowered_texts
+    from ..lowering.walks import unproved_message
 
     for r in reports:
         try:
@@ -680,7 +681,8 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
     for r in reports:
         v = r.verdict
         if v is not None and v.kind != PROVED:
-            print(f"tle-dump: warning: {r.program.name}: lowered, but not proved: {v.describe()}",
+            # the lowering's own wording (lowering/walks.py), as -p ... emit-gluon prints it
+            print(f"tle-dump: warning: {unproved_message(r.program.name, v.describe())}",
                   file=sys.stderr)
             warned.add(r.program.name)
             codes.append(EXIT_NOT_PROVED)
