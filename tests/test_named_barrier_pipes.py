@@ -411,3 +411,25 @@ def test_a_string_module_constant_is_refused_by_name(tmp_path):
         assert "holds the string 'named'" in msg and "not strings" in msg, msg
         line = next(i + 1 for i, ln in enumerate(text.splitlines()) if ln.startswith("BARRIER"))
         assert e.value.loc.line == line
+
+
+def test_the_table_names_the_hand_offs_that_imply_each_release(capsys):
+    """tle-dump's barrier table (and JSON ``implied_by``) says, per named pipe, which hand-off
+    the verifier found after each release: for the decode seesaw the ones its docstring argues
+    (max0 by max1's commit, max1 by prob0's, prob0 by the next pair's max1, prob1 by the next
+    pair's max0); for a hop through an mbarrier pipe's release, that release."""
+    root = Path(__file__).resolve().parent.parent
+    assert tle_dump(["--param", "TMA=1", str(root / "tle_kernels/mla_decode_seesaw.py")]) == 0
+    out = capsys.readouterr().out
+    rows = {ln.split()[1]: ln for ln in out.splitlines() if ".named[" in ln}
+    want = {"max0": "max1.commit", "max1": "prob0.commit", "prob0": "max1.commit",
+            "prob1": "max0.commit"}
+    assert sorted(rows) == sorted(f"{p}.named[g0][0]" for p in want)
+    for pipe, hop in want.items():
+        assert rows[f"{pipe}.named[g0][0]"].endswith(f"every release implied by {hop}"), rows
+    fixture = Path(__file__).parent / "fixtures/named_barrier/hop_release.ok.pipe"
+    assert tle_dump(["--format", "json", str(fixture)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    named = [b for k in doc["kernels"] for b in k["barriers"] if b["kind"] == "named"]
+    assert named and all(len(b["implied_by"]) == 1 and b["implied_by"][0].endswith(".release")
+                         for b in named), named

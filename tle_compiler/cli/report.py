@@ -160,8 +160,16 @@ def _who(partition: str, reader: Optional[str]) -> str:
     return partition if not reader or reader == partition else f"{partition}[{reader}]"
 
 
-def _barrier_rows(barriers: list[Barrier]) -> list[str]:
-    """Barriers of one (pipe, kind, group) differ only by stage: one row for all stages."""
+def _implied_by(pipe: str, hops: dict) -> str:
+    """What implies a named pipe's releases (docs/semantics.md, rule 10): the hand-offs the
+    instance checks found, or nothing when no acquire needed one."""
+    found = sorted(hops.get(pipe, ()))
+    return f" by {', '.join(found)}" if found else ""
+
+
+def _barrier_rows(barriers: list[Barrier], hops: Optional[dict] = None) -> list[str]:
+    """Barriers of one (pipe, kind, group) differ only by stage: one row for all stages;
+    ``hops``: named pipe -> the hand-offs implying its releases."""
     rows = [("barrier", "count", "arrive", "wait (parity)", "fields; before commit")]
     seen = set()
     for b in barriers:
@@ -178,7 +186,8 @@ def _barrier_rows(barriers: list[Barrier]) -> list[str]:
         tx = "?" if b.tma and not b.expect_tx else str(b.expect_tx)  # ? : shape not bound yet
         extra = f"  fence={b.fence or 'none'} expect-tx={tx}" if b.kind == "full" else \
             f"  fence={b.fence or 'none'}; hardware named barrier (bar.arrive -> bar.sync), " \
-            f"no empty side: every release implied" if b.kind == "named" else ""
+            f"no empty side: every release implied{_implied_by(b.pipe, hops or {})}" \
+            if b.kind == "named" else ""
         rows.append((name, str(b.count), arr, wait, "(" + ", ".join(b.fields) + ")" + extra))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     return ["  ".join(c.ljust(widths[i]) if i < 4 else c for i, c in enumerate(r)).rstrip() for r in rows]
@@ -188,7 +197,7 @@ def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
     lines = [print_program(rep.program, locations=locations).rstrip("\n"), ""]
     if rep.barriers:
         lines.append("# barriers (counts in partition arrivals per phase; parity of the waits)")
-        lines += ["#   " + r for r in _barrier_rows(rep.barriers)]
+        lines += ["#   " + r for r in _barrier_rows(rep.barriers, rep.ctx.named_hops)]
     if graph:
         lines.append("# dataflow (writer --pipe(fields)--> reader partitions)")
         for e in dataflow_edges(rep.ctx):
@@ -227,6 +236,8 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
         d["init_count"] = u["init_count"]
         if "bar_id" in u:
             d["bar_id"] = u["bar_id"]
+        if b.kind == "named":  # the hand-offs that imply its releases (rule 10)
+            d["implied_by"] = sorted(rep.ctx.named_hops.get(b.pipe, ()))
         out.append(d)
     return out
 

@@ -36,6 +36,9 @@ class PassContext:
     sweep: Optional[object] = None
     #: the sweep's annotated event traces, by key (sweep.py)
     annotated_traces: dict = field(default_factory=dict)
+    #: named pipe -> the hand-offs found implying its releases (passes/named_release.py), once the
+    #: instance checks ran
+    named_hops: dict = field(default_factory=dict)
     #: the pipes' resolved roles (roles.py), once :meth:`roles` computed them
     resolved_roles: Optional[dict] = None
     passes_run: list[str] = field(default_factory=list)

@@ -53,6 +53,9 @@ class Checker:
         self.cap = [p.capacity for p in self.program.pipes]
         self.one_shot = [p.one_shot for p in self.program.pipes]
         self.named = any(p.named for p in self.program.pipes)  # passes/named_release.py
+        #: named pipe -> the hand-offs (``PIPE.commit`` / ``PIPE.release``) found implying its
+        #: releases, over every instance checked (tle-dump's barrier table names them)
+        self.named_hops: dict[str, set[str]] = {}
         # per statement: (kind, pipe number, reader number or -1)
         self.info: list[tuple[int, int, int]] = []
         for s in cp.stmts:

@@ -76,19 +76,21 @@ def named_release_problems(checker, traces: list[tuple[list[int], list[int]]]) -
         acquires = events[w].get((ACQ, x, -1, 0), [])
         releases = events[rd].get((RELEASE, x, 0, 0), [])
         hops = _hops(checker, events, rd, w, named)
-        srcs = [pos for pos, _ in hops]
-        # suffix minimum of the target positions: the earliest W event a hop after r reaches
-        best = [0] * (len(hops) + 1)
-        best[len(hops)] = float("inf")
+        srcs = [pos for pos, _, _ in hops]
+        # suffix minimum of the target positions: the earliest W event a hop after r reaches,
+        # and that hop's pipe and verb (what tle-dump names as implying the release)
+        best = [(float("inf"), "")] * (len(hops) + 1)
         for t in range(len(hops) - 1, -1, -1):
-            best[t] = min(hops[t][1], best[t + 1])
+            best[t] = min((hops[t][1], hops[t][2]), best[t + 1])
+        used = checker.named_hops.setdefault(checker.pipes[x], set())
         for n in range(1, len(acquires)):
             if n - 1 >= len(releases):
                 break  # the pairing rules report a missing release
             r = releases[n - 1]
             a = acquires[n]
             t = bisect_right(srcs, r)
-            if best[t] < a:
+            if best[t][0] < a:
+                used.add(best[t][1])
                 continue
             problems.append(Problem(
                 "named-release", f"pipe '{checker.pipes[x]}' has barrier=\"named\" (no empty "
@@ -102,20 +104,23 @@ def named_release_problems(checker, traces: list[tuple[list[int], list[int]]]) -
     return problems
 
 
-def _hops(checker, events, src: int, dst: int, named: list[int]) -> list[tuple[int, int]]:
-    """(position in partition ``src``, position in partition ``dst``) of every hand-off from
-    ``src`` to ``dst`` through a pipe: a commit and the wait of it, a release (of a pipe that is
-    not named) and the acquire it enables; sorted by the source position."""
-    out: list[tuple[int, int]] = []
+def _hops(checker, events, src: int, dst: int, named: list[int]) -> list[tuple[int, int, str]]:
+    """(position in partition ``src``, position in partition ``dst``, ``PIPE.commit`` or
+    ``PIPE.release``) of every hand-off from ``src`` to ``dst`` through a pipe: a commit and the
+    wait of it, a release (of a pipe that is not named) and the acquire it enables; sorted by the
+    source position."""
+    out: list[tuple[int, int, str]] = []
     s_ev, d_ev = events[src], events[dst]
     for (kind, p, r, s), ps in s_ev.items():
         if kind == COMMIT:
             for key in ((WAIT, p, rr, s) for rr in range(len(checker.readers[p]))):
                 ws = d_ev.get(key)
                 if ws:
-                    out += [(ps[m], ws[m]) for m in range(min(len(ps), len(ws)))]
+                    label = f"{checker.pipes[p]}.commit"
+                    out += [(ps[m], ws[m], label) for m in range(min(len(ps), len(ws)))]
         elif kind == RELEASE and p not in named:
             acq = d_ev.get((ACQ, p, -1, s), [])
-            out += [(ps[m], acq[m + 1]) for m in range(len(ps)) if m + 1 < len(acq)]
+            label = f"{checker.pipes[p]}.release"
+            out += [(ps[m], acq[m + 1], label) for m in range(len(ps)) if m + 1 < len(acq)]
     out.sort()
     return out

@@ -276,6 +276,7 @@ def _run_sweep(ctx: PassContext) -> Sweep:
     ctx.sweep = sw
     cp = compile_program(ctx.program)
     checker = Checker(cp, ctx.roles())
+    ctx.named_hops = checker.named_hops  # filled as the instances are checked
     budget = ctx.budget
 
     def run(values: list[dict[str, int]], stop_on_fault: bool) -> bool:
