@@ -27,7 +27,7 @@ from typing import Optional
 
 from ..ir.nodes import CLOSED_FLAG, Access, Event, Program, walk_accesses
 from ..ir.tracegen import CompiledProgram
-from .named_release import named_release_problems
+from .named_release import named_relevant_mask, named_release_problems
 from .roles import PipeRoles
 from .trace_kinds import (ACQ, CLOSE, COMMIT, MAY_WRITE, READ, READBACK, RELEASE,  # noqa: F401
                           TRACKED_WRITE, WAIT, WRITE, Problem, _KIND)
@@ -138,10 +138,19 @@ class Checker:
         reads: list = []
         read_seen: dict = {}
         seqs = []
+        # named-barrier pipes: per partition, per statement of the events rule 10 reads, the
+        # event ordinal of each run of it, with its index on a ring of capacity > 1
+        # (passes/named_release.py); None: not logged
+        logs = [] if self.named else None
+        relevant = named_relevant_mask(self) if self.named else None
         for ids, idx in traces:
             need_c: list = []
             need_m: list = []
             eff: list = []
+            log = None
+            if logs is not None:
+                log = [[] if m else None for m in relevant]
+                logs.append(log)
             for sid, i in zip(ids, idx):
                 kind, p, cap, wb, rb, one, rbases, r = info[sid]
                 if i < 0:
@@ -185,6 +194,10 @@ class Checker:
                             wrote.get((wb + s) * nf + fid_of[sid]) != acq_n[wb + s]:
                         return False
                     continue
+                if log is not None:
+                    lg = log[sid]
+                    if lg is not None:  # its ordinal among the partition's events (order only)
+                        lg.append(len(eff) if cap == 1 else (len(eff), i))
                 if one:
                     key = (p, r, COMMIT if kind == CLOSE else kind)
                     if key in once:
@@ -249,7 +262,7 @@ class Checker:
                         return False
                     if r_held[b + s] != -1 and not self.one_shot[p]:
                         return False
-        if self.named and named_release_problems(self, traces):
+        if self.named and named_release_problems(self, traces, logs):
             return False
         # the run (see _run): every partition advances while its next event is enabled
         cnt = [0] * (nw + self.nr)
