@@ -428,8 +428,11 @@ def test_the_table_names_the_hand_offs_that_imply_each_release(capsys):
     for pipe, hop in want.items():
         assert rows[f"{pipe}.named[g0][0]"].endswith(f"every release implied by {hop}"), rows
     fixture = Path(__file__).parent / "fixtures/named_barrier/hop_release.ok.pipe"
-    assert tle_dump(["--format", "json", str(fixture)]) == 0
-    doc = json.loads(capsys.readouterr().out)
-    named = [b for k in doc["kernels"] for b in k["barriers"] if b["kind"] == "named"]
-    assert named and all(len(b["implied_by"]) == 1 and b["implied_by"][0].endswith(".release")
-                         for b in named), named
+    # twice in one process: the second run takes the first one's checks from the recent-sweep
+    # cache (passes/sweep.py) and must still name the hand-offs
+    for _ in range(2):
+        assert tle_dump(["--format", "json", str(fixture)]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        named = [b for k in doc["kernels"] for b in k["barriers"] if b["kind"] == "named"]
+        assert named and all(len(b["implied_by"]) == 1 and b["implied_by"][0].endswith(".release")
+                             for b in named), [b["implied_by"] for b in named]

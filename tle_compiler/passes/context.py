@@ -36,9 +36,6 @@ class PassContext:
     sweep: Optional[object] = None
     #: the sweep's annotated event traces, by key (sweep.py)
     annotated_traces: dict = field(default_factory=dict)
-    #: named pipe -> the hand-offs found implying its releases (passes/named_release.py), once the
-    #: instance checks ran
-    named_hops: dict = field(default_factory=dict)
     #: the pipes' resolved roles (roles.py), once :meth:`roles` computed them
     resolved_roles: Optional[dict] = None
     passes_run: list[str] = field(default_factory=list)
@@ -51,6 +48,12 @@ class PassContext:
             from .fixed_params import fix
 
             self.fixed_params = fix(self.program, self.fixed_params)
+
+    @property
+    def named_hops(self) -> dict:
+        """Named pipe -> the hand-offs found implying its releases (passes/named_release.py):
+        the sweep's, whether this context ran it or took a recent identical one."""
+        return self.sweep.named_hops if self.sweep is not None else {}
 
     def error(self, loc: Loc, message: str, check: str, notes: tuple[Note, ...] = ()) -> None:
         """Report an error once per (check, location): instance checks find the same fault for

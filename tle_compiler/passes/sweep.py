@@ -67,6 +67,9 @@ class Sweep:
     #: derived param is affine in them and the independent check's fault needs values no launch
     #: gives
     exact: Optional[Verdict] = None
+    #: named pipe -> the hand-offs (``PIPE.commit`` / ``PIPE.release``) found implying its
+    #: releases over the instances checked (passes/named_release.py; tle-dump names them)
+    named_hops: dict[str, set[str]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ reporting
     def report_protocol(self, ctx: PassContext) -> None:
@@ -276,7 +279,7 @@ def _run_sweep(ctx: PassContext) -> Sweep:
     ctx.sweep = sw
     cp = compile_program(ctx.program)
     checker = Checker(cp, ctx.roles())
-    ctx.named_hops = checker.named_hops  # filled as the instances are checked
+    sw.named_hops = checker.named_hops  # filled as the instances are checked
     budget = ctx.budget
 
     def run(values: list[dict[str, int]], stop_on_fault: bool) -> bool:
