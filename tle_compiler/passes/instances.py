@@ -27,7 +27,7 @@ from typing import Optional
 
 from ..ir.nodes import CLOSED_FLAG, Access, Event, Program, walk_accesses
 from ..ir.tracegen import CompiledProgram
-from .named_release import named_relevant_mask, named_release_problems
+from .named_release import named_release_problems, relevant_events
 from .roles import PipeRoles
 from .trace_kinds import (ACQ, CLOSE, COMMIT, MAY_WRITE, READ, READBACK, RELEASE,  # noqa: F401
                           TRACKED_WRITE, WAIT, WRITE, Problem, _KIND)
@@ -52,7 +52,9 @@ class Checker:
         self.readers = [list(p.reader_names) for p in self.program.pipes]
         self.cap = [p.capacity for p in self.program.pipes]
         self.one_shot = [p.one_shot for p in self.program.pipes]
-        self.named = any(p.named for p in self.program.pipes)  # passes/named_release.py
+        # passes/named_release.py: the named-barrier pipes (numbers), rule 10's subject
+        self.named_pipes = [p for p, pipe in enumerate(self.program.pipes) if pipe.named]
+        self.named = bool(self.named_pipes)
         #: named pipe -> the hand-offs (``PIPE.commit`` / ``PIPE.release``) found implying its
         #: releases, over every instance checked (tle-dump's barrier table names them)
         self.named_hops: dict[str, set[str]] = {}
@@ -112,6 +114,9 @@ class Checker:
             self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
                                    self.rbase[p][r] if r >= 0 else -1, self.one_shot[p],
                                    tuple(w + b for b in self.rbase[p]), r))
+        # rule 10's tables: which statements' events it reads, which partitions (trace numbers)
+        # hold them
+        self.named_mask, self.named_involved = relevant_events(self) if self.named else ([], set())
 
     # ------------------------------------------------------------------ the fast path
     def clean(self, traces: list[tuple[list[int], list[int]]]) -> bool:
@@ -142,14 +147,13 @@ class Checker:
         # event ordinal of each run of it, with its index on a ring of capacity > 1
         # (passes/named_release.py); None: not logged
         logs = [] if self.named else None
-        relevant = named_relevant_mask(self) if self.named else None
         for ids, idx in traces:
             need_c: list = []
             need_m: list = []
             eff: list = []
             log = None
             if logs is not None:
-                log = [[] if m else None for m in relevant]
+                log = [[] if m else None for m in self.named_mask]
                 logs.append(log)
             for sid, i in zip(ids, idx):
                 kind, p, cap, wb, rb, one, rbases, r = info[sid]

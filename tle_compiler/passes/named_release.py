@@ -31,13 +31,6 @@ from typing import Optional
 from .trace_kinds import ACQ, CLOSE, COMMIT, RELEASE, WAIT, Problem
 
 
-def named_relevant_mask(checker) -> list[bool]:
-    """Per statement of ``checker``'s program, whether rule 10 reads its events (the instance
-    checker's fast path logs those as it runs, :func:`named_release_problems`'s ``logs``)."""
-    named = [p for p, pipe in enumerate(checker.program.pipes) if pipe.named]
-    return _relevant(checker, named)[0]
-
-
 def named_release_problems(checker, traces: list[tuple[list[int], list[int]]],
                            logs: Optional[list] = None) -> list[Problem]:
     """The named-barrier rule's problems on one instance (``checker``: passes/instances.Checker;
@@ -45,11 +38,11 @@ def named_release_problems(checker, traces: list[tuple[list[int], list[int]]],
     ``logs`` (the fast path's): per partition, per statement the rule reads, the (event ordinal,
     index) of each of its runs, so the traces need not be walked again; the problems' positions
     are then ordinals, good for a yes/no answer only."""
-    named = [p for p, pipe in enumerate(checker.program.pipes) if pipe.named]
+    named = checker.named_pipes
     if not named:
         return []
     info, cap = checker.info, checker.cap
-    mask, involved = _relevant(checker, named)
+    mask, involved = checker.named_mask, checker.named_involved
     # per partition: positions of each (kind, pipe, reader, stage) in program order, for the
     # events of the pipes a named pipe's rule can involve (picked at C speed: a kernel's traces
     # hold millions of events, most of them slot accesses and other pipes')
@@ -150,13 +143,12 @@ def named_release_problems(checker, traces: list[tuple[list[int], list[int]]],
     return problems
 
 
-def _relevant(checker, named: list[int]) -> tuple[list[bool], set[int]]:
-    """Per statement, whether it is an event of a pipe the rule reads (a named pipe, or a pipe
-    that can carry a hop between a named pipe's reader and writer); and the partitions (trace
-    numbers) of the named pipes' writers and readers. Computed once per checker."""
-    cached = getattr(checker, "_named_relevant", None)
-    if cached is not None:
-        return cached
+def relevant_events(checker) -> tuple[list[bool], set[int]]:
+    """Per statement of ``checker``'s program (passes/instances.Checker, its ``info`` built),
+    whether it is an event of a pipe the rule reads (a named pipe, or a pipe that can carry a hop
+    between a named pipe's reader and writer): the fast path logs those as it runs; and the
+    partitions (trace numbers) of the named pipes' writers and readers."""
+    named = checker.named_pipes
     parts = [p.name for p in checker.program.partitions]
     pipes = checker.program.pipes
     roles = checker.roles
@@ -176,8 +168,7 @@ def _relevant(checker, named: list[int]) -> tuple[list[bool], set[int]]:
                 keep.add(p)
     mask = [kind <= RELEASE and p in keep for kind, p, _ in checker.info]
     involved = {parts.index(n) for e in ends for n in e if n in parts}
-    checker._named_relevant = (mask, involved)
-    return checker._named_relevant
+    return mask, involved
 
 
 def _hops(checker, events, src: int, dst: int, named: list[int]) -> list[tuple[int, int, str]]:
