@@ -21,9 +21,10 @@ diagnostics, re-expanding the one trace it describes with ``ir.unroll`` to name 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Optional
+from itertools import compress
+from typing import Optional, Sequence
 
 from ..ir.nodes import CLOSED_FLAG, Access, Event, Program, walk_accesses
 from ..ir.tracegen import CompiledProgram
@@ -106,160 +107,204 @@ class Checker:
         # the (pipe, field) pairs some readback reads: their writes note their window
         read_back = {(st.pipe, st.field) for st in cp.stmts
                      if isinstance(st, Access) and st.readback}
+        # rule 10's tables: which statements' events it reads, which partitions (trace numbers)
+        # hold them
+        self.named_mask, self.named_involved = relevant_events(self) if self.named else ([], set())
+        #: per statement, what :meth:`clean` needs of it, in one tuple: (kind, capacity, writer
+        #: slot base, reader slot base or -1, aux, pipe, one-shot, release counters of the pipe's
+        #: readers, reader number or -1, logged for rule 10). ``aux``: for a read rule 7 checks,
+        #: its field's bit (1 << field number), else 0; for a write or readback, field number *
+        #: ``nw``, so that aux + writer slot keys the field on that slot; else 0.
         self.fast_info = []
         for sid, (kind, p, r) in enumerate(self.info):
             st = cp.stmts[sid]
             if kind == WRITE and (st.pipe, st.field) in read_back:
                 kind = TRACKED_WRITE
-            self.fast_info.append((kind, p, self.cap[p], self.wbase[p],
-                                   self.rbase[p][r] if r >= 0 else -1, self.one_shot[p],
-                                   tuple(w + b for b in self.rbase[p]), r))
-        # rule 10's tables: which statements' events it reads, which partitions (trace numbers)
-        # hold them
-        self.named_mask, self.named_involved = relevant_events(self) if self.named else ([], set())
+            aux = 0
+            if kind == READ:
+                aux = 1 << self.fid_of[sid] if self.filled_read[sid] else 0
+            elif kind in (WRITE, TRACKED_WRITE, READBACK):
+                aux = self.fid_of[sid] * self.nw
+            self.fast_info.append((kind, self.cap[p], self.wbase[p],
+                                   self.rbase[p][r] if r >= 0 else -1, aux, p, self.one_shot[p],
+                                   tuple(w + b for b in self.rbase[p]), r,
+                                   bool(self.named_mask) and self.named_mask[sid]))
+        # reader slot -> the writer slot of the same pipe and stage (whose fills its reads need)
+        self.w_of_r = [self.wbase[p] + s for p in range(len(self.pipes))
+                       for _ in self.readers[p] for s in range(self.cap[p])]
 
     # ------------------------------------------------------------------ the fast path
     def clean(self, traces: list[tuple[list[int], list[int]]]) -> bool:
         """True when the instance breaks no rule and its run completes: the common case, decided
         in a few hundred nanoseconds per event. Anything else goes through :meth:`check`, which
-        finds and words the problem."""
-        nw = self.nw
+        finds and words the problem.
+
+        One pass over the traces keeps each slot's state (:meth:`check` does the same per
+        partition, with positions for its messages) and does per event only what cannot wait:
+        a slot access checks its window; a write notes a fill only when it lowers the smallest
+        index noted for its field and slot (all the fill points of note_fill); a read rule 7
+        checks only sets its field's bit in the window's mask, and each release files the mask
+        of the window it closes, so the fills are checked afterwards once per (reader slot,
+        field) over every window that read it (:func:`all_filled`) instead of once per read.
+        Each partition's events become one list of ints for the run (see :meth:`_clean_run`):
+        a counter it bumps, or ``~(m * K + c)``, a requirement that counter ``c`` has reached
+        ``m``."""
+        nw, nr = self.nw, self.nr
+        K = nw + nr  # counters: commits per writer slot, then releases per reader slot
+        for _, idx in traces:  # a negative index breaks a rule (check() says which)
+            if idx and min(idx) < 0:
+                return False
         w_open = [-1] * nw  # index acquired and not committed, per writer slot
-        r_held = [-1] * self.nr  # index waited and not released, per reader slot
-        commits = [[] for _ in range(nw)]
+        r_held = [-1] * nr  # index waited and not released, per reader slot
+        commits: list[list[int]] = [[] for _ in range(nw)]
         acq_n = [0] * nw
-        waits = [[] for _ in range(self.nr)]
+        waits: list[list[int]] = [[] for _ in range(nr)]
         closed = [False] * len(self.pipes)
         once: set = set()
         info = self.fast_info
-        fid_of, filled_read, nf = self.fid_of, self.filled_read, self.n_fields
-        fills: dict = {}  # writer slot * nf + field -> change points, see note_fill
-        # writer slot * nf + field -> the acquire count of the stage when a tracked write of the
-        # field last ran: a readback needs it to be the count now (written in this window)
+        # field number * nw + writer slot -> the fill points of note_fill; least: the same key ->
+        # the smallest index among them (a write at a larger or equal one adds no point)
+        fills: dict[int, list[tuple[int, int]]] = {}
+        least = [_NEVER] * (self.n_fields * nw)
+        # the fields (bit mask) read by checked reads in the window held now, per reader slot;
+        # and per reader slot, the mask of each window closed so far (its n-th release closes
+        # its n-th wait)
+        mask = [0] * nr
+        masks: list[list[int]] = [[] for _ in range(nr)]
+        # field number * nw + writer slot -> the acquire count of the stage when a tracked write
+        # of the field last ran: a readback needs it to be the count now (written in this window)
         wrote: dict = {}
-        # (writer slot * nf + field, wait ordinal, index) of the checked reads, one per wait and
-        # field (the reads inside one wait's window all have its index); read_seen: reader slot
-        # * nf + field -> the last wait ordinal recorded
-        reads: list = []
-        read_seen: dict = {}
-        seqs = []
+        seqs = []  # per partition, its entries for the run
         # named-barrier pipes: per partition, per statement of the events rule 10 reads, the
-        # event ordinal of each run of it, with its index on a ring of capacity > 1
-        # (passes/named_release.py); None: not logged
+        # ordinal of each run of it (the number of run entries before it: every event adds at
+        # least one), with its index on a ring of capacity > 1 (passes/named_release.py); None:
+        # not logged
         logs = [] if self.named else None
         for ids, idx in traces:
-            need_c: list = []
-            need_m: list = []
-            eff: list = []
+            seq: list[int] = []
+            put = seq.append
             log = None
             if logs is not None:
                 log = [[] if m else None for m in self.named_mask]
                 logs.append(log)
             for sid, i in zip(ids, idx):
-                kind, p, cap, wb, rb, one, rbases, r = info[sid]
-                if i < 0:
-                    return False
+                kind, cap, wb, rb, aux, p, one, rbases, r, logged = info[sid]
                 s = i % cap
-                if kind == WRITE:
-                    if w_open[wb + s] != i:
-                        return False
-                    # note_fill, inlined (the verifier's hot loop): most writes add nothing
-                    key = (wb + s) * nf + fid_of[sid]
-                    points = fills.get(key)
-                    if points is None:
-                        fills[key] = [(len(commits[wb + s]), i)]
-                    elif i < points[-1][1]:
-                        points.append((len(commits[wb + s]), i))
-                    continue
                 if kind == READ:
-                    if r_held[rb + s] != i:
+                    x = rb + s
+                    if r_held[x] != i:
                         return False
-                    if filled_read[sid]:
-                        f = fid_of[sid]
-                        ordinal = len(waits[rb + s]) - 1
-                        seen = (rb + s) * nf + f
-                        if read_seen.get(seen) != ordinal:
-                            read_seen[seen] = ordinal
-                            reads.append(((wb + s) * nf + f, ordinal, i))
+                    mask[x] |= aux
                     continue
-                if kind == MAY_WRITE:  # inside its window; it fills nothing
-                    if w_open[wb + s] != i:
+                if kind == WRITE:
+                    ws = wb + s
+                    if w_open[ws] != i:
                         return False
+                    key = aux + ws
+                    if i < least[key]:  # note_fill, inlined: most writes add nothing
+                        least[key] = i
+                        fills.setdefault(key, []).append((len(commits[ws]), i))
                     continue
-                if kind == TRACKED_WRITE:
-                    if w_open[wb + s] != i:
+                if kind > RELEASE:  # the other slot accesses
+                    ws = wb + s
+                    if w_open[ws] != i:
                         return False
-                    key = (wb + s) * nf + fid_of[sid]
-                    note_fill(fills, key, len(commits[wb + s]), i)
-                    wrote[key] = acq_n[wb + s]
-                    continue
-                if kind == READBACK:
-                    if w_open[wb + s] != i or \
-                            wrote.get((wb + s) * nf + fid_of[sid]) != acq_n[wb + s]:
-                        return False
-                    continue
-                if log is not None:
-                    lg = log[sid]
-                    if lg is not None:  # its ordinal among the partition's events (order only)
-                        lg.append(len(eff) if cap == 1 else (len(eff), i))
+                    if kind == TRACKED_WRITE:
+                        key = aux + ws
+                        if i < least[key]:
+                            least[key] = i
+                            fills.setdefault(key, []).append((len(commits[ws]), i))
+                        wrote[key] = acq_n[ws]
+                    elif kind == READBACK:
+                        if wrote.get(aux + ws) != acq_n[ws]:
+                            return False
+                    continue  # MAY_WRITE: inside its window, it fills nothing
+                if logged:  # its ordinal in the partition (rule 10 reads the order only)
+                    log[sid].append(len(seq) if cap == 1 else (len(seq), i))
                 if one:
                     key = (p, r, COMMIT if kind == CLOSE else kind)
                     if key in once:
                         return False
                     once.add(key)
                 if kind == WAIT:
-                    if r_held[rb + s] != -1:
+                    x = rb + s
+                    if r_held[x] != -1:
                         return False
-                    r_held[rb + s] = i
-                    wl = waits[rb + s]
+                    r_held[x] = i
+                    wl = waits[x]
                     wl.append(i)
-                    need_c.append(wb + s)
-                    need_m.append(len(wl))
-                    eff.append(-1)
+                    put(~(len(wl) * K + wb + s))
                 elif kind == RELEASE:
-                    if r_held[rb + s] != i:
+                    x = rb + s
+                    if r_held[x] != i:
                         return False
-                    r_held[rb + s] = -1
-                    need_c.append(-1)
-                    need_m.append(0)
-                    eff.append(nw + rb + s)
+                    r_held[x] = -1
+                    put(nw + x)
+                    masks[x].append(mask[x])
+                    mask[x] = 0
                 elif kind == COMMIT:
-                    if closed[p] or w_open[wb + s] != i:
+                    ws = wb + s
+                    if closed[p] or w_open[ws] != i:
                         return False
-                    w_open[wb + s] = -1
-                    commits[wb + s].append(i)
-                    need_c.append(-1)
-                    need_m.append(0)
-                    eff.append(wb + s)
+                    w_open[ws] = -1
+                    commits[ws].append(i)
+                    put(ws)
                 else:  # acquire or close
-                    if closed[p] or w_open[wb + s] != -1:
+                    ws = wb + s
+                    if closed[p] or w_open[ws] != -1:
                         return False
-                    n = acq_n[wb + s]
-                    acq_n[wb + s] = n + 1
-                    if n and not one:
-                        need_c.append(-2)
-                        need_m.append(tuple((b + s, n) for b in rbases))
-                        eff.append(-1)
+                    n = acq_n[ws]
+                    acq_n[ws] = n + 1
+                    if n and not one and rbases:  # every reader released the previous use
+                        for b in rbases:
+                            put(~(n * K + b + s))
+                    else:  # no requirement (m = 0): an entry all the same, so that every event
+                        put(~ws)  # adds one and its ordinal (len(seq) before it) is its own
                     if kind == ACQ:
-                        w_open[wb + s] = i
+                        w_open[ws] = i
                     else:
                         closed[p] = True
-                        commits[wb + s].append(i)
-                        need_c.append(-1)
-                        need_m.append(0)
-                        eff.append(wb + s)
-            seqs.append((need_c, need_m, eff))
-        if any(x != -1 for x in w_open):
+                        commits[ws].append(i)
+                        put(ws)
+            seqs.append(seq)
+        if w_open.count(-1) != nw:  # an acquire never committed
             return False
-        for key, ordinal, i in reads:
-            if not is_filled(fills, key, ordinal, i):
-                return False
+        # rule 7's fills, once every write is noted: per reader slot and field read, over the
+        # windows (wait ordinals) that read it, with the index of each (its wait's)
+        for x in range(nr):
+            held = masks[x] + [mask[x]] if r_held[x] != -1 else masks[x]  # one per wait
+            kinds = set(held)  # the distinct masks: few
+            every = everywhere = 0
+            for m in kinds:
+                every |= m
+            if every:
+                everywhere = every
+                for m in kinds:
+                    everywhere &= m
+            ws, got = self.w_of_r[x], waits[x]
+            f = 0
+            while every:
+                if every & 1:
+                    if everywhere & 1:  # every window read field f
+                        ords, at = range(len(got)), got
+                    else:  # the windows whose mask has field f, and their indices
+                        ords = list(compress(range(len(held)), map((1 << f).__and__, held)))
+                        at = list(map(got.__getitem__, ords))
+                    if not all_filled(fills.get(f * nw + ws), ords, at):
+                        return False
+                every >>= 1
+                everywhere >>= 1
+                f += 1
         for p in range(len(self.pipes)):
             cap, wb = self.cap[p], self.wbase[p]
             for s in range(cap):
                 cs = commits[wb + s]
-                if not self.one_shot[p]:
-                    if any((i // cap) % 2 != n % 2 for n, i in enumerate(cs)):
+                # phases alternate: use n of the stage has phase n % 2, (i // cap) % 2 == n % 2,
+                # i.e. i % (2 * cap) < cap at even n and >= cap at odd n
+                if not self.one_shot[p] and cs:
+                    twice = 2 * cap
+                    if max(map(twice.__rmod__, cs[0::2])) >= cap or \
+                            (len(cs) > 1 and min(map(twice.__rmod__, cs[1::2])) < cap):
                         return False
                 for b in self.rbase[p]:
                     if waits[b + s] != cs:
@@ -268,31 +313,36 @@ class Checker:
                         return False
         if self.named and named_release_problems(self, traces, logs):
             return False
-        # the run (see _run): every partition advances while its next event is enabled
-        cnt = [0] * (nw + self.nr)
+        return self._clean_run(seqs, K)
+
+    @staticmethod
+    def _clean_run(seqs: list[list[int]], K: int) -> bool:
+        """The run of :meth:`clean` (see :meth:`_run`): every partition advances while its next
+        entry is enabled; True when every partition reaches its end. An entry ``e >= 0`` bumps
+        counter ``e``; ``~(m * K + c)`` needs counter ``c`` to be at least ``m``. The counters
+        are kept as ``count * K + c`` (so the requirement compares one int, without decoding
+        ``m``)."""
+        cnt = list(range(K))
         ptr = [0] * len(seqs)
         moved = True
         while moved:
             moved = False
-            for k, (need_c, need_m, eff) in enumerate(seqs):
+            for k, seq in enumerate(seqs):
                 i = ptr[k]
-                n = len(eff)
+                n = len(seq)
                 while i < n:
-                    c = need_c[i]
-                    if c >= 0:
-                        if cnt[c] < need_m[i]:
+                    q = seq[i]
+                    if q >= 0:
+                        cnt[q] += K
+                    else:
+                        q = ~q
+                        if cnt[q % K] < q:
                             break
-                    elif c == -2:
-                        if any(cnt[cc] < mm for cc, mm in need_m[i]):
-                            break
-                    e = eff[i]
-                    if e >= 0:
-                        cnt[e] += 1
                     i += 1
                 if i != ptr[k]:
                     ptr[k] = i
                     moved = True
-        return all(ptr[k] == len(seqs[k][2]) for k in range(len(seqs)))
+        return all(ptr[k] == len(seq) for k, seq in enumerate(seqs))
 
     # ------------------------------------------------------------------ one instance
     def check(self, traces: list[tuple[list[int], list[int]]], deadlock: bool = True
@@ -787,3 +837,26 @@ def is_filled(fills: dict, key, ordinal: int, index: int) -> bool:
         return False
     at = bisect_right(points, (ordinal, float("inf"))) - 1
     return at >= 0 and points[at][1] <= index
+
+
+#: the smallest index noted for a field on a slot before any write of it (above every index)
+_NEVER = float("inf")
+
+
+def all_filled(points: Optional[list[tuple[int, int]]], ordinals: Sequence[int],
+               indices: list[int]) -> bool:
+    """:func:`is_filled` of every read ``(ordinals[n], indices[n])`` of one field on one stage,
+    ``ordinals`` ascending, with ``points`` that field's fill points (None: never written). The
+    points split the ordinals into ranges, each with one smallest index written (the last point
+    at or before it); the reads of a range find the field written iff the smallest of their
+    indices is not below it. A few steps per point instead of a search per read."""
+    if not ordinals:
+        return True
+    if not points or ordinals[0] < points[0][0]:
+        return False
+    for n, (ordinal, index) in enumerate(points):
+        lo = bisect_left(ordinals, ordinal)
+        hi = bisect_left(ordinals, points[n + 1][0]) if n + 1 < len(points) else len(ordinals)
+        if lo < hi and min(indices[lo:hi]) < index:
+            return False
+    return True
