@@ -82,5 +82,8 @@ def test_the_same_kernel_with_an_mbarrier_pipe_is_not_an_early_acquire(tmp_path,
                     .replace('barrier="named", ', ""))
     mod = load_kernel_module(path)
     x = torch.arange(128, dtype=torch.float32)
-    with pytest.raises(AssertionError, match=r"deadlock in acquire\(1\)"):
+    # both partitions block (the writer in acquire(1), the reader in its wait for commit(1));
+    # which one's timeout fires first depends on the machine's load
+    with pytest.raises(AssertionError, match=r"deadlock in (acquire|wait)\(1\)") as err:
         mod.early[(1,)](x, torch.full_like(x, float("nan")))
+    assert "before the release" not in str(err.value)
