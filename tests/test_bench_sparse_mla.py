@@ -123,6 +123,17 @@ def test_head_count_bars_from_the_run():
                  (16, 4096, 2048, 576, "sink")):
         assert B.head_count_bars(table, *args) == []
     assert B.head_count_bars({(8192, "seesaw"): row(1.0)}, 16, 4096, 2048, 576, "h16") == []
+    # the faster of the narrow-head kernel and the seesaw counts, by name
+    table = {(32768, "naive"): row(200.0), (32768, "seesaw"): row(290.0),
+             (32768, "narrow"): row(410.0)}
+    (bar,) = B.head_count_bars(table, 32, 4096, 2048, 576, "h32")
+    assert bar["impl"] == "narrow" and bar["over_naive"] == pytest.approx(2.05)
+    assert bar["over_naive_met"] and B.bar_lines([bar])[0].startswith(
+        "bar h_q=32 skv=32768: narrow 410.0 TFLOP/s = 2.05x naive (200.0), bar >= 2x naive: met")
+    table[(32768, "narrow")] = row(280.0)
+    assert B.head_count_bars(table, 32, 4096, 2048, 576, "h32")[0]["impl"] == "seesaw"
+    assert B.head_count_bars({(32768, "narrow"): row(1.0)}, 16, 4096, 2048, 576, "h16")[0][
+        "impl"] == "narrow"
 
 
 def test_main_h16_times_16_heads_at_32k_and_states_the_bar(cpu_stand_ins, tmp_path, capsys,

@@ -46,22 +46,26 @@ BAD = (-1, -2**31, 2**31 - 1)  # and s_kv
 
 # ----------------------------------------------------------------------------------- the rule
 
-@pytest.mark.parametrize("h_q,heads,naive_rows,auto", [
+@pytest.mark.parametrize("h_q,heads,naive_rows,padded", [
     (1, 64, 16, "naive"), (8, 64, 16, "naive"), (16, 64, 16, "naive"),
     (17, 64, 32, "seesaw"), (24, 64, 32, "seesaw"), (32, 64, 32, "seesaw"),
     (48, 64, 64, "seesaw"), (64, 64, 64, "seesaw"), (96, 128, 128, "seesaw"),
     (128, 128, 128, "seesaw"), (160, 192, 192, "seesaw"),
 ])
-def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, auto):
+def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
+    """``padded``: what "auto" takes among the seesaw (padded) and the naive kernel, which is
+    what it takes with attn_sink; without, the narrow-head kernel takes h_q <= 32 unpadded."""
     assert P.padded_heads(h_q) == heads == api.kernel_heads("seesaw", h_q)
     assert api.kernel_heads("naive", h_q) == h_q == api.kernel_heads("pipe", h_q)
+    assert api.kernel_heads("narrow", h_q) == h_q
     assert P.naive_head_rows(h_q) == naive_rows
     assert P.auto_pads(h_q) == (heads <= 2 * naive_rows)
     assert api.unsupported_reason("seesaw", h_q, 576, 2048, True, True) is None
-    assert api.select_impl("auto", h_q, 576, 2048) == auto
+    assert api.select_impl("auto", h_q, 576, 2048) == ("narrow" if h_q <= 32 else padded)
+    assert api.select_impl("auto", h_q, 576, 2048, True) == padded
     assert api.select_impl("seesaw", h_q, 576, 2048) == "seesaw"  # on request at any h_q
     passes = api.auto_passes_over("seesaw", h_q)
-    assert (passes is None) == (auto == "seesaw")
+    assert (passes is None) == (padded == "seesaw")
     if passes is not None:
         assert passes == (f"seesaw would run h_q={h_q} as 64 head rows, 4x the head rows of "
                           f"the naive kernel, which is about as fast then")
@@ -69,7 +73,7 @@ def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, auto):
 
 def test_the_pipe_kernel_does_not_pad():
     assert "h_q % 64 == 0 (got h_q=32)" in api.unsupported_reason("pipe", 32, 576, 576)
-    assert api.select_impl("auto", 32, 576, 576) == "naive"  # topk 576: not the seesaw's
+    assert api.select_impl("auto", 32, 576, 576, True) == "naive"  # topk 576: not the seesaw's
     with pytest.raises(ValueError, match=r"impl='pipe' cannot run this call: .*h_q % 64"):
         api.select_impl("pipe", 32, 576, 2048)
 
@@ -241,7 +245,9 @@ def test_tensor_parallel_head_counts_run_masked_on_the_seesaw(emulated, h_q, whi
     sink, tlen = features(h_q, s_q, topk, which)
     want = sparse_mla_reference(q, kv, idx, 576 ** -0.5, attn_sink=sink, topk_length=tlen)
     bufs, views = outputs_in_fences(q)
-    impl = "seesaw" if h_q <= 16 else "auto"
+    # "auto" takes the seesaw here only above 16 heads with attn_sink or topk_length (without
+    # them the narrow-head kernel, tests/test_sparse_mla_narrow.py)
+    impl = "seesaw" if h_q <= 16 or which == "plain" else "auto"
     assert api.launch(impl, q, kv, idx, 576 ** -0.5, *views, attn_sink=sink,
                       topk_length=tlen) == "seesaw"
     check(views, want)
@@ -320,7 +326,7 @@ def test_misaligned_tensors_run_over_padded_copies(emulated):
     q_odd = torch.empty(q.numel() + 1, dtype=BF16)[1:].view(q.shape)
     q_odd.copy_(q)
     got = api.empty_outputs(q)
-    assert api.launch("auto", q_odd, kv, idx, 0.1, *got) == "seesaw"
+    assert api.launch("seesaw", q_odd, kv, idx, 0.1, *got) == "seesaw"
     check(got, sparse_mla_reference(q, kv, idx, 0.1))
     assert [kq.shape for _, kq, _, _ in emulated] == [(3, 64, 576)]
     q5, kv5, idx5 = make_case(4, 5, 128, seed=6)
@@ -334,14 +340,16 @@ def test_misaligned_tensors_run_over_padded_copies(emulated):
         api.launch("seesaw", q, kv_odd, idx, 0.1, *api.empty_outputs(q))
 
 
-def test_auto_at_16_heads_runs_the_naive_kernel(emulated, monkeypatch):
-    """h_q 16 on auto: the naive kernel (stood in for: it records its q), no seesaw launch."""
+def test_auto_at_16_heads_with_a_sink_runs_the_naive_kernel(emulated, monkeypatch):
+    """h_q 16 on auto with attn_sink (which the narrow-head kernel does not take): the naive
+    kernel (stood in for: it records its q), no seesaw launch."""
     import tle_kernels.sparse_mla_naive as naive_mod
 
     ran = []
     monkeypatch.setattr(naive_mod, "sparse_mla_naive", lambda q, *a: ran.append(q.shape))
     q, kv, idx = make_case(3, 16, 256)
-    assert api.launch("auto", q, kv, idx, 0.1, *api.empty_outputs(q)) == "naive"
+    assert api.launch("auto", q, kv, idx, 0.1, *api.empty_outputs(q),
+                      attn_sink=torch.randn(16)) == "naive"
     assert ran == [(3, 16, 576)] and emulated == []
 
 

@@ -123,17 +123,19 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
 @pytest.mark.parametrize("h_q,d_qk,topk,sink,tlen,expect", [
     (128, 576, 2048, False, False, "seesaw"),
     (64, 576, 64, False, False, "pipe"),
-    # h_q % 64 != 0: the seesaw padded to 64 heads where that is at most 2x the naive kernel's
-    # head rows (tle_kernels/head_padding.py, auto_pads), else the naive kernel
-    (8, 576, 2048, False, False, "naive"),
-    (16, 576, 2048, False, False, "naive"),
-    (24, 576, 2048, False, False, "seesaw"),
-    (32, 576, 2048, False, False, "seesaw"),
+    # h_q <= 32 without attn_sink / topk_length: the narrow-head kernel
+    (8, 576, 2048, False, False, "narrow"),
+    (16, 576, 2048, False, False, "narrow"),
+    (24, 576, 2048, False, False, "narrow"),
+    (32, 576, 2048, False, False, "narrow"),
+    (32, 576, 576, False, False, "narrow"),
+    # otherwise at h_q % 64 != 0: the seesaw padded to 64 heads where that is at most 2x the naive
+    # kernel's head rows (tle_kernels/head_padding.py, auto_pads), else the naive kernel
     (32, 576, 2048, True, True, "seesaw"),
     (32, 512, 2048, False, False, "seesaw"),
     (48, 576, 2048, False, False, "seesaw"),
     (96, 576, 2048, True, False, "seesaw"),
-    (32, 576, 576, False, False, "naive"),     # the pipe kernel does not pad
+    (32, 576, 100, False, False, "naive"),     # the pipe kernel does not pad
     (16, 576, 2048, True, True, "naive"),
     (128, 512, 2048, False, False, "seesaw"),  # tle_kernels/sparse_mla_seesaw_d512.py
     (128, 576, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_sink.py
@@ -158,7 +160,7 @@ def test_selection_table(monkeypatch):
     assert api.supported_impls(128, 576, 2048) == ["naive", "pipe", "seesaw"]
     assert api.supported_impls(128, 576, 576) == ["naive", "pipe"]
     assert api.supported_impls(16, 512, 64) == ["naive"]
-    assert api.supported_impls(16, 576, 2048) == ["naive", "seesaw"]  # padded, on request
+    assert api.supported_impls(16, 576, 2048) == ["naive", "seesaw", "narrow"]
     assert api.supported_impls(8, 576, 2048, True, True) == ["naive", "seesaw"]
     assert api.select_impl("auto", 128, 576, 2048, aligned=False) == "naive"
     assert api.select_impl("auto", 128, 576, 2048) == "seesaw"

@@ -9,8 +9,9 @@
 - out [.., h_q, 512] bf16, max_logits and lse [.., h_q] fp32 in natural-log units. Semantics of
   invalid indices, empty rows, attn_sink and topk_length: tle_kernels/reference.py and docs/sparse_mla.md.
 - impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA; d_qk = 512 runs
-  tle_kernels/sparse_mla_seesaw_d512.py and its attn_sink / topk_length variants), or "auto" (the
-  first implementation in ``PREFERENCE`` that supports the call).
+  tle_kernels/sparse_mla_seesaw_d512.py and its attn_sink / topk_length variants), "narrow"
+  (h_q <= 32: tle_kernels/sparse_mla_narrow.py, the heads as the wgmma N, nothing padded), or
+  "auto" (the first implementation in ``PREFERENCE`` that supports the call).
 - h_q: any count >= 1. The seesaw runs an h_q that is not a multiple of 64 itself: its last
   head block's rows past h_q are masked (q read as 0, nothing stored), so it computes the head
   rows of the next multiple of 64 (tle_kernels/head_padding.py: 8 / 16 / 32 -> 64, 96 -> 128);
@@ -36,12 +37,14 @@ from .head_padding import (auto_pads, launch_padded_prefill, naive_head_rows, pa
 
 D_V = 512
 D_QK_CHOICES = (512, 576)
-IMPLS = ("naive", "pipe", "seesaw")
+IMPLS = ("naive", "pipe", "seesaw", "narrow")
 
-# "auto" takes the first implementation in this order that supports the call. The seesaw is the
-# fastest at every SKV of the headline shape (docs/BENCHMARKS.md: 603.7 vs 549.8 TFLOP/s at 8K,
-# 542.9 vs 505.8 at 128K); the pipe kernel covers topk % 128 == 64, the naive one everything else.
-PREFERENCE: Tuple[str, ...] = ("seesaw", "pipe", "naive")
+# "auto" takes the first implementation in this order that supports the call. The narrow kernel
+# takes only h_q <= 32, where it computes no padded head rows (docs/BENCHMARKS.md, head counts
+# below 64); the seesaw is the fastest at every SKV of the headline shape (603.7 vs 549.8 TFLOP/s
+# at 8K, 542.9 vs 505.8 at 128K); the pipe kernel covers topk % 128 == 64, the naive one
+# everything else.
+PREFERENCE: Tuple[str, ...] = ("narrow", "seesaw", "pipe", "naive")
 
 # Implementations whose kernels take any h_q in blocks of 64 heads, the last one masked: they
 # compute padded_heads(h_q) head rows (tle_kernels/head_padding.py); "auto" takes them at an
@@ -77,6 +80,28 @@ def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: 
     return why_not
 
 
+def _narrow_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
+                    aligned: bool = True) -> Optional[str]:
+    """The narrow-head kernel: h_q <= 32, d_qk 576, topk % 64 == 0, neither attn_sink nor
+    topk_length. It reads q and writes the outputs over aligned copies where they are not
+    16-byte aligned (tle_kernels/sparse_mla_narrow_launch.py); kv and indices it reads in place."""
+    from .sparse_mla_narrow_launch import MAX_HEADS
+
+    if h_q > MAX_HEADS:
+        return f"narrow needs h_q <= {MAX_HEADS} (got h_q={h_q})"
+    if d_qk != 576:
+        return f"narrow needs d_qk == 576 (got d_qk={d_qk})"
+    if topk % 64 != 0:
+        return f"narrow needs topk % 64 == 0 (got topk={topk})"
+    if has_sink:
+        return "narrow does not support attn_sink yet"
+    if has_topk_length:
+        return "narrow does not support topk_length yet"
+    if not aligned:
+        return "narrow needs 16-byte aligned kv and indices (data_ptr and row strides)"
+    return None
+
+
 def _naive_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                    aligned: bool = True) -> Optional[str]:
     return None  # anything that passes validation
@@ -88,6 +113,7 @@ SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     # d_qk 512: tle_kernels/sparse_mla_seesaw_d512.py; attn_sink / topk_length at either width:
     # tle_kernels/sparse_mla_seesaw_sink_topk_launch.py
     "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True, widths=(576, 512)),
+    "narrow": _narrow_why_not,
 }
 
 
@@ -276,6 +302,11 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
 
         launch_padded_prefill(run_padded, q, kv, indices, sm_scale, out, max_logits, lse,
                               attn_sink, topk_length)
+        return name
+    if name == "narrow":
+        from .sparse_mla_narrow_launch import launch_narrow
+
+        launch_narrow(q, kv, indices, sm_scale, out, max_logits, lse)
         return name
     if name == "naive":
         from .sparse_mla_naive import sparse_mla_naive

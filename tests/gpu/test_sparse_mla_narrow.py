@@ -1,0 +1,82 @@
+"""The narrow-head SparseMLA prefill (tle_kernels/sparse_mla_narrow.py: h_q <= 32, the heads as the
+wgmma's N) on the GPU against the fp32 reference, with the tolerances and NaN-poisoned outputs of
+tests/gpu/test_sparse_mla.py: every head count from 1 to 32 that serving uses and some that it
+does not, hostile indices (every invalid kind, rows with none valid, duplicates), the launch over
+aligned copies (q and the outputs off a 16-byte boundary), "auto" taking it, outputs inside
+fenced buffers (nothing written past them), the batched layout, and CUDA graph capture.
+
+    python3 -m pytest -q -m gpu tests/gpu/test_sparse_mla_narrow.py
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import tle_kernels as K
+from tle_kernels import api
+
+from .test_sparse_mla import compare, make_case, poisoned
+
+pytestmark = pytest.mark.gpu
+
+SCALE = 1 / math.sqrt(576)
+
+
+@pytest.mark.parametrize("s_q,s_kv,topk", [(37, 8192, 2048), (300, 32768, 2048), (5, 700, 64),
+                                           (64, 4096, 576)])
+@pytest.mark.parametrize("h_q", [1, 3, 8, 16, 17, 24, 32])
+def test_against_the_reference(h_q, s_q, s_kv, topk):
+    q, kv, idx = make_case(s_q, h_q, topk, s_kv, seed=h_q * 1000 + s_q)
+    want = K.sparse_mla_reference(q, kv, idx, SCALE)
+    got = poisoned(q)
+    assert api.launch("narrow", q, kv, idx, SCALE, *got) == "narrow"
+    torch.cuda.synchronize()
+    compare(got, want, f"narrow h_q={h_q} s_q={s_q}")
+    out, ml, lse = K.sparse_mla_prefill(q, kv, idx, SCALE)  # "auto" takes it
+    compare((out, ml, lse), want, f"auto h_q={h_q}")
+    assert api.select_impl("auto", h_q, 576, topk) == "narrow"
+
+
+def test_misaligned_q_and_outputs_in_fenced_buffers():
+    s_q, h_q, topk = 40, 13, 2048
+    q0, kv, idx = make_case(s_q, h_q, topk, 8192, seed=7)
+    qbuf = torch.zeros(q0.numel() + 1, device="cuda", dtype=torch.bfloat16)
+    q = qbuf[1:].view(s_q, h_q, 576)
+    q.copy_(q0)
+    obuf = torch.full((s_q * h_q * 512 + 2,), 7.0, device="cuda", dtype=torch.bfloat16)
+    lbuf = torch.full((2, s_q * h_q + 2), 7.0, device="cuda")
+    out = obuf[1:-1].view(s_q, h_q, 512).fill_(float("nan"))
+    ml, lse = (lbuf[i, 1:-1].view(s_q, h_q).fill_(float("nan")) for i in (0, 1))
+    assert not api.rows_aligned(q) and not api.rows_aligned(out)
+    assert api.launch("auto", q, kv, idx, SCALE, out, ml, lse) == "narrow"
+    torch.cuda.synchronize()
+    compare((out, ml, lse), K.sparse_mla_reference(q0, kv, idx, SCALE), "misaligned")
+    assert obuf[0] == 7 and obuf[-1] == 7
+    assert (lbuf[:, 0] == 7).all() and (lbuf[:, -1] == 7).all()
+
+
+def test_batched_layout():
+    B, s_q, h_q, s_kv, topk = 3, 20, 16, 2048, 512
+    parts = [make_case(s_q, h_q, topk, s_kv, seed=90 + b) for b in range(B)]
+    q, kv, idx = (torch.stack([p[i] for p in parts]) for i in range(3))
+    got = K.sparse_mla_prefill(q, kv, idx, SCALE, impl="narrow")
+    for b in range(B):
+        compare(tuple(x[b] for x in got), K.sparse_mla_reference(*parts[b], SCALE), f"batch {b}")
+
+
+def test_cuda_graph_capture_and_replay():
+    q, kv, idx = make_case(48, 32, 2048, 4096, seed=60)
+    K.sparse_mla_prefill(q, kv, idx, SCALE)  # compile outside capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        outs = K.sparse_mla_prefill(q, kv, idx, SCALE)
+    for seed in (61, 62):  # new inputs in place, replay
+        q2, kv2, idx2 = make_case(48, 32, 2048, 4096, seed=seed)
+        q.copy_(q2), kv.copy_(kv2), idx.copy_(idx2)
+        graph.replay()
+        torch.cuda.synchronize()
+        compare(outs, K.sparse_mla_reference(q, kv, idx, SCALE), f"graph replay {seed}")

@@ -1,0 +1,47 @@
+"""Launching the narrow-head SparseMLA prefill kernel (tle_kernels/sparse_mla_narrow.py): h_q <= 32,
+one program per query token, the heads as the wgmma's N (16 or 32 columns, the ones past h_q
+masked).
+
+The kernel reads q and writes the outputs in place when their rows are 16-byte aligned (its
+cp.async copies and vector stores need that); otherwise it runs over aligned scratch copies and
+the results are copied back (device ops only, so a call still captures in a CUDA graph).
+"""
+
+from __future__ import annotations
+
+import torch
+
+MAX_HEADS = 32  # the widest head block (wgmma N) the kernel is compiled for
+
+
+def block_heads(h_q: int) -> int:
+    """The kernel's BLOCK_H for ``h_q`` heads: 16 up to 16 heads, else 32."""
+    if not 1 <= h_q <= MAX_HEADS:
+        raise ValueError(f"the narrow kernel takes 1 <= h_q <= {MAX_HEADS} (got h_q={h_q})")
+    return 16 if h_q <= 16 else 32
+
+
+def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse) -> None:
+    """One prefill call (3-D layout, validated tensors) into out [s_q, h_q, 512] bf16,
+    max_logits / lse [s_q, h_q] fp32."""
+    from .api import rows_aligned
+    from .sparse_mla_narrow import sparse_mla_narrow
+
+    s_q, h_q, _ = q.shape
+    if s_q == 0:
+        return
+    bh = block_heads(h_q)
+    qk = q if rows_aligned(q) else q.clone(memory_format=torch.contiguous_format)
+    dst = (out, max_logits, lse)
+    aligned_out = rows_aligned(out, max_logits, lse) and max_logits.stride() == lse.stride()
+    o, ml, ls = dst if aligned_out else (torch.empty_like(out, memory_format=torch.contiguous_format),
+                                         torch.empty((s_q, h_q), device=q.device, dtype=torch.float32),
+                                         torch.empty((s_q, h_q), device=q.device, dtype=torch.float32))
+    sparse_mla_narrow[(s_q,)](
+        qk, kv, indices, o, ls, ml, qk.stride(0), qk.stride(1), kv.stride(0), indices.stride(0),
+        o.stride(0), o.stride(1), ls.stride(0), kv.shape[0], float(sm_scale), h_q,
+        TOPK=indices.shape[-1], BLOCK_H=bh)
+    if not aligned_out:
+        out.copy_(o)
+        max_logits.copy_(ml)
+        lse.copy_(ls)
