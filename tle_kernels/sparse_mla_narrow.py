@@ -13,16 +13,25 @@ softmax runs down the columns of Sᵀ: a head's max and sum are reductions over 
     producer (default, 4 warps)    scores (4 warps)          pv_l (4 warps)     pv_r (4 warps)
     Q of the token's heads ─► q ─► Sᵀ = K·Qᵀ, softmax
     gather kv rows by index ► kv ► kv_l kv_r tkv valid ──────► kv_l ───────────► kv_r
-      (capacity 2, tile ck)        alpha probs sum_exp ► score ► Oᵀ_L = Oᵀ_L·alpha + V_Lᵀ·Pᵀ
+      (capacity 2, tile ck)        alpha probs ──────► score ► Oᵀ_L = Oᵀ_L·alpha + V_Lᵀ·Pᵀ
                                                        (cap. 2)  ───────────────► Oᵀ_R likewise
+    after the loop                 sum_exp ──────────► total ► (one-shot) ──────► (one-shot)
     epilogue                       lse, max_logits           out[:, :, :256]     out[:, :, 256:]
 
 The P tile must be in shared memory for both products (wgmma reads B only from there), so the
 partition that computes it does not multiply with it (a writer's own slot is not a wgmma operand);
 two readers each own half of Oᵀ, 64 registers of accumulator per thread.
 
+What bounds it: a reduction over axis 0 crosses the four warps of the wgmma tile (a shared-memory
+round trip and a barrier), and it sits on the scores partition's per-tile chain (wgmma, max,
+exp2, the P tile's store), which is what sets the kernel's pace (docs/BENCHMARKS.md). So the row
+sums are kept per element (`l_acc`, 16 registers) and reduced once after the loop, and reach the
+PV consumers through the one-shot `total` pipe; only the max is reduced per tile (the lazy
+reference needs it).
+
 Shared memory at BLOCK_H = 32 (bf16 = 2 B): q 36,864 B; kv 2 stages x (32 KiB + 32 KiB + 8 KiB +
-64 B) = 147,584 B; score 2 stages x (128 + 4,096 + 128) = 8,704 B; 193,152 B in all.
+64 B) = 147,584 B; score 2 stages x (128 + 4,096) = 8,448 B; total 128 B; about 193 KB with
+the barriers.
 
 Registers: the three workers ask for 128 each, the producer gets what is left of the 512 per thread
 that four warp groups share (128).
