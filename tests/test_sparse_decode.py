@@ -397,8 +397,9 @@ def test_validation_takes_every_cache_dtype_and_meta_tensors():
 def test_impls():
     # "auto" is resolved per call (tests/test_sparse_decode_seesaw.py); without one it stays
     assert A.select_sparse_impl("auto") == "auto" and A.select_sparse_impl("naive") == "naive"
-    assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8", "split-fp8")
-    assert set(A.IMPLS) == {"naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8"}
+    assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8", "split-fp8", "narrow")
+    assert set(A.IMPLS) == {"naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8",
+                            "narrow"}
     for impl in ("pipe", "seesaw-tma"):
         with pytest.raises(NotImplementedError, match="^impl"):
             A.select_sparse_impl(impl)

@@ -336,8 +336,9 @@ def test_tensor_parallel_head_counts_run_padded_to_64_heads(emulated, h_q):
 
 
 def test_built_and_named_in_the_api():
-    assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8", "split-fp8")
-    assert A.PREFERENCE[0] == "seesaw" and A.PREFERENCE[-1] == "naive"
+    assert A.built_impls() == ("naive", "seesaw", "seesaw-fp8", "split-fp8", "narrow")
+    # the narrow-head kernel first (h_q <= 32 only, unpadded), then the seesaw
+    assert A.PREFERENCE[:2] == ("narrow", "seesaw") and A.PREFERENCE[-1] == "naive"
     # the split FP8 kernel first (faster, attn_sink included), then the FP8 seesaw
     assert A.PREFERENCE.index("split-fp8") < A.PREFERENCE.index("seesaw-fp8") \
         < A.PREFERENCE.index("naive")

@@ -57,9 +57,11 @@ ALIGN = 16                      # bytes: FP8 cache base and block stride
 # cache through the same consumers with a dequantizing producer; each refuses the other's cache,
 # so "auto" takes whichever reads the call's cache. "split-fp8" reads the FP8 cache with the math
 # split by output half (its producer gets 152 registers: 1.07x FlashMLA at h_q 64 on the H200,
-# where seesaw-fp8 runs 0.84x); "auto" prefers it.
-IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8")
-PREFERENCE: Tuple[str, ...] = ("seesaw", "split-fp8", "seesaw-fp8", "pipe", "naive")
+# where seesaw-fp8 runs 0.84x); "auto" prefers it. "narrow" reads a bf16 cache at h_q <= 32
+# through the narrow-head prefill kernel (no head rows padded, where "seesaw" computes 64); "auto"
+# takes it first where it applies (no attn_sink, topk_length or extra cache).
+IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8", "narrow")
+PREFERENCE: Tuple[str, ...] = ("narrow", "seesaw", "split-fp8", "seesaw-fp8", "pipe", "naive")
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support
 # function). The launch function takes sparse_decode_naive's arguments (q, k_cache, indices,
 # sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache, extra_indices,
@@ -73,6 +75,8 @@ LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
                    "sparse_seesaw_fp8_unsupported_reason"),
     "split-fp8": ("sparse_decode_split_fp8_launch", "launch_sparse_split_fp8",
                   "sparse_split_fp8_unsupported_reason"),
+    "narrow": ("sparse_decode_narrow_launch", "launch_sparse_narrow",
+               "sparse_narrow_unsupported_reason"),
 }
 SUPPORT_ARGS = ("q", "k_cache", "indices", "is_fp8", "attn_sink", "topk_length", "extra_k_cache",
                 "extra_indices", "extra_topk_length")

@@ -100,3 +100,46 @@ def test_decode_heads_masked_in_a_cuda_graph(h_q, is_fp8):
                                                      SCALE, *(x[k] for k in ARGS))
         close(f"graph {seed} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
         close(f"graph {seed} lse", lse, want_lse, LSE_ABS, LSE_REL)
+
+
+@pytest.mark.parametrize("s_q", [1, 2])
+@pytest.mark.parametrize("b", [1, 64])
+@pytest.mark.parametrize("h_q", [8, 16, 32])
+def test_bf16_decode_on_the_narrow_head_kernel(h_q, b, s_q):
+    """Without attn_sink and topk_length "auto" runs a bf16 cache at h_q <= 32 on the narrow-head
+    prefill kernel (tle_kernels/sparse_decode_narrow_launch.py); it and the seesaw, into fenced
+    outputs, against the reference; then through sparse_decode in a CUDA graph."""
+    x = make_sparse_decode_inputs(b, s_q, h_q, TOPK, is_fp8=False, device="cuda",
+                                  seed=700 + h_q + b + s_q, invalid=0.25)
+    call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=False,
+                **{k: x[k] for k in ARGS})
+    assert A.select_sparse_impl("auto", call) == "narrow"
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
+                                                 *(x[k] for k in ARGS))
+    for impl in ("narrow", "seesaw"):
+        (out_b, lse_b), (out, lse) = fenced_outputs(b, s_q, h_q)
+        ran = A.launch_sparse(impl, x["q"], x["k_cache"], x["indices"], SCALE, False, out, lse,
+                              *(x[k] for k in ARGS))
+        torch.cuda.synchronize()
+        assert ran == impl
+        what = f"{impl} b={b} s_q={s_q} h_q={h_q}"
+        close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+        close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
+        assert (out_b[b:] == 7).all() and (out_b[:, s_q:] == 7).all()
+        assert (out_b[:, :, h_q:] == 7).all(), f"{what}: a write past h_q"
+        assert (lse_b[b:] == 7).all() and (lse_b[:, h_q:] == 7).all() \
+            and (lse_b[:, :, s_q:] == 7).all()
+    args = (x["k_cache"], x["indices"], 512, SCALE, False, *(x[k] for k in ARGS))
+    A.sparse_decode(x["q"], *args)  # compile outside the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out, lse = A.sparse_decode(x["q"], *args)
+    y = make_sparse_decode_inputs(b, s_q, h_q, TOPK, is_fp8=False, device="cuda", seed=801)
+    x["q"].copy_(y["q"])
+    graph.replay()
+    torch.cuda.synchronize()
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
+                                                 *(x[k] for k in ARGS))
+    close("graph out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+    close("graph lse", lse, want_lse, LSE_ABS, LSE_REL)

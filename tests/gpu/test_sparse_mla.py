@@ -95,8 +95,8 @@ SCALE = 1 / math.sqrt(576)
     (16, 128, 2048, 131072, 576, ["naive", "pipe", "seesaw"]),
     (32, 64, 576, 4096, 576, ["naive", "pipe"]),
     (32, 64, 64, 64, 576, ["naive", "pipe"]),
-    (32, 16, 64, 64, 576, ["naive"]),
-    (24, 32, 2048, 32768, 576, ["naive", "seesaw"]),  # seesaw: q padded to 64 heads
+    (32, 16, 64, 64, 576, ["naive", "narrow"]),
+    (24, 32, 2048, 32768, 576, ["naive", "seesaw", "narrow"]),  # seesaw: q padded to 64 heads
     (24, 16, 576, 1000, 512, ["naive"]),
     (16, 128, 576, 2048, 512, ["naive"]),
     (16, 48, 128, 300, 576, ["naive", "seesaw"]),
