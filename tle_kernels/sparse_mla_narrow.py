@@ -179,21 +179,16 @@ def scores(q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, NK, BLOCK_H:
 
 
 def pv_l(kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H: tl.constexpr):
-    """Oᵀ[:256] = V_Lᵀ·Pᵀ over the tiles; stores out[:, :, :256] of the real heads."""
-    offs_h = tl.arange(0, BLOCK_H)
-    offs_d = tl.arange(0, D_HALF)
-
+    """Oᵀ[0:256] = V_Lᵀ·Pᵀ over the tiles; stores out[:, :, 0:256] of the real heads."""
     kr = kv.reader("pv_l", fields=("kv_l",))
     sr = score.reader("pv_l")
     tr = total.reader("pv_l")
 
     acc = tl.zeros([D_HALF, BLOCK_H], tl.float32)  # Oᵀ[0:256], unnormalised
-
     for ck in range(NK):
         kres = kr.wait(ck)
         sres = sr.wait(ck)
-        alpha = tl.load(tle.gpu.local_ptr(sres.slot.alpha))
-        acc = acc * alpha[None, :]
+        acc = acc * tl.load(tle.gpu.local_ptr(sres.slot.alpha))[None, :]
         acc = tl.dot(tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))),
                      tl.load(tle.gpu.local_ptr(sres.slot.probs)), acc)
         sr.release(ck)
@@ -202,30 +197,20 @@ def pv_l(kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H: tl.constex
     tres = tr.wait(0)
     l_i = tl.load(tle.gpu.local_ptr(tres.slot.sum_exp))  # the row sums over every tile
     tr.release(0)
-    # a head with no valid index (l_i == 0) gets 0
-    inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-    out = (acc * inv_l[None, :]).to(tl.bfloat16)
-    heads = tl.minimum(offs_h, n_heads - 1)  # a head past h_q: not stored, address clamped
-    tl.store(out_row + heads[None, :] * stride_o_h + offs_d[:, None], out,
-             mask=(offs_h < n_heads)[None, :])
+    store_half(acc, l_i, out_row + 0, stride_o_h, n_heads, BLOCK_H)
 
 
 def pv_r(kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H: tl.constexpr):
-    """Oᵀ[256:] = V_Rᵀ·Pᵀ over the tiles; stores out[:, :, 256:] of the real heads."""
-    offs_h = tl.arange(0, BLOCK_H)
-    offs_d = tl.arange(0, D_HALF)
-
+    """Oᵀ[256:512] = V_Rᵀ·Pᵀ over the tiles; stores out[:, :, 256:512] of the real heads."""
     kr = kv.reader("pv_r", fields=("kv_r",))
     sr = score.reader("pv_r")
     tr = total.reader("pv_r")
 
     acc = tl.zeros([D_HALF, BLOCK_H], tl.float32)  # Oᵀ[256:512], unnormalised
-
     for ck in range(NK):
         kres = kr.wait(ck)
         sres = sr.wait(ck)
-        alpha = tl.load(tle.gpu.local_ptr(sres.slot.alpha))
-        acc = acc * alpha[None, :]
+        acc = acc * tl.load(tle.gpu.local_ptr(sres.slot.alpha))[None, :]
         acc = tl.dot(tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))),
                      tl.load(tle.gpu.local_ptr(sres.slot.probs)), acc)
         sr.release(ck)
@@ -234,12 +219,19 @@ def pv_r(kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H: tl.constex
     tres = tr.wait(0)
     l_i = tl.load(tle.gpu.local_ptr(tres.slot.sum_exp))  # the row sums over every tile
     tr.release(0)
-    # a head with no valid index (l_i == 0) gets 0
+    store_half(acc, l_i, out_row + D_HALF, stride_o_h, n_heads, BLOCK_H)
+
+
+def store_half(acc, l_i, out_row, stride_o_h, n_heads, BLOCK_H: tl.constexpr):
+    """out[h, d] = Oᵀ[d, h] / l_i[h] for the 256 dims of ``acc`` from ``out_row`` on, the real
+    heads only (a head with no valid index, l_i == 0, gets 0; the address of a head past h_q is
+    clamped to the last real head)."""
+    offs_h = tl.arange(0, BLOCK_H)
+    offs_d = tl.arange(0, D_HALF)
     inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
-    out = (acc * inv_l[None, :]).to(tl.bfloat16)
-    heads = tl.minimum(offs_h, n_heads - 1)  # a head past h_q: not stored, address clamped
-    tl.store(out_row + heads[None, :] * stride_o_h + D_HALF + offs_d[:, None], out,
-             mask=(offs_h < n_heads)[None, :])
+    heads = tl.minimum(offs_h, n_heads - 1)
+    tl.store(out_row + heads[None, :] * stride_o_h + offs_d[:, None],
+             (acc * inv_l[None, :]).to(tl.bfloat16), mask=(offs_h < n_heads)[None, :])
 
 
 DEFAULT_CONFIG = {

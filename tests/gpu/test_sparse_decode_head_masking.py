@@ -44,6 +44,24 @@ def fenced_outputs(b, s_q, h_q):
     return (out_b, lse_b), (out, lse)
 
 
+def run_into_fences(impl, x, is_fp8, want_out, want_lse):
+    """``impl`` on the inputs ``x`` into fenced outputs: the reference's values, nothing written
+    past h_q, s_q or the batch."""
+    b, s_q, h_q, _ = x["q"].shape
+    (out_b, lse_b), (out, lse) = fenced_outputs(b, s_q, h_q)
+    ran = A.launch_sparse(impl, x["q"], x["k_cache"], x["indices"], SCALE, is_fp8, out, lse,
+                          *(x[k] for k in ARGS))
+    torch.cuda.synchronize()
+    assert ran == impl
+    what = f"{impl} b={b} s_q={s_q} h_q={h_q}"
+    close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+    close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
+    assert (out_b[b:] == 7).all() and (out_b[:, s_q:] == 7).all()
+    assert (out_b[:, :, h_q:] == 7).all(), f"{what}: a write past h_q"
+    assert (lse_b[b:] == 7).all() and (lse_b[:, h_q:] == 7).all() \
+        and (lse_b[:, :, s_q:] == 7).all()
+
+
 @pytest.mark.parametrize("s_q", [1, 2])
 @pytest.mark.parametrize("b", [1, 64])
 @pytest.mark.parametrize("is_fp8", [False, True], ids=["bf16", "fp8"])
@@ -60,18 +78,7 @@ def test_decode_heads_masked_into_fenced_outputs(h_q, is_fp8, b, s_q):
     want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                                  *(x[k] for k in ARGS))
     for impl in impls:
-        (out_b, lse_b), (out, lse) = fenced_outputs(b, s_q, h_q)
-        ran = A.launch_sparse(impl, x["q"], x["k_cache"], x["indices"], SCALE, is_fp8, out, lse,
-                              *(x[k] for k in ARGS))
-        torch.cuda.synchronize()
-        assert ran == impl
-        what = f"{impl} b={b} s_q={s_q} h_q={h_q}"
-        close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
-        close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
-        assert (out_b[b:] == 7).all() and (out_b[:, s_q:] == 7).all()
-        assert (out_b[:, :, h_q:] == 7).all(), f"{what}: a write past h_q"
-        assert (lse_b[b:] == 7).all() and (lse_b[:, h_q:] == 7).all() \
-            and (lse_b[:, :, s_q:] == 7).all()
+        run_into_fences(impl, x, is_fp8, want_out, want_lse)
 
 
 @pytest.mark.parametrize("is_fp8", [False, True], ids=["bf16", "fp8"])
@@ -117,18 +124,7 @@ def test_bf16_decode_on_the_narrow_head_kernel(h_q, b, s_q):
     want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                                  *(x[k] for k in ARGS))
     for impl in ("narrow", "seesaw"):
-        (out_b, lse_b), (out, lse) = fenced_outputs(b, s_q, h_q)
-        ran = A.launch_sparse(impl, x["q"], x["k_cache"], x["indices"], SCALE, False, out, lse,
-                              *(x[k] for k in ARGS))
-        torch.cuda.synchronize()
-        assert ran == impl
-        what = f"{impl} b={b} s_q={s_q} h_q={h_q}"
-        close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
-        close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
-        assert (out_b[b:] == 7).all() and (out_b[:, s_q:] == 7).all()
-        assert (out_b[:, :, h_q:] == 7).all(), f"{what}: a write past h_q"
-        assert (lse_b[b:] == 7).all() and (lse_b[:, h_q:] == 7).all() \
-            and (lse_b[:, :, s_q:] == 7).all()
+        run_into_fences(impl, x, False, want_out, want_lse)
     args = (x["k_cache"], x["indices"], 512, SCALE, False, *(x[k] for k in ARGS))
     A.sparse_decode(x["q"], *args)  # compile outside the capture
     torch.cuda.synchronize()

@@ -114,11 +114,11 @@ def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
     # partition 'pv_l': 4 warps, 128 registers
     NK: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 32
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16])
-    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
+    L0: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16])
+    L1: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
+    L2: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
-    acc = gl.full((D_HALF, BLOCK_H), 0, gl.float32, layout=L1)
+    acc = gl.full((D_HALF, BLOCK_H), 0, gl.float32, layout=L0)
     for ck in range(NK):
         _kv_s1 = (ck) % 2
         mbarrier.wait(kv_full0.index(_kv_s1), ((ck) // 2) & 1)
@@ -126,9 +126,8 @@ def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         _score_s2 = (ck) % 2
         mbarrier.wait(score_full0.index(_score_s2), ((ck) // 2) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _v3 = score_alpha.index(_score_s2).load(L2)
-        alpha = _v3
-        acc = (acc * alpha[None, :])
+        _v3 = score_alpha.index(_score_s2).load(L1)
+        acc = (acc * _v3[None, :])
         _acc4 = warpgroup_mma(kv_kv_l.index(_kv_s1).permute((1, 0)), score_probs.index(_score_s2), acc, is_async=True)
         acc = _acc4
         _score_s5 = (ck) % 2
@@ -137,12 +136,17 @@ def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty0.index(_kv_s6), count=1)
     mbarrier.wait(total_full0.index(0), 0)
-    _v7 = total_sum_exp.index(0).load(L2)
+    _v7 = total_sum_exp.index(0).load(L1)
     l_i = _v7
-    inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * inv_l[None, :]).to(gl.bfloat16)
-    heads = gl.minimum(gl.arange(0, BLOCK_H, layout=L2), (n_heads - 1))
-    gl.store(((out_row + (heads[None, :] * stride_o_h)) + gl.arange(0, D_HALF, layout=L3)[:, None]), out, mask=(gl.arange(0, BLOCK_H, layout=L2) < n_heads)[None, :])
+    _store_half6_out_row = (out_row + 0)
+    _store_half6_offs_h = gl.arange(0, BLOCK_H, layout=L1)
+    _store_half6_offs_d = gl.arange(0, D_HALF, layout=L3)
+    _store_half6__t9 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    _store_half6_inv_l = _store_half6__t9
+    _store_half6__t10 = gl.minimum(_store_half6_offs_h, (n_heads - 1))
+    _store_half6_heads = _store_half6__t10
+    _store_half6__t11 = (acc * _store_half6_inv_l[None, :]).to(gl.bfloat16)
+    gl.store(((_store_half6_out_row + (_store_half6_heads[None, :] * stride_o_h)) + _store_half6_offs_d[:, None]), _store_half6__t11, mask=(_store_half6_offs_h < n_heads)[None, :])
 
 
 @gluon.jit
@@ -150,11 +154,11 @@ def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
     # partition 'pv_r': 4 warps, 128 registers
     NK: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 32
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16])
-    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
+    L0: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16])
+    L1: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
+    L2: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
-    acc = gl.full((D_HALF, BLOCK_H), 0, gl.float32, layout=L1)
+    acc = gl.full((D_HALF, BLOCK_H), 0, gl.float32, layout=L0)
     for ck in range(NK):
         _kv_s1 = (ck) % 2
         mbarrier.wait(kv_full1.index(_kv_s1), ((ck) // 2) & 1)
@@ -162,9 +166,8 @@ def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         _score_s2 = (ck) % 2
         mbarrier.wait(score_full0.index(_score_s2), ((ck) // 2) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _v3 = score_alpha.index(_score_s2).load(L2)
-        alpha = _v3
-        acc = (acc * alpha[None, :])
+        _v3 = score_alpha.index(_score_s2).load(L1)
+        acc = (acc * _v3[None, :])
         _acc4 = warpgroup_mma(kv_kv_r.index(_kv_s1).permute((1, 0)), score_probs.index(_score_s2), acc, is_async=True)
         acc = _acc4
         _score_s5 = (ck) % 2
@@ -173,12 +176,17 @@ def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
     mbarrier.wait(total_full0.index(0), 0)
-    _v7 = total_sum_exp.index(0).load(L2)
+    _v7 = total_sum_exp.index(0).load(L1)
     l_i = _v7
-    inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * inv_l[None, :]).to(gl.bfloat16)
-    heads = gl.minimum(gl.arange(0, BLOCK_H, layout=L2), (n_heads - 1))
-    gl.store((((out_row + (heads[None, :] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[:, None]), out, mask=(gl.arange(0, BLOCK_H, layout=L2) < n_heads)[None, :])
+    _store_half13_out_row = (out_row + D_HALF)
+    _store_half13_offs_h = gl.arange(0, BLOCK_H, layout=L1)
+    _store_half13_offs_d = gl.arange(0, D_HALF, layout=L3)
+    _store_half13__t16 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    _store_half13_inv_l = _store_half13__t16
+    _store_half13__t17 = gl.minimum(_store_half13_offs_h, (n_heads - 1))
+    _store_half13_heads = _store_half13__t17
+    _store_half13__t18 = (acc * _store_half13_inv_l[None, :]).to(gl.bfloat16)
+    gl.store(((_store_half13_out_row + (_store_half13_heads[None, :] * stride_o_h)) + _store_half13_offs_d[:, None]), _store_half13__t18, mask=(_store_half13_offs_h < n_heads)[None, :])
 
 
 @gluon.jit
