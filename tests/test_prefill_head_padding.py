@@ -54,7 +54,8 @@ BAD = (-1, -2**31, 2**31 - 1)  # and s_kv
 ])
 def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
     """``padded``: what "auto" takes among the seesaw (padded) and the naive kernel, which is
-    what it takes with attn_sink; without, the narrow-head kernel takes h_q <= 32 unpadded."""
+    what it takes with topk_length; without, the narrow-head kernel takes h_q <= 32 unpadded
+    (attn_sink or not)."""
     assert P.padded_heads(h_q) == heads == api.kernel_heads("seesaw", h_q)
     assert api.kernel_heads("naive", h_q) == h_q == api.kernel_heads("pipe", h_q)
     assert api.kernel_heads("narrow", h_q) == h_q
@@ -62,7 +63,8 @@ def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
     assert P.auto_pads(h_q) == (heads <= 2 * naive_rows)
     assert api.unsupported_reason("seesaw", h_q, 576, 2048, True, True) is None
     assert api.select_impl("auto", h_q, 576, 2048) == ("narrow" if h_q <= 32 else padded)
-    assert api.select_impl("auto", h_q, 576, 2048, True) == padded
+    assert api.select_impl("auto", h_q, 576, 2048, False, True) == padded
+    assert api.select_impl("auto", h_q, 576, 2048, True) == ("narrow" if h_q <= 32 else padded)
     assert api.select_impl("seesaw", h_q, 576, 2048) == "seesaw"  # on request at any h_q
     passes = api.auto_passes_over("seesaw", h_q)
     assert (passes is None) == (padded == "seesaw")
@@ -73,7 +75,7 @@ def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
 
 def test_the_pipe_kernel_does_not_pad():
     assert "h_q % 64 == 0 (got h_q=32)" in api.unsupported_reason("pipe", 32, 576, 576)
-    assert api.select_impl("auto", 32, 576, 576, True) == "naive"  # topk 576: not the seesaw's
+    assert api.select_impl("auto", 32, 576, 576, False, True) == "naive"  # not the seesaw's topk
     with pytest.raises(ValueError, match=r"impl='pipe' cannot run this call: .*h_q % 64"):
         api.select_impl("pipe", 32, 576, 2048)
 
@@ -245,9 +247,9 @@ def test_tensor_parallel_head_counts_run_masked_on_the_seesaw(emulated, h_q, whi
     sink, tlen = features(h_q, s_q, topk, which)
     want = sparse_mla_reference(q, kv, idx, 576 ** -0.5, attn_sink=sink, topk_length=tlen)
     bufs, views = outputs_in_fences(q)
-    # "auto" takes the seesaw here only above 16 heads with attn_sink or topk_length (without
-    # them the narrow-head kernel, tests/test_sparse_mla_narrow.py)
-    impl = "seesaw" if h_q <= 16 or which == "plain" else "auto"
+    # "auto" takes the seesaw here only above 16 heads with topk_length (without it the
+    # narrow-head kernel, tests/test_sparse_mla_narrow.py)
+    impl = "seesaw" if h_q <= 16 or which in ("plain", "sink") else "auto"
     assert api.launch(impl, q, kv, idx, 576 ** -0.5, *views, attn_sink=sink,
                       topk_length=tlen) == "seesaw"
     check(views, want)
@@ -340,8 +342,8 @@ def test_misaligned_tensors_run_over_padded_copies(emulated):
         api.launch("seesaw", q, kv_odd, idx, 0.1, *api.empty_outputs(q))
 
 
-def test_auto_at_16_heads_with_a_sink_runs_the_naive_kernel(emulated, monkeypatch):
-    """h_q 16 on auto with attn_sink (which the narrow-head kernel does not take): the naive
+def test_auto_at_16_heads_with_topk_length_runs_the_naive_kernel(emulated, monkeypatch):
+    """h_q 16 on auto with topk_length (which the narrow-head kernel does not take): the naive
     kernel (stood in for: it records its q), no seesaw launch."""
     import tle_kernels.sparse_mla_naive as naive_mod
 
@@ -349,7 +351,7 @@ def test_auto_at_16_heads_with_a_sink_runs_the_naive_kernel(emulated, monkeypatc
     monkeypatch.setattr(naive_mod, "sparse_mla_naive", lambda q, *a: ran.append(q.shape))
     q, kv, idx = make_case(3, 16, 256)
     assert api.launch("auto", q, kv, idx, 0.1, *api.empty_outputs(q),
-                      attn_sink=torch.randn(16)) == "naive"
+                      topk_length=torch.full((3,), 100, dtype=torch.int32)) == "naive"
     assert ran == [(3, 16, 576)] and emulated == []
 
 

@@ -41,11 +41,11 @@ def call_of(x, is_fp8=False, **over):
 
 
 @pytest.mark.parametrize("h_q", [8, 16, 32])
-def test_auto_takes_it_for_bf16_without_sink_or_lengths(h_q):
+def test_auto_takes_it_for_bf16_without_lengths(h_q):
     x = inputs(2, 1, h_q, 128)
     assert A.select_sparse_impl("auto", call_of(x)) == "narrow"
     sink = torch.zeros(h_q)
-    assert A.select_sparse_impl("auto", call_of(x, attn_sink=sink)) == "seesaw"
+    assert A.select_sparse_impl("auto", call_of(x, attn_sink=sink)) == "narrow"
     lengths = torch.full((2,), 64, dtype=torch.int32)
     assert A.select_sparse_impl("auto", call_of(x, topk_length=lengths)) == "seesaw"
 
@@ -57,8 +57,10 @@ def test_what_it_refuses_and_why():
         "narrow reads a bf16 cache only"
     assert sparse_narrow_unsupported_reason(**call_of(x, extra_k_cache=x["k_cache"])) == \
         "narrow does not take an extra cache"
-    assert sparse_narrow_unsupported_reason(**call_of(x, attn_sink=torch.zeros(16))) == \
-        "narrow does not support attn_sink yet"
+    lengths = torch.ones(2, dtype=torch.int32)
+    assert sparse_narrow_unsupported_reason(**call_of(x, topk_length=lengths)) == \
+        "narrow does not support topk_length yet"
+    assert sparse_narrow_unsupported_reason(**call_of(x, attn_sink=torch.zeros(16))) is None
     x64 = inputs(1, 1, 64, 128)
     assert sparse_narrow_unsupported_reason(**call_of(x64)) == \
         "narrow needs h_q <= 32 (got h_q=64)"
@@ -72,8 +74,9 @@ def test_what_it_refuses_and_why():
     assert A.select_sparse_impl("auto", call_of(x8, is_fp8=True)) == "split-fp8"
 
 
-@pytest.mark.parametrize("b,s_q,h_q,topk", [(3, 1, 16, 192), (2, 2, 32, 128), (2, 2, 8, 64)])
-def test_decode_rows_against_the_reference(monkeypatch, b, s_q, h_q, topk):
+@pytest.mark.parametrize("b,s_q,h_q,topk,sink", [(3, 1, 16, 192, False), (2, 2, 32, 128, True),
+                                                 (2, 2, 8, 64, False), (3, 1, 8, 64, True)])
+def test_decode_rows_against_the_reference(monkeypatch, b, s_q, h_q, topk, sink):
     from tle_compiler.testing.emulator import load_kernel_module
 
     emu = load_kernel_module(KDIR / "sparse_mla_narrow.py",
@@ -87,7 +90,7 @@ def test_decode_rows_against_the_reference(monkeypatch, b, s_q, h_q, topk):
                 return emu[grid](*map(as_kernel_argument, args), **kw)
             return run
     monkeypatch.setattr(narrow_mod, "sparse_mla_narrow", Strided())
-    x = inputs(b, s_q, h_q, topk)
+    x = inputs(b, s_q, h_q, topk, attn_sink=sink)
     x["indices"][0, 0] = -1  # a row with no valid index
     want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                                  *(x[k] for k in OPTIONAL))

@@ -54,13 +54,14 @@ def hostile_case(s_q, h_q, s_kv, topk, seed):
     return q, kv, idx
 
 
-def run_emulated(kernel, q, kv, idx, block_h):
+def run_emulated(kernel, q, kv, idx, block_h, sink=None):
     s_q, h_q, _ = q.shape
     out = torch.full((s_q, h_q, 512), float("nan")).bfloat16()
     lse, ml = torch.full((s_q, h_q), float("nan")), torch.full((s_q, h_q), float("nan"))
     kernel[(s_q,)](q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0),
                    idx.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
-                   float(SCALE), h_q, TOPK=idx.shape[-1], BLOCK_H=block_h)
+                   float(SCALE), h_q, lse if sink is None else sink, TOPK=idx.shape[-1],
+                   BLOCK_H=block_h, SINK=sink is not None)
     return out, ml, lse
 
 
@@ -82,6 +83,20 @@ def test_math_matches_the_reference_in_cpu_emulation(emulated, h_q):
     q, kv, idx = hostile_case(3, h_q, 300, 192, seed=h_q)
     got = run_emulated(emulated, q, kv, idx, block_heads(h_q))
     assert_matches(got, sparse_mla_reference(q, kv, idx, SCALE))
+
+
+@pytest.mark.parametrize("h_q", [5, 16, 32])
+def test_attn_sink_in_cpu_emulation(emulated, h_q):
+    """exp(sink[h]) joins each head's denominator of out (lse stays that of the scores): -inf
+    (no effect), +30 (out ~ 0) and random sinks."""
+    from tle_kernels.sparse_mla_narrow_launch import block_heads
+
+    q, kv, idx = hostile_case(3, h_q, 300, 192, seed=40 + h_q)
+    sink = torch.randn(h_q) * 2
+    sink[0], sink[1] = float("-inf"), 30.0
+    got = run_emulated(emulated, q, kv, idx, block_heads(h_q), sink)
+    assert_matches(got, sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink))
+    assert got[0][0, 1].abs().max() < 1e-6
 
 
 def test_launch_over_aligned_copies(emulated, monkeypatch):
@@ -111,7 +126,8 @@ def test_launch_over_aligned_copies(emulated, monkeypatch):
     (16, 576, 2048, False, False, "narrow"),
     (32, 576, 64, False, False, "narrow"),
     (33, 576, 2048, False, False, "seesaw"),
-    (32, 576, 2048, True, False, "seesaw"),   # attn_sink: the seesaw, padded to 64 heads
+    (32, 576, 2048, True, False, "narrow"),   # attn_sink too
+    (32, 576, 2048, True, True, "seesaw"),    # topk_length: the seesaw, padded to 64 heads
     (16, 576, 2048, False, True, "naive"),    # topk_length at 16 heads: padding does not pay
     (32, 512, 2048, False, False, "seesaw"),  # d_qk 512
     (32, 576, 100, False, False, "naive"),
@@ -124,7 +140,6 @@ def test_auto_takes_it_for_the_calls_it_serves(h_q, d_qk, topk, sink, tlen, expe
     ((33, 576, 2048), "narrow needs h_q <= 32 (got h_q=33)"),
     ((32, 512, 2048), "narrow needs d_qk == 576 (got d_qk=512)"),
     ((32, 576, 100), "narrow needs topk % 64 == 0 (got topk=100)"),
-    ((32, 576, 2048, True), "narrow does not support attn_sink yet"),
     ((32, 576, 2048, False, True), "narrow does not support topk_length yet"),
 ])
 def test_what_it_refuses_and_why(args, why):

@@ -82,7 +82,7 @@ def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: 
 
 def _narrow_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                     aligned: bool = True) -> Optional[str]:
-    """The narrow-head kernel: h_q <= 32, d_qk 576, topk % 64 == 0, neither attn_sink nor
+    """The narrow-head kernel: h_q <= 32, d_qk 576, topk % 64 == 0, attn_sink or not, no
     topk_length. It reads q and writes the outputs over aligned copies where they are not
     16-byte aligned (tle_kernels/sparse_mla_narrow_launch.py); kv and indices it reads in place."""
     from .sparse_mla_narrow_launch import MAX_HEADS
@@ -93,8 +93,6 @@ def _narrow_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_len
         return f"narrow needs d_qk == 576 (got d_qk={d_qk})"
     if topk % 64 != 0:
         return f"narrow needs topk % 64 == 0 (got topk={topk})"
-    if has_sink:
-        return "narrow does not support attn_sink yet"
     if has_topk_length:
         return "narrow does not support topk_length yet"
     if not aligned:
@@ -306,7 +304,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     if name == "narrow":
         from .sparse_mla_narrow_launch import launch_narrow
 
-        launch_narrow(q, kv, indices, sm_scale, out, max_logits, lse)
+        launch_narrow(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink)
         return name
     if name == "naive":
         from .sparse_mla_naive import sparse_mla_naive

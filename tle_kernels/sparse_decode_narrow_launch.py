@@ -5,8 +5,9 @@ tle_kernels/sparse_mla_narrow.py: the heads as the wgmma N, no head rows padded)
 As for impl "seesaw" (tle_kernels/sparse_decode_seesaw_launch.py, whose views and output rows this
 reuses), one decode step over a bf16 cache with evenly spaced token rows is one prefill launch over
 T = b * s_q query tokens: q [b, s_q, h_q, 576] -> [T, h_q, 576], indices -> [T, 1, topk], the
-cache -> kv [num_blocks * page, 1, 576], out and lse through ``RowOutputs``. The narrow kernel
-takes neither attn_sink nor topk_length (nor an extra cache): those calls go to the seesaw.
+cache -> kv [num_blocks * page, 1, 576], out and lse through ``RowOutputs``, attn_sink [h_q] as
+the prefill's. The narrow kernel takes no topk_length (nor an extra cache): those calls go to the
+seesaw.
 """
 
 from __future__ import annotations
@@ -55,6 +56,6 @@ def launch_sparse_narrow(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     idx3 = token_rows(indices, t).view(t, 1, indices.shape[-1])
     rows = RowOutputs(out, lse)
     ran = api.launch("narrow", token_rows(q, t), cache_rows(k_cache), idx3, float(sm_scale),
-                     rows.out3, rows.max_logits, rows.lse2)
+                     rows.out3, rows.max_logits, rows.lse2, attn_sink=attn_sink)
     assert ran == "narrow"
     rows.finish()

@@ -15,7 +15,7 @@ softmax runs down the columns of Sᵀ: a head's max and sum are reductions over 
     gather kv rows by index ► kv ► kv_l kv_r tkv valid ──────► kv_l ───────────► kv_r
       (capacity 2, tile ck)        alpha probs ──────► score ► Oᵀ_L = Oᵀ_L·alpha + V_Lᵀ·Pᵀ
                                                        (cap. 2)  ───────────────► Oᵀ_R likewise
-    after the loop                 sum_exp ──────────► total ► (one-shot) ──────► (one-shot)
+    after the loop                 inv_sum ──────────► total ► (one-shot) ──────► (one-shot)
     epilogue                       lse, max_logits           out[:, :, :256]     out[:, :, 256:]
 
 The P tile must be in shared memory for both products (wgmma reads B only from there), so the
@@ -25,9 +25,10 @@ two readers each own half of Oᵀ, 64 registers of accumulator per thread.
 What bounds it: a reduction over axis 0 crosses the four warps of the wgmma tile (a shared-memory
 round trip and a barrier), and it sits on the scores partition's per-tile chain (wgmma, max,
 exp2, the P tile's store), which is what sets the kernel's pace (docs/BENCHMARKS.md). So the row
-sums are kept per element (`l_acc`, 16 registers) and reduced once after the loop, and reach the
-PV consumers through the one-shot `total` pipe; only the max is reduced per tile (the lazy
-reference needs it).
+sums are kept per element (`l_acc`, 16 registers) and reduced once after the loop; the PV
+consumers get 1 / each head's denominator through the one-shot `total` pipe (with constexpr SINK,
+exp(attn_sink[h]) joins that denominator, as FlashMLA's attn_sink does: lse stays that of the
+scores). Only the max is reduced per tile (the lazy reference needs it).
 
 Shared memory at BLOCK_H = 32 (bf16 = 2 B): q 36,864 B; kv 2 stages x (32 KiB + 32 KiB + 8 KiB +
 64 B) = 147,584 B; score 2 stages x (128 + 4,096) = 8,448 B; total 128 B; about 193 KB with
@@ -48,8 +49,8 @@ from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, index_va
 @tle.jit(num_warps=4)
 def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                       stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h,
-                      stride_l_s, s_kv, sm_scale, n_heads,
-                      TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+                      stride_l_s, s_kv, sm_scale, n_heads, attn_sink_ptr,
+                      TOPK: tl.constexpr, BLOCK_H: tl.constexpr, SINK: tl.constexpr):
     NK = TOPK // BK
     pid_s = tl.program_id(0).to(tl.int64)
     q_row = q_ptr + pid_s * stride_q_s
@@ -71,12 +72,13 @@ def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                      alpha=tle.gpu.alloc([2, BLOCK_H], tl.float32),
                      probs=tle.gpu.alloc([2, BK, BLOCK_H], tl.bfloat16))
     total = tle.pipe(capacity=1, one_shot=True, readers=("pv_l", "pv_r"),
-                     sum_exp=tle.gpu.alloc([1, BLOCK_H], tl.float32))
+                     inv_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK,
                      BLOCK_H)),
-         (scores, (q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, NK, BLOCK_H)),
+         (scores, (q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
+                   BLOCK_H, SINK)),
          (pv_l, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H)),
          (pv_r, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H))],
         [4, 4, 4],
@@ -122,7 +124,8 @@ def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_hea
         kw.commit(ck)
 
 
-def scores(q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, NK, BLOCK_H: tl.constexpr):
+def scores(q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
+           BLOCK_H: tl.constexpr, SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_h = tl.arange(0, BLOCK_H)
 
@@ -165,15 +168,22 @@ def scores(q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, NK, BLOCK_H:
         tl.store(tle.gpu.local_ptr(sslot.probs), p.to(tl.bfloat16))
         sw.commit(ck)
 
+    # A head with no valid index has l_i == 0: out 0, max_logits -inf (m_i stayed -inf), lse
+    # +inf. A head past h_q is not stored (nor its sink read); its address is clamped to the
+    # last real head.
     l_i = tl.sum(l_acc, 0)
-    tslot = tw.acquire(0)
-    tl.store(tle.gpu.local_ptr(tslot.sum_exp), l_i)
-    tw.commit(0)
-
-    # A head with no valid index has l_i == 0: max_logits -inf (m_i stayed -inf), lse +inf.
-    # a head past h_q is not stored; its address is clamped to the last real head
     real = offs_h < n_heads
     heads = tl.minimum(offs_h, n_heads - 1)
+    if SINK:
+        # exp(sink[h]) joins the denominator of out only (lse is that of the scores)
+        sink = tl.load(attn_sink_ptr + heads, mask=real, other=0.0) * LOG2E
+        inv = tl.where(l_i > 0, 1.0 / (l_i + tl.exp2(sink - ref)), 0.0)
+    else:
+        inv = tl.where(l_i > 0, 1.0 / l_i, 0.0)
+    tslot = tw.acquire(0)
+    tl.store(tle.gpu.local_ptr(tslot.inv_sum), inv)
+    tw.commit(0)
+
     tl.store(ml_row + heads, m_i * LN2, mask=real)  # natural-log units: max(score * sm_scale)
     tl.store(lse_row + heads, lse_of(l_i, ref), mask=real)
 
@@ -195,9 +205,9 @@ def pv_l(kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H: tl.constex
         kr.release(ck)
 
     tres = tr.wait(0)
-    l_i = tl.load(tle.gpu.local_ptr(tres.slot.sum_exp))  # the row sums over every tile
+    inv = tl.load(tle.gpu.local_ptr(tres.slot.inv_sum))  # 1 / each head's denominator
     tr.release(0)
-    store_half(acc, l_i, out_row + 0, stride_o_h, n_heads, BLOCK_H)
+    store_half(acc, inv, out_row + 0, stride_o_h, n_heads, BLOCK_H)
 
 
 def pv_r(kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H: tl.constexpr):
@@ -217,35 +227,34 @@ def pv_r(kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H: tl.constex
         kr.release(ck)
 
     tres = tr.wait(0)
-    l_i = tl.load(tle.gpu.local_ptr(tres.slot.sum_exp))  # the row sums over every tile
+    inv = tl.load(tle.gpu.local_ptr(tres.slot.inv_sum))  # 1 / each head's denominator
     tr.release(0)
-    store_half(acc, l_i, out_row + D_HALF, stride_o_h, n_heads, BLOCK_H)
+    store_half(acc, inv, out_row + D_HALF, stride_o_h, n_heads, BLOCK_H)
 
 
-def store_half(acc, l_i, out_row, stride_o_h, n_heads, BLOCK_H: tl.constexpr):
-    """out[h, d] = Oᵀ[d, h] / l_i[h] for the 256 dims of ``acc`` from ``out_row`` on, the real
-    heads only (a head with no valid index, l_i == 0, gets 0; the address of a head past h_q is
-    clamped to the last real head)."""
+def store_half(acc, inv, out_row, stride_o_h, n_heads, BLOCK_H: tl.constexpr):
+    """out[h, d] = Oᵀ[d, h] · inv[h] for the 256 dims of ``acc`` from ``out_row`` on, the real
+    heads only (the address of a head past h_q is clamped to the last real head)."""
     offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
-    inv_l = tl.where(l_i > 0, 1.0 / l_i, 0.0)
     heads = tl.minimum(offs_h, n_heads - 1)
     tl.store(out_row + heads[None, :] * stride_o_h + offs_d[:, None],
-             (acc * inv_l[None, :]).to(tl.bfloat16), mask=(offs_h < n_heads)[None, :])
+             (acc * inv[None, :]).to(tl.bfloat16), mask=(offs_h < n_heads)[None, :])
 
 
 DEFAULT_CONFIG = {
     # q [s_q, h_q, 576] bf16 (h_q <= BLOCK_H), kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk]
-    # int32, out [s_q, h_q, 512] bf16, lse / max_logits [s_q, h_q] fp32; last dims contiguous.
+    # int32, out [s_q, h_q, 512] bf16, lse / max_logits [s_q, h_q] fp32; last dims contiguous;
+    # attn_sink [h_q] fp32, read only with SINK.
     "signature": {
         "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
         "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
-        "s_kv": "i32", "sm_scale": "fp32", "n_heads": "i32",
-        "TOPK": "constexpr", "BLOCK_H": "constexpr",
+        "s_kv": "i32", "sm_scale": "fp32", "n_heads": "i32", "attn_sink_ptr": "*fp32",
+        "TOPK": "constexpr", "BLOCK_H": "constexpr", "SINK": "constexpr",
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 32},
+    "constexprs": {"TOPK": 2048, "BLOCK_H": 32, "SINK": False},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("s_q",),
 }

@@ -21,9 +21,9 @@ def block_heads(h_q: int) -> int:
     return 16 if h_q <= 16 else 32
 
 
-def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse) -> None:
+def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None) -> None:
     """One prefill call (3-D layout, validated tensors) into out [s_q, h_q, 512] bf16,
-    max_logits / lse [s_q, h_q] fp32."""
+    max_logits / lse [s_q, h_q] fp32; ``attn_sink`` [h_q] fp32 or None."""
     from .api import rows_aligned
     from .sparse_mla_narrow import sparse_mla_narrow
 
@@ -40,7 +40,8 @@ def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse) -> None
     sparse_mla_narrow[(s_q,)](
         qk, kv, indices, o, ls, ml, qk.stride(0), qk.stride(1), kv.stride(0), indices.stride(0),
         o.stride(0), o.stride(1), ls.stride(0), kv.shape[0], float(sm_scale), h_q,
-        TOPK=indices.shape[-1], BLOCK_H=bh)
+        ls if attn_sink is None else attn_sink,  # not read without SINK
+        TOPK=indices.shape[-1], BLOCK_H=bh, SINK=attn_sink is not None)
     if not aligned_out:
         out.copy_(o)
         max_logits.copy_(ml)

@@ -2,8 +2,8 @@
 wgmma's N) on the GPU against the fp32 reference, with the tolerances and NaN-poisoned outputs of
 tests/gpu/test_sparse_mla.py: every head count from 1 to 32 that serving uses and some that it
 does not, hostile indices (every invalid kind, rows with none valid, duplicates), the launch over
-aligned copies (q and the outputs off a 16-byte boundary), "auto" taking it, outputs inside
-fenced buffers (nothing written past them), the batched layout, and CUDA graph capture.
+aligned copies (q and the outputs off a 16-byte boundary), "auto" taking it, attn_sink, outputs
+inside fenced buffers (nothing written past them), the batched layout, and CUDA graph capture.
 
     python3 -m pytest -q -m gpu tests/gpu/test_sparse_mla_narrow.py
 """
@@ -80,3 +80,19 @@ def test_cuda_graph_capture_and_replay():
         graph.replay()
         torch.cuda.synchronize()
         compare(outs, K.sparse_mla_reference(q, kv, idx, SCALE), f"graph replay {seed}")
+
+
+@pytest.mark.parametrize("h_q", [8, 16, 32])
+def test_attn_sink(h_q):
+    """exp(sink[h]) in each head's denominator of out (lse that of the scores): -inf, +30 and
+    random sinks, by name and through "auto"."""
+    q, kv, idx = make_case(64, h_q, 2048, 8192, seed=300 + h_q)
+    sink = torch.randn(h_q, device="cuda") * 2
+    sink[0], sink[1] = float("-inf"), 30.0
+    want = K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sink)
+    got = poisoned(q)
+    assert api.launch("narrow", q, kv, idx, SCALE, *got, attn_sink=sink) == "narrow"
+    torch.cuda.synchronize()
+    compare(got, want, f"narrow sink h_q={h_q}")
+    compare(K.sparse_mla_prefill(q, kv, idx, SCALE, attn_sink=sink), want, f"auto sink h_q={h_q}")
+    assert api.select_impl("auto", h_q, 576, 2048, True) == "narrow"

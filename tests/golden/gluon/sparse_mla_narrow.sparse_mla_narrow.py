@@ -50,10 +50,11 @@ def producer(q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, q_q
 
 
 @gluon.jit
-def scores(lse_row, ml_row, sm_scale, n_heads, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_sum_exp, total_full0):
+def scores(lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_inv_sum, total_full0):
     # partition 'scores': 4 warps, 128 registers
     NK: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 32
+    SINK: gl.constexpr = False
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
     L2: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16])
@@ -101,16 +102,22 @@ def scores(lse_row, ml_row, sm_scale, n_heads, q_q_l, q_q_r, q_q_tail, q_full0, 
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         mbarrier.arrive(score_full0.index(_score_s9), count=1)
     l_i = gl.sum(l_acc, 0)
-    total_sum_exp.index(0).store(l_i)
-    mbarrier.arrive(total_full0.index(0), count=1)
     real = (gl.arange(0, BLOCK_H, layout=L1) < n_heads)
     heads = gl.minimum(gl.arange(0, BLOCK_H, layout=L1), (n_heads - 1))
+    if SINK:
+        _v10 = gl.load((attn_sink_ptr + heads), mask=real, other=0.0)
+        sink = (_v10 * LOG2E)
+        inv = gl.where((l_i > 0), (1.0 / (l_i + gl.exp2((sink - ref)))), 0.0)
+    else:
+        inv = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    total_inv_sum.index(0).store(inv)
+    mbarrier.arrive(total_full0.index(0), count=1)
     gl.store((ml_row + heads), (m_i * LN2), mask=real)
     gl.store((lse_row + heads), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=real)
 
 
 @gluon.jit
-def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_sum_exp, total_full0):
+def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_inv_sum, total_full0):
     # partition 'pv_l': 4 warps, 128 registers
     NK: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 32
@@ -136,21 +143,19 @@ def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty0.index(_kv_s6), count=1)
     mbarrier.wait(total_full0.index(0), 0)
-    _v7 = total_sum_exp.index(0).load(L1)
-    l_i = _v7
+    _v7 = total_inv_sum.index(0).load(L1)
+    inv = _v7
     _store_half6_out_row = (out_row + 0)
     _store_half6_offs_h = gl.arange(0, BLOCK_H, layout=L1)
     _store_half6_offs_d = gl.arange(0, D_HALF, layout=L3)
-    _store_half6__t9 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    _store_half6_inv_l = _store_half6__t9
-    _store_half6__t10 = gl.minimum(_store_half6_offs_h, (n_heads - 1))
-    _store_half6_heads = _store_half6__t10
-    _store_half6__t11 = (acc * _store_half6_inv_l[None, :]).to(gl.bfloat16)
-    gl.store(((_store_half6_out_row + (_store_half6_heads[None, :] * stride_o_h)) + _store_half6_offs_d[:, None]), _store_half6__t11, mask=(_store_half6_offs_h < n_heads)[None, :])
+    _store_half6__t9 = gl.minimum(_store_half6_offs_h, (n_heads - 1))
+    _store_half6_heads = _store_half6__t9
+    _store_half6__t10 = (acc * inv[None, :]).to(gl.bfloat16)
+    gl.store(((_store_half6_out_row + (_store_half6_heads[None, :] * stride_o_h)) + _store_half6_offs_d[:, None]), _store_half6__t10, mask=(_store_half6_offs_h < n_heads)[None, :])
 
 
 @gluon.jit
-def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_sum_exp, total_full0):
+def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_inv_sum, total_full0):
     # partition 'pv_r': 4 warps, 128 registers
     NK: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 32
@@ -176,21 +181,19 @@ def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
     mbarrier.wait(total_full0.index(0), 0)
-    _v7 = total_sum_exp.index(0).load(L1)
-    l_i = _v7
-    _store_half13_out_row = (out_row + D_HALF)
-    _store_half13_offs_h = gl.arange(0, BLOCK_H, layout=L1)
-    _store_half13_offs_d = gl.arange(0, D_HALF, layout=L3)
-    _store_half13__t16 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    _store_half13_inv_l = _store_half13__t16
-    _store_half13__t17 = gl.minimum(_store_half13_offs_h, (n_heads - 1))
-    _store_half13_heads = _store_half13__t17
-    _store_half13__t18 = (acc * _store_half13_inv_l[None, :]).to(gl.bfloat16)
-    gl.store(((_store_half13_out_row + (_store_half13_heads[None, :] * stride_o_h)) + _store_half13_offs_d[:, None]), _store_half13__t18, mask=(_store_half13_offs_h < n_heads)[None, :])
+    _v7 = total_inv_sum.index(0).load(L1)
+    inv = _v7
+    _store_half12_out_row = (out_row + D_HALF)
+    _store_half12_offs_h = gl.arange(0, BLOCK_H, layout=L1)
+    _store_half12_offs_d = gl.arange(0, D_HALF, layout=L3)
+    _store_half12__t15 = gl.minimum(_store_half12_offs_h, (n_heads - 1))
+    _store_half12_heads = _store_half12__t15
+    _store_half12__t16 = (acc * inv[None, :]).to(gl.bfloat16)
+    gl.store(((_store_half12_out_row + (_store_half12_heads[None, :] * stride_o_h)) + _store_half12_offs_d[:, None]), _store_half12__t16, mask=(_store_half12_offs_h < n_heads)[None, :])
 
 
 @gluon.jit
-def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
+def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_heads, attn_sink_ptr, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, SINK: gl.constexpr):
     NK = (TOPK // BK)
     pid_s = gl.program_id(0).to(gl.int64)
     q_row = (q_ptr + (pid_s * stride_q_s))
@@ -220,7 +223,7 @@ def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, 
     score_full0 = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     score_empty0 = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     # pipe total: capacity 1, one_shot
-    total_sum_exp = gl.allocate_shared_memory(gl.float32, [1, 32], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    total_inv_sum = gl.allocate_shared_memory(gl.float32, [1, 32], gl.SwizzledSharedLayout(1, 1, 1, [0]))
     total_full0 = gl.allocate_shared_memory(gl.int64, [1, 1], mbarrier.MBarrierLayout())
     # mbarrier counts: infer-barriers' counts (partition units) scaled by the arrive unit (plan.init_count)
     mbarrier.init(q_full0.index(0), count=128)  # q.full[g0][0] thread = 1 x 128 threads
@@ -244,7 +247,7 @@ def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, 
     fence_async_shared()
     gl.warp_specialize([
         (producer, (q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2)),
-        (scores, (lse_row, ml_row, sm_scale, n_heads, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_sum_exp, total_full0)),
-        (pv_l, (out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_sum_exp, total_full0)),
-        (pv_r, (out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_sum_exp, total_full0)),
+        (scores, (lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_inv_sum, total_full0)),
+        (pv_l, (out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_inv_sum, total_full0)),
+        (pv_r, (out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2, score_alpha, score_probs, score_full0, score_empty0, total_inv_sum, total_full0)),
     ], [4, 4, 4], [128, 128, 128])
