@@ -119,13 +119,14 @@ def test_anchor_hook(tmp_path):
 def cpu_stand_ins(monkeypatch):
     """The GPU pieces of main() stood in for: inputs made on the CPU, a fixed 0.1 ms time, no
     device name / synchronisation; ``launched`` records (impl, cache format) of every launch.
-    The launch itself is set by each test."""
+    The launch itself is set by each test. main() turns TF32 matmuls off; the setting is put back
+    afterwards by hand (it is a property of torch's cuBLAS module, which pytest's monkeypatch
+    cannot restore on every pytest version: 9.2 deletes it at teardown)."""
     launched = []
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "stand-in")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda *a: None)
-    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32",
-                        torch.backends.cuda.matmul.allow_tf32)
+    tf32 = torch.backends.cuda.matmul.allow_tf32
 
     def inputs(*a, **kw):
         kw["device"] = "cpu"
@@ -134,7 +135,8 @@ def cpu_stand_ins(monkeypatch):
     monkeypatch.setattr(B, "make_sparse_decode_inputs", inputs)
     monkeypatch.setattr(A, "built_impls", lambda: ("naive",))
     monkeypatch.setattr(B, "time_ms", lambda f, graph, warmup, rep: (f(), (0.1, "graph"))[1])
-    return launched
+    yield launched
+    torch.backends.cuda.matmul.allow_tf32 = tf32
 
 
 def reference_launch(launched, poison=False):
