@@ -38,6 +38,7 @@ from .head_padding import (auto_pads, launch_padded_prefill, naive_head_rows, pa
 D_V = 512
 D_QK_CHOICES = (512, 576)
 IMPLS = ("naive", "pipe", "seesaw", "narrow")
+NARROW_MAX_HEADS = 32  # the widest head block (wgmma N) the narrow-head kernel is compiled for
 
 # "auto" takes the first implementation in this order that supports the call. The narrow kernel
 # takes only h_q <= 32, where it computes no padded head rows (docs/BENCHMARKS.md, head counts
@@ -57,13 +58,19 @@ PADS_HEADS: Tuple[str, ...] = ("seesaw",)
 # ---------------------------------------------------------------------------------------------
 
 def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: bool = False,
-                widths: Tuple[int, ...] = (576,)):
+                widths: Tuple[int, ...] = (576,), max_heads: Optional[int] = None,
+                aligned_what: str = "q, kv and indices"):
     """What a TLE kernel family takes: h_q % 64 == 0 (any h_q for a family in ``PADS_HEADS``,
-    whose kernels mask the heads past h_q), d_qk one of ``widths``, topk % ``topk_multiple`` == 0, and attn_sink /
-    topk_length where ``sink`` / ``topk_length`` say so (at every width it takes)."""
+    whose kernels mask the heads past h_q; with ``max_heads``, any h_q up to it instead), d_qk one
+    of ``widths``, topk % ``topk_multiple`` == 0, attn_sink / topk_length where ``sink`` /
+    ``topk_length`` say so (at every width it takes), and 16-byte aligned rows of
+    ``aligned_what``."""
     def why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
                 aligned: bool = True) -> Optional[str]:
-        if kernel_heads(name, h_q) % 64 != 0:
+        if max_heads is not None:
+            if h_q > max_heads:
+                return f"{name} needs h_q <= {max_heads} (got h_q={h_q})"
+        elif kernel_heads(name, h_q) % 64 != 0:
             return f"{name} needs h_q % 64 == 0 (got h_q={h_q})"
         if d_qk not in widths:
             want = " or ".join(str(w) for w in widths)
@@ -75,29 +82,9 @@ def _tle_limits(name: str, topk_multiple: int, sink: bool = False, topk_length: 
         if has_topk_length and not topk_length:
             return f"{name} does not support topk_length yet"
         if not aligned:
-            return f"{name} needs 16-byte aligned q, kv and indices (data_ptr and row strides)"
+            return f"{name} needs 16-byte aligned {aligned_what} (data_ptr and row strides)"
         return None
     return why_not
-
-
-def _narrow_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
-                    aligned: bool = True) -> Optional[str]:
-    """The narrow-head kernel: h_q <= 32, d_qk 576, topk % 64 == 0, attn_sink or not, no
-    topk_length. It reads q and writes the outputs over aligned copies where they are not
-    16-byte aligned (tle_kernels/sparse_mla_narrow_launch.py); kv and indices it reads in place."""
-    from .sparse_mla_narrow_launch import MAX_HEADS
-
-    if h_q > MAX_HEADS:
-        return f"narrow needs h_q <= {MAX_HEADS} (got h_q={h_q})"
-    if d_qk != 576:
-        return f"narrow needs d_qk == 576 (got d_qk={d_qk})"
-    if topk % 64 != 0:
-        return f"narrow needs topk % 64 == 0 (got topk={topk})"
-    if has_topk_length:
-        return "narrow does not support topk_length yet"
-    if not aligned:
-        return "narrow needs 16-byte aligned kv and indices (data_ptr and row strides)"
-    return None
 
 
 def _naive_why_not(h_q: int, d_qk: int, topk: int, has_sink: bool, has_topk_length: bool,
@@ -111,7 +98,10 @@ SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     # d_qk 512: tle_kernels/sparse_mla_seesaw_d512.py; attn_sink / topk_length at either width:
     # tle_kernels/sparse_mla_seesaw_sink_topk_launch.py
     "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True, widths=(576, 512)),
-    "narrow": _narrow_why_not,
+    # h_q <= 32 (NARROW_MAX_HEADS); q and the outputs it takes unaligned, over aligned copies
+    # (tle_kernels/sparse_mla_narrow_launch.py): only kv and indices must be aligned
+    "narrow": _tle_limits("narrow", 64, sink=True, max_heads=NARROW_MAX_HEADS,
+                          aligned_what="kv and indices"),
 }
 
 
@@ -271,6 +261,12 @@ def rows_aligned(*xs: torch.Tensor) -> bool:
     kernels' 16-byte loads need): its data pointer and its strides (data_pointers.py, whose
     ``rows_aligned_where_known`` is this rule where the address may not be readable)."""
     return all(x.data_ptr() % ALIGN == 0 and strides_aligned(x) for x in xs)
+
+
+def aligned(x: torch.Tensor) -> torch.Tensor:
+    """``x`` itself when its rows start on 16-byte boundaries (``rows_aligned``), else a
+    contiguous copy (a fresh allocation, which is aligned)."""
+    return x if rows_aligned(x) else x.clone(memory_format=torch.contiguous_format)
 
 
 def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None,

@@ -15,9 +15,8 @@ from __future__ import annotations
 from typing import Optional
 
 from . import api
-from .data_pointers import rows_aligned_where_known
 from .sparse_decode_rows import RowOutputs, token_rows
-from .sparse_decode_seesaw_launch import D_QK, cache_rows
+from .sparse_decode_seesaw_launch import D_QK, cache_rows, cache_rows_unsupported_reason
 
 
 def sparse_narrow_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None,
@@ -33,13 +32,7 @@ def sparse_narrow_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
                                  attn_sink is not None, topk_length is not None)
     if why is not None:
         return why
-    kv = cache_rows(k_cache)
-    if kv is None:
-        return (f"narrow needs the cache's token rows evenly spaced (block stride = "
-                f"page_block_size * token stride), got k_cache strides {tuple(k_cache.stride())}")
-    if not rows_aligned_where_known(kv):
-        return "narrow needs k_cache's token rows 16-byte aligned (data_ptr and strides)"
-    return None
+    return cache_rows_unsupported_reason("narrow", k_cache)
 
 
 def launch_sparse_narrow(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,

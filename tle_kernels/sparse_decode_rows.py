@@ -11,12 +11,7 @@ from __future__ import annotations
 import torch
 
 from . import api
-
-
-def aligned(x: torch.Tensor) -> torch.Tensor:
-    """``x`` itself when its rows start on 16-byte boundaries, else a contiguous copy (a fresh
-    allocation, which is aligned)."""
-    return x if api.rows_aligned(x) else x.clone(memory_format=torch.contiguous_format)
+from .api import aligned  # noqa: F401 (the decode launchers import it from here)
 
 
 def token_rows(x: torch.Tensor, t: int) -> torch.Tensor:

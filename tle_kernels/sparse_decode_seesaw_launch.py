@@ -78,13 +78,19 @@ def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
                                  topk_length is not None)
     if why is not None:
         return why
+    return cache_rows_unsupported_reason("seesaw", k_cache)
+
+
+def cache_rows_unsupported_reason(impl: str, k_cache) -> Optional[str]:
+    """Why ``impl``, which reads a bf16 cache as the prefill's kv rows (``cache_rows``), cannot
+    read ``k_cache``: its token rows not evenly spaced, or not 16-byte aligned; else None."""
     kv = cache_rows(k_cache)
     if kv is None:
-        return (f"seesaw needs the cache's token rows evenly spaced (block stride = "
+        return (f"{impl} needs the cache's token rows evenly spaced (block stride = "
                 f"page_block_size * token stride), got k_cache strides {tuple(k_cache.stride())}")
     # the address where it can be read (not while torch.compile traces: the op checks it again)
     if not rows_aligned_where_known(kv):
-        return "seesaw needs k_cache's token rows 16-byte aligned (data_ptr and strides)"
+        return f"{impl} needs k_cache's token rows 16-byte aligned (data_ptr and strides)"
     return None
 
 

@@ -11,27 +11,27 @@ from __future__ import annotations
 
 import torch
 
-MAX_HEADS = 32  # the widest head block (wgmma N) the kernel is compiled for
-
-
 def block_heads(h_q: int) -> int:
     """The kernel's BLOCK_H for ``h_q`` heads: 16 up to 16 heads, else 32."""
-    if not 1 <= h_q <= MAX_HEADS:
-        raise ValueError(f"the narrow kernel takes 1 <= h_q <= {MAX_HEADS} (got h_q={h_q})")
+    from .api import NARROW_MAX_HEADS
+
+    if not 1 <= h_q <= NARROW_MAX_HEADS:
+        raise ValueError(f"the narrow kernel takes 1 <= h_q <= {NARROW_MAX_HEADS} "
+                         f"(got h_q={h_q})")
     return 16 if h_q <= 16 else 32
 
 
 def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None) -> None:
     """One prefill call (3-D layout, validated tensors) into out [s_q, h_q, 512] bf16,
     max_logits / lse [s_q, h_q] fp32; ``attn_sink`` [h_q] fp32 or None."""
-    from .api import rows_aligned
+    from .api import aligned, rows_aligned
     from .sparse_mla_narrow import sparse_mla_narrow
 
     s_q, h_q, _ = q.shape
     if s_q == 0:
         return
     bh = block_heads(h_q)
-    qk = q if rows_aligned(q) else q.clone(memory_format=torch.contiguous_format)
+    qk = aligned(q)
     dst = (out, max_logits, lse)
     aligned_out = rows_aligned(out, max_logits, lse) and max_logits.stride() == lse.stride()
     o, ml, ls = dst if aligned_out else (torch.empty_like(out, memory_format=torch.contiguous_format),
