@@ -129,6 +129,10 @@ class FnTranslator:
         self.ind = 1
         self.env: dict[str, V] = {}
         self.name_vars: dict[str, int] = {}
+        #: while an ``else`` branch is walked: the layout variables of the tensor names its ``if``
+        #: branch bound first (unbound before the ``if``), which an assignment in the ``else``
+        #: reuses, so that the name has one layout on both paths (``assign``)
+        self.then_bound: dict[str, int] = {}
         self.name_vars_seen: set[str] = set()  # names ever bound to a non-arange tensor
         self.assign_counts: Optional[dict] = None  # name -> assignments in the function body
         #: names whose latest assignment computes something from a tile in shared memory (a
@@ -1274,7 +1278,11 @@ class FnTranslator:
         self.name_vars_seen.add(gen)
         var = self.name_vars.get(gen)
         prev = self.env.get(name)
-        if var is None or prev is None or prev.kind != "tensor":
+        if prev is None and self.then_bound.get(gen) is not None \
+                and self.S.rank[self.then_bound[gen]] == self.S.rank[v.var]:
+            # first bound in both branches of an ``if``: one variable, so one layout after it
+            var = self.then_bound[gen]
+        elif var is None or prev is None or prev.kind != "tensor":
             var = self.S.new(self.S.rank[v.var])
             self.name_vars[gen] = var
         sid = self.S.soft_eq(v.var, var)
@@ -1483,8 +1491,16 @@ class FnTranslator:
             if st.orelse:
                 self.emit("else:")
                 self.ind += 1
-                self.body(st.orelse, kir_paths.join(path, "orelse") if path is not None else None,
-                          end=branch_end("else"), line=st.loc.line)
+                outer_then_bound = self.then_bound
+                self.then_bound = {v.text: v.var for n, v in env_then.items()
+                                   if n not in before and v.kind == "tensor"
+                                   and v.var is not None}
+                try:
+                    self.body(st.orelse,
+                              kir_paths.join(path, "orelse") if path is not None else None,
+                              end=branch_end("else"), line=st.loc.line)
+                finally:
+                    self.then_bound = outer_then_bound
                 else_end = len(self.lines)
                 self.ind -= 1
             # copies either path may have left in flight
