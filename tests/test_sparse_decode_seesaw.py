@@ -107,6 +107,10 @@ CASES = {
     # under one wave: both query rows run as 16 pieces of one pair each, merged (tail_split.py)
     "small_batch_split": (1, 2, 64, 2048, 64, False, None, 132),
     "small_batch_split_sink": (1, 2, 64, 2048, 64, True, None, 132),
+    # topk % 128 == 64: the last K-tile pair's second tile masked, no tail split
+    "topk_192_repeated_items": (3, 2, 64, 192, 16, False, None, 4),
+    "topk_64_sink": (2, 1, 128, 64, 7, True, None, 3),
+    "topk_320_topk_length": (3, 1, 64, 320, 16, True, [0, 250, 999], 132),
 }
 
 
@@ -286,7 +290,6 @@ UNSUPPORTED = {
     "extra cache": (dict(extra_k_cache=torch.zeros(2, 16, 1, 576, dtype=BF16),
                          extra_indices=torch.zeros(2, 1, 64, dtype=I32)), "extra cache"),
     "h_q 48": (dict(h_q=48), r"h_q % 64 == 0 \(got h_q=48\)"),
-    "topk 192": (dict(topk=192), r"topk % 128 == 0 \(got topk=192\)"),
     "padded block stride": (dict(k_cache=padded_blocks()), "evenly spaced"),
     "misaligned cache": (dict(k_cache=torch.zeros(4 * 16 * 576 + 4, dtype=BF16)[4:]
                               .view(4, 16, 1, 576)), "16-byte aligned"),

@@ -106,8 +106,8 @@ def test_validation_batched():
 def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
     with pytest.raises(ValueError, match=r"impl='pipe'.*h_q % 64"):
         K.sparse_mla_prefill(*args(h_q=32), 0.1, impl="pipe")
-    with pytest.raises(ValueError, match=r"impl='seesaw'.*topk % 128"):
-        K.sparse_mla_prefill(*args(topk=64), 0.1, impl="seesaw")
+    with pytest.raises(ValueError, match=r"impl='seesaw'.*topk % 64"):
+        K.sparse_mla_prefill(*args(topk=100), 0.1, impl="seesaw")
     with pytest.raises(ValueError, match=r"impl='pipe'.*d_qk == 576"):
         K.sparse_mla_prefill(*args(d_qk=512), 0.1, impl="pipe")
     with pytest.raises(ValueError, match=r"impl='pipe'.*attn_sink"):
@@ -122,7 +122,8 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
 
 @pytest.mark.parametrize("h_q,d_qk,topk,sink,tlen,expect", [
     (128, 576, 2048, False, False, "seesaw"),
-    (64, 576, 64, False, False, "pipe"),
+    # topk % 128 == 64: the seesaw with its last pair's second tile masked
+    (64, 576, 64, False, False, "seesaw"),
     # h_q <= 32 without attn_sink / topk_length: the narrow-head kernel
     (8, 576, 2048, False, False, "narrow"),
     (16, 576, 2048, False, False, "narrow"),
@@ -145,11 +146,12 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
     (128, 512, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_d512_topk_length.py
     (128, 512, 2048, True, True, "seesaw"),
     (32, 512, 2048, True, True, "seesaw"),     # padded to 64 heads
-    (128, 512, 576, True, True, "naive"),
-    (128, 576, 576, True, False, "naive"),     # the pipe kernel takes neither
-    (128, 576, 576, False, True, "naive"),
-    (128, 576, 576, False, False, "pipe"),
-    (128, 576, 100, False, False, "naive"),
+    (128, 512, 576, True, True, "seesaw"),
+    (128, 576, 576, True, False, "seesaw"),
+    (128, 576, 576, False, True, "seesaw"),
+    (128, 576, 576, False, False, "seesaw"),
+    (128, 576, 100, False, False, "naive"),    # topk % 64 != 0: no TLE kernel
+    (128, 576, 100, True, True, "naive"),
 ])
 def test_auto_selection(h_q, d_qk, topk, sink, tlen, expect):
     assert api.select_impl("auto", h_q, d_qk, topk, sink, tlen) == expect
@@ -158,13 +160,15 @@ def test_auto_selection(h_q, d_qk, topk, sink, tlen, expect):
 def test_selection_table(monkeypatch):
     assert api.PREFERENCE[-1] == "naive" and set(api.PREFERENCE) == set(api.IMPLS)
     assert api.supported_impls(128, 576, 2048) == ["naive", "pipe", "seesaw"]
-    assert api.supported_impls(128, 576, 576) == ["naive", "pipe"]
-    assert api.supported_impls(16, 512, 64) == ["naive"]
+    assert api.supported_impls(128, 576, 576) == ["naive", "pipe", "seesaw"]
+    assert api.supported_impls(128, 576, 100) == ["naive"]
+    assert api.supported_impls(16, 512, 64) == ["naive", "seesaw"]
+    assert api.supported_impls(16, 512, 100) == ["naive"]
     assert api.supported_impls(16, 576, 2048) == ["naive", "seesaw", "narrow"]
     assert api.supported_impls(8, 576, 2048, True, True) == ["naive", "seesaw"]
     assert api.select_impl("auto", 128, 576, 2048, aligned=False) == "naive"
     assert api.select_impl("auto", 128, 576, 2048) == "seesaw"
-    assert api.select_impl("auto", 128, 576, 576) == "pipe"
+    assert api.select_impl("auto", 128, 576, 576) == "seesaw"
     monkeypatch.setattr(api, "PREFERENCE", ("pipe", "seesaw", "naive"))
     assert api.select_impl("auto", 128, 576, 2048) == "pipe"
     with pytest.raises(ValueError, match="impl"):

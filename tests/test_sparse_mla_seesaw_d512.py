@@ -132,7 +132,8 @@ def test_d512_pipe_buffers_take_214144_bytes():
 # ------------------------------------------------------------------------------------- routing
 
 @pytest.mark.parametrize("h_q,topk", [(64, 128), (64, 2048), (128, 256), (128, 2048), (192, 384),
-                                     (32, 2048), (96, 384)])  # padded to 64 / 128 heads
+                                     (32, 2048), (96, 384),   # padded to 64 / 128 heads
+                                     (128, 576), (128, 64)])  # the last pair half masked
 def test_auto_runs_the_seesaw_at_d512(h_q, topk):
     assert api.unsupported_reason("seesaw", h_q, 512, topk) is None
     assert api.select_impl("auto", h_q, 512, topk) == "seesaw"
@@ -140,8 +141,8 @@ def test_auto_runs_the_seesaw_at_d512(h_q, topk):
 
 
 @pytest.mark.parametrize("h_q,topk,why", [
-    (128, 576, "seesaw needs topk % 128 == 0"),
-    (128, 64, "seesaw needs topk % 128 == 0"),   # the pipe kernel does not take d_qk 512
+    (128, 100, "seesaw needs topk % 64 == 0"),
+    (128, 32, "seesaw needs topk % 64 == 0"),   # the pipe kernel does not take d_qk 512
 ])
 def test_d512_calls_the_seesaw_does_not_take_run_naive(h_q, topk, why):
     assert why in api.unsupported_reason("seesaw", h_q, 512, topk)
@@ -152,9 +153,10 @@ def test_d512_calls_the_seesaw_does_not_take_run_naive(h_q, topk, why):
 @pytest.mark.parametrize("sink,tlen", [(True, False), (False, True), (True, True)])
 def test_d512_with_sink_or_topk_length_runs_the_seesaw_where_its_topk_fits(sink, tlen):
     assert api.select_impl("auto", 128, 512, 2048, sink, tlen) == "seesaw"
-    assert api.select_impl("auto", 128, 512, 576, sink, tlen) == "naive"
+    assert api.select_impl("auto", 128, 512, 576, sink, tlen) == "seesaw"
+    assert api.select_impl("auto", 128, 512, 100, sink, tlen) == "naive"
     with pytest.raises(ValueError, match=r"impl='seesaw' cannot run this call: seesaw needs topk"):
-        api.select_impl("seesaw", 128, 512, 576, sink, tlen)
+        api.select_impl("seesaw", 128, 512, 100, sink, tlen)
 
 
 def test_the_launcher_picks_the_kernel_of_the_width():

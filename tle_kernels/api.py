@@ -43,8 +43,8 @@ NARROW_MAX_HEADS = 32  # the widest head block (wgmma N) the narrow-head kernel 
 # "auto" takes the first implementation in this order that supports the call. The narrow kernel
 # takes only h_q <= 32, where it computes no padded head rows (docs/BENCHMARKS.md, head counts
 # below 64); the seesaw is the fastest at every SKV of the headline shape (603.7 vs 549.8 TFLOP/s
-# at 8K, 542.9 vs 505.8 at 128K); the pipe kernel covers topk % 128 == 64, the naive one
-# everything else.
+# at 8K, 542.9 vs 505.8 at 128K; at topk % 128 == 64 it computes one masked K tile per item
+# more than the pipe kernel); the naive kernel covers everything else.
 PREFERENCE: Tuple[str, ...] = ("narrow", "seesaw", "pipe", "naive")
 
 # Implementations whose kernels take any h_q in blocks of 64 heads, the last one masked: they
@@ -97,7 +97,8 @@ SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     "pipe": _tle_limits("pipe", 64),
     # d_qk 512: tle_kernels/sparse_mla_seesaw_d512.py; attn_sink / topk_length at either width:
     # tle_kernels/sparse_mla_seesaw_sink_topk_launch.py
-    "seesaw": _tle_limits("seesaw", 128, sink=True, topk_length=True, widths=(576, 512)),
+    # topk % 128 == 64: the last K-tile pair's second tile is masked (sparse_mla_seesaw.producer)
+    "seesaw": _tle_limits("seesaw", 64, sink=True, topk_length=True, widths=(576, 512)),
     # h_q <= 32 (NARROW_MAX_HEADS); q and the outputs it takes unaligned, over aligned copies
     # (tle_kernels/sparse_mla_narrow_launch.py): only kv and indices must be aligned
     "narrow": _tle_limits("narrow", 64, sink=True, max_heads=NARROW_MAX_HEADS,

@@ -143,7 +143,8 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                  stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
                                  stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS,
                                  n_heads, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
-    NP = TOPK // (2 * BK)                  # K-tile pairs per item
+    NP = (TOPK + 2 * BK - 1) // (2 * BK)   # K-tile pairs per item (the last one half
+                                          # past topk when TOPK % 128 == 64)
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
@@ -152,7 +153,7 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
                      idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H,
-                     1)),
+                     1, TOPK)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
                       sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 0)),
@@ -200,10 +201,14 @@ def seesaw_pipes(BLOCK_H: tl.constexpr):
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
              idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP,
-             BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
+             BLOCK_H: tl.constexpr, ROPE: tl.constexpr, TOPK: tl.constexpr):
     """Q of each item (rows past the real heads, h >= n_heads, as zeros), then per pair the K
     pieces kv0, kv1, kv0r, kv1l; with ROPE, kv0 and kv1 also carry their tile's RoPE tail (kv
-    dims D_MAIN .. D_MAIN + D_TAIL)."""
+    dims D_MAIN .. D_MAIN + D_TAIL). When TOPK % 128 == 64 the last pair's second tile lies past
+    the index row: its slots read as -1 (addressed inside the row, masked), so that tile is all
+    invalid (-inf scores, zero probabilities, no kv row loaded) and costs one tile of math, not a
+    kernel of its own. The branch is on a constexpr: at TOPK % 128 == 0 the load is the unmasked
+    one it always was."""
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -233,7 +238,12 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         for p in range(NP):
             g = r * NP + p
             t0 = tl.load(idx_row + (2 * p) * BK + offs_k)
-            t1 = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
+            if TOPK % (2 * BK) == 0:
+                t1 = tl.load(idx_row + (2 * p + 1) * BK + offs_k)
+            else:  # slots past the row read as -1, their addresses kept inside it
+                slots1 = (2 * p + 1) * BK + offs_k
+                t1 = tl.load(idx_row + tl.minimum(slots1, TOPK - 1), mask=slots1 < TOPK,
+                             other=-1)
             valid0 = index_valid(t0, s_kv)
             valid1 = index_valid(t1, s_kv)
             rows0 = kv_rows(kv_ptr, stride_kv_s, t0, valid0)
@@ -502,7 +512,7 @@ DEFAULT_CONFIG = {
         "ROUNDS": "i32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of 2*BK = 128
+    "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of BK = 64
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("programs",),
 }

@@ -69,7 +69,7 @@ DEFAULT_CONFIG = {
         "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr", "HAS_SINK": "constexpr",
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 128
+    "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 64
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("programs",),           # min(items, SMs) persistent programs (api.launch_args)
 }

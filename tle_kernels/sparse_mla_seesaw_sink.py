@@ -36,14 +36,15 @@ def sparse_mla_seesaw_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_
                            stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
                            stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS,
                            attn_sink_ptr, n_heads, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
-    NP = TOPK // (2 * BK)                  # K-tile pairs per item
+    NP = (TOPK + 2 * BK - 1) // (2 * BK)   # K-tile pairs per item (the last one half
+                                          # past topk when TOPK % 128 == 64)
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
                      idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H,
-                     1)),
+                     1, TOPK)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
                       sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1)),
@@ -67,7 +68,7 @@ DEFAULT_CONFIG = {
         "attn_sink_ptr": "*fp32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of 2*BK = 128
+    "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of BK = 64
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("programs",),
 }

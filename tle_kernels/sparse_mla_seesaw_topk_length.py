@@ -157,7 +157,10 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         slots0 = (2 * pp) * BK + offs_k
         slots1 = (2 * pp + 1) * BK + offs_k
         t0 = tl.load(idx_row + slots0, mask=slots0 < n_valid, other=-1)
-        t1 = tl.load(idx_row + slots1, mask=slots1 < n_valid, other=-1)
+        if TOPK % (2 * BK) == 0:
+            t1 = tl.load(idx_row + slots1, mask=slots1 < n_valid, other=-1)
+        else:  # the last pair's second tile lies past the row: addresses kept inside it
+            t1 = tl.load(idx_row + tl.minimum(slots1, TOPK - 1), mask=slots1 < n_valid, other=-1)
         valid0 = index_valid(t0, s_kv)
         valid1 = index_valid(t1, s_kv)
         rows0 = kv_rows(kv_ptr, stride_kv_s, t0, valid0)
@@ -445,7 +448,7 @@ DEFAULT_CONFIG = {
         "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32", "n_heads": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr", "HAS_SINK": "constexpr",
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 128
+    "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 64
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("programs",),           # min(items, SMs) persistent programs (api.launch_args)
 }

@@ -126,9 +126,10 @@ def test_page_sizes(page):
 
 
 def test_calls_it_does_not_take_run_on_the_naive_kernel():
-    """A padded block stride (FlashMLA's tests' layout), topk % 128 == 64 and an extra cache:
-    "auto" runs the naive kernel, within the same tolerances. (h_q 8 / 16 / 32 run on the seesaw,
-    padded to 64 heads: test_tensor_parallel_head_counts_padded_to_64.)"""
+    """A padded block stride (FlashMLA's tests' layout) and an extra cache: "auto" runs the
+    naive kernel, within the same tolerances; topk % 128 == 64 runs on the seesaw (its last
+    pair's second tile masked). (h_q 8 / 16 / 32 run on the seesaw, padded to 64 heads:
+    test_tensor_parallel_head_counts_padded_to_64.)"""
     x = make_sparse_decode_inputs(7, 2, 64, TOPK, is_fp8=False, device="cuda", seed=5,
                                   attn_sink=True)
     k = x["k_cache"]
@@ -138,7 +139,10 @@ def test_calls_it_does_not_take_run_on_the_naive_kernel():
     x["k_cache"] = padded[:, :k.shape[1]]
     run_and_check(x, "padded block stride", impl="naive")
     x = make_sparse_decode_inputs(7, 1, 128, TOPK - 64, is_fp8=False, device="cuda", seed=7)
-    run_and_check(x, "topk 1984", impl="naive")
+    run_and_check(x, "topk 1984", impl="seesaw")
+    x = make_sparse_decode_inputs(7, 2, 64, 192, is_fp8=False, device="cuda", seed=9,
+                                  attn_sink=True, topk_length=[0, 150, 192, 1, 64, 999, 129])
+    run_and_check(x, "topk 192, sink, topk_length", impl="seesaw")
     x = make_sparse_decode_inputs(7, 2, 128, TOPK, is_fp8=False, device="cuda", seed=8,
                                   attn_sink=True, extra_topk=512, extra_page=2)
     run_and_check(x, "extra cache", impl="naive")

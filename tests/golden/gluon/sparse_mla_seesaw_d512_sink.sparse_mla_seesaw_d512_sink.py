@@ -42,6 +42,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 0
+    TOPK: gl.constexpr = 2048
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -61,8 +62,13 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             g = ((r * NP) + p)
             _v1 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
             t0 = _v1
-            _v2 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
-            t1 = _v2
+            if ((TOPK % (2 * BK)) == 0):
+                _v2 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
+                t1 = _v2
+            else:
+                slots1 = ((((2 * p) + 1) * BK) + gl.arange(0, BK, layout=L1))
+                _v3 = gl.load((idx_row + gl.minimum(slots1, (TOPK - 1))), mask=(slots1 < TOPK), other=(-1))
+                t1 = _v3
             valid0 = ((t0 >= 0) & (t0 < s_kv))
             valid1 = ((t1 >= 0) & (t1 < s_kv))
             rows0 = (kv_ptr + (gl.where(valid0, t0, 0).to(gl.int64)[:, None] * stride_kv_s))
@@ -301,7 +307,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
 
 @gluon.jit
 def sparse_mla_seesaw_d512_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
-    NP = (TOPK // (2 * BK))
+    NP = (((TOPK + (2 * BK)) - 1) // (2 * BK))
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
     q_q_r = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))

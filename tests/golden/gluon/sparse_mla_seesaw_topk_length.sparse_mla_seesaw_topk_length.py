@@ -68,8 +68,12 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         slots1 = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L1))
         _v1 = gl.load((idx_row + slots0), mask=(slots0 < n_valid), other=(-1))
         t0 = _v1
-        _v2 = gl.load((idx_row + slots1), mask=(slots1 < n_valid), other=(-1))
-        t1 = _v2
+        if ((TOPK % (2 * BK)) == 0):
+            _v2 = gl.load((idx_row + slots1), mask=(slots1 < n_valid), other=(-1))
+            t1 = _v2
+        else:
+            _v3 = gl.load((idx_row + gl.minimum(slots1, (TOPK - 1))), mask=(slots1 < n_valid), other=(-1))
+            t1 = _v3
         valid0 = ((t0 >= 0) & (t0 < s_kv))
         valid1 = ((t1 >= 0) & (t1 < s_kv))
         rows0 = (kv_ptr + (gl.where(valid0, t0, 0).to(gl.int64)[:, None] * stride_kv_s))
