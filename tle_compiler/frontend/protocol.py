@@ -673,7 +673,11 @@ class Walker:
         ka, kb = self.key_of(left), self.key_of(right)
         if op in COMMUTATIVE and ka is not None and kb is not None:
             ka, kb = sorted((ka, kb))  # `D * N` and `N * D`: one key, so one derived param
-        key = f"({ka} {op} {kb})" if ka is not None and kb is not None and op != "/" else None
+        # C's truncating `//` and `%` (a runtime operand) and Python's floor ones (constexprs
+        # only) differ on negative operands: `(TOPK - 1000) // 8` and `(TOPK + 0 * N - 1000) // 8`
+        # are two values, so their keys (and the params they stand for) must differ
+        kop = f"{op}c" if rt and op in ("//", "%") else op
+        key = f"({ka} {kop} {kb})" if ka is not None and kb is not None and op != "/" else None
         if key is not None and a is not None and b is not None and b.is_const:
             self.note_quotient_domain(key, op, a, b.const, rt)
         if key is not None and a is not None and b is not None and op in BINARY_OPS:
@@ -1636,7 +1640,10 @@ class PrologueWalker(Walker):
                 ph = self.k.reserve_pure(value.key, py, node.loc)
                 runtime = value.runtime
             else:
-                ph = self.k.params.reserve(("var", name, node.loc.line), py, node.loc)
+                # one param per assignment statement (its whole location: two statements on one
+                # line, `n = tl.load(a); NA = n; n = tl.load(b)`, bind two values)
+                loc = node.loc
+                ph = self.k.params.reserve(("var", name, loc.file, loc.line, loc.column), py, loc)
                 runtime = True
             value = Sym(py, ph, self.src(value.node) if value.node is not None else py, runtime)
         self.env[name] = value
