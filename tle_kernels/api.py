@@ -43,8 +43,9 @@ NARROW_MAX_HEADS = 32  # the widest head block (wgmma N) the narrow-head kernel 
 # "auto" takes the first implementation in this order that supports the call. The narrow kernel
 # takes only h_q <= 32, where it computes no padded head rows (docs/BENCHMARKS.md, head counts
 # below 64); the seesaw is the fastest at every SKV of the headline shape (603.7 vs 549.8 TFLOP/s
-# at 8K, 542.9 vs 505.8 at 128K; at topk % 128 == 64 it computes one masked K tile per item
-# more than the pipe kernel); the naive kernel covers everything else.
+# at 8K, 542.9 vs 505.8 at 128K) and at topk % 128 == 64 too, where it computes one masked K tile
+# per item more than the pipe kernel (1.00x / 1.07x / 1.06x the pipe kernel at topk 64 / 576 /
+# 2112, docs/BENCHMARKS.md); the naive kernel covers everything else.
 PREFERENCE: Tuple[str, ...] = ("narrow", "seesaw", "pipe", "naive")
 
 # Implementations whose kernels take any h_q in blocks of 64 heads, the last one masked: they
