@@ -5,7 +5,8 @@
     ncu -i seesaw.ncu-rep --page source --csv --print-source sass > seesaw_sass.csv
     python3 benchmarks/stall_report.py seesaw_sass.csv      # where each partition's warps wait
 
-KERNEL: `pipe`, `seesaw`, `naive`, or a kernel file as benchmarks/ab_sparse_mla.py takes.
+KERNEL: `pipe`, `seesaw`, `narrow`, `naive`, or a kernel file as benchmarks/ab_sparse_mla.py
+takes; `--h` sets the head count (the narrow-head kernel takes h_q <= 32).
 Inputs as in docs/sparse_mla.md (the headline shape by default, SQ reduced to keep the replay short).
 """
 
@@ -26,14 +27,15 @@ def main() -> None:
     import torch
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kernel", help="pipe | seesaw | naive | PATH.py")
+    ap.add_argument("kernel", help="pipe | seesaw | narrow | naive | PATH.py")
+    ap.add_argument("--h", type=int, default=128, help="query heads (default 128)")
     ap.add_argument("--sq", type=int, default=1024)
     ap.add_argument("--skv", type=int, default=8192)
     ap.add_argument("--launches", type=int, default=3)
     args = ap.parse_args()
-    q, kv, idx = make_inputs(args.sq, args.skv, 128, TOPK, seed=2)
+    q, kv, idx = make_inputs(args.sq, args.skv, args.h, TOPK, seed=2)
     sm_scale = 1.0 / math.sqrt(576)
-    if args.kernel in ("pipe", "seesaw", "naive"):
+    if args.kernel in ("pipe", "seesaw", "narrow", "naive"):
         from tle_kernels.api import sparse_mla_prefill
 
         def go():

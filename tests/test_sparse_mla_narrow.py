@@ -7,6 +7,8 @@ should (and says why not elsewhere), its launch over aligned copies when q or an
 
 from __future__ import annotations
 
+import re
+
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +172,9 @@ def test_compiles_for_sm90a_without_spills(block_h):
     assert st["spill_stores"] == 0 and st["spill_loads"] == 0, st["log"]
     assert not st["wgmma_serialized"]
     assert c.metadata.shared <= 232448
+    # eager publish: every thread arrives with release semantics, no elected arrive between
+    # two partition-wide bar.syncs (the scores partition releases three barrier groups a tile)
+    ptx = c.asm["ptx"]
+    assert "mbarrier.arrive.release.cta.shared::cta.b64" in ptx
+    assert len(re.findall(r"\bbar\.sync\b|\bbarrier\.sync\b", ptx)) <= 30, "bar.sync count"
+

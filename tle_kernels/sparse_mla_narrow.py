@@ -36,6 +36,14 @@ the barriers.
 
 Registers: the three workers ask for 128 each, the producer gets what is left of the 512 per thread
 that four warp groups share (128).
+
+Eager publish (`@tle.jit(eager_publish=True)`, docs/lowering.md): every thread arrives on the
+barriers itself, with release semantics, instead of one elected thread behind a partition-wide
+`bar.sync`. The scores partition releases three barrier groups of its kv slot per tile (kv_l is
+also pv_l's, kv_r pv_r's, the tail and mask its own) and commits its score slot: four `bar.sync`
+pairs on the chain that sets the kernel's pace, which this removes (43 -> 30 `bar.sync` in the
+PTX at BLOCK_H = 32; on the H200, interleaved in one process at S 4096, topk 2048, SKV 32K:
+1.027x at h_q 32, 1.023x at h_q 16).
 """
 
 import triton.language as tl
@@ -46,7 +54,7 @@ from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, index_va
                                 lazy_ref, lse_of, shift_of)
 
 
-@tle.jit(num_warps=4)
+@tle.jit(num_warps=4, eager_publish=True)
 def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                       stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h,
                       stride_l_s, s_kv, sm_scale, n_heads, attn_sink_ptr,

@@ -13,6 +13,43 @@ LN2 = gl.constexpr(0.6931471805599453)
 LOG2E = gl.constexpr(1.4426950408889634)
 TAU = gl.constexpr(8.0)
 
+# eager publish (lowering/eager.py); barrier offsets in shared memory from Triton's allocator
+_TLE_OFF_q_full0 = gl.constexpr(0)
+_TLE_OFF_kv_full0 = gl.constexpr(0)
+_TLE_OFF_kv_empty0 = gl.constexpr(0)
+_TLE_OFF_kv_full1 = gl.constexpr(0)
+_TLE_OFF_kv_empty1 = gl.constexpr(0)
+_TLE_OFF_kv_full2 = gl.constexpr(0)
+_TLE_OFF_kv_empty2 = gl.constexpr(0)
+_TLE_OFF_score_full0 = gl.constexpr(0)
+_TLE_OFF_score_empty0 = gl.constexpr(0)
+_TLE_OFF_total_full0 = gl.constexpr(0)
+
+
+@gluon.jit
+def _tle_arrive_w4(off):
+    # every thread arrives once, with release semantics (eager publish, lowering/eager.py)
+    L: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    gl.inline_asm_elementwise('{ .reg .u32 a; mov.u32 a, global_smem; add.u32 a, a, $1; mbarrier.arrive.release.cta.shared::cta.b64 _, [a]; mov.u32 $0, 0; }', "=r,r",
+                              [gl.full([128], 0, gl.int32, layout=L) + off],
+                              dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
+def _tle_arrive_x(off, x):
+    # arrive (every thread, once) and return x through a dependency on the arrive's result
+    o = gl.full_like(x, 0, dtype=gl.int32) + off
+    return gl.inline_asm_elementwise('{ .reg .u64 st; .reg .u32 a, t; mov.u32 a, global_smem; add.u32 a, a, $4; mbarrier.arrive.release.cta.shared::cta.b64 st, [a]; cvt.u32.u64 t, st; popc.b32 t, t; shr.u32 t, t, 6; or.b32 $0, $2, t; or.b32 $1, $3, t; }', "=r,=r,r,r,r,r", [x, o],
+                                     dtype=gl.float32, is_pure=False, pack=2)
+
+
+@gluon.jit
+def _tle_launder(y, x):
+    # y, with a data dependency on x (a value returned by _tle_arrive_x)
+    return gl.inline_asm_elementwise('{ .reg .u32 t; popc.b32 t, $4; shr.u32 t, t, 6; or.b32 $0, $2, t; or.b32 $1, $3, t; }', "=r,=r,r,r,r,r", [y, x],
+                                     dtype=gl.float32, is_pure=False, pack=2)
+
+
 @gluon.jit
 def producer(q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2):
     # partition 'producer': 4 warps (default partition)
@@ -45,7 +82,7 @@ def producer(q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, q_q
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         async_copy.mbarrier_arrive(kv_full0.index(_kv_s3), increment_count=False)
         async_copy.mbarrier_arrive(kv_full1.index(_kv_s3), increment_count=False)
-        mbarrier.arrive(kv_full2.index(_kv_s3), count=1)
+        _tle_arrive_w4(_TLE_OFF_kv_full2 + (_kv_s3) * 8)
         async_copy.mbarrier_arrive(kv_full2.index(_kv_s3), increment_count=False)
 
 
@@ -82,9 +119,9 @@ def scores(lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, q_q_l, q_q_r, q_q_
         valid = (_v6 != 0)
         _kv_s7 = (ck) % 2
         s = warpgroup_mma_wait(0, deps=[s])  # kv.release: a wgmma may still read the slot
-        mbarrier.arrive(kv_empty0.index(_kv_s7), count=1)
-        mbarrier.arrive(kv_empty1.index(_kv_s7), count=1)
-        mbarrier.arrive(kv_empty2.index(_kv_s7), count=1)
+        _tle_arrive_w4(_TLE_OFF_kv_empty0 + (_kv_s7) * 8)
+        _tle_arrive_w4(_TLE_OFF_kv_empty1 + (_kv_s7) * 8)
+        _tle_arrive_w4(_TLE_OFF_kv_empty2 + (_kv_s7) * 8)
         s = gl.where(valid[:, None], s, float('-inf'))
         mx = (gl.max(s, 0) * qk_scale)
         m_i = gl.maximum(m_i, mx)
@@ -100,7 +137,7 @@ def scores(lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, q_q_l, q_q_r, q_q_
         score_probs.index(_score_s8).store(p.to(gl.bfloat16))
         _score_s9 = (ck) % 2
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
-        mbarrier.arrive(score_full0.index(_score_s9), count=1)
+        _tle_arrive_w4(_TLE_OFF_score_full0 + (_score_s9) * 8)
     l_i = gl.sum(l_acc, 0)
     real = (gl.arange(0, BLOCK_H, layout=L1) < n_heads)
     heads = gl.minimum(gl.arange(0, BLOCK_H, layout=L1), (n_heads - 1))
@@ -111,7 +148,7 @@ def scores(lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, q_q_l, q_q_r, q_q_
     else:
         inv = gl.where((l_i > 0), (1.0 / l_i), 0.0)
     total_inv_sum.index(0).store(inv)
-    mbarrier.arrive(total_full0.index(0), count=1)
+    _tle_arrive_w4(_TLE_OFF_total_full0 + (0) * 8)
     gl.store((ml_row + heads), (m_i * LN2), mask=real)
     gl.store((lse_row + heads), gl.where((l_i > 0), ((gl.log2(l_i) + ref) * LN2), float('inf')), mask=real)
 
@@ -139,9 +176,9 @@ def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         acc = _acc4
         _score_s5 = (ck) % 2
         acc = warpgroup_mma_wait(0, deps=[acc])  # score.release: a wgmma may still read the slot
-        mbarrier.arrive(score_empty0.index(_score_s5), count=1)
+        _tle_arrive_w4(_TLE_OFF_score_empty0 + (_score_s5) * 8)
         _kv_s6 = (ck) % 2
-        mbarrier.arrive(kv_empty0.index(_kv_s6), count=1)
+        _tle_arrive_w4(_TLE_OFF_kv_empty0 + (_kv_s6) * 8)
     mbarrier.wait(total_full0.index(0), 0)
     _v7 = total_inv_sum.index(0).load(L1)
     inv = _v7
@@ -177,9 +214,9 @@ def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
         acc = _acc4
         _score_s5 = (ck) % 2
         acc = warpgroup_mma_wait(0, deps=[acc])  # score.release: a wgmma may still read the slot
-        mbarrier.arrive(score_empty0.index(_score_s5), count=1)
+        _tle_arrive_w4(_TLE_OFF_score_empty0 + (_score_s5) * 8)
         _kv_s6 = (ck) % 2
-        mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
+        _tle_arrive_w4(_TLE_OFF_kv_empty1 + (_kv_s6) * 8)
     mbarrier.wait(total_full0.index(0), 0)
     _v7 = total_inv_sum.index(0).load(L1)
     inv = _v7
@@ -229,21 +266,21 @@ def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, 
     mbarrier.init(q_full0.index(0), count=128)  # q.full[g0][0] thread = 1 x 128 threads
     mbarrier.init(kv_full0.index(0), count=128)  # kv.full[g0][0] thread = 1 x 128 threads
     mbarrier.init(kv_full0.index(1), count=128)  # kv.full[g0][1] thread = 1 x 128 threads
-    mbarrier.init(kv_empty0.index(0), count=2)  # kv.empty[g0][0] partition
-    mbarrier.init(kv_empty0.index(1), count=2)  # kv.empty[g0][1] partition
+    mbarrier.init(kv_empty0.index(0), count=256)  # kv.empty[g0][0] eager = 2 x 128 threads
+    mbarrier.init(kv_empty0.index(1), count=256)  # kv.empty[g0][1] eager = 2 x 128 threads
     mbarrier.init(kv_full1.index(0), count=128)  # kv.full[g1][0] thread = 1 x 128 threads
     mbarrier.init(kv_full1.index(1), count=128)  # kv.full[g1][1] thread = 1 x 128 threads
-    mbarrier.init(kv_empty1.index(0), count=2)  # kv.empty[g1][0] partition
-    mbarrier.init(kv_empty1.index(1), count=2)  # kv.empty[g1][1] partition
-    mbarrier.init(kv_full2.index(0), count=129)  # kv.full[g2][0] mixed = 1 x 128 threads + 1 elected
-    mbarrier.init(kv_full2.index(1), count=129)  # kv.full[g2][1] mixed = 1 x 128 threads + 1 elected
-    mbarrier.init(kv_empty2.index(0), count=1)  # kv.empty[g2][0] partition
-    mbarrier.init(kv_empty2.index(1), count=1)  # kv.empty[g2][1] partition
-    mbarrier.init(score_full0.index(0), count=1)  # score.full[g0][0] partition
-    mbarrier.init(score_full0.index(1), count=1)  # score.full[g0][1] partition
-    mbarrier.init(score_empty0.index(0), count=2)  # score.empty[g0][0] partition
-    mbarrier.init(score_empty0.index(1), count=2)  # score.empty[g0][1] partition
-    mbarrier.init(total_full0.index(0), count=1)  # total.full[g0][0] partition
+    mbarrier.init(kv_empty1.index(0), count=256)  # kv.empty[g1][0] eager = 2 x 128 threads
+    mbarrier.init(kv_empty1.index(1), count=256)  # kv.empty[g1][1] eager = 2 x 128 threads
+    mbarrier.init(kv_full2.index(0), count=256)  # kv.full[g2][0] eager-mixed = 1 x 128 threads x 2 (release + cp.async arrive)
+    mbarrier.init(kv_full2.index(1), count=256)  # kv.full[g2][1] eager-mixed = 1 x 128 threads x 2 (release + cp.async arrive)
+    mbarrier.init(kv_empty2.index(0), count=128)  # kv.empty[g2][0] eager = 1 x 128 threads
+    mbarrier.init(kv_empty2.index(1), count=128)  # kv.empty[g2][1] eager = 1 x 128 threads
+    mbarrier.init(score_full0.index(0), count=128)  # score.full[g0][0] eager = 1 x 128 threads
+    mbarrier.init(score_full0.index(1), count=128)  # score.full[g0][1] eager = 1 x 128 threads
+    mbarrier.init(score_empty0.index(0), count=256)  # score.empty[g0][0] eager = 2 x 128 threads
+    mbarrier.init(score_empty0.index(1), count=256)  # score.empty[g0][1] eager = 2 x 128 threads
+    mbarrier.init(total_full0.index(0), count=128)  # total.full[g0][0] eager = 1 x 128 threads
     fence_async_shared()
     gl.warp_specialize([
         (producer, (q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2)),
