@@ -54,7 +54,10 @@ PURE_OPS = frozenset({"cdiv", "minimum", "maximum", "program_id", "num_programs"
 SYMMETRIC_OPS = frozenset({"minimum", "maximum", "min", "max"})
 #: Integer operators whose operands commute (derived params are keyed by canonical text).
 COMMUTATIVE = frozenset({"+", "*", "&", "|", "^"})
-#: Pure integer functions whose result is a runtime integer whatever their arguments.
+#: Pure integer functions whose result is a runtime integer whatever their arguments. Every
+#: `tl` one is too (`tl.minimum(C, 1000)` of constexprs is a tensor, so `(tl.minimum(C, 1000) -
+#: 1000) // 8` divides with C's truncation); the builtins `min`/`max` of constexprs stay Python
+#: ints.
 RUNTIME_OPS = frozenset({"program_id", "num_programs"})
 
 _FOLD_OPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "//": ast.FloorDiv, "%": ast.Mod,
@@ -675,8 +678,11 @@ class Walker:
             ka, kb = sorted((ka, kb))  # `D * N` and `N * D`: one key, so one derived param
         # C's truncating `//` and `%` (a runtime operand) and Python's floor ones (constexprs
         # only) differ on negative operands: `(TOPK - 1000) // 8` and `(TOPK + 0 * N - 1000) // 8`
-        # are two values, so their keys (and the params they stand for) must differ
-        kop = f"{op}c" if rt and op in ("//", "%") else op
+        # are two values, so their keys (and the params they stand for) must differ. So do the
+        # other operators: a runtime operand is computed in i32, where it wraps, a constexpr one
+        # in Python's unbounded integers (`(C << 28) >> 28` is C, `((C + 0 * N) << 28) >> 28`
+        # is -8 at C = 8)
+        kop = f"{op}c" if rt else op
         key = f"({ka} {kop} {kb})" if ka is not None and kb is not None and op != "/" else None
         if key is not None and a is not None and b is not None and b.is_const:
             self.note_quotient_domain(key, op, a, b.const, rt)
@@ -977,10 +983,16 @@ class Walker:
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
-                rt = name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
+                # a tl function returns a tensor (triton.next_power_of_2 is the host's)
+                tensor = triton and name != "next_power_of_2"
+                rt = tensor or name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
                 if name in SYMMETRIC_OPS:
                     keys = sorted(keys)  # tl.minimum(D, N) is tl.minimum(N, D)
-                key = f"{path}({', '.join(keys)})"
+                # a builtin applied to runtime values and to constexprs is two values (its
+                # operands wrap in i32 or not), as for the operators; a tl function is always
+                # a runtime one
+                marked = rt and not (tensor or name in RUNTIME_OPS)
+                key = f"{path}{'c' if marked else ''}({', '.join(keys)})"
                 if name in KNOWN_DOMAINS:
                     self.k.known[key] = KNOWN_DOMAINS[name]
                 elif name in FUNCTIONS and key not in self.k.definitions:
