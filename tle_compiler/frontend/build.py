@@ -1700,6 +1700,17 @@ class Builder:
                 e, st = bound[p]
                 # A name passed in is read in place: nothing the helper does can rebind the
                 # caller's variable, so the parameter is that variable while it is not assigned.
+                # A tuple with a runtime item (`(r, 7)`, a caller's name holding one) is bound
+                # to the parameter: its compile-time items resolve in place, the others are read
+                # as `param[i]` (item_of), which needs the name.
+                if st is not None and st.kind == "tuple" and any(
+                        x is None or x.kind == "tuple" for x in st.value):
+                    frame.env[p] = st
+                    self.emit(K.Assign(frame.kir(p), e, e.loc))
+                    shape = self.tuple_shape(e, st)
+                    if shape is not None:
+                        self.tuple_shapes[frame.kir(p)] = shape
+                    continue
                 if st is not None or isinstance(e, (K.Const, K.Global, K.DType, K.Name)):
                     frame.env[p] = st if st is not None else Static("const", e)
                     continue
