@@ -23,7 +23,7 @@ import pytest
 
 pytest.importorskip("triton.experimental.gluon")
 
-from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
+from tle_compiler.diagnostics import TleError, TleVerificationWarning  # noqa: E402
 
 from .test_lowering_events import Runs, param_grid  # noqa: E402
 
@@ -1088,6 +1088,41 @@ def drain(p, extra, y_ptr, N):
 ''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
 
 
+# 25. A helper taking a nested tuple ((handle, runtime value), index), waiting inside and
+#     returning the result handle with a tile; the caller reads the slot again and releases it.
+KERNELS["helper_nested_tuple"] = HEAD + '''
+def get(args):
+    (r, k), i = args
+    res = r.wait(i)
+    return res, tl.load(tle.gpu.local_ptr(res.slot.t)) + k
+
+
+@tle.jit(num_warps=4)
+def helper_nested_tuple(x_ptr, y_ptr, N):
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, (p, x_ptr, N)), (drain, (p, y_ptr, N))], [4], [232])
+
+
+def fill(p, x_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * BM * BN + offs))
+        w.commit(i)
+
+
+def drain(p, y_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = p.reader()
+    for i in range(N):
+        res, v = get(((r, i % 3), i))
+        v2 = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+        tl.store(y_ptr + i * BM * BN + offs, v + v2)
+''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
+
+
 # ------------------------------------------------------------------ the checks
 
 NAMES = sorted(KERNELS)
@@ -1395,3 +1430,33 @@ def test_a_helper_tuple_parameter_with_a_runtime_item_is_bound(tmp_path):
     src = gluon_source((str(_write(tmp_path, "helper_tuple_arg")), "helper_tuple_arg")).source
     drain = src.split("def drain(", 1)[1].split("@gluon.jit", 1)[0]
     assert "_k = 7" in drain and "_k = 0" in drain, drain
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_emulated_helper_nested_tuple(n, tmp_path):
+    torch = pytest.importorskip("torch")
+    x = _tiles(n, 15)
+    y = torch.full_like(x, -999)
+    _emulated(tmp_path, "helper_nested_tuple")[(1,)](x, y, n)
+    for i in range(n):
+        assert torch.equal(y[i], 2 * x[i] + i % 3)
+
+
+@pytest.mark.xfail(strict=True, raises=TleError,
+                   reason="the lowering refuses a tuple as a partition argument ('argument 'px' "
+                          "is a tuple; partitions take pipes, scalars and constants') although "
+                          "tle-dump verifies the kernel; flattening it is not implemented")
+def test_a_tuple_partition_argument_lowers(tmp_path):
+    """`warp_specialize([(fill, ((p, x_ptr), N)), ...])` with `p, x_ptr = px` in the partition."""
+    from tle_compiler.lowering import gluon_source
+
+    src = KERNELS["helper_nested_tuple"].replace("(fill, (p, x_ptr, N))", "(fill, ((p, x_ptr), N))")
+    src = src.replace("def fill(p, x_ptr, N):\n", "def fill(px, N):\n    p, x_ptr = px\n")
+    assert "p, x_ptr = px" in src and "((p, x_ptr), N)" in src
+    path = tmp_path / "tuple_arg.py"
+    path.write_text(src)
+    from tle_compiler.cli.dump import main
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main([str(path)]) == 0  # verified
+    gluon_source((str(path), "helper_nested_tuple"))
