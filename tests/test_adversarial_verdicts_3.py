@@ -17,6 +17,11 @@ Two of these were verified before the frontend fixes that came with this file
 - `(C << 28) >> 28` (a constexpr: Python's unbounded integers, C) and `((C + 0 * N) << 28) >> 28`
   (a runtime value: i32, -8 at C = 8) got one key, so one param: two trip counts that differ on
   the GPU were proved equal "for every value".
+
+Four more were verified until the frontend tracked integer widths: `.to(tl.int64)` was read as the
+integer itself, so a shift after it, a product widened after it wrapped in i32 (or promoted beside
+an i64 value) and a shift beside an argument cancelled from `N + 0 * M` (an i64 when passed so)
+were each taken for the i32 expression (INT64_CASES).
 """
 
 from __future__ import annotations
@@ -199,15 +204,46 @@ COUNT_CASES = {
                                                   ("rejected", "[unconsumed]")),
 }
 
-# `.to(tl.int64)` is read as the integer itself, but the GPU computes what follows it in i64:
-# `(N.to(tl.int64) << 28) >> 28` is N and `(N << 28) >> 28` is -8 at N = 8 (one key, one param);
-# `(N * 268435456).to(tl.int64) - 2147483640` widens the wrapped product (-4294967288 at N = 8,
-# an empty loop) where the i32 form wraps back to 8
+# The GPU computes what follows `.to(tl.int64)` in i64: `(N.to(tl.int64) << 28) >> 28` is N and
+# `(N << 28) >> 28` is -8 at N = 8 (18 tiles against 2); `(N * 268435456).to(tl.int64) -
+# 2147483640` widens the wrapped product (-4294967288 at N = 8, an empty loop) where the i32 form
+# wraps back to 8. Both were verified while the cast was read as the integer itself (one key, one
+# param). Triton promotes an i32 operand beside an i64 one the same way, and an argument passed
+# as i64 makes `N + 0 * B` an i64 though B cancels from its affine form.
+WIDENED = counts("(N * 268435456).to(tl.int64) - 2147483640", "N * 268435456 - 2147483640")
+PROMOTED = counts("N.to(tl.int64) - N + N * 268435456 - 2147483640", "N * 268435456 - 2147483640")
 INT64_CASES = {
     "shift after a widening cast against the i32 shift": (
-        counts("((N.to(tl.int64) << 28) >> 28) + 10", "((N << 28) >> 28) + 10"), ()),
-    "widening a wrapped product, N=8": (
-        counts("(N * 268435456).to(tl.int64) - 2147483640", "N * 268435456 - 2147483640"), ("N=8",)),
+        counts("((N.to(tl.int64) << 28) >> 28) + 10", "((N << 28) >> 28) + 10"), (),
+        ("bounded", "needs derived values")),
+    "shift after a widening cast against the i32 shift, N=8": (
+        counts("((N.to(tl.int64) << 28) >> 28) + 10", "((N << 28) >> 28) + 10"), ("N=8",),
+        ("bounded", "outside i32")),
+    "the same shift after a widening cast in both": (
+        counts("((N.to(tl.int64) << 28) >> 28) + 10", "((N.to(tl.int64) << 28) >> 28) + 10"), (),
+        "verified"),
+    "widening a wrapped product, N=8": (WIDENED, ("N=8",), ("bounded", "outside i32")),
+    # the i32 product the cast widens is 2^31 at N = 8: no claim there, even where both widen it
+    "widening the product in both, N=8": (
+        counts("(N * 268435456).to(tl.int64) - 2147483640",
+               "(N * 268435456).to(tl.int64) - 2147483640"), ("N=8",), ("bounded", "outside i32")),
+    "widening a product that fits, N=7": (
+        counts("(N * 268435456).to(tl.int64) - 1879048190", "N * 268435456 - 1879048190"),
+        ("N=7",), "verified"),
+    "widening the operand before the product, N=8": (
+        counts("N.to(tl.int64) * 268435456 - 2147483640", "N * 268435456 - 2147483640"), ("N=8",),
+        "verified"),
+    "an i32 product promoted beside an i64 value, N=8": (PROMOTED, ("N=8",),
+                                                         ("bounded", "outside i32")),
+    "an i32 product truncated back to i32, N=8": (
+        counts("(N.to(tl.int64) * 268435456).to(tl.int32) - 2147483640",
+               "N * 268435456 - 2147483640"), ("N=8",), "verified"),
+    "a shift beside a cancelled argument against the i32 shift": (
+        counts("(((N + 0 * M) << 28) >> 28) + 10", "((N << 28) >> 28) + 10"), (),
+        ("bounded", "needs derived values")),
+    "the same shift beside a cancelled argument in both": (
+        counts("(((N + 0 * M) << 28) >> 28) + 10", "(((N + 0 * M) << 28) >> 28) + 10"), (),
+        "verified"),
 }
 
 
@@ -227,6 +263,11 @@ def loops(wloop: str, rloop: str, wi: str, ri: str, base: str = COUNTS) -> str:
 
 _FOR = "    for p in range(N):"
 LOOP_CASES = {
+    # a product of a loop variable computed in i32, then widened: no param can stand for it
+    "a widened product of a loop variable as the index": (
+        loops(_FOR, _FOR, "(p * 268435456).to(tl.int64)", "p"), ("rejected", "[non-affine]")),
+    "a loop variable widened before its product as the index": (
+        loops(_FOR, _FOR, "p.to(tl.int64) * 1", "p"), "verified"),
     "descending writer one past the end": (loops("    for p in range(N, -1, -1):", _FOR, "N - 1 - p", "p"),
                                            ("rejected", "[negative-index]")),
     "descending writer one short": (loops("    for p in range(N - 1, 0, -1):", _FOR, "N - 1 - p", "p"),
@@ -370,19 +411,21 @@ def test_trip_counts(tmp_path, capsys, name):
     _run(tmp_path, capsys, *COUNT_CASES[name])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "x.to(tl.int64) is read as x itself (frontend/protocol.py integer_cast), but the GPU computes "
-    "what follows the cast in i64: a shift or mask after it is keyed like the i32 one, and a "
-    "widened product that wrapped in i32 is taken for its true value, so two trip counts that "
-    "differ on the GPU are verified"))
 @pytest.mark.parametrize("name", list(INT64_CASES))
 def test_widening_casts_are_not_verified(tmp_path, capsys, name):
-    text, params = INT64_CASES[name]
-    path = tmp_path / "kernel.py"
-    path.write_text(text)
-    code = tle_dump(["-q", *[a for p in params for a in ("--param", p)], str(path)])
-    err = capsys.readouterr().err
-    assert code != 0 and ": verified for " not in err, err
+    _run(tmp_path, capsys, *INT64_CASES[name])
+
+
+def test_an_assumption_on_a_value_an_argument_width_decides_is_refused(tmp_path, capsys):
+    """`M = ((N + 0 * B) << 28) >> 28` is N when B is passed as i64 and -8 at N = 8 when it is
+    an i32: a launch cannot compute M from its definition (which no longer names B), so a
+    `tle.assume` on it is refused; without the cancelled term it is proved."""
+    text = src(RING, ("def k(x_ptr, y_ptr, N):\n    tle.assume(N >= 0)\n",
+                      "def k(x_ptr, y_ptr, N, B):\n    N = ((N + 0 * B) << 28) >> 28\n"
+                      "    tle.assume(N >= 1)\n"))
+    _run(tmp_path, capsys, text, (), ("rejected", "[bad-assume]"))
+    _run(tmp_path, capsys, text.replace("((N + 0 * B) << 28) >> 28", "(N << 28) >> 28"), (),
+         "verified")
 
 
 @pytest.mark.parametrize("name", list(LOOP_CASES))

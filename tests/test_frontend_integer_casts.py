@@ -6,8 +6,10 @@ commits nothing and the reader hangs), and ``M = N.to(tl.uint32)`` made ``M < 5`
 comparison (N = -1 skips the commit) the verifier compared signed. Now a cast to any type other
 than tl.int32 / tl.int64 is data: a loop bound, a condition around events, a pipe index or a
 derived param computed from it is refused at its use, the message naming the cast and its line.
-A cast to tl.int32 or tl.int64 stays the identity (a verdict covers only values whose bounds,
-conditions and indices stay in i32), and a narrowing cast of data that decides no event is fine."""
+A cast to tl.int32 or tl.int64 keeps the value (a verdict covers only values whose bounds,
+conditions and indices stay in i32), and a narrowing cast of data that decides no event is fine.
+What follows a cast to tl.int64 is computed in i64, so it is not taken for the same expression of
+the i32 value (tests/test_adversarial_verdicts_3.py, test_widening_casts_are_not_verified)."""
 
 from __future__ import annotations
 

@@ -109,6 +109,8 @@ class KernelCtx:
         # canonical key of a pure integer expression → how it is computed from the placeholders
         # of its operands (ir/derived.py's Definition; none for opaque values: a program id)
         self.definitions: dict[str, object] = {}
+        # keys of values computed at a width a cancelled param decides (protocol.note_width)
+        self.unsure_width: set[str] = set()
         # integer constexprs the kernel is read specialised to (shape names of pipe fields)
         self.bind: dict[str, int] = {}
 

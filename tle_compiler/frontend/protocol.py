@@ -29,16 +29,18 @@ from typing import Iterable, Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.derived import BINARY_OPS, FUNCTIONS, Definition, quotient_bounds
+from ..ir.derived import BINARY_OPS, FUNCTIONS, WIDEN, Definition, quotient_bounds
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
                         Program, Stmt, walk_accesses, walk_events)
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
-from .params import derivations, finalize, is_placeholder, launch_steps, used_placeholders
+from ..ir.i32 import fits_i32
+from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
+                     used_placeholders)
 from .scope import fold_int, is_triton
-from .values import (HANDLES, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
+from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
 
 #: tl functions (and tensor methods) whose result is a view of their first argument: of a loaded
@@ -369,6 +371,13 @@ def generated(s: K.Assign) -> bool:
     return not (isinstance(v, K.BinOp) and isinstance(v.lhs, K.Name) and v.lhs.id == s.target)
 
 
+def compound(a: Affine) -> bool:
+    """Whether computing ``a`` takes an operation (a sum, a product) that may wrap in i32: not a
+    constant, nor one variable itself (a param or loop variable, whose own value the i32 check
+    covers)."""
+    return not a.is_const and not (a.const == 0 and len(a.terms) == 1 and a.terms[0][1] == 1)
+
+
 def _affine_like(v: Optional[Value]) -> bool:
     return isinstance(v, (Aff, KernelArg, Sym)) or (isinstance(v, Data) and v.key is not None)
 
@@ -632,9 +641,9 @@ class Walker:
         v = self.eval(e.operand)
         a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
         if a is not None and e.op == "-":
-            return Aff(-a, self.is_runtime(v))
+            return Aff(-a, self.is_runtime(v), self.width(v))
         if a is not None and e.op == "+":
-            return Aff(a, self.is_runtime(v))
+            return Aff(a, self.is_runtime(v), self.width(v))
         if isinstance(v, Data) and v.shared and v.view == "loaded":
             # `-k` of a loaded slot tile: a matrix multiply may still read k from shared memory
             return replace(v, node=e, key=None, hint=None, why=None)
@@ -657,22 +666,39 @@ class Walker:
                     return replace(ptr, node=node)
                 return replace(ptr, node=node, partial=ptr.partial or (
                     f"`{self.src(node)}` (line {node.loc.line}) offsets the slot pointer"))
-        a, b = self.as_aff(left), self.as_aff(right)
         rt = self.is_runtime(left) or self.is_runtime(right)
         cast = self.unmodelled_of([left, right], node)
         if cast is not None:
             return cast
+        wide: frozenset = frozenset()
+        if rt:
+            promoted = self.promoted([left, right], node)
+            if isinstance(promoted, Data):
+                return promoted
+            left, right = promoted
+            wide = self.width(left) | self.width(right)
+        a, b = self.as_aff(left), self.as_aff(right)
         if a is not None and b is not None:
+            out = None
             if op == "+":
-                return Aff(a + b, rt)
-            if op == "-":
-                return Aff(a - b, rt)
-            if op == "*" and (a.is_const or b.is_const):
-                return Aff(b.scale(a.const) if a.is_const else a.scale(b.const), rt)
+                out = a + b
+            elif op == "-":
+                out = a - b
+            elif op == "*" and (a.is_const or b.is_const):
+                out = b.scale(a.const) if a.is_const else a.scale(b.const)
+            if out is not None:
+                if rt:  # a param the sum or product cancels may be an i64 argument
+                    wide |= frozenset(v for v in a.variables | b.variables
+                                      if is_placeholder(v) and v not in out.variables)
+                return Aff(out, rt, wide)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
                 folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
-                if folded is not None:
-                    return Aff(Affine.of(folded), rt)
+                # where i32 and i64 results differ (a shift by 32 or more, a result outside
+                # i32), a runtime value's width decides it: not folded, keyed by it
+                exact = not wide or (folded is not None and fits_i32(folded)
+                                     and not (op in ("<<", ">>") and not 0 <= b.const < 32))
+                if folded is not None and exact:
+                    return Aff(Affine.of(folded), rt, wide)
         ka, kb = self.key_of(left), self.key_of(right)
         if op in COMMUTATIVE and ka is not None and kb is not None:
             ka, kb = sorted((ka, kb))  # `D * N` and `N * D`: one key, so one derived param
@@ -682,12 +708,13 @@ class Walker:
         # other operators: a runtime operand is computed in i32, where it wraps, a constexpr one
         # in Python's unbounded integers (`(C << 28) >> 28` is C, `((C + 0 * N) << 28) >> 28`
         # is -8 at C = 8)
-        kop = f"{op}c" if rt else op
+        kop = f"{op}c{self.width_mark(wide)}" if rt else op
         key = f"({ka} {kop} {kb})" if ka is not None and kb is not None and op != "/" else None
         if key is not None and a is not None and b is not None and b.is_const:
             self.note_quotient_domain(key, op, a, b.const, rt)
         if key is not None and a is not None and b is not None and op in BINARY_OPS:
-            self.k.definitions.setdefault(key, Definition(op, (a, b), rt))
+            self.k.definitions.setdefault(key, Definition(op, (a, b), rt, I64 in wide))
+            self.note_width(key, wide)
         why = None
         if a is not None and b is not None:
             if op == "*":
@@ -696,7 +723,61 @@ class Walker:
                 why = f"`{self.src(node)}` divides (or takes a remainder of) a variable"
             else:
                 why = f"`{self.src(node)}` uses `{op}` on variables"
-        return Data(node=node, key=key, why=why, runtime=rt)
+        return Data(node=node, key=key, why=why, runtime=rt, wide=wide)
+
+    # -- integer widths -------------------------------------------------------------------------
+    @staticmethod
+    def width(v: Value) -> frozenset:
+        """Why ``v`` may be an i64 on the GPU (values.I64): empty for an i32."""
+        return v.wide if isinstance(v, (Aff, Data)) else frozenset()
+
+    @staticmethod
+    def width_mark(wide: frozenset) -> str:
+        """The mark an operator's key takes for the width its operands have (none for i32)."""
+        return f"[{','.join(sorted(wide))}]" if wide else ""
+
+    def note_width(self, key: str, wide: frozenset) -> None:
+        """Remember that the value ``key`` is computed at a width a cancelled param decides
+        (an i64 argument or an i32 one), which no launch check can tell from its definition."""
+        if wide - {I64}:
+            self.k.unsure_width.add(key)
+
+    def promoted(self, values: list[Value], node) -> Union[list[Value], Data]:
+        """The operands of one runtime operation as the GPU computes it: an operand narrower
+        than another is widened to i64 first (Triton's promotion), so an i32 sum or product in it
+        (``N * 268435456`` beside an i64) is computed in i32, where it may wrap, before the
+        widening: it becomes a param of its own (:meth:`widened`), whose value the i32 check
+        covers. A single param, loop variable or constant is exact in i32 and stays as it is, as
+        is a constexpr (Python computes it, unbounded)."""
+        widths = [self.width(v) for v in values]
+        every = frozenset().union(*widths)
+        out: list[Value] = []
+        for v, w in zip(values, widths):
+            if w != every and I64 not in w and isinstance(v, Aff) and v.runtime \
+                    and compound(v.expr):
+                v = self.widened(v, node)
+                if v.key is None:
+                    return v
+            out.append(v)
+        return out
+
+    def widened(self, v: Aff, node) -> Data:
+        """``v``, a runtime affine value computed in i32, widened to i64: a param keyed apart
+        from ``v``, whose definition (``int64(v)``, ir/derived.WIDEN) is ``v``'s value, so the
+        i32 check of derived params covers ``v`` where a checked value makes it wrap (``N *
+        268435456`` at N = 8 is 2^31: in i32 the GPU computes -2^31, then widens that). An
+        expression of loop variables cannot be such a param: data, refused where it is used."""
+        key = self.key_of(v)
+        text = self.src(node)
+        if key is None:
+            return Data(node=node, runtime=True, why=(
+                f"`{text}` (line {node.loc.line}) widens an i32 value computed from a loop "
+                f"variable to i64, and the verifier does not check that i32 value (it may wrap "
+                f"before the widening); widen its operands first (`p.to(tl.int64) * 64`)"))
+        wkey = f"{WIDEN}({key})"
+        self.k.definitions.setdefault(wkey, Definition(WIDEN, (v.expr,), True))
+        self.k.known.setdefault(wkey, self.bounds(v.expr))
+        return Data(node=node, key=wkey, runtime=True, wide=v.wide | {I64})
 
     def note_quotient_domain(self, key: str, op: str, x: Affine, c: int, rt: bool) -> None:
         """The domain of the derived param ``x // c`` or ``x % c`` (``tl.cdiv`` is the former)
@@ -856,7 +937,12 @@ class Walker:
     def integer_cast(self, recv: Value, rest: list, kwargs: dict, e: K.Op) -> Value:
         """``x.to(dtype)`` of an integer the verifier tracks: to tl.int32 or tl.int64 it is the
         same integer (the verdict covers only values whose loop bounds, conditions and indices
-        stay in i32). Any other type truncates (int8/int16), compares and divides unsigned
+        stay in i32), but not computed at the same width: what follows a cast to tl.int64 is
+        computed in i64 (``wide``), so an operator applied to it is keyed apart from the same
+        operator on the i32 value (``(N.to(tl.int64) << 28) >> 28`` is N, ``(N << 28) >> 28`` is
+        -8 at N = 8), and a sum or product widened after it was computed in i32 is a param of its
+        own (:meth:`widened`), whose i32 value the i32 check covers. A cast to tl.int32
+        truncates an i64 to i32 arithmetic's value. Any other type truncates (int8/int16), compares and divides unsigned
         (uint*) or rounds (floats) on the GPU, which the verifier does not model: the result is
         data (``unmodelled``), so a loop bound, condition, pipe index or derived param computed
         from it is refused at its use, the message naming the cast and its line."""
@@ -864,7 +950,15 @@ class Walker:
         name = target.value if isinstance(target, Const) and isinstance(target.value, str) \
             else None
         if name in ("int32", "int64") and not self.bitcast(kwargs, rest):
-            return recv
+            if name == "int32":  # i64 truncated to i32: i32 arithmetic's value, modulo 2^32
+                return replace(recv, wide=frozenset()) if isinstance(recv, (Aff, Data)) else recv
+            if isinstance(recv, (KernelArg, Sym)):
+                recv = Aff(Affine.of(recv.param), True)
+            if I64 in self.width(recv):
+                return recv
+            if isinstance(recv, Aff) and compound(recv.expr):
+                return self.widened(replace(recv, runtime=True), e)
+            return replace(recv, runtime=True, wide=recv.wide | {I64})
         what = f"tl.{name}" if name is not None else "a type the frontend cannot name"
         text = src(e, self.k.names, self.k.temps)  # this call's text, not an enclosing one's
         why = (f"`{text}` at line {e.loc.line} casts to {what}, which the verifier does "
@@ -986,20 +1080,30 @@ class Walker:
                 # a tl function returns a tensor (triton.next_power_of_2 is the host's)
                 tensor = triton and name != "next_power_of_2"
                 rt = tensor or name in RUNTIME_OPS or any(self.is_runtime(a) for a in args)
+                wide: frozenset = frozenset()
+                if rt:  # operands of two widths: the narrower widened first, as for operators
+                    promoted = self.promoted(args, node)
+                    if isinstance(promoted, Data):
+                        return promoted
+                    args = promoted
+                    wide = frozenset().union(*(self.width(a) for a in args))
+                    keys = [self.key_of(a) for a in args]
                 if name in SYMMETRIC_OPS:
                     keys = sorted(keys)  # tl.minimum(D, N) is tl.minimum(N, D)
                 # a builtin applied to runtime values and to constexprs is two values (its
                 # operands wrap in i32 or not), as for the operators; a tl function is always
                 # a runtime one
                 marked = rt and not (tensor or name in RUNTIME_OPS)
-                key = f"{path}{'c' if marked else ''}({', '.join(keys)})"
+                key = f"{path}{'c' if marked else ''}{self.width_mark(wide)}({', '.join(keys)})"
                 if name in KNOWN_DOMAINS:
                     self.k.known[key] = KNOWN_DOMAINS[name]
                 elif name in FUNCTIONS and key not in self.k.definitions:
                     operands = [self.as_aff(a) for a in args]
                     if all(o is not None for o in operands):
-                        self.k.definitions[key] = Definition(name, tuple(operands), rt)
-                return Data(node=node, key=key, runtime=rt)
+                        self.k.definitions[key] = Definition(name, tuple(operands), rt,
+                                                             I64 in wide)
+                        self.note_width(key, wide)
+                return Data(node=node, key=key, runtime=rt, wide=wide)
         return self.unmodelled_of([*args, *kwargs.values()], node) or Data(node=node)
 
     def cdiv(self, x: Value, div: Value, node) -> Value:
@@ -1196,14 +1300,14 @@ class Walker:
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
             value = Data(node=value.node, fields=value.fields, key=value.key,
-                         hint=self.k.names.py(name), why=value.why)
+                         hint=self.k.names.py(name), why=value.why, wide=value.wide)
         self.env[name] = value
 
     # -- merging environments -------------------------------------------------------------------
     def merge_value(self, name: str, a: Optional[Value], b: Optional[Value], reason: str,
                     slot_reason: Optional[str] = None) -> Optional[Value]:
         if isinstance(a, Aff) and isinstance(b, Aff) and a == b:
-            return Aff(a.expr, a.runtime or b.runtime)
+            return Aff(a.expr, a.runtime or b.runtime, a.wide)
         if a == b:
             return a
         if a is None and b is None:
@@ -1744,6 +1848,14 @@ class PrologueWalker(Walker):
                                f"protocol would be verified for values nothing guarantees; bound "
                                f"the arguments it comes from, or make the protocol hold for "
                                f"every value of it", call, check="bad-assume")
+            keys = {sl.placeholder: key for key, sl in self.k.params.by_key.items()}
+            if any(keys.get(p) in {("pure", k) for k in self.k.unsure_width}
+                   for p in reached(self.k.params, self.k.definitions, [ph])):
+                raise self.err(f"`{text}` bounds {slot.hint}, which is computed in i32 or in i64 "
+                               f"depending on the type of an argument its expression cancels "
+                               f"(`N + 0 * B`: i64 when B is passed as i64): a launch cannot "
+                               f"compute it as the GPU does from its definition; drop the "
+                               f"cancelled term", call, check="bad-assume")
             self.k.assumptions.append((ph, Assumption(slot.hint, slot.arg, lo, hi, text, loc,
                                                       steps)))
 
@@ -1904,7 +2016,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 
     def rename(v: Value) -> Value:
         if isinstance(v, Aff):
-            return Aff(v.expr.substitute(env_names))
+            return Aff(v.expr.substitute(env_names), v.runtime, v.wide)
         if isinstance(v, (KernelArg, Sym)):
             return replace(v, param=pnames.get(v.param, v.param))
         if isinstance(v, TupleV):

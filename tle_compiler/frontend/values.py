@@ -33,13 +33,24 @@ class Value:
     """Base class of abstract values."""
 
 
+#: In a runtime integer's ``wide`` set: it went through ``.to(tl.int64)`` (or Triton's promotion
+#: beside such a value), so the GPU computes it in i64. The set's other members are the params
+#: that an affine sum or product cancelled from it (``N + 0 * B``): each may be an i64 argument,
+#: which makes the GPU compute the value in i64 though the affine form no longer names it. An
+#: empty set: i32. Operators applied to values of different widths are different values (their
+#: results wrap at different widths), so the frontend keys them apart.
+I64 = "i64"
+
+
 @record
 class Aff(Value):
     """An integer affine in loop variables and params (IR names); ``runtime``: Triton computes it
-    at run time (C semantics for ``//`` and ``%``), not as a constexpr."""
+    at run time (C semantics for ``//`` and ``%``), not as a constexpr. ``wide``: why the GPU
+    may compute it in i64 rather than i32 (see :data:`I64`)."""
 
     expr: Affine
     runtime: bool = field(default=False, compare=False)
+    wide: frozenset[str] = frozenset()
 
 
 @record
@@ -94,6 +105,7 @@ class Data(Value):
     lost: Optional[str] = None
     unmodelled: bool = field(default=False, compare=False)
     partial: Optional[str] = None
+    wide: frozenset[str] = frozenset()
 
     @property
     def shared(self) -> bool:

@@ -24,6 +24,10 @@ from .record import record
 BINARY_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^", "**")
 #: Functions a definition may apply, by their Triton / Python names.
 FUNCTIONS = ("min", "max", "minimum", "maximum", "abs", "next_power_of_2")
+#: A widening of an i32 value to i64 (``x.to(tl.int64)``, or Triton's promotion of an i32 operand
+#: beside an i64 one): the value itself, but computed in i32 up to there, so the verifier's i32
+#: check covers its operand (passes/i32_range.py) and a launch computes what follows in i64.
+WIDEN = "int64"
 
 
 def _next_power_of_2(n: int) -> int:
@@ -37,6 +41,8 @@ def _next_power_of_2(n: int) -> int:
 def _apply(op: str, xs: list[int], c: bool) -> Optional[int]:
     """``op`` applied to ``xs``; None when undefined (a division by zero, a negative shift, a
     power too large to be an index)."""
+    if op == WIDEN:
+        return xs[0]
     if op in FUNCTIONS:
         if op in ("min", "minimum"):
             return min(xs)
@@ -69,11 +75,13 @@ class Definition:
     """``op`` applied to ``args``: affine expressions of params, or nested definitions (a value
     computed on the way that is no param of its own). ``c``: the operands are runtime integers, so
     ``//`` and ``%`` are C's (``arith.divsi`` / ``arith.remsi``: truncating, the remainder takes
-    the dividend's sign)."""
+    the dividend's sign). ``wide``: the GPU computes it in i64 (an operand went through a
+    widening cast), however narrow the arguments it names are."""
 
     op: str
     args: tuple[Operand, ...]
     c: bool = False
+    wide: bool = False
 
     def eval(self, env: Mapping[str, int]) -> Optional[int]:
         """The value for the params' values in ``env`` (None when undefined there)."""
@@ -105,16 +113,16 @@ class Definition:
         return tuple(out)
 
     def substitute(self, env: Mapping[str, Affine]) -> "Definition":
-        return Definition(self.op, tuple(a.substitute(env) for a in self.args), self.c)
+        return Definition(self.op, tuple(a.substitute(env) for a in self.args), self.c, self.wide)
 
     def __str__(self) -> str:
         def text(a: Operand) -> str:
             s = str(a)
             simple = isinstance(a, Affine) and (a.is_const or (len(a.terms) == 1 and not a.const
                                                                  and a.terms[0][1] == 1))
-            return s if simple or self.op in FUNCTIONS else f"({s})"
+            return s if simple or self.op in FUNCTIONS or self.op == WIDEN else f"({s})"
 
-        if self.op in FUNCTIONS:
+        if self.op in FUNCTIONS or self.op == WIDEN:
             return f"{self.op}({', '.join(text(a) for a in self.args)})"
         a, b = self.args
         return f"{text(a)} {self.op} {text(b)}"
@@ -218,7 +226,8 @@ def derive_on_gpu(derived: tuple[Derived, ...], base: Mapping[str, int],
 
     def step(d: Definition) -> Optional[int]:
         c = d.c
-        bits = max(bits_of(a) for a in d.args)
+        # a widening computes its operand in i32 (its own width), what follows it in i64
+        bits = 64 if d.wide and d.op != WIDEN else max(bits_of(a) for a in d.args)
         xs: list[int] = []
         for a in d.args:
             x = operand(a, bits, c)
@@ -240,9 +249,10 @@ def derive_on_gpu(derived: tuple[Derived, ...], base: Mapping[str, int],
         if v is None:
             return None
         env[d.name] = v
-        width[d.name] = 64 if d.definition.c and bits_of(d.definition) == 64 else 32
+        width[d.name] = 64 if d.definition.c and (bits_of(d.definition) == 64 or d.definition.wide
+                                                  or d.definition.op == WIDEN) else 32
     return env, wrapped
 
 
-__all__ = ["BINARY_OPS", "FUNCTIONS", "Definition", "Derived", "LaunchWidthError", "derive",
+__all__ = ["BINARY_OPS", "FUNCTIONS", "WIDEN", "Definition", "Derived", "LaunchWidthError", "derive",
            "derive_on_gpu", "wrap"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional
 
-from ..ir.derived import Definition, Derived, derive, quotient_bounds
+from ..ir.derived import WIDEN, Definition, Derived, derive, quotient_bounds
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Access, Event, For, Param, Program, Stmt
 from .witness import base_params
@@ -72,6 +72,8 @@ def bounds_of(d: Definition, domains: Mapping[str, Bounds]) -> Bounds:
     xs = [bounds_of(a, domains) if isinstance(a, Definition) else _affine_bounds(a, domains)
           for a in d.args]
     const = [a.const if isinstance(a, Affine) and a.is_const else None for a in d.args]
+    if d.op == WIDEN:
+        return xs[0]
     if d.op in ("+", "-"):
         return _add(xs[0], xs[1], 1 if d.op == "+" else -1)
     if d.op == "*" and (const[0] is not None or const[1] is not None):
