@@ -54,8 +54,8 @@ BAD = (-1, -2**31, 2**31 - 1)  # and s_kv
 ])
 def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
     """``padded``: what "auto" takes among the seesaw (padded) and the naive kernel, which is
-    what it takes with topk_length; without, the narrow-head kernel takes h_q <= 32 unpadded
-    (attn_sink or not)."""
+    what it takes at d_qk 512; at d_qk 576 the narrow-head kernel takes h_q <= 32 unpadded
+    (attn_sink and topk_length or not)."""
     assert P.padded_heads(h_q) == heads == api.kernel_heads("seesaw", h_q)
     assert api.kernel_heads("naive", h_q) == h_q == api.kernel_heads("pipe", h_q)
     assert api.kernel_heads("narrow", h_q) == h_q
@@ -63,7 +63,9 @@ def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
     assert P.auto_pads(h_q) == (heads <= 2 * naive_rows)
     assert api.unsupported_reason("seesaw", h_q, 576, 2048, True, True) is None
     assert api.select_impl("auto", h_q, 576, 2048) == ("narrow" if h_q <= 32 else padded)
-    assert api.select_impl("auto", h_q, 576, 2048, False, True) == padded
+    assert api.select_impl("auto", h_q, 576, 2048, False, True) == \
+        ("narrow" if h_q <= 32 else padded)
+    assert api.select_impl("auto", h_q, 512, 2048, False, True) == padded
     assert api.select_impl("auto", h_q, 576, 2048, True) == ("narrow" if h_q <= 32 else padded)
     assert api.select_impl("seesaw", h_q, 576, 2048) == "seesaw"  # on request at any h_q
     passes = api.auto_passes_over("seesaw", h_q)
@@ -247,10 +249,10 @@ def test_tensor_parallel_head_counts_run_masked_on_the_seesaw(emulated, h_q, whi
     sink, tlen = features(h_q, s_q, topk, which)
     want = sparse_mla_reference(q, kv, idx, 576 ** -0.5, attn_sink=sink, topk_length=tlen)
     bufs, views = outputs_in_fences(q)
-    # "auto" takes the seesaw here only above 16 heads with topk_length (without it the
-    # narrow-head kernel, tests/test_sparse_mla_narrow.py)
-    impl = "seesaw" if h_q <= 16 or which in ("plain", "sink") else "auto"
-    assert api.launch(impl, q, kv, idx, 576 ** -0.5, *views, attn_sink=sink,
+    # on request: "auto" takes the narrow-head kernel at these counts
+    # (tests/test_sparse_mla_narrow.py)
+    assert api.select_impl("auto", h_q, 576, topk, sink is not None, tlen is not None) == "narrow"
+    assert api.launch("seesaw", q, kv, idx, 576 ** -0.5, *views, attn_sink=sink,
                       topk_length=tlen) == "seesaw"
     check(views, want)
     fences_intact(bufs, s_q, h_q)
@@ -342,16 +344,20 @@ def test_misaligned_tensors_run_over_padded_copies(emulated):
         api.launch("seesaw", q, kv_odd, idx, 0.1, *api.empty_outputs(q))
 
 
-def test_auto_at_16_heads_with_topk_length_runs_the_naive_kernel(emulated, monkeypatch):
-    """h_q 16 on auto with topk_length (which the narrow-head kernel does not take): the naive
-    kernel (stood in for: it records its q), no seesaw launch."""
-    import tle_kernels.sparse_mla_naive as naive_mod
+def test_auto_at_16_heads_with_topk_length_runs_the_narrow_kernel(emulated, monkeypatch):
+    """h_q 16 on auto with topk_length: the narrow-head kernel's topk_length variant (stood in
+    for: it records its q), no seesaw launch, no padded copy."""
+    import tle_kernels.sparse_mla_narrow as narrow_mod
 
     ran = []
-    monkeypatch.setattr(naive_mod, "sparse_mla_naive", lambda q, *a: ran.append(q.shape))
+
+    class Record:
+        def __getitem__(self, grid):
+            return lambda q, *a, **kw: ran.append(q.shape)
+    monkeypatch.setattr(narrow_mod, "sparse_mla_narrow_topk_length", Record())
     q, kv, idx = make_case(3, 16, 256)
     assert api.launch("auto", q, kv, idx, 0.1, *api.empty_outputs(q),
-                      topk_length=torch.full((3,), 100, dtype=torch.int32)) == "naive"
+                      topk_length=torch.full((3,), 100, dtype=torch.int32)) == "narrow"
     assert ran == [(3, 16, 576)] and emulated == []
 
 

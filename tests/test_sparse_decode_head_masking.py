@@ -105,10 +105,10 @@ def test_decode_runs_the_real_heads_into_fenced_outputs(emulated, h_q, is_fp8, c
                                   topk_length=lengths)
     assert torch.isinf(x["attn_sink"]).any()
     call = {k: x[k] for k in ("q", "k_cache", "indices") + OPTIONAL}
-    # auto takes the split kernel for the FP8 cache; this test runs the seesaws by name
-    impl = "seesaw-fp8" if is_fp8 else "seesaw"
+    # auto takes the split kernel for the FP8 cache and the narrow-head kernel for bf16
+    # (tests/test_sparse_decode_narrow.py); this test runs the seesaws by name
     assert A.select_sparse_impl("auto", dict(call, is_fp8=is_fp8)) == \
-        ("split-fp8" if is_fp8 else "seesaw")
+        ("split-fp8" if is_fp8 else "narrow")
     want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                                  *(x[k] for k in OPTIONAL))
     (out_b, lse_b), (out, lse) = fenced_outputs(b, s_q, h_q)

@@ -41,13 +41,13 @@ def call_of(x, is_fp8=False, **over):
 
 
 @pytest.mark.parametrize("h_q", [8, 16, 32])
-def test_auto_takes_it_for_bf16_without_lengths(h_q):
+def test_auto_takes_it_for_bf16(h_q):
     x = inputs(2, 1, h_q, 128)
     assert A.select_sparse_impl("auto", call_of(x)) == "narrow"
     sink = torch.zeros(h_q)
     assert A.select_sparse_impl("auto", call_of(x, attn_sink=sink)) == "narrow"
     lengths = torch.full((2,), 64, dtype=torch.int32)
-    assert A.select_sparse_impl("auto", call_of(x, topk_length=lengths)) == "seesaw"
+    assert A.select_sparse_impl("auto", call_of(x, topk_length=lengths)) == "narrow"
 
 
 def test_what_it_refuses_and_why():
@@ -58,8 +58,7 @@ def test_what_it_refuses_and_why():
     assert sparse_narrow_unsupported_reason(**call_of(x, extra_k_cache=x["k_cache"])) == \
         "narrow does not take an extra cache"
     lengths = torch.ones(2, dtype=torch.int32)
-    assert sparse_narrow_unsupported_reason(**call_of(x, topk_length=lengths)) == \
-        "narrow does not support topk_length yet"
+    assert sparse_narrow_unsupported_reason(**call_of(x, topk_length=lengths)) is None
     assert sparse_narrow_unsupported_reason(**call_of(x, attn_sink=torch.zeros(16))) is None
     x64 = inputs(1, 1, 64, 128)
     assert sparse_narrow_unsupported_reason(**call_of(x64)) == \
@@ -103,3 +102,37 @@ def test_decode_rows_against_the_reference(monkeypatch, b, s_q, h_q, topk, sink)
     fences_intact(out_b, lse_b, b, s_q, h_q)
     ((kq, _),) = seen  # one launch, on the caller's q rows (no padded copy)
     assert kq.shape == (b * s_q, h_q, 576)
+
+
+@pytest.mark.parametrize("b,s_q,h_q,topk,sink", [(3, 2, 16, 192, True), (4, 1, 32, 128, False)])
+def test_decode_with_topk_length_against_the_reference(monkeypatch, b, s_q, h_q, topk, sink):
+    """topk_length [b] reaches the narrow kernel's topk_length variant as one length per token
+    row (a request's s_q rows share it); lengths 0, 1, past topk and in between."""
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    emu = load_kernel_module(KDIR / "sparse_mla_narrow.py",
+                             dot_dtypes=(torch.bfloat16,)).sparse_mla_narrow_topk_length
+    lengths_seen = []
+
+    class Strided:
+        def __getitem__(self, grid):
+            def run(*args, **kw):
+                lengths_seen.append(args[17].clone())
+                return emu[grid](*map(as_kernel_argument, args), **kw)
+            return run
+    monkeypatch.setattr(narrow_mod, "sparse_mla_narrow_topk_length", Strided())
+    lengths = [0, 1, topk + 50, 70][:b]
+    x = inputs(b, s_q, h_q, topk, attn_sink=sink, topk_length=lengths)
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
+                                                 *(x[k] for k in OPTIONAL))
+    (out_b, lse_b), (out, lse) = fenced_outputs(b, s_q, h_q)
+    assert A.select_sparse_impl("auto", call_of(x, attn_sink=x["attn_sink"],
+                                                topk_length=x["topk_length"])) == "narrow"
+    launch_sparse_narrow(x["q"], x["k_cache"], x["indices"], SCALE, False, out, lse,
+                         *(x[k] for k in OPTIONAL))
+    close(f"h_q={h_q} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+    close(f"h_q={h_q} lse", lse, want_lse, LSE_ABS, LSE_REL)
+    assert (out[0] == 0).all() and (lse[0] == float("inf")).all()  # request 0: length 0
+    fences_intact(out_b, lse_b, b, s_q, h_q)
+    (seen,) = lengths_seen
+    assert seen.tolist() == [n for n in lengths for _ in range(s_q)]

@@ -324,13 +324,14 @@ def test_what_it_runs_auto_takes(kw):
 
 @pytest.mark.parametrize("h_q", [8, 16, 32])
 def test_tensor_parallel_head_counts_run_padded_to_64_heads(emulated, h_q):
-    """h_q 8 / 16 / 32: auto takes the seesaw, which runs q padded with zero heads to 64 and
-    copies the real heads back (head_padding.py); with attn_sink and topk_length,
+    """h_q 8 / 16 / 32 on the seesaw by name ("auto" takes the narrow-head kernel there), which
+    runs the real heads in one 64-head block (head_padding.py); with attn_sink and topk_length,
     s_q 2 (lse through the transposing scratch)."""
     emulated(132)
     x = inputs(2, 2, h_q, 256, 16, seed=h_q, sink=True, lengths=[50, 256])
     call = {k: x[k] for k in ("q", "k_cache", "indices") + OPTIONAL}
-    assert A.select_sparse_impl("auto", dict(call, is_fp8=False)) == "seesaw"
+    assert A.select_sparse_impl("auto", dict(call, is_fp8=False)) == "narrow"
+    assert A.select_sparse_impl("seesaw", dict(call, is_fp8=False)) == "seesaw"
     want = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                    *(x[k] for k in OPTIONAL))
     out, lse = run_decode(x)

@@ -102,8 +102,8 @@ SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     "seesaw": _tle_limits("seesaw", 64, sink=True, topk_length=True, widths=(576, 512)),
     # h_q <= 32 (NARROW_MAX_HEADS); q and the outputs it takes unaligned, over aligned copies
     # (tle_kernels/sparse_mla_narrow_launch.py): only kv and indices must be aligned
-    "narrow": _tle_limits("narrow", 64, sink=True, max_heads=NARROW_MAX_HEADS,
-                          aligned_what="kv and indices"),
+    "narrow": _tle_limits("narrow", 64, sink=True, topk_length=True, max_heads=NARROW_MAX_HEADS,
+                          aligned_what="kv, indices and topk_length"),
 }
 
 
@@ -302,7 +302,7 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     if name == "narrow":
         from .sparse_mla_narrow_launch import launch_narrow
 
-        launch_narrow(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink)
+        launch_narrow(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length)
         return name
     if name == "naive":
         from .sparse_mla_naive import sparse_mla_naive

@@ -19,7 +19,7 @@ are device ops (no host reads): a call still captures in a CUDA graph.
 
 When the prefill's "auto" takes the seesaw at such an h_q (``auto_pads``), for the calls the
 narrow-head kernel (tle_kernels/sparse_mla_narrow.py, h_q <= 32 unpadded, the first choice where
-it applies) does not take (topk_length, d_qk 512): the seesaw computes
+it applies) does not take (d_qk 512): the seesaw computes
 ``padded_heads(h_q)`` head rows where the naive kernel computes its own blocks of 16, 32 or 64
 heads (the last one masked). On an H200 at topk 2048, s_kv 32K, S 4096, the seesaw computes
 64-row items at about 580 TFLOP/s, the naive kernel 16-row blocks at 138 (h_q 16), 32-row blocks

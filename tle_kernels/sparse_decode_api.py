@@ -59,7 +59,7 @@ ALIGN = 16                      # bytes: FP8 cache base and block stride
 # split by output half (its producer gets 152 registers: 1.07x FlashMLA at h_q 64 on the H200,
 # where seesaw-fp8 runs 0.84x); "auto" prefers it. "narrow" reads a bf16 cache at h_q <= 32
 # through the narrow-head prefill kernel (no head rows padded, where "seesaw" computes 64); "auto"
-# takes it first where it applies (no topk_length or extra cache).
+# takes it first where it applies (no extra cache).
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8", "narrow")
 PREFERENCE: Tuple[str, ...] = ("narrow", "seesaw", "split-fp8", "seesaw-fp8", "pipe", "naive")
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support

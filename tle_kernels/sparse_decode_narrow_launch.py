@@ -6,8 +6,8 @@ As for impl "seesaw" (tle_kernels/sparse_decode_seesaw_launch.py, whose views an
 reuses), one decode step over a bf16 cache with evenly spaced token rows is one prefill launch over
 T = b * s_q query tokens: q [b, s_q, h_q, 576] -> [T, h_q, 576], indices -> [T, 1, topk], the
 cache -> kv [num_blocks * page, 1, 576], out and lse through ``RowOutputs``, attn_sink [h_q] as
-the prefill's. The narrow kernel takes no topk_length (nor an extra cache): those calls go to the
-seesaw.
+the prefill's, topk_length [b] as one length per token row (repeated over a request's s_q rows).
+The narrow kernel takes no extra cache: those calls go to the naive kernel.
 """
 
 from __future__ import annotations
@@ -48,7 +48,11 @@ def launch_sparse_narrow(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     t = b * s_q
     idx3 = token_rows(indices, t).view(t, 1, indices.shape[-1])
     rows = RowOutputs(out, lse)
+    lengths = None
+    if topk_length is not None:  # [b] -> [t]: token t's length at topk_length + t
+        lengths = topk_length if s_q == 1 else topk_length.repeat_interleave(s_q)
     ran = api.launch("narrow", token_rows(q, t), cache_rows(k_cache), idx3, float(sm_scale),
-                     rows.out3, rows.max_logits, rows.lse2, attn_sink=attn_sink)
+                     rows.out3, rows.max_logits, rows.lse2, attn_sink=attn_sink,
+                     topk_length=lengths)
     assert ran == "narrow"
     rows.finish()

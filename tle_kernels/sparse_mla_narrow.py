@@ -67,6 +67,54 @@ def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     lse_row = lse_ptr + pid_s * stride_l_s
     ml_row = max_logits_ptr + pid_s * stride_l_s
 
+    q, kv, score, total = narrow_pipes(BLOCK_H)
+
+    # the producer's n_valid and LENGTH = 0: every slot of the row is read (TOPK of them)
+    tle.gpu.warp_specialize(
+        [(producer, (q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK,
+                     TOPK, BLOCK_H, 0)),
+         (scores, (q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
+                   BLOCK_H, SINK)),
+         (pv_l, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H)),
+         (pv_r, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H))],
+        [4, 4, 4],
+        [128, 128, 128])
+
+
+@tle.jit(num_warps=4, eager_publish=True)
+def sparse_mla_narrow_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
+                                  stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
+                                  stride_o_h, stride_l_s, s_kv, sm_scale, n_heads, attn_sink_ptr,
+                                  topk_length_ptr, TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
+                                  SINK: tl.constexpr):
+    """The same partitions over a row's first n = clamp(topk_length[s], 0, TOPK) index slots only:
+    NK = ceil(n / 64) tiles (one value every partition gets from the kernel body, so the verifier
+    proves the protocol for every NK, 0 included), the last tile's slots past n read as -1. A row
+    with n = 0 runs no tile: out 0, lse +inf, max_logits -inf."""
+    pid_s = tl.program_id(0).to(tl.int64)
+    n_valid = tl.minimum(tl.maximum(tl.load(topk_length_ptr + pid_s), 0), TOPK)
+    NK = (n_valid + BK - 1) // BK
+    q_row = q_ptr + pid_s * stride_q_s
+    idx_row = idx_ptr + pid_s * stride_idx_s
+    out_row = out_ptr + pid_s * stride_o_s
+    lse_row = lse_ptr + pid_s * stride_l_s
+    ml_row = max_logits_ptr + pid_s * stride_l_s
+
+    q, kv, score, total = narrow_pipes(BLOCK_H)
+
+    tle.gpu.warp_specialize(
+        [(producer, (q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK,
+                     n_valid, BLOCK_H, 1)),
+         (scores, (q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
+                   BLOCK_H, SINK)),
+         (pv_l, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H)),
+         (pv_r, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H))],
+        [4, 4, 4],
+        [128, 128, 128])
+
+
+def narrow_pipes(BLOCK_H: tl.constexpr):
+    """The pipes of the dataflow above (q, kv, score, total), declared once for both kernels."""
     q = tle.pipe(capacity=1, one_shot=True,
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
@@ -81,20 +129,14 @@ def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                      probs=tle.gpu.alloc([2, BK, BLOCK_H], tl.bfloat16))
     total = tle.pipe(capacity=1, one_shot=True, readers=("pv_l", "pv_r"),
                      inv_sum=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-
-    tle.gpu.warp_specialize(
-        [(producer, (q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK,
-                     BLOCK_H)),
-         (scores, (q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
-                   BLOCK_H, SINK)),
-         (pv_l, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H)),
-         (pv_r, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H))],
-        [4, 4, 4],
-        [128, 128, 128])
+    return q, kv, score, total
 
 
-def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK,
-             BLOCK_H: tl.constexpr):
+def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK, n_valid,
+             BLOCK_H: tl.constexpr, LENGTH: tl.constexpr):
+    """Q once, then the NK K tiles. With LENGTH, slots at or past ``n_valid`` read as -1 (their
+    addresses stay inside the row: NK * 64 <= TOPK); without it ``n_valid`` is TOPK and every
+    slot is read as it is."""
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
@@ -116,7 +158,11 @@ def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_hea
     kw = kv.writer()
     for ck in range(NK):
         # Indices are read before acquire so their latency hides behind the wait for a free stage.
-        t = tl.load(idx_row + ck * BK + offs_k)
+        if LENGTH:
+            slots = ck * BK + offs_k
+            t = tl.load(idx_row + slots, mask=slots < n_valid, other=-1)
+        else:
+            t = tl.load(idx_row + ck * BK + offs_k)
         valid = index_valid(t, s_kv)
         # An invalid index is never dereferenced: its row is row 0 and its load is masked.
         rows = kv_rows(kv_ptr, stride_kv_s, t, valid)
@@ -253,16 +299,32 @@ def store_half(acc, inv, out_row, stride_o_h, n_heads, BLOCK_H: tl.constexpr):
 DEFAULT_CONFIG = {
     # q [s_q, h_q, 576] bf16 (h_q <= BLOCK_H), kv [s_kv, 1, 576] bf16, indices [s_q, 1, topk]
     # int32, out [s_q, h_q, 512] bf16, lse / max_logits [s_q, h_q] fp32; last dims contiguous;
-    # attn_sink [h_q] fp32, read only with SINK.
-    "signature": {
-        "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
-        "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
-        "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
-        "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
-        "s_kv": "i32", "sm_scale": "fp32", "n_heads": "i32", "attn_sink_ptr": "*fp32",
-        "TOPK": "constexpr", "BLOCK_H": "constexpr", "SINK": "constexpr",
+    # attn_sink [h_q] fp32, read only with SINK; topk_length [s_q] int32 (second kernel).
+    "sparse_mla_narrow": {
+        "signature": {
+            "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
+            "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
+            "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
+            "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
+            "s_kv": "i32", "sm_scale": "fp32", "n_heads": "i32", "attn_sink_ptr": "*fp32",
+            "TOPK": "constexpr", "BLOCK_H": "constexpr", "SINK": "constexpr",
+        },
+        "constexprs": {"TOPK": 2048, "BLOCK_H": 32, "SINK": False},
+        "num_warps": 4,                  # the producer (default partition)
+        "grid": ("s_q",),
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 32, "SINK": False},
-    "num_warps": 4,                  # the producer (default partition)
-    "grid": ("s_q",),
+    "sparse_mla_narrow_topk_length": {
+        "signature": {
+            "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
+            "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
+            "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
+            "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
+            "s_kv": "i32", "sm_scale": "fp32", "n_heads": "i32", "attn_sink_ptr": "*fp32",
+            "topk_length_ptr": "*i32",
+            "TOPK": "constexpr", "BLOCK_H": "constexpr", "SINK": "constexpr",
+        },
+        "constexprs": {"TOPK": 2048, "BLOCK_H": 32, "SINK": False},
+        "num_warps": 4,
+        "grid": ("s_q",),
+    },
 }

@@ -21,11 +21,14 @@ def block_heads(h_q: int) -> int:
     return 16 if h_q <= 16 else 32
 
 
-def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None) -> None:
+def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None,
+                  topk_length=None) -> None:
     """One prefill call (3-D layout, validated tensors) into out [s_q, h_q, 512] bf16,
-    max_logits / lse [s_q, h_q] fp32; ``attn_sink`` [h_q] fp32 or None."""
+    max_logits / lse [s_q, h_q] fp32; ``attn_sink`` [h_q] fp32 or None; ``topk_length`` [s_q]
+    int32 or None (each row reads only its first clamp(topk_length, 0, topk) slots: the
+    kernel's topk_length variant, whose rows run only their own K tiles)."""
+    from . import sparse_mla_narrow as kernels
     from .api import aligned, rows_aligned
-    from .sparse_mla_narrow import sparse_mla_narrow
 
     s_q, h_q, _ = q.shape
     if s_q == 0:
@@ -37,11 +40,15 @@ def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse, attn_si
     o, ml, ls = dst if aligned_out else (torch.empty_like(out, memory_format=torch.contiguous_format),
                                          torch.empty((s_q, h_q), device=q.device, dtype=torch.float32),
                                          torch.empty((s_q, h_q), device=q.device, dtype=torch.float32))
-    sparse_mla_narrow[(s_q,)](
-        qk, kv, indices, o, ls, ml, qk.stride(0), qk.stride(1), kv.stride(0), indices.stride(0),
-        o.stride(0), o.stride(1), ls.stride(0), kv.shape[0], float(sm_scale), h_q,
-        ls if attn_sink is None else attn_sink,  # not read without SINK
-        TOPK=indices.shape[-1], BLOCK_H=bh, SINK=attn_sink is not None)
+    args = (qk, kv, indices, o, ls, ml, qk.stride(0), qk.stride(1), kv.stride(0),
+            indices.stride(0), o.stride(0), o.stride(1), ls.stride(0), kv.shape[0],
+            float(sm_scale), h_q, ls if attn_sink is None else attn_sink)  # sink read only with SINK
+    cx = dict(TOPK=indices.shape[-1], BLOCK_H=bh, SINK=attn_sink is not None)
+    if topk_length is None:
+        kernels.sparse_mla_narrow[(s_q,)](*args, **cx)
+    else:
+        # read at topk_length + token: one int32 per row, consecutive
+        kernels.sparse_mla_narrow_topk_length[(s_q,)](*args, topk_length.contiguous(), **cx)
     if not aligned_out:
         out.copy_(o)
         max_logits.copy_(ml)

@@ -72,8 +72,8 @@ def test_decode_heads_masked_into_fenced_outputs(h_q, is_fp8, b, s_q):
                                   topk_length=(LENGTHS * (b // len(LENGTHS) + 1))[:b])
     call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=is_fp8,
                 **{k: x[k] for k in ARGS})
-    # auto's kernel first, then the FP8 seesaw
-    impls = ["split-fp8", "seesaw-fp8"] if is_fp8 else ["seesaw"]
+    # auto's kernel first, then the FP8 seesaw; for bf16 the narrow-head kernel, then the seesaw
+    impls = ["split-fp8", "seesaw-fp8"] if is_fp8 else ["narrow", "seesaw"]
     assert A.select_sparse_impl("auto", call) == impls[0]
     want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                                  *(x[k] for k in ARGS))
@@ -113,8 +113,9 @@ def test_decode_heads_masked_in_a_cuda_graph(h_q, is_fp8):
 @pytest.mark.parametrize("b", [1, 64])
 @pytest.mark.parametrize("h_q", [8, 16, 32])
 def test_bf16_decode_on_the_narrow_head_kernel(h_q, b, s_q):
-    """Without attn_sink and topk_length "auto" runs a bf16 cache at h_q <= 32 on the narrow-head
-    prefill kernel (tle_kernels/sparse_decode_narrow_launch.py); it and the seesaw, into fenced
+    """"auto" runs a bf16 cache at h_q <= 32 on the narrow-head prefill kernel
+    (tle_kernels/sparse_decode_narrow_launch.py; with attn_sink and topk_length too:
+    test_decode_heads_masked_into_fenced_outputs); it and the seesaw, into fenced
     outputs, against the reference; then through sparse_decode in a CUDA graph."""
     x = make_sparse_decode_inputs(b, s_q, h_q, TOPK, is_fp8=False, device="cuda",
                                   seed=700 + h_q + b + s_q, invalid=0.25)

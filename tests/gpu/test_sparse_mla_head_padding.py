@@ -46,10 +46,10 @@ def features(h_q, s_q, topk, which, seed):
 
 
 def auto_impl(h_q: int, which: str = "plain") -> str:
-    """What "auto" takes: the narrow-head kernel up to 32 heads without topk_length
-    (tle_kernels/sparse_mla_narrow.py), else the seesaw padded to 64 heads above 16 heads and the
+    """What "auto" takes: the narrow-head kernel up to 32 heads (tle_kernels/sparse_mla_narrow.py,
+    with attn_sink and topk_length too), else the seesaw padded to 64 heads above 16 heads and the
     naive kernel at 16 and fewer."""
-    if h_q <= 32 and which in ("plain", "sink"):
+    if h_q <= 32:
         return "narrow"
     return "seesaw" if h_q > 16 else "naive"
 
@@ -65,7 +65,7 @@ def test_masked_seesaw_against_the_reference(h_q, s_q, s_kv, which):
     topk = 2048
     q, kv, idx = make_case(s_q, h_q, topk, s_kv, seed=h_q * 1000 + s_q)
     sink, tlen = features(h_q, s_q, topk, which, seed=h_q + s_q)
-    narrow = ["narrow"] if h_q <= 32 and which in ("plain", "sink") else []
+    narrow = ["narrow"] if h_q <= 32 else []
     assert api.supported_impls(h_q, 576, topk, sink is not None, tlen is not None) == \
         ["naive", "seesaw"] + narrow
     assert api.select_impl("auto", h_q, 576, topk, sink is not None, tlen is not None) == \

@@ -96,3 +96,33 @@ def test_attn_sink(h_q):
     compare(got, want, f"narrow sink h_q={h_q}")
     compare(K.sparse_mla_prefill(q, kv, idx, SCALE, attn_sink=sink), want, f"auto sink h_q={h_q}")
     assert api.select_impl("auto", h_q, 576, 2048, True) == "narrow"
+
+
+@pytest.mark.parametrize("h_q,topk", [(8, 2048), (16, 192), (32, 2048), (24, 64)])
+def test_topk_length(h_q, topk):
+    """Each row reads only its first clamp(topk_length, 0, topk) slots (0, 1, 63, 64, 65, past
+    topk, negative, random); the slots past a row's length name kv rows full of NaN, so a kernel
+    that read one would return NaN. By name and through "auto", with attn_sink as well."""
+    s_q, s_kv = 96, 8192
+    q, kv, idx = make_case(s_q, h_q, topk, s_kv, seed=500 + h_q + topk)
+    kv = torch.cat([kv, torch.full((64, 1, 576), float("nan"), device="cuda",
+                                   dtype=torch.bfloat16)])
+    idx[idx == s_kv] = s_kv + 64  # the invalid index s_kv would name a NaN row now
+    g = torch.Generator(device="cuda").manual_seed(h_q)
+    tlen = torch.randint(0, topk + 1, (s_q,), device="cuda", generator=g, dtype=torch.int32)
+    tlen[:8] = torch.tensor([0, 1, 63, 64, 65, topk + 100, -5, topk], dtype=torch.int32)
+    for r in range(s_q):
+        n = max(0, min(int(tlen[r]), topk))
+        idx[r, 0, n:] = torch.randint(s_kv, s_kv + 64, (topk - n,), device="cuda",
+                                      generator=g, dtype=torch.int32)
+    sink = torch.randn(h_q, device="cuda") * 2
+    for sk in (None, sink):
+        want = K.sparse_mla_reference(q, kv, idx, SCALE, attn_sink=sk, topk_length=tlen)
+        got = poisoned(q)
+        assert api.launch("narrow", q, kv, idx, SCALE, *got, attn_sink=sk,
+                          topk_length=tlen) == "narrow"
+        torch.cuda.synchronize()
+        compare(got, want, f"narrow topk_length h_q={h_q} sink={sk is not None}")
+        compare(K.sparse_mla_prefill(q, kv, idx, SCALE, attn_sink=sk, topk_length=tlen), want,
+                f"auto topk_length h_q={h_q}")
+    assert api.select_impl("auto", h_q, 576, topk, False, True) == "narrow"

@@ -54,7 +54,9 @@ def _tle_launder(y, x):
 def producer(q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, kv_full2, kv_empty2):
     # partition 'producer': 4 warps (default partition)
     NK: gl.constexpr = 32
+    n_valid: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 32
+    LENGTH: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -182,13 +184,13 @@ def pv_l(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
     mbarrier.wait(total_full0.index(0), 0)
     _v7 = total_inv_sum.index(0).load(L1)
     inv = _v7
-    _store_half6_out_row = (out_row + 0)
-    _store_half6_offs_h = gl.arange(0, BLOCK_H, layout=L1)
-    _store_half6_offs_d = gl.arange(0, D_HALF, layout=L3)
-    _store_half6__t9 = gl.minimum(_store_half6_offs_h, (n_heads - 1))
-    _store_half6_heads = _store_half6__t9
-    _store_half6__t10 = (acc * inv[None, :]).to(gl.bfloat16)
-    gl.store(((_store_half6_out_row + (_store_half6_heads[None, :] * stride_o_h)) + _store_half6_offs_d[:, None]), _store_half6__t10, mask=(_store_half6_offs_h < n_heads)[None, :])
+    _store_half7_out_row = (out_row + 0)
+    _store_half7_offs_h = gl.arange(0, BLOCK_H, layout=L1)
+    _store_half7_offs_d = gl.arange(0, D_HALF, layout=L3)
+    _store_half7__t10 = gl.minimum(_store_half7_offs_h, (n_heads - 1))
+    _store_half7_heads = _store_half7__t10
+    _store_half7__t11 = (acc * inv[None, :]).to(gl.bfloat16)
+    gl.store(((_store_half7_out_row + (_store_half7_heads[None, :] * stride_o_h)) + _store_half7_offs_d[:, None]), _store_half7__t11, mask=(_store_half7_offs_h < n_heads)[None, :])
 
 
 @gluon.jit
@@ -220,13 +222,13 @@ def pv_r(out_row, stride_o_h, n_heads, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_fu
     mbarrier.wait(total_full0.index(0), 0)
     _v7 = total_inv_sum.index(0).load(L1)
     inv = _v7
-    _store_half12_out_row = (out_row + D_HALF)
-    _store_half12_offs_h = gl.arange(0, BLOCK_H, layout=L1)
-    _store_half12_offs_d = gl.arange(0, D_HALF, layout=L3)
-    _store_half12__t15 = gl.minimum(_store_half12_offs_h, (n_heads - 1))
-    _store_half12_heads = _store_half12__t15
-    _store_half12__t16 = (acc * inv[None, :]).to(gl.bfloat16)
-    gl.store(((_store_half12_out_row + (_store_half12_heads[None, :] * stride_o_h)) + _store_half12_offs_d[:, None]), _store_half12__t16, mask=(_store_half12_offs_h < n_heads)[None, :])
+    _store_half13_out_row = (out_row + D_HALF)
+    _store_half13_offs_h = gl.arange(0, BLOCK_H, layout=L1)
+    _store_half13_offs_d = gl.arange(0, D_HALF, layout=L3)
+    _store_half13__t16 = gl.minimum(_store_half13_offs_h, (n_heads - 1))
+    _store_half13_heads = _store_half13__t16
+    _store_half13__t17 = (acc * inv[None, :]).to(gl.bfloat16)
+    gl.store(((_store_half13_out_row + (_store_half13_heads[None, :] * stride_o_h)) + _store_half13_offs_d[:, None]), _store_half13__t17, mask=(_store_half13_offs_h < n_heads)[None, :])
 
 
 @gluon.jit
