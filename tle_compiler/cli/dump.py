@@ -10,7 +10,9 @@ PATH is a Python file with ``@tle.jit`` kernels or a ``.pipe`` file. Every kerne
 value of the params, 1 rejected (diagnostics on stderr as ``PATH:LINE: error: ...``), 2 unusable
 input (no file, a directory, a syntax error, a bad flag, an output that cannot be written), 3 not
 proved (verified only for the values checked, or a verification budget ran out). With several
-kernels the worst wins: 2, then 1, then 3, then 0.
+kernels the worst wins: 2, then 1, then 3, then 0. A partial pipeline (``-p PASS``) that stops
+before the verdict claims nothing: it exits 1 on a fault its passes find, else 0, and says that
+no claim is made (a deadlock, say, is found only by verify-deadlock).
 """
 
 from __future__ import annotations
