@@ -19,12 +19,16 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Union
 
-from ..ir.derived import Definition
+from ..ir.derived import Definition, LaunchWidthError, derive, derive_on_gpu
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
-from ..ir.i32 import I32_MAX, I32_MIN
+from ..ir.i32 import I32_MAX, I32_MIN, fits_i32
 from ..ir.nodes import Access, Event, For, If, Program, Stmt
 
 Interval = tuple[int, int]
+
+#: How a reason from :func:`first_wrap` ends when the GPU computes a definition otherwise than the
+#: unbounded evaluation without any step leaving i32 (the others name a value outside i32).
+ON_GPU = "on the GPU, while the check counts with unbounded integers"
 
 
 def _interval(a: Affine, env: Mapping[str, Interval]) -> Optional[Interval]:
@@ -145,6 +149,62 @@ def _definition_wrap(d: Definition, env: Mapping[str, int]) -> Optional[tuple[st
     return None
 
 
+def _gpu_differs(program: Program, env: Mapping[str, int]) -> Optional[str]:
+    """A derived param whose value the GPU computes from the base values in ``env`` (its i32 /
+    i64 steps, ir/derived.derive_on_gpu) otherwise than the unbounded evaluation does, as text;
+    None when every one the values determine agrees. Where every step is inside i32 (checked
+    before) only a rule of the GPU's arithmetic without an unbounded counterpart differs."""
+    names = {d.name for d in program.derived}
+    base = {k: x for k, x in env.items() if k not in names}
+    known, chain = set(base), []
+    for d in program.derived:
+        if d.definition.variables <= known:
+            chain.append(d)
+            known.add(d.name)
+    exact = derive(tuple(chain), base)
+    if exact is None:  # undefined over the integers too: no launch a claim covers
+        return None
+    try:
+        gpu = derive_on_gpu(tuple(chain), base)
+    except LaunchWidthError as e:
+        return f"a derived param's definition: {e}"
+    for d in chain:
+        got = None if gpu is None else gpu[0].get(d.name)
+        if got != exact[d.name]:
+            # a shift by the width or more: 0 or -1 over the integers, undefined on the GPU
+            return (f"the definition `{d}` (line {d.loc.line}) is {exact[d.name]} over the "
+                    f"integers and {'undefined' if got is None else got} {ON_GPU}")
+    return None
+
+
+def definitions_wrap(program: Program, env: Mapping[str, int]) -> Optional[str]:
+    """What :func:`first_wrap` finds in the params and the derived params' definitions alone at
+    the values ``env`` (base values, and derived ones given): a value outside i32, an
+    intermediate value of a definition whose operands ``env`` determines outside i32, or a
+    definition the GPU computes otherwise than the unbounded evaluation; None when none."""
+    for name, x in env.items():
+        if not fits_i32(x):
+            return f"the param {name} is {x}"
+    return _definitions(program, dict(env), {k: (x, x) for k, x in env.items()})
+
+
+def _definitions(program: Program, env: dict[str, int], ranges: dict[str, Interval]
+                 ) -> Optional[str]:
+    """Check the definitions at the point values ``env``, adding each derived param's value to
+    ``env`` and ``ranges`` where it holds none yet."""
+    for d in program.derived:
+        if not d.definition.variables <= env.keys():
+            continue
+        bad = _definition_wrap(d.definition, env)
+        if bad is not None:
+            return f"`{bad[0]}` in the definition `{d}` (line {d.loc.line}) is {bad[1]}"
+        v = d.definition.eval(env)
+        if v is not None and d.name not in ranges:
+            env[d.name] = v
+            ranges[d.name] = (v, v)
+    return _gpu_differs(program, env)
+
+
 def first_wrap(program: Program, values: Mapping[str, Union[int, Interval]],
                bases: Optional[Mapping[str, int]] = None) -> Optional[str]:
     """The first expression ``program`` computes outside i32 for its params' ``values`` (each a
@@ -159,16 +219,9 @@ def first_wrap(program: Program, values: Mapping[str, Union[int, Interval]],
         if bad is not None:
             return f"the param {name} {'is' if r[0] == r[1] else 'reaches'} {bad}"
     env = {k: r[0] for k, r in ranges.items() if r[0] == r[1]}
-    for d in program.derived:
-        if not d.definition.variables <= env.keys():
-            continue
-        bad = _definition_wrap(d.definition, env)
-        if bad is not None:
-            return f"`{bad[0]}` in the definition `{d}` (line {d.loc.line}) is {bad[1]}"
-        v = d.definition.eval(env)
-        if v is not None and d.name not in ranges:
-            env[d.name] = v
-            ranges[d.name] = (v, v)
+    bad = _definitions(program, env, ranges)
+    if bad is not None:
+        return bad
     walk = _Walk()
     for p in program.partitions:
         if not walk.body(p.body, dict(ranges)):
@@ -176,4 +229,4 @@ def first_wrap(program: Program, values: Mapping[str, Union[int, Interval]],
     return None
 
 
-__all__ = ["I32_MAX", "I32_MIN", "first_wrap"]
+__all__ = ["I32_MAX", "I32_MIN", "ON_GPU", "definitions_wrap", "first_wrap"]

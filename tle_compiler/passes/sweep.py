@@ -19,9 +19,10 @@ kernel and then lowers it (``tle-dump --ttgir``, a first launch) checks its inst
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Callable, Optional, Sequence
 
 from ..diagnostics import Note
 from ..ir.nodes import Access
@@ -30,7 +31,7 @@ from ..ir.unroll import Instance, unroll
 from .context import PassContext
 from .cutoff import Plan, plan
 from .exact_bases import launch_values, over_bases
-from .i32_range import first_wrap
+from .i32_range import ON_GPU, definitions_wrap, first_wrap
 from .instances import Checker, Problem
 from .verdict import BOUNDED, PROVED, UNKNOWN, Verdict
 from .witness import base_params, search
@@ -59,6 +60,11 @@ class Sweep:
     #: (its check, line and values); the verdict is then "bounded" over ``base_checked``
     unreal: str = ""
     base_checked: dict[str, str] = field(default_factory=dict)
+    #: the base values (each a launch) the search checked without a fault, when ``unreal``: what
+    #: the verdict then covers, so what has to stay in i32 (:meth:`_within_i32`)
+    base_values: list[dict[str, int]] = field(default_factory=list)
+    #: the base tuples the search set aside as no launch of its claim (witness.BaseSearch)
+    base_skipped: list[dict[str, int]] = field(default_factory=list)
     #: every value of the base params' finite domains was checked without a fault (a proof)
     base_complete: bool = False
     #: what was reported with base values, by (check, file, line): {"base": ..., "derived": ...}
@@ -128,18 +134,23 @@ class Sweep:
         index or a derived param's definition leaves i32 (i32_range.py): the GPU computes those
         in i32, where they wrap, so the check at such a value (over unbounded integers) says
         nothing of a launch with it. With any, a proof becomes "bounded", its reason naming the
-        first such expression and the values that make it."""
+        first such expression and the values that make it, and its values a box of those kept
+        (safe_ranges); a claim over base values always names such a box."""
         program = ctx.program
         names = {p.name for p in program.params}
         bases = {k: x for k, x in ctx.fixed_params.items() if k not in names}
-        done = [] if self.unreal else self.done
+        # a verdict over base values (a fault of independent derived values no launch gives)
+        # covers the launches checked: each base value, the derived params computed from it
+        done = self.base_values if self.unreal else self.done
         stopped = [] if self.unreal or self.stopped_at is None else [self.stopped_at]
         hull: dict[str, tuple[int, int]] = {}
         for d in done + stopped:
             for k, x in d.items():
                 lo, hi = hull.get(k, (x, x))
                 hull[k] = (min(lo, x), max(hi, x))
-        if first_wrap(program, hull, bases) is None:
+        # over intervals first_wrap skips the derived params' definitions: base values are
+        # checked one by one
+        if not self.unreal and first_wrap(program, hull, bases) is None:
             return v
         wrapped: Optional[tuple[dict[str, int], str]] = None
         kept: list[dict[str, int]] = []
@@ -150,24 +161,41 @@ class Sweep:
                     kept.append(d)
             elif wrapped is None:
                 wrapped = (d, why)
-        if wrapped is None:  # the hull over-approximates: every value itself stays inside
+        # a claim over the base values checked names a box of them (safe_ranges): the hull of
+        # those kept would take in values left out between them, where a step wraps
+        over_bases = self.unreal and v.kind != PROVED
+        if wrapped is None and not over_bases:  # the hull over-approximates: each value is inside
             return v
+        if self.unreal:
+            # tuples whose derived values are no launch of the claim (outside a domain, or not
+            # the values fixed) may lie in the box, unless the GPU computes other derived values
+            # there than the unbounded evaluation that set them aside
+            checked = safe_ranges(kept, self.base_skipped,
+                                  lambda d: definitions_wrap(program, {**bases, **d}) is None) \
+                or {p.name: "{}" for p in base_params(program)}
+            # derived values the caller fixed: the claim is about the launches that give them
+            checked.update({d.name: f"{{{ctx.fixed_params[d.name]}}}" for d in program.derived
+                            if d.name in ctx.fixed_params and d.name not in checked})
+            scope = ", ".join(f"{k} in {r}" for k, r in checked.items())
+            if wrapped is None:
+                return replace(v, checked=checked, scope=scope)
         values, why = wrapped
         derived = {d.name for d in program.derived}
         head = [f"{k}={x}" for k, x in {**bases, **values}.items() if k not in derived]
         tail = [f"{k}={x}" for k, x in values.items() if k in derived]
         at = ", ".join(head) + (f" ({', '.join(tail)})" if head and tail else ", ".join(tail))
         # no params: the expression is a constant, outside i32 at every launch
-        reason = (f"at {at}, " if at else "") + (
+        reason = (f"at {at}, " if at else "") + (why if why.endswith(ON_GPU) else (
             f"{why}, outside i32: the GPU computes it in i32, where it wraps, while the check "
-            f"counts with unbounded integers")
+            f"counts with unbounded integers"))
         if v.reason:
             reason = f"{reason}; {v.reason}"
+        kind = BOUNDED if v.kind == PROVED else v.kind
+        if self.unreal:
+            return Verdict(kind, scope=scope, checked=checked, reason=reason, events=v.events)
         # nothing left: no value of the params given (a base's, not the params derived from it)
         empty = list(bases) + [k for k in hull if not (bases and k in derived)]
-        checked = (self.plan.checked(kept) if done else dict(v.checked)) or \
-            {k: "{}" for k in empty}
-        kind = BOUNDED if v.kind == PROVED else v.kind
+        checked = (safe_ranges(kept) if done else dict(v.checked)) or {k: "{}" for k in empty}
         return Verdict(kind, scope=v.scope, checked=checked, reason=reason, events=v.events)
 
     def _verdict(self, ctx: PassContext) -> Verdict:
@@ -193,15 +221,56 @@ class Sweep:
                                reason=f"{reason}; {self.exhausted}", events=self.events)
             return Verdict(BOUNDED, scope=scope, checked=checked, reason=reason,
                            events=self.events)
-        checked = self.plan.checked(self.done)
+        # what a claim short of a proof names: a box of the values checked (a budget that ran
+        # out leaves a set by magnitude, whose hull takes in values never checked)
+        checked = safe_ranges(self.done)
         if self.exhausted is not None:
             return Verdict(UNKNOWN, scope=self.plan.scope, checked=checked,
                            reason=self.exhausted, events=self.events)
         if self.plan.claim == PROVED:
-            return Verdict(PROVED, scope=self.plan.scope, checked=checked,
+            return Verdict(PROVED, scope=self.plan.scope, checked=self.plan.checked(self.done),
                            argument=self.plan.argument, events=self.events)
         return Verdict(BOUNDED, scope=self.plan.scope, checked=checked, reason=self.plan.reason,
                        events=self.events)
+
+
+def safe_ranges(values: list[dict[str, int]], also: Sequence[dict[str, int]] = (),
+                also_ok: Optional[Callable[[dict[str, int]], bool]] = None) -> dict[str, str]:
+    """Per param, the range of a box of values every tuple of which is one of ``values`` or of
+    ``also`` (tuples the claim need not cover; with ``also_ok``, only those it accepts, asked
+    for the tuples the box reaches), as ``{"N": "[-8, 7]"}``: grown from the first of ``values``
+    (the smallest checked) one value at a time on either side of each param while the whole new
+    face lies among them. A claim over the values checked names this box, not their hull, which
+    takes in values between them that were left out (one at which a step wraps in i32, or one a
+    budget stopped before). {} without values."""
+    if not values:
+        return {}
+    names = list(values[0])
+    allowed = {tuple(d.get(k) for k in names) for d in values}
+    spare = {tuple(d.get(k) for k in names) for d in also} - allowed
+    asked: dict[tuple, bool] = {}
+
+    def inside(t: tuple) -> bool:
+        if t in allowed:
+            return True
+        if t not in spare:
+            return False
+        if t not in asked:
+            asked[t] = also_ok is None or also_ok(dict(zip(names, t)))
+        return asked[t]
+
+    lo, hi = [values[0][k] for k in names], [values[0][k] for k in names]
+    grew = True
+    while grew:
+        grew = False
+        for i in range(len(names)):
+            for side in (lo, hi):
+                x = side[i] + (1 if side is hi else -1)
+                axes = [range(lo[j], hi[j] + 1) if j != i else (x,) for j in range(len(names))]
+                if all(inside(t) for t in itertools.product(*axes)):
+                    side[i] = x
+                    grew = True
+    return {k: f"[{a}, {b}]" if a < b else f"{{{a}}}" for k, a, b in zip(names, lo, hi)}
 
 
 def _key(params: dict[str, int]) -> tuple:
@@ -364,7 +433,10 @@ def _from_bases(ctx: PassContext, sw: Sweep, cp, checker: Checker) -> None:
     sw.unreal = f"{pr.check} at line {line} when {_values(params, None, ctx.program)}"
     sw.protocol, sw.deadlock, sw.faulty = [], None, False
     sw.base_checked = found.checked_ranges()
+    keys = list(found.checked)  # one value per base param appended for each tuple checked
+    sw.base_values = [dict(zip(keys, t)) for t in zip(*found.checked.values())]
     sw.base_complete = found.complete
+    sw.base_skipped = found.skipped
     sw.exhausted = found.stopped or None  # what stopped the independent check matters no more
 
 

@@ -42,13 +42,18 @@ class BaseSearch:
     instance's result), smallest base values first; ``checked``: per base param, the values whose
     combination was checked without a fault; ``stopped``: why the search ended before its planned
     values (the budget, or a cap), else empty; ``events``: the events it expanded; ``complete``:
-    every value of every base param's domain was checked (finite domains, none fixed)."""
+    every value of every base param's domain was checked (finite domains, none fixed);
+    ``skipped``: the base tuples enumerated that are no launch a claim over the values checked
+    is about: a derived value outside its param's domain (``tle.assume``), or another value than
+    a param fixed (``--param``), over the unbounded integers (sweep.py keeps those only where the
+    GPU computes the same derived values)."""
 
     faults: list[tuple[dict[str, int], dict[str, int], InstanceResult]] = field(default_factory=list)
     checked: dict[str, list[int]] = field(default_factory=dict)
     stopped: str = ""
     events: int = 0
     complete: bool = False
+    skipped: list[dict[str, int]] = field(default_factory=list)
 
     def checked_ranges(self) -> dict[str, str]:
         return {k: (f"[{min(vs)}, {max(vs)}]" if len(set(vs)) > 1 else f"{{{vs[0]}}}")
@@ -141,8 +146,10 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
         params = {p.name: env[p.name] for p in program.params}
         if any(not domains[k].contains(v) for k, v in params.items()):
             whole = False  # a derived value tle.assume excludes, not a base value: no proof
+            out.skipped.append(base)
             continue
         if any(params[k] != v for k, v in fixed.items() if k in params):
+            out.skipped.append(base)
             continue
         key = tuple(params.values())
         if key in seen:
