@@ -101,8 +101,11 @@ class Module:
         #: ``("error", LINE)`` when it is no literal, None when absent
         self.default_config: Optional[tuple] = None
         floats: dict[str, float] = {}
+        #: name -> the first lines of the module-level statements that bind it
+        self.bound_lines: dict[str, list[int]] = {}
         for st in self.tree.body:
             for n in _bound_names(st):  # a rebinding ends every earlier meaning of the name
+                self.bound_lines.setdefault(n, []).append(st.lineno)
                 self.imports.pop(n, None)
                 self.assigns.pop(n, None)
                 floats.pop(n, None)
@@ -146,6 +149,14 @@ class Module:
                     top = find_module(parts[0], 0, path)
                     if top is not None:
                         self.imports[parts[0]] = (top, None, loc)
+        #: ``(("pkg", "common"), "STEP", loc)`` for each assignment (or ``setattr``, ``del``) in
+        #: this file to an attribute of what may be an imported module
+        #: (Builder.stored_from_outside)
+        self.attr_stores = _attr_stores(self.tree, path)
+        for n in self.scope.rebound:  # rebound where no module-level assignment shows it
+            self.imports.pop(n, None)
+            self.assigns.pop(n, None)
+            floats.pop(n, None)
         self.consts.update(floats)
 
     def _import_from(self, st: ast.ImportFrom, loc: Loc) -> None:
@@ -223,6 +234,32 @@ class Module:
         if isinstance(node, ast.Constant) and isinstance(node.value, float):
             return node.value
         return None
+
+
+def _dotted(node: ast.expr) -> Optional[tuple[str, ...]]:
+    """``("a", "b")`` for ``a.b``, None for anything but a dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return (node.id, *parts[::-1]) if isinstance(node, ast.Name) else None
+
+
+def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str, Loc]]:
+    """Every ``X.name = ...`` (``+=``, ``del``) and ``setattr(X, "name", ...)`` in the file,
+    functions included (one may run at import), with ``X`` a dotted name."""
+    out = []
+    for n in ast.walk(tree):
+        target = None
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            target = (_dotted(n.value), n.attr)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in (
+                "setattr", "delattr") and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) \
+                and isinstance(n.args[1].value, str):
+            target = (_dotted(n.args[0]), n.args[1].value)
+        if target is not None and target[0] is not None:
+            out.append((target[0], target[1], Loc(path, n.lineno, n.col_offset + 1)))
+    return out
 
 
 def _bound_names(st: ast.stmt) -> set[str]:
@@ -472,8 +509,33 @@ class Builder:
             return next((o for o in map(self.field_buffer_in, st.value) if o is not None), None)
         return None
 
+    def stored_from_outside(self, m: Module, name: str) -> Optional[Loc]:
+        """Where a module the build read assigns ``name`` as an attribute of module ``m``
+        (``common.STEP = 8`` after ``from . import common``), else None: Python's value of
+        ``m.name`` is then not the one ``m``'s own statements give."""
+        for other in list(self.cache.modules.values()):
+            for dotted, attr, at in other.attr_stores:
+                if attr != name or dotted[0] not in other.imports:
+                    continue
+                file, imported_name, _ = other.imports[dotted[0]]
+                parts = list(dotted[1:]) if imported_name is None else [imported_name,
+                                                                        *dotted[1:]]
+                for part in parts:
+                    file = submodule(file, part)
+                    if file is None:
+                        break
+                if file is not None and os.path.abspath(file) == os.path.abspath(m.path):
+                    return at
+        return None
+
     def module_name(self, m: Module, name: str, node: ast.AST) -> tuple[K.Expr, Optional[Static]]:
         loc = self.loc(node)
+        at = self.stored_from_outside(m, name)
+        if at is not None:
+            raise self.err(f"'{name}' of module '{_module_label(m)}' is assigned from another "
+                           f"module ({at.file}:{at.line}), so its value is not the one the "
+                           f"module's own statements give: bind it once, in its module",
+                           node, check="unknown-name")
         if name in m.consts:
             return self.global_of(m, name, node), None
         if name in m.scope.dtypes:
@@ -499,9 +561,10 @@ class Builder:
         if name in m.scope.other:
             raise self.err(f"module-level name '{name}' is not a compile-time value the kernel "
                            f"can read (it is bound in module-level control flow, by a tuple or "
-                           f"augmented assignment or as a class, or deleted); Triton kernels "
-                           f"read globals that are tl.constexpr values, dtypes, modules or "
-                           f"functions", node, check="unknown-name")
+                           f"augmented assignment, by `:=` or a match pattern, through globals(), "
+                           f"by a function declaring it global, or as a class, or deleted); "
+                           f"Triton kernels read globals that are tl.constexpr values, dtypes, "
+                           f"modules or functions", node, check="unknown-name")
         if m is not self.frame.module:
             raise self.err(f"module '{_module_label(m)}' has no attribute '{name}'", node,
                            check="unknown-name")
@@ -1674,28 +1737,39 @@ class Builder:
                 raise self.verb_as_value(a_node)
         prefix = f"_{fdef.name}{self._next()}_"
         frame = Frame(module, prefix, {}, fdef.name, stores=_stores(fdef.body))
-        params = [p.arg for p in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs]
-        defaults = dict(zip([p.arg for p in fdef.args.args][len(fdef.args.args)
-                                                              - len(fdef.args.defaults):],
-                            fdef.args.defaults))
+        sig = fdef.args
+        positional = [p.arg for p in sig.posonlyargs + sig.args]
+        params = positional + [p.arg for p in sig.kwonlyargs]
+        if len(args) > len(positional):
+            raise self.err(f"'{fdef.name}' takes {len(positional)} positional arguments, "
+                           f"{len(args)} given", node, check="bad-call")
+        # Python's rules: `defaults` are those of the last positional parameters, positional-only
+        # ones included; keyword-only parameters have their own
+        defaults = dict(zip(positional[len(positional) - len(sig.defaults):], sig.defaults))
+        defaults.update((p.arg, d) for p, d in zip(sig.kwonlyargs, sig.kw_defaults)
+                        if d is not None)
         bound: dict[str, tuple[K.Expr, Optional[Static]]] = {}
-        for p, a in zip(params, args):
+        for p, a in zip(positional, args):
             bound[p] = a
         for k, a in kwargs.items():
-            if k not in params:
-                raise self.err(f"'{fdef.name}' has no parameter '{k}'", node, check="bad-call")
+            if k not in params or k in {p.arg for p in sig.posonlyargs}:
+                raise self.err(f"'{fdef.name}' has no parameter '{k}' that a keyword can "
+                               f"name", node, check="bad-call")
+            if k in bound:
+                raise self.err(f"'{fdef.name}' got multiple values for argument '{k}' (Python "
+                               f"raises TypeError)", node, check="bad-call")
             bound[k] = a
-        if len(args) > len(params):
-            raise self.err(f"'{fdef.name}' takes {len(params)} arguments, {len(args)} given",
-                           node, check="bad-call")
+        # A default is evaluated once, where the def stands, in the module's scope (not the
+        # helper's: a parameter of the same name is not seen)
+        for p in params:
+            if p not in bound and p in defaults:
+                bound[p] = self.default_value(module, fdef, p, defaults[p])
         self.frames.append(frame)
         try:
             for p in params:
                 if p not in bound:
-                    if p not in defaults:
-                        raise self.err(f"'{fdef.name}': missing argument '{p}'", node,
-                                       check="bad-call")
-                    bound[p] = self.expr(defaults[p])
+                    raise self.err(f"'{fdef.name}': missing argument '{p}'", node,
+                                   check="bad-call")
             for p in params:
                 e, st = bound[p]
                 # A name passed in is read in place: nothing the helper does can rebind the
@@ -1741,6 +1815,27 @@ class Builder:
             self.emit(K.Assign(t, e, e.loc))
             e = K.Name(t, e.loc)
         return e, st
+
+    def default_value(self, module: Module, fdef: ast.FunctionDef, p: str,
+                      node: ast.expr) -> tuple[K.Expr, Optional[Static]]:
+        """The default of parameter ``p`` of helper ``fdef``: Python evaluates it once, where the
+        def stands, in the module's scope. A module-level name it reads that the module binds
+        again after the def is an error (the frontend reads module names at their last
+        binding, which is not the value the default took)."""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                later = [ln for ln in module.bound_lines.get(n.id, ()) if ln > fdef.lineno]
+                if later:
+                    raise self.err(f"the default of '{p}' in '{fdef.name}' reads '{n.id}', which "
+                                   f"the module binds again at line {later[0]}, after the def: "
+                                   f"Python evaluates a default once, where the def stands "
+                                   f"(pass the value or bind '{n.id}' once)", n,
+                                   check="bad-call")
+        self.frames.append(Frame(module, f"_{fdef.name}{self._next()}_", {}, fdef.name))
+        try:
+            return self.expr(node)
+        finally:
+            self.frames.pop()
 
     def _next(self) -> int:
         self.counter += 1

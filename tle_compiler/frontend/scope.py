@@ -72,6 +72,59 @@ def fold_int(op: ast.operator, a: int, b: int, runtime: bool = False) -> Optiona
         return None
 
 
+#: Module-level statements whose bindings depend on what runs (a branch taken, a loop's last
+#: item, a pattern matched, an exception): no name they bind is a reliable constant.
+_CONTROL_FLOW = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match, ast.AsyncFor,
+                 ast.AsyncWith) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def rebound_elsewhere(tree: ast.Module) -> set[str]:
+    """Module-level names that Python binds other than by a module-level statement binding them
+    by name: names a function declares ``global`` (its assignments rebind the module's name when
+    it runs), names an assignment expression (``(T := 5)``) binds at module level (in a
+    statement, a default argument or a decorator, not inside a function or lambda body), and
+    names stored through ``globals()['T'] = ...``."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Global):
+            out.update(n.names)
+        elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Call) \
+                        and isinstance(t.value.func, ast.Name) \
+                        and t.value.func.id in ("globals", "vars") \
+                        and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
+                    out.add(t.slice.value)
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # the defaults, annotations and decorators run at module level, the body does not
+            todo.extend(n.decorator_list)
+            todo.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.Lambda):
+            todo.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def matched_names(tree: ast.Module) -> set[str]:
+    """Names a module-level ``match`` statement binds (captures, ``*rest``, ``**rest``)."""
+    out: set[str] = set()
+    for st in tree.body:
+        if isinstance(st, ast.Match):
+            for n in ast.walk(st):
+                if isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                    out.add(n.name)
+                elif isinstance(n, ast.MatchMapping) and n.rest:
+                    out.add(n.rest)
+    return out
+
+
 class ModuleScope:
     """Everything module-level the frontend needs from one file."""
 
@@ -85,6 +138,11 @@ class ModuleScope:
         self.other: set[str] = set()  # other module-level names (shadow default aliases)
         for stmt in tree.body:
             self._scan(stmt)
+        # Bindings the statement-by-statement scan does not see as module-level assignments:
+        # Python rebinds these names too, so none of them is a constant the kernel can read.
+        self.rebound = rebound_elsewhere(tree) | matched_names(tree)
+        for name in self.rebound:
+            self._bind_other(name)
 
     # -- scanning ---------------------------------------------------------------------------
     def _bind_other(self, name: str) -> None:
@@ -157,13 +215,17 @@ class ModuleScope:
                     self._bind_other(t.id)
         elif isinstance(stmt, ast.ClassDef):
             self._bind_other(stmt.name)
-        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+        elif isinstance(stmt, _CONTROL_FLOW):
             # Module-level control flow: names bound there are not reliable constants.
             for n in ast.walk(stmt):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     self._bind_other(n.id)
-                elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     self._bind_other(n.name)
+                elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+                    self._bind_other(n.name)
+                elif isinstance(n, ast.MatchMapping) and n.rest:
+                    self._bind_other(n.rest)
 
     # -- resolution ---------------------------------------------------------------------------
     def module_path(self, node: ast.expr) -> Optional[str]:
