@@ -216,6 +216,10 @@ class FnTranslator:
                 a, b = v.value["arange"]
                 return V("tensor", f"gl.arange({a}, {b}, layout={self.Lv(var)})", var, v.shape,
                          "int32")
+            if v.kind == "smemT":
+                raise self.err(f"`{name}` is tl.trans of a shared-memory tile: the lowering reads "
+                               f"it only as a tl.dot operand (wgmma reads the tile transposed in "
+                               f"place), not into registers", node)
             return self.env[name]
         if name in self.ctx.consts:
             val = self.ctx.consts[name]
@@ -634,6 +638,9 @@ class FnTranslator:
             v = self.ex(args[0])
             return v
         if name == "trans":
+            t = self._trans_of_tile(args[0]) if len(args) == 1 and not kw else None
+            if t is not None:
+                return t
             raise self.err("tl.trans is only supported on a shared-memory tile fed to tl.dot "
                            "(tl.dot(a, tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))))", node)
         raise self.err(f"`tl.{name}` is not supported by the lowering", node)
@@ -672,6 +679,31 @@ class FnTranslator:
             p = self.ex(pointer_arg(node))
             if p.kind == "lptr":
                 return p.value
+        return None
+
+    def _trans_of_tile(self, arg: K.Expr) -> Optional[V]:
+        """``tl.trans`` of a 2-D shared-memory tile, bound to a name rather than written inside
+        the tl.dot (``t = tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))``, or a helper's inlined
+        temporaries, which split that expression over names): a deferred view (kind "smemT",
+        value the tile), which a tl.dot reads transposed in place (``smem_view_of``) and any
+        other use refuses (``lookup``). None when ``arg`` is not such a tile."""
+        s = self._local(arg)
+        if s is None and isinstance(arg, K.Name) and (self.assign_counts or {}).get(arg.id) == 1:
+            v = self.env.get(arg.id)
+            if v is not None and v.kind == "tensor" and isinstance(v.value, dict) \
+                    and "smem" in v.value:
+                s = v.value["smem"]
+        if s is None or len(s.shape or ()) != 2:
+            return None
+        return V("smemT", "", shape=(s.shape[1], s.shape[0]), dtype=s.dtype, value=s)
+
+    def smem_view_of(self, n: K.Expr):
+        """The tile of a name bound once to a deferred ``tl.trans`` view (``_trans_of_tile``), or
+        None."""
+        if isinstance(n, K.Name) and (self.assign_counts or {}).get(n.id) == 1:
+            v = self.env.get(n.id)
+            if v is not None and v.kind == "smemT":
+                return v.value
         return None
 
     def _operand(self, node: K.Op, pos: int, key: str) -> K.Expr:
@@ -1041,6 +1073,12 @@ class FnTranslator:
             return True
 
         def smem_operand(n):
+            t = self.smem_view_of(n)
+            if t is not None:  # a name bound to tl.trans of a tile: read it transposed in place
+                if writers(t):
+                    return None
+                return V("smem", f"{t.text}.permute((1, 0))", shape=(t.shape[1], t.shape[0]),
+                         dtype=t.dtype, value=t.value)
             s = from_smem(n)
             if writers(s):
                 return None
@@ -1250,7 +1288,7 @@ class FnTranslator:
 
     def assign(self, name: str, v: V, node: object) -> None:
         if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",
-                      "mod", "tuple", "none"):
+                      "mod", "tuple", "none", "smemT"):
             self.env[name] = v
             return
         gen = self.prefix + name

@@ -1,0 +1,98 @@
+"""``tl.trans`` of a shared-memory tile bound to a name (lowering/translate.py,
+``_trans_of_tile``): a helper that computes its QK as ``tl.dot(tl.load(local_ptr(q)),
+tl.trans(tl.load(local_ptr(res.slot.k))))`` is inlined by the frontend with its subexpressions
+split over temporaries, so the tl.trans no longer sits inside the tl.dot. The lowering keeps it
+as a deferred view of the tile that a tl.dot reads transposed in place, exactly as the inline
+form; any other use of the view is refused with a message that says why.
+
+The kernels are tle_kernels/examples/attention_tile.py with its QK moved into a helper, and a
+variant that reads the view into registers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton.experimental.gluon")
+
+ROOT = Path(__file__).resolve().parent.parent
+ATT = ROOT / "tle_kernels/examples/attention_tile.py"
+_QK = '''        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)),
+                   tl.trans(tl.load(tle.gpu.local_ptr(res.slot.k)))) * qk_scale'''
+_HELPER = '''def scores_of(qres, res):
+    return tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)),
+                  tl.trans(tl.load(tle.gpu.local_ptr(res.slot.k))))
+
+
+def attend('''
+
+
+def _variant(tmp_path: Path, body: str, name: str) -> Path:
+    src = ATT.read_text()
+    assert _QK in src
+    src = src.replace(_QK, body).replace("def attend(", _HELPER, 1)
+    p = tmp_path / f"{name}.py"
+    p.write_text(src)
+    return p
+
+
+def _wgmmas(path) -> list:
+    from tle_compiler.lowering import gluon_source
+
+    src = gluon_source((str(path), "attention_tile")).source
+    return [ln.split("= ", 1)[1] for ln in src.splitlines() if "warpgroup_mma(" in ln]
+
+
+def test_a_helper_qk_lowers_to_the_inline_wgmmas(tmp_path):
+    import re
+
+    helper = _variant(tmp_path, "        s = scores_of(qres, res) * qk_scale", "helper")
+    norm = [re.sub(r"_\w*\d+", "_N", w) for w in _wgmmas(helper)]
+    want = [re.sub(r"_\w*\d+", "_N", w) for w in _wgmmas(ATT)]
+    assert norm == want and "kv_k.index(_N).permute((1, 0))" in norm[0]
+
+
+def test_a_helper_qk_compiles_for_sm90a(tmp_path):
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.lowering import compile_kernel
+    from tle_compiler.lowering.dumping import default_config
+
+    path = _variant(tmp_path, "        s = scores_of(qres, res) * qk_scale", "helper")
+    info = next(i for i in read_kernels(str(path), name="attention_tile"))
+    c = compile_kernel(info, default_config(str(path), "attention_tile")["signature"], {},
+                       num_warps=4)
+    assert "wgmma.mma_async" in c.asm["ptx"]
+
+
+def test_a_named_transposed_tile_feeds_the_dot(tmp_path):
+    body = ('''        kt = tl.trans(tl.load(tle.gpu.local_ptr(res.slot.k)))
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)), kt) * qk_scale''')
+    assert _wgmmas(_variant(tmp_path, body, "named"))[0].startswith(
+        _wgmmas(ATT)[0].split("(")[0])
+
+
+def test_the_view_read_into_registers_is_refused(tmp_path):
+    from tle_compiler.diagnostics import TleError
+    from tle_compiler.lowering import gluon_source
+
+    body = ('''        kt = tl.trans(tl.load(tle.gpu.local_ptr(res.slot.k)))
+        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)), kt) * qk_scale + kt''')
+    with pytest.raises(TleError, match=r"`kt` is tl.trans of a shared-memory tile: the lowering "
+                                       r"reads it only as a tl.dot operand"):
+        gluon_source((str(_variant(tmp_path, body, "regs")), "attention_tile"))
+
+
+def test_emulated_helper_kernel_matches_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    mod = load_kernel_module(_variant(tmp_path, "        s = scores_of(qres, res) * qk_scale",
+                                      "helper"))
+    d = 64
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(n, d, generator=g).bfloat16() for n in (64, 128, 128))
+    o = torch.full((64, d), float("nan"))
+    mod.attention_tile[(1,)](q, k, v, o, 128, d ** -0.5)
+    ref = torch.softmax((q.float() @ k.float().T) * d ** -0.5, 1) @ v.float()
+    assert torch.allclose(o, ref, atol=2e-2, rtol=2e-2)
