@@ -166,6 +166,13 @@ MODULE_CASES = {
                                   prelude="T = True\n"), (), "verified"),
     "True + 3": (ring(writer("for p in range(True + 3):"), reader("for p in range(4):")), (),
                  "verified"),
+    # the capacity is the last binding's: 2 matches the fields' leading dimension, 1 does not
+    "a capacity bound again to 2": (ring(prelude="CAP = 1\n", extra="\nCAP = 2\n").replace(
+        "capacity=2", "capacity=CAP"), (), "verified"),
+    "a capacity bound again to 1": (ring(prelude="CAP = 2\n", extra="\nCAP = 1\n").replace(
+        "capacity=2", "capacity=CAP"), (), ("rejected", "[bad-pipe]", "capacity 1")),
+    "a capacity from bool arithmetic": (ring().replace("capacity=2", "capacity=True + 1"), (),
+                                        "verified"),
 }
 
 A_PY = HEAD + "T = 4\n"
@@ -208,6 +215,30 @@ def put(call: str, helper: str = PUT, prelude: str = "", extra: str = "") -> str
 
 
 _WNC = ("rejected", "[wait-never-committed]")
+NESTED = """
+
+def outer(w, x_ptr, i):
+    j = i + 1
+    inner(w, x_ptr, j=i)
+    return j
+
+
+def inner(w, x_ptr, j, i=0):
+    slot = w.acquire(j + i)
+    tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(j + i)
+"""
+NESTED_DEFAULTS = """
+
+def outer(w, x_ptr, i, k=I0):
+    inner(w, x_ptr, i - k)
+
+
+def inner(w, x_ptr, j, k=I0):
+    slot = w.acquire(j + k)
+    tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(j + k)
+"""
 HELPER_CASES = {
     "a default": (put("put(w, x_ptr, p)"), "verified"),
     "keywords out of order": (put("put(w, x_ptr, off=1, i=p - 1)"), "verified"),
@@ -246,6 +277,16 @@ HELPER_CASES = {
     "a lambda": (ring(writer(pre="f = lambda i: i\n", idx="f(p)")), ("rejected", "lambda")),
     "a module-level lambda": (ring(writer(idx="f(p)"), prelude="f = lambda i: i\n"),
                               ("rejected", "lambda")),
+    # outer's `i` is p; inner's `i` is its own default 0: acquire(p)
+    "nested helpers with a parameter named like the caller's local": (
+        ring(writer(body="q = outer(w, x_ptr, p)\nq = q + 1\n"), extra=NESTED), "verified"),
+    "nested helpers with defaults of one constant": (
+        ring(writer(body="outer(w, x_ptr, p)\n"), prelude="I0 = 3\n", extra=NESTED_DEFAULTS),
+        "verified"),
+    "nested helpers whose defaults differ by one": (
+        ring(writer(body="outer(w, x_ptr, p)\n"), prelude="I0 = 3\n",
+             extra=NESTED_DEFAULTS.replace("j, k=I0):", "j, k=I0 - 1):")),
+        ("rejected", "[negative-index]")),
     "a parameter named like a module constant": (
         ring("    emit(w, x_ptr, N + 1)\n",
              reader("for p in range(N + 1):"), prelude="T = 4\n",
