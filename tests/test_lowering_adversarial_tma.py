@@ -1792,3 +1792,78 @@ def test_emulated_one_shot_tma_partition(n, tmp_path):
     _emulated(tmp_path, "one_shot_tma_partition")[(1,)](_desc(x, [64, 64]), y, n)
     for i in range(n):
         assert torch.equal(y[i], x.float() + n + i)
+
+
+# A descriptor name bound twice before the copies: `one = src_b` then `one = src_a`. The copy
+# through `one` reads a_desc; the signature's pre-check (descriptors.tma_copies) followed the
+# first binding and refused the kernel as copying b_desc's [64, 128] boxes into the [64, 64]
+# slot, though tle-dump verifies it and the copy the lowering emits is a_desc's. The same with
+# a partition parameter assigned in the body (`src_a = src_b`).
+REBIND = HEAD + '''
+@tle.jit(num_warps=4)
+def rebind(a_desc, b_desc, y_ptr, N):
+    p = tle.pipe(capacity=2, a=tle.gpu.alloc([2, BM, BN], tl.bfloat16),
+                 b=tle.gpu.alloc([2, BM, 128], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (p, a_desc, b_desc, N)), (drain, (p, y_ptr, N))], [4], [232])
+
+
+def fill(p, src_a, src_b, N):
+    w = p.writer()
+    ROUTE
+    for i in range(N):
+        s = w.acquire(i)
+        tle.gpu.tma_load(s.a, one, [i * BM, 0])
+        tle.gpu.tma_load(s.b, two, [i * BM, 0])
+        w.commit(i)
+
+
+def drain(p, y_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = p.reader()
+    for i in range(N):
+        res = r.wait(i)
+        a = tl.load(tle.gpu.local_ptr(res.slot.a)).to(tl.float32)
+        b = tl.load(tle.gpu.local_ptr(res.slot.b)).to(tl.float32)
+        r.release(i)
+        tl.store(y_ptr + i * BM * BN + offs, a + tl.sum(b, 1)[:, None])
+''' + _config(a_desc=D64, b_desc="tensordesc<bf16[64, 128]>", y_ptr="*fp32", N="i32")
+REBIND_ROUTES = {
+    "name_twice": ("one = src_b\n    one = src_a\n    two = src_b", None),
+    "param_assigned": ("src_b = src_a\n    src_b = b_swap\n    one = src_a\n    two = src_b", None),
+    "name_twice_wrong": ("one = src_a\n    one = src_b\n    two = src_b",
+                         "argument 'b_desc' is a tensor descriptor of bf16 boxes [64, 128], but "
+                         "this tle.gpu.tma_load copies it into p.a"),
+}
+
+
+@pytest.mark.parametrize("route", sorted(REBIND_ROUTES))
+def test_a_descriptor_name_bound_twice_is_checked_as_the_copy_reads_it(route, tmp_path):
+    from tle_compiler.cli.dump import main
+    from tle_compiler.diagnostics import TleError
+    from tle_compiler.lowering import compile_kernel
+
+    text, error = REBIND_ROUTES[route]
+    src = REBIND.replace("ROUTE", text)
+    if "b_swap" in text:  # a third descriptor argument of b's box, bound to the parameter
+        src = src.replace("def rebind(a_desc, b_desc,", "def rebind(a_desc, b_desc, b2_desc,") \
+            .replace("(fill, (p, a_desc, b_desc, N))", "(fill, (p, a_desc, b_desc, b2_desc, N))") \
+            .replace("def fill(p, src_a, src_b, N):", "def fill(p, src_a, src_b, b_swap, N):") \
+            .replace('"b_desc": "tensordesc<bf16[64, 128]>",',
+                     '"b_desc": "tensordesc<bf16[64, 128]>", '
+                     '"b2_desc": "tensordesc<bf16[64, 128]>",')
+        assert "b2_desc" in src.split("DEFAULT_CONFIG")[1]
+    path = tmp_path / "rebind.py"
+    path.write_text(src)
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main([str(path)]) == 0  # verified: the verifier counts the fields' bytes
+    config = _kernel_config(path, "rebind", {})
+    if error is not None:
+        with pytest.raises(TleError) as e:
+            compile_kernel((str(path), "rebind"), config["signature"], {})
+        assert error in e.value.message and e.value.loc.line == \
+            src.splitlines().index("        tle.gpu.tma_load(s.a, one, [i * BM, 0])") + 1
+        return
+    c = compile_kernel((str(path), "rebind"), config["signature"], {})
+    assert ".target sm_90a" in c.asm["ptx"]
+    problems, walk = _tx_problems(c.tle_generated.source, "rebind", config["signature"])
+    assert walk.copies == 2 and not problems, "\n".join(problems)

@@ -88,6 +88,13 @@ def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object, Optional
         bindings = dict(part.bindings)  # the partition's parameters -> kernel-level expressions
         alias: dict[str, K.Expr] = {}  # names of the partition bound to another name
         slots: dict[str, str] = {}  # slot variable -> its pipe
+        # a name assigned more than once (or a parameter assigned at all) holds whichever value
+        # reaches the copy: not followed here (the translator checks the copy as it emits it)
+        assigned: dict[str, int] = {}
+        for st in K.walk_stmts(part.body):
+            if isinstance(st, K.Assign):
+                assigned[st.target] = assigned.get(st.target, 0) + 1
+        rebound = {n for n, c in assigned.items() if c > 1 or n in bindings}
         for st in K.walk_stmts(part.body):
             if isinstance(st, K.Assign):
                 if isinstance(st.value, K.Name):
@@ -99,7 +106,7 @@ def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object, Optional
                     if not (isinstance(op, K.Op) and op.name == "tle.gpu.tma_load"):
                         continue
                     dst, desc = op.args[0], op.args[1]
-                    name = _resolve(desc, alias, bindings, args)
+                    name = _resolve(desc, alias, bindings, args, rebound)
                     if name is None or not isinstance(dst, K.SlotField):
                         continue
                     pipe = slots.get(dst.slot.id) if isinstance(dst.slot, K.Name) else None
@@ -110,13 +117,17 @@ def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object, Optional
     return out
 
 
-def _resolve(e, alias: dict, bindings: dict, args: set) -> Optional[str]:
-    """The kernel argument a partition's name is (through its renames, then its binding)."""
+def _resolve(e, alias: dict, bindings: dict, args: set, rebound: set = frozenset()
+             ) -> Optional[str]:
+    """The kernel argument a partition's name is (through its renames, then its binding); None
+    through a name in ``rebound`` (assigned more than once, or a parameter assigned)."""
     seen = set()
     while isinstance(e, K.Name) and e.id in alias and e.id not in seen:
+        if e.id in rebound:
+            return None
         seen.add(e.id)
         e = alias[e.id]
-    if not (isinstance(e, K.Name) and e.id in bindings):
+    if not (isinstance(e, K.Name) and e.id in bindings) or e.id in rebound:
         return None
     e = bindings[e.id]
     return e.id if isinstance(e, K.Name) and e.id in args else None
