@@ -1051,6 +1051,61 @@ def drain(q, y_ptr, N):
 MODES["one_shot_tma_partition"] = {"q_full0": "tma-partition"}
 
 
+# 27-28. Two TMA pipes of different slot shapes filled in one partition: the slot name `s` bound
+#     to a's slot, copied into, then rebound to b's slot (the windows overlap, b committed
+#     first); the two slots passed to a helper as a tuple and indexed there.
+TWO_SLOTS = HEAD + """
+def put(pair, x_desc, z_desc, i):
+    tle.gpu.tma_load(pair[1].t, z_desc, [i * BM, 0])
+    tle.gpu.tma_load(pair[0].t, x_desc, [i * BM, 0])
+
+
+@tle.jit(num_warps=4)
+def NAME(x_desc, z_desc, y_ptr, N):
+    a = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.bfloat16))
+    b = tle.pipe(capacity=3, t=tle.gpu.alloc([3, BM, 128], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (a, b, x_desc, z_desc, N)), (drain, (a, b, y_ptr, N))],
+                            [4], [232])
+
+
+def fill(a, b, x_desc, z_desc, N):
+    wa = a.writer()
+    wb = b.writer()
+    for i in range(N):
+        BODY
+
+
+def drain(a, b, y_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    ra = a.reader()
+    rb = b.reader()
+    for i in range(N):
+        resa = ra.wait(i)
+        resb = rb.wait(i)
+        v = tl.load(tle.gpu.local_ptr(resa.slot.t)).to(tl.float32)
+        u = tl.load(tle.gpu.local_ptr(resb.slot.t)).to(tl.float32)
+        rb.release(i)
+        ra.release(i)
+        tl.store(y_ptr + i * BM * BN + offs, v + tl.sum(u, 1)[:, None])
+""" + _config(x_desc=D64, z_desc="tensordesc<bf16[64, 128]>", y_ptr="*fp32", N="i32")
+TWO_SLOT_BODIES = {
+    "slot_name_reused": """s = wa.acquire(i)
+        tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])
+        s = wb.acquire(i)
+        tle.gpu.tma_load(s.t, z_desc, [i * BM, 0])
+        wb.commit(i)
+        wa.commit(i)""",
+    "slot_tuple_helper": """sa = wa.acquire(i)
+        sb = wb.acquire(i)
+        put((sa, sb), x_desc, z_desc, i)
+        wa.commit(i)
+        wb.commit(i)""",
+}
+for _n, _body in TWO_SLOT_BODIES.items():
+    KERNELS[_n] = TWO_SLOTS.replace("BODY", _body).replace("def NAME(", f"def {_n}(")
+    MODES[_n] = {"a_full0": "tma", "b_full0": "tma"}
+
+
 # ------------------------------------------------------------------ the checks
 
 NAMES = sorted(KERNELS)
@@ -1867,3 +1922,37 @@ def test_a_descriptor_name_bound_twice_is_checked_as_the_copy_reads_it(route, tm
     assert ".target sm_90a" in c.asm["ptx"]
     problems, walk = _tx_problems(c.tle_generated.source, "rebind", config["signature"])
     assert walk.copies == 2 and not problems, "\n".join(problems)
+
+
+
+@pytest.mark.parametrize("name", sorted(TWO_SLOT_BODIES))
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_emulated_two_slots(name, n, tmp_path):
+    import torch
+
+    x, z = _bf16(64 * max(n, 1), 64, 29), _bf16(64 * max(n, 1), 128, 30)
+    y = torch.full((max(n, 1), 64, 64), float("nan"))
+    _emulated(tmp_path, name)[(1,)](_desc(x, [64, 64]), _desc(z, [64, 128]), y, n)
+    for i in range(n):
+        rows = slice(i * 64, (i + 1) * 64)
+        assert torch.equal(y[i], x[rows].float() + z[rows].float().sum(1)[:, None])
+
+
+def test_slots_swapped_in_the_helper_tuple_are_refused_at_the_copy(tmp_path):
+    """(sb, sa) instead of (sa, sb): z_desc's [64, 128] box would land in a's [64, 64] slot. The
+    verifier counts the fields' bytes and proves the protocol; the lowering refuses the copy at
+    its line in the helper (a wrong box would leave the expect-tx unmatched)."""
+    from tle_compiler.diagnostics import TleError
+    from tle_compiler.lowering import compile_kernel
+
+    src = KERNELS["slot_tuple_helper"].replace("put((sa, sb), x_desc", "put((sb, sa), x_desc")
+    assert "put((sb, sa)" in src
+    path = tmp_path / "swapped.py"
+    path.write_text(src)
+    config = _kernel_config(path, "slot_tuple_helper", {})
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(path), "slot_tuple_helper"), config["signature"], {})
+    assert "argument 'z_desc' is a tensor descriptor of bf16 boxes [64, 128], but this " \
+           "tle.gpu.tma_load copies it into a.t, a bf16 slot of shape [64, 64]" in e.value.message
+    assert e.value.loc.line == src.splitlines().index(
+        "    tle.gpu.tma_load(pair[1].t, z_desc, [i * BM, 0])") + 1
