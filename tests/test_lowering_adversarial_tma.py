@@ -1106,6 +1106,48 @@ for _n, _body in TWO_SLOT_BODIES.items():
     MODES[_n] = {"a_full0": "tma", "b_full0": "tma"}
 
 
+# 29. Pipelined wgmma in a persistent loop: ROUNDS rounds of NP TMA-filled (a, b) tiles, index
+#     r * NP + p, each slot released in the next tile (the dot of the previous tile retired
+#     first), the last after the rounds; a and b copied by boxes at program-id dependent rows.
+KERNELS["pipelined_persistent_tma"] = HEAD + """
+@tle.jit(num_warps=4, wgmma_pipeline=True)
+def pipelined_persistent_tma(a_desc, b_desc, c_ptr, ROUNDS, NP: tl.constexpr):
+    kv = tle.pipe(capacity=2, a=tle.gpu.alloc([2, BM, BN], tl.bfloat16),
+                  b=tle.gpu.alloc([2, BN, BN], tl.bfloat16))
+    tle.gpu.warp_specialize([(loader, (kv, a_desc, b_desc, ROUNDS, NP)),
+                             (mma, (kv, c_ptr, ROUNDS, NP))], [4], [232])
+
+
+def loader(kv, a_desc, b_desc, ROUNDS, NP: tl.constexpr):
+    base = tl.program_id(0) * ROUNDS * NP
+    w = kv.writer()
+    for r in range(ROUNDS):
+        for p in range(NP):
+            s = w.acquire(r * NP + p)
+            tle.gpu.tma_load(s.b, b_desc, [(base + r * NP + p) * BN, 0])
+            tle.gpu.tma_load(s.a, a_desc, [(base + r * NP + p) * BM, 0])
+            w.commit(r * NP + p)
+
+
+def mma(kv, c_ptr, ROUNDS, NP: tl.constexpr):
+    rd = kv.reader()
+    for r in range(ROUNDS):
+        acc = tl.zeros([BM, BN], tl.float32)
+        for p in range(NP):
+            res = rd.wait(r * NP + p)
+            if r * NP + p > 0:
+                rd.release(r * NP + p - 1)
+            acc = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)),
+                         tl.load(tle.gpu.local_ptr(res.slot.b)), acc)
+        rows = (tl.program_id(0) * ROUNDS + r) * BM + tl.arange(0, BM)
+        tl.store(c_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :], acc)
+    if ROUNDS > 0:
+        rd.release(ROUNDS * NP - 1)
+""" + _config(a_desc=D64, b_desc=D64, c_ptr="*fp32", ROUNDS="i32", NP="constexpr=2")
+CONSTEXPRS["pipelined_persistent_tma"] = [{"NP": 1}, {"NP": 2}, {"NP": 3}]
+MODES["pipelined_persistent_tma"] = {"kv_full0": "tma"}
+
+
 # ------------------------------------------------------------------ the checks
 
 NAMES = sorted(KERNELS)
@@ -1956,3 +1998,20 @@ def test_slots_swapped_in_the_helper_tuple_are_refused_at_the_copy(tmp_path):
            "tle.gpu.tma_load copies it into a.t, a bf16 slot of shape [64, 64]" in e.value.message
     assert e.value.loc.line == src.splitlines().index(
         "    tle.gpu.tma_load(pair[1].t, z_desc, [i * BM, 0])") + 1
+
+
+
+@pytest.mark.parametrize("rounds,np_", [(1, 1), (2, 3)])
+def test_emulated_pipelined_persistent_tma(rounds, np_, tmp_path):
+    import torch
+
+    g = torch.Generator().manual_seed(rounds)
+    a = torch.randn(2 * rounds * np_ * 64, 64, generator=g).bfloat16()
+    b = torch.randn(2 * rounds * np_ * 64, 64, generator=g).bfloat16()
+    c = torch.full((2 * rounds * 64, 64), float("nan"))
+    _emulated(tmp_path, "pipelined_persistent_tma")[(2,)](_desc(a, [64, 64]), _desc(b, [64, 64]),
+                                                           c, rounds, np_)
+    ta = a.float().reshape(-1, 64, 64)
+    tb = b.float().reshape(-1, 64, 64)
+    want = (ta @ tb).reshape(2 * rounds, np_, 64, 64).sum(1).reshape(-1, 64)
+    assert torch.allclose(c, want, atol=1e-2, rtol=1e-2)
