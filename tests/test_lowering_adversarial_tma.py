@@ -1148,6 +1148,38 @@ CONSTEXPRS["pipelined_persistent_tma"] = [{"NP": 1}, {"NP": 2}, {"NP": 3}]
 MODES["pipelined_persistent_tma"] = {"kv_full0": "tma"}
 
 
+# 30. The field's width a constexpr D (64, 128, 256: one, two and four 64-column boxes; the
+#     kernel read specialised): the expect-tx follows D, the descriptor's box with it.
+KERNELS["constexpr_width"] = HEAD + """
+@tle.jit(num_warps=4)
+def constexpr_width(x_desc, y_ptr, N, D: tl.constexpr):
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, D], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (p, x_desc, N)), (drain, (p, y_ptr, N, D))], [4], [232])
+
+
+def fill(p, x_desc, N):
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])
+        w.commit(i)
+
+
+def drain(p, y_ptr, N, D):
+    offs = tl.arange(0, BM)[:, None] * D + tl.arange(0, D)[None, :]
+    r = p.reader()
+    for i in range(N):
+        res = r.wait(i)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+        tl.store(y_ptr + i * BM * D + offs, v)
+""" + _config(x_desc="tensordesc<bf16[64, 64]>", y_ptr="*bf16", N="i32", D="constexpr=64")
+CONSTEXPRS["constexpr_width"] = [{"D": 64}, {"D": 128}, {"D": 256}]
+#: signature types a constexpr setting changes (the descriptor's box follows the field)
+SIGNATURE_OF = {"constexpr_width": lambda cx: {"x_desc": f"tensordesc<bf16[64, {cx['D']}]>"}}
+MODES["constexpr_width"] = {"p_full0": "tma"}
+
+
 # ------------------------------------------------------------------ the checks
 
 NAMES = sorted(KERNELS)
@@ -1165,7 +1197,10 @@ def _kernel_config(path: Path, name: str, cx: dict) -> dict:
     from tle_compiler.lowering.dumping import default_config
 
     config = default_config(str(path), name)
-    return dict(config, constexprs=dict(config["constexprs"], **cx))
+    config = dict(config, constexprs=dict(config["constexprs"], **cx))
+    if name in SIGNATURE_OF:
+        config["signature"] = dict(config["signature"], **SIGNATURE_OF[name](config["constexprs"]))
+    return config
 
 
 @pytest.mark.parametrize("name,cx", SETTINGS, ids=SETTING_IDS)
@@ -2015,3 +2050,15 @@ def test_emulated_pipelined_persistent_tma(rounds, np_, tmp_path):
     tb = b.float().reshape(-1, 64, 64)
     want = (ta @ tb).reshape(2 * rounds, np_, 64, 64).sum(1).reshape(-1, 64)
     assert torch.allclose(c, want, atol=1e-2, rtol=1e-2)
+
+
+
+@pytest.mark.parametrize("d", [64, 256])
+def test_emulated_constexpr_width(d, tmp_path):
+    import torch
+
+    n = 2
+    x = _bf16(64 * n, 320, 31)
+    y = torch.full((64 * n, d), float("nan"), dtype=torch.bfloat16)
+    _emulated(tmp_path, "constexpr_width")[(1,)](_desc(x, [64, d]), y, n, D=d)
+    assert torch.equal(y, x[:, :d])
