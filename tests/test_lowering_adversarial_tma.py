@@ -1180,6 +1180,50 @@ SIGNATURE_OF = {"constexpr_width": lambda cx: {"x_desc": f"tensordesc<bf16[64, {
 MODES["constexpr_width"] = {"p_full0": "tma"}
 
 
+# 31. A chain of one-warp workers: the first hands block numbers through a register pipe, the
+#     middle reads one, releases it and copies that block by TMA into the kv ring (coordinates
+#     from data read out of a slot), the default partition stores the tiles.
+KERNELS["chain_block_table"] = HEAD + """
+@tle.jit(num_warps=4)
+def chain_block_table(x_desc, blk_ptr, y_ptr, N):
+    idx = tle.pipe(capacity=2, b=tle.gpu.alloc([2, 16], tl.int32))
+    kv = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.bfloat16))
+    tle.gpu.warp_specialize([(last, (kv, y_ptr, N)), (first, (idx, blk_ptr, N)),
+                             (middle, (idx, kv, x_desc, N))], [1, 1], [48, 48])
+
+
+def first(idx, blk_ptr, N):
+    w = idx.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.b), tl.load(blk_ptr + i * 16 + tl.arange(0, 16)))
+        w.commit(i)
+
+
+def middle(idx, kv, x_desc, N):
+    r = idx.reader()
+    w = kv.writer()
+    for i in range(N):
+        res = r.wait(i)
+        page = tl.max(tl.load(tle.gpu.local_ptr(res.slot.b)), 0)
+        r.release(i)
+        s = w.acquire(i)
+        tle.gpu.tma_load(s.t, x_desc, [page * BM, 0])
+        w.commit(i)
+
+
+def last(kv, y_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = kv.reader()
+    for i in range(N):
+        res = r.wait(i)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+        tl.store(y_ptr + i * BM * BN + offs, v)
+""" + _config(x_desc=D64, blk_ptr="*i32", y_ptr="*bf16", N="i32")
+MODES["chain_block_table"] = {"kv_full0": "tma"}
+
+
 # ------------------------------------------------------------------ the checks
 
 NAMES = sorted(KERNELS)
@@ -2062,3 +2106,59 @@ def test_emulated_constexpr_width(d, tmp_path):
     y = torch.full((64 * n, d), float("nan"), dtype=torch.bfloat16)
     _emulated(tmp_path, "constexpr_width")[(1,)](_desc(x, [64, d]), y, n, D=d)
     assert torch.equal(y, x[:, :d])
+
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_emulated_chain_block_table(n, tmp_path):
+    import torch
+
+    x = _bf16(64 * 5, 64, 32)
+    blk = torch.tensor([(3 * i + 1) % 5 for i in range(max(n, 1))], dtype=torch.int32)
+    blk = blk[:, None].expand(-1, 16).contiguous()
+    y = torch.full((max(n, 1) * 64, 64), float("nan"), dtype=torch.bfloat16)
+    _emulated(tmp_path, "chain_block_table")[(1,)](_desc(x, [64, 64]), blk, y, n)
+    for i in range(n):
+        b = int(blk[i, 0])
+        assert torch.equal(y[i * 64:(i + 1) * 64], x[b * 64:(b + 1) * 64])
+
+
+def test_launches_compile_for_host_descriptors_of_each_dtype_and_rank(tmp_path):
+    """Without a GPU a launch stops after compiling: the host descriptors (fp32, int8, fp8, a
+    rank-3 and a rank-4 box) gave the signature types, completed with the rings' layouts."""
+    import importlib.util
+
+    import torch
+
+    from tle_compiler.diagnostics import TleError
+
+    def d(t, block):
+        return _desc(t, block)
+
+    cases = {
+        "fp32_int8_c3": lambda: (d(torch.zeros(64, 64), [32, 64]),
+                                 d(torch.zeros(64, 128, dtype=torch.int8), [64, 128]),
+                                 torch.zeros(64, 64), torch.zeros(64, 128, dtype=torch.int32), 1),
+        "fp8_field": lambda: (d(torch.zeros(64, 128, dtype=torch.float8_e4m3fn), [64, 128]),
+                              torch.zeros(64, 128), 1),
+        "rank3_field": lambda: (d(torch.zeros(4, 64, 64, dtype=torch.bfloat16), [2, 64, 64]),
+                                torch.zeros(64, 64), 1),
+        "rank4_and_one_shot": lambda: (
+            d(torch.zeros(2, 64, 3, 64, dtype=torch.bfloat16), [1, 64, 1, 64]),
+            d(torch.zeros(128, 64, dtype=torch.bfloat16), [64, 64]), torch.zeros(64, 64), 1, 2),
+    }
+    want = {"fp32_int8_c3": ["tensor<32x64xf32", "tensor<64x128xsi8"],
+            "fp8_field": ["tensor<64x128xf8E4M3FN"], "rank3_field": ["tensor<2x64x64xbf16"],
+            "rank4_and_one_shot": ["tensor<1x64x1x64xbf16", "tensor<64x64xbf16"]}
+    for name, args in cases.items():
+        path = _write(tmp_path, name)
+        spec = importlib.util.spec_from_file_location(f"launch_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        kernel = getattr(mod, name)
+        with pytest.raises(TleError) as e:
+            kernel[(1,)](*args())
+        assert e.value.check == "no-gpu", str(e.value)
+        (compiled,) = kernel.runtime.cache.values()
+        for t in want[name]:
+            assert f"!tt.tensordesc<{t}, #shared" in compiled.asm["ttgir"], (name, t)
