@@ -2162,3 +2162,32 @@ def test_launches_compile_for_host_descriptors_of_each_dtype_and_rank(tmp_path):
         (compiled,) = kernel.runtime.cache.values()
         for t in want[name]:
             assert f"!tt.tensordesc<{t}, #shared" in compiled.asm["ttgir"], (name, t)
+
+
+@pytest.mark.parametrize("order,error", [(("b_desc", "a_desc"), None),
+                                         (("a_desc", "b_desc"), "argument 'b_desc' is a tensor "
+                                          "descriptor of bf16 boxes [64, 128], but this "
+                                          "tle.gpu.tma_load copies it into p.a")])
+def test_a_kernel_level_name_bound_twice_reaches_the_partition_as_its_last_binding(
+        order, error, tmp_path):
+    """`da = b_desc; da = a_desc` in the kernel body, `da` bound to the partition parameter the
+    copy into a reads: compiled with a_desc's boxes; the other order refused at the copy."""
+    from tle_compiler.diagnostics import TleError
+    from tle_compiler.lowering import compile_kernel
+
+    src = REBIND.replace("ROUTE", "one = src_a\n    two = src_b").replace(
+        "    tle.gpu.warp_specialize([(fill, (p, a_desc, b_desc, N))",
+        f"    da = {order[0]}\n    da = {order[1]}\n"
+        "    tle.gpu.warp_specialize([(fill, (p, da, b_desc, N))")
+    assert "    da = " in src
+    path = tmp_path / "kernel_rebind.py"
+    path.write_text(src)
+    config = _kernel_config(path, "rebind", {})
+    if error is not None:
+        with pytest.raises(TleError) as e:
+            compile_kernel((str(path), "rebind"), config["signature"], {})
+        assert error in e.value.message
+        return
+    c = compile_kernel((str(path), "rebind"), config["signature"], {})
+    problems, walk = _tx_problems(c.tle_generated.source, "rebind", config["signature"])
+    assert walk.copies == 2 and not problems, "\n".join(problems)
