@@ -1899,9 +1899,9 @@ def test_compiles_with_debug_waits(name, tmp_path):
 
 
 def test_a_tma_copy_into_a_named_barrier_pipe_is_refused_at_the_copy(tmp_path):
-    """A named barrier cannot track a copy's bytes: the lowering refuses the copy at its line with
-    the reason (tle-dump verifies the protocol, in which the copy is the writer's write of its
-    window; nothing is emitted that would let the reader run before the bytes land)."""
+    """A named barrier cannot track a copy's bytes: the verifier rejects the copy at its line with
+    the reason (passes/tma_windows.py), and so does the lowering if reached; nothing is emitted
+    that would let the reader run before the bytes land."""
     from tle_compiler.diagnostics import TleError
     from tle_compiler.lowering import compile_kernel
 
@@ -1931,6 +1931,10 @@ def test_a_tma_copy_into_a_named_barrier_pipe_is_refused_at_the_copy(tmp_path):
         "        tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])") + 1
     assert "has barrier=\"named\"" in e.value.message and "cannot track a TMA copy" in \
         e.value.message
+    # and the verifier refuses it first: tle-dump rejects the kernel at the copy (exit 1)
+    from tle_compiler.cli.dump import main
+
+    assert main([str(path)]) == 1
 
 
 
