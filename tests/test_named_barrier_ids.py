@@ -41,6 +41,9 @@ BUNDLED = {
     "mla_decode_seesaw": ("tle_kernels/mla_decode_seesaw.py", "mla_decode_seesaw"),
     "sparse_decode_seesaw_fp8": ("tle_kernels/sparse_decode_seesaw_fp8.py",
                                  "sparse_decode_seesaw_fp8"),
+    **{k: (f"tle_kernels/{k}.py", k) for k in (
+        "sparse_mla_seesaw_sink", "sparse_mla_seesaw_topk_length", "sparse_mla_seesaw_d512_sink",
+        "sparse_mla_seesaw_d512_topk_length", "sparse_decode_seesaw_fp8_sink")},
     "exchange.ok": (str(FIXTURES / "exchange.ok.py"), "exchange"),
     "hop_commit.ok": (str(FIXTURES / "hop_commit.ok.py"), "hop_commit"),
     "three_partitions.ok": (str(FIXTURES / "three_partitions.ok.py"), "three"),
