@@ -136,3 +136,24 @@ def test_decode_with_topk_length_against_the_reference(monkeypatch, b, s_q, h_q,
     fences_intact(out_b, lse_b, b, s_q, h_q)
     (seen,) = lengths_seen
     assert seen.tolist() == [n for n in lengths for _ in range(s_q)]
+
+
+def test_a_misaligned_topk_length_is_handed_over_aligned(monkeypatch):
+    """A topk_length [b] whose data does not start on 16 bytes (a slice of a longer tensor) is
+    one "auto" takes the narrow kernel for; the launch hands the kernel an aligned copy of it (as
+    the seesaw's launch does, through sparse_decode_rows.token_lengths) instead of refusing."""
+    x = inputs(3, 1, 16, 128)
+    lengths = torch.tensor([9, 0, 100, 64], dtype=torch.int32)[1:]
+    assert lengths.data_ptr() % 16 != 0
+    assert A.select_sparse_impl("auto", call_of(x, topk_length=lengths)) == "narrow"
+    seen = []
+
+    class Record:
+        def __getitem__(self, grid):
+            return lambda *a, **kw: seen.append(a[17])
+    monkeypatch.setattr(narrow_mod, "sparse_mla_narrow_topk_length", Record())
+    out, lse = A.empty_outputs(x["q"])
+    launch_sparse_narrow(x["q"], x["k_cache"], x["indices"], SCALE, False, out, lse, None,
+                         lengths)
+    (got,) = seen
+    assert got.tolist() == [0, 100, 64] and got.data_ptr() % 16 == 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import api
-from .sparse_decode_rows import RowOutputs, token_rows
+from .sparse_decode_rows import RowOutputs, token_lengths, token_rows
 from .sparse_decode_seesaw_launch import D_QK, cache_rows, cache_rows_unsupported_reason
 
 
@@ -48,9 +48,7 @@ def launch_sparse_narrow(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     t = b * s_q
     idx3 = token_rows(indices, t).view(t, 1, indices.shape[-1])
     rows = RowOutputs(out, lse)
-    lengths = None
-    if topk_length is not None:  # [b] -> [t]: token t's length at topk_length + t
-        lengths = topk_length if s_q == 1 else topk_length.repeat_interleave(s_q)
+    lengths = None if topk_length is None else token_lengths(topk_length, s_q)
     ran = api.launch("narrow", token_rows(q, t), cache_rows(k_cache), idx3, float(sm_scale),
                      rows.out3, rows.max_logits, rows.lse2, attn_sink=attn_sink,
                      topk_length=lengths)

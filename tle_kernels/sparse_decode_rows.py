@@ -14,6 +14,13 @@ from . import api
 from .api import aligned  # noqa: F401 (the decode launchers import it from here)
 
 
+def token_lengths(topk_length: torch.Tensor, s_q: int) -> torch.Tensor:
+    """topk_length [b] of a decode step as one length per token row [b * s_q] (a request's s_q
+    rows share it), contiguous and 16-byte aligned: a prefill kernel reads token t's length at
+    topk_length + t (an expanded view would have stride 0)."""
+    return aligned(topk_length if s_q == 1 else topk_length.repeat_interleave(s_q))
+
+
 def token_rows(x: torch.Tensor, t: int) -> torch.Tensor:
     """[b, s_q, ...] -> [t = b * s_q, ...] with 16-byte aligned rows: a view when the strides
     allow, else a contiguous copy."""

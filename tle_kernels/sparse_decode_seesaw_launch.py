@@ -43,7 +43,7 @@ import torch
 from . import api
 from .data_pointers import rows_aligned_where_known
 from .head_padding import decode_padded_heads
-from .sparse_decode_rows import RowOutputs, aligned, token_rows
+from .sparse_decode_rows import RowOutputs, aligned, token_lengths, token_rows
 
 D_QK = 576
 D_V = 512
@@ -110,11 +110,7 @@ def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     idx3 = token_rows(indices, t).view(t, 1, indices.shape[-1])
     rows = RowOutputs(out, lse)
     sink = None if attn_sink is None else aligned(attn_sink)
-    lengths = None
-    if topk_length is not None:
-        # [b] -> [t], contiguous: the kernel reads token t's length at topk_length + t (an
-        # expanded view of a single request would have stride 0)
-        lengths = aligned(topk_length if s_q == 1 else topk_length.repeat_interleave(s_q))
+    lengths = None if topk_length is None else token_lengths(topk_length, s_q)
 
     ran = api.launch("seesaw", q3, kv, idx3, float(sm_scale), rows.out3, rows.max_logits,
                      rows.lse2, attn_sink=sink, topk_length=lengths)
