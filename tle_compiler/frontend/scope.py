@@ -222,10 +222,7 @@ class ModuleScope:
                     self._bind_other(n.id)
                 elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     self._bind_other(n.name)
-                elif isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
-                    self._bind_other(n.name)
-                elif isinstance(n, ast.MatchMapping) and n.rest:
-                    self._bind_other(n.rest)
+            # (a match statement's captures: ``matched_names``, bound as other after the scan)
 
     # -- resolution ---------------------------------------------------------------------------
     def module_path(self, node: ast.expr) -> Optional[str]:

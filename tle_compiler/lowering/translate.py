@@ -681,18 +681,30 @@ class FnTranslator:
                 return p.value
         return None
 
+    def _shared_tile(self, n: K.Expr):
+        """The shared-memory tile the operand ``n`` is, unchanged: ``tl.load(local_ptr(buf))``
+        itself, or a name assigned exactly once in the function, to such a load. Anything
+        computed from a tile (``-k``, ``k.to(...)``, ``tl.exp(k)``) is not the tile: it carries no
+        descriptor (``computed``). A name assigned more than once may hold another value at its
+        use than its binding seen last in the walk (an assignment later in the enclosing loop
+        body reaches it over the back-edge; after an ``if`` the walk keeps one branch's
+        binding), so it is read from registers. None when ``n`` is no such tile."""
+        s = self._local(n)
+        if s is None and isinstance(n, K.Name) and (self.assign_counts or {}).get(n.id) == 1:
+            # a variable holding `tl.load(local_ptr(buf))`: read buf directly (a look at the
+            # name, not a register read: the operand is read where it is translated)
+            v = self.ex(n, allow_pending=True)
+            if v.kind == "tensor" and isinstance(v.value, dict) and "smem" in v.value:
+                s = v.value["smem"]
+        return s
+
     def _trans_of_tile(self, arg: K.Expr) -> Optional[V]:
         """``tl.trans`` of a 2-D shared-memory tile, bound to a name rather than written inside
         the tl.dot (``t = tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))``, or a helper's inlined
         temporaries, which split that expression over names): a deferred view (kind "smemT",
         value the tile), which a tl.dot reads transposed in place (``smem_view_of``) and any
         other use refuses (``lookup``). None when ``arg`` is not such a tile."""
-        s = self._local(arg)
-        if s is None and isinstance(arg, K.Name) and (self.assign_counts or {}).get(arg.id) == 1:
-            v = self.env.get(arg.id)
-            if v is not None and v.kind == "tensor" and isinstance(v.value, dict) \
-                    and "smem" in v.value:
-                s = v.value["smem"]
+        s = self._shared_tile(arg)
         if s is None or len(s.shape or ()) != 2:
             return None
         return V("smemT", "", shape=(s.shape[1], s.shape[0]), dtype=s.dtype, value=s)
@@ -1046,23 +1058,6 @@ class FnTranslator:
         a_node, b_node = args[0], args[1]
         acc_node = args[2] if len(args) > 2 else kw.get("acc")
 
-        def from_smem(n):
-            """The shared-memory tile the operand ``n`` is, unchanged: ``tl.load(local_ptr(buf))``
-            itself, or a name assigned exactly once in the function, to such a load. Anything
-            computed from a tile (``-k``, ``k.to(...)``, ``tl.exp(k)``) is not the tile: it
-            carries no descriptor (``computed``). A name assigned more than once may hold another
-            value at the dot than its binding seen last in the walk (an assignment later in the
-            enclosing loop body reaches the dot over the back-edge; after an ``if`` the walk keeps
-            one branch's binding), so it is read from registers."""
-            s = self._local(n)
-            if s is None and isinstance(n, K.Name) and (self.assign_counts or {}).get(n.id) == 1:
-                # a variable holding `tl.load(local_ptr(buf))`: read buf directly (a look at the
-                # name, not a register read: the operand is read where it is translated)
-                v = self.ex(n, allow_pending=True)
-                if v.kind == "tensor" and isinstance(v.value, dict) and "smem" in v.value:
-                    s = v.value["smem"]
-            return s
-
         def writers(s) -> bool:
             """A tile of a slot this partition acquired as the writer: not read by wgmma (an A
             operand is read from registers instead; a B operand is refused, _writer_dot_error)."""
@@ -1079,13 +1074,13 @@ class FnTranslator:
                     return None
                 return V("smem", f"{t.text}.permute((1, 0))", shape=(t.shape[1], t.shape[0]),
                          dtype=t.dtype, value=t.value)
-            s = from_smem(n)
+            s = self._shared_tile(n)
             if writers(s):
                 return None
             if s is not None:
                 return V("smem", s.text, shape=s.shape, dtype=s.dtype, value=s.value)
             if isinstance(n, K.Op) and n.name == "tl.trans" and len(n.args) == 1:
-                s = from_smem(n.args[0])
+                s = self._shared_tile(n.args[0])
                 if writers(s):
                     return None
                 if s is not None and len(s.shape) == 2:

@@ -37,10 +37,8 @@ def check_tma_windows(ctx: PassContext) -> None:
         if pipe.named and pipe.name in tma:
             # the hand-off is a hardware named barrier, which no copy's bytes complete: the
             # readers' wait would return before the copy landed
-            field = sorted(tma[pipe.name])[0]
-            line = _first_copy(prog, pipe.name, field)
-            loc = next(a.loc for part in prog.partitions for a in walk_accesses(part.body)
-                       if a.tma and a.pipe == pipe.name and a.loc.line == line)
+            loc = min((a.loc for part in prog.partitions for a in walk_accesses(part.body)
+                       if a.tma and a.pipe == pipe.name), key=lambda loc: loc.line)
             ctx.error(loc, f"a TMA copy into pipe '{pipe.name}', which has barrier=\"named\": its "
                       f"hand-off is a hardware named barrier, which cannot track a TMA copy's bytes "
                       f"(an mbarrier's expect-tx does), so its readers could read the slot "
