@@ -345,6 +345,8 @@ class Frame:
     # names that held different compile-time values on different paths (a handle chosen by an
     # if, ...): runtime values now, which cannot be resolved
     lost: set = field(default_factory=set)
+    # lost names that held a free shared buffer on some path: name -> those buffers' names
+    lost_buffers: dict = field(default_factory=dict)
     # names holding a tuple that an enclosing loop or if carries (Builder.carry_tuples): the
     # names of the scalar variables holding its items, or None for a tuple the frontend cannot
     # carry
@@ -458,6 +460,16 @@ class Builder:
         if name in f.env:
             st = f.env[name]
             loc = self.loc(node)
+            if st is None and name in f.lost_buffers:
+                # `b = scr` in one branch, `b = scr2` in the other: read as a runtime value, `b`
+                # viewed no buffer at all, so a partition that wrote through it raced with one
+                # that read `scr` and the race check never saw the write (nor could the
+                # lowering name the buffer)
+                raise self.err(f"`{name}` holds a different shared buffer on different paths "
+                               f"({', '.join(f.lost_buffers[name])}, or a value of another "
+                               f"kind), so the frontend cannot tell which buffer it is (nor "
+                               f"check the partitions that use it for races): bind `{name}` "
+                               f"to one buffer", node, check="unknown-buffer")
             if st is not None and self.in_partition:
                 owner = self.field_buffer_in(st)
                 if owner is not None:
@@ -793,6 +805,7 @@ class Builder:
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
             f.lost.discard(target.id)
+            f.lost_buffers.pop(target.id, None)
             self.bound_at[f.kir(target.id)] = node
             if shape is None:
                 self.tuple_shapes.pop(f.kir(target.id), None)
@@ -1016,6 +1029,7 @@ class Builder:
         for name, value in bound[2].items():
             f.env[name] = value
             f.lost.discard(name)
+            f.lost_buffers.pop(name, None)
             self.tuple_shapes.pop(f.kir(name), None)
         self.emit(K.If(cond, then, orelse, self.loc(s)))
 
@@ -1353,6 +1367,10 @@ class Builder:
             f.env[n] = vals[0] if all(v == vals[0] for v in vals) else None
             if f.env[n] is None and any(v is not None for v in vals):
                 f.lost.add(n)
+                bufs = sorted({f"`{v.value[1]}`" if v.value[1] else "an unnamed buffer"
+                               for v in vals if v is not None and v.kind == "buffer"})
+                if bufs:
+                    f.lost_buffers[n] = bufs
 
     def s_Return(self, s: ast.Return) -> None:
         if self.frame.prefix:  # an inlined helper: only its last statement may return

@@ -399,6 +399,20 @@ def holds_slot(v: Optional[Value]) -> bool:
     return False
 
 
+def views_of(v: Optional[Value]) -> frozenset:
+    """The slots and free buffers ``v`` (or a tuple item of it) is, or is a view of."""
+    if isinstance(v, (SlotV, WaitV)):
+        return frozenset({v})
+    if isinstance(v, Poison):
+        return frozenset({v}) if v.slot else frozenset()
+    if isinstance(v, Data):
+        return frozenset(v.slots) | frozenset(v.buffers) | (
+            frozenset({v.lost}) if v.lost is not None else frozenset())
+    if isinstance(v, TupleV):
+        return frozenset().union(*(views_of(x) for x in v.items))
+    return frozenset()
+
+
 def sure_writes(body) -> list[Access]:
     """The writes that surely run when ``body`` does: its writer writes that run (not
     ``Access.may``, not a TMA copy, which an `if` on data refuses) outside any loop (one whose
@@ -997,6 +1011,22 @@ class Walker:
         b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
         if a == b:
             return a
+        return self.choose(a, b, e)
+
+    def choose(self, a: Value, b: Value, e: K.Op) -> Value:
+        """The value of ``a if c else b`` for a condition known only at run time. Tuples of
+        one length are chosen item by item (``(local_ptr(res.slot.a), 1) if c else
+        (local_ptr(buf), 2)``): the pointer item is a view whose slot depends on the path, so
+        ``tl.load(pp[0])`` is ``unknown-slot``. Chosen whole, the tuple was a Poison that a
+        subscript hands on and a load ignored, and such a kernel that loaded the slot after
+        its release was verified."""
+        if a == b:
+            return a
+        if isinstance(a, TupleV) and isinstance(b, TupleV) and len(a.items) == len(b.items):
+            return TupleV(tuple(self.choose(x, y, e) for x, y in zip(a.items, b.items)))
+        # a free buffer on either side is a view of it (``scr if F else scr2``: both buffers),
+        # so the race check sees the accesses through the chosen one
+        a, b = self.buffer_view(a), self.buffer_view(b)
         why = "is chosen at run time by a conditional expression"
         merged = merge_views(a, b, f"`{self.src(e)}` {why}")
         if merged is not None:
@@ -1004,6 +1034,13 @@ class Walker:
         if holds_slot(a) or holds_slot(b):
             return Poison(self.src(e), why, slot=True)
         return Data(node=e)
+
+    def buffer_view(self, v: Value) -> Value:
+        """A free buffer of the kernel as a shared-memory view of it (``view`` "buffer"), which
+        :func:`merge_views` can join with another; any other value as it is."""
+        if isinstance(v, BufferRef) and v.var is not None and v.var in self.k.kernel_buffers:
+            return Data(view="buffer", buffers=frozenset({v.var}))
+        return v
 
     def reject_handles(self, args: list, kwargs: dict, node, func: str) -> None:
         for v in [*args, *kwargs.values()]:
@@ -1394,6 +1431,40 @@ class Walker:
             if holds_slot(v):
                 self.env[name] = self.lose(v, name, self.slot_reason("loop", node, line))
 
+    def exec_body_carried(self, s: K.Stmt, names: dict[str, int]) -> list[Stmt]:
+        """Walk the body of loop ``s`` from the environment at its head, as its second and later
+        iterations see it. A first walk starts from the values before the loop (the first
+        iteration); a name the body assigns a slot view (a slot, a pointer to a slot field, a
+        loaded slot tile) that it did not hold at the head is, in the next iteration, the
+        previous iteration's slot until the body assigns it again: ``ap = tl.zeros(...)``
+        before the loop, then ``tl.dot(ap, b)`` and ``ap = tl.load(local_ptr(res.slot.a))`` in
+        the body reads slot ``p - 1`` at the dot of iteration ``p``, after its release. So the
+        body is walked again with such names merged with their value at the body's end (a
+        view whose slot depends on the iteration: an access through it is ``unknown-slot``),
+        as Triton itself walks a loop body once to find its loop-carried values. So is a name
+        the body binds to a view of a free buffer (``q = local_ptr(scr)`` after ``tl.store(q,
+        ...)``): the second iteration's store writes the buffer, which the race check must see.
+        The names that already held a slot at the head were made path-dependent by
+        ``forget_slots``."""
+        head = dict(self.env)
+        body = self.exec_block(s.body)
+        carried: dict[str, Value] = {}
+        for name, line in names.items():
+            start, end = head.get(name), self.env.get(name)
+            if end == start or not (views_of(end) - views_of(start)) or holds_slot(start):
+                continue
+            merged = self.merge_value(name, start, end, self.poison_reason("loop", s, line),
+                                      self.slot_reason("loop", s, line))
+            if holds_slot(end) and not holds_slot(merged):
+                merged = self.lose(end, name, self.slot_reason("loop", s, line))
+            carried[name] = merged
+        if not carried:
+            return body
+        self.env.clear()
+        self.env.update(head)
+        self.env.update(carried)
+        return self.exec_block(s.body)
+
     def lose(self, v: Value, name: str, reason: str) -> Value:
         if isinstance(v, Data):
             return replace(v, lost=v.lost or f"`{self.k.names.py(name)}` {reason}")
@@ -1483,7 +1554,7 @@ class Walker:
         if bad is not None:
             self.bad_loop = (s, f"this loop contains pipe events, but {bad}", "non-affine-loop")
         try:
-            body = self.exec_block(s.body)
+            body = self.exec_body_carried(s, names)
         finally:
             self.loop_vars.pop()
             self.loop_ranges.pop(ir_var, None)
@@ -1523,7 +1594,7 @@ class Walker:
                             "compiler; use `for i in range(n)` with n a kernel param",
                          "unsupported-control-flow")
         try:
-            self.hoist(walk_accesses(tuple(self.exec_block(s.body))))
+            self.hoist(walk_accesses(tuple(self.exec_body_carried(s, names))))
         finally:
             self.depth -= 1
             self.bad_loop = saved_bad
