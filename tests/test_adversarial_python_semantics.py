@@ -334,10 +334,11 @@ def guarded(cond: str, rloop: str = "for p in range(N):") -> str:
 
 
 EXPRESSION_CASES = {
-    # Triton refuses `0 <= p < N`; the frontend reads it as Python does and the lowering emits
-    # `(0 <= p) and (p < N)` (test_verified_kernels_lower_to_their_events)
-    "a chained comparison": (guarded("0 <= p < N"), (), "verified"),
-    "a chained comparison that skips p = 0": (guarded("0 < p < N"), (), _WNC),
+    # Triton 3.6 refuses `0 <= p < N`, and so does the frontend; the `and` of its links is read
+    # as Python does (test_verified_kernels_lower_to_their_events)
+    "a chained comparison": (guarded("0 <= p < N"), (), ("rejected", "[unsupported-expression]")),
+    "the and of a chained comparison's links": (guarded("0 <= p and p < N"), (), "verified"),
+    "the and of links that skip p = 0": (guarded("0 < p and p < N"), (), _WNC),
     "a truthy constexpr and a comparison": (guarded("C and p < N"), ("C=3",), "verified"),
     "a falsy constexpr or a false comparison": (guarded("C or p < 0"), ("C=0",), _WNC),
     "not of a negative constexpr": (guarded("not C"), ("C=-1",), _WNC),
@@ -460,12 +461,12 @@ def test_a_module_assignment_in_another_module_is_seen(tmp_path, capsys):
     _run(tmp_path, capsys, text, (), ("rejected", "[unknown-name]", "pkg/c.py"), files=files)
 
 
-# Verified kernels whose reading rests on the semantics above: a chained comparison, a
+# Verified kernels whose reading rests on the semantics above: an `and` of comparisons, a
 # keyword-only default, a constant from bool arithmetic, a helper's parameter named like a module
 # constant, a tuple swap, a rebound loop variable.
 LOWERED = {
-    "chained comparison and keyword-only default": ring(
-        writer(body="if 0 <= p < N:\n    put(w, x_ptr, p, lag=OFF)\n"),
+    "and of comparisons and keyword-only default": ring(
+        writer(body="if 0 <= p and p < N:\n    put(w, x_ptr, p, lag=OFF)\n"),
         prelude="OFF = tl.constexpr(True + 1)\n",
         extra=PUT.replace("i, off=0", "i, off=OFF, *, lag=2").replace("i + off", "i + off - lag")),
     "helper parameter named like a module constant": HELPER_CASES[

@@ -10,7 +10,8 @@ pipe event (wgmma on a slot with `wgmma_pipeline=True`: releases before, after a
 helpers and under ifs, the generated Gluon's releases checked against the wgmmas in flight);
 shared buffers outside pipes (a `tle.gpu.alloc` buffer written by one partition and read by
 another, reached through helpers, tuples, aliases, conditional choices and loop-carried
-pointers); and Python constructs Triton 3.6 refuses on runtime values.
+pointers); and Python constructs Triton 3.6 refuses (chained comparisons, `and` / `or` / `not`
+of runtime integers, `**` of runtime values) or computes as floats (`C ** -1`).
 
 Verified before the fixes that came with this file (tle_compiler/frontend/protocol.py, build.py):
 - a name the loop body binds to a slot view, read in the body before that binding: the body was
@@ -29,6 +30,22 @@ Verified before the fixes that came with this file (tle_compiler/frontend/protoc
   the kernel body lost its buffers: a partition writing through it raced with one reading `scr`
   and the race check never saw the write (the expression now views both buffers; the `if`/`else`
   form is refused, `unknown-buffer`: the lowering could not name the buffer either).
+
+Eight more were verified before the frontend read Python as Triton 3.6 compiles it (build.py
+e_Compare; protocol.py Walker.triton_truth, Walker.power), each a kernel Triton refuses to
+compile (test_what_triton_refuses compiles the conditions with Triton itself):
+- chained comparisons (`0 <= p < N` around events or on data, `0 <= C < 8` on constexprs),
+  read as Python's `and` of their links; Triton refuses them all ("simultaneous multiple
+  comparison is not supported"); only `tle.assume`, which is no Triton code, keeps them;
+- `and` / `or` / `not` of runtime integers (`p + 1 and N`, `p >= 0 and N - p`, `not p`, `not
+  tl.program_id(0)`, `p < 0 or (N and 1)`), read as Python's truth of an integer; Triton makes
+  each runtime operand an i1 by a bitcast, which fails for an i32 (a comparison, or a pointer,
+  which it casts, is accepted, and so is one runtime operand beside constexprs);
+- `N ** 2` on a runtime param (a derived param the same in both partitions); Triton's tensors
+  have no `__pow__`.
+`C ** -1` on a constexpr, a float in Python, was a derived param "that divides by zero" at
+every C (bounded, or with `--param` an error saying so); it is now data whose reason names the
+negative exponent, and a derived `2 ** C` at `C=-1` says that it raises 2 to the power -1.
 """
 
 from __future__ import annotations
@@ -435,3 +452,129 @@ BUFFER_CASES = {
 @pytest.mark.parametrize("name", list(BUFFER_CASES))
 def test_free_buffers(tmp_path, capsys, name):
     _run(tmp_path, capsys, *BUFFER_CASES[name])
+
+
+# ----------------------------------------------------------------------------- Triton's Python
+
+_PUT = ("        slot = w.acquire(p)\n"
+        "        tl.store(tle.gpu.local_ptr(slot.a), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))\n"
+        "        w.commit(p)\n")
+_CX_K = ("def k(x_ptr, y_ptr, N):", "def k(x_ptr, y_ptr, N, C: tl.constexpr):")
+_CX_W = [("(produce, (kv, scr, x_ptr, N))", "(produce, (kv, scr, x_ptr, N, C))"),
+         ("def produce(kv, scr, x_ptr, N):", "def produce(kv, scr, x_ptr, N, C: tl.constexpr):")]
+_CX_R = [("(consume, (kv, scr, y_ptr, N))", "(consume, (kv, scr, y_ptr, N, C))"),
+         ("def consume(kv, scr, y_ptr, N):", "def consume(kv, scr, y_ptr, N, C: tl.constexpr):")]
+
+
+def guarded(cond: str) -> str:
+    """RING whose writer acquires, fills and commits tile p only ``if cond:`` (the reader waits
+    every tile: a condition false for some p hangs it)."""
+    return src(RING, _CX_K, *_CX_W, (_PUT, f"        if {cond}:\n"
+                                           + textwrap.indent(_PUT, "    ")))
+
+
+def counted(writer: str, reader: str) -> str:
+    """RING whose writer loops ``range(writer)`` and reader ``range(reader)`` (C a constexpr)."""
+    return src(RING, _CX_K, *_CX_W, *_CX_R,
+               ("    w = kv.writer()\n    for p in range(N):", f"    w = kv.writer()\n    for p in range({writer}):"),
+               ("    r = kv.reader()\n    for p in range(N):", f"    r = kv.reader()\n    for p in range({reader}):"))
+
+
+_REFUSED = ("rejected", "[unsupported-expression]")
+_WNC = ("rejected", "[wait-never-committed]")
+
+PYTHON_CASES = {
+    # Triton 3.6 refuses any chained comparison in a kernel ("simultaneous multiple comparison
+    # is not supported"); read as Python's `and`, these were verified
+    "a chained comparison around events": (guarded("0 <= p < N"), (), _REFUSED),
+    "a chained comparison on data": (
+        src(RING, (_STORE_Y, "        if 0 < p < N - 1:\n            t = t * 2.0\n" + _STORE_Y)), (),
+        _REFUSED),
+    "a chained comparison of constexprs": (guarded("0 <= C < 8"), ("C=3",), _REFUSED),
+    "the and of its links": (guarded("0 <= p and p < N"), (), "verified"),
+    "the and of links that skip p = 0": (guarded("0 < p and p < N"), (), _WNC),
+    "a chained comparison in tle.assume": (
+        src(RING, ("    tle.assume(N >= 0)\n", "    tle.assume(0 <= N <= 64)\n")), (), "verified"),
+    # `and` / `or` / `not` make each runtime operand an i1 by a bitcast, which fails for an
+    # i32 (verified before: read as Python's truth of an integer)
+    "and of a loop variable and a param": (guarded("p + 1 and N"), (), _REFUSED),
+    "and of a comparison and a param": (guarded("p >= 0 and N - p"), (), _REFUSED),
+    "not of a loop variable": (guarded("not p or p > 0"), (), _REFUSED),
+    "not of a program id": (guarded("not tl.program_id(0) or p >= 0"), (), _REFUSED),
+    "or of a param in a nested and": (guarded("p < 0 or (N and 1)"), (), _REFUSED),
+    "not of a comparison": (guarded("not (p < 0)"), (), "verified"),
+    # a constexpr operand drops out: the one runtime operand left is used as it is
+    "a truthy constexpr and an integer": (guarded("C and p + 1"), ("C=3",), "verified"),
+    "a falsy constexpr or a comparison": (guarded("C or p < N"), ("C=0",), "verified"),
+    # Triton compiles the inner `and` for a truthy C, and the kernel is read for every C first
+    "a constexpr before a refused and": (guarded("C and (p and N)"), ("C=0",), _REFUSED),
+    # a pointer is cast to i1, not bitcast: Triton accepts it
+    "and of a comparison and a pointer, on data": (
+        src(RING, (_STORE_Y, "        t = t * (1.0 if p >= 0 and y_ptr else 2.0)\n" + _STORE_Y)), (),
+        "verified"),
+    # `**`: a tensor has no __pow__; on constexprs it is Python's, a float for a negative exponent
+    "a power of a runtime param": (counted("N ** 2", "N ** 2"), (), _REFUSED),
+    "a power of a constexpr": (counted("C ** 2", "C * C"), ("C=3",), "verified"),
+    "a negative power of a constexpr as a trip count": (
+        counted("C ** -1", "N"), ("C=3",), ("rejected", "[non-affine-loop]", "is a float",
+                                            "negative exponent -1")),
+}
+
+
+@pytest.mark.parametrize("name", list(PYTHON_CASES))
+def test_python_triton_refuses(tmp_path, capsys, name):
+    _run(tmp_path, capsys, *PYTHON_CASES[name])
+
+
+def test_a_negative_power_given_by_param_says_what_is_wrong(tmp_path, capsys):
+    """`2 ** C` is a derived param; `--param C=-1` gives it no integer value, and the message
+    says it is a negative exponent (it said "divides by zero")."""
+    path = tmp_path / "kernel.py"
+    path.write_text(counted("2 ** C", "2 ** C"))
+    code = tle_dump(["-q", "--param", "C=-1", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2, out + err
+    assert "2 ** C raises 2 to the power -1 (a negative exponent" in err, err
+    assert "divides by zero" not in err, err
+    assert tle_dump(["-q", "--param", "C=3", str(path)]) == 0, capsys.readouterr()
+
+
+TRITON_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+    for p in range(N):
+        if COND:
+            tl.store(x_ptr + p, 1.0)
+"""
+
+
+@pytest.mark.parametrize("cond,accepted", [
+    ("0 <= p < N", False), ("0 <= C < 8", False), ("p >= 0 and N - p", False),
+    ("not p or p > 0", False), ("p < 0 or (N and 1)", False), ("0 <= p and p < N", True),
+    ("not (p < 0)", True), ("C and p + 1", True), ("p >= 0 and x_ptr", True)])
+def test_what_triton_refuses(tmp_path, monkeypatch, cond, accepted):
+    """What the refusals rest on: Triton 3.6 compiles (for sm_90a, on any machine) a kernel
+    whose condition is ``cond`` only when the frontend accepts it."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    name = f"tri_cond_{abs(hash(cond))}"
+    (tmp_path / f"{name}.py").write_text(TRITON_KERNEL.replace("COND", cond))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    mod = importlib.import_module(name)
+    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                       constexprs={"C": 3})
+    try:
+        triton.compile(source, target=GPUTarget("cuda", 90, 32))
+    except Exception as e:  # noqa: BLE001 - Triton raises CompilationError and its subclasses
+        assert not accepted, f"{cond}: {e}"
+        assert "simultaneous multiple comparison" in str(e) or "Cannot bitcast" in str(e), str(e)
+    else:
+        assert accepted, cond

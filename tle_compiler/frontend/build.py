@@ -405,6 +405,7 @@ class Builder:
         self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
         self.sequential = 0  # > 0 while building a statement that calls a helper
+        self.in_assume = False  # building the condition of a tle.assume (no Triton code)
         self.pure: dict[tuple[str, str], bool] = {}  # effect_free's answers, per helper
         self.in_partition = False  # building a partition's body (or what it inlines)
         self.depth = 0  # compound-statement nesting (a pipe is declared at depth 0 only)
@@ -1466,6 +1467,18 @@ class Builder:
         return K.UnaryOp(_UNOPS[type(node.op)], x, self.loc(node)), None
 
     def e_Compare(self, node: ast.Compare) -> tuple[K.Expr, Optional[Static]]:
+        """A comparison. A chained one (``0 <= p < N``) is refused as Triton 3.6 refuses it
+        ("simultaneous multiple comparison is not supported"), on constexprs as on runtime
+        values: read as Python's ``and`` of its links, a kernel Triton cannot compile was
+        verified. ``tle.assume(1 <= N <= 64)`` states a domain and is no Triton code (the
+        lowering emits nothing for it): the chain is read there."""
+        if len(node.ops) > 1 and not self.in_assume:
+            text = ast.unparse(node)
+            links = " and ".join(ast.unparse(ast.Compare(a, [op], [b])) for a, op, b in zip(
+                [node.left, *node.comparators[:-1]], node.ops, node.comparators))
+            raise self.err(f"`{text}` is a chained comparison, which Triton 3.6 refuses in a "
+                           f"kernel (\"simultaneous multiple comparison is not supported\"): "
+                           f"write `{links}`", node, check="unsupported-expression")
         vals = [self.value(node.left)] + [self.value(c) for c in node.comparators]
         items = []
         for i, op in enumerate(node.ops):
@@ -1660,8 +1673,12 @@ class Builder:
                            "kernel body", node, check="bad-warp-specialize")
         if path == "tle_compiler.gpu.tma_load":
             return self.tma_load(node), None
-        args = [self.value(a) for a in node.args]
-        kwargs = [(k.arg, self.value(k.value)) for k in node.keywords if k.arg is not None]
+        saved, self.in_assume = self.in_assume, self.in_assume or path == "tle_compiler.assume"
+        try:
+            args = [self.value(a) for a in node.args]
+            kwargs = [(k.arg, self.value(k.value)) for k in node.keywords if k.arg is not None]
+        finally:
+            self.in_assume = saved
         if path in ("builtins.float", "builtins.int") and len(args) == 1 and not kwargs:
             v = fold(args[0])
             if v is not None:

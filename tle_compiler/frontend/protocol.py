@@ -399,6 +399,12 @@ def holds_slot(v: Optional[Value]) -> bool:
     return False
 
 
+#: tl / tle functions whose first argument is a pointer into global memory
+POINTER_OPS = frozenset({"load", "store", "atomic_add", "atomic_and", "atomic_cas", "atomic_max",
+                         "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor", "make_block_ptr",
+                         "make_tensor_descriptor", "prefetch_l2"})
+
+
 def views_of(v: Optional[Value]) -> frozenset:
     """The slots and free buffers ``v`` (or a tuple item of it) is, or is a view of."""
     if isinstance(v, (SlotV, WaitV)):
@@ -635,12 +641,144 @@ class Walker:
             return replace(base, node=e, key=None, hint=None, why=None)
         return Data(node=e, fields=base.fields if isinstance(base, Data) else frozenset())
 
+    # -- truth values as Triton 3.6 computes them ------------------------------------------------
+    #: what truth_kind says of an expression: a runtime integer, a runtime i1, a runtime tensor of
+    #: a dtype the frontend does not track, a compile-time constant, unknown
+    INT, I1, TENSOR, CONST, UNKNOWN = "int", "i1", "tensor", "const", "unknown"
+
+    def placeholder_kind(self, ph: str) -> tuple[str, frozenset]:
+        """A param's placeholder in a runtime value: an integer computed from params (no
+        condition), a kernel argument (an integer unless the kernel loads or stores through it:
+        Triton casts a pointer to i1 without complaint), or a value loaded from memory
+        (unknown)."""
+        slot = self.k.params.by_placeholder.get(ph)
+        if slot is not None and slot.arg is not None:
+            return self.INT, frozenset({ph})
+        key = next((k for k, v in self.k.params.by_key.items() if v.placeholder == ph), None)
+        if isinstance(key, tuple) and key and key[0] == "pure":
+            return self.INT, frozenset()
+        return self.UNKNOWN, frozenset()
+
+    def truth_kind(self, e: K.Expr) -> tuple[str, Optional[bool], frozenset]:
+        """What Triton's ``and`` / ``or`` / ``not`` receive from ``e``, read from the names'
+        values without evaluating anything: (kind, the truth of a constant when known, the
+        kernel arguments that must be integers for an INT to be one)."""
+        none: frozenset = frozenset()
+        if isinstance(e, (K.Const, K.Global)):
+            v = e.value
+            return (self.CONST, bool(v), none) if isinstance(v, (bool, int, float, type(None))) \
+                else (self.UNKNOWN, None, none)
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if isinstance(v, KernelArg):
+                v = Aff(Affine.of(v.param), not v.constexpr)
+            elif isinstance(v, Sym):
+                v = Aff(Affine.of(v.param), v.runtime)
+            if isinstance(v, Data) and v.key is not None:
+                return (self.INT, None, none) if v.runtime else (self.CONST, None, none)
+            if not isinstance(v, Aff):
+                return self.UNKNOWN, None, none
+            if not v.runtime:
+                return self.CONST, (v.expr.const != 0) if v.expr.is_const else None, none
+            needs: frozenset = none
+            for var in v.expr.variables:
+                if is_placeholder(var):
+                    kind, ph = self.placeholder_kind(var)
+                    if kind != self.INT:
+                        return self.UNKNOWN, None, none
+                    needs |= ph
+            return self.INT, None, needs
+        if isinstance(e, K.BinOp):
+            parts = [self.truth_kind(x) for x in (e.lhs, e.rhs)]
+            kinds = {k for k, _, _ in parts}
+            needs = parts[0][2] | parts[1][2]
+            if self.UNKNOWN in kinds:
+                return self.UNKNOWN, None, none
+            if kinds == {self.CONST}:
+                return self.CONST, None, none
+            if e.op == "/" or self.TENSOR in kinds:
+                return self.TENSOR, None, none
+            if kinds <= {self.I1} and e.op in ("&", "|", "^"):
+                return self.I1, None, none
+            return (self.INT, None, needs) if kinds <= {self.INT, self.CONST} \
+                else (self.UNKNOWN, None, none)
+        if isinstance(e, K.UnaryOp):
+            kind, truth, needs = self.truth_kind(e.operand)
+            if e.op != "not":
+                return (kind, None, needs) if kind != self.CONST else (self.CONST, None, none)
+            if kind == self.CONST:
+                return self.CONST, None if truth is None else not truth, none
+            return (self.I1, None, none) if kind != self.UNKNOWN else (self.UNKNOWN, None, none)
+        if isinstance(e, K.Compare):
+            kinds = {self.truth_kind(x)[0] for x in (e.lhs, e.rhs)}
+            if kinds == {self.CONST}:
+                return self.CONST, None, none
+            return (self.UNKNOWN, None, none) if self.UNKNOWN in kinds else (self.I1, None, none)
+        if isinstance(e, K.BoolOp):
+            operands = self.truth_operands(e)
+            if operands is None:
+                return self.UNKNOWN, None, none
+            if not operands:
+                return self.CONST, None, none
+            return operands[0][:1] + (None, operands[0][2]) if len(operands) == 1 \
+                else (self.I1, None, none)
+        if isinstance(e, K.Op) and e.name.startswith("tl."):
+            return (self.INT, None, none) if e.name[3:] in ("program_id", "num_programs") \
+                else (self.TENSOR, None, none)
+        return self.UNKNOWN, None, none
+
+    def truth_operands(self, e: K.BoolOp) -> Optional[list[tuple[str, K.Expr, frozenset]]]:
+        """The operands of ``e`` that Triton's ``and`` / ``or`` combine, as Triton 3.6 walks
+        them: in order, a compile-time operand that decides the result ends the walk (what
+        follows is never compiled), another one is dropped, every runtime one is kept. None
+        when the walk meets, before any runtime operand, one the frontend cannot classify
+        (which might end it); such an operand after runtime ones ends what is read."""
+        out: list[tuple[str, K.Expr, frozenset]] = []
+        for item in e.items:
+            kind, truth, needs = self.truth_kind(item)
+            if kind == self.UNKNOWN or kind == self.CONST and (truth is None
+                                                              or truth == (e.op == "or")):
+                return out or None
+            if kind != self.CONST:
+                out.append((kind, item, needs))
+        return out
+
+    def triton_truth(self, e: K.Expr) -> None:
+        """Refuse what Triton 3.6 refuses in ``and``, ``or`` and ``not``: with two runtime
+        operands or more (or under ``not``), each is made an i1 by a bitcast, which fails for a
+        32-bit integer ("Cannot bitcast data-type of size 32 to data-type of size 1"). Read as
+        Python's truth of an integer, a kernel Triton cannot compile was verified (``if p and N
+        - p:`` around events). An i1 (a comparison) is what they take. A kernel argument in such
+        an operand may be a pointer, which Triton casts to i1: the refusal then waits for the
+        end of the reading (:meth:`Ctx.refuse_truths`), where a param of the protocol is known
+        to be an integer unless the kernel loads or stores through it."""
+        if isinstance(e, K.UnaryOp) and e.op == "not":
+            kind, _, needs = self.truth_kind(e.operand)
+            bad = [(e.operand, needs)] if kind == self.INT else []
+        elif isinstance(e, K.BoolOp) and compare_chain(e) is None:
+            operands = self.truth_operands(e) or []
+            bad = [(x, n) for k, x, n in operands if k == self.INT] if len(operands) > 1 else []
+        else:
+            return
+        for operand, needs in bad:
+            what = self.src(operand)
+            verb = "not" if isinstance(e, K.UnaryOp) else e.op
+            err = self.err(f"`{self.src(e)}`: `{verb}` of the runtime integer `{what}`, which "
+                           f"Triton 3.6 refuses (it makes each operand of `and` / `or` / `not` "
+                           f"an i1 by a bitcast, and \"cannot bitcast data-type of size 32 to "
+                           f"data-type of size 1\"): compare it, `{what} != 0`", e,
+                           check="unsupported-expression")
+            if not needs:
+                raise err
+            self.k.truths.append((err, needs))
+
     def _e_BoolOp(self, e: K.BoolOp) -> Value:
         chain = compare_chain(e)
         if chain is not None:
             for o in chain[0]:
                 self.eval(o)
             return Data(node=e)
+        self.triton_truth(e)
         self.eval(e.items[0])
         for v in e.items[1:]:
             self.eval_guarded(v, f"the right operand of `{e.op}`")
@@ -652,6 +790,7 @@ class Walker:
         return Data(node=e)
 
     def _e_UnaryOp(self, e: K.UnaryOp) -> Value:
+        self.triton_truth(e)
         v = self.eval(e.operand)
         a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
         if a is not None and e.op == "-":
@@ -668,6 +807,10 @@ class Walker:
         return self.binop(e.op, left, right, e)
 
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
+        if op == "**":
+            powered = self.power(left, right, node)
+            if powered is not None:
+                return powered
         # a pointer into shared memory plus (or minus) an offset still points into it
         for ptr, other in ((left, right), (right, left)):
             if (isinstance(ptr, Data) and ptr.view == "pointer" and ptr.shared
@@ -738,6 +881,30 @@ class Walker:
             else:
                 why = f"`{self.src(node)}` uses `{op}` on variables"
         return Data(node=node, key=key, why=why, runtime=rt, wide=wide)
+
+    def power(self, left: Value, right: Value, node) -> Optional[Value]:
+        """``a ** b`` as Triton 3.6 computes it: on a runtime value it is refused (a tensor has
+        no ``__pow__``: "'tensor' object has no attribute '__pow__'"); on constexprs it is
+        Python's, so a negative exponent gives a float (``C ** -1`` is 1/3 at C = 3; at C = 0
+        Python raises). That float is data here: a loop bound, condition or index made of it
+        is refused with this reason, where it was read as an integer that "divides by zero".
+        None: an integer power the caller folds or keys."""
+        runtime = [x for x in (left, right) if self.is_runtime(x)]
+        if runtime:
+            raise self.err(f"`{self.src(node)}`: `**` of a runtime value, which Triton 3.6 "
+                           f"refuses (a tensor has no `__pow__`): multiply it out, or make the "
+                           f"operands constexprs", node, check="unsupported-expression")
+        b = self.as_aff(right)
+        if b is not None and b.is_const and b.const < 0:
+            why = (f"`{self.src(node)}` at line {node.loc.line} is a float (Python's `**` with "
+                   f"the negative exponent {b.const}, which Triton computes on constexprs), "
+                   f"not an integer")
+            return Data(node=node, why=why, unmodelled=True)
+        if isinstance(right, Const) and isinstance(right.value, float) or \
+                isinstance(left, Const) and isinstance(left.value, float):
+            why = f"`{self.src(node)}` at line {node.loc.line} is a float, not an integer"
+            return Data(node=node, why=why, unmodelled=True)
+        return None
 
     # -- integer widths -------------------------------------------------------------------------
     @staticmethod
@@ -1065,6 +1232,15 @@ class Walker:
             return self.tma_load(args, node)
         triton = is_triton(path)
         op = f"tl.{name}" if triton else func
+        if (triton or path.startswith("tle.")) and name in POINTER_OPS and node.args:
+            # the kernel arguments a pointer is computed from are pointers: their truth is no
+            # integer's (Walker.triton_truth)
+            for x in K.walk_expr(node.args[0]):
+                v = self.env.get(x.id) if isinstance(x, K.Name) else None
+                if isinstance(v, KernelArg):
+                    self.k.pointers.add(v.param)
+                elif isinstance(v, Aff):
+                    self.k.pointers.update(p for p in v.expr.variables if is_placeholder(p))
         if triton and name == "load" and isinstance(first, Data) and first.shared \
                 and first.view != "loaded":
             # a load from shared memory: a read of what it points to, now; the tile it gives is
@@ -1714,6 +1890,7 @@ class Walker:
         if chain is not None:
             return self.compare(node, chain[0], chain[1], guarded)
         if isinstance(node, K.BoolOp):
+            self.triton_truth(node)
             op = node.op
             items: list[CondResult] = [self.cond(node.items[0], guarded)]
             for v in node.items[1:]:
@@ -1729,6 +1906,7 @@ class Walker:
                 return op == "and"
             return conds[0] if len(conds) == 1 else BoolOp(op, tuple(conds))  # type: ignore
         if isinstance(node, K.UnaryOp) and node.op == "not":
+            self.triton_truth(node)
             inner = self.cond(node.operand, guarded)
             if isinstance(inner, NotAffine):
                 return inner
@@ -1982,6 +2160,19 @@ class Ctx(KernelCtx):
         self.kir_buffers = {b.name: b for b in kernel.buffers}
         self.kernel_buffers = set(self.kir_buffers)
         self.source = Source(sources, trees, read_files)
+        # and / or / not of an operand that is an integer if these kernel arguments are
+        # (Walker.triton_truth): (the error, their placeholders)
+        self.truths: list[tuple[TleError, frozenset]] = []
+        # placeholders of the kernel arguments a load, store or atomic takes its pointer from
+        self.pointers: set[str] = set()
+
+    def refuse_truths(self) -> None:
+        """Raise the first error of :attr:`truths` whose kernel arguments the kernel never
+        uses as pointers: integers, on which Triton's bitcast to i1 fails (it casts a pointer
+        to i1 without complaint)."""
+        for err, needs in self.truths:
+            if not needs & self.pointers:
+                raise err
 
     def source_text(self, loc: Loc) -> Optional[str]:
         """The source of the outermost call at ``loc`` (None when there is none to read)."""
@@ -2082,6 +2273,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 
     check_free_buffers(k)
     uses = used_placeholders(partitions)
+    k.refuse_truths()
     params, partitions, pnames = finalize(k.params, partitions)
     env_names = {ph: Affine.of(n) for ph, n in pnames.items()}
 

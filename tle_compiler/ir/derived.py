@@ -93,6 +93,25 @@ class Definition:
             xs.append(x)
         return _apply(self.op, xs, self.c)
 
+    def why_undefined(self, env: Mapping[str, int]) -> str:
+        """Why :meth:`eval` gives None at ``env``: the first operation that has no integer
+        value there, and what it does ("divides by zero", "raises 3 to the power -1 (Python
+        gives a float)")."""
+        xs: list[int] = []
+        for a in self.args:
+            x = a.eval(env)
+            if x is None:
+                return a.why_undefined(env) if isinstance(a, Definition) else "is undefined"
+            xs.append(x)
+        if self.op == "**" and len(xs) == 2:
+            if xs[1] < 0:
+                return (f"raises {xs[0]} to the power {xs[1]} (a negative exponent: Python gives "
+                        f"a float, or fails at 0)")
+            return f"raises {xs[0]} to the power {xs[1]} (an exponent above 64)"
+        if self.op in ("<<", ">>") and len(xs) == 2:
+            return f"shifts by {xs[1]} (outside [0, 64])"
+        return "divides by zero"
+
     @property
     def variables(self) -> frozenset[str]:
         out: frozenset[str] = frozenset()

@@ -32,8 +32,8 @@ def fix(program: Program, given: Mapping[str, int]) -> dict[str, int]:
     """``given``, with every derived Program param its definition determines from the values
     given (and from those derived before it) added. A ValueError when a derived param given
     disagrees with the value its definition gives, when a definition is undefined there (a
-    division by zero), or when a derived value lies outside its param's domain (a ``tle.assume``
-    a launch with these values fails)."""
+    division by zero, a negative exponent or shift: the message says which), or when a derived
+    value lies outside its param's domain (a ``tle.assume`` a launch with these values fails)."""
     out = dict(given)
     if not program.derived or not given:
         return out
@@ -48,7 +48,7 @@ def fix(program: Program, given: Mapping[str, int]) -> dict[str, int]:
         value = d.definition.eval(env)
         if value is None:
             raise ValueError(f"the values given ({_shown(base)}) leave {d.name} undefined: {d} "
-                             f"divides by zero at {_shown(used)}")
+                             f"{d.definition.why_undefined(env)} at {_shown(used)}")
         if d.name in env:
             if env[d.name] != value:
                 raise ValueError(f"--param {d.name}={env[d.name]} disagrees with the other "
