@@ -405,7 +405,7 @@ class Builder:
         self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
         self.sequential = 0  # > 0 while building a statement that calls a helper
-        self.in_assume = False  # building the condition of a tle.assume (no Triton code)
+        self.not_triton = False  # building what Triton never compiles (tle.assume, Python's)
         self.pure: dict[tuple[str, str], bool] = {}  # effect_free's answers, per helper
         self.in_partition = False  # building a partition's body (or what it inlines)
         self.depth = 0  # compound-statement nesting (a pipe is declared at depth 0 only)
@@ -613,8 +613,9 @@ class Builder:
         m.resolved[name] = ("busy", at)
         # the constants the expression reads are not the kernel's (only its value is)
         saved = (self.out, self.sequential, self.in_partition, dict(self.consts),
-                 dict(self.const_ids))
+                 dict(self.const_ids), self.not_triton)
         self.out, self.sequential, self.in_partition = [], 0, False
+        self.not_triton = True  # Python evaluates it, not Triton
         self.frames.append(Frame(m, "", {}, "<module>"))
         try:
             e, st = self.expr(node)
@@ -625,7 +626,7 @@ class Builder:
         finally:
             self.frames.pop()
             self.out, self.sequential, self.in_partition = saved[:3]
-            self.consts, self.const_ids = saved[3:]
+            self.consts, self.const_ids, self.not_triton = saved[3:]
         v = fold(e)
         if st is not None and st.kind in ("func", "usermod", "mod"):
             result: tuple = (None, st)
@@ -1471,8 +1472,9 @@ class Builder:
         ("simultaneous multiple comparison is not supported"), on constexprs as on runtime
         values: read as Python's ``and`` of its links, a kernel Triton cannot compile was
         verified. ``tle.assume(1 <= N <= 64)`` states a domain and is no Triton code (the
-        lowering emits nothing for it): the chain is read there."""
-        if len(node.ops) > 1 and not self.in_assume:
+        lowering emits nothing for it), and Python evaluates a module-level constant and a
+        helper's default: the chain is read there."""
+        if len(node.ops) > 1 and not self.not_triton:
             text = ast.unparse(node)
             links = " and ".join(ast.unparse(ast.Compare(a, [op], [b])) for a, op, b in zip(
                 [node.left, *node.comparators[:-1]], node.ops, node.comparators))
@@ -1673,12 +1675,12 @@ class Builder:
                            "kernel body", node, check="bad-warp-specialize")
         if path == "tle_compiler.gpu.tma_load":
             return self.tma_load(node), None
-        saved, self.in_assume = self.in_assume, self.in_assume or path == "tle_compiler.assume"
+        saved, self.not_triton = self.not_triton, self.not_triton or path == "tle_compiler.assume"
         try:
             args = [self.value(a) for a in node.args]
             kwargs = [(k.arg, self.value(k.value)) for k in node.keywords if k.arg is not None]
         finally:
-            self.in_assume = saved
+            self.not_triton = saved
         if path in ("builtins.float", "builtins.int") and len(args) == 1 and not kwargs:
             v = fold(args[0])
             if v is not None:
@@ -1867,9 +1869,11 @@ class Builder:
                                    f"(pass the value or bind '{n.id}' once)", n,
                                    check="bad-call")
         self.frames.append(Frame(module, f"_{fdef.name}{self._next()}_", {}, fdef.name))
+        saved, self.not_triton = self.not_triton, True
         try:
             return self.expr(node)
         finally:
+            self.not_triton = saved
             self.frames.pop()
 
     def _next(self) -> int:
