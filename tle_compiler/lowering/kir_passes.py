@@ -71,7 +71,9 @@ def named_barrier_allocs(kernel: K.Kernel) -> dict[str, NamedBarrierAlloc]:
     group, one per worker partition after 1), so the kernel's own start from the top; its
     ``threads``: the writer's and the reader's warps x 32."""
     warps = {p.name: p.warps for p in kernel.partitions}
-    reserved = 3 + len(kernel.partitions)  # 0, 1, one per partition, and one to spare
+    # ids below `reserved` stay Triton's: 0, 1 and one per worker partition from 2 (P - 1 of
+    # them for P partitions, up to id P), and two to spare (P + 1 and P + 2)
+    reserved = 3 + len(kernel.partitions)
     out: dict[str, NamedBarrierAlloc] = {}
     for p in kernel.pipes:
         for d in K.get_attr(p, "barriers", ()):
