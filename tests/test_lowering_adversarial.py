@@ -1123,6 +1123,206 @@ def drain(p, y_ptr, N):
 ''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
 
 
+# 26. Nested tuples as partition arguments: the writer gets ((pipe, (x_ptr, N)), 3) and unpacks
+#     it in two steps, the reader gets (y_ptr, (pipe, N + 1)) and indexes it; a constant item
+#     (3, folded into the fill) rides along with runtime items at every depth.
+KERNELS["tuple_arg_nested"] = HEAD + '''
+@tle.jit(num_warps=4)
+def tuple_arg_nested(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, (((p, (x_ptr, N)), 3),)),
+                             (drain, ((y_ptr, (p, N + 1)),))], [4], [232])
+
+
+def fill(args):
+    inner, k = args
+    p, (x_ptr, n) = inner
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    w = p.writer()
+    for i in range(n + 1):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * BM * BN + offs) * k)
+        w.commit(i)
+
+
+def drain(args):
+    y_ptr = args[0]
+    r = args[1][0].reader()
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    for i in range(args[1][1]):
+        res = r.wait(i)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+        tl.store(y_ptr + i * BM * BN + offs, v + i)
+''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
+
+
+def _ref_tuple_arg_nested(x, n):
+    y = x.clone()
+    for i in range(n + 1):
+        y[i] = x[i] * 3 + i
+    return y
+
+
+# 27. A tuple holding pipe handles (a writer made in the kernel body, a reader) and a runtime
+#     int: the partitions take (handle, N) pairs, one passes its pair on to a helper whole.
+KERNELS["tuple_arg_handles"] = HEAD + '''
+def put_all(args, x_ptr):
+    w, n = args
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    for i in range(n):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * BM * BN + offs) - 5)
+        w.commit(i)
+
+
+@tle.jit(num_warps=4)
+def tuple_arg_handles(x_ptr, y_ptr, N):
+    p = tle.pipe(capacity=3, t=tle.gpu.alloc([3, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, ((p.writer(), N), x_ptr)),
+                             (drain, ((p.reader(), N), y_ptr))], [4], [232])
+
+
+def fill(wn, x_ptr):
+    put_all(wn, x_ptr)
+
+
+def drain(rn, y_ptr):
+    r, n = rn
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    for i in range(n):
+        res = r.wait(i)
+        tl.store(y_ptr + i * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)))
+        r.release(i)
+''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
+
+
+def _ref_tuple_arg_handles(x, n):
+    y = x.clone()
+    for i in range(n):
+        y[i] = x[i] - 5
+    return y
+
+
+# 28. A tuple indexed in the partition with constexprs: a module constant and a partition
+#     argument bound to a literal (annotated tl.constexpr), with arithmetic on them, pick the
+#     pipe, the pointer and the trip count out of one flat tuple.
+KERNELS["tuple_arg_constexpr_index"] = HEAD + '''
+PIPE = tl.constexpr(0)
+
+
+@tle.jit(num_warps=4)
+def tuple_arg_constexpr_index(x_ptr, y_ptr, N):
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, ((p, x_ptr, N, 7), 1)),
+                             (drain, ((p, y_ptr, N, 7), 1))], [4], [232])
+
+
+def fill(args, PTR: tl.constexpr):
+    w = args[PIPE].writer()
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    for i in range(args[PTR + 1]):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(args[PTR] + i * BM * BN + offs) + args[-1])
+        w.commit(i)
+
+
+def drain(args, PTR: tl.constexpr):
+    r = args[PIPE].reader()
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    for i in range(args[PTR + PIPE + 1]):
+        res = r.wait(i)
+        tl.store(args[PTR] + i * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)))
+        r.release(i)
+''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
+
+
+def _ref_tuple_arg_constexpr_index(x, n):
+    y = x.clone()
+    for i in range(n):
+        y[i] = x[i] + 7
+    return y
+
+
+# 29. A tuple unpacked in the partition into names the loop then rebinds (the tuple's runtime
+#     item is the loop's start), and a one-item tuple.
+KERNELS["tuple_arg_unpacked"] = HEAD + '''
+@tle.jit(num_warps=4)
+def tuple_arg_unpacked(x_ptr, y_ptr, N):
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, ((p, x_ptr, 0, N),)),
+                             (drain, ((p,), (y_ptr, N)))], [4], [232])
+
+
+def fill(args):
+    p, ptr, lo, hi = args
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    w = p.writer()
+    for i in range(lo, hi):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(ptr + i * BM * BN + offs))
+        w.commit(i)
+        ptr = ptr + 0
+
+
+def drain(one, rest):
+    (p,) = one
+    y_ptr, n = rest
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = p.reader()
+    for i in range(n):
+        res = r.wait(i)
+        tl.store(y_ptr + i * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)) * 2)
+        r.release(i)
+''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
+
+
+def _ref_tuple_arg_unpacked(x, n):
+    y = x.clone()
+    for i in range(n):
+        y[i] = x[i] * 2
+    return y
+
+
+# 30. A scalar the kernel body reduces from a tensor, passed in a tuple and as an expression
+#     evaluated in the call (`tl.sum(tl.arange(0, 4), 0)`: 6): its lines go in the prologue.
+KERNELS["tuple_arg_reduced"] = HEAD + '''
+@tle.jit(num_warps=4)
+def tuple_arg_reduced(x_ptr, y_ptr, N):
+    six = tl.sum(tl.arange(0, 4), 0)
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, ((p, x_ptr, six), N)),
+                             (drain, ((p, y_ptr), tl.max(tl.arange(0, 8), 0), N))], [4], [232])
+
+
+def fill(args, N):
+    p, x_ptr, k = args
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * BM * BN + offs) + k)
+        w.commit(i)
+
+
+def drain(args, seven, N):
+    p, y_ptr = args
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = p.reader()
+    for i in range(N):
+        res = r.wait(i)
+        tl.store(y_ptr + i * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)) * seven)
+        r.release(i)
+''' + _sig(x_ptr="*i32", y_ptr="*i32", N="i32")
+
+
+def _ref_tuple_arg_reduced(x, n):
+    y = x.clone()
+    for i in range(n):
+        y[i] = (x[i] + 6) * 7
+    return y
+
 # ------------------------------------------------------------------ the checks
 
 NAMES = sorted(KERNELS)
@@ -1204,14 +1404,18 @@ def _run_copy_kernel(tmp_path, name, n, ref):
     x = _tiles(n + 1, n)
     y = torch.full_like(x, -999)
     _emulated(tmp_path, name)[(1,)](x, y, n)
-    rows = n + 1 if name == "helpers_twice" else n
+    rows = n + 1 if name in ("helpers_twice", "tuple_arg_nested") else n
     assert torch.equal(y[:rows], ref(x, n)[:rows])
     assert (y[rows:] == -999).all()
 
 
 COPY_REFS = {"if_else_events": _ref_if_else_events, "helpers_twice": _ref_helpers_twice,
              "delayed_two_back": _ref_delayed_two_back, "ring_c1": _ref_ring, "ring_c2": _ref_ring,
-             "ring_c3": _ref_ring}
+             "ring_c3": _ref_ring, "tuple_arg_nested": _ref_tuple_arg_nested,
+             "tuple_arg_handles": _ref_tuple_arg_handles,
+             "tuple_arg_constexpr_index": _ref_tuple_arg_constexpr_index,
+             "tuple_arg_unpacked": _ref_tuple_arg_unpacked,
+             "tuple_arg_reduced": _ref_tuple_arg_reduced}
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 5])
@@ -1442,12 +1646,10 @@ def test_emulated_helper_nested_tuple(n, tmp_path):
         assert torch.equal(y[i], 2 * x[i] + i % 3)
 
 
-@pytest.mark.xfail(strict=True, raises=TleError,
-                   reason="the lowering refuses a tuple as a partition argument ('argument 'px' "
-                          "is a tuple; partitions take pipes, scalars and constants') although "
-                          "tle-dump verifies the kernel; flattening it is not implemented")
 def test_a_tuple_partition_argument_lowers(tmp_path):
-    """`warp_specialize([(fill, ((p, x_ptr), N)), ...])` with `p, x_ptr = px` in the partition."""
+    """`warp_specialize([(fill, ((p, x_ptr), N)), ...])` with `p, x_ptr = px` in the partition:
+    verified by tle-dump and lowered with the tuple's runtime item as a parameter of its own
+    (walks.bindings flattens it; before, the lowering refused a kernel tle-dump verifies)."""
     from tle_compiler.lowering import gluon_source
 
     src = KERNELS["helper_nested_tuple"].replace("(fill, (p, x_ptr, N))", "(fill, ((p, x_ptr), N))")
@@ -1459,4 +1661,72 @@ def test_a_tuple_partition_argument_lowers(tmp_path):
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         assert main([str(path)]) == 0  # verified
-    gluon_source((str(path), "helper_nested_tuple"))
+    src = gluon_source((str(path), "helper_nested_tuple")).source
+    fill = src.split("def fill(", 1)[1].split("@gluon.jit", 1)[0]
+    assert fill.startswith("px_1, N, ") and "x_ptr = px_1" in fill, fill
+    assert "helper_nested_tuple(x_ptr, y_ptr, N)" in src and "(fill, (x_ptr, N, " in src, src
+
+
+# A tensor the kernel body computes cannot be a partition's argument (its layout spans the
+# default partition's warps): the frontend refuses it at the argument, so tle-dump rejects the
+# kernel instead of verifying one the lowering cannot compile (frontend/tensor_args.py).
+TENSOR_ARGS = {
+    "plain": ("(drain, (p, y_ptr, N))", "(drain, (p, y_ptr, N, tl.arange(0, 4)))",
+              "def drain(p, y_ptr, N):", "def drain(p, y_ptr, N, t):",
+              "argument t (`tl.arange(0, 4)`) is a rank-1 tensor"),
+    "named_2d": ("(drain, (p, y_ptr, N))", "(drain, (p, y_ptr, N, z))",
+                 "def drain(p, y_ptr, N):", "def drain(p, y_ptr, N, z):",
+                 "argument z (`z`) is a rank-2 tensor"),
+    "in_tuple": ("(drain, (p, y_ptr, N))", "(drain, (p, y_ptr, (N, (1, z[0, :][None, :]))))",
+                 "def drain(p, y_ptr, N):", "def drain(p, y_ptr, nt):\n    N = nt[0]",
+                 "argument nt[1][1]"),
+    "name_of_tuple": ("(drain, (p, y_ptr, N))", "(drain, (p, y_ptr, N, both))",
+                      "def drain(p, y_ptr, N):", "def drain(p, y_ptr, N, both):",
+                      "argument both[1] (`tl.load(x_ptr + tl.arange(0, 4))`) is a rank-1 tensor"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(TENSOR_ARGS))
+def test_a_tensor_partition_argument_is_refused_before_verification(form, tmp_path):
+    from tle_compiler.cli.dump import main
+
+    call, new_call, head, new_head, message = TENSOR_ARGS[form]
+    src = KERNELS["ring_c2"].replace(call, new_call).replace(head, new_head)
+    src = src.replace("    tle.gpu.warp_specialize(",
+                      "    z = tl.zeros([4, 4], tl.int32)\n"
+                      "    both = (N, tl.load(x_ptr + tl.arange(0, 4)))\n"
+                      "    tle.gpu.warp_specialize(", 1)
+    assert new_call in src and new_head in src
+    path = tmp_path / f"tensor_{form}.py"
+    path.write_text(src)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        assert main([str(path)]) == 1
+    text = out.getvalue()
+    assert "partition 'drain': " + message in text and "[bad-warp-specialize]" in text, text
+    assert "verified" not in text, text
+
+
+def test_a_tuple_indexed_by_a_kernel_constexpr_is_refused_before_verification(tmp_path):
+    """The kernel IR is read once for every value of the kernel's constexpr parameters, so
+    `args[PTR]` with PTR one of them is refused at its line (with or without --param PTR=1),
+    while an index the reading folds (a module constant, a partition argument bound to a
+    literal: kernel tuple_arg_constexpr_index) is read."""
+    from tle_compiler.cli.dump import main
+
+    src = KERNELS["tuple_arg_constexpr_index"]
+    src = src.replace("def tuple_arg_constexpr_index(x_ptr, y_ptr, N):",
+                      "def tuple_arg_constexpr_index(x_ptr, y_ptr, N, PTR: tl.constexpr):")
+    src = src.replace("(fill, ((p, x_ptr, N, 7), 1))", "(fill, ((p, x_ptr, N, 7), PTR))")
+    src = src.replace('"N": "i32"}', '"N": "i32", "PTR": "constexpr"}') \
+             .replace('"constexprs": {}', '"constexprs": {"PTR": 1}')
+    assert "(fill, ((p, x_ptr, N, 7), PTR))" in src and '"PTR": 1' in src
+    path = tmp_path / "cx_index.py"
+    path.write_text(src)
+    for flags in ([], ["--param=PTR=1"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            assert main([*flags, str(path)]) == 1
+        text = out.getvalue()
+        assert ("`args[PTR + 1]`: a tuple's index must be a constant when the kernel is read"
+                in text), text

@@ -33,6 +33,7 @@ from ..language.pipe import validate_pipe, validate_reader
 from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
+from .tensor_args import body_assigns, source_text, tensor_item
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
@@ -823,6 +824,14 @@ class Builder:
                 # a name holding a tuple (`kv, x_ptr = args`): its items, as subscripts
                 e = K.TupleExpr(tuple(self.item_of(e, st, k, e.loc)[0]
                                       for k in range(len(st.value))), e.loc)
+            elif not isinstance(e, K.TupleExpr) and (st is None or st.kind != "tuple"):
+                # a tuple of runtime values only (`y_ptr, n = rest` with the partition argument
+                # `rest = (y_ptr, N)`, `x_ptr, n = inner[1]`): its items are subscripts, as
+                # `rest[0]` reads them
+                shape = self.tuple_shape(e, st)
+                if shape is not None and len(shape) == len(target.elts):
+                    e = K.TupleExpr(tuple(K.Subscript(e, (k,), e.loc)
+                                          for k in range(len(shape))), e.loc)
             if not isinstance(e, K.TupleExpr) or len(e.items) != len(target.elts):
                 raise self.err("tuple assignment needs a tuple of the same length on the right",
                                node)
@@ -1170,6 +1179,13 @@ class Builder:
             return tuple(self.tuple_shape(x, sx) for x, sx in zip(e.items, sts))
         if isinstance(e, K.Name) and e.id in self.tuple_shapes:
             return self.tuple_shapes[e.id]
+        if isinstance(e, K.Subscript) and len(e.index) == 1 and isinstance(e.index[0], int):
+            # an item of a tuple (`args[1]`): the item's entry of the tuple's shape, which knows
+            # a nested tuple of runtime values that no compile-time value (``st``) records
+            base = self.tuple_shape(e.value, None)
+            if base is not None and -len(base) <= e.index[0] < len(base) \
+                    and base[e.index[0]] is not None:
+                return base[e.index[0]]
         if items_st is not None:
             return tuple(None if sx is None else self.tuple_shape(K.Const(None), sx)
                          for sx in items_st)
@@ -1565,6 +1581,14 @@ class Builder:
             i = fold(self.value(node.slice))
             if isinstance(i, int) and -len(st.value) <= i < len(st.value):
                 return self.item_of(base, st, i % len(st.value), self.loc(node))
+        if not isinstance(node.slice, (ast.Tuple, ast.Slice)) and fold(self.value(node.slice)) \
+                is None and self.tuple_shape(base, st) is not None:
+            # the kernel IR is read once for every value of the kernel's constexpr parameters,
+            # so an index the reading cannot fold cannot pick a tuple's item
+            raise self.err(f"`{ast.unparse(node)}`: a tuple's index must be a constant when the "
+                           f"kernel is read (a literal, a module constant, or a partition or "
+                           f"helper argument bound to one); `{ast.unparse(node.slice)}` is not "
+                           f"(a constexpr parameter of the kernel is read for every value)", node)
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         idx: list = []
         for e in elts:
@@ -2187,6 +2211,7 @@ class Builder:
         warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
                                                regs_given, self.loc(ws), arg_locs)
         parts = []
+        assigns = body_assigns(self.out)  # the kernel body's assignments (tensor_args.py)
         for i, (elt, (module, pdef), argv) in enumerate(entries):
             names = [p.arg for p in pdef.args.posonlyargs + pdef.args.args]
             if len(names) != len(argv):
@@ -2195,6 +2220,14 @@ class Builder:
             frame = Frame(module, "", {}, pdef.name, stores=_stores(pdef.body))
             bindings = []
             for p, (e, st) in zip(names, argv):
+                found = tensor_item(e, assigns, p)
+                if found is not None:
+                    where, te, r = found
+                    raise TleError(
+                        f"partition '{pdef.name}': argument {where} (`{source_text(te)}`) is a "
+                        f"rank-{r} tensor of the kernel body; partitions take pipes, scalars and "
+                        f"constants (and tuples of them): compute the tensor in the partition",
+                        te.loc if te.loc.line else self.loc(elt), check="bad-warp-specialize")
                 bindings.append((p, e))
                 if st is None and isinstance(e, (K.Const, K.Global, K.DType)):
                     st = Static("const", e)
@@ -2204,7 +2237,9 @@ class Builder:
                     st = Static("const", K.Const(fold(e), e.loc))
                 frame.env[p] = st
                 shape = self.tuple_shape(e, st)
-                if shape is not None and st is None:  # read through the parameter's name
+                if shape is not None:  # read through the parameter's name
+                    # (with its compile-time items too: the shape alone keeps a nested tuple
+                    # of runtime values, `(p, (x_ptr, N))`, that the items' values do not)
                     self.tuple_shapes[frame.kir(p)] = shape
             self.frames.append(frame)
             self.in_partition = True

@@ -19,6 +19,7 @@ from typing import Callable, Optional
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir import kernel as K
 from . import instrument
+from .names import NameAllocator
 from .plan import build_plan
 from .layouts import pointee_of
 from .translate import Ctx, FnTranslator, V, literal
@@ -182,6 +183,12 @@ def prologue(low: Lowering, emit: bool, solver) -> FnTranslator:
     kt.assign_counts = kt._count_assigns(low.kir.prologue)
     for st in low.kir.prologue:
         kt.stmt(st)
+    # The partitions' argument expressions are the prologue's last values: evaluated here, in
+    # the prologue's walk, an expression that computes (`tl.sum(tl.arange(0, 4), 0)`) gets its
+    # layout variables in the prologue's numbering before its layouts are solved, and its lines
+    # in the prologue; :func:`bindings` reads the values.
+    kt.binding_values = {(kpart.name, p): kt.ex(e) for kpart in low.kir.partitions
+                         for p, e in kpart.bindings}
     return kt
 
 
@@ -197,16 +204,44 @@ class Binding:
 
 
 def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
-    """The bindings of ``kpart`` evaluated in the kernel prologue's translator ``kt``."""
+    """The bindings of ``kpart`` evaluated in the kernel prologue's translator ``kt``.
+
+    A tuple argument (``warp_specialize([(fill, ((p, x_ptr), N)), ...])``) is flattened: Gluon
+    partitions take pipe buffers, scalars and constexprs, so each runtime scalar of the tuple (at
+    any depth) becomes a parameter of its own (``px_1`` for ``px[1]``), each constant stays a
+    constant and each pipe handle brings its pipe's rings and barriers, while the partition's
+    environment binds ``px`` to a tuple of these values, so that ``px[1]``, ``p, x_ptr = px``
+    and a helper taking ``px`` read them as the verifier did. Any other item (a tensor, a dtype)
+    is refused at the binding with its position in the tuple."""
     params, call_args, pre, seen = [], [], [], []
     env: dict[str, V] = {}
-    for p, e in kpart.bindings:
-        v = kt.ex(e)
+    names = NameAllocator(low.kir, ())
+    names.taken |= {var for pp in low.ctx.plans.values() for var in pp.vars}
+
+    def flat(v: V, where: str, e) -> V:
         if v.kind in ("pipe", "writer", "reader"):
             pipe = v.value if v.kind != "reader" else v.value[0]
-            env[p] = v
             if pipe not in seen:
                 seen.append(pipe)
+            return v
+        if v.kind in ("const", "none"):
+            return v
+        if v.kind == "scalar":
+            name = names(where.replace("[", "_").replace("]", ""))
+            params.append(name)
+            call_args.append(v.text)
+            return V("scalar", name, pointee=v.pointee, arg=v.arg)
+        if v.kind == "tuple":
+            items = [flat(item, f"{where}[{i}]", e) for i, item in enumerate(v.value)]
+            return V("tuple", "(" + ", ".join(i.text for i in items)
+                     + (",)" if len(items) == 1 else ")"), value=items)
+        raise kt.err(f"partition '{kpart.name}': argument {where} is a {v.kind}; partitions take "
+                     f"pipes, scalars and constants (and tuples of them)", e)
+
+    for p, e in kpart.bindings:
+        v = kt.binding_values[(kpart.name, p)]
+        if v.kind in ("pipe", "writer", "reader"):
+            env[p] = flat(v, p, e)
         elif v.kind == "const":
             pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
             env[p] = V("const", p, value=v.value)
@@ -214,9 +249,11 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             params.append(p)
             call_args.append(v.text)
             env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg)
+        elif v.kind == "tuple":
+            env[p] = flat(v, p, e)
         else:
             raise kt.err(f"partition '{kpart.name}': argument '{p}' is a {v.kind}; partitions take "
-                         f"pipes, scalars and constants", e)
+                         f"pipes, scalars and constants (and tuples of them)", e)
     for pipe in seen:
         params += low.ctx.plans[pipe].vars
         call_args += low.ctx.plans[pipe].vars
