@@ -146,6 +146,36 @@ def on_big_stack(fn, *args, **kwargs):
 NARROW_OR_UNSIGNED = frozenset({"i8", "i16", "u8", "u16", "u32", "u64"})
 
 
+def protocol_args(info) -> set[str]:
+    """The kernel arguments the verified pipe protocol reads: each param's argument (a loop
+    bound, a condition around events, a pipe index) and the arguments the derived params are
+    computed from (``M = N // 64``: N)."""
+    out = set(getattr(info, "param_args", {}).values())
+    program = getattr(info, "program", None)
+    out |= {getattr(b, "name", b) for b in getattr(program, "bases", ())}
+    return out & set(info.args)
+
+
+def check_i64_args(info, signature: dict) -> None:
+    """Refuse ``i64`` for an argument the verified protocol reads. The verifier computes those
+    params in i32, as a launch passes a Python int inside i32, and covers only the values at
+    which every loop bound, condition and index stays inside i32, where i32's modular sums agree
+    with the integers whatever their order. An i64 argument changes that inside the covered
+    values: Triton computes an i32 part of the expression first and widens it beside the i64
+    operand, so ``3 * N + B`` (B i64) wraps ``3 * N`` while ``(N + B) + 2 * N`` does not, and two
+    partitions that spell one verified index differently would perform different events. (A
+    launch's Python int outside i32 is typed i64; such a value is outside what was verified.)"""
+    for a in sorted(protocol_args(info)):
+        if signature.get(a) == "i64":
+            raise TleError(f"kernel '{info.name}': argument '{a}' is typed i64 in the signature, "
+                           f"but it is a param of the verified pipe protocol, which the verifier "
+                           f"checks in i32 arithmetic on values inside i32 (what a launch passes "
+                           f"for a Python int that fits): computed in i64, an index, bound or "
+                           f"condition made of it and of i32 values can differ from the verified "
+                           f"one; type '{a}' i32 (arguments the protocol does not read may be "
+                           f"i64)", info.program.loc, check="signature")
+
+
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
                    target=None, divisible_ints: Optional[set] = None):
@@ -197,6 +227,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         if t.startswith("*") or (t in ("i32", "i64")
                                  and (divisible_ints is None or a in divisible_ints)):
             attrs[(i,)] = [["tt.divisibility", 16]]
+    check_i64_args(info, sig)
     tgt = target or GPUTarget(*HOPPER)
     bound = debug_waits_enabled(debug_waits)
 
