@@ -426,6 +426,7 @@ def test_a_tile_loaded_in_a_loop_and_multiplied_after_it_is_rejected(tmp_path):
     text = spsc(PRODUCER, '''
         r = p.reader()
         q = tl.zeros([16, 16], tl.bfloat16)
+        k = q
         for i in range(N):
             res = r.wait(i)
             k = tl.load(tle.gpu.local_ptr(res.slot.x))
@@ -539,6 +540,7 @@ def test_register_values_outlive_their_slot():
     text = spsc(PRODUCER, '''
         r = p.reader()
         acc = tl.zeros([16, 16], tl.float32)
+        last = tl.zeros([16, 16], tl.bfloat16)
         for i in range(N):
             res = r.wait(i)
             acc += tl.load(tle.gpu.local_ptr(res.slot.x)).to(tl.float32)

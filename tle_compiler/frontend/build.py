@@ -33,6 +33,7 @@ from ..language.pipe import validate_pipe, validate_reader
 from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
+from .partition_rules import check_register_budgets, check_wgmma_warps
 from .tensor_args import body_assigns, source_text, tensor_item
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -360,6 +361,10 @@ class Frame:
     # KIR name of an item variable of a carried tuple (`o__0`) -> the tuple's name (`o`): the
     # variable is assigned wherever the tuple is rebound
     item_vars: dict = field(default_factory=dict)
+    # names that Triton leaves undefined after a statement although Python binds them (first
+    # bound inside a range / tl.range / while loop, or in one branch of an `if` on a runtime
+    # condition): name -> why, said by the error at a later read (Builder.undefined_after)
+    undefined: dict = field(default_factory=dict)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -410,6 +415,14 @@ class Builder:
         self.pure: dict[tuple[str, str], bool] = {}  # effect_free's answers, per helper
         self.in_partition = False  # building a partition's body (or what it inlines)
         self.depth = 0  # compound-statement nesting (a pipe is declared at depth 0 only)
+        self.loop_depth = 0  # loop nesting (a `return` inside a loop is refused: s_Return)
+        #: KIR names certain to hold runtime values (not constexprs): non-constexpr kernel
+        #: arguments, loop variables of range / tl.range loops, names bound to expressions of
+        #: them or of loads and program ids (an `if` on them is an scf.if: undefined_after)
+        self.runtime: set[str] = set()
+        #: KIR names bound to a slot or wait result (an event's value): the verifier follows
+        #: them past their loop (unknown-slot), so undefined_after leaves them to it
+        self.slot_names: set[str] = set()
         # (pipe, reader name or None) -> (fields the reader sees, where its first handle was made)
         self.reader_views: dict[tuple[str, Optional[str]], tuple[tuple[str, ...], Loc]] = {}
         #: KIR variable -> the shape of the tuple (or list) it holds (:meth:`tuple_shape`)
@@ -459,6 +472,10 @@ class Builder:
     # -- names ------------------------------------------------------------------------------
     def lookup(self, name: str, node: ast.AST) -> tuple[K.Expr, Optional[Static]]:
         f = self.frame
+        if name in f.undefined and name not in f.env:
+            raise self.err(f"`{name}` is read here, but {f.undefined[name]}: Triton does not "
+                           f"define it here (Python would); bind `{name}` before that statement",
+                           node, check="unknown-name")
         if name in f.env:
             st = f.env[name]
             loc = self.loc(node)
@@ -807,6 +824,7 @@ class Builder:
             e, st = self.snapshot(e, st, node)
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
+            f.undefined.pop(target.id, None)
             f.lost.discard(target.id)
             f.lost_buffers.pop(target.id, None)
             self.bound_at[f.kir(target.id)] = node
@@ -817,6 +835,12 @@ class Builder:
             if st is not None and st.kind in ("handle", "pipe", "buffer"):
                 return  # compile-time values: uses are resolved to them, nothing runs
             self.emit(K.Assign(f.kir(target.id), e, self.loc(node)))
+            self.note_runtime(f.kir(target.id), e)
+            if isinstance(e, (K.Event, K.ResultSlot)) or (isinstance(e, K.Name)
+                                                         and e.id in self.slot_names):
+                self.slot_names.add(f.kir(target.id))
+            else:
+                self.slot_names.discard(f.kir(target.id))
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(e, K.TupleExpr) and st is not None and st.kind == "tuple" \
@@ -905,19 +929,71 @@ class Builder:
         before = dict(f.env)
         f.env[s.target.id] = None
         self.tuple_shapes.pop(f.kir(s.target.id), None)
+        if not RANGES[path]:
+            self.runtime.add(f.kir(s.target.id))
         self.depth += 1
+        self.loop_depth += 1
         try:
             body = self.block(s.body)
         finally:
             self.depth -= 1
+            self.loop_depth -= 1
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
         self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
         f.env[s.target.id] = None
+        if not RANGES[path]:  # (a static_range loop is unrolled: its names stay, as in Python)
+            self.undefined_after(before, s, f"it is bound only inside the loop at line "
+                                            f"{s.lineno}")
+            if s.target.id in f.undefined:
+                f.undefined[s.target.id] = (f"'{s.target.id}' is the variable of the loop at "
+                                            f"line {s.lineno}")
         self.emit(K.For(f.kir(s.target.id), start, stop, step, body, RANGES[path], self.loc(s),
                         options))
+
+    #: calls whose value is a runtime one whatever their arguments
+    RUNTIME_OPS = frozenset({"tl.load", "tl.program_id", "tl.num_programs", "tl.atomic_add",
+                             "tl.atomic_max", "tl.atomic_min", "tl.atomic_cas", "tl.atomic_xchg"})
+
+    def is_runtime(self, e: K.Expr) -> bool:
+        """Whether ``e`` is certainly a runtime value (see ``self.runtime``); a value of
+        constexprs and constants only, or one this cannot tell, is not."""
+        for x in K.walk_expr(e):
+            if isinstance(x, K.Name) and x.id in self.runtime:
+                return True
+            if isinstance(x, K.Op) and x.name in self.RUNTIME_OPS:
+                return True
+            if isinstance(x, (K.Event, K.IsClosed)):
+                return True
+        return False
+
+    def note_runtime(self, kir_name: str, e: K.Expr) -> None:
+        """``kir_name`` is bound to ``e``: a runtime value if ``e`` is one."""
+        if self.is_runtime(e):
+            self.runtime.add(kir_name)
+        else:
+            self.runtime.discard(kir_name)
+
+    def undefined_after(self, before: dict, s: ast.stmt, why: str,
+                        names: Optional[set] = None) -> None:
+        """After a range / tl.range / while loop (or an ``if`` on a runtime condition, for
+        ``names``: those one branch binds), the names bound in it that were not bound before it
+        are not defined in Triton, which carries out of an scf.for / scf.while / scf.if only
+        the values bound before it (or, for an ``if``, in both branches), while Python keeps
+        them: a read after it is refused (lookup), not verified as Python runs it and then
+        refused by Triton's compile ("NameError: ... is not defined"). Compile-time values (a
+        pipe, a handle, a buffer, a function) are resolved by the frontend and stay."""
+        f = self.frame
+        for name in sorted(set(f.env) - set(before) if names is None else names):
+            st = f.env.get(name)
+            if name in before or name in f.carried or f.kir(name) in self.slot_names or (
+                    st is not None and st.kind not in ("tuple", "const")):
+                continue
+            f.env.pop(name, None)
+            self.tuple_shapes.pop(f.kir(name), None)
+            f.undefined[name] = why
 
     def range_args(self, path: str, it: ast.Call, s: ast.For
                    ) -> tuple[K.Expr, K.Expr, K.Expr, tuple[tuple[str, K.Expr], ...]]:
@@ -1037,6 +1113,11 @@ class Builder:
         then = then + tuple(bound[0])
         orelse = orelse + tuple(bound[1])
         self._merge(before, [env_then, env_else], both=True)
+        if self.is_runtime(cond):
+            # an scf.if: a name one branch binds (and not before) is undefined after it
+            self.undefined_after(before, s, f"it is bound in one branch only of the `if` at "
+                                            f"line {s.lineno}",
+                                 (set(env_then) ^ set(env_else)) - set(before) - set(bound[2]))
         for name, value in bound[2].items():
             f.env[name] = value
             f.lost.discard(name)
@@ -1127,15 +1208,19 @@ class Builder:
                 f.env[n] = None  # assigned in the body: runtime values in the condition
         cond = self.value(s.test)
         self.depth += 1
+        self.loop_depth += 1
         try:
             body = self.block(s.body)
         finally:
             self.depth -= 1
+            self.loop_depth -= 1
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
         self.same_each_iteration(before, stored, s)
         self._merge(before, [dict(f.env)])
+        self.undefined_after(before, s, f"it is bound only inside the while loop at line "
+                                        f"{s.lineno}")
         self.emit(K.While(cond, body, self.loc(s)))
 
     def rebound(self, stmts: list[ast.stmt], node: ast.stmt) -> set[str]:
@@ -1393,6 +1478,12 @@ class Builder:
     def s_Return(self, s: ast.Return) -> None:
         if self.frame.prefix:  # an inlined helper: only its last statement may return
             raise self.err("`return` is allowed only as a helper's last statement", s,
+                           check="unsupported-control-flow")
+        if self.loop_depth:
+            # Triton's code generator refuses it ("Cannot have `return` statements inside
+            # `while` or `for` statements in triton"), so the lowered kernel could not compile
+            raise self.err("`return` inside a loop is not supported: Triton rejects it; guard the "
+                           "rest of the loop body with an `if` and return after the loop", s,
                            check="unsupported-control-flow")
         value = self.value(s.value) if s.value is not None else None
         self.emit(K.Return(value, self.loc(s)))
@@ -1842,6 +1933,7 @@ class Builder:
                         x is None or x.kind == "tuple" for x in st.value):
                     frame.env[p] = st
                     self.emit(K.Assign(frame.kir(p), e, e.loc))
+                    self.note_runtime(frame.kir(p), e)
                     shape = self.tuple_shape(e, st)
                     if shape is not None:
                         self.tuple_shapes[frame.kir(p)] = shape
@@ -1851,6 +1943,7 @@ class Builder:
                     continue
                 frame.env[p] = None
                 self.emit(K.Assign(frame.kir(p), e, e.loc))
+                self.note_runtime(frame.kir(p), e)
                 shape = self.tuple_shape(e, None)
                 if shape is not None:
                     self.tuple_shapes[frame.kir(p)] = shape
@@ -2096,6 +2189,8 @@ class Builder:
                 frame.env[p.arg] = Static("const", K.Const(self.bind[p.arg]))
             else:
                 frame.env[p.arg] = None
+                if not cx:
+                    self.runtime.add(p.arg)
         self.frames.append(frame)
         ws = None
         prologue: list[K.Stmt] = []
@@ -2122,6 +2217,7 @@ class Builder:
             raise TleError(f"kernel '{fdef.name}' calls no tle.gpu.warp_specialize",
                            _loc(m.path, fdef), check="bad-warp-specialize")
         partitions = self.warp_specialize(ws, num_warps)
+        check_register_budgets(partitions, options, self.loc(ws))
         self.frames.pop()
         kernel = K.Kernel(fdef.name, tuple(params), num_warps, tuple(sorted(options.items())),
                           tuple(sorted(self.consts.items())), tuple(self.pipes.values()),
@@ -2229,6 +2325,7 @@ class Builder:
                         f"constants (and tuples of them): compute the tensor in the partition",
                         te.loc if te.loc.line else self.loc(elt), check="bad-warp-specialize")
                 bindings.append((p, e))
+                self.note_runtime(frame.kir(p), e)
                 if st is None and isinstance(e, (K.Const, K.Global, K.DType)):
                     st = Static("const", e)
                 elif st is None and isinstance(fold(e), (bool, int, float)):
@@ -2253,6 +2350,7 @@ class Builder:
                                       num_warps if default else warps[i - 1],
                                       None if default else regs[i - 1],
                                       default, _loc(module.path, pdef)))
+            check_wgmma_warps(parts[-1])
         return parts
 
 

@@ -8,8 +8,8 @@ pipe verb an :class:`Event` that names its pipe, reader and index. The frontend 
 same walk that builds the Pipe IR, so the two never disagree; the lowering reads only the KIR.
 
 Expressions are trees (``q_row + offs_h[:, None] * stride``), statements are structured (``For``,
-``If``, ``Assign``, ``Eval``; ``While`` and ``Return``, which the frontend reads and the lowering
-refuses), every node carries its source location. Tile operations are
+``If``, ``Assign``, ``Eval``, ``While`` (without pipe events) and ``Return``), every node carries
+its source location. Tile operations are
 :class:`Op` nodes named by their canonical path (``tl.load``, ``tl.dot``, ``tle.gpu.local_ptr``,
 ``tl.where``, ...; :data:`OPS` lists them with what they are); the text form (kernel_text.py)
 prints them as calls, and parses them back.
@@ -279,7 +279,7 @@ class If:
 @record
 class While:
     """``while cond: body``: the frontend reads it only without pipe events (its slot accesses
-    may happen); the lowering refuses it."""
+    may happen); the lowering emits a Gluon ``while`` (translate.py ``st_While``)."""
 
     cond: Expr
     body: tuple["Stmt", ...]

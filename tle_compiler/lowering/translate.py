@@ -1400,6 +1400,58 @@ class FnTranslator:
         self.wait_site("after", st, Drain("loop exit: wgmmas carried by the loop") if pipelined
                        else None)
 
+    def st_While(self, st: K.While) -> None:
+        """``while cond:`` (the verifier admits no pipe event in it, docs/semantics.md), emitted as
+        Gluon's ``while``, which Triton lowers to an scf.while: as a ``for`` loop, nothing is in
+        flight across its entry or back-edge (drained), names rebound in it are carried
+        (constants and kernel arguments as for a ``for``), and cp.async copies issued in its
+        body may be in flight at its head. The condition is evaluated before every iteration: a
+        condition the translation spells as one expression is the ``while``'s own; one that
+        needs statements of its own (a load) is computed into a variable before the loop and
+        again at the end of the body, which the ``while`` tests."""
+        self._carry_constants(st)
+        self._carried_arguments(st)
+        n = len(self.lines)
+        c = self.ex(st.cond)
+        if c.kind == "tensor":
+            raise self.err("a `while` condition must be a scalar", st.cond)
+        test = c.text
+        if len(self.lines) != n:
+            test = self.fresh("while")
+            self.emit(f"{test} = {c.text}")
+        path = self.path_of(st)
+        self.wait_site("before", st, Drain("loop entry: no wgmma in flight across a loop boundary"))
+        self.emit(f"while {test}:")
+        self.cp_async.pending |= {(r, None) for r in self._gathered_rings(st.body)}
+        back_edge = self.cp_async.loop_head()
+        at_head = self.cp_async.snapshot()
+        self.ind += 1
+        # no loop variable: a wgmma operand's constant stage is left as it is (opaque_stage)
+        self.loops.append({"var": None, "ind": self.ind, "z": None, "static": True,
+                           "pipelined": False})
+        self.body(st.body, kir_paths.join(path, "body") if path is not None else None,
+                  end=Drain("loop back-edge"), line=st.loc.line)
+        if test != c.text:  # the next iteration's test, after the body (nothing in flight)
+            again = self.ex(st.cond)
+            self.emit(f"{test} = {again.text}")
+        self.loops.pop()
+        self.ind -= 1
+        self.cp_async.loop_end(back_edge, at_head)
+
+    def st_Return(self, st: K.Return) -> None:
+        """``return`` in a partition or the kernel body. The verifier admits an early one only in
+        a function that performs no pipe event, and the frontend none inside a loop (Triton
+        refuses it there). Its value, if any, is evaluated and dropped (a partition returns
+        nothing). The function's last statement emits nothing (the end of the function follows,
+        with its drain); an earlier one drains the wgmmas in flight and returns."""
+        if st.value is not None:
+            self.ex(st.value)
+        top = self._frames[0] if self._frames else None
+        if len(self._frames) == 1 and top[0] and top[1] == len(top[0]) - 1:
+            return
+        self.wait_site("before", st, Drain("return: nothing in flight when the function ends"))
+        self.emit("return")
+
     def _carry_constants(self, loop: K.For) -> None:
         """A name bound to a constant before a loop and rebound in its body (``c = True`` then
         ``c = t < 3``) is carried by the loop: Triton makes the constant a scalar tensor, and each

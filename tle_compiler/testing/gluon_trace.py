@@ -496,6 +496,8 @@ class _Interpreter:
             self.exec_for(st, env)
         elif isinstance(st, ast.If):
             self.exec_if(st, env)
+        elif isinstance(st, ast.While):
+            self.exec_while(st, env)
         elif isinstance(st, ast.Return):
             raise _Return(self.eval(st.value, env) if st.value is not None else None)
         elif isinstance(st, ast.Pass):
@@ -528,6 +530,26 @@ class _Interpreter:
             self.dry_blocks([st.body, st.orelse], env, "an `if` whose condition depends on data", st)
             return
         self.block(st.body if _truth(c) else st.orelse, env)
+
+    def exec_while(self, st: ast.While, env: dict) -> None:
+        """A ``while`` loop (scf.while): the condition is evaluated before every iteration; one
+        that depends on data runs the body once in dry mode (no barrier or wgmma operation may
+        be in it)."""
+        if st.orelse:
+            raise self.err("a while loop with an else", st)
+        trips = 0
+        while True:
+            c = self.eval(st.test, env)
+            if self.dry or not _known(c):
+                self.dry_blocks([st.body], env, "a `while` loop whose condition depends on data",
+                                st)
+                return
+            if not _truth(c):
+                return
+            trips += 1
+            if trips > MAX_TRIPS:
+                raise self.err(f"while loop runs more than {MAX_TRIPS} times", st)
+            self.block(st.body, env)
 
     def dry_blocks(self, blocks: list[list[ast.stmt]], env: dict, why: str, node: ast.AST) -> None:
         """Run ``blocks`` in dry mode: any barrier or wgmma operation in them is an error (``why``),

@@ -1,0 +1,44 @@
+"""Rules on a partition's warps and registers that the compiled kernel needs, checked where the
+kernel is read, so that tle-dump refuses what the lowering could not compile instead of verifying
+it (what is verified is what is lowered).
+
+* A ``tl.dot`` is a Hopper wgmma (docs/lowering.md, "Async wgmma"), which a warp group issues: 4
+  warps together. In a partition of 1 or 2 warps (or any count that is not a multiple of 4)
+  Triton refuses it ("WGMMA requires num_warps to be divisible by 4").
+* The register budgets of warp_specialize (lowering/regs.py, the one rule for both): the workers'
+  requests must leave the default partition at least setmaxnreg's minimum.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ..diagnostics import TleError
+from ..ir import kernel as K
+from ..ir.nodes import Loc
+
+
+def check_wgmma_warps(part: K.KPartition) -> None:
+    """Refuse a ``tl.dot`` in ``part`` when its warps are not whole warp groups."""
+    if part.warps % 4 == 0:
+        return
+    for st in K.walk_stmts(part.body):
+        for x in K.stmt_exprs(st):
+            for e in K.walk_expr(x):
+                if isinstance(e, K.Op) and e.name == "tl.dot":
+                    raise TleError(f"tl.dot in partition '{part.name}', which has {part.warps} "
+                                   f"warp{'s' if part.warps > 1 else ''}: a tl.dot is a wgmma, "
+                                   f"issued by whole warp groups of 4 warps (Triton refuses it "
+                                   f"otherwise); give the partition 4 or 8 warps",
+                                   e.loc, check="bad-warps")
+
+
+def check_register_budgets(partitions: list[K.KPartition], options: dict, loc: Loc) -> None:
+    """The register rule of warp_specialize (lowering/regs.check_registers) on budgets that are
+    numbers; a budget the generic reading leaves unevaluated is checked where it is bound."""
+    from ..lowering.regs import check_registers  # (regs.py imports nothing of the lowering)
+
+    if any(p.regs is not None and not isinstance(p.regs, int) for p in partitions):
+        return
+    check_registers(SimpleNamespace(partitions=partitions, options=dict(options),
+                                    program=SimpleNamespace(loc=loc)))
