@@ -32,7 +32,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
-from . import kir_paths, pipes
+from . import call_args, kir_paths, pipes
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -268,6 +268,12 @@ class FnTranslator:
         if exprs is None:
             exprs = self._at[2] = kir_paths.expression_paths(st, path)
         return exprs.get(id(node))
+
+    def alias_path(self, new: object, old: object) -> None:
+        """``new`` (a node the translator rebuilt from ``old``) has ``old``'s path."""
+        path = self.path_of(old)
+        if path is not None:
+            self._at[2][id(new)] = path
 
     @property
     def statement(self) -> Optional[K.Stmt]:
@@ -507,7 +513,8 @@ class FnTranslator:
     # ---------------------------------------------------------------- calls
     def kwargs(self, node: K.Op) -> dict[str, K.Expr]:
         """The call's keyword arguments, with tl.load's / tl.store's positional ones past the
-        pointer (and value) under their names (POSITIONAL_KWARGS)."""
+        pointer (and value) under their names (POSITIONAL_KWARGS); a keyword of theirs that the
+        translator would drop is an error unless it holds its default (call_args.py)."""
         kw = dict(node.kwargs)
         first, names = POSITIONAL_KWARGS.get(node.name, (None, ()))
         if first is not None:
@@ -519,14 +526,37 @@ class FnTranslator:
                 if name in kw:
                     raise self.err(f"{node.name}: `{name}` given twice", node)
                 kw[name] = arg
+            read = ("pointer", "value", "mask", *CACHE_HINTS) + (("other",) if first == 1 else ())
+            try:
+                call_args.check_memory_keywords(node.name, kw, read)
+            except call_args.CallArgError as e:
+                raise self.err(str(e), node) from None
         return kw
 
     def ex_Op(self, node: K.Op) -> V:
+        try:
+            bound = call_args.bind(node)  # Triton's binding; no keyword silently dropped
+        except call_args.CallArgError as e:
+            raise self.err(str(e), node) from None
+        if bound is not node:
+            self.alias_path(bound, node)
+            node = bound
         name = node.name
         if name == "to":
+            if len(node.args) < 2:
+                raise self.err("x.to needs a dtype", node)
             base = self.ex(node.args[0])
-            dt = self.ex(node.args[1]) if len(node.args) > 1 else self.ex(self.kwargs(node)["dtype"])
-            return self.computed(base, text=f"{base.text}.to({dt.text})",
+            dt = self.ex(node.args[1])
+            extra = ""
+            for key, e in node.kwargs:  # bitcast, fp_downcast_rounding (call_args.READ)
+                ok, value = call_args.literal_of(e)
+                if not ok:
+                    v = self.ex(e)
+                    ok, value = v.kind in ("const", "none"), v.value
+                if not ok:
+                    raise self.err(f"x.to's {key} must be a compile-time constant", node)
+                extra += f", {key}={value!r}"
+            return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
                                  dtype=dt.value)
         if name in ("builtins.float", "builtins.int"):
             v = self.ex(node.args[0])
@@ -613,6 +643,11 @@ class FnTranslator:
             if axis_node is None or x.kind != "tensor":
                 raise self.err(f"tl.{name} needs a tensor and an explicit axis", node)
             axis = self.ex(axis_node).value
+            if not isinstance(axis, int) or not -len(x.shape) <= axis < len(x.shape):
+                n = len(x.shape)
+                allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
+                raise self.err(f"tl.{name} of a {n}-D tensor: axis must be {allowed}", node)
+            axis %= len(x.shape)  # as Triton: -1 is the last axis
             if len(x.shape) == 1:
                 # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
                 # branch every thread of the partition takes the same way)
@@ -813,7 +848,7 @@ class FnTranslator:
             a = kws.get(key)
             if a is not None:
                 if not (isinstance(a, K.Const) and isinstance(a.value, str)):
-                    raise self.err(f"tl.load's {key} must be a string literal", node)
+                    raise self.err(f"{getattr(node, 'name', 'tl.load')}'s {key} must be a string literal", node)
                 out.append(f"{key}={a.value!r}")
         return out
 
@@ -931,6 +966,7 @@ class FnTranslator:
                 parts.append(f"mask={self.cvt(m.text, sid)}")
             else:
                 parts.append(f"mask={m.text}")
+        parts += self._cache_hints(kw, node)
         self.emit(f"gl.store({', '.join(parts)})")
 
     def _prefetch_l2(self, node: K.Op, kw: dict) -> None:
