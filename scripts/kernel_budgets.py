@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tle_compiler.lowering.compile import kernel_info_of  # noqa: E402
 from tle_compiler.lowering import compile_kernel, ptxas_stats  # noqa: E402
-from tle_compiler.lowering.regs import default_budget  # noqa: E402
+from tle_compiler.language.registers import default_budget  # noqa: E402
 
 KERNELS = ["sparse_mla_pipe", "sparse_mla_seesaw", "mla_decode_pipe", "mla_decode_seesaw"]
 BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "i32": 4, "int32": 4, "i8": 1, "int8": 1, "i1": 1, "i64": 8}

@@ -22,7 +22,7 @@ from tle_compiler.lowering import compile_kernel, gluon_source, ptxas_stats  # n
 from tle_compiler.lowering.compile import kernel_info_of  # noqa: E402
 from tle_compiler.lowering.dumping import default_config  # noqa: E402
 from tle_compiler.lowering.layouts import LayoutSolver, blocked_default  # noqa: E402
-from tle_compiler.lowering.regs import check_registers  # noqa: E402
+from tle_compiler.language.registers import check_registers  # noqa: E402
 from tle_compiler.passes import run_pipeline  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

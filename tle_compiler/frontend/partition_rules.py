@@ -5,7 +5,7 @@ it (what is verified is what is lowered).
 * A ``tl.dot`` is a Hopper wgmma (docs/lowering.md, "Async wgmma"), which a warp group issues: 4
   warps together. In a partition of 1 or 2 warps (or any count that is not a multiple of 4)
   Triton refuses it ("WGMMA requires num_warps to be divisible by 4").
-* The register budgets of warp_specialize (lowering/regs.py, the one rule for both): the workers'
+* The register budgets of warp_specialize (language/registers.py, the one rule for both): the workers'
   requests must leave the default partition at least setmaxnreg's minimum.
 """
 
@@ -34,9 +34,9 @@ def check_wgmma_warps(part: K.KPartition) -> None:
 
 
 def check_register_budgets(partitions: list[K.KPartition], options: dict, loc: Loc) -> None:
-    """The register rule of warp_specialize (lowering/regs.check_registers) on budgets that are
+    """The register rule of warp_specialize (language/registers.check_registers) on budgets that are
     numbers; a budget the generic reading leaves unevaluated is checked where it is bound."""
-    from ..lowering.regs import check_registers  # (regs.py imports nothing of the lowering)
+    from ..language.registers import check_registers
 
     if any(p.regs is not None and not isinstance(p.regs, int) for p in partitions):
         return

@@ -1,5 +1,6 @@
 """The TLE language surface: ``tle.pipe`` (pipe.py), ``tle.gpu`` (gpu.py) and ``tle.assume``
-(assume.py).
+(assume.py); registers.py: warp_specialize's register rule, which the frontend checks and the
+lowering budgets by.
 
 Note: ``tle_compiler.pipe`` (the function) is re-exported at the package top level; the module
 ``tle_compiler.language.pipe`` keeps its name here, so import helpers from it with

@@ -3,7 +3,6 @@
     plan.py      shared-memory rings + mbarrier arrays from the pipes and their barrier attributes
     layouts.py   the layout assignment pass (union-find over layout variables)
     translate.py partition bodies (Triton syntax) → Gluon source, pipes.py: pipe verbs → mbarriers
-    regs.py      the register rule of warp_specialize
     kir_passes.py  the lowering's kernel IR passes (materialize-barriers .. emit-gluon), registered
     emit.py      the whole Gluon module;  codegen.py: generate (passes, then emit)
     compile.py   triton.compile;  runtime.py: kernel[grid](...)

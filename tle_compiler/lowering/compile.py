@@ -99,7 +99,7 @@ def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optiona
 def compile_options(info) -> dict:
     """Triton options of a kernel: its default partition's warps and, when ``@tle.jit(maxnreg=R)``
     asks for it, the per-thread register cap that lets several CTAs share an SM."""
-    from .regs import maxnreg_of
+    from ..language.registers import maxnreg_of
 
     options = {"num_warps": info.num_warps}
     cap = maxnreg_of(info)

@@ -27,7 +27,7 @@ from typing import Optional
 from ..ir import kernel as K
 from . import instrument, walks
 from .plan import arrive_parts, init_count
-from .regs import check_registers
+from ..language.registers import check_registers
 from .scheduled_waits import ScheduledWaits
 from .translate import literal
 
