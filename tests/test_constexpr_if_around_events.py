@@ -72,6 +72,16 @@ SPELLINGS = {
     "alias in the body": (("    ch = tle.pipe(", "    SCALE_IT = DOUBLE\n    ch = tle.pipe("),
                           ("(fill, (ch, x_ptr, NR, NP, DOUBLE))",
                            "(fill, (ch, x_ptr, NR, NP, SCALE_IT))")),
+    # a name the body computes from constexprs and a module constant (NT = TOPK // BK)
+    "arithmetic in the body": (("    ch = tle.pipe(", "    TWICE = (DOUBLE * SLOTS) // SLOTS % 2\n"
+                                                     "    ch = tle.pipe("),
+                               ("(fill, (ch, x_ptr, NR, NP, DOUBLE))",
+                                "(fill, (ch, x_ptr, NR, NP, TWICE))")),
+    "arithmetic in the body, through another name": (
+        ("    ch = tle.pipe(", "    HALF = SLOTS // WIDTH\n    ODD = (HALF + DOUBLE) % 2\n"
+                             "    ch = tle.pipe("),
+        ("(fill, (ch, x_ptr, NR, NP, DOUBLE))", "(fill, (ch, x_ptr, NR, NP, ODD))"),
+        ("import tle_compiler as tle\n", "import tle_compiler as tle\n\nWIDTH = tl.constexpr(2)\n")),
 }
 
 

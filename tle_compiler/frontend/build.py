@@ -398,6 +398,7 @@ class Builder:
         self.root = module
         self.bind = dict(bind or {})
         self.constexpr_params: set = set()  # the kernel being built's constexpr params
+        self.param_names: set = set()  # all of its params
         #: constexprs the register budgets of warp_specialize are expressions of (left unbound)
         self.budget_constexprs: set = set()
         self.out: list[K.Stmt] = []
@@ -2191,6 +2192,7 @@ class Builder:
                 frame.env[p.arg] = None
                 if not cx:
                     self.runtime.add(p.arg)
+        self.param_names = {p.name for p in params}  # (fold_body reads no parameter's name)
         self.frames.append(frame)
         ws = None
         prologue: list[K.Stmt] = []
@@ -2308,6 +2310,8 @@ class Builder:
                                                regs_given, self.loc(ws), arg_locs)
         parts = []
         assigns = body_assigns(self.out)  # the kernel body's assignments (tensor_args.py)
+        top = {st.target for st in self.out if isinstance(st, K.Assign)} - set(
+            self.constexpr_params) - self.param_names
         for i, (elt, (module, pdef), argv) in enumerate(entries):
             names = [p.arg for p in pdef.args.posonlyargs + pdef.args.args]
             if len(names) != len(argv):
@@ -2328,10 +2332,11 @@ class Builder:
                 self.note_runtime(frame.kir(p), e)
                 if st is None and isinstance(e, (K.Const, K.Global, K.DType)):
                     st = Static("const", e)
-                elif st is None and isinstance(fold(e), (bool, int, float)):
-                    # an expression of constants (a bound constexpr times 1, say) is a constant
-                    # in the partition, as the protocol view evaluates it: its ifs fold alike
-                    st = Static("const", K.Const(fold(e), e.loc))
+                elif st is None and isinstance(fold_body(e, assigns, top), (bool, int, float)):
+                    # an expression of constants (a bound constexpr times 1, say, or a name the
+                    # kernel body binds once to one: NT = TOPK // 64) is a constant in the
+                    # partition, as the protocol view evaluates it: its ifs fold alike
+                    st = Static("const", K.Const(fold_body(e, assigns, top), e.loc))
                 frame.env[p] = st
                 shape = self.tuple_shape(e, st)
                 if shape is not None:  # read through the parameter's name
@@ -2429,6 +2434,34 @@ def fold(e: K.Expr) -> object:
             return None
         return all(vals) if e.op == "and" else any(vals)
     return None
+
+
+def fold_body(e: K.Expr, assigns: dict, top: set, depth: int = 16) -> object:
+    """:func:`fold` of a partition argument, reading through the kernel body's names: a name in
+    ``top`` (bound at the body's top level, not a kernel parameter) that the body assigns once
+    (``assigns``: tensor_args.body_assigns) stands for the value assigned, at the binding of the
+    partitions (warp_specialize ends the body). ``NT = TOPK // 64`` passed as ``NT`` is 32 in a
+    build that binds TOPK = 2048, as Triton's constexpr arithmetic makes it and as the protocol
+    view evaluates it, so an ``if NT % 2 == 1`` around events folds in both views."""
+    if depth <= 0:
+        return None
+    if isinstance(e, K.Name):
+        vals = assigns.get(e.id)
+        if e.id in top and vals is not None and len(vals) == 1:
+            return fold_body(vals[0], assigns, top, depth - 1)
+        return None
+    if isinstance(e, (K.BinOp, K.Compare)):
+        a = fold_body(e.lhs, assigns, top, depth - 1)
+        b = fold_body(e.rhs, assigns, top, depth - 1)
+        if a is None or b is None or isinstance(a, (str, tuple)) or isinstance(b, (str, tuple)):
+            return None
+        return fold(dataclasses.replace(e, lhs=K.Const(a, e.loc), rhs=K.Const(b, e.loc)))
+    if isinstance(e, K.UnaryOp):
+        v = fold_body(e.operand, assigns, top, depth - 1)
+        if v is None or isinstance(v, (str, tuple)):
+            return None
+        return fold(dataclasses.replace(e, operand=K.Const(v, e.loc)))
+    return fold(e)
 
 
 # ----------------------------------------------------------------------------------------------
