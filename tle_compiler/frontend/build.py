@@ -1976,7 +1976,10 @@ class Builder:
         """The default of parameter ``p`` of helper ``fdef``: Python evaluates it once, where the
         def stands, in the module's scope. A module-level name it reads that the module binds
         again after the def is an error (the frontend reads module names at their last
-        binding, which is not the value the default took)."""
+        binding, which is not the value the default took). A default that Python computes to a
+        number or bool (``FLAG=1 < 2``, ``n=0 or 4``) is that constant: left as the comparison's
+        expression it was a runtime comparison for the protocol view, and an ``if FLAG:`` around
+        pipe events was refused as depending on data."""
         for n in ast.walk(node):
             if isinstance(n, ast.Name):
                 later = [ln for ln in module.bound_lines.get(n.id, ()) if ln > fdef.lineno]
@@ -1989,10 +1992,14 @@ class Builder:
         self.frames.append(Frame(module, f"_{fdef.name}{self._next()}_", {}, fdef.name))
         saved, self.not_triton = self.not_triton, True
         try:
-            return self.expr(node)
+            e, st = self.expr(node)
         finally:
             self.not_triton = saved
             self.frames.pop()
+        value = fold(e) if st is None else None
+        if isinstance(value, (bool, int, float)):
+            return K.Const(value, e.loc), None
+        return e, st
 
     def _next(self) -> int:
         self.counter += 1
@@ -2429,10 +2436,12 @@ def fold(e: K.Expr) -> object:
         except Exception:
             return None
     if isinstance(e, K.BoolOp):
+        # Python's value, which Triton's constexpr `and` / `or` returns too: the operand that
+        # decides it, else the last (`0 or 4` is 4, not True)
         vals = [fold(x) for x in e.items]
         if any(v is None for v in vals):
             return None
-        return all(vals) if e.op == "and" else any(vals)
+        return next((v for v in vals[:-1] if bool(v) == (e.op == "or")), vals[-1])
     return None
 
 
@@ -2461,6 +2470,11 @@ def fold_body(e: K.Expr, assigns: dict, top: set, depth: int = 16) -> object:
         if v is None or isinstance(v, (str, tuple)):
             return None
         return fold(dataclasses.replace(e, operand=K.Const(v, e.loc)))
+    if isinstance(e, K.BoolOp):
+        vals = [fold_body(x, assigns, top, depth - 1) for x in e.items]
+        if any(v is None or isinstance(v, (str, tuple)) for v in vals):
+            return None
+        return fold(dataclasses.replace(e, items=tuple(K.Const(v, e.loc) for v in vals)))
     return fold(e)
 
 

@@ -495,6 +495,9 @@ class Walker:
         self.merge_node: Optional[K.Stmt] = None
         self.last_top: Optional[K.Stmt] = None  # the last top-level statement of the body
         self.early_return: Optional[K.Return] = None  # a return before it
+        # comparisons truth_kind is reading through names bound to them (a guard against a name
+        # bound to a comparison of itself, `b = b < N`)
+        self._truth_names: set[int] = set()
 
     def err(self, message: str, node, check: str = "frontend") -> TleError:
         return TleError(message, node.loc, check=check)
@@ -676,6 +679,17 @@ class Walker:
                 v = Aff(Affine.of(v.param), v.runtime)
             if isinstance(v, Data) and v.key is not None:
                 return (self.INT, None, none) if v.runtime else (self.CONST, None, none)
+            if isinstance(v, Const) and isinstance(v.value, bool):
+                return self.CONST, v.value, none
+            if isinstance(v, Data) and self.truth_node(v) is not None:
+                # a name bound to a comparison (`b = p < N`) holds the i1 it computed: `b and
+                # p` bitcasts p as `(p < N) and p` does
+                node = self.truth_node(v)
+                self._truth_names.add(id(node))
+                try:
+                    return self.truth_kind(node)
+                finally:
+                    self._truth_names.discard(id(node))
             if not isinstance(v, Aff):
                 return self.UNKNOWN, None, none
             if not v.runtime:
@@ -726,6 +740,19 @@ class Walker:
             return (self.INT, None, none) if e.name[3:] in ("program_id", "num_programs") \
                 else (self.TENSOR, None, none)
         return self.UNKNOWN, None, none
+
+    def truth_node(self, v: Value) -> Optional[K.Expr]:
+        """The expression a name's value was computed by when that is an i1 in Triton: a
+        (non-chained) comparison, a ``not``, or an ``and`` / ``or`` of such operands; None
+        otherwise, and for one truth_kind is already reading."""
+        node = v.node if isinstance(v, Data) and not v.shared else None
+        if node is None or id(node) in self._truth_names:
+            return None
+        if isinstance(node, K.Compare) or isinstance(node, K.UnaryOp) and node.op == "not":
+            return node
+        if isinstance(node, K.BoolOp) and compare_chain(node) is None:
+            return node
+        return None
 
     def truth_operands(self, e: K.BoolOp) -> Optional[list[tuple[str, K.Expr, frozenset]]]:
         """The operands of ``e`` that Triton's ``and`` / ``or`` combine, as Triton 3.6 walks
@@ -779,19 +806,48 @@ class Walker:
                 self.eval(o)
             return Data(node=e)
         self.triton_truth(e)
-        self.eval(e.items[0])
+        values = [self.eval(e.items[0])]
         for v in e.items[1:]:
-            self.eval_guarded(v, f"the right operand of `{e.op}`")
-        return Data(node=e)
+            values.append(self.eval_guarded(v, f"the right operand of `{e.op}`"))
+        # of compile-time integers only, Python's value (Triton returns the constexpr operand
+        # that decides it, else the last): `ODD and DOUBLE` passed to a partition decides an
+        # `if` there as the kernel IR's fold_body decides it
+        for v in values:
+            c = self.static_int(v)
+            if c is None:
+                return Data(node=e)
+            if bool(c) == (e.op == "or"):
+                return v
+        return values[-1]
 
     def _e_Compare(self, e: K.Compare) -> Value:
-        self.eval(e.lhs)
-        self.eval(e.rhs)
+        """A comparison: data, except one of two compile-time integers (constexprs bound by the
+        specialised reading, kernel-body constants), which Triton computes as a Python bool. A
+        partition argument ``ODD == 1`` with ODD a constant there was data, so an ``if`` on it
+        around pipe events was refused ("depends on data") though it is decided at compile
+        time, as the kernel IR's fold_body decides it."""
+        left, right = self.eval(e.lhs), self.eval(e.rhs)
+        consts = [self.static_int(v) for v in (left, right)]
+        if None not in consts:
+            a, b = consts
+            return Const({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+                          ">=": a >= b}[e.op])
         return Data(node=e)
+
+    def static_int(self, v: Value) -> Optional[int]:
+        """The value of a compile-time integer (not a runtime one: Triton compares those at run
+        time), else None."""
+        if isinstance(v, Const) and isinstance(v.value, bool):
+            return int(v.value)
+        if isinstance(v, Aff) and not v.runtime and v.expr.is_const:
+            return v.expr.const
+        return None
 
     def _e_UnaryOp(self, e: K.UnaryOp) -> Value:
         self.triton_truth(e)
         v = self.eval(e.operand)
+        if e.op == "not" and self.static_int(v) is not None:  # `not C` of a compile-time int
+            return Const(not self.static_int(v))
         a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
         if a is not None and e.op == "-":
             return Aff(-a, self.is_runtime(v), self.width(v))
@@ -1217,11 +1273,36 @@ class Walker:
                                f"only follow the functions it inlines (pipe events in other code "
                                f"would be missed)", node, check="opaque-call")
 
+    def triton_builtin(self, path: str, args: list[Value], node: K.Op) -> None:
+        """Refuse the builtin calls Triton 3.6 cannot compile: ``int(x)`` / ``float(x)`` of a
+        runtime value (Python's int() of a tensor raises "int() argument must be ... not
+        'tensor'"; the frontend read ``int(p)`` as ``p`` and verified the kernel), and ``print``
+        / ``tl.device_print`` whose first argument is not a string (Triton's print is
+        device_print(prefix, *args): ``print(p)`` fails with "int32[] is not string", ``print()``
+        for want of a prefix)."""
+        if path in ("builtins.int", "builtins.float") and len(node.args) == 1:
+            kind = self.truth_kind(node.args[0])[0]
+            if kind in (self.INT, self.I1, self.TENSOR):
+                fn = path.split(".")[1]
+                what = self.src(node.args[0])
+                raise self.err(f"`{fn}({what})` of the runtime value `{what}`, which Triton 3.6 "
+                               f"refuses (Python's {fn}() of a tensor raises TypeError): use "
+                               f"`{what}` itself, or `{what}.to(tl.{'int32' if fn == 'int' else 'float32'})`",
+                               node, check="unsupported-expression")
+        if path == "builtins.print" or is_triton(path) and path.endswith(".device_print"):
+            if not (args and isinstance(args[0], Const) and isinstance(args[0].value, str)):
+                fn = "print" if path == "builtins.print" else "tl.device_print"
+                raise self.err(f"`{fn}` without a string first: Triton 3.6 compiles it as "
+                               f"device_print(prefix, *values), whose prefix must be a string "
+                               f"(write `{fn}(\"name\", value)`)", node,
+                               check="unsupported-expression")
+
     def call_module(self, path: str, args: list[Value], kwargs: dict[str, Value],
                     node: K.Op) -> Value:
         func = op_text(path)
         self.reject_handles(args, kwargs, node, func)
         name = path.rsplit(".", 1)[-1]
+        self.triton_builtin(path, args, node)
         if path == "builtins.int" and len(args) == 1 and isinstance(args[0], (Aff, KernelArg, Sym)):
             return args[0]
         first = args[0] if args else next(
@@ -1895,16 +1976,15 @@ class Walker:
             items: list[CondResult] = [self.cond(node.items[0], guarded)]
             for v in node.items[1:]:
                 items.append(self.cond(v, True))
-            consts = [i for i in items if isinstance(i, bool)]
-            if op == "and" and False in consts or op == "or" and True in consts:
-                return op == "or"
-            bad = next((i for i in items if isinstance(i, NotAffine)), None)
-            if bad is not None:
-                return bad
-            conds = [i for i in items if not isinstance(i, bool)]
-            if not conds:
-                return op == "and"
-            return conds[0] if len(conds) == 1 else BoolOp(op, tuple(conds))  # type: ignore
+            return self.combine(op, items)
+        if isinstance(node, K.BinOp) and node.op in ("&", "|") and all(
+                self.is_i1(x) for x in (node.lhs, node.rhs)):
+            # `(p >= 0) & (p < N)`: Triton's `&` / `|` of two i1s is their conjunction /
+            # disjunction (both operands computed, neither with a side effect), so it is the
+            # affine condition `and` / `or` makes of them. Refused before as data ("not
+            # affine"), though docs/semantics.md's conditions are such Boolean combinations.
+            items = [self.cond(node.lhs, guarded), self.cond(node.rhs, guarded)]
+            return self.combine("and" if node.op == "&" else "or", items)
         if isinstance(node, K.UnaryOp) and node.op == "not":
             self.triton_truth(node)
             inner = self.cond(node.operand, guarded)
@@ -1924,6 +2004,33 @@ class Walker:
         if a.is_const:
             return a.const != 0
         return Compare(a, "!=", Affine.of(0))
+
+    @staticmethod
+    def combine(op: str, items: list[CondResult]) -> CondResult:
+        """The ``and`` / ``or`` of conditions: a constant one that decides it decides it, a
+        non-affine one makes it non-affine, the affine ones are combined."""
+        consts = [i for i in items if isinstance(i, bool)]
+        if op == "and" and False in consts or op == "or" and True in consts:
+            return op == "or"
+        bad = next((i for i in items if isinstance(i, NotAffine)), None)
+        if bad is not None:
+            return bad
+        conds = [i for i in items if not isinstance(i, bool)]
+        if not conds:
+            return op == "and"
+        return conds[0] if len(conds) == 1 else BoolOp(op, tuple(conds))  # type: ignore
+
+    def is_i1(self, e: K.Expr) -> bool:
+        """Whether Triton computes ``e`` as a truth value (an i1, or a Python bool): a single
+        comparison, a ``not``, or an ``and`` / ``or`` / ``&`` / ``|`` of such. Of an integer
+        (`p & 1`, `2 & (p < N)`) ``&`` is bitwise, not a conjunction."""
+        if isinstance(e, K.Compare) or isinstance(e, K.UnaryOp) and e.op == "not":
+            return True
+        if isinstance(e, K.BoolOp):
+            return compare_chain(e) is None and all(self.is_i1(x) for x in e.items)
+        if isinstance(e, K.BinOp) and e.op in ("&", "|"):
+            return self.is_i1(e.lhs) and self.is_i1(e.rhs)
+        return False
 
     def why_not(self, v: Value, node) -> str:
         if isinstance(v, Poison):

@@ -1,0 +1,463 @@
+"""A sixth set of adversarial kernels, on how the frontend reads Python: the truth of names bound to
+comparisons, helper defaults Python computes, `&` / `|` of comparisons around pipe events,
+comparisons of kernel-body constants passed to partitions, builtins Triton 3.6 maps otherwise
+(`int`, `float`, `print`), and constructs a kernel may not use (`:=`, loop `else`, `try`, `with`,
+`lambda`, comprehensions, `global`, nested defs, item assignment, star-args, recursion, `is`,
+`in`, shadowed `tl` / `tle` / `range`) or may (keyword-only helper parameters, pipe handles and
+slot views handed through helpers' tuples). tle-dump must reject (exit 1, the fault or the
+refused construct named) or at least not prove (exit 3) every kernel that is unsafe or that
+Triton 3.6 refuses to compile, and prove (exit 0) the safe ones; for verified ones the generated
+Gluon's barrier operations are checked against the verified events (tests/test_lowering_events.py's
+Runs), and test_what_triton_refuses compiles the constructs with Triton itself.
+
+Wrong before the frontend fixes that came with this file (tle_compiler/frontend/protocol.py,
+build.py):
+- verified, though Triton 3.6 refuses to compile them:
+  - `b = p < N` then `b and p` (`b or p`, `p and b`, `b and q` with `q = p + 1`, on data or in a
+    conditional expression): Walker.truth_kind did not see that a name bound to a comparison
+    holds an i1, so it stopped reading the `and` at `b` and never saw the i32 operand, which
+    Triton bitcasts to i1 and fails on (Walker.truth_node);
+  - `int(p)` / `float(N)` of a runtime value (read as the value itself; Python's int() of a
+    tensor raises TypeError in Triton) and `print(p)`, `print()`, `tl.device_print(p)` (Triton's
+    print is device_print(prefix, *values); a first argument that is no string fails)
+    (Walker.triton_builtin);
+- "bounded" (protocol claimed safe for every value in a range) for an unsafe kernel: a
+  kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
+  Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
+  waiting 1 was not seen (build.fold now returns the deciding operand, as Python does);
+- refused though safe and compiled by Triton: a helper default `FLAG=1 < 2` (`not False`,
+  `1 < 2 < 3`, `(1 < 2) & (2 < 3)`) read as a runtime comparison, "depends on data"
+  (Builder.default_value folds it); `if (p >= 0) & (p < N):` around events, "not affine"
+  (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`); a partition argument
+  `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of kernel-body constants
+  (ODD = (SLOTS // 2 + DOUBLE) % 2 with SLOTS, DOUBLE bound by DEFAULT_CONFIG), "`DOUBLE` depends
+  on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time integers; for `ODD
+  and DOUBLE` the kernel IR's fold_body had to fold the `and` too, or the lowering stopped with
+  an internal error comparing the two views' events).
+"""
+
+from __future__ import annotations
+
+import importlib
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.cli.dump import main as tle_dump
+
+from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .test_constexpr_if_around_events import KERNEL as CONSTEXPR_KERNEL
+
+# The writer's window of tile p, for bodies written here (unindented).
+PUT = """\
+slot = w.acquire(p)
+tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+w.commit(p)
+"""
+
+
+def ind(text: str, n: int = 4) -> str:
+    return textwrap.indent(text, " " * n)
+
+
+def guarded(cond: str) -> str:
+    """The writer fills tile p only ``if cond:`` (the reader waits every tile)."""
+    return ring(writer(body=f"if {cond}:\n" + ind(PUT)))
+
+
+def on_data(pre: str, cond: str) -> str:
+    """The writer computes ``pre`` and scales nothing under ``if cond:`` before each window."""
+    return ring(writer(body=pre + f"if {cond}:\n    s = 2.0\n" + PUT))
+
+
+def helper(call: str, helper_src: str) -> str:
+    """The writer's loop body is ``call``; ``helper_src`` follows the file."""
+    return ring(writer(body=call), extra="\n\n" + textwrap.dedent(helper_src))
+
+
+_REFUSED = ("rejected", "[unsupported-expression]")
+_WNC = ("rejected", "[wait-never-committed]")
+_CONTROL = ("rejected", "[unsupported-control-flow]")
+
+
+def _run(tmp_path, capsys, text, params, expect) -> Path:
+    path = tmp_path / "kernel.py"
+    path.write_text(text + CONFIG)
+    check(capsys, path, params, expect)
+    return path
+
+
+# ------------------------------------------------------------------------- truth of bound names
+
+TRUTH_CASES = {
+    # a name bound to a comparison holds an i1; the i32 beside it is bitcast, which Triton refuses
+    "a bound comparison and a loop variable": (on_data("b = p < N\n", "b and p"), _REFUSED),
+    "a bound comparison or a loop variable": (on_data("b = p < N\n", "b or p"), _REFUSED),
+    "a loop variable and a bound comparison": (on_data("b = p < N\n", "p and b"), _REFUSED),
+    "a bound comparison and a bound integer": (on_data("b = p < N\nq = p + 1\n", "b and q"),
+                                               _REFUSED),
+    "in a conditional expression": (
+        ring(writer(body="b = p < N\ns = 2.0 if (b and p) else 1.0\n" + PUT)), _REFUSED),
+    "a bound not and a param": (on_data("b = not (p < 0)\n", "b and N"), _REFUSED),
+    "a bound and of comparisons or a loop variable": (
+        on_data("b = (p < N) and (p >= 0)\n", "b or p"), _REFUSED),
+    "around events": (ring(writer(body="b = p < N\nif b and p:\n" + ind(PUT))), _REFUSED),
+    "a comparison returned by a helper": (
+        ring(writer(body="b = inside(p, N)\nif b and p:\n    s = 2.0\n" + PUT),
+             extra="\n\ndef inside(p, N):\n    return p < N\n"), _REFUSED),
+    # two i1s, or an i1 beside a compared integer: Triton compiles them
+    "two bound comparisons": (on_data("b = p < N\nc = p >= 0\n", "b and c"), "verified"),
+    "a bound comparison and a compared integer": (on_data("b = p < N\n", "b and p != 0"),
+                                                  "verified"),
+    "a name bound to itself compared": (on_data("b = p < N\nb = b == 0\n", "b and c"),
+                                        ("rejected", "[unknown-name]")),
+}
+
+
+@pytest.mark.parametrize("name", list(TRUTH_CASES))
+def test_truth_of_bound_names(tmp_path, capsys, name):
+    text, expect = TRUTH_CASES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- builtins
+
+BUILTIN_CASES = {
+    "int of a loop variable as an index": (
+        ring(writer(body=PUT.replace("acquire(p)", "acquire(int(p))"))), (), _REFUSED),
+    "float of a runtime param": (ring(writer(body="s = float(N)\n" + PUT)), (), _REFUSED),
+    "int of a bound comparison": (ring(writer(body="b = p < N\nq = int(b)\n" + PUT)), (),
+                                  _REFUSED),
+    "int of a constexpr": (
+        ring(writer(body=PUT.replace("acquire(p)", "acquire(p + int(C) - 3)")
+                    .replace("commit(p)", "commit(p + int(C) - 3)"))), ("C=3",), "verified"),
+    "float of a constexpr": (ring(writer(body="s = float(C) * 2.0\n" + PUT)), (), "verified"),
+    "print of a loop variable": (ring(writer(body="print(p)\n" + PUT)), (), _REFUSED),
+    "print of nothing": (ring(writer(body="print()\n" + PUT)), (), _REFUSED),
+    "device_print without a prefix": (ring(writer(body="tl.device_print(p)\n" + PUT)), (),
+                                      _REFUSED),
+    "print with a prefix": (ring(writer(body="print('p', p)\n" + PUT)), (), "verified"),
+    "device_print with a prefix": (ring(writer(body="tl.device_print('p', p)\n" + PUT)), (),
+                                   "verified"),
+    "divmod": (ring(writer(body="a, b = divmod(p, 1)\n" + PUT)), (),
+               ("rejected", "[unknown-name]", "divmod")),
+}
+
+
+@pytest.mark.parametrize("name", list(BUILTIN_CASES))
+def test_builtins(tmp_path, capsys, name):
+    _run(tmp_path, capsys, *BUILTIN_CASES[name])
+
+
+def test_print_refusal_names_the_fix(tmp_path, capsys):
+    path = tmp_path / "kernel.py"
+    path.write_text(ring(writer(body="print(p)\n" + PUT)) + CONFIG)
+    assert tle_dump(["-q", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert ":16: error: `print` without a string first" in err, err
+    assert 'print("name", value)' in err, err
+
+
+# ------------------------------------------------------------------------- constants Python computes
+
+_FLAG_PUT = """
+def put(w, x_ptr, p, FLAG=DEFAULT):
+    if FLAG:
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+"""
+
+
+def flag_default(default: str) -> str:
+    return helper("put(w, x_ptr, p)\n", _FLAG_PUT.replace("DEFAULT", default))
+
+
+def counted(trip: str, reader_trip: str) -> str:
+    return ring(writer(f"for p in range({trip}):"), reader(f"for p in range({reader_trip}):"))
+
+
+CONSTANT_CASES = {
+    "a comparison default": (flag_default("1 < 2"), (), "verified"),
+    "a false comparison default": (flag_default("2 < 1"), (), _WNC),
+    "a not default": (flag_default("not False"), (), "verified"),
+    "a chained comparison default": (flag_default("1 < 2 < 3"), (), "verified"),
+    "a default and of comparisons": (flag_default("True and 1 < 2"), (), "verified"),
+    "a default & of comparisons": (flag_default("(1 < 2) & (2 < 3)"), (), "verified"),
+    "a default that is an or of integers": (
+        helper("put(w, x_ptr, p)\n", _FLAG_PUT.replace("FLAG=DEFAULT", "K=0 or 2")
+               .replace("if FLAG:", "if K == 2:")), (), "verified"),
+    # Python's `0 or 4` is 4, `C and 4` is 4 for a truthy C
+    "an or of constants as a trip count": (counted("0 or 4", "4"), (), "verified"),
+    "an or of constants, the reader short": (counted("0 or 4", "1"), (), ("rejected",)),
+    "a truthy constexpr and 4": (counted("C and 4", "4"), ("C=3",), "verified"),
+    "a falsy constexpr or 4": (counted("C or 4", "4"), ("C=0",), "verified"),
+    "a mutable default never used": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, acc=[]):\n" + ind(PUT)), (),
+        "verified"),
+    "a tuple default indexed": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, d=(0, 1)):\n"
+               + ind(PUT.replace("(p)", "(p + d[0])"))), (), "verified"),
+    "a tuple default indexed off by one": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, d=(0, 1)):\n"
+               + ind(PUT.replace("(p)", "(p + d[1])"))), (), _WNC),
+    "a dict default": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, d={'a': 0}):\n" + ind(PUT)), (),
+        ("rejected", "is not supported in a kernel")),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTANT_CASES))
+def test_constants_python_computes(tmp_path, capsys, name):
+    _run(tmp_path, capsys, *CONSTANT_CASES[name])
+
+
+def _body_or(reader_count: int) -> str:
+    """A kernel whose body binds ``NQ = 0 or 4`` and passes it as the writer's inner trip count;
+    the reader's inner loop runs ``reader_count`` times."""
+    return (CONSTANT_KERNEL_DOUBLE1
+            .replace("    ch = tle.pipe(", "    NQ = 0 or 4\n    ch = tle.pipe(")
+            .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))", "(fill, (ch, x_ptr, NR, NQ, DOUBLE))")
+            .replace("(drain, (ch, y_ptr, NR, NP))", f"(drain, (ch, y_ptr, NR, {reader_count}))"))
+
+
+CONSTANT_KERNEL_DOUBLE1 = CONSTEXPR_KERNEL.replace("DOUBLE_VALUE", "1")
+
+
+def test_a_body_or_of_constants_is_its_deciding_operand(tmp_path, capsys):
+    """`NQ = 0 or 4` is 4: a reader waiting one tile a row leaves three unconsumed (the writer's
+    loop was read as range(True) and the kernel came out bounded, as if safe)."""
+    path = tmp_path / "k.py"
+    path.write_text(_body_or(1))
+    assert tle_dump(["-q", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "[unconsumed]" in err and "verified" not in err and "bounded" not in err, err
+
+
+# ------------------------------------------------------------------------- & and | of comparisons
+
+BITWISE_CASES = {
+    "& of two comparisons": (guarded("(p >= 0) & (p < N)"), "verified"),
+    "& that skips p = 0": (guarded("(p >= 1) & (p < N)"), _WNC),
+    "| of complementary comparisons": (guarded("(p >= 0) | (p < 0)"), "verified"),
+    "| that skips p = 0": (guarded("(p >= 1) | (p > N)"), _WNC),
+    "three comparisons": (guarded("(p < N) & (p >= 0) & (N > 0)"), "verified"),
+    "& inside |": (guarded("((p >= 0) & (p < N)) | (p == 2)"), "verified"),
+    "not of a |": (guarded("not ((p < 0) | (p >= N))"), "verified"),
+    "| of remainders": (guarded("(p % 2 == 0) | (p % 2 == 1)"), "verified"),
+    "& of exclusive remainders": (guarded("(p % 2 == 0) & (p % 2 == 1)"), _WNC),
+    # of an integer, `&` is bitwise: not a conjunction the verifier reads
+    "& of a comparison and 1": (guarded("(p < N) & 1"), ("rejected", "[non-affine-if]")),
+    "& of a loop variable and a comparison": (guarded("p & (p < N)"),
+                                              ("rejected", "[non-affine-if]")),
+    "^ of comparisons": (guarded("(p >= 0) ^ (p < 0)"), ("rejected", "[non-affine-if]")),
+}
+
+
+@pytest.mark.parametrize("name", list(BITWISE_CASES))
+def test_bitwise_conditions(tmp_path, capsys, name):
+    text, expect = BITWISE_CASES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- comparisons of constants
+
+ODD = "    ODD = (SLOTS // 2 + DOUBLE) % 2\n"
+PARTITION_ARGS = {
+    # (the argument, whether DOUBLE = 1 / 0 makes it true)
+    "ODD == 1": (True, False),
+    "DOUBLE == 1": (True, False),
+    "SLOTS > 4": (True, True),
+    "ODD > 0": (True, False),
+    "not ODD": (False, True),
+    "ODD and DOUBLE": (True, False),
+    "(ODD == 1) & (DOUBLE == 1)": (True, False),
+}
+
+
+@pytest.mark.parametrize("arg", list(PARTITION_ARGS))
+@pytest.mark.parametrize("double", [1, 0])
+def test_a_comparison_of_constants_passed_to_a_partition(tmp_path, capsys, arg, double):
+    """`(fill, (..., ODD == 1))` with ODD computed in the kernel body from DEFAULT_CONFIG's
+    constexprs: the specialised reading folds it, and the lowering keeps the branch it verified."""
+    text = (CONSTEXPR_KERNEL.replace("DOUBLE_VALUE", str(double))
+            .replace("    ch = tle.pipe(", ODD + "    ch = tle.pipe(")
+            .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))", f"(fill, (ch, x_ptr, NR, NP, {arg}))"))
+    path = tmp_path / "scaled_copy.py"
+    path.write_text(text)
+    assert tle_dump(["-q", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "read specialised to" in err and f"DOUBLE={double}" in err and "verified" in err, err
+    assert tle_dump(["--gluon", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "internal" not in err, err
+    fill = out[out.index("def fill("):out.index("def drain(")]
+    assert fill.count("mbarrier.wait(") == 1, fill
+    assert ("* 2.0" in fill) == PARTITION_ARGS[arg][1 - double], fill
+
+
+# ------------------------------------------------------------------------- constructs
+
+CONSTRUCT_CASES = {
+    "walrus in an index": (ring(writer(body=PUT.replace("acquire(p)", "acquire(q := p)")
+                                       .replace("commit(p)", "commit(q)"))),
+                           ("rejected", "`(q := p)` is not supported")),
+    "walrus in a condition": (ring(writer(body="if (q := p + 1) >= 0:\n"
+                                          + ind(PUT.replace("(p)", "(q - 1)")))),
+                              ("rejected", "is not supported")),
+    "for else": (ring(writer(post="else:\n    pass\n")), _CONTROL),
+    "for else of a static_range": (
+        ring(writer(loop="for p in tl.static_range(4):", post="else:\n    w.commit(9)\n"),
+             reader("for p in range(4):")), _CONTROL),
+    "while else": (ring(writer(loop="while False:\n        pass\n    else:\n        pass\n"
+                                    "    for p in range(N):")), _CONTROL),
+    "events in a try": (ring(writer(body="try:\n" + ind(PUT) + "except Exception:\n    pass\n")),
+                        _CONTROL),
+    "with": (ring(writer(body="with tl.static_range(1):\n    pass\n" + PUT)), _CONTROL),
+    "lambda": (ring(writer(pre="f = lambda i: i\n", body=PUT.replace("acquire(p)",
+                                                                      "acquire(f(p))"))),
+               ("rejected", "`lambda i: i` is not supported")),
+    "list comprehension": (ring(writer(pre="xs = [i for i in range(4)]\n")),
+                           ("rejected", "is not supported")),
+    "global": (ring(writer(pre="global G\nG = 1\n")), ("rejected", "[unsupported-statement]")),
+    "nested def": (ring(writer(pre="def idx(i):\n    return i\n",
+                               body=PUT.replace("(p)", "(idx(p))"))),
+                   ("rejected", "[unsupported-statement]", "nested functions")),
+    "augmented assignment to a tuple item": (
+        ring(writer(body="t = (p, 0)\nt[0] += 1\n" + PUT.replace("(p)", "(t[0] - 1)"))),
+        ("rejected", "augmented assignment to a name only")),
+    "assignment to a tuple item": (ring(writer(body="t = (p, 0)\nt[1] = 1\n" + PUT)),
+                                   ("rejected", "only names")),
+    "star-args to a helper": (
+        helper("args = (w, x_ptr, p + 1)\nput(*args)\n", "def put(w, x_ptr, p):\n" + ind(PUT)),
+        ("rejected", "`*args` is not supported")),
+    "a keyword dict to a helper": (
+        helper("kw = {'p': p}\nput(w, x_ptr, **kw)\n", "def put(w, x_ptr, p):\n" + ind(PUT)),
+        ("rejected", "is not supported")),
+    "keyword-only helper parameter": (
+        helper("put(w, x_ptr, p=p)\n", "def put(w, x_ptr, *, p):\n" + ind(PUT)), "verified"),
+    "keyword-only parameter given by position": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, *, p):\n" + ind(PUT)),
+        ("rejected", "[bad-call]")),
+    "recursion": (helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p):\n    if p < 0:\n"
+                         "        put(w, x_ptr, p + 1)\n" + ind(PUT)), ("rejected", "[recursion]")),
+    "tle shadowed by a local": (ring(writer(pre="tle = 1\n")), ("rejected", "cannot be called")),
+    "tl shadowed by a local": (ring(writer(pre="tl = 3\n")), ("rejected", "cannot be called")),
+    "range bound to static_range": (ring(writer(pre="range = tl.static_range\n")), ("rejected",)),
+    "range redefined by the module": (ring(prelude="def range(n):\n    return n\n"),
+                                      ("rejected", "[non-affine-loop]")),
+    "is None": (ring(writer(body="if C is None:\n    pass\n" + PUT)),
+                ("rejected", "`Is` is not an arithmetic comparison")),
+    "in a tuple": (ring(writer(body="if p in (0, 1):\n    pass\n" + PUT)),
+                   ("rejected", "`In` is not an arithmetic comparison")),
+    "the loop variable bumped in the body": (ring(writer(body="p += 1\n" + PUT)), _WNC),
+    "a handle and an index through a helper's tuple": (
+        helper("ww, q = pair(w, p)\n" + PUT.replace("w.", "ww.").replace("(p)", "(q)"),
+               "def pair(w, p):\n    return (w, p)\n"), "verified"),
+    "an index off by one through a helper's tuple": (
+        helper("ww, q = pair(w, p)\n" + PUT.replace("w.", "ww.").replace("(p)", "(q)"),
+               "def pair(w, p):\n    return (w, p + 1)\n"), _WNC),
+    "a slot view through nested helpers": (
+        helper("slot, q = opened(w, p)\ntl.store(ptr_of(slot), tl.load(x_ptr + tl.arange(0, 64)))"
+               "\nw.commit(q)\n",
+               "def opened(w, p):\n    return (w.acquire(p), p)\n\n\n"
+               "def ptr_of(s):\n    return tle.gpu.local_ptr(s.tile)\n"), "verified"),
+    "a slot view stored after its commit, through a helper": (
+        helper("slot, q = opened(w, p)\nw.commit(q)\n"
+               "tl.store(ptr_of(slot), tl.load(x_ptr + tl.arange(0, 64)))\n",
+               "def opened(w, p):\n    return (w.acquire(p), p)\n\n\n"
+               "def ptr_of(s):\n    return tle.gpu.local_ptr(s.tile)\n"),
+        ("rejected", "[access-outside-window]")),
+    "nested tuples from a helper": (
+        helper("(a, (b, c)) = nest(p)\n" + PUT.replace("(p)", "(c)"),
+               "def nest(p):\n    return (p + 1, (p + 2, p))\n"), "verified"),
+    "nested tuples from a helper, the wrong item": (
+        helper("(a, (b, c)) = nest(p)\n" + PUT.replace("(p)", "(b - 1)"),
+               "def nest(p):\n    return (p + 1, (p + 2, p))\n"),
+        ("rejected",)),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTRUCT_CASES))
+def test_constructs(tmp_path, capsys, name):
+    text, expect = CONSTRUCT_CASES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- lowered as verified
+
+LOWERED = {
+    "& of two comparisons": BITWISE_CASES["& of two comparisons"][0],
+    "& inside |": BITWISE_CASES["& inside |"][0],
+    "a comparison default": CONSTANT_CASES["a comparison default"][0],
+    "an or of constants as a trip count": CONSTANT_CASES["an or of constants as a trip count"][0],
+    "keyword-only helper parameter": CONSTRUCT_CASES["keyword-only helper parameter"][0],
+    "a slot view through nested helpers": CONSTRUCT_CASES["a slot view through nested helpers"][0],
+    "a handle and an index through a helper's tuple":
+        CONSTRUCT_CASES["a handle and an index through a helper's tuple"][0],
+}
+
+
+@pytest.mark.parametrize("name", list(LOWERED))
+def test_verified_kernels_lower_to_their_events(tmp_path, capsys, name):
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering.dumping import default_config
+
+    from .test_lowering_events import Runs, param_grid
+
+    path = _run(tmp_path, capsys, LOWERED[name], (), "verified")
+    runs = Runs(path, "k", default_config(str(path), "k"))
+    grid = param_grid(runs.base.program)
+    assert len(grid) >= (3 if runs.base.program.params else 1)
+    problems = [p for values in grid for p in runs.check(values)]
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------- what Triton refuses
+
+TRITON_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+    for p in range(N):
+BODY
+"""
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("b = p < N\nif b and p:\n    tl.store(x_ptr + p, 1.0)", False),
+    ("b = p < N\nq = p + 1\ntl.store(x_ptr + p, 2.0 if (b and q) else 1.0)", False),
+    ("b = p < N\nc = p > 0\nif b and c:\n    tl.store(x_ptr + p, 1.0)", True),
+    ("if (p >= 0) & (p < N):\n    tl.store(x_ptr + p, 1.0)", True),
+    ("tl.store(x_ptr + int(p), 1.0)", False),
+    ("tl.store(x_ptr + p, float(N))", False),
+    ("tl.store(x_ptr + int(C), float(C))", True),
+    ("print(p)\ntl.store(x_ptr + p, 1.0)", False),
+    ("print()\ntl.store(x_ptr + p, 1.0)", False),
+    ("tl.device_print(p)\ntl.store(x_ptr + p, 1.0)", False),
+    ("print('p', p)\ntl.store(x_ptr + p, 1.0)", True),
+    ("for i in range(0 or 4):\n    tl.store(x_ptr + i, 1.0)", True),
+])
+def test_what_triton_refuses(tmp_path, monkeypatch, body, accepted):
+    """Triton 3.6 compiles (for sm_90a, on any machine) a kernel with ``body`` only when the
+    frontend accepts it."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    name = f"tri6_{abs(hash(body))}"
+    (tmp_path / f"{name}.py").write_text(TRITON_KERNEL.replace("BODY", ind(body, 8)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module(name)
+    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                       constexprs={"C": 3})
+    try:
+        triton.compile(source, target=GPUTarget("cuda", 90, 32))
+    except Exception as e:  # noqa: BLE001 - Triton raises CompilationError and its subclasses
+        assert not accepted, f"{body}: {e}"
+    else:
+        assert accepted, body
