@@ -14,9 +14,11 @@ Wrong before the frontend fixes that came with this file (tle_compiler/frontend/
 build.py):
 - verified, though Triton 3.6 refuses to compile them:
   - `b = p < N` then `b and p` (`b or p`, `p and b`, `b and q` with `q = p + 1`, on data or in a
-    conditional expression): Walker.truth_kind did not see that a name bound to a comparison
-    holds an i1, so it stopped reading the `and` at `b` and never saw the i32 operand, which
-    Triton bitcasts to i1 and fails on (Walker.truth_node);
+    conditional expression; `b` bound on both paths of an `if`, carried from the previous
+    iteration, an alias, a helper's parameter, a tuple's item, `(p < N) & (p > 0)`):
+    Walker.truth_kind did not see that a name bound to a comparison holds an i1, so it stopped
+    reading the `and` at `b` and never saw the i32 operand, which Triton bitcasts to i1 and
+    fails on (Walker.truth_node, value_kind);
   - `int(p)` / `float(N)` of a runtime value (read as the value itself; Python's int() of a
     tensor raises TypeError in Triton) and `print(p)`, `print()`, `tl.device_print(p)` (Triton's
     print is device_print(prefix, *values); a first argument that is no string fails)
@@ -106,6 +108,20 @@ TRUTH_CASES = {
     "a comparison returned by a helper": (
         ring(writer(body="b = inside(p, N)\nif b and p:\n    s = 2.0\n" + PUT),
              extra="\n\ndef inside(p, N):\n    return p < N\n"), _REFUSED),
+    "a comparison bound on both paths of an if": (
+        on_data("if p > 2:\n    b = p < N\nelse:\n    b = p > 0\n", "b and p"), _REFUSED),
+    "a comparison chosen by a conditional expression": (
+        on_data("b = (p < N) if p > 2 else (p > 0)\n", "b and p"), _REFUSED),
+    "a comparison as a tuple's item": (on_data("t = (p < N, p)\n", "t[0] and t[1]"), _REFUSED),
+    "a comparison unpacked from a tuple": (on_data("b, q = (p < N, p)\n", "b and q"), _REFUSED),
+    "a comparison carried from the previous iteration": (
+        ring(writer(pre="b = N > 0\n", body="if b and p:\n    s = 2.0\nb = p < N\n" + PUT)),
+        _REFUSED),
+    "an alias of a bound comparison": (on_data("b = p < N\nc = b\n", "c and p"), _REFUSED),
+    "a bound & of comparisons": (on_data("b = (p < N) & (p > 0)\n", "b and p"), _REFUSED),
+    "a comparison passed to a helper": (
+        ring(writer(body="f(p < N, p)\n" + PUT),
+             extra="\n\ndef f(b, q):\n    if b and q:\n        s = 2.0\n"), _REFUSED),
     # two i1s, or an i1 beside a compared integer: Triton compiles them
     "two bound comparisons": (on_data("b = p < N\nc = p >= 0\n", "b and c"), "verified"),
     "a bound comparison and a compared integer": (on_data("b = p < N\n", "b and p != 0"),
@@ -193,6 +209,15 @@ CONSTANT_CASES = {
     "an or of constants, the reader short": (counted("0 or 4", "1"), (), ("rejected",)),
     "a truthy constexpr and 4": (counted("C and 4", "4"), ("C=3",), "verified"),
     "a falsy constexpr or 4": (counted("C or 4", "4"), ("C=0",), "verified"),
+    "a module constant that is an or of integers": (
+        ring(writer("for p in range(FLAG):"), reader("for p in range(4):"),
+             prelude="FLAG = tl.constexpr(0 or 4)\n"), (), "verified"),
+    "a module constant that is an or of integers, the reader short": (
+        ring(writer("for p in range(FLAG):"), reader("for p in range(1):"),
+             prelude="FLAG = 0 or 4\n"), (), ("rejected", "[unconsumed]")),
+    "a module constant that is a comparison": (
+        ring(writer(body="if FLAG:\n" + ind(PUT)), prelude="FLAG = tl.constexpr(1 < 2)\n"), (),
+        "verified"),
     "a mutable default never used": (
         helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, acc=[]):\n" + ind(PUT)), (),
         "verified"),
@@ -432,6 +457,8 @@ BODY
     ("b = p < N\nif b and p:\n    tl.store(x_ptr + p, 1.0)", False),
     ("b = p < N\nq = p + 1\ntl.store(x_ptr + p, 2.0 if (b and q) else 1.0)", False),
     ("b = p < N\nc = p > 0\nif b and c:\n    tl.store(x_ptr + p, 1.0)", True),
+    ("t = (p < N, p)\nif t[0] and t[1]:\n    tl.store(x_ptr + p, 1.0)", False),
+    ("b = (p < N) & (p > 0)\nif b and p:\n    tl.store(x_ptr + p, 1.0)", False),
     ("if (p >= 0) & (p < N):\n    tl.store(x_ptr + p, 1.0)", True),
     ("tl.store(x_ptr + int(p), 1.0)", False),
     ("tl.store(x_ptr + p, float(N))", False),

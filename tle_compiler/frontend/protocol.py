@@ -671,37 +671,53 @@ class Walker:
             v = e.value
             return (self.CONST, bool(v), none) if isinstance(v, (bool, int, float, type(None))) \
                 else (self.UNKNOWN, None, none)
+        if isinstance(e, K.Subscript) and isinstance(e.value, K.Name) and len(e.index) == 1 \
+                and isinstance(e.index[0], int):
+            # `t[0]` of a tuple the kernel built (`t = (p < N, p)`): the item's value
+            t = self.env.get(e.value.id)
+            if isinstance(t, TupleV) and -len(t.items) <= e.index[0] < len(t.items):
+                return self.value_kind(t.items[e.index[0]])
+            return self.UNKNOWN, None, none
         if isinstance(e, K.Name):
-            v = self.env.get(e.id)
-            if isinstance(v, KernelArg):
-                v = Aff(Affine.of(v.param), not v.constexpr)
-            elif isinstance(v, Sym):
-                v = Aff(Affine.of(v.param), v.runtime)
-            if isinstance(v, Data) and v.key is not None:
-                return (self.INT, None, none) if v.runtime else (self.CONST, None, none)
-            if isinstance(v, Const) and isinstance(v.value, bool):
-                return self.CONST, v.value, none
-            if isinstance(v, Data) and self.truth_node(v) is not None:
-                # a name bound to a comparison (`b = p < N`) holds the i1 it computed: `b and
-                # p` bitcasts p as `(p < N) and p` does
-                node = self.truth_node(v)
-                self._truth_names.add(id(node))
-                try:
-                    return self.truth_kind(node)
-                finally:
-                    self._truth_names.discard(id(node))
-            if not isinstance(v, Aff):
-                return self.UNKNOWN, None, none
-            if not v.runtime:
-                return self.CONST, (v.expr.const != 0) if v.expr.is_const else None, none
-            needs: frozenset = none
-            for var in v.expr.variables:
-                if is_placeholder(var):
-                    kind, ph = self.placeholder_kind(var)
-                    if kind != self.INT:
-                        return self.UNKNOWN, None, none
-                    needs |= ph
-            return self.INT, None, needs
+            return self.value_kind(self.env.get(e.id))
+        return self.expr_kind(e)
+
+    def value_kind(self, v: Optional[Value]) -> tuple[str, Optional[bool], frozenset]:
+        """:meth:`truth_kind` of a value a name (or a tuple's item) holds."""
+        none: frozenset = frozenset()
+        if isinstance(v, KernelArg):
+            v = Aff(Affine.of(v.param), not v.constexpr)
+        elif isinstance(v, Sym):
+            v = Aff(Affine.of(v.param), v.runtime)
+        if isinstance(v, Data) and v.key is not None:
+            return (self.INT, None, none) if v.runtime else (self.CONST, None, none)
+        if isinstance(v, Const) and isinstance(v.value, bool):
+            return self.CONST, v.value, none
+        if isinstance(v, Data) and self.truth_node(v) is not None:
+            # a name bound to a comparison (`b = p < N`) holds the i1 it computed: `b and
+            # p` bitcasts p as `(p < N) and p` does
+            node = self.truth_node(v)
+            self._truth_names.add(id(node))
+            try:
+                return self.truth_kind(node)
+            finally:
+                self._truth_names.discard(id(node))
+        if not isinstance(v, Aff):
+            return self.UNKNOWN, None, none
+        if not v.runtime:
+            return self.CONST, (v.expr.const != 0) if v.expr.is_const else None, none
+        needs: frozenset = none
+        for var in v.expr.variables:
+            if is_placeholder(var):
+                kind, ph = self.placeholder_kind(var)
+                if kind != self.INT:
+                    return self.UNKNOWN, None, none
+                needs |= ph
+        return self.INT, None, needs
+
+    def expr_kind(self, e: K.Expr) -> tuple[str, Optional[bool], frozenset]:
+        """:meth:`truth_kind` of an operation."""
+        none: frozenset = frozenset()
         if isinstance(e, K.BinOp):
             parts = [self.truth_kind(x) for x in (e.lhs, e.rhs)]
             kinds = {k for k, _, _ in parts}
@@ -751,6 +767,8 @@ class Walker:
         if isinstance(node, K.Compare) or isinstance(node, K.UnaryOp) and node.op == "not":
             return node
         if isinstance(node, K.BoolOp) and compare_chain(node) is None:
+            return node
+        if isinstance(node, K.BinOp) and node.op in ("&", "|") and self.is_i1(node):
             return node
         return None
 
