@@ -23,6 +23,9 @@ build.py):
     tensor raises TypeError in Triton) and `print(p)`, `print()`, `tl.device_print(p)` (Triton's
     print is device_print(prefix, *values); a first argument that is no string fails)
     (Walker.triton_builtin);
+- verified on a body Python does not run as written: a helper or partition under a decorator
+  (`@twice`, whose wrapper calls the body twice: two windows of one tile) was read as its def's
+  body; any decorator but @triton.jit / @gluon.jit is now refused (Builder.plain_def);
 - "bounded" (protocol claimed safe for every value in a range) for an unsafe kernel: a
   kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
   Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
@@ -77,6 +80,8 @@ def helper(call: str, helper_src: str) -> str:
     """The writer's loop body is ``call``; ``helper_src`` follows the file."""
     return ring(writer(body=call), extra="\n\n" + textwrap.dedent(helper_src))
 
+
+TWICE = "def twice(f):\n    def g(*a):\n        f(*a)\n        f(*a)\n    return g\n\n\n"
 
 _REFUSED = ("rejected", "[unsupported-expression]")
 _WNC = ("rejected", "[wait-never-committed]")
@@ -367,6 +372,19 @@ CONSTRUCT_CASES = {
         ("rejected", "[bad-call]")),
     "recursion": (helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p):\n    if p < 0:\n"
                          "        put(w, x_ptr, p + 1)\n" + ind(PUT)), ("rejected", "[recursion]")),
+    # Python binds a decorated def's name to what the decorator returns: here a wrapper that
+    # runs the body twice (two windows of tile p), which the frontend read once
+    "a helper under a decorator": (
+        ring(writer(body="put(w, x_ptr, p)\n"), prelude=TWICE,
+             extra="\n\n@twice\ndef put(w, x_ptr, p):\n" + ind(PUT)),
+        ("rejected", "[bad-call]", "helper 'put' has the decorator `@twice`")),
+    "a partition under a decorator": (
+        ring(prelude=TWICE).replace("def produce(", "@twice\ndef produce("),
+        ("rejected", "[bad-call]", "partition 'produce' has the decorator `@twice`")),
+    "a helper under triton.jit": (
+        "import triton\n" + ring(writer(body="put(w, x_ptr, p)\n"),
+                                 extra="\n\n@triton.jit\ndef put(w, x_ptr, p):\n" + ind(PUT)),
+        "verified"),
     "tle shadowed by a local": (ring(writer(pre="tle = 1\n")), ("rejected", "cannot be called")),
     "tl shadowed by a local": (ring(writer(pre="tl = 3\n")), ("rejected", "cannot be called")),
     "range bound to static_range": (ring(writer(pre="range = tl.static_range\n")), ("rejected",)),

@@ -1876,8 +1876,24 @@ class Builder:
         kwargs = tuple((k.arg, self.value(k.value)) for k in node.keywords)
         return self.seq(K.Op("to", (base,) + tuple(args), kwargs, loc)), None
 
+    def plain_def(self, module: Module, fdef: ast.FunctionDef, node: ast.AST, what: str) -> None:
+        """A helper or partition is read as its def's body, which is what its name holds only
+        without a decorator, or with ``@triton.jit`` / ``@gluon.jit`` (which compile that body):
+        any other decorator binds the name to what it returns (a wrapper that calls the body
+        twice, or not at all), so a partition calling it was verified on a body Python does not
+        run as written."""
+        for dec in fdef.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            path = module.scope.module_path(target)
+            if path not in ("triton.jit", "triton.experimental.gluon.jit"):
+                raise self.err(f"{what} '{fdef.name}' has the decorator `@{ast.unparse(dec)}`: "
+                               f"the frontend reads the def's body, but Python binds "
+                               f"'{fdef.name}' to what the decorator returns; drop it (or use "
+                               f"@triton.jit)", node, check="bad-call")
+
     def inline(self, fn: tuple, node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
         module, fdef = fn
+        self.plain_def(module, fdef, node, "helper")
         if any(f.function == fdef.name and f.module is module for f in self.frames):
             raise self.err(f"recursive call of '{fdef.name}' in a partition: the frontend inlines "
                            f"helper functions and cannot inline a recursion", node,
@@ -2320,6 +2336,7 @@ class Builder:
         top = {st.target for st in self.out if isinstance(st, K.Assign)} - set(
             self.constexpr_params) - self.param_names
         for i, (elt, (module, pdef), argv) in enumerate(entries):
+            self.plain_def(module, pdef, elt, "partition")
             names = [p.arg for p in pdef.args.posonlyargs + pdef.args.args]
             if len(names) != len(argv):
                 raise self.err(f"partition '{pdef.name}' takes {len(names)} positional "
