@@ -36,9 +36,10 @@ build.py):
   (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`); a partition argument
   `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of kernel-body constants
   (ODD = (SLOTS // 2 + DOUBLE) % 2 with SLOTS, DOUBLE bound by DEFAULT_CONFIG), "`DOUBLE` depends
-  on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time integers; for `ODD
+  on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time numbers; for `ODD
   and DOUBLE` the kernel IR's fold_body had to fold the `and` too, or the lowering stopped with
-  an internal error comparing the two views' events).
+  an internal error comparing the two views' events); a body name `BIG = DOUBLE > 0.5` passed
+  so was not proved (exit 3), both branches kept.
 """
 
 from __future__ import annotations
@@ -306,14 +307,27 @@ PARTITION_ARGS = {
 }
 
 
-@pytest.mark.parametrize("arg", list(PARTITION_ARGS))
+# the same through a name the kernel body binds (`BIG = ...` passed as BIG)
+BODY_NAMES = {
+    "BIG = SLOTS > 4": (True, True),
+    "BIG = (SLOTS // 2 + DOUBLE) % 2 == 1": (True, False),
+    "BIG = not DOUBLE": (False, True),
+    "BIG = DOUBLE and SLOTS > 4": (True, False),
+    "BIG = DOUBLE or 0": (True, False),
+    "BIG = (DOUBLE == 1) | (SLOTS < 2)": (True, False),
+    "BIG = DOUBLE > 0.5": (True, False),
+}
+
+
+@pytest.mark.parametrize("arg", list(PARTITION_ARGS) + list(BODY_NAMES))
 @pytest.mark.parametrize("double", [1, 0])
 def test_a_comparison_of_constants_passed_to_a_partition(tmp_path, capsys, arg, double):
     """`(fill, (..., ODD == 1))` with ODD computed in the kernel body from DEFAULT_CONFIG's
     constexprs: the specialised reading folds it, and the lowering keeps the branch it verified."""
+    pre, passed = (ODD, arg) if arg in PARTITION_ARGS else (f"    {arg}\n", "BIG")
     text = (CONSTEXPR_KERNEL.replace("DOUBLE_VALUE", str(double))
-            .replace("    ch = tle.pipe(", ODD + "    ch = tle.pipe(")
-            .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))", f"(fill, (ch, x_ptr, NR, NP, {arg}))"))
+            .replace("    ch = tle.pipe(", pre + "    ch = tle.pipe(")
+            .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))", f"(fill, (ch, x_ptr, NR, NP, {passed}))"))
     path = tmp_path / "scaled_copy.py"
     path.write_text(text)
     assert tle_dump(["-q", str(path)]) == 0
@@ -324,7 +338,7 @@ def test_a_comparison_of_constants_passed_to_a_partition(tmp_path, capsys, arg, 
     assert "internal" not in err, err
     fill = out[out.index("def fill("):out.index("def drain(")]
     assert fill.count("mbarrier.wait(") == 1, fill
-    assert ("* 2.0" in fill) == PARTITION_ARGS[arg][1 - double], fill
+    assert ("* 2.0" in fill) == {**PARTITION_ARGS, **BODY_NAMES}[arg][1 - double], fill
 
 
 # ------------------------------------------------------------------------- constructs

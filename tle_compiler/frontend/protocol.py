@@ -839,13 +839,14 @@ class Walker:
         return values[-1]
 
     def _e_Compare(self, e: K.Compare) -> Value:
-        """A comparison: data, except one of two compile-time integers (constexprs bound by the
+        """A comparison: data, except one of two compile-time numbers (constexprs bound by the
         specialised reading, kernel-body constants), which Triton computes as a Python bool. A
         partition argument ``ODD == 1`` with ODD a constant there was data, so an ``if`` on it
         around pipe events was refused ("depends on data") though it is decided at compile
         time, as the kernel IR's fold_body decides it."""
         left, right = self.eval(e.lhs), self.eval(e.rhs)
-        consts = [self.static_int(v) for v in (left, right)]
+        consts = [v.value if isinstance(v, Const) and isinstance(v.value, float)
+                  else self.static_int(v) for v in (left, right)]
         if None not in consts:
             a, b = consts
             return Const({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
