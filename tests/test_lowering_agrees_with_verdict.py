@@ -38,9 +38,16 @@ one-shot or has two readers, a named pipe on a step-2 loop (phase aliasing), ``r
 ``if`` (on a loop variable or a param) or in a loop of its window, two copies into one field,
 the writer storing into a TMA field, a wgmma on a tile loaded from the previous iteration's slot.
 
-No disagreement between verdict and lowering was found on these kernels; the file keeps them as
-regression cases, with two mutations of generated code showing the checks are live on them (a
-wgmma wait removed before a release, a named barrier's thread count changed).
+Wrong before this file (fixed in tle_compiler/lowering/compile.py, with_default_warps):
+- a compile or launch with ``num_warps=W`` other than the kernel's ``@tle.jit`` num_warps runs
+  the default partition on W warps, and the lowering laid it out for W, but the kernel IR the
+  lowering passes read kept the ``@tle.jit`` warps, so every named pipe with the default
+  partition at one end counted the old warps: ``bar.sync 15, 192`` where 8 + 2 warps (320
+  threads) take part, so the barrier completed before the last warps arrived and its later
+  phases went out of step (test_named_barriers_count_the_default_partitions_launch_warps).
+The other kernels agreed with their verdicts; the file keeps them as regression cases, with
+mutations of generated code showing the checks are live on them (a wgmma wait removed before a
+release, a named barrier's thread count changed, an init count changed).
 """
 
 from __future__ import annotations
@@ -549,6 +556,72 @@ KERNELS["wg_one_tile_two_dots"] = _attention("wg_one_tile_two_dots", '''for t in
     acc = tl.dot(s.to(tl.bfloat16), kt, acc)
     r.release(t)''')
 
+# the dot issued twice in an inner loop, the slot released after it (outer loop)
+KERNELS["wg_inner_loop_release_outer"] = _attention("wg_inner_loop_release_outer", f'''for a in range(NT):
+    res = r.wait(a)
+    for j in range(2):
+        acc = {QK.format(R="res")}, acc)
+    r.release(a)''')
+
+# wait, dot, release in a static_range of two (indices 2 a + j)
+KERNELS["wg_static_range_release"] = _attention("wg_static_range_release", f'''for a in range(NT):
+    for j in tl.static_range(2):
+        res = r.wait(2 * a + j)
+        acc = {QK.format(R="res")}, acc)
+        r.release(2 * a + j)''', tiles="2 * NT")
+VERDICT["wg_static_range_release"] = ("bounded", [])
+
+# nested loops (indices 2 a + j), released one tile late inside, the last after both loops
+KERNELS["wg_nested_release_late"] = _attention("wg_nested_release_late", f'''for a in range(NT):
+    for j in range(2):
+        res = r.wait(2 * a + j)
+        acc = {QK.format(R="res")}, acc)
+        if 2 * a + j > 0:
+            r.release(2 * a + j - 1)
+if NT > 0:
+    r.release(2 * NT - 1)''', cap=3, tiles="2 * NT")
+VERDICT["wg_nested_release_late"] = ("bounded", [])
+
+# the release first in one branch, last in the other, the dot's result used in both
+KERNELS["wg_release_in_branches"] = _attention("wg_release_in_branches", f'''for a in range(NT):
+    res = r.wait(a)
+    s = {QK.format(R="res")})
+    if a % 2 == 0:
+        r.release(a)
+        acc = acc + s
+    else:
+        acc = acc - s
+        r.release(a)''')
+
+# the release under an `if` on the param, in both branches
+KERNELS["wg_release_if_param"] = _attention("wg_release_if_param", f'''for a in range(NT):
+    res = r.wait(a)
+    acc = {QK.format(R="res")}, acc)
+    if NT > 3:
+        r.release(a)
+    else:
+        r.release(a)''')
+
+# a count-down loop: index NT - 1 - a
+KERNELS["wg_count_down"] = _attention("wg_count_down", f'''for a in range(NT - 1, -1, -1):
+    res = r.wait(NT - 1 - a)
+    acc = {QK.format(R="res")}, acc)
+    r.release(NT - 1 - a)''')
+VERDICT["wg_count_down"] = ("bounded", [])
+
+# the dot in a helper returning its result
+KERNELS["wg_helper_dot"] = _attention("wg_helper_dot", '''for a in range(NT):
+    res = r.wait(a)
+    acc = qk(qres, res, acc)
+    r.release(a)''').replace("\n\n@tle.jit", '''
+
+def qk(qres, res, acc):
+    return tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)),
+                  tl.trans(tl.load(tle.gpu.local_ptr(res.slot.k))), acc)
+
+
+@tle.jit''', 1)
+
 # dots over slots of two pipes, released in the other order than waited
 KERNELS["wg_two_pipes_other_order"] = WG_HEAD + '''
 
@@ -760,18 +833,19 @@ def _arrival_problems(lk: LoweredKernel, trace, params: dict) -> list[str]:
     return problems
 
 
-def _named_problems(lk: LoweredKernel, trace, name: str) -> list[str]:
+def _named_problems(lk: LoweredKernel, trace, name: str, named_warps: dict = None) -> list[str]:
     """Every bar.arrive / bar.sync counts 32 x (writer warps + reader warps) of its pipe (given
-    per kernel in NAMED_WARPS), each pipe has an id of its own, and the id is no other pipe's."""
+    per kernel in NAMED_WARPS, or ``named_warps``), each pipe has an id of its own, and the id is
+    no other pipe's."""
     plans = lk.gen.plans
     ids = {pn: f"bar{pp.named[0]}" for pn, pp in plans.items() if pp.named}
+    warps = NAMED_WARPS.get(name, {}) if named_warps is None else named_warps
     problems = []
-    if set(ids) != set(NAMED_WARPS.get(name, {})):
-        problems.append(f"named pipes {sorted(ids)}, expected {sorted(NAMED_WARPS.get(name, {}))}")
+    if set(ids) != set(warps):
+        problems.append(f"named pipes {sorted(ids)}, expected {sorted(warps)}")
     if len(set(ids.values())) != len(ids):
         problems.append(f"two named pipes share a barrier id: {ids}")
-    threads = {bar: 32 * NAMED_WARPS[name][pn] for pn, bar in ids.items()
-               if pn in NAMED_WARPS.get(name, {})}
+    threads = {bar: 32 * warps[pn] for pn, bar in ids.items() if pn in warps}
     for tp in trace.partitions:
         for o in tp.ops:
             if o.op in (NAMED_ARRIVE, NAMED_SYNC) and threads.get(o.array) != o.stage:
@@ -781,13 +855,14 @@ def _named_problems(lk: LoweredKernel, trace, name: str) -> list[str]:
     return problems
 
 
-def _check(lk: LoweredKernel, name: str, args: dict, source: str = None) -> list[str]:
+def _check(lk: LoweredKernel, name: str, args: dict, source: str = None,
+           named_warps: dict = None) -> list[str]:
     src = lk.gen.source if source is None else source
     tr = trace_gluon(src, lk.gen.kernel, args, {c: lk.constexprs[c] for c in lk.info.constexprs},
                      release_rings=release_rings_of(lk.gen.plans))
     params = _params(lk, name, tr, args)
     problems = compare(lk.expected(params), tr, lk.partitions, src) + tr.violations
-    problems += _arrival_problems(lk, tr, params) + _named_problems(lk, tr, name)
+    problems += _arrival_problems(lk, tr, params) + _named_problems(lk, tr, name, named_warps)
     return [f"{name} {args} (params {params}): {p}" for p in problems]
 
 
@@ -832,6 +907,47 @@ def test_generated_barrier_operations_are_the_verified_events(name, cx, tmp_path
     # not vacuous: some argument runs barrier operations
     busiest = max(sum(len(tp.ops) for tp in lk.trace(a).partitions) for a in ARGS[name])
     assert busiest >= 2, f"{name}: at most {busiest} barrier operations traced"
+
+
+# --------------------------------------------------- a default partition of other warps
+
+#: kernel, warps the compile gives the default partition (not its @tle.jit num_warps), the
+#: warps of each named pipe's two partitions then
+OTHER_WARPS = [("named_exchange_4_2", 8, {"max0": 10, "max1": 10}),
+               ("named_exchange_4_8", 8, {"max0": 16, "max1": 16}),
+               ("named_single_use", 4, {"x": 5}),
+               ("named_between_workers", 8, {"x": 3}),
+               ("named_wgmma", 8, {"x": 12, "back": 12})]
+
+
+@pytest.mark.parametrize("name,num_warps,named_warps", OTHER_WARPS,
+                         ids=[f"{n}-{w}" for n, w, _ in OTHER_WARPS])
+def test_named_barriers_count_the_default_partitions_launch_warps(name, num_warps, named_warps,
+                                                                  tmp_path):
+    """compile_kernel(num_warps=W) (a launch's ``num_warps=``) runs the default partition on W
+    warps: its named barriers must count W warps of threads, in the Gluon and in the PTX, and the
+    traced events stay the verified ones. Before lowering/compile.py's with_default_warps, the
+    kernel IR kept the @tle.jit warps and every named pipe at the default partition counted them
+    (bar.sync 15, 192 for 8 + 2 warps)."""
+    from tle_compiler.lowering import compile_kernel
+    from tle_compiler.lowering.compile import kernel_info_of, with_default_warps
+
+    path = _write(tmp_path, name)
+    config = _config_of(path, name, {})
+    c = compile_kernel((str(path), name), config["signature"], config["constexprs"],
+                       num_warps=num_warps)
+    want = {32 * w for w in named_warps.values()}
+    ptx_counts = {int(n) for n in re.findall(r"bar\.(?:sync|arrive) 1[0-5], (\d+);",
+                                             c.asm["ptx"])}
+    assert ptx_counts == want, (ptx_counts, want)
+    info = with_default_warps(kernel_info_of((str(path), name), config["constexprs"]), num_warps)
+    assert next(p for p in info.partitions if p.default).warps == num_warps
+    lk = LoweredKernel(info, config["constexprs"])
+    assert lk.gen.source == c.tle_generated.source
+    problems = []
+    for args in ARGS[name]:
+        problems += _check(lk, name, args, named_warps=named_warps)
+    assert not problems, "\n".join(problems)
 
 
 # ------------------------------------------------------------------- the checks are live

@@ -176,6 +176,28 @@ def check_i64_args(info, signature: dict) -> None:
                            f"i64)", info.program.loc, check="signature")
 
 
+def with_default_warps(info, num_warps: int):
+    """``info`` with its default partition run on ``num_warps`` warps (a launch's or a compile's
+    ``num_warps=`` other than the kernel's @tle.jit one), in the KernelInfo's partitions and in
+    the kernel IR it carries (``info.kir``) alike. The lowering reads warps from both: layouts,
+    arrive units and init counts from the KernelInfo, and materialize-barriers the thread count of
+    a ``barrier="named"`` pipe's ``bar.arrive`` / ``bar.sync`` from the kernel IR's partitions
+    (kir_passes.named_barrier_allocs). With the KernelInfo alone replaced, a named pipe with the
+    default partition at one end counted the @tle.jit warps: ``bar.sync 15, 192`` for 8 + 2 warps
+    (320 threads), which completes the barrier before the last warps arrive (a race) and
+    desynchronises its later phases."""
+    from dataclasses import replace
+
+    parts = tuple(replace(p, warps=num_warps) if p.default else p for p in info.partitions)
+    kir = getattr(info, "kir", None)
+    if kir is not None:
+        kir = replace(kir, num_warps=num_warps,
+                      partitions=tuple(replace(p, warps=num_warps) if p.default else p
+                                       for p in kir.partitions))
+        return replace(info, num_warps=num_warps, partitions=parts, kir=kir)
+    return replace(info, num_warps=num_warps, partitions=parts)
+
+
 def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                    num_warps: Optional[int] = None, debug_waits: Optional[bool] = None,
                    target=None, divisible_ints: Optional[set] = None):
@@ -200,10 +222,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
     info = kernel_info_of(kernel, constexprs)
     constexprs = dict(constexprs or {})
     if num_warps is not None and num_warps != info.num_warps:
-        from dataclasses import replace
-
-        parts = tuple(replace(p, warps=num_warps) if p.default else p for p in info.partitions)
-        info = replace(info, num_warps=num_warps, partitions=parts)
+        info = with_default_warps(info, num_warps)
     signature = complete_signature(info, signature, {**dict(info.kir.consts), **constexprs}) \
         if any(str(t).startswith("tensordesc") for t in signature.values()) else signature
     sig, attrs = {}, {}
