@@ -12,11 +12,15 @@ Areas (each kernel written to tmp_path from the sources here):
 * loops on mbarrier pipes: nested ``r * NP + q`` loops (NP 1, 2, 3) with a release one tile late,
   ``range(M, N)`` with N < M at run time, a writer counting down (``range(N - 1, -1, -1)``), trip
   counts ``N % 3`` and ``(L - 7) // 4`` with negative values (C's ``%`` and ``//``: the IR's
-  derived params and the generated code must agree on them);
+  derived params and the generated code must agree on them), kernel-level trip counts through
+  ``tl.cdiv``, ``tl.minimum``, ``tl.maximum``, ``tl.where``, ``%``, ``//`` and ``>>`` at negative
+  and positive arguments;
 * pipelined wgmma (``@tle.jit(wgmma_pipeline=True)``): a release right after a ``tl.dot`` whose
   result is used only later, a dot chain over two slots of one ring released in the other order,
   dots over slots of two pipes released in the other order, a release two tiles late, one slot
-  tile used as B by two dots;
+  tile used as B by two dots, dots in inner, static and nested loops with the release outside or
+  one tile late, releases in both branches of ``if``s on a loop variable and on the param, a
+  count-down loop, a dot in a helper;
 * TMA copies into slots, in a count-down loop with boxes of three dtypes (bf16, fp32, int8)
   into one commit: every commit's expect-tx is the bytes its copies deliver (read from the
   generated Gluon and the signature) and each arrival count matches the barrier's init count.
@@ -25,7 +29,8 @@ For each kernel: tle-dump's verdict (verified, or bounded where two free params 
 cutoff theorem leaves out allow no more), compile for sm_90a on the CPU, then the Gluon-trace
 model of the generated code (tle_compiler/testing/gluon_trace.py) run for param values 0, 1, 2, 5
 (and the negative and reversed ranges named above): its barrier operations per partition equal
-the verified events' (the comparer of tests/test_lowering_events.py), no release meets an
+the verified events' (the comparer of tests/test_lowering_events.py) for param values inside
+the domains the verifier checked, no release meets an
 in-flight wgmma, every (barrier, stage) receives exactly init count x phases arrivals (the phases
 counted from the IR's commits and releases, independently of the lowering's plan), and every
 named-barrier instruction counts the threads of the two partitions of its pipe (computed here
@@ -445,6 +450,19 @@ KERNELS["loop_kernel_level_trip"] = _tiles(
     "(x_ptr, y_ptr, NT):\n", "(x_ptr, y_ptr, L):\n    NT = (L - 7) // 4\n", 1)
 ARGS["loop_kernel_level_trip"] = [{"L": v} for v in (-20, 0, 4, 7, 11, 15, 30)]
 
+# kernel-level trip counts the prologue computes with Triton's scalar operations (C semantics for
+# runtime integers), at negative and positive L: the values must be in the verified domains
+# ((L + 1) % 4 is verified for -3 ... 3)
+for _n, _e in {"kl_cdiv": "tl.cdiv(L, 64)", "kl_minimum": "tl.minimum(L, 3)",
+               "kl_maximum": "tl.maximum(L - 2, 0)", "kl_mod": "(L + 1) % 4",
+               "kl_neg_div": "(-L) // 3", "kl_shift": "L >> 1", "kl_where": "tl.where(L > 2, L, 2)"
+               }.items():
+    KERNELS[_n] = _tiles(_n, "for i in range(NT):\n    put(w, x_ptr, i)",
+                         "for i in range(NT):\n    take(r, y_ptr, i)", params="NT",
+                         sig={"x_ptr": "*i32", "y_ptr": "*i32", "L": "i32"}).replace(
+        "(x_ptr, y_ptr, NT):\n", f"(x_ptr, y_ptr, L):\n    NT = {_e}\n", 1)
+    ARGS[_n] = [{"L": v} for v in (-130, -65, -7, -1, 0, 1, 3, 65, 200)]
+
 # ----------------------------------------------------------------------- pipelined wgmma
 
 WG_HEAD = HEAD + '''BM = tl.constexpr(64)
@@ -861,7 +879,11 @@ def _check(lk: LoweredKernel, name: str, args: dict, source: str = None,
     tr = trace_gluon(src, lk.gen.kernel, args, {c: lk.constexprs[c] for c in lk.info.constexprs},
                      release_rings=release_rings_of(lk.gen.plans))
     params = _params(lk, name, tr, args)
-    problems = compare(lk.expected(params), tr, lk.partitions, src) + tr.violations
+    # a value the generated prologue computes must be one the verifier checked (a param's
+    # domain: N % 3 in [-2, 2] as C computes it, not [0, 2])
+    outside = [f"param {p.name} = {params[p.name]} is outside its verified domain"
+               for p in lk.program.params if not p.contains(params[p.name])]
+    problems = outside + compare(lk.expected(params), tr, lk.partitions, src) + tr.violations
     problems += _arrival_problems(lk, tr, params) + _named_problems(lk, tr, name, named_warps)
     return [f"{name} {args} (params {params}): {p}" for p in problems]
 
@@ -975,6 +997,18 @@ def test_a_named_barrier_thread_count_other_than_the_partitions_is_seen(tmp_path
     assert mutated != src
     problems = _check(lk, "named_exchange_4_2", {"N": 2}, mutated)
     assert any("counts 128 threads" in p for p in problems), problems
+
+
+def test_a_param_value_outside_its_verified_domain_is_seen(tmp_path):
+    """kl_mod is verified for NT = (L + 1) % 4 in -3 ... 3: a prologue computing % 8 instead runs
+    NT = 7 at L = 6, a value never checked, even though its events match the IR's for NT = 7."""
+    lk = _lowered(tmp_path, "kl_mod", {})
+    src = lk.gen.source
+    mutated = src.replace("NT = ((L + 1) % 4)", "NT = ((L + 1) % 8)")
+    assert mutated != src
+    assert not _check(lk, "kl_mod", {"L": 6})
+    problems = _check(lk, "kl_mod", {"L": 6}, mutated)
+    assert any("NT = 7 is outside its verified domain" in p for p in problems), problems
 
 
 def test_an_init_count_other_than_the_arrivals_is_seen(tmp_path):
