@@ -30,7 +30,9 @@ build.py):
   kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
   Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
   waiting 1 was not seen (build.fold now returns the deciding operand, as Python does);
-- refused though safe and compiled by Triton: a helper default `FLAG=1 < 2` (`not False`,
+- refused though safe and compiled by Triton: an index `C and p` (`p and C`, `C or p`, `p or 0`)
+  that Triton computes as p, read as data (Walker._e_BoolOp now computes Triton's value); a
+  helper default `FLAG=1 < 2` (`not False`,
   `1 < 2 < 3`, `(1 < 2) & (2 < 3)`) read as a runtime comparison, "depends on data"
   (Builder.default_value folds it); `if (p >= 0) & (p < N):` around events, "not affine"
   (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`); a partition argument
@@ -237,6 +239,30 @@ CONSTANT_CASES = {
         helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, d={'a': 0}):\n" + ind(PUT)), (),
         ("rejected", "is not supported in a kernel")),
 }
+
+
+# Triton's `and` / `or` with constexprs (code_generator.visit_BoolOp): a constexpr that decides
+# it is the result, even after a runtime operand (`p and 0` is 0); one that does not is dropped,
+# so one runtime operand left is the result itself (`C and p` is p for a truthy C)
+def indexed(idx: str) -> str:
+    return ring(writer(body=PUT.replace("(p)", f"({idx})")))
+
+
+VALUE_CASES = {
+    "C and p for a truthy C": (indexed("C and p"), ("C=3",), "verified"),
+    "p and C for a truthy C": (indexed("p and C"), ("C=3",), "verified"),
+    "C or p for a falsy C": (indexed("C or p"), ("C=0",), "verified"),
+    "C and p for a falsy C": (indexed("C and p"), ("C=0",), ("rejected", "[phase-aliasing]")),
+    "p or 0": (indexed("p or 0"), (), "verified"),
+    "p and 0": (indexed("p and 0"), (), ("rejected", "[phase-aliasing]")),
+}
+
+
+# (Not in LOWERED below: tests/test_lowering_events.py's trace of the Gluon, gluon_trace's
+# ev_BoolOp, makes `p or 0` a bool where Triton's code generator returns p.)
+@pytest.mark.parametrize("name", list(VALUE_CASES))
+def test_and_or_values_as_triton_computes_them(tmp_path, capsys, name):
+    _run(tmp_path, capsys, *VALUE_CASES[name])
 
 
 @pytest.mark.parametrize("name", list(CONSTANT_CASES))
@@ -500,6 +526,7 @@ BODY
     ("tl.device_print(p)\ntl.store(x_ptr + p, 1.0)", False),
     ("print('p', p)\ntl.store(x_ptr + p, 1.0)", True),
     ("for i in range(0 or 4):\n    tl.store(x_ptr + i, 1.0)", True),
+    ("tl.static_assert((p and 0) == 0)\ntl.store(x_ptr + (C and p) + (p or 0), 1.0)", True),
 ])
 def test_what_triton_refuses(tmp_path, monkeypatch, body, accepted):
     """Triton 3.6 compiles (for sm_90a, on any machine) a kernel with ``body`` only when the

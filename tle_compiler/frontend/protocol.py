@@ -827,16 +827,24 @@ class Walker:
         values = [self.eval(e.items[0])]
         for v in e.items[1:]:
             values.append(self.eval_guarded(v, f"the right operand of `{e.op}`"))
-        # of compile-time integers only, Python's value (Triton returns the constexpr operand
-        # that decides it, else the last): `ODD and DOUBLE` passed to a partition decides an
-        # `if` there as the kernel IR's fold_body decides it
+        # Triton's value (code_generator.visit_BoolOp): in order, a compile-time operand that
+        # decides the result is the result (even after runtime ones), another one is dropped;
+        # of the runtime operands kept, one alone is the result, several are combined (data);
+        # none kept, the last operand. So `ODD and DOUBLE` passed to a partition decides an
+        # `if` there as the kernel IR's fold_body decides it, and `C and p` is p for a truthy C.
+        # A constexpr the reading leaves symbolic (C unbound) may decide it or not: data.
+        kept = []
         for v in values:
             c = self.static_int(v)
-            if c is None:
+            if c is None and not self.is_runtime(v):
                 return Data(node=e)
-            if bool(c) == (e.op == "or"):
+            if c is None:
+                kept.append(v)
+            elif bool(c) == (e.op == "or"):
                 return v
-        return values[-1]
+        if not kept:
+            return values[-1]
+        return kept[0] if len(kept) == 1 else Data(node=e)
 
     def _e_Compare(self, e: K.Compare) -> Value:
         """A comparison: data, except one of two compile-time numbers (constexprs bound by the
