@@ -640,6 +640,18 @@ def qk(qres, res, acc):
 
 @tle.jit''', 1)
 
+# straight-line: tile 0 loaded before the wait of index 1, its dot issued after that wait, slot
+# 0 released before tile 1's dot (the load is lazy: the dot reads slot 0 in shared memory, so
+# the release must retire it)
+KERNELS["wg_tile_loaded_before_later_wait"] = _attention("wg_tile_loaded_before_later_wait", '''res0 = r.wait(0)
+k0 = tl.load(tle.gpu.local_ptr(res0.slot.k))
+res1 = r.wait(1)
+acc = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)), tl.trans(k0), acc)
+r.release(0)
+acc = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)),
+             tl.trans(tl.load(tle.gpu.local_ptr(res1.slot.k))), acc)
+r.release(1)''', tiles="2")
+
 # dots over slots of two pipes, released in the other order than waited
 KERNELS["wg_two_pipes_other_order"] = WG_HEAD + '''
 
@@ -1133,6 +1145,16 @@ REFUSED["wg_tile_of_previous_slot"] = (_attention("wg_tile_of_previous_slot", ''
         k_prev = tl.load(tle.gpu.local_ptr(nxt.slot.k))
     acc = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)), tl.trans(k_prev), acc)
     r.release(NT - 1)'''), "unknown-slot", "tl.trans(k_prev), acc)")
+
+
+# a tile loaded from the slot, the slot released, then the dot: the load is lazy (the wgmma reads
+# the slot), so the dot is a read after the release
+REFUSED["wg_dot_after_release_of_its_tile"] = (_attention("wg_dot_after_release_of_its_tile", '''for a in range(NT):
+    res = r.wait(a)
+    kt = tl.load(tle.gpu.local_ptr(res.slot.k))
+    r.release(a)
+    acc = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)), tl.trans(kt), acc)'''),
+    "after release(0)", "acc = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)), tl.trans(kt), acc)")
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
