@@ -382,7 +382,8 @@ def drain(p, y_ptr, {args}):
 
 
 KERNELS["loop_nested_np"] = _tiles(
-    "loop_nested_np", "for a in range(N):\n    for q in range(NP):\n        put(w, x_ptr, a * NP + q)",
+    "loop_nested_np",
+    "for a in range(N):\n    for q in range(NP):\n        put(w, x_ptr, a * NP + q)",
     "for a in range(N):\n    for q in range(NP):\n        take(r, y_ptr, a * NP + q)",
     params="N, NP: tl.constexpr", sig={"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32",
                                        "NP": "constexpr"}, cx={"NP": 2})
@@ -536,7 +537,8 @@ KERNELS["wg_release_after_dot_acc"] = _attention("wg_release_after_dot_acc", f''
     r.release(t)''')
 
 # a dot chain over two slots of one ring, the later slot released first
-KERNELS["wg_chain_released_reversed"] = _attention("wg_chain_released_reversed", f'''for t in range(NT):
+KERNELS["wg_chain_released_reversed"] = _attention(
+    "wg_chain_released_reversed", f'''for t in range(NT):
     ra = r.wait(2 * t)
     rb = r.wait(2 * t + 1)
     acc = {QK.format(R="ra")}, acc)
@@ -546,7 +548,8 @@ KERNELS["wg_chain_released_reversed"] = _attention("wg_chain_released_reversed",
 VERDICT["wg_chain_released_reversed"] = ("bounded", [])
 
 # the same released in order
-KERNELS["wg_chain_released_in_order"] = _attention("wg_chain_released_in_order", f'''for t in range(NT):
+KERNELS["wg_chain_released_in_order"] = _attention(
+    "wg_chain_released_in_order", f'''for t in range(NT):
     ra = r.wait(2 * t)
     rb = r.wait(2 * t + 1)
     acc = {QK.format(R="ra")}, acc)
@@ -575,7 +578,8 @@ KERNELS["wg_one_tile_two_dots"] = _attention("wg_one_tile_two_dots", '''for t in
     r.release(t)''')
 
 # the dot issued twice in an inner loop, the slot released after it (outer loop)
-KERNELS["wg_inner_loop_release_outer"] = _attention("wg_inner_loop_release_outer", f'''for a in range(NT):
+KERNELS["wg_inner_loop_release_outer"] = _attention(
+    "wg_inner_loop_release_outer", f'''for a in range(NT):
     res = r.wait(a)
     for j in range(2):
         acc = {QK.format(R="res")}, acc)
@@ -643,7 +647,8 @@ def qk(qres, res, acc):
 # straight-line: tile 0 loaded before the wait of index 1, its dot issued after that wait, slot
 # 0 released before tile 1's dot (the load is lazy: the dot reads slot 0 in shared memory, so
 # the release must retire it)
-KERNELS["wg_tile_loaded_before_later_wait"] = _attention("wg_tile_loaded_before_later_wait", '''res0 = r.wait(0)
+KERNELS["wg_tile_loaded_before_later_wait"] = _attention(
+    "wg_tile_loaded_before_later_wait", '''res0 = r.wait(0)
 k0 = tl.load(tle.gpu.local_ptr(res0.slot.k))
 res1 = r.wait(1)
 acc = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q)), tl.trans(k0), acc)
@@ -1038,13 +1043,15 @@ def test_an_init_count_other_than_the_arrivals_is_seen(tmp_path):
 REFUSED: dict[str, tuple[str, str, str]] = {}
 
 REFUSED["named_one_shot"] = (KERNELS["named_single_use"].replace(
-    "named_single_use", "named_one_shot").replace('barrier="named",', 'barrier="named", one_shot=True,'),
+    "named_single_use", "named_one_shot").replace('barrier="named",',
+                                                  'barrier="named", one_shot=True,'),
     "is not one_shot", 'barrier="named"')
 
 REFUSED["named_two_readers"] = (HEAD + '''
 @tle.jit(num_warps=4)
 def named_two_readers(a_ptr, out_ptr):
-    x = tle.pipe(capacity=1, barrier="named", readers=("u", "v"), m=tle.gpu.alloc([1, 64], tl.float32))
+    x = tle.pipe(capacity=1, barrier="named", readers=("u", "v"),
+                 m=tle.gpu.alloc([1, 64], tl.float32))
     tle.gpu.warp_specialize([(send, (x, a_ptr)), (recv, (x.reader("u"), out_ptr, 0)),
                              (recv, (x.reader("v"), out_ptr, 64))], [2, 1], [232, 232])
 
@@ -1075,7 +1082,8 @@ REFUSED["named_return_after_events"] = (KERNELS["named_exchange_4_2"].replace(
 REFUSED["loop_bound_chosen"] = (_tiles(
     "loop_bound_chosen", "if N > 2:\n    for i in range(N):\n        put(w, x_ptr, i)\nelse:\n"
     "    for i in range(2):\n        put(w, x_ptr, i)",
-    "T = N if N > 2 else 2\nfor i in range(T):\n    take(r, y_ptr, i)"), "non-affine-loop", "for i in range(T):")
+    "T = N if N > 2 else 2\nfor i in range(T):\n    take(r, y_ptr, i)"), "non-affine-loop",
+    "for i in range(T):")
 
 REFUSED["loop_index_halved"] = (_tiles(
     "loop_index_halved", "for i in range(0, 2 * N, 2):\n    put(w, x_ptr, i // 2)",
@@ -1125,14 +1133,18 @@ def _tma(name: str, window: str) -> str:
 REFUSED["tma_copy_if_param"] = (_tma("tma_copy_if_param", '''if M > 0:
     tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])
 else:
-    tle.gpu.tma_load(s.t, x_desc, [0, i * BN])'''), "tma-window", "tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])")
-REFUSED["tma_copy_if_loop_var_else_store"] = (_tma("tma_copy_if_loop_var_else_store", '''if i % 2 == 0:
+    tle.gpu.tma_load(s.t, x_desc, [0, i * BN])'''), "tma-window",
+    "tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])")
+REFUSED["tma_copy_if_loop_var_else_store"] = (_tma(
+    "tma_copy_if_loop_var_else_store", '''if i % 2 == 0:
     tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])
 else:
-    tl.store(tle.gpu.local_ptr(s.t), tl.zeros([BM, BN], tl.bfloat16))'''), "tma-field-access", "tl.store(tle.gpu.local_ptr(s.t)")
+    tl.store(tle.gpu.local_ptr(s.t), tl.zeros([BM, BN], tl.bfloat16))'''), "tma-field-access",
+    "tl.store(tle.gpu.local_ptr(s.t)")
 REFUSED["tma_copy_in_window_loop"] = (_tma("tma_copy_in_window_loop", '''for j in range(2):
     tle.gpu.tma_load(s.t, x_desc, [(i + j) * BM, 0])'''), "tma-window", "[(i + j) * BM, 0]")
-REFUSED["tma_two_copies_one_field"] = (_tma("tma_two_copies_one_field", '''tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])
+REFUSED["tma_two_copies_one_field"] = (_tma(
+    "tma_two_copies_one_field", '''tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])
 tle.gpu.tma_load(s.t, x_desc, [(i + 1) * BM, 0])'''), "copied twice", "[(i + 1) * BM, 0]")
 
 REFUSED["wg_tile_of_previous_slot"] = (_attention("wg_tile_of_previous_slot", '''if NT > 0:
@@ -1149,7 +1161,8 @@ REFUSED["wg_tile_of_previous_slot"] = (_attention("wg_tile_of_previous_slot", ''
 
 # a tile loaded from the slot, the slot released, then the dot: the load is lazy (the wgmma reads
 # the slot), so the dot is a read after the release
-REFUSED["wg_dot_after_release_of_its_tile"] = (_attention("wg_dot_after_release_of_its_tile", '''for a in range(NT):
+REFUSED["wg_dot_after_release_of_its_tile"] = (_attention(
+    "wg_dot_after_release_of_its_tile", '''for a in range(NT):
     res = r.wait(a)
     kt = tl.load(tle.gpu.local_ptr(res.slot.k))
     r.release(a)
