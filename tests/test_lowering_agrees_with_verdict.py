@@ -21,9 +21,11 @@ Areas (each kernel written to tmp_path from the sources here):
   tile used as B by two dots, dots in inner, static and nested loops with the release outside or
   one tile late, releases in both branches of ``if``s on a loop variable and on the param, a
   count-down loop, a dot in a helper;
-* TMA copies into slots, in a count-down loop with boxes of three dtypes (bf16, fp32, int8)
-  into one commit: every commit's expect-tx is the bytes its copies deliver (read from the
-  generated Gluon and the signature) and each arrival count matches the barrier's init count.
+* TMA copies into slots: a count-down loop with boxes of three dtypes (bf16, fp32, int8) into
+  one commit, nested ``r * NP + q`` loops of an fp8 field, two readers each seeing one field of
+  another box (two groups) next to a one-shot pipe: every commit's expect-tx is the bytes its
+  copies deliver (read from the generated Gluon and the signature) and the bytes tle-dump's
+  barrier table prints for that group.
 
 For each kernel: tle-dump's verdict (verified, or bounded where two free params or a step the
 cutoff theorem leaves out allow no more), compile for sm_90a on the CPU, then the Gluon-trace
@@ -782,6 +784,58 @@ def drain(p, y_ptr, N, NP: tl.constexpr):
 CONSTEXPRS["tma_nested_fp8"] = [{"NP": 1}, {"NP": 3}]
 TMA_KERNELS.add("tma_nested_fp8")
 
+# two readers each seeing one field (a group each: expect-tx 8192 and 16384), a one-shot header
+# pipe copied once (expect-tx 4096), readers of 1 and 4 warps
+KERNELS["tma_views_and_one_shot"] = HEAD + '''BM = tl.constexpr(64)
+BN = tl.constexpr(64)
+
+
+@tle.jit(num_warps=4)
+def tma_views_and_one_shot(t_desc, u_desc, h_desc, ya_ptr, yb_ptr, N):
+    hdr = tle.pipe(capacity=1, one_shot=True, h=tle.gpu.alloc([1, 32, 128], tl.int8))
+    p = tle.pipe(capacity=2, readers=("a", "b"), t=tle.gpu.alloc([2, BM, BN], tl.bfloat16),
+                 u=tle.gpu.alloc([2, BM, BN], tl.float32))
+    tle.gpu.warp_specialize([(see_b, (hdr, p.reader("b", fields=("u",)), yb_ptr, N)),
+                             (fill, (hdr, p, t_desc, u_desc, h_desc, N)),
+                             (see_a, (p.reader("a", fields=("t",)), ya_ptr, N))],
+                            [4, 1], [160, 160])
+
+
+def fill(hdr, p, t_desc, u_desc, h_desc, N):
+    hw = hdr.writer()
+    hs = hw.acquire(0)
+    tle.gpu.tma_load(hs.h, h_desc, [0, 0])
+    hw.commit(0)
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tle.gpu.tma_load(s.u, u_desc, [i * BM, 0])
+        tle.gpu.tma_load(s.t, t_desc, [i * BM, 0])
+        w.commit(i)
+
+
+def see_a(r, ya_ptr, N):
+    for i in range(N):
+        res = r.wait(i)
+        v = tl.sum(tl.load(tle.gpu.local_ptr(res.slot.t)).to(tl.float32), 1)
+        r.release(i)
+        tl.store(ya_ptr + i * BM + tl.arange(0, BM), v)
+
+
+def see_b(hdr, r, yb_ptr, N):
+    hr = hdr.reader()
+    hres = hr.wait(0)
+    h = tl.sum(tl.sum(tl.load(tle.gpu.local_ptr(hres.slot.h)).to(tl.float32), 1), 0)
+    for i in range(N):
+        res = r.wait(i)
+        v = tl.sum(tl.load(tle.gpu.local_ptr(res.slot.u)), 0)
+        r.release(i)
+        tl.store(yb_ptr + i * BN + tl.arange(0, BN), v + h)
+''' + _config({"t_desc": "tensordesc<bf16[64, 64]>", "u_desc": "tensordesc<fp32[64, 64]>",
+               "h_desc": "tensordesc<i8[32, 128]>", "ya_ptr": "*fp32", "yb_ptr": "*fp32",
+               "N": "i32"})
+TMA_KERNELS.add("tma_views_and_one_shot")
+
 for _n in KERNELS:
     ARGS.setdefault(_n, N_VALUES)
     VERDICT.setdefault(_n, ("verified", []))
@@ -934,6 +988,28 @@ def test_compiles_for_sm90a(name, cx, tmp_path):
 
         problems, walk = _tx_problems(c.tle_generated.source, name, config["signature"])
         assert not problems and walk.copies >= 1, "\n".join(problems)
+
+
+_TABLE_ROW = re.compile(r"^#\s+(\w+)\.full\[g(\d+)\]\S*\s+\d+\s.*expect-tx=(\d+)", re.M)
+_EXPECT = re.compile(r"mbarrier\.expect\((\w+)_full(\d+)\.index\([^)]*\), (\d+)\)")
+
+
+@pytest.mark.parametrize("name,cx", [s for s in SETTINGS if s[0] in TMA_KERNELS],
+                         ids=[i for s, i in zip(SETTINGS, SETTING_IDS) if s[0] in TMA_KERNELS])
+def test_expect_tx_is_the_barrier_tables(name, cx, tmp_path):
+    """Every mbarrier.expect of the generated code declares the expect-tx bytes tle-dump's barrier
+    table prints for that full barrier (pipe, group), and every group the table gives bytes to
+    has its expect."""
+    path = _write(tmp_path, name)
+    flags = [f"--param={k}={v}" for k, v in _config_of(path, name, cx)["constexprs"].items()]
+    _, table = _dump([*flags, str(path)])
+    want = {(pipe, int(g)): int(n) for pipe, g, n in _TABLE_ROW.findall(table) if int(n)}
+    assert want, table
+    src = _lowered(tmp_path, name, cx).gen.source
+    got = {}
+    for pipe, g, n in _EXPECT.findall(src):
+        got.setdefault((pipe, int(g)), set()).add(int(n))
+    assert got == {k: {v} for k, v in want.items()}, (got, want)
 
 
 @pytest.mark.parametrize("name,cx", SETTINGS, ids=SETTING_IDS)
