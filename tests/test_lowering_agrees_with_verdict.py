@@ -425,6 +425,12 @@ KERNELS["loop_count_down"] = _tiles(
 ARGS["loop_count_down"] = [{"N": n} for n in (-3, 0, 1, 2, 5)]
 VERDICT["loop_count_down"] = ("bounded", [])
 
+# `return` as the last statement of both partitions (after the events; one after an `if`)
+KERNELS["loop_return_at_end"] = _tiles(
+    "loop_return_at_end", "for i in range(N):\n    put(w, x_ptr, i)\nreturn",
+    "for i in range(N):\n    take(r, y_ptr, i)\nif N > 3:\n    tl.store(y_ptr + tl.arange(0, BN), "
+    "tl.zeros([BN], tl.int32))\nreturn")
+
 # trip count N % 3 with C's remainder: -2 ... 2 (N = -5 gives -2: no iteration)
 KERNELS["loop_mod_trip"] = _tiles(
     "loop_mod_trip", "for i in range(N % 3):\n    put(w, x_ptr, i)",
