@@ -26,6 +26,11 @@ build.py):
 - verified on a body Python does not run as written: a helper or partition under a decorator
   (`@twice`, whose wrapper calls the body twice: two windows of one tile) was read as its def's
   body; any decorator but @triton.jit / @gluon.jit is now refused (Builder.plain_def);
+- verified as if its events ran in every iteration: a bool bound before a loop and rebound in
+  its body (`f = True`, then `if f:` around the events and `f = False`), read as the constant
+  it held before the loop, so the `if` was dropped; Triton carries it (an i1 iter_arg) and the
+  events run in the first iteration only, the reader hanging on the second. Such a name is now
+  poisoned in the loop as a carried integer is (protocol._carried_scalar);
 - "bounded" (protocol claimed safe for every value in a range) for an unsafe kernel: a
   kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
   Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
@@ -468,6 +473,41 @@ def test_constructs(tmp_path, capsys, name):
     _run(tmp_path, capsys, text, (), expect)
 
 
+# ------------------------------------------------------------------------- carried constants
+
+# Triton carries through a loop every name bound before it and rebound in its body: `f = True`
+# then `f = False` in the body is an i1 iter_arg, true in the first iteration only
+CARRIED_CASES = {
+    "a bool flag cleared in the body": (
+        ring(writer(pre="f = True\n", body="if f:\n" + ind(PUT) + "f = False\n")),
+        ("rejected", "[non-affine-if]", "'f' is assigned inside the loop")),
+    "a bool flag set in the body": (
+        ring(writer(pre="f = False\n", body="if not f:\n" + ind(PUT) + "f = True\n")),
+        ("rejected", "[non-affine-if]")),
+    "a comparison flag cleared in the body": (
+        ring(writer(pre="f = 1 < 2\n", body="if f:\n" + ind(PUT) + "f = 2 < 1\n")),
+        ("rejected", "[non-affine-if]")),
+    "a bool flag in a while loop": (
+        ring(writer(pre="f = True\ni = 0\nwhile i < 1:\n    i = i + 1\n    f = False\n",
+                    body="if f:\n" + ind(PUT))), ("rejected", "[non-affine-if]")),
+    "a counter compared in the body": (
+        ring(writer(pre="q = 0\n", body="first = q == 0\nif first:\n" + ind(PUT)
+                    + "q = q + 1\n")), ("rejected", "[non-affine-if]")),
+    # on data only: no event depends on it
+    "a bool flag on data": (
+        ring(writer(pre="f = True\n", body="s = 1.0\nif f:\n    s = 2.0\n" + PUT + "f = False\n")),
+        "verified"),
+    "a bool flag the body does not rebind": (
+        ring(writer(pre="f = True\n", body="if f:\n" + ind(PUT))), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(CARRIED_CASES))
+def test_constants_carried_by_a_loop(tmp_path, capsys, name):
+    text, expect = CARRIED_CASES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
 # ------------------------------------------------------------------------- lowered as verified
 
 LOWERED = {
@@ -526,6 +566,8 @@ BODY
     ("tl.device_print(p)\ntl.store(x_ptr + p, 1.0)", False),
     ("print('p', p)\ntl.store(x_ptr + p, 1.0)", True),
     ("for i in range(0 or 4):\n    tl.store(x_ptr + i, 1.0)", True),
+    ("f = True\nfor i in range(N):\n    tl.static_assert(not isinstance(f, tl.constexpr))\n"
+     "    f = False", True),
     ("tl.static_assert((p and 0) == 0)\ntl.store(x_ptr + (C and p) + (p or 0), 1.0)", True),
 ])
 def test_what_triton_refuses(tmp_path, monkeypatch, body, accepted):

@@ -382,6 +382,15 @@ def _affine_like(v: Optional[Value]) -> bool:
     return isinstance(v, (Aff, KernelArg, Sym)) or (isinstance(v, Data) and v.key is not None)
 
 
+def _carried_scalar(v: Optional[Value]) -> bool:
+    """Whether a name holding ``v`` before a loop that assigns it is, inside the loop, a value
+    that depends on the iteration: an integer, or a bool. Triton carries every such name
+    through the loop (an i1 iter_arg for ``f = True`` ... ``f = False``): read as the
+    constant it held before the loop, an ``if f:`` around events was dropped and the events
+    were verified as running in every iteration, where they run in the first only."""
+    return _affine_like(v) or isinstance(v, Const) and isinstance(v.value, bool)
+
+
 def _fields(v: Optional[Value]) -> frozenset:
     return v.fields if isinstance(v, Data) else frozenset()
 
@@ -1823,7 +1832,7 @@ class Walker:
         before = dict(self.env)
         reason = self.poison_reason("loop", s, s.loc.line)
         for name in names:
-            if _affine_like(self.env.get(name)):
+            if _carried_scalar(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
         self.forget_slots(names, s)
         ir_var = self.fresh_loop_var(self.k.names.py(s.var))
@@ -1868,7 +1877,7 @@ class Walker:
         before = dict(self.env)
         reason = self.poison_reason("loop", s, s.loc.line)
         for name in names:
-            if _affine_like(self.env.get(name)):
+            if _carried_scalar(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
         self.forget_slots(names, s)
         self.eval_guarded(s.cond, "a while condition")
