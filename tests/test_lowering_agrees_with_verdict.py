@@ -6,7 +6,8 @@ wgmma still reads.
 Areas (each kernel written to tmp_path from the sources here):
 * named pipes (``barrier="named"``): exchanges between a default partition of 4 or 8 warps and
   a worker of 1, 2, 4 or 8 warps, a named pipe between two workers (1 and 2 warps) while the
-  default partition runs neither end, a single use without a hop, nested ``r * NP + q`` loops
+  default partition runs neither end, an 8-warp default partition with named pipes to workers of
+  1 and 4 warps (one helper for both), a single use without a hop, nested ``r * NP + q`` loops
   with NP a constexpr read specialised, a reversed loop, an exchange under an ``if`` on a param,
   a named slot read by a pipelined wgmma;
 * loops on mbarrier pipes: nested ``r * NP + q`` loops (NP 1, 2, 3) with a release one tile late,
@@ -262,6 +263,64 @@ def side_b(x, back, N):
 ARGS["named_between_workers"] = N_VALUES
 NAMED_WARPS["named_between_workers"] = {"x": 3}
 VERDICT["named_between_workers"] = ("verified", [])
+
+# the default partition (8 warps) hands rows to two workers (1 and 4 warps) over two named
+# pipes; each worker answers over an mbarrier pipe, which implies the release of its named pipe
+KERNELS["named_two_partners"] = HEAD + '''
+@tle.jit(num_warps=8)
+def named_two_partners(a_ptr, out_ptr, N):
+    x = tle.pipe(capacity=1, barrier="named", m=tle.gpu.alloc([1, 64], tl.float32))
+    y = tle.pipe(capacity=1, barrier="named", m=tle.gpu.alloc([1, 64], tl.float32))
+    bx = tle.pipe(capacity=1, v=tle.gpu.alloc([1, 64], tl.float32))
+    by = tle.pipe(capacity=1, v=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(hub, (x, y, bx, by, a_ptr, out_ptr, N)), (echo_x, (x, bx, N)),
+                             (echo_y, (y, by, N))], [1, 4], [120, 120])
+
+
+def hub(x, y, bx, by, a_ptr, out_ptr, N):
+    offs = tl.arange(0, 64)
+    wx = x.writer()
+    wy = y.writer()
+    rx = bx.reader()
+    ry = by.reader()
+    for p in range(N):
+        v = tl.load(a_ptr + p * 64 + offs)
+        s = wx.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.m), v)
+        wx.commit(p)
+        s = wy.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.m), v * 3.0)
+        wy.commit(p)
+        gx = rx.wait(p)
+        u = tl.load(tle.gpu.local_ptr(gx.slot.v))
+        rx.release(p)
+        gy = ry.wait(p)
+        u = u + tl.load(tle.gpu.local_ptr(gy.slot.v))
+        ry.release(p)
+        tl.store(out_ptr + p * 64 + offs, u)
+
+
+def echo(x, back, N):
+    r = x.reader()
+    w = back.writer()
+    for p in range(N):
+        res = r.wait(p)
+        v = tl.load(tle.gpu.local_ptr(res.slot.m))
+        r.release(p)
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.v), v + 1.0)
+        w.commit(p)
+
+
+def echo_x(x, back, N):
+    echo(x, back, N)
+
+
+def echo_y(y, back, N):
+    echo(y, back, N)
+''' + _config({"a_ptr": "*fp32", "out_ptr": "*fp32", "N": "i32"}, num_warps=8)
+ARGS["named_two_partners"] = N_VALUES
+NAMED_WARPS["named_two_partners"] = {"x": 9, "y": 12}
 
 # one use of a named pipe (no acquire after the first, so no hop): an 8-warp default partition
 # reads what a 1-warp worker writes
@@ -1037,6 +1096,7 @@ def test_generated_barrier_operations_are_the_verified_events(name, cx, tmp_path
 OTHER_WARPS = [("named_exchange_4_2", 8, {"max0": 10, "max1": 10}),
                ("named_exchange_4_8", 8, {"max0": 16, "max1": 16}),
                ("named_single_use", 4, {"x": 5}),
+               ("named_two_partners", 4, {"x": 5, "y": 8}),
                ("named_between_workers", 8, {"x": 3}),
                ("named_wgmma", 8, {"x": 12, "back": 12})]
 
