@@ -29,8 +29,9 @@ build.py):
 - verified as if its events ran in every iteration: a bool bound before a loop and rebound in
   its body (`f = True`, then `if f:` around the events and `f = False`), read as the constant
   it held before the loop, so the `if` was dropped; Triton carries it (an i1 iter_arg) and the
-  events run in the first iteration only, the reader hanging on the second. Such a name is now
-  poisoned in the loop as a carried integer is (protocol._carried_scalar);
+  events run in the first iteration only, the reader hanging on the second (so were a tuple
+  of bools, and a flag cleared in a nested loop or under an if). Such a name is now poisoned in
+  the loop as a carried integer is (protocol._carried_scalar);
 - "bounded" (protocol claimed safe for every value in a range) for an unsafe kernel: a
   kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
   Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
@@ -430,6 +431,31 @@ CONSTRUCT_CASES = {
         "import triton\n" + ring(writer(body="put(w, x_ptr, p)\n"),
                                  extra="\n\n@triton.jit\ndef put(w, x_ptr, p):\n" + ind(PUT)),
         "verified"),
+    # a module-level def named like a builtin is what the name holds, in Python and in Triton
+    "min redefined by the module": (
+        ring(writer("for p in range(min(N, 4)):"), reader("for p in range(N):"),
+             prelude="def min(a, b):\n    return a + 1\n"), ("rejected", "[unconsumed]")),
+    "min imported as another builtin": (
+        ring(writer("for p in range(min(N, 4)):"), reader("for p in range(N):"),
+             prelude="from builtins import max as min\n"), ("rejected", "[unconsumed]")),
+    "int redefined by the module": (
+        ring(writer(body=PUT.replace("acquire(p)", "acquire(int(p))")),
+             prelude="def int(a):\n    return a + 1\n"), ("rejected", "[index-mismatch]")),
+    "a keyword-only parameter missing": (
+        helper("put(w, x_ptr)\n", "def put(w, x_ptr, *, p):\n" + ind(PUT)),
+        ("rejected", "[bad-call]", "missing argument 'p'")),
+    "a keyword-only default overridden": (
+        helper("put(w, x_ptr, p, off=1)\n",
+               "def put(w, x_ptr, p, *, off=0):\n" + ind(PUT.replace("(p)", "(p + off)"))), _WNC),
+    "a handle and a slot returned together": (
+        helper("ww, s = opn(w, p)\ntl.store(tle.gpu.local_ptr(s.tile), "
+               "tl.load(x_ptr + tl.arange(0, 64)))\nww.commit(p)\n",
+               "def opn(w, p):\n    return w, w.acquire(p)\n"), "verified"),
+    "a slot in a nested tuple, stored after the commit": (
+        helper("(ww, (s, q)) = opn(w, p)\nww.commit(q)\n"
+               "tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))\n",
+               "def opn(w, p):\n    return (w, (w.acquire(p), p))\n"),
+        ("rejected", "[access-outside-window]")),
     "tle shadowed by a local": (ring(writer(pre="tle = 1\n")), ("rejected", "cannot be called")),
     "tl shadowed by a local": (ring(writer(pre="tl = 3\n")), ("rejected", "cannot be called")),
     "range bound to static_range": (ring(writer(pre="range = tl.static_range\n")), ("rejected",)),
@@ -493,6 +519,15 @@ CARRIED_CASES = {
     "a counter compared in the body": (
         ring(writer(pre="q = 0\n", body="first = q == 0\nif first:\n" + ind(PUT)
                     + "q = q + 1\n")), ("rejected", "[non-affine-if]")),
+    "a tuple of bools": (
+        ring(writer(pre="fl = (True, 0)\n", body="if fl[0]:\n" + ind(PUT) + "fl = (False, 0)\n")),
+        ("rejected", "[non-affine-if]")),
+    "a bool cleared in a nested loop": (
+        ring(writer(pre="f = True\n", body="if f:\n" + ind(PUT) + "for r in range(1):\n"
+                    "    f = False\n")), ("rejected", "[non-affine-if]")),
+    "a bool cleared under an if": (
+        ring(writer(pre="f = True\n", body="if f:\n" + ind(PUT) + "if p >= 0:\n    f = False\n")),
+        ("rejected", "[non-affine-if]")),
     # on data only: no event depends on it
     "a bool flag on data": (
         ring(writer(pre="f = True\n", body="s = 1.0\nif f:\n    s = 2.0\n" + PUT + "f = False\n")),
