@@ -185,15 +185,31 @@ def with_default_warps(info, num_warps: int):
     (kir_passes.named_barrier_allocs). With the KernelInfo alone replaced, a named pipe with the
     default partition at one end counted the @tle.jit warps: ``bar.sync 15, 192`` for 8 + 2 warps
     (320 threads), which completes the barrier before the last warps arrive (a race) and
-    desynchronises its later phases."""
+    desynchronises its later phases.
+
+    The rules the frontend checked at the @tle.jit warps are checked again at ``num_warps``:
+    Triton compiles a warp-specialized kernel only for a power of two that is a multiple of 4
+    (the default partition is whole warp groups), a ``tl.dot`` in the default partition needs
+    whole warp groups, and the workers' register requests must still leave the default partition
+    setmaxnreg's minimum. A count that breaks one is refused here, naming it, instead of failing
+    in Triton's compile with its own message."""
     from dataclasses import replace
 
+    from ..frontend.partition_rules import check_register_budgets, check_wgmma_warps
+
+    if not isinstance(num_warps, int) or num_warps < 4 or num_warps & (num_warps - 1):
+        raise TleError(f"num_warps={num_warps!r}: a warp-specialized kernel runs its default "
+                       f"partition on whole warp groups, and Triton compiles it for a power of "
+                       f"two that is a multiple of 4 (4, 8, 16)", info.program.loc,
+                       check="bad-warps")
     parts = tuple(replace(p, warps=num_warps) if p.default else p for p in info.partitions)
     kir = getattr(info, "kir", None)
     if kir is not None:
-        kir = replace(kir, num_warps=num_warps,
-                      partitions=tuple(replace(p, warps=num_warps) if p.default else p
-                                       for p in kir.partitions))
+        kparts = tuple(replace(p, warps=num_warps) if p.default else p for p in kir.partitions)
+        for p in kparts:
+            check_wgmma_warps(p)
+        check_register_budgets(list(kparts), dict(kir.options), info.program.loc)
+        kir = replace(kir, num_warps=num_warps, partitions=kparts)
         return replace(info, num_warps=num_warps, partitions=parts, kir=kir)
     return replace(info, num_warps=num_warps, partitions=parts)
 
