@@ -32,6 +32,10 @@ build.py):
   events run in the first iteration only, the reader hanging on the second (so were a tuple
   of bools, and a flag cleared in a nested loop or under an if). Such a name is now poisoned in
   the loop as a carried integer is (protocol._carried_scalar);
+- verified, then an internal error in the lowering: a name a partition binds once to a
+  constant (`big = True`, `big = 1`, and after the folds above `big = C > 2` read specialised)
+  deciding an `if` around events: the protocol view took one branch, the kernel IR kept both
+  (Builder.s_Assign now binds such a name as the constant, as Triton does);
 - "bounded" (protocol claimed safe for every value in a range) for an unsafe kernel: a
   kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
   Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
@@ -371,6 +375,36 @@ def test_a_comparison_of_constants_passed_to_a_partition(tmp_path, capsys, arg, 
     fill = out[out.index("def fill("):out.index("def drain(")]
     assert fill.count("mbarrier.wait(") == 1, fill
     assert ("* 2.0" in fill) == {**PARTITION_ARGS, **BODY_NAMES}[arg][1 - double], fill
+
+
+# a name the partition binds once to a constant, deciding an `if` around events (the protocol
+# view decided it; the kernel IR kept both branches and the lowering stopped with an internal
+# error, "the protocol view of partition 'produce' has 2 events, its kernel IR 4")
+PUT2 = PUT.replace("tl.arange(0, 64)))", "tl.arange(0, 64)) * 2.0)")
+LOCAL_NAMES = {
+    # (the binding, whether it is true at C = 3 / C = 1)
+    "big = C > 2": (True, False),
+    "big = not (C > 2)": (False, True),
+    "big = (C > 2) and (C < 9)": (True, False),
+    "big = (C > 2) & (C < 9)": (True, False),
+    "big = True": (True, True),
+    "big = 1": (True, True),
+}
+
+
+@pytest.mark.parametrize("binding", list(LOCAL_NAMES))
+@pytest.mark.parametrize("c", [3, 1])
+def test_a_local_constant_deciding_events_lowers_as_verified(tmp_path, capsys, binding, c):
+    text = ring(writer(body=f"{binding}\nif big:\n" + ind(PUT2) + "else:\n" + ind(PUT)))
+    path = tmp_path / "kernel.py"
+    path.write_text(text + CONFIG.replace('"C": 3', f'"C": {c}'))
+    assert tle_dump(["-q", "--param", f"C={c}", str(path)]) == 0, capsys.readouterr().err
+    assert tle_dump(["--gluon", "--param", f"C={c}", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "internal" not in err, err
+    produce = out[out.index("def produce("):out.index("def consume(")]
+    assert produce.count("mbarrier.wait(") == 1, produce
+    assert ("* 2.0" in produce) == LOCAL_NAMES[binding][0 if c == 3 else 1], produce
 
 
 # ------------------------------------------------------------------------- constructs

@@ -893,6 +893,17 @@ class Builder:
                 self.frame.env[tgt.id] = Static("pipe", pipe)
                 return
         e, st = self.expr(s.value)
+        if st is None and isinstance(tgt, ast.Name) and self.in_partition \
+                and len(self.frame.stores.get(tgt.id, ())) == 1:
+            value = fold(e)
+            if isinstance(value, (bool, int)):
+                # A name the function binds once, to a compile-time constant (`big = C > 2` in
+                # a build binding C, `on = True`): the protocol view reads it as that constant
+                # and decides an `if big:` around events; the kernel IR must decide it alike,
+                # or it kept both branches and the lowering stopped with an internal error
+                # comparing the two views' events. Triton folds it too (a constexpr).
+                st = Static("const", K.Const(value, e.loc))
+                e = st.value
         self.assign(tgt, e, st, s)
 
     def s_AnnAssign(self, s: ast.AnnAssign) -> None:
