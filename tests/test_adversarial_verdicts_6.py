@@ -36,6 +36,9 @@ build.py):
   constant (`big = True`, `big = 1`, and after the folds above `big = C > 2` read specialised)
   deciding an `if` around events: the protocol view took one branch, the kernel IR kept both
   (Builder.s_Assign now binds such a name as the constant, as Triton does);
+  A name bound more than once (`big = True` then `big = False`), through an augmented
+  assignment or from a tuple item is not folded so: such a kernel is refused at the `if`
+  (ast_reader._refuse_disagreement) where it was verified and then stopped the lowering;
 - "bounded" (protocol claimed safe for every value in a range) for an unsafe kernel: a
   kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
   Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
@@ -405,6 +408,31 @@ def test_a_local_constant_deciding_events_lowers_as_verified(tmp_path, capsys, b
     produce = out[out.index("def produce("):out.index("def consume(")]
     assert produce.count("mbarrier.wait(") == 1, produce
     assert ("* 2.0" in produce) == LOCAL_NAMES[binding][0 if c == 3 else 1], produce
+
+
+# the same through a name bound twice, an augmented assignment or a tuple item, which the kernel
+# IR does not fold: refused at the `if`, where it was verified and the lowering then stopped
+# with an internal error
+UNFOLDED = {
+    "a name bound twice": "big = True\nbig = False\n",
+    "a name rebound under a constexpr if": "big = True\nif C > 2:\n    big = False\n",
+    "an augmented assignment": "big = 1\nbig += 1\nbig = big == 2\n",
+    "a tuple item": "t = (1, 0)\nbig = t[0]\nbig = big\n",
+}
+
+
+@pytest.mark.parametrize("name", list(UNFOLDED))
+def test_a_constant_the_kernel_ir_does_not_fold_is_refused_at_the_if(tmp_path, capsys, name):
+    text = ring(writer(body=UNFOLDED[name] + "if big:\n" + ind(PUT2) + "else:\n" + ind(PUT)))
+    path = tmp_path / "kernel.py"
+    path.write_text(text + CONFIG)
+    line = 1 + text[:text.index("        if big:")].count("\n")
+    for args in (["-q"], ["--gluon"]):
+        assert tle_dump([*args, "--param", "C=3", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert f"kernel.py:{line}: error: the pipe events of partition 'produce' depend on an " \
+               f"`if`" in err and "[constexpr-if]" in err, err
+        assert "internal" not in err and "verified" not in err, err
 
 
 # ------------------------------------------------------------------------- constructs

@@ -108,6 +108,8 @@ class _Reading:
                 built = self.built_for(bind, every=True)
                 infos = [_kernel_info(built, fdef, kern, self.path, bind)
                          for fdef, kern in built.kernels]
+            for info in infos:
+                _refuse_disagreement(info)
             self.infos[key] = infos
         return self.infos[key]
 
@@ -164,6 +166,42 @@ def _events_agree(info: KernelInfo) -> bool:
     views = {p.name: p for p in program.partitions}
     return all(K.same_events(list(K.events(part.body)), list(walk_events(views[part.name].body)))
                for part in info.kir.partitions if part.name in views)
+
+
+def _refuse_disagreement(info: KernelInfo) -> None:
+    """Refuse a kernel whose protocol view decided an `if` around pipe events that its kernel
+    IR keeps, even with every bound constexpr folded: its condition is a constant the protocol
+    view computes through a name bound more than once (`big = True` then `big = False`), an
+    augmented assignment or a tuple's item, which the builder does not fold. Verified, such a
+    kernel stopped the lowering with an internal error (the two views' events differ); the
+    error names the `if`."""
+    if _events_agree(info):
+        return
+    views = {p.name: p for p in info.program.partitions}
+    for part in info.kir.partitions:
+        kev = list(K.events(part.body))
+        vev = list(walk_events(views[part.name].body)) if part.name in views else []
+        if K.same_events(kev, vev):
+            continue
+        i = next((i for i, (a, b) in enumerate(zip(kev, vev))
+                  if (a.verb, a.handle.pipe) != (b.verb, b.pipe)), min(len(kev), len(vev)))
+        event = kev[i] if i < len(kev) else kev[-1] if kev else None
+        where = _enclosing_if(part.body, event) if event is not None else None
+        loc = where.loc if where is not None else part.loc
+        raise TleError(f"the pipe events of partition '{part.name}' depend on an `if` whose "
+                       f"condition the verifier reads as a constant computed through a name "
+                       f"bound more than once, an augmented assignment or a tuple item, which "
+                       f"the kernel IR does not fold: write the condition on constexprs (or on "
+                       f"a name bound once)", loc, check="constexpr-if")
+
+
+def _enclosing_if(body: tuple, event: K.Event) -> Optional[K.If]:
+    """The innermost `if` of ``body`` whose branches hold ``event``."""
+    found = None
+    for st in K.walk_stmts(body):
+        if isinstance(st, K.If) and any(e is event for e in K.events(st.then + st.orelse)):
+            found = st  # statements are walked outer first: the last one is the innermost
+    return found
 
 
 def _has_events(body: tuple) -> bool:
