@@ -54,7 +54,8 @@ build.py):
   on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time numbers; for `ODD
   and DOUBLE` the kernel IR's fold_body had to fold the `and` too, or the lowering stopped with
   an internal error comparing the two views' events); a body name `BIG = DOUBLE > 0.5` passed
-  so was not proved (exit 3), both branches kept.
+  so was not proved (exit 3), both branches kept; `DOUBLE if SLOTS > 4 else 0` was data at
+  DOUBLE = 1 (Walker.ifexp decides a test that is such a comparison).
 """
 
 from __future__ import annotations
@@ -343,6 +344,7 @@ PARTITION_ARGS = {
     "not ODD": (False, True),
     "ODD and DOUBLE": (True, False),
     "(ODD == 1) & (DOUBLE == 1)": (True, False),
+    "DOUBLE if SLOTS > 4 else 0": (True, False),
 }
 
 

@@ -1262,7 +1262,10 @@ class Walker:
     def ifexp(self, e: K.Op) -> Value:
         """``a if c else b``: which operand runs depends on ``c``."""
         test, body, orelse = e.args
-        decided = self.const_int(self.eval(test))
+        tested = self.eval(test)
+        decided = self.const_int(tested)
+        if decided is None and isinstance(tested, Const) and isinstance(tested.value, bool):
+            decided = int(tested.value)  # a comparison of compile-time numbers (`C > 4`)
         if decided is not None:  # a constant test (a bound constexpr): Python evaluates one side
             return self.eval_guarded(body if decided else orelse,
                                      "a conditional expression (x if c else y)")
