@@ -11,7 +11,7 @@ Gluon's barrier operations are checked against the verified events (tests/test_l
 Runs), and test_what_triton_refuses compiles the constructs with Triton itself.
 
 Wrong before the frontend fixes that came with this file (tle_compiler/frontend/protocol.py,
-build.py):
+build.py, ast_reader.py):
 - verified, though Triton 3.6 refuses to compile them:
   - `b = p < N` then `b and p` (`b or p`, `p and b`, `b and q` with `q = p + 1`, on data or in a
     conditional expression; `b` bound on both paths of an `if`, carried from the previous
@@ -35,19 +35,18 @@ build.py):
 - verified, then an internal error in the lowering: a name a partition binds once to a
   constant (`big = True`, `big = 1`, and after the folds above `big = C > 2` read specialised)
   deciding an `if` around events: the protocol view took one branch, the kernel IR kept both
-  (Builder.s_Assign now binds such a name as the constant, as Triton does);
-  A name bound more than once (`big = True` then `big = False`), through an augmented
-  assignment or from a tuple item is not folded so: such a kernel is refused at the `if`
-  (ast_reader._refuse_disagreement) where it was verified and then stopped the lowering;
+  (Builder.s_Assign now binds such a name as the constant, as Triton does); a name bound more
+  than once (`big = True` then `big = False`), through an augmented assignment or from a tuple
+  item is not folded so, and such a kernel is now refused at the `if`
+  (ast_reader._refuse_disagreement);
 - "bounded" (protocol claimed safe for every value in a range) for an unsafe kernel: a
   kernel-body `NQ = 0 or 4` passed as a partition's trip count was folded to True (1), where
   Python and Triton's constexpr `or` give 4: the writer committing 4 tiles a row to a reader
   waiting 1 was not seen (build.fold now returns the deciding operand, as Python does);
 - refused though safe and compiled by Triton: an index `C and p` (`p and C`, `C or p`, `p or 0`)
   that Triton computes as p, read as data (Walker._e_BoolOp now computes Triton's value); a
-  helper default `FLAG=1 < 2` (`not False`,
-  `1 < 2 < 3`, `(1 < 2) & (2 < 3)`) read as a runtime comparison, "depends on data"
-  (Builder.default_value folds it); `if (p >= 0) & (p < N):` around events, "not affine"
+  helper default `FLAG=1 < 2` (`not False`, `1 < 2 < 3`, `(1 < 2) & (2 < 3)`) read as a runtime
+  comparison, "depends on data" (Builder.default_value folds it); `if (p >= 0) & (p < N):` around events, "not affine"
   (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`); a partition argument
   `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of kernel-body constants
   (ODD = (SLOTS // 2 + DOUBLE) % 2 with SLOTS, DOUBLE bound by DEFAULT_CONFIG), "`DOUBLE` depends
@@ -56,6 +55,9 @@ build.py):
   an internal error comparing the two views' events); a body name `BIG = DOUBLE > 0.5` passed
   so was not proved (exit 3), both branches kept; `DOUBLE if SLOTS > 4 else 0` was data at
   DOUBLE = 1 (Walker.ifexp decides a test that is such a comparison).
+
+`print("p", p)` and `tl.device_print("p", p)`, which Triton compiles, are verified; the lowering
+refuses them at their line (it has no print).
 """
 
 from __future__ import annotations
