@@ -46,9 +46,9 @@ build.py, ast_reader.py):
 - refused though safe and compiled by Triton: an index `C and p` (`p and C`, `C or p`, `p or 0`)
   that Triton computes as p, read as data (Walker._e_BoolOp now computes Triton's value); a
   helper default `FLAG=1 < 2` (`not False`, `1 < 2 < 3`, `(1 < 2) & (2 < 3)`) read as a runtime
-  comparison, "depends on data" (Builder.default_value folds it); `if (p >= 0) & (p < N):` around events, "not affine"
-  (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`); a partition argument
-  `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of kernel-body constants
+  comparison, "depends on data" (Builder.default_value folds it); `if (p >= 0) & (p < N):`
+  around events, "not affine" (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`);
+  a partition argument `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of kernel-body constants
   (ODD = (SLOTS // 2 + DOUBLE) % 2 with SLOTS, DOUBLE bound by DEFAULT_CONFIG), "`DOUBLE` depends
   on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time numbers; for `ODD
   and DOUBLE` the kernel IR's fold_body had to fold the `and` too, or the lowering stopped with
@@ -199,7 +199,7 @@ def test_print_refusal_names_the_fix(tmp_path, capsys):
     assert 'print("name", value)' in err, err
 
 
-# ------------------------------------------------------------------------- constants Python computes
+# ----------------------------------------------------------------------- constants Python computes
 
 _FLAG_PUT = """
 def put(w, x_ptr, p, FLAG=DEFAULT):
@@ -370,7 +370,8 @@ def test_a_comparison_of_constants_passed_to_a_partition(tmp_path, capsys, arg, 
     pre, passed = (ODD, arg) if arg in PARTITION_ARGS else (f"    {arg}\n", "BIG")
     text = (CONSTEXPR_KERNEL.replace("DOUBLE_VALUE", str(double))
             .replace("    ch = tle.pipe(", pre + "    ch = tle.pipe(")
-            .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))", f"(fill, (ch, x_ptr, NR, NP, {passed}))"))
+            .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))",
+                     f"(fill, (ch, x_ptr, NR, NP, {passed}))"))
     path = tmp_path / "scaled_copy.py"
     path.write_text(text)
     assert tle_dump(["-q", str(path)]) == 0

@@ -1324,9 +1324,10 @@ class Walker:
             if kind in (self.INT, self.I1, self.TENSOR):
                 fn = path.split(".")[1]
                 what = self.src(node.args[0])
+                dtype = "int32" if fn == "int" else "float32"
                 raise self.err(f"`{fn}({what})` of the runtime value `{what}`, which Triton 3.6 "
                                f"refuses (Python's {fn}() of a tensor raises TypeError): use "
-                               f"`{what}` itself, or `{what}.to(tl.{'int32' if fn == 'int' else 'float32'})`",
+                               f"`{what}` itself, or `{what}.to(tl.{dtype})`",
                                node, check="unsupported-expression")
         if path == "builtins.print" or is_triton(path) and path.endswith(".device_print"):
             if not (args and isinstance(args[0], Const) and isinstance(args[0].value, str)):
