@@ -48,9 +48,9 @@ build.py, ast_reader.py):
   helper default `FLAG=1 < 2` (`not False`, `1 < 2 < 3`, `(1 < 2) & (2 < 3)`) read as a runtime
   comparison, "depends on data" (Builder.default_value folds it); `if (p >= 0) & (p < N):`
   around events, "not affine" (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`);
-  a partition argument `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of kernel-body constants
-  (ODD = (SLOTS // 2 + DOUBLE) % 2 with SLOTS, DOUBLE bound by DEFAULT_CONFIG), "`DOUBLE` depends
-  on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time numbers; for `ODD
+  a partition argument `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of
+  kernel-body constants (ODD = (SLOTS // 2 + DOUBLE) % 2 with SLOTS, DOUBLE bound by
+  DEFAULT_CONFIG), "`DOUBLE` depends on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time numbers; for `ODD
   and DOUBLE` the kernel IR's fold_body had to fold the `and` too, or the lowering stopped with
   an internal error comparing the two views' events); a body name `BIG = DOUBLE > 0.5` passed
   so was not proved (exit 3), both branches kept; `DOUBLE if SLOTS > 4 else 0` was data at
