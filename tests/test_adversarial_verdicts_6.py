@@ -50,11 +50,12 @@ build.py, ast_reader.py):
   around events, "not affine" (Walker.cond reads `&` / `|` of two comparisons as `and` / `or`);
   a partition argument `ODD == 1`, `DOUBLE == 1`, `SLOTS > 4`, `not ODD`, `ODD and DOUBLE` of
   kernel-body constants (ODD = (SLOTS // 2 + DOUBLE) % 2 with SLOTS, DOUBLE bound by
-  DEFAULT_CONFIG), "`DOUBLE` depends on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp fold compile-time numbers; for `ODD
-  and DOUBLE` the kernel IR's fold_body had to fold the `and` too, or the lowering stopped with
-  an internal error comparing the two views' events); a body name `BIG = DOUBLE > 0.5` passed
-  so was not proved (exit 3), both branches kept; `DOUBLE if SLOTS > 4 else 0` was data at
-  DOUBLE = 1 (Walker.ifexp decides a test that is such a comparison).
+  DEFAULT_CONFIG), "`DOUBLE` depends on data" (Walker._e_Compare, _e_UnaryOp and _e_BoolOp
+  fold compile-time numbers; for `ODD and DOUBLE` the kernel IR's fold_body had to fold the
+  `and` too, or the lowering stopped with an internal error comparing the two views' events);
+  a body name `BIG = DOUBLE > 0.5` passed so was not proved (exit 3), both branches kept;
+  `DOUBLE if SLOTS > 4 else 0` was data at DOUBLE = 1 (Walker.ifexp decides a test that is
+  such a comparison).
 
 `print("p", p)` and `tl.device_print("p", p)`, which Triton compiles, are verified; the lowering
 refuses them at their line (it has no print).
