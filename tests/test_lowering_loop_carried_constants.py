@@ -101,3 +101,43 @@ def test_a_static_range_reads_each_iterations_value(tmp_path):
 def test_a_constant_the_loop_does_not_rebind_stays_folded(tmp_path):
     cons = _consumer(_write(tmp_path, rebind="pass"))
     assert "gl.where(True, 1.0, 0.0)" in cons, cons
+
+
+# The rebinding is itself a constant: `c = False` (a Python keyword), `c = BM` (a module
+# constexpr's name) or `c = 0`, unconditionally or under an `if` in the body. Each is a store to
+# the carried variable. Before, a constant spelled as an identifier (False, True, None or a
+# constexpr's name) was taken as another name for that constant: nothing was emitted, `c` read
+# False for the rest of the iteration, and the next iteration read the stale True from the
+# variable (the source applies the first-iteration branch once; the lowered code every time).
+REBOUND_CONSTANTS = {
+    "keyword": ("True", "c", "c = False", r"c = False"),
+    "module constexpr": ("1", "c > 0", "c = ZERO", r"c = 0|c = ZERO"),
+    "integer": ("1", "c > 0", "c = 0", r"c = 0"),
+    "under an if": ("True", "c", "if t > 1:\n            c = False", r"c = False"),
+}
+
+
+def _write_with_zero(tmp_path, init, use, rebind):
+    path = _write(tmp_path, init, use, rebind)
+    path.write_text(path.read_text().replace("import tle_compiler as tle\n",
+                                             "import tle_compiler as tle\n\nZERO = tl.constexpr(0)\n", 1))
+    return path
+
+
+def test_a_constant_rebound_in_the_loop_is_stored_to_the_carried_variable(tmp_path):
+    for case, (init, use, rebind, stored) in REBOUND_CONSTANTS.items():
+        d = tmp_path / case.replace(" ", "_")
+        d.mkdir()
+        cons = _consumer(_write_with_zero(d, init, use, rebind))
+        head = cons.index("for t in range(N)")
+        body = cons[head:cons.index("gl.static_range", head)]
+        assert re.search(rf"\n\s+({stored})\n", body), (case, body)
+        # the use before the rebinding reads the variable, never the folded constant
+        assert "gl.where(True" not in cons and "gl.where(False" not in cons, (case, cons)
+
+
+def test_a_constant_rebound_in_the_loop_compiles_to_a_carried_value(tmp_path):
+    path = _write_with_zero(tmp_path, "True", "c", "c = False")
+    ttgir = compile_kernel((str(path), "ring"), SIGNATURE).asm["ttgir"]
+    loops = [ln for ln in ttgir.splitlines() if "scf.for" in ln and "iter_args" in ln]
+    assert any(re.search(r"->\s*\(.*\bi1\b", ln) for ln in loops), loops

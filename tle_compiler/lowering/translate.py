@@ -23,6 +23,7 @@ prints from the ``wgmma_waits`` attributes.
 
 from __future__ import annotations
 
+import keyword
 import math
 import re
 from dataclasses import replace
@@ -1323,7 +1324,14 @@ class FnTranslator:
             self.env[name] = v
             return
         gen = self.prefix + name
-        if v.kind == "const" and v.text.isidentifier():
+        prev = self.env.get(name)
+        if v.kind == "const" and prev is not None and prev.kind == "scalar" and prev.text == gen:
+            # the name is a runtime variable here (one a loop carries: _carry_constants): a
+            # constant bound to it is a store to that variable, which the next iteration reads
+            # (`f = True` before the loop, `f = False` in its body), not a new compile-time name
+            self.emit(f"{gen} = {v.text}")
+            return
+        if v.kind == "const" and v.text.isidentifier() and not keyword.iskeyword(v.text):
             # another name for a constant (an inlined helper's parameter): use the constant
             # itself, since a plain `x = C` makes a runtime value of a constexpr in Gluon
             self.env[name] = v
