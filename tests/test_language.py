@@ -241,6 +241,10 @@ def test_jit_options():
 
     assert a.num_warps == b.num_warps == 4 and a.fn.__name__ == "a"
     raises_here(lambda: tle.jit(num_warps=3), "power of two")
+    # a power of two under 4: Triton refuses a warp-specialized kernel whose default partition
+    # is not whole warp groups, so the decorator does
+    raises_here(lambda: tle.jit(num_warps=2), "power of two >= 4")
+    raises_here(lambda: tle.jit(num_warps=1), "power of two >= 4")
 
 
 def test_frontend_and_runtime_share_rules(tmp_path):

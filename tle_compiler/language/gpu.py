@@ -136,13 +136,16 @@ DEFAULT_NUM_WARPS = 4
 
 
 def check_num_warps(num_warps: object, loc: Loc) -> int:
-    """``num_warps`` of ``@tle.jit``: the default partition's warp count (a power of two). Checked
-    here, with the other declarations, so that the decorator and the frontend (which reads
-    ``@tle.jit(num_warps=...)`` from the source) give the same error."""
-    if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or num_warps < 1
+    """``num_warps`` of ``@tle.jit``: the default partition's warp count, a power of two from 4
+    (a tle kernel is warp-specialized, and Triton compiles a warp-specialized kernel only for
+    whole warp groups in its default partition: "warp-specialized kernels requires num_warps to
+    be a multiple of 4"). Checked here, with the other declarations, so that the decorator and
+    the frontend (which reads ``@tle.jit(num_warps=...)`` from the source) give the same error."""
+    if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or num_warps < 4
             or num_warps & (num_warps - 1)):
-        raise TleError(f"@tle.jit: num_warps must be a power of two >= 1, got {describe(num_warps)}",
-                       loc, check="bad-jit")
+        raise TleError(f"@tle.jit: num_warps must be a power of two >= 4 (the default partition "
+                       f"of a warp-specialized kernel is whole warp groups), got "
+                       f"{describe(num_warps)}", loc, check="bad-jit")
     return num_warps
 
 
