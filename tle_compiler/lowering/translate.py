@@ -559,6 +559,8 @@ class FnTranslator:
                 extra += f", {key}={value!r}"
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
                                  dtype=dt.value)
+        if name == "ifexp":
+            return self.conditional(node)
         if name in ("builtins.float", "builtins.int"):
             v = self.ex(node.args[0])
             fn = name.split(".")[1]
@@ -567,6 +569,31 @@ class FnTranslator:
                 return V("const", literal(val), value=val)
             return V("scalar", f"{fn}({v.text})")
         return self.call_builtin(name, node)
+
+    def conditional(self, node: K.Op) -> V:
+        """``a if c else b`` on a runtime scalar ``c`` (the frontend folded a constant one), with
+        scalar operands: Gluon's own conditional expression, which Triton compiles to an scf.if
+        that evaluates the chosen operand only. Refused, naming what to write instead: tensor
+        operands or a tensor condition (the branches' layouts would have to agree, and a tensor
+        condition is no scf.if), and an operand the translator computes in statements of its own
+        (a call it emits before the expression would run whichever operand is chosen)."""
+        test, a_node, b_node = node.args
+        c = self.ex(test)
+        if c.kind not in ("scalar", "const"):
+            raise self.err("a conditional expression (x if c else y) on a tensor condition is not "
+                           "supported by the lowering: use tl.where(c, x, y)", node)
+        vals = []
+        for operand in (a_node, b_node):
+            n = len(self.lines)
+            v = self.ex(operand)
+            if v.kind not in ("scalar", "const") or len(self.lines) != n:
+                raise self.err("a conditional expression (x if c else y) is lowered for scalar "
+                               "operands that are plain expressions; for tensors or loads write "
+                               "tl.where(c, x, y) (both computed) or an if statement", operand)
+            vals.append(v)
+        if c.kind == "const":
+            return vals[0] if c.value else vals[1]
+        return V("scalar", f"({vals[0].text} if {c.text} else {vals[1].text})")
 
     def call_builtin(self, canon: str, node: K.Op) -> V:
         kw = self.kwargs(node)
