@@ -275,8 +275,6 @@ VALUE_CASES = {
 }
 
 
-# (Not in LOWERED below: tests/test_lowering_events.py's trace of the Gluon, gluon_trace's
-# ev_BoolOp, makes `p or 0` a bool where Triton's code generator returns p.)
 @pytest.mark.parametrize("name", list(VALUE_CASES))
 def test_and_or_values_as_triton_computes_them(tmp_path, capsys, name):
     _run(tmp_path, capsys, *VALUE_CASES[name])
@@ -622,6 +620,8 @@ LOWERED = {
     "a slot view through nested helpers": CONSTRUCT_CASES["a slot view through nested helpers"][0],
     "a handle and an index through a helper's tuple":
         CONSTRUCT_CASES["a handle and an index through a helper's tuple"][0],
+    # the trace of the Gluon reads `p or 0` as Triton does (p itself, not a bool)
+    "p or 0": VALUE_CASES["p or 0"][0],
 }
 
 

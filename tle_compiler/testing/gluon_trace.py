@@ -750,9 +750,13 @@ class _Interpreter:
         return RInt(int(r), 1) if isinstance(a, RInt) or isinstance(b, RInt) else r
 
     def ev_BoolOp(self, node, env):
-        # Triton: constexpr operands short-circuit, tensor operands are all evaluated and combined
+        # Triton (code_generator.visit_BoolOp): a constexpr operand that decides is the result,
+        # one that does not is dropped; with no runtime operand left the result is the last
+        # constexpr (Python's value), with one it is that operand as it is (`p or 0` is p, not
+        # a bool), with several their logical and / or
         is_and = isinstance(node.op, ast.And)
         runtime = []
+        last = is_and
         for sub in node.values:
             v = self.eval(sub, env)
             if isinstance(v, RInt) or v is OPAQUE or not _known(v):
@@ -760,8 +764,11 @@ class _Interpreter:
                 continue
             if bool(v) is (not is_and):
                 return v
+            last = v
         if not runtime:
-            return is_and
+            return last
+        if len(runtime) == 1:
+            return runtime[0]
         if any(not isinstance(v, RInt) for v in runtime):
             return OPAQUE
         vals = [bool(v.value) for v in runtime]
