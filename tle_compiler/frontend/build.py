@@ -33,6 +33,7 @@ from ..language.pipe import validate_pipe, validate_reader
 from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
+from .memory_waits import check_memory_waits
 from .partition_rules import check_register_budgets, check_wgmma_warps
 from .tensor_args import body_assigns, source_text, tensor_item
 
@@ -1218,11 +1219,18 @@ class Builder:
         for n in stored:
             if n not in f.carried:  # (a carried tuple reads its item variables)
                 f.env[n] = None  # assigned in the body: runtime values in the condition
+        n_out = len(self.out)
         cond = self.value(s.test)
+        # Statements the condition needs (an inlined helper's locals, an effectful call the
+        # builder sequences into a temporary: `while tl.atomic_add(flag, 0) == 0` in a helper)
+        # run before every test, as Python evaluates the whole condition each time: once before
+        # the loop and again at the end of its body. Left before the loop only, the test read
+        # the first evaluation forever.
+        pre = tuple(self.out[n_out:])
         self.depth += 1
         self.loop_depth += 1
         try:
-            body = self.block(s.body)
+            body = self.block(s.body) + pre
         finally:
             self.depth -= 1
             self.loop_depth -= 1
@@ -2259,6 +2267,7 @@ class Builder:
                           tuple(sorted(self.consts.items())), tuple(self.pipes.values()),
                           tuple(self.free_buffers.values()), tuple(prologue), tuple(partitions),
                           _loc(m.path, fdef))
+        check_memory_waits(kernel)
         if m.default_config is not None:
             kernel = K.with_attrs(kernel, default_config=m.default_config)
         return kernel

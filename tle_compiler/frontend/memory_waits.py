@@ -1,0 +1,157 @@
+"""Loops that wait on memory: synchronization the verifier does not see.
+
+The verdict says a kernel's partitions cannot deadlock through their pipes. A partition can also
+wait without a pipe: a ``while`` loop whose condition reads memory that the loop reads again on
+every iteration (``while tl.atomic_add(flag, 0) == 0: pass``, or a loaded value the body
+refreshes) runs until another partition, or another CTA, writes that memory. The verifier does not
+model such a write, so a kernel whose reader spins on a flag its writer sets only after a pipe
+acquire that needs the reader's release was verified and hangs on the GPU. Such a loop is refused
+at the read (check ``memory-wait``), so that no verdict is printed for a protocol the verifier
+cannot see; a pipe is the way to wait for another partition.
+
+A loop waits on memory when its condition depends (directly, or through names the body assigns,
+to a fixpoint) on a read made in the loop that some other thread may change while it runs:
+
+* an atomic (``tl.atomic_*``): it reads memory others write by design;
+* a load of shared memory (``tl.load(tle.gpu.local_ptr(...))``): the other partitions write it;
+* a load of global memory through a pointer computed from a kernel argument that the kernel
+  stores to or updates atomically anywhere (any partition, the kernel body; other CTAs run the
+  same code).
+
+A ``while`` whose condition reads only values fixed before it, or global memory the kernel never
+writes (an input), cannot be waiting for the kernel itself: it is accepted (whether its data make
+it end is the program's arithmetic, not synchronization). ``for`` loops are bounded by their
+range and need no check.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from ..diagnostics import TleError
+from ..ir import kernel as K
+
+#: Ops that write global memory through their first argument (a pointer).
+WRITES = ("tl.store",)
+ATOMIC_PREFIX = "tl.atomic_"
+
+
+def _ops(e: K.Expr) -> Iterator[K.Op]:
+    for x in K.walk_expr(e):
+        if isinstance(x, K.Op):
+            yield x
+
+
+def _names(e: K.Expr) -> set[str]:
+    return {x.id for x in K.walk_expr(e) if isinstance(x, K.Name)}
+
+
+def _bodies(kern: K.Kernel) -> Iterator[tuple[tuple, dict]]:
+    """The kernel body and each partition's body, with the partition's parameter bindings."""
+    yield kern.prologue, {}
+    for part in kern.partitions:
+        yield part.body, dict(part.bindings)
+
+
+class _Kernel:
+    """What the check needs of a kernel: for each function body (the kernel body, each
+    partition), how its names resolve to kernel arguments, and the arguments written."""
+
+    def __init__(self, kern: K.Kernel):
+        self.kern = kern
+        self.params = {p.name for p in kern.params}
+        self.prologue_assigns: dict[str, list[K.Expr]] = {}
+        for st in K.walk_stmts(kern.prologue):
+            if isinstance(st, K.Assign):
+                self.prologue_assigns.setdefault(st.target, []).append(st.value)
+        self.written: set[str] = set()
+        for body, binds in _bodies(kern):
+            for st in K.walk_stmts(body):
+                for x in K.stmt_exprs(st):
+                    for op in _ops(x):
+                        if (op.name in WRITES or op.name.startswith(ATOMIC_PREFIX)) and op.args:
+                            self.written |= self.args_of(op.args[0], binds, body)
+
+    def args_of(self, e: K.Expr, binds: dict, body: tuple, depth: int = 12) -> set[str]:
+        """The kernel arguments the value of ``e`` may be computed from (names resolved through
+        the function's own assignments, a partition's bindings and the kernel body's
+        assignments)."""
+        out: set[str] = set()
+        if depth <= 0:
+            return set(self.params)  # too deep to follow: any argument
+        local = {}
+        for st in K.walk_stmts(body):
+            if isinstance(st, K.Assign):
+                local.setdefault(st.target, []).append(st.value)
+        for name in _names(e):
+            if name in local:
+                for v in local[name]:
+                    if not (isinstance(v, K.Name) and v.id == name):
+                        out |= self.args_of(v, binds, body, depth - 1)
+            if name in binds:
+                out |= self.args_of(binds[name], {}, self.kern.prologue, depth - 1)
+            elif name in self.params:
+                out.add(name)
+            elif not binds and name in self.prologue_assigns:
+                for v in self.prologue_assigns[name]:
+                    out |= self.args_of(v, {}, self.kern.prologue, depth - 1)
+        return out
+
+    def hazard(self, op: K.Op, binds: dict, body: tuple) -> Optional[str]:
+        """Why the read ``op`` may change while a loop spins on it, or None."""
+        if op.name.startswith(ATOMIC_PREFIX):
+            return f"`{op.name}` reads memory other threads write"
+        if op.name != "tl.load" or not op.args:
+            return None
+        ptr = op.args[0]
+        if any(isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr" for x in K.walk_expr(ptr)):
+            return "a load of shared memory, which the other partitions write"
+        hit = sorted(self.args_of(ptr, binds, body) & self.written)
+        if hit:
+            return (f"a load through `{hit[0]}`, which this kernel stores to (another partition "
+                    f"or CTA may write it while the loop runs)")
+        return None
+
+
+def _reads_in(loop: K.While) -> list[K.Op]:
+    """The memory reads the condition of ``loop`` depends on, made in the loop: in the condition
+    itself and in the body's assignments to names the condition reads (to a fixpoint)."""
+    assigns: dict[str, list[K.Expr]] = {}
+    for st in K.walk_stmts(loop.body):
+        if isinstance(st, K.Assign):
+            assigns.setdefault(st.target, []).append(st.value)
+    exprs = [loop.cond]
+    seen: set[str] = set()
+    todo = list(_names(loop.cond))
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in assigns:
+            continue
+        seen.add(n)
+        for v in assigns[n]:
+            exprs.append(v)
+            todo.extend(_names(v))
+    return [op for e in exprs for op in _ops(e)
+            if op.name == "tl.load" or op.name.startswith(ATOMIC_PREFIX)]
+
+
+def check_memory_waits(kern: K.Kernel) -> None:
+    """Refuse a ``while`` loop of ``kern`` that waits on memory (the module docstring)."""
+    info = None
+    for body, binds in _bodies(kern):
+        for st in K.walk_stmts(body):
+            if not isinstance(st, K.While):
+                continue
+            reads = _reads_in(st)
+            if not reads:
+                continue
+            info = info or _Kernel(kern)
+            for op in reads:
+                why = info.hazard(op, binds, body)
+                if why is not None:
+                    raise TleError(
+                        f"this `while` loop (line {st.loc.line}) runs until memory it reads again "
+                        f"on every iteration changes ({why}): that waits for a write the verifier "
+                        f"does not see, so no verdict could say the kernel does not hang; wait "
+                        f"for another partition through a pipe, or bound the loop with range()",
+                        op.loc if op.loc.line else st.loc, check="memory-wait")
