@@ -20,10 +20,10 @@ to a fixpoint) on a read made in the loop that some other thread may change whil
 
 A ``while`` whose condition reads only values fixed before it, or global memory the kernel never
 writes (an input: an argument no store or atomic of the kernel goes through; a launch that passes
-the same memory as that input and as an argument the kernel writes is outside this reading, as
-it is for Triton's own analyses), cannot be waiting for the kernel itself: it is accepted (whether its data make
-it end is the program's arithmetic, not synchronization). ``for`` loops are bounded by their
-range and need no check.
+the same memory as that input and as an argument the kernel writes is outside this reading),
+cannot be waiting for the kernel itself: it is accepted (whether its data make it end is the
+program's arithmetic, not synchronization). ``for`` loops are bounded by their range and need no
+check.
 """
 
 from __future__ import annotations
