@@ -33,7 +33,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
-from . import call_args, kir_paths, pipes
+from . import call_args, kir_paths, more_ops, pipes
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -596,6 +596,8 @@ class FnTranslator:
         return V("scalar", f"({vals[0].text} if {c.text} else {vals[1].text})")
 
     def call_builtin(self, canon: str, node: K.Op) -> V:
+        if canon in more_ops.HANDLED:  # atomics, barrier, print, asserts (lowering/more_ops.py)
+            return more_ops.translate(self, node)
         kw = self.kwargs(node)
         name = canon.rsplit(".", 1)[-1]
         args = node.args

@@ -1,0 +1,247 @@
+"""The ``tl`` calls with effects but no pipe protocol that the lowering translates to their Gluon
+counterparts: the atomics, ``tl.debug_barrier``, ``tl.device_print`` / ``print``,
+``tl.device_assert``, ``tl.static_assert`` and ``tl.static_print``.
+
+The verifier reads these calls as Triton runs them (an atomic is a global access that may write;
+a print, an assert or a barrier touches no pipe), so a kernel using them is verified; the
+translator (lowering/translate.py, ``call_builtin``) hands them here.
+
+* Atomics: ``tl.atomic_<op>(pointer, val, mask=None, sem=None, scope=None)`` and
+  ``tl.atomic_cas(pointer, cmp, val, sem=None, scope=None)``, bound as Triton 3.6 binds them
+  (positionally or by keyword), become ``gl.atomic_<op>`` with the same operands. The call is
+  emitted as a statement of its own, so an atomic whose result is unused still runs (the
+  translator drops an expression statement's text). On a tensor of pointers, a scalar value,
+  comparand or mask is splatted to the pointer's shape and layout first: Gluon's atomics
+  broadcast tensors only. ``sem`` and ``scope`` must be string literals Triton knows.
+* ``tl.debug_barrier()`` becomes ``gl.thread_barrier()``. Inside a partition of
+  ``ttg.warp_specialize`` Triton lowers it to a named barrier that only the partition's warps
+  take (``barrier.sync <id>, <32 * warps>``, the id one per partition); in the default partition
+  and outside warp_specialize it is ``bar.sync 0`` of the whole CTA (tests/test_lowering_more_ops.py
+  checks the PTX).
+* ``tl.device_print(prefix, *args, hex=False)`` and ``print(prefix, *args)`` become
+  ``gl.device_print``; ``tl.device_assert(cond, msg="", mask=None)`` becomes
+  ``gl.device_assert`` (it checks only when Triton compiles with debug on, as in Triton).
+* ``tl.static_assert(cond, msg="")``: ``cond`` must be a compile-time constant; a false one is an
+  error of the lowering at the call's line, a true one emits nothing. ``tl.static_print`` emits
+  nothing (Triton prints at compile time and generates no code).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ir import kernel as K
+from .values import V
+
+if TYPE_CHECKING:
+    from .translate import FnTranslator
+
+ATOMIC_OPS = ("add", "and", "or", "xor", "max", "min", "xchg")
+#: Triton 3.6's parameters of each atomic, in positional order.
+ATOMIC_PARAMS: dict[str, tuple[str, ...]] = {
+    **{f"tl.atomic_{op}": ("pointer", "val", "mask", "sem", "scope") for op in ATOMIC_OPS},
+    "tl.atomic_cas": ("pointer", "cmp", "val", "sem", "scope"),
+}
+#: The values Triton's semantic accepts for ``sem`` and ``scope`` (None: its default).
+SEMS = ("acquire", "release", "acq_rel", "relaxed")
+SCOPES = ("gpu", "cta", "sys")
+
+#: The calls this module translates.
+HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "builtins.print",
+                     "tl.device_assert", "tl.static_assert", "tl.static_print"})
+
+
+def _bind(tr: "FnTranslator", node: K.Op, params: tuple[str, ...]) -> dict[str, K.Expr]:
+    """The call's arguments by parameter name (positional ones in order, keywords by name); an
+    unknown keyword, a parameter given twice or too many positional arguments is an error."""
+    spelled = node.name
+    if len(node.args) > len(params):
+        raise tr.err(f"`{spelled}` takes at most {len(params)} positional arguments", node)
+    out = dict(zip(params, node.args))
+    for key, e in node.kwargs:
+        if key not in params:
+            raise tr.err(f"`{spelled}` has no keyword `{key}` (Triton 3.6: "
+                         f"{', '.join(params)})", node)
+        if key in out:
+            raise tr.err(f"`{spelled}`: `{key}` given twice", node)
+        out[key] = e
+    return out
+
+
+def _string_option(tr: "FnTranslator", node: K.Op, key: str, e: K.Expr, allowed: tuple) -> str:
+    """A ``sem=`` / ``scope=`` argument: a string literal Triton accepts, or None."""
+    v = tr.ex(e)
+    if v.kind == "none":
+        return "None"
+    if v.kind != "const" or not isinstance(v.value, str):
+        raise tr.err(f"`{node.name}`'s {key} must be a string literal ({', '.join(allowed)})", node)
+    if v.value not in allowed:
+        raise tr.err(f"`{node.name}`: {key}={v.value!r} is not one Triton knows "
+                     f"({', '.join(allowed)})", node)
+    return repr(v.value)
+
+
+def _splat_dtype(v: V) -> str:
+    """The dtype a scalar is splatted with before an atomic casts it to the pointee type."""
+    if v.kind == "const":
+        if isinstance(v.value, bool):
+            return "gl.int1"
+        if isinstance(v.value, float):
+            return "gl.float32"
+        if isinstance(v.value, int) and not -2**31 <= v.value < 2**31:
+            return "gl.int64"
+        return "gl.int32"
+    return f"({v.text}).dtype"
+
+
+def _operand_for(tr: "FnTranslator", p: V, v: V, what: str, node: K.Op) -> str:
+    """An atomic's value / comparand / mask as Gluon source, beside the pointer ``p``: on a
+    tensor of pointers a tensor takes the pointer's layout and a scalar is splatted to the
+    pointer's shape (Gluon's atomics do not splat a scalar); on a scalar pointer only scalars."""
+    if v.kind not in ("const", "scalar", "tensor"):
+        raise tr.err(f"`{node.name}`'s {what} must be a scalar or a tensor, got a {v.kind}", node)
+    if p.kind == "scalar":
+        if v.kind == "tensor":
+            raise tr.err(f"`{node.name}` on a scalar pointer with a tensor {what}: give a tensor "
+                         f"of pointers (ptr + offsets) to update several elements", node)
+        return v.text
+    if v.kind == "tensor":
+        sid = tr.S.soft_eq(v.var, p.var)
+        return tr.cvt(v.text, sid)
+    dtype = "gl.int1" if what == "mask" and v.kind == "scalar" else _splat_dtype(v)
+    shape = "[" + ", ".join(str(d) for d in p.shape) + "]"
+    return f"gl.full({shape}, {v.text}, {dtype}, layout={tr.Lv(p.var)})"
+
+
+def atomic(tr: "FnTranslator", node: K.Op) -> V:
+    """``tl.atomic_<op>`` → ``gl.atomic_<op>``, emitted as its own statement; the value is the
+    old contents (a scalar, or a tensor in the pointer's layout)."""
+    a = _bind(tr, node, ATOMIC_PARAMS[node.name])
+    op = node.name.rsplit("_", 1)[-1]
+    names = ATOMIC_PARAMS[node.name]
+    for required in names[:2 if op != "cas" else 3]:
+        if required not in a:
+            raise tr.err(f"`{node.name}`: `{required}` is missing", node)
+    p = tr.ex(a["pointer"])
+    if p.kind == "lptr" or p.kind == "smem":
+        raise tr.err(f"`{node.name}` on shared memory (tle.gpu.local_ptr) is not supported: Gluon "
+                     f"has atomics on global pointers only; update a global buffer, or load the "
+                     f"tile, compute and store it back (the slot belongs to this partition "
+                     f"between acquire and commit)", node)
+    if p.kind not in ("scalar", "tensor"):
+        raise tr.err(f"`{node.name}` of a {p.kind} (expected a pointer or a tensor of pointers)",
+                     node)
+    parts = [p.text]
+    for key in names[1:3]:
+        if key == "mask" and key not in a:
+            continue
+        e = a[key]
+        v = tr.ex(e)
+        if key == "mask" and v.kind == "none":
+            continue
+        parts.append(_operand_for(tr, p, v, key, node) if key != "mask"
+                     else "mask=" + _operand_for(tr, p, v, key, node))
+    for key, allowed in (("sem", SEMS), ("scope", SCOPES)):
+        if key in a:
+            shown = _string_option(tr, node, key, a[key], allowed)
+            if shown != "None":
+                parts.append(f"{key}={shown}")
+    call = f"gl.atomic_{op}({', '.join(parts)})"
+    name = tr.fresh("old")
+    tr.emit(f"{name} = {call}")
+    if p.kind == "scalar":
+        return V("scalar", name)
+    from .plan import GL_DTYPES
+    return V("tensor", name, p.var, p.shape, GL_DTYPES.get(p.pointee or ""))
+
+
+def _printed(tr: "FnTranslator", node: K.Op, e: K.Expr) -> str:
+    v = tr.ex(e)
+    if v.kind not in ("const", "scalar", "tensor"):
+        raise tr.err(f"`{node.name}` prints scalars and tensors, not a {v.kind}", node)
+    return v.text
+
+
+def device_print(tr: "FnTranslator", node: K.Op) -> None:
+    """``tl.device_print(prefix, *args, hex=False)`` / ``print(prefix, *args)`` →
+    ``gl.device_print`` (the frontend checked that the prefix is a string)."""
+    kw = dict(node.kwargs)
+    unknown = set(kw) - ({"hex"} if node.name == "tl.device_print" else set())
+    if unknown:
+        raise tr.err(f"`{node.name}` has no keyword `{sorted(unknown)[0]}` the lowering knows "
+                     f"(Triton 3.6's device_print takes prefix, *args, hex=)", node)
+    if not node.args or not (isinstance(node.args[0], K.Const) and isinstance(node.args[0].value, str)):
+        raise tr.err(f"`{node.name}` needs a string prefix first", node)
+    parts = [repr(node.args[0].value)] + [_printed(tr, node, e) for e in node.args[1:]]
+    if "hex" in kw:
+        h = tr.ex(kw["hex"])
+        if h.kind != "const" or not isinstance(h.value, bool):
+            raise tr.err("`tl.device_print`'s hex must be True or False", node)
+        if h.value:
+            parts.append("hex=True")
+    tr.emit(f"gl.device_print({', '.join(parts)})")
+
+
+def device_assert(tr: "FnTranslator", node: K.Op) -> None:
+    """``tl.device_assert(cond, msg="", mask=None)`` → ``gl.device_assert``."""
+    a = _bind(tr, node, ("cond", "msg", "mask"))
+    if "cond" not in a:
+        raise tr.err("`tl.device_assert`: `cond` is missing", node)
+    c = tr.ex(a["cond"])
+    if c.kind not in ("const", "scalar", "tensor"):
+        raise tr.err(f"`tl.device_assert`'s condition must be a scalar or a tensor, got a {c.kind}",
+                     node)
+    parts = [c.text]
+    if "msg" in a:
+        m = a["msg"]
+        if not (isinstance(m, K.Const) and isinstance(m.value, str)):
+            raise tr.err("`tl.device_assert`'s msg must be a string literal", node)
+        parts.append(repr(m.value))
+    if "mask" in a:
+        mv = tr.ex(a["mask"])
+        if mv.kind != "none":
+            if mv.kind == "tensor" and c.kind == "tensor":
+                parts.append(f"mask={tr.cvt(mv.text, tr.S.soft_eq(mv.var, c.var))}")
+            else:
+                parts.append(f"mask={mv.text}")
+    tr.emit(f"gl.device_assert({', '.join(parts)})")
+
+
+def static_assert(tr: "FnTranslator", node: K.Op) -> None:
+    """``tl.static_assert(cond, msg="")`` on a compile-time constant: checked here, nothing
+    emitted. A runtime condition is refused as Triton refuses it."""
+    a = _bind(tr, node, ("cond", "msg"))
+    if "cond" not in a:
+        raise tr.err("`tl.static_assert`: `cond` is missing", node)
+    c = tr.ex(a["cond"])
+    msg = ""
+    if "msg" in a:
+        m = a["msg"]
+        if not (isinstance(m, K.Const) and isinstance(m.value, str)):
+            raise tr.err("`tl.static_assert`'s msg must be a string literal", node)
+        msg = m.value
+    if c.kind != "const" or c.value is None:
+        raise tr.err("`tl.static_assert` needs a condition known at compile time; for a runtime "
+                     "value use tl.device_assert(cond, msg)", node)
+    if not c.value:
+        raise tr.err(f"tl.static_assert failed: {msg}" if msg else "tl.static_assert failed",
+                     node)
+
+
+def translate(tr: "FnTranslator", node: K.Op) -> V:
+    """Translate one call of :data:`HANDLED`."""
+    name = node.name
+    if name in ATOMIC_PARAMS:
+        return atomic(tr, node)
+    if name == "tl.debug_barrier":
+        if node.args or node.kwargs:
+            raise tr.err("`tl.debug_barrier()` takes no arguments", node)
+        tr.emit("gl.thread_barrier()")
+    elif name in ("tl.device_print", "builtins.print"):
+        device_print(tr, node)
+    elif name == "tl.device_assert":
+        device_assert(tr, node)
+    elif name == "tl.static_assert":
+        static_assert(tr, node)
+    # tl.static_print: Triton prints at compile time and generates nothing
+    return V("none", "None")
