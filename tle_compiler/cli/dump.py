@@ -254,6 +254,12 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
             return Loaded(parse_module(text, str(path)))
         except TleError as e:
             raise _Unusable(str(e)) from None
+    if path.suffix == ".kir":
+        # the kernel IR's text form is no Python: read as Python it would be refused as a
+        # Python syntax error, which misnames what is wrong; the kernel IR pipeline reads it
+        raise _Unusable(f"{path}: error: a .kir file (the kernel IR's text form) is verified with "
+                        f"-p verify-protocol,verify-deadlock --print-ir; without -p tle-dump "
+                        f"reads a .py or .pipe file")
     from ..frontend import SPECIALIZABLE
     from ..frontend.ast_reader import kernels_of_source
 

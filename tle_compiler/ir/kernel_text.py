@@ -145,7 +145,8 @@ from .attrs import ATTR_TYPES, AffineIndex, BitAnd, BitXor, FloorDiv, Mod
 from .kernel import (Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const, DType, Eval, Event,
                      Expr, For, Global, Handle, If, IsClosed, KParam, KPartition, Kernel, Name, Op,
                      PipeDecl, PipeRef, Return, ResultSlot, SlotField, Stmt, Subscript, TupleExpr,
-                     UnaryOp, While, named_pipe_error, slot_shape_error)
+                     UnaryOp, While, named_pipe_error, slot_shape_error, stmt_exprs, walk_expr,
+                     walk_stmts)
 from .nodes import NOLOC, VERBS, Loc
 from .syntax_errors import expected_phrase, terminal_word
 
@@ -812,7 +813,30 @@ def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
         kernels = parse_kernels(f.read(), p)
     for k in kernels:
         check_slot_shapes(k)
+        check_references(k)
     return kernels
+
+
+def check_references(k: Kernel) -> None:
+    """Every handle (``P.writer``, ``P.reader``) names a pipe the kernel declares, as in any
+    kernel the frontend builds. The text form reads a handle for any name ``P`` (a plain name
+    resolves to a pipe or buffer only when one is declared, so handles are the one reference it
+    does not check); the protocol view and the lowering look each handle's pipe up among the
+    declarations, so a hand-edited name that matches none is refused here, at its line, instead
+    of failing there."""
+    pipes = {p.name for p in k.pipes}
+    stmts = list(walk_stmts(k.prologue))
+    exprs = []
+    for part in k.partitions:
+        exprs += [(value, part.loc) for _, value in part.bindings]
+        stmts += walk_stmts(part.body)
+    exprs += [(e, s.loc) for s in stmts for e in stmt_exprs(s)]
+    for top, where in exprs:
+        for e in walk_expr(top):
+            if isinstance(e, Handle) and e.pipe not in pipes:
+                raise TleError(f"'{e.pipe}' is not a pipe of kernel '{k.name}' (declared: "
+                               f"{', '.join(sorted(pipes)) or 'none'})",
+                               e.loc if e.loc.line else where, check="undeclared")
 
 
 def check_slot_shapes(k: Kernel) -> None:
