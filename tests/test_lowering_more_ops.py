@@ -231,3 +231,66 @@ def test_a_false_static_assert_fails_the_lowering_with_its_message(tmp_path):
     _verified(f)
     with pytest.raises(TleError, match=r"tl\.static_assert failed: tile too small"):
         gluon_source((str(f), "k"), {})
+
+
+# ---------------------------------------------------------------------------------- math, hints
+
+@pytest.mark.parametrize("body, gluon, ptx", [
+    ("acc = tl.fma(acc, acc, acc)", "acc = gl.fma(acc, acc, acc)", r"\bfma\.rn\.f32"),
+    ("acc = tl.div_rn(acc, acc + 1.0)", "acc = gl.div_rn(acc, (acc + 1.0))", r"\bdiv\.rn\.f32"),
+    ("acc = tl.fdiv(acc, acc + 1.0, ieee_rounding=True)",
+     "acc = gl.fdiv(acc, (acc + 1.0), ieee_rounding=True)", r"\bdiv\.full\.f32"),
+    ("acc = tl.sqrt_rn(acc)", "acc = gl.sqrt_rn(acc)", r"\bsqrt\.rn\.f32"),
+    ("tl.store(c_ptr, tl.umulhi(NT, NT))", "gl.store(c_ptr, gl.umulhi(NT, NT))",
+     r"\bmul\.hi\.u32"),
+    ("tl.store(c_ptr, tl.xor_sum(tl.arange(0, 64), 0))", "gl.xor_sum(gl.arange(0, 64",
+     r"\bxor\.b32"),
+])
+def test_elementwise_math_and_reductions(tmp_path, body, gluon, ptx):
+    c, gen = _compile(tmp_path, body)
+    assert gluon in gen
+    assert re.search(ptx, c.asm["ptx"])
+
+
+def test_scalar_store(tmp_path):
+    """A store of one value through one pointer (masked by a scalar), as a scalar gl.store."""
+    c, gen = _compile(tmp_path, "tl.store(c_ptr + 3, NT * 2, mask=NT > 1)")
+    assert "gl.store((c_ptr + 3), (NT * 2), mask=(NT > 1))" in gen
+    assert re.search(r"@%p\d+ st\.global\.b32 \[ %rd\d+ \+ 0 \]", c.asm["ptx"])
+
+
+def test_hints_and_value_ops(tmp_path):
+    c, gen = _compile(tmp_path, "o = tl.max_contiguous(tl.multiple_of(tl.arange(0, 64), 64), 64)\n"
+                                "    tl.assume(NT > 0)\n"
+                                "    z = tl.zeros_like(acc)\n"
+                                "    r = tl.expand_dims(tl.sum(acc, 1), 1)\n"
+                                "    acc = acc + tl.broadcast_to(r, [64, 64]) + z\n"
+                                "    tl.store(c_ptr + o, tl.cast(tl.sum(acc, 1), tl.int32, "
+                                "bitcast=True))")
+    assert "gl.max_contiguous(gl.multiple_of(gl.arange(0, 64" in gen
+    assert "gl.assume((NT > 0))" in gen and "gl.zeros_like(acc)" in gen
+    assert re.search(r"r = gl\.sum\(acc, 1\)\[:, None\]", gen)
+    assert ".broadcast_to([64, 64])" in gen and "gl.int32, bitcast=True)" in gen
+    ttgir = c.asm["ttgir"]
+    assert re.search(r"tt\.contiguity = dense<64>.*tt\.divisibility = dense<64>", ttgir)
+    assert "llvm.intr.assume" in ttgir
+    assert re.search(r"tt\.bitcast %\S+ : tensor<64xf32, [^>]+>+ -> tensor<64xi32", ttgir)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("acc = tl.clamp(acc, 0.0, 1.0)", r"`tl\.clamp` is not supported by the lowering: write "
+                                      r"tl\.minimum\(tl\.maximum\(x, lo\), hi\)"),
+    ("acc = tl.sigmoid(acc)", r"write 1 / \(1 \+ tl\.exp\(-x\)\)"),
+    ("acc = tl.reshape(acc, [64, 64])", r"`tl\.reshape` is not supported by the lowering: "
+                                        r"compute the values in the shape they are used in"),
+    ("acc = tl.cumsum(acc, 1)", r"a scan is not lowered"),
+    ("tl.store(c_ptr + tl.arange(0, 64), tl.argmax(acc, 1))", r"`tl\.argmax` .* tl\.min\(tl\.where"),
+    ("tl.store(c_ptr, tl.arange(0, 64))", r"tl\.store to a scalar pointer: its value must be a "
+                                          r"scalar, got a tensor"),
+    ("acc = tl.broadcast_to(tl.sum(acc, 1), [64, 64])", r"broadcasts within one rank"),
+])
+def test_unlowered_calls_say_what_to_write_instead(tmp_path, body, message):
+    f = _write(tmp_path, body)
+    _verified(f)
+    with pytest.raises(TleError, match=message):
+        gluon_source((str(f), "k"), {})

@@ -24,6 +24,13 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
 * ``tl.static_assert(cond, msg="")``: ``cond`` must be a compile-time constant; a false one is an
   error of the lowering at the call's line, a true one emits nothing. ``tl.static_print`` emits
   nothing (Triton prints at compile time and generates no code).
+* Elementwise math Gluon has under the same name (``tl.fma``, ``umulhi``, ``fdiv``, ``div_rn``,
+  ``sqrt_rn``) and value ops: ``tl.zeros_like``, ``tl.cast`` (as ``x.to``), ``tl.multiple_of`` /
+  ``tl.max_contiguous`` (hints kept on the value), ``tl.expand_dims`` (as ``x[:, None]``),
+  ``tl.broadcast_to`` within one rank, ``tl.assume``.
+
+A ``tl`` call the lowering still does not translate is refused naming what to write instead
+(:data:`INSTEAD`).
 """
 
 from __future__ import annotations
@@ -46,9 +53,66 @@ ATOMIC_PARAMS: dict[str, tuple[str, ...]] = {
 SEMS = ("acquire", "release", "acq_rel", "relaxed")
 SCOPES = ("gpu", "cta", "sys")
 
+#: Elementwise math Gluon has under the same name: Triton 3.6's positional parameters and the
+#: keywords past them with their defaults (passed through when given as literals).
+ELEMENTWISE: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
+    "tl.fma": (("x", "y", "z"), {}),
+    "tl.umulhi": (("x", "y"), {}),
+    "tl.fdiv": (("x", "y"), {"ieee_rounding": False}),
+    "tl.div_rn": (("x", "y"), {}),
+    "tl.sqrt_rn": (("x",), {}),
+}
+#: Calls whose value is their first operand with a compiler hint or a cast.
+VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", "tl.multiple_of", "tl.max_contiguous",
+                       "tl.expand_dims", "tl.broadcast_to", "tl.assume"})
+
 #: The calls this module translates.
 HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "builtins.print",
-                     "tl.device_assert", "tl.static_assert", "tl.static_print"})
+                     "tl.device_assert", "tl.static_assert", "tl.static_print", *ELEMENTWISE,
+                     *VALUE_OPS})
+
+#: What to write instead of a ``tl`` call the frontend accepts and the lowering does not
+#: translate (its result's layout is not one the layout solver derives, or Gluon 3.6 has no such
+#: function): the lowering's error says it.
+INSTEAD: dict[str, str] = {
+    "clamp": "write tl.minimum(tl.maximum(x, lo), hi)",
+    "sigmoid": "write 1 / (1 + tl.exp(-x))",
+    "softmax": "write it out: e = tl.exp(x - tl.max(x, 1)[:, None]); e / tl.sum(e, 1)[:, None]",
+    "argmax": "take m = tl.max(x, axis) and the least index where x equals it: tl.min(tl.where("
+              "x == m[:, None], idx, BIG), axis)",
+    "argmin": "take m = tl.min(x, axis) and the least index where x equals it: tl.min(tl.where("
+              "x == m[:, None], idx, BIG), axis)",
+    "broadcast": "add a zero tensor of the target shape (x + tl.zeros(shape, x.dtype)), or use "
+                 "tl.broadcast_to(x, shape)",
+    "view": "compute the values in the shape they are used in (reshapes are not lowered)",
+    "reshape": "compute the values in the shape they are used in (reshapes are not lowered)",
+    "ravel": "compute the values in the shape they are used in (reshapes are not lowered)",
+    "permute": "compute the values in the order they are used in, or keep the tile in shared "
+               "memory and read it transposed with tl.trans as a tl.dot operand",
+    "split": "load or compute the two halves separately",
+    "join": "store the two parts separately (each with its own offsets)",
+    "cumsum": "a scan is not lowered; compute the prefix sums with a tl.static_range loop or a "
+              "tl.dot with a triangular matrix",
+    "cumprod": "a scan is not lowered; compute the products with a tl.static_range loop",
+    "associative_scan": "a scan is not lowered; compute it with a tl.static_range loop",
+    "reduce": "use tl.sum / tl.max / tl.min / tl.xor_sum / tl.reduce_or over an explicit axis",
+    "histogram": "count with tl.sum((x[:, None] == bins[None, :]).to(tl.int32), 0)",
+    "inline_asm_elementwise": "not lowered: the layout of its packed operands is not derived",
+    "gather": "load the gathered elements from global memory with a tensor of pointers",
+    "sort": "not lowered",
+    "flip": "index the data in reverse order where it is loaded (offsets N - 1 - i)",
+    "interleave": "store the two parts separately (each with its own offsets)",
+    "make_block_ptr": "use a tensor of pointers (base + offsets, with a mask) or a TMA copy "
+                      "(tle.gpu.tma_load)",
+    "advance": "use a tensor of pointers (base + offsets, with a mask)",
+    "rand": "not lowered", "randn": "not lowered", "randint": "not lowered",
+}
+
+
+def instead(name: str) -> str:
+    """``: <what to write instead>`` for ``tl.<name>`` when :data:`INSTEAD` knows it."""
+    hint = INSTEAD.get(name)
+    return f": {hint}" if hint else ""
 
 
 def _bind(tr: "FnTranslator", node: K.Op, params: tuple[str, ...]) -> dict[str, K.Expr]:
@@ -228,11 +292,130 @@ def static_assert(tr: "FnTranslator", node: K.Op) -> None:
                      node)
 
 
+def _constant(tr: "FnTranslator", node: K.Op, e: K.Expr, what: str) -> V:
+    v = tr.ex(e)
+    if v.kind not in ("const", "tuple") or (v.kind == "tuple" and any(
+            i.kind != "const" for i in v.value)):
+        raise tr.err(f"`{node.name}`'s {what} must be a compile-time constant", node)
+    return v
+
+
+def _literal_keywords(tr: "FnTranslator", node: K.Op, a: dict, defaults: dict) -> str:
+    """``, key=value`` for the keywords of ``defaults`` given as literals other than the default
+    (each must be a compile-time constant)."""
+    out = ""
+    for key, default in defaults.items():
+        if key in a:
+            v = tr.ex(a[key])
+            if v.kind not in ("const", "none"):
+                raise tr.err(f"`{node.name}`'s {key} must be a compile-time constant", node)
+            if v.value != default:
+                out += f", {key}={v.value!r}"
+    return out
+
+
+def elementwise(tr: "FnTranslator", node: K.Op) -> V:
+    """``tl.fma`` / ``umulhi`` / ``fdiv`` / ``div_rn`` / ``sqrt_rn`` → the ``gl`` function of the
+    same name, on tensors in one layout (scalars as they are)."""
+    params, defaults = ELEMENTWISE[node.name]
+    a = _bind(tr, node, params + tuple(defaults))
+    for p in params:
+        if p not in a:
+            raise tr.err(f"`{node.name}`: `{p}` is missing", node)
+    ops = [tr.ex(a[p]) for p in params]
+    for v in ops:
+        if v.kind not in ("const", "scalar", "tensor"):
+            raise tr.err(f"`{node.name}` of a {v.kind}", node)
+    extra = _literal_keywords(tr, node, a, defaults)
+    fn = "gl." + node.name.split(".", 1)[1]
+    if not any(v.kind == "tensor" for v in ops):
+        return V("scalar", f"{fn}({', '.join(v.text for v in ops)}{extra})")
+    return tr._elementwise(ops, lambda *t: f"{fn}({', '.join(t)}{extra})")
+
+
+def value_op(tr: "FnTranslator", node: K.Op) -> V:
+    """The calls of :data:`VALUE_OPS`: ``zeros_like`` (the tensor's shape, dtype and layout),
+    ``cast`` (as ``x.to``), ``multiple_of`` / ``max_contiguous`` (hints on the value),
+    ``expand_dims`` (``x[:, None]``), ``broadcast_to`` (same rank, the tensor's layout) and
+    ``assume`` (a hint to Triton's optimizer; the verifier's domains are ``tle.assume``)."""
+    name = node.name
+    if name == "tl.assume":
+        a = _bind(tr, node, ("cond",))
+        c = tr.ex(a["cond"])
+        if c.kind not in ("const", "scalar"):
+            raise tr.err("`tl.assume` takes a scalar condition", node)
+        tr.emit(f"gl.assume({c.text})")
+        return V("none", "None")
+    if name == "tl.zeros_like":
+        x = tr.ex(_bind(tr, node, ("input",))["input"])
+        if x.kind != "tensor":
+            raise tr.err("`tl.zeros_like` of a scalar: write the constant 0", node)
+        return tr.computed(x, text=f"gl.zeros_like({x.text})")
+    if name == "tl.cast":
+        a = _bind(tr, node, ("input", "dtype", "fp_downcast_rounding", "bitcast"))
+        if "input" not in a or "dtype" not in a:
+            raise tr.err("`tl.cast(input, dtype)` needs both", node)
+        x, dt = tr.ex(a["input"]), tr.ex(a["dtype"])
+        if dt.kind != "dtype":
+            raise tr.err("`tl.cast`'s dtype must be a tl dtype", node)
+        if x.kind not in ("const", "scalar", "tensor"):
+            raise tr.err(f"`tl.cast` of a {x.kind}", node)
+        extra = _literal_keywords(tr, node, a, {"fp_downcast_rounding": None, "bitcast": False})
+        text = f"gl.cast({x.text}, {dt.text}{extra})"
+        if x.kind == "tensor":
+            return tr.computed(x, text=text, dtype=dt.value)
+        return V("scalar", text)
+    if name in ("tl.multiple_of", "tl.max_contiguous"):
+        a = _bind(tr, node, ("input", "values"))
+        if "input" not in a or "values" not in a:
+            raise tr.err(f"`{name}(input, values)` needs both", node)
+        x = tr.ex(a["input"])
+        values = _constant(tr, node, a["values"], "values")
+        if x.kind not in ("scalar", "tensor"):
+            raise tr.err(f"`{name}` of a {x.kind}: a hint on a runtime value", node)
+        return tr.computed(x, text=f"gl.{name.split('.', 1)[1]}({x.text}, {values.text})")
+    if name == "tl.expand_dims":
+        a = _bind(tr, node, ("input", "axis"))
+        if "input" not in a or "axis" not in a:
+            raise tr.err("`tl.expand_dims(input, axis)` needs both", node)
+        x = tr.ex(a["input"], allow_pending=True)
+        axis = _constant(tr, node, a["axis"], "axis").value
+        if x.kind != "tensor" or not isinstance(axis, int):
+            raise tr.err("`tl.expand_dims` is lowered on a tensor with one integer axis (write "
+                         "x[:, None] / x[None, :])", node)
+        rank = len(x.shape or ())
+        if not -(rank + 1) <= axis <= rank:
+            raise tr.err(f"`tl.expand_dims` of a {rank}-D tensor: axis {axis} out of range", node)
+        axis %= rank + 1
+        index = tuple(None if i == axis else ":" for i in range(rank + 1))
+        return tr.ex(K.Subscript(a["input"], index, node.loc))
+    # tl.broadcast_to(input, *shape)
+    if not node.args or node.kwargs:
+        raise tr.err("`tl.broadcast_to(input, shape)` takes its operands positionally", node)
+    x = tr.ex(node.args[0])
+    shape_v = (_constant(tr, node, node.args[1], "shape") if len(node.args) == 2
+               else _constant(tr, node, K.TupleExpr(tuple(node.args[1:]), node.loc), "shape"))
+    dims = tuple(i.value for i in shape_v.value) if shape_v.kind == "tuple" else (shape_v.value,)
+    if x.kind != "tensor":
+        raise tr.err("`tl.broadcast_to` of a scalar: write tl.full(shape, value, dtype)", node)
+    if len(dims) != len(x.shape or ()) or any(
+            s != d and s != 1 for s, d in zip(x.shape, dims)):
+        raise tr.err(f"`tl.broadcast_to` from {list(x.shape)} to {list(dims)}: the lowering "
+                     f"broadcasts within one rank (expand first: x[:, None])", node)
+    res = tr.S.new(len(dims))
+    sid = tr.S.soft_eq(x.var, res)
+    return V("tensor", f"{tr.cvt(x.text, sid)}.broadcast_to({list(dims)})", res, dims, x.dtype)
+
+
 def translate(tr: "FnTranslator", node: K.Op) -> V:
     """Translate one call of :data:`HANDLED`."""
     name = node.name
     if name in ATOMIC_PARAMS:
         return atomic(tr, node)
+    if name in ELEMENTWISE:
+        return elementwise(tr, node)
+    if name in VALUE_OPS:
+        return value_op(tr, node)
     if name == "tl.debug_barrier":
         if node.args or node.kwargs:
             raise tr.err("`tl.debug_barrier()` takes no arguments", node)

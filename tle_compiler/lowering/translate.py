@@ -48,7 +48,7 @@ TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32",
 TL_DTYPES.update({k: v for k, v in GL_DTYPES.items()})
 UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
               "erf"}
-REDUCE = {"max", "min", "sum"}
+REDUCE = {"max", "min", "sum", "xor_sum", "reduce_or"}
 
 
 CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
@@ -708,7 +708,8 @@ class FnTranslator:
                 return t
             raise self.err("tl.trans is only supported on a shared-memory tile fed to tl.dot "
                            "(tl.dot(a, tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))))", node)
-        raise self.err(f"`tl.{name}` is not supported by the lowering", node)
+        raise self.err(f"`tl.{name}` is not supported by the lowering{more_ops.instead(name)}",
+                       node)
 
     def _scale_rows(self, node: K.Op) -> V:
         """``tle.gpu.scale_rows(x, factor)`` = ``x * factor[:, None]``; on a wgmma accumulator a warp
@@ -979,8 +980,12 @@ class FnTranslator:
                 self._record_fill(ring, "plain")
             return
         val = self.ex(val_node)
+        if p.kind == "scalar":
+            self._scalar_store(p, val, node, kw)
+            return
         if p.kind != "tensor":
-            raise self.err("tl.store to a scalar pointer is not supported", node)
+            raise self.err(f"tl.store to a {p.kind} (expected a pointer or a tensor of pointers)",
+                           node)
         if self._acc_store(p, val, node, kw):
             return
         parts = [p.text]
@@ -996,6 +1001,23 @@ class FnTranslator:
                 parts.append(f"mask={self.cvt(m.text, sid)}")
             else:
                 parts.append(f"mask={m.text}")
+        parts += self._cache_hints(kw, node)
+        self.emit(f"gl.store({', '.join(parts)})")
+
+    def _scalar_store(self, p: V, val: V, node: K.Op, kw: dict) -> None:
+        """``tl.store(ptr, value)`` of one pointer (optionally ``mask=``, a scalar): Gluon's
+        ``gl.store`` on a scalar pointer, a scalar ``tt.store`` that needs no layout (Triton
+        lets one thread of the partition write it). As in Triton, a tensor value or mask on a
+        scalar pointer is an error."""
+        parts = [p.text]
+        for what, v in (("value", val), ("mask", self.ex(kw["mask"]) if "mask" in kw else None)):
+            if v is None:
+                continue
+            if v.kind not in ("const", "scalar"):
+                raise self.err(f"tl.store to a scalar pointer: its {what} must be a scalar, got "
+                               f"a {v.kind} (store a tensor through a tensor of pointers, "
+                               f"ptr + offsets)", node)
+            parts.append(v.text if what == "value" else f"mask={v.text}")
         parts += self._cache_hints(kw, node)
         self.emit(f"gl.store({', '.join(parts)})")
 
