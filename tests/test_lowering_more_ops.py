@@ -294,3 +294,22 @@ def test_unlowered_calls_say_what_to_write_instead(tmp_path, body, message):
     _verified(f)
     with pytest.raises(TleError, match=message):
         gluon_source((str(f), "k"), {})
+
+
+def test_the_barrier_operations_around_the_new_calls_are_the_verified_ones(tmp_path):
+    """The control skeleton of the generated Gluon (atomics, a debug barrier, a print and a
+    scalar store after the loop) runs the verified mbarrier operations, one by one."""
+    from tle_compiler.testing.gluon_trace import LoweredKernel
+
+    f = _write(tmp_path, "old = tl.atomic_add(c_ptr + tl.arange(0, 64), 1, "
+                         "mask=tl.arange(0, 64) < NT)\n"
+                         "    tl.debug_barrier()\n"
+                         "    tl.device_print('old', old)\n"
+                         "    tl.atomic_cas(c_ptr, 0, NT)\n"
+                         "    tl.store(c_ptr + 1, NT)",
+               fill_extra="        tl.debug_barrier()\n")
+    _verified(f)
+    lk = LoweredKernel((str(f), "k"), {})
+    for n in (0, 1, 2, 5):
+        params, problems = lk.check({"NT": n})
+        assert params == {"NT": n} and problems == [], problems
