@@ -140,6 +140,17 @@ def test_negative_axis_is_the_last(tmp_path):
     assert "gl.sum(v, 1)" in line
 
 
+def test_a_volatile_load_is_volatile(tmp_path):
+    """volatile=True of a global load is Gluon's (ld.volatile), tensor and scalar pointers alike;
+    a wait on such a load is the frontend's memory-wait refusal, not the lowering's concern."""
+    path = kernel(tmp_path, "tl.store(y_ptr + i * BM * BN + offs, v + tl.load(y_ptr + offs, "
+                            "volatile=True) + tl.load(y_ptr, volatile=True))")
+    assert verified(path)
+    text = lowered(path, "k", "gluon")
+    assert text.count("volatile=True") == 2, text
+    assert "ld.volatile.global" in lowered(path, "k", "ptx")
+
+
 def test_store_cache_hints_are_passed(tmp_path):
     path = kernel(tmp_path, "tl.store(y_ptr + i * BM * BN + offs, v, cache_modifier='.cs', "
                             "eviction_policy='evict_first')")
@@ -158,8 +169,6 @@ def test_store_cache_hints_are_passed(tmp_path):
     ("tl.store(y_ptr + i * BM * BN + offs, v + tl.max(v, 1, return_indices=True)[1][:, None])",
      "return_indices"),
     ("tl.store(y_ptr + i * BM * BN + offs, tl.exp2(v, fast=True))", "fast"),
-    ("tl.store(y_ptr + i * BM * BN + offs, v + tl.load(y_ptr + offs, volatile=True))",
-     "volatile"),
     ("tl.store(y_ptr + i * BM * BN + offs, v + tl.sum(v, 1, axis=1)[:, None])", "axis"),
 ])
 def test_keyword_the_lowering_cannot_honour_is_refused(tmp_path, stmt, key):

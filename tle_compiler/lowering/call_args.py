@@ -68,7 +68,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
 
 #: tl.load / tl.store keywords the translator does not lower, accepted only at their default.
 MEMORY_DEFAULTS: dict[str, dict[str, object]] = {
-    "tl.load": {"volatile": False, "boundary_check": (), "padding_option": ""},
+    "tl.load": {"boundary_check": (), "padding_option": ""},
     "tl.store": {"boundary_check": ()},
 }
 

@@ -527,7 +527,8 @@ class FnTranslator:
                 if name in kw:
                     raise self.err(f"{node.name}: `{name}` given twice", node)
                 kw[name] = arg
-            read = ("pointer", "value", "mask", *CACHE_HINTS) + (("other",) if first == 1 else ())
+            read = ("pointer", "value", "mask", *CACHE_HINTS) + (("other", "volatile")
+                                                                 if first == 1 else ())
             try:
                 call_args.check_memory_keywords(node.name, kw, read)
             except call_args.CallArgError as e:
@@ -798,7 +799,12 @@ class FnTranslator:
 
     def load(self, node: K.Op, kw: dict) -> V:
         p = self.ex(self._operand(node, 0, "pointer"))
+        volatile = self._volatile(kw, node)
         if p.kind == "lptr":
+            if volatile:
+                raise self.err("tl.load(..., volatile=True) of shared memory (a slot or buffer) is "
+                               "not lowered: what a partition reads of a slot is fixed while it "
+                               "holds it; load it plainly", node)
             self.await_cp_async(getattr(p.value, "value", None), "reads")
             var = self.S.new(len(p.shape))
             # value: the descriptor, so a dot can read the tile from shared memory instead
@@ -821,7 +827,7 @@ class FnTranslator:
                 parts.append(f"{key}={self.cvt(v.text, sid)}")
             else:
                 parts.append(f"{key}={v.text}")
-        parts += self._cache_hints(kw, node)
+        parts += self._cache_hints(kw, node) + volatile
         if p.pointee in BYTE_TYPES:  # 1-byte elements: 16-byte vectors (layouts.byte_rows)
             rows = byte_rows(p.shape, self.warps)
             if rows is not None:
@@ -867,8 +873,19 @@ class FnTranslator:
             parts.append(f"{key}={v.text}")
         if "other" in kw and "mask" not in kw:
             raise self.err("tl.load: `other` without `mask`", node)
-        parts += self._cache_hints(kw, node)
+        parts += self._cache_hints(kw, node) + self._volatile(kw, node)
         return V("scalar", f"gl.load({', '.join(parts)})")
+
+    def _volatile(self, kws: dict, node: K.Expr) -> list[str]:
+        """tl.load's ``volatile`` (a bool literal) as Gluon's keyword: ``ld.volatile`` on the GPU.
+        A volatile load in a loop that waits on memory is refused by the frontend
+        (frontend/memory_waits.py); here it reads memory a kernel writes and reads again."""
+        a = kws.get("volatile")
+        if a is None:
+            return []
+        if not (isinstance(a, K.Const) and isinstance(a.value, bool)):
+            raise self.err("tl.load's volatile must be True or False (a literal)", node)
+        return ["volatile=True"] if a.value else []
 
     def _cache_hints(self, kws: dict, node: K.Expr) -> list[str]:
         """tl.load's cache hints (``eviction_policy``, ``cache_modifier``: string literals) as
