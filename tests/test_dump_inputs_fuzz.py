@@ -19,6 +19,16 @@ What this found, each pinned by a regression test below:
   name, and the protocol view then failed with ``KeyError`` (a traceback from tle-dump -p ...
   --print-ir). ``parse_kernel_file`` now also checks that every handle names a declared pipe
   (ir/kernel_text.check_references): exit 2 with one line naming the pipe and the line.
+* A ``.kir`` line whose location comment had one stray character (``| 22 25 :40 45``) hung
+  tle-dump: the lexer's pattern for location comments could split every run of digits and the
+  blanks around every separator in several ways, and on a line it does not match tried them
+  all before giving up. It now reads each item and each separator one way only
+  (kernel_grammar.lark, LOCCOMMENT); the line is an ordinary comment, so the statement is located
+  in the .kir file itself.
+* A dozen lines holding only blanks after a closing brace hung tle-dump on a ``.kir`` and on a
+  ``.pipe`` file alike: the pattern that lets ``else`` stand on a later line (_ELSE, in
+  kernel_grammar.lark and grammar.lark) could give each line's blanks to that line or to the
+  next, and where no ``else`` came it tried every split. Each line now has one reading.
 * ``tle-dump FILE.kir`` without ``-p`` read the file as Python and refused it as a "Python syntax
   error" at line 1, which misstated what was wrong: it now says that a ``.kir`` file is verified
   with ``-p verify-protocol,verify-deadlock --print-ir`` (exit 2 still: this mode reads .py and
@@ -31,6 +41,8 @@ import contextlib
 import functools
 import io
 import re
+import subprocess
+import sys
 import traceback
 from pathlib import Path
 
@@ -41,6 +53,7 @@ from tle_compiler.cli.dump import main
 from tle_compiler.diagnostics import TleError
 from tle_compiler.frontend import read_source
 from tle_compiler.ir.kernel_text import parse_kernels
+from tle_compiler.ir.parser import parse_module
 from tle_compiler.passes.kir_module import protocol_view
 from tle_compiler.semantics.simulator import StructuralError, simulate_range
 
@@ -125,7 +138,7 @@ def mutated(draw, text: str) -> str:
             break
         i = draw(st.integers(0, len(lines) - 1))
         op = draw(st.sampled_from(("delete", "duplicate", "swap", "number", "name", "verb",
-                                   "truncate", "punctuation")))
+                                   "truncate", "punctuation", "blank")))
         line = lines[i]
         if op == "delete":
             del lines[i]
@@ -155,6 +168,9 @@ def mutated(draw, text: str) -> str:
                 lines[i] = line.replace(f".{v}(", f".{draw(st.sampled_from(VERBS))}(", 1)
         elif op == "truncate":
             lines = lines[:i] + [line[:draw(st.integers(0, len(line)))]]
+        elif op == "blank":  # lines holding only blanks
+            lines[i:i] = [draw(st.sampled_from(("", "  ", "\t", "   # note")))] * draw(
+                st.integers(1, 20))
         else:
             k = draw(st.integers(0, len(line)))
             lines[i] = line[:k] + draw(st.sampled_from("(){}[],:=#|-+* 0")) + line[k:]
@@ -218,6 +234,27 @@ def test_mutated_python_never_crashes(workdir, data):
     verify_py(workdir / "mutant.py", text)
 
 
+# -- .pipe files ---------------------------------------------------------------------------------
+
+PIPE_SEEDS = (ROOT / "docs" / "example.pipe", ROOT / "tests" / "cases" / "late_release.ok.pipe",
+              ROOT / "tests" / "cases" / "one_shot_read.ok.pipe",
+              ROOT / "tests" / "cases" / "over_arrival.ok.pipe")
+
+
+@SETTINGS
+@given(data=st.data())
+def test_mutated_pipe_file_never_crashes(workdir, data):
+    seed = data.draw(st.sampled_from(PIPE_SEEDS), label="seed")
+    text = data.draw(mutated(seed.read_text()), label="pipe")
+    path = workdir / "mutant.pipe"
+    path.write_text(text)
+    code, _, err = dump([str(path)])
+    note(f"exit {code}\n{err}")
+    check_honest(code, err, path)
+    if code == 0:
+        assert not oracle_faults(parse_module(text, str(path)).kernels), (text, err)
+
+
 def test_seeds_verify_and_pass_the_oracle(workdir):
     """The unmutated seeds are verified (or bounded: range_step's loop), in both forms, with the
     same status, and the simulator agrees where they are verified."""
@@ -273,3 +310,55 @@ def test_kir_file_without_a_pipeline_says_how_it_is_read(workdir):
     # the mode it names reads the file and verifies it
     code, _, err = dump(["-p", "verify-protocol,verify-deadlock", "--print-ir", str(path)])
     assert code == 0, err
+
+
+def dump_subprocess(argv: list[str], timeout: float = 60) -> tuple[int, str]:
+    """tle-dump in a child process, so that an input that hangs it fails the test (a timeout)
+    instead of hanging the test run; the exit status and stderr."""
+    code = "import sys; from tle_compiler.cli.dump import main; sys.exit(main(sys.argv[1:]))"
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                              text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"tle-dump {' '.join(argv)} ran for more than {timeout} s")
+    return proc.returncode, proc.stderr
+
+
+def test_kir_stray_character_in_a_location_comment_does_not_hang(workdir):
+    """One character inserted in a long location comment (found by the fuzz test above): the
+    line is read as an ordinary comment and the kernel verified, at once."""
+    text = kir_text(ROOT / "tle_kernels" / "examples" / "chain.py")
+    lines = text.splitlines()
+    (i,) = [k for k, ln in enumerate(lines) if "tl.store(" in ln and "# " in ln][:1]
+    lines[i] = lines[i].replace(" 25 40 45 ", " 25 :40 45 ", 1)  # the input the fuzz found
+    assert lines[i] != text.splitlines()[i]
+    path = workdir / "stray.kir"
+    path.write_text("\n".join(lines) + "\n")
+    code, err = dump_subprocess(["-p", "verify-protocol", "--print-ir", str(path)])
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("suffix", [".kir", ".pipe"])
+def test_blank_lines_after_a_block_do_not_hang(workdir, suffix):
+    """Thirty lines holding only blanks after a closing brace, where no ``else`` follows: read
+    and verified at once (it hung on the _ELSE pattern)."""
+    if suffix == ".kir":
+        lines = _ring_kir().splitlines()
+        i = next(k for k, ln in enumerate(lines) if ln.strip() == "}")
+        argv = ["-p", "verify-protocol"]
+    else:
+        lines = (ROOT / "docs" / "example.pipe").read_text().splitlines()
+        i = next(k for k, ln in enumerate(lines) if ln.strip() == "}")
+        argv = []
+    lines[i + 1:i + 1] = ["  "] * 30
+    path = workdir / f"blank{suffix}"
+    path.write_text("\n".join(lines) + "\n")
+    code, err = dump_subprocess(argv + (["--print-ir"] if suffix == ".kir" else []) + [str(path)])
+    assert code == 0, err
+    # and a comment line among them, then the else, still reads as the if's else
+    text = "kernel k\nparam N\npipe p capacity=1\npartition w default warps=4 {\n" \
+           "  if N > 0 {\n    p.acquire(0)\n    p.commit(0)\n  }\n  \n  # c\r\n\t\n" \
+           "  else {\n    p.acquire(0)\n    p.commit(0)\n  }\n}\n" \
+           "partition r warps=4 {\n  p.wait(0)\n  p.release(0)\n}\n"
+    (program,) = parse_module(text, "else.pipe").kernels
+    assert len(program.partitions[0].body) == 1  # one if, with its else
