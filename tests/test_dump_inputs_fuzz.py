@@ -47,7 +47,8 @@ import traceback
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, currently_in_test_context, given, note, settings, strategies as st
+from hypothesis import (HealthCheck, currently_in_test_context, given, note, settings,
+                        strategies as st)
 
 from tle_compiler.cli.dump import main
 from tle_compiler.diagnostics import TleError
@@ -97,7 +98,8 @@ def check_honest(code: int, err: str, path: Path) -> None:
     assert "Traceback" not in err, err
     assert not re.search(r"\binternal\b", err, re.I), err
     if code in (1, 2):
-        errors = [ln for ln in err.splitlines() if " error: " in ln or ln.startswith("tle-dump: error")]
+        errors = [ln for ln in err.splitlines()
+                  if " error: " in ln or ln.startswith("tle-dump: error")]
         assert errors, err
         assert all(ERROR_AT_LINE.match(ln) or ERROR_OF_FILE.match(ln) for ln in errors), errors
         whole_file = [ln for ln in errors if not ERROR_AT_LINE.match(ln)]
