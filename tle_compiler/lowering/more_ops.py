@@ -30,18 +30,14 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
   ``tl.broadcast_to`` within one rank, ``tl.assume``.
 
 A ``tl`` call the lowering still does not translate is refused naming what to write instead
-(:data:`INSTEAD`).
+(:data:`INSTEAD`). Each function takes the translator (translate.FnTranslator) as ``tr``: this
+module is called by it and imports nothing of it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..ir import kernel as K
 from .values import V
-
-if TYPE_CHECKING:
-    from .translate import FnTranslator
 
 ATOMIC_OPS = ("add", "and", "or", "xor", "max", "min", "xchg")
 #: Triton 3.6's parameters of each atomic, in positional order.
@@ -115,7 +111,7 @@ def instead(name: str) -> str:
     return f": {hint}" if hint else ""
 
 
-def _bind(tr: "FnTranslator", node: K.Op, params: tuple[str, ...]) -> dict[str, K.Expr]:
+def _bind(tr, node: K.Op, params: tuple[str, ...]) -> dict[str, K.Expr]:
     """The call's arguments by parameter name (positional ones in order, keywords by name); an
     unknown keyword, a parameter given twice or too many positional arguments is an error."""
     spelled = node.name
@@ -132,7 +128,7 @@ def _bind(tr: "FnTranslator", node: K.Op, params: tuple[str, ...]) -> dict[str, 
     return out
 
 
-def _string_option(tr: "FnTranslator", node: K.Op, key: str, e: K.Expr, allowed: tuple) -> str:
+def _string_option(tr, node: K.Op, key: str, e: K.Expr, allowed: tuple) -> str:
     """A ``sem=`` / ``scope=`` argument: a string literal Triton accepts, or None."""
     v = tr.ex(e)
     if v.kind == "none":
@@ -158,7 +154,7 @@ def _splat_dtype(v: V) -> str:
     return f"({v.text}).dtype"
 
 
-def _operand_for(tr: "FnTranslator", p: V, v: V, what: str, node: K.Op) -> str:
+def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
     """An atomic's value / comparand / mask as Gluon source, beside the pointer ``p``: on a
     tensor of pointers a tensor takes the pointer's layout and a scalar is splatted to the
     pointer's shape (Gluon's atomics do not splat a scalar); on a scalar pointer only scalars."""
@@ -177,7 +173,7 @@ def _operand_for(tr: "FnTranslator", p: V, v: V, what: str, node: K.Op) -> str:
     return f"gl.full({shape}, {v.text}, {dtype}, layout={tr.Lv(p.var)})"
 
 
-def atomic(tr: "FnTranslator", node: K.Op) -> V:
+def atomic(tr, node: K.Op) -> V:
     """``tl.atomic_<op>`` → ``gl.atomic_<op>``, emitted as its own statement; the value is the
     old contents (a scalar, or a tensor in the pointer's layout)."""
     a = _bind(tr, node, ATOMIC_PARAMS[node.name])
@@ -219,14 +215,14 @@ def atomic(tr: "FnTranslator", node: K.Op) -> V:
     return V("tensor", name, p.var, p.shape, GL_DTYPES.get(p.pointee or ""))
 
 
-def _printed(tr: "FnTranslator", node: K.Op, e: K.Expr) -> str:
+def _printed(tr, node: K.Op, e: K.Expr) -> str:
     v = tr.ex(e)
     if v.kind not in ("const", "scalar", "tensor"):
         raise tr.err(f"`{node.name}` prints scalars and tensors, not a {v.kind}", node)
     return v.text
 
 
-def device_print(tr: "FnTranslator", node: K.Op) -> None:
+def device_print(tr, node: K.Op) -> None:
     """``tl.device_print(prefix, *args, hex=False)`` / ``print(prefix, *args)`` →
     ``gl.device_print`` (the frontend checked that the prefix is a string)."""
     kw = dict(node.kwargs)
@@ -246,7 +242,7 @@ def device_print(tr: "FnTranslator", node: K.Op) -> None:
     tr.emit(f"gl.device_print({', '.join(parts)})")
 
 
-def device_assert(tr: "FnTranslator", node: K.Op) -> None:
+def device_assert(tr, node: K.Op) -> None:
     """``tl.device_assert(cond, msg="", mask=None)`` → ``gl.device_assert``."""
     a = _bind(tr, node, ("cond", "msg", "mask"))
     if "cond" not in a:
@@ -271,7 +267,7 @@ def device_assert(tr: "FnTranslator", node: K.Op) -> None:
     tr.emit(f"gl.device_assert({', '.join(parts)})")
 
 
-def static_assert(tr: "FnTranslator", node: K.Op) -> None:
+def static_assert(tr, node: K.Op) -> None:
     """``tl.static_assert(cond, msg="")`` on a compile-time constant: checked here, nothing
     emitted. A runtime condition is refused as Triton refuses it."""
     a = _bind(tr, node, ("cond", "msg"))
@@ -292,7 +288,7 @@ def static_assert(tr: "FnTranslator", node: K.Op) -> None:
                      node)
 
 
-def _constant(tr: "FnTranslator", node: K.Op, e: K.Expr, what: str) -> V:
+def _constant(tr, node: K.Op, e: K.Expr, what: str) -> V:
     v = tr.ex(e)
     if v.kind not in ("const", "tuple") or (v.kind == "tuple" and any(
             i.kind != "const" for i in v.value)):
@@ -300,7 +296,7 @@ def _constant(tr: "FnTranslator", node: K.Op, e: K.Expr, what: str) -> V:
     return v
 
 
-def _literal_keywords(tr: "FnTranslator", node: K.Op, a: dict, defaults: dict) -> str:
+def _literal_keywords(tr, node: K.Op, a: dict, defaults: dict) -> str:
     """``, key=value`` for the keywords of ``defaults`` given as literals other than the default
     (each must be a compile-time constant)."""
     out = ""
@@ -314,7 +310,7 @@ def _literal_keywords(tr: "FnTranslator", node: K.Op, a: dict, defaults: dict) -
     return out
 
 
-def elementwise(tr: "FnTranslator", node: K.Op) -> V:
+def elementwise(tr, node: K.Op) -> V:
     """``tl.fma`` / ``umulhi`` / ``fdiv`` / ``div_rn`` / ``sqrt_rn`` → the ``gl`` function of the
     same name, on tensors in one layout (scalars as they are)."""
     params, defaults = ELEMENTWISE[node.name]
@@ -333,7 +329,7 @@ def elementwise(tr: "FnTranslator", node: K.Op) -> V:
     return tr._elementwise(ops, lambda *t: f"{fn}({', '.join(t)}{extra})")
 
 
-def value_op(tr: "FnTranslator", node: K.Op) -> V:
+def value_op(tr, node: K.Op) -> V:
     """The calls of :data:`VALUE_OPS`: ``zeros_like`` (the tensor's shape, dtype and layout),
     ``cast`` (as ``x.to``), ``multiple_of`` / ``max_contiguous`` (hints on the value),
     ``expand_dims`` (``x[:, None]``), ``broadcast_to`` (same rank, the tensor's layout) and
@@ -407,7 +403,7 @@ def value_op(tr: "FnTranslator", node: K.Op) -> V:
     return V("tensor", f"{tr.cvt(x.text, sid)}.broadcast_to({list(dims)})", res, dims, x.dtype)
 
 
-def translate(tr: "FnTranslator", node: K.Op) -> V:
+def translate(tr, node: K.Op) -> V:
     """Translate one call of :data:`HANDLED`."""
     name = node.name
     if name in ATOMIC_PARAMS:
