@@ -32,6 +32,7 @@ from typing import Iterator, Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from .tensor_args import body_assigns
 
 #: Ops that write global memory through their first argument (a pointer).
 WRITES = ("tl.store",)
@@ -62,10 +63,7 @@ class _Kernel:
     def __init__(self, kern: K.Kernel):
         self.kern = kern
         self.params = {p.name for p in kern.params}
-        self.prologue_assigns: dict[str, list[K.Expr]] = {}
-        for st in K.walk_stmts(kern.prologue):
-            if isinstance(st, K.Assign):
-                self.prologue_assigns.setdefault(st.target, []).append(st.value)
+        self._assigns: dict[int, dict[str, list[K.Expr]]] = {}  # id(body) -> body_assigns
         self.written: set[str] = set()
         for body, binds in _bodies(kern):
             for st in K.walk_stmts(body):
@@ -74,29 +72,29 @@ class _Kernel:
                         if (op.name in WRITES or op.name.startswith(ATOMIC_PREFIX)) and op.args:
                             self.written |= self.args_of(op.args[0], binds, body)
 
+    def assigns(self, body: tuple) -> dict[str, list[K.Expr]]:
+        """``body_assigns`` of a function body, computed once per body."""
+        key = id(body)
+        if key not in self._assigns:
+            self._assigns[key] = body_assigns(body)
+        return self._assigns[key]
+
     def args_of(self, e: K.Expr, binds: dict, body: tuple, depth: int = 12) -> set[str]:
         """The kernel arguments the value of ``e`` may be computed from (names resolved through
-        the function's own assignments, a partition's bindings and the kernel body's
-        assignments)."""
+        the function's own assignments, then a partition's bindings, whose expressions are the
+        kernel body's and resolve through its assignments)."""
         out: set[str] = set()
         if depth <= 0:
             return set(self.params)  # too deep to follow: any argument
-        local = {}
-        for st in K.walk_stmts(body):
-            if isinstance(st, K.Assign):
-                local.setdefault(st.target, []).append(st.value)
+        local = self.assigns(body)
         for name in _names(e):
-            if name in local:
-                for v in local[name]:
-                    if not (isinstance(v, K.Name) and v.id == name):
-                        out |= self.args_of(v, binds, body, depth - 1)
+            for v in local.get(name, ()):
+                if not (isinstance(v, K.Name) and v.id == name):
+                    out |= self.args_of(v, binds, body, depth - 1)
             if name in binds:
                 out |= self.args_of(binds[name], {}, self.kern.prologue, depth - 1)
             elif name in self.params:
                 out.add(name)
-            elif not binds and name in self.prologue_assigns:
-                for v in self.prologue_assigns[name]:
-                    out |= self.args_of(v, {}, self.kern.prologue, depth - 1)
         return out
 
     def hazard(self, op: K.Op, binds: dict, body: tuple) -> Optional[str]:
@@ -118,10 +116,7 @@ class _Kernel:
 def _reads_in(loop: K.While) -> list[K.Op]:
     """The memory reads the condition of ``loop`` depends on, made in the loop: in the condition
     itself and in the body's assignments to names the condition reads (to a fixpoint)."""
-    assigns: dict[str, list[K.Expr]] = {}
-    for st in K.walk_stmts(loop.body):
-        if isinstance(st, K.Assign):
-            assigns.setdefault(st.target, []).append(st.value)
+    assigns = body_assigns(loop.body)
     exprs = [loop.cond]
     seen: set[str] = set()
     todo = list(_names(loop.cond))
