@@ -7,7 +7,8 @@ Areas (each kernel written to tmp_path from the sources here):
 * named pipes (``barrier="named"``): exchanges between a default partition of 4 or 8 warps and
   a worker of 1, 2, 4 or 8 warps, a named pipe between two workers (1 and 2 warps) while the
   default partition runs neither end, an 8-warp default partition with named pipes to workers of
-  1 and 4 warps (one helper for both), a single use without a hop, nested ``r * NP + q`` loops
+  1 and 4 warps (one helper for both), a single use without a hop, an exchange whose default
+  partition returns under an ``if`` after its last event, nested ``r * NP + q`` loops
   with NP a constexpr read specialised, a reversed loop, an exchange under an ``if`` on a param,
   a named slot read by a pipelined wgmma;
 * loops on mbarrier pipes: nested ``r * NP + q`` loops (NP 1, 2, 3) with a release one tile late,
@@ -40,9 +41,8 @@ named-barrier instruction counts the threads of the two partitions of its pipe (
 from the warp_specialize warps, not from the plan).
 
 Refused, before anything is lowered, with the reason at the line (REFUSED): a named pipe that is
-one-shot or has two readers, a named pipe on a step-2 loop (phase aliasing), ``return`` under an
-``if`` after a partition's events, a loop bound chosen by a conditional expression, an index
-``i // 2``, trip counts that disagree for N = -1 under C's ``//`` and ``%``, a TMA copy under an
+one-shot or has two readers, a named pipe on a step-2 loop (phase aliasing), a loop bound
+chosen by a conditional expression, an index ``i // 2``, trip counts that disagree for N = -1 under C's ``//`` and ``%``, a TMA copy under an
 ``if`` (on a loop variable or a param) or in a loop of its window, two copies into one field,
 the writer storing into a TMA field, a wgmma on a tile loaded from the previous iteration's slot.
 
@@ -195,6 +195,17 @@ for _nw, _wb in ((4, 1), (4, 2), (4, 4), (4, 8), (8, 1)):
     ARGS[_n] = N_VALUES
     NAMED_WARPS[_n] = {"max0": _nw + _wb, "max1": _nw + _wb}
     VERDICT[_n] = ("verified", [])
+
+# `return` under an `if` after all of side_a's events: no event depends on it, so it is
+# verified, and the generated Gluon's barrier operations are the verified events
+KERNELS["named_return_after_events"] = KERNELS["named_exchange_4_2"].replace(
+    "named_exchange_4_2", "named_return_after_events").replace(
+    "        tl.store(out_ptr + p * 64 + offs, tl.maximum(mine, theirs))\n\n\ndef side_b",
+    "        tl.store(out_ptr + p * 64 + offs, tl.maximum(mine, theirs))\n    if N < 3:\n"
+    "        return\n\n\ndef side_b")
+ARGS["named_return_after_events"] = N_VALUES
+NAMED_WARPS["named_return_after_events"] = {"max0": 6, "max1": 6}
+VERDICT["named_return_after_events"] = ("verified", [])
 
 # the exchange in nested loops, index rr * NP + qq, NP a constexpr read specialised
 KERNELS["named_nested_np"] = _exchange(
@@ -1214,12 +1225,6 @@ def recv(r, out_ptr, o):
 
 REFUSED["named_step_2"] = (_exchange("named_step_2", 4, 2, head="for p in range(0, N, 2):"),
                            "phase-aliasing", "w.commit(p)")
-
-REFUSED["named_return_after_events"] = (KERNELS["named_exchange_4_2"].replace(
-    "named_exchange_4_2", "named_return_after_events").replace(
-    "        tl.store(out_ptr + p * 64 + offs, tl.maximum(mine, theirs))\n\n\ndef side_b",
-    "        tl.store(out_ptr + p * 64 + offs, tl.maximum(mine, theirs))\n    if N < 3:\n"
-    "        return\n\n\ndef side_b"), "early `return` in 'side_a'", "        return")
 
 REFUSED["loop_bound_chosen"] = (_tiles(
     "loop_bound_chosen", "if N > 2:\n    for i in range(N):\n        put(w, x_ptr, i)\nelse:\n"

@@ -894,23 +894,47 @@ class Builder:
                 self.frame.env[tgt.id] = Static("pipe", pipe)
                 return
         e, st = self.expr(s.value)
-        if st is None and isinstance(tgt, ast.Name) and self.in_partition \
-                and len(self.frame.stores.get(tgt.id, ())) == 1:
+        if st is None and isinstance(tgt, ast.Name):
+            e, st = self.fold_once(tgt, e, st)
+        elif isinstance(tgt, (ast.Tuple, ast.List)) and isinstance(e, K.TupleExpr) \
+                and len(e.items) == len(tgt.elts):
+            # `a, b = 1, 0`: each name bound once to a constant item is folded as `b = 0` is
+            # (the items are constants, so folding them cannot change what the right side
+            # reads before the names are bound). Unfolded, an `if b:` around events was
+            # decided by the protocol view and kept by the kernel IR, and the kernel was
+            # refused at the `if` (constexpr-if) though Triton folds it (constexprs).
+            items = list(st.value) if st is not None else [None] * len(e.items)
+            values = list(e.items)
+            for k, (t, x) in enumerate(zip(tgt.elts, values)):
+                if items[k] is None and isinstance(t, ast.Name):
+                    values[k], items[k] = self.fold_once(t, x, None)
+            e = K.TupleExpr(tuple(values), e.loc)
+            st = Static("tuple", tuple(items)) if any(items) else None
+        self.assign(tgt, e, st, s)
+
+    def fold_once(self, tgt: ast.Name, e: K.Expr, st: Optional[Static]) \
+            -> tuple[K.Expr, Optional[Static]]:
+        """``e`` as a constant when the partition binds ``tgt`` only here and ``e`` folds to a
+        compile-time bool or int. Such a name (`big = C > 2` in a build binding C, `on =
+        True`) is read by the protocol view as that constant, which decides an `if big:`
+        around events; the kernel IR must decide it alike, or it kept both branches and the
+        lowering stopped with an internal error comparing the two views' events. Triton folds
+        it too (a constexpr)."""
+        if self.in_partition and len(self.frame.stores.get(tgt.id, ())) == 1:
             value = fold(e)
             if isinstance(value, (bool, int)):
-                # A name the function binds once, to a compile-time constant (`big = C > 2` in
-                # a build binding C, `on = True`): the protocol view reads it as that constant
-                # and decides an `if big:` around events; the kernel IR must decide it alike,
-                # or it kept both branches and the lowering stopped with an internal error
-                # comparing the two views' events. Triton folds it too (a constexpr).
                 st = Static("const", K.Const(value, e.loc))
-                e = st.value
-        self.assign(tgt, e, st, s)
+                return st.value, st
+        return e, st
 
     def s_AnnAssign(self, s: ast.AnnAssign) -> None:
         if s.value is None:
             return
         e, st = self.expr(s.value)
+        if st is None and isinstance(s.target, ast.Name):
+            # `b: tl.constexpr = 1` stays a constexpr in Triton (a plain `b = 1` is a tensor):
+            # folded, its uses are the constant, which `and` / `or` / `not` take as Triton does
+            e, st = self.fold_once(s.target, e, st)
         self.assign(s.target, e, st, s)
 
     def s_AugAssign(self, s: ast.AugAssign) -> None:
@@ -1540,7 +1564,17 @@ class Builder:
     s_Continue = s_Break
 
     def s_Assert(self, s: ast.Assert) -> None:
-        pass  # device asserts are not lowered
+        """Device asserts are not lowered (nothing of the statement is read). A pipe verb in
+        its test or message would run in Triton, which evaluates both (visit_Assert), but not in
+        the protocol view or the lowered kernel: `assert w.commit(p) is None` was read as an
+        acquire never committed, an error about a commit the source does write. Refused at the
+        verb instead."""
+        for n in ast.walk(s):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and n.func.attr in VERBS:
+                raise self.err(f"`{ast.unparse(n)}` inside an `assert`: asserts are not lowered, "
+                               f"so the pipe event would not run; call it as a statement before "
+                               f"the assert", n, check="unsupported-control-flow")
 
     # -- expressions ------------------------------------------------------------------------
     def expr(self, node: ast.expr) -> tuple[K.Expr, Optional[Static]]:
@@ -1592,6 +1626,8 @@ class Builder:
 
     def e_UnaryOp(self, node: ast.UnaryOp) -> tuple[K.Expr, Optional[Static]]:
         x = self.value(node.operand)
+        if isinstance(node.op, ast.Not) and self.local_number(node.operand, x) is not None:
+            raise self.local_number_truth(node.operand, x, "not", node)
         return K.UnaryOp(_UNOPS[type(node.op)], x, self.loc(node)), None
 
     def e_Compare(self, node: ast.Compare) -> tuple[K.Expr, Optional[Static]]:
@@ -1621,7 +1657,50 @@ class Builder:
 
     def e_BoolOp(self, node: ast.BoolOp) -> tuple[K.Expr, Optional[Static]]:
         op = "and" if isinstance(node.op, ast.And) else "or"
-        return K.BoolOp(op, tuple(self.value(v) for v in node.values), self.loc(node)), None
+        items = tuple(self.value(v) for v in node.values)
+        # Triton's walk of the operands (code_generator.visit_BoolOp): a constant that decides
+        # the result ends it, another is dropped, each tensor is kept; two kept or more are
+        # each bitcast to i1. A local name bound to a number is a tensor there.
+        kept, local = 0, None
+        for v, e in zip(node.values, items):
+            if self.local_number(v, e) is not None:
+                kept, local = kept + 1, local or v
+                continue
+            c = fold(e)
+            if c is None:
+                kept += 1
+            elif bool(c) == (op == "or"):
+                break
+        if local is not None and kept > 1:
+            raise self.local_number_truth(local, items[node.values.index(local)], op, node)
+        return K.BoolOp(op, items, self.loc(node)), None
+
+    def local_number(self, node: ast.expr, e: K.Expr) -> Optional[str]:
+        """The dtype of the tensor Triton 3.6 makes of a partition's (or helper's) local name
+        bound by a plain assignment to a compile-time number (`b = 1`, `b = C`, `a, b = 1,
+        0`): its visit_Assign converts every constant it assigns to a tensor (i32, fp32) unless
+        the assignment is annotated `tl.constexpr`; None for anything else (a bool, which
+        becomes an i1, a parameter, a runtime value the protocol walker classifies)."""
+        if not isinstance(node, ast.Name) or not self.in_partition:
+            return None
+        site = self.bound_at.get(self.frame.kir(node.id))
+        if site is None or isinstance(site, ast.AnnAssign):
+            return None
+        v = fold(e)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        return "i32" if isinstance(v, int) else "fp32"
+
+    def local_number_truth(self, name: ast.Name, e: K.Expr, verb: str,
+                           node: ast.AST) -> TleError:
+        """The refusal of `and` / `or` / `not` bitcasting such a name: read as a constant
+        (dropped by `and`, or decided by `not`), a kernel Triton cannot compile was verified."""
+        return self.err(f"`{ast.unparse(node)}`: `{name.id}` is bound to {fold(e)!r} here, which "
+                        f"Triton 3.6 makes an {self.local_number(name, e)} tensor (a plain "
+                        f"assignment turns a constant into a tensor); `{verb}` bitcasts it to i1 "
+                        f"(\"cannot bitcast data-type of size 32 to data-type of size 1\"): bind "
+                        f"it as `{name.id}: tl.constexpr = ...`, or compare it, `{name.id} != 0`",
+                        node, check="unsupported-expression")
 
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in

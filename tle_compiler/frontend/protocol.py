@@ -504,9 +504,14 @@ class Walker:
         self.merge_node: Optional[K.Stmt] = None
         self.last_top: Optional[K.Stmt] = None  # the last top-level statement of the body
         self.early_return: Optional[K.Return] = None  # a return before it
+        self.events_at_return = 0  # the kernel's event count when early_return was reached
         # comparisons truth_kind is reading through names bound to them (a guard against a name
         # bound to a comparison of itself, `b = b < N`)
         self._truth_names: set[int] = set()
+        # names a partition (or a helper it calls) bound by an assignment to a compile-time
+        # number: Triton 3.6 holds them as tensors (visit_Assign converts the constant), so
+        # `and` / `or` / `not` bitcast them as they do a runtime integer (_s_Assign)
+        self.tensor_consts: set[str] = set()
 
     def err(self, message: str, node, check: str = "frontend") -> TleError:
         return TleError(message, node.loc, check=check)
@@ -688,6 +693,8 @@ class Walker:
                 return self.value_kind(t.items[e.index[0]])
             return self.UNKNOWN, None, none
         if isinstance(e, K.Name):
+            if e.id in self.tensor_consts and self.tensor_number(self.env.get(e.id)):
+                return self.INT, None, none  # an i32 (or fp32) tensor in Triton, see _s_Assign
             return self.value_kind(self.env.get(e.id))
         return self.expr_kind(e)
 
@@ -711,6 +718,12 @@ class Walker:
                 return self.truth_kind(node)
             finally:
                 self._truth_names.discard(id(node))
+        if isinstance(v, Data) and not v.shared and isinstance(v.node, K.Op) \
+                and v.node.name.startswith("tl.") \
+                and v.node.name[3:] not in ("program_id", "num_programs"):
+            # a name bound to what a tl function returned (`x = tl.load(x_ptr + p)`, `m =
+            # tl.where(c, 1, 0)`): a tensor whose dtype the frontend does not track
+            return self.TENSOR, None, none
         if not isinstance(v, Aff):
             return self.UNKNOWN, None, none
         if not v.runtime:
@@ -808,15 +821,34 @@ class Walker:
         to be an integer unless the kernel loads or stores through it."""
         if isinstance(e, K.UnaryOp) and e.op == "not":
             kind, _, needs = self.truth_kind(e.operand)
-            bad = [(e.operand, needs)] if kind == self.INT else []
+            bad = [(e.operand, needs, kind)] if kind in (self.INT, self.TENSOR) else []
         elif isinstance(e, K.BoolOp) and compare_chain(e) is None:
             operands = self.truth_operands(e) or []
-            bad = [(x, n) for k, x, n in operands if k == self.INT] if len(operands) > 1 else []
+            bad = [(x, n, k) for k, x, n in operands if k in (self.INT, self.TENSOR)] \
+                if len(operands) > 1 else []
         else:
             return
-        for operand, needs in bad:
+        for operand, needs, kind in bad:
             what = self.src(operand)
             verb = "not" if isinstance(e, K.UnaryOp) else e.op
+            if isinstance(operand, K.Name) and operand.id in self.tensor_consts:
+                raise self.err(f"`{self.src(e)}`: `{what}` is bound to a compile-time number, "
+                               f"which Triton 3.6 makes a tensor (a plain assignment turns a "
+                               f"constant into a tensor); `{verb}` bitcasts it to i1 (\"cannot "
+                               f"bitcast data-type of size 32 to data-type of size 1\"): bind it "
+                               f"as `{what}: tl.constexpr = ...`, or compare it, `{what} != 0`",
+                               e, check="unsupported-expression")
+            if kind == self.TENSOR:
+                # A tensor (`tl.where(c, 1, 0)`, a loaded value, arithmetic on one) is bitcast
+                # too: Triton compiles it only when it is already an i1, and the frontend does
+                # not track dtypes. Read as a truth value, `tl.where(c, 1, 0) and (p < N)` was
+                # verified, a kernel Triton refuses.
+                raise self.err(f"`{self.src(e)}`: `{verb}` of the tensor `{what}`, which Triton "
+                               f"3.6 makes an i1 by a bitcast (\"cannot bitcast data-type of "
+                               f"size 32 to data-type of size 1\" unless it is an i1 already); "
+                               f"the verifier does not track its dtype: compare it, `{what} != "
+                               f"0`, or combine comparisons with `&` / `|`", e,
+                               check="unsupported-expression")
             err = self.err(f"`{self.src(e)}`: `{verb}` of the runtime integer `{what}`, which "
                            f"Triton 3.6 refuses (it makes each operand of `and` / `or` / `not` "
                            f"an i1 by a bitcast, and \"cannot bitcast data-type of size 32 to "
@@ -1262,6 +1294,7 @@ class Walker:
     def ifexp(self, e: K.Op) -> Value:
         """``a if c else b``: which operand runs depends on ``c``."""
         test, body, orelse = e.args
+        self.refuse_block_cond(test, "a conditional expression", e)
         tested = self.eval(test)
         decided = self.const_int(tested)
         if decided is None and isinstance(tested, Const) and isinstance(tested.value, bool):
@@ -1629,7 +1662,18 @@ class Walker:
             self.k.temps[s.target] = s.value
             self.env[s.target] = v
             return
+        if self.partition is not None and self.tensor_number(v):
+            self.tensor_consts.add(s.target)
+        else:
+            self.tensor_consts.discard(s.target)
         self.bind_name(s.target, v, s)
+
+    @staticmethod
+    def tensor_number(v: Optional[Value]) -> bool:
+        """Whether ``v`` is a compile-time integer (not a bool) or float, which Triton makes a
+        tensor when a kernel function assigns it to a name."""
+        return isinstance(v, Aff) and not v.runtime \
+            or isinstance(v, Const) and isinstance(v.value, float)
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
@@ -1884,6 +1928,7 @@ class Walker:
             if _carried_scalar(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
         self.forget_slots(names, s)
+        self.refuse_block_cond(s.cond, "`while`", s)
         self.eval_guarded(s.cond, "a while condition")
         self.depth += 1
         saved_bad = self.bad_loop
@@ -1903,11 +1948,73 @@ class Walker:
     def _s_Return(self, s: K.Return) -> None:
         if s.value is not None:
             self.eval(s.value)
-        if s is not self.last_top:
-            self.early_return = self.early_return or s
+        if s is not self.last_top and self.early_return is None:
+            self.early_return = s
+            self.events_at_return = self.k.events
+
+    # -- conditions that hold more than one value ----------------------------------------------
+    #: tl functions whose result has the shape of their (broadcast) operands
+    ELEMENTWISE = frozenset({"where", "maximum", "minimum", "abs", "exp", "exp2", "log", "log2",
+                             "sqrt", "rsqrt", "sin", "cos", "fma", "sigmoid", "clamp", "cast",
+                             "fdiv", "floor", "ceil", "erf", "umulhi", "load", "broadcast_to",
+                             "reshape", "view", "expand_dims", "trans", "permute", "join"})
+
+    def is_block(self, e: K.Expr, seen: frozenset = frozenset()) -> bool:
+        """Whether ``e`` is surely a tensor of more than one element: a ``tl.arange`` of more
+        than one value, a ``tl.zeros`` / ``tl.full`` of such a shape, or an elementwise
+        operation, load or comparison of one (through the names bound to them). A reduction
+        and anything else the frontend does not follow is not (False: nothing refused)."""
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            node = v.node if isinstance(v, Data) and not v.shared else None
+            if node is None or id(node) in seen or isinstance(node, K.Name):
+                return False
+            return self.is_block(node, seen | {id(node)})
+        if isinstance(e, (K.BinOp, K.Compare)):
+            return self.is_block(e.lhs, seen) or self.is_block(e.rhs, seen)
+        if isinstance(e, K.UnaryOp):
+            return self.is_block(e.operand, seen)
+        if isinstance(e, K.BoolOp):
+            return any(self.is_block(x, seen) for x in e.items)
+        if isinstance(e, K.Subscript):
+            return self.is_block(e.value, seen) and any(i is None or i == ":" for i in e.index)
+        if not isinstance(e, K.Op) or not e.name.startswith("tl."):
+            return False
+        name = e.name[3:]
+        if name == "arange" and len(e.args) == 2:
+            lo, hi = (self.literal_int(a) for a in e.args)
+            return not (isinstance(lo, int) and isinstance(hi, int) and hi - lo <= 1)
+        if name in ("zeros", "full") and e.args and isinstance(e.args[0], K.TupleExpr):
+            dims = [self.literal_int(d) for d in e.args[0].items]
+            return any(not isinstance(d, int) or d > 1 for d in dims)
+        if name in self.ELEMENTWISE:
+            return any(self.is_block(a, seen) for a in e.args)
+        return False
+
+    def literal_int(self, e: K.Expr) -> Optional[int]:
+        """The compile-time integer ``e`` names without evaluating it (a literal, a module
+        constant, a name bound to a constant), else None."""
+        if isinstance(e, (K.Const, K.Global)):
+            v = e.value
+            return int(v) if isinstance(v, int) else None
+        v = self.env.get(e.id) if isinstance(e, K.Name) else None
+        return self.static_int(v) if v is not None else None
+
+    def refuse_block_cond(self, cond: K.Expr, what: str, node) -> None:
+        """Refuse an ``if``, ``while`` or conditional expression on a tensor of more than one
+        element: Triton 3.6 refuses it ("Boolean value of Tensor with more than one value is
+        ambiguous", or an scf.if / scf.condition on a tensor of i1). A data condition around
+        no pipe event was otherwise verified."""
+        if self.is_block(cond):
+            raise self.err(f"{what} on `{self.src(cond)}`, a tensor of more than one value, "
+                           f"which Triton 3.6 refuses (\"Boolean value of Tensor with more than "
+                           f"one value is ambiguous\"): reduce it to a scalar (`tl.max(...)`, "
+                           f"`tl.sum(...)`) or choose per element with `tl.where`", node,
+                           check="unsupported-expression")
 
     # -- if -------------------------------------------------------------------------------------
     def _s_If(self, s: K.If) -> None:
+        self.refuse_block_cond(s.cond, "`if`", s)
         cond = self.cond(s.cond)
         if isinstance(cond, bool):  # static: only the taken branch exists
             self.out.extend(self.exec_block(s.then if cond else s.orelse))
@@ -2406,13 +2513,17 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         pw = Walker(k, "partition", dict(argv))
         pw.partition = part.name
         pw.last_top = part.body[-1] if part.body else None
-        events_before = k.events
         for s in part.body:
             pw.exec_stmt(s)
-        if pw.early_return is not None and k.events != events_before:
-            raise TleError(f"early `return` in '{part.name}', which performs pipe events: the "
-                           f"events after it would depend on the path taken; restructure so the "
-                           f"function returns at its end", pw.early_return.loc,
+        # An early return (the builder allows one only outside loops) is refused when a pipe
+        # event is read after it in program order: whether that event runs would depend on the
+        # path taken. One after all of the partition's events (`if N > 0: return` at its end)
+        # changes no event, so it is kept, as Triton compiles it.
+        if pw.early_return is not None and k.events != pw.events_at_return:
+            raise TleError(f"early `return` in '{part.name}', which performs pipe events "
+                           f"after it: whether they run would depend on the path taken; "
+                           f"restructure so the function returns after its last event",
+                           pw.early_return.loc,
                            check="unsupported-control-flow")
         partitions.append(Partition(part.name, tuple(pw.out), part.warps, part.regs, part.default,
                                     part.loc))

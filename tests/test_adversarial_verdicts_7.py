@@ -1,0 +1,505 @@
+"""A seventh set of adversarial kernels, on what Triton 3.6 makes of values the frontend reads as
+numbers or truth values: tensors (`tl.where(c, 1, 0)`, loaded values, blocks of `tl.arange`) in
+`and` / `or` / `not`, `if`, `while` and conditional expressions; names a partition binds to
+constants (`b = 1`, `a, b = 1, 0`, which Triton's visit_Assign turns into tensors); a constant
+name rebound in a loop (which Triton carries); `return` under an `if` after a partition's last
+event; pipe verbs inside `assert`; and constructs of loops, handles and partitions the earlier
+rounds did not try (lists of handles, one pipe under two names, a handle made in the kernel body,
+a partition function used twice, ranges sliced or indexed, steps given by arguments, float and
+bool bounds, bounds past i32, `break` / `continue` after an acquire, static_range bounds from
+constexprs). tle-dump must reject (exit 1, the fault or the refused construct named) or at least
+not prove (exit 3) every kernel that is unsafe or that Triton 3.6 refuses to compile, and prove
+(exit 0) the safe ones; for verified ones the generated Gluon's barrier operations are checked
+against the verified events (tests/test_lowering_events.py's Runs), and test_what_triton_does
+compiles the constructs with Triton itself.
+
+Wrong before the frontend fixes that came with this file (tle_compiler/frontend/protocol.py,
+build.py):
+- verified, though Triton 3.6 refuses to compile them:
+  - a tensor operand of `and` / `or` beside another runtime operand, or under `not`
+    (`tl.where(p > 0, 1, 0) and (p < N)`, `not tl.load(x_ptr + p)`, `x and (p < N)` with `x =
+    tl.where(...)`): Walker.truth_kind classed them as tensors of an untracked dtype and
+    triton_truth refused only runtime integers; Triton bitcasts each such operand to i1, which
+    fails unless it is one. A tensor operand is now refused with what to write instead (compare
+    it, or `&` / `|` of comparisons), an i1 one included (`tl.where(c, True, False)`), whose
+    dtype the frontend does not know;
+  - an `if`, `while` or conditional expression on a tensor of more than one element (`if x >
+    0:` with `x = tl.load(x_ptr + tl.arange(0, 64))`, `tl.arange(0, 64) > p`, `x[None, :] >
+    0`): "Boolean value of Tensor with more than one value is ambiguous" (or an scf.if on a
+    tensor of i1) in Triton; the frontend read a data condition around no event as harmless
+    (Walker.is_block / refuse_block_cond);
+  - `b = 1` (`b = 1.5`, `a, b = 1, 0`, `b = 1` then `b = 2`) in a partition, then `b and (p <
+    N)` or `not b`: Triton's visit_Assign makes the constant an i32 (fp32) tensor, which `and` /
+    `or` / `not` bitcast; the frontend folded the name to its constant and dropped it as a
+    constexpr operand (Builder.local_number for names folded at the build, Walker.tensor_consts
+    for the others). `b: tl.constexpr = 1`, which stays a constexpr, is folded and accepted;
+- refused though safe and compiled by Triton:
+  - `a, b = 1, 0` then `if b:` choosing between two branches of pipe events: the tuple's items
+    were not folded by the kernel IR (constexpr-if: the protocol view decided the `if`, the
+    kernel IR kept both branches); each name bound once to a constant item is now folded as `b =
+    0` is (Builder.fold_once);
+  - `if N > 0: return` after a partition's last pipe event ("early `return` in a partition
+    that performs pipe events"): only an event read after the return depends on the path, so
+    only that is refused now (Walker.events_at_return); the lowering returns there, its barrier
+    operations the verified ones (tests/test_lowering_agrees_with_verdict.py
+    named_return_after_events, moved from its refused kernels);
+- rejected with a message about a different fault: `assert w.commit(p) is None` was read as an
+  acquire never committed (asserts are dropped, so the commit was too; Triton evaluates the
+  test); a pipe verb inside an assert is now refused at the verb (Builder.s_Assert).
+
+Checked and right before: `q = T` then `T = 5` in a loop refuses an `if q == 3:` around events:
+Triton carries T (a loop-carried i32: 3 in the first iteration, 5 after), so q is not a
+constant (test_what_triton_does checks that Triton does not fold it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import textwrap
+
+import pytest
+
+from tle_compiler.cli.dump import main as tle_dump
+
+from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .test_adversarial_verdicts_6 import PUT, PUT2, ind, on_data
+
+_REFUSED = ("rejected", "[unsupported-expression]")
+_CONTROL = ("rejected", "[unsupported-control-flow]")
+_NON_AFFINE_IF = ("rejected", "[non-affine-if]")
+_NON_AFFINE_LOOP = ("rejected", "[non-affine-loop]")
+
+
+def _run(tmp_path, capsys, text, params, expect, name="kernel.py"):
+    path = tmp_path / name
+    path.write_text(text + CONFIG)
+    check(capsys, path, params, expect)
+    return path
+
+
+def guarded(cond: str) -> str:
+    """The writer fills tile p only ``if cond:`` (the reader waits every tile)."""
+    return ring(writer(body=f"if {cond}:\n" + ind(PUT)))
+
+
+LOADED = "x = tl.load(x_ptr + tl.arange(0, 64))\n"
+
+# ------------------------------------------------------------------------- tensors as truth values
+
+TENSOR_TRUTH = {
+    # Triton bitcasts each runtime operand of `and` / `or` / `not` to i1: an i32 or fp32 tensor
+    # fails ("cannot bitcast data-type of size 32 to data-type of size 1")
+    "tl.where of integers and a comparison": (
+        on_data("", "tl.where(p > 0, 1, 0) and (p < N)"), _REFUSED + ("`and` of the tensor",)),
+    "a comparison or tl.where of integers": (
+        on_data("", "(p < N) or tl.where(p >= 0, 1, 0)"), _REFUSED + ("`or` of the tensor",)),
+    "not of tl.where": (on_data("", "not tl.where(p < 0, 1, 0)"),
+                        _REFUSED + ("`not` of the tensor", "!= 0")),
+    "a loaded value and a comparison": (on_data("", "tl.load(x_ptr + p) and (p < N)"), _REFUSED),
+    "not of a loaded value": (on_data("", "not tl.load(x_ptr + p)"), _REFUSED),
+    "a name bound to tl.where and a comparison": (
+        on_data("x = tl.where(p > 0, 1, 0)\n", "x and (p < N)"), _REFUSED),
+    "around events": (guarded("tl.where(p >= 0, 1, 0) and (p < N)"), _REFUSED),
+    # an i1 tensor Triton compiles, but its dtype is not tracked: refused, saying what to write
+    "tl.where of bools and a comparison": (
+        on_data("", "tl.where(p > 0, True, False) and (p < N)"),
+        _REFUSED + ("combine comparisons with `&` / `|`",)),
+    # what Triton compiles: a comparison of a scalar load, `&` of comparisons, a lone tensor
+    "a compared scalar load and a comparison": (
+        on_data("x = tl.load(x_ptr + p)\n", "x > 0 and (p < N)"), "verified"),
+    "& of a compared tl.where and a comparison": (
+        on_data("", "(tl.where(p > 0, 1, 0) != 0) & (p < N)"), "verified"),
+    "a scalar tl.where alone": (on_data("", "tl.where(p > 0, 1, 0)"), "verified"),
+    "a scalar tl.where alone around events": (guarded("tl.where(p >= 0, 1, 0)"),
+                                              _NON_AFFINE_IF),
+}
+
+
+@pytest.mark.parametrize("name", list(TENSOR_TRUTH))
+def test_tensors_as_truth_values(tmp_path, capsys, name):
+    text, expect = TENSOR_TRUTH[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+BLOCK_CONDITIONS = {
+    "if on a loaded block": (on_data(LOADED, "x > 0"), _REFUSED + ("`if` on `x > 0`",)),
+    "if on an arange": (on_data("", "tl.arange(0, 64) > p"), _REFUSED),
+    "if on a block and a comparison": (on_data(LOADED, "(x > 0) and (p < N)"), _REFUSED),
+    "if on an expanded zeros": (on_data("x = tl.zeros([64], tl.float32)\n", "x[None, :] > 0"),
+                                _REFUSED),
+    "while on a block": (
+        ring(writer(body=LOADED + "while x > 0:\n    x = x - 1.0\n" + PUT)),
+        _REFUSED + ("`while` on `x > 0`",)),
+    "a conditional expression on a block": (
+        ring(writer(body=LOADED + "s = 2.0 if x > 0 else 1.0\n" + PUT)),
+        _REFUSED + ("a conditional expression on `x > 0`",)),
+    # a reduction is a scalar; a scalar load and a one-element arange are no blocks
+    "if on a reduced block": (on_data(LOADED, "tl.max(x, 0) > 0"), "verified"),
+    "if on a scalar load": (on_data("x = tl.load(x_ptr + p)\n", "x > 0"), "verified"),
+    "if on a one-element arange": (
+        on_data("x = tl.load(x_ptr + p + tl.arange(0, 1))\n", "x > 0"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(BLOCK_CONDITIONS))
+def test_conditions_on_blocks(tmp_path, capsys, name):
+    text, expect = BLOCK_CONDITIONS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- names bound to numbers
+
+LOCAL_NUMBERS = {
+    # Triton's visit_Assign makes the constant a tensor: `and` / `not` bitcast it
+    "a name bound to 1 and a comparison": (on_data("b = 1\n", "b and p < N"),
+                                           _REFUSED + ("Triton 3.6 makes an i32 tensor",
+                                                       "b: tl.constexpr")),
+    "not of a name bound to 1": (on_data("b = 1\n", "not b"), _REFUSED),
+    "a tuple's constant item and a comparison": (on_data("a, b = 1, 0\n", "a and p < N"),
+                                                 _REFUSED),
+    "a name bound before the loop": (
+        ring(writer(pre="b = 1\n", body="if b and p < N:\n    s = 2.0\n" + PUT)), _REFUSED),
+    "around events": (ring(writer(pre="b = 1\n", body="if b and p < N:\n" + ind(PUT))),
+                      _REFUSED),
+    "a name bound to a float or a comparison": (on_data("b = 1.5\n", "b or p < N"), _REFUSED),
+    "a name bound twice": (on_data("b = 1\nb = 2\n", "b and p < N"), _REFUSED),
+    # a bool is an i1, an annotated constexpr stays one, a constant that decides ends the walk
+    "a name bound to True": (on_data("b = True\n", "b and p < N"), "verified"),
+    "an annotated constexpr": (on_data("b: tl.constexpr = 1\n", "b and p < N"), "verified"),
+    "a decided and": (on_data("b = 1\n", "0 and b and p < N"), "verified"),
+    "a name bound to 1 as an if condition": (
+        ring(writer(pre="b = 1\n", body="if b:\n" + ind(PUT))), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(LOCAL_NUMBERS))
+def test_names_bound_to_numbers(tmp_path, capsys, name):
+    text, expect = LOCAL_NUMBERS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- folds and returns
+
+TUPLE_IF = "if b:\n" + ind(PUT2) + "else:\n" + ind(PUT)
+FOLDS_AND_RETURNS = {
+    # the tuple's items folded as single names are: the `if` is decided in both views
+    "a tuple of constants in the loop": (ring(writer(body="a, b = 1, 0\n" + TUPLE_IF)),
+                                         "verified"),
+    "a tuple of constants before the loop": (ring(writer(pre="a, b = 1, 0\n", body=TUPLE_IF)),
+                                             "verified"),
+    "a tuple of constants, the true item": (
+        ring(writer(pre="b, a = 1, 0\n", body=TUPLE_IF)), "verified"),
+    "a tuple of a constant and a runtime value": (
+        ring(writer(body="a, b = p, 0\n" + TUPLE_IF)), "verified"),
+    # Triton carries T (3, then 5): q is no constant
+    "a constant rebound in the loop after it is read": (
+        ring(writer(pre="T = 3\n", body="q = T\nT = 5\nif q == 3:\n" + ind(PUT2) + "else:\n"
+                    + ind(PUT))), _NON_AFFINE_IF + ("'T' is assigned inside the loop",)),
+    # a return after the partition's last event
+    "return under an if after the events": (ring(writer(post="if N > 0:\n    return\n")),
+                                            "verified"),
+    "return under a constexpr if, code after it": (
+        ring(writer(post="if C > 0:\n    return\nx = 1\n")), "verified"),
+    "return in the then branch of an if/else": (
+        ring(writer(post="if N > 5:\n    return\nelse:\n    x = 1\n")), "verified"),
+    "return in the else branch": (ring(writer(post="if N > 5:\n    s = 1\nelse:\n    return\n")),
+                                  "verified"),
+    "return in the reader after its releases": (
+        ring(rbody=reader() + "    if N > 3:\n        return\n"
+             "    tl.store(y_ptr + tl.arange(0, 64), tl.zeros([64], tl.float32))\n"),
+        "verified"),
+    # a return before an event
+    "return before the loop": (ring(writer(pre="if N > 5:\n    return\n")),
+                               _CONTROL + ("early `return` in 'produce', which performs pipe "
+                                           "events after it",)),
+    "return before the last commit": (
+        ring(writer(loop="for p in range(N - 1):",
+                    post="if N > 5:\n    return\n" + PUT.replace("(p)", "(N - 1)"))), _CONTROL),
+}
+
+
+@pytest.mark.parametrize("name", list(FOLDS_AND_RETURNS))
+def test_folds_and_returns(tmp_path, capsys, name):
+    text, expect = FOLDS_AND_RETURNS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_a_tuple_folded_lowers_the_branch_verified(tmp_path, capsys):
+    """`a, b = 1, 0` then `if b:`: the Gluon keeps the else branch only (no `* 2.0`)."""
+    path = _run(tmp_path, capsys, FOLDS_AND_RETURNS["a tuple of constants in the loop"][0], (),
+                "verified")
+    assert tle_dump(["--gluon", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "internal" not in err, err
+    produce = out[out.index("def produce("):out.index("def consume(")]
+    assert produce.count("mbarrier.wait(") == 1 and "* 2.0" not in produce, produce
+
+
+def test_a_return_after_the_events_is_lowered_as_a_return(tmp_path, capsys):
+    path = _run(tmp_path, capsys, FOLDS_AND_RETURNS["return under an if after the events"][0],
+                (), "verified")
+    assert tle_dump(["--gluon", str(path)]) == 0
+    out, err = capsys.readouterr()
+    produce = out[out.index("def produce("):out.index("def consume(")]
+    assert "if (N > 0):\n        return" in produce, produce
+
+
+# ------------------------------------------------------------------------- asserts
+
+ASSERTS = {
+    "a commit inside an assert": (
+        ring(writer(body=PUT.replace("w.commit(p)", "assert w.commit(p) is None"))),
+        _CONTROL + ("`w.commit(p)` inside an `assert`", "call it as a statement")),
+    "a wait inside an assert": (
+        ring(rbody=reader().replace("res = r.wait(p)", "assert r.wait(p) is not None\n"
+                                    "        res = r.wait(p)")), _CONTROL),
+    "an assert on a wait's result": (
+        ring(rbody=reader().replace("res = r.wait(p)",
+                                    "res = r.wait(p)\n        assert not res.is_closed")),
+        "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(ASSERTS))
+def test_asserts(tmp_path, capsys, name):
+    text, expect = ASSERTS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- handles and partitions
+
+BASE = ring()
+_CONSUMER = "def consume(kv, y_ptr, N, C: tl.constexpr):\n    r = kv.reader()"
+_PRODUCER = "def produce(kv, x_ptr, N, C: tl.constexpr):\n    w = kv.writer()"
+HANDLES = {
+    "a handle in a list": (ring(writer(pre="ws = [w]\n", body=PUT.replace("w.", "ws[0]."))),
+                           "verified"),
+    "a handle in a dict": (ring(writer(pre="ws = {'a': w}\n", body=PUT.replace("w.", "ws['a']."))),
+                           ("rejected", "is not supported in a kernel")),
+    "two items of a tuple of one handle": (
+        ring(writer(pre="ws = (w, w)\n", body=PUT.replace("w.acquire", "ws[0].acquire")
+                    .replace("w.commit", "ws[1].commit"))), "verified"),
+    "two writer handles in one partition": (
+        ring(writer(pre="w2 = kv.writer()\n", body=PUT.replace("w.commit", "w2.commit"))),
+        "verified"),
+    "one pipe under two names": (
+        BASE.replace("(produce, (kv, x_ptr, N, C))", "(produce, (kv, kv, x_ptr, N, C))")
+        .replace(_PRODUCER, "def produce(kv, kv2, x_ptr, N, C: tl.constexpr):\n"
+                 "    w = kv.writer()\n    w2 = kv2.writer()")
+        .replace("        w.commit(p)", "        w2.commit(p)"), "verified"),
+    "one pipe under two names, a commit short": (
+        BASE.replace("(produce, (kv, x_ptr, N, C))", "(produce, (kv, kv, x_ptr, N, C))")
+        .replace(_PRODUCER, "def produce(kv, kv2, x_ptr, N, C: tl.constexpr):\n"
+                 "    w = kv.writer()\n    w2 = kv2.writer()")
+        .replace("        w.commit(p)", "        w2.commit(p + 1)"), ("rejected",)),
+    "a reader handle made in the kernel body": (
+        BASE.replace("    tle.gpu.warp_specialize", "    rr = kv.reader()\n"
+                     "    tle.gpu.warp_specialize")
+        .replace("(consume, (kv, y_ptr, N, C))", "(consume, (rr, y_ptr, N, C))")
+        .replace(_CONSUMER, "def consume(r, y_ptr, N, C: tl.constexpr):"), "verified"),
+    "a writer handle used as the reader": (
+        BASE.replace("    tle.gpu.warp_specialize", "    ww = kv.writer()\n"
+                     "    tle.gpu.warp_specialize")
+        .replace("(produce, (kv, x_ptr, N, C))", "(produce, (ww, x_ptr, N, C))")
+        .replace("(consume, (kv, y_ptr, N, C))", "(consume, (ww, y_ptr, N, C))")
+        .replace(_PRODUCER, "def produce(w, x_ptr, N, C: tl.constexpr):")
+        .replace(_CONSUMER, "def consume(w, y_ptr, N, C: tl.constexpr):\n    r = w"),
+        ("rejected", "[bad-event]", "'wait' is a verb of a reader")),
+    "a partition function used twice": (
+        BASE.replace("(consume, (kv, y_ptr, N, C))]",
+                     "(consume, (kv, y_ptr, N, C)), (consume, (kv, y_ptr, N, C))]")
+        .replace("[4], [232]", "[4, 4], [232, 232]"), ("rejected", "[duplicate-partition]")),
+    "the partition list in a variable": (
+        BASE.replace("    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)), "
+                     "(consume, (kv, y_ptr, N, C))],",
+                     "    parts = [(produce, (kv, x_ptr, N, C)), (consume, (kv, y_ptr, N, C))]\n"
+                     "    tle.gpu.warp_specialize(parts,"),
+        ("rejected", "[bad-warp-specialize]", "list literal")),
+    "a pipe verb in a lambda": (
+        ring(writer(body=PUT.replace("w.commit(p)", "(lambda i: w.commit(i))(p)"))),
+        ("rejected", "inside a lambda or comprehension")),
+}
+
+
+@pytest.mark.parametrize("name", list(HANDLES))
+def test_handles_and_partitions(tmp_path, capsys, name):
+    text, expect = HANDLES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- loops
+
+LOOPS = {
+    "a sliced range": (ring(writer(loop="for p in range(N)[1:]:"),
+                            reader(loop="for p in range(1, N):")),
+                       _NON_AFFINE_LOOP + ("range(N)[1:]",)),
+    "an indexed range as an index": (
+        ring(writer(body=PUT.replace("(p)", "(range(N)[-1])"))), ("rejected", "[non-affine]")),
+    "a step that is a runtime argument": (
+        ring(writer(loop="for p in range(0, N, S):"), reader(loop="for p in range(0, N, S):"))
+        .replace("def k(x_ptr, y_ptr, N,", "def k(x_ptr, y_ptr, N, S,")
+        .replace("(kv, x_ptr, N, C)", "(kv, x_ptr, N, S, C)")
+        .replace("(kv, y_ptr, N, C)", "(kv, y_ptr, N, S, C)")
+        .replace("def produce(kv, x_ptr, N,", "def produce(kv, x_ptr, N, S,")
+        .replace("def consume(kv, y_ptr, N,", "def consume(kv, y_ptr, N, S,"),
+        _NON_AFFINE_LOOP + ("must be a non-zero integer literal or constant, got `S`",)),
+    "static_range over a constexpr": (ring(writer(loop="for p in tl.static_range(C):"),
+                                           reader(loop="for p in tl.static_range(C):")),
+                                      "verified"),
+    "static_range over a constexpr, the reader one short": (
+        ring(writer(loop="for p in tl.static_range(C):"),
+             reader(loop="for p in tl.static_range(C - 1):")), ("rejected", "[unconsumed]")),
+    "static_range counting down from a constexpr": (
+        ring(writer(loop="for p in tl.static_range(C - 1, -1, -1):"),
+             reader(loop="for p in range(C - 1, -1, -1):")), ("rejected", "[phase-aliasing]")),
+    "break after an acquire": (ring(writer(body=PUT + "if p == 3:\n    break\n")),
+                               _CONTROL + ("`break` is not supported",)),
+    "continue after an acquire": (
+        ring(writer(body="slot = w.acquire(p)\nif p == 3:\n    continue\n"
+                    + PUT.split("\n", 1)[1])), _CONTROL + ("`continue` is not supported",)),
+    "a bound past i32 from a param": (
+        ring(writer(loop="for p in range(N * 65536):"), reader(loop="for p in range(N * 65536):")),
+        ("unknown",)),
+    "a constant bound past i32": (
+        ring(writer(loop="for p in range(65536 * 65536):"),
+             reader(loop="for p in range(65536 * 65536):")), ("unknown", "outside i32")),
+    "a float bound": (ring(writer(loop="for p in range(2.0):"), reader(loop="for p in range(2):")),
+                      _NON_AFFINE_LOOP + ("`2.0` is not",)),
+    "a true division in a bound": (ring(writer(loop="for p in range(N / 2):"),
+                                        reader(loop="for p in range(N // 2):")), _NON_AFFINE_LOOP),
+    "a bool bound": (ring(writer(loop="for p in range(True):"), reader(loop="for p in range(1):")),
+                     "verified"),
+    "a runtime comparison as a bound": (
+        ring(writer(loop="for p in range(N > 0):"), reader(loop="for p in range(1):")),
+        _NON_AFFINE_LOOP),
+    "a negated param as a bound": (ring(writer(loop="for p in range(-N):"),
+                                        reader(loop="for p in range(-N):")), ("bounded",)),
+    "a float index": (ring(writer(body=PUT.replace("(p)", "(p * 1.0)"))),
+                      ("rejected", "[non-affine]")),
+}
+
+
+@pytest.mark.parametrize("name", list(LOOPS))
+def test_loops(tmp_path, capsys, name):
+    text, expect = LOOPS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+# ------------------------------------------------------------------------- lowered as verified
+
+LOWERED = {
+    "a tuple of constants in the loop": FOLDS_AND_RETURNS["a tuple of constants in the loop"][0],
+    "return under an if after the events":
+        FOLDS_AND_RETURNS["return under an if after the events"][0],
+    "return in the else branch": FOLDS_AND_RETURNS["return in the else branch"][0],
+    "return in the reader after its releases":
+        FOLDS_AND_RETURNS["return in the reader after its releases"][0],
+    "a name bound to 1 as an if condition":
+        LOCAL_NUMBERS["a name bound to 1 as an if condition"][0],
+    "a reader handle made in the kernel body":
+        HANDLES["a reader handle made in the kernel body"][0],
+}
+
+
+@pytest.mark.parametrize("name", list(LOWERED))
+def test_verified_kernels_lower_to_their_events(tmp_path, capsys, name):
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering.dumping import default_config
+
+    from .test_lowering_events import Runs, param_grid
+
+    path = _run(tmp_path, capsys, LOWERED[name], (), "verified")
+    runs = Runs(path, "k", default_config(str(path), "k"))
+    grid = param_grid(runs.base.program)
+    assert len(grid) >= (3 if runs.base.program.params else 1)
+    problems = [p for values in grid for p in runs.check(values)]
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------- what Triton does
+
+TRITON_KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+    T = 3
+    for p in range(N):
+BODY
+"""
+
+
+@pytest.mark.parametrize("body,accepted", [
+    # tensors in `and` / `or` / `not` and as conditions
+    ("if tl.where(p > 0, 1, 0) and (p < N):\n    tl.store(x_ptr + p, 1.0)", False),
+    ("if not tl.where(p > 0, 1, 0):\n    tl.store(x_ptr + p, 1.0)", False),
+    ("if tl.load(x_ptr + p) and (p < N):\n    tl.store(x_ptr + p, 1.0)", False),
+    ("if tl.where(p > 0, True, False) and (p < N):\n    tl.store(x_ptr + p, 1.0)", True),
+    ("if tl.where(p > 0, 1, 0):\n    tl.store(x_ptr + p, 1.0)", True),
+    ("if (tl.where(p > 0, 1, 0) != 0) & (p < N):\n    tl.store(x_ptr + p, 1.0)", True),
+    ("x = tl.load(x_ptr + p)\nif x > 0 and (p < N):\n    tl.store(x_ptr + p, 1.0)", True),
+    ("x = tl.load(x_ptr + tl.arange(0, 4))\nif x > 0:\n    tl.store(x_ptr + p, 1.0)", False),
+    ("x = tl.load(x_ptr + tl.arange(0, 4))\nif (x > 0) and (p < N):\n    tl.store(x_ptr, 1.0)",
+     False),
+    ("x = tl.load(x_ptr + tl.arange(0, 4))\ntl.store(x_ptr + p, 2.0 if x > 0 else 1.0)", False),
+    ("x = tl.load(x_ptr + tl.arange(0, 4))\nwhile x > 0:\n    x = x - 1.0", False),
+    ("x = tl.load(x_ptr + tl.arange(0, 4))\nif tl.max(x, 0) > 0:\n    tl.store(x_ptr, 1.0)",
+     True),
+    # names bound to numbers are tensors
+    ("b = 1\nif b and p < N:\n    tl.store(x_ptr + p, 1.0)", False),
+    ("b = 1\nif not b:\n    tl.store(x_ptr + p, 1.0)", False),
+    ("b = C\nif b and p < N:\n    tl.store(x_ptr + p, 1.0)", False),
+    ("a, b = 1, 0\ntl.static_assert(not isinstance(b, tl.constexpr))", True),
+    ("b = True\nif b and p < N:\n    tl.store(x_ptr + p, 1.0)", True),
+    ("b: tl.constexpr = 1\nif b and p < N:\n    tl.store(x_ptr + p, 1.0)", True),
+    ("if C and p < N:\n    tl.store(x_ptr + p, 1.0)", True),
+    ("a, b = 1, 0\nif b:\n    tl.store(x_ptr, 1.0)\nelse:\n    tl.store(x_ptr, 2.0)", True),
+    # T, bound before the loop and rebound in it, is carried: not a constexpr in the body
+    ("q = T\nT = 5\ntl.static_assert(q == 3)", False),
+    ("q = T\nT = 5\nif q == 3:\n    tl.store(x_ptr + p, 1.0)", True),
+    # loops
+    ("for i in range(True):\n    tl.store(x_ptr + i, 1.0)", True),
+    ("for i in range(2.0):\n    tl.store(x_ptr + i, 1.0)", False),
+    ("for i in range(0, N, N):\n    tl.store(x_ptr + i, 1.0)", True),
+])
+def test_what_triton_does(tmp_path, monkeypatch, body, accepted):
+    """Triton 3.6 compiles (for sm_90a, on any machine) a kernel with ``body`` in its loop only
+    as stated."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    name = f"tri7_{abs(hash(body))}"
+    (tmp_path / f"{name}.py").write_text(TRITON_KERNEL.replace("BODY", ind(body, 8)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module(name)
+    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                       constexprs={"C": 3})
+    try:
+        triton.compile(source, target=GPUTarget("cuda", 90, 32))
+    except Exception as e:  # noqa: BLE001 - Triton raises CompilationError and its subclasses
+        assert not accepted, f"{body}: {e}"
+    else:
+        assert accepted, body
+
+
+def test_messages_name_the_line(tmp_path, capsys):
+    """Each refusal points at the statement that holds the construct."""
+    cases = [
+        (TENSOR_TRUTH["tl.where of integers and a comparison"][0], "if tl.where("),
+        (BLOCK_CONDITIONS["while on a block"][0], "while x > 0:"),
+        (LOCAL_NUMBERS["a name bound to 1 and a comparison"][0], "if b and p < N:"),
+        (ASSERTS["a commit inside an assert"][0], "assert w.commit(p)"),
+        (FOLDS_AND_RETURNS["return before the loop"][0], "return"),
+    ]
+    for text, needle in cases:
+        path = tmp_path / "kernel.py"
+        path.write_text(text + CONFIG)
+        assert tle_dump(["-q", str(path)]) == 1
+        err = capsys.readouterr().err
+        line = 1 + text[:text.index(needle)].count("\n")
+        assert f"kernel.py:{line}: error:" in err, (needle, err)
+        assert textwrap.dedent(text.splitlines()[line - 1]).strip().startswith(
+            needle.split("(")[0].strip()), (needle, line)
