@@ -292,7 +292,7 @@ def test_json_error_goes_to_the_output_file(capsys, tmp_path):
 def test_directory_is_exit_2_one_line_without_a_location(capsys, tmp_path):
     code, _, err = run(capsys, tmp_path)
     assert code == 2
-    assert one_line_error(err) == f"{tmp_path}: error: is a directory; give a .py or .pipe file"
+    assert one_line_error(err) == f"{tmp_path}: error: is a directory; give a .py, .pipe or .kir file"
 
 
 def test_unreadable_file_is_exit_2_one_line(capsys, tmp_path, monkeypatch):

@@ -299,21 +299,6 @@ def test_kir_event_on_an_undeclared_pipe_is_unusable_input(workdir, edit):
     assert re.match(r"^\S*tle_kernels/examples/ring\.py:\d+(:\d+)?: error: ", line), line
 
 
-def test_kir_file_without_a_pipeline_says_how_it_is_read(workdir):
-    """Plain tle-dump on a .kir file: exit 2 saying which mode reads it, not a Python syntax
-    error (it read the file as Python)."""
-    path = workdir / "plain.kir"
-    path.write_text(_ring_kir())
-    code, out, err = dump([str(path)])
-    assert code == 2 and out == "", err
-    (line,) = err.strip().splitlines()
-    assert line.startswith(f"{path}: error: a .kir file") and "--print-ir" in line, line
-    assert "Python" not in line, line
-    # the mode it names reads the file and verifies it
-    code, _, err = dump(["-p", "verify-protocol,verify-deadlock", "--print-ir", str(path)])
-    assert code == 0, err
-
-
 def dump_subprocess(argv: list[str], timeout: float = 60) -> tuple[int, str]:
     """tle-dump in a child process, so that an input that hangs it fails the test (a timeout)
     instead of hanging the test run; the exit status and stderr."""

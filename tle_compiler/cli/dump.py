@@ -132,7 +132,7 @@ def _read_input(path: Path) -> str:
     """The text of PATH, or _Unusable with one line saying why there is none."""
     try:
         if path.is_dir():
-            raise _Unusable(f"{path}: error: is a directory; give a .py or .pipe file")
+            raise _Unusable(f"{path}: error: is a directory; give a .py, .pipe or .kir file")
         if not path.exists():
             raise _Unusable(f"{path}: error: no such file")
         data = path.read_bytes()
@@ -141,11 +141,61 @@ def _read_input(path: Path) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise _Unusable(f"{path}: error: not UTF-8 text (byte {e.start}); give a .py or .pipe "
-                        f"file") from None
+        raise _Unusable(f"{path}: error: not UTF-8 text (byte {e.start}); give a .py, .pipe "
+                        f"or .kir file") from None
     if "\0" in text:
-        raise _Unusable(f"{path}: error: contains NUL bytes; give a .py or .pipe file")
+        raise _Unusable(f"{path}: error: contains NUL bytes; give a .py, .pipe or .kir file")
     return text
+
+
+def _load_kir(path: Path, fixed: dict) -> Loaded:
+    """The kernels of a .kir file (the kernel IR's text form, ir/kernel_text.py) as their
+    protocol views (passes/kir_module.py), verified like a .py file's kernels: read generically,
+    or specialised to the ``--param`` values naming its constexprs, or, when its indices are
+    affine only with them as numbers, to those and the DEFAULT_CONFIG constexprs it carries (a
+    note on stderr says so, as for a .py file)."""
+    from ..frontend import SPECIALIZABLE
+    from ..ir.kernel_text import parse_kernel_file
+    from ..lowering.dumping import kernel_config
+    from ..passes.kir_module import protocol_view
+
+    try:
+        kernels = parse_kernel_file(str(path))
+    except TleError as e:  # not the text form: unusable input, as a .pipe syntax error
+        raise _Unusable(str(e)) from None
+    programs, specialised, names, defaults = [], {}, {}, {}
+    for k in kernels:
+        names[k.name] = tuple(p.name for p in k.params if p.constexpr)
+        try:
+            config = dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
+        except TleError as e:
+            _refuse_contradicting_config(e)
+            config = {}
+        defaults[k.name] = config
+
+        def ints(values: dict) -> dict:
+            return {n: v for n, v in values.items() if n in names[k.name]
+                    and isinstance(v, int) and not isinstance(v, bool)}
+
+        given = ints(fixed)
+        try:
+            program = protocol_view(k, bind=given) if given else protocol_view(k)
+            bound = given
+        except TleError as e:
+            bound = ints({**config, **fixed})
+            if given or e.check not in SPECIALIZABLE or not bound:
+                raise
+            program = protocol_view(k, bind=bound)
+        if bound:
+            why = "--param" if bound == given else "its indices are affine only with them"
+            print(f"tle-dump: {path}: {k.name} read specialised to "
+                  f"{', '.join(f'{n}={v}' for n, v in sorted(bound.items()))} ({why}); the "
+                  f"verdict holds for these values only", file=sys.stderr)
+        specialised.update(bound)
+        programs.append(program)
+    loaded = Loaded(Module(tuple(programs), str(path)), specialised, names, defaults)
+    _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in specialised})
+    return loaded
 
 
 def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
@@ -255,11 +305,7 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
         except TleError as e:
             raise _Unusable(str(e)) from None
     if path.suffix == ".kir":
-        # the kernel IR's text form is no Python: read as Python it would be refused as a
-        # Python syntax error, which misnames what is wrong; the kernel IR pipeline reads it
-        raise _Unusable(f"{path}: error: a .kir file (the kernel IR's text form) is verified with "
-                        f"-p verify-protocol,verify-deadlock --print-ir; without -p tle-dump "
-                        f"reads a .py or .pipe file")
+        return _load_kir(path, fixed or {})
     from ..frontend import SPECIALIZABLE
     from ..frontend.ast_reader import kernels_of_source
 
@@ -290,7 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tle-dump",
         description="Show a kernel's Pipe IR and inferred mbarriers, and verify its pipe protocol.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("path", help="a .py file with @tle.jit kernels, or a .pipe file")
+    ap.add_argument("path", help="a .py file with @tle.jit kernels, a .pipe file, or a .kir file "
+                    "(the kernel IR's text form)")
     ap.add_argument("--graph", action="store_true",
                     help="also show the dataflow graph (partitions and the pipes between them)")
     ap.add_argument("--format", choices=("text", "dot", "json"), default=None,
