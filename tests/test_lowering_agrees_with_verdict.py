@@ -42,9 +42,10 @@ from the warp_specialize warps, not from the plan).
 
 Refused, before anything is lowered, with the reason at the line (REFUSED): a named pipe that is
 one-shot or has two readers, a named pipe on a step-2 loop (phase aliasing), a loop bound
-chosen by a conditional expression, an index ``i // 2``, trip counts that disagree for N = -1 under C's ``//`` and ``%``, a TMA copy under an
-``if`` (on a loop variable or a param) or in a loop of its window, two copies into one field,
-the writer storing into a TMA field, a wgmma on a tile loaded from the previous iteration's slot.
+chosen by a conditional expression, an index ``i // 2``, trip counts that disagree for N = -1
+under C's ``//`` and ``%``, a TMA copy under an ``if`` (on a loop variable or a param) or in a
+loop of its window, two copies into one field, the writer storing into a TMA field, a wgmma on a
+tile loaded from the previous iteration's slot.
 
 Wrong before this file (fixed in tle_compiler/lowering/compile.py, with_default_warps):
 - a compile or launch with ``num_warps=W`` other than the kernel's ``@tle.jit`` num_warps runs
