@@ -28,11 +28,13 @@ build.py):
     0`): "Boolean value of Tensor with more than one value is ambiguous" (or an scf.if on a
     tensor of i1) in Triton; the frontend read a data condition around no event as harmless
     (Walker.is_block / refuse_block_cond);
-  - `b = 1` (`b = 1.5`, `a, b = 1, 0`, `b = 1` then `b = 2`) in a partition, then `b and (p <
-    N)` or `not b`: Triton's visit_Assign makes the constant an i32 (fp32) tensor, which `and` /
-    `or` / `not` bitcast; the frontend folded the name to its constant and dropped it as a
-    constexpr operand (Builder.local_number for names folded at the build, Walker.tensor_consts
-    for the others). `b: tl.constexpr = 1`, which stays a constexpr, is folded and accepted;
+  - `b = 1` (`b = 1.5`, `a, b = 1, 0`, `b = 1` then `b = 2`, `b = C` of a constexpr argument)
+    in a partition, then `b and (p < N)` or `not b`: Triton's visit_Assign makes the constant an
+    i32 (fp32) tensor, which `and` / `or` / `not` bitcast; the frontend folded the name to its
+    constant and dropped it as a constexpr operand (Builder.local_number for names folded at the
+    build, Walker.tensor_consts for the others). `b: tl.constexpr = 1`, which stays a constexpr,
+    is folded and accepted (`b = C` with C a bool, which Triton takes, is refused too: the
+    generic reading does not know C's type; the message says to annotate it);
 - refused though safe and compiled by Triton:
   - `a, b = 1, 0` then `if b:` choosing between two branches of pipe events: the tuple's items
     were not folded by the kernel IR (constexpr-if: the protocol view decided the `if`, the
@@ -161,11 +163,15 @@ LOCAL_NUMBERS = {
         ring(writer(pre="b = 1\n", body="if b and p < N:\n    s = 2.0\n" + PUT)), _REFUSED),
     "around events": (ring(writer(pre="b = 1\n", body="if b and p < N:\n" + ind(PUT))),
                       _REFUSED),
-    "a name bound to a float or a comparison": (on_data("b = 1.5\n", "b or p < N"), _REFUSED),
+    "a name bound to a float": (on_data("b = 1.5\n", "b or p < N"), _REFUSED),
+    "a name bound to a constexpr argument": (on_data("b = C\n", "b and p < N"),
+                                             _REFUSED + ("b: tl.constexpr",)),
     "a name bound twice": (on_data("b = 1\nb = 2\n", "b and p < N"), _REFUSED),
     # a bool is an i1, an annotated constexpr stays one, a constant that decides ends the walk
     "a name bound to True": (on_data("b = True\n", "b and p < N"), "verified"),
     "an annotated constexpr": (on_data("b: tl.constexpr = 1\n", "b and p < N"), "verified"),
+    "an annotated constexpr argument": (on_data("b: tl.constexpr = C\n", "b and p < N"),
+                                        "verified"),
     "a decided and": (on_data("b = 1\n", "0 and b and p < N"), "verified"),
     "a name bound to 1 as an if condition": (
         ring(writer(pre="b = 1\n", body="if b:\n" + ind(PUT))), "verified"),

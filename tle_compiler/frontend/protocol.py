@@ -832,12 +832,12 @@ class Walker:
             what = self.src(operand)
             verb = "not" if isinstance(e, K.UnaryOp) else e.op
             if isinstance(operand, K.Name) and operand.id in self.tensor_consts:
-                raise self.err(f"`{self.src(e)}`: `{what}` is bound to a compile-time number, "
+                raise self.err(f"`{self.src(e)}`: `{what}` is bound to a compile-time value, "
                                f"which Triton 3.6 makes a tensor (a plain assignment turns a "
-                               f"constant into a tensor); `{verb}` bitcasts it to i1 (\"cannot "
-                               f"bitcast data-type of size 32 to data-type of size 1\"): bind it "
-                               f"as `{what}: tl.constexpr = ...`, or compare it, `{what} != 0`",
-                               e, check="unsupported-expression")
+                               f"constant into a tensor); `{verb}` bitcasts it to i1, which fails "
+                               f"for a number (\"cannot bitcast data-type of size 32 to data-type "
+                               f"of size 1\"): bind it as `{what}: tl.constexpr = ...`, or "
+                               f"compare it, `{what} != 0`", e, check="unsupported-expression")
             if kind == self.TENSOR:
                 # A tensor (`tl.where(c, 1, 0)`, a loaded value, arithmetic on one) is bitcast
                 # too: Triton compiles it only when it is already an i1, and the frontend does
@@ -1662,18 +1662,26 @@ class Walker:
             self.k.temps[s.target] = s.value
             self.env[s.target] = v
             return
-        if self.partition is not None and self.tensor_number(v):
+        if self.partition is not None and self.tensor_number(v) and not self.annotated(s):
             self.tensor_consts.add(s.target)
         else:
             self.tensor_consts.discard(s.target)
         self.bind_name(s.target, v, s)
 
-    @staticmethod
-    def tensor_number(v: Optional[Value]) -> bool:
+    def annotated(self, s: K.Assign) -> bool:
+        """Whether ``s`` is written `name: tl.constexpr = value`, which Triton keeps a
+        constexpr (the kernel IR does not tell it from a plain assignment)."""
+        node = self.k.source.stmt(s.loc, ast.AnnAssign)
+        return node is not None and ast.unparse(node.annotation).split(".")[-1] == "constexpr"
+
+    def tensor_number(self, v: Optional[Value]) -> bool:
         """Whether ``v`` is a compile-time integer (not a bool) or float, which Triton makes a
-        tensor when a kernel function assigns it to a name."""
+        tensor when a kernel function assigns it to a name; or a constexpr argument the reading
+        leaves unbound (`b = C`), which is such a number unless the launch passes a bool (the
+        refusal then says to bind it as a constexpr, which Triton takes either way)."""
         return isinstance(v, Aff) and not v.runtime \
-            or isinstance(v, Const) and isinstance(v.value, float)
+            or isinstance(v, Const) and isinstance(v.value, float) \
+            or isinstance(v, KernelArg) and v.constexpr
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
