@@ -45,6 +45,8 @@ build.py):
     only that is refused now (Walker.events_at_return); the lowering returns there, its barrier
     operations the verified ones (tests/test_lowering_agrees_with_verdict.py
     named_return_after_events, moved from its refused kernels);
+  - `tl.static_assert(N > 0)` on a runtime value, read as nothing: Triton cannot decide it while
+    it compiles (the lowering refused it; the verdict now does, Walker.triton_builtin);
 - rejected with a message about a different fault: `assert w.commit(p) is None` was read as an
   acquire never committed (asserts are dropped, so the commit was too; Triton evaluates the
   test); a pipe verb inside an assert is now refused at the verb (Builder.s_Assert).
@@ -259,6 +261,13 @@ ASSERTS = {
     "a wait inside an assert": (
         ring(rbody=reader().replace("res = r.wait(p)", "assert r.wait(p) is not None\n"
                                     "        res = r.wait(p)")), _CONTROL),
+    "a static_assert on a runtime param": (
+        ring(writer(body=PUT + "tl.static_assert(N > 0)\n")),
+        _REFUSED + ("could not be determined at compile-time", "tle.assume")),
+    "a static_assert on a loop variable": (
+        ring(writer(body=PUT + "tl.static_assert(p >= 0)\n")), _REFUSED),
+    "a static_assert on a constexpr": (ring(writer(body=PUT + "tl.static_assert(C == 3)\n")),
+                                       "verified"),
     "an assert on a wait's result": (
         ring(rbody=reader().replace("res = r.wait(p)",
                                     "res = r.wait(p)\n        assert not res.is_closed")),
@@ -465,6 +474,9 @@ BODY
     # T, bound before the loop and rebound in it, is carried: not a constexpr in the body
     ("q = T\nT = 5\ntl.static_assert(q == 3)", False),
     ("q = T\nT = 5\nif q == 3:\n    tl.store(x_ptr + p, 1.0)", True),
+    # static_assert needs a compile-time condition
+    ("tl.static_assert(N > 0)", False),
+    ("tl.static_assert(C == 3)", True),
     # loops
     ("for i in range(True):\n    tl.store(x_ptr + i, 1.0)", True),
     ("for i in range(2.0):\n    tl.store(x_ptr + i, 1.0)", False),

@@ -1362,6 +1362,18 @@ class Walker:
                                f"refuses (Python's {fn}() of a tensor raises TypeError): use "
                                f"`{what}` itself, or `{what}.to(tl.{dtype})`",
                                node, check="unsupported-expression")
+        if is_triton(path) and path.endswith(".static_assert") and node.args:
+            # Triton checks it while it compiles, which it cannot on a runtime value ("Assertion
+            # condition could not be determined at compile-time"); read as nothing, such a
+            # kernel was verified. (A false constant one is the lowering's error, which quotes
+            # its message.)
+            what = self.src(node.args[0])
+            if self.truth_kind(node.args[0])[0] in (self.INT, self.I1, self.TENSOR):
+                raise self.err(f"`tl.static_assert({what})` on a runtime value: Triton 3.6 "
+                               f"checks it while it compiles (\"Assertion condition could not "
+                               f"be determined at compile-time\"); use tl.device_assert, or "
+                               f"tle.assume for a kernel argument's domain", node,
+                               check="unsupported-expression")
         if path == "builtins.print" or is_triton(path) and path.endswith(".device_print"):
             if not (args and isinstance(args[0], Const) and isinstance(args[0].value, str)):
                 fn = "print" if path == "builtins.print" else "tl.device_print"
