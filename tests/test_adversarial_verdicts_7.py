@@ -39,7 +39,7 @@ build.py):
   - `a, b = 1, 0` then `if b:` choosing between two branches of pipe events: the tuple's items
     were not folded by the kernel IR (constexpr-if: the protocol view decided the `if`, the
     kernel IR kept both branches); each name bound once to a constant item is now folded as `b =
-    0` is (Builder.fold_once);
+    0` is, in nested tuple and list targets too (Builder.fold_targets);
   - `if N > 0: return` after a partition's last pipe event ("early `return` in a partition
     that performs pipe events"): only an event read after the return depends on the path, so
     only that is refused now (Walker.events_at_return); the lowering returns there, its barrier
@@ -197,6 +197,14 @@ FOLDS_AND_RETURNS = {
                                              "verified"),
     "a tuple of constants, the true item": (
         ring(writer(pre="b, a = 1, 0\n", body=TUPLE_IF)), "verified"),
+    "a nested tuple of constants": (
+        ring(writer(pre="(a, b), c = (1, 0), 2\n", body=TUPLE_IF)), "verified"),
+    "a list target of constants": (ring(writer(pre="[a, b] = [1, 0]\n", body=TUPLE_IF)),
+                                   "verified"),
+    # unpacked from a name holding the tuple: not folded, refused at the `if`, saying so
+    "a tuple unpacked from a name": (
+        ring(writer(pre="t = (1, 0)\na, b = t\n", body=TUPLE_IF)),
+        ("rejected", "[constexpr-if]", "a tuple item")),
     "a tuple of a constant and a runtime value": (
         ring(writer(body="a, b = p, 0\n" + TUPLE_IF)), "verified"),
     # Triton carries T (3, then 5): q is no constant

@@ -894,23 +894,31 @@ class Builder:
                 self.frame.env[tgt.id] = Static("pipe", pipe)
                 return
         e, st = self.expr(s.value)
-        if st is None and isinstance(tgt, ast.Name):
-            e, st = self.fold_once(tgt, e, st)
-        elif isinstance(tgt, (ast.Tuple, ast.List)) and isinstance(e, K.TupleExpr) \
-                and len(e.items) == len(tgt.elts):
-            # `a, b = 1, 0`: each name bound once to a constant item is folded as `b = 0` is
-            # (the items are constants, so folding them cannot change what the right side
-            # reads before the names are bound). Unfolded, an `if b:` around events was
-            # decided by the protocol view and kept by the kernel IR, and the kernel was
-            # refused at the `if` (constexpr-if) though Triton folds it (constexprs).
-            items = list(st.value) if st is not None else [None] * len(e.items)
-            values = list(e.items)
-            for k, (t, x) in enumerate(zip(tgt.elts, values)):
-                if items[k] is None and isinstance(t, ast.Name):
-                    values[k], items[k] = self.fold_once(t, x, None)
-            e = K.TupleExpr(tuple(values), e.loc)
-            st = Static("tuple", tuple(items)) if any(items) else None
+        e, st = self.fold_targets(tgt, e, st)
         self.assign(tgt, e, st, s)
+
+    def fold_targets(self, tgt: ast.expr, e: K.Expr, st: Optional[Static]) \
+            -> tuple[K.Expr, Optional[Static]]:
+        """``e`` with what each name of ``tgt`` receives folded by :meth:`fold_once`: a
+        name, or the names of a tuple target item by item (`a, b = 1, 0`, `(a, b), c = (1,
+        0), 2`). The items are constants, so folding them cannot change what the right side
+        reads before the names are bound. Unfolded, an `if b:` around events was decided by
+        the protocol view and kept by the kernel IR, and the kernel was refused at the `if`
+        (constexpr-if), though `b` holds 0 either way."""
+        if isinstance(tgt, ast.Name):
+            return self.fold_once(tgt, e, st) if st is None else (e, st)
+        if not (isinstance(tgt, (ast.Tuple, ast.List)) and isinstance(e, K.TupleExpr)
+                and len(e.items) == len(tgt.elts)):
+            return e, st
+        items = list(st.value) if st is not None and st.kind == "tuple" \
+            else [None] * len(e.items)
+        if len(items) != len(e.items):
+            return e, st
+        values = list(e.items)
+        for k, t in enumerate(tgt.elts):
+            values[k], items[k] = self.fold_targets(t, values[k], items[k])
+        return K.TupleExpr(tuple(values), e.loc), \
+            Static("tuple", tuple(items)) if any(items) else None
 
     def fold_once(self, tgt: ast.Name, e: K.Expr, st: Optional[Static]) \
             -> tuple[K.Expr, Optional[Static]]:
