@@ -47,6 +47,13 @@ build.py):
     named_return_after_events, moved from its refused kernels);
   - `tl.static_assert(N > 0)` on a runtime value, read as nothing: Triton cannot decide it while
     it compiles (the lowering refused it; the verdict now does, Walker.triton_builtin);
+- verified, though the lowered kernel computes another index: `q = -7` bound twice in a
+  partition, then `w.acquire(p + q // 2 + 4)`: the builder folds only a name bound once, so the
+  Gluon keeps `q = (-7)`, a tensor, and divides as C does (-3), where the verifier read Python's
+  -4 (the writer's indices one ahead of the reader's). Now refused where the two differ
+  (Walker.tensor_division). (tle_compiler/testing/gluon_trace.py runs the Gluon's integers as
+  Python's, so the lowering checks did not see it.) Bound once, `q` is folded in both views and
+  Gluon divides the literal as Python does: verified, as it runs;
 - rejected with a message about a different fault: `assert w.commit(p) is None` was read as an
   acquire never committed (asserts are dropped, so the commit was too; Triton evaluates the
   test); a pipe verb inside an assert is now refused at the verb (Builder.s_Assert).
@@ -178,6 +185,26 @@ LOCAL_NUMBERS = {
     "a name bound to 1 as an if condition": (
         ring(writer(pre="b = 1\n", body="if b:\n" + ind(PUT))), "verified"),
 }
+
+
+# `//` and `%` of a name bound more than once to a number: the lowered Gluon keeps the name, a
+# tensor there, divided as C does (-7 // 2 is -3); a name bound once is folded to its constant,
+# which Gluon divides as Python does (-4), as the verifier does
+TWICE = "q = -7\nq = -7\n"
+LOCAL_NUMBERS.update({
+    "// of a name bound twice to -7": (
+        ring(writer(pre=TWICE, body=PUT.replace("(p)", "(p + q // 2 + 4)"))),
+        _REFUSED + ("takes C's `//`",)),
+    "% of a name bound twice to -7": (
+        ring(writer(pre=TWICE, body=PUT.replace("(p)", "(p + q % 2 - 1)"))), _REFUSED),
+    "// of a name bound twice in the loop": (
+        ring(writer(body=TWICE + PUT.replace("(p)", "(p + q // 2 + 4)"))), _REFUSED),
+    "// of a name bound twice to 7": (
+        ring(writer(pre="q = 7\nq = 7\n", body=PUT.replace("(p)", "(p + q // 2 - 3)"))),
+        "verified"),
+    "// of a name bound once to -7": (
+        ring(writer(pre="q = -7\n", body=PUT.replace("(p)", "(p + q // 2 + 4)"))), "verified"),
+})
 
 
 @pytest.mark.parametrize("name", list(LOCAL_NUMBERS))
@@ -509,6 +536,24 @@ def test_what_triton_does(tmp_path, monkeypatch, body, accepted):
         assert not accepted, f"{body}: {e}"
     else:
         assert accepted, body
+
+
+def test_triton_divides_a_name_bound_to_a_number_as_c_does(tmp_path, monkeypatch):
+    """`q = -7` then `q // 2` is -3 (a tensor, C's division); `-7 // 2` is -4 (constexprs)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    (tmp_path / "tri7_div.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, N, C: tl.constexpr):\n    q = -7\n    q = -7\n"
+        "    tl.store(x_ptr + q // 2, 1.0)\n    tl.store(x_ptr + 1000 + (-7 // 2), 2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tri7_div")
+    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                       constexprs={"C": 3})
+    ttir = triton.compile(source, target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert "arith.constant -3 : i32" in ttir and "arith.constant 996 : i32" in ttir, ttir
 
 
 def test_messages_name_the_line(tmp_path, capsys):

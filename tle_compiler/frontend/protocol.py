@@ -512,6 +512,8 @@ class Walker:
         # number: Triton 3.6 holds them as tensors (visit_Assign converts the constant), so
         # `and` / `or` / `not` bitcast them as they do a runtime integer (_s_Assign)
         self.tensor_consts: set[str] = set()
+        # names the partition's body assigns more than once (the builder folds none of them)
+        self.multi_assigned: frozenset[str] = frozenset()
 
     def err(self, message: str, node, check: str = "frontend") -> TleError:
         return TleError(message, node.loc, check=check)
@@ -928,7 +930,34 @@ class Walker:
 
     def _e_BinOp(self, e: K.BinOp) -> Value:
         left, right = self.eval(e.lhs), self.eval(e.rhs)
+        if e.op in ("//", "%"):
+            self.tensor_division(e, left, right)
         return self.binop(e.op, left, right, e)
+
+    def tensor_division(self, e: K.BinOp, left: Value, right: Value) -> None:
+        """Refuse `q // 2` (`q % 2`) of a name the partition binds more than once to a
+        compile-time number where C's division and Python's differ. The builder folds a name
+        bound once (its uses are the constant, which Gluon divides as Python does); one bound
+        more than once stays a name, which the lowered Gluon (as Triton) holds as an i32 tensor
+        and divides as C does: `q = -7` twice, then `q // 2` is -3 on the GPU where the
+        verifier computed -4, and a kernel whose indices differ by that was verified."""
+        names = [x.id for x in (e.lhs, e.rhs) if isinstance(x, K.Name)
+                 and x.id in self.tensor_consts and x.id in self.multi_assigned]
+        if not names or self.is_runtime(left) or self.is_runtime(right):
+            return
+        a, b = self.as_aff(left), self.as_aff(right)
+        if a is not None and b is not None and a.is_const and b.is_const and b.const != 0:
+            x, y = a.const, b.const
+            trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+            c_value = trunc if e.op == "//" else x - y * trunc
+            if c_value == (x // y if e.op == "//" else x % y):
+                return
+        name = self.k.names.py(names[0])
+        raise self.err(f"`{self.src(e)}`: `{name}` is bound more than once to a compile-time "
+                       f"number, so the lowered kernel (as Triton) holds it as an i32 tensor and "
+                       f"takes C's `{e.op}` (truncating), where the verifier reads Python's "
+                       f"(flooring) on it; they differ here: bind `{name}` once, or as `{name}: "
+                       f"tl.constexpr = ...`", e, check="unsupported-expression")
 
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
         if op == "**":
@@ -2533,6 +2562,9 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         pw = Walker(k, "partition", dict(argv))
         pw.partition = part.name
         pw.last_top = part.body[-1] if part.body else None
+        stores = [st.target for st in K.walk_stmts(part.body)
+                  if isinstance(st, K.Assign) and not generated(st)]
+        pw.multi_assigned = frozenset(n for n in stores if stores.count(n) > 1)
         for s in part.body:
             pw.exec_stmt(s)
         # An early return (the builder allows one only outside loops) is refused when a pipe
