@@ -34,7 +34,9 @@ build.py):
     constant and dropped it as a constexpr operand (Builder.local_number for names folded at the
     build, Walker.tensor_consts for the others). `b: tl.constexpr = 1`, which stays a constexpr,
     is folded and accepted (`b = C` with C a bool, which Triton takes, is refused too: the
-    generic reading does not know C's type; the message says to annotate it);
+    generic reading does not know C's type; the message says to annotate it); so is `q ** 2`
+    (`2 ** q`) of such a name (a tensor has no `__pow__`; bound twice, the lowered Gluon did
+    not compile either);
 - refused though safe and compiled by Triton:
   - `a, b = 1, 0` then `if b:` choosing between two branches of pipe events: the tuple's items
     were not folded by the kernel IR (constexpr-if: the protocol view decided the `if`, the
@@ -202,6 +204,19 @@ LOCAL_NUMBERS.update({
     "// of a name bound twice to 7": (
         ring(writer(pre="q = 7\nq = 7\n", body=PUT.replace("(p)", "(p + q // 2 - 3)"))),
         "verified"),
+    # a tensor has no __pow__
+    "a power of a name bound once": (
+        ring(writer(pre="q = 2\n", loop="for p in range(q ** 2):"),
+             reader(loop="for p in range(4):")), _REFUSED + ("no `__pow__`",)),
+    "a power of a name bound twice": (
+        ring(writer(pre="q = 2\nq = 2\n", loop="for p in range(q ** 2):"),
+             reader(loop="for p in range(4):")), _REFUSED + ("no `__pow__`",)),
+    "a power with a name as the exponent": (
+        ring(writer(pre="q = 2\n", loop="for p in range(2 ** q):"),
+             reader(loop="for p in range(4):")), _REFUSED),
+    "a power of an annotated constexpr": (
+        ring(writer(pre="q: tl.constexpr = 2\n", loop="for p in range(q ** 2):"),
+             reader(loop="for p in range(4):")), "verified"),
     "// of a name bound once to -7": (
         ring(writer(pre="q = -7\n", body=PUT.replace("(p)", "(p + q // 2 + 4)"))), "verified"),
 })
@@ -505,6 +520,9 @@ BODY
     ("b = True\nif b and p < N:\n    tl.store(x_ptr + p, 1.0)", True),
     ("b: tl.constexpr = 1\nif b and p < N:\n    tl.store(x_ptr + p, 1.0)", True),
     ("if C and p < N:\n    tl.store(x_ptr + p, 1.0)", True),
+    ("q = 2\ntl.store(x_ptr + q ** 2, 1.0)", False),
+    ("q = 2\ntl.store(x_ptr + 2 ** q, 1.0)", False),
+    ("q: tl.constexpr = 2\ntl.store(x_ptr + q ** 2, 1.0)", True),
     ("a, b = 1, 0\nif b:\n    tl.store(x_ptr, 1.0)\nelse:\n    tl.store(x_ptr, 2.0)", True),
     # T, bound before the loop and rebound in it, is carried: not a constexpr in the body
     ("q = T\nT = 5\ntl.static_assert(q == 3)", False),

@@ -1630,6 +1630,16 @@ class Builder:
         op = _BINOPS.get(type(node.op))
         if op is None:
             raise self.err("unsupported operator", node)
+        if op == "**":
+            for v, e in ((node.left, a), (node.right, b)):
+                if self.local_number(v, e) is not None:
+                    # folded to its constant, `q ** 2` read as a constexpr power; Triton
+                    # holds q as a tensor, which has no __pow__
+                    raise self.err(f"`{ast.unparse(node)}`: `{v.id}` is bound to {fold(e)!r} "
+                                   f"here, which Triton 3.6 makes a tensor (a plain assignment "
+                                   f"turns a constant into a tensor), and a tensor has no "
+                                   f"`__pow__`: bind it as `{v.id}: tl.constexpr = ...`, or "
+                                   f"multiply it out", node, check="unsupported-expression")
         return K.BinOp(op, a, b, self.loc(node)), None
 
     def e_UnaryOp(self, node: ast.UnaryOp) -> tuple[K.Expr, Optional[Static]]:

@@ -932,6 +932,14 @@ class Walker:
         left, right = self.eval(e.lhs), self.eval(e.rhs)
         if e.op in ("//", "%"):
             self.tensor_division(e, left, right)
+        for x in (e.lhs, e.rhs):
+            if e.op == "**" and isinstance(x, K.Name) and x.id in self.tensor_consts:
+                name = self.k.names.py(x.id)
+                raise self.err(f"`{self.src(e)}`: `{name}` is bound to a compile-time value, "
+                               f"which Triton 3.6 makes a tensor (a plain assignment turns a "
+                               f"constant into a tensor), and a tensor has no `__pow__`: bind "
+                               f"it as `{name}: tl.constexpr = ...`, or multiply it out", e,
+                               check="unsupported-expression")
         return self.binop(e.op, left, right, e)
 
     def tensor_division(self, e: K.BinOp, left: Value, right: Value) -> None:
