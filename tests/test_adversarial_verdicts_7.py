@@ -36,7 +36,9 @@ build.py):
     is folded and accepted (`b = C` with C a bool, which Triton takes, is refused too: the
     generic reading does not know C's type; the message says to annotate it); so is `q ** 2`
     (`2 ** q`) of such a name (a tensor has no `__pow__`; bound twice, the lowered Gluon did
-    not compile either);
+    not compile either); and such a name where Triton takes constexprs only (`S = 2` then
+    `tl.static_range(S)`, `tl.arange(0, B)`, `tl.zeros([B], ...)`, `int(q)`), which the
+    frontend folded and the lowering inlined (Builder.constexpr_operands);
 - refused though safe and compiled by Triton:
   - `a, b = 1, 0` then `if b:` choosing between two branches of pipe events: the tuple's items
     were not folded by the kernel IR (constexpr-if: the protocol view decided the `if`, the
@@ -219,6 +221,30 @@ LOCAL_NUMBERS.update({
              reader(loop="for p in range(4):")), "verified"),
     "// of a name bound once to -7": (
         ring(writer(pre="q = -7\n", body=PUT.replace("(p)", "(p + q // 2 + 4)"))), "verified"),
+})
+
+
+# where Triton takes constexprs only, a local tensor name is refused (the frontend folded it and
+# the lowering inlined it: verified and compiled, where Triton refuses the source)
+LOCAL_NUMBERS.update({
+    "a static_range over a local name": (
+        ring(writer(pre="S = 2\n", loop="for p in tl.static_range(S):"),
+             reader(loop="for p in range(2):")), _REFUSED + ("`S` in `tl.static_range(S)`",)),
+    "a static_range over an annotated constexpr": (
+        ring(writer(pre="S: tl.constexpr = 2\n", loop="for p in tl.static_range(S):"),
+             reader(loop="for p in range(2):")), "verified"),
+    "an arange of a local name": (
+        ring(writer(pre="B = 64\n", body=PUT.replace("tl.arange(0, 64)", "tl.arange(0, B)"))),
+        _REFUSED + ("bind it as `B: tl.constexpr = ...`",)),
+    "a zeros shape of a local name": (
+        ring(writer(pre="B = 64\n", body=PUT.replace("tl.load(x_ptr + tl.arange(0, 64))",
+                                                     "tl.zeros([B], tl.float32)"))), _REFUSED),
+    "int of a local name": (ring(writer(pre="q = 0\n", body=PUT.replace("(p)", "(p + int(q))"))),
+                            _REFUSED),
+    "an arange of a helper's parameter": (
+        ring(writer(body="put(w, x_ptr, p, 64)\n"),
+             extra="\n\ndef put(w, x_ptr, p, B):\n"
+                   + ind(PUT.replace("tl.arange(0, 64)", "tl.arange(0, B)"))), "verified"),
 })
 
 
@@ -523,6 +549,11 @@ BODY
     ("q = 2\ntl.store(x_ptr + q ** 2, 1.0)", False),
     ("q = 2\ntl.store(x_ptr + 2 ** q, 1.0)", False),
     ("q: tl.constexpr = 2\ntl.store(x_ptr + q ** 2, 1.0)", True),
+    ("S = 2\nfor i in tl.static_range(S):\n    tl.store(x_ptr + i, 1.0)", False),
+    ("S: tl.constexpr = 2\nfor i in tl.static_range(S):\n    tl.store(x_ptr + i, 1.0)", True),
+    ("B = 4\ntl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("B = 4\ntl.store(x_ptr + tl.arange(0, 4), tl.zeros([B], tl.float32))", False),
+    ("q = 0\ntl.store(x_ptr + int(q), 1.0)", False),
     ("a, b = 1, 0\nif b:\n    tl.store(x_ptr, 1.0)\nelse:\n    tl.store(x_ptr, 2.0)", True),
     # T, bound before the loop and rebound in it, is carried: not a constexpr in the body
     ("q = T\nT = 5\ntl.static_assert(q == 3)", False),

@@ -1066,6 +1066,8 @@ class Builder:
             if len(it.args) > len(names):
                 raise self.err(f"`{text}`: {fn} takes at most {len(names)} positional arguments "
                                f"({', '.join(names)}), got {len(it.args)}", s, check="bad-loop")
+        if RANGES[path]:
+            self.constexpr_operands(f"`{text}`", [*it.args, *(k.value for k in it.keywords)])
         # arguments are evaluated once, in Python's order (positional, then keywords)
         given: dict[str, K.Expr] = {n: self.value(a) for n, a in zip(names, it.args)}
         for kw in it.keywords:
@@ -1699,15 +1701,36 @@ class Builder:
         0`): its visit_Assign converts every constant it assigns to a tensor (i32, fp32) unless
         the assignment is annotated `tl.constexpr`; None for anything else (a bool, which
         becomes an i1, a parameter, a runtime value the protocol walker classifies)."""
-        if not isinstance(node, ast.Name) or not self.in_partition:
-            return None
-        site = self.bound_at.get(self.frame.kir(node.id))
-        if site is None or isinstance(site, ast.AnnAssign):
+        if not self.local_tensor(node):
             return None
         v = fold(e)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             return None
         return "i32" if isinstance(v, int) else "fp32"
+
+    def local_tensor(self, node: ast.expr) -> bool:
+        """Whether ``node`` names a local of the partition (or helper) being built that a
+        plain assignment of this function bound (not `name: tl.constexpr = ...`, not a
+        parameter): Triton 3.6 holds every such name as a tensor, whatever its value."""
+        if not isinstance(node, ast.Name) or not self.in_partition:
+            return False
+        site = self.bound_at.get(self.frame.kir(node.id))
+        return site is not None and not isinstance(site, ast.AnnAssign) and any(
+            line == site.lineno for line, _ in self.frame.stores.get(node.id, ()))
+
+    def constexpr_operands(self, what: str, nodes: list) -> None:
+        """Refuse a local tensor name (:meth:`local_tensor`) where Triton 3.6 takes only
+        constexprs: the bounds of a tl.static_range, the arguments of tl.arange, the shape of
+        tl.zeros / tl.full, the argument of int() / float(). The frontend folded `B = 64` to
+        its constant there and the lowering inlined it, so such a kernel was verified and
+        compiled, where Triton refuses it ("arange's arguments must be of type tl.constexpr",
+        "int32[] used as tl.static_range start value is not a constexpr")."""
+        for n in nodes:
+            if self.local_tensor(n):
+                raise self.err(f"`{n.id}` in {what}, which takes compile-time values only: a "
+                               f"plain assignment makes `{n.id}` a tensor in Triton 3.6; bind "
+                               f"it as `{n.id}: tl.constexpr = ...`", n,
+                               check="unsupported-expression")
 
     def local_number_truth(self, name: ast.Name, e: K.Expr, verb: str,
                            node: ast.AST) -> TleError:
@@ -1907,6 +1930,13 @@ class Builder:
                            "kernel body", node, check="bad-warp-specialize")
         if path == "tle_compiler.gpu.tma_load":
             return self.tma_load(node), None
+        short = path.replace("gl.", "tl.", 1).replace("builtins.", "", 1)
+        if short in ("tl.arange", "int", "float"):
+            self.constexpr_operands(f"`{ast.unparse(node)}`", list(node.args))
+        elif short in ("tl.zeros", "tl.full") and node.args \
+                and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            self.constexpr_operands(f"the shape of `{ast.unparse(node)}`",
+                                    list(node.args[0].elts))
         saved, self.not_triton = self.not_triton, self.not_triton or path == "tle_compiler.assume"
         try:
             args = [self.value(a) for a in node.args]

@@ -2066,7 +2066,7 @@ class Walker:
             raise self.err(f"{what} on `{self.src(cond)}`, a tensor of more than one value, "
                            f"which Triton 3.6 refuses (\"Boolean value of Tensor with more than "
                            f"one value is ambiguous\"): reduce it to a scalar (`tl.max(...)`, "
-                           f"`tl.sum(...)`) or choose per element with `tl.where`", node,
+                           f"`tl.sum(...)`) or choose per element with `tl.where(c, x, y)`", node,
                            check="unsupported-expression")
 
     # -- if -------------------------------------------------------------------------------------
