@@ -926,8 +926,11 @@ class Builder:
         compile-time bool or int. Such a name (`big = C > 2` in a build binding C, `on =
         True`) is read by the protocol view as that constant, which decides an `if big:`
         around events; the kernel IR must decide it alike, or it kept both branches and the
-        lowering stopped with an internal error comparing the two views' events. Triton folds
-        it too (a constexpr)."""
+        lowering stopped with an internal error comparing the two views' events. Triton holds
+        such a name as a tensor of that value (a plain assignment converts a constant), so the
+        same branch runs; where Triton needs a constexpr or refuses a tensor (`tl.arange(0,
+        B)`, `b and p`, `q ** 2`), the name is refused (:meth:`constexpr_operands`,
+        :meth:`local_number`)."""
         if self.in_partition and len(self.frame.stores.get(tgt.id, ())) == 1:
             value = fold(e)
             if isinstance(value, (bool, int)):
