@@ -1552,8 +1552,9 @@ class FnTranslator:
 
     def st_Return(self, st: K.Return) -> None:
         """``return`` in a partition or the kernel body. The verifier admits an early one only in
-        a function that performs no pipe event, and the frontend none inside a loop (Triton
-        refuses it there). Its value, if any, is evaluated and dropped (a partition returns
+        a function that performs no pipe event or after the function's last pipe event (so
+        that no event is skipped), and the frontend none inside a loop (Triton refuses it
+        there). Its value, if any, is evaluated and dropped (a partition returns
         nothing). The function's last statement emits nothing (the end of the function follows,
         with its drain); an earlier one drains the wgmmas in flight and returns."""
         if st.value is not None:
