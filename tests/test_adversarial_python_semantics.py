@@ -480,19 +480,15 @@ LOWERED = {
 def test_verified_kernels_lower_to_their_events(tmp_path, capsys, name):
     pytest.importorskip("triton.experimental.gluon")
     from tle_compiler.lowering.compile import gluon_source
-    from tle_compiler.lowering.dumping import default_config
 
-    from .test_lowering_events import Runs, param_grid
+    from .adversarial_oracles import lowering_problems
 
     path = tmp_path / "kernel.py"
     path.write_text(LOWERED[name] + CONFIG)
     check(capsys, path, (), "verified")
     if name.startswith("chained"):
         assert "if ((0 <= p) and (p < N)):" in gluon_source((str(path), "k"), {"C": 3}).source
-    runs = Runs(path, "k", default_config(str(path), "k"))
-    grid = param_grid(runs.base.program)
-    assert len(grid) >= 3
-    problems = [p for values in grid for p in runs.check(values)]
+    problems = lowering_problems(path, min_grid=3)
     assert not problems, "\n".join(problems)
 
 

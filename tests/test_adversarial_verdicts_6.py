@@ -63,7 +63,6 @@ refuses them at their line (it has no print).
 
 from __future__ import annotations
 
-import importlib
 import textwrap
 from pathlib import Path
 
@@ -71,6 +70,7 @@ import pytest
 
 from tle_compiler.cli.dump import main as tle_dump
 
+from .adversarial_oracles import lowering_problems, triton_compile_error
 from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
 from .test_constexpr_if_around_events import KERNEL as CONSTEXPR_KERNEL
 
@@ -627,16 +627,8 @@ LOWERED = {
 
 @pytest.mark.parametrize("name", list(LOWERED))
 def test_verified_kernels_lower_to_their_events(tmp_path, capsys, name):
-    pytest.importorskip("triton.experimental.gluon")
-    from tle_compiler.lowering.dumping import default_config
-
-    from .test_lowering_events import Runs, param_grid
-
     path = _run(tmp_path, capsys, LOWERED[name], (), "verified")
-    runs = Runs(path, "k", default_config(str(path), "k"))
-    grid = param_grid(runs.base.program)
-    assert len(grid) >= (3 if runs.base.program.params else 1)
-    problems = [p for values in grid for p in runs.check(values)]
+    problems = lowering_problems(path, min_grid=3)
     assert not problems, "\n".join(problems)
 
 
@@ -676,19 +668,6 @@ BODY
 def test_what_triton_refuses(tmp_path, monkeypatch, body, accepted):
     """Triton 3.6 compiles (for sm_90a, on any machine) a kernel with ``body`` only when the
     frontend accepts it."""
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    name = f"tri6_{abs(hash(body))}"
-    (tmp_path / f"{name}.py").write_text(TRITON_KERNEL.replace("BODY", ind(body, 8)))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    mod = importlib.import_module(name)
-    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
-                       constexprs={"C": 3})
-    try:
-        triton.compile(source, target=GPUTarget("cuda", 90, 32))
-    except Exception as e:  # noqa: BLE001 - Triton raises CompilationError and its subclasses
-        assert not accepted, f"{body}: {e}"
-    else:
-        assert accepted, body
+    e = triton_compile_error(tmp_path, monkeypatch,
+                             TRITON_KERNEL.replace("BODY", ind(body, 8)), "tri6")
+    assert (e is None) == accepted, f"{body}: {e}"
