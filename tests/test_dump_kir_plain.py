@@ -123,3 +123,50 @@ def test_plain_kir_of_a_kernel_read_specialised(tmp_path):
     rows = [ln for ln in out.splitlines() if re.match(r"#   \w+\.(full|empty)", ln)]
     assert rows and rows == [ln for ln in out_py.splitlines()
                              if re.match(r"#   \w+\.(full|empty)", ln)]
+
+
+#: (the text replaced, what replaces it, the exit status): hand edits of the ring kernel's .kir
+#: that a .kir written by hand could hold and the frontend never produces
+EDITS = {
+    "a commit before its acquire": (
+        "      slot = ring.writer.acquire(t)\n      tl.store(tle.gpu.local_ptr(slot.tile), "
+        "tl.load(ptrs))\n      ring.writer.commit(t)\n",
+        "      ring.writer.commit(t)\n      slot = ring.writer.acquire(t)\n      "
+        "tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n", 1),
+    "a read after the release": (
+        "      acc = acc + tl.load(tle.gpu.local_ptr(res.slot.tile))\n      ring.reader.release(t)\n",
+        "      ring.reader.release(t)\n      acc = acc + tl.load(tle.gpu.local_ptr(res.slot.tile))\n",
+        1),
+    "a write after the commit": (
+        "      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n      ring.writer.commit(t)\n",
+        "      ring.writer.commit(t)\n      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n",
+        1),
+    "the writer stepping by 2": (
+        "    for t in range(0, N_TILES, 1) {\n      ptrs",
+        "    for t in range(0, N_TILES, 2) {\n      ptrs", 1),
+    "a release twice": (
+        "      ring.reader.release(t)\n    }",
+        "      ring.reader.release(t)\n      ring.reader.release(t)\n    }", 1),
+    "two default partitions": (
+        "partition sum_tiles warps=4", "partition sum_tiles default warps=4", 1),
+    "no close": ("    ring.writer.close(N_TILES)\n", "", 1),
+    "capacity 5": ("pipe ring capacity=3 fields=(tile: fp32[3, 64, 64])",
+                   "pipe ring capacity=5 fields=(tile: fp32[5, 64, 64])", 0),
+    "a capacity its field does not have": (
+        "pipe ring capacity=3 fields=(tile: fp32[3, 64, 64])",
+        "pipe ring capacity=1 fields=(tile: fp32[3, 64, 64])", 2),
+}
+
+
+@pytest.mark.parametrize("name", list(EDITS))
+def test_plain_kir_hand_edits(ring_kir, tmp_path, name):
+    old, new, want = EDITS[name]
+    # without location comments (they count the nodes of their line)
+    text = "\n".join(re.sub(r"  # .*", "", ln) for ln in ring_kir.read_text().splitlines())
+    assert text.count(old) == 1, name
+    path = tmp_path / "edited.kir"
+    path.write_text(text.replace(old, new) + "\n")
+    code, out, err = dump([str(path)])
+    assert code == want, (name, out, err)
+    if want == 1:
+        assert "error:" in err and "verified" not in verdict_line(out)
