@@ -134,13 +134,15 @@ EDITS = {
         "      ring.writer.commit(t)\n      slot = ring.writer.acquire(t)\n      "
         "tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n", 1),
     "a read after the release": (
-        "      acc = acc + tl.load(tle.gpu.local_ptr(res.slot.tile))\n      ring.reader.release(t)\n",
-        "      ring.reader.release(t)\n      acc = acc + tl.load(tle.gpu.local_ptr(res.slot.tile))\n",
-        1),
+        "      acc = acc + tl.load(tle.gpu.local_ptr(res.slot.tile))\n"
+        "      ring.reader.release(t)\n",
+        "      ring.reader.release(t)\n"
+        "      acc = acc + tl.load(tle.gpu.local_ptr(res.slot.tile))\n", 1),
     "a write after the commit": (
-        "      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n      ring.writer.commit(t)\n",
-        "      ring.writer.commit(t)\n      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n",
-        1),
+        "      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n"
+        "      ring.writer.commit(t)\n",
+        "      ring.writer.commit(t)\n"
+        "      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n", 1),
     "the writer stepping by 2": (
         "    for t in range(0, N_TILES, 1) {\n      ptrs",
         "    for t in range(0, N_TILES, 2) {\n      ptrs", 1),
