@@ -603,3 +603,87 @@ def test_messages_name_the_line(tmp_path, capsys):
         assert f"kernel.py:{line}: error:" in err, (needle, err)
         assert textwrap.dedent(text.splitlines()[line - 1]).strip().startswith(
             needle.split("(")[0].strip()), (needle, line)
+
+
+# ------------------------------------------------------------------------- leftovers of this round
+
+# A local tensor name passed to a helper: Triton passes a tensor argument to a jit function as a
+# tensor, so the helper's parameter is one where it needs a constexpr, as the name is in the
+# caller (Builder.local_tensor follows the parameters it is passed on as); before, only the
+# direct use was refused and these were verified. A literal or an annotated constexpr passed in
+# is a constexpr there (Triton specialises the call to it).
+HELPER_BODY = "\n\ndef put(w, x_ptr, p, B):\n" + ind(PUT.replace("tl.arange(0, 64)",
+                                                                     "tl.arange(0, B)"))
+PASSED_TENSORS = {
+    "an arange of a local name passed to a helper": (
+        ring(writer(pre="B = 64\n", body="put(w, x_ptr, p, B)\n"), extra=HELPER_BODY),
+        _REFUSED + ("`B` in `tl.arange(0, B)`", "bind it as `B: tl.constexpr = ...`")),
+    "passed under another name": (
+        ring(writer(pre="n = 64\n", body="put(w, x_ptr, p, n)\n"), extra=HELPER_BODY),
+        _REFUSED + ("a plain assignment makes `n` a tensor", "passed to 'put' as `B`",
+                    "bind it as `n: tl.constexpr = ...`")),
+    "passed on through a second helper": (
+        ring(writer(pre="n = 64\n", body="outer(w, x_ptr, p, n)\n"),
+             extra="\n\ndef outer(w, x_ptr, p, m):\n    put(w, x_ptr, p, m)\n" + HELPER_BODY),
+        _REFUSED + ("`n: tl.constexpr = ...`",)),
+    "passed by keyword": (
+        ring(writer(pre="n = 64\n", body="put(w, x_ptr, p, B=n)\n"), extra=HELPER_BODY),
+        _REFUSED),
+    "a static_range over a local name passed to a helper": (
+        ring(writer(pre="S = 2\n", body="put(w, x_ptr, p, S)\n"),
+             extra="\n\ndef put(w, x_ptr, p, S):\n    for i in tl.static_range(S):\n"
+                   "        s = i\n" + ind(PUT)),
+        _REFUSED + ("`S` in `tl.static_range(S)`",)),
+    "and of a local name passed to a helper": (
+        ring(writer(pre="b = 1\n", body="put(w, x_ptr, p, b, N)\n"),
+             extra="\n\ndef put(w, x_ptr, p, b, N):\n    if b and p < N:\n        s = 2.0\n"
+                   + ind(PUT)), _REFUSED + ("`and` bitcasts it",)),
+    "a power of a local name passed to a helper": (
+        ring(writer(pre="q = 2\n", body="put(w, x_ptr, p, q)\n"),
+             extra="\n\ndef put(w, x_ptr, p, q):\n    r = q ** 2\n" + ind(PUT)),
+        _REFUSED + ("no `__pow__`",)),
+    # constexprs in the helper
+    "an annotated constexpr passed to a helper": (
+        ring(writer(pre="B: tl.constexpr = 64\n", body="put(w, x_ptr, p, B)\n"),
+             extra=HELPER_BODY), "verified"),
+    "a literal passed to a helper": (
+        ring(writer(body="put(w, x_ptr, p, 64)\n"), extra=HELPER_BODY), "verified"),
+    # a parameter the helper rebinds plainly is a tensor by that assignment
+    "a literal passed to a helper that rebinds the parameter": (
+        ring(writer(body="put(w, x_ptr, p, 64)\n"),
+             extra=HELPER_BODY.replace("(w, x_ptr, p, B):\n", "(w, x_ptr, p, B):\n    B = 64\n")),
+        _REFUSED + ("a plain assignment makes `B` a tensor",)),
+}
+
+
+@pytest.mark.parametrize("name", list(PASSED_TENSORS))
+def test_local_tensors_passed_to_helpers(tmp_path, capsys, name):
+    text, expect = PASSED_TENSORS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+HELPER_KERNEL = TRITON_KERNEL + """
+
+@triton.jit
+def put(x_ptr, N, B):
+HELPER
+"""
+
+
+@pytest.mark.parametrize("body,helper,accepted", [
+    ("B = 4\nput(x_ptr, N, B)", "tl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("B = 4\nput(x_ptr, N, B=B)", "tl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("B = 4\nput(x_ptr, N, B)", "for i in tl.static_range(B):\n    tl.store(x_ptr + i, 1.0)",
+     False),
+    ("B = 4\nput(x_ptr, N, B)", "if B and N > 0:\n    tl.store(x_ptr, 1.0)", False),
+    ("B = 4\nput(x_ptr, N, B)", "tl.store(x_ptr + B ** 2, 1.0)", False),
+    ("B: tl.constexpr = 4\nput(x_ptr, N, B)", "tl.store(x_ptr + tl.arange(0, B), 1.0)", True),
+    ("put(x_ptr, N, 4)", "tl.store(x_ptr + tl.arange(0, B), 1.0)", True),
+    ("put(x_ptr, N, 4)", "B = 4\ntl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+])
+def test_what_triton_does_with_a_tensor_passed_to_a_helper(tmp_path, monkeypatch, body, helper,
+                                                            accepted):
+    """A name bound by a plain assignment is a tensor in the jit function it is passed to."""
+    source = HELPER_KERNEL.replace("BODY", ind(body, 8)).replace("HELPER", ind(helper, 4))
+    e = triton_compile_error(tmp_path, monkeypatch, source, "tri7h")
+    assert (e is None) == accepted, f"{body} / {helper}: {e}"

@@ -366,6 +366,9 @@ class Frame:
     # bound inside a range / tl.range / while loop, or in one branch of an `if` on a runtime
     # condition): name -> why, said by the error at a later read (Builder.undefined_after)
     undefined: dict = field(default_factory=dict)
+    # a helper's parameters bound to a caller's local tensor name (Builder.local_tensor):
+    # parameter -> that caller's name, which a refusal tells to annotate
+    tensor_params: dict = field(default_factory=dict)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -1713,13 +1716,24 @@ class Builder:
 
     def local_tensor(self, node: ast.expr) -> bool:
         """Whether ``node`` names a local of the partition (or helper) being built that a
-        plain assignment of this function bound (not `name: tl.constexpr = ...`, not a
-        parameter): Triton 3.6 holds every such name as a tensor, whatever its value."""
+        plain assignment of this function bound (not `name: tl.constexpr = ...`), or a
+        helper's parameter that such a name of its caller was passed to (and the helper does
+        not rebind): Triton 3.6 holds every such name as a tensor, whatever its value, and
+        passes it to a jit function as one. (A parameter given a literal or a constexpr is a
+        constexpr there, as Triton specialises the call to it.)"""
         if not isinstance(node, ast.Name) or not self.in_partition:
             return False
+        if node.id in self.frame.tensor_params and node.id not in self.frame.stores:
+            return True
         site = self.bound_at.get(self.frame.kir(node.id))
         return site is not None and not isinstance(site, ast.AnnAssign) and any(
             line == site.lineno for line, _ in self.frame.stores.get(node.id, ()))
+
+    def tensor_origin(self, node: ast.Name) -> str:
+        """The name of the function being built that made :meth:`local_tensor` ``node`` a
+        tensor by a plain assignment (through the parameters it was passed on as)."""
+        return self.frame.tensor_params.get(node.id, node.id) \
+            if node.id not in self.frame.stores else node.id
 
     def constexpr_operands(self, what: str, nodes: list) -> None:
         """Refuse a local tensor name (:meth:`local_tensor`) where Triton 3.6 takes only
@@ -1730,9 +1744,11 @@ class Builder:
         "int32[] used as tl.static_range start value is not a constexpr")."""
         for n in nodes:
             if self.local_tensor(n):
+                origin = self.tensor_origin(n)
+                via = "" if origin == n.id else f" (passed to '{self.frame.function}' as `{n.id}`)"
                 raise self.err(f"`{n.id}` in {what}, which takes compile-time values only: a "
-                               f"plain assignment makes `{n.id}` a tensor in Triton 3.6; bind "
-                               f"it as `{n.id}: tl.constexpr = ...`", n,
+                               f"plain assignment makes `{origin}` a tensor in Triton 3.6{via}; "
+                               f"bind it as `{origin}: tl.constexpr = ...`", n,
                                check="unsupported-expression")
 
     def local_number_truth(self, name: ast.Name, e: K.Expr, verb: str,
@@ -2058,6 +2074,11 @@ class Builder:
         sig = fdef.args
         positional = [p.arg for p in sig.posonlyargs + sig.args]
         params = positional + [p.arg for p in sig.kwonlyargs]
+        # Triton passes a tensor argument to a jit function as a tensor: a caller's local
+        # tensor name (`B = 64`, then `put(..., B)`) is one in the helper too
+        passed = list(zip(positional, node.args)) + [(k.arg, k.value) for k in node.keywords]
+        frame.tensor_params = {p: self.tensor_origin(a) for p, a in passed
+                               if p in params and self.local_tensor(a)}
         if len(args) > len(positional):
             raise self.err(f"'{fdef.name}' takes {len(positional)} positional arguments, "
                            f"{len(args)} given", node, check="bad-call")
