@@ -687,3 +687,62 @@ def test_what_triton_does_with_a_tensor_passed_to_a_helper(tmp_path, monkeypatch
     source = HELPER_KERNEL.replace("BODY", ind(body, 8)).replace("HELPER", ind(helper, 4))
     e = triton_compile_error(tmp_path, monkeypatch, source, "tri7h")
     assert (e is None) == accepted, f"{body} / {helper}: {e}"
+
+
+# A false tl.static_assert on compile-time values: Triton refuses to compile the kernel
+# (CompileTimeAssertionFailure); read as nothing, it was verified and only the lowering refused it
+# (Walker.static_assertion). A condition on a constexpr the generic reading leaves a param is
+# decided with the DEFAULT_CONFIG's value (C = 3 here), with which the kernel is read again (a
+# --param naming the constexpr reads it with that value instead); a true one stays verified.
+STATIC_ASSERTS = {
+    "a static_assert of False": (ring(writer(body=PUT + "tl.static_assert(False)\n")),
+                                 _REFUSED + ("`tl.static_assert(False)` fails",
+                                             "the static assertion is false")),
+    "a false static_assert on a constexpr": (
+        ring(writer(body=PUT + "tl.static_assert(C > 5)\n")),
+        _REFUSED + ("`tl.static_assert(C > 5)` fails", "specialised to C = 3")),
+    "a false static_assert of literals with a message": (
+        ring(writer(pre="tl.static_assert(64 < 0, 'tile')\n")),
+        _REFUSED + ("tl.static_assert failed: tile",)),
+    "a false static_assert in the kernel body": (
+        ring(kernel_pre="tl.static_assert(C % 2 == 0)\n"), _REFUSED),
+    "a false static_assert in a helper": (
+        ring(writer(body="chk(C)\n" + PUT), extra="\n\ndef chk(D):\n    tl.static_assert(D < 0)\n"),
+        _REFUSED),
+    "a true static_assert on a constexpr": (
+        ring(writer(body=PUT + "tl.static_assert(C == 3)\n")), "verified"),
+    "a true static_assert of a comparison of constexprs": (
+        ring(writer(body=PUT + "tl.static_assert((C > 2) and (C < 9))\n")), "verified"),
+    "a false static_assert under an if that is not taken": (
+        ring(writer(body=PUT + "if C > 5:\n    tl.static_assert(C > 5)\n")), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(STATIC_ASSERTS))
+def test_false_static_asserts(tmp_path, capsys, name):
+    text, expect = STATIC_ASSERTS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_a_static_assert_is_decided_by_the_constexpr_value_given(tmp_path, capsys):
+    """`--param C=7` reads the kernel with C = 7, for which `C > 5` holds; C = 2 fails it."""
+    text = STATIC_ASSERTS["a false static_assert on a constexpr"][0]
+    path = _run(tmp_path, capsys, text, ("C=7",), "verified")
+    check(capsys, path, ("C=2",), _REFUSED + ("specialised to C = 2",))
+    line = 1 + text[:text.index("tl.static_assert(")].count("\n")
+    assert tle_dump(["-q", str(path)]) == 1
+    assert f"kernel.py:{line}: error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("tl.static_assert(False)", False),
+    ("tl.static_assert(C > 5)", False),
+    ("tl.static_assert(64 < 0, 'tile')", False),
+    ("tl.static_assert(C % 2 == 0)", False),
+    ("tl.static_assert((C > 2) and (C < 9))", True),
+    ("if C > 5:\n    tl.static_assert(C > 5)", True),
+])
+def test_what_triton_does_with_a_static_assert(tmp_path, monkeypatch, body, accepted):
+    e = triton_compile_error(tmp_path, monkeypatch,
+                             TRITON_KERNEL.replace("BODY", ind(body, 8)), "tri7s")
+    assert (e is None) == accepted, f"{body}: {e}"

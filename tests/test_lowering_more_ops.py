@@ -226,9 +226,12 @@ def test_static_assert_and_static_print(tmp_path):
     assert "ttg.warp_specialize" in c.asm["ttgir"]
 
 
-def test_a_false_static_assert_fails_the_lowering_with_its_message(tmp_path):
+def test_a_false_static_assert_fails_the_lowering_with_its_message(tmp_path, capsys):
+    """tle-dump rejects it (Triton refuses to compile it), and so does the lowering, both
+    quoting its message."""
     f = _write(tmp_path, "tl.static_assert(64 < 0, 'tile too small')")
-    _verified(f)
+    assert dump_main(["-q", str(f)]) == 1
+    assert "tl.static_assert failed: tile too small" in capsys.readouterr().err
     with pytest.raises(TleError, match=r"tl\.static_assert failed: tile too small"):
         gluon_source((str(f), "k"), {})
 

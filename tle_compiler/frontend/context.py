@@ -113,6 +113,8 @@ class KernelCtx:
         self.unsure_width: set[str] = set()
         # integer constexprs the kernel is read specialised to (shape names of pipe fields)
         self.bind: dict[str, int] = {}
+        # integer constexprs the DEFAULT_CONFIG gives (the values the lowering compiles with)
+        self.config_constexprs: dict[str, int] = {}
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""

@@ -1402,15 +1402,17 @@ class Walker:
         if is_triton(path) and path.endswith(".static_assert") and node.args:
             # Triton checks it while it compiles, which it cannot on a runtime value ("Assertion
             # condition could not be determined at compile-time"); read as nothing, such a
-            # kernel was verified. (A false constant one is the lowering's error, which quotes
-            # its message.)
+            # kernel was verified.
             what = self.src(node.args[0])
-            if self.truth_kind(node.args[0])[0] in (self.INT, self.I1, self.TENSOR):
+            kind = self.truth_kind(node.args[0])[0]
+            if kind in (self.INT, self.I1, self.TENSOR):
                 raise self.err(f"`tl.static_assert({what})` on a runtime value: Triton 3.6 "
                                f"checks it while it compiles (\"Assertion condition could not "
                                f"be determined at compile-time\"); use tl.device_assert, or "
                                f"tle.assume for a kernel argument's domain", node,
                                check="unsupported-expression")
+            if kind == self.CONST:
+                self.static_assertion(node)
         if path == "builtins.print" or is_triton(path) and path.endswith(".device_print"):
             if not (args and isinstance(args[0], Const) and isinstance(args[0].value, str)):
                 fn = "print" if path == "builtins.print" else "tl.device_print"
@@ -1418,6 +1420,38 @@ class Walker:
                                f"device_print(prefix, *values), whose prefix must be a string "
                                f"(write `{fn}(\"name\", value)`)", node,
                                check="unsupported-expression")
+
+    def static_assertion(self, node: K.Op) -> None:
+        """Refuse ``tl.static_assert(cond)`` whose compile-time condition is false: Triton 3.6
+        refuses to compile the kernel (CompileTimeAssertionFailure). Read as nothing, such a
+        kernel was verified and only the lowering refused it. The condition is false when the
+        reading decides it (`False`, `64 < 0`, a constexpr the kernel is read specialised to).
+        On constexpr arguments the generic reading leaves params (`C > 5`), it is evaluated with
+        the values the file's DEFAULT_CONFIG gives them: false there, the reading stops with a
+        check in SPECIALIZABLE, so that tle-dump (and a compile or launch) reads the kernel again
+        specialised to the values it uses (the config's, or a --param's), which decide it; on
+        constexprs the config does not give, it is left to the lowering."""
+        cond = self.cond(node.args[0])
+        what = f"`tl.static_assert({self.src(node.args[0])})`"
+        msg = node.args[1] if len(node.args) > 1 else None
+        said = f": {msg.value}" if isinstance(msg, K.Const) and isinstance(msg.value, str) \
+            and msg.value else ""
+        why = (f"the static assertion is false, so Triton 3.6 refuses to compile the kernel "
+               f"(tl.static_assert failed{said})")
+        if cond is False:
+            bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
+            where = f" (the kernel read specialised to {bound})" if bound else ""
+            raise self.err(f"{what} fails{where}: {why}", node, check="unsupported-expression")
+        if isinstance(cond, (bool, NotAffine)):
+            return
+        args = {v: self.k.params.slot(v).arg for v in cond.variables
+                if v in self.k.params.by_placeholder}
+        values = {v: self.k.config_constexprs.get(a) for v, a in args.items()}
+        if len(values) == len(cond.variables) and None not in values.values() \
+                and not cond.eval(values):
+            given = ", ".join(f"{args[v]} = {values[v]}" for v in sorted(values))
+            raise self.err(f"{what} fails with {given} (DEFAULT_CONFIG): {why}", node,
+                           check="static-assert")
 
     def call_module(self, path: str, args: list[Value], kwargs: dict[str, Value],
                     node: K.Op) -> Value:
@@ -2530,6 +2564,23 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     return out
 
 
+def config_constexprs(kernel: K.Kernel) -> dict[str, int]:
+    """The integer (and bool) constexprs the DEFAULT_CONFIG the builder recorded on ``kernel``
+    gives (its entry for the kernel in a config keyed by kernel name); {} without one."""
+    from .build import decode_config
+
+    encoded = K.get_attr(kernel, "default_config")
+    if encoded is None or isinstance(encoded, tuple) and encoded[0] == "error":
+        return {}
+    cfg = decode_config(encoded)
+    if isinstance(cfg, dict) and "signature" not in cfg and kernel.name in cfg:
+        cfg = cfg[kernel.name]
+    values = cfg.get("constexprs") if isinstance(cfg, dict) else None
+    if not isinstance(values, dict):
+        return {}
+    return {n: int(v) for n, v in values.items() if isinstance(n, str) and isinstance(v, int)}
+
+
 def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
             bind: Optional[dict] = None, trees: Optional[dict[str, ast.Module]] = None,
             read_files: bool = True) -> Analysis:
@@ -2544,6 +2595,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         k.pipes[d.name] = pipe_info(d)
     bind = bind or {}
     k.bind = {n: v for n, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
+    k.config_constexprs = config_constexprs(kernel)
 
     env: dict[str, Value] = {}
     for p in kernel.params:
