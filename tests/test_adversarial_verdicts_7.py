@@ -746,3 +746,53 @@ def test_what_triton_does_with_a_static_assert(tmp_path, monkeypatch, body, acce
     e = triton_compile_error(tmp_path, monkeypatch,
                              TRITON_KERNEL.replace("BODY", ind(body, 8)), "tri7s")
     assert (e is None) == accepted, f"{body}: {e}"
+
+
+# A reduction along an axis leaves the other axes: `tl.sum(y, 1)` of a 2-D block is a 1-D block
+# of 64 elements, which Triton refuses as a condition ("Boolean value of Tensor with more than
+# one value is ambiguous"); Walker.is_block read every reduction as a scalar, so such a kernel
+# was verified. It now follows the shape (Walker.block_dims): the axis a reduction removes, the
+# axes `[:, None]` adds, broadcasting; a reduction of a 1-D block, or over every axis, is a
+# scalar, and one of a block whose rank it does not follow is not refused.
+GRID = "o = tl.arange(0, 64)\ny = tl.load(x_ptr + o[:, None] * 64 + o[None, :])\n"
+ROW = "o = tl.arange(0, 64)\ny = tl.load(x_ptr + o[None, :])\n"
+REDUCED_BLOCKS = {
+    "a 2-D block summed along axis 1": (on_data(GRID, "tl.sum(y, 1) > 0"),
+                                        _REFUSED + ("`if` on `tl.sum(y, 1) > 0`",)),
+    "a 2-D block summed along axis 0": (on_data(GRID, "tl.sum(y, 0) > 0"), _REFUSED),
+    "the axis by keyword": (on_data(GRID, "tl.sum(y, axis=1) > 0"), _REFUSED),
+    "the last axis as -1": (on_data(GRID, "tl.max(y, -1) > 0"), _REFUSED),
+    "a name bound to the reduction": (on_data(GRID + "s = tl.sum(y, 1)\n", "s > 0"), _REFUSED),
+    "a row reduced along its axis of one": (on_data(ROW, "tl.min(y, 0) > 0"), _REFUSED),
+    "a while on a reduced 2-D block": (
+        ring(writer(body=GRID + "while tl.sum(y, 1) > 0:\n    y = y - 1.0\n" + PUT)),
+        _REFUSED + ("`while` on `tl.sum(y, 1) > 0`",)),
+    # scalars
+    "a 1-D block summed along axis 0": (on_data(LOADED, "tl.sum(x, 0) > 0"), "verified"),
+    "a 2-D block summed over every axis": (on_data(GRID, "tl.sum(y) > 0"), "verified"),
+    "a 2-D block summed twice": (on_data(GRID, "tl.sum(tl.sum(y, 1), 0) > 0"), "verified"),
+    "a row reduced along its axis of 64": (on_data(ROW, "tl.max(y, 1) > 0"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(REDUCED_BLOCKS))
+def test_conditions_on_reduced_blocks(tmp_path, capsys, name):
+    text, expect = REDUCED_BLOCKS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("body,accepted", [
+    (GRID + "if tl.sum(y, 1) > 0:\n    tl.store(x_ptr, 1.0)", False),
+    (GRID + "if tl.sum(y, 0) > 0:\n    tl.store(x_ptr, 1.0)", False),
+    (GRID + "if tl.sum(y, axis=1) > 0:\n    tl.store(x_ptr, 1.0)", False),
+    (GRID + "if tl.max(y, -1) > 0:\n    tl.store(x_ptr, 1.0)", False),
+    (ROW + "if tl.min(y, 0) > 0:\n    tl.store(x_ptr, 1.0)", False),
+    (LOADED + "if tl.sum(x, 0) > 0:\n    tl.store(x_ptr, 1.0)", True),
+    (GRID + "if tl.sum(y) > 0:\n    tl.store(x_ptr, 1.0)", True),
+    (GRID + "if tl.sum(tl.sum(y, 1), 0) > 0:\n    tl.store(x_ptr, 1.0)", True),
+    (ROW + "if tl.max(y, 1) > 0:\n    tl.store(x_ptr, 1.0)", True),
+])
+def test_what_triton_does_with_a_reduced_block(tmp_path, monkeypatch, body, accepted):
+    e = triton_compile_error(tmp_path, monkeypatch,
+                             TRITON_KERNEL.replace("BODY", ind(body, 8)), "tri7r")
+    assert (e is None) == accepted, f"{body}: {e}"

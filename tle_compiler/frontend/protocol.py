@@ -2050,41 +2050,102 @@ class Walker:
                              "fdiv", "floor", "ceil", "erf", "umulhi", "load", "broadcast_to",
                              "reshape", "view", "expand_dims", "trans", "permute", "join"})
 
-    def is_block(self, e: K.Expr, seen: frozenset = frozenset()) -> bool:
-        """Whether ``e`` is surely a tensor of more than one element: a ``tl.arange`` of more
-        than one value, a ``tl.zeros`` / ``tl.full`` of such a shape, or an elementwise
-        operation, load or comparison of one (through the names bound to them). A reduction
-        and anything else the frontend does not follow is not (False: nothing refused)."""
+    #: tl functions whose result has their operand's shape but for the axis they reduce
+    REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "xor_sum"})
+    #: ELEMENTWISE functions that change the shape (a block stays one, its rank is not followed)
+    RESHAPING = frozenset({"broadcast_to", "reshape", "view", "expand_dims", "trans", "permute",
+                           "join"})
+
+    def is_block(self, e: K.Expr) -> bool:
+        """Whether ``e`` is surely a tensor of more than one element (:meth:`block_dims` has a
+        dimension of more than one element, or of a size not known)."""
+        return any(d is None or d > 1 for d in self.block_dims(e)[0])
+
+    def block_dims(self, e: K.Expr, seen: frozenset = frozenset()) \
+            -> tuple[tuple[Optional[int], ...], bool]:
+        """The shape of ``e`` as far as the frontend follows it, and whether its rank is known:
+        a ``tl.arange`` (``(64,)``), a ``tl.zeros`` / ``tl.full`` of a literal shape, an
+        elementwise operation, load or comparison of such blocks (broadcast), ``x[None, :]``,
+        and a reduction along an axis (``tl.sum(y, 1)`` of a ``(64, 64)`` block is ``(64,)``,
+        of a ``(64,)`` block a scalar; without an axis, a scalar), through the names bound to
+        them; a size not known is None. Literals and the integers the walk tracks (kernel
+        arguments, loop variables) are scalars, ``((), True)``. What else is not followed is
+        ``((), False)``: no block, and an operation beside it may have a higher rank than the
+        dims say (broadcasting keeps each dimension of more than one element, so the dims
+        still tell a block, but a reduction of it is not followed, so as not to refuse a
+        scalar Triton compiles)."""
+        unknown: tuple[tuple, bool] = ((), False)
+        if isinstance(e, (K.Const, K.Global)):
+            return ((), True) if isinstance(e.value, (bool, int, float)) else unknown
+        if isinstance(e, K.DType):
+            return (), True
         if isinstance(e, K.Name):
             v = self.env.get(e.id)
+            if isinstance(v, (Aff, KernelArg, Sym)) or isinstance(v, Const) and isinstance(
+                    v.value, (bool, int, float)):
+                return (), True
             node = v.node if isinstance(v, Data) and not v.shared else None
             if node is None or id(node) in seen or isinstance(node, K.Name):
-                return False
-            return self.is_block(node, seen | {id(node)})
+                return unknown
+            return self.block_dims(node, seen | {id(node)})
         if isinstance(e, (K.BinOp, K.Compare)):
-            return self.is_block(e.lhs, seen) or self.is_block(e.rhs, seen)
+            return self.broadcast([self.block_dims(x, seen) for x in (e.lhs, e.rhs)])
         if isinstance(e, K.UnaryOp):
-            return self.is_block(e.operand, seen)
+            return self.block_dims(e.operand, seen)
         if isinstance(e, K.BoolOp):
-            return any(self.is_block(x, seen) for x in e.items)
+            return self.broadcast([self.block_dims(x, seen) for x in e.items])
         if isinstance(e, K.Subscript):
-            return self.is_block(e.value, seen) and any(i is None or i == ":" for i in e.index)
+            dims, exact = self.block_dims(e.value, seen)
+            if not all(i is None or i == ":" for i in e.index):
+                return unknown
+            if exact and sum(i == ":" for i in e.index) == len(dims):
+                it = iter(dims)
+                return tuple(1 if i is None else next(it) for i in e.index), True
+            return (dims, False) if any(i is None or i == ":" for i in e.index) else unknown
         if not isinstance(e, K.Op) or not e.name.startswith("tl."):
-            return False
+            return unknown
         name = e.name[3:]
         if name == "arange" and len(e.args) == 2:
             lo, hi = (self.literal_int(a) for a in e.args)
-            return not (isinstance(lo, int) and isinstance(hi, int) and hi - lo <= 1)
+            return ((hi - lo if isinstance(lo, int) and isinstance(hi, int) else None),), True
         if name in ("zeros", "full") and e.args and isinstance(e.args[0], K.TupleExpr):
             dims = [self.literal_int(d) for d in e.args[0].items]
-            return any(not isinstance(d, int) or d > 1 for d in dims)
+            return tuple(d if isinstance(d, int) else None for d in dims), True
+        if name in self.REDUCTIONS and e.args:
+            axis = e.args[1] if len(e.args) > 1 else e.kw("axis")
+            if axis is None or isinstance(axis, K.Const) and axis.value is None:
+                return (), True  # every axis
+            dims, exact = self.block_dims(e.args[0], seen)
+            a = self.literal_int(axis)
+            if not exact or a is None or not -len(dims) <= a < len(dims):
+                return unknown
+            a %= len(dims)
+            keep = e.kw("keep_dims")
+            kept = (1,) if isinstance(keep, K.Const) and keep.value is True else ()
+            return dims[:a] + kept + dims[a + 1:], True
         if name in self.ELEMENTWISE:
-            return any(self.is_block(a, seen) for a in e.args)
-        return False
+            dims, exact = self.broadcast([self.block_dims(a, seen) for a in e.args])
+            return dims, exact and name not in self.RESHAPING
+        return unknown
+
+    @staticmethod
+    def broadcast(shapes: list[tuple[tuple, bool]]) -> tuple[tuple, bool]:
+        """Triton's broadcast of operands of :meth:`block_dims` shapes: aligned at their last
+        dimensions, a dimension of one element takes the other's size."""
+        rank = max(len(d) for d, _ in shapes)
+        out: list = []
+        for k in range(1, rank + 1):
+            sizes = [d[-k] for d, _ in shapes if len(d) >= k]
+            big = [x for x in sizes if x != 1]
+            out.append(1 if not big else (big[0] if None not in big else None))
+        return tuple(reversed(out)), all(exact for _, exact in shapes)
 
     def literal_int(self, e: K.Expr) -> Optional[int]:
         """The compile-time integer ``e`` names without evaluating it (a literal, a module
-        constant, a name bound to a constant), else None."""
+        constant, a name bound to a constant, one negated: an axis `-1`), else None."""
+        if isinstance(e, K.UnaryOp) and e.op == "-":
+            v = self.literal_int(e.operand)
+            return -v if v is not None else None
         if isinstance(e, (K.Const, K.Global)):
             v = e.value
             return int(v) if isinstance(v, int) else None
