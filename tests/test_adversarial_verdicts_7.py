@@ -65,6 +65,13 @@ build.py):
 Checked and right before: `q = T` then `T = 5` in a loop refuses an `if q == 3:` around events:
 Triton carries T (a loop-carried i32: 3 in the first iteration, 5 after), so q is not a
 constant (test_what_triton_does checks that Triton does not fold it).
+
+Closed after the round (the last section of this file): verified before, though Triton 3.6
+refuses them: a false `tl.static_assert` on compile-time values (`False`, `C > 5` with C = 3),
+left to the lowering (Walker.static_assertion); an `if` on a 2-D block reduced along one axis
+(`tl.sum(y, 1)`), read as a scalar (Walker.block_dims); a partition's local tensor name passed
+to a helper that uses it where Triton takes constexprs (`tl.arange(0, B)`), `and` / `not` or `**`
+(Builder.local_tensor).
 """
 
 from __future__ import annotations
