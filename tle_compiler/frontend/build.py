@@ -36,6 +36,7 @@ from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
 from .memory_waits import check_memory_waits
 from .partition_rules import check_register_budgets, check_wgmma_warps
 from .tensor_args import body_assigns, source_text, tensor_item
+from .config_literal import decode_config, encode_config  # noqa: F401 (re-exported)
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
            ast.Mod: "%", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
@@ -281,28 +282,6 @@ def _bound_names(st: ast.stmt) -> set[str]:
         elif isinstance(n, (ast.Import, ast.ImportFrom)):
             out |= {a.asname or a.name.split(".")[0] for a in n.names}
     return out
-
-
-def encode_config(v: object) -> object:
-    """A literal (``DEFAULT_CONFIG``) as a KIR attribute value: dicts, lists and tuples become
-    tagged tuples (``("dict", ((key, value), ...))``, ``("list", items)``, ``("tuple", items)``),
-    scalars stay themselves; :func:`decode_config` inverts it."""
-    if isinstance(v, dict):
-        return ("dict", tuple((encode_config(k), encode_config(x)) for k, x in v.items()))
-    if isinstance(v, (list, tuple)):
-        return ("list" if isinstance(v, list) else "tuple", tuple(encode_config(x) for x in v))
-    return v
-
-
-def decode_config(v: object) -> object:
-    """The literal :func:`encode_config` encoded."""
-    if not isinstance(v, tuple):
-        return v
-    tag, items = v
-    if tag == "dict":
-        return {decode_config(k): decode_config(x) for k, x in items}
-    seq = [decode_config(x) for x in items]
-    return seq if tag == "list" else tuple(seq)
 
 
 class ModuleCache:

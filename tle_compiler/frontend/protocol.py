@@ -2628,7 +2628,7 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 def config_constexprs(kernel: K.Kernel) -> dict[str, int]:
     """The integer (and bool) constexprs the DEFAULT_CONFIG the builder recorded on ``kernel``
     gives (its entry for the kernel in a config keyed by kernel name); {} without one."""
-    from .build import decode_config
+    from .config_literal import decode_config
 
     encoded = K.get_attr(kernel, "default_config")
     if encoded is None or isinstance(encoded, tuple) and encoded[0] == "error":

@@ -1,0 +1,28 @@
+"""A kernel file's ``DEFAULT_CONFIG`` literal as a kernel IR attribute value and back. Its own
+module, with no imports of the frontend, so that both the builder (which records the attribute)
+and the protocol view (which reads constexpr values from it) can use it without an import
+cycle."""
+
+from __future__ import annotations
+
+
+def encode_config(v: object) -> object:
+    """A literal (``DEFAULT_CONFIG``) as a KIR attribute value: dicts, lists and tuples become
+    tagged tuples (``("dict", ((key, value), ...))``, ``("list", items)``, ``("tuple", items)``),
+    scalars stay themselves; :func:`decode_config` inverts it."""
+    if isinstance(v, dict):
+        return ("dict", tuple((encode_config(k), encode_config(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return ("list" if isinstance(v, list) else "tuple", tuple(encode_config(x) for x in v))
+    return v
+
+
+def decode_config(v: object) -> object:
+    """The literal :func:`encode_config` encoded."""
+    if not isinstance(v, tuple):
+        return v
+    tag, items = v
+    if tag == "dict":
+        return {decode_config(k): decode_config(x) for k, x in items}
+    seq = [decode_config(x) for x in items]
+    return seq if tag == "list" else tuple(seq)
