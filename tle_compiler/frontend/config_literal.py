@@ -1,4 +1,5 @@
-"""A kernel file's ``DEFAULT_CONFIG`` literal as a kernel IR attribute value and back. Its own
+"""A kernel file's ``DEFAULT_CONFIG`` literal as a kernel IR attribute value and back, and a
+kernel's entry in it. Its own
 module, with no imports of the frontend, so that both the builder (which records the attribute)
 and the protocol view (which reads constexpr values from it) can use it without an import
 cycle."""
@@ -26,3 +27,11 @@ def decode_config(v: object) -> object:
         return {decode_config(k): decode_config(x) for k, x in items}
     seq = [decode_config(x) for x in items]
     return seq if tag == "list" else tuple(seq)
+
+
+def kernel_entry(cfg: object, kernel: str) -> tuple[object, bool]:
+    """The entry for ``kernel`` of a decoded DEFAULT_CONFIG keyed by kernel name (a dict without
+    "signature" that has the kernel's name as a key) and True; else ``cfg`` itself and False."""
+    if isinstance(cfg, dict) and "signature" not in cfg and kernel in cfg:
+        return cfg[kernel], True
+    return cfg, False

@@ -2628,14 +2628,12 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 def config_constexprs(kernel: K.Kernel) -> dict[str, int]:
     """The integer (and bool) constexprs the DEFAULT_CONFIG the builder recorded on ``kernel``
     gives (its entry for the kernel in a config keyed by kernel name); {} without one."""
-    from .config_literal import decode_config
+    from .config_literal import decode_config, kernel_entry
 
     encoded = K.get_attr(kernel, "default_config")
     if encoded is None or isinstance(encoded, tuple) and encoded[0] == "error":
         return {}
-    cfg = decode_config(encoded)
-    if isinstance(cfg, dict) and "signature" not in cfg and kernel.name in cfg:
-        cfg = cfg[kernel.name]
+    cfg, _ = kernel_entry(decode_config(encoded), kernel.name)
     values = cfg.get("constexprs") if isinstance(cfg, dict) else None
     if not isinstance(values, dict):
         return {}

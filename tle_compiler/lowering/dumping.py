@@ -41,7 +41,7 @@ def kernel_config(kir, path: str, kernel: str) -> dict:
     """The DEFAULT_CONFIG the frontend recorded on a kernel IR (its ``default_config``
     attribute; the same for a kernel read from a ``.kir`` file); ``path`` names the file in
     errors, ``kernel`` picks its entry in a config keyed by kernel name."""
-    from ..frontend.build import decode_config
+    from ..frontend.config_literal import decode_config, kernel_entry
 
     encoded = get_attr(kir, "default_config")
     if isinstance(encoded, tuple) and encoded[0] == "error":
@@ -51,10 +51,7 @@ def kernel_config(kir, path: str, kernel: str) -> dict:
         raise TleError(f"{path} has no DEFAULT_CONFIG = {{'signature': {{...}}, 'constexprs': "
                        f"{{...}}}}: --ttgir/--ptx/--gluon need one to know the argument types",
                        Loc(path, 1), check="lowering")
-    cfg = decode_config(encoded)
-    keyed = "signature" not in cfg and kernel in cfg
-    if keyed:
-        cfg = cfg[kernel]
+    cfg, keyed = kernel_entry(decode_config(encoded), kernel)
     warps = cfg.get("num_warps") if isinstance(cfg, dict) else None
     if warps is not None and warps != kir.num_warps:
         raise TleError(f"DEFAULT_CONFIG gives num_warps {warps}, but kernel '{kir.name}' has "
