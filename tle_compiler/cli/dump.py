@@ -154,10 +154,9 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
     or specialised to the ``--param`` values naming its constexprs, or, when its indices are
     affine only with them as numbers, to those and the DEFAULT_CONFIG constexprs it carries (a
     note on stderr says so, as for a .py file)."""
-    from ..frontend import SPECIALIZABLE
     from ..ir.kernel_text import parse_kernel_file
     from ..lowering.dumping import kernel_config
-    from ..passes.kir_module import protocol_view
+    from .print_ir import kir_protocol_view
 
     try:
         kernels = parse_kernel_file(str(path))
@@ -172,25 +171,9 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
             _refuse_contradicting_config(e)
             config = {}
         defaults[k.name] = config
-
-        def ints(values: dict) -> dict:
-            return {n: v for n, v in values.items() if n in names[k.name]
-                    and isinstance(v, int) and not isinstance(v, bool)}
-
-        given = ints(fixed)
-        try:
-            program = protocol_view(k, bind=given) if given else protocol_view(k)
-            bound = given
-        except TleError as e:
-            bound = ints({**config, **fixed})
-            if given or e.check not in SPECIALIZABLE or not bound:
-                raise
-            program = protocol_view(k, bind=bound)
-        if bound:
-            why = "--param" if bound == given else "its indices are affine only with them"
-            print(f"tle-dump: {path}: {k.name} read specialised to "
-                  f"{', '.join(f'{n}={v}' for n, v in sorted(bound.items()))} ({why}); the "
-                  f"verdict holds for these values only", file=sys.stderr)
+        given = {n: v for n, v in fixed.items() if n in names[k.name]
+                 and isinstance(v, int) and not isinstance(v, bool)}
+        program, bound = kir_protocol_view(path, k, {**config, **fixed}, given)
         specialised.update(bound)
         programs.append(program)
     loaded = Loaded(Module(tuple(programs), str(path)), specialised, names, defaults)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
+from typing import Optional
 
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.kernel_text import print_kernel
@@ -94,9 +95,7 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
     DEFAULT_CONFIG constexprs the KIR carries when its indices are affine only with them; the
     lowering passes lower for those constexprs, with the values read specialised to and the
     ``--param`` values of its constexprs in their place."""
-    from ..frontend import SPECIALIZABLE
     from ..lowering.dumping import CONFIG_CHECK, kernel_config
-    from ..passes.kir_module import protocol_view
     from .constexprs import over_config
 
     try:
@@ -105,26 +104,44 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
         if e.check == CONFIG_CHECK:  # num_warps contradicting the kernel's: unusable input
             raise unusable(str(e)) from None
         config = {}
-    constexprs: dict = {}
-    try:
-        program = protocol_view(k)
-    except TleError as e:
-        bind = {**config, **fixed}
-        bind = {p.name: bind[p.name] for p in k.params if p.constexpr and p.name in bind
-                and isinstance(bind[p.name], int) and not isinstance(bind[p.name], bool)}
-        if e.check not in SPECIALIZABLE or not bind:
-            raise
-        program = protocol_view(k, bind=bind)
-        print(f"tle-dump: {path}: read specialised to "
-              f"{', '.join(f'{n}={v}' for n, v in sorted(bind.items()))} "
-              f"({e.message.split(':')[0]} otherwise); the verdict holds for these values only",
-              file=sys.stderr)
-        constexprs = bind
+    program, constexprs = kir_protocol_view(path, k, {**config, **fixed})
     if any(n in names for n in SPECIALISED_PASSES):
         constexprs = over_config(config, {**constexprs, **{p.name: fixed[p.name] for p in k.params
                                                            if p.constexpr and p.name in fixed}})
     return KirModule(k, constexprs=constexprs, program=program, bound=args.bound,
                      params={n: v for n, v in fixed.items() if n in fixable(program)})
+
+
+def kir_protocol_view(path: Path, k, values: dict, given: Optional[dict] = None
+                      ) -> tuple[object, dict]:
+    """The protocol view of a kernel read from a ``.kir`` file and the constexprs it was read
+    specialised to: to ``given`` (constexpr values a --param names) when there are any;
+    otherwise generic, or, when its indices are affine only with its integer constexprs as
+    numbers (a SPECIALIZABLE reading error), specialised to those of ``values`` (the
+    DEFAULT_CONFIG's and --param's). A note on stderr names the values a view is specialised
+    to, as for a .py file."""
+    from ..frontend import SPECIALIZABLE
+    from ..passes.kir_module import protocol_view
+
+    def note(bind: dict, why: str) -> None:
+        print(f"tle-dump: {path}: read specialised to "
+              f"{', '.join(f'{n}={v}' for n, v in sorted(bind.items()))} ({why}); the verdict "
+              f"holds for these values only", file=sys.stderr)
+
+    if given:
+        program = protocol_view(k, bind=given)
+        note(given, "--param")
+        return program, dict(given)
+    try:
+        return protocol_view(k), {}
+    except TleError as e:
+        bind = {p.name: values[p.name] for p in k.params if p.constexpr and p.name in values
+                and isinstance(values[p.name], int) and not isinstance(values[p.name], bool)}
+        if e.check not in SPECIALIZABLE or not bind:
+            raise
+        program = protocol_view(k, bind=bind)
+        note(bind, f"{e.message.split(':')[0]} otherwise")
+        return program, bind
 
 
 def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[str]]:
