@@ -123,9 +123,13 @@ TENSOR_TRUTH = {
     "a name bound to tl.where and a comparison": (
         on_data("x = tl.where(p > 0, 1, 0)\n", "x and (p < N)"), _REFUSED),
     "around events": (guarded("tl.where(p >= 0, 1, 0) and (p < N)"), _REFUSED),
-    # an i1 tensor Triton compiles, but its dtype is not tracked: refused, saying what to write
+    # an i1 tensor Triton compiles: refused in this round (its dtype was not tracked), accepted
+    # since the eighth (Walker.i1_where: a where of two i1s is one)
     "tl.where of bools and a comparison": (
-        on_data("", "tl.where(p > 0, True, False) and (p < N)"),
+        on_data("", "tl.where(p > 0, True, False) and (p < N)"), "verified"),
+    # a where of other operands is refused, saying what to write
+    "tl.where of a bool and an integer and a comparison": (
+        on_data("", "tl.where(p > 0, True, 0) and (p < N)"),
         _REFUSED + ("combine comparisons with `&` / `|`",)),
     # what Triton compiles: a comparison of a scalar load, `&` of comparisons, a lone tensor
     "a compared scalar load and a comparison": (

@@ -30,9 +30,11 @@ from ..ir.record import record
 from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
+from .folding import fold
+from .local_tensors import BuildRules
 from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
-from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, fold_int
+from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
 from .memory_waits import check_memory_waits
 from .partition_rules import check_register_budgets, check_wgmma_warps
 from .tensor_args import body_assigns, source_text, tensor_item
@@ -345,9 +347,18 @@ class Frame:
     # bound inside a range / tl.range / while loop, or in one branch of an `if` on a runtime
     # condition): name -> why, said by the error at a later read (Builder.undefined_after)
     undefined: dict = field(default_factory=dict)
-    # a helper's parameters bound to a caller's local tensor name (Builder.local_tensor):
+    # a helper's parameters bound to a caller's local tensor name (local_tensors.BuildRules):
     # parameter -> that caller's name, which a refusal tells to annotate
     tensor_params: dict = field(default_factory=dict)
+    # the scopes Triton visits the statement being built in, innermost last: ("static", trip
+    # count or None) for a tl.static_range body (unrolled: each iteration sees the names the
+    # last one bound), ("region",) for the body of a range / tl.range / while loop or a branch
+    # of an `if` on a runtime condition (visited in a scope of its own). Builder.s_AnnAssign
+    # reads it.
+    regions: list = field(default_factory=list)
+    # names a while loop's body assigns that were not bound before it: the builder puts them
+    # in ``env`` (runtime values in the condition) before the body binds them
+    placeholders: set = field(default_factory=set)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -362,6 +373,19 @@ def _stores(body: list[ast.stmt]) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
+def _constexpr_annotation(s: ast.AnnAssign) -> bool:
+    """Whether ``s`` is written `name: tl.constexpr = value` (any spelling of constexpr)."""
+    return ast.unparse(s.annotation).split(".")[-1] == "constexpr"
+
+
+def _trip_count(start: K.Expr, stop: K.Expr, step: K.Expr) -> Optional[int]:
+    """The number of iterations of a loop whose bounds fold to integers, else None."""
+    bounds = [fold(x) for x in (start, stop, step)]
+    if not all(isinstance(b, int) for b in bounds) or bounds[2] == 0:
+        return None
+    return len(range(*bounds))
+
+
 def _module_label(m: Module) -> str:
     """A module's dotted name, as Python names it (for messages)."""
     from .modules import module_name_of
@@ -373,7 +397,7 @@ def _loc(path: str, node: ast.AST) -> Loc:
     return Loc(path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
 
 
-class Builder:
+class Builder(BuildRules):
     """Builds the KIR of one kernel (:meth:`kernel`)."""
 
     def __init__(self, cache: ModuleCache, module: Module, bind: Optional[dict] = None):
@@ -808,6 +832,7 @@ class Builder:
             e, st = self.snapshot(e, st, node)
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
+            f.placeholders.discard(target.id)
             f.undefined.pop(target.id, None)
             f.lost.discard(target.id)
             f.lost_buffers.pop(target.id, None)
@@ -911,8 +936,7 @@ class Builder:
         lowering stopped with an internal error comparing the two views' events. Triton holds
         such a name as a tensor of that value (a plain assignment converts a constant), so the
         same branch runs; where Triton needs a constexpr or refuses a tensor (`tl.arange(0,
-        B)`, `b and p`, `q ** 2`), the name is refused (:meth:`constexpr_operands`,
-        :meth:`local_number`)."""
+        B)`, `b and p`, `q ** 2`), the name is refused (local_tensors.BuildRules)."""
         if self.in_partition and len(self.frame.stores.get(tgt.id, ())) == 1:
             value = fold(e)
             if isinstance(value, (bool, int)):
@@ -924,11 +948,41 @@ class Builder:
         if s.value is None:
             return
         e, st = self.expr(s.value)
+        if isinstance(s.target, ast.Name) and _constexpr_annotation(s):
+            self.constexpr_rebinding(s)
         if st is None and isinstance(s.target, ast.Name):
             # `b: tl.constexpr = 1` stays a constexpr in Triton (a plain `b = 1` is a tensor):
             # folded, its uses are the constant, which `and` / `or` / `not` take as Triton does
             e, st = self.fold_once(s.target, e, st)
         self.assign(s.target, e, st, s)
+
+    def constexpr_rebinding(self, s: ast.AnnAssign) -> None:
+        """Refuse `name: tl.constexpr = ...` where Triton 3.6's visit_AnnAssign finds the name
+        already bound in the function's scope ("... is already defined. constexpr cannot be
+        reassigned"): a parameter, a name bound before (plainly or annotated), a loop variable,
+        or a name the body of a tl.static_range that runs more than once annotates (the loop is
+        unrolled in one scope: the second iteration finds the first one's binding). The body of
+        a range / while loop and a branch of an `if` on a runtime value are scopes of their own
+        (a name bound there before is not in the next iteration's or the other branch's).
+        Read as a plain rebinding, such a kernel was verified."""
+        f, name = self.frame, s.target.id
+        if name in f.env and name not in f.placeholders:
+            raise self.err(f"`{ast.unparse(s).strip()}`: '{name}' is already bound here, and "
+                           f"Triton 3.6 refuses to bind it again as a constexpr (\"{name} is "
+                           f"already defined. constexpr cannot be reassigned\"): use another "
+                           f"name", s, check="unsupported-expression")
+        for region in reversed(f.regions):
+            if region[0] == "region":
+                return
+            if region[1] is None or region[1] > 1:
+                runs = "more than once" if region[1] is not None else "for every value of its " \
+                    "bound (more than once for most)"
+                raise self.err(f"`{ast.unparse(s).strip()}` in the body of a tl.static_range "
+                               f"loop, which Triton 3.6 unrolls in one scope: the body runs "
+                               f"{runs}, and the second iteration finds '{name}' bound by the "
+                               f"first (\"{name} is already defined. constexpr cannot be "
+                               f"reassigned\"); bind it before the loop", s,
+                               check="unsupported-expression")
 
     def s_AugAssign(self, s: ast.AugAssign) -> None:
         if not isinstance(s.target, ast.Name):
@@ -961,6 +1015,8 @@ class Builder:
         self.tuple_shapes.pop(f.kir(s.target.id), None)
         if not RANGES[path]:
             self.runtime.add(f.kir(s.target.id))
+        f.regions.append(("static", _trip_count(start, stop, step)) if RANGES[path]
+                         else ("region",))
         self.depth += 1
         self.loop_depth += 1
         try:
@@ -968,6 +1024,7 @@ class Builder:
         finally:
             self.depth -= 1
             self.loop_depth -= 1
+            f.regions.pop()
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
@@ -1123,7 +1180,10 @@ class Builder:
         self.rebound(s.body + s.orelse, s)
         before = dict(f.env)
         shapes_before, sites_before = dict(self.tuple_shapes), dict(self.bound_at)
+        runtime = self.is_runtime(cond)
         self.depth += 1
+        if runtime:
+            f.regions.append(("region",))
         try:
             then = self.block(s.body)
             env_then = dict(f.env)
@@ -1136,6 +1196,8 @@ class Builder:
             env_else = dict(f.env)
         finally:
             self.depth -= 1
+            if runtime:
+                f.regions.pop()
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
@@ -1145,11 +1207,19 @@ class Builder:
         then = then + tuple(bound[0])
         orelse = orelse + tuple(bound[1])
         self._merge(before, [env_then, env_else], both=True)
-        if self.is_runtime(cond):
+        if runtime:
             # an scf.if: a name one branch binds (and not before) is undefined after it
             self.undefined_after(before, s, f"it is bound in one branch only of the `if` at "
                                             f"line {s.lineno}",
                                  (set(env_then) ^ set(env_else)) - set(before) - set(bound[2]))
+            # and so is one a branch binds as a constexpr: Triton's visit_AnnAssign puts it in
+            # the branch's scope only, and the scf.if yields only the tensors both bind
+            annotated = {n for n in (set(env_then) | set(env_else)) - set(before)
+                         if any(isinstance(sites.get(f.kir(n)), ast.AnnAssign)
+                                and _constexpr_annotation(sites[f.kir(n)])
+                                for sites in (sites_then, self.bound_at))}
+            self.undefined_after(before, s, f"it is bound as a tl.constexpr in a branch of the "
+                                            f"`if` at line {s.lineno}", annotated - set(bound[2]))
         for name, value in bound[2].items():
             f.env[name] = value
             f.lost.discard(name)
@@ -1235,8 +1305,11 @@ class Builder:
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
         before = dict(f.env)
+        placeholders = set(f.placeholders)
         for n in stored:
             if n not in f.carried:  # (a carried tuple reads its item variables)
+                if n not in f.env:
+                    f.placeholders.add(n)
                 f.env[n] = None  # assigned in the body: runtime values in the condition
         n_out = len(self.out)
         cond = self.value(s.test)
@@ -1248,11 +1321,14 @@ class Builder:
         pre = tuple(self.out[n_out:])
         self.depth += 1
         self.loop_depth += 1
+        f.regions.append(("region",))
         try:
             body = self.block(s.body) + pre
         finally:
             self.depth -= 1
             self.loop_depth -= 1
+            f.regions.pop()
+            f.placeholders = placeholders
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
@@ -1618,21 +1694,13 @@ class Builder:
         if op is None:
             raise self.err("unsupported operator", node)
         if op == "**":
-            for v, e in ((node.left, a), (node.right, b)):
-                if self.local_number(v, e) is not None:
-                    # folded to its constant, `q ** 2` read as a constexpr power; Triton
-                    # holds q as a tensor, which has no __pow__
-                    raise self.err(f"`{ast.unparse(node)}`: `{v.id}` is bound to {fold(e)!r} "
-                                   f"here, which Triton 3.6 makes a tensor (a plain assignment "
-                                   f"turns a constant into a tensor), and a tensor has no "
-                                   f"`__pow__`: bind it as `{v.id}: tl.constexpr = ...`, or "
-                                   f"multiply it out", node, check="unsupported-expression")
+            self.tensor_power(node, [(node.left, a), (node.right, b)])
         return K.BinOp(op, a, b, self.loc(node)), None
 
     def e_UnaryOp(self, node: ast.UnaryOp) -> tuple[K.Expr, Optional[Static]]:
         x = self.value(node.operand)
-        if isinstance(node.op, ast.Not) and self.local_number(node.operand, x) is not None:
-            raise self.local_number_truth(node.operand, x, "not", node)
+        if isinstance(node.op, ast.Not):
+            self.tensor_truth(node, [(node.operand, x)], "not")
         return K.UnaryOp(_UNOPS[type(node.op)], x, self.loc(node)), None
 
     def e_Compare(self, node: ast.Compare) -> tuple[K.Expr, Optional[Static]]:
@@ -1663,83 +1731,24 @@ class Builder:
     def e_BoolOp(self, node: ast.BoolOp) -> tuple[K.Expr, Optional[Static]]:
         op = "and" if isinstance(node.op, ast.And) else "or"
         items = tuple(self.value(v) for v in node.values)
-        # Triton's walk of the operands (code_generator.visit_BoolOp): a constant that decides
-        # the result ends it, another is dropped, each tensor is kept; two kept or more are
-        # each bitcast to i1. A local name bound to a number is a tensor there.
-        kept, local = 0, None
-        for v, e in zip(node.values, items):
-            if self.local_number(v, e) is not None:
-                kept, local = kept + 1, local or v
-                continue
-            c = fold(e)
-            if c is None:
-                kept += 1
-            elif bool(c) == (op == "or"):
-                break
-        if local is not None and kept > 1:
-            raise self.local_number_truth(local, items[node.values.index(local)], op, node)
+        # a local name bound to a number is a tensor there (local_tensors.BuildRules)
+        self.tensor_truth(node, list(zip(node.values, items)), op)
         return K.BoolOp(op, items, self.loc(node)), None
 
-    def local_number(self, node: ast.expr, e: K.Expr) -> Optional[str]:
-        """The dtype of the tensor Triton 3.6 makes of a partition's (or helper's) local name
-        bound by a plain assignment to a compile-time number (`b = 1`, `b = C`, `a, b = 1,
-        0`): its visit_Assign converts every constant it assigns to a tensor (i32, fp32) unless
-        the assignment is annotated `tl.constexpr`; None for anything else (a bool, which
-        becomes an i1, a parameter, a runtime value the protocol walker classifies)."""
-        if not self.local_tensor(node):
-            return None
-        v = fold(e)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return None
-        return "i32" if isinstance(v, int) else "fp32"
-
-    def local_tensor(self, node: ast.expr) -> bool:
-        """Whether ``node`` names a local of the partition (or helper) being built that a
-        plain assignment of this function bound (not `name: tl.constexpr = ...`), or a
-        helper's parameter that such a name of its caller was passed to (and the helper does
-        not rebind): Triton 3.6 holds every such name as a tensor, whatever its value, and
-        passes it to a jit function as one. (A parameter given a literal or a constexpr is a
-        constexpr there, as Triton specialises the call to it.)"""
-        if not isinstance(node, ast.Name) or not self.in_partition:
-            return False
-        if node.id in self.frame.tensor_params and node.id not in self.frame.stores:
-            return True
-        site = self.bound_at.get(self.frame.kir(node.id))
-        return site is not None and not isinstance(site, ast.AnnAssign) and any(
-            line == site.lineno for line, _ in self.frame.stores.get(node.id, ()))
-
-    def tensor_origin(self, node: ast.Name) -> str:
-        """The name of the function being built that made :meth:`local_tensor` ``node`` a
-        tensor by a plain assignment (through the parameters it was passed on as)."""
-        return self.frame.tensor_params.get(node.id, node.id) \
-            if node.id not in self.frame.stores else node.id
-
-    def constexpr_operands(self, what: str, nodes: list) -> None:
-        """Refuse a local tensor name (:meth:`local_tensor`) where Triton 3.6 takes only
-        constexprs: the bounds of a tl.static_range, the arguments of tl.arange, the shape of
-        tl.zeros / tl.full, the argument of int() / float(). The frontend folded `B = 64` to
-        its constant there and the lowering inlined it, so such a kernel was verified and
-        compiled, where Triton refuses it ("arange's arguments must be of type tl.constexpr",
-        "int32[] used as tl.static_range start value is not a constexpr")."""
-        for n in nodes:
-            if self.local_tensor(n):
-                origin = self.tensor_origin(n)
-                via = "" if origin == n.id else f" (passed to '{self.frame.function}' as `{n.id}`)"
-                raise self.err(f"`{n.id}` in {what}, which takes compile-time values only: a "
-                               f"plain assignment makes `{origin}` a tensor in Triton 3.6{via}; "
-                               f"bind it as `{origin}: tl.constexpr = ...`", n,
-                               check="unsupported-expression")
-
-    def local_number_truth(self, name: ast.Name, e: K.Expr, verb: str,
-                           node: ast.AST) -> TleError:
-        """The refusal of `and` / `or` / `not` bitcasting such a name: read as a constant
-        (dropped by `and`, or decided by `not`), a kernel Triton cannot compile was verified."""
-        return self.err(f"`{ast.unparse(node)}`: `{name.id}` is bound to {fold(e)!r} here, which "
-                        f"Triton 3.6 makes an {self.local_number(name, e)} tensor (a plain "
-                        f"assignment turns a constant into a tensor); `{verb}` bitcasts it to i1 "
-                        f"(\"cannot bitcast data-type of size 32 to data-type of size 1\"): bind "
-                        f"it as `{name.id}: tl.constexpr = ...`, or compare it, `{name.id} != 0`",
-                        node, check="unsupported-expression")
+    def static_assert_form(self, node: ast.Call) -> None:
+        """Refuse a ``tl.static_assert`` Triton 3.6 refuses before it looks at the condition:
+        one not given one or two positional arguments ("`static_assert` requires one or two
+        positional arguments only": `msg=` by keyword included), or whose condition is a local
+        tensor (`b = C > 1; tl.static_assert(b)`: "Assertion condition could not be determined
+        at compile-time"). Read as nothing, each was verified."""
+        text = ast.unparse(node)
+        if node.keywords or not 1 <= len(node.args) <= 2 \
+                or any(isinstance(a, ast.Starred) for a in node.args):
+            raise self.err(f"`{text}`: Triton 3.6 takes one or two positional arguments only "
+                           f"(the condition and a message: \"`static_assert` requires one or two "
+                           f"positional arguments only\"); pass the message positionally",
+                           node, check="unsupported-expression")
+        self.constexpr_operands(f"`{text}`", node.args[:1])
 
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
@@ -1929,6 +1938,8 @@ class Builder:
         if path == "tle_compiler.gpu.tma_load":
             return self.tma_load(node), None
         short = path.replace("gl.", "tl.", 1).replace("builtins.", "", 1)
+        if short == "tl.static_assert":
+            self.static_assert_form(node)
         if short in ("tl.arange", "int", "float"):
             self.constexpr_operands(f"`{ast.unparse(node)}`", list(node.args))
         elif short in ("tl.zeros", "tl.full") and node.args \
@@ -2056,8 +2067,8 @@ class Builder:
         # Triton passes a tensor argument to a jit function as a tensor: a caller's local
         # tensor name (`B = 64`, then `put(..., B)`) is one in the helper too
         passed = list(zip(positional, node.args)) + [(k.arg, k.value) for k in node.keywords]
-        frame.tensor_params = {p: self.tensor_origin(a) for p, a in passed
-                               if p in params and self.local_tensor(a)}
+        frame.tensor_params = {p: self.tensor_origin(t) for p, t in (
+            (p, self.local_tensor(a)) for p, a in passed) if p in params and t is not None}
         if len(args) > len(positional):
             raise self.err(f"'{fdef.name}' takes {len(positional)} positional arguments, "
                            f"{len(args)} given", node, check="bad-call")
@@ -2568,48 +2579,6 @@ def _decl_view(decl: K.PipeDecl):
     fields = tuple((b.name, SharedBuffer(tuple(b.shape), b.dtype)) for b in decl.fields)
     return PipeDecl(decl.name, decl.capacity, "cta", decl.readers, decl.one_shot, fields, decl.loc,
                     decl.named)
-
-
-def fold(e: K.Expr) -> object:
-    """The value of a compile-time constant expression (Python's semantics: constexprs), else
-    None."""
-    if isinstance(e, K.Const):
-        return e.value
-    if isinstance(e, K.Global):
-        return e.value
-    if isinstance(e, K.TupleExpr):
-        vals = [fold(x) for x in e.items]
-        return None if any(v is None for v in vals) else tuple(vals)
-    if isinstance(e, K.UnaryOp):
-        v = fold(e.operand)
-        if v is None:
-            return None
-        return {"-": lambda x: -x, "+": lambda x: +x, "not": lambda x: not x,
-                "~": lambda x: ~x}[e.op](v)
-    if isinstance(e, (K.BinOp, K.Compare)):
-        a, b = fold(e.lhs), fold(e.rhs)
-        if a is None or b is None or isinstance(a, str) or isinstance(b, str):
-            return None
-        try:
-            if isinstance(e, K.Compare):
-                return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
-                        ">=": a >= b}[e.op]
-            if e.op == "/":
-                return a / b
-            if isinstance(a, int) and isinstance(b, int):
-                op = {v: k for k, v in _BINOPS.items()}[e.op]()
-                return fold_int(op, a, b)
-            return eval(f"a {e.op} b", {}, {"a": a, "b": b})  # floats: + - * ** only here
-        except Exception:
-            return None
-    if isinstance(e, K.BoolOp):
-        # Python's value, which Triton's constexpr `and` / `or` returns too: the operand that
-        # decides it, else the last (`0 or 4` is 4, not True)
-        vals = [fold(x) for x in e.items]
-        if any(v is None for v in vals):
-            return None
-        return next((v for v in vals[:-1] if bool(v) == (e.op == "or")), vals[-1])
-    return None
 
 
 def fold_body(e: K.Expr, assigns: dict, top: set, depth: int = 16) -> object:

@@ -115,6 +115,8 @@ class KernelCtx:
         self.bind: dict[str, int] = {}
         # integer constexprs the DEFAULT_CONFIG gives (the values the lowering compiles with)
         self.config_constexprs: dict[str, int] = {}
+        # the DEFAULT_CONFIG's constexprs as it writes them (a bool kept a bool)
+        self.config_values: dict[str, object] = {}
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""

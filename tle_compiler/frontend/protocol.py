@@ -35,6 +35,8 @@ from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, 
                         Program, Stmt, walk_accesses, walk_events)
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
+from .folding import fold
+from .local_tensors import WalkRules
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
@@ -485,7 +487,7 @@ def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional
 # the interpreter
 
 
-class Walker:
+class Walker(WalkRules):
     """Interprets KIR statements of one function body: the kernel prologue (``mode`` "kernel") or
     a partition (``mode`` "partition"), appending Pipe IR statements to ``out``."""
 
@@ -510,7 +512,7 @@ class Walker:
         self._truth_names: set[int] = set()
         # names a partition (or a helper it calls) bound by an assignment to a compile-time
         # number: Triton 3.6 holds them as tensors (visit_Assign converts the constant), so
-        # `and` / `or` / `not` bitcast them as they do a runtime integer (_s_Assign)
+        # `and` / `or` / `not` bitcast them as they do a runtime integer (local_tensors.WalkRules)
         self.tensor_consts: set[str] = set()
         # names the partition's body assigns more than once (the builder folds none of them)
         self.multi_assigned: frozenset[str] = frozenset()
@@ -721,6 +723,9 @@ class Walker:
             finally:
                 self._truth_names.discard(id(node))
         if isinstance(v, Data) and not v.shared and isinstance(v.node, K.Op) \
+                and id(v.node) not in self._truth_names and self.i1_where(v.node):
+            return self.I1, None, none  # a name bound to an i1 `tl.where`
+        if isinstance(v, Data) and not v.shared and isinstance(v.node, K.Op) \
                 and v.node.name.startswith("tl.") \
                 and v.node.name[3:] not in ("program_id", "num_programs"):
             # a name bound to what a tl function returned (`x = tl.load(x_ptr + p)`, `m =
@@ -776,10 +781,30 @@ class Walker:
                 return self.CONST, None, none
             return operands[0][:1] + (None, operands[0][2]) if len(operands) == 1 \
                 else (self.I1, None, none)
+        if isinstance(e, K.Op) and self.i1_where(e):
+            return self.I1, None, none
         if isinstance(e, K.Op) and e.name.startswith("tl."):
             return (self.INT, None, none) if e.name[3:] in ("program_id", "num_programs") \
                 else (self.TENSOR, None, none)
         return self.UNKNOWN, None, none
+
+    def i1_where(self, e: K.Op) -> bool:
+        """Whether ``e`` is a `tl.where(c, x, y)` whose result Triton 3.6 makes an i1: both x and
+        y are i1s (a bool, a comparison, `not`, an `and` / `or` of them, a name bound to one).
+        `and` / `or` / `not` take it as they take a comparison (`tl.where(c, True, False) and
+        (p < N)` compiles); of any other operands it is a tensor of another dtype, refused."""
+        if e.name != "tl.where":
+            return False
+        x = e.args[1] if len(e.args) > 1 else e.kw("x")
+        y = e.args[2] if len(e.args) > 2 else e.kw("y")
+        if x is None or y is None:
+            return False
+        self._truth_names.add(id(e))  # (a name bound to a where of itself: `m = tl.where(c, m, m)`)
+        try:
+            return all(isinstance(self.compile_time_value(z), bool) or self.truth_kind(z)[0]
+                       == self.I1 for z in (x, y))
+        finally:
+            self._truth_names.discard(id(e))
 
     def truth_node(self, v: Value) -> Optional[K.Expr]:
         """The expression a name's value was computed by when that is an i1 in Triton: a
@@ -833,13 +858,7 @@ class Walker:
         for operand, needs, kind in bad:
             what = self.src(operand)
             verb = "not" if isinstance(e, K.UnaryOp) else e.op
-            if isinstance(operand, K.Name) and operand.id in self.tensor_consts:
-                raise self.err(f"`{self.src(e)}`: `{what}` is bound to a compile-time value, "
-                               f"which Triton 3.6 makes a tensor (a plain assignment turns a "
-                               f"constant into a tensor); `{verb}` bitcasts it to i1, which fails "
-                               f"for a number (\"cannot bitcast data-type of size 32 to data-type "
-                               f"of size 1\"): bind it as `{what}: tl.constexpr = ...`, or "
-                               f"compare it, `{what} != 0`", e, check="unsupported-expression")
+            self.tensor_truth(e, operand, verb)  # a name bound to a number: local_tensors
             if kind == self.TENSOR:
                 # A tensor (`tl.where(c, 1, 0)`, a loaded value, arithmetic on one) is bitcast
                 # too: Triton compiles it only when it is already an i1, and the frontend does
@@ -930,42 +949,9 @@ class Walker:
 
     def _e_BinOp(self, e: K.BinOp) -> Value:
         left, right = self.eval(e.lhs), self.eval(e.rhs)
-        if e.op in ("//", "%"):
-            self.tensor_division(e, left, right)
-        for x in (e.lhs, e.rhs):
-            if e.op == "**" and isinstance(x, K.Name) and x.id in self.tensor_consts:
-                name = self.k.names.py(x.id)
-                raise self.err(f"`{self.src(e)}`: `{name}` is bound to a compile-time value, "
-                               f"which Triton 3.6 makes a tensor (a plain assignment turns a "
-                               f"constant into a tensor), and a tensor has no `__pow__`: bind "
-                               f"it as `{name}: tl.constexpr = ...`, or multiply it out", e,
-                               check="unsupported-expression")
+        self.tensor_division(e, left, right)  # names bound to numbers: local_tensors
+        self.tensor_power(e)
         return self.binop(e.op, left, right, e)
-
-    def tensor_division(self, e: K.BinOp, left: Value, right: Value) -> None:
-        """Refuse `q // 2` (`q % 2`) of a name the partition binds more than once to a
-        compile-time number where C's division and Python's differ. The builder folds a name
-        bound once (its uses are the constant, which Gluon divides as Python does); one bound
-        more than once stays a name, which the lowered Gluon (as Triton) holds as an i32 tensor
-        and divides as C does: `q = -7` twice, then `q // 2` is -3 on the GPU where the
-        verifier computed -4, and a kernel whose indices differ by that was verified."""
-        names = [x.id for x in (e.lhs, e.rhs) if isinstance(x, K.Name)
-                 and x.id in self.tensor_consts and x.id in self.multi_assigned]
-        if not names or self.is_runtime(left) or self.is_runtime(right):
-            return
-        a, b = self.as_aff(left), self.as_aff(right)
-        if a is not None and b is not None and a.is_const and b.is_const and b.const != 0:
-            x, y = a.const, b.const
-            trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
-            c_value = trunc if e.op == "//" else x - y * trunc
-            if c_value == (x // y if e.op == "//" else x % y):
-                return
-        name = self.k.names.py(names[0])
-        raise self.err(f"`{self.src(e)}`: `{name}` is bound more than once to a compile-time "
-                       f"number, so the lowered kernel (as Triton) holds it as an i32 tensor and "
-                       f"takes C's `{e.op}` (truncating), where the verifier reads Python's "
-                       f"(flooring) on it; they differ here: bind `{name}` once, or as `{name}: "
-                       f"tl.constexpr = ...`", e, check="unsupported-expression")
 
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
         if op == "**":
@@ -1411,6 +1397,7 @@ class Walker:
                                f"be determined at compile-time\"); use tl.device_assert, or "
                                f"tle.assume for a kernel argument's domain", node,
                                check="unsupported-expression")
+            self.static_assert_bool(node)
             if kind == self.CONST:
                 self.static_assertion(node)
         if path == "builtins.print" or is_triton(path) and path.endswith(".device_print"):
@@ -1420,6 +1407,29 @@ class Walker:
                                f"device_print(prefix, *values), whose prefix must be a string "
                                f"(write `{fn}(\"name\", value)`)", node,
                                check="unsupported-expression")
+
+    def static_assert_bool(self, node: K.Op) -> None:
+        """Refuse ``tl.static_assert(cond)`` whose compile-time condition is no bool: Triton
+        3.6's execute_static_assert takes a Python bool only ("Assertion condition could not be
+        determined at compile-time"), so `tl.static_assert(1)`, `tl.static_assert(C)` and `(C >
+        1) and C` (which is C when C > 1) are refused whatever they hold; read as their truth,
+        they were verified. A constexpr argument the reading leaves unbound is read with the
+        DEFAULT_CONFIG's value (its type included: a launch with C = True compiles)."""
+        used: set = set()
+        value = self.compile_time_value(node.args[0], used)
+        if value is None or isinstance(value, bool):
+            return
+        what = self.src(node.args[0])
+        compared = what if isinstance(node.args[0], (K.Name, K.Const, K.Global)) else f"({what})"
+        bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
+        where = f" (the kernel read specialised to {bound})" if bound else ""
+        if used:
+            given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
+            where += f" (with {given}, DEFAULT_CONFIG)"
+        raise self.err(f"`tl.static_assert({what})`: the condition is {value!r}{where}, not a "
+                       f"bool, and Triton 3.6 takes a bool only (\"Assertion condition could not "
+                       f"be determined at compile-time\"): compare it, `{compared} != 0`", node,
+                       check="unsupported-expression")
 
     def static_assertion(self, node: K.Op) -> None:
         """Refuse ``tl.static_assert(cond)`` whose compile-time condition is false: Triton 3.6
@@ -1431,8 +1441,8 @@ class Walker:
         check in SPECIALIZABLE, so that tle-dump (and a compile or launch) reads the kernel again
         specialised to the values it uses (the config's, or a --param's), which decide it; on
         constexprs the config does not give, it is left to the lowering."""
-        cond = self.cond(node.args[0])
         what = f"`tl.static_assert({self.src(node.args[0])})`"
+        cond = self.cond(node.args[0])
         msg = node.args[1] if len(node.args) > 1 else None
         said = f": {msg.value}" if isinstance(msg, K.Const) and isinstance(msg.value, str) \
             and msg.value else ""
@@ -1452,6 +1462,38 @@ class Walker:
             given = ", ".join(f"{args[v]} = {values[v]}" for v in sorted(values))
             raise self.err(f"{what} fails with {given} (DEFAULT_CONFIG): {why}", node,
                            check="static-assert")
+
+    def compile_time_value(self, e: K.Expr, used: Optional[set] = None, depth: int = 16) -> object:
+        """The Python value of the compile-time expression ``e`` (its type kept: a comparison is
+        a bool, `True + 0` an int, `C and (C > 1)` the operand Python returns), reading a
+        constexpr argument the reading leaves unbound with the DEFAULT_CONFIG's value; None when
+        unknown. ``used`` collects the names of the config's constexprs read."""
+        used = set() if used is None else used
+        if depth <= 0:
+            return None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if isinstance(v, Const):
+                return v.value
+            if isinstance(v, KernelArg) and v.constexpr:
+                used.add(v.name)
+                return self.k.config_values.get(v.name)
+            if isinstance(v, Aff) and not v.runtime and v.expr.is_const:
+                return v.expr.const
+            return None
+        parts = {K.BinOp: ("lhs", "rhs"), K.Compare: ("lhs", "rhs"), K.UnaryOp: ("operand",)}
+        if type(e) in parts:
+            values = {f: self.compile_time_value(getattr(e, f), used, depth - 1)
+                      for f in parts[type(e)]}
+            if any(v is None or isinstance(v, (str, tuple)) for v in values.values()):
+                return None
+            return fold(replace(e, **{f: K.Const(v, e.loc) for f, v in values.items()}))
+        if isinstance(e, K.BoolOp):
+            items = [self.compile_time_value(x, used, depth - 1) for x in e.items]
+            if any(v is None or isinstance(v, (str, tuple)) for v in items):
+                return None
+            return fold(replace(e, items=tuple(K.Const(v, e.loc) for v in items)))
+        return fold(e)
 
     def call_module(self, path: str, args: list[Value], kwargs: dict[str, Value],
                     node: K.Op) -> Value:
@@ -1745,26 +1787,8 @@ class Walker:
             self.k.temps[s.target] = s.value
             self.env[s.target] = v
             return
-        if self.partition is not None and self.tensor_number(v) and not self.annotated(s):
-            self.tensor_consts.add(s.target)
-        else:
-            self.tensor_consts.discard(s.target)
+        self.note_assignment(s, v)
         self.bind_name(s.target, v, s)
-
-    def annotated(self, s: K.Assign) -> bool:
-        """Whether ``s`` is written `name: tl.constexpr = value`, which Triton keeps a
-        constexpr (the kernel IR does not tell it from a plain assignment)."""
-        node = self.k.source.stmt(s.loc, ast.AnnAssign)
-        return node is not None and ast.unparse(node.annotation).split(".")[-1] == "constexpr"
-
-    def tensor_number(self, v: Optional[Value]) -> bool:
-        """Whether ``v`` is a compile-time integer (not a bool) or float, which Triton makes a
-        tensor when a kernel function assigns it to a name; or a constexpr argument the reading
-        leaves unbound (`b = C`), which is such a number unless the launch passes a bool (the
-        refusal then says to bind it as a constexpr, which Triton takes either way)."""
-        return isinstance(v, Aff) and not v.runtime \
-            or isinstance(v, Const) and isinstance(v.value, float) \
-            or isinstance(v, KernelArg) and v.constexpr
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
@@ -2625,9 +2649,9 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     return out
 
 
-def config_constexprs(kernel: K.Kernel) -> dict[str, int]:
-    """The integer (and bool) constexprs the DEFAULT_CONFIG the builder recorded on ``kernel``
-    gives (its entry for the kernel in a config keyed by kernel name); {} without one."""
+def config_values(kernel: K.Kernel) -> dict[str, object]:
+    """The constexprs the DEFAULT_CONFIG the builder recorded on ``kernel`` gives (its entry for
+    the kernel in a config keyed by kernel name), as it writes them; {} without one."""
     from .config_literal import decode_config, kernel_entry
 
     encoded = K.get_attr(kernel, "default_config")
@@ -2635,9 +2659,14 @@ def config_constexprs(kernel: K.Kernel) -> dict[str, int]:
         return {}
     cfg, _ = kernel_entry(decode_config(encoded), kernel.name)
     values = cfg.get("constexprs") if isinstance(cfg, dict) else None
-    if not isinstance(values, dict):
-        return {}
-    return {n: int(v) for n, v in values.items() if isinstance(n, str) and isinstance(v, int)}
+    return {n: v for n, v in values.items() if isinstance(n, str)} \
+        if isinstance(values, dict) else {}
+
+
+def config_constexprs(kernel: K.Kernel) -> dict[str, int]:
+    """The integer (and bool) constexprs the DEFAULT_CONFIG the builder recorded on ``kernel``
+    gives (its entry for the kernel in a config keyed by kernel name); {} without one."""
+    return {n: int(v) for n, v in config_values(kernel).items() if isinstance(v, int)}
 
 
 def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
@@ -2655,6 +2684,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     bind = bind or {}
     k.bind = {n: v for n, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
     k.config_constexprs = config_constexprs(kernel)
+    k.config_values = config_values(kernel)
 
     env: dict[str, Value] = {}
     for p in kernel.params:

@@ -1,0 +1,381 @@
+"""An eighth set of adversarial kernels: the leftovers of the seventh round (`tl.static_assert` on
+values that are no bool or with a keyword, a name bound again as a constexpr, expressions of a
+local tensor name used where Triton takes constexprs, `tl.where` of bools as a truth value) and
+Python constructs the earlier rounds did not try. tle-dump must reject (exit 1, the fault or the
+refused construct named) or at least not prove (exit 3) every kernel that is unsafe or that
+Triton 3.6 refuses to compile, and prove (exit 0) the safe ones; for verified ones the generated
+Gluon's barrier operations are checked against the verified events (tests/test_lowering_events.py's
+Runs), and the test_what_triton_does_* tests compile the constructs with Triton itself.
+
+Wrong before the frontend fixes that came with this file (tle_compiler/frontend/build.py,
+protocol.py, local_tensors.py):
+- verified, though Triton 3.6 refuses to compile them:
+  - `tl.static_assert(1)`, `tl.static_assert(C)`, `tl.static_assert((C > 1) and C)`,
+    `tl.static_assert(True + 0)`: Triton's execute_static_assert takes a Python bool only
+    ("Assertion condition could not be determined at compile-time"); the frontend read the
+    truth of the value (Walker.static_assert_bool, which reads a constexpr the reading leaves
+    unbound with the DEFAULT_CONFIG's value, its type included);
+  - `tl.static_assert(c, msg="...")` and three arguments ("`static_assert` requires one or two
+    positional arguments only"), and `b = C > 1; tl.static_assert(b)` (b is a tensor)
+    (Builder.static_assert_form);
+  - `B = 64` then `B: tl.constexpr = 64` (a parameter, a loop variable, a name bound by a
+    tuple, an earlier annotated binding; a tl.static_range body of two iterations or more, which
+    Triton unrolls in one scope): "B is already defined. constexpr cannot be reassigned"
+    (Builder.constexpr_rebinding); and a name bound as a constexpr in the branches of an `if` on
+    a runtime value and read after it, which Triton leaves undefined there (the scf.if yields
+    tensors only): now refused at the read (unknown-name);
+  - an expression of a local tensor name (`B + 0`, `B * 2`, `-b`, `(q + 0) ** 2`) where Triton
+    takes constexprs, in `and` / `not` or under `**`, directly or passed to a helper: only a bare
+    name was followed (local_tensors.tensor_root);
+- refused though Triton compiles it: `tl.where(c, True, False) and (p < N)` (an i1 where of two
+  i1s, which `and` / `or` / `not` take as they take a comparison; Walker.i1_where). A where of
+  any other operands (`tl.where(c, True, 0)`) stays refused, as Triton refuses it.
+
+The rule that a name bound by a plain assignment to a number is a tensor is now owned by one
+module, tle_compiler/frontend/local_tensors.py, with one message (its refusal function), for the
+builder and the protocol walker alike.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tle_compiler.cli.dump import main as tle_dump
+
+from .adversarial_oracles import lowering_problems, triton_compile_error
+from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .test_adversarial_verdicts_6 import PUT, ind, on_data
+
+_REFUSED = ("rejected", "[unsupported-expression]")
+_CONTROL = ("rejected", "[unsupported-control-flow]")
+_UNKNOWN_NAME = ("rejected", "[unknown-name]")
+
+
+def _run(tmp_path, capsys, text, params, expect, name="kernel.py"):
+    path = tmp_path / name
+    path.write_text(text + CONFIG)
+    check(capsys, path, params, expect)
+    return path
+
+
+def arange_of(name: str) -> str:
+    """The writer's window with its tile loaded at `tl.arange(0, name)`."""
+    return PUT.replace("tl.arange(0, 64)", f"tl.arange(0, {name})")
+
+
+TRITON_KERNEL = """
+import triton
+import triton.language as tl
+
+HELPERS
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+BODY
+"""
+
+
+def triton_accepts(tmp_path, monkeypatch, body: str, helpers: str = "", tag: str = "tri8"):
+    """Whether Triton 3.6 compiles `k(x_ptr, N, C: tl.constexpr)` (C = 3) with ``body``."""
+    source = TRITON_KERNEL.replace("HELPERS", textwrap.dedent(helpers)).replace(
+        "BODY", ind(textwrap.dedent(body).strip("\n")))
+    e = triton_compile_error(tmp_path, monkeypatch, source, tag)
+    return e is None, e
+
+
+# ------------------------------------------------------------------------- static_assert
+
+STATIC_ASSERTS = {
+    "an integer literal": (ring(writer(body=PUT + "tl.static_assert(1)\n")),
+                           _REFUSED + ("the condition is 1", "not a bool", "`1 != 0`")),
+    "a constexpr argument": (ring(writer(body=PUT + "tl.static_assert(C)\n")),
+                             _REFUSED + ("the condition is 3 (with C = 3, DEFAULT_CONFIG)",)),
+    "an and that returns the constexpr": (
+        ring(writer(body=PUT + "tl.static_assert((C > 1) and C)\n")),
+        _REFUSED + ("`(C > 1 and C) != 0`",)),
+    "a bool plus zero": (ring(writer(body=PUT + "tl.static_assert(True + 0)\n")), _REFUSED),
+    "a constexpr argument in a helper": (
+        ring(writer(body="chk(C)\n" + PUT), extra="\n\ndef chk(D):\n    tl.static_assert(D)\n"),
+        _REFUSED),
+    "a constexpr argument in the kernel body": (ring(kernel_pre="tl.static_assert(C)\n"),
+                                                _REFUSED),
+    "the message by keyword": (
+        ring(writer(body=PUT + "tl.static_assert(C > 0, msg='tile')\n")),
+        _REFUSED + ("one or two positional arguments only", "pass the message positionally")),
+    "three arguments": (ring(writer(body=PUT + "tl.static_assert(C > 0, 'a', 'b')\n")),
+                        _REFUSED),
+    "a local name bound to a comparison": (
+        ring(writer(pre="b = C > 1\n", body=PUT + "tl.static_assert(b)\n")),
+        _REFUSED + ("`b` in `tl.static_assert(b)`", "bind it as `b: tl.constexpr = ...`")),
+    # bools: what Triton takes
+    "an and that returns the comparison": (
+        ring(writer(body=PUT + "tl.static_assert(C and (C > 1))\n")), "verified"),
+    "& of comparisons": (ring(writer(body=PUT + "tl.static_assert((C > 1) & (C < 5))\n")),
+                         "verified"),
+    "an annotated local bound to a comparison": (
+        ring(writer(pre="b: tl.constexpr = C > 1\n", body=PUT + "tl.static_assert(b)\n")),
+        "verified"),
+    "the message positionally": (
+        ring(writer(body=PUT + "tl.static_assert(C > 0, 'tile')\n")), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(STATIC_ASSERTS))
+def test_static_asserts(tmp_path, capsys, name):
+    text, expect = STATIC_ASSERTS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_a_static_assert_value_is_read_with_the_constexpr_given(tmp_path, capsys):
+    """`C and (C > 1)` is C when C is falsy: with --param C=0 the condition is 0, no bool, and
+    the kernel cannot be read with that value (exit 2, the line named)."""
+    text = STATIC_ASSERTS["an and that returns the comparison"][0]
+    path = _run(tmp_path, capsys, text, (), "verified")
+    assert tle_dump(["-q", "--param", "C=0", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "the condition is 0 (the kernel read specialised to C = 0)" in err, err
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("tl.static_assert(1)", False),
+    ("tl.static_assert(C)", False),
+    ("tl.static_assert((C > 1) and C)", False),
+    ("tl.static_assert(True + 0)", False),
+    ("tl.static_assert(C > 0, msg='tile')", False),
+    ("tl.static_assert(C > 0, 'a', 'b')", False),
+    ("b = C > 1\ntl.static_assert(b)", False),
+    ("tl.static_assert(C and (C > 1))", True),
+    ("tl.static_assert((C > 1) & (C < 5))", True),
+    ("b: tl.constexpr = C > 1\ntl.static_assert(b)", True),
+    ("tl.static_assert(C > 0, 'tile')", True),
+])
+def test_what_triton_does_with_a_static_assert(tmp_path, monkeypatch, body, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8s")
+    assert ok == accepted, f"{body}: {e}"
+
+
+def test_what_triton_does_with_a_static_assert_in_a_helper(tmp_path, monkeypatch):
+    ok, e = triton_accepts(tmp_path, monkeypatch, "chk(C)",
+                           "@triton.jit\ndef chk(D):\n    tl.static_assert(D)\n", "tri8sh")
+    assert not ok, e
+
+
+# ------------------------------------------------------------------------- constexpr rebinding
+
+REBINDINGS = {
+    "a plain name annotated after": (
+        ring(writer(pre="B = 64\nB: tl.constexpr = 64\n", body=arange_of("B"))),
+        _REFUSED + ("'B' is already bound here", "constexpr cannot be reassigned")),
+    "an annotated name annotated again": (
+        ring(writer(pre="B: tl.constexpr = 64\nB: tl.constexpr = 64\n", body=arange_of("B"))),
+        _REFUSED),
+    "a parameter": (ring(writer(pre="N: tl.constexpr = 4\n")), _REFUSED + ("'N'",)),
+    "a helper's parameter": (
+        ring(writer(body="put(w, x_ptr, p, 64)\n"),
+             extra="\n\ndef put(w, x_ptr, p, B):\n    B: tl.constexpr = 64\n"
+                   + ind(arange_of("B"))), _REFUSED),
+    "the loop variable": (ring(writer(body="p: tl.constexpr = 0\n" + PUT)), _REFUSED),
+    "a name a tuple bound": (ring(writer(pre="a, B = 1, 2\nB: tl.constexpr = 64\n")), _REFUSED),
+    "in a static_range of two": (
+        ring(writer(loop="for p in tl.static_range(2):", body="B: tl.constexpr = 64\n" + PUT),
+             reader(loop="for p in range(2):")),
+        _REFUSED + ("unrolls in one scope",)),
+    "in a static_range over a constexpr": (
+        ring(writer(loop="for p in tl.static_range(C):", body="B: tl.constexpr = 64\n" + PUT),
+             reader(loop="for p in range(C):")), _REFUSED),
+    "in both branches of an if on a runtime value, read after": (
+        ring(writer(body="if p > 0:\n    B: tl.constexpr = 64\nelse:\n    B: tl.constexpr = 64\n"
+                    + arange_of("B"))),
+        _UNKNOWN_NAME + ("bound as a tl.constexpr in a branch of the `if`",)),
+    # scopes of their own, or one binding: what Triton compiles
+    "in a static_range of one": (
+        ring(writer(loop="for p in tl.static_range(1):", body="B: tl.constexpr = 64\n" + PUT),
+             reader(loop="for p in range(1):")), "verified"),
+    "in a range loop": (ring(writer(body="B: tl.constexpr = 64\n" + arange_of("B"))),
+                        "verified"),
+    "in a range loop inside a static_range": (
+        ring(writer(loop="for p in tl.static_range(2):",
+                    body="for j in range(2):\n    B: tl.constexpr = 64\n" + PUT),
+             reader(loop="for p in range(2):")), "verified"),
+    "in a while loop": (
+        ring(writer(body="i = 0\nwhile i < 2:\n    B: tl.constexpr = 64\n    i += 1\n" + PUT)),
+        "verified"),
+    "in both branches of an if on a constexpr": (
+        ring(writer(body="if C > 0:\n    B: tl.constexpr = 64\nelse:\n    B: tl.constexpr = 64\n"
+                    + arange_of("B"))), "verified"),
+    "in a helper called in every iteration": (
+        ring(writer(body="put(w, x_ptr, p)\n"),
+             extra="\n\ndef put(w, x_ptr, p):\n    B: tl.constexpr = 64\n" + ind(arange_of("B"))),
+        "verified"),
+    "a module constant's name": (ring(writer(pre="K: tl.constexpr = 64\n"), prelude="K = 3\n"),
+                                 "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(REBINDINGS))
+def test_constexpr_rebindings(tmp_path, capsys, name):
+    text, expect = REBINDINGS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("B = 4\nB: tl.constexpr = 4\ntl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("B: tl.constexpr = 4\nB: tl.constexpr = 4\ntl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("N: tl.constexpr = 4\ntl.store(x_ptr + N, 1.0)", False),
+    ("for p in range(N):\n    p: tl.constexpr = 4\n    tl.store(x_ptr + p, 1.0)", False),
+    ("a, B = 1, 2\nB: tl.constexpr = 4\ntl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("for p in tl.static_range(2):\n    B: tl.constexpr = 4\n"
+     "    tl.store(x_ptr + p + tl.arange(0, B), 1.0)", False),
+    ("if N > 0:\n    B: tl.constexpr = 4\nelse:\n    B: tl.constexpr = 4\n"
+     "tl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("for p in tl.static_range(1):\n    B: tl.constexpr = 4\n"
+     "    tl.store(x_ptr + p + tl.arange(0, B), 1.0)", True),
+    ("for p in range(N):\n    B: tl.constexpr = 4\n    tl.store(x_ptr + p + tl.arange(0, B), 1.0)",
+     True),
+    ("for p in tl.static_range(2):\n    for j in range(N):\n        B: tl.constexpr = 4\n"
+     "        tl.store(x_ptr + p + tl.arange(0, B), 1.0)", True),
+    ("i = 0\nwhile i < N:\n    B: tl.constexpr = 4\n    tl.store(x_ptr + tl.arange(0, B), 1.0)\n"
+     "    i += 1", True),
+    ("if C > 0:\n    B: tl.constexpr = 4\nelse:\n    B: tl.constexpr = 4\n"
+     "tl.store(x_ptr + tl.arange(0, B), 1.0)", True),
+    ("B: tl.constexpr = 4\nB = 32\ntl.store(x_ptr + B, 1.0)", True),
+])
+def test_what_triton_does_with_a_constexpr_rebinding(tmp_path, monkeypatch, body, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8r")
+    assert ok == accepted, f"{body}: {e}"
+
+
+@pytest.mark.parametrize("body,helpers,accepted", [
+    ("put(x_ptr, 4)", "@triton.jit\ndef put(x_ptr, B):\n    B: tl.constexpr = 4\n"
+     "    tl.store(x_ptr + tl.arange(0, B), 1.0)\n", False),
+    ("put(x_ptr)\nput(x_ptr)", "@triton.jit\ndef put(x_ptr):\n    B: tl.constexpr = 4\n"
+     "    tl.store(x_ptr + tl.arange(0, B), 1.0)\n", True),
+    ("K: tl.constexpr = 4\ntl.store(x_ptr + tl.arange(0, K), 1.0)", "K = 3\n", True),
+])
+def test_what_triton_does_with_a_constexpr_rebinding_in_helpers(tmp_path, monkeypatch, body,
+                                                                 helpers, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, helpers, tag="tri8rh")
+    assert ok == accepted, f"{body}: {e}"
+
+
+# ------------------------------------------------------------------------- local tensor expressions
+
+# An expression of a local tensor name is a tensor (Triton computes a tensor from a tensor):
+# only a bare name was refused where Triton takes constexprs, in `and` / `not` and under `**`.
+STATIC_HELPER = "\n\ndef put(w, x_ptr, p, S):\n    for i in tl.static_range(S):\n        s = i\n" \
+    + ind(PUT)
+TENSOR_EXPRESSIONS = {
+    "B + 0 passed to a helper's arange": (
+        ring(writer(pre="B = 64\n", body="put(w, x_ptr, p, B + 0)\n"),
+             extra="\n\ndef put(w, x_ptr, p, B):\n" + ind(arange_of("B"))),
+        _REFUSED + ("`B` in `tl.arange(0, B)`", "passed to 'put' as `B`")),
+    "S * 2 passed to a helper's static_range": (
+        ring(writer(pre="S = 1\n", body="put(w, x_ptr, p, S * 2)\n"), extra=STATIC_HELPER),
+        _REFUSED + ("`S` in `tl.static_range(S)`",)),
+    "B + 0 in an arange": (ring(writer(pre="B = 64\n", body=arange_of("B + 0"))),
+                           _REFUSED + ("`B` in `tl.arange(0, B + 0)`", "`B` is bound to 64")),
+    "b + 0 and a comparison": (on_data("b = 1\n", "(b + 0) and p < N"),
+                               _REFUSED + ("`and` bitcasts it",)),
+    "-b and a comparison": (on_data("b = 1\n", "(-b) and p < N"), _REFUSED),
+    "not of b * 1": (on_data("b = 1\n", "not (b * 1)"), _REFUSED + ("`not` bitcasts it",)),
+    "a power of q + 0": (
+        ring(writer(pre="q = 2\n", loop="for p in range((q + 0) ** 2):"),
+             reader(loop="for p in range(4):")), _REFUSED + ("no `__pow__`",)),
+    "a power of q + 0, q bound twice": (
+        ring(writer(pre="q = 2\nq = 2\n", loop="for p in range((q + 0) ** 2):"),
+             reader(loop="for p in range(4):")), _REFUSED + ("no `__pow__`",)),
+    "b + 0 and a comparison, b bound twice": (on_data("b = 1\nb = 1\n", "(b + 0) and p < N"),
+                                              _REFUSED),
+    # constexprs and i1s: what Triton compiles
+    "C * 2 passed to a helper's static_range": (
+        ring(writer(body="put(w, x_ptr, p, C * 2)\n"), extra=STATIC_HELPER), "verified"),
+    "a comparison of b and a comparison": (on_data("b = 1\n", "(b > 0) and p < N"), "verified"),
+    "an annotated B + 0 in an arange": (
+        ring(writer(pre="B: tl.constexpr = 64\n", body=arange_of("B + 0"))), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(TENSOR_EXPRESSIONS))
+def test_expressions_of_local_tensors(tmp_path, capsys, name):
+    text, expect = TENSOR_EXPRESSIONS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("body,helpers,accepted", [
+    ("B = 64\nput(x_ptr, B + 0)",
+     "@triton.jit\ndef put(x_ptr, B):\n    tl.store(x_ptr + tl.arange(0, B), 1.0)\n", False),
+    ("B = 2\nput(x_ptr, B * 2)",
+     "@triton.jit\ndef put(x_ptr, B):\n    for i in tl.static_range(B):\n"
+     "        tl.store(x_ptr + i, 1.0)\n", False),
+    ("put(x_ptr, C * 2)",
+     "@triton.jit\ndef put(x_ptr, B):\n    for i in tl.static_range(B):\n"
+     "        tl.store(x_ptr + i, 1.0)\n", True),
+    ("B = 64\ntl.store(x_ptr + tl.arange(0, B + 0), 1.0)", "", False),
+    ("B: tl.constexpr = 64\ntl.store(x_ptr + tl.arange(0, B + 0), 1.0)", "", True),
+    ("b = 1\nfor p in range(N):\n    if (b + 0) and p < N:\n        tl.store(x_ptr + p, 1.0)",
+     "", False),
+    ("b = 1\nfor p in range(N):\n    if (-b) and p < N:\n        tl.store(x_ptr + p, 1.0)", "",
+     False),
+    ("b = 1\nfor p in range(N):\n    if (b > 0) and p < N:\n        tl.store(x_ptr + p, 1.0)", "",
+     True),
+    ("q = 2\ntl.store(x_ptr + (q + 0) ** 2, 1.0)", "", False),
+])
+def test_what_triton_does_with_local_tensor_expressions(tmp_path, monkeypatch, body, helpers,
+                                                        accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, helpers, tag="tri8t")
+    assert ok == accepted, f"{body}: {e}"
+
+
+# ------------------------------------------------------------------------- i1 tl.where
+
+I1_WHERE = {
+    "a where of two bools and a comparison": (
+        on_data("", "tl.where(p > 0, True, False) and (p < N)"), "verified"),
+    "a where of a bool and a comparison": (
+        on_data("", "tl.where(p > 0, True, p < N) and (p < N)"), "verified"),
+    "a where by keyword": (on_data("", "tl.where(p > 0, x=True, y=False) and (p < N)"),
+                           "verified"),
+    "not of a where of bools": (on_data("", "not tl.where(p > 0, True, False)"), "verified"),
+    "a name bound to a where of bools": (
+        on_data("m = tl.where(p > 0, True, False)\n", "m and (p < N)"), "verified"),
+    "a where of a local bool": (on_data("b = True\n", "tl.where(p > 0, b, False) and (p < N)"),
+                                "verified"),
+    # data around events, another dtype, a block: refused
+    "around events": (ring(writer(body="if tl.where(p >= 0, True, False) and (p < N):\n"
+                                  + ind(PUT))), ("rejected", "[non-affine-if]")),
+    "a where of a bool and an integer": (
+        on_data("", "tl.where(p > 0, True, 0) and (p < N)"), _REFUSED + ("`and` of the tensor",)),
+    "a where on a block": (
+        on_data("x = tl.load(x_ptr + tl.arange(0, 64))\n",
+                "tl.where(x > 0, True, False) and (p < N)"), _REFUSED + ("more than one value",)),
+}
+
+
+@pytest.mark.parametrize("name", list(I1_WHERE))
+def test_i1_wheres(tmp_path, capsys, name):
+    text, expect = I1_WHERE[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_an_i1_where_lowers_to_the_verified_events(tmp_path, capsys):
+    path = _run(tmp_path, capsys, I1_WHERE["a where of two bools and a comparison"][0], (),
+                "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("cond,accepted", [
+    ("tl.where(p > 0, True, False) and (p < N)", True),
+    ("tl.where(p > 0, True, p < N) and (p < N)", True),
+    ("tl.where(p > 0, x=True, y=False) and (p < N)", True),
+    ("not tl.where(p > 0, True, False)", True),
+    ("tl.where(p > 0, True, 0) and (p < N)", False),
+    ("tl.where(p > 0, 1, 0) and (p < N)", False),
+    ("tl.where(tl.load(x_ptr + tl.arange(0, 4)) > 0, True, False) and (p < N)", False),
+])
+def test_what_triton_does_with_an_i1_where(tmp_path, monkeypatch, cond, accepted):
+    body = f"for p in range(N):\n    if {cond}:\n        tl.store(x_ptr + p, 1.0)"
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8w")
+    assert ok == accepted, f"{cond}: {e}"

@@ -1,0 +1,56 @@
+"""Folding kernel IR expressions of compile-time values to the Python value they compute (the
+builder's and the protocol walker's constexpr arithmetic)."""
+
+from __future__ import annotations
+
+import ast
+
+from ..ir import kernel as K
+from .scope import fold_int
+
+#: a kernel IR binary operator -> the Python operator fold_int computes it with
+_AST_BINOPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv,
+               "%": ast.Mod, "&": ast.BitAnd, "|": ast.BitOr, "^": ast.BitXor, "<<": ast.LShift,
+               ">>": ast.RShift, "**": ast.Pow}
+
+
+def fold(e: K.Expr) -> object:
+    """The value of a compile-time constant expression (Python's semantics: constexprs), else
+    None."""
+    if isinstance(e, K.Const):
+        return e.value
+    if isinstance(e, K.Global):
+        return e.value
+    if isinstance(e, K.TupleExpr):
+        vals = [fold(x) for x in e.items]
+        return None if any(v is None for v in vals) else tuple(vals)
+    if isinstance(e, K.UnaryOp):
+        v = fold(e.operand)
+        if v is None:
+            return None
+        return {"-": lambda x: -x, "+": lambda x: +x, "not": lambda x: not x,
+                "~": lambda x: ~x}[e.op](v)
+    if isinstance(e, (K.BinOp, K.Compare)):
+        a, b = fold(e.lhs), fold(e.rhs)
+        if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+            return None
+        try:
+            if isinstance(e, K.Compare):
+                return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+                        ">=": a >= b}[e.op]
+            if e.op == "/":
+                return a / b
+            if isinstance(a, int) and isinstance(b, int):
+                op = _AST_BINOPS[e.op]()
+                return fold_int(op, a, b)
+            return eval(f"a {e.op} b", {}, {"a": a, "b": b})  # floats: + - * ** only here
+        except Exception:
+            return None
+    if isinstance(e, K.BoolOp):
+        # Python's value, which Triton's constexpr `and` / `or` returns too: the operand that
+        # decides it, else the last (`0 or 4` is 4, not True)
+        vals = [fold(x) for x in e.items]
+        if any(v is None for v in vals):
+            return None
+        return next((v for v in vals[:-1] if bool(v) == (e.op == "or")), vals[-1])
+    return None

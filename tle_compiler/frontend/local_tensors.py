@@ -1,0 +1,275 @@
+"""One rule of Triton 3.6, owned here: a name a kernel function binds by a plain assignment (`b =
+1`, `a, b = 1, 0`, `b = C`; not `b: tl.constexpr = 1`) is a tensor, whatever it holds. Triton's
+visit_Assign turns a constant it assigns into one (an int into an i32, a float into an fp32, a
+bool into an i1), and passes a tensor argument to a jit function as a tensor. Arithmetic on such
+a name is a tensor too (`B + 0`, `-b`, `B * 2`, `B > 0`).
+
+The frontend folds such a name to its value where it can, which is the value Triton computes.
+Where Triton needs a constexpr, or refuses a tensor, the folded reading would verify a kernel
+Triton cannot compile (or computes otherwise), so the name is refused there:
+
+- `and` / `or` / `not` bitcast a tensor operand to i1, which fails for an i32 or fp32 ("cannot
+  bitcast data-type of size 32 to data-type of size 1"; a bool, an i1, is taken);
+- `**`: a tensor has no `__pow__`;
+- compile-time arguments: the bounds of a tl.static_range, the arguments of tl.arange, the shape
+  of tl.zeros / tl.full, the argument of int() / float(), the condition of tl.static_assert;
+- `//` and `%` of a name bound more than once where C's rounding differs from Python's: the
+  builder folds only a name bound once, so the lowered Gluon keeps the other as a tensor and
+  divides as C does.
+
+Two readings enforce it, each where it sees the value: the builder (:class:`BuildRules`, on the
+Python source, for the names it folds) and the protocol walker (:class:`WalkRules`, on the kernel
+IR, for names bound more than once, which stay names there). Both refuse with :func:`refusal`.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Optional
+
+from ..diagnostics import TleError
+from ..ir import kernel as K
+from .folding import fold
+
+CHECK = "unsupported-expression"
+
+
+def tensor_dtype(value: object) -> Optional[str]:
+    """The dtype of the tensor Triton 3.6 makes of ``value`` assigned to a name when `and` /
+    `or` / `not` cannot take it: "i32" for an int, "fp32" for a float; None for a bool (an i1,
+    which they take) and anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return "i32" if isinstance(value, int) else "fp32"
+
+
+def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
+            value: object = None, via: str = "", verb: str = "", op: str = "") -> str:
+    """The message refusing ``name`` (a local tensor, or a helper parameter given one) in
+    ``where`` (the construct, quoted). ``use`` is what Triton does there: "truth" (``verb``
+    bitcasts it), "power", "constexpr" (compile-time values only) or "division" (C's ``op``).
+    ``origin`` is the name the plain assignment bound (``name`` unless it was passed on, which
+    ``via`` says), ``value`` its compile-time value when known."""
+    origin = origin or name
+    dtype = tensor_dtype(value)
+    bound = f"`{origin}` is bound to {value!r}" if value is not None \
+        else f"`{origin}` is bound to a compile-time value"
+    made = f"an {dtype} tensor" if dtype else "a tensor"
+    tensor = f"{bound}, which Triton 3.6 makes {made} (a plain assignment makes `{origin}` a " \
+             f"tensor{via})"
+    annotate = f"bind it as `{origin}: tl.constexpr = ...`"
+    if use == "truth":
+        why = (f"`{verb}` bitcasts it to i1 (\"cannot bitcast data-type of size 32 to data-type "
+               f"of size 1\")")
+        advice = f"{annotate}, or compare it, `{name} != 0`"
+    elif use == "power":
+        why, advice = "a tensor has no `__pow__`", f"{annotate}, or multiply it out"
+    elif use == "constexpr":
+        why, advice = f"{where} takes compile-time values only", annotate
+    elif use == "division":
+        tensor = (f"`{origin}` is bound more than once to a compile-time number, so the lowered "
+                  f"kernel (as Triton) holds it as an i32 tensor")
+        why = (f"it takes C's `{op}` (truncating) where the verifier reads Python's (flooring), "
+               f"and they differ here")
+        advice = f"bind `{origin}` once, or as `{origin}: tl.constexpr = ...`"
+    else:
+        raise ValueError(use)
+    return f"`{name}` in {where}: {tensor}; {why}: {advice}"
+
+
+def tensor_root(node, is_tensor: Callable[[object], bool]):
+    """The first name ``node`` computes from by arithmetic (a binary or unary operator other than
+    `not`, a comparison) for which ``is_tensor`` holds, or None: Triton computes a tensor from a
+    tensor. ``node`` is a Python expression (ast) or a kernel IR one."""
+    if isinstance(node, (ast.Name, K.Name)):
+        return node if is_tensor(node) else None
+    if isinstance(node, (ast.BinOp, K.BinOp)):
+        parts = (node.left, node.right) if isinstance(node, ast.BinOp) else (node.lhs, node.rhs)
+    elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not) \
+            or isinstance(node, K.UnaryOp) and node.op != "not":
+        parts = (node.operand,)
+    elif isinstance(node, ast.Compare):
+        parts = (node.left, *node.comparators)
+    elif isinstance(node, K.Compare):
+        parts = (node.lhs, node.rhs)
+    else:
+        return None
+    return next((r for r in (tensor_root(p, is_tensor) for p in parts) if r is not None), None)
+
+
+class BuildRules:
+    """The rule in the builder (frontend/build.py's Builder), on the Python source: a name the
+    function being built binds by a plain assignment, or a helper parameter such a name (or an
+    expression of one) was passed to, read where Triton needs a constexpr or refuses a tensor."""
+
+    def local_tensor(self, node: ast.expr) -> Optional[ast.Name]:
+        """The name ``node`` computes from (:func:`tensor_root`) that is a local of the partition
+        (or helper) being built bound by a plain assignment of this function (not `name:
+        tl.constexpr = ...`), or a helper's parameter that such a name of its caller was passed
+        to (and the helper does not rebind): Triton 3.6 holds it as a tensor, whatever its value,
+        and passes it to a jit function as one (a parameter given a literal or a constexpr is a
+        constexpr there, as Triton specialises the call to it). None for anything else."""
+        if not self.in_partition:
+            return None
+        return tensor_root(node, self._is_local_tensor)
+
+    def _is_local_tensor(self, node: ast.Name) -> bool:
+        f = self.frame
+        if node.id in f.tensor_params and node.id not in f.stores:
+            return True
+        site = self.bound_at.get(f.kir(node.id))
+        return site is not None and not isinstance(site, ast.AnnAssign) and any(
+            line == site.lineno for line, _ in f.stores.get(node.id, ()))
+
+    def tensor_origin(self, node: ast.Name) -> str:
+        """The name of the function being built that made :meth:`local_tensor` ``node`` a
+        tensor by a plain assignment (through the parameters it was passed on as)."""
+        return self.frame.tensor_params.get(node.id, node.id) \
+            if node.id not in self.frame.stores else node.id
+
+    def local_number(self, node: ast.expr, e: K.Expr) -> Optional[ast.Name]:
+        """The local tensor name (:meth:`local_tensor`) ``node`` computes from when ``node``
+        folds to a number that is no bool (``e`` is its kernel IR): an i32 or fp32 tensor in
+        Triton 3.6, which `and` / `or` / `not` cannot take. None otherwise (a comparison is an
+        i1; a runtime value is the protocol walker's to classify)."""
+        name = self.local_tensor(node)
+        return name if name is not None and tensor_dtype(fold(e)) is not None else None
+
+    def tensor_refusal(self, use: str, name: ast.Name, where: str, node: ast.AST,
+                       **kw) -> TleError:
+        """:func:`refusal` of the local tensor ``name`` in ``where`` at ``node``."""
+        f = self.frame
+        origin = self.tensor_origin(name)
+        via = f", passed to '{f.function}' as `{name.id}`" \
+            if name.id in f.tensor_params and name.id not in f.stores else ""
+        st = f.env.get(name.id)
+        value = st.value.value if st is not None and st.kind == "const" \
+            and isinstance(st.value, K.Const) else None
+        return self.err(refusal(use, name.id, where, origin, value, via, **kw), node,
+                        check=CHECK)
+
+    def constexpr_operands(self, what: str, nodes: list) -> None:
+        """Refuse a local tensor (:meth:`local_tensor`) where Triton 3.6 takes only constexprs
+        (``what``: the construct). The frontend folded `B = 64` to its constant there and the
+        lowering inlined it, so such a kernel was verified and compiled, where Triton refuses it
+        ("arange's arguments must be of type tl.constexpr", "int32[] used as tl.static_range
+        start value is not a constexpr")."""
+        for n in nodes:
+            name = self.local_tensor(n)
+            if name is not None:
+                raise self.tensor_refusal("constexpr", name, what, name)
+
+    def tensor_power(self, node: ast.BinOp, operands: list[tuple[ast.expr, K.Expr]]) -> None:
+        """Refuse `q ** 2` (`2 ** q`) of a local number: folded, it was read as a constexpr
+        power; Triton holds q as a tensor, which has no `__pow__`."""
+        for v, e in operands:
+            name = self.local_number(v, e)
+            if name is not None:
+                raise self.tensor_refusal("power", name, f"`{ast.unparse(node)}`", node)
+
+    def tensor_truth(self, node: ast.AST, operands: list[tuple[ast.expr, K.Expr]],
+                     verb: str) -> None:
+        """Refuse `not b` and an `and` / `or` in which Triton 3.6 bitcasts a local number to i1
+        (read as a constant, it was dropped by `and`, or decided `not`). The operands are walked
+        as Triton's code_generator.visit_BoolOp walks them: a constant that decides the result
+        ends the walk, another one is dropped, each tensor is kept, and two kept or more are each
+        bitcast; `not` bitcasts its operand."""
+        where = f"`{ast.unparse(node)}`"
+        if verb == "not":
+            v, e = operands[0]
+            name = self.local_number(v, e)
+            if name is not None:
+                raise self.tensor_refusal("truth", name, where, node, verb=verb)
+            return
+        kept, local = 0, None
+        for v, e in operands:
+            name = self.local_number(v, e)
+            if name is not None:
+                kept, local = kept + 1, local or name
+                continue
+            c = fold(e)
+            if c is None:
+                kept += 1
+            elif bool(c) == (verb == "or"):
+                break
+        if local is not None and kept > 1:
+            raise self.tensor_refusal("truth", local, where, node, verb=verb)
+
+
+class WalkRules:
+    """The rule in the protocol walker (frontend/protocol.py's Walker), on the kernel IR: names a
+    partition (or a helper it calls) binds to a compile-time number by an assignment that is
+    not annotated (``tensor_consts``); the builder folds those bound once, so these are mostly
+    the names bound more than once, which the lowered Gluon keeps as tensors too."""
+
+    def note_assignment(self, s: K.Assign, value) -> None:
+        """Record whether ``s`` makes its target a tensor of a compile-time number."""
+        if self.partition is not None and self.tensor_number(value) and not self.annotated(s):
+            self.tensor_consts.add(s.target)
+        else:
+            self.tensor_consts.discard(s.target)
+
+    def annotated(self, s: K.Assign) -> bool:
+        """Whether ``s`` is written `name: tl.constexpr = value`, which Triton keeps a
+        constexpr (the kernel IR does not tell it from a plain assignment)."""
+        node = self.k.source.stmt(s.loc, ast.AnnAssign)
+        return node is not None and ast.unparse(node.annotation).split(".")[-1] == "constexpr"
+
+    @staticmethod
+    def tensor_number(v) -> bool:
+        """Whether the value ``v`` is a compile-time integer (not a bool) or float, which Triton
+        makes a tensor when a kernel function assigns it to a name; or a constexpr argument the
+        reading leaves unbound (`b = C`), which is such a number unless the launch passes a bool
+        (the refusal then says to bind it as a constexpr, which Triton takes either way)."""
+        from .values import Aff, Const, KernelArg
+
+        return isinstance(v, Aff) and not v.runtime \
+            or isinstance(v, Const) and isinstance(v.value, float) \
+            or isinstance(v, KernelArg) and v.constexpr
+
+    def tensor_const(self, e: K.Expr) -> Optional[K.Name]:
+        """The name of ``tensor_consts`` that ``e`` computes from (:func:`tensor_root`)."""
+        return tensor_root(e, lambda n: n.id in self.tensor_consts)
+
+    def tensor_refusal(self, use: str, name: K.Name, e: K.Expr, **kw) -> TleError:
+        py = self.k.names.py(name.id)
+        return self.err(refusal(use, py, f"`{self.src(e)}`", **kw), e, check=CHECK)
+
+    def tensor_power(self, e: K.BinOp) -> None:
+        """Refuse `q ** 2` of a tensor name: a tensor has no `__pow__`."""
+        if e.op != "**":
+            return
+        for x in (e.lhs, e.rhs):
+            name = self.tensor_const(x)
+            if name is not None:
+                raise self.tensor_refusal("power", name, e)
+
+    def tensor_truth(self, e: K.Expr, operand: K.Expr, verb: str) -> None:
+        """Refuse ``operand`` of `and` / `or` / `not` ``e`` that Triton bitcasts to i1 when it is
+        (computed from) a tensor name of a compile-time number."""
+        name = self.tensor_const(operand)
+        if name is not None:
+            raise self.tensor_refusal("truth", name, e, verb=verb)
+
+    def tensor_division(self, e: K.BinOp, left, right) -> None:
+        """Refuse `q // 2` (`q % 2`) of a name the partition binds more than once to a
+        compile-time number where C's division and Python's differ. The builder folds a name
+        bound once (its uses are the constant, which Gluon divides as Python does); one bound
+        more than once stays a name, which the lowered Gluon (as Triton) holds as an i32 tensor
+        and divides as C does: `q = -7` twice, then `q // 2` is -3 on the GPU where the
+        verifier computed -4, and a kernel whose indices differ by that was verified."""
+        if e.op not in ("//", "%"):
+            return
+        names = [n for n in (tensor_root(x, lambda n: n.id in self.tensor_consts
+                                         and n.id in self.multi_assigned)
+                             for x in (e.lhs, e.rhs)) if n is not None]
+        if not names or self.is_runtime(left) or self.is_runtime(right):
+            return
+        a, b = self.as_aff(left), self.as_aff(right)
+        if a is not None and b is not None and a.is_const and b.is_const and b.const != 0:
+            x, y = a.const, b.const
+            trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+            c_value = trunc if e.op == "//" else x - y * trunc
+            if c_value == (x // y if e.op == "//" else x % y):
+                return
+        raise self.tensor_refusal("division", names[0], e, op=e.op)
