@@ -379,3 +379,81 @@ def test_what_triton_does_with_an_i1_where(tmp_path, monkeypatch, cond, accepted
     body = f"for p in range(N):\n    if {cond}:\n        tl.store(x_ptr + p, 1.0)"
     ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8w")
     assert ok == accepted, f"{cond}: {e}"
+
+
+# ------------------------------------------------------------------------- verbs and strings as values
+
+# commit, close and release return nothing: their value used as an operand was verified (the
+# protocol view read the event) and then refused by the lowering ("operator == on a none", "a
+# store of a none"); now refused at the verb (Builder.void_event_operand). As a statement, or an
+# item of a tuple that is dropped, the verb is what it is.
+VOID_VALUES = {
+    "a commit compared": (ring(writer(body=PUT.replace("w.commit(p)", "w.commit(p) == None"))),
+                          ("rejected", "[bad-event]", "commit returns nothing")),
+    "a commit stored": (ring(writer(body=PUT.replace("w.commit(p)", "tl.store(x_ptr, w.commit(p))"))),
+                        ("rejected", "[bad-event]")),
+    "a commit printed": (ring(writer(body=PUT.replace("w.commit(p)", "print('c', w.commit(p))"))),
+                         ("rejected", "[bad-event]")),
+    "not of a commit": (ring(writer(body=PUT.replace("w.commit(p)", "not w.commit(p)"))),
+                        ("rejected", "[bad-event]")),
+    "a release in an arithmetic": (
+        ring(rbody=reader().replace("r.release(p)", "q = 1 + r.release(p)")),
+        ("rejected", "[bad-event]", "release returns nothing")),
+    "a commit in a dropped tuple": (ring(writer(body=PUT.replace("w.commit(p)", "(w.commit(p), 0)"))),
+                                    "verified"),
+    "a release after a load in one tuple": (
+        ring(rbody=reader().replace(
+            "        t = tl.load(tle.gpu.local_ptr(res.slot.tile))\n        r.release(p)\n",
+            "        b, a = tl.load(tle.gpu.local_ptr(res.slot.tile)), r.release(p)\n"
+            "        t = b\n")), "verified"),
+    "a release before a load in one tuple": (
+        ring(rbody=reader().replace(
+            "        t = tl.load(tle.gpu.local_ptr(res.slot.tile))\n        r.release(p)\n",
+            "        a, b = r.release(p), tl.load(tle.gpu.local_ptr(res.slot.tile))\n"
+            "        t = b\n")), ("rejected", "[access-outside-window]")),
+}
+
+
+@pytest.mark.parametrize("name", list(VOID_VALUES))
+def test_values_of_verbs_that_return_nothing(tmp_path, capsys, name):
+    text, expect = VOID_VALUES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_verbs_in_tuples_lower_to_the_verified_events(tmp_path, capsys):
+    for name in ("a commit in a dropped tuple", "a release after a load in one tuple"):
+        path = _run(tmp_path, capsys, VOID_VALUES[name][0], (), "verified")
+        problems = lowering_problems(path, min_grid=3)
+        assert not problems, (name, problems)
+
+
+# A string bound by a plain assignment: Triton's visit_Assign makes a tensor of it and fails
+# ("cannot convert a of type <class 'str'> to tensor"); it was verified (local_tensors.BuildRules
+# .string_binding). Annotated, it stays a constexpr string.
+STRINGS = {
+    "a string bound to a name": (ring(writer(pre="M = 'a'\n")),
+                                 _REFUSED + ("`M` in `M = 'a'`", "a string cannot be one",
+                                             "bind it as `M: tl.constexpr = ...`")),
+    "a string printed through a name": (ring(writer(pre="M = 'a'\n", body=PUT + "print(M, p)\n")),
+                                        _REFUSED),
+    "a string item of a tuple": (ring(writer(pre="a, M = 1, 'x'\n")), _REFUSED),
+    "an annotated string": (ring(writer(pre="M: tl.constexpr = 'x'\n")), "verified"),
+    "a string literal printed": (ring(writer(body=PUT + "print('p', p)\n")), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(STRINGS))
+def test_strings_bound_to_names(tmp_path, capsys, name):
+    text, expect = STRINGS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("M = 'a'\ntl.store(x_ptr, 1.0)", False),
+    ("a, M = 1, 'x'\ntl.store(x_ptr + a, 1.0)", False),
+    ("M: tl.constexpr = 'a'\nif M == 'a':\n    tl.store(x_ptr, 1.0)", True),
+    ("print('p', N)", True),
+])
+def test_what_triton_does_with_strings(tmp_path, monkeypatch, body, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8str")
+    assert ok == accepted, f"{body}: {e}"

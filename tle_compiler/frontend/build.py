@@ -829,6 +829,7 @@ class Builder(BuildRules):
                 self.name_buffer(st, target.id, node)
                 st = Static("buffer", (st.value[0], target.id))
                 e = K.BufferRef(target.id, self.loc(node))
+            self.string_binding(target.id, fold(e), node)
             e, st = self.snapshot(e, st, node)
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
@@ -1658,12 +1659,29 @@ class Builder(BuildRules):
         e, st = self.expr(node)
         if st is not None and st.kind == "method" and isinstance(st.value[0], Static):
             raise self.verb_as_value(node)
+        self.void_event_operand(node, e)
         if st is not None and st.kind in ("func", "mod", "usermod", "method"):
             what = "a pipe verb" if st.kind == "method" else f"`{ast.unparse(node)}`"
             raise self.err(f"{what} is used as a value: call it directly (a verb passed as a "
                            f"callback or stored hides its events)", node,
                            check="verb-as-value" if st.kind == "method" else "frontend")
         return e
+
+    def void_event_operand(self, node: ast.expr, e: K.Expr) -> None:
+        """Refuse the value of a commit, close or release (which return nothing) used as an
+        operand: `w.commit(p) == None`, `tl.store(ptr, w.commit(p))`, `print("c",
+        w.release(p))`, `not w.commit(p)`. The protocol view read the event and verified the
+        kernel, where the lowering has no value to compute with (it stopped at the line, "an
+        operator on a none"); call the verb as a statement."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("commit", "close", "release")):
+            return
+        last = self.out[-1] if self.out else None
+        ev = e if isinstance(e, K.Event) else last.value if isinstance(e, K.Name) \
+            and isinstance(last, K.Assign) and last.target == e.id else None
+        if isinstance(ev, K.Event):
+            raise self.err(f"`{ast.unparse(node)}` is used as a value, but {ev.verb} returns "
+                           f"nothing: call it as a statement", node, check="bad-event")
 
     def verb_as_value(self, node: ast.expr) -> TleError:
         text = ast.unparse(node)

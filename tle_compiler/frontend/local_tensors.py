@@ -11,6 +11,7 @@ Triton cannot compile (or computes otherwise), so the name is refused there:
 - `and` / `or` / `not` bitcast a tensor operand to i1, which fails for an i32 or fp32 ("cannot
   bitcast data-type of size 32 to data-type of size 1"; a bool, an i1, is taken);
 - `**`: a tensor has no `__pow__`;
+- a string, which cannot be a tensor: its plain assignment fails;
 - compile-time arguments: the bounds of a tl.static_range, the arguments of tl.arange, the shape
   of tl.zeros / tl.full, the argument of int() / float(), the condition of tl.static_assert;
 - `//` and `%` of a name bound more than once where C's rounding differs from Python's: the
@@ -47,7 +48,8 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
             value: object = None, via: str = "", verb: str = "", op: str = "") -> str:
     """The message refusing ``name`` (a local tensor, or a helper parameter given one) in
     ``where`` (the construct, quoted). ``use`` is what Triton does there: "truth" (``verb``
-    bitcasts it), "power", "constexpr" (compile-time values only) or "division" (C's ``op``).
+    bitcasts it), "power", "constexpr" (compile-time values only), "division" (C's ``op``) or
+    "string" (the assignment of a string ``value``, which Triton cannot make a tensor).
     ``origin`` is the name the plain assignment bound (``name`` unless it was passed on, which
     ``via`` says), ``value`` its compile-time value when known."""
     origin = origin or name
@@ -66,6 +68,10 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
         why, advice = "a tensor has no `__pow__`", f"{annotate}, or multiply it out"
     elif use == "constexpr":
         why, advice = f"{where} takes compile-time values only", annotate
+    elif use == "string":
+        tensor = (f"a plain assignment makes `{origin}` a tensor in Triton 3.6, and a string "
+                  f"cannot be one (\"cannot convert {value} of type <class 'str'> to tensor\")")
+        why, advice = "the kernel does not compile", annotate
     elif use == "division":
         tensor = (f"`{origin}` is bound more than once to a compile-time number, so the lowered "
                   f"kernel (as Triton) holds it as an i32 tensor")
@@ -147,6 +153,15 @@ class BuildRules:
             and isinstance(st.value, K.Const) else None
         return self.err(refusal(use, name.id, where, origin, value, via, **kw), node,
                         check=CHECK)
+
+    def string_binding(self, name: str, value: object, node: ast.AST) -> None:
+        """Refuse a plain assignment of a string to ``name`` in a partition (or a helper it
+        calls): Triton's visit_Assign converts the constant to a tensor and fails ("cannot
+        convert a of type <class 'str'> to tensor"); read as a constant, such a kernel was
+        verified. `name: tl.constexpr = "a"` stays a constexpr string."""
+        if self.in_partition and isinstance(node, ast.Assign) and isinstance(value, str):
+            raise self.err(refusal("string", name, f"`{ast.unparse(node)}`", value=value), node,
+                           check=CHECK)
 
     def constexpr_operands(self, what: str, nodes: list) -> None:
         """Refuse a local tensor (:meth:`local_tensor`) where Triton 3.6 takes only constexprs
