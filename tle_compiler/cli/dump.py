@@ -362,6 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _INT = re.compile(r"[+-]?[0-9]+")
+#: The most digits a --param value may have: 308, below 2**1024, the bound on the integers of a
+#: .kir file (ir/kernel_text.MAX_INT_BITS); Python refuses to read integers of 4300 digits.
+_PARAM_DIGITS = 308
 #: A boolean constexpr may be given as True/False too: the integers 1 and 0.
 _BOOLS = {"True": 1, "False": 0}
 
@@ -374,6 +377,9 @@ def _params(items: Sequence[str]) -> dict[str, int]:
         if not sep or not name.isidentifier() or not (_INT.fullmatch(val) or val in _BOOLS):
             raise _Unusable(f"tle-dump: error: --param expects NAME=INTEGER (or NAME=True/False "
                             f"for a boolean constexpr), got '{it}'")
+        if len(val.lstrip("+-")) > _PARAM_DIGITS:
+            raise _Unusable(f"tle-dump: error: --param {name}: a value of "
+                            f"{len(val.lstrip('+-'))} digits (at most {_PARAM_DIGITS})")
         value = _BOOLS[val] if val in _BOOLS else int(val)
         if name in out and out[name] != value:
             raise _Unusable(f"tle-dump: error: --param {name} given twice ({out[name]} and {val})")
@@ -589,6 +595,8 @@ def _run(args, fmt: str) -> int:
     if not kernels:
         what = (f"no kernel named {', '.join(args.kernel)}" if args.kernel else
                 "no kernel (a .pipe file starts with 'kernel NAME')" if path.suffix == ".pipe" else
+                "no kernel (a .kir file starts with 'kernel NAME(PARAMS)', docs/kir.md)"
+                if path.suffix == ".kir" else
                 "no @tle.jit kernel that calls tle.gpu.warp_specialize")
         raise _Unusable(f"{path}: error: {what}")
     _check_params(fixed, kernels, loaded)

@@ -133,6 +133,8 @@ import keyword
 import math
 import os
 import re
+import sys
+import unicodedata
 import warnings
 from pathlib import Path
 from typing import Any, Iterator, Optional, Union
@@ -145,8 +147,8 @@ from .attrs import ATTR_TYPES, AffineIndex, BitAnd, BitXor, FloorDiv, Mod
 from .kernel import (Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const, DType, Eval, Event,
                      Expr, For, Global, Handle, If, IsClosed, KParam, KPartition, Kernel, Name, Op,
                      PipeDecl, PipeRef, Return, ResultSlot, SlotField, Stmt, Subscript, TupleExpr,
-                     UnaryOp, While, named_pipe_error, slot_shape_error, stmt_exprs, walk_expr,
-                     walk_stmts)
+                     UnaryOp, While, children, named_pipe_error, slot_shape_error, stmt_exprs,
+                     walk_expr, walk_stmts)
 from .nodes import NOLOC, VERBS, Loc
 from .syntax_errors import expected_phrase, terminal_word
 
@@ -780,6 +782,11 @@ def parse_kernels(text: str, path: Optional[str] = None) -> list[Kernel]:
     and messages. A line's location comment gives the locations of the nodes that start on it;
     the nodes of a line without one are located in ``text`` (``Loc(path, line, column)``). Raises
     :class:`TleError` on any error."""
+    return _parse(text, path)[0]
+
+
+def _parse(text: str, path: Optional[str]) -> tuple[list[Kernel], Tree]:
+    """parse_kernels, with the parse tree the kernels were built from."""
     comments: list[Token] = []
     reset = _LOC_COMMENTS.set(comments)
     try:
@@ -788,10 +795,11 @@ def parse_kernels(text: str, path: Optional[str] = None) -> list[Kernel]:
         raise _syntax_error(e, text, path) from None
     finally:
         _LOC_COMMENTS.reset(reset)
+    check_tree(tree, comments, path)
     locations = _Locations(tree, comments, path)
     kernels = [_Builder(path, locations).kernel(k) for k in tree.children]
     locations.check_all_used()
-    return kernels
+    return kernels, tree
 
 
 def parse_kernel(text: str, path: Optional[str] = None) -> Kernel:
@@ -810,10 +818,19 @@ def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
     (:func:`check_slot_shapes`): a file is something to verify and lower."""
     p = os.fspath(path)
     with open(p, encoding="utf-8") as f:
-        kernels = parse_kernels(f.read(), p)
+        kernels, tree = _parse(f.read(), p)
+    check_identifiers(tree, p)
+    seen: dict[str, Kernel] = {}
     for k in kernels:
+        if k.name in seen:
+            raise TleError(f"kernel '{k.name}' is defined twice (first at line "
+                           f"{seen[k.name].loc.line}): a file names each kernel once at "
+                           f"{k.loc.line}:{k.loc.column}", k.loc, check="duplicate-name")
+        seen[k.name] = k
+        check_params(k)
         check_slot_shapes(k)
         check_references(k)
+        check_integer_sizes(k)
     return kernels
 
 
@@ -850,6 +867,214 @@ def check_slot_shapes(k: Kernel) -> None:
             if type(lead) is int and lead != p.capacity:
                 raise TleError(slot_shape_error(p.name, f.name, p.capacity, f.shape),
                                f.loc if f.loc.line else p.loc, check="bad-pipe")
+
+
+#: How deep blocks and expressions may nest in a kernel's text (the parse tree's depth; the
+#: kernels of the repository reach 25). The passes walk a kernel recursively, and the trace
+#: generator (ir/tracegen.py) writes each block as indented Python, which allows 100 levels.
+MAX_DEPTH = 100
+#: The most bits an integer of a kernel file may have (parse_kernel_file): a literal, and any
+#: value the frontend could fold from literals and consts (`1 << 99999999999` would take minutes
+#: and gigabytes to compute). The GPU computes in 32 and 64 bits; the verifier names the values
+#: outside i32 itself.
+MAX_INT_BITS = 1024
+#: The most digits of an integer literal the text form reads at all: those Python converts.
+_MAX_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
+_LONG_DIGITS = re.compile(r"\d{%d,}" % (_MAX_DIGITS + 1))
+
+
+def _fail(message: str, path: Optional[str], line: int, column: int) -> TleError:
+    return TleError(f"{message} at {line}:{column}", Loc(path, line, column))
+
+
+def _too_long(digits: str, most: str) -> str:
+    return f"an integer literal of {len(digits)} digits (at most {most})"
+
+
+def check_tree(tree: Tree, comments: list, path: Optional[str]) -> None:
+    """What a parse tree must be for its kernels to be built: nested at most :data:`MAX_DEPTH`
+    deep, with integer literals (location comments' included) Python converts. A TleError at
+    the first offender's line."""
+    stack: list[tuple[Tree, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _fail(f"nested more than {MAX_DEPTH} levels deep (blocks and expressions)",
+                        path, node.meta.line, node.meta.column)
+        for c in reversed(node.children):
+            if isinstance(c, Tree):
+                stack.append((c, depth + 1))
+            elif isinstance(c, Token) and c.type == "INT" and len(c) > _MAX_DIGITS:
+                raise _fail(_too_long(str(c), f"{_MAX_DIGITS} digits"), path, c.line, c.column)
+    for tok in comments:
+        m = _LONG_DIGITS.search(str(tok))
+        if m:
+            raise _fail(_too_long(m.group(), f"{_MAX_DIGITS} digits"), path, tok.line,
+                        tok.column + m.start())
+
+
+def check_identifiers(tree: Tree, path: Optional[str]) -> None:
+    """Every identifier of a kernel file in Unicode normal form NFKC, the form Python reads an
+    identifier in (`ℕ` is `N`): two spellings of one name would be two names here and one in
+    the Gluon the kernel lowers to. A kernel the frontend read has only such names."""
+    for tok in tree.scan_values(lambda v: isinstance(v, Token) and v.type in ("NAME", "ESCNAME")
+                                and not v.isascii()):
+        normal = unicodedata.normalize("NFKC", str(tok))
+        if normal != str(tok):
+            raise _fail(f"identifier {str(tok)!r} is not in Unicode normal form NFKC (Python "
+                        f"reads it as {normal!r})", path, tok.line, tok.column)
+
+
+def check_params(k: Kernel) -> None:
+    """A kernel's params, and each partition's, named once, as Python refuses `def f(a, a)`
+    (the text form itself reads any list of names)."""
+    names = [p.name for p in k.params]
+    for p in k.params:
+        if names.count(p.name) > 1:
+            raise TleError(f"kernel '{k.name}' declares param '{p.name}' twice at "
+                           f"{p.loc.line}:{p.loc.column}", p.loc, check="duplicate-name")
+    for part in k.partitions:
+        names = [n for n, _ in part.bindings]
+        for n in names:
+            if names.count(n) > 1:
+                raise TleError(f"partition '{part.name}' binds its param '{n}' twice at "
+                               f"{part.loc.line}:{part.loc.column}", part.loc,
+                               check="duplicate-name")
+
+
+def check_integer_sizes(k: Kernel) -> None:
+    """No integer the frontend could compute from the kernel's literals and consts (a folded
+    constant, an index's coefficient) has more than :data:`MAX_INT_BITS` bits; each literal has
+    fewer (:func:`check_tree`). Every expression gets an upper bound on the bits of the integers
+    it folds to: a literal or const its own; a value known only at run time (a param, a loop
+    variable, a local assigned in a loop body, which the frontend does not fold) 1; a sum one
+    more than its larger term, a product the sum of its factors', a shift or a power by a known
+    count grown by it; a name that of the value assigned to it. A TleError at the first
+    expression beyond the bound."""
+    unknown = (1, None)
+    printer = _Printer(k, False)
+
+    def _expr_text(e: Expr) -> str:
+        text = printer.expr(e)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def merge(a: tuple, b: tuple) -> tuple:
+        return (max(a[0], b[0]), a[1] if a[1] == b[1] else None)
+
+    def fold(op: str, x: int, y: int) -> Optional[int]:
+        try:
+            if op == "+":
+                return x + y
+            if op == "-":
+                return x - y
+            if op == "*":
+                return x * y
+            if op == "//":
+                return x // y
+            if op == "%":
+                return x % y
+            if op == "&":
+                return x & y
+            if op == "|":
+                return x | y
+            if op == "^":
+                return x ^ y
+            if op == ">>":
+                return x >> y
+            if op == "<<":
+                return x << y
+            if op == "**":
+                return x ** y if y >= 0 else None
+        except (ArithmeticError, ValueError):
+            return None
+        return None
+
+    def value(e: Expr, env: dict) -> tuple[int, Optional[int]]:
+        bits, v = _value(e, env)
+        if bits > MAX_INT_BITS:
+            raise TleError(f"`{_expr_text(e)}` may be an integer of {bits} bits: the integers "
+                           f"of a kernel have at most {MAX_INT_BITS} bits at "
+                           f"{e.loc.line}:{e.loc.column}", e.loc, check="bad-integer")
+        return bits, v
+
+    def _value(e: Expr, env: dict) -> tuple[int, Optional[int]]:
+        if isinstance(e, (Const, Global)):
+            v = e.value
+            if isinstance(v, bool) or not isinstance(v, int):
+                return (1, None) if isinstance(v, bool) else unknown
+            return (v.bit_length(), v)
+        if isinstance(e, Name):
+            return env.get(e.id, unknown)
+        subs = [value(c, env) for c in children(e) if not isinstance(c, (str, type(None)))]
+        if isinstance(e, BinOp):
+            (a, x), (b, y) = subs
+            if e.op in ("<<", "**"):
+                if y is None or y < 0:  # not folded: a value of the run
+                    bits = a
+                else:
+                    bits = a + y if e.op == "<<" else max(a, 1) * y
+            elif e.op == "*":
+                bits = a + b
+            elif e.op in ("+", "-", "|", "^", "&"):
+                bits = max(a, b) + 1
+            else:  # // % / >>: no larger than the operands
+                bits = max(a, b)
+            if bits > MAX_INT_BITS:  # not folded
+                return (bits, None)
+            if x is not None and y is not None:
+                v = fold(e.op, x, y)
+                if v is not None:
+                    return (max(v.bit_length(), 1), v)
+            return (bits, None)
+        if isinstance(e, UnaryOp):
+            (a, x), = subs
+            if e.op == "-" and x is not None:
+                return (a, -x)
+            if e.op == "~" and x is not None:
+                return (a + 1, ~x)
+            return (a + 1, None)
+        if isinstance(e, (Compare,)):
+            return (1, None)
+        return (max((b for b, _ in subs), default=1), None)
+
+    def assigned(body) -> set:
+        out = set()
+        for s in walk_stmts(body):
+            if isinstance(s, Assign):
+                out.add(s.target)
+            elif isinstance(s, For):
+                out.add(s.var)
+        return out
+
+    def block(body, env: dict) -> dict:
+        for s in body:
+            for e in stmt_exprs(s):
+                value(e, env)
+            for _, o in getattr(s, "options", ()):
+                value(o, env)
+            if isinstance(s, Assign):
+                env[s.target] = value(s.value, env)
+            elif isinstance(s, (For, While)):
+                inner = dict(env)
+                for n in assigned(s.body):
+                    inner[n] = unknown
+                if isinstance(s, For):
+                    inner[s.var] = (max(value(s.start, env)[0], value(s.stop, env)[0]) + 1,
+                                    None)
+                inner = block(s.body, inner)
+                for n in assigned(s.body):
+                    env[n] = merge(env.get(n, unknown), inner[n])
+            elif isinstance(s, If):
+                a, b = block(s.then, dict(env)), block(s.orelse, dict(env))
+                for n in set(a) | set(b):
+                    env[n] = merge(a.get(n, unknown), b.get(n, unknown))
+        return env
+
+    top = block(k.prologue, {p.name: unknown for p in k.params})
+    for part in k.partitions:
+        env = dict(top)
+        env.update({n: value(e, top) for n, e in part.bindings})
+        block(part.body, env)
 
 
 # -- syntax errors ----------------------------------------------------------------------------
