@@ -457,3 +457,70 @@ def test_strings_bound_to_names(tmp_path, capsys, name):
 def test_what_triton_does_with_strings(tmp_path, monkeypatch, body, accepted):
     ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8str")
     assert ok == accepted, f"{body}: {e}"
+
+
+# ------------------------------------------------------------------------- names the builder does not fold
+
+# `q = i - 1` in a tl.static_range over i: the builder folds only a name bound once to a
+# constant, so q stays a name, which the lowered Gluon (as Triton) makes an i32 tensor: `q % 2`
+# is C's remainder there (-1 at i = 0), Python's in the verifier (1). `if q % 2 == 1:` around the
+# writer's events was verified, and the writer never commits the tile the reader waits (a hang).
+# A remainder condition on such a name is now C's (Walker.compare, as for runtime values), and
+# `//` / `%` of it elsewhere is refused unless the two agree (local_tensors.WalkRules
+# .tensor_division; before, only names bound more than once were checked).
+STATIC = "for i in tl.static_range(2):"
+UNFOLDED = {
+    "a remainder condition that Python reads true": (
+        ring(writer(loop=STATIC, body="q = i - 1\nif q % 2 == 1:\n"
+                    + ind(PUT.replace("(p)", "(0)"))), reader(loop="for p in range(1):")),
+        ("rejected", "[wait-never-committed]")),
+    "a remainder condition that C reads true": (
+        ring(writer(loop=STATIC, body="q = i - 1\nif q % 2 == -1:\n"
+                    + ind(PUT.replace("(p)", "(0)"))), reader(loop="for p in range(1):")),
+        "verified"),
+    "a remainder condition on a non-negative value": (
+        ring(writer(loop=STATIC, body="q = i + 1\nif q % 2 == 1:\n"
+                    + ind(PUT.replace("(p)", "(0)"))), reader(loop="for p in range(1):")),
+        "verified"),
+    "a remainder condition on a name bound twice": (
+        ring(writer(pre="q = -7\nq = -7\n", loop="for i in range(1):",
+                    body="if q % 2 == 1:\n" + ind(PUT.replace("(p)", "(0)"))),
+             reader(loop="for p in range(1):")), ("rejected",)),
+    "a floor division in a condition": (
+        ring(writer(loop=STATIC, body="q = i - 1\nif q // 2 == -1:\n"
+                    + ind(PUT.replace("(p)", "(0)"))), reader(loop="for p in range(1):")),
+        _REFUSED + ("`q` in `q // 2`", "takes C's `//`",
+                    "write the expression in place of `q`")),
+    # bound once to a constant, q is folded: the literal, which Gluon divides as Python does
+    "a remainder condition on a name bound once to a constant": (
+        ring(writer(loop="for i in range(1):", body="q = -1\nif q % 2 == 1:\n"
+                    + ind(PUT.replace("(p)", "(0)"))), reader(loop="for p in range(1):")),
+        "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(UNFOLDED))
+def test_names_the_builder_does_not_fold(tmp_path, capsys, name):
+    text, expect = UNFOLDED[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_triton_takes_c_remainders_of_a_name_bound_to_a_static_range_value(tmp_path, monkeypatch):
+    """`q = i - 1` at i = 0: `q % 2` is -1 (a tensor, C's remainder); `(i - 1) % 2` is 1 (a
+    constexpr, Python's)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import importlib
+
+    (tmp_path / "tri8_rem.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, N, C: tl.constexpr):\n    for i in tl.static_range(1):\n        q = i - 1\n"
+        "        tl.store(x_ptr + 1000 + q % 2, 1.0)\n"
+        "        tl.store(x_ptr + 2000 + (i - 1) % 2, 2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tri8_rem")
+    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                       constexprs={"C": 3})
+    ttir = triton.compile(source, target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert "arith.constant 999 : i32" in ttir and "arith.constant 2001 : i32" in ttir, ttir

@@ -45,13 +45,15 @@ def tensor_dtype(value: object) -> Optional[str]:
 
 
 def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
-            value: object = None, via: str = "", verb: str = "", op: str = "") -> str:
+            value: object = None, via: str = "", verb: str = "", op: str = "",
+            once: bool = False) -> str:
     """The message refusing ``name`` (a local tensor, or a helper parameter given one) in
     ``where`` (the construct, quoted). ``use`` is what Triton does there: "truth" (``verb``
     bitcasts it), "power", "constexpr" (compile-time values only), "division" (C's ``op``) or
     "string" (the assignment of a string ``value``, which Triton cannot make a tensor).
     ``origin`` is the name the plain assignment bound (``name`` unless it was passed on, which
-    ``via`` says), ``value`` its compile-time value when known."""
+    ``via`` says), ``value`` its compile-time value when known; ``once``: for "division", the
+    name is bound once (to a value the builder could not fold), not more than once."""
     origin = origin or name
     dtype = tensor_dtype(value)
     bound = f"`{origin}` is bound to {value!r}" if value is not None \
@@ -73,11 +75,15 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
                   f"cannot be one (\"cannot convert {value} of type <class 'str'> to tensor\")")
         why, advice = "the kernel does not compile", annotate
     elif use == "division":
-        tensor = (f"`{origin}` is bound more than once to a compile-time number, so the lowered "
-                  f"kernel (as Triton) holds it as an i32 tensor")
+        how = "an expression of a tl.static_range variable or a constexpr" if once \
+            else "bound more than once"
+        tensor = (f"`{origin}` is bound to a compile-time value the frontend does not fold "
+                  f"({how}), so the lowered kernel (as Triton) holds it as an i32 tensor")
         why = (f"it takes C's `{op}` (truncating) where the verifier reads Python's (flooring), "
-               f"and they differ here")
-        advice = f"bind `{origin}` once, or as `{origin}: tl.constexpr = ...`"
+               f"and they differ here (or may)")
+        advice = (f"write the expression in place of `{origin}`, or bind it as `{origin}: "
+                  f"tl.constexpr = ...`" if once else
+                  f"bind `{origin}` once, or as `{origin}: tl.constexpr = ...`")
     else:
         raise ValueError(use)
     return f"`{name}` in {where}: {tensor}; {why}: {advice}"
@@ -267,17 +273,18 @@ class WalkRules:
             raise self.tensor_refusal("truth", name, e, verb=verb)
 
     def tensor_division(self, e: K.BinOp, left, right) -> None:
-        """Refuse `q // 2` (`q % 2`) of a name the partition binds more than once to a
-        compile-time number where C's division and Python's differ. The builder folds a name
-        bound once (its uses are the constant, which Gluon divides as Python does); one bound
-        more than once stays a name, which the lowered Gluon (as Triton) holds as an i32 tensor
-        and divides as C does: `q = -7` twice, then `q // 2` is -3 on the GPU where the
-        verifier computed -4, and a kernel whose indices differ by that was verified."""
+        """Refuse `q // 2` (`q % 2`) of a name the partition binds to a compile-time number
+        and the builder did not fold, where C's division and Python's differ (or may: a value
+        of a tl.static_range variable). The builder folds a name bound once to a constant (its
+        uses are the constant, which Gluon divides as Python does); any other stays a name in
+        the kernel IR, which the lowered Gluon (as Triton) holds as an i32 tensor and divides as
+        C does: `q = -7` twice, then `q // 2` is -3 on the GPU where the verifier computed -4;
+        `q = i - 1` in a tl.static_range over i, then `if q % 2 == 1:` around events, is -1 %
+        2 = -1 on the GPU at i = 0, where the verifier read 1 and verified events that never
+        run (a hang)."""
         if e.op not in ("//", "%"):
             return
-        names = [n for n in (tensor_root(x, lambda n: n.id in self.tensor_consts
-                                         and n.id in self.multi_assigned)
-                             for x in (e.lhs, e.rhs)) if n is not None]
+        names = [n for n in (self.tensor_const(x) for x in (e.lhs, e.rhs)) if n is not None]
         if not names or self.is_runtime(left) or self.is_runtime(right):
             return
         a, b = self.as_aff(left), self.as_aff(right)
@@ -287,4 +294,5 @@ class WalkRules:
             c_value = trunc if e.op == "//" else x - y * trunc
             if c_value == (x // y if e.op == "//" else x % y):
                 return
-        raise self.tensor_refusal("division", names[0], e, op=e.op)
+        raise self.tensor_refusal("division", names[0], e, op=e.op,
+                                  once=names[0].id not in self.multi_assigned)

@@ -2373,9 +2373,13 @@ class Walker(WalkRules):
             if isinstance(o, K.BinOp) and o.op == "%":
                 lv, rv = ev(o.lhs), ev(o.rhs)
                 la, k = self.as_aff(lv), self.const_int(rv)
-                rt = self.is_runtime(lv) or self.is_runtime(rv)
+                # C's remainder on a runtime value, and on a name bound to a number that the
+                # builder did not fold (local_tensors: the lowered kernel holds it as a tensor,
+                # so even a constant `q = -7` bound twice takes C's: -7 % 2 is -1 there)
+                tensor = any(self.tensor_const(x) is not None for x in (o.lhs, o.rhs))
+                rt = self.is_runtime(lv) or self.is_runtime(rv) or tensor
                 full = self.binop("%", lv, rv, o)
-                vals.append((self.as_aff(full) if isinstance(full, Aff) else None,
+                vals.append((self.as_aff(full) if isinstance(full, Aff) and not tensor else None,
                              (la, k, rt) if la is not None and k is not None and k > 0 else None,
                              full))
             else:
