@@ -28,7 +28,12 @@ out of memory), and ``t + A * B`` with two 3000-digit literals a traceback when 
 written; ``kernel k(N, N)`` (a param declared twice, which Python refuses) and a file of two
 kernels of one name were verified; an identifier Python reads as another (``ℕ`` is ``N``) was a
 name of its own; a ``--param`` value of 5000 digits crashed tle-dump; an empty .kir file was
-called a file with "no @tle.jit kernel".
+called a file with "no @tle.jit kernel". A release in a subscript's index (``acc[r.release(t)]``)
+or in a loop option was not read by the protocol view, so a second release of a slot was
+verified (exit 0; on the GPU an extra arrival on its empty barrier) and ``-p emit-gluon`` stopped
+with a traceback; a commit used as a loop bound, or a release compared, was verified where the
+frontend refuses the same Python (bad-event). A verdict attribute the file carried (a .kir
+printed after verification, then edited) was printed again by ``-p infer-barriers --print-ir``.
 """
 
 from __future__ import annotations
@@ -202,6 +207,9 @@ class Interp:
             return FieldRef(s.pipe, e.field, s.index, s.reader is None), False
         if isinstance(e, K.Subscript):
             v, _ = self.ev(e.value, env)
+            for entry in e.index:  # an index entry runs too (events in one included)
+                if not isinstance(entry, (str, int, type(None))):
+                    self.ev(entry, env)
             return (v, False) if isinstance(v, FieldRef) else (UNK, False)
         if isinstance(e, K.Op):
             return self.op(e, env)
@@ -673,6 +681,19 @@ UNSAFE = {
     "a wait of the closing slot at another index": (
         "ring", "last = ring.reader.wait(N_TILES)", "last = ring.reader.wait(0)",
         "[index-mismatch]", True),
+    "a second release inside a subscript's index": (
+        "ring", RING_READ, RING_READ + "      x = acc[ring.reader.release(t)]\n",
+        "`ring.reader.release(t)` inside a subscript's index", True),
+    "a release in a loop option": (
+        "ring", READER_LOOP, "    for t in range(0, N_TILES, 1, num_stages=ring.reader.release(0))"
+        " {\n      res", "`ring.reader.release(0)` inside a loop option", False),
+    "a commit used as a loop bound": (
+        "ring", "      ring.writer.commit(t)\n",
+        "      for u in range(0, ring.writer.commit(t), 1) {\n      }\n",
+        "`ring.writer.commit(t)` is used as a value, but commit returns nothing", False),
+    "a release compared": (
+        "ring", "      ring.reader.release(t)\n", "      x = ring.reader.release(t) == 0\n",
+        "[bad-event]", False),
     "a write after the commit": (
         "ring", RING_WRITE, "      slot = ring.writer.acquire(t)\n      ring.writer.commit(t)\n"
         "      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n", "[", True),
@@ -704,6 +725,36 @@ def test_an_unsafe_edit_is_rejected(workdir, name):
     if hazard:  # the oracle agrees there is a hazard on the GPU
         faults = oracle_faults(path)
         assert faults, name
+
+
+def test_an_event_the_protocol_view_would_not_read_is_not_lowered(workdir):
+    """A release in a subscript's index was verified (the protocol view reads no index entry)
+    and then stopped emit-gluon with a traceback ("more events than results")."""
+    path = workdir / "hidden.kir"
+    path.write_text(edited("ring", RING_READ, RING_READ + "      x = acc[ring.reader.release(t)]\n"))
+    code, out, err = dump(["-p", "emit-gluon", str(path)])
+    assert code == 1 and out == "", err
+    assert "Traceback" not in err and "[bad-event]" in err, err
+
+
+def test_a_verdict_the_file_carries_is_not_this_runs(workdir):
+    """A .kir printed after verification carries its verdict as an attribute; with the release
+    then deleted by hand, a pipeline that does not verify printed the file's "proved" again
+    (exit 0), and one that verifies keeps its own verdict only."""
+    code, out, err = dump(["-p", "verify-protocol,verify-deadlock", "--print-ir",
+                           str(SEEDS["ring"])])
+    assert code == 0 and "verdict = ProtocolVerdict(kind = 'proved'" in out, err
+    text = "\n".join(ln for ln in out.splitlines()
+                     if not re.match(r"\s*ring\.reader\.release\(t\)", ln)) + "\n"
+    path = workdir / "stale_verdict.kir"
+    path.write_text(text)
+    code, out, err = dump(["-p", "infer-barriers", "--print-ir", str(path)])
+    assert code == 0 and "ProtocolVerdict" not in out, err
+    code, out, err = dump(["-p", "verify-protocol", "--print-ir", str(path)])
+    assert code == 1 and "[missing-release]" in err
+    assert "kind = 'proved'" not in out and "verdict = ProtocolVerdict(kind = 'rejected'" in out
+    code, _, err = dump([str(path)])
+    assert code == 1 and "[missing-release]" in err
 
 
 def test_the_reader_partition_deleted_says_what_is_missing(workdir):
@@ -747,6 +798,9 @@ SAFE = {
                   "      }\n")], {}),
     "an index written another way": ("ring", [("ring.reader.wait(t)",
                                                "ring.reader.wait(2 * t - t + 0)")], {}),
+    "a commit as the item of a dropped tuple": ("ring", [("      ring.writer.commit(t)\n",
+                                                         "      (ring.writer.commit(t), 0)\n")],
+                                               {}),
     "capacity 2 with its field": ("ring", [("capacity=3 fields=(tile: fp32[3,",
                                             "capacity=2 fields=(tile: fp32[2,")], None),
 }

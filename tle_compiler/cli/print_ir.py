@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -38,6 +39,8 @@ from ..passes.verdict import EXIT_CODES
 #: (shapes, layouts; materialize-barriers: the expect-tx bytes of TMA copies into fields shaped
 #: by constexprs).
 SPECIALISED_PASSES = ("materialize-barriers", "assign-layouts", "schedule-wgmma", "emit-gluon")
+#: The kernel attributes that state a verdict (passes/kir_protocol.verdict_attrs).
+VERDICT_ATTRS = ("verdict", "errors")
 
 
 def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, check
@@ -104,6 +107,9 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
         if e.check == CONFIG_CHECK:  # num_warps contradicting the kernel's: unusable input
             raise unusable(str(e)) from None
         config = {}
+    # a verdict is this run's: one the file carries (written by an earlier run, or by hand) is
+    # dropped, so that a pipeline that does not verify prints none, and one that does, only its own
+    k = replace(k, attrs=tuple((key, v) for key, v in k.attrs if key not in VERDICT_ATTRS))
     program, constexprs = kir_protocol_view(path, k, {**config, **fixed})
     if any(n in names for n in SPECIALISED_PASSES):
         constexprs = over_config(config, {**constexprs, **{p.name: fixed[p.name] for p in k.params
@@ -121,7 +127,10 @@ def kir_protocol_view(path: Path, k, values: dict, given: Optional[dict] = None
     DEFAULT_CONFIG's and --param's). A note on stderr names the values a view is specialised
     to, as for a .py file."""
     from ..frontend import SPECIALIZABLE
+    from ..ir.kernel_text import check_event_places
     from ..passes.kir_module import protocol_view
+
+    check_event_places(k)  # the events the protocol view reads are those the lowering emits
 
     def note(bind: dict, why: str) -> None:
         print(f"tle-dump: {path}: read specialised to "

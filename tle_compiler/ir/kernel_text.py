@@ -869,6 +869,62 @@ def check_slot_shapes(k: Kernel) -> None:
                                f.loc if f.loc.line else p.loc, check="bad-pipe")
 
 
+
+def check_event_places(k: Kernel) -> None:
+    """Every pipe event where a kernel the frontend reads has it, so that the protocol view
+    (which reads the events of statements' expressions and their operands) sees the events the
+    lowering emits: a commit, close or release (which return nothing) only as a statement or
+    the whole value of an assignment or return, as the frontend requires of Python (its value
+    used as an operand is refused at the verb; an item of a tuple that is such a value is one
+    too); no event in a subscript's index or a loop's
+    options, which the protocol view does not read. A TleError (bad-event) at the event."""
+    printer = _Printer(k, False)
+
+    def refuse(e: Event, why: str) -> TleError:
+        return TleError(f"`{printer.expr(e)}` {why}", e.loc, check="bad-event")
+
+    def unread(e: object, where: str) -> None:
+        for x in _all_exprs(e):
+            if isinstance(x, Event):
+                raise refuse(x, f"inside {where}: the protocol view does not read events there; "
+                                f"call it as a statement and use its result")
+
+    def visit(e: Expr, whole: bool) -> None:
+        if isinstance(e, Event) and not whole and e.verb in ("commit", "close", "release"):
+            raise refuse(e, f"is used as a value, but {e.verb} returns nothing: call it as a "
+                            f"statement")
+        if isinstance(e, Subscript):
+            for entry in e.index:
+                unread(entry, "a subscript's index")
+        for c in children(e):  # the items of a tuple statement are statements: `(w.commit(p), 0)`
+            visit(c, whole and isinstance(e, TupleExpr))
+
+    bodies = [k.prologue, *(part.body for part in k.partitions)]
+    for part in k.partitions:
+        for _, value in part.bindings:
+            visit(value, True)
+    for body in bodies:
+        for s in walk_stmts(body):
+            whole = isinstance(s, (Assign, Eval, Return))
+            for e in stmt_exprs(s):
+                visit(e, whole)
+            for _, option in getattr(s, "options", ()):
+                unread(option, "a loop option")
+
+
+def _all_exprs(e: object) -> Iterator[Expr]:
+    """``e`` and every expression under it, subscript index entries included."""
+    if not isinstance(e, (Const, Name, Global, DType, BinOp, UnaryOp, Compare, BoolOp, TupleExpr,
+                          Subscript, Op, PipeRef, BufferRef, Handle, Event, SlotField, ResultSlot,
+                          IsClosed)):
+        return
+    yield e
+    for c in children(e):
+        yield from _all_exprs(c)
+    if isinstance(e, Subscript):
+        for entry in e.index:
+            yield from _all_exprs(entry)
+
 #: How deep blocks and expressions may nest in a kernel's text (the parse tree's depth; the
 #: kernels of the repository reach 25). The passes walk a kernel recursively, and the trace
 #: generator (ir/tracegen.py) writes each block as indented Python, which allows 100 levels.
