@@ -91,6 +91,19 @@ def row_limit(seqlen, s_q, hi, r, heads_per_kv, CAUSAL: tl.constexpr):
     return lim
 
 
+def needs_mask(end, seqlen, s_q, hi, CAUSAL: tl.constexpr):
+    """Whether a K tile whose positions lie before ``end`` may hold a position that some row must
+    not see (row_limit): one at or past the split's end ``hi``, or with CAUSAL one at or past
+    seqlen - s_q + 1, the smallest row limit. A tile wholly before both needs no mask, so the
+    many whole tiles of a long request skip the per-element compare and select (the request's
+    last tiles, or its last s_q positions with CAUSAL, still take it)."""
+    if CAUSAL:
+        first = tl.minimum(seqlen - s_q + 1, hi)
+    else:
+        first = hi
+    return end > first
+
+
 def page_shift(lo, hi, tile):
     """The token shift of K tile ``tile``'s page box when pages are copied with TMA: n - BK, n the
     tile's positions before the split's end ``hi`` (BK for a whole tile, fewer for the split's

@@ -48,8 +48,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .mla_decode_common import (block_rows, q_row_ptrs, row_limit, row_valid, row_offsets,
-                                split_range, store_half, store_lse, work_item)
+from .mla_decode_common import (block_rows, needs_mask, q_row_ptrs, row_limit, row_valid,
+                                row_offsets, split_range, store_half, store_lse, work_item)
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
                                 shift_of)
 
@@ -159,8 +159,9 @@ def left(q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, s
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))), s)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_tail)),
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
-        pos = lo + ck * BK + offs_k
-        s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0 keeps the max
+        if needs_mask(lo + (ck + 1) * BK, seqlen, s_q, hi, CAUSAL):  # only the split's last tiles
+            pos = lo + ck * BK + offs_k
+            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0 keeps the max
 
         mx = tl.max(s, 1) * qk_scale
         r_new = lazy_ref(ref, mx)    # lazy: after the first tiles alpha is exactly 1

@@ -69,7 +69,9 @@ What decode changes:
   request's end and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row; with TMA, slot
   row r holds position tile_start + shift + r, a real one iff r >= -shift
   (mla_decode_common.masked_by_position). The cp.async path keeps its shift-0 expressions
-  written out, so its generated code is unchanged.
+  written out. A tile wholly before every row's limit (the steady state of a long request) skips
+  the mask (mla_decode_common.needs_mask): the per-element compare and select sit between the
+  QK's wait and the softmax, on the path the other consumer's wgmmas wait behind.
 - Rows past the last one of the kv head (a partial row block) load Q as zeros and store nothing.
 The part's pair count NP = max(x_hi - x_lo, 0) is computed once from cache_seqlens, in the kernel
 body before warp_specialize (mla_decode_parts.part_range); every partition loops ``for p in
@@ -95,8 +97,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .mla_decode_common import (block_rows, masked_by_position, page_shift, q_row_ptrs,
-                                row_block_item, row_limit, row_offsets, row_valid, store_half,
+from .mla_decode_common import (block_rows, masked_by_position, needs_mask, page_shift,
+                                q_row_ptrs, row_block_item, row_limit, row_offsets, row_valid, store_half,
                                 store_lse)
 from .mla_decode_parts import next_request, part_range, whole_in_part
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
@@ -471,12 +473,13 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
         k1l = own_l.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
-        lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
-        if TMA:
-            s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim)
-        else:
-            pos = (2 * pp + 1) * BK + offs_k
-            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
+        if needs_mask((2 * pp + 2) * BK, csl, s_q, csl, CAUSAL):
+            lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
+            if TMA:
+                s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim)
+            else:
+                pos = (2 * pp + 1) * BK + offs_k
+                s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
         own_l.release(p)
         qr.release(p)
 

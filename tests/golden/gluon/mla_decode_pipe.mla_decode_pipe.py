@@ -105,9 +105,15 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
         s = _acc4
         _acc5 = warpgroup_mma(q_q_tail.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), s, is_async=True)
         s = _acc5
-        pos = ((lo + (ck * BK)) + gl.arange(0, BK, layout=L4))
-        s = warpgroup_mma_wait(0, deps=[s])  # s is read
-        s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
+        _needs_mask17_end = (lo + ((ck + 1) * BK))
+        s = warpgroup_mma_wait(0, deps=[s])  # no wgmma in flight across an if
+        if CAUSAL:
+            _needs_mask17_first = gl.minimum(((seqlen - s_q) + 1), hi)
+        else:
+            _needs_mask17_first = hi
+        if (_needs_mask17_end > _needs_mask17_first):
+            pos = ((lo + (ck * BK)) + gl.arange(0, BK, layout=L4))
+            s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
         mx = (gl.max(s, 1) * qk_scale)
         r_new = gl.where((mx > (ref + TAU)), mx, ref)
         r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
@@ -131,26 +137,26 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
         mbarrier.arrive(kv_empty0.index(_kv_s8), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s8), count=1)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _normalized20_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized20_inv_l[:, None], L2))
+    _normalized21_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized21_inv_l[:, None], L2))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
     l_ptrs = (lse_base + (((r // heads_per_kv) * stride_l_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_l_h)))
     if SPLIT:
         gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(out, L3), mask=keep[:, None])
     else:
-        _store_half23__t27 = out.to(gl.bfloat16)
+        _store_half24__t28 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half23__t27, L3))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half24__t28, L3))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half23__t27, L3), mask=keep[:, None])
+            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half24__t28, L3), mask=keep[:, None])
     if SPLIT:
-        _part_lse_of36__t37 = gl.log2(l_i)
-        _part_lse_of36__t38 = gl.where((l_i > 0), ((_part_lse_of36__t37 + ref) * LN2), float('-inf'))
-        gl.store(l_ptrs, _part_lse_of36__t38, mask=keep)
+        _part_lse_of37__t38 = gl.log2(l_i)
+        _part_lse_of37__t39 = gl.where((l_i > 0), ((_part_lse_of37__t38 + ref) * LN2), float('-inf'))
+        gl.store(l_ptrs, _part_lse_of37__t39, mask=keep)
     else:
-        _lse_of40__t41 = gl.log2(l_i)
-        _lse_of40__t42 = gl.where((l_i > 0), ((_lse_of40__t41 + ref) * LN2), float('inf'))
-        gl.store(l_ptrs, _lse_of40__t42, mask=keep)
+        _lse_of41__t42 = gl.log2(l_i)
+        _lse_of41__t43 = gl.where((l_i > 0), ((_lse_of41__t42 + ref) * LN2), float('inf'))
+        gl.store(l_ptrs, _lse_of41__t43, mask=keep)
 
 
 @gluon.jit
@@ -183,20 +189,20 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
-    _normalized45_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * _normalized45_inv_l[:, None])
-    _block_rows46_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
-    r = gl.where((_block_rows46_r < n_rows), _block_rows46_r, 0)
+    _normalized46_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * _normalized46_inv_l[:, None])
+    _block_rows47_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
+    r = gl.where((_block_rows47_r < n_rows), _block_rows47_r, 0)
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
-    _store_half48_half_base = (out_base + D_HALF)
+    _store_half49_half_base = (out_base + D_HALF)
     if SPLIT:
-        gl.store(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=keep[:, None])
+        gl.store(((_store_half49_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=keep[:, None])
     else:
-        _store_half48__t52 = out.to(gl.bfloat16)
+        _store_half49__t53 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half48__t52)  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((_store_half49_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half49__t53)  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((_store_half48_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half48__t52, mask=keep[:, None])
+            gl.store(((_store_half49_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half49__t53, mask=keep[:, None])
 
 
 @gluon.jit

@@ -362,14 +362,22 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
+        _needs_mask179_end = (((2 * pp) + 2) * BK)
         if CAUSAL:
-            _row_limit179_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _needs_mask179_first = gl.minimum(((csl - s_q) + 1), csl)
         else:
-            _row_limit179_lim = (csl + (r * 0))
-        lim = _row_limit179_lim
-        pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
-        s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
+            _needs_mask179_first = csl
+        if (_needs_mask179_end > _needs_mask179_first):
+            if CAUSAL:
+                _row_limit180_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            else:
+                _row_limit180_lim = (csl + (r * 0))
+            lim = _row_limit180_lim
+            pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
+            s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
+            s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
+            s = warpgroup_mma_init(s)  # the if branch keeps the wgmmas in flight at the if
+        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
@@ -378,21 +386,21 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request180_nb = (cb + 1)
-            _next_request180__t181 = gl.load((seqlens_ptr + _next_request180_nb))
-            _next_request180_nsl = _next_request180__t181
-            _request_pairs182__t183 = gl.maximum((((((_next_request180_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request180_nb
-            csl = _next_request180_nsl
+            _next_request181_nb = (cb + 1)
+            _next_request181__t182 = gl.load((seqlens_ptr + _next_request181_nb))
+            _next_request181_nsl = _next_request181__t182
+            _request_pairs183__t184 = gl.maximum((((((_next_request181_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request181_nb
+            csl = _next_request181_nsl
             pp = 0
-            left = _request_pairs182__t183
+            left = _request_pairs183__t184
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of184__t185 = cb.to(gl.int64)
-            _q_row_ptrs186_q_base = (q_ptr + (_q_tail_of184__t185 * stride_q_b))
-            _q_tail_of184_rows = (_q_row_ptrs186_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of184_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of184__t191 = _v7
-            q_tail = _q_tail_of184__t191
+            _q_tail_of185__t186 = cb.to(gl.int64)
+            _q_row_ptrs187_q_base = (q_ptr + (_q_tail_of185__t186 * stride_q_b))
+            _q_tail_of185_rows = (_q_row_ptrs187_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of185_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of185__t192 = _v7
+            q_tail = _q_tail_of185__t192
         mx1 = (gl.max(s, 1) * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L1)
@@ -433,57 +441,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized197_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized197_inv_l[:, None], L3))
-            _flush_segment198_out_ptr = (out_ptr + D_HALF)
-            _flush_segment198_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment198_h_q = (h_kv * heads_per_kv)
+            _normalized198_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized198_inv_l[:, None], L3))
+            _flush_segment199_out_ptr = (out_ptr + D_HALF)
+            _flush_segment199_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment199_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment198__t199 = pb.to(gl.int64)
-                _row_offsets200_stride_s = (_flush_segment198_h_q * D_MAIN)
-                _store_half201_half_base = (_flush_segment198_out_ptr + (_flush_segment198__t199 * ((s_q * _flush_segment198_h_q) * D_MAIN)))
-                _store_half201_o_row = (((r // heads_per_kv) * _row_offsets200_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half201__t202 = acc.to(gl.bfloat16)
+                _flush_segment199__t200 = pb.to(gl.int64)
+                _row_offsets201_stride_s = (_flush_segment199_h_q * D_MAIN)
+                _store_half202_half_base = (_flush_segment199_out_ptr + (_flush_segment199__t200 * ((s_q * _flush_segment199_h_q) * D_MAIN)))
+                _store_half202_o_row = (((r // heads_per_kv) * _row_offsets201_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half202__t203 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half202_half_base + _store_half202_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half202__t203, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4), mask=keep[:, None])
+                    gl.store(((_store_half202_half_base + _store_half202_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half202__t203, L4), mask=keep[:, None])
             else:
-                _flush_segment198__t210 = gl.program_id(1)
-                _flush_segment198__t211 = (pb + _flush_segment198__t210).to(gl.int64)
-                _flush_segment198_slot = _flush_segment198__t211
-                _row_offsets212_stride_s = (_flush_segment198_h_q * D_MAIN)
-                _store_half213_half_base = (_flush_segment198_opart_ptr + (_flush_segment198_slot * ((s_q * _flush_segment198_h_q) * D_MAIN)))
-                _store_half213_o_row = (((r // heads_per_kv) * _row_offsets212_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half213_half_base + _store_half213_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _flush_segment199__t211 = gl.program_id(1)
+                _flush_segment199__t212 = (pb + _flush_segment199__t211).to(gl.int64)
+                _flush_segment199_slot = _flush_segment199__t212
+                _row_offsets213_stride_s = (_flush_segment199_h_q * D_MAIN)
+                _store_half214_half_base = (_flush_segment199_opart_ptr + (_flush_segment199_slot * ((s_q * _flush_segment199_h_q) * D_MAIN)))
+                _store_half214_o_row = (((r // heads_per_kv) * _row_offsets213_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half214_half_base + _store_half214_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
-        _normalized217__t218 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized217_inv_l = _normalized217__t218
-        _flush_segment219_out = (acc * gl.convert_layout(_normalized217_inv_l[:, None], L3))
-        _flush_segment219_out_ptr = (out_ptr + D_HALF)
-        _flush_segment219_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment219_h_q = (h_kv * heads_per_kv)
+        _normalized218__t219 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized218_inv_l = _normalized218__t219
+        _flush_segment220_out = (acc * gl.convert_layout(_normalized218_inv_l[:, None], L3))
+        _flush_segment220_out_ptr = (out_ptr + D_HALF)
+        _flush_segment220_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment220_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment219__t220 = cb.to(gl.int64)
-            _row_offsets221_stride_s = (_flush_segment219_h_q * D_MAIN)
-            _store_half222_half_base = (_flush_segment219_out_ptr + (_flush_segment219__t220 * ((s_q * _flush_segment219_h_q) * D_MAIN)))
-            _store_half222_o_row = (((r // heads_per_kv) * _row_offsets221_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half222__t223 = _flush_segment219_out.to(gl.bfloat16)
+            _flush_segment220__t221 = cb.to(gl.int64)
+            _row_offsets222_stride_s = (_flush_segment220_h_q * D_MAIN)
+            _store_half223_half_base = (_flush_segment220_out_ptr + (_flush_segment220__t221 * ((s_q * _flush_segment220_h_q) * D_MAIN)))
+            _store_half223_o_row = (((r // heads_per_kv) * _row_offsets222_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half223__t224 = _flush_segment220_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half223_half_base + _store_half223_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half223__t224, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4), mask=keep[:, None])
+                gl.store(((_store_half223_half_base + _store_half223_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half223__t224, L4), mask=keep[:, None])
         else:
-            _flush_segment219__t231 = gl.program_id(1)
-            _flush_segment219__t232 = (cb + _flush_segment219__t231).to(gl.int64)
-            _flush_segment219_slot = _flush_segment219__t232
-            _row_offsets233_stride_s = (_flush_segment219_h_q * D_MAIN)
-            _store_half234_half_base = (_flush_segment219_opart_ptr + (_flush_segment219_slot * ((s_q * _flush_segment219_h_q) * D_MAIN)))
-            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment219_out, L4), mask=keep[:, None])
+            _flush_segment220__t232 = gl.program_id(1)
+            _flush_segment220__t233 = (cb + _flush_segment220__t232).to(gl.int64)
+            _flush_segment220_slot = _flush_segment220__t233
+            _row_offsets234_stride_s = (_flush_segment220_h_q * D_MAIN)
+            _store_half235_half_base = (_flush_segment220_opart_ptr + (_flush_segment220_slot * ((s_q * _flush_segment220_h_q) * D_MAIN)))
+            _store_half235_o_row = (((r // heads_per_kv) * _row_offsets234_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half235_half_base + _store_half235_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment220_out, L4), mask=keep[:, None])
 
 
 @gluon.jit

@@ -350,20 +350,28 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
+        _needs_mask167_end = (((2 * pp) + 2) * BK)
         if CAUSAL:
-            _row_limit167_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            _needs_mask167_first = gl.minimum(((csl - s_q) + 1), csl)
         else:
-            _row_limit167_lim = (csl + (r * 0))
-        lim = _row_limit167_lim
-        _page_shift168_tile = ((2 * pp) + 1)
-        _page_shift168_n = ((csl - 0) - (_page_shift168_tile * BK))
-        _page_shift168_n = gl.where((_page_shift168_n < 0), 0, gl.where((_page_shift168_n > BK), BK, _page_shift168_n))
-        _masked_by_position169_tile = ((2 * pp) + 1)
-        _masked_by_position169_shift = (_page_shift168_n - BK)
-        _masked_by_position169_pos = (((0 + (_masked_by_position169_tile * BK)) + _masked_by_position169_shift) + gl.arange(0, BK, layout=L2))
-        _masked_by_position169_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position169_shift))[None, :] & (_masked_by_position169_pos[None, :] < lim[:, None]))
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
-        s = gl.where(_masked_by_position169_keep, s, float('-inf'))
+            _needs_mask167_first = csl
+        if (_needs_mask167_end > _needs_mask167_first):
+            if CAUSAL:
+                _row_limit168_lim = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+            else:
+                _row_limit168_lim = (csl + (r * 0))
+            lim = _row_limit168_lim
+            _page_shift169_tile = ((2 * pp) + 1)
+            _page_shift169_n = ((csl - 0) - (_page_shift169_tile * BK))
+            _page_shift169_n = gl.where((_page_shift169_n < 0), 0, gl.where((_page_shift169_n > BK), BK, _page_shift169_n))
+            _masked_by_position170_tile = ((2 * pp) + 1)
+            _masked_by_position170_shift = (_page_shift169_n - BK)
+            _masked_by_position170_pos = (((0 + (_masked_by_position170_tile * BK)) + _masked_by_position170_shift) + gl.arange(0, BK, layout=L2))
+            _masked_by_position170_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position170_shift))[None, :] & (_masked_by_position170_pos[None, :] < lim[:, None]))
+            s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
+            s = gl.where(_masked_by_position170_keep, s, float('-inf'))
+            s = warpgroup_mma_init(s)  # the if branch keeps the wgmmas in flight at the if
+        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
@@ -372,21 +380,21 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request170_nb = (cb + 1)
-            _next_request170__t171 = gl.load((seqlens_ptr + _next_request170_nb))
-            _next_request170_nsl = _next_request170__t171
-            _request_pairs172__t173 = gl.maximum((((((_next_request170_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request170_nb
-            csl = _next_request170_nsl
+            _next_request171_nb = (cb + 1)
+            _next_request171__t172 = gl.load((seqlens_ptr + _next_request171_nb))
+            _next_request171_nsl = _next_request171__t172
+            _request_pairs173__t174 = gl.maximum((((((_next_request171_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request171_nb
+            csl = _next_request171_nsl
             pp = 0
-            left = _request_pairs172__t173
+            left = _request_pairs173__t174
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of174__t175 = cb.to(gl.int64)
-            _q_row_ptrs176_q_base = (q_ptr + (_q_tail_of174__t175 * stride_q_b))
-            _q_tail_of174_rows = (_q_row_ptrs176_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of174_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of174__t181 = _v7
-            q_tail = _q_tail_of174__t181
+            _q_tail_of175__t176 = cb.to(gl.int64)
+            _q_row_ptrs177_q_base = (q_ptr + (_q_tail_of175__t176 * stride_q_b))
+            _q_tail_of175_rows = (_q_row_ptrs177_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of175_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of175__t182 = _v7
+            q_tail = _q_tail_of175__t182
         mx1 = (gl.max(s, 1) * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L1)
@@ -426,57 +434,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized187_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized187_inv_l[:, None], L3))
-            _flush_segment188_out_ptr = (out_ptr + D_HALF)
-            _flush_segment188_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment188_h_q = (h_kv * heads_per_kv)
+            _normalized188_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized188_inv_l[:, None], L3))
+            _flush_segment189_out_ptr = (out_ptr + D_HALF)
+            _flush_segment189_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment189_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment188__t189 = pb.to(gl.int64)
-                _row_offsets190_stride_s = (_flush_segment188_h_q * D_MAIN)
-                _store_half191_half_base = (_flush_segment188_out_ptr + (_flush_segment188__t189 * ((s_q * _flush_segment188_h_q) * D_MAIN)))
-                _store_half191_o_row = (((r // heads_per_kv) * _row_offsets190_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half191__t192 = acc.to(gl.bfloat16)
+                _flush_segment189__t190 = pb.to(gl.int64)
+                _row_offsets191_stride_s = (_flush_segment189_h_q * D_MAIN)
+                _store_half192_half_base = (_flush_segment189_out_ptr + (_flush_segment189__t190 * ((s_q * _flush_segment189_h_q) * D_MAIN)))
+                _store_half192_o_row = (((r // heads_per_kv) * _row_offsets191_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half192__t193 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half191__t192, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half192_half_base + _store_half192_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half192__t193, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half191__t192, L4), mask=keep[:, None])
+                    gl.store(((_store_half192_half_base + _store_half192_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half192__t193, L4), mask=keep[:, None])
             else:
-                _flush_segment188__t200 = gl.program_id(1)
-                _flush_segment188__t201 = (pb + _flush_segment188__t200).to(gl.int64)
-                _flush_segment188_slot = _flush_segment188__t201
-                _row_offsets202_stride_s = (_flush_segment188_h_q * D_MAIN)
-                _store_half203_half_base = (_flush_segment188_opart_ptr + (_flush_segment188_slot * ((s_q * _flush_segment188_h_q) * D_MAIN)))
-                _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _flush_segment189__t201 = gl.program_id(1)
+                _flush_segment189__t202 = (pb + _flush_segment189__t201).to(gl.int64)
+                _flush_segment189_slot = _flush_segment189__t202
+                _row_offsets203_stride_s = (_flush_segment189_h_q * D_MAIN)
+                _store_half204_half_base = (_flush_segment189_opart_ptr + (_flush_segment189_slot * ((s_q * _flush_segment189_h_q) * D_MAIN)))
+                _store_half204_o_row = (((r // heads_per_kv) * _row_offsets203_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half204_half_base + _store_half204_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
-        _normalized207__t208 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized207_inv_l = _normalized207__t208
-        _flush_segment209_out = (acc * gl.convert_layout(_normalized207_inv_l[:, None], L3))
-        _flush_segment209_out_ptr = (out_ptr + D_HALF)
-        _flush_segment209_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment209_h_q = (h_kv * heads_per_kv)
+        _normalized208__t209 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized208_inv_l = _normalized208__t209
+        _flush_segment210_out = (acc * gl.convert_layout(_normalized208_inv_l[:, None], L3))
+        _flush_segment210_out_ptr = (out_ptr + D_HALF)
+        _flush_segment210_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment210_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment209__t210 = cb.to(gl.int64)
-            _row_offsets211_stride_s = (_flush_segment209_h_q * D_MAIN)
-            _store_half212_half_base = (_flush_segment209_out_ptr + (_flush_segment209__t210 * ((s_q * _flush_segment209_h_q) * D_MAIN)))
-            _store_half212_o_row = (((r // heads_per_kv) * _row_offsets211_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half212__t213 = _flush_segment209_out.to(gl.bfloat16)
+            _flush_segment210__t211 = cb.to(gl.int64)
+            _row_offsets212_stride_s = (_flush_segment210_h_q * D_MAIN)
+            _store_half213_half_base = (_flush_segment210_out_ptr + (_flush_segment210__t211 * ((s_q * _flush_segment210_h_q) * D_MAIN)))
+            _store_half213_o_row = (((r // heads_per_kv) * _row_offsets212_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half213__t214 = _flush_segment210_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half212__t213, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half213_half_base + _store_half213_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half213__t214, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half212__t213, L4), mask=keep[:, None])
+                gl.store(((_store_half213_half_base + _store_half213_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half213__t214, L4), mask=keep[:, None])
         else:
-            _flush_segment209__t221 = gl.program_id(1)
-            _flush_segment209__t222 = (cb + _flush_segment209__t221).to(gl.int64)
-            _flush_segment209_slot = _flush_segment209__t222
-            _row_offsets223_stride_s = (_flush_segment209_h_q * D_MAIN)
-            _store_half224_half_base = (_flush_segment209_opart_ptr + (_flush_segment209_slot * ((s_q * _flush_segment209_h_q) * D_MAIN)))
-            _store_half224_o_row = (((r // heads_per_kv) * _row_offsets223_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment209_out, L4), mask=keep[:, None])
+            _flush_segment210__t222 = gl.program_id(1)
+            _flush_segment210__t223 = (cb + _flush_segment210__t222).to(gl.int64)
+            _flush_segment210_slot = _flush_segment210__t223
+            _row_offsets224_stride_s = (_flush_segment210_h_q * D_MAIN)
+            _store_half225_half_base = (_flush_segment210_opart_ptr + (_flush_segment210_slot * ((s_q * _flush_segment210_h_q) * D_MAIN)))
+            _store_half225_o_row = (((r // heads_per_kv) * _row_offsets224_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half225_half_base + _store_half225_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment210_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
