@@ -580,11 +580,14 @@ def workdir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("adversarial_kir")
 
 
-def edited(seed: str, old: str, new: str) -> str:
-    """The seed's text with every ``old`` replaced (there is one at least)."""
+def edited(seed: str, old, new: Optional[str]) -> str:
+    """The seed's text with every ``old`` replaced by ``new`` (there is one at least); ``old``
+    may be a list of such (old, new) pairs instead, applied in turn."""
     text = printed(seed)
-    assert old in text, (seed, old)
-    return text.replace(old, new)
+    for a, b in (old if new is None else [(old, new)]):
+        assert a in text, (seed, a)
+        text = text.replace(a, b)
+    return text
 
 
 RING_WRITE = ("      slot = ring.writer.acquire(t)\n"
@@ -694,6 +697,12 @@ UNSAFE = {
     "a release compared": (
         "ring", "      ring.reader.release(t)\n", "      x = ring.reader.release(t) == 0\n",
         "[bad-event]", False),
+    "the same condition on both ends of a ring": (
+        "ring", [(RING_WRITE, "      if t % 2 == 0 {\n" + RING_WRITE + "      }\n"),
+                 (RING_READ, "      if t % 2 == 0 {\n" + RING_READ + "      }\n")], None,
+        "[phase-aliasing]", True),
+    "conditions that differ between the partitions": (
+        "ring", RING_READ, "      if t % 3 == 0 {\n" + RING_READ + "      }\n", "[", True),
     "a write after the commit": (
         "ring", RING_WRITE, "      slot = ring.writer.acquire(t)\n      ring.writer.commit(t)\n"
         "      tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n", "[", True),
@@ -829,6 +838,49 @@ def test_a_safe_edit_keeps_the_verdict_and_the_barriers(workdir, name):
             want.append(re.sub(r"\s+", " ", row))
         assert sorted(re.sub(r"\s+", " ", r) for r in barrier_rows(out)) == sorted(want), name
     assert oracle_faults(path) == [], name
+
+
+#: the same edit made to ring.py and to its printed .kir: (Python replaced, by, KIR replaced, by)
+BOTH = {
+    "a release in one branch of an if": (
+        "        r.release(t)\n", "        if t % 2 == 0:\n            r.release(t)\n",
+        "      ring.reader.release(t)\n",
+        "      if t % 2 == 0 {\n        ring.reader.release(t)\n      }\n"),
+    "a release in both branches of an if": (
+        "        r.release(t)\n", "        if t % 2 == 0:\n            r.release(t)\n"
+        "        else:\n            r.release(t)\n",
+        "      ring.reader.release(t)\n", "      if t % 2 == 0 {\n        ring.reader.release(t)\n"
+        "      } else {\n        ring.reader.release(t)\n      }\n"),
+    "a wait at the next index": ("res = r.wait(t)", "res = r.wait(t + 1)",
+                                 "res = ring.reader.wait(t)", "res = ring.reader.wait(t + 1)"),
+    "the writer's loop starts at 1": ("tl.range(0, N_TILES)", "tl.range(1, N_TILES)",
+                                      "for t in range(0, N_TILES, 1) {\n      ptrs",
+                                      "for t in range(1, N_TILES, 1) {\n      ptrs"),
+    "the writer steps by 2": ("tl.range(0, N_TILES)", "tl.range(0, N_TILES, 2)",
+                              "for t in range(0, N_TILES, 1) {\n      ptrs",
+                              "for t in range(0, N_TILES, 2) {\n      ptrs"),
+    "capacity 2": ("STAGES = 3", "STAGES = 2", "capacity=3 fields=(tile: fp32[3,",
+                   "capacity=2 fields=(tile: fp32[2,"),
+    "no close": ("    w.close(N_TILES)\n", "", "    ring.writer.close(N_TILES)\n", ""),
+}
+
+
+@pytest.mark.parametrize("name", list(BOTH))
+def test_an_edit_gets_the_verdict_of_the_same_edit_in_python(workdir, name):
+    """The .kir file's verdict is that of the Python kernel edited alike: the same exit status,
+    the same verdict and the same checks failed."""
+    py_old, py_new, kir_old, kir_new = BOTH[name]
+    source = SEEDS["ring"].read_text()
+    assert source.count(py_old) == 1, py_old
+    py = workdir / "ring_edit.py"
+    py.write_text(source.replace(py_old, py_new))
+    kir = workdir / "ring_edit.kir"
+    kir.write_text(edited("ring", kir_old, kir_new))
+    (code_py, out_py, err_py), (code, out, err) = dump([str(py)]), dump([str(kir)])
+    assert code == code_py, (name, err_py, err)
+    checks = [sorted(set(re.findall(r"error: .*\[([\w-]+)\]$", e, re.M))) for e in (err_py, err)]
+    assert checks[0] == checks[1], (name, err_py, err)
+    assert verdict_line(out).split(" (")[0] == verdict_line(out_py).split(" (")[0]
 
 
 # -- (2) malformed text ---------------------------------------------------------------------------
