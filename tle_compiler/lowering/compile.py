@@ -80,14 +80,19 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
             return infos[0]
         raise TypeError(f"compile_kernel: expected a @tle.jit kernel, got {type(kernel).__name__}")
 
+    bind = {k: v for k, v in (constexprs or {}).items()
+            if isinstance(v, int) and not isinstance(v, bool)}
     try:
-        return read()
+        info = read()
     except TleError as e:
-        bind = {k: v for k, v in (constexprs or {}).items()
-                if isinstance(v, int) and not isinstance(v, bool)}
         if e.check not in SPECIALIZABLE or not bind:
             raise
-    return read(bind)
+        return read(bind)
+    if bind and any(p.regs is None for p in info.partitions[1:]):
+        # a register budget written as an expression of constexprs (`224 + 8 * WIDE`) is a
+        # number only in a reading that binds them
+        return read(bind)
+    return info
 
 
 def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optional[bool] = None

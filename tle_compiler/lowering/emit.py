@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ..diagnostics import TleError
 from ..ir import kernel as K
 from . import instrument, walks
 from .plan import arrive_parts, init_count
@@ -156,6 +157,16 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     out.append("    fence_async_shared()")
     warps = [p.warps for p in info.partitions[1:]]
     regs = [p.regs for p in info.partitions[1:]]
+    unset = [p for p in info.partitions[1:] if p.regs is None]
+    if unset:
+        # no worker_num_regs, or a budget the reader could not evaluate for these constexprs
+        # (an expression of a bool constexpr, `8 * (1 - FLAG)`, is left unevaluated): Gluon's
+        # warp_specialize takes one integer per worker partition and would fail on None
+        raise TleError(f"warp_specialize: the register budget of partition "
+                       f"'{unset[0].name}' is not known, and lowering needs one per worker "
+                       f"partition: give worker_num_regs (the third argument) as integers or "
+                       f"integer expressions of int constexprs (arithmetic on a bool constexpr "
+                       f"is not evaluated)", unset[0].loc, check="bad-warp-specialize")
     out.append("    gl.warp_specialize([")
     for fname, args in calls:
         tup = "(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")"

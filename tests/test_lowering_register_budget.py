@@ -1,0 +1,82 @@
+"""Lowering a kernel needs a register budget per worker partition (Gluon's warp_specialize takes
+one integer each). A kernel that gives none, or gives one the reader cannot evaluate for the
+constexprs it is lowered with (arithmetic on a bool constexpr is left unevaluated), used to lower
+to ``worker_num_regs=[None]`` and fail inside Triton with a traceback about
+set_requested_registers; it is now refused at the partition with a TLE error (tle-dump exit 1).
+The protocol verdict does not read budgets, so plain tle-dump still verifies such a kernel."""
+
+import io
+import re
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from tle_compiler.cli.dump import main
+
+ROOT = Path(__file__).resolve().parents[1]
+RING = ROOT / "tle_kernels" / "examples" / "ring.py"
+CALL = "], [4], [232])"
+
+
+def dump(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def ring_with_budget(tmp_path: Path, budget: str, extra: str = "") -> Path:
+    """The bundled ring kernel with its worker_num_regs replaced by ``budget`` ('' drops it)."""
+    src = RING.read_text()
+    assert src.count(CALL) == 1
+    src = src.replace(CALL, "], [4]" + (f", {budget})" if budget else ")"))
+    if extra:  # constexpr parameters added to the kernel and its DEFAULT_CONFIG
+        src = src.replace("def ring_sum(x_ptr, out_ptr, stride_x, N_TILES):",
+                          f"def ring_sum(x_ptr, out_ptr, stride_x, N_TILES, {extra}):")
+        src = src.replace('"constexprs": {},', '"constexprs": {"FLAG": True, "WIDE": 1},')
+        src = src.replace('"N_TILES": "i32"},', '"N_TILES": "i32", "FLAG": "constexpr", '
+                                                '"WIDE": "constexpr"},')
+    path = tmp_path / "ring_budget.py"
+    path.write_text(src)
+    return path
+
+
+def lowered_budget(gluon: str) -> str:
+    (call,) = re.findall(r"^    \], \[4\], (\[[^\]]*\])\)$", gluon, re.M)
+    return call
+
+
+def test_the_bundled_ring_lowers_its_budget():
+    code, out, err = dump(["-q", "--gluon", str(RING)])
+    assert code == 0, err
+    assert lowered_budget(out) == "[232]"
+
+
+def test_no_budget_is_refused_at_lowering_with_the_partition_named(tmp_path):
+    path = ring_with_budget(tmp_path, "")
+    code, _, err = dump(["-q", str(path)])
+    assert code == 0, err  # the protocol does not read budgets
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 1
+    assert "register budget of partition 'sum_tiles' is not known" in err
+    assert "Traceback" not in err and "set_requested_registers" not in err
+    assert "[None]" not in out
+
+
+def test_a_budget_of_bool_constexpr_arithmetic_is_refused(tmp_path):
+    path = ring_with_budget(tmp_path, "[224 + 8 * (1 - FLAG)]",
+                            "FLAG: tl.constexpr, WIDE: tl.constexpr")
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 1, (out, err)
+    assert "register budget of partition 'sum_tiles' is not known" in err
+    assert "set_requested_registers" not in err
+
+
+def test_a_budget_of_int_constexpr_arithmetic_is_lowered_as_its_value(tmp_path):
+    path = ring_with_budget(tmp_path, "[224 + 8 * WIDE]",
+                            "FLAG: tl.constexpr, WIDE: tl.constexpr")
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 0, err
+    assert lowered_budget(out) == "[232]"
+    code, out, err = dump(["-q", "--gluon", "--param", "WIDE=2", str(path)])
+    assert code == 0, err
+    assert lowered_budget(out) == "[240]"
