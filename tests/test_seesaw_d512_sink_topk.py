@@ -28,6 +28,7 @@ ROPE = 0, HAS_SINK 0 or 1), launched by tle_kernels/sparse_mla_seesaw_sink_topk_
 from __future__ import annotations
 
 import collections
+import functools
 import re
 from pathlib import Path
 
@@ -331,7 +332,10 @@ def test_d512_topk_length_lowering_emits_the_verified_barrier_operations(has_sin
     assert not problems, "\n".join(problems)
 
 
+@functools.lru_cache(maxsize=None)
 def _compiled(path, name, **constexprs):
+    """The kernel compiled for sm_90a with its DEFAULT_CONFIG and ``constexprs``; compiled once
+    per module (several tests read the same compile)."""
     from tle_compiler.lowering import compile_kernel
     from tle_compiler.lowering.dumping import default_config
 

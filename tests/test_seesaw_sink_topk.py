@@ -29,6 +29,7 @@ tle_kernels/sparse_mla_seesaw_sink_topk_launch.py from ``api.launch``:
 from __future__ import annotations
 
 import collections
+import functools
 import re
 from pathlib import Path
 
@@ -378,7 +379,10 @@ def test_topk_length_lowering_emits_the_verified_barrier_operations(has_sink):
     assert not problems, "\n".join(problems)
 
 
+@functools.lru_cache(maxsize=None)
 def _compiled(path, name, **constexprs):
+    """The kernel compiled for sm_90a with its DEFAULT_CONFIG and ``constexprs``; compiled once
+    per module (several tests read the same compile)."""
     from tle_compiler.lowering import compile_kernel
     from tle_compiler.lowering.dumping import default_config
 
