@@ -524,3 +524,79 @@ def test_triton_takes_c_remainders_of_a_name_bound_to_a_static_range_value(tmp_p
                        constexprs={"C": 3})
     ttir = triton.compile(source, target=GPUTarget("cuda", 90, 32)).asm["ttir"]
     assert "arith.constant 999 : i32" in ttir and "arith.constant 2001 : i32" in ttir, ttir
+
+
+# A helper's parameter given an expression: the builder bound it to a variable (`_put1_q = (i -
+# 1)`), which the lowered Gluon makes a tensor, though Triton passes a constexpr argument as a
+# constexpr: `if q % 2 == 1:` in the helper, given `i - 1` of a tl.static_range variable, was
+# verified (Python's -1 % 2 = 1) and lowered to C's (-1): the events never ran. Arithmetic on
+# static_range variables and constants is now read in place (Builder.static_arithmetic), as
+# Triton reads the constexpr; a parameter the builder still assigns (given `C - 4` of a constexpr
+# argument) is a tensor in the protocol view too (WalkRules.note_assignment of a generated
+# assignment), as it is in the lowered kernel.
+HELPER_MOD = "\n\ndef put(w, x_ptr, q):\n    if q % 2 == 1:\n" + ind(PUT.replace("(p)", "(0)"), 8)
+HELPER_PARAMS = {
+    "a static_range expression, Python's remainder": (
+        ring(writer(loop=STATIC, body="put(w, x_ptr, i - 1)\n"),
+             reader(loop="for p in range(1):"), extra=HELPER_MOD), "verified"),
+    "a local name of a static_range value, C's remainder": (
+        ring(writer(loop=STATIC, body="q = i - 1\nput(w, x_ptr, q)\n"),
+             reader(loop="for p in range(1):"), extra=HELPER_MOD),
+        ("rejected", "[wait-never-committed]")),
+    "a constexpr expression the lowering assigns": (
+        ring(writer(loop="for i in range(1):", body="put(w, x_ptr, C - 4)\n"),
+             reader(loop="for p in range(C % 2):"), extra=HELPER_MOD),
+        ("rejected", "[wait-never-committed]", "C=1")),
+    "a constexpr expression in an and": (
+        ring(writer(body="put(w, x_ptr, p, N, C * 1)\n"),
+             extra="\n\ndef put(w, x_ptr, p, N, b):\n    if b and p < N:\n        s = 2.0\n"
+                   + ind(PUT)),
+        _REFUSED + ("the lowered kernel binds the helper's parameter to its argument",)),
+}
+
+
+@pytest.mark.parametrize("name", list(HELPER_PARAMS))
+def test_helper_parameters_given_expressions(tmp_path, capsys, name):
+    text, expect = HELPER_PARAMS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_a_static_range_expression_is_read_in_place(tmp_path, capsys):
+    """The Gluon divides `(i - 1) % 2` (a constexpr, Python's) where it held `_put1_q = (i - 1)`;
+    its barrier operations are the verified ones."""
+    path = _run(tmp_path, capsys, HELPER_PARAMS["a static_range expression, Python's remainder"][0],
+                (), "verified")
+    assert tle_dump(["-q", "--gluon", str(path)]) == 0
+    out = capsys.readouterr().out
+    produce = out[out.index("def produce("):out.index("def consume(")]
+    assert "((i - 1) % 2) == 1" in produce and "_q =" not in produce, produce
+    problems = lowering_problems(path)
+    assert not problems, "\n".join(problems)
+
+
+def test_a_constexpr_expression_the_lowering_assigns_hangs_at_the_config_value(tmp_path, capsys):
+    """At C = 3 the lowered kernel computes `_put1_q = (C - 4)` as an i32 tensor, -1 % 2 = -1:
+    the writer commits nothing, the reader waits tile 0. (Triton would pass the constexpr -1 and
+    take Python's 1: the lowering, not the verdict, departs from Triton here.)"""
+    _run(tmp_path, capsys, HELPER_PARAMS["a constexpr expression the lowering assigns"][0],
+         ("C=3",), ("rejected", "[wait-never-committed]", "C=3"))
+
+
+def test_triton_passes_a_static_range_expression_as_a_constexpr(tmp_path, monkeypatch):
+    """`put(x_ptr, i - 1)` at i = 0: the helper's `q % 2` is 1 (Python's)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import importlib
+
+    (tmp_path / "tri8_rem2.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef put(x_ptr, q):\n"
+        "    tl.store(x_ptr + 1000 + q % 2, 1.0)\n\n\n@triton.jit\n"
+        "def k(x_ptr, N, C: tl.constexpr):\n    for i in tl.static_range(1):\n"
+        "        put(x_ptr, i - 1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tri8_rem2")
+    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                       constexprs={"C": 3})
+    ttir = triton.compile(source, target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert "arith.constant 1001 : i32" in ttir, ttir

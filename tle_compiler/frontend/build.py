@@ -437,6 +437,8 @@ class Builder(BuildRules):
         self.tuple_shapes: dict[str, tuple] = {}
         #: KIR variable -> the statement that bound it last (an if's error names the binding)
         self.bound_at: dict[str, ast.AST] = {}
+        #: KIR names of the variables of the tl.static_range loops being built (constexprs)
+        self.static_vars: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------
     @property
@@ -834,6 +836,7 @@ class Builder(BuildRules):
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
             f.placeholders.discard(target.id)
+            self.static_vars.discard(f.kir(target.id))  # rebound: a tensor, no constexpr
             f.undefined.pop(target.id, None)
             f.lost.discard(target.id)
             f.lost_buffers.pop(target.id, None)
@@ -1018,6 +1021,11 @@ class Builder(BuildRules):
             self.runtime.add(f.kir(s.target.id))
         f.regions.append(("static", _trip_count(start, stop, step)) if RANGES[path]
                          else ("region",))
+        static_vars = set(self.static_vars)
+        if RANGES[path]:
+            self.static_vars.add(f.kir(s.target.id))
+        else:
+            self.static_vars.discard(f.kir(s.target.id))
         self.depth += 1
         self.loop_depth += 1
         try:
@@ -1026,6 +1034,7 @@ class Builder(BuildRules):
             self.depth -= 1
             self.loop_depth -= 1
             f.regions.pop()
+            self.static_vars = static_vars
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
@@ -1044,6 +1053,15 @@ class Builder(BuildRules):
     #: calls whose value is a runtime one whatever their arguments
     RUNTIME_OPS = frozenset({"tl.load", "tl.program_id", "tl.num_programs", "tl.atomic_add",
                              "tl.atomic_max", "tl.atomic_min", "tl.atomic_cas", "tl.atomic_xchg"})
+
+    def static_arithmetic(self, e: K.Expr) -> bool:
+        """Whether ``e`` is arithmetic (operators, comparisons, `and` / `or` / `not`) on constants
+        and the variables of enclosing tl.static_range loops only: a constexpr in Triton (and in
+        the lowered Gluon, read in place), and no call, subscript or event, so reading it in
+        place of a helper's parameter computes what binding it did."""
+        return all(isinstance(x, (K.BinOp, K.UnaryOp, K.Compare, K.BoolOp, K.Const, K.Global))
+                   or isinstance(x, K.Name) and x.id in self.static_vars
+                   for x in K.walk_expr(e))
 
     def is_runtime(self, e: K.Expr) -> bool:
         """Whether ``e`` is certainly a runtime value (see ``self.runtime``); a value of
@@ -2133,7 +2151,12 @@ class Builder(BuildRules):
                     if shape is not None:
                         self.tuple_shapes[frame.kir(p)] = shape
                     continue
-                if st is not None or isinstance(e, (K.Const, K.Global, K.DType, K.Name)):
+                # So is arithmetic on constants and tl.static_range variables (`i - 1`): Triton
+                # passes it as a constexpr, which the helper divides as Python does. Bound to a
+                # variable here, the lowered Gluon held it as a tensor and divided it as C does,
+                # where the verifier read Python's.
+                if st is not None or isinstance(e, (K.Const, K.Global, K.DType, K.Name)) or (
+                        self.static_arithmetic(e)):
                     frame.env[p] = st if st is not None else Static("const", e)
                     continue
                 frame.env[p] = None

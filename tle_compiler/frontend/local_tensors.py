@@ -223,12 +223,20 @@ class WalkRules:
     not annotated (``tensor_consts``); the builder folds those bound once, so these are mostly
     the names bound more than once, which the lowered Gluon keeps as tensors too."""
 
-    def note_assignment(self, s: K.Assign, value) -> None:
-        """Record whether ``s`` makes its target a tensor of a compile-time number."""
+    def note_assignment(self, s: K.Assign, value, generated: bool = False) -> None:
+        """Record whether ``s`` makes its target a tensor of a compile-time number. A
+        ``generated`` one is the builder's (a helper's parameter bound to its argument, `C - 4`),
+        which the lowered Gluon assigns as the source would: a tensor there too, though Triton
+        passes a constexpr argument to a jit function as a constexpr."""
         if self.partition is not None and self.tensor_number(value) and not self.annotated(s):
             self.tensor_consts.add(s.target)
+            if generated:
+                self.generated_consts.add(s.target)
+            else:
+                self.generated_consts.discard(s.target)
         else:
             self.tensor_consts.discard(s.target)
+            self.generated_consts.discard(s.target)
 
     def annotated(self, s: K.Assign) -> bool:
         """Whether ``s`` is written `name: tl.constexpr = value`, which Triton keeps a
@@ -254,7 +262,9 @@ class WalkRules:
 
     def tensor_refusal(self, use: str, name: K.Name, e: K.Expr, **kw) -> TleError:
         py = self.k.names.py(name.id)
-        return self.err(refusal(use, py, f"`{self.src(e)}`", **kw), e, check=CHECK)
+        via = ", as the lowered kernel binds the helper's parameter to its argument" \
+            if name.id in self.generated_consts else ""
+        return self.err(refusal(use, py, f"`{self.src(e)}`", via=via, **kw), e, check=CHECK)
 
     def tensor_power(self, e: K.BinOp) -> None:
         """Refuse `q ** 2` of a tensor name: a tensor has no `__pow__`."""

@@ -514,6 +514,8 @@ class Walker(WalkRules):
         # number: Triton 3.6 holds them as tensors (visit_Assign converts the constant), so
         # `and` / `or` / `not` bitcast them as they do a runtime integer (local_tensors.WalkRules)
         self.tensor_consts: set[str] = set()
+        # those of them the builder assigned (a helper's parameter bound to its argument)
+        self.generated_consts: set[str] = set()
         # names the partition's body assigns more than once (the builder folds none of them)
         self.multi_assigned: frozenset[str] = frozenset()
 
@@ -1783,11 +1785,13 @@ class Walker(WalkRules):
 
     def _s_Assign(self, s: K.Assign) -> None:
         v = self.eval(s.value)
+        # the lowered Gluon assigns a generated name too (a helper's parameter bound to `C - 4`):
+        # a tensor of a number there as a source assignment makes one
+        self.note_assignment(s, v, generated(s))
         if generated(s):
             self.k.temps[s.target] = s.value
             self.env[s.target] = v
             return
-        self.note_assignment(s, v)
         self.bind_name(s.target, v, s)
 
     def bind_name(self, name: str, value: Value, node) -> None:
