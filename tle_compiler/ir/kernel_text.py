@@ -129,6 +129,7 @@ import ast
 import contextvars
 import dataclasses
 import functools
+import itertools
 import keyword
 import math
 import os
@@ -818,7 +819,13 @@ def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
     (:func:`check_slot_shapes`): a file is something to verify and lower."""
     p = os.fspath(path)
     with open(p, encoding="utf-8") as f:
-        kernels, tree = _parse(f.read(), p)
+        text = f.read()
+    if len(text) > MAX_FILE_CHARS:
+        line = text.count("\n", 0, MAX_FILE_CHARS) + 1
+        raise _fail(f"the file is longer than {MAX_FILE_CHARS} characters, the most a kernel "
+                    f"file may hold (a printed kernel of the repository has under 100,000)",
+                    p, line, 1)
+    kernels, tree = _parse(text, p)
     check_identifiers(tree, p)
     seen: dict[str, Kernel] = {}
     for k in kernels:
@@ -828,6 +835,7 @@ def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
                            f"{k.loc.line}:{k.loc.column}", k.loc, check="duplicate-name")
         seen[k.name] = k
         check_params(k)
+        check_size(k)
         check_slot_shapes(k)
         check_references(k)
         check_integer_sizes(k)
@@ -934,6 +942,11 @@ MAX_DEPTH = 100
 #: and gigabytes to compute). The GPU computes in 32 and 64 bits; the verifier names the values
 #: outside i32 itself.
 MAX_INT_BITS = 1024
+#: The most characters of a kernel file, and the most statements of one kernel in it: the
+#: repository's printed kernels, attributes included, have under 100,000 characters and 400
+#: statements; checking a kernel takes time that grows faster than its statements.
+MAX_FILE_CHARS = 4_000_000
+MAX_STATEMENTS = 5_000
 #: The most digits of an integer literal the text form reads at all: those Python converts.
 _MAX_DIGITS = getattr(sys, "get_int_max_str_digits", lambda: 4300)() or 4300
 _LONG_DIGITS = re.compile(r"\d{%d,}" % (_MAX_DIGITS + 1))
@@ -979,6 +992,17 @@ def check_identifiers(tree: Tree, path: Optional[str]) -> None:
         if normal != str(tok):
             raise _fail(f"identifier {str(tok)!r} is not in Unicode normal form NFKC (Python "
                         f"reads it as {normal!r})", path, tok.line, tok.column)
+
+
+def check_size(k: Kernel) -> None:
+    """At most :data:`MAX_STATEMENTS` statements in a kernel (its prologue and partitions, the
+    bodies of loops and ifs included)."""
+    stmts = itertools.chain(walk_stmts(k.prologue), *(walk_stmts(p.body) for p in k.partitions))
+    extra = next(itertools.islice(stmts, MAX_STATEMENTS, None), None)
+    if extra is not None:
+        raise TleError(f"kernel '{k.name}' has more than {MAX_STATEMENTS} statements, the most "
+                       f"a kernel file's kernel may have at {extra.loc.line}:{extra.loc.column}",
+                       extra.loc, check="too-large")
 
 
 def check_params(k: Kernel) -> None:
