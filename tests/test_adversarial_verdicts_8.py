@@ -600,3 +600,50 @@ def test_triton_passes_a_static_range_expression_as_a_constexpr(tmp_path, monkey
                        constexprs={"C": 3})
     ttir = triton.compile(source, target=GPUTarget("cuda", 90, 32)).asm["ttir"]
     assert "arith.constant 1001 : i32" in ttir, ttir
+
+
+# Arithmetic on a tensor name that leaves i32: `q = 65536` bound twice (a tensor in the lowered
+# kernel, as in Triton, which folds `q * 65536` to the wrapped 0), then `if q * 65536 != 0:`
+# around the writer's events was verified (Python's 4294967296) and never ran: a hang. Now
+# refused (WalkRules.tensor_overflow). Bound once, q is folded to a constexpr literal, whose
+# product Triton computes unbounded, as the verifier does.
+OVERFLOWS = {
+    "a product past i32 in a condition": (
+        ring(writer(pre="q = 65536\nq = 65536\n", loop="for i in range(1):",
+                    body="if q * 65536 != 0:\n" + ind(PUT.replace("(p)", "(0)"))),
+             reader(loop="for p in range(1):")),
+        _REFUSED + ("`q` in `q * 65536`", "it is 4294967296 there, outside i32")),
+    "a product past i32 in an index": (
+        ring(writer(pre="q = 65536\nq = 65536\n", body=PUT.replace("(p)", "(p + q * 65536)"))),
+        _REFUSED),
+    "a product inside i32": (
+        ring(writer(pre="q = 2\nq = 2\n", loop="for i in range(1):",
+                    body="if q * 65536 != 0:\n" + ind(PUT.replace("(p)", "(0)"))),
+             reader(loop="for p in range(1):")), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(OVERFLOWS))
+def test_tensor_arithmetic_past_i32(tmp_path, capsys, name):
+    text, expect = OVERFLOWS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_triton_wraps_a_product_of_a_tensor_name(tmp_path, monkeypatch):
+    """`q = 65536` twice, then `if q * 65536 != 0:`: Triton folds the i32 product to 0, so the
+    store under the `if` is gone."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    import importlib
+
+    (tmp_path / "tri8_ovf.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, N, C: tl.constexpr):\n    q = 65536\n    q = 65536\n"
+        "    if q * 65536 != 0:\n        tl.store(x_ptr, 1.0)\n    tl.store(x_ptr + 1, 2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tri8_ovf")
+    source = ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                       constexprs={"C": 3})
+    ttir = triton.compile(source, target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert ttir.count("tt.store") == 1, ttir

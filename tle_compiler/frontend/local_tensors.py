@@ -14,9 +14,10 @@ Triton cannot compile (or computes otherwise), so the name is refused there:
 - a string, which cannot be a tensor: its plain assignment fails;
 - compile-time arguments: the bounds of a tl.static_range, the arguments of tl.arange, the shape
   of tl.zeros / tl.full, the argument of int() / float(), the condition of tl.static_assert;
-- `//` and `%` of a name bound more than once where C's rounding differs from Python's: the
-  builder folds only a name bound once, so the lowered Gluon keeps the other as a tensor and
-  divides as C does.
+- `//` and `%` of a name the builder does not fold (bound more than once, or to an expression of
+  a tl.static_range variable) where C's rounding differs from Python's: the lowered Gluon keeps
+  it a tensor and divides as C does; and arithmetic on it whose value leaves i32, where the
+  lowered Gluon wraps.
 
 Two readings enforce it, each where it sees the value: the builder (:class:`BuildRules`, on the
 Python source, for the names it folds) and the protocol walker (:class:`WalkRules`, on the kernel
@@ -46,11 +47,12 @@ def tensor_dtype(value: object) -> Optional[str]:
 
 def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
             value: object = None, via: str = "", verb: str = "", op: str = "",
-            once: bool = False) -> str:
+            once: bool = False, result: object = None) -> str:
     """The message refusing ``name`` (a local tensor, or a helper parameter given one) in
     ``where`` (the construct, quoted). ``use`` is what Triton does there: "truth" (``verb``
-    bitcasts it), "power", "constexpr" (compile-time values only), "division" (C's ``op``) or
-    "string" (the assignment of a string ``value``, which Triton cannot make a tensor).
+    bitcasts it), "power", "constexpr" (compile-time values only), "division" (C's ``op``),
+    "overflow" (arithmetic whose ``result`` leaves i32) or "string" (the assignment of a string
+    ``value``, which Triton cannot make a tensor).
     ``origin`` is the name the plain assignment bound (``name`` unless it was passed on, which
     ``via`` says), ``value`` its compile-time value when known; ``once``: for "division", the
     name is bound once (to a value the builder could not fold), not more than once."""
@@ -74,6 +76,10 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
         tensor = (f"a plain assignment makes `{origin}` a tensor in Triton 3.6, and a string "
                   f"cannot be one (\"cannot convert {value} of type <class 'str'> to tensor\")")
         why, advice = "the kernel does not compile", annotate
+    elif use == "overflow":
+        why = (f"it is {result} there, outside i32, which the lowered kernel (as Triton) "
+               f"computes in i32, where it wraps")
+        advice = annotate
     elif use == "division":
         how = "an expression of a tl.static_range variable or a constexpr" if once \
             else "bound more than once"
@@ -281,6 +287,21 @@ class WalkRules:
         name = self.tensor_const(operand)
         if name is not None:
             raise self.tensor_refusal("truth", name, e, verb=verb)
+
+    def tensor_overflow(self, e: K.BinOp, result) -> None:
+        """Refuse `q * 65536` (`+`, `-`, `<<`) of a tensor name whose compile-time result leaves
+        i32: the verifier computed Python's 4294967296, the lowered kernel (as Triton, which
+        folds the i32 product to 0) a wrapped i32, so `if q * 65536 != 0:` around events was
+        verified and never ran (q = 65536 bound twice)."""
+        from ..ir.i32 import fits_i32
+        from .values import Aff
+
+        if e.op not in ("+", "-", "*", "<<"):
+            return
+        name = next((n for n in (self.tensor_const(x) for x in (e.lhs, e.rhs)) if n), None)
+        a = self.as_aff(result) if name is not None and isinstance(result, Aff) else None
+        if a is not None and a.is_const and not fits_i32(a.const):
+            raise self.tensor_refusal("overflow", name, e, result=a.const)
 
     def tensor_division(self, e: K.BinOp, left, right) -> None:
         """Refuse `q // 2` (`q % 2`) of a name the partition binds to a compile-time number

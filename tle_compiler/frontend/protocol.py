@@ -953,7 +953,9 @@ class Walker(WalkRules):
         left, right = self.eval(e.lhs), self.eval(e.rhs)
         self.tensor_division(e, left, right)  # names bound to numbers: local_tensors
         self.tensor_power(e)
-        return self.binop(e.op, left, right, e)
+        result = self.binop(e.op, left, right, e)
+        self.tensor_overflow(e, result)
+        return result
 
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
         if op == "**":
