@@ -2098,6 +2098,12 @@ class Builder(BuildRules):
         prefix = f"_{fdef.name}{self._next()}_"
         frame = Frame(module, prefix, {}, fdef.name, stores=_stores(fdef.body))
         sig = fdef.args
+        if sig.vararg is not None or sig.kwarg is not None:
+            star = f"*{sig.vararg.arg}" if sig.vararg is not None else f"**{sig.kwarg.arg}"
+            raise self.err(f"'{fdef.name}' takes `{star}`, which Triton 3.6 cannot compile in a "
+                           f"jit function (it binds the tuple or dict as one argument and fails: "
+                           f"\"object has no attribute 'type'\"), even when the call passes "
+                           f"nothing there: name the parameters", node, check="bad-call")
         positional = [p.arg for p in sig.posonlyargs + sig.args]
         params = positional + [p.arg for p in sig.kwonlyargs]
         # Triton passes a tensor argument to a jit function as a tensor: a caller's local
