@@ -701,3 +701,52 @@ def test_what_triton_does_with_helper_signatures(tmp_path, monkeypatch, helper, 
     ok, e = triton_accepts(tmp_path, monkeypatch, call, "@triton.jit\n" + helper + "\n",
                            tag="tri8sig")
     assert ok == accepted, f"{helper} / {call}: {e}"
+
+
+# A library function, class or module passed to a helper (`put(..., tl.store)`, `range`,
+# `tl.static_range`): Triton 3.6 specialises the jit function on the argument's type and fails
+# ("'function' object has no attribute 'type'"); the frontend called it through the parameter and
+# verified the kernel. Now refused at the argument (bad-call). A helper function and a dtype are
+# passed, as Triton passes them.
+PASSED_CALLABLES = {
+    "tl.store": (ring(writer(body="put(w, x_ptr, p, tl.store)\n"),
+                      extra="\n\ndef put(w, x_ptr, p, f):\n" + ind(PUT.replace("tl.store(", "f("))),
+                 ("rejected", "[bad-call]", "`tl.store` passed to 'put'")),
+    "range": (ring(writer(body="put(w, x_ptr, p, range)\n"),
+                   extra="\n\ndef put(w, x_ptr, p, r):\n    for i in r(2):\n        s = i\n"
+                         + ind(PUT)), ("rejected", "[bad-call]")),
+    "tl.static_range": (ring(writer(body="put(w, x_ptr, p, tl.static_range)\n"),
+                             extra="\n\ndef put(w, x_ptr, p, r):\n    for i in r(2):\n"
+                                   "        s = i\n" + ind(PUT)), ("rejected", "[bad-call]")),
+    "a helper function": (
+        ring(writer(body="put(w, x_ptr, p, one)\n"),
+             extra="\n\ndef one(x):\n    return x\n\n\ndef put(w, x_ptr, p, f):\n"
+                   + ind(PUT.replace("(p)", "(f(p))"))), "verified"),
+    "a dtype": (ring(writer(body="put(w, x_ptr, p, tl.float32)\n"),
+                     extra="\n\ndef put(w, x_ptr, p, dt):\n"
+                           + ind(PUT.replace("tl.load(x_ptr + tl.arange(0, 64))",
+                                             "tl.zeros([64], dt)"))), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(PASSED_CALLABLES))
+def test_callables_passed_to_helpers(tmp_path, capsys, name):
+    text, expect = PASSED_CALLABLES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("helper,call,accepted", [
+    ("def put(x_ptr, f):\n    f(x_ptr, 1.0)", "put(x_ptr, tl.store)", False),
+    ("def put(x_ptr, r):\n    for i in r(2):\n        tl.store(x_ptr + i, 1.0)", "put(x_ptr, range)",
+     False),
+    ("def put(x_ptr, r):\n    for i in r(2):\n        tl.store(x_ptr + i, 1.0)",
+     "put(x_ptr, tl.static_range)", False),
+    ("def one(x_ptr):\n    tl.store(x_ptr, 1.0)\n\n\n@triton.jit\ndef put(x_ptr, f):\n    f(x_ptr)",
+     "put(x_ptr, one)", True),
+    ("def put(x_ptr, dt):\n    tl.store(x_ptr, tl.full([1], 1, dt).sum(0))",
+     "put(x_ptr, tl.float32)", True),
+])
+def test_what_triton_does_with_callables_passed(tmp_path, monkeypatch, helper, call, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, call, "@triton.jit\n" + helper + "\n",
+                           tag="tri8f")
+    assert ok == accepted, f"{helper} / {call}: {e}"

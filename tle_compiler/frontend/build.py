@@ -2095,6 +2095,15 @@ class Builder(BuildRules):
                                    args + list(kwargs.values())):
             if st is not None and st.kind == "method":
                 raise self.verb_as_value(a_node)
+            if st is not None and st.kind == "mod":
+                # a library function, class or module (`tl.store`, `range`, `tl`): Triton 3.6
+                # specialises a jit function on each argument's type and fails on it ("'function'
+                # object has no attribute 'type'"), where the frontend called it through the
+                # parameter; a jit function (a helper) or a dtype is passed
+                raise self.err(f"`{ast.unparse(a_node)}` passed to '{fdef.name}': Triton 3.6 "
+                               f"cannot pass a library function, class or module to a jit "
+                               f"function (\"object has no attribute 'type'\"); call it in "
+                               f"'{fdef.name}' by its name", a_node, check="bad-call")
         prefix = f"_{fdef.name}{self._next()}_"
         frame = Frame(module, prefix, {}, fdef.name, stores=_stores(fdef.body))
         sig = fdef.args
