@@ -34,6 +34,34 @@ protocol.py, local_tensors.py):
 The rule that a name bound by a plain assignment to a number is a tensor is now owned by one
 module, tle_compiler/frontend/local_tensors.py, with one message (its refusal function), for the
 builder and the protocol walker alike.
+
+Found by the round's adversarial kernels, each wrong before the fix named:
+- verified, though the lowered kernel hangs: `q = i - 1` in a tl.static_range over i, then `if q
+  % 2 == 1:` around the writer's events (the Gluon holds q as a tensor and takes C's -1; the
+  verifier read Python's 1: Walker.compare now takes C's remainder on such a name); the same
+  through a helper's parameter given `i - 1` (bound to a variable, a tensor in the Gluon: now read
+  in place, a constexpr as Triton passes it, Builder.static_arithmetic) or given `C - 4` (still
+  assigned: a tensor in the protocol view too, WalkRules.note_assignment); `q = 65536` bound
+  twice, then `if q * 65536 != 0:` (the i32 product wraps to 0: WalkRules.tensor_overflow);
+- verified, though the lowering refused it at its line: the value of a commit / release used as
+  an operand (`w.commit(p) == None`, `print("c", w.commit(p))`: Builder.void_event_operand); a
+  helper's parameter given `C * 1` in `b and p < N` (the lowered Gluon did not compile);
+- verified, though Triton 3.6 refuses to compile it: a string bound by a plain assignment (`M =
+  'a'`: BuildRules.string_binding); a helper with `*args` / `**kwargs`; a library function or
+  class passed to a helper (`put(..., tl.store)`, `range`).
+
+Checked and left as they are (each case below states why): an inner loop that reuses the outer
+loop's variable (`for p in range(2)` inside `for p in range(N)`), then the outer `p` read after
+it, is refused ("used after the loop"), though Triton reads the outer p there (its loop scope is
+restored): conservative, and Python would read the inner one; `M: tl.constexpr = 'a'` then `if
+M == 'a':` around events is refused as data (strings are not folded), though Triton decides it;
+`is None`, `match`, `del`, `a = b = p`, starred unpacking, `abs` / `reversed` / `sum`, a class
+attribute, a helper defined twice (the last def is read, as Python binds it), and pipe verbs in
+`and` / `or` / conditional expressions are refused or read as Python and Triton do; keyword-only
+helper parameters and plain tuple or string defaults, which Triton's own jit functions do not
+bind, stay verified (the helper signatures section says why); module-level plain constants (`T =
+4`), which Triton 3.6 refuses in a jit function unless they are tl.constexpr, are read by value
+by design (docs/language.md), as the lowering inlines them.
 """
 
 from __future__ import annotations
