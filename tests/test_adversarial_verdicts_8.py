@@ -778,3 +778,62 @@ def test_what_triton_does_with_callables_passed(tmp_path, monkeypatch, helper, c
     ok, e = triton_accepts(tmp_path, monkeypatch, call, "@triton.jit\n" + helper + "\n",
                            tag="tri8f")
     assert ok == accepted, f"{helper} / {call}: {e}"
+
+
+# ---------------------------------------------------------------- checked and left
+
+_HELPER_TWICE = ("\n\ndef put(w, x_ptr, p):\n" + ind(PUT.replace("(p)", "(p + 1)"))
+                 + "\n\ndef put(w, x_ptr, p):\n" + ind(PUT))
+CHECKED = {
+    # Triton reads the outer p after the inner loop (its scope is restored), Python the inner
+    # one: refused, conservatively
+    "an inner loop reusing the outer variable": (
+        ring(writer(body="for p in range(2):\n    s = p\n" + PUT)),
+        ("rejected", "[non-affine]", "used after the loop")),
+    # strings are not folded: data around events
+    "an annotated string compared around events": (
+        ring(writer(pre="M: tl.constexpr = 'a'\n", body="if M == 'a':\n" + ind(PUT))),
+        ("rejected", "[non-affine-if]")),
+    "match": (ring(writer(body="match C:\n    case 3:\n" + ind(PUT, 8) + "    case _:\n"
+                           + ind(PUT, 8))), ("rejected", "[unsupported-statement]")),
+    "del": (ring(writer(body="q = p\ndel q\n" + PUT)), ("rejected", "[unsupported-statement]")),
+    "a chained assignment": (ring(writer(body="a = b = p\n" + PUT.replace("(p)", "(a)"))),
+                             ("rejected", "chained assignment")),
+    "starred unpacking": (ring(writer(body="a, *b = p, 1, 2\n" + PUT.replace("(p)", "(a)"))),
+                          ("rejected",)),
+    "abs of a param": (ring(writer(loop="for p in range(abs(N)):"),
+                            reader(loop="for p in range(abs(N)):")), _UNKNOWN_NAME),
+    "reversed": (ring(writer(loop="for p in reversed(range(N)):")), _UNKNOWN_NAME),
+    "a class attribute": (ring(writer(loop="for p in range(Cfg.B):"),
+                               reader(loop="for p in range(4):"),
+                               prelude="class Cfg:\n    B = 4\n"), _UNKNOWN_NAME),
+    "an acquire in an and": (
+        ring(writer(body=PUT.replace("slot = w.acquire(p)", "slot = C > 2 and w.acquire(p)"))),
+        ("rejected", "[conditional-event]")),
+    # Python binds the name at the last def: that one is read
+    "a helper defined twice": (ring(writer(body="put(w, x_ptr, p)\n"), extra=_HELPER_TWICE),
+                               "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKED))
+def test_checked_constructs(tmp_path, capsys, name):
+    text, expect = CHECKED[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("for p in range(N):\n    for p in range(2):\n        tl.store(x_ptr + p, 2.0)\n"
+     "    tl.store(x_ptr + 100 + p, 1.0)", True),
+    ("M: tl.constexpr = 'a'\nif M == 'a':\n    tl.store(x_ptr, 1.0)", True),
+    ("for p in range(N):\n    match C:\n        case 3:\n            tl.store(x_ptr + p, 1.0)",
+     False),
+    ("q = N\ndel q", False),
+    ("a = b = N\ntl.store(x_ptr + a, 1.0)", False),
+    ("a, *b = N, 1, 2\ntl.store(x_ptr + a, 1.0)", False),
+    ("for p in range(abs(N)):\n    tl.store(x_ptr + p, 1.0)", False),
+    ("for p in reversed(range(N)):\n    tl.store(x_ptr + p, 1.0)", False),
+])
+def test_what_triton_does_with_checked_constructs(tmp_path, monkeypatch, body, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8c")
+    assert ok == accepted, f"{body}: {e}"
