@@ -1,8 +1,8 @@
 """Lowering a kernel needs a register budget per worker partition (Gluon's warp_specialize takes
-one integer each). A kernel that gives none, or gives one the reader cannot evaluate for the
-constexprs it is lowered with (arithmetic on a bool constexpr is left unevaluated), used to lower
-to ``worker_num_regs=[None]`` and fail inside Triton with a traceback about
-set_requested_registers; it is now refused at the partition with a TLE error (tle-dump exit 1).
+one integer each). A kernel that gives none, or gives one the reader cannot evaluate (an
+expression of a runtime value), used to lower to ``worker_num_regs=[None]`` and fail inside Triton with a traceback about
+set_requested_registers; it is now refused at the partition with a TLE error (tle-dump exit 1). A budget written as an
+expression of constexprs, int or bool, is lowered as its value for the constexprs bound.
 The protocol verdict does not read budgets, so plain tle-dump still verifies such a kernel."""
 
 import io
@@ -62,13 +62,24 @@ def test_no_budget_is_refused_at_lowering_with_the_partition_named(tmp_path):
     assert "[None]" not in out
 
 
-def test_a_budget_of_bool_constexpr_arithmetic_is_refused(tmp_path):
+def test_a_budget_of_bool_constexpr_arithmetic_is_its_python_value(tmp_path):
+    """Triton evaluates a budget as constexpr arithmetic, True as 1 (FLAG is True by default)."""
     path = ring_with_budget(tmp_path, "[224 + 8 * (1 - FLAG)]",
                             "FLAG: tl.constexpr, WIDE: tl.constexpr")
     code, out, err = dump(["-q", "--gluon", str(path)])
-    assert code == 1, (out, err)
-    assert "register budget of partition 'sum_tiles' is not known" in err
-    assert "set_requested_registers" not in err
+    assert code == 0, err
+    assert lowered_budget(out) == "[224]"
+    code, out, err = dump(["-q", "--gluon", "--param", "FLAG=False", str(path)])
+    assert code == 0, err
+    assert lowered_budget(out) == "[232]"
+
+
+def test_a_budget_of_a_runtime_value_is_refused(tmp_path):
+    path = ring_with_budget(tmp_path, "[N_TILES]")
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code in (1, 2), (out, err)
+    assert "register budget" in err or "worker_num_regs" in err
+    assert "set_requested_registers" not in err and "Traceback" not in err
 
 
 def test_a_budget_of_int_constexpr_arithmetic_is_lowered_as_its_value(tmp_path):

@@ -88,10 +88,13 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
         if e.check not in SPECIALIZABLE or not bind:
             raise
         return read(bind)
-    if bind and any(p.regs is None for p in info.partitions[1:]):
-        # a register budget written as an expression of constexprs (`224 + 8 * WIDE`) is a
-        # number only in a reading that binds them
-        return read(bind)
+    if any(p.regs is None for p in info.partitions[1:]):
+        # a register budget written as an expression of constexprs (`224 + 8 * WIDE`, or of a
+        # bool one: `8 * (1 - BALANCE)`, Triton's constexpr arithmetic) is a number only in a
+        # reading that binds them
+        numbers = {k: v for k, v in (constexprs or {}).items() if isinstance(v, int)}
+        if numbers:
+            return read(numbers)
     return info
 
 

@@ -160,13 +160,12 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     unset = [p for p in info.partitions[1:] if p.regs is None]
     if unset:
         # no worker_num_regs, or a budget the reader could not evaluate for these constexprs
-        # (an expression of a bool constexpr, `8 * (1 - FLAG)`, is left unevaluated): Gluon's
-        # warp_specialize takes one integer per worker partition and would fail on None
+        # (an expression of a runtime value): Gluon's warp_specialize takes one integer per
+        # worker partition and would fail on None
         raise TleError(f"warp_specialize: the register budget of partition "
                        f"'{unset[0].name}' is not known, and lowering needs one per worker "
                        f"partition: give worker_num_regs (the third argument) as integers or "
-                       f"integer expressions of int constexprs (arithmetic on a bool constexpr "
-                       f"is not evaluated)", unset[0].loc, check="bad-warp-specialize")
+                       f"expressions of constexprs", unset[0].loc, check="bad-warp-specialize")
     out.append("    gl.warp_specialize([")
     for fname, args in calls:
         tup = "(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")"
