@@ -280,6 +280,19 @@ SCHEDULED_CASES = [
 SCHEDULED_IDS = [f"b{c[0]}_sq{c[1]}_hq{c[2]}_hkv{c[3]}_{'causal' if c[5] else 'full'}_P{c[6]}"
                  for c in SCHEDULED_CASES]
 
+# Position-mask edges: seqlens whose smallest causal row limit, seqlen - s_q + 1, falls one
+# before, on and one after a tile's end (64, 128, 192: both tiles of a seesaw pair). A tile may
+# skip its mask only when it lies wholly before every row's limit (mla_decode_common.needs_mask);
+# a condition one position late lets row 0 of a causal block see the key past its limit. The
+# last item is the seesaw's part count or the pipe decode's split count.
+MASK_EDGE_CASES = [
+    # b, s_q, h_q, h_kv, seqlens, causal, parts / n_split
+    (6, 2, 32, 1, [64, 65, 66, 127, 128, 129], True, 1),
+    (6, 3, 16, 1, [130, 131, 132, 193, 194, 195], True, 2),
+    (4, 1, 64, 1, [127, 128, 129, 192], False, 3),
+]
+MASK_EDGE_IDS = [f"sq{c[1]}_{'causal' if c[5] else 'full'}_{c[6]}" for c in MASK_EDGE_CASES]
+
 
 def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balance=True,
                            tma=False, sm_scale=None):

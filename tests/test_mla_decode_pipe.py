@@ -66,22 +66,11 @@ def test_emulated_kernel_matches_the_reference(b, s_q, h_q, h_kv, seqlens, causa
     checks.check_case("pipe", b, s_q, h_q, h_kv, seqlens, causal, n_split)
 
 
-# seqlens whose smallest causal row limit, seqlen - s_q + 1, falls one before, on and one after a
-# tile's end, unsplit and split (a split's tiles start at its own lo)
-MASK_EDGE_CASES = [
-    # b, s_q, h_q, h_kv, seqlens, causal, n_split
-    (6, 2, 32, 1, [64, 65, 66, 127, 128, 129], True, 1),
-    (6, 3, 16, 1, [130, 131, 132, 193, 194, 195], True, 2),
-    (4, 1, 64, 1, [127, 128, 129, 192], False, 3),
-]
-
-
-@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,n_split", MASK_EDGE_CASES,
-                         ids=[f"sq{c[1]}_split{c[6]}" for c in MASK_EDGE_CASES])
+@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,n_split", checks.MASK_EDGE_CASES,
+                         ids=checks.MASK_EDGE_IDS)
 def test_emulated_mask_edges_match_the_reference(b, s_q, h_q, h_kv, seqlens, causal, n_split):
-    """A tile skips its position mask only when it lies wholly before every row's limit
-    (mla_decode_common.needs_mask): at these seqlens a condition one position late lets row 0 of
-    a causal block see the key just past its limit."""
+    """The left consumer's tiles skip the position mask before every row's limit, unsplit and
+    split (a split's tiles start at its own lo; checks.MASK_EDGE_CASES)."""
     checks.check_case("pipe", b, s_q, h_q, h_kv, seqlens, causal, n_split)
 
 

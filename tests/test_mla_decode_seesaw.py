@@ -335,24 +335,11 @@ def test_emulated_per_request_programs_match_the_reference(b, s_q, h_q, h_kv, se
                                 balance=False)
 
 
-# seqlens whose smallest causal row limit, seqlen - s_q + 1, falls one before, on and one after
-# the end of a pair's first tile (64, 192) and of its second (128): the tiles that
-# mla_decode_common.needs_mask lets skip the mask are exactly those wholly before every limit.
-MASK_EDGE_CASES = [
-    # b, s_q, h_q, h_kv, seqlens, causal, parts
-    (6, 2, 32, 1, [64, 65, 66, 127, 128, 129], True, 1),
-    (6, 3, 16, 1, [130, 131, 132, 193, 194, 195], True, 2),
-    (4, 1, 64, 1, [127, 128, 129, 192], False, 1),
-]
-
-
-@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,parts", MASK_EDGE_CASES,
-                         ids=[f"sq{c[1]}_{'causal' if c[5] else 'full'}" for c in MASK_EDGE_CASES])
+@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,parts", checks.MASK_EDGE_CASES,
+                         ids=checks.MASK_EDGE_IDS)
 @pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
 def test_emulated_mask_edges_match_the_reference(tma, b, s_q, h_q, h_kv, seqlens, causal, parts):
-    """A tile skips its position mask only when it lies wholly before every row's limit
-    (mla_decode_common.needs_mask): at these seqlens a condition one position late lets row 0 of
-    a causal block see the key just past its limit in a tile that skipped the mask."""
+    """consumer1's tiles skip the position mask before every row's limit (checks.MASK_EDGE_CASES)."""
     checks.check_scheduled_case("seesaw", b, s_q, h_q, h_kv, seqlens, causal, parts, tma=tma)
 
 
