@@ -48,7 +48,9 @@ Found by the round's adversarial kernels, each wrong before the fix named:
   helper's parameter given `C * 1` in `b and p < N` (the lowered Gluon did not compile);
 - verified, though Triton 3.6 refuses to compile it: a string bound by a plain assignment (`M =
   'a'`: BuildRules.string_binding); a helper with `*args` / `**kwargs`; a library function or
-  class passed to a helper (`put(..., tl.store)`, `range`).
+  class passed to a helper (`put(..., tl.store)`, `range`); `tl.arange(0, N)` of a runtime N (a
+  loop variable, `B: tl.constexpr = N`) and a runtime shape of tl.zeros / tl.full
+  (Walker.compile_time_operands).
 
 Checked and left as they are (each case below states why): an inner loop that reuses the outer
 loop's variable (`for p in range(2)` inside `for p in range(N)`), then the outer `p` read after
@@ -836,4 +838,49 @@ def test_checked_constructs(tmp_path, capsys, name):
 ])
 def test_what_triton_does_with_checked_constructs(tmp_path, monkeypatch, body, accepted):
     ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8c")
+    assert ok == accepted, f"{body}: {e}"
+
+
+# ---------------------------------------------------------------- runtime values for constexprs
+
+# `tl.arange(0, N)` of a runtime argument (a range loop variable, a name bound to one, even as
+# `B: tl.constexpr = N`) and `tl.zeros([N], ...)` / `tl.full([N], ...)`: Triton 3.6 refuses them
+# ("arange's arguments must be of type tl.constexpr", "Shape element 0 must have type
+# `constexpr[int]`"); they were verified (the lowering failed to compile them). Now refused at
+# the call (Walker.compile_time_operands), as a runtime tl.static_range bound is.
+RUNTIME_SHAPES = {
+    "an arange to a runtime argument": (ring(writer(body=arange_of("N"))),
+                                        _REFUSED + ("`N` is only known at run time",)),
+    "an arange to the loop variable": (ring(writer(body=arange_of("p"))), _REFUSED),
+    "an arange to an annotated runtime value": (
+        ring(writer(body="B: tl.constexpr = N\n" + arange_of("B"))), _REFUSED),
+    "a zeros of a runtime shape": (
+        ring(writer(body=PUT.replace("tl.load(x_ptr + tl.arange(0, 64))",
+                                     "tl.zeros([N], tl.float32)"))),
+        _REFUSED + ("the shape of tl.zeros",)),
+    "a full of a runtime shape": (
+        ring(writer(body=PUT.replace("tl.load(x_ptr + tl.arange(0, 64))",
+                                     "tl.full([N], 1.0, tl.float32)"))), _REFUSED),
+    "an arange to a constexpr expression": (
+        ring(writer(body=PUT.replace("tl.arange(0, 64)", "tl.arange(0, C * 0 + 64)"))),
+        "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(RUNTIME_SHAPES))
+def test_runtime_values_where_triton_takes_constexprs(tmp_path, capsys, name):
+    text, expect = RUNTIME_SHAPES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("tl.store(x_ptr + tl.arange(0, N), 1.0)", False),
+    ("for p in range(N):\n    tl.store(x_ptr + tl.arange(0, p), 1.0)", False),
+    ("B: tl.constexpr = N\ntl.store(x_ptr + tl.arange(0, B), 1.0)", False),
+    ("tl.store(x_ptr + tl.arange(0, 4), tl.zeros([N], tl.float32))", False),
+    ("tl.store(x_ptr + tl.arange(0, 4), tl.full([N], 1.0, tl.float32))", False),
+    ("tl.store(x_ptr + tl.arange(0, C + 1), 1.0)", True),
+])
+def test_what_triton_does_with_runtime_shapes(tmp_path, monkeypatch, body, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8sh")
     assert ok == accepted, f"{body}: {e}"

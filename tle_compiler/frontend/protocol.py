@@ -1412,6 +1412,33 @@ class Walker(WalkRules):
                                f"(write `{fn}(\"name\", value)`)", node,
                                check="unsupported-expression")
 
+    def compile_time_operands(self, name: str, args: list[Value], kwargs: dict[str, Value],
+                              node: K.Op) -> None:
+        """Refuse a runtime value where Triton 3.6 takes compile-time ones only: the arguments of
+        tl.arange and the shape of tl.zeros / tl.full ("arange's arguments must be of type
+        tl.constexpr"; a shape of a tensor fails too). `tl.arange(0, N)` of a runtime argument
+        N (or of a name bound to one, `B: tl.constexpr = N` included) was verified, though
+        neither Triton nor the lowering compile it."""
+        if name == "arange":
+            pairs = list(zip(node.args, args)) + [(node.kw(k), kwargs[k])
+                                                  for k in ("start", "end") if k in kwargs]
+        else:
+            shape_node = node.args[0] if node.args else node.kw("shape")
+            shape = args[0] if node.args else kwargs.get("shape")
+            pairs = list(zip(shape_node.items, shape.items)) \
+                if isinstance(shape_node, K.TupleExpr) and isinstance(shape, TupleV) else []
+        for n, v in pairs:
+            if n is not None and self.is_runtime(v):
+                what = "the arguments of" if name == "arange" else "the shape of"
+                said = "arange's arguments must be of type tl.constexpr" if name == "arange" \
+                    else "Shape element 0 must have type `constexpr[int]`"
+                raise self.err(f"`{self.src(node)}`: `{self.src(n)}` is only known at run time "
+                               f"(a kernel argument that is not tl.constexpr, a range / tl.range "
+                               f"loop variable, or a value computed from one), and {what} "
+                               f"tl.{name} must be compile-time values: Triton 3.6 refuses it "
+                               f"(\"{said}\"); make it a tl.constexpr", node,
+                               check="unsupported-expression")
+
     def static_assert_bool(self, node: K.Op) -> None:
         """Refuse ``tl.static_assert(cond)`` whose compile-time condition is no bool: Triton
         3.6's execute_static_assert takes a Python bool only ("Assertion condition could not be
@@ -1505,6 +1532,8 @@ class Walker(WalkRules):
         self.reject_handles(args, kwargs, node, func)
         name = path.rsplit(".", 1)[-1]
         self.triton_builtin(path, args, node)
+        if is_triton(path) and name in ("arange", "zeros", "full"):
+            self.compile_time_operands(name, args, kwargs, node)
         if path == "builtins.int" and len(args) == 1 and isinstance(args[0], (Aff, KernelArg, Sym)):
             return args[0]
         first = args[0] if args else next(
