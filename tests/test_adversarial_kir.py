@@ -36,7 +36,8 @@ frontend refuses the same Python (bad-event). A verdict attribute the file carri
 printed after verification, then edited) was printed again by ``-p infer-barriers --print-ir``.
 A kernel of 100,000 statements (1 MB) took eight minutes to check, the time growing with the
 square of its statements: a kernel file holds at most 4,000,000 characters and a kernel in it
-5,000 statements.
+5,000 statements. Fifty pipes of 14,000 stages, each within verify-protocol's bound on one pipe,
+took three minutes to verify; their mbarriers together are refused (bad-capacity).
 """
 
 from __future__ import annotations
@@ -749,6 +750,30 @@ def test_an_event_the_protocol_view_would_not_read_is_not_lowered(workdir):
     code, out, err = dump(["-p", "emit-gluon", str(path)])
     assert code == 1 and out == "", err
     assert "Traceback" not in err and "[bad-event]" in err, err
+
+
+def test_pipes_whose_barriers_do_not_fit_together_are_rejected_at_once(workdir):
+    """Fifty pipes of 14,000 stages each fit alone (verify-protocol's bound is one pipe's
+    barriers) and took three minutes to verify; together their mbarriers need 11 MB of shared
+    memory. Rejected at the pipe where they stop fitting (bad-capacity), as one pipe is."""
+    decls = "".join(f"  pipe p{i} capacity=14000 fields=(f: fp32[14000, 64])\n" for i in range(50))
+    path = workdir / "pipes.kir"
+    path.write_text(edited("ring", RING_DECL, decls + RING_DECL))
+    t0 = time.perf_counter()
+    code, _, err = dump([str(path)])
+    assert code == 1 and time.perf_counter() - t0 < 10, err
+    assert re.search(re.escape(str(path)) + r":7: error: the pipes of kernel 'ring_sum' up to 'p1' "
+                     r"have 448000 bytes of full and empty mbarriers .*\[bad-capacity\]", err), err
+    # pipes that fit together: verified (with a warning that they are unused)
+    decls = "".join(f"  pipe p{i} capacity=100 fields=(f: fp32[100, 64])\n" for i in range(2))
+    path.write_text(edited("ring", RING_DECL, decls + RING_DECL))
+    code, _, err = dump([str(path)])
+    assert code == 0 and "[unused-pipe]" in err, err
+    # one byte beyond: 14,526 stages beside the ring's 3
+    path.write_text(edited("ring", RING_DECL, "  pipe p capacity=14526 fields=(f: fp32[14526, 64])"
+                           "\n" + RING_DECL))
+    code, _, err = dump([str(path)])
+    assert code == 1 and "up to 'ring' have 232464 bytes" in err, err
 
 
 def test_a_verdict_the_file_carries_is_not_this_runs(workdir):

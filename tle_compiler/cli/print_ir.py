@@ -131,6 +131,7 @@ def kir_protocol_view(path: Path, k, values: dict, given: Optional[dict] = None
     from ..passes.kir_module import protocol_view
 
     check_event_places(k)  # the events the protocol view reads are those the lowering emits
+    check_barrier_memory(k)
 
     def note(bind: dict, why: str) -> None:
         print(f"tle-dump: {path}: read specialised to "
@@ -151,6 +152,28 @@ def kir_protocol_view(path: Path, k, values: dict, given: Optional[dict] = None
         program = protocol_view(k, bind=bind)
         note(bind, f"{e.message.split(':')[0]} otherwise")
         return program, bind
+
+
+def check_barrier_memory(k) -> None:
+    """The mbarriers of all of a kernel's pipes fit in shared memory: 16 bytes a stage (a full
+    and an empty barrier), 8 for a one-shot pipe (a full one), none for a named-barrier pipe.
+    verify-protocol refuses one pipe whose barriers alone do not fit (bad-capacity); a kernel
+    file can declare many pipes that each fit, and checking a protocol takes time that grows with
+    every pipe's capacity (fifty unused pipes of 14,000 stages took three minutes). A TleError
+    (bad-capacity) at the pipe whose barriers no longer fit; none while some pipe does not fit
+    alone, which verify-protocol reports."""
+    from ..passes.verify_protocol import MAX_CAPACITY
+
+    if any(p.capacity > MAX_CAPACITY for p in k.pipes):
+        return
+    most, used = MAX_CAPACITY * 16, 0
+    for p in k.pipes:
+        used += 0 if p.named else p.capacity * (8 if p.one_shot else 16)
+        if used > most:
+            raise TleError(f"the pipes of kernel '{k.name}' up to '{p.name}' have {used} bytes of "
+                           f"full and empty mbarriers (16 bytes a stage, 8 for a one-shot pipe), "
+                           f"beyond Hopper's 227 KB of shared memory per block ({most} bytes)",
+                           p.loc, check="bad-capacity")
 
 
 def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[str]]:
