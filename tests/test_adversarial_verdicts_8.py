@@ -49,8 +49,8 @@ Found by the round's adversarial kernels, each wrong before the fix named:
 - verified, though Triton 3.6 refuses to compile it: a string bound by a plain assignment (`M =
   'a'`: BuildRules.string_binding); a helper with `*args` / `**kwargs`; a library function or
   class passed to a helper (`put(..., tl.store)`, `range`); `tl.arange(0, N)` of a runtime N (a
-  loop variable, `B: tl.constexpr = N`) and a runtime shape of tl.zeros / tl.full
-  (Walker.compile_time_operands).
+  loop variable, `B: tl.constexpr = N`), a runtime shape of tl.zeros / tl.full / tl.reshape /
+  tl.broadcast_to and a runtime reduction axis (Walker.compile_time_operands).
 
 Checked and left as they are (each case below states why): an inner loop that reuses the outer
 loop's variable (`for p in range(2)` inside `for p in range(N)`), then the outer `p` read after
@@ -767,8 +767,8 @@ def test_callables_passed_to_helpers(tmp_path, capsys, name):
 
 @pytest.mark.parametrize("helper,call,accepted", [
     ("def put(x_ptr, f):\n    f(x_ptr, 1.0)", "put(x_ptr, tl.store)", False),
-    ("def put(x_ptr, r):\n    for i in r(2):\n        tl.store(x_ptr + i, 1.0)", "put(x_ptr, range)",
-     False),
+    ("def put(x_ptr, r):\n    for i in r(2):\n        tl.store(x_ptr + i, 1.0)",
+     "put(x_ptr, range)", False),
     ("def put(x_ptr, r):\n    for i in r(2):\n        tl.store(x_ptr + i, 1.0)",
      "put(x_ptr, tl.static_range)", False),
     ("def one(x_ptr):\n    tl.store(x_ptr, 1.0)\n\n\n@triton.jit\ndef put(x_ptr, f):\n    f(x_ptr)",
@@ -844,10 +844,11 @@ def test_what_triton_does_with_checked_constructs(tmp_path, monkeypatch, body, a
 # ---------------------------------------------------------------- runtime values for constexprs
 
 # `tl.arange(0, N)` of a runtime argument (a range loop variable, a name bound to one, even as
-# `B: tl.constexpr = N`) and `tl.zeros([N], ...)` / `tl.full([N], ...)`: Triton 3.6 refuses them
-# ("arange's arguments must be of type tl.constexpr", "Shape element 0 must have type
-# `constexpr[int]`"); they were verified (the lowering failed to compile them). Now refused at
-# the call (Walker.compile_time_operands), as a runtime tl.static_range bound is.
+# `B: tl.constexpr = N`), a runtime shape of tl.zeros / tl.full / tl.reshape / tl.broadcast_to
+# and a runtime reduction axis: Triton 3.6 refuses them ("arange's arguments must be of type
+# tl.constexpr", "Shape element 0 must have type `constexpr[int]`"); they were verified (the
+# lowering refused or failed to compile them). Now refused at the call
+# (Walker.compile_time_operands), as a runtime tl.static_range bound is.
 RUNTIME_SHAPES = {
     "an arange to a runtime argument": (ring(writer(body=arange_of("N"))),
                                         _REFUSED + ("`N` is only known at run time",)),
@@ -861,6 +862,19 @@ RUNTIME_SHAPES = {
     "a full of a runtime shape": (
         ring(writer(body=PUT.replace("tl.load(x_ptr + tl.arange(0, 64))",
                                      "tl.full([N], 1.0, tl.float32)"))), _REFUSED),
+    "a reshape to a runtime shape": (
+        ring(writer(body=PUT.replace("tl.load(x_ptr + tl.arange(0, 64))",
+                                     "tl.reshape(tl.load(x_ptr + tl.arange(0, 64)), [N])"))),
+        _REFUSED + ("the shape of tl.reshape",)),
+    "a broadcast to a runtime shape": (
+        ring(writer(body=PUT.replace("tl.load(x_ptr + tl.arange(0, 64))",
+                                     "tl.broadcast_to(tl.load(x_ptr), [N])"))), _REFUSED),
+    "a sum along a runtime axis": (
+        ring(writer(body="s = tl.sum(tl.load(x_ptr + tl.arange(0, 64)), p)\n" + PUT)),
+        _REFUSED + ("the axis of tl.sum",)),
+    "a sum along axis 0": (
+        ring(writer(body="s = tl.sum(tl.load(x_ptr + tl.arange(0, 64)), 0)\n" + PUT)),
+        "verified"),
     "an arange to a constexpr expression": (
         ring(writer(body=PUT.replace("tl.arange(0, 64)", "tl.arange(0, C * 0 + 64)"))),
         "verified"),
@@ -879,6 +893,11 @@ def test_runtime_values_where_triton_takes_constexprs(tmp_path, capsys, name):
     ("B: tl.constexpr = N\ntl.store(x_ptr + tl.arange(0, B), 1.0)", False),
     ("tl.store(x_ptr + tl.arange(0, 4), tl.zeros([N], tl.float32))", False),
     ("tl.store(x_ptr + tl.arange(0, 4), tl.full([N], 1.0, tl.float32))", False),
+    ("tl.store(x_ptr + tl.arange(0, 4), tl.reshape(tl.load(x_ptr + tl.arange(0, 4)), [N]))",
+     False),
+    ("tl.store(x_ptr + tl.arange(0, 4), tl.broadcast_to(tl.load(x_ptr), [N]))", False),
+    ("x = tl.load(x_ptr + tl.arange(0, 4))\nfor p in range(N):\n"
+     "    tl.store(x_ptr + p, tl.sum(x, p))", False),
     ("tl.store(x_ptr + tl.arange(0, C + 1), 1.0)", True),
 ])
 def test_what_triton_does_with_runtime_shapes(tmp_path, monkeypatch, body, accepted):

@@ -45,6 +45,16 @@ from .scope import fold_int, is_triton
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
 
+#: tl functions whose operands Triton 3.6 takes as compile-time values only: name -> (what,
+#: its position, its keyword) (Walker.compile_time_operands)
+COMPILE_TIME_OPERANDS = {
+    "arange": ("arguments", 0, "start"), "zeros": ("shape", 0, "shape"),
+    "full": ("shape", 0, "shape"), "reshape": ("shape", 1, "shape"),
+    "broadcast_to": ("shape", 1, "shape"),
+    **{r: ("axis", 1, "axis") for r in ("sum", "max", "min", "argmax", "argmin", "xor_sum",
+                                        "cumsum", "cumprod")},
+}
+
 #: tl functions (and tensor methods) whose result is a view of their first argument: of a loaded
 #: tile, the same tile rearranged (a matrix multiply still reads it from shared memory).
 VIEW_OPS = frozenset({"trans", "permute", "reshape", "view", "broadcast_to", "expand_dims",
@@ -1414,29 +1424,34 @@ class Walker(WalkRules):
 
     def compile_time_operands(self, name: str, args: list[Value], kwargs: dict[str, Value],
                               node: K.Op) -> None:
-        """Refuse a runtime value where Triton 3.6 takes compile-time ones only: the arguments of
-        tl.arange and the shape of tl.zeros / tl.full ("arange's arguments must be of type
-        tl.constexpr"; a shape of a tensor fails too). `tl.arange(0, N)` of a runtime argument
-        N (or of a name bound to one, `B: tl.constexpr = N` included) was verified, though
-        neither Triton nor the lowering compile it."""
-        if name == "arange":
+        """Refuse a runtime value where Triton 3.6 takes compile-time ones only
+        (COMPILE_TIME_OPERANDS): the arguments of tl.arange, a shape (tl.zeros, tl.full,
+        tl.reshape, tl.broadcast_to), the axis of a reduction ("arange's arguments must be of
+        type tl.constexpr", "Shape element 0 must have type `constexpr[int]`"). `tl.arange(0,
+        N)` of a runtime argument N (or of a name bound to one, `B: tl.constexpr = N` included)
+        was verified, though neither Triton nor the lowering compile it."""
+        what, position, key = COMPILE_TIME_OPERANDS[name]
+        if what == "arguments":
             pairs = list(zip(node.args, args)) + [(node.kw(k), kwargs[k])
                                                   for k in ("start", "end") if k in kwargs]
         else:
-            shape_node = node.args[0] if node.args else node.kw("shape")
-            shape = args[0] if node.args else kwargs.get("shape")
-            pairs = list(zip(shape_node.items, shape.items)) \
-                if isinstance(shape_node, K.TupleExpr) and isinstance(shape, TupleV) else []
+            n = node.args[position] if len(node.args) > position else node.kw(key)
+            v = args[position] if len(args) > position else kwargs.get(key)
+            if what == "shape":
+                pairs = list(zip(n.items, v.items)) \
+                    if isinstance(n, K.TupleExpr) and isinstance(v, TupleV) else []
+            else:
+                pairs = [(n, v)]
         for n, v in pairs:
-            if n is not None and self.is_runtime(v):
-                what = "the arguments of" if name == "arange" else "the shape of"
+            if n is not None and v is not None and self.is_runtime(v):
                 said = "arange's arguments must be of type tl.constexpr" if name == "arange" \
-                    else "Shape element 0 must have type `constexpr[int]`"
+                    else "Shape element 0 must have type `constexpr[int]`" if what == "shape" \
+                    else "the axis must be a constexpr"
                 raise self.err(f"`{self.src(node)}`: `{self.src(n)}` is only known at run time "
                                f"(a kernel argument that is not tl.constexpr, a range / tl.range "
-                               f"loop variable, or a value computed from one), and {what} "
-                               f"tl.{name} must be compile-time values: Triton 3.6 refuses it "
-                               f"(\"{said}\"); make it a tl.constexpr", node,
+                               f"loop variable, or a value computed from one), and the {what} "
+                               f"of tl.{name} must be compile-time values: Triton 3.6 refuses "
+                               f"it (\"{said}\"); make it a tl.constexpr", node,
                                check="unsupported-expression")
 
     def static_assert_bool(self, node: K.Op) -> None:
@@ -1532,7 +1547,7 @@ class Walker(WalkRules):
         self.reject_handles(args, kwargs, node, func)
         name = path.rsplit(".", 1)[-1]
         self.triton_builtin(path, args, node)
-        if is_triton(path) and name in ("arange", "zeros", "full"):
+        if is_triton(path) and name in COMPILE_TIME_OPERANDS:
             self.compile_time_operands(name, args, kwargs, node)
         if path == "builtins.int" and len(args) == 1 and isinstance(args[0], (Aff, KernelArg, Sym)):
             return args[0]
