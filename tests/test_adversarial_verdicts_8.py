@@ -55,15 +55,16 @@ Found by the round's adversarial kernels, each wrong before the fix named:
 Checked and left as they are (each case below states why): an inner loop that reuses the outer
 loop's variable (`for p in range(2)` inside `for p in range(N)`), then the outer `p` read after
 it, is refused ("used after the loop"), though Triton reads the outer p there (its loop scope is
-restored): conservative, and Python would read the inner one; `M: tl.constexpr = 'a'` then `if
-M == 'a':` around events is refused as data (strings are not folded), though Triton decides it;
-`is None`, `match`, `del`, `a = b = p`, starred unpacking, `abs` / `reversed` / `sum`, a class
-attribute, a helper defined twice (the last def is read, as Python binds it), and pipe verbs in
-`and` / `or` / conditional expressions are refused or read as Python and Triton do; keyword-only
-helper parameters and plain tuple or string defaults, which Triton's own jit functions do not
-bind, stay verified (the helper signatures section says why); module-level plain constants (`T =
-4`), which Triton 3.6 refuses in a jit function unless they are tl.constexpr, are read by value
-by design (docs/language.md), as the lowering inlines them.
+restored): conservative, and Python would read the inner one; `M: tl.constexpr = 'a'` then `if M
+== 'a':` around events is refused as data (strings are not folded), though Triton decides it; an
+f-string (a tl.static_assert message Triton takes) is refused; `is None`, `match`, `del`, `a = b =
+p`, starred unpacking, `abs` / `reversed` / `sum`, a class attribute, a helper defined twice (the
+last def is read, as Python binds it), and pipe verbs in `and` / `or` / conditional expressions
+are refused or read as Python and Triton do; keyword-only helper parameters and plain tuple or
+string defaults, which Triton's own jit functions do not bind, stay verified (the helper
+signatures section says why); module-level plain constants (`T = 4`), which Triton 3.6 refuses in
+a jit function unless they are tl.constexpr, are read by value by design (docs/language.md), as
+the lowering inlines them.
 """
 
 from __future__ import annotations
@@ -812,6 +813,9 @@ CHECKED = {
     "an acquire in an and": (
         ring(writer(body=PUT.replace("slot = w.acquire(p)", "slot = C > 2 and w.acquire(p)"))),
         ("rejected", "[conditional-event]")),
+    # an f-string (which Triton takes as a static_assert message) is refused: conservative
+    "an f-string message": (ring(writer(body=PUT + "tl.static_assert(C > 1, f'C={C}')\n")),
+                            ("rejected", "is not supported in a kernel")),
     # Python binds the name at the last def: that one is read
     "a helper defined twice": (ring(writer(body="put(w, x_ptr, p)\n"), extra=_HELPER_TWICE),
                                "verified"),
@@ -825,6 +829,7 @@ def test_checked_constructs(tmp_path, capsys, name):
 
 
 @pytest.mark.parametrize("body,accepted", [
+    ("tl.static_assert(C > 1, f'C={C}')", True),
     ("for p in range(N):\n    for p in range(2):\n        tl.store(x_ptr + p, 2.0)\n"
      "    tl.store(x_ptr + 100 + p, 1.0)", True),
     ("M: tl.constexpr = 'a'\nif M == 'a':\n    tl.store(x_ptr, 1.0)", True),
