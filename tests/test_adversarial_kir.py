@@ -746,7 +746,8 @@ def test_an_event_the_protocol_view_would_not_read_is_not_lowered(workdir):
     """A release in a subscript's index was verified (the protocol view reads no index entry)
     and then stopped emit-gluon with a traceback ("more events than results")."""
     path = workdir / "hidden.kir"
-    path.write_text(edited("ring", RING_READ, RING_READ + "      x = acc[ring.reader.release(t)]\n"))
+    path.write_text(edited("ring", RING_READ,
+                           RING_READ + "      x = acc[ring.reader.release(t)]\n"))
     code, out, err = dump(["-p", "emit-gluon", str(path)])
     assert code == 1 and out == "", err
     assert "Traceback" not in err and "[bad-event]" in err, err

@@ -816,7 +816,10 @@ def parse_kernel(text: str, path: Optional[str] = None) -> Kernel:
 
 def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
     """Read and parse a file of kernels, each checked to be one the frontend could have built
-    (:func:`check_slot_shapes`): a file is something to verify and lower."""
+    (:func:`check_identifiers`, :func:`check_params`, :func:`check_size`,
+    :func:`check_slot_shapes`, :func:`check_references`, :func:`check_integer_sizes`; at most
+    :data:`MAX_FILE_CHARS` characters, each kernel named once): a file is something to verify and
+    lower."""
     p = os.fspath(path)
     with open(p, encoding="utf-8") as f:
         text = f.read()
@@ -877,15 +880,14 @@ def check_slot_shapes(k: Kernel) -> None:
                                f.loc if f.loc.line else p.loc, check="bad-pipe")
 
 
-
 def check_event_places(k: Kernel) -> None:
     """Every pipe event where a kernel the frontend reads has it, so that the protocol view
     (which reads the events of statements' expressions and their operands) sees the events the
     lowering emits: a commit, close or release (which return nothing) only as a statement or
     the whole value of an assignment or return, as the frontend requires of Python (its value
     used as an operand is refused at the verb; an item of a tuple that is such a value is one
-    too); no event in a subscript's index or a loop's
-    options, which the protocol view does not read. A TleError (bad-event) at the event."""
+    too); no event in a subscript's index or a loop's options, which the protocol view does not
+    read. A TleError (bad-event) at the event."""
     printer = _Printer(k, False)
 
     def refuse(e: Event, why: str) -> TleError:
@@ -932,6 +934,7 @@ def _all_exprs(e: object) -> Iterator[Expr]:
     if isinstance(e, Subscript):
         for entry in e.index:
             yield from _all_exprs(entry)
+
 
 #: How deep blocks and expressions may nest in a kernel's text (the parse tree's depth; the
 #: kernels of the repository reach 25). The passes walk a kernel recursively, and the trace
