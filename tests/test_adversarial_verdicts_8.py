@@ -69,7 +69,10 @@ the lowering inlines them.
 
 from __future__ import annotations
 
+import io
 import textwrap
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import pytest
 
@@ -908,3 +911,29 @@ def test_runtime_values_where_triton_takes_constexprs(tmp_path, capsys, name):
 def test_what_triton_does_with_runtime_shapes(tmp_path, monkeypatch, body, accepted):
     ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri8sh")
     assert ok == accepted, f"{body}: {e}"
+
+
+# ---------------------------------------------------------------- integer division by zero
+
+DIVISION_BY_ZERO = {
+    "a constant index": "w.acquire(t + 1 // 0)",
+    "a remainder of a param": "w.acquire(t + N_TILES % 0)",
+    "a folded divisor": "w.acquire(t + N_TILES // (2 - 2))",
+}
+
+
+@pytest.mark.parametrize("event", DIVISION_BY_ZERO.values(), ids=DIVISION_BY_ZERO.keys())
+def test_integer_division_by_zero_in_a_pipe_index_is_rejected(tmp_path, event):
+    """`// 0` or `% 0` in an index was read as an opaque derived param that no value defines, and
+    tle-dump answered 'bounded for N_TILES in {}' (exit 3). Triton refuses a constexpr division
+    by zero and one of a runtime value is undefined on the GPU: rejected at its line (exit 1)."""
+    src = (Path(__file__).resolve().parents[1] / "tle_kernels" / "examples" / "ring.py").read_text()
+    assert src.count("slot = w.acquire(t)") == 1
+    path = tmp_path / "ring_div0.py"
+    path.write_text(src.replace("slot = w.acquire(t)", f"slot = {event}"))
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = tle_dump(["-q", str(path)])
+    assert code == 1, err.getvalue()
+    assert "integer division by zero" in err.getvalue()
+    assert "[division-by-zero]" in err.getvalue()

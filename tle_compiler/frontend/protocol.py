@@ -1009,6 +1009,11 @@ class Walker(WalkRules):
                     wide |= frozenset(v for v in a.variables | b.variables
                                       if is_placeholder(v) and v not in out.variables)
                 return Aff(out, rt, wide)
+            if b.is_const and b.const == 0 and op in ("//", "%"):
+                # Triton refuses a constexpr division by zero, and one of a runtime value is
+                # undefined on the GPU: no value of the params makes it a protocol
+                raise self.err(f"integer division by zero: `{op} 0`", node,
+                               check="division-by-zero")
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
                 folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
                 # where i32 and i64 results differ (a shift by 32 or more, a result outside
