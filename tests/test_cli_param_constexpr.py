@@ -79,11 +79,14 @@ def test_a_boolean_constexpr_takes_0_or_1_only(capsys):
     assert "--param CAUSAL=2" in line and "boolean constexpr" in line and "0 or 1" in line
 
 
-def test_a_constexpr_value_the_lowering_refuses_is_unusable(capsys):
+def test_a_constexpr_value_that_divides_by_zero_is_unusable(capsys):
+    """BLOCK_H = 0 makes the row-block count a division by zero: the reader refuses the value
+    (it reached the lowering, which refused it, before the reader checked divisions by zero)."""
     code, out, err = run(capsys, "--gluon", "--param", "BLOCK_H=0", PIPE)
     assert code == EXIT_UNUSABLE and out == ""
     line = error_line(err)
-    assert "--param BLOCK_H=0: the kernel cannot be lowered with this value" in line
+    assert "--param BLOCK_H=0: the kernel cannot be read with this value" in line
+    assert "integer division by zero" in line
 
 
 def test_unknown_name_lists_params_and_constexprs(capsys):
