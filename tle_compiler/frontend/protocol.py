@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Iterable, Optional, Union
 
@@ -2772,7 +2773,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         pw.last_top = part.body[-1] if part.body else None
         stores = [st.target for st in K.walk_stmts(part.body)
                   if isinstance(st, K.Assign) and not generated(st)]
-        pw.multi_assigned = frozenset(n for n in stores if stores.count(n) > 1)
+        pw.multi_assigned = frozenset(n for n, c in Counter(stores).items() if c > 1)
         for s in part.body:
             pw.exec_stmt(s)
         # An early return (the builder allows one only outside loops) is refused when a pipe
