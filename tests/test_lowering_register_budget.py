@@ -1,9 +1,11 @@
 """Lowering a kernel needs a register budget per worker partition (Gluon's warp_specialize takes
-one integer each). A kernel that gives none, or gives one the reader cannot evaluate (an
-expression of a runtime value), used to lower to ``worker_num_regs=[None]`` and fail inside Triton with a traceback about
-set_requested_registers; it is now refused at the partition with a TLE error (tle-dump exit 1). A budget written as an
-expression of constexprs, int or bool, is lowered as its value for the constexprs bound.
-The protocol verdict does not read budgets, so plain tle-dump still verifies such a kernel."""
+one integer each). A kernel that gave none, or one written as an expression of constexprs that
+nothing else in the kernel branches on, lowered to ``worker_num_regs=[None]`` and failed inside
+Triton with a traceback about set_requested_registers. Now a budget written with int or bool
+constexprs is lowered as its value for the constexprs bound, a kernel without budgets is refused
+at the partition with a TLE error (tle-dump --gluon exit 1), and a budget of a runtime value is
+refused by the reader. The protocol verdict does not read budgets: plain tle-dump verifies a
+kernel without them."""
 
 import io
 import re

@@ -161,7 +161,7 @@ def left(q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, s
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
         if needs_mask(lo + (ck + 1) * BK, seqlen, s_q, hi, CAUSAL):  # only the split's last tiles
             pos = lo + ck * BK + offs_k
-            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0 keeps the max
+            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0: max
 
         mx = tl.max(s, 1) * qk_scale
         r_new = lazy_ref(ref, mx)    # lazy: after the first tiles alpha is exactly 1

@@ -69,9 +69,9 @@ What decode changes:
   request's end and, with CAUSAL, query j's limit seqlen - s_q + j + 1 per row; with TMA, slot
   row r holds position tile_start + shift + r, a real one iff r >= -shift
   (mla_decode_common.masked_by_position). The cp.async path keeps its shift-0 expressions
-  written out. A tile wholly before every row's limit (the steady state of a long request) skips
-  the mask (mla_decode_common.needs_mask): the per-element compare and select sit between the
-  QK's wait and the softmax, on the path the other consumer's wgmmas wait behind.
+  written out. consumer1 skips the mask on a tile wholly before every row's limit (needs_mask;
+  the steady state of a long request): the compare and select sat between the QK's wait and the
+  softmax. consumer0 masks every tile (with the skip, ptxas spills in it: docs/decode.md).
 - Rows past the last one of the kv head (a partial row block) load Q as zeros and store nothing.
 The part's pair count NP = max(x_hi - x_lo, 0) is computed once from cache_seqlens, in the kernel
 body before warp_specialize (mla_decode_parts.part_range); every partition loops ``for p in
@@ -98,8 +98,8 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .mla_decode_common import (block_rows, masked_by_position, needs_mask, page_shift,
-                                q_row_ptrs, row_block_item, row_limit, row_offsets, row_valid, store_half,
-                                store_lse)
+                                q_row_ptrs, row_block_item, row_limit, row_offsets, row_valid,
+                                store_half, store_lse)
 from .mla_decode_parts import next_request, part_range, whole_in_part
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
                                 rebase, shift_of)

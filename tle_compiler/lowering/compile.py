@@ -80,8 +80,8 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
             return infos[0]
         raise TypeError(f"compile_kernel: expected a @tle.jit kernel, got {type(kernel).__name__}")
 
-    bind = {k: v for k, v in (constexprs or {}).items()
-            if isinstance(v, int) and not isinstance(v, bool)}
+    numbers = {k: v for k, v in (constexprs or {}).items() if isinstance(v, int)}  # bools too
+    bind = {k: v for k, v in numbers.items() if not isinstance(v, bool)}
     try:
         info = read()
     except TleError as e:
@@ -92,7 +92,6 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
         # a register budget written as an expression of constexprs (`224 + 8 * WIDE`, or of a
         # bool one: `8 * (1 - BALANCE)`, Triton's constexpr arithmetic) is a number only in a
         # reading that binds them
-        numbers = {k: v for k, v in (constexprs or {}).items() if isinstance(v, int)}
         if numbers:
             return read(numbers)
     return info
