@@ -93,3 +93,22 @@ def test_a_budget_of_int_constexpr_arithmetic_is_lowered_as_its_value(tmp_path):
     code, out, err = dump(["-q", "--gluon", "--param", "WIDE=2", str(path)])
     assert code == 0, err
     assert lowered_budget(out) == "[240]"
+
+
+def test_a_bool_budget_is_read_in_a_kernel_read_only_specialised(tmp_path):
+    """A kernel the reader can read only with its int constexprs bound (here a static_assert on
+    one; in the bundled decode kernels, TMA copies under ``if TMA``) was re-read with the ints
+    alone, so a budget of a bool constexpr stayed unknown and lowering refused it."""
+    path = ring_with_budget(tmp_path, "[224 + 8 * WIDE * (1 - FLAG)]",
+                            "FLAG: tl.constexpr, WIDE: tl.constexpr")
+    src = path.read_text()
+    body = "    tle.assume(N_TILES >= 0)"
+    assert src.count(body) == 1
+    path.write_text(src.replace(body, "    tl.static_assert(WIDE >= 1)\n" + body))
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 0, err
+    assert lowered_budget(out) == "[224]"
+    code, out, err = dump(["-q", "--gluon", "--param", "FLAG=False", "--param", "WIDE=2",
+                           str(path)])
+    assert code == 0, err
+    assert lowered_budget(out) == "[240]"

@@ -87,7 +87,7 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
     except TleError as e:
         if e.check not in SPECIALIZABLE or not bind:
             raise
-        return read(bind)
+        info = read(bind)
     if any(p.regs is None for p in info.partitions[1:]):
         # a register budget written as an expression of constexprs (`224 + 8 * WIDE`, or of a
         # bool one: `8 * (1 - BALANCE)`, Triton's constexpr arithmetic) is a number only in a
