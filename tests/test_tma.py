@@ -604,7 +604,7 @@ def test_a_launch_compiles_for_the_host_descriptor_it_is_given():
 
 def test_a_copy_into_a_field_no_reader_sees_is_not_lowered(tmp_path):
     """A field no reader's view holds belongs to no field group: no full barrier could track
-    the copy (the verifier only warns that nobody reads the field)."""
+    the copy (verify-protocol refuses it at the copy, passes/tma_windows.py)."""
     from tle_compiler.lowering import compile_kernel
 
     text = source().replace("r = p.reader()", "r = p.reader(\"a\", fields=(\"u\",))") \

@@ -23,6 +23,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from .codegen import Generated, generate
 from .descriptors import complete_signature
+from .loaded_params import check_loaded_params
 
 HOPPER = ("cuda", 90, 32)
 
@@ -270,6 +271,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
                                  and (divisible_ints is None or a in divisible_ints)):
             attrs[(i,)] = [["tt.divisibility", 16]]
     check_i64_args(info, sig)
+    check_loaded_params(info, sig)
     tgt = target or GPUTarget(*HOPPER)
     bound = debug_waits_enabled(debug_waits)
 

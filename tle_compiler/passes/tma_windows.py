@@ -44,6 +44,25 @@ def check_tma_windows(ctx: PassContext) -> None:
                       f"(an mbarrier's expect-tx does), so its readers could read the slot "
                       f"before the copy lands; fill the slot with register stores, or use "
                       f"barrier=\"mbarrier\"", "tma-window")
+    roles = ctx.roles()
+    for pipe, filled in tma.items():
+        r = roles.get(pipe)
+        if r is None or not r.readers:
+            continue  # no reader at all: its commits are unconsumed (rule 6)
+        for f in sorted(filled):
+            if not any(f in v for v in r.views.values()):
+                # the field belongs to no field group, so no full barrier counts its bytes:
+                # the copy is still in flight at the readers' wait, at the next acquire of the
+                # stage (whose copy races with it) and possibly when the CTA exits
+                first = min((a.loc for part in prog.partitions for a in walk_accesses(part.body)
+                             if a.tma and a.pipe == pipe and a.field == f),
+                            key=lambda loc: loc.line)
+                ctx.error(first, f"field '{f}' of pipe '{pipe}' is filled by this TMA copy but "
+                          f"is read by no reader, so no full barrier tracks its copy: no "
+                          f"reader's view contains it, so no expect-tx counts its bytes and "
+                          f"nothing waits for the copy to land (the next acquire of the stage "
+                          f"copies over it, and the CTA may exit with it in flight); add the "
+                          f"field to a reader's fields=, or drop the copy", "tma-window")
     for part in prog.partitions:
         for a in walk_accesses(part.body):
             filled = tma.get(a.pipe, {})

@@ -1,0 +1,231 @@
+"""Adversarial kernels on the protocol features newest in the compiler: TMA copies into pipe slots
+(expect-tx byte counts), named-barrier pipes, one-shot pipes, reader views (``fields=``),
+``wgmma_pipeline=True`` loops, the register budgets of warp_specialize and trip counts read from
+memory (opaque params). Each kernel is written to tmp_path and handed to tle-dump; a verified one
+is lowered and its generated Gluon's barrier operations are compared with the verified events
+(tests/test_lowering_events.py's ``Runs``, tests/adversarial_oracles.py), a refused one must name
+the fault at its line.
+
+Wrong before the fixes that came with this file:
+- verified (exit 0), though the lowering refused it: a TMA copy into a slot field that no
+  reader's view contains (``readers=("a",)``, reader ``a`` with ``fields=("t",)``, the writer
+  copying ``t`` and ``u``). No field group holds ``u``, so no full barrier's expect-tx counts its
+  bytes: nothing waits for the copy to land, the next acquire of the stage copies over it while
+  it may still be in flight, and the CTA may exit with it in flight. verify-protocol now refuses
+  it at the copy (passes/tma_windows.py, check ``tma-window``; docs/semantics.md rule 9);
+- compiled, and hangs on the GPU: a param of the protocol read from memory through a pointer whose
+  element type is not i32 (``n = tl.load(n_ptr)`` with ``n_ptr`` a ``*u32``, then ``M = n - 1``
+  and ``if M >= 1:`` around a wait whose commit runs under ``if n >= 2:``). The verifier reads
+  ``n`` as a signed integer (``M >= 1`` iff ``n >= 2``), the GPU compares the u32 ``n - 1``
+  unsigned (``arith.cmpi uge``): at ``n = 0`` the reader waits for a commit the writer never
+  makes. The same for ``*i8`` / ``*i16`` / ``*u8`` (arithmetic that wraps at 8 or 16 bits), a
+  float pointer (``n >= 2`` and ``n > 1`` differ at 1.5) and ``*i64`` (i32 and i64 parts of one
+  expression in an order the verifier does not model, why i64 arguments the protocol reads are
+  refused). The compile now refuses such a param at its line (lowering/loaded_params.py, check
+  ``signature``), as it refuses an i64 argument the protocol reads; a value cast
+  ``.to(tl.int32)`` is what the verifier's integer is, and compiles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import traceback
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.cli.dump import main as tle_dump
+from tle_compiler.diagnostics import TleError, TleVerificationWarning
+
+pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
+                                        f"{TleVerificationWarning.__name__}")
+
+HEAD = '''
+import triton.language as tl
+
+import tle_compiler as tle
+
+BM = tl.constexpr(64)
+BN = tl.constexpr(64)
+'''
+
+
+def dump(argv: list[str]) -> tuple[int, str, str]:
+    """tle-dump in process: exit status, stdout, stderr; an exception escaping fails the test."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = tle_dump(argv)
+        except BaseException:  # noqa: BLE001 - main returns its status, it never raises
+            pytest.fail(f"tle-dump {' '.join(argv)} raised:\n{traceback.format_exc()}")
+    return code, out.getvalue(), err.getvalue()
+
+
+def write(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    return path
+
+
+def line_of(source: str, needle: str, nth: int = 0) -> int:
+    """The 1-based line of the ``nth`` line of ``source`` that contains ``needle``."""
+    return [i for i, ln in enumerate(source.splitlines(), 1) if needle in ln][nth]
+
+
+def lowering_agrees(path: Path, name: str = "k") -> None:
+    """The generated Gluon performs the verified barrier operations on a grid of the params."""
+    from .adversarial_oracles import lowering_problems
+
+    assert lowering_problems(path) == []
+
+
+# ------------------------------------------------------------------ TMA copies and reader views
+
+def tma_view_kernel(view: str) -> str:
+    """A capacity-2 pipe whose writer fills ``t`` and ``u`` by TMA copies; its one declared
+    reader ``a`` sees ``view``."""
+    return HEAD + f'''
+@tle.jit(num_warps=4)
+def k(x_desc, y_ptr, N):
+    p = tle.pipe(capacity=2, readers=("a",), t=tle.gpu.alloc([2, BM, BN], tl.bfloat16),
+                 u=tle.gpu.alloc([2, BM, BN], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (p, x_desc, N)), (drain, (p, y_ptr, N))], [4], [232])
+
+
+def fill(p, x_desc, N):
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])
+        tle.gpu.tma_load(s.u, x_desc, [i * BM, 0])
+        w.commit(i)
+
+
+def drain(p, y_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = p.reader("a", fields={view})
+    for i in range(N):
+        res = r.wait(i)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(i)
+        tl.store(y_ptr + i * BM * BN + offs, v)
+
+
+DEFAULT_CONFIG = {{"signature": {{"x_desc": "tensordesc<bf16[64, 64]>", "y_ptr": "*bf16",
+                                 "N": "i32"}}, "constexprs": {{}}, "num_warps": 4, "grid": (1,)}}
+'''
+
+
+def test_a_tma_copy_into_a_field_no_reader_sees_is_refused_at_the_copy(tmp_path):
+    src = tma_view_kernel('("t",)')
+    path = write(tmp_path, "tma_unread", src)
+    code, out, err = dump([str(path)])
+    assert code == 1, err
+    assert (f"{path}:{line_of(src, 'tma_load(s.u')}: error: field 'u' of pipe 'p' is filled by "
+            f"this TMA copy but is read by no reader") in err
+    assert "no expect-tx counts its bytes" in err and "[tma-window]" in err
+    # the table tle-dump printed before would have counted t's bytes alone (8192)
+    assert "expect-tx=8192" not in out
+
+
+def test_the_same_copy_is_verified_when_a_view_contains_the_field(tmp_path):
+    src = tma_view_kernel('("t", "u")')
+    path = write(tmp_path, "tma_read", src)
+    code, out, err = dump([str(path)])
+    assert code == 0, err
+    # one group of both fields: the commit expects both copies' bytes
+    assert "expect-tx=16384" in out
+    lowering_agrees(path)
+
+
+# ------------------------------------------------------------------ trip counts read from memory
+
+def loaded_count_kernel(load: str) -> str:
+    """``n`` is read from memory at kernel level; the reader waits under ``if M >= 1:`` with
+    ``M = n - 1``, the writer commits under ``if n >= 2:`` (the same condition over the
+    integers)."""
+    return f'''
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def k(a_ptr, n_ptr):
+    n = {load}
+    M = n - 1
+    p = tle.pipe(capacity=1, m=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(wr, (p, a_ptr, M)), (rd, (p, a_ptr, n))], [4], [232])
+
+
+def wr(p, a_ptr, M):
+    offs = tl.arange(0, 64)
+    r = p.reader()
+    if M >= 1:
+        res = r.wait(0)
+        v = tl.load(tle.gpu.local_ptr(res.slot.m))
+        r.release(0)
+        tl.store(a_ptr + offs, v)
+
+
+def rd(p, a_ptr, n):
+    offs = tl.arange(0, 64)
+    w = p.writer()
+    if n >= 2:
+        s = w.acquire(0)
+        tl.store(tle.gpu.local_ptr(s.m), tl.load(a_ptr + offs))
+        w.commit(0)
+'''
+
+
+def _compile(path: Path, n_type: str):
+    from tle_compiler.lowering import compile_kernel
+
+    return compile_kernel((str(path), "k"), {"a_ptr": "*fp32", "n_ptr": n_type})
+
+
+def test_the_verifier_reads_a_loaded_count_as_a_signed_integer(tmp_path):
+    """What the compile has to hold the GPU to: the protocol is proved for every integer n."""
+    path = write(tmp_path, "loaded", loaded_count_kernel("tl.load(n_ptr)"))
+    code, _, err = dump([str(path)])
+    assert code == 0 and "verified for every value of n (every integer n)" in err
+
+
+@pytest.mark.parametrize("n_type", ["*u32", "*u8", "*i8", "*i16", "*i64", "*fp32"])
+def test_a_protocol_param_loaded_as_anything_but_i32_is_refused_at_its_line(tmp_path, n_type):
+    pytest.importorskip("triton.experimental.gluon")
+    src = loaded_count_kernel("tl.load(n_ptr)")
+    path = write(tmp_path, "loaded", src)
+    with pytest.raises(TleError) as e:
+        _compile(path, n_type)
+    assert e.value.check == "signature"
+    assert e.value.loc.line == line_of(src, "n = tl.load")
+    assert f"'n' is a param of the verified pipe protocol read from memory" in str(e.value)
+    assert f"of type {n_type[1:]}" in str(e.value)
+
+
+@pytest.mark.parametrize("load,n_type", [("tl.load(n_ptr)", "*i32"),
+                                         ("tl.load(n_ptr).to(tl.int32)", "*u32"),
+                                         ("tl.load(n_ptr).to(tl.int32)", "*i64")])
+def test_an_i32_loaded_count_compiles_with_the_verified_signed_compares(tmp_path, load, n_type):
+    pytest.importorskip("triton.experimental.gluon")
+    path = write(tmp_path, "loaded", loaded_count_kernel(load))
+    ttgir = _compile(path, n_type).asm["ttgir"]
+    assert "arith.cmpi sge" in ttgir and "arith.cmpi uge" not in ttgir
+
+
+def test_unchecked_a_u32_count_compiles_to_the_unsigned_compare_the_verifier_never_read(
+        tmp_path, monkeypatch):
+    """The hazard the refusal closes: without the check the condition ``M >= 1`` is compiled as
+    an unsigned compare of the u32 ``n - 1``, true at ``n = 0``, where the writer's ``n >= 2``
+    is false: the reader would wait for a commit that never comes."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile as compile_module
+
+    monkeypatch.setattr(compile_module, "check_loaded_params", lambda info, sig: None)
+    path = write(tmp_path, "loaded", loaded_count_kernel("tl.load(n_ptr)"))
+    ttgir = _compile(path, "*u32").asm["ttgir"]
+    # MLIR's integers carry no sign: the compare says how the u32 is read
+    assert "tt.load %n_ptr : !tt.ptr<i32>" in ttgir
+    assert "arith.cmpi uge" in ttgir
