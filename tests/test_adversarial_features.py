@@ -200,14 +200,35 @@ def test_a_protocol_param_loaded_as_anything_but_i32_is_refused_at_its_line(tmp_
     with pytest.raises(TleError) as e:
         _compile(path, n_type)
     assert e.value.check == "signature"
-    assert e.value.loc.line == line_of(src, "n = tl.load")
-    assert f"'n' is a param of the verified pipe protocol read from memory" in str(e.value)
+    assert e.value.loc.line == line_of(src, "M = n - 1")
+    assert ("'M', which partition 'wr' receives as 'M' and its pipe events depend on, comes "
+            "from a load") in str(e.value)
     assert f"of type {n_type[1:]}" in str(e.value)
+
+
+HELPER = '''
+
+
+def count_of(p):
+    x = tl.load(p)
+    return x
+'''
+
+
+def test_a_loaded_count_computed_in_a_helper_is_refused_too(tmp_path):
+    """The helper's value reaches the partitions through the kernel's own name (the protocol's
+    param is named after the helper's variable)."""
+    pytest.importorskip("triton.experimental.gluon")
+    path = write(tmp_path, "loaded", loaded_count_kernel("count_of(n_ptr)") + HELPER)
+    with pytest.raises(TleError) as e:
+        _compile(path, "*u32")
+    assert e.value.check == "signature" and "of type u32" in str(e.value)
 
 
 @pytest.mark.parametrize("load,n_type", [("tl.load(n_ptr)", "*i32"),
                                          ("tl.load(n_ptr).to(tl.int32)", "*u32"),
-                                         ("tl.load(n_ptr).to(tl.int32)", "*i64")])
+                                         ("tl.load(n_ptr).to(tl.int32)", "*i64"),
+                                         ("tl.load(n_ptr)\n    n = n.to(tl.int32)", "*u32")])
 def test_an_i32_loaded_count_compiles_with_the_verified_signed_compares(tmp_path, load, n_type):
     pytest.importorskip("triton.experimental.gluon")
     path = write(tmp_path, "loaded", loaded_count_kernel(load))

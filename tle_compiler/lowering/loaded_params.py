@@ -16,11 +16,13 @@ float pointer a fractional value makes ``n >= 2`` and ``n > 1`` differ, and thro
 i32 and i64 parts of one expression are computed in an order the verifier does not model (the
 reason i64 arguments the protocol reads are refused, compile.check_i64_args).
 
-:func:`check_loaded_params` infers, from the signature, the type of every name the kernel body
-assigns before ``warp_specialize`` and refuses a name of the verified protocol (a param, a base
-of a derived param, or a name a derived param is defined from) whose value comes from a load and
-is not an i32 (or an i1 of a comparison): load it through an ``*i32`` pointer, or cast it
-``.to(tl.int32)``, whose value the verifier's integer then is.
+:func:`check_loaded_params` infers, from the signature, the type of every value the kernel body
+computes before ``warp_specialize`` (through its loops and both branches of its ``if``s) and
+refuses one that a partition's pipe events depend on (a partition parameter that the bounds of a
+loop holding events, the condition of an ``if`` holding events or an event's index are computed
+from) when it comes from a load and is not an i32 (or an i1, a comparison's truth): load it
+through an ``*i32`` pointer, or cast it ``.to(tl.int32)``, whose value the verifier's integer
+then is.
 """
 
 from __future__ import annotations
@@ -76,11 +78,30 @@ def promote(a: Optional[str], b: Optional[str]) -> Optional[str]:
     return b if rb >= ra else a
 
 
+def _where(st) -> tuple:
+    return st.loc.file, st.loc.line, st.loc.column
+
+
+def _join(a: dict, b: dict) -> dict:
+    """The types of names after two paths: a Python int takes the tensor's type (Triton makes
+    the two agree or refuses); two other types: unknown."""
+    out = dict(a)
+    for name, (t2, l2) in b.items():
+        if name not in out:
+            out[name] = (t2, l2)
+            continue
+        t1, l1 = out[name]
+        t = t2 if t1 == WEAK else t1 if t2 == WEAK else t1 if t1 == t2 else None
+        out[name] = (t, l1 or l2)
+    return out
+
+
 class _Types:
     """The type of each kernel-level name, from the signature, in the prologue's order."""
 
     def __init__(self, kernel: K.Kernel, signature: dict, constexprs: frozenset):
         self.env: dict[str, Typed] = {}
+        self.at: dict[tuple, Typed] = {}  # per assignment statement (its location): its value
         for p in kernel.params:
             t = signature.get(p.name)
             if p.name in constexprs or t == "constexpr":
@@ -91,29 +112,28 @@ class _Types:
     def block(self, body) -> None:
         for s in body:
             if isinstance(s, K.Assign):
-                self.bind(s.target, self.expr(s.value))
+                self.env[s.target] = self.at[_where(s)] = self.expr(s.value)
             elif isinstance(s, K.For):
                 bound = promote(promote(self.expr(s.start)[0], self.expr(s.stop)[0]),
                                 self.expr(s.step)[0])
-                self.bind(s.var, ("i32" if bound == WEAK else bound, False))
-                for _ in range(2):  # loop-carried names: their types after a second pass
-                    self.block(s.body)
+                self.env[s.var] = ("i32" if bound == WEAK else bound, False)
+                self.loop(s.body)
             elif isinstance(s, K.While):
-                for _ in range(2):
-                    self.block(s.body)
+                self.loop(s.body)
             elif isinstance(s, K.If):
+                before = dict(self.env)
                 self.block(s.then)
+                then, self.env = self.env, before
                 self.block(s.orelse)
+                self.env = _join(then, self.env)
 
-    def bind(self, name: str, typed: Typed) -> None:
-        old = self.env.get(name)
-        if old is not None:
-            # a name bound again (a loop-carried value, both branches of an `if`): a Python int
-            # takes the tensor's type (Triton makes the two agree or refuses); two types: unknown
-            a, b = old[0], typed[0]
-            t = b if a == WEAK else a if b == WEAK else a if a == b else None
-            typed = (t, old[1] or typed[1])
-        self.env[name] = typed
+    def loop(self, body) -> None:
+        """A body run zero or more times: its names' types joined with those before it, twice
+        (a loop-carried value's type after one iteration is the type it keeps)."""
+        for _ in range(2):
+            before = dict(self.env)
+            self.block(body)
+            self.env = _join(before, self.env)
 
     def expr(self, e) -> Typed:
         if isinstance(e, K.Const):
@@ -166,36 +186,74 @@ class _Types:
         return None, loaded
 
 
-def protocol_names(info) -> set[str]:
-    """The kernel-level names the verified protocol reads: its params, the values its derived
-    params are computed through, and the bases of their definitions."""
-    program = info.program
-    out = {p.name for p in program.params}
-    out |= {getattr(b, "name", b) for b in getattr(program, "bases", ())}
-    out |= {d.name for d in getattr(program, "derived", ())}
-    return out
+def _names(e) -> set[str]:
+    return {x.id for x in K.walk_expr(e) if isinstance(x, K.Name)}
+
+
+def _has_events(body) -> bool:
+    return any(isinstance(x, K.Event) for st in K.walk_stmts(body) for e in K.stmt_exprs(st)
+               for x in K.walk_expr(e))
+
+
+def protocol_params(part: K.KPartition) -> list[str]:
+    """The parameters of a partition whose values decide its pipe events: the names the bounds
+    of a loop holding events, the condition of an ``if`` holding events and the index of an
+    event are computed from, through the partition's assignments."""
+    used: set[str] = set()
+    for st in K.walk_stmts(part.body):
+        if isinstance(st, K.For) and _has_events(st.body):
+            used |= _names(st.start) | _names(st.stop) | _names(st.step)
+        elif isinstance(st, K.If) and (_has_events(st.then) or _has_events(st.orelse)):
+            used |= _names(st.cond)
+        for e in K.stmt_exprs(st):
+            for x in K.walk_expr(e):
+                if isinstance(x, K.Event):
+                    used |= _names(x.index)
+    assigns = [st for st in K.walk_stmts(part.body) if isinstance(st, K.Assign)]
+    while True:  # what a used name is computed from is used too
+        more = {n for st in assigns if st.target in used for n in _names(st.value)} - used
+        if not more:
+            break
+        used |= more
+    return [name for name, _ in part.bindings if name in used]
 
 
 def check_loaded_params(info, signature: dict) -> None:
-    """Refuse a name of the verified protocol whose value the kernel loads from memory as
-    anything but an i32 (module docstring); ``signature``: the compile's argument types."""
+    """Refuse a value read from memory that a partition's pipe events depend on, unless it is an
+    i32 (module docstring); ``signature``: the compile's argument types."""
     kir = getattr(info, "kir", None)
     if kir is None:
         return
     types = _Types(kir, signature, frozenset(getattr(info, "constexprs", ())))
     types.block(kir.prologue)
-    wanted = protocol_names(info)
-    for st in K.walk_stmts(kir.prologue):
-        if not (isinstance(st, K.Assign) and st.target in wanted):
-            continue
-        t, loaded = types.env.get(st.target, (None, False))
-        if not loaded or t in ACCEPTED:
-            continue
-        what = f"of type {t}" if t is not None else "of a type the lowering cannot tell"
-        raise TleError(f"kernel '{info.name}': '{st.target}' is a param of the verified pipe "
-                       f"protocol read from memory, and the signature makes it a value {what}; the "
-                       f"verifier reads it as a signed integer and what the kernel computes from "
-                       f"it (bounds, conditions, indices) in i32, which the GPU does only for an "
-                       f"i32 (an unsigned compare, a narrow or float value, or i64 arithmetic "
-                       f"would run events it did not check): load it through an *i32 pointer "
-                       f"or cast it .to(tl.int32)", st.loc, check="signature")
+    for part in kir.partitions:
+        bindings = dict(part.bindings)
+        for param in protocol_params(part):
+            value = bindings[param]
+            items = value.items if isinstance(value, K.TupleExpr) else (value,)
+            for item in items:
+                t, loaded = types.expr(item)
+                if not loaded or t in ACCEPTED:
+                    continue
+                what = f"of type {t}" if t is not None else "of a type the lowering cannot tell"
+                text = f"'{item.id}'" if isinstance(item, K.Name) else "the value"
+                raise TleError(
+                    f"kernel '{info.name}': {text}, which partition '{part.name}' receives as "
+                    f"'{param}' and its pipe events depend on, comes from a load, and the "
+                    f"signature makes it a value {what}; the verifier reads it as a signed "
+                    f"integer and what the kernel computes from it (bounds, conditions, indices) "
+                    f"in i32, which the GPU does only for an i32 (an unsigned compare, a narrow "
+                    f"or float value, or i64 arithmetic would run events it did not check): "
+                    f"load it through an *i32 pointer or cast it .to(tl.int32)",
+                    _loc_of(kir, item, part), check="signature")
+
+
+def _loc_of(kir: K.Kernel, item, part: K.KPartition):
+    """Where the value was bound: the last kernel-level assignment of the name, else the
+    partition's entry."""
+    if isinstance(item, K.Name):
+        st = next((x for x in reversed(list(K.walk_stmts(kir.prologue)))
+                   if isinstance(x, K.Assign) and x.target == item.id), None)
+        if st is not None:
+            return st.loc
+    return part.loc
