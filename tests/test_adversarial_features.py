@@ -215,6 +215,16 @@ def count_of(p):
 '''
 
 
+def test_a_count_an_atomic_returns_is_read_from_memory_too(tmp_path):
+    """``tl.atomic_add`` returns the old value of its pointee: a u32 as a load of it does."""
+    pytest.importorskip("triton.experimental.gluon")
+    path = write(tmp_path, "atomic", loaded_count_kernel("tl.atomic_add(n_ptr, 0)"))
+    with pytest.raises(TleError) as e:
+        _compile(path, "*u32")
+    assert e.value.check == "signature" and "of type u32" in str(e.value)
+    assert _compile(path, "*i32") is not None
+
+
 def test_a_loaded_count_computed_in_a_helper_is_refused_too(tmp_path):
     """The helper's value reaches the partitions through the kernel's own name (the protocol's
     param is named after the helper's variable)."""

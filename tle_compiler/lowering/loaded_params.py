@@ -170,7 +170,8 @@ class _Types:
         name = e.name.removeprefix("tl.").removeprefix("triton.language.")
         args = [self.expr(a) for a in e.args]
         loaded = any(x[1] for x in args) or any(self.expr(v)[1] for _, v in e.kwargs)
-        if name == "load" and args:
+        if (name == "load" or name.startswith("atomic_")) and args:
+            # an atomic returns the old value in memory: read from it like a load
             ptr = args[0][0]
             return (ptr[1:] if ptr is not None and ptr.startswith("*") else None), True
         if name in ("to", "cast") and len(e.args) >= 2 and isinstance(e.args[1], K.DType):
