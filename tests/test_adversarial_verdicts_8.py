@@ -41,7 +41,8 @@ Found by the round's adversarial kernels, each wrong before the fix named:
   verifier read Python's 1: Walker.compare now takes C's remainder on such a name); the same
   through a helper's parameter given `i - 1` (bound to a variable, a tensor in the Gluon: now read
   in place, a constexpr as Triton passes it, Builder.static_arithmetic) or given `C - 4` (still
-  assigned: a tensor in the protocol view too, WalkRules.note_assignment); `q = 65536` bound
+  assigned here: a tensor in the protocol view too, WalkRules.note_assignment; read in place, as
+  Triton passes it, since tests/test_adversarial_verdicts_9.py); `q = 65536` bound
   twice, then `if q * 65536 != 0:` (the i32 product wraps to 0: WalkRules.tensor_overflow);
 - verified, though the lowering refused it at its line: the value of a commit / release used as
   an operand (`w.commit(p) == None`, `print("c", w.commit(p))`: Builder.void_event_operand); a
@@ -61,10 +62,10 @@ f-string (a tl.static_assert message Triton takes) is refused; `is None`, `match
 p`, starred unpacking, `abs` / `reversed` / `sum`, a class attribute, a helper defined twice (the
 last def is read, as Python binds it), and pipe verbs in `and` / `or` / conditional expressions
 are refused or read as Python and Triton do; keyword-only helper parameters and plain tuple or
-string defaults, which Triton's own jit functions do not bind, stay verified (the helper
-signatures section says why); module-level plain constants (`T = 4`), which Triton 3.6 refuses in
-a jit function unless they are tl.constexpr, are read by value by design (docs/language.md), as
-the lowering inlines them.
+string defaults, which Triton's own jit functions do not bind, stayed verified here (refused
+since tests/test_adversarial_verdicts_9.py); module-level plain constants (`T = 4`), which
+Triton 3.6 refuses in a jit function unless they are tl.constexpr, are read by value by design
+(docs/language.md), as the lowering inlines them.
 """
 
 from __future__ import annotations
@@ -566,9 +567,11 @@ def test_triton_takes_c_remainders_of_a_name_bound_to_a_static_range_value(tmp_p
 # constexpr: `if q % 2 == 1:` in the helper, given `i - 1` of a tl.static_range variable, was
 # verified (Python's -1 % 2 = 1) and lowered to C's (-1): the events never ran. Arithmetic on
 # static_range variables and constants is now read in place (Builder.static_arithmetic), as
-# Triton reads the constexpr; a parameter the builder still assigns (given `C - 4` of a constexpr
-# argument) is a tensor in the protocol view too (WalkRules.note_assignment of a generated
-# assignment), as it is in the lowered kernel.
+# Triton reads the constexpr; a parameter the builder still assigns is a tensor in the protocol
+# view too (WalkRules.note_assignment of a generated assignment), as it is in the lowered kernel.
+# Given `C - 4` of a constexpr argument, the parameter was such a tensor (C's remainder, where
+# Triton passes the constexpr and takes Python's) and `tl.static_range(S)` of one did not compile;
+# since tests/test_adversarial_verdicts_9.py it is read in place (Builder.constexpr_in_place).
 HELPER_MOD = "\n\ndef put(w, x_ptr, q):\n    if q % 2 == 1:\n" + ind(PUT.replace("(p)", "(0)"), 8)
 HELPER_PARAMS = {
     "a static_range expression, Python's remainder": (
@@ -578,15 +581,15 @@ HELPER_PARAMS = {
         ring(writer(loop=STATIC, body="q = i - 1\nput(w, x_ptr, q)\n"),
              reader(loop="for p in range(1):"), extra=HELPER_MOD),
         ("rejected", "[wait-never-committed]")),
-    "a constexpr expression the lowering assigns": (
+    # Python's (C - 4) % 2 == 1 exactly for an odd C, as the reader's C % 2: safe for every C,
+    # bounded only because C % 2 is a derived param checked as an independent value
+    "a constexpr expression, read in place": (
         ring(writer(loop="for i in range(1):", body="put(w, x_ptr, C - 4)\n"),
-             reader(loop="for p in range(C % 2):"), extra=HELPER_MOD),
-        ("rejected", "[wait-never-committed]", "C=1")),
+             reader(loop="for p in range(C % 2):"), extra=HELPER_MOD), ("bounded",)),
     "a constexpr expression in an and": (
         ring(writer(body="put(w, x_ptr, p, N, C * 1)\n"),
              extra="\n\ndef put(w, x_ptr, p, N, b):\n    if b and p < N:\n        s = 2.0\n"
-                   + ind(PUT)),
-        _REFUSED + ("the lowered kernel binds the helper's parameter to its argument",)),
+                   + ind(PUT)), "verified"),
 }
 
 
@@ -609,12 +612,16 @@ def test_a_static_range_expression_is_read_in_place(tmp_path, capsys):
     assert not problems, "\n".join(problems)
 
 
-def test_a_constexpr_expression_the_lowering_assigns_hangs_at_the_config_value(tmp_path, capsys):
-    """At C = 3 the lowered kernel computes `_put1_q = (C - 4)` as an i32 tensor, -1 % 2 = -1:
-    the writer commits nothing, the reader waits tile 0. (Triton would pass the constexpr -1 and
-    take Python's 1: the lowering, not the verdict, departs from Triton here.)"""
-    _run(tmp_path, capsys, HELPER_PARAMS["a constexpr expression the lowering assigns"][0],
-         ("C=3",), ("rejected", "[wait-never-committed]", "C=3"))
+def test_a_constexpr_expression_is_read_in_place_at_the_config_value(tmp_path, capsys):
+    """At C = 3 the lowered kernel computes `((C - 4) % 2) == 1` on the constexpr, Python's 1,
+    as Triton does (it assigned `_put1_q = (C - 4)`, an i32 tensor whose C remainder -1 skipped
+    the writer's window, and the verdict followed it)."""
+    path = _run(tmp_path, capsys, HELPER_PARAMS["a constexpr expression, read in place"][0],
+                ("C=3",), "verified")
+    assert tle_dump(["-q", "--gluon", str(path)]) == 3  # lowered, warned: bounded generically
+    out = capsys.readouterr().out
+    produce = out[out.index("def produce("):out.index("def consume(")]
+    assert "(((C - 4) % 2) == 1)" in produce and "_q =" not in produce, produce
 
 
 def test_triton_passes_a_static_range_expression_as_a_constexpr(tmp_path, monkeypatch):
@@ -691,13 +698,10 @@ def test_triton_wraps_a_product_of_a_tensor_name(tmp_path, monkeypatch):
 # no attribute 'type'"). The frontend bound them as Python does (an unused `*rest` was ignored)
 # and verified the kernels; now refused at the call (bad-call).
 #
-# Left as they were: keyword-only parameters (`def put(w, x_ptr, *, p)`: "NameError: p is not
+# Left as they were in this round, refused since tests/test_adversarial_verdicts_9.py (helper
+# signatures): keyword-only parameters (`def put(w, x_ptr, *, p)`: "NameError: p is not
 # defined") and plain tuple or string defaults a call leaves out ("object has no attribute
-# 'type'"), which Triton 3.6 does not bind either (test_what_triton_does_with_helper_signatures),
-# are verified: tests/test_adversarial_verdicts_6.py and test_adversarial_python_semantics.py
-# state that the frontend binds them as Python does (`d=(0, 1)`, `acc=[]`, `*, off=0`), and the
-# lowering inlines helpers, so the Gluon it compiles has neither. Refusing them is a decision on
-# that contract, not a fix of this round.
+# 'type'"), which Triton 3.6 does not bind either (test_what_triton_does_with_helper_signatures).
 SIGNATURES = {
     "*args with nothing passed there": (
         ring(writer(body="put(w, x_ptr, p)\n"), extra="\n\ndef put(w, x_ptr, p, *rest):\n"

@@ -238,9 +238,9 @@ def test_constant_folding_of_runtime_integers_uses_c_division_and_remainder():
 
 @pytest.mark.parametrize("header", [
     "tl.range(0, 2 * N, step=2)",
-    "tl.range(0, 2 * N, 2, num_stages=3)",
+    "tl.range(0, 2 * N, 2, num_stages=None)",
     "tl.range(arg1=0, arg2=2 * N, step=2)",
-    "tl.range(0, 2 * N, 2, 2)",                     # num_stages positionally
+    "tl.range(0, 2 * N, 2, None)",                  # num_stages positionally, at its default
     "range(0, 2 * N, 2)",
 ])
 def test_range_steps_are_read_in_every_form(header):
@@ -278,12 +278,33 @@ def test_static_range_keyword_arguments():
 def test_single_argument_tl_range_with_options_counts_from_zero():
     text = spsc('''
         w = p.writer()
-        for i in tl.range(N, num_stages=2, loop_unroll_factor=1, disable_licm=True):
+        for i in tl.range(N, num_stages=None, loop_unroll_factor=None, disable_licm=False):
             w.acquire(i)
             w.commit(i)
     ''', "pass\n")
     f = loop(read_one(text).partitions[0].body)
     assert (str(f.start), str(f.stop), f.step) == ("0", "N", 1)
+
+
+@pytest.mark.parametrize("header,option", [
+    ("tl.range(0, 2 * N, 2, num_stages=3)", "num_stages=3"),
+    ("tl.range(0, 2 * N, 2, 2)", "num_stages=2"),
+    ("tl.range(N, loop_unroll_factor=2)", "loop_unroll_factor=2"),
+    ("tl.range(N, disable_licm=True)", "disable_licm=True"),
+])
+def test_tl_range_options_the_lowering_refuses_are_read_errors(header, option):
+    """A tl.range option at a value other than its default is refused when the kernel is read
+    (check bad-loop, at the loop), with the lowering's message: the lowering cannot honour it,
+    so a verdict on the kernel would be on one the compiler refuses."""
+    text = spsc(f'''
+        w = p.writer()
+        for i in {header}:
+            w.acquire(i)
+            w.commit(i)
+    ''', "pass\n")
+    e = read_error(text, f"for i in {header}:")
+    assert e.check == "bad-loop" and f"tl.range(..., {option}) is not supported by the " \
+        f"lowering" in e.message
 
 
 def test_negative_constant_step_runs_like_python():

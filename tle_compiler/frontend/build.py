@@ -37,6 +37,7 @@ from .modules import find_module, in_folder, is_library, relative_folder, shown,
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
 from .memory_waits import check_memory_waits
 from .partition_rules import check_register_budgets, check_wgmma_warps
+from .helper_signatures import default_as_code, keyword_only_why, omitted_default, positional_only
 from .tensor_args import body_assigns, source_text, tensor_item
 from .config_literal import decode_config, encode_config  # noqa: F401 (re-exported)
 
@@ -958,7 +959,34 @@ class Builder(BuildRules):
             # `b: tl.constexpr = 1` stays a constexpr in Triton (a plain `b = 1` is a tensor):
             # folded, its uses are the constant, which `and` / `or` / `not` take as Triton does
             e, st = self.fold_once(s.target, e, st)
+        if st is None and isinstance(s.target, ast.Name) and _constexpr_annotation(s) \
+                and self.in_partition and self.constexpr_in_place(e):
+            # `q: tl.constexpr = C - 4` that does not fold (C a constexpr parameter): its uses
+            # read the expression in place, a constexpr in the lowered Gluon as in Triton. Bound
+            # to the name, the Gluon held an i32 tensor (`q = (C - 4)`): `q % 2` took C's -1
+            # where Triton and the verifier take Python's 1 (an `if` around events that never
+            # ran: a hang), and `tl.arange(0, q)` did not compile
+            st = Static("const", e)
         self.assign(s.target, e, st, s)
+
+    def constexpr_in_place(self, e: K.Expr) -> bool:
+        """Whether ``e`` is arithmetic on constants, enclosing tl.static_range variables and
+        names that are no runtime value of a function being built (the partition, or a helper
+        it calls) that never assigns them (its constexpr parameters): reading ``e`` where a name
+        bound to it is used computes the same value (nothing can rebind those names in between),
+        and as Triton computes it, a constexpr."""
+        names = {fr.kir(n): (fr, n) for fr in self.frames for n in fr.env}
+        for x in K.walk_expr(e):
+            if isinstance(x, (K.BinOp, K.UnaryOp, K.Compare, K.BoolOp, K.Const, K.Global)):
+                continue
+            if isinstance(x, K.Name) and x.id in self.static_vars:
+                continue
+            if isinstance(x, K.Name) and x.id not in self.runtime and x.id in names:
+                fr, n = names[x.id]
+                if n not in fr.stores and fr.env.get(n) is None:
+                    continue
+            return False
+        return True
 
     def constexpr_rebinding(self, s: ast.AnnAssign) -> None:
         """Refuse `name: tl.constexpr = ...` where Triton 3.6's visit_AnnAssign finds the name
@@ -2113,6 +2141,9 @@ class Builder(BuildRules):
                            f"jit function (it binds the tuple or dict as one argument and fails: "
                            f"\"object has no attribute 'type'\"), even when the call passes "
                            f"nothing there: name the parameters", node, check="bad-call")
+        refusal = positional_only(fdef)
+        if refusal is not None:
+            raise self.err(refusal, node, check="bad-call")
         positional = [p.arg for p in sig.posonlyargs + sig.args]
         params = positional + [p.arg for p in sig.kwonlyargs]
         # Triton passes a tensor argument to a jit function as a tensor: a caller's local
@@ -2140,18 +2171,41 @@ class Builder(BuildRules):
                                f"raises TypeError)", node, check="bad-call")
             bound[k] = a
         # A default is evaluated once, where the def stands, in the module's scope (not the
-        # helper's: a parameter of the same name is not seen)
+        # helper's: a parameter of the same name is not seen). Triton also runs every plain
+        # parameter's default as code in the helper, given or not (helper_signatures.py), and
+        # passes one the call leaves out as its Python value.
+        args_of = {a.arg: a for a in sig.args}
         for p in params:
+            if p in defaults and p in args_of and p in bound:
+                e, _ = self.default_value(module, fdef, p, defaults[p], python=False)
+                refusal = default_as_code(fdef, args_of[p], defaults[p], e)
+                if refusal is not None:
+                    raise self.err(refusal, defaults[p], check="bad-call")
             if p not in bound and p in defaults:
+                if p in args_of:
+                    e, _ = self.default_value(module, fdef, p, defaults[p], python=False)
+                    refusal = default_as_code(fdef, args_of[p], defaults[p], e)
+                    if refusal is not None:
+                        raise self.err(refusal, defaults[p], check="bad-call")
                 bound[p] = self.default_value(module, fdef, p, defaults[p])
+                refusal = omitted_default(fdef, p, defaults[p], bound[p][0],
+                                          self.constexpr_wrapped(module, defaults[p]))
+                if refusal is not None:
+                    raise self.err(refusal, node, check="bad-call")
         self.frames.append(frame)
         try:
             for p in params:
                 if p not in bound:
                     raise self.err(f"'{fdef.name}': missing argument '{p}'", node,
                                    check="bad-call")
+            kwonly = {a.arg for a in sig.kwonlyargs}
             for p in params:
                 e, st = bound[p]
+                if p in kwonly:
+                    # Triton never binds a keyword-only parameter in the body: a read of it is
+                    # refused there, as Triton refuses it (or reads a module constexpr instead)
+                    frame.undefined[p] = keyword_only_why(fdef, p)
+                    continue
                 # A name passed in is read in place: nothing the helper does can rebind the
                 # caller's variable, so the parameter is that variable while it is not assigned.
                 # A tuple with a runtime item (`(r, 7)`, a caller's name holding one) is bound
@@ -2171,7 +2225,7 @@ class Builder(BuildRules):
                 # variable here, the lowered Gluon held it as a tensor and divided it as C does,
                 # where the verifier read Python's.
                 if st is not None or isinstance(e, (K.Const, K.Global, K.DType, K.Name)) or (
-                        self.static_arithmetic(e)):
+                        self.static_arithmetic(e)) or self.constexpr_in_place(e):
                     frame.env[p] = st if st is not None else Static("const", e)
                     continue
                 frame.env[p] = None
@@ -2203,8 +2257,28 @@ class Builder(BuildRules):
             e = K.Name(t, e.loc)
         return e, st
 
+    def constexpr_wrapped(self, module: Module, node: ast.expr) -> bool:
+        """Whether ``node`` is written ``tl.constexpr(...)``, directly or as a module-level name
+        (of ``module`` or one it imports) assigned so: Triton passes such a value to a jit
+        function as a constexpr, whatever it holds."""
+        for _ in range(16):
+            if isinstance(node, ast.Call):
+                return module.scope.module_path(node.func) == "tl.constexpr"
+            if not isinstance(node, ast.Name):
+                return False
+            if node.id in module.assigns:
+                node = module.assigns[node.id]
+            elif node.id in module.imports:
+                sub, attr = self.imported(module, node.id)
+                if attr is None or attr not in sub.assigns:
+                    return False
+                module, node = sub, sub.assigns[attr]
+            else:
+                return False
+        return False
+
     def default_value(self, module: Module, fdef: ast.FunctionDef, p: str,
-                      node: ast.expr) -> tuple[K.Expr, Optional[Static]]:
+                      node: ast.expr, python: bool = True) -> tuple[K.Expr, Optional[Static]]:
         """The default of parameter ``p`` of helper ``fdef``: Python evaluates it once, where the
         def stands, in the module's scope. A module-level name it reads that the module binds
         again after the def is an error (the frontend reads module names at their last
@@ -2212,7 +2286,7 @@ class Builder(BuildRules):
         number or bool (``FLAG=1 < 2``, ``n=0 or 4``) is that constant: left as the comparison's
         expression it was a runtime comparison for the protocol view, and an ``if FLAG:`` around
         pipe events was refused as depending on data."""
-        for n in ast.walk(node):
+        for n in ast.walk(node) if python else ():
             if isinstance(n, ast.Name):
                 later = [ln for ln in module.bound_lines.get(n.id, ()) if ln > fdef.lineno]
                 if later:
@@ -2222,7 +2296,9 @@ class Builder(BuildRules):
                                    f"(pass the value or bind '{n.id}' once)", n,
                                    check="bad-call")
         self.frames.append(Frame(module, f"_{fdef.name}{self._next()}_", {}, fdef.name))
-        saved, self.not_triton = self.not_triton, True
+        # ``python``: the value Python gives the default at the def; else read as the Triton code
+        # the helper runs (`p = default`), whose chained comparisons Triton refuses
+        saved, self.not_triton = self.not_triton, python
         try:
             e, st = self.expr(node)
         finally:

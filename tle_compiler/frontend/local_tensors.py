@@ -272,6 +272,21 @@ class WalkRules:
             if name.id in self.generated_consts else ""
         return self.err(refusal(use, py, f"`{self.src(e)}`", via=via, **kw), e, check=CHECK)
 
+    def tensor_constexpr(self, e: K.Expr, where: str, at) -> None:
+        """Refuse ``e`` computed from a tensor name where Triton 3.6 takes compile-time values
+        only (``where``: the construct, quoted; ``at``: where to say it): the bound of a
+        tl.static_range or an argument of tl.arange given a helper's parameter that the builder
+        assigns (its argument computed from a name the caller binds more than once) was verified,
+        and the Gluon, which holds the parameter as an i32 tensor, did not compile. The builder
+        refuses the names a function binds itself (BuildRules.constexpr_operands)."""
+        name = self.tensor_const(e)
+        if name is None:
+            return
+        via = ", as the lowered kernel binds the helper's parameter to its argument" \
+            if name.id in self.generated_consts else ""
+        raise self.err(refusal("constexpr", self.k.names.py(name.id), where, via=via), at,
+                       check=CHECK)
+
     def tensor_power(self, e: K.BinOp) -> None:
         """Refuse `q ** 2` of a tensor name: a tensor has no `__pow__`."""
         if e.op != "**":

@@ -1449,6 +1449,8 @@ class Walker(WalkRules):
             else:
                 pairs = [(n, v)]
         for n, v in pairs:
+            if n is not None:
+                self.tensor_constexpr(n, f"`{self.src(node)}`", node)
             if n is not None and v is not None and self.is_runtime(v):
                 said = "arange's arguments must be of type tl.constexpr" if name == "arange" \
                     else "Shape element 0 must have type `constexpr[int]`" if what == "shape" \
@@ -2037,6 +2039,7 @@ class Walker(WalkRules):
         Triton refuses a runtime one ("... is not a constexpr"). An error at the loop's line,
         whether or not the loop performs pipe events (the kernel cannot compile either way)."""
         for node, v in bounds:
+            self.tensor_constexpr(node, f"`{text}`", s)
             if self.is_runtime(v):
                 raise self.err(f"`{text}` unrolls at compile time, but `{self.src(node)}` is only "
                                f"known at run time (a kernel argument that is not tl.constexpr, "
@@ -2044,7 +2047,22 @@ class Walker(WalkRules):
                                f"one): Triton refuses to compile it; make it a tl.constexpr or "
                                f"loop with range(...)", s, check="bad-loop")
 
+    def loop_options(self, s: K.For) -> None:
+        """tl.range's loop options at a value other than their default (num_stages,
+        loop_unroll_factor, flatten, warp_specialize, ...) steer passes Gluon does not run, and
+        the lowering refuses them at the option (translate.st_For); a kernel it cannot compile is
+        refused here too, with its message, so that tle-dump does not prove it (check
+        `bad-loop`)."""
+        for opt, v in s.options:
+            shown = repr(v.value) if isinstance(v, K.Const) else "..."
+            raise self.err(f"tl.range(..., {opt}={shown}) is not supported by the lowering: Gluon "
+                           f"runs none of Triton's loop pipelining, unrolling, flattening or "
+                           f"warp-specialization passes, and its builtin range carries no loop "
+                           f"options (the pipes are the pipelining); leave it at its default",
+                           v if v.loc.line else s, check="bad-loop")
+
     def _s_For(self, s: K.For) -> None:
+        self.loop_options(s)
         bounds, bad = self.range_bounds(s)
         names = assigned_names(s.body)
         names.setdefault(s.var, s.loc.line)

@@ -1,0 +1,387 @@
+"""A ninth set of adversarial kernels: the leftovers of the eighth round (helper signatures Triton
+3.6 binds otherwise than Python, tl.range's loop options inside a partition, a helper's parameter
+given an expression of constexprs) and Python constructs the earlier rounds did not try.
+tle-dump must reject (exit 1, the fault or the refused construct named) or at least not prove
+(exit 3) every kernel that is unsafe, that Triton 3.6 refuses to compile or that the lowering
+cannot compile, and prove (exit 0) the safe ones; for verified ones the generated Gluon's barrier
+operations are checked against the verified events (tests/test_lowering_events.py's Runs), and
+the test_what_triton_does_* tests compile the constructs with Triton itself.
+
+Wrong before the frontend fixes that came with this file (tle_compiler/frontend/
+helper_signatures.py, build.py, protocol.py, local_tensors.py):
+- verified, though Triton 3.6 refuses to compile them or compiles another kernel (Triton's
+  call_JitFunction binds the call's values to the plain parameters only, and its callee runs
+  every plain parameter's default as code; helper_signatures.py):
+  - a keyword-only parameter read in the helper (`def put(w, x_ptr, *, p)`): never bound by
+    Triton ("NameError: p is not defined", or the module's constexpr of that name, which it reads
+    instead of the argument); now refused at the read (unknown-name). Unused, it is accepted, as
+    Triton compiles it;
+  - a positional-only parameter (`def put(x_ptr, /, s)`): Triton gives `s` the value of `x_ptr`,
+    silently; now refused at the call (bad-call);
+  - a tuple, list or string default the call leaves out ("object has no attribute 'type'"),
+    a string default not annotated tl.constexpr even when the call passes it ("cannot convert
+    ... to tensor"), a chained comparison as a default; now refused (bad-call /
+    unsupported-expression). `d=tl.constexpr((0, 1))`, None, numbers, bools and dtypes pass.
+  The earlier rounds' expectations that such kernels verify were changed with the fix
+  (tests/test_adversarial_python_semantics.py, test_adversarial_verdicts_5.py, _6.py, _8.py);
+- verified, though the lowering refuses them: tl.range(..., num_stages=, loop_unroll_factor=,
+  flatten=, warp_specialize=, disallow_acc_multi_buffer=, disable_licm=) at a value other than
+  the default (Gluon runs none of those passes); now refused when the kernel is read, with the
+  lowering's message (Walker.loop_options, check bad-loop);
+- verified, though the lowered kernel did not compile or hangs: a helper's parameter given an
+  expression of constexprs (`put(..., C - 4)`, `C * 2`) or a partition's `q: tl.constexpr = C -
+  4` was bound to a variable in the kernel IR, an i32 tensor in the Gluon: `tl.static_range(S)`
+  and `tl.arange(0, q)` of it did not compile, and `if q % 2 == 1:` around the writer's events
+  took C's -1 where the verifier (as Triton, which passes a constexpr) took Python's 1: verified
+  at C = 3, the writer never committed (a hang). Both are now read in place, constexprs in the
+  Gluon as in Triton (Builder.constexpr_in_place); a parameter still assigned (its argument
+  computed from a name the caller binds by a plain assignment, a tensor in Triton too) is
+  refused where Triton takes compile-time values (WalkRules.tensor_constexpr).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from tle_compiler.cli.dump import main as tle_dump
+
+from .adversarial_oracles import lowering_problems
+from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .test_adversarial_verdicts_6 import PUT, ind
+from .test_adversarial_verdicts_8 import triton_accepts
+
+_REFUSED = ("rejected", "[unsupported-expression]")
+_BAD_CALL = ("rejected", "[bad-call]")
+_KWONLY = ("rejected", "[unknown-name]", "keyword-only parameter")
+_WNC = ("rejected", "[wait-never-committed]")
+
+
+def _run(tmp_path, capsys, text, params, expect, name="kernel.py"):
+    path = tmp_path / name
+    path.write_text(text + CONFIG)
+    check(capsys, path, params, expect)
+    return path
+
+
+def helper(call: str, helper_src: str, prelude: str = "") -> str:
+    """The writer's loop body is ``call``; ``helper_src`` follows the file."""
+    return ring(writer(body=call), prelude=prelude, extra="\n\n" + helper_src)
+
+
+def indexed(expr: str) -> str:
+    """PUT with its window at index ``expr``."""
+    return PUT.replace("(p)", f"({expr})")
+
+
+# ---------------------------------------------------------------- helper signatures
+
+# Each kernel of the ring, with its Triton twin: (helper, call) compiled with @triton.jit by
+# test_what_triton_does_with_helper_signatures. The two must agree: verified where Triton
+# compiles the construct, refused where it refuses it.
+SIGNATURES = {
+    # Triton binds the plain parameters only: a keyword-only one is undefined in the body
+    "a keyword-only parameter read": (
+        helper("put(w, x_ptr, p=p)\n", "def put(w, x_ptr, *, p):\n" + ind(PUT)), _KWONLY,
+        ("def put(x_ptr, *, s):\n    tl.store(x_ptr + s, 1.0)", "put(x_ptr, s=1)", False)),
+    "a keyword-only parameter with a default, read": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, *, off=0):\n" + ind(indexed("p + off"))),
+        _KWONLY,
+        ("def put(x_ptr, *, s=1):\n    tl.store(x_ptr + s, 1.0)", "put(x_ptr)", False)),
+    "a keyword-only parameter never read": (
+        helper("put(w, x_ptr, p, q=1)\n", "def put(w, x_ptr, p, *, q):\n" + ind(PUT)),
+        "verified",
+        ("def put(x_ptr, *, s):\n    tl.store(x_ptr, 1.0)", "put(x_ptr, s=1)", True)),
+    # the default the call leaves out is passed as its Python value: an int is
+    "a keyword-only int default never read": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, *, q=2):\n" + ind(PUT)), "verified",
+        ("def put(x_ptr, *, s=2):\n    tl.store(x_ptr, 1.0)", "put(x_ptr)", True)),
+    # a tuple is not, even for a parameter the body never reads
+    "a keyword-only tuple default never read": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, *, q=(0, 1)):\n" + ind(PUT)),
+        _BAD_CALL + ("leaves out 'q'", "is a tuple"),
+        ("def put(x_ptr, *, s=(0, 1)):\n    tl.store(x_ptr, 1.0)", "put(x_ptr)", False)),
+    # Triton binds the values in order to the parameters after the `/`: here s gets x_ptr's
+    "a positional-only parameter": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, /):\n" + ind(PUT)),
+        _BAD_CALL + ("positional-only parameters (w, x_ptr, p, before `/`)",),
+        ("def put(x_ptr, /, s):\n    tl.store(x_ptr, 1.0)", "put(x_ptr, x_ptr + 5)", False)),
+    "a tuple default left out": (
+        helper("put(w, x_ptr, p)\n",
+               "def put(w, x_ptr, p, d=(0, 1)):\n" + ind(indexed("p + d[0]"))),
+        _BAD_CALL + ("leaves out 'd'", "`tl.constexpr((0, 1))`"),
+        ("def put(x_ptr, d=(0, 1)):\n    tl.store(x_ptr + d[0], 1.0)", "put(x_ptr)", False)),
+    "a tuple default given": (
+        helper("put(w, x_ptr, p, (0, 1))\n",
+               "def put(w, x_ptr, p, d=(0, 1)):\n" + ind(indexed("p + d[0]"))), "verified",
+        ("def put(x_ptr, d=(0, 1)):\n    tl.store(x_ptr + d[0], 1.0)", "put(x_ptr, (0, 1))", True)),
+    "a constexpr tuple default left out": (
+        helper("put(w, x_ptr, p)\n",
+               "def put(w, x_ptr, p, d=tl.constexpr((0, 1))):\n" + ind(indexed("p + d[0]"))),
+        "verified",
+        ("def put(x_ptr, d=tl.constexpr((0, 1))):\n    tl.store(x_ptr + d[0], 1.0)", "put(x_ptr)",
+         True)),
+    "a list default left out": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, acc=[]):\n" + ind(PUT)),
+        _BAD_CALL + ("is a list",),
+        ("def put(x_ptr, acc=[]):\n    tl.store(x_ptr, 1.0)", "put(x_ptr)", False)),
+    # the callee runs `s = 'a'`, which makes a tensor of the string, given or not
+    "a string default given": (
+        helper("put(w, x_ptr, p, 'b')\n", "def put(w, x_ptr, p, s='a'):\n" + ind(PUT)),
+        _BAD_CALL + ("the default of 's' in 'put' is a string", "s: tl.constexpr = ..."),
+        ("def put(x_ptr, s='a'):\n    tl.store(x_ptr, 1.0)", "put(x_ptr, 'b')", False)),
+    "a string default in a tuple, given": (
+        helper("put(w, x_ptr, p, (0, 1))\n",
+               "def put(w, x_ptr, p, s=(0, 'a')):\n" + ind(indexed("p + s[0]"))),
+        _BAD_CALL + ("is a string",),
+        ("def put(x_ptr, s=(0, 'a')):\n    tl.store(x_ptr + s[0], 1.0)", "put(x_ptr, (3, 4))",
+         False)),
+    "an annotated string default given": (
+        helper("put(w, x_ptr, p, 'b')\n", "def put(w, x_ptr, p, s: tl.constexpr = 'a'):\n"
+               + ind(PUT)), "verified",
+        ("def put(x_ptr, s: tl.constexpr = 'a'):\n    tl.store(x_ptr, 1.0)", "put(x_ptr, 'b')",
+         True)),
+    "an annotated string default left out": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, s: tl.constexpr = 'a'):\n" + ind(PUT)),
+        _BAD_CALL + ("is a str",),
+        ("def put(x_ptr, s: tl.constexpr = 'a'):\n    tl.store(x_ptr, 1.0)", "put(x_ptr)", False)),
+    # the callee runs `F = 1 < 2 < 3`, which Triton refuses, given or not
+    "a chained comparison default given": (
+        helper("put(w, x_ptr, p, True)\n", "def put(w, x_ptr, p, F=1 < 2 < 3):\n" + ind(PUT)),
+        _REFUSED + ("chained comparison",),
+        ("def put(x_ptr, F=1 < 2 < 3):\n    tl.store(x_ptr, 1.0)", "put(x_ptr, True)", False)),
+    "a None default left out": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, acc=None):\n" + ind(PUT)), "verified",
+        ("def put(x_ptr, acc=None):\n    tl.store(x_ptr, 1.0)", "put(x_ptr)", True)),
+    "a dtype default left out": (
+        helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, dt=tl.float32):\n" + ind(PUT)),
+        "verified",
+        ("def put(x_ptr, dt=tl.float32):\n    tl.store(x_ptr, 1.0)", "put(x_ptr)", True)),
+    "a negative default left out": (
+        helper("put(w, x_ptr, p)\n",
+               "def put(w, x_ptr, p, off=-1):\n" + ind(indexed("p + 1 + off"))),
+        "verified",
+        ("def put(x_ptr, off=-1):\n    tl.store(x_ptr + 1 + off, 1.0)", "put(x_ptr)", True)),
+}
+
+
+@pytest.mark.parametrize("name", list(SIGNATURES))
+def test_helper_signatures(tmp_path, capsys, name):
+    """Rule helper-signature (frontend/helper_signatures.py): each was verified before it
+    except the ones still verified here."""
+    text, expect, _ = SIGNATURES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("name", list(SIGNATURES))
+def test_what_triton_does_with_helper_signatures(tmp_path, monkeypatch, name):
+    """The Triton twin of each kernel above compiles exactly when tle-dump verifies it."""
+    _, expect, (helper_src, call, accepted) = SIGNATURES[name]
+    ok, e = triton_accepts(tmp_path, monkeypatch, call, "@triton.jit\n" + helper_src + "\n",
+                           tag="tri9sig")
+    assert ok == accepted, f"{helper_src} / {call}: {e}"
+    assert accepted == (expect == "verified")
+
+
+# Python binds the keyword-only `off` to the call's 0; Triton never binds it, and reads the
+# module's constexpr `off` (1) instead: the writer runs one tile ahead of the reader's waits.
+KWONLY_SHADOW = helper("put(w, x_ptr, p, off=0)\n",
+                       "def put(w, x_ptr, p, *, off):\n" + ind(indexed("p + off")),
+                       prelude="off = tl.constexpr(1)\n")
+
+
+def test_a_keyword_only_parameter_is_not_read_as_the_argument(tmp_path, capsys):
+    """Rule helper-signature: read as Python binds it (`off` = 0) the kernel was verified."""
+    _run(tmp_path, capsys, KWONLY_SHADOW, (), _KWONLY + ("'off'",))
+
+
+def test_triton_reads_the_module_constexpr_for_a_keyword_only_parameter(tmp_path, monkeypatch):
+    """The same call in Triton: it compiles, and stores at x_ptr + 7 (the module's `s`), not at
+    x_ptr + 1 (the argument)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    (tmp_path / "tri9_kwshadow.py").write_text(
+        "import triton\nimport triton.language as tl\n\ns = tl.constexpr(7)\n\n\n@triton.jit\n"
+        "def put(x_ptr, *, s):\n    tl.store(x_ptr + s, 1.0)\n\n\n@triton.jit\n"
+        "def k(x_ptr, N, C: tl.constexpr):\n    put(x_ptr, s=1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tri9_kwshadow")
+    ttir = triton.compile(ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32",
+                                                      "C": "constexpr"}, constexprs={"C": 3}),
+                          target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert "arith.constant 7 : i32" in ttir and "arith.constant 1 : i32" not in ttir, ttir
+
+
+def test_triton_shifts_the_values_of_positional_only_parameters(tmp_path, monkeypatch):
+    """`def put(x_ptr, /, s)` called with `(x_ptr, x_ptr + 5)`: Triton compiles it and stores
+    through `s` = x_ptr (no offset), where Python stores at x_ptr + 5."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    (tmp_path / "tri9_posonly.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def put(x_ptr, /, s):\n    tl.store(s, 1.0)\n\n\n@triton.jit\n"
+        "def k(x_ptr, N, C: tl.constexpr):\n    put(x_ptr, x_ptr + 5)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tri9_posonly")
+    ttir = triton.compile(ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32",
+                                                      "C": "constexpr"}, constexprs={"C": 3}),
+                          target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert "tt.store %x_ptr," in ttir and "tt.addptr" not in ttir, ttir
+
+
+@pytest.mark.parametrize("name", ["a tuple default given", "a constexpr tuple default left out",
+                                  "a keyword-only parameter never read",
+                                  "an annotated string default given"])
+def test_verified_signatures_lower_to_their_events(tmp_path, capsys, name):
+    path = _run(tmp_path, capsys, SIGNATURES[name][0], (), "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- tl.range's loop options
+
+LOOP_OPTIONS = ["num_stages=3", "num_stages=C", "loop_unroll_factor=2", "flatten=True",
+                "warp_specialize=True", "disallow_acc_multi_buffer=True", "disable_licm=True"]
+
+
+@pytest.mark.parametrize("option", LOOP_OPTIONS)
+def test_loop_options_the_lowering_refuses_are_refused(tmp_path, capsys, option):
+    """Rule loop-options (Walker.loop_options): verified before, though the lowering refuses
+    them (translate.st_For) with the message tle-dump now gives, at the loop."""
+    shown = option if option != "num_stages=C" else "num_stages=..."
+    text = ring(writer(f"for p in tl.range(0, N, {option}):"))
+    path = _run(tmp_path, capsys, text, (), ("rejected", "[bad-loop]",
+                                              f"tl.range(..., {shown}) is not supported by the "
+                                              f"lowering", "leave it at its default"))
+    line = text.splitlines().index(f"    for p in tl.range(0, N, {option}):") + 1
+    assert tle_dump(["-q", str(path)]) == 1
+    assert f"kernel.py:{line}: error: tl.range(..., " in capsys.readouterr().err
+
+
+def test_a_loop_option_is_refused_in_a_loop_without_events(tmp_path, capsys):
+    """The lowering refuses the option on any loop, so tle-dump does too."""
+    _run(tmp_path, capsys, ring(writer(pre="for q in tl.range(0, 4, num_stages=2):\n    s = q\n")),
+         (), ("rejected", "[bad-loop]", "num_stages=2"))
+
+
+def test_loop_options_at_their_defaults_are_verified_and_lowered(tmp_path, capsys):
+    text = ring(writer("for p in tl.range(0, N, 1, None, None, False, False, False, False):"),
+                reader("for p in tl.range(N, num_stages=None, flatten=False):"))
+    path = _run(tmp_path, capsys, text, (), "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("option", LOOP_OPTIONS[2:])
+def test_what_triton_does_with_loop_options(tmp_path, monkeypatch, option):
+    """Triton 3.6 compiles each option: the refusal is the lowering's, not Triton's."""
+    ok, e = triton_accepts(tmp_path, monkeypatch,
+                           f"for p in tl.range(0, N, {option}):\n    tl.store(x_ptr + p, 1.0)",
+                           tag="tri9opt")
+    assert ok, e
+
+
+# ------------------------------------------------- constexpr expressions a kernel binds or passes
+
+STATIC_HELPER = "def put(w, x_ptr, p, S):\n    for i in tl.static_range(S):\n        s = i\n" \
+    + ind(PUT)
+ARANGE_HELPER = "def put(w, x_ptr, p, B):\n" + ind(PUT.replace("tl.arange(0, 64)",
+                                                                 "tl.arange(0, B)"))
+MOD_IF = "if q % 2 == 1:\n" + ind(indexed("0"))
+CONSTEXPR_EXPRESSIONS = {
+    # the parameter was `_put1_S = (C - 1)`, a tensor the Gluon's static_range refused
+    "C - 1 passed to a helper's static_range": (
+        helper("put(w, x_ptr, p, C - 1)\n", STATIC_HELPER), "verified"),
+    "C + 61 passed to a helper's arange": (
+        helper("put(w, x_ptr, p, C + 61)\n", ARANGE_HELPER), "verified"),
+    "C - 1 through two helpers": (
+        helper("outer(w, x_ptr, p, C - 1)\n",
+               STATIC_HELPER + "\n\ndef outer(w, x_ptr, p, B):\n    put(w, x_ptr, p, B * 2)\n"),
+        "verified"),
+    "an annotated C + 61 in an arange": (
+        ring(writer(pre="B: tl.constexpr = C + 61\n",
+                    body=PUT.replace("tl.arange(0, 64)", "tl.arange(0, B)"))), "verified"),
+    # Python's (C - 4) % 2 == 1 for an odd C, as the reader's C % 2: safe at every C
+    "an annotated C - 4 under %": (
+        ring(writer(pre="q: tl.constexpr = C - 4\n", loop="for i in range(1):", body=MOD_IF),
+             reader(loop="for p in range(C % 2):")), ("C=3",), "verified"),
+    # a name the caller binds by a plain assignment is a tensor in Triton too: refused there
+    "a plainly bound name times 1 passed to a helper's static_range": (
+        helper("put(w, x_ptr, p, q * 1)\n", STATIC_HELPER).replace(
+            "    w = kv.writer()\n", "    w = kv.writer()\n    q = 2\n"),
+        _REFUSED + ("`S` in `tl.static_range(S)`", "passed to 'put' as `S`")),
+    "a parameter rebound in the partition, passed on": (
+        ring(writer(pre="C = C + 0\n", body="put(w, x_ptr, p, C - 1)\n"),
+             extra="\n\n" + STATIC_HELPER),
+        _REFUSED + ("`C` is bound to a compile-time value", "passed to 'put' as `S`")),
+    # the item of a tuple the partition assigns is a tensor in Triton: the builder assigns the
+    # parameter, and the walker refuses it (WalkRules.tensor_constexpr; verified before, and
+    # the Gluon did not compile)
+    "a tuple item times 1 passed to a helper's static_range": (
+        helper("put(w, x_ptr, p, t[0] * 1)\n", STATIC_HELPER).replace(
+            "    w = kv.writer()\n", "    w = kv.writer()\n    t = (2, 3)\n"),
+        _REFUSED + ("`S` in `tl.static_range(S)`", "binds the helper's parameter to its argument")),
+}
+
+
+@pytest.mark.parametrize("name", list(CONSTEXPR_EXPRESSIONS))
+def test_constexpr_expressions(tmp_path, capsys, name):
+    """Rule constexpr-in-place (Builder.constexpr_in_place): the verified ones were verified
+    before as well, but their lowered Gluon did not compile (or, under %, hung at C = 3)."""
+    text, *rest = CONSTEXPR_EXPRESSIONS[name]
+    params, expect = (rest[0], rest[1]) if len(rest) == 2 else ((), rest[0])
+    path = _run(tmp_path, capsys, text, params, expect)
+    if expect != "verified":
+        return
+    # the lowered kernel compiles (for sm_90a, on any machine): `tle-dump --ttgir` exits 0, or 3
+    # where the generic verdict is only bounded
+    pytest.importorskip("triton.experimental.gluon")
+    code = tle_dump(["-q", "--ttgir", *[a for p in params for a in ("--param", p)], str(path)])
+    out, err = capsys.readouterr()
+    assert code in (0, 3) and "tt.func" in out, err[-2000:]
+
+
+def test_an_annotated_constexpr_is_read_in_place_by_the_lowering(tmp_path, capsys):
+    """Rule constexpr-in-place: at C = 3 the Gluon computes `(C - 4) % 2` on the constexpr,
+    Python's 1, the events the verdict proved; it held `q = (C - 4)`, an i32 tensor whose C
+    remainder -1 skipped the writer's window, the reader waiting tile 0 forever."""
+    text, params, _ = CONSTEXPR_EXPRESSIONS["an annotated C - 4 under %"]
+    path = _run(tmp_path, capsys, text, params, "verified")
+    # exit 3: lowered with the warning that the generic verdict is only bounded
+    assert tle_dump(["-q", "--gluon", "--param", "C=3", str(path)]) in (0, 3)
+    out = capsys.readouterr().out
+    produce = out[out.index("def produce("):out.index("def consume(")]
+    assert "(((C - 4) % 2) == 1)" in produce, produce
+
+
+def test_triton_passes_a_constexpr_expression_as_a_constexpr(tmp_path, monkeypatch):
+    """What Triton does with `put(x_ptr, C - 4)` and `q: tl.constexpr = C - 4` at C = 3: both
+    `% 2` are Python's 1, and `tl.static_range(C - 1)` through a helper compiles."""
+    ok, e = triton_accepts(
+        tmp_path, monkeypatch,
+        "put(x_ptr, C - 4)\nq: tl.constexpr = C - 4\ntl.static_assert(q % 2 == 1)\n"
+        "rng(x_ptr, C - 1)",
+        "@triton.jit\ndef put(x_ptr, q):\n    tl.static_assert(q % 2 == 1)\n    "
+        "tl.store(x_ptr, 1.0)\n\n\n@triton.jit\ndef rng(x_ptr, S):\n"
+        "    for i in tl.static_range(S):\n        tl.store(x_ptr + i, 1.0)\n", tag="tri9cx")
+    assert ok, e
+
+
+@pytest.mark.parametrize("call,accepted", [
+    ("q = 2\nrng(x_ptr, q * 1)", False),
+    ("t = (2, 3)\nrng(x_ptr, t[0] * 1)", False),
+    ("q: tl.constexpr = 2\nrng(x_ptr, q * 1)", True),
+])
+def test_what_triton_does_with_a_tensor_passed_to_a_static_range(tmp_path, monkeypatch, call,
+                                                                 accepted):
+    """A name the kernel binds by a plain assignment (or a tuple's item) is a tensor in Triton,
+    and so is arithmetic on it: a helper's tl.static_range refuses it."""
+    ok, e = triton_accepts(tmp_path, monkeypatch, call,
+                           "@triton.jit\ndef rng(x_ptr, S):\n    for i in tl.static_range(S):\n"
+                           "        tl.store(x_ptr + i, 1.0)\n", tag="tri9rng")
+    assert ok == accepted, f"{call}: {e}"
