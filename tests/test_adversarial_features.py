@@ -13,6 +13,10 @@ Wrong before the fixes that came with this file:
   bytes: nothing waits for the copy to land, the next acquire of the stage copies over it while
   it may still be in flight, and the CTA may exit with it in flight. verify-protocol now refuses
   it at the copy (passes/tma_windows.py, check ``tma-window``; docs/semantics.md rule 9);
+- lowered to a copy nothing waits for: a gather into such a field (``tl.store(local_ptr(s.u),
+  tl.load(ptrs))``) became a cp.async that no full barrier's per-thread arrive tracks, still in
+  flight at the next acquire of the stage or when the CTA exits. It is now a register store
+  (lowering/translate.py, ``_cp_async_source``), as a named pipe's fields are;
 - compiled, and hangs on the GPU: a param of the protocol read from memory through a pointer whose
   element type is not i32 (``n = tl.load(n_ptr)`` with ``n_ptr`` a ``*u32``, then ``M = n - 1``
   and ``if M >= 1:`` around a wait whose commit runs under ``if n >= 2:``). The verifier reads
@@ -136,6 +140,34 @@ def test_the_same_copy_is_verified_when_a_view_contains_the_field(tmp_path):
     assert code == 0, err
     # one group of both fields: the commit expects both copies' bytes
     assert "expect-tx=16384" in out
+    lowering_agrees(path)
+
+
+def test_a_gather_into_a_field_no_reader_sees_is_a_register_store(tmp_path):
+    """A gather (``tl.store(local_ptr(s.u), tl.load(ptrs))``) into a field of no group: no full
+    barrier's per-thread cp.async arrive tracks it, so as a cp.async it was never waited for
+    (in flight at the next acquire of the stage, or when the CTA exits). The lowering stores it
+    through registers, which complete in program order; the read field ``t`` stays a cp.async
+    gather."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import gluon_source
+
+    gather = ("tl.load(y_ptr + i * BM * BN + tl.arange(0, BM)[:, None] * BN"
+              " + tl.arange(0, BN)[None, :])")
+    src = tma_view_kernel('("t",)') \
+        .replace("tle.gpu.tma_load(s.u, x_desc, [i * BM, 0])",
+                 f"tl.store(tle.gpu.local_ptr(s.u), {gather})") \
+        .replace("tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])",
+                 f"tl.store(tle.gpu.local_ptr(s.t), {gather})") \
+        .replace("(fill, (p, x_desc, N))", "(fill, (p, y_ptr, N))") \
+        .replace("def fill(p, x_desc, N)", "def fill(p, y_ptr, N)")
+    path = write(tmp_path, "gather_unread", src)
+    code, _, err = dump([str(path)])
+    assert code == 0 and "[unread-field]" in err
+    gluon = gluon_source((str(path), "k")).source
+    fill = gluon.split("def fill(", 1)[1].split("@gluon.jit", 1)[0]
+    assert "async_copy_global_to_shared(p_t.index(" in fill
+    assert "async_copy_global_to_shared(p_u." not in fill and "p_u.index(_p_s1).store(" in fill
     lowering_agrees(path)
 
 

@@ -917,6 +917,14 @@ class FnTranslator:
             # a named pipe's bar.arrive orders register stores only (no cp.async arrive tracks a
             # copy): the gather is loaded into registers and stored
             src = None
+        if src is not None and not any(src[0].field in a.barriers[0].fields
+                                       for a in self.ctx.plans[src[0].pipe].full()
+                                       if a.barriers):
+            # a field no reader's view contains is in no field group: no full barrier's
+            # cp.async arrive would track the copy, which could still be in flight at the next
+            # acquire of the stage or when the CTA exits; a register store completes in program
+            # order
+            src = None
         if src is not None:
             self.cp_async_stores.append(store)
         return src
