@@ -175,7 +175,10 @@ class _Types:
             ptr = args[0][0]
             return (ptr[1:] if ptr is not None and ptr.startswith("*") else None), True
         if name in ("to", "cast") and len(e.args) >= 2 and isinstance(e.args[1], K.DType):
-            return _sig_name(e.args[1].name), loaded
+            t = _sig_name(e.args[1].name)
+            # a cast to i32 is the value the verifier's integer is; one to i64 the frontend keys
+            # apart and computes in i64 (docs/semantics.md): either is no longer a raw load
+            return t, loaded and t not in ("i32", "i64")
         if name in ("program_id", "num_programs", "arange"):
             return "i32", loaded
         if name in ("minimum", "maximum", "cdiv", "fdiv") and len(args) == 2:
