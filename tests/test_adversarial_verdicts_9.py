@@ -385,3 +385,63 @@ def test_what_triton_does_with_a_tensor_passed_to_a_static_range(tmp_path, monke
                            "@triton.jit\ndef rng(x_ptr, S):\n    for i in tl.static_range(S):\n"
                            "        tl.store(x_ptr + i, 1.0)\n", tag="tri9rng")
     assert ok == accepted, f"{call}: {e}"
+
+
+# ---------------------------------------------------------------- float loop bounds
+
+# Triton 3.6 takes integer loop bounds and steps only, on every loop ("For loop bounds and step
+# must all be ints"). A loop without pipe events is data to the verifier, so these were verified
+# and their lowered Gluon did not compile (Walker.float_bounds now refuses them, check bad-loop).
+FLOAT_LOOPS = {
+    "a float stop": ("range(0, 4.0)", "`4.0` is a float"),
+    "a float step": ("range(0, N, 2.0)", "its step `2.0` is a float"),
+    "a float start of tl.range": ("tl.range(1.5, N)", "its start `1.5` is a float"),
+    "a float step of tl.static_range": ("tl.static_range(0, 4, 2.0)", "`2.0` is a float"),
+    "a constexpr times a float": ("range(0, C * 1.0)", "`C * 1.0` is a float (`1.0`)"),
+    "a true division of constexprs": ("range(0, C / 1)", "`C / 1` is a float"),
+    "a float(...) of a param": ("range(0, float(C))", "is a float"),
+}
+
+
+@pytest.mark.parametrize("name", list(FLOAT_LOOPS))
+def test_float_loop_bounds_are_refused(tmp_path, capsys, name):
+    header, said = FLOAT_LOOPS[name]
+    text = ring(writer(pre=f"for q in {header}:\n    u = q\n"))
+    _run(tmp_path, capsys, text, (), ("rejected", "[bad-loop]", said,
+                                       "For loop bounds and step must all be ints"))
+
+
+def test_a_name_bound_to_a_division_is_a_float_bound(tmp_path, capsys):
+    text = ring(writer(pre="s = N / 2\nfor q in range(0, s):\n    u = q\n"))
+    _run(tmp_path, capsys, text, (), ("rejected", "[bad-loop]", "its stop `s` is a float"))
+
+
+def test_a_float_kernel_argument_as_a_bound_is_refused(tmp_path, capsys):
+    text = ring(rbody="    for q in range(0, scale):\n        u = q\n" + reader()).replace(
+        "def k(x_ptr, y_ptr, N, C: tl.constexpr):", "def k(x_ptr, y_ptr, N, scale: tl.float32, "
+        "C: tl.constexpr):").replace("(consume, (kv, y_ptr, N, C))", "(consume, (kv, y_ptr, N, "
+                                     "scale, C))").replace(
+        "def consume(kv, y_ptr, N, C: tl.constexpr):", "def consume(kv, y_ptr, N, scale, C: "
+        "tl.constexpr):")
+    path = tmp_path / "kernel.py"
+    path.write_text(text + CONFIG.replace('"N": "i32"', '"N": "i32", "scale": "fp32"'))
+    check(capsys, path, (), ("rejected", "[bad-loop]", "its stop `scale` is a float"))
+
+
+@pytest.mark.parametrize("header", ["range(0, 4 // 1)", "range(0, (N * 1.0).to(tl.int32))",
+                                    "range(0, N, -1)", "range(0, True)"])
+def test_integer_loop_bounds_are_verified(tmp_path, capsys, header):
+    _run(tmp_path, capsys, ring(writer(pre=f"for q in {header}:\n    u = q\n")), (), "verified")
+
+
+@pytest.mark.parametrize("header,accepted", [
+    ("range(0, 4.0)", False), ("range(0, N, 2.0)", False), ("tl.range(1.5, N)", False),
+    ("tl.static_range(0, 4, 2.0)", False), ("range(0, C * 1.0)", False),
+    ("range(0, C / 1)", False), ("range(0, N / 2)", False), ("range(0, float(C))", False),
+    ("range(0, 4 // 1)", True), ("range(0, (N * 1.0).to(tl.int32))", True),
+    ("range(0, True)", True),
+])
+def test_what_triton_does_with_float_loop_bounds(tmp_path, monkeypatch, header, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch,
+                           f"for q in {header}:\n    tl.store(x_ptr + q, 1.0)", tag="tri9flt")
+    assert ok == accepted, f"{header}: {e}"

@@ -527,6 +527,8 @@ class Walker(WalkRules):
         self.tensor_consts: set[str] = set()
         # those of them the builder assigned (a helper's parameter bound to its argument)
         self.generated_consts: set[str] = set()
+        # names last assigned a float (Walker.float_part): Triton's loops refuse them as bounds
+        self.float_names: set[str] = set()
         # names the partition's body assigns more than once (the builder folds none of them)
         self.multi_assigned: frozenset[str] = frozenset()
 
@@ -1839,6 +1841,10 @@ class Walker(WalkRules):
 
     def _s_Assign(self, s: K.Assign) -> None:
         v = self.eval(s.value)
+        if self.float_part(s.value) is not None:
+            self.float_names.add(s.target)
+        else:
+            self.float_names.discard(s.target)
         # the lowered Gluon assigns a generated name too (a helper's parameter bound to `C - 4`):
         # a tensor of a number there as a source assignment makes one
         self.note_assignment(s, v, generated(s))
@@ -2061,8 +2067,57 @@ class Walker(WalkRules):
                            f"options (the pipes are the pipelining); leave it at its default",
                            v if v.loc.line else s, check="bad-loop")
 
+    #: tl functions whose value is a float whatever their operands
+    FLOAT_FUNCTIONS = frozenset({"exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin",
+                                 "cos", "sigmoid", "div_rn", "fdiv", "erf", "floor", "ceil"})
+
+    def float_part(self, e: K.Expr) -> Optional[K.Expr]:
+        """The part of ``e`` that makes it a float in Triton 3.6 (a float constant, a true
+        division `/`, `float(x)`, a cast to a float type, a float math function, a name last
+        assigned one, a float kernel argument), else None. Not every float is seen (a value
+        loaded through a float pointer is not): this finds the ones the source spells."""
+        if isinstance(e, (K.Const, K.Global)):
+            return e if isinstance(e.value, float) else None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return e if e.id in self.float_names or isinstance(v, Data) and v.floating else None
+        if isinstance(e, K.BinOp):
+            if e.op == "/":
+                return e
+            if e.op in ("+", "-", "*", "//", "%", "**"):
+                return self.float_part(e.lhs) or self.float_part(e.rhs)
+            return None
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+"):
+            return self.float_part(e.operand)
+        if isinstance(e, K.Op):
+            if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.DType):
+                return e if e.args[1].name.startswith(("fp", "bf")) else None
+            fn = e.name.rsplit(".", 1)[-1]
+            if e.name == "builtins.float" or is_triton(e.name) and fn in self.FLOAT_FUNCTIONS:
+                return e
+            if e.name in ("builtins.min", "builtins.max") or is_triton(e.name) and fn in (
+                    "minimum", "maximum", "where"):
+                return next((f for f in map(self.float_part, e.args) if f is not None), None)
+        return None
+
+    def float_bounds(self, s: K.For) -> None:
+        """Refuse a loop whose start, stop or step is a float (check `bad-loop`): Triton 3.6
+        takes integers only ("For loop bounds and step must all be ints"; tl.static_range:
+        "'float' object cannot be interpreted as an integer"). A loop without pipe events is
+        data to the verifier, so such a kernel was verified, and its lowered Gluon did not
+        compile."""
+        for what, e in (("start", s.start), ("stop", s.stop), ("step", s.step)):
+            f = self.float_part(e)
+            if f is not None:
+                raise self.err(f"`{self.range_text(s)}`: its {what} `{self.src(e)}` is a float "
+                               f"(`{self.src(f)}`), and Triton 3.6 takes integer loop bounds and "
+                               f"steps only (\"For loop bounds and step must all be ints\"): "
+                               f"compute it as an integer (`//`, or `.to(tl.int32)`)", e
+                               if e.loc.line else s, check="bad-loop")
+
     def _s_For(self, s: K.For) -> None:
         self.loop_options(s)
+        self.float_bounds(s)
         bounds, bad = self.range_bounds(s)
         names = assigned_names(s.body)
         names.setdefault(s.var, s.loc.line)
@@ -2772,7 +2827,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
             continue
         if p.floating:
             # a float argument is compared and computed with as a float: no integer param models it
-            env[p.name] = Data(node=K.Name(p.name, p.loc), runtime=True, why=(
+            env[p.name] = Data(node=K.Name(p.name, p.loc), runtime=True, floating=True, why=(
                 f"`{p.name}` is a float kernel argument (the source declares it one): the "
                 f"verifier models integers only, so which events run must not depend on it"))
             continue

@@ -91,7 +91,8 @@ class Data(Value):
     (``N.to(tl.int8)``): it stays data at kernel level, so events that depend on it are refused
     with ``why`` rather than checked against a free param. ``partial``: why a store through this
     pointer may leave part of what it views unwritten (``tl.where`` chose it per element), so
-    the store is a write that may not run (``Access.may``), which fills no field."""
+    the store is a write that may not run (``Access.may``), which fills no field.
+    ``floating``: a float kernel argument."""
 
     node: object = field(default=None, compare=False, repr=False)  # a KIR expression
     fields: frozenset[tuple[str, str]] = frozenset()
@@ -106,6 +107,7 @@ class Data(Value):
     unmodelled: bool = field(default=False, compare=False)
     partial: Optional[str] = None
     wide: frozenset[str] = frozenset()
+    floating: bool = field(default=False, compare=False)
 
     @property
     def shared(self) -> bool:
