@@ -294,3 +294,40 @@ def test_unchecked_a_u32_count_compiles_to_the_unsigned_compare_the_verifier_nev
     # MLIR's integers carry no sign: the compare says how the u32 is read
     assert "tt.load %n_ptr : !tt.ptr<i32>" in ttgir
     assert "arith.cmpi uge" in ttgir
+
+
+# ------------------------------------------------------------------ warps and register budgets
+
+EXCHANGE = Path(__file__).parent / "fixtures" / "named_barrier" / "exchange.ok.py"
+EXCHANGE_SIG = {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_a_ptr": "*fp32", "out_b_ptr": "*fp32",
+                "N": "i32"}
+
+
+def exchange_with(tmp_path: Path, num_warps: int, worker_warps: int) -> Path:
+    """The named-barrier exchange fixture with its default partition on ``num_warps`` warps and
+    its worker on ``worker_warps`` (24 registers, the least setmaxnreg takes)."""
+    src = EXCHANGE.read_text().replace("@tle.jit\n", f"@tle.jit(num_warps={num_warps})\n") \
+        .replace("], [4], [232])", f"], [{worker_warps}], [24])")
+    return write(tmp_path, f"exchange_{num_warps}_{worker_warps}", src)
+
+
+def test_partitions_of_more_warps_than_a_cta_holds_are_refused(tmp_path):
+    """32 + 16 warps: Triton compiles the kernel (48 warps, 1536 threads), which no launch
+    accepts (a CTA has at most 1024 threads). tle-dump proved it before."""
+    path = exchange_with(tmp_path, 32, 16)
+    code, _, err = dump([str(path)])
+    assert code == 1, err
+    assert "runs 48 warps (side_a: 32, side_b: 16)" in err and "[bad-warps]" in err
+    assert dump([str(exchange_with(tmp_path, 16, 16))])[0] == 0  # 32 warps: a full CTA
+
+
+def test_a_launch_num_warps_that_overfills_the_cta_is_refused(tmp_path):
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    path = exchange_with(tmp_path, 16, 16)
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(path), "exchange"), EXCHANGE_SIG, num_warps=32)
+    assert e.value.check == "bad-warps" and "runs 48 warps in one CTA" in str(e.value)
+    assert compile_kernel((str(path), "exchange"), EXCHANGE_SIG, num_warps=16).metadata \
+        .num_warps == 32

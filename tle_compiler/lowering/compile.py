@@ -211,6 +211,14 @@ def with_default_warps(info, num_warps: int):
                        f"two that is a multiple of 4 (4, 8, 16)", info.program.loc,
                        check="bad-warps")
     parts = tuple(replace(p, warps=num_warps) if p.default else p for p in info.partitions)
+    from ..passes.verify_protocol import MAX_CTA_WARPS
+
+    if sum(p.warps for p in parts) > MAX_CTA_WARPS:
+        raise TleError(f"num_warps={num_warps}: with the workers' warps ("
+                       + ", ".join(f"{p.name}: {p.warps}" for p in parts if not p.default)
+                       + f") the kernel runs {sum(p.warps for p in parts)} warps in one CTA, which "
+                       f"has at most {MAX_CTA_WARPS} (1024 threads): it would never launch",
+                       info.program.loc, check="bad-warps")
     kir = getattr(info, "kir", None)
     if kir is not None:
         kparts = tuple(replace(p, warps=num_warps) if p.default else p for p in kir.partitions)

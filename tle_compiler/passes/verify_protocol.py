@@ -24,6 +24,9 @@ from .tma_windows import check_tma_windows
 #: of shared memory per block. A larger capacity cannot be allocated, and checking it would size
 #: per-stage tables beyond memory.
 MAX_CAPACITY = 232448 // 16
+#: The most warps a CTA has (1024 threads): every partition's warps run in one CTA, so a kernel
+#: whose partitions need more compiles but never launches.
+MAX_CTA_WARPS = 32
 
 
 def check_structure(ctx: PassContext) -> None:
@@ -78,6 +81,13 @@ def check_structure(ctx: PassContext) -> None:
                         f"regs={part.regs} is ignored", "default-regs")
         _check_scopes(ctx, part.body, set(prog.param_names))
 
+    total = sum(max(p.warps, 0) for p in prog.partitions)
+    if total > MAX_CTA_WARPS:
+        ctx.error(prog.partitions[0].loc if prog.partitions else prog.loc,
+                  f"kernel '{prog.name}' runs {total} warps ("
+                  + ", ".join(f"{p.name}: {p.warps}" for p in prog.partitions)
+                  + f"): every partition runs in one CTA, which has at most {MAX_CTA_WARPS} warps "
+                  f"(1024 threads); the kernel would compile but never launch", "bad-warps")
     roles = ctx.roles()
     for part in prog.partitions:
         _check_events(ctx, part.body)
