@@ -257,6 +257,25 @@ def test_a_count_an_atomic_returns_is_read_from_memory_too(tmp_path):
     assert _compile(path, "*i32") is not None
 
 
+def test_a_loaded_count_passed_inside_a_tuple_is_refused_too(tmp_path):
+    """``meta = (M, 5)`` handed to both partitions, which unpack it: the tuple's item is what the
+    events depend on."""
+    pytest.importorskip("triton.experimental.gluon")
+    src = loaded_count_kernel("tl.load(n_ptr)") \
+        .replace("    M = n - 1\n", "    M = n - 1\n    meta = (M, 5)\n") \
+        .replace("(wr, (p, a_ptr, M)), (rd, (p, a_ptr, n))",
+                 "(wr, (p, a_ptr, meta)), (rd, (p, a_ptr, meta))") \
+        .replace("def wr(p, a_ptr, M):\n", "def wr(p, a_ptr, meta):\n    M, c = meta\n") \
+        .replace("def rd(p, a_ptr, n):\n", "def rd(p, a_ptr, meta):\n    M, c = meta\n") \
+        .replace("    if n >= 2:\n", "    if M + 1 >= 2:\n")
+    path = write(tmp_path, "tuple", src)
+    assert dump([str(path)])[0] == 0
+    with pytest.raises(TleError) as e:
+        _compile(path, "*u32")
+    assert "'M', which partition 'wr' receives as 'meta'" in str(e.value)
+    assert _compile(path, "*i32") is not None
+
+
 def test_a_loaded_count_computed_in_a_helper_is_refused_too(tmp_path):
     """The helper's value reaches the partitions through the kernel's own name (the protocol's
     param is named after the helper's variable)."""

@@ -230,12 +230,21 @@ def check_loaded_params(info, signature: dict) -> None:
         return
     types = _Types(kir, signature, frozenset(getattr(info, "constexprs", ())))
     types.block(kir.prologue)
+    tuples = {st.target: st.value for st in K.walk_stmts(kir.prologue)
+              if isinstance(st, K.Assign) and isinstance(st.value, K.TupleExpr)}
+
+    def items_of(e, depth: int = 0) -> list:
+        """A tuple's items (a kernel-level name bound to one included), nested ones flat."""
+        if isinstance(e, K.Name) and e.id in tuples and depth < 100:
+            e = tuples[e.id]
+        if isinstance(e, K.TupleExpr) and depth < 100:
+            return [x for item in e.items for x in items_of(item, depth + 1)]
+        return [e]
+
     for part in kir.partitions:
         bindings = dict(part.bindings)
         for param in protocol_params(part):
-            value = bindings[param]
-            items = value.items if isinstance(value, K.TupleExpr) else (value,)
-            for item in items:
+            for item in items_of(bindings[param]):
                 t, loaded = types.expr(item)
                 if not loaded or t in ACCEPTED:
                     continue
