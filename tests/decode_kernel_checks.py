@@ -52,18 +52,22 @@ def check_verified_for_every_value(kernel: str, param: str, capsys, options=()) 
     assert [p["name"] if isinstance(p, dict) else p for p in k["params"]] == [param]
 
 
-def check_partitions_loop_over(kernel: str, partitions: set, param: str) -> None:
-    """Each partition of the kernel has one loop, ``for _ in range(param)``."""
+def check_partitions_loop_over(kernel: str, partitions: set, param: str,
+                               binds: tuple = (None,)) -> None:
+    """Each partition of the kernel has one loop, ``for _ in range(param)``, in each reading
+    ``binds`` (None: the generic one; a dict: specialised to those constexprs, e.g. each
+    producer of a kernel with a TMA constexpr)."""
     from tle_compiler.frontend import read_kernels
     from tle_compiler.ir import For
 
-    (info,) = read_kernels(str(kernel_file(kernel)))
-    loops = {part.name: [s for s in part.body if isinstance(s, For)]
-             for part in info.program.partitions}
-    assert set(loops) == partitions
-    for name, fors in loops.items():
-        assert len(fors) == 1, name
-        assert str(fors[0].start) == "0" and str(fors[0].stop) == param, name
+    for bind in binds:
+        (info,) = read_kernels(str(kernel_file(kernel)), bind=bind)
+        loops = {part.name: [s for s in part.body if isinstance(s, For)]
+                 for part in info.program.partitions}
+        assert set(loops) == partitions
+        for name, fors in loops.items():
+            assert len(fors) == 1, (name, bind)
+            assert str(fors[0].start) == "0" and str(fors[0].stop) == param, (name, bind)
 
 
 def check_compiles_without_spills(kernel: str, causal: bool, split, regs: int,

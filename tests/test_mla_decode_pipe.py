@@ -26,15 +26,18 @@ def test_tle_dump_graph_verifies_for_every_trip_count(capsys):
 
 
 def test_every_partition_loops_over_the_same_trip_count():
-    checks.check_partitions_loop_over("pipe", {"producer", "left", "right"}, "NK")
+    checks.check_partitions_loop_over("pipe", {"producer", "left", "right"}, "NK",
+                                      binds=({"BLOCK_H": 64, "TMA": 0}, {"BLOCK_H": 64, "TMA": 1}))
 
 
+@pytest.mark.parametrize("tma", [0, 1], ids=["cp_async", "tma"])
 @pytest.mark.parametrize("causal,split", [(False, False), (True, True)],
                          ids=["one_split", "causal_split"])
-def test_compiles_for_sm90a_without_spills(causal, split):
-    """Both output paths (bf16 out + lse, fp32 parts) and the causal mask: no register spills
-    with the workers at [240, 168] (the left raises to 240), and the pipes fit in shared memory."""
-    checks.check_compiles_without_spills("pipe", causal, split, regs=240)
+def test_compiles_for_sm90a_without_spills(causal, split, tma):
+    """Both output paths (bf16 out + lse, fp32 parts), the causal mask and both K producers: no
+    register spills with the workers at [240, 168] (the left raises to 240), and the pipes fit
+    in shared memory."""
+    checks.check_compiles_without_spills("pipe", causal, split, regs=240, TMA=tma)
 
 
 # ---------------------------------------------------------------- the launcher
@@ -80,3 +83,51 @@ def test_emulated_lazy_rescale_moves_its_reference_across_tiles():
     q, k, bt, sl, score = checks.leaning_inputs(lambda i, t, n: t / n * 40.0)
     assert (score.max(1).values - score[:, :64].max(1).values).min() > 40  # log2 units
     checks.check_matches_reference_unsplit_and_split("pipe", q, k, bt, sl)
+
+
+# ---------------------------------------------------------------- the TMA producer
+
+
+@pytest.mark.parametrize("tma", [False, True], ids=["cp_async", "tma"])
+def test_decode_call_passes_descriptors_exactly_with_tma(tma):
+    """decode_call for the pipe kernel: with TMA the two descriptors over k_cache follow it
+    (boxes [1, 64, 1, 256] and [1, 64, 1, 64]) and TMA = 1; without, k_cache stands in their
+    places and TMA = 0."""
+    torch = pytest.importorskip("torch")
+    from tle_kernels.decode_reference import make_decode_inputs
+    from tle_kernels.mla_decode_launch import decode_call
+
+    q, k, bt, sl = make_decode_inputs(2, 1, 16, 1, [5, 70], device="cpu", seed=0)
+    out, lse = torch.empty(2, 1, 16, 512).bfloat16(), torch.empty(2, 16, 1)
+    _, args, constexprs = decode_call("pipe", q, k, bt, sl, 0.1, False, 1, out, lse, tma=tma)
+    assert constexprs["TMA"] == int(tma)
+    assert args[1] is k
+    if tma:
+        assert [list(d.block_shape) for d in args[2:4]] == [[1, 64, 1, 256], [1, 64, 1, 64]]
+        assert all(d.base is k for d in args[2:4])
+    else:
+        assert args[2] is k and args[3] is k
+
+
+def test_tle_dump_ptx_lowers_the_tma_producer_it_verified(capsys):
+    """``tle-dump --ptx --param TMA=1`` reads the kernel specialised to the TMA producer, verifies
+    it and lowers rank-4 bulk tensor copies with expect-tx arrives; q is still a gather."""
+    from tle_compiler.cli.dump import main
+
+    code = main(["--ptx", "--param", "TMA=1", str(checks.kernel_file("pipe"))])
+    ptx = capsys.readouterr().out
+    assert code == 0
+    assert ptx.count("cp.async.bulk.tensor.4d") == 3  # kv_l, kv_r, tkv: one box each
+    assert "mbarrier.arrive.expect_tx" in ptx
+    assert "cp.async.ca.shared" in ptx or "cp.async.cg.shared" in ptx
+
+
+@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,n_split",
+                         checks.CASES + checks.MASK_EDGE_CASES,
+                         ids=checks.CASE_IDS + checks.MASK_EDGE_IDS)
+def test_emulated_tma_producer_matches_the_reference(b, s_q, h_q, h_kv, seqlens, causal,
+                                                      n_split):
+    """The TMA producer's shifted boxes (a split's last page copied at token shift n - 64, so no
+    cache row at or past the split's end lands in a slot; the poisoned cache rows are NaN) and
+    the left's masks by slot position, against the fp32 reference."""
+    checks.check_case("pipe", b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=True)

@@ -41,7 +41,7 @@ D_TAIL = 64    # width of the RoPE tail's TMA box
 # Kernels with a TMA producer: a ``TMA`` constexpr (0: cp.async, 1: TMA; an integer, so the
 # compiler reads the kernel specialised to it) and the descriptor arguments k_desc, tail_desc
 # after k_ptr.
-TMA_KERNELS = ("seesaw",)
+TMA_KERNELS = ("seesaw", "pipe")
 TMA_ENV = "TLE_DECODE_TMA"
 
 

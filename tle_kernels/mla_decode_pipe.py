@@ -48,20 +48,22 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .mla_decode_common import (block_rows, needs_mask, q_row_ptrs, row_limit, row_valid,
-                                row_offsets, split_range, store_half, store_lse, work_item)
+from .mla_decode_common import (block_rows, masked_by_position, needs_mask, page_shift,
+                                q_row_ptrs, row_limit, row_valid, row_offsets, split_range,
+                                store_half, store_lse, work_item)
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
                                 shift_of)
 
 
 @tle.jit(num_warps=4)
-def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
+def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
                     stride_q_b, stride_q_s, stride_q_h,
                     stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b,
                     stride_o_b, stride_o_split, stride_o_s, stride_o_h,
                     stride_l_b, stride_l_split, stride_l_s, stride_l_h,
                     s_q, h_kv, heads_per_kv, sm_scale,
-                    BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+                    BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
+                    TMA: tl.constexpr):
     n_rows, rb, g, b, split = work_item(s_q, h_kv, heads_per_kv, BLOCK_H)
     # This split's positions [lo, hi) and its K tiles, read once and shared by every partition.
     seqlen, lo, hi, NK = split_range(seqlens_ptr, b, split)
@@ -87,18 +89,20 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
-                     bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, BLOCK_H)),
+                     k_desc, tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv,
+                     BLOCK_H, TMA)),
          (left, (q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h,
                  sm_scale, lo, hi, NK, seqlen, s_q, rb, g, n_rows, heads_per_kv,
-                 BLOCK_H, CAUSAL, SPLIT)),
+                 BLOCK_H, CAUSAL, SPLIT, TMA)),
          (right, (kv, score, out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv,
                   BLOCK_H, SPLIT))],
         [4, 4],
         [240, 168])
 
 
-def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, bt_row,
-             lo, hi, NK, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr):
+def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc,
+             tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
+             TMA: tl.constexpr):
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -119,24 +123,37 @@ def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride
     kw = kv.writer()
     for ck in range(NK):
         # The page of tile ck is read before acquire so its latency hides behind the wait for a
-        # free stage. Positions at or past hi (the tail of the last page) load as zeros.
-        page = tl.load(bt_row + ck).to(tl.int64)
-        valid = lo + ck * BK + offs_k < hi
-        rows = kv_rows(k_head + page * stride_k_blk, stride_k_tok, offs_k, valid)
-        keep = valid[:, None]
-        slot = kw.acquire(ck)
-        tl.store(tle.gpu.local_ptr(slot.kv_l),
-                 tl.load(rows + offs_d[None, :], mask=keep, other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.kv_r),
-                 tl.load(rows + D_HALF + offs_d[None, :], mask=keep, other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows + D_MAIN + offs_t[None, :], mask=keep, other=0.0))
-        kw.commit(ck)
+        # free stage.
+        page = tl.load(bt_row + ck)
+        if TMA:
+            # Each piece is one TMA box [1, BK, 1, width] of the page at token coordinate shift
+            # = n - BK (page_shift): the positions at or past hi (the tail of the split's last
+            # page) never arrive, the box's rows before the page are zeros.
+            shift = page_shift(lo, hi, ck)
+            slot = kw.acquire(ck)
+            tle.gpu.tma_load(slot.kv_l, k_desc, [page, shift, g, 0])
+            tle.gpu.tma_load(slot.kv_r, k_desc, [page, shift, g, D_HALF])
+            tle.gpu.tma_load(slot.tkv, tail_desc, [page, shift, g, D_MAIN])
+            kw.commit(ck)
+        else:
+            # Positions at or past hi (the tail of the last page) load as zeros.
+            valid = lo + ck * BK + offs_k < hi
+            rows = kv_rows(k_head + page.to(tl.int64) * stride_k_blk, stride_k_tok, offs_k,
+                           valid)
+            keep = valid[:, None]
+            slot = kw.acquire(ck)
+            tl.store(tle.gpu.local_ptr(slot.kv_l),
+                     tl.load(rows + offs_d[None, :], mask=keep, other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.kv_r),
+                     tl.load(rows + D_HALF + offs_d[None, :], mask=keep, other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.tkv),
+                     tl.load(rows + D_MAIN + offs_t[None, :], mask=keep, other=0.0))
+            kw.commit(ck)
 
 
 def left(q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h,
          sm_scale, lo, hi, NK, seqlen, s_q, rb, g, n_rows, heads_per_kv,
-         BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr):
+         BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr, TMA: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_k = tl.arange(0, BK)
     r = block_rows(rb, n_rows, BLOCK_H)
@@ -160,8 +177,11 @@ def left(q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, s
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_tail)),
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
         if needs_mask(lo + (ck + 1) * BK, seqlen, s_q, hi, CAUSAL):  # only the split's last tiles
-            pos = lo + ck * BK + offs_k
-            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0: max
+            if TMA:  # slot row r is position lo + ck·BK + shift + r (page_shift)
+                s = masked_by_position(s, lo, ck, page_shift(lo, hi, ck), lim)
+            else:
+                pos = lo + ck * BK + offs_k
+                s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0: max
 
         mx = tl.max(s, 1) * qk_scale
         r_new = lazy_ref(ref, mx)    # lazy: after the first tiles alpha is exactly 1
@@ -223,16 +243,18 @@ DEFAULT_CONFIG = {
     # [b, max_blocks] int32, cache_seqlens [b] int32; one split: out [b, s_q, h_q, 512] bf16,
     # lse [b, h_q, s_q] fp32 (SPLIT=True: o_part fp32 and lse_part fp32, the same strides by name).
     "signature": {
-        "q_ptr": "*bf16", "k_ptr": "*bf16", "bt_ptr": "*i32", "seqlens_ptr": "*i32",
+        "q_ptr": "*bf16", "k_ptr": "*bf16",
+        "k_desc": "tensordesc<bf16[1, 64, 1, 256]>", "tail_desc": "tensordesc<bf16[1, 64, 1, 64]>",
+        "bt_ptr": "*i32", "seqlens_ptr": "*i32",
         "out_ptr": "*bf16", "lse_ptr": "*fp32",
         "stride_q_b": "i32", "stride_q_s": "i32", "stride_q_h": "i32",
         "stride_k_blk": "i32", "stride_k_tok": "i32", "stride_k_h": "i32", "stride_bt_b": "i32",
         "stride_o_b": "i32", "stride_o_split": "i32", "stride_o_s": "i32", "stride_o_h": "i32",
         "stride_l_b": "i32", "stride_l_split": "i32", "stride_l_s": "i32", "stride_l_h": "i32",
         "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32", "sm_scale": "fp32",
-        "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "SPLIT": "constexpr",
+        "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "SPLIT": "constexpr", "TMA": "constexpr",
     },
-    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False},
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False, "TMA": 0},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("b * h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "n_split"),
 }

@@ -71,7 +71,10 @@ What decode changes:
   (mla_decode_common.masked_by_position). The cp.async path keeps its shift-0 expressions
   written out. consumer1 skips the mask on a tile wholly before every row's limit (needs_mask;
   the steady state of a long request): the compare and select sat between the QK's wait and the
-  softmax. consumer0 masks every tile (with the skip, ptxas spills in it: docs/decode.md).
+  softmax. consumer0 does so only with CAUSAL, one program per request and the TMA producer,
+  where it runs at 240 registers (``224 + 8 * TMA + 8 * TMA * CAUSAL * (1 - BALANCE)``: the
+  balanced producer needs more than the 32 that leaves); elsewhere it masks every tile (at 232
+  the branch spills; without CAUSAL the skip at 240 measured slower: docs/decode.md).
 - Rows past the last one of the kv head (a partial row block) load Q as zeros and store nothing.
 The part's pair count NP = max(x_hi - x_lo, 0) is computed once from cache_seqlens, in the kernel
 body before warp_specialize (mla_decode_parts.part_range); every partition loops ``for p in
@@ -90,7 +93,8 @@ each 32 KiB + 32 KiB + 8 KiB = 73,728 B; prob0 and prob1 each 8,192 + 256 = 8,44
 256 B each; total 230,400 B of Hopper's 232,448. q's tail stays in registers (16 per thread, the A
 operand of a register-A wgmma), as in the prefill seesaw. Registers: [232, 232] for the consumers
 with the TMA producer (which issues copies only and keeps 40), [224, 224] with the cp.async one
-(which needs 56 for its row addresses): ``224 + 8 * TMA``.
+(which needs 56 for its row addresses): ``224 + 8 * TMA``; consumer0 240 with CAUSAL, one program
+per request and TMA (the producer then keeps 32).
 """
 
 import triton.language as tl
@@ -161,13 +165,13 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b,
                       stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr,
                       seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g,
-                      n_rows, heads_per_kv, BLOCK_H, CAUSAL, TMA)),
+                      n_rows, heads_per_kv, BLOCK_H, CAUSAL, TMA, BALANCE)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b,
                       stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP,
                       b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
                       BLOCK_H, CAUSAL, TMA))],
         [4, 4],
-        [224 + 8 * TMA, 224 + 8 * TMA])
+        [224 + 8 * TMA + 8 * TMA * CAUSAL * (1 - BALANCE), 224 + 8 * TMA])
 
 
 def page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, tile, last_tile, seqlen):
@@ -327,7 +331,8 @@ def flush_segment(out, l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, b, whol
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, stride_q_s,
               stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP,
               b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
-              BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, TMA: tl.constexpr):
+              BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, TMA: tl.constexpr,
+              BALANCE: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_k = tl.arange(0, BK)
     r = block_rows(rb, n_rows, BLOCK_H)
@@ -364,13 +369,21 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
         k0r = own_r.wait(p)
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
-        lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
-        if TMA:  # slot row r is position 2pp·BK + shift + r (page_shift)
-            s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim)
-        else:    # the same with shift 0: rows at or past seqlen were loaded as zeros
-            pos = (2 * pp) * BK + offs_k
-            # sm_scale > 0 keeps the max
-            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
+        if CAUSAL and not BALANCE and TMA:
+            # a tile wholly before every row's limit skips the mask (as consumer1's), where
+            # consumer0 has the registers for the branch ([240, 232]: one program per request,
+            # the TMA producer) and it measured faster (causal; docs/decode.md)
+            if needs_mask((2 * pp + 1) * BK, csl, s_q, csl, CAUSAL):
+                lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
+                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim)
+        else:
+            lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
+            if TMA:  # slot row r is position 2pp·BK + shift + r (page_shift)
+                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim)
+            else:    # the same with shift 0: rows at or past seqlen were loaded as zeros
+                pos = (2 * pp) * BK + offs_k
+                # sm_scale > 0 keeps the max
+                s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
         own_r.release(p)
         qr.release(p)
 

@@ -37,9 +37,10 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1):
+def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1):
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
+    TMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -52,9 +53,9 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     async_copy.async_copy_global_to_shared(q_q_tail.index(0), ((q_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
     async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
     for ck in range(NK):
-        page = gl.load((bt_row + ck)).to(gl.int64)
+        page = gl.load((bt_row + ck))
         valid = (((lo + (ck * BK)) + gl.arange(0, BK, layout=L1)) < hi)
-        _kv_rows14_kv_ptr = (k_head + (page * stride_k_blk))
+        _kv_rows14_kv_ptr = (k_head + (page.to(gl.int64) * stride_k_blk))
         rows = (_kv_rows14_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
         keep = valid[:, None]
         _kv_s1 = (ck) % 2
@@ -74,6 +75,7 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
     SPLIT: gl.constexpr = False
+    TMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L2: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
@@ -206,7 +208,7 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
 
 
 @gluon.jit
-def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr):
+def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr, TMA: gl.constexpr):
     _work_item1_n_rows = (s_q * heads_per_kv)
     _work_item1_n_rb = (((_work_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
     _work_item1_item = gl.program_id(0)
@@ -272,7 +274,7 @@ def mla_decode_pipe(q_ptr, k_ptr, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_
     mbarrier.init(score_empty0.index(0), count=1)  # score.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1)),
+        (producer, (q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1)),
         (left, (out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo, hi, NK, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1, score_alpha, score_probs, score_sum_exp, score_full0, score_empty0)),
         (right, (out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1, score_alpha, score_probs, score_sum_exp, score_full0, score_empty0)),
     ], [4, 4], [240, 168])
