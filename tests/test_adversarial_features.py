@@ -23,11 +23,29 @@ Wrong before the fixes that came with this file:
   ``n`` as a signed integer (``M >= 1`` iff ``n >= 2``), the GPU compares the u32 ``n - 1``
   unsigned (``arith.cmpi uge``): at ``n = 0`` the reader waits for a commit the writer never
   makes. The same for ``*i8`` / ``*i16`` / ``*u8`` (arithmetic that wraps at 8 or 16 bits), a
-  float pointer (``n >= 2`` and ``n > 1`` differ at 1.5) and ``*i64`` (i32 and i64 parts of one
+  float pointer (``n >= 2`` and ``n > 1`` differ at 1.5), ``*i64`` (i32 and i64 parts of one
   expression in an order the verifier does not model, why i64 arguments the protocol reads are
-  refused). The compile now refuses such a param at its line (lowering/loaded_params.py, check
-  ``signature``), as it refuses an i64 argument the protocol reads; a value cast
-  ``.to(tl.int32)`` is what the verifier's integer is, and compiles.
+  refused) and an atomic's old value. The compile now refuses a loaded value that a partition's
+  events depend on unless it is an i32 (lowering/loaded_params.py, check ``signature``), through
+  helpers and tuples; one cast ``.to(tl.int32)`` or ``.to(tl.int64)`` compiles;
+- verified, and compiled to a kernel no launch accepts: partitions of 48 warps in all (a CTA has
+  at most 32, 1024 threads); verify-protocol now refuses them (``bad-warps``), and a launch's
+  ``num_warps`` that overfills the CTA is refused at its compile.
+
+Checked and left as they are: a TMA copy whose descriptor box or element type is not the slot's
+is verified (the verdict does not depend on the signature) and refused by every compile, which
+has the descriptor's type; more named pipes than the hardware barriers left above Triton's are
+verified and refused by the lowering (tests/test_named_barrier_lowering.py pins that split); two
+TMA copies into one field in one window, a copy after the commit, before the acquire, inside a
+branch, a loop, a ``while`` or under a data condition, into a slot the partition reads, into a
+``barrier="named"`` pipe, and a copy whose destination a conditional expression chooses are all
+refused at the copy; a named pipe of capacity 2, with two readers or one_shot, in a .kir too, is
+refused; named pipes whose hop is missing at one iteration (in the start zone, the end zone or at
+``N // 2``) are rejected; register budgets that are no multiple of 8, outside [24, 256], of
+another count than the workers, or that leave the default partition under 24 are refused;
+pipelined wgmma loops releasing the slot a carried wgmma reads (in an ``if``/``else``, in an
+``if`` that also computes, through a helper, two iterations late, through a second reader name)
+lower to the verified events and retire the wgmma first.
 """
 
 from __future__ import annotations
@@ -350,3 +368,150 @@ def test_a_launch_num_warps_that_overfills_the_cta_is_refused(tmp_path):
     assert e.value.check == "bad-warps" and "runs 48 warps in one CTA" in str(e.value)
     assert compile_kernel((str(path), "exchange"), EXCHANGE_SIG, num_warps=16).metadata \
         .num_warps == 32
+
+
+# ------------------------------------------------------------------ what was checked and holds
+
+COPY_T = "        tle.gpu.tma_load(s.t, x_desc, [i * BM, 0])\n"
+COPY_U = "        tle.gpu.tma_load(s.u, x_desc, [i * BM, 0])\n"
+TMA_WINDOWS = {
+    # the copy into t moved to where its window's expect-tx cannot count it
+    "under_a_data_if": ("        if tl.load(f_ptr + i) > 0:\n    " + COPY_T, "tma_load(s.t",
+                        "tma-window"),
+    "in_a_while": ("        j = tl.load(f_ptr + i)\n        while j > 0:\n    " + COPY_T
+                   + "            j -= 1\n", "tma_load(s.t", "tma-window"),
+    "in_a_data_loop": ("        for j in range(tl.load(f_ptr + i)):\n    " + COPY_T,
+                       "tma_load(s.t", "tma-window"),
+    "under_an_affine_if": ("        if i % 2 == 0:\n    " + COPY_T, "tma_load(s.t",
+                           "tma-window"),
+    "twice": (COPY_T + COPY_T, "tma_load(s.t", "tma-window"),
+    "destination_chosen_at_run_time": (
+        "        tle.gpu.tma_load(s.t if i % 2 == 0 else s.u, x_desc, [i * BM, 0])\n",
+        "tma_load(s.t if", "unknown-slot"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TMA_WINDOWS))
+def test_a_tma_copy_whose_window_bytes_are_not_static_is_refused_at_the_copy(tmp_path, case):
+    copy, at, check = TMA_WINDOWS[case]
+    src = tma_view_kernel('("t", "u")').replace(COPY_T, copy) \
+        .replace("def k(x_desc, y_ptr, N)", "def k(x_desc, y_ptr, f_ptr, N)") \
+        .replace("(fill, (p, x_desc, N))", "(fill, (p, x_desc, f_ptr, N))") \
+        .replace("def fill(p, x_desc, N)", "def fill(p, x_desc, f_ptr, N)") \
+        .replace('"y_ptr": "*bf16",', '"y_ptr": "*bf16", "f_ptr": "*i32",')
+    path = write(tmp_path, case, src)
+    code, _, err = dump([str(path)])
+    assert code == 1, err
+    assert f"{path}:{line_of(src, at, 1 if case == 'twice' else 0)}: error:" in err
+    assert f"[{check}]" in err
+
+
+def test_a_reader_copying_into_its_slot_is_refused(tmp_path):
+    src = tma_view_kernel('("t", "u")').replace(
+        "        v = tl.load(tle.gpu.local_ptr(res.slot.t))\n",
+        "        v = tl.load(tle.gpu.local_ptr(res.slot.t))\n"
+        "        tle.gpu.tma_load(res.slot.t, x_desc, [i * BM, 0])\n") \
+        .replace("(drain, (p, y_ptr, N))", "(drain, (p, y_ptr, x_desc, N))") \
+        .replace("def drain(p, y_ptr, N)", "def drain(p, y_ptr, x_desc, N)")
+    path = write(tmp_path, "reader_copy", src)
+    code, _, err = dump([str(path)])
+    assert code == 1 and "[reader-write]" in err
+    assert f":{line_of(src, 'tma_load(res.slot.t')}: error:" in err
+
+
+def named_skip_kernel(k: str) -> str:
+    """The exchange of a named pipe x (wa -> wb) whose release is implied by wb's commit of y,
+    except at iteration ``k``, where wb commits nothing (its later commits shift down one index,
+    so every other rule holds)."""
+    return f'''
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def k(a_ptr, N):
+    x = tle.pipe(capacity=1, barrier="named", m=tle.gpu.alloc([1, 64], tl.float32))
+    y = tle.pipe(capacity=1, m=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(wa, (x, y, a_ptr, N)), (wb, (x, y, a_ptr, N))], [4], [232])
+
+
+def wa(x, y, a_ptr, N):
+    offs = tl.arange(0, 64)
+    w = x.writer()
+    r = y.reader()
+    for t in range(N):
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.m), tl.load(a_ptr + offs))
+        w.commit(t)
+        if t < {k}:
+            res = r.wait(t)
+            tl.store(a_ptr + offs, tl.load(tle.gpu.local_ptr(res.slot.m)))
+            r.release(t)
+        if t > {k}:
+            res = r.wait(t - 1)
+            tl.store(a_ptr + offs, tl.load(tle.gpu.local_ptr(res.slot.m)))
+            r.release(t - 1)
+
+
+def wb(x, y, a_ptr, N):
+    r = x.reader()
+    w = y.writer()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.m))
+        r.release(t)
+        if t < {k}:
+            s = w.acquire(t)
+            tl.store(tle.gpu.local_ptr(s.m), v)
+            w.commit(t)
+        if t > {k}:
+            s = w.acquire(t - 1)
+            tl.store(tle.gpu.local_ptr(s.m), v)
+            w.commit(t - 1)
+'''
+
+
+@pytest.mark.parametrize("k,use,plain_code", [("7", 8, 0), ("N // 2", 2, 3)])
+def test_a_named_release_whose_hop_is_missing_at_one_iteration_is_rejected(tmp_path, k, use,
+                                                                            plain_code):
+    """(With mbarriers the N // 2 kernel is bounded, not rejected: N and N // 2 are two params.)"""
+    src = named_skip_kernel(k)
+    path = write(tmp_path, "skip", src)
+    code, _, err = dump([str(path)])
+    assert code == 1, err
+    assert f"this acquire (use {use}) is not ordered after the reader's release of use " \
+           f"{use - 1}" in err and "[named-release]" in err
+    # with mbarriers the same kernel is fine: the rejection is rule 10's
+    plain = write(tmp_path, "skip_plain", src.replace(', barrier="named"', ""))
+    assert dump([str(plain)])[0] == plain_code
+
+
+ATTENTION = Path(__file__).resolve().parent.parent / "tle_kernels" / "examples" / \
+    "attention_tile.py"
+S_READ = "                   tl.trans(tl.load(tle.gpu.local_ptr(res.slot.k)))) * qk_scale\n"
+DELAYED = {
+    "if_else": "        if t > 0:\n            r.release(t - 1)\n        else:\n"
+               "            m_i = m_i + 0.0\n",
+    "if_that_computes": "        if t > 0:\n            l_i = l_i * 1.0\n"
+                        "            r.release(t - 1)\n",
+    "through_a_helper": "        if t > 0:\n            let_go(r, t - 1)\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(DELAYED))
+def test_a_pipelined_loop_releases_a_slot_only_after_its_carried_wgmma(tmp_path, case):
+    """attention_tile with ``wgmma_pipeline=True`` and kv(t - 1) released in iteration t, the
+    P·V wgmma of t - 1 in flight across the back-edge: every release the lowering emits comes
+    after a wait that retires the wgmmas reading its slot (the Gluon trace's release check)."""
+    src = ATTENTION.read_text() \
+        .replace("@tle.jit(num_warps=4)", "@tle.jit(num_warps=4, wgmma_pipeline=True)") \
+        .replace("def attention_tile(", "def k(") \
+        .replace(S_READ, S_READ + DELAYED[case]).replace("        r.release(t)\n", "") \
+        .replace("    out = acc / l_i[:, None]\n",
+                 "    if NT > 0:\n        r.release(NT - 1)\n    out = acc / l_i[:, None]\n")
+    src += "\n\ndef let_go(r, i):\n    r.release(i)\n"
+    path = write(tmp_path, case, src)
+    code, _, err = dump([str(path)])
+    assert code == 0, err
+    lowering_agrees(path)
