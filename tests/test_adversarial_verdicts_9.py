@@ -445,3 +445,43 @@ def test_what_triton_does_with_float_loop_bounds(tmp_path, monkeypatch, header, 
     ok, e = triton_accepts(tmp_path, monkeypatch,
                            f"for q in {header}:\n    tl.store(x_ptr + q, 1.0)", tag="tri9flt")
     assert ok == accepted, f"{header}: {e}"
+
+
+# ---------------------------------------------------------------- unary minus of derived params
+
+def counts(wexpr: str, rexpr: str, assume: str = "N >= -8") -> str:
+    """The writer commits NW = ``wexpr`` tiles, the reader waits NR = ``rexpr`` (kernel-body
+    names, computed from the kernel argument N)."""
+    text = ring(writer(), reader(), warg="NW", rarg="NR",
+                kernel_pre=f"NW = {wexpr}\nNR = {rexpr}\n")
+    return text.replace("tle.assume(N >= 0)", f"tle.assume({assume})")
+
+
+# `-(N // 2)` was an opaque value, a free param of its own, where `0 - N // 2` was affine in the
+# param N // 2 derives: two equal counts were rejected with a counterexample no N gives (NR = 0
+# at N = 0, where NR is 8). Walker._e_UnaryOp now negates a pure function of params as `0 - x`.
+UNARY_MINUS = {
+    "0 - N // 2 against -(N // 2)": (counts("0 - N // 2 + 8", "-(N // 2) + 8"), ("bounded",)),
+    # C's division is odd-symmetric: N // -2 is -(N // 2) on the GPU
+    "N // -2 against -(N // 2)": (counts("N // -2 + 8", "-(N // 2) + 8"), ("bounded",)),
+    "N // 2 against -(N // 2)": (counts("N // 2 + 8", "-(N // 2) + 8"),
+                                 ("rejected", "[unconsumed]", "when N=2 (N_2=1)")),
+    # C's -1 // 2 is 0: -(-N // 2) is no ceiling on the GPU
+    "-(-N // 2) against (N + 1) // 2": (counts("-(-N // 2)", "(N + 1) // 2", "N >= 0"),
+                                        ("rejected", "[wait-never-committed]", "when N=1")),
+    # on constexprs Python's floor: C // -2 and -(C // 2) differ at C = 1
+    "C // -2 against -(C // 2)": (counts("C // -2 + 8", "-(C // 2) + 8"),
+                                  ("rejected", "[wait-never-committed]", "when C=1")),
+}
+
+
+@pytest.mark.parametrize("name", list(UNARY_MINUS))
+def test_unary_minus_of_derived_params(tmp_path, capsys, name):
+    """Rule unary-minus-derived (Walker._e_UnaryOp): the first two were rejected before."""
+    text, expect = UNARY_MINUS[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_a_negated_derived_param_is_checked_at_a_value(tmp_path, capsys):
+    _run(tmp_path, capsys, UNARY_MINUS["0 - N // 2 against -(N // 2)"][0], ("N=-7",),
+         "verified")

@@ -960,6 +960,11 @@ class Walker(WalkRules):
         if isinstance(v, Data) and v.shared and v.view == "loaded":
             # `-k` of a loaded slot tile: a matrix multiply may still read k from shared memory
             return replace(v, node=e, key=None, hint=None, why=None)
+        if e.op == "-" and isinstance(v, Data) and v.key is not None and not v.unmodelled:
+            # `-(N // 2)` of a pure function of params is `0 - (N // 2)`, affine in the param
+            # `N // 2` derives: as an opaque value of its own it was a free param, and a fault
+            # found at a value of it no N gives (`-(N // 2) + 8` = 0 at N = 0) was a rejection
+            return self.binop("-", Aff(Affine.of(0)), v, e)
         return self.unmodelled_of([v], e) or Data(node=e)
 
     def _e_BinOp(self, e: K.BinOp) -> Value:
