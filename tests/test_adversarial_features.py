@@ -515,3 +515,30 @@ def test_a_pipelined_loop_releases_a_slot_only_after_its_carried_wgmma(tmp_path,
     code, _, err = dump([str(path)])
     assert code == 0, err
     lowering_agrees(path)
+
+
+def test_the_json_table_does_not_call_an_unbound_expect_tx_zero(tmp_path):
+    """A TMA-filled field shaped by constexprs tle-dump leaves unbound: the text table prints
+    ``expect-tx=?``; the JSON said 0 bytes, what a group without TMA copies has. It is null,
+    and the bytes once the constexprs are given."""
+    import json
+
+    src = tma_view_kernel('("t", "u")') \
+        .replace("def k(x_desc, y_ptr, N):", "def k(x_desc, y_ptr, N, BM: tl.constexpr):") \
+        .replace('"N": "i32"}', '"N": "i32", "BM": "constexpr"}') \
+        .replace('"constexprs": {}', '"constexprs": {"BM": 64}') \
+        .replace("\nBM = tl.constexpr(64)\n", "\n")
+    src = src.replace("(fill, (p, x_desc, N))", "(fill, (p, x_desc, N, BM))") \
+        .replace("def fill(p, x_desc, N):", "def fill(p, x_desc, N, BM: tl.constexpr):") \
+        .replace("(drain, (p, y_ptr, N))", "(drain, (p, y_ptr, N, BM))") \
+        .replace("def drain(p, y_ptr, N):", "def drain(p, y_ptr, N, BM: tl.constexpr):")
+    path = write(tmp_path, "tma_unbound", src)
+    code, out, err = dump([str(path)])
+    assert code == 0, err
+    assert "expect-tx=?" in out
+    full = [b for b in json.loads(dump(["--format", "json", str(path)])[1])["kernels"][0]
+            ["barriers"] if b["kind"] == "full"]
+    assert full and all(b["tma"] == ["t", "u"] and b["expect_tx"] is None for b in full)
+    bound = json.loads(dump(["--format", "json", "--param", "BM=64", str(path)])[1])
+    assert {b["expect_tx"] for b in bound["kernels"][0]["barriers"] if b["kind"] == "full"} \
+        == {2 * 64 * 64 * 2}

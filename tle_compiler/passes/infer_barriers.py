@@ -69,7 +69,11 @@ class Barrier:
                 "stage": self.stage, "count": self.count,
                 "arrivers": [a.to_json() for a in self.arrivers],
                 "waiters": [w.to_json() for w in self.waiters],
-                "fence": self.fence, "expect_tx": self.expect_tx, "tma": list(self.tma)}
+                "fence": self.fence,
+                # null: TMA-filled fields whose shape is not bound yet (a constexpr), which the
+                # text table prints as "?"; 0 would read as a group without TMA copies
+                "expect_tx": None if self.tma and not self.expect_tx else self.expect_tx,
+                "tma": list(self.tma)}
 
 
 def tma_fields(program: Program) -> dict[str, dict[str, int]]:
