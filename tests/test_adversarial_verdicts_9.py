@@ -310,6 +310,13 @@ CONSTEXPR_EXPRESSIONS = {
     "an annotated C - 4 under %": (
         ring(writer(pre="q: tl.constexpr = C - 4\n", loop="for i in range(1):", body=MOD_IF),
              reader(loop="for p in range(C % 2):")), ("C=3",), "verified"),
+    # `C = 7` after it: the expression cannot be read in place (it would see 7), and assigned
+    # the Gluon held an i32 tensor, C's -1 % 2, where the verdict (as Triton) took Python's 1:
+    # verified at C = 3, the writer never committed (Builder.s_AnnAssign now refuses it)
+    "an annotated C - 4 whose C the partition rebinds": (
+        ring(writer(pre="q: tl.constexpr = C - 4\nC = 7\n", loop="for i in range(1):",
+                    body=MOD_IF), reader(loop="for p in range(C % 2):")), ("C=3",),
+        _REFUSED + ("cannot keep 'q' a constexpr", "reads a name this function binds again")),
     # a name the caller binds by a plain assignment is a tensor in Triton too: refused there
     "a plainly bound name times 1 passed to a helper's static_range": (
         helper("put(w, x_ptr, p, q * 1)\n", STATIC_HELPER).replace(
@@ -357,6 +364,25 @@ def test_an_annotated_constexpr_is_read_in_place_by_the_lowering(tmp_path, capsy
     out = capsys.readouterr().out
     produce = out[out.index("def produce("):out.index("def consume(")]
     assert "(((C - 4) % 2) == 1)" in produce, produce
+
+
+def test_triton_keeps_an_annotated_constexpr_whose_operand_is_rebound(tmp_path, monkeypatch):
+    """`q: tl.constexpr = C - 4` then `C = 7`, at C = 3: Triton's q % 2 is Python's 1 (the
+    lowering could only hold q as a tensor, -1)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    (tmp_path / "tri9_rebound.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, N, C: tl.constexpr):\n    q: tl.constexpr = C - 4\n    C = 7\n"
+        "    tl.store(x_ptr + 1000 + q % 2, 1.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("tri9_rebound")
+    ttir = triton.compile(ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32",
+                                                      "C": "constexpr"}, constexprs={"C": 3}),
+                          target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert "arith.constant 1001 : i32" in ttir, ttir
 
 
 def test_triton_passes_a_constexpr_expression_as_a_constexpr(tmp_path, monkeypatch):

@@ -967,14 +967,27 @@ class Builder(BuildRules):
             # where Triton and the verifier take Python's 1 (an `if` around events that never
             # ran: a hang), and `tl.arange(0, q)` did not compile
             st = Static("const", e)
+        elif st is None and isinstance(s.target, ast.Name) and _constexpr_annotation(s) \
+                and self.in_partition and fold(e) is None and not self.is_runtime(e) \
+                and self.constexpr_in_place(e, rebound=True):
+            # the expression reads a name the function binds again (`C = 7` after it): read in
+            # place it would see the new value, and assigned, the lowered Gluon holds an i32
+            # tensor (`q % 2` is C's -1 where Triton's constexpr, and the verdict, take 1)
+            raise self.err(f"`{ast.unparse(s).strip()}`: the lowered kernel cannot keep "
+                           f"'{s.target.id}' a constexpr, as Triton does: `{ast.unparse(s.value)}` "
+                           f"reads a name this function binds again, and the lowering would "
+                           f"assign it as an i32 tensor, whose `%`, `//` and shapes differ from "
+                           f"the constexpr's; compute it from names bound once", s,
+                           check="unsupported-expression")
         self.assign(s.target, e, st, s)
 
-    def constexpr_in_place(self, e: K.Expr) -> bool:
+    def constexpr_in_place(self, e: K.Expr, rebound: bool = False) -> bool:
         """Whether ``e`` is arithmetic on constants, enclosing tl.static_range variables and
         names that are no runtime value of a function being built (the partition, or a helper
         it calls) that never assigns them (its constexpr parameters): reading ``e`` where a name
         bound to it is used computes the same value (nothing can rebind those names in between),
-        and as Triton computes it, a constexpr."""
+        and as Triton computes it, a constexpr. ``rebound``: names the function assigns count
+        too (whether ``e`` is such arithmetic but for them)."""
         names = {fr.kir(n): (fr, n) for fr in self.frames for n in fr.env}
         for x in K.walk_expr(e):
             if isinstance(x, (K.BinOp, K.UnaryOp, K.Compare, K.BoolOp, K.Const, K.Global)):
@@ -983,7 +996,7 @@ class Builder(BuildRules):
                 continue
             if isinstance(x, K.Name) and x.id not in self.runtime and x.id in names:
                 fr, n = names[x.id]
-                if n not in fr.stores and fr.env.get(n) is None:
+                if (rebound or n not in fr.stores) and fr.env.get(n) is None:
                     continue
             return False
         return True
