@@ -542,3 +542,56 @@ def test_the_json_table_does_not_call_an_unbound_expect_tx_zero(tmp_path):
     bound = json.loads(dump(["--format", "json", "--param", "BM=64", str(path)])[1])
     assert {b["expect_tx"] for b in bound["kernels"][0]["barriers"] if b["kind"] == "full"} \
         == {2 * 64 * 64 * 2}
+
+
+FLOAT_COUNT = '''
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def k(a_ptr, N):
+    n = N * 1.0
+    p = tle.pipe(capacity=1, m=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(wr, (p, a_ptr, n)), (rd, (p, a_ptr, n))], [4], [232])
+
+
+def wr(p, a_ptr, n):
+    offs = tl.arange(0, 64)
+    r = p.reader()
+    if n >= 1:
+        res = r.wait(0)
+        v = tl.load(tle.gpu.local_ptr(res.slot.m))
+        r.release(0)
+        tl.store(a_ptr + offs, v)
+
+
+def rd(p, a_ptr, n):
+    offs = tl.arange(0, 64)
+    w = p.writer()
+    if (n + 16777216) - 16777216 >= 1:
+        s = w.acquire(0)
+        tl.store(tle.gpu.local_ptr(s.m), tl.load(a_ptr + offs))
+        w.commit(0)
+'''
+
+
+def test_a_count_computed_in_floats_is_refused_at_its_compile(tmp_path):
+    """``n = N * 1.0`` is an fp32 the frontend reads as an opaque integer param: the two
+    conditions are one over the integers (tle-dump verifies the kernel), but at N = 1 the GPU's
+    ``(1.0 + 16777216.0) - 16777216.0`` is 0.0 (16777217 rounds to 16777216 in fp32), so the
+    writer skips the commit the reader waits for. The compile refuses the value at its line;
+    the same kernel in integers compiles."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    sig = {"a_ptr": "*fp32", "N": "i32"}
+    path = write(tmp_path, "float_count", FLOAT_COUNT)
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(path), "k"), sig)
+    assert e.value.check == "signature" and e.value.loc.line == line_of(FLOAT_COUNT, "n = N * 1.0")
+    assert "is computed as a value of type fp32" in str(e.value)
+    ints = write(tmp_path, "int_count", FLOAT_COUNT.replace("n = N * 1.0", "n = N * 1"))
+    assert dump([str(ints)])[0] == 0
+    assert compile_kernel((str(ints), "k"), sig) is not None

@@ -22,7 +22,10 @@ refuses one that a partition's pipe events depend on (a partition parameter that
 loop holding events, the condition of an ``if`` holding events or an event's index are computed
 from) when it comes from a load and is not an i32 (or an i1, a comparison's truth): load it
 through an ``*i32`` pointer, or cast it ``.to(tl.int32)``, whose value the verifier's integer
-then is.
+then is (``.to(tl.int64)`` too: the frontend keys that cast apart and computes in i64). A value
+the kernel computes as a float (``n = N * 1.0``, which the frontend reads as an opaque integer
+param) or as an unsigned or narrow integer is refused whether or not it was loaded: at N = 1 the
+fp32 ``(n + 16777216) - 16777216`` is 0.0, where the verifier reads 1.
 """
 
 from __future__ import annotations
@@ -67,7 +70,10 @@ def promote(a: Optional[str], b: Optional[str]) -> Optional[str]:
     if a.startswith("*") or b.startswith("*"):
         return a if a.startswith("*") else b
     if _is_float(a) or _is_float(b):
-        return a if _is_float(a) else b  # some float: not an integer the verifier models
+        # some float: not an integer the verifier models (a Python float beside an integer
+        # tensor makes it an fp32)
+        f = a if _is_float(a) and a != "float" else b if _is_float(b) and b != "float" else None
+        return f or "fp32"
     if a not in _INT_BITS or b not in _INT_BITS:
         return None
     (ra, sa), (rb, sb) = (_INT_BITS[a], a[0]), (_INT_BITS[b], b[0])
@@ -223,8 +229,9 @@ def protocol_params(part: K.KPartition) -> list[str]:
 
 
 def check_loaded_params(info, signature: dict) -> None:
-    """Refuse a value read from memory that a partition's pipe events depend on, unless it is an
-    i32 (module docstring); ``signature``: the compile's argument types."""
+    """Refuse a value that a partition's pipe events depend on and that is no integer the
+    verifier models (module docstring): read from memory as anything but an i32, or computed as
+    a float, an unsigned or a narrow integer; ``signature``: the compile's argument types."""
     kir = getattr(info, "kir", None)
     if kir is None:
         return
@@ -246,19 +253,33 @@ def check_loaded_params(info, signature: dict) -> None:
         for param in protocol_params(part):
             for item in items_of(bindings[param]):
                 t, loaded = types.expr(item)
-                if not loaded or t in ACCEPTED:
+                if not _refused(t, loaded):
                     continue
                 what = f"of type {t}" if t is not None else "of a type the lowering cannot tell"
                 text = f"'{item.id}'" if isinstance(item, K.Name) else "the value"
+                how = ("comes from a load, and the signature makes it a value" if loaded else
+                       "is computed as a value")
                 raise TleError(
                     f"kernel '{info.name}': {text}, which partition '{part.name}' receives as "
-                    f"'{param}' and its pipe events depend on, comes from a load, and the "
-                    f"signature makes it a value {what}; the verifier reads it as a signed "
-                    f"integer and what the kernel computes from it (bounds, conditions, indices) "
-                    f"in i32, which the GPU does only for an i32 (an unsigned compare, a narrow "
-                    f"or float value, or i64 arithmetic would run events it did not check): "
-                    f"load it through an *i32 pointer or cast it .to(tl.int32)",
+                    f"'{param}' and its pipe events depend on, {how} {what}; the verifier reads "
+                    f"it as a signed integer and what the kernel computes from it (bounds, "
+                    f"conditions, indices) in i32, which the GPU does only for an i32 (an "
+                    f"unsigned compare, a narrow or float value, or i64 arithmetic would run "
+                    f"events it did not check): "
+                    + ("load it through an *i32 pointer or cast it .to(tl.int32)" if loaded else
+                       "compute it in integers, or cast it .to(tl.int32)"),
                     _loc_of(kir, item, part), check="signature")
+
+
+def _refused(t: Optional[str], loaded: bool) -> bool:
+    """Whether a value of type ``t`` (``loaded``: read from memory) may not decide events: a
+    float, unsigned or narrow integer always; an i64 or a type the lowering cannot tell when
+    read from memory (an i64 the kernel casts to is keyed apart by the frontend)."""
+    if t in ACCEPTED or (t is not None and t.startswith("*")):
+        return False
+    if t is None or t == "i64":
+        return loaded
+    return True
 
 
 def _loc_of(kir: K.Kernel, item, part: K.KPartition):
