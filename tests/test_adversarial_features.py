@@ -577,7 +577,9 @@ def rd(p, a_ptr, n):
 '''
 
 
-def test_a_count_computed_in_floats_is_refused_at_its_compile(tmp_path):
+@pytest.mark.parametrize("spelling", ["N * 1.0", "N / 1", "N + 0.0", "tl.fdiv(N, 1)",
+                                      "tl.sqrt(N * N * 1.0)"])
+def test_a_count_computed_in_floats_is_refused_at_its_compile(tmp_path, spelling):
     """``n = N * 1.0`` is an fp32 the frontend reads as an opaque integer param: the two
     conditions are one over the integers (tle-dump verifies the kernel), but at N = 1 the GPU's
     ``(1.0 + 16777216.0) - 16777216.0`` is 0.0 (16777217 rounds to 16777216 in fp32), so the
@@ -587,10 +589,12 @@ def test_a_count_computed_in_floats_is_refused_at_its_compile(tmp_path):
     from tle_compiler.lowering import compile_kernel
 
     sig = {"a_ptr": "*fp32", "N": "i32"}
-    path = write(tmp_path, "float_count", FLOAT_COUNT)
+    src = FLOAT_COUNT.replace("n = N * 1.0", f"n = {spelling}")
+    path = write(tmp_path, "float_count", src)
+    assert dump([str(path)])[0] == 0
     with pytest.raises(TleError) as e:
         compile_kernel((str(path), "k"), sig)
-    assert e.value.check == "signature" and e.value.loc.line == line_of(FLOAT_COUNT, "n = N * 1.0")
+    assert e.value.check == "signature" and e.value.loc.line == line_of(src, f"n = {spelling}")
     assert "is computed as a value of type fp32" in str(e.value)
     ints = write(tmp_path, "int_count", FLOAT_COUNT.replace("n = N * 1.0", "n = N * 1"))
     assert dump([str(ints)])[0] == 0

@@ -43,6 +43,9 @@ _INT_BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64,
 #: A Python int (a literal, a module constant, a constexpr argument): it takes the type of the
 #: tensor beside it, as Triton types a scalar operand.
 WEAK = "int"
+#: tl functions whose result is a float whatever their operands.
+FLOAT_FNS = frozenset({"sqrt", "sqrt_rn", "rsqrt", "exp", "exp2", "log", "log2", "sin", "cos",
+                       "erf", "floor", "ceil", "fdiv", "div_rn", "sigmoid", "softmax"})
 #: Types a loaded value the protocol reads may have.
 ACCEPTED = frozenset({"i32", "i1", WEAK})
 
@@ -187,12 +190,16 @@ class _Types:
             return t, loaded and t not in ("i32", "i64")
         if name in ("program_id", "num_programs", "arange"):
             return "i32", loaded
-        if name in ("minimum", "maximum", "cdiv", "fdiv") and len(args) == 2:
+        if name in ("minimum", "maximum", "cdiv") and len(args) == 2:
             return promote(args[0][0], args[1][0]), loaded
         if name == "where" and len(args) == 3:
             return promote(args[1][0], args[2][0]), loaded
         if name in ("abs", "sum", "max", "min", "multiple_of", "max_contiguous") and args:
             return args[0][0], loaded
+        floats = [t for t, _ in args if _is_float(t)]
+        if name in FLOAT_FNS or floats:
+            # math on floats (or giving one): a float, whatever the lowering knows of the op
+            return next((t for t in floats if t != "float"), "fp32"), loaded
         return None, loaded
 
 
