@@ -511,3 +511,41 @@ def test_unary_minus_of_derived_params(tmp_path, capsys, name):
 def test_a_negated_derived_param_is_checked_at_a_value(tmp_path, capsys):
     _run(tmp_path, capsys, UNARY_MINUS["0 - N // 2 against -(N // 2)"][0], ("N=-7",),
          "verified")
+
+
+# ---------------------------------------------------------------- partition arguments
+
+def extra_argument(value: str) -> str:
+    """The producer takes one more parameter, `f`, given ``value`` (and never uses it)."""
+    return ring(extra="\n\ndef put(w, x_ptr, p):\n" + ind(PUT)).replace(
+        "def produce(kv, x_ptr, N, C: tl.constexpr):",
+        "def produce(kv, x_ptr, N, C: tl.constexpr, f):").replace(
+        "(produce, (kv, x_ptr, N, C))", f"(produce, (kv, x_ptr, N, C, {value}))")
+
+
+# The lowering passes pipes, handles, scalars and constants (and tuples of them) to a partition
+# (lowering/walks.py bindings), and refused these at the binding; tle-dump verified them
+# (Builder.partitions now refuses them, check bad-warp-specialize).
+UNLOWERABLE_ARGUMENTS = {
+    "a helper function": ("put", "is a helper function"),
+    "a dtype": ("tl.float32", "is the dtype `fp32`"),
+    "None": ("None", "is None"),
+    "a module": ("tl", "is a function or module"),
+    "a library function": ("tl.store", "is a function or module"),
+    "a tuple holding a dtype": ("(tl.float32, 1)", "is a tuple holding a dtype"),
+}
+
+
+@pytest.mark.parametrize("name", list(UNLOWERABLE_ARGUMENTS))
+def test_partition_arguments_the_lowering_cannot_pass(tmp_path, capsys, name):
+    value, said = UNLOWERABLE_ARGUMENTS[name]
+    _run(tmp_path, capsys, extra_argument(value), (),
+         ("rejected", "[bad-warp-specialize]", f"argument 'f' {said}"))
+
+
+@pytest.mark.parametrize("value", ["'a'", "2.5", "True", "(put, 1)", "('a', 1)",
+                                   "kv.writer()", "tl.program_id(0)"])
+def test_partition_arguments_the_lowering_passes(tmp_path, capsys, value):
+    path = _run(tmp_path, capsys, extra_argument(value), (), "verified")
+    pytest.importorskip("triton.experimental.gluon")
+    assert tle_dump(["-q", "--ttgir", str(path)]) == 0, capsys.readouterr().err[-2000:]

@@ -2658,6 +2658,14 @@ class Builder(BuildRules):
                         f"rank-{r} tensor of the kernel body; partitions take pipes, scalars and "
                         f"constants (and tuples of them): compute the tensor in the partition",
                         te.loc if te.loc.line else self.loc(elt), check="bad-warp-specialize")
+                what = _unlowerable_argument(e, st)
+                if what is not None:
+                    hint = " (call a helper by its name in the partition)" \
+                        if "function" in what else ""
+                    raise self.err(f"partition '{pdef.name}': argument '{p}' is {what}; "
+                                   f"partitions take pipes, scalars and constants (and tuples of "
+                                   f"them): the lowering cannot pass it{hint}", elt,
+                                   check="bad-warp-specialize")
                 bindings.append((p, e))
                 self.note_runtime(frame.kir(p), e)
                 if st is None and isinstance(e, (K.Const, K.Global, K.DType)):
@@ -2690,6 +2698,35 @@ class Builder(BuildRules):
 
 
 WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")
+
+
+def _unlowerable_argument(e: K.Expr, st: Optional[Static], top: bool = True) -> Optional[str]:
+    """What a partition argument is when the lowering cannot pass it (lowering/walks.py
+    ``bindings``: pipes, handles, scalars and constants, and tuples of them; a function, module
+    or None only as a tuple's item, a dtype nowhere), else None. Verified as an unused
+    parameter, such a kernel did not compile."""
+    if isinstance(e, K.DType):
+        return f"the dtype `{e.name}`" if top else "a tuple holding a dtype"
+    if st is not None and st.kind == "tuple":
+        items = e.items if isinstance(e, K.TupleExpr) else (None,) * len(st.value)
+        for item, ist in zip(items, st.value):
+            what = _unlowerable_argument(item, ist, False) if item is not None else None
+            if what is not None:
+                return what if not top else "a tuple holding a dtype"
+        return None
+    if isinstance(e, K.TupleExpr):
+        for item in e.items:
+            what = _unlowerable_argument(item, None, False)
+            if what is not None:
+                return "a tuple holding a dtype"
+        return None
+    if not top:
+        return None
+    if st is not None and st.kind in ("func", "mod", "usermod"):
+        return "a function or module" if st.kind != "func" else "a helper function"
+    if isinstance(e, K.Const) and e.value is None and st is None:
+        return "None"
+    return None
 
 #: Where tle.assume may stand (the error everywhere else).
 ASSUME_WHERE = ("tle.assume must be a statement at the top level of the kernel body, before "
