@@ -25,27 +25,29 @@ Wrong before the fixes that came with this file:
   makes. The same for ``*i8`` / ``*i16`` / ``*u8`` (arithmetic that wraps at 8 or 16 bits), a
   float pointer (``n >= 2`` and ``n > 1`` differ at 1.5), ``*i64`` (i32 and i64 parts of one
   expression in an order the verifier does not model, why i64 arguments the protocol reads are
-  refused) and an atomic's old value. The compile now refuses a loaded value that a partition's
-  events depend on unless it is an i32 (lowering/loaded_params.py, check ``signature``), through
-  helpers and tuples; one cast ``.to(tl.int32)`` or ``.to(tl.int64)`` compiles;
+  refused) and an atomic's old value; and for a kernel-level value computed in floats (``n = N *
+  1.0``, read as an opaque integer param: at N = 1 the fp32 ``(n + 16777216) - 16777216`` is 0.0,
+  where the verifier reads 1). The compile now refuses a value that a partition's events depend
+  on unless it is an integer the verifier models (lowering/loaded_params.py, check
+  ``signature``), through helpers and tuples; a loaded one cast ``.to(tl.int32)`` or
+  ``.to(tl.int64)`` compiles;
 - verified, and compiled to a kernel no launch accepts: partitions of 48 warps in all (a CTA has
   at most 32, 1024 threads); verify-protocol now refuses them (``bad-warps``), and a launch's
-  ``num_warps`` that overfills the CTA is refused at its compile.
+  ``num_warps`` that overfills the CTA is refused at its compile;
+- in ``tle-dump --format json``, a TMA-filled group whose bytes depend on an unbound constexpr
+  had ``expect_tx`` 0 (the text table prints ``?``); it is null.
 
-Checked and left as they are: a TMA copy whose descriptor box or element type is not the slot's
-is verified (the verdict does not depend on the signature) and refused by every compile, which
-has the descriptor's type; more named pipes than the hardware barriers left above Triton's are
-verified and refused by the lowering (tests/test_named_barrier_lowering.py pins that split); two
-TMA copies into one field in one window, a copy after the commit, before the acquire, inside a
-branch, a loop, a ``while`` or under a data condition, into a slot the partition reads, into a
-``barrier="named"`` pipe, and a copy whose destination a conditional expression chooses are all
-refused at the copy; a named pipe of capacity 2, with two readers or one_shot, in a .kir too, is
-refused; named pipes whose hop is missing at one iteration (in the start zone, the end zone or at
-``N // 2``) are rejected; register budgets that are no multiple of 8, outside [24, 256], of
-another count than the workers, or that leave the default partition under 24 are refused;
-pipelined wgmma loops releasing the slot a carried wgmma reads (in an ``if``/``else``, in an
-``if`` that also computes, through a helper, two iterations late, through a second reader name)
-lower to the verified events and retire the wgmma first.
+Checked and left as they are (pinned below where this file says so): a TMA copy whose descriptor
+box or element type is not the slot's is verified (the verdict does not depend on the signature)
+and refused by every compile, which has the descriptor's type; more named pipes than the hardware
+barriers left above Triton's are verified and refused by the lowering
+(tests/test_named_barrier_lowering.py pins that split); a TMA copy under a data ``if``, in a
+``while`` or a data loop, under an affine ``if`` inside its window, twice in one window, into a
+destination a conditional expression chooses, or by a reader is refused at the copy (pinned);
+named pipes whose hop is missing at one iteration (at 7, at ``N // 2``) are rejected by rule 10
+(pinned); pipelined wgmma loops releasing the slot a carried wgmma reads (in an ``if``/``else``,
+in an ``if`` that also computes, through a helper) lower to the verified events and retire the
+wgmma first (pinned).
 """
 
 from __future__ import annotations
