@@ -527,7 +527,7 @@ PYTHON_CASES = {
     "a power of a runtime param": (counted("N ** 2", "N ** 2"), (), _REFUSED),
     "a power of a constexpr": (counted("C ** 2", "C * C"), ("C=3",), "verified"),
     "a negative power of a constexpr as a trip count": (
-        counted("C ** -1", "N"), ("C=3",), ("rejected", "[non-affine-loop]", "is a float",
+        counted("C ** -1", "N"), ("C=3",), ("rejected", "[bad-loop]", "is a float",
                                             "negative exponent -1")),
 }
 

@@ -426,6 +426,8 @@ FLOAT_LOOPS = {
     "a constexpr times a float": ("range(0, C * 1.0)", "`C * 1.0` is a float (`1.0`)"),
     "a true division of constexprs": ("range(0, C / 1)", "`C / 1` is a float"),
     "a float(...) of a param": ("range(0, float(C))", "is a float"),
+    "a negative power of a constexpr": ("range(0, C ** -1)", "`C ** (-1)` is a float"),
+    "a floor division by a float": ("range(0, N // 2.0)", "`N // 2.0` is a float (`2.0`)"),
 }
 
 
@@ -455,7 +457,8 @@ def test_a_float_kernel_argument_as_a_bound_is_refused(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("header", ["range(0, 4 // 1)", "range(0, (N * 1.0).to(tl.int32))",
-                                    "range(0, N, -1)", "range(0, True)"])
+                                    "range(0, N, -1)", "range(0, True)", "range(0, int(C / 2))",
+                                    "range(0, C ** 2)"])
 def test_integer_loop_bounds_are_verified(tmp_path, capsys, header):
     _run(tmp_path, capsys, ring(writer(pre=f"for q in {header}:\n    u = q\n")), (), "verified")
 
@@ -464,7 +467,9 @@ def test_integer_loop_bounds_are_verified(tmp_path, capsys, header):
     ("range(0, 4.0)", False), ("range(0, N, 2.0)", False), ("tl.range(1.5, N)", False),
     ("tl.static_range(0, 4, 2.0)", False), ("range(0, C * 1.0)", False),
     ("range(0, C / 1)", False), ("range(0, N / 2)", False), ("range(0, float(C))", False),
+    ("range(0, C ** -1)", False), ("range(0, N // 2.0)", False),
     ("range(0, 4 // 1)", True), ("range(0, (N * 1.0).to(tl.int32))", True),
+    ("range(0, int(C / 2))", True), ("range(0, C ** 2)", True),
     ("range(0, True)", True),
 ])
 def test_what_triton_does_with_float_loop_bounds(tmp_path, monkeypatch, header, accepted):

@@ -2089,6 +2089,9 @@ class Walker(WalkRules):
         if isinstance(e, K.BinOp):
             if e.op == "/":
                 return e
+            if e.op == "**" and isinstance(e.rhs, (K.Const, K.UnaryOp)) and isinstance(
+                    fold(e.rhs), int) and fold(e.rhs) < 0:
+                return e  # Python's power with a negative exponent, on constexprs: a float
             if e.op in ("+", "-", "*", "//", "%", "**"):
                 return self.float_part(e.lhs) or self.float_part(e.rhs)
             return None
@@ -2114,8 +2117,10 @@ class Walker(WalkRules):
         for what, e in (("start", s.start), ("stop", s.stop), ("step", s.step)):
             f = self.float_part(e)
             if f is not None:
+                why = f"`{self.src(f)}`" if not (isinstance(f, K.BinOp) and f.op == "**") else \
+                    f"`{self.src(f)}`: Python's `**` with the negative exponent {fold(f.rhs)}"
                 raise self.err(f"`{self.range_text(s)}`: its {what} `{self.src(e)}` is a float "
-                               f"(`{self.src(f)}`), and Triton 3.6 takes integer loop bounds and "
+                               f"({why}), and Triton 3.6 takes integer loop bounds and "
                                f"steps only (\"For loop bounds and step must all be ints\"): "
                                f"compute it as an integer (`//`, or `.to(tl.int32)`)", e
                                if e.loc.line else s, check="bad-loop")
