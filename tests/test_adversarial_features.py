@@ -601,3 +601,27 @@ def test_a_count_computed_in_floats_is_refused_at_its_compile(tmp_path, spelling
     ints = write(tmp_path, "int_count", FLOAT_COUNT.replace("n = N * 1.0", "n = N * 1"))
     assert dump([str(ints)])[0] == 0
     assert compile_kernel((str(ints), "k"), sig) is not None
+
+
+def test_loaded_values_the_events_do_not_depend_on_keep_their_types(tmp_path):
+    """A loaded fp32 scale and a u32 offset handed to a partition for its math only: no event
+    depends on them, so the compile takes them as they are."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    src = EXCHANGE.read_text() \
+        .replace("def exchange(a_ptr, b_ptr, out_a_ptr, out_b_ptr, N):\n",
+                 "def exchange(a_ptr, b_ptr, out_a_ptr, out_b_ptr, N, n_ptr):\n"
+                 "    scale = tl.load(a_ptr)\n    off = tl.load(n_ptr)\n") \
+        .replace("(side_a, (max0, max1, a_ptr, out_a_ptr, N))",
+                 "(side_a, (max0, max1, a_ptr, out_a_ptr, N, scale, off))") \
+        .replace("def side_a(max0, max1, a_ptr, out_ptr, N):\n",
+                 "def side_a(max0, max1, a_ptr, out_ptr, N, scale, off):\n") \
+        .replace("        tl.store(out_ptr + p * 64 + offs, tl.maximum(mine, theirs))\n\n\n"
+                 "def side_b",
+                 "        tl.store(out_ptr + p * 64 + offs + (off & 0), "
+                 "tl.maximum(mine, theirs) * scale)\n\n\ndef side_b")
+    assert "scale)\n\n\ndef side_b" in src
+    path = write(tmp_path, "math_only", src)
+    assert dump([str(path)])[0] == 0
+    assert compile_kernel((str(path), "exchange"), {**EXCHANGE_SIG, "n_ptr": "*u32"}) is not None
