@@ -625,3 +625,50 @@ def test_loaded_values_the_events_do_not_depend_on_keep_their_types(tmp_path):
     path = write(tmp_path, "math_only", src)
     assert dump([str(path)])[0] == 0
     assert compile_kernel((str(path), "exchange"), {**EXCHANGE_SIG, "n_ptr": "*u32"}) is not None
+
+
+ACCESS_COUNT = '''
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def k(a_ptr, n_ptr):
+    n = tl.load(n_ptr)
+    M = n - 1
+    p = tle.pipe(capacity=1, m=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(wr, (p, a_ptr, n)), (rd, (p, a_ptr, M))], [4], [232])
+
+
+def wr(p, a_ptr, n):
+    offs = tl.arange(0, 64)
+    w = p.writer()
+    s = w.acquire(0)
+    if n >= 1:
+        tl.store(tle.gpu.local_ptr(s.m), tl.load(a_ptr + offs))
+    w.commit(0)
+
+
+def rd(p, a_ptr, M):
+    offs = tl.arange(0, 64)
+    r = p.reader()
+    res = r.wait(0)
+    if M >= 0:
+        tl.store(a_ptr + offs, tl.load(tle.gpu.local_ptr(res.slot.m)))
+    r.release(0)
+'''
+
+
+def test_a_loaded_value_that_decides_a_slot_access_is_refused_too(tmp_path):
+    """No event depends on ``n`` here, only whether the slot is written (``n >= 1``) and read
+    (``M >= 0``, the same over the integers: verified). Through a ``*u32`` at n = 0 the read
+    runs (``0xffffffff >= 0`` unsigned) and the write does not: the reader reads a slot nothing
+    wrote."""
+    pytest.importorskip("triton.experimental.gluon")
+    path = write(tmp_path, "access", ACCESS_COUNT)
+    assert dump([str(path)])[0] == 0
+    with pytest.raises(TleError) as e:
+        _compile(path, "*u32")
+    assert e.value.check == "signature" and "of type u32" in str(e.value)
+    assert _compile(path, "*i32") is not None

@@ -208,14 +208,16 @@ def _names(e) -> set[str]:
 
 
 def _has_events(body) -> bool:
-    return any(isinstance(x, K.Event) for st in K.walk_stmts(body) for e in K.stmt_exprs(st)
-               for x in K.walk_expr(e))
+    """Whether ``body`` performs a pipe event or touches a slot field (whether a slot access
+    runs is part of the protocol too: an unwritten field is a fault)."""
+    return any(isinstance(x, (K.Event, K.SlotField)) for st in K.walk_stmts(body)
+               for e in K.stmt_exprs(st) for x in K.walk_expr(e))
 
 
 def protocol_params(part: K.KPartition) -> list[str]:
     """The parameters of a partition whose values decide its pipe events: the names the bounds
-    of a loop holding events, the condition of an ``if`` holding events and the index of an
-    event are computed from, through the partition's assignments."""
+    of a loop holding events (or slot accesses), the condition of an ``if`` holding them and the
+    index of an event are computed from, through the partition's assignments."""
     used: set[str] = set()
     for st in K.walk_stmts(part.body):
         if isinstance(st, K.For) and _has_events(st.body):
