@@ -87,10 +87,6 @@ def promote(a: Optional[str], b: Optional[str]) -> Optional[str]:
     return b if rb >= ra else a
 
 
-def _where(st) -> tuple:
-    return st.loc.file, st.loc.line, st.loc.column
-
-
 def _join(a: dict, b: dict) -> dict:
     """The types of names after two paths: a Python int takes the tensor's type (Triton makes
     the two agree or refuses); two other types: unknown."""
@@ -110,7 +106,6 @@ class _Types:
 
     def __init__(self, kernel: K.Kernel, signature: dict, constexprs: frozenset):
         self.env: dict[str, Typed] = {}
-        self.at: dict[tuple, Typed] = {}  # per assignment statement (its location): its value
         for p in kernel.params:
             t = signature.get(p.name)
             if p.name in constexprs or t == "constexpr":
@@ -121,7 +116,7 @@ class _Types:
     def block(self, body) -> None:
         for s in body:
             if isinstance(s, K.Assign):
-                self.env[s.target] = self.at[_where(s)] = self.expr(s.value)
+                self.env[s.target] = self.expr(s.value)
             elif isinstance(s, K.For):
                 bound = promote(promote(self.expr(s.start)[0], self.expr(s.stop)[0]),
                                 self.expr(s.step)[0])
@@ -152,8 +147,9 @@ class _Types:
             return (WEAK if isinstance(v, int) else "float" if isinstance(v, float) else None,
                     False)
         if isinstance(e, K.Global):
-            return (WEAK if isinstance(e.value, int) and not isinstance(e.value, bool) else None,
-                    False)
+            v = e.value
+            return (WEAK if isinstance(v, int) and not isinstance(v, bool) else
+                    "float" if isinstance(v, float) else None, False)
         if isinstance(e, K.Name):
             return self.env.get(e.id, (None, False))
         if isinstance(e, K.BinOp):
