@@ -137,6 +137,12 @@ SIGNATURES = {
         _BAD_CALL + ("is a string",),
         ("def put(x_ptr, s=(0, 'a')):\n    tl.store(x_ptr + s[0], 1.0)", "put(x_ptr, (3, 4))",
          False)),
+    "a tl.constexpr string default given": (
+        helper("put(w, x_ptr, p, 'b')\n",
+               "def put(w, x_ptr, p, s=tl.constexpr('a')):\n" + ind(PUT)),
+        _BAD_CALL + ("is a string",),
+        ("def put(x_ptr, s=tl.constexpr('a')):\n    tl.store(x_ptr, 1.0)", "put(x_ptr, 'b')",
+         False)),
     "an annotated string default given": (
         helper("put(w, x_ptr, p, 'b')\n", "def put(w, x_ptr, p, s: tl.constexpr = 'a'):\n"
                + ind(PUT)), "verified",
