@@ -115,14 +115,20 @@ def page_shift(lo, hi, tile):
     return n - BK
 
 
-def masked_by_position(s, lo, tile, shift, lim):
+def masked_by_position(s, lo, tile, shift, lim, CAUSAL: tl.constexpr):
     """Scores ``s`` [BLOCK_H, BK] of K tile ``tile`` with -inf where a row may not see the key:
     slot row r holds position lo + tile * BK + shift + r, a real one iff r >= -shift (``shift``
-    from :func:`page_shift`; 0 when the page is copied unshifted), and the query row sees the
-    positions before its ``lim`` (row_limit). sm_scale > 0 keeps -inf the row max's floor."""
+    from :func:`page_shift`; 0 when the page is copied unshifted). Every real row is a position
+    before the split's end (page_shift puts them there), so without CAUSAL the mask is one per
+    column; with CAUSAL the query row also sees only the positions before its ``lim``
+    (row_limit), compared relative to the tile so that the per-element compare needs no
+    per-column position. sm_scale > 0 keeps -inf the row max's floor."""
     offs_k = tl.arange(0, BK)
-    pos = lo + tile * BK + shift + offs_k
-    keep = (offs_k >= -shift)[None, :] & (pos[None, :] < lim[:, None])
+    if CAUSAL:
+        keep = (offs_k >= -shift)[None, :] & \
+            ((shift + offs_k)[None, :] < (lim - (lo + tile * BK))[:, None])
+    else:
+        keep = (offs_k >= -shift)[None, :]
     return tl.where(keep, s, float("-inf"))
 
 

@@ -178,7 +178,7 @@ def left(q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, s
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
         if needs_mask(lo + (ck + 1) * BK, seqlen, s_q, hi, CAUSAL):  # only the split's last tiles
             if TMA:  # slot row r is position lo + ck·BK + shift + r (page_shift)
-                s = masked_by_position(s, lo, ck, page_shift(lo, hi, ck), lim)
+                s = masked_by_position(s, lo, ck, page_shift(lo, hi, ck), lim, CAUSAL)
             else:
                 pos = lo + ck * BK + offs_k
                 s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))  # sm_scale > 0: max

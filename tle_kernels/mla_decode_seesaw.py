@@ -375,11 +375,11 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
             # the TMA producer) and it measured faster (causal; docs/decode.md)
             if needs_mask((2 * pp + 1) * BK, csl, s_q, csl, CAUSAL):
                 lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
-                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim)
+                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim, CAUSAL)
         else:
             lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
             if TMA:  # slot row r is position 2pp·BK + shift + r (page_shift)
-                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim)
+                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim, CAUSAL)
             else:    # the same with shift 0: rows at or past seqlen were loaded as zeros
                 pos = (2 * pp) * BK + offs_k
                 # sm_scale > 0 keeps the max
@@ -489,7 +489,8 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
         if needs_mask((2 * pp + 2) * BK, csl, s_q, csl, CAUSAL):
             lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
             if TMA:
-                s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim)
+                s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim,
+                                       CAUSAL)
             else:
                 pos = (2 * pp + 1) * BK + offs_k
                 s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))

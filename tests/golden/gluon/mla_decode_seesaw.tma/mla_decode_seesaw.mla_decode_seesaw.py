@@ -120,12 +120,14 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     TMA: gl.constexpr = 1
     BALANCE: gl.constexpr = True
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L3: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
-    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
-    L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
-    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
+    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
+    L5: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
+    L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
     _block_rows58_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
     r = gl.where((_block_rows58_r < n_rows), _block_rows58_r, 0)
@@ -141,18 +143,18 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
-    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
+    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
+    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
     acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
-        _acc3 = warpgroup_mma(q_q_l.index(_z2), kv0_kv_l.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
+        _acc3 = warpgroup_mma(q_q_l.index(_z2), kv0_kv_l.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L5), use_acc=False, is_async=True)
         s = _acc3
-        _a4 = gl.convert_layout(q_tail, L5)
+        _a4 = gl.convert_layout(q_tail, L6)
         _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc5
         if (p > 0):
@@ -170,8 +172,7 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         _page_shift69_n = gl.where((_page_shift69_n < 0), 0, gl.where((_page_shift69_n > BK), BK, _page_shift69_n))
         _masked_by_position70_tile = (2 * pp)
         _masked_by_position70_shift = (_page_shift69_n - BK)
-        _masked_by_position70_pos = (((0 + (_masked_by_position70_tile * BK)) + _masked_by_position70_shift) + gl.arange(0, BK, layout=L2))
-        _masked_by_position70_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position70_shift))[None, :] & (_masked_by_position70_pos[None, :] < lim[:, None]))
+        _masked_by_position70_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position70_shift))[None, :]
         acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
         s = gl.where(_masked_by_position70_keep, s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
@@ -205,14 +206,14 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         alpha0 = gl.exp2((ref - r0_use))
         p0 = gl.exp2(((s * qk_scale) - r0_use[:, None]))
         sum0 = gl.sum(p0, 1)
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(alpha0[:, None], L3))
-        _a8 = gl.convert_layout(p0.to(gl.bfloat16), L6)
+        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(alpha0[:, None], L4))
+        _a8 = gl.convert_layout(p0.to(gl.bfloat16), L8)
         _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), acc, is_async=True)
         acc = _acc9
         acc, _a8 = warpgroup_mma_wait(0, deps=[acc, _a8])  # kv0.release: a wgmma may still read the slot
         mbarrier.arrive(kv0_empty0.index(0), count=1)
         gl.inline_asm_elementwise("bar.sync 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.wait: named barrier
-        _v10 = max1_m.index(0).load(L1)
+        _v10 = max1_m.index(0).load(L3)
         r_new = _v10
         "named release: max1"
         r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
@@ -221,20 +222,20 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         prob0_row_sum.index(0).store(sum0)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.commit: named barrier, no empty side
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(beta[:, None], L3))
+        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(beta[:, None], L4))
         gl.inline_asm_elementwise("bar.sync 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), acc, is_async=True)
         acc = _acc11
-        _v12 = prob1_row_sum.index(0).load(L1)
+        _v12 = prob1_row_sum.index(0).load(L3)
         sum1 = _v12
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
             _normalized87_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized87_inv_l[:, None], L3))
+            acc = (acc * gl.convert_layout(_normalized87_inv_l[:, None], L4))
             _flush_segment88_h_q = (h_kv * heads_per_kv)
             if pwhole:
                 _flush_segment88__t89 = pb.to(gl.int64)
@@ -243,14 +244,14 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
                 _store_half91_o_row = (((r // heads_per_kv) * _row_offsets90_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
                 _store_half91__t92 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half91_half_base + _store_half91_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half91__t92, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half91_half_base + _store_half91_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half91__t92)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half91_half_base + _store_half91_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half91__t92, L4), mask=keep[:, None])
+                    gl.store(((_store_half91_half_base + _store_half91_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half91__t92, mask=keep[:, None])
                 _flush_segment88__t100 = pb.to(gl.int64)
                 _store_lse102_l_ptrs = ((lse_ptr + (_flush_segment88__t100 * (_flush_segment88_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
                 _lse_of103__t104 = gl.log2(l_i)
                 _lse_of103__t105 = gl.where((l_i > 0), ((_lse_of103__t104 + ref) * LN2), float('inf'))
-                gl.store(_store_lse102_l_ptrs, _lse_of103__t105, mask=keep)
+                gl.store(_store_lse102_l_ptrs, gl.convert_layout(_lse_of103__t105, L1), mask=keep)
             else:
                 _flush_segment88__t107 = gl.program_id(1)
                 _flush_segment88__t108 = (pb + _flush_segment88__t107).to(gl.int64)
@@ -258,14 +259,14 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
                 _row_offsets109_stride_s = (_flush_segment88_h_q * D_MAIN)
                 _store_half110_half_base = (opart_ptr + (_flush_segment88_slot * ((s_q * _flush_segment88_h_q) * D_MAIN)))
                 _store_half110_o_row = (((r // heads_per_kv) * _row_offsets109_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half110_half_base + _store_half110_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                gl.store(((_store_half110_half_base + _store_half110_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
                 _store_lse115_l_ptrs = ((lpart_ptr + (_flush_segment88_slot * (s_q * _flush_segment88_h_q))) + (((r // heads_per_kv) * _flush_segment88_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
                 _part_lse_of116__t117 = gl.log2(l_i)
                 _part_lse_of116__t118 = gl.where((l_i > 0), ((_part_lse_of116__t117 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse115_l_ptrs, _part_lse_of116__t118, mask=keep)
-            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
-            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
+                gl.store(_store_lse115_l_ptrs, gl.convert_layout(_part_lse_of116__t118, L1), mask=keep)
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
             acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
     acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
@@ -273,7 +274,7 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
         _normalized120__t121 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         _normalized120_inv_l = _normalized120__t121
-        _flush_segment122_out = (acc * gl.convert_layout(_normalized120_inv_l[:, None], L3))
+        _flush_segment122_out = (acc * gl.convert_layout(_normalized120_inv_l[:, None], L4))
         _flush_segment122_h_q = (h_kv * heads_per_kv)
         if whole:
             _flush_segment122__t123 = cb.to(gl.int64)
@@ -282,14 +283,14 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
             _store_half125_o_row = (((r // heads_per_kv) * _row_offsets124_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
             _store_half125__t126 = _flush_segment122_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half125__t126, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half125__t126)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half125__t126, L4), mask=keep[:, None])
+                gl.store(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half125__t126, mask=keep[:, None])
             _flush_segment122__t134 = cb.to(gl.int64)
             _store_lse136_l_ptrs = ((lse_ptr + (_flush_segment122__t134 * (_flush_segment122_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
             _lse_of137__t138 = gl.log2(l_i)
             _lse_of137__t139 = gl.where((l_i > 0), ((_lse_of137__t138 + ref) * LN2), float('inf'))
-            gl.store(_store_lse136_l_ptrs, _lse_of137__t139, mask=keep)
+            gl.store(_store_lse136_l_ptrs, gl.convert_layout(_lse_of137__t139, L1), mask=keep)
         else:
             _flush_segment122__t141 = gl.program_id(1)
             _flush_segment122__t142 = (cb + _flush_segment122__t141).to(gl.int64)
@@ -297,11 +298,11 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
             _row_offsets143_stride_s = (_flush_segment122_h_q * D_MAIN)
             _store_half144_half_base = (opart_ptr + (_flush_segment122_slot * ((s_q * _flush_segment122_h_q) * D_MAIN)))
             _store_half144_o_row = (((r // heads_per_kv) * _row_offsets143_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half144_half_base + _store_half144_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment122_out, L4), mask=keep[:, None])
+            gl.store(((_store_half144_half_base + _store_half144_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment122_out, mask=keep[:, None])
             _store_lse149_l_ptrs = ((lpart_ptr + (_flush_segment122_slot * (s_q * _flush_segment122_h_q))) + (((r // heads_per_kv) * _flush_segment122_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
             _part_lse_of150__t151 = gl.log2(l_i)
             _part_lse_of150__t152 = gl.where((l_i > 0), ((_part_lse_of150__t151 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse149_l_ptrs, _part_lse_of150__t152, mask=keep)
+            gl.store(_store_lse149_l_ptrs, gl.convert_layout(_part_lse_of150__t152, L1), mask=keep)
 
 
 @gluon.jit
@@ -311,12 +312,14 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     CAUSAL: gl.constexpr = False
     TMA: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L3: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
-    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
-    L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
-    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
+    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
+    L5: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
+    L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
     _block_rows154_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
     r = gl.where((_block_rows154_r < n_rows), _block_rows154_r, 0)
@@ -332,17 +335,17 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
-    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
+    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
+    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
-        _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
+        _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L5), use_acc=False, is_async=True)
         s = _acc3
-        _a4 = gl.convert_layout(q_tail, L5)
+        _a4 = gl.convert_layout(q_tail, L6)
         _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc5
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
@@ -358,8 +361,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
             _page_shift166_n = gl.where((_page_shift166_n < 0), 0, gl.where((_page_shift166_n > BK), BK, _page_shift166_n))
             _masked_by_position167_tile = ((2 * pp) + 1)
             _masked_by_position167_shift = (_page_shift166_n - BK)
-            _masked_by_position167_pos = (((0 + (_masked_by_position167_tile * BK)) + _masked_by_position167_shift) + gl.arange(0, BK, layout=L2))
-            _masked_by_position167_keep = ((gl.arange(0, BK, layout=L2) >= (-_masked_by_position167_shift))[None, :] & (_masked_by_position167_pos[None, :] < lim[:, None]))
+            _masked_by_position167_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position167_shift))[None, :]
             s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
             s = gl.where(_masked_by_position167_keep, s, float('-inf'))
             s = warpgroup_mma_init(s)  # the if branch keeps the wgmmas in flight at the if
@@ -389,7 +391,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
             q_tail = _q_tail_of172__t179
         mx1 = (gl.max(s, 1) * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
-        _v8 = max0_m.index(0).load(L1)
+        _v8 = max0_m.index(0).load(L3)
         mx0 = _v8
         "named release: max0"
         r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
@@ -407,8 +409,8 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         prob1_row_sum.index(0).store(sum1)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.commit: named barrier, no empty side
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(gl.exp2((ref - r_use))[:, None], L3))
-        _a9 = gl.convert_layout(p1, L6)
+        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(gl.exp2((ref - r_use))[:, None], L4))
+        _a9 = gl.convert_layout(p1, L8)
         _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), acc, is_async=True)
         acc = _acc10
         gl.inline_asm_elementwise("bar.sync 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.wait: named barrier
@@ -416,7 +418,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), acc, is_async=True)
         acc = _acc11
-        _v12 = prob0_row_sum.index(0).load(L1)
+        _v12 = prob0_row_sum.index(0).load(L3)
         sum0 = _v12
         _a9 = warpgroup_mma_wait(1, deps=[_a9])  # kv1.release: a wgmma may still read the slot
         mbarrier.arrive(kv1_empty0.index(0), count=1)
@@ -427,7 +429,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         ref = r_new
         if ends:
             _normalized185_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized185_inv_l[:, None], L3))
+            acc = (acc * gl.convert_layout(_normalized185_inv_l[:, None], L4))
             _flush_segment186_out_ptr = (out_ptr + D_HALF)
             _flush_segment186_opart_ptr = (opart_ptr + D_HALF)
             _flush_segment186_h_q = (h_kv * heads_per_kv)
@@ -438,9 +440,9 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
                 _store_half189_o_row = (((r // heads_per_kv) * _row_offsets188_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
                 _store_half189__t190 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half189_half_base + _store_half189_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half189__t190, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half189_half_base + _store_half189_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half189__t190)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half189_half_base + _store_half189_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half189__t190, L4), mask=keep[:, None])
+                    gl.store(((_store_half189_half_base + _store_half189_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half189__t190, mask=keep[:, None])
             else:
                 _flush_segment186__t198 = gl.program_id(1)
                 _flush_segment186__t199 = (pb + _flush_segment186__t198).to(gl.int64)
@@ -448,14 +450,14 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
                 _row_offsets200_stride_s = (_flush_segment186_h_q * D_MAIN)
                 _store_half201_half_base = (_flush_segment186_opart_ptr + (_flush_segment186_slot * ((s_q * _flush_segment186_h_q) * D_MAIN)))
                 _store_half201_o_row = (((r // heads_per_kv) * _row_offsets200_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
-            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
+                gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     if (NP > 0):
         _normalized205__t206 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         _normalized205_inv_l = _normalized205__t206
-        _flush_segment207_out = (acc * gl.convert_layout(_normalized205_inv_l[:, None], L3))
+        _flush_segment207_out = (acc * gl.convert_layout(_normalized205_inv_l[:, None], L4))
         _flush_segment207_out_ptr = (out_ptr + D_HALF)
         _flush_segment207_opart_ptr = (opart_ptr + D_HALF)
         _flush_segment207_h_q = (h_kv * heads_per_kv)
@@ -466,9 +468,9 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
             _store_half210_o_row = (((r // heads_per_kv) * _row_offsets209_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
             _store_half210__t211 = _flush_segment207_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half210__t211, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half210__t211)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half210__t211, L4), mask=keep[:, None])
+                gl.store(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half210__t211, mask=keep[:, None])
         else:
             _flush_segment207__t219 = gl.program_id(1)
             _flush_segment207__t220 = (cb + _flush_segment207__t219).to(gl.int64)
@@ -476,7 +478,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
             _row_offsets221_stride_s = (_flush_segment207_h_q * D_MAIN)
             _store_half222_half_base = (_flush_segment207_opart_ptr + (_flush_segment207_slot * ((s_q * _flush_segment207_h_q) * D_MAIN)))
             _store_half222_o_row = (((r // heads_per_kv) * _row_offsets221_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment207_out, L4), mask=keep[:, None])
+            gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment207_out, mask=keep[:, None])
 
 
 @gluon.jit
