@@ -244,7 +244,7 @@ def test_the_verifier_reads_a_loaded_count_as_a_signed_integer(tmp_path):
     assert code == 0 and "verified for every value of n (every integer n)" in err
 
 
-@pytest.mark.parametrize("n_type", ["*u32", "*u8", "*i8", "*i16", "*i64", "*fp32", "*i1"])
+@pytest.mark.parametrize("n_type", ["*u32", "*u8", "*i8", "*i16", "*i64", "*fp32"])
 def test_a_protocol_param_loaded_as_anything_but_i32_is_refused_at_its_line(tmp_path, n_type):
     pytest.importorskip("triton.experimental.gluon")
     src = loaded_count_kernel("tl.load(n_ptr)")
@@ -310,7 +310,8 @@ def test_a_loaded_count_computed_in_a_helper_is_refused_too(tmp_path):
                                          ("tl.load(n_ptr).to(tl.int32)", "*u32"),
                                          ("tl.load(n_ptr).to(tl.int32)", "*i64"),
                                          ("tl.load(n_ptr)\n    n = n.to(tl.int32)", "*u32"),
-                                         ("tl.load(n_ptr).to(tl.int64)", "*i64")])
+                                         ("tl.load(n_ptr).to(tl.int64)", "*i64"),
+                                         ("tl.load(n_ptr)", "*i1")])
 def test_an_i32_loaded_count_compiles_with_the_verified_signed_compares(tmp_path, load, n_type):
     pytest.importorskip("triton.experimental.gluon")
     path = write(tmp_path, "loaded", loaded_count_kernel(load))

@@ -39,7 +39,7 @@ from ..ir import kernel as K
 _SIG_NAMES = {"int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
               "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
 _INT_BITS = {"i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64,
-             "u1": 1, "u8": 8, "u16": 16, "u32": 32, "u64": 64}
+             "u8": 8, "u16": 16, "u32": 32, "u64": 64}
 #: A Python int (a literal, a module constant, a constexpr argument): it takes the type of the
 #: tensor beside it, as Triton types a scalar operand.
 WEAK = "int"
@@ -66,10 +66,11 @@ def promote(a: Optional[str], b: Optional[str]) -> Optional[str]:
     integer promotion; a Python int takes the other operand's type)."""
     if a is None or b is None:
         return None
-    if a == WEAK:
-        return b
-    if b == WEAK:
-        return a
+    if WEAK in (a, b):
+        # a Python int takes the tensor's type, but a bool tensor's arithmetic is i32's
+        # (Triton zero-extends the i1: `(N > 0) - 1` is -1 at N = 0)
+        t = b if a == WEAK else a
+        return "i32" if t == "i1" else t
     if a.startswith("*") or b.startswith("*"):
         return a if a.startswith("*") else b
     if _is_float(a) or _is_float(b):
@@ -178,10 +179,7 @@ class _Types:
         if (name == "load" or name.startswith("atomic_")) and args:
             # an atomic returns the old value in memory: read from it like a load
             ptr = args[0][0]
-            t = ptr[1:] if ptr is not None and ptr.startswith("*") else None
-            # Triton's int1 is unsigned: a loaded one is no comparison's truth, it computes
-            # unsigned 1-bit arithmetic
-            return ("u1" if t == "i1" else t), True
+            return (ptr[1:] if ptr is not None and ptr.startswith("*") else None), True
         if name in ("to", "cast") and len(e.args) >= 2 and isinstance(e.args[1], K.DType):
             t = _sig_name(e.args[1].name)
             # a cast to i32 is the value the verifier's integer is; one to i64 the frontend keys
@@ -263,8 +261,7 @@ def check_loaded_params(info, signature: dict) -> None:
                 t, loaded = types.expr(item)
                 if not _refused(t, loaded):
                     continue
-                what = (f"of type {'i1 (unsigned in Triton)' if t == 'u1' else t}"
-                        if t is not None else "of a type the lowering cannot tell")
+                what = f"of type {t}" if t is not None else "of a type the lowering cannot tell"
                 text = f"'{item.id}'" if isinstance(item, K.Name) else "the value"
                 how = ("comes from a load, and the signature makes it a value" if loaded else
                        "is computed as a value")
