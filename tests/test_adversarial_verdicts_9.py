@@ -240,6 +240,38 @@ def test_triton_shifts_the_values_of_positional_only_parameters(tmp_path, monkey
     assert "tt.store %x_ptr," in ttir and "tt.addptr" not in ttir, ttir
 
 
+def test_a_default_calling_a_triton_function_is_refused(tmp_path, capsys):
+    """Rule helper-signature: Python evaluates `d=tl.cdiv(4, 2)` when the module is imported,
+    where it raises; tle-dump verified the kernel (its module could not be imported)."""
+    text = helper("put(w, x_ptr, p)\n",
+                  "def put(w, x_ptr, p, d=tl.cdiv(4, 2)):\n" + ind(indexed("p + d - 2")))
+    _run(tmp_path, capsys, text, (), _BAD_CALL + ("calls `tl.cdiv`", "when the module is imported"))
+
+
+@pytest.mark.parametrize("default", ["tl.cdiv(4, 2)", "tl.minimum(1, 2)"])
+def test_python_cannot_import_a_default_calling_a_triton_function(tmp_path, monkeypatch, default):
+    pytest.importorskip("triton")
+    (tmp_path / "tri9_import_default.py").write_text(
+        f"import triton.language as tl\n\n\ndef put(x_ptr, d={default}):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises((RuntimeError, ValueError)):
+        importlib.import_module("tri9_import_default")
+
+
+def test_a_signature_refusal_names_the_helpers_file(tmp_path, capsys):
+    """A string default of a helper imported from another module is refused at its line in
+    that module."""
+    from .test_adversarial_python_semantics import HEAD
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "h.py").write_text(HEAD + "def put(w, x_ptr, p, s='a'):\n" + ind(PUT))
+    path = tmp_path / "pkg" / "kernel.py"
+    path.write_text(ring(writer(body="put(w, x_ptr, p, 'b')\n"), prelude="from .h import put\n")
+                    + CONFIG)
+    check(capsys, path, (), ("rejected", "[bad-call]", "h.py:5: error: the default of 's'"))
+
+
 @pytest.mark.parametrize("name", ["a tuple default given", "a constexpr tuple default left out",
                                   "a keyword-only parameter never read",
                                   "an annotated string default given"])

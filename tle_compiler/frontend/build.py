@@ -37,7 +37,8 @@ from .modules import find_module, in_folder, is_library, relative_folder, shown,
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
 from .memory_waits import check_memory_waits
 from .partition_rules import check_register_budgets, check_wgmma_warps
-from .helper_signatures import default_as_code, keyword_only_why, omitted_default, positional_only
+from .helper_signatures import (default_as_code, import_time_call, keyword_only_why,
+                                omitted_default, positional_only)
 from .tensor_args import body_assigns, source_text, tensor_item
 from .config_literal import decode_config, encode_config  # noqa: F401 (re-exported)
 
@@ -2154,7 +2155,7 @@ class Builder(BuildRules):
                            f"jit function (it binds the tuple or dict as one argument and fails: "
                            f"\"object has no attribute 'type'\"), even when the call passes "
                            f"nothing there: name the parameters", node, check="bad-call")
-        refusal = positional_only(fdef)
+        refusal = positional_only(fdef) or import_time_call(fdef, module.scope.module_path)
         if refusal is not None:
             raise self.err(refusal, node, check="bad-call")
         positional = [p.arg for p in sig.posonlyargs + sig.args]
@@ -2193,13 +2194,13 @@ class Builder(BuildRules):
                 e, _ = self.default_value(module, fdef, p, defaults[p], python=False)
                 refusal = default_as_code(fdef, args_of[p], defaults[p], e)
                 if refusal is not None:
-                    raise self.err(refusal, defaults[p], check="bad-call")
+                    raise TleError(refusal, _loc(module.path, defaults[p]), check="bad-call")
             if p not in bound and p in defaults:
                 if p in args_of:
                     e, _ = self.default_value(module, fdef, p, defaults[p], python=False)
                     refusal = default_as_code(fdef, args_of[p], defaults[p], e)
                     if refusal is not None:
-                        raise self.err(refusal, defaults[p], check="bad-call")
+                        raise TleError(refusal, _loc(module.path, defaults[p]), check="bad-call")
                 bound[p] = self.default_value(module, fdef, p, defaults[p])
                 refusal = omitted_default(fdef, p, defaults[p], bound[p][0],
                                           self.constexpr_wrapped(module, defaults[p]))

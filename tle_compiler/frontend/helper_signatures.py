@@ -24,7 +24,9 @@ So (each refused at the call or at the read, check ``bad-call`` / ``unknown-name
   comparison, a dict;
 - a default the call leaves out whose Python value Triton cannot pass (``'int' object has no
   attribute 'type'``): a tuple, list, string, bytes or complex, unless wrapped as
-  ``tl.constexpr(...)``.
+  ``tl.constexpr(...)``;
+- a default that calls a Triton function (``d=tl.cdiv(4, 2)``): Python evaluates defaults when
+  the module is imported, where the call raises, so the kernel's module cannot be imported.
 """
 
 from __future__ import annotations
@@ -80,6 +82,26 @@ def default_as_code(fdef: ast.FunctionDef, arg: ast.arg, node: ast.expr,
                 f"{ast.unparse(node)}`, even when the call passes '{arg.arg}'), which converts it "
                 f"to a tensor and fails (\"cannot convert ... of type <class 'str'> to tensor\");"
                 f" annotate it `{arg.arg}: tl.constexpr = ...`")
+    return None
+
+
+def import_time_call(fdef: ast.FunctionDef, module_path) -> Optional[str]:
+    """The refusal of a default of ``fdef`` that calls a Triton function (`d=tl.cdiv(4, 2)`),
+    else None: Python evaluates every default once, when the module is imported, and a Triton
+    function outside a kernel raises there (\"Cannot call @triton.jit'd outside of the scope of
+    a kernel\", \"Did you forget to add @triton.jit ?\"), so the kernel's module cannot be
+    imported. ``module_path`` resolves a callee to its dotted path (`tl.constexpr` constructs a
+    value and is accepted)."""
+    for d in [*fdef.args.defaults, *(k for k in fdef.args.kw_defaults if k is not None)]:
+        for n in ast.walk(d):
+            if not isinstance(n, ast.Call):
+                continue
+            path = module_path(n.func) or ""
+            if path.split(".")[0] in ("tl", "gl", "triton") and path != "tl.constexpr":
+                return (f"the default `{ast.unparse(d)}` of '{fdef.name}' calls `{path}`: Python "
+                        f"evaluates a default when the module is imported, where a Triton "
+                        f"function cannot run (it raises outside a kernel); compute the value in "
+                        f"the helper, or write it as a constant")
     return None
 
 
