@@ -592,3 +592,28 @@ def test_partition_arguments_the_lowering_passes(tmp_path, capsys, value):
     path = _run(tmp_path, capsys, extra_argument(value), (), "verified")
     pytest.importorskip("triton.experimental.gluon")
     assert tle_dump(["-q", "--ttgir", str(path)]) == 0, capsys.readouterr().err[-2000:]
+
+
+# ---------------------------------------------------------------- builtins of constants
+
+@pytest.mark.parametrize("bound", ["min(4, 8)", "max(4, 3)", "min(4, 3 + 5, 9)"])
+def test_a_builtin_of_constants_is_a_constant(tmp_path, capsys, bound):
+    """Python's min / max of integers (Triton's builtin_min of constexprs) is a constant:
+    read as a derived param of no param, the verdict said "verified for every value of  ()"."""
+    path = tmp_path / "kernel.py"
+    path.write_text(ring(writer(f"for p in range({bound}):"), reader("for p in range(4):"))
+                    + CONFIG)
+    assert tle_dump(["-q", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "verified for its single instance (no params)" in err, err
+
+
+def test_a_builtin_of_constants_in_a_default_is_a_constant(tmp_path, capsys):
+    """`d=min(0, 2)` is 0 where the def stands: the windows are at p (bounded before)."""
+    _run(tmp_path, capsys, helper("put(w, x_ptr, p)\n", "def put(w, x_ptr, p, d=min(0, 2)):\n"
+                                  + ind(indexed("p + d"))), (), "verified")
+
+
+def test_a_builtin_of_a_constexpr_stays_a_derived_param(tmp_path, capsys):
+    _run(tmp_path, capsys, ring(writer("for p in range(min(C, 8)):"), reader("for p in range(C):")),
+         (), ("rejected", "[wait-never-committed]", "when C=9 (min_C_8=8)"))

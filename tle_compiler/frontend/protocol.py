@@ -1629,6 +1629,13 @@ class Walker(WalkRules):
             return replace(through, node=node)
         if triton and name == "cdiv" and len(args) == 2 and not kwargs:
             return self.cdiv(args[0], args[1], node)
+        if path in ("builtins.min", "builtins.max") and args and not kwargs:
+            values = [self.static_int(a) for a in args]
+            if all(v is not None for v in values):
+                # Python's min / max of compile-time integers is a constexpr (Triton's
+                # builtin_min of constexprs too): a derived param of no param, it gave a verdict
+                # "for every value of  ()"
+                return Aff(Affine.of((min if name == "min" else max)(*values)))
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
