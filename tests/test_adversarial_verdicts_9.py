@@ -494,6 +494,15 @@ def test_a_float_kernel_argument_as_a_bound_is_refused(tmp_path, capsys):
     check(capsys, path, (), ("rejected", "[bad-loop]", "its stop `scale` is a float"))
 
 
+@pytest.mark.parametrize("kernel_level", ["S = N / 2", "S = N * 0.5"])
+def test_a_kernel_level_float_as_trip_count_is_refused(tmp_path, capsys, kernel_level):
+    """Rule float-bounds: a float the kernel body computes was an opaque integer param in the
+    partitions it was passed to, and a loop over it in both was "verified for every value of S
+    (every integer S)"; it stays a float there (Data.floating)."""
+    text = ring(writer(), reader(), kernel_pre=kernel_level + "\n", warg="S", rarg="S")
+    _run(tmp_path, capsys, text, (), ("rejected", "[bad-loop]", "its stop `N` is a float"))
+
+
 @pytest.mark.parametrize("header", ["range(0, 4 // 1)", "range(0, (N * 1.0).to(tl.int32))",
                                     "range(0, N, -1)", "range(0, True)", "range(0, int(C / 2))",
                                     "range(0, C ** 2)"])

@@ -1855,6 +1855,8 @@ class Walker(WalkRules):
         v = self.eval(s.value)
         if self.float_part(s.value) is not None:
             self.float_names.add(s.target)
+            if isinstance(v, Data):  # a kernel-level float passed on to a partition stays one
+                v = replace(v, floating=True)
         else:
             self.float_names.discard(s.target)
         # the lowered Gluon assigns a generated name too (a helper's parameter bound to `C - 4`):
@@ -2576,10 +2578,13 @@ class PrologueWalker(Walker):
     params; ``tle.assume`` narrows params' domains."""
 
     def bind_name(self, name: str, value: Value, node) -> None:
-        if isinstance(value, Data) and not value.shared and not value.unmodelled:
+        if isinstance(value, Data) and not value.shared and not value.unmodelled \
+                and not value.floating:
             # (a view of shared memory, `local_ptr(buf)`, stays one: the partitions it is passed
             # to access the buffer through it; so does an integer cast the verifier does not
-            # model, `M = N.to(tl.int8)`: as a free param it would hide why events on it fail)
+            # model, `M = N.to(tl.int8)`: as a free param it would hide why events on it fail;
+            # and a float, `S = N / 2`: as an integer param, a loop over it was verified, where
+            # Triton refuses a float bound)
             py = self.k.names.py(name)
             if value.key is not None:
                 ph = self.k.reserve_pure(value.key, py, node.loc)
