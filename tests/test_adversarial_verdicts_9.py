@@ -37,6 +37,36 @@ helper_signatures.py, build.py, protocol.py, local_tensors.py):
   Gluon as in Triton (Builder.constexpr_in_place); a parameter still assigned (its argument
   computed from a name the caller binds by a plain assignment, a tensor in Triton too) is
   refused where Triton takes compile-time values (WalkRules.tensor_constexpr).
+
+Found by the round's adversarial kernels, each wrong before the fix named:
+- verified, though Triton refuses it and the Gluon did not compile: a float loop start, stop or
+  step on a loop without pipe events (`range(0, 4.0)`, `range(0, C / 1)`, `C ** -1`, a float
+  kernel argument), and a float the kernel body computes (`S = N / 2`) passed to partitions as a
+  trip count, which was an opaque integer param ("verified for every value of S"):
+  Walker.float_bounds, PrologueWalker.bind_name (check bad-loop);
+- verified, though the lowered kernel hangs: `q: tl.constexpr = C - 4` followed by `C = 7`
+  (the expression cannot be read in place; the Gluon held q as an i32 tensor, C's -1 % 2):
+  refused at the binding (Builder.s_AnnAssign);
+- verified, though the lowering refused the binding: a helper function, module, dtype or None
+  (a dtype in a tuple too) as a partition argument (build._unlowerable_argument);
+- verified, though Python cannot import the module: a helper default calling a Triton function
+  (`d=tl.cdiv(4, 2)`; helper_signatures.import_time_call);
+- rejected with a counterexample no argument gives: `-(N // 2) + 8` was an opaque param of its
+  own beside `0 - N // 2 + 8` (Walker._e_UnaryOp now negates a pure function of params);
+- "verified for every value of  ()": `range(min(4, 8))`, builtin min / max of constants read as
+  a derived param of no param (Walker.call_module folds them).
+
+Checked and left as they are (the exploration's kernels not kept here behaved): handles in
+tuples and lists indexed by a constant (an index from a constexpr parameter is refused), a
+pipe's writer() taken twice in one partition, handles passed through two helpers and rebound,
+a reader named after another partition or misspelt, fields= naming a field twice or a missing
+one, indices equal modulo the capacity, indices from another loop's variable, triangular nested
+loops, `if` on a loaded value around a verb of one partition, early returns, verbs after the
+loop at N or N - 1 with N possibly 0, tl.static_range bounds from constexpr arithmetic, one-shot
+pipes used twice, capacity expressions, pipes declared in helpers, unused pipes, a partition
+listed twice: each rejected with its fault or refused, or proved where safe. Not mirrored in the
+frontend (data-plane limits of the lowering, not protocol): a tl.dot B operand computed from a
+slot tile (`kt * 1`), a free tle.gpu.alloc buffer, a non-power-of-two tl.arange.
 """
 
 from __future__ import annotations
