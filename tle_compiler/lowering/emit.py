@@ -119,6 +119,10 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
         from .lazy_scale import helpers_src as lazy_scale_helpers
 
         out[helpers_at:helpers_at] = lazy_scale_helpers(ctx.lazy_scale_packs)
+    if ctx.row_reduce_helpers:
+        from .row_reduce import helpers_src as row_reduce_helpers
+
+        out[helpers_at:helpers_at] = row_reduce_helpers(ctx.row_reduce_helpers)
 
     # ---- the kernel
     sig = ", ".join(f"{a}: gl.constexpr" if a in info.constexprs else a for a in info.args)

@@ -33,7 +33,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
-from . import call_args, kir_paths, more_ops, pipes
+from . import call_args, kir_paths, more_ops, pipes, row_reduce
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -116,6 +116,10 @@ class Ctx:
         self.probe_skip: set[str] = set()
         self.uses_acc_store = False
         self.lazy_scale_packs: set[int] = set()  # tle.gpu.scale_rows helpers in use (lazy_scale.py)
+        #: @tle.jit(row_reduce_tree=True): row reductions of wgmma accumulators as trees, and the
+        #: (op, M, N) helpers they use (lowering/row_reduce.py)
+        self.row_reduce_tree = False
+        self.row_reduce_helpers: set[tuple] = set()
         self.arg_types: dict = {}  # the compile's signature, when known (walks.prepare)
 
 
@@ -688,7 +692,14 @@ class FnTranslator:
             res = self.S.new(len(x.shape) - 1)
             self.S.slice_of(res, axis, x.var)
             shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
-            return V("tensor", f"gl.{name}({x.text}, {axis})", res, shape, x.dtype)
+            text = f"gl.{name}({x.text}, {axis})"
+            if self.emitting and self.ctx.row_reduce_tree and name in row_reduce.TREE_OPS \
+                    and row_reduce.tree_levels(self.S.layout(x.var), x.shape, axis, x.dtype):
+                # a row reduction of a wgmma accumulator as a tree (lowering/row_reduce.py)
+                key = (name, *x.shape)
+                self.ctx.row_reduce_helpers.add(key)
+                text = f"{row_reduce.helper_name(*key)}({x.text}, {self.Lv(res)})"
+            return V("tensor", text, res, shape, x.dtype)
         if name in UNARY_MATH:
             x = self.ex(args[0])
             return self.computed(x, text=f"gl.{name}({x.text})")

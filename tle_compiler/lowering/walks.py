@@ -154,6 +154,7 @@ def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = 
     ctx.arg_types = dict(arg_types or {})
     # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
     ctx.wgmma_pipeline = kernel_option(info, "wgmma_pipeline")
+    ctx.row_reduce_tree = kernel_option(info, "row_reduce_tree")  # lowering/row_reduce.py
     # opt-in: per-thread release arrives, publishes ahead of the work after them (lowering/eager.py)
     ctx.eager_arrays = eager_arrays(info, plans) if kernel_option(info, "eager_publish") else set()
     # on by default: 16-byte stores of accumulator-layout tiles (lowering/acc_store.py)
