@@ -656,3 +656,90 @@ def test_a_builtin_of_constants_in_a_default_is_a_constant(tmp_path, capsys):
 def test_a_builtin_of_a_constexpr_stays_a_derived_param(tmp_path, capsys):
     _run(tmp_path, capsys, ring(writer("for p in range(min(C, 8)):"), reader("for p in range(C):")),
          (), ("rejected", "[wait-never-committed]", "when C=9 (min_C_8=8)"))
+
+
+# ---------------------------------------------------------------- explored and held
+
+DELAYED = """\
+    for p in range(N):
+        res = r.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        if p > 0:
+            r.release(p - 1)
+        tl.store(y_ptr + tl.arange(0, 64), t)
+"""
+_WITH_LAST_WAIT = reader() + "    res = r.wait(N)\n    r.release(N)\n"
+# Kernels of this round's exploration that tle-dump already judged right: kept so that they stay
+# so (the unsafe ones name their fault, the safe ones are proved).
+EXPLORED = {
+    "a handle in a tuple, indexed by a literal": (
+        ring(writer(pre="hs = (w, w)\n", body=PUT.replace("w.", "hs[0]."))), "verified"),
+    "a handle in a tuple, indexed by a constexpr expression": (
+        ring(writer(pre="hs = (w, w)\n", body=PUT.replace("w.", "hs[C - 3]."))),
+        ("rejected", "a tuple's index must be a constant when the kernel is read")),
+    "writer() taken twice in one partition": (
+        ring(writer(pre="w2 = kv.writer()\n", body=PUT.replace("w.commit", "w2.commit"))),
+        "verified"),
+    "two writers' windows at p and p + N": (
+        ring(writer(pre="w2 = kv.writer()\n",
+                    body=PUT + PUT.replace("w.", "w2.").replace("(p)", "(p + N)")),
+             reader("for p in range(2 * N):")), ("rejected", "[phase-aliasing]")),
+    "acquire p, commit p + capacity": (ring(writer(body=PUT.replace("w.commit(p)",
+                                                                    "w.commit(p + 2)"))),
+                                       ("rejected", "[index-mismatch]")),
+    "the index from the outer loop in an inner one": (
+        ring(writer(loop="for q in range(N):", body="for p in range(1):\n" + ind(PUT))),
+        ("rejected", "[phase-aliasing]")),
+    "an index from a loaded value": (
+        ring(writer(body="v = tl.load(x_ptr + 1000).to(tl.int32)\n"
+                    + PUT.replace("(p)", "(p + v * 0)"))), ("rejected", "[non-affine]")),
+    "an early return before the events": (ring(rbody="    if N < 0:\n        return\n" + reader()),
+                                          ("rejected", "[unsupported-control-flow]")),
+    "an early return after the events": (
+        ring(rbody=reader() + "    if N > 2:\n        return\n    tl.store(y_ptr, 1.0)\n"),
+        "verified"),
+    "close(N) after the loop, wait(N) after the reader's": (
+        ring(writer(post="w.close(N)\n"), _WITH_LAST_WAIT), "verified"),
+    "the delayed release's tail unguarded": (ring(rbody=DELAYED + "    r.release(N - 1)\n"),
+                                             ("rejected", "[negative-index]", "when N=0")),
+    "the delayed release's tail under N != 0": (
+        ring(rbody=DELAYED + "    if N != 0:\n        r.release(N - 1)\n"), "verified"),
+    "the delayed release's tail under N > 1": (
+        ring(rbody=DELAYED + "    if N > 1:\n        r.release(N - 1)\n"),
+        ("rejected", "[missing-release]", "when N=1")),
+    "a static_range bound C // 2 * 2 against 2": (
+        ring(writer(loop="for p in tl.static_range(C // 2 * 2):"), reader("for p in range(2):")),
+        ("rejected", "[wait-never-committed]")),
+    "a one-shot pipe acquired twice": (
+        ring(writer(loop="for p in range(1):", body=PUT + PUT), reader("for p in range(1):"))
+        .replace("capacity=2,", "capacity=1, one_shot=True,").replace("[2, 64]", "[1, 64]"),
+        ("rejected", "[one-shot-reuse]")),
+    "a capacity from a constexpr": (ring().replace("capacity=2", "capacity=C - 1"),
+                                    ("rejected", "[bad-pipe]")),
+    "an unused pipe": (
+        ring(kernel_pre="kv2 = tle.pipe(capacity=2, t2=tle.gpu.alloc([2, 64], tl.float32))\n"),
+        "verified"),
+    "a partition listed twice": (
+        ring().replace("(consume, (kv, y_ptr, N, C))],\n                            [4], [232]",
+                       "(consume, (kv, y_ptr, N, C)), (consume, (kv, y_ptr, N, C))],\n"
+                       "                            [4, 4], [232, 232]"),
+        ("rejected", "[duplicate-partition]")),
+    "C's -(-N // 2) against the ceiling (N + 1) // 2": (
+        counts("-(-N // 2)", "(N + 1) // 2", "N >= 0"), ("rejected", "[wait-never-committed]")),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPLORED))
+def test_explored_kernels(tmp_path, capsys, name):
+    text, expect = EXPLORED[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("name", ["writer() taken twice in one partition",
+                                  "an early return after the events",
+                                  "the delayed release's tail under N != 0",
+                                  "a handle in a tuple, indexed by a literal"])
+def test_explored_verified_kernels_lower_to_their_events(tmp_path, capsys, name):
+    path = _run(tmp_path, capsys, EXPLORED[name][0], (), "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
