@@ -743,3 +743,43 @@ def test_explored_verified_kernels_lower_to_their_events(tmp_path, capsys, name)
     path = _run(tmp_path, capsys, EXPLORED[name][0], (), "verified")
     problems = lowering_problems(path, min_grid=3)
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------- values Triton cannot hold
+
+# A plain assignment makes a tensor of its value in Triton 3.6, which fails for bytes, a complex
+# number, `...` or a tuple holding a string (local_tensors._no_tensor, beside the string rule of
+# tests/test_adversarial_verdicts_8.py); and `assert` (dropped by the lowering) is still visited
+# by Triton, which refuses an f-string in it and a tuple as its test (Builder.s_Assert). Each was
+# verified.
+NO_TENSOR = {
+    "bytes": ("s = b'a'\n", "bytes cannot be one"),
+    "a complex number": ("s = 1j\n", "a complex number cannot be one"),
+    "the Ellipsis": ("s = ...\n", "`...` cannot be one"),
+    "a tuple holding a string": ("s = (1, 'a')\n", "a string cannot be one"),
+    "an f-string in an assert": ("assert N >= 0, f'n={N}'\n", "does not support f-strings"),
+    "an assert of a tuple": ("assert (N < 0, 'never')\n", "asserts a tuple"),
+}
+
+
+@pytest.mark.parametrize("name", list(NO_TENSOR))
+def test_values_triton_cannot_hold(tmp_path, capsys, name):
+    pre, said = NO_TENSOR[name]
+    _run(tmp_path, capsys, ring(writer(pre=pre)), (), _REFUSED + (said,))
+
+
+@pytest.mark.parametrize("pre", ["s = None\n", "s = (1, 2)\n", "assert N >= 0, 'bad'\n",
+                                 "assert N >= 0, N\n", "s: tl.constexpr = b'a'\n"])
+def test_values_triton_holds(tmp_path, capsys, pre):
+    _run(tmp_path, capsys, ring(writer(pre=pre)), (), "verified")
+
+
+@pytest.mark.parametrize("body,accepted", [
+    ("s = b'a'", False), ("s = 1j", False), ("s = ...", False), ("s = (1, 'a')", False),
+    ("assert N >= 0, f'n={N}'", False), ("assert (N < 0, 'never')", False),
+    ("s = None", True), ("s = (1, 2)", True), ("assert N >= 0, 'bad'", True),
+    ("assert N >= 0, N", True), ("s: tl.constexpr = b'a'", True),
+])
+def test_what_triton_does_with_values_it_cannot_hold(tmp_path, monkeypatch, body, accepted):
+    ok, e = triton_accepts(tmp_path, monkeypatch, body + "\ntl.store(x_ptr, 1.0)", tag="tri9val")
+    assert ok == accepted, f"{body}: {e}"

@@ -1707,6 +1707,16 @@ class Builder(BuildRules):
                 raise self.err(f"`{ast.unparse(n)}` inside an `assert`: asserts are not lowered, "
                                f"so the pipe event would not run; call it as a statement before "
                                f"the assert", n, check="unsupported-control-flow")
+            if isinstance(n, ast.JoinedStr):
+                # Triton 3.6 visits the test and the message: an f-string is an AST node it
+                # does not support, so the kernel does not compile (dropped, it was verified)
+                raise self.err(f"`{ast.unparse(n)}` in an `assert`: Triton 3.6 does not support "
+                               f"f-strings (\"unsupported AST node type: JoinedStr\"); write "
+                               f"a string literal", n, check="unsupported-expression")
+        if isinstance(s.test, ast.Tuple):
+            raise self.err(f"`assert {ast.unparse(s.test)}` asserts a tuple: Triton 3.6 refuses "
+                           f"it (and Python's is always true); write `assert cond, \"message\"`",
+                           s, check="unsupported-expression")
 
     # -- expressions ------------------------------------------------------------------------
     def expr(self, node: ast.expr) -> tuple[K.Expr, Optional[Static]]:

@@ -95,6 +95,24 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
     return f"`{name}` in {where}: {tensor}; {why}: {advice}"
 
 
+def _no_tensor(value: object) -> Optional[str]:
+    """What in ``value`` (a compile-time value a name is assigned) Triton 3.6 cannot make a
+    tensor of: bytes, a complex number, the Ellipsis, or a string inside a tuple; None when
+    there is nothing such (a plain string is refused on its own, :func:`refusal`)."""
+    if isinstance(value, bytes):
+        return "bytes"
+    if isinstance(value, complex):
+        return "a complex number"
+    if value is Ellipsis:
+        return "`...`"
+    if isinstance(value, tuple):
+        for v in value:
+            what = "a string" if isinstance(v, str) else _no_tensor(v)
+            if what is not None:
+                return what
+    return None
+
+
 def tensor_root(node, is_tensor: Callable[[object], bool]):
     """The first name ``node`` computes from by arithmetic (a binary or unary operator other than
     `not`, a comparison) for which ``is_tensor`` holds, or None: Triton computes a tensor from a
@@ -174,6 +192,13 @@ class BuildRules:
         if self.in_partition and isinstance(node, ast.Assign) and isinstance(value, str):
             raise self.err(refusal("string", name, f"`{ast.unparse(node)}`", value=value), node,
                            check=CHECK)
+        other = _no_tensor(value)
+        if self.in_partition and isinstance(node, ast.Assign) and other is not None:
+            # bytes, a complex number, `...` (or a tuple holding one, or a string): Triton 3.6
+            # converts each to a tensor as it does a string, and fails the same way
+            raise self.err(f"`{ast.unparse(node)}`: a plain assignment makes `{name}` a tensor in "
+                           f"Triton 3.6, and {other} cannot be one (\"cannot convert ... to "
+                           f"tensor\"): the kernel does not compile", node, check=CHECK)
 
     def constexpr_operands(self, what: str, nodes: list) -> None:
         """Refuse a local tensor (:meth:`local_tensor`) where Triton 3.6 takes only constexprs
