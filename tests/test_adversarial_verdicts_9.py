@@ -54,7 +54,10 @@ Found by the round's adversarial kernels, each wrong before the fix named:
 - rejected with a counterexample no argument gives: `-(N // 2) + 8` was an opaque param of its
   own beside `0 - N // 2 + 8` (Walker._e_UnaryOp now negates a pure function of params);
 - "verified for every value of  ()": `range(min(4, 8))`, builtin min / max of constants read as
-  a derived param of no param (Walker.call_module folds them).
+  a derived param of no param (Walker.call_module folds them);
+- verified, though Triton refuses it: bytes, a complex number, `...` or a tuple holding a string
+  bound by a plain assignment (local_tensors._no_tensor), an `assert` with an f-string or a
+  tuple as its test (Builder.s_Assert).
 
 Checked and left as they are (the exploration's kernels not kept here behaved): handles in
 tuples and lists indexed by a constant (an index from a constexpr parameter is refused), a
