@@ -55,8 +55,8 @@ Found by the round's adversarial kernels, each wrong before the fix named:
   own beside `0 - N // 2 + 8` (Walker._e_UnaryOp now negates a pure function of params);
 - "verified for every value of  ()": `range(min(4, 8))`, builtin min / max of constants read as
   a derived param of no param (Walker.call_module folds them);
-- verified, though Triton refuses it: bytes, a complex number, `...` or a tuple holding a string
-  bound by a plain assignment (local_tensors._no_tensor), an `assert` with an f-string or a
+- verified, though Triton refuses it: bytes, a complex number, `...`, an integer outside
+  [-2**63, 2**64) or a tuple holding a string bound by a plain assignment (local_tensors._no_tensor), an `assert` with an f-string or a
   tuple as its test (Builder.s_Assert).
 
 Checked and left as they are (the exploration's kernels not kept here behaved): handles in
@@ -760,6 +760,8 @@ NO_TENSOR = {
     "a complex number": ("s = 1j\n", "a complex number cannot be one"),
     "the Ellipsis": ("s = ...\n", "`...` cannot be one"),
     "a tuple holding a string": ("s = (1, 'a')\n", "a string cannot be one"),
+    "an integer past u64": ("s = 2 ** 64\n", "the integer 18446744073709551616, outside i64"),
+    "an integer below i64": ("s = -2 ** 63 - 1\n", "outside i64 and u64"),
     "an f-string in an assert": ("assert N >= 0, f'n={N}'\n", "does not support f-strings"),
     "an assert of a tuple": ("assert (N < 0, 'never')\n", "asserts a tuple"),
 }
@@ -772,6 +774,7 @@ def test_values_triton_cannot_hold(tmp_path, capsys, name):
 
 
 @pytest.mark.parametrize("pre", ["s = None\n", "s = (1, 2)\n", "assert N >= 0, 'bad'\n",
+                                 "s = 2 ** 64 - 1\n", "s = -2 ** 63\n",
                                  "assert N >= 0, N\n", "s: tl.constexpr = b'a'\n"])
 def test_values_triton_holds(tmp_path, capsys, pre):
     _run(tmp_path, capsys, ring(writer(pre=pre)), (), "verified")
@@ -779,6 +782,8 @@ def test_values_triton_holds(tmp_path, capsys, pre):
 
 @pytest.mark.parametrize("body,accepted", [
     ("s = b'a'", False), ("s = 1j", False), ("s = ...", False), ("s = (1, 'a')", False),
+    ("s = 2 ** 64", False), ("s = -2 ** 63 - 1", False), ("s = 2 ** 64 - 1", True),
+    ("s = -2 ** 63", True),
     ("assert N >= 0, f'n={N}'", False), ("assert (N < 0, 'never')", False),
     ("s = None", True), ("s = (1, 2)", True), ("assert N >= 0, 'bad'", True),
     ("assert N >= 0, N", True), ("s: tl.constexpr = b'a'", True),

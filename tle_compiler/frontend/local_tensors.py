@@ -97,14 +97,18 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
 
 def _no_tensor(value: object) -> Optional[str]:
     """What in ``value`` (a compile-time value a name is assigned) Triton 3.6 cannot make a
-    tensor of: bytes, a complex number, the Ellipsis, or a string inside a tuple; None when
-    there is nothing such (a plain string is refused on its own, :func:`refusal`)."""
+    tensor of: bytes, a complex number, the Ellipsis, an integer outside [-2**63, 2**64), or a
+    string inside a tuple; None when there is nothing such (a plain string is refused on its
+    own, :func:`refusal`)."""
     if isinstance(value, bytes):
         return "bytes"
     if isinstance(value, complex):
         return "a complex number"
     if value is Ellipsis:
         return "`...`"
+    if isinstance(value, int) and not isinstance(value, bool) and not (
+            -2 ** 63 <= value < 2 ** 64):
+        return f"the integer {value}, outside i64 and u64 (\"Nonrepresentable integer\"),"
     if isinstance(value, tuple):
         for v in value:
             what = "a string" if isinstance(v, str) else _no_tensor(v)
