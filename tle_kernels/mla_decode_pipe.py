@@ -21,6 +21,15 @@ Masks: position p of tile ck is lo + 64·ck + k; p >= hi is outside the split (i
 zeros, so P·V never meets uninitialised cache rows; its score is -inf); with CAUSAL, query j sees
 positions p < seqlen - s_q + j + 1, a per-(row, position) mask the left applies to the scores.
 
+Two K producers, chosen by the constexpr TMA (0 or 1; the compiler reads the kernel specialised
+to it), as in the seesaw decode (mla_decode_seesaw.py): TMA = 0 gathers a page's rows with
+cp.async, the positions at or past hi masked to zeros; TMA = 1 copies each piece as one TMA box
+through k_desc / tail_desc (rank-4 descriptors over k_cache, mla_decode_launch.k_descriptors) at
+token coordinate shift = n - 64 for a tile with n positions before hi (page_shift), so those
+positions never arrive and slot row r holds position lo + 64·ck + shift + r, a real one iff
+r >= -shift (masked_by_position). The launcher takes TMA wherever k_cache allows the
+descriptors; the cp.async launch passes k_cache in their places (unused).
+
 The trip count NK = ceil(max(hi - lo, 0) / 64) is read from cache_seqlens once, in the kernel body
 before warp_specialize, and the same value is handed to every partition: for the verifier it is an
 opaque param (a kernel-level integer computed from data), and the protocol is proved for every
