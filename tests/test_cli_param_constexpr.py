@@ -1,10 +1,11 @@
-"""``tle-dump --param NAME=VALUE`` where NAME is a constexpr of a kernel the frontend reads
-generically (not only of one it must read specialised, like the seesaw): the kernel is read
+"""``tle-dump --param NAME=VALUE`` where NAME is a constexpr of a kernel: the kernel is read
 specialised to that value, the verdict names it, and --gluon/--ttgir/--ptx lower that
 specialisation in place of DEFAULT_CONFIG's value.
 
-mla_decode_pipe.py's DEFAULT_CONFIG has CAUSAL False; ``--param CAUSAL=1`` verifies and lowers the
-causal variant. A value a constexpr cannot take (2 for a boolean, a BLOCK_H the lowering refuses)
+tests/fixtures/cli/flagged_ring.py is read generically (its DEFAULT_CONFIG has LOWER False);
+``--param LOWER=1`` verifies and lowers the other variant. tle_kernels/mla_decode_pipe.py is read
+specialised to its DEFAULT_CONFIG (TMA copies under ``if TMA``); ``--param CAUSAL=1`` adds to
+those values. A value a constexpr cannot take (2 for a boolean, a BLOCK_H that divides by zero)
 and a name that is neither a param nor a constexpr are unusable input (exit 2, one line naming
 the value or the known names).
 """
@@ -20,6 +21,8 @@ from tle_compiler.cli.dump import EXIT_OK, EXIT_UNUSABLE, main
 
 ROOT = Path(__file__).resolve().parent.parent
 PIPE = ROOT / "tle_kernels" / "mla_decode_pipe.py"
+FLAGGED = ROOT / "tests" / "fixtures" / "cli" / "flagged_ring.py"
+SEESAW = ROOT / "tle_kernels" / "mla_decode_seesaw.py"
 
 
 def run(capsys, *args):
@@ -43,70 +46,84 @@ def error_line(err: str) -> str:
 
 @pytest.mark.parametrize("value", ["1", "True"])
 def test_a_constexpr_of_a_generically_read_kernel_is_read_specialised(capsys, value):
-    code, out, err = run(capsys, "--graph", "--param", f"CAUSAL={value}", PIPE)
+    code, out, err = run(capsys, "--graph", "--param", f"LOWER={value}", FLAGGED)
     assert code == EXIT_OK, err
-    assert "read specialised to CAUSAL=1 (--param)" in err
+    assert "read specialised to LOWER=1 (--param)" in err
     verdict = verdict_line(out)
-    assert verdict.startswith("verified for every value of NK")
-    assert "with CAUSAL = 1 (read specialised)" in verdict
-    assert "CAUSAL" not in verdict_line(run(capsys, PIPE)[1])  # without --param: generic
+    assert verdict.startswith("verified for every value of N_TILES")
+    assert "with LOWER = 1 (read specialised)" in verdict
+    assert "LOWER" not in verdict_line(run(capsys, FLAGGED)[1])  # without --param: generic
+
+
+def test_a_constexpr_adds_to_a_kernel_read_specialised_to_its_config(capsys):
+    code, out, err = run(capsys, "--graph", "--param", "CAUSAL=1", PIPE)
+    assert code == EXIT_OK, err
+    assert "read specialised to BLOCK_H=64, CAUSAL=1, TMA=0" in err
+    assert "with BLOCK_H = 64, CAUSAL = 1, TMA = 0 (read specialised)" in verdict_line(out)
+    assert "CAUSAL" not in verdict_line(run(capsys, PIPE)[1])  # DEFAULT_CONFIG's False: unbound
 
 
 def test_the_json_verdict_names_the_constexpr_as_checked(capsys):
-    code, out, _ = run(capsys, "--format", "json", "--param", "CAUSAL=0", PIPE)
+    code, out, _ = run(capsys, "--format", "json", "--param", "LOWER=0", FLAGGED)
     (kernel,) = json.loads(out)["kernels"]
     assert code == EXIT_OK and kernel["verdict"] == "proved"
-    assert kernel["specialised"] == {"CAUSAL": 0}
-    assert kernel["checked"]["CAUSAL"] == "[0, 0]"
-    assert "CAUSAL = 0 (read specialised)" in kernel["scope"]
+    assert kernel["specialised"] == {"LOWER": 0}
+    assert kernel["checked"]["LOWER"] == "[0, 0]"
+    assert "LOWER = 0 (read specialised)" in kernel["scope"]
 
 
-def test_gluon_lowers_the_constexpr_value_given(capsys):
-    code0, causal0, err0 = run(capsys, "--gluon", "--param", "CAUSAL=0", PIPE)
-    code1, causal1, err1 = run(capsys, "--gluon", "--param", "CAUSAL=1", PIPE)
-    code, default, err = run(capsys, "--gluon", PIPE)
+@pytest.mark.parametrize("path, name", [(FLAGGED, "LOWER"), (PIPE, "CAUSAL")])
+def test_gluon_lowers_the_constexpr_value_given(capsys, path, name):
+    code0, off, err0 = run(capsys, "--gluon", "--param", f"{name}=0", path)
+    code1, on, err1 = run(capsys, "--gluon", "--param", f"{name}=1", path)
+    code, default, err = run(capsys, "--gluon", path)
     assert (code0, code1, code) == (EXIT_OK, EXIT_OK, EXIT_OK), err0 + err1 + err
-    assert causal0 == default  # DEFAULT_CONFIG's CAUSAL is False
-    assert causal1 != causal0
-    assert "CAUSAL: gl.constexpr = False" in causal0
-    assert "CAUSAL: gl.constexpr = True" in causal1  # a boolean constexpr is lowered as one
+    assert off == default  # DEFAULT_CONFIG's value is False
+    assert on != off
+    assert f"{name}: gl.constexpr = False" in off
+    assert f"{name}: gl.constexpr = True" in on  # a boolean constexpr is lowered as one
 
 
-def test_a_boolean_constexpr_takes_0_or_1_only(capsys):
-    code, _, err = run(capsys, "--param", "CAUSAL=2", PIPE)
+@pytest.mark.parametrize("path, name", [(FLAGGED, "LOWER"), (PIPE, "CAUSAL")])
+def test_a_boolean_constexpr_takes_0_or_1_only(capsys, path, name):
+    code, _, err = run(capsys, "--param", f"{name}=2", path)
     assert code == EXIT_UNUSABLE
     line = error_line(err)
-    assert "--param CAUSAL=2" in line and "boolean constexpr" in line and "0 or 1" in line
+    assert f"--param {name}=2" in line and "boolean constexpr" in line and "0 or 1" in line
 
 
 def test_a_constexpr_value_that_divides_by_zero_is_unusable(capsys):
-    """BLOCK_H = 0 makes the row-block count a division by zero: the reader refuses the value
-    (it reached the lowering, which refused it, before the reader checked divisions by zero)."""
-    code, out, err = run(capsys, "--gluon", "--param", "BLOCK_H=0", PIPE)
-    assert code == EXIT_UNUSABLE and out == ""
-    line = error_line(err)
-    assert "--param BLOCK_H=0: the kernel cannot be read with this value" in line
-    assert "integer division by zero" in line
+    """BLOCK_H = 0 makes the row-block count a division by zero: the kernel reads with
+    DEFAULT_CONFIG's BLOCK_H, so it is the value given that is refused (unusable input), not the
+    kernel (it was a rejection, exit 1, where the kernel must be read specialised anyway)."""
+    for path in (PIPE, SEESAW):
+        code, out, err = run(capsys, "--gluon", "--param", "BLOCK_H=0", path)
+        assert code == EXIT_UNUSABLE and out == ""
+        line = error_line(err)
+        assert "--param BLOCK_H=0: the kernel cannot be read with this value" in line
+        assert "integer division by zero" in line
 
 
 def test_unknown_name_lists_params_and_constexprs(capsys):
+    code, _, err = run(capsys, "--graph", "--param", "LOWERR=1", FLAGGED)
+    assert code == EXIT_UNUSABLE
+    line = error_line(err)
+    assert "--param LOWERR: no such param or constexpr" in line
+    assert "known: N_TILES" in line and "constexprs: LOWER" in line
     code, _, err = run(capsys, "--graph", "--param", "CAUSALL=1", PIPE)
     assert code == EXIT_UNUSABLE
     line = error_line(err)
-    assert "--param CAUSALL: no such param or constexpr" in line
-    assert "known: NK" in line and "constexprs: BLOCK_H, CAUSAL, SPLIT" in line
+    assert "known: BLOCK_H, NK, TMA" in line and "constexprs: CAUSAL, SPLIT" in line
 
 
-@pytest.mark.parametrize("value", ["CAUSAL=true", "CAUSAL=yes", "CAUSAL=1.0"])
+@pytest.mark.parametrize("value", ["LOWER=true", "LOWER=yes", "LOWER=1.0"])
 def test_a_value_that_is_no_integer_nor_true_false_is_unusable(capsys, value):
-    code, _, err = run(capsys, "--param", value, PIPE)
+    code, _, err = run(capsys, "--param", value, FLAGGED)
     assert code == EXIT_UNUSABLE and "--param expects NAME=INTEGER" in error_line(err)
 
 
-SEESAW = ROOT / "tle_kernels" / "mla_decode_seesaw.py"
-
-
 @pytest.mark.parametrize("path, param, line", [
+    (FLAGGED, "LOWER=1", "LOWER: gl.constexpr = True"),
     (PIPE, "CAUSAL=1", "CAUSAL: gl.constexpr = True"),
     (SEESAW, "TMA=1", "TMA: gl.constexpr = 1"),  # a constexpr the seesaw must be read with
 ])

@@ -193,11 +193,25 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
         bind = {}
+    default_bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
     bind.update(fixed)
     bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
     if not bind:
         raise err
-    infos = kernels_of_source(text, str(path), bind=bind)
+    try:
+        infos = kernels_of_source(text, str(path), bind=bind)
+    except TleError as e:
+        given = {k: v for k, v in fixed.items() if k in bind and default_bind.get(k) != v}
+        if not given:
+            raise
+        try:  # readable with DEFAULT_CONFIG's values: it is the values given it cannot take
+            kernels_of_source(text, str(path), bind=default_bind)
+        except TleError:
+            raise e from None
+        shown = ", ".join(f"{n}={v}" for n, v in given.items())
+        raise _Unusable(f"tle-dump: error: --param {shown}: the kernel cannot be read with "
+                        f"{'this value' if len(given) == 1 else 'these values'}: "
+                        f"{e.message.splitlines()[0]}{_at_line(e)}") from None
     bound = sorted({n for i in infos for n in i.constexprs if n in bind})
     loaded = _loaded(path, infos, {k: bind[k] for k in bound})
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in bound})
