@@ -364,8 +364,9 @@ def test_loop_headers_triton_would_refuse_are_frontend_errors(loop, message, tmp
 
 
 def test_a_tl_range_option_is_refused_in_a_whole_kernel(tmp_path):
-    """tl.range(..., num_stages=2) passes the frontend (Triton accepts it) and is refused by the
-    lowering at its line, instead of being dropped."""
+    """tl.range(..., num_stages=2) is refused at its line, with the lowering's message, instead
+    of being dropped: by the frontend's reading (so tle-dump does not verify a kernel the
+    compiler refuses) before the lowering would."""
     path = tmp_path / "k.py"
     body = TILE_FILL.replace("for i in range(NT):", "for i in tl.range(0, NT, num_stages=2):")
     assert body != TILE_FILL
