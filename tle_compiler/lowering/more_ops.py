@@ -37,7 +37,7 @@ module is called by it and imports nothing of it.
 from __future__ import annotations
 
 from ..ir import kernel as K
-from .values import V
+from .values import V, wide
 
 ATOMIC_OPS = ("add", "and", "or", "xor", "max", "min", "xchg")
 #: Triton 3.6's parameters of each atomic, in positional order.
@@ -209,8 +209,8 @@ def atomic(tr, node: K.Op) -> V:
     call = f"gl.atomic_{op}({', '.join(parts)})"
     name = tr.fresh("old")
     tr.emit(f"{name} = {call}")
-    if p.kind == "scalar":
-        return V("scalar", name)
+    if p.kind == "scalar":  # the old value, of the pointee's type
+        return V("scalar", name, i64=p.pointee in ("i64", "u64"))
     from .plan import GL_DTYPES
     return V("tensor", name, p.var, p.shape, GL_DTYPES.get(p.pointee or ""))
 
@@ -325,7 +325,8 @@ def elementwise(tr, node: K.Op) -> V:
     extra = _literal_keywords(tr, node, a, defaults)
     fn = "gl." + node.name.split(".", 1)[1]
     if not any(v.kind == "tensor" for v in ops):
-        return V("scalar", f"{fn}({', '.join(v.text for v in ops)}{extra})")
+        return V("scalar", f"{fn}({', '.join(v.text for v in ops)}{extra})",
+                 i64=any(wide(v) for v in ops))
     return tr._elementwise(ops, lambda *t: f"{fn}({', '.join(t)}{extra})")
 
 
@@ -360,7 +361,7 @@ def value_op(tr, node: K.Op) -> V:
         text = f"gl.cast({x.text}, {dt.text}{extra})"
         if x.kind == "tensor":
             return tr.computed(x, text=text, dtype=dt.value)
-        return V("scalar", text)
+        return V("scalar", text, i64=dt.value in ("int64", "uint64"))
     if name in ("tl.multiple_of", "tl.max_contiguous"):
         a = _bind(tr, node, ("input", "values"))
         if "input" not in a or "values" not in a:

@@ -30,6 +30,10 @@ A ``barrier="named"`` pipe (materialize-barriers' NamedBarrierArrive / NamedBarr
 slot), wait is ``bar.sync id, threads`` by every reader thread (then the fence as above), acquire
 emits nothing, and release only the wgmma wait: what the reader's release point orders before the
 hand-off that implies it (passes/named_release.py).
+On an index Triton types i64 (``range(N.to(tl.int64))``, an i64 kernel argument: ``V.i64``) the
+stage and the parity are cast to i32, which ``.index(...)`` of a ring or a barrier array and
+``mbarrier.wait``'s phase take; the verifier checked the index inside i32, and a stage or parity
+fits whatever the index: the cast changes no value. An i32 index is spelled as before.
 One-shot pipes have no empty barriers: acquire/release emit nothing, waits are at parity 0.
 With debug waits on (``TLE_DEBUG_WAITS``), every wait above is a bounded wait that prints the site
 and traps (:mod:`.debug`).
@@ -43,13 +47,17 @@ from ..ir import kernel as K
 from ..ir.attrs import (MBarrierArrive, MBarrierWait, NamedBarrierArrive, NamedBarrierSync,
                         render_index)
 from .plan import PipePlan, arrive_parts
-from .values import V
+from .values import V, wide
 
 
-def index_src(expr, index: str) -> str:
+def index_src(expr, index: str, i64: bool = False) -> str:
     """An index expression of the event's attributes (ir/attrs.py) as Gluon source, its index
-    spelled ``(index)``: ``(t) % 3``, ``(((t) // 3) & 1) ^ 1``."""
-    return render_index(expr, lambda _: f"({index})")
+    spelled ``(index)``: ``(t) % 3``, ``(((t) // 3) & 1) ^ 1``; with ``i64`` (the index is an i64
+    value) cast to i32, ``((t) % 3).to(gl.int32)``, unless it is a literal."""
+    text = render_index(expr, lambda _: f"({index})")
+    if i64 and not text.lstrip("-").isdigit():
+        text = f"({text}).to(gl.int32)"
+    return text
 
 
 def eager_array(tr, arr) -> bool:
@@ -76,21 +84,22 @@ def event(tr, base, node):
     if idx.kind not in ("const", "scalar"):
         raise tr.err("a pipe index must be an integer", node)
     line = node.loc.line
+    i64 = idx.kind == "scalar" and wide(idx)
     if base.kind == "writer":
         pp = tr.ctx.plans[base.value]
-        return writer_verb(tr, pp, node.verb, idx.text, line, node)
+        return writer_verb(tr, pp, node.verb, idx.text, line, node, i64)
     pipe, reader, _ = base.value
     pp = tr.ctx.plans[pipe]
-    return reader_verb(tr, pp, reader, node.verb, idx.text, line, node)
+    return reader_verb(tr, pp, reader, node.verb, idx.text, line, node, i64)
 
 
-def _stage(tr, pp: PipePlan, node: K.Event, index: str) -> str:
+def _stage(tr, pp: PipePlan, node: K.Event, index: str, i64: bool = False) -> str:
     """The event's slot (its ``stage`` attribute) in a fresh variable, or the literal 0."""
     stage = K.get_attr(node, "stage")
     if stage is None:
         raise TleError(f"internal: pipe event {node.verb} of '{pp.name}' reaches the lowering "
                        f"without materialize-barriers' attributes", node.loc, check="lowering")
-    text = index_src(stage, index)
+    text = index_src(stage, index, i64)
     if text != "0":
         s = tr.fresh(f"{pp.name}_s")
         tr.emit(f"{s} = {text}")
@@ -122,12 +131,12 @@ def _ops(pp: PipePlan, node: K.Event, kind: type) -> list:
             if isinstance(op, kind)]
 
 
-def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node):
+def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node, i64: bool = False):
     if verb not in ("acquire", "commit", "close"):
         raise tr.err(f"a writer has acquire/commit/close, not '{verb}'", node)
-    stage = _stage(tr, pp, node, index)
+    stage = _stage(tr, pp, node, index, i64)
     for arr, op in _ops(pp, node, MBarrierWait):
-        _wait(tr, pp, arr, stage, index_src(op.parity, index), index,
+        _wait(tr, pp, arr, stage, index_src(op.parity, index, i64), index,
               f"pipe {pp.name}: {verb}({index}) on empty[g{arr.group}] (line {line})")
     if verb == "acquire":
         # window: this acquire's number, which the slot's cp.async gathers carry
@@ -176,13 +185,14 @@ def _check_tx(pp: PipePlan, arr, op: MBarrierArrive, verb: str, node) -> None:
                        f"shapes); run materialize-barriers again", node.loc, check="lowering")
 
 
-def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int, node):
+def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int, node,
+                i64: bool = False):
     if verb == "wait":
-        stage = _stage(tr, pp, node, index)
+        stage = _stage(tr, pp, node, index, i64)
         arrays = []
         for arr, op in _ops(pp, node, MBarrierWait):
             arrays.append(arr)
-            _wait(tr, pp, arr, stage, index_src(op.parity, index), index,
+            _wait(tr, pp, arr, stage, index_src(op.parity, index, i64), index,
                   f"pipe {pp.name}[{reader or '-'}]: wait({index}) on full[g{arr.group}] (line {line})")
         # cp.async-filled fields: the writer cannot fence after the copies land, so the reader
         # orders them before its wgmmas. Register-stored fields were fenced by the writer before
@@ -204,7 +214,7 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
     if verb == "release":
         if pp.one_shot:
             return V("none", "None")
-        stage = _stage(tr, pp, node, index)
+        stage = _stage(tr, pp, node, index, i64)
         # docs/semantics.md: before a release, wait for the async wgmmas still reading the slot
         tr.wait_rings({r.var for r in pp.rings.values()} | {None},
                       f"{pp.name}.release: a wgmma may still read the slot")

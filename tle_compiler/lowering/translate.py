@@ -38,7 +38,7 @@ from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
-from .values import V
+from .values import V, wide
 from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
@@ -49,6 +49,9 @@ TL_DTYPES.update({k: v for k, v in GL_DTYPES.items()})
 UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
               "erf"}
 REDUCE = {"max", "min", "sum", "xor_sum", "reduce_or"}
+COMPARISONS = {"<", "<=", ">", ">=", "==", "!=", "is", "is not", "in", "not in"}
+I64_TYPES = {"int64", "uint64"}  # dtype names (ex_DType) of the 64-bit integers
+I64_ARG_TYPES = {"i64", "u64"}  # the same, as a signature or a pointer's pointee spells them
 
 
 CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
@@ -494,7 +497,9 @@ class FnTranslator:
         if a.kind == "tensor" or b.kind == "tensor":
             return replace(self._elementwise([a, b], lambda x, y: f"({x} {op} {y})"),
                            pointee=pointee)
-        return V("scalar", f"({a.text} {op} {b.text})", pointee=pointee)
+        # Triton's integer promotion: an i64 operand makes the result i64 (not a comparison's)
+        i64 = op not in COMPARISONS and (wide(a) or wide(b))
+        return V("scalar", f"({a.text} {op} {b.text})", pointee=pointee, i64=i64)
 
     def ex_Compare(self, node: K.Compare) -> V:
         return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
@@ -563,7 +568,7 @@ class FnTranslator:
                     raise self.err(f"x.to's {key} must be a compile-time constant", node)
                 extra += f", {key}={value!r}"
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
-                                 dtype=dt.value)
+                                 dtype=dt.value, i64=dt.value in I64_TYPES)
         if name == "ifexp":
             return self.conditional(node)
         if name in ("builtins.float", "builtins.int"):
@@ -572,7 +577,7 @@ class FnTranslator:
             if v.kind == "const":
                 val = float(v.value) if fn == "float" else int(v.value)
                 return V("const", literal(val), value=val)
-            return V("scalar", f"{fn}({v.text})")
+            return V("scalar", f"{fn}({v.text})", i64=v.i64)
         return self.call_builtin(name, node)
 
     def conditional(self, node: K.Op) -> V:
@@ -598,7 +603,8 @@ class FnTranslator:
             vals.append(v)
         if c.kind == "const":
             return vals[0] if c.value else vals[1]
-        return V("scalar", f"({vals[0].text} if {c.text} else {vals[1].text})")
+        return V("scalar", f"({vals[0].text} if {c.text} else {vals[1].text})",
+                 i64=wide(vals[0]) or wide(vals[1]))
 
     def call_builtin(self, canon: str, node: K.Op) -> V:
         if canon in more_ops.HANDLED:  # atomics, barrier, print, asserts (lowering/more_ops.py)
@@ -662,7 +668,8 @@ class FnTranslator:
         if name == "where":
             c, a, b = (self.ex(x) for x in args)
             if not any(x.kind == "tensor" for x in (c, a, b)):
-                return V("scalar", f"gl.where({c.text}, {a.text}, {b.text})")
+                return V("scalar", f"gl.where({c.text}, {a.text}, {b.text})",
+                         i64=wide(a) or wide(b))
             res = self._elementwise([c, a, b], lambda x, y, z: f"gl.where({x}, {y}, {z})")
             # the values' dtype, not the condition's
             dt = next((v.dtype for v in (a, b) if v.kind == "tensor" and v.dtype), None)
@@ -670,7 +677,7 @@ class FnTranslator:
         if name in ("maximum", "minimum"):
             a, b = self.ex(args[0]), self.ex(args[1])
             if a.kind != "tensor" and b.kind != "tensor":
-                return V("scalar", f"gl.{name}({a.text}, {b.text})")
+                return V("scalar", f"gl.{name}({a.text}, {b.text})", i64=wide(a) or wide(b))
             return self._elementwise([a, b], lambda x, y: f"gl.{name}({x}, {y})")
         if name in REDUCE:
             x = self.ex(args[0])
@@ -710,7 +717,7 @@ class FnTranslator:
             a, b = self.ex(args[0]), self.ex(args[1])
             if a.kind == "const" and b.kind == "const":
                 return V("const", f"gl.cdiv({a.text}, {b.text})", value=-(-a.value // b.value))
-            return V("scalar", f"gl.cdiv({a.text}, {b.text})")
+            return V("scalar", f"gl.cdiv({a.text}, {b.text})", i64=wide(a) or wide(b))
         if name == "constexpr":
             v = self.ex(args[0])
             return v
@@ -885,7 +892,7 @@ class FnTranslator:
         if "other" in kw and "mask" not in kw:
             raise self.err("tl.load: `other` without `mask`", node)
         parts += self._cache_hints(kw, node) + self._volatile(kw, node)
-        return V("scalar", f"gl.load({', '.join(parts)})")
+        return V("scalar", f"gl.load({', '.join(parts)})", i64=p.pointee in I64_ARG_TYPES)
 
     def _volatile(self, kws: dict, node: K.Expr) -> list[str]:
         """tl.load's ``volatile`` (a bool literal) as Gluon's keyword: ``ld.volatile`` on the GPU.
@@ -1142,7 +1149,10 @@ class FnTranslator:
         # shared memory about to be overwritten: no in-flight wgmma may still read it
         self.wait_rings({ring.var, None}, "the slot is overwritten", node)
         self.await_cp_async(ring, "overwrites (TMA)")
-        coords = ", ".join(i.text for i in items)
+        # the copy's coordinates are i32 (Gluon takes no i64 one, and the hardware's are signed
+        # 32-bit): an i64 coordinate is cast, the value an i32 computation of it gives
+        coords = ", ".join(f"({i.text}).to(gl.int32)" if i.kind == "scalar" and wide(i) else i.text
+                           for i in items)
         # a box of higher rank (its extra dimensions 1) lands in the field through a view of the
         # slot with the box's shape: the same bytes, and the NVMMA layout Triton infers for the
         # view is the descriptor's (lowering/descriptors.py checks the box against the field)
@@ -1429,7 +1439,8 @@ class FnTranslator:
             return
         if v.kind == "scalar":
             self.emit(f"{gen} = {v.text}")
-            self.env[name] = V("scalar", gen, arg=v.arg)  # a rename is still the argument
+            # a rename is still the argument, of the same width
+            self.env[name] = V("scalar", gen, arg=v.arg, i64=v.i64)
             return
         if v.kind == "method":
             raise self.err("a bound method cannot be stored in a variable", node)
@@ -1518,7 +1529,8 @@ class FnTranslator:
         self.cp_async.pending |= {(r, None) for r in self._gathered_rings(st.body)}
         back_edge = self.cp_async.loop_head()
         at_head = self.cp_async.snapshot()
-        self.env[st.var] = V("scalar", var)
+        # Triton's loop variable has the promoted type of the start, stop and step
+        self.env[st.var] = V("scalar", var, i64=any(wide(v) for v in vals.values()))
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
                            "static": it == "gl.static_range", "pipelined": pipelined})
@@ -1599,7 +1611,7 @@ class FnTranslator:
             gen = self.prefix + name
             if v.text != gen:
                 self.emit(f"{gen} = {v.text}")
-            self.env[name] = V("scalar", gen)
+            self.env[name] = V("scalar", gen, i64=wide(v))
 
     def _carried_arguments(self, loop: K.For) -> None:
         """A name that is a kernel argument before a loop and rebound in its body is, at the
@@ -1764,7 +1776,8 @@ class FnTranslator:
                 fix_then.append(f"{gen} = {a.text}")
             if b.text != gen:
                 fix_else.append(f"{gen} = {b.text}")
-            merged[name] = V("scalar", gen, arg=a.arg if a.arg == b.arg else None)
+            merged[name] = V("scalar", gen, arg=a.arg if a.arg == b.arg else None,
+                             i64=wide(a) or wide(b))
         ind = "    " * (self.ind + 1)  # the branches' statements
         if fix_else:
             if else_end is None:

@@ -24,3 +24,19 @@ class V:
     #: the same one on every path into here): that argument; a TMA copy's descriptor is checked
     #: against the signature's type of it (lowering/descriptors.check_emitted_copy)
     arg: Optional[str] = None
+    #: for a runtime integer scalar: whether Triton types it i64 (a kernel argument the signature
+    #: types "i64" / "u64", ``x.to(tl.int64)``, the variable of a loop with such a bound,
+    #: arithmetic with one). Gluon's ``.index(...)`` of a ring and ``mbarrier.wait``'s phase take
+    #: an i32, so a pipe event on such an index casts the stage and the parity it computes from it
+    #: (lowering/pipes.py); for an i32 index nothing changes.
+    i64: bool = False
+
+
+def wide(v: V) -> bool:
+    """Whether Triton computes with ``v`` in 64 bits: a runtime scalar marked ``i64``, or an
+    integer constant outside [-2^31, 2^32) (Triton gives a constant i32 when it fits, u32 up to
+    2^32, i64 beyond), which widens the runtime operand it is combined with."""
+    if v.kind == "const":
+        x = v.value
+        return isinstance(x, int) and not isinstance(x, bool) and not -2**31 <= x < 2**32
+    return v.kind == "scalar" and v.i64

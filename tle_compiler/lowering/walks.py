@@ -22,7 +22,7 @@ from . import instrument
 from .names import NameAllocator
 from .plan import build_plan
 from .layouts import pointee_of
-from .translate import Ctx, FnTranslator, V, literal
+from .translate import I64_ARG_TYPES, Ctx, FnTranslator, V, literal
 from .wgmma_sites import Drain, WgmmaWaits
 
 
@@ -180,7 +180,8 @@ def prologue(low: Lowering, emit: bool, solver) -> FnTranslator:
     kt = FnTranslator(low.ctx, "<kernel>", info.num_warps, solver, emit)
     for a in info.args:
         kt.env[a] = (V("const", a, value=low.constexprs[a]) if a in info.constexprs
-                     else V("scalar", a, pointee=pointee_of(low.ctx.arg_types.get(a)), arg=a))
+                     else V("scalar", a, pointee=pointee_of(low.ctx.arg_types.get(a)), arg=a,
+                            i64=low.ctx.arg_types.get(a) in I64_ARG_TYPES))
     kt.assign_counts = kt._count_assigns(low.kir.prologue)
     for st in low.kir.prologue:
         kt.stmt(st)
@@ -231,7 +232,7 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             name = names(where.replace("[", "_").replace("]", ""))
             params.append(name)
             call_args.append(v.text)
-            return V("scalar", name, pointee=v.pointee, arg=v.arg)
+            return V("scalar", name, pointee=v.pointee, arg=v.arg, i64=v.i64)
         if v.kind == "tuple":
             items = [flat(item, f"{where}[{i}]", e) for i, item in enumerate(v.value)]
             return V("tuple", "(" + ", ".join(i.text for i in items)
@@ -249,7 +250,7 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
         elif v.kind == "scalar":
             params.append(p)
             call_args.append(v.text)
-            env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg)
+            env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg, i64=v.i64)
         elif v.kind == "tuple":
             env[p] = flat(v, p, e)
         else:
