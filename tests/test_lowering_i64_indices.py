@@ -34,6 +34,7 @@ PARTITION_I64 = [
     ("        w.commit(t)\n", "        w.commit(i64)\n"),
     ("        res = r.wait(t)\n", "        u = t.to(tl.int64) + 1\n        res = r.wait(u - 1)\n"),
     ("last = r.wait(N_TILES)", "last = r.wait(N_TILES.to(tl.int64))"),
+    ("w.close(N_TILES)", "w.close(N_TILES.to(tl.int64))"),
 ]
 
 
@@ -100,9 +101,14 @@ def test_i64_indices_computed_in_partitions_compile(tmp_path):
     src = c.tle_generated.source
     assert "_ring_s1 = ((((i64 + 1) - 1)) % 3).to(gl.int32)" in src
     assert "_ring_s2 = ((i64) % 3).to(gl.int32)" in src
+    # the close and the wait on the closing slot: the closed flag is read and written at the
+    # cast stage
+    assert "_ring_s3 = ((N_TILES.to(gl.int64)) % 3).to(gl.int32)" in src
+    assert "ring_closed.index(_ring_s3).store(" in src
     assert "_ring_s4 = ((N_TILES.to(gl.int64)) % 3).to(gl.int32)" in src
-    # the release on t (i32) and the close on N_TILES (i32) stay as they were
-    assert "_ring_s3 = (t) % 3\n" in src and "_ring_s3 = (N_TILES) % 3\n" in src
+    assert "gl.max(ring_closed.index(_ring_s4).load(" in src
+    # the releases on t and N_TILES (i32) stay as they were
+    assert "_ring_s3 = (t) % 3\n" in src and "_ring_s6 = (N_TILES) % 3\n" in src
 
 
 def test_i32_index_of_an_i64_value_is_not_cast(tmp_path):
