@@ -35,6 +35,7 @@ from ..ir.attrs import (MBarrierAlloc, MBarrierArrive, MBarrierWait, NamedBarrie
                         NamedBarrierArrive, NamedBarrierSync)
 from ..ir.record import record
 from ..passes.kir_rewrite import map_partition_events
+from ..passes.named_budget import NAMED_BARRIERS, named_barrier_id, too_many_named  # noqa: F401
 # run_passes is re-exported: run from here, a pipeline finds the lowering's passes registered
 from ..passes.manager import KirModule, kir_passes, register, run_passes  # noqa: F401
 from . import walks
@@ -61,32 +62,23 @@ def barrier_ops(event: K.Event, expect_tx: dict, named: dict) -> tuple:
     return tuple(ops)
 
 
-#: The hardware named barriers (bar.sync / bar.arrive ids) of an SM's CTA.
-NAMED_BARRIERS = 16
-
-
 def named_barrier_allocs(kernel: K.Kernel) -> dict[str, NamedBarrierAlloc]:
     """A hardware barrier id for the named array of every ``barrier="named"`` pipe, from 15
     down: Triton's warp specialization takes the low ids (0 for the CTA and the default warp
     group, one per worker partition after 1), so the kernel's own start from the top; its
-    ``threads``: the writer's and the reader's warps x 32."""
+    ``threads``: the writer's and the reader's warps x 32. The budget and the refusal are
+    passes/named_budget.py's, which the verifier's structural check reads too: a kernel it
+    accepts gets its ids here."""
     warps = {p.name: p.warps for p in kernel.partitions}
-    # ids below `reserved` stay Triton's: 0, 1 and one per worker partition from 2 (P - 1 of
-    # them for P partitions, up to id P), and two to spare (P + 1 and P + 2)
-    reserved = 3 + len(kernel.partitions)
     out: dict[str, NamedBarrierAlloc] = {}
     for p in kernel.pipes:
         for d in K.get_attr(p, "barriers", ()):
             if d.kind != "named":
                 continue
-            bar_id = NAMED_BARRIERS - 1 - len(out)
-            if bar_id < reserved:
-                raise TleError(f"pipe '{p.name}': too many barrier=\"named\" pipes: a CTA has "
-                               f"{NAMED_BARRIERS} hardware barriers and Triton's warp "
-                               f"specialization keeps ids below {reserved} for this kernel's "
-                               f"{len(kernel.partitions)} partitions, so at most "
-                               f"{NAMED_BARRIERS - reserved} named pipes fit; give the others "
-                               f"mbarriers", p.loc, check="lowering")
+            bar_id = named_barrier_id(len(out), len(kernel.partitions))
+            if bar_id is None:
+                raise TleError(too_many_named(p.name, len(kernel.partitions)), p.loc,
+                               check="lowering")
             parts = {r.partition for r in d.arrive + d.wait}
             out[d.name] = NamedBarrierAlloc(d.name, bar_id, 32 * sum(warps[q] for q in parts),
                                             d.fence == "async-proxy")

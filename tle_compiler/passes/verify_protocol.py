@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..ir.nodes import CLOSED_FLAG, Access, Event, For, If, Stmt, walk_accesses, walk_events
 from ..ir.record import record
 from .context import PassContext
+from .named_budget import named_barrier_id, too_many_named
 from .sweep import sweep
 from .tma_windows import check_tma_windows
 
@@ -105,6 +106,25 @@ def check_structure(ctx: PassContext) -> None:
         for f in p.fields:
             if not any(f in v for v in r.views.values()):
                 ctx.warning(p.loc, f"field '{f}' of pipe '{p.name}' is read by no reader", "unread-field")
+    _check_named_budget(ctx, roles)
+
+
+def _check_named_budget(ctx: PassContext, roles) -> None:
+    """The named-barrier ids the lowering can give (passes/named_budget.py): one hardware barrier
+    per field group of every written ``barrier="named"`` pipe (as infer-barriers declares them), in
+    declaration order; the first pipe without an id is an error at its declaration, the
+    lowering's refusal, so that no kernel is verified that the compiler cannot compile."""
+    prog = ctx.program
+    k = 0
+    for p in prog.pipes:
+        r = roles.get(p.name)
+        if not p.named or r is None or r.writer is None:
+            continue
+        for _ in r.groups:
+            if named_barrier_id(k, len(prog.partitions)) is None:
+                ctx.error(p.loc, too_many_named(p.name, len(prog.partitions)), "named-budget")
+                return
+            k += 1
 
 
 def _check_scopes(ctx: PassContext, body: tuple[Stmt, ...], scope: set[str]) -> None:
