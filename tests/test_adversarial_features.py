@@ -27,7 +27,8 @@ Wrong before the fixes that came with this file:
   expression in an order the verifier does not model, why i64 arguments the protocol reads are
   refused) and an atomic's old value; and for a kernel-level value computed in floats (``n = N *
   1.0``, read as an opaque integer param: at N = 1 the fp32 ``(n + 16777216) - 16777216`` is 0.0,
-  where the verifier reads 1). The compile now refuses a value that a partition's events depend
+  where the verifier reads 1; since frontend round 9 such a value stays a float, so tle-dump
+  rejects events that depend on it as data-dependent). The compile now refuses a value that a partition's events depend
   on unless it is an integer the verifier models (lowering/loaded_params.py, check
   ``signature``), through helpers and tuples; a loaded one cast ``.to(tl.int32)`` or
   ``.to(tl.int64)`` compiles;
@@ -583,22 +584,25 @@ def rd(p, a_ptr, n):
 @pytest.mark.parametrize("spelling", ["N * 1.0", "N / 1", "N + 0.0", "tl.fdiv(N, 1)",
                                       "tl.sqrt(N * N * 1.0)"])
 def test_a_count_computed_in_floats_is_refused_at_its_compile(tmp_path, spelling):
-    """``n = N * 1.0`` is an fp32 the frontend reads as an opaque integer param: the two
-    conditions are one over the integers (tle-dump verifies the kernel), but at N = 1 the GPU's
-    ``(1.0 + 16777216.0) - 16777216.0`` is 0.0 (16777217 rounds to 16777216 in fp32), so the
-    writer skips the commit the reader waits for. The compile refuses the value at its line;
-    the same kernel in integers compiles."""
+    """``n = N * 1.0`` is an fp32: at N = 1 the GPU's ``(1.0 + 16777216.0) - 16777216.0`` is 0.0
+    (16777217 rounds to 16777216 in fp32), so the writer skips the commit the reader waits for.
+    The frontend read it as an opaque integer param (tle-dump verified the kernel) until a value
+    the kernel body computes in floats stayed a float in the partitions (frontend round 9): now
+    the events under ``if n >= 1:`` depend on data, so tle-dump rejects the kernel at that line
+    (non-affine-if) and the compile refuses it there too; the same kernel in integers verifies
+    and compiles."""
     pytest.importorskip("triton.experimental.gluon")
     from tle_compiler.lowering import compile_kernel
 
     sig = {"a_ptr": "*fp32", "N": "i32"}
     src = FLOAT_COUNT.replace("n = N * 1.0", f"n = {spelling}")
     path = write(tmp_path, "float_count", src)
-    assert dump([str(path)])[0] == 0
+    code, _, err = dump([str(path)])
+    cond = line_of(src, "    if n >= 1:")
+    assert code == 1 and f"float_count.py:{cond}: error:" in err and "[non-affine-if]" in err
     with pytest.raises(TleError) as e:
         compile_kernel((str(path), "k"), sig)
-    assert e.value.check == "signature" and e.value.loc.line == line_of(src, f"n = {spelling}")
-    assert "is computed as a value of type fp32" in str(e.value)
+    assert e.value.check == "non-affine-if" and e.value.loc.line == cond
     ints = write(tmp_path, "int_count", FLOAT_COUNT.replace("n = N * 1.0", "n = N * 1"))
     assert dump([str(ints)])[0] == 0
     assert compile_kernel((str(ints), "k"), sig) is not None

@@ -10,15 +10,17 @@ import re
 import shutil
 from pathlib import Path
 
-from tle_compiler.frontend import read_source
+from tle_compiler.frontend.ast_reader import kernels_of_source
 from tle_compiler.frontend.modules import shown
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def files_named(path: str) -> set[str]:
-    module = read_source(Path(path).read_text(), path)
-    return {f for k in module.kernels for f in re.findall(r"file='([^']*)'", repr(k))}
+    """The files the kernel IR of the pipe decode (read specialised to its DEFAULT_CONFIG: TMA
+    copies under ``if TMA``) locates its statements in."""
+    infos = kernels_of_source(Path(path).read_text(), path, bind={"BLOCK_H": 64, "TMA": 0})
+    return {f for i in infos for f in re.findall(r"file='([^']*)'", repr(i.program))}
 
 
 def test_helper_modules_are_named_relative_to_the_working_directory(monkeypatch):
