@@ -112,6 +112,10 @@ class Loaded:
     constexprs: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: Each kernel's DEFAULT_CONFIG constexpr values by kernel name (none without one).
     defaults: dict[str, dict] = field(default_factory=dict)
+    #: Each kernel's frontend reading (KernelInfo) and DEFAULT_CONFIG signature by kernel name
+    #: (a .py file's; none without a signature): the argument types the compile will check.
+    infos: dict[str, object] = field(default_factory=dict)
+    signatures: dict[str, dict] = field(default_factory=dict)
 
     def specialised_of(self, kernel: str) -> dict[str, int]:
         """The constexprs this kernel was read specialised to: in a file of several kernels, only
@@ -250,7 +254,32 @@ def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
         n for n, t in configs[i.name].get("signature", {}).items() if t == "constexpr"))))
         for i in infos}
     return Loaded(Module(tuple(i.program for i in infos), str(path)), specialised, names,
-                  {n: dict(c.get("constexprs", {})) for n, c in configs.items()})
+                  {n: dict(c.get("constexprs", {})) for n, c in configs.items()},
+                  {i.name: i for i in infos},
+                  {n: dict(c["signature"]) for n, c in configs.items()
+                   if isinstance(c.get("signature"), dict)})
+
+
+def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
+    """A kernel the passes found no fault in, checked against its DEFAULT_CONFIG signature as
+    the compile checks it (lowering/compile.py check_i64_args, lowering/loaded_params.py): a
+    protocol param typed i64, or a value its events depend on read through a pointer that is not
+    i32 (or computed as a float, an unsigned or a narrow integer), is computed on the GPU in an
+    arithmetic the verifier did not check; the kernel is rejected at that value's line, as the
+    compile would refuse it, rather than verified."""
+    name = rep.program.name
+    info, sig = loaded.infos.get(name), loaded.signatures.get(name)
+    if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
+        return
+    from ..diagnostics import Diagnostic
+    from ..lowering.compile import check_i64_args
+    from ..lowering.loaded_params import check_loaded_params
+
+    try:
+        check_i64_args(info, sig)
+        check_loaded_params(info, sig)
+    except TleError as e:
+        rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
 
 
 def _check_constexpr_values(loaded: Loaded, given: dict[str, int]) -> None:
@@ -615,6 +644,8 @@ def _run(args, fmt: str) -> int:
         raise _Unusable(f"{path}: error: {what}")
     _check_params(fixed, kernels, loaded)
     reports = [_verify(k, args, fixed, loaded.specialised_of(k.name)) for k in kernels]
+    for rep in reports:
+        _check_signature(rep, loaded)
 
     for rep in reports:
         for d in rep.diagnostics:
