@@ -262,9 +262,10 @@ def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
 
 def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
     """A kernel the passes found no fault in, checked against its DEFAULT_CONFIG signature as
-    the compile checks it (lowering/compile.py check_i64_args, lowering/loaded_params.py): a
-    protocol param typed i64, or a value its events depend on read through a pointer that is not
-    i32 (or computed as a float, an unsigned or a narrow integer), is computed on the GPU in an
+    the compile checks it (lowering/compile.py check_integer_args and check_i64_args,
+    lowering/loaded_params.py): an integer argument typed narrow or unsigned, a protocol param
+    typed i64, or a value its events depend on read through a pointer that is not i32 (or
+    computed as a float, an unsigned or a narrow integer), is computed on the GPU in an
     arithmetic the verifier did not check; the kernel is rejected at that value's line, as the
     compile would refuse it, rather than verified."""
     name = rep.program.name
@@ -272,10 +273,11 @@ def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
     if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
-    from ..lowering.compile import check_i64_args
+    from ..lowering.compile import check_i64_args, check_integer_args
     from ..lowering.loaded_params import check_loaded_params
 
     try:
+        check_integer_args(info, sig)
         check_i64_args(info, sig)
         check_loaded_params(info, sig)
     except TleError as e:

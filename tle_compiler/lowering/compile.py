@@ -164,6 +164,20 @@ def protocol_args(info) -> set[str]:
     return out & set(info.args)
 
 
+def check_integer_args(info, signature: dict) -> None:
+    """Refuse a narrow or unsigned integer argument type. The verifier reads integer arguments
+    as signed i32 (i64 where passed so), as a launch passes a Python int; unsigned or narrow
+    arithmetic in the compiled kernel (N - 1 at N = 0 as u32, N + 1 at 127 as i8) would run
+    events it did not check."""
+    for a in info.args:
+        t = signature.get(a)
+        if a not in info.constexprs and t in NARROW_OR_UNSIGNED:
+            raise TleError(f"kernel '{info.name}': argument '{a}' is typed {t} in the signature; "
+                           f"integer arguments must be i32 or i64 (the verifier checks signed "
+                           f"i32/i64 arithmetic, which is what a launch with a Python int runs)",
+                           info.program.loc, check="signature")
+
+
 def check_i64_args(info, signature: dict) -> None:
     """Refuse ``i64`` for an argument the verified protocol reads. The verifier computes those
     params in i32, as a launch passes a Python int inside i32, and covers only the values at
@@ -266,18 +280,11 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         if t is None:
             raise TleError(f"kernel '{info.name}': the signature has no type for argument '{a}'",
                            info.program.loc, check="signature")
-        if t in NARROW_OR_UNSIGNED:
-            # the verifier reads integer arguments as signed i32 (i64 where passed so), as a
-            # launch passes a Python int; unsigned or narrow arithmetic in the compiled kernel
-            # (N - 1 at N = 0 as u32, N + 1 at 127 as i8) would run events it did not check
-            raise TleError(f"kernel '{info.name}': argument '{a}' is typed {t} in the signature; "
-                           f"integer arguments must be i32 or i64 (the verifier checks signed "
-                           f"i32/i64 arithmetic, which is what a launch with a Python int runs)",
-                           info.program.loc, check="signature")
         sig[a] = t
         if t.startswith("*") or (t in ("i32", "i64")
                                  and (divisible_ints is None or a in divisible_ints)):
             attrs[(i,)] = [["tt.divisibility", 16]]
+    check_integer_args(info, sig)
     check_i64_args(info, sig)
     check_loaded_params(info, sig)
     tgt = target or GPUTarget(*HOPPER)
