@@ -197,9 +197,12 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
         bind = {}
-    default_bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
-    bind.update(fixed)
-    bind = {k: v for k, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+    def ints(values: dict) -> dict:  # the integer constexprs a reading binds (bools stay free)
+        return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+    default_bind = ints(bind)
+    bind = ints({**bind, **fixed})
     if not bind:
         raise err
     try:
@@ -262,9 +265,8 @@ def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
 
 def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
     """A kernel the passes found no fault in, checked against its DEFAULT_CONFIG signature as
-    the compile checks it (lowering/compile.py check_integer_args and check_i64_args,
-    lowering/loaded_params.py): an integer argument typed narrow or unsigned, a protocol param
-    typed i64, or a value its events depend on read through a pointer that is not i32 (or
+    the compile checks it (lowering/signature_checks.py, lowering/loaded_params.py): an
+    integer argument typed narrow or unsigned, a protocol param typed i64, or a value its events depend on read through a pointer that is not i32 (or
     computed as a float, an unsigned or a narrow integer), is computed on the GPU in an
     arithmetic the verifier did not check; the kernel is rejected at that value's line, as the
     compile would refuse it, rather than verified."""
@@ -273,7 +275,7 @@ def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
     if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
-    from ..lowering.compile import check_i64_args, check_integer_args
+    from ..lowering.signature_checks import check_i64_args, check_integer_args
     from ..lowering.loaded_params import check_loaded_params
 
     try:

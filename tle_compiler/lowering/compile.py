@@ -24,6 +24,7 @@ from ..diagnostics import TleError
 from .codegen import Generated, generate
 from .descriptors import complete_signature
 from .loaded_params import check_loaded_params
+from .signature_checks import check_i64_args, check_integer_args, protocol_args  # noqa: F401
 
 HOPPER = ("cuda", 90, 32)
 
@@ -147,55 +148,6 @@ def on_big_stack(fn, *args, **kwargs):
     if "error" in out:
         raise out["error"]
     return out["value"]
-
-
-#: Scalar integer types a signature may not give an argument (docs/semantics.md: the verifier's
-#: integers are signed i32/i64).
-NARROW_OR_UNSIGNED = frozenset({"i8", "i16", "u8", "u16", "u32", "u64"})
-
-
-def protocol_args(info) -> set[str]:
-    """The kernel arguments the verified pipe protocol reads: each param's argument (a loop
-    bound, a condition around events, a pipe index) and the arguments the derived params are
-    computed from (``M = N // 64``: N)."""
-    out = set(getattr(info, "param_args", {}).values())
-    program = getattr(info, "program", None)
-    out |= {getattr(b, "name", b) for b in getattr(program, "bases", ())}
-    return out & set(info.args)
-
-
-def check_integer_args(info, signature: dict) -> None:
-    """Refuse a narrow or unsigned integer argument type. The verifier reads integer arguments
-    as signed i32 (i64 where passed so), as a launch passes a Python int; unsigned or narrow
-    arithmetic in the compiled kernel (N - 1 at N = 0 as u32, N + 1 at 127 as i8) would run
-    events it did not check."""
-    for a in info.args:
-        t = signature.get(a)
-        if a not in info.constexprs and t in NARROW_OR_UNSIGNED:
-            raise TleError(f"kernel '{info.name}': argument '{a}' is typed {t} in the signature; "
-                           f"integer arguments must be i32 or i64 (the verifier checks signed "
-                           f"i32/i64 arithmetic, which is what a launch with a Python int runs)",
-                           info.program.loc, check="signature")
-
-
-def check_i64_args(info, signature: dict) -> None:
-    """Refuse ``i64`` for an argument the verified protocol reads. The verifier computes those
-    params in i32, as a launch passes a Python int inside i32, and covers only the values at
-    which every loop bound, condition and index stays inside i32, where i32's modular sums agree
-    with the integers whatever their order. An i64 argument changes that inside the covered
-    values: Triton computes an i32 part of the expression first and widens it beside the i64
-    operand, so ``3 * N + B`` (B i64) wraps ``3 * N`` while ``(N + B) + 2 * N`` does not, and two
-    partitions that spell one verified index differently would perform different events. (A
-    launch's Python int outside i32 is typed i64; such a value is outside what was verified.)"""
-    for a in sorted(protocol_args(info)):
-        if signature.get(a) == "i64":
-            raise TleError(f"kernel '{info.name}': argument '{a}' is typed i64 in the signature, "
-                           f"but it is a param of the verified pipe protocol, which the verifier "
-                           f"checks in i32 arithmetic on values inside i32 (what a launch passes "
-                           f"for a Python int that fits): computed in i64, an index, bound or "
-                           f"condition made of it and of i32 values can differ from the verified "
-                           f"one; type '{a}' i32 (arguments the protocol does not read may be "
-                           f"i64)", info.program.loc, check="signature")
 
 
 def with_default_warps(info, num_warps: int):

@@ -14,7 +14,7 @@ reads ``-1 >= 1``: a partition that waits under ``if M >= 1:`` for a commit made
 ``if n >= 2:`` hangs. Through ``*i8`` / ``*i16`` the arithmetic wraps at 8 / 16 bits, through a
 float pointer a fractional value makes ``n >= 2`` and ``n > 1`` differ, and through ``*i64`` the
 i32 and i64 parts of one expression are computed in an order the verifier does not model (the
-reason i64 arguments the protocol reads are refused, compile.check_i64_args).
+reason i64 arguments the protocol reads are refused, signature_checks.check_i64_args).
 
 :func:`check_loaded_params` infers, from the signature, the type of every value the kernel body
 computes before ``warp_specialize`` (through its loops and both branches of its ``if``s) and
