@@ -10,29 +10,22 @@ the bundled launcher (tests/test_lowering_row_reduce_tree.py checks the lowering
 from __future__ import annotations
 
 import importlib.util
-import re
-from pathlib import Path
 
 import pytest
 
+from ..test_lowering_row_reduce_tree import seesaw_with_tree
 from . import decode_checks as checks
 
 pytestmark = pytest.mark.gpu
 
-SEESAW = Path(__file__).resolve().parents[2] / "tle_kernels" / "mla_decode_seesaw.py"
-
 
 @pytest.fixture
 def tree_seesaw(tmp_path, monkeypatch):
-    """The bundled seesaw decode module's kernel replaced by a copy with row_reduce_tree=True."""
+    """The bundled seesaw decode module's kernel replaced by a copy with row_reduce_tree=True
+    (the copy tests/test_lowering_row_reduce_tree.py compiles)."""
     import tle_kernels.mla_decode_seesaw as mod
 
-    src = SEESAW.read_text()
-    deco = "@tle.jit(num_warps=4, wgmma_pipeline=True)"
-    assert src.count(deco) == 1
-    src = src.replace(deco, "@tle.jit(num_warps=4, wgmma_pipeline=True, row_reduce_tree=True)")
-    path = tmp_path / "seesaw_tree.py"
-    path.write_text(re.sub(r"from \.(\w+) import", r"from tle_kernels.\1 import", src))
+    path = seesaw_with_tree(tmp_path, True)
     spec = importlib.util.spec_from_file_location("seesaw_tree", path)
     tree = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tree)
