@@ -68,3 +68,20 @@ def test_tma_pages_every_page_with_one_valid_count(valid, head):
 
 def test_tma_pages_many_programs():
     tma_cases.check_tma_pages(_mod(), DEVICE, 2, 128, programs=300)
+
+
+@pytest.mark.parametrize("col0", [2**32, 2**32 + 256, -2**32, 2**40 + 64])
+def test_i64_coordinates_past_the_i32_range_arrive_as_zeros(col0):
+    """A column coordinate Triton types i64 (a launch argument of 2^32 or more in magnitude) is
+    saturated into i32 by the lowering: the box stays past the tensor and arrives as zeros. A
+    plain cast would wrap 2^32 + c onto column c and copy real data."""
+    import torch
+
+    mod = _mod()
+    n, programs = 2, 2
+    total = programs * n * tma_cases.BM
+    x = tma_cases.source(total, 7100, DEVICE)
+    y = torch.full((total, tma_cases.BN), float("nan"), dtype=torch.bfloat16, device=DEVICE)
+    mod.tma_ring[(programs,)](tma_cases.descriptor(x), y, tma_cases.BN, n, col0)
+    torch.cuda.synchronize()
+    assert bool((y.float() == 0).all()), f"column {col0}: the box did not arrive as zeros"

@@ -40,3 +40,13 @@ def wide(v: V) -> bool:
         x = v.value
         return isinstance(x, int) and not isinstance(x, bool) and not -2**31 <= x < 2**32
     return v.kind == "scalar" and v.i64
+
+
+I32_MIN, I32_MAX = -2**31, 2**31 - 1
+
+
+def saturated_i32(text: str) -> str:
+    """Gluon text of the 64-bit integer scalar ``text`` clamped to [-2^31, 2^31 - 1] and cast to
+    i32 (a TMA coordinate: the hardware's are signed 32-bit, and a value outside that range must
+    stay outside the tensor rather than wrap into it)."""
+    return f"gl.minimum(gl.maximum(({text}), {I32_MIN}), {I32_MAX}).to(gl.int32)"
