@@ -158,8 +158,9 @@ def test_i64_tma_coordinates_are_cast(tmp_path):
     c = compile_kernel((path, "tma_ring"), cfg["signature"], cfg.get("constexprs", {}))
     assert ".target sm_90a" in c.asm["ptx"]
     src = c.tle_generated.source
-    assert ("tma.async_copy_global_to_shared(x_desc, [gl.minimum(gl.maximum((((first + t) * BM)), "
-            "-2147483648), 2147483647).to(gl.int32), COL0], "
+    x = "(((first + t) * BM))"
+    assert (f"tma.async_copy_global_to_shared(x_desc, [gl.where(({x} < -2147483648) | ({x} > "
+            f"2147483647), -2147483648, {x}).to(gl.int32), COL0], "
             "ring_full0.index(_ring_s1), ring_tile.index(_ring_s1))") in src
     lk = LoweredKernel((path, "tma_ring"), {})
     for n in (0, 1, 2, 3, 5):
@@ -168,11 +169,12 @@ def test_i64_tma_coordinates_are_cast(tmp_path):
         assert not problems, f"N_TILES={n}: {problems}"
 
 
-def test_i64_tma_coordinate_arguments_are_saturated_not_wrapped():
-    """A coordinate argument typed i64 (a launch value of 2^31 or more in magnitude) is clamped
-    to [-2^31, 2^31 - 1] before the cast, in the Gluon source and in the PTX (64-bit min / max
-    before the copy): a plain cast would wrap 2^32 + c onto c and copy real data into the slot
-    (tests/gpu/test_tma_ring.py runs it)."""
+def test_i64_tma_coordinate_arguments_outside_i32_become_a_box_before_the_tensor():
+    """A coordinate argument typed i64 (a launch value of 2^31 or more in magnitude) is replaced
+    by -2^31 when it lies outside i32, in the Gluon source and in the PTX (a 64-bit range test
+    selecting -2^31 before the copy): a plain cast would wrap 2^32 + c onto c and copy real data
+    into the slot, and a clamp to 2^31 - 1 faults on the H200 (the box's end overflows).
+    tests/gpu/test_tma_ring.py runs it."""
     from tle_compiler.lowering.dumping import default_config
 
     path = str(ROOT / "tle_kernels" / "gpu_tests" / "tma_ring.py")
@@ -180,16 +182,15 @@ def test_i64_tma_coordinate_arguments_are_saturated_not_wrapped():
     sig = dict(cfg["signature"], COL0="i64")
     c = compile_kernel((path, "tma_ring"), sig, cfg.get("constexprs", {}))
     src = c.tle_generated.source
-    assert ("[((first + t) * BM), gl.minimum(gl.maximum((COL0), -2147483648), "
-            "2147483647).to(gl.int32)]") in src
-    ptx = c.asm["ptx"]
-    assert re.search(r"min\.s64", ptx) and re.search(r"max\.s64", ptx)
+    assert ("[((first + t) * BM), gl.where(((COL0) < -2147483648) | ((COL0) > 2147483647), "
+            "-2147483648, (COL0)).to(gl.int32)]") in src
+    assert re.search(r"selp\.b32\s+%r\d+, -2147483648, %r\d+, %p\d+;", c.asm["ptx"])
 
 
-@pytest.mark.parametrize("literal, clamped", [(2**32, 2**31 - 1), (-2**32 - 64, -2**31)])
-def test_tma_coordinate_literals_past_i32_are_clamped(tmp_path, literal, clamped):
-    """An integer literal coordinate outside i32 is clamped in the source (Triton would type it
-    i64 or u32, which the copy refuses): its box stays past the tensor."""
+@pytest.mark.parametrize("literal, clamped", [(2**32, -2**31), (-2**32 - 64, -2**31)])
+def test_tma_coordinate_literals_outside_i32_become_a_box_before_the_tensor(tmp_path, literal, clamped):
+    """An integer literal coordinate outside i32 is written as -2^31 (Triton would type it i64 or
+    u32, which the copy refuses): its box stays outside the tensor."""
     src_copy = "tle.gpu.tma_load(slot.tile, x_desc, [(first + t) * BM, COL0])\n        w.commit(t)"
     path = str(kernel_copy("gpu_tests/tma_ring", tmp_path / "tma_lit.py",
                            [(src_copy, src_copy.replace("COL0", str(literal)))]))

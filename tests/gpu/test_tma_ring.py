@@ -73,8 +73,9 @@ def test_tma_pages_many_programs():
 @pytest.mark.parametrize("col0", [2**32, 2**32 + 256, -2**32, 2**40 + 64])
 def test_i64_coordinates_past_the_i32_range_arrive_as_zeros(col0):
     """A column coordinate Triton types i64 (a launch argument of 2^32 or more in magnitude) is
-    saturated into i32 by the lowering: the box stays past the tensor and arrives as zeros. A
-    plain cast would wrap 2^32 + c onto column c and copy real data."""
+    replaced by -2^31 by the lowering: the box stays outside the tensor and arrives as zeros. A
+    plain cast would wrap 2^32 + c onto column c and copy real data; a clamp to 2^31 - 1 raised
+    an illegal-instruction fault."""
     import torch
 
     mod = _mod()

@@ -45,8 +45,10 @@ def wide(v: V) -> bool:
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 
 
-def saturated_i32(text: str) -> str:
-    """Gluon text of the 64-bit integer scalar ``text`` clamped to [-2^31, 2^31 - 1] and cast to
-    i32 (a TMA coordinate: the hardware's are signed 32-bit, and a value outside that range must
-    stay outside the tensor rather than wrap into it)."""
-    return f"gl.minimum(gl.maximum(({text}), {I32_MIN}), {I32_MAX}).to(gl.int32)"
+def outside_i32(text: str) -> str:
+    """Gluon text of the 64-bit integer scalar ``text`` as an i32 TMA coordinate: itself when it
+    fits, else -2^31. The hardware's coordinates are signed 32-bit; a value outside that range
+    must stay outside the tensor rather than wrap into it, and a box at -2^31 lies wholly before
+    any tensor (it arrives as zeros), where one at 2^31 - 1 faults (the box's end overflows)."""
+    return (f"gl.where((({text}) < {I32_MIN}) | (({text}) > {I32_MAX}), {I32_MIN}, "
+            f"({text})).to(gl.int32)")
