@@ -74,7 +74,7 @@ What decode changes:
   softmax. consumer0 does so only with CAUSAL, one program per request and the TMA producer,
   where it runs at 240 registers (``224 + 8 * TMA + 8 * TMA * CAUSAL * (1 - BALANCE)``: the
   balanced producer needs more than the 32 that leaves); elsewhere it masks every tile (at 232
-  the branch spills; without CAUSAL the skip at 240 measured slower: docs/decode.md).
+  the branch spills; without CAUSAL the skip at 240 measured no faster: docs/decode.md).
 - Rows past the last one of the kv head (a partial row block) load Q as zeros and store nothing.
 The part's pair count NP = max(x_hi - x_lo, 0) is computed once from cache_seqlens, in the kernel
 body before warp_specialize (mla_decode_parts.part_range); every partition loops ``for p in
