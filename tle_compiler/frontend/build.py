@@ -34,6 +34,8 @@ from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
+from .library_names import missing_attribute, missing_import
+from .shared_memory import check_shared_memory, check_slot_shape
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
 from .memory_waits import check_memory_waits
 from .partition_rules import check_register_budgets, check_wgmma_warps
@@ -140,6 +142,11 @@ class Module:
                 self._import_from(st, loc)
             elif isinstance(st, ast.Import):
                 for a in st.names:
+                    # a library module that does not exist (`import tle_compiler.gpu`): Python
+                    # raises at the import, so no kernel of this module runs (library_names.py)
+                    why = missing_import(a.name)
+                    if why is not None:
+                        raise TleError(f"`import {a.name}`: {why}", loc, check="bad-import")
                     f = find_module(a.name, 0, path)
                     if f is None:
                         self._not_found(a.name, 0, loc)
@@ -175,7 +182,12 @@ class Module:
                            f"names the kernel uses, `from {mod} import a, b`, or the module",
                            loc, check="bad-import")
         if not st.level and is_library(st.module or ""):
-            return  # library names: the scope's aliases (tl.*, tle.*)
+            # library names: the scope's aliases (tl.*, tle.*); one the library does not have
+            # (`from triton.language import arangee`) fails the import (library_names.py)
+            why = missing_import(st.module or "", tuple(a.name for a in st.names))
+            if why is not None:
+                raise TleError(f"`from {mod} import ...`: {why}", loc, check="bad-import")
+            return
         base = find_module(st.module or "", st.level, self.path)
         if st.level and st.module and base is None:
             self._not_found(st.module, st.level, loc)
@@ -2001,6 +2013,11 @@ class Builder(BuildRules):
         if fst.kind != "mod":
             raise self.err(f"`{ast.unparse(node.func)}` cannot be called", node)
         path = fst.value
+        # a library function that does not exist (`tl.nothing_here(...)`, `tle.gpu.local_pointer`):
+        # Triton raises AttributeError when it compiles the function (library_names.py)
+        why = missing_attribute(path)
+        if why is not None:
+            raise self.err(f"`{ast.unparse(node.func)}`: {why}", node.func, check="unknown-name")
         if path in ("tl.constexpr", "gl.constexpr") and len(node.args) == 1:
             return self.expr(node.args[0])
         if path == "tle_compiler.pipe":
@@ -2474,6 +2491,7 @@ class Builder(BuildRules):
             if free_name is not None:
                 self.free_buffers.pop(free_name, None)
             out.append(K.Buffer(fname, buf.shape, buf.dtype, self.loc(kwn)))  # the field's line
+            check_slot_shape(checked.name, out[-1])  # power-of-two slot dims (shared_memory.py)
         decl = K.PipeDecl(checked.name, checked.capacity, tuple(out), checked.readers,
                           checked.one_shot, self.loc(node), named=checked.named)
         self.pipes[checked.name] = decl
@@ -2564,6 +2582,7 @@ class Builder(BuildRules):
                           tuple(sorted(self.consts.items())), tuple(self.pipes.values()),
                           tuple(self.free_buffers.values()), tuple(prologue), tuple(partitions),
                           _loc(m.path, fdef))
+        check_shared_memory(kernel)  # it fits in a CTA's shared memory (shared_memory.py)
         check_memory_waits(kernel)
         if m.default_config is not None:
             kernel = K.with_attrs(kernel, default_config=m.default_config)

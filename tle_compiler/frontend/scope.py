@@ -23,8 +23,12 @@ _CANON = (
     ("triton.language", "tl"),
 )
 
-#: Names that mean these modules when the file neither imports nor defines them.
-DEFAULT_ALIASES = {"tle": "tle_compiler", "tl": "tl", "gl": "gl"}
+#: Names that mean a module when the file neither imports nor defines them: none. Python binds
+#: `tle`, `tl` and `gl` only through the file's imports, so a kernel module without `import
+#: tle_compiler as tle` raises NameError at `@tle.jit`, and a helper module without `import
+#: triton.language as tl` makes Triton raise NameError when it compiles the helper; both were
+#: read as if imported (and verified). Such a name is now unknown, as Python finds it.
+DEFAULT_ALIASES: dict[str, str] = {}
 
 
 def canon(path: str) -> str:
