@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
     ("benchmarks/ab_prefill_features.py", ("attn_sink", "topk_length", "--reps", "--warmup")),
     ("benchmarks/anchor_flashmla.py", ("--lib", "FlashMLA", "--skv")),
     ("benchmarks/run_flashmla_decode_test.py", ("--tests", "--sample", "FlashMLA")),
+    ("benchmarks/ab_decode.py", ("--kernel", "--points", "--anchor", "--reps", "split-fp8")),
 ])
 def test_help_without_a_gpu(script, words):
     r = subprocess.run([sys.executable, str(ROOT / script), "--help"], capture_output=True,
@@ -58,3 +59,49 @@ def test_flashmla_test_runner_lists_the_tests_cases():
     assert len(corner) == 32
     assert all(dict(k)["h_q"] % dict(k)["h_kv"] == 0 for _, k in sampled + corner)
     assert R.cases(T, 50, 0)[0] == sampled and R.cases(T, 50, 1)[0] != sampled
+
+
+def _ab_decode():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import ab_decode
+    finally:
+        sys.path.pop(0)
+    return ab_decode
+
+
+def test_ab_decode_loads_a_copy_with_relative_imports(tmp_path):
+    """A variant is a copy of the kernel's module anywhere on disk: its package-relative imports
+    are read from tle_kernels, and the kernel of the bundled name is what it returns (a tle.jit
+    kernel of that file, not the bundled one); a file without that kernel is refused by name."""
+    pytest.importorskip("triton")
+    ab = _ab_decode()
+    src = (ROOT / "tle_kernels" / "mla_decode_pipe.py").read_text()
+    assert "\nfrom ." in src
+    variant = tmp_path / "pipe_b.py"
+    variant.write_text(src.replace("@tle.jit(num_warps=4)", "@tle.jit(num_warps=4)  # variant"))
+    kernel = ab.load_variant(str(variant), "mla_decode_pipe", "t")
+    import tle_kernels.mla_decode_pipe as bundled
+
+    assert kernel is not bundled.mla_decode_pipe
+    assert Path(kernel.file).name == "pipe_b_t.py" and kernel.name == "mla_decode_pipe"
+    empty = tmp_path / "nothing.py"
+    empty.write_text("X = 1\n")
+    with pytest.raises(SystemExit, match="defines no kernel named mla_decode_pipe"):
+        ab.load_variant(str(empty), "mla_decode_pipe", "t")
+    with pytest.raises(SystemExit, match="no such file"):
+        ab.load_variant(str(tmp_path / "missing.py"), "mla_decode_pipe", "t")
+
+
+def test_ab_decode_points():
+    ab = _ab_decode()
+    shapes = {"b128_s1": None, "b64_s2_causal": None}
+    assert ab.parse_points(["b128_s1:4096", "b64_s2_causal:8192"], "dense", shapes) == \
+        [("b128_s1", 4096), ("b64_s2_causal", 8192)]
+    with pytest.raises(SystemExit, match="needs a length"):
+        ab.parse_points(["b128_s1"], "dense", shapes)
+    with pytest.raises(SystemExit, match="unknown shape 'b7'"):
+        ab.parse_points(["b7:4096"], "dense", shapes)
+    assert ab.parse_points(["b128_s1"], "sparse", shapes) == [("b128_s1",)]
+    with pytest.raises(SystemExit, match="shape name only"):
+        ab.parse_points(["b128_s1:4096"], "sparse", shapes)
