@@ -124,6 +124,7 @@ def cpu_stand_ins(monkeypatch):
     cannot restore on every pytest version: 9.2 deletes it at teardown)."""
     launched = []
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "stand-in")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda *a: None)
     tf32 = torch.backends.cuda.matmul.allow_tf32

@@ -36,6 +36,7 @@ def cpu_stand_ins(monkeypatch):
     import triton.testing
 
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "stand-in")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda *a: None)
     monkeypatch.setitem(sys.modules, "pynvml", None)

@@ -1,12 +1,26 @@
-"""What the benchmarks of the bundled kernels (bench_sparse_mla.py, bench_mla_decode.py) write
-besides their printed table: the results as JSON (``--json``) and a plot (``--plot``), drawn with
-matplotlib's Agg backend when matplotlib is installed (it is not a dependency: without it the
-benchmark says so and plots nothing)."""
+"""What the benchmarks of the bundled kernels (bench_sparse_mla.py, bench_mla_decode.py,
+bench_sparse_decode.py) share besides their tables: the results as JSON (``--json``), a plot
+(``--plot``), drawn with matplotlib's Agg backend when matplotlib is installed (it is not a
+dependency: without it the benchmark says so and plots nothing), and the refusal to start
+without a CUDA GPU."""
 
 from __future__ import annotations
 
 import json
-from typing import Callable
+from typing import Callable, Optional
+
+
+def no_gpu_reason() -> Optional[str]:
+    """Why a benchmark cannot run here (no CUDA device torch can use), or None. The benchmarks
+    print it and exit with status 2 before touching the GPU, instead of failing deep inside torch
+    with a traceback."""
+    import torch
+
+    if torch.cuda.is_available():
+        return None
+    build = "torch is a CPU-only build" if torch.version.cuda is None else "no CUDA device is visible"
+    return (f"this benchmark needs a CUDA GPU (Hopper, sm_90a) and {build}; the CPU tests "
+            f"(python3 -m pytest -q) and tle-dump run without one")
 
 
 def write_json(path: str, results: dict) -> None:
