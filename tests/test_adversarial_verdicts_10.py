@@ -12,7 +12,7 @@ operations are checked against the verified events (tests/test_lowering_events.p
 the test_what_*_does tests hold each refusal to what Python, Triton or Gluon itself does.
 
 Wrong before the frontend fixes that came with this file (tle_compiler/frontend/
-library_names.py, shared_memory.py, scope.py, build.py):
+library_names.py, shared_memory.py, scope.py, build.py), each found by a kernel below:
 - verified, though Python cannot import the module or Triton cannot compile the function, which
   names something the library does not have (library_names.py): `import tle_compiler.gpu as G`
   (``tle.gpu`` is an attribute, no module: ModuleNotFoundError), `from triton.language import
@@ -24,6 +24,18 @@ library_names.py, shared_memory.py, scope.py, build.py):
 - verified, though Python raises NameError: a helper module without `import tle_compiler as tle`
   (or a kernel module without `import triton.language as tl`) was read as if it had the import
   (scope.DEFAULT_ALIASES, now empty);
+- verified, though Python raises AttributeError when it imports the module: `import
+  tle_compiler.jit as J` then `@J.jit` (Python 3.7+ binds the package's attribute, the function
+  jit, which shadows the submodule; library_names.import_as_attribute), and `M.assume(...)`
+  after `import tle_compiler.language.assume as M`;
+- verified with the assumption dropped, and refused by the lowering: `from tle_compiler.language
+  import assume as A; A(N >= 0)` (the package's attribute is the function tle.assume, read as
+  the submodule: an unknown call; scope._CANON), so close(N) was rejected at N = -1;
+- verified, though the lowering refuses it: a pipe field dimension that is neither an integer
+  nor a constexpr parameter by its name (`[2, N]`, `[2, tl.program_id(0)]`, a name the kernel
+  body binds, `[2, C * 1]`: lowering/plan.resolve_dim; Builder.alloc, check bad-alloc), and a
+  field of int1 elements (the lowered kernel's compile fails in Triton's LLVM conversion;
+  shared_memory.check_slot_shape, check bad-pipe);
 - verified, though Gluon refuses the allocation: a pipe field whose slot has a dimension that is
   not a power of two (`[2, 48]`, `[2, 64, 48]`), which no Triton tensor can hold
   (shared_memory.check_slot_shape, check bad-pipe);
@@ -42,7 +54,9 @@ rounds left a non-power-of-two tl.arange); a reader that loads a slot only under
 res.is_closed` is rejected (unwritten-field at the closing index, N = 0) though it never loads
 the closed slot: the verifier does not relate the flag to the close; two modules importing each
 other (`from .kernel import k` in the helper module the kernel imports first) are verified,
-where Python raises ImportError on the partially initialised module.
+where Python raises ImportError on the partially initialised module; a slot dimension given by a
+constexpr (`[2, C]`) is verified for every C, and the lowering refuses it at a C that is no power
+of two (C = 3), which the generic verdict does not know.
 """
 
 from __future__ import annotations
@@ -123,6 +137,12 @@ LIBRARY_NAMES = {
     "triton.gpu.local_ptr": (
         stored("triton.gpu.local_ptr").replace(_IMPORTS, _IMPORTS + "import triton\n"),
         _UNKNOWN + ("`triton` has no attribute 'gpu'",)),
+    # `J` is the function jit (the package's attribute shadows the submodule): `J.jit` raises
+    # AttributeError when the module is imported; read as the module, it was verified
+    "import tle_compiler.jit as J, then @J.jit": (
+        imports(_IMPORTS + "import tle_compiler.jit as J\n", ("@tle.jit", "@J.jit")),
+        _UNKNOWN + ("binds the package's attribute `tle_compiler.jit`, the function jit",
+                    "has no attribute 'jit'")),
     # a file without the imports: `@tle.jit` raises NameError at the def (no kernel found, the
     # file is unusable input) and `tl.constexpr` in a signature too
     "no import of triton.language": (imports("import tle_compiler as tle\n"),
@@ -156,6 +176,7 @@ def test_a_kernel_file_without_the_tle_import_is_unusable(tmp_path, capsys):
     ("import tle_compiler as tle\ntle.gpu.local_pointer", AttributeError),
     ("import triton\ntriton.gpu", AttributeError),
     ("@tle.jit\ndef k():\n    pass", NameError),
+    ("import tle_compiler.jit as J\n@J.jit\ndef k():\n    pass", AttributeError),
 ])
 def test_what_python_does_with_the_names(statement, error):
     pytest.importorskip("triton")
@@ -183,8 +204,9 @@ SAFE_ALIASES = {
                                                   ("tle.pipe(", "P(")),
     "from tle_compiler.language.pipe import pipe as P": imports(
         _IMPORTS + "from tle_compiler.language.pipe import pipe as P\n", ("tle.pipe(", "P(")),
-    "import tle_compiler.jit as J": imports(_IMPORTS + "import tle_compiler.jit as J\n",
-                                            ("@tle.jit", "@J.jit")),
+    # Python binds the package's attribute `jit`, the decorator itself
+    "import tle_compiler.jit as J, then @J": imports(_IMPORTS + "import tle_compiler.jit as J\n",
+                                                     ("@tle.jit", "@J")),
     "triton.language.store through import triton": imports(
         _IMPORTS + "import triton\n", ("tl.store(", "triton.language.store(")),
     "a name of a triton submodule imported unused": imports(
@@ -348,6 +370,64 @@ def test_what_gluon_does_with_slot_shapes(tmp_path, monkeypatch, shape, accepted
     assert ok == accepted
 
 
+def test_an_int1_field_is_refused(tmp_path, capsys):
+    """Rule slot-dtype (shared_memory.check_slot_shape): a ring of bools was verified, and the
+    lowered kernel's compile failed on the writer's store (an assertion in Triton's
+    ConvertTritonGPUToLLVM)."""
+    text = ring().replace("tl.float32)", "tl.int1)").replace(
+        "tl.load(x_ptr + tl.arange(0, 64))", "tl.load(x_ptr + tl.arange(0, 64)) > 0")
+    _run(tmp_path, capsys, text, (), ("rejected", "[bad-pipe]", "field 'tile' holds int1",
+                                      "tl.int8"))
+
+
+def test_an_int8_ring_of_flags_is_verified_and_lowered(tmp_path, capsys):
+    text = ring().replace("tl.float32)", "tl.int8)").replace(
+        "tl.load(x_ptr + tl.arange(0, 64))", "(tl.load(x_ptr + tl.arange(0, 64)) > 0).to(tl.int8)")
+    path = _run(tmp_path, capsys, text, (), "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
+
+
+# A dimension of a pipe field the lowering cannot size (lowering/plan.resolve_dim takes integers
+# and the kernel's constexpr parameters by name): each was verified, then refused by --gluon.
+ALLOC_DIMS = {
+    "a runtime param": ("[2, N]", ""),
+    "a program id": ("[2, tl.program_id(0)]", ""),
+    "a name the kernel body binds": ("[2, S]", "S = 64\n"),
+    "a constexpr times 1": ("[2, C * 1]", ""),
+    "a constexpr plus 0": ("[2, C + 0]", ""),
+}
+
+
+@pytest.mark.parametrize("name", list(ALLOC_DIMS))
+def test_alloc_dimensions_the_lowering_cannot_size(tmp_path, capsys, name):
+    """Rule alloc-dims (Builder.alloc)."""
+    shape, pre = ALLOC_DIMS[name]
+    text = ring(kernel_pre=pre).replace("[2, 64]", shape)
+    dim = shape[4:-1]
+    _run(tmp_path, capsys, text, (), ("rejected", "[bad-alloc]", f"dimension `{dim}` is not a "
+                                      "compile-time integer the lowering can size"))
+
+
+@pytest.mark.parametrize("dim", ["N", "S", "C * 1", "C + 0", "tl.program_id(0)"])
+def test_what_the_lowering_does_with_those_dimensions(dim):
+    from tle_compiler.diagnostics import TleError
+    from tle_compiler.lowering.plan import resolve_dim
+
+    with pytest.raises(TleError, match="is not a compile-time integer"):
+        resolve_dim(dim, {"C": 64}, None)
+    assert resolve_dim("C", {"C": 64}, None) == 64
+
+
+def test_a_constexpr_dimension_by_its_name_is_verified_and_lowered(tmp_path, capsys):
+    text = ring().replace("[2, 64]", "[2, C]")
+    path = tmp_path / "kernel.py"
+    path.write_text(text + CONFIG.replace('"C": 3', '"C": 64'))
+    check(capsys, path, (), "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
+
+
 # ------------------------------------------------------------------- shared memory
 
 BOUNDED = ("tle.assume(N >= 0)", "tle.assume(N >= 0)\n    tle.assume(N <= 4)")
@@ -403,6 +483,57 @@ def test_what_triton_does_with_the_ring_past_shared_memory(tmp_path, monkeypatch
         ck = compile_kernel(mod.k, {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, {"C": 3})
         sizes[tag] = ck.metadata.shared
     assert sizes["big"] > SMEM_BYTES >= sizes["fits"], sizes
+
+
+# ------------------------------------------------------------------- tle.assume under aliases
+
+# `tle_compiler.language`'s attribute `assume` is the function (its __init__ imports it over the
+# submodule's name). Read as the submodule, `A(N >= 0)` was an unknown call: the assumption was
+# dropped (close(N) rejected, negative-index at N = -1) and the lowering refused the call.
+CLOSE_N = ring(writer(post="w.close(N)\n"), reader() + "    last = r.wait(N)\n    r.release(N)\n")
+ASSUME_ALIASES = {
+    "from tle_compiler.language import assume as A": ("A(N >= 0)", "from tle_compiler.language "
+                                                                   "import assume as A\n"),
+    "import tle_compiler.language as L": ("L.assume(N >= 0)", "import tle_compiler.language "
+                                                              "as L\n"),
+    # Python binds the package's attribute, the function, not the submodule
+    "import tle_compiler.language.assume as M": ("M(N >= 0)",
+                                                 "import tle_compiler.language.assume as M\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(ASSUME_ALIASES))
+def test_assume_under_aliases(tmp_path, capsys, name):
+    call, imp = ASSUME_ALIASES[name]
+    text = CLOSE_N.replace("tle.assume(N >= 0)", call).replace(_IMPORTS, _IMPORTS + imp)
+    path = _run(tmp_path, capsys, text, (), "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_submodule_s_function_through_the_alias_is_no_name(tmp_path, capsys):
+    """`M.assume` after `import tle_compiler.language.assume as M` (M the function): Python
+    raises AttributeError; it was read as tle.assume."""
+    text = CLOSE_N.replace("tle.assume(N >= 0)", "M.assume(N >= 0)").replace(
+        _IMPORTS, _IMPORTS + "import tle_compiler.language.assume as M\n")
+    _run(tmp_path, capsys, text, (), _UNKNOWN + ("has no attribute 'assume'",))
+
+
+def test_the_alias_reads_the_assumption(tmp_path, capsys):
+    """Without the assumption close(N) is rejected at N = -1, so the verdict above read it."""
+    text = CLOSE_N.replace("    tle.assume(N >= 0)\n", "")
+    _run(tmp_path, capsys, text, (), ("rejected", "[negative-index]"))
+
+
+def test_what_python_binds_to_the_assume_aliases():
+    import tle_compiler as tle
+    import tle_compiler.language as L
+    import tle_compiler.language.assume as M
+    from tle_compiler.language import assume as A
+
+    assert A is tle.assume and L.assume is tle.assume and M is tle.assume
+    with pytest.raises(AttributeError):
+        getattr(M, "assume")
 
 
 # ------------------------------------------------------------------- several kernels in one file
@@ -523,7 +654,23 @@ EXPLORED = {
     "a positional capacity": (decl("tle.pipe(capacity=2,", "tle.pipe(2,"),
                               ("rejected", "[bad-pipe]", "keyword arguments only")),
     "a float dtype": (decl("tl.float32)", "1.5)"), ("rejected", "[bad-alloc]")),
+    "a capacity from a module constant": (
+        decl("capacity=2", "capacity=CAP").replace("def k(", "CAP = tl.constexpr(2)\n\n\n@tle.jit\ndef k(", 1)
+        .replace("@tle.jit\nCAP", "CAP"), "verified"),
+    "a capacity by true division": (decl("capacity=2", "capacity=4 / 2"),
+                                    ("rejected", "[bad-pipe]", "got a float")),
+    "a capacity the kernel body binds": (
+        decl("    kv = tle.pipe(capacity=2", "    S = 2\n    kv = tle.pipe(capacity=S"),
+        ("rejected", "[bad-pipe]")),
     # warp_specialize's arguments
+    "two workers over the register pool": (
+        decl("(consume, (kv, y_ptr, N, C))],\n                            [4], [232]",
+             "(consume, (kv, y_ptr, N, C)), (idle, ())],\n                            [4, 4], "
+             "[256, 256]") + "\n\ndef idle():\n    pass\n", ("rejected", "[registers]")),
+    "two workers within the register pool": (
+        decl("(consume, (kv, y_ptr, N, C))],\n                            [4], [232]",
+             "(consume, (kv, y_ptr, N, C)), (idle, ())],\n                            [4, 4], "
+             "[152, 152]") + "\n\ndef idle():\n    pass\n", "verified"),
     "two warp counts for one worker": (decl(_WS, "[4, 4], [232]"),
                                        ("rejected", "[bad-warp-specialize]")),
     "two budgets for one worker": (decl(_WS, "[4], [232, 232]"),

@@ -34,7 +34,7 @@ from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
-from .library_names import missing_attribute, missing_import
+from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
 from .memory_waits import check_memory_waits
@@ -147,6 +147,9 @@ class Module:
                     why = missing_import(a.name)
                     if why is not None:
                         raise TleError(f"`import {a.name}`: {why}", loc, check="bad-import")
+                    hit = import_as_attribute(a.name, a.asname, self.tree) if a.asname else None
+                    if hit is not None:
+                        raise TleError(hit[1], _loc(path, hit[0]), check="unknown-name")
                     f = find_module(a.name, 0, path)
                     if f is None:
                         self._not_found(a.name, 0, loc)
@@ -2386,17 +2389,31 @@ class Builder(BuildRules):
         shape: object
         if isinstance(shape_n, (ast.List, ast.Tuple)):
             dims: list = []
+            symbolic: set[int] = set()
             for e in shape_n.elts:
                 try:
                     v = self.value(e)
                 except TleError as ex:
                     if ex.check != "unknown-name":
                         raise
+                    symbolic.add(len(dims))
                     dims.append(ast.unparse(e))  # not known here: its source (a symbolic size)
                     continue
                 c = fold(v)
                 dims.append(c if isinstance(c, int) and not isinstance(c, bool) else
                             v.id if isinstance(v, K.Name) else ast.unparse(e))
+            for i, (d, e) in enumerate(zip(dims, shape_n.elts)):
+                # The lowering sizes shared memory from integers and the kernel's constexpr
+                # parameters by name (lowering/plan.resolve_dim): a runtime value (`N`, a program
+                # id), a name the kernel body binds or an expression of constexprs (`C * 1`) was
+                # verified and then refused there; Triton cannot allocate the first two either.
+                # (A name not defined here stays its source, a symbolic size, as before.)
+                if not isinstance(d, int) and d not in self.constexpr_params \
+                        and i not in symbolic:
+                    raise self.err(f"tle.gpu.alloc: dimension `{ast.unparse(e)}` is not a "
+                                   f"compile-time integer the lowering can size: write an integer, "
+                                   f"a module constant, or a constexpr parameter of the kernel by "
+                                   f"its name", e, check="bad-alloc")
             shape = dims
         else:
             shape = Unevaluated(ast.unparse(shape_n))

@@ -164,3 +164,31 @@ def missing_attribute(path: str) -> Optional[str]:
             return f"`{where}` has no attribute '{name}' (Python raises AttributeError)"
         obj, where = getattr(obj, name), f"{where}.{name}"
     return None
+
+
+def import_as_attribute(module: str, asname: str,
+                        tree: ast.Module) -> Optional[tuple[ast.AST, str]]:
+    """``import module as asname`` binds what Python's getattr chain from the top package gives
+    (Python 3.7+), which for ``tle_compiler.jit`` and ``tle_compiler.language.assume`` is the
+    function the package imports over the submodule's name, not the module. The first
+    ``asname.attr`` in the file that this object lacks (`@J.jit` after `import tle_compiler.jit
+    as J`: AttributeError when the module is imported) and why; None when there is none or the
+    object is a module (whose names the other checks follow)."""
+    if module.split(".")[0] != "tle_compiler":
+        return None
+    obj = importlib.import_module("tle_compiler")
+    for name in module.split(".")[1:]:
+        obj = getattr(obj, name, None)
+        if obj is None:
+            return None
+    if isinstance(obj, type(importlib)):
+        return None
+    what = getattr(obj, "__name__", type(obj).__name__)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) \
+                and n.value.id == asname and not hasattr(obj, n.attr):
+            return n, (f"`import {module} as {asname}` binds the package's attribute "
+                       f"`{module}`, the {type(obj).__name__} {what} (not the module), which "
+                       f"has no attribute '{n.attr}' (Python raises AttributeError)")
+    return None
+

@@ -16,6 +16,11 @@ from ..language.gpu import normalize_dtype
 _CANON = (
     ("tle_compiler.language.gpu", "tle_compiler.gpu"),
     ("tle_compiler.language.assume.assume", "tle_compiler.assume"),
+    # the package's attribute `assume` is the function (language/__init__.py imports it over the
+    # submodule's name), and so is what `from tle_compiler.language import assume` and `import
+    # tle_compiler.language.assume as A` bind (Python 3.7+ takes the attribute): tle.assume. It
+    # was an unknown call, the assumption dropped from the verdict and the lowering refusing it
+    ("tle_compiler.language.assume", "tle_compiler.assume"),
     ("tle_compiler.language.pipe.pipe", "tle_compiler.pipe"),
     ("tle_compiler.language.pipe", "tle_compiler.language.pipe"),
     ("tle_compiler.jit.jit", "tle_compiler.jit"),

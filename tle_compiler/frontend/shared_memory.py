@@ -5,6 +5,7 @@
   Gluon's shared-memory allocations take power-of-two dimensions only: a field `[2, 48]` was
   verified and its Gluon refused ("shape must have power-of-2 and non-zero dimensions"). The
   leading dimension (the capacity) may be any count, as Gluon allocates rings of 3 or 5 stages.
+  Nor can a slot hold int1 elements: the lowered kernel's compile fails on their first store.
 - **The budget.** Every pipe field, free buffer and mbarrier is allocated for the whole kernel,
   so their bytes together must fit in a CTA's shared memory, 227 KB (232448 bytes) on Hopper: a
   pipe of 1024 stages of `[64]` fp32 (256 KB) was verified and compiles to a kernel whose launch
@@ -35,7 +36,14 @@ _ELEMENT_BYTES = {
 
 
 def check_slot_shape(pipe: str, buf: K.Buffer) -> None:
-    """A pipe field's slot dimensions that are integers are powers of two."""
+    """A pipe field's slot dimensions that are integers are powers of two, and its elements are
+    no int1 (Triton's shared-memory lowering of 1-bit elements fails on any store or load of
+    the slot: an assertion in ConvertTritonGPUToLLVM; bools are kept as tl.int8)."""
+    if buf.dtype == "int1":
+        raise TleError(f"pipe '{pipe}': field '{buf.name}' holds int1 elements, which Triton "
+                       f"cannot store in or load from shared memory (its compile fails); store "
+                       f"them as tl.int8 (`(x > 0).to(tl.int8)`) and compare after the load",
+                       buf.loc, check="bad-pipe")
     for d in buf.shape[1:]:
         if isinstance(d, int) and d & (d - 1):
             raise TleError(f"pipe '{pipe}': field '{buf.name}' has slot shape "
