@@ -31,6 +31,11 @@ library_names.py, shared_memory.py, scope.py, build.py), each found by a kernel 
 - verified with the assumption dropped, and refused by the lowering: `from tle_compiler.language
   import assume as A; A(N >= 0)` (the package's attribute is the function tle.assume, read as
   the submodule: an unknown call; scope._CANON), so close(N) was rejected at N = -1;
+- verified, though the kernel runs another function: `prod2 = produce` (or `put2 = put` for a
+  helper) followed by a second `def produce`: Python binds the alias to the first def, the
+  frontend read it at the name's last binding (Builder.module_assign now refuses a module-level
+  assignment reading a name the module binds again after it, check rebound-global, as helper
+  defaults already were);
 - verified, though the lowering refuses it: a pipe field dimension that is neither an integer
   nor a constexpr parameter by its name (`[2, N]`, `[2, tl.program_id(0)]`, a name the kernel
   body binds, `[2, C * 1]`: lowering/plan.resolve_dim; Builder.alloc, check bad-alloc), and a
@@ -536,6 +541,47 @@ def test_what_python_binds_to_the_assume_aliases():
         getattr(M, "assume")
 
 
+# ------------------------------------------------------------------- module names bound twice
+
+_PRODUCE = "\n\ndef produce(kv, x_ptr, N, C: tl.constexpr):\n    w = kv.writer()\n"
+_PUT = ("\n\ndef put(w, x_ptr, p):\n    slot = w.acquire(p)\n    tl.store(tle.gpu.local_ptr("
+        "slot.tile), tl.load(x_ptr + tl.arange(0, 64)))\n    w.commit(p)\n")
+_PUT_TWICE = _PUT.replace("    w.commit(p)\n",
+                          "    w.commit(p)\n    slot = w.acquire(p + 1)\n    w.commit(p + 1)\n")
+# `prod2 = produce` binds the def before it; a second def of produce after it rebinds produce
+# only. Read at produce's last binding, the partition (or helper) was the safe second def, and
+# the kernel, which runs the unsafe first one, was verified.
+REBOUND = {
+    "a partition alias of a def redefined after it": (
+        ring(writer("for p in range(N + 1):")).replace("(produce, (kv, x_ptr", "(prod2, (kv, x_ptr")
+        + "\n\nprod2 = produce\n" + _PRODUCE + writer() + "\n",
+        ("rejected", "[rebound-global]", "'prod2' = `produce` reads 'produce', which the module "
+         "binds again at line")),
+    "a helper alias of a def redefined after it": (
+        ring(writer(body="put2(w, x_ptr, p)\n")) + _PUT_TWICE + "\n\nput2 = put\n" + _PUT,
+        ("rejected", "[rebound-global]", "'put2' = `put` reads 'put'")),
+    "a partition alias after the last def": (
+        ring().replace("(produce, (kv, x_ptr", "(prod2, (kv, x_ptr") + "\n\nprod2 = produce\n",
+        "verified"),
+    "a helper alias after the last def": (
+        ring(writer(body="put2(w, x_ptr, p)\n")) + _PUT_TWICE + _PUT + "\n\nput2 = put\n",
+        "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(REBOUND))
+def test_module_names_bound_again_after_an_alias(tmp_path, capsys, name):
+    """Rule rebound-global (Builder.module_assign): the two rejected were verified."""
+    text, expect = REBOUND[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+def test_what_python_binds_to_the_alias():
+    ns: dict = {}
+    exec("def f():\n    return 1\n\ng = f\n\ndef f():\n    return 2\n", ns)
+    assert ns["g"]() == 1 and ns["f"]() == 2
+
+
 # ------------------------------------------------------------------- several kernels in one file
 
 def _second_kernel(text: str) -> str:
@@ -655,8 +701,8 @@ EXPLORED = {
                               ("rejected", "[bad-pipe]", "keyword arguments only")),
     "a float dtype": (decl("tl.float32)", "1.5)"), ("rejected", "[bad-alloc]")),
     "a capacity from a module constant": (
-        decl("capacity=2", "capacity=CAP").replace("def k(", "CAP = tl.constexpr(2)\n\n\n@tle.jit\ndef k(", 1)
-        .replace("@tle.jit\nCAP", "CAP"), "verified"),
+        decl("capacity=2", "capacity=CAP").replace(
+            "@tle.jit\ndef k(", "CAP = tl.constexpr(2)\n\n\n@tle.jit\ndef k("), "verified"),
     "a capacity by true division": (decl("capacity=2", "capacity=4 / 2"),
                                     ("rejected", "[bad-pipe]", "got a float")),
     "a capacity the kernel body binds": (

@@ -655,6 +655,19 @@ class Builder(BuildRules):
             return hit[1], hit[2]
         node = m.assigns[name]
         at = _loc(m.path, node)
+        # Python evaluates the assignment where it stands; the frontend reads module names at
+        # their last binding, so a name the module binds again after it (`prod2 = produce`,
+        # then a second `def produce`) held another value when Python read it (the first def):
+        # read at its last binding, a safe second def verified a kernel that runs the first
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name):
+                later = [ln for ln in m.bound_lines.get(n.id, ()) if ln > node.lineno]
+                if later:
+                    raise TleError(f"module-level name '{name}' = `{ast.unparse(node)}` reads "
+                                   f"'{n.id}', which the module binds again at line {later[0]}, "
+                                   f"after this assignment: Python reads the binding before it "
+                                   f"(bind '{n.id}' once, or assign '{name}' after its last "
+                                   f"binding)", _loc(m.path, n), check="rebound-global")
         m.resolved[name] = ("busy", at)
         # the constants the expression reads are not the kernel's (only its value is)
         saved = (self.out, self.sequential, self.in_partition, dict(self.consts),
