@@ -135,6 +135,9 @@ LIBRARY_NAMES = {
     "tl.nothing_here(N)": (ring(writer(pre="z = tl.nothing_here(N)\n")),
                            _UNKNOWN + ("`tl` (triton.language) has no attribute 'nothing_here'",)),
     "tl.local_ptr": (stored("tl.local_ptr"), _UNKNOWN + ("has no attribute 'local_ptr'",)),
+    "tl.math.nothing_here(x) of a submodule": (
+        ring(writer(pre="z = tl.math.nothing_here(tl.arange(0, 64) * 1.0)\n")),
+        _UNKNOWN + ("`tl.math` (triton.language.math) has no attribute 'nothing_here'",)),
     "tle.gpu.local_pointer": (stored("tle.gpu.local_pointer"),
                               _UNKNOWN + ("`tle_compiler.gpu` has no attribute 'local_pointer'",)),
     "tle.nothing(N)": (ring(writer(pre="z = tle.nothing(N)\n")),
@@ -190,6 +193,7 @@ def test_what_python_does_with_the_names(statement, error):
 
 
 @pytest.mark.parametrize("body", ["z = tl.nothing_here(N)", "tl.store(tl.local_ptr(x_ptr), 1.0)",
+                                  "z = tl.math.nothing_here(tl.arange(0, 64) * 1.0)",
                                   "tl.store(triton.gpu.local_ptr(x_ptr), 1.0)"])
 def test_what_triton_does_with_names_the_library_lacks(tmp_path, monkeypatch, body):
     ok, e = triton_accepts(tmp_path, monkeypatch, body, tag="tri10lib")
@@ -214,6 +218,9 @@ SAFE_ALIASES = {
                                                      ("@tle.jit", "@J")),
     "triton.language.store through import triton": imports(
         _IMPORTS + "import triton\n", ("tl.store(", "triton.language.store(")),
+    "a function of a triton submodule": imports(
+        _IMPORTS, ("tl.load(x_ptr + tl.arange(0, 64))",
+                   "tl.math.exp2(tl.load(x_ptr + tl.arange(0, 64)))")),
     "a name of a triton submodule imported unused": imports(
         _IMPORTS + "from triton.language.extra.cuda import gdc_wait\n"),
 }

@@ -140,19 +140,26 @@ def missing_import(module: str, names: tuple[str, ...] = ()) -> Optional[str]:
 
 def missing_attribute(path: str) -> Optional[str]:
     """Why the canonical library path ``path`` (``tl.x``, ``gl.x``, ``triton.x``,
-    ``tle_compiler.x.y``) names nothing, None when it exists or cannot be told. For Triton's
-    modules the first attribute is checked; tle_compiler's attributes are followed on the live
+    ``tle_compiler.x.y``) names nothing, None when it exists or cannot be told. Triton's
+    modules are followed through their submodules' files; tle_compiler's attributes on the live
     package, as Python follows them."""
     head, _, rest = path.partition(".")
     if not rest:
         return None
     if head in _CANON_MODULES or head == "triton":
-        module = _CANON_MODULES.get(head, "triton")
-        name = rest.split(".")[0]
-        if has_name(module, name):
-            return None
-        shown = f"`{head}` ({module})" if head in _CANON_MODULES else f"`{module}`"
-        return f"{shown} has no attribute '{name}' (Python raises AttributeError)"
+        # follow the submodules (`tl.math.exp2`, `tl.extra.cuda.libdevice.x`) as far as they are
+        # files; an attribute of anything else (a class, a function) is not checked
+        module, shown = _CANON_MODULES.get(head, "triton"), head
+        for name in rest.split("."):
+            if not has_name(module, name):
+                where = f"`{shown}` ({module})" if shown != module else f"`{module}`"
+                return f"{where} has no attribute '{name}' (Python raises AttributeError)"
+            f = module_file(module)
+            if not f or not f.endswith("__init__.py") or \
+                    _entry(os.path.dirname(f), name) is None:
+                return None
+            module, shown = f"{module}.{name}", f"{shown}.{name}"
+        return None
     if head != "tle_compiler":
         return None
     obj, where = importlib.import_module("tle_compiler"), "tle_compiler"
