@@ -31,6 +31,8 @@ library_names.py, shared_memory.py, scope.py, build.py), each found by a kernel 
 - verified with the assumption dropped, and refused by the lowering: `from tle_compiler.language
   import assume as A; A(N >= 0)` (the package's attribute is the function tle.assume, read as
   the submodule: an unknown call; scope._CANON), so close(N) was rejected at N = -1;
+- verified with one of two values: a warp_specialize argument given positionally and by keyword
+  (Python raises TypeError; Builder.warp_specialize);
 - verified, though the kernel runs another function: `prod2 = produce` (or `put2 = put` for a
   helper) followed by a second `def produce`: Python binds the alias to the first def, the
   frontend read it at the name's last binding (Builder.module_assign now refuses a module-level
@@ -587,6 +589,23 @@ def test_what_python_binds_to_the_alias():
     ns: dict = {}
     exec("def f():\n    return 1\n\ng = f\n\ndef f():\n    return 2\n", ns)
     assert ns["g"]() == 1 and ns["f"]() == 2
+
+
+def test_a_warp_specialize_argument_given_twice_is_refused(tmp_path, capsys):
+    """`warp_specialize(parts, [4], [232], worker_num_warps=[8])`: Python raises TypeError
+    (multiple values for 'worker_num_warps'); the keyword's value was read and the kernel
+    verified with 8 warps."""
+    text = decl(_WS, "[4], [232], worker_num_warps=[8]")
+    _run(tmp_path, capsys, text, (), ("rejected", "[bad-warp-specialize]",
+                                      "'worker_num_warps' is given positionally and by keyword"))
+
+
+def test_what_python_does_with_an_argument_given_twice():
+    def ws(functions_and_args, worker_num_warps, worker_num_regs):
+        return worker_num_warps
+
+    with pytest.raises(TypeError, match="multiple values"):
+        eval("ws([], [4], [232], worker_num_warps=[8])", {"ws": ws})
 
 
 # ------------------------------------------------------------------- several kernels in one file

@@ -2626,6 +2626,10 @@ class Builder(BuildRules):
             if k.arg not in WS_ARGS:
                 raise self.err(f"warp_specialize has no argument '{k.arg}' ({', '.join(WS_ARGS)})",
                                k.value, check="bad-warp-specialize")
+            if k.arg in given:
+                # Python raises TypeError (multiple values); the keyword's value was read
+                raise self.err(f"warp_specialize: '{k.arg}' is given positionally and by keyword",
+                               k.value, check="bad-warp-specialize")
             given[k.arg] = k.value
         if len(ws.args) > 3:
             raise self.err("warp_specialize(functions_and_args, worker_num_warps, "
