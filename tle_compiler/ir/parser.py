@@ -89,6 +89,10 @@ that it writes an empty view as ``fields=()``):
 * The ``range`` step and the ``%`` modulus may be any constant expression (``2*2``); the step
   must be non-zero and the modulus positive.
 * A file with no kernel at all is an empty :class:`Module`; ``else { }`` equals no ``else``.
+
+Limits (an error at the line, never a traceback): a parse tree at most :data:`MAX_DEPTH` levels
+deep (nested blocks, parentheses, ``not``, unary minus, terms of a sum) and integer literals of at
+most :data:`MAX_DIGITS` digits.
 """
 
 from __future__ import annotations
@@ -134,7 +138,44 @@ def parse_module(text: str, path: Optional[str] = None) -> Module:
         tree = _lark().parse(text)
     except UnexpectedInput as e:
         raise _syntax_error(e, text, path) from None
+    _check_sizes(tree, path)
     return _Builder(path).module(tree)
+
+
+#: The deepest parse tree read: each nested block (``for`` / ``if`` and its ``{ }``: two levels),
+#: each chained ``else if``, each parenthesis, unary ``-``, ``not`` and ``and``/``or``, and each
+#: term of a sum or product counts one level. The tree builder and the passes walk the IR
+#: recursively; far beyond any real protocol (100 nested loops, a sum of 200 terms), a file
+#: nested deeper would end in Python's RecursionError (a traceback) instead of an error line.
+MAX_DEPTH = 200
+#: The most digits an integer literal may have (i64's largest value has 19): Python refuses to
+#: convert a literal of more than 4300 digits (ValueError, a traceback), and no value with so many
+#: means anything to a GPU.
+MAX_DIGITS = 100
+
+
+def _check_sizes(tree: Tree, path: Optional[str]) -> None:
+    """Refuse a parse tree nested deeper than MAX_DEPTH or an integer literal longer than
+    MAX_DIGITS, at its line (one error, no traceback). Walks the tree iteratively, so that the
+    check itself cannot run out of Python stack."""
+    stack: list[tuple[Union[Tree, Token], int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Token):
+            if node.type == "INT" and len(node.value) > MAX_DIGITS:
+                raise TleError(f"integer literal of {len(node.value)} digits: at most "
+                               f"{MAX_DIGITS} are read at {node.line}:{node.column}",
+                               Loc(path, node.line, node.column))
+            continue
+        if depth > MAX_DEPTH:
+            line = getattr(node.meta, "line", 0) or 0
+            column = getattr(node.meta, "column", 0) or 0
+            raise TleError(f"nested too deeply: more than {MAX_DEPTH} levels of blocks and "
+                           f"sub-expressions (each nested block counts two, each term of a sum "
+                           f"one) at {line}:{column}", Loc(path, line, column))
+        # reversed: the walk meets the nodes in the order of the text, so the first one too
+        # deep is named
+        stack.extend((child, depth + 1) for child in reversed(node.children))
 
 
 def parse_file(path: Union[str, os.PathLike]) -> Module:

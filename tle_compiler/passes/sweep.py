@@ -371,7 +371,7 @@ def _run_sweep(ctx: PassContext) -> Sweep:
                                 f"(partition '{e.partition}' alone needs more than the {left} "
                                 f"events left)")
                 return False
-            sw.events += sum(len(ids) for ids, _ in traces)
+            sw.events += cp.work  # events, or loop iterations where those are more
             if checker.clean(traces):
                 sw.done.append(params)
                 continue

@@ -60,6 +60,19 @@ def check_structure(ctx: PassContext) -> None:
         for f in p.mma:
             if f not in p.fields:
                 ctx.error(p.loc, f"pipe '{p.name}' marks '{f}' as an MMA operand but has no such field", "unknown-field")
+    if all(p.capacity <= MAX_CAPACITY for p in prog.pipes):
+        # every pipe fits alone, but their mbarriers share the CTA's shared memory: pipes that
+        # together exceed it cannot be allocated (as a .kir file's are refused when read), and a
+        # .pipe file of many such pipes took minutes to check
+        used = 0
+        for p in prog.pipes:
+            used += 0 if p.named else p.capacity * (8 if p.one_shot else 16)
+            if used > MAX_CAPACITY * 16:
+                ctx.error(p.loc, f"the pipes of kernel '{prog.name}' up to '{p.name}' have {used} "
+                          f"bytes of full and empty mbarriers (16 bytes a stage, 8 for a one-shot "
+                          f"pipe), beyond Hopper's 227 KB of shared memory per block "
+                          f"({MAX_CAPACITY * 16} bytes)", "bad-capacity")
+                break
     defaults = [p for p in prog.partitions if p.default]
     if not prog.partitions:
         ctx.error(prog.loc, f"kernel '{prog.name}' has no partitions", "no-partitions")

@@ -177,7 +177,7 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
             ended = False
             break
         combos += 1
-        out.events += sum(len(ids) for ids, _ in traces)
+        out.events += cp.work  # events, or loop iterations where those are more
         res = None if checker.clean(traces) else checker.check(traces)
         bad = res is not None and (bool(res.problems) or res.deadlock is not None)
         seen[key] = bad
