@@ -668,6 +668,15 @@ CLOSE_READER = """\
     f = last.is_closed
     r.release(N)
 """
+CLOSE_GUARDED = """\
+    for p in range(N + 1):
+        res = r.wait(p)
+        f = res.is_closed
+        if p < N:
+            t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+            tl.store(y_ptr + tl.arange(0, 64), t)
+        r.release(p)
+"""
 _WS = "[4], [232]"
 _WS_CALL = ("tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)), (consume, (kv, y_ptr, N, "
             "C))],")
@@ -806,6 +815,20 @@ EXPLORED = {
     "an acquire, then a close of its index": (
         ring(writer(post="slot = w.acquire(N)\nw.close(N)\n"), CLOSE_READER),
         ("rejected", "[double-acquire]")),
+    "the closing index waited, its data read only under p < N": (
+        ring(writer(post="w.close(N)\n"), CLOSE_GUARDED), "verified"),
+    "the closing index's data read under p <= N": (
+        ring(writer(post="w.close(N)\n"), CLOSE_GUARDED.replace("p < N", "p <= N")),
+        ("rejected", "[unwritten-field]", "when N=0")),
+    "is_closed of the writer's slot": (
+        ring(writer(body="slot = w.acquire(p)\nf = slot.is_closed\ntl.store(tle.gpu.local_ptr("
+                         "slot.tile), tl.load(x_ptr + tl.arange(0, 64)))\nw.commit(p)\n")),
+        ("rejected", "[unknown-field]")),
+    "a named pipe closed": (
+        ring(writer(loop="for p in range(1):", body="w.close(0)\n"),
+             "    res = r.wait(0)\n    f = res.is_closed\n    r.release(0)\n")
+        .replace("capacity=2,", "capacity=1, barrier='named',").replace("[2, 64]", "[1, 64]"),
+        ("rejected", "[named-release]", "has no closed flag")),
     "events under if not is_closed": (
         ring(writer(post="w.close(N)\n"), "    for p in range(N + 1):\n        res = r.wait(p)\n"
              "        if res.is_closed == 0:\n            r.release(p)\n"),
@@ -875,6 +898,7 @@ def test_explored_kernels(tmp_path, capsys, name):
 
 
 @pytest.mark.parametrize("name", ["close(N), the reader waits N", "an explicit name=",
+                                  "the closing index waited, its data read only under p < N",
                                   "the partitions as a tuple, arguments as a list"])
 def test_explored_verified_kernels_lower_to_their_events(tmp_path, capsys, name):
     path = _run(tmp_path, capsys, EXPLORED[name][0], (), "verified")
