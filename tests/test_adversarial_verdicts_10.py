@@ -38,6 +38,10 @@ library_names.py, shared_memory.py, scope.py, build.py), each found by a kernel 
   frontend read it at the name's last binding (Builder.module_assign now refuses a module-level
   assignment reading a name the module binds again after it, check rebound-global, as helper
   defaults already were);
+- verified for the value given, though its Gluon allocation is refused: `--param C=3` on a
+  `[2, C]` field (the read specialised to C = 3; shared_memory.check_bound_shapes applies the
+  slot and budget rules to the bound values, an exit 2 as for any value the kernel cannot be
+  read with);
 - verified, though the lowering refuses it: a pipe field dimension that is neither an integer
   nor a constexpr parameter by its name (`[2, N]`, `[2, tl.program_id(0)]`, a name the kernel
   body binds, `[2, C * 1]`: lowering/plan.resolve_dim; Builder.alloc, check bad-alloc), and a
@@ -63,7 +67,8 @@ the closed slot: the verifier does not relate the flag to the close; two modules
 other (`from .kernel import k` in the helper module the kernel imports first) are verified,
 where Python raises ImportError on the partially initialised module; a slot dimension given by a
 constexpr (`[2, C]`) is verified for every C, and the lowering refuses it at a C that is no power
-of two (C = 3), which the generic verdict does not know.
+of two (C = 3), which the generic verdict does not know (a DEFAULT_CONFIG giving C = 3 is
+not checked against it; `--param C=3` is, above).
 """
 
 from __future__ import annotations
@@ -440,6 +445,23 @@ def test_a_constexpr_dimension_by_its_name_is_verified_and_lowered(tmp_path, cap
     check(capsys, path, (), "verified")
     problems = lowering_problems(path, min_grid=3)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("value,code,said", [
+    ("C=3", 2, "field 'tile' has slot shape [3]: dimension 3 is not a power of two"),
+    ("C=65536", 2, "beyond Hopper's 227 KB"),
+    ("C=64", 0, "verified for every value of N (N >= 0), with C = 64"),
+])
+def test_a_constexpr_dimension_read_specialised(tmp_path, capsys, value, code, said):
+    """Rules slot-shape and smem-budget on a read specialised to a constexpr value
+    (shared_memory.check_bound_shapes): `--param C=3` on a `[2, C]` field was "verified ...
+    with C = 3" and its Gluon allocation refused; now the value is one the kernel cannot be
+    read with (exit 2, as for any such --param)."""
+    path = tmp_path / "kernel.py"
+    path.write_text(ring().replace("[2, 64]", "[2, C]") + CONFIG.replace('"C": 3', '"C": 64'))
+    assert tle_dump(["-q", "--param", value, str(path)]) == code
+    out, err = capsys.readouterr()
+    assert said in err and "Traceback" not in out + err, err
 
 
 # ------------------------------------------------------------------- shared memory

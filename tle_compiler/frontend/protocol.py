@@ -43,6 +43,7 @@ from ..ir.i32 import fits_i32
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
                      used_placeholders)
 from .scope import fold_int, is_triton
+from .shared_memory import check_bound_shapes
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
 
@@ -2832,6 +2833,9 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     ``trees``: the text and the parsed form of the files the kernel was built from (by their
     location names), which messages quote; a file not given is read from disk unless
     ``read_files`` is False (a kernel IR on its own: messages print its expressions)."""
+    if bind:
+        # slot shapes and the shared-memory budget with the bound constexprs' values
+        check_bound_shapes(kernel, bind)
     names = Names(kernel_functions(kernel, sources, read_files))
     k = Ctx(kernel, names, sources, trees, read_files)
     for d in kernel.pipes:

@@ -19,6 +19,7 @@ pipe field or buffer whose bytes pass the budget).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ..diagnostics import TleError
@@ -84,3 +85,26 @@ def _over(kernel: K.Kernel, used: int, parts: list[str], buf: K.Buffer, what: st
                    f"{what} ({', '.join(parts)}, with the mbarriers), beyond Hopper's 227 KB "
                    f"per block ({SMEM_BYTES} bytes): Triton compiles the kernel but no launch "
                    f"can run it; fewer stages or smaller tiles", buf.loc, check="shared-memory")
+
+
+def check_bound_shapes(kernel: K.Kernel, bind: dict) -> None:
+    """The two rules again on a read specialised to constexpr values (`--param C=3`, a
+    DEFAULT_CONFIG binding): a dimension the kernel names by a constexpr (`[2, C]`) is a number
+    there. At C = 3 the slot `[3]` was verified for that value while its Gluon allocation was
+    refused; a C that makes the rings outgrow shared memory likewise."""
+    def bound(b: K.Buffer) -> K.Buffer:
+        dims = tuple(bind[d] if isinstance(d, str) and isinstance(bind.get(d), int)
+                     and not isinstance(bind.get(d), bool) else d for d in b.shape)
+        return dataclasses.replace(b, shape=dims)
+
+    if not any(isinstance(d, str) for b in kernel.buffers for d in b.shape) and not any(
+            isinstance(d, str) for p in kernel.pipes for f in p.fields for d in f.shape):
+        return  # nothing named: the build checked these already
+    pipes = tuple(dataclasses.replace(p, fields=tuple(bound(f) for f in p.fields))
+                  for p in kernel.pipes)
+    for p in pipes:
+        for f in p.fields:
+            check_slot_shape(p.name, f)
+    check_shared_memory(dataclasses.replace(kernel, pipes=pipes,
+                                            buffers=tuple(bound(b) for b in kernel.buffers)))
+
