@@ -122,8 +122,8 @@ def has_name(module: str, name: str) -> bool:
 def missing_import(module: str, names: tuple[str, ...] = ()) -> Optional[str]:
     """Why ``import module`` (or ``from module import names``) fails, for a module of the checked
     libraries; None when it does not, or the module is none of theirs."""
-    if module.split(".")[0] not in CHECKED:
-        return None
+    if module.split(".")[0] not in CHECKED or _package_folder(module.split(".")[0]) is None:
+        return None  # not a checked library, or one not installed here (nothing to tell)
     if module_file(module) is None:
         parent, _, last = module.rpartition(".")
         if parent and module_file(parent) is None:
@@ -146,7 +146,7 @@ def missing_attribute(path: str) -> Optional[str]:
     head, _, rest = path.partition(".")
     if not rest:
         return None
-    if head in _CANON_MODULES or head == "triton":
+    if (head in _CANON_MODULES or head == "triton") and _package_folder("triton") is not None:
         # follow the submodules (`tl.math.exp2`, `tl.extra.cuda.libdevice.x`) as far as they are
         # files; an attribute of anything else (a class, a function) is not checked
         module, shown = _CANON_MODULES.get(head, "triton"), head
