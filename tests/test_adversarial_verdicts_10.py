@@ -68,7 +68,9 @@ other (`from .kernel import k` in the helper module the kernel imports first) ar
 where Python raises ImportError on the partially initialised module; a slot dimension given by a
 constexpr (`[2, C]`) is verified for every C, and the lowering refuses it at a C that is no power
 of two (C = 3), which the generic verdict does not know (a DEFAULT_CONFIG giving C = 3 is
-not checked against it; `--param C=3` is, above).
+not checked against it; `--param C=3` is, above); a partition function imported from a sibling
+module is refused (unknown-partition), though Python would bind it: conservative; `del k` or `k =
+None` after the kernel's def leaves the def verified, though the module's `k` is no kernel.
 """
 
 from __future__ import annotations
