@@ -367,9 +367,10 @@ def _run_sweep(ctx: PassContext) -> Sweep:
                 traces = cp.run(params, left)
             except TraceBudgetExceeded as e:
                 sw.stopped_at = params
-                sw.exhausted = (f"the verification budget of {budget} events ran out at {shown} "
-                                f"(partition '{e.partition}' alone needs more than the {left} "
-                                f"events left)")
+                sw.exhausted = (f"the verification budget of {budget} events ran out at "
+                                f"{shown or 'its single instance'} (partition '{e.partition}' "
+                                f"alone needs more than the {left} events or loop iterations "
+                                f"left)")
                 return False
             sw.events += cp.work  # events, or loop iterations where those are more
             if checker.clean(traces):
