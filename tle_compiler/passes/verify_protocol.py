@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..ir.nodes import CLOSED_FLAG, Access, Event, For, If, Stmt, walk_accesses, walk_events
 from ..ir.record import record
 from .context import PassContext
+from .infer_barriers import tma_fields
 from .named_budget import named_barrier_id, too_many_named
 from .sweep import sweep
 from .tma_windows import check_tma_windows
@@ -63,14 +64,24 @@ def check_structure(ctx: PassContext) -> None:
     if all(p.capacity <= MAX_CAPACITY for p in prog.pipes):
         # every pipe fits alone, but their mbarriers share the CTA's shared memory: pipes that
         # together exceed it cannot be allocated (as a .kir file's are refused when read), and a
-        # .pipe file of many such pipes took minutes to check
-        used = 0
+        # .pipe file of many such pipes took minutes to check. The slots of TMA-filled fields,
+        # whose bytes the program states (a copy lands a whole slot), count too: a commit's
+        # expect-tx is the bytes its window's copies bring into shared memory, so a window of
+        # more bytes than the CTA has can never complete (and no mbarrier counts past 2^20 - 1)
+        tma = tma_fields(prog)
+        used = slots = 0
         for p in prog.pipes:
             used += 0 if p.named else p.capacity * (8 if p.one_shot else 16)
-            if used > MAX_CAPACITY * 16:
-                ctx.error(p.loc, f"the pipes of kernel '{prog.name}' up to '{p.name}' have {used} "
-                          f"bytes of full and empty mbarriers (16 bytes a stage, 8 for a one-shot "
-                          f"pipe), beyond Hopper's 227 KB of shared memory per block "
+            slots += p.capacity * sum(max(b, 0) for b in tma.get(p.name, {}).values())
+            if used + slots > MAX_CAPACITY * 16:
+                what = (f"{used} bytes of full and empty mbarriers (16 bytes a stage, 8 for a "
+                        f"one-shot pipe)" if not slots else
+                        f"{used + slots} bytes of shared memory ({used} of full and empty "
+                        f"mbarriers, 16 bytes a stage, 8 for a one-shot pipe; {slots} of slots "
+                        f"filled by TMA copies, the bytes each copy states times the pipe's "
+                        f"capacity)")
+                ctx.error(p.loc, f"the pipes of kernel '{prog.name}' up to '{p.name}' have "
+                          f"{what}, beyond Hopper's 227 KB of shared memory per block "
                           f"({MAX_CAPACITY * 16} bytes)", "bad-capacity")
                 break
     defaults = [p for p in prog.partitions if p.default]
