@@ -286,6 +286,34 @@ def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
         rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
 
 
+def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
+    """A kernel the passes found no fault in, read generically, checked at its DEFAULT_CONFIG's
+    integer constexprs as a specialised read is (frontend/shared_memory.check_bound_shapes): a
+    field `[2, C]` with C = 3 there, or a C that makes the rings outgrow shared memory, is
+    rejected at the declaration, as the launch of that configuration would fail (Gluon refuses
+    the allocation), rather than verified. Constexprs the read was specialised to were checked
+    when it was made."""
+    name = rep.program.name
+    info, config = loaded.infos.get(name), loaded.defaults.get(name)
+    kir = getattr(info, "kir", None)
+    if kir is None or not config or any(d.severity == "error" for d in rep.diagnostics):
+        return
+    done = loaded.specialised_of(name)
+    bind = {n: v for n, v in config.items()
+            if isinstance(v, int) and not isinstance(v, bool) and n not in done}
+    if not bind:
+        return
+    from ..diagnostics import Diagnostic
+    from ..frontend.shared_memory import check_bound_shapes
+
+    try:
+        check_bound_shapes(kir, bind)
+    except TleError as e:
+        rep.early.append(Diagnostic(loc=e.loc, message=f"{e.message} (DEFAULT_CONFIG: "
+                                    f"{', '.join(f'{n} = {v}' for n, v in sorted(bind.items()))})",
+                                    check=e.check))
+
+
 def _check_constexpr_values(loaded: Loaded, given: dict[str, int]) -> None:
     """A constexpr the DEFAULT_CONFIG gives as True/False takes 0 or 1 only (any other integer
     would be read and lowered as a truth value the kernel was not written for)."""
@@ -650,6 +678,7 @@ def _run(args, fmt: str) -> int:
     reports = [_verify(k, args, fixed, loaded.specialised_of(k.name)) for k in kernels]
     for rep in reports:
         _check_signature(rep, loaded)
+        _check_default_shapes(rep, loaded)
 
     for rep in reports:
         for d in rep.diagnostics:
