@@ -214,6 +214,7 @@ def programs(draw, max_depth: int = 3) -> Program:
 
 
 def modules(max_kernels: int = 3) -> st.SearchStrategy[Module]:
-    """A Module of 1..max_kernels random kernels (path None)."""
-    return st.lists(programs(max_depth=2), min_size=1, max_size=max_kernels).map(
-        lambda ks: Module(tuple(ks)))
+    """A Module of 1..max_kernels random kernels of distinct names (path None; a file may not
+    declare two kernels of one name)."""
+    return st.lists(programs(max_depth=2), min_size=1, max_size=max_kernels,
+                    unique_by=lambda k: k.name).map(lambda ks: Module(tuple(ks)))

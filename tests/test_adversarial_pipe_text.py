@@ -450,3 +450,19 @@ def test_the_report_of_a_verified_kernel_reads_back_verified(capsys, tmp_path, n
     assert kernel["verdict"] == "proved" and kernel["verified"]
     code3, report2, _ = dump(capsys, path)
     assert code3 == 0 and report2.splitlines()[-1] == report.splitlines()[-1]
+
+
+def test_two_kernels_of_one_name_are_one_error_line(capsys, tmp_path):
+    """A report names kernels by their names (--kernel NAME, the JSON's "kernels"), so a second
+    kernel of the same name is refused at its line (it was read and reported twice, the JSON
+    ambiguous)."""
+    one = ("kernel k\nparam N\npipe kv capacity=1 fields=(f)\npartition p default {\n"
+           "  kv.acquire(0)\n  kv.commit(0)\n}\npartition c {\n  kv.wait(0)\n  kv.release(0)\n}\n")
+    path = tmp_path / "twice.pipe"
+    path.write_text(one + one)
+    code, _, err = dump(capsys, path)
+    assert code == 2 and one_error_line(err, path) == 12, err
+    assert "kernel 'k' is declared twice (first at line 1)" in err
+    path.write_text(one + one.replace("kernel k", "kernel k2"))
+    code, _, err = dump(capsys, path)
+    assert code == 0, err

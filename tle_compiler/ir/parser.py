@@ -377,7 +377,15 @@ class _Builder:
             kind = item.data
             if kind == "kernel_decl":
                 finish()
-                current = {"name": str(item.children[0]), "params": [], "pipes": [],
+                name = str(item.children[0])
+                # one name, one kernel: a report (--kernel NAME, the JSON's "kernels") names
+                # kernels by it, so a second kernel of the same name could not be told apart
+                twin = next((k for k in kernels if k.name == name), None)
+                if twin is not None:
+                    raise self.error(f"kernel '{name}' is declared twice (first at line "
+                                     f"{twin.loc.line}): give each kernel of a file its own name",
+                                     self.loc(item))
+                current = {"name": name, "params": [], "pipes": [],
                            "partitions": [], "loc": self.loc(item)}
                 continue
             if current is None:
