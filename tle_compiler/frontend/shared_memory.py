@@ -46,6 +46,11 @@ def check_slot_shape(pipe: str, buf: K.Buffer) -> None:
                        f"them as tl.int8 (`(x > 0).to(tl.int8)`) and compare after the load",
                        buf.loc, check="bad-pipe")
     for d in buf.shape[1:]:
+        if isinstance(d, int) and d <= 0:
+            raise TleError(f"pipe '{pipe}': field '{buf.name}' has slot shape "
+                           f"[{', '.join(map(str, buf.shape[1:]))}]: dimension {d} is not "
+                           f"positive (a slot is a Triton tensor: every dimension a power of "
+                           f"two)", buf.loc, check="bad-pipe")
         if isinstance(d, int) and d & (d - 1):
             raise TleError(f"pipe '{pipe}': field '{buf.name}' has slot shape "
                            f"[{', '.join(map(str, buf.shape[1:]))}]: dimension {d} is not a power "
