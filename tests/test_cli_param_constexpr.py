@@ -93,15 +93,16 @@ def test_a_boolean_constexpr_takes_0_or_1_only(capsys, path, name):
 
 
 def test_a_constexpr_value_that_divides_by_zero_is_unusable(capsys):
-    """BLOCK_H = 0 makes the row-block count a division by zero: the kernel reads with
-    DEFAULT_CONFIG's BLOCK_H, so it is the value given that is refused (unusable input), not the
-    kernel (it was a rejection, exit 1, where the kernel must be read specialised anyway)."""
+    """BLOCK_H = 0 gives the q slot a dimension 0 (and the row-block count a division by zero):
+    the kernel reads with DEFAULT_CONFIG's BLOCK_H, so it is the value given that is refused
+    (unusable input, the first reason met while reading: the slot's shape), not the kernel (it
+    was a rejection, exit 1, where the kernel must be read specialised anyway)."""
     for path in (PIPE, SEESAW):
         code, out, err = run(capsys, "--gluon", "--param", "BLOCK_H=0", path)
         assert code == EXIT_UNUSABLE and out == ""
         line = error_line(err)
         assert "--param BLOCK_H=0: the kernel cannot be read with this value" in line
-        assert "integer division by zero" in line
+        assert "dimension 0 is not positive" in line
 
 
 def test_unknown_name_lists_params_and_constexprs(capsys):
