@@ -3,6 +3,7 @@ imports of torch and triton are inside main, after argument parsing)."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -43,11 +44,7 @@ def test_flashmla_test_runner_lists_the_tests_cases():
     """The runner rebuilds the test's case lists from its TestParam: a stand-in TestParam shows the
     sample is drawn from the correctness cases (only h_q divisible by h_kv) and every corner case
     is kept."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import run_flashmla_decode_test as R
-    finally:
-        sys.path.pop(0)
+    R = benchmark_module("run_flashmla_decode_test")
 
     class T:
         @staticmethod
@@ -61,13 +58,17 @@ def test_flashmla_test_runner_lists_the_tests_cases():
     assert R.cases(T, 50, 0)[0] == sampled and R.cases(T, 50, 1)[0] != sampled
 
 
-def _ab_decode():
+def benchmark_module(name: str):
+    """The script benchmarks/<name>.py imported as a module (its folder on the path meanwhile)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        import ab_decode
+        return importlib.import_module(name)
     finally:
         sys.path.pop(0)
-    return ab_decode
+
+
+def _ab_decode():
+    return benchmark_module("ab_decode")
 
 
 def test_ab_decode_loads_a_copy_with_relative_imports(tmp_path):

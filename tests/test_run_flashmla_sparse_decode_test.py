@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from .test_benchmark_scripts import benchmark_module
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "run_flashmla_sparse_decode_test.py"
 
@@ -91,12 +93,7 @@ def listed(stdout: str):
 
 
 def runner_module():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import run_flashmla_sparse_decode_test as R
-    finally:
-        sys.path.pop(0)
-    return R
+    return benchmark_module("run_flashmla_sparse_decode_test")
 
 
 def test_help_and_missing_test_file(tmp_path):

@@ -69,20 +69,21 @@ def check_shared_memory(kernel: K.Kernel) -> None:
     """The pipes' fields and barriers and the free buffers fit in :data:`SMEM_BYTES` together;
     a TleError at the first allocation (in declaration order, pipes first) past it."""
     used, parts = 0, []
+
+    def add(buf: K.Buffer, name: str, what: str) -> None:
+        nonlocal used
+        n = _bytes(buf)
+        used += n
+        parts.append(f"{name} {n}")
+        if used > SMEM_BYTES:
+            _over(kernel, used, parts, buf, what)
+
     for p in kernel.pipes:
         used += 0 if p.named else p.capacity * (8 if p.one_shot else 16)
         for f in p.fields:
-            b = _bytes(f)
-            used += b
-            parts.append(f"{p.name}.{f.name} {b}")
-            if used > SMEM_BYTES:
-                _over(kernel, used, parts, f, f"field '{f.name}' of pipe '{p.name}'")
+            add(f, f"{p.name}.{f.name}", f"field '{f.name}' of pipe '{p.name}'")
     for b in kernel.buffers:
-        n = _bytes(b)
-        used += n
-        parts.append(f"{b.name} {n}")
-        if used > SMEM_BYTES:
-            _over(kernel, used, parts, b, f"buffer '{b.name}'")
+        add(b, b.name, f"buffer '{b.name}'")
 
 
 def _over(kernel: K.Kernel, used: int, parts: list[str], buf: K.Buffer, what: str) -> None:
