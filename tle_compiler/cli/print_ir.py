@@ -162,13 +162,14 @@ def check_barrier_memory(k) -> None:
     every pipe's capacity (fifty unused pipes of 14,000 stages took three minutes). A TleError
     (bad-capacity) at the pipe whose barriers no longer fit; none while some pipe does not fit
     alone, which verify-protocol reports."""
+    from ..ir.smem import SMEM_BYTES, barrier_bytes
     from ..passes.verify_protocol import MAX_CAPACITY
 
     if any(p.capacity > MAX_CAPACITY for p in k.pipes):
         return
-    most, used = MAX_CAPACITY * 16, 0
+    most, used = SMEM_BYTES, 0
     for p in k.pipes:
-        used += 0 if p.named else p.capacity * (8 if p.one_shot else 16)
+        used += barrier_bytes(p)
         if used > most:
             raise TleError(f"the pipes of kernel '{k.name}' up to '{p.name}' have {used} bytes of "
                            f"full and empty mbarriers (16 bytes a stage, 8 for a one-shot pipe), "

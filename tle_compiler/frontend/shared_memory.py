@@ -24,9 +24,8 @@ import math
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from ..ir.smem import SMEM_BYTES, barrier_bytes
 
-#: Hopper's shared memory per block (227 KB), the budget verify-protocol's MAX_CAPACITY uses too.
-SMEM_BYTES = 232448
 
 #: Bytes per element of each dtype in shared memory (an int1 takes a byte).
 _ELEMENT_BYTES = {
@@ -79,7 +78,7 @@ def check_shared_memory(kernel: K.Kernel) -> None:
             _over(kernel, used, parts, buf, what)
 
     for p in kernel.pipes:
-        used += 0 if p.named else p.capacity * (8 if p.one_shot else 16)
+        used += barrier_bytes(p)
         for f in p.fields:
             add(f, f"{p.name}.{f.name}", f"field '{f.name}' of pipe '{p.name}'")
     for b in kernel.buffers:

@@ -38,7 +38,7 @@ from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, PipePlan
-from .values import I32_MAX, I32_MIN, V, outside_i32, wide
+from .values import V, tma_coordinate, wide
 from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
@@ -1150,13 +1150,9 @@ class FnTranslator:
         self.wait_rings({ring.var, None}, "the slot is overwritten", node)
         self.await_cp_async(ring, "overwrites (TMA)")
         # the copy's coordinates are i32 (Gluon takes no i64 one, and the hardware's are signed
-        # 32-bit): an i64 coordinate outside i32 becomes -2^31, so that its box stays out of
-        # range (all zeros, as the exact coordinate's would be in any tensor of fewer than 2^31
-        # rows) instead of wrapping onto real data; an integer literal outside i32 likewise
-        coords = ", ".join(outside_i32(i.text) if i.kind == "scalar" and wide(i)
-                           else str(I32_MIN) if i.kind == "const" and isinstance(i.value, int)
-                           and not I32_MIN <= i.value <= I32_MAX
-                           else i.text for i in items)
+        # 32-bit): one outside i32 becomes -2^31, so that its box stays out of range instead of
+        # wrapping onto real data (values.tma_coordinate)
+        coords = ", ".join(tma_coordinate(i) for i in items)
         # a box of higher rank (its extra dimensions 1) lands in the field through a view of the
         # slot with the box's shape: the same bytes, and the NVMMA layout Triton infers for the
         # view is the descriptor's (lowering/descriptors.py checks the box against the field)

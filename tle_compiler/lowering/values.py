@@ -52,3 +52,14 @@ def outside_i32(text: str) -> str:
     any tensor (it arrives as zeros), where one at 2^31 - 1 faults (the box's end overflows)."""
     return (f"gl.where((({text}) < {I32_MIN}) | (({text}) > {I32_MAX}), {I32_MIN}, "
             f"({text})).to(gl.int32)")
+
+
+def tma_coordinate(v: V) -> str:
+    """Gluon text of ``v`` as one coordinate of a TMA copy (an i32): an i64 scalar through
+    :func:`outside_i32`, an integer literal outside i32 as -2^31 (its box, like the exact
+    coordinate's, lies outside any tensor of fewer than 2^31 rows), anything else as it is."""
+    if v.kind == "scalar" and wide(v):
+        return outside_i32(v.text)
+    if v.kind == "const" and isinstance(v.value, int) and not I32_MIN <= v.value <= I32_MAX:
+        return str(I32_MIN)
+    return v.text

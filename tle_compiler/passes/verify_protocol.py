@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..ir.nodes import CLOSED_FLAG, Access, Event, For, If, Stmt, walk_accesses, walk_events
 from ..ir.record import record
+from ..ir.smem import SMEM_BYTES, barrier_bytes
 from .context import PassContext
 from .infer_barriers import tma_fields
 from .named_budget import named_barrier_id, too_many_named
@@ -25,7 +26,7 @@ from .tma_windows import check_tma_windows
 #: The most stages a pipe can have: two 8-byte mbarriers a stage in at most 227 KB (232448 bytes)
 #: of shared memory per block. A larger capacity cannot be allocated, and checking it would size
 #: per-stage tables beyond memory.
-MAX_CAPACITY = 232448 // 16
+MAX_CAPACITY = SMEM_BYTES // 16
 #: The most warps a CTA has (1024 threads): every partition's warps run in one CTA, so a kernel
 #: whose partitions need more compiles but never launches.
 MAX_CTA_WARPS = 32
@@ -71,9 +72,9 @@ def check_structure(ctx: PassContext) -> None:
         tma = tma_fields(prog)
         used = slots = 0
         for p in prog.pipes:
-            used += 0 if p.named else p.capacity * (8 if p.one_shot else 16)
+            used += barrier_bytes(p)
             slots += p.capacity * sum(max(b, 0) for b in tma.get(p.name, {}).values())
-            if used + slots > MAX_CAPACITY * 16:
+            if used + slots > SMEM_BYTES:
                 what = (f"{used} bytes of full and empty mbarriers (16 bytes a stage, 8 for a "
                         f"one-shot pipe)" if not slots else
                         f"{used + slots} bytes of shared memory ({used} of full and empty "
@@ -82,7 +83,7 @@ def check_structure(ctx: PassContext) -> None:
                         f"capacity)")
                 ctx.error(p.loc, f"the pipes of kernel '{prog.name}' up to '{p.name}' have "
                           f"{what}, beyond Hopper's 227 KB of shared memory per block "
-                          f"({MAX_CAPACITY * 16} bytes)", "bad-capacity")
+                          f"({SMEM_BYTES} bytes)", "bad-capacity")
                 break
     defaults = [p for p in prog.partitions if p.default]
     if not prog.partitions:
