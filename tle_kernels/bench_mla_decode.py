@@ -60,7 +60,7 @@ from pathlib import Path
 import torch
 
 from . import decode_api as D
-from .bench_output import finish_axes, no_gpu_reason, save_plot, write_json
+from .bench_output import finish_axes, gpu_missing, save_plot, write_json
 from .bench_sparse_mla import ClockSampler
 from .decode_reference import make_decode_inputs, mla_decode_reference
 
@@ -272,9 +272,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, help="write the results to this path")
     ap.add_argument("--plot", default="mla_decode_bench.png", help="PNG path ('' = no plot)")
     args = ap.parse_args(argv)
-    why = no_gpu_reason()
-    if why:
-        print(f"error: {why}", file=sys.stderr)
+    if gpu_missing():
         return 2
     import triton
 

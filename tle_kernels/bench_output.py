@@ -7,20 +7,22 @@ without a CUDA GPU."""
 from __future__ import annotations
 
 import json
-from typing import Callable, Optional
+import sys
+from typing import Callable
 
 
-def no_gpu_reason() -> Optional[str]:
-    """Why a benchmark cannot run here (no CUDA device torch can use), or None. The benchmarks
-    print it and exit with status 2 before touching the GPU, instead of failing deep inside torch
-    with a traceback."""
+def gpu_missing() -> bool:
+    """Whether a benchmark cannot run here (no CUDA device torch can use); if so it says why in
+    one line on stderr, and the benchmark exits with status 2 before touching the GPU, instead of
+    failing deep inside torch with a traceback."""
     import torch
 
     if torch.cuda.is_available():
-        return None
+        return False
     build = "torch is a CPU-only build" if torch.version.cuda is None else "no CUDA device is visible"
-    return (f"this benchmark needs a CUDA GPU (Hopper, sm_90a) and {build}; the CPU tests "
-            f"(python3 -m pytest -q) and tle-dump run without one")
+    print(f"error: this benchmark needs a CUDA GPU (Hopper, sm_90a) and {build}; the CPU tests "
+          f"(python3 -m pytest -q) and tle-dump run without one", file=sys.stderr)
+    return True
 
 
 def write_json(path: str, results: dict) -> None:

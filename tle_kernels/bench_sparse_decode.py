@@ -47,7 +47,7 @@ import torch
 
 from . import sparse_decode_api as A
 from .bench_mla_decode import time_interleaved, time_ms
-from .bench_output import finish_axes, no_gpu_reason, save_plot, write_json
+from .bench_output import finish_axes, gpu_missing, save_plot, write_json
 from .fp8_kvcache import BYTES_PER_TOKEN
 from .sparse_decode_reference import make_sparse_decode_inputs, sparse_decode_reference
 
@@ -250,9 +250,7 @@ def check_cases(shapes, caches, topk):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    why = no_gpu_reason()
-    if why:
-        print(f"error: {why}", file=sys.stderr)
+    if gpu_missing():
         return 2
     anchor = load_anchor(args.anchor) if args.anchor else None
     import triton

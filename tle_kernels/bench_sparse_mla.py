@@ -46,7 +46,7 @@ import traceback
 import torch
 
 from .api import IMPLS, empty_outputs, launch, sm_count, supported_impls
-from .bench_output import finish_axes, no_gpu_reason, save_plot, write_json
+from .bench_output import finish_axes, gpu_missing, save_plot, write_json
 from .reference import make_inputs, sparse_mla_reference
 
 SKVS = (8192, 32768, 65536, 98304, 131072)
@@ -209,9 +209,7 @@ def main(argv=None) -> int:
                     help="with attn_sink, with per-query topk_length, at d_qk = 512, or at H 16 / "
                          "32 (see the docstring)")
     args = ap.parse_args(argv)
-    why = no_gpu_reason()
-    if why:
-        print(f"error: {why}", file=sys.stderr)
+    if gpu_missing():
         return 2
     if args.case in HEAD_CASES:
         args.h = HEAD_CASES[args.case]

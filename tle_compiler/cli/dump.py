@@ -175,14 +175,18 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
             _refuse_contradicting_config(e)
             config = {}
         defaults[k.name] = config
-        given = {n: v for n, v in fixed.items() if n in names[k.name]
-                 and isinstance(v, int) and not isinstance(v, bool)}
+        given = {n: v for n, v in _int_constexprs(fixed).items() if n in names[k.name]}
         program, bound = kir_protocol_view(path, k, {**config, **fixed}, given)
         specialised.update(bound)
         programs.append(program)
     loaded = Loaded(Module(tuple(programs), str(path)), specialised, names, defaults)
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in specialised})
     return loaded
+
+
+def _int_constexprs(values: dict) -> dict:
+    """The integer values of ``values``: the constexprs a reading binds (bools stay free)."""
+    return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
@@ -197,12 +201,8 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
         bind = {}
-
-    def ints(values: dict) -> dict:  # the integer constexprs a reading binds (bools stay free)
-        return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
-
-    default_bind = ints(bind)
-    bind = ints({**bind, **fixed})
+    default_bind = _int_constexprs(bind)
+    bind = _int_constexprs({**bind, **fixed})
     if not bind:
         raise err
     try:
@@ -299,8 +299,7 @@ def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
     if kir is None or not config or any(d.severity == "error" for d in rep.diagnostics):
         return
     done = loaded.specialised_of(name)
-    bind = {n: v for n, v in config.items()
-            if isinstance(v, int) and not isinstance(v, bool) and n not in done}
+    bind = {n: v for n, v in _int_constexprs(config).items() if n not in done}
     if not bind:
         return
     from ..diagnostics import Diagnostic
