@@ -162,19 +162,14 @@ def check_barrier_memory(k) -> None:
     every pipe's capacity (fifty unused pipes of 14,000 stages took three minutes). A TleError
     (bad-capacity) at the pipe whose barriers no longer fit; none while some pipe does not fit
     alone, which verify-protocol reports."""
-    from ..ir.smem import SMEM_BYTES, barrier_bytes
+    from ..ir.smem import pipes_past_smem
     from ..passes.verify_protocol import MAX_CAPACITY
 
     if any(p.capacity > MAX_CAPACITY for p in k.pipes):
         return
-    most, used = SMEM_BYTES, 0
-    for p in k.pipes:
-        used += barrier_bytes(p)
-        if used > most:
-            raise TleError(f"the pipes of kernel '{k.name}' up to '{p.name}' have {used} bytes of "
-                           f"full and empty mbarriers (16 bytes a stage, 8 for a one-shot pipe), "
-                           f"beyond Hopper's 227 KB of shared memory per block ({most} bytes)",
-                           p.loc, check="bad-capacity")
+    past = pipes_past_smem(k.name, k.pipes)
+    if past is not None:
+        raise TleError(past[1], past[0].loc, check="bad-capacity")
 
 
 def _lowered_for_every_value(m: KirModule, names: list[str]) -> tuple[int, list[str]]:

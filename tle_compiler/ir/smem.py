@@ -5,6 +5,8 @@ capacity and pipe checks (passes/verify_protocol.py) and the .kir reader's barri
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 #: Shared memory per block on Hopper: 227 KB.
 SMEM_BYTES = 232448
 
@@ -14,3 +16,25 @@ def barrier_bytes(pipe) -> int:
     ``named``): a full and an empty one, 8 bytes each, a stage; a full one only for a one-shot
     pipe; none for a pipe whose hand-off is a hardware named barrier."""
     return 0 if pipe.named else pipe.capacity * (8 if pipe.one_shot else 16)
+
+
+def pipes_past_smem(kernel: str, pipes, slot_bytes: Callable[[object], int] = lambda p: 0
+                    ) -> Optional[tuple[object, str]]:
+    """The first of ``pipes`` (in declaration order) up to which their mbarriers and the slot
+    bytes the program states (``slot_bytes(pipe)``: all of a pipe's stages; none by default) no
+    longer fit in :data:`SMEM_BYTES`, with the refusal naming kernel ``kernel``; None when they
+    all fit. verify-protocol and the .kir reader refuse with it (check ``bad-capacity``)."""
+    used = slots = 0
+    for p in pipes:
+        used += barrier_bytes(p)
+        slots += slot_bytes(p)
+        if used + slots > SMEM_BYTES:
+            what = (f"{used} bytes of full and empty mbarriers (16 bytes a stage, 8 for a "
+                    f"one-shot pipe)" if not slots else
+                    f"{used + slots} bytes of shared memory ({used} of full and empty "
+                    f"mbarriers, 16 bytes a stage, 8 for a one-shot pipe; {slots} of slots "
+                    f"filled by TMA copies, the bytes each copy states times the pipe's "
+                    f"capacity)")
+            return p, (f"the pipes of kernel '{kernel}' up to '{p.name}' have {what}, beyond "
+                       f"Hopper's 227 KB of shared memory per block ({SMEM_BYTES} bytes)")
+    return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..ir.nodes import CLOSED_FLAG, Access, Event, For, If, Stmt, walk_accesses, walk_events
 from ..ir.record import record
-from ..ir.smem import SMEM_BYTES, barrier_bytes
+from ..ir.smem import SMEM_BYTES, pipes_past_smem
 from .context import PassContext
 from .infer_barriers import tma_fields
 from .named_budget import named_barrier_id, too_many_named
@@ -70,21 +70,10 @@ def check_structure(ctx: PassContext) -> None:
         # expect-tx is the bytes its window's copies bring into shared memory, so a window of
         # more bytes than the CTA has can never complete (and no mbarrier counts past 2^20 - 1)
         tma = tma_fields(prog)
-        used = slots = 0
-        for p in prog.pipes:
-            used += barrier_bytes(p)
-            slots += p.capacity * sum(max(b, 0) for b in tma.get(p.name, {}).values())
-            if used + slots > SMEM_BYTES:
-                what = (f"{used} bytes of full and empty mbarriers (16 bytes a stage, 8 for a "
-                        f"one-shot pipe)" if not slots else
-                        f"{used + slots} bytes of shared memory ({used} of full and empty "
-                        f"mbarriers, 16 bytes a stage, 8 for a one-shot pipe; {slots} of slots "
-                        f"filled by TMA copies, the bytes each copy states times the pipe's "
-                        f"capacity)")
-                ctx.error(p.loc, f"the pipes of kernel '{prog.name}' up to '{p.name}' have "
-                          f"{what}, beyond Hopper's 227 KB of shared memory per block "
-                          f"({SMEM_BYTES} bytes)", "bad-capacity")
-                break
+        past = pipes_past_smem(prog.name, prog.pipes, lambda p: p.capacity * sum(
+            max(b, 0) for b in tma.get(p.name, {}).values()))
+        if past is not None:
+            ctx.error(past[0].loc, past[1], "bad-capacity")
     defaults = [p for p in prog.partitions if p.default]
     if not prog.partitions:
         ctx.error(prog.loc, f"kernel '{prog.name}' has no partitions", "no-partitions")
