@@ -32,7 +32,8 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
 from .local_tensors import BuildRules
-from .kernel import is_float_param, jit_decorator, jit_options, kernel_params
+from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_problem,
+                     kernel_params, nested_kernel)
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
@@ -2897,6 +2898,13 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
         builder.imported(m, local)
     out = []
     budget: set = set()
+    nested = nested_kernel(m.scope, m.tree)
+    if nested is not None and (name is None or nested[0].name == name):
+        fdef, kw = nested
+        raise TleError(f"kernel '{fdef.name}' is defined inside a module-level `{kw}`: whether "
+                       f"Python defines it (and which def its name holds) depends on what runs; "
+                       f"tle-dump reads kernels defined at the module's top level (move the def "
+                       f"there)", _loc(m.path, fdef), check="bad-jit")
     for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
             dec = jit_decorator(m.scope, st)
@@ -2904,6 +2912,9 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                     isinstance(n, ast.Call) and m.scope.is_tle(n.func, "gpu.warp_specialize")
                     for n in ast.walk(st)):
                 continue
+            problem = kernel_def_problem(m.scope, st, dec, m.bound_lines)
+            if problem is not None:
+                raise TleError(problem[2], Loc(m.path, problem[0], problem[1]), check="bad-jit")
             b = Builder(cache, m, bind)
             out.append((st, b.kernel(st, dec)))
             budget |= b.budget_constexprs

@@ -133,3 +133,77 @@ def kernel_params(scope: ModuleScope, fdef: ast.FunctionDef) -> list[tuple[ast.a
         scope.module_path(p.annotation) in ("tl.constexpr", "gl.constexpr")
         or (isinstance(p.annotation, ast.Constant) and p.annotation.value == "constexpr")))
         for p in a.posonlyargs + a.args + a.kwonlyargs]
+
+
+#: Module-level statements whose bodies Python runs only on some paths (or once per item): a
+#: ``def`` inside one is bound by what runs, not by the file's order.
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.AsyncFor, ast.AsyncWith) + (
+    (ast.Match,) if hasattr(ast, "Match") else ()) + (
+    (ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def _calls_warp_specialize(scope: ModuleScope, fdef: ast.FunctionDef) -> bool:
+    return any(isinstance(n, ast.Call) and scope.is_tle(n.func, "gpu.warp_specialize")
+               for n in ast.walk(fdef))
+
+
+def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
+                       bound_lines: dict[str, list[int]]) -> Optional[tuple[int, int, str]]:
+    """Why the module-level ``@tle.jit`` def ``fdef`` is not the kernel Python binds to its name
+    when it imports the module, as (line, column, message) of the construct; None when it is. The frontend reads the def's
+    body; Python binds the name to what the decorators return, and a later statement may bind the
+    name again or delete it:
+
+    - another decorator beside ``@tle.jit``: ``@tle.jit`` over ``@tle.jit`` raises when the module
+      is imported (a TleKernel has no code object), a decorator above it may return anything (None,
+      a wrapper), one below it hands tle.jit a wrapper whose body is not the def's;
+    - ``@tle.jit(...)`` given a positional argument: ``jit(fn=8)`` raises at the import (no
+      callable), ``jit(None)`` is another spelling the launch path does not read;
+    - the name bound again (``del k``, ``k = None``, a second ``def k``, a class, an import, a loop
+      variable) after the def: the module's ``k`` is no longer this kernel, so a verdict for it
+      names a kernel no one can launch (and a second ``@tle.jit def k`` would be reported under
+      the same name)."""
+    name = fdef.name
+    for d in fdef.decorator_list:
+        if d is not dec:
+            return d.lineno, d.col_offset + 1, (
+                f"kernel '{name}' has the decorator `@{ast.unparse(d)}` beside "
+                f"`@{ast.unparse(dec)}`: Python binds '{name}' to what the decorators return "
+                f"(`@tle.jit` over a @tle.jit kernel raises when the module is imported, any "
+                f"other decorator may replace or wrap the function), not to the def that is "
+                f"read; a kernel's only decorator is @tle.jit")
+    if isinstance(dec, ast.Call) and dec.args:
+        return dec.args[0].lineno, dec.args[0].col_offset + 1, (
+            f"`@{ast.unparse(dec)}`: tle.jit takes its options by keyword "
+            f"(`@tle.jit(num_warps=8)`); a positional argument is the function itself, so "
+            f"Python raises when it imports the module")
+    later = [ln for ln in bound_lines.get(name, ()) if ln > fdef.lineno]
+    if later:
+        return later[0], 1, (
+            f"kernel '{name}' (def at line {fdef.lineno}) is bound again or deleted here: once "
+            f"the module is imported, '{name}' is not this kernel, so no launch runs what would "
+            f"be verified (rename one of them, or drop the later binding)")
+    if name in scope.rebound:
+        return fdef.lineno, fdef.col_offset + 1, (
+            f"kernel '{name}' is bound again elsewhere in the module (a `global {name}` in a "
+            f"function, `:=`, a match pattern or globals()): Python's '{name}' may not be this "
+            f"kernel")
+    return None
+
+
+def nested_kernel(scope: ModuleScope, tree: ast.Module) -> Optional[tuple[ast.FunctionDef, str]]:
+    """A ``@tle.jit`` def that calls warp_specialize inside module-level control flow (``if``,
+    ``try``, ``with``, a loop), with the statement's keyword; None when there is none. Whether
+    Python defines it depends on what runs (``if False:``, an ``except`` branch, a loop's
+    iterations), which the frontend does not decide, so such a kernel is refused rather than left
+    out (a file whose only kernel is there was "no kernel", unusable input)."""
+    for st in tree.body:
+        if not isinstance(st, _BLOCKS):
+            continue
+        for n in ast.walk(st):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and jit_decorator(scope, n) is not None and _calls_warp_specialize(scope, n):
+                kw = {ast.AsyncFor: "async for", ast.AsyncWith: "async with"}.get(
+                    type(st), type(st).__name__.lower().replace("trystar", "try"))
+                return n, kw
+    return None
