@@ -32,8 +32,8 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
 from .local_tensors import BuildRules
-from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_problem,
-                     kernel_params, nested_kernel)
+from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_lines,
+                     kernel_def_problem, kernel_params, nested_kernel, superseded)
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
@@ -2899,6 +2899,7 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     out = []
     budget: set = set()
     nested = nested_kernel(m.scope, m.tree)
+    kernel_defs = kernel_def_lines(m.scope, m.tree)
     if nested is not None and (name is None or nested[0].name == name):
         fdef, kw = nested
         raise TleError(f"kernel '{fdef.name}' is defined inside a module-level `{kw}`: whether "
@@ -2912,7 +2913,10 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                     isinstance(n, ast.Call) and m.scope.is_tle(n.func, "gpu.warp_specialize")
                     for n in ast.walk(st)):
                 continue
-            problem = kernel_def_problem(m.scope, st, dec, m.bound_lines)
+            lines = kernel_defs.get(st.name, frozenset())
+            if superseded(st, m.bound_lines, lines):
+                continue
+            problem = kernel_def_problem(m.scope, st, dec, m.bound_lines, lines)
             if problem is not None:
                 raise TleError(problem[2], Loc(m.path, problem[0], problem[1]), check="bad-jit")
             b = Builder(cache, m, bind)

@@ -148,7 +148,8 @@ def _calls_warp_specialize(scope: ModuleScope, fdef: ast.FunctionDef) -> bool:
 
 
 def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
-                       bound_lines: dict[str, list[int]]) -> Optional[tuple[int, int, str]]:
+                       bound_lines: dict[str, list[int]], kernel_lines: frozenset = frozenset()
+                       ) -> Optional[tuple[int, int, str]]:
     """Why the module-level ``@tle.jit`` def ``fdef`` is not the kernel Python binds to its name
     when it imports the module, as (line, column, message) of the construct; None when it is. The frontend reads the def's
     body; Python binds the name to what the decorators return, and a later statement may bind the
@@ -161,8 +162,9 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
       callable), ``jit(None)`` is another spelling the launch path does not read;
     - the name bound again (``del k``, ``k = None``, a second ``def k``, a class, an import, a loop
       variable) after the def: the module's ``k`` is no longer this kernel, so a verdict for it
-      names a kernel no one can launch (and a second ``@tle.jit def k`` would be reported under
-      the same name)."""
+      names a kernel no one can launch. When the name's last binding is another module-level
+      ``@tle.jit def`` of it (``kernel_lines``: the lines of those defs), that def is what Python
+      binds and this one is skipped (:func:`superseded`), not refused."""
     name = fdef.name
     for d in fdef.decorator_list:
         if d is not dec:
@@ -178,6 +180,9 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
             f"(`@tle.jit(num_warps=8)`); a positional argument is the function itself, so "
             f"Python raises when it imports the module")
     later = [ln for ln in bound_lines.get(name, ()) if ln > fdef.lineno]
+    if later and later[-1] in kernel_lines:
+        return None  # a later `@tle.jit def` of the name holds it: that one is read (and this
+        # def is skipped, see superseded)
     if later:
         return later[0], 1, (
             f"kernel '{name}' (def at line {fdef.lineno}) is bound again or deleted here: once "
@@ -189,6 +194,24 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
             f"function, `:=`, a match pattern or globals()): Python's '{name}' may not be this "
             f"kernel")
     return None
+
+
+def kernel_def_lines(scope: ModuleScope, tree: ast.Module) -> dict[str, frozenset]:
+    """The lines of the module-level ``@tle.jit`` defs of each name."""
+    out: dict[str, set] = {}
+    for st in tree.body:
+        if isinstance(st, ast.FunctionDef) and jit_decorator(scope, st) is not None:
+            out.setdefault(st.name, set()).add(st.lineno)
+    return {n: frozenset(v) for n, v in out.items()}
+
+
+def superseded(fdef: ast.FunctionDef, bound_lines: dict[str, list[int]],
+               kernel_lines: frozenset) -> bool:
+    """Whether a later module-level ``@tle.jit def`` of the same name is the name's last binding:
+    Python's name holds that kernel, and this def is never launched (read twice, both were
+    reported under one name)."""
+    later = [ln for ln in bound_lines.get(fdef.name, ()) if ln > fdef.lineno]
+    return bool(later) and later[-1] in kernel_lines
 
 
 def nested_kernel(scope: ModuleScope, tree: ast.Module) -> Optional[tuple[ast.FunctionDef, str]]:
