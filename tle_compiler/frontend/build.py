@@ -34,6 +34,7 @@ from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_lines,
                      kernel_def_problem, kernel_params, nested_kernel, superseded)
+from .import_order import bound_names, check_import_order
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
@@ -115,7 +116,7 @@ class Module:
         #: name -> the first lines of the module-level statements that bind it
         self.bound_lines: dict[str, list[int]] = {}
         for st in self.tree.body:
-            for n in _bound_names(st):  # a rebinding ends every earlier meaning of the name
+            for n in bound_names(st):  # a rebinding ends every earlier meaning of the name
                 self.bound_lines.setdefault(n, []).append(st.lineno)
                 self.imports.pop(n, None)
                 self.assigns.pop(n, None)
@@ -283,24 +284,6 @@ def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str
             target = (_dotted(n.args[0]), n.args[1].value)
         if target is not None and target[0] is not None:
             out.append((target[0], target[1], Loc(path, n.lineno, n.col_offset + 1)))
-    return out
-
-
-def _bound_names(st: ast.stmt) -> set[str]:
-    """The module-level names a statement binds (an assignment's targets, an import's locals, a
-    def or class, every name stored inside module-level control flow) or unbinds (``del``)."""
-    if isinstance(st, (ast.Import, ast.ImportFrom)):
-        return {a.asname or a.name.split(".")[0] for a in st.names}
-    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {st.name}
-    out = set()
-    for n in ast.walk(st):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            out.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(n.name)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out |= {a.asname or a.name.split(".")[0] for a in n.names}
     return out
 
 
@@ -2896,6 +2879,8 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     builder = Builder(cache, m)
     for local in m.imports:  # a name the file imports must exist (Python raises ImportError)
         builder.imported(m, local)
+    # and must be bound when the import runs (modules that import each other)
+    check_import_order(os.fspath(path), text)
     out = []
     budget: set = set()
     nested = nested_kernel(m.scope, m.tree)

@@ -1,0 +1,225 @@
+"""Python's import of a kernel's module, run on the files' statements in order: which names each
+user module has bound when another one imports from it. Two modules that import each other
+(a cycle) see each other partially initialised, and ``from .kernel import k`` in a helper module
+that the kernel module imports before it defines ``k`` raises ImportError ("cannot import name
+'k' from partially initialized module"), so no kernel of the module can be launched. The
+frontend reads every module as a whole and resolves names at their last binding, so it needs
+this separate pass to see the order.
+
+What is run: each user module's top-level statements, in order. An ``import`` or ``from ...
+import`` statement at the top level imports its user modules (their enclosing packages'
+``__init__.py`` first, as Python does), running each module once: a module already running is
+partially initialised, one already run is complete. Every other statement binds the names it
+stores (:func:`bound_names`). A ``from M import n`` where ``M`` is running and has not bound
+``n``, and ``n`` is no submodule of a package ``M``, is Python's ImportError; an attribute
+``m.n`` read at the top level of a module (outside function bodies) of a module ``m`` that is
+running and has not bound ``n`` is Python's AttributeError.
+
+Left out, so never an error here: imports inside functions (they run when called) and inside
+module-level control flow (``try: ... except ImportError:`` handles the failure, ``if
+TYPE_CHECKING:`` does not run); a module with a star import or a module-level ``__getattr__``
+(its names are not known statically); libraries (triton, tle_compiler, the standard library:
+:func:`~.modules.is_library`). ``import a.b as m`` and ``from a import b`` of a submodule that
+is running succeed (Python 3.7+ falls back to ``sys.modules``), as they do here.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+from typing import Optional
+
+from ..diagnostics import TleError
+from ..ir.nodes import Loc
+from .modules import find_module, in_folder, is_library, shown
+
+
+def bound_names(st: ast.stmt) -> set[str]:
+    """The module-level names a statement binds (an assignment's targets, an import's locals, a
+    def or class, every name stored inside module-level control flow) or unbinds (``del``)."""
+    if isinstance(st, (ast.Import, ast.ImportFrom)):
+        return {a.asname or a.name.split(".")[0] for a in st.names}
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {st.name}
+    out = set()
+    for n in ast.walk(st):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {a.asname or a.name.split(".")[0] for a in n.names}
+    return out
+
+
+def _packages(path: str) -> list[str]:
+    """The ``__init__.py`` of each package enclosing module file ``path``, outermost first (the
+    modules Python imports before it)."""
+    out = []
+    folder = os.path.dirname(path)
+    if os.path.basename(path) == "__init__.py":
+        folder = os.path.dirname(folder)
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        out.insert(0, os.path.join(folder, "__init__.py"))
+        folder = os.path.dirname(folder)
+    return out
+
+
+def _import_time_nodes(st: ast.stmt):
+    """The nodes of a top-level statement that Python evaluates when it runs the statement:
+    function and lambda bodies and annotations left out (decorators and defaults included)."""
+    todo: list[ast.AST] = [st]
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend(n.decorator_list)
+            todo.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.Lambda):
+            todo.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, (ast.AnnAssign, ast.arg)):
+            todo.extend(c for c in ast.iter_child_nodes(n)
+                        if c is not getattr(n, "annotation", None))
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+
+
+class _Run:
+    def __init__(self, root: str) -> None:
+        #: the folder above the entry module's outermost package: where Python finds the entry's
+        #: own package when it is imported from there (``from pkg.kernel import k``), which
+        #: tle-dump's own sys.path need not hold
+        self.root = root
+        self.state: dict[str, str] = {}  # file -> "running" | "done"
+        self.bound: dict[str, set[str]] = {}
+        self.opaque: set[str] = set()  # star imports or __getattr__: names not known
+        self.trees: dict[str, ast.Module] = {}
+
+    def tree(self, path: str) -> Optional[ast.Module]:
+        if path not in self.trees:
+            try:
+                self.trees[path] = ast.parse(Path(path).read_text(encoding="utf-8"), path)
+            except (OSError, SyntaxError, ValueError):
+                self.trees[path] = None  # reported where the module is read
+        return self.trees[path]
+
+    def import_file(self, path: str) -> None:
+        """Import the module of ``path``, its packages first."""
+        for pkg in _packages(path):
+            self.run(pkg)
+        self.run(path)
+
+    def run(self, path: str) -> None:
+        path = os.path.abspath(path)
+        if path in self.state:
+            return
+        self.state[path] = "running"
+        self.bound[path] = set()
+        tree = self.tree(path)
+        if tree is None:
+            self.state[path] = "done"
+            return
+        if any(isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names)
+               for st in tree.body) or any(
+                isinstance(st, ast.FunctionDef) and st.name == "__getattr__" for st in tree.body):
+            self.opaque.add(path)
+        modules: dict[str, str] = {}  # local name -> module file it is bound to
+        for st in tree.body:
+            if isinstance(st, ast.Import):
+                self.s_import(path, st, modules)
+            elif isinstance(st, ast.ImportFrom):
+                self.s_import_from(path, st, modules)
+            else:
+                self.attributes(path, st, modules)
+                for n in bound_names(st):
+                    modules.pop(n, None)
+            self.bound[path] |= bound_names(st)
+        self.state[path] = "done"
+
+    def partial(self, path: str, name: str) -> bool:
+        """Whether module ``path`` is running and has not bound ``name`` (nor has a submodule
+        of that name)."""
+        if self.state.get(path) != "running" or path in self.opaque \
+                or name in self.bound.get(path, ()):
+            return False
+        return not (os.path.basename(path) == "__init__.py"
+                    and in_folder(os.path.dirname(path), name) is not None)
+
+    def error(self, path: str, node: ast.AST, msg: str) -> TleError:
+        return TleError(msg, Loc(shown(path), node.lineno, node.col_offset + 1),
+                        check="bad-import")
+
+    def find(self, module: str, level: int, importer: str) -> Optional[str]:
+        f = find_module(module, level, importer)
+        if f is None and not level and module and not is_library(module):
+            f = in_folder(self.root, module)
+        return f
+
+    def s_import(self, path: str, st: ast.Import, modules: dict) -> None:
+        for a in st.names:
+            f = self.find(a.name, 0, path)
+            if f is None:
+                continue
+            self.import_file(f)
+            if a.asname:
+                modules[a.asname] = os.path.abspath(f)
+            else:
+                top = self.find(a.name.split(".")[0], 0, path)
+                if top is not None:
+                    modules[a.name.split(".")[0]] = os.path.abspath(top)
+
+    def s_import_from(self, path: str, st: ast.ImportFrom, modules: dict) -> None:
+        base = self.find(st.module or "", st.level, path)
+        if base is None:
+            return
+        base = os.path.abspath(base)
+        self.import_file(base)
+        for a in st.names:
+            if a.name == "*":
+                continue
+            sub = (in_folder(os.path.dirname(base), a.name)
+                   if os.path.basename(base) == "__init__.py" else None)
+            if sub is not None and a.name not in self.bound.get(base, ()):
+                self.import_file(sub)  # a submodule: imported, bound from sys.modules
+                modules[a.asname or a.name] = os.path.abspath(sub)
+                continue
+            if self.partial(base, a.name):
+                raise self.error(path, st, (
+                    f"`{ast.unparse(st)}`: Python raises ImportError (cannot import name "
+                    f"'{a.name}' from partially initialized module {shown(base)}): the modules "
+                    f"import each other, and {shown(base)} is still running its import "
+                    f"statements when this one runs, before it binds '{a.name}'. Import the "
+                    f"module instead (`from . import mod`, then `mod.{a.name}` inside "
+                    f"functions), or break the cycle"))
+            modules.pop(a.asname or a.name, None)
+
+    def attributes(self, path: str, st: ast.stmt, modules: dict) -> None:
+        """``m.n`` read at import time from a module ``m`` still running without ``n``."""
+        for n in _import_time_nodes(st):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) \
+                    and isinstance(n.value, ast.Name) and n.value.id in modules:
+                f = modules[n.value.id]
+                if self.partial(f, n.attr):
+                    raise self.error(path, n, (
+                        f"`{ast.unparse(n)}`: Python raises AttributeError (partially "
+                        f"initialized module {shown(f)} has no attribute '{n.attr}' yet): the "
+                        f"modules import each other and this statement runs before "
+                        f"{shown(f)} binds '{n.attr}'"))
+
+
+def check_import_order(path: str, text: Optional[str] = None) -> None:
+    """Raise the ImportError (or AttributeError) Python raises when it imports the module of
+    file ``path`` (whose source is ``text`` when given) because of a cycle of imports between
+    user modules (see the module's docstring); nothing when the order is sound."""
+    path = os.path.abspath(path)
+    pkgs = _packages(path)
+    run = _Run(os.path.dirname(os.path.dirname(pkgs[0])) if pkgs else os.path.dirname(path))
+    if text is not None:
+        try:
+            run.trees[path] = ast.parse(text, path)
+        except (SyntaxError, ValueError):
+            run.trees[path] = None
+    run.import_file(path)
