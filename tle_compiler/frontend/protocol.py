@@ -2046,6 +2046,16 @@ class Walker(WalkRules):
         if step_c is None:
             return None, (f"the step of `{text}` must be a non-zero integer literal or constant, "
                           f"got `{self.src(s.step)}`")
+        if step_c < 0 and not s.static and self.is_runtime(step_v):
+            # Triton reverses a loop (swaps its bounds, counts up, maps the variable back) only
+            # for a constexpr step; a runtime one goes to scf.for as it is, which counts up and
+            # runs no iteration from start > stop: `S = 0 * N - 1` then `range(N - 1, -1, S)`
+            # loops N times in Python and never on the GPU
+            raise self.err(f"the step of `{text}` is negative ({step_c}) but computed at run "
+                           f"time (`{self.src(s.step)}`): Triton reverses a loop only for a "
+                           f"constexpr step, and the loop it builds from a runtime one (scf.for) "
+                           f"runs no iteration from a start above its stop; write the step as a "
+                           f"literal or a constexpr", s, check="bad-loop")
         lo, hi = self.as_aff(start[1]), self.as_aff(stop[1])
         if lo is None or hi is None:
             which, v = start if lo is None else stop
