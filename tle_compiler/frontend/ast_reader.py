@@ -36,6 +36,7 @@ from ..ir.nodes import Loc, Module, walk_events
 from ..language.gpu import SharedBuffer
 from .build import Built, build
 from .context import FieldSpec, PipeInfo
+from .import_order import import_failure, parse_python
 from .kernel import KernelInfo, PartitionInfo, jit_decorator, kernel_params
 from .protocol import analyse
 from .scope import ModuleScope
@@ -52,11 +53,7 @@ SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if", "co
 
 
 def parse(text: str, path: str) -> ast.Module:
-    try:
-        return ast.parse(text, filename=path)
-    except SyntaxError as e:
-        raise TleError(f"syntax error: {e.msg}", Loc(path, e.lineno or 0, e.offset or 0),
-                       check="syntax") from None
+    return parse_python(text, path)
 
 
 def _read_text(path: PathLike) -> str:
@@ -88,6 +85,9 @@ class _Reading:
         self.name = name
         self.infos: dict[tuple, list[KernelInfo]] = {}
         self.folded: dict[tuple, Built] = {}
+        #: why Python cannot import the file (import_order.import_failure), False when it can,
+        #: None until a kernel is read
+        self.import_failure: Optional[Union[TleError, bool]] = None
         self.branching = _branching_constexprs(built)
         self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
                                     if p.constexpr)
@@ -113,6 +113,14 @@ class _Reading:
                          for fdef, kern in built.kernels]
             for info in infos:
                 _refuse_disagreement(info)
+            # Python must be able to import the module: a name imported must be bound when the
+            # import runs (modules that import each other), every module imported must exist,
+            # no top-level statement may always raise (import_order.py). Checked once the
+            # kernels are read, so that a fault of a kernel's own reading is reported first
+            if infos and self.import_failure is None:
+                self.import_failure = import_failure(self.path, self.text) or False
+            if self.import_failure:
+                raise self.import_failure
             self.infos[key] = infos
         return self.infos[key]
 

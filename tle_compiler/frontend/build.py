@@ -34,7 +34,7 @@ from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_lines,
                      kernel_def_problem, kernel_params, nested_kernel, superseded)
-from .import_order import bound_names, check_import_order
+from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
@@ -96,11 +96,7 @@ class Module:
         self.cache = cache
         self.text = Path(path).read_text(encoding="utf-8") if text is None else text
         text = self.text
-        try:
-            self.tree = ast.parse(text, filename=path)
-        except SyntaxError as e:
-            raise TleError(f"syntax error: {e.msg}", Loc(path, e.lineno or 0, e.offset or 0),
-                           check="syntax") from None
+        self.tree = parse_python(text, path)
         self.scope = ModuleScope(self.tree, path)
         self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
         #: local name -> (module file, imported name or None for the module itself, import line)
@@ -2879,8 +2875,6 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     builder = Builder(cache, m)
     for local in m.imports:  # a name the file imports must exist (Python raises ImportError)
         builder.imported(m, local)
-    # and must be bound when the import runs (modules that import each other)
-    check_import_order(os.fspath(path), text)
     out = []
     budget: set = set()
     nested = nested_kernel(m.scope, m.tree)

@@ -26,13 +26,33 @@ is running succeed (Python 3.7+ falls back to ``sys.modules``), as they do here.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
+import warnings
 from pathlib import Path
 from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
 from .modules import find_module, in_folder, is_library, shown
+
+
+def parse_python(text: str, path: str) -> ast.Module:
+    """The parsed module, or a TleError (check ``syntax``) where Python's compiler refuses the
+    source: a parse error, and the errors ``ast.parse`` does not raise but compiling the module
+    for its import does (``from __future__`` after other statements, ``return`` / ``break`` /
+    ``yield`` / ``await`` outside their function or loop, a repeated argument or keyword, a
+    ``global`` after the name's use, ``nonlocal`` at module level, a misplaced starred
+    expression): Python cannot import such a file, so none of its kernels can be launched."""
+    try:
+        tree = ast.parse(text, filename=path)
+        with warnings.catch_warnings():  # SyntaxWarnings (an invalid escape) are not errors
+            warnings.simplefilter("ignore")
+            compile(tree, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        raise TleError(f"syntax error: {e.msg}", Loc(path, e.lineno or 0, e.offset or 0),
+                       check="syntax") from None
+    return tree
 
 
 def bound_names(st: ast.stmt) -> set[str]:
@@ -87,12 +107,30 @@ def _import_time_nodes(st: ast.stmt):
         todo.extend(ast.iter_child_nodes(n))
 
 
+def _is_number(v: object) -> bool:
+    return isinstance(v, (int, float, complex)) and not isinstance(v, bool)
+
+
+def _literal(node: ast.expr, test) -> bool:
+    """Whether ``node`` is a literal whose value passes ``test``."""
+    try:
+        v = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    try:
+        return bool(test(v))
+    except Exception:  # noqa: BLE001 (a value the test cannot judge passes nothing)
+        return False
+
+
 class _Run:
     def __init__(self, root: str) -> None:
         #: the folder above the entry module's outermost package: where Python finds the entry's
         #: own package when it is imported from there (``from pkg.kernel import k``), which
         #: tle-dump's own sys.path need not hold
         self.root = root
+        #: file -> how its locations name it (the entry module as tle-dump was given it)
+        self.names: dict[str, str] = {}
         self.state: dict[str, str] = {}  # file -> "running" | "done"
         self.bound: dict[str, set[str]] = {}
         self.opaque: set[str] = set()  # star imports or __getattr__: names not known
@@ -133,6 +171,7 @@ class _Run:
             elif isinstance(st, ast.ImportFrom):
                 self.s_import_from(path, st, modules)
             else:
+                self.raises(path, st)
                 self.attributes(path, st, modules)
                 for n in bound_names(st):
                     modules.pop(n, None)
@@ -148,8 +187,11 @@ class _Run:
         return not (os.path.basename(path) == "__init__.py"
                     and in_folder(os.path.dirname(path), name) is not None)
 
+    def shown(self, path: str) -> str:
+        return self.names.get(path) or shown(path)
+
     def error(self, path: str, node: ast.AST, msg: str) -> TleError:
-        return TleError(msg, Loc(shown(path), node.lineno, node.col_offset + 1),
+        return TleError(msg, Loc(self.shown(path), node.lineno, node.col_offset + 1),
                         check="bad-import")
 
     def find(self, module: str, level: int, importer: str) -> Optional[str]:
@@ -162,6 +204,7 @@ class _Run:
         for a in st.names:
             f = self.find(a.name, 0, path)
             if f is None:
+                self.missing(path, st, a.name)
                 continue
             self.import_file(f)
             if a.asname:
@@ -174,6 +217,8 @@ class _Run:
     def s_import_from(self, path: str, st: ast.ImportFrom, modules: dict) -> None:
         base = self.find(st.module or "", st.level, path)
         if base is None:
+            if not st.level:
+                self.missing(path, st, st.module or "")
             return
         base = os.path.abspath(base)
         self.import_file(base)
@@ -189,12 +234,49 @@ class _Run:
             if self.partial(base, a.name):
                 raise self.error(path, st, (
                     f"`{ast.unparse(st)}`: Python raises ImportError (cannot import name "
-                    f"'{a.name}' from partially initialized module {shown(base)}): the modules "
-                    f"import each other, and {shown(base)} is still running its import "
-                    f"statements when this one runs, before it binds '{a.name}'. Import the "
+                    f"'{a.name}' from partially initialized module {self.shown(base)}): the "
+                    f"modules import each other, and {self.shown(base)} is still running its "
+                    f"import statements when this one runs, before it binds '{a.name}'. Import the "
                     f"module instead (`from . import mod`, then `mod.{a.name}` inside "
                     f"functions), or break the cycle"))
             modules.pop(a.asname or a.name, None)
+
+    def raises(self, path: str, st: ast.stmt) -> None:
+        """A top-level statement that raises whenever it runs: ``raise``, an ``assert`` of a
+        false literal, a division or remainder of number literals by zero (anywhere Python
+        evaluates at import time). Python's import of the module stops there, so no kernel of
+        it (or of a module importing it) can be launched."""
+        why = None
+        if isinstance(st, ast.Raise):
+            why = "Python raises the exception when it imports the module"
+        elif isinstance(st, ast.Assert) and _literal(st.test, lambda v: not v):
+            why = "the assertion fails when Python imports the module (AssertionError)"
+        else:
+            for n in _import_time_nodes(st):
+                if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod)) \
+                        and _literal(n.left, _is_number) and _literal(n.right, lambda v: (
+                            _is_number(v) and v == 0)):
+                    st = n
+                    why = "Python raises ZeroDivisionError when it imports the module"
+                    break
+        if why is not None:
+            raise self.error(path, st, f"`{ast.unparse(st)}` at the top level of the module: "
+                                       f"{why}, so none of its kernels can be launched")
+
+    def missing(self, path: str, st: ast.stmt, module: str) -> None:
+        """An absolute import of a module that is neither a user module nor found by Python's
+        import system here (``import not_installed``): ModuleNotFoundError at the import."""
+        top = module.split(".")[0]
+        if not top or is_library(top) or find_module(top, 0, path) is not None \
+                or in_folder(self.root, top) is not None:
+            return
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise self.error(path, st, f"`{ast.unparse(st)}`: no module named '{top}' (Python "
+                                       f"raises ModuleNotFoundError when it imports this module)")
 
     def attributes(self, path: str, st: ast.stmt, modules: dict) -> None:
         """``m.n`` read at import time from a module ``m`` still running without ``n``."""
@@ -205,21 +287,27 @@ class _Run:
                 if self.partial(f, n.attr):
                     raise self.error(path, n, (
                         f"`{ast.unparse(n)}`: Python raises AttributeError (partially "
-                        f"initialized module {shown(f)} has no attribute '{n.attr}' yet): the "
-                        f"modules import each other and this statement runs before "
-                        f"{shown(f)} binds '{n.attr}'"))
+                        f"initialized module {self.shown(f)} has no attribute '{n.attr}' yet): "
+                        f"the modules import each other and this statement runs before "
+                        f"{self.shown(f)} binds '{n.attr}'"))
 
 
-def check_import_order(path: str, text: Optional[str] = None) -> None:
-    """Raise the ImportError (or AttributeError) Python raises when it imports the module of
-    file ``path`` (whose source is ``text`` when given) because of a cycle of imports between
-    user modules (see the module's docstring); nothing when the order is sound."""
-    path = os.path.abspath(path)
+def import_failure(path: str, text: Optional[str] = None) -> Optional[TleError]:
+    """The error Python raises when it imports the module of file ``path`` (whose source is
+    ``text`` when given) and the user modules it imports, running their top-level statements in
+    order (see the module's docstring): a name imported from a partially initialised module, a
+    module that is not installed, a statement that always raises; None when the import runs."""
+    given, path = path, os.path.abspath(path)
     pkgs = _packages(path)
     run = _Run(os.path.dirname(os.path.dirname(pkgs[0])) if pkgs else os.path.dirname(path))
+    run.names[path] = given
     if text is not None:
         try:
             run.trees[path] = ast.parse(text, path)
         except (SyntaxError, ValueError):
             run.trees[path] = None
-    run.import_file(path)
+    try:
+        run.import_file(path)
+    except TleError as e:
+        return e
+    return None
