@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import stat
 import sys
 import time
 import warnings
@@ -132,13 +133,36 @@ def combine_exit_codes(codes: Iterable[int]) -> int:
     return next((c for c in EXIT_PRIORITY if c in codes), EXIT_OK)
 
 
+#: The inputs tle-dump reads, by suffix: Python kernels, Pipe IR text, kernel IR text.
+INPUT_SUFFIXES = (".py", ".pipe", ".kir")
+
+
 def _read_input(path: Path) -> str:
-    """The text of PATH, or _Unusable with one line saying why there is none."""
+    """The text of PATH, or _Unusable with one line saying why there is none: standard input
+    ("-"), a missing file, a symlink loop, a directory, a FIFO or device (reading one would block
+    or never end), a suffix other than .py/.pipe/.kir, bytes that are not UTF-8 text. A leading
+    UTF-8 byte-order mark is dropped from a .pipe or .kir file (its grammar has no place for one;
+    a .py file is read by the frontend, which keeps it)."""
+    if str(path) == "-":
+        raise _Unusable("-: error: tle-dump does not read standard input; give the path of a "
+                        ".py, .pipe or .kir file")
     try:
-        if path.is_dir():
-            raise _Unusable(f"{path}: error: is a directory; give a .py, .pipe or .kir file")
-        if not path.exists():
-            raise _Unusable(f"{path}: error: no such file")
+        st = path.stat()
+    except FileNotFoundError:
+        what = "a symlink to a missing file" if path.is_symlink() else "no such file"
+        raise _Unusable(f"{path}: error: {what}") from None
+    except OSError as e:  # a symlink loop (ELOOP), a name too long, a folder we may not enter
+        raise _Unusable(f"{path}: error: cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise _Unusable(f"{path}: error: is a directory; give a .py, .pipe or .kir file")
+    if not stat.S_ISREG(st.st_mode):
+        raise _Unusable(f"{path}: error: not a regular file (a FIFO, socket or device); give a "
+                        f".py, .pipe or .kir file")
+    if path.suffix not in INPUT_SUFFIXES:
+        raise _Unusable(f"{path}: error: unknown kind of file "
+                        f"({repr(path.suffix) if path.suffix else 'no suffix'}); give a .py, "
+                        f".pipe or .kir file")
+    try:
         data = path.read_bytes()
     except OSError as e:
         raise _Unusable(f"{path}: error: cannot read: {e.strerror or e}") from None
@@ -149,6 +173,8 @@ def _read_input(path: Path) -> str:
                         f"or .kir file") from None
     if "\0" in text:
         raise _Unusable(f"{path}: error: contains NUL bytes; give a .py, .pipe or .kir file")
+    if path.suffix != ".py" and text.startswith("\ufeff"):
+        text = text[1:]
     return text
 
 
@@ -175,6 +201,7 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
             _refuse_contradicting_config(e)
             config = {}
         defaults[k.name] = config
+        _refuse_int_as_bool(fixed, config, k.name)
         given = {n: v for n, v in _int_constexprs(fixed).items() if n in names[k.name]}
         program, bound = kir_protocol_view(path, k, {**config, **fixed}, given)
         specialised.update(bound)
@@ -201,6 +228,7 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
         bind = {}
+    _refuse_int_as_bool(fixed, bind)
     default_bind = _int_constexprs(bind)
     bind = _int_constexprs({**bind, **fixed})
     if not bind:
@@ -335,6 +363,7 @@ def _read_with_constexprs(path: Path, text: str, infos, fixed: dict) -> Loaded:
              if any(n in generic.constexprs[i.name] and n not in fixable(i.program) for i in infos)}
     if not given:
         return generic
+    _check_bool_values(fixed, [i.program for i in infos], generic)
     _check_constexpr_values(generic, given)
     shown = ", ".join(f"{n}={v}" for n, v in given.items())
     try:
@@ -431,7 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "index and traps (docs/lowering.md, 'Debug waits'); the bound: "
                             "--wait-bound, else $TLE_DEBUG_WAITS when it names one, else 2 s")
     lower.add_argument("--wait-bound", metavar="BOUND", default=None,
-                       help="with --debug-waits: the bound of one wait (2s, 500ms, 1000000polls)")
+                       help="the bound of one debug wait (2s, 500ms, 1000000polls; a bare "
+                            "number is seconds); implies --debug-waits")
     return ap
 
 
@@ -443,8 +473,16 @@ _PARAM_DIGITS = 308
 _BOOLS = {"True": 1, "False": 0}
 
 
+class _Given(dict):
+    """The --param values by name; ``bools``: the names given as True/False, which only a
+    boolean constexpr may be (_check_bool_values)."""
+
+    bools: frozenset = frozenset()
+
+
 def _params(items: Sequence[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
+    out: dict[str, int] = _Given()
+    bools = set()
     for it in items:
         name, sep, val = it.partition("=")
         name, val = name.strip(), val.strip()
@@ -458,7 +496,37 @@ def _params(items: Sequence[str]) -> dict[str, int]:
         if name in out and out[name] != value:
             raise _Unusable(f"tle-dump: error: --param {name} given twice ({out[name]} and {val})")
         out[name] = value
+        if val in _BOOLS:
+            bools.add(name)
+    out.bools = frozenset(bools)
     return out
+
+
+def _refuse_int_as_bool(fixed: dict, config: dict, kernel: str = "") -> None:
+    """_check_bool_values's refusal of a constexpr whose DEFAULT_CONFIG value ``config`` gives as
+    an integer, before a kernel is read specialised to True/False as 1/0."""
+    for name in sorted(getattr(fixed, "bools", ())):
+        if name in config and not isinstance(config[name], bool):
+            raise _Unusable(f"tle-dump: error: --param {name}={'True' if fixed[name] else 'False'}"
+                            f": {name} is an integer constexpr{f' of {kernel}' if kernel else ''} "
+                            f"(DEFAULT_CONFIG: {config[name]!r}); give an integer")
+
+
+def _check_bool_values(fixed: dict, kernels: list[Program], loaded: Loaded) -> None:
+    """A --param given as True/False names a boolean constexpr: not an integer param (N=True
+    would check N = 1 under a spelling that says it is a flag), nor a constexpr whose
+    DEFAULT_CONFIG value is an integer (BLOCK_H=True would read and lower BLOCK_H = 1)."""
+    from ..passes.fixed_params import fixable
+
+    for name in sorted(getattr(fixed, "bools", ())):
+        given = f"--param {name}={'True' if fixed[name] else 'False'}"
+        for k in kernels:
+            config = loaded.defaults.get(k.name, {})
+            if name in loaded.constexprs.get(k.name, ()):
+                _refuse_int_as_bool(fixed, config, k.name)
+            elif name in fixable(k) and name not in loaded.specialised:
+                raise _Unusable(f"tle-dump: error: {given}: {name} is an integer param of "
+                                f"{k.name}, not a boolean constexpr; give an integer")
 
 
 def _check_params(fixed: dict[str, int], kernels: list[Program], loaded: Loaded) -> None:
@@ -467,6 +535,7 @@ def _check_params(fixed: dict[str, int], kernels: list[Program], loaded: Loaded)
     constexpr the file was read specialised to."""
     from ..passes.fixed_params import fix, fixable
 
+    _check_bool_values(fixed, kernels, loaded)
     specialised = loaded.specialised
     known = sorted({n for k in kernels for n in fixable(k)} | set(specialised))
     constexprs = sorted({n for k in kernels for n in loaded.constexprs.get(k.name, ())}
@@ -492,10 +561,14 @@ def _check_params(fixed: dict[str, int], kernels: list[Program], loaded: Loaded)
             raise _Unusable(f"tle-dump: error: {k.name}: {e}") from None
 
 
-def _check_output(out: Path) -> None:
-    """Fail early (before verifying or lowering) when -o cannot be written."""
+def _check_output(out: Path, source: Optional[Path] = None) -> None:
+    """Fail early (before verifying or lowering) when -o cannot be written, or names the input
+    file ``source`` (the report would replace the kernel it reports on)."""
     parent = out.parent
     try:
+        if source is not None and _is_input(out, source):
+            raise _Unusable(f"{out}: error: cannot write: it is the input file {source}; give "
+                            f"-o another path")
         if out.is_dir():
             raise _Unusable(f"{out}: error: cannot write: is a directory")
         if not parent.exists():
@@ -544,6 +617,19 @@ def _format_of(args) -> str:
     return {".json": "json", ".dot": "dot", **{s: "dot" for s in IMAGE_SUFFIXES}}.get(suffix, "text")
 
 
+def _bad_flag_hint(argv: Sequence[str], message: str) -> str:
+    """What to do about a command line argparse refused: for a flag whose value starts with '-'
+    (--wait-bound -5s, --kernel -k: argparse reads it as a flag), the FLAG=VALUE spelling; else
+    where the flags are listed."""
+    m = re.search(r"argument (\S+): expected one argument", message)
+    if m:
+        spellings = m.group(1).split("/")  # -o/--output: the long one takes =VALUE
+        for i, a in enumerate(argv[:-1]):
+            if a in spellings and argv[i + 1].startswith("-"):
+                return f"for a value that starts with '-', write {spellings[-1]}={argv[i + 1]}"
+    return "tle-dump --help lists the flags"
+
+
 def _json_requested(argv: Sequence[str]) -> bool:
     """Whether a command line argparse rejected asked for JSON (--format json or -o X.json)."""
     for i, a in enumerate(argv):
@@ -570,7 +656,7 @@ def _error_json(args, path: Optional[str], message: str) -> None:
     """Unusable input as JSON: to -o when it can be written, else to stdout."""
     text = _json_text({"tool": "tle-dump", "source": path, "error": message,
                        "exit_code": EXIT_UNUSABLE})
-    if args is not None and args.output:
+    if args is not None and args.output and not _is_input(Path(args.output), Path(args.path)):
         try:
             Path(args.output).write_text(text)
             return
@@ -579,14 +665,22 @@ def _error_json(args, path: Optional[str], message: str) -> None:
     sys.stdout.write(text)
 
 
+def _is_input(out: Path, source: Path) -> bool:
+    """Whether -o names the input file (a report written there would replace the kernel)."""
+    try:
+        return out.exists() and source.exists() and out.samefile(source)
+    except OSError:
+        return False
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = build_parser()
     try:
         args = ap.parse_args(argv)
     except _BadFlag as e:
-        sys.stderr.write(ap.format_usage())
-        print(str(e), file=sys.stderr)
+        # one line, as every other refusal (argparse would print its usage block first)
+        print(f"{e} ({_bad_flag_hint(argv, str(e))})", file=sys.stderr)
         if _json_requested(argv):
             _error_json(None, None, str(e))
         return EXIT_UNUSABLE
@@ -627,6 +721,17 @@ def _run(args, fmt: str) -> int:
     fixed = _params(args.param)
     if args.bound is not None and args.bound < 0:
         raise _Unusable(f"tle-dump: error: --bound must be 0 or more, got {args.bound}")
+    if any(not k.strip() for k in args.kernel or ()):
+        raise _Unusable("tle-dump: error: --kernel: an empty name; give a kernel's name")
+    if args.output is not None and not args.output.strip():
+        raise _Unusable("tle-dump: error: -o: an empty path; give a file to write, or leave -o "
+                        "out to print to stdout")
+    if (args.debug_waits or args.wait_bound is not None) and not lowering:
+        # the lowered waits are printed by --gluon/--ttgir/--ptx only (-p emit-gluon lowers plain
+        # waits): without one of them the flag would change nothing
+        flag = "--debug-waits" if args.debug_waits else "--wait-bound"
+        raise _Unusable(f"tle-dump: error: {flag} applies to the lowered kernel: add --gluon, "
+                        f"--ttgir or --ptx")
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
     if args.print_ir or any(n not in PASSES for n in names):
         # a kernel IR pipeline (a lowering pass, or the IR printed): checked against the registry
@@ -644,17 +749,12 @@ def _run(args, fmt: str) -> int:
         raise _Unusable(f"tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel; "
                         f"--format {args.format} does not apply")
     if args.output:
-        _check_output(Path(args.output))
+        _check_output(Path(args.output), path)
     if lowering and path.suffix != ".py":
         _read_input(path)  # a missing file or a directory says so first
         raise _Unusable(f"{path}: error: --gluon/--ttgir/--ptx need a .py kernel file")
     if lowering:
-        from ..lowering.debug import bound_from
-
-        try:  # --wait-bound, or $TLE_DEBUG_WAITS
-            bound_from(_debug_waits(args))
-        except ValueError as e:
-            raise _Unusable(f"tle-dump: error: {e}") from None
+        args.debug_bound = _debug_bound(args)
 
     try:
         loaded = load(path, fixed)
@@ -667,7 +767,9 @@ def _run(args, fmt: str) -> int:
         raise _Unusable(f"{path}: error: no kernel named {', '.join(missing)} (kernels: "
                         f"{', '.join(k.name for k in loaded.module.kernels)})")
     if not kernels:
-        what = (f"no kernel named {', '.join(args.kernel)}" if args.kernel else
+        what = (f"no kernel named {', '.join(dict.fromkeys(args.kernel))}"
+                + (f" (kernels: {', '.join(k.name for k in loaded.module.kernels)})"
+                   if loaded.module.kernels else "") if args.kernel else
                 "no kernel (a .pipe file starts with 'kernel NAME')" if path.suffix == ".pipe" else
                 "no kernel (a .kir file starts with 'kernel NAME(PARAMS)', docs/kir.md)"
                 if path.suffix == ".kir" else
@@ -710,13 +812,14 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
                         "in -p) prints text: --gluon/--ttgir/--ptx, --graph and --format "
                         "dot/json do not apply")
     if args.output:
-        _check_output(Path(args.output))
+        _check_output(Path(args.output), path)
     _read_input(path)  # a missing file or a directory says so first
     from . import print_ir as _print_ir
 
-    def check(given: dict, programs: list, specialised: dict, constexprs: dict) -> None:
+    def check(given: dict, programs: list, specialised: dict, constexprs: dict,
+              defaults: Optional[dict] = None) -> None:
         _check_params(given, programs, Loaded(Module(tuple(programs)), dict(specialised),
-                                              dict(constexprs)))
+                                              dict(constexprs), dict(defaults or {})))
 
     code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check)
     # the Gluon a pipeline ending in emit-gluon prints is its product, as --gluon's: -q keeps it
@@ -738,14 +841,69 @@ def _unreadable(args, fmt: str, path: Path, err: TleError) -> int:
     return EXIT_REJECTED
 
 
-def _debug_waits(args):
-    """--debug-waits [--wait-bound B] → the compile_kernel argument (None: $TLE_DEBUG_WAITS)."""
-    if args.wait_bound:
-        return args.wait_bound
+#: The largest bound of one debug wait: the lowered wait compares a 64-bit %globaltimer
+#: difference in nanoseconds, or a 32-bit poll count, with it (lowering/debug.py).
+_MAX_WAIT = {"ns": 2**64 - 1, "polls": 2**32 - 1}
+_BARE_NUMBER = re.compile(r"\s*[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?\s*")
+
+
+def _parse_wait_bound(spec: str, what: str, bare_seconds: bool):
+    """``spec`` as a debug-wait bound (lowering/debug.parse_bound), or _Unusable naming ``what``
+    (--wait-bound, $TLE_DEBUG_WAITS): an infinite, zero, negative or unreadable bound, or one the
+    lowered wait cannot count to. ``bare_seconds``: a bare number is seconds (--wait-bound 1 is
+    one second; in $TLE_DEBUG_WAITS, 1 means "on", the default bound)."""
+    from ..lowering.debug import parse_bound
+
+    text = spec.strip()
+    if text.startswith("-") and _BARE_NUMBER.match(text[1:]):  # -5s: parse_bound reads no sign
+        raise _Unusable(f"tle-dump: error: {what} {spec!r}: it must be positive")
+    if bare_seconds and _BARE_NUMBER.fullmatch(text):
+        text += "s"
+    usage = "a time (2s, 500ms) or a poll count (1000000polls)"
+    try:
+        bound = parse_bound(text)
+    except (ValueError, OverflowError) as e:
+        why = "too large" if isinstance(e, OverflowError) else (
+            "it must be positive" if "positive" in str(e) else f"expected {usage}")
+        raise _Unusable(f"tle-dump: error: {what} {spec!r}: {why}") from None
+    if bound is None:
+        return None
+    if bound.value < 1:  # 0.5polls: no poll at all
+        raise _Unusable(f"tle-dump: error: {what} {spec!r}: it must be positive")
+    # parse_bound caps a poll count at 2**32 - 1 without a word: a larger one is refused here
+    number = re.match(r"[0-9.eE+]+", text)
+    asked = float(number.group(0)) if bound.unit == "polls" and number else bound.value
+    if asked > _MAX_WAIT[bound.unit]:
+        limit = f"{_MAX_WAIT['ns'] // 10**9} s" if bound.unit == "ns" else \
+            f"{_MAX_WAIT['polls']} polls"
+        raise _Unusable(f"tle-dump: error: {what} {spec!r}: too large (at most {limit}: the "
+                        f"lowered wait counts in {64 if bound.unit == 'ns' else 32} bits)")
+    return bound
+
+
+def _debug_bound(args):
+    """--debug-waits [--wait-bound B], or $TLE_DEBUG_WAITS: the lowering's debug_waits argument
+    (a lowering/debug.Bound; None: plain waits), checked here so that a bad value is one line
+    naming the flag or the variable, never a traceback or a PTX the assembler refuses.
+    --wait-bound implies --debug-waits and must give a bound (0 or "off" would silently turn
+    the debug waits asked for off)."""
+    from ..lowering.debug import ENV
+
+    if args.wait_bound is not None:
+        bound = _parse_wait_bound(args.wait_bound, "--wait-bound", bare_seconds=True)
+        if bound is None:
+            raise _Unusable(f"tle-dump: error: --wait-bound {args.wait_bound!r}: it must be "
+                            f"positive (leave --debug-waits out for plain waits)")
+        return bound
+    env = _parse_wait_bound(os.environ.get(ENV, ""), f"${ENV}", bare_seconds=False)
     if args.debug_waits:
-        env = os.environ.get("TLE_DEBUG_WAITS", "")
-        return env if env not in ("", "0") else True
-    return None
+        return env if env is not None else _parse_wait_bound("on", "--debug-waits", False)
+    return env
+
+
+def _debug_waits(args):
+    """The compile_kernel argument of the debug waits (_debug_bound, checked in _run)."""
+    return getattr(args, "debug_bound", None)
 
 
 def _lowering_constexprs(reports: list[KernelReport], fixed: dict[str, int],

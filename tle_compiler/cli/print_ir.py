@@ -44,11 +44,12 @@ VERDICT_ATTRS = ("verdict", "errors")
 
 
 def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, check
-              ) -> list[KirModule]:
+              ) -> list[tuple[KirModule, dict]]:
     """One module per selected kernel of the file, ready for the pipeline. ``check(fixed,
     programs, specialised, constexprs)``: refuses (unusable input) a --param that names neither
     a param of a selected kernel, nor a base param of its derived ones, nor a constexpr it is
-    read specialised to or lowered with, as tle-dump's other modes do."""
+    read specialised to or lowered with, as tle-dump's other modes do. Each module comes with
+    the constexprs its protocol view was read specialised to (which its verdict names)."""
     if path.suffix == ".kir":
         from ..ir.kernel_text import parse_kernel_file
 
@@ -61,9 +62,11 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
         # a constexpr given is one the view is specialised to or the lowering lowers with
         given = {n: v for n, v in fixed.items()
                  if any(p.constexpr and p.name == n for k in kernels for p in k.params)}
-        check(fixed, [m.program for m in modules],
-              {**given, **{n: v for m in modules for n, v in m.constexprs.items() if n in fixed}},
-              {k.name: tuple(p.name for p in k.params if p.constexpr) for k in kernels})
+        check(fixed, [m.program for m, _ in modules],
+              {**given, **{n: v for m, _ in modules for n, v in m.constexprs.items()
+                           if n in fixed}},
+              {k.name: tuple(p.name for p in k.params if p.constexpr) for k in kernels},
+              {k.name: _kir_config(path, k) for k in kernels})
         return modules
     from ..lowering.codegen import kernel_ir
     from ..lowering.compile import kernel_info_of
@@ -72,7 +75,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
     loaded = load(path, fixed)
     check(fixed, [prog for prog in loaded.module.kernels
                   if not args.kernel or prog.name in args.kernel], loaded.specialised,
-          loaded.constexprs)
+          loaded.constexprs, loaded.defaults)
     out = []
     for prog in loaded.module.kernels:
         if args.kernel and prog.name not in args.kernel:
@@ -85,14 +88,26 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
             constexprs = over_config(loaded.defaults.get(prog.name, {}),
                                      lowering_constexprs(loaded, prog.name, fixed))
         info = kernel_info_of((str(path), prog.name), constexprs)
-        out.append(KirModule(kernel_ir(info), info=info, constexprs=constexprs,
-                             program=info.program, bound=args.bound,
-                             params={n: v for n, v in fixed.items()
-                                     if n in fixable(info.program)}))
+        out.append((KirModule(kernel_ir(info), info=info, constexprs=constexprs,
+                              program=info.program, bound=args.bound,
+                              params={n: v for n, v in fixed.items()
+                                      if n in fixable(info.program)}),
+                    loaded.specialised_of(prog.name)))
     return out
 
 
-def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) -> KirModule:
+def _kir_config(path: Path, k) -> dict:
+    """The DEFAULT_CONFIG constexprs a kernel read from a ``.kir`` file carries ({} without)."""
+    from ..lowering.dumping import kernel_config
+
+    try:
+        return dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
+    except TleError:
+        return {}
+
+
+def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable
+                ) -> tuple[KirModule, dict]:
     """The module of a kernel read from a ``.kir`` file, as a ``.py`` kernel's: its protocol view
     from the KIR alone, specialised (with a note on stderr) to the ``--param`` values and the
     DEFAULT_CONFIG constexprs the KIR carries when its indices are affine only with them; the
@@ -110,12 +125,14 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable) ->
     # a verdict is this run's: one the file carries (written by an earlier run, or by hand) is
     # dropped, so that a pipeline that does not verify prints none, and one that does, only its own
     k = replace(k, attrs=tuple((key, v) for key, v in k.attrs if key not in VERDICT_ATTRS))
-    program, constexprs = kir_protocol_view(path, k, {**config, **fixed})
+    program, specialised = kir_protocol_view(path, k, {**config, **fixed})
+    constexprs = specialised
     if any(n in names for n in SPECIALISED_PASSES):
         constexprs = over_config(config, {**constexprs, **{p.name: fixed[p.name] for p in k.params
                                                            if p.constexpr and p.name in fixed}})
     return KirModule(k, constexprs=constexprs, program=program, bound=args.bound,
-                     params={n: v for n, v in fixed.items() if n in fixable(program)})
+                     params={n: v for n, v in fixed.items() if n in fixable(program)}), \
+        dict(specialised)
 
 
 def kir_protocol_view(path: Path, k, values: dict, given: Optional[dict] = None
@@ -220,6 +237,20 @@ def _run_passes_warning(m: KirModule, passes: str, warned: bool) -> tuple[KirMod
     return m, lines
 
 
+def _summary(m: KirModule, specialised: dict) -> str:
+    """The kernel's verdict line, as tle-dump's report prints it on stderr (cli/report.py): the
+    verdict the pipeline gives, or what ran when it gives none; so that the exit status is
+    never the only thing that says what was proved (the IR under -q is not printed)."""
+    from .report import KernelReport
+
+    rep = KernelReport(m.ctx.program, m.ctx, specialised=specialised) if m.ctx else None
+    if rep is not None and (rep.verdict is not None or "verify-deadlock" in m.passes_run):
+        return rep.summary()
+    # no claim: name every pass that ran, the lowering's too (the report names protocol passes)
+    return (f"not verified (ran {', '.join(m.passes_run) or 'no passes'}; no claim is made: "
+            f"verify-protocol and verify-deadlock give the verdict)")
+
+
 def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable, check
                  ) -> tuple[int, str]:
     """Run the pipeline on every kernel of ``path``: the exit status and the IR (or Gluon) after
@@ -232,13 +263,23 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
     except TleError as e:
         print(str(e.to_diagnostic()), file=sys.stderr)
         return 1, ""
-    missing = [n for n in dict.fromkeys(args.kernel or ()) if n not in {m.kernel.name for m in modules}]
+    missing = [n for n in dict.fromkeys(args.kernel or ())
+               if n not in {m.kernel.name for m, _ in modules}]
     if not modules or missing:
-        # a kernel asked for by name and not there must not pass with the others
+        # a kernel asked for by name and not there must not pass with the others; the error
+        # names the kernels there are (read again: this is the error path)
+        if path.suffix == ".kir":
+            from ..ir.kernel_text import parse_kernel_file
+
+            all_names = [k.name for k in parse_kernel_file(str(path))]
+        else:
+            all_names = [k.name for k in load(path, fixed).module.kernels]
         raise unusable(f"{path}: error: no kernel"
-                       + (f" named {', '.join(missing)}" if args.kernel else ""))
+                       + (f" named {', '.join(missing)}" if args.kernel else "")
+                       + (f" (kernels: {', '.join(all_names)})" if args.kernel and all_names
+                          else ""))
     codes, texts = [], []
-    for m in modules:
+    for m, specialised in modules:
         whole, lines = _lowered_for_every_value(m, names)
         for line in lines:
             print(line, file=sys.stderr)
@@ -256,6 +297,7 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
             print(str(d), file=sys.stderr)
         for line in pass_warnings:
             print(line, file=sys.stderr)
+        print(f"tle-dump: {m.kernel.name}: {_summary(m, specialised)}", file=sys.stderr)
         verdict = ctx.verdict() if ctx is not None else None
         codes.append(1 if ctx is not None and ctx.errors else
                      max(whole, EXIT_CODES[verdict.kind] if verdict is not None else 0))

@@ -21,6 +21,13 @@ from ..passes.verdict import BOUNDED, PROVED, REJECTED, UNKNOWN, Verdict, reject
 CLAIM_PASSES = ("verify-protocol", "verify-deadlock")
 
 
+def makes_claim(passes_run: list[str]) -> bool:
+    """Whether a pipeline gives a verdict: verify-deadlock ran after verify-protocol (it records
+    the verdict only then, passes/verify_deadlock.py; before it, it proves nothing)."""
+    first = passes_run.index(CLAIM_PASSES[0]) if CLAIM_PASSES[0] in passes_run else None
+    return first is not None and CLAIM_PASSES[1] in passes_run[first:]
+
+
 @dataclass
 class KernelReport:
     program: Program
@@ -52,7 +59,7 @@ class KernelReport:
             e = self.stopped
             where = f" (line {e.loc.line})" if e.loc and e.loc.line else ""
             return Verdict(UNKNOWN, reason=f"verification stopped: {e.message}{where}")
-        if not all(p in self.ctx.passes_run for p in CLAIM_PASSES):
+        if not makes_claim(self.ctx.passes_run):
             return None
         v = self.ctx.verdict()
         if v is None:  # both passes ran and said nothing: no fault found, nothing proved
@@ -82,8 +89,8 @@ class KernelReport:
             return v.describe()
         ran = self.ctx.passes_run
         if "verify-deadlock" in ran:
-            return ("not verified: verify-deadlock ran without verify-protocol, whose rules its "
-                    "argument assumes; no claim is made")
+            return ("not verified: verify-deadlock ran without verify-protocol before it, whose "
+                    "rules its argument assumes; no claim is made")
         return (f"not verified (ran {', '.join(ran) or 'no passes'}; no claim is made: "
                 f"verify-protocol and verify-deadlock give the verdict)")
 
