@@ -26,6 +26,7 @@ is running succeed (Python 3.7+ falls back to ``sys.modules``), as they do here.
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib.util
 import os
 import warnings
@@ -35,6 +36,14 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
 from .modules import find_module, in_folder, is_library, shown
+from .scope import rebound_elsewhere
+
+#: Names every module can read without binding them: the builtins and the module attributes
+#: Python sets before it runs the module's statements.
+_PRESET = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__package__",
+                                      "__spec__", "__loader__", "__builtins__", "__path__",
+                                      "__cached__", "__annotations__", "__dict__"}
+_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def parse_python(text: str, path: str) -> ast.Module:
@@ -107,6 +116,44 @@ def _import_time_nodes(st: ast.stmt):
         todo.extend(ast.iter_child_nodes(n))
 
 
+def _name_reads(st: ast.stmt, annotations: bool):
+    """The names a simple top-level statement reads from the module's scope when it runs (a
+    def's decorators, defaults and, without ``from __future__ import annotations``, its
+    annotations; a class's decorators and bases); lambdas and comprehensions, which have scopes
+    of their own, left out. Compound statements (whose inner statements bind names for later
+    ones) yield nothing."""
+    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = st.args
+        roots = [*st.decorator_list, *a.defaults, *(d for d in a.kw_defaults if d is not None)]
+        if annotations:
+            args = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+            roots += [x.annotation for x in args if x is not None and x.annotation is not None]
+            roots += [st.returns] if st.returns is not None else []
+    elif isinstance(st, ast.ClassDef):
+        roots = [*st.decorator_list, *st.bases, *(k.value for k in st.keywords)]
+    elif isinstance(st, (ast.Assign, ast.AugAssign, ast.Expr, ast.Assert, ast.Raise)):
+        roots = [st]
+    elif isinstance(st, ast.AnnAssign):
+        roots = [x for x in (st.value, st.annotation if annotations else None) if x is not None]
+    else:
+        return
+    todo = list(roots)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, _SCOPES):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            yield n
+        todo.extend(ast.iter_child_nodes(n))
+
+
+def _head(st: ast.stmt) -> str:
+    """A statement's first line, as written (a def's or class's header)."""
+    text = ast.unparse(st).splitlines()
+    head = next((ln for ln in text if not ln.lstrip().startswith("@")), text[0] if text else "")
+    return head if len(head) <= 80 else head[:77] + "..."
+
+
 def _is_number(v: object) -> bool:
     return isinstance(v, (int, float, complex)) and not isinstance(v, bool)
 
@@ -135,6 +182,10 @@ class _Run:
         self.bound: dict[str, set[str]] = {}
         self.opaque: set[str] = set()  # star imports or __getattr__: names not known
         self.trees: dict[str, ast.Module] = {}
+        #: per module: names bound other than by a top-level statement binding them by name
+        #: (scope.rebound_elsewhere), and whether it has `from __future__ import annotations`
+        self.elsewhere: dict[str, frozenset] = {}
+        self.future: dict[str, bool] = {}
 
     def tree(self, path: str) -> Optional[ast.Module]:
         if path not in self.trees:
@@ -171,6 +222,7 @@ class _Run:
             elif isinstance(st, ast.ImportFrom):
                 self.s_import_from(path, st, modules)
             else:
+                self.undefined(path, st, tree)
                 self.raises(path, st)
                 self.attributes(path, st, modules)
                 for n in bound_names(st):
@@ -240,6 +292,25 @@ class _Run:
                     f"module instead (`from . import mod`, then `mod.{a.name}` inside "
                     f"functions), or break the cycle"))
             modules.pop(a.asname or a.name, None)
+
+    def undefined(self, path: str, st: ast.stmt, tree: ast.Module) -> None:
+        """A name a top-level statement reads that the module has not bound by then (nor is a
+        builtin): Python raises NameError when it imports the module (``X = UNDEFINED + 1``, a
+        default ``D=MISSING``, a decorator or annotation naming nothing)."""
+        if path in self.opaque:
+            return
+        if path not in self.elsewhere:
+            self.elsewhere[path] = frozenset(rebound_elsewhere(tree))
+            self.future[path] = any(
+                isinstance(x, ast.ImportFrom) and x.module == "__future__"
+                and any(a.name == "annotations" for a in x.names) for x in tree.body)
+        known = self.bound[path] | self.elsewhere[path]
+        for n in _name_reads(st, not self.future[path]):
+            if n.id not in known and n.id not in _PRESET:
+                raise self.error(path, n, (
+                    f"name '{n.id}' is not defined when Python runs `{_head(st)}` at the top "
+                    f"level of the module (no statement before it binds '{n.id}'): NameError "
+                    f"when the module is imported, so none of its kernels can be launched"))
 
     def raises(self, path: str, st: ast.stmt) -> None:
         """A top-level statement that raises whenever it runs: ``raise``, an ``assert`` of a
