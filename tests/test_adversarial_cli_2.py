@@ -23,9 +23,9 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   DEFAULT_CONFIG is 64) were read as 1: "verified ... with BLOCK_H = 1". Now exit 2, before any
   specialised read.
 - ``tle-dump -`` said "no such file"; a FIFO hung forever; a symlink loop said "no such file";
-  a ``.txt`` or suffix-less file was read as Python ("Python syntax error"); a .pipe or .kir file
-  starting with a UTF-8 byte-order mark was a syntax error. Now one clear line each (exit 2),
-  and the byte-order mark is skipped in .pipe and .kir files.
+  a ``.txt`` or suffix-less file was read as Python ("Python syntax error"). A .pipe or .kir file
+  starting with a UTF-8 byte-order mark is refused at 1:1 (kept: other tests pin it). Now one
+  clear line each (exit 2).
 - ``-o K.py K.py`` (also ``--gluon -o K.py K.py``, or through a symlink) overwrote the kernel
   source with the report; ``-o ''`` printed to stdout. Now exit 2, the file untouched.
 - ``--kernel nope`` named no kernels of the file (only when another --kernel matched);
@@ -317,16 +317,20 @@ def test_a_file_of_an_unknown_kind_is_refused_not_read_as_python(capsys, tmp_pat
     assert line.endswith("give a .py, .pipe or .kir file")
 
 
-def test_a_byte_order_mark_is_skipped_in_pipe_and_kir_files(capsys, tmp_path):
+def test_a_byte_order_mark_is_one_line_naming_it(capsys, tmp_path):
+    """A .pipe or .kir text has no place for a byte-order mark (tests/test_adversarial_pipe_text.py,
+    tests/test_adversarial_kir.py): refused at 1:1, in the report and --print-ir modes."""
     bom = tmp_path / "bom.pipe"
     bom.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.read_bytes())
-    code, out, _ = run(capsys, bom)
-    assert code == 0 and verdict_line(out).startswith("verified for every value of NK")
+    code, out, err = run(capsys, bom)
+    assert code == 2 and out == "" and one_line(err).startswith(f"{bom}:1: error: ")
+    assert "\\ufeff" in err
     kir = kir_of(capsys, tmp_path, RING)
     bom_kir = tmp_path / "bom.kir"
     bom_kir.write_bytes(b"\xef\xbb\xbf" + kir.read_bytes())
-    code, out, _ = run(capsys, bom_kir)
-    assert code == 0 and verdict_line(out).startswith("verified for every value of N_TILES")
+    for args in ([bom_kir], ["--print-ir", bom_kir]):
+        code, out, err = run(capsys, *args)
+        assert code == 2 and out == "" and one_line(err).startswith(f"{bom_kir}:1: error: ")
 
 
 def test_a_path_with_spaces_works(capsys, tmp_path):

@@ -58,9 +58,11 @@ verdicts (one per kernel: the '# verdict:' line and the summary line on stderr):
 exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
   0  every kernel proved; also when the pipeline (-p) gives no verdict and finds no error
   1  a kernel is rejected, or cannot be read or lowered
-  2  unusable input: no such file, a directory, a syntax error, a bad flag, --param or --bound,
-     a DEFAULT_CONFIG num_warps other than the kernel's @tle.jit one, an output (-o) that
-     cannot be written
+  2  unusable input: no such file, a directory, stdin, a FIFO, a suffix other than .py/.pipe/
+     .kir, a syntax error, a bad flag, --param (True/False only for a boolean constexpr) or
+     --bound, --debug-waits/--wait-bound without --gluon/--ttgir/--ptx, a DEFAULT_CONFIG
+     num_warps other than the kernel's @tle.jit one, an output (-o) that cannot be written or
+     is the input file
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning)
 
@@ -140,9 +142,7 @@ INPUT_SUFFIXES = (".py", ".pipe", ".kir")
 def _read_input(path: Path) -> str:
     """The text of PATH, or _Unusable with one line saying why there is none: standard input
     ("-"), a missing file, a symlink loop, a directory, a FIFO or device (reading one would block
-    or never end), a suffix other than .py/.pipe/.kir, bytes that are not UTF-8 text. A leading
-    UTF-8 byte-order mark is dropped from a .pipe or .kir file (its grammar has no place for one;
-    a .py file is read by the frontend, which keeps it)."""
+    or never end), a suffix other than .py/.pipe/.kir, bytes that are not UTF-8 text."""
     if str(path) == "-":
         raise _Unusable("-: error: tle-dump does not read standard input; give the path of a "
                         ".py, .pipe or .kir file")
@@ -173,8 +173,6 @@ def _read_input(path: Path) -> str:
                         f"or .kir file") from None
     if "\0" in text:
         raise _Unusable(f"{path}: error: contains NUL bytes; give a .py, .pipe or .kir file")
-    if path.suffix != ".py" and text.startswith("\ufeff"):
-        text = text[1:]
     return text
 
 

@@ -821,8 +821,7 @@ def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
     :data:`MAX_FILE_CHARS` characters, each kernel named once): a file is something to verify and
     lower."""
     p = os.fspath(path)
-    # utf-8-sig: a leading byte-order mark, which some editors write, is not part of the text
-    with open(p, encoding="utf-8-sig") as f:
+    with open(p, encoding="utf-8") as f:
         text = f.read()
     if len(text) > MAX_FILE_CHARS:
         line = text.count("\n", 0, MAX_FILE_CHARS) + 1

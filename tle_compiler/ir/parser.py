@@ -181,8 +181,7 @@ def _check_sizes(tree: Tree, path: Optional[str]) -> None:
 def parse_file(path: Union[str, os.PathLike]) -> Module:
     """Read and parse a ``*.pipe`` file."""
     p = os.fspath(path)
-    # utf-8-sig: a leading byte-order mark, which some editors write, is not part of the text
-    with open(p, encoding="utf-8-sig") as f:
+    with open(p, encoding="utf-8") as f:
         text = f.read()
     return parse_module(text, p)
 
