@@ -43,9 +43,11 @@ import_order.py (new), ast_reader.py, protocol.py), each found by a kernel below
   `assert False`, `1 / 0`, `import not_installed` / `from not_installed import f` (a module
   neither of the kernel's package nor installed), and a top-level statement reading a name
   no statement before it binds (`X = UNDEFINED + 1`, `X = Y + 1` before `Y = 2`, an annotation
-  naming nothing without `from __future__ import annotations`). These are checked once the
-  kernels are read, so a kernel's own fault is still the one reported first (the frontend's
-  own tests name an `import other_module` of no file as a library whose calls are refused);
+  naming nothing without `from __future__ import annotations`, `import tle_compiler as tle` or
+  `import triton.language as tl` after the kernel's def, whose decorator and annotations read
+  them). These are checked once the kernels are read, so a kernel's own fault is still the
+  one reported first (the frontend's own tests name an `import other_module` of no file as a
+  library whose calls are refused);
 - verified with `--param N=2` (bounded, "well-formed for N in [0, 64]", without it), though
   the kernel hangs: a loop `range(N - 1, -1, S)` whose step `S = 0 * N - 1` is computed at run
   time. Triton reverses a loop (swaps its bounds and maps the variable back) only for a
@@ -362,6 +364,13 @@ IMPORT_FAILURES = {
     "an annotation naming nothing": (
         BASE.replace("def consume(kv, y_ptr, N,", "def consume(kv, y_ptr: Ptr, N,"),
         _BAD_IMPORT + ("name 'Ptr' is not defined",)),
+    # `@tle.jit` and the `C: tl.constexpr` annotation run when Python runs the def
+    "import tle_compiler after the kernel": (
+        BASE.replace("import tle_compiler as tle\n", "") + "\nimport tle_compiler as tle\n",
+        _BAD_IMPORT + ("name 'tle' is not defined",)),
+    "import triton.language after the kernel": (
+        BASE.replace("import triton.language as tl\n", "") + "\nimport triton.language as tl\n",
+        _BAD_IMPORT + ("name 'tl' is not defined",)),
     "a helper module that raises": (package()[0], _BAD_IMPORT + ("helpers.py", "raise ImportError")),
     # safe: what Python runs
     "an annotation naming nothing, with postponed annotations": (
@@ -376,6 +385,12 @@ IMPORT_FAILURES = {
                "not_a_module_anywhere_11 = None\nX = not_a_module_anywhere_11\n", "verified"),
     "a raise under if __name__": (BASE + "\nif __name__ == '__main__':\n    raise SystemExit(1)\n",
                                   "verified"),
+    "import triton.language after the kernel, with postponed annotations": (
+        "from __future__ import annotations\n" + BASE.replace("import triton.language as tl\n", "")
+        + "\nimport triton.language as tl\n", "verified"),
+    "names bound by match, globals().update and exec": (
+        BASE + "\nmatch 1:\n    case x:\n        pass\nY = x\nglobals().update(A=1)\n"
+               "exec('B = 1')\nZ = A + B + __debug__\n", "verified"),
     "a lambda reading a later name": (BASE + "\nf = lambda: LATER\nLATER = 1\n", "verified"),
     "a name bound by a function's global": (
         BASE + "\ndef f():\n    global G\n    G = 1\n\n\nX = G if False else 1\n", "verified"),

@@ -36,13 +36,15 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
 from .modules import find_module, in_folder, is_library, shown
-from .scope import rebound_elsewhere
+from .scope import matched_names, rebound_elsewhere
 
 #: Names every module can read without binding them: the builtins and the module attributes
 #: Python sets before it runs the module's statements.
 _PRESET = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__package__",
                                       "__spec__", "__loader__", "__builtins__", "__path__",
                                       "__cached__", "__annotations__", "__dict__"}
+#: Calls through which a module may bind names no statement shows.
+_DYNAMIC = frozenset({"exec", "eval", "globals", "vars", "locals", "setattr", "__import__"})
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
@@ -300,7 +302,12 @@ class _Run:
         if path in self.opaque:
             return
         if path not in self.elsewhere:
-            self.elsewhere[path] = frozenset(rebound_elsewhere(tree))
+            dynamic = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                          and n.func.id in _DYNAMIC for n in ast.walk(tree))
+            if dynamic:  # names bound by running code (exec, globals().update, ...)
+                self.opaque.add(path)
+                return
+            self.elsewhere[path] = frozenset(rebound_elsewhere(tree) | matched_names(tree))
             self.future[path] = any(
                 isinstance(x, ast.ImportFrom) and x.module == "__future__"
                 and any(a.name == "annotations" for a in x.names) for x in tree.body)
