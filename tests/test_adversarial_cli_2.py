@@ -497,3 +497,27 @@ def test_a_huge_bound_is_accepted_and_a_bound_past_the_cutoff_proves(capsys):
     assert code == 0 and verdict_line(out).startswith("verified for every value of N_TILES")
     code, out, _ = run(capsys, "--bound", "0", RING)
     assert code == 3 and "only for N_TILES in {0}" in verdict_line(out)
+
+
+def test_a_param_value_past_i32_is_not_proved_and_json_says_so(capsys):
+    code, out, err = run(capsys, "--format", "json", "--param", "N_TILES=2147483648", RING)
+    (k,) = json.loads(out)["kernels"]
+    assert code == 3 and json.loads(out)["exit_code"] == 3
+    assert k["verdict"] == "unknown" and k["verified"] is False and "outside i32" in k["reason"]
+    assert summaries(err)["ring_sum"].startswith("unknown: ")
+
+
+@pytest.mark.parametrize("pipeline", ["verify-protocol", "infer-barriers", "", ","])
+def test_a_pipeline_without_a_verdict_exits_0_and_says_no_claim(capsys, pipeline):
+    code, out, err = run(capsys, "-p", pipeline, EXAMPLE)
+    assert code == 0 and verdict_line(out).startswith("not verified (ran ")
+    assert "no claim is made" in summaries(err)["sparse_mla_pipe"]
+
+
+@pytest.mark.parametrize("json_flag", [["--form", "json"], ["--forma=json"], ["-oreport.json"],
+                                       ["--out", "report.json"]])
+def test_a_bad_flag_answers_in_json_when_json_was_asked_for_in_any_spelling(
+        capsys, tmp_path, monkeypatch, json_flag):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--frobnicate", *json_flag, EXAMPLE)
+    assert code == 2 and json.loads(out)["exit_code"] == 2 and "--frobnicate" in one_line(err)

@@ -630,12 +630,18 @@ def _bad_flag_hint(argv: Sequence[str], message: str) -> str:
 
 def _json_requested(argv: Sequence[str]) -> bool:
     """Whether a command line argparse rejected asked for JSON (--format json or -o X.json)."""
+    def spells(a: str, flag: str) -> bool:  # argparse takes a unique prefix: --form, --out
+        return len(a) > 3 and flag.startswith(a)
+
     for i, a in enumerate(argv):
         nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        if a == "--format=json" or (a == "--format" and nxt == "json"):
+        name, eq, value = a.partition("=")
+        if spells(name, "--format") and (value if eq else nxt) == "json":
             return True
-        if (a in ("-o", "--output") and nxt.lower().endswith(".json")) or (
-                a.startswith("--output=") and a.lower().endswith(".json")):
+        if (a == "-o" or spells(name, "--output")) and (value if eq else nxt).lower().endswith(
+                ".json"):
+            return True
+        if a.startswith("-o") and len(a) > 2 and a.lower().endswith(".json"):  # -oreport.json
             return True
     return False
 
