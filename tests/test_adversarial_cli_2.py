@@ -521,3 +521,12 @@ def test_a_bad_flag_answers_in_json_when_json_was_asked_for_in_any_spelling(
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "--frobnicate", *json_flag, EXAMPLE)
     assert code == 2 and json.loads(out)["exit_code"] == 2 and "--frobnicate" in one_line(err)
+
+
+def test_a_picture_without_graphviz_is_refused_before_verifying(capsys, tmp_path, monkeypatch):
+    """A rejected kernel's diagnostics and then 'Graphviz is not installed' were two stories
+    for one exit status (2): the missing renderer is now the one line, before verifying."""
+    monkeypatch.setattr("tle_compiler.cli.dot.shutil.which", lambda _name: None)
+    code, out, err = run(capsys, "-o", tmp_path / "g.png", DEADLOCK)
+    assert code == 2 and out == "" and "Graphviz's 'dot' is not installed" in one_line(err)
+    assert not (tmp_path / "g.png").exists()

@@ -116,6 +116,14 @@ class GraphvizError(Exception):
     """Graphviz's ``dot`` is missing or failed: the picture cannot be rendered."""
 
 
+def check_renderer(path: Path) -> None:
+    """GraphvizError when ``path`` is a picture and Graphviz's ``dot`` is not installed: checked
+    before verifying, so that the refusal is the run's one line (render_image says the same)."""
+    if shutil.which("dot") is None:
+        raise GraphvizError("Graphviz's 'dot' is not installed; install graphviz "
+                            f"(e.g. apt-get install graphviz) or write {path.with_suffix('.dot')} instead")
+
+
 def render_image(dot_text: str, path: Path) -> None:
     """Render with Graphviz's ``dot`` into ``path`` (format from the suffix: svg, png, pdf). The
     picture comes back on dot's stdout and is written here, so a path that cannot be written is

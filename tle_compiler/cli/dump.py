@@ -754,6 +754,13 @@ def _run(args, fmt: str) -> int:
                         f"--format {args.format} does not apply")
     if args.output:
         _check_output(Path(args.output), path)
+        if fmt == "dot" and not lowering and Path(args.output).suffix.lower() in IMAGE_SUFFIXES:
+            from .dot import GraphvizError, check_renderer
+
+            try:  # before verifying: a deadlock's diagnostics and then this error would be two
+                check_renderer(Path(args.output))
+            except GraphvizError as e:
+                raise _Unusable(f"tle-dump: error: {e}") from None
     if lowering and path.suffix != ".py":
         _read_input(path)  # a missing file or a directory says so first
         raise _Unusable(f"{path}: error: --gluon/--ttgir/--ptx need a .py kernel file")
