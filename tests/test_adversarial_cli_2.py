@@ -530,3 +530,21 @@ def test_a_picture_without_graphviz_is_refused_before_verifying(capsys, tmp_path
     code, out, err = run(capsys, "-o", tmp_path / "g.png", DEADLOCK)
     assert code == 2 and out == "" and "Graphviz's 'dot' is not installed" in one_line(err)
     assert not (tmp_path / "g.png").exists()
+
+
+def test_a_bug_in_tle_dump_is_one_line_and_claims_nothing(capsys, monkeypatch):
+    """An exception no check expected printed Python's traceback (exit 1, as if rejected)."""
+    import tle_compiler.cli.dump as dump
+
+    def broken(*_a, **_k):
+        raise RuntimeError("an invariant\nbroke")
+
+    monkeypatch.setattr(dump, "run_pipeline", broken)
+    code, out, err = run(capsys, EXAMPLE)
+    line = one_line(err)
+    assert code == 3 and out == ""
+    assert line.startswith("tle-dump: error: internal error (RuntimeError at test_adversarial_cli_2")
+    assert "an invariant broke" in line and "nothing is claimed" in line
+    code, out, err = run(capsys, "--format", "json", EXAMPLE)
+    doc = json.loads(out)
+    assert code == 3 and doc["exit_code"] == 3 and "internal error" in doc["error"]

@@ -64,7 +64,7 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      num_warps other than the kernel's @tle.jit one, an output (-o) that cannot be written or
      is the input file
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
-     warning)
+     warning); also an internal error of tle-dump (one line: nothing is claimed)
 
 passes (-p; a pass's prerequisites run first):
   protocol  {{protocol}}
@@ -696,6 +696,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if fmt == "json" and _reporting(args):
             _error_json(args, args.path, str(e))
         return EXIT_UNUSABLE
+    except TleError as e:  # a kernel's error no mode caught: rejected, as the frontend's are
+        print(str(e.to_diagnostic()), file=sys.stderr)
+        return EXIT_REJECTED
+    except Exception as e:  # noqa: BLE001 - a bug in tle-dump itself (RecursionError too)
+        return _internal_error(args, fmt, e)
+
+
+def _internal_error(args, fmt: str, err: BaseException) -> int:
+    """A bug in tle-dump (an exception no check expected): one line naming it and where it was
+    raised, never a traceback, and no claim: exit 3, not proved (nothing was verified to the
+    end; 0 would claim a proof, 1 a fault and 2 a bad input that none of them established)."""
+    import traceback
+
+    frames = traceback.extract_tb(err.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    text = " ".join(str(err).split())[:300]
+    message = (f"tle-dump: error: internal error ({type(err).__name__}{where}: {text}); "
+               f"nothing is claimed for {args.path}: please report it with this input")
+    print(message, file=sys.stderr)
+    if fmt == "json" and _reporting(args):
+        doc = {"tool": "tle-dump", "source": args.path, "error": message,
+               "exit_code": EXIT_NOT_PROVED}
+        sys.stdout.write(_json_text(doc))
+    return EXIT_NOT_PROVED
 
 
 def _verify(k: Program, args, fixed: dict[str, int], specialised: dict[str, int]) -> KernelReport:
