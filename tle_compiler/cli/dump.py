@@ -430,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "DOT graph with Graphviz")
     ap.add_argument("-p", "--passes", default=DEFAULT_PIPELINE, metavar="PIPELINE",
                     help=f"comma-separated passes to run (default: {DEFAULT_PIPELINE}); only "
-                         "verify-protocol with verify-deadlock gives a verdict; any pass listed "
+                         "verify-deadlock after verify-protocol gives a verdict; any pass listed "
                          "below, the lowering passes print the kernel IR")
     ap.add_argument("--print-ir", action="store_true",
                     help="print the kernel IR text form after the pipeline (-p), with the "
