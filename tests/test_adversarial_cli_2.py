@@ -548,3 +548,68 @@ def test_a_bug_in_tle_dump_is_one_line_and_claims_nothing(capsys, monkeypatch):
     code, out, err = run(capsys, "--format", "json", EXAMPLE)
     doc = json.loads(out)
     assert code == 3 and doc["exit_code"] == 3 and "internal error" in doc["error"]
+
+
+CYCLE = '''"""two partitions that each wait for the other first: a deadlock only verify-deadlock sees."""
+import triton.language as tl
+
+import tle_compiler as tle
+
+
+@tle.jit
+def cyc(x_ptr, N):
+    p1 = tle.pipe(capacity=1, a=tle.gpu.alloc([1, 64], tl.float32))
+    p2 = tle.pipe(capacity=1, b=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(part_a, (p1, p2, x_ptr, N)), (part_b, (p1, p2, x_ptr, N))],
+                            [4], [232])
+
+
+def part_a(p1, p2, x_ptr, N):
+    r = p2.reader()
+    w = p1.writer()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.b))
+        r.release(t)
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.a), v)
+        w.commit(t)
+
+
+def part_b(p1, p2, x_ptr, N):
+    r = p1.reader()
+    w = p2.writer()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.a))
+        r.release(t)
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.b), v)
+        w.commit(t)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "N": "i32"}, "constexprs": {},
+                  "num_warps": 4, "grid": (1,)}
+'''
+
+
+@pytest.mark.parametrize("args", [[], ["-p", "verify-deadlock,verify-protocol"],
+                                  ["--gluon"], ["--gluon", "-p", "verify-protocol"],
+                                  ["--ptx", "-p", "infer-barriers"], ["-p", "emit-gluon"],
+                                  ["-p", "verify-protocol,emit-gluon"]])
+def test_a_deadlock_is_never_verified_nor_lowered_whatever_the_pipeline(capsys, tmp_path, args):
+    path = tmp_path / "cyc.py"
+    path.write_text(CYCLE)
+    code, out, err = run(capsys, "-q", *args, path)
+    assert code == 1 and out == "" and f"{path}:" in err and "deadlock" in err
+    assert "verified for" not in err
+
+
+def test_a_pipeline_that_cannot_see_the_deadlock_claims_nothing(capsys, tmp_path):
+    path = tmp_path / "cyc.py"
+    path.write_text(CYCLE)
+    code, out, err = run(capsys, "-p", "verify-protocol", path)
+    assert code == 0 and verdict_line(out).startswith("not verified (ran verify-protocol;")
+    code, out, err = run(capsys, "--format", "json", "-p", "verify-protocol,infer-barriers", path)
+    (k,) = json.loads(out)["kernels"]
+    assert code == 0 and k["verdict"] is None and k["verified"] is False
