@@ -613,3 +613,16 @@ def test_a_pipeline_that_cannot_see_the_deadlock_claims_nothing(capsys, tmp_path
     code, out, err = run(capsys, "--format", "json", "-p", "verify-protocol,infer-barriers", path)
     (k,) = json.loads(out)["kernels"]
     assert code == 0 and k["verdict"] is None and k["verified"] is False
+
+
+def test_the_verdict_attribute_of_a_kernel_read_specialised_names_the_values(capsys):
+    """--print-ir of a kernel verified only at its DEFAULT_CONFIG constexprs wrote "every value
+    of ROUNDS" into the printed kernel, which stays generic in TOPK and BLOCK_H."""
+    code, out, err = run(capsys, "--print-ir", ROOT / "tle_kernels" / "sparse_mla_seesaw.py")
+    assert code == 0
+    (attr,) = re.findall(r"verdict = ProtocolVerdict\(kind = 'proved', scope = '([^']*)'", out)
+    assert attr == ("every value of ROUNDS (every integer ROUNDS), with BLOCK_H = 64, "
+                    "TOPK = 2048 (read specialised)")
+    assert "('TOPK', '[2048, 2048]')" in out
+    code, out, _ = run(capsys, "--print-ir", RING)  # read generically: unchanged
+    assert "scope = 'every value of N_TILES (N_TILES >= 0)'" in out

@@ -237,6 +237,25 @@ def _run_passes_warning(m: KirModule, passes: str, warned: bool) -> tuple[KirMod
     return m, lines
 
 
+def _narrowed_verdict(m: KirModule, specialised: dict):
+    """The module's kernel with its ``verdict`` attribute naming the constexprs the protocol view
+    was read specialised to, as the summary line does ("every value of ROUNDS, with TOPK = 2048
+    (read specialised)"): verify-deadlock writes the verdict of the view it checked, and a kernel
+    printed generic in TOPK must not carry a claim for every TOPK."""
+    from ..ir.attrs import ProtocolVerdict
+    from .report import KernelReport
+
+    k = m.kernel
+    if not specialised or m.ctx is None or not any(key == "verdict" for key, _ in k.attrs):
+        return k
+    v = KernelReport(m.ctx.program, m.ctx, specialised=specialised).verdict
+    if v is None:
+        return k
+    pv = ProtocolVerdict(v.kind, v.scope, tuple(sorted(v.checked.items())), v.argument, v.reason,
+                         v.errors)
+    return replace(k, attrs=tuple((key, pv if key == "verdict" else a) for key, a in k.attrs))
+
+
 def _summary(m: KirModule, specialised: dict) -> str:
     """The kernel's verdict line, as tle-dump's report prints it on stderr (cli/report.py): the
     verdict the pipeline gives, or what ran when it gives none; so that the exit status is
@@ -304,5 +323,6 @@ def run_print_ir(args, path: Path, fixed: dict, names: list[str], load, unusable
         if m.gluon is not None and m.passes_run[-1] == "emit-gluon":
             texts.append(m.gluon)
         else:
-            texts.append(print_kernel(m.kernel, locations=not args.no_locations))
+            texts.append(print_kernel(_narrowed_verdict(m, specialised),
+                                      locations=not args.no_locations))
     return next((c for c in (1, 3) if c in codes), 0), "\n".join(texts)
