@@ -40,7 +40,9 @@ import_order.py (new), ast_reader.py, protocol.py), each found by a kernel below
   enclosing binding, a starred expression as an assignment's value, `await` outside an async
   function (import_order.parse_python compiles the tree as Python's import does);
 - verified, though Python raises when it imports the module (bad-import): a top-level `raise`,
-  `assert False`, `1 / 0`, `import not_installed` / `from not_installed import f` (a module
+  `assert False` (or `assert BLOCK % 128 == 0` with `BLOCK = 64`: the module's numbers are
+  computed as Python computes them), `1 / 0` (`4 // Z` with `Z` bound to 0), `sys.exit(0)`,
+  `exit()`, `import not_installed` / `from not_installed import f` (a module
   neither of the kernel's package nor installed), and a top-level statement reading a name
   no statement before it binds (`X = UNDEFINED + 1`, `X = Y + 1` before `Y = 2`, an annotation
   naming nothing without `from __future__ import annotations`, `import tle_compiler as tle` or
@@ -364,6 +366,18 @@ IMPORT_FAILURES = {
     "an annotation naming nothing": (
         BASE.replace("def consume(kv, y_ptr, N,", "def consume(kv, y_ptr: Ptr, N,"),
         _BAD_IMPORT + ("name 'Ptr' is not defined",)),
+    # module numbers as Python computes them when it runs the statements
+    "an assert on a module constant": ("BLOCK = 64\n" + BASE + "\nassert BLOCK % 128 == 0\n",
+                                       _BAD_IMPORT + ("AssertionError",)),
+    "an assert on a tl.constexpr global": (
+        BASE.replace("import tle_compiler as tle\n",
+                     "import tle_compiler as tle\nS = tl.constexpr(3)\n") + "\nassert S % 2 == 0\n",
+        _BAD_IMPORT + ("AssertionError",)),
+    "a division by a name bound to zero": ("Z = 1\nZ -= 1\n" + BASE + "\nX = 4 // Z\n",
+                                           _BAD_IMPORT + ("ZeroDivisionError",)),
+    "sys.exit at the top level": ("import sys\n" + BASE + "\nsys.exit(0)\n",
+                                  _BAD_IMPORT + ("SystemExit",)),
+    "exit() at the top level": (BASE + "\nexit()\n", _BAD_IMPORT + ("SystemExit",)),
     # `@tle.jit` and the `C: tl.constexpr` annotation run when Python runs the def
     "import tle_compiler after the kernel": (
         BASE.replace("import tle_compiler as tle\n", "") + "\nimport tle_compiler as tle\n",
@@ -391,6 +405,11 @@ IMPORT_FAILURES = {
     "names bound by match, globals().update and exec": (
         BASE + "\nmatch 1:\n    case x:\n        pass\nY = x\nglobals().update(A=1)\n"
                "exec('B = 1')\nZ = A + B + __debug__\n", "verified"),
+    "an assert that holds": ("BLOCK = 128\n" + BASE + "\nassert BLOCK % 128 == 0\n", "verified"),
+    "a comprehension variable shadowing a zero": (
+        "i = 0\n" + BASE + "\nX = [4 // i for i in range(1, 3)]\n", "verified"),
+    "sys.exit under if __name__": (
+        "import sys\n" + BASE + "\nif __name__ == '__main__':\n    sys.exit(0)\n", "verified"),
     "a lambda reading a later name": (BASE + "\nf = lambda: LATER\nLATER = 1\n", "verified"),
     "a name bound by a function's global": (
         BASE + "\ndef f():\n    global G\n    G = 1\n\n\nX = G if False else 1\n", "verified"),

@@ -97,12 +97,15 @@ def _packages(path: str) -> list[str]:
     return out
 
 
-def _import_time_nodes(st: ast.stmt):
+def _import_time_nodes(st: ast.stmt, scopes: bool = True):
     """The nodes of a top-level statement that Python evaluates when it runs the statement:
-    function and lambda bodies and annotations left out (decorators and defaults included)."""
+    function and lambda bodies and annotations left out (decorators and defaults included);
+    ``scopes``: comprehensions included (their variables shadow the module's names)."""
     todo: list[ast.AST] = [st]
     while todo:
         n = todo.pop()
+        if not scopes and isinstance(n, _SCOPES):
+            continue
         yield n
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
             todo.extend(n.decorator_list)
@@ -156,20 +159,131 @@ def _head(st: ast.stmt) -> str:
     return head if len(head) <= 80 else head[:77] + "..."
 
 
+class _Unknown(Exception):
+    """An expression whose value the import check does not compute."""
+
+
+_NUM_OPS = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a ** b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
+    ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b,
+}
+_CMP_OPS = {
+    ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+}
+
+
+class _Numbers:
+    """The numbers (ints, floats, bools) a module's top-level names hold so far: a name bound by
+    a plain (or annotated, augmented, chained) assignment of an expression of literals and such
+    names (``tl.constexpr(x)`` is x); any other binding forgets it. What Python computes when it
+    runs those statements, so an ``assert`` or a division on them decides as it does."""
+
+    def __init__(self, constexpr_names: frozenset) -> None:
+        self.values: dict[str, object] = {}
+        self.constexpr_names = constexpr_names  # the dotted spellings of tl.constexpr
+
+    def known(self, e: ast.expr) -> bool:
+        try:
+            self.eval(e)
+        except (_Unknown, ArithmeticError, ValueError, TypeError):
+            return False
+        return True
+
+    def value(self, e: ast.expr) -> object:
+        return self.eval(e)
+
+    def eval(self, e: ast.expr) -> object:
+        if isinstance(e, ast.Constant) and isinstance(e.value, (int, float, bool)):
+            return e.value
+        if isinstance(e, ast.Name) and e.id in self.values:
+            return self.values[e.id]
+        if isinstance(e, ast.UnaryOp):
+            v = self.eval(e.operand)
+            if isinstance(e.op, ast.Not):
+                return not v
+            if isinstance(e.op, ast.USub):
+                return -v
+            if isinstance(e.op, ast.UAdd):
+                return +v
+            if isinstance(e.op, ast.Invert) and isinstance(v, int):
+                return ~v
+        if isinstance(e, ast.BinOp) and type(e.op) in _NUM_OPS:
+            a, b = self.eval(e.left), self.eval(e.right)
+            if isinstance(e.op, (ast.Pow, ast.LShift)) and (not isinstance(b, (int, float))
+                                                              or abs(b) > 256):
+                raise _Unknown  # a huge power: not worth computing here
+            return _NUM_OPS[type(e.op)](a, b)
+        if isinstance(e, ast.Compare):
+            left = self.eval(e.left)
+            for op, right in zip(e.ops, e.comparators):
+                if type(op) not in _CMP_OPS:
+                    raise _Unknown
+                r = self.eval(right)
+                if not _CMP_OPS[type(op)](left, r):
+                    return False
+                left = r
+            return True
+        if isinstance(e, ast.BoolOp):
+            v = None
+            for x in e.values:
+                v = self.eval(x)
+                if (not v) if isinstance(e.op, ast.And) else bool(v):
+                    return v
+            return v
+        if isinstance(e, ast.IfExp):
+            return self.eval(e.body) if self.eval(e.test) else self.eval(e.orelse)
+        if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords \
+                and ast.unparse(e.func) in self.constexpr_names:
+            return self.eval(e.args[0])
+        raise _Unknown
+
+    def run(self, st: ast.stmt) -> None:
+        """Update the names ``st`` binds (after it ran)."""
+        targets: list[ast.expr] = []
+        value: Optional[ast.expr] = None
+        if isinstance(st, ast.Assign):
+            targets, value = st.targets, st.value
+        elif isinstance(st, ast.AnnAssign) and st.value is not None:
+            targets, value = [st.target], st.value
+        elif isinstance(st, ast.AugAssign):
+            targets, value = [st.target], ast.BinOp(st.target, st.op, st.value)
+        try:
+            v = self.eval(value) if value is not None else None
+            ok = value is not None and all(isinstance(t, ast.Name) for t in targets)
+        except (_Unknown, ArithmeticError, ValueError, TypeError):
+            ok = False
+        for n in bound_names(st):
+            self.values.pop(n, None)
+        if ok:
+            for t in targets:
+                self.values[t.id] = v
+
+
+def _constexpr_spellings(tree: ast.Module) -> frozenset:
+    """How the module spells tl.constexpr (``tl.constexpr``, ``triton.language.constexpr``,
+    ``constexpr`` when imported by name), by its imports."""
+    out = {"triton.language.constexpr"}
+    for st in tree.body:
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                if a.name == "triton.language" and a.asname:
+                    out.add(f"{a.asname}.constexpr")
+                elif a.name == "triton" and a.asname:
+                    out.add(f"{a.asname}.language.constexpr")
+        elif isinstance(st, ast.ImportFrom) and st.module in ("triton.language", "triton"):
+            for a in st.names:
+                if st.module == "triton.language" and a.name == "constexpr":
+                    out.add(a.asname or a.name)
+                elif st.module == "triton" and a.name == "language":
+                    out.add(f"{a.asname or a.name}.constexpr")
+    return frozenset(out)
+
+
 def _is_number(v: object) -> bool:
     return isinstance(v, (int, float, complex)) and not isinstance(v, bool)
-
-
-def _literal(node: ast.expr, test) -> bool:
-    """Whether ``node`` is a literal whose value passes ``test``."""
-    try:
-        v = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    try:
-        return bool(test(v))
-    except Exception:  # noqa: BLE001 (a value the test cannot judge passes nothing)
-        return False
 
 
 class _Run:
@@ -188,6 +302,10 @@ class _Run:
         #: (scope.rebound_elsewhere), and whether it has `from __future__ import annotations`
         self.elsewhere: dict[str, frozenset] = {}
         self.future: dict[str, bool] = {}
+        #: per module: the numbers its names hold so far, and the names it bound to the
+        #: standard library's sys and os (`import sys`, `import os as o`)
+        self.numbers: dict[str, _Numbers] = {}
+        self.stdlib_aliases: dict[str, dict[str, str]] = {}
 
     def tree(self, path: str) -> Optional[ast.Module]:
         if path not in self.trees:
@@ -218,6 +336,8 @@ class _Run:
                 isinstance(st, ast.FunctionDef) and st.name == "__getattr__" for st in tree.body):
             self.opaque.add(path)
         modules: dict[str, str] = {}  # local name -> module file it is bound to
+        self.numbers[path] = _Numbers(_constexpr_spellings(tree))
+        aliases = self.stdlib_aliases[path] = {}
         for st in tree.body:
             if isinstance(st, ast.Import):
                 self.s_import(path, st, modules)
@@ -229,6 +349,12 @@ class _Run:
                 self.attributes(path, st, modules)
                 for n in bound_names(st):
                     modules.pop(n, None)
+            for n in bound_names(st):
+                aliases.pop(n, None)
+            if isinstance(st, ast.Import):
+                aliases.update((a.asname or a.name, a.name) for a in st.names
+                               if a.name in ("sys", "os"))
+            self.numbers[path].run(st)
             self.bound[path] |= bound_names(st)
         self.state[path] = "done"
 
@@ -320,26 +446,42 @@ class _Run:
                     f"when the module is imported, so none of its kernels can be launched"))
 
     def raises(self, path: str, st: ast.stmt) -> None:
-        """A top-level statement that raises whenever it runs: ``raise``, an ``assert`` of a
-        false literal, a division or remainder of number literals by zero (anywhere Python
-        evaluates at import time). Python's import of the module stops there, so no kernel of
-        it (or of a module importing it) can be launched."""
+        """A top-level statement that raises whenever it runs: ``raise``, an ``assert`` whose
+        test is false, a division or remainder by zero, ``sys.exit(...)`` (or ``exit()``,
+        ``quit()``, ``os._exit(...)``), with the module's numbers known so far (literals and
+        names bound to expressions of them, :class:`_Numbers`). Python's import of the module
+        stops there, so no kernel of it (or of a module importing it) can be launched."""
+        nums = self.numbers[path]
         why = None
         if isinstance(st, ast.Raise):
             why = "Python raises the exception when it imports the module"
-        elif isinstance(st, ast.Assert) and _literal(st.test, lambda v: not v):
+        elif isinstance(st, ast.Assert) and nums.known(st.test) and not nums.value(st.test):
             why = "the assertion fails when Python imports the module (AssertionError)"
+        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) \
+                and self.exits(path, st.value.func):
+            why = "Python stops (SystemExit) when it imports the module"
         else:
-            for n in _import_time_nodes(st):
+            for n in _import_time_nodes(st, scopes=False):
                 if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod)) \
-                        and _literal(n.left, _is_number) and _literal(n.right, lambda v: (
-                            _is_number(v) and v == 0)):
+                        and nums.known(n.left) and _is_number(nums.value(n.left)) \
+                        and nums.known(n.right) and nums.value(n.right) == 0:
                     st = n
                     why = "Python raises ZeroDivisionError when it imports the module"
                     break
         if why is not None:
             raise self.error(path, st, f"`{ast.unparse(st)}` at the top level of the module: "
                                        f"{why}, so none of its kernels can be launched")
+
+    def exits(self, path: str, func: ast.expr) -> bool:
+        """Whether ``func`` is sys.exit, os._exit, os.abort, or the builtin exit / quit, by the
+        names this module has bound so far."""
+        bound = self.bound[path]
+        if isinstance(func, ast.Name):
+            return func.id in ("exit", "quit") and func.id not in bound
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            mod = self.stdlib_aliases[path].get(func.value.id)
+            return (mod, func.attr) in (("sys", "exit"), ("os", "_exit"), ("os", "abort"))
+        return False
 
     def missing(self, path: str, st: ast.stmt, module: str) -> None:
         """An absolute import of a module that is neither a user module nor found by Python's
