@@ -334,6 +334,26 @@ def test_what_python_compiles(name):
         compile(text, "<kernel module>", "exec", dont_inherit=True)  # ... the compiler does not
 
 
+@pytest.mark.parametrize("init,code,message", [
+    ("raise ImportError('needs a GPU')\n", 1, "[bad-import]"),
+    ("X = Y\n", 1, "name 'Y' is not defined"),
+    ("def f(a, a):\n    pass\n", 2, "duplicate argument 'a'"),
+])
+def test_the_package_init_runs_first(tmp_path, capsys, init, code, message):
+    """Python runs pkg/__init__.py before pkg/kernel.py: its failures stop the import (each was
+    verified before: the kernel reads nothing from it)."""
+    text, files = package(init=init)
+    for f, body in {**files, "pkg/kernel.py": text + CONFIG}.items():
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text(body)
+    assert tle_dump(["-q", str(tmp_path / "pkg" / "kernel.py")]) == code
+    err = capsys.readouterr().err
+    assert "__init__.py" in err and message in err, err
+    r = subprocess.run([sys.executable, "-c", "import pkg.kernel"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0, r.stderr
+
+
 def test_a_compile_error_in_a_helper_module(tmp_path, capsys):
     text, files = package()
     files["pkg/helpers.py"] += "\n\ndef f(a, a):\n    pass\n"

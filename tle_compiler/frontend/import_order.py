@@ -310,9 +310,13 @@ class _Run:
     def tree(self, path: str) -> Optional[ast.Module]:
         if path not in self.trees:
             try:
-                self.trees[path] = ast.parse(Path(path).read_text(encoding="utf-8"), path)
-            except (OSError, SyntaxError, ValueError):
+                text = Path(path).read_text(encoding="utf-8")
+            except (OSError, ValueError):
                 self.trees[path] = None  # reported where the module is read
+                return None
+            # a module the kernel does not read (a package's __init__.py) that Python cannot
+            # compile stops the import too
+            self.trees[path] = parse_python(text, self.shown(path))
         return self.trees[path]
 
     def import_file(self, path: str) -> None:
@@ -516,17 +520,16 @@ def import_failure(path: str, text: Optional[str] = None) -> Optional[TleError]:
     """The error Python raises when it imports the module of file ``path`` (whose source is
     ``text`` when given) and the user modules it imports, running their top-level statements in
     order (see the module's docstring): a name imported from a partially initialised module, a
-    module that is not installed, a statement that always raises; None when the import runs."""
+    module that is not installed, a statement that always raises, a module (a package's
+    ``__init__.py`` the kernel reads nothing from included) that does not compile (check
+    ``syntax``); None when the import runs."""
     given, path = path, os.path.abspath(path)
     pkgs = _packages(path)
     run = _Run(os.path.dirname(os.path.dirname(pkgs[0])) if pkgs else os.path.dirname(path))
     run.names[path] = given
-    if text is not None:
-        try:
-            run.trees[path] = ast.parse(text, path)
-        except (SyntaxError, ValueError):
-            run.trees[path] = None
     try:
+        if text is not None:
+            run.trees[path] = parse_python(text, given)
         run.import_file(path)
     except TleError as e:
         return e
