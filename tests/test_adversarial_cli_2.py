@@ -23,15 +23,23 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   DEFAULT_CONFIG is 64) were read as 1: "verified ... with BLOCK_H = 1". Now exit 2, before any
   specialised read.
 - ``tle-dump -`` said "no such file"; a FIFO hung forever; a symlink loop said "no such file";
-  a ``.txt`` or suffix-less file was read as Python ("Python syntax error"). A .pipe or .kir file
-  starting with a UTF-8 byte-order mark is refused at 1:1 (kept: other tests pin it). Now one
-  clear line each (exit 2).
+  a ``.txt`` or suffix-less file was read as Python ("Python syntax error"). Now one clear line
+  each (exit 2). (A .pipe or .kir file starting with a UTF-8 byte-order mark stays refused at
+  1:1, as tests/test_adversarial_pipe_text.py and test_adversarial_kir.py pin.)
 - ``-o K.py K.py`` (also ``--gluon -o K.py K.py``, or through a symlink) overwrote the kernel
   source with the report; ``-o ''`` printed to stdout. Now exit 2, the file untouched.
 - ``--kernel nope`` named no kernels of the file (only when another --kernel matched);
   ``--kernel ''`` said "no kernel named ". Now the kernels are listed; an empty name is refused.
 - A bad flag printed argparse's five-line usage block before the error; ``--wait-bound -5s``
-  said only "expected one argument". Now one line, with the ``--wait-bound=-5s`` spelling.
+  said only "expected one argument"; ``--frobnicate --form json`` (an abbreviation argparse
+  takes) gave no JSON. Now one line, with the ``--wait-bound=-5s`` spelling, and JSON.
+- ``-o g.png`` without Graphviz verified first: a rejected kernel's diagnostics, then the
+  Graphviz error, exit 2. Now the Graphviz line alone, before verifying.
+- An exception no check expected (a bug) printed a traceback (exit 1, as if rejected). Now one
+  "internal error" line naming it, exit 3 (nothing claimed), JSON too.
+- ``--print-ir`` of a kernel whose protocol was read specialised (sparse_mla_seesaw.py, TOPK =
+  2048) wrote ``verdict = ProtocolVerdict(... scope = 'every value of ROUNDS' ...)`` into a
+  kernel printed generic in TOPK. Now the scope names the values read specialised.
 """
 
 from __future__ import annotations
