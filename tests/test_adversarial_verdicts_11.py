@@ -18,7 +18,8 @@ import_order.py (new), ast_reader.py, protocol.py), each found by a kernel below
   the import: a TleKernel has no code object), another decorator above or below `@tle.jit`
   (`@deco` returning None or a wrapper), `@tle.jit(8)` (jit(fn=8) raises at the import), and the
   name bound again or deleted after the def (`del k`, `k = None`, `class k`, `from math import
-  pi as k`, `for k in ...`, `del k` under an `if`): the leftover of the tenth round. A later
+  pi as k`, `for k in ...`, `del k` under an `if`, `globals().pop('k')`, `setattr(module, 'k',
+  None)`): the leftover of the tenth round. A later
   `@tle.jit def` of the same name still replaces the first def, which is skipped, as Python
   binds the name to the last one (tests/test_adversarial_verdicts_10.py);
 - "no @tle.jit kernel" (exit 2, unusable input) for a kernel defined inside a module-level
@@ -139,6 +140,11 @@ KERNEL_DEFS = {
     "a class named k": (BASE + "\n\nclass k:\n    pass\n", _BAD_JIT),
     "an import binding k": (BASE + "\nfrom math import pi as k\n", _BAD_JIT),
     "a loop variable k": (BASE + "\nfor k in range(2):\n    pass\n", _BAD_JIT),
+    "globals().pop('k')": (BASE + "\nglobals().pop('k')\n",
+                           _BAD_JIT + ("by its name as a string",)),
+    "del globals()['k']": (BASE + "\ndel globals()['k']\n", _BAD_JIT),
+    "setattr of the module's k": (
+        "import sys\n" + BASE + "\nsetattr(sys.modules[__name__], 'k', None)\n", _BAD_JIT),
     "the kernel inside if": (under("if True:"),
                              _BAD_JIT + ("is defined inside a module-level `if`",)),
     "the kernel inside if False": (under("if False:"), _BAD_JIT),
@@ -149,6 +155,7 @@ KERNEL_DEFS = {
     "@tle.jit()": (decorated("@tle.jit()\n"), "verified"),
     "@tle.jit(num_warps=4)": (decorated("@tle.jit(num_warps=4)\n"), "verified"),
     "k imported over before the def": ("from math import pi as k\n" + BASE, "verified"),
+    "globals() storing another name": (BASE + "\nglobals()['other'] = 1\n", "verified"),
     "an unrelated function under if False": (
         BASE.replace("def produce", "if False:\n    def other():\n        pass\n\n\ndef produce"),
         "verified"),

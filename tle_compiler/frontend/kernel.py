@@ -151,9 +151,9 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
                        bound_lines: dict[str, list[int]], kernel_lines: frozenset = frozenset()
                        ) -> Optional[tuple[int, int, str]]:
     """Why the module-level ``@tle.jit`` def ``fdef`` is not the kernel Python binds to its name
-    when it imports the module, as (line, column, message) of the construct; None when it is. The frontend reads the def's
-    body; Python binds the name to what the decorators return, and a later statement may bind the
-    name again or delete it:
+    when it imports the module, as (line, column, message) of the construct; None when it is.
+    The frontend reads the def's body; Python binds the name to what the decorators return, and
+    a later statement may bind the name again or delete it:
 
     - another decorator beside ``@tle.jit``: ``@tle.jit`` over ``@tle.jit`` raises when the module
       is imported (a TleKernel has no code object), a decorator above it may return anything (None,
@@ -188,11 +188,38 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
             f"kernel '{name}' (def at line {fdef.lineno}) is bound again or deleted here: once "
             f"the module is imported, '{name}' is not this kernel, so no launch runs what would "
             f"be verified (rename one of them, or drop the later binding)")
+    dynamic = _dynamic_binding(scope.tree, name)
+    if dynamic is not None:
+        return dynamic.lineno, dynamic.col_offset + 1, (
+            f"`{ast.unparse(dynamic)}` binds or deletes the module's '{name}' (kernel '{name}', "
+            f"def at line {fdef.lineno}) by its name as a string: Python's '{name}' may not be "
+            f"this kernel once it runs")
     if name in scope.rebound:
         return fdef.lineno, fdef.col_offset + 1, (
             f"kernel '{name}' is bound again elsewhere in the module (a `global {name}` in a "
             f"function, `:=`, a match pattern or globals()): Python's '{name}' may not be this "
             f"kernel")
+    return None
+
+
+def _dynamic_binding(tree: ast.Module, name: str) -> Optional[ast.AST]:
+    """A call or subscript that may bind or delete module-level ``name`` through its string:
+    ``setattr(mod, "k", ...)`` / ``delattr``, ``globals().pop("k")``, ``del globals()["k"]``,
+    ``vars().update(k=...)``, anywhere in the file (a function may run it at import)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                and n.func.id in ("setattr", "delattr") and len(n.args) >= 2 \
+                and isinstance(n.args[1], ast.Constant) and n.args[1].value == name:
+            return n
+        if isinstance(n, (ast.Call, ast.Subscript)):
+            base = n.func.value if isinstance(n, ast.Call) and isinstance(
+                n.func, ast.Attribute) else n.value if isinstance(n, ast.Subscript) else None
+            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) \
+                    and base.func.id in ("globals", "vars"):
+                strings = [c.value for c in ast.walk(n) if isinstance(c, ast.Constant)]
+                words = [k.arg for k in n.keywords] if isinstance(n, ast.Call) else []
+                if name in strings or name in words:
+                    return n
     return None
 
 
