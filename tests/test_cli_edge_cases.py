@@ -66,11 +66,22 @@ def test_the_largest_allocatable_capacity_is_accepted(tmp_path, capsys):
 
 
 def test_a_domain_too_large_to_list_is_unknown_not_a_crash(tmp_path, capsys):
-    # a finite domain of 10^23 values: every value is needed for "proved", and listing them ran
-    # out of memory; the values nearest zero are checked and the verdict says what was not
-    code, err = run(capsys, ring(tmp_path, domain=" >= 0 <= 100000000000000000000000", trips="3"))
+    # a finite domain of 10^23 values outside the cutoff theorem's fragment (a loop of step 2
+    # over N): every value is needed for "proved", and listing them ran out of memory; the
+    # values nearest zero are checked until the budget runs out, and the verdict says so
+    code, err = run(capsys, ring(tmp_path, domain=" >= 0 <= 100000000000000000000000",
+                                 trips="0, N, 2"))
     assert code == 3, err
-    assert "unknown" in err and "100000 of smallest magnitude" in err
+    assert "unknown" in err and "budget" in err
+
+
+def test_a_domain_too_large_to_list_inside_the_fragment_is_proved_by_the_theorem(tmp_path,
+                                                                                capsys):
+    # inside the fragment the theorem's values (cut to the domain) prove every value of it
+    code, err = run(capsys, ring(tmp_path, domain=" >= 0 <= 100000000000000000000000"))
+    assert code == 0, err
+    assert "every value of N (0 <= N <= 100000000000000000000000)" in err
+    assert "cutoff theorem" in err
 
 
 def test_a_fault_in_a_domain_too_large_to_list_is_still_found(tmp_path, capsys):

@@ -10,6 +10,7 @@ from typing import Mapping, Optional
 
 from ..ir.nodes import Program
 from .context import PassContext
+from .fixed_params import fix, fixable
 from .infer_barriers import Barrier, InferBarriers
 from .infer_stages import InferStages, StageInfo
 from .verify_deadlock import VerifyDeadlock
@@ -27,6 +28,26 @@ def parse_pipeline(spec: str) -> list:
     return [PASSES[n] for n in names]
 
 
+def with_single_values(program: Program, params: Optional[Mapping[str, int]]) -> dict[str, int]:
+    """``params`` (the values a caller fixed), with every param whose domain holds one value
+    (``param N >= 3 <= 3``, ``tle.assume(N == 3)``) fixed to it as if given with ``--param``: a
+    launch can pass nothing else, so checking that value is every value, and it is not counted
+    as a free param (two free params are only bounded). Derived params those values determine
+    are fixed with them (fixed_params.fix); where that fails (a derived value outside its
+    domain: no launch exists) the caller's values are kept as they were."""
+    given = dict(params or {})
+    derived = {d.name for d in program.derived}
+    singles = {name: p.min for name, p in fixable(program).items()
+               if p.min is not None and p.min == p.max and name not in given
+               and name not in derived}
+    if not singles:
+        return given
+    try:
+        return fix(program, {**singles, **given})
+    except ValueError:
+        return given
+
+
 def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Optional[int] = None,
                  params: Optional[Mapping[str, int]] = None,
                  budget: Optional[int] = None) -> PassContext:
@@ -34,7 +55,7 @@ def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Opti
     passes that pair events are skipped, the inference passes need only the structure. ``params``: check only these
     values of these params; ``bound``: no value beyond it in magnitude; ``budget``: the events the
     instance checks may expand (PassContext.budget)."""
-    ctx = PassContext(program, bound=bound, fixed_params=dict(params or {}))
+    ctx = PassContext(program, bound=bound, fixed_params=with_single_values(program, params))
     if budget is not None:
         ctx.budget = budget
     for p in parse_pipeline(pipeline):

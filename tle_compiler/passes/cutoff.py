@@ -376,10 +376,19 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
 
     p = free[0]
     n = p.name
+    frag, outside = classify(program, n, given)
     if p.min is not None and p.max is not None:
         dom = range(p.min, p.max + 1)
         if bound is not None:
             dom = range(max(p.min, -bound), min(p.max, bound) + 1)
+        if bound is None and frag is not None:
+            # inside the theorem's fragment a finite domain needs only the values the theorem
+            # names, cut to the domain (a fault at N >= N0 + L implies one at N - L, inside the
+            # domain too): fewer than every value of a large domain, which no budget covers
+            by_theorem = _cutoff_plan(p, frag, None, suffix, with_fixed)
+            if (not by_theorem.short
+                    and len(by_theorem.values) + len(by_theorem.probe) < _size(dom)):
+                return by_theorem
         short = _too_many(dom, f"domain {p.domain()}") if _size(dom) > MAX_PLANNED else ""
         values = [with_fixed({n: v}) for v in _nearest(dom, MAX_PLANNED)]
         if bound is None or _size(dom) == p.max - p.min + 1:
@@ -388,7 +397,6 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
         return Plan(values, "bounded", f"{n} within {bound} of zero{suffix}",
                     reason=f"--bound {bound} cuts the domain {p.domain()}")
 
-    frag, outside = classify(program, n, given)
     if frag is None:
         b = DEFAULT_BOUND if bound is None else bound
         # every value within b of zero, or the domain's first b + 1 values when it starts further
@@ -401,6 +409,15 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
                     f"{values and max(d[n] for d in values)}]{suffix}",
                     reason=f"outside the fragment of the cutoff theorem: {outside}",
                     short=_too_many(span, "bound") if len(span) > MAX_PLANNED else "")
+    return _cutoff_plan(p, frag, bound, suffix, with_fixed)
+
+
+def _cutoff_plan(p, frag: Fragment, bound: Optional[int], suffix: str, with_fixed) -> Plan:
+    """The values that prove every value of the one free param ``p`` by the cutoff theorem
+    (``frag``: the program's fragment for p), cut to p's domain; ``suffix`` names the values
+    fixed beside p, ``with_fixed`` completes a value of p with them; ``bound`` (--bound) makes
+    the plan "bounded" where it stops short of the theorem's values."""
+    n = p.name
     n0, L = frag.n0, frag.L
     lo = p.min
     top = max(lo if lo is not None else n0, n0) + 2 * L - 1
@@ -417,7 +434,7 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
         # the least value lies beyond the theorem's range: N0 <= N < N0 + 2L (below the domain)
         # already prove every N >= N0; the domain's own first values are the fallback
         probe_range = range(n0, n0 + 2 * L)
-        cand = range(lo, lo + 2 * L)
+        cand = _domain_range(lo, p.max, lo, lo + 2 * L - 1)
     scope = f"every value of {n} ({p.domain()}){suffix}"
     if bound is not None:
         kept = range(max(cand.start, -bound), min(cand.stop, bound + 1))
