@@ -16,10 +16,15 @@ assumed safe, and a fault at a large value inside a large domain is found.
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests import test_cutoff  # its program generator and oracles (one param N, in the fragment)
 from tle_compiler.cli.dump import main
 
 TWO = """kernel k
@@ -223,3 +228,35 @@ def test_a_domain_that_ends_before_the_threshold_is_proved(tmp_path, capsys):
     assert code == 0, err
     assert "every value of M (0 <= M <= 250)" in err
     assert "every value of the finite domain checked" in err
+
+
+# ---------------------------------------------------------------- generated programs
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.integers(0, 2 ** 32 - 1), st.integers(0, 3), st.integers(1, 400))
+def test_a_finite_domain_proved_by_the_theorem_holds_at_every_value(seed, lo, span):
+    """Generated programs with `param N >= lo <= lo + span`: a "proved" verdict holds at every
+    value of the domain (each checked exactly up to 120 values, then sampled), and a fault the
+    program has inside the domain is never proved away."""
+    from tle_compiler.passes import verify
+    from tle_compiler.passes.cutoff import plan
+
+    g = test_cutoff
+    rnd = random.Random(seed)
+    text = g.gen_program(rnd, mutations=rnd.choice([0, 0, 1, 2]))
+    hi = lo + span
+    text = re.sub(r"^param N.*$", f"param N >= {lo} <= {hi}", text, count=1, flags=re.M)
+    prog = g._one(text)
+    v = verify(prog).verdict()
+    values = list(range(lo, min(hi, lo + 120) + 1))
+    values += sorted(rnd.sample(range(lo, hi + 1), min(20, span + 1)))
+    fast = g.FastOracle(prog)
+    bad = [n for n in values if fast.faulty(n)]
+    if v.kind == "proved":
+        assert not bad or not g.exact_ok(prog, bad[0]), "the shortcut disagrees with the oracle"
+        assert not bad, f"proved ({v.describe()}, plan {plan(prog).argument}) but faulty at " \
+                        f"N = {bad[:5]}:\n{text}"
+    if bad and g.exact_ok(prog, bad[0]) is False:
+        assert v.kind != "proved"
