@@ -12,7 +12,8 @@ verified kernels the generated Gluon's barrier operations are checked against th
 events (tests/test_lowering_events.py's Runs).
 
 Wrong before the fixes that came with this file (tle_compiler/frontend/kernel.py, build.py,
-import_order.py (new), ast_reader.py, protocol.py), each found by a kernel below:
+import_order.py (new), ast_reader.py, protocol.py; tle_compiler/lowering/translate.py and
+walks.py for the generated names), each found by a kernel below:
 - verified, though the module's name does not hold the kernel that was read (kernel.py
   kernel_def_problem, check bad-jit): `@tle.jit` stacked twice (Python raises AttributeError at
   the import: a TleKernel has no code object), another decorator above or below `@tle.jit`
@@ -59,6 +60,17 @@ import_order.py (new), ast_reader.py, protocol.py), each found by a kernel below
   runtime value: the writer commits nothing while the reader waits N tiles. Now refused at the
   loop (protocol.py Walker.range_bounds, check bad-loop); a literal or constexpr step of -1 is
   read as before (bounded: the cutoff theorem takes step 1 only).
+
+- verified, though the lowered kernel does not compile or waits with the wrong phase: a name of
+  the kernel that the generated Gluon also binds. Temporaries (`_v2`, `_kv_s1`) and layout
+  names (`L0`) were numbered without looking at the kernel's names, so a partition local
+  `_kv_s1 = p` used as the pipe index was rebound to `p % 2` before the wait's phase was
+  computed from it (a wait that never waits: the writer overwrites a slot the reader holds),
+  and a local or module constant `L0` / `_v2` was rebound (Triton's compile fails); the
+  lowering's fresh() and L() now step over the kernel's names (lowering/translate.py, walks.py:
+  the smallest fix, where the fault is). A name of the module's own imports (`gl`, `mbarrier`,
+  `tma`, a partition named `gl`) is now refused (build.check_generated_names, check
+  reserved-name): the lowering spells the kernel's names as written.
 
 Checked and left as they are (the exploration's kernels not kept here behaved): handles in
 dicts, lambdas, nested defs, walrus, global / nonlocal, `reversed(range(...))`, `break` /
@@ -528,3 +540,73 @@ def test_the_gluon_of_a_constexpr_step_holds_the_literal(tmp_path, capsys):
     assert tle_dump(["-q", "--gluon", str(path)]) == 3  # lowered with the bounded warning
     out = capsys.readouterr().out
     assert "range((N - 1), (-1), -1)" in out, out
+
+
+# --------------------------------------------------------- names the generated Gluon uses itself
+
+def _after_commit(use: str) -> str:
+    """A writer window followed by a store to `x_ptr + USE` (an expression of the name)."""
+    return _PUT + f"tl.store(x_ptr + {use} + tl.arange(0, 64), tl.load(x_ptr + tl.arange(0, 64)))\n"
+
+
+GENERATED_NAMES = {
+    # the pipe index held in a name the lowering's stage temporary also used: the Gluon
+    # rebound it to p % 2 before the phase was computed from it (a wait that never waits)
+    "a local _kv_s1 holding the pipe index": (
+        ring(writer(body="_kv_s1 = p\n" + _PUT.replace("(p)", "(_kv_s1)"))), "verified"),
+    "a local L0 (a layout's name)": (ring(writer(pre="L0 = 3\n", body=_after_commit("L0"))),
+                                     "verified"),
+    "a local _v2 (a temporary's name)": (ring(writer(pre="_v2 = 3\n", body=_after_commit("_v2"))),
+                                         "verified"),
+    "a module constant _v2": (ring(writer(body=_after_commit("_v2")),
+                                   prelude="_v2 = tl.constexpr(3)\n"), "verified"),
+    # the module's own imports
+    "a local gl": (ring(writer(pre="gl = 3\n", body=_after_commit("gl"))),
+                   ("rejected", "[reserved-name]", "`gl` is a name the generated Gluon module")),
+    "a local mbarrier": (ring(writer(pre="mbarrier = 3\n", body=_after_commit("mbarrier"))),
+                         ("rejected", "[reserved-name]")),
+    "a partition named mbarrier": (ring().replace("produce", "mbarrier"),
+                                   ("rejected", "[reserved-name]")),
+    "a partition named gl": (ring().replace("consume", "gl"), ("rejected", "[reserved-name]")),
+    "a partition parameter tma": (
+        ring().replace("def produce(kv, x_ptr, N, C: tl.constexpr):",
+                       "def produce(kv, x_ptr, N, tma):"), ("rejected", "[reserved-name]")),
+    "a module constant gl": (
+        ring(writer(body=_PUT.replace("x_ptr + tl.arange", "x_ptr + gl + tl.arange")),
+             prelude="gl = tl.constexpr(3)\n"), ("rejected", "[reserved-name]")),
+    # a helper's locals are renamed by the frontend: no clash
+    "a helper local gl": (
+        ring(writer(body="put(w, x_ptr, p)\n"),
+             extra="\ndef put(w, x_ptr, p):\n    gl = 1\n    slot = w.acquire(p)\n    tl.store("
+                   "tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + gl + tl.arange(0, 64)))\n    "
+                   "w.commit(p)\n"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(GENERATED_NAMES))
+def test_names_the_generated_gluon_uses(tmp_path, capsys, name):
+    """The refused ones were verified, and the lowered kernel did not compile (`gl`,
+    `mbarrier`, `tma` rebound); the verified ones were verified too, but their Gluon did not
+    compile (`L0 = 3` rebound the layout, `_v2` a temporary) or waited with the wrong phase
+    (`_kv_s1`): lowering/translate.py's temporaries and layout names now step over the kernel's
+    own names."""
+    text, expect = GENERATED_NAMES[name]
+    _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("name", [n for n, (_, e) in GENERATED_NAMES.items() if e == "verified"])
+def test_names_the_generated_gluon_uses_lower_to_their_events(tmp_path, capsys, name):
+    text, _ = GENERATED_NAMES[name]
+    path = _run(tmp_path, capsys, text, (), "verified")
+    problems = lowering_problems(path, min_grid=3)
+    assert not problems, "\n".join(problems)
+    assert tle_dump(["-q", "--gluon", str(path)]) == 0
+    out = capsys.readouterr().out
+    compile(out, "<gluon>", "exec")
+    # the kernel's own name is bound once in the Gluon: no temporary or layout takes it
+    import re
+
+    user = re.search(r"(_kv_s1|L0|_v2)", name)
+    if user is not None:
+        bindings = re.findall(rf"^\s*{user.group(1)}(?:: gl\.constexpr)? = ", out, re.M)
+        assert len(bindings) == 1, out

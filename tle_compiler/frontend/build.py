@@ -2744,6 +2744,43 @@ class Builder(BuildRules):
 WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")
 
 
+def check_generated_names(kern: K.Kernel, m: Module) -> None:
+    """Refuse a name of the kernel's source that the generated Gluon module binds for itself
+    (check ``reserved-name``): the lowering spells the kernel's names as written
+    (lowering/names.py source_names), so a partition local ``gl = 3`` or ``mbarrier = 3``, or a
+    partition function named ``gl``, rebinds the module's own ``gl`` / ``mbarrier`` and the
+    lowered kernel does not compile (or calls the wrong thing); so does a name of the
+    ``_tle_...`` helpers it emits. (Temporaries and layout names step over the kernel's names,
+    lowering/translate.py.) The builtins ``range`` / ``int`` / ``float`` are refused where they
+    are rebound."""
+    from ..lowering.names import MODULE_NAMES, source_names
+
+    reserved = MODULE_NAMES - {"range", "int", "float"}
+    hits = sorted(n for n in source_names(kern) if n in reserved or n.startswith("_tle_"))
+    if not hits:
+        return
+    name = hits[0]
+    parts = {p.name for p in kern.partitions}
+    defs = [d for d in m.tree.body if isinstance(d, ast.FunctionDef)
+            and (d.name == kern.name or d.name in parts)]
+    where: Optional[ast.AST] = None
+    for d in defs:
+        for n in ast.walk(d):
+            if (isinstance(n, ast.Name) and n.id == name) or (
+                    isinstance(n, ast.arg) and n.arg == name) or (
+                    isinstance(n, ast.FunctionDef) and n.name == name):
+                where = n
+                break
+        if where is not None:
+            break
+    loc = _loc(m.path, where) if where is not None else kern.loc
+    raise TleError(f"`{name}` is a name the generated Gluon module binds for itself (its imports "
+                   f"gluon, gl, mbarrier, tma, async_copy, fence_async_shared, warpgroup_mma..., "
+                   f"and its _tle_ helpers): the lowering spells the kernel's names as written, so "
+                   f"this one would rebind it and the lowered kernel would not compile; rename "
+                   f"it", loc, check="reserved-name")
+
+
 def _unlowerable_argument(e: K.Expr, st: Optional[Static], top: bool = True) -> Optional[str]:
     """What a partition argument is when the lowering cannot pass it (lowering/walks.py
     ``bindings``: pipes, handles, scalars and constants, and tuples of them; a function, module
@@ -2899,7 +2936,9 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
             if problem is not None:
                 raise TleError(problem[2], Loc(m.path, problem[0], problem[1]), check="bad-jit")
             b = Builder(cache, m, bind)
-            out.append((st, b.kernel(st, dec)))
+            kern = b.kernel(st, dec)
+            check_generated_names(kern, m)
+            out.append((st, kern))
             budget |= b.budget_constexprs
     return Built(cache, m, out, frozenset(budget))
 

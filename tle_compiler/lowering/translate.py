@@ -124,6 +124,9 @@ class Ctx:
         self.row_reduce_tree = False
         self.row_reduce_helpers: set[tuple] = set()
         self.arg_types: dict = {}  # the compile's signature, when known (walks.prepare)
+        #: the kernel's source names (names.source_names): a temporary or layout name equal to
+        #: one (a partition local `_v2` or `L0`, a module constant `_t1`) would rebind it
+        self.taken: frozenset = frozenset()
 
 
 class FnTranslator:
@@ -176,12 +179,19 @@ class FnTranslator:
 
     def fresh(self, base: str = "t") -> str:
         self.tmp += 1
+        while f"_{base}{self.tmp}" in self.ctx.taken:  # never one of the kernel's own names
+            self.tmp += 1
         return f"_{base}{self.tmp}"
 
     def L(self, layout: tuple) -> str:
-        """A named constexpr for a layout (declared at the top of the function)."""
+        """A named constexpr for a layout (declared at the top of the function), never one of the
+        kernel's own names."""
         if layout not in self.layout_names:
-            self.layout_names[layout] = f"L{len(self.layout_names)}"
+            n = len(self.layout_names)
+            used = set(self.layout_names.values())
+            while f"L{n}" in self.ctx.taken or f"L{n}" in used:
+                n += 1
+            self.layout_names[layout] = f"L{n}"
         return self.layout_names[layout]
 
     def Lv(self, var: int) -> str:

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir import kernel as K
 from . import instrument
-from .names import NameAllocator
+from .names import NameAllocator, source_names
 from .plan import build_plan
 from .layouts import pointee_of
 from .translate import I64_ARG_TYPES, Ctx, FnTranslator, V, literal
@@ -150,6 +150,9 @@ def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = 
             arr.mode, arr.threads = u.mode, u.threads
             arr.init_counts = [u.init_count] * len(arr.counts)
     ctx = Ctx(info.path, all_consts, plans, debug_waits)
+    # the kernel's own names, which the generated module spells as written: the translators'
+    # temporaries and layout names step over them (FnTranslator.fresh / L)
+    ctx.taken = frozenset(source_names(kir))
     ctx.cp_async = cp_async
     ctx.arg_types = dict(arg_types or {})
     # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
