@@ -64,6 +64,16 @@ def test_parse_bound():
         parse_bound("soon")
 
 
+@pytest.mark.parametrize("spec", ["1e400s", "1e400", 1e300, float("inf"), "18446744073709551616ns",
+                                  "1e30s"])
+def test_a_bound_past_what_the_wait_counts_is_too_large(spec):
+    # outside tle-dump (compile_kernel, launches under $TLE_DEBUG_WAITS) too: infinity was an
+    # OverflowError of int(), and a bound past 64 bits of nanoseconds went into the PTX literal
+    with pytest.raises(OverflowError, match="too large"):
+        parse_bound(spec)
+    assert parse_bound("18446744073s") == Bound("ns", 18_446_744_073_000_000_000)
+
+
 def test_off_changes_nothing(monkeypatch):
     monkeypatch.delenv("TLE_DEBUG_WAITS", raising=False)
     info, cfg = _info_cfg("ring")

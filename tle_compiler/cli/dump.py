@@ -898,7 +898,8 @@ def _parse_wait_bound(spec: str, what: str, bare_seconds: bool):
     try:
         bound = parse_bound(text)
     except (ValueError, OverflowError) as e:
-        why = "too large" if isinstance(e, OverflowError) else (
+        why = (str(e) if str(e).startswith("too large") else "too large") \
+            if isinstance(e, OverflowError) else (
             "it must be positive" if "positive" in str(e) else f"expected {usage}")
         raise _Unusable(f"tle-dump: error: {what} {spec!r}: {why}") from None
     if bound is None:

@@ -79,7 +79,7 @@ def parse_bound(spec: Union[None, bool, int, float, str, Bound]) -> Optional[Bou
             return Bound("ns", DEFAULT_NS)
         if spec < 0:
             raise ValueError(f"{ENV}: a bound must be positive, got {spec}")
-        return Bound("ns", max(1, int(spec * 1e9)))
+        return _ns_bound(spec * 1e9)
     s = str(spec).strip().lower()
     if s in ("", "0", "off", "false", "no"):
         return None
@@ -99,7 +99,24 @@ def parse_bound(spec: Union[None, bool, int, float, str, Bound]) -> Optional[Bou
     if unit.startswith(("poll", "iter")):
         return Bound("polls", min(int(v), 2**32 - 1))
     scale = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}[unit]
-    return Bound("ns", max(1, int(v * scale)))
+    return _ns_bound(v * scale)
+
+
+#: the most nanoseconds a wait can count: the lowered wait compares a 64-bit %globaltimer
+#: difference with the bound
+MAX_NS = 2**64 - 1
+
+
+def _ns_bound(ns: float) -> Bound:
+    """A bound of ``ns`` nanoseconds (at least 1); OverflowError ("too large ...") past what the
+    lowered wait counts, infinity included, rather than a PTX literal the assembler refuses or an
+    int() of infinity."""
+    if ns != ns or ns == float("inf"):
+        raise OverflowError("too large")
+    if ns > MAX_NS:
+        raise OverflowError(f"too large (at most {MAX_NS // 10**9} s: the lowered wait counts in "
+                            f"64 bits)")
+    return Bound("ns", max(1, int(ns)))
 
 
 def bound_from(debug_waits) -> Optional[Bound]:
