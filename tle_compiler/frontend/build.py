@@ -34,6 +34,7 @@ from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_lines,
                      kernel_def_problem, kernel_params, nested_kernel, superseded)
+from ..ir.kernel_names import MODULE_NAMES, source_names
 from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
@@ -2747,14 +2748,12 @@ WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")
 def check_generated_names(kern: K.Kernel, m: Module) -> None:
     """Refuse a name of the kernel's source that the generated Gluon module binds for itself
     (check ``reserved-name``): the lowering spells the kernel's names as written
-    (lowering/names.py source_names), so a partition local ``gl = 3`` or ``mbarrier = 3``, or a
+    (ir/kernel_names.py source_names), so a partition local ``gl = 3`` or ``mbarrier = 3``, or a
     partition function named ``gl``, rebinds the module's own ``gl`` / ``mbarrier`` and the
     lowered kernel does not compile (or calls the wrong thing); so does a name of the
     ``_tle_...`` helpers it emits. (Temporaries and layout names step over the kernel's names,
     lowering/translate.py.) The builtins ``range`` / ``int`` / ``float`` are refused where they
     are rebound."""
-    from ..lowering.names import MODULE_NAMES, source_names
-
     reserved = MODULE_NAMES - {"range", "int", "float"}
     hits = sorted(n for n in source_names(kern) if n in reserved or n.startswith("_tle_"))
     if not hits:
