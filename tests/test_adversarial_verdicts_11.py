@@ -70,7 +70,13 @@ walks.py for the generated names), each found by a kernel below:
   lowering's fresh() and L() now step over the kernel's names (lowering/translate.py, walks.py:
   the smallest fix, where the fault is). A name of the module's own imports (`gl`, `mbarrier`,
   `tma`, a partition named `gl`) is now refused (build.check_generated_names, check
-  reserved-name): the lowering spells the kernel's names as written.
+  reserved-name): the lowering spells the kernel's names as written. The names live in
+  ir/kernel_names.py now, below the frontend and the lowering;
+- verified, though the writer's source waits off by one: a partition local `_id1_q = p + 1`
+  and the renamed local `q` of the first inlining of a helper `id` were one KIR name, so the
+  helper's `q = p` rebound the user's index (and a safe twin was rejected). The builder's
+  generated names (helper prefixes `_<helper><n>_`, temporaries `_<base><n>`) now step over
+  every identifier of the kernel's file (build.Builder.helper_prefix / fresh).
 
 Checked and left as they are (the exploration's kernels not kept here behaved): handles in
 dicts, lambdas, nested defs, walrus, global / nonlocal, `reversed(range(...))`, `break` /
@@ -574,6 +580,18 @@ GENERATED_NAMES = {
     "a module constant gl": (
         ring(writer(body=_PUT.replace("x_ptr + tl.arange", "x_ptr + gl + tl.arange")),
              prelude="gl = tl.constexpr(3)\n"), ("rejected", "[reserved-name]")),
+    # the frontend renames an inlined helper's locals `_<helper><n>_<name>`: a partition local
+    # spelled so was the same KIR name, rebound by the helper (`q = p` over `_id1_q = p + 1`),
+    # so the writer's off-by-one index was verified as p
+    "a local named like an inlined helper's local, off by one": (
+        ring(writer(body="_id1_q = p + 1\nj = id(p)\n" + _PUT.replace("(p)", "(_id1_q)")),
+             extra="\ndef id(p):\n    q = p\n    return q\n"),
+        ("rejected", "[wait-never-committed]")),
+    "a local named like an inlined helper's local": (
+        ring(writer(body="_id1_q = p\nj = id(p + 1)\n" + _PUT.replace("(p)", "(_id1_q)")),
+             extra="\ndef id(p):\n    q = p\n    return q\n"), "verified"),
+    "a local named like the builder's temporaries": (
+        ring(writer(pre="_t1 = 5\n_t2 = 6\n", body=_after_commit("_t1 + _t2"))), "verified"),
     # a helper's locals are renamed by the frontend: no clash
     "a helper local gl": (
         ring(writer(body="put(w, x_ptr, p)\n"),

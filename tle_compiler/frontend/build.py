@@ -99,6 +99,7 @@ class Module:
         text = self.text
         self.tree = parse_python(text, path)
         self.scope = ModuleScope(self.tree, path)
+        self._identifiers: Optional[frozenset] = None
         self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
         #: local name -> (module file, imported name or None for the module itself, import line)
         self.imports: dict[str, tuple[str, Optional[str], Loc]] = {}
@@ -231,6 +232,22 @@ class Module:
                            f"({os.path.dirname(find_module(top, 0, self.path))}) has no module "
                            f"'{module[len(top) + 1:]}' (Python raises ModuleNotFoundError)",
                            loc, check="bad-import")
+
+    @property
+    def identifiers(self) -> frozenset:
+        """Every identifier the file spells (names, parameters, functions, attributes of none):
+        the builder's generated KIR names step over them."""
+        if self._identifiers is None:
+            out = set()
+            for n in ast.walk(self.tree):
+                if isinstance(n, ast.Name):
+                    out.add(n.id)
+                elif isinstance(n, ast.arg):
+                    out.add(n.arg)
+                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    out.add(n.name)
+            self._identifiers = frozenset(out)
+        return self._identifiers
 
     def defines(self, name: str) -> bool:
         """Whether the module binds ``name`` at module level (or, a package, has a submodule of
@@ -454,7 +471,19 @@ class Builder(BuildRules):
 
     def fresh(self, base: str) -> str:
         self.counter += 1
+        while f"_{base}{self.counter}" in self.root.identifiers:
+            self.counter += 1  # never a name the kernel's file spells itself
         return f"_{base}{self.counter}"
+
+    def helper_prefix(self, name: str) -> str:
+        """The prefix of the KIR names of one inlining of helper ``name``: ``_<name><n>_``, with
+        no identifier of the kernel's file (a partition's local ``_put1_q``) starting with it,
+        which the inlined ``q`` would otherwise rebind (the KIR, and the lowered Gluon, spell
+        both as ``_put1_q``)."""
+        while True:
+            prefix = f"_{name}{self._next()}_"
+            if not any(i.startswith(prefix) for i in self.root.identifiers):
+                return prefix
 
     def block(self, stmts: list[ast.stmt]) -> tuple[K.Stmt, ...]:
         saved, self.out = self.out, []
@@ -2170,7 +2199,7 @@ class Builder(BuildRules):
                                f"cannot pass a library function, class or module to a jit "
                                f"function (\"object has no attribute 'type'\"); call it in "
                                f"'{fdef.name}' by its name", a_node, check="bad-call")
-        prefix = f"_{fdef.name}{self._next()}_"
+        prefix = self.helper_prefix(fdef.name)
         frame = Frame(module, prefix, {}, fdef.name, stores=_stores(fdef.body))
         sig = fdef.args
         if sig.vararg is not None or sig.kwarg is not None:
@@ -2333,7 +2362,7 @@ class Builder(BuildRules):
                                    f"Python evaluates a default once, where the def stands "
                                    f"(pass the value or bind '{n.id}' once)", n,
                                    check="bad-call")
-        self.frames.append(Frame(module, f"_{fdef.name}{self._next()}_", {}, fdef.name))
+        self.frames.append(Frame(module, self.helper_prefix(fdef.name), {}, fdef.name))
         # ``python``: the value Python gives the default at the def; else read as the Triton code
         # the helper runs (`p = default`), whose chained comparisons Triton refuses
         saved, self.not_triton = self.not_triton, python
