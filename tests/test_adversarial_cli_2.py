@@ -51,6 +51,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_cli_verdicts import one_line_error, verdict_line
 from tle_compiler.cli.dump import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,16 +71,7 @@ def run(capsys, *args, env=None, monkeypatch=None):
     return code, out, err
 
 
-def one_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err and "error:" in lines[0]
-    return lines[0]
-
-
-def verdict_line(out: str) -> str:
-    (line,) = [ln for ln in out.splitlines() if ln.startswith("# verdict: ")]
-    return line[len("# verdict: "):]
+one_line = one_line_error  # stderr of an exit-2 run: one line, no traceback
 
 
 def summaries(err: str) -> dict[str, str]:
