@@ -76,7 +76,12 @@ walks.py for the generated names), each found by a kernel below:
   and the renamed local `q` of the first inlining of a helper `id` were one KIR name, so the
   helper's `q = p` rebound the user's index (and a safe twin was rejected). The builder's
   generated names (helper prefixes `_<helper><n>_`, temporaries `_<base><n>`) now step over
-  every identifier of the kernel's file (build.Builder.helper_prefix / fresh).
+  every identifier of the kernel's file (build.Builder.helper_prefix / fresh);
+- verified, though the reader hangs: a module constant `B` read by a helper inlined into a
+  partition that binds a local `B = 9` (or `B_1`, the id the frontend gave a helper module's
+  second `B`): the Gluon spells the constant and the local alike, and the helper's loop ran
+  the local's count. A constant's KIR id now avoids every name the kernels and their
+  partitions bind (build.Builder.global_of, Module.function_locals).
 
 Checked and left as they are (the exploration's kernels not kept here behaved): handles in
 dicts, lambdas, nested defs, walrus, global / nonlocal, `reversed(range(...))`, `break` /
@@ -555,6 +560,20 @@ def _after_commit(use: str) -> str:
     return _PUT + f"tl.store(x_ptr + {use} + tl.arange(0, 64), tl.load(x_ptr + tl.arange(0, 64)))\n"
 
 
+_RD_OF_B = """
+def rd(r, y_ptr):
+    for p in range(B):
+        res = r.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(p)
+        tl.store(y_ptr + tl.arange(0, 64), t)
+"""
+_SHADOWING_READER = """\
+    B = 9
+    rd(r, y_ptr)
+    tl.store(y_ptr + B + tl.arange(0, 64), tl.load(y_ptr + tl.arange(0, 64)))
+"""
+
 GENERATED_NAMES = {
     # the pipe index held in a name the lowering's stage temporary also used: the Gluon
     # rebound it to p % 2 before the phase was computed from it (a wait that never waits)
@@ -592,6 +611,11 @@ GENERATED_NAMES = {
              extra="\ndef id(p):\n    q = p\n    return q\n"), "verified"),
     "a local named like the builder's temporaries": (
         ring(writer(pre="_t1 = 5\n_t2 = 6\n", body=_after_commit("_t1 + _t2"))), "verified"),
+    # a module constant read by an inlined helper, and a partition local of the same name:
+    # the Gluon spelled both `B`, so the helper's loop ran the local's 9 times (a hang)
+    "a partition local named like the constant its helper reads": (
+        ring(writer(loop="for p in range(4):"), _SHADOWING_READER, prelude="B = 4\n",
+             extra=_RD_OF_B), "verified"),
     # a helper's locals are renamed by the frontend: no clash
     "a helper local gl": (
         ring(writer(body="put(w, x_ptr, p)\n"),
@@ -599,6 +623,21 @@ GENERATED_NAMES = {
                    "tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + gl + tl.arange(0, 64)))\n    "
                    "w.commit(p)\n"), "verified"),
 }
+
+
+def test_a_helper_module_constant_and_a_partition_local_of_one_name(tmp_path, capsys):
+    """The helper module's `B = 2` (KIR id `B_1` beside the kernel module's `B = 4`) and the
+    reader's own `B_1 = 9`: the Gluon read the local in the helper's loop (18 waits for 4
+    commits), verified. The constant now takes an id no partition binds."""
+    kernel = ring(writer(loop="for p in range(B):"),
+                  "    B_1 = 9\n    rd(r, y_ptr)\n    tl.store(y_ptr + B_1 + tl.arange(0, 64), "
+                  "tl.load(y_ptr + tl.arange(0, 64)))\n").replace(
+        "import tle_compiler as tle\n", "import tle_compiler as tle\nfrom .helpers import rd\n\nB = 4\n")
+    helpers = HEAD + "B = 2\n\n" + _RD_OF_B.replace("range(B)", "range(B * 2)")
+    path = _run(tmp_path, capsys, kernel, (), "verified", name="pkg/kernel.py",
+                files={"pkg/__init__.py": "", "pkg/helpers.py": helpers})
+    problems = lowering_problems(path, min_grid=1)
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("name", list(GENERATED_NAMES))

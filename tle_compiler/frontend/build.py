@@ -100,6 +100,7 @@ class Module:
         self.tree = parse_python(text, path)
         self.scope = ModuleScope(self.tree, path)
         self._identifiers: Optional[frozenset] = None
+        self._locals: Optional[frozenset] = None
         self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
         #: local name -> (module file, imported name or None for the module itself, import line)
         self.imports: dict[str, tuple[str, Optional[str], Loc]] = {}
@@ -248,6 +249,38 @@ class Module:
                     out.add(n.name)
             self._identifiers = frozenset(out)
         return self._identifiers
+
+    @property
+    def function_locals(self) -> frozenset:
+        """The names the kernels and partition functions of the file bind as locals (their
+        parameters, assignment and loop targets): the @tle.jit defs and the functions their
+        warp_specialize lists name. The generated Gluon spells these as written, so a module
+        constant of the same name read by an inlined helper would read the local."""
+        if self._locals is None:
+            fns = {d.name: d for d in self.tree.body if isinstance(d, ast.FunctionDef)}
+            chosen = set()
+            for d in fns.values():
+                if not any(isinstance(n, ast.Call) and self.scope.is_tle(n.func,
+                                                                          "gpu.warp_specialize")
+                           for n in ast.walk(d)):
+                    continue
+                chosen.add(d.name)
+                for n in ast.walk(d):
+                    if isinstance(n, ast.Call) and self.scope.is_tle(n.func, "gpu.warp_specialize") \
+                            and n.args and isinstance(n.args[0], (ast.List, ast.Tuple)):
+                        for e in n.args[0].elts:
+                            if isinstance(e, ast.Tuple) and e.elts and isinstance(e.elts[0],
+                                                                                   ast.Name):
+                                chosen.add(e.elts[0].id)
+            out = set()
+            for name in chosen & set(fns):
+                for n in ast.walk(fns[name]):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                        out.add(n.id)
+                    elif isinstance(n, ast.arg):
+                        out.add(n.arg)
+            self._locals = frozenset(out)
+        return self._locals
 
     def defines(self, name: str) -> bool:
         """Whether the module binds ``name`` at module level (or, a package, has a submodule of
@@ -500,7 +533,11 @@ class Builder(BuildRules):
         if kid is None:
             value = module.consts[name]
             kid, k = name, 1
-            while kid in self.consts and self.consts[kid] != value:
+            # a name the kernel or a partition binds itself (a local, a parameter) would shadow
+            # the constant in the generated Gluon, where an inlined helper's read of its
+            # module's `B` meets the partition's own `B = 9`: such a constant takes another id
+            while (kid in self.consts and self.consts[kid] != value) or (
+                    kid in self.root.function_locals):
                 kid, k = f"{name}_{k}", k + 1
             self.consts[kid] = value
             self.const_ids[key] = kid
