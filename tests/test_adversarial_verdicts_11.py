@@ -80,8 +80,10 @@ walks.py for the generated names), each found by a kernel below:
 - verified, though the reader hangs: a module constant `B` read by a helper inlined into a
   partition that binds a local `B = 9` (or `B_1`, the id the frontend gave a helper module's
   second `B`): the Gluon spells the constant and the local alike, and the helper's loop ran
-  the local's count. A constant's KIR id now avoids every name the kernels and their
-  partitions bind (build.Builder.global_of, Module.function_locals).
+  the local's count; and a helper module's constant `consume = 2` beside the partition
+  `consume` (one module-level name in the Gluon, whose compile failed). A constant's KIR id now
+  avoids every name the kernels and their partitions bind and the file's function names
+  (build.Builder.global_of, Module.function_locals).
 
 Checked and left as they are (the exploration's kernels not kept here behaved): handles in
 dicts, lambdas, nested defs, walrus, global / nonlocal, `reversed(range(...))`, `break` /
@@ -638,6 +640,19 @@ def test_a_helper_module_constant_and_a_partition_local_of_one_name(tmp_path, ca
                 files={"pkg/__init__.py": "", "pkg/helpers.py": helpers})
     problems = lowering_problems(path, min_grid=1)
     assert not problems, "\n".join(problems)
+
+
+def test_a_helper_module_constant_named_like_a_partition(tmp_path, capsys):
+    """The helper module's `consume = 2` and the partition `consume`: the Gluon defined both at
+    module level under one name (its compile failed: verified, not lowerable)."""
+    kernel = ring(writer(loop="for p in range(4):"), "    rd(r, y_ptr)\n").replace(
+        "import tle_compiler as tle\n", "import tle_compiler as tle\nfrom .helpers import rd\n")
+    helpers = HEAD + "consume = 2\n\n" + _RD_OF_B.replace("range(B)", "range(consume * 2)")
+    path = _run(tmp_path, capsys, kernel, (), "verified", name="pkg/kernel.py",
+                files={"pkg/__init__.py": "", "pkg/helpers.py": helpers})
+    assert tle_dump(["-q", "--gluon", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "consume_1 = gl.constexpr(2)" in out and "range((consume_1 * 2))" in out, out
 
 
 @pytest.mark.parametrize("name", list(GENERATED_NAMES))

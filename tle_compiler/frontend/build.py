@@ -253,9 +253,10 @@ class Module:
     @property
     def function_locals(self) -> frozenset:
         """The names the kernels and partition functions of the file bind as locals (their
-        parameters, assignment and loop targets): the @tle.jit defs and the functions their
-        warp_specialize lists name. The generated Gluon spells these as written, so a module
-        constant of the same name read by an inlined helper would read the local."""
+        parameters, assignment and loop targets: the @tle.jit defs and the functions their
+        warp_specialize lists name), and the file's function names. The generated Gluon spells
+        these as written, so a module constant of the same name (of another module, or read by
+        an inlined helper) would be the local or the function there."""
         if self._locals is None:
             fns = {d.name: d for d in self.tree.body if isinstance(d, ast.FunctionDef)}
             chosen = set()
@@ -272,7 +273,7 @@ class Module:
                             if isinstance(e, ast.Tuple) and e.elts and isinstance(e.elts[0],
                                                                                    ast.Name):
                                 chosen.add(e.elts[0].id)
-            out = set()
+            out = set(fns)  # the functions the Gluon defines by these names
             for name in chosen & set(fns):
                 for n in ast.walk(fns[name]):
                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
