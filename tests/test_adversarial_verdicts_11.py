@@ -4,12 +4,14 @@ its name deleted or bound again after the def, a kernel defined inside module-le
 flow), modules that import each other (which Python runs partially initialised), module files
 that Python cannot import although `ast.parse` reads them (compile errors of the symbol table,
 statements that always raise, modules that are not installed, names read before any binding),
-and loop steps whose sign Triton does not see when it compiles the loop. tle-dump must reject
+loop steps whose sign Triton does not see when it compiles the loop, and names of the kernel
+that the generated Gluon spells alike with its own (its imports, temporaries and layouts, an
+inlined helper's renamed locals, module constants). tle-dump must reject
 (exit 1, the construct named at its line), call unusable (exit 2, a syntax error) or at least
 not prove (exit 3) every such kernel, and prove (exit 0) the safe twins; the test_what_python_*
-tests hold each refusal to what Python itself does when it imports the module, and for two
-verified kernels the generated Gluon's barrier operations are checked against the verified
-events (tests/test_lowering_events.py's Runs).
+tests hold each refusal to what Python itself does when it imports the module, and for the
+verified kernels of the last groups the generated Gluon's barrier operations are checked
+against the verified events (tests/test_lowering_events.py's Runs).
 
 Wrong before the fixes that came with this file (tle_compiler/frontend/kernel.py, build.py,
 import_order.py (new), ast_reader.py, protocol.py; tle_compiler/lowering/translate.py and
@@ -20,9 +22,9 @@ walks.py for the generated names), each found by a kernel below:
   (`@deco` returning None or a wrapper), `@tle.jit(8)` (jit(fn=8) raises at the import), and the
   name bound again or deleted after the def (`del k`, `k = None`, `class k`, `from math import
   pi as k`, `for k in ...`, `del k` under an `if`, `globals().pop('k')`, `setattr(module, 'k',
-  None)`): the leftover of the tenth round. A later
-  `@tle.jit def` of the same name still replaces the first def, which is skipped, as Python
-  binds the name to the last one (tests/test_adversarial_verdicts_10.py);
+  None)`): the leftover of the tenth round. A later `@tle.jit def` of the same name still
+  replaces the first def, which is skipped, as Python binds the name to the last one
+  (tests/test_adversarial_verdicts_10.py);
 - "no @tle.jit kernel" (exit 2, unusable input) for a kernel defined inside a module-level
   `if`, `try` or loop: now refused at the def (bad-jit, exit 1), since whether Python defines
   it depends on what runs;
@@ -59,8 +61,7 @@ walks.py for the generated names), each found by a kernel below:
   iteration from a start above its stop, and the generated Gluon passes S to the partition as a
   runtime value: the writer commits nothing while the reader waits N tiles. Now refused at the
   loop (protocol.py Walker.range_bounds, check bad-loop); a literal or constexpr step of -1 is
-  read as before (bounded: the cutoff theorem takes step 1 only).
-
+  read as before (bounded: the cutoff theorem takes step 1 only);
 - verified, though the lowered kernel does not compile or waits with the wrong phase: a name of
   the kernel that the generated Gluon also binds. Temporaries (`_v2`, `_kv_s1`) and layout
   names (`L0`) were numbered without looking at the kernel's names, so a partition local
@@ -97,7 +98,13 @@ by chained, annotated or augmented assignments, deleted, or rebound in `if __nam
 names), a `return` before warp_specialize (the lowered kernel returns there too: nothing runs).
 Left as they are: a literal negative step (`range(N - 1, -1, -1)`) is bounded, not proved (the
 cutoff theorem's fragment has step 1 only); a partition with a default parameter the
-warp_specialize entry leaves out is refused (bad-call), though Gluon would bind the default.
+warp_specialize entry leaves out is refused (bad-call), though Gluon would bind the default;
+a relative import in a kernel file of a folder without `__init__.py` is read as the folder's
+module, which Python imports only as a namespace package (as a top-level module it raises
+ImportError); `if N > 100: return 1` in the kernel body is lowered as `pass` (the partitions
+run where Python would return: the verified protocol, so no verdict fault, but not the source's
+meaning); `*args` / `**kwargs` / keyword-only parameters of the kernel are verified and dropped
+or made positional by the lowering.
 """
 
 from __future__ import annotations
