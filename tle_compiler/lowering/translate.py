@@ -588,7 +588,27 @@ class FnTranslator:
                 val = float(v.value) if fn == "float" else int(v.value)
                 return V("const", literal(val), value=val)
             return V("scalar", f"{fn}({v.text})", i64=v.i64)
+        if name in ("builtins.min", "builtins.max") and node.args and not node.kwargs:
+            return self.builtin_min_max(name, node)
         return self.call_builtin(name, node)
+
+    def builtin_min_max(self, name: str, node: K.Op) -> V:
+        """Python's min / max in Triton code is Triton's builtin_min / builtin_max: the builtin
+        of compile-time numbers, else a chain of tl.minimum / tl.maximum (left to right), which
+        is what the verifier reads (it was verified, and the lowering stopped here)."""
+        vals = [self.ex(a) for a in node.args]
+        fn = min if name.endswith("min") else max
+        if all(v.kind == "const" for v in vals):
+            val = fn(v.value for v in vals)
+            return V("const", literal(val), value=val)
+        op = "gl.minimum" if fn is min else "gl.maximum"
+        acc = vals[0]
+        for v in vals[1:]:
+            if acc.kind != "tensor" and v.kind != "tensor":
+                acc = V("scalar", f"{op}({acc.text}, {v.text})", i64=wide(acc) or wide(v))
+            else:
+                acc = self._elementwise([acc, v], lambda x, y: f"{op}({x}, {y})")
+        return acc
 
     def conditional(self, node: K.Op) -> V:
         """``a if c else b`` on a runtime scalar ``c`` (the frontend folded a constant one), with
