@@ -2613,6 +2613,7 @@ class Builder(BuildRules):
                            "kernel body (not nested in a loop, an if, or an expression)",
                            _loc(m.path, calls[0]), check="bad-warp-specialize")
         num_warps, options = jit_options(m.scope, dec, m.path)
+        _check_kernel_signature(m.path, fdef)
         params = []
         frame = Frame(m, "", {}, "<kernel>", stores=_stores(fdef.body))
         self.constexpr_params = set()
@@ -2886,6 +2887,20 @@ def _inert(st: ast.stmt) -> bool:
     return (isinstance(st, ast.Pass) or isinstance(st, ast.Expr)
             and isinstance(st.value, ast.Constant)
             or isinstance(st, ast.Return) and st.value is None)
+
+
+def _check_kernel_signature(path: str, fdef: ast.FunctionDef) -> None:
+    """A kernel's arguments are positional, one per launch argument: ``*args``, ``**kwargs`` and
+    keyword-only arguments are refused (the lowered kernel would drop them or take them by
+    position, so what runs would not be the function that was verified)."""
+    a = fdef.args
+    star = a.vararg or a.kwarg or (a.kwonlyargs[0] if a.kwonlyargs else None)
+    if star is not None:
+        spelled = (f"*{a.vararg.arg}" if star is a.vararg else
+                   f"**{a.kwarg.arg}" if star is a.kwarg else f"keyword-only `{star.arg}`")
+        raise TleError(f"kernel '{fdef.name}': {spelled}: a @tle.jit kernel takes plain positional "
+                       f"arguments (one per launch argument); spell each one out before any `*`",
+                       _loc(path, star), check="unsupported-signature")
 
 
 def _walk_no_defs(nodes: list[ast.stmt]):

@@ -1621,7 +1621,11 @@ class FnTranslator:
         if st.value is not None:
             self.ex(st.value)
         top = self._frames[0] if self._frames else None
-        if len(self._frames) == 1 and top[0] and top[1] == len(top[0]) - 1:
+        # the kernel prologue's statements are not a block frame: a return there (`if pid >= N:
+        # return`, the grid guard) is always early, before the partitions, and must be emitted;
+        # read as the last statement of its `if` block's frame it became `pass`
+        if (self.partition != "<kernel>" and len(self._frames) == 1 and top[0]
+                and top[1] == len(top[0]) - 1):
             return
         self.wait_site("before", st, Drain("return: nothing in flight when the function ends"))
         self.emit("return")
