@@ -173,6 +173,8 @@ def _read_input(path: Path) -> str:
                         f"or .kir file") from None
     if "\0" in text:
         raise _Unusable(f"{path}: error: contains NUL bytes; give a .py, .pipe or .kir file")
+    if path.suffix == ".py" and text.startswith("\ufeff"):
+        text = text[1:]  # Python skips a UTF-8 byte-order mark (.pipe / .kir text refuses one)
     return text
 
 

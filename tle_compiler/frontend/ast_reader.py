@@ -58,7 +58,7 @@ def parse(text: str, path: str) -> ast.Module:
 
 def _read_text(path: PathLike) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # a byte-order mark: Python skips it
             return f.read()
     except OSError as e:
         raise TleError(f"cannot read {os.fspath(path)}: {e.strerror or e}",

@@ -95,7 +95,7 @@ class Module:
     def __init__(self, path: str, cache: "ModuleCache", text: Optional[str] = None):
         self.path = path
         self.cache = cache
-        self.text = Path(path).read_text(encoding="utf-8") if text is None else text
+        self.text = Path(path).read_text(encoding="utf-8-sig") if text is None else text
         text = self.text
         self.tree = parse_python(text, path)
         self.scope = ModuleScope(self.tree, path)

@@ -310,7 +310,7 @@ class _Run:
     def tree(self, path: str) -> Optional[ast.Module]:
         if path not in self.trees:
             try:
-                text = Path(path).read_text(encoding="utf-8")
+                text = Path(path).read_text(encoding="utf-8-sig")
             except (OSError, ValueError):
                 self.trees[path] = None  # reported where the module is read
                 return None

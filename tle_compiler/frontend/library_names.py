@@ -83,7 +83,7 @@ def _bound(file: str) -> Optional[frozenset]:
     """The names module ``file`` binds at module level (anywhere in its statements outside
     functions), None when it may bind others (a star import, a module ``__getattr__``)."""
     try:
-        with open(file, encoding="utf-8") as fh:
+        with open(file, encoding="utf-8-sig") as fh:
             tree = ast.parse(fh.read())
     except (OSError, SyntaxError, ValueError):
         return None

@@ -133,7 +133,7 @@ def source_text(f: Optional[str], sources: Optional[dict[str, str]],
     text = (sources or {}).get(f)
     if text is None and read_files and f and os.path.isfile(f):
         try:
-            with open(f, encoding="utf-8") as fh:
+            with open(f, encoding="utf-8-sig") as fh:
                 return fh.read()
         except OSError:
             return None

@@ -72,7 +72,7 @@ def _num_warps_line(path: str, kernel: Optional[str]) -> int:
     by kernel name), else of DEFAULT_CONFIG itself, else 1 (a ``.kir`` file: its config is an
     attribute of the kernel header). The source is read only for this error message."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             tree = ast.parse(f.read(), path)
     except (OSError, SyntaxError, ValueError):
         return 1
