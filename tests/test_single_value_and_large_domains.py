@@ -2,7 +2,7 @@
 values a check can list.
 
 - A param whose domain holds one value (`param N >= 3 <= 3`, `tle.assume(A == 3)`) is fixed to it
-  as `--param` would fix it (passes.with_single_values): a launch can pass nothing else. Before,
+  as `--param` would fix it (passes/fixed_params.with_single_values): a launch can pass nothing else. Before,
   it counted as a free param, so a kernel with one other free param was only "bounded" (two free
   params), though fixing it by hand proved every value of the other.
 - A finite domain inside the cutoff theorem's fragment is proved by the theorem's values cut to

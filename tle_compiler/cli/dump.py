@@ -878,9 +878,6 @@ def _unreadable(args, fmt: str, path: Path, err: TleError) -> int:
     return EXIT_REJECTED
 
 
-#: The largest bound of one debug wait: the lowered wait compares a 64-bit %globaltimer
-#: difference in nanoseconds, or a 32-bit poll count, with it (lowering/debug.py).
-_MAX_WAIT = {"ns": 2**64 - 1, "polls": 2**32 - 1}
 _BARE_NUMBER = re.compile(r"\s*[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?\s*")
 
 
@@ -889,7 +886,7 @@ def _parse_wait_bound(spec: str, what: str, bare_seconds: bool):
     (--wait-bound, $TLE_DEBUG_WAITS): an infinite, zero, negative or unreadable bound, or one the
     lowered wait cannot count to. ``bare_seconds``: a bare number is seconds (--wait-bound 1 is
     one second; in $TLE_DEBUG_WAITS, 1 means "on", the default bound)."""
-    from ..lowering.debug import parse_bound
+    from ..lowering.debug import MAX_POLLS, parse_bound
 
     text = spec.strip()
     if text.startswith("-") and _BARE_NUMBER.match(text[1:]):  # -5s: parse_bound reads no sign
@@ -900,22 +897,23 @@ def _parse_wait_bound(spec: str, what: str, bare_seconds: bool):
     try:
         bound = parse_bound(text)
     except (ValueError, OverflowError) as e:
-        why = (str(e) if str(e).startswith("too large") else "too large") \
-            if isinstance(e, OverflowError) else (
-            "it must be positive" if "positive" in str(e) else f"expected {usage}")
+        if isinstance(e, OverflowError):  # parse_bound's "too large ...", or int() of infinity
+            why = str(e) if str(e).startswith("too large") else "too large"
+        elif "positive" in str(e):
+            why = "it must be positive"
+        else:
+            why = f"expected {usage}"
         raise _Unusable(f"tle-dump: error: {what} {spec!r}: {why}") from None
     if bound is None:
         return None
     if bound.value < 1:  # 0.5polls: no poll at all
         raise _Unusable(f"tle-dump: error: {what} {spec!r}: it must be positive")
-    # parse_bound caps a poll count at 2**32 - 1 without a word: a larger one is refused here
+    # parse_bound refuses nanoseconds past what the wait counts, but caps a poll count at
+    # MAX_POLLS without a word: a larger one is refused here
     number = re.match(r"[0-9.eE+]+", text)
-    asked = float(number.group(0)) if bound.unit == "polls" and number else bound.value
-    if asked > _MAX_WAIT[bound.unit]:
-        limit = f"{_MAX_WAIT['ns'] // 10**9} s" if bound.unit == "ns" else \
-            f"{_MAX_WAIT['polls']} polls"
-        raise _Unusable(f"tle-dump: error: {what} {spec!r}: too large (at most {limit}: the "
-                        f"lowered wait counts in {64 if bound.unit == 'ns' else 32} bits)")
+    if bound.unit == "polls" and number and float(number.group(0)) > MAX_POLLS:
+        raise _Unusable(f"tle-dump: error: {what} {spec!r}: too large (at most {MAX_POLLS} polls: "
+                        f"the lowered wait counts in 32 bits)")
     return bound
 
 

@@ -61,6 +61,12 @@ class Bound:
         return f"{self.value}{self.unit}"
 
 
+#: The largest bounds of one wait: the lowered wait compares a 64-bit %globaltimer difference in
+#: nanoseconds, or a 32-bit poll count, with it.
+MAX_NS = 2**64 - 1
+MAX_POLLS = 2**32 - 1
+
+
 def parse_bound(spec: Union[None, bool, int, float, str, Bound]) -> Optional[Bound]:
     """``None``/``False``/``""``/``"0"``/``"off"`` → off. ``True``/``"1"``/``"on"`` → the default
     (2 s). A number → seconds (``1`` means "on", i.e. the default, for the env var's sake; write
@@ -97,14 +103,11 @@ def parse_bound(spec: Union[None, bool, int, float, str, Bound]) -> Optional[Bou
     if v <= 0:
         raise ValueError(f"{ENV}: a bound must be positive, got {spec!r}")
     if unit.startswith(("poll", "iter")):
-        return Bound("polls", min(int(v), 2**32 - 1))
+        return Bound("polls", min(int(v), MAX_POLLS))
     scale = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}[unit]
     return _ns_bound(v * scale)
 
 
-#: the most nanoseconds a wait can count: the lowered wait compares a 64-bit %globaltimer
-#: difference with the bound
-MAX_NS = 2**64 - 1
 
 
 def _ns_bound(ns: float) -> Bound:

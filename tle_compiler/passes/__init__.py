@@ -10,7 +10,7 @@ from typing import Mapping, Optional
 
 from ..ir.nodes import Program
 from .context import PassContext
-from .fixed_params import fix, fixable
+from .fixed_params import with_single_values
 from .infer_barriers import Barrier, InferBarriers
 from .infer_stages import InferStages, StageInfo
 from .verify_deadlock import VerifyDeadlock
@@ -26,26 +26,6 @@ def parse_pipeline(spec: str) -> list:
     if unknown:
         raise ValueError(f"unknown pass '{unknown[0]}' (passes: {', '.join(PASSES)})")
     return [PASSES[n] for n in names]
-
-
-def with_single_values(program: Program, params: Optional[Mapping[str, int]]) -> dict[str, int]:
-    """``params`` (the values a caller fixed), with every param whose domain holds one value
-    (``param N >= 3 <= 3``, ``tle.assume(N == 3)``) fixed to it as if given with ``--param``: a
-    launch can pass nothing else, so checking that value is every value, and it is not counted
-    as a free param (two free params are only bounded). Derived params those values determine
-    are fixed with them (fixed_params.fix); where that fails (a derived value outside its
-    domain: no launch exists) the caller's values are kept as they were."""
-    given = dict(params or {})
-    derived = {d.name for d in program.derived}
-    singles = {name: p.min for name, p in fixable(program).items()
-               if p.min is not None and p.min == p.max and name not in given
-               and name not in derived}
-    if not singles:
-        return given
-    try:
-        return fix(program, {**singles, **given})
-    except ValueError:
-        return given
 
 
 def run_pipeline(program: Program, pipeline: str = DEFAULT_PIPELINE, bound: Optional[int] = None,

@@ -11,7 +11,7 @@ launch ``N = 4`` gives (``M = 2``) instead of every ``M`` beside it; and a print
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Optional
 
 from ..ir.nodes import Param, Program
 
@@ -65,4 +65,24 @@ def fix(program: Program, given: Mapping[str, int]) -> dict[str, int]:
     return out
 
 
-__all__ = ["fix", "fixable"]
+def with_single_values(program: Program, params: Optional[Mapping[str, int]]) -> dict[str, int]:
+    """``params`` (the values a caller fixed), with every param whose domain holds one value
+    (``param N >= 3 <= 3``, ``tle.assume(N == 3)``) fixed to it as if given with ``--param``: a
+    launch can pass nothing else, so checking that value is every value, and it is not counted
+    as a free param (two free params are only bounded). Derived params those values determine
+    are fixed with them (:func:`fix`); where that fails (a derived value outside its
+    domain: no launch exists) the caller's values are kept as they were."""
+    given = dict(params or {})
+    derived = {d.name for d in program.derived}
+    singles = {name: p.min for name, p in fixable(program).items()
+               if p.min is not None and p.min == p.max and name not in given
+               and name not in derived}
+    if not singles:
+        return given
+    try:
+        return fix(program, {**singles, **given})
+    except ValueError:
+        return given
+
+
+__all__ = ["fix", "fixable", "with_single_values"]
