@@ -167,14 +167,14 @@ def _read_input(path: Path) -> str:
     except OSError as e:
         raise _Unusable(f"{path}: error: cannot read: {e.strerror or e}") from None
     try:
-        text = data.decode("utf-8")
+        # Python skips a UTF-8 byte-order mark (utf-8-sig), as the frontend's readers do;
+        # .pipe / .kir text refuses one
+        text = data.decode("utf-8-sig" if path.suffix == ".py" else "utf-8")
     except UnicodeDecodeError as e:
         raise _Unusable(f"{path}: error: not UTF-8 text (byte {e.start}); give a .py, .pipe "
                         f"or .kir file") from None
     if "\0" in text:
         raise _Unusable(f"{path}: error: contains NUL bytes; give a .py, .pipe or .kir file")
-    if path.suffix == ".py" and text.startswith("\ufeff"):
-        text = text[1:]  # Python skips a UTF-8 byte-order mark (.pipe / .kir text refuses one)
     return text
 
 
