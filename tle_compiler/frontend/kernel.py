@@ -179,10 +179,9 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
             f"`@{ast.unparse(dec)}`: tle.jit takes its options by keyword "
             f"(`@tle.jit(num_warps=8)`); a positional argument is the function itself, so "
             f"Python raises when it imports the module")
+    if superseded(fdef, bound_lines, kernel_lines):
+        return None  # a later `@tle.jit def` of the name holds it: that one is read, this skipped
     later = [ln for ln in bound_lines.get(name, ()) if ln > fdef.lineno]
-    if later and later[-1] in kernel_lines:
-        return None  # a later `@tle.jit def` of the name holds it: that one is read (and this
-        # def is skipped, see superseded)
     if later:
         return later[0], 1, (
             f"kernel '{name}' (def at line {fdef.lineno}) is bound again or deleted here: once "
