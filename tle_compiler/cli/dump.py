@@ -303,12 +303,13 @@ def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
     if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
-    from ..lowering.signature_checks import check_i64_args, check_integer_args
+    from ..lowering.signature_checks import check_i64_args, check_integer_args, check_scalar_args
     from ..lowering.loaded_params import check_loaded_params
 
     try:
         check_integer_args(info, sig)
         check_i64_args(info, sig)
+        check_scalar_args(info, sig)
         check_loaded_params(info, sig)
     except TleError as e:
         rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
@@ -550,10 +551,12 @@ def _check_params(fixed: dict[str, int], kernels: list[Program], loaded: Loaded)
                 what += f"; constexprs: {', '.join(constexprs)}"
             kind = "param or constexpr" if constexprs else "param"
             raise _Unusable(f"tle-dump: error: --param {name}: no such {kind} ({what})")
-        for p in params:
+        for k, p in ((k, fixable(k)[name]) for k in kernels if name in fixable(k)):
             if not p.contains(value):
+                how = next((f": the kernel computes {d}, which takes no other value"
+                            for d in k.derived if d.name == name), "")
                 raise _Unusable(f"tle-dump: error: --param {name}={value} is outside the domain "
-                                f"of {name} ({p.domain()})")
+                                f"of {name} ({p.domain()}{how})")
     for k in kernels:  # the derived params the values given determine (in their domains)
         try:
             fix(k, {n: v for n, v in fixed.items() if n in fixable(k)})

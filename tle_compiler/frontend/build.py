@@ -452,6 +452,10 @@ class Builder(BuildRules):
     def __init__(self, cache: ModuleCache, module: Module, bind: Optional[dict] = None):
         self.cache = cache
         self.root = module
+        #: the helpers inlined so far (their locals are named `_<helper><n>_<local>`); the
+        #: kernel records them (attribute `helpers`) so that a reader of the KIR alone spells
+        #: those locals as Python does, as the reader of the .py does from its files' defs
+        self.inlined: set[str] = set()
         self.bind = dict(bind or {})
         self.constexpr_params: set = set()  # the kernel being built's constexpr params
         self.param_names: set = set()  # all of its params
@@ -514,6 +518,7 @@ class Builder(BuildRules):
         no identifier of the kernel's file (a partition's local ``_put1_q``) starting with it,
         which the inlined ``q`` would otherwise rebind (the KIR, and the lowered Gluon, spell
         both as ``_put1_q``)."""
+        self.inlined.add(name)
         while True:
             prefix = f"_{name}{self._next()}_"
             if not any(i.startswith(prefix) for i in self.root.identifiers):
@@ -2121,6 +2126,13 @@ class Builder(BuildRules):
             kwargs = [(k.arg, self.value(k.value)) for k in node.keywords if k.arg is not None]
         finally:
             self.not_triton = saved
+        if path == "builtins.len" and len(args) == 1 and not kwargs:
+            # the length of a tuple or list the kernel spells out (or a name bound to one) is
+            # a number Python and Triton know when they compile: `range(len((a, b, c)))` runs 3
+            # times; len of anything else is refused where it is used
+            n = self.literal_length(node.args[0], args[0])
+            if n is not None:
+                return K.Const(n, loc), None
         if path in ("builtins.float", "builtins.int") and len(args) == 1 and not kwargs:
             v = fold(args[0])
             if v is not None:
@@ -2136,6 +2148,19 @@ class Builder(BuildRules):
         else:
             name = path
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
+
+    def literal_length(self, node: ast.expr, value: K.Expr) -> Optional[int]:
+        """The length of ``len``'s argument where it is a tuple or list of known length: a
+        tuple or list display without a starred item, or a value the reader holds as one (a
+        name bound to a tuple), or a constant tuple or string. None elsewhere."""
+        if isinstance(node, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return None
+            return len(node.elts)
+        if isinstance(value, (K.Const, K.Global)) and isinstance(value.value, (tuple, str)):
+            return len(value.value)
+        shape = self.tuple_shape(value, None)
+        return len(shape) if shape is not None else None
 
     def tma_load(self, node: ast.Call) -> K.Expr:
         """``tle.gpu.tma_load(dst, desc, offsets)`` (positional or by keyword) as
@@ -2665,6 +2690,8 @@ class Builder(BuildRules):
         check_memory_waits(kernel)
         if m.default_config is not None:
             kernel = K.with_attrs(kernel, default_config=m.default_config)
+        if self.inlined:
+            kernel = K.with_attrs(kernel, helpers=tuple(sorted(self.inlined)))
         return kernel
 
     def warp_specialize(self, ws: ast.Call, num_warps: int) -> list[K.KPartition]:

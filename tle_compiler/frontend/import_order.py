@@ -35,7 +35,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
-from .modules import find_module, in_folder, is_library, shown
+from .modules import find_module, in_folder, is_library, module_name_of, shown
 from .scope import matched_names, rebound_elsewhere
 
 #: Names every module can read without binding them: the builtins and the module attributes
@@ -43,6 +43,11 @@ from .scope import matched_names, rebound_elsewhere
 _PRESET = frozenset(dir(builtins)) | {"__name__", "__file__", "__doc__", "__package__",
                                       "__spec__", "__loader__", "__builtins__", "__path__",
                                       "__cached__", "__annotations__", "__dict__"}
+#: The names Python binds in a module's own scope before it runs its statements (``del``
+#: may remove them; a builtin it may not).
+_MODULE_ATTRIBUTES = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__",
+                                "__loader__", "__builtins__", "__path__", "__cached__",
+                                "__annotations__"})
 #: Calls through which a module may bind names no statement shows.
 _DYNAMIC = frozenset({"exec", "eval", "globals", "vars", "locals", "setattr", "__import__"})
 _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -359,7 +364,10 @@ class _Run:
                 aliases.update((a.asname or a.name, a.name) for a in st.names
                                if a.name in ("sys", "os"))
             self.numbers[path].run(st)
-            self.bound[path] |= bound_names(st)
+            if isinstance(st, ast.Delete):  # the names it deletes are unbound again
+                self.bound[path] -= {t.id for t in st.targets if isinstance(t, ast.Name)}
+            else:
+                self.bound[path] |= bound_names(st)
         self.state[path] = "done"
 
     def partial(self, path: str, name: str) -> bool:
@@ -399,6 +407,8 @@ class _Run:
                     modules[a.name.split(".")[0]] = os.path.abspath(top)
 
     def s_import_from(self, path: str, st: ast.ImportFrom, modules: dict) -> None:
+        if st.level:
+            self.relative(path, st)
         base = self.find(st.module or "", st.level, path)
         if base is None:
             if not st.level:
@@ -425,6 +435,29 @@ class _Run:
                     f"functions), or break the cycle"))
             modules.pop(a.asname or a.name, None)
 
+    def relative(self, path: str, st: ast.ImportFrom) -> None:
+        """A relative import that Python refuses in the module of ``path``, named as Python
+        names it when the folder above its outermost package (folders with an
+        ``__init__.py``) is on the path (modules.module_name_of: a file in a folder without
+        ``__init__.py`` is a top-level module, as ``python kernel.py`` or an import from its own
+        folder makes it): in a top-level module any relative import raises ImportError
+        ("attempted relative import with no known parent package"), and one of more dots than
+        the module has packages above it ("beyond top-level package")."""
+        name, package = module_name_of(path)
+        depth = len(package.split(".")) if package else 0
+        if st.level <= depth:
+            return
+        if not package:
+            why = (f"attempted relative import with no known parent package: "
+                   f"{self.shown(path)} is a top-level module (its folder has no __init__.py)")
+        else:
+            why = (f"attempted relative import beyond top-level package: {self.shown(path)} "
+                   f"is module {name}, {depth} package level{'s' if depth > 1 else ''} deep")
+        raise self.error(path, st, (
+            f"`{ast.unparse(st)}`: Python raises ImportError ({why}), so none of the module's "
+            f"kernels can be launched; add an __init__.py to make the folder a package, or "
+            f"import the module by its absolute name"))
+
     def undefined(self, path: str, st: ast.stmt, tree: ast.Module) -> None:
         """A name a top-level statement reads that the module has not bound by then (nor is a
         builtin): Python raises NameError when it imports the module (``X = UNDEFINED + 1``, a
@@ -442,12 +475,40 @@ class _Run:
                 isinstance(x, ast.ImportFrom) and x.module == "__future__"
                 and any(a.name == "annotations" for a in x.names) for x in tree.body)
         known = self.bound[path] | self.elsewhere[path]
+        self.deletes(path, st, known)
         for n in _name_reads(st, not self.future[path]):
             if n.id not in known and n.id not in _PRESET:
                 raise self.error(path, n, (
                     f"name '{n.id}' is not defined when Python runs `{_head(st)}` at the top "
                     f"level of the module (no statement before it binds '{n.id}'): NameError "
                     f"when the module is imported, so none of its kernels can be launched"))
+
+    def deletes(self, path: str, st: ast.stmt, known: set, where: str = "module") -> None:
+        """``del X`` at the top level of the module (or of a class body there, which runs at the
+        import too and deletes from the class's own names) where no statement before it binds
+        ``X``, or after an earlier ``del X``:
+        Python raises NameError when it runs it (a builtin's name too: ``del`` removes a name
+        of the module's own scope, and builtins live in another)."""
+        if isinstance(st, ast.ClassDef):  # a class body's del removes a name of its own scope
+            local: set = set()
+            for inner in st.body:
+                if isinstance(inner, ast.Delete):
+                    self.deletes(path, inner, local, f"class {st.name}")
+                local |= bound_names(inner)
+            return
+        if not isinstance(st, ast.Delete):
+            return
+        for t in st.targets:
+            for n in ([t] if isinstance(t, ast.Name) else
+                      [x for x in ast.walk(t) if isinstance(x, ast.Name)]
+                      if isinstance(t, (ast.Tuple, ast.List)) else []):
+                if n.id not in known and n.id not in _MODULE_ATTRIBUTES:
+                    raise self.error(path, n, (
+                        f"`{_head(st)}` at the top level of the {where}: name '{n.id}' is not "
+                        f"bound there when Python runs it (no statement before it binds "
+                        f"'{n.id}', or an earlier `del` removed it): NameError when the module "
+                        f"is imported, so none of its kernels can be launched"))
+                known.discard(n.id)
 
     def raises(self, path: str, st: ast.stmt) -> None:
         """A top-level statement that raises whenever it runs: ``raise``, an ``assert`` whose

@@ -83,6 +83,27 @@ _FOLD_OPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "//": ast.FloorDiv, "%":
 CondResult = Union[Cond, bool, "NotAffine"]
 
 
+_TL_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
+             "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
+
+
+def mark_open_reads(stmts: list, slot: SlotV) -> list:
+    """``stmts`` with every read of ``slot`` (its pipe, index and reader; not its closed flag)
+    marked ``open_only``: it runs only where the slot's index was not closed."""
+    out = []
+    for st in stmts:
+        if isinstance(st, Access) and st.side == "reader" and st.field != CLOSED_FLAG and \
+                (st.pipe, st.index, st.reader) == (slot.pipe, slot.index, slot.reader):
+            st = replace(st, open_only=True)
+        elif isinstance(st, For):
+            st = replace(st, body=tuple(mark_open_reads(list(st.body), slot)))
+        elif isinstance(st, If):
+            st = replace(st, then=tuple(mark_open_reads(list(st.then), slot)),
+                         orelse=tuple(mark_open_reads(list(st.orelse), slot)))
+        out.append(st)
+    return out
+
+
 class NotAffine:
     def __init__(self, reason: str):
         self.reason = reason
@@ -1149,6 +1170,129 @@ class Walker(WalkRules):
                              dom[1] if old_hi is None else min(old_hi, dom[1]) if dom[1] is not None
                              else old_hi)
 
+    def check_slot_store(self, ptr: Data, node: K.Op) -> None:
+        """A ``tl.store`` into a whole slot field (``local_ptr(slot.f)``) stores a tile of the
+        field's slot shape and dtype: the lowering writes it with Gluon's shared-memory store,
+        which takes neither another shape nor another dtype (Triton's own store would broadcast
+        and cast, Gluon's compile refuses), so a tile whose shape or dtype the frontend knows
+        and that differs is refused here, at the store, instead of verified and then not
+        compiled. What the frontend does not follow (a tile loaded from global memory has no
+        dtype here) is not checked."""
+        value = node.args[1] if len(node.args) > 1 else node.kw("value")
+        if value is None or len(ptr.slots) != 1 or ptr.buffers or ptr.lost:
+            return
+        (sf,) = ptr.slots
+        buf = dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
+        if buf is None:
+            return
+        slot = [self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape[1:]]
+        where = f"field '{sf.field}' of pipe '{sf.slot.pipe}'"
+        dims, exact = self.block_dims(value)
+        if exact and dims and all(isinstance(d, int) for d in (*dims, *slot)) \
+                and list(dims) != slot:
+            raise self.err(f"`{self.src(node)}` stores a tile of shape [{', '.join(map(str, dims))}] "
+                           f"into {where}, whose slot is [{', '.join(map(str, slot))}]: the "
+                           f"lowered shared-memory store takes the slot's shape only (Gluon "
+                           f"refuses the compile); store a tile of the slot's shape", node,
+                           check="bad-store")
+        dt = self.tile_dtype(value)
+        if dt is not None and (dims or not exact) and dt != buf.dtype:
+            raise self.err(f"`{self.src(node)}` stores a tile of {dt} into {where}, which holds "
+                           f"{buf.dtype}: the lowered shared-memory store does not convert "
+                           f"(Gluon refuses the compile); cast it first (`.to(tl."
+                           f"{_TL_DTYPE.get(buf.dtype, buf.dtype)})`)", node, check="bad-store")
+
+    def tile_dtype(self, e: K.Expr, seen: frozenset = frozenset()) -> Optional[str]:
+        """The element type of tile ``e`` where the frontend surely knows it: a cast
+        (``x.to(tl.bfloat16)``), ``tl.zeros`` / ``tl.full`` of a dtype, a load of a slot field,
+        and through names, ``tl.where`` / ``tl.maximum`` / ``tl.minimum`` and arithmetic whose
+        operands have the same known type (or a Python number beside a float tile). None
+        elsewhere."""
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            node = v.node if isinstance(v, Data) and not v.shared else None
+            if isinstance(v, Data) and v.view == "loaded" and len(v.slots) == 1 and \
+                    not v.buffers and isinstance(v.node, K.Op) and v.node.name == "tl.load":
+                node = v.node
+            if node is None or id(node) in seen or isinstance(node, K.Name):
+                return None
+            return self.tile_dtype(node, seen | {id(node)})
+        if isinstance(e, K.BinOp) and e.op in ("+", "-", "*"):
+            a, b = (self.tile_dtype(x, seen) for x in (e.lhs, e.rhs))
+            if a is not None and a == b:
+                return a
+            for t, other in ((a, e.rhs), (b, e.lhs)):
+                if t is not None and t.startswith(("fp", "bf")) and isinstance(other, K.Const) \
+                        and isinstance(other.value, (int, float)) \
+                        and not isinstance(other.value, bool):
+                    return t
+            return None
+        if not isinstance(e, K.Op):
+            return None
+        if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.DType):
+            return e.args[1].name
+        if e.name in ("tl.zeros", "tl.full"):
+            at = 1 if e.name == "tl.zeros" else 2
+            dt = e.args[at] if len(e.args) > at else e.kw("dtype")
+            return dt.name if isinstance(dt, K.DType) else None
+        if e.name in ("tl.where", "tl.maximum", "tl.minimum"):
+            items = e.args[1:] if e.name == "tl.where" else e.args
+            kinds = {self.tile_dtype(x, seen) for x in items}
+            return kinds.pop() if len(kinds) == 1 and len(items) == 2 else None
+        if e.name == "tl.load" and e.args and not e.kwargs:
+            ptr = e.args[0]
+            if isinstance(ptr, K.Op) and ptr.name == "tle.gpu.local_ptr" and ptr.args:
+                f = ptr.args[0]
+                if isinstance(f, K.SlotField):
+                    src = self.eval_quiet(f)
+                    if isinstance(src, Data) and len(src.slots) == 1 and not src.buffers:
+                        (sf,) = src.slots
+                        buf = dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
+                        return buf.dtype if buf is not None else None
+        return None
+
+    def eval_quiet(self, e: K.Expr) -> Optional[Value]:
+        """``e`` evaluated again without recording anything (a slot field's view); None when
+        that raises."""
+        mark = len(self.out)
+        try:
+            return self.eval(e)
+        except TleError:
+            return None
+        finally:
+            del self.out[mark:]
+
+    def note_function_domain(self, key: str, name: str, operands: list[Affine]) -> None:
+        """The values ``name(*operands)`` can take (min / max / abs), from the bounds of its
+        operands: ``NP = tl.maximum(X - Y, 0)`` is never negative, so NP's domain is NP >= 0
+        and `--param NP=-3` is refused as outside it, instead of a verdict for a value no launch
+        computes (and the verifier checks only the values the kernel can compute)."""
+        if name not in ("min", "max", "minimum", "maximum", "abs"):
+            return
+        bounds = [self.bounds(o) for o in operands]
+        if name == "abs":
+            lo, hi = bounds[0]
+            if lo is not None and lo >= 0:
+                dom = (lo, hi)
+            elif hi is not None and hi <= 0:
+                dom = (-hi, None if lo is None else -lo)
+            else:
+                dom = (0, None if lo is None or hi is None else max(-lo, hi))
+        else:
+            los, his = [b[0] for b in bounds], [b[1] for b in bounds]
+            if name in ("max", "maximum"):
+                known_lo = [x for x in los if x is not None]
+                dom = (max(known_lo) if known_lo else None,
+                       max(his) if None not in his else None)
+            else:
+                known_hi = [x for x in his if x is not None]
+                dom = (min(los) if None not in los else None,
+                       min(known_hi) if known_hi else None)
+        old_lo, old_hi = self.k.known.get(key, (None, None))
+        lo = dom[0] if old_lo is None else old_lo if dom[0] is None else max(old_lo, dom[0])
+        hi = dom[1] if old_hi is None else old_hi if dom[1] is None else min(old_hi, dom[1])
+        self.k.known[key] = (lo, hi)
+
     # -- attributes -----------------------------------------------------------------------------
     def _e_SlotField(self, e: K.SlotField) -> Value:
         return self.attribute(self.eval(e.slot), e.field, e)
@@ -1181,7 +1325,7 @@ class Walker(WalkRules):
                 slot = base.slot
                 self.record(Access("reader", slot.pipe, CLOSED_FLAG, slot.index, slot.reader,
                                    "is_closed", node.loc))
-                return Data(node=node)
+                return Data(node=node, closed_of=slot)
             raise self.err(f"the result of wait() has .slot and .is_closed, not .{attr}", node)
         if isinstance(base, Poison):
             if base.slot and attr == "slot":
@@ -1578,12 +1722,19 @@ class Walker(WalkRules):
         if (triton or path.startswith("tle.")) and name in POINTER_OPS and node.args:
             # the kernel arguments a pointer is computed from are pointers: their truth is no
             # integer's (Walker.triton_truth)
+            args_in: set[str] = set()
             for x in K.walk_expr(node.args[0]):
                 v = self.env.get(x.id) if isinstance(x, K.Name) else None
                 if isinstance(v, KernelArg):
                     self.k.pointers.add(v.param)
+                    args_in.add(v.param)
                 elif isinstance(v, Aff):
                     self.k.pointers.update(p for p in v.expr.variables if is_placeholder(p))
+                    args_in.update(p for p in v.expr.variables if is_placeholder(p))
+            if len(args_in) == 1:
+                # the one kernel argument a pointer is computed from is surely the pointer (an
+                # offset of other arguments, `flags_ptr + N * BN`, leaves it ambiguous)
+                self.k.sure_pointers.update(args_in)
         if triton and name == "load" and isinstance(first, Data) and first.shared \
                 and first.view != "loaded":
             # a load from shared memory: a read of what it points to, now; the tile it gives is
@@ -1597,6 +1748,8 @@ class Walker(WalkRules):
                 # a mask (or an atomic, which writes only what its own operands say) may leave
                 # elements unwritten: rule 7 counts it as a write that fills nothing
                 masked = kwargs.get("mask") is not None or len(args) > 2
+                if name == "store":
+                    self.check_slot_store(first, node)
                 self.access(first, op, node, write=True,
                             may=masked or name.startswith("atomic_"))
             return Data(node=node)
@@ -1666,6 +1819,7 @@ class Walker(WalkRules):
                         self.k.definitions[key] = Definition(name, tuple(operands), rt,
                                                              I64 in wide)
                         self.note_width(key, wide)
+                        self.note_function_domain(key, name, operands)
                 return Data(node=node, key=key, runtime=rt, wide=wide)
         return self.unmodelled_of([*args, *kwargs.values()], node) or Data(node=node)
 
@@ -1829,6 +1983,9 @@ class Walker(WalkRules):
                 read_back = True
             if (prev.side, prev.pipe, prev.field, prev.index, prev.reader, prev.tma,
                     prev.readback) == key:
+                if prev.open_only and not a.open_only:  # a read that runs at every index
+                    self.out[at] = replace(prev, open_only=False)
+                    return
                 if a.may or not prev.may:
                     return
                 if not read_back:
@@ -2371,6 +2528,7 @@ class Walker(WalkRules):
         if not then and not orelse:
             return
         if isinstance(cond, NotAffine) and not any(walk_events(tuple(then) + tuple(orelse))):
+            then, orelse = self.guarded_by_closed_flag(s.cond, then, orelse)
             sure = self.sure_part(s.cond)
             if sure is True:
                 self.out.extend(then)
@@ -2402,6 +2560,74 @@ class Walker(WalkRules):
                            f"{s.loc.line}). Which events a partition performs must not depend on "
                            f"data", s, check="non-affine-if")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
+
+    def guarded_by_closed_flag(self, cond: K.Expr, then: list, orelse: list) -> tuple[list, list]:
+        """The branches of an `if` on data, with the reads a closed-flag test keeps from running
+        at the closing index marked ``open_only``: a branch that runs only where the flag of
+        ``res`` is clear (the then branch of ``if not res.is_closed:``, ``if res.is_closed ==
+        False and ...:``; the else branch of ``if res.is_closed:`` or ``if res.is_closed or
+        ...:``) reads ``res``'s slot only where ``res``'s index was not closed, so at the close,
+        whose slot no write filled, it reads nothing. Reads of other slots are left as
+        they are."""
+        for branch, test in ((0, self.implies_open), (1, self.implied_by_closed)):
+            slot = test(cond)
+            if slot is None:
+                continue
+            if branch == 0:
+                then = mark_open_reads(then, slot)
+            else:
+                orelse = mark_open_reads(orelse, slot)
+        return then, orelse
+
+    def closed_flag_of(self, e: K.Expr) -> Optional[SlotV]:
+        """The slot whose closed flag ``e`` is (``res.is_closed``, or a name bound to it)."""
+        if isinstance(e, K.IsClosed) and isinstance(e.result, K.Name):
+            v = self.env.get(e.result.id)
+            return v.slot if isinstance(v, WaitV) else None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return v.closed_of if isinstance(v, Data) else None
+        return None
+
+    @staticmethod
+    def _flag_compare(e: K.Expr) -> Optional[tuple[K.Expr, bool]]:
+        """``(x, b)`` when ``e`` is ``x == b`` / ``x != (not b)`` / ``x is b`` with a constant
+        0 / 1 / False / True ``b`` (either side)."""
+        if not isinstance(e, K.Compare) or e.op not in ("==", "!=", "is", "is not"):
+            return None
+        for x, c in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
+            if isinstance(c, K.Const) and c.value in (0, 1) and type(c.value) in (int, bool):
+                if e.op in ("is", "is not") and not isinstance(c.value, bool):
+                    continue
+                truth = bool(c.value) if e.op in ("==", "is") else not c.value
+                return x, truth
+        return None
+
+    def implies_open(self, e: K.Expr) -> Optional[SlotV]:
+        """The slot whose flag is surely clear where ``e`` holds (``not res.is_closed``,
+        ``res.is_closed == False``, a conjunction with such a conjunct), else None."""
+        if isinstance(e, K.UnaryOp) and e.op == "not":
+            return self.closed_flag_of(e.operand)
+        cmp = self._flag_compare(e)
+        if cmp is not None:
+            return self.closed_flag_of(cmp[0]) if not cmp[1] else None
+        items = e.items if isinstance(e, K.BoolOp) and e.op == "and" else \
+            (e.lhs, e.rhs) if isinstance(e, K.BinOp) and e.op == "&" else ()
+        return next((x for x in map(self.implies_open, items) if x is not None), None)
+
+    def implied_by_closed(self, e: K.Expr) -> Optional[SlotV]:
+        """The slot whose set flag surely makes ``e`` hold (``res.is_closed``,
+        ``res.is_closed == True``, a disjunction with such a disjunct): where ``e`` fails,
+        the flag is clear. None otherwise."""
+        slot = self.closed_flag_of(e)
+        if slot is not None:
+            return slot
+        cmp = self._flag_compare(e)
+        if cmp is not None:
+            return self.closed_flag_of(cmp[0]) if cmp[1] else None
+        items = e.items if isinstance(e, K.BoolOp) and e.op == "or" else \
+            (e.lhs, e.rhs) if isinstance(e, K.BinOp) and e.op == "|" else ()
+        return next((x for x in map(self.implied_by_closed, items) if x is not None), None)
 
     def sure_part(self, node: K.Expr) -> Union[Cond, bool, None]:
         """For a condition on data that is a disjunction (``a or b``, ``a | b``): the disjunction
@@ -2761,6 +2987,8 @@ class Ctx(KernelCtx):
         self.truths: list[tuple[TleError, frozenset]] = []
         # placeholders of the kernel arguments a load, store or atomic takes its pointer from
         self.pointers: set[str] = set()
+        # those that are the only kernel argument of a pointer expression: surely pointers
+        self.sure_pointers: set[str] = set()
 
     def refuse_truths(self) -> None:
         """Raise the first error of :attr:`truths` whose kernel arguments the kernel never
@@ -2808,6 +3036,9 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     for s in K.walk_stmts(kernel.prologue):
         files.add(s.loc.file)
     out = {p.name for p in kernel.partitions}
+    # the helpers the builder inlined (a kernel IR read on its own has no files to read them
+    # from: without them its params were named `split_range1_NK` where the .py read says `NK`)
+    out.update(h for h in K.get_attr(kernel, "helpers", ()) or () if isinstance(h, str))
     for f in files:
         text = source_text(f, sources, read_files)
         if text:
@@ -2922,6 +3153,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
              tuple(b.name for b in d.fields if b.name in k.mma.get(d.name, ())), d.loc, d.named)
         for d in kernel.pipes)
     derived, bases = derivations(k.params, k.definitions, uses, pnames, partitions)
+    refuse_pointer_params(k, param_args, bases)
     # the walk records every slot access the kernel makes: a pipe it saw no write of is one
     # nothing writes, not a .pipe file's protocol skeleton
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
@@ -2937,6 +3169,27 @@ def protocol(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
              read_files: bool = True) -> Program:
     """The Pipe IR :class:`Program` of a kernel (errors are TleErrors at their lines)."""
     return analyse(kernel, sources, bind, trees, read_files).program
+
+
+def refuse_pointer_params(k: KernelCtx, param_args: dict[str, str], bases) -> None:
+    """A kernel argument the kernel uses as a pointer (the only kernel argument a load, store
+    or atomic computes its pointer from) that the protocol also reads as an integer (a loop bound, a condition, an index, or
+    what a derived param is computed from): Triton refuses the loop ("For loop bounds and step
+    must all be ints, are (int32, pointer<fp32>, int32)") or computes with an address, never the
+    integer the verifier checked for every value (`range(x_ptr)` was verified "for every value
+    of x_ptr"). An error at the protocol's first use of it."""
+    pointer_args = {k.params.slot(ph).arg: k.params.slot(ph) for ph in k.sure_pointers
+                    if k.params.slot(ph).arg}
+    read = set(param_args.values()) | {getattr(b, "name", b) for b in bases}
+    for arg in sorted(read & set(pointer_args)):
+        slot = next((sl for sl in k.params.by_placeholder.values() if sl.arg == arg),
+                    pointer_args[arg])
+        raise TleError(f"kernel argument '{arg}' is used as a pointer (a load, store or atomic "
+                       f"takes its address from it) and as an integer by the pipe protocol (a "
+                       f"loop bound, condition or index): Triton refuses a pointer as a loop "
+                       f"bound and compares addresses, not the integer the verifier checks; pass "
+                       f"the count as an integer argument of its own", slot.loc,
+                       check="pointer-param")
 
 
 def check_free_buffers(k: KernelCtx) -> None:

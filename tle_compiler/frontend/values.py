@@ -108,6 +108,8 @@ class Data(Value):
     partial: Optional[str] = None
     wide: frozenset[str] = frozenset()
     floating: bool = field(default=False, compare=False)
+    #: ``res.is_closed``: the slot of the wait whose closed flag this is (its flag read)
+    closed_of: Optional["SlotV"] = field(default=None, compare=False)
 
     @property
     def shared(self) -> bool:

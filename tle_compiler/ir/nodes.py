@@ -38,7 +38,7 @@ VERBS = WRITER_VERBS + READER_VERBS
 #: legal only after a write of that field in the same window (a fresh acquire starts unwritten);
 #: ``maywrite`` is a writer's write that may not run (under control flow on data, or through a
 #: pointer ``tl.where`` chose): inside the window like any write, but it fills nothing for rule 7.
-ACCESS_VERBS = ("write", "read", "tma", "readback", "maywrite")
+ACCESS_VERBS = ("write", "read", "tma", "readback", "maywrite", "openread")
 #: The field name of a reader's read of the slot's closed flag (``res.is_closed``, Pipe IR
 #: ``P.read(i, is_closed)``). The flag lives in the slot of stage ``i mod C``: every acquire clears
 #: it and a close sets it, so a read after ``release(i)`` may see the flag of a later index of the
@@ -137,6 +137,11 @@ class Access:
     fills nothing: rule 7 does not count it as writing ``field``, for a reader's read or for the
     writer's readback.
 
+    ``open_only``: a reader's read that runs only when the index it waited was not the one the
+    writer closed (it stands under ``if not res.is_closed:``, text form ``P.openread(i, f)``):
+    at the closing index it does not run, so it reads nothing there (rule 7); elsewhere it is a
+    read like any other.
+
     ``tma``: the writer's TMA copy of a whole slot field (``tle.gpu.tma_load``): a write issued
     here that lands asynchronously; the commit of the window arrives on the full barrier with an
     expect-tx of ``nbytes`` (the field's slot size; 0 when its shape depends on constexprs the
@@ -158,6 +163,9 @@ class Access:
     readback: bool = _field(default=False, repr=False)
     # as ``tma``: left out of repr, so programs without a write that may not run keep theirs
     may: bool = _field(default=False, repr=False)
+    # as ``tma``: left out of repr, so programs without a read guarded by the closed flag keep
+    # theirs
+    open_only: bool = _field(default=False, repr=False)
 
     @property
     def verb(self) -> str:
@@ -168,6 +176,8 @@ class Access:
             return "readback"
         if self.may:
             return "maywrite"
+        if self.open_only:
+            return "openread"
         return "write" if self.side == "writer" else "read"
 
     @property

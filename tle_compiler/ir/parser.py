@@ -55,6 +55,8 @@ The language
   what it wrote): inside the window, after a write of FIELD in that same window.
   ``PIPE.maywrite(EXPR, FIELD)`` is a writer's write that may not run (a Python kernel's store
   under control flow on data): inside the window like a write, but it fills nothing for rule 7.
+  ``PIPE.openread(EXPR, FIELD)`` / ``PIPE[READER].openread(EXPR, FIELD)`` is a reader's read
+  that runs only when EXPR is not the index the writer closed (``if not res.is_closed:``).
   ``PIPE.tma(EXPR, FIELD[, BYTES])`` is the writer's TMA copy of the whole field (a write that
   lands asynchronously; the commit's full barrier expects BYTES, the field's slot size, omitted
   when unknown).
@@ -538,10 +540,12 @@ class _Builder:
                                  f"reader reads its slot with {pipe}[READER].read)",
                                  self.loc(verb_tok))
             index = self.affine(index_tree, "a slot access index")
-            return Access("reader" if verb == "read" else "writer", pipe, str(field_tok), index,
-                          reader=reader, loc=self.loc(tree), tma=verb == "tma",
+            return Access("reader" if verb in ("read", "openread") else "writer", pipe,
+                          str(field_tok), index, reader=reader, loc=self.loc(tree),
+                          tma=verb == "tma",
                           nbytes=int(str(bytes_tok)) if bytes_tok is not None else 0,
-                          readback=verb == "readback", may=verb == "maywrite")
+                          readback=verb == "readback", may=verb == "maywrite",
+                          open_only=verb == "openread")
         if verb not in VERBS:
             raise self.error(f"unknown verb '{verb}' (expected one of "
                              f"{', '.join(VERBS + ACCESS_VERBS)})", self.loc(verb_tok))

@@ -24,7 +24,8 @@ from ..diagnostics import TleError
 from .codegen import Generated, generate
 from .descriptors import complete_signature
 from .loaded_params import check_loaded_params
-from .signature_checks import check_i64_args, check_integer_args, protocol_args  # noqa: F401
+from .signature_checks import (check_i64_args, check_integer_args, check_scalar_args,  # noqa: F401
+                               protocol_args)
 
 HOPPER = ("cuda", 90, 32)
 
@@ -238,6 +239,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
             attrs[(i,)] = [["tt.divisibility", 16]]
     check_integer_args(info, sig)
     check_i64_args(info, sig)
+    check_scalar_args(info, sig)
     check_loaded_params(info, sig)
     tgt = target or GPUTarget(*HOPPER)
     bound = debug_waits_enabled(debug_waits)

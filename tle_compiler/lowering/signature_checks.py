@@ -56,3 +56,19 @@ def check_i64_args(info, signature: dict) -> None:
                            f"condition made of it and of i32 values can differ from the verified "
                            f"one; type '{a}' i32 (arguments the protocol does not read may be "
                            f"i64)", info.program.loc, check="signature")
+
+
+def check_scalar_args(info, signature: dict) -> None:
+    """Refuse a pointer or float type for an argument the verified protocol reads as an
+    integer (a loop bound, a condition, an index, a derived param's base): Triton refuses a
+    pointer as a loop bound ("For loop bounds and step must all be ints") and computes a float
+    bound or index in floating point, neither the integer the verifier checked for every
+    value."""
+    for a in sorted(protocol_args(info)):
+        t = signature.get(a)
+        if isinstance(t, str) and (t.startswith("*") or t.startswith(("fp", "bf"))):
+            what = "a pointer" if t.startswith("*") else "a float"
+            raise TleError(f"kernel '{info.name}': argument '{a}' is typed {t} in the signature "
+                           f"({what}), but it is a param of the verified pipe protocol, which "
+                           f"reads it as a signed integer (a loop bound, condition or index); "
+                           f"type it i32", info.program.loc, check="signature")

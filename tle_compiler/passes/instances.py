@@ -100,6 +100,10 @@ class Checker:
                             and self.program.checks_fills(st.pipe, st.pipe in has_writes)
                             and st.field != CLOSED_FLAG
                             for st in cp.stmts]
+        # per statement: a reader's read that runs only where its index was not closed (and
+        # the statements of each pipe's close, whose index decides it)
+        self.open_only = [isinstance(st, Access) and st.open_only for st in cp.stmts]
+        self.any_open_only = any(self.open_only)
         # the fields as small integers, so the fast path keys its fills by one int
         names = sorted({f for f in self.field_of if f is not None})
         self.n_fields = max(1, len(names))
@@ -133,6 +137,27 @@ class Checker:
         self.w_of_r = [self.wbase[p] + s for p in range(len(self.pipes))
                        for _ in self.readers[p] for s in range(self.cap[p])]
 
+    def without_closed_reads(self, traces: list) -> list:
+        """``traces`` without the reads that do not run: a read under ``if not res.is_closed:``
+        (:attr:`Access.open_only`) at the index its pipe's writer closed, where the flag it
+        tests is set (its window holds that index's slot, whose flag the close set; outside
+        the window the flag's own read is the fault)."""
+        if not self.any_open_only:
+            return traces
+        closed = {(self.info[sid][1], i) for ids, idx in traces for sid, i in zip(ids, idx)
+                  if self.info[sid][0] == CLOSE}
+        if not closed:
+            return traces
+        out = []
+        for ids, idx in traces:
+            keep = [n for n, sid in enumerate(ids)
+                    if not (self.open_only[sid] and (self.info[sid][1], idx[n]) in closed)]
+            if len(keep) == len(ids):
+                out.append((ids, idx))
+            else:
+                out.append(([ids[n] for n in keep], [idx[n] for n in keep]))
+        return out
+
     # ------------------------------------------------------------------ the fast path
     def clean(self, traces: list[tuple[list[int], list[int]]]) -> bool:
         """True when the instance breaks no rule and its run completes: the common case, decided
@@ -149,6 +174,7 @@ class Checker:
         Each partition's events become one list of ints for the run (see :meth:`_clean_run`):
         a counter it bumps, or ``~(m * K + c)``, a requirement that counter ``c`` has reached
         ``m``."""
+        traces = self.without_closed_reads(traces)
         nw, nr = self.nw, self.nr
         K = nw + nr  # counters: commits per writer slot, then releases per reader slot
         for _, idx in traces:  # a negative index breaks a rule (check() says which)
@@ -347,6 +373,7 @@ class Checker:
     # ------------------------------------------------------------------ one instance
     def check(self, traces: list[tuple[list[int], list[int]]], deadlock: bool = True
               ) -> InstanceResult:
+        traces = self.without_closed_reads(traces)
         res = InstanceResult(events=sum(len(ids) for ids, _ in traces))
         self._traces_ids = [ids for ids, _ in traces]
         info, cap, one_shot = self.info, self.cap, self.one_shot

@@ -724,10 +724,19 @@ def simulate(program: Program, params: Mapping[str, int], max_states: int = 200_
                              f"({_domain(prm)})")
 
     parts = program.partitions
-    scans = []
-    for q, part in enumerate(parts):
+    traces = []
+    for part in parts:
         trace: list[tuple[Event, int]] = []
         _expand(part.body, dict(env), trace)
+        traces.append(trace)
+    # a read under `if not res.is_closed:` does not run at the index its pipe's writer closed
+    # (the flag it tests, in the slot it holds, is set there)
+    closed = {(ev.pipe, i) for trace in traces for ev, i in trace
+              if isinstance(ev, Event) and ev.verb == "close"}
+    scans = []
+    for q, (part, trace) in enumerate(zip(parts, traces)):
+        trace = [(ev, i) for ev, i in trace if not (
+            isinstance(ev, Access) and ev.open_only and (ev.pipe, i) in closed)]
         scans.append(_Scan(q, part.name, trace, infos))
     _compile(scans, infos)
 
