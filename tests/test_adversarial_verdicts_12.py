@@ -12,20 +12,26 @@ safe twins; the test_what_* tests hold each refusal to what Python or Triton its
 Wrong before the fixes that came with this file, each found by a kernel below:
 - verified for `--param NP=-3` (and NP's domain "every integer"), though the kernel computes
   `NP = tl.maximum(X - Y, 0)`, never negative: a derived param of `min` / `max` / `abs` now
-  has the domain its operands' bounds give (frontend/protocol.py note_function_domain), so the
+  has the domain its operands' bounds give, as do `tl.clamp`, `x & 7` and `x >> 28`
+  (frontend/protocol.py note_function_domain, note_quotient_domain), so the
   value is refused as outside it (exit 2, the message naming the definition) and the verifier
   checks only values a launch computes: a kernel faulty only at NP = -1 was rejected before;
 - verified, then refused by Gluon's compile: a `tl.store` into a whole slot field of a tile of
   another shape (`[64, 32]` or `[64]` into a `[64, 64]` slot) or dtype (fp32 or fp16 into a
-  bf16 slot) where the frontend knows them (protocol.py check_slot_store, check bad-store);
+  bf16 slot, a `tl.dot`'s fp32 result, a load through a pointer the DEFAULT_CONFIG signature
+  types `*fp32`) where the frontend knows them (protocol.py check_slot_store, check
+  bad-store);
 - rejected (unwritten-field at the closing index), though safe: a reader that loads its slot
   only under `if not res.is_closed:` (or the else of `if res.is_closed:`); such a read is
   recorded as a read that does not run at the index the writer closed (Pipe IR
   `P.openread(i, f)`; passes/instances.py, the simulator), while a load outside the guard, or
   under `if res.is_closed:`, is still a read there;
+- an internal error (exit 3) on a safe kernel: a condition on `tl.load(pointer=x_ptr)` (an
+  operation given only keywords; protocol.py broadcast);
 - rejected (non-affine loop bound), though Python and Triton compute it when they compile:
-  `range(len((1, 2, 3)))`, `len` of a list display or of a name bound to a tuple
-  (frontend/build.py literal_length); `len` of a pointer is still refused;
+  `range(len((1, 2, 3)))`, `len` of a list display, of a name bound to a tuple, of a `range`
+  of constants or of a tuple sum or repetition (frontend/build.py literal_length); `len` of a
+  pointer or a tensor is still refused;
 - verified, though Python raises NameError at the import: a module-level `del X` of a name
   no statement before it binds (a builtin's name too), a second `del X`, and `del X` in a class
   body (which deletes from the class's own names) (frontend/import_order.py deletes);
@@ -127,7 +133,16 @@ PARAM_VALUES = {
     "tl.abs(X) at NP=-2": ("tl.abs(X)", ["NP=-2"], 2, "outside the domain of NP"),
     "tl.maximum(tl.minimum(X, 8), 2) at NP=1": ("tl.maximum(tl.minimum(X, 8), 2)", ["NP=1"], 2,
                                                 "outside the domain of NP"),
+    "tl.clamp(X, 0, 8) at NP=-1": ("tl.clamp(X, 0, 8)", ["NP=-1"], 2, "(0 <= NP <= 8)"),
+    "X & 7 at NP=9": ("X & 7", ["NP=9"], 2, "0 <= NP <= 7: the kernel computes NP = X & 7"),
+    "7 & X at NP=-1": ("7 & X", ["NP=-1"], 2, "outside the domain of NP"),
+    "X >> 28 at NP=100": ("X >> 28", ["NP=100"], 2, "-8 <= NP <= 7"),
     # values a launch computes
+    "X & 7 at NP=7": ("X & 7", ["NP=7"], 0, "verified for NP = 7"),
+    "X >> 28 at NP=-8": ("X >> 28", ["NP=-8"], 0, "verified for NP = -8"),
+    # a domain bounded far below is proved as an unbounded one (the cutoff theorem's step 6)
+    "X >> 1, no value": ("X >> 1", [], 0,
+                         "verified for every value of NP (-1073741824 <= NP <= 1073741823)"),
     "tl.maximum(X - Y, 0) at NP=3": ("tl.maximum(X - Y, 0)", ["NP=3"], 0, "verified for NP = 3"),
     "tl.maximum(X - Y, 0) at NP=0": ("tl.maximum(X - Y, 0)", ["NP=0"], 0, "verified for NP = 0"),
     "tl.maximum(X - Y, 0) from X=1, Y=5": ("tl.maximum(X - Y, 0)", ["X=1", "Y=5"], 0,
@@ -196,11 +211,15 @@ STORES = {
     "tl.where of fp32 tiles": ("tl.where(tl.zeros([64, 64], tl.float32) > 0, "
                                "tl.zeros([64, 64], tl.float32), tl.zeros([64, 64], "
                                "tl.float32))", _BAD_STORE),
+    "a dot's fp32 result": ("tl.dot(tl.zeros([64, 64], tl.bfloat16), "
+                            "tl.zeros([64, 64], tl.bfloat16))", _BAD_STORE + ("fp32",)),
     # safe: the slot's shape and dtype
     "bf16 [64, 64]": ("tl.zeros([64, 64], tl.bfloat16)", "verified"),
     "a [64, 64] load": (f"tl.load(x_ptr + {_OFFS})", "verified"),
     "fp32 cast to bf16": ("tl.zeros([64, 64], tl.float32).to(tl.bfloat16)", "verified"),
     "bf16 times a Python float": ("tl.zeros([64, 64], tl.bfloat16) * 2.0", "verified"),
+    "a dot's result cast to bf16": ("tl.dot(tl.zeros([64, 64], tl.bfloat16), tl.zeros([64, 64], "
+                                    "tl.bfloat16)).to(tl.bfloat16)", "verified"),
 }
 
 
@@ -210,6 +229,44 @@ def test_stores_into_a_slot_of_another_shape_or_dtype(tmp_path, capsys, name):
     value, expect = STORES[name]
     path = _write(tmp_path, slot_store(value), _BF16)
     check(capsys, path, (), expect)
+
+
+@pytest.mark.parametrize("store,expect", [
+    ("ptr = tle.gpu.local_ptr(slot.tile)\ntl.store(ptr, t)", _BAD_STORE),
+    ("tl.store(pointer=tle.gpu.local_ptr(slot.tile), value=t)", _BAD_STORE),
+    ("tl.store(value=t, pointer=tle.gpu.local_ptr(slot.tile))", _BAD_STORE),
+])
+def test_the_store_spelt_otherwise(tmp_path, capsys, store, expect):
+    """A [64, 32] tile stored into the [64, 64] slot through a named pointer or by keywords
+    (`tl.store(pointer=..., value=...)` crashed the frontend's shape walk before: an internal
+    error)."""
+    text = slot_store("tl.zeros([64, 32], tl.bfloat16)").replace(
+        "tl.store(tle.gpu.local_ptr(slot.tile), t)", store.replace("\n", "\n        "))
+    check(capsys, _write(tmp_path, text, _BF16), (), expect)
+
+
+_F32_IN = _BF16.replace('"x_ptr": "*bf16"', '"x_ptr": "*fp32"')
+
+
+@pytest.mark.parametrize("value,expect", [
+    (f"tl.load(x_ptr + {_OFFS})", _BAD_STORE + ("a tile of fp32",)),
+    (f"tl.load(x_ptr + N * 64 + {_OFFS}, mask=N > 0, other=0.0)", _BAD_STORE),
+    (f"tl.load(x_ptr + {_OFFS}).to(tl.bfloat16)", "verified"),
+])
+def test_a_load_typed_by_the_signature(tmp_path, capsys, value, expect):
+    """x_ptr is `*fp32` in the DEFAULT_CONFIG signature: its tile stored into the bf16 slot
+    was verified, and Gluon refused the store."""
+    check(capsys, _write(tmp_path, slot_store(value), _F32_IN), (), expect)
+
+
+def test_a_condition_on_a_load_by_keyword(tmp_path, capsys):
+    """`if tl.load(pointer=x_ptr) > 0:` around the writer's store was an internal error
+    (exit 3: the shape walk of the condition broadcast no operands)."""
+    body = ("slot = w.acquire(p)\nif tl.load(pointer=x_ptr) > 0:\n"
+            "    tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))\n"
+            "else:\n    tl.store(tle.gpu.local_ptr(slot.tile), tl.zeros([64], tl.float32))\n"
+            "w.commit(p)\n")
+    _run(tmp_path, capsys, ring(writer(body=body)), (), "verified")
 
 
 @pytest.mark.parametrize("name", [n for n, (_, e) in STORES.items() if e == "verified"][:2])
@@ -248,6 +305,11 @@ CLOSED_GUARDS = {
                                  "verified"),
     "res.is_closed == False": (guarded("res.is_closed == False"), "verified"),  # noqa: E712
     "res.is_closed == 0": (guarded("res.is_closed == 0"), "verified"),
+    "res.is_closed != True": (guarded("res.is_closed != True"), "verified"),  # noqa: E712
+    "a name bound to not res.is_closed": (guarded("open_", before="open_ = not res.is_closed\n"),
+                                          "verified"),
+    "(res.is_closed == 0) & data": (guarded("(res.is_closed == 0) & (tl.load(y_ptr) > 0)"),
+                                    "verified"),
     "a conjunction with data": (guarded("not res.is_closed and tl.load(y_ptr) > 0"),
                                 "verified"),
     "the tile kept in a variable and stored after": (closed_ring(
@@ -268,6 +330,12 @@ CLOSED_GUARDS = {
         "res = r.wait(0)\ndone = res.is_closed\nr.release(0)\nfor p in range(N):\n"
         "    res = r.wait(p + 1)\n    if not done:\n" + textwrap.indent(_LOAD, "        ")
         + "    done = res.is_closed\n    r.release(p + 1)\n", "    ")), _UNWRITTEN),
+    "not not res.is_closed": (guarded("not not res.is_closed"), _UNWRITTEN),
+    "the flag bound again on one path": (guarded("not done", before=(
+        "done = res.is_closed\nif tl.load(y_ptr) > 0:\n    done = tl.load(y_ptr) > 1\n")),
+        _UNWRITTEN),
+    "the flag overwritten in an affine branch": (guarded("not done", before=(
+        "done = res.is_closed\nif N > 0:\n    done = False\n")), _UNWRITTEN),
     "the guard after the release": (closed_ring(
         "res = r.wait(p)\nr.release(p)\nif not res.is_closed:\n" + textwrap.indent(_LOAD, "    ")),
         ("rejected", "[access-outside-window]")),
@@ -331,6 +399,11 @@ LENS = {
                                        "verified"),
     "len of an empty tuple": (len_loop("len(())", "0"), "verified"),
     "len of a string": (len_loop('len("ab")', "2"), "verified"),
+    "len of a range of constants": (len_loop("len(range(1, 7, 2))", "3"), "verified"),
+    "len of a tuple sum": (len_loop("len((1, 2) + (3,))", "3"), "verified"),
+    "len of a repeated tuple": (len_loop("len((N,) * 3)", "3"), "verified"),
+    "len of an empty range": (len_loop("len(range(3, 0))", "1"),
+                              ("rejected", "[wait-never-committed]")),
     # unsafe or unknown length
     "len of a tuple display, one short": (len_loop("len((1, 2, 3))", "4"),
                                           ("rejected", "[wait-never-committed]")),
@@ -346,7 +419,9 @@ def test_len_of_known_tuples(tmp_path, capsys, name):
 
 
 @pytest.mark.parametrize("bound,ok", [("len((1, 2, 3))", True), ("len([N, N])", True),
-                                      ('len("ab")', True), ("len(x_ptr)", False)])
+                                      ('len("ab")', True), ("len(range(1, 7, 2))", True),
+                                      ("len((1, 2) + (3,))", True), ("len((N,) * 3)", True),
+                                      ("len(x_ptr)", False), ("len(tl.arange(0, 4))", False)])
 def test_what_triton_does_with_len(tmp_path, monkeypatch, bound, ok):
     source = HEAD.replace("import tle_compiler as tle\n", "import triton\n") + textwrap.dedent(f"""
         @triton.jit

@@ -2157,8 +2157,28 @@ class Builder(BuildRules):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return None
             return len(node.elts)
+        return self.known_length(value)
+
+    def known_length(self, value: K.Expr) -> Optional[int]:
+        """The length of a value the reader holds as a tuple, a constant tuple or string, a
+        `range` of integer constants, or a `+` / `*` of them (`(1, 2) + (3,)`, `(N,) * 2`)."""
         if isinstance(value, (K.Const, K.Global)) and isinstance(value.value, (tuple, str)):
             return len(value.value)
+        if isinstance(value, K.Op) and value.name == "builtins.range" and not value.kwargs \
+                and 1 <= len(value.args) <= 3 and all(
+                    isinstance(a, K.Const) and type(a.value) is int for a in value.args):
+            try:
+                return len(range(*(a.value for a in value.args)))
+            except ValueError:  # a zero step: Python raises
+                return None
+        if isinstance(value, K.BinOp) and value.op in ("+", "*"):
+            a, b = self.known_length(value.lhs), self.known_length(value.rhs)
+            if value.op == "+":
+                return a + b if a is not None and b is not None else None
+            for n, k in ((a, value.rhs), (b, value.lhs)):
+                if n is not None and isinstance(k, K.Const) and type(k.value) is int:
+                    return n * max(k.value, 0)
+            return None
         shape = self.tuple_shape(value, None)
         return len(shape) if shape is not None else None
 

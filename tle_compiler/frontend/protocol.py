@@ -65,7 +65,7 @@ VIEW_OPS = frozenset({"trans", "permute", "reshape", "view", "broadcast_to", "ex
 DOT_OPS = frozenset({"dot", "warpgroup_mma", "dot_scaled", "mma_v2", "tcgen05_mma"})
 #: Integer functions of their arguments only: of params and constants they are params.
 PURE_OPS = frozenset({"cdiv", "minimum", "maximum", "program_id", "num_programs",
-                      "next_power_of_2", "min", "max", "abs"})
+                      "next_power_of_2", "min", "max", "abs", "clamp"})
 #: Pure integer functions whose value does not depend on the order of their arguments.
 SYMMETRIC_OPS = frozenset({"minimum", "maximum", "min", "max"})
 #: Integer operators whose operands commute (derived params are keyed by canonical text).
@@ -974,6 +974,8 @@ class Walker(WalkRules):
         v = self.eval(e.operand)
         if e.op == "not" and self.static_int(v) is not None:  # `not C` of a compile-time int
             return Const(not self.static_int(v))
+        if e.op == "not" and isinstance(v, Data) and v.closed_of is not None:
+            return Data(node=e, closed_of=v.closed_of, flag_negated=not v.flag_negated)
         a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
         if a is not None and e.op == "-":
             return Aff(-a, self.is_runtime(v), self.width(v))
@@ -1064,7 +1066,9 @@ class Walker(WalkRules):
         kop = f"{op}c{self.width_mark(wide)}" if rt else op
         key = f"({ka} {kop} {kb})" if ka is not None and kb is not None and op != "/" else None
         if key is not None and a is not None and b is not None and b.is_const:
-            self.note_quotient_domain(key, op, a, b.const, rt)
+            self.note_quotient_domain(key, op, a, b.const, rt, I64 in wide)
+        elif key is not None and op == "&" and a is not None and a.is_const and b is not None:
+            self.note_quotient_domain(key, op, b, a.const, rt, I64 in wide)
         if key is not None and a is not None and b is not None and op in BINARY_OPS:
             self.k.definitions.setdefault(key, Definition(op, (a, b), rt, I64 in wide))
             self.note_width(key, wide)
@@ -1156,14 +1160,32 @@ class Walker(WalkRules):
         self.k.known.setdefault(wkey, self.bounds(v.expr))
         return Data(node=node, key=wkey, runtime=True, wide=v.wide | {I64})
 
-    def note_quotient_domain(self, key: str, op: str, x: Affine, c: int, rt: bool) -> None:
+    def note_quotient_domain(self, key: str, op: str, x: Affine, c: int, rt: bool,
+                             wide: bool = False) -> None:
         """The domain of the derived param ``x // c`` or ``x % c`` (``tl.cdiv`` is the former)
         from the bounds of ``x`` (param domains known so far): without it `M = N % 4` ranged over
         every integer and a correct kernel was rejected at M = -1. ``rt``: C's truncating
         division and remainder (a runtime operand), else Python's floor ones."""
-        if c <= 0 or op not in ("//", "%"):
+        lo, hi = self.bounds(x)
+        if op == "&" and c >= 0:
+            # two's complement: `x & c` keeps bits of c only, so 0 <= x & c <= c (and <= x
+            # where x is not negative): `M = N & 7` never is 9
+            dom = (0, min(c, hi) if lo is not None and lo >= 0 and hi is not None else c)
+        elif op == ">>" and 0 <= c < 64:
+            # an arithmetic shift is a floor division by 2**c: monotone; an i32 kernel argument
+            # shifted at run time lies in i32, so `N >> 28` lies in [-8, 7] (a value computed on
+            # the way, `(N << 28) >> 28`, is left to the i32 check of its intermediates)
+            arg = next(iter(x.variables)) if len(x.terms) == 1 and x.const == 0 and \
+                dict(x.terms).get(next(iter(x.variables))) == 1 else None
+            if rt and not wide and c < 32 and arg is not None and is_placeholder(arg) and \
+                    self.k.params.slot(arg).arg is not None:
+                lo = -2 ** 31 if lo is None else max(lo, -2 ** 31)
+                hi = 2 ** 31 - 1 if hi is None else min(hi, 2 ** 31 - 1)
+            dom = (None if lo is None else lo >> c, None if hi is None else hi >> c)
+        elif c <= 0 or op not in ("//", "%"):
             return
-        dom = quotient_bounds(op, *self.bounds(x), c, rt)
+        else:
+            dom = quotient_bounds(op, lo, hi, c, rt)
         old_lo, old_hi = self.k.known.get(key, (None, None))
         self.k.known[key] = (dom[0] if old_lo is None else max(old_lo, dom[0]) if dom[0] is not None
                              else old_lo,
@@ -1181,6 +1203,8 @@ class Walker(WalkRules):
         value = node.args[1] if len(node.args) > 1 else node.kw("value")
         if value is None or len(ptr.slots) != 1 or ptr.buffers or ptr.lost:
             return
+        if not (isinstance(ptr.node, K.Op) and ptr.node.name == "tle.gpu.local_ptr"):
+            return  # a pointer computed from the slot's (a scatter): its shape is its own
         (sf,) = ptr.slots
         buf = dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
         if buf is None:
@@ -1239,6 +1263,38 @@ class Walker(WalkRules):
             items = e.args[1:] if e.name == "tl.where" else e.args
             kinds = {self.tile_dtype(x, seen) for x in items}
             return kinds.pop() if len(kinds) == 1 and len(items) == 2 else None
+        if e.name == "tl.dot" and len(e.args) >= 2:
+            # Triton's dot: out_dtype when given, else the accumulator's type, else fp32 for
+            # float operands (int32 for int8 ones)
+            out = e.kw("out_dtype")
+            if out is not None:
+                return out.name if isinstance(out, K.DType) else None
+            acc = e.args[2] if len(e.args) > 2 else e.kw("acc")
+            if acc is not None and not (isinstance(acc, K.Const) and acc.value is None):
+                return self.tile_dtype(acc, seen)
+            ops = {self.tile_dtype(x, seen) for x in e.args[:2]}
+            if ops <= {"fp16", "bf16", "fp32"} and None not in ops:
+                return "fp32"
+            return "int32" if ops == {"int8"} else None
+        if e.name == "tl.load" and e.args and self.k.config_signature:
+            # a global load: the element type of the one pointer argument (as the
+            # DEFAULT_CONFIG signature types it) its pointer is computed from
+            args = set()
+            for x in K.walk_expr(e.args[0]):
+                v = self.env.get(x.id) if isinstance(x, K.Name) else None
+                if isinstance(v, KernelArg):
+                    args.add(v.name)
+                elif isinstance(v, Aff):
+                    args.update(self.k.params.slot(ph).arg or "?" for ph in v.expr.variables
+                                if is_placeholder(ph))
+                elif isinstance(v, Data) and v.shared:
+                    args.add("?")
+            sig = self.k.config_signature
+            ptrs = [a for a in args if sig.get(a, "").startswith("*")]
+            if "?" not in args and len(ptrs) == 1:
+                dt = element_dtype(sig[ptrs[0]])
+                if dt is not None:
+                    return dt
         if e.name == "tl.load" and e.args and not e.kwargs:
             ptr = e.args[0]
             if isinstance(ptr, K.Op) and ptr.name == "tle.gpu.local_ptr" and ptr.args:
@@ -1267,10 +1323,12 @@ class Walker(WalkRules):
         operands: ``NP = tl.maximum(X - Y, 0)`` is never negative, so NP's domain is NP >= 0
         and `--param NP=-3` is refused as outside it, instead of a verdict for a value no launch
         computes (and the verifier checks only the values the kernel can compute)."""
-        if name not in ("min", "max", "minimum", "maximum", "abs"):
+        if name not in ("min", "max", "minimum", "maximum", "abs", "clamp"):
             return
         bounds = [self.bounds(o) for o in operands]
-        if name == "abs":
+        if name == "clamp" and len(bounds) == 3:  # clamp(x, lo, hi): between lo's and hi's
+            dom = (bounds[1][0], bounds[2][1])
+        elif name == "abs":
             lo, hi = bounds[0]
             if lo is not None and lo >= 0:
                 dom = (lo, hi)
@@ -1819,6 +1877,9 @@ class Walker(WalkRules):
                         self.k.definitions[key] = Definition(name, tuple(operands), rt,
                                                              I64 in wide)
                         self.note_width(key, wide)
+                if name not in KNOWN_DOMAINS:
+                    operands = [self.as_aff(a) for a in args]
+                    if all(o is not None for o in operands):
                         self.note_function_domain(key, name, operands)
                 return Data(node=node, key=key, runtime=rt, wide=wide)
         return self.unmodelled_of([*args, *kwargs.values()], node) or Data(node=node)
@@ -2472,6 +2533,8 @@ class Walker(WalkRules):
     def broadcast(shapes: list[tuple[tuple, bool]]) -> tuple[tuple, bool]:
         """Triton's broadcast of operands of :meth:`block_dims` shapes: aligned at their last
         dimensions, a dimension of one element takes the other's size."""
+        if not shapes:  # an operation given only keywords (`tl.load(pointer=p)`): not followed
+            return (), False
         rank = max(len(d) for d, _ in shapes)
         out: list = []
         for k in range(1, rank + 1):
@@ -2579,38 +2642,45 @@ class Walker(WalkRules):
                 orelse = mark_open_reads(orelse, slot)
         return then, orelse
 
-    def closed_flag_of(self, e: K.Expr) -> Optional[SlotV]:
-        """The slot whose closed flag ``e`` is (``res.is_closed``, or a name bound to it)."""
+    def flag_test(self, e: K.Expr) -> Optional[tuple[SlotV, bool]]:
+        """``(slot, truth)`` when ``e`` tests the closed flag of ``slot``'s wait: ``truth`` True
+        when ``e`` holds exactly where the flag is set (``res.is_closed``, ``res.is_closed ==
+        True``, a name bound to it), False where it is clear (``not res.is_closed``,
+        ``res.is_closed == 0``, a name bound to ``not res.is_closed``). None otherwise."""
         if isinstance(e, K.IsClosed) and isinstance(e.result, K.Name):
             v = self.env.get(e.result.id)
-            return v.slot if isinstance(v, WaitV) else None
+            return (v.slot, True) if isinstance(v, WaitV) else None
         if isinstance(e, K.Name):
             v = self.env.get(e.id)
-            return v.closed_of if isinstance(v, Data) else None
+            if isinstance(v, Data) and v.closed_of is not None:
+                return v.closed_of, not v.flag_negated
+            return None
+        if isinstance(e, K.UnaryOp) and e.op == "not":
+            inner = self.flag_test(e.operand)
+            return (inner[0], not inner[1]) if inner is not None else None
+        cmp = self._flag_compare(e)
+        if cmp is not None:
+            inner = self.flag_test(cmp[0])
+            return (inner[0], inner[1] == cmp[1]) if inner is not None else None
         return None
 
     @staticmethod
     def _flag_compare(e: K.Expr) -> Optional[tuple[K.Expr, bool]]:
-        """``(x, b)`` when ``e`` is ``x == b`` / ``x != (not b)`` / ``x is b`` with a constant
-        0 / 1 / False / True ``b`` (either side)."""
-        if not isinstance(e, K.Compare) or e.op not in ("==", "!=", "is", "is not"):
+        """``(x, b)`` when ``e`` is ``x == b`` or ``x != (not b)`` with a constant 0 / 1 /
+        False / True ``b`` (either side): ``e`` holds where ``x`` is ``b``."""
+        if not isinstance(e, K.Compare) or e.op not in ("==", "!="):
             return None
         for x, c in ((e.lhs, e.rhs), (e.rhs, e.lhs)):
-            if isinstance(c, K.Const) and c.value in (0, 1) and type(c.value) in (int, bool):
-                if e.op in ("is", "is not") and not isinstance(c.value, bool):
-                    continue
-                truth = bool(c.value) if e.op in ("==", "is") else not c.value
-                return x, truth
+            if isinstance(c, K.Const) and type(c.value) in (int, bool) and c.value in (0, 1):
+                return x, bool(c.value) if e.op == "==" else not c.value
         return None
 
     def implies_open(self, e: K.Expr) -> Optional[SlotV]:
         """The slot whose flag is surely clear where ``e`` holds (``not res.is_closed``,
         ``res.is_closed == False``, a conjunction with such a conjunct), else None."""
-        if isinstance(e, K.UnaryOp) and e.op == "not":
-            return self.closed_flag_of(e.operand)
-        cmp = self._flag_compare(e)
-        if cmp is not None:
-            return self.closed_flag_of(cmp[0]) if not cmp[1] else None
+        test = self.flag_test(e)
+        if test is not None:
+            return test[0] if not test[1] else None
         items = e.items if isinstance(e, K.BoolOp) and e.op == "and" else \
             (e.lhs, e.rhs) if isinstance(e, K.BinOp) and e.op == "&" else ()
         return next((x for x in map(self.implies_open, items) if x is not None), None)
@@ -2619,12 +2689,9 @@ class Walker(WalkRules):
         """The slot whose set flag surely makes ``e`` hold (``res.is_closed``,
         ``res.is_closed == True``, a disjunction with such a disjunct): where ``e`` fails,
         the flag is clear. None otherwise."""
-        slot = self.closed_flag_of(e)
-        if slot is not None:
-            return slot
-        cmp = self._flag_compare(e)
-        if cmp is not None:
-            return self.closed_flag_of(cmp[0]) if cmp[1] else None
+        test = self.flag_test(e)
+        if test is not None:
+            return test[0] if test[1] else None
         items = e.items if isinstance(e, K.BoolOp) and e.op == "or" else \
             (e.lhs, e.rhs) if isinstance(e, K.BinOp) and e.op == "|" else ()
         return next((x for x in map(self.implied_by_closed, items) if x is not None), None)
@@ -2987,6 +3054,8 @@ class Ctx(KernelCtx):
         self.truths: list[tuple[TleError, frozenset]] = []
         # placeholders of the kernel arguments a load, store or atomic takes its pointer from
         self.pointers: set[str] = set()
+        # the DEFAULT_CONFIG signature's argument types (the dtype a global load gives)
+        self.config_signature: dict[str, str] = {}
         # those that are the only kernel argument of a pointer expression: surely pointers
         self.sure_pointers: set[str] = set()
 
@@ -3060,6 +3129,32 @@ def config_values(kernel: K.Kernel) -> dict[str, object]:
         if isinstance(values, dict) else {}
 
 
+def config_signature(kernel: K.Kernel) -> dict[str, str]:
+    """The argument types the DEFAULT_CONFIG the builder recorded on ``kernel`` gives
+    (``{"x_ptr": "*fp32", ...}``); {} without one."""
+    from .config_literal import decode_config, kernel_entry
+
+    encoded = K.get_attr(kernel, "default_config")
+    if encoded is None or isinstance(encoded, tuple) and encoded[0] == "error":
+        return {}
+    cfg, _ = kernel_entry(decode_config(encoded), kernel.name)
+    sig = cfg.get("signature") if isinstance(cfg, dict) else None
+    return {n: t for n, t in sig.items() if isinstance(n, str) and isinstance(t, str)} \
+        if isinstance(sig, dict) else {}
+
+
+def element_dtype(sig_type: str) -> Optional[str]:
+    """The element dtype, as the KIR names dtypes, of a signature's pointer type
+    (``*fp32`` -> ``fp32``, ``*i32`` -> ``int32``, ``*u8`` -> ``uint8``); None for another."""
+    if not sig_type.startswith("*"):
+        return None
+    t = sig_type[1:]
+    m = re.fullmatch(r"([iu])(\d+)", t)
+    if m:
+        return f"{'int' if m.group(1) == 'i' else 'uint'}{m.group(2)}"
+    return t
+
+
 def config_constexprs(kernel: K.Kernel) -> dict[str, int]:
     """The integer (and bool) constexprs the DEFAULT_CONFIG the builder recorded on ``kernel``
     gives (its entry for the kernel in a config keyed by kernel name); {} without one."""
@@ -3085,6 +3180,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     k.bind = {n: v for n, v in bind.items() if isinstance(v, int) and not isinstance(v, bool)}
     k.config_constexprs = config_constexprs(kernel)
     k.config_values = config_values(kernel)
+    k.config_signature = config_signature(kernel)
 
     env: dict[str, Value] = {}
     for p in kernel.params:

@@ -108,8 +108,11 @@ class Data(Value):
     partial: Optional[str] = None
     wide: frozenset[str] = frozenset()
     floating: bool = field(default=False, compare=False)
-    #: ``res.is_closed``: the slot of the wait whose closed flag this is (its flag read)
-    closed_of: Optional["SlotV"] = field(default=None, compare=False)
+    #: ``res.is_closed`` (or ``not res.is_closed``, ``flag_negated``): the slot of the wait
+    #: whose closed flag this is; compared, so that two paths holding different flags merge
+    #: into a value that is neither
+    closed_of: Optional["SlotV"] = None
+    flag_negated: bool = False
 
     @property
     def shared(self) -> bool:

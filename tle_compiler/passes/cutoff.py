@@ -421,13 +421,12 @@ def _cutoff_plan(p, frag: Fragment, bound: Optional[int], suffix: str, with_fixe
     n0, L = frag.n0, frag.L
     lo = p.min
     top = max(lo if lo is not None else n0, n0) + 2 * L - 1
-    if lo is not None:
-        bottom = lo
-    else:
-        # a whole period at or below -N0' - 1 (and below the domain's top): below it, a fault at
-        # N implies one at N + L (docs/semantics.md, step 6)
-        w = -frag.n0_negative - 1 if p.max is None else min(p.max, -frag.n0_negative - 1)
-        bottom = w - L + 1
+    # a whole period at or below -N0' - 1 (and below the domain's top): below it, a fault at N
+    # implies one at N + L (docs/semantics.md, step 6), inside the domain too, so a domain whose
+    # least value lies further down (`NT = L >> 1`: NT >= -2^30) needs no more values than an
+    # unbounded one
+    w = -frag.n0_negative - 1 if p.max is None else min(p.max, -frag.n0_negative - 1)
+    bottom = w - L + 1 if lo is None else max(lo, w - L + 1)
     cand = _domain_range(lo, p.max, bottom, top)
     probe_range = range(0)
     if lo is not None and lo > n0 + 2 * L:
