@@ -42,6 +42,9 @@ Wrong before the fixes that came with this file, each found by a kernel below:
 - the kernel IR read back from `-p verify-protocol --print-ir` named a helper's derived param
   `split_range1_NK` where the .py read names it `NK` (so `--param NK=...` worked on one and not
   the other): the kernel IR now records the helpers it inlined (kernel attribute `helpers`);
+- the param of `for N in range(N):` in a partition was named `N_1` (the loop variable kept N),
+  so `--param N=3` on the kernel's argument N was unusable input: a loop variable spelt like a
+  kernel argument is renamed instead (frontend/params.py finalize);
 - verified "for every value of x_ptr": `range(x_ptr)` with x_ptr the pointer a load takes
   (Triton refuses a pointer as a loop bound), with or without a signature (protocol.py
   refuse_pointer_params, check pointer-param), and a protocol param typed as a pointer or a
@@ -379,6 +382,17 @@ def test_the_guarded_read_prints_and_parses_back(tmp_path, capsys):
     assert code == 1 and "[unwritten-field]" in text, text
 
 
+@pytest.mark.parametrize("name", ["if not res.is_closed", "if res.is_closed"])
+def test_the_guard_read_back_from_the_kernel_ir(tmp_path, capsys, name):
+    """The .kir of the kernel derives the same guard: the same verdict as the .py."""
+    text, expect = CLOSED_GUARDS[name]
+    py = _write(tmp_path, text, CONFIG)
+    kir = tmp_path / "kernel.kir"
+    assert tle_dump(["-p", "verify-protocol", "--print-ir", "-o", str(kir), str(py)]) in (0, 1)
+    capsys.readouterr()
+    check(capsys, kir, (), expect)
+
+
 def test_a_guarded_reader_lowers_to_its_events(tmp_path, capsys):
     path = _write(tmp_path, CLOSED_GUARDS["if not res.is_closed"][0], CONFIG)
     check(capsys, path, (), "verified")
@@ -665,6 +679,18 @@ CONSTRUCTS = {
 def test_constructs_around_events(tmp_path, capsys, name):
     text, expect = CONSTRUCTS[name]
     _run(tmp_path, capsys, text, (), expect)
+
+
+@pytest.mark.parametrize("idx,params,expect", [
+    ("N", ("N=3",), "verified"),
+    ("N", (), "verified"),
+    ("N + 1", ("N=2",), ("rejected", "(when N=2, N_1=")),
+])
+def test_a_loop_variable_spelt_like_the_param(tmp_path, capsys, idx, params, expect):
+    """`for N in range(N):` (Python evaluates `range(N)` before it binds the loop variable): the
+    param keeps the kernel argument's name, so `--param N=3` names it (it was `N_1`, and
+    `--param N=3` was unusable input: no such param)."""
+    _run(tmp_path, capsys, ring(writer("for N in range(N):", idx=idx)), params, expect)
 
 
 @pytest.mark.parametrize("name", ["handles in a tuple to a helper", "keywords in another order"])

@@ -148,6 +148,25 @@ def subst_body(body: tuple[Stmt, ...], env: Mapping[str, Affine]) -> tuple[Stmt,
     return tuple(out)
 
 
+def _rename_loops(body: tuple[Stmt, ...], renamed: Mapping[str, str]) -> tuple[Stmt, ...]:
+    """``body`` with the loop variables of ``renamed`` (and every use of them: before params
+    are named, a plain variable of an expression is a loop variable) renamed."""
+    env = {old: Affine.of(new) for old, new in renamed.items()}
+    out: list[Stmt] = []
+    for s in body:
+        if isinstance(s, For):
+            out.append(replace(s, var=renamed.get(s.var, s.var), start=s.start.substitute(env),
+                               stop=s.stop.substitute(env),
+                               body=_rename_loops(s.body, renamed)))
+        elif isinstance(s, (Event, Access)):
+            out.append(replace(s, index=s.index.substitute(env)))
+        else:
+            out.append(replace(s, cond=subst_cond(s.cond, env),
+                               then=_rename_loops(s.then, renamed),
+                               orelse=_rename_loops(s.orelse, renamed)))
+    return tuple(out)
+
+
 def finalize(table: ParamTable, partitions: list[Partition]
              ) -> tuple[tuple[Param, ...], list[Partition], dict[str, str]]:
     """Name the used params (first-use order), substitute them; returns (params, partitions,
@@ -156,6 +175,21 @@ def finalize(table: ParamTable, partitions: list[Partition]
     loops: set[str] = set()
     for p in partitions:
         _collect(p.body, uses, loops)
+    # a loop variable spelt like a kernel argument that is a param (`for N in range(N):`) is
+    # renamed, not the param: `--param N=3` names the kernel's argument N
+    args = {table.by_placeholder[ph].hint for ph in uses if table.by_placeholder[ph].arg}
+    clash = sorted(loops & args)
+    if clash:
+        every = loops | {table.by_placeholder[ph].hint for ph in uses}
+        renamed: dict[str, str] = {}
+        for v in clash:
+            name, k = f"{v}_{1}", 2
+            while name in every:
+                name, k = f"{v}_{k}", k + 1
+            every.add(name)
+            renamed[v] = name
+        partitions = [replace(p, body=_rename_loops(p.body, renamed)) for p in partitions]
+        loops = (loops - set(clash)) | set(renamed.values())
     taken = set(loops)
     names: dict[str, str] = {}
     params: list[Param] = []
