@@ -19,8 +19,8 @@ Wrong before the fixes that came with this file, each found by a kernel below:
 - verified, then refused by Gluon's compile: a `tl.store` into a whole slot field of a tile of
   another shape (`[64, 32]` or `[64]` into a `[64, 64]` slot) or dtype (fp32 or fp16 into a
   bf16 slot, a `tl.dot`'s fp32 result, a load through a pointer the DEFAULT_CONFIG signature
-  types `*fp32`) where the frontend knows them (protocol.py check_slot_store, check
-  bad-store);
+  types `*fp32`, a tile loaded whole from another pipe's slot of another shape or dtype) where
+  the frontend knows them (protocol.py check_slot_store, check bad-store);
 - rejected (unwritten-field at the closing index), though safe: a reader that loads its slot
   only under `if not res.is_closed:` (or the else of `if res.is_closed:`); such a read is
   recorded as a read that does not run at the index the writer closed (Pipe IR
@@ -260,6 +260,57 @@ def test_a_load_typed_by_the_signature(tmp_path, capsys, value, expect):
     """x_ptr is `*fp32` in the DEFAULT_CONFIG signature: its tile stored into the bf16 slot
     was verified, and Gluon refused the store."""
     check(capsys, _write(tmp_path, slot_store(value), _F32_IN), (), expect)
+
+
+RELAY = HEAD + """
+@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+    a = tle.pipe(capacity=2, t=tle.gpu.alloc([2, AS], ADT))
+    b = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (a, x_ptr, N)), (relay, (a, b, N)),
+                             (consume, (b, y_ptr, N))], [4, 4], [232, 232])
+
+
+def produce(a, x_ptr, N):
+    w = a.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.t), tl.load(x_ptr + tl.arange(0, AS)).to(ADT))
+        w.commit(p)
+
+
+def relay(a, b, N):
+    r = a.reader()
+    w = b.writer()
+    for p in range(N):
+        res = r.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.t))
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.t), t)
+        w.commit(p)
+        r.release(p)
+
+
+def consume(b, y_ptr, N):
+    r = b.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.t)))
+        r.release(p)
+"""
+
+
+@pytest.mark.parametrize("shape,dtype,expect", [
+    ("64", "tl.float32", "verified"),
+    ("32", "tl.float32", _BAD_STORE + ("a tile of shape [32]",)),
+    ("64", "tl.bfloat16", _BAD_STORE + ("a tile of bf16",)),
+])
+def test_a_slot_tile_relayed_into_another_slot(tmp_path, capsys, shape, dtype, expect):
+    """A tile loaded whole from one pipe's slot, stored into another's: the source field's
+    shape and dtype are known (a [32] tile into a [64] slot was verified)."""
+    text = RELAY.replace("AS", shape).replace("ADT", dtype)
+    check(capsys, _write(tmp_path, text, CONFIG), (), expect)
 
 
 def test_a_condition_on_a_load_by_keyword(tmp_path, capsys):

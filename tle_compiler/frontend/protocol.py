@@ -83,6 +83,7 @@ _FOLD_OPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "//": ast.FloorDiv, "%":
 CondResult = Union[Cond, bool, "NotAffine"]
 
 
+#: the `tl` spelling of the dtypes a slot store's message suggests casting to
 _TL_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "float64",
              "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
 
@@ -1175,8 +1176,8 @@ class Walker(WalkRules):
             # an arithmetic shift is a floor division by 2**c: monotone; an i32 kernel argument
             # shifted at run time lies in i32, so `N >> 28` lies in [-8, 7] (a value computed on
             # the way, `(N << 28) >> 28`, is left to the i32 check of its intermediates)
-            arg = next(iter(x.variables)) if len(x.terms) == 1 and x.const == 0 and \
-                dict(x.terms).get(next(iter(x.variables))) == 1 else None
+            arg = x.terms[0][0] if x.const == 0 and len(x.terms) == 1 and x.terms[0][1] == 1 \
+                else None
             if rt and not wide and c < 32 and arg is not None and is_placeholder(arg) and \
                     self.k.params.slot(arg).arg is not None:
                 lo = -2 ** 31 if lo is None else max(lo, -2 ** 31)
@@ -1198,8 +1199,8 @@ class Walker(WalkRules):
         which takes neither another shape nor another dtype (Triton's own store would broadcast
         and cast, Gluon's compile refuses), so a tile whose shape or dtype the frontend knows
         and that differs is refused here, at the store, instead of verified and then not
-        compiled. What the frontend does not follow (a tile loaded from global memory has no
-        dtype here) is not checked."""
+        compiled. What the frontend does not follow (the dtype of a tile loaded from global
+        memory where no DEFAULT_CONFIG signature types its pointer) is not checked."""
         value = node.args[1] if len(node.args) > 1 else node.kw("value")
         if value is None or len(ptr.slots) != 1 or ptr.buffers or ptr.lost:
             return
@@ -1212,9 +1213,14 @@ class Walker(WalkRules):
         slot = [self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape[1:]]
         where = f"field '{sf.field}' of pipe '{sf.slot.pipe}'"
         dims, exact = self.block_dims(value)
+        if not (exact and dims):
+            loaded = self.loaded_slot_shape(value)
+            if loaded is not None:
+                dims, exact = loaded, True
         if exact and dims and all(isinstance(d, int) for d in (*dims, *slot)) \
                 and list(dims) != slot:
-            raise self.err(f"`{self.src(node)}` stores a tile of shape [{', '.join(map(str, dims))}] "
+            shape = ", ".join(map(str, dims))
+            raise self.err(f"`{self.src(node)}` stores a tile of shape [{shape}] "
                            f"into {where}, whose slot is [{', '.join(map(str, slot))}]: the "
                            f"lowered shared-memory store takes the slot's shape only (Gluon "
                            f"refuses the compile); store a tile of the slot's shape", node,
@@ -1225,6 +1231,32 @@ class Walker(WalkRules):
                            f"{buf.dtype}: the lowered shared-memory store does not convert "
                            f"(Gluon refuses the compile); cast it first (`.to(tl."
                            f"{_TL_DTYPE.get(buf.dtype, buf.dtype)})`)", node, check="bad-store")
+
+    def loaded_slot_shape(self, e: K.Expr) -> Optional[tuple]:
+        """The slot shape of the field a tile was loaded from whole (`t =
+        tl.load(tle.gpu.local_ptr(res.slot.a))`, or that load itself), its constexpr names
+        bound where the read binds them; None elsewhere."""
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if not (isinstance(v, Data) and v.view == "loaded" and len(v.slots) == 1
+                    and not v.buffers and isinstance(v.node, K.Op) and v.node.name == "tl.load"):
+                return None
+            e = v.node
+        if not (isinstance(e, K.Op) and e.name == "tl.load" and e.args and not e.kwargs):
+            return None
+        ptr = e.args[0]
+        if not (isinstance(ptr, K.Op) and ptr.name == "tle.gpu.local_ptr" and ptr.args
+                and isinstance(ptr.args[0], K.SlotField)):
+            return None
+        src = self.eval_quiet(ptr.args[0])
+        if not (isinstance(src, Data) and len(src.slots) == 1 and not src.buffers):
+            return None
+        (sf,) = src.slots
+        buf = dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
+        if buf is None:
+            return None
+        dims = tuple(self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape[1:])
+        return dims if all(isinstance(d, int) for d in dims) else None
 
     def tile_dtype(self, e: K.Expr, seen: frozenset = frozenset()) -> Optional[str]:
         """The element type of tile ``e`` where the frontend surely knows it: a cast
@@ -3269,11 +3301,12 @@ def protocol(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 
 def refuse_pointer_params(k: KernelCtx, param_args: dict[str, str], bases) -> None:
     """A kernel argument the kernel uses as a pointer (the only kernel argument a load, store
-    or atomic computes its pointer from) that the protocol also reads as an integer (a loop bound, a condition, an index, or
-    what a derived param is computed from): Triton refuses the loop ("For loop bounds and step
-    must all be ints, are (int32, pointer<fp32>, int32)") or computes with an address, never the
-    integer the verifier checked for every value (`range(x_ptr)` was verified "for every value
-    of x_ptr"). An error at the protocol's first use of it."""
+    or atomic computes its pointer from) that the protocol also reads as an integer (a loop
+    bound, a condition, an index, or what a derived param is computed from): Triton refuses
+    the loop ("For loop bounds and step must all be ints, are (int32, pointer<fp32>, int32)")
+    or computes with an address, never the integer the verifier checked for every value
+    (`range(x_ptr)` was verified "for every value of x_ptr"). An error at the kernel, where
+    the argument is declared."""
     pointer_args = {k.params.slot(ph).arg: k.params.slot(ph) for ph in k.sure_pointers
                     if k.params.slot(ph).arg}
     read = set(param_args.values()) | {getattr(b, "name", b) for b in bases}
