@@ -20,7 +20,8 @@ Wrong before the fixes that came with this file, each found by a kernel below:
   another shape (`[64, 32]` or `[64]` into a `[64, 64]` slot) or dtype (fp32 or fp16 into a
   bf16 slot, a `tl.dot`'s fp32 result, a load through a pointer the DEFAULT_CONFIG signature
   types `*fp32`, a tile loaded whole from another pipe's slot of another shape or dtype) where
-  the frontend knows them (protocol.py check_slot_store, check bad-store);
+  the frontend knows them, or a scalar, which the lowering refuses (protocol.py
+  check_slot_store, check bad-store);
 - rejected (unwritten-field at the closing index), though safe: a reader that loads its slot
   only under `if not res.is_closed:` (or the else of `if res.is_closed:`); such a read is
   recorded as a read that does not run at the index the writer closed (Pipe IR
@@ -205,6 +206,8 @@ STORES = {
     "[64] into [64, 64]": ("tl.zeros([64], tl.bfloat16)", _BAD_STORE + ("shape [64]",)),
     "a [64, 32] load": ("tl.load(x_ptr + tl.arange(0, 64)[:, None] * 32 + "
                         "tl.arange(0, 32)[None, :])", _BAD_STORE + ("[64, 32]",)),
+    "a Python float": ("0.0", _BAD_STORE + ("stores a scalar",)),
+    "a kernel argument": ("N", _BAD_STORE + ("stores a scalar",)),
     "fp32 into bf16": ("tl.zeros([64, 64], tl.float32)",
                        _BAD_STORE + ("a tile of fp32", "which holds bf16", ".to(tl.bfloat16)")),
     "fp16 into bf16": ("tl.full([64, 64], 1.0, tl.float16)", _BAD_STORE + ("fp16",)),
