@@ -20,8 +20,7 @@ Wrong before the fixes that came with this file, each found by a kernel below:
   another shape (`[64, 32]` or `[64]` into a `[64, 64]` slot) or dtype (fp32 or fp16 into a
   bf16 slot, a `tl.dot`'s fp32 result, a load through a pointer the DEFAULT_CONFIG signature
   types `*fp32`, a tile loaded whole from another pipe's slot of another shape or dtype) where
-  the frontend knows them, or a scalar, which the lowering refuses (protocol.py
-  check_slot_store, check bad-store);
+  the frontend knows them (protocol.py check_slot_store, check bad-store);
 - rejected (unwritten-field at the closing index), though safe: a reader that loads its slot
   only under `if not res.is_closed:` (or the else of `if res.is_closed:`); such a read is
   recorded as a read that does not run at the index the writer closed (Pipe IR
@@ -61,7 +60,10 @@ partition, f-strings and asserts holding events (refused), a nested warp_special
 operands outside i32 (not proved, exit 3, or rejected). Left as they are: an index `p + 2**32`
 is rejected although the GPU, computing in i64, would run the protocol of `p` (stages and
 phases agree); a closed slot read after `close` on a stage an earlier index wrote reads that
-index's data, which the model counts as written (docs/semantics.md, rule 7).
+index's data, which the model counts as written (docs/semantics.md, rule 7); a scalar stored
+into a slot field (`tl.store(local_ptr(slot.f), 0.0)`, which Triton broadcasts) is verified and
+refused by the lowering with its own error ("a shared-memory store needs a tensor value"), the
+frontend's fixtures read such a store as a good form.
 """
 
 from __future__ import annotations
@@ -206,8 +208,6 @@ STORES = {
     "[64] into [64, 64]": ("tl.zeros([64], tl.bfloat16)", _BAD_STORE + ("shape [64]",)),
     "a [64, 32] load": ("tl.load(x_ptr + tl.arange(0, 64)[:, None] * 32 + "
                         "tl.arange(0, 32)[None, :])", _BAD_STORE + ("[64, 32]",)),
-    "a Python float": ("0.0", _BAD_STORE + ("stores a scalar",)),
-    "a kernel argument": ("N", _BAD_STORE + ("stores a scalar",)),
     "fp32 into bf16": ("tl.zeros([64, 64], tl.float32)",
                        _BAD_STORE + ("a tile of fp32", "which holds bf16", ".to(tl.bfloat16)")),
     "fp16 into bf16": ("tl.full([64, 64], 1.0, tl.float16)", _BAD_STORE + ("fp16",)),

@@ -1217,11 +1217,6 @@ class Walker(WalkRules):
             loaded = self.loaded_slot_shape(value)
             if loaded is not None:
                 dims, exact = loaded, True
-        if exact and not dims and slot:
-            raise self.err(f"`{self.src(node)}` stores a scalar into {where}, whose slot is "
-                           f"[{', '.join(map(str, slot))}]: the lowered shared-memory store "
-                           f"takes a tile of the slot's shape (the lowering refuses a scalar); "
-                           f"store `tl.full([...], value, dtype)`", node, check="bad-store")
         if exact and dims and all(isinstance(d, int) for d in (*dims, *slot)) \
                 and list(dims) != slot:
             shape = ", ".join(map(str, dims))
