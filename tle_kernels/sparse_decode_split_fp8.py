@@ -27,9 +27,9 @@ item's last tile the right holds the final one and normalises its half itself.
 Per tile the left releases its kv slot once its P·V_L retired (a wgmma wait right after the
 issue). Keeping P·V_L in flight across the loop's back edge instead (releasing the slot after the
 next tile's S was issued, as the seesaw's consumer0 does) makes ptxas serialize the wgmmas (C7512,
-"insufficient register resources") at every worker budget tried ([192, 160] to [232, 200];
-ptxas compiles each partition under the launch's 168 registers per thread whatever setmaxnreg
-asks for at run time, so a larger worker budget buys nothing here): P·V_L's A operand is P in
+"insufficient register resources") at every worker budget tried ([192, 160] to [232, 200]),
+although ptxas does allocate each partition within its setmaxnreg budget (the SASS of the kernel
+as it is uses up to R183 in the left's code, above the launch's 168): P·V_L's A operand is P in
 registers, which would have to stay pinned across the back edge. The right cannot overlap
 anything either: each tile's rescale reads its accumulator. The tensor core still runs one warp
 group's products while the other does its softmax or waits.
