@@ -11,7 +11,7 @@ both halves are scaled by one factor, the right with no code of its own, no extr
 and no extra pipe field. The left keeps the plain sum l_i for lse. Per tile that costs the left
 one exp2 and one add per row and a load of its block's 64 sinks (256 B, cached), issued before
 the tile's S so that its latency hides behind the wgmmas: holding the sinks in registers across
-the tile loop instead (two per thread) makes ptxas spill 24 bytes under the launch's 168.
+the tile loop instead (two per thread) makes ptxas spill 24 bytes (its report for the kernel).
 
 The reference max moves while an item's tiles go by, so each tile's published sum carries the
 sink's term relative to that tile's max: only the last one is used, and it is the final one.
