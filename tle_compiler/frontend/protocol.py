@@ -552,6 +552,8 @@ class Walker(WalkRules):
         self.generated_consts: set[str] = set()
         # names last assigned a float (Walker.float_part): Triton's loops refuse them as bounds
         self.float_names: set[str] = set()
+        # names last assigned a bool (Walker.bool_part): Triton sign-extends them as loop bounds
+        self.bool_names: set[str] = set()
         # names the partition's body assigns more than once (the builder folds none of them)
         self.multi_assigned: frozenset[str] = frozenset()
 
@@ -2110,6 +2112,10 @@ class Walker(WalkRules):
                 v = replace(v, floating=True)
         else:
             self.float_names.discard(s.target)
+        if self.bool_part(s.value) is not None:
+            self.bool_names.add(s.target)
+        else:
+            self.bool_names.discard(s.target)
         # the lowered Gluon assigns a generated name too (a helper's parameter bound to `C - 4`):
         # a tensor of a number there as a source assignment makes one
         self.note_assignment(s, v, generated(s))
@@ -2395,9 +2401,52 @@ class Walker(WalkRules):
                                f"compute it as an integer (`//`, or `.to(tl.int32)`)", e
                                if e.loc.line else s, check="bad-loop")
 
+    def bool_part(self, e: K.Expr) -> Optional[K.Expr]:
+        """The part of ``e`` that makes it a bool in Triton 3.6 (a bool constant or module
+        constant, a comparison, `not`, `and` / `or` of one, `&` / `|` / `^` of two, a name last
+        assigned one), else None."""
+        if isinstance(e, (K.Const, K.Global)):
+            return e if isinstance(e.value, bool) else None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return e if e.id in self.bool_names or isinstance(v, Const) and isinstance(
+                v.value, bool) else None
+        if isinstance(e, K.Compare) or isinstance(e, K.UnaryOp) and e.op == "not":
+            return e
+        if isinstance(e, K.BoolOp):
+            return next((b for b in map(self.bool_part, e.items) if b is not None), None)
+        if isinstance(e, K.BinOp) and e.op in ("&", "|", "^"):
+            if self.bool_part(e.lhs) is not None and self.bool_part(e.rhs) is not None:
+                return e
+        return None
+
+    def bool_bounds(self, s: K.For) -> None:
+        """Refuse a range / tl.range loop whose start, stop or step is a bool (check
+        `bad-loop`). Triton 3.6 makes a bool bound an i1 and widens it to the loop's i32 with
+        a sign extension (visit_For's create_int_cast of a signed type), so True counts as -1:
+        `range(C > 2)` runs no iteration where Python's runs one, `range(True, 2)` three. The
+        verifier counted Python's and the lowered Gluon (the same code generator) runs
+        Triton's: the writer's commit never ran and the reader waited for it. A
+        tl.static_range unrolls with Python's range and keeps the bool's value."""
+        if s.static:
+            return
+        for what, e in (("start", s.start), ("stop", s.stop), ("step", s.step)):
+            b = self.bool_part(e)
+            if b is None:
+                v = self.eval(e)
+                b = e if isinstance(v, Const) and isinstance(v.value, bool) else None
+            if b is not None:
+                raise self.err(f"`{self.range_text(s)}`: its {what} `{self.src(e)}` is a bool "
+                               f"(`{self.src(b)}`), which Triton 3.6 widens to the loop's i32 "
+                               f"by sign extension: True counts as -1 (`range(True)` runs no "
+                               f"iteration, Python's one); write it as an integer, "
+                               f"`({self.src(e)}) * 1`", e if e.loc.line else s,
+                               check="bad-loop")
+
     def _s_For(self, s: K.For) -> None:
         self.loop_options(s)
         self.float_bounds(s)
+        self.bool_bounds(s)
         bounds, bad = self.range_bounds(s)
         names = assigned_names(s.body)
         names.setdefault(s.var, s.loc.line)

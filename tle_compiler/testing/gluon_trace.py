@@ -586,8 +586,8 @@ class _Interpreter:
         var = st.target.id
         if fn in (_Qual("gl.static_range"), _Qual("tl.static_range")):
             start, end, step = self._range_args(("arg1", "arg2", "step"), args, kwargs, st)
-            for x in (start, end, step):
-                if not isinstance(x, int) or isinstance(x, bool):
+            for x in (start, end, step):  # (a bool is Python's int there: True is 1)
+                if not isinstance(x, int):
                     raise self.err(f"static_range bounds must be constexprs, got {x!r}", st)
             if step == 0:
                 raise self.err("static_range with step 0", st)
@@ -610,6 +610,9 @@ class _Interpreter:
             step = args[2] if len(args) > 2 else 1
         else:
             raise self.err("only range and static_range loops are supported (as in Triton)", st)
+        # Triton: a bool bound or step is an i1, widened to the loop's type by sign extension
+        # (visit_For's create_int_cast): True counts as -1, so range(True) runs no iteration
+        lb, ub, step = (-1 if x is True else 0 if x is False else x for x in (lb, ub, step))
         # Triton: a negative *constant* step runs scf.for over (ub, lb] upward and maps the
         # induction variable back as ub - iv + lb
         negative = isinstance(step, int) and not isinstance(step, bool) and step < 0
