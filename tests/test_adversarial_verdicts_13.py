@@ -17,6 +17,16 @@ Wrong before the fixes that came with this file, each found by a kernel below:
   Python's range (True is 1) and stays verified. The events oracle (testing/gluon_trace.py) ran
   a bool bound as Python's range too, so it agreed with the wrong verdict; it now sign-extends
   one as Triton does, and runs a `gl.static_range` of a bool instead of refusing it.
+- verified, though the lowered kernel hangs or does not compile: `+` / `-` of two bools one of
+  which is a name (`B = C > 2` in a partition, then `range(B + B)`, an index `p + (B + B) - 2`,
+  `if B + B == 2:`, `range(B + (C > 2))`). Triton 3.6 binds the name to an i1 tensor
+  (visit_Assign converts the constant) and adds two i1s in i1, where True + True is 0: the
+  writer's loop ran no iteration (the reader waited 2 tiles), the index was p - 2 (stage -1),
+  and the condition crashed Triton's ConvertTritonGPUToLLVM. The verifier counted Python's 2.
+  Now such a sum is a value the verifier does not model (protocol.py Walker._e_BinOp: refused
+  as a loop bound, index or condition of events, the message naming `B * 1 + B * 1`); `2 * B`,
+  `B * 1 + B * 1` and `(C > 2) + (C > 2)` (constexprs: Python's 2) stay verified. The events
+  oracle still reads such a name as Python's bool (it is refused before it is lowered).
 
 Checked and left as they are (no wrong verdict found): `%` and `//` of negative runtime values in
 conditions and loop bounds (the verifier computes them as C does, the constexpr ones as Python
@@ -171,3 +181,77 @@ def test_the_events_oracle_sign_extends_a_bool_bound(tmp_path, capsys):
     assert commits(good.replace("range(((C > 2) * 1))", "range((C > 2))")) == 0
     assert commits(good.replace("range(((C > 2) * 1))", "range(True)")) == 0
     assert commits(good.replace("range(((C > 2) * 1))", "gl.static_range((C > 2))")) == 2
+
+
+# ------------------------------------------------------------- i1 arithmetic on bool names
+
+I1_SUMS = {
+    # (kernel, what the refusal names)
+    "range(B + B)": (ring(writer("for p in range(B + B):", pre="B = C > 2\n"),
+                          reader("for p in range(2):")), ("[non-affine-loop]", "`B + B`")),
+    "range(B + (C > 2))": (ring(writer("for p in range(B + (C > 2)):", pre="B = C > 2\n"),
+                                reader("for p in range(2):")),
+                           ("[non-affine-loop]", "write `B * 1 + (C > 2) * 1`")),
+    "index p + (B + B) - 2": (ring(writer(pre="B = C > 2\n", idx="p + (B + B) - 2"), reader()),
+                              ("[non-affine]", "computes in i1")),
+    "if B + B == 2": (ring(writer(pre="B = C > 2\n", body="if B + B == 2:\n" + "".join(
+        "    " + line + "\n" for line in _PUT.splitlines())), reader()),
+        ("[non-affine-if]", "True + True is 0 there")),
+}
+
+
+@pytest.mark.parametrize("name", list(I1_SUMS))
+def test_sums_of_bool_names_are_refused(tmp_path, capsys, name):
+    """Verified before: the Gluon's `range((B + B))` ran no iteration, its index `p + (B + B)
+    - 2` was p - 2, and `if ((B + B) == 2)` did not compile (ConvertTritonGPUToLLVM failed)."""
+    text, whats = I1_SUMS[name]
+    check(capsys, _write(tmp_path, text), (), ("rejected", *whats))
+
+
+@pytest.mark.parametrize("pre,loop,stores", [
+    ("B = C > 2", "range(B + B)", 0),
+    ("B = C > 2", "range(B * 1 + B * 1)", 1),
+    ("B = C > 2", "range(2 * B)", 1),
+    ("B = 1", "range(B + B)", 1),
+])
+def test_what_triton_does_with_a_sum_of_bool_names(tmp_path, monkeypatch, pre, loop, stores):
+    """Triton's loop over `B + B` (B = C > 2, an i1 tensor) runs no iteration; over `2 * B` or
+    `B * 1 + B * 1` (i32) two, as over `B + B` with B = 1."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    tag = f"i1sum_{abs(hash((pre, loop)))}"
+    (tmp_path / f"{tag}.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        f"def k(x_ptr, N, C: tl.constexpr):\n    {pre}\n    for i in {loop}:\n"
+        "        tl.store(x_ptr + i, 1.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module(tag)
+    compiled = triton.compile(ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32",
+                                                          "C": "constexpr"},
+                                        constexprs={"C": 3}), target=GPUTarget("cuda", 90, 32))
+    sys.modules.pop(tag, None)
+    ttir = compiled.asm["ttir"]
+    assert ttir.count("tt.store") == stores, ttir
+    if stores:
+        assert "to %c2_i32" in ttir, ttir
+
+
+I1_TWINS = {
+    "range(B * 1 + B * 1)": ring(writer("for p in range(B * 1 + B * 1):", pre="B = C > 2\n"),
+                                 reader("for p in range(2):")),
+    "range(2 * B)": ring(writer("for p in range(2 * B):", pre="B = C > 2\n"),
+                         reader("for p in range(2):")),
+    "index p + ((C > 2) + (C > 2)) - 2": ring(writer(idx="p + ((C > 2) + (C > 2)) - 2"),
+                                              reader()),
+}
+
+
+@pytest.mark.parametrize("name", list(I1_TWINS))
+def test_integer_sums_lower_to_their_events(tmp_path, capsys, name):
+    path = _write(tmp_path, I1_TWINS[name])
+    check(capsys, path, (), "verified")
+    problems = lowering_problems(path, min_grid=1)
+    assert not problems, "\n".join(problems)
+    assert tle_dump(["-q", "--ptx", str(path)]) == 0, capsys.readouterr().err

@@ -996,6 +996,16 @@ class Walker(WalkRules):
 
     def _e_BinOp(self, e: K.BinOp) -> Value:
         left, right = self.eval(e.lhs), self.eval(e.rhs)
+        if (e.op in ("+", "-") and self.bool_part(e.lhs) is not None
+                and self.bool_part(e.rhs) is not None
+                and (isinstance(e.lhs, K.Name) or isinstance(e.rhs, K.Name))):
+            # a name bound to a bool is an i1 tensor in Triton 3.6 (visit_Assign converts the
+            # constant), and `+` / `-` of two bools stays in i1, where it wraps: `B + B` with
+            # B = C > 2 is 0 (Python's 2), so `range(B + B)` ran no iteration on the GPU
+            return Data(node=e, why=f"`{self.src(e)}` adds or subtracts two bools, which Triton "
+                                    f"3.6 computes in i1 (True + True is 0 there, 2 in Python); "
+                                    f"write `{self.int_src(e.lhs)} {e.op} {self.int_src(e.rhs)}`",
+                        unmodelled=True)
         self.tensor_division(e, left, right)  # names bound to numbers: local_tensors
         self.tensor_power(e)
         result = self.binop(e.op, left, right, e)
@@ -2420,6 +2430,12 @@ class Walker(WalkRules):
                 return e
         return None
 
+    def int_src(self, e: K.Expr) -> str:
+        """``e`` made an integer as Triton computes it (`B * 1`): the source spelt for a
+        message."""
+        text = self.src(e)
+        return f"{text} * 1" if isinstance(e, (K.Name, K.Const, K.Global)) else f"({text}) * 1"
+
     def bool_bounds(self, s: K.For) -> None:
         """Refuse a range / tl.range loop whose start, stop or step is a bool (check
         `bad-loop`). Triton 3.6 makes a bool bound an i1 and widens it to the loop's i32 with
@@ -2440,7 +2456,7 @@ class Walker(WalkRules):
                                f"(`{self.src(b)}`), which Triton 3.6 widens to the loop's i32 "
                                f"by sign extension: True counts as -1 (`range(True)` runs no "
                                f"iteration, Python's one); write it as an integer, "
-                               f"`({self.src(e)}) * 1`", e if e.loc.line else s,
+                               f"`{self.int_src(e)}`", e if e.loc.line else s,
                                check="bad-loop")
 
     def _s_For(self, s: K.For) -> None:
