@@ -12,9 +12,11 @@ Wrong before the fixes that came with this file, each found by a kernel below:
   i32 by sign extension (visit_For's create_int_cast of a signed type), so True counts as -1 and
   `range(True)` runs no iteration (`range(True, 2)` three). The Gluon, compiled by the same code
   generator, spelt the bound as written: the writer's commit never ran and the reader waited for
-  it. Now refused at the loop (frontend/protocol.py Walker.bool_bounds, check bad-loop), with
-  `(C > 2) * 1` (an int) as the way to write it; a `tl.static_range` of a bool unrolls with
-  Python's range (True is 1) and stays verified. The events oracle (testing/gluon_trace.py) ran
+  it. A loop holding pipe events with such a bound is now refused (frontend/protocol.py
+  Walker.bool_bounds, check non-affine-loop), with `(C > 2) * 1` (an int) as the way to write
+  it; a loop without events is data, as before, and a `tl.static_range` of a bool unrolls with
+  Python's range (True is 1) and stays verified. tests/test_adversarial_verdicts_7.py expected
+  `range(True)` against one wait to be verified: it now expects this refusal. The events oracle (testing/gluon_trace.py) ran
   a bool bound as Python's range too, so it agreed with the wrong verdict; it now sign-extends
   one as Triton does, and runs a `gl.static_range` of a bool instead of refusing it.
 - verified, though the lowered kernel hangs or does not compile: `+` / `-` of two bools one of
@@ -105,7 +107,7 @@ def test_bool_loop_bounds_are_refused(tmp_path, capsys, name):
     """Verified before (the reader's one wait proved matched by the writer's one commit); the
     lowered Gluon's `range((C > 2))` runs no iteration, so the reader hangs."""
     text, what = BOOL_BOUNDS[name]
-    check(capsys, _write(tmp_path, text), (), ("rejected", "[bad-loop]", what,
+    check(capsys, _write(tmp_path, text), (), ("rejected", "[non-affine-loop]", what,
                                                "sign extension"))
 
 

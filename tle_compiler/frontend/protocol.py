@@ -2436,34 +2436,36 @@ class Walker(WalkRules):
         text = self.src(e)
         return f"{text} * 1" if isinstance(e, (K.Name, K.Const, K.Global)) else f"({text}) * 1"
 
-    def bool_bounds(self, s: K.For) -> None:
-        """Refuse a range / tl.range loop whose start, stop or step is a bool (check
-        `bad-loop`). Triton 3.6 makes a bool bound an i1 and widens it to the loop's i32 with
-        a sign extension (visit_For's create_int_cast of a signed type), so True counts as -1:
-        `range(C > 2)` runs no iteration where Python's runs one, `range(True, 2)` three. The
-        verifier counted Python's and the lowered Gluon (the same code generator) runs
-        Triton's: the writer's commit never ran and the reader waited for it. A
-        tl.static_range unrolls with Python's range and keeps the bool's value."""
+    def bool_bounds(self, s: K.For) -> Optional[str]:
+        """Why a range / tl.range loop whose start, stop or step is a bool cannot hold pipe
+        events (check `non-affine-loop` when it does), else None. Triton 3.6 makes a bool
+        bound an i1 and widens it to the loop's i32 with a sign extension (visit_For's
+        create_int_cast of a signed type), so True counts as -1: `range(C > 2)` runs no
+        iteration where Python's runs one, `range(True, 2)` three. The verifier counted
+        Python's and the lowered Gluon (the same code generator) runs Triton's: the writer's
+        commit never ran and the reader waited for it. A tl.static_range unrolls with Python's
+        range and keeps the bool's value; a loop without events is data, as any other."""
         if s.static:
-            return
+            return None
         for what, e in (("start", s.start), ("stop", s.stop), ("step", s.step)):
             b = self.bool_part(e)
             if b is None:
                 v = self.eval(e)
                 b = e if isinstance(v, Const) and isinstance(v.value, bool) else None
             if b is not None:
-                raise self.err(f"`{self.range_text(s)}`: its {what} `{self.src(e)}` is a bool "
-                               f"(`{self.src(b)}`), which Triton 3.6 widens to the loop's i32 "
-                               f"by sign extension: True counts as -1 (`range(True)` runs no "
-                               f"iteration, Python's one); write it as an integer, "
-                               f"`{self.int_src(e)}`", e if e.loc.line else s,
-                               check="bad-loop")
+                return (f"`{self.range_text(s)}`: its {what} `{self.src(e)}` is a bool "
+                        f"(`{self.src(b)}`), which Triton 3.6 widens to the loop's i32 by sign "
+                        f"extension: True counts as -1 (`range(True)` runs no iteration, "
+                        f"Python's one); write it as an integer, `{self.int_src(e)}`")
+        return None
 
     def _s_For(self, s: K.For) -> None:
         self.loop_options(s)
         self.float_bounds(s)
-        self.bool_bounds(s)
+        bool_bad = self.bool_bounds(s)
         bounds, bad = self.range_bounds(s)
+        if bool_bad is not None:
+            bounds, bad = None, bool_bad
         names = assigned_names(s.body)
         names.setdefault(s.var, s.loc.line)
         before = dict(self.env)
