@@ -21,7 +21,7 @@ Wrong before the fixes that came with this file, each found by a kernel below:
   one as Triton does, and runs a `gl.static_range` of a bool instead of refusing it.
 - verified, though the lowered kernel hangs or does not compile: `+` / `-` of two bools one of
   which is a name (`B = C > 2` in a partition, then `range(B + B)`, an index `p + (B + B) - 2`,
-  `if B + B == 2:`, `range(B + (C > 2))`). Triton 3.6 binds the name to an i1 tensor
+  `if B + B == 2:`, `range(B + (C > 2))`, `range(B * B + B)`). Triton 3.6 binds the name to an i1 tensor
   (visit_Assign converts the constant) and adds two i1s in i1, where True + True is 0: the
   writer's loop ran no iteration (the reader waited 2 tiles), the index was p - 2 (stage -1),
   and the condition crashed Triton's ConvertTritonGPUToLLVM. The verifier counted Python's 2.
@@ -194,6 +194,8 @@ I1_SUMS = {
     "range(B + (C > 2))": (ring(writer("for p in range(B + (C > 2)):", pre="B = C > 2\n"),
                                 reader("for p in range(2):")),
                            ("[non-affine-loop]", "write `B * 1 + (C > 2) * 1`")),
+    "range(B * B + B)": (ring(writer("for p in range(B * B + B):", pre="B = C > 2\n"),
+                              reader("for p in range(2):")), ("[non-affine-loop]", "`B * B + B`")),
     "index p + (B + B) - 2": (ring(writer(pre="B = C > 2\n", idx="p + (B + B) - 2"), reader()),
                               ("[non-affine]", "computes in i1")),
     "if B + B == 2": (ring(writer(pre="B = C > 2\n", body="if B + B == 2:\n" + "".join(
@@ -212,6 +214,7 @@ def test_sums_of_bool_names_are_refused(tmp_path, capsys, name):
 
 @pytest.mark.parametrize("pre,loop,stores", [
     ("B = C > 2", "range(B + B)", 0),
+    ("B = C > 2", "range(B * B + B)", 0),
     ("B = C > 2", "range(B * 1 + B * 1)", 1),
     ("B = C > 2", "range(2 * B)", 1),
     ("B = 1", "range(B + B)", 1),

@@ -996,9 +996,8 @@ class Walker(WalkRules):
 
     def _e_BinOp(self, e: K.BinOp) -> Value:
         left, right = self.eval(e.lhs), self.eval(e.rhs)
-        if (e.op in ("+", "-") and self.bool_part(e.lhs) is not None
-                and self.bool_part(e.rhs) is not None
-                and (isinstance(e.lhs, K.Name) or isinstance(e.rhs, K.Name))):
+        if (e.op in ("+", "-") and self.i1_like(e.lhs) and self.i1_like(e.rhs)
+                and (self.i1_tensor(e.lhs) or self.i1_tensor(e.rhs))):
             # a name bound to a bool is an i1 tensor in Triton 3.6 (visit_Assign converts the
             # constant), and `+` / `-` of two bools stays in i1, where it wraps: `B + B` with
             # B = C > 2 is 0 (Python's 2), so `range(B + B)` ran no iteration on the GPU
@@ -2429,6 +2428,21 @@ class Walker(WalkRules):
             if self.bool_part(e.lhs) is not None and self.bool_part(e.rhs) is not None:
                 return e
         return None
+
+    def i1_tensor(self, e: K.Expr) -> bool:
+        """Whether Triton 3.6 computes ``e`` as an i1 tensor: a name bound to a bool (a
+        tensor once assigned), or `*` / `&` / `|` / `^` / `+` / `-` of two bools one of which
+        is such a tensor (`B * B`): two i1 operands keep i1, where a constexpr int would
+        promote to i32."""
+        if isinstance(e, K.Name):
+            return self.bool_part(e) is not None
+        if isinstance(e, K.BinOp) and e.op in ("*", "&", "|", "^", "+", "-"):
+            return (self.i1_like(e.lhs) and self.i1_like(e.rhs)
+                    and (self.i1_tensor(e.lhs) or self.i1_tensor(e.rhs)))
+        return False
+
+    def i1_like(self, e: K.Expr) -> bool:
+        return self.bool_part(e) is not None or self.i1_tensor(e)
 
     def int_src(self, e: K.Expr) -> str:
         """``e`` made an integer as Triton computes it (`B * 1`): the source spelt for a
