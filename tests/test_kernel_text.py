@@ -1292,7 +1292,7 @@ def test_strategies_cover_every_node():
     properties above exercise them."""
     seen: set[str] = set()
 
-    @settings(max_examples=100, deadline=None, database=None, derandomize=True,
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(kernels())
     def sample(k):
