@@ -1,9 +1,10 @@
 """The two oracles the adversarial verdict tests (tests/test_adversarial_*.py) check tle-dump
 against:
 
-- ``triton_compile_error``: what Triton 3.6 itself does with a plain ``@triton.jit`` kernel
-  (compiled for sm_90a, which needs no GPU), so that a refusal rests on Triton refusing the
-  construct and an acceptance on Triton compiling it;
+- ``triton_compile_error`` (and ``triton_ttir``, the TTIR it compiles to): what Triton 3.6
+  itself does with a plain ``@triton.jit`` kernel (compiled for sm_90a, which needs no GPU), so
+  that a refusal rests on Triton refusing the construct and an acceptance on Triton compiling
+  it, and a trip count on the loop Triton builds;
 - ``lowering_problems``: whether the Gluon a verified kernel lowers to performs, for a grid of
   its params, exactly the mbarrier operations that were verified (tests/test_lowering_events.py).
 """
@@ -11,6 +12,7 @@ against:
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -20,9 +22,10 @@ import pytest
 SIGNATURE = {"x_ptr": "*fp32", "N": "i32", "C": "constexpr"}
 
 
-def triton_compile_error(tmp_path: Path, monkeypatch, source: str, tag: str) -> Optional[Exception]:
-    """Compile the module ``source`` (defining ``k(x_ptr, N, C: tl.constexpr)``) with C = 3 for
-    sm_90a: None when Triton compiles it, else the exception it raised."""
+def _triton_compile(tmp_path: Path, monkeypatch, source: str, tag: str, catch: bool):
+    """Import the module ``source`` (defining ``k(x_ptr, N, C: tl.constexpr)``) and compile
+    ``k`` with C = 3 for sm_90a: the compiled kernel, or with ``catch`` the exception Triton
+    raised instead."""
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -32,11 +35,26 @@ def triton_compile_error(tmp_path: Path, monkeypatch, source: str, tag: str) -> 
     monkeypatch.syspath_prepend(str(tmp_path))
     mod = importlib.import_module(name)
     try:
-        triton.compile(ASTSource(mod.k, signature=SIGNATURE, constexprs={"C": 3}),
-                       target=GPUTarget("cuda", 90, 32))
+        return triton.compile(ASTSource(mod.k, signature=SIGNATURE, constexprs={"C": 3}),
+                              target=GPUTarget("cuda", 90, 32))
     except Exception as e:  # noqa: BLE001 - Triton raises CompilationError and its subclasses
-        return e
-    return None
+        if catch:
+            return e
+        raise
+    finally:
+        sys.modules.pop(name, None)
+
+
+def triton_compile_error(tmp_path: Path, monkeypatch, source: str, tag: str) -> Optional[Exception]:
+    """Compile the module ``source`` (defining ``k(x_ptr, N, C: tl.constexpr)``) with C = 3 for
+    sm_90a: None when Triton compiles it, else the exception it raised."""
+    result = _triton_compile(tmp_path, monkeypatch, source, tag, catch=True)
+    return result if isinstance(result, Exception) else None
+
+
+def triton_ttir(tmp_path: Path, monkeypatch, source: str, tag: str) -> str:
+    """The TTIR Triton compiles the module ``source`` (as :func:`triton_compile_error`'s) to."""
+    return _triton_compile(tmp_path, monkeypatch, source, tag, catch=False).asm["ttir"]
 
 
 def lowering_problems(path: Path, min_grid: int = 1) -> list[str]:

@@ -46,15 +46,13 @@ every value, which covers the -1 the GPU sees (both partitions then loop alike).
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
 
 from tle_compiler.cli.dump import main as tle_dump
 
-from .adversarial_oracles import lowering_problems
+from .adversarial_oracles import lowering_problems, triton_ttir
 from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
 
 _PUT = """\
@@ -127,22 +125,11 @@ TRITON_LOOPS = {
 def test_what_triton_does_with_a_bool_bound(tmp_path, monkeypatch, loop):
     """Triton sign-extends a bool bound of range / tl.range (True is -1: no iteration) and
     keeps Python's value in tl.static_range and in integer arithmetic."""
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    tag = f"boolbound_{abs(hash(loop))}"
-    (tmp_path / f"{tag}.py").write_text(
-        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-        f"def k(x_ptr, N, C: tl.constexpr):\n    for i in {loop}:\n"
-        "        tl.store(x_ptr + i, 1.0)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    mod = importlib.import_module(tag)
-    compiled = triton.compile(ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32",
-                                                          "C": "constexpr"},
-                                        constexprs={"C": 3}), target=GPUTarget("cuda", 90, 32))
-    sys.modules.pop(tag, None)
-    assert compiled.asm["ttir"].count("tt.store") == TRITON_LOOPS[loop], compiled.asm["ttir"]
+    ttir = triton_ttir(tmp_path, monkeypatch,
+                       "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                       f"def k(x_ptr, N, C: tl.constexpr):\n    for i in {loop}:\n"
+                       "        tl.store(x_ptr + i, 1.0)\n", "boolbound")
+    assert ttir.count("tt.store") == TRITON_LOOPS[loop], ttir
 
 
 BOOL_TWINS = {
@@ -222,22 +209,10 @@ def test_sums_of_bool_names_are_refused(tmp_path, capsys, name):
 def test_what_triton_does_with_a_sum_of_bool_names(tmp_path, monkeypatch, pre, loop, stores):
     """Triton's loop over `B + B` (B = C > 2, an i1 tensor) runs no iteration; over `2 * B` or
     `B * 1 + B * 1` (i32) two, as over `B + B` with B = 1."""
-    triton = pytest.importorskip("triton")
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    tag = f"i1sum_{abs(hash((pre, loop)))}"
-    (tmp_path / f"{tag}.py").write_text(
-        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-        f"def k(x_ptr, N, C: tl.constexpr):\n    {pre}\n    for i in {loop}:\n"
-        "        tl.store(x_ptr + i, 1.0)\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    mod = importlib.import_module(tag)
-    compiled = triton.compile(ASTSource(mod.k, signature={"x_ptr": "*fp32", "N": "i32",
-                                                          "C": "constexpr"},
-                                        constexprs={"C": 3}), target=GPUTarget("cuda", 90, 32))
-    sys.modules.pop(tag, None)
-    ttir = compiled.asm["ttir"]
+    ttir = triton_ttir(tmp_path, monkeypatch,
+                       "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                       f"def k(x_ptr, N, C: tl.constexpr):\n    {pre}\n    for i in {loop}:\n"
+                       "        tl.store(x_ptr + i, 1.0)\n", "i1sum")
     assert ttir.count("tt.store") == stores, ttir
     if stores:
         assert "to %c2_i32" in ttir, ttir
