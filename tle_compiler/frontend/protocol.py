@@ -1198,11 +1198,15 @@ class Walker(WalkRules):
             return
         else:
             dom = quotient_bounds(op, lo, hi, c, rt)
+        self.narrow_known(key, dom)
+
+    def narrow_known(self, key: str, dom: tuple) -> None:
+        """Intersect the known domain of the derived param ``key`` with ``dom`` (lo, hi; None:
+        unbounded on that side)."""
         old_lo, old_hi = self.k.known.get(key, (None, None))
-        self.k.known[key] = (dom[0] if old_lo is None else max(old_lo, dom[0]) if dom[0] is not None
-                             else old_lo,
-                             dom[1] if old_hi is None else min(old_hi, dom[1]) if dom[1] is not None
-                             else old_hi)
+        lo = dom[0] if old_lo is None else old_lo if dom[0] is None else max(old_lo, dom[0])
+        hi = dom[1] if old_hi is None else old_hi if dom[1] is None else min(old_hi, dom[1])
+        self.k.known[key] = (lo, hi)
 
     def check_slot_store(self, ptr: Data, node: K.Op) -> None:
         """A ``tl.store`` into a whole slot field (``local_ptr(slot.f)``) stores a tile of the
@@ -1221,7 +1225,7 @@ class Walker(WalkRules):
         buf = dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
         if buf is None:
             return
-        slot = [self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape[1:]]
+        slot = list(self.slot_dims(buf))
         where = f"field '{sf.field}' of pipe '{sf.slot.pipe}'"
         dims, exact = self.block_dims(value)
         if not (exact and dims):
@@ -1253,6 +1257,20 @@ class Walker(WalkRules):
                     and not v.buffers and isinstance(v.node, K.Op) and v.node.name == "tl.load"):
                 return None
             e = v.node
+        buf = self.loaded_field(e)
+        if buf is None:
+            return None
+        dims = self.slot_dims(buf)
+        return dims if all(isinstance(d, int) for d in dims) else None
+
+    def slot_dims(self, buf) -> tuple:
+        """A pipe field's slot shape (its dimensions after the capacity), the constexpr names
+        bound where the read binds them."""
+        return tuple(self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape[1:])
+
+    def loaded_field(self, e: K.Expr):
+        """The pipe field (its buffer declaration) ``e`` loads whole, where ``e`` is
+        ``tl.load(tle.gpu.local_ptr(res.slot.f))``; None elsewhere."""
         if not (isinstance(e, K.Op) and e.name == "tl.load" and e.args and not e.kwargs):
             return None
         ptr = e.args[0]
@@ -1263,11 +1281,7 @@ class Walker(WalkRules):
         if not (isinstance(src, Data) and len(src.slots) == 1 and not src.buffers):
             return None
         (sf,) = src.slots
-        buf = dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
-        if buf is None:
-            return None
-        dims = tuple(self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape[1:])
-        return dims if all(isinstance(d, int) for d in dims) else None
+        return dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
 
     def tile_dtype(self, e: K.Expr, seen: frozenset = frozenset()) -> Optional[str]:
         """The element type of tile ``e`` where the frontend surely knows it: a cast
@@ -1338,17 +1352,8 @@ class Walker(WalkRules):
                 dt = element_dtype(sig[ptrs[0]])
                 if dt is not None:
                     return dt
-        if e.name == "tl.load" and e.args and not e.kwargs:
-            ptr = e.args[0]
-            if isinstance(ptr, K.Op) and ptr.name == "tle.gpu.local_ptr" and ptr.args:
-                f = ptr.args[0]
-                if isinstance(f, K.SlotField):
-                    src = self.eval_quiet(f)
-                    if isinstance(src, Data) and len(src.slots) == 1 and not src.buffers:
-                        (sf,) = src.slots
-                        buf = dict(self.k.pipes[sf.slot.pipe].decl.fields).get(sf.field)
-                        return buf.dtype if buf is not None else None
-        return None
+        buf = self.loaded_field(e)
+        return buf.dtype if buf is not None else None
 
     def eval_quiet(self, e: K.Expr) -> Optional[Value]:
         """``e`` evaluated again without recording anything (a slot field's view); None when
@@ -1389,10 +1394,7 @@ class Walker(WalkRules):
                 known_hi = [x for x in his if x is not None]
                 dom = (min(los) if None not in los else None,
                        min(known_hi) if known_hi else None)
-        old_lo, old_hi = self.k.known.get(key, (None, None))
-        lo = dom[0] if old_lo is None else old_lo if dom[0] is None else max(old_lo, dom[0])
-        hi = dom[1] if old_hi is None else old_hi if dom[1] is None else min(old_hi, dom[1])
-        self.k.known[key] = (lo, hi)
+        self.narrow_known(key, dom)
 
     # -- attributes -----------------------------------------------------------------------------
     def _e_SlotField(self, e: K.SlotField) -> Value:
@@ -3228,32 +3230,31 @@ def kernel_functions(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     return out
 
 
-def config_values(kernel: K.Kernel) -> dict[str, object]:
-    """The constexprs the DEFAULT_CONFIG the builder recorded on ``kernel`` gives (its entry for
-    the kernel in a config keyed by kernel name), as it writes them; {} without one."""
+def config_section(kernel: K.Kernel, section: str) -> dict[str, object]:
+    """The dict ``section`` ("constexprs", "signature") of the DEFAULT_CONFIG the builder
+    recorded on ``kernel`` (its entry for the kernel in a config keyed by kernel name), its
+    string keys only; {} without one."""
     from .config_literal import decode_config, kernel_entry
 
     encoded = K.get_attr(kernel, "default_config")
     if encoded is None or isinstance(encoded, tuple) and encoded[0] == "error":
         return {}
     cfg, _ = kernel_entry(decode_config(encoded), kernel.name)
-    values = cfg.get("constexprs") if isinstance(cfg, dict) else None
+    values = cfg.get(section) if isinstance(cfg, dict) else None
     return {n: v for n, v in values.items() if isinstance(n, str)} \
         if isinstance(values, dict) else {}
+
+
+def config_values(kernel: K.Kernel) -> dict[str, object]:
+    """The constexprs the DEFAULT_CONFIG the builder recorded on ``kernel`` gives, as it writes
+    them; {} without one."""
+    return config_section(kernel, "constexprs")
 
 
 def config_signature(kernel: K.Kernel) -> dict[str, str]:
     """The argument types the DEFAULT_CONFIG the builder recorded on ``kernel`` gives
     (``{"x_ptr": "*fp32", ...}``); {} without one."""
-    from .config_literal import decode_config, kernel_entry
-
-    encoded = K.get_attr(kernel, "default_config")
-    if encoded is None or isinstance(encoded, tuple) and encoded[0] == "error":
-        return {}
-    cfg, _ = kernel_entry(decode_config(encoded), kernel.name)
-    sig = cfg.get("signature") if isinstance(cfg, dict) else None
-    return {n: t for n, t in sig.items() if isinstance(n, str) and isinstance(t, str)} \
-        if isinstance(sig, dict) else {}
+    return {n: t for n, t in config_section(kernel, "signature").items() if isinstance(t, str)}
 
 
 def element_dtype(sig_type: str) -> Optional[str]:
