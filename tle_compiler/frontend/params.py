@@ -134,37 +134,30 @@ def subst_cond(c: Cond, env: Mapping[str, Affine]) -> Cond:
     return Not(subst_cond(c.item, env))
 
 
-def subst_body(body: tuple[Stmt, ...], env: Mapping[str, Affine]) -> tuple[Stmt, ...]:
+def subst_body(body: tuple[Stmt, ...], env: Mapping[str, Affine],
+               loop_vars: Optional[Mapping[str, str]] = None) -> tuple[Stmt, ...]:
+    """``body`` with ``env`` substituted in every index, bound and condition, and the loop
+    variables of ``loop_vars`` renamed (their uses are renamed by ``env``)."""
+    loop_vars = loop_vars or {}
     out: list[Stmt] = []
     for s in body:
         if isinstance(s, (Event, Access)):
             out.append(replace(s, index=s.index.substitute(env)))
         elif isinstance(s, For):
-            out.append(replace(s, start=s.start.substitute(env), stop=s.stop.substitute(env),
-                               body=subst_body(s.body, env)))
+            out.append(replace(s, var=loop_vars.get(s.var, s.var), start=s.start.substitute(env),
+                               stop=s.stop.substitute(env),
+                               body=subst_body(s.body, env, loop_vars)))
         else:
-            out.append(replace(s, cond=subst_cond(s.cond, env), then=subst_body(s.then, env),
-                               orelse=subst_body(s.orelse, env)))
+            out.append(replace(s, cond=subst_cond(s.cond, env),
+                               then=subst_body(s.then, env, loop_vars),
+                               orelse=subst_body(s.orelse, env, loop_vars)))
     return tuple(out)
 
 
 def _rename_loops(body: tuple[Stmt, ...], renamed: Mapping[str, str]) -> tuple[Stmt, ...]:
     """``body`` with the loop variables of ``renamed`` (and every use of them: before params
     are named, a plain variable of an expression is a loop variable) renamed."""
-    env = {old: Affine.of(new) for old, new in renamed.items()}
-    out: list[Stmt] = []
-    for s in body:
-        if isinstance(s, For):
-            out.append(replace(s, var=renamed.get(s.var, s.var), start=s.start.substitute(env),
-                               stop=s.stop.substitute(env),
-                               body=_rename_loops(s.body, renamed)))
-        elif isinstance(s, (Event, Access)):
-            out.append(replace(s, index=s.index.substitute(env)))
-        else:
-            out.append(replace(s, cond=subst_cond(s.cond, env),
-                               then=_rename_loops(s.then, renamed),
-                               orelse=_rename_loops(s.orelse, renamed)))
-    return tuple(out)
+    return subst_body(body, {old: Affine.of(new) for old, new in renamed.items()}, renamed)
 
 
 def finalize(table: ParamTable, partitions: list[Partition]
