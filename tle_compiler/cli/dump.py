@@ -303,14 +303,10 @@ def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
     if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
-    from ..lowering.signature_checks import check_i64_args, check_integer_args, check_scalar_args
-    from ..lowering.loaded_params import check_loaded_params
+    from ..lowering.signature_checks import check_signature
 
     try:
-        check_integer_args(info, sig)
-        check_i64_args(info, sig)
-        check_scalar_args(info, sig)
-        check_loaded_params(info, sig)
+        check_signature(info, sig)
     except TleError as e:
         rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
 

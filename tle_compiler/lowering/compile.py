@@ -23,9 +23,8 @@ from typing import Optional
 from ..diagnostics import TleError
 from .codegen import Generated, generate
 from .descriptors import complete_signature
-from .loaded_params import check_loaded_params
 from .signature_checks import (check_i64_args, check_integer_args, check_scalar_args,  # noqa: F401
-                               protocol_args)
+                               check_signature, protocol_args)
 
 HOPPER = ("cuda", 90, 32)
 
@@ -237,10 +236,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         if t.startswith("*") or (t in ("i32", "i64")
                                  and (divisible_ints is None or a in divisible_ints)):
             attrs[(i,)] = [["tt.divisibility", 16]]
-    check_integer_args(info, sig)
-    check_i64_args(info, sig)
-    check_scalar_args(info, sig)
-    check_loaded_params(info, sig)
+    check_signature(info, sig)
     tgt = target or GPUTarget(*HOPPER)
     bound = debug_waits_enabled(debug_waits)
 

@@ -72,3 +72,15 @@ def check_scalar_args(info, signature: dict) -> None:
                            f"({what}), but it is a param of the verified pipe protocol, which "
                            f"reads it as a signed integer (a loop bound, condition or index); "
                            f"type it i32", info.program.loc, check="signature")
+
+
+def check_signature(info, signature: dict) -> None:
+    """Every check of the argument types a compile is given (the compile's own signature, or
+    tle-dump's DEFAULT_CONFIG one): no narrow or unsigned integer, no i64 or pointer / float
+    protocol argument, no protocol value loaded as another type than i32."""
+    from .loaded_params import check_loaded_params
+
+    check_integer_args(info, signature)
+    check_i64_args(info, signature)
+    check_scalar_args(info, signature)
+    check_loaded_params(info, signature)
