@@ -159,6 +159,15 @@ torch.testing.assert_close(out.float(), want_s[0].float(), atol=1e-2, rtol=8e-3)
 assert (out[:, 0] == 0).all() and torch.equal(out[:, 1], plain[:, 1])
 assert (out[1, 3] == 0).all() and torch.isposinf(lse[1, 3]) and not out.isnan().any()
 assert torch.allclose(lse, want[2], atol=1e-5, rtol=1e-5)  # lse stays that of the scores
+# pieces stored piece-major ([C, T, H, D], as sparse_decode_extra.py stores its two launches'):
+# the same merge through the strides
+pm = out_p.permute(1, 0, 2, 3).contiguous().permute(1, 0, 2, 3)
+lpm = lse_p.permute(1, 0, 2).contiguous().permute(1, 0, 2)
+mpm = ml_p.permute(1, 0, 2).contiguous().permute(1, 0, 2)
+assert not pm.is_contiguous() and torch.equal(pm, out_p)
+out2, ml2, lse2 = torch.zeros_like(out), torch.zeros_like(ml), torch.zeros_like(lse)
+combine_triton(pm, mpm, lpm, out2, ml2, lse2, sink)
+assert torch.equal(out2, out) and torch.equal(lse2, lse) and torch.equal(ml2, ml)
 print("OK")
 '''
 

@@ -22,12 +22,13 @@ a bf16 cache.
   ``PREFERENCE`` that is built and supports the call (``sparse_unsupported_reason``). Built: the
   naive Triton kernel (tle_kernels/sparse_decode_naive.py, every call); "seesaw", the bf16
   cache run by the seesaw SparseMLA prefill kernels (tle_kernels/sparse_decode_seesaw_launch.py:
-  h_q 64 / 128, or 8 / 16 / 32 padded to 64 heads, topk % 64 == 0, no extra cache, evenly
-  spaced token rows); "seesaw-fp8", the FP8 cache read by a dequantizing producer feeding the
+  h_q 64 / 128, or 8 / 16 / 32 padded to 64 heads, topk % 64 == 0, evenly spaced token rows); "seesaw-fp8", the FP8 cache read by a dequantizing producer feeding the
   same consumers (tle_kernels/sparse_decode_seesaw_fp8_launch.py); and "split-fp8", the FP8
   cache with the math split by output half between the consumers so that the dequantizing
-  producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; attn_sink too;
-  no extra cache yet). A TLE kernel joins by its launcher module in ``LAUNCHERS``.
+  producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; attn_sink too).
+  A TLE kernel joins by its launcher module in ``LAUNCHERS``. A TLE launcher reads one cache: a
+  call with an extra cache runs it once per cache and merges the two by lse
+  (tle_kernels/sparse_decode_extra.py).
 
 ``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
 every rule but the device check, which is last); an error names the argument, with FlashMLA's
@@ -36,6 +37,7 @@ name in parentheses where it differs.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import math
@@ -47,6 +49,7 @@ import torch
 from .api import check_tensor
 from .data_pointers import address_known
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES, D_NOPE, D_QK
+from .sparse_decode_extra import extra_unsupported_reason, launch_with_extra
 
 D_V = D_NOPE
 H_Q = (8, 16, 32, 64, 128)      # heads per query (DeepSeek's 128 split over 1 to 16 GPUs)
@@ -59,7 +62,7 @@ ALIGN = 16                      # bytes: FP8 cache base and block stride
 # split by output half (its producer gets 152 registers: 1.07x FlashMLA at h_q 64 on the H200,
 # where seesaw-fp8 runs 0.84x); "auto" prefers it. "narrow" reads a bf16 cache at h_q <= 32
 # through the narrow-head prefill kernel (no head rows padded, where "seesaw" computes 64); "auto"
-# takes it first where it applies (no extra cache).
+# takes it first where it applies.
 IMPLS = ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8", "split-fp8", "narrow")
 PREFERENCE: Tuple[str, ...] = ("narrow", "seesaw", "split-fp8", "seesaw-fp8", "pipe", "naive")
 # The TLE sparse decode kernels: impl -> (module of this package, launch function, support
@@ -120,9 +123,12 @@ def sparse_unsupported_reason(impl: str, q, k_cache, indices, is_fp8: bool, attn
     module = launcher_module(impl)
     if module is None:
         return f"the sparse decode has no {impl!r} kernel yet"
-    return getattr(module, LAUNCHERS[impl][2])(q, k_cache, indices, is_fp8, attn_sink,
-                                               topk_length, extra_k_cache, extra_indices,
-                                               extra_topk_length)
+    support = getattr(module, LAUNCHERS[impl][2])
+    if extra_k_cache is not None:
+        # two launches of the kernel, one per cache, merged by lse (sparse_decode_extra.py)
+        return extra_unsupported_reason(support, q, k_cache, indices, is_fp8, topk_length,
+                                        extra_k_cache, extra_indices, extra_topk_length)
+    return support(q, k_cache, indices, is_fp8, attn_sink, topk_length, None, None, None)
 
 
 def select_sparse_impl(impl: str, call: Optional[dict] = None) -> str:
@@ -312,6 +318,8 @@ def launch_sparse(impl: str, q, k_cache, indices, sm_scale: float, is_fp8: bool,
         from .sparse_decode_naive import sparse_decode_naive as run
     else:
         run = getattr(launcher_module(name), LAUNCHERS[name][1])
+        if extra_k_cache is not None:  # a TLE kernel reads one cache per launch
+            run = functools.partial(launch_with_extra, run)
     run(q, k_cache, indices, sm_scale, is_fp8, out, lse, attn_sink, topk_length, extra_k_cache,
         extra_indices, extra_topk_length)
     return name

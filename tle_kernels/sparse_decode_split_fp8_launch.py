@@ -21,7 +21,8 @@ exp(sink) in each row's denominator. With a tail split the pieces run the plain 
 must not count exp(sink): there would be one per piece) and the merge applies the sink, while
 the main tokens run the sink kernel.
 
-Not here yet: an extra cache.
+An extra cache is not read here: the decode API runs this launcher once per cache and merges
+the two (tle_kernels/sparse_decode_extra.py).
 
 Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernels are
 looked up in their modules at call time, so a test can put emulated ones there.

@@ -123,15 +123,19 @@ def combine(out_p, ml_p, lse_p, out, max_logits, lse, sink=None) -> None:
 
 def combine_triton(out_p, ml_p, lse_p, out, max_logits, lse, sink=None) -> None:
     """``combine`` by the Triton kernel (any device Triton runs on, its interpreter included);
-    pieces contiguous, H a multiple of 16 and D of 128, lse / max_logits rows contiguous, sink
-    (when given) [H] contiguous."""
+    each piece's [H, D] block and [H] row contiguous (the token and piece strides are free, so
+    pieces stored piece-major serve as well as token-major ones), H a multiple of 16 and D of
+    128, lse / max_logits rows contiguous, sink (when given) [H] contiguous."""
     T, C, H, D = out_p.shape
     bh, bd = 16, 128
     assert H % bh == 0 and D % bd == 0
+    assert out_p.stride(2) == D and out_p.stride(3) == 1
+    assert lse_p.stride(2) == 1 and ml_p.stride() == lse_p.stride()
     assert lse.stride(1) == 1 and max_logits.stride() == lse.stride()
     assert sink is None or (tuple(sink.shape) == (H,) and sink.stride(0) == 1)
     _combine_kernel()[(T * (H // bh) * (D // bd),)](
         out_p, ml_p, lse_p, out, max_logits, lse, lse if sink is None else sink,
+        out_p.stride(0), out_p.stride(1), lse_p.stride(0), lse_p.stride(1),
         out.stride(0), out.stride(1), lse.stride(0),
         H=H, D=D, C=C, BH=bh, BD=bd, HAS_SINK=sink is not None)
 
@@ -150,9 +154,10 @@ def _combine_kernel():
     import triton.language as tl
 
     @triton.jit
-    def combine_pieces(out_p, ml_p, lse_p, out, ml, lse, sink, stride_o_s, stride_o_h,
-                       stride_l_s, H: tl.constexpr, D: tl.constexpr, C: tl.constexpr,
-                       BH: tl.constexpr, BD: tl.constexpr, HAS_SINK: tl.constexpr):
+    def combine_pieces(out_p, ml_p, lse_p, out, ml, lse, sink, stride_p_t, stride_p_c,
+                       stride_pl_t, stride_pl_c, stride_o_s, stride_o_h, stride_l_s,
+                       H: tl.constexpr, D: tl.constexpr, C: tl.constexpr, BH: tl.constexpr,
+                       BD: tl.constexpr, HAS_SINK: tl.constexpr):
         pid = tl.program_id(0)
         n_d: tl.constexpr = D // BD
         n_h: tl.constexpr = H // BH
@@ -162,18 +167,19 @@ def _combine_kernel():
         top = tl.full([BH], float("-inf"), tl.float32)
         mx = tl.full([BH], float("-inf"), tl.float32)
         for c in tl.static_range(C):
-            l_c = tl.load(lse_p + (t * C + c) * H + h)
+            l_c = tl.load(lse_p + t * stride_pl_t + c * stride_pl_c + h)
             top = tl.maximum(top, tl.where(l_c == float("inf"), float("-inf"), l_c))
-            mx = tl.maximum(mx, tl.load(ml_p + (t * C + c) * H + h))
+            mx = tl.maximum(mx, tl.load(ml_p + t * stride_pl_t + c * stride_pl_c + h))
         empty = top == float("-inf")
         base = tl.where(empty, 0.0, top)
         s = tl.zeros([BH], tl.float32)
         acc = tl.zeros([BH, BD], tl.float32)
         for c in tl.static_range(C):
-            l_c = tl.load(lse_p + (t * C + c) * H + h)
+            l_c = tl.load(lse_p + t * stride_pl_t + c * stride_pl_c + h)
             w = tl.where(l_c == float("inf"), 0.0, tl.exp(l_c - base))
             s += w
-            o_c = tl.load(out_p + ((t * C + c) * H + h[:, None]) * D + d[None, :]).to(tl.float32)
+            o_c = tl.load(out_p + t.to(tl.int64) * stride_p_t + c * stride_p_c
+                          + h[:, None] * D + d[None, :]).to(tl.float32)
             acc += w[:, None] * o_c
         res = tl.where(empty[:, None], 0.0, acc / tl.where(empty, 1.0, s)[:, None])
         if HAS_SINK:  # exp(sink) joins the denominator: out *= 1 / (1 + exp(sink - lse))

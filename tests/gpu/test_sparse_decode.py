@@ -104,10 +104,11 @@ def test_naive_against_reference(b, s_q, h_q, is_fp8):
 @pytest.mark.parametrize("is_fp8", [True, False], ids=["fp8", "bf16"])
 def test_topk_length_and_extra_cache(is_fp8):
     """topk_length 0 / partial / full / above topk, an extra cache of page size 2 with its own
-    lengths (FlashMLA's MODEL1 features, here on the V3.2 layout), h_q 64 and 128."""
+    lengths (FlashMLA's MODEL1 features, here on the V3.2 layout), h_q 128, 64, 16 and 8 (the
+    API runs a TLE kernel once per cache and merges the two, sparse_decode_extra.py)."""
     lengths = [0, 1, 700, TOPK, 5000, 64, 2047]
     extra_lengths = [512, 0, 3, 512, 100, 511, 256]
-    for h_q, s_q in ((128, 2), (64, 1)):
+    for h_q, s_q in ((128, 2), (64, 1), (16, 2), (8, 1)):
         x = make_sparse_decode_inputs(7, s_q, h_q, TOPK, is_fp8=is_fp8, device="cuda",
                                       seed=h_q + s_q, attn_sink=True, topk_length=lengths,
                                       extra_topk=512, extra_page=2,
