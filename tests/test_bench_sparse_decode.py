@@ -181,6 +181,37 @@ def test_main_end_to_end(cpu_stand_ins, monkeypatch, tmp_path, capsys):
     assert "bars:" in text and "check features fp8" in text
 
 
+def test_extra_topk_times_the_extra_cache_path(cpu_stand_ins, monkeypatch, tmp_path, capsys):
+    """--extra-topk N: the timed inputs carry an extra cache of N valid slots per row, TFLOP/s
+    counts topk + N slots, and the anchor (which takes no extra cache) is not timed."""
+    timed_inputs = []
+    launch = reference_launch(cpu_stand_ins)
+
+    def recording(impl, q, k_cache, indices, sm_scale, is_fp8, out, lse, *rest):
+        timed_inputs.append(rest[2:4])                    # extra_k_cache, extra_indices
+        return launch(impl, q, k_cache, indices, sm_scale, is_fp8, out, lse, *rest)
+
+    monkeypatch.setattr(A, "launch_sparse", recording)
+    monkeypatch.setattr(B, "load_anchor", lambda lib: lambda *a: pytest.fail("anchor timed"))
+    out = tmp_path / "r.json"
+    rc = B.main(["--shape", "b128_s1_h16", "--cache", "fp8", "--topk", "64", "--s-kv", "128",
+                 "--extra-topk", "128", "--anchor", "stand-in", "--json", str(out),
+                 "--plot", ""])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    res = json.loads(out.read_text())
+    assert res["extra_topk"] == 128
+    r = next(r for r in res["bench"] if r["shape"] == "b128_s1_h16")
+    assert math.isclose(r["tflops"], B.flops(128, 1, 16, 64 + 128) / 0.1 / 1e9)
+    # the timed launches (b = 128 rows) got an extra cache and 128 extra slots per row
+    timed = [(xk, xi) for xk, xi in timed_inputs if xi is not None and xi.shape[0] == 128]
+    assert timed and all(xk is not None and xi.shape == (128, 1, 128) for xk, xi in timed)
+    assert "an extra cache, 128 slots of 256 tokens" in text
+    for bad in (["--extra-topk", "100"], ["--extra-topk", "-64"]):
+        with pytest.raises(SystemExit):
+            B.parse_args(bad)
+
+
 def test_main_fails_on_a_wrong_result(cpu_stand_ins, monkeypatch, capsys):
     monkeypatch.setattr(A, "launch_sparse", reference_launch(cpu_stand_ins, poison=True))
     rc = B.main(["--shape", "b128_s1_h16", "--cache", "fp8", "--topk", "64", "--s-kv", "128",

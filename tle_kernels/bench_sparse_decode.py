@@ -4,8 +4,8 @@ with the rows past h_q masked), interleaved; TFLOP/s, GB/s, ratios to the naive 
 
     python -m tle_kernels.bench_sparse_decode [--check] [--quick] [--shape b64_s1_h128 ...]
                                               [--cache fp8 bf16] [--impl naive ...] [--anchor LIB]
-                                              [--reps 3] [--no-graph] [--json results.json]
-                                              [--plot sparse_decode.png]
+                                              [--extra-topk 512] [--reps 3] [--no-graph]
+                                              [--json results.json] [--plot sparse_decode.png]
 
 Shapes (b, s_q, h_q), one kv head, topk = 2048 index slots per query row naming distinct tokens of
 the request's 32K-token cache (``--topk``, ``--s-kv``), pages of 64 tokens handed out at random:
@@ -23,6 +23,11 @@ Before any timing, every implementation is checked against the fp32 reference wi
 sparse-decode test tolerances on the first 16 requests of each shape and cache (10 % invalid
 slots, attention sinks with +-inf) and on a batch with every feature (topk_length, an extra cache
 of page size 2 with its own lengths, 60 % invalid slots); a failure makes the exit status 1.
+
+``--extra-topk N`` (a multiple of 64): every timed case also gets an extra cache (page 64) and N
+extra_indices slots per query row, each valid, naming distinct tokens of a 2N-token extra cache;
+TFLOP/s and GB/s then count topk + N slots. The anchor takes no extra cache, so it is not timed
+then.
 
 ``--anchor LIB``: FlashMLA's sparse decode built from its source outside this repository, through
 benchmarks/anchor_flashmla_sparse_decode.py's ``load_sparse_decode_anchor(LIB)`` (a callable
@@ -211,6 +216,8 @@ def parse_args(argv=None):
                     help="implementations to time (those not built are skipped)")
     ap.add_argument("--topk", type=int, default=TOPK, help="index slots per query row")
     ap.add_argument("--s-kv", type=int, default=S_KV, help="tokens of each request's cache")
+    ap.add_argument("--extra-topk", type=int, default=0,
+                    help="extra cache slots per query row in the timed cases (0: none)")
     ap.add_argument("--anchor", default=None,
                     help="FlashMLA sparse decode anchor library (see the docstring)")
     ap.add_argument("--reps", type=int, default=1, help="interleaved rounds (median reported)")
@@ -223,6 +230,9 @@ def parse_args(argv=None):
     args = ap.parse_args(argv)
     if args.topk < A.TOPK_TILE or args.topk % A.TOPK_TILE:
         ap.error(f"--topk: a positive multiple of {A.TOPK_TILE}, got {args.topk}")
+    if args.extra_topk < 0 or args.extra_topk % A.TOPK_TILE:
+        ap.error(f"--extra-topk: 0 or a positive multiple of {A.TOPK_TILE}, got "
+                 f"{args.extra_topk}")
     if args.s_kv < 1 or args.reps < 1:
         ap.error("--s-kv and --reps must be at least 1")
     return args
@@ -271,7 +281,8 @@ def main(argv=None) -> int:
     shapes = {name: SHAPES[name] for name in args.shape}
     sm_scale = D_QK ** -0.5
     results = {"shapes": {k: dict(zip(("b", "s_q", "h_q"), v)) for k, v in shapes.items()},
-               "topk": args.topk, "s_kv": args.s_kv, "caches": list(args.cache),
+               "topk": args.topk, "extra_topk": args.extra_topk, "s_kv": args.s_kv,
+               "caches": list(args.cache),
                "timing": dict(graph=not args.no_graph, warmup=warmup, rep=rep,
                               return_mode="median", reps=args.reps),
                "check": {}, "bench": []}
@@ -304,9 +315,11 @@ def main(argv=None) -> int:
             # never read, so they are left as they are (no NaN poison to write)
             x = make_sparse_decode_inputs(b, s_q, h_q, args.topk, s_kv=args.s_kv,
                                           is_fp8=cache == "fp8", device=dev, seed=3,
-                                          invalid=0.0, poison=False)
-            fl = flops(b, s_q, h_q, args.topk)
-            by = bytes_moved(b, s_q, h_q, args.topk, cache)
+                                          invalid=0.0, poison=False,
+                                          extra_topk=args.extra_topk or None)
+            slots = args.topk + args.extra_topk
+            fl = flops(b, s_q, h_q, slots)
+            by = bytes_moved(b, s_q, h_q, slots, cache)
             runs = {}
             for impl in impls + ([ANCHOR] if anchor is not None and anchor_takes(x, cache)
                                  else []):
@@ -355,9 +368,11 @@ def main(argv=None) -> int:
                     x_a = "-"
                 lines.append(f"| {name} | {cache} | {impl} | {r['ms']:.4f} | {r['tflops']:.1f} | "
                              f"{r['gbps']:.0f} | {x_n} | {x_a} |")
+    extra = (f" + an extra cache, {args.extra_topk} slots of {2 * args.extra_topk} tokens"
+             if args.extra_topk else "")
     print(f"\nSparse MLA decode, h_kv=1 d=576 dv=512 page 64, topk {args.topk} of {args.s_kv} "
-          "tokens per request; TFLOP/s = 2*b*s_q*h_q*topk*(576+512)/t\n" + "\n".join(lines),
-          flush=True)
+          f"tokens per request{extra}; TFLOP/s = 2*b*s_q*h_q*slots*(576+512)/t\n"
+          + "\n".join(lines), flush=True)
     results["table_markdown"] = "\n".join(lines)
 
     if args.check:
