@@ -194,9 +194,9 @@ def test_extra_topk_times_the_extra_cache_path(cpu_stand_ins, monkeypatch, tmp_p
     monkeypatch.setattr(A, "launch_sparse", recording)
     monkeypatch.setattr(B, "load_anchor", lambda lib: lambda *a: pytest.fail("anchor timed"))
     out = tmp_path / "r.json"
-    rc = B.main(["--shape", "b128_s1_h16", "--cache", "fp8", "--topk", "64", "--s-kv", "128",
-                 "--extra-topk", "128", "--anchor", "stand-in", "--json", str(out),
-                 "--plot", ""])
+    rc = B.main(["--shape", "b128_s1_h16", "b64_s1_h128", "--cache", "fp8", "--topk", "64",
+                 "--s-kv", "128", "--extra-topk", "128", "--anchor", "stand-in", "--check",
+                 "--json", str(out), "--plot", ""])
     text = capsys.readouterr().out
     assert rc == 0, text
     res = json.loads(out.read_text())
@@ -207,6 +207,10 @@ def test_extra_topk_times_the_extra_cache_path(cpu_stand_ins, monkeypatch, tmp_p
     timed = [(xk, xi) for xk, xi in timed_inputs if xi is not None and xi.shape[0] == 128]
     assert timed and all(xk is not None and xi.shape == (128, 1, 128) for xk, xi in timed)
     assert "an extra cache, 128 slots of 256 tokens" in text
+    # FlashMLA's figures are without an extra cache: no ratio to them, no bar measured
+    assert "(recorded)" not in res["table_markdown"]
+    assert [b["met"] for b in res["bars"]] == [None] * 4
+    assert all("--extra-topk" in b["bar"] for b in res["bars"])
     for bad in (["--extra-topk", "100"], ["--extra-topk", "-64"]):
         with pytest.raises(SystemExit):
             B.parse_args(bad)
