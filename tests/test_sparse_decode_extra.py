@@ -8,7 +8,10 @@
   s_q 1 and 2, FP8 and bf16 caches.
 - The same with a launcher that applies attn_sink itself (the sink counted once per launch), or
   a merge that drops the extra lengths, fails: the check can tell.
-- Through the decode API on the split FP8 kernel run by the CPU emulator, with the sink.
+- Through the decode API on the split FP8 kernel run by the CPU emulator, with the sink, its two
+  launches writing fp32 partial outputs; "auto" keeps such calls on the naive kernel while
+  ``AUTO_EXTRA_CACHE`` is off, and takes the split kernel when it is on; a launcher whose kernels
+  store bf16 only is refused, saying so.
 """
 
 from __future__ import annotations
@@ -118,11 +121,35 @@ def test_split_fp8_kernel_with_an_extra_cache_through_the_api(monkeypatch):
     emu = load_kernel_module(smod.__file__, dot_dtypes=(torch.bfloat16,))
     monkeypatch.setattr(smod, "sparse_decode_split_fp8_sink", emu.sparse_decode_split_fp8_sink)
     monkeypatch.setattr(api, "sm_count", lambda device: 3)
+    import tle_kernels.sparse_decode_split_fp8_launch as L
+    dtypes = []
+    launch = L.launch_sparse_split_fp8
+
+    def recording(q, k_cache, indices, sm_scale, is_fp8, out, lse, *rest):
+        dtypes.append(out.dtype)
+        return launch(q, k_cache, indices, sm_scale, is_fp8, out, lse, *rest)
+
+    monkeypatch.setattr(L, "launch_sparse_split_fp8", recording)
     x = inputs(64, 2, True, [0.5, -1.0, 20.0, float("-inf")], seed=3)
     out, lse = A.empty_outputs(x["q"])
     out.fill_(float("nan"))
     lse.fill_(float("nan"))
-    ran = A.launch_sparse("auto", x["q"], x["k_cache"], x["indices"], SCALE, True, out, lse,
+    ran = A.launch_sparse("split-fp8", x["q"], x["k_cache"], x["indices"], SCALE, True, out, lse,
                           *(x[k] for k in ARGS))
-    assert ran == "split-fp8"
+    assert ran == "split-fp8" and dtypes == [torch.float32, torch.float32]
     check(x, out, lse, "split-fp8 with an extra cache")
+
+
+def test_auto_takes_the_two_launches_only_when_switched_on(monkeypatch):
+    x = inputs(64, 1, True)
+    call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=True,
+                **{k: x[k] for k in ARGS})
+    assert A.AUTO_EXTRA_CACHE is False and A.select_sparse_impl("auto", call) == "naive"
+    monkeypatch.setattr(A, "AUTO_EXTRA_CACHE", True)
+    assert A.select_sparse_impl("auto", call) == "split-fp8"
+    # the bf16 cache's kernels store bf16 only: with the switch on, still the naive kernel
+    y = inputs(64, 1, False)
+    call = dict(q=y["q"], k_cache=y["k_cache"], indices=y["indices"], is_fp8=False,
+                **{k: y[k] for k in ARGS})
+    assert A.select_sparse_impl("auto", call) == "naive"
+    assert "its kernels store bf16 outputs only" in A.sparse_unsupported_reason("seesaw", **call)

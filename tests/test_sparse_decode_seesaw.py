@@ -287,9 +287,9 @@ def padded_blocks():
 
 UNSUPPORTED = {
     "fp8 cache": (dict(is_fp8=True), r"bf16 cache only \(seesaw-fp8 reads the FP8 one\)"),
-    "extra cache it cannot read": (
-        dict(extra_k_cache=padded_blocks(), extra_indices=torch.zeros(2, 1, 64, dtype=I32)),
-        "the extra cache's launch: .*evenly spaced"),
+    "extra cache": (dict(extra_k_cache=torch.zeros(2, 16, 1, 576, dtype=BF16),
+                         extra_indices=torch.zeros(2, 1, 64, dtype=I32)),
+                    "seesaw with an extra cache: its kernels store bf16 outputs only"),
     "h_q 48": (dict(h_q=48), r"h_q % 64 == 0 \(got h_q=48\)"),
     "padded block stride": (dict(k_cache=padded_blocks()), "evenly spaced"),
     "misaligned cache": (dict(k_cache=torch.zeros(4 * 16 * 576 + 4, dtype=BF16)[4:]
@@ -310,20 +310,6 @@ def test_what_it_cannot_run_falls_back(what):
         S.launch_sparse_seesaw(c["q"], c["k_cache"], c["indices"], SCALE, c["is_fp8"],
                                *A.empty_outputs(c["q"]), c["attn_sink"], c["topk_length"],
                                c["extra_k_cache"], c["extra_indices"], c["extra_topk_length"])
-
-
-def test_an_extra_cache_runs_as_two_launches_of_the_kernel():
-    """With an extra cache the decode API runs the seesaw once per cache and merges by lse
-    (sparse_decode_extra.py); its launcher itself still reads one cache."""
-    c = call(extra_k_cache=torch.zeros(3, 2, 1, 576, dtype=BF16),
-             extra_indices=torch.zeros(2, 1, 64, dtype=I32),
-             extra_topk_length=torch.zeros(2, dtype=I32), attn_sink=torch.zeros(64))
-    assert A.sparse_unsupported_reason("seesaw", **c) is None
-    assert A.select_sparse_impl("auto", c) == "seesaw"
-    with pytest.raises(NotImplementedError, match="extra cache"):
-        S.launch_sparse_seesaw(c["q"], c["k_cache"], c["indices"], SCALE, False,
-                               *A.empty_outputs(c["q"]), None, None, c["extra_k_cache"],
-                               c["extra_indices"], c["extra_topk_length"])
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(h_q=128, s_q=2, page=7, blocks=3),

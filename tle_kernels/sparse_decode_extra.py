@@ -16,9 +16,11 @@ with ``extra_indices`` and ``extra_topk_length``, both without the sink, and tai
 (``combine``) writes out and lse. A row with no valid token in one set carries no weight from it
 (lse +inf, the kernels' empty-row convention); a row with none in either gets out 0, lse +inf.
 
-The two partial outputs pass through bf16 (the kernels store bf16), so a row's output is rounded
-twice, as a tail split's is; the error stays within the sparse decode's tolerances
-(tests/test_sparse_decode_extra.py, tests/gpu/test_sparse_decode.py).
+The two partial outputs are fp32: a launcher takes part only if its kernels store out in out's
+dtype (its module's ``FP32_OUT``), so the output is rounded to bf16 once, after the merge. With
+bf16 partials (each rounded, then the merge rounded again) the split FP8 kernel's output missed
+FlashMLA's cosine tolerance (5e-6) on hostile batches by up to 8 % (H200, 2026-12-04,
+scripts/sparse_decode_memcheck.py), where one launch without an extra cache meets it.
 
 Nothing is read from the device on the host, so the call still captures in a CUDA graph.
 """
@@ -42,11 +44,15 @@ Support = Callable[..., Optional[str]]
 Launch = Callable[..., None]
 
 
-def extra_unsupported_reason(support: Support, q, k_cache, indices, is_fp8: bool,
-                             topk_length=None, extra_k_cache=None, extra_indices=None,
-                             extra_topk_length=None) -> Optional[str]:
+def extra_unsupported_reason(support: Support, fp32_out: bool, q, k_cache, indices,
+                             is_fp8: bool, topk_length=None, extra_k_cache=None,
+                             extra_indices=None, extra_topk_length=None) -> Optional[str]:
     """None when the kernel behind ``support`` runs both launches of a call with an extra cache
-    (each one cache, no sink: the merge applies it), else why not, naming the launch."""
+    (each one cache, no sink: the merge applies it) into fp32 partial outputs (``fp32_out``: its
+    kernels store out in out's dtype), else why not, naming the launch."""
+    if not fp32_out:
+        return ("its kernels store bf16 outputs only, and an extra cache runs as two launches "
+                "whose outputs are merged in fp32")
     why = support(q, k_cache, indices, is_fp8, None, topk_length, None, None, None)
     if why is not None:
         return f"the main cache's launch: {why}"
@@ -82,11 +88,12 @@ def merge_pieces(out_p: torch.Tensor, lse_p: torch.Tensor, out: torch.Tensor,
 def launch_with_extra(launch: Launch, q, k_cache, indices, sm_scale: float, is_fp8: bool, out,
                       lse, attn_sink=None, topk_length=None, extra_k_cache=None,
                       extra_indices=None, extra_topk_length=None) -> None:
-    """One sparse decode step with an extra cache by a launcher that reads one cache: the main
-    and the extra launch into partial buffers, then the merge into out and lse (validated
-    inputs; sparse_decode_naive's arguments)."""
+    """One sparse decode step with an extra cache by a launcher that reads one cache and stores
+    out in out's dtype: the main and the extra launch into fp32 partial buffers, then the merge
+    into out and lse (validated inputs; sparse_decode_naive's arguments)."""
     b, s_q, h_q = q.shape[0], q.shape[1], q.shape[2]
-    out_p = out.new_empty((2, b, s_q, h_q, D_V))   # each launch's outputs whole and contiguous
+    # each launch's outputs whole, contiguous and fp32 (rounded to out's bf16 once, merged)
+    out_p = out.new_empty((2, b, s_q, h_q, D_V), dtype=torch.float32)
     lse_p = lse.new_empty((2, b, h_q, s_q))
     launch(q, k_cache, indices, sm_scale, is_fp8, out_p[0], lse_p[0], None, topk_length, None,
            None, None)

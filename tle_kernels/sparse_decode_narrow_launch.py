@@ -7,8 +7,8 @@ reuses), one decode step over a bf16 cache with evenly spaced token rows is one 
 T = b * s_q query tokens: q [b, s_q, h_q, 576] -> [T, h_q, 576], indices -> [T, 1, topk], the
 cache -> kv [num_blocks * page, 1, 576], out and lse through ``RowOutputs``, attn_sink [h_q] as
 the prefill's, topk_length [b] as one length per token row (repeated over a request's s_q rows).
-A launch reads one cache: with an extra cache the decode API runs two and merges them
-(sparse_decode_extra.py).
+The narrow kernel takes no extra cache (the decode API's two-launch path, sparse_decode_extra.py,
+needs kernels that store fp32 outputs): those calls go to the naive kernel.
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ captures in a CUDA graph.
 
 ``sparse_seesaw_unsupported_reason`` says why a call cannot run here (sparse_decode_api's "auto"
 then takes another): an FP8 cache ("seesaw-fp8", sparse_decode_seesaw_fp8_launch.py, reads it)
-and an extra cache (a launch reads one cache: the decode API runs two and merges them,
-sparse_decode_extra.py), an h_q or topk the
+and an extra cache (a launch reads one cache, and the decode API's two-launch path,
+sparse_decode_extra.py, needs kernels that store fp32 outputs, which the prefill kernels do not),
+an h_q or topk the
 seesaw prefill does not take (api.py's ``unsupported_reason``), a cache whose token rows are not
 evenly spaced (FlashMLA's padded block stride) or not 16-byte aligned.
 """
@@ -68,7 +69,7 @@ def sparse_seesaw_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None
     if is_fp8:
         return "seesaw reads a bf16 cache only (seesaw-fp8 reads the FP8 one)"
     if extra_k_cache is not None:
-        return "seesaw reads one cache per launch (an extra cache is a second launch)"
+        return "seesaw does not take an extra cache"
     h_q, topk = q.shape[2], indices.shape[-1]
     # h_q 8 / 16 / 32 run as one block of 64 head rows, those past h_q masked (head_padding.py);
     # the prefill's launch takes any other count too, but the decode takes only these

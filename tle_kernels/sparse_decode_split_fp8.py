@@ -219,14 +219,14 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
         out = normalized(acc, l_i)
         if h0 + BLOCK_H <= n_heads:  # a whole block of real heads: unmasked (16-byte) stores
             tl.store(out_ptr + pid_s * stride_o_s + (h0 + offs_h)[:, None] * stride_o_h
-                     + offs_d[None, :], out.to(tl.bfloat16))
+                     + offs_d[None, :], out)
             tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h, lse_of(l_i, m_i))
             tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
         else:  # the last block of an h_q % BLOCK_H != 0: its rows past h_q store nothing
             real = head_rows(h0, n_heads, BLOCK_H)
             heads = head_index(h0, n_heads, BLOCK_H)
             tl.store(out_ptr + pid_s * stride_o_s + heads[:, None] * stride_o_h
-                     + offs_d[None, :], out.to(tl.bfloat16), mask=real[:, None])
+                     + offs_d[None, :], out, mask=real[:, None])
             tl.store(lse_ptr + pid_s * stride_l_s + heads, lse_of(l_i, m_i), mask=real)
             tl.store(ml_ptr + pid_s * stride_l_s + heads, m_i * LN2, mask=real)
 
@@ -261,19 +261,21 @@ def right(kv, prob, out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROU
         out = normalized(acc, l_i)
         if h0 + BLOCK_H <= n_heads:
             tl.store(out_ptr + pid_s * stride_o_s + (h0 + offs_h)[:, None] * stride_o_h + D_HALF
-                     + offs_d[None, :], out.to(tl.bfloat16))
+                     + offs_d[None, :], out)
         else:
             real = head_rows(h0, n_heads, BLOCK_H)
             heads = head_index(h0, n_heads, BLOCK_H)
             tl.store(out_ptr + pid_s * stride_o_s + heads[:, None] * stride_o_h + D_HALF
-                     + offs_d[None, :], out.to(tl.bfloat16), mask=real[:, None])
+                     + offs_d[None, :], out, mask=real[:, None])
 
 
 DEFAULT_CONFIG = {
     # sparse_decode_seesaw_fp8's arguments: q [T, h_q, 576] bf16 (T = b * s_q query rows); the
     # cache [num_blocks, page, 1, 656] bytes passed three times, viewed as fp8 / fp32 / bf16;
-    # indices [T, topk] int32; out [T, h_q, 512] bf16; lse / max_logits [T, h_q] fp32; last dims
-    # contiguous. stride_blk in bytes. n_heads = h_q (the last head block's rows past it masked).
+    # indices [T, topk] int32; out [T, h_q, 512] bf16 (or fp32: the stores take out's dtype, as
+    # the extra-cache path's partial outputs need, tle_kernels/sparse_decode_extra.py); lse /
+    # max_logits [T, h_q] fp32; last dims contiguous. stride_blk in bytes. n_heads = h_q (the
+    # last head block's rows past it masked).
     "signature": {
         "q_ptr": "*bf16", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32", "kv16_ptr": "*bf16",
         "idx_ptr": "*i32", "out_ptr": "*bf16", "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",

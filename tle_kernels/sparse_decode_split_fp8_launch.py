@@ -22,7 +22,8 @@ must not count exp(sink): there would be one per piece) and the merge applies th
 the main tokens run the sink kernel.
 
 An extra cache is not read here: the decode API runs this launcher once per cache and merges
-the two (tle_kernels/sparse_decode_extra.py).
+the two (tle_kernels/sparse_decode_extra.py), into fp32 partial outputs: the kernels store out
+in out's dtype (bf16 or fp32), and so do the tail split's pieces and merge (``FP32_OUT``).
 
 Nothing is read from the device on the host, so a call captures in a CUDA graph. The kernels are
 looked up in their modules at call time, so a test can put emulated ones there.
@@ -39,6 +40,7 @@ from .sparse_decode_seesaw_fp8_launch import (cache_views, fp8_cache_unsupported
 
 BLOCK_H = 64
 TILE = 64        # topk indices per K tile
+FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
 
 
 def sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None,

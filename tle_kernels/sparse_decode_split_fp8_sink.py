@@ -133,14 +133,14 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
         out = sink_normalized(acc, l_i, shift_of(m_i), sink_ptr, h0, n_heads, BLOCK_H)
         if h0 + BLOCK_H <= n_heads:  # a whole block of real heads: unmasked (16-byte) stores
             tl.store(out_ptr + pid_s * stride_o_s + (h0 + offs_h)[:, None] * stride_o_h
-                     + offs_d[None, :], out.to(tl.bfloat16))
+                     + offs_d[None, :], out)
             tl.store(lse_ptr + pid_s * stride_l_s + h0 + offs_h, lse_of(l_i, m_i))
             tl.store(ml_ptr + pid_s * stride_l_s + h0 + offs_h, m_i * LN2)
         else:  # the last block of an h_q % BLOCK_H != 0: its rows past h_q store nothing
             real = head_rows(h0, n_heads, BLOCK_H)
             heads = head_index(h0, n_heads, BLOCK_H)
             tl.store(out_ptr + pid_s * stride_o_s + heads[:, None] * stride_o_h
-                     + offs_d[None, :], out.to(tl.bfloat16), mask=real[:, None])
+                     + offs_d[None, :], out, mask=real[:, None])
             tl.store(lse_ptr + pid_s * stride_l_s + heads, lse_of(l_i, m_i), mask=real)
             tl.store(ml_ptr + pid_s * stride_l_s + heads, m_i * LN2, mask=real)
 

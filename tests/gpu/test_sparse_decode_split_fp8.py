@@ -6,7 +6,8 @@ max_logits, h_q 8 / 32 (masked head rows), topk_length, page sizes 2 and 61, Fla
 block stride and the three cache dtypes, and a decode step captured in a CUDA graph; attn_sink
 (tle_kernels/sparse_decode_split_fp8_sink.py: randn sinks with +inf and -inf among them) at b 1
 (a tail split: pieces without the sink, merged with it) and 64, h_q 64 / 128, s_q 1 / 2, with an
-empty row, "auto" choosing it, and a sink step replayed in a CUDA graph with new sinks.
+empty row, "auto" choosing it, and a sink step replayed in a CUDA graph with new sinks; an
+extra cache by name (two launches into fp32 partials, merged: sparse_decode_extra.py).
 
 Inputs come from ``make_sparse_decode_inputs``: invalid indices of every kind (-1, the int32
 extremes, past the cache), every token no valid slot names NaN (bytes, scales and RoPE), outputs
@@ -235,3 +236,30 @@ def test_a_sink_decode_step_replays_in_a_cuda_graph(b):
                                                      SCALE, z["attn_sink"])
         close("sink graph out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
         close("sink graph lse", lse, want_lse, LSE_ABS, LSE_REL)
+
+
+@pytest.mark.parametrize("b,s_q,h_q", [(3, 2, 128), (7, 1, 16), (2, 1, 8), (64, 1, 128),
+                                       (40, 2, 64)])
+def test_an_extra_cache_as_two_launches_with_fp32_partials(b, s_q, h_q):
+    """impl="split-fp8" with an extra cache (page 2, its own hostile indices and lengths, 0 and
+    negative among them), attn_sink and topk_length: two launches into fp32 partials, merged by
+    lse and rounded once (tle_kernels/sparse_decode_extra.py), within FlashMLA's tolerances,
+    the cosine distance included (bf16 partials missed it on such batches)."""
+    lengths = ([0, 700, TOPK, 65, 129, -3, 5000] * (b // 7 + 1))[:b]
+    extra_lengths = ([512, 0, 3, 511, -1, 600, 64] * (b // 7 + 1))[:b]
+    x = make_sparse_decode_inputs(b, s_q, h_q, TOPK, is_fp8=True, device="cuda",
+                                  seed=b + 10 * s_q + h_q, invalid=0.3, attn_sink=True,
+                                  topk_length=lengths, extra_topk=512, extra_page=2,
+                                  extra_topk_length=extra_lengths)
+    want_out, want_lse = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
+                                                 *(x[k] for k in ARGS))
+    out, lse = A.empty_outputs(x["q"])
+    out.fill_(float("nan"))
+    lse.fill_(float("nan"))
+    ran = A.launch_sparse("split-fp8", x["q"], x["k_cache"], x["indices"], SCALE, True, out, lse,
+                          *(x[k] for k in ARGS))
+    torch.cuda.synchronize()
+    assert ran == "split-fp8"
+    what = f"extra cache b={b} s_q={s_q} h_q={h_q}"
+    close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
+    close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)

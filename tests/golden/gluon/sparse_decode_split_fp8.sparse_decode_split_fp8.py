@@ -180,13 +180,13 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
         _normalized26_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         out = (acc * gl.convert_layout(_normalized26_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
-            _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
             gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')))
             gl.store((((ml_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), (m_i * LN2))
         else:
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
-            gl.store((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out, mask=real[:, None])
             gl.store(((lse_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')), L6), mask=real)
             gl.store(((ml_ptr + (pid_s * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L6), mask=real)
 
@@ -229,11 +229,11 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
         _normalized34_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         out = (acc * _normalized34_inv_l[:, None])
         if ((h0 + BLOCK_H) <= n_heads):
-            _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
         else:
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            gl.store(((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out.to(gl.bfloat16), mask=real[:, None])
+            gl.store(((((out_ptr + (pid_s * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=real[:, None])
 
 
 @gluon.jit
