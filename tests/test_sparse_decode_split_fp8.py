@@ -58,18 +58,28 @@ def test_tle_dump_graph_verifies_for_every_round_count(capsys, path):
     assert "left --prob(alpha, probs, sum_exp)--> right    capacity 1" in out
 
 
+@pytest.mark.parametrize("out_type", ["*bf16", "*fp32"])
 @pytest.mark.parametrize("mod,name", [(kmod, "sparse_decode_split_fp8"),
                                       (smod, "sparse_decode_split_fp8_sink")],
                          ids=["plain", "sink"])
-def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas(mod, name):
+def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas(mod, name, out_type):
     """The workers at [192, 160] registers leave the producer 152 (of 3 x 168), enough for a whole
     tile's FP8 bytes in flight; nothing spills and ptxas keeps the wgmmas asynchronous (the sink
-    kernel's left too, with its per-tile sink term)."""
+    kernel's left too, with its per-tile sink term), with bf16 outputs and with the fp32 ones the
+    extra-cache path gives it (its stores take out's dtype: no bf16 rounding in the fp32 PTX)."""
     from tle_compiler.lowering import compile_kernel, ptxas_stats
 
     cfg = mod.DEFAULT_CONFIG
-    compiled = compile_kernel(getattr(mod, name), dict(cfg["signature"]),
+    compiled = compile_kernel(getattr(mod, name), dict(cfg["signature"], out_ptr=out_type),
                               dict(cfg["constexprs"]))
+    # fp32 outputs: the output halves are not rounded to bf16 (only P is: half the bf16x2
+    # conversions of the bf16 kernel remain) and are stored as fp32 pairs, not 16-byte bf16 rows
+    ptx = compiled.asm["ptx"]
+    cvt = ptx.count("cvt.rn.bf16x2.f32")
+    if out_type == "*fp32":
+        assert cvt == 128 and "st.global.v2.b32" in ptx and "st.global.v4" not in ptx, cvt
+    else:
+        assert cvt == 256 and "st.global.v4" in ptx, cvt
     st = ptxas_stats(compiled)
     assert st["ok"] and st["spill_stores"] == 0 and st["spill_loads"] == 0, st["log"]
     assert not st["wgmma_serialized"], st["log"]  # ptxas C7512 / C7515
