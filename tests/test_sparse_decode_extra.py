@@ -108,9 +108,12 @@ def test_dropping_the_extra_lengths_is_caught():
         check(x, out, lse, "no extra_topk_length")
 
 
-def test_split_fp8_kernel_with_an_extra_cache_through_the_api(monkeypatch):
+@pytest.mark.parametrize("h_q,s_q", [(64, 2), (8, 1)])
+def test_split_fp8_kernel_with_an_extra_cache_through_the_api(monkeypatch, h_q, s_q):
     """The FP8 split kernel, run by the CPU emulator, for both launches of a call with an extra
-    cache, attn_sink and both lengths, through sparse_decode_api.launch_sparse ("auto")."""
+    cache, attn_sink and both lengths, through sparse_decode_api.launch_sparse by name; on 3
+    programs each launch runs as merged topk pieces (tail_split.py), h_q 8 over 16-head copies
+    (head_padding.py), all in fp32."""
     import tle_kernels.sparse_decode_split_fp8 as kmod
     import tle_kernels.sparse_decode_split_fp8_sink as smod
     from tle_compiler.testing.emulator import load_kernel_module
@@ -130,14 +133,14 @@ def test_split_fp8_kernel_with_an_extra_cache_through_the_api(monkeypatch):
         return launch(q, k_cache, indices, sm_scale, is_fp8, out, lse, *rest)
 
     monkeypatch.setattr(L, "launch_sparse_split_fp8", recording)
-    x = inputs(64, 2, True, [0.5, -1.0, 20.0, float("-inf")], seed=3)
+    x = inputs(h_q, s_q, True, [0.5, -1.0, 20.0, float("-inf")], seed=3)
     out, lse = A.empty_outputs(x["q"])
     out.fill_(float("nan"))
     lse.fill_(float("nan"))
     ran = A.launch_sparse("split-fp8", x["q"], x["k_cache"], x["indices"], SCALE, True, out, lse,
                           *(x[k] for k in ARGS))
     assert ran == "split-fp8" and dtypes == [torch.float32, torch.float32]
-    check(x, out, lse, "split-fp8 with an extra cache")
+    check(x, out, lse, f"split-fp8 with an extra cache, h_q={h_q} s_q={s_q}")
 
 
 def test_auto_takes_the_two_launches_only_when_switched_on(monkeypatch):
