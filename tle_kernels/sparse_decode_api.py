@@ -84,10 +84,9 @@ LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
                "sparse_narrow_unsupported_reason"),
 }
 # Whether "auto" sends a call with an extra cache to a TLE kernel (two launches merged by lse,
-# sparse_decode_extra.py; "split-fp8" takes them when named). Not yet: the merge with fp32
-# partials has passed the CPU emulator against the reference but has not yet been run on the GPU
-# against FlashMLA's tolerances (with bf16 partials it missed the cosine tolerance on hostile
-# batches), so "auto" keeps these calls on the naive kernel.
+# sparse_decode_extra.py; "split-fp8" takes them when named). Off until the fp32-partial merge
+# has been checked on the GPU against FlashMLA's tolerances (docs/sparse_decode.md): until then
+# "auto" keeps these calls on the naive kernel.
 AUTO_EXTRA_CACHE = False
 SUPPORT_ARGS = ("q", "k_cache", "indices", "is_fp8", "attn_sink", "topk_length", "extra_k_cache",
                 "extra_indices", "extra_topk_length")

@@ -1,4 +1,5 @@
-"""The extra cache of the sparse decode on any TLE kernel: two launches and an exact merge.
+"""The extra cache of the sparse decode on a TLE kernel that reads one cache: two launches and an
+exact merge.
 
 FlashMLA's ``flash_mla_with_kvcache`` takes, besides the main cache and its ``indices``, an
 ``extra_k_cache`` with its own ``extra_indices`` (and ``extra_topk_length``): each query row
@@ -17,10 +18,9 @@ with ``extra_indices`` and ``extra_topk_length``, both without the sink, and tai
 (lse +inf, the kernels' empty-row convention); a row with none in either gets out 0, lse +inf.
 
 The two partial outputs are fp32: a launcher takes part only if its kernels store out in out's
-dtype (its module's ``FP32_OUT``), so the output is rounded to bf16 once, after the merge. With
-bf16 partials (each rounded, then the merge rounded again) the split FP8 kernel's output missed
-FlashMLA's cosine tolerance (5e-6) on hostile batches by up to 8 % (H200, 2026-12-04,
-scripts/sparse_decode_memcheck.py), where one launch without an extra cache meets it.
+dtype (its module's ``FP32_OUT``), so the output is rounded to bf16 once, after the merge. bf16
+partials (each rounded, then the merge rounded again) add a rounding that took the split FP8
+kernel's output past FlashMLA's cosine tolerance on hostile batches (docs/sparse_decode.md).
 
 Nothing is read from the device on the host, so the call still captures in a CUDA graph.
 """
