@@ -13,15 +13,18 @@ What was tried:
   (reader-in-two-partitions); the hand-off back to the writer issued before the release, only on
   every other use (nested loops), only below a constant bound (p < 100, found at N = 102) or under
   a data-dependent `if` (named-release / non-affine-if); the hand-off skipped on the last use
-  only, where no acquire follows (verified); a named pipe whose reader issues wgmmas on the slot
-  in a pipelined loop, releasing in both branches of an `if` or at the top of the next iteration
-  (verified, each release waiting for the wgmma in the Gluon);
+  only, where no acquire follows (verified); the hand-off as a release of a pipe the writer
+  acquires next (verified), issued before the named release or on a ring of capacity 2, whose
+  release enables only the acquire two uses on (named-release); a named pipe whose reader issues
+  wgmmas on the slot in a pipelined loop, releasing in both branches of an `if` or at the top of
+  the next iteration (verified, each release waiting for the wgmma in the Gluon);
 - wgmma_pipeline: the release before the wgmma, a tile loaded before the release and used by the
   wgmma after it (through a name, an alias, a helper, a tuple, a constexpr `if`, a conditional
   expression; the wgmma reads shared memory where it stands: access-outside-window); delayed
   releases `if t > 0: r.release(t - 1)` before or after the wgmma, two and three releases in one
   release-only branch, in two separate `if`s, with an `else: pass`, a nested loop, a lag of two
-  on capacity 3 (verified; the Gluon waits for every wgmma reading a released stage);
+  on capacity 3, wgmmas in the branches of `if`s around the delayed release, a static_range
+  loop (verified; the Gluon waits for every wgmma reading a released stage);
 - one_shot: acquired in a loop of N iterations (one-shot-reuse), twice in straight-line code, in a
   loop with `if p <= 1`, a reader waiting N times, capacity 2 (bad-pipe); a loop under
   `tle.assume(0 <= N <= 1)` and the index p + 1 (phase 1 on a one-shot pipe: the Gluon waits
@@ -292,6 +295,12 @@ WGMMA_SAFE = {
     "the delayed release in a nested loop": (
         "for t in range(NT):\n    for j in range(1):\n        res = r.wait(t)\n        if t > 0:\n"
         "            r.release(t - 1)\n        DOT\n" + _LAST, 2),
+    "wgmmas in both branches of an if": (
+        _LOOP + "    if t > 0:\n        r.release(t - 1)\n    if t % 2 == 0:\n        DOT\n"
+        f"    else:\n        acc = tl.dot({_B}, {_A}, acc)\n" + _LAST, 2),
+    "wgmmas in two ifs around the delayed release": (
+        _LOOP + "    if t % 2 == 0:\n        DOT\n    if t > 0:\n        r.release(t - 1)\n"
+        "    if t % 2 == 1:\n        DOT\n" + _LAST, 2),
     "a tile bound to a name before the delayed release": (
         _LOOP + f"    bb = {_B}\n    if t > 0:\n        r.release(t - 1)\n"
         f"    acc = tl.dot({_A}, bb, acc)\n" + _LAST, 2),
@@ -673,3 +682,66 @@ _Q_COMMIT = ("s2 = wq.acquire(N)\n    tl.store(tle.gpu.local_ptr(s2.u), "
 def test_a_read_guarded_by_another_pipes_closed_flag(tmp_path, capsys, guard, expect):
     text = CLOSED_OTHER.replace("QEND", _Q_COMMIT).replace("GUARD", guard)
     _verdict(tmp_path, capsys, text, expect)
+
+
+# the hand-off back is a release of a pipe the writer acquires before its next acquire of x
+RELEASE_HOP = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    x = tle.pipe(capacity=1, barrier="named", t=tle.gpu.alloc([1, 64], tl.float32))
+    yy = tle.pipe(capacity=CAP, u=tle.gpu.alloc([CAP, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (x, yy, x_ptr, N)), (consume, (x, yy, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(x, yy, x_ptr, N):
+    offs = tl.arange(0, 64)
+    w = x.writer()
+    wy = yy.writer()
+    for p in range(N):
+        g = wy.acquire(p)
+        tl.store(tle.gpu.local_ptr(g.u), tl.load(x_ptr + offs))
+        wy.commit(p)
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + offs))
+        w.commit(p)
+
+
+def consume(x, yy, y_ptr, N):
+    offs = tl.arange(0, 64)
+    r = x.reader()
+    ry = yy.reader()
+    for p in range(N):
+        gy = ry.wait(p)
+        u = tl.load(tle.gpu.local_ptr(gy.slot.u))
+        res = r.wait(p)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+RELEASES
+        tl.store(y_ptr + offs, u + v)
+''' + CONFIG.replace(', "constexprs": {"C": 3}', ', "constexprs": {}')
+
+
+@pytest.mark.parametrize("cap,releases,expect", [
+    (1, "r.release(p)\nry.release(p)\n", "verified"),
+    # yy released before x: nothing of consume follows x's release
+    (1, "ry.release(p)\nr.release(p)\n", _NAMED_RELEASE),
+    # capacity 2: the release of yy(p) enables the acquire of yy(p + 2), after x's acquire(p + 1)
+    (2, "r.release(p)\nry.release(p)\n", _NAMED_RELEASE),
+])
+def test_a_named_pipe_implied_by_another_pipes_release(tmp_path, capsys, cap, releases, expect):
+    text = RELEASE_HOP.replace("CAP", str(cap)).replace(
+        "RELEASES", textwrap.indent(releases, "        ").rstrip("\n"))
+    path = _verdict(tmp_path, capsys, text, expect)
+    if expect == "verified":
+        _lowers_to_its_events(path)
+
+
+def test_delayed_releases_in_a_static_range(tmp_path, capsys):
+    """`if t > 0:` on a static_range variable is decided at compile time; the unrolled body
+    drains its wgmmas, so the release of t - 1 waits for nothing in flight."""
+    text = wgmma("for t in tl.static_range(4):\n    res = r.wait(t)\n    if t > 0:\n"
+                 "        r.release(t - 1)\n    DOT\nr.release(3)\n").replace(
+        "    for t in range(NT):\n        slot = w.acquire(t)",
+        "    for t in range(4):\n        slot = w.acquire(t)")
+    path = _verdict(tmp_path, capsys, text, "verified")
+    _lowers_to_its_events(path)
