@@ -36,11 +36,16 @@ What was tried:
 - trip counts: `range(N + 1)` against `range(N)` (unconsumed); `(N + 63) // 64` against
   `tl.cdiv(N, 64)` (verified, the same derived param) and `(N + 64) // 64` (unconsumed);
   `N >> 1` against `N // 2`, `(N * 2) // 2` against `N` (bounded: not claimed past the values
-  checked); two loads of one address in the kernel body (two params: rejected); a partition's
-  trip count `N + 2` against the writer's `N` through a kernel local (rejected);
+  checked); two loads of one address in the kernel body (two params: rejected); a bound the
+  kernel body rebinds under a data or program-id `if`, a `tl.where` or a data loop (rejected); a
+  partition's trip count `N + 2` against the writer's `N` through a kernel local (rejected);
 - aliasing: the writer at p + 2 and the reader at p on capacity 2, the reverse, and a writer
   looping `range(2, N + 2)` (order-mismatch);
 - a read guarded by the closed flag of another pipe (unwritten-field at the close).
+Left as they are (safe kernels rejected, not in this round's scope): a kernel-body value rebound
+by a loop whose trip count is a constant (`M = N; for i in range(2): M = M + 1`, or
+`tl.static_range(1)`) is a param of its own, so a reader looping `N + 2` times is rejected with
+a witness (`M=0, N=0`) that no launch gives.
 """
 
 from __future__ import annotations
@@ -745,3 +750,17 @@ def test_delayed_releases_in_a_static_range(tmp_path, capsys):
         "    for t in range(4):\n        slot = w.acquire(t)")
     path = _verdict(tmp_path, capsys, text, "verified")
     _lowers_to_its_events(path)
+
+
+@pytest.mark.parametrize("pre", [
+    "M = N\nif tl.load(x_ptr) > 0:\n    M = N + 1\n",
+    "M = N\nif tl.load(x_ptr) > 0:\n    M = N\nelse:\n    M = N + 1\n",
+    "M = tl.where(tl.load(x_ptr) > 0, N, N + 1)\n",
+    "M = N\nfor i in range(tl.load(x_ptr).to(tl.int32)):\n    M = M + 1\n",
+    "M = N\nif tl.program_id(0) > 0:\n    M = N + 1\n",
+])
+def test_a_trip_count_the_kernel_body_rebinds_on_data(tmp_path, capsys, pre):
+    """The writer's trip count M is N, or N + 1 on a path data or the program id chooses; the
+    reader loops N times: M is not taken for N."""
+    text = ring(warg="M", rarg="N", kernel_pre=pre) + CONFIG
+    _verdict(tmp_path, capsys, text, ("rejected", "[unconsumed]"))
