@@ -23,61 +23,8 @@ the right's P·V_R queued. Here the left issues tile ck + 1's QK before tile ck'
   are written inline (through a helper function, the chained dots' intermediate results stay
   alive as the wait's dependencies and ptxas, copying them, serializes the wgmmas: C7517).
 
-The rest is the bundled kernel's, as its docstring below says.
-
-TLE-Pipe: dense MLA decode (FlashMLA's ``flash_mla_with_kvcache``, bf16), split-KV, three warp
-groups.
-
-The dataflow of the SparseMLA prefill pipe kernel (sparse_mla_pipe.py) with another work item: a
-program handles (request b, kv head g, block of BLOCK_H = 64 query rows, split s). The rows of kv
-head g are its s_q * (h_q / h_kv) query rows, flattened as (query j, head) with the head fastest;
-a row block past the last row is masked (its Q rows load as zeros, its outputs are not stored).
-Split s of request b walks the positions [s * chunk, min(seqlen, (s + 1) * chunk)) of the paged
-KV cache, chunk = ceil(ceil(seqlen / n_split) / 64) * 64: a page holds 64 tokens, one K tile, so
-each tile reads one block-table entry and a split starts on a page boundary.
-
-    producer (default, 4 warps)      left (worker, 4 warps, 240 regs)   right (worker, 4 warps, 168)
-    Q rows of the row block ───► q ─► q_l q_r q_tail     (one_shot SPSC)
-    one page of k_cache ──────► kv ─► kv_l kv_r tkv                       kv_r    (view: kv_r only)
-      (capacity 2, tile ck)           S = Q·Kᵀ (512 + 64 dims), mask, softmax
-                                      alpha probs sum_exp ─► score ─────► alpha probs sum_exp
-                                      O_l = O_l·alpha + P·kv_l (cap. 1)   O_r = O_r·alpha + P·kv_r
-    epilogue                          out[:, :256], lse                   out[:, 256:]
-
-Masks: position p of tile ck is lo + 64·ck + k; p >= hi is outside the split (its K row loads as
-zeros, so P·V never meets uninitialised cache rows; its score is -inf); with CAUSAL, query j sees
-positions p < seqlen - s_q + j + 1, a per-(row, position) mask the left applies to the scores.
-
-Two K producers, chosen by the constexpr TMA (0 or 1; the compiler reads the kernel specialised
-to it), as in the seesaw decode (mla_decode_seesaw.py): TMA = 0 gathers a page's rows with
-cp.async, the positions at or past hi masked to zeros; TMA = 1 copies each piece as one TMA box
-through k_desc / tail_desc (rank-4 descriptors over k_cache, mla_decode_launch.k_descriptors) at
-token coordinate shift = n - 64 for a tile with n positions before hi (page_shift), so those
-positions never arrive and slot row r holds position lo + 64·ck + shift + r, a real one iff
-r >= -shift (masked_by_position). The launcher takes TMA wherever k_cache allows the
-descriptors; the cp.async launch passes k_cache in their places (unused).
-
-The trip count NK = ceil(max(hi - lo, 0) / 64) is read from cache_seqlens once, in the kernel body
-before warp_specialize, and the same value is handed to every partition: for the verifier it is an
-opaque param (a kernel-level integer computed from data), and the protocol is proved for every
-value of it, exactly as for the prefill's NK.
-
-Outputs (SPLIT constexpr): SPLIT = False (one split) writes out [b, s_q, h_q, 512] bf16 and lse
-[b, h_q, s_q] fp32 (natural log; a row without a token: out 0, lse +inf). SPLIT = True writes the
-split's o_part [b, n_split, s_q, h_q, 512] fp32 (normalised by the split's own row sum) and
-lse_part [b, n_split, s_q, h_q] fp32 (a row without a token in the split: 0 and -inf), which
-tle_kernels/mla_decode_combine.py merges by their lse. One kernel covers both through the strides
-it is given (mla_decode_pipe_launch.py).
-
-The tricks of the prefill kernel are kept: the lazy reference max (alpha exactly 1 after the first
-tiles, so ``tle.gpu.scale_rows`` skips its multiplies), sm_scale folded into exp2's FFMA, the
-block-table entry read before the acquire so its latency hides behind the wait for a free stage,
-wgmma operands loaded from the slots where they are used, and the probabilities published before
-the left's own PV so the right's PV overlaps it.
-
-Shared memory (bf16 = 2 B): q 73,728 B; kv 2 stages x 73,728 B = 147,456 B (no validity field: the
-left computes each position's mask itself); score 256 + 8,192 + 256 = 8,704 B; total 229,888 B.
-Registers: as the prefill kernel, [240, 168] for the workers, 104 for the producer.
+The rest (the work item, the masks, the two K producers, the outputs, shared memory and
+registers) is the bundled kernel's: tle_kernels/mla_decode_pipe.py's docstring says it.
 """
 
 import triton.language as tl
