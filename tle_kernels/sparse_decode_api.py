@@ -22,8 +22,8 @@ a bf16 cache.
   ``PREFERENCE`` that is built and supports the call (``sparse_unsupported_reason``). Built: the
   naive Triton kernel (tle_kernels/sparse_decode_naive.py, every call); "seesaw", the bf16
   cache run by the seesaw SparseMLA prefill kernels (tle_kernels/sparse_decode_seesaw_launch.py:
-  h_q 64 / 128, or 8 / 16 / 32 padded to 64 heads, topk % 64 == 0, evenly spaced token rows); "seesaw-fp8", the FP8 cache read by a dequantizing producer feeding the
-  same consumers (tle_kernels/sparse_decode_seesaw_fp8_launch.py); and "split-fp8", the FP8
+  h_q 64 / 128, or 8 / 16 / 32 padded to 64 heads, topk % 64 == 0, evenly spaced token rows);
+  "seesaw-fp8", the FP8 cache read by a dequantizing producer feeding the same consumers (tle_kernels/sparse_decode_seesaw_fp8_launch.py); and "split-fp8", the FP8
   cache with the math split by output half between the consumers so that the dequantizing
   producer gets 152 registers (tle_kernels/sparse_decode_split_fp8_launch.py; attn_sink too).
   A TLE kernel joins by its launcher module in ``LAUNCHERS``. A TLE launcher reads one cache: a

@@ -32,7 +32,7 @@ from typing import Callable, Optional
 import torch
 
 from .sparse_decode_rows import RowOutputs
-from .tail_split import combine, combine_reference
+from .tail_split import combine
 
 D_V = 512
 
@@ -73,12 +73,6 @@ def merge_pieces(out_p: torch.Tensor, lse_p: torch.Tensor, out: torch.Tensor,
     t = b * s_q
     lse_rows = lse_p.permute(1, 3, 0, 2).reshape(t, c, h_q)      # [t, C, h_q], a small copy
     pieces = out_p.view(c, t, h_q, d_v).permute(1, 0, 2, 3)     # [t, C, h_q, d_v], a view
-    if not out.is_cuda or h_q % 16 or d_v % 128:
-        # the Triton merge wants h_q a multiple of 16 (h_q = 8 is not): the same merge in torch
-        o, _, l_ = combine_reference(pieces, lse_rows, lse_rows, attn_sink)
-        out.copy_(o.view(out.shape))
-        lse.copy_(l_.view(b, s_q, h_q).transpose(1, 2))
-        return
     rows = RowOutputs(out, lse)
     max_logits = torch.full_like(lse_rows, float("-inf"))  # the merge's third output, unused
     combine(pieces, max_logits, lse_rows, rows.out3, rows.max_logits, rows.lse2, attn_sink)

@@ -112,9 +112,11 @@ def combine_reference(out_p: torch.Tensor, ml_p: torch.Tensor, lse_p: torch.Tens
 
 def combine(out_p, ml_p, lse_p, out, max_logits, lse, sink=None) -> None:
     """Merge the pieces into ``out`` [T, H, D], ``max_logits`` and ``lse`` [T, H] (written in
-    place), with ``sink`` as ``combine_reference`` takes it: the Triton kernel below on a GPU,
-    ``combine_reference`` elsewhere."""
-    if not out_p.is_cuda:
+    place), with ``sink`` as ``combine_reference`` takes it: the Triton kernel below on a GPU
+    where its blocks tile the shape (H a multiple of 16, D of 128), ``combine_reference``
+    elsewhere."""
+    _, _, H, D = out_p.shape
+    if not out_p.is_cuda or H % 16 or D % 128:
         o, m, l_ = combine_reference(out_p, ml_p, lse_p, sink)
         out.copy_(o), max_logits.copy_(m), lse.copy_(l_)
         return
