@@ -9,9 +9,9 @@
 - The same with a launcher that applies attn_sink itself (the sink counted once per launch), or
   a merge that drops the extra lengths, fails: the check can tell.
 - Through the decode API on the split FP8 kernel run by the CPU emulator, with the sink, its two
-  launches writing fp32 partial outputs; "auto" keeps such calls on the naive kernel while
-  ``AUTO_EXTRA_CACHE`` is off, and takes the split kernel when it is on; a launcher whose kernels
-  store bf16 only is refused, saying so.
+  launches writing fp32 partial outputs; "auto" takes the split kernel for an FP8 call; a
+  launcher whose kernels store bf16 only is refused, saying so (and "auto" takes the naive
+  kernel).
 """
 
 from __future__ import annotations
@@ -143,14 +143,12 @@ def test_split_fp8_kernel_with_an_extra_cache_through_the_api(monkeypatch, h_q, 
     check(x, out, lse, f"split-fp8 with an extra cache, h_q={h_q} s_q={s_q}")
 
 
-def test_auto_takes_the_two_launches_only_when_switched_on(monkeypatch):
+def test_auto_takes_the_two_launches_where_a_kernel_stores_fp32():
     x = inputs(64, 1, True)
     call = dict(q=x["q"], k_cache=x["k_cache"], indices=x["indices"], is_fp8=True,
                 **{k: x[k] for k in ARGS})
-    assert A.AUTO_EXTRA_CACHE is False and A.select_sparse_impl("auto", call) == "naive"
-    monkeypatch.setattr(A, "AUTO_EXTRA_CACHE", True)
     assert A.select_sparse_impl("auto", call) == "split-fp8"
-    # the bf16 cache's kernels store bf16 only: with the switch on, still the naive kernel
+    # the bf16 cache's kernels store bf16 only: the naive kernel
     y = inputs(64, 1, False)
     call = dict(q=y["q"], k_cache=y["k_cache"], indices=y["indices"], is_fp8=False,
                 **{k: y[k] for k in ARGS})

@@ -240,17 +240,18 @@ def test_auto_takes_it_for_the_fp8_cache_with_and_without_attn_sink():
     assert A.select_sparse_impl("split-fp8", dict(call, attn_sink=sink)) == "split-fp8"
     assert A.select_sparse_impl("auto", dict(call, attn_sink=sink)) == "split-fp8"
     # an extra cache: two launches of the kernel merged by lse (sparse_decode_extra.py), the
-    # sink in the merge, when named; "auto" keeps such calls on the naive kernel
-    # (AUTO_EXTRA_CACHE); an extra cache the kernel cannot read is refused naming that launch
+    # sink in the merge, named or as auto's choice; an extra cache the kernel cannot read is
+    # refused naming that launch (and "auto" then takes the naive kernel)
     extra = dict(call, extra_k_cache=call["k_cache"],
                  extra_indices=torch.empty(2, 1, 128, dtype=torch.int32, **meta))
     assert A.select_sparse_impl("split-fp8", dict(extra, attn_sink=sink)) == "split-fp8"
-    assert A.select_sparse_impl("auto", dict(extra, attn_sink=sink)) == "naive"
+    assert A.select_sparse_impl("auto", dict(extra, attn_sink=sink)) == "split-fp8"
     bad = dict(extra, extra_indices=torch.empty(2, 1, 96, dtype=torch.int32, **meta))
     with pytest.raises(NotImplementedError, match="'split-fp8' cannot run this call: split-fp8 "
                                                   "with an extra cache: the extra cache's launch: "
                                                   "split-fp8 needs topk a positive multiple of 64"):
         A.select_sparse_impl("split-fp8", bad)
+    assert A.select_sparse_impl("auto", bad) == "naive"
     with pytest.raises(NotImplementedError, match="'split-fp8' cannot run this call: .*extra"):
         launch_sparse_split_fp8(call["q"], call["k_cache"], call["indices"], SCALE, True,
                                 *A.empty_outputs(call["q"]), None, None, call["k_cache"],

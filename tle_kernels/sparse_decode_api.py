@@ -29,8 +29,8 @@ a bf16 cache.
   A TLE kernel joins by its launcher module in ``LAUNCHERS``. A TLE launcher reads one cache: a
   call with an extra cache runs it once per cache into fp32 partials merged by lse
   (tle_kernels/sparse_decode_extra.py), where the launcher's kernels store out in out's dtype
-  (``FP32_OUT``: "split-fp8"); "auto" sends such calls to the naive kernel until that path is
-  checked on the GPU (``AUTO_EXTRA_CACHE``).
+  (``FP32_OUT``: "split-fp8"), named or as "auto"'s choice; other calls with an extra cache
+  run on the naive kernel.
 
 ``validate_sparse`` checks every argument before anything needs CUDA (CPU and meta tensors reach
 every rule but the device check, which is last); an error names the argument, with FlashMLA's
@@ -83,11 +83,6 @@ LAUNCHERS: Dict[str, Tuple[str, str, str]] = {
     "narrow": ("sparse_decode_narrow_launch", "launch_sparse_narrow",
                "sparse_narrow_unsupported_reason"),
 }
-# Whether "auto" sends a call with an extra cache to a TLE kernel (two launches merged by lse,
-# sparse_decode_extra.py; "split-fp8" takes them when named). Off until the fp32-partial merge
-# has been checked on the GPU against FlashMLA's tolerances (docs/sparse_decode.md): until then
-# "auto" keeps these calls on the naive kernel.
-AUTO_EXTRA_CACHE = False
 SUPPORT_ARGS = ("q", "k_cache", "indices", "is_fp8", "attn_sink", "topk_length", "extra_k_cache",
                 "extra_indices", "extra_topk_length")
 
@@ -152,8 +147,6 @@ def select_sparse_impl(impl: str, call: Optional[dict] = None) -> str:
     if impl == "auto":
         if call is None:
             return impl
-        if call.get("extra_k_cache") is not None and not AUTO_EXTRA_CACHE:
-            return "naive"
         return next(n for n in PREFERENCE if sparse_unsupported_reason(n, **call) is None)
     built = built_impls()
     if impl not in built:
