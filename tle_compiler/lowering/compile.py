@@ -331,4 +331,7 @@ def ptxas_stats(compiled) -> dict:
             # ptxas C7515 (and its kin): it could not prove a wgmma pipeline stage free of other
             # writes to an accumulator, so it waits for every wgmma as soon as it is issued
             "wgmma_serialized": "wgmma.mma_async instructions are serialized" in text,
+            # ptxas C7517: a warpgroup.wait it added where registers a wgmma defines are used
+            # before the kernel's own wait (a copy of an in-flight accumulator)
+            "wgmma_wait_injected": "warpgroup.wait is injected" in text,
             "ok": r.returncode == 0, "log": text}

@@ -80,15 +80,16 @@ class InflightWgmmas(WgmmaWaits):
         if a_operand is not None:
             self.terms[a_operand] = f"A operand of {path}"
 
-    def renamed(self, tr, value, name: str) -> None:
-        """``name = value``. A result the kernel does not name (the ``tl.dot``'s temporary)
-        moves to ``name``; a name of the kernel (``o = acc``) stays in flight along with its
-        alias, since either may be read next: a read of either waits, and the wait rebinds
-        both (with only ``o`` tracked, ``acc`` was read unwaited, an accumulator object)."""
+    def renamed(self, tr, value, name: str, moved: bool = False) -> None:
+        """``name = value``. A result the kernel does not name (the ``tl.dot``'s temporary), or
+        a name read for the last time (``moved``: a builder temporary), moves to ``name``; a
+        name of the kernel (``o = acc``) stays in flight along with its alias, since either may
+        be read next: a read of either waits, and the wait rebinds both (with only ``o``
+        tracked, ``acc`` was read unwaited, an accumulator object)."""
         pend = self.pending[value.text] if self.is_pending(value) else None
         self.pending.pop(name, None)
         if pend is not None:
-            if value.text in self.terms:
+            if value.text in self.terms or moved:
                 del self.pending[value.text]
             self.pending[name] = pend
 

@@ -146,6 +146,7 @@ class FnTranslator:
         self.then_bound: dict[str, int] = {}
         self.name_vars_seen: set[str] = set()  # names ever bound to a non-arange tensor
         self.assign_counts: Optional[dict] = None  # name -> assignments in the function body
+        self.read_counts: Optional[dict] = None  # name -> reads in the function body
         #: names whose latest assignment computes something from a tile in shared memory (a
         #: `tl.load(tle.gpu.local_ptr(...))` or such a name): only for tl.dot's error message
         self.slot_derived: set[str] = set()
@@ -1406,6 +1407,34 @@ class FnTranslator:
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
+    @staticmethod
+    def _count_reads(stmts: tuple) -> dict:
+        counts: dict = {}
+        for st in K.walk_stmts(stmts):
+            for e in K.stmt_exprs(st):
+                for n in K.walk_expr(e):
+                    if isinstance(n, K.Name):
+                        counts[n.id] = counts.get(n.id, 0) + 1
+        return counts
+
+    def moves_a_temporary(self, node: object) -> bool:
+        """Whether ``node`` (``name = x``) is the last read of ``x``: ``x`` is assigned once in
+        the function, by an earlier statement of the same block, and read once, here. Then no
+        later statement, nor the next iteration of an enclosing loop (which reassigns ``x``
+        first), reads this value of ``x`` again. The builder's temporaries are such names
+        (``_t5 = tl.dot(...)`` then ``s = _t5``, where a statement calls a helper): an in-flight
+        wgmma's result moves on to ``name``, so a wait need not keep ``x`` alive (a chain of
+        dots in a helper would otherwise hold each intermediate accumulator as a dependency of
+        the wait: ptxas then copies registers a wgmma still writes and serializes)."""
+        if not (isinstance(node, K.Assign) and isinstance(node.value, K.Name)) or not self._frames:
+            return False
+        x = node.value.id
+        if (self.assign_counts or {}).get(x) != 1 or (self.read_counts or {}).get(x) != 1:
+            return False
+        stmts, i, _ = self._frames[-1]
+        return (i < len(stmts) and stmts[i] is node
+                and any(isinstance(st, K.Assign) and st.target == x for st in stmts[:i]))
+
     def body(self, stmts: tuple, path: Optional[str], end=None, line: int = 0) -> None:
         """Translate a block (the statement list at ``path`` in the partition); then a point
         where a wgmma wait may go, the end of the block, which needs ``end`` (lowering/
@@ -1413,6 +1442,7 @@ class FnTranslator:
         that owns the block)."""
         if self.assign_counts is None:  # the function's top-level body
             self.assign_counts = self._count_assigns(stmts)
+            self.read_counts = self._count_reads(stmts)
         n = len(self.lines)
         frame = [stmts, 0, path]
         self._frames.append(frame)
@@ -1497,7 +1527,7 @@ class FnTranslator:
             self.wgmma.assigning(self, self.path_of(node.value), gen, node.value)
         self.wait_site("after", node.value, Read(v) if converted else None)
         self.emit(f"{gen} = {self.cvt(v.text, sid)}")
-        self.wgmma.renamed(self, v, gen)
+        self.wgmma.renamed(self, v, gen, moved=self.moves_a_temporary(node))
         shape = v.shape if prev is None or prev.shape is None else prev.shape
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 

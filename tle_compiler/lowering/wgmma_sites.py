@@ -108,8 +108,9 @@ class WgmmaWaits:
         """The wgmma of the ``tl.dot`` at ``path`` was issued: its result is the generated name
         ``result``, its register A operand ``a_operand`` (None: A is in shared memory)."""
 
-    def renamed(self, tr, value: V, name: str) -> None:
-        """``value`` was assigned to the generated name ``name``."""
+    def renamed(self, tr, value: V, name: str, moved: bool = False) -> None:
+        """``value`` was assigned to the generated name ``name``; ``moved``: this was the last
+        read of the name ``value`` holds (translate.py ``moves_a_temporary``)."""
 
     def assigning(self, tr, path: str, name: str, value) -> None:
         """The tensor of the assignment's right-hand side ``value`` (the KIR expression at
