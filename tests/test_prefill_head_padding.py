@@ -53,9 +53,9 @@ BAD = (-1, -2**31, 2**31 - 1)  # and s_kv
     (128, 128, 128, "seesaw"), (160, 192, 192, "seesaw"),
 ])
 def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
-    """``padded``: what "auto" takes among the seesaw (padded) and the naive kernel, which is
-    what it takes at d_qk 512; at d_qk 576 the narrow-head kernel takes h_q <= 32 unpadded
-    (attn_sink and topk_length or not)."""
+    """``padded``: what "auto" takes among the seesaw (padded) and the naive kernel; the
+    narrow-head kernel takes h_q <= 32 unpadded at d_qk 576 and 512 (attn_sink and topk_length
+    or not)."""
     assert P.padded_heads(h_q) == heads == api.kernel_heads("seesaw", h_q)
     assert api.kernel_heads("naive", h_q) == h_q == api.kernel_heads("pipe", h_q)
     assert api.kernel_heads("narrow", h_q) == h_q
@@ -65,7 +65,8 @@ def test_padding_rule_and_what_auto_takes(h_q, heads, naive_rows, padded):
     assert api.select_impl("auto", h_q, 576, 2048) == ("narrow" if h_q <= 32 else padded)
     assert api.select_impl("auto", h_q, 576, 2048, False, True) == \
         ("narrow" if h_q <= 32 else padded)
-    assert api.select_impl("auto", h_q, 512, 2048, False, True) == padded
+    assert api.select_impl("auto", h_q, 512, 2048, False, True) == \
+        ("narrow" if h_q <= 32 else padded)
     assert api.select_impl("auto", h_q, 576, 2048, True) == ("narrow" if h_q <= 32 else padded)
     assert api.select_impl("seesaw", h_q, 576, 2048) == "seesaw"  # on request at any h_q
     passes = api.auto_passes_over("seesaw", h_q)
@@ -272,13 +273,16 @@ def test_other_counts_and_d512_run_masked_persistent(emulated, monkeypatch, h_q,
                                                      which):
     """48 (one masked block) and 96 (a whole block and a masked one) on a few persistent
     programs (repeated last items, a split last wave), and d_qk 512 with and without attn_sink
-    and topk_length: each its own kernel, with the caller's h_q-head q."""
+    and topk_length: each its own kernel, with the caller's h_q-head q ("auto" takes the
+    seesaw for these calls above 32 heads, the narrow-head kernel at 32)."""
     monkeypatch.setattr(api, "sm_count", lambda device: sms)
     q, kv, idx = make_case(s_q, h_q, 256, d_qk=d_qk, seed=h_q + s_q)
     sink, tlen = features(h_q, s_q, 256, which)
     scale = d_qk ** -0.5
     bufs, views = outputs_in_fences(q)
-    assert api.launch("auto", q, kv, idx, scale, *views, attn_sink=sink,
+    assert api.select_impl("auto", h_q, d_qk, 256, sink is not None, tlen is not None) == \
+        ("narrow" if h_q <= 32 else "seesaw")
+    assert api.launch("seesaw", q, kv, idx, scale, *views, attn_sink=sink,
                       topk_length=tlen) == "seesaw"
     check(views, sparse_mla_reference(q, kv, idx, scale, attn_sink=sink, topk_length=tlen))
     fences_intact(bufs, s_q, h_q)

@@ -210,7 +210,9 @@ def test_topk_length_launch_through_the_api(monkeypatch, emulated_length):
     (32, 576, 2048, True, True, "narrow"),    # topk_length: its topk_length kernel
     (16, 576, 2048, False, True, "narrow"),
     (8, 576, 192, False, True, "narrow"),
-    (32, 512, 2048, False, False, "seesaw"),  # d_qk 512
+    (32, 512, 2048, False, False, "narrow"),  # d_qk 512: its d512 kernels
+    (16, 512, 2048, True, True, "narrow"),
+    (33, 512, 2048, False, False, "seesaw"),
     (32, 576, 100, False, False, "naive"),
 ])
 def test_auto_takes_it_for_the_calls_it_serves(h_q, d_qk, topk, sink, tlen, expect):
@@ -219,7 +221,7 @@ def test_auto_takes_it_for_the_calls_it_serves(h_q, d_qk, topk, sink, tlen, expe
 
 @pytest.mark.parametrize("args,why", [
     ((33, 576, 2048), "narrow needs h_q <= 32 (got h_q=33)"),
-    ((32, 512, 2048), "narrow needs d_qk == 576 (got d_qk=512)"),
+    ((32, 256, 2048), "narrow needs d_qk == 576 or 512 (got d_qk=256)"),
     ((32, 576, 100), "narrow needs topk % 64 == 0 (got topk=100)"),
 ])
 def test_what_it_refuses_and_why(args, why):

@@ -10,7 +10,8 @@
   invalid indices, empty rows, attn_sink and topk_length: tle_kernels/reference.py and docs/sparse_mla.md.
 - impl: "naive" (plain Triton), "pipe" (TLE-Pipe), "seesaw" (TLE-FlashMLA; d_qk = 512 runs
   tle_kernels/sparse_mla_seesaw_d512.py and its attn_sink / topk_length variants), "narrow"
-  (h_q <= 32: tle_kernels/sparse_mla_narrow.py, the heads as the wgmma N, nothing padded), or
+  (h_q <= 32: tle_kernels/sparse_mla_narrow.py, the heads as the wgmma N, nothing padded; d_qk 576
+  or 512), or
   "auto" (the first implementation in ``PREFERENCE`` that supports the call).
 - h_q: any count >= 1. The seesaw runs an h_q that is not a multiple of 64 itself: its last
   head block's rows past h_q are masked (q read as 0, nothing stored), so it computes the head
@@ -103,7 +104,7 @@ SUPPORT: Dict[str, Callable[..., Optional[str]]] = {
     # h_q <= 32 (NARROW_MAX_HEADS); q and the outputs it takes unaligned, over aligned copies
     # (tle_kernels/sparse_mla_narrow_launch.py): only kv and indices must be aligned
     "narrow": _tle_limits("narrow", 64, sink=True, topk_length=True, max_heads=NARROW_MAX_HEADS,
-                          aligned_what="kv, indices and topk_length"),
+                          widths=(576, 512), aligned_what="kv, indices and topk_length"),
 }
 
 

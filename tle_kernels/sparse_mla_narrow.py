@@ -72,9 +72,9 @@ def sparse_mla_narrow(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     # the producer's n_valid and LENGTH = 0: every slot of the row is read (TOPK of them)
     tle.gpu.warp_specialize(
         [(producer, (q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK,
-                     TOPK, BLOCK_H, 0)),
+                     TOPK, BLOCK_H, 0, 1)),
          (scores, (q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
-                   BLOCK_H, SINK)),
+                   BLOCK_H, SINK, 1)),
          (pv_l, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H)),
          (pv_r, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H))],
         [4, 4, 4],
@@ -104,11 +104,61 @@ def sparse_mla_narrow_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK,
-                     n_valid, BLOCK_H, 1)),
+                     n_valid, BLOCK_H, 1, 1)),
          (scores, (q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
-                   BLOCK_H, SINK)),
+                   BLOCK_H, SINK, 1)),
          (pv_l, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H)),
          (pv_r, (kv, score, total, out_row, stride_o_h, n_heads, NK, BLOCK_H))],
+        [4, 4, 4],
+        [128, 128, 128])
+
+
+@tle.jit(num_warps=4, eager_publish=True)
+def sparse_mla_narrow_d512(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
+                           stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
+                           stride_o_h, stride_l_s, s_kv, sm_scale, n_heads, attn_sink_ptr,
+                           TOPK: tl.constexpr, BLOCK_H: tl.constexpr, SINK: tl.constexpr):
+    """``sparse_mla_narrow`` for d_qk = 512 (d_v = 512, no RoPE tail: q [s_q, h_q, 512], kv
+    [s_kv, 1, 512]): the same partitions with the tail fields neither written nor read."""
+    NK = TOPK // BK
+    pid_s = tl.program_id(0).to(tl.int64)
+    q, kv, score, total = narrow_pipes(BLOCK_H)
+    tle.gpu.warp_specialize(
+        [(producer, (q, kv, q_ptr + pid_s * stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
+                     idx_ptr + pid_s * stride_idx_s, s_kv, n_heads, NK, TOPK, BLOCK_H, 0, 0)),
+         (scores, (q, kv, score, total, lse_ptr + pid_s * stride_l_s,
+                   max_logits_ptr + pid_s * stride_l_s, sm_scale, n_heads, attn_sink_ptr, NK,
+                   BLOCK_H, SINK, 0)),
+         (pv_l, (kv, score, total, out_ptr + pid_s * stride_o_s, stride_o_h, n_heads, NK,
+                 BLOCK_H)),
+         (pv_r, (kv, score, total, out_ptr + pid_s * stride_o_s, stride_o_h, n_heads, NK,
+                 BLOCK_H))],
+        [4, 4, 4],
+        [128, 128, 128])
+
+
+@tle.jit(num_warps=4, eager_publish=True)
+def sparse_mla_narrow_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
+                                       max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s,
+                                       stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv,
+                                       sm_scale, n_heads, attn_sink_ptr, topk_length_ptr,
+                                       TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
+                                       SINK: tl.constexpr):
+    """``sparse_mla_narrow_topk_length`` for d_qk = 512 (as ``sparse_mla_narrow_d512``)."""
+    pid_s = tl.program_id(0).to(tl.int64)
+    n_valid = tl.minimum(tl.maximum(tl.load(topk_length_ptr + pid_s), 0), TOPK)
+    NK = (n_valid + BK - 1) // BK
+    q, kv, score, total = narrow_pipes(BLOCK_H)
+    tle.gpu.warp_specialize(
+        [(producer, (q, kv, q_ptr + pid_s * stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
+                     idx_ptr + pid_s * stride_idx_s, s_kv, n_heads, NK, n_valid, BLOCK_H, 1, 0)),
+         (scores, (q, kv, score, total, lse_ptr + pid_s * stride_l_s,
+                   max_logits_ptr + pid_s * stride_l_s, sm_scale, n_heads, attn_sink_ptr, NK,
+                   BLOCK_H, SINK, 0)),
+         (pv_l, (kv, score, total, out_ptr + pid_s * stride_o_s, stride_o_h, n_heads, NK,
+                 BLOCK_H)),
+         (pv_r, (kv, score, total, out_ptr + pid_s * stride_o_s, stride_o_h, n_heads, NK,
+                 BLOCK_H))],
         [4, 4, 4],
         [128, 128, 128])
 
@@ -133,10 +183,11 @@ def narrow_pipes(BLOCK_H: tl.constexpr):
 
 
 def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, NK, n_valid,
-             BLOCK_H: tl.constexpr, LENGTH: tl.constexpr):
+             BLOCK_H: tl.constexpr, LENGTH: tl.constexpr, ROPE: tl.constexpr):
     """Q once, then the NK K tiles. With LENGTH, slots at or past ``n_valid`` read as -1 (their
     addresses stay inside the row: NK * 64 <= TOPK); without it ``n_valid`` is TOPK and every
-    slot is read as it is."""
+    slot is read as it is. Without ROPE (d_qk = 512) the rows have no RoPE tail: the tail fields
+    are neither written nor read."""
     offs_h = tl.arange(0, BLOCK_H)
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
@@ -151,8 +202,9 @@ def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_hea
     tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :], mask=real, other=0.0))
     tl.store(tle.gpu.local_ptr(slot.q_r),
              tl.load(q_rows + D_HALF + offs_d[None, :], mask=real, other=0.0))
-    tl.store(tle.gpu.local_ptr(slot.q_tail),
-             tl.load(q_rows + D_MAIN + offs_t[None, :], mask=real, other=0.0))
+    if ROPE:
+        tl.store(tle.gpu.local_ptr(slot.q_tail),
+                 tl.load(q_rows + D_MAIN + offs_t[None, :], mask=real, other=0.0))
     qw.commit(0)
 
     kw = kv.writer()
@@ -172,14 +224,15 @@ def producer(q, kv, q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_hea
                  tl.load(rows + offs_d[None, :], mask=keep, other=0.0))
         tl.store(tle.gpu.local_ptr(slot.kv_r),
                  tl.load(rows + D_HALF + offs_d[None, :], mask=keep, other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.tkv),
-                 tl.load(rows + D_MAIN + offs_t[None, :], mask=keep, other=0.0))
+        if ROPE:
+            tl.store(tle.gpu.local_ptr(slot.tkv),
+                     tl.load(rows + D_MAIN + offs_t[None, :], mask=keep, other=0.0))
         tl.store(tle.gpu.local_ptr(slot.valid), valid.to(tl.int8))
         kw.commit(ck)
 
 
 def scores(q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, NK,
-           BLOCK_H: tl.constexpr, SINK: tl.constexpr):
+           BLOCK_H: tl.constexpr, SINK: tl.constexpr, ROPE: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
     offs_h = tl.arange(0, BLOCK_H)
 
@@ -202,8 +255,9 @@ def scores(q, kv, score, total, lse_row, ml_row, sm_scale, n_heads, attn_sink_pt
                    tl.trans(tl.load(tle.gpu.local_ptr(qres.slot.q_l))))
         s = tl.dot(tl.load(tle.gpu.local_ptr(kres.slot.kv_r)),
                    tl.trans(tl.load(tle.gpu.local_ptr(qres.slot.q_r))), s)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(kres.slot.tkv)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(qres.slot.q_tail))), s)
+        if ROPE:
+            s = tl.dot(tl.load(tle.gpu.local_ptr(kres.slot.tkv)),
+                       tl.trans(tl.load(tle.gpu.local_ptr(qres.slot.q_tail))), s)
         valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
         kr.release(ck)
         s = tl.where(valid[:, None], s, float("-inf"))  # raw scores: sm_scale > 0 keeps the max
@@ -314,6 +368,34 @@ DEFAULT_CONFIG = {
         "grid": ("s_q",),
     },
     "sparse_mla_narrow_topk_length": {
+        "signature": {
+            "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
+            "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
+            "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
+            "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
+            "s_kv": "i32", "sm_scale": "fp32", "n_heads": "i32", "attn_sink_ptr": "*fp32",
+            "topk_length_ptr": "*i32",
+            "TOPK": "constexpr", "BLOCK_H": "constexpr", "SINK": "constexpr",
+        },
+        "constexprs": {"TOPK": 2048, "BLOCK_H": 32, "SINK": False},
+        "num_warps": 4,
+        "grid": ("s_q",),
+    },
+    # d_qk = 512: q [s_q, h_q, 512], kv [s_kv, 1, 512]; the same arguments otherwise
+    "sparse_mla_narrow_d512": {
+        "signature": {
+            "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
+            "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
+            "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
+            "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
+            "s_kv": "i32", "sm_scale": "fp32", "n_heads": "i32", "attn_sink_ptr": "*fp32",
+            "TOPK": "constexpr", "BLOCK_H": "constexpr", "SINK": "constexpr",
+        },
+        "constexprs": {"TOPK": 2048, "BLOCK_H": 32, "SINK": False},
+        "num_warps": 4,                  # the producer (default partition)
+        "grid": ("s_q",),
+    },
+    "sparse_mla_narrow_d512_topk_length": {
         "signature": {
             "q_ptr": "*bf16", "kv_ptr": "*bf16", "idx_ptr": "*i32", "out_ptr": "*bf16",
             "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",

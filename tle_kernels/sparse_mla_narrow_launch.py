@@ -1,6 +1,6 @@
 """Launching the narrow-head SparseMLA prefill kernel (tle_kernels/sparse_mla_narrow.py): h_q <= 32,
 one program per query token, the heads as the wgmma's N (16 or 32 columns, the ones past h_q
-masked).
+masked); d_qk 576 or 512 (the kernels without the RoPE tail).
 
 The kernel reads q and writes the outputs in place when their rows are 16-byte aligned (its
 cp.async copies and vector stores need that); otherwise it runs over aligned scratch copies and
@@ -44,11 +44,16 @@ def launch_narrow(q, kv, indices, sm_scale: float, out, max_logits, lse, attn_si
             indices.stride(0), o.stride(0), o.stride(1), ls.stride(0), kv.shape[0],
             float(sm_scale), h_q, ls if attn_sink is None else attn_sink)  # sink read only with SINK
     cx = dict(TOPK=indices.shape[-1], BLOCK_H=bh, SINK=attn_sink is not None)
+    # d_qk 576 (512 + the 64-dim RoPE tail) or 512 (no tail: the d512 kernels)
+    d512 = q.shape[-1] == 512
     if topk_length is None:
-        kernels.sparse_mla_narrow[(s_q,)](*args, **cx)
+        kernel = kernels.sparse_mla_narrow_d512 if d512 else kernels.sparse_mla_narrow
+        kernel[(s_q,)](*args, **cx)
     else:
         # read at topk_length + token: one int32 per row, consecutive
-        kernels.sparse_mla_narrow_topk_length[(s_q,)](*args, topk_length.contiguous(), **cx)
+        kernel = (kernels.sparse_mla_narrow_d512_topk_length if d512
+                  else kernels.sparse_mla_narrow_topk_length)
+        kernel[(s_q,)](*args, topk_length.contiguous(), **cx)
     if not aligned_out:
         out.copy_(o)
         max_logits.copy_(ml)

@@ -3,7 +3,8 @@ wgmma's N) on the GPU against the fp32 reference, with the tolerances and NaN-po
 tests/gpu/test_sparse_mla.py: every head count from 1 to 32 that serving uses and some that it
 does not, hostile indices (every invalid kind, rows with none valid, duplicates), the launch over
 aligned copies (q and the outputs off a 16-byte boundary), "auto" taking it, attn_sink, outputs
-inside fenced buffers (nothing written past them), the batched layout, and CUDA graph capture.
+inside fenced buffers (nothing written past them), the batched layout, CUDA graph capture, and
+d_qk = 512 (the kernels without the RoPE tail) over views of rows with NaN tails.
 
     python3 -m pytest -q -m gpu tests/gpu/test_sparse_mla_narrow.py
 """
@@ -126,3 +127,36 @@ def test_topk_length(h_q, topk):
         compare(K.sparse_mla_prefill(q, kv, idx, SCALE, attn_sink=sk, topk_length=tlen), want,
                 f"auto topk_length h_q={h_q}")
     assert api.select_impl("auto", h_q, 576, topk, False, True) == "narrow"
+
+
+@pytest.mark.parametrize("h_q,topk,features", [(1, 2048, ""), (8, 2048, "sink"),
+                                               (16, 192, "length"), (24, 576, "sink+length"),
+                                               (32, 2048, "")])
+def test_d512_views_of_rows_with_nan_tails(h_q, topk, features):
+    """d_qk = 512 (the d512 kernels): q and kv are the first 512 columns of 576-wide rows whose
+    other 64 columns are NaN, so a kernel that read a RoPE tail would return NaN; hostile
+    indices, attn_sink and topk_length (0, 1, 65, past topk, negative, random), by name and
+    through "auto"."""
+    s_q, s_kv = 80, 4096
+    q6, kv6, idx = make_case(s_q, h_q, topk, s_kv, seed=700 + h_q + topk)
+    q6[..., 512:] = float("nan")
+    kv6[..., 512:] = float("nan")
+    q, kv = q6[..., :512], kv6[..., :512]
+    scale = 512 ** -0.5
+    sink = tlen = None
+    if "sink" in features:
+        sink = torch.randn(h_q, device="cuda") * 2
+        sink[0] = float("-inf")
+    if "length" in features:
+        g = torch.Generator(device="cuda").manual_seed(h_q)
+        tlen = torch.randint(0, topk + 1, (s_q,), device="cuda", generator=g, dtype=torch.int32)
+        tlen[:5] = torch.tensor([0, 1, 65, topk + 7, -3], dtype=torch.int32)
+    want = K.sparse_mla_reference(q, kv, idx, scale, attn_sink=sink, topk_length=tlen)
+    got = poisoned(q)
+    assert api.launch("narrow", q, kv, idx, scale, *got, attn_sink=sink,
+                      topk_length=tlen) == "narrow"
+    torch.cuda.synchronize()
+    compare(got, want, f"narrow d512 h_q={h_q} {features}")
+    compare(K.sparse_mla_prefill(q, kv, idx, scale, attn_sink=sink, topk_length=tlen), want,
+            f"auto d512 h_q={h_q} {features}")
+    assert api.select_impl("auto", h_q, 512, topk, sink is not None, tlen is not None) == "narrow"

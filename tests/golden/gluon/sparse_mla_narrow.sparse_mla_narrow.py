@@ -57,6 +57,7 @@ def producer(q_row, stride_q_h, kv_ptr, stride_kv_s, idx_row, s_kv, n_heads, q_q
     n_valid: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 32
     LENGTH: gl.constexpr = 0
+    ROPE: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -94,6 +95,7 @@ def scores(lse_row, ml_row, sm_scale, n_heads, attn_sink_ptr, q_q_l, q_q_r, q_q_
     NK: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 32
     SINK: gl.constexpr = False
+    ROPE: gl.constexpr = 1
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16]))
     L2: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16])
