@@ -37,7 +37,7 @@ from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, 
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .folding import fold
-from .local_tensors import WalkRules
+from .local_tensors import WalkRules, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
@@ -2992,13 +2992,208 @@ class Walker(WalkRules):
 _ASSUME_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
 
 
+class _NotExact(Exception):
+    """Raised while a kernel-body loop is walked iteration by iteration (PrologueWalker.unroll)
+    where a value would become an opaque param: one placeholder would then stand for the values
+    of several iterations."""
+
+
 class PrologueWalker(Walker):
     """The kernel body before warp_specialize: names assigned non-affine values become opaque
     params; ``tle.assume`` narrows params' domains."""
 
+    # -- names the lowered kernel body holds as tensors ------------------------------------------
+    # The lowering passes a partition argument that is a compile-time value as a constexpr of
+    # the value it computes (Python's arithmetic, as the verifier's), but it emits the kernel
+    # body's assignments as written: `M = -7` (or `M = C - 10`) is an i32 tensor in the Gluon,
+    # and an expression of M that is computed at run time (`N + M % 4`, a binding or an
+    # assignment) divides it as C does (-3 where Python and the verifier read 1). Such a
+    # `//` / `%` is recorded where C and Python may differ (PrologueWalker.tensor_division), and
+    # refused where its value reaches run-time code (PrologueWalker.refuse_c_division).
+
+    def _body_sets(self) -> tuple[set, dict, dict]:
+        if not hasattr(self, "_tensors"):
+            # names bound to compile-time numbers; `//` / `%` nodes (by id) of such names, and
+            # names bound to a compile-time value computed through one: each -> its tensor root
+            self._tensors: set[str] = set()
+            self._divisions: dict[int, K.Name] = {}
+            self._divided: dict[str, K.Name] = {}
+        return self._tensors, self._divisions, self._divided
+
+    def tensor_division(self, e: K.BinOp, left, right) -> None:
+        if e.op not in ("//", "%"):
+            return
+        tensors, divisions, _ = self._body_sets()
+        root = next((r for r in (tensor_root(x, lambda n: n.id in tensors)
+                                 for x in (e.lhs, e.rhs)) if r is not None), None)
+        if root is None or self.is_runtime(left) or self.is_runtime(right):
+            return
+        a, b = self.as_aff(left), self.as_aff(right)
+        if a is not None and b is not None and a.is_const and b.is_const and b.const != 0:
+            x, y = a.const, b.const
+            trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+            if (trunc if e.op == "//" else x - y * trunc) == (x // y if e.op == "//" else x % y):
+                return
+        divisions[id(e)] = root
+
+    def c_division(self, e: K.Expr) -> Optional[tuple[K.Name, K.Expr]]:
+        """(the tensor name, the `//` / `%` or name) of a recorded division ``e`` computes with."""
+        _, divisions, divided = self._body_sets()
+        for x in K.walk_expr(e):
+            if id(x) in divisions:
+                return divisions[id(x)], x
+            if isinstance(x, K.Name) and x.id in divided:
+                return divided[x.id], x
+        return None
+
+    @staticmethod
+    def compile_time(v: Optional[Value]) -> bool:
+        """Whether the lowering computes ``v`` when it compiles (a constant, or computed from
+        constexprs only), which it passes on as a constexpr of Python's value."""
+        if isinstance(v, TupleV):
+            return all(PrologueWalker.compile_time(x) for x in v.items)
+        return isinstance(v, Const) or WalkRules.tensor_number(v) or isinstance(
+            v, (Data, Sym)) and not v.runtime and (isinstance(v, Sym) or v.key is not None)
+
+    def refuse_c_division(self, e: K.Expr, v: Optional[Value]) -> None:
+        """Refuse ``e`` (value ``v``) when it reaches run-time code through a recorded division."""
+        if isinstance(e, K.TupleExpr) and isinstance(v, TupleV) and len(e.items) == len(v.items):
+            for x, xv in zip(e.items, v.items):
+                self.refuse_c_division(x, xv)
+            return
+        hit = None if self.compile_time(v) else self.c_division(e)
+        if hit is not None:
+            root, at = hit
+            py = self.k.names.py(root.id)
+            how = (f"its `{at.op}`" if isinstance(at, K.BinOp) else
+                   f"`{self.k.names.py(at.id)}`, computed with a `//` or `%` of it,")
+            raise self.err(f"`{self.src(e)}` is computed at run time from `{py}`, which the kernel "
+                           f"body binds to a compile-time number: the lowered kernel (as Triton) "
+                           f"holds `{py}` as an i32 tensor, so {how} takes C's division "
+                           f"(truncating) there, where the verifier reads Python's (flooring), and "
+                           f"they differ here (or may): write the expression in place of `{py}`, "
+                           f"or bind it as `{py}: tl.constexpr = ...`", e,
+                           check="unsupported-expression")
+
+    def _s_Assign(self, s: K.Assign) -> None:
+        super()._s_Assign(s)
+        tensors, _, divided = self._body_sets()
+        v = self.env.get(s.target)
+        self.refuse_c_division(s.value, v)
+        hit = self.c_division(s.value)
+        if hit is not None:
+            divided[s.target] = hit[0]
+        else:
+            divided.pop(s.target, None)
+        # the lowering binds a name given another constexpr's name to that name itself (a
+        # constexpr in the Gluon), and emits any other compile-time number as an assignment
+        if self.tensor_number(v) and not self.annotated(s) and not (
+                isinstance(s.value, (K.Name, K.Global)) and not (
+                    isinstance(s.value, K.Name) and s.value.id in tensors)):
+            tensors.add(s.target)
+        else:
+            tensors.discard(s.target)
+
+    #: iterations of kernel-body loops with constant bounds walked one by one (nests together)
+    UNROLL_BUDGET = 64
+    _unrolling = 0  # the depth of such walks under way
+    _unroll_left = UNROLL_BUDGET  # iterations the walks under way may still take
+
+    def _s_For(self, s: K.For) -> None:
+        """A kernel-body loop. Walked as any loop, a name it rebinds becomes an opaque param of
+        its own after it (PrologueWalker.merge_value), so `M = N; for i in range(2): M = M + 1`
+        and a partition's `N + 2` were two params. Its value is one runtime value that every
+        partition receives, so where the loop's bounds are constants and each iteration's
+        statements compute exact values (no load, no `if` or loop on a runtime value, nothing
+        a param stands for on its own), the loop is also walked iteration by iteration, as the
+        GPU runs it, and a name bound before it takes the exact value it holds after it."""
+        before = dict(self.env)
+        if self._unrolling:  # inside an unrolled loop: exact, or the outer walk gives up
+            exact = self.unroll(s, before)
+            if exact is None:
+                raise _NotExact()
+            self.env.update(exact)
+            if s.var in assigned_names(s.body) or s.var not in before:
+                self.env[s.var] = Poison(s.var, f"is the variable of the loop at line "
+                                                f"{s.loc.line}, used after the loop")
+            return
+        super()._s_For(s)
+        exact = self.unroll(s, before)
+        if exact:
+            self.env.update(exact)
+
+    def unroll(self, s: K.For, before: dict) -> Optional[dict[str, Value]]:
+        """The exact values after loop ``s`` (walked from ``before``, one iteration after the
+        other) of the names it rebinds that were bound before it, or None where they are not
+        all known exactly: bounds that are not constants, more iterations than the budget left,
+        a statement other than an assignment, `if` or `for`, or a value that would become a
+        param of its own."""
+        if not all(isinstance(st, (K.Assign, K.If, K.For)) for st in K.walk_stmts(s.body)):
+            return None
+        if any(self.c_division(e) is not None for e in (s.start, s.stop, s.step)):
+            return None  # a bound the lowered kernel computes with C's division
+        saved_env = dict(self.env)
+        saved_sets = (set(self.float_names), set(self.bool_names), set(self.tensor_consts),
+                      set(self.generated_consts))
+        saved_temps, saved_node = dict(self.k.temps), self.merge_node
+        self.env.clear()
+        self.env.update(before)
+        self._unrolling += 1
+        self.depth += 1
+        try:
+            bounds = [self.const_int(self.eval(e)) if not (isinstance(e, K.Const) and e.value
+                                                             is None) else None
+                      for e in (s.start, s.stop, s.step)]
+            start, stop, step = bounds
+            if isinstance(s.stop, K.Const) and s.stop.value is None:
+                start, stop = 0, start
+            step = 1 if isinstance(s.step, K.Const) and s.step.value is None else step
+            if start is None or stop is None or not step:
+                return None
+            trips = range(start, stop, step)
+            if len(trips) > self._unroll_left:
+                return None
+            self._unroll_left -= len(trips)
+            try:
+                for i in trips:
+                    self.env[s.var] = Aff(Affine.of(i), not s.static)
+                    self.exec_block(s.body)
+            finally:
+                self._unroll_left += len(trips)
+            out: dict[str, Value] = {}
+            for name in assigned_names(s.body):
+                old, new = before.get(name), self.env.get(name)
+                if name == s.var or old is None:
+                    continue
+                if isinstance(new, Aff):
+                    # a name a loop assigns is a runtime value in Triton (a loop-carried
+                    # tensor, or a tensor visit_Assign made)
+                    new = Aff(new.expr, True, new.wide)
+                elif not (isinstance(new, (KernelArg, Sym)) or isinstance(new, Data)
+                          and new.key is not None and not new.shared):
+                    continue
+                if self.width(new) != self.width(old):
+                    continue  # (Triton refuses a loop-carried value whose type changes)
+                out[name] = new
+            return out
+        except (_NotExact, TleError):
+            return None
+        finally:
+            self._unrolling -= 1
+            self.depth -= 1
+            self.env.clear()
+            self.env.update(saved_env)
+            (self.float_names, self.bool_names, self.tensor_consts,
+             self.generated_consts) = saved_sets
+            self.k.temps.clear()
+            self.k.temps.update(saved_temps)
+            self.merge_node = saved_node
+
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and not value.shared and not value.unmodelled \
                 and not value.floating:
+            if value.key is None and self._unrolling:
+                raise _NotExact()
             # (a view of shared memory, `local_ptr(buf)`, stays one: the partitions it is passed
             # to access the buffer through it; so does an integer cast the verifier does not
             # model, `M = N.to(tl.int8)`: as a free param it would hide why events on it fail;
@@ -3137,6 +3332,8 @@ class PrologueWalker(Walker):
         if (isinstance(merged, (Poison, Data))
                 and not any(isinstance(x, HANDLES + (BufferRef, SlotV, WaitV))
                             or isinstance(x, Data) and x.shared for x in (a, b))):
+            if self._unrolling:
+                raise _NotExact()
             node = self.merge_node
             loc = node.loc if node is not None else Loc(self.k.path, 0)
             py = self.k.names.py(name)
@@ -3318,6 +3515,8 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     bindings: dict[str, dict[str, Value]] = {}
     for part in kernel.partitions:
         argv = {name: body.eval(e) for name, e in part.bindings}
+        for name, e in part.bindings:
+            body.refuse_c_division(e, argv[name])
         pw = Walker(k, "partition", dict(argv))
         pw.partition = part.name
         pw.last_top = part.body[-1] if part.body else None
