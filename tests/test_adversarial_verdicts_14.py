@@ -42,10 +42,13 @@ What was tried:
 - aliasing: the writer at p + 2 and the reader at p on capacity 2, the reverse, and a writer
   looping `range(2, N + 2)` (order-mismatch);
 - a read guarded by the closed flag of another pipe (unwritten-field at the close).
-Left as they are (safe kernels rejected, not in this round's scope): a kernel-body value rebound
-by a loop whose trip count is a constant (`M = N; for i in range(2): M = M + 1`, or
-`tl.static_range(1)`) is a param of its own, so a reader looping `N + 2` times is rejected with
-a witness (`M=0, N=0`) that no launch gives.
+Left as they were here (safe kernels rejected, not in this round's scope): a kernel-body value
+rebound by a loop whose trip count is a constant (`M = N; for i in range(2): M = M + 1`, or
+`tl.static_range(1)`) was a param of its own, so a reader looping `N + 2` times was rejected
+with a witness (`M=0, N=0`) that no launch gives. Since tests/test_adversarial_verdicts_15.py
+such a loop is walked iteration by iteration and these kernels are verified
+(test_a_trip_count_rebound_by_a_constant_loop below); the data-dependent rebindings pinned
+below stay rejected.
 """
 
 from __future__ import annotations
@@ -764,3 +767,16 @@ def test_a_trip_count_the_kernel_body_rebinds_on_data(tmp_path, capsys, pre):
     reader loops N times: M is not taken for N."""
     text = ring(warg="M", rarg="N", kernel_pre=pre) + CONFIG
     _verdict(tmp_path, capsys, text, ("rejected", "[unconsumed]"))
+
+
+@pytest.mark.parametrize("pre,rarg", [
+    ("M = N\nfor i in range(2):\n    M = M + 1\n", "N + 2"),
+    ("M = N\nfor i in tl.static_range(1):\n    M = M + 1\n", "N + 1"),
+])
+def test_a_trip_count_rebound_by_a_constant_loop(tmp_path, capsys, pre, rarg):
+    """The writer's M is N + 2 (N + 1) after a loop of constant trip count, the reader loops
+    that many times: one value in every partition, verified (a param of its own, and rejected,
+    before tests/test_adversarial_verdicts_15.py)."""
+    text = ring(warg="M", rarg=rarg, kernel_pre=pre) + CONFIG
+    path = _verdict(tmp_path, capsys, text, "verified")
+    _lowers_to_its_events(path)
