@@ -22,6 +22,10 @@ PrologueWalker.tensor_division / refuse_c_division):
   accepted where the lowering computes it (a partition argument that is a compile-time value
   as a whole is passed as a constexpr of Python's value: `K` alone, or M passed to a partition
   that divides it).
+- verified, though Triton and the lowered Gluon refuse to compile it: a kernel-body
+  `tl.static_range(M)` over `M = 1` (a tensor there: "int32[] used as tl.static_range start
+  value is not a constexpr"); now refused at the loop (PrologueWalker._s_For,
+  unsupported-expression), as in partitions.
 
 The false rejection round 14 left (a kernel-body value rebound by a loop of constant trip count,
 `M = N; for i in range(2): M = M + 1`, was a param of its own, so a reader looping `N + 2` times
@@ -34,9 +38,12 @@ of these keeps the old reading (a param of its own): pinned below as conservativ
 
 Checked and left as they are: the lowering drops the annotation of a kernel-body
 `M: tl.constexpr = -7` (it emits `M = (-7)`, a tensor), so `N + M % 4` is verified (Python's and
-Triton's reading of the source, 1) while the generated Gluon computes -3; that is a lowering
-fault (not touched here: tle_compiler/lowering is edited elsewhere), pinned below as the
-verdict tle-dump gives. The events oracle (testing/gluon_trace.py) runs a kernel-body name bound
+Triton's reading of the source, 1) while the generated Gluon computes -3, and a
+`tl.static_range(M)` over `M: tl.constexpr = 1` is verified while the generated Gluon does not
+compile; those are lowering faults (not touched here: tle_compiler/lowering is edited
+elsewhere), the first pinned below as the verdict tle-dump gives. `N + B + B` with `B = C > 2`
+promotes `N + B` to i32 (N + 2, verified), while `B + B` alone stays in i1 (refused, as round
+13 pins in partitions). The events oracle (testing/gluon_trace.py) runs a kernel-body name bound
 to a constant as a constexpr (Python's `//`), where the Gluon holds a tensor; kernels whose
 trip counts divide such a value negatively are held to Triton's TTIR instead.
 """
@@ -279,6 +286,45 @@ def test_what_triton_does_with_a_value_carried_through_a_constant_loop(tmp_path,
     assert "arith.constant -3 : i32" in ttir and "arith.constant -4 : i32" not in ttir, ttir
 
 
+KERNEL_BODY_TENSORS = {
+    # (N + B) is an i32 plus an i1: promoted, N + 2
+    "N + B + B with B = C > 2": (body("B = C > 2\n", warg="N + B + B"), "verified"),
+    # B + B stays in i1 (0)
+    "N + (B + B)": (body("B = C > 2\n", warg="N + (B + B)"),
+                    ("rejected", "[non-affine-loop]", "computes in i1")),
+    "M = B + B, then N + M": (body("B = C > 2\nM = B + B\n", warg="N + M"),
+                              ("rejected", "[non-affine-loop]", "computes in i1")),
+    # Triton refuses a tensor as a static_range bound; the lowered kernel body does too
+    "a static_range over a kernel-body constant": (
+        body("M = 1\nK = N\nfor i in tl.static_range(M):\n    K = K + 1\n", warg="N",
+             rarg="N"), ("rejected", "[unsupported-expression]", "tl.static_range(M)")),
+    "a static_range over a constexpr expression": (
+        body("K = N\nfor i in tl.static_range(C - 2):\n    K = K + 1\n", warg="K",
+             rarg="N + 1"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(KERNEL_BODY_TENSORS))
+def test_kernel_body_names_the_lowered_kernel_holds_as_tensors(tmp_path, capsys, name):
+    """Wrong before this file: the kernel with a kernel-body static_range over `M = 1` was
+    verified (M read as its constant), while Triton and the lowered Gluon, which holds M as a
+    tensor, refuse to compile it ("int32[] used as tl.static_range start value is not a
+    constexpr")."""
+    text, expect = KERNEL_BODY_TENSORS[name]
+    _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+
+
+def test_what_triton_does_with_a_static_range_over_a_kernel_body_constant(tmp_path, monkeypatch):
+    from .adversarial_oracles import triton_compile_error
+
+    err = triton_compile_error(tmp_path, monkeypatch,
+                               "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+                               "def k(x_ptr, N, C: tl.constexpr):\n    M = 1\n"
+                               "    for i in tl.static_range(M):\n"
+                               "        tl.store(x_ptr + i, 1.0)\n", "staticbody")
+    assert err is not None and "not a constexpr" in str(err), err
+
+
 def test_an_annotated_kernel_body_constant(tmp_path, capsys):
     """`M: tl.constexpr = -7` stays a constexpr in Triton: `N + M % 4` is N + 1, verified. (The
     lowering emits it as `M = (-7)`, a tensor; a lowering fault, left to the lowering.)"""
@@ -303,3 +349,82 @@ def test_maximum_facts_as_trip_counts(tmp_path, capsys, pre, expect):
     warg = "NK"
     rarg = "N + 2" if "range(2)" in pre else "N - 5"
     _verdict(tmp_path, capsys, body(pre, warg=warg, rarg=rarg), expect)
+
+
+# ------------------------------------------------------- both readers of a pipe in one partition
+
+BOTH = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, readers=("left", "right"), a=tle.gpu.alloc([2, 64], tl.float32),
+                  b=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (both, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.a), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        tl.store(tle.gpu.local_ptr(slot.b), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def both(kv, y_ptr, N):
+    l = kv.reader("left")
+    r = kv.reader("right", fields=("b",))
+    for p in range(N):
+BODY
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, "constexprs": {}}
+'''
+
+_STORE = "        tl.store(y_ptr + tl.arange(0, 64), t)\n"
+BOTH_CASES = {
+    "one reader after the other": (
+        "        res = l.wait(p)\n        t = tl.load(tle.gpu.local_ptr(res.slot.a))\n"
+        "        l.release(p)\n        res2 = r.wait(p)\n"
+        "        t = t + tl.load(tle.gpu.local_ptr(res2.slot.b))\n        r.release(p)\n" + _STORE,
+        "verified"),
+    "both held at once, released in the other order": (
+        "        res = l.wait(p)\n        res2 = r.wait(p)\n"
+        "        t = tl.load(tle.gpu.local_ptr(res.slot.a))\n"
+        "        t = t + tl.load(tle.gpu.local_ptr(res2.slot.b))\n        r.release(p)\n"
+        "        l.release(p)\n" + _STORE, "verified"),
+    # right lags one use behind left: its release of p - 1 comes before the writer's acquire of
+    # p + 1 needs it
+    "the right reader one use behind": (
+        "        res = l.wait(p)\n        t = tl.load(tle.gpu.local_ptr(res.slot.a))\n"
+        "        l.release(p)\n        if p > 0:\n            res2 = r.wait(p - 1)\n"
+        "            r.release(p - 1)\n" + _STORE + "    if N > 0:\n        res3 = r.wait(N - 1)\n"
+        "        r.release(N - 1)\n", "verified"),
+    # two behind on a ring of two: left waits for a commit that waits for right's release
+    "the right reader two uses behind": (
+        "        res = l.wait(p)\n        t = tl.load(tle.gpu.local_ptr(res.slot.a))\n"
+        "        l.release(p)\n        if p > 1:\n            res2 = r.wait(p - 2)\n"
+        "            r.release(p - 2)\n" + _STORE + "    if N > 1:\n        res3 = r.wait(N - 2)\n"
+        "        r.release(N - 2)\n    if N > 0:\n        res3 = r.wait(N - 1)\n"
+        "        r.release(N - 1)\n", ("rejected", "[deadlock]")),
+    "the right reader released before it waits": (
+        "        res = l.wait(p)\n        t = tl.load(tle.gpu.local_ptr(res.slot.a))\n"
+        "        r.release(p)\n        res2 = r.wait(p)\n        l.release(p)\n" + _STORE,
+        ("rejected", "[release-without-wait]", "reader 'right'")),
+    # left's result read after left released, while right still holds the slot
+    "a read through the released reader's result": (
+        "        res = l.wait(p)\n        res2 = r.wait(p)\n        l.release(p)\n"
+        "        t = tl.load(tle.gpu.local_ptr(res.slot.b))\n        r.release(p)\n" + _STORE,
+        ("rejected", "[access-outside-window]")),
+    # the right reader's view has no field a
+    "the right reader's result read outside its view": (
+        "        res2 = r.wait(p)\n        t = tl.load(tle.gpu.local_ptr(res2.slot.a))\n"
+        "        r.release(p)\n        res = l.wait(p)\n        l.release(p)\n" + _STORE,
+        ("rejected", "[outside-view]")),
+}
+
+
+@pytest.mark.parametrize("name", list(BOTH_CASES))
+def test_both_readers_in_one_partition(tmp_path, capsys, name):
+    rbody, expect = BOTH_CASES[name]
+    path = _verdict(tmp_path, capsys, BOTH.replace("BODY\n", rbody), expect)
+    if expect == "verified":
+        _lowers_to_its_events(path)

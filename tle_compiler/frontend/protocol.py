@@ -37,7 +37,7 @@ from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, 
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .folding import fold
-from .local_tensors import WalkRules, tensor_root
+from .local_tensors import WalkRules, refusal, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
@@ -3107,6 +3107,16 @@ class PrologueWalker(Walker):
         statements compute exact values (no load, no `if` or loop on a runtime value, nothing
         a param stands for on its own), the loop is also walked iteration by iteration, as the
         GPU runs it, and a name bound before it takes the exact value it holds after it."""
+        if s.static:
+            # a tl.static_range takes compile-time bounds; a name of the kernel body bound to a
+            # number is a tensor in the lowered kernel (as in Triton), which refuses it there
+            tensors = self._body_sets()[0]
+            for e in (s.start, s.stop, s.step):
+                root = tensor_root(e, lambda n: n.id in tensors)
+                if root is not None:
+                    raise self.err(refusal("constexpr", self.k.names.py(root.id),
+                                           f"`{self.range_text(s)}`"), s,
+                                   check="unsupported-expression")
         before = dict(self.env)
         if self._unrolling:  # inside an unrolled loop: exact, or the outer walk gives up
             exact = self.unroll(s, before)
