@@ -17,7 +17,8 @@ mixed batches with the benchmark's tolerances (dense: s_q 1 and s_q 2 causal, se
 64 / 65 / 4096 / 4097 / 130; sparse: topk 2048 with invalid slots, s_q 1 and 2); a failure stops
 the run with exit status 1. Then each point is timed as CUDA-graph replays, every version and the
 anchor once per round, ``--reps`` rounds; the medians and the ratios B / A (A: the bundled kernel)
-are printed. Points: dense SHAPE:L with SHAPE one of tle_kernels.bench_mla_decode's shapes, sparse
+are printed. Points: dense SHAPE:L with SHAPE one of tle_kernels.bench_mla_decode's shapes or
+spelled out as bB_sS[_hH][_causal] (b8_s1, b16_s2_causal, b32_s1_h64; h_q 128 unless given), sparse
 one of tle_kernels.bench_sparse_decode's shape names. --anchor: the FlashMLA dense decode library
 (dense) or the sparse FP8 decode library (split-fp8), built as docs/BENCHMARKS.md describes.
 """
@@ -67,13 +68,31 @@ def load_variant(path: str, kernel_name: str, tag: str):
     return getattr(mod, kernel_name)
 
 
+#: a dense shape outside the benchmark's: b<batch>_s<s_q>[_h<h_q>][_causal] (h_q 128 by default)
+DENSE_SHAPE = re.compile(r"b(\d+)_s(\d+)(?:_h(\d+))?(_causal)?")
+
+
+def dense_shape(name: str, shapes):
+    """(b, s_q, h_q, causal, Ls) of a dense shape: one of ``shapes`` by name, or spelled out
+    (``DENSE_SHAPE``: b8_s1, b16_s2_causal, b32_s1_h64), or None."""
+    if name in shapes:
+        return shapes[name]
+    m = DENSE_SHAPE.fullmatch(name)
+    if m is None:
+        return None
+    return int(m[1]), int(m[2]), int(m[3] or 128), bool(m[4]), ()
+
+
 def parse_points(points, kind: str, shapes) -> list:
-    """Dense points as (shape, L), sparse ones as (shape,), each checked against ``shapes``."""
+    """Dense points as (shape, L), sparse ones as (shape,), each checked against ``shapes`` (a
+    dense shape may also be spelled out: ``dense_shape``)."""
     out = []
     for pt in points:
         name, _, length = pt.partition(":")
-        if name not in shapes:
-            raise SystemExit(f"--points: unknown shape {name!r} (one of {', '.join(shapes)})")
+        if name not in shapes and not (kind == "dense" and DENSE_SHAPE.fullmatch(name)):
+            also = " or bB_sS[_hH][_causal]" if kind == "dense" else ""
+            raise SystemExit(f"--points: unknown shape {name!r} (one of {', '.join(shapes)}"
+                             f"{also})")
         if kind == "dense":
             if not length.isdigit():
                 raise SystemExit(f"--points: {pt!r} needs a length, e.g. {name}:4096")
@@ -146,7 +165,7 @@ def main(argv=None) -> int:
     for pt in points:
         if kind == "dense":
             shape, L = pt
-            b, s_q, h_q, causal, _ = B.SHAPES[shape]
+            b, s_q, h_q, causal, _ = dense_shape(shape, B.SHAPES)
             seqlens = B.seqlens_for(b, L)
             q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, seqlens, seed=1, poison=False)
             flop = B.flops(s_q, h_q, seqlens)

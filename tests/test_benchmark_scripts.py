@@ -103,6 +103,16 @@ def test_ab_decode_points():
         ab.parse_points(["b128_s1"], "dense", shapes)
     with pytest.raises(SystemExit, match="unknown shape 'b7'"):
         ab.parse_points(["b7:4096"], "dense", shapes)
+    # a dense shape outside the benchmark's, spelled out (h_q 128 unless given)
+    assert ab.parse_points(["b8_s1:4096", "b16_s2_causal:1024"], "dense", shapes) == \
+        [("b8_s1", 4096), ("b16_s2_causal", 1024)]
+    assert ab.dense_shape("b16_s2_causal", shapes) == (16, 2, 128, True, ())
+    assert ab.dense_shape("b32_s1_h64", shapes) == (32, 1, 64, False, ())
+    assert ab.dense_shape("b128_s1", {"b128_s1": (1, 2, 3, False, ())}) == (1, 2, 3, False, ())
+    with pytest.raises(SystemExit, match="unknown shape 'b8_s1_causal_h64'"):
+        ab.parse_points(["b8_s1_causal_h64:4096"], "dense", shapes)
+    with pytest.raises(SystemExit, match="unknown shape 'b8_s1'"):
+        ab.parse_points(["b8_s1"], "sparse", shapes)
     assert ab.parse_points(["b128_s1"], "sparse", shapes) == [("b128_s1",)]
     with pytest.raises(SystemExit, match="shape name only"):
         ab.parse_points(["b128_s1:4096"], "sparse", shapes)

@@ -71,6 +71,8 @@ OPS = {
                         "descriptor at offsets into a slot field (the commit expects its bytes)",
     "tle.gpu.prefetch_l2": "prefetch_l2(ptr, nbytes, mask=): a bulk prefetch of nbytes at each "
                            "address into L2 (no protocol meaning)",
+    "tle.gpu.launch_dependents": "launch_dependents(): griddepcontrol.launch_dependents, the "
+                                 "programmatic dependent may start (no protocol meaning)",
 }
 #: Element-wise math: ``tl.exp2(x)`` and friends.
 UNARY_MATH = ("exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",

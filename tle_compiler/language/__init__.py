@@ -9,12 +9,13 @@ Note: ``tle_compiler.pipe`` (the function) is re-exported at the package top lev
 
 from . import gpu
 from .assume import assume
-from .gpu import (SharedBuffer, alloc, local_ptr, prefetch_l2, scale_rows, smem, tma_load,
-                  warp_specialize)
+from .gpu import (SharedBuffer, alloc, launch_dependents, local_ptr, prefetch_l2, scale_rows, smem,
+                  tma_load, warp_specialize)
 from .pipe import (Pipe, PipeDecl, Reader, Slot, WaitResult, Writer, validate_pipe,
                    validate_reader)
 
-__all__ = ["assume", "gpu", "SharedBuffer", "alloc", "local_ptr", "prefetch_l2", "scale_rows", "smem",
+__all__ = ["assume", "gpu", "SharedBuffer", "alloc", "launch_dependents", "local_ptr", "prefetch_l2",
+           "scale_rows", "smem",
            "tma_load",
            "warp_specialize",
            "Pipe", "PipeDecl",

@@ -235,6 +235,17 @@ def prefetch_l2(ptr: object, nbytes: object, mask: object = None) -> None:
     raise _only_in_kernel("tle.gpu.prefetch_l2")
 
 
+def launch_dependents() -> None:
+    """Let the kernel launched after this one as its programmatic dependent start now (kernel
+    body or a partition): ``griddepcontrol.launch_dependents``. A dependent launched with
+    programmatic dependent launch (``launch_pdl=True``) is scheduled once every program of this
+    kernel has issued this or exited, instead of once all have exited, so its launch overlaps
+    this kernel's last programs. It changes no ordering of memory: a dependent still reads this
+    kernel's results only after its ``griddepcontrol.wait``, which waits for this whole kernel to
+    complete. No meaning for the pipe protocol."""
+    raise _only_in_kernel("tle.gpu.launch_dependents")
+
+
 #: Bytes per element of the dtypes a TMA copy can move (shared memory holds them unpacked).
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
                "int64": 8, "uint64": 8, "fp8e4b15": 1, "fp8e4b8": 1, "fp8e4nv": 1, "fp8e5": 1,

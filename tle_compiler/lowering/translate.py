@@ -664,6 +664,15 @@ class FnTranslator:
             if canon == "tle.gpu.prefetch_l2":
                 self._prefetch_l2(node, kw)
                 return V("none", "None")
+            if canon == "tle.gpu.launch_dependents":
+                if node.args or kw:
+                    raise self.err("tle.gpu.launch_dependents() takes no arguments", node)
+                # inline PTX with side effects: kept where it is written although nothing reads
+                # its (dummy) result
+                self.emit('gl.inline_asm_elementwise("griddepcontrol.launch_dependents; mov.b32 '
+                          '$0, 0;", "=r", [], dtype=gl.int32, is_pure=False, pack=1)  # the '
+                          'programmatic dependent may start (tle.gpu.launch_dependents)')
+                return V("none", "None")
             raise self.err(f"`{canon}` is not supported inside a partition", node)
         if not canon.startswith("tl."):
             raise self.err(f"`{canon}` is not supported", node)

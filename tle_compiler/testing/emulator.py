@@ -319,9 +319,12 @@ def make_language(dot_dtypes=None):
     def prefetch_l2(ptr, nbytes, mask=None):
         """A hint about caches: nothing to emulate (its arguments were evaluated)."""
 
+    def launch_dependents():
+        """Scheduling of the next launch: nothing to emulate."""
+
     gpu = types.SimpleNamespace(alloc=alloc, local_ptr=local_ptr, warp_specialize=warp_specialize,
                                 scale_rows=scale_rows, tma_load=tma_load, prefetch_l2=prefetch_l2,
-                                smem="smem")
+                                launch_dependents=launch_dependents, smem="smem")
     def assume(cond):  # tle.assume: a launch checks it (lowering/runtime.py); so does emulation
         if not cond:
             raise ValueError("a tle.assume condition does not hold for this launch")
