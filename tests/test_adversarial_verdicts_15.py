@@ -126,6 +126,17 @@ CONSTANT_LOOPS = {
         "verified"),
     "a tuple swapped three times, the other end": (
         body("A = N\nB = N + 1\nfor i in range(3):\n    A, B = B, A\n", warg="A", rarg="B"), _UNC),
+    # a helper inlined into the body
+    "a helper's increment": (
+        ring(warg="M", rarg="N + 2", kernel_pre="M = N\nfor i in range(2):\n    M = inc(M)\n",
+             extra="\n\ndef inc(x):\n    return x + 1\n") + CONFIG, "verified"),
+    # L is one loaded value (a param of its own, bound before the loop): M is L + 2 exactly
+    "a loaded value bound before the loop": (
+        body("L = tl.load(x_ptr).to(tl.int32)\nM = L\nfor i in range(2):\n    M = M + 1\n",
+             rarg="L + 2"), "verified"),
+    "a loaded value bound before the loop, one short": (
+        body("L = tl.load(x_ptr).to(tl.int32)\nM = L\nfor i in range(2):\n    M = M + 1\n",
+             rarg="L + 1"), _UNC),
     # data or a run-time condition inside the loop: the old reading, one param of its own
     "an if on a param inside the loop": (
         body("M = N\nfor i in range(2):\n    if N > 3:\n        M = M + 1\n"), _WNC),
@@ -164,6 +175,15 @@ def test_kernel_body_loops_left_a_param_of_their_own(tmp_path, capsys, name):
     pre = CONSERVATIVE_LOOPS[name]
     k = "100" if "100" in name else "2"
     _verdict(tmp_path, capsys, body(pre, rarg=f"N + {k}"), ("rejected", "M="))
+
+
+def test_a_constexpr_rebound_in_a_constant_loop_is_a_run_time_value(tmp_path, capsys):
+    """`M = C` rebound in a loop is carried through it (a run-time i32 in the lowered kernel):
+    a partition's tl.static_range over it is refused, as Gluon refuses it."""
+    text = ring(writer("for p in tl.static_range(N):"), reader("for p in range(5):"), warg="M",
+                rarg="5", kernel_pre="M = C\nfor i in range(2):\n    M = M + 1\n") + CONFIG
+    _verdict(tmp_path, capsys, text, ("rejected", "[bad-loop]", "only known at run time"),
+             params=("C=3",))
 
 
 def test_the_loop_variable_after_a_constant_loop(tmp_path, capsys):
