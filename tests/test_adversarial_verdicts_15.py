@@ -2,8 +2,10 @@
 warp_specialize and hands to the partitions as trip counts, indices and conditions. Loops of
 constant trip count that rebind such a value (and their data-dependent twins), the arithmetic
 the lowered kernel body performs on names bound to compile-time numbers, tuples swapped in such
-loops, and `tl.maximum` facts. Each kernel is read by tle-dump and its verdict pinned (the exact
-check name of a rejection); verified ones without negative divisions also have their generated
+loops, and `tl.maximum` facts; then both readers of one pipe used in one partition, and TMA
+copies a commit's expect-tx does not count (in loops, twice, every other window) with the safe
+forms the window check refuses. Each kernel is read by tle-dump and its verdict pinned (the exact
+check name of a rejection); the verified loops and readers also have their generated
 Gluon's barrier operations checked against the verified events (tests/adversarial_oracles.py
 lowering_problems), and what Triton itself computes is checked on its TTIR.
 
@@ -137,6 +139,10 @@ CONSTANT_LOOPS = {
     "a loaded value bound before the loop, one short": (
         body("L = tl.load(x_ptr).to(tl.int32)\nM = L\nfor i in range(2):\n    M = M + 1\n",
              rarg="L + 1"), _UNC),
+    # X is bound before the outer loop: exact through the nest
+    "a name an inner loop rebinds": (
+        body("M = N\nX = N\nfor i in range(2):\n    for j in range(1):\n        X = N + 5\n"
+             "    M = X\n", rarg="N + 5"), "verified"),
     # data or a run-time condition inside the loop: the old reading, one param of its own
     "an if on a param inside the loop": (
         body("M = N\nfor i in range(2):\n    if N > 3:\n        M = M + 1\n"), _WNC),
@@ -165,6 +171,11 @@ CONSERVATIVE_LOOPS = {
     "100 iterations": "M = N\nfor i in range(100):\n    M = M + 1\n",
     # a statement other than an assignment, if or for in the body
     "a store in the body": "M = N\nfor i in range(2):\n    M = M + 1\n    tl.store(x_ptr, 1.0)\n",
+    # X first bound in an inner tl.static_range (Triton unrolls it in place, so M is N + 2
+    # after it): only names bound before a loop take exact values
+    "a name first bound in an inner static_range": (
+        "M = N\nfor i in tl.static_range(2):\n    for j in tl.static_range(1):\n"
+        "        X = N + 2\n    M = X\n"),
 }
 
 
@@ -448,3 +459,65 @@ def test_both_readers_in_one_partition(tmp_path, capsys, name):
     path = _verdict(tmp_path, capsys, BOTH.replace("BODY\n", rbody), expect)
     if expect == "verified":
         _lowers_to_its_events(path)
+
+
+# ------------------------------------------------------------------- TMA copies and expect-tx
+
+def _tma(copy: str, extra: str = "") -> str:
+    from .test_adversarial_verdicts_3 import TMA
+
+    text = TMA.replace("        tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])\n", copy)
+    assert text != TMA
+    return "import triton.language as tl\nimport tle_compiler as tle\n\n" + text + extra
+
+
+_TMA_WINDOW = ("rejected", "[tma-window]")
+
+TMA_CASES = {
+    # the commit's expect-tx is one field's bytes: N copies arrive N times as many (or none)
+    "N copies in a loop": (
+        "        for j in range(N):\n            tle.gpu.tma_load(s.t, x_desc, [j * 64, 0])\n",
+        _TMA_WINDOW),
+    "two copies in a loop": (
+        "        for j in range(2):\n            tle.gpu.tma_load(s.t, x_desc, [j * 64, 0])\n",
+        _TMA_WINDOW),
+    "two copies in a static_range": (
+        "        for j in tl.static_range(2):\n"
+        "            tle.gpu.tma_load(s.t, x_desc, [j * 64, 0])\n", _TMA_WINDOW),
+    "two copies in a row": (
+        "        tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])\n"
+        "        tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])\n", ("rejected", "[tma-window]",
+                                                              "copied twice")),
+    # the odd windows' commits expect bytes no copy brings: the reader waits forever
+    "a copy in every other window": (
+        "        if i % 2 == 0:\n            tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])\n",
+        _TMA_WINDOW),
+}
+
+
+@pytest.mark.parametrize("name", list(TMA_CASES))
+def test_tma_copies_the_commit_does_not_count(tmp_path, capsys, name):
+    copy, expect = TMA_CASES[name]
+    _verdict(tmp_path, capsys, _tma(copy), expect)
+
+
+# safe: one copy per window, but under a construct the window check does not count through
+TMA_CONSERVATIVE = {
+    "one copy in each branch of an if on a param": (
+        "        if N > 5:\n            tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])\n"
+        "        else:\n            tle.gpu.tma_load(s.t, x_desc, [0, 0])\n", ""),
+    "one copy in a static_range of one": (
+        "        for j in tl.static_range(1):\n"
+        "            tle.gpu.tma_load(s.t, x_desc, [j * 64, 0])\n", ""),
+    "one copy under a condition that always holds, in a helper": (
+        "        cp(s, x_desc, i)\n",
+        "\n\ndef cp(s, d, i):\n    if i >= 0:\n        tle.gpu.tma_load(s.t, d, [i * 64, 0])\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(TMA_CONSERVATIVE))
+def test_tma_copies_refused_conservatively(tmp_path, capsys, name):
+    """Conservative refusals (safe kernels): a TMA copy must stand in its window outside any
+    loop or `if` for the commit to count it."""
+    copy, extra = TMA_CONSERVATIVE[name]
+    _verdict(tmp_path, capsys, _tma(copy, extra), _TMA_WINDOW)
