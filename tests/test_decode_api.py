@@ -241,6 +241,33 @@ def test_impl_table(monkeypatch):
         D.select_impl("pipe", 1, 128, 1, aligned=False)
 
 
+@pytest.mark.parametrize("b,s_q,h_q,h_kv,sms,split", [
+    (8, 1, 128, 1, 132, True),     # 16 items of 2 row blocks each
+    (4, 1, 128, 1, 132, True),     # 8 items: the smallest batch taken
+    (2, 1, 128, 1, 132, False),    # 4 items: the seesaw ran ahead there
+    (1, 1, 128, 1, 132, False),
+    (65, 1, 128, 1, 132, True),    # 130 items, fewer than the SMs
+    (66, 1, 128, 1, 132, False),   # 132 items: a wave, one seesaw program per item
+    (128, 1, 128, 1, 132, False),
+    (4, 2, 128, 1, 132, True),     # 4 row blocks a request
+    (8, 2, 64, 1, 132, True),      # 128 rows: 2 row blocks
+    (32, 1, 16, 1, 132, False),    # one row block a request (not measured)
+    (16, 1, 128, 2, 132, False),   # 64 rows per kv head: one row block
+    (8, 1, 128, 1, 16, False),     # 16 items on a 16-SM part: a wave
+])
+def test_auto_takes_the_split_pipe_decode_at_small_batches(b, s_q, h_q, h_kv, sms, split):
+    assert D.auto_prefers_split(b, s_q, h_q, h_kv, sms) is split
+    if "pipe" in D.supported_impls(s_q, h_q, h_kv) and "seesaw" in D.supported_impls(s_q, h_q, h_kv):
+        assert D.select_impl("auto", s_q, h_q, h_kv, b=b, sms=sms) == ("pipe" if split
+                                                                        else "seesaw")
+        # without the batch and the SM count "auto" keeps PREFERENCE's order
+        assert D.select_impl("auto", s_q, h_q, h_kv) == "seesaw"
+        # rows not 16-byte aligned: no TLE kernel, split or not
+        assert D.select_impl("auto", s_q, h_q, h_kv, aligned=False, b=b, sms=sms) == "naive"
+        # an explicit impl is what runs
+        assert D.select_impl("seesaw", s_q, h_q, h_kv, b=b, sms=sms) == "seesaw"
+
+
 def test_rows_aligned():
     big = torch.zeros(2, 1, 4, 600, dtype=BF16)
     assert D.rows_aligned(big[..., :576], torch.zeros(3, 64, 1, 576, dtype=BF16))

@@ -23,8 +23,10 @@ Dense (``indices`` None):
   "seesaw" (TLE-FlashMLA: K pages as TMA boxes wherever k_cache allows tensor descriptors, else
   cp.async; TLE_DECODE_TMA=0/1 forces either; its own schedule, mla_decode_parts.py),
   "seesaw-tma" (the same, TMA forced), or "auto": the first of ``PREFERENCE`` that exists and
-  supports the shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned). A TLE
-  kernel exists once its launcher module (``LAUNCHERS``) is in the package.
+  supports the shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned),
+  except at a small batch of two or more row blocks per kv head, where the split pipe decode
+  runs ahead of the balanced seesaw and "auto" takes it (``auto_prefers_split``). A TLE kernel
+  exists once its launcher module (``LAUNCHERS``) is in the package.
 - The sparse arguments (attn_sink, extra_k_cache, extra_indices_in_kvcache, topk_length,
   extra_topk_length) must be None, as FlashMLA requires (ValueError); is_fp8_kvcache=True without
   indices raises NotImplementedError (the FP8 cache is read by the sparse decode only).
@@ -155,10 +157,33 @@ def unsupported_reason(impl: str, s_q: int, h_q: int, h_kv: int,
     return getattr(module, LAUNCHERS[impl][2])(s_q, h_q, h_kv)
 
 
-def select_impl(impl: str, s_q: int, h_q: int, h_kv: int, aligned: bool = True) -> str:
+# A batch of at least this many (request, kv head, 64-row block) work items, and fewer than the
+# SMs, runs on the split pipe decode under "auto" (``auto_prefers_split``).
+SPLIT_MIN_ITEMS = 8
+
+
+def auto_prefers_split(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> bool:
+    """Whether "auto" runs a batch on the split pipe decode rather than the seesaw: when its work
+    items (request, kv head, 64-row block) are at least ``SPLIT_MIN_ITEMS`` and fewer than the
+    SMs (the seesaw would then run its balanced schedule) and each kv head has two or more row
+    blocks (h_q / h_kv * s_q >= 128 rows). Measured on the H200 (docs/BENCHMARKS.md, "MLA decode
+    at small batches", h_q 128): the pipe decode split over the SMs ran 1.02-1.39x the balanced
+    seesaw from 8 to 64 items (b 4-32 at s_q 1, b 4 and 16 at s_q 2), one point 0.98x (b 32 at
+    16K), and 0.51-0.85x at 2 and 4 items (b 1 and 2) but at 16K. Shapes only, as the metadata."""
+    blocks = row_blocks(s_q, h_q, h_kv)
+    items = b * h_kv * blocks
+    return blocks >= 2 and SPLIT_MIN_ITEMS <= items < sms
+
+
+def select_impl(impl: str, s_q: int, h_q: int, h_kv: int, aligned: bool = True,
+                b: Optional[int] = None, sms: Optional[int] = None) -> str:
     """The implementation that runs a call: ``impl`` itself (ValueError saying why when it cannot),
-    or for "auto" the first of ``PREFERENCE`` that can."""
+    or for "auto" the first of ``PREFERENCE`` that can, or the pipe decode where
+    ``auto_prefers_split`` says so (given the batch ``b`` and the SM count ``sms``)."""
     if impl == "auto":
+        if (b is not None and sms is not None and auto_prefers_split(b, s_q, h_q, h_kv, sms)
+                and unsupported_reason("pipe", s_q, h_q, h_kv, aligned) is None):
+            return "pipe"
         for cand in PREFERENCE:
             if unsupported_reason(cand, s_q, h_q, h_kv, aligned) is None:
                 return cand
@@ -430,7 +455,8 @@ def launch(impl: str, q, k_cache, block_table, cache_seqlens, sm_scale: float, c
     API passes the metadata's n_split to the TLE kernels and 1 to the naive one)."""
     b, s_q, h_q, _ = q.shape
     h_kv = k_cache.shape[2]
-    name = select_impl(impl, s_q, h_q, h_kv, rows_aligned(q, k_cache))
+    sms = sm_count(q.device) if q.device.type == "cuda" else None
+    name = select_impl(impl, s_q, h_q, h_kv, rows_aligned(q, k_cache), b=b, sms=sms)
     if q.numel() == 0:
         return name
     if name in SCHEDULED_IMPLS:
@@ -470,7 +496,8 @@ def _mla_decode_impl(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.
     implementations (the naive baseline runs unsplit). Returns (out, lse)."""
     out, lse = empty_outputs(q)
     b, s_q, h_q, _ = q.shape
-    name = select_impl(impl, s_q, h_q, k_cache.shape[2], rows_aligned(q, k_cache))
+    sms = sm_count(q.device) if q.device.type == "cuda" else None
+    name = select_impl(impl, s_q, h_q, k_cache.shape[2], rows_aligned(q, k_cache), b=b, sms=sms)
     launch(name, q, k_cache, block_table, cache_seqlens, softmax_scale, causal,
            n_split if name in SPLIT_IMPLS else 1, out, lse)
     return out, lse

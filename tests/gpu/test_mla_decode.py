@@ -168,16 +168,37 @@ def test_unaligned_rows_run_on_the_naive_kernel():
     compare("unaligned q, auto", out, lse, mla_decode_reference(q, k, bt, sl, causal=True))
 
 
-@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("b,s_q,causal", [(8, 1, False), (4, 2, True), (32, 1, True)])
+def test_auto_runs_the_split_pipe_decode_at_a_small_batch(b, s_q, causal):
+    """A batch of 8 to fewer-than-SMs (request, 64-row block) items at h_q 128: "auto" runs the
+    pipe decode split as the metadata splits it (decode_api.auto_prefers_split), through the
+    public API too, against the reference."""
+    q, k, bt, sl = make_decode_inputs(b, s_q, 128, 1, mixed_seqlens(b, b), device="cuda", seed=b)
+    sms = D.sm_count(q.device)
+    assert D.auto_prefers_split(b, s_q, 128, 1, sms)
+    want = mla_decode_reference(q, k, bt, sl, causal=causal)
+    n_split = D.choose_n_split(b, 1, D.row_blocks(s_q, 128, 1), sms)
+    assert n_split > 1
+    out, lse = poisoned(q)
+    assert D.launch("auto", q, k, bt, sl, 576 ** -0.5, causal, n_split, out, lse) == "pipe"
+    torch.cuda.synchronize()
+    compare("auto (split pipe)", out, lse, want)
+    meta, _ = K.get_mla_metadata()
+    out, lse = K.flash_mla_with_kvcache(q, k, bt, sl, 512, meta, causal=causal)
+    assert meta.n_split == n_split
+    compare("api auto (split pipe)", out, lse, want)
+
+
+@pytest.mark.parametrize("impl", IMPLS + ["auto"])
 def test_cuda_graph_capture_and_replay(impl):
     """The public API captured in a CUDA graph, the metadata filled by the warm-up call and reused
     by the captured one; replayed after new q values and new cache_seqlens (same shapes, each at
     most the old one: a request's block-table entries past its old pages are poisoned) are copied
-    into the captured inputs."""
+    into the captured inputs ("auto": the split pipe decode at this batch)."""
     b, s_q, h_q = 8, 2, 128
     seqlens = [4096, 65, 0, 1, 700, 64, 2000, 63]
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, seqlens, device="cuda", seed=11)
-    if D.unsupported_reason(impl, s_q, h_q, 1) is not None:
+    if impl != "auto" and D.unsupported_reason(impl, s_q, h_q, 1) is not None:
         pytest.fail(f"{impl} cannot run the DeepSeek decode shape: "
                     f"{D.unsupported_reason(impl, s_q, h_q, 1)}")
     meta, _ = K.get_mla_metadata()
