@@ -521,3 +521,15 @@ def test_tma_copies_refused_conservatively(tmp_path, capsys, name):
     loop or `if` for the commit to count it."""
     copy, extra = TMA_CONSERVATIVE[name]
     _verdict(tmp_path, capsys, _tma(copy, extra), _TMA_WINDOW)
+
+
+@pytest.mark.parametrize("extra,expect", [(3, "verified"), (4, _WNC)])
+def test_a_constexpr_carried_through_a_constant_loop_divided_in_a_partition(
+        tmp_path, capsys, extra, expect):
+    """`M = 0; for i in range(1): M = C` carries C through the loop: a run-time value in the
+    lowered kernel, so the reader's `D // 2` at C = -7 is C's -3 (the writer, given C itself,
+    a constexpr, computes Python's -4). Verified with `+ 4` on both sides (a hang) before the
+    unrolled value was made a run-time one."""
+    text = passed_on("M = 0\nfor i in range(1):\n    M = C", extra).replace(
+        "(kv, x_ptr, N, -7)", "(kv, x_ptr, N, C)")
+    _verdict(tmp_path, capsys, text, expect, params=("C=-7",))

@@ -3175,12 +3175,17 @@ class PrologueWalker(Walker):
                 old, new = before.get(name), self.env.get(name)
                 if name == s.var or old is None:
                     continue
+                # a name a loop assigns is a run-time value in the lowered kernel (and in
+                # Triton: a loop-carried tensor), whatever it holds: later `//` and `%` of it
+                # are C's
                 if isinstance(new, Aff):
-                    # a name a loop assigns is a runtime value in Triton (a loop-carried
-                    # tensor, or a tensor visit_Assign made)
                     new = Aff(new.expr, True, new.wide)
-                elif not (isinstance(new, (KernelArg, Sym)) or isinstance(new, Data)
-                          and new.key is not None and not new.shared):
+                elif isinstance(new, KernelArg):
+                    new = Aff(Affine.of(new.param), True) if new.constexpr else new
+                elif isinstance(new, Sym) or isinstance(new, Data) and new.key is not None \
+                        and not new.shared:
+                    new = replace(new, runtime=True)
+                else:
                     continue
                 if self.width(new) != self.width(old):
                     continue  # (Triton refuses a loop-carried value whose type changes)
