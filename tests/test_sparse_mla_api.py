@@ -133,12 +133,13 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
     # otherwise at h_q % 64 != 0: the seesaw padded to 64 heads where that is at most 2x the naive
     # kernel's head rows (tle_kernels/head_padding.py, auto_pads), else the naive kernel
     (32, 576, 2048, True, True, "narrow"),   # with topk_length: its topk_length kernel
-    (32, 512, 2048, False, False, "seesaw"),
+    (32, 512, 2048, False, False, "narrow"),  # d_qk 512 at h_q <= 32: the narrow d512 kernels
     (48, 576, 2048, False, False, "seesaw"),
     (96, 576, 2048, True, False, "seesaw"),
     (32, 576, 100, False, False, "naive"),     # the pipe kernel does not pad
     (16, 576, 2048, True, True, "narrow"),
-    (16, 512, 2048, True, True, "naive"),     # d_qk 512 at 16 heads: padding does not pay
+    (16, 512, 2048, True, True, "narrow"),
+    (48, 512, 2048, True, True, "seesaw"),    # padded to 64 heads
     (128, 512, 2048, False, False, "seesaw"),  # tle_kernels/sparse_mla_seesaw_d512.py
     (128, 576, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_sink.py
     (128, 576, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_topk_length.py
@@ -146,7 +147,7 @@ def test_explicit_impl_that_cannot_run_is_rejected_before_launch():
     (128, 512, 2048, True, False, "seesaw"),   # tle_kernels/sparse_mla_seesaw_d512_sink.py
     (128, 512, 2048, False, True, "seesaw"),   # tle_kernels/sparse_mla_seesaw_d512_topk_length.py
     (128, 512, 2048, True, True, "seesaw"),
-    (32, 512, 2048, True, True, "seesaw"),     # padded to 64 heads
+    (32, 512, 2048, True, True, "narrow"),
     (128, 512, 576, True, True, "seesaw"),
     (128, 576, 576, True, False, "seesaw"),
     (128, 576, 576, False, True, "seesaw"),
@@ -163,7 +164,7 @@ def test_selection_table(monkeypatch):
     assert api.supported_impls(128, 576, 2048) == ["naive", "pipe", "seesaw"]
     assert api.supported_impls(128, 576, 576) == ["naive", "pipe", "seesaw"]
     assert api.supported_impls(128, 576, 100) == ["naive"]
-    assert api.supported_impls(16, 512, 64) == ["naive", "seesaw"]
+    assert api.supported_impls(16, 512, 64) == ["naive", "seesaw", "narrow"]
     assert api.supported_impls(16, 512, 100) == ["naive"]
     assert api.supported_impls(16, 576, 2048) == ["naive", "seesaw", "narrow"]
     assert api.supported_impls(8, 576, 2048, True, True) == ["naive", "seesaw", "narrow"]

@@ -132,7 +132,7 @@ def test_d512_pipe_buffers_take_214144_bytes():
 # ------------------------------------------------------------------------------------- routing
 
 @pytest.mark.parametrize("h_q,topk", [(64, 128), (64, 2048), (128, 256), (128, 2048), (192, 384),
-                                     (32, 2048), (96, 384),   # padded to 64 / 128 heads
+                                     (48, 2048), (96, 384),   # padded to 64 / 128 heads
                                      (128, 576), (128, 64)])  # the last pair half masked
 def test_auto_runs_the_seesaw_at_d512(h_q, topk):
     assert api.unsupported_reason("seesaw", h_q, 512, topk) is None
