@@ -38,12 +38,12 @@ iteration computes exact values: no load, no `if` or loop on a run-time value, n
 other than an assignment, `if` or `for`, at most 64 iterations in all. A loop that breaks one
 of these keeps the old reading (a param of its own): pinned below as conservative refusals.
 
-Checked and left as they are: the lowering drops the annotation of a kernel-body
-`M: tl.constexpr = -7` (it emits `M = (-7)`, a tensor), so `N + M % 4` is verified (Python's and
-Triton's reading of the source, 1) while the generated Gluon computes -3, and a
-`tl.static_range(M)` over `M: tl.constexpr = 1` is verified while the generated Gluon does not
-compile; those are lowering faults (not touched here: tle_compiler/lowering is edited
-elsewhere), the first pinned below as the verdict tle-dump gives. `N + B + B` with `B = C > 2`
+A kernel-body `M: tl.constexpr = -7` was lowered as `M = (-7)`, a tensor, so `N + M % 4` was
+verified (Python's and Triton's reading of the source, 1) while the generated Gluon computed -3,
+and a `tl.static_range(M)` over `M: tl.constexpr = 2` was verified while the generated Gluon did
+not compile. The frontend now reads such a name in the kernel body as it does in a partition:
+folded to its constant (or, not folding, its expression read in place), so the lowered kernel
+computes with the constexpr; pinned below with the generated Gluon and an sm_90a compile. `N + B + B` with `B = C > 2`
 promotes `N + B` to i32 (N + 2, verified), while `B + B` alone stays in i1 (refused, as round
 13 pins in partitions). The events oracle (testing/gluon_trace.py) runs a kernel-body name bound
 to a constant as a constexpr (Python's `//`), where the Gluon holds a tensor; kernels whose
@@ -356,11 +356,41 @@ def test_what_triton_does_with_a_static_range_over_a_kernel_body_constant(tmp_pa
     assert err is not None and "not a constexpr" in str(err), err
 
 
+def _writer_trips(path: Path) -> str:
+    """The writer's trip-count argument in the generated Gluon's warp_specialize call."""
+    import re
+
+    from tle_compiler.lowering import gluon_source
+
+    src = gluon_source((str(path), "k"), {"C": 3}).source
+    return re.search(r"\(produce, \(x_ptr, (.*), kv_tile,", src)[1]
+
+
 def test_an_annotated_kernel_body_constant(tmp_path, capsys):
-    """`M: tl.constexpr = -7` stays a constexpr in Triton: `N + M % 4` is N + 1, verified. (The
-    lowering emits it as `M = (-7)`, a tensor; a lowering fault, left to the lowering.)"""
-    _verdict(tmp_path, capsys, body("M: tl.constexpr = -7\n", warg="N + M % 4", rarg="N + 1"),
-             "verified", params=("C=3",))
+    """`M: tl.constexpr = -7` stays a constexpr in Triton: `N + M % 4` is N + 1, verified, and
+    the lowered kernel computes it with the constant (Python's `%`), not with an i32 tensor M
+    (C's `%`: N - 3, a hang)."""
+    pytest.importorskip("triton.experimental.gluon")
+    path = _verdict(tmp_path, capsys, body("M: tl.constexpr = -7\n", warg="N + M % 4",
+                                           rarg="N + 1"), "verified", params=("C=3",))
+    trips = _writer_trips(path)
+    assert "M" not in trips, trips
+    assert eval(trips, {"N": 0}) == 1, trips  # Python's arithmetic, as Gluon's on constexprs
+
+
+def test_a_kernel_body_static_range_over_an_annotated_constant(tmp_path, capsys):
+    """`tl.static_range(M)` over `M: tl.constexpr = 2` in the kernel body: verified, and the
+    lowered kernel compiles (M a constexpr there too)."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.lowering import compile_kernel
+
+    pre = "M: tl.constexpr = 2\nK = N\nfor i in tl.static_range(M):\n    K = K + 1\n"
+    path = _verdict(tmp_path, capsys, body(pre, warg="K", rarg="N + 2"), "verified",
+                    params=("C=3",))
+    info = next(iter(read_kernels(str(path), name="k")))
+    c = compile_kernel(info, {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, {"C": 3})
+    assert c.asm["cubin"]
 
 
 # ------------------------------------------------------------------------ non-negativity facts

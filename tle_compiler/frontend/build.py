@@ -1014,8 +1014,8 @@ class Builder(BuildRules):
         return K.TupleExpr(tuple(values), e.loc), \
             Static("tuple", tuple(items)) if any(items) else None
 
-    def fold_once(self, tgt: ast.Name, e: K.Expr, st: Optional[Static]) \
-            -> tuple[K.Expr, Optional[Static]]:
+    def fold_once(self, tgt: ast.Name, e: K.Expr, st: Optional[Static],
+                  kernel_body: bool = False) -> tuple[K.Expr, Optional[Static]]:
         """``e`` as a constant when the partition binds ``tgt`` only here and ``e`` folds to a
         compile-time bool or int. Such a name (`big = C > 2` in a build binding C, `on =
         True`) is read by the protocol view as that constant, which decides an `if big:`
@@ -1023,8 +1023,11 @@ class Builder(BuildRules):
         lowering stopped with an internal error comparing the two views' events. Triton holds
         such a name as a tensor of that value (a plain assignment converts a constant), so the
         same branch runs; where Triton needs a constexpr or refuses a tensor (`tl.arange(0,
-        B)`, `b and p`, `q ** 2`), the name is refused (local_tensors.BuildRules)."""
-        if self.in_partition and len(self.frame.stores.get(tgt.id, ())) == 1:
+        B)`, `b and p`, `q ** 2`), the name is refused (local_tensors.BuildRules).
+        ``kernel_body``: fold in the kernel body too (`M: tl.constexpr = -7`, which Triton keeps
+        a constexpr: the lowered kernel must not hold it as an i32 tensor, whose `%` and `//`
+        are C's where the verifier reads Python's)."""
+        if (self.in_partition or kernel_body) and len(self.frame.stores.get(tgt.id, ())) == 1:
             value = fold(e)
             if isinstance(value, (bool, int)):
                 st = Static("const", K.Const(value, e.loc))
@@ -1040,9 +1043,9 @@ class Builder(BuildRules):
         if st is None and isinstance(s.target, ast.Name):
             # `b: tl.constexpr = 1` stays a constexpr in Triton (a plain `b = 1` is a tensor):
             # folded, its uses are the constant, which `and` / `or` / `not` take as Triton does
-            e, st = self.fold_once(s.target, e, st)
+            e, st = self.fold_once(s.target, e, st, kernel_body=_constexpr_annotation(s))
         if st is None and isinstance(s.target, ast.Name) and _constexpr_annotation(s) \
-                and self.in_partition and self.constexpr_in_place(e):
+                and self.constexpr_in_place(e):
             # `q: tl.constexpr = C - 4` that does not fold (C a constexpr parameter): its uses
             # read the expression in place, a constexpr in the lowered Gluon as in Triton. Bound
             # to the name, the Gluon held an i32 tensor (`q = (C - 4)`): `q % 2` took C's -1
