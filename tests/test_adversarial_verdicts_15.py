@@ -43,11 +43,12 @@ verified (Python's and Triton's reading of the source, 1) while the generated Gl
 and a `tl.static_range(M)` over `M: tl.constexpr = 2` was verified while the generated Gluon did
 not compile. The frontend now reads such a name in the kernel body as it does in a partition:
 folded to its constant (or, not folding, its expression read in place), so the lowered kernel
-computes with the constexpr; pinned below with the generated Gluon and an sm_90a compile. `N + B + B` with `B = C > 2`
-promotes `N + B` to i32 (N + 2, verified), while `B + B` alone stays in i1 (refused, as round
-13 pins in partitions). The events oracle (testing/gluon_trace.py) runs a kernel-body name bound
-to a constant as a constexpr (Python's `//`), where the Gluon holds a tensor; kernels whose
-trip counts divide such a value negatively are held to Triton's TTIR instead.
+computes with the constexpr; pinned below with the generated Gluon and an sm_90a compile.
+`N + B + B` with `B = C > 2` promotes `N + B` to i32 (N + 2, verified), while `B + B` alone
+stays in i1 (refused, as round 13 pins in partitions). The events oracle
+(testing/gluon_trace.py) ran a number a jit function assigns to a name as a constexpr (Python's
+`//`), where Triton holds a tensor; it now runs it as an i32 (tests/test_lowering_events.py),
+and the kernels here whose trip counts divide such a value are also held to Triton's TTIR.
 """
 
 from __future__ import annotations

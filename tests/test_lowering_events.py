@@ -590,6 +590,18 @@ for j in gl.static_range(0, 2):
     assert keys == [(WAIT, "bar", 3, 1), (WAIT, "bar", 3, 0), (WAIT, "bar", 0, 0)]
 
 
+def test_a_number_assigned_to_a_name_is_a_tensor_and_an_annotated_one_a_constexpr():
+    """As Triton: `M = -7` in a jit function is an i32 tensor (C's `%`: -3), `M: gl.constexpr =
+    -7` a constexpr (Python's: 1)."""
+    keys = _mini("""
+M = -7
+mbarrier.arrive(bar.index(M % 4 + 3), count=1)
+K: gl.constexpr = -7
+mbarrier.arrive(bar.index(K % 4 + 2), count=1)
+""")
+    assert keys == [(ARRIVE, "bar", 0, None), (ARRIVE, "bar", 3, None)]
+
+
 def test_runtime_integers_are_32_bit():
     keys = _mini("""
 if N + 2147483647 < 0:

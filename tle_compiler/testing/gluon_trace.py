@@ -9,8 +9,9 @@ the events the verifier checked. This module is that test's machinery:
   are opaque), ``gl.warp_specialize`` into each partition function with its arguments, and in each
   partition its loops (builtin ``range`` with Triton's handling of negative constant steps,
   ``gl.static_range``), ``if``\\ s and integer assignments. Integers follow Triton: constexprs
-  (Python ints) use Python ``//`` and ``%``; runtime values (loop variables of ``range``, runtime
-  kernel arguments, anything computed from them) are 32-bit (64 when declared so) with C semantics
+  (Python ints, names annotated ``gl.constexpr``) use Python ``//`` and ``%``; runtime values (loop
+  variables of ``range``, runtime kernel arguments, a number a jit function assigns to a name
+  without the annotation, anything computed from them) are 32-bit (64 when declared so) with C semantics
   (truncating ``//``, a remainder with the dividend's sign, wrap-around). It records, per
   partition, every mbarrier wait / arrive / expect (the plain calls, debug-waits' bounded waits and
   eager publish's per-thread arrives, lowering/debug.py and lowering/eager.py), the barrier and
@@ -471,6 +472,13 @@ class _Interpreter:
     def exec(self, st: ast.stmt, env: dict) -> None:
         if isinstance(st, ast.Assign):
             v = self.eval(st.value, env)
+            if env is not self.globals and isinstance(v, int) and not isinstance(v, bool) \
+                    and all(isinstance(t, ast.Name) for t in st.targets) \
+                    and not self._constexpr_call(st.value):
+                # in a jit function Triton (code_generator.visit_Assign) makes a number assigned
+                # to a name a tensor: `M = -7` is an i32, whose `//` and `%` are C's
+                # (`M: gl.constexpr = -7` stays a constexpr: the AnnAssign below)
+                v = RInt(_wrap(v, _bits_of_const(v)), _bits_of_const(v))
             for t in st.targets:
                 self.bind(t, v, env, st)
         elif isinstance(st, ast.AnnAssign):
@@ -504,6 +512,11 @@ class _Interpreter:
             pass
         else:
             raise self.err(f"unsupported statement {type(st).__name__}", st)
+
+    @staticmethod
+    def _constexpr_call(e: ast.AST) -> bool:
+        """Whether ``e`` is `gl.constexpr(...)` / `tl.constexpr(...)` (a constexpr value)."""
+        return isinstance(e, ast.Call) and ast.unparse(e.func).split(".")[-1] == "constexpr"
 
     def bind(self, target: ast.AST, v, env: dict, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
