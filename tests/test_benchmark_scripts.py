@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
     ("benchmarks/anchor_flashmla.py", ("--lib", "FlashMLA", "--skv")),
     ("benchmarks/run_flashmla_decode_test.py", ("--tests", "--sample", "FlashMLA")),
     ("benchmarks/ab_decode.py", ("--kernel", "--points", "--anchor", "--reps", "split-fp8")),
+    ("benchmarks/decode_small_batch.py", ("--anchor", "--batches", "--lengths", "--reps")),
 ])
 def test_help_without_a_gpu(script, words):
     r = subprocess.run([sys.executable, str(ROOT / script), "--help"], capture_output=True,

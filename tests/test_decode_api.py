@@ -246,8 +246,10 @@ def test_impl_table(monkeypatch):
     (4, 1, 128, 1, 132, True),     # 8 items: the smallest batch taken
     (2, 1, 128, 1, 132, False),    # 4 items: the seesaw ran ahead there
     (1, 1, 128, 1, 132, False),
-    (65, 1, 128, 1, 132, True),    # 130 items, fewer than the SMs
-    (66, 1, 128, 1, 132, False),   # 132 items: a wave, one seesaw program per item
+    (59, 1, 128, 1, 132, True),    # 118 items: one seesaw program per request fills 59 / 66
+    (60, 1, 128, 1, 132, False),   # 60 / 66 >= 0.9: the seesaw runs one program per request
+    (64, 1, 128, 1, 132, False),   # (where it ran ahead of the split pipe decode)
+    (66, 1, 128, 1, 132, False),   # 132 items: a wave
     (128, 1, 128, 1, 132, False),
     (4, 2, 128, 1, 132, True),     # 4 row blocks a request
     (8, 2, 64, 1, 132, True),      # 128 rows: 2 row blocks

@@ -165,14 +165,21 @@ SPLIT_MIN_ITEMS = 8
 def auto_prefers_split(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> bool:
     """Whether "auto" runs a batch on the split pipe decode rather than the seesaw: when its work
     items (request, kv head, 64-row block) are at least ``SPLIT_MIN_ITEMS`` and fewer than the
-    SMs (the seesaw would then run its balanced schedule) and each kv head has two or more row
-    blocks (h_q / h_kv * s_q >= 128 rows). Measured on the H200 (docs/BENCHMARKS.md, "MLA decode
-    at small batches", h_q 128): the pipe decode split over the SMs ran 1.02-1.39x the balanced
-    seesaw from 8 to 64 items (b 4-32 at s_q 1, b 4 and 16 at s_q 2), one point 0.98x (b 32 at
-    16K), and 0.51-0.85x at 2 and 4 items (b 1 and 2) but at 16K. Shapes only, as the metadata."""
+    SMs, the seesaw would run its balanced schedule there (one program per request would leave
+    SMs idle: mla_decode_launch.use_balance's rule), and each kv head has two or more row blocks
+    (h_q / h_kv * s_q >= 128 rows). Measured on the H200 (docs/BENCHMARKS.md, "MLA decode at
+    small batches", h_q 128): the pipe decode split over the SMs ran 1.03-1.38x the balanced
+    seesaw from 8 to 64 items (b 4-32 at s_q 1, b 4 and 16 at s_q 2; 0.99x at b 32 L = 16K), and
+    0.51-0.84x at 2 and 4 items (b 1 and 2) but at 16K; at b 64 (128 items, one seesaw program
+    per request) 0.94-0.99x. Shapes only, as the metadata."""
+    from .mla_decode_launch import PER_REQUEST_MIN_OCCUPANCY, parts_for
+
     blocks = row_blocks(s_q, h_q, h_kv)
     items = b * h_kv * blocks
-    return blocks >= 2 and SPLIT_MIN_ITEMS <= items < sms
+    if blocks < 2 or not SPLIT_MIN_ITEMS <= items < sms:
+        return False
+    parts = parts_for(b, s_q, h_q, h_kv, sms)
+    return b / (parts * -(-b // parts)) < PER_REQUEST_MIN_OCCUPANCY
 
 
 def select_impl(impl: str, s_q: int, h_q: int, h_kv: int, aligned: bool = True,

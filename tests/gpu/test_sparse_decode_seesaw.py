@@ -58,20 +58,24 @@ def support_call(x, is_fp8=False):
                 **{k: x[k] for k in ARGS})
 
 
-def run_and_check(x, what, scale=SCALE, impl="seesaw"):
-    """``impl`` ("auto" picks it) into NaN-poisoned outputs through launch_sparse, and the public
-    entry point, each against the reference. Returns the reference (out, lse)."""
-    assert A.select_sparse_impl("auto", support_call(x)) == impl, what
+def run_and_check(x, what, scale=SCALE, impl="seesaw", by_name=False):
+    """``impl`` ("auto" picks it, or with ``by_name`` it is named) into NaN-poisoned outputs
+    through launch_sparse, and (under "auto") the public entry point, each against the
+    reference. Returns the reference (out, lse)."""
+    if not by_name:
+        assert A.select_sparse_impl("auto", support_call(x)) == impl, what
     want_out, want_lse = reference(x, scale)
     out, lse = A.empty_outputs(x["q"])
     out.fill_(float("nan"))
     lse.fill_(float("nan"))
-    ran = A.launch_sparse("auto", x["q"], x["k_cache"], x["indices"], scale, False, out, lse,
-                          *(x[k] for k in ARGS))
+    ran = A.launch_sparse(impl if by_name else "auto", x["q"], x["k_cache"], x["indices"], scale,
+                          False, out, lse, *(x[k] for k in ARGS))
     torch.cuda.synchronize()
     assert ran == impl, what
     close(f"{what} out", out, want_out.to(torch.bfloat16), OUT_ABS, OUT_REL, OUT_COS)
     close(f"{what} lse", lse, want_lse, LSE_ABS, LSE_REL)
+    if by_name:
+        return want_out, want_lse
     out2, lse2 = A.sparse_decode(x["q"], x["k_cache"], x["indices"], 512, scale, False,
                                  *(x[k] for k in ARGS))
     torch.cuda.synchronize()
@@ -217,10 +221,12 @@ def test_flash_mla_with_kvcache_in_a_cuda_graph(s_q):
 @pytest.mark.parametrize("h_q", [8, 16, 32])
 @pytest.mark.parametrize("b", [1, 64])
 def test_tensor_parallel_head_counts_padded_to_64(b, h_q):
-    """h_q 8 / 16 / 32 on the bf16 cache: q padded with zero heads to 64
-    (tle_kernels/head_padding.py), with attn_sink and topk_length; b = 1 also runs
-    as topk pieces (a batch under one wave)."""
+    """h_q 8 / 16 / 32 on the bf16 cache through the seesaw by name: q padded with zero heads to
+    64 (tle_kernels/head_padding.py), with attn_sink and topk_length; b = 1 also runs as topk
+    pieces (a batch under one wave). "auto" runs these calls on the narrow-head kernel
+    (tle_kernels/sparse_decode_narrow_launch.py, no head padded): checked the same way."""
     x = make_sparse_decode_inputs(b, 2, h_q, TOPK, is_fp8=False, device="cuda",
                                   seed=400 + h_q + b, attn_sink=True,
                                   topk_length=lengths_for(b))
-    run_and_check(x, f"b={b} h_q={h_q}")
+    run_and_check(x, f"b={b} h_q={h_q} seesaw", by_name=True)
+    run_and_check(x, f"b={b} h_q={h_q} auto", impl="narrow")
