@@ -1434,7 +1434,8 @@ class FnTranslator:
         (``_t5 = tl.dot(...)`` then ``s = _t5``, where a statement calls a helper): an in-flight
         wgmma's result moves on to ``name``, so a wait need not keep ``x`` alive (a chain of
         dots in a helper would otherwise hold each intermediate accumulator as a dependency of
-        the wait: ptxas then copies registers a wgmma still writes and serializes)."""
+        the wait: ptxas then injects waits of its own to copy registers a wgmma still writes,
+        its warning C7517)."""
         if not (isinstance(node, K.Assign) and isinstance(node.value, K.Name)) or not self._frames:
             return False
         x = node.value.id
