@@ -270,6 +270,28 @@ def test_auto_takes_the_split_pipe_decode_at_small_batches(b, s_q, h_q, h_kv, sm
         assert D.select_impl("seesaw", s_q, h_q, h_kv, b=b, sms=sms) == "seesaw"
 
 
+def test_auto_takes_the_split_pipe_decode_only_where_the_seesaw_would_balance(monkeypatch):
+    """Over batches 1-300, s_q 1-4, h_q 16-128, h_kv 1-2 and SM counts 16-160: wherever "auto"
+    prefers the split pipe decode, the seesaw would have run its balanced schedule (never in
+    place of one seesaw program per request) on fewer items than the SMs."""
+    from tle_kernels.mla_decode_launch import parts_for, use_balance
+
+    monkeypatch.delenv("TLE_DECODE_BALANCE", raising=False)
+    taken = 0
+    for sms in (16, 78, 132, 160):
+        for h_kv in (1, 2):
+            for h_q in (16, 64, 128):
+                for s_q in (1, 2, 4):
+                    for b in range(1, 301):
+                        if not D.auto_prefers_split(b, s_q, h_q, h_kv, sms):
+                            continue
+                        taken += 1
+                        blocks = D.row_blocks(s_q, h_q, h_kv)
+                        assert blocks >= 2 and 8 <= b * h_kv * blocks < sms
+                        assert use_balance(None, b, parts_for(b, s_q, h_q, h_kv, sms))
+    assert taken > 0
+
+
 def test_rows_aligned():
     big = torch.zeros(2, 1, 4, 600, dtype=BF16)
     assert D.rows_aligned(big[..., :576], torch.zeros(3, 64, 1, 576, dtype=BF16))
