@@ -347,7 +347,7 @@ class WalkRules:
         if a is not None and a.is_const and not fits_i32(a.const):
             raise self.tensor_refusal("overflow", name, e, result=a.const)
 
-    def tensor_division(self, e: K.BinOp, left, right) -> None:
+    def tensor_division(self, e: K.BinOp, left, right, at=None) -> None:
         """Refuse `q // 2` (`q % 2`) of a name the partition binds to a compile-time number
         and the builder did not fold, where C's division and Python's differ (or may: a value
         of a tl.static_range variable). The builder folds a name bound once to a constant (its
@@ -369,5 +369,6 @@ class WalkRules:
             c_value = trunc if e.op == "//" else x - y * trunc
             if c_value == (x // y if e.op == "//" else x % y):
                 return
-        raise self.tensor_refusal("division", names[0], e, op=e.op,
+        # (``at``: the `tl.cdiv` call whose `//` ``e`` stands for)
+        raise self.tensor_refusal("division", names[0], at if at is not None else e, op=e.op,
                                   once=names[0].id not in self.multi_assigned)

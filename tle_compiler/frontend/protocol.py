@@ -1936,8 +1936,14 @@ class Walker(WalkRules):
         param (the same key), or the same constant, instead of two unrelated params whose
         independent values (one 0, the other 1) made a correct kernel look wrong."""
         one = Aff(Affine.of(1))
-        return self.binop("//", self.binop("+", x, self.binop("-", div, one, node), node), div,
-                          node)
+        num = self.binop("+", x, self.binop("-", div, one, node), node)
+        if isinstance(node, K.Op) and len(node.args) == 2:
+            # a name bound to a number is an i32 tensor in the lowered kernel, where Triton's
+            # cdiv divides it as C does: `tl.cdiv(q, 3)` at q = -7 is -1 there, Python's -2
+            # (the `//` of the expansion, checked as a written one: tensor_division)
+            self.tensor_division(K.BinOp("//", node.args[0], node.args[1], node.loc), num, div,
+                                 at=node)
+        return self.binop("//", num, div, node)
 
     @staticmethod
     def view_through(args: list, kwargs: dict, triton: bool) -> Optional[Data]:
@@ -3020,7 +3026,7 @@ class PrologueWalker(Walker):
             self._divided: dict[str, K.Name] = {}
         return self._tensors, self._divisions, self._divided
 
-    def tensor_division(self, e: K.BinOp, left, right) -> None:
+    def tensor_division(self, e: K.BinOp, left, right, at=None) -> None:
         if e.op not in ("//", "%"):
             return
         tensors, divisions, _ = self._body_sets()
@@ -3034,7 +3040,21 @@ class PrologueWalker(Walker):
             trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
             if (trunc if e.op == "//" else x - y * trunc) == (x // y if e.op == "//" else x % y):
                 return
-        divisions[id(e)] = root
+        divisions[id(at if at is not None else e)] = root
+
+    def tensor_overflow(self, e: K.BinOp, result) -> None:
+        """Record `M + 1` (`-`, `*`, `<<`) of a name bound to a compile-time number whose result
+        leaves i32: the verifier reads Python's 2147483648 (M = 2147483647), the lowered kernel
+        (as Triton) an i32 that wraps to -2147483648, so `N + (M + 1 > 0)` was verified as N + 1
+        while the GPU ran N. Refused where it reaches run-time code, as a division is."""
+        if e.op not in ("+", "-", "*", "<<"):
+            return
+        tensors, divisions, _ = self._body_sets()
+        root = next((r for r in (tensor_root(x, lambda n: n.id in tensors)
+                                 for x in (e.lhs, e.rhs)) if r is not None), None)
+        a = self.as_aff(result) if root is not None and isinstance(result, Aff) else None
+        if a is not None and a.is_const and not fits_i32(a.const):
+            divisions[id(e)] = root
 
     def c_division(self, e: K.Expr) -> Optional[tuple[K.Name, K.Expr]]:
         """(the tensor name, the `//` / `%` or name) of a recorded division ``e`` computes with."""
@@ -3065,15 +3085,39 @@ class PrologueWalker(Walker):
         if hit is not None:
             root, at = hit
             py = self.k.names.py(root.id)
-            how = (f"its `{at.op}`" if isinstance(at, K.BinOp) else
-                   f"`{self.k.names.py(at.id)}`, computed with a `//` or `%` of it,")
+            if isinstance(at, K.BinOp) and at.op not in ("//", "%"):
+                how = (f"its `{self.src(at)}` leaves i32 there and wraps, where the verifier "
+                       f"reads Python's unbounded integer")
+            else:
+                how = (f"its `{at.op}`" if isinstance(at, K.BinOp) else
+                       f"its `{self.src(at)}`" if isinstance(at, K.Op) else
+                       f"`{self.k.names.py(at.id)}`, computed with a `//` or `%` of it,")
+                how += (" takes C's division (truncating) there, where the verifier reads "
+                        "Python's (flooring)")
             raise self.err(f"`{self.src(e)}` is computed at run time from `{py}`, which the kernel "
                            f"body binds to a compile-time number: the lowered kernel (as Triton) "
-                           f"holds `{py}` as an i32 tensor, so {how} takes C's division "
-                           f"(truncating) there, where the verifier reads Python's (flooring), and "
+                           f"holds `{py}` as an i32 tensor, so {how}, and "
                            f"they differ here (or may): write the expression in place of `{py}`, "
                            f"or bind it as `{py}: tl.constexpr = ...`", e,
                            check="unsupported-expression")
+
+    def refuse_run_time_cond(self, cond: K.Expr) -> None:
+        """Refuse a kernel-body `if` / `while` condition that computes with a recorded division
+        or overflow: the lowered kernel decides it at run time on the i32 tensor (`if M % 4 ==
+        1:` with M = -7 is C's -3 there, so the branch the verifier took never ran). Each
+        operation in it is evaluated first, as a comparison's operands are read apart."""
+        for x in K.walk_expr(cond):
+            if isinstance(x, (K.BinOp, K.Op)):
+                self.eval_quiet(x)
+        self.refuse_c_division(cond, None)
+
+    def _s_If(self, s: K.If) -> None:
+        self.refuse_run_time_cond(s.cond)
+        super()._s_If(s)
+
+    def _s_While(self, s: K.While) -> None:
+        self.refuse_run_time_cond(s.cond)
+        super()._s_While(s)
 
     def _s_Assign(self, s: K.Assign) -> None:
         super()._s_Assign(s)
