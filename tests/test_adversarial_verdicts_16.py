@@ -25,7 +25,10 @@ WalkRules.tensor_division's `at`), each verified while the lowered kernel hangs:
 - i32 overflow of such a name: `M = 2147483647`, then `N + (M + 1 > 0)` (Python: N + 1; the GPU's
   M + 1 wraps to -2147483648: N); `M = 65536`, `if M * M == 0:` (the i32 product is 0 on the GPU);
   `M = 1`, `(M << 31) < 0`; `M = -2147483648`, `M - 1 < 0`. Partitions already refused this
-  (WalkRules.tensor_overflow) for names the builder does not fold; the kernel body did not.
+  (WalkRules.tensor_overflow) for names the builder does not fold; the kernel body did not. Nor
+  did either refuse a unary minus that leaves i32: `M = -2147483648` in the kernel body, or
+  `q = -2147483648` bound twice in a partition, then `N + (-M > 0)` (Python's 2147483648 > 0,
+  the GPU's -2147483648: one tile fewer than the reader waits).
 All are now refused (unsupported-expression) where the value reaches run-time code, as round
 15's divisions are; the twins the lowering computes as the verifier does (a non-negative M, a
 constexpr-annotated M, the literal, a result that fits in i32) stay verified.
@@ -201,6 +204,11 @@ BODY_OVERFLOW = {
         body("M = -2147483648\n", warg="N + (M - 1 < 0)", rarg="N + 1"), _WRAPS),
     "a wrapped sum bound to a name, then compared": (
         body("M = 2147483647\nK = M + 1\n", warg="N + (K > 0)", rarg="N + 1"), ("rejected",)),
+    # -M of M = -2**31: Python's 2**31 > 0 (N + 1), the GPU's -2**31 (N)
+    "N + (-M > 0) with M = -2**31": (
+        body("M = -2147483648\n", warg="N + (-M > 0)", rarg="N + 1"), _WRAPS + ("`-M`",)),
+    "N + (-M > 0) with M = -2**31 + 1": (
+        body("M = -2147483647\n", warg="N + (-M > 0)", rarg="N + 1"), "verified"),
     "tl.minimum(M + 1, N) with M = 2**31 - 1": (
         body("M = 2147483647\n", warg="tl.minimum(M + 1, N)"), _WRAPS),
     # the twins that fit in i32 (or a constexpr, Python's integers in the Gluon too)
@@ -221,6 +229,48 @@ def test_i32_overflow_of_kernel_body_constants(tmp_path, capsys, name):
     path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
         _lowers_to_its_events(path)
+
+
+def test_a_partition_negates_a_name_bound_twice_to_the_i32_minimum(tmp_path, capsys):
+    """`q = -2147483648` twice (not folded: an i32 tensor in the Gluon), then a writer looping
+    `N + (-q > 0)` times against a reader's N + 1: -q wraps to -2147483648 on the GPU, so the
+    writer commits N tiles (a hang). Verified before this file (the partitions' overflow check
+    took binary operators only)."""
+    text = ring(writer("for p in range(N + (-q > 0)):",
+                       pre="q = -2147483648\nq = -2147483648\n"),
+                reader("for p in range(N + 1):")) + CONFIG
+    _verdict(tmp_path, capsys, text,
+             ("rejected", "[unsupported-expression]", "`q` in `-q`", "2147483648", "wraps"))
+
+
+@pytest.mark.parametrize("pre", ["q = -2147483647\nq = -2147483647\n", "q = -2147483648\n"])
+def test_a_partition_negation_that_the_gluon_computes_as_the_verifier(tmp_path, capsys, pre):
+    """-q fits in i32 (or q is bound once, folded: the Gluon negates the constexpr)."""
+    text = ring(writer("for p in range(N + (-q > 0)):", pre=pre),
+                reader("for p in range(N + 1):")) + CONFIG
+    path = _verdict(tmp_path, capsys, text, "verified")
+    _lowers_to_its_events(path)
+
+
+# values a helper returns: a name the helper binds to a number is a tensor there too
+_G = "\n\ndef g():\n    M = -7\n    return M\n"
+
+HELPER_RETURNS = {
+    "N + g() % 4": (body("", warg="N + 1", rarg="N + g() % 4", extra=_G), _C_DIV),
+    "K = g(), then N + K % 4": (body("K = g()\n", warg="N + 1", rarg="N + K % 4", extra=_G),
+                                _C_DIV),
+    "tl.cdiv(g(), 3)": (body("", warg="N + 1", rarg="N + tl.cdiv(g(), 3) + 2", extra=_G),
+                        _C_DIV),
+    "a helper given M divides it with tl.cdiv": (
+        body("M = -7\n", rarg="N + f(M) + 2",
+             extra="\n\ndef f(x):\n    return tl.cdiv(x, 3)\n"), _C_DIV + ("tl.cdiv(x, 3)",)),
+}
+
+
+@pytest.mark.parametrize("name", list(HELPER_RETURNS))
+def test_helpers_returning_or_given_kernel_body_constants(tmp_path, capsys, name):
+    text, expect = HELPER_RETURNS[name]
+    _verdict(tmp_path, capsys, text, expect, params=("C=3",))
 
 
 # ------------------------------------------------------------------ what Triton itself computes
@@ -249,9 +299,222 @@ def test_what_triton_computes_for_cdiv(tmp_path, monkeypatch, pre, const):
     ("M = 1\nx = (M << 31) < 0", True),
     ("M = -7\nx = (M % 4) == 1", False),
     ("M = 2147483646\nx = (M + 1) > 0", True),
+    ("M = -2147483648\nx = (-M) > 0", False),
+    ("q = -2147483648\nq = -2147483648\nx = (-q) > 0", False),
 ])
 def test_what_triton_computes_for_wrapping_and_remainders(tmp_path, monkeypatch, pre, true):
     """The comparison folds to a constant: the store's offset is 1 (an addptr) exactly when it
     holds on the GPU."""
     ttir = triton_ttir(tmp_path, monkeypatch, _k(pre + "\ntl.store(x_ptr + x, 1.0)"), "wrap16")
     assert ("tt.addptr" in ttir) == true, ttir
+
+
+# ------------------------------------------------------------------- several kernels in one file
+
+def _named(name: str, **kw) -> str:
+    """The ring as kernel ``name`` with partitions of its own names (no file header)."""
+    text = ring(**kw)[len(HEAD):]
+    for old, new in (("def k(", f"def {name}("), ("def produce(", f"def produce_{name}("),
+                     ("def consume(", f"def consume_{name}("), ("(produce,", f"(produce_{name},"),
+                     ("(consume,", f"(consume_{name},")):
+        text = text.replace(old, new)
+    return text
+
+
+_OK = dict(name="ok")
+_BAD = dict(name="bad", rarg="N + 1")  # the reader waits a tile never committed
+_BOUNDED = dict(name="bnd", kernel_pre="tle.assume(N >= 5)\nNK = tl.maximum(N - 5, 0)\n",
+                warg="NK", rarg="N - 5")
+_UNREAD = dict(name="unread", kernel_pre="M = -7\n", rarg="N + tl.cdiv(M, 3) + 2")
+
+
+def _file(tmp_path: Path, *kernels: dict) -> Path:
+    text = HEAD + "\n\n".join(_named(k["name"], **{a: b for a, b in k.items() if a != "name"})
+                              for k in kernels) + CONFIG
+    return _write(tmp_path, text, "several.py")
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = tle_dump(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err, out + err
+    return code, out, err
+
+
+@pytest.mark.parametrize("kernels,code", [
+    ((_OK, _BAD, _BOUNDED), 1),
+    ((_BOUNDED, _BAD, _OK), 1),
+    ((_OK, _BOUNDED), 3),
+    ((_BOUNDED, _OK), 3),
+    ((_OK, _OK | {"name": "ok2"}), 0),
+])
+def test_several_kernels_exit_code_and_each_verdict(tmp_path, capsys, kernels, code):
+    """The exit status is the first of 1 and 3 that applies over all kernels, whatever their
+    order; each kernel has its own verdict, the same in the text summary, the JSON report and
+    the DOT picture's labels."""
+    path = _file(tmp_path, *kernels)
+    got, _, err = _run(capsys, "-q", "--param", "C=3", str(path))
+    assert got == code, err
+    expect = {"ok": "proved", "ok2": "proved", "bad": "rejected", "bnd": "bounded"}
+    text = {"proved": "verified for", "rejected": "rejected", "bounded": "bounded"}
+    for k in kernels:
+        assert f"tle-dump: {k['name']}: {text[expect[k['name']]]}" in err, err
+    got, out, _ = _run(capsys, "--format", "json", "--param", "C=3", str(path))
+    report = json.loads(out)
+    assert got == report["exit_code"] == code
+    assert {k["name"]: k["verdict"] for k in report["kernels"]} == {
+        k["name"]: expect[k["name"]] for k in kernels}
+    got, out, _ = _run(capsys, "--format", "dot", "--param", "C=3", str(path))
+    assert got == code
+    label = {"proved": "verified", "rejected": "REJECTED", "bounded": "BOUNDED (not proved)"}
+    for k in kernels:
+        assert f'label="kernel {k["name"]}: {label[expect[k["name"]]]}"' in out, out
+
+
+@pytest.mark.parametrize("select,code", [
+    (("ok",), 0), (("bad",), 1), (("bnd",), 3), (("ok", "bnd"), 3), (("bnd", "bad"), 1),
+    (("ok", "ok"), 0), (("nope",), 2), (("ok", "nope"), 2),
+])
+def test_several_kernels_selected_by_name(tmp_path, capsys, select, code):
+    path = _file(tmp_path, _OK, _BAD, _BOUNDED)
+    got, _, err = _run(capsys, "-q", "--param", "C=3",
+                       *[a for s in select for a in ("--kernel", s)], str(path))
+    assert got == code, err
+    if code == 2:
+        assert "no kernel named nope" in err, err
+    else:
+        names = {f"tle-dump: {n}: " for n in ("ok", "bad", "bnd")}
+        assert {n for n in names if n in err} == {f"tle-dump: {s}: " for s in select}, err
+
+
+def test_a_kernel_the_file_cannot_read_rejects_the_file(tmp_path, capsys):
+    """A conservative refusal: one kernel that cannot be read (here round 16's tl.cdiv of a
+    kernel-body constant) makes the file unreadable, so the others get no verdict, even one
+    selected alone with --kernel (exit 1, no verified line), in the text and the JSON report."""
+    path = _file(tmp_path, _OK, _BOUNDED, _UNREAD)
+    for select in ((), ("--kernel", "ok")):
+        got, _, err = _run(capsys, "-q", "--param", "C=3", *select, str(path))
+        assert got == 1 and "[unsupported-expression]" in err and "verified for" not in err, err
+    got, out, _ = _run(capsys, "--format", "json", "--param", "C=3", str(path))
+    report = json.loads(out)
+    assert got == report["exit_code"] == 1 and report["kernels"] == []
+    assert [d["check"] for d in report["diagnostics"]] == ["unsupported-expression"]
+
+
+# ------------------------------------------------ the .kir text form printed by --print-ir, read back
+
+KIR_ROUND_TRIPS = {
+    "the annotated constant in tl.cdiv": (
+        body("M: tl.constexpr = -7\n", rarg="N + tl.cdiv(M, 3) + 2"), 0),
+    "a sum that fits in i32": (body("M = 2147483646\n", warg="N + (M + 1 > 0)", rarg="N + 1"), 0),
+    "a value carried through a constant loop": (
+        body("M = N\nfor i in range(2):\n    M = M + 1\n", warg="M", rarg="N + 2"), 0),
+    "a reader one tile long": (body("", rarg="N + 1"), 1),
+    "a bounded maximum": (body("tle.assume(N >= 5)\nNK = tl.maximum(N - 5, 0)\n", warg="NK",
+                               rarg="N - 5"), 3),
+}
+
+
+@pytest.mark.parametrize("name", list(KIR_ROUND_TRIPS))
+def test_the_printed_kir_verifies_as_the_source(tmp_path, capsys, name):
+    """`tle-dump --print-ir` of a .py kernel, read back as a .kir file (away from the source, so
+    nothing of the .py is read again): the same exit status and the same verdict."""
+    text, code = KIR_ROUND_TRIPS[name]
+    params = ("--param", "C=3")
+    path = _write(tmp_path, text)
+    got, _, err_py = _run(capsys, "-q", *params, str(path))
+    assert got == code, err_py
+    got, kir, _ = _run(capsys, "--print-ir", *params, str(path))
+    assert got == code
+    away = tmp_path / "away"
+    away.mkdir()
+    (away / "kernel.kir").write_text(kir)
+    path.unlink()
+    got, _, err_kir = _run(capsys, "-q", *params, str(away / "kernel.kir"))
+    assert got == code, err_kir
+
+    def summary(err: str) -> str:
+        line = next(ln for ln in err.splitlines() if ln.startswith("tle-dump: k: "))
+        return line.rsplit(" (", 1)[0]  # without the time taken
+
+    assert summary(err_kir) == summary(err_py)
+
+
+def test_a_hand_written_kir_dividing_a_kernel_body_constant(tmp_path, capsys):
+    """The .kir form of `M: tl.constexpr = -7` holds the constant in place; written back as a
+    plain `M = -7` with `tl.cdiv(M, 3)` in the reader's argument (the .py form round 16 refuses),
+    the .kir is refused too."""
+    path = _write(tmp_path, body("M: tl.constexpr = -7\n", rarg="N + tl.cdiv(M, 3) + 2"))
+    _run(capsys, "-q", "--param", "C=3", str(path))
+    _, kir, _ = _run(capsys, "--print-ir", "--param", "C=3", str(path))
+    assert "tl.cdiv(-7, 3)" in kir and "  M = -7" in kir, kir
+    path.unlink()
+    hand = tmp_path / "hand.kir"
+    hand.write_text(kir.replace("tl.cdiv(-7, 3)", "tl.cdiv(M, 3)"))
+    got, _, err = _run(capsys, "-q", "--param", "C=3", str(hand))
+    assert got == 1 and "[unsupported-expression]" in err and "tl.cdiv(M, 3)" in err, err
+
+
+# -------------------------------------- launch_dependents / prefetch_l2 under loops and branches
+
+_LD = "tle.gpu.launch_dependents()"
+_PF = ("tle.gpu.prefetch_l2(x_ptr + (p + 2) * 64 + tl.arange(0, 64), 64, "
+       "mask=tl.arange(0, 64) < 64)")
+_PUT = ("slot = w.acquire(p)\ntl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + "
+        "tl.arange(0, 64)))\nw.commit(p)\n")
+
+NO_PROTOCOL_MEANING = {
+    "launch_dependents in the writer's loop": ring(writer(body=_LD + "\n" + _PUT)),
+    "launch_dependents in the last iteration only": ring(
+        writer(body=_PUT + f"if p == N - 1:\n    {_LD}\n")),
+    "launch_dependents in both branches of the reader's if": ring(
+        writer(), reader().replace("        r.release(p)\n",
+                                   f"        r.release(p)\n        if p % 2 == 0:\n"
+                                   f"            {_LD}\n        else:\n            {_LD}\n")),
+    "launch_dependents under a kernel-body if": ring(kernel_pre=f"if N > 4:\n    {_LD}\n"),
+    "launch_dependents in a kernel-body loop": ring(kernel_pre=f"for i in range(3):\n    {_LD}\n"),
+    "launch_dependents twice after the loop": ring(writer(post=f"{_LD}\n{_LD}\n")),
+    "prefetch_l2 inside the window": ring(writer(body="slot = w.acquire(p)\n" + _PF + (
+        "\ntl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))\n"
+        "w.commit(p)\n"))),
+    "prefetch_l2 in a static_range": ring(writer(body="for j in tl.static_range(2):\n    "
+                                                 + _PF.replace("p + 2", "p + 2 + j") + "\n"
+                                                 + _PUT)),
+    "prefetch_l2 under an if": ring(writer(body="if p + 2 < N:\n    " + _PF + "\n" + _PUT)),
+    "prefetch_l2 in a helper": ring(writer(body="pf(x_ptr, p)\n" + _PUT),
+                                    extra="\n\ndef pf(x_ptr, p):\n    " + _PF + "\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(NO_PROTOCOL_MEANING))
+def test_calls_without_protocol_meaning_change_no_verdict(tmp_path, capsys, name):
+    """Verified as the ring without the calls, and the lowered Gluon (which carries them)
+    performs the verified barrier operations."""
+    path = _verdict(tmp_path, capsys, NO_PROTOCOL_MEANING[name] + CONFIG, "verified",
+                    params=("C=3",))
+    _lowers_to_its_events(path)
+    got, out, err = _run(capsys, "-q", "--gluon", str(path))
+    assert got == 0, err
+    call = "griddepcontrol.launch_dependents" if "launch" in name else "prefetch.L2"
+    assert call in out, out
+
+
+@pytest.mark.parametrize("wrong", [
+    ("launch_dependents", ring(writer(body=_LD + "\n" + _PUT), reader("for p in range(N + 1):")),
+     _WNC),
+    ("prefetch_l2", ring(writer(body="if p + 2 < N:\n    " + _PF + "\n" + _PUT),
+                         reader("for p in range(N - 1):")), _UNC),
+])
+def test_calls_without_protocol_meaning_hide_no_fault(tmp_path, capsys, wrong):
+    _, text, expect = wrong
+    _verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
+
+
+@pytest.mark.parametrize("nbytes", ["100", "0"])
+def test_a_prefetch_the_lowering_refuses(tmp_path, capsys, nbytes):
+    """The protocol verdict is the kernel's without the prefetch (exit 0), and --gluon refuses
+    the size at the call's line (exit 1): nothing is lowered."""
+    text = ring(writer(body=_PF.replace(", 64,", f", {nbytes},") + "\n" + _PUT)) + CONFIG
+    path = _verdict(tmp_path, capsys, text, "verified", params=("C=3",))
+    got, out, err = _run(capsys, "-q", "--gluon", str(path))
+    assert got == 1 and "multiple of 16" in err and ":16:" in err, err

@@ -332,7 +332,7 @@ class WalkRules:
         if name is not None:
             raise self.tensor_refusal("truth", name, e, verb=verb)
 
-    def tensor_overflow(self, e: K.BinOp, result) -> None:
+    def tensor_overflow(self, e, result) -> None:
         """Refuse `q * 65536` (`+`, `-`, `<<`) of a tensor name whose compile-time result leaves
         i32: the verifier computed Python's 4294967296, the lowered kernel (as Triton, which
         folds the i32 product to 0) a wrapped i32, so `if q * 65536 != 0:` around events was
@@ -342,7 +342,9 @@ class WalkRules:
 
         if e.op not in ("+", "-", "*", "<<"):
             return
-        name = next((n for n in (self.tensor_const(x) for x in (e.lhs, e.rhs)) if n), None)
+        # (a unary `-` too: `-q` of q = -2147483648 bound twice is 2147483648 to the verifier)
+        operands = (e.operand,) if isinstance(e, K.UnaryOp) else (e.lhs, e.rhs)
+        name = next((n for n in (self.tensor_const(x) for x in operands) if n), None)
         a = self.as_aff(result) if name is not None and isinstance(result, Aff) else None
         if a is not None and a.is_const and not fits_i32(a.const):
             raise self.tensor_refusal("overflow", name, e, result=a.const)

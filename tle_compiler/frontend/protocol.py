@@ -973,6 +973,13 @@ class Walker(WalkRules):
         return None
 
     def _e_UnaryOp(self, e: K.UnaryOp) -> Value:
+        v = self.unary(e)
+        if e.op == "-":
+            # `-q` of a name bound to -2147483648: Python's 2147483648, the GPU's i32 wraps
+            self.tensor_overflow(e, v)  # names bound to numbers: local_tensors
+        return v
+
+    def unary(self, e: K.UnaryOp) -> Value:
         self.triton_truth(e)
         v = self.eval(e.operand)
         if e.op == "not" and self.static_int(v) is not None:  # `not C` of a compile-time int
@@ -3042,16 +3049,17 @@ class PrologueWalker(Walker):
                 return
         divisions[id(at if at is not None else e)] = root
 
-    def tensor_overflow(self, e: K.BinOp, result) -> None:
-        """Record `M + 1` (`-`, `*`, `<<`) of a name bound to a compile-time number whose result
+    def tensor_overflow(self, e, result) -> None:
+        """Record `M + 1` (`-`, `*`, `<<`, a unary `-`) of a name bound to a compile-time number whose result
         leaves i32: the verifier reads Python's 2147483648 (M = 2147483647), the lowered kernel
         (as Triton) an i32 that wraps to -2147483648, so `N + (M + 1 > 0)` was verified as N + 1
         while the GPU ran N. Refused where it reaches run-time code, as a division is."""
         if e.op not in ("+", "-", "*", "<<"):
             return
         tensors, divisions, _ = self._body_sets()
+        operands = (e.operand,) if isinstance(e, K.UnaryOp) else (e.lhs, e.rhs)
         root = next((r for r in (tensor_root(x, lambda n: n.id in tensors)
-                                 for x in (e.lhs, e.rhs)) if r is not None), None)
+                                 for x in operands) if r is not None), None)
         a = self.as_aff(result) if root is not None and isinstance(result, Aff) else None
         if a is not None and a.is_const and not fits_i32(a.const):
             divisions[id(e)] = root
@@ -3085,7 +3093,7 @@ class PrologueWalker(Walker):
         if hit is not None:
             root, at = hit
             py = self.k.names.py(root.id)
-            if isinstance(at, K.BinOp) and at.op not in ("//", "%"):
+            if isinstance(at, K.UnaryOp) or isinstance(at, K.BinOp) and at.op not in ("//", "%"):
                 how = (f"its `{self.src(at)}` leaves i32 there and wraps, where the verifier "
                        f"reads Python's unbounded integer")
             else:
