@@ -556,3 +556,43 @@ def test_a_constexpr_branch_lowered_as_it_was_verified(tmp_path, capsys):
     assert got == 0 and "tle-dump: k: verified for" in err, err
     got, gluon, err = _run(capsys, "-q", "--gluon", "--param", "C=-7", str(path))
     assert got == 0 and "gl.warp_specialize" in gluon, err
+
+
+# ------------------------------------------- compile-time and run-time values handed to partitions
+
+def _handed(pre: str, wloop: str, rloop: str, wparam: str = None, rparam: str = None) -> str:
+    text = ring(writer(wloop), reader(rloop), kernel_pre=pre)
+    if wparam:
+        text = text.replace("(produce, (kv, x_ptr, N, C))", f"(produce, (kv, x_ptr, N, {wparam}))")
+        text = text.replace("def produce(kv, x_ptr, N, C: tl.constexpr):",
+                            "def produce(kv, x_ptr, N, D):")
+    if rparam:
+        text = text.replace("(consume, (kv, y_ptr, N, C))", f"(consume, (kv, y_ptr, N, {rparam}))")
+        text = text.replace("def consume(kv, y_ptr, N, C: tl.constexpr):",
+                            "def consume(kv, y_ptr, N, D):")
+    return text + CONFIG
+
+
+def test_a_product_beyond_i32_handed_whole_to_a_partition(tmp_path, capsys):
+    """`K = M * M` (M = 65536) passed whole is a constexpr of Python's value in the Gluon
+    (`D: gl.constexpr = 4294967296`), so `N + (D > 0)` is N + 1 there as in the verifier: safe,
+    verified (the refusal is only for such a value computed at run time)."""
+    pytest.importorskip("triton.experimental.gluon")
+    path = _verdict(tmp_path, capsys,
+                    _handed("M = 65536\nK = M * M\n", "for p in range(N + (D > 0)):",
+                            "for p in range(N + 1):", wparam="K"), "verified", params=("C=3",))
+    _lowers_to_its_events(path)
+    got, gluon, err = _run(capsys, "-q", "--gluon", "--param", "C=3", str(path))
+    assert got == 0 and "D: gl.constexpr = 4294967296" in gluon, err
+
+
+@pytest.mark.parametrize("extra,expect", [(1, "verified"), (2, _WNC), (0, _UNC)])
+def test_tl_cdiv_of_a_value_carried_through_a_constant_loop(tmp_path, capsys, extra, expect):
+    """`M = -8; for i in range(1): M = M + 1` is a run-time -7 handed to the reader, whose
+    `tl.cdiv(D, 3)` is C's -1 on the GPU and to the verifier alike (a run-time operand)."""
+    path = _verdict(tmp_path, capsys,
+                    _handed("M = -8\nfor i in range(1):\n    M = M + 1\n", "for p in range(N):",
+                            f"for p in range(N + tl.cdiv(D, 3) + {extra}):", rparam="M"),
+                    expect, params=("C=3",))
+    if expect == "verified":
+        _lowers_to_its_events(path)
