@@ -9,9 +9,10 @@ a rejection); verified ones also have their generated Gluon's barrier operations
 the verified events (tests/adversarial_oracles.py lowering_problems), and what Triton computes
 for the constructs at stake is checked on its TTIR.
 
-Wrong before the fix that came with this file (tle_compiler/frontend/protocol.py: Walker.cdiv,
-PrologueWalker.tensor_overflow / refuse_run_time_cond; tle_compiler/frontend/local_tensors.py:
-WalkRules.tensor_division's `at`), each verified while the lowered kernel hangs:
+Wrong before the fixes that came with this file (tle_compiler/frontend/protocol.py: Walker.cdiv,
+Walker._e_UnaryOp, Walker._e_Op's `.to`, PrologueWalker.tensor_overflow / refuse_run_time_cond;
+tle_compiler/frontend/local_tensors.py: tensor_root, WalkRules.tensor_division's `at`), each
+verified while the lowered kernel hangs (or does not compile):
 - `tl.cdiv(M, 3)` with `M = -7` in the kernel body (a reader looping `N + tl.cdiv(M, 3) + 2`
   times, or `K = tl.cdiv(M, 3)` then `N + 2 + K`, against a writer's N). M is an i32 tensor in
   the lowered kernel, and Triton's cdiv is `(x + div - 1) // div`: C's -5 / 3 = -1 there, where
@@ -29,9 +30,23 @@ WalkRules.tensor_division's `at`), each verified while the lowered kernel hangs:
   did either refuse a unary minus that leaves i32: `M = -2147483648` in the kernel body, or
   `q = -2147483648` bound twice in a partition, then `N + (-M > 0)` (Python's 2147483648 > 0,
   the GPU's -2147483648: one tile fewer than the reader waits).
+- a tensor name behind a `.to` cast or a conditional expression (`N + 1 - M.to(tl.int32) % 4`,
+  `(M if C > 2 else 0) % 4`, in the kernel body or for a partition's name bound twice):
+  local_tensors.tensor_root stopped at the call, so the division went unchecked (the reader
+  looped N on Python's reading, N + 4 on the GPU's).
+- a `.to` cast of a compile-time number (`(-7).to(tl.int32)`, or a partition's `q = -7` bound
+  once, which the builder folds): verified, while the generated Gluon held `-7.to(gl.int32)`
+  (a syntax error) and Triton refuses a constexpr's `.to`. Now refused at the cast (a
+  conservative refusal for the folded name, which Triton holds as a tensor).
 All are now refused (unsupported-expression) where the value reaches run-time code, as round
 15's divisions are; the twins the lowering computes as the verifier does (a non-negative M, a
 constexpr-annotated M, the literal, a result that fits in i32) stay verified.
+
+Left open (an xfail, strict): a kernel-body branch on a constexpr (`if C % 4 == 1:`) verified by
+`tle-dump --param C=-7` is read generically by the lowering (kernel_info_of), where it is
+rejected, so `--print-ir` exits 1, `--gluon` exits 2 and compile_kernel refuses it for C = -7
+(a false rejection, never an unsound one). Pinned as conservative: one kernel a file cannot
+read leaves the file's other kernels without a verdict, `--kernel` of another one included.
 """
 
 from __future__ import annotations
@@ -596,3 +611,94 @@ def test_tl_cdiv_of_a_value_carried_through_a_constant_loop(tmp_path, capsys, ex
                     expect, params=("C=3",))
     if expect == "verified":
         _lowers_to_its_events(path)
+
+
+# ------------------------------------------ a tensor name behind a cast or a conditional expression
+
+def _part_reader(expr: str, pre: str = "q = -7\nq = -7") -> str:
+    rbody = reader(f"for p in range({expr}):")
+    rbody = "".join(f"    {line}\n" for line in pre.splitlines()) + rbody
+    return ring(writer(), rbody) + CONFIG
+
+
+# The reader loops N + 1 - X % 4 times: Python's 1 makes it N (verified before this file), the
+# GPU's C remainder -3 makes it N + 4 (a hang). Triton computes -3 for each of these forms.
+BEHIND = {
+    "the kernel body's M.to(tl.int32) % 4": (
+        body("M = -7\n", rarg="N + 1 - M.to(tl.int32) % 4"), _C_DIV),
+    "the kernel body's (M if C > 2 else 0) % 4": (
+        body("M = -7\n", rarg="N + 1 - (M if C > 2 else 0) % 4"), _C_DIV),
+    "a partition's q.to(tl.int32) % 4, q bound twice": (
+        _part_reader("N + 1 - q.to(tl.int32) % 4"),
+        ("rejected", "[unsupported-expression]", "`q` in `q.to(tl.int32) % 4`")),
+    "a partition's (q if C > 2 else 0) % 4, q bound twice": (
+        _part_reader("N + 1 - (q if C > 2 else 0) % 4"),
+        ("rejected", "[unsupported-expression]", "C's `%`")),
+    # conservative: the branch taken is the constexpr 0 (Python's and C's 0 % 4 agree), but the
+    # check reads both branches of a conditional expression
+    "(0 if C > 2 else M) % 4": (body("M = -7\n", rarg="N + 1 - (0 if C > 2 else M) % 4 - 1"),
+                                _C_DIV),
+    # the twin: a non-negative M
+    "M.to(tl.int32) % 4 with M = 7": (body("M = 7\n", rarg="N + 3 - M.to(tl.int32) % 4"),
+                                      "verified"),
+    # the lowering folds the builtin min of a constant to the constant: Python's % in the Gluon
+    "min(M, 3) % 4 (folded by the lowering)": (body("M = -7\n", rarg="N + 1 - min(M, 3) % 4"),
+                                               "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(BEHIND))
+def test_tensor_names_behind_a_cast_or_a_conditional(tmp_path, capsys, name):
+    """Wrong before this file: tensor_root (frontend/local_tensors.py) stopped at a call, so a
+    `.to` cast or a conditional expression hid the tensor name from the division check and these
+    kernels were verified while the lowered kernel's reader waits four tiles more than are
+    committed."""
+    text, expect = BEHIND[name]
+    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    if expect == "verified":
+        _lowers_to_its_events(path)
+
+
+@pytest.mark.parametrize("pre", ["M = -7\nx = M.to(tl.int32) % 4 + 3",
+                                 "M = -7\nx = (M if C > 2 else 0) % 4 + 3",
+                                 "q = -7\nq = -7\nx = q.to(tl.int32) % 4 + 3"])
+def test_what_triton_computes_behind_a_cast_or_a_conditional(tmp_path, monkeypatch, pre):
+    """C's -3 + 3: the store's offset is 0 (no addptr)."""
+    ttir = triton_ttir(tmp_path, monkeypatch, _k(pre + "\ntl.store(x_ptr + x, 1.0)"), "behind16")
+    assert "tt.addptr" not in ttir, ttir
+
+
+_NO_TO = ("rejected", "[unsupported-expression]", "casts the compile-time number -7",
+          "has no `.to`")
+
+CASTS_OF_NUMBERS = {
+    # verified before, while the generated Gluon read `-7.to(gl.int32)` (not Python: the kernel
+    # did not compile) and Triton refuses a constexpr's `.to`
+    "(-7).to(tl.int32) in a partition": (
+        ring(writer(), reader("for p in range(N + 7 + (-7).to(tl.int32)):")) + CONFIG, _NO_TO),
+    # q bound once is folded to -7 (the Gluon held `-7.to(gl.int32)`); Triton, where q is a
+    # tensor, would take it: a conservative refusal there
+    "q = -7 bound once, then q.to(tl.int32)": (
+        _part_reader("N + 1 - q.to(tl.int32) % 4", "q = -7"), _NO_TO),
+    "M: tl.constexpr = -7, then M.to(tl.int32)": (
+        body("M: tl.constexpr = -7\n", rarg="N + 1 - M.to(tl.int32) % 4"), _NO_TO),
+    # a tensor's cast stays accepted: q bound twice, -7 as a run-time i32 (C's -3: N + 4)
+    "q = 7 bound twice, then q.to(tl.int32)": (
+        _part_reader("N + 3 - q.to(tl.int32) % 4", "q = 7\nq = 7"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASTS_OF_NUMBERS))
+def test_casts_of_compile_time_numbers(tmp_path, capsys, name):
+    text, expect = CASTS_OF_NUMBERS[name]
+    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    if expect == "verified":
+        _lowers_to_its_events(path)
+
+
+def test_what_triton_does_with_a_constexpr_cast(tmp_path, monkeypatch):
+    from .adversarial_oracles import triton_compile_error
+
+    err = triton_compile_error(tmp_path, monkeypatch,
+                               _k("x = (-7).to(tl.int32) + 7\ntl.store(x_ptr + x, 1.0)"), "cast16")
+    assert err is not None, "Triton compiled a constexpr's .to"

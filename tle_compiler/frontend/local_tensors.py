@@ -132,6 +132,12 @@ def tensor_root(node, is_tensor: Callable[[object], bool]):
         parts = (node.left, *node.comparators)
     elif isinstance(node, K.Compare):
         parts = (node.lhs, node.rhs)
+    elif isinstance(node, K.Op) and node.name == "to" and node.args:
+        # `q.to(tl.int32)` is the tensor cast: still a tensor (`q.to(tl.int32) % 4` is C's)
+        parts = (node.args[0],)
+    elif isinstance(node, K.Op) and node.name == "ifexp" and len(node.args) == 3:
+        # `(q if C > 2 else 0)`: the tensor where the branch that holds it is taken
+        parts = node.args[1:]
     else:
         return None
     return next((r for r in (tensor_root(p, is_tensor) for p in parts) if r is not None), None)

@@ -1520,6 +1520,20 @@ class Walker(WalkRules):
         if e.name == "T" and len(e.args) == 1:
             return self.attribute(self.eval(e.args[0]), "T", e)
         if e.name == "to" and e.args:
+            if isinstance(e.args[0], (K.Const, K.UnaryOp, K.BinOp)) and not any(
+                    isinstance(x, (K.Name, K.Global)) for x in K.walk_expr(e.args[0])) \
+                    and self.static_int(self.eval(e.args[0])) is not None:
+                # a number (written, or a name bound once that the builder folds to it): Triton's
+                # constexpr has no `.to` ("'constexpr' object has no attribute 'to'"), and the
+                # lowered kernel, which holds the number, has none either (it emitted `-7.to(..)`,
+                # not Python); a name bound to a number by a plain assignment is a tensor only in
+                # Triton, so its cast is refused here too (conservatively)
+                raise self.err(f"`{self.src(e)}` casts the compile-time number "
+                               f"{self.static_int(self.eval(e.args[0]))!r}, which has no `.to` in "
+                               f"the lowered kernel "
+                               f"(nor in Triton, as a constexpr): write the number in the type "
+                               f"wanted, or compute the cast from a run-time value",
+                               e, check="unsupported-expression")
             recv = self.eval(e.args[0])
             rest = [self.eval(a) for a in e.args[1:]]
             kwargs = {k: self.eval(v) for k, v in e.kwargs}
