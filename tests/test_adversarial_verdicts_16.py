@@ -34,8 +34,8 @@ verified while the lowered kernel hangs (or does not compile):
   `(M if C > 2 else 0) % 4`, in the kernel body or for a partition's name bound twice):
   local_tensors.tensor_root stopped at the call, so the division went unchecked (the reader
   looped N on Python's reading, N + 4 on the GPU's).
-- a `.to` cast of a compile-time number (`(-7).to(tl.int32)`, or a partition's `q = -7` bound
-  once, which the builder folds): verified, while the generated Gluon held `-7.to(gl.int32)`
+- a `.to` cast of a compile-time number (`(-7).to(tl.int32)`, a constexpr parameter's
+  `C.to(tl.int32)`, or a partition's `q = -7` bound once, which the builder folds): verified, while the generated Gluon held `-7.to(gl.int32)`
   (a syntax error) and Triton refuses a constexpr's `.to`. Now refused at the cast (a
   conservative refusal for the folded name, which Triton holds as a tensor).
 All are now refused (unsupported-expression) where the value reaches run-time code, as round
@@ -682,7 +682,11 @@ CASTS_OF_NUMBERS = {
         _part_reader("N + 1 - q.to(tl.int32) % 4", "q = -7"), _NO_TO),
     "M: tl.constexpr = -7, then M.to(tl.int32)": (
         body("M: tl.constexpr = -7\n", rarg="N + 1 - M.to(tl.int32) % 4"), _NO_TO),
-    # a tensor's cast stays accepted: q bound twice, -7 as a run-time i32 (C's -3: N + 4)
+    # a constexpr parameter (verified with --param C=3 before, where Triton refuses `C.to`)
+    "C.to(tl.int32) of the constexpr C": (
+        ring(writer(), reader("for p in range(N + C.to(tl.int32) - 3):")) + CONFIG,
+        ("rejected", "[unsupported-expression]", "casts the constexpr `C`")),
+    # a tensor's cast stays accepted: q bound twice (C's and Python's 7 % 4 agree)
     "q = 7 bound twice, then q.to(tl.int32)": (
         _part_reader("N + 3 - q.to(tl.int32) % 4", "q = 7\nq = 7"), "verified"),
 }
@@ -696,9 +700,10 @@ def test_casts_of_compile_time_numbers(tmp_path, capsys, name):
         _lowers_to_its_events(path)
 
 
-def test_what_triton_does_with_a_constexpr_cast(tmp_path, monkeypatch):
+@pytest.mark.parametrize("pre", ["x = (-7).to(tl.int32) + 7", "x = C.to(tl.int32) - 3"])
+def test_what_triton_does_with_a_constexpr_cast(tmp_path, monkeypatch, pre):
     from .adversarial_oracles import triton_compile_error
 
-    err = triton_compile_error(tmp_path, monkeypatch,
-                               _k("x = (-7).to(tl.int32) + 7\ntl.store(x_ptr + x, 1.0)"), "cast16")
+    err = triton_compile_error(tmp_path, monkeypatch, _k(pre + "\ntl.store(x_ptr + x, 1.0)"),
+                               "cast16")
     assert err is not None, "Triton compiled a constexpr's .to"

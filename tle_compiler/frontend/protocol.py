@@ -979,6 +979,10 @@ class Walker(WalkRules):
             self.tensor_overflow(e, v)  # names bound to numbers: local_tensors
         return v
 
+    def tensor_expr(self, e: K.Expr) -> bool:
+        """Whether ``e`` computes from a name the lowered kernel holds as a tensor."""
+        return self.tensor_const(e) is not None
+
     def unary(self, e: K.UnaryOp) -> Value:
         self.triton_truth(e)
         v = self.eval(e.operand)
@@ -1520,21 +1524,22 @@ class Walker(WalkRules):
         if e.name == "T" and len(e.args) == 1:
             return self.attribute(self.eval(e.args[0]), "T", e)
         if e.name == "to" and e.args:
-            if isinstance(e.args[0], (K.Const, K.UnaryOp, K.BinOp)) and not any(
-                    isinstance(x, (K.Name, K.Global)) for x in K.walk_expr(e.args[0])) \
-                    and self.static_int(self.eval(e.args[0])) is not None:
-                # a number (written, or a name bound once that the builder folds to it): Triton's
-                # constexpr has no `.to` ("'constexpr' object has no attribute 'to'"), and the
-                # lowered kernel, which holds the number, has none either (it emitted `-7.to(..)`,
-                # not Python); a name bound to a number by a plain assignment is a tensor only in
-                # Triton, so its cast is refused here too (conservatively)
-                raise self.err(f"`{self.src(e)}` casts the compile-time number "
-                               f"{self.static_int(self.eval(e.args[0]))!r}, which has no `.to` in "
-                               f"the lowered kernel "
-                               f"(nor in Triton, as a constexpr): write the number in the type "
-                               f"wanted, or compute the cast from a run-time value",
-                               e, check="unsupported-expression")
             recv = self.eval(e.args[0])
+            number = self.static_int(recv) if isinstance(recv, Aff) else None
+            if (number is not None or isinstance(recv, KernelArg) and recv.constexpr) \
+                    and not self.tensor_expr(e.args[0]):
+                # a compile-time number (written, a constexpr, a static_range variable, or a
+                # name bound once that the builder folds to it): Triton's constexpr has no `.to`
+                # ("'constexpr' object has no attribute 'to'"), and the lowered kernel, which
+                # holds the number, has none either (it emitted `-7.to(..)`, not Python); a name
+                # a plain assignment binds once is a tensor only in Triton, so its cast is
+                # refused here too (conservatively)
+                what = f"the compile-time number {number!r}" if number is not None \
+                    else f"the constexpr `{self.src(e.args[0])}`"
+                raise self.err(f"`{self.src(e)}` casts {what}, which has no `.to` in the lowered "
+                               f"kernel (nor in Triton, as a constexpr): write the number in the "
+                               f"type wanted, or compute the cast from a run-time value",
+                               e, check="unsupported-expression")
             rest = [self.eval(a) for a in e.args[1:]]
             kwargs = {k: self.eval(v) for k, v in e.kwargs}
             if isinstance(recv, Data) and recv.unmodelled:
@@ -3046,6 +3051,9 @@ class PrologueWalker(Walker):
             self._divisions: dict[int, K.Name] = {}
             self._divided: dict[str, K.Name] = {}
         return self._tensors, self._divisions, self._divided
+
+    def tensor_expr(self, e: K.Expr) -> bool:
+        return tensor_root(e, lambda n: n.id in self._body_sets()[0]) is not None
 
     def tensor_division(self, e: K.BinOp, left, right, at=None) -> None:
         if e.op not in ("//", "%"):
