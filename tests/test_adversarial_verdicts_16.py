@@ -170,6 +170,9 @@ BODY_CONDITIONS = {
     "if on a name bound to the remainder": (
         body("M = -7\nR = M % 4\nif R == 1:\n    K = N\nelse:\n    K = N + 1\n", rarg="K"),
         _C_DIV),
+    "an elif on M % 4 == 1": (
+        body("M = -7\nif C > 5:\n    K = N\nelif M % 4 == 1:\n    K = N\nelse:\n    K = N + 1\n",
+             rarg="K"), _C_DIV),
     "if on tl.cdiv": (
         body("M = -7\nif tl.cdiv(M, 3) == -2:\n    K = N\nelse:\n    K = N + 1\n", rarg="K"),
         _C_DIV),
@@ -224,6 +227,16 @@ BODY_OVERFLOW = {
         body("M = -2147483648\n", warg="N + (-M > 0)", rarg="N + 1"), _WRAPS + ("`-M`",)),
     "N + (-M > 0) with M = -2**31 + 1": (
         body("M = -2147483647\n", warg="N + (-M > 0)", rarg="N + 1"), "verified"),
+    "an augmented M += 1 at 2**31 - 1, then N + (M > 0)": (
+        body("M = 2147483647\nM += 1\n", warg="N + (M > 0)", rarg="N + 1"),
+        ("rejected", "[unsupported-expression]", "wraps in i32")),
+    "an if on M + 1 < 0 inside a constant loop": (
+        body("M = 2147483647\nK = N\nfor i in range(1):\n    if M + 1 < 0:\n        K = N + 1\n",
+             rarg="K"), _WRAPS),
+    # 3 * 1431655766 is 4294967298, 2 in i32: both are >= 0, so this kernel is safe; refused
+    # conservatively (any result outside i32 is, whatever the comparison makes of it)
+    "N + (M * 1431655766 < 0) with M = 3": (
+        body("M = 3\n", rarg="N + (M * 1431655766 < 0)"), _WRAPS),
     "tl.minimum(M + 1, N) with M = 2**31 - 1": (
         body("M = 2147483647\n", warg="tl.minimum(M + 1, N)"), _WRAPS),
     # the twins that fit in i32 (or a constexpr, Python's integers in the Gluon too)

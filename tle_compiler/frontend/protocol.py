@@ -3118,10 +3118,12 @@ class PrologueWalker(Walker):
             if isinstance(at, K.UnaryOp) or isinstance(at, K.BinOp) and at.op not in ("//", "%"):
                 how = (f"its `{self.src(at)}` leaves i32 there and wraps, where the verifier "
                        f"reads Python's unbounded integer")
+            elif isinstance(at, K.Name):
+                how = (f"`{self.k.names.py(at.id)}`, computed with a `//` or `%` of it (C's "
+                       f"division there) or with arithmetic that wraps in i32, is not the value "
+                       f"the verifier reads (Python's)")
             else:
-                how = (f"its `{at.op}`" if isinstance(at, K.BinOp) else
-                       f"its `{self.src(at)}`" if isinstance(at, K.Op) else
-                       f"`{self.k.names.py(at.id)}`, computed with a `//` or `%` of it,")
+                how = (f"its `{at.op}`" if isinstance(at, K.BinOp) else f"its `{self.src(at)}`")
                 how += (" takes C's division (truncating) there, where the verifier reads "
                         "Python's (flooring)")
             raise self.err(f"`{self.src(e)}` is computed at run time from `{py}`, which the kernel "
