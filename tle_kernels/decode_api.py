@@ -91,7 +91,7 @@ import torch
 from . import sparse_decode_api as sparse_api
 from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill
 from .data_pointers import rows_aligned_where_known
-from .mla_decode_launch import row_blocks
+from .mla_decode_launch import PER_REQUEST_MIN_OCCUPANCY, parts_for, row_blocks
 
 D_QK = 576
 D_V = 512
@@ -172,8 +172,6 @@ def auto_prefers_split(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> bool:
     seesaw from 8 to 64 items (b 4-32 at s_q 1, b 4 and 16 at s_q 2; 0.99x at b 32 L = 16K), and
     0.51-0.84x at 2 and 4 items (b 1 and 2) but at 16K; at b 64 (128 items, one seesaw program
     per request) 0.94-0.99x. Shapes only, as the metadata."""
-    from .mla_decode_launch import PER_REQUEST_MIN_OCCUPANCY, parts_for
-
     blocks = row_blocks(s_q, h_q, h_kv)
     items = b * h_kv * blocks
     if blocks < 2 or not SPLIT_MIN_ITEMS <= items < sms:

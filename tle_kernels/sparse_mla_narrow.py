@@ -8,7 +8,9 @@ puts the heads on the other side of every product, so no tensor-core work is pad
     Oᵀ [512, H]      += Vᵀ [512, 64] · Pᵀ [64, H]          (A = the V tile transposed, B = the P tile)
 
 with H = BLOCK_H (16 or 32; rows of q past h_q load as zeros, outputs past h_q are not stored). The
-softmax runs down the columns of Sᵀ: a head's max and sum are reductions over axis 0.
+softmax runs down the columns of Sᵀ: a head's max and sum are reductions over axis 0. At d_qk =
+512 (no RoPE tail) ``sparse_mla_narrow_d512`` and ``sparse_mla_narrow_d512_topk_length`` run the
+same partitions given ROPE = 0: K is [64, 512] and the tail's product is skipped.
 
     producer (default, 4 warps)    scores (4 warps)          pv_l (4 warps)     pv_r (4 warps)
     Q of the token's heads ─► q ─► Sᵀ = K·Qᵀ, softmax
@@ -164,7 +166,8 @@ def sparse_mla_narrow_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
 
 
 def narrow_pipes(BLOCK_H: tl.constexpr):
-    """The pipes of the dataflow above (q, kv, score, total), declared once for both kernels."""
+    """The pipes of the dataflow above (q, kv, score, total), declared once for the four kernels
+    (the d512 kernels leave the tail fields q_tail and tkv unused)."""
     q = tle.pipe(capacity=1, one_shot=True,
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
