@@ -425,7 +425,7 @@ def test_make_decode_inputs_layout_and_poison():
 # ---------------------------------------------------------------------------------------------
 
 INTERPRETED = r'''
-import math, torch
+import math, os, torch
 from tle_kernels.mla_decode_naive import mla_decode_naive
 from tle_kernels.mla_decode_combine import mla_decode_combine
 from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
@@ -453,7 +453,21 @@ for b, s_q, h_q, h_kv, seqlens, causal, n_split in [
         assert empty[0].all() or seqlens[0] > 0     # no token in a request: every split empty
         assert not torch.isnan(o_part[~empty]).any()
         o_part[empty] = nan                        # an empty split's o_part must not be read
-        mla_decode_combine(o_part, lse_part, out, lse)
+        # the column block combine_blocks picks for these few rows (64), then forced: whole
+        # rows (512) and 128 columns; each run into fresh NaN outputs
+        for forced in (None, "512", "128"):
+            if forced:
+                os.environ["TLE_COMBINE_BLOCK_D"] = forced
+                out.fill_(nan)
+                lse.fill_(nan)
+            mla_decode_combine(o_part, lse_part, out, lse)
+            os.environ.pop("TLE_COMBINE_BLOCK_D", None)
+            case = (b, s_q, h_q, h_kv, seqlens, causal, n_split, forced)
+            assert torch.allclose(out, want_out, atol=1e-5), case
+            fin = torch.isfinite(want_lse)
+            assert torch.equal(lse[~fin], want_lse[~fin]), case
+            assert torch.allclose(lse[fin], want_lse[fin], atol=1e-5), case
+        continue
     case = (b, s_q, h_q, h_kv, seqlens, causal, n_split)
     assert torch.allclose(out, want_out, atol=1e-5), case
     fin = torch.isfinite(want_lse)
@@ -491,9 +505,36 @@ def test_combine_kernel_compiles_for_sm90():
             "stride_l_b", "stride_l_h", "stride_l_s", "s_q", "h_q", "n_split"]
     sig = {"o_part_ptr": "*fp32", "lse_part_ptr": "*fp32", "out_ptr": "*bf16", "lse_ptr": "*fp32",
            **{n: "i32" for n in ints}}
-    k = compile_for_sm90(C.mla_decode_combine_kernel, sig, dict(D_V=512, BLOCK_H=16, SPLIT_P2=64),
-                 num_warps=4)
-    assert "mla_decode_combine_kernel" in k.asm["ptx"]
+    for block_d in (512, 64):
+        k = compile_for_sm90(C.mla_decode_combine_kernel, sig,
+                             dict(D_V=512, BLOCK_H=16, BLOCK_D=block_d, SPLIT_P2=64), num_warps=4)
+        assert "mla_decode_combine_kernel" in k.asm["ptx"]
+
+
+def test_combine_blocks_spread_small_batches_over_the_sms(monkeypatch):
+    """A combine of few rows splits the 512 output columns so that the launch has about two
+    programs per SM (a batch of one request at h_q 128: 8 head blocks x 8 column blocks of 64);
+    a full batch keeps whole rows; TLE_COMBINE_BLOCK_D forces the block and refuses other
+    widths."""
+    from tle_kernels import mla_decode_combine as C
+
+    monkeypatch.delenv("TLE_COMBINE_BLOCK_D", raising=False)
+    monkeypatch.setattr(C, "sm_count", lambda device: 132)
+    cuda = torch.device("cuda", 0)
+    assert C.combine_blocks(1, 128, cuda) == (16, 64)
+    assert C.combine_blocks(8, 128, cuda) == (16, 64)         # 64 programs x 4 < 264
+    assert C.combine_blocks(9, 128, cuda) == (16, 128)        # 72 programs x 4 >= 264
+    assert C.combine_blocks(2, 16, cuda) == (16, 64)          # never narrower than 64
+    assert C.combine_blocks(33, 128, cuda) == (16, 512)       # 264 programs: whole rows
+    assert C.combine_blocks(64, 128, cuda) == (16, 512)
+    assert C.combine_blocks(1, 3, cuda) == (4, 64)
+    monkeypatch.setattr(C, "sm_count", lambda device: 16)
+    assert C.combine_blocks(1, 128, cuda) == (16, 128)        # 16 SMs: 8 x 4 = 32 programs
+    monkeypatch.setenv("TLE_COMBINE_BLOCK_D", "512")
+    assert C.combine_blocks(1, 128, cuda) == (16, 512)
+    monkeypatch.setenv("TLE_COMBINE_BLOCK_D", "96")
+    with pytest.raises(ValueError, match="TLE_COMBINE_BLOCK_D"):
+        C.combine_blocks(1, 128, cuda)
 
 
 def test_flash_mla_sparse_fwd_is_the_prefill():

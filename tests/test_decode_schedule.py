@@ -189,6 +189,12 @@ run(seqlens, 24, 1, 3, 2, 1024, True)         # s_q = 1, 3 heads (a 4-wide head 
 run([300, 0, 5000], 200, 2, 16, 3, 1024, True)  # P > X / 2: P_eff = X // 2
 run([129, 0, 70], 5, 1, 16, 4, 1024, False)   # X = 4: two parts, every request whole
 run(seqlens, 1, 1, 16, 5, 16, False)          # one part: nothing split, nothing written
+import os                                     # whole 512-column rows and 128-column blocks
+for forced in ("512", "128"):                 # (these few rows get 64 by default)
+    os.environ["TLE_COMBINE_BLOCK_D"] = forced
+    run(seqlens, 24, 2, 20, 6, 16, True)
+    run([300, 0, 5000], 200, 2, 16, 7, 1024, True)
+os.environ.pop("TLE_COMBINE_BLOCK_D")
 print("INTERPRETED OK")
 '''
 
@@ -207,8 +213,8 @@ def test_scheduled_combine_compiles_for_sm90():
 
     sig = {"o_part_ptr": "*fp32", "lse_part_ptr": "*fp32", "out_ptr": "*bf16", "lse_ptr": "*fp32",
            "seqlens_ptr": "*i32", **{n: "i32" for n in SCHEDULED_INTS}}
-    cx = dict(D_V=512, BLOCK_H=16, SPLIT_P2=128, SEQLEN_CHUNK=1024, BLOCK_K=C.BLOCK_K,
-              MIN_PAIRS=C.MIN_PAIRS, PDL=True)
+    cx = dict(D_V=512, BLOCK_H=16, BLOCK_D=128, SPLIT_P2=128, SEQLEN_CHUNK=1024,
+              BLOCK_K=C.BLOCK_K, MIN_PAIRS=C.MIN_PAIRS, PDL=True)
     k = compile_for_sm90(C.mla_decode_combine_scheduled_kernel, sig, cx, num_warps=4)
     ptx = k.asm["ptx"]
     assert "mla_decode_combine_scheduled_kernel" in ptx

@@ -12,8 +12,9 @@ are all empty gives out = 0 and lse = +inf (FlashMLA's rule for a row without a 
 
 Shapes: o_part fp32 [b, n_split, s_q, h_q, 512], lse_part fp32 [b, n_split, s_q, h_q] →
 out bf16 [b, s_q, h_q, 512], lse fp32 [b, h_q, s_q] (any strides: the kernel takes them all).
-One program per ((request b, query j), block of BLOCK_H heads); the split count is a runtime
-argument, so one compiled kernel serves every n_split up to ``SPLIT_P2`` (its power of two).
+One program per ((request b, query j), block of BLOCK_H heads, block of BLOCK_D output columns:
+combine_blocks); the split count is a runtime argument, so one compiled kernel serves every
+n_split up to ``SPLIT_P2`` (its power of two).
 
 ``mla_decode_combine_scheduled`` is the same merge for the balanced schedule (decode_schedule.py):
 there a request is split over parts first(b) .. last(b) whose partials lie in slots b + first(b) ..
@@ -41,11 +42,36 @@ import triton
 import triton.language as tl
 from triton.language.extra.cuda import gdc_wait
 
+from .api import sm_count
+
 D_V = 512
 BLOCK_H = 16
 BLOCK_K = 64            # tokens per K tile: decode_schedule.BLOCK_K
 MIN_PAIRS = 2           # decode_schedule.MIN_PAIRS
 SEQLEN_CHUNK = 1024     # requests whose seqlens one step of the scheduled combine's scan reads
+
+
+def combine_blocks(rows: int, h_q: int, device) -> tuple:
+    """(BLOCK_H, BLOCK_D) of a combine over ``rows`` (request, query) pairs: BLOCK_H heads (16, or
+    h_q's power of two when smaller) and the 512 output columns split into as many BLOCK_D-wide
+    column blocks (down to 64) as it takes to give the launch two programs per SM. Each program
+    reads every split of its rows one after the other, so at a batch of one or two requests a
+    program per 16 heads (8 programs at h_q 128) streams megabytes of partials on a few SMs
+    while the rest of the GPU idles; split by columns, the same bytes are read by up to 8x as
+    many programs. ``TLE_COMBINE_BLOCK_D`` (64..512) forces the column block."""
+    block_h = min(BLOCK_H, max(2, triton.next_power_of_2(h_q)))
+    forced = os.environ.get("TLE_COMBINE_BLOCK_D")
+    if forced:
+        block_d = int(forced)
+        if block_d not in (64, 128, 256, 512):
+            raise ValueError(f"TLE_COMBINE_BLOCK_D must be 64, 128, 256 or 512 (got {forced})")
+        return block_h, block_d
+    want = 2 * (sm_count(device) if getattr(device, "type", "cpu") == "cuda" else 132)
+    programs = rows * triton.cdiv(h_q, block_h)
+    block_d = D_V
+    while block_d > 64 and programs * (D_V // block_d) < want:
+        block_d //= 2
+    return block_h, block_d
 
 
 def use_pdl(x: torch.Tensor) -> bool:
@@ -62,8 +88,8 @@ def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
                               stride_o_b, stride_o_s, stride_o_h,
                               stride_l_b, stride_l_h, stride_l_s,
                               s_q, h_q, n_split,
-                              D_V: tl.constexpr, BLOCK_H: tl.constexpr, SPLIT_P2: tl.constexpr,
-                              PDL: tl.constexpr):
+                              D_V: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr,
+                              SPLIT_P2: tl.constexpr, PDL: tl.constexpr):
     if PDL:  # every partial is the decode kernel's: wait for its writes
         gdc_wait()
     row = tl.program_id(0)                                       # (request, query) pair
@@ -83,8 +109,8 @@ def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
     total = tl.sum(tl.exp(lp - m_use[None, :]), 0)              # exp(-inf) = 0: empty splits
     inv_total = tl.where(has_any, 1.0 / total, 0.0)
 
-    acc = tl.zeros([BLOCK_H, D_V], tl.float32)
-    offs_d = tl.arange(0, D_V)
+    acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
+    offs_d = tl.program_id(2) * BLOCK_D + tl.arange(0, BLOCK_D)
     o_rows = o_part_ptr + b * stride_op_b + j * stride_op_s + heads.to(tl.int64)[:, None] * stride_op_h
     for s in range(0, n_split):
         l_s = tl.load(lp_row + s * stride_lp_split + heads * stride_lp_h, mask=h_ok,
@@ -97,7 +123,8 @@ def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
     out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
     tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
     lse = tl.where(has_any, tl.log(tl.where(has_any, total, 1.0)) + m_use, float("inf"))
-    tl.store(lse_ptr + b * stride_l_b + heads * stride_l_h + j * stride_l_s, lse, mask=h_ok)
+    tl.store(lse_ptr + b * stride_l_b + heads * stride_l_h + j * stride_l_s, lse,
+             mask=h_ok & (tl.program_id(2) == 0))
 
 
 def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.Tensor,
@@ -110,8 +137,8 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
     assert o_part.stride(-1) == 1 and out.stride(-1) == 1
     if b == 0 or s_q == 0 or h_q == 0:
         return
-    block_h = min(BLOCK_H, max(2, triton.next_power_of_2(h_q)))
-    grid = (b * s_q, triton.cdiv(h_q, block_h))
+    block_h, block_d = combine_blocks(b * s_q, h_q, out.device)
+    grid = (b * s_q, triton.cdiv(h_q, block_h), D_V // block_d)
     pdl = use_pdl(out)
     mla_decode_combine_kernel[grid](
         o_part, lse_part, out, lse,
@@ -120,8 +147,8 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
         out.stride(0), out.stride(1), out.stride(2),
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, n_split,
-        D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(n_split)),
-        PDL=pdl, num_warps=4, launch_pdl=pdl)
+        D_V=D_V, BLOCK_H=block_h, BLOCK_D=block_d,
+        SPLIT_P2=max(2, triton.next_power_of_2(n_split)), PDL=pdl, num_warps=4, launch_pdl=pdl)
 
 
 @triton.jit
@@ -132,6 +159,7 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
                                         stride_l_b, stride_l_h, stride_l_s,
                                         s_q, h_q, batch, n_parts,
                                         D_V: tl.constexpr, BLOCK_H: tl.constexpr,
+                                        BLOCK_D: tl.constexpr,
                                         SPLIT_P2: tl.constexpr, SEQLEN_CHUNK: tl.constexpr,
                                         BLOCK_K: tl.constexpr, MIN_PAIRS: tl.constexpr,
                                         PDL: tl.constexpr):
@@ -183,8 +211,8 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
         wsum = tl.sum(tl.exp(lp - m_use[None, :]), 0)            # exp(-inf) = 0: empty slots
         inv_wsum = tl.where(has_any, 1.0 / wsum, 0.0)
 
-        acc = tl.zeros([BLOCK_H, D_V], tl.float32)
-        offs_d = tl.arange(0, D_V)
+        acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
+        offs_d = tl.program_id(2) * BLOCK_D + tl.arange(0, BLOCK_D)
         o_rows = (o_part_ptr + slot0 * stride_op_slot + j * stride_op_s
                   + heads.to(tl.int64)[:, None] * stride_op_h)
         lp_slot = lp_row + heads * stride_lp_h
@@ -200,7 +228,8 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
         out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
         tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
         lse = tl.where(has_any, tl.log(tl.where(has_any, wsum, 1.0)) + m_use, float("inf"))
-        tl.store(lse_ptr + b * stride_l_b + heads * stride_l_h + j * stride_l_s, lse, mask=h_ok)
+        tl.store(lse_ptr + b * stride_l_b + heads * stride_l_h + j * stride_l_s, lse,
+                 mask=h_ok & (tl.program_id(2) == 0))
 
 
 def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.Tensor,
@@ -221,9 +250,9 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
     assert seqlen_chunk >= 1 and seqlen_chunk & (seqlen_chunk - 1) == 0
     if b == 0 or s_q == 0 or h_q == 0:
         return
-    block_h = min(BLOCK_H, max(2, triton.next_power_of_2(h_q)))
+    block_h, block_d = combine_blocks(b * s_q, h_q, out.device)
     chunk = min(seqlen_chunk, max(16, triton.next_power_of_2(b)))
-    grid = (b * s_q, triton.cdiv(h_q, block_h))
+    grid = (b * s_q, triton.cdiv(h_q, block_h), D_V // block_d)
     pdl = use_pdl(out)
     mla_decode_combine_scheduled_kernel[grid](
         o_part, lse_part, out, lse, seqlens,
@@ -232,5 +261,6 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
         out.stride(0), out.stride(1), out.stride(2),
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, b, P,
-        D_V=D_V, BLOCK_H=block_h, SPLIT_P2=max(2, triton.next_power_of_2(P)), SEQLEN_CHUNK=chunk,
+        D_V=D_V, BLOCK_H=block_h, BLOCK_D=block_d, SPLIT_P2=max(2, triton.next_power_of_2(P)),
+        SEQLEN_CHUNK=chunk,
         BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, PDL=pdl, num_warps=4, launch_pdl=pdl)
