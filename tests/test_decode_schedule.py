@@ -37,8 +37,12 @@ def test_hand_worked_schedule():
                    (4, 5, 0, 1, True, None),
                    (4, 6, 0, 3, False, 10), (5, 6, 3, 7, False, 11), (6, 6, 7, 11, False, 12),
                    (7, 6, 11, 16, False, 13)]
-    # few pairs: P_eff = X // 2, so no part walks fewer than MIN_PAIRS pairs
-    assert S.p_eff(5, 100) == 2 and S.p_eff(1, 100) == 1 and S.p_eff(3, 1) == 1
+    # few pairs (X <= FINE_PARTS): a part per pair; more: X // 2 parts of two pairs or more,
+    # never fewer than FINE_PARTS of them
+    assert S.p_eff(5, 100) == 5 and S.p_eff(1, 100) == 1 and S.p_eff(3, 1) == 1
+    assert S.p_eff(16, 100) == 16 and S.p_eff(24, 100) == 16 and S.p_eff(32, 100) == 16
+    assert S.p_eff(33, 100) == 16 and S.p_eff(34, 100) == 17 and S.p_eff(64, 20) == 20
+    assert [cut[1] - cut[0] for cut in [S.cuts(8, 66)]] == [1] and S.cuts(32, 66)[:2] == [0, 2]
     assert [(s.part, s.whole) for s in S.segments([0], 64)] == [(0, True)]
     assert S.segments([], 4) == []
 
@@ -56,7 +60,7 @@ def test_schedule_properties(seqlens, P):
     n = S.p_eff(X, P)
     cut = S.cuts(X, P)
     segs = S.segments(seqlens, P)
-    assert n == max(1, min(P, X // S.MIN_PAIRS)) and S.p_eff(X, n) == n and len(cut) == n + 1
+    assert S.p_eff(X, n) == n and len(cut) == n + 1 and 1 <= n <= P
     assert cut[0] == 0 and cut[-1] == X
 
     # every flat pair in exactly one segment: the segments, in order, tile [0, X) with no gap
@@ -77,10 +81,14 @@ def test_schedule_properties(seqlens, P):
         assert reqs == sorted(set(reqs))
         assert flat[idx[0]][0] == cut[k] and flat[idx[-1]][1] == cut[k + 1]
 
-    # balanced: part sizes differ by at most one pair, none below MIN_PAIRS when X allows it
+    # balanced: part sizes differ by at most one pair; every busy part has a pair; none walks
+    # fewer than MIN_PAIRS once the batch has pairs enough for FINE_PARTS parts of that size;
+    # and a batch of few pairs is spread over min(P, X, FINE_PARTS) parts at least
     sizes = [cut[k + 1] - cut[k] for k in range(n)]
-    assert max(sizes) - min(sizes) <= 1
-    assert min(sizes) >= min(S.MIN_PAIRS, X)
+    assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+    if X >= S.MIN_PAIRS * S.FINE_PARTS:
+        assert min(sizes) >= S.MIN_PAIRS
+    assert n >= min(P, X, S.FINE_PARTS)
 
     # whole iff the request has one segment; split segments own distinct slots b + k < B + P
     per_request: dict[int, list] = {}
@@ -187,7 +195,8 @@ seqlens[3], seqlens[20] = 0, 20000
 run(seqlens, 24, 2, 20, 1, 16, True)          # 37 requests over three 16-request scan chunks
 run(seqlens, 24, 1, 3, 2, 1024, True)         # s_q = 1, 3 heads (a 4-wide head block)
 run([300, 0, 5000], 200, 2, 16, 3, 1024, True)  # P > X / 2: P_eff = X // 2
-run([129, 0, 70], 5, 1, 16, 4, 1024, False)   # X = 4: two parts, every request whole
+run([129, 0, 70], 5, 1, 16, 4, 1024, True)    # X = 4: four parts of one pair, request 0 split
+run([64, 0, 70], 5, 1, 16, 4, 1024, False)    # X = 3: three parts, every request whole
 run(seqlens, 1, 1, 16, 5, 16, False)          # one part: nothing split, nothing written
 import os                                     # whole 512-column rows and 128-column blocks
 for forced in ("512", "128"):                 # (these few rows get 64 by default)
@@ -214,7 +223,7 @@ def test_scheduled_combine_compiles_for_sm90():
     sig = {"o_part_ptr": "*fp32", "lse_part_ptr": "*fp32", "out_ptr": "*bf16", "lse_ptr": "*fp32",
            "seqlens_ptr": "*i32", **{n: "i32" for n in SCHEDULED_INTS}}
     cx = dict(D_V=512, BLOCK_H=16, BLOCK_D=128, SPLIT_P2=128, SEQLEN_CHUNK=1024,
-              BLOCK_K=C.BLOCK_K, MIN_PAIRS=C.MIN_PAIRS, PDL=True)
+              BLOCK_K=C.BLOCK_K, MIN_PAIRS=C.MIN_PAIRS, FINE_PARTS=C.FINE_PARTS, PDL=True)
     k = compile_for_sm90(C.mla_decode_combine_scheduled_kernel, sig, cx, num_warps=4)
     ptx = k.asm["ptx"]
     assert "mla_decode_combine_scheduled_kernel" in ptx
@@ -277,4 +286,8 @@ def test_combines_launch_as_programmatic_dependents_on_a_gpu_only(monkeypatch):
 def test_schedule_constants_agree():
     from tle_kernels import mla_decode_combine as C
 
-    assert (C.BLOCK_K, C.MIN_PAIRS, C.D_V) == (S.BLOCK_K, S.MIN_PAIRS, S.D_V)
+    assert (C.BLOCK_K, C.MIN_PAIRS, C.FINE_PARTS, C.D_V) == (S.BLOCK_K, S.MIN_PAIRS,
+                                                             S.FINE_PARTS, S.D_V)
+    from tle_kernels import mla_decode_parts as K   # the decode kernel's copies (constexprs)
+
+    assert (K.MIN_PAIRS.value, K.FINE_PARTS.value) == (S.MIN_PAIRS, S.FINE_PARTS)

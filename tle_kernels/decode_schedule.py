@@ -15,8 +15,12 @@ pairs, laid end to end in a flat pair space [0, X): request b's pairs are [S_b, 
 S_b = sum of pairs(seqlen_b') over b' < b and X = S_B. Program (part) k of P_eff walks the flat
 range [cut_k, cut_{k+1}), cut_k = floor(k X / P_eff), crossing request boundaries where they fall,
 so every part gets floor(X / P_eff) or ceil(X / P_eff) pairs whatever the lengths are. P_eff =
-max(1, min(P, X // MIN_PAIRS)) keeps every part at MIN_PAIRS pairs or more (a part's fixed cost,
-loading Q and writing its partial, is not worth less); parts k >= P_eff are idle.
+max(1, min(P, max(X // MIN_PAIRS, min(X, FINE_PARTS)))) keeps every part at MIN_PAIRS pairs or
+more (a part's fixed cost, loading Q and writing its fp32 partial, is not worth less), except that
+a batch of few pairs still gets up to FINE_PARTS parts of one pair or more: there the walk's
+latency, not the partials' traffic, decides the time (H200, h_q 128, one request of 1K tokens,
+X = 8: eight parts of one pair ran 1.10x four parts of two; at 4K, X = 32: sixteen parts of two
+pairs ran 1.10x thirty-two of one). Parts k >= P_eff are idle.
 
 The empty-request rule. A request with seqlen 0 still owns one pair (every position masked): some
 program must write its row (out 0, lse +inf, FlashMLA's rule for a row without a token), and
@@ -46,7 +50,8 @@ from typing import Iterable
 import torch
 
 BLOCK_K = 64        # tokens per K tile (one page)
-MIN_PAIRS = 2       # the fewest pairs a non-idle part walks (when X allows it)
+MIN_PAIRS = 2       # the fewest pairs a non-idle part walks (when X allows it) ...
+FINE_PARTS = 16     # ... unless it leaves fewer parts than this: then parts of one pair, up to 16
 D_V = 512           # value head dim of the partial outputs
 
 
@@ -71,9 +76,11 @@ def flat_starts(seqlens: Iterable[int] | torch.Tensor) -> list[int]:
 
 
 def p_eff(total_pairs: int, P: int) -> int:
-    """Parts that get work when ``P`` programs share ``total_pairs`` pairs: max(1, min(P, X // 2)).
-    Idempotent (p_eff(X, p_eff(X, P)) == p_eff(X, P)), so the functions below accept either."""
-    return max(1, min(int(P), int(total_pairs) // MIN_PAIRS))
+    """Parts that get work when ``P`` programs share ``total_pairs`` = X pairs: max(1, min(P,
+    max(X // MIN_PAIRS, min(X, FINE_PARTS)))). Idempotent (p_eff(X, p_eff(X, P)) == p_eff(X,
+    P)), so the functions below accept either."""
+    X = int(total_pairs)
+    return max(1, min(int(P), max(X // MIN_PAIRS, min(X, FINE_PARTS))))
 
 
 def cuts(total_pairs: int, P: int) -> list[int]:
@@ -131,5 +138,5 @@ def partial_buffers(b: int, s_q: int, h_q: int, P: int,
     return o_part, lse_part
 
 
-__all__ = ["BLOCK_K", "MIN_PAIRS", "Segment", "pairs", "flat_starts", "p_eff", "cuts", "part_of",
+__all__ = ["BLOCK_K", "MIN_PAIRS", "FINE_PARTS", "Segment", "pairs", "flat_starts", "p_eff", "cuts", "part_of",
            "segments", "partial_buffers"]

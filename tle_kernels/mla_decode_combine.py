@@ -48,6 +48,7 @@ D_V = 512
 BLOCK_H = 16
 BLOCK_K = 64            # tokens per K tile: decode_schedule.BLOCK_K
 MIN_PAIRS = 2           # decode_schedule.MIN_PAIRS
+FINE_PARTS = 16         # decode_schedule.FINE_PARTS
 SEQLEN_CHUNK = 1024     # requests whose seqlens one step of the scheduled combine's scan reads
 
 
@@ -162,6 +163,7 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
                                         BLOCK_D: tl.constexpr,
                                         SPLIT_P2: tl.constexpr, SEQLEN_CHUNK: tl.constexpr,
                                         BLOCK_K: tl.constexpr, MIN_PAIRS: tl.constexpr,
+                                        FINE_PARTS: tl.constexpr,
                                         PDL: tl.constexpr):
     row = tl.program_id(0)                                       # (request, query) pair
     j = row % s_q
@@ -187,7 +189,8 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
     # itself also keeps Triton 3.6's sm_90 lowering from failing (ConvertTritonGPUToLLVM rejects an
     # int64 division whose divisor is the loop result and whose dividend is computed from it).
     divisor = tl.maximum(total, 1)
-    p_eff = tl.maximum(tl.minimum(total // MIN_PAIRS, n_parts), 1)      # int64
+    p_eff = tl.maximum(tl.minimum(tl.maximum(total // MIN_PAIRS, tl.minimum(total, FINE_PARTS)),
+                                  n_parts), 1)                          # int64
     first = ((start_b + 1) * p_eff - 1) // divisor
     last = ((start_b + own) * p_eff - 1) // divisor
 
@@ -263,4 +266,4 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
         s_q, h_q, b, P,
         D_V=D_V, BLOCK_H=block_h, BLOCK_D=block_d, SPLIT_P2=max(2, triton.next_power_of_2(P)),
         SEQLEN_CHUNK=chunk,
-        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, PDL=pdl, num_warps=4, launch_pdl=pdl)
+        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, FINE_PARTS=FINE_PARTS, PDL=pdl, num_warps=4, launch_pdl=pdl)

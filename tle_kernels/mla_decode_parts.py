@@ -5,8 +5,8 @@ The schedule (tle_kernels/decode_schedule.py is its reference in Python, with th
 partial slots are unique): request b owns pairs(seqlen_b) = max(1, ceil(ceil(seqlen_b / 64) / 2))
 consecutive pairs of a flat pair space [0, X), starting at S_b = sum of the earlier requests'
 pairs; an empty request still owns one pair, fully masked, so that the program walking it writes
-its out 0 / lse +inf. With P programs per (kv head, row block), P_eff = max(1, min(P, X //
-MIN_PAIRS)) of them walk the pairs [cut_k, cut_k+1), cut_k = k * X // P_eff; the others idle. A
+its out 0 / lse +inf. With P programs per (kv head, row block), P_eff = max(1, min(P, max(X //
+MIN_PAIRS, min(X, FINE_PARTS)))) of them walk the pairs [cut_k, cut_k+1), cut_k = k * X // P_eff; the others idle. A
 program's pairs cross request boundaries; each maximal run of one request is a segment, and a
 request whose pairs all lie in one part is whole (its out / lse are written directly), else each
 of its segments writes partial slot b + k for mla_decode_combine's scheduled merge.
@@ -23,7 +23,8 @@ import triton.language as tl
 
 from .sparse_mla_common import BK
 
-MIN_PAIRS = tl.constexpr(2)      # fewest pairs per busy part: fewer parts when X is small
+MIN_PAIRS = tl.constexpr(2)      # fewest pairs per busy part: fewer parts when X is small,
+FINE_PARTS = tl.constexpr(16)    # but up to this many parts of one pair (decode_schedule.p_eff)
 SCHED_CHUNK = tl.constexpr(128)  # requests per prefix-sum chunk
 
 
@@ -45,7 +46,9 @@ def part_range(seqlens_ptr, B, n_chunks, BALANCE: tl.constexpr):
             idx = c * SCHED_CHUNK + offs
             sl = tl.load(seqlens_ptr + tl.minimum(idx, B - 1), mask=idx < B, other=0)
             total += tl.sum(tl.where(idx < B, request_pairs(sl), 0), 0)
-        p_eff = tl.maximum(tl.minimum(tl.num_programs(1), total // MIN_PAIRS), 1)
+        p_eff = tl.maximum(tl.minimum(tl.num_programs(1),
+                                      tl.maximum(total // MIN_PAIRS,
+                                                 tl.minimum(total, FINE_PARTS))), 1)
         x_lo = (tl.minimum(k, p_eff).to(tl.int64) * total // p_eff).to(tl.int32)
         x_hi = (tl.minimum(k + 1, p_eff).to(tl.int64) * total // p_eff).to(tl.int32)
         # b0 = how many requests end at or before x_lo; s0 = where the last of them ends

@@ -10,6 +10,7 @@ BK = gl.constexpr(64)
 D_HALF = gl.constexpr(256)
 D_MAIN = gl.constexpr(512)
 D_TAIL = gl.constexpr(64)
+FINE_PARTS = gl.constexpr(16)
 LN2 = gl.constexpr(0.6931471805599453)
 LOG2E = gl.constexpr(1.4426950408889634)
 MIN_PAIRS = gl.constexpr(2)
@@ -47,8 +48,8 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows38_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows38_r < n_rows), _block_rows38_r, 0)
+    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     cb = b0
     csl = sl0
@@ -56,55 +57,55 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     left = left0
     for p in range(NP):
         if (left == 0):
-            _next_request41_nb = (cb + 1)
-            _next_request41__t42 = gl.load((seqlens_ptr + _next_request41_nb))
-            _next_request41_nsl = _next_request41__t42
-            _request_pairs43__t44 = gl.maximum((((((_next_request41_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request41_nb
-            csl = _next_request41_nsl
+            _next_request43_nb = (cb + 1)
+            _next_request43__t44 = gl.load((seqlens_ptr + _next_request43_nb))
+            _next_request43_nsl = _next_request43__t44
+            _request_pairs45__t46 = gl.maximum((((((_next_request43_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request43_nb
+            csl = _next_request43_nsl
             pp = 0
-            left = _request_pairs43__t44
+            left = _request_pairs45__t46
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
-            _q_row_ptrs45_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs45_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _q_row_ptrs47_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs47_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_rows48_tile = (2 * pp)
-        _page_of49__t50 = gl.where((_page_rows48_tile < last_tile), _page_rows48_tile, last_tile)
-        _page_of49__t51 = gl.maximum(_page_of49__t50, 0)
-        _page_of49_entry = _page_of49__t51
-        _page_of49__t52 = gl.load((bt_row + _page_of49_entry), mask=(csl > 0), other=0)
-        _page_rows48__t53 = _page_of49__t52.to(gl.int64)
-        _page_rows48_page = _page_rows48__t53
-        _page_rows48_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows48_valid = (((_page_rows48_tile * BK) + _page_rows48_offs_k) < csl)
-        _kv_rows55_kv_ptr = (k_head + (_page_rows48_page * stride_k_blk))
-        _kv_rows55__t56 = gl.where(_page_rows48_valid, _page_rows48_offs_k, 0)
-        _kv_rows55__t57 = _kv_rows55__t56.to(gl.int64)
-        _kv_rows55__t58 = gl.where(_page_rows48_valid, _page_rows48_offs_k, 0)
-        _kv_rows55__t59 = _kv_rows55__t58.to(gl.int64)
-        rows0 = (_kv_rows55_kv_ptr + (_kv_rows55__t59[:, None] * stride_k_tok))
-        valid0 = _page_rows48_valid
-        _page_rows60_tile = ((2 * pp) + 1)
-        _page_of61__t62 = gl.where((_page_rows60_tile < last_tile), _page_rows60_tile, last_tile)
-        _page_of61__t63 = gl.maximum(_page_of61__t62, 0)
-        _page_of61_entry = _page_of61__t63
-        _page_of61__t64 = gl.load((bt_row + _page_of61_entry), mask=(csl > 0), other=0)
-        _page_rows60__t65 = _page_of61__t64.to(gl.int64)
-        _page_rows60_page = _page_rows60__t65
-        _page_rows60_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows60_valid = (((_page_rows60_tile * BK) + _page_rows60_offs_k) < csl)
-        _kv_rows67_kv_ptr = (k_head + (_page_rows60_page * stride_k_blk))
-        _kv_rows67__t68 = gl.where(_page_rows60_valid, _page_rows60_offs_k, 0)
-        _kv_rows67__t69 = _kv_rows67__t68.to(gl.int64)
-        _kv_rows67__t70 = gl.where(_page_rows60_valid, _page_rows60_offs_k, 0)
-        _kv_rows67__t71 = _kv_rows67__t70.to(gl.int64)
-        rows1 = (_kv_rows67_kv_ptr + (_kv_rows67__t71[:, None] * stride_k_tok))
-        valid1 = _page_rows60_valid
+        _page_rows50_tile = (2 * pp)
+        _page_of51__t52 = gl.where((_page_rows50_tile < last_tile), _page_rows50_tile, last_tile)
+        _page_of51__t53 = gl.maximum(_page_of51__t52, 0)
+        _page_of51_entry = _page_of51__t53
+        _page_of51__t54 = gl.load((bt_row + _page_of51_entry), mask=(csl > 0), other=0)
+        _page_rows50__t55 = _page_of51__t54.to(gl.int64)
+        _page_rows50_page = _page_rows50__t55
+        _page_rows50_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows50_valid = (((_page_rows50_tile * BK) + _page_rows50_offs_k) < csl)
+        _kv_rows57_kv_ptr = (k_head + (_page_rows50_page * stride_k_blk))
+        _kv_rows57__t58 = gl.where(_page_rows50_valid, _page_rows50_offs_k, 0)
+        _kv_rows57__t59 = _kv_rows57__t58.to(gl.int64)
+        _kv_rows57__t60 = gl.where(_page_rows50_valid, _page_rows50_offs_k, 0)
+        _kv_rows57__t61 = _kv_rows57__t60.to(gl.int64)
+        rows0 = (_kv_rows57_kv_ptr + (_kv_rows57__t61[:, None] * stride_k_tok))
+        valid0 = _page_rows50_valid
+        _page_rows62_tile = ((2 * pp) + 1)
+        _page_of63__t64 = gl.where((_page_rows62_tile < last_tile), _page_rows62_tile, last_tile)
+        _page_of63__t65 = gl.maximum(_page_of63__t64, 0)
+        _page_of63_entry = _page_of63__t65
+        _page_of63__t66 = gl.load((bt_row + _page_of63_entry), mask=(csl > 0), other=0)
+        _page_rows62__t67 = _page_of63__t66.to(gl.int64)
+        _page_rows62_page = _page_rows62__t67
+        _page_rows62_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows62_valid = (((_page_rows62_tile * BK) + _page_rows62_offs_k) < csl)
+        _kv_rows69_kv_ptr = (k_head + (_page_rows62_page * stride_k_blk))
+        _kv_rows69__t70 = gl.where(_page_rows62_valid, _page_rows62_offs_k, 0)
+        _kv_rows69__t71 = _kv_rows69__t70.to(gl.int64)
+        _kv_rows69__t72 = gl.where(_page_rows62_valid, _page_rows62_offs_k, 0)
+        _kv_rows69__t73 = _kv_rows69__t72.to(gl.int64)
+        rows1 = (_kv_rows69_kv_ptr + (_kv_rows69__t73[:, None] * stride_k_tok))
+        valid1 = _page_rows62_valid
         keep0 = valid0[:, None]
         keep1 = valid1[:, None]
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
@@ -140,15 +141,15 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows72_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows72_r < n_rows), _block_rows72_r, 0)
+    _block_rows74_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows74_r < n_rows), _block_rows74_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of74__t75 = b0.to(gl.int64)
-    _q_row_ptrs76_q_base = (q_ptr + (_q_tail_of74__t75 * stride_q_b))
-    _q_tail_of74_rows = (_q_row_ptrs76_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of74_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of74__t81 = _v1
-    q_tail = _q_tail_of74__t81
+    _q_tail_of76__t77 = b0.to(gl.int64)
+    _q_row_ptrs78_q_base = (q_ptr + (_q_tail_of76__t77 * stride_q_b))
+    _q_tail_of76_rows = (_q_row_ptrs78_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of76_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of76__t83 = _v1
+    q_tail = _q_tail_of76__t83
     cb = b0
     csl = sl0
     pp = pp0
@@ -178,8 +179,8 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _row_limit82_lim = (csl + (r * 0))
-        lim = _row_limit82_lim
+        _row_limit84_lim = (csl + (r * 0))
+        lim = _row_limit84_lim
         pos = (((2 * pp) * BK) + gl.arange(0, BK, layout=L2))
         acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
@@ -191,21 +192,21 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request83_nb = (cb + 1)
-            _next_request83__t84 = gl.load((seqlens_ptr + _next_request83_nb))
-            _next_request83_nsl = _next_request83__t84
-            _request_pairs85__t86 = gl.maximum((((((_next_request83_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request83_nb
-            csl = _next_request83_nsl
+            _next_request85_nb = (cb + 1)
+            _next_request85__t86 = gl.load((seqlens_ptr + _next_request85_nb))
+            _next_request85_nsl = _next_request85__t86
+            _request_pairs87__t88 = gl.maximum((((((_next_request85_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request85_nb
+            csl = _next_request85_nsl
             pp = 0
-            left = _request_pairs85__t86
+            left = _request_pairs87__t88
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of87__t88 = cb.to(gl.int64)
-            _q_row_ptrs89_q_base = (q_ptr + (_q_tail_of87__t88 * stride_q_b))
-            _q_tail_of87_rows = (_q_row_ptrs89_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of87_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of87__t94 = _v7
-            q_tail = _q_tail_of87__t94
+            _q_tail_of89__t90 = cb.to(gl.int64)
+            _q_row_ptrs91_q_base = (q_ptr + (_q_tail_of89__t90 * stride_q_b))
+            _q_tail_of89_rows = (_q_row_ptrs91_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of89_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of89__t96 = _v7
+            q_tail = _q_tail_of89__t96
         mx0 = (gl.max(s, 1) * qk_scale)
         max0_m.index(0).store(mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
@@ -242,37 +243,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized99_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized101_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized99_inv_l[:, None], L3))
-            _flush_segment100_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized101_inv_l[:, None], L3))
+            _flush_segment102_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment100__t101 = pb.to(gl.int64)
-                _row_offsets102_stride_s = (_flush_segment100_h_q * D_MAIN)
-                _store_half103_half_base = (out_ptr + (_flush_segment100__t101 * ((s_q * _flush_segment100_h_q) * D_MAIN)))
-                _store_half103_o_row = (((r // heads_per_kv) * _row_offsets102_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half103__t104 = acc.to(gl.bfloat16)
+                _flush_segment102__t103 = pb.to(gl.int64)
+                _row_offsets104_stride_s = (_flush_segment102_h_q * D_MAIN)
+                _store_half105_half_base = (out_ptr + (_flush_segment102__t103 * ((s_q * _flush_segment102_h_q) * D_MAIN)))
+                _store_half105_o_row = (((r // heads_per_kv) * _row_offsets104_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half105__t106 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half103_half_base + _store_half103_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half103__t104, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half105_half_base + _store_half105_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half105__t106, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half103_half_base + _store_half103_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half103__t104, L4), mask=keep[:, None])
-                _flush_segment100__t112 = pb.to(gl.int64)
-                _store_lse114_l_ptrs = ((lse_ptr + (_flush_segment100__t112 * (_flush_segment100_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of115__t116 = gl.log2(l_i)
-                _lse_of115__t117 = gl.where((l_i > 0), ((_lse_of115__t116 + ref) * LN2), float('inf'))
-                gl.store(_store_lse114_l_ptrs, _lse_of115__t117, mask=keep)
+                    gl.store(((_store_half105_half_base + _store_half105_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half105__t106, L4), mask=keep[:, None])
+                _flush_segment102__t114 = pb.to(gl.int64)
+                _store_lse116_l_ptrs = ((lse_ptr + (_flush_segment102__t114 * (_flush_segment102_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of117__t118 = gl.log2(l_i)
+                _lse_of117__t119 = gl.where((l_i > 0), ((_lse_of117__t118 + ref) * LN2), float('inf'))
+                gl.store(_store_lse116_l_ptrs, _lse_of117__t119, mask=keep)
             else:
-                _flush_segment100__t119 = gl.program_id(1)
-                _flush_segment100__t120 = (pb + _flush_segment100__t119).to(gl.int64)
-                _flush_segment100_slot = _flush_segment100__t120
-                _row_offsets121_stride_s = (_flush_segment100_h_q * D_MAIN)
-                _store_half122_half_base = (opart_ptr + (_flush_segment100_slot * ((s_q * _flush_segment100_h_q) * D_MAIN)))
-                _store_half122_o_row = (((r // heads_per_kv) * _row_offsets121_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half122_half_base + _store_half122_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-                _store_lse127_l_ptrs = ((lpart_ptr + (_flush_segment100_slot * (s_q * _flush_segment100_h_q))) + (((r // heads_per_kv) * _flush_segment100_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of128__t129 = gl.log2(l_i)
-                _part_lse_of128__t130 = gl.where((l_i > 0), ((_part_lse_of128__t129 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse127_l_ptrs, _part_lse_of128__t130, mask=keep)
+                _flush_segment102__t121 = gl.program_id(1)
+                _flush_segment102__t122 = (pb + _flush_segment102__t121).to(gl.int64)
+                _flush_segment102_slot = _flush_segment102__t122
+                _row_offsets123_stride_s = (_flush_segment102_h_q * D_MAIN)
+                _store_half124_half_base = (opart_ptr + (_flush_segment102_slot * ((s_q * _flush_segment102_h_q) * D_MAIN)))
+                _store_half124_o_row = (((r // heads_per_kv) * _row_offsets123_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half124_half_base + _store_half124_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse129_l_ptrs = ((lpart_ptr + (_flush_segment102_slot * (s_q * _flush_segment102_h_q))) + (((r // heads_per_kv) * _flush_segment102_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of130__t131 = gl.log2(l_i)
+                _part_lse_of130__t132 = gl.where((l_i > 0), ((_part_lse_of130__t131 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse129_l_ptrs, _part_lse_of130__t132, mask=keep)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
@@ -281,37 +282,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized132__t133 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized132_inv_l = _normalized132__t133
-        _flush_segment134_out = (acc * gl.convert_layout(_normalized132_inv_l[:, None], L3))
-        _flush_segment134_h_q = (h_kv * heads_per_kv)
+        _normalized134__t135 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized134_inv_l = _normalized134__t135
+        _flush_segment136_out = (acc * gl.convert_layout(_normalized134_inv_l[:, None], L3))
+        _flush_segment136_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment134__t135 = cb.to(gl.int64)
-            _row_offsets136_stride_s = (_flush_segment134_h_q * D_MAIN)
-            _store_half137_half_base = (out_ptr + (_flush_segment134__t135 * ((s_q * _flush_segment134_h_q) * D_MAIN)))
-            _store_half137_o_row = (((r // heads_per_kv) * _row_offsets136_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half137__t138 = _flush_segment134_out.to(gl.bfloat16)
+            _flush_segment136__t137 = cb.to(gl.int64)
+            _row_offsets138_stride_s = (_flush_segment136_h_q * D_MAIN)
+            _store_half139_half_base = (out_ptr + (_flush_segment136__t137 * ((s_q * _flush_segment136_h_q) * D_MAIN)))
+            _store_half139_o_row = (((r // heads_per_kv) * _row_offsets138_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half139__t140 = _flush_segment136_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half137_half_base + _store_half137_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half137__t138, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half139_half_base + _store_half139_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half139__t140, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half137_half_base + _store_half137_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half137__t138, L4), mask=keep[:, None])
-            _flush_segment134__t146 = cb.to(gl.int64)
-            _store_lse148_l_ptrs = ((lse_ptr + (_flush_segment134__t146 * (_flush_segment134_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of149__t150 = gl.log2(l_i)
-            _lse_of149__t151 = gl.where((l_i > 0), ((_lse_of149__t150 + ref) * LN2), float('inf'))
-            gl.store(_store_lse148_l_ptrs, _lse_of149__t151, mask=keep)
+                gl.store(((_store_half139_half_base + _store_half139_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half139__t140, L4), mask=keep[:, None])
+            _flush_segment136__t148 = cb.to(gl.int64)
+            _store_lse150_l_ptrs = ((lse_ptr + (_flush_segment136__t148 * (_flush_segment136_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of151__t152 = gl.log2(l_i)
+            _lse_of151__t153 = gl.where((l_i > 0), ((_lse_of151__t152 + ref) * LN2), float('inf'))
+            gl.store(_store_lse150_l_ptrs, _lse_of151__t153, mask=keep)
         else:
-            _flush_segment134__t153 = gl.program_id(1)
-            _flush_segment134__t154 = (cb + _flush_segment134__t153).to(gl.int64)
-            _flush_segment134_slot = _flush_segment134__t154
-            _row_offsets155_stride_s = (_flush_segment134_h_q * D_MAIN)
-            _store_half156_half_base = (opart_ptr + (_flush_segment134_slot * ((s_q * _flush_segment134_h_q) * D_MAIN)))
-            _store_half156_o_row = (((r // heads_per_kv) * _row_offsets155_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half156_half_base + _store_half156_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment134_out, L4), mask=keep[:, None])
-            _store_lse161_l_ptrs = ((lpart_ptr + (_flush_segment134_slot * (s_q * _flush_segment134_h_q))) + (((r // heads_per_kv) * _flush_segment134_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of162__t163 = gl.log2(l_i)
-            _part_lse_of162__t164 = gl.where((l_i > 0), ((_part_lse_of162__t163 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse161_l_ptrs, _part_lse_of162__t164, mask=keep)
+            _flush_segment136__t155 = gl.program_id(1)
+            _flush_segment136__t156 = (cb + _flush_segment136__t155).to(gl.int64)
+            _flush_segment136_slot = _flush_segment136__t156
+            _row_offsets157_stride_s = (_flush_segment136_h_q * D_MAIN)
+            _store_half158_half_base = (opart_ptr + (_flush_segment136_slot * ((s_q * _flush_segment136_h_q) * D_MAIN)))
+            _store_half158_o_row = (((r // heads_per_kv) * _row_offsets157_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half158_half_base + _store_half158_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment136_out, L4), mask=keep[:, None])
+            _store_lse163_l_ptrs = ((lpart_ptr + (_flush_segment136_slot * (s_q * _flush_segment136_h_q))) + (((r // heads_per_kv) * _flush_segment136_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of164__t165 = gl.log2(l_i)
+            _part_lse_of164__t166 = gl.where((l_i > 0), ((_part_lse_of164__t165 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse163_l_ptrs, _part_lse_of164__t166, mask=keep)
 
 
 @gluon.jit
@@ -328,15 +329,15 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows166_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows166_r < n_rows), _block_rows166_r, 0)
+    _block_rows168_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows168_r < n_rows), _block_rows168_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of168__t169 = b0.to(gl.int64)
-    _q_row_ptrs170_q_base = (q_ptr + (_q_tail_of168__t169 * stride_q_b))
-    _q_tail_of168_rows = (_q_row_ptrs170_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of168_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of168__t175 = _v1
-    q_tail = _q_tail_of168__t175
+    _q_tail_of170__t171 = b0.to(gl.int64)
+    _q_row_ptrs172_q_base = (q_ptr + (_q_tail_of170__t171 * stride_q_b))
+    _q_tail_of170_rows = (_q_row_ptrs172_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of170_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of170__t177 = _v1
+    q_tail = _q_tail_of170__t177
     cb = b0
     csl = sl0
     pp = pp0
@@ -360,11 +361,11 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _needs_mask176_end = (((2 * pp) + 2) * BK)
-        _needs_mask176_first = csl
-        if (_needs_mask176_end > csl):
-            _row_limit177_lim = (csl + (r * 0))
-            lim = _row_limit177_lim
+        _needs_mask178_end = (((2 * pp) + 2) * BK)
+        _needs_mask178_first = csl
+        if (_needs_mask178_end > csl):
+            _row_limit179_lim = (csl + (r * 0))
+            lim = _row_limit179_lim
             pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
             s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
             s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
@@ -378,21 +379,21 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request178_nb = (cb + 1)
-            _next_request178__t179 = gl.load((seqlens_ptr + _next_request178_nb))
-            _next_request178_nsl = _next_request178__t179
-            _request_pairs180__t181 = gl.maximum((((((_next_request178_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request178_nb
-            csl = _next_request178_nsl
+            _next_request180_nb = (cb + 1)
+            _next_request180__t181 = gl.load((seqlens_ptr + _next_request180_nb))
+            _next_request180_nsl = _next_request180__t181
+            _request_pairs182__t183 = gl.maximum((((((_next_request180_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request180_nb
+            csl = _next_request180_nsl
             pp = 0
-            left = _request_pairs180__t181
+            left = _request_pairs182__t183
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of182__t183 = cb.to(gl.int64)
-            _q_row_ptrs184_q_base = (q_ptr + (_q_tail_of182__t183 * stride_q_b))
-            _q_tail_of182_rows = (_q_row_ptrs184_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of182_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of182__t189 = _v7
-            q_tail = _q_tail_of182__t189
+            _q_tail_of184__t185 = cb.to(gl.int64)
+            _q_row_ptrs186_q_base = (q_ptr + (_q_tail_of184__t185 * stride_q_b))
+            _q_tail_of184_rows = (_q_row_ptrs186_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of184_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of184__t191 = _v7
+            q_tail = _q_tail_of184__t191
         mx1 = (gl.max(s, 1) * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L1)
@@ -433,57 +434,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized195_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized195_inv_l[:, None], L3))
-            _flush_segment196_out_ptr = (out_ptr + D_HALF)
-            _flush_segment196_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment196_h_q = (h_kv * heads_per_kv)
+            _normalized197_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized197_inv_l[:, None], L3))
+            _flush_segment198_out_ptr = (out_ptr + D_HALF)
+            _flush_segment198_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment198_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment196__t197 = pb.to(gl.int64)
-                _row_offsets198_stride_s = (_flush_segment196_h_q * D_MAIN)
-                _store_half199_half_base = (_flush_segment196_out_ptr + (_flush_segment196__t197 * ((s_q * _flush_segment196_h_q) * D_MAIN)))
-                _store_half199_o_row = (((r // heads_per_kv) * _row_offsets198_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half199__t200 = acc.to(gl.bfloat16)
+                _flush_segment198__t199 = pb.to(gl.int64)
+                _row_offsets200_stride_s = (_flush_segment198_h_q * D_MAIN)
+                _store_half201_half_base = (_flush_segment198_out_ptr + (_flush_segment198__t199 * ((s_q * _flush_segment198_h_q) * D_MAIN)))
+                _store_half201_o_row = (((r // heads_per_kv) * _row_offsets200_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half201__t202 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4), mask=keep[:, None])
+                    gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4), mask=keep[:, None])
             else:
-                _flush_segment196__t208 = gl.program_id(1)
-                _flush_segment196__t209 = (pb + _flush_segment196__t208).to(gl.int64)
-                _flush_segment196_slot = _flush_segment196__t209
-                _row_offsets210_stride_s = (_flush_segment196_h_q * D_MAIN)
-                _store_half211_half_base = (_flush_segment196_opart_ptr + (_flush_segment196_slot * ((s_q * _flush_segment196_h_q) * D_MAIN)))
-                _store_half211_o_row = (((r // heads_per_kv) * _row_offsets210_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half211_half_base + _store_half211_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _flush_segment198__t210 = gl.program_id(1)
+                _flush_segment198__t211 = (pb + _flush_segment198__t210).to(gl.int64)
+                _flush_segment198_slot = _flush_segment198__t211
+                _row_offsets212_stride_s = (_flush_segment198_h_q * D_MAIN)
+                _store_half213_half_base = (_flush_segment198_opart_ptr + (_flush_segment198_slot * ((s_q * _flush_segment198_h_q) * D_MAIN)))
+                _store_half213_o_row = (((r // heads_per_kv) * _row_offsets212_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half213_half_base + _store_half213_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
-        _normalized215__t216 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized215_inv_l = _normalized215__t216
-        _flush_segment217_out = (acc * gl.convert_layout(_normalized215_inv_l[:, None], L3))
-        _flush_segment217_out_ptr = (out_ptr + D_HALF)
-        _flush_segment217_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment217_h_q = (h_kv * heads_per_kv)
+        _normalized217__t218 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized217_inv_l = _normalized217__t218
+        _flush_segment219_out = (acc * gl.convert_layout(_normalized217_inv_l[:, None], L3))
+        _flush_segment219_out_ptr = (out_ptr + D_HALF)
+        _flush_segment219_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment219_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment217__t218 = cb.to(gl.int64)
-            _row_offsets219_stride_s = (_flush_segment217_h_q * D_MAIN)
-            _store_half220_half_base = (_flush_segment217_out_ptr + (_flush_segment217__t218 * ((s_q * _flush_segment217_h_q) * D_MAIN)))
-            _store_half220_o_row = (((r // heads_per_kv) * _row_offsets219_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half220__t221 = _flush_segment217_out.to(gl.bfloat16)
+            _flush_segment219__t220 = cb.to(gl.int64)
+            _row_offsets221_stride_s = (_flush_segment219_h_q * D_MAIN)
+            _store_half222_half_base = (_flush_segment219_out_ptr + (_flush_segment219__t220 * ((s_q * _flush_segment219_h_q) * D_MAIN)))
+            _store_half222_o_row = (((r // heads_per_kv) * _row_offsets221_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half222__t223 = _flush_segment219_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half220_half_base + _store_half220_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half220__t221, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half220_half_base + _store_half220_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half220__t221, L4), mask=keep[:, None])
+                gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4), mask=keep[:, None])
         else:
-            _flush_segment217__t229 = gl.program_id(1)
-            _flush_segment217__t230 = (cb + _flush_segment217__t229).to(gl.int64)
-            _flush_segment217_slot = _flush_segment217__t230
-            _row_offsets231_stride_s = (_flush_segment217_h_q * D_MAIN)
-            _store_half232_half_base = (_flush_segment217_opart_ptr + (_flush_segment217_slot * ((s_q * _flush_segment217_h_q) * D_MAIN)))
-            _store_half232_o_row = (((r // heads_per_kv) * _row_offsets231_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half232_half_base + _store_half232_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment217_out, L4), mask=keep[:, None])
+            _flush_segment219__t231 = gl.program_id(1)
+            _flush_segment219__t232 = (cb + _flush_segment219__t231).to(gl.int64)
+            _flush_segment219_slot = _flush_segment219__t232
+            _row_offsets233_stride_s = (_flush_segment219_h_q * D_MAIN)
+            _store_half234_half_base = (_flush_segment219_opart_ptr + (_flush_segment219_slot * ((s_q * _flush_segment219_h_q) * D_MAIN)))
+            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment219_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
@@ -512,48 +513,50 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
         _part_range2__t10 = gl.sum(_part_range2__t9, 0)
         _part_range2_total = (_part_range2_total + _part_range2__t10)
     _part_range2__t11 = gl.num_programs(1)
-    _part_range2__t12 = gl.minimum(_part_range2__t11, (_part_range2_total // MIN_PAIRS))
-    _part_range2__t13 = gl.maximum(_part_range2__t12, 1)
-    _part_range2_p_eff = _part_range2__t13
-    _part_range2__t14 = gl.minimum(_part_range2_k, _part_range2_p_eff)
-    _part_range2__t15 = _part_range2__t14.to(gl.int64)
-    _part_range2__t16 = ((_part_range2__t15 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
-    _part_range2_x_lo = _part_range2__t16
-    _part_range2__t17 = gl.minimum((_part_range2_k + 1), _part_range2_p_eff)
-    _part_range2__t18 = _part_range2__t17.to(gl.int64)
-    _part_range2__t19 = ((_part_range2__t18 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
-    _part_range2_x_hi = _part_range2__t19
+    _part_range2__t12 = gl.minimum(_part_range2_total, FINE_PARTS)
+    _part_range2__t13 = gl.maximum((_part_range2_total // MIN_PAIRS), _part_range2__t12)
+    _part_range2__t14 = gl.minimum(_part_range2__t11, _part_range2__t13)
+    _part_range2__t15 = gl.maximum(_part_range2__t14, 1)
+    _part_range2_p_eff = _part_range2__t15
+    _part_range2__t16 = gl.minimum(_part_range2_k, _part_range2_p_eff)
+    _part_range2__t17 = _part_range2__t16.to(gl.int64)
+    _part_range2__t18 = ((_part_range2__t17 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+    _part_range2_x_lo = _part_range2__t18
+    _part_range2__t19 = gl.minimum((_part_range2_k + 1), _part_range2_p_eff)
+    _part_range2__t20 = _part_range2__t19.to(gl.int64)
+    _part_range2__t21 = ((_part_range2__t20 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+    _part_range2_x_hi = _part_range2__t21
     _part_range2_b0 = 0
     _part_range2_s0 = 0
     _part_range2_base = 0
     for _part_range2_c in range(n_chunks):
         _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + _part_range2_offs)
-        _part_range2__t20 = gl.minimum(_part_range2_idx, (B - 1))
-        _v2 = gl.load((seqlens_ptr + _part_range2__t20), mask=(_part_range2_idx < B), other=0)
-        _part_range2__t21 = _v2
-        _part_range2_sl = _part_range2__t21
-        _request_pairs22__t23 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
-        _part_range2__t24 = gl.where((_part_range2_idx < B), _request_pairs22__t23, 0)
-        _part_range2_n = _part_range2__t24
-        _part_range2__t25 = gl.where((_part_range2_offs[None, :] <= gl.convert_layout(_part_range2_offs, L2)[:, None]), _part_range2_n[None, :], 0)
-        _part_range2__t26 = gl.sum(_part_range2__t25, 1)
-        _part_range2_ends = (_part_range2_base + _part_range2__t26)
+        _part_range2__t22 = gl.minimum(_part_range2_idx, (B - 1))
+        _v2 = gl.load((seqlens_ptr + _part_range2__t22), mask=(_part_range2_idx < B), other=0)
+        _part_range2__t23 = _v2
+        _part_range2_sl = _part_range2__t23
+        _request_pairs24__t25 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
+        _part_range2__t26 = gl.where((_part_range2_idx < B), _request_pairs24__t25, 0)
+        _part_range2_n = _part_range2__t26
+        _part_range2__t27 = gl.where((_part_range2_offs[None, :] <= gl.convert_layout(_part_range2_offs, L2)[:, None]), _part_range2_n[None, :], 0)
+        _part_range2__t28 = gl.sum(_part_range2__t27, 1)
+        _part_range2_ends = (_part_range2_base + _part_range2__t28)
         _part_range2_done = ((_part_range2_ends <= _part_range2_x_lo) & gl.convert_layout((_part_range2_idx < B), L2))
-        _part_range2__t27 = _part_range2_done.to(gl.int32)
-        _part_range2__t28 = gl.sum(_part_range2__t27, 0)
-        _part_range2_b0 = (_part_range2_b0 + _part_range2__t28)
-        _part_range2__t29 = gl.where(_part_range2_done, _part_range2_ends, 0)
-        _part_range2__t30 = gl.max(_part_range2__t29, 0)
-        _part_range2__t31 = gl.maximum(_part_range2_s0, _part_range2__t30)
-        _part_range2_s0 = _part_range2__t31
-        _part_range2__t32 = gl.sum(_part_range2_n, 0)
-        _part_range2_base = (_part_range2_base + _part_range2__t32)
-    _part_range2__t33 = gl.minimum(_part_range2_b0, (B - 1))
-    _part_range2_b0 = _part_range2__t33
-    _part_range2__t34 = gl.load((seqlens_ptr + _part_range2_b0))
-    _part_range2_sl0 = _part_range2__t34
-    _request_pairs35__t36 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
-    _part_range2_e0 = (_part_range2_s0 + _request_pairs35__t36)
+        _part_range2__t29 = _part_range2_done.to(gl.int32)
+        _part_range2__t30 = gl.sum(_part_range2__t29, 0)
+        _part_range2_b0 = (_part_range2_b0 + _part_range2__t30)
+        _part_range2__t31 = gl.where(_part_range2_done, _part_range2_ends, 0)
+        _part_range2__t32 = gl.max(_part_range2__t31, 0)
+        _part_range2__t33 = gl.maximum(_part_range2_s0, _part_range2__t32)
+        _part_range2_s0 = _part_range2__t33
+        _part_range2__t34 = gl.sum(_part_range2_n, 0)
+        _part_range2_base = (_part_range2_base + _part_range2__t34)
+    _part_range2__t35 = gl.minimum(_part_range2_b0, (B - 1))
+    _part_range2_b0 = _part_range2__t35
+    _part_range2__t36 = gl.load((seqlens_ptr + _part_range2_b0))
+    _part_range2_sl0 = _part_range2__t36
+    _request_pairs37__t38 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
+    _part_range2_e0 = (_part_range2_s0 + _request_pairs37__t38)
     x_lo = _part_range2_x_lo
     x_hi = _part_range2_x_hi
     b0 = _part_range2_b0

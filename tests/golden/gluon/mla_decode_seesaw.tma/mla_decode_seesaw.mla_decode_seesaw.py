@@ -11,6 +11,7 @@ BK = gl.constexpr(64)
 D_HALF = gl.constexpr(256)
 D_MAIN = gl.constexpr(512)
 D_TAIL = gl.constexpr(64)
+FINE_PARTS = gl.constexpr(16)
 LN2 = gl.constexpr(0.6931471805599453)
 LOG2E = gl.constexpr(1.4426950408889634)
 MIN_PAIRS = gl.constexpr(2)
@@ -48,8 +49,8 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows38_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows38_r < n_rows), _block_rows38_r, 0)
+    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
     keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
     cb = b0
     csl = sl0
@@ -57,43 +58,43 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     left = left0
     for p in range(NP):
         if (left == 0):
-            _next_request41_nb = (cb + 1)
-            _next_request41__t42 = gl.load((seqlens_ptr + _next_request41_nb))
-            _next_request41_nsl = _next_request41__t42
-            _request_pairs43__t44 = gl.maximum((((((_next_request41_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request41_nb
-            csl = _next_request41_nsl
+            _next_request43_nb = (cb + 1)
+            _next_request43__t44 = gl.load((seqlens_ptr + _next_request43_nb))
+            _next_request43_nsl = _next_request43__t44
+            _request_pairs45__t46 = gl.maximum((((((_next_request43_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request43_nb
+            csl = _next_request43_nsl
             pp = 0
-            left = _request_pairs43__t44
+            left = _request_pairs45__t46
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
-            _q_row_ptrs45_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs45_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _q_row_ptrs47_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs47_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_of48_tile = (2 * pp)
-        _page_of48__t49 = gl.where((_page_of48_tile < last_tile), _page_of48_tile, last_tile)
-        _page_of48__t50 = gl.maximum(_page_of48__t49, 0)
-        _page_of48_entry = _page_of48__t50
-        _page_of48__t51 = gl.load((bt_row + _page_of48_entry), mask=(csl > 0), other=0)
-        page0 = _page_of48__t51
-        _page_of52_tile = ((2 * pp) + 1)
-        _page_of52__t53 = gl.where((_page_of52_tile < last_tile), _page_of52_tile, last_tile)
-        _page_of52__t54 = gl.maximum(_page_of52__t53, 0)
-        _page_of52_entry = _page_of52__t54
-        _page_of52__t55 = gl.load((bt_row + _page_of52_entry), mask=(csl > 0), other=0)
-        page1 = _page_of52__t55
-        _page_shift56_tile = (2 * pp)
-        _page_shift56_n = ((csl - 0) - (_page_shift56_tile * BK))
-        _page_shift56_n = gl.where((_page_shift56_n < 0), 0, gl.where((_page_shift56_n > BK), BK, _page_shift56_n))
-        shift0 = (_page_shift56_n - BK)
-        _page_shift57_tile = ((2 * pp) + 1)
-        _page_shift57_n = ((csl - 0) - (_page_shift57_tile * BK))
-        _page_shift57_n = gl.where((_page_shift57_n < 0), 0, gl.where((_page_shift57_n > BK), BK, _page_shift57_n))
-        shift1 = (_page_shift57_n - BK)
+        _page_of50_tile = (2 * pp)
+        _page_of50__t51 = gl.where((_page_of50_tile < last_tile), _page_of50_tile, last_tile)
+        _page_of50__t52 = gl.maximum(_page_of50__t51, 0)
+        _page_of50_entry = _page_of50__t52
+        _page_of50__t53 = gl.load((bt_row + _page_of50_entry), mask=(csl > 0), other=0)
+        page0 = _page_of50__t53
+        _page_of54_tile = ((2 * pp) + 1)
+        _page_of54__t55 = gl.where((_page_of54_tile < last_tile), _page_of54_tile, last_tile)
+        _page_of54__t56 = gl.maximum(_page_of54__t55, 0)
+        _page_of54_entry = _page_of54__t56
+        _page_of54__t57 = gl.load((bt_row + _page_of54_entry), mask=(csl > 0), other=0)
+        page1 = _page_of54__t57
+        _page_shift58_tile = (2 * pp)
+        _page_shift58_n = ((csl - 0) - (_page_shift58_tile * BK))
+        _page_shift58_n = gl.where((_page_shift58_n < 0), 0, gl.where((_page_shift58_n > BK), BK, _page_shift58_n))
+        shift0 = (_page_shift58_n - BK)
+        _page_shift59_tile = ((2 * pp) + 1)
+        _page_shift59_n = ((csl - 0) - (_page_shift59_tile * BK))
+        _page_shift59_n = gl.where((_page_shift59_n < 0), 0, gl.where((_page_shift59_n > BK), BK, _page_shift59_n))
+        shift1 = (_page_shift59_n - BK)
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
         tma.async_copy_global_to_shared(k_desc, [page0, shift0, g, 0], kv0_full0.index(0), kv0_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         tma.async_copy_global_to_shared(tail_desc, [page0, shift0, g, D_MAIN], kv0_full0.index(0), kv0_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
@@ -129,15 +130,15 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows58_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows58_r < n_rows), _block_rows58_r, 0)
+    _block_rows60_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows60_r < n_rows), _block_rows60_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of60__t61 = b0.to(gl.int64)
-    _q_row_ptrs62_q_base = (q_ptr + (_q_tail_of60__t61 * stride_q_b))
-    _q_tail_of60_rows = (_q_row_ptrs62_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of60_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of60__t67 = _v1
-    q_tail = _q_tail_of60__t67
+    _q_tail_of62__t63 = b0.to(gl.int64)
+    _q_row_ptrs64_q_base = (q_ptr + (_q_tail_of62__t63 * stride_q_b))
+    _q_tail_of62_rows = (_q_row_ptrs64_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of62_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of62__t69 = _v1
+    q_tail = _q_tail_of62__t69
     cb = b0
     csl = sl0
     pp = pp0
@@ -165,16 +166,16 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _row_limit68_lim = (csl + (r * 0))
-        lim = _row_limit68_lim
-        _page_shift69_tile = (2 * pp)
-        _page_shift69_n = ((csl - 0) - (_page_shift69_tile * BK))
-        _page_shift69_n = gl.where((_page_shift69_n < 0), 0, gl.where((_page_shift69_n > BK), BK, _page_shift69_n))
-        _masked_by_position70_tile = (2 * pp)
-        _masked_by_position70_shift = (_page_shift69_n - BK)
-        _masked_by_position70_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position70_shift))[None, :]
+        _row_limit70_lim = (csl + (r * 0))
+        lim = _row_limit70_lim
+        _page_shift71_tile = (2 * pp)
+        _page_shift71_n = ((csl - 0) - (_page_shift71_tile * BK))
+        _page_shift71_n = gl.where((_page_shift71_n < 0), 0, gl.where((_page_shift71_n > BK), BK, _page_shift71_n))
+        _masked_by_position72_tile = (2 * pp)
+        _masked_by_position72_shift = (_page_shift71_n - BK)
+        _masked_by_position72_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position72_shift))[None, :]
         acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
-        s = gl.where(_masked_by_position70_keep, s, float('-inf'))
+        s = gl.where(_masked_by_position72_keep, s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
@@ -183,21 +184,21 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request71_nb = (cb + 1)
-            _next_request71__t72 = gl.load((seqlens_ptr + _next_request71_nb))
-            _next_request71_nsl = _next_request71__t72
-            _request_pairs73__t74 = gl.maximum((((((_next_request71_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request71_nb
-            csl = _next_request71_nsl
+            _next_request73_nb = (cb + 1)
+            _next_request73__t74 = gl.load((seqlens_ptr + _next_request73_nb))
+            _next_request73_nsl = _next_request73__t74
+            _request_pairs75__t76 = gl.maximum((((((_next_request73_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request73_nb
+            csl = _next_request73_nsl
             pp = 0
-            left = _request_pairs73__t74
+            left = _request_pairs75__t76
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of75__t76 = cb.to(gl.int64)
-            _q_row_ptrs77_q_base = (q_ptr + (_q_tail_of75__t76 * stride_q_b))
-            _q_tail_of75_rows = (_q_row_ptrs77_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of75_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of75__t82 = _v7
-            q_tail = _q_tail_of75__t82
+            _q_tail_of77__t78 = cb.to(gl.int64)
+            _q_row_ptrs79_q_base = (q_ptr + (_q_tail_of77__t78 * stride_q_b))
+            _q_tail_of77_rows = (_q_row_ptrs79_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of77_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of77__t84 = _v7
+            q_tail = _q_tail_of77__t84
         mx0 = (gl.max(s, 1) * qk_scale)
         max0_m.index(0).store(mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
@@ -233,37 +234,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized87_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized89_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized87_inv_l[:, None], L4))
-            _flush_segment88_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized89_inv_l[:, None], L4))
+            _flush_segment90_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment88__t89 = pb.to(gl.int64)
-                _row_offsets90_stride_s = (_flush_segment88_h_q * D_MAIN)
-                _store_half91_half_base = (out_ptr + (_flush_segment88__t89 * ((s_q * _flush_segment88_h_q) * D_MAIN)))
-                _store_half91_o_row = (((r // heads_per_kv) * _row_offsets90_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half91__t92 = acc.to(gl.bfloat16)
+                _flush_segment90__t91 = pb.to(gl.int64)
+                _row_offsets92_stride_s = (_flush_segment90_h_q * D_MAIN)
+                _store_half93_half_base = (out_ptr + (_flush_segment90__t91 * ((s_q * _flush_segment90_h_q) * D_MAIN)))
+                _store_half93_o_row = (((r // heads_per_kv) * _row_offsets92_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half93__t94 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half91_half_base + _store_half91_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half91__t92)  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half93_half_base + _store_half93_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half93__t94)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half91_half_base + _store_half91_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half91__t92, mask=keep[:, None])
-                _flush_segment88__t100 = pb.to(gl.int64)
-                _store_lse102_l_ptrs = ((lse_ptr + (_flush_segment88__t100 * (_flush_segment88_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of103__t104 = gl.log2(l_i)
-                _lse_of103__t105 = gl.where((l_i > 0), ((_lse_of103__t104 + ref) * LN2), float('inf'))
-                gl.store(_store_lse102_l_ptrs, gl.convert_layout(_lse_of103__t105, L1), mask=keep)
+                    gl.store(((_store_half93_half_base + _store_half93_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half93__t94, mask=keep[:, None])
+                _flush_segment90__t102 = pb.to(gl.int64)
+                _store_lse104_l_ptrs = ((lse_ptr + (_flush_segment90__t102 * (_flush_segment90_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of105__t106 = gl.log2(l_i)
+                _lse_of105__t107 = gl.where((l_i > 0), ((_lse_of105__t106 + ref) * LN2), float('inf'))
+                gl.store(_store_lse104_l_ptrs, gl.convert_layout(_lse_of105__t107, L1), mask=keep)
             else:
-                _flush_segment88__t107 = gl.program_id(1)
-                _flush_segment88__t108 = (pb + _flush_segment88__t107).to(gl.int64)
-                _flush_segment88_slot = _flush_segment88__t108
-                _row_offsets109_stride_s = (_flush_segment88_h_q * D_MAIN)
-                _store_half110_half_base = (opart_ptr + (_flush_segment88_slot * ((s_q * _flush_segment88_h_q) * D_MAIN)))
-                _store_half110_o_row = (((r // heads_per_kv) * _row_offsets109_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half110_half_base + _store_half110_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
-                _store_lse115_l_ptrs = ((lpart_ptr + (_flush_segment88_slot * (s_q * _flush_segment88_h_q))) + (((r // heads_per_kv) * _flush_segment88_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of116__t117 = gl.log2(l_i)
-                _part_lse_of116__t118 = gl.where((l_i > 0), ((_part_lse_of116__t117 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse115_l_ptrs, gl.convert_layout(_part_lse_of116__t118, L1), mask=keep)
+                _flush_segment90__t109 = gl.program_id(1)
+                _flush_segment90__t110 = (pb + _flush_segment90__t109).to(gl.int64)
+                _flush_segment90_slot = _flush_segment90__t110
+                _row_offsets111_stride_s = (_flush_segment90_h_q * D_MAIN)
+                _store_half112_half_base = (opart_ptr + (_flush_segment90_slot * ((s_q * _flush_segment90_h_q) * D_MAIN)))
+                _store_half112_o_row = (((r // heads_per_kv) * _row_offsets111_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half112_half_base + _store_half112_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
+                _store_lse117_l_ptrs = ((lpart_ptr + (_flush_segment90_slot * (s_q * _flush_segment90_h_q))) + (((r // heads_per_kv) * _flush_segment90_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of118__t119 = gl.log2(l_i)
+                _part_lse_of118__t120 = gl.where((l_i > 0), ((_part_lse_of118__t119 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse117_l_ptrs, gl.convert_layout(_part_lse_of118__t120, L1), mask=keep)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
@@ -272,37 +273,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized120__t121 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized120_inv_l = _normalized120__t121
-        _flush_segment122_out = (acc * gl.convert_layout(_normalized120_inv_l[:, None], L4))
-        _flush_segment122_h_q = (h_kv * heads_per_kv)
+        _normalized122__t123 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized122_inv_l = _normalized122__t123
+        _flush_segment124_out = (acc * gl.convert_layout(_normalized122_inv_l[:, None], L4))
+        _flush_segment124_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment122__t123 = cb.to(gl.int64)
-            _row_offsets124_stride_s = (_flush_segment122_h_q * D_MAIN)
-            _store_half125_half_base = (out_ptr + (_flush_segment122__t123 * ((s_q * _flush_segment122_h_q) * D_MAIN)))
-            _store_half125_o_row = (((r // heads_per_kv) * _row_offsets124_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half125__t126 = _flush_segment122_out.to(gl.bfloat16)
+            _flush_segment124__t125 = cb.to(gl.int64)
+            _row_offsets126_stride_s = (_flush_segment124_h_q * D_MAIN)
+            _store_half127_half_base = (out_ptr + (_flush_segment124__t125 * ((s_q * _flush_segment124_h_q) * D_MAIN)))
+            _store_half127_o_row = (((r // heads_per_kv) * _row_offsets126_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half127__t128 = _flush_segment124_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half125__t126)  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half127_half_base + _store_half127_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half127__t128)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half125_half_base + _store_half125_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half125__t126, mask=keep[:, None])
-            _flush_segment122__t134 = cb.to(gl.int64)
-            _store_lse136_l_ptrs = ((lse_ptr + (_flush_segment122__t134 * (_flush_segment122_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of137__t138 = gl.log2(l_i)
-            _lse_of137__t139 = gl.where((l_i > 0), ((_lse_of137__t138 + ref) * LN2), float('inf'))
-            gl.store(_store_lse136_l_ptrs, gl.convert_layout(_lse_of137__t139, L1), mask=keep)
+                gl.store(((_store_half127_half_base + _store_half127_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half127__t128, mask=keep[:, None])
+            _flush_segment124__t136 = cb.to(gl.int64)
+            _store_lse138_l_ptrs = ((lse_ptr + (_flush_segment124__t136 * (_flush_segment124_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of139__t140 = gl.log2(l_i)
+            _lse_of139__t141 = gl.where((l_i > 0), ((_lse_of139__t140 + ref) * LN2), float('inf'))
+            gl.store(_store_lse138_l_ptrs, gl.convert_layout(_lse_of139__t141, L1), mask=keep)
         else:
-            _flush_segment122__t141 = gl.program_id(1)
-            _flush_segment122__t142 = (cb + _flush_segment122__t141).to(gl.int64)
-            _flush_segment122_slot = _flush_segment122__t142
-            _row_offsets143_stride_s = (_flush_segment122_h_q * D_MAIN)
-            _store_half144_half_base = (opart_ptr + (_flush_segment122_slot * ((s_q * _flush_segment122_h_q) * D_MAIN)))
-            _store_half144_o_row = (((r // heads_per_kv) * _row_offsets143_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half144_half_base + _store_half144_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment122_out, mask=keep[:, None])
-            _store_lse149_l_ptrs = ((lpart_ptr + (_flush_segment122_slot * (s_q * _flush_segment122_h_q))) + (((r // heads_per_kv) * _flush_segment122_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of150__t151 = gl.log2(l_i)
-            _part_lse_of150__t152 = gl.where((l_i > 0), ((_part_lse_of150__t151 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse149_l_ptrs, gl.convert_layout(_part_lse_of150__t152, L1), mask=keep)
+            _flush_segment124__t143 = gl.program_id(1)
+            _flush_segment124__t144 = (cb + _flush_segment124__t143).to(gl.int64)
+            _flush_segment124_slot = _flush_segment124__t144
+            _row_offsets145_stride_s = (_flush_segment124_h_q * D_MAIN)
+            _store_half146_half_base = (opart_ptr + (_flush_segment124_slot * ((s_q * _flush_segment124_h_q) * D_MAIN)))
+            _store_half146_o_row = (((r // heads_per_kv) * _row_offsets145_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half146_half_base + _store_half146_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment124_out, mask=keep[:, None])
+            _store_lse151_l_ptrs = ((lpart_ptr + (_flush_segment124_slot * (s_q * _flush_segment124_h_q))) + (((r // heads_per_kv) * _flush_segment124_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of152__t153 = gl.log2(l_i)
+            _part_lse_of152__t154 = gl.where((l_i > 0), ((_part_lse_of152__t153 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse151_l_ptrs, gl.convert_layout(_part_lse_of152__t154, L1), mask=keep)
 
 
 @gluon.jit
@@ -321,15 +322,15 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows154_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows154_r < n_rows), _block_rows154_r, 0)
+    _block_rows156_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows156_r < n_rows), _block_rows156_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of156__t157 = b0.to(gl.int64)
-    _q_row_ptrs158_q_base = (q_ptr + (_q_tail_of156__t157 * stride_q_b))
-    _q_tail_of156_rows = (_q_row_ptrs158_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of156_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of156__t163 = _v1
-    q_tail = _q_tail_of156__t163
+    _q_tail_of158__t159 = b0.to(gl.int64)
+    _q_row_ptrs160_q_base = (q_ptr + (_q_tail_of158__t159 * stride_q_b))
+    _q_tail_of158_rows = (_q_row_ptrs160_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of158_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of158__t165 = _v1
+    q_tail = _q_tail_of158__t165
     cb = b0
     csl = sl0
     pp = pp0
@@ -351,19 +352,19 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _needs_mask164_end = (((2 * pp) + 2) * BK)
-        _needs_mask164_first = csl
-        if (_needs_mask164_end > csl):
-            _row_limit165_lim = (csl + (r * 0))
-            lim = _row_limit165_lim
-            _page_shift166_tile = ((2 * pp) + 1)
-            _page_shift166_n = ((csl - 0) - (_page_shift166_tile * BK))
-            _page_shift166_n = gl.where((_page_shift166_n < 0), 0, gl.where((_page_shift166_n > BK), BK, _page_shift166_n))
-            _masked_by_position167_tile = ((2 * pp) + 1)
-            _masked_by_position167_shift = (_page_shift166_n - BK)
-            _masked_by_position167_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position167_shift))[None, :]
+        _needs_mask166_end = (((2 * pp) + 2) * BK)
+        _needs_mask166_first = csl
+        if (_needs_mask166_end > csl):
+            _row_limit167_lim = (csl + (r * 0))
+            lim = _row_limit167_lim
+            _page_shift168_tile = ((2 * pp) + 1)
+            _page_shift168_n = ((csl - 0) - (_page_shift168_tile * BK))
+            _page_shift168_n = gl.where((_page_shift168_n < 0), 0, gl.where((_page_shift168_n > BK), BK, _page_shift168_n))
+            _masked_by_position169_tile = ((2 * pp) + 1)
+            _masked_by_position169_shift = (_page_shift168_n - BK)
+            _masked_by_position169_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position169_shift))[None, :]
             s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
-            s = gl.where(_masked_by_position167_keep, s, float('-inf'))
+            s = gl.where(_masked_by_position169_keep, s, float('-inf'))
             s = warpgroup_mma_init(s)  # the if branch keeps the wgmmas in flight at the if
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
@@ -374,21 +375,21 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request168_nb = (cb + 1)
-            _next_request168__t169 = gl.load((seqlens_ptr + _next_request168_nb))
-            _next_request168_nsl = _next_request168__t169
-            _request_pairs170__t171 = gl.maximum((((((_next_request168_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request168_nb
-            csl = _next_request168_nsl
+            _next_request170_nb = (cb + 1)
+            _next_request170__t171 = gl.load((seqlens_ptr + _next_request170_nb))
+            _next_request170_nsl = _next_request170__t171
+            _request_pairs172__t173 = gl.maximum((((((_next_request170_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request170_nb
+            csl = _next_request170_nsl
             pp = 0
-            left = _request_pairs170__t171
+            left = _request_pairs172__t173
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of172__t173 = cb.to(gl.int64)
-            _q_row_ptrs174_q_base = (q_ptr + (_q_tail_of172__t173 * stride_q_b))
-            _q_tail_of172_rows = (_q_row_ptrs174_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of172_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of172__t179 = _v7
-            q_tail = _q_tail_of172__t179
+            _q_tail_of174__t175 = cb.to(gl.int64)
+            _q_row_ptrs176_q_base = (q_ptr + (_q_tail_of174__t175 * stride_q_b))
+            _q_tail_of174_rows = (_q_row_ptrs176_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of174_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of174__t181 = _v7
+            q_tail = _q_tail_of174__t181
         mx1 = (gl.max(s, 1) * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L3)
@@ -428,57 +429,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized185_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized185_inv_l[:, None], L4))
-            _flush_segment186_out_ptr = (out_ptr + D_HALF)
-            _flush_segment186_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment186_h_q = (h_kv * heads_per_kv)
+            _normalized187_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized187_inv_l[:, None], L4))
+            _flush_segment188_out_ptr = (out_ptr + D_HALF)
+            _flush_segment188_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment188_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment186__t187 = pb.to(gl.int64)
-                _row_offsets188_stride_s = (_flush_segment186_h_q * D_MAIN)
-                _store_half189_half_base = (_flush_segment186_out_ptr + (_flush_segment186__t187 * ((s_q * _flush_segment186_h_q) * D_MAIN)))
-                _store_half189_o_row = (((r // heads_per_kv) * _row_offsets188_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half189__t190 = acc.to(gl.bfloat16)
+                _flush_segment188__t189 = pb.to(gl.int64)
+                _row_offsets190_stride_s = (_flush_segment188_h_q * D_MAIN)
+                _store_half191_half_base = (_flush_segment188_out_ptr + (_flush_segment188__t189 * ((s_q * _flush_segment188_h_q) * D_MAIN)))
+                _store_half191_o_row = (((r // heads_per_kv) * _row_offsets190_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half191__t192 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half189_half_base + _store_half189_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half189__t190)  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half191__t192)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half189_half_base + _store_half189_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half189__t190, mask=keep[:, None])
+                    gl.store(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half191__t192, mask=keep[:, None])
             else:
-                _flush_segment186__t198 = gl.program_id(1)
-                _flush_segment186__t199 = (pb + _flush_segment186__t198).to(gl.int64)
-                _flush_segment186_slot = _flush_segment186__t199
-                _row_offsets200_stride_s = (_flush_segment186_h_q * D_MAIN)
-                _store_half201_half_base = (_flush_segment186_opart_ptr + (_flush_segment186_slot * ((s_q * _flush_segment186_h_q) * D_MAIN)))
-                _store_half201_o_row = (((r // heads_per_kv) * _row_offsets200_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
+                _flush_segment188__t200 = gl.program_id(1)
+                _flush_segment188__t201 = (pb + _flush_segment188__t200).to(gl.int64)
+                _flush_segment188_slot = _flush_segment188__t201
+                _row_offsets202_stride_s = (_flush_segment188_h_q * D_MAIN)
+                _store_half203_half_base = (_flush_segment188_opart_ptr + (_flush_segment188_slot * ((s_q * _flush_segment188_h_q) * D_MAIN)))
+                _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     if (NP > 0):
-        _normalized205__t206 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized205_inv_l = _normalized205__t206
-        _flush_segment207_out = (acc * gl.convert_layout(_normalized205_inv_l[:, None], L4))
-        _flush_segment207_out_ptr = (out_ptr + D_HALF)
-        _flush_segment207_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment207_h_q = (h_kv * heads_per_kv)
+        _normalized207__t208 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized207_inv_l = _normalized207__t208
+        _flush_segment209_out = (acc * gl.convert_layout(_normalized207_inv_l[:, None], L4))
+        _flush_segment209_out_ptr = (out_ptr + D_HALF)
+        _flush_segment209_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment209_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment207__t208 = cb.to(gl.int64)
-            _row_offsets209_stride_s = (_flush_segment207_h_q * D_MAIN)
-            _store_half210_half_base = (_flush_segment207_out_ptr + (_flush_segment207__t208 * ((s_q * _flush_segment207_h_q) * D_MAIN)))
-            _store_half210_o_row = (((r // heads_per_kv) * _row_offsets209_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half210__t211 = _flush_segment207_out.to(gl.bfloat16)
+            _flush_segment209__t210 = cb.to(gl.int64)
+            _row_offsets211_stride_s = (_flush_segment209_h_q * D_MAIN)
+            _store_half212_half_base = (_flush_segment209_out_ptr + (_flush_segment209__t210 * ((s_q * _flush_segment209_h_q) * D_MAIN)))
+            _store_half212_o_row = (((r // heads_per_kv) * _row_offsets211_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half212__t213 = _flush_segment209_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half210__t211)  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half212__t213)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half210__t211, mask=keep[:, None])
+                gl.store(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half212__t213, mask=keep[:, None])
         else:
-            _flush_segment207__t219 = gl.program_id(1)
-            _flush_segment207__t220 = (cb + _flush_segment207__t219).to(gl.int64)
-            _flush_segment207_slot = _flush_segment207__t220
-            _row_offsets221_stride_s = (_flush_segment207_h_q * D_MAIN)
-            _store_half222_half_base = (_flush_segment207_opart_ptr + (_flush_segment207_slot * ((s_q * _flush_segment207_h_q) * D_MAIN)))
-            _store_half222_o_row = (((r // heads_per_kv) * _row_offsets221_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment207_out, mask=keep[:, None])
+            _flush_segment209__t221 = gl.program_id(1)
+            _flush_segment209__t222 = (cb + _flush_segment209__t221).to(gl.int64)
+            _flush_segment209_slot = _flush_segment209__t222
+            _row_offsets223_stride_s = (_flush_segment209_h_q * D_MAIN)
+            _store_half224_half_base = (_flush_segment209_opart_ptr + (_flush_segment209_slot * ((s_q * _flush_segment209_h_q) * D_MAIN)))
+            _store_half224_o_row = (((r // heads_per_kv) * _row_offsets223_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment209_out, mask=keep[:, None])
 
 
 @gluon.jit
@@ -507,48 +508,50 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
         _part_range2__t10 = gl.sum(_part_range2__t9, 0)
         _part_range2_total = (_part_range2_total + _part_range2__t10)
     _part_range2__t11 = gl.num_programs(1)
-    _part_range2__t12 = gl.minimum(_part_range2__t11, (_part_range2_total // MIN_PAIRS))
-    _part_range2__t13 = gl.maximum(_part_range2__t12, 1)
-    _part_range2_p_eff = _part_range2__t13
-    _part_range2__t14 = gl.minimum(_part_range2_k, _part_range2_p_eff)
-    _part_range2__t15 = _part_range2__t14.to(gl.int64)
-    _part_range2__t16 = ((_part_range2__t15 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
-    _part_range2_x_lo = _part_range2__t16
-    _part_range2__t17 = gl.minimum((_part_range2_k + 1), _part_range2_p_eff)
-    _part_range2__t18 = _part_range2__t17.to(gl.int64)
-    _part_range2__t19 = ((_part_range2__t18 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
-    _part_range2_x_hi = _part_range2__t19
+    _part_range2__t12 = gl.minimum(_part_range2_total, FINE_PARTS)
+    _part_range2__t13 = gl.maximum((_part_range2_total // MIN_PAIRS), _part_range2__t12)
+    _part_range2__t14 = gl.minimum(_part_range2__t11, _part_range2__t13)
+    _part_range2__t15 = gl.maximum(_part_range2__t14, 1)
+    _part_range2_p_eff = _part_range2__t15
+    _part_range2__t16 = gl.minimum(_part_range2_k, _part_range2_p_eff)
+    _part_range2__t17 = _part_range2__t16.to(gl.int64)
+    _part_range2__t18 = ((_part_range2__t17 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+    _part_range2_x_lo = _part_range2__t18
+    _part_range2__t19 = gl.minimum((_part_range2_k + 1), _part_range2_p_eff)
+    _part_range2__t20 = _part_range2__t19.to(gl.int64)
+    _part_range2__t21 = ((_part_range2__t20 * _part_range2_total) // _part_range2_p_eff).to(gl.int32)
+    _part_range2_x_hi = _part_range2__t21
     _part_range2_b0 = 0
     _part_range2_s0 = 0
     _part_range2_base = 0
     for _part_range2_c in range(n_chunks):
         _part_range2_idx = ((_part_range2_c * SCHED_CHUNK) + _part_range2_offs)
-        _part_range2__t20 = gl.minimum(_part_range2_idx, (B - 1))
-        _v2 = gl.load((seqlens_ptr + _part_range2__t20), mask=(_part_range2_idx < B), other=0)
-        _part_range2__t21 = _v2
-        _part_range2_sl = _part_range2__t21
-        _request_pairs22__t23 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
-        _part_range2__t24 = gl.where((_part_range2_idx < B), _request_pairs22__t23, 0)
-        _part_range2_n = _part_range2__t24
-        _part_range2__t25 = gl.where((_part_range2_offs[None, :] <= gl.convert_layout(_part_range2_offs, L2)[:, None]), _part_range2_n[None, :], 0)
-        _part_range2__t26 = gl.sum(_part_range2__t25, 1)
-        _part_range2_ends = (_part_range2_base + _part_range2__t26)
+        _part_range2__t22 = gl.minimum(_part_range2_idx, (B - 1))
+        _v2 = gl.load((seqlens_ptr + _part_range2__t22), mask=(_part_range2_idx < B), other=0)
+        _part_range2__t23 = _v2
+        _part_range2_sl = _part_range2__t23
+        _request_pairs24__t25 = gl.maximum((((((_part_range2_sl + BK) - 1) // BK) + 1) // 2), 1)
+        _part_range2__t26 = gl.where((_part_range2_idx < B), _request_pairs24__t25, 0)
+        _part_range2_n = _part_range2__t26
+        _part_range2__t27 = gl.where((_part_range2_offs[None, :] <= gl.convert_layout(_part_range2_offs, L2)[:, None]), _part_range2_n[None, :], 0)
+        _part_range2__t28 = gl.sum(_part_range2__t27, 1)
+        _part_range2_ends = (_part_range2_base + _part_range2__t28)
         _part_range2_done = ((_part_range2_ends <= _part_range2_x_lo) & gl.convert_layout((_part_range2_idx < B), L2))
-        _part_range2__t27 = _part_range2_done.to(gl.int32)
-        _part_range2__t28 = gl.sum(_part_range2__t27, 0)
-        _part_range2_b0 = (_part_range2_b0 + _part_range2__t28)
-        _part_range2__t29 = gl.where(_part_range2_done, _part_range2_ends, 0)
-        _part_range2__t30 = gl.max(_part_range2__t29, 0)
-        _part_range2__t31 = gl.maximum(_part_range2_s0, _part_range2__t30)
-        _part_range2_s0 = _part_range2__t31
-        _part_range2__t32 = gl.sum(_part_range2_n, 0)
-        _part_range2_base = (_part_range2_base + _part_range2__t32)
-    _part_range2__t33 = gl.minimum(_part_range2_b0, (B - 1))
-    _part_range2_b0 = _part_range2__t33
-    _part_range2__t34 = gl.load((seqlens_ptr + _part_range2_b0))
-    _part_range2_sl0 = _part_range2__t34
-    _request_pairs35__t36 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
-    _part_range2_e0 = (_part_range2_s0 + _request_pairs35__t36)
+        _part_range2__t29 = _part_range2_done.to(gl.int32)
+        _part_range2__t30 = gl.sum(_part_range2__t29, 0)
+        _part_range2_b0 = (_part_range2_b0 + _part_range2__t30)
+        _part_range2__t31 = gl.where(_part_range2_done, _part_range2_ends, 0)
+        _part_range2__t32 = gl.max(_part_range2__t31, 0)
+        _part_range2__t33 = gl.maximum(_part_range2_s0, _part_range2__t32)
+        _part_range2_s0 = _part_range2__t33
+        _part_range2__t34 = gl.sum(_part_range2_n, 0)
+        _part_range2_base = (_part_range2_base + _part_range2__t34)
+    _part_range2__t35 = gl.minimum(_part_range2_b0, (B - 1))
+    _part_range2_b0 = _part_range2__t35
+    _part_range2__t36 = gl.load((seqlens_ptr + _part_range2_b0))
+    _part_range2_sl0 = _part_range2__t36
+    _request_pairs37__t38 = gl.maximum((((((_part_range2_sl0 + BK) - 1) // BK) + 1) // 2), 1)
+    _part_range2_e0 = (_part_range2_s0 + _request_pairs37__t38)
     x_lo = _part_range2_x_lo
     x_hi = _part_range2_x_hi
     b0 = _part_range2_b0
