@@ -1,6 +1,7 @@
 """FlashMLA's own dense decode test, run against tle_kernels (`import tle_kernels as flash_mla`).
 
     python3 benchmarks/run_flashmla_decode_test.py --tests FLASHMLA/tests [--sample 120] [--seed 0]
+        [--shard K/N]
 
 FlashMLA's tests folder (its test_flash_mla_dense_decoding.py and the kernelkit package beside it)
 is not part of this repository: pass a checkout's. The test file is imported unchanged, with a
@@ -8,7 +9,8 @@ module named ``flash_mla`` that re-exports ``tle_kernels`` put first on the path
 sample of the test's correctness cases (all 2,304 take long) and every one of its corner cases
 (requests with no tokens); its performance cases time FlashMLA's own kernel by name, so they are
 left out. The test asserts FlashMLA's tolerances on every case; the exit status is 1 on the first
-failure (its traceback names the case).
+failure (its traceback names the case). ``--shard K/N`` runs every N-th case from the K-th, so N
+processes sharing one GPU run them all between them.
 """
 
 from __future__ import annotations
@@ -45,7 +47,12 @@ def main(argv=None) -> int:
     ap.add_argument("--tests", required=True, help="FlashMLA's tests folder")
     ap.add_argument("--sample", type=int, default=120, help="correctness cases to run")
     ap.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    ap.add_argument("--shard", default="0/1", metavar="K/N",
+                    help="run the cases K, K + N, K + 2N, ... (default 0/1: all)")
     args = ap.parse_args(argv)
+    from run_flashmla_sparse_decode_test import parse_shard
+
+    shard_k, shard_n = parse_shard(ap, args.shard)
     tests = Path(args.tests).resolve()
     if not (tests / "test_flash_mla_dense_decoding.py").is_file():
         ap.error(f"--tests: {tests} has no test_flash_mla_dense_decoding.py")
@@ -61,13 +68,15 @@ def main(argv=None) -> int:
     torch.set_default_device(device)
     torch.cuda.set_device(device)
     sampled, corner, n_all = cases(T, args.sample, args.seed)
+    mine = (sampled + corner)[shard_k::shard_n]
     t0 = time.time()
-    for n, case in enumerate(sampled + corner, 1):
+    for n, case in enumerate(mine, 1):
         T.test_flash_mla(case)
-        print(f"[{n}/{len(sampled) + len(corner)}] passed", flush=True)
-    print(f"FlashMLA dense decode test with tle_kernels: {len(sampled) + len(corner)} cases passed "
+        print(f"[{n}/{len(mine)}] passed", flush=True)
+    print(f"FlashMLA dense decode test with tle_kernels: {len(mine)} cases passed "
           f"({len(sampled)} of its {n_all} correctness cases, seed {args.seed}; all {len(corner)} "
-          f"corner cases) in {time.time() - t0:.0f} s")
+          f"corner cases" + (f"; shard {shard_k}/{shard_n} of them" if shard_n > 1 else "")
+          + f") in {time.time() - t0:.0f} s")
     return 0
 
 

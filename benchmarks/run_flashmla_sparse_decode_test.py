@@ -1,7 +1,7 @@
 """FlashMLA's own sparse decode test, run against tle_kernels (`import tle_kernels as flash_mla`).
 
     python3 benchmarks/run_flashmla_sparse_decode_test.py --tests FLASHMLA/tests [--sample 80]
-        [--seed 0] [--all] [--production] [--fail-fast] [--list]
+        [--seed 0] [--all] [--production] [--fail-fast] [--list] [--shard K/N]
 
 FlashMLA's tests folder (its test_flash_mla_sparse_decoding.py with lib.py, ref.py, quant.py and
 the kernelkit package beside it) is not part of this repository: pass a checkout's. The test file
@@ -19,7 +19,8 @@ test's performance cases time FlashMLA's own kernels by name, so they are left o
 main() gives it (its position in the full case list), and the tolerances are the test's own. The
 exit status is 1 when a case fails (its output, traceback and parameters are printed; the
 summary lists every failed case); ``--list`` prints the chosen cases without running them (no GPU
-needed).
+needed). ``--shard K/N`` runs every N-th of the chosen cases from the K-th (K = 0 .. N - 1), so N
+processes sharing one GPU run the whole choice between them.
 """
 
 from __future__ import annotations
@@ -149,6 +150,17 @@ def run(T, chosen, fail_fast: bool):
     return n, failed
 
 
+def parse_shard(ap, text: str) -> tuple:
+    """(K, N) of ``--shard K/N``; an argparse error unless 0 <= K < N."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        ap.error(f"--shard: expected K/N, e.g. 0/4 (got {text!r})")
+    if not 0 <= k < n:
+        ap.error(f"--shard: expected 0 <= K < N (got {text!r})")
+    return k, n
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tests", required=True, help="FlashMLA's tests folder")
@@ -159,14 +171,18 @@ def main(argv=None) -> int:
                     help="also the V3.2 performance cases, as correctness checks")
     ap.add_argument("--fail-fast", action="store_true", help="stop at the first failure")
     ap.add_argument("--list", action="store_true", help="print the chosen cases, run nothing")
+    ap.add_argument("--shard", default="0/1", metavar="K/N",
+                    help="run the chosen cases K, K + N, K + 2N, ... (default 0/1: all)")
     args = ap.parse_args(argv)
     if args.sample < 0:
         ap.error("--sample: expected a count >= 0")
+    shard_k, shard_n = parse_shard(ap, args.shard)
     tests = Path(args.tests).resolve()
     if not (tests / TEST_FILE).is_file():
         ap.error(f"--tests: {tests} has no {TEST_FILE}")
     T = load_test(tests)
     chosen, counts = select(T.gen_testcase(), args.sample, args.seed, args.all, args.production)
+    chosen = chosen[shard_k::shard_n]
     n_corr = sum(1 for _, r in chosen if r.num_runs == 0 and not is_corner(r))
     what = (f"{n_corr} of its {counts['correctness']} correctness cases"
             + ("" if args.all else f" (seed {args.seed})")
@@ -174,7 +190,8 @@ def main(argv=None) -> int:
             + (f", all {counts['performance']} performance cases as correctness checks"
                if args.production else f" (its {counts['performance']} performance cases left "
                                        "out)")
-            + f"; {counts['other']} cases of other head dims not run")
+            + f"; {counts['other']} cases of other head dims not run"
+            + (f"; shard {shard_k}/{shard_n} of them" if shard_n > 1 else ""))
     if args.list:
         for index, raw in chosen:
             print(f"case {index}: {describe(as_run(raw, index))}")

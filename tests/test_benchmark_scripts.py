@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
     ("benchmarks/ab_tail_split.py", ("tail_split", "--reps", "--impl")),
     ("benchmarks/ab_prefill_features.py", ("attn_sink", "topk_length", "--reps", "--warmup")),
     ("benchmarks/anchor_flashmla.py", ("--lib", "FlashMLA", "--skv")),
-    ("benchmarks/run_flashmla_decode_test.py", ("--tests", "--sample", "FlashMLA")),
+    ("benchmarks/run_flashmla_decode_test.py", ("--tests", "--sample", "--shard", "FlashMLA")),
     ("benchmarks/ab_decode.py", ("--kernel", "--points", "--anchor", "--reps", "split-fp8")),
     ("benchmarks/decode_small_batch.py", ("--anchor", "--batches", "--lengths", "--reps")),
 ])

@@ -129,6 +129,22 @@ def test_list_all_and_production(tmp_path):
     assert "case 12: b=128 s_q=2 h_q=128 s_k=32768 topk=2048" in r.stdout
 
 
+def test_shards_split_the_choice_between_them(tmp_path):
+    """--shard K/N lists every N-th chosen case from the K-th: the shards together are the whole
+    choice, each case once; a K outside 0 .. N - 1 or a malformed value is an argparse error."""
+    fake = str(write_fake(tmp_path))
+    whole = listed(run_script("--tests", fake, "--list", "--all", "--production").stdout)
+    parts = []
+    for k in range(3):
+        r = run_script("--tests", fake, "--list", "--all", "--production", "--shard", f"{k}/3")
+        assert r.returncode == 0 and f"shard {k}/3 of them" in r.stdout, r.stdout + r.stderr
+        parts.append(listed(r.stdout))
+    assert parts[0] == whole[0::3] and sorted(sum(parts, [])) == sorted(whole)
+    for bad in ("3/3", "-1/2", "1", "a/b"):
+        r = run_script("--tests", fake, "--list", "--shard", bad)
+        assert r.returncode == 2 and "--shard" in r.stderr, bad
+
+
 @dataclasses.dataclass
 class Raw:
     d_qk: int = 576
