@@ -40,9 +40,14 @@ def test_arguments():
     assert a.shape == ["b64_s1_h128"] and a.cache == ["fp8"] and a.impl == ["naive"]
     assert a.topk == 512 and a.check and a.no_graph and a.plot == ""
     for bad in (["--topk", "100"], ["--topk", "0"], ["--shape", "b1"], ["--cache", "fp16"],
-                ["--impl", "flash"], ["--reps", "0"]):
+                ["--impl", "flash"], ["--reps", "0"], ["--shape", "b0_s1_h128"],
+                ["--shape", "b4_s1_h128x"]):
         with pytest.raises(SystemExit):
             B.parse_args(bad)
+    # a shape spelled out (small batches): any bB_sS_hH
+    a = B.parse_args(["--shape", "b1_s1_h128", "b4_s2_h64"])
+    assert [B.parse_shape(n) for n in a.shape] == [(1, 1, 128), (4, 2, 64)]
+    assert all(B.parse_shape(n) == v for n, v in B.SHAPES.items())
 
 
 def test_flop_and_byte_formulas():

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import sys
 import time
 import traceback
@@ -67,6 +68,26 @@ SHAPES = {                # name: (b, s_q, h_q)
     "b128_s1_h32": (128, 1, 32),
     "b128_s1_h16": (128, 1, 16),
 }
+SHAPE_RE = re.compile(r"b(\d+)_s(\d+)_h(\d+)")
+
+
+def parse_shape(name: str) -> tuple:
+    """(b, s_q, h_q) of a shape name bB_sS_hH (SHAPES' names and any other, e.g. b1_s1_h128)."""
+    m = SHAPE_RE.fullmatch(name)
+    if not m or min(int(x) for x in m.groups()) < 1:
+        raise ValueError(f"shape {name!r}: expected bB_sS_hH with B, S, H >= 1 (e.g. b4_s1_h128)")
+    return tuple(int(x) for x in m.groups())
+
+
+def shape_name(text: str) -> str:
+    """argparse type of --shape: the name, checked."""
+    try:
+        parse_shape(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 CACHES = ("fp8", "bf16")
 TOKEN_BYTES = {"fp8": BYTES_PER_TOKEN, "bf16": 2 * D_QK}
 CHECK_B = 16
@@ -215,7 +236,10 @@ def bar_lines(results, anchored: bool, extra_topk: int = 0):
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
-    ap.add_argument("--shape", nargs="+", default=list(SHAPES), choices=list(SHAPES))
+    ap.add_argument("--shape", nargs="+", default=list(SHAPES), type=shape_name,
+                    metavar="bB_sS_hH",
+                    help="shapes to time: any bB_sS_hH (e.g. b4_s1_h128); default "
+                         + " ".join(SHAPES))
     ap.add_argument("--cache", nargs="+", default=list(CACHES), choices=CACHES)
     ap.add_argument("--impl", nargs="+", default=list(A.IMPLS), choices=A.IMPLS,
                     help="implementations to time (those not built are skipped)")
@@ -283,7 +307,7 @@ def main(argv=None) -> int:
         else:
             print(f"skip {i}: the sparse decode has no {i!r} kernel yet (built: {built})",
                   flush=True)
-    shapes = {name: SHAPES[name] for name in args.shape}
+    shapes = {name: parse_shape(name) for name in args.shape}
     sm_scale = D_QK ** -0.5
     results = {"shapes": {k: dict(zip(("b", "s_q", "h_q"), v)) for k, v in shapes.items()},
                "topk": args.topk, "extra_topk": args.extra_topk, "s_kv": args.s_kv,
