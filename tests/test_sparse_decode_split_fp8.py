@@ -345,6 +345,7 @@ def test_sink_through_a_tail_split(emulated, monkeypatch, rows, h_q):
     run_and_check(x, "sink tail split")
     (split, kw), = calls
     assert split.chunks == 4 and kw["sink"] is not None and kw["run_main"] is not None
+    assert kw["shared_q"]                            # the pieces read their token's q in place
     want = ["sparse_decode_split_fp8"] if rows == 2 else ["sparse_decode_split_fp8_sink",
                                                          "sparse_decode_split_fp8"]
     assert kernels == want

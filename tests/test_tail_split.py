@@ -178,3 +178,47 @@ def test_triton_merge_kernel_matches_the_reference_merge_in_the_interpreter():
                        env=env, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
 
+
+
+def test_min_speedup_lets_a_decode_batch_take_two_pieces():
+    # 32 rows x 2 head blocks = 64 items on 132 SMs: room for two pieces of 16 tiles each (topk
+    # 2048 on 64-token tiles); 16 + OVERHEAD_TILES is not half of 32 (the prefill's rule) but is
+    # 1.45x shorter, so the decode's 1.25 takes it; 1.5 would not
+    assert plan_tail_split(32, 2, 2048, 132, 64) is None
+    assert plan_tail_split(32, 2, 2048, 132, 64, min_speedup=1.25) == TailSplit(0, 2)
+    assert plan_tail_split(32, 2, 2048, 132, 64, min_speedup=1.5) is None
+    # the default is the prefill's rule, unchanged
+    assert plan_tail_split(4096, 2, 2048, 132, 128, min_speedup=2.0) == TailSplit(4092, 16)
+
+
+@pytest.mark.parametrize("main", [0, 4])
+def test_shared_q_gives_the_runner_each_token_once_and_q_div(main):
+    """With shared_q the pieces get the tail tokens' q as it is and q_div = chunks (piece v reads
+    q row v // q_div); the merged result equals the copying path's."""
+    g = torch.Generator().manual_seed(3)
+    s_q, h, d, s_kv, topk = 7, 16, 576, 300, 256
+    q = torch.randn(s_q, h, d, generator=g) / 10
+    kv = torch.randn(s_kv, 1, d, generator=g) / 10
+    idx = torch.randint(-5, s_kv + 5, (s_q, 1, topk), generator=g, dtype=torch.int32)
+    sm_scale = d ** -0.5
+    seen = []
+
+    def run(q_in, kv_, indices, out, max_logits, lse, q_div=1):
+        seen.append((q_in.shape[0], indices.shape[0], q_div))
+        rows = q_in.repeat_interleave(q_div, dim=0)     # what the kernel's q_div addressing reads
+        o, m, l_ = sparse_mla_reference(rows, kv_, indices, sm_scale)
+        out.copy_(o), max_logits.copy_(m), lse.copy_(l_)
+
+    outs = []
+    for shared in (False, True):
+        out = torch.full((s_q, h, 512), float("nan"))
+        ml = torch.full((s_q, h), float("nan"))
+        lse = torch.full((s_q, h), float("nan"))
+        run_split(run, q, kv, idx, out, ml, lse, TailSplit(main, 4), shared_q=shared)
+        outs.append((out, ml, lse))
+    tail = s_q - main
+    main_call = [(main, main, 1)] if main else []            # the main tokens: whole, once each
+    copied = main_call + [(tail * 4, tail * 4, 1)]              # q copied per piece
+    assert seen == copied + main_call + [(tail, tail * 4, 4)]   # then shared: q_div = 4
+    for a, b in zip(*outs):
+        torch.testing.assert_close(a, b)

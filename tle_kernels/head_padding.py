@@ -126,7 +126,7 @@ def launch_padded_prefill(launch: Callable, q: torch.Tensor, kv, indices, sm_sca
 def run_split_any_heads(run: Callable, q: torch.Tensor, kv, indices: torch.Tensor,
                         out: torch.Tensor, max_logits: torch.Tensor, lse: torch.Tensor, split,
                         sink: Optional[torch.Tensor] = None,
-                        run_main: Optional[Callable] = None) -> None:
+                        run_main: Optional[Callable] = None, shared_q: bool = False) -> None:
     """``tail_split.run_split`` (same arguments) at any head count: at an h_q that is a multiple
     of ``MERGE_HEADS``, that itself; otherwise the main tokens run as given, and the tail tokens
     run and merge over copies padded to ``padded_heads(h_q, MERGE_HEADS)`` heads (zero q, a -inf
@@ -135,7 +135,8 @@ def run_split_any_heads(run: Callable, q: torch.Tensor, kv, indices: torch.Tenso
 
     h_q = q.shape[1]
     if h_q % MERGE_HEADS == 0:
-        run_split(run, q, kv, indices, out, max_logits, lse, split, sink=sink, run_main=run_main)
+        run_split(run, q, kv, indices, out, max_logits, lse, split, sink=sink, run_main=run_main,
+                  shared_q=shared_q)
         return
     t0 = split.main_tokens
     if t0 > 0:
@@ -144,7 +145,7 @@ def run_split_any_heads(run: Callable, q: torch.Tensor, kv, indices: torch.Tenso
     out_t, lse_t = scratch(out[t0:], 1, heads), scratch(lse[t0:], 1, heads)
     ml_t = scratch(max_logits[t0:], 1, heads)
     run_split(run, zero_padded(q[t0:], 1, heads), kv, indices[t0:], out_t, ml_t, lse_t,
-              TailSplit(0, split.chunks), sink=padded_sink(sink, heads))
+              TailSplit(0, split.chunks), sink=padded_sink(sink, heads), shared_q=shared_q)
     copy_real_heads(out[t0:], out_t, 1)
     copy_real_heads(max_logits[t0:], ml_t, 1)
     copy_real_heads(lse[t0:], lse_t, 1)

@@ -77,7 +77,7 @@ from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of
 
 @tle.jit(num_warps=4)
 def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr,
-                            max_logits_ptr, stride_q_s, stride_q_h, stride_blk, page,
+                            max_logits_ptr, stride_q_s, stride_q_h, q_div, stride_blk, page,
                             stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens,
                             sm_scale, n_items, n_hb, ROUNDS, n_heads,
                             TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
@@ -98,7 +98,7 @@ def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr
                     sum_exp=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
     tle.gpu.warp_specialize(
-        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr,
+        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
                                kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
                                n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
          (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
@@ -115,12 +115,14 @@ def item_of(r):
     return r * tl.num_programs(0) + tl.program_id(0)
 
 
-def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr,
-                       stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads,
-                       ROUNDS, NT, BLOCK_H: tl.constexpr):
-    """Per item: Q (all 576 dims; rows past the real heads as zeros), then each 64-token tile
-    whole: its FP8 bytes and scales loaded before the acquire, the RoPE values gathered by
-    cp.async right after it, the two NoPE halves dequantized and stored, the validity mask."""
+def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
+                       kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb,
+                       n_heads, ROUNDS, NT, BLOCK_H: tl.constexpr):
+    """Per item: Q (all 576 dims of q row token // q_div, rows past the real heads as zeros: a
+    tail split's q_div pieces of one token, index rows token * q_div + k, share its q row), then
+    each 64-token tile whole: its FP8 bytes and scales loaded before the acquire, the RoPE
+    values gathered by cp.async right after it, the two NoPE halves dequantized and stored, the
+    validity mask."""
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -131,7 +133,7 @@ def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, 
         item = tl.where(item < n_items, item, n_items - 1)
         pid_s = token_of(item, n_hb)
         h0 = head0_of(item, n_hb, BLOCK_H)
-        q_rows = (q_ptr + pid_s * stride_q_s
+        q_rows = (q_ptr + (pid_s // q_div) * stride_q_s
                   + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
         idx_row = idx_ptr + pid_s * stride_idx_s
         real = head_rows(h0, n_heads, BLOCK_H)[:, None]
@@ -279,7 +281,8 @@ DEFAULT_CONFIG = {
     "signature": {
         "q_ptr": "*bf16", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32", "kv16_ptr": "*bf16",
         "idx_ptr": "*i32", "out_ptr": "*bf16", "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
-        "stride_q_s": "i32", "stride_q_h": "i32", "stride_blk": "i64", "page": "i32",
+        "stride_q_s": "i32", "stride_q_h": "i32", "q_div": "i32", "stride_blk": "i64",
+        "page": "i32",
         "stride_idx_s": "i32", "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "n_tokens": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
         "ROUNDS": "i32", "n_heads": "i32",

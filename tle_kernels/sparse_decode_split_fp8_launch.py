@@ -14,7 +14,8 @@ it are masked in the kernel).
 
 A batch that does not fill its last wave of items (a small decode step: all of it) runs its
 rows past the whole waves as topk pieces on every SM, merged by lse (tail_split.py), as the
-seesaw's launcher does; a piece is a whole number of K tiles.
+seesaw's launcher does; a piece is a whole number of K tiles, and the pieces of a token read
+its q row in place (the kernel's ``q_div``: index row v reads q row v // q_div).
 
 attn_sink [h_q] fp32 (16-byte aligned, else a copy): the sink kernel, whose epilogue puts
 exp(sink) in each row's denominator. With a tail split the pieces run the plain kernel (a piece
@@ -40,6 +41,11 @@ from .sparse_decode_seesaw_fp8_launch import (cache_views, fp8_cache_unsupported
 
 BLOCK_H = 64
 TILE = 64        # topk indices per K tile
+# A batch under one wave runs as topk pieces (tail_split) when they shorten it by this much (a
+# piece counted as its tiles plus tail_split.OVERHEAD_TILES). The prefill's 2 kept two-piece
+# splits out; at b = 32, h_q 128 (64 items on 132 SMs) two pieces of 16 tiles ran 1.32x the
+# unsplit launch (H200, FP8 cache, topk 2048).
+DECODE_MIN_SPEEDUP = 1.25
 FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
 
 
@@ -60,16 +66,19 @@ def sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=N
 
 
 def run_split_rows(q3, k_cache, idx2, out3, lse2, max_logits, sm_scale: float,
-                   sink=None) -> None:
-    """One launch over query rows: q3 [T, h_q, 576] bf16, idx2 [T, topk] int32 into out3 [T, h_q,
-    512] bf16, lse2 and max_logits [T, h_q] fp32 with the same strides (natural log; a row with
-    no valid index: out 0, lse +inf, max_logits -inf). ``sink``: attn_sink [h_q] fp32, 16-byte
-    aligned, in the sink kernel's epilogue (out only: lse and max_logits are the scores')."""
+                   sink=None, q_div: int = 1) -> None:
+    """One launch over query rows: q3 [T / q_div, h_q, 576] bf16, idx2 [T, topk] int32 into out3
+    [T, h_q, 512] bf16, lse2 and max_logits [T, h_q] fp32 with the same strides (natural log; a
+    row with no valid index: out 0, lse +inf, max_logits -inf). Row t reads q row t // q_div
+    (a tail split's pieces of one token share its q, with no copy of it per piece). ``sink``:
+    attn_sink [h_q] fp32, 16-byte aligned, in the sink kernel's epilogue (out only: lse and
+    max_logits are the scores')."""
     kv8, kv32, kv16, stride_blk, n_tokens = cache_views(k_cache)
-    t, h_q = q3.shape[0], q3.shape[1]
+    t, h_q = idx2.shape[0], q3.shape[1]
     assert max_logits.stride() == lse2.stride()
+    assert q_div >= 1 and q3.shape[0] * q_div == t, (tuple(q3.shape), q_div, t)
     grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q3.device), BLOCK_H)
-    args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1),
+    args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1), q_div,
             stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
             lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds)
     # h_q (n_heads) last: the kernels mask the rows of their last head block past it
@@ -107,17 +116,19 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
 
     def runner(sink):
         """tail_split's runner: a launch over rows, with ``sink`` in its epilogue if given."""
-        def run(q3, _kv, idx3, out3, max_logits, lse2):
-            run_split_rows(q3, k_cache, idx3.view(q3.shape[0], idx3.shape[-1]), out3, lse2,
-                           max_logits, sm_scale, sink)
+        def run(q3, _kv, idx3, out3, max_logits, lse2, q_div=1):
+            run_split_rows(q3, k_cache, idx3.view(idx3.shape[0], idx3.shape[-1]), out3, lse2,
+                           max_logits, sm_scale, sink, q_div)
         return run
 
-    split = plan_tail_split(t, -(-h_q // BLOCK_H), topk, api.sm_count(q.device), TILE)
+    split = plan_tail_split(t, -(-h_q // BLOCK_H), topk, api.sm_count(q.device), TILE,
+                            min_speedup=DECODE_MIN_SPEEDUP)
     if split is None:
         run_split_rows(q3, k_cache, idx2, rows.out3, rows.lse2, rows.max_logits, sm_scale, sink)
     else:
         # the pieces without the sink (it would count once per piece), the merge with it, the
         # main tokens (whole waves, if any) with it in the kernel
         run_split_any_heads(runner(None), q3, None, idx2.view(t, 1, topk), rows.out3,
-                            rows.max_logits, rows.lse2, split, sink=sink, run_main=runner(sink))
+                            rows.max_logits, rows.lse2, split, sink=sink, run_main=runner(sink),
+                            shared_q=True)
     rows.finish()

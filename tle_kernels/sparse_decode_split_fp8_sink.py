@@ -39,7 +39,7 @@ from .sparse_mla_common import (BK, D_HALF, D_TAIL, LN2, LOG2E, head0_of, head_i
 
 @tle.jit(num_warps=4)
 def sparse_decode_split_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr,
-                                 max_logits_ptr, stride_q_s, stride_q_h, stride_blk, page,
+                                 max_logits_ptr, stride_q_s, stride_q_h, q_div, stride_blk, page,
                                  stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens,
                                  sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr, n_heads,
                                  TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
@@ -61,7 +61,7 @@ def sparse_decode_split_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, ou
                     sum_exp=tle.gpu.alloc([1, BLOCK_H], tl.float32))
 
     tle.gpu.warp_specialize(
-        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr,
+        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
                                kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
                                n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
          (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
@@ -153,7 +153,8 @@ DEFAULT_CONFIG = {
     "signature": {
         "q_ptr": "*bf16", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32", "kv16_ptr": "*bf16",
         "idx_ptr": "*i32", "out_ptr": "*bf16", "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
-        "stride_q_s": "i32", "stride_q_h": "i32", "stride_blk": "i64", "page": "i32",
+        "stride_q_s": "i32", "stride_q_h": "i32", "q_div": "i32", "stride_blk": "i64",
+        "page": "i32",
         "stride_idx_s": "i32", "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "n_tokens": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
         "ROUNDS": "i32", "attn_sink_ptr": "*fp32", "n_heads": "i32",

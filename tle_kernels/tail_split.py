@@ -37,10 +37,13 @@ class TailSplit:
     chunks: int       # each later token's topk is cut into this many pieces (one launch for all)
 
 
-def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int) -> Optional[TailSplit]:
+def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int,
+                    min_speedup: float = 2.0) -> Optional[TailSplit]:
     """The split for ``s_q`` tokens of ``n_hb`` head blocks on ``sms`` SMs, or None when the work
     fills its waves or a split would not pay. ``granule``: a piece's topk must be a multiple of
-    it (the kernel's K tiles per loop step: 128 for the seesaw's pairs, 64 for the pipe kernel)."""
+    it (the kernel's K tiles per loop step: 128 for the seesaw's pairs, 64 for the pipe kernel).
+    ``min_speedup``: the tail wave must get at least this much shorter, a piece counted as its
+    tiles plus OVERHEAD_TILES."""
     if min(s_q, n_hb, topk, sms, granule) <= 0 or topk % granule:
         return None
     n_items = s_q * n_hb
@@ -53,7 +56,7 @@ def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int) -> O
     tiles = topk // granule
     chunks = max((c for c in range(1, tiles + 1) if tiles % c == 0 and tail_items * c <= sms),
                  default=1)
-    if chunks < 2 or tiles // chunks + OVERHEAD_TILES > tiles // 2:
+    if chunks < 2 or (tiles // chunks + OVERHEAD_TILES) * min_speedup > tiles:
         return None
     return TailSplit(main_tokens, chunks)
 
@@ -65,12 +68,15 @@ Runner = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch
 def run_split(run: Runner, q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
               out: torch.Tensor, max_logits: torch.Tensor, lse: torch.Tensor,
               split: TailSplit, sink: Optional[torch.Tensor] = None,
-              run_main: Optional[Runner] = None) -> None:
+              run_main: Optional[Runner] = None, shared_q: bool = False) -> None:
     """``run(q, kv, indices, out, max_logits, lse)`` (one launch of a kernel into given outputs)
     for the main tokens, once more for every tail token's pieces, then the merge into the tail
     tokens' outputs. ``sink`` [H]: attn_sink, applied by the merge (``run`` must not apply it:
     a piece would count exp(sink) once per piece); ``run_main`` (default ``run``) runs the main
-    tokens, with the sink in its epilogue when there is one."""
+    tokens, with the sink in its epilogue when there is one. ``shared_q``: ``run`` takes a
+    keyword ``q_div`` and reads piece v's q from row v // q_div of the q it is given, so the
+    pieces get the tail tokens' q as it is (no copy per piece: at a decode step of one request
+    and 128 heads, 32 pieces' copies of q were 4.7 MB written before the kernel could start)."""
     s_q, h_q, d_qk = q.shape
     topk = indices.shape[-1]
     t0, c = split.main_tokens, split.chunks
@@ -78,12 +84,14 @@ def run_split(run: Runner, q: torch.Tensor, kv: torch.Tensor, indices: torch.Ten
         (run_main or run)(q[:t0], kv, indices[:t0], out[:t0], max_logits[:t0], lse[:t0])
     tail = s_q - t0
     # piece v = t * c + k: token t's q, indices [k * topk / c, (k + 1) * topk / c)
-    q_p = q[t0:].repeat_interleave(c, dim=0)
     idx_p = indices[t0:].reshape(tail, topk).contiguous().view(tail * c, 1, topk // c)
     out_p = out.new_empty((tail * c, h_q, out.shape[-1]))
     ml_p = max_logits.new_empty((tail * c, h_q))
     lse_p = lse.new_empty((tail * c, h_q))
-    run(q_p, kv, idx_p, out_p, ml_p, lse_p)
+    if shared_q:
+        run(q[t0:], kv, idx_p, out_p, ml_p, lse_p, q_div=c)
+    else:
+        run(q[t0:].repeat_interleave(c, dim=0), kv, idx_p, out_p, ml_p, lse_p)
     combine(out_p.view(tail, c, h_q, -1), ml_p.view(tail, c, h_q), lse_p.view(tail, c, h_q),
             out[t0:], max_logits[t0:], lse[t0:], sink)
 
