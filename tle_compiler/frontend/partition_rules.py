@@ -7,6 +7,10 @@ it (what is verified is what is lowered).
   Triton refuses it ("WGMMA requires num_warps to be divisible by 4").
 * The register budgets of warp_specialize (language/registers.py, the one rule for both): the workers'
   requests must leave the default partition at least setmaxnreg's minimum.
+* The cache hints of ``tl.load`` / ``tl.store`` (``cache_modifier``, ``eviction_policy``) are
+  passed to Gluon as written; a value Triton 3.6 refuses for the operation ("Cache modifier .ca
+  not supported" on a store, ``.cs`` on a load, any eviction policy but ``evict_first`` /
+  ``evict_last``) would fail the compile of a verified kernel.
 """
 
 from __future__ import annotations
@@ -42,3 +46,36 @@ def check_register_budgets(partitions: list[K.KPartition], options: dict, loc: L
         return
     check_registers(SimpleNamespace(partitions=partitions, options=dict(options),
                                     program=SimpleNamespace(loc=loc)))
+
+
+#: The cache hints Triton 3.6 compiles, per operation ("" is the default of both keywords).
+CACHE_MODIFIERS = {"tl.load": ("", ".ca", ".cg", ".cv"),
+                   "tl.store": ("", ".wb", ".cg", ".cs", ".wt")}
+EVICTION_POLICIES = ("", "evict_first", "evict_last")
+#: where the hints sit among the positional arguments of each operation (Triton 3.6's order)
+_HINT_POSITIONS = {"tl.load": {"cache_modifier": 5, "eviction_policy": 6},
+                   "tl.store": {"cache_modifier": 4, "eviction_policy": 5}}
+
+
+def check_cache_hints(part: K.KPartition) -> None:
+    """Refuse a ``tl.load`` / ``tl.store`` cache hint in ``part`` that Triton 3.6 refuses for
+    that operation, at the call's line."""
+    for st in K.walk_stmts(part.body):
+        for x in K.stmt_exprs(st):
+            for e in K.walk_expr(x):
+                if not (isinstance(e, K.Op) and e.name in _HINT_POSITIONS):
+                    continue
+                for key, pos in _HINT_POSITIONS[e.name].items():
+                    a = e.kw(key)
+                    if a is None and len(e.args) > pos:
+                        a = e.args[pos]
+                    if not (isinstance(a, K.Const) and isinstance(a.value, str)):
+                        continue
+                    allowed = (CACHE_MODIFIERS[e.name] if key == "cache_modifier"
+                               else EVICTION_POLICIES)
+                    if a.value not in allowed:
+                        raise TleError(f"{e.name}(..., {key}={a.value!r}): Triton 3.6 refuses "
+                                       f"this {key.replace('_', ' ')} on a "
+                                       f"{e.name.split('.')[1]} (it takes "
+                                       f"{', '.join(repr(v) for v in allowed[1:])})",
+                                       e.loc, check="unsupported-expression")
