@@ -16,8 +16,9 @@ Triton cannot compile (or computes otherwise), so the name is refused there:
   of tl.zeros / tl.full, the argument of int() / float(), the condition of tl.static_assert;
 - `//` and `%` of a name the builder does not fold (bound more than once, or to an expression of
   a tl.static_range variable) where C's rounding differs from Python's: the lowered Gluon keeps
-  it a tensor and divides as C does; and arithmetic on it whose value leaves i32, where the
-  lowered Gluon wraps.
+  it a tensor and divides as C does; arithmetic on it whose value leaves i32, where the
+  lowered Gluon wraps; and a `<<` / `>>` of (or by) it by a number of bits outside [0, 31],
+  undefined for the i32 the lowered Gluon shifts (Python's `-1 >> 40` is -1).
 
 Two readings enforce it, each where it sees the value: the builder (:class:`BuildRules`, on the
 Python source, for the names it folds) and the protocol walker (:class:`WalkRules`, on the kernel
@@ -47,12 +48,13 @@ def tensor_dtype(value: object) -> Optional[str]:
 
 def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
             value: object = None, via: str = "", verb: str = "", op: str = "",
-            once: bool = False, result: object = None) -> str:
+            once: bool = False, result: object = None, shift: object = None) -> str:
     """The message refusing ``name`` (a local tensor, or a helper parameter given one) in
     ``where`` (the construct, quoted). ``use`` is what Triton does there: "truth" (``verb``
     bitcasts it), "power", "constexpr" (compile-time values only), "division" (C's ``op``),
-    "overflow" (arithmetic whose ``result`` leaves i32) or "string" (the assignment of a string
-    ``value``, which Triton cannot make a tensor).
+    "overflow" (arithmetic whose ``result`` leaves i32), "shift" (a `<<` / `>>` by ``shift``
+    bits, outside [0, 31]: undefined in i32) or "string" (the assignment of a string ``value``,
+    which Triton cannot make a tensor).
     ``origin`` is the name the plain assignment bound (``name`` unless it was passed on, which
     ``via`` says), ``value`` its compile-time value when known; ``once``: for "division", the
     name is bound once (to a value the builder could not fold), not more than once."""
@@ -80,6 +82,14 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
         why = (f"it is {result} there, outside i32, which the lowered kernel (as Triton) "
                f"computes in i32, where it wraps")
         advice = annotate
+    elif use == "shift":
+        by = (f"by {shift}, outside [0, 31]" if isinstance(shift, int) else
+              f"by {shift}, a compile-time number the verifier does not know to lie in [0, 31]")
+        python = f"Python's {result}" if result is not None else "Python's shift"
+        why = (f"it shifts {by}, which the lowered kernel (as Triton, warning \"this may result "
+               f"in undefined behavior\") computes as an i32 shift, undefined there from 32 bits "
+               f"on (LLVM's poison), where the verifier reads {python}")
+        advice = annotate
     elif use == "division":
         how = "an expression of a tl.static_range variable or a constexpr" if once \
             else "bound more than once"
@@ -93,6 +103,26 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
     else:
         raise ValueError(use)
     return f"`{name}` in {where}: {tensor}; {why}: {advice}"
+
+
+def shift_out_of_i32(walker, e, left, right) -> object:
+    """What makes the `<<` / `>>` ``e`` (operands' values ``left``, ``right``, read by
+    ``walker``) possibly undefined on the GPU when it shifts a tensor: its compile-time number
+    of bits when outside [0, 31] (outside [0, 63] for an operand that may be an i64), or the
+    source of a compile-time amount the reading does not know (a constexpr parameter: `M >>
+    (C * 13)` is a shift by 39 at C = 3, a derived param the verifier computes with Python's
+    shift); None for a constant amount in range or a run-time one (a derived param computed in
+    i32, whose shift by the width or more the i32 check of its definition leaves out)."""
+    if not isinstance(e, K.BinOp) or e.op not in ("<<", ">>") or walker.is_runtime(right):
+        return None
+    try:
+        b = walker.as_aff(right)
+    except Exception:  # noqa: BLE001 - a value of no integer reading (a tuple, a pointer)
+        b = None
+    bits = 64 if walker.width(left) or walker.width(right) else 32
+    if b is not None and b.is_const:
+        return b.const if not 0 <= b.const < bits else None
+    return f"`{walker.src(e.rhs)}`"
 
 
 def _no_tensor(value: object) -> Optional[str]:
@@ -354,6 +384,23 @@ class WalkRules:
         a = self.as_aff(result) if name is not None and isinstance(result, Aff) else None
         if a is not None and a.is_const and not fits_i32(a.const):
             raise self.tensor_refusal("overflow", name, e, result=a.const)
+
+    def tensor_shift(self, e: K.BinOp, left, right, result) -> None:
+        """Refuse `q >> 40` (`<<`) of (or by) a tensor name, the shift a compile-time number of
+        bits outside [0, 31]: the verifier reads Python's -1 (q = -1 bound twice), the lowered
+        kernel (as Triton, which only warns) an i32 shift by the width or more, undefined (LLVM's
+        poison; the compiled kernel computed 0 there), so a reader looping `N + 1 + (q >> 40)`
+        times was verified against a writer's N."""
+        from .values import Aff
+
+        amount = shift_out_of_i32(self, e, left, right)
+        if amount is None:
+            return
+        name = next((n for n in (self.tensor_const(x) for x in (e.lhs, e.rhs)) if n), None)
+        if name is not None:
+            a = self.as_aff(result) if isinstance(result, Aff) else None
+            value = a.const if a is not None and a.is_const else None
+            raise self.tensor_refusal("shift", name, e, shift=amount, result=value)
 
     def tensor_division(self, e: K.BinOp, left, right, at=None) -> None:
         """Refuse `q // 2` (`q % 2`) of a name the partition binds to a compile-time number

@@ -37,7 +37,7 @@ from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, 
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .folding import fold
-from .local_tensors import WalkRules, refusal, tensor_root
+from .local_tensors import WalkRules, refusal, shift_out_of_i32, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
@@ -1018,9 +1018,74 @@ class Walker(WalkRules):
                         unmodelled=True)
         self.tensor_division(e, left, right)  # names bound to numbers: local_tensors
         self.tensor_power(e)
+        self.scalar_out_of_range(e, left, right)
         result = self.binop(e.op, left, right, e)
         self.tensor_overflow(e, result)
+        self.tensor_shift(e, left, right, result)  # a shift by 32 bits or more: local_tensors
         return result
+
+    #: the operators whose Python-int operand Triton 3.6 converts to the other operand's type
+    #: (semantic.binary_op_type_checking_impl), refusing one outside it; a comparison converts
+    #: the scalar to a tensor of its own type first, so `N < 4294967296` compiles
+    SCALAR_CHECKED = ("+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>")
+
+    def scalar_out_of_range(self, e: K.BinOp, left: Value, right: Value) -> None:
+        """Refuse `N + 4294967296 - 4294967296` (`M & 4294967295` of a name bound to -7, `p *
+        4294967296`, ...): an integer computed at run time in i32 (a kernel argument, a loop
+        variable, a value derived from them) or a name bound to a compile-time number (an i32
+        tensor there) beside a compile-time integer outside i32. Triton 3.6 computes the
+        operation in the tensor's i32 and refuses the scalar ("Scalar 4294967296 is out of range
+        for type int32"), so the kernel does not compile; the verifier's sum cancelled (or its
+        result folded) and verified it. A run-time sum whose affine value keeps a constant or
+        coefficient outside i32 in a loop's bounds (`range(N + 4294967296)`) is left to the i32
+        check of loop bounds, which makes no claim for it (docs/semantics.md). A kernel argument
+        counts as an i32 where the file's DEFAULT_CONFIG types it so (:meth:`run_time_i32`)."""
+        if e.op not in self.SCALAR_CHECKED:
+            return
+        for value, node, other, other_node in ((left, e.lhs, right, e.rhs),
+                                               (right, e.rhs, left, e.lhs)):
+            if isinstance(other, Const) and not isinstance(other.value, bool) \
+                    and isinstance(other.value, int):
+                c = other.value
+            elif isinstance(other, Aff) and not other.runtime and other.expr.is_const:
+                c = other.expr.const
+            else:
+                continue
+            if fits_i32(c) or self.tensor_expr(other_node):
+                continue  # (a tensor name of such a value is an i64 tensor: Triton promotes)
+            tensor = self.tensor_expr(node) and isinstance(value, Aff) and value.expr.is_const \
+                and fits_i32(value.expr.const)
+            runtime = not self.width(value) and self.run_time_i32(value)
+            if not (tensor or runtime):
+                continue
+            if runtime and not tensor and self._in_loop_bound:
+                folded = self.binop(e.op, left, right, e)
+                a = self.as_aff(folded) if isinstance(folded, Aff) else None
+                if a is None or not (fits_i32(a.const) and all(fits_i32(k) for _, k in a.terms)):
+                    return  # the bound keeps the constant: the i32 check of loop bounds sees it
+            what = (f"`{self.src(node)}`, which a plain assignment binds to a compile-time number "
+                    f"(an i32 tensor there, as in Triton)" if tensor else
+                    f"`{self.src(node)}`, an i32 computed at run time")
+            raise self.err(f"`{self.src(e)}` computes {what} with the compile-time integer {c}, "
+                           f"outside i32: Triton 3.6 computes `{e.op}` in the tensor's type and "
+                           f"refuses the scalar (\"Scalar {c} is out of range for type int32\"), "
+                           f"so the kernel does not compile, where the verifier read Python's "
+                           f"integers; write the expression without it, or widen the operand "
+                           f"(`.to(tl.int64)`)", e, check="unsupported-expression")
+
+    def run_time_i32(self, v: Value) -> bool:
+        """Whether ``v`` is an integer the GPU computes at run time in i32 as far as the reading
+        knows: a kernel argument the file's DEFAULT_CONFIG types `i32`, or an affine value of
+        such arguments and of loop variables (a pointer or a float argument takes an integer
+        scalar of any size, and an argument without a type is left alone)."""
+        if isinstance(v, KernelArg):
+            return not v.constexpr and self.k.config_signature.get(v.name) == "i32"
+        if not isinstance(v, Aff) or not v.runtime or not v.expr.variables:
+            return False
+        slots = self.k.params.by_placeholder
+        return all(x not in slots or slots[x].arg is not None
+                   and self.k.config_signature.get(slots[x].arg) == "i32"
+                   for x in v.expr.variables)
 
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
         if op == "**":
@@ -2507,11 +2572,18 @@ class Walker(WalkRules):
                         f"Python's one); write it as an integer, `{self.int_src(e)}`")
         return None
 
+    #: how deep the walk is in the bounds of a loop (:meth:`scalar_out_of_range`)
+    _in_loop_bound = 0
+
     def _s_For(self, s: K.For) -> None:
         self.loop_options(s)
-        self.float_bounds(s)
-        bool_bad = self.bool_bounds(s)
-        bounds, bad = self.range_bounds(s)
+        self._in_loop_bound += 1
+        try:
+            self.float_bounds(s)
+            bool_bad = self.bool_bounds(s)
+            bounds, bad = self.range_bounds(s)
+        finally:
+            self._in_loop_bound -= 1
         if bool_bad is not None:
             bounds, bad = None, bool_bad
         names = assigned_names(s.body)
@@ -3050,6 +3122,9 @@ class PrologueWalker(Walker):
             self._tensors: set[str] = set()
             self._divisions: dict[int, K.Name] = {}
             self._divided: dict[str, K.Name] = {}
+            # shifts among _divisions (by id): the number of bits, outside [0, 31] (or the
+            # source of a compile-time amount not known when the kernel is read)
+            self._shifts: dict[int, object] = {}
         return self._tensors, self._divisions, self._divided
 
     def tensor_expr(self, e: K.Expr) -> bool:
@@ -3086,6 +3161,22 @@ class PrologueWalker(Walker):
         if a is not None and a.is_const and not fits_i32(a.const):
             divisions[id(e)] = root
 
+    def tensor_shift(self, e: K.BinOp, left, right, result) -> None:
+        """Record `M >> 40` (`<<`) of (or by) a name bound to a compile-time number, by a
+        compile-time number of bits outside [0, 31]: the verifier reads Python's -1 (M = -1),
+        the lowered kernel (as Triton, which only warns) shifts the i32 tensor by the width or
+        more, undefined there (LLVM's poison; the compiled kernel computed 0), so `N + 1 + (M >>
+        40)` was verified as N. Refused where it reaches run-time code, as a division is."""
+        amount = shift_out_of_i32(self, e, left, right)
+        if amount is None:
+            return
+        tensors, divisions, _ = self._body_sets()
+        root = next((r for r in (tensor_root(x, lambda n: n.id in tensors)
+                                 for x in (e.lhs, e.rhs)) if r is not None), None)
+        if root is not None:
+            divisions[id(e)] = root
+            self._shifts[id(e)] = amount
+
     def c_division(self, e: K.Expr) -> Optional[tuple[K.Name, K.Expr]]:
         """(the tensor name, the `//` / `%` or name) of a recorded division ``e`` computes with."""
         _, divisions, divided = self._body_sets()
@@ -3115,7 +3206,15 @@ class PrologueWalker(Walker):
         if hit is not None:
             root, at = hit
             py = self.k.names.py(root.id)
-            if isinstance(at, K.UnaryOp) or isinstance(at, K.BinOp) and at.op not in ("//", "%"):
+            if id(at) in self._shifts:
+                bits = self._shifts[id(at)]
+                by = (f"by {bits} bits, outside [0, 31]" if isinstance(bits, int) else
+                      f"by {bits}, a compile-time number the verifier does not know to lie in "
+                      f"[0, 31]")
+                how = (f"its `{self.src(at)}` shifts the i32 {by}: undefined there from 32 bits "
+                       f"on (Triton warns \"this may result in undefined behavior\"; LLVM's "
+                       f"result is poison), where the verifier reads Python's shift")
+            elif isinstance(at, K.UnaryOp) or isinstance(at, K.BinOp) and at.op not in ("//", "%"):
                 how = (f"its `{self.src(at)}` leaves i32 there and wraps, where the verifier "
                        f"reads Python's unbounded integer")
             elif isinstance(at, K.Name):
