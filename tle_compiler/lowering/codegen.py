@@ -36,10 +36,30 @@ LOWERING_PIPELINE = ("verify-protocol,infer-stages,infer-barriers,verify-deadloc
 LAYOUT_PIPELINE = "assign-layouts,schedule-wgmma"
 
 
+def fixed_constexprs(program, constexprs: dict) -> dict:
+    """The integer constexprs being compiled for that are params of ``program`` (or bases of its
+    derived params): the protocol passes check the kernel at those values, as ``tle-dump
+    --param`` does, not for every value of them (a kernel verified for ``--param BASE=6`` may be
+    rejected for another BASE, which this compile does not lower)."""
+    from ..passes.fixed_params import fixable
+
+    if program is None:
+        return {}
+    names = fixable(program)
+    return {k: v for k, v in constexprs.items()
+            if k in names and isinstance(v, int) and not isinstance(v, bool)}
+
+
 def lowered_module(info, constexprs: dict):
-    """The kernel IR of ``info`` after :data:`LOWERING_PIPELINE` (a passes.manager.KirModule)."""
-    return run_passes(kernel_ir(info), LOWERING_PIPELINE, info=info, constexprs=constexprs,
-                      program=info.program)
+    """The kernel IR of ``info`` after :data:`LOWERING_PIPELINE` (a passes.manager.KirModule),
+    the protocol checked at the integer constexprs given (:func:`fixed_constexprs`)."""
+    params = fixed_constexprs(info.program, constexprs)
+    try:
+        return run_passes(kernel_ir(info), LOWERING_PIPELINE, info=info, constexprs=constexprs,
+                          program=info.program, params=params)
+    except ValueError as e:  # values outside a param's domain (fixed_params.fix)
+        raise TleError(f"kernel '{info.name}' cannot be lowered with these constexprs: {e}",
+                       info.program.loc, check="lowering") from None
 
 
 def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
