@@ -7,9 +7,10 @@ Each construct is either
 * verified by tle-dump (with ``--param`` for its constexprs), lowered and compiled for sm_90a
   through ``compile_kernel((path, name), ...)`` (the reading a launch makes), with the Gluon-trace
   model of the generated code performing exactly the verified events' barrier operations
-  (tests/test_lowering_events.py's ``Runs``) for several param values and constexpr settings,
-  the expect-tx of every TMA commit the bytes its copies deliver, and the CPU emulator's results
-  equal to a torch reference (KERNELS); or
+  (tests/test_lowering_events.py's ``Runs``) for several param values and constexpr settings
+  and at a trip count of 1001 (each stage reused hundreds of times), the expect-tx of every TMA
+  commit the bytes its copies deliver, and the CPU emulator's results equal to a torch reference
+  (KERNELS); or
 * refused before anything is verified, with a message at the line (REFUSED).
 
 Fixed in this round:
@@ -738,6 +739,39 @@ def mma(p, c_ptr, N):
         tl.store(c_ptr + i * BM * BN + offs, acc + 1.0)
 ''' + _config(a_ptr="*bf16", b_ptr="*bf16", c_ptr="*fp32", N="i32")
 
+# 19. Pipelined wgmma (wgmma_pipeline=True: in flight across the back-edge) under a runtime `if`
+#     (tiles with i % 3 != 1), each slot released one iteration late and the last after the
+#     loop, on a capacity-3 ring.
+KERNELS["pipelined_delay_if"] = HEAD64 + '''
+@tle.jit(num_warps=4, wgmma_pipeline=True)
+def pipelined_delay_if(a_ptr, c_ptr, N):
+    p = tle.pipe(capacity=3, a=tle.gpu.alloc([3, BM, BN], tl.bfloat16))
+    tle.gpu.warp_specialize([(mma, (p, c_ptr, N)), (fill, (p, a_ptr, N))], [4], [96])
+
+
+def fill(p, a_ptr, N):
+''' + OFFS + '''    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.a), tl.load(a_ptr + i * BM * BN + offs))
+        w.commit(i)
+
+
+def mma(p, c_ptr, N):
+''' + OFFS + '''    r = p.reader()
+    acc = tl.zeros([BM, BN], tl.float32)
+    for i in range(N):
+        res = r.wait(i)
+        a = tl.load(tle.gpu.local_ptr(res.slot.a))
+        if i % 3 != 1:
+            acc = tl.dot(a, a, acc)
+        if i > 0:
+            r.release(i - 1)
+    if N > 0:
+        r.release(N - 1)
+    tl.store(c_ptr + offs, acc)
+''' + _config(a_ptr="*bf16", c_ptr="*fp32", N="i32")
+
 TMA = {"tma_small_boxes": 3456, "tma_wide_boxes": 10240}
 
 # ------------------------------------------------------------------ the checks
@@ -829,6 +863,28 @@ def test_generated_barrier_operations_are_the_verified_events(name, cx, tmp_path
         params, found = lk.check({a: values.get(a, 64) for a in runs.int_args}, {})
         assert params == values, (params, values)
         problems += [f"{name} {cx} with {values}: {p}" for p in found]
+    assert not problems, "\n".join(problems)
+
+
+
+@pytest.mark.parametrize("name,cx", SETTINGS, ids=SETTING_IDS)
+def test_barrier_operations_at_a_large_trip_count(name, cx, tmp_path):
+    """The stage and parity arithmetic over many wraps of every ring: the first free param at
+    1001 (301 for slot_span, whose reader's inner loop runs i times; any other at 2), where each
+    stage has been reused hundreds of times."""
+    path = _write(tmp_path, name)
+    config = _config_of(path, name, cx)
+    runs = Runs(path, name, config)
+    lk = runs.lowered(config["constexprs"])
+    free = [p.name for p in lk.program.params if p.name not in config["constexprs"]]
+    values = {p: ((301 if name == "slot_span" else 1001) if i == 0 else 2)
+              for i, p in enumerate(free)}
+    if not cx:
+        problems = runs.check(values)
+    else:
+        params, problems = lk.check({a: values.get(a, 64) for a in runs.int_args}, {})
+        assert params == dict(values, **{k: v for k, v in config["constexprs"].items()
+                                         if k in params}), params
     assert not problems, "\n".join(problems)
 
 
@@ -1218,3 +1274,14 @@ def test_a_cache_modifier_with_an_eviction_policy_is_compiled_or_refused(edit, t
         return  # refused by tle-dump: what this test asks for
     config = _config_of(path, "hints", {})
     compile_kernel((str(path), "hints"), config["signature"], {})
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_emulated_pipelined_delay_if(n, tmp_path):
+    import torch
+
+    a = _bf16_tiles(n, 64, 18)
+    c = torch.full((64, 64), float("nan"))
+    _emulated(tmp_path, "pipelined_delay_if")[(1,)](a, c, n)
+    sq = a.float() @ a.float()
+    assert torch.allclose(c, sum(sq[i] for i in range(n) if i % 3 != 1))
