@@ -40,6 +40,13 @@ PrologueWalker.tensor_shift / refuse_c_division, Walker.scalar_out_of_range / ru
   scalar and an operand widened `.to(tl.int64)` first. A loop bound that keeps the constant
   (`range(N + 4294967296)`) keeps round 12's verdict (unknown: the i32 check of loop bounds).
 
+- verified, while the lowered kernel computes unsigned: a name bound to an integer in [2**31,
+  2**32) is a uint32 tensor in Triton (semantic.to_tensor), so `M = 3000000000`, then `N + ((M -
+  3000000001) < 0)` is N on the GPU (the difference wraps to 4294967295), where the verifier
+  read Python's N + 1 against a reader's N + 1; and a comparison of an i32 tensor name with such
+  a constant is unsigned (`M < 3000000000` of M = -1 is false there). In the kernel body too
+  (refused where it reaches run-time code) and for a partition's name bound twice.
+
 Left open: an argument the file gives no DEFAULT_CONFIG type is not taken for an i32 by the
 second check (it may be a pointer or a float, which take such scalars), so `N + 4294967296 -
 4294967296` in a file without a signature is still verified; Triton refuses it at the launch's
@@ -307,3 +314,91 @@ def test_the_lowering_of_a_cancelled_sum_does_not_compile(tmp_path):
     info = next(iter(read_kernels(str(path), name="k")))
     with pytest.raises(TleError, match="out of range for type int32"):
         compile_kernel(info, {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, {"C": 3})
+
+
+# --------------------------------------------- names Triton holds as uint32, unsigned comparisons
+
+_U32 = ("rejected", "[unsupported-expression]", "uint32")
+
+UNSIGNED = {
+    # M = 3000000000 is a uint32 tensor: M - 3000000001 wraps to 4294967295, not < 0 (the GPU's
+    # writer loops N against the reader's N + 1, a hang); Python's -1 < 0 verified it
+    "M - 3000000001 < 0 with M = 3000000000": (
+        body("M = 3000000000\n", warg="N + ((M - 3000000001) < 0)", rarg="N + 1"),
+        _U32 + ("`M` is 3000000000 there",)),
+    "(M - 3000000001) // 2 + 1 with M = 3000000000": (
+        body("M = 3000000000\n", warg="N + 1 + (M - 3000000001) // 2"),
+        ("rejected", "[unsupported-expression]")),
+    # an i32 tensor against a constant Triton makes a uint32: -1 < 3000000000 is false there
+    "M < 3000000000 with M = -1": (body("M = -1\n", warg="N + (M < 3000000000)", rarg="N + 1"),
+                                   _U32 + ("compares the i32 tensor `M` with it unsigned",)),
+    "an if on M < 3000000000": (
+        body("M = -1\nK = N\nif M < 3000000000:\n    K = N + 1\n", warg="K", rarg="N + 1"),
+        _U32),
+    "q = 3000000000 bound twice in a partition": (
+        _part_reader("N + ((q - 3000000001) < 0)", "q = 3000000000\nq = 3000000000"), _U32),
+    # the twins: a constexpr (Python's integers in the Gluon), an i64 constant (signed), a
+    # constant inside i32
+    "M: tl.constexpr = 3000000000": (
+        body("M: tl.constexpr = 3000000000\n", warg="N + ((M - 3000000001) < 0)",
+             rarg="N + 1"), "verified"),
+    "M < 4294967296 with M = -1": (body("M = -1\n", warg="N + (M < 4294967296)", rarg="N + 1"),
+                                   "verified"),
+    "M < 2147483647 with M = -1": (body("M = -1\n", warg="N + (M < 2147483647)", rarg="N + 1"),
+                                   "verified"),
+    "M - 4294967297 < 0 with M = 4294967296 (an i64)": (
+        body("M = 4294967296\n", warg="N + ((M - 4294967297) < 0)", rarg="N + 1"), "verified"),
+}
+
+
+_PUT_IF = ("if COND:\n    slot = w.acquire(p)\n    tl.store(tle.gpu.local_ptr(slot.tile), "
+           "tl.load(x_ptr + tl.arange(0, 64)))\n    w.commit(p)\n")
+
+
+@pytest.mark.parametrize("pre,expect", [
+    # q bound twice: an i32 tensor, -1 < 3000000000 false on the GPU: no commit (a hang)
+    ("q = -1\nq = -1\n", _U32 + ("`q < 3000000000`",)),
+    # bound once: folded, the Gluon compares the constexpr -1 (Python's True)
+    ("q = -1\n", "verified"),
+])
+def test_an_unsigned_comparison_around_a_partitions_events(tmp_path, capsys, pre, expect):
+    text = ring(writer(pre=pre, body=_PUT_IF.replace("COND", "q < 3000000000"))) + CONFIG
+    path = _verdict(tmp_path, capsys, text, expect)
+    if expect == "verified":
+        _lowers_to_its_events(path)
+
+
+@pytest.mark.parametrize("name", list(UNSIGNED))
+def test_unsigned_tensors_and_comparisons(tmp_path, capsys, name):
+    text, expect = UNSIGNED[name]
+    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    if expect == "verified" and "4294967296" not in name:
+        _lowers_to_its_events(path)
+
+
+def test_a_uint32_constant_handed_whole(tmp_path, capsys):
+    """`M = 3000000000` passed whole is a constexpr of Python's value in the Gluon: the
+    partition's `D - 3000000001 < 0` is Python's True there too (verified)."""
+    pytest.importorskip("triton.experimental.gluon")
+    text = ring(writer("for p in range(N + ((D - 3000000001) < 0)):"),
+                reader("for p in range(N + 1):"), kernel_pre="M = 3000000000\n")
+    text = text.replace("(produce, (kv, x_ptr, N, C))", "(produce, (kv, x_ptr, N, M))")
+    text = text.replace("def produce(kv, x_ptr, N, C: tl.constexpr):",
+                        "def produce(kv, x_ptr, N, D):")
+    path = _verdict(tmp_path, capsys, text + CONFIG, "verified")
+    _lowers_to_its_events(path)
+    got, gluon, err = _run(capsys, "-q", "--gluon", str(path))
+    assert got == 0 and "D: gl.constexpr = 3000000000" in gluon, err
+
+
+@pytest.mark.parametrize("pre,true", [
+    ("M = 3000000000\nx = ((M - 3000000001) < 0).to(tl.int32)", False),
+    ("M = -1\nx = (M < 3000000000).to(tl.int32)", False),
+    ("M = -1\nx = (M < 4294967296).to(tl.int32)", True),
+    ("M = 4294967296\nx = ((M - 4294967297) < 0).to(tl.int32)", True),
+])
+def test_what_triton_computes_for_uint32_constants(tmp_path, monkeypatch, pre, true):
+    """The comparison folds to a constant: the store's offset is 1 (an addptr) exactly when it
+    holds on the GPU."""
+    ttir = triton_ttir(tmp_path, monkeypatch, _k(pre + "\ntl.store(x_ptr + x, 1.0)"), "u32_17")
+    assert ("tt.addptr" in ttir) == true, ttir

@@ -955,6 +955,7 @@ class Walker(WalkRules):
         around pipe events was refused ("depends on data") though it is decided at compile
         time, as the kernel IR's fold_body decides it."""
         left, right = self.eval(e.lhs), self.eval(e.rhs)
+        self.tensor_unsigned(e, left, right)
         consts = [v.value if isinstance(v, Const) and isinstance(v.value, float)
                   else self.static_int(v) for v in (left, right)]
         if None not in consts:
@@ -1019,10 +1020,68 @@ class Walker(WalkRules):
         self.tensor_division(e, left, right)  # names bound to numbers: local_tensors
         self.tensor_power(e)
         self.scalar_out_of_range(e, left, right)
+        self.tensor_unsigned(e, left, right)
         result = self.binop(e.op, left, right, e)
         self.tensor_overflow(e, result)
         self.tensor_shift(e, left, right, result)  # a shift by 32 bits or more: local_tensors
         return result
+
+    def tensor_name(self, e: K.Expr) -> Optional[K.Name]:
+        """The name ``e`` computes from that the lowered kernel holds as a tensor of a
+        compile-time number (local_tensors.tensor_root), or None."""
+        return self.tensor_const(e)
+
+    def unsigned_reason(self, e, left: Value, right: Value,
+                        sides: Optional[tuple] = None) -> Optional[tuple[K.Name, str]]:
+        """(the tensor name, why) when the binary operation or comparison ``e`` computes
+        unsigned on the GPU where the verifier reads Python's integers: an operand that is (or
+        computes from) a name bound to an integer in [2**31, 2**32), which Triton 3.6 makes a
+        uint32 tensor (`M = 3000000000`, then `M - 3000000001 < 0` is false there: the
+        difference wraps to 4294967295); or a comparison of such a name's i32 tensor with a
+        compile-time integer in [2**31, 2**32), which Triton makes a uint32 and compares
+        unsigned (`M < 3000000000` of M = -1 is false there)."""
+        def const(v: Value) -> Optional[int]:
+            return None if isinstance(v, Const) else self.static_int(v)
+
+        # (``sides``: the operand nodes of one comparison of a chain ``e``)
+        lhs, rhs = sides if sides is not None else (e.lhs, e.rhs)
+        sides = ((lhs, left), (rhs, right))
+        for node, v in sides:
+            # the name itself, bound to the number: one bound to arithmetic on a tensor is an
+            # i32 that wrapped (`M += 1` at 2147483647), refused as such (tensor_overflow)
+            name, c = self.tensor_name(node), const(v)
+            if isinstance(node, K.Name) and name is not None and not self.wrapped_name(node) \
+                    and c is not None and 2 ** 31 <= c < 2 ** 32:
+                return name, (f"`{self.src(node)}` is {c} there, in [2**31, 2**32), which Triton "
+                              f"holds as a uint32 tensor: its arithmetic and comparisons are "
+                              f"unsigned")
+        if isinstance(e, K.Compare):
+            for (node, _), (other, ov) in ((sides[0], sides[1]), (sides[1], sides[0])):
+                name, c = self.tensor_name(node), const(ov)
+                if name is not None and self.tensor_name(other) is None and c is not None \
+                        and 2 ** 31 <= c < 2 ** 32:
+                    return name, (f"Triton makes {c} a uint32 and compares the i32 tensor "
+                                  f"`{self.src(node)}` with it unsigned (`-1 < 3000000000` is "
+                                  f"false there)")
+        return None
+
+    def wrapped_name(self, name: K.Name) -> bool:
+        """Whether ``name`` was bound to arithmetic on a tensor name whose result left i32 (the
+        kernel body records it; a partition refuses that arithmetic where it stands)."""
+        return False
+
+    def tensor_unsigned(self, e, left: Value, right: Value,
+                        sides: Optional[tuple] = None) -> None:
+        """Refuse :meth:`unsigned_reason`'s operations in a partition (the kernel body records
+        them, PrologueWalker)."""
+        hit = self.unsigned_reason(e, left, right, sides)
+        if hit is not None:
+            name, why = hit
+            raise self.err(f"`{self.src(e)}` computes with `{self.k.names.py(name.id)}`, bound "
+                           f"to a compile-time number, which the lowered kernel (as Triton) holds "
+                           f"as a tensor: {why}, where the verifier reads Python's integers; "
+                           f"bind it as `{self.k.names.py(name.id)}: tl.constexpr = ...`", e,
+                           check="unsupported-expression")
 
     #: the operators whose Python-int operand Triton 3.6 converts to the other operand's type
     #: (semantic.binary_op_type_checking_impl), refusing one outside it; a comparison converts
@@ -3060,6 +3119,8 @@ class Walker(WalkRules):
         for i, sym in enumerate(ops):
             (la, lm, lv), (ra, rm, rv) = vals[i], vals[i + 1]
             lnode, rnode = operands[i], operands[i + 1]
+            # an unsigned comparison of a tensor name (`q < 3000000000` of q = -1 bound twice)
+            self.tensor_unsigned(K.Compare(sym, lnode, rnode, node.loc), lv, rv)
             if la is not None and ra is not None:
                 c = Compare(la, sym, ra)
                 pieces.append(c.eval({}) if not c.variables else c)
@@ -3122,9 +3183,9 @@ class PrologueWalker(Walker):
             self._tensors: set[str] = set()
             self._divisions: dict[int, K.Name] = {}
             self._divided: dict[str, K.Name] = {}
-            # shifts among _divisions (by id): the number of bits, outside [0, 31] (or the
-            # source of a compile-time amount not known when the kernel is read)
-            self._shifts: dict[int, object] = {}
+            # what the lowered kernel computes otherwise for the other _divisions (by id): a
+            # shift by 32 bits or more, unsigned arithmetic
+            self._why: dict[int, str] = {}
         return self._tensors, self._divisions, self._divided
 
     def tensor_expr(self, e: K.Expr) -> bool:
@@ -3161,6 +3222,21 @@ class PrologueWalker(Walker):
         if a is not None and a.is_const and not fits_i32(a.const):
             divisions[id(e)] = root
 
+    def tensor_name(self, e: K.Expr) -> Optional[K.Name]:
+        return tensor_root(e, lambda n: n.id in self._body_sets()[0])
+
+    def wrapped_name(self, name: K.Name) -> bool:
+        return name.id in self._body_sets()[2]
+
+    def tensor_unsigned(self, e, left, right, sides=None) -> None:
+        """Record :meth:`Walker.unsigned_reason`'s operations: refused where they reach
+        run-time code, as a division is (passed whole, the value is a constexpr of Python's)."""
+        hit = self.unsigned_reason(e, left, right, sides)
+        if hit is not None:
+            _, divisions, _ = self._body_sets()
+            divisions[id(e)] = hit[0]
+            self._why[id(e)] = f"{hit[1]}, where the verifier reads Python's integers"
+
     def tensor_shift(self, e: K.BinOp, left, right, result) -> None:
         """Record `M >> 40` (`<<`) of (or by) a name bound to a compile-time number, by a
         compile-time number of bits outside [0, 31]: the verifier reads Python's -1 (M = -1),
@@ -3175,7 +3251,13 @@ class PrologueWalker(Walker):
                                  for x in (e.lhs, e.rhs)) if r is not None), None)
         if root is not None:
             divisions[id(e)] = root
-            self._shifts[id(e)] = amount
+            by = (f"by {amount} bits, outside [0, 31]" if isinstance(amount, int) else
+                  f"by {amount}, a compile-time number the verifier does not know to lie in "
+                  f"[0, 31]")
+            self._why[id(e)] = (f"its `{self.src(e)}` shifts the i32 {by}: undefined there from "
+                                f"32 bits on (Triton warns \"this may result in undefined "
+                                f"behavior\"; LLVM's result is poison), where the verifier reads "
+                                f"Python's shift")
 
     def c_division(self, e: K.Expr) -> Optional[tuple[K.Name, K.Expr]]:
         """(the tensor name, the `//` / `%` or name) of a recorded division ``e`` computes with."""
@@ -3206,28 +3288,24 @@ class PrologueWalker(Walker):
         if hit is not None:
             root, at = hit
             py = self.k.names.py(root.id)
-            if id(at) in self._shifts:
-                bits = self._shifts[id(at)]
-                by = (f"by {bits} bits, outside [0, 31]" if isinstance(bits, int) else
-                      f"by {bits}, a compile-time number the verifier does not know to lie in "
-                      f"[0, 31]")
-                how = (f"its `{self.src(at)}` shifts the i32 {by}: undefined there from 32 bits "
-                       f"on (Triton warns \"this may result in undefined behavior\"; LLVM's "
-                       f"result is poison), where the verifier reads Python's shift")
+            if id(at) in self._why:
+                how = self._why[id(at)]
             elif isinstance(at, K.UnaryOp) or isinstance(at, K.BinOp) and at.op not in ("//", "%"):
                 how = (f"its `{self.src(at)}` leaves i32 there and wraps, where the verifier "
                        f"reads Python's unbounded integer")
             elif isinstance(at, K.Name):
                 how = (f"`{self.k.names.py(at.id)}`, computed with a `//` or `%` of it (C's "
-                       f"division there) or with arithmetic that wraps in i32, is not the value "
-                       f"the verifier reads (Python's)")
+                       f"division there), with arithmetic that wraps in i32, a shift by 32 bits "
+                       f"or more or unsigned arithmetic, is not the value the verifier reads "
+                       f"(Python's)")
             else:
                 how = (f"its `{at.op}`" if isinstance(at, K.BinOp) else f"its `{self.src(at)}`")
                 how += (" takes C's division (truncating) there, where the verifier reads "
                         "Python's (flooring)")
             raise self.err(f"`{self.src(e)}` is computed at run time from `{py}`, which the kernel "
                            f"body binds to a compile-time number: the lowered kernel (as Triton) "
-                           f"holds `{py}` as an i32 tensor, so {how}, and "
+                           f"holds `{py}` as a tensor (an i32 for a number inside i32), so "
+                           f"{how}, and "
                            f"they differ here (or may): write the expression in place of `{py}`, "
                            f"or bind it as `{py}: tl.constexpr = ...`", e,
                            check="unsupported-expression")
@@ -3238,7 +3316,7 @@ class PrologueWalker(Walker):
         1:` with M = -7 is C's -3 there, so the branch the verifier took never ran). Each
         operation in it is evaluated first, as a comparison's operands are read apart."""
         for x in K.walk_expr(cond):
-            if isinstance(x, (K.BinOp, K.Op)):
+            if isinstance(x, (K.BinOp, K.Op, K.Compare)):
                 self.eval_quiet(x)
         self.refuse_c_division(cond, None)
 
