@@ -772,6 +772,94 @@ def mma(p, c_ptr, N):
     tl.store(c_ptr + offs, acc)
 ''' + _config(a_ptr="*bf16", c_ptr="*fp32", N="i32")
 
+# 20. Kernel names equal to the lowering's names for the pipe's arrays (`p_full0`, `p_t` in the
+#     kernel body, a partition parameter `p_empty0`), and a loop variable named like a stage
+#     variable (`_p_s1`): the arrays get `__1` suffixes, the stage variables other numbers
+#     (y = (x + 2) * 2).
+KERNELS["array_names"] = HEAD + '''
+@tle.jit(num_warps=4)
+def array_names(x_ptr, y_ptr, N):
+    p_full0 = N + 0
+    p_t = 2
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, (p, x_ptr, p_full0, p_t)), (drain, (p, y_ptr, p_full0, p_t))],
+                            [4], [232])
+
+
+def fill(p, x_ptr, p_empty0, p_t):
+''' + OFFS + '''    w = p.writer()
+    for _p_s1 in range(p_empty0):
+        s = w.acquire(_p_s1)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + _p_s1 * BM * BN + offs) + p_t)
+        w.commit(_p_s1)
+
+
+def drain(p, y_ptr, p_full0, p_t):
+''' + OFFS + '''    r = p.reader()
+    for i in range(p_full0):
+        p_full0_1 = r.wait(i)
+        tl.store(y_ptr + i * BM * BN + offs, tl.load(tle.gpu.local_ptr(p_full0_1.slot.t)) * p_t)
+        r.release(i)
+''' + _config(x_ptr="*i32", y_ptr="*i32", N="i32")
+
+# 21. One helper (`take`: wait, read, release) called on an mbarrier pipe (a, capacity 2) and on
+#     a named-barrier pipe (b, whose releases the commits of ack imply) by partitions of 4 and 8
+#     warps (y = x + 1).
+KERNELS["named_and_mbarrier_helper"] = HEAD + '''
+@tle.jit(num_warps=4)
+def named_and_mbarrier_helper(x_ptr, y_ptr, N):
+    a = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    b = tle.pipe(capacity=1, barrier="named", t=tle.gpu.alloc([1, BM, BN], tl.int32))
+    ack = tle.pipe(capacity=1, f=tle.gpu.alloc([1, BN], tl.int32))
+    tle.gpu.warp_specialize([(first, (a, x_ptr, N)), (mid, (a, b, ack, N)),
+                             (last, (b, ack, y_ptr, N))], [4, 8], [80, 88])
+
+
+def take(r, i):
+    res = r.wait(i)
+    v = tl.load(tle.gpu.local_ptr(res.slot.t))
+    r.release(i)
+    return v
+
+
+def first(a, x_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    w = a.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * BM * BN + offs))
+        w.commit(i)
+
+
+def mid(a, b, ack, N):
+    r = a.reader()
+    w = b.writer()
+    k = ack.reader()
+    for i in range(N):
+        v = take(r, i)
+        if i > 0:
+            k.wait(i - 1)
+            k.release(i - 1)
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), v + 1)
+        w.commit(i)
+    if N > 0:
+        k.wait(N - 1)
+        k.release(N - 1)
+
+
+def last(b, ack, y_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = b.reader()
+    aw = ack.writer()
+    for i in range(N):
+        v = take(r, i)
+        tl.store(y_ptr + i * BM * BN + offs, v)
+        s = aw.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.f), tl.sum(v, 0))
+        aw.commit(i)
+''' + _config(x_ptr="*i32", y_ptr="*i32", N="i32")
+
 TMA = {"tma_small_boxes": 3456, "tma_wide_boxes": 10240}
 
 # ------------------------------------------------------------------ the checks
@@ -1285,3 +1373,23 @@ def test_emulated_pipelined_delay_if(n, tmp_path):
     _emulated(tmp_path, "pipelined_delay_if")[(1,)](a, c, n)
     sq = a.float() @ a.float()
     assert torch.allclose(c, sum(sq[i] for i in range(n) if i % 3 != 1))
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_emulated_array_names(n, tmp_path):
+    import torch
+
+    x = _tiles(n, 19)
+    y = torch.full_like(x, -999)
+    _emulated(tmp_path, "array_names")[(1,)](x, y, n)
+    assert torch.equal(y[:n], (x[:n] + 2) * 2)
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_emulated_named_and_mbarrier_helper(n, tmp_path):
+    import torch
+
+    x = _tiles(n, 20)
+    y = torch.full_like(x, -999)
+    _emulated(tmp_path, "named_and_mbarrier_helper")[(1,)](x, y, n)
+    assert torch.equal(y[:n], x[:n] + 1)
