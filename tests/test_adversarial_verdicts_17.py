@@ -402,3 +402,114 @@ def test_what_triton_computes_for_uint32_constants(tmp_path, monkeypatch, pre, t
     holds on the GPU."""
     ttir = triton_ttir(tmp_path, monkeypatch, _k(pre + "\ntl.store(x_ptr + x, 1.0)"), "u32_17")
     assert ("tt.addptr" in ttir) == true, ttir
+
+
+# ------------------------------------------------------ helpers, loops and paths around events
+
+_H_PUT = """
+
+def put(w, x_ptr, p, n):
+    if p < n:
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+"""
+_H_MANY = """
+
+def put_many(w, x_ptr, lo, hi):
+    for p in range(lo, hi):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+"""
+_H_REC = """
+
+def rec(w, x_ptr, p, n):
+    if p < n:
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+        rec(w, x_ptr, p + 1, n)
+"""
+_H_TAKE = """
+
+def take(r, y_ptr, p, LAST: tl.constexpr = False):
+    res = r.wait(p)
+    t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+    if not LAST:
+        r.release(p)
+    tl.store(y_ptr + tl.arange(0, 64), t)
+"""
+_PUT = ("slot = w.acquire(p)\ntl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + "
+        "tl.arange(0, 64)))\nw.commit(p)\n")
+
+AROUND_EVENTS = {
+    # a helper whose events run under its own condition on a param
+    "a helper committing p < N": (ring(writer(body="put(w, x_ptr, p, N)\n"), extra=_H_PUT),
+                                  "verified"),
+    "a helper committing p < N - 1": (ring(writer(body="put(w, x_ptr, p, N - 1)\n"),
+                                           extra=_H_PUT), _WNC),
+    # the same helper twice per iteration (indices 2p, 2p + 1): not in the cutoff fragment
+    "a helper called twice, one short": (
+        ring(writer(body="put(w, x_ptr, 2 * p, 2 * N)\nput(w, x_ptr, 2 * p + 1, 2 * N - 1)\n"),
+             reader("for p in range(2 * N):"), extra=_H_PUT), _WNC),
+    "a helper called twice": (
+        ring(writer(body="put(w, x_ptr, 2 * p, 2 * N)\nput(w, x_ptr, 2 * p + 1, 2 * N)\n"),
+             reader("for p in range(2 * N):"), extra=_H_PUT), ("bounded",)),
+    # a helper holding a loop, called for two ranges that overlap by one index
+    "a looping helper over overlapping ranges": (
+        ring("    put_many(w, x_ptr, 0, 2)\n    put_many(w, x_ptr, 1, N)\n", extra=_H_MANY),
+        ("rejected", "[order-mismatch]")),
+    "recursion": (ring("    rec(w, x_ptr, 0, 3)\n", reader("for p in range(3):"), extra=_H_REC),
+                  ("rejected", "[recursion]")),
+    # the release skipped by a constexpr keyword: a release missing, or reads past the window
+    "a helper skipping its release (LAST=C > 2)": (
+        ring(writer(), "    for p in range(N):\n        take(r, y_ptr, p, LAST=C > 2)\n",
+             extra=_H_TAKE), ("rejected", "[missing-release]")),
+    "a helper skipping its release (data LAST)": (
+        ring(writer(), "    for p in range(N):\n        take(r, y_ptr, p, p == N)\n",
+             extra=_H_TAKE), ("rejected", "[non-affine-if]")),
+    # `return` inside a loop: Triton refuses it
+    "return in the writer's loop": (
+        ring(writer(body=_PUT + "if p == N - 1:\n    return\n")),
+        ("rejected", "[unsupported-control-flow]", "`return` inside a loop")),
+    "return after a release": (
+        ring(writer(), reader().replace("        r.release(p)\n", "        r.release(p)\n"
+                                        "        if p == 2:\n            return\n")),
+        ("rejected", "[unsupported-control-flow]")),
+    "an early return before the events": (ring(writer(pre="if N > 3:\n    return\n")),
+                                          ("rejected", "[unsupported-control-flow]")),
+    # static_range steps
+    "static_range(3, -1, -1)": (ring(writer("for p in tl.static_range(3, -1, -1):"),
+                                     reader("for p in range(4):")),
+                                ("rejected", "[order-mismatch]")),
+    "static_range step C - 3 (zero)": (ring(writer("for p in tl.static_range(0, 4, C - 3):"),
+                                            reader("for p in range(4):")),
+                                       ("rejected", "[bad-loop]", "got 0")),
+    "range step C - 3 (zero)": (ring(writer("for p in range(0, N, C - 3):")),
+                                ("rejected", "[bad-loop]")),
+    "static_range(4, 0)": (ring(writer("for p in tl.static_range(4, 0):"),
+                                reader("for p in range(0):")), "verified"),
+    # Triton's short circuit: `N or 5` is 5 (the constexpr decides), as the verifier reads it
+    "N or 5 against 5": (ring(warg="5", rarg="(N or 5)"), "verified"),
+    "N or 5 against N": (ring(rarg="(N or 5)"), _WNC),
+    # events on a rare path: a commit more at N = 1000, a release more, an acquire left open
+    "a second commit at N == 1000": (ring(writer(body=_PUT + "if N == 1000:\n    w.commit(p)\n")),
+                                     ("rejected", "[commit-without-acquire]", "N=1000")),
+    "a second release at N == 1000": (
+        ring(writer(), reader().replace("        r.release(p)\n", "        r.release(p)\n"
+                                        "        if N == 1000:\n            r.release(p)\n")),
+        ("rejected", "[release-without-wait]", "N=1000")),
+    "no commit at the last index when N >= 500": (
+        ring(writer(body=_PUT.replace("w.commit(p)\n", "if (p != N - 1) | (N < 500):\n"
+                                                        "    w.commit(p)\n"))),
+        ("rejected", "[uncommitted-acquire]", "N=500")),
+}
+
+
+@pytest.mark.parametrize("name", list(AROUND_EVENTS))
+def test_helpers_loops_and_paths_around_events(tmp_path, capsys, name):
+    text, expect = AROUND_EVENTS[name]
+    path = _verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
+    if expect == "verified":
+        _lowers_to_its_events(path)
