@@ -11,7 +11,11 @@ Each construct is either
   and at a trip count of 1001 (each stage reused hundreds of times), the expect-tx of every TMA
   commit the bytes its copies deliver, and the CPU emulator's results equal to a torch reference
   (KERNELS); or
-* refused before anything is verified, with a message at the line (REFUSED).
+* refused before anything is verified, with a message at the line (REFUSED): an index a
+  static_range variable scales by a runtime bound (``j * N + i``), a triangular ``i * N + j``,
+  one function for two partitions, a pipe parameter rebound in a loop body, launch_dependents
+  after warp_specialize, slot handles carried from one iteration into the next or past the loop,
+  and cache hints Triton refuses.
 
 Fixed in this round:
 * A pipe index offset by a constexpr (``w.acquire(i + BASE)``, BASE a constexpr param of the
@@ -1310,6 +1314,60 @@ REFUSED["eviction_policy evict_normal"] = (
     _edit("hints", ('eviction_policy="evict_first"', 'eviction_policy="evict_normal"')),
     '                 tl.load(x_ptr + i * BM * BN + offs, eviction_policy="evict_normal"))',
     "tl.load(..., eviction_policy='evict_normal'): Triton 3.6 refuses this eviction policy")
+
+
+#: a writer slot and a reader result carried from one iteration into the next (software
+#: pipelining by hand) and read after the loop: each handle's slot is per iteration
+CARRIED = HEAD + '''
+@tle.jit(num_warps=4)
+def carried(x_ptr, y_ptr, N):
+    tle.assume(N >= 1)
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, (p, x_ptr, N)), (drain, (p, y_ptr, N))], [4], [232])
+
+
+def fill(p, x_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    w = p.writer()
+    s = w.acquire(0)
+    for i in range(1, N + 1):
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + (i - 1) * BM * BN + offs))
+        w.commit(i - 1)
+        if i < N:
+            s = w.acquire(i)
+
+
+def drain(p, y_ptr, N):
+    offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
+    r = p.reader()
+    res = r.wait(0)
+    for i in range(1, N):
+        tl.store(y_ptr + (i - 1) * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)))
+        r.release(i - 1)
+        res = r.wait(i)
+    tl.store(y_ptr + (N - 1) * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)) + 1000)
+    r.release(N - 1)
+''' + _config(x_ptr="*i32", y_ptr="*i32", N="i32")
+REFUSED["a writer slot carried into the next iteration"] = (
+    CARRIED,
+    "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + (i - 1) * BM * BN + offs))",
+    "cannot tell which slot `tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + (i - 1) * BM * BN "
+    "+ offs))` touches: `s` is assigned inside the loop at line")
+REFUSED["a reader result carried into the next iteration and past the loop"] = (
+    CARRIED.replace("""    s = w.acquire(0)
+    for i in range(1, N + 1):
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + (i - 1) * BM * BN + offs))
+        w.commit(i - 1)
+        if i < N:
+            s = w.acquire(i)
+""", """    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * BM * BN + offs))
+        w.commit(i)
+"""),
+    "        tl.store(y_ptr + (i - 1) * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)))",
+    "cannot tell which slot `tl.load(tle.gpu.local_ptr(res.slot.t))` touches: `res` is assigned "
+    "inside the loop at line")
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
