@@ -13,7 +13,8 @@ Each construct is either
   (KERNELS); or
 * refused before anything is verified, with a message at the line (REFUSED): an index a
   static_range variable scales by a runtime bound (``j * N + i``), a triangular ``i * N + j``,
-  one function for two partitions, a pipe parameter rebound in a loop body, launch_dependents
+  an index dividing a static_range variable (``2 * i + j // 2``), one function for two
+  partitions, a pipe parameter rebound in a loop body, launch_dependents
   after warp_specialize, slot handles carried from one iteration into the next or past the loop,
   and cache hints Triton refuses.
 
@@ -864,6 +865,54 @@ def last(b, ack, y_ptr, N):
         aw.commit(i)
 ''' + _config(x_ptr="*i32", y_ptr="*i32", N="i32")
 
+# 22. An if / elif / else on a tl.static_range variable choosing the pipe and the index of each
+#     unrolled copy's events (tiles 4 i + j go to a at 2 i, 2 i + 1 and to b, plus one, at
+#     2 i, 2 i + 1); the reader alternates a and b (bounded: its loop runs to 2 N).
+KERNELS["static_branches"] = HEAD + '''
+@tle.jit(num_warps=4)
+def static_branches(x_ptr, y_ptr, N):
+    a = tle.pipe(capacity=2, t=tle.gpu.alloc([2, BM, BN], tl.int32))
+    b = tle.pipe(capacity=3, t=tle.gpu.alloc([3, BM, BN], tl.int32))
+    tle.gpu.warp_specialize([(fill, (a, b, x_ptr, N)), (drain, (a, b, y_ptr, N))], [4], [232])
+
+
+def fill(a, b, x_ptr, N):
+''' + OFFS + '''    wa = a.writer()
+    wb = b.writer()
+    for i in range(N):
+        for j in tl.static_range(4):
+            t = 4 * i + j
+            if j == 0:
+                s = wa.acquire(2 * i)
+                tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + t * BM * BN + offs))
+                wa.commit(2 * i)
+            elif j == 2:
+                s = wa.acquire(2 * i + 1)
+                tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + t * BM * BN + offs))
+                wa.commit(2 * i + 1)
+            elif j == 1:
+                s = wb.acquire(2 * i)
+                tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + t * BM * BN + offs) + 1)
+                wb.commit(2 * i)
+            else:
+                s = wb.acquire(2 * i + 1)
+                tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + t * BM * BN + offs) + 1)
+                wb.commit(2 * i + 1)
+
+
+def drain(a, b, y_ptr, N):
+''' + OFFS + '''    ra = a.reader()
+    rb = b.reader()
+    for k in range(2 * N):
+        res = ra.wait(k)
+        tl.store(y_ptr + (2 * k) * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)))
+        ra.release(k)
+        res = rb.wait(k)
+        tl.store(y_ptr + (2 * k + 1) * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t)))
+        rb.release(k)
+''' + _config(x_ptr="*i32", y_ptr="*i32", N="i32")
+BOUNDED["static_branches"] = {None}
+
 TMA = {"tma_small_boxes": 3456, "tma_wide_boxes": 10240}
 
 # ------------------------------------------------------------------ the checks
@@ -1315,6 +1364,11 @@ REFUSED["eviction_policy evict_normal"] = (
     '                 tl.load(x_ptr + i * BM * BN + offs, eviction_policy="evict_normal"))',
     "tl.load(..., eviction_policy='evict_normal'): Triton 3.6 refuses this eviction policy")
 
+REFUSED["an index dividing a static_range variable"] = (
+    _edit("static_branches", ("                s = wa.acquire(2 * i)\n",
+                              "                s = wa.acquire(2 * i + j // 2)\n")),
+    "                s = wa.acquire(2 * i + j // 2)",
+    "index of wa.acquire must be affine in loop variables and kernel params, got `2 * i + j // 2`")
 
 #: a writer slot and a reader result carried from one iteration into the next (software
 #: pipelining by hand) and read after the loop: each handle's slot is per iteration
@@ -1451,3 +1505,14 @@ def test_emulated_named_and_mbarrier_helper(n, tmp_path):
     y = torch.full_like(x, -999)
     _emulated(tmp_path, "named_and_mbarrier_helper")[(1,)](x, y, n)
     assert torch.equal(y[:n], x[:n] + 1)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_emulated_static_branches(n, tmp_path):
+    import torch
+
+    x = _tiles(4 * n, 21)
+    y = torch.full_like(x, -999)
+    _emulated(tmp_path, "static_branches")[(1,)](x, y, n)
+    for t in range(4 * n):
+        assert torch.equal(y[t], x[t] + t % 2)
