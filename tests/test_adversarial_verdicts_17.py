@@ -47,6 +47,13 @@ PrologueWalker.tensor_shift / refuse_c_division, Walker.scalar_out_of_range / ru
   a constant is unsigned (`M < 3000000000` of M = -1 is false there). In the kernel body too
   (refused where it reaches run-time code) and for a partition's name bound twice.
 
+- verified, while the lowered kernel's i32 arithmetic overflows: `M // -1` of M = -2147483648
+  (Python's 2147483648 > 0; the GPU's `arith.divsi` overflows, undefined: Triton keeps it
+  unfolded) and `tl.cdiv(M, -1)`, whose `M + (-1 - 1)` wraps in i32 before the division
+  (Triton's cdiv is `(x + div - 1) // div`: 2147483646 // -1 < 0 on the GPU). Round 16's
+  overflow check took `+`, `-`, `*`, `<<` and the unary `-`; now `//` and cdiv's sum too, in
+  the kernel body and for a partition's name bound twice.
+
 Left open: an argument the file gives no DEFAULT_CONFIG type is not taken for an i32 by the
 second check (it may be a pointer or a float, which take such scalars), so `N + 4294967296 -
 4294967296` in a file without a signature is still verified; Triton refuses it at the launch's
@@ -513,3 +520,51 @@ def test_helpers_loops_and_paths_around_events(tmp_path, capsys, name):
     path = _verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
     if expect == "verified":
         _lowers_to_its_events(path)
+
+
+# --------------------------------------------------- i32 division overflow and tl.cdiv's sum
+
+_MIN = "M = -2147483648\n"
+
+DIVISION_OVERFLOW = {
+    "N + (M // -1 > 0) with M = -2**31": (
+        body(_MIN, warg="N + (M // -1 > 0)", rarg="N + 1"),
+        ("rejected", "[unsupported-expression]", "the i32 division overflows")),
+    "N + (tl.cdiv(M, -1) > 0) with M = -2**31": (
+        body(_MIN, warg="N + (tl.cdiv(M, -1) > 0)", rarg="N + 1"),
+        ("rejected", "[unsupported-expression]", "adds `div - 1` first")),
+    "q // -1, q bound twice": (
+        _part_reader("N + (q // -1 > 0) - 1", "q = -2147483648\nq = -2147483648"),
+        ("rejected", "[unsupported-expression]", "`q` in `q // -1`", "2147483648")),
+    "tl.cdiv(q, -1), q bound twice": (
+        _part_reader("N + (tl.cdiv(q, -1) > 0) - 1", "q = -2147483648\nq = -2147483648"),
+        ("rejected", "[unsupported-expression]", "`tl.cdiv(q, -1)`", "-2147483650")),
+    # the twins: C's and Python's agree inside i32; M % -1 is 0 in both (Triton folds it)
+    "M // -1 with M = -2**31 + 1": (body("M = -2147483647\n", warg="N + (M // -1 > 0)",
+                                         rarg="N + 1"), "verified"),
+    "M % -1 with M = -2**31": (body(_MIN, warg="N + 1 + M % -1", rarg="N + 1"), "verified"),
+    "tl.cdiv(M, 1) with M = -2**31": (body(_MIN, warg="N + (tl.cdiv(M, 1) < 0)", rarg="N + 1"),
+                                      "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(DIVISION_OVERFLOW))
+def test_division_overflow_of_compile_time_names(tmp_path, capsys, name):
+    text, expect = DIVISION_OVERFLOW[name]
+    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    if expect == "verified":
+        _lowers_to_its_events(path)
+
+
+@pytest.mark.parametrize("pre,kept", [
+    ("M = -2147483648\nx = ((M // -1) > 0).to(tl.int32)", True),
+    ("M = -2147483648\nx = (tl.cdiv(M, -1) > 0).to(tl.int32)", False),
+])
+def test_what_triton_computes_for_division_overflow(tmp_path, monkeypatch, pre, kept):
+    """`M // -1` stays an `arith.divsi` of the i32 minimum by -1 (undefined; no fold to Python's
+    value); the cdiv's wrapped sum folds to a comparison that is false (no addptr)."""
+    ttir = triton_ttir(tmp_path, monkeypatch, _k(pre + "\ntl.store(x_ptr + x, 1.0)"), "div17")
+    if kept:
+        assert "arith.divsi" in ttir and "-2147483648 : i32" in ttir, ttir
+    else:
+        assert "tt.addptr" not in ttir, ttir

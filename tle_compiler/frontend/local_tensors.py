@@ -368,7 +368,7 @@ class WalkRules:
         if name is not None:
             raise self.tensor_refusal("truth", name, e, verb=verb)
 
-    def tensor_overflow(self, e, result) -> None:
+    def tensor_overflow(self, e, result, at=None) -> None:
         """Refuse `q * 65536` (`+`, `-`, `<<`) of a tensor name whose compile-time result leaves
         i32: the verifier computed Python's 4294967296, the lowered kernel (as Triton, which
         folds the i32 product to 0) a wrapped i32, so `if q * 65536 != 0:` around events was
@@ -376,14 +376,17 @@ class WalkRules:
         from ..ir.i32 import fits_i32
         from .values import Aff
 
-        if e.op not in ("+", "-", "*", "<<"):
+        if e.op not in ("+", "-", "*", "<<", "//"):
             return
-        # (a unary `-` too: `-q` of q = -2147483648 bound twice is 2147483648 to the verifier)
+        # (a unary `-` too: `-q` of q = -2147483648 bound twice is 2147483648 to the verifier;
+        # `q // -1` is 2147483648 there too, an i32 division that overflows on the GPU; ``at``:
+        # the `tl.cdiv` call whose `x + (div - 1)` ``e`` stands for)
         operands = (e.operand,) if isinstance(e, K.UnaryOp) else (e.lhs, e.rhs)
         name = next((n for n in (self.tensor_const(x) for x in operands) if n), None)
         a = self.as_aff(result) if name is not None and isinstance(result, Aff) else None
         if a is not None and a.is_const and not fits_i32(a.const):
-            raise self.tensor_refusal("overflow", name, e, result=a.const)
+            raise self.tensor_refusal("overflow", name, at if at is not None else e,
+                                      result=a.const)
 
     def tensor_shift(self, e: K.BinOp, left, right, result) -> None:
         """Refuse `q >> 40` (`<<`) of (or by) a tensor name, the shift a compile-time number of

@@ -2088,6 +2088,10 @@ class Walker(WalkRules):
         one = Aff(Affine.of(1))
         num = self.binop("+", x, self.binop("-", div, one, node), node)
         if isinstance(node, K.Op) and len(node.args) == 2:
+            # ... and adds `div - 1` in i32 first: `tl.cdiv(q, -1)` at q = -2147483648 wraps
+            # there (the sum, Python's -2147483650, is 2147483646)
+            self.tensor_overflow(K.BinOp("+", node.args[0], node.args[1], node.loc), num,
+                                 at=node)
             # a name bound to a number is an i32 tensor in the lowered kernel, where Triton's
             # cdiv divides it as C does: `tl.cdiv(q, 3)` at q = -7 is -1 there, Python's -2
             # (the `//` of the expansion, checked as a written one: tensor_division)
@@ -3207,12 +3211,13 @@ class PrologueWalker(Walker):
                 return
         divisions[id(at if at is not None else e)] = root
 
-    def tensor_overflow(self, e, result) -> None:
-        """Record `M + 1` (`-`, `*`, `<<`, a unary `-`) of a name bound to a compile-time number whose result
+    def tensor_overflow(self, e, result, at=None) -> None:
+        """Record `M + 1` (`-`, `*`, `<<`, `//`, a unary `-`; ``at``: the `tl.cdiv` call whose
+        sum ``e`` stands for) of a name bound to a compile-time number whose result
         leaves i32: the verifier reads Python's 2147483648 (M = 2147483647), the lowered kernel
         (as Triton) an i32 that wraps to -2147483648, so `N + (M + 1 > 0)` was verified as N + 1
         while the GPU ran N. Refused where it reaches run-time code, as a division is."""
-        if e.op not in ("+", "-", "*", "<<"):
+        if e.op not in ("+", "-", "*", "<<", "//"):
             return
         tensors, divisions, _ = self._body_sets()
         operands = (e.operand,) if isinstance(e, K.UnaryOp) else (e.lhs, e.rhs)
@@ -3220,7 +3225,15 @@ class PrologueWalker(Walker):
                                  for x in operands) if r is not None), None)
         a = self.as_aff(result) if root is not None and isinstance(result, Aff) else None
         if a is not None and a.is_const and not fits_i32(a.const):
-            divisions[id(e)] = root
+            divisions[id(at if at is not None else e)] = root
+            if at is not None:
+                self._why[id(at)] = (f"its `{self.src(at)}` adds `div - 1` first: the sum is "
+                                     f"{a.const}, outside i32, and wraps there, where the "
+                                     f"verifier reads Python's unbounded integer")
+            elif e.op == "//":
+                self._why[id(e)] = (f"its `{self.src(e)}` is {a.const}, outside i32: the i32 "
+                                    f"division overflows there (undefined), where the verifier "
+                                    f"reads Python's unbounded integer")
 
     def tensor_name(self, e: K.Expr) -> Optional[K.Name]:
         return tensor_root(e, lambda n: n.id in self._body_sets()[0])
