@@ -1029,6 +1029,28 @@ def test_barrier_operations_at_a_large_trip_count(name, cx, tmp_path):
     assert not problems, "\n".join(problems)
 
 
+
+@pytest.mark.parametrize("name", NAMES)
+def test_debug_waits_keep_the_verified_events(name, tmp_path):
+    """With bounded (debug) waits the generated barrier operations are still the verified
+    events (their DEFAULT_CONFIG's constexprs)."""
+    path = _write(tmp_path, name)
+    config = _config_of(path, name, {})
+    runs = Runs(path, name, config, debug_waits=True)
+    lk = runs.lowered(config["constexprs"])
+    grid = _grid(lk.program, config["constexprs"])
+    assert len(grid) >= 3
+    problems = []
+    for values in grid:
+        if CONSTEXPRS.get(name):
+            params, found = lk.check({a: values.get(a, 64) for a in runs.int_args}, {})
+            assert params == values, (params, values)
+            problems += found
+        else:
+            problems += runs.check(values)
+    assert not problems, "\n".join(problems)
+
+
 # ------------------------------------------------------------------ emulated results
 
 def _tiles(n: int, seed: int):
