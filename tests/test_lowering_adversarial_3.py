@@ -15,8 +15,8 @@ Each construct is either
   static_range variable scales by a runtime bound (``j * N + i``), a triangular ``i * N + j``,
   an index dividing a static_range variable (``2 * i + j // 2``), one function for two
   partitions, a pipe parameter rebound in a loop body, launch_dependents
-  after warp_specialize, slot handles carried from one iteration into the next or past the loop,
-  and cache hints Triton refuses.
+  after warp_specialize, slot handles (and a slot's load used as a wgmma operand) carried from
+  one iteration into the next or past the loop, and cache hints Triton refuses.
 
 Fixed in this round:
 * A pipe index offset by a constexpr (``w.acquire(i + BASE)``, BASE a constexpr param of the
@@ -913,6 +913,37 @@ def drain(a, b, y_ptr, N):
 ''' + _config(x_ptr="*i32", y_ptr="*i32", N="i32")
 BOUNDED["static_branches"] = {None}
 
+# 23. A wgmma's A operand carried from the previous iteration as a register copy of that
+#     iteration's slot (tl.where(..., cur, cur)), B the current slot read in place, released
+#     after it: acc = sum over i of a[i - 1] @ a[i] (a[-1] = 0).
+KERNELS["carried_operand"] = HEAD64 + '''
+@tle.jit(num_warps=4)
+def carried_operand(a_ptr, c_ptr, N):
+    p = tle.pipe(capacity=2, a=tle.gpu.alloc([2, BM, BN], tl.bfloat16))
+    tle.gpu.warp_specialize([(mma, (p, c_ptr, N)), (fill, (p, a_ptr, N))], [4], [160])
+
+
+def fill(p, a_ptr, N):
+''' + OFFS + '''    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.a), tl.load(a_ptr + i * BM * BN + offs))
+        w.commit(i)
+
+
+def mma(p, c_ptr, N):
+''' + OFFS + '''    r = p.reader()
+    acc = tl.zeros([BM, BN], tl.float32)
+    prev = tl.zeros([BM, BN], tl.bfloat16)
+    for i in range(N):
+        res = r.wait(i)
+        cur = tl.load(tle.gpu.local_ptr(res.slot.a))
+        acc = tl.dot(prev, cur, acc)
+        r.release(i)
+        prev = tl.where(offs >= 0, cur, cur)
+    tl.store(c_ptr + offs, acc)
+''' + _config(a_ptr="*bf16", c_ptr="*fp32", N="i32")
+
 TMA = {"tma_small_boxes": 3456, "tma_wide_boxes": 10240}
 
 # ------------------------------------------------------------------ the checks
@@ -1391,6 +1422,11 @@ REFUSED["an index dividing a static_range variable"] = (
                               "                s = wa.acquire(2 * i + j // 2)\n")),
     "                s = wa.acquire(2 * i + j // 2)",
     "index of wa.acquire must be affine in loop variables and kernel params, got `2 * i + j // 2`")
+REFUSED["a slot's load carried into the next iteration as a wgmma operand"] = (
+    _edit("carried_operand", ("        prev = tl.where(offs >= 0, cur, cur)\n",
+                              "        prev = cur\n")),
+    "        acc = tl.dot(prev, cur, acc)",
+    "cannot tell which slot `tl.dot(prev, cur, acc)` touches: `prev` is assigned inside the loop")
 
 #: a writer slot and a reader result carried from one iteration into the next (software
 #: pipelining by hand) and read after the loop: each handle's slot is per iteration
@@ -1538,3 +1574,14 @@ def test_emulated_static_branches(n, tmp_path):
     _emulated(tmp_path, "static_branches")[(1,)](x, y, n)
     for t in range(4 * n):
         assert torch.equal(y[t], x[t] + t % 2)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_emulated_carried_operand(n, tmp_path):
+    import torch
+
+    a = _bf16_tiles(n, 64, 22)
+    c = torch.full((64, 64), float("nan"))
+    _emulated(tmp_path, "carried_operand")[(1,)](a, c, n)
+    want = sum(a[i - 1].float() @ a[i].float() for i in range(1, n)) if n > 1 else 0
+    assert torch.allclose(c, torch.zeros(64, 64) + want)
