@@ -54,6 +54,13 @@ PrologueWalker.tensor_shift / refuse_c_division, Walker.scalar_out_of_range / ru
   overflow check took `+`, `-`, `*`, `<<` and the unary `-`; now `//` and cdiv's sum too, in
   the kernel body and for a partition's name bound twice.
 
+- verified, while Triton compares in fp32: a name bound to a float is an fp32 tensor, and an
+  i32 one beside a float is converted to fp32, so `M = 16777217.0`, then `N + (M > 16777216)`
+  (or `M = 16777217`, then `M > 16777216.5`) is N on the GPU (16777217 rounds to 16777216),
+  where Python's doubles made it N + 1 against a reader's N + 1. Now refused where the fp32
+  comparison differs from Python's (or the float operand is computed from such a name);
+  Walker.fp32_compare.
+
 Left open: an argument the file gives no DEFAULT_CONFIG type is not taken for an i32 by the
 second check (it may be a pointer or a float, which take such scalars), so `N + 4294967296 -
 4294967296` in a file without a signature is still verified; Triton refuses it at the launch's
@@ -568,3 +575,48 @@ def test_what_triton_computes_for_division_overflow(tmp_path, monkeypatch, pre, 
         assert "arith.divsi" in ttir and "-2147483648 : i32" in ttir, ttir
     else:
         assert "tt.addptr" not in ttir, ttir
+
+
+# ------------------------------------------------------ comparisons Triton computes in fp32
+
+_FP32 = ("rejected", "[unsupported-expression]", "fp32")
+
+FP32_COMPARISONS = {
+    "M > 16777216 with M = 16777217.0": (
+        body("M = 16777217.0\n", warg="N + (M > 16777216)", rarg="N + 1"), _FP32),
+    "M > 16777216.5 with M = 16777217": (
+        body("M = 16777217\n", warg="N + (M > 16777216.5)", rarg="N + 1"), _FP32),
+    "an if on M > 16777216": (
+        body("M = 16777217.0\nK = N\nif M > 16777216:\n    K = N + 1\n", warg="K",
+             rarg="N + 1"), _FP32),
+    "q = 16777217.0 bound twice in a partition": (
+        _part_reader("N + (q > 16777216) - 1", "q = 16777217.0\nq = 16777217.0"),
+        _FP32 + ("`q > 16777216`", "16777216.0")),
+    # the twins: exact in fp32, or constexprs (Python's doubles in the Gluon too)
+    "M > 2 with M = 2.5": (body("M = 2.5\n", warg="N + (M > 2)", rarg="N + 1"), "verified"),
+    "M > 2.5 with M = 3": (body("M = 3\n", warg="N + (M > 2.5)", rarg="N + 1"), "verified"),
+    "M: tl.constexpr = 16777217.0": (
+        body("M: tl.constexpr = 16777217.0\n", warg="N + (M > 16777216)", rarg="N + 1"),
+        "verified"),
+    "the literal 16777217.0 > 16777216": (body("", warg="N + (16777217.0 > 16777216)",
+                                               rarg="N + 1"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(FP32_COMPARISONS))
+def test_comparisons_triton_computes_in_fp32(tmp_path, capsys, name):
+    text, expect = FP32_COMPARISONS[name]
+    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    if expect == "verified":
+        _lowers_to_its_events(path)
+
+
+@pytest.mark.parametrize("pre,true", [
+    ("M = 16777217.0\nx = (M > 16777216).to(tl.int32)", False),
+    ("M = 16777217\nx = (M > 16777216.5).to(tl.int32)", False),
+    ("M = 2.5\nx = (M > 2).to(tl.int32)", True),
+    ("M: tl.constexpr = 16777217.0\nx = (M > 16777216) + 0 * N", True),
+])
+def test_what_triton_computes_for_fp32_comparisons(tmp_path, monkeypatch, pre, true):
+    ttir = triton_ttir(tmp_path, monkeypatch, _k(pre + "\ntl.store(x_ptr + x, 1.0)"), "fp32_17")
+    assert ("tt.addptr" in ttir) == true, ttir

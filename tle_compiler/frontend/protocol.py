@@ -1056,6 +1056,9 @@ class Walker(WalkRules):
                               f"holds as a uint32 tensor: its arithmetic and comparisons are "
                               f"unsigned")
         if isinstance(e, K.Compare):
+            fp32 = self.fp32_compare(e.op, sides)
+            if fp32 is not None:
+                return fp32
             for (node, _), (other, ov) in ((sides[0], sides[1]), (sides[1], sides[0])):
                 name, c = self.tensor_name(node), const(ov)
                 if name is not None and self.tensor_name(other) is None and c is not None \
@@ -1063,6 +1066,49 @@ class Walker(WalkRules):
                     return name, (f"Triton makes {c} a uint32 and compares the i32 tensor "
                                   f"`{self.src(node)}` with it unsigned (`-1 < 3000000000` is "
                                   f"false there)")
+        return None
+
+    def fp32_compare(self, op: str, sides) -> Optional[tuple[K.Name, str]]:
+        """(the tensor name, why) when the comparison ``op`` of ``sides`` ((node, value) twice)
+        involves a name bound to a compile-time number and a float: Triton compares in fp32
+        (a float so bound is an fp32 tensor; an i32 one beside a float is converted), so
+        `M > 16777216` of `M = 16777217.0` is false there (16777217 rounds to 16777216), where
+        Python's double says true. Refused where the fp32 comparison differs from Python's, or
+        where the float operand is computed (fp32 arithmetic the verifier does not model)."""
+        import struct
+
+        names = [self.tensor_name(node) for node, _ in sides]
+        name = next((n for n in names if n is not None), None)
+        if name is None:
+            return None
+        values = []
+        for node, v in sides:
+            if isinstance(v, Const) and isinstance(v.value, float):
+                values.append(v.value)
+            elif isinstance(v, Const) and isinstance(v.value, bool):
+                values.append(int(v.value))
+            else:
+                values.append(self.static_int(v))
+        if None in values or not any(isinstance(x, float) for x in values):
+            return None
+        if any(isinstance(x, float) and not isinstance(node, (K.Name, K.Const))
+               and self.tensor_name(node) is not None for (node, _), x in zip(sides, values)):
+            return name, "the comparison is computed in fp32 from fp32 arithmetic"
+
+        def f32(x) -> float:
+            try:
+                return struct.unpack("f", struct.pack("f", float(x)))[0]
+            except OverflowError:
+                return float("inf") if x > 0 else float("-inf")
+
+        def cmp(a, b) -> bool:
+            return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
+                    ">=": a >= b}[op]
+
+        a, b = values
+        if cmp(a, b) != cmp(f32(a), f32(b)):
+            return name, (f"Triton compares in fp32, where {a!r} {op} {b!r} is "
+                          f"{cmp(f32(a), f32(b))} ({f32(a)!r} {op} {f32(b)!r})")
         return None
 
     def wrapped_name(self, name: K.Name) -> bool:
