@@ -1,19 +1,24 @@
-"""A seventeenth set of adversarial kernels, on integer operations the verifier reads with Python's
-integers where the lowered kernel (as Triton) computes in i32: shifts by 32 bits or more (or by a
-negative or unknown amount) of a name bound to a compile-time number, and compile-time integers
-outside i32 beside an i32 computed at run time, which Triton refuses; then constructs the earlier
-rounds did not pin: helpers holding pipe events called twice, in loops or under a condition,
-recursion, `return` inside a loop, `tl.static_range` with negative, zero and constexpr steps,
-`and` / `or` with a compile-time operand beside a run-time one (Triton's short circuit), and
-events on a rare path only (an `if` on a param value far from the checked ones). Each kernel is
-read by tle-dump and its verdict and exit code pinned (the check name of a rejection); verified
-ones also have their generated Gluon's barrier operations checked against the verified events
-(tests/adversarial_oracles.py lowering_problems), and what Triton computes (or refuses) for the
-constructs at stake is checked on Triton itself.
+"""A seventeenth set of adversarial kernels, on integer and float operations the verifier reads
+with Python's numbers where the lowered kernel (as Triton) computes in i32, uint32 or fp32:
+shifts by 32 bits or more (or by a negative or unknown amount) of a name bound to a
+compile-time number, compile-time integers outside i32 beside an i32 computed at run time
+(which Triton refuses), names Triton holds as uint32 and comparisons it makes unsigned, i32
+division overflow and `tl.cdiv`'s inner sum, comparisons Triton makes in fp32; then constructs
+the earlier rounds did not pin: helpers holding pipe events called twice, in loops or under a
+condition, recursion, `return` inside a loop, `tl.static_range` with negative, zero and constexpr
+steps, `and` / `or` with a compile-time operand beside a run-time one (Triton's short circuit),
+and events on a rare path only (an `if` on a param value far from the checked ones). Each kernel
+is read by tle-dump and its verdict and exit code pinned (the check name of a rejection);
+verified ones also have their generated Gluon's barrier operations checked against the verified
+events (tests/adversarial_oracles.py lowering_problems), and what Triton computes (or refuses)
+for the constructs at stake is checked on Triton itself.
 
 Wrong before the fixes that came with this file (tle_compiler/frontend/local_tensors.py:
-shift_out_of_i32, WalkRules.tensor_shift, refusal's "shift"; tle_compiler/frontend/protocol.py:
-PrologueWalker.tensor_shift / refuse_c_division, Walker.scalar_out_of_range / run_time_i32):
+shift_out_of_i32, WalkRules.tensor_shift / tensor_overflow, refusal's "shift";
+tle_compiler/frontend/protocol.py: Walker.scalar_out_of_range / run_time_i32 /
+unsigned_reason / fp32_compare / tensor_unsigned / cdiv / compare, PrologueWalker.tensor_shift
+/ tensor_unsigned / tensor_overflow / refuse_c_division / refuse_run_time_cond), each verified
+with exit 0 and now refused (unsupported-expression, exit 1):
 - verified, while the lowered kernel shifts an i32 by the width or more (undefined: Triton only
   warns "Value 40 exceeds the maximum bitwidth (32) for type 'int32'. This may result in
   undefined behavior", and emits `arith.shrsi` by 40, LLVM's poison; the compiled kernel
@@ -39,27 +44,27 @@ PrologueWalker.tensor_shift / refuse_c_division, Walker.scalar_out_of_range / ru
   type first, so `M == 4294967296` compiles and stays verified, as do a pointer plus such a
   scalar and an operand widened `.to(tl.int64)` first. A loop bound that keeps the constant
   (`range(N + 4294967296)`) keeps round 12's verdict (unknown: the i32 check of loop bounds).
-
 - verified, while the lowered kernel computes unsigned: a name bound to an integer in [2**31,
   2**32) is a uint32 tensor in Triton (semantic.to_tensor), so `M = 3000000000`, then `N + ((M -
   3000000001) < 0)` is N on the GPU (the difference wraps to 4294967295), where the verifier
   read Python's N + 1 against a reader's N + 1; and a comparison of an i32 tensor name with such
   a constant is unsigned (`M < 3000000000` of M = -1 is false there). In the kernel body too
   (refused where it reaches run-time code) and for a partition's name bound twice.
-
 - verified, while the lowered kernel's i32 arithmetic overflows: `M // -1` of M = -2147483648
   (Python's 2147483648 > 0; the GPU's `arith.divsi` overflows, undefined: Triton keeps it
   unfolded) and `tl.cdiv(M, -1)`, whose `M + (-1 - 1)` wraps in i32 before the division
   (Triton's cdiv is `(x + div - 1) // div`: 2147483646 // -1 < 0 on the GPU). Round 16's
   overflow check took `+`, `-`, `*`, `<<` and the unary `-`; now `//` and cdiv's sum too, in
   the kernel body and for a partition's name bound twice.
-
 - verified, while Triton compares in fp32: a name bound to a float is an fp32 tensor, and an
   i32 one beside a float is converted to fp32, so `M = 16777217.0`, then `N + (M > 16777216)`
   (or `M = 16777217`, then `M > 16777216.5`) is N on the GPU (16777217 rounds to 16777216),
   where Python's doubles made it N + 1 against a reader's N + 1. Now refused where the fp32
-  comparison differs from Python's (or the float operand is computed from such a name);
-  Walker.fp32_compare.
+  comparison differs from Python's (or the float operand is computed from such a name).
+Their twins that the lowering computes as the verifier does (a constexpr-annotated name, a
+literal, a value inside i32 or exact in fp32, a name passed whole to a partition, which the
+Gluon holds as a constexpr of Python's value) stay verified. Conservative refusals pinned: a
+shift by a constexpr amount that keeps it in range (`M >> (C * 13)` at C = 2).
 
 Left open: an argument the file gives no DEFAULT_CONFIG type is not taken for an i32 by the
 second check (it may be a pointer or a float, which take such scalars), so `N + 4294967296 -
