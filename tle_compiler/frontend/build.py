@@ -41,8 +41,7 @@ from .library_names import import_as_attribute, missing_attribute, missing_impor
 from .shared_memory import check_shared_memory, check_slot_shape
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
 from .memory_waits import check_memory_waits
-from .partition_rules import (check_cache_hints, check_prefetch_args,
-                              check_register_budgets, check_wgmma_warps)
+from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
 from .helper_signatures import (default_as_code, import_time_call, keyword_only_why,
                                 omitted_default, positional_only)
 from .tensor_args import body_assigns, source_text, tensor_item
@@ -2859,7 +2858,6 @@ class Builder(BuildRules):
                                       default, _loc(module.path, pdef)))
             check_wgmma_warps(parts[-1])
             check_cache_hints(parts[-1])
-            check_prefetch_args(parts[-1])
         return parts
 
 

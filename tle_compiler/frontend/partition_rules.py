@@ -11,9 +11,6 @@ it (what is verified is what is lowered).
   passed to Gluon as written; a value Triton 3.6 refuses for the operation ("Cache modifier .ca
   not supported" on a store, ``.cs`` on a load, any eviction policy but ``evict_first`` /
   ``evict_last``) would fail the compile of a verified kernel.
-* ``tle.gpu.prefetch_l2(ptr, nbytes, mask=)`` takes two arguments and a mask, and a literal
-  ``nbytes`` must be a positive multiple of 16 (a bulk prefetch moves 16-byte units): the
-  lowering refuses any other (lowering/translate.py ``_prefetch_l2``, with the same words).
 """
 
 from __future__ import annotations
@@ -82,29 +79,3 @@ def check_cache_hints(part: K.KPartition) -> None:
                                        f"{e.name.split('.')[1]} (it takes "
                                        f"{', '.join(repr(v) for v in allowed[1:])})",
                                        e.loc, check="unsupported-expression")
-
-
-_PREFETCH_USAGE = "tle.gpu.prefetch_l2(ptr, nbytes, mask=None)"
-
-
-def check_prefetch_args(part: K.KPartition) -> None:
-    """Refuse a ``tle.gpu.prefetch_l2`` in ``part`` whose arguments are not a pointer, a byte
-    count and an optional mask, or whose literal byte count is not a positive multiple of 16, at
-    the call's line."""
-    for st in K.walk_stmts(part.body):
-        for x in K.stmt_exprs(st):
-            for e in K.walk_expr(x):
-                if not (isinstance(e, K.Op) and e.name == "tle.gpu.prefetch_l2"):
-                    continue
-                kw = dict(e.kwargs)
-                if set(kw) - {"ptr", "nbytes", "mask"} or \
-                        len(e.args) + len(set(kw) & {"ptr", "nbytes"}) != 2:
-                    raise TleError(f"{_PREFETCH_USAGE}: takes a pointer tensor, a byte count and "
-                                   f"an optional mask", e.loc, check="unsupported-expression")
-                n = e.args[1] if len(e.args) > 1 else kw.get("nbytes")
-                if isinstance(n, K.Const) and (isinstance(n.value, bool)
-                                               or not isinstance(n.value, int)
-                                               or n.value <= 0 or n.value % 16):
-                    raise TleError(f"{_PREFETCH_USAGE}: nbytes must be a positive compile-time "
-                                   f"multiple of 16 (a bulk prefetch moves 16-byte units), got "
-                                   f"{n.value!r}", e.loc, check="unsupported-expression")
