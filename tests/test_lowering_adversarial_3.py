@@ -16,8 +16,7 @@ Each construct is either
   an index dividing a static_range variable (``2 * i + j // 2``), one function for two
   partitions, a pipe parameter rebound in a loop body, launch_dependents
   after warp_specialize, slot handles (and a slot's load used as a wgmma operand) carried from
-  one iteration into the next or past the loop, cache hints Triton refuses, and a prefetch_l2
-  of a literal byte count that is not a multiple of 16 or without one.
+  one iteration into the next or past the loop, and cache hints Triton refuses.
 
 Fixed in this round:
 * A pipe index offset by a constexpr (``w.acquire(i + BASE)``, BASE a constexpr param of the
@@ -32,17 +31,14 @@ Fixed in this round:
   lowered kernel failed in Triton's frontend. tle-dump now refuses it at the call's line
   (frontend/partition_rules.py ``check_cache_hints``, one check for tle-dump and the lowering).
 
-* ``tle.gpu.prefetch_l2(ptr, 24)`` (a byte count the bulk prefetch cannot move) and a
-  prefetch_l2 without a byte count were verified, and the lowering refused them. tle-dump now
-  refuses them at the call's line (frontend/partition_rules.py ``check_prefetch_args``, the
-  lowering's words).
-
-Left open (xfails, strict): a prefetch_l2 byte count that is a constexpr (``--param NB=24``)
-or a runtime value is still verified by tle-dump and refused by the lowering alone. A cache hint
-pair Triton 3.6 accepts but ptxas does not (``cache_modifier`` with ``eviction_policy`` on a
-store or a register load: PTX has no instruction with both, and plain Triton fails alike) is
-verified and fails in ptxas; tests/test_lowering_call_args.py pins a store's ``.cs`` +
-``evict_first`` as verified, so it is not refused here.
+Left open (xfails, strict): a prefetch_l2 byte count that is not a positive multiple of 16
+(a literal 24, a constexpr given ``--param NB=24``, a runtime value) is verified by tle-dump and
+refused by the lowering alone; tests/test_adversarial_verdicts_16.py pins the literal case as
+verified (the protocol verdict without the prefetch, --gluon refusing), so it is not refused
+here. A cache hint pair Triton 3.6 accepts but ptxas does not (``cache_modifier`` with
+``eviction_policy`` on a store or a register load: PTX has no instruction with both, and plain
+Triton fails alike) is verified and fails in ptxas; tests/test_lowering_call_args.py pins a
+store's ``.cs`` + ``evict_first`` as verified, so it is not refused here.
 """
 
 from __future__ import annotations
@@ -1434,18 +1430,7 @@ REFUSED["a slot's load carried into the next iteration as a wgmma operand"] = (
                               "        prev = cur\n")),
     "        acc = tl.dot(prev, cur, acc)",
     "cannot tell which slot `tl.dot(prev, cur, acc)` touches: `prev` is assigned inside the loop")
-_PREFETCH = ("        tle.gpu.prefetch_l2(x_ptr + ((i + 1) * BM + rows) * BN, 128,\n"
-             "                            mask=(i + 1 < N) & (rows >= 0))\n")
-REFUSED["prefetch_l2 of 24 bytes"] = (
-    _edit("hints", (_PREFETCH, _PREFETCH.replace(" 128,", " 24,"))),
-    "        tle.gpu.prefetch_l2(x_ptr + ((i + 1) * BM + rows) * BN, 24,",
-    "tle.gpu.prefetch_l2(ptr, nbytes, mask=None): nbytes must be a positive compile-time "
-    "multiple of 16 (a bulk prefetch moves 16-byte units), got 24")
-REFUSED["prefetch_l2 without a byte count"] = (
-    _edit("hints", (_PREFETCH, "        tle.gpu.prefetch_l2(x_ptr + i * BM * BN + rows)\n")),
-    "        tle.gpu.prefetch_l2(x_ptr + i * BM * BN + rows)",
-    "tle.gpu.prefetch_l2(ptr, nbytes, mask=None): takes a pointer tensor, a byte count and an "
-    "optional mask")
+
 
 #: a writer slot and a reader result carried from one iteration into the next (software
 #: pipelining by hand) and read after the loop: each handle's slot is per iteration
@@ -1607,14 +1592,18 @@ def test_emulated_carried_operand(n, tmp_path):
 
 
 
-@pytest.mark.xfail(strict=True, reason="the frontend checks a literal byte count only; a "
-                   "constexpr's (read generically) or a runtime one is refused by the lowering "
-                   "alone (translate.py _prefetch_l2)")
-@pytest.mark.parametrize("nbytes", ["NB", "N * 16"])
+_PREFETCH = ("        tle.gpu.prefetch_l2(x_ptr + ((i + 1) * BM + rows) * BN, 128,\n"
+             "                            mask=(i + 1 < N) & (rows >= 0))\n")
+
+
+@pytest.mark.xfail(strict=True, reason="tle-dump verifies the protocol without the prefetch and "
+                   "the lowering alone refuses the byte count (translate.py _prefetch_l2); "
+                   "tests/test_adversarial_verdicts_16.py pins a literal's case as verified")
+@pytest.mark.parametrize("nbytes", ["24", "NB", "N * 16"])
 def test_a_prefetch_byte_count_the_lowering_refuses_is_refused_by_tle_dump(nbytes, tmp_path):
-    """Left open: `prefetch_l2(ptr, NB)` with `--param NB=24`, and `prefetch_l2(ptr, N * 16)`,
-    are verified by tle-dump (exit 0) while the lowering refuses them ("nbytes must be a positive
-    compile-time multiple of 16")."""
+    """Left open: `prefetch_l2(ptr, 24)`, `prefetch_l2(ptr, NB)` with `--param NB=24` and
+    `prefetch_l2(ptr, N * 16)` are verified by tle-dump (exit 0) while the lowering refuses them
+    ("nbytes must be a positive compile-time multiple of 16")."""
     text = _edit("hints", (_PREFETCH, _PREFETCH.replace(" 128,", f" {nbytes},")),
                  ("def hints(x_ptr, y_ptr, N):", "def hints(x_ptr, y_ptr, N, NB: tl.constexpr):"),
                  ("(fill, (p, x_ptr, N))", "(fill, (p, x_ptr, N, NB))"),
