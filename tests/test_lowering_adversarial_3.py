@@ -30,15 +30,15 @@ Fixed in this round:
   load's ``'.cs'``, ``eviction_policy='evict_normal'``) was verified, and the compile of the
   lowered kernel failed in Triton's frontend. tle-dump now refuses it at the call's line
   (frontend/partition_rules.py ``check_cache_hints``, one check for tle-dump and the lowering).
+* A ``cache_modifier`` together with an ``eviction_policy`` on a store or a register load (PTX has
+  no instruction with both; Triton emits them on one and ptxas fails, plain Triton alike) was
+  verified and failed in ptxas. ``check_cache_hints`` refuses the pair at its line.
 
 Left open (xfails, strict): a prefetch_l2 byte count that is not a positive multiple of 16
 (a literal 24, a constexpr given ``--param NB=24``, a runtime value) is verified by tle-dump and
 refused by the lowering alone; tests/test_adversarial_verdicts_16.py pins the literal case as
 verified (the protocol verdict without the prefetch, --gluon refusing), so it is not refused
-here. A cache hint pair Triton 3.6 accepts but ptxas does not (``cache_modifier`` with
-``eviction_policy`` on a store or a register load: PTX has no instruction with both, and plain
-Triton fails alike) is verified and fails in ptxas; tests/test_lowering_call_args.py pins a
-store's ``.cs`` + ``evict_first`` as verified, so it is not refused here.
+here.
 """
 
 from __future__ import annotations
@@ -1515,9 +1515,6 @@ def test_a_hint_triton_refuses_is_refused_by_tle_dump_and_the_lowering_alike(mod
         compile_kernel((str(path), "hints"), config["signature"], {})
 
 
-@pytest.mark.xfail(strict=True, reason="Triton 3.6 accepts a cache_modifier with an "
-                   "eviction_policy and ptxas refuses the PTX (no instruction has both); "
-                   "tests/test_lowering_call_args.py pins a store's pair as verified")
 @pytest.mark.parametrize("edit", [
     (',\n                 eviction_policy="evict_last")',
      ', cache_modifier=".cs",\n                 eviction_policy="evict_last")'),
@@ -1525,17 +1522,19 @@ def test_a_hint_triton_refuses_is_refused_by_tle_dump_and_the_lowering_alike(mod
      "        tl.store(y_ptr + i * BM * BN + offs, tl.load(tle.gpu.local_ptr(res.slot.t))\n"
      "                 + tl.load(y_ptr + offs, cache_modifier='.cg', eviction_policy='evict_last')"
      "\n")])
-def test_a_cache_modifier_with_an_eviction_policy_is_compiled_or_refused(edit, tmp_path):
-    """Left open: verified by tle-dump (exit 0), then ptxas fails ("Modifier '.evict_last'
-    cannot be combined with modifier '.cs'"), as it does for the same hints in plain Triton."""
+def test_a_cache_modifier_with_an_eviction_policy_is_refused(edit, tmp_path):
+    """Triton 3.6 accepts a cache_modifier with an eviction_policy and ptxas refuses the PTX
+    ("Modifier '.evict_last' cannot be combined with modifier '.cs'"), as it does for the same
+    hints in plain Triton: tle-dump refuses the pair at its line (exit 1) and so does
+    compile_kernel (it was verified, then failed in ptxas)."""
     from tle_compiler.lowering import compile_kernel
 
     path = _write(tmp_path, "hints", _edit("hints", edit))
     rc, out = _dump([str(path)])
-    if rc != 0:
-        return  # refused by tle-dump: what this test asks for
-    config = _config_of(path, "hints", {})
-    compile_kernel((str(path), "hints"), config["signature"], {})
+    assert rc == 1 and "no instruction takes both" in out and "verified for" not in out, out
+    config = _config_of(_write(tmp_path, "ok", KERNELS["hints"]), "hints", {})
+    with pytest.raises(TleError, match="no instruction takes both"):
+        compile_kernel((str(path), "hints"), config["signature"], {})
 
 
 @pytest.mark.parametrize("n", [1, 4])

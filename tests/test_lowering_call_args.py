@@ -151,13 +151,24 @@ def test_a_volatile_load_is_volatile(tmp_path):
     assert "ld.volatile.global" in lowered(path, "k", "ptx")
 
 
-def test_store_cache_hints_are_passed(tmp_path):
-    path = kernel(tmp_path, "tl.store(y_ptr + i * BM * BN + offs, v, cache_modifier='.cs', "
-                            "eviction_policy='evict_first')")
+@pytest.mark.parametrize("hint", ["cache_modifier='.cs'", "eviction_policy='evict_first'"])
+def test_store_cache_hints_are_passed(tmp_path, hint):
+    path = kernel(tmp_path, f"tl.store(y_ptr + i * BM * BN + offs, v, {hint})")
     assert verified(path)
     text = lowered(path, "k", "gluon")
     line = next(ln for ln in text.splitlines() if "gl.store(" in ln and "y_ptr" in ln)
-    assert "cache_modifier='.cs'" in line and "eviction_policy='evict_first'" in line
+    assert hint in line
+
+
+def test_a_cache_modifier_with_an_eviction_policy_is_refused_by_tle_dump(tmp_path):
+    """Both on one store: Triton emits them on one instruction and ptxas refuses it ("Modifier
+    '.evict_first' cannot be combined with modifier '.cs'"), so tle-dump refuses the pair at its
+    line (it verified it before, and the compile failed in ptxas)."""
+    path = kernel(tmp_path, "tl.store(y_ptr + i * BM * BN + offs, v, cache_modifier='.cs', "
+                            "eviction_policy='evict_first')")
+    assert not verified(path)
+    with pytest.raises(TleError, match="no instruction takes both"):
+        lowered(path, "k", "gluon")
 
 
 # ------------------------------------------------------------------ refused, never dropped

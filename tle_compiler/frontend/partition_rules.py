@@ -59,18 +59,22 @@ _HINT_POSITIONS = {"tl.load": {"cache_modifier": 5, "eviction_policy": 6},
 
 def check_cache_hints(part: K.KPartition) -> None:
     """Refuse a ``tl.load`` / ``tl.store`` cache hint in ``part`` that Triton 3.6 refuses for
-    that operation, at the call's line."""
+    that operation, and a cache modifier given together with an eviction policy (Triton emits
+    both on one instruction, which ptxas refuses: "Modifier '.evict_first' cannot be combined
+    with modifier '.cs'"), at the call's line."""
     for st in K.walk_stmts(part.body):
         for x in K.stmt_exprs(st):
             for e in K.walk_expr(x):
                 if not (isinstance(e, K.Op) and e.name in _HINT_POSITIONS):
                     continue
+                given = {}
                 for key, pos in _HINT_POSITIONS[e.name].items():
                     a = e.kw(key)
                     if a is None and len(e.args) > pos:
                         a = e.args[pos]
                     if not (isinstance(a, K.Const) and isinstance(a.value, str)):
                         continue
+                    given[key] = a.value
                     allowed = (CACHE_MODIFIERS[e.name] if key == "cache_modifier"
                                else EVICTION_POLICIES)
                     if a.value not in allowed:
@@ -79,3 +83,8 @@ def check_cache_hints(part: K.KPartition) -> None:
                                        f"{e.name.split('.')[1]} (it takes "
                                        f"{', '.join(repr(v) for v in allowed[1:])})",
                                        e.loc, check="unsupported-expression")
+                if given.get("cache_modifier") and given.get("eviction_policy"):
+                    raise TleError(f"{e.name}(..., cache_modifier={given['cache_modifier']!r}, "
+                                   f"eviction_policy={given['eviction_policy']!r}): no "
+                                   f"instruction takes both (ptxas refuses the pair); give one "
+                                   f"of them", e.loc, check="unsupported-expression")
