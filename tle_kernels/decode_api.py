@@ -91,7 +91,7 @@ import torch
 from . import sparse_decode_api as sparse_api
 from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill
 from .data_pointers import rows_aligned_where_known
-from .mla_decode_launch import PER_REQUEST_MIN_OCCUPANCY, parts_for, row_blocks
+from .mla_decode_launch import parts_for, per_request_leaves_sms_idle, row_blocks
 
 D_QK = 576
 D_V = 512
@@ -176,8 +176,7 @@ def auto_prefers_split(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> bool:
     items = b * h_kv * blocks
     if blocks < 2 or not SPLIT_MIN_ITEMS <= items < sms:
         return False
-    parts = parts_for(b, s_q, h_q, h_kv, sms)
-    return b / (parts * -(-b // parts)) < PER_REQUEST_MIN_OCCUPANCY
+    return per_request_leaves_sms_idle(b, parts_for(b, s_q, h_q, h_kv, sms))
 
 
 def select_impl(impl: str, s_q: int, h_q: int, h_kv: int, aligned: bool = True,

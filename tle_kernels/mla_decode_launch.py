@@ -241,6 +241,12 @@ def use_balance(balance: Optional[bool] = None, requests: int = 0, parts: int = 
         balance = env_switch(BALANCE_ENV)
     if balance is not None:
         return bool(balance)
+    return per_request_leaves_sms_idle(requests, parts)
+
+
+def per_request_leaves_sms_idle(requests: int, parts: int) -> bool:
+    """Whether one program per request, in waves of ``parts``, keeps the SMs busy less than
+    PER_REQUEST_MIN_OCCUPANCY of the time (requests / (parts * ceil(requests / parts)))."""
     if requests <= 0:
         return False
     waves = -(-requests // parts)
