@@ -70,3 +70,9 @@ def lowering_problems(path: Path, min_grid: int = 1) -> list[str]:
     grid = param_grid(runs.base.program)
     assert len(grid) >= (min_grid if runs.base.program.params else 1)
     return [p for values in grid for p in runs.check(values)]
+
+
+def lowers_to_its_events(path: Path) -> None:
+    """Assert that the verified kernel at ``path`` lowers to exactly its verified events."""
+    problems = lowering_problems(path)
+    assert not problems, "\n".join(problems)

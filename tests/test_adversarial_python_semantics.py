@@ -127,6 +127,28 @@ def check(capsys, path: Path, params: tuple, expect) -> None:
         assert what in err, text
 
 
+def write_kernel(tmp_path: Path, text: str, name: str = "kernel.py") -> Path:
+    """``text`` written to ``tmp_path / name``."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def verdict(tmp_path, capsys, text, expect, params=()) -> Path:
+    """The kernel file ``text``, its tle-dump verdict checked against ``expect`` (``check``)."""
+    path = write_kernel(tmp_path, text)
+    check(capsys, path, params, expect)
+    return path
+
+
+def run_dump(capsys, *argv: str) -> tuple[int, str, str]:
+    """tle-dump's exit code, stdout and stderr for ``argv`` (never a traceback)."""
+    code = tle_dump(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err, out + err
+    return code, out, err
+
+
 def _run(tmp_path, capsys, text, params, expect, files=None):
     for name, body in (files or {}).items():
         f = tmp_path / name

@@ -54,31 +54,13 @@ below stay rejected.
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from .adversarial_oracles import lowering_problems
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_oracles import lowers_to_its_events
+from .test_adversarial_python_semantics import CONFIG, reader, ring, verdict, writer
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
-
-
-def _write(tmp_path: Path, text: str, name: str = "kernel.py") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def _verdict(tmp_path, capsys, text, expect, params=()):
-    path = _write(tmp_path, text)
-    check(capsys, path, params, expect)
-    return path
-
-
-def _lowers_to_its_events(path: Path) -> None:
-    problems = lowering_problems(path)
-    assert not problems, "\n".join(problems)
 
 
 # ------------------------------------------------------------------------ named-barrier pipes
@@ -186,9 +168,9 @@ NAMED_CASES = {
 @pytest.mark.parametrize("name", list(NAMED_CASES))
 def test_named_pipe_hand_offs(tmp_path, capsys, name):
     text, expect = NAMED_CASES[name]
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified" and name != "an ack ring of capacity 2":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def test_a_named_pipe_with_two_readers_is_refused(tmp_path, capsys):
@@ -228,9 +210,9 @@ def test_a_named_pipe_with_two_readers_is_refused(tmp_path, capsys):
         ''') + CONFIG.replace(', "constexprs": {"C": 3}', ', "constexprs": {}')
     declared = two.replace("READERS", 'readers=("ra", "rb"),').replace("RA", '"ra"').replace(
         "RB", '"rb"')
-    _verdict(tmp_path, capsys, declared, ("rejected", "[bad-pipe]", "at most one reader"))
+    verdict(tmp_path, capsys, declared, ("rejected", "[bad-pipe]", "at most one reader"))
     implicit = two.replace("READERS ", "").replace("RA", "").replace("RB", "")
-    _verdict(tmp_path, capsys, implicit, ("rejected", "[reader-in-two-partitions]"))
+    verdict(tmp_path, capsys, implicit, ("rejected", "[reader-in-two-partitions]"))
 
 
 # ------------------------------------------------------------------------------ pipelined wgmma
@@ -319,8 +301,8 @@ WGMMA_SAFE = {
 def test_pipelined_wgmma_releases_that_are_safe(tmp_path, capsys, name):
     """Verified, and the Gluon waits for every wgmma reading a stage before it releases it."""
     body, cap = WGMMA_SAFE[name]
-    path = _verdict(tmp_path, capsys, wgmma(body, cap), "verified")
-    _lowers_to_its_events(path)
+    path = verdict(tmp_path, capsys, wgmma(body, cap), "verified")
+    lowers_to_its_events(path)
 
 
 _OUTSIDE = ("rejected", "[access-outside-window]")
@@ -355,7 +337,7 @@ WGMMA_UNSAFE = {
 def test_pipelined_wgmma_reads_after_the_release(tmp_path, capsys, name):
     """The wgmma reads the slot's shared memory where it stands, after the release."""
     body, extra = WGMMA_UNSAFE[name]
-    _verdict(tmp_path, capsys, wgmma(body, extra=extra), _OUTSIDE)
+    verdict(tmp_path, capsys, wgmma(body, extra=extra), _OUTSIDE)
 
 
 # a named pipe whose reader's wgmmas read the slot, with a pipelined loop
@@ -425,9 +407,9 @@ NAMED_WGMMA_CASES = {
 @pytest.mark.parametrize("name", list(NAMED_WGMMA_CASES))
 def test_named_pipe_read_by_pipelined_wgmmas(tmp_path, capsys, name):
     body, expect = NAMED_WGMMA_CASES[name]
-    path = _verdict(tmp_path, capsys, named_wgmma(body), expect)
+    path = verdict(tmp_path, capsys, named_wgmma(body), expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # ------------------------------------------------------------------------------ one-shot pipes
@@ -466,9 +448,9 @@ ONE_SHOT_CASES = {
 @pytest.mark.parametrize("name", list(ONE_SHOT_CASES))
 def test_one_shot_pipes_used_again(tmp_path, capsys, name):
     text, expect = ONE_SHOT_CASES[name]
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # --------------------------------------------------------------------------------- field views
@@ -573,9 +555,9 @@ VIEW_CASES = {
 @pytest.mark.parametrize("name", list(VIEW_CASES))
 def test_reads_outside_a_readers_view(tmp_path, capsys, name):
     text, expect = VIEW_CASES[name]
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # ---------------------------------------------------------------- trip counts and aliased indices
@@ -638,7 +620,7 @@ TRIP_CASES = {
 @pytest.mark.parametrize("name", list(TRIP_CASES))
 def test_trip_counts_and_aliased_indices(tmp_path, capsys, name):
     text, expect = TRIP_CASES[name]
-    _verdict(tmp_path, capsys, text, expect)
+    verdict(tmp_path, capsys, text, expect)
 
 
 CLOSED_OTHER = HEAD + '''@tle.jit
@@ -689,7 +671,7 @@ _Q_COMMIT = ("s2 = wq.acquire(N)\n    tl.store(tle.gpu.local_ptr(s2.u), "
 ])
 def test_a_read_guarded_by_another_pipes_closed_flag(tmp_path, capsys, guard, expect):
     text = CLOSED_OTHER.replace("QEND", _Q_COMMIT).replace("GUARD", guard)
-    _verdict(tmp_path, capsys, text, expect)
+    verdict(tmp_path, capsys, text, expect)
 
 
 # the hand-off back is a release of a pipe the writer acquires before its next acquire of x
@@ -739,9 +721,9 @@ RELEASES
 def test_a_named_pipe_implied_by_another_pipes_release(tmp_path, capsys, cap, releases, expect):
     text = RELEASE_HOP.replace("CAP", str(cap)).replace(
         "RELEASES", textwrap.indent(releases, "        ").rstrip("\n"))
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def test_delayed_releases_in_a_static_range(tmp_path, capsys):
@@ -751,8 +733,8 @@ def test_delayed_releases_in_a_static_range(tmp_path, capsys):
                  "        r.release(t - 1)\n    DOT\nr.release(3)\n").replace(
         "    for t in range(NT):\n        slot = w.acquire(t)",
         "    for t in range(4):\n        slot = w.acquire(t)")
-    path = _verdict(tmp_path, capsys, text, "verified")
-    _lowers_to_its_events(path)
+    path = verdict(tmp_path, capsys, text, "verified")
+    lowers_to_its_events(path)
 
 
 @pytest.mark.parametrize("pre", [
@@ -766,7 +748,7 @@ def test_a_trip_count_the_kernel_body_rebinds_on_data(tmp_path, capsys, pre):
     """The writer's trip count M is N, or N + 1 on a path data or the program id chooses; the
     reader loops N times: M is not taken for N."""
     text = ring(warg="M", rarg="N", kernel_pre=pre) + CONFIG
-    _verdict(tmp_path, capsys, text, ("rejected", "[unconsumed]"))
+    verdict(tmp_path, capsys, text, ("rejected", "[unconsumed]"))
 
 
 @pytest.mark.parametrize("pre,rarg", [
@@ -778,5 +760,5 @@ def test_a_trip_count_rebound_by_a_constant_loop(tmp_path, capsys, pre, rarg):
     that many times: one value in every partition, verified (a param of its own, and rejected,
     before tests/test_adversarial_verdicts_15.py)."""
     text = ring(warg="M", rarg=rarg, kernel_pre=pre) + CONFIG
-    path = _verdict(tmp_path, capsys, text, "verified")
-    _lowers_to_its_events(path)
+    path = verdict(tmp_path, capsys, text, "verified")
+    lowers_to_its_events(path)

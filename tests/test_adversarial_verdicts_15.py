@@ -59,27 +59,10 @@ import pytest
 
 from tle_compiler.cli.dump import main as tle_dump
 
-from .adversarial_oracles import lowering_problems, triton_ttir
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_oracles import lowers_to_its_events, triton_ttir
+from .test_adversarial_python_semantics import CONFIG, reader, ring, verdict, writer
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
-
-
-def _write(tmp_path: Path, text: str, name: str = "kernel.py") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def _verdict(tmp_path, capsys, text, expect, params=()):
-    path = _write(tmp_path, text)
-    check(capsys, path, params, expect)
-    return path
-
-
-def _lowers_to_its_events(path: Path) -> None:
-    problems = lowering_problems(path)
-    assert not problems, "\n".join(problems)
 
 
 def body(pre: str, warg: str = "M", rarg: str = "N + 2") -> str:
@@ -161,9 +144,9 @@ CONSTANT_LOOPS = {
 @pytest.mark.parametrize("name", list(CONSTANT_LOOPS))
 def test_kernel_body_loops_of_constant_trip_count(tmp_path, capsys, name):
     text, expect = CONSTANT_LOOPS[name]
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # safe kernels left rejected: the loop is not walked iteration by iteration
@@ -186,7 +169,7 @@ def test_kernel_body_loops_left_a_param_of_their_own(tmp_path, capsys, name):
     is not known to equal it, and the witness names a value of M no launch gives."""
     pre = CONSERVATIVE_LOOPS[name]
     k = "100" if "100" in name else "2"
-    _verdict(tmp_path, capsys, body(pre, rarg=f"N + {k}"), ("rejected", "M="))
+    verdict(tmp_path, capsys, body(pre, rarg=f"N + {k}"), ("rejected", "M="))
 
 
 def test_a_constexpr_rebound_in_a_constant_loop_is_a_run_time_value(tmp_path, capsys):
@@ -194,20 +177,20 @@ def test_a_constexpr_rebound_in_a_constant_loop_is_a_run_time_value(tmp_path, ca
     a partition's tl.static_range over it is refused, as Gluon refuses it."""
     text = ring(writer("for p in tl.static_range(N):"), reader("for p in range(5):"), warg="M",
                 rarg="5", kernel_pre="M = C\nfor i in range(2):\n    M = M + 1\n") + CONFIG
-    _verdict(tmp_path, capsys, text, ("rejected", "[bad-loop]", "only known at run time"),
+    verdict(tmp_path, capsys, text, ("rejected", "[bad-loop]", "only known at run time"),
              params=("C=3",))
 
 
 def test_the_loop_variable_after_a_constant_loop(tmp_path, capsys):
     """`i` after the loop is not defined by Triton (it is by Python): refused, unrolled or not."""
-    _verdict(tmp_path, capsys, body(_LOOP2, warg="i", rarg="1"),
+    verdict(tmp_path, capsys, body(_LOOP2, warg="i", rarg="1"),
              ("rejected", "[unknown-name]", "'i' is the variable of the loop"))
 
 
 def test_a_name_first_bound_inside_a_constant_loop(tmp_path, capsys):
     """Only names bound before the loop take their exact value: M, first bound in the loop body,
     keeps the old reading (Triton does not carry a name the loop does not find bound)."""
-    _verdict(tmp_path, capsys, body("for i in range(2):\n    M = N + 1\n", rarg="N + 1"),
+    verdict(tmp_path, capsys, body("for i in range(2):\n    M = N + 1\n", rarg="N + 1"),
              ("rejected",))
 
 
@@ -242,7 +225,7 @@ BODY_DIVISIONS = {
 @pytest.mark.parametrize("name", list(BODY_DIVISIONS))
 def test_divisions_of_kernel_body_constants(tmp_path, capsys, name):
     text, expect = BODY_DIVISIONS[name]
-    _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    verdict(tmp_path, capsys, text, expect, params=("C=3",))
 
 
 PASSED_ON = HEAD + '''@tle.jit
@@ -287,7 +270,7 @@ def passed_on(pre: str, extra: int) -> str:
     ("M = 3\nfor i in range(2):\n    M = -7", 3, "verified"),
 ])
 def test_a_kernel_body_value_divided_in_a_partition(tmp_path, capsys, pre, extra, expect):
-    _verdict(tmp_path, capsys, passed_on(pre, extra), expect)
+    verdict(tmp_path, capsys, passed_on(pre, extra), expect)
     if expect == "verified":
         assert tle_dump(["-q", "--gluon", str(tmp_path / "kernel.py")]) == 0
         out = capsys.readouterr().out
@@ -343,7 +326,7 @@ def test_kernel_body_names_the_lowered_kernel_holds_as_tensors(tmp_path, capsys,
     tensor, refuse to compile it ("int32[] used as tl.static_range start value is not a
     constexpr")."""
     text, expect = KERNEL_BODY_TENSORS[name]
-    _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    verdict(tmp_path, capsys, text, expect, params=("C=3",))
 
 
 def test_what_triton_does_with_a_static_range_over_a_kernel_body_constant(tmp_path, monkeypatch):
@@ -372,7 +355,7 @@ def test_an_annotated_kernel_body_constant(tmp_path, capsys):
     the lowered kernel computes it with the constant (Python's `%`), not with an i32 tensor M
     (C's `%`: N - 3, a hang)."""
     pytest.importorskip("triton.experimental.gluon")
-    path = _verdict(tmp_path, capsys, body("M: tl.constexpr = -7\n", warg="N + M % 4",
+    path = verdict(tmp_path, capsys, body("M: tl.constexpr = -7\n", warg="N + M % 4",
                                            rarg="N + 1"), "verified", params=("C=3",))
     trips = _writer_trips(path)
     assert "M" not in trips, trips
@@ -387,7 +370,7 @@ def test_a_kernel_body_static_range_over_an_annotated_constant(tmp_path, capsys)
     from tle_compiler.lowering import compile_kernel
 
     pre = "M: tl.constexpr = 2\nK = N\nfor i in tl.static_range(M):\n    K = K + 1\n"
-    path = _verdict(tmp_path, capsys, body(pre, warg="K", rarg="N + 2"), "verified",
+    path = verdict(tmp_path, capsys, body(pre, warg="K", rarg="N + 2"), "verified",
                     params=("C=3",))
     info = next(iter(read_kernels(str(path), name="k")))
     c = compile_kernel(info, {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, {"C": 3})
@@ -410,7 +393,7 @@ def test_maximum_facts_as_trip_counts(tmp_path, capsys, pre, expect):
     over a bounded range."""
     warg = "NK"
     rarg = "N + 2" if "range(2)" in pre else "N - 5"
-    _verdict(tmp_path, capsys, body(pre, warg=warg, rarg=rarg), expect)
+    verdict(tmp_path, capsys, body(pre, warg=warg, rarg=rarg), expect)
 
 
 # ------------------------------------------------------- both readers of a pipe in one partition
@@ -487,9 +470,9 @@ BOTH_CASES = {
 @pytest.mark.parametrize("name", list(BOTH_CASES))
 def test_both_readers_in_one_partition(tmp_path, capsys, name):
     rbody, expect = BOTH_CASES[name]
-    path = _verdict(tmp_path, capsys, BOTH.replace("BODY\n", rbody), expect)
+    path = verdict(tmp_path, capsys, BOTH.replace("BODY\n", rbody), expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # ------------------------------------------------------------------- TMA copies and expect-tx
@@ -529,7 +512,7 @@ TMA_CASES = {
 @pytest.mark.parametrize("name", list(TMA_CASES))
 def test_tma_copies_the_commit_does_not_count(tmp_path, capsys, name):
     copy, expect = TMA_CASES[name]
-    _verdict(tmp_path, capsys, _tma(copy), expect)
+    verdict(tmp_path, capsys, _tma(copy), expect)
 
 
 # safe: one copy per window, but under a construct the window check does not count through
@@ -551,7 +534,7 @@ def test_tma_copies_refused_conservatively(tmp_path, capsys, name):
     """Conservative refusals (safe kernels): a TMA copy must stand in its window outside any
     loop or `if` for the commit to count it."""
     copy, extra = TMA_CONSERVATIVE[name]
-    _verdict(tmp_path, capsys, _tma(copy, extra), _TMA_WINDOW)
+    verdict(tmp_path, capsys, _tma(copy, extra), _TMA_WINDOW)
 
 
 @pytest.mark.parametrize("extra,expect", [(3, "verified"), (4, _WNC)])
@@ -563,4 +546,4 @@ def test_a_constexpr_carried_through_a_constant_loop_divided_in_a_partition(
     unrolled value was made a run-time one."""
     text = passed_on("M = 0\nfor i in range(1):\n    M = C", extra).replace(
         "(kv, x_ptr, N, -7)", "(kv, x_ptr, N, C)")
-    _verdict(tmp_path, capsys, text, expect, params=("C=-7",))
+    verdict(tmp_path, capsys, text, expect, params=("C=-7",))

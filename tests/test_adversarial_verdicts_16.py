@@ -56,29 +56,11 @@ from pathlib import Path
 
 import pytest
 
-from tle_compiler.cli.dump import main as tle_dump
-
-from .adversarial_oracles import lowering_problems, triton_ttir
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_oracles import lowers_to_its_events, triton_ttir
+from .test_adversarial_python_semantics import (CONFIG, reader, ring, run_dump, verdict,
+                                                write_kernel, writer)
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
-
-
-def _write(tmp_path: Path, text: str, name: str = "kernel.py") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def _verdict(tmp_path, capsys, text, expect, params=()):
-    path = _write(tmp_path, text)
-    check(capsys, path, params, expect)
-    return path
-
-
-def _lowers_to_its_events(path: Path) -> None:
-    problems = lowering_problems(path)
-    assert not problems, "\n".join(problems)
 
 
 def body(pre: str, warg: str = "N", rarg: str = "N", extra: str = "") -> str:
@@ -124,9 +106,9 @@ BODY_CDIV = {
 @pytest.mark.parametrize("name", list(BODY_CDIV))
 def test_cdiv_of_kernel_body_constants(tmp_path, capsys, name):
     text, expect = BODY_CDIV[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified" and "N, 3" not in name:  # (the oracle runs no derived param)
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def _cdiv_reader(pre: str, call: str = "tl.cdiv(q, 3)", extra: str = "") -> str:
@@ -152,9 +134,9 @@ PARTITION_CDIV = {
 @pytest.mark.parametrize("name", list(PARTITION_CDIV))
 def test_cdiv_of_partition_names(tmp_path, capsys, name):
     text, expect = PARTITION_CDIV[name]
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # ------------------------------------------------------- kernel-body conditions on such a name
@@ -194,16 +176,16 @@ BODY_CONDITIONS = {
 @pytest.mark.parametrize("name", list(BODY_CONDITIONS))
 def test_kernel_body_conditions_on_divided_constants(tmp_path, capsys, name):
     text, expect = BODY_CONDITIONS[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=-7",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=-7",))
     if expect == "verified" and "C %" not in name:  # (the oracle lowers DEFAULT_CONFIG's C = 3)
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def test_a_kernel_body_while_on_a_divided_constant(tmp_path, capsys):
     """A conservative refusal (a safe kernel): the `while` on `M % 4 == 1` rebinds only M, which
     no partition receives, but its condition is decided on the tensor (C's remainder) and is
     refused as an `if` on it is."""
-    _verdict(tmp_path, capsys,
+    verdict(tmp_path, capsys,
              body("M = -7\nwhile M % 4 == 1:\n    M = M + 1\n"), _C_DIV, params=("C=3",))
 
 
@@ -254,9 +236,9 @@ BODY_OVERFLOW = {
 @pytest.mark.parametrize("name", list(BODY_OVERFLOW))
 def test_i32_overflow_of_kernel_body_constants(tmp_path, capsys, name):
     text, expect = BODY_OVERFLOW[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def test_a_partition_negates_a_name_bound_twice_to_the_i32_minimum(tmp_path, capsys):
@@ -267,7 +249,7 @@ def test_a_partition_negates_a_name_bound_twice_to_the_i32_minimum(tmp_path, cap
     text = ring(writer("for p in range(N + (-q > 0)):",
                        pre="q = -2147483648\nq = -2147483648\n"),
                 reader("for p in range(N + 1):")) + CONFIG
-    _verdict(tmp_path, capsys, text,
+    verdict(tmp_path, capsys, text,
              ("rejected", "[unsupported-expression]", "`q` in `-q`", "2147483648", "wraps"))
 
 
@@ -276,8 +258,8 @@ def test_a_partition_negation_that_the_gluon_computes_as_the_verifier(tmp_path, 
     """-q fits in i32 (or q is bound once, folded: the Gluon negates the constexpr)."""
     text = ring(writer("for p in range(N + (-q > 0)):", pre=pre),
                 reader("for p in range(N + 1):")) + CONFIG
-    path = _verdict(tmp_path, capsys, text, "verified")
-    _lowers_to_its_events(path)
+    path = verdict(tmp_path, capsys, text, "verified")
+    lowers_to_its_events(path)
 
 
 # values a helper returns: a name the helper binds to a number is a tensor there too
@@ -298,7 +280,7 @@ HELPER_RETURNS = {
 @pytest.mark.parametrize("name", list(HELPER_RETURNS))
 def test_helpers_returning_or_given_kernel_body_constants(tmp_path, capsys, name):
     text, expect = HELPER_RETURNS[name]
-    _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    verdict(tmp_path, capsys, text, expect, params=("C=3",))
 
 
 # ------------------------------------------------------------------ what Triton itself computes
@@ -359,14 +341,7 @@ _UNREAD = dict(name="unread", kernel_pre="M = -7\n", rarg="N + tl.cdiv(M, 3) + 2
 def _file(tmp_path: Path, *kernels: dict) -> Path:
     text = HEAD + "\n\n".join(_named(k["name"], **{a: b for a, b in k.items() if a != "name"})
                               for k in kernels) + CONFIG
-    return _write(tmp_path, text, "several.py")
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = tle_dump(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err, out + err
-    return code, out, err
+    return write_kernel(tmp_path, text, "several.py")
 
 
 @pytest.mark.parametrize("kernels,code", [
@@ -381,18 +356,18 @@ def test_several_kernels_exit_code_and_each_verdict(tmp_path, capsys, kernels, c
     order; each kernel has its own verdict, the same in the text summary, the JSON report and
     the DOT picture's labels."""
     path = _file(tmp_path, *kernels)
-    got, _, err = _run(capsys, "-q", "--param", "C=3", str(path))
+    got, _, err = run_dump(capsys, "-q", "--param", "C=3", str(path))
     assert got == code, err
     expect = {"ok": "proved", "ok2": "proved", "bad": "rejected", "bnd": "bounded"}
     text = {"proved": "verified for", "rejected": "rejected", "bounded": "bounded"}
     for k in kernels:
         assert f"tle-dump: {k['name']}: {text[expect[k['name']]]}" in err, err
-    got, out, _ = _run(capsys, "--format", "json", "--param", "C=3", str(path))
+    got, out, _ = run_dump(capsys, "--format", "json", "--param", "C=3", str(path))
     report = json.loads(out)
     assert got == report["exit_code"] == code
     assert {k["name"]: k["verdict"] for k in report["kernels"]} == {
         k["name"]: expect[k["name"]] for k in kernels}
-    got, out, _ = _run(capsys, "--format", "dot", "--param", "C=3", str(path))
+    got, out, _ = run_dump(capsys, "--format", "dot", "--param", "C=3", str(path))
     assert got == code
     label = {"proved": "verified", "rejected": "REJECTED", "bounded": "BOUNDED (not proved)"}
     for k in kernels:
@@ -405,7 +380,7 @@ def test_several_kernels_exit_code_and_each_verdict(tmp_path, capsys, kernels, c
 ])
 def test_several_kernels_selected_by_name(tmp_path, capsys, select, code):
     path = _file(tmp_path, _OK, _BAD, _BOUNDED)
-    got, _, err = _run(capsys, "-q", "--param", "C=3",
+    got, _, err = run_dump(capsys, "-q", "--param", "C=3",
                        *[a for s in select for a in ("--kernel", s)], str(path))
     assert got == code, err
     if code == 2:
@@ -421,9 +396,9 @@ def test_a_kernel_the_file_cannot_read_rejects_the_file(tmp_path, capsys):
     selected alone with --kernel (exit 1, no verified line), in the text and the JSON report."""
     path = _file(tmp_path, _OK, _BOUNDED, _UNREAD)
     for select in ((), ("--kernel", "ok")):
-        got, _, err = _run(capsys, "-q", "--param", "C=3", *select, str(path))
+        got, _, err = run_dump(capsys, "-q", "--param", "C=3", *select, str(path))
         assert got == 1 and "[unsupported-expression]" in err and "verified for" not in err, err
-    got, out, _ = _run(capsys, "--format", "json", "--param", "C=3", str(path))
+    got, out, _ = run_dump(capsys, "--format", "json", "--param", "C=3", str(path))
     report = json.loads(out)
     assert got == report["exit_code"] == 1 and report["kernels"] == []
     assert [d["check"] for d in report["diagnostics"]] == ["unsupported-expression"]
@@ -449,16 +424,16 @@ def test_the_printed_kir_verifies_as_the_source(tmp_path, capsys, name):
     nothing of the .py is read again): the same exit status and the same verdict."""
     text, code = KIR_ROUND_TRIPS[name]
     params = ("--param", "C=3")
-    path = _write(tmp_path, text)
-    got, _, err_py = _run(capsys, "-q", *params, str(path))
+    path = write_kernel(tmp_path, text)
+    got, _, err_py = run_dump(capsys, "-q", *params, str(path))
     assert got == code, err_py
-    got, kir, _ = _run(capsys, "--print-ir", *params, str(path))
+    got, kir, _ = run_dump(capsys, "--print-ir", *params, str(path))
     assert got == code
     away = tmp_path / "away"
     away.mkdir()
     (away / "kernel.kir").write_text(kir)
     path.unlink()
-    got, _, err_kir = _run(capsys, "-q", *params, str(away / "kernel.kir"))
+    got, _, err_kir = run_dump(capsys, "-q", *params, str(away / "kernel.kir"))
     assert got == code, err_kir
 
     def summary(err: str) -> str:
@@ -472,14 +447,14 @@ def test_a_hand_written_kir_dividing_a_kernel_body_constant(tmp_path, capsys):
     """The .kir form of `M: tl.constexpr = -7` holds the constant in place; written back as a
     plain `M = -7` with `tl.cdiv(M, 3)` in the reader's argument (the .py form round 16 refuses),
     the .kir is refused too."""
-    path = _write(tmp_path, body("M: tl.constexpr = -7\n", rarg="N + tl.cdiv(M, 3) + 2"))
-    _run(capsys, "-q", "--param", "C=3", str(path))
-    _, kir, _ = _run(capsys, "--print-ir", "--param", "C=3", str(path))
+    path = write_kernel(tmp_path, body("M: tl.constexpr = -7\n", rarg="N + tl.cdiv(M, 3) + 2"))
+    run_dump(capsys, "-q", "--param", "C=3", str(path))
+    _, kir, _ = run_dump(capsys, "--print-ir", "--param", "C=3", str(path))
     assert "tl.cdiv(-7, 3)" in kir and "  M = -7" in kir, kir
     path.unlink()
     hand = tmp_path / "hand.kir"
     hand.write_text(kir.replace("tl.cdiv(-7, 3)", "tl.cdiv(M, 3)"))
-    got, _, err = _run(capsys, "-q", "--param", "C=3", str(hand))
+    got, _, err = run_dump(capsys, "-q", "--param", "C=3", str(hand))
     assert got == 1 and "[unsupported-expression]" in err and "tl.cdiv(M, 3)" in err, err
 
 
@@ -518,10 +493,10 @@ NO_PROTOCOL_MEANING = {
 def test_calls_without_protocol_meaning_change_no_verdict(tmp_path, capsys, name):
     """Verified as the ring without the calls, and the lowered Gluon (which carries them)
     performs the verified barrier operations."""
-    path = _verdict(tmp_path, capsys, NO_PROTOCOL_MEANING[name] + CONFIG, "verified",
+    path = verdict(tmp_path, capsys, NO_PROTOCOL_MEANING[name] + CONFIG, "verified",
                     params=("C=3",))
-    _lowers_to_its_events(path)
-    got, out, err = _run(capsys, "-q", "--gluon", str(path))
+    lowers_to_its_events(path)
+    got, out, err = run_dump(capsys, "-q", "--gluon", str(path))
     assert got == 0, err
     call = "griddepcontrol.launch_dependents" if "launch" in name else "prefetch.L2"
     assert call in out, out
@@ -535,7 +510,7 @@ def test_calls_without_protocol_meaning_change_no_verdict(tmp_path, capsys, name
 ])
 def test_calls_without_protocol_meaning_hide_no_fault(tmp_path, capsys, wrong):
     _, text, expect = wrong
-    _verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
+    verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
 
 
 @pytest.mark.parametrize("nbytes", ["100", "0"])
@@ -543,8 +518,8 @@ def test_a_prefetch_the_lowering_refuses(tmp_path, capsys, nbytes):
     """The protocol verdict is the kernel's without the prefetch (exit 0), and --gluon refuses
     the size at the call's line (exit 1): nothing is lowered."""
     text = ring(writer(body=_PF.replace(", 64,", f", {nbytes},") + "\n" + _PUT)) + CONFIG
-    path = _verdict(tmp_path, capsys, text, "verified", params=("C=3",))
-    got, out, err = _run(capsys, "-q", "--gluon", str(path))
+    path = verdict(tmp_path, capsys, text, "verified", params=("C=3",))
+    got, out, err = run_dump(capsys, "-q", "--gluon", str(path))
     assert got == 1 and "multiple of 16" in err and ":16:" in err, err
 
 
@@ -558,11 +533,11 @@ def test_a_constexpr_branch_verified_for_the_value_given(tmp_path, capsys):
     safe exactly where C % 4 == 1. `tle-dump --param C=-7` reads it specialised and verifies it;
     C = 3 hangs and is rejected in every mode; read generically (no --param) it is not safe for
     every C: rejected, and --gluon lowers nothing."""
-    path = _verdict(tmp_path, capsys, _BRANCH, "verified", params=("C=-7",))
+    path = verdict(tmp_path, capsys, _BRANCH, "verified", params=("C=-7",))
     for mode in ((), ("--print-ir",), ("--gluon",)):
-        got, _, err = _run(capsys, "-q", *mode, "--param", "C=3", str(path))
+        got, _, err = run_dump(capsys, "-q", *mode, "--param", "C=3", str(path))
         assert got == 1 and "[wait-never-committed]" in err, (mode, err)
-    got, _, err = _run(capsys, "-q", "--gluon", str(path))
+    got, _, err = run_dump(capsys, "-q", "--gluon", str(path))
     assert got == 1 and "verified for" not in err, err
 
 
@@ -579,10 +554,10 @@ def test_a_constexpr_branch_lowered_as_it_was_verified(tmp_path, capsys):
     lowering specialised to the constexprs given would fix it but changes the generated Gluon
     other tests pin (constexpr expressions kept in place)."""
     pytest.importorskip("triton.experimental.gluon")
-    path = _write(tmp_path, _BRANCH)
-    got, kir, err = _run(capsys, "--print-ir", "--param", "C=-7", str(path))
+    path = write_kernel(tmp_path, _BRANCH)
+    got, kir, err = run_dump(capsys, "--print-ir", "--param", "C=-7", str(path))
     assert got == 0 and "tle-dump: k: verified for" in err, err
-    got, gluon, err = _run(capsys, "-q", "--gluon", "--param", "C=-7", str(path))
+    got, gluon, err = run_dump(capsys, "-q", "--gluon", "--param", "C=-7", str(path))
     assert got == 0 and "gl.warp_specialize" in gluon, err
 
 
@@ -606,11 +581,11 @@ def test_a_product_beyond_i32_handed_whole_to_a_partition(tmp_path, capsys):
     (`D: gl.constexpr = 4294967296`), so `N + (D > 0)` is N + 1 there as in the verifier: safe,
     verified (the refusal is only for such a value computed at run time)."""
     pytest.importorskip("triton.experimental.gluon")
-    path = _verdict(tmp_path, capsys,
+    path = verdict(tmp_path, capsys,
                     _handed("M = 65536\nK = M * M\n", "for p in range(N + (D > 0)):",
                             "for p in range(N + 1):", wparam="K"), "verified", params=("C=3",))
-    _lowers_to_its_events(path)
-    got, gluon, err = _run(capsys, "-q", "--gluon", "--param", "C=3", str(path))
+    lowers_to_its_events(path)
+    got, gluon, err = run_dump(capsys, "-q", "--gluon", "--param", "C=3", str(path))
     assert got == 0 and "D: gl.constexpr = 4294967296" in gluon, err
 
 
@@ -618,12 +593,12 @@ def test_a_product_beyond_i32_handed_whole_to_a_partition(tmp_path, capsys):
 def test_tl_cdiv_of_a_value_carried_through_a_constant_loop(tmp_path, capsys, extra, expect):
     """`M = -8; for i in range(1): M = M + 1` is a run-time -7 handed to the reader, whose
     `tl.cdiv(D, 3)` is C's -1 on the GPU and to the verifier alike (a run-time operand)."""
-    path = _verdict(tmp_path, capsys,
+    path = verdict(tmp_path, capsys,
                     _handed("M = -8\nfor i in range(1):\n    M = M + 1\n", "for p in range(N):",
                             f"for p in range(N + tl.cdiv(D, 3) + {extra}):", rparam="M"),
                     expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # ------------------------------------------ a tensor name behind a cast or a conditional expression
@@ -667,9 +642,9 @@ def test_tensor_names_behind_a_cast_or_a_conditional(tmp_path, capsys, name):
     kernels were verified while the lowered kernel's reader waits four tiles more than are
     committed."""
     text, expect = BEHIND[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 @pytest.mark.parametrize("pre", ["M = -7\nx = M.to(tl.int32) % 4 + 3",
@@ -708,9 +683,9 @@ CASTS_OF_NUMBERS = {
 @pytest.mark.parametrize("name", list(CASTS_OF_NUMBERS))
 def test_casts_of_compile_time_numbers(tmp_path, capsys, name):
     text, expect = CASTS_OF_NUMBERS[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 @pytest.mark.parametrize("pre", ["x = (-7).to(tl.int32) + 7", "x = C.to(tl.int32) - 3"])

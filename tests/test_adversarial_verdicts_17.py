@@ -74,38 +74,12 @@ compile, so no wrong kernel runs.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-from tle_compiler.cli.dump import main as tle_dump
-
-from .adversarial_oracles import lowering_problems, triton_compile_error, triton_ttir
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
-
-
-def _write(tmp_path: Path, text: str, name: str = "kernel.py") -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def _verdict(tmp_path, capsys, text, expect, params=()):
-    path = _write(tmp_path, text)
-    check(capsys, path, params, expect)
-    return path
-
-
-def _lowers_to_its_events(path: Path) -> None:
-    problems = lowering_problems(path)
-    assert not problems, "\n".join(problems)
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = tle_dump(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err, out + err
-    return code, out, err
+from .adversarial_oracles import lowers_to_its_events, triton_compile_error, triton_ttir
+from .test_adversarial_python_semantics import (CONFIG, reader, ring, run_dump, verdict,
+                                                write_kernel, writer)
 
 
 def body(pre: str, warg: str = "N", rarg: str = "N", extra: str = "") -> str:
@@ -169,15 +143,15 @@ BODY_SHIFTS = {
 @pytest.mark.parametrize("name", list(BODY_SHIFTS))
 def test_shifts_of_kernel_body_constants(tmp_path, capsys, name):
     text, expect = BODY_SHIFTS[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def test_a_constexpr_shift_amount_in_range_is_refused_conservatively(tmp_path, capsys):
     """A conservative refusal: at C = 2 the shift is by 26 bits, defined (and Python's), but the
     reading keeps C a param and cannot tell; `M: tl.constexpr` is the way to write it."""
-    _verdict(tmp_path, capsys, body("M = -1\n", warg="N + 1 + (M >> (C * 13))"),
+    verdict(tmp_path, capsys, body("M = -1\n", warg="N + 1 + (M >> (C * 13))"),
              ("rejected", "[unsupported-expression]", "`M >> C * 13`"), params=("C=2",))
 
 
@@ -205,9 +179,9 @@ PARTITION_SHIFTS = {
 @pytest.mark.parametrize("name", list(PARTITION_SHIFTS))
 def test_shifts_of_partition_names(tmp_path, capsys, name):
     text, expect = PARTITION_SHIFTS[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def _handed(pre: str, wloop: str) -> str:
@@ -222,10 +196,10 @@ def test_a_constant_handed_whole_and_shifted_in_the_partition(tmp_path, capsys):
     """`M = -1` passed whole is a constexpr of Python's value in the Gluon (`D: gl.constexpr =
     -1`), so the partition's `D >> 40` is Python's -1 there too: verified."""
     pytest.importorskip("triton.experimental.gluon")
-    path = _verdict(tmp_path, capsys, _handed("M = -1\n", "for p in range(N + 1 + (D >> 40)):"),
+    path = verdict(tmp_path, capsys, _handed("M = -1\n", "for p in range(N + 1 + (D >> 40)):"),
                     "verified", params=("C=3",))
-    _lowers_to_its_events(path)
-    got, gluon, err = _run(capsys, "-q", "--gluon", "--param", "C=3", str(path))
+    lowers_to_its_events(path)
+    got, gluon, err = run_dump(capsys, "-q", "--gluon", "--param", "C=3", str(path))
     assert got == 0 and "D: gl.constexpr = -1" in gluon, err
 
 
@@ -287,15 +261,15 @@ SCALARS = {
 @pytest.mark.parametrize("name", list(SCALARS))
 def test_integers_outside_i32_beside_run_time_values(tmp_path, capsys, name):
     text, expect = SCALARS[name]
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified" and "to(tl.int64)" not in name:
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def test_without_a_signature_the_argument_is_not_taken_for_an_i32(tmp_path, capsys):
     """Left open (see the module docstring): without DEFAULT_CONFIG, N may be a pointer or a
     float, which take such a scalar; the verdict stands, Triton refuses it at the launch."""
-    _verdict(tmp_path, capsys, ring(warg="N + 4294967296 - 4294967296"), "verified")
+    verdict(tmp_path, capsys, ring(warg="N + 4294967296 - 4294967296"), "verified")
 
 
 @pytest.mark.parametrize("pre,refused", [
@@ -329,7 +303,7 @@ def test_the_lowering_of_a_cancelled_sum_does_not_compile(tmp_path):
     from tle_compiler.frontend import read_kernels
     from tle_compiler.lowering import compile_kernel
 
-    path = _write(tmp_path, ring(warg="N + 4294967296 - 4294967296"))  # no signature: read
+    path = write_kernel(tmp_path, ring(warg="N + 4294967296 - 4294967296"))  # no signature: read
     info = next(iter(read_kernels(str(path), name="k")))
     with pytest.raises(TleError, match="out of range for type int32"):
         compile_kernel(info, {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, {"C": 3})
@@ -382,17 +356,17 @@ _PUT_IF = ("if COND:\n    slot = w.acquire(p)\n    tl.store(tle.gpu.local_ptr(sl
 ])
 def test_an_unsigned_comparison_around_a_partitions_events(tmp_path, capsys, pre, expect):
     text = ring(writer(pre=pre, body=_PUT_IF.replace("COND", "q < 3000000000"))) + CONFIG
-    path = _verdict(tmp_path, capsys, text, expect)
+    path = verdict(tmp_path, capsys, text, expect)
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 @pytest.mark.parametrize("name", list(UNSIGNED))
 def test_unsigned_tensors_and_comparisons(tmp_path, capsys, name):
     text, expect = UNSIGNED[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified" and "4294967296" not in name:
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 def test_a_uint32_constant_handed_whole(tmp_path, capsys):
@@ -404,9 +378,9 @@ def test_a_uint32_constant_handed_whole(tmp_path, capsys):
     text = text.replace("(produce, (kv, x_ptr, N, C))", "(produce, (kv, x_ptr, N, M))")
     text = text.replace("def produce(kv, x_ptr, N, C: tl.constexpr):",
                         "def produce(kv, x_ptr, N, D):")
-    path = _verdict(tmp_path, capsys, text + CONFIG, "verified")
-    _lowers_to_its_events(path)
-    got, gluon, err = _run(capsys, "-q", "--gluon", str(path))
+    path = verdict(tmp_path, capsys, text + CONFIG, "verified")
+    lowers_to_its_events(path)
+    got, gluon, err = run_dump(capsys, "-q", "--gluon", str(path))
     assert got == 0 and "D: gl.constexpr = 3000000000" in gluon, err
 
 
@@ -529,9 +503,9 @@ AROUND_EVENTS = {
 @pytest.mark.parametrize("name", list(AROUND_EVENTS))
 def test_helpers_loops_and_paths_around_events(tmp_path, capsys, name):
     text, expect = AROUND_EVENTS[name]
-    path = _verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 # --------------------------------------------------- i32 division overflow and tl.cdiv's sum
@@ -563,9 +537,9 @@ DIVISION_OVERFLOW = {
 @pytest.mark.parametrize("name", list(DIVISION_OVERFLOW))
 def test_division_overflow_of_compile_time_names(tmp_path, capsys, name):
     text, expect = DIVISION_OVERFLOW[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 @pytest.mark.parametrize("pre,kept", [
@@ -611,9 +585,9 @@ FP32_COMPARISONS = {
 @pytest.mark.parametrize("name", list(FP32_COMPARISONS))
 def test_comparisons_triton_computes_in_fp32(tmp_path, capsys, name):
     text, expect = FP32_COMPARISONS[name]
-    path = _verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
     if expect == "verified":
-        _lowers_to_its_events(path)
+        lowers_to_its_events(path)
 
 
 @pytest.mark.parametrize("pre,true", [
