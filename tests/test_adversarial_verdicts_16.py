@@ -515,12 +515,16 @@ def test_calls_without_protocol_meaning_hide_no_fault(tmp_path, capsys, wrong):
 
 @pytest.mark.parametrize("nbytes", ["100", "0"])
 def test_a_prefetch_the_lowering_refuses(tmp_path, capsys, nbytes):
-    """The protocol verdict is the kernel's without the prefetch (exit 0), and --gluon refuses
-    the size at the call's line (exit 1): nothing is lowered."""
+    """A byte count the lowering refuses is refused by tle-dump too, at the call's line, with
+    the lowering's reason (frontend/partition_rules.py prefetch_bytes_refusal, one rule for
+    both): exit 1 in every mode, nothing verified and nothing lowered."""
     text = ring(writer(body=_PF.replace(", 64,", f", {nbytes},") + "\n" + _PUT)) + CONFIG
-    path = verdict(tmp_path, capsys, text, "verified", params=("C=3",))
-    got, out, err = run_dump(capsys, "-q", "--gluon", str(path))
-    assert got == 1 and "multiple of 16" in err and ":16:" in err, err
+    path = verdict(tmp_path, capsys, text, ("rejected", "[unsupported-expression]",
+                                            "multiple of 16", ":16:"), params=("C=3",))
+    for mode in ((), ("--gluon",), ("--print-ir",)):
+        got, out, err = run_dump(capsys, "-q", *mode, str(path))
+        assert got == 1 and "multiple of 16" in err and ":16:" in err, (mode, err)
+        assert "verified for" not in err and "warp_specialize" not in out, (mode, out, err)
 
 
 # --------------------------------------- a --param constexpr the lowering must read as tle-dump does

@@ -34,11 +34,12 @@ Fixed in this round:
   no instruction with both; Triton emits them on one and ptxas fails, plain Triton alike) was
   verified and failed in ptxas. ``check_cache_hints`` refuses the pair at its line.
 
-Left open (xfails, strict): a prefetch_l2 byte count that is not a positive multiple of 16
-(a literal 24, a constexpr given ``--param NB=24``, a runtime value) is verified by tle-dump and
-refused by the lowering alone; tests/test_adversarial_verdicts_16.py pins the literal case as
-verified (the protocol verdict without the prefetch, --gluon refusing), so it is not refused
-here.
+* A prefetch_l2 byte count that is not a positive compile-time multiple of 16 (a literal 24, a
+  constexpr given ``--param NB=24``, a runtime ``N * 16``) was verified by tle-dump and refused by
+  the lowering alone. tle-dump refuses it at the call's line with the lowering's reason
+  (frontend/partition_rules.py ``prefetch_bytes_refusal``, one rule for the protocol view and the
+  lowering); a byte count read from a constexpr is checked at the value the kernel is read
+  with, and verified for that value only.
 """
 
 from __future__ import annotations
@@ -1595,20 +1596,57 @@ _PREFETCH = ("        tle.gpu.prefetch_l2(x_ptr + ((i + 1) * BM + rows) * BN, 12
              "                            mask=(i + 1 < N) & (rows >= 0))\n")
 
 
-@pytest.mark.xfail(strict=True, reason="tle-dump verifies the protocol without the prefetch and "
-                   "the lowering alone refuses the byte count (translate.py _prefetch_l2); "
-                   "tests/test_adversarial_verdicts_16.py pins a literal's case as verified")
-@pytest.mark.parametrize("nbytes", ["24", "NB", "N * 16"])
-def test_a_prefetch_byte_count_the_lowering_refuses_is_refused_by_tle_dump(nbytes, tmp_path):
-    """Left open: `prefetch_l2(ptr, 24)`, `prefetch_l2(ptr, NB)` with `--param NB=24` and
-    `prefetch_l2(ptr, N * 16)` are verified by tle-dump (exit 0) while the lowering refuses them
-    ("nbytes must be a positive compile-time multiple of 16")."""
+def _prefetching(tmp_path: Path, nbytes: str, default: int = 24) -> Path:
+    """The "hints" kernel with the prefetch of ``nbytes`` bytes and a constexpr NB (DEFAULT_CONFIG:
+    ``default``) handed to its writer."""
     text = _edit("hints", (_PREFETCH, _PREFETCH.replace(" 128,", f" {nbytes},")),
                  ("def hints(x_ptr, y_ptr, N):", "def hints(x_ptr, y_ptr, N, NB: tl.constexpr):"),
                  ("(fill, (p, x_ptr, N))", "(fill, (p, x_ptr, N, NB))"),
                  ("def fill(p, x_ptr, N):", "def fill(p, x_ptr, N, NB: tl.constexpr):"),
                  ('"N": "i32"}, "constexprs": {}', '"N": "i32", "NB": "constexpr"}, '
-                                                    '"constexprs": {"NB": 24}'))
-    path = _write(tmp_path, "hints", text)
-    rc, out = _dump(["--param", "NB=24", str(path)])
-    assert rc == 1 and "multiple of 16" in out, out
+                                                    f'"constexprs": {{"NB": {default}}}'))
+    return _write(tmp_path, "hints", text)
+
+
+@pytest.mark.parametrize("nbytes", ["24", "NB", "N * 16"])
+def test_a_prefetch_byte_count_the_lowering_refuses_is_refused_by_tle_dump(nbytes, tmp_path):
+    """`prefetch_l2(ptr, 24)`, `prefetch_l2(ptr, NB)` with `--param NB=24` and `prefetch_l2(ptr,
+    N * 16)` were verified by tle-dump (exit 0) while the lowering refused them. tle-dump refuses
+    them at the call's line with the lowering's reason ("nbytes must be a positive compile-time
+    multiple of 16": frontend/partition_rules.py prefetch_bytes_refusal, one rule for both), and
+    so does a compile with NB = 24."""
+    path = _prefetching(tmp_path, nbytes)
+    line = f"{path}:21:"
+    for mode in ([], ["--gluon"], ["--print-ir"]):
+        rc, out = _dump(["-q", *mode, "--param", "NB=24", str(path)])
+        assert rc == 1 and "multiple of 16" in out and line in out, (mode, out)
+        assert "verified for" not in out, (mode, out)
+    from tle_compiler.lowering import compile_kernel
+
+    with pytest.raises(TleError, match="multiple of 16") as e:
+        compile_kernel((str(path), "hints"), {"x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32"},
+                       {"NB": 24}, num_warps=4)
+    assert e.value.loc.line == 21
+
+
+def test_a_constexpr_prefetch_byte_count_is_verified_for_its_value_only(tmp_path):
+    """A byte count read from a constexpr is right for some values only: tle-dump reads the
+    kernel specialised to the value it is given (DEFAULT_CONFIG's or a --param's) and says the
+    verdict holds for it only; the value is the one the prefetch is lowered with. A value the
+    lowering refuses other than DEFAULT_CONFIG's is one the kernel cannot be read with (exit 2),
+    and without any value the kernel is refused at the call."""
+    path = _prefetching(tmp_path, "NB", default=128)
+    rc, out = _dump(["-q", str(path)])
+    assert rc == 0 and "read specialised to NB=128" in out and "with NB = 128" in out, out
+    rc, out = _dump(["-q", "--param", "NB=48", str(path)])
+    assert rc == 0 and "with NB = 48 (read specialised)" in out, out
+    rc, out = _dump(["-q", "--gluon", "--param", "NB=48", str(path)])
+    assert rc == 0 and "prefetch.L2.global [$1], 48;" in out, out
+    rc, out = _dump(["-q", "--param", "NB=24", str(path)])
+    assert rc == 2 and "--param NB=24: the kernel cannot be read" in out \
+        and "multiple of 16" in out and "(line 21)" in out, out
+    free = _write(tmp_path, "hints", path.read_text().replace('"constexprs": {"NB": 128}',
+                                                               '"constexprs": {}'))
+    rc, out = _dump(["-q", str(free)])
+    assert rc == 1 and "the constexpr NB, which the kernel is read without a value" in out \
+        and f"{free}:21:" in out, out

@@ -117,6 +117,8 @@ class KernelCtx:
         self.config_constexprs: dict[str, int] = {}
         # the DEFAULT_CONFIG's constexprs as it writes them (a bool kept a bool)
         self.config_values: dict[str, object] = {}
+        # the constexpr arguments this reading leaves unbound (their values are the launch's)
+        self.free_constexprs: frozenset[str] = frozenset()
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""

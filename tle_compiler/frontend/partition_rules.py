@@ -11,11 +11,16 @@ it (what is verified is what is lowered).
   passed to Gluon as written; a value Triton 3.6 refuses for the operation ("Cache modifier .ca
   not supported" on a store, ``.cs`` on a load, any eviction policy but ``evict_first`` /
   ``evict_last``) would fail the compile of a verified kernel.
+* The byte count of ``tle.gpu.prefetch_l2`` is the immediate of a ``cp.async.bulk.prefetch.L2``:
+  a positive multiple of 16 known when the kernel compiles (:func:`prefetch_bytes_refusal`, which
+  the protocol view checks at the values the kernel is read with and the lowering at those it
+  lowers with).
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
@@ -88,3 +93,25 @@ def check_cache_hints(part: K.KPartition) -> None:
                                    f"eviction_policy={given['eviction_policy']!r}): no "
                                    f"instruction takes both (ptxas refuses the pair); give one "
                                    f"of them", e.loc, check="unsupported-expression")
+
+
+#: the form of tle.gpu.prefetch_l2, as both refusals of its byte count spell it
+PREFETCH_USAGE = "tle.gpu.prefetch_l2(ptr, nbytes, mask=None)"
+#: the largest byte count: the size operand of cp.async.bulk.prefetch.L2 is a .u32
+PREFETCH_MAX_BYTES = 2 ** 32 - 16
+
+
+def prefetch_bytes_refusal(nbytes: object) -> Optional[str]:
+    """Why ``tle.gpu.prefetch_l2`` cannot prefetch ``nbytes`` bytes, or None when it can: the
+    size of a bulk prefetch is an immediate of 16-byte units, so it must be a positive multiple
+    of 16 (at most a u32) known when the kernel compiles. ``nbytes`` is the compile-time value of
+    the argument, None when it is only known at run time. One rule for the protocol view
+    (frontend/protocol.py, so that tle-dump refuses at the call's line what the lowering could not
+    emit) and the lowering (lowering/translate.py ``_prefetch_l2``)."""
+    if isinstance(nbytes, int) and not isinstance(nbytes, bool) and \
+            0 < nbytes <= PREFETCH_MAX_BYTES and nbytes % 16 == 0:
+        return None
+    got = ("a value known only at run time" if nbytes is None
+           else f"{nbytes!r}" if isinstance(nbytes, (bool, int, float, str)) else "not a number")
+    return (f"{PREFETCH_USAGE}: nbytes must be a positive compile-time multiple of 16, at most "
+            f"{PREFETCH_MAX_BYTES} (a bulk prefetch moves 16-byte units), got {got}")

@@ -40,6 +40,7 @@ from .folding import fold
 from .local_tensors import WalkRules, refusal, shift_out_of_i32, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
+from .partition_rules import PREFETCH_USAGE, prefetch_bytes_refusal
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
                      used_placeholders)
 from .scope import fold_int, is_triton
@@ -1968,6 +1969,73 @@ class Walker(WalkRules):
             raise self.err(f"{what} fails with {given} (DEFAULT_CONFIG): {why}", node,
                            check="static-assert")
 
+    def prefetch_bytes(self, args: list[Value], kwargs: dict[str, Value], node: K.Op) -> None:
+        """Refuse the byte count of ``tle.gpu.prefetch_l2(ptr, nbytes, mask=)`` the lowering
+        cannot emit (partition_rules.prefetch_bytes_refusal, the lowering's own rule): one that
+        is not a positive compile-time multiple of 16 (`24`, `N * 16` of a runtime N, a constexpr
+        the kernel is read with as 24, a tl.static_range variable's `j * 16`, which the lowering
+        does not unroll). The prefetch is no pipe
+        event, so without this the protocol was verified and only the lowering refused the
+        kernel. A byte count computed from a constexpr the reading leaves unbound is right for
+        some values and wrong for others: the reading stops with a check in SPECIALIZABLE, so
+        that tle-dump (and a compile or launch) reads the kernel again specialised to the values
+        it uses (DEFAULT_CONFIG's, a --param's, a launch's), where it is checked, and the verdict
+        holds for those values only."""
+        n = node.args[1] if len(node.args) > 1 else node.kw("nbytes")
+        v = args[1] if len(args) > 1 else kwargs.get("nbytes")
+        if n is None or v is None:  # the call's form is refused by the lowering (its usage)
+            return
+        what = self.src(n)
+
+        def refuse(value: object, why: str = "") -> None:
+            refusal = prefetch_bytes_refusal(value)
+            if refusal:
+                raise self.err(f"{refusal} (`{what}`{why})", node, check="unsupported-expression")
+
+        def undecided(why: str) -> None:
+            raise self.err(f"{PREFETCH_USAGE}: nbytes must be a positive compile-time multiple of "
+                           f"16 (one number in the instruction), and `{what}` {why}: write it as "
+                           f"a number or a constexpr", node, check="unsupported-expression")
+
+        def unbound(names: Iterable[str]) -> None:
+            names = ", ".join(sorted(set(names)))
+            raise self.err(f"tle.gpu.prefetch_l2: the byte count `{what}` is computed from the "
+                           f"constexpr {names}, which the kernel is read without a value for; "
+                           f"the lowering takes a positive multiple of 16 only, so it is checked "
+                           f"at the value the kernel is compiled with: give one (--param, "
+                           f"DEFAULT_CONFIG or the launch's constexprs)", node,
+                           check="constexpr-operand")
+
+        if self.is_runtime(v):
+            refuse(None)
+        if isinstance(v, Const):
+            refuse(v.value)
+            return
+        if isinstance(v, KernelArg):  # a constexpr argument (a runtime one is refused above)
+            unbound([v.name])
+        if isinstance(v, Aff):
+            a = v.expr
+            free = [x for x in a.variables if is_placeholder(x)]
+            if free:
+                unbound(self.k.params.slot(x).arg or self.k.params.slot(x).hint for x in free)
+            if not a.is_const:  # a tl.static_range variable: a `range` one is runtime
+                undecided(f"reads the loop variable "
+                          f"{', '.join(self.k.names.py(x) for x in a.variables)}, while the "
+                          f"lowering emits one prefetch in the loop with one number")
+            refuse(a.const)
+            return
+        used: set = set()
+        value = self.compile_time_value(n, used)
+        if used:
+            unbound(used)
+        if value is None and self.k.free_constexprs:
+            # a compile-time value this reading does not evaluate (`max(NB, 24)`, `NB // 5`):
+            # a reading specialised to the constexprs decides it
+            unbound(self.k.free_constexprs)
+        if value is None:
+            undecided("is no number this reading evaluates at compile time")
+        refuse(value)
+
     def compile_time_value(self, e: K.Expr, used: Optional[set] = None, depth: int = 16) -> object:
         """The Python value of the compile-time expression ``e`` (its type kept: a comparison is
         a bool, `True + 0` an int, `C and (C > 1)` the operand Python returns), reading a
@@ -2016,6 +2084,8 @@ class Walker(WalkRules):
             return self.local_ptr(first, node)
         if path == "tle.gpu.tma_load":
             return self.tma_load(args, node)
+        if path == "tle.gpu.prefetch_l2":
+            self.prefetch_bytes(args, kwargs, node)
         triton = is_triton(path)
         op = f"tl.{name}" if triton else func
         if (triton or path.startswith("tle.")) and name in POINTER_OPS and node.args:
@@ -3821,6 +3891,8 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     k.config_signature = config_signature(kernel)
 
     env: dict[str, Value] = {}
+    k.free_constexprs = frozenset(p.name for p in kernel.params if p.constexpr and not (
+        isinstance(bind.get(p.name), int) and not isinstance(bind.get(p.name), bool)))
     for p in kernel.params:
         value = bind.get(p.name) if p.constexpr else None
         if isinstance(value, int) and not isinstance(value, bool):

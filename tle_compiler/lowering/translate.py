@@ -31,6 +31,7 @@ from types import SimpleNamespace
 from typing import Optional
 
 from ..diagnostics import TleError
+from ..frontend.partition_rules import prefetch_bytes_refusal
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
@@ -1118,10 +1119,11 @@ class FnTranslator:
         n = self.ex(node.args[1] if len(node.args) > 1 else kw["nbytes"])
         if p.kind != "tensor":
             raise self.err(f"{usage}: ptr must be a tensor of global-memory pointers", node)
-        if n.kind != "const" or isinstance(n.value, bool) or not isinstance(n.value, int) or \
-                n.value <= 0 or n.value % 16:
-            raise self.err(f"{usage}: nbytes must be a positive compile-time multiple of 16 (a "
-                           f"bulk prefetch moves 16-byte units)", node)
+        # the rule the protocol view checks too (frontend/partition_rules.py), so that tle-dump
+        # refuses what this would
+        refusal = prefetch_bytes_refusal(n.value if n.kind == "const" else None)
+        if refusal:
+            raise self.err(refusal, node)
         ops = [p]
         if kw.get("mask") is not None:
             m = self.ex(kw["mask"])
