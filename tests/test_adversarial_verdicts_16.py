@@ -42,11 +42,13 @@ All are now refused (unsupported-expression) where the value reaches run-time co
 15's divisions are; the twins the lowering computes as the verifier does (a non-negative M, a
 constexpr-annotated M, the literal, a result that fits in i32) stay verified.
 
-Left open (an xfail, strict): a kernel-body branch on a constexpr (`if C % 4 == 1:`) verified by
-`tle-dump --param C=-7` is read generically by the lowering (kernel_info_of), where it is
-rejected, so `--print-ir` exits 1, `--gluon` exits 2 and compile_kernel refuses it for C = -7
-(a false rejection, never an unsound one). Pinned as conservative: one kernel a file cannot
-read leaves the file's other kernels without a verdict, `--kernel` of another one included.
+A kernel-body branch on a constexpr (`if C % 4 == 1: K = N else: K = N + 1`) verified by
+`tle-dump --param C=-7` was read generically by the lowering (kernel_info_of), where K is a
+param of its own and the protocol rejected, so `--print-ir` exited 1, `--gluon` 2 and
+compile_kernel refused it for C = -7 (a false rejection). The lowering now reads such a kernel
+specialised to the constexprs given when the generic reading is not proved and the specialised
+one is (lowering/compile.py verified_reading), and lowers it for that value only; C = 3 is
+still rejected everywhere.
 """
 
 from __future__ import annotations
@@ -545,24 +547,75 @@ def test_a_constexpr_branch_verified_for_the_value_given(tmp_path, capsys):
     assert got == 1 and "verified for" not in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="the lowering (lowering/compile.py kernel_info_of) reads a "
-                   "kernel generically whenever that read does not fail; the generic read of a "
-                   "kernel-body branch on a constexpr leaves the name it binds a param of its own, "
-                   "rejected, so --print-ir / --gluon / compile_kernel refuse what tle-dump "
-                   "--param verified (a false rejection and exit codes that disagree)")
-def test_a_constexpr_branch_lowered_as_it_was_verified(tmp_path, capsys):
-    """Left open (conservative, not unsound): for the same arguments `tle-dump --param C=-7`
-    exits 0 (verified) while `--print-ir --param C=-7` exits 1 (a 'rejected' verdict, K = 1 at
-    N = 0: K read as a free param), `--gluon --param C=-7` exits 2 ("cannot be lowered with
-    this value"), and compile_kernel (a launch) with C = -7 refuses the kernel. Reading every
-    lowering specialised to the constexprs given would fix it but changes the generated Gluon
-    other tests pin (constexpr expressions kept in place)."""
+@pytest.mark.parametrize("c", [-7, 1, 5])
+def test_a_constexpr_branch_lowered_as_it_was_verified(tmp_path, capsys, c):
+    """`tle-dump --param C=-7` exits 0 (verified), and so do `--print-ir --param C=-7` and
+    `--gluon --param C=-7`, and compile_kernel (a launch) with C = -7 compiles it. Before, the
+    lowering read the kernel generically (lowering/compile.py kernel_info_of), where K is a param
+    of its own and the protocol is rejected (K = 1 at N = 0): --print-ir exited 1, --gluon 2 and
+    compile_kernel refused it. Now the lowering reads it specialised to the constexprs given when
+    that reading is verified and the generic one is not (compile.verified_reading); the Gluon
+    keeps the branch on C with C a constexpr of the value given, and its barrier operations are
+    those verified for it."""
     pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
     path = write_kernel(tmp_path, _BRANCH)
-    got, kir, err = run_dump(capsys, "--print-ir", "--param", "C=-7", str(path))
-    assert got == 0 and "tle-dump: k: verified for" in err, err
-    got, gluon, err = run_dump(capsys, "-q", "--gluon", "--param", "C=-7", str(path))
-    assert got == 0 and "gl.warp_specialize" in gluon, err
+    got, kir, err = run_dump(capsys, "--print-ir", "--param", f"C={c}", str(path))
+    assert got == 0 and "tle-dump: k: verified for" in err and f"C = {c}" in err, err
+    got, gluon, err = run_dump(capsys, "-q", "--gluon", "--param", f"C={c}", str(path))
+    assert got == 0 and "gl.warp_specialize" in gluon and "warning" not in err, err
+    assert f"C: gl.constexpr = {c}" in gluon, gluon
+    compiled = compile_kernel((str(path), "k"), {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                              {"C": c})
+    assert f"C: gl.constexpr = {c}" in compiled.tle_generated.source
+    at_c = write_kernel(tmp_path, _BRANCH.replace('"constexprs": {"C": 3}',
+                                                  f'"constexprs": {{"C": {c}}}'), "at_c.py")
+    lowers_to_its_events(at_c)
+
+
+def test_a_constexpr_branch_compiled_per_value(tmp_path, capsys):
+    """The reading lowered for C = -7 is not the one for C = 3: compile_kernel with C = 3 after
+    C = -7 refuses the kernel (the hang tle-dump --param C=3 names), and C = 1 compiles its own
+    Gluon (the constexpr of its value), so no compile reuses another value's."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.diagnostics import TleError
+    from tle_compiler.lowering import compile_kernel, gluon_source
+
+    path = write_kernel(tmp_path, _BRANCH)
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}
+    first = compile_kernel((str(path), "k"), sig, {"C": -7})
+    with pytest.raises(TleError, match="never commits"):
+        compile_kernel((str(path), "k"), sig, {"C": 3})
+    with pytest.raises(TleError, match="never commits"):
+        gluon_source((str(path), "k"), {"C": 3})
+    other = compile_kernel((str(path), "k"), sig, {"C": 1})
+    assert first.tle_generated.source != other.tle_generated.source
+    assert "C: gl.constexpr = 1" in other.tle_generated.source
+
+
+def test_a_constexpr_branch_launched_per_value(tmp_path):
+    """A launch compiles the kernel through its runtime (lowering/runtime.py), keyed by every
+    constexpr: C = -7 and C = 1 compile (each its own entry), C = 3 is refused. Before, the
+    runtime handed the compile its generic reading, rejected for every C."""
+    pytest.importorskip("triton.experimental.gluon")
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    from tle_compiler.diagnostics import TleError
+
+    path = write_kernel(tmp_path, _BRANCH, "branch_launch.py")
+    spec = importlib.util.spec_from_file_location("branch_launch", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rt = mod.k.runtime
+    x, y = torch.zeros(64), torch.zeros(64)
+    for c in (-7, 1):
+        compiled = rt.compile(rt.bind((x, y, 5), {"C": c}))
+        assert f"C: gl.constexpr = {c}" in compiled.tle_generated.source
+    assert len(rt.cache) == 2
+    with pytest.raises(TleError, match="never commits"):
+        rt.compile(rt.bind((x, y, 5), {"C": 3}))
 
 
 # ------------------------------------------- compile-time and run-time values handed to partitions

@@ -65,7 +65,9 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
     """A TleKernel, a KernelInfo, or a (path, name) pair → KernelInfo. A kernel whose pipe indices
     (loop bounds, conditions) are affine only once its integer constexprs are numbers (e.g.
     ``it * NP + p`` with ``NP = TOPK // 128``) is read specialised to ``constexprs``: verified and
-    lowered for those values."""
+    lowered for those values. So is a kernel whose generic reading the protocol passes do not
+    prove at those values while its specialised reading is proved, or at least not rejected
+    (:func:`verified_reading`): the reading ``tle-dump --param`` verifies."""
     from ..frontend import SPECIALIZABLE, KernelInfo, read_kernels
 
     if isinstance(kernel, KernelInfo):
@@ -90,12 +92,70 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
         if e.check not in SPECIALIZABLE or not bind:
             raise
         info = read(bind)
+    else:
+        info = verified_reading(info, read, bind, constexprs)
     if any(p.regs is None for p in info.partitions[1:]):
         # a register budget written as an expression of constexprs (`224 + 8 * WIDE`, or of a
         # bool one: `8 * (1 - BALANCE)`, Triton's constexpr arithmetic) is a number only in a
         # reading that binds them
         if numbers:
             return read(numbers)
+    return info
+
+
+#: the protocol verdicts from worst to best (the lowering refuses a rejected kernel, lowers one
+#: not proved for every value of its params with a warning, and a proved one without)
+_VERDICT_RANK = {"rejected": 0, "unknown": 1, "bounded": 1, None: 1, "proved": 2}
+
+
+def _verdict_at(info, constexprs: dict) -> Optional[str]:
+    """The kind of the protocol verdict the lowering gives ``info`` compiled with ``constexprs``
+    (its passes, at the integer constexprs that are params: codegen.lowered_module):
+    "rejected" when it finds an error."""
+    from .codegen import lowered_module
+
+    try:
+        module = lowered_module(info, constexprs)
+    except TleError:
+        return "rejected"
+    ctx = module.protocol()
+    if ctx.errors:
+        return "rejected"
+    verdict = ctx.verdict()
+    return verdict.kind if verdict is not None else None
+
+
+def verified_reading(info, read, bind: dict, constexprs: Optional[dict]):
+    """The reading of a kernel the lowering lowers for the integer constexprs ``bind``: ``info``,
+    its generic reading, unless a constexpr given is not a param of its protocol (so the
+    generic reading cannot be checked at its value: `if C % 4 == 1: K = N else: K = N + 1` in the
+    kernel body leaves K a param of its own), the generic reading is not proved at these values
+    and the reading specialised to them (``read(bind)``, the one ``tle-dump --param`` verifies)
+    gets a better verdict, or the generic one is rejected (nothing is lowered, and the errors
+    are then the specialised reading's, as tle-dump --param reports them). Then the specialised reading is lowered, for these values only: a
+    launch or compile with other values reads the kernel again (the runtime keys its compiled
+    kernels by every constexpr). The generic reading stays the one lowered whenever it is proved,
+    so that the Gluon of a kernel lowered for any value keeps its constexpr expressions."""
+    from ..passes.fixed_params import fixable
+
+    program = getattr(info, "program", None)
+    if not bind or program is None:
+        return info
+    names = set(fixable(program))
+    if not any(n in info.constexprs and n not in names for n in bind):
+        return info
+    generic = _verdict_at(info, dict(constexprs or {}))
+    if generic == "proved":
+        return info
+    try:
+        specialised = read(bind)
+    except TleError:
+        return info
+    if generic == "rejected":  # nothing is lowered: the errors are those tle-dump --param gives
+        return specialised
+    if _VERDICT_RANK.get(_verdict_at(specialised, dict(constexprs or {})), 1) > \
+            _VERDICT_RANK.get(generic, 1):
+        return specialised
     return info
 
 

@@ -220,7 +220,11 @@ class Runtime:
         key = (tuple(sorted(sig.items())), tuple(sorted(cx.items())), num_warps, dbg,
                tuple(sorted(div)), instrument.key(self.kernel.file))
         if key not in self.cache:
-            target = self.kernel if self._specialized else info  # read with cx bound (compile.py)
+            # the kernel itself whenever constexprs are given: compile.kernel_info_of reads it
+            # specialised to them where it must (a reading affine only with them as numbers) or
+            # where that reading is the one verified (compile.verified_reading); the key holds
+            # every constexpr, so another value is another compile
+            target = self.kernel if self._specialized or cx else info
             self.cache[key] = compile_kernel(target, sig, cx, num_warps=num_warps,
                                              debug_waits=dbg or False,
                                              divisible_ints=set(div))
