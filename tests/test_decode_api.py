@@ -243,9 +243,12 @@ def test_impl_table(monkeypatch):
 
 @pytest.mark.parametrize("b,s_q,h_q,h_kv,sms,split", [
     (8, 1, 128, 1, 132, True),     # 16 items of 2 row blocks each
-    (4, 1, 128, 1, 132, True),     # 8 items: the smallest batch taken
-    (2, 1, 128, 1, 132, False),    # 4 items: the seesaw ran ahead there
-    (1, 1, 128, 1, 132, False),
+    (4, 1, 128, 1, 132, True),     # 8 items
+    (2, 1, 128, 1, 132, True),     # 4 items: the smallest batch taken
+    (1, 1, 128, 1, 132, False),    # one request: the seesaw ran ahead there
+    (1, 2, 128, 1, 132, False),    # 4 items of one request
+    (2, 2, 128, 1, 132, True),
+    (3, 1, 64, 1, 132, False),     # 3 items (one row block each: never split)
     (59, 1, 128, 1, 132, True),    # 118 items: one seesaw program per request fills 59 / 66
     (60, 1, 128, 1, 132, False),   # 60 / 66 >= 0.9: the seesaw runs one program per request
     (64, 1, 128, 1, 132, False),   # (where it ran ahead of the split pipe decode)
@@ -287,7 +290,8 @@ def test_auto_takes_the_split_pipe_decode_only_where_the_seesaw_would_balance(mo
                             continue
                         taken += 1
                         blocks = D.row_blocks(s_q, h_q, h_kv)
-                        assert blocks >= 2 and 8 <= b * h_kv * blocks < sms
+                        assert blocks >= 2 and b >= D.SPLIT_MIN_REQUESTS
+                        assert D.SPLIT_MIN_ITEMS <= b * h_kv * blocks < sms
                         assert use_balance(None, b, parts_for(b, s_q, h_q, h_kv, sms))
     assert taken > 0
 
@@ -453,16 +457,21 @@ for b, s_q, h_q, h_kv, seqlens, causal, n_split in [
         assert empty[0].all() or seqlens[0] > 0     # no token in a request: every split empty
         assert not torch.isnan(o_part[~empty]).any()
         o_part[empty] = nan                        # an empty split's o_part must not be read
-        # the column block combine_blocks picks for these few rows (64), then forced: whole
-        # rows (512) and 128 columns; each run into fresh NaN outputs
-        for forced in (None, "512", "128"):
+        # the column block combine_blocks picks for these few rows (64) and the pipelined split
+        # loop combine_stages picks for them, then forced: whole rows (512) and 128 columns, and
+        # the plain loop (stages 0: each partial's load masked by its lse); each run into fresh
+        # NaN outputs
+        for forced, stages in ((None, None), ("512", "0"), ("128", "4"), (None, "0")):
             if forced:
                 os.environ["TLE_COMBINE_BLOCK_D"] = forced
-                out.fill_(nan)
-                lse.fill_(nan)
+            if stages:
+                os.environ["TLE_COMBINE_STAGES"] = stages
+            out.fill_(nan)
+            lse.fill_(nan)
             mla_decode_combine(o_part, lse_part, out, lse)
             os.environ.pop("TLE_COMBINE_BLOCK_D", None)
-            case = (b, s_q, h_q, h_kv, seqlens, causal, n_split, forced)
+            os.environ.pop("TLE_COMBINE_STAGES", None)
+            case = (b, s_q, h_q, h_kv, seqlens, causal, n_split, forced, stages)
             assert torch.allclose(out, want_out, atol=1e-5), case
             fin = torch.isfinite(want_lse)
             assert torch.equal(lse[~fin], want_lse[~fin]), case
@@ -505,10 +514,15 @@ def test_combine_kernel_compiles_for_sm90():
             "stride_l_b", "stride_l_h", "stride_l_s", "s_q", "h_q", "n_split"]
     sig = {"o_part_ptr": "*fp32", "lse_part_ptr": "*fp32", "out_ptr": "*bf16", "lse_ptr": "*fp32",
            **{n: "i32" for n in ints}}
-    for block_d in (512, 64):
+    for block_d, stages in ((512, 4), (64, 4), (64, 0)):
         k = compile_for_sm90(C.mla_decode_combine_kernel, sig,
-                             dict(D_V=512, BLOCK_H=16, BLOCK_D=block_d, SPLIT_P2=64), num_warps=4)
-        assert "mla_decode_combine_kernel" in k.asm["ptx"]
+                             dict(D_V=512, BLOCK_H=16, BLOCK_D=block_d, SPLIT_P2=64, PDL=True,
+                                  STAGES=stages), num_warps=4)
+        ptx = k.asm["ptx"]
+        assert "mla_decode_combine_kernel" in ptx
+        # the split loop software-pipelined: partials stream in by cp.async, several in flight
+        # (an lse-masked load would wait for its lse first and cannot be issued ahead)
+        assert ("cp.async" in ptx) == (stages > 1), (block_d, stages)
 
 
 def test_combine_blocks_spread_small_batches_over_the_sms(monkeypatch):
@@ -535,6 +549,26 @@ def test_combine_blocks_spread_small_batches_over_the_sms(monkeypatch):
     monkeypatch.setenv("TLE_COMBINE_BLOCK_D", "96")
     with pytest.raises(ValueError, match="TLE_COMBINE_BLOCK_D"):
         C.combine_blocks(1, 128, cuda)
+
+
+def test_combine_pipelines_its_split_loop_under_one_program_per_sm(monkeypatch):
+    """Fewer combine programs than SMs (a batch of one or two requests): the split loop runs
+    pipelined (PIPELINED_STAGES partials in flight); one program per SM or more: the plain loop
+    (0); TLE_COMBINE_STAGES forces either."""
+    from tle_kernels import mla_decode_combine as C
+
+    monkeypatch.delenv("TLE_COMBINE_STAGES", raising=False)
+    monkeypatch.setattr(C, "sm_count", lambda device: 132)
+    cuda = torch.device("cuda", 0)
+    assert C.combine_stages(64, cuda) == C.PIPELINED_STAGES == 4   # b 1, h_q 128: 8 x 8
+    assert C.combine_stages(128, cuda) == 4                         # b 2
+    assert C.combine_stages(132, cuda) == 0
+    assert C.combine_stages(256, cuda) == 0                         # b 4
+    monkeypatch.setattr(C, "sm_count", lambda device: 16)
+    assert C.combine_stages(64, cuda) == 0
+    monkeypatch.setenv("TLE_COMBINE_STAGES", "0")
+    monkeypatch.setattr(C, "sm_count", lambda device: 132)
+    assert C.combine_stages(64, cuda) == 0
 
 
 def test_flash_mla_sparse_fwd_is_the_prefill():

@@ -204,6 +204,11 @@ for forced in ("512", "128"):                 # (these few rows get 64 by defaul
     run(seqlens, 24, 2, 20, 6, 16, True)
     run([300, 0, 5000], 200, 2, 16, 7, 1024, True)
 os.environ.pop("TLE_COMBINE_BLOCK_D")
+for stages in ("0", "4"):                     # the plain and the pipelined slot loop, forced
+    os.environ["TLE_COMBINE_STAGES"] = stages
+    run(seqlens, 24, 2, 20, 8, 16, True)
+    run([129, 0, 70], 5, 1, 16, 9, 1024, True)
+os.environ.pop("TLE_COMBINE_STAGES")
 print("INTERPRETED OK")
 '''
 
@@ -223,10 +228,15 @@ def test_scheduled_combine_compiles_for_sm90():
     sig = {"o_part_ptr": "*fp32", "lse_part_ptr": "*fp32", "out_ptr": "*bf16", "lse_ptr": "*fp32",
            "seqlens_ptr": "*i32", **{n: "i32" for n in SCHEDULED_INTS}}
     cx = dict(D_V=512, BLOCK_H=16, BLOCK_D=128, SPLIT_P2=128, SEQLEN_CHUNK=1024,
-              BLOCK_K=C.BLOCK_K, MIN_PAIRS=C.MIN_PAIRS, FINE_PARTS=C.FINE_PARTS, PDL=True)
+              BLOCK_K=C.BLOCK_K, MIN_PAIRS=C.MIN_PAIRS, FINE_PARTS=C.FINE_PARTS, PDL=True,
+              STAGES=4)
     k = compile_for_sm90(C.mla_decode_combine_scheduled_kernel, sig, cx, num_warps=4)
     ptx = k.asm["ptx"]
     assert "mla_decode_combine_scheduled_kernel" in ptx
+    assert "cp.async" in ptx                    # the slot loop software-pipelined
+    unpiped = compile_for_sm90(C.mla_decode_combine_scheduled_kernel, sig, dict(cx, STAGES=0),
+                               num_warps=4)
+    assert "cp.async" not in unpiped.asm["ptx"]
     # launched as a programmatic dependent, it waits for the decode kernel's writes once, after
     # the scan of cache_seqlens and before its first read of a partial
     assert ptx.count("griddepcontrol.wait") == 1

@@ -157,24 +157,26 @@ def unsupported_reason(impl: str, s_q: int, h_q: int, h_kv: int,
     return getattr(module, LAUNCHERS[impl][2])(s_q, h_q, h_kv)
 
 
-# A batch of at least this many (request, kv head, 64-row block) work items, and fewer than the
-# SMs, runs on the split pipe decode under "auto" (``auto_prefers_split``).
-SPLIT_MIN_ITEMS = 8
+# A batch of at least this many (request, kv head, 64-row block) work items and requests, and
+# fewer items than the SMs, runs on the split pipe decode under "auto" (``auto_prefers_split``).
+SPLIT_MIN_ITEMS = 4
+SPLIT_MIN_REQUESTS = 2
 
 
 def auto_prefers_split(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> bool:
     """Whether "auto" runs a batch on the split pipe decode rather than the seesaw: when its work
     items (request, kv head, 64-row block) are at least ``SPLIT_MIN_ITEMS`` and fewer than the
-    SMs, the seesaw would run its balanced schedule there (one program per request would leave
-    SMs idle: mla_decode_launch.use_balance's rule), and each kv head has two or more row blocks
-    (h_q / h_kv * s_q >= 128 rows). Measured on the H200 (docs/BENCHMARKS.md, "MLA decode at
-    small batches", h_q 128): the pipe decode split over the SMs ran 1.03-1.38x the balanced
-    seesaw from 8 to 64 items (b 4-32 at s_q 1, b 4 and 16 at s_q 2; 0.99x at b 32 L = 16K), and
-    0.51-0.84x at 2 and 4 items (b 1 and 2) but at 16K; at b 64 (128 items, one seesaw program
-    per request) 0.94-0.99x. Shapes only, as the metadata."""
+    SMs, it has at least ``SPLIT_MIN_REQUESTS`` requests, the seesaw would run its balanced
+    schedule there (one program per request would leave SMs idle: mla_decode_launch.use_balance's
+    rule), and each kv head has two or more row blocks (h_q / h_kv * s_q >= 128 rows). Measured
+    on the H200 (docs/BENCHMARKS.md, "MLA decode at small batches", h_q 128): the pipe decode
+    split over the SMs ran 1.00-1.30x the balanced seesaw from 4 to 64 items (b 2-32 at s_q 1,
+    b 2-16 at s_q 2), and at one request 0.64-0.81x it (s_q 1, L 1K / 4K; 1.07x at 16K) and
+    0.97x (s_q 2, 4K); at b 64 (128 items, one seesaw program per request) 0.94-0.99x. Shapes
+    only, as the metadata."""
     blocks = row_blocks(s_q, h_q, h_kv)
     items = b * h_kv * blocks
-    if blocks < 2 or not SPLIT_MIN_ITEMS <= items < sms:
+    if blocks < 2 or b < SPLIT_MIN_REQUESTS or not SPLIT_MIN_ITEMS <= items < sms:
         return False
     return per_request_leaves_sms_idle(b, parts_for(b, s_q, h_q, h_kv, sms))
 

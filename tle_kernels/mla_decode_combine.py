@@ -50,6 +50,7 @@ BLOCK_K = 64            # tokens per K tile: decode_schedule.BLOCK_K
 MIN_PAIRS = 2           # decode_schedule.MIN_PAIRS
 FINE_PARTS = 16         # decode_schedule.FINE_PARTS
 SEQLEN_CHUNK = 1024     # requests whose seqlens one step of the scheduled combine's scan reads
+PIPELINED_STAGES = 4    # partials in flight per program where the combine pipelines its loop
 
 
 def combine_blocks(rows: int, h_q: int, device) -> tuple:
@@ -75,6 +76,23 @@ def combine_blocks(rows: int, h_q: int, device) -> tuple:
     return block_h, block_d
 
 
+def combine_stages(programs: int, device) -> int:
+    """Partials in flight per program in the combines' split loops (``tl.range``'s num_stages).
+    A launch of fewer programs than SMs (a batch of one or two requests) has one program per SM
+    at most, each a chain of dependent loads, one partial after the other: pipelined, four of
+    its partials stream in by cp.async at once (the lse-masked load of the unpipelined loop
+    waits for its lse first, so each partial is loaded unmasked and its weight zeroed by
+    ``tl.where``, which a NaN in an empty split's partial cannot pass). With two or more programs
+    per SM the loads of the other programs already overlap and the pipelined loop was no faster
+    or slower (H200, docs/decode.md): 0 there, the plain loop. ``TLE_COMBINE_STAGES`` forces
+    the value (0 = the plain loop)."""
+    forced = os.environ.get("TLE_COMBINE_STAGES")
+    if forced:
+        return int(forced)
+    sms = sm_count(device) if getattr(device, "type", "cpu") == "cuda" else 132
+    return PIPELINED_STAGES if programs < sms else 0
+
+
 def use_pdl(x: torch.Tensor) -> bool:
     """Launch a combine as a programmatic dependent of the kernel before it: on a CUDA device,
     outside Triton's interpreter, unless ``TLE_DECODE_PDL=0``."""
@@ -90,7 +108,8 @@ def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
                               stride_l_b, stride_l_h, stride_l_s,
                               s_q, h_q, n_split,
                               D_V: tl.constexpr, BLOCK_H: tl.constexpr, BLOCK_D: tl.constexpr,
-                              SPLIT_P2: tl.constexpr, PDL: tl.constexpr):
+                              SPLIT_P2: tl.constexpr, PDL: tl.constexpr,
+                              STAGES: tl.constexpr):
     if PDL:  # every partial is the decode kernel's: wait for its writes
         gdc_wait()
     row = tl.program_id(0)                                       # (request, query) pair
@@ -113,13 +132,22 @@ def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
     offs_d = tl.program_id(2) * BLOCK_D + tl.arange(0, BLOCK_D)
     o_rows = o_part_ptr + b * stride_op_b + j * stride_op_s + heads.to(tl.int64)[:, None] * stride_op_h
-    for s in range(0, n_split):
-        l_s = tl.load(lp_row + s * stride_lp_split + heads * stride_lp_h, mask=h_ok,
-                      other=float("-inf"))
-        live = l_s > float("-inf")
-        w = tl.where(live, tl.exp(l_s - m_use) * inv_total, 0.0)
-        o = tl.load(o_rows + s * stride_op_split + offs_d[None, :], mask=live[:, None], other=0.0)
-        acc += w[:, None] * o
+    if STAGES == 0:
+        for s in range(0, n_split):
+            l_s = tl.load(lp_row + s * stride_lp_split + heads * stride_lp_h, mask=h_ok,
+                          other=float("-inf"))
+            live = l_s > float("-inf")
+            w = tl.where(live, tl.exp(l_s - m_use) * inv_total, 0.0)
+            o = tl.load(o_rows + s * stride_op_split + offs_d[None, :], mask=live[:, None], other=0.0)
+            acc += w[:, None] * o
+    else:
+        for s in tl.range(0, n_split, num_stages=STAGES):
+            l_s = tl.load(lp_row + s * stride_lp_split + heads * stride_lp_h, mask=h_ok,
+                          other=float("-inf"))
+            live = l_s > float("-inf")
+            w = tl.where(live, tl.exp(l_s - m_use) * inv_total, 0.0)
+            o = tl.load(o_rows + s * stride_op_split + offs_d[None, :], mask=h_ok[:, None], other=0.0)
+            acc += tl.where(live[:, None], w[:, None] * o, 0.0)
 
     out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
     tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
@@ -141,6 +169,7 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
     block_h, block_d = combine_blocks(b * s_q, h_q, out.device)
     grid = (b * s_q, triton.cdiv(h_q, block_h), D_V // block_d)
     pdl = use_pdl(out)
+    stages = combine_stages(grid[0] * grid[1] * grid[2], out.device)
     mla_decode_combine_kernel[grid](
         o_part, lse_part, out, lse,
         o_part.stride(0), o_part.stride(1), o_part.stride(2), o_part.stride(3),
@@ -149,7 +178,8 @@ def mla_decode_combine(o_part: torch.Tensor, lse_part: torch.Tensor, out: torch.
         lse.stride(0), lse.stride(1), lse.stride(2),
         s_q, h_q, n_split,
         D_V=D_V, BLOCK_H=block_h, BLOCK_D=block_d,
-        SPLIT_P2=max(2, triton.next_power_of_2(n_split)), PDL=pdl, num_warps=4, launch_pdl=pdl)
+        SPLIT_P2=max(2, triton.next_power_of_2(n_split)), PDL=pdl, STAGES=stages,
+        num_warps=4, launch_pdl=pdl)
 
 
 @triton.jit
@@ -164,7 +194,7 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
                                         SPLIT_P2: tl.constexpr, SEQLEN_CHUNK: tl.constexpr,
                                         BLOCK_K: tl.constexpr, MIN_PAIRS: tl.constexpr,
                                         FINE_PARTS: tl.constexpr,
-                                        PDL: tl.constexpr):
+                                        PDL: tl.constexpr, STAGES: tl.constexpr):
     row = tl.program_id(0)                                       # (request, query) pair
     j = row % s_q
     b = (row // s_q).to(tl.int64)
@@ -219,14 +249,23 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
         o_rows = (o_part_ptr + slot0 * stride_op_slot + j * stride_op_s
                   + heads.to(tl.int64)[:, None] * stride_op_h)
         lp_slot = lp_row + heads * stride_lp_h
-        for _ in range(0, n_split):                              # slot by slot: pointers advance
-            l_s = tl.load(lp_slot, mask=h_ok, other=float("-inf"))
-            live = l_s > float("-inf")
-            w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
-            o = tl.load(o_rows + offs_d[None, :], mask=live[:, None], other=0.0)
-            acc += w[:, None] * o
-            lp_slot += stride_lp_slot
-            o_rows += stride_op_slot
+        if STAGES == 0:
+            for _ in range(0, n_split):                          # slot by slot: pointers advance
+                l_s = tl.load(lp_slot, mask=h_ok, other=float("-inf"))
+                live = l_s > float("-inf")
+                w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
+                o = tl.load(o_rows + offs_d[None, :], mask=live[:, None], other=0.0)
+                acc += w[:, None] * o
+                lp_slot += stride_lp_slot
+                o_rows += stride_op_slot
+        else:
+            for s in tl.range(0, n_split, num_stages=STAGES):
+                l_s = tl.load(lp_slot + s * stride_lp_slot, mask=h_ok, other=float("-inf"))
+                live = l_s > float("-inf")
+                w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
+                o = tl.load(o_rows + s * stride_op_slot + offs_d[None, :], mask=h_ok[:, None],
+                            other=0.0)
+                acc += tl.where(live[:, None], w[:, None] * o, 0.0)
 
         out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
         tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
@@ -257,6 +296,7 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
     chunk = min(seqlen_chunk, max(16, triton.next_power_of_2(b)))
     grid = (b * s_q, triton.cdiv(h_q, block_h), D_V // block_d)
     pdl = use_pdl(out)
+    stages = combine_stages(grid[0] * grid[1] * grid[2], out.device)
     mla_decode_combine_scheduled_kernel[grid](
         o_part, lse_part, out, lse, seqlens,
         o_part.stride(0), o_part.stride(1), o_part.stride(2),
@@ -266,4 +306,5 @@ def mla_decode_combine_scheduled(o_part: torch.Tensor, lse_part: torch.Tensor, o
         s_q, h_q, b, P,
         D_V=D_V, BLOCK_H=block_h, BLOCK_D=block_d, SPLIT_P2=max(2, triton.next_power_of_2(P)),
         SEQLEN_CHUNK=chunk,
-        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, FINE_PARTS=FINE_PARTS, PDL=pdl, num_warps=4, launch_pdl=pdl)
+        BLOCK_K=BLOCK_K, MIN_PAIRS=MIN_PAIRS, FINE_PARTS=FINE_PARTS, PDL=pdl,
+        STAGES=stages, num_warps=4, launch_pdl=pdl)

@@ -168,9 +168,11 @@ def test_unaligned_rows_run_on_the_naive_kernel():
     compare("unaligned q, auto", out, lse, mla_decode_reference(q, k, bt, sl, causal=True))
 
 
-@pytest.mark.parametrize("b,s_q,causal", [(8, 1, False), (4, 2, True), (32, 1, True)])
+@pytest.mark.parametrize("b,s_q,causal", [(8, 1, False), (4, 2, True), (32, 1, True),
+                                         (2, 1, False), (2, 2, True)])
 def test_auto_runs_the_split_pipe_decode_at_a_small_batch(b, s_q, causal):
-    """A batch of 8 to fewer-than-SMs (request, 64-row block) items at h_q 128: "auto" runs the
+    """A batch of 4 to fewer-than-SMs (request, 64-row block) items of two or more requests at
+    h_q 128 (at b 2 the combine pipelines its split loop): "auto" runs the
     pipe decode split as the metadata splits it (decode_api.auto_prefers_split), through the
     public API too, against the reference."""
     q, k, bt, sl = make_decode_inputs(b, s_q, 128, 1, mixed_seqlens(b, b), device="cuda", seed=b)
