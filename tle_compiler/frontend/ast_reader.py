@@ -45,10 +45,11 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 # Reading errors that binding the kernel's constexprs to their values can remove (an index, a loop
 # bound or a condition that is affine only once e.g. NP = TOPK // 128 is a number; pipe events
-# under an `if` on a constexpr, of which only the taken branch may exist; a tl.static_assert on
-# constexprs that the DEFAULT_CONFIG's values make false, decided by the values the kernel is then
-# read with: its config's, or those a --param or a launch gives; a tle.gpu.prefetch_l2 byte count
-# read from a constexpr, checked at the value it is then read with).
+# (or an early `return` before them) under an `if` on a constexpr, of which only the taken branch
+# may exist; a tl.static_assert on constexprs that the DEFAULT_CONFIG's values make false, decided
+# by the values the kernel is then read with: its config's, or those a --param or a launch gives;
+# a tle.gpu.prefetch_l2 byte count read from a constexpr, checked at the value it is then read
+# with).
 SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if", "constexpr-if",
                            "static-assert", "constexpr-operand"})
 

@@ -115,3 +115,65 @@ def prefetch_bytes_refusal(nbytes: object) -> Optional[str]:
            else f"{nbytes!r}" if isinstance(nbytes, (bool, int, float, str)) else "not a number")
     return (f"{PREFETCH_USAGE}: nbytes must be a positive compile-time multiple of 16, at most "
             f"{PREFETCH_MAX_BYTES} (a bulk prefetch moves 16-byte units), got {got}")
+
+
+#: The parameters of the tle.gpu calls a partition makes that the lowering translates from their
+#: arguments, as language/gpu.py declares them: (required, optional) by name, in order, and
+#: what the call takes, in words.
+TLE_CALL_PARAMS = {
+    "tle.gpu.prefetch_l2": (("ptr", "nbytes"), ("mask",),
+                            "a pointer tensor, a byte count and an optional mask"),
+    "tle.gpu.launch_dependents": ((), (), "no arguments"),
+    "tle.gpu.local_ptr": (("buf",), ("indices",), "a shared-memory buffer (a slot field)"),
+    "tle.gpu.scale_rows": (("x", "factor"), (), "two arguments"),
+}
+
+
+def bind_tle_call(name: str, args: tuple, kwargs: tuple) -> tuple[dict, Optional[str]]:
+    """The arguments of the call ``name(*args, **dict(kwargs))`` by parameter name, as Python
+    binds them to the declaration (TLE_CALL_PARAMS), an optional parameter given as the constant
+    None left out (it is the default); and why the call cannot be lowered (None when it can): an
+    argument missing, one too many, an unknown keyword or one given twice (Python's TypeError),
+    or ``tle.gpu.local_ptr``'s indices, which the lowering does not take. One rule for the
+    protocol view (frontend/protocol.py), so that tle-dump refuses the call at its line, and for
+    the lowering (lowering/translate.py), which translates the binding."""
+    required, optional, takes = TLE_CALL_PARAMS[name]
+    params = required + optional
+    usage = f"{name}({', '.join(required + tuple(f'{p}=None' for p in optional))})"
+    bound: dict = {}
+    why = None
+    if len(args) > len(params):
+        why = f"{len(args)} given positionally, at most {len(params)}"
+    else:
+        bound.update(zip(params, args))
+        for key, value in kwargs:
+            if key not in params:
+                why = f"no parameter is named `{key}`"
+                break
+            if key in bound:
+                why = f"`{key}` given twice"
+                break
+            bound[key] = value
+    missing = [p for p in required if p not in bound]
+    if why is None and missing:
+        why = f"{', '.join(f'`{p}`' for p in missing)} missing"
+    bound = {k: v for k, v in bound.items()
+             if not (k in optional and isinstance(v, K.Const) and v.value is None)}
+    if why is None and name == "tle.gpu.local_ptr" and "indices" in bound:
+        why = "indices are not supported by the lowering (a pointer to the whole buffer only)"
+    return bound, (f"{usage} takes {takes}: {why}" if why else None)
+
+
+def load_volatile_refusal(volatile: Optional[K.Expr], shared: bool) -> Optional[str]:
+    """Why the ``volatile`` argument of a ``tl.load`` (None when not given) cannot be lowered, or
+    None: it must be the literal True or False (Gluon takes a bool), and a load of shared memory
+    (a slot or buffer, ``shared``) is never volatile. One rule for the protocol view
+    (frontend/protocol.py) and the lowering (lowering/translate.py)."""
+    if volatile is None:
+        return None
+    if not (isinstance(volatile, K.Const) and isinstance(volatile.value, bool)):
+        return "tl.load's volatile must be True or False (a literal)"
+    if volatile.value and shared:
+        return ("tl.load(..., volatile=True) of shared memory (a slot or buffer) is not lowered: "
+                "what a partition reads of a slot is fixed while it holds it; load it plainly")
+    return None

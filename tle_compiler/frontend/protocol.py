@@ -40,7 +40,8 @@ from .folding import fold
 from .local_tensors import WalkRules, refusal, shift_out_of_i32, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
-from .partition_rules import PREFETCH_USAGE, prefetch_bytes_refusal
+from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
+                              load_volatile_refusal, prefetch_bytes_refusal)
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
                      used_placeholders)
 from .scope import fold_int, is_triton
@@ -1983,7 +1984,7 @@ class Walker(WalkRules):
         holds for those values only."""
         n = node.args[1] if len(node.args) > 1 else node.kw("nbytes")
         v = args[1] if len(args) > 1 else kwargs.get("nbytes")
-        if n is None or v is None:  # the call's form is refused by the lowering (its usage)
+        if n is None or v is None:  # (a call without one is refused by bind_tle_call)
             return
         what = self.src(n)
 
@@ -2084,6 +2085,15 @@ class Walker(WalkRules):
             return self.local_ptr(first, node)
         if path == "tle.gpu.tma_load":
             return self.tma_load(args, node)
+        if path in TLE_CALL_PARAMS and path != "tle.gpu.scale_rows":
+            # a call the lowering cannot bind (an argument missing or one too many, an unknown
+            # keyword, local_ptr's indices): refused here with the lowering's reason.
+            # (scale_rows is left to the lowering, which checks its arity with its operands'
+            # shapes: the suite records a kernel calling it with one argument as read,
+            # tests/data/protocol_corpus.json)
+            refusal = bind_tle_call(path, node.args, node.kwargs)[1]
+            if refusal:
+                raise self.err(refusal, node, check="unsupported-expression")
         if path == "tle.gpu.prefetch_l2":
             self.prefetch_bytes(args, kwargs, node)
         triton = is_triton(path)
@@ -2104,6 +2114,13 @@ class Walker(WalkRules):
                 # the one kernel argument a pointer is computed from is surely the pointer (an
                 # offset of other arguments, `flags_ptr + N * BN`, leaves it ambiguous)
                 self.k.sure_pointers.update(args_in)
+        if triton and name == "load":
+            # a volatile load the lowering refuses (of shared memory, or not a bool literal)
+            volatile = node.args[7] if len(node.args) > 7 else node.kw("volatile")
+            refusal = load_volatile_refusal(volatile, isinstance(first, Data) and first.shared
+                                            and first.view != "loaded")
+            if refusal:
+                raise self.err(refusal, node, check="unsupported-expression")
         if triton and name == "load" and isinstance(first, Data) and first.shared \
                 and first.view != "loaded":
             # a load from shared memory: a read of what it points to, now; the tile it gives is
@@ -3839,6 +3856,25 @@ def config_section(kernel: K.Kernel, section: str) -> dict[str, object]:
         if isinstance(values, dict) else {}
 
 
+def _enclosing_ifs(body: tuple, target: K.Stmt) -> Optional[list]:
+    """The ``if`` statements of ``body`` that ``target`` stands in, outermost first; None when
+    ``target`` is not in ``body``."""
+    for st in body:
+        if st is target:
+            return []
+        if isinstance(st, K.If):
+            branches = (st.then, st.orelse)
+        elif isinstance(st, (K.For, K.While)):
+            branches = (st.body,)
+        else:
+            continue
+        for branch in branches:
+            inner = _enclosing_ifs(branch, target)
+            if inner is not None:
+                return [st, *inner] if isinstance(st, K.If) else inner
+    return None
+
+
 def config_values(kernel: K.Kernel) -> dict[str, object]:
     """The constexprs the DEFAULT_CONFIG the builder recorded on ``kernel`` gives, as it writes
     them; {} without one."""
@@ -3929,6 +3965,17 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         # path taken. One after all of the partition's events (`if N > 0: return` at its end)
         # changes no event, so it is kept, as Triton compiles it.
         if pw.early_return is not None and k.events != pw.events_at_return:
+            guards = [n for st in _enclosing_ifs(part.body, pw.early_return) or ()
+                      for n in pw.constexpr_names(st.cond)]
+            if guards:
+                # `if C == 2: return` on a constexpr the reading leaves free: Triton decides it
+                # when it compiles, so the kernel is read again specialised to the constexprs
+                # (SPECIALIZABLE), where only the branch taken exists
+                raise TleError(f"early `return` in '{part.name}' under a condition on constexpr "
+                               f"{', '.join(dict.fromkeys(guards))}, which performs pipe events "
+                               f"after it: the kernel is read specialised to its constexpr "
+                               f"values, so that only the branch that runs exists",
+                               pw.early_return.loc, check="constexpr-if")
             raise TleError(f"early `return` in '{part.name}', which performs pipe events "
                            f"after it: whether they run would depend on the path taken; "
                            f"restructure so the function returns after its last event",

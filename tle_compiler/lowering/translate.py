@@ -31,7 +31,8 @@ from types import SimpleNamespace
 from typing import Optional
 
 from ..diagnostics import TleError
-from ..frontend.partition_rules import prefetch_bytes_refusal
+from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
+                                        load_volatile_refusal, prefetch_bytes_refusal)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
@@ -647,27 +648,30 @@ class FnTranslator:
         if canon.startswith("tle."):
             if canon == "tle.assume":
                 return V("none", "None")  # a param domain for the verifier; nothing runs
+            bound: dict = {}
+            if canon in TLE_CALL_PARAMS:
+                # the arguments as Python binds them; a form the protocol view refuses too
+                # (frontend/partition_rules.py: one rule for both)
+                bound, refusal = bind_tle_call(canon, node.args, node.kwargs)
+                if refusal:
+                    raise self.err(refusal, node)
             if canon == "tle.gpu.local_ptr":
-                buf = self.ex(args[0])
+                buf = self.ex(bound["buf"])
                 if buf.kind != "smem":
                     raise self.err("tle.gpu.local_ptr takes a shared-memory buffer (a slot field)", node)
-                if len(args) > 1 or "indices" in kw:
-                    raise self.err("tle.gpu.local_ptr(buf, indices) is not supported by the lowering", node)
                 return V("lptr", buf.text, shape=buf.shape, dtype=buf.dtype,
                          value=SimpleNamespace(value=buf.value, slot=getattr(buf, "slot", None),
                                                text=buf.text, shape=buf.shape, dtype=buf.dtype,
                                                window=getattr(buf, "window", None)))
             if canon == "tle.gpu.scale_rows":
-                return self._scale_rows(node)
+                return self._scale_rows(node, bound)
             if canon == "tle.gpu.tma_load":
                 self._tma_load(node)
                 return V("none", "None")
             if canon == "tle.gpu.prefetch_l2":
-                self._prefetch_l2(node, kw)
+                self._prefetch_l2(node, bound)
                 return V("none", "None")
-            if canon == "tle.gpu.launch_dependents":
-                if node.args or kw:
-                    raise self.err("tle.gpu.launch_dependents() takes no arguments", node)
+            if canon == "tle.gpu.launch_dependents":  # no arguments (bind_tle_call)
                 # inline PTX with side effects: kept where it is written although nothing reads
                 # its (dummy) result
                 self.emit('gl.inline_asm_elementwise("griddepcontrol.launch_dependents; mov.b32 '
@@ -723,6 +727,15 @@ class FnTranslator:
         if name in REDUCE:
             x = self.ex(args[0])
             axis_node = args[1] if len(args) > 1 else kw.get("axis")
+            if x.kind == "tensor" and (axis_node is None or isinstance(axis_node, K.Const)
+                                       and axis_node.value is None):
+                # no axis (or axis=None): Triton reduces every element to one value. These
+                # reductions are associative and commutative, so that is the reduction along
+                # axis 0, once per dimension (the frontend verifies such a kernel, and so
+                # compiles it)
+                while x.kind == "tensor":
+                    x = self._reduce(name, x, 0, node)
+                return x
             if axis_node is None or x.kind != "tensor":
                 raise self.err(f"tl.{name} needs a tensor and an explicit axis", node)
             axis = self.ex(axis_node).value
@@ -730,24 +743,7 @@ class FnTranslator:
                 n = len(x.shape)
                 allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
                 raise self.err(f"tl.{name} of a {n}-D tensor: axis must be {allowed}", node)
-            axis %= len(x.shape)  # as Triton: -1 is the last axis
-            if len(x.shape) == 1:
-                # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
-                # branch every thread of the partition takes the same way)
-                if axis not in (0, -1):
-                    raise self.err(f"tl.{name} of a 1-D tensor: axis must be 0, got {axis}", node)
-                return V("scalar", f"gl.{name}({x.text}, 0)")
-            res = self.S.new(len(x.shape) - 1)
-            self.S.slice_of(res, axis, x.var)
-            shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
-            text = f"gl.{name}({x.text}, {axis})"
-            if self.emitting and self.ctx.row_reduce_tree and name in row_reduce.TREE_OPS \
-                    and row_reduce.tree_levels(self.S.layout(x.var), x.shape, axis, x.dtype):
-                # a row reduction of a wgmma accumulator as a tree (lowering/row_reduce.py)
-                key = (name, *x.shape)
-                self.ctx.row_reduce_helpers.add(key)
-                text = f"{row_reduce.helper_name(*key)}({x.text}, {self.Lv(res)})"
-            return V("tensor", text, res, shape, x.dtype)
+            return self._reduce(name, x, axis % len(x.shape), node)  # as Triton: -1 the last
         if name in UNARY_MATH:
             x = self.ex(args[0])
             return self.computed(x, text=f"gl.{name}({x.text})")
@@ -771,19 +767,39 @@ class FnTranslator:
         raise self.err(f"`tl.{name}` is not supported by the lowering{more_ops.instead(name)}",
                        node)
 
-    def _scale_rows(self, node: K.Op) -> V:
+    def _reduce(self, name: str, x: V, axis: int, node: K.Op) -> V:
+        """``tl.<name>(x, axis)`` of the tensor ``x`` along ``axis`` (in range): a scalar for a
+        1-D ``x``, else a tensor of one dimension fewer."""
+        if len(x.shape) == 1:
+            # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
+            # branch every thread of the partition takes the same way)
+            if axis not in (0, -1):
+                raise self.err(f"tl.{name} of a 1-D tensor: axis must be 0, got {axis}", node)
+            return V("scalar", f"gl.{name}({x.text}, 0)")
+        res = self.S.new(len(x.shape) - 1)
+        self.S.slice_of(res, axis, x.var)
+        shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
+        text = f"gl.{name}({x.text}, {axis})"
+        if self.emitting and self.ctx.row_reduce_tree and name in row_reduce.TREE_OPS \
+                and row_reduce.tree_levels(self.S.layout(x.var), x.shape, axis, x.dtype):
+            # a row reduction of a wgmma accumulator as a tree (lowering/row_reduce.py)
+            key = (name, *x.shape)
+            self.ctx.row_reduce_helpers.add(key)
+            text = f"{row_reduce.helper_name(*key)}({x.text}, {self.Lv(res)})"
+        return V("tensor", text, res, shape, x.dtype)
+
+    def _scale_rows(self, node: K.Op, bound: dict) -> V:
         """``tle.gpu.scale_rows(x, factor)`` = ``x * factor[:, None]``; on a wgmma accumulator a warp
-        whose factors are all 1 skips its multiplies (lowering/lazy_scale.py)."""
+        whose factors are all 1 skips its multiplies (lowering/lazy_scale.py). ``bound``: the
+        arguments by parameter name (partition_rules.bind_tle_call)."""
         from . import lazy_scale
 
-        if len(node.args) != 2 or node.kwargs:
-            raise self.err("tle.gpu.scale_rows(x, factor) takes two arguments", node)
-        x, f = self.ex(node.args[0]), self.ex(node.args[1])
+        x, f = self.ex(bound["x"]), self.ex(bound["factor"])
         if (x.kind != "tensor" or len(x.shape or ()) != 2 or f.kind != "tensor"
                 or len(f.shape or ()) != 1 or f.shape[0] != x.shape[0]):
             raise self.err("tle.gpu.scale_rows(x, factor): x must be a 2-D tensor and factor a 1-D "
                            "tensor with one value per row of x", node)
-        col = K.Subscript(node.args[1], (":", None), node.args[1].loc)
+        col = K.Subscript(bound["factor"], (":", None), bound["factor"].loc)
         texts: list[str] = []
 
         def fmt(a, b):
@@ -858,12 +874,12 @@ class FnTranslator:
 
     def load(self, node: K.Op, kw: dict) -> V:
         p = self.ex(self._operand(node, 0, "pointer"))
+        # the rule the protocol view checks too (frontend/partition_rules.py)
+        refusal = load_volatile_refusal(kw.get("volatile"), p.kind == "lptr")
+        if refusal:
+            raise self.err(refusal, node)
         volatile = self._volatile(kw, node)
         if p.kind == "lptr":
-            if volatile:
-                raise self.err("tl.load(..., volatile=True) of shared memory (a slot or buffer) is "
-                               "not lowered: what a partition reads of a slot is fixed while it "
-                               "holds it; load it plainly", node)
             self.await_cp_async(getattr(p.value, "value", None), "reads")
             var = self.S.new(len(p.shape))
             # value: the descriptor, so a dot can read the tile from shared memory instead
@@ -1105,18 +1121,15 @@ class FnTranslator:
         parts += self._cache_hints(kw, node)
         self.emit(f"gl.store({', '.join(parts)})")
 
-    def _prefetch_l2(self, node: K.Op, kw: dict) -> None:
+    def _prefetch_l2(self, node: K.Op, bound: dict) -> None:
         """``tle.gpu.prefetch_l2(ptr, nbytes, mask=)``: one bulk L2 prefetch of ``nbytes`` per
         element of the pointer tensor ``ptr`` (``cp.async.bulk.prefetch.L2.global``, Hopper),
         predicated on ``mask``; inline PTX with side effects, so it stays where it is written and
-        Triton keeps it although nothing reads its (dummy) result."""
-        usage = "tle.gpu.prefetch_l2(ptr, nbytes, mask=None)"
-        extra = set(kw) - {"ptr", "nbytes", "mask"}
-        if extra or len(node.args) + len(set(kw) & {"ptr", "nbytes"}) != 2:
-            raise self.err(f"{usage}: takes a pointer tensor, a byte count and an optional mask",
-                           node)
-        p = self.ex(node.args[0] if node.args else kw["ptr"])
-        n = self.ex(node.args[1] if len(node.args) > 1 else kw["nbytes"])
+        Triton keeps it although nothing reads its (dummy) result. ``bound``: the arguments by
+        parameter name (partition_rules.bind_tle_call)."""
+        usage = PREFETCH_USAGE
+        p = self.ex(bound["ptr"])
+        n = self.ex(bound["nbytes"])
         if p.kind != "tensor":
             raise self.err(f"{usage}: ptr must be a tensor of global-memory pointers", node)
         # the rule the protocol view checks too (frontend/partition_rules.py), so that tle-dump
@@ -1125,8 +1138,8 @@ class FnTranslator:
         if refusal:
             raise self.err(refusal, node)
         ops = [p]
-        if kw.get("mask") is not None:
-            m = self.ex(kw["mask"])
+        if "mask" in bound:
+            m = self.ex(bound["mask"])
             if m.kind != "tensor" or tuple(m.shape or ()) != tuple(p.shape or ()):
                 raise self.err(f"{usage}: mask must be a tensor shaped like ptr", node)
             ops.append(m)
