@@ -320,7 +320,7 @@ def test_seesaw_lazy_rescale_moves_its_reference_mid_item_in_cpu_emulation():
     args = (q, kv, idx, out, lse, ml, q.stride(0), q.stride(1), kv.stride(0), idx.stride(0),
             out.stride(0), out.stride(1), lse.stride(0), kv.shape[0], float(sm_scale))
     grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 4, 64)
-    mod.sparse_mla_seesaw[grid](*args, n_items, n_hb, rounds, h_q, TOPK=topk, BLOCK_H=64)
+    mod.sparse_mla_seesaw[grid](*args, n_items, n_hb, rounds, h_q, 1, TOPK=topk, BLOCK_H=64)
     ref_out, ref_lse, ref_ml = _reference(q, kv, idx, sm_scale)
     assert ((out.float() - ref_out).norm() / ref_out.norm()).item() < 5e-3
     assert (out.float() - ref_out).abs().max().item() < 1e-2
@@ -378,6 +378,8 @@ def test_kernel_math_matches_reference_in_cpu_emulation(kernel, path, topk, pers
         grid, n_items, n_hb, rounds = launch_args(s_q, h_q, 3, block_h)
         assert grid == (3,) and rounds * 3 > n_items
         heads = {"n_heads": h_q} if takes_argument(getattr(mod, kernel), "n_heads") else {}
+        if takes_argument(getattr(mod, kernel), "q_div"):
+            heads["q_div"] = 1
         getattr(mod, kernel)[grid](*args, n_items, n_hb, rounds, TOPK=topk, BLOCK_H=block_h,
                                    **heads)
     else:

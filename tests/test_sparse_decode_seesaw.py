@@ -34,6 +34,7 @@ from tle_kernels import sparse_decode_api as A  # noqa: E402
 from tle_kernels import sparse_decode_seesaw_launch as S  # noqa: E402
 from tle_kernels.sparse_decode_reference import (make_sparse_decode_inputs,  # noqa: E402
                                                  sparse_decode_reference)
+from tle_kernels.tail_split import DECODE_MIN_SPEEDUP  # noqa: E402
 
 KDIR = Path(__file__).resolve().parent.parent / "tle_kernels"
 SCALE = 576 ** -0.55
@@ -104,7 +105,8 @@ CASES = {
     "sink_mtp": (3, 2, 128, 128, 64, True, None, 132),
     "topk_length_mtp": (3, 2, 128, 256, 16, False, [0, 100, 999], 132),
     "topk_length_sink": (4, 1, 64, 256, 7, True, [129, 1, 256, -3], 132),
-    # under one wave: both query rows run as 16 pieces of one pair each, merged (tail_split.py)
+    # under one wave: both query rows run as 16 pieces of one pair each, merged (tail_split.py),
+    # each piece reading its token's q row (q_div)
     "small_batch_split": (1, 2, 64, 2048, 64, False, None, 132),
     "small_batch_split_sink": (1, 2, 64, 2048, 64, True, None, 132),
     # topk % 128 == 64: the last K-tile pair's second tile masked, no tail split
@@ -122,7 +124,8 @@ def test_emulated_seesaw_matches_the_reference(emulated, case, monkeypatch):
     emulated(sms)
     splits = []
     run_split = ts.run_split
-    monkeypatch.setattr(ts, "run_split", lambda *a, **k: splits.append(a[-1]) or run_split(*a, **k))
+    monkeypatch.setattr(ts, "run_split", lambda *a, **k: splits.append((a[-1], k.get("shared_q")))
+                        or run_split(*a, **k))
     x = inputs(b, s_q, h_q, topk, page, seed=sum(map(ord, case)), sink=sink, lengths=lengths)
     want = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, SCALE,
                                    *(x[k] for k in OPTIONAL))
@@ -131,7 +134,9 @@ def test_emulated_seesaw_matches_the_reference(emulated, case, monkeypatch):
 
         assert plan_tail_split(b * s_q, h_q // 64, topk, sms, 128) == TailSplit(0, 16)
     check(run_decode(x), want)
-    assert splits == ([ts.TailSplit(0, 16)] if case.startswith("small_batch_split") else []), splits
+    # the pieces read their token's q row in place (the kernel's q_div = 16), no copy of q
+    assert splits == ([(ts.TailSplit(0, 16), True)] if case.startswith("small_batch_split")
+                      else []), splits
     assert (want[1][0, :, s_q - 1] == float("inf")).all()
     if lengths is not None and 0 in lengths:
         assert (want[1][lengths.index(0)] == float("inf")).all()
@@ -178,7 +183,9 @@ def stand_in(monkeypatch):
     calls = []
 
     def launch(impl, q, kv, indices, sm_scale, out, max_logits, lse, attn_sink=None,
-               topk_length=None):
+               topk_length=None, tail_min_speedup=2.0):
+        # a decode step asks for the decode's tail split threshold, not the prefill's
+        assert tail_min_speedup == DECODE_MIN_SPEEDUP
         calls.append(dict(impl=impl, q=q, kv=kv, indices=indices, sm_scale=sm_scale, out=out,
                           max_logits=max_logits, lse=lse, attn_sink=attn_sink,
                           topk_length=topk_length))

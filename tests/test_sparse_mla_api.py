@@ -392,7 +392,7 @@ def test_per_cta_launch_adapts_the_grid_and_arguments(monkeypatch):
     PerCtaLaunch(Kernel())[(4096, 2)](q, "x", TOPK=2048, BLOCK_H=64, trace_ptr="t")
     ((grid, a, kw),) = calls
     assert grid == (132,) and a == (q, "x", 8192, 2, 63)  # 8192 items, 63 rounds of 132
-    assert kw == {"TOPK": 2048, "BLOCK_H": 64, "trace_ptr": "t", "n_heads": 128}
+    assert kw == {"TOPK": 2048, "BLOCK_H": 64, "trace_ptr": "t", "n_heads": 128, "q_div": 1}
 
 
 def test_per_cta_launch_passes_the_head_count_only_to_kernels_that_take_it(monkeypatch):

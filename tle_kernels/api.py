@@ -273,10 +273,13 @@ def aligned(x: torch.Tensor) -> torch.Tensor:
 
 
 def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, attn_sink=None,
-           topk_length=None, tail_split: bool = True, persistent: bool = True) -> str:
+           topk_length=None, tail_split: bool = True, persistent: bool = True,
+           tail_min_speedup: float = 2.0) -> str:
     """Run one 3-D (unbatched) call into given outputs; ``impl`` may be "auto". Returns the impl
     that ran. For benchmarks: no allocation, no validation beyond impl support. ``tail_split``:
-    let a TLE kernel's last partial wave run as topk pieces on every SM (tle_kernels/tail_split.py).
+    let a TLE kernel's last partial wave run as topk pieces on every SM (tle_kernels/tail_split.py)
+    when that makes it ``tail_min_speedup`` times shorter (the plain seesaw's split; a decode
+    step, a launch under one wave, asks for less: tail_split.DECODE_MIN_SPEEDUP).
     ``persistent=False``: the seesaw runs one program per (query token, head block) item instead of
     one per SM (``PerCtaLaunch``), leaving SMs to other work as its programs finish."""
     s_q, h_q, d_qk = q.shape
@@ -295,7 +298,8 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
         # q, an output or the sink is not 16-byte aligned where the kernels read or write it:
         # over aligned copies padded to 64 heads (tle_kernels/head_padding.py)
         def run_padded(*args):
-            launch(name, *args, tail_split=tail_split, persistent=persistent)
+            launch(name, *args, tail_split=tail_split, persistent=persistent,
+                   tail_min_speedup=tail_min_speedup)
 
         launch_padded_prefill(run_padded, q, kv, indices, sm_scale, out, max_logits, lse,
                               attn_sink, topk_length)
@@ -315,31 +319,44 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     else:  # persistent: one program per SM, ROUNDS (query token, head block) items each
         kernel = PerCtaLaunch(seesaw_kernel(d_qk), persistent)
 
-    def run(q, kv, indices, out, max_logits, lse):
-        # the head count of this launch's q (a split's tail pieces may run padded heads)
+    def run(q, kv, indices, out, max_logits, lse, q_div=1):
+        # the head count of this launch's q (a split's tail pieces may run padded heads); q_div:
+        # index row v reads q row v // q_div (a tail split's pieces of one token share its q row;
+        # the 576-dim seesaw only)
         assert max_logits.stride() == lse.stride()
-        heads = {"n_heads": q.shape[1]} if name == "seesaw" else {}  # the seesaw masks past it
-        kernel[(q.shape[0], -(-q.shape[1] // 64))](
+        extra = {"n_heads": q.shape[1]} if name == "seesaw" else {}  # the seesaw masks past it
+        if q_div != 1:
+            extra["q_div"] = q_div
+        kernel[(indices.shape[0], -(-q.shape[1] // 64))](
             q, kv, indices, out, lse, max_logits, q.stride(0), q.stride(1), kv.stride(0),
             indices.stride(0), out.stride(0), out.stride(1), lse.stride(0), kv.shape[0],
-            float(sm_scale), TOPK=indices.shape[-1], BLOCK_H=64, **heads)
+            float(sm_scale), TOPK=indices.shape[-1], BLOCK_H=64, **extra)
 
     if name == "seesaw" and (attn_sink is not None or topk_length is not None):
         from .sparse_mla_seesaw_sink_topk_launch import launch_sink_topk
 
         launch_sink_topk(run, q, kv, indices, sm_scale, out, max_logits, lse, attn_sink,
-                         topk_length, tail_split, persistent)
+                         topk_length, tail_split, persistent, tail_min_speedup,
+                         shared_q=shares_q(name, d_qk))
         return name
     split = None
     if tail_split and name in SPLITS_TAIL and persistent:
         from .tail_split import plan_tail_split
 
-        split = plan_tail_split(s_q, -(-h_q // 64), topk, sm_count(q.device), TOPK_STEP[name])
+        split = plan_tail_split(s_q, -(-h_q // 64), topk, sm_count(q.device), TOPK_STEP[name],
+                                min_speedup=tail_min_speedup)
     if split is None:
         run(q, kv, indices, out, max_logits, lse)
     else:
-        run_split_any_heads(run, q, kv, indices, out, max_logits, lse, split)
+        run_split_any_heads(run, q, kv, indices, out, max_logits, lse, split,
+                            shared_q=shares_q(name, d_qk))
     return name
+
+
+def shares_q(name: str, d_qk: int) -> bool:
+    """Whether ``name``'s plain kernel at ``d_qk`` reads a tail split's pieces' q in place (its
+    ``q_div`` argument: sparse_mla_seesaw.py) rather than from a copy of q per piece."""
+    return name == "seesaw" and d_qk == 576
 
 
 def seesaw_kernel(d_qk: int):
@@ -407,6 +424,8 @@ class PerCtaLaunch:
             g, n_items, n_hb, rounds = launch_args(grid[0], grid[1] * BLOCK_H, programs, BLOCK_H)
             if "n_heads" not in extra and takes_argument(self.kernel, "n_heads"):
                 extra["n_heads"] = grid[1] * BLOCK_H
+            if "q_div" not in extra and takes_argument(self.kernel, "q_div"):
+                extra["q_div"] = 1
             self.kernel[g](*args, n_items, n_hb, rounds, TOPK=TOPK, BLOCK_H=BLOCK_H, **extra)
         return run
 

@@ -80,10 +80,10 @@ def sparse_decode_seesaw_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_pt
                          n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
-                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 0)),
+                      sm_scale, n_items, n_hb, n_heads, 1, ROUNDS, NP, BLOCK_H, 1, 0)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
-                      max_logits_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1,
+                      max_logits_ptr, sm_scale, n_items, n_hb, n_heads, 1, ROUNDS, NP, BLOCK_H, 1,
                       0))],
         [4, 4],
         [216, 216])

@@ -36,10 +36,10 @@ def sparse_decode_seesaw_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, o
                          n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1)),
+                      sm_scale, n_items, n_hb, n_heads, 1, ROUNDS, NP, BLOCK_H, 1, 1)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1))],
+                      sm_scale, n_items, n_hb, n_heads, 1, ROUNDS, NP, BLOCK_H, 1, 1))],
         [4, 4],
         [216, 216])
 

@@ -46,6 +46,7 @@ from . import api
 from .data_pointers import rows_aligned_where_known
 from .head_padding import decode_padded_heads
 from .sparse_decode_rows import RowOutputs, aligned, token_lengths, token_rows
+from .tail_split import DECODE_MIN_SPEEDUP
 
 D_QK = 576
 D_V = 512
@@ -114,7 +115,10 @@ def launch_sparse_seesaw(q, k_cache, indices, sm_scale: float, is_fp8: bool, out
     sink = None if attn_sink is None else aligned(attn_sink)
     lengths = None if topk_length is None else token_lengths(topk_length, s_q)
 
+    # a decode step is under one wave for b * s_q * h_q / 64 < SMs: its topk splits when that
+    # makes it 1.25x shorter (the prefill asks for 2x), the pieces reading q in place
     ran = api.launch("seesaw", q3, kv, idx3, float(sm_scale), rows.out3, rows.max_logits,
-                     rows.lse2, attn_sink=sink, topk_length=lengths)
+                     rows.lse2, attn_sink=sink, topk_length=lengths,
+                     tail_min_speedup=DECODE_MIN_SPEEDUP)
     assert ran == "seesaw"
     rows.finish()

@@ -25,6 +25,14 @@ def token_of(item, n_hb):
     return (item // n_hb).to(tl.int64)
 
 
+def q_token_of(item, n_hb, q_div):
+    """The row of q that work item ``item`` reads: its query token // ``q_div``. A tail split's
+    pieces (tle_kernels/tail_split.py) are ``q_div`` index rows per token, pieces t * q_div ..
+    t * q_div + q_div - 1 of token t, all reading q row t in place; 1 elsewhere (Triton passes
+    an integer argument equal to 1 as a constant, so the division folds away)."""
+    return (item // n_hb // q_div).to(tl.int64)
+
+
 def head0_of(item, n_hb, BLOCK_H: tl.constexpr):
     """The first head of work item ``item``'s head block."""
     return (item % n_hb) * BLOCK_H

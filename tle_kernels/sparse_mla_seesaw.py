@@ -134,15 +134,15 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, head_index,
-                                head_rows, index_valid, kv_rows, lazy_ref, lse_of, normalized, rebase,
-                                shift_of, sink_normalized, token_of)
+                                head_rows, index_valid, kv_rows, lazy_ref, lse_of, normalized,
+                                q_token_of, rebase, shift_of, sink_normalized, token_of)
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
 def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                  stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
                                  stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS,
-                                 n_heads, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+                                 n_heads, q_div, TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NP = (TOPK + 2 * BK - 1) // (2 * BK)   # K-tile pairs per item (the last one half
                                           # past topk when TOPK % 128 == 64)
 
@@ -152,15 +152,15 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
     # = 0: no attn_sink (their sink_ptr, here lse_ptr / max_logits_ptr, is not read)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H,
-                     1, TOPK)),
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, q_div, ROUNDS, NP,
+                     BLOCK_H, 1, TOPK)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr,
-                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 0)),
+                      sm_scale, n_items, n_hb, n_heads, q_div, ROUNDS, NP, BLOCK_H, 1, 0)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s,
-                      max_logits_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1,
-                      0))],
+                      max_logits_ptr, sm_scale, n_items, n_hb, n_heads, q_div, ROUNDS, NP,
+                      BLOCK_H, 1, 0))],
         [4, 4],
         [224, 224])
 
@@ -200,9 +200,10 @@ def seesaw_pipes(BLOCK_H: tl.constexpr):
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-             idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP,
+             idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, q_div, ROUNDS, NP,
              BLOCK_H: tl.constexpr, ROPE: tl.constexpr, TOPK: tl.constexpr):
-    """Q of each item (rows past the real heads, h >= n_heads, as zeros), then per pair the K
+    """Q of each item (q row token // q_div: ``q_token_of``; rows past the real heads, h >=
+    n_heads, as zeros), then per pair the K
     pieces kv0, kv1, kv0r, kv1l; with ROPE, kv0 and kv1 also carry their tile's RoPE tail (kv
     dims D_MAIN .. D_MAIN + D_TAIL). When TOPK % 128 == 64 the last pair's second tile lies past
     the index row: its slots read as -1 (addressed inside the row, masked), so that tile is all
@@ -224,7 +225,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         item = tl.where(item < n_items, item, n_items - 1)
         pid_s = token_of(item, n_hb)
         h0 = head0_of(item, n_hb, BLOCK_H)
-        q_rows = (q_ptr + pid_s * stride_q_s
+        q_rows = (q_ptr + q_token_of(item, n_hb, q_div) * stride_q_s
                   + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
         idx_row = idx_ptr + pid_s * stride_idx_s
         real = head_rows(h0, n_heads, BLOCK_H)[:, None]
@@ -278,7 +279,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
             w1l.commit(g)
 
 
-def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
+def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads, q_div,
               BLOCK_H: tl.constexpr):
     """q's RoPE tail [BLOCK_H, D_TAIL] of work ``item`` (past the last item: the last item's), which
     each consumer keeps in registers as the A operand of its tail dot (rows past the real heads,
@@ -287,7 +288,7 @@ def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
     at 128K). Only with ROPE (d_qk = 576)."""
     item = tl.where(item < n_items, item, n_items - 1)
     h0 = head0_of(item, n_hb, BLOCK_H)
-    rows = (q_ptr + token_of(item, n_hb) * stride_q_s
+    rows = (q_ptr + q_token_of(item, n_hb, q_div) * stride_q_s
             + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
     return tl.load(rows + D_MAIN + tl.arange(0, D_TAIL)[None, :],
                    mask=head_rows(h0, n_heads, BLOCK_H)[:, None], other=0.0)
@@ -295,7 +296,7 @@ def q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items,
-              n_hb, n_heads, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr,
+              n_hb, n_heads, q_div, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr,
               SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
@@ -310,7 +311,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     pr = prob1.reader()
     if ROPE:
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb,
-                           n_heads, BLOCK_H)
+                           n_heads, q_div, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -378,7 +379,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         # the next item's RoPE tail: its load is in flight while this item's outputs are stored
         if ROPE:
             q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
-                               + tl.program_id(0), n_items, n_hb, n_heads, BLOCK_H)
+                               + tl.program_id(0), n_items, n_hb, n_heads, q_div, BLOCK_H)
 
         if SINK:  # exp(attn_sink[h]) joins each row's denominator (lse stays the scores')
             out = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
@@ -399,7 +400,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items,
-              n_hb, n_heads, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr,
+              n_hb, n_heads, q_div, ROUNDS, NP, BLOCK_H: tl.constexpr, ROPE: tl.constexpr,
               SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
@@ -414,7 +415,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     pr = prob0.reader()
     if ROPE:
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, tl.program_id(0), n_items, n_hb,
-                           n_heads, BLOCK_H)
+                           n_heads, q_div, BLOCK_H)
     for r in range(ROUNDS):
         # this program's item of round r; past the last item, the last item again (its outputs
         # are written twice with the same values)
@@ -480,7 +481,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
         # the next item's RoPE tail: its load is in flight while this item's outputs are stored
         if ROPE:
             q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, (r + 1) * tl.num_programs(0)
-                               + tl.program_id(0), n_items, n_hb, n_heads, BLOCK_H)
+                               + tl.program_id(0), n_items, n_hb, n_heads, q_div, BLOCK_H)
 
         if SINK:  # exp(attn_sink[h]) joins each row's denominator (lse stays the scores')
             out = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
@@ -509,7 +510,7 @@ DEFAULT_CONFIG = {
         "stride_q_s": "i32", "stride_q_h": "i32", "stride_kv_s": "i32", "stride_idx_s": "i32",
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
-        "ROUNDS": "i32", "n_heads": "i32",
+        "ROUNDS": "i32", "n_heads": "i32", "q_div": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of BK = 64

@@ -43,14 +43,14 @@ def sparse_mla_seesaw_sink(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H,
+                     idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, 1, ROUNDS, NP, BLOCK_H,
                      1, TOPK)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1)),
+                      sm_scale, n_items, n_hb, n_heads, 1, ROUNDS, NP, BLOCK_H, 1, 1)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      sm_scale, n_items, n_hb, n_heads, ROUNDS, NP, BLOCK_H, 1, 1))],
+                      sm_scale, n_items, n_hb, n_heads, 1, ROUNDS, NP, BLOCK_H, 1, 1))],
         [4, 4],
         [224, 224])
 

@@ -40,14 +40,16 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
                      indices: torch.Tensor, sm_scale: float, out: torch.Tensor,
                      max_logits: torch.Tensor, lse: torch.Tensor,
                      attn_sink: Optional[torch.Tensor], topk_length: Optional[torch.Tensor],
-                     tail_split: bool = True, persistent: bool = True) -> None:
+                     tail_split: bool = True, persistent: bool = True,
+                     tail_min_speedup: float = 2.0, shared_q: bool = False) -> None:
     """One 3-D call into given outputs (validated by api.py). ``run_plain(q, kv, indices, out,
     max_logits, lse)``: a launch of the plain seesaw (api.launch's), for the tail pieces of a
-    sink-only call. ``tail_split`` / ``persistent``: as api.launch's."""
+    sink-only call; ``shared_q``: it takes ``q_div`` (tail_split.run_split's). ``tail_split`` /
+    ``persistent`` / ``tail_min_speedup``: as api.launch's."""
     topk = indices.shape[-1]
     if topk_length is not None:
         _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink,
-                            topk_length, tail_split, persistent)
+                            topk_length, tail_split, persistent, tail_min_speedup)
         return
     assert attn_sink is not None
     kernel = sink_kernel(q.shape[-1])
@@ -60,16 +62,16 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb, rounds,
             attn_sink, q.shape[1], TOPK=topk, BLOCK_H=BLOCK_H)
 
-    split = _tail_plan(q, topk, tail_split, persistent)
+    split = _tail_plan(q, topk, tail_split, persistent, tail_min_speedup)
     if split is None:
         run_sink(q, kv, indices, out, max_logits, lse)
         return
     run_split_any_heads(run_plain, q, kv, indices, out, max_logits, lse, split, sink=attn_sink,
-                        run_main=run_sink)
+                        run_main=run_sink, shared_q=shared_q)
 
 
 def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length,
-                        tail_split, persistent) -> None:
+                        tail_split, persistent, tail_min_speedup) -> None:
     """The topk_length kernel (HAS_SINK when attn_sink is given) on the tokens that fill whole
     rounds, and a partial last round as topk pieces of the plain seesaw's split
     (tle_kernels/tail_split.py): piece k of a tail token attends to its slots [k * w, (k + 1) * w)
@@ -87,7 +89,7 @@ def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sin
             lengths, q.shape[1], TOPK=indices.shape[-1], BLOCK_H=BLOCK_H,
             HAS_SINK=int(sink is not None))
 
-    split = _tail_plan(q, indices.shape[-1], tail_split, persistent)
+    split = _tail_plan(q, indices.shape[-1], tail_split, persistent, tail_min_speedup)
     if split is None:
         run(q, kv, indices, out, max_logits, lse, topk_length, attn_sink)
         return
@@ -129,9 +131,10 @@ def piece_lengths(topk_length: torch.Tensor, chunks: int, width: int) -> torch.T
     return n.clamp(0, width).to(torch.int32).reshape(-1)
 
 
-def _tail_plan(q, topk, tail_split, persistent):
+def _tail_plan(q, topk, tail_split, persistent, min_speedup):
     """The plain seesaw's split of a partial last round into topk pieces
-    (tail_split.plan_tail_split), or None: not asked for, not persistent, or not worth it."""
+    (tail_split.plan_tail_split, ``min_speedup``), or None: not asked for, not persistent, or not
+    worth it."""
     from . import api
 
     if not (tail_split and persistent and "seesaw" in api.SPLITS_TAIL):
@@ -139,7 +142,7 @@ def _tail_plan(q, topk, tail_split, persistent):
     from .tail_split import plan_tail_split
 
     return plan_tail_split(q.shape[0], -(-q.shape[1] // BLOCK_H), topk, api.sm_count(q.device),
-                           api.TOPK_STEP["seesaw"])
+                           api.TOPK_STEP["seesaw"], min_speedup=min_speedup)
 
 
 def _grid(q, persistent: bool):

@@ -241,7 +241,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     left = left0
     if ROPE:
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
-                           BLOCK_H)
+                           1, BLOCK_H)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
@@ -307,7 +307,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
             if ROPE:
                 q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb,
-                                   n_heads, BLOCK_H)
+                                   n_heads, 1, BLOCK_H)
             if HAS_SINK:  # exp(attn_sink[h]) joins each row's denominator
                 acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
             else:
@@ -350,7 +350,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     left = left0
     if ROPE:
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
-                           BLOCK_H)
+                           1, BLOCK_H)
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -413,7 +413,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
             if ROPE:
                 q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb,
-                                   n_heads, BLOCK_H)
+                                   n_heads, 1, BLOCK_H)
             if HAS_SINK:
                 acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
             else:

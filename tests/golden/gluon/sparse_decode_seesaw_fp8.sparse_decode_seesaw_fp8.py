@@ -177,6 +177,7 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
 @gluon.jit
 def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer0': 4 warps, 216 registers
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 1
@@ -197,10 +198,10 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     _q_tail_of41__t42 = gl.where((_t40 < n_items), _t40, (n_items - 1))
     _q_tail_of41_item = _q_tail_of41__t42
     _q_tail_of41_h0 = ((_q_tail_of41_item % n_hb) * BLOCK_H)
-    _token_of44__t45 = (_q_tail_of41_item // n_hb).to(gl.int64)
+    _q_token_of44__t45 = ((_q_tail_of41_item // n_hb) // 1).to(gl.int64)
     _head_index46__t48 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
     _head_index49__t51 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of41_rows = ((q_ptr + (_token_of44__t45 * stride_q_s)) + (_head_index49__t51[:, None] * stride_q_h))
+    _q_tail_of41_rows = ((q_ptr + (_q_token_of44__t45 * stride_q_s)) + (_head_index49__t51[:, None] * stride_q_h))
     _v1 = gl.load(((_q_tail_of41_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
     _q_tail_of41__t58 = _v1
     q_tail = _q_tail_of41__t58
@@ -285,10 +286,10 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
         _q_tail_of67__t68 = gl.where((_q_tail_of67_item < n_items), _q_tail_of67_item, (n_items - 1))
         _q_tail_of67_item = _q_tail_of67__t68
         _q_tail_of67_h0 = ((_q_tail_of67_item % n_hb) * BLOCK_H)
-        _token_of70__t71 = (_q_tail_of67_item // n_hb).to(gl.int64)
+        _q_token_of70__t71 = ((_q_tail_of67_item // n_hb) // 1).to(gl.int64)
         _head_index72__t74 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
         _head_index75__t77 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of67_rows = ((q_ptr + (_token_of70__t71 * stride_q_s)) + (_head_index75__t77[:, None] * stride_q_h))
+        _q_tail_of67_rows = ((q_ptr + (_q_token_of70__t71 * stride_q_s)) + (_head_index75__t77[:, None] * stride_q_h))
         _v13 = gl.load(((_q_tail_of67_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
         _q_tail_of67__t84 = _v13
         q_tail = _q_tail_of67__t84
@@ -308,6 +309,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 @gluon.jit
 def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer1': 4 warps, 216 registers
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 1
@@ -328,10 +330,10 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     _q_tail_of91__t92 = gl.where((_t90 < n_items), _t90, (n_items - 1))
     _q_tail_of91_item = _q_tail_of91__t92
     _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
-    _token_of94__t95 = (_q_tail_of91_item // n_hb).to(gl.int64)
+    _q_token_of94__t95 = ((_q_tail_of91_item // n_hb) // 1).to(gl.int64)
     _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
     _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of91_rows = ((q_ptr + (_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
+    _q_tail_of91_rows = ((q_ptr + (_q_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
     _v1 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
     _q_tail_of91__t108 = _v1
     q_tail = _q_tail_of91__t108
@@ -412,10 +414,10 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
         _q_tail_of118__t119 = gl.where((_q_tail_of118_item < n_items), _q_tail_of118_item, (n_items - 1))
         _q_tail_of118_item = _q_tail_of118__t119
         _q_tail_of118_h0 = ((_q_tail_of118_item % n_hb) * BLOCK_H)
-        _token_of121__t122 = (_q_tail_of118_item // n_hb).to(gl.int64)
+        _q_token_of121__t122 = ((_q_tail_of118_item // n_hb) // 1).to(gl.int64)
         _head_index123__t125 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
         _head_index126__t128 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of118_rows = ((q_ptr + (_token_of121__t122 * stride_q_s)) + (_head_index126__t128[:, None] * stride_q_h))
+        _q_tail_of118_rows = ((q_ptr + (_q_token_of121__t122 * stride_q_s)) + (_head_index126__t128[:, None] * stride_q_h))
         _v13 = gl.load(((_q_tail_of118_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
         _q_tail_of118__t135 = _v13
         q_tail = _q_tail_of118__t135

@@ -38,7 +38,7 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, q_div, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -52,7 +52,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         item = gl.where((item < n_items), item, (n_items - 1))
         pid_s = (item // n_hb).to(gl.int64)
         h0 = ((item % n_hb) * BLOCK_H)
-        q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+        q_rows = ((q_ptr + (((item // n_hb) // q_div).to(gl.int64) * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
         real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
         mbarrier.wait(q_empty0.index(0), ((r) & 1) ^ 1)
@@ -97,7 +97,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, q_div, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer0': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -115,17 +115,17 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t12 = gl.program_id(0)
-    _q_tail_of13__t14 = gl.where((_t12 < n_items), _t12, (n_items - 1))
-    _q_tail_of13_item = _q_tail_of13__t14
-    _q_tail_of13_h0 = ((_q_tail_of13_item % n_hb) * BLOCK_H)
-    _token_of16__t17 = (_q_tail_of13_item // n_hb).to(gl.int64)
-    _head_index18__t20 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index21__t23 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of13_rows = ((q_ptr + (_token_of16__t17 * stride_q_s)) + (_head_index21__t23[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of13_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of13__t30 = _v1
-    q_tail = _q_tail_of13__t30
+    _t13 = gl.program_id(0)
+    _q_tail_of14__t15 = gl.where((_t13 < n_items), _t13, (n_items - 1))
+    _q_tail_of14_item = _q_tail_of14__t15
+    _q_tail_of14_h0 = ((_q_tail_of14_item % n_hb) * BLOCK_H)
+    _q_token_of17__t18 = ((_q_tail_of14_item // n_hb) // q_div).to(gl.int64)
+    _head_index19__t21 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index22__t24 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of14_rows = ((q_ptr + (_q_token_of17__t18 * stride_q_s)) + (_head_index22__t24[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of14_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of14__t31 = _v1
+    q_tail = _q_tail_of14__t31
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -201,21 +201,21 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t37 = gl.num_programs(0)
-        _t38 = gl.program_id(0)
-        _q_tail_of39_item = (((r + 1) * _t37) + _t38)
-        _q_tail_of39__t40 = gl.where((_q_tail_of39_item < n_items), _q_tail_of39_item, (n_items - 1))
-        _q_tail_of39_item = _q_tail_of39__t40
-        _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
-        _token_of42__t43 = (_q_tail_of39_item // n_hb).to(gl.int64)
-        _head_index44__t46 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index47__t49 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of39_rows = ((q_ptr + (_token_of42__t43 * stride_q_s)) + (_head_index47__t49[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of39__t56 = _v13
-        q_tail = _q_tail_of39__t56
-        _normalized57_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized57_inv_l[:, None], L4))
+        _t38 = gl.num_programs(0)
+        _t39 = gl.program_id(0)
+        _q_tail_of40_item = (((r + 1) * _t38) + _t39)
+        _q_tail_of40__t41 = gl.where((_q_tail_of40_item < n_items), _q_tail_of40_item, (n_items - 1))
+        _q_tail_of40_item = _q_tail_of40__t41
+        _q_tail_of40_h0 = ((_q_tail_of40_item % n_hb) * BLOCK_H)
+        _q_token_of43__t44 = ((_q_tail_of40_item // n_hb) // q_div).to(gl.int64)
+        _head_index45__t47 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index48__t50 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of40_rows = ((q_ptr + (_q_token_of43__t44 * stride_q_s)) + (_head_index48__t50[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of40_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of40__t57 = _v13
+        q_tail = _q_tail_of40__t57
+        _normalized58_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized58_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -228,7 +228,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, q_div, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer1': 4 warps, 224 registers
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
@@ -246,17 +246,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t62 = gl.program_id(0)
-    _q_tail_of63__t64 = gl.where((_t62 < n_items), _t62, (n_items - 1))
-    _q_tail_of63_item = _q_tail_of63__t64
-    _q_tail_of63_h0 = ((_q_tail_of63_item % n_hb) * BLOCK_H)
-    _token_of66__t67 = (_q_tail_of63_item // n_hb).to(gl.int64)
-    _head_index68__t70 = gl.minimum((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index71__t73 = gl.minimum((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of63_rows = ((q_ptr + (_token_of66__t67 * stride_q_s)) + (_head_index71__t73[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of63_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of63_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of63__t80 = _v1
-    q_tail = _q_tail_of63__t80
+    _t63 = gl.program_id(0)
+    _q_tail_of64__t65 = gl.where((_t63 < n_items), _t63, (n_items - 1))
+    _q_tail_of64_item = _q_tail_of64__t65
+    _q_tail_of64_h0 = ((_q_tail_of64_item % n_hb) * BLOCK_H)
+    _q_token_of67__t68 = ((_q_tail_of64_item // n_hb) // q_div).to(gl.int64)
+    _head_index69__t71 = gl.minimum((_q_tail_of64_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index72__t74 = gl.minimum((_q_tail_of64_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of64_rows = ((q_ptr + (_q_token_of67__t68 * stride_q_s)) + (_head_index72__t74[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of64_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of64_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of64__t81 = _v1
+    q_tail = _q_tail_of64__t81
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -328,21 +328,21 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t88 = gl.num_programs(0)
-        _t89 = gl.program_id(0)
-        _q_tail_of90_item = (((r + 1) * _t88) + _t89)
-        _q_tail_of90__t91 = gl.where((_q_tail_of90_item < n_items), _q_tail_of90_item, (n_items - 1))
-        _q_tail_of90_item = _q_tail_of90__t91
-        _q_tail_of90_h0 = ((_q_tail_of90_item % n_hb) * BLOCK_H)
-        _token_of93__t94 = (_q_tail_of90_item // n_hb).to(gl.int64)
-        _head_index95__t97 = gl.minimum((_q_tail_of90_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index98__t100 = gl.minimum((_q_tail_of90_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of90_rows = ((q_ptr + (_token_of93__t94 * stride_q_s)) + (_head_index98__t100[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of90_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of90_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of90__t107 = _v13
-        q_tail = _q_tail_of90__t107
-        _normalized108_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized108_inv_l[:, None], L4))
+        _t89 = gl.num_programs(0)
+        _t90 = gl.program_id(0)
+        _q_tail_of91_item = (((r + 1) * _t89) + _t90)
+        _q_tail_of91__t92 = gl.where((_q_tail_of91_item < n_items), _q_tail_of91_item, (n_items - 1))
+        _q_tail_of91_item = _q_tail_of91__t92
+        _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
+        _q_token_of94__t95 = ((_q_tail_of91_item // n_hb) // q_div).to(gl.int64)
+        _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of91_rows = ((q_ptr + (_q_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of91__t108 = _v13
+        q_tail = _q_tail_of91__t108
+        _normalized109_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized109_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -355,7 +355,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
 
 
 @gluon.jit
-def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
+def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, ROUNDS, n_heads, q_div, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
     NP = (((TOPK + (2 * BK)) - 1) // (2 * BK))
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -405,7 +405,7 @@ def sparse_mla_seesaw(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, 
     mbarrier.init(kv1l_empty0.index(0), count=2)  # kv1l.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, max_logits_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
+        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, q_div, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, lse_ptr, sm_scale, n_items, n_hb, n_heads, q_div, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, max_logits_ptr, sm_scale, n_items, n_hb, n_heads, q_div, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
     ], [4, 4], [224, 224])

@@ -39,6 +39,7 @@ def _tle_store_acc(ptrs, x):
 @gluon.jit
 def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 0
@@ -51,7 +52,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         item = gl.where((item < n_items), item, (n_items - 1))
         pid_s = (item // n_hb).to(gl.int64)
         h0 = ((item % n_hb) * BLOCK_H)
-        q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+        q_rows = ((q_ptr + (((item // n_hb) // 1).to(gl.int64) * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
         real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
         mbarrier.wait(q_empty0.index(0), ((r) & 1) ^ 1)
@@ -96,6 +97,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
 @gluon.jit
 def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer0': 4 warps, 224 registers
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 0
@@ -181,8 +183,8 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized18_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized18_inv_l[:, None], L2))
+        _normalized19_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized19_inv_l[:, None], L2))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -197,6 +199,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 @gluon.jit
 def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer1': 4 warps, 224 registers
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 0
@@ -278,8 +281,8 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized30_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized30_inv_l[:, None], L2))
+        _normalized31_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized31_inv_l[:, None], L2))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

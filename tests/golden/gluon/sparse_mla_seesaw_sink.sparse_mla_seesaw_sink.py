@@ -40,6 +40,7 @@ def _tle_store_acc(ptrs, x):
 @gluon.jit
 def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 1
@@ -52,7 +53,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         item = gl.where((item < n_items), item, (n_items - 1))
         pid_s = (item // n_hb).to(gl.int64)
         h0 = ((item % n_hb) * BLOCK_H)
-        q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+        q_rows = ((q_ptr + (((item // n_hb) // 1).to(gl.int64) * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
         idx_row = (idx_ptr + (pid_s * stride_idx_s))
         real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
         mbarrier.wait(q_empty0.index(0), ((r) & 1) ^ 1)
@@ -99,6 +100,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
 @gluon.jit
 def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer0': 4 warps, 224 registers
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 1
@@ -115,17 +117,17 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t12 = gl.program_id(0)
-    _q_tail_of13__t14 = gl.where((_t12 < n_items), _t12, (n_items - 1))
-    _q_tail_of13_item = _q_tail_of13__t14
-    _q_tail_of13_h0 = ((_q_tail_of13_item % n_hb) * BLOCK_H)
-    _token_of16__t17 = (_q_tail_of13_item // n_hb).to(gl.int64)
-    _head_index18__t20 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index21__t23 = gl.minimum((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of13_rows = ((q_ptr + (_token_of16__t17 * stride_q_s)) + (_head_index21__t23[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of13_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of13_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of13__t30 = _v1
-    q_tail = _q_tail_of13__t30
+    _t13 = gl.program_id(0)
+    _q_tail_of14__t15 = gl.where((_t13 < n_items), _t13, (n_items - 1))
+    _q_tail_of14_item = _q_tail_of14__t15
+    _q_tail_of14_h0 = ((_q_tail_of14_item % n_hb) * BLOCK_H)
+    _q_token_of17__t18 = ((_q_tail_of14_item // n_hb) // 1).to(gl.int64)
+    _head_index19__t21 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index22__t24 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of14_rows = ((q_ptr + (_q_token_of17__t18 * stride_q_s)) + (_head_index22__t24[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of14_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of14__t31 = _v1
+    q_tail = _q_tail_of14__t31
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -201,28 +203,28 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t37 = gl.num_programs(0)
-        _t38 = gl.program_id(0)
-        _q_tail_of39_item = (((r + 1) * _t37) + _t38)
-        _q_tail_of39__t40 = gl.where((_q_tail_of39_item < n_items), _q_tail_of39_item, (n_items - 1))
-        _q_tail_of39_item = _q_tail_of39__t40
-        _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
-        _token_of42__t43 = (_q_tail_of39_item // n_hb).to(gl.int64)
-        _head_index44__t46 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index47__t49 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of39_rows = ((q_ptr + (_token_of42__t43 * stride_q_s)) + (_head_index47__t49[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of39__t56 = _v13
-        q_tail = _q_tail_of39__t56
-        _head_index58__t60 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-        _v14 = gl.load((sink_ptr + _head_index58__t60), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized57__t63 = _v14
-        _sink_normalized57_sink = (_sink_normalized57__t63 * LOG2E)
-        _sink_normalized57__t64 = gl.exp2((_sink_normalized57_sink - ref))
-        _sink_normalized57__t65 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized57__t64)), 0.0)
-        _sink_normalized57_inv = _sink_normalized57__t65
-        _sink_normalized57_ret = (acc * gl.convert_layout(_sink_normalized57_inv[:, None], L4))
-        out = _sink_normalized57_ret
+        _t38 = gl.num_programs(0)
+        _t39 = gl.program_id(0)
+        _q_tail_of40_item = (((r + 1) * _t38) + _t39)
+        _q_tail_of40__t41 = gl.where((_q_tail_of40_item < n_items), _q_tail_of40_item, (n_items - 1))
+        _q_tail_of40_item = _q_tail_of40__t41
+        _q_tail_of40_h0 = ((_q_tail_of40_item % n_hb) * BLOCK_H)
+        _q_token_of43__t44 = ((_q_tail_of40_item // n_hb) // 1).to(gl.int64)
+        _head_index45__t47 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index48__t50 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of40_rows = ((q_ptr + (_q_token_of43__t44 * stride_q_s)) + (_head_index48__t50[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of40_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of40__t57 = _v13
+        q_tail = _q_tail_of40__t57
+        _head_index59__t61 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index59__t61), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized58__t64 = _v14
+        _sink_normalized58_sink = (_sink_normalized58__t64 * LOG2E)
+        _sink_normalized58__t65 = gl.exp2((_sink_normalized58_sink - ref))
+        _sink_normalized58__t66 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized58__t65)), 0.0)
+        _sink_normalized58_inv = _sink_normalized58__t66
+        _sink_normalized58_ret = (acc * gl.convert_layout(_sink_normalized58_inv[:, None], L4))
+        out = _sink_normalized58_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -237,6 +239,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 @gluon.jit
 def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer1': 4 warps, 224 registers
+    q_div: gl.constexpr = 1
     NP: gl.constexpr = 16
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 1
@@ -253,17 +256,17 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t70 = gl.program_id(0)
-    _q_tail_of71__t72 = gl.where((_t70 < n_items), _t70, (n_items - 1))
-    _q_tail_of71_item = _q_tail_of71__t72
-    _q_tail_of71_h0 = ((_q_tail_of71_item % n_hb) * BLOCK_H)
-    _token_of74__t75 = (_q_tail_of71_item // n_hb).to(gl.int64)
-    _head_index76__t78 = gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index79__t81 = gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of71_rows = ((q_ptr + (_token_of74__t75 * stride_q_s)) + (_head_index79__t81[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of71_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of71__t88 = _v1
-    q_tail = _q_tail_of71__t88
+    _t71 = gl.program_id(0)
+    _q_tail_of72__t73 = gl.where((_t71 < n_items), _t71, (n_items - 1))
+    _q_tail_of72_item = _q_tail_of72__t73
+    _q_tail_of72_h0 = ((_q_tail_of72_item % n_hb) * BLOCK_H)
+    _q_token_of75__t76 = ((_q_tail_of72_item // n_hb) // 1).to(gl.int64)
+    _head_index77__t79 = gl.minimum((_q_tail_of72_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index80__t82 = gl.minimum((_q_tail_of72_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of72_rows = ((q_ptr + (_q_token_of75__t76 * stride_q_s)) + (_head_index80__t82[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of72_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of72_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of72__t89 = _v1
+    q_tail = _q_tail_of72__t89
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -335,28 +338,28 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t96 = gl.num_programs(0)
-        _t97 = gl.program_id(0)
-        _q_tail_of98_item = (((r + 1) * _t96) + _t97)
-        _q_tail_of98__t99 = gl.where((_q_tail_of98_item < n_items), _q_tail_of98_item, (n_items - 1))
-        _q_tail_of98_item = _q_tail_of98__t99
-        _q_tail_of98_h0 = ((_q_tail_of98_item % n_hb) * BLOCK_H)
-        _token_of101__t102 = (_q_tail_of98_item // n_hb).to(gl.int64)
-        _head_index103__t105 = gl.minimum((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index106__t108 = gl.minimum((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of98_rows = ((q_ptr + (_token_of101__t102 * stride_q_s)) + (_head_index106__t108[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of98_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of98__t115 = _v13
-        q_tail = _q_tail_of98__t115
-        _head_index117__t119 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-        _v14 = gl.load((sink_ptr + _head_index117__t119), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized116__t122 = _v14
-        _sink_normalized116_sink = (_sink_normalized116__t122 * LOG2E)
-        _sink_normalized116__t123 = gl.exp2((_sink_normalized116_sink - ref))
-        _sink_normalized116__t124 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized116__t123)), 0.0)
-        _sink_normalized116_inv = _sink_normalized116__t124
-        _sink_normalized116_ret = (acc * gl.convert_layout(_sink_normalized116_inv[:, None], L4))
-        out = _sink_normalized116_ret
+        _t97 = gl.num_programs(0)
+        _t98 = gl.program_id(0)
+        _q_tail_of99_item = (((r + 1) * _t97) + _t98)
+        _q_tail_of99__t100 = gl.where((_q_tail_of99_item < n_items), _q_tail_of99_item, (n_items - 1))
+        _q_tail_of99_item = _q_tail_of99__t100
+        _q_tail_of99_h0 = ((_q_tail_of99_item % n_hb) * BLOCK_H)
+        _q_token_of102__t103 = ((_q_tail_of99_item // n_hb) // 1).to(gl.int64)
+        _head_index104__t106 = gl.minimum((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+        _head_index107__t109 = gl.minimum((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of99_rows = ((q_ptr + (_q_token_of102__t103 * stride_q_s)) + (_head_index107__t109[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of99_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of99__t116 = _v13
+        q_tail = _q_tail_of99__t116
+        _head_index118__t120 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index118__t120), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized117__t123 = _v14
+        _sink_normalized117_sink = (_sink_normalized117__t123 * LOG2E)
+        _sink_normalized117__t124 = gl.exp2((_sink_normalized117_sink - ref))
+        _sink_normalized117__t125 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized117__t124)), 0.0)
+        _sink_normalized117_inv = _sink_normalized117__t125
+        _sink_normalized117_ret = (acc * gl.convert_layout(_sink_normalized117_inv[:, None], L4))
+        out = _sink_normalized117_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

@@ -149,10 +149,10 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     _q_tail_of58__t59 = gl.where((item < n_items), item, (n_items - 1))
     _q_tail_of58_item = _q_tail_of58__t59
     _q_tail_of58_h0 = ((_q_tail_of58_item % n_hb) * BLOCK_H)
-    _token_of61__t62 = (_q_tail_of58_item // n_hb).to(gl.int64)
+    _q_token_of61__t62 = ((_q_tail_of58_item // n_hb) // 1).to(gl.int64)
     _head_index63__t65 = gl.minimum((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
     _head_index66__t68 = gl.minimum((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of58_rows = ((q_ptr + (_token_of61__t62 * stride_q_s)) + (_head_index66__t68[:, None] * stride_q_h))
+    _q_tail_of58_rows = ((q_ptr + (_q_token_of61__t62 * stride_q_s)) + (_head_index66__t68[:, None] * stride_q_h))
     _v1 = gl.load(((_q_tail_of58_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
     _q_tail_of58__t75 = _v1
     q_tail = _q_tail_of58__t75
@@ -238,10 +238,10 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             _q_tail_of91__t92 = gl.where((item < n_items), item, (n_items - 1))
             _q_tail_of91_item = _q_tail_of91__t92
             _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
-            _token_of94__t95 = (_q_tail_of91_item // n_hb).to(gl.int64)
+            _q_token_of94__t95 = ((_q_tail_of91_item // n_hb) // 1).to(gl.int64)
             _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
             _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _q_tail_of91_rows = ((q_ptr + (_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
+            _q_tail_of91_rows = ((q_ptr + (_q_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
             _v13 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
             _q_tail_of91__t108 = _v13
             q_tail = _q_tail_of91__t108
@@ -302,10 +302,10 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     _q_tail_of123__t124 = gl.where((item < n_items), item, (n_items - 1))
     _q_tail_of123_item = _q_tail_of123__t124
     _q_tail_of123_h0 = ((_q_tail_of123_item % n_hb) * BLOCK_H)
-    _token_of126__t127 = (_q_tail_of123_item // n_hb).to(gl.int64)
+    _q_token_of126__t127 = ((_q_tail_of123_item // n_hb) // 1).to(gl.int64)
     _head_index128__t130 = gl.minimum((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
     _head_index131__t133 = gl.minimum((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of123_rows = ((q_ptr + (_token_of126__t127 * stride_q_s)) + (_head_index131__t133[:, None] * stride_q_h))
+    _q_tail_of123_rows = ((q_ptr + (_q_token_of126__t127 * stride_q_s)) + (_head_index131__t133[:, None] * stride_q_h))
     _v1 = gl.load(((_q_tail_of123_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
     _q_tail_of123__t140 = _v1
     q_tail = _q_tail_of123__t140
@@ -391,10 +391,10 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             _q_tail_of157__t158 = gl.where((item < n_items), item, (n_items - 1))
             _q_tail_of157_item = _q_tail_of157__t158
             _q_tail_of157_h0 = ((_q_tail_of157_item % n_hb) * BLOCK_H)
-            _token_of160__t161 = (_q_tail_of157_item // n_hb).to(gl.int64)
+            _q_token_of160__t161 = ((_q_tail_of157_item // n_hb) // 1).to(gl.int64)
             _head_index162__t164 = gl.minimum((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
             _head_index165__t167 = gl.minimum((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _q_tail_of157_rows = ((q_ptr + (_token_of160__t161 * stride_q_s)) + (_head_index165__t167[:, None] * stride_q_h))
+            _q_tail_of157_rows = ((q_ptr + (_q_token_of160__t161 * stride_q_s)) + (_head_index165__t167[:, None] * stride_q_h))
             _v13 = gl.load(((_q_tail_of157_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
             _q_tail_of157__t174 = _v13
             q_tail = _q_tail_of157__t174
