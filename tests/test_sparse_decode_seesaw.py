@@ -34,7 +34,6 @@ from tle_kernels import sparse_decode_api as A  # noqa: E402
 from tle_kernels import sparse_decode_seesaw_launch as S  # noqa: E402
 from tle_kernels.sparse_decode_reference import (make_sparse_decode_inputs,  # noqa: E402
                                                  sparse_decode_reference)
-from tle_kernels.tail_split import DECODE_MIN_SPEEDUP  # noqa: E402
 
 KDIR = Path(__file__).resolve().parent.parent / "tle_kernels"
 SCALE = 576 ** -0.55
@@ -185,7 +184,7 @@ def stand_in(monkeypatch):
     def launch(impl, q, kv, indices, sm_scale, out, max_logits, lse, attn_sink=None,
                topk_length=None, tail_min_speedup=2.0):
         # a decode step asks for the decode's tail split threshold, not the prefill's
-        assert tail_min_speedup == DECODE_MIN_SPEEDUP
+        assert tail_min_speedup == S.SEESAW_DECODE_MIN_SPEEDUP
         calls.append(dict(impl=impl, q=q, kv=kv, indices=indices, sm_scale=sm_scale, out=out,
                           max_logits=max_logits, lse=lse, attn_sink=attn_sink,
                           topk_length=topk_length))
@@ -378,3 +377,15 @@ def test_validation_chooses_before_the_device_check(device):
     c = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in c.items()}
     with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor"):
         A.validate_sparse(c["q"], c["k_cache"], c["indices"], is_fp8=False, impl="seesaw")
+
+
+def test_a_decode_step_of_32_requests_runs_as_two_topk_pieces():
+    """b 32, h_q 128, topk 2048 (64 items on 132 SMs): the decode's threshold splits each row
+    into two pieces of 8 pairs (measured 1.38x faster on the H200), which the prefill's would
+    not; b 40 (80 items) cannot take two pieces per row in one wave."""
+    from tle_kernels.tail_split import TailSplit, plan_tail_split
+
+    assert plan_tail_split(32, 2, 2048, 132, 128,
+                           min_speedup=S.SEESAW_DECODE_MIN_SPEEDUP) == TailSplit(0, 2)
+    assert plan_tail_split(32, 2, 2048, 132, 128) is None
+    assert plan_tail_split(40, 2, 2048, 132, 128, min_speedup=S.SEESAW_DECODE_MIN_SPEEDUP) is None
