@@ -15,6 +15,11 @@ it (what is verified is what is lowered).
   a positive multiple of 16 known when the kernel compiles (:func:`prefetch_bytes_refusal`, which
   the protocol view checks at the values the kernel is read with and the lowering at those it
   lowers with).
+* The ``tle.gpu`` calls a partition makes are bound to their parameters as Python binds them
+  (:func:`bind_tle_call`), and the lowering translates that binding: a call Python refuses is
+  refused where the kernel is read, not verified and then refused by the lowering.
+* A ``tl.load`` of shared memory is never volatile, and ``volatile`` is a bool literal
+  (:func:`load_volatile_refusal`).
 """
 
 from __future__ import annotations
