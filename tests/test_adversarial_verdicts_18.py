@@ -36,7 +36,16 @@ Left open (xfails, strict): `tle.gpu.scale_rows(x)` with one argument (the suite
 that does it as read, tests/data/protocol_corpus.json, and the lowering refuses it), a
 conditional expression on tensors (`v if p > 0 else v + 1`), and a `tle.gpu.prefetch_l2` of a
 scalar pointer: each verified by tle-dump and refused by the lowering, which alone knows the
-operands' shapes.
+operands' shapes; and, a conservative false rejection, a kernel-body `while` of constant trip
+count (`j = C; while j > 0: K = K + 1; j = j - 1`), which Triton compiles and the kernel body
+does not walk iteration by iteration as it does a `for` loop (K a param of its own).
+
+Tried and judged right already: a pipe handed to a partition under an alias (`kv2 = kv`), writer
+handles made in a helper, acquires through helpers (with a shifted default), a partition `if`
+on a constexpr around events (C = 3 verified, C = 2 rejected), kernel-body `if`s on C's `//`,
+`%` and `>>` given by --param, `for` loops over C in the kernel body (unrolled), a nested
+warp_specialize (refused), a reversed `tl.range`, `tl.static_range` steps, keyword forms of
+the pipe verbs and of tl calls.
 """
 
 from __future__ import annotations
@@ -297,3 +306,28 @@ def test_a_conditional_expression_on_tensors_is_refused_by_tle_dump(tmp_path, ca
 def test_a_prefetch_of_a_scalar_pointer_is_refused_by_tle_dump(tmp_path, capsys):
     verdict(tmp_path, capsys, window("tle.gpu.prefetch_l2(x_ptr, 64)\n"),
             ("rejected", "tensor of global-memory pointers"), params=("C=3",))
+
+
+_WHILE = "K = N\nj = C\nwhile j > 0:\n    K = K + 1\n    j = j - 1\n"
+
+
+def test_triton_runs_a_kernel_body_while_of_constant_trip_count(tmp_path, monkeypatch):
+    """What the xfail below rests on: Triton compiles `j = C; while j > 0: K = K + 1; j = j - 1`
+    (an scf.while carrying K and j), so K is N + C when the partitions start."""
+    from .adversarial_oracles import triton_ttir
+
+    lines = "".join(f"    {line}\n" for line in (_WHILE + "tl.store(x_ptr + K, 1.0)").splitlines())
+    ttir = triton_ttir(tmp_path, monkeypatch, "import triton\nimport triton.language as tl\n\n\n"
+                       f"@triton.jit\ndef k(x_ptr, N, C: tl.constexpr):\n{lines}", "while18")
+    assert "scf.while" in ttir, ttir
+
+
+@pytest.mark.xfail(strict=True, reason="the kernel body walks `for` loops of constant trip count "
+                   "iteration by iteration (PrologueWalker.unroll), not `while` loops: K rebound "
+                   "in `while j > 0` (j = C = 3) is a param of its own, and the kernel is "
+                   "rejected with a witness (K = 0, N = 0) no launch gives, though K = N + 3")
+def test_a_kernel_body_while_of_constant_trip_count_is_verified(tmp_path, capsys):
+    """A conservative false rejection (never an unsound one): the reader loops K = N + 3 times
+    against a writer's N + 3."""
+    text = ring(kernel_pre=_WHILE, warg="N + 3", rarg="K") + CONFIG
+    verdict(tmp_path, capsys, text, "verified", params=("C=3",))
