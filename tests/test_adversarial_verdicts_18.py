@@ -146,6 +146,16 @@ def test_the_forms_of_tle_gpu_calls(tmp_path, capsys, name):
         every_mode(capsys, path, 1, *expect[1:])
 
 
+def test_a_call_in_a_branch_a_constexpr_does_not_take_is_refused_in_every_mode(tmp_path, capsys):
+    """`if C > 100: tle.gpu.launch_dependents(1)` (or a prefetch of 24 bytes) with C = 3: the
+    lowering translates both branches of an `if` on a constexpr (Gluon decides it), so it refuses
+    the call whatever C is, and tle-dump refuses it alike, with or without --param."""
+    for call in ("tle.gpu.launch_dependents(1)", f"tle.gpu.prefetch_l2({ROWS}, 24)"):
+        path = write_kernel(tmp_path, window(f"if C > 100:\n    {call}\n"))
+        every_mode(capsys, path, 1, "[unsupported-expression]", "kernel.py:18:")
+        every_mode(capsys, path, 1, "[unsupported-expression]", params=())
+
+
 def test_a_positional_mask_is_lowered_as_the_keyword(tmp_path, capsys):
     """`prefetch_l2(ptr, n, mask)` and `prefetch_l2(ptr, n, mask=mask)` are one prefetch, the
     mask its predicate; `mask=None` is the unmasked form."""
