@@ -101,6 +101,23 @@ def use_pdl(x: torch.Tensor) -> bool:
 
 
 @triton.jit
+def split_term(lse_ptrs, o_ptrs, h_ok, m_use, inv_wsum, PIPELINED: tl.constexpr):
+    """One split's term of the merge, [BLOCK_H, BLOCK_D]: its partial (``o_ptrs``) weighted by
+    exp(lse_s - m) / Σ (``lse_ptrs``: its lse per head), 0 for a head whose split is empty (lse
+    -inf). Unpipelined, the partial's load is masked by the lse, so an empty split's partial is
+    never read; ``PIPELINED``, it is loaded whatever the lse (a load that waits for the lse cannot
+    be issued stages ahead) and its term zeroed by ``tl.where``, which a NaN there cannot pass."""
+    l_s = tl.load(lse_ptrs, mask=h_ok, other=float("-inf"))
+    live = l_s > float("-inf")
+    w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
+    if PIPELINED:
+        o = tl.load(o_ptrs, mask=h_ok[:, None], other=0.0)
+        return tl.where(live[:, None], w[:, None] * o, 0.0)
+    o = tl.load(o_ptrs, mask=live[:, None], other=0.0)
+    return w[:, None] * o
+
+
+@triton.jit
 def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
                               stride_op_b, stride_op_split, stride_op_s, stride_op_h,
                               stride_lp_b, stride_lp_split, stride_lp_s, stride_lp_h,
@@ -132,22 +149,16 @@ def mla_decode_combine_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_ptr,
     acc = tl.zeros([BLOCK_H, BLOCK_D], tl.float32)
     offs_d = tl.program_id(2) * BLOCK_D + tl.arange(0, BLOCK_D)
     o_rows = o_part_ptr + b * stride_op_b + j * stride_op_s + heads.to(tl.int64)[:, None] * stride_op_h
+    lp_heads = lp_row + heads * stride_lp_h
+    o_cols = o_rows + offs_d[None, :]
     if STAGES == 0:
         for s in range(0, n_split):
-            l_s = tl.load(lp_row + s * stride_lp_split + heads * stride_lp_h, mask=h_ok,
-                          other=float("-inf"))
-            live = l_s > float("-inf")
-            w = tl.where(live, tl.exp(l_s - m_use) * inv_total, 0.0)
-            o = tl.load(o_rows + s * stride_op_split + offs_d[None, :], mask=live[:, None], other=0.0)
-            acc += w[:, None] * o
+            acc += split_term(lp_heads + s * stride_lp_split, o_cols + s * stride_op_split, h_ok,
+                              m_use, inv_total, False)
     else:
         for s in tl.range(0, n_split, num_stages=STAGES):
-            l_s = tl.load(lp_row + s * stride_lp_split + heads * stride_lp_h, mask=h_ok,
-                          other=float("-inf"))
-            live = l_s > float("-inf")
-            w = tl.where(live, tl.exp(l_s - m_use) * inv_total, 0.0)
-            o = tl.load(o_rows + s * stride_op_split + offs_d[None, :], mask=h_ok[:, None], other=0.0)
-            acc += tl.where(live[:, None], w[:, None] * o, 0.0)
+            acc += split_term(lp_heads + s * stride_lp_split, o_cols + s * stride_op_split, h_ok,
+                              m_use, inv_total, True)
 
     out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
     tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
@@ -249,23 +260,16 @@ def mla_decode_combine_scheduled_kernel(o_part_ptr, lse_part_ptr, out_ptr, lse_p
         o_rows = (o_part_ptr + slot0 * stride_op_slot + j * stride_op_s
                   + heads.to(tl.int64)[:, None] * stride_op_h)
         lp_slot = lp_row + heads * stride_lp_h
+        o_cols = o_rows + offs_d[None, :]
         if STAGES == 0:
             for _ in range(0, n_split):                          # slot by slot: pointers advance
-                l_s = tl.load(lp_slot, mask=h_ok, other=float("-inf"))
-                live = l_s > float("-inf")
-                w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
-                o = tl.load(o_rows + offs_d[None, :], mask=live[:, None], other=0.0)
-                acc += w[:, None] * o
+                acc += split_term(lp_slot, o_cols, h_ok, m_use, inv_wsum, False)
                 lp_slot += stride_lp_slot
-                o_rows += stride_op_slot
+                o_cols += stride_op_slot
         else:
             for s in tl.range(0, n_split, num_stages=STAGES):
-                l_s = tl.load(lp_slot + s * stride_lp_slot, mask=h_ok, other=float("-inf"))
-                live = l_s > float("-inf")
-                w = tl.where(live, tl.exp(l_s - m_use) * inv_wsum, 0.0)
-                o = tl.load(o_rows + s * stride_op_slot + offs_d[None, :], mask=h_ok[:, None],
-                            other=0.0)
-                acc += tl.where(live[:, None], w[:, None] * o, 0.0)
+                acc += split_term(lp_slot + s * stride_lp_slot, o_cols + s * stride_op_slot, h_ok,
+                                  m_use, inv_wsum, True)
 
         out_rows = out_ptr + b * stride_o_b + j * stride_o_s + heads.to(tl.int64)[:, None] * stride_o_h
         tl.store(out_rows + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=h_ok[:, None])
