@@ -132,10 +132,11 @@ def verified_reading(info, read, bind: dict, constexprs: Optional[dict]):
     kernel body leaves K a param of its own), the generic reading is not proved at these values
     and the reading specialised to them (``read(bind)``, the one ``tle-dump --param`` verifies)
     gets a better verdict, or the generic one is rejected (nothing is lowered, and the errors
-    are then the specialised reading's, as tle-dump --param reports them). Then the specialised reading is lowered, for these values only: a
-    launch or compile with other values reads the kernel again (the runtime keys its compiled
-    kernels by every constexpr). The generic reading stays the one lowered whenever it is proved,
-    so that the Gluon of a kernel lowered for any value keeps its constexpr expressions."""
+    are then the specialised reading's, as tle-dump --param reports them). Then the specialised
+    reading is lowered, for these values only: a launch or compile with other values reads the
+    kernel again (the runtime keys its compiled kernels by every constexpr). The generic reading
+    stays the one lowered whenever it is proved, so that the Gluon of a kernel lowered for any
+    value keeps its constexpr expressions."""
     from ..passes.fixed_params import fixable
 
     program = getattr(info, "program", None)
