@@ -298,7 +298,8 @@ def test_other_counts_and_d512_run_masked_persistent(emulated, monkeypatch, h_q,
 @pytest.mark.parametrize("h_q,which", [(32, "plain"), (8, "plain"), (8, "sink"), (8, "both")])
 def test_split_under_one_wave_and_one_program_per_item(emulated, monkeypatch, h_q, which):
     """2 tokens at topk 2048: one head block each, so the launch runs them as 16 one-pair pieces
-    each (tail_split.py), merged by lse; at h_q 32 over the caller's heads, at h_q 8 (the merge
+    each (tail_split.py), merged by lse, the pieces reading their token's q row (q_div); at h_q
+    32 over the caller's heads, at h_q 8 (the merge
     takes heads in blocks of 16) over pieces padded to 16 heads, whose padded heads stay out of
     the outputs; persistent=False runs one program per item instead; both equal the
     reference."""
@@ -317,8 +318,11 @@ def test_split_under_one_wave_and_one_program_per_item(emulated, monkeypatch, h_
     fences_intact(bufs, 2, h_q)
     assert splits == [ts.TailSplit(0, 16)]
     merge_heads = -(-h_q // 16) * 16
-    assert [(kq.shape, n_heads_of(a, kw)) for _, kq, a, kw in emulated] == \
-        [((32, merge_heads, 576), merge_heads)]
+    # the plain seesaw's pieces read their token's q row in place (the 2 tokens' q, q_div 16);
+    # with topk_length the pieces run the topk_length kernel, over a copy of q per piece
+    shared = tlen is None
+    assert [(kq.shape, n_heads_of(a, kw), kw.get("q_div")) for _, kq, a, kw in emulated] == \
+        [((2 if shared else 32, merge_heads, 576), merge_heads, 16 if shared else None)]
     got = api.empty_outputs(q)
     assert api.launch("seesaw", q, kv, idx, 576 ** -0.5, *got, attn_sink=sink, topk_length=tlen,
                       persistent=False) == "seesaw"
