@@ -278,8 +278,9 @@ def launch(impl: str, q, kv, indices, sm_scale: float, out, max_logits, lse, att
     """Run one 3-D (unbatched) call into given outputs; ``impl`` may be "auto". Returns the impl
     that ran. For benchmarks: no allocation, no validation beyond impl support. ``tail_split``:
     let a TLE kernel's last partial wave run as topk pieces on every SM (tle_kernels/tail_split.py)
-    when that makes it ``tail_min_speedup`` times shorter (the plain seesaw's split; a decode
-    step, a launch under one wave, asks for less: tail_split.DECODE_MIN_SPEEDUP).
+    when the model says that makes it ``tail_min_speedup`` times shorter (the prefill's 2; the
+    sparse decode, a launch under one wave, asks for less:
+    sparse_decode_seesaw_launch.SEESAW_DECODE_MIN_SPEEDUP).
     ``persistent=False``: the seesaw runs one program per (query token, head block) item instead of
     one per SM (``PerCtaLaunch``), leaving SMs to other work as its programs finish."""
     s_q, h_q, d_qk = q.shape

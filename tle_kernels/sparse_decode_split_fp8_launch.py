@@ -41,10 +41,11 @@ from .sparse_decode_seesaw_fp8_launch import (cache_views, fp8_cache_unsupported
 
 BLOCK_H = 64
 TILE = 64        # topk indices per K tile
-# A batch under one wave runs as topk pieces (tail_split) when they shorten it by
-# tail_split.DECODE_MIN_SPEEDUP (a piece counted as its tiles plus tail_split.OVERHEAD_TILES). The
-# prefill's 2 kept two-piece splits out; at b = 32, h_q 128 (64 items on 132 SMs) two pieces of
-# 16 tiles ran 1.32x the unsplit launch (H200, FP8 cache, topk 2048).
+# A batch under one wave runs as topk pieces (tail_split) when they shorten it by this much (a
+# piece counted as its tiles plus tail_split.OVERHEAD_TILES). The prefill's 2 kept two-piece
+# splits out; at b = 32, h_q 128 (64 items on 132 SMs) two pieces of 16 tiles ran 1.32x the
+# unsplit launch (H200, FP8 cache, topk 2048).
+DECODE_MIN_SPEEDUP = 1.25
 FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
 
 
@@ -111,7 +112,7 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
     q3, idx2 = token_rows(q, t), token_rows(indices, t)
     sink = None if attn_sink is None else aligned(attn_sink)
     from .head_padding import run_split_any_heads
-    from .tail_split import DECODE_MIN_SPEEDUP, plan_tail_split
+    from .tail_split import plan_tail_split
 
     def runner(sink):
         """tail_split's runner: a launch over rows, with ``sink`` in its epilogue if given."""

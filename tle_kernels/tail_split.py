@@ -29,9 +29,6 @@ import torch
 # A piece costs its share of the pairs plus about this many pairs' worth of fixed work (Q load,
 # epilogue, the combine); a split must at least halve the tail wave to be worth a second launch.
 OVERHEAD_TILES = 6
-# A decode step (a launch under one wave) splits when that makes it this much shorter: no second
-# launch there (every token is a tail token) and its whole time is the one wave.
-DECODE_MIN_SPEEDUP = 1.25
 
 
 @dataclass(frozen=True)
