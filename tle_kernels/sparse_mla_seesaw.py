@@ -103,7 +103,9 @@ same kernel without the item loop (one program per item, interleaved A/B on the 
 (`launch_args`; `PerCtaLaunch` takes a per-CTA grid and arguments; `persistent=False`: ROUNDS = 1).
 Each consumer loads the next item's q tail before it stores the current item's outputs
 (`q_tail_of`). The API runs a partial last round as topk pieces on every SM instead
-(tle_kernels/tail_split.py), so at the headline shape no program recomputes an item.
+(tle_kernels/tail_split.py), so at the headline shape no program recomputes an item; the pieces
+of a token are ``q_div`` consecutive index rows that all read its q row (`q_token_of`: row
+token // q_div), so q is not copied per piece (1 for a launch without pieces).
 
 Without the RoPE tail (d_qk = 512, FlashMLA's "MODEL1" layout: q and kv rows of 512 dims, QK over
 all of them and V the same 512): the three partitions take ``ROPE`` (1: each row has the 64-dim
