@@ -32,13 +32,29 @@ Wrong before the fixes that came with this file:
   C = 3 it is verified and lowered, with C = 2 (the writer returns before its commits) it is
   not.
 
-Left open (xfails, strict): `tle.gpu.scale_rows(x)` with one argument (the suite records a kernel
-that does it as read, tests/data/protocol_corpus.json, and the lowering refuses it), a
-conditional expression on tensors (`v if p > 0 else v + 1`), and a `tle.gpu.prefetch_l2` of a
-scalar pointer: each verified by tle-dump and refused by the lowering, which alone knows the
-operands' shapes; and, a conservative false rejection, a kernel-body `while` of constant trip
-count (`j = C; while j > 0: K = K + 1; j = j - 1`), which Triton compiles and the kernel body
-does not walk iteration by iteration as it does a `for` loop (K a param of its own).
+Wrong before the fixes of the next round (the xfails this file left open, and two forms found
+since):
+- verified (exit 0), while `--gluon` refused the kernel (exit 1): `tle.gpu.scale_rows(x)` without
+  its factor (Python's TypeError; scale_rows was left out of bind_tle_call, the suite recording a
+  kernel of tests/test_lowering_lazy_scale.py that calls it so, to show the lowering refuses it,
+  as read: its corpus entry now records the refusal at the call); a conditional expression with
+  a tensor operand (`v if p > 0 else v + 1`, a runtime or a constexpr condition), which the
+  lowering lowers for scalar operands only; `tle.gpu.prefetch_l2` of one pointer (`x_ptr`,
+  `x_ptr + p * 64`), which the lowering prefetches from a tensor of pointers only. Now refused
+  at the line by the lowering's rule (partition_rules.bind_tle_call, operand_kind_refusal: the
+  protocol view checks an operand whose kind it knows, frontend/protocol.py block_dims).
+- verified, while `--gluon` refused it ("a shared-memory store needs a tensor value"): a scalar
+  stored into a slot field (`tl.store(local_ptr(slot.tile), 1.0)`, a scalar load, the loop
+  variable), which Triton broadcasts to the field's shape (the suite's fixtures read it as a good
+  form, tests/fixtures/frontend/good_forms.py). Now lowered as the scalar splat to the field's
+  shape and dtype, and compiled.
+
+Left open (xfails, strict): `tl.reshape` in a partition, verified and refused by the lowering
+(which has no layout rule for its result), while the suite reads a partition reshaping a slot's
+tile as a good form (tests/test_frontend_accesses.py); and, a conservative false rejection, a
+kernel-body `while` of constant trip count (`j = C; while j > 0: K = K + 1; j = j - 1`), which
+Triton compiles and the kernel body does not walk iteration by iteration as it does a `for` loop
+(K a param of its own).
 
 Tried and judged right already: a pipe handed to a partition under an alias (`kv2 = kv`), writer
 handles made in a helper, acquires through helpers (with a shifted default), a partition `if`
@@ -290,32 +306,112 @@ def test_an_early_return_on_a_run_time_value_stays_refused(tmp_path, capsys):
     every_mode(capsys, path, 1, "early `return`")
 
 
+# ------------------------------------------------ what only the lowering checked: arity, kinds
+
+ROWS8 = "tl.arange(0, 8)"
+Z_AT = f"x_ptr + {ROWS8}[:, None] * 8 + {ROWS8}[None, :]"
+FACTOR = f"tl.load(x_ptr + {ROWS8})"
+
+OPERANDS = {
+    # scale_rows without its factor (Python's TypeError): bind_tle_call, as for the other calls
+    "scale_rows(x)": (window(f"z = tle.gpu.scale_rows({X2})\ntl.store({Z_AT}, z)\n"),
+                      _BAD_CALL + ("takes two arguments: `factor` missing", "kernel.py:17:")),
+    "scale_rows(x=x)": (window(f"z = tle.gpu.scale_rows(x={X2})\ntl.store({Z_AT}, z)\n"),
+                        _BAD_CALL + ("`factor` missing",)),
+    # a conditional expression of tensors: the lowering chooses between scalars only
+    "a conditional expression of tensors": (
+        stored(f"{X} if p > 0 else {X} + 1"),
+        _BAD_CALL + ("is lowered for scalar operands", "kernel.py:17:")),
+    "a conditional expression of a tensor and a scalar": (
+        stored(f"{X} + ({X} if p > 0 else 0.0)"), _BAD_CALL + ("is lowered for scalar operands",)),
+    "a conditional expression of a name bound to a tensor": (
+        window(f"v = {X}\nw2 = v if p > 0 else v + 1\n"),
+        _BAD_CALL + ("`v`: a conditional expression", "kernel.py:18:")),
+    "a conditional expression of tensors on a constexpr": (
+        stored(f"{X} if C > 2 else {X} + 1"), _BAD_CALL + ("is lowered for scalar operands",)),
+    # prefetch_l2 of one pointer: the lowering prefetches a tensor of pointers only
+    "prefetch_l2 of a kernel argument": (
+        window("tle.gpu.prefetch_l2(x_ptr, 64)\n"),
+        _BAD_CALL + ("ptr must be a tensor of global-memory pointers", "kernel.py:17:")),
+    "prefetch_l2 of a scalar offset": (
+        window("tle.gpu.prefetch_l2(x_ptr + p * 64, 64)\n"),
+        _BAD_CALL + ("`x_ptr + p * 64`: tle.gpu.prefetch_l2",)),
+    "prefetch_l2(ptr=...) of a kernel argument": (
+        window("tle.gpu.prefetch_l2(nbytes=64, ptr=x_ptr)\n"),
+        _BAD_CALL + ("ptr must be a tensor",)),
+    # twins: the forms the lowering takes
+    "scale_rows(x, factor)": (
+        window(f"z = tle.gpu.scale_rows({X2}, {FACTOR})\ntl.store({Z_AT}, z)\n"), "verified"),
+    "scale_rows(factor=..., x=...)": (
+        window(f"z = tle.gpu.scale_rows(factor={FACTOR}, x={X2})\ntl.store({Z_AT}, z)\n"),
+        "verified"),
+    "a conditional expression of scalars": (stored(f"{X} + (1.0 if p > 0 else 2.0)"),
+                                            "verified"),
+    "tl.where of tensors": (stored(f"tl.where(p > 0, {X}, {X} + 1)"), "verified"),
+    "prefetch_l2 of a name bound to a tensor of pointers": (
+        window(f"ptrs = {ROWS}\ntle.gpu.prefetch_l2(ptrs, 64)\n"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(OPERANDS))
+def test_what_only_the_lowering_checked(tmp_path, capsys, name):
+    """Before: the refused forms were verified (exit 0) and `--gluon` refused them (exit 1):
+    `scale_rows` was left out of bind_tle_call, and the kinds of the operands were checked by
+    the lowering only. Now tle-dump refuses them at their line in every mode, by the lowering's
+    rule (partition_rules.bind_tle_call, operand_kind_refusal); the twins are verified and
+    lowered to their events."""
+    text, expect = OPERANDS[name]
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    if expect == "verified":
+        every_mode(capsys, path, 0)
+        lowers_to_its_events(path)
+    else:
+        every_mode(capsys, path, 1, *expect[1:])
+        every_mode(capsys, path, 1, *expect[1:2], params=())
+
+
+# ------------------------------------------------------------- a scalar stored into a slot field
+
+SCALARS = {"a float literal": "1.0", "a scalar load": "tl.load(x_ptr + p)",
+           "the loop variable (an integer, cast)": "p", "a constexpr": "C"}
+
+
+@pytest.mark.parametrize("name", list(SCALARS))
+def test_a_scalar_stored_into_a_slot_field_is_lowered(tmp_path, capsys, name):
+    """`tl.store(tle.gpu.local_ptr(slot.tile), 1.0)`: Triton broadcasts the scalar to the
+    pointer's shape and casts it to the element type, so the store writes the whole field, as
+    the verifier counts it. Before: verified (exit 0), and `--gluon` refused it ("a
+    shared-memory store needs a tensor value", exit 1). Now lowered as the scalar splat to the
+    field's shape and dtype (`gl.full`), and compiled for sm_90a."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    path = verdict(tmp_path, capsys, stored(SCALARS[name]), "verified", params=("C=3",))
+    every_mode(capsys, path, 0)
+    lowers_to_its_events(path)
+    compiled = compile_kernel((str(path), "k"), {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                              {"C": 3})
+    assert ".store(gl.full([64], " in compiled.tle_generated.source
+
+
 # ------------------------------------------------------------------------------------ left open
 
-@pytest.mark.xfail(strict=True, reason="scale_rows' arguments are bound by the lowering only: "
-                   "the suite records a kernel calling it with one argument as read "
-                   "(tests/data/protocol_corpus.json), so tle-dump verifies it and --gluon "
-                   "refuses it")
-def test_scale_rows_with_one_argument_is_refused_by_tle_dump(tmp_path, capsys):
-    text = stored(f"tl.reshape(tle.gpu.scale_rows(tl.reshape({X}, (8, 8))), (64,))")
-    verdict(tmp_path, capsys, text, _BAD_CALL + ("takes two arguments",), params=("C=3",))
+@pytest.mark.xfail(strict=True, reason="the lowering does not translate tl.reshape (no layout "
+                   "rule for its result), and the reading cannot refuse it: the suite reads a "
+                   "partition reshaping a slot's tile as a good form (tests/"
+                   "test_frontend_accesses.py, recorded in tests/data/protocol_corpus.json), so "
+                   "tle-dump verifies `tl.reshape(x, (64,))` in a partition and --gluon refuses it")
+def test_a_reshape_in_a_partition_is_refused_by_tle_dump(tmp_path, capsys):
+    verdict(tmp_path, capsys, stored(f"tl.reshape({X2}, (64,))"),
+            _BAD_CALL + ("`tl.reshape` is not supported by the lowering",), params=("C=3",))
 
 
-@pytest.mark.xfail(strict=True, reason="the lowering lowers a conditional expression of scalar "
-                   "operands only; which operands are tensors is known to the lowering, not to "
-                   "the protocol view, so tle-dump verifies `v if p > 0 else v + 1` of a tensor "
-                   "v and --gluon refuses it")
-def test_a_conditional_expression_on_tensors_is_refused_by_tle_dump(tmp_path, capsys):
-    text = stored(f"{X} if p > 0 else {X} + 1")
-    verdict(tmp_path, capsys, text, ("rejected", "conditional expression"), params=("C=3",))
-
-
-@pytest.mark.xfail(strict=True, reason="whether prefetch_l2's ptr is a tensor of pointers is "
-                   "known to the lowering, not to the protocol view: tle-dump verifies "
-                   "`prefetch_l2(x_ptr, 64)` and --gluon refuses it")
-def test_a_prefetch_of_a_scalar_pointer_is_refused_by_tle_dump(tmp_path, capsys):
-    verdict(tmp_path, capsys, window("tle.gpu.prefetch_l2(x_ptr, 64)\n"),
-            ("rejected", "tensor of global-memory pointers"), params=("C=3",))
+def test_a_reshape_in_a_partition_is_refused_by_the_lowering(tmp_path, capsys):
+    """What the xfail above rests on: verified, and `--gluon` refuses the reshape at its line."""
+    path = verdict(tmp_path, capsys, stored(f"tl.reshape({X2}, (64,))"), "verified",
+                   params=("C=3",))
+    got, _, err = run_dump(capsys, "-q", "--gluon", "--param", "C=3", str(path))
+    assert got == 1 and "kernel.py:17:" in err and "`tl.reshape` is not supported" in err, err
 
 
 _WHILE = "K = N\nj = C\nwhile j > 0:\n    K = K + 1\n    j = j - 1\n"

@@ -20,6 +20,12 @@ it (what is verified is what is lowered).
   refused where the kernel is read, not verified and then refused by the lowering.
 * A ``tl.load`` of shared memory is never volatile, and ``volatile`` is a bool literal
   (:func:`load_volatile_refusal`).
+* Operands the lowering takes as tensors only or as scalars only (:func:`operand_kind_refusal`):
+  the pointer of ``tle.gpu.prefetch_l2`` is a tensor, the operands of a conditional expression
+  (``x if c else y``) are scalars. The lowering knows every operand's kind; the protocol view
+  refuses an operand whose kind it knows (frontend/protocol.py ``block_dims``: a literal, a
+  kernel argument or an integer it tracks is a scalar, a ``tl.arange`` and what is computed from
+  it a tensor) at its line, in the same words.
 """
 
 from __future__ import annotations
@@ -182,3 +188,26 @@ def load_volatile_refusal(volatile: Optional[K.Expr], shared: bool) -> Optional[
         return ("tl.load(..., volatile=True) of shared memory (a slot or buffer) is not lowered: "
                 "what a partition reads of a slot is fixed while it holds it; load it plainly")
     return None
+
+
+#: The operands the lowering takes of one kind only: (where, the kind it takes) -> why, in the
+#: words both refusals use.
+OPERAND_KINDS = {
+    ("prefetch_l2 ptr", "tensor"):
+        f"{PREFETCH_USAGE}: ptr must be a tensor of global-memory pointers",
+    ("conditional operand", "scalar"):
+        "a conditional expression (x if c else y) is lowered for scalar operands that are "
+        "plain expressions; for tensors or loads write tl.where(c, x, y) (both computed) or an "
+        "if statement",
+}
+
+
+def operand_kind_refusal(where: str, is_tensor: bool) -> Optional[str]:
+    """Why an operand at ``where`` (a key of OPERAND_KINDS) cannot be lowered, given whether it
+    is a tensor, or None when its kind is the one the lowering takes. One rule for the protocol
+    view (frontend/protocol.py, where the operand's kind is known) and the lowering
+    (lowering/translate.py), so that tle-dump refuses at the line what --gluon would."""
+    ((key, kind),) = [k for k in OPERAND_KINDS if k[0] == where]
+    if is_tensor == (kind == "tensor"):
+        return None
+    return OPERAND_KINDS[(key, kind)]

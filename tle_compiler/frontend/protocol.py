@@ -41,7 +41,8 @@ from .local_tensors import WalkRules, refusal, shift_out_of_i32, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
-                              load_volatile_refusal, prefetch_bytes_refusal)
+                              load_volatile_refusal, operand_kind_refusal,
+                              prefetch_bytes_refusal)
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
                      used_placeholders)
 from .scope import fold_int, is_triton
@@ -1791,6 +1792,8 @@ class Walker(WalkRules):
         """``a if c else b``: which operand runs depends on ``c``."""
         test, body, orelse = e.args
         self.refuse_block_cond(test, "a conditional expression", e)
+        for operand in (body, orelse):  # tensors, which the lowering does not choose between
+            self.known_kind("conditional operand", operand, operand)
         tested = self.eval(test)
         decided = self.const_int(tested)
         if decided is None and isinstance(tested, Const) and isinstance(tested.value, bool):
@@ -2085,16 +2088,16 @@ class Walker(WalkRules):
             return self.local_ptr(first, node)
         if path == "tle.gpu.tma_load":
             return self.tma_load(args, node)
-        if path in TLE_CALL_PARAMS and path != "tle.gpu.scale_rows":
+        if path in TLE_CALL_PARAMS:
             # a call the lowering cannot bind (an argument missing or one too many, an unknown
-            # keyword, local_ptr's indices): refused here with the lowering's reason.
-            # (scale_rows is left to the lowering, which checks its arity with its operands'
-            # shapes: the suite records a kernel calling it with one argument as read,
-            # tests/data/protocol_corpus.json)
+            # keyword, local_ptr's indices, scale_rows without its factor): refused here with
+            # the lowering's reason
             refusal = bind_tle_call(path, node.args, node.kwargs)[1]
             if refusal:
                 raise self.err(refusal, node, check="unsupported-expression")
         if path == "tle.gpu.prefetch_l2":
+            self.known_kind("prefetch_l2 ptr", bind_tle_call(path, node.args, node.kwargs)[0]
+                            .get("ptr"), node)
             self.prefetch_bytes(args, kwargs, node)
         triton = is_triton(path)
         op = f"tl.{name}" if triton else func
@@ -2969,6 +2972,22 @@ class Walker(WalkRules):
             return int(v) if isinstance(v, int) else None
         v = self.env.get(e.id) if isinstance(e, K.Name) else None
         return self.static_int(v) if v is not None else None
+
+    def known_kind(self, where: str, operand: Optional[K.Expr], node) -> None:
+        """Refuse ``operand`` at ``where`` when the frontend knows it is a tensor (:meth:`block_dims`
+        has a dimension) or surely a scalar (no dimension, the rank known) and the lowering
+        takes the other kind there (partition_rules.operand_kind_refusal, the lowering's own
+        rule), at ``node``'s line; an operand whose kind is not followed is left to the
+        lowering."""
+        if operand is None:
+            return
+        dims, exact = self.block_dims(operand)
+        if not dims and not exact:
+            return
+        refusal = operand_kind_refusal(where, bool(dims))
+        if refusal:
+            raise self.err(f"`{self.src(operand)}`: {refusal}", node,
+                           check="unsupported-expression")
 
     def refuse_block_cond(self, cond: K.Expr, what: str, node) -> None:
         """Refuse an ``if``, ``while`` or conditional expression on a tensor of more than one

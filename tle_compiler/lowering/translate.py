@@ -32,7 +32,8 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
-                                        load_volatile_refusal, prefetch_bytes_refusal)
+                                        load_volatile_refusal, operand_kind_refusal,
+                                        prefetch_bytes_refusal)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
@@ -629,10 +630,13 @@ class FnTranslator:
         for operand in (a_node, b_node):
             n = len(self.lines)
             v = self.ex(operand)
-            if v.kind not in ("scalar", "const") or len(self.lines) != n:
-                raise self.err("a conditional expression (x if c else y) is lowered for scalar "
-                               "operands that are plain expressions; for tensors or loads write "
-                               "tl.where(c, x, y) (both computed) or an if statement", operand)
+            # a tensor: the rule the protocol view checks where it knows the operand's kind; an
+            # operand computed in statements of its own is refused in the same words
+            refusal = operand_kind_refusal("conditional operand",
+                                           v.kind not in ("scalar", "const"))
+            if refusal or len(self.lines) != n:
+                raise self.err(refusal or operand_kind_refusal("conditional operand", True),
+                               operand)
             vals.append(v)
         if c.kind == "const":
             return vals[0] if c.value else vals[1]
@@ -1072,6 +1076,14 @@ class FnTranslator:
                     return
                 raise self.err("internal: cp.async form with a mismatched pointer shape", node)
             val = self.ex(val_node)
+            if val.kind in ("scalar", "const") and p.shape and p.dtype in BITS:
+                # a scalar: Triton's tl.store broadcasts it to the pointer's shape and casts it
+                # to the element type, so every element of the field is written (as the
+                # verifier counts the store); Gluon's shared-memory store takes a tensor, the
+                # scalar splat to the field's shape and dtype
+                var = self.S.new(len(p.shape))
+                val = V("tensor", f"gl.full({list(p.shape)}, {val.text}, gl.{p.dtype}, "
+                                  f"layout={self.Lv(var)})", var, tuple(p.shape), p.dtype)
             if val.kind != "tensor":
                 raise self.err("a shared-memory store needs a tensor value", node)
             self.await_cp_async(ring, "overwrites")
@@ -1130,8 +1142,9 @@ class FnTranslator:
         usage = PREFETCH_USAGE
         p = self.ex(bound["ptr"])
         n = self.ex(bound["nbytes"])
-        if p.kind != "tensor":
-            raise self.err(f"{usage}: ptr must be a tensor of global-memory pointers", node)
+        refusal = operand_kind_refusal("prefetch_l2 ptr", p.kind == "tensor")
+        if refusal:  # the rule the protocol view checks where it knows ptr's kind
+            raise self.err(refusal, node)
         # the rule the protocol view checks too (frontend/partition_rules.py), so that tle-dump
         # refuses what this would
         refusal = prefetch_bytes_refusal(n.value if n.kind == "const" else None)
