@@ -569,6 +569,10 @@ def test_combine_pipelines_its_split_loop_under_one_program_per_sm(monkeypatch):
     monkeypatch.setenv("TLE_COMBINE_STAGES", "0")
     monkeypatch.setattr(C, "sm_count", lambda device: 132)
     assert C.combine_stages(64, cuda) == 0
+    for bad in ("-1", "four", "9"):
+        monkeypatch.setenv("TLE_COMBINE_STAGES", bad)
+        with pytest.raises(ValueError, match="TLE_COMBINE_STAGES"):
+            C.combine_stages(64, cuda)
 
 
 def test_flash_mla_sparse_fwd_is_the_prefill():

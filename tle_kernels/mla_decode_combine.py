@@ -88,6 +88,8 @@ def combine_stages(programs: int, device) -> int:
     the value (0 = the plain loop)."""
     forced = os.environ.get("TLE_COMBINE_STAGES")
     if forced:
+        if not forced.isdigit() or int(forced) > 8:
+            raise ValueError(f"TLE_COMBINE_STAGES must be an integer from 0 to 8 (got {forced})")
         return int(forced)
     sms = sm_count(device) if getattr(device, "type", "cpu") == "cuda" else 132
     return PIPELINED_STAGES if programs < sms else 0
