@@ -48,13 +48,16 @@ since):
   variable), which Triton broadcasts to the field's shape (the suite's fixtures read it as a good
   form, tests/fixtures/frontend/good_forms.py). Now lowered as the scalar splat to the field's
   shape and dtype, and compiled.
+- rejected (exit 1), a conservative false rejection: a kernel-body `while` of constant trip count
+  (`j = C; while j > 0: K = K + 1; j = j - 1`, C = 3), which Triton compiles (an scf.while): K
+  was a param of its own and the witness (K = 0, N = 0) one no launch gives. Now such a `while`
+  is walked iteration by iteration as a `for` of constant bounds is (PrologueWalker.unroll), so
+  K is N + 3 and the kernel is verified, lowered and compiled; past the budget of iterations or
+  on a runtime condition it stays a param of its own.
 
-Left open (xfails, strict): `tl.reshape` in a partition, verified and refused by the lowering
+Left open (xfail, strict): `tl.reshape` in a partition, verified and refused by the lowering
 (which has no layout rule for its result), while the suite reads a partition reshaping a slot's
-tile as a good form (tests/test_frontend_accesses.py); and, a conservative false rejection, a
-kernel-body `while` of constant trip count (`j = C; while j > 0: K = K + 1; j = j - 1`), which
-Triton compiles and the kernel body does not walk iteration by iteration as it does a `for` loop
-(K a param of its own).
+tile as a good form (tests/test_frontend_accesses.py), so the reading cannot refuse it.
 
 Tried and judged right already: a pipe handed to a partition under an alias (`kv2 = kv`), writer
 handles made in a helper, acquires through helpers (with a shifted default), a partition `if`
@@ -428,12 +431,42 @@ def test_triton_runs_a_kernel_body_while_of_constant_trip_count(tmp_path, monkey
     assert "scf.while" in ttir, ttir
 
 
-@pytest.mark.xfail(strict=True, reason="the kernel body walks `for` loops of constant trip count "
-                   "iteration by iteration (PrologueWalker.unroll), not `while` loops: K rebound "
-                   "in `while j > 0` (j = C = 3) is a param of its own, and the kernel is "
-                   "rejected with a witness (K = 0, N = 0) no launch gives, though K = N + 3")
-def test_a_kernel_body_while_of_constant_trip_count_is_verified(tmp_path, capsys):
-    """A conservative false rejection (never an unsound one): the reader loops K = N + 3 times
-    against a writer's N + 3."""
-    text = ring(kernel_pre=_WHILE, warg="N + 3", rarg="K") + CONFIG
-    verdict(tmp_path, capsys, text, "verified", params=("C=3",))
+WHILES = {
+    # walked one iteration after the other: K is N + 3 (N + 8, N) when the partitions start
+    "j = C; while j > 0": (ring(kernel_pre=_WHILE, warg="N + 3", rarg="K"), "verified"),
+    "j = 0; while j < C * 4, by 3": (
+        ring(kernel_pre="K = N\nj = 0\nwhile j < C * 4:\n    K = K + 2\n    j = j + 3\n",
+             warg="N + 8", rarg="K"), "verified"),
+    "a while that never runs": (ring(kernel_pre=_WHILE.replace("j = C", "j = C - 3"),
+                                     rarg="K"), "verified"),
+    # twins that stay rejected: a writer one short (a true rejection), a trip count past the
+    # budget of walked iterations and a runtime trip count (conservative: K a param of its own)
+    "a writer one short": (ring(kernel_pre=_WHILE, warg="N + 2", rarg="K"),
+                           ("rejected", "[wait-never-committed]", "(when N=0, p=2)")),
+    "100 iterations": (ring(kernel_pre=_WHILE.replace("j = C", "j = 100"), warg="N + 100",
+                            rarg="K"), ("rejected", "[unconsumed]")),
+    "j = N": (ring(kernel_pre=_WHILE.replace("j = C", "j = N"), warg="N + N", rarg="K"),
+              ("rejected", "[unconsumed]")),
+}
+
+
+@pytest.mark.parametrize("name", list(WHILES))
+def test_a_kernel_body_while_of_constant_trip_count(tmp_path, capsys, name):
+    """Before: K rebound in the kernel body's `while j > 0` (j = C = 3) was a param of its own,
+    and the kernel was rejected (exit 1) with a witness (K = 0, N = 0) no launch gives, though
+    K = N + 3: the kernel body walked `for` loops of constant trip count iteration by
+    iteration, not `while` loops. Now a `while` whose condition is decided at each test is
+    walked so too (PrologueWalker.unroll), within the same budget of iterations; verified, it is
+    lowered to its events (an scf.while in the Gluon) and compiled."""
+    text, expect = WHILES[name]
+    path = verdict(tmp_path, capsys, text + CONFIG, expect, params=("C=3",))
+    if expect != "verified":
+        return
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    every_mode(capsys, path, 0)
+    lowers_to_its_events(path)
+    compiled = compile_kernel((str(path), "k"), {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                              {"C": 3})
+    assert "while (j " in compiled.tle_generated.source

@@ -3490,8 +3490,16 @@ class PrologueWalker(Walker):
         super()._s_If(s)
 
     def _s_While(self, s: K.While) -> None:
+        """A kernel-body `while`: walked as any loop (a name it rebinds becomes a param of its
+        own after it), and also iteration by iteration where its condition is decided at each
+        test (`j = C; while j > 0: K = K + 1; j = j - 1`, C bound), as the GPU runs it: a name
+        bound before it then takes the exact value it holds after it (PrologueWalker.unroll)."""
         self.refuse_run_time_cond(s.cond)
+        before = dict(self.env)
         super()._s_While(s)
+        exact = self.unroll(s, before)
+        if exact:
+            self.env.update(exact)
 
     def _s_Assign(self, s: K.Assign) -> None:
         super()._s_Assign(s)
@@ -3550,15 +3558,16 @@ class PrologueWalker(Walker):
         if exact:
             self.env.update(exact)
 
-    def unroll(self, s: K.For, before: dict) -> Optional[dict[str, Value]]:
+    def unroll(self, s, before: dict) -> Optional[dict[str, Value]]:
         """The exact values after loop ``s`` (walked from ``before``, one iteration after the
         other) of the names it rebinds that were bound before it, or None where they are not
-        all known exactly: bounds that are not constants, more iterations than the budget left,
-        a statement other than an assignment, `if` or `for`, or a value that would become a
-        param of its own."""
+        all known exactly: bounds that are not constants (for a `while`, a condition not
+        decided at some test), more iterations than the budget left, a statement other than an
+        assignment, `if` or `for`, or a value that would become a param of its own."""
         if not all(isinstance(st, (K.Assign, K.If, K.For)) for st in K.walk_stmts(s.body)):
             return None
-        if any(self.c_division(e) is not None for e in (s.start, s.stop, s.step)):
+        bounds = (s.cond,) if isinstance(s, K.While) else (s.start, s.stop, s.step)
+        if any(self.c_division(e) is not None for e in bounds):
             return None  # a bound the lowered kernel computes with C's division
         saved_env = dict(self.env)
         saved_sets = (set(self.float_names), set(self.bool_names), set(self.tensor_consts),
@@ -3569,6 +3578,10 @@ class PrologueWalker(Walker):
         self._unrolling += 1
         self.depth += 1
         try:
+            if isinstance(s, K.While):
+                if not self.unroll_while(s):
+                    return None
+                return self.exact_after(s, before)
             bounds = [self.const_int(self.eval(e)) if not (isinstance(e, K.Const) and e.value
                                                              is None) else None
                       for e in (s.start, s.stop, s.step)]
@@ -3588,27 +3601,7 @@ class PrologueWalker(Walker):
                     self.exec_block(s.body)
             finally:
                 self._unroll_left += len(trips)
-            out: dict[str, Value] = {}
-            for name in assigned_names(s.body):
-                old, new = before.get(name), self.env.get(name)
-                if name == s.var or old is None:
-                    continue
-                # a name a loop assigns is a run-time value in the lowered kernel (and in
-                # Triton: a loop-carried tensor), whatever it holds: later `//` and `%` of it
-                # are C's
-                if isinstance(new, Aff):
-                    new = Aff(new.expr, True, new.wide)
-                elif isinstance(new, KernelArg):
-                    new = Aff(Affine.of(new.param), True) if new.constexpr else new
-                elif isinstance(new, Sym) or isinstance(new, Data) and new.key is not None \
-                        and not new.shared:
-                    new = replace(new, runtime=True)
-                else:
-                    continue
-                if self.width(new) != self.width(old):
-                    continue  # (Triton refuses a loop-carried value whose type changes)
-                out[name] = new
-            return out
+            return self.exact_after(s, before)
         except (_NotExact, TleError):
             return None
         finally:
@@ -3621,6 +3614,57 @@ class PrologueWalker(Walker):
             self.k.temps.clear()
             self.k.temps.update(saved_temps)
             self.merge_node = saved_node
+
+    def unroll_while(self, s: K.While) -> bool:
+        """Walk the `while` loop ``s`` one iteration after the other while its condition is
+        decided true (a comparison of numbers the walk knows exactly); whether it ended on a
+        condition decided false within the iteration budget left."""
+        taken = 0
+        try:
+            while True:
+                tested = self.eval(s.cond)
+                decided = self.const_int(tested)
+                if decided is None and isinstance(tested, Const) \
+                        and isinstance(tested.value, bool):
+                    decided = int(tested.value)
+                if decided is None:
+                    return False
+                if not decided:
+                    return True
+                if self._unroll_left <= 0:
+                    return False
+                self._unroll_left -= 1
+                taken += 1
+                self.exec_block(s.body)
+        finally:
+            self._unroll_left += taken
+
+    def exact_after(self, s, before: dict) -> dict[str, Value]:
+        """The names loop ``s`` rebinds that were bound ``before`` it, with the values the walk
+        of its iterations left in the environment, as the run-time values they are after it
+        (those whose value is no exact one, or whose width changed, are left out)."""
+        var = s.var if isinstance(s, K.For) else None
+        out: dict[str, Value] = {}
+        for name in assigned_names(s.body):
+            old, new = before.get(name), self.env.get(name)
+            if name == var or old is None:
+                continue
+            # a name a loop assigns is a run-time value in the lowered kernel (and in
+            # Triton: a loop-carried tensor), whatever it holds: later `//` and `%` of it
+            # are C's
+            if isinstance(new, Aff):
+                new = Aff(new.expr, True, new.wide)
+            elif isinstance(new, KernelArg):
+                new = Aff(Affine.of(new.param), True) if new.constexpr else new
+            elif isinstance(new, Sym) or isinstance(new, Data) and new.key is not None \
+                    and not new.shared:
+                new = replace(new, runtime=True)
+            else:
+                continue
+            if self.width(new) != self.width(old):
+                continue  # (Triton refuses a loop-carried value whose type changes)
+            out[name] = new
+        return out
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and not value.shared and not value.unmodelled \
