@@ -43,6 +43,11 @@ since):
   `x_ptr + p * 64`), which the lowering prefetches from a tensor of pointers only. Now refused
   at the line by the lowering's rule (partition_rules.bind_tle_call, operand_kind_refusal: the
   protocol view checks an operand whose kind it knows, frontend/protocol.py block_dims).
+- verified, while `--gluon` refused it ("x must be a 2-D tensor and factor a 1-D tensor with one
+  value per row of x"): `tle.gpu.scale_rows` of operands of other shapes (`scale_rows(x, x)`, a
+  1-D x, 16 factors for 8 rows, a scalar factor). Now refused at the call where the frontend
+  follows the shapes, by the lowering's rule (partition_rules.scale_rows_refusal); the corpus
+  entry of tests/test_lowering_lazy_scale.py's `scale_rows(acc, acc)` records that refusal.
 - verified, while `--gluon` refused it ("a shared-memory store needs a tensor value"): a scalar
   stored into a slot field (`tl.store(local_ptr(slot.tile), 1.0)`, a scalar load, the loop
   variable), which Triton broadcasts to the field's shape (the suite's fixtures read it as a good
@@ -321,6 +326,17 @@ OPERANDS = {
                       _BAD_CALL + ("takes two arguments: `factor` missing", "kernel.py:17:")),
     "scale_rows(x=x)": (window(f"z = tle.gpu.scale_rows(x={X2})\ntl.store({Z_AT}, z)\n"),
                         _BAD_CALL + ("`factor` missing",)),
+    # scale_rows of operands whose shapes the lowering refuses: a 2-D x, a 1-D factor of its rows
+    "scale_rows(x, x)": (window(f"z = tle.gpu.scale_rows({X2}, {X2})\ntl.store({Z_AT}, z)\n"),
+                         _BAD_CALL + ("one value per row of x", "kernel.py:17:")),
+    "scale_rows of a 1-D x": (
+        window(f"z = tle.gpu.scale_rows({X}, {FACTOR})\ntl.store(x_ptr + tl.arange(0, 64), z)\n"),
+        _BAD_CALL + ("x must be a 2-D tensor",)),
+    "scale_rows with 16 factors for 8 rows": (
+        window(f"z = tle.gpu.scale_rows({X2}, tl.load(x_ptr + tl.arange(0, 16)))\n"
+               f"tl.store({Z_AT}, z)\n"), _BAD_CALL + ("one value per row of x",)),
+    "scale_rows by a scalar": (window(f"z = tle.gpu.scale_rows({X2}, 2.0)\ntl.store({Z_AT}, z)\n"),
+                               _BAD_CALL + ("factor a 1-D tensor",)),
     # a conditional expression of tensors: the lowering chooses between scalars only
     "a conditional expression of tensors": (
         stored(f"{X} if p > 0 else {X} + 1"),

@@ -20,6 +20,8 @@ it (what is verified is what is lowered).
   refused where the kernel is read, not verified and then refused by the lowering.
 * A ``tl.load`` of shared memory is never volatile, and ``volatile`` is a bool literal
   (:func:`load_volatile_refusal`).
+* ``tle.gpu.scale_rows(x, factor)`` scales the rows of a 2-D ``x`` by a 1-D ``factor`` of one
+  value per row (:func:`scale_rows_refusal`).
 * Operands the lowering takes as tensors only or as scalars only (:func:`operand_kind_refusal`):
   the pointer of ``tle.gpu.prefetch_l2`` is a tensor, the operands of a conditional expression
   (``x if c else y``) are scalars. The lowering knows every operand's kind; the protocol view
@@ -211,3 +213,23 @@ def operand_kind_refusal(where: str, is_tensor: bool) -> Optional[str]:
     if is_tensor == (kind == "tensor"):
         return None
     return OPERAND_KINDS[(key, kind)]
+
+
+SCALE_ROWS_SHAPES = ("tle.gpu.scale_rows(x, factor): x must be a 2-D tensor and factor a 1-D "
+                     "tensor with one value per row of x")
+
+
+def scale_rows_refusal(x_dims: Optional[tuple], factor_dims: Optional[tuple]) -> Optional[str]:
+    """Why ``tle.gpu.scale_rows(x, factor)`` cannot be lowered with operands of these shapes
+    (``()`` for a scalar, None where the shape is not known, a size not known None), or None
+    when nothing known stands against it: ``x * factor[:, None]`` needs a 2-D ``x`` and a 1-D
+    ``factor`` of ``x``'s row count. One rule for the protocol view (frontend/protocol.py, with
+    the shapes it follows) and the lowering (lowering/translate.py ``_scale_rows``, with every
+    operand's shape)."""
+    if x_dims is not None and len(x_dims) != 2 or \
+            factor_dims is not None and len(factor_dims) != 1:
+        return SCALE_ROWS_SHAPES
+    if x_dims is not None and factor_dims is not None and None not in (x_dims[0], factor_dims[0]) \
+            and x_dims[0] != factor_dims[0]:
+        return SCALE_ROWS_SHAPES
+    return None

@@ -42,7 +42,7 @@ from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelC
 from ..ir.i32 import fits_i32
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
                               load_volatile_refusal, operand_kind_refusal,
-                              prefetch_bytes_refusal)
+                              prefetch_bytes_refusal, scale_rows_refusal)
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
                      used_placeholders)
 from .scope import fold_int, is_triton
@@ -2093,6 +2093,16 @@ class Walker(WalkRules):
             # keyword, local_ptr's indices, scale_rows without its factor): refused here with
             # the lowering's reason
             refusal = bind_tle_call(path, node.args, node.kwargs)[1]
+            if refusal:
+                raise self.err(refusal, node, check="unsupported-expression")
+        if path == "tle.gpu.scale_rows":
+            # operands whose shapes the frontend follows and the lowering would refuse
+            shapes = []
+            for operand in (bind_tle_call(path, node.args, node.kwargs)[0][p]
+                            for p in ("x", "factor")):
+                dims, exact = self.block_dims(operand)
+                shapes.append(dims if exact else None)
+            refusal = scale_rows_refusal(*shapes)
             if refusal:
                 raise self.err(refusal, node, check="unsupported-expression")
         if path == "tle.gpu.prefetch_l2":

@@ -33,7 +33,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
                                         load_volatile_refusal, operand_kind_refusal,
-                                        prefetch_bytes_refusal)
+                                        prefetch_bytes_refusal, scale_rows_refusal)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
@@ -799,10 +799,11 @@ class FnTranslator:
         from . import lazy_scale
 
         x, f = self.ex(bound["x"]), self.ex(bound["factor"])
-        if (x.kind != "tensor" or len(x.shape or ()) != 2 or f.kind != "tensor"
-                or len(f.shape or ()) != 1 or f.shape[0] != x.shape[0]):
-            raise self.err("tle.gpu.scale_rows(x, factor): x must be a 2-D tensor and factor a 1-D "
-                           "tensor with one value per row of x", node)
+        # the rule the protocol view checks too, where it knows the shapes (partition_rules.py)
+        refusal = scale_rows_refusal(*(tuple(v.shape or ()) if v.kind == "tensor" else ()
+                                       for v in (x, f)))
+        if refusal:
+            raise self.err(refusal, node)
         col = K.Subscript(bound["factor"], (":", None), bound["factor"].loc)
         texts: list[str] = []
 
