@@ -346,6 +346,9 @@ OPERANDS = {
     "a conditional expression of a name bound to a tensor": (
         window(f"v = {X}\nw2 = v if p > 0 else v + 1\n"),
         _BAD_CALL + ("`v`: a conditional expression", "kernel.py:18:")),
+    "a conditional expression of tensors in the kernel body": (
+        ring(kernel_pre=f"V = {X} if N > 0 else {X} + 1\ntl.store(x_ptr + tl.arange(0, 64), V)\n")
+        + CONFIG, _BAD_CALL + ("is lowered for scalar operands", "kernel.py:8:")),
     "a conditional expression of tensors on a constexpr": (
         stored(f"{X} if C > 2 else {X} + 1"), _BAD_CALL + ("is lowered for scalar operands",)),
     # prefetch_l2 of one pointer: the lowering prefetches a tensor of pointers only
