@@ -60,10 +60,9 @@ partition, f-strings and asserts holding events (refused), a nested warp_special
 operands outside i32 (not proved, exit 3, or rejected). Left as they are: an index `p + 2**32`
 is rejected although the GPU, computing in i64, would run the protocol of `p` (stages and
 phases agree); a closed slot read after `close` on a stage an earlier index wrote reads that
-index's data, which the model counts as written (docs/semantics.md, rule 7); a scalar stored
+index's data, which the model counts as written (docs/semantics.md, rule 7). A scalar stored
 into a slot field (`tl.store(local_ptr(slot.f), 0.0)`, which Triton broadcasts) is verified and
-refused by the lowering with its own error ("a shared-memory store needs a tensor value"), the
-frontend's fixtures read such a store as a good form.
+now lowered as that broadcast (tests/test_adversarial_verdicts_18.py).
 """
 
 from __future__ import annotations
