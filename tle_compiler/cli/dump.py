@@ -167,12 +167,20 @@ def _read_input(path: Path) -> str:
     except OSError as e:
         raise _Unusable(f"{path}: error: cannot read: {e.strerror or e}") from None
     try:
-        # Python skips a UTF-8 byte-order mark (utf-8-sig), as the frontend's readers do;
-        # .pipe / .kir text refuses one
-        text = data.decode("utf-8-sig" if path.suffix == ".py" else "utf-8")
+        # a .py file is decoded as Python decodes it, as the frontend's readers do
+        # (frontend/source_text.py: a byte-order mark skipped, a coding declaration followed);
+        # .pipe / .kir text is UTF-8 and refuses a byte-order mark
+        if path.suffix == ".py":
+            from ..frontend.source_text import decode_python
+
+            text = decode_python(data)
+        else:
+            text = data.decode("utf-8")
+    except SyntaxError as e:  # a coding declaration Python refuses: it does not import the file
+        raise _Unusable(f"{path}:{e.lineno or 1}: error: Python syntax error: {e.msg}") from None
     except UnicodeDecodeError as e:
-        raise _Unusable(f"{path}: error: not UTF-8 text (byte {e.start}); give a .py, .pipe "
-                        f"or .kir file") from None
+        raise _Unusable(f"{path}: error: not {e.encoding.replace('-sig', '').upper()} text "
+                        f"(byte {e.start}); give a .py, .pipe or .kir file") from None
     if "\0" in text:
         raise _Unusable(f"{path}: error: contains NUL bytes; give a .py, .pipe or .kir file")
     return text

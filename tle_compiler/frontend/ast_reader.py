@@ -40,6 +40,7 @@ from .import_order import import_failure, parse_python
 from .kernel import KernelInfo, PartitionInfo, jit_decorator, kernel_params
 from .protocol import analyse
 from .scope import ModuleScope
+from .source_text import read_python
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -60,8 +61,7 @@ def parse(text: str, path: str) -> ast.Module:
 
 def _read_text(path: PathLike) -> str:
     try:
-        with open(path, encoding="utf-8-sig") as f:  # a byte-order mark: Python skips it
-            return f.read()
+        return read_python(path)  # as Python reads it: a byte-order mark, a coding declaration
     except OSError as e:
         raise TleError(f"cannot read {os.fspath(path)}: {e.strerror or e}",
                        Loc(os.fspath(path), 0), check="io") from None

@@ -20,7 +20,6 @@ import math
 import os
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional, Union
 
 from ..diagnostics import TleError
@@ -33,13 +32,15 @@ from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_lines,
-                     kernel_def_problem, kernel_params, nested_kernel, superseded)
+                     helper_warp_specialize, kernel_def_problem, kernel_params, nested_kernel,
+                     superseded)
 from ..ir.kernel_names import MODULE_NAMES, source_names
 from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
+from .source_text import read_python
 from .memory_waits import check_memory_waits
 from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
 from .helper_signatures import (default_as_code, import_time_call, keyword_only_why,
@@ -95,8 +96,17 @@ class Module:
     def __init__(self, path: str, cache: "ModuleCache", text: Optional[str] = None):
         self.path = path
         self.cache = cache
-        self.text = Path(path).read_text(encoding="utf-8-sig") if text is None else text
-        text = self.text
+        if text is None:
+            try:
+                text = read_python(path)
+            except (SyntaxError, UnicodeDecodeError) as e:
+                # a module that is no text Python reads (bytes that are not text in its
+                # encoding, a coding declaration Python refuses): Python cannot import it
+                why = (f"(unicode error) {e}" if isinstance(e, UnicodeDecodeError) else e.msg)
+                line = e.lineno if isinstance(e, SyntaxError) else None
+                raise TleError(f"syntax error: {why}", Loc(path, line or 1, 1),
+                               check="syntax") from None
+        self.text = text
         self.tree = parse_python(text, path)
         self.scope = ModuleScope(self.tree, path)
         self._identifiers: Optional[frozenset] = None
@@ -3057,11 +3067,25 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
             dec = jit_decorator(m.scope, st)
-            if dec is None or not any(
-                    isinstance(n, ast.Call) and m.scope.is_tle(n.func, "gpu.warp_specialize")
-                    for n in ast.walk(st)):
+            if dec is None:
                 continue
             lines = kernel_defs.get(st.name, frozenset())
+            if not any(isinstance(n, ast.Call) and m.scope.is_tle(n.func, "gpu.warp_specialize")
+                       for n in ast.walk(st)):
+                # a kernel whose warp_specialize is in a helper it calls: refused at that call
+                # (the partitions are read from the kernel body only), not left out of the file
+                helper = helper_warp_specialize(m.scope, st)
+                if helper is not None and not superseded(st, m.bound_lines, lines):
+                    call, chain = helper
+                    via = " -> ".join(f"'{h}'" for h in chain)
+                    raise TleError(f"kernel '{st.name}' (line {st.lineno}) calls "
+                                   f"tle.gpu.warp_specialize in its helper {via}: a kernel calls "
+                                   f"warp_specialize at the top level of its own body, where the "
+                                   f"partitions are read (a helper's call is neither verified nor "
+                                   f"launched; a helper may declare the pipes); move the call "
+                                   f"into '{st.name}'",
+                                   _loc(m.path, call), check="bad-warp-specialize")
+                continue
             if superseded(st, m.bound_lines, lines):
                 continue
             problem = kernel_def_problem(m.scope, st, dec, m.bound_lines, lines)

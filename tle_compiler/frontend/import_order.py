@@ -30,13 +30,13 @@ import builtins
 import importlib.util
 import os
 import warnings
-from pathlib import Path
 from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
 from .modules import find_module, in_folder, is_library, module_name_of, shown
 from .scope import matched_names, rebound_elsewhere
+from .source_text import read_python
 
 #: Names every module can read without binding them: the builtins and the module attributes
 #: Python sets before it runs the module's statements.
@@ -315,8 +315,8 @@ class _Run:
     def tree(self, path: str) -> Optional[ast.Module]:
         if path not in self.trees:
             try:
-                text = Path(path).read_text(encoding="utf-8-sig")
-            except (OSError, ValueError):
+                text = read_python(path)
+            except (OSError, SyntaxError, ValueError):
                 self.trees[path] = None  # reported where the module is read
                 return None
             # a module the kernel does not read (a package's __init__.py) that Python cannot

@@ -147,6 +147,30 @@ def _calls_warp_specialize(scope: ModuleScope, fdef: ast.FunctionDef) -> bool:
                for n in ast.walk(fdef))
 
 
+def helper_warp_specialize(scope: ModuleScope, fdef: ast.FunctionDef
+                           ) -> Optional[tuple[ast.Call, list[str]]]:
+    """A ``tle.gpu.warp_specialize`` call that a ``@tle.jit`` def whose own body has none reaches
+    through the module-level functions it calls (directly or through other helpers), with the
+    chain of helper names that leads to it; None when there is none. The frontend reads the
+    partitions of the kernel body's warp_specialize only (a helper may declare the pipes), so such
+    a kernel has no protocol to verify and cannot be launched. Without this check a file
+    holding it and another kernel was verified as a whole (exit 0) with this kernel left out."""
+    seen = {fdef.name}
+    todo: list[tuple[ast.FunctionDef, list[str]]] = [(fdef, [])]
+    while todo:
+        fn, chain = todo.pop(0)
+        for n in ast.walk(fn):
+            if not isinstance(n, ast.Call):
+                continue
+            if chain and scope.is_tle(n.func, "gpu.warp_specialize"):
+                return n, chain
+            if isinstance(n.func, ast.Name) and n.func.id in scope.functions \
+                    and n.func.id not in seen:
+                seen.add(n.func.id)
+                todo.append((scope.functions[n.func.id], chain + [n.func.id]))
+    return None
+
+
 def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
                        bound_lines: dict[str, list[int]], kernel_lines: frozenset = frozenset()
                        ) -> Optional[tuple[int, int, str]]:

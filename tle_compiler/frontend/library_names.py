@@ -23,6 +23,8 @@ import importlib.util
 import os
 from typing import Optional
 
+from .source_text import read_python
+
 #: The libraries whose names are checked, and the canonical prefixes (scope.canon) that stand for
 #: their language modules.
 CHECKED = ("triton", "tle_compiler")
@@ -83,8 +85,7 @@ def _bound(file: str) -> Optional[frozenset]:
     """The names module ``file`` binds at module level (anywhere in its statements outside
     functions), None when it may bind others (a star import, a module ``__getattr__``)."""
     try:
-        with open(file, encoding="utf-8-sig") as fh:
-            tree = ast.parse(fh.read())
+        tree = ast.parse(read_python(file))
     except (OSError, SyntaxError, ValueError):
         return None
     out: set[str] = set()

@@ -46,6 +46,7 @@ from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
                      used_placeholders)
 from .scope import fold_int, is_triton
+from .source_text import read_python
 from .shared_memory import check_bound_shapes
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
@@ -158,9 +159,8 @@ def source_text(f: Optional[str], sources: Optional[dict[str, str]],
     text = (sources or {}).get(f)
     if text is None and read_files and f and os.path.isfile(f):
         try:
-            with open(f, encoding="utf-8-sig") as fh:
-                return fh.read()
-        except OSError:
+            return read_python(f)
+        except (OSError, SyntaxError, ValueError):
             return None
     return text
 

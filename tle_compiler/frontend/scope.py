@@ -197,6 +197,11 @@ class ModuleScope:
                 return
             c = self.const_int(value)
             d = self.dtype_of(value) if c is None else None
+            # `myjit = tle.jit`, `T = tle_compiler`: the name is bound to what the dotted path of
+            # an imported module names, as an import would bind it, so it resolves to the same
+            # path (`@myjit` is `@tle.jit`: Python makes the def a kernel, which was left out)
+            a = self.module_path(value) if c is None and d is None and isinstance(
+                value, (ast.Name, ast.Attribute)) else None
             for n in names:
                 self._bind_other(n)
                 self.other.discard(n)
@@ -204,6 +209,8 @@ class ModuleScope:
                     self.constants[n] = c
                 elif d is not None:
                     self.dtypes[n] = d
+                elif a is not None:
+                    self.aliases[n] = a
                 else:
                     self.other.add(n)
         elif isinstance(stmt, ast.AugAssign):

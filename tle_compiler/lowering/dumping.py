@@ -20,6 +20,7 @@ import ast
 from typing import Optional
 
 from ..diagnostics import TleError
+from ..frontend.source_text import read_python
 from ..ir.kernel import get_attr
 from ..ir.nodes import Loc
 
@@ -72,8 +73,7 @@ def _num_warps_line(path: str, kernel: Optional[str]) -> int:
     by kernel name), else of DEFAULT_CONFIG itself, else 1 (a ``.kir`` file: its config is an
     attribute of the kernel header). The source is read only for this error message."""
     try:
-        with open(path, encoding="utf-8-sig") as f:
-            tree = ast.parse(f.read(), path)
+        tree = ast.parse(read_python(path), path)
     except (OSError, SyntaxError, ValueError):
         return 1
     for st in tree.body:
