@@ -14,6 +14,11 @@ Wrong before the fixes that came with this file:
   kernel that calls tle.gpu.warp_specialize" (exit 2); the runtime could not launch it ("has no
   Pipe IR"). Now refused at the helper's call (check bad-warp-specialize, exit 1) by the
   frontend's reading both tle-dump and the runtime use (frontend/kernel.helper_warp_specialize).
+- a ``@tle.jit`` kernel defined in the body of a module-level class (``Kernels.bad``) or
+  function (a factory: ``bad = make()``), which Python makes a kernel: left out in the same way
+  (exit 0 beside a correct kernel, its faulty protocol unread). Now refused at its def (check
+  bad-jit, exit 1), as a kernel defined under a module-level `if` already was
+  (frontend/kernel.nested_kernel).
 - a kernel decorated through a module-level name bound to the decorator (``myjit = tle.jit``,
   then ``@myjit``; or ``T = tle`` then ``@T.jit``), which Python makes a kernel as
   ``@tle.jit`` does: left out in the same way (exit 0 beside a correct kernel even when it is
@@ -181,6 +186,38 @@ def test_helpers_without_warp_specialize_change_nothing(tmp_path, capsys):
     lone = HEAD + helper_kernel("k").replace("@tle.jit\n", "") + PARTS
     code, _, err = run(capsys, "-q", write(tmp_path, lone, "lone.py"))
     assert code == 2 and "no @tle.jit kernel that calls tle.gpu.warp_specialize" in err, err
+
+
+def _indented(text: str) -> str:
+    return "\n".join(("    " + ln) if ln.strip() else ln for ln in text.split("\n"))
+
+
+@pytest.mark.parametrize("wrap,kw", [
+    (lambda k: "\n\nclass Kernels:" + _indented(k), "class"),
+    (lambda k: "\n\ndef make():" + _indented(k) + "    return bad\n\n\nbad = make()\n", "def"),
+])
+def test_a_faulty_kernel_in_a_class_or_a_factory_fails_the_file(tmp_path, capsys, wrap, kw):
+    """Before: exit 0 with `good`'s verdict only; `Kernels.bad` / `make()`'s kernel, which
+    Python makes a kernel (its reader waits N + 1 tiles of N), was left out. Now refused at its
+    def (check bad-jit, exit 1), as a kernel inside a module-level `if` already was."""
+    path = write(tmp_path, HEAD + kernel("good") + wrap(kernel("bad", extra=" + 1")) + PARTS)
+    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1)
+                if ln.strip().startswith("def bad("))
+    for flags in ((), ("--gluon",)):
+        code, _, err = run(capsys, "-q", *flags, path)
+        assert code == 1 and f"k.py:{line}:" in err and "[bad-jit]" in err, (flags, err)
+        assert f"kernel 'bad' is defined inside a module-level `{kw}`" in err, err
+
+
+def test_a_plain_function_or_class_in_the_file_changes_nothing(tmp_path, capsys):
+    """Twins: a module-level class and function holding no kernel (a @tle.jit def that calls no
+    warp_specialize, a nested plain def calling it) leave the verdict as it was."""
+    extra = ("\n\nclass Tools:\n    @tle.jit\n    def noop(x):\n        pass\n"
+             "\n\ndef outer():\n    def inner(ring, x_ptr, N):\n"
+             "        tle.gpu.warp_specialize([(prod, (ring, x_ptr, N))], [], [])\n"
+             "    return inner\n")
+    code, _, err = run(capsys, "-q", write(tmp_path, HEAD + kernel("good") + extra + PARTS))
+    assert code == 0 and "good: verified for every value of N" in err, err
 
 
 # ----------------------------------------------------------------------------------------------

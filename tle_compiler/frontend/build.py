@@ -3060,6 +3060,12 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     kernel_defs = kernel_def_lines(m.scope, m.tree)
     if nested is not None and (name is None or nested[0].name == name):
         fdef, kw = nested
+        if kw in ("class", "def", "async def"):  # Python makes it a kernel the file's reading
+            # would leave out (a class attribute, a factory's result)
+            raise TleError(f"kernel '{fdef.name}' is defined inside a module-level `{kw}`: "
+                           f"tle-dump reads kernels defined at the module's top level, so this "
+                           f"one would be neither verified nor launched (move the def there)",
+                           _loc(m.path, fdef), check="bad-jit")
         raise TleError(f"kernel '{fdef.name}' is defined inside a module-level `{kw}`: whether "
                        f"Python defines it (and which def its name holds) depends on what runs; "
                        f"tle-dump reads kernels defined at the module's top level (move the def "

@@ -269,14 +269,19 @@ def nested_kernel(scope: ModuleScope, tree: ast.Module) -> Optional[tuple[ast.Fu
     ``try``, ``with``, a loop), with the statement's keyword; None when there is none. Whether
     Python defines it depends on what runs (``if False:``, an ``except`` branch, a loop's
     iterations), which the frontend does not decide, so such a kernel is refused rather than left
-    out (a file whose only kernel is there was "no kernel", unusable input)."""
+    out (a file whose only kernel is there was "no kernel", unusable input). So is one in the
+    body of a module-level ``class`` or function (a kernel factory; keyword "class" or "def"):
+    Python makes it a kernel (``Kernels.k``, ``k = make()``) that the frontend, reading
+    module-level kernels only, left out of the file's verdict (exit 0 beside a correct kernel)."""
     for st in tree.body:
-        if not isinstance(st, _BLOCKS):
+        if not isinstance(st, _BLOCKS + (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for n in ast.walk(st):
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            if n is not st and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) \
                     and jit_decorator(scope, n) is not None and _calls_warp_specialize(scope, n):
-                kw = {ast.AsyncFor: "async for", ast.AsyncWith: "async with"}.get(
+                kw = {ast.AsyncFor: "async for", ast.AsyncWith: "async with",
+                      ast.ClassDef: "class", ast.FunctionDef: "def",
+                      ast.AsyncFunctionDef: "async def"}.get(
                     type(st), type(st).__name__.lower().replace("trystar", "try"))
                 return n, kw
     return None
