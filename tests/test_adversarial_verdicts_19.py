@@ -19,6 +19,9 @@ Wrong before the fixes that came with this file:
   (exit 0 beside a correct kernel, its faulty protocol unread). Now refused at its def (check
   bad-jit, exit 1), as a kernel defined under a module-level `if` already was
   (frontend/kernel.nested_kernel).
+- a kernel made by calling the decorator (``bad = tle.jit(bad_fn)``, ``tle.jit(num_warps=4)
+  (bad_fn)``): left out in the same way; now refused at the call (check bad-jit,
+  frontend/kernel.jit_call_kernel).
 - a kernel decorated through a module-level name bound to the decorator (``myjit = tle.jit``,
   then ``@myjit``; or ``T = tle`` then ``@T.jit``), which Python makes a kernel as
   ``@tle.jit`` does: left out in the same way (exit 0 beside a correct kernel even when it is
@@ -207,6 +210,20 @@ def test_a_faulty_kernel_in_a_class_or_a_factory_fails_the_file(tmp_path, capsys
         code, _, err = run(capsys, "-q", *flags, path)
         assert code == 1 and f"k.py:{line}:" in err and "[bad-jit]" in err, (flags, err)
         assert f"kernel 'bad' is defined inside a module-level `{kw}`" in err, err
+
+
+@pytest.mark.parametrize("call", ["bad = tle.jit(bad_fn)", "bad = tle.jit(num_warps=4)(bad_fn)"])
+def test_a_kernel_made_by_calling_the_decorator_fails_the_file(tmp_path, capsys, call):
+    """Before: exit 0 with `good`'s verdict only, `bad` (Python's kernel, its reader waiting
+    N + 1 tiles of N) left out, and its launch "has no Pipe IR". Now refused at the call."""
+    text = HEAD + kernel("good") + kernel("bad_fn", "", " + 1").replace("\n\ndef", "def", 1) \
+        + f"\n\n{call}\n" + PARTS
+    path = write(tmp_path, text)
+    line = text.splitlines().index(call) + 1
+    for flags in ((), ("--gluon",)):
+        code, _, err = run(capsys, "-q", *flags, path)
+        assert code == 1 and f"k.py:{line}:" in err and "[bad-jit]" in err, (flags, err)
+        assert "makes 'bad_fn' a kernel by a call" in err, err
 
 
 def test_a_plain_function_or_class_in_the_file_changes_nothing(tmp_path, capsys):

@@ -32,8 +32,8 @@ from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_lines,
-                     helper_warp_specialize, kernel_def_problem, kernel_params, nested_kernel,
-                     superseded)
+                     helper_warp_specialize, jit_call_kernel, kernel_def_problem, kernel_params,
+                     nested_kernel, superseded)
 from ..ir.kernel_names import MODULE_NAMES, source_names
 from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
@@ -3070,6 +3070,13 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                        f"Python defines it (and which def its name holds) depends on what runs; "
                        f"tle-dump reads kernels defined at the module's top level (move the def "
                        f"there)", _loc(m.path, fdef), check="bad-jit")
+    called = jit_call_kernel(m.scope, m.tree)
+    if called is not None and (name is None or called[1].name == name):
+        call, fdef = called
+        raise TleError(f"`{ast.unparse(call)}` makes '{fdef.name}' a kernel by a call: tle-dump "
+                       f"reads kernels decorated with @tle.jit where they are defined, so this "
+                       f"one would be neither verified nor launched (write @tle.jit above "
+                       f"`def {fdef.name}`)", _loc(m.path, call), check="bad-jit")
     for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
             dec = jit_decorator(m.scope, st)

@@ -264,6 +264,24 @@ def superseded(fdef: ast.FunctionDef, bound_lines: dict[str, list[int]],
     return bool(later) and later[-1] in kernel_lines
 
 
+def jit_call_kernel(scope: ModuleScope, tree: ast.Module
+                    ) -> Optional[tuple[ast.Call, ast.FunctionDef]]:
+    """A call of the decorator on a module-level function that calls warp_specialize
+    (``bad = tle.jit(bad_fn)``, ``tle.jit(num_warps=8)(bad_fn)``), anywhere in the file, with that
+    function; None when there is none. Python makes the result a kernel, but the frontend reads
+    ``@tle.jit`` defs only, so the function was left out of the file's verdict (exit 0 beside a
+    correct kernel) and its launch had no Pipe IR: such a call is refused rather than skipped."""
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.Call) or len(n.args) != 1 or not isinstance(n.args[0], ast.Name):
+            continue
+        target = n.func.func if isinstance(n.func, ast.Call) else n.func
+        fn = scope.functions.get(n.args[0].id)
+        if scope.module_path(target) == "tle_compiler.jit" and fn is not None \
+                and jit_decorator(scope, fn) is None and _calls_warp_specialize(scope, fn):
+            return n, fn
+    return None
+
+
 def nested_kernel(scope: ModuleScope, tree: ast.Module) -> Optional[tuple[ast.FunctionDef, str]]:
     """A ``@tle.jit`` def that calls warp_specialize inside module-level control flow (``if``,
     ``try``, ``with``, a loop), with the statement's keyword; None when there is none. Whether
