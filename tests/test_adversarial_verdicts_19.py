@@ -22,6 +22,9 @@ Wrong before the fixes that came with this file:
 - a kernel made by calling the decorator (``bad = tle.jit(bad_fn)``, ``tle.jit(num_warps=4)
   (bad_fn)``): left out in the same way; now refused at the call (check bad-jit,
   frontend/kernel.jit_call_kernel).
+- a kernel under a name bound to a call of the decorator (``myjit = tle.jit(num_warps=4)``,
+  then ``@myjit``): left out in the same way; now refused at the decorator (bad-jit), a
+  conservative refusal (strict xfail below: the call's options are not followed).
 - a kernel decorated through a module-level name bound to the decorator (``myjit = tle.jit``,
   then ``@myjit``; or ``T = tle`` then ``@T.jit``), which Python makes a kernel as
   ``@tle.jit`` does: left out in the same way (exit 0 beside a correct kernel even when it is
@@ -297,10 +300,27 @@ def test_a_name_rebound_after_the_decorator_binding_is_no_decorator(tmp_path, ca
     assert code == 2 and "no @tle.jit kernel" in err, err
 
 
+def test_a_faulty_kernel_under_a_name_bound_to_a_jit_call_fails_the_file(tmp_path, capsys):
+    """Before: exit 0 with `good`'s verdict only (`myjit = tle.jit(num_warps=4)`, then `@myjit`
+    over a faulty kernel, which Python makes a kernel, left out). Now refused at the decorator
+    (check bad-jit, exit 1); a later `myjit = tle.jit` makes it a plain alias again (read)."""
+    text = HEAD + "myjit = tle.jit(num_warps=4)\n" + kernel("good") + kernel("bad", "@myjit",
+                                                                              " + 1") + PARTS
+    path = write(tmp_path, text)
+    code, _, err = run(capsys, "-q", path)
+    line = text.splitlines().index("@myjit") + 1
+    assert code == 1 and f"k.py:{line}:" in err and "[bad-jit]" in err, err
+    assert "decorated with `@myjit`, a name bound to a call of tle.jit" in err, err
+    path = write(tmp_path, text.replace("num_warps=4)\n", "num_warps=4)\nmyjit = tle.jit\n"),
+                 "rebound.py")
+    code, _, err = run(capsys, "-q", path)
+    assert code == 1 and "bad: rejected: 1 error" in err and "good: verified" in err, err
+
+
 @pytest.mark.xfail(strict=True, reason="a decorator bound to a call of tle.jit (`myjit = "
-                   "tle.jit(num_warps=4)`, then `@myjit`) is not resolved: the options of the "
-                   "call would have to travel with the name; the file is 'no @tle.jit kernel' "
-                   "(exit 2), never verified")
+                   "tle.jit(num_warps=4)`, then `@myjit`) is refused (bad-jit, exit 1), not read "
+                   "with the call's options: those would have to travel with the name to the "
+                   "reading (jit_options) and the runtime; a conservative refusal")
 def test_a_decorator_bound_to_a_call_of_jit(tmp_path, capsys):
     path = write(tmp_path, HEAD + "myjit = tle.jit(num_warps=4)\n" + kernel("k", "@myjit") + PARTS)
     code, _, err = run(capsys, "-q", path)

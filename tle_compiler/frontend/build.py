@@ -3073,6 +3073,11 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     called = jit_call_kernel(m.scope, m.tree)
     if called is not None and (name is None or called[1].name == name):
         call, fdef = called
+        if isinstance(call, ast.Name):  # @myjit, myjit = tle.jit(...)
+            raise TleError(f"kernel '{fdef.name}' is decorated with `@{call.id}`, a name bound to "
+                           f"a call of tle.jit: tle-dump does not follow its options, so the "
+                           f"kernel would be neither verified nor launched (write `@tle.jit(...)` "
+                           f"with the options)", _loc(m.path, call), check="bad-jit")
         raise TleError(f"`{ast.unparse(call)}` makes '{fdef.name}' a kernel by a call: tle-dump "
                        f"reads kernels decorated with @tle.jit where they are defined, so this "
                        f"one would be neither verified nor launched (write @tle.jit above "

@@ -265,12 +265,14 @@ def superseded(fdef: ast.FunctionDef, bound_lines: dict[str, list[int]],
 
 
 def jit_call_kernel(scope: ModuleScope, tree: ast.Module
-                    ) -> Optional[tuple[ast.Call, ast.FunctionDef]]:
+                    ) -> Optional[tuple[ast.expr, ast.FunctionDef]]:
     """A call of the decorator on a module-level function that calls warp_specialize
     (``bad = tle.jit(bad_fn)``, ``tle.jit(num_warps=8)(bad_fn)``), anywhere in the file, with that
     function; None when there is none. Python makes the result a kernel, but the frontend reads
     ``@tle.jit`` defs only, so the function was left out of the file's verdict (exit 0 beside a
-    correct kernel) and its launch had no Pipe IR: such a call is refused rather than skipped."""
+    correct kernel) and its launch had no Pipe IR: such a call is refused rather than skipped.
+    So is a decorator that is a name bound to a call of tle.jit (``myjit = tle.jit(num_warps=8)``
+    then ``@myjit``; the decorator returned), whose options the reading does not follow."""
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call) or len(n.args) != 1 or not isinstance(n.args[0], ast.Name):
             continue
@@ -279,6 +281,25 @@ def jit_call_kernel(scope: ModuleScope, tree: ast.Module
         if scope.module_path(target) == "tle_compiler.jit" and fn is not None \
                 and jit_decorator(scope, fn) is None and _calls_warp_specialize(scope, fn):
             return n, fn
+    # `myjit = tle.jit(num_warps=8)`, then `@myjit` over a def that calls warp_specialize: the
+    # name's last module-level binding is such a call, whose options the reading does not follow
+    calls: dict[str, ast.Call] = {}
+    for st in tree.body:
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    v = st.value
+                    ok = isinstance(v, ast.Call) and isinstance(v.func, (ast.Attribute, ast.Name)) \
+                        and scope.module_path(v.func) == "tle_compiler.jit"
+                    calls.pop(t.id, None)
+                    if ok:
+                        calls[t.id] = v
+    for st in tree.body:
+        if isinstance(st, ast.FunctionDef) and jit_decorator(scope, st) is None \
+                and _calls_warp_specialize(scope, st):
+            for d in st.decorator_list:
+                if isinstance(d, ast.Name) and d.id in calls and d.id in scope.other:
+                    return d, st
     return None
 
 
