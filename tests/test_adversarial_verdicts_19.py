@@ -39,6 +39,8 @@ Wrong before the fixes that came with this file:
   SyntaxError) was read and the kernel verified (exit 0). Every reader of a kernel's files now
   decodes as Python does (frontend/source_text.py): the declared file is read, the broken
   module is a syntax error at that module (exit 2, unusable input, as a syntax error there is).
+  The CPU emulator (tle_compiler/testing/emulator.py) failed on such a file and on one with a
+  byte-order mark; it decodes with the same rule now.
 
 Checked and found right (pinned below as twins): a kernel defined twice (the later def, the one
 Python binds, is the one verified, in either order), `import tle_compiler as t; @t.jit`, `from
@@ -347,6 +349,24 @@ def test_a_kernel_file_with_a_coding_declaration(tmp_path, capsys):
     code, _, err = run(capsys, "-q", bad)
     line = next(i for i, ln in enumerate(bad.read_bytes().split(b"\n"), 1) if b"r.wait(t)" in ln)
     assert code == 1 and f"lat_bad.py:{line}: error:" in err and "wait-never-committed" in err
+
+
+@pytest.mark.parametrize("prefix", [LATIN, b"\xef\xbb\xbf"])
+def test_the_emulator_runs_the_file_tle_dump_verifies(tmp_path, prefix):
+    """The CPU emulator (tle_compiler/testing/emulator.py), the executable check of a verified
+    kernel, read the file as UTF-8 text with no byte-order mark skipped: a latin-1 file raised
+    UnicodeDecodeError and a byte-order mark a SyntaxError ("invalid non-printable character
+    U+FEFF"). It decodes as Python does now, as tle-dump."""
+    torch = pytest.importorskip("torch")
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    path = tmp_path / "emu.py"
+    path.write_bytes(prefix + (HEAD + kernel("k") + PARTS).encode())
+    mod = load_kernel_module(path)
+    x = torch.arange(3 * 16, dtype=torch.float32)
+    out = torch.full((16,), float("nan"))
+    mod.k[(1,)](x, out, 3)
+    assert torch.equal(out, x.view(3, 16).sum(0))
 
 
 def _package(tmp_path: Path, module: bytes) -> Path:

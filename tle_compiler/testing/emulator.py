@@ -47,6 +47,7 @@ from pathlib import Path
 import torch
 
 from ..frontend.modules import find_absolute, in_folder, module_name_of
+from ..frontend.source_text import read_python
 
 TIMEOUT_S = 20.0
 INT_POISON = -999_999_999  # clamped to the dtype's minimum for narrow integer buffers
@@ -369,7 +370,7 @@ class _EmulatedImports:
         self.modules[name] = mod  # before it runs: a circular import sees it, as in Python
         if parent:
             setattr(self.modules[parent], leaf, mod)
-        source = Path(path).read_text()
+        source = read_python(path)  # decoded as Python's import decodes it (BOM, coding)
         exec(compile(source, path, "exec"), mod.__dict__)  # noqa: S102 (test-only)
         return mod
 
