@@ -53,6 +53,12 @@ SEQLEN_CHUNK = 1024     # requests whose seqlens one step of the scheduled combi
 PIPELINED_STAGES = 4    # partials in flight per program where the combine pipelines its loop
 
 
+def sms_of(device) -> int:
+    """The SM count the combines size their launch for: the device's, or an H200's 132 off a
+    GPU (Triton's interpreter), so that the CPU tests take the same choices."""
+    return sm_count(device) if getattr(device, "type", "cpu") == "cuda" else 132
+
+
 def combine_blocks(rows: int, h_q: int, device) -> tuple:
     """(BLOCK_H, BLOCK_D) of a combine over ``rows`` (request, query) pairs: BLOCK_H heads (16, or
     h_q's power of two when smaller) and the 512 output columns split into as many BLOCK_D-wide
@@ -68,7 +74,7 @@ def combine_blocks(rows: int, h_q: int, device) -> tuple:
         if block_d not in (64, 128, 256, 512):
             raise ValueError(f"TLE_COMBINE_BLOCK_D must be 64, 128, 256 or 512 (got {forced})")
         return block_h, block_d
-    want = 2 * (sm_count(device) if getattr(device, "type", "cpu") == "cuda" else 132)
+    want = 2 * sms_of(device)
     programs = rows * triton.cdiv(h_q, block_h)
     block_d = D_V
     while block_d > 64 and programs * (D_V // block_d) < want:
@@ -91,8 +97,7 @@ def combine_stages(programs: int, device) -> int:
         if not forced.isdigit() or int(forced) > 8:
             raise ValueError(f"TLE_COMBINE_STAGES must be an integer from 0 to 8 (got {forced})")
         return int(forced)
-    sms = sm_count(device) if getattr(device, "type", "cpu") == "cuda" else 132
-    return PIPELINED_STAGES if programs < sms else 0
+    return PIPELINED_STAGES if programs < sms_of(device) else 0
 
 
 def use_pdl(x: torch.Tensor) -> bool:
