@@ -318,11 +318,10 @@ def test_split_under_one_wave_and_one_program_per_item(emulated, monkeypatch, h_
     fences_intact(bufs, 2, h_q)
     assert splits == [ts.TailSplit(0, 16)]
     merge_heads = -(-h_q // 16) * 16
-    # the plain seesaw's pieces read their token's q row in place (the 2 tokens' q, q_div 16);
-    # with topk_length the pieces run the topk_length kernel, over a copy of q per piece
-    shared = tlen is None
+    # the pieces read their token's q row in place (the 2 tokens' q, q_div 16), the plain
+    # seesaw's and, with topk_length, the topk_length kernel's
     assert [(kq.shape, n_heads_of(a, kw), kw.get("q_div")) for _, kq, a, kw in emulated] == \
-        [((2 if shared else 32, merge_heads, 576), merge_heads, 16 if shared else None)]
+        [((2, merge_heads, 576), merge_heads, 16)]
     got = api.empty_outputs(q)
     assert api.launch("seesaw", q, kv, idx, 576 ** -0.5, *got, attn_sink=sink, topk_length=tlen,
                       persistent=False) == "seesaw"

@@ -108,6 +108,7 @@ CASES = {
     # each piece reading its token's q row (q_div)
     "small_batch_split": (1, 2, 64, 2048, 64, False, None, 132),
     "small_batch_split_sink": (1, 2, 64, 2048, 64, True, None, 132),
+    "small_batch_split_topk_length": (1, 2, 64, 2048, 64, True, [1500], 132),
     # topk % 128 == 64: the last K-tile pair's second tile masked, no tail split
     "topk_192_repeated_items": (3, 2, 64, 192, 16, False, None, 4),
     "topk_64_sink": (2, 1, 128, 64, 7, True, None, 3),

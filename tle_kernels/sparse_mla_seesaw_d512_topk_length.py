@@ -37,19 +37,20 @@ def sparse_mla_seesaw_d512_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr,
 
     q, kv0, kv0r, kv1, kv1l, max0, max1, prob0, prob1 = seesaw_d512_pipes(BLOCK_H)
 
-    # the partitions' ROPE = 0: rows have no RoPE tail (d_qk = 512)
+    # the partitions' ROPE = 0: rows have no RoPE tail (d_qk = 512); q_div = 1: this kernel's
+    # tail-split pieces run over a copy of q per piece (api.shares_q)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP,
-                     n0, left0, TOPK, BLOCK_H, 0)),
+                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, 1,
+                     NP, n0, left0, TOPK, BLOCK_H, 0)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, 1, NP, left0, TOPK,
                       BLOCK_H, 0,
                       HAS_SINK)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, 1, NP, left0, TOPK,
                       BLOCK_H, 0,
                       HAS_SINK))],
         [4, 4],

@@ -49,7 +49,7 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
     topk = indices.shape[-1]
     if topk_length is not None:
         _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink,
-                            topk_length, tail_split, persistent, tail_min_speedup)
+                            topk_length, tail_split, persistent, tail_min_speedup, shared_q)
         return
     assert attn_sink is not None
     kernel = sink_kernel(q.shape[-1])
@@ -57,7 +57,7 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
     def run_sink(q, kv, indices, out, max_logits, lse):
         # api.PerCtaLaunch's persistent launch (one program per SM, or per item), the sink and
         # the head count (the rows past it masked) last
-        grid, n_items, n_hb, rounds = _grid(q, persistent)
+        grid, n_items, n_hb, rounds = _grid(q, indices, persistent)
         kernel[grid](
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb, rounds,
             attn_sink, q.shape[1], TOPK=topk, BLOCK_H=BLOCK_H)
@@ -71,23 +71,28 @@ def launch_sink_topk(run_plain: Callable, q: torch.Tensor, kv: torch.Tensor,
 
 
 def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sink, topk_length,
-                        tail_split, persistent, tail_min_speedup) -> None:
+                        tail_split, persistent, tail_min_speedup, shared_q=False) -> None:
     """The topk_length kernel (HAS_SINK when attn_sink is given) on the tokens that fill whole
     rounds, and a partial last round as topk pieces of the plain seesaw's split
     (tle_kernels/tail_split.py): piece k of a tail token attends to its slots [k * w, (k + 1) * w)
     with length clamp(n - k * w, 0, w) (``piece_lengths``, computed on the device, so a CUDA graph
-    replays it with new lengths), run without the sink, which the merge applies once."""
+    replays it with new lengths), run without the sink, which the merge applies once.
+    ``shared_q`` (the 576 kernel: its ``q_div``): the pieces of a token read its q row in place
+    (piece v reads q row v // q_div) rather than a copy of q per piece."""
     kernel = topk_length_kernel(q.shape[-1])
+    # q_div is an argument of the 576 kernel only; the 512 one's pieces read copies of q
+    takes_q_div = q.shape[-1] == 576
+    shared_q = shared_q and takes_q_div
 
-    def run(q, kv, indices, out, max_logits, lse, lengths, sink):
+    def run(q, kv, indices, out, max_logits, lse, lengths, sink, q_div=1):
         # persistent: one program per SM (or per item when there are fewer), each walking the
         # K-tile pairs of its items k, k + P, ...; persistent=False: one program per item
-        grid, n_items, n_hb, _ = _grid(q, persistent)
+        grid, n_items, n_hb, _ = _grid(q, indices, persistent)
         kernel[grid](
             *_common_args(q, kv, indices, sm_scale, out, max_logits, lse), n_items, n_hb,
             lse if sink is None else sink,  # not read without the sink
             lengths, q.shape[1], TOPK=indices.shape[-1], BLOCK_H=BLOCK_H,
-            HAS_SINK=int(sink is not None))
+            HAS_SINK=int(sink is not None), **({"q_div": q_div} if takes_q_div else {}))
 
     split = _tail_plan(q, indices.shape[-1], tail_split, persistent, tail_min_speedup)
     if split is None:
@@ -95,9 +100,10 @@ def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sin
         return
     t0, c = split.main_tokens, split.chunks
     pieces = piece_lengths(topk_length[t0:], c, indices.shape[-1] // c)
-    run_split_any_heads(lambda *a: run(*a, pieces, None), q, kv, indices, out, max_logits, lse,
-                        split, sink=attn_sink,
-                        run_main=lambda *a: run(*a, topk_length[:t0], attn_sink))
+    run_split_any_heads(lambda *a, q_div=1: run(*a, pieces, None, q_div), q, kv, indices, out,
+                        max_logits, lse, split, sink=attn_sink,
+                        run_main=lambda *a: run(*a, topk_length[:t0], attn_sink),
+                        shared_q=shared_q)
 
 
 def sink_kernel(d_qk: int):
@@ -145,15 +151,17 @@ def _tail_plan(q, topk, tail_split, persistent, min_speedup):
                            api.TOPK_STEP["seesaw"], min_speedup=min_speedup)
 
 
-def _grid(q, persistent: bool):
-    """api.launch_args for the tokens and heads of ``q`` (the head blocks: ceil(h_q / 64), the
-    last one masked by the kernel): one program per SM, or per item when there are fewer or
-    ``persistent`` is False."""
+def _grid(q, indices, persistent: bool):
+    """api.launch_args for the index rows of ``indices`` (a token each, or a tail split's pieces,
+    which read their token's q row: q_div) and the heads of ``q`` (the head blocks: ceil(h_q /
+    64), the last one masked by the kernel): one program per SM, or per item when there are
+    fewer or ``persistent`` is False."""
     from . import api
 
-    items = q.shape[0] * -(-q.shape[1] // BLOCK_H)
+    rows = indices.shape[0]
+    items = rows * -(-q.shape[1] // BLOCK_H)
     programs = api.sm_count(q.device) if persistent else items
-    return api.launch_args(q.shape[0], q.shape[1], programs, BLOCK_H)
+    return api.launch_args(rows, q.shape[1], programs, BLOCK_H)
 
 
 def _common_args(q, kv, indices, sm_scale, out, max_logits, lse) -> tuple:

@@ -64,8 +64,8 @@ import tle_compiler as tle
 
 from .mla_decode_parts import SCHED_CHUNK, request_pairs
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of, head_index,
-                                head_rows, index_valid, kv_rows, lazy_ref, lse_of, normalized, rebase,
-                                shift_of, sink_normalized, token_of)
+                                head_rows, index_valid, kv_rows, lazy_ref, lse_of, normalized,
+                                q_token_of, rebase, shift_of, sink_normalized, token_of)
 from .sparse_mla_seesaw import q_tail_of, seesaw_pipes
 
 
@@ -73,8 +73,9 @@ from .sparse_mla_seesaw import q_tail_of, seesaw_pipes
 def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr,
                                   stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s,
                                   stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb,
-                                  attn_sink_ptr, topk_length_ptr, n_heads, TOPK: tl.constexpr,
-                                  BLOCK_H: tl.constexpr, HAS_SINK: tl.constexpr):
+                                  attn_sink_ptr, topk_length_ptr, n_heads, q_div,
+                                  TOPK: tl.constexpr, BLOCK_H: tl.constexpr,
+                                  HAS_SINK: tl.constexpr):
     # NP: one opaque value for the verifier (it proves the protocol for every NP), read once
     # and shared by every partition
     NP, n0, left0 = walk_start(topk_length_ptr, n_items, n_hb, TOPK)
@@ -84,16 +85,16 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
     # the partitions' ROPE = 1: rows carry the 64-dim RoPE tail (d_qk = 576)
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP,
-                     n0, left0, TOPK, BLOCK_H, 1)),
+                     idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, q_div,
+                     NP, n0, left0, TOPK, BLOCK_H, 1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, TOPK,
                       BLOCK_H, 1,
                       HAS_SINK)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
                       out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr,
-                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK,
+                      topk_length_ptr, sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, TOPK,
                       BLOCK_H, 1,
                       HAS_SINK))],
         [4, 4],
@@ -131,8 +132,8 @@ def chunk_pairs(topk_length_ptr, c, n_items, n_hb, TOPK: tl.constexpr):
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s,
-             idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0,
-             left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
+             idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, q_div,
+             NP, n0, left0, TOPK: tl.constexpr, BLOCK_H: tl.constexpr, ROPE: tl.constexpr):
     """Per pair: the K piece kv0, the item's Q at its first pair, then the K pieces kv1, kv0r,
     kv1l of its tiles 2pp and 2pp + 1 (pp the pair's index in the item); with ROPE, kv0 and kv1
     also carry their tile's RoPE tail (kv dims D_MAIN .. D_MAIN + D_TAIL)."""
@@ -183,7 +184,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
         slot = qw.acquire(p)
         if (pp == 0) | (p == 0):  # p = 0 is the first item's first pair: pp == 0 there
             h0 = head0_of(item, n_hb, BLOCK_H)
-            q_rows = (q_ptr + pid_s * stride_q_s
+            q_rows = (q_ptr + q_token_of(item, n_hb, q_div) * stride_q_s
                       + head_index(h0, n_heads, BLOCK_H)[:, None] * stride_q_h)
             real = head_rows(h0, n_heads, BLOCK_H)[:, None]  # rows past h_q: zeros
             tl.store(tle.gpu.local_ptr(slot.q_l),
@@ -224,7 +225,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_s, stride_q_h, kv_ptr, str
 
 def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr,
-              sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK: tl.constexpr,
+              sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, TOPK: tl.constexpr,
               BLOCK_H: tl.constexpr, ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
@@ -241,7 +242,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     left = left0
     if ROPE:
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
-                           1, BLOCK_H)
+                           q_div, BLOCK_H)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
@@ -307,7 +308,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
             if ROPE:
                 q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb,
-                                   n_heads, 1, BLOCK_H)
+                                   n_heads, q_div, BLOCK_H)
             if HAS_SINK:  # exp(attn_sink[h]) joins each row's denominator
                 acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
             else:
@@ -333,7 +334,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
 
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, stride_q_h,
               out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr,
-              sm_scale, n_items, n_hb, n_heads, NP, left0, TOPK: tl.constexpr,
+              sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, TOPK: tl.constexpr,
               BLOCK_H: tl.constexpr, ROPE: tl.constexpr, HAS_SINK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
     offs_h = tl.arange(0, BLOCK_H)
@@ -350,7 +351,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
     left = left0
     if ROPE:
         q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb, n_heads,
-                           1, BLOCK_H)
+                           q_div, BLOCK_H)
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -413,7 +414,7 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_s, s
             left = request_pairs(item_length(topk_length_ptr, item, n_items, n_hb, TOPK))
             if ROPE:
                 q_tail = q_tail_of(q_ptr, stride_q_s, stride_q_h, item, n_items, n_hb,
-                                   n_heads, 1, BLOCK_H)
+                                   n_heads, q_div, BLOCK_H)
             if HAS_SINK:
                 acc = sink_normalized(acc, l_i, ref, sink_ptr, h0, n_heads, BLOCK_H)
             else:
@@ -446,6 +447,7 @@ DEFAULT_CONFIG = {
         "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "s_kv": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
         "attn_sink_ptr": "*fp32", "topk_length_ptr": "*i32", "n_heads": "i32",
+        "q_div": "i32",
         "TOPK": "constexpr", "BLOCK_H": "constexpr", "HAS_SINK": "constexpr",
     },
     "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "HAS_SINK": 1},  # TOPK a multiple of 64

@@ -40,6 +40,7 @@ def _tle_store_acc(ptrs, x):
 @gluon.jit
 def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
+    q_div: gl.constexpr = 1
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 0
@@ -86,7 +87,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
             h0 = ((item % n_hb) * BLOCK_H)
-            q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+            q_rows = ((q_ptr + (((item // n_hb) // 1).to(gl.int64) * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
@@ -110,21 +111,22 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t50 = gl.num_programs(0)
-            _item_length51_item = (item + _t50)
-            _item_length51__t52 = gl.minimum(_item_length51_item, (n_items - 1))
-            _item_length51_last = _item_length51__t52
-            _token_of53__t54 = (_item_length51_last // n_hb).to(gl.int64)
-            _item_length51__t55 = gl.load((topk_length_ptr + _token_of53__t54), mask=(_item_length51_item < n_items), other=0)
-            _item_length51_n = _item_length51__t55
-            _item_length51__t56 = gl.maximum(_item_length51_n, 0)
-            _item_length51__t57 = gl.minimum(_item_length51__t56, TOPK)
-            n_next = _item_length51__t57
+            _t51 = gl.num_programs(0)
+            _item_length52_item = (item + _t51)
+            _item_length52__t53 = gl.minimum(_item_length52_item, (n_items - 1))
+            _item_length52_last = _item_length52__t53
+            _token_of54__t55 = (_item_length52_last // n_hb).to(gl.int64)
+            _item_length52__t56 = gl.load((topk_length_ptr + _token_of54__t55), mask=(_item_length52_item < n_items), other=0)
+            _item_length52_n = _item_length52__t56
+            _item_length52__t57 = gl.maximum(_item_length52_n, 0)
+            _item_length52__t58 = gl.minimum(_item_length52__t57, TOPK)
+            n_next = _item_length52__t58
 
 
 @gluon.jit
 def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer0': 4 warps, 224 registers
+    q_div: gl.constexpr = 1
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 0
@@ -207,29 +209,29 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length64__t65 = gl.minimum(item, (n_items - 1))
-            _item_length64_last = _item_length64__t65
-            _token_of66__t67 = (_item_length64_last // n_hb).to(gl.int64)
-            _item_length64__t68 = gl.load((topk_length_ptr + _token_of66__t67), mask=(item < n_items), other=0)
-            _item_length64_n = _item_length64__t68
-            _item_length64__t69 = gl.maximum(_item_length64_n, 0)
-            _item_length64__t70 = gl.minimum(_item_length64__t69, TOPK)
-            _request_pairs71__t72 = gl.maximum((((((_item_length64__t70 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs71__t72
+            _item_length65__t66 = gl.minimum(item, (n_items - 1))
+            _item_length65_last = _item_length65__t66
+            _token_of67__t68 = (_item_length65_last // n_hb).to(gl.int64)
+            _item_length65__t69 = gl.load((topk_length_ptr + _token_of67__t68), mask=(item < n_items), other=0)
+            _item_length65_n = _item_length65__t69
+            _item_length65__t70 = gl.maximum(_item_length65_n, 0)
+            _item_length65__t71 = gl.minimum(_item_length65__t70, TOPK)
+            _request_pairs72__t73 = gl.maximum((((((_item_length65__t71 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs72__t73
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _head_index74__t76 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-                _v10 = gl.load((sink_ptr + _head_index74__t76), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-                _sink_normalized73__t79 = _v10
-                _sink_normalized73_sink = (_sink_normalized73__t79 * LOG2E)
-                _sink_normalized73__t80 = gl.exp2((_sink_normalized73_sink - ref))
-                _sink_normalized73__t81 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized73__t80)), 0.0)
-                _sink_normalized73_inv = _sink_normalized73__t81
-                _sink_normalized73_ret = (acc * gl.convert_layout(_sink_normalized73_inv[:, None], L2))
-                acc = _sink_normalized73_ret
+                _head_index75__t77 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index75__t77), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized74__t80 = _v10
+                _sink_normalized74_sink = (_sink_normalized74__t80 * LOG2E)
+                _sink_normalized74__t81 = gl.exp2((_sink_normalized74_sink - ref))
+                _sink_normalized74__t82 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized74__t81)), 0.0)
+                _sink_normalized74_inv = _sink_normalized74__t82
+                _sink_normalized74_ret = (acc * gl.convert_layout(_sink_normalized74_inv[:, None], L2))
+                acc = _sink_normalized74_ret
             else:
-                _normalized82_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized82_inv_l[:, None], L2))
+                _normalized83_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized83_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -252,6 +254,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 @gluon.jit
 def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer1': 4 warps, 224 registers
+    q_div: gl.constexpr = 1
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
     ROPE: gl.constexpr = 0
@@ -334,28 +337,28 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length94__t95 = gl.minimum(item, (n_items - 1))
-            _item_length94_last = _item_length94__t95
-            _token_of96__t97 = (_item_length94_last // n_hb).to(gl.int64)
-            _item_length94__t98 = gl.load((topk_length_ptr + _token_of96__t97), mask=(item < n_items), other=0)
-            _item_length94_n = _item_length94__t98
-            _item_length94__t99 = gl.maximum(_item_length94_n, 0)
-            _item_length94__t100 = gl.minimum(_item_length94__t99, TOPK)
-            _request_pairs101__t102 = gl.maximum((((((_item_length94__t100 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs101__t102
+            _item_length95__t96 = gl.minimum(item, (n_items - 1))
+            _item_length95_last = _item_length95__t96
+            _token_of97__t98 = (_item_length95_last // n_hb).to(gl.int64)
+            _item_length95__t99 = gl.load((topk_length_ptr + _token_of97__t98), mask=(item < n_items), other=0)
+            _item_length95_n = _item_length95__t99
+            _item_length95__t100 = gl.maximum(_item_length95_n, 0)
+            _item_length95__t101 = gl.minimum(_item_length95__t100, TOPK)
+            _request_pairs102__t103 = gl.maximum((((((_item_length95__t101 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs102__t103
             if HAS_SINK:
-                _head_index104__t106 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-                _v10 = gl.load((sink_ptr + _head_index104__t106), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-                _sink_normalized103__t109 = _v10
-                _sink_normalized103_sink = (_sink_normalized103__t109 * LOG2E)
-                _sink_normalized103__t110 = gl.exp2((_sink_normalized103_sink - ref))
-                _sink_normalized103__t111 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized103__t110)), 0.0)
-                _sink_normalized103_inv = _sink_normalized103__t111
-                _sink_normalized103_ret = (acc * gl.convert_layout(_sink_normalized103_inv[:, None], L2))
-                acc = _sink_normalized103_ret
+                _head_index105__t107 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index105__t107), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized104__t110 = _v10
+                _sink_normalized104_sink = (_sink_normalized104__t110 * LOG2E)
+                _sink_normalized104__t111 = gl.exp2((_sink_normalized104_sink - ref))
+                _sink_normalized104__t112 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized104__t111)), 0.0)
+                _sink_normalized104_inv = _sink_normalized104__t112
+                _sink_normalized104_ret = (acc * gl.convert_layout(_sink_normalized104_inv[:, None], L2))
+                acc = _sink_normalized104_ret
             else:
-                _normalized112_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized112_inv_l[:, None], L2))
+                _normalized113_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized113_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

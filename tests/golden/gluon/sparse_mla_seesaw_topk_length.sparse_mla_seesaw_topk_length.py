@@ -39,7 +39,7 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, q_div, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -88,7 +88,7 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
             h0 = ((item % n_hb) * BLOCK_H)
-            q_rows = ((q_ptr + (pid_s * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
+            q_rows = ((q_ptr + (((item // n_hb) // q_div).to(gl.int64) * stride_q_s)) + (gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))[:, None] * stride_q_h))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None]
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=real)  # cp.async gather; arrives per thread at the commit
@@ -113,20 +113,20 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t50 = gl.num_programs(0)
-            _item_length51_item = (item + _t50)
-            _item_length51__t52 = gl.minimum(_item_length51_item, (n_items - 1))
-            _item_length51_last = _item_length51__t52
-            _token_of53__t54 = (_item_length51_last // n_hb).to(gl.int64)
-            _item_length51__t55 = gl.load((topk_length_ptr + _token_of53__t54), mask=(_item_length51_item < n_items), other=0)
-            _item_length51_n = _item_length51__t55
-            _item_length51__t56 = gl.maximum(_item_length51_n, 0)
-            _item_length51__t57 = gl.minimum(_item_length51__t56, TOPK)
-            n_next = _item_length51__t57
+            _t51 = gl.num_programs(0)
+            _item_length52_item = (item + _t51)
+            _item_length52__t53 = gl.minimum(_item_length52_item, (n_items - 1))
+            _item_length52_last = _item_length52__t53
+            _token_of54__t55 = (_item_length52_last // n_hb).to(gl.int64)
+            _item_length52__t56 = gl.load((topk_length_ptr + _token_of54__t55), mask=(_item_length52_item < n_items), other=0)
+            _item_length52_n = _item_length52__t56
+            _item_length52__t57 = gl.maximum(_item_length52_n, 0)
+            _item_length52__t58 = gl.minimum(_item_length52__t57, TOPK)
+            n_next = _item_length52__t58
 
 
 @gluon.jit
-def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
+def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer0': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -146,16 +146,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of58__t59 = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of58_item = _q_tail_of58__t59
-    _q_tail_of58_h0 = ((_q_tail_of58_item % n_hb) * BLOCK_H)
-    _q_token_of61__t62 = ((_q_tail_of58_item // n_hb) // 1).to(gl.int64)
-    _head_index63__t65 = gl.minimum((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index66__t68 = gl.minimum((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of58_rows = ((q_ptr + (_q_token_of61__t62 * stride_q_s)) + (_head_index66__t68[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of58_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of58__t75 = _v1
-    q_tail = _q_tail_of58__t75
+    _q_tail_of59__t60 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of59_item = _q_tail_of59__t60
+    _q_tail_of59_h0 = ((_q_tail_of59_item % n_hb) * BLOCK_H)
+    _q_token_of62__t63 = ((_q_tail_of59_item // n_hb) // q_div).to(gl.int64)
+    _head_index64__t66 = gl.minimum((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index67__t69 = gl.minimum((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of59_rows = ((q_ptr + (_q_token_of62__t63 * stride_q_s)) + (_head_index67__t69[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of59_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of59__t76 = _v1
+    q_tail = _q_tail_of59__t76
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
@@ -226,39 +226,39 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length82__t83 = gl.minimum(item, (n_items - 1))
-            _item_length82_last = _item_length82__t83
-            _token_of84__t85 = (_item_length82_last // n_hb).to(gl.int64)
-            _item_length82__t86 = gl.load((topk_length_ptr + _token_of84__t85), mask=(item < n_items), other=0)
-            _item_length82_n = _item_length82__t86
-            _item_length82__t87 = gl.maximum(_item_length82_n, 0)
-            _item_length82__t88 = gl.minimum(_item_length82__t87, TOPK)
-            _request_pairs89__t90 = gl.maximum((((((_item_length82__t88 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs89__t90
-            _q_tail_of91__t92 = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of91_item = _q_tail_of91__t92
-            _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
-            _q_token_of94__t95 = ((_q_tail_of91_item // n_hb) // 1).to(gl.int64)
-            _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-            _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _q_tail_of91_rows = ((q_ptr + (_q_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
-            _v13 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-            _q_tail_of91__t108 = _v13
-            q_tail = _q_tail_of91__t108
+            _item_length83__t84 = gl.minimum(item, (n_items - 1))
+            _item_length83_last = _item_length83__t84
+            _token_of85__t86 = (_item_length83_last // n_hb).to(gl.int64)
+            _item_length83__t87 = gl.load((topk_length_ptr + _token_of85__t86), mask=(item < n_items), other=0)
+            _item_length83_n = _item_length83__t87
+            _item_length83__t88 = gl.maximum(_item_length83_n, 0)
+            _item_length83__t89 = gl.minimum(_item_length83__t88, TOPK)
+            _request_pairs90__t91 = gl.maximum((((((_item_length83__t89 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs90__t91
+            _q_tail_of92__t93 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of92_item = _q_tail_of92__t93
+            _q_tail_of92_h0 = ((_q_tail_of92_item % n_hb) * BLOCK_H)
+            _q_token_of95__t96 = ((_q_tail_of92_item // n_hb) // q_div).to(gl.int64)
+            _head_index97__t99 = gl.minimum((_q_tail_of92_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+            _head_index100__t102 = gl.minimum((_q_tail_of92_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of92_rows = ((q_ptr + (_q_token_of95__t96 * stride_q_s)) + (_head_index100__t102[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of92_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of92_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of92__t109 = _v13
+            q_tail = _q_tail_of92__t109
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _head_index110__t112 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-                _v14 = gl.load((sink_ptr + _head_index110__t112), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-                _sink_normalized109__t115 = _v14
-                _sink_normalized109_sink = (_sink_normalized109__t115 * LOG2E)
-                _sink_normalized109__t116 = gl.exp2((_sink_normalized109_sink - ref))
-                _sink_normalized109__t117 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized109__t116)), 0.0)
-                _sink_normalized109_inv = _sink_normalized109__t117
-                _sink_normalized109_ret = (acc * gl.convert_layout(_sink_normalized109_inv[:, None], L4))
-                acc = _sink_normalized109_ret
+                _head_index111__t113 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index111__t113), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized110__t116 = _v14
+                _sink_normalized110_sink = (_sink_normalized110__t116 * LOG2E)
+                _sink_normalized110__t117 = gl.exp2((_sink_normalized110_sink - ref))
+                _sink_normalized110__t118 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized110__t117)), 0.0)
+                _sink_normalized110_inv = _sink_normalized110__t118
+                _sink_normalized110_ret = (acc * gl.convert_layout(_sink_normalized110_inv[:, None], L4))
+                acc = _sink_normalized110_ret
             else:
-                _normalized118_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized118_inv_l[:, None], L4))
+                _normalized119_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized119_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -279,7 +279,7 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
 
 
 @gluon.jit
-def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
+def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml_ptr, stride_l_s, sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum):
     # partition 'consumer1': 4 warps, 224 registers
     TOPK: gl.constexpr = 2048
     BLOCK_H: gl.constexpr = 64
@@ -299,16 +299,16 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of123__t124 = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of123_item = _q_tail_of123__t124
-    _q_tail_of123_h0 = ((_q_tail_of123_item % n_hb) * BLOCK_H)
-    _q_token_of126__t127 = ((_q_tail_of123_item // n_hb) // 1).to(gl.int64)
-    _head_index128__t130 = gl.minimum((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index131__t133 = gl.minimum((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of123_rows = ((q_ptr + (_q_token_of126__t127 * stride_q_s)) + (_head_index131__t133[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of123_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of123_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of123__t140 = _v1
-    q_tail = _q_tail_of123__t140
+    _q_tail_of124__t125 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of124_item = _q_tail_of124__t125
+    _q_tail_of124_h0 = ((_q_tail_of124_item % n_hb) * BLOCK_H)
+    _q_token_of127__t128 = ((_q_tail_of124_item // n_hb) // q_div).to(gl.int64)
+    _head_index129__t131 = gl.minimum((_q_tail_of124_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+    _head_index132__t134 = gl.minimum((_q_tail_of124_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of124_rows = ((q_ptr + (_q_token_of127__t128 * stride_q_s)) + (_head_index132__t134[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of124_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of124_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of124__t141 = _v1
+    q_tail = _q_tail_of124__t141
     m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
@@ -379,38 +379,38 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length148__t149 = gl.minimum(item, (n_items - 1))
-            _item_length148_last = _item_length148__t149
-            _token_of150__t151 = (_item_length148_last // n_hb).to(gl.int64)
-            _item_length148__t152 = gl.load((topk_length_ptr + _token_of150__t151), mask=(item < n_items), other=0)
-            _item_length148_n = _item_length148__t152
-            _item_length148__t153 = gl.maximum(_item_length148_n, 0)
-            _item_length148__t154 = gl.minimum(_item_length148__t153, TOPK)
-            _request_pairs155__t156 = gl.maximum((((((_item_length148__t154 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs155__t156
-            _q_tail_of157__t158 = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of157_item = _q_tail_of157__t158
-            _q_tail_of157_h0 = ((_q_tail_of157_item % n_hb) * BLOCK_H)
-            _q_token_of160__t161 = ((_q_tail_of157_item // n_hb) // 1).to(gl.int64)
-            _head_index162__t164 = gl.minimum((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-            _head_index165__t167 = gl.minimum((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _q_tail_of157_rows = ((q_ptr + (_q_token_of160__t161 * stride_q_s)) + (_head_index165__t167[:, None] * stride_q_h))
-            _v13 = gl.load(((_q_tail_of157_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of157_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-            _q_tail_of157__t174 = _v13
-            q_tail = _q_tail_of157__t174
+            _item_length149__t150 = gl.minimum(item, (n_items - 1))
+            _item_length149_last = _item_length149__t150
+            _token_of151__t152 = (_item_length149_last // n_hb).to(gl.int64)
+            _item_length149__t153 = gl.load((topk_length_ptr + _token_of151__t152), mask=(item < n_items), other=0)
+            _item_length149_n = _item_length149__t153
+            _item_length149__t154 = gl.maximum(_item_length149_n, 0)
+            _item_length149__t155 = gl.minimum(_item_length149__t154, TOPK)
+            _request_pairs156__t157 = gl.maximum((((((_item_length149__t155 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs156__t157
+            _q_tail_of158__t159 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of158_item = _q_tail_of158__t159
+            _q_tail_of158_h0 = ((_q_tail_of158_item % n_hb) * BLOCK_H)
+            _q_token_of161__t162 = ((_q_tail_of158_item // n_hb) // q_div).to(gl.int64)
+            _head_index163__t165 = gl.minimum((_q_tail_of158_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
+            _head_index166__t168 = gl.minimum((_q_tail_of158_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of158_rows = ((q_ptr + (_q_token_of161__t162 * stride_q_s)) + (_head_index166__t168[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of158_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of158_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of158__t175 = _v13
+            q_tail = _q_tail_of158__t175
             if HAS_SINK:
-                _head_index176__t178 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-                _v14 = gl.load((sink_ptr + _head_index176__t178), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-                _sink_normalized175__t181 = _v14
-                _sink_normalized175_sink = (_sink_normalized175__t181 * LOG2E)
-                _sink_normalized175__t182 = gl.exp2((_sink_normalized175_sink - ref))
-                _sink_normalized175__t183 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized175__t182)), 0.0)
-                _sink_normalized175_inv = _sink_normalized175__t183
-                _sink_normalized175_ret = (acc * gl.convert_layout(_sink_normalized175_inv[:, None], L4))
-                acc = _sink_normalized175_ret
+                _head_index177__t179 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index177__t179), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized176__t182 = _v14
+                _sink_normalized176_sink = (_sink_normalized176__t182 * LOG2E)
+                _sink_normalized176__t183 = gl.exp2((_sink_normalized176_sink - ref))
+                _sink_normalized176__t184 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized176__t183)), 0.0)
+                _sink_normalized176_inv = _sink_normalized176__t184
+                _sink_normalized176_ret = (acc * gl.convert_layout(_sink_normalized176_inv[:, None], L4))
+                acc = _sink_normalized176_ret
             else:
-                _normalized184_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized184_inv_l[:, None], L4))
+                _normalized185_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized185_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -427,7 +427,7 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
 
 
 @gluon.jit
-def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
+def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, stride_kv_s, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, s_kv, sm_scale, n_items, n_hb, attn_sink_ptr, topk_length_ptr, n_heads, q_div, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, HAS_SINK: gl.constexpr):
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     _walk_start1__t2 = gl.program_id(0)
     _walk_start1__t3 = gl.num_programs(0)
@@ -512,7 +512,7 @@ def sparse_mla_seesaw_topk_length(q_ptr, kv_ptr, idx_ptr, out_ptr, lse_ptr, max_
     mbarrier.init(kv1l_empty0.index(0), count=2)  # kv1l.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
-        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
-        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
+        (producer, (q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride_idx_s, s_kv, topk_length_ptr, n_items, n_hb, n_heads, q_div, NP, n0, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (consumer0, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, lse_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_valid, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
+        (consumer1, (q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, max_logits_ptr, stride_l_s, attn_sink_ptr, topk_length_ptr, sm_scale, n_items, n_hb, n_heads, q_div, NP, left0, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_valid, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
     ], [4, 4], [224, 224])
