@@ -60,9 +60,11 @@ since):
   K is N + 3 and the kernel is verified, lowered and compiled; past the budget of iterations or
   on a runtime condition it stays a param of its own.
 
-Left open (xfail, strict): `tl.reshape` in a partition, verified and refused by the lowering
-(which has no layout rule for its result), while the suite reads a partition reshaping a slot's
-tile as a good form (tests/test_frontend_accesses.py), so the reading cannot refuse it.
+Left open here, fixed the round after (tests/test_adversarial_verdicts_20.py): `tl.reshape` in
+a partition, verified and refused by the lowering (which had no layout rule for its result). The
+lowering now translates it (``gl.reshape``, converted to the solver's layout); the forms it
+cannot lower (``shape=``, ``can_reorder=True``, another element count, a dimension that is no
+power of two) are refused at the line by tle-dump too.
 
 Tried and judged right already: a pipe handed to a partition under an alias (`kv2 = kv`), writer
 handles made in a helper, acquires through helpers (with a shifted default), a partition `if`
@@ -416,24 +418,58 @@ def test_a_scalar_stored_into_a_slot_field_is_lowered(tmp_path, capsys, name):
     assert ".store(gl.full([64], " in compiled.tle_generated.source
 
 
-# ------------------------------------------------------------------------------------ left open
+# ------------------------------------------------------------------------ tl.reshape in a partition
 
-@pytest.mark.xfail(strict=True, reason="the lowering does not translate tl.reshape (no layout "
-                   "rule for its result), and the reading cannot refuse it: the suite reads a "
-                   "partition reshaping a slot's tile as a good form (tests/"
-                   "test_frontend_accesses.py, recorded in tests/data/protocol_corpus.json), so "
-                   "tle-dump verifies `tl.reshape(x, (64,))` in a partition and --gluon refuses it")
-def test_a_reshape_in_a_partition_is_refused_by_tle_dump(tmp_path, capsys):
-    verdict(tmp_path, capsys, stored(f"tl.reshape({X2}, (64,))"),
-            _BAD_CALL + ("`tl.reshape` is not supported by the lowering",), params=("C=3",))
+RESHAPES = {
+    # lowered: gl.reshape (its layout inferred by Gluon), converted to the solver's layout
+    "tl.reshape(x, (64,))": (stored(f"tl.reshape({X2}, (64,))"), "verified"),
+    "tl.reshape(x, 64)": (stored(f"tl.reshape({X2}, 64)"), "verified"),
+    "tl.reshape(x, 2, 4, 8) and back": (
+        stored(f"tl.reshape(tl.reshape({X}, 2, 4, 8) * 2.0, [64])"), "verified"),
+    "tl.reshape(..., can_reorder=False)": (
+        stored(f"tl.reshape({X2}, (64,), can_reorder=False)"), "verified"),
+    "tl.ravel(x)": (stored(f"tl.ravel({X2})"), "verified"),
+    "tl.ravel(x=x)": (stored(f"tl.ravel(x={X2})"), "verified"),
+    "a one-element reshape to a scalar": (
+        window("s = tl.reshape(tl.load(x_ptr + tl.arange(0, 1)), ())\ntl.store(x_ptr + p, s)\n"),
+        "verified"),
+    # what Python, Triton or Gluon refuse: refused at the line in every mode
+    "tl.reshape(input=x, shape=...)": (
+        stored(f"tl.reshape(input={X2}, shape=(64,))"),
+        _BAD_CALL + ("no parameter is named `shape`", "kernel.py:17:")),
+    "can_reorder=True": (stored(f"tl.reshape({X2}, (64,), can_reorder=True)"),
+                         _BAD_CALL + ("only can_reorder=False is lowered",)),
+    "an element count other than the operand's": (
+        stored(f"tl.reshape({X}, (8, 4))"), _BAD_CALL + ("the element counts differ (64 and 32)",)),
+    "a dimension that is no power of two": (
+        stored(f"tl.reshape(tl.reshape({X}, (3, 64)), (64,))"),
+        _BAD_CALL + ("every dimension must be a power of two",)),
+}
 
 
-def test_a_reshape_in_a_partition_is_refused_by_the_lowering(tmp_path, capsys):
-    """What the xfail above rests on: verified, and `--gluon` refuses the reshape at its line."""
-    path = verdict(tmp_path, capsys, stored(f"tl.reshape({X2}, (64,))"), "verified",
-                   params=("C=3",))
-    got, _, err = run_dump(capsys, "-q", "--gluon", "--param", "C=3", str(path))
-    assert got == 1 and "kernel.py:17:" in err and "`tl.reshape` is not supported" in err, err
+@pytest.mark.parametrize("name", list(RESHAPES))
+def test_a_reshape_in_a_partition(tmp_path, capsys, name):
+    """Before: `tl.reshape(x, (64,))` in a partition was verified (exit 0) and `--gluon` refused it
+    ("`tl.reshape` is not supported by the lowering", exit 1); the forms Python or Gluon refuse
+    were verified as well. Now the lowering translates a reshape that keeps the order of the
+    elements (``gl.reshape``, whose result layout Gluon infers, then ``gl.convert_layout`` to the
+    layout the solver gives the result) and compiles it; a binding, can_reorder or shape it
+    cannot lower is refused at the line by tle-dump and the lowering alike
+    (partition_rules.bind_reshape, reshape_shape_refusal)."""
+    text, expect = RESHAPES[name]
+    path = verdict(tmp_path, capsys, text, expect, params=("C=3",))
+    if expect != "verified":
+        every_mode(capsys, path, 1, *expect[1:])
+        return
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    every_mode(capsys, path, 0)
+    lowers_to_its_events(path)
+    compiled = compile_kernel((str(path), "k"), {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                              {"C": 3})
+    assert "gl.reshape(" in compiled.tle_generated.source
+    assert "tt.reshape" in compiled.asm["ttgir"] or "scalar" in name  # a scalar: a reduce
 
 
 _WHILE = "K = N\nj = C\nwhile j > 0:\n    K = K + 1\n    j = j - 1\n"

@@ -23,8 +23,8 @@ Wrong before the fixes that came with this file:
   (bad_fn)``): left out in the same way; now refused at the call (check bad-jit,
   frontend/kernel.jit_call_kernel).
 - a kernel under a name bound to a call of the decorator (``myjit = tle.jit(num_warps=4)``,
-  then ``@myjit``): left out in the same way; now refused at the decorator (bad-jit), a
-  conservative refusal (strict xfail below: the call's options are not followed).
+  then ``@myjit``): left out in the same way; refused at the decorator (bad-jit) here, and read
+  with the call's options since tests/test_adversarial_verdicts_20.py.
 - a kernel decorated through a module-level name bound to the decorator (``myjit = tle.jit``,
   then ``@myjit``; or ``T = tle`` then ``@T.jit``), which Python makes a kernel as
   ``@tle.jit`` does: left out in the same way (exit 0 beside a correct kernel even when it is
@@ -304,29 +304,31 @@ def test_a_name_rebound_after_the_decorator_binding_is_no_decorator(tmp_path, ca
 
 def test_a_faulty_kernel_under_a_name_bound_to_a_jit_call_fails_the_file(tmp_path, capsys):
     """Before: exit 0 with `good`'s verdict only (`myjit = tle.jit(num_warps=4)`, then `@myjit`
-    over a faulty kernel, which Python makes a kernel, left out). Now refused at the decorator
-    (check bad-jit, exit 1); a later `myjit = tle.jit` makes it a plain alias again (read)."""
+    over a faulty kernel, which Python makes a kernel, left out). Refused at the decorator
+    (bad-jit) the round after; now read with the call's options (tests/test_adversarial_verdicts_20
+    .py): the faulty kernel is rejected at its reader's line, beside the verified one."""
     text = HEAD + "myjit = tle.jit(num_warps=4)\n" + kernel("good") + kernel("bad", "@myjit",
                                                                               " + 1") + PARTS
     path = write(tmp_path, text)
     code, _, err = run(capsys, "-q", path)
-    line = text.splitlines().index("@myjit") + 1
-    assert code == 1 and f"k.py:{line}:" in err and "[bad-jit]" in err, err
-    assert "decorated with `@myjit`, a name bound to a call of tle.jit" in err, err
+    assert code == 1 and "bad: rejected: 1 error" in err and "good: verified" in err, err
+    assert "[wait-never-committed]" in err, err
     path = write(tmp_path, text.replace("num_warps=4)\n", "num_warps=4)\nmyjit = tle.jit\n"),
                  "rebound.py")
     code, _, err = run(capsys, "-q", path)
     assert code == 1 and "bad: rejected: 1 error" in err and "good: verified" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="a decorator bound to a call of tle.jit (`myjit = "
-                   "tle.jit(num_warps=4)`, then `@myjit`) is refused (bad-jit, exit 1), not read "
-                   "with the call's options: those would have to travel with the name to the "
-                   "reading (jit_options) and the runtime; a conservative refusal")
 def test_a_decorator_bound_to_a_call_of_jit(tmp_path, capsys):
-    path = write(tmp_path, HEAD + "myjit = tle.jit(num_warps=4)\n" + kernel("k", "@myjit") + PARTS)
+    """`myjit = tle.jit(num_warps=8)`, then `@myjit`: Python's kernel has the call's options, and
+    so has the reading (frontend/kernel.py jit_call, jit_options: one reading for the verdict,
+    the lowering and a launch): verified and lowered on 8 warps."""
+    path = write(tmp_path, HEAD + "myjit = tle.jit(num_warps=8)\n" + kernel("k", "@myjit")
+                 + PARTS.replace('"num_warps": 4', '"num_warps": 8'))
     code, _, err = run(capsys, "-q", path)
-    assert code == 0, err
+    assert code == 0 and "k: verified for every value of N" in err, err
+    code, out, err = run(capsys, "--gluon", path)
+    assert code == 0 and "# partition 'prod': 8 warps (default partition)" in out, err
 
 
 # ----------------------------------------------------------------------------------------------

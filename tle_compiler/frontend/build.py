@@ -31,9 +31,9 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
 from .local_tensors import BuildRules
-from .kernel import (is_float_param, jit_decorator, jit_options, kernel_def_lines,
-                     helper_warp_specialize, jit_call_kernel, kernel_def_problem, kernel_params,
-                     nested_kernel, superseded)
+from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
+                     kernel_def_lines, helper_warp_specialize, jit_call_kernel,
+                     kernel_def_problem, kernel_params, nested_kernel, superseded)
 from ..ir.kernel_names import MODULE_NAMES, source_names
 from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
@@ -2670,7 +2670,7 @@ class Builder(BuildRules):
             raise TleError("tle.gpu.warp_specialize must be a statement at the top level of the "
                            "kernel body (not nested in a loop, an if, or an expression)",
                            _loc(m.path, calls[0]), check="bad-warp-specialize")
-        num_warps, options = jit_options(m.scope, dec, m.path)
+        num_warps, options = jit_options(m.scope, dec, m.path, fdef)
         _check_kernel_signature(m.path, fdef)
         params = []
         frame = Frame(m, "", {}, "<kernel>", stores=_stores(fdef.body))
@@ -3070,14 +3070,18 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                        f"Python defines it (and which def its name holds) depends on what runs; "
                        f"tle-dump reads kernels defined at the module's top level (move the def "
                        f"there)", _loc(m.path, fdef), check="bad-jit")
+    foreign = foreign_decorated_kernel(m.scope, m.tree)
+    if foreign is not None and (name is None or foreign[1].name == name):
+        dec, fdef = foreign
+        raise TleError(f"'{fdef.name}' calls tle.gpu.warp_specialize under the decorator "
+                       f"`@{ast.unparse(dec)}`, which tle-dump does not read as tle.jit: Python "
+                       f"binds '{fdef.name}' to what it returns, which may be a kernel (a "
+                       f"functools.partial of tle.jit, a function calling tle.jit) that would be "
+                       f"neither verified nor read (write @tle.jit or @tle.jit(...) above the "
+                       f"def)", _loc(m.path, dec), check="bad-jit")
     called = jit_call_kernel(m.scope, m.tree)
     if called is not None and (name is None or called[1].name == name):
         call, fdef = called
-        if isinstance(call, ast.Name):  # @myjit, myjit = tle.jit(...)
-            raise TleError(f"kernel '{fdef.name}' is decorated with `@{call.id}`, a name bound to "
-                           f"a call of tle.jit: tle-dump does not follow its options, so the "
-                           f"kernel would be neither verified nor launched (write `@tle.jit(...)` "
-                           f"with the options)", _loc(m.path, call), check="bad-jit")
         raise TleError(f"`{ast.unparse(call)}` makes '{fdef.name}' a kernel by a call: tle-dump "
                        f"reads kernels decorated with @tle.jit where they are defined, so this "
                        f"one would be neither verified nor launched (write @tle.jit above "

@@ -65,27 +65,88 @@ class KernelInfo:
         return next((p for p in self.partitions if p.name == name), None)
 
 
+def _first_line(fdef: ast.FunctionDef) -> int:
+    """The line of the def statement's first decorator (of the ``def`` without one): Python
+    evaluates the decorators there, with the names the statements above it bind."""
+    return min([d.lineno for d in fdef.decorator_list] + [fdef.lineno])
+
+
+def jit_call_binding(scope: ModuleScope, name: str) -> Optional[ast.Call]:
+    """The call of ``tle.jit`` that module-level ``name`` is bound to in ``scope``
+    (``myjit = tle.jit(num_warps=8)``), None when it is bound to anything else."""
+    call = scope.calls.get(name)
+    if call is not None and scope.at(call.lineno).module_path(call.func) == "tle_compiler.jit":
+        return call
+    return None
+
+
 def jit_decorator(scope: ModuleScope, fdef: ast.FunctionDef) -> Optional[ast.expr]:
-    """The ``@tle.jit`` / ``@tle.jit(...)`` decorator of a function (None when it has none)."""
+    """The ``@tle.jit`` / ``@tle.jit(...)`` decorator of a function (None when it has none),
+    spelt through any name bound to the decorator or to a call of it (``@myjit`` with ``myjit =
+    tle.jit(num_warps=8)``), each name read as the statements above the def bind it: Python
+    evaluates the decorator there (a later ``myjit = print`` does not undo the kernel)."""
+    at = scope.at(_first_line(fdef))
     for dec in fdef.decorator_list:
         target = dec.func if isinstance(dec, ast.Call) else dec
-        if scope.module_path(target) == "tle_compiler.jit":
+        # a name bound only below the def (`import tle_compiler as tle` after it) raises
+        # NameError at the import, which the import checks report: read as the module binds it
+        sc = scope if _unbound(at, target) else at
+        if sc.module_path(target) == "tle_compiler.jit":
+            return dec
+        if isinstance(dec, ast.Name) and jit_call_binding(sc, dec.id) is not None:
             return dec
     return None
 
 
-def jit_options(scope: ModuleScope, dec: ast.expr, path: str) -> tuple[int, dict]:
-    """num_warps and the other literal options of ``@tle.jit(...)``."""
+def _unbound(scope: ModuleScope, node: ast.expr) -> bool:
+    """Whether the name at the root of ``node`` (``tle`` of ``tle.jit``) is bound by no
+    statement of ``scope``."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and not (
+        node.id in scope.other or node.id in scope.functions or node.id in scope.aliases
+        or node.id in scope.constants or node.id in scope.dtypes or node.id in scope.rebound)
+
+
+def jit_call(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr) -> ast.expr:
+    """The expression whose options make the kernel: the decorator ``dec`` itself, or the call
+    of tle.jit the decorator's name is bound to above the def (``myjit = tle.jit(num_warps=8)``,
+    ``@myjit``: Python's kernel has the call's options)."""
+    if isinstance(dec, ast.Name):
+        call = jit_call_binding(scope.at(_first_line(fdef)), dec.id)
+        if call is not None:
+            return call
+    return dec
+
+
+def jit_options(scope: ModuleScope, dec: ast.expr, path: str,
+                fdef: Optional[ast.FunctionDef] = None) -> tuple[int, dict]:
+    """num_warps and the other literal options of ``@tle.jit(...)`` (or of the call of tle.jit a
+    decorator name is bound to, given the def ``fdef``), their names read as Python reads them
+    where the call is evaluated. One reading for the verifier, the lowering and a launch (which
+    compiles with the num_warps read here). A ``**options`` argument is refused: which options it
+    holds is not read."""
+    from ..diagnostics import TleError
+
+    if fdef is not None:
+        dec = jit_call(scope, fdef, dec)
     num_warps, options = DEFAULT_NUM_WARPS, {}
     if isinstance(dec, ast.Call):
+        at = scope.at(dec.lineno)
         for kw in dec.keywords:
+            if kw.arg is None:
+                raise TleError(f"`{ast.unparse(dec)}`: tle.jit's options are read where they "
+                               f"are written as keywords (`tle.jit(num_warps=8)`); a `**` "
+                               f"argument's options are not", Loc(path, kw.value.lineno,
+                                                                  kw.value.col_offset + 1),
+                               check="bad-jit")
             if kw.arg == "num_warps":
-                v = scope.const_int(kw.value)
+                v = at.const_int(kw.value)
                 num_warps = check_num_warps(
                     v if v is not None else Unevaluated(ast.unparse(kw.value)),
                     Loc(path, kw.value.lineno, kw.value.col_offset + 1))
-            elif kw.arg is not None:
-                c = scope.const_int(kw.value)
+            else:
+                c = at.const_int(kw.value)
                 if c is not None:
                     options[kw.arg] = c
                 else:
@@ -198,9 +259,11 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
                 f"(`@tle.jit` over a @tle.jit kernel raises when the module is imported, any "
                 f"other decorator may replace or wrap the function), not to the def that is "
                 f"read; a kernel's only decorator is @tle.jit")
-    if isinstance(dec, ast.Call) and dec.args:
-        return dec.args[0].lineno, dec.args[0].col_offset + 1, (
-            f"`@{ast.unparse(dec)}`: tle.jit takes its options by keyword "
+    call = jit_call(scope, fdef, dec)
+    if isinstance(call, ast.Call) and call.args:
+        via = "" if call is dec else f" (`{ast.unparse(call)}`)"
+        return call.args[0].lineno, call.args[0].col_offset + 1, (
+            f"`@{ast.unparse(dec)}`{via}: tle.jit takes its options by keyword "
             f"(`@tle.jit(num_warps=8)`); a positional argument is the function itself, so "
             f"Python raises when it imports the module")
     if superseded(fdef, bound_lines, kernel_lines):
@@ -271,36 +334,67 @@ def jit_call_kernel(scope: ModuleScope, tree: ast.Module
     function; None when there is none. Python makes the result a kernel, but the frontend reads
     ``@tle.jit`` defs only, so the function was left out of the file's verdict (exit 0 beside a
     correct kernel) and its launch had no Pipe IR: such a call is refused rather than skipped.
-    So is a decorator that is a name bound to a call of tle.jit (``myjit = tle.jit(num_warps=8)``
-    then ``@myjit``; the decorator returned), whose options the reading does not follow."""
+    (A decorator that is a name bound to a call of tle.jit, ``myjit = tle.jit(num_warps=8)``
+    then ``@myjit``, is read with the call's options: :func:`jit_decorator`, :func:`jit_call`.)"""
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call) or len(n.args) != 1 or not isinstance(n.args[0], ast.Name):
             continue
         target = n.func.func if isinstance(n.func, ast.Call) else n.func
         fn = scope.functions.get(n.args[0].id)
-        if scope.module_path(target) == "tle_compiler.jit" and fn is not None \
-                and jit_decorator(scope, fn) is None and _calls_warp_specialize(scope, fn):
-            return n, fn
-    # `myjit = tle.jit(num_warps=8)`, then `@myjit` over a def that calls warp_specialize: the
-    # name's last module-level binding is such a call, whose options the reading does not follow
-    calls: dict[str, ast.Call] = {}
-    for st in tree.body:
-        if isinstance(st, ast.Assign):
-            for t in st.targets:
-                if isinstance(t, ast.Name):
-                    v = st.value
-                    ok = isinstance(v, ast.Call) and isinstance(v.func, (ast.Attribute, ast.Name)) \
-                        and scope.module_path(v.func) == "tle_compiler.jit"
-                    calls.pop(t.id, None)
-                    if ok:
-                        calls[t.id] = v
-    for st in tree.body:
-        if isinstance(st, ast.FunctionDef) and jit_decorator(scope, st) is None \
-                and _calls_warp_specialize(scope, st):
-            for d in st.decorator_list:
-                if isinstance(d, ast.Name) and d.id in calls and d.id in scope.other:
-                    return d, st
+        if fn is None or jit_decorator(scope, fn) is not None \
+                or not _calls_warp_specialize(scope, fn):
+            continue
+        # the decorator, or a name bound to a call of it (`myjit(bad_fn)`), as the module's last
+        # bindings or those above the call name it (a call in a function runs later)
+        for sc in (scope, scope.at(n.lineno)):
+            if sc.module_path(target) == "tle_compiler.jit" or isinstance(target, ast.Name) \
+                    and jit_call_binding(sc, target.id) is not None:
+                return n, fn
     return None
+
+
+#: Decorators that make a def no TLE kernel: Triton's and Gluon's jit (a function calling
+#: tle.gpu.warp_specialize under them is a Triton function, which Triton refuses to compile).
+TRITON_JITS = frozenset({"triton.jit", "triton.language.jit", "tl.jit", "gl.jit",
+                         "triton.experimental.gluon.jit"})
+
+
+def foreign_decorated_kernel(scope: ModuleScope, tree: ast.Module
+                             ) -> Optional[tuple[ast.expr, ast.FunctionDef]]:
+    """A module-level def that calls tle.gpu.warp_specialize under a decorator that is neither
+    tle.jit (however spelt, :func:`jit_decorator`) nor Triton's or Gluon's jit, with that
+    decorator; None when there is none. Python binds the name to what the decorator returns,
+    which may be a kernel (``myjit = functools.partial(tle.jit, num_warps=8)``, a function that
+    calls ``tle.jit``): the frontend does not read it as one, so it would be left out of the
+    file's verdict; such a def is refused rather than skipped."""
+    for st in tree.body:
+        if not isinstance(st, ast.FunctionDef) or not st.decorator_list \
+                or jit_decorator(scope, st) is not None or not _calls_warp_specialize(scope, st):
+            continue
+        at = scope.at(_first_line(st))
+        for d in st.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            if at.module_path(target) in TRITON_JITS or _builtin(at, target):
+                continue
+            return d, st
+    return None
+
+
+def _builtin(scope: ModuleScope, node: ast.expr) -> bool:
+    """Whether ``node`` is (an attribute of) a name the module does not bind where the decorator
+    is evaluated: a builtin such as ``print``, which returns no kernel, directly or through
+    module-level names bound to it (``deco = print``), or a name bound only later (Python raises
+    NameError at the import, which the import checks report)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    seen: set[str] = set()
+    while isinstance(node, ast.Name) and node.id not in seen:
+        seen.add(node.id)
+        if node.id in scope.bound_to:
+            node = scope.bound_to[node.id]
+            continue
+        return _unbound(scope, node)
+    return False
 
 
 def nested_kernel(scope: ModuleScope, tree: ast.Module) -> Optional[tuple[ast.FunctionDef, str]]:

@@ -233,3 +233,78 @@ def scale_rows_refusal(x_dims: Optional[tuple], factor_dims: Optional[tuple]) ->
             and x_dims[0] != factor_dims[0]:
         return SCALE_ROWS_SHAPES
     return None
+
+
+#: tl.reshape's and tl.ravel's parameters (Triton 3.6): ``reshape(input, *shape,
+#: can_reorder=False)``, ``ravel(x, can_reorder=False)``.
+RESHAPE_USAGE = {"tl.reshape": "tl.reshape(input, *shape, can_reorder=False)",
+                 "tl.ravel": "tl.ravel(x, can_reorder=False)"}
+
+
+#: ``tl.view(x, shape)`` is a reshape that may reorder the elements (``can_reorder=True``),
+#: which Gluon refuses: the reason tle-dump and the lowering give at its line.
+VIEW_REFUSAL = ("`tl.view` is not supported by the lowering: use tl.reshape(x, shape) (a reshape "
+                "that keeps the order of the elements; Gluon does not reorder them)")
+
+
+def bind_reshape(name: str, args: tuple, kwargs: tuple) \
+        -> tuple[Optional[K.Expr], Optional[tuple], Optional[str]]:
+    """``(operand, shape, refusal)`` of a call of ``tl.reshape`` or ``tl.ravel`` bound as Python
+    binds it: the operand, the shape's expressions (None for ravel, whose shape is the operand's
+    element count; a single tuple or list argument unpacked, as Triton unwraps it) and why the
+    lowering cannot translate the call (None when it can): an operand missing, an unknown
+    keyword (``shape=`` too: it is ``*shape``, which Python fills by position only), too many
+    arguments, or a ``can_reorder`` other than the literal False (Gluon refuses to reorder). One
+    rule for the protocol view (frontend/protocol.py) and the lowering (lowering/more_ops.py)."""
+    usage = RESHAPE_USAGE[name]
+    kw = dict(kwargs)
+    first = "x" if name == "tl.ravel" else "input"
+    operand = args[0] if args else kw.get(first)
+    why = None
+    unknown = [k for k, _ in kwargs if k not in (first, "can_reorder")]
+    if unknown:
+        why = f"no parameter is named `{unknown[0]}`"
+    elif args and first in kw:
+        why = f"`{first}` given twice"
+    elif operand is None:
+        why = f"`{first}` missing"
+    rest = tuple(args[1:])
+    shape = None
+    reorder = kw.get("can_reorder")
+    if name == "tl.ravel":
+        if len(rest) > 1 or rest and reorder is not None:
+            why = why or f"{len(args)} given positionally, at most 2"
+        elif rest:
+            reorder = rest[0]
+    else:
+        shape = rest[0].items if len(rest) == 1 and isinstance(rest[0], K.TupleExpr) else rest
+    if why is None and reorder is not None and not (
+            isinstance(reorder, K.Const) and reorder.value is False):
+        why = "only can_reorder=False is lowered (Gluon keeps the order of the elements)"
+    return operand, shape, (f"{usage}: {why}" if why else None)
+
+
+def reshape_shape_refusal(name: str, operand_dims: Optional[tuple],
+                          dims: Optional[tuple]) -> Optional[str]:
+    """Why a reshape of a tensor of ``operand_dims`` to ``dims`` cannot be compiled (None where
+    nothing known stands against it; a size not known is None, a whole shape not known None):
+    every dimension of a Triton block is a power of two, and a reshape keeps the element count
+    (a shape of no dimensions is the operand's one element). One rule for the protocol view (the
+    shapes it follows) and the lowering (every shape)."""
+    if dims is not None:
+        for d in dims:
+            if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1
+                                  or d & (d - 1)):
+                return (f"`{name}` to {list(dims)}: every dimension must be a power of two "
+                        f"known when the kernel compiles")
+    if operand_dims is None or dims is None or None in operand_dims or None in dims:
+        return None
+    numel = count = 1
+    for d in operand_dims:
+        numel *= d
+    for d in dims:
+        count *= d
+    if numel != count:
+        return (f"`{name}` of a {list(operand_dims)} tensor to {list(dims)}: the element counts "
+                f"differ ({numel} and {count})")
+    return None

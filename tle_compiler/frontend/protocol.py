@@ -25,6 +25,7 @@ import ast
 import os
 import re
 from collections import Counter
+from math import prod
 from dataclasses import dataclass, replace
 from typing import Iterable, Optional, Union
 
@@ -40,9 +41,10 @@ from .folding import fold
 from .local_tensors import WalkRules, refusal, shift_out_of_i32, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
-from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
-                              load_volatile_refusal, operand_kind_refusal,
-                              prefetch_bytes_refusal, scale_rows_refusal)
+from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
+                              bind_tle_call, load_volatile_refusal, operand_kind_refusal,
+                              prefetch_bytes_refusal, reshape_shape_refusal,
+                              scale_rows_refusal)
 from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
                      used_placeholders)
 from .scope import fold_int, is_triton
@@ -2111,6 +2113,10 @@ class Walker(WalkRules):
             self.prefetch_bytes(args, kwargs, node)
         triton = is_triton(path)
         op = f"tl.{name}" if triton else func
+        if triton and name in ("reshape", "ravel"):
+            self.reshape_rules(f"tl.{name}", node)
+        if triton and name == "view":
+            raise self.err(VIEW_REFUSAL, node, check="unsupported-expression")
         if (triton or path.startswith("tle.")) and name in POINTER_OPS and node.args:
             # the kernel arguments a pointer is computed from are pointers: their truth is no
             # integer's (Walker.triton_truth)
@@ -2982,6 +2988,23 @@ class Walker(WalkRules):
             return int(v) if isinstance(v, int) else None
         v = self.env.get(e.id) if isinstance(e, K.Name) else None
         return self.static_int(v) if v is not None else None
+
+    def reshape_rules(self, name: str, node: K.Op) -> None:
+        """Refuse a ``tl.reshape`` / ``tl.ravel`` the lowering could not translate, by its rules
+        (partition_rules.bind_reshape, reshape_shape_refusal): a binding Python or Gluon refuses
+        (``shape=``, ``can_reorder=True``), a dimension that is no power of two, or an element
+        count other than the operand's where the frontend follows its shape, at the line."""
+        operand, shape, refusal = bind_reshape(name, node.args, node.kwargs)
+        if refusal is None:
+            dims, exact = self.block_dims(operand)
+            known = dims if exact else None
+            if shape is None:
+                want = (prod(dims),) if exact and None not in dims else None
+            else:
+                want = tuple(self.literal_int(d) for d in shape)
+            refusal = reshape_shape_refusal(name, known, want)
+        if refusal:
+            raise self.err(refusal, node, check="unsupported-expression")
 
     def known_kind(self, where: str, operand: Optional[K.Expr], node) -> None:
         """Refuse ``operand`` at ``where`` when the frontend knows it is a tensor (:meth:`block_dims`

@@ -145,6 +145,12 @@ class ModuleScope:
         self.dtypes: dict[str, str] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
         self.other: set[str] = set()  # other module-level names (shadow default aliases)
+        #: names whose last module-level binding is a call (``myjit = tle.jit(num_warps=8)``)
+        self.calls: dict[str, ast.Call] = {}
+        #: what each of the ``other`` names is last bound to by a module-level assignment
+        self.bound_to: dict[str, ast.expr] = {}
+        self._root: "ModuleScope" = self
+        self._at: dict[int, "ModuleScope"] = {}
         for stmt in tree.body:
             self._scan(stmt)
         # Bindings the statement-by-statement scan does not see as module-level assignments:
@@ -154,7 +160,21 @@ class ModuleScope:
             self._bind_other(name)
 
     # -- scanning ---------------------------------------------------------------------------
+    def at(self, line: int) -> "ModuleScope":
+        """The module's names as the statements ending before ``line`` bind them: what Python
+        reads where it evaluates an expression of that line at import (a decorator, or the call
+        a decorator name is bound to), whereas the kernel body reads the last bindings."""
+        root = self._root
+        if line not in root._at:
+            body = [st for st in root.tree.body if (st.end_lineno or st.lineno) < line]
+            sub = ModuleScope(ast.Module(body=body, type_ignores=[]), root.path)
+            sub._root = root
+            root._at[line] = sub
+        return root._at[line]
+
     def _bind_other(self, name: str) -> None:
+        self.calls.pop(name, None)
+        self.bound_to.pop(name, None)
         self.constants.pop(name, None)
         self.dtypes.pop(name, None)
         self.functions.pop(name, None)
@@ -213,6 +233,9 @@ class ModuleScope:
                     self.aliases[n] = a
                 else:
                     self.other.add(n)
+                    self.bound_to[n] = value
+                    if isinstance(value, ast.Call):
+                        self.calls[n] = value
         elif isinstance(stmt, ast.AugAssign):
             # `STEP += 1` rebinds STEP: its new value when both sides are integer constants,
             # else no constant the kernel can read (it read the value before, then)

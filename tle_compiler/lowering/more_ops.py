@@ -27,7 +27,9 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
 * Elementwise math Gluon has under the same name (``tl.fma``, ``umulhi``, ``fdiv``, ``div_rn``,
   ``sqrt_rn``) and value ops: ``tl.zeros_like``, ``tl.cast`` (as ``x.to``), ``tl.multiple_of`` /
   ``tl.max_contiguous`` (hints kept on the value), ``tl.expand_dims`` (as ``x[:, None]``),
-  ``tl.broadcast_to`` within one rank, ``tl.assume``.
+  ``tl.broadcast_to`` within one rank, ``tl.assume``, ``tl.reshape`` / ``tl.ravel`` without
+  reordering (``gl.reshape``, whose result layout Gluon infers, converted to the layout the solver
+  gives the result).
 
 A ``tl`` call the lowering still does not translate is refused naming what to write instead
 (:data:`INSTEAD`). Each function takes the translator (translate.FnTranslator) as ``tr``: this
@@ -36,6 +38,9 @@ module is called by it and imports nothing of it.
 
 from __future__ import annotations
 
+from math import prod
+
+from ..frontend.partition_rules import VIEW_REFUSAL, bind_reshape, reshape_shape_refusal
 from ..ir import kernel as K
 from .values import V, wide
 
@@ -60,12 +65,12 @@ ELEMENTWISE: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
 }
 #: Calls whose value is their first operand with a compiler hint or a cast.
 VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", "tl.multiple_of", "tl.max_contiguous",
-                       "tl.expand_dims", "tl.broadcast_to", "tl.assume"})
+                       "tl.expand_dims", "tl.broadcast_to", "tl.assume", "tl.reshape", "tl.ravel"})
 
 #: The calls this module translates.
 HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "builtins.print",
                      "tl.device_assert", "tl.static_assert", "tl.static_print", *ELEMENTWISE,
-                     *VALUE_OPS})
+                     *VALUE_OPS, "tl.view"})
 
 #: What to write instead of a ``tl`` call the frontend accepts and the lowering does not
 #: translate (its result's layout is not one the layout solver derives, or Gluon 3.6 has no such
@@ -80,9 +85,6 @@ INSTEAD: dict[str, str] = {
               "x == m[:, None], idx, BIG), axis)",
     "broadcast": "add a zero tensor of the target shape (x + tl.zeros(shape, x.dtype)), or use "
                  "tl.broadcast_to(x, shape)",
-    "view": "compute the values in the shape they are used in (reshapes are not lowered)",
-    "reshape": "compute the values in the shape they are used in (reshapes are not lowered)",
-    "ravel": "compute the values in the shape they are used in (reshapes are not lowered)",
     "permute": "compute the values in the order they are used in, or keep the tile in shared "
                "memory and read it transposed with tl.trans as a tl.dot operand",
     "split": "load or compute the two halves separately",
@@ -386,6 +388,8 @@ def value_op(tr, node: K.Op) -> V:
         axis %= rank + 1
         index = tuple(None if i == axis else ":" for i in range(rank + 1))
         return tr.ex(K.Subscript(a["input"], index, node.loc))
+    if name in ("tl.reshape", "tl.ravel"):
+        return reshape(tr, node)
     # tl.broadcast_to(input, *shape)
     if not node.args or node.kwargs:
         raise tr.err("`tl.broadcast_to(input, shape)` takes its operands positionally", node)
@@ -404,9 +408,40 @@ def value_op(tr, node: K.Op) -> V:
     return V("tensor", f"{tr.cvt(x.text, sid)}.broadcast_to({list(dims)})", res, dims, x.dtype)
 
 
+def reshape(tr, node: K.Op) -> V:
+    """``tl.reshape(input, *shape, can_reorder=False)`` and ``tl.ravel(x, can_reorder=False)``,
+    bound and checked by the rules the protocol view refuses with too
+    (frontend/partition_rules.py ``bind_reshape``, ``reshape_shape_refusal``): ``gl.reshape`` of
+    the tensor, which keeps the order of its elements and infers its result's layout from the
+    operand's (a linear layout where no blocked one fits), converted to the layout the solver
+    gives the result (a free variable of the new rank), so that the ops reading it see one of the
+    solver's layouts. A shape of no dimensions is the operand's one element, a scalar (Triton's
+    unsplat)."""
+    operand, shape, refusal = bind_reshape(node.name, node.args, node.kwargs)
+    if refusal:
+        raise tr.err(refusal, node)
+    x = tr.ex(operand)
+    if x.kind != "tensor" or not x.shape or any(not isinstance(d, int) for d in x.shape):
+        raise tr.err(f"`{node.name}` is lowered on a tensor of a known shape", node)
+    if shape is None:  # ravel: one dimension of the operand's element count
+        dims: tuple = (prod(x.shape),)
+    else:
+        dims = tuple(_constant(tr, node, d, "shape").value for d in shape)
+    refusal = reshape_shape_refusal(node.name, tuple(x.shape), dims)
+    if refusal:
+        raise tr.err(refusal, node)
+    if not dims:
+        return V("scalar", f"gl.reshape({x.text}, ())", i64=x.dtype in ("int64", "uint64"))
+    res = tr.S.new(len(dims))
+    return V("tensor", f"gl.convert_layout(gl.reshape({x.text}, {list(dims)}), {tr.Lv(res)})",
+             res, dims, x.dtype)
+
+
 def translate(tr, node: K.Op) -> V:
     """Translate one call of :data:`HANDLED`."""
     name = node.name
+    if name == "tl.view":  # refused at its line by tle-dump too (frontend/protocol.py)
+        raise tr.err(VIEW_REFUSAL, node)
     if name in ATOMIC_PARAMS:
         return atomic(tr, node)
     if name in ELEMENTWISE:
