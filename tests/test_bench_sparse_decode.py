@@ -221,6 +221,40 @@ def test_extra_topk_times_the_extra_cache_path(cpu_stand_ins, monkeypatch, tmp_p
             B.parse_args(bad)
 
 
+def test_topk_length_times_rows_of_that_length(cpu_stand_ins, monkeypatch, tmp_path, capsys):
+    """--topk-length N: every timed row carries topk_length N, TFLOP/s counts N slots, and the
+    anchor (which takes no topk_length here) is not timed and no bar is measured."""
+    timed_lengths = []
+    launch = reference_launch(cpu_stand_ins)
+
+    def recording(impl, q, k_cache, indices, sm_scale, is_fp8, out, lse, *rest):
+        if indices.shape[0] == 128:                       # the timed batch (b = 128)
+            timed_lengths.append(rest[1])                 # topk_length
+        return launch(impl, q, k_cache, indices, sm_scale, is_fp8, out, lse, *rest)
+
+    monkeypatch.setattr(A, "launch_sparse", recording)
+    monkeypatch.setattr(B, "load_anchor", lambda lib: lambda *a: pytest.fail("anchor timed"))
+    out = tmp_path / "r.json"
+    rc = B.main(["--shape", "b128_s1_h16", "--cache", "fp8", "bf16", "--topk", "64", "--s-kv",
+                 "128", "--topk-length", "40", "--anchor", "stand-in", "--check", "--json",
+                 str(out), "--plot", ""])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    res = json.loads(out.read_text())
+    assert res["topk_length"] == 40
+    assert all(math.isclose(r["tflops"], B.flops(128, 1, 16, 40) / 0.1 / 1e9)
+               for r in res["bench"])
+    assert timed_lengths and all(t is not None and t.tolist() == [40] * 128
+                                 for t in timed_lengths)
+    assert "topk_length 40 on every row" in text
+    assert "(recorded)" not in res["table_markdown"]
+    assert [b["met"] for b in res["bars"]] == [None] * 4
+    assert all("--topk-length" in b["bar"] for b in res["bars"])
+    for bad in (["--topk-length", "4096"], ["--topk-length", "-1"]):
+        with pytest.raises(SystemExit):
+            B.parse_args(bad)
+
+
 def test_main_fails_on_a_wrong_result(cpu_stand_ins, monkeypatch, capsys):
     monkeypatch.setattr(A, "launch_sparse", reference_launch(cpu_stand_ins, poison=True))
     rc = B.main(["--shape", "b128_s1_h16", "--cache", "fp8", "--topk", "64", "--s-kv", "128",

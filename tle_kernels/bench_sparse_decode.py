@@ -4,7 +4,8 @@ with the rows past h_q masked), interleaved; TFLOP/s, GB/s, ratios to the naive 
 
     python -m tle_kernels.bench_sparse_decode [--check] [--quick] [--shape b64_s1_h128 ...]
                                               [--cache fp8 bf16] [--impl naive ...] [--anchor LIB]
-                                              [--extra-topk 512] [--reps 3] [--no-graph]
+                                              [--extra-topk 512] [--topk-length 1024]
+                                              [--reps 3] [--no-graph]
                                               [--json results.json] [--plot sparse_decode.png]
 
 Shapes (b, s_q, h_q), one kv head, topk = 2048 index slots per query row naming distinct tokens of
@@ -28,6 +29,10 @@ of page size 2 with its own lengths, 60 % invalid slots); a failure makes the ex
 extra_indices slots per query row, each valid, naming distinct tokens of a 2N-token extra cache;
 TFLOP/s and GB/s then count topk + N slots. The anchor takes no extra cache, so it is not timed
 then.
+
+``--topk-length N`` (1 to topk): every timed query row gets FlashMLA's topk_length = N, so only
+its first N slots count; TFLOP/s and GB/s count N (+ the extra) slots. The anchor takes no
+topk_length here, so it is not timed then and no bar is measured.
 
 ``--anchor LIB``: FlashMLA's sparse decode built from its source outside this repository, through
 benchmarks/anchor_flashmla_sparse_decode.py's ``load_sparse_decode_anchor(LIB)`` (a callable
@@ -207,17 +212,20 @@ def anchor_takes(x, cache: str) -> bool:
             and int(x["q"].shape[2]) in ANCHOR_H_Q)
 
 
-def bar_lines(results, anchored: bool, extra_topk: int = 0):
-    """Each bar as (text, met: True / False / None = not measured). With an extra cache in the
-    timed cases (``extra_topk``) no bar is measured: FlashMLA's figures are for calls without."""
+def bar_lines(results, anchored: bool, extra_topk: int = 0, topk_length: int = 0):
+    """Each bar as (text, met: True / False / None = not measured). With an extra cache or a
+    topk_length in the timed cases (``extra_topk``, ``topk_length``) no bar is measured:
+    FlashMLA's figures are for calls without."""
     t = {(r["shape"], r["cache"], r["impl"]): r for r in results if "tflops" in r}
     src = "FlashMLA measured here" if anchored else "FlashMLA's recorded figure (no --anchor)"
     lines = []
     for shape in RECORDED:
         label = f"TLE sparse decode >= 1.0x FlashMLA, {shape} fp8"
-        if extra_topk:
-            lines.append((f"{label}: not measured (--extra-topk: the bars are for calls without "
-                          "an extra cache)", None))
+        if extra_topk or topk_length:
+            flag, what = (("--extra-topk", "an extra cache") if extra_topk
+                          else ("--topk-length", "topk_length"))
+            lines.append((f"{label}: not measured ({flag}: the bars are for calls without "
+                          f"{what})", None))
             continue
         ref = t[(shape, "fp8", ANCHOR)]["tflops"] if (shape, "fp8", ANCHOR) in t else None
         if not anchored:
@@ -247,6 +255,8 @@ def parse_args(argv=None):
     ap.add_argument("--s-kv", type=int, default=S_KV, help="tokens of each request's cache")
     ap.add_argument("--extra-topk", type=int, default=0,
                     help="extra cache slots per query row in the timed cases (0: none)")
+    ap.add_argument("--topk-length", type=int, default=0,
+                    help="every timed query row's topk_length (1 to --topk; 0: none)")
     ap.add_argument("--anchor", default=None,
                     help="FlashMLA sparse decode anchor library (see the docstring)")
     ap.add_argument("--reps", type=int, default=1, help="interleaved rounds (median reported)")
@@ -262,6 +272,9 @@ def parse_args(argv=None):
     if args.extra_topk < 0 or args.extra_topk % A.TOPK_TILE:
         ap.error(f"--extra-topk: 0 or a positive multiple of {A.TOPK_TILE}, got "
                  f"{args.extra_topk}")
+    if not 0 <= args.topk_length <= args.topk:
+        ap.error(f"--topk-length: 1 to --topk ({args.topk}), or 0 for none; got "
+                 f"{args.topk_length}")
     if args.s_kv < 1 or args.reps < 1:
         ap.error("--s-kv and --reps must be at least 1")
     return args
@@ -311,6 +324,7 @@ def main(argv=None) -> int:
     sm_scale = D_QK ** -0.5
     results = {"shapes": {k: dict(zip(("b", "s_q", "h_q"), v)) for k, v in shapes.items()},
                "topk": args.topk, "extra_topk": args.extra_topk, "s_kv": args.s_kv,
+               "topk_length": args.topk_length,
                "caches": list(args.cache),
                "timing": dict(graph=not args.no_graph, warmup=warmup, rep=rep,
                               return_mode="median", reps=args.reps),
@@ -345,8 +359,10 @@ def main(argv=None) -> int:
             x = make_sparse_decode_inputs(b, s_q, h_q, args.topk, s_kv=args.s_kv,
                                           is_fp8=cache == "fp8", device=dev, seed=3,
                                           invalid=0.0, poison=False,
-                                          extra_topk=args.extra_topk or None)
-            slots = args.topk + args.extra_topk
+                                          extra_topk=args.extra_topk or None,
+                                          topk_length=([args.topk_length] * b
+                                                       if args.topk_length else None))
+            slots = (args.topk_length or args.topk) + args.extra_topk
             fl = flops(b, s_q, h_q, slots)
             by = bytes_moved(b, s_q, h_q, slots, cache)
             runs = {}
@@ -391,7 +407,8 @@ def main(argv=None) -> int:
                 x_n = f"{r['tflops'] / n['tflops']:.2f}" if n else "-"
                 if a:
                     x_a = f"{r['tflops'] / a['tflops']:.3f}"
-                elif cache == "fp8" and name in RECORDED and not args.extra_topk:
+                elif (cache == "fp8" and name in RECORDED and not args.extra_topk
+                      and not args.topk_length):
                     x_a = f"{r['tflops'] / RECORDED[name]:.3f} (recorded)"
                 else:
                     x_a = "-"
@@ -399,13 +416,16 @@ def main(argv=None) -> int:
                              f"{r['gbps']:.0f} | {x_n} | {x_a} |")
     extra = (f" + an extra cache, {args.extra_topk} slots of {2 * args.extra_topk} tokens"
              if args.extra_topk else "")
+    if args.topk_length:
+        extra += f", topk_length {args.topk_length} on every row"
     print(f"\nSparse MLA decode, h_kv=1 d=576 dv=512 page 64, topk {args.topk} of {args.s_kv} "
           f"tokens per request{extra}; TFLOP/s = 2*b*s_q*h_q*slots*(576+512)/t\n"
           + "\n".join(lines), flush=True)
     results["table_markdown"] = "\n".join(lines)
 
     if args.check:
-        bars = bar_lines(results["bench"], anchor is not None, args.extra_topk)
+        bars = bar_lines(results["bench"], anchor is not None, args.extra_topk,
+                         args.topk_length)
         print("\nbars:")
         for text, met in bars:
             print(f"  [{'met' if met else 'NOT MET' if met is False else 'not measured'}] {text}")
@@ -416,7 +436,8 @@ def main(argv=None) -> int:
     if args.plot and table:
         save_plot(args.plot, lambda plt: draw(plt, table, shapes, args.cache,
                                               impls + [ANCHOR],
-                                              anchor is None and not args.extra_topk))
+                                              anchor is None and not args.extra_topk
+                                              and not args.topk_length))
     return 1 if failed else 0
 
 
