@@ -140,6 +140,9 @@ def jit_options(scope: ModuleScope, dec: ast.expr, path: str,
                                f"argument's options are not", Loc(path, kw.value.lineno,
                                                                   kw.value.col_offset + 1),
                                check="bad-jit")
+            if kw.arg == "num_warps" and isinstance(kw.value, ast.Constant) \
+                    and kw.value.value is None:
+                continue  # tle.jit's default: 4 warps, as Python's jit(num_warps=None) gives
             if kw.arg == "num_warps":
                 v = at.const_int(kw.value)
                 num_warps = check_num_warps(

@@ -137,7 +137,7 @@ def matched_names(tree: ast.Module) -> set[str]:
 class ModuleScope:
     """Everything module-level the frontend needs from one file."""
 
-    def __init__(self, tree: ast.Module, path: str):
+    def __init__(self, tree: ast.Module, path: str, rebound: Optional[set[str]] = None):
         self.tree = tree
         self.path = path
         self.aliases: dict[str, str] = {}
@@ -155,7 +155,8 @@ class ModuleScope:
             self._scan(stmt)
         # Bindings the statement-by-statement scan does not see as module-level assignments:
         # Python rebinds these names too, so none of them is a constant the kernel can read.
-        self.rebound = rebound_elsewhere(tree) | matched_names(tree)
+        self.rebound = (rebound_elsewhere(tree) | matched_names(tree)) if rebound is None \
+            else set(rebound)
         for name in self.rebound:
             self._bind_other(name)
 
@@ -167,7 +168,10 @@ class ModuleScope:
         root = self._root
         if line not in root._at:
             body = [st for st in root.tree.body if (st.end_lineno or st.lineno) < line]
-            sub = ModuleScope(ast.Module(body=body, type_ignores=[]), root.path)
+            # the names the whole module rebinds elsewhere (a function's `global`, a walrus, a
+            # match): none is a constant or alias here either (walking the tree again for each
+            # line cost a tenth of a large file's reading)
+            sub = ModuleScope(ast.Module(body=body, type_ignores=[]), root.path, root.rebound)
             sub._root = root
             root._at[line] = sub
         return root._at[line]
