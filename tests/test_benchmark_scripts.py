@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
     ("benchmarks/ab_decode.py", ("--kernel", "--points", "--anchor", "--reps", "split-fp8")),
     ("benchmarks/decode_small_batch.py", ("--anchor", "--batches", "--lengths", "--reps")),
     ("benchmarks/ab_shared_q.py", ("--batches", "--topk-length", "--reps", "shares_q")),
+    ("benchmarks/ab_round_split.py", ("--shapes", "--anchor", "--reps", "plan_round_split")),
 ])
 def test_help_without_a_gpu(script, words):
     r = subprocess.run([sys.executable, str(ROOT / script), "--help"], capture_output=True,

@@ -272,6 +272,27 @@ def test_a_batch_under_one_wave_runs_as_merged_topk_pieces(emulated, monkeypatch
     assert len(calls) == 1 and calls[0].chunks == 4
 
 
+def test_a_tail_over_half_a_wave_runs_as_pieces_over_several_rounds(emulated, monkeypatch):
+    """Five rows of one head block on 8 programs: two pieces per row would not fit one round
+    (10 > 8), so the one-round split finds none; four pieces per row in three rounds
+    (tail_split.plan_round_split) are modelled 1.06x shorter and taken. The programs run their
+    pieces k, k + 8, k + 16 and the merge gives the unsplit answer (invalid indices, an empty
+    piece)."""
+    import tle_kernels.head_padding as hp
+    from tle_kernels.tail_split import plan_tail_split
+
+    emulated(sms=8)
+    assert plan_tail_split(5, 1, 2048, 8, 64, min_speedup=1.25) is None
+    calls = []
+    real = hp.run_split_any_heads
+    monkeypatch.setattr(hp, "run_split_any_heads",
+                        lambda *a, **kw: calls.append(a[-1]) or real(*a, **kw))
+    x = hostile(5, 1, 64, 2048, seed=11, invalid=0.5)
+    x["indices"][3, 0, 512:1024] = -1                 # row 3's second piece has no valid slot
+    run_and_check(x, "round split")
+    assert len(calls) == 1 and (calls[0].main_tokens, calls[0].chunks) == (0, 4)
+
+
 # -------------------------------------------------------------------------------------- attn_sink
 
 def with_sinks(x, h_q, seed):

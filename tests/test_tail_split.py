@@ -191,6 +191,33 @@ def test_min_speedup_lets_a_decode_batch_take_two_pieces():
     assert plan_tail_split(4096, 2, 2048, 132, 128, min_speedup=2.0) == TailSplit(4092, 16)
 
 
+def test_round_split_takes_pieces_over_rounds_only_where_they_pay():
+    """plan_round_split, with the FP8 decode's model (3 tiles fixed per piece or item, 1.04x): at
+    h_q 128 on 132 SMs, topk 2048 on 64-token tiles, b 34-49 (68-98 items: no split fits one
+    round) take four pieces per row in three rounds; b 50-66, where four pieces need four
+    rounds, none; where a one-round split exists it agrees with plan_tail_split's; the rounds are
+    bounded by max_rounds."""
+    from tle_kernels.tail_split import plan_round_split
+
+    def rounds(b, **kw):
+        return plan_round_split(b, 2, 2048, 132, 64, 3, 1.04, **kw)
+
+    assert all(plan_tail_split(b, 2, 2048, 132, 64, min_speedup=1.25) is None
+               and rounds(b) == TailSplit(0, 4) for b in range(34, 50))
+    assert all(rounds(b) is None for b in range(50, 67))
+    for b in (1, 2, 4, 8, 16, 24, 32, 33, 67, 80):
+        assert rounds(b) == plan_tail_split(b, 2, 2048, 132, 64, min_speedup=1.25), b
+    assert rounds(100) == TailSplit(66, 4)            # a wave of main tokens, then the tail's
+    assert rounds(40, max_rounds=2) is None
+    assert plan_round_split(132, 1, 2048, 132, 64, 3, 1.04) is None  # whole waves
+    assert plan_round_split(40, 2, 2000, 132, 64, 3, 1.04) is None   # topk off the granule
+    for s_q in range(1, 200):                          # a tail never runs more than max_rounds
+        split = plan_round_split(s_q, 2, 2048, 132, 64, 3, 1.04)
+        if split is not None:
+            tail_items = (s_q - split.main_tokens) * 2
+            assert -(-tail_items * split.chunks // 132) <= 4 and split.main_tokens % 66 == 0
+
+
 @pytest.mark.parametrize("main", [0, 4])
 def test_shared_q_gives_the_runner_each_token_once_and_q_div(main):
     """With shared_q the pieces get the tail tokens' q as it is and q_div = chunks (piece v reads

@@ -46,6 +46,14 @@ TILE = 64        # topk indices per K tile
 # splits out; at b = 32, h_q 128 (64 items on 132 SMs) two pieces of 16 tiles ran 1.32x the
 # unsplit launch (H200, FP8 cache, topk 2048).
 DECODE_MIN_SPEEDUP = 1.25
+# Where no split fits one round (b 34-49 at h_q 128, s_q 1: 68-98 items, more than half of 132
+# SMs), pieces over several rounds (tail_split.plan_round_split). Its model's fixed cost per piece
+# or item, 3 tiles, is what fits the measured launches (H200, FP8 cache, topk 2048, h_q 128):
+# four pieces per row in three rounds ran 1.075x / 1.066x the unsplit launch at b 40 / 48
+# (modelled 1.06x both), eight 1.02x / 0.84x (1.00x / 0.83x), two 0.91x (0.92x), and at b 56 /
+# 64, where four pieces take four rounds, 0.84x (0.80x).
+ROUND_SPLIT_OVERHEAD_TILES = 3
+ROUND_SPLIT_MIN_SPEEDUP = 1.04
 FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
 
 
@@ -112,7 +120,7 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
     q3, idx2 = token_rows(q, t), token_rows(indices, t)
     sink = None if attn_sink is None else aligned(attn_sink)
     from .head_padding import run_split_any_heads
-    from .tail_split import plan_tail_split
+    from .tail_split import plan_round_split, plan_tail_split
 
     def runner(sink):
         """tail_split's runner: a launch over rows, with ``sink`` in its epilogue if given."""
@@ -121,8 +129,10 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
                            max_logits, sm_scale, sink, q_div)
         return run
 
-    split = plan_tail_split(t, -(-h_q // BLOCK_H), topk, api.sm_count(q.device), TILE,
-                            min_speedup=DECODE_MIN_SPEEDUP)
+    n_hb, sms = -(-h_q // BLOCK_H), api.sm_count(q.device)
+    split = (plan_tail_split(t, n_hb, topk, sms, TILE, min_speedup=DECODE_MIN_SPEEDUP)
+             or plan_round_split(t, n_hb, topk, sms, TILE, ROUND_SPLIT_OVERHEAD_TILES,
+                                 ROUND_SPLIT_MIN_SPEEDUP))
     if split is None:
         run_split_rows(q3, k_cache, idx2, rows.out3, rows.lse2, rows.max_logits, sm_scale, sink)
     else:

@@ -61,6 +61,40 @@ def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int,
     return TailSplit(main_tokens, chunks)
 
 
+def plan_round_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int,
+                     overhead_tiles: int, min_speedup: float,
+                     max_rounds: int = 4) -> Optional[TailSplit]:
+    """A split of the tail into pieces that take several rounds of the SMs, for a tail of more
+    than half a wave's items, where no split fits one round (``plan_tail_split`` finds none):
+    there, c pieces per item run in R = ceil(tail_items * c / sms) rounds, and when R pieces of
+    tiles / c tiles take less time than one unsplit item the tail ends sooner although some SMs
+    idle in the last round. The model: an item or a piece costs its tiles plus
+    ``overhead_tiles`` (its Q load, its epilogue, its share of the merge), the tail R times a
+    piece, or once an item unsplit; the cheapest c (the fewest pieces among equals) is taken when
+    the unsplit tail is at least ``min_speedup`` times longer. None when the work fills its waves
+    or no such split pays. ``granule``, the main tokens: as ``plan_tail_split``."""
+    if min(s_q, n_hb, topk, sms, granule, max_rounds) <= 0 or topk % granule:
+        return None
+    n_items = s_q * n_hb
+    if n_items % sms == 0:
+        return None
+    main_tokens = n_items // sms * sms // n_hb
+    tail_items = (s_q - main_tokens) * n_hb
+    tiles = topk // granule
+    unsplit = tiles + overhead_tiles
+    best = None
+    for c in range(2, tiles + 1):
+        rounds = -(-tail_items * c // sms)
+        if tiles % c or rounds > max_rounds:
+            continue
+        cost = rounds * (tiles // c + overhead_tiles)
+        if best is None or cost < best[0]:
+            best = (cost, c)
+    if best is None or best[0] * min_speedup > unsplit:
+        return None
+    return TailSplit(main_tokens, best[1])
+
+
 Runner = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor,
                    torch.Tensor], None]
 
