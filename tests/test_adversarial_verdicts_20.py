@@ -23,6 +23,10 @@ Wrong before the fixes that came with this file:
   which makes no kernel) and `@triton.jit` stay no kernel.
 - `@tle.jit(**OPTS)` was read with 4 warps whatever OPTS held (Python's kernel had OPTS's): now
   refused (bad-jit); `@tle.jit(num_warps=None)`, Python's default, was refused: now 4 warps.
+- a reshaped tile stored into a slot of another shape or dtype (`tl.reshape(tl.arange(0, 64),
+  (8, 8))` into a [64] slot) was verified and Gluon refused the compile (the reshape lowered
+  since tests/test_adversarial_verdicts_18.py): the slot-store check now follows a reshape's
+  shape and dtype (frontend/protocol.py block_dims, tile_dtype).
 
 
 Found and left open (strict xfails below), each verified by tle-dump and refused by `--gluon`:
@@ -442,6 +446,47 @@ def test_a_reshaped_register_tile_as_a_dot_operand(tmp_path, capsys):
     path = verdict(tmp_path, capsys, text + CONFIG, "verified")
     every_mode(capsys, path, 0)
     lowers_to_its_events(path)
+    compiled = compile_kernel((str(path), "k"), {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                              {"C": 3})
+    assert "gl.reshape(" in compiled.tle_generated.source
+
+
+X8 = "tl.load(x_ptr + tl.arange(0, 8)[:, None] * 8 + tl.arange(0, 8)[None, :])"
+RESHAPED = {
+    # lowered and compiled: a reshape of pointers, of an arange, of a mask, of i64 values
+    "a load through reshaped pointers": (
+        "tl.load(tl.reshape(x_ptr + tl.arange(0, 8)[:, None] * 8 + tl.arange(0, 8)[None, :], "
+        "(64,)))", "verified"),
+    "an arange reshaped there and back": (
+        "tl.reshape(tl.reshape(tl.arange(0, 64), (8, 8)), (64,)).to(tl.float32)", "verified"),
+    "a reshaped mask": (f"tl.where(tl.reshape({X8} > 0, (64,)), 1.0, 0.0)", "verified"),
+    "reshaped i64 values": ("tl.reshape(tl.arange(0, 64).to(tl.int64) * N, (64,))"
+                            ".to(tl.float32)", "verified"),
+    # the store of a reshaped tile into a slot of another shape or dtype: refused at the store
+    # (it was verified, and Gluon refused the compile)
+    "a reshape to the slot's shape's transpose": (
+        "tl.reshape(tl.arange(0, 64), (8, 8))", ("rejected", "[bad-store]", "shape [8, 8]")),
+    "a reshape of bf16 values into an fp32 slot": (
+        f"tl.reshape({X8}.to(tl.bfloat16), (64,))", ("rejected", "[bad-store]", "of bf16")),
+}
+
+
+@pytest.mark.parametrize("name", list(RESHAPED))
+def test_reshaped_tiles_stored_into_a_slot(tmp_path, capsys, name):
+    """A reshape's shape and dtype are followed into the slot-store check (block_dims,
+    tile_dtype), as a cast's are: the lowered shared-memory store takes the slot's shape and
+    dtype only. The forms that match are verified, lowered and compiled for sm_90a."""
+    value, expect = RESHAPED[name]
+    text = ring(writer(body=f"slot = w.acquire(p)\ntl.store(tle.gpu.local_ptr(slot.tile), "
+                            f"{value})\nw.commit(p)\n")) + CONFIG
+    path = verdict(tmp_path, capsys, text, expect)
+    if expect != "verified":
+        every_mode(capsys, path, 1, *expect[1:])
+        return
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    every_mode(capsys, path, 0)
     compiled = compile_kernel((str(path), "k"), {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
                               {"C": 3})
     assert "gl.reshape(" in compiled.tle_generated.source

@@ -1498,6 +1498,9 @@ class Walker(WalkRules):
             return None
         if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.DType):
             return e.args[1].name
+        if e.name in ("tl.reshape", "tl.ravel"):  # the operand's elements, in another shape
+            operand = bind_reshape(e.name, e.args, e.kwargs)[0]
+            return self.tile_dtype(operand, seen) if operand is not None else None
         if e.name in ("tl.zeros", "tl.full"):
             at = 1 if e.name == "tl.zeros" else 2
             dt = e.args[at] if len(e.args) > at else e.kw("dtype")
@@ -2958,6 +2961,17 @@ class Walker(WalkRules):
             keep = e.kw("keep_dims")
             kept = (1,) if isinstance(keep, K.Const) and keep.value is True else ()
             return dims[:a] + kept + dims[a + 1:], True
+        if name in ("reshape", "ravel"):
+            # the shape it is given (Triton's unwrapping of one tuple or of several integers;
+            # ravel: the operand's element count), so that a store of it into a slot of another
+            # shape is refused (check_slot_store) as the lowered store would be
+            operand, shape, why = bind_reshape(e.name, e.args, e.kwargs)
+            if why is not None or operand is None:
+                return unknown
+            if shape is None:
+                dims, exact = self.block_dims(operand, seen)
+                return ((prod(dims),) if exact and dims and None not in dims else (None,)), True
+            return tuple(self.literal_int(d) for d in shape), True
         if name in self.ELEMENTWISE:
             dims, exact = self.broadcast([self.block_dims(a, seen) for a in e.args])
             return dims, exact and name not in self.RESHAPING
