@@ -211,6 +211,17 @@ def test_decorators_that_make_no_kernel(tmp_path, capsys, monkeypatch):
     assert code == 0 and "good: verified" in err and "bad" not in err, err
 
 
+@pytest.mark.parametrize("decos", ["@functools.lru_cache\n@tle.jit",
+                                   "@tle.jit\n@functools.lru_cache", "@myjit\n@tle.jit"])
+def test_stacked_decorators_are_refused(tmp_path, capsys, decos):
+    """Twins: a decorator beside @tle.jit (however spelt) stays refused at it (bad-jit): Python
+    binds the name to what the decorators return."""
+    text = ("import functools\n" + HEAD + "myjit = tle.jit(num_warps=4)\n" + kernel("good")
+            + kernel("bad", decos, " + 1") + PARTS)
+    path = write_kernel(tmp_path, text)
+    every_mode(capsys, path, 1, "[bad-jit]", "kernel 'bad' has the decorator", kernel_name="bad")
+
+
 # ------------------------------------------------------------------ protocols: the true answers
 
 REJECTED = ("rejected",)
