@@ -291,6 +291,10 @@ def test_a_tail_over_half_a_wave_runs_as_pieces_over_several_rounds(emulated, mo
     x["indices"][3, 0, 512:1024] = -1                 # row 3's second piece has no valid slot
     run_and_check(x, "round split")
     assert len(calls) == 1 and (calls[0].main_tokens, calls[0].chunks) == (0, 4)
+    # at a head count that is no multiple of 16 the pieces would run over padded copies of q and
+    # the outputs (head_padding.py), which the model leaves out: the rows run unsplit
+    run_and_check(hostile(5, 1, 40, 2048, seed=12, invalid=0.5), "h_q 40 unsplit")
+    assert len(calls) == 1
 
 
 # -------------------------------------------------------------------------------------- attn_sink

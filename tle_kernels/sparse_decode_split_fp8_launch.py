@@ -51,7 +51,7 @@ DECODE_MIN_SPEEDUP = 1.25
 # or item, 3 tiles, is what fits the measured launches (H200, FP8 cache, topk 2048, h_q 128):
 # four pieces per row in three rounds ran 1.075x / 1.066x the unsplit launch at b 40 / 48
 # (modelled 1.06x both), eight 1.02x / 0.84x (1.00x / 0.83x), two 0.91x (0.92x), and at b 56 /
-# 64, where four pieces take four rounds, 0.84x (0.80x).
+# 64, where four pieces take four rounds, 0.84x (0.80x); at h_q 64 / 32 (b 72-90 / 80) 1.02-1.05x.
 ROUND_SPLIT_OVERHEAD_TILES = 3
 ROUND_SPLIT_MIN_SPEEDUP = 1.04
 FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
@@ -119,7 +119,7 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
     rows = RowOutputs(out, lse)
     q3, idx2 = token_rows(q, t), token_rows(indices, t)
     sink = None if attn_sink is None else aligned(attn_sink)
-    from .head_padding import run_split_any_heads
+    from .head_padding import MERGE_HEADS, run_split_any_heads
     from .tail_split import plan_round_split, plan_tail_split
 
     def runner(sink):
@@ -130,9 +130,12 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
         return run
 
     n_hb, sms = -(-h_q // BLOCK_H), api.sm_count(q.device)
-    split = (plan_tail_split(t, n_hb, topk, sms, TILE, min_speedup=DECODE_MIN_SPEEDUP)
-             or plan_round_split(t, n_hb, topk, sms, TILE, ROUND_SPLIT_OVERHEAD_TILES,
-                                 ROUND_SPLIT_MIN_SPEEDUP))
+    split = plan_tail_split(t, n_hb, topk, sms, TILE, min_speedup=DECODE_MIN_SPEEDUP)
+    if split is None and h_q % MERGE_HEADS == 0:
+        # (at other head counts the tail's pieces run over padded copies of q and the outputs,
+        # which the model leaves out: b 40 at h_q 100 ran 0.84x unsplit)
+        split = plan_round_split(t, n_hb, topk, sms, TILE, ROUND_SPLIT_OVERHEAD_TILES,
+                                 ROUND_SPLIT_MIN_SPEEDUP)
     if split is None:
         run_split_rows(q3, k_cache, idx2, rows.out3, rows.lse2, rows.max_logits, sm_scale, sink)
     else:
