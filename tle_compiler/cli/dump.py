@@ -1,6 +1,6 @@
 """tle-dump: show and verify the pipe protocol of a kernel.
 
-    tle-dump [--graph] [--format text|dot|json] [-o FILE] [-p PIPELINE] PATH
+    tle-dump [--graph] [--format text|dot|json] [-o FILE] [-p PIPELINE] PATH [PATH ...]
     tle-dump -p PIPELINE --print-ir PATH    the kernel IR after the passes (cli/print_ir.py)
     tle-dump --gluon|--ttgir|--ptx PATH     the lowered kernel (sm_90a, the file's DEFAULT_CONFIG)
              [--debug-waits [--wait-bound 500ms]]   ... with bounded mbarrier waits that trap
@@ -12,12 +12,15 @@ input (no file, a directory, a syntax error, a bad flag, an output that cannot b
 proved (verified only for the values checked, or a verification budget ran out). With several
 kernels the worst wins: 2, then 1, then 3, then 0. A partial pipeline (``-p PASS``) that stops
 before the verdict claims nothing: it exits 1 on a fault its passes find, else 0, and says that
-no claim is made (a deadlock, say, is found only by verify-deadlock).
+no claim is made (a deadlock, say, is found only by verify-deadlock). Several PATHs are each
+checked alone with the same flags, and the worst of their statuses wins; Ctrl-C exits 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -37,6 +40,8 @@ from .report import KernelReport, diagnostic_json, render_json, render_text
 from .constexprs import lowering_constexprs
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
+#: Ctrl-C (SIGINT): 128 + 2, as shells report a command the signal ended; nothing is claimed.
+EXIT_INTERRUPTED = 130
 #: Which exit status wins when a file's kernels disagree: unusable, then rejected, then not proved.
 EXIT_PRIORITY = (EXIT_UNUSABLE, EXIT_REJECTED, EXIT_NOT_PROVED, EXIT_OK)
 IMAGE_SUFFIXES = (".svg", ".png", ".pdf")
@@ -59,12 +64,17 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
   0  every kernel proved; also when the pipeline (-p) gives no verdict and finds no error
   1  a kernel is rejected, or cannot be read or lowered
   2  unusable input: no such file, a directory, stdin, a FIFO, a suffix other than .py/.pipe/
-     .kir, a syntax error, a bad flag, --param (True/False only for a boolean constexpr) or
-     --bound, --debug-waits/--wait-bound without --gluon/--ttgir/--ptx, a DEFAULT_CONFIG
-     num_warps other than the kernel's @tle.jit one, an output (-o) that cannot be written or
-     is the input file
+     .kir, a syntax error (or nesting too deep for Python), a bad flag, --param (True/False
+     only for a boolean constexpr) or --bound, --debug-waits/--wait-bound without
+     --gluon/--ttgir/--ptx, a DEFAULT_CONFIG num_warps other than the kernel's @tle.jit one,
+     an output (-o, or stdout) that cannot be written, is the input file or ends in '/',
+     --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a picture
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning); also an internal error of tle-dump (one line: nothing is claimed)
+  130  interrupted (Ctrl-C): nothing is claimed
+  Several PATHs: each is checked alone with the same flags ('tle-dump: PATH: exit N' on
+  stderr for each) and the worst status wins; --format json prints one object
+  {{"exit_code": ..., "files": [...]}}; -o takes one PATH only.
 
 passes (-p; a pass's prerequisites run first):
   protocol  {{protocol}}
@@ -402,6 +412,9 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
 
     try:
         infos = kernels_of_source(text, str(path))
+    except (RecursionError, MemoryError):
+        _refuse_too_deep(path, text)
+        raise  # Python parses it: a fault of the frontend, reported as an internal error
     except SyntaxError as e:
         raise _Unusable(f"{path}:{e.lineno}:{e.offset}: error: Python syntax error: {e.msg}") from None
     except TleError as e:
@@ -414,6 +427,20 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
     return _read_with_constexprs(path, text, infos, fixed or {})
 
 
+def _refuse_too_deep(path: Path, text: str) -> None:
+    """_Unusable when Python itself cannot parse ``text`` (an expression nested thousands deep:
+    ast.parse raises RecursionError or MemoryError, and Python refuses to run the file too)."""
+    import ast
+
+    try:
+        ast.parse(text, str(path))
+    except (RecursionError, MemoryError) as e:
+        raise _Unusable(f"{path}: error: Python cannot parse this file: nested too deeply "
+                        f"({type(e).__name__}); Python refuses to run it as well") from None
+    except SyntaxError:
+        pass
+
+
 def _epilog() -> str:
     from ..lowering.kir_passes import passes_with_lowering
 
@@ -422,13 +449,25 @@ def _epilog() -> str:
         "{lowering}", ", ".join(n for n in names if n not in PASSES))
 
 
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml), or a word saying there is none."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"(tle_compiler {version('tle_compiler')})"
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "(tle_compiler, not installed: version unknown)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(
         prog="tle-dump",
         description="Show a kernel's Pipe IR and inferred mbarriers, and verify its pipe protocol.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("path", help="a .py file with @tle.jit kernels, a .pipe file, or a .kir file "
-                    "(the kernel IR's text form)")
+    ap.add_argument("path", nargs="+", metavar="PATH",
+                    help="a .py file with @tle.jit kernels, a .pipe file, or a .kir file (the "
+                    "kernel IR's text form); several: each checked alone, the worst exit wins")
+    ap.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     ap.add_argument("--graph", action="store_true",
                     help="also show the dataflow graph (partitions and the pipes between them)")
     ap.add_argument("--format", choices=("text", "dot", "json"), default=None,
@@ -601,7 +640,7 @@ def _write(out: Path, data: str | bytes) -> None:
 def _emit(args, fmt: str, text: str) -> None:
     """The report to -o (rendered when it is an image) or to stdout."""
     if not args.output:
-        sys.stdout.write(text)
+        _write_stdout(text)
         return
     out = Path(args.output)
     if fmt == "dot" and out.suffix.lower() in IMAGE_SUFFIXES:
@@ -675,7 +714,7 @@ def _error_json(args, path: Optional[str], message: str) -> None:
             return
         except OSError:
             pass
-    sys.stdout.write(text)
+    _write_stdout(text, failing=True)
 
 
 def _is_input(out: Path, source: Path) -> bool:
@@ -698,6 +737,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             _error_json(None, None, str(e))
         return EXIT_UNUSABLE
     fmt = _format_of(args)
+    paths = args.path
+    if len(paths) > 1:
+        return _run_several(args, fmt, paths)
+    args.path = paths[0]
+    return _run_one(args, fmt)
+
+
+def _run_one(args, fmt: str) -> int:
+    """One PATH: its exit status, every failure turned into one line and a documented status."""
     try:
         return _run(args, fmt)
     except _Unusable as e:
@@ -708,8 +756,74 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except TleError as e:  # a kernel's error no mode caught: rejected, as the frontend's are
         print(str(e.to_diagnostic()), file=sys.stderr)
         return EXIT_REJECTED
+    except KeyboardInterrupt:  # Ctrl-C: no traceback, and a status that claims nothing
+        print(f"tle-dump: interrupted; nothing is claimed for {args.path}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as e:  # noqa: BLE001 - a bug in tle-dump itself (RecursionError too)
         return _internal_error(args, fmt, e)
+
+
+def _run_several(args, fmt: str, paths: Sequence[str]) -> int:
+    """Several PATHs: each is checked as if given alone, with the same flags, and the exit
+    status is the worst of theirs (2, then 1, then 3, then 0). Their reports follow one another
+    on stdout; with --format json they are one object, {"exit_code": worst, "files": [the
+    object of each PATH]}. -o would hold one file's report only: refused."""
+    if args.output is not None:
+        message = (f"tle-dump: error: -o writes one report: give one PATH with -o (got "
+                   f"{len(paths)}), or leave -o out")
+        print(message, file=sys.stderr)
+        if fmt == "json" and _reporting(args):
+            _write_stdout(_json_text({"tool": "tle-dump", "source": None, "error": message,
+                                      "exit_code": EXIT_UNUSABLE}), failing=True)
+        return EXIT_UNUSABLE
+    wrap = fmt == "json" and _reporting(args)
+    codes, docs = [], []
+    for path in paths:
+        one = argparse.Namespace(**vars(args))
+        one.path = path
+        if wrap:  # each file's JSON object, collected into one document
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                code = _run_one(one, fmt)
+            try:
+                docs.append(json.loads(buf.getvalue()))
+            except ValueError:
+                docs.append({"tool": "tle-dump", "source": path, "exit_code": code})
+        else:
+            code = _run_one(one, fmt)
+        if code == EXIT_INTERRUPTED:
+            return code
+        # which file each status belongs to: the summary lines name kernels, not files
+        print(f"tle-dump: {path}: exit {code}", file=sys.stderr)
+        codes.append(code)
+    code = combine_exit_codes(codes)
+    if wrap:
+        try:
+            _write_stdout(_json_text({"tool": "tle-dump", "exit_code": code, "files": docs}))
+        except _Unusable as e:
+            print(str(e), file=sys.stderr)
+            return EXIT_UNUSABLE
+    return code
+
+
+def _write_stdout(text: str, failing: bool = False) -> None:
+    """Write ``text`` to stdout and flush it there. A stdout that cannot take it (a closed pipe,
+    `| head`, a full disk) is an output that cannot be written: _Unusable (exit 2) with one line,
+    and stdout is pointed at the null device so that Python's own flush at exit does not print a
+    traceback. ``failing``: already reporting an error; a second one is dropped."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        try:
+            fd = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(fd, sys.stdout.fileno())
+            os.close(fd)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass  # a stdout without a file descriptor (a test's capture)
+        if not failing:
+            raise _Unusable(f"tle-dump: error: cannot write to standard output: "
+                            f"{e.strerror or e}") from None
 
 
 def _internal_error(args, fmt: str, err: BaseException) -> int:
@@ -727,7 +841,7 @@ def _internal_error(args, fmt: str, err: BaseException) -> int:
     if fmt == "json" and _reporting(args):
         doc = {"tool": "tle-dump", "source": args.path, "error": message,
                "exit_code": EXIT_NOT_PROVED}
-        sys.stdout.write(_json_text(doc))
+        _write_stdout(_json_text(doc), failing=True)
     return EXIT_NOT_PROVED
 
 
@@ -763,6 +877,10 @@ def _run(args, fmt: str) -> int:
     if args.output is not None and not args.output.strip():
         raise _Unusable("tle-dump: error: -o: an empty path; give a file to write, or leave -o "
                         "out to print to stdout")
+    if args.output is not None and args.output.endswith(("/", os.sep)):
+        # Path() drops the trailing slash: the report would become a file named like the folder
+        raise _Unusable(f"{args.output}: error: cannot write: names a folder (a trailing '/'); "
+                        f"give -o a file path")
     if (args.debug_waits or args.wait_bound is not None) and not lowering:
         # the lowered waits are printed by --gluon/--ttgir/--ptx only (-p emit-gluon lowers plain
         # waits): without one of them the flag would change nothing
@@ -782,9 +900,15 @@ def _run(args, fmt: str) -> int:
         except ValueError as e:
             raise _Unusable(f"tle-dump: error: {e}") from None
         return _run_print_ir(args, fmt, path, fixed, names, lowering)
-    if lowering and args.format not in (None, "text"):
-        raise _Unusable(f"tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel; "
-                        f"--format {args.format} does not apply")
+    if lowering and fmt != "text":
+        # -o r.json / g.svg asks for a report or a picture: the lowered kernel is neither
+        given = (f"--format {args.format}" if args.format else
+                 f"-o {args.output} (a {'JSON report' if fmt == 'json' else 'Graphviz picture'})")
+        raise _Unusable(f"tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel as "
+                        f"text; {given} does not apply")
+    if lowering and args.graph:
+        raise _Unusable("tle-dump: error: --gluon/--ttgir/--ptx print the lowered kernel; "
+                        "--graph (the report's dataflow graph) does not apply")
     if args.output:
         _check_output(Path(args.output), path)
         if fmt == "dot" and not lowering and Path(args.output).suffix.lower() in IMAGE_SUFFIXES:
@@ -796,7 +920,8 @@ def _run(args, fmt: str) -> int:
                 raise _Unusable(f"tle-dump: error: {e}") from None
     if lowering and path.suffix != ".py":
         _read_input(path)  # a missing file or a directory says so first
-        raise _Unusable(f"{path}: error: --gluon/--ttgir/--ptx need a .py kernel file")
+        hint = " (a .kir file's Gluon: -p emit-gluon)" if path.suffix == ".kir" else ""
+        raise _Unusable(f"{path}: error: --gluon/--ttgir/--ptx need a .py kernel file{hint}")
     if lowering:
         args.debug_bound = _debug_bound(args)
 
