@@ -115,6 +115,22 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
 
+class _Once(argparse.Action):
+    """A flag that takes one value: given twice with two values (-o a.json -o b.txt, --format
+    json --format text), it is refused rather than the last one silently winning."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.given = None
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.given is not None and self.given != values:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice "
+                         f"({self.given!r} and {values!r}); give it once")
+        self.given = values
+        setattr(namespace, self.dest, values)
+
+
 @dataclass
 class Loaded:
     module: Module
@@ -470,11 +486,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     ap.add_argument("--graph", action="store_true",
                     help="also show the dataflow graph (partitions and the pipes between them)")
-    ap.add_argument("--format", choices=("text", "dot", "json"), default=None,
-                    help="output format (default: text; from -o's suffix when it is .dot/.json/.svg/.png/.pdf)")
-    ap.add_argument("-o", "--output", help="write here instead of stdout; .svg/.png/.pdf render the "
-                    "DOT graph with Graphviz")
-    ap.add_argument("-p", "--passes", default=DEFAULT_PIPELINE, metavar="PIPELINE",
+    ap.add_argument("--format", action=_Once, choices=("text", "dot", "json"), default=None,
+                    help="output format (default: text; from -o's suffix when it is "
+                         ".dot/.json/.svg/.png/.pdf)")
+    ap.add_argument("-o", "--output", action=_Once,
+                    help="write here instead of stdout (UTF-8); .svg/.png/.pdf render the DOT "
+                         "graph with Graphviz; another suffix gets text")
+    ap.add_argument("-p", "--passes", action=_Once, default=DEFAULT_PIPELINE, metavar="PIPELINE",
                     help=f"comma-separated passes to run (default: {DEFAULT_PIPELINE}); only "
                          "verify-deadlock after verify-protocol gives a verdict; any pass listed "
                          "below, the lowering passes print the kernel IR")
@@ -482,9 +500,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="print the kernel IR text form after the pipeline (-p), with the "
                          "attributes the passes wrote (a .py or .kir file)")
     ap.add_argument("--kernel", action="append", help="only this kernel (repeatable)")
-    ap.add_argument("--bound", type=int, metavar="B", help="check params only up to min+B, B >= 0 "
-                    "(the verdict is then at best 'bounded'; default: a bound computed from the "
-                    "program)")
+    ap.add_argument("--bound", action=_Once, type=int, metavar="B",
+                    help="check params only up to min+B, B >= 0 (the verdict is then at best "
+                         "'bounded'; default: a bound computed from the program)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="check only this value of a param (or of a base param of derived ones, "
                          "N of M = N // 2, which fixes them), or read the kernel specialised to "
@@ -503,7 +521,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="lower every mbarrier wait as a bounded wait that prints the pipe and "
                             "index and traps (docs/lowering.md, 'Debug waits'); the bound: "
                             "--wait-bound, else $TLE_DEBUG_WAITS when it names one, else 2 s")
-    lower.add_argument("--wait-bound", metavar="BOUND", default=None,
+    lower.add_argument("--wait-bound", action=_Once, metavar="BOUND", default=None,
                        help="the bound of one debug wait (2s, 500ms, 1000000polls; a bare "
                             "number is seconds); implies --debug-waits")
     return ap
@@ -632,7 +650,9 @@ def _write(out: Path, data: str | bytes) -> None:
         if isinstance(data, bytes):
             out.write_bytes(data)
         else:
-            out.write_text(data)
+            # UTF-8 whatever the locale: the .pipe/.kir readers decode UTF-8, and a report
+            # naming a non-ASCII path must be writable under any LANG
+            out.write_text(data, encoding="utf-8")
     except OSError as e:
         raise _Unusable(f"{out}: error: cannot write: {e.strerror or e}") from None
 
@@ -710,7 +730,7 @@ def _error_json(args, path: Optional[str], message: str) -> None:
                        "exit_code": EXIT_UNUSABLE})
     if args is not None and args.output and not _is_input(Path(args.output), Path(args.path)):
         try:
-            Path(args.output).write_text(text)
+            Path(args.output).write_text(text, encoding="utf-8")
             return
         except OSError:
             pass
@@ -814,6 +834,11 @@ def _write_stdout(text: str, failing: bool = False) -> None:
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
+    except UnicodeEncodeError as e:  # PYTHONIOENCODING=ascii and a non-ASCII path or name
+        if not failing:
+            raise _Unusable(f"tle-dump: error: cannot write to standard output: its encoding "
+                            f"({e.encoding}) cannot write {e.object[e.start:e.end]!r}; set "
+                            f"PYTHONIOENCODING=utf-8, or write the report with -o") from None
     except OSError as e:
         try:
             fd = os.open(os.devnull, os.O_WRONLY)
