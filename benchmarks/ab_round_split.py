@@ -44,13 +44,17 @@ def main(argv=None) -> int:
     plan_round_split = ts.plan_round_split
     scale = 576 ** -0.5
 
-    def step(x, out, lse, rounds):
+    import tle_kernels.sparse_decode_split_fp8_launch as L
+
+    def step(x, out, lse, rounds, balance=False):
         ts.plan_round_split = plan_round_split if rounds else (lambda *a, **k: None)
+        L.BALANCE = balance
         try:
             A.launch_sparse("split-fp8", x["q"], x["k_cache"], x["indices"], scale, True, out,
                             lse)
         finally:
             ts.plan_round_split = plan_round_split
+            L.BALANCE = None
 
     def graph_ms(fn):
         fn()
@@ -67,16 +71,17 @@ def main(argv=None) -> int:
         x = make_sparse_decode_inputs(b, s_q, h_q, args.topk, s_kv=args.s_kv, is_fp8=True,
                                       seed=b, invalid=0.0, poison=False)
         want = sparse_decode_reference(x["q"], x["k_cache"], x["indices"], 512, scale)
-        bufs = {r: A.empty_outputs(x["q"]) for r in (False, True)}
+        bufs = {r: A.empty_outputs(x["q"]) for r in (False, True, "balanced")}
         for rounds, (out, lse) in bufs.items():
-            step(x, out, lse, rounds)
+            step(x, out, lse, rounds is True, rounds == "balanced")
             err = (out.float() - want[0].float()).abs().max().item()
             lse_err = (lse - want[1]).nan_to_num(0.0).abs().max().item()
             if not (err < 1e-2 and lse_err < 1e-4):
                 print(f"{name} rounds={rounds}: out err {err:.2e}, lse err {lse_err:.2e}: FAIL")
                 return 1
         cases = {"unsplit": lambda: step(x, *bufs[False], False),
-                 "rounds": lambda: step(x, *bufs[True], True)}
+                 "rounds": lambda: step(x, *bufs[True], True),
+                 "balanced": lambda: step(x, *bufs["balanced"], False, True)}
         if anchor is not None and h_q in (64, 128):
             cases["FlashMLA"] = lambda: anchor(x["q"], x["k_cache"], x["indices"], scale)
         times = {k: [] for k in cases}
@@ -86,10 +91,12 @@ def main(argv=None) -> int:
         us = {k: statistics.median(v) * 1e3 for k, v in times.items()}
         line = (f"{name}: without {us['unsplit']:7.1f} us, with {us['rounds']:7.1f} us, "
                 f"without / with {us['unsplit'] / us['rounds']:.3f}")
+        line += (f"; balanced {us['balanced']:7.1f} us, without / balanced "
+                 f"{us['unsplit'] / us['balanced']:.3f}")
         if "FlashMLA" in us:
             fm = us["FlashMLA"]
             line += (f"; FlashMLA {fm:7.1f} us, x FlashMLA without {fm / us['unsplit']:.3f} "
-                     f"with {fm / us['rounds']:.3f}")
+                     f"with {fm / us['rounds']:.3f} balanced {fm / us['balanced']:.3f}")
         print(line, flush=True)
         del x, bufs
         torch.cuda.empty_cache()

@@ -54,7 +54,28 @@ DECODE_MIN_SPEEDUP = 1.25
 # 64, where four pieces take four rounds, 0.84x (0.80x); at h_q 64 / 32 (b 72-90 / 80) 1.02-1.05x.
 ROUND_SPLIT_OVERHEAD_TILES = 3
 ROUND_SPLIT_MIN_SPEEDUP = 1.04
+# The balanced kernel (sparse_decode_split_fp8_balanced.py) where no split fits one round and
+# the items fill at most this share of the SMs. Measured (H200, FP8 cache, topk 2048, h_q 128,
+# against the pieces over rounds): b 36 / 40 (0.55 / 0.61 of 132 SMs) 1.12x / 1.05x, b 44 (0.67)
+# 1.00x, b 48 / 56 / 64 0.93x / 0.89x / 0.81x; h_q 64, b 80 (0.61) 1.05x. Its tiles cost about
+# 1.28x the per-item kernel's (b 128 h_q 64: 141.6 against 114.3 us for 31 against 32 tiles a
+# program), which is what keeps it out of fuller batches. BALANCE: None follows this rule,
+# True / False force it (A/B runs).
+BALANCED_MAX_FILL = 0.62
+BALANCE = None
 FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
+
+
+def use_balanced(items: int, sms: int, h_q: int) -> bool:
+    """Whether a batch of ``items`` (row, head block) items, for which no split fits one round,
+    runs on the balanced kernel: where the items fill more than half of the SMs and at most
+    ``BALANCED_MAX_FILL`` of them (``BALANCE`` forces either), h_q a multiple of 16 (the merge's
+    head blocks)."""
+    if h_q % 16 or items <= 0:
+        return False
+    if BALANCE is not None:
+        return bool(BALANCE)
+    return sms / 2 < items <= BALANCED_MAX_FILL * sms
 
 
 def sparse_split_fp8_unsupported_reason(q, k_cache, indices, is_fp8, attn_sink=None,
@@ -131,6 +152,12 @@ def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, 
 
     n_hb, sms = -(-h_q // BLOCK_H), api.sm_count(q.device)
     split = plan_tail_split(t, n_hb, topk, sms, TILE, min_speedup=DECODE_MIN_SPEEDUP)
+    if split is None and use_balanced(t * n_hb, sms, h_q):
+        from .sparse_decode_split_fp8_balanced_launch import run_balanced
+
+        run_balanced(q3, k_cache, idx2, rows.out3, rows.lse2, rows.max_logits, sm_scale, sink)
+        rows.finish()
+        return
     if split is None and h_q % MERGE_HEADS == 0:
         # (at other head counts the tail's pieces run over padded copies of q and the outputs,
         # which the model leaves out: b 40 at h_q 100 ran 0.84x unsplit)

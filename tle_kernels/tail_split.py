@@ -144,7 +144,8 @@ def combine_reference(out_p: torch.Tensor, ml_p: torch.Tensor, lse_p: torch.Tens
     w = torch.exp(lse_f - torch.where(empty, torch.zeros_like(top), top)[:, None])
     s = w.sum(dim=1)
     s_safe = torch.where(empty, torch.ones_like(s), s)
-    out = (w[..., None] * out_p.float()).sum(dim=1) / s_safe[..., None]
+    pieces = torch.where(torch.isposinf(lse_p)[..., None], 0.0, out_p.float())  # empty: unread
+    out = (w[..., None] * pieces).sum(dim=1) / s_safe[..., None]
     lse = torch.where(empty, torch.full_like(top, float("inf")), top + torch.log(s))
     if sink is not None:
         out = out * torch.sigmoid(lse - sink.float()[None, :])[..., None]
@@ -222,8 +223,10 @@ def _combine_kernel():
             l_c = tl.load(lse_p + t * stride_pl_t + c * stride_pl_c + h)
             w = tl.where(l_c == float("inf"), 0.0, tl.exp(l_c - base))
             s += w
+            # an empty piece is not read (a balanced launch leaves some pieces unwritten)
             o_c = tl.load(out_p + t.to(tl.int64) * stride_p_t + c * stride_p_c
-                          + h[:, None] * D + d[None, :]).to(tl.float32)
+                          + h[:, None] * D + d[None, :], mask=(l_c != float("inf"))[:, None],
+                          other=0.0).to(tl.float32)
             acc += w[:, None] * o_c
         res = tl.where(empty[:, None], 0.0, acc / tl.where(empty, 1.0, s)[:, None])
         if HAS_SINK:  # exp(sink) joins the denominator: out *= 1 / (1 + exp(sink - lse))
