@@ -28,6 +28,8 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   (UnicodeEncodeError ...)" exit 3; -o wrote the report in the locale's encoding, which the
   .pipe/.kir readers (UTF-8) may not read back. Now stdout says which character it cannot
   write (exit 2) and -o writes UTF-8.
+- ``tle-dump -x.py`` (a file named like a flag) said only "the following arguments are required:
+  PATH". Now the line says to write ./-x.py or -- -x.py.
 """
 
 from __future__ import annotations
@@ -85,6 +87,14 @@ def test_no_path_is_one_line_exit_2(capsys):
     code, out, err = run(capsys)
     assert code == 2 and out == ""
     assert "required" in one_line_error(err)
+
+
+def test_a_path_that_starts_with_a_dash_is_told_how_to_give_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-x.py").write_text(RING.read_text())
+    code, out, err = run(capsys, "-x.py")
+    assert code == 2 and "write ./-x.py or -- -x.py" in one_line_error(err)
+    assert main(["--", "-x.py"]) == 0 and main(["./-x.py"]) == 0
 
 
 # ---- inputs that are not kernel files: one line naming the file, exit 2

@@ -693,6 +693,17 @@ def _bad_flag_hint(argv: Sequence[str], message: str) -> str:
         for i, a in enumerate(argv[:-1]):
             if a in spellings and argv[i + 1].startswith("-"):
                 return f"for a value that starts with '-', write {spellings[-1]}={argv[i + 1]}"
+    # a file named like a flag (-x.py) is read as one: say how to give it as a PATH
+    def is_file(a: str) -> bool:
+        try:
+            return Path(a).suffix in INPUT_SUFFIXES and Path(a).exists()
+        except (OSError, ValueError):  # a name too long, a NUL byte: no file
+            return False
+
+    dashed = next((a for a in argv if a.startswith("-") and len(a) > 1 and a != "--"
+                   and is_file(a)), None)
+    if dashed:
+        return f"for a PATH that starts with '-', write ./{dashed} or -- {dashed}"
     return "tle-dump --help lists the flags"
 
 
