@@ -28,6 +28,11 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   (UnicodeEncodeError ...)" exit 3; -o wrote the report in the locale's encoding, which the
   .pipe/.kir readers (UTF-8) may not read back. Now stdout says which character it cannot
   write (exit 2) and -o writes UTF-8.
+- A DEFAULT_CONFIG that is a literal but not the dict tle-dump needs (``DEFAULT_CONFIG = 5``, a
+  "signature" that is a string, an argument type that is a dict, "constexprs" a list) ->
+  "internal error (AttributeError / TypeError ...)" exit 3 in every mode. Now it is read as a
+  DEFAULT_CONFIG that is no literal is: left aside when verifying, and --gluon/--ttgir/--ptx
+  refuse it (exit 2) at its line, saying what is wrong.
 - ``tle-dump -x.py`` (a file named like a flag) said only "the following arguments are required:
   PATH". Now the line says to write ./-x.py or -- -x.py.
 """
@@ -312,6 +317,35 @@ def test_a_non_ascii_path_under_an_ascii_stdout(tmp_path):
     assert p.returncode == 0, p.stderr
     assert f"# {src}:" in report.read_bytes().decode("utf-8")
     assert main([str(report)]) == 0
+
+
+_SIG = '{"x_ptr": "*fp32", "out_ptr": "*fp32", "stride_x": "i32", "N_TILES": "i32"}'
+
+
+@pytest.mark.parametrize("config, why", [
+    ("5", "it is an int"),
+    ("[1, 2]", "it is a list"),
+    ('{"ring_sum": "fast"}', "it is a str"),  # keyed by kernel name
+    ('{"signature": "x_ptr: *fp32", "constexprs": {}}', '"signature" is a str'),
+    ('{"signature": {"x_ptr": {"dtype": "fp32"}}, "constexprs": {}}', "gives 'x_ptr' no type"),
+    ('{"signature": ' + _SIG + ', "constexprs": [64]}', '"constexprs" is not a dict'),
+])
+def test_a_default_config_of_the_wrong_shape_is_named_not_an_internal_error(
+        capsys, tmp_path, config, why):
+    src = RING.read_text()
+    at = src.index("DEFAULT_CONFIG")
+    path = tmp_path / "cfg.py"
+    path.write_text(src[:at] + f"DEFAULT_CONFIG = {config}\n")
+    line = src[:at].count("\n") + 1
+    for flags in ([], ["--format", "json"], ["--print-ir"], ["-p", "emit-gluon"]):
+        code, out, err = run(capsys, *flags, path)
+        no_traceback(err)  # the protocol does not depend on it: verified as without one
+        assert code == 0, (flags, err)
+    for flag in ("--gluon", "--ttgir"):
+        code, out, err = run(capsys, flag, path)
+        text = one_line_error(err)
+        assert code == 2 and text.startswith(f"{path}:{line}: error: DEFAULT_CONFIG must be")
+        assert why in text
 
 
 # ---- --param values a user mistypes

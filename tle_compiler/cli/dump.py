@@ -219,7 +219,7 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
     affine only with them as numbers, to those and the DEFAULT_CONFIG constexprs it carries (a
     note on stderr says so, as for a .py file)."""
     from ..ir.kernel_text import parse_kernel_file
-    from ..lowering.dumping import kernel_config
+    from .config import kernel_config
     from .print_ir import kir_protocol_view
 
     try:
@@ -255,7 +255,7 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     specialised to ``--param`` values and the file's DEFAULT_CONFIG constexprs (``err`` when there
     are none); the constexprs it binds are no longer params."""
     from ..frontend.ast_reader import kernels_of_source
-    from ..lowering.dumping import default_config
+    from .config import default_config
 
     try:
         bind = dict(default_config(str(path), "").get("constexprs", {}))
@@ -292,7 +292,7 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
 
 def _config_of(path: Path, info) -> dict:
     """The DEFAULT_CONFIG the frontend recorded on the kernel's IR, or {} without one."""
-    from ..lowering.dumping import kernel_config
+    from .config import kernel_config
 
     try:
         return kernel_config(info.kir, str(path), info.name)
@@ -1152,7 +1152,8 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
         for r in reports:
             print(f"tle-dump: {r.program.name}: {r.summary()}", file=sys.stderr)
         return EXIT_REJECTED
-    from ..lowering.dumping import default_config, lowered_texts
+    from ..lowering.dumping import lowered_texts
+    from .config import default_config
     from ..lowering.walks import unproved_message
 
     for r in reports:

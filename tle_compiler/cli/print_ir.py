@@ -98,7 +98,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
 
 def _kir_config(path: Path, k) -> dict:
     """The DEFAULT_CONFIG constexprs a kernel read from a ``.kir`` file carries ({} without)."""
-    from ..lowering.dumping import kernel_config
+    from .config import kernel_config
 
     try:
         return dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
@@ -113,7 +113,8 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable
     DEFAULT_CONFIG constexprs the KIR carries when its indices are affine only with them; the
     lowering passes lower for those constexprs, with the values read specialised to and the
     ``--param`` values of its constexprs in their place."""
-    from ..lowering.dumping import CONFIG_CHECK, kernel_config
+    from ..lowering.dumping import CONFIG_CHECK
+    from .config import kernel_config
     from .constexprs import over_config
 
     try:
