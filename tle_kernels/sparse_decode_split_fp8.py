@@ -83,6 +83,24 @@ def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr
                             TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
     NT = TOPK // BK                        # K tiles per item
 
+    q, kv, prob = split_pipes(BLOCK_H)
+
+    tle.gpu.warp_specialize(
+        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
+                               kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
+                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
+         (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
+                 stride_l_s, sm_scale, n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
+         (right, (kv, prob, out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, NT,
+                  BLOCK_H))],
+        [4, 4],
+        [192, 160])
+
+
+def split_pipes(BLOCK_H: tl.constexpr):
+    """The kernel's pipes (q: the item's Q, one slot; kv: two slots of a 64-token tile, bf16,
+    read by both consumers, the right only kv_r; prob: the left's alpha, P and row sum for the
+    right), shared by the sink and balanced variants, whose producer and right read them."""
     q = tle.pipe(capacity=1,
                  q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
                  q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
@@ -96,17 +114,7 @@ def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr
                     alpha=tle.gpu.alloc([1, BLOCK_H], tl.float32),
                     probs=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
                     sum_exp=tle.gpu.alloc([1, BLOCK_H], tl.float32))
-
-    tle.gpu.warp_specialize(
-        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
-                               kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
-                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
-         (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
-                 stride_l_s, sm_scale, n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
-         (right, (kv, prob, out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, NT,
-                  BLOCK_H))],
-        [4, 4],
-        [192, 160])
+    return q, kv, prob
 
 
 def item_of(r):

@@ -37,6 +37,7 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_decode_seesaw_fp8 import ROPE_BYTE, dequantized, fp8_half, token_bytes
+from .sparse_decode_split_fp8 import split_pipes
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head_index, head_rows,
                                 index_valid, lse_of, normalized, shift_of)
 
@@ -52,19 +53,7 @@ def sparse_decode_split_fp8_balanced(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr
     # shared by every partition
     NG, lo = tile_range(cuts_ptr)
 
-    q = tle.pipe(capacity=1,
-                 q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
-                 q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
-                 q_t=tle.gpu.alloc([1, BLOCK_H, D_TAIL], tl.bfloat16))
-    kv = tle.pipe(capacity=2, readers=("left", "right"),
-                  kv_l=tle.gpu.alloc([2, BK, D_HALF], tl.bfloat16),
-                  kv_r=tle.gpu.alloc([2, BK, D_HALF], tl.bfloat16),
-                  tkv=tle.gpu.alloc([2, BK, D_TAIL], tl.bfloat16),
-                  valid=tle.gpu.alloc([2, BK], tl.int8))
-    prob = tle.pipe(capacity=1,                                              # left → right
-                    alpha=tle.gpu.alloc([1, BLOCK_H], tl.float32),
-                    probs=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
-                    sum_exp=tle.gpu.alloc([1, BLOCK_H], tl.float32))
+    q, kv, prob = split_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv, q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr,

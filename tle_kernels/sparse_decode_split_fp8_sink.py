@@ -32,8 +32,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .sparse_decode_split_fp8 import item_of, right, split_fp8_producer
-from .sparse_mla_common import (BK, D_HALF, D_TAIL, LN2, LOG2E, head0_of, head_index,
+from .sparse_decode_split_fp8 import item_of, right, split_fp8_producer, split_pipes
+from .sparse_mla_common import (BK, D_HALF, LN2, LOG2E, head0_of, head_index,
                                 head_rows, lse_of, shift_of, sink_normalized, token_of)
 
 
@@ -46,19 +46,7 @@ def sparse_decode_split_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, ou
     NT = TOPK // BK                        # K tiles per item
 
     # sparse_decode_split_fp8's pipes, field for field (its producer and right read them)
-    q = tle.pipe(capacity=1,
-                 q_l=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
-                 q_r=tle.gpu.alloc([1, BLOCK_H, D_HALF], tl.bfloat16),
-                 q_t=tle.gpu.alloc([1, BLOCK_H, D_TAIL], tl.bfloat16))
-    kv = tle.pipe(capacity=2, readers=("left", "right"),
-                  kv_l=tle.gpu.alloc([2, BK, D_HALF], tl.bfloat16),
-                  kv_r=tle.gpu.alloc([2, BK, D_HALF], tl.bfloat16),
-                  tkv=tle.gpu.alloc([2, BK, D_TAIL], tl.bfloat16),
-                  valid=tle.gpu.alloc([2, BK], tl.int8))
-    prob = tle.pipe(capacity=1,                                              # left → right
-                    alpha=tle.gpu.alloc([1, BLOCK_H], tl.float32),
-                    probs=tle.gpu.alloc([1, BLOCK_H, BK], tl.bfloat16),
-                    sum_exp=tle.gpu.alloc([1, BLOCK_H], tl.float32))
+    q, kv, prob = split_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
         [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,

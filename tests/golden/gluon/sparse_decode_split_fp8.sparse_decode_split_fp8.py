@@ -66,46 +66,46 @@ def split_fp8_producer(q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr, 
             g = ((r * NT) + k)
             t = t_next
             valid = ((t >= 0) & (t < n_tokens))
-            _token_bytes9_tok = gl.where(valid, t, 0)
-            off = (((_token_bytes9_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes9_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half10_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v2 = gl.load((((kv8_ptr + off[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid[:, None], other=0.0)
-            _fp8_half10__t12 = _v2
-            _fp8_half10_raw = _fp8_half10__t12
-            _fp8_half10_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 0))
-            _v3 = gl.load(_fp8_half10_scales, mask=valid, other=0.0)
-            _fp8_half10__t13 = _v3
-            _fp8_half10_lo = _fp8_half10__t13
-            _v4 = gl.load((_fp8_half10_scales + 1), mask=valid, other=0.0)
-            _fp8_half10__t14 = _v4
-            _fp8_half10_hi = _fp8_half10__t14
-            raw_l = _fp8_half10_raw
-            lo_l = _fp8_half10_lo
-            hi_l = _fp8_half10_hi
-            _fp8_half15_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v5 = gl.load((((kv8_ptr + off[:, None]) + (1 * D_HALF)) + _fp8_half15_offs_d[None, :]), mask=valid[:, None], other=0.0)
-            _fp8_half15__t17 = _v5
-            _fp8_half15_raw = _fp8_half15__t17
-            _fp8_half15_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 1))
-            _v6 = gl.load(_fp8_half15_scales, mask=valid, other=0.0)
-            _fp8_half15__t18 = _v6
-            _fp8_half15_lo = _fp8_half15__t18
-            _v7 = gl.load((_fp8_half15_scales + 1), mask=valid, other=0.0)
-            _fp8_half15__t19 = _v7
-            _fp8_half15_hi = _fp8_half15__t19
-            raw_r = _fp8_half15_raw
-            lo_r = _fp8_half15_lo
-            hi_r = _fp8_half15_hi
+            _token_bytes10_tok = gl.where(valid, t, 0)
+            off = (((_token_bytes10_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes10_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half11_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v2 = gl.load((((kv8_ptr + off[:, None]) + (0 * D_HALF)) + _fp8_half11_offs_d[None, :]), mask=valid[:, None], other=0.0)
+            _fp8_half11__t13 = _v2
+            _fp8_half11_raw = _fp8_half11__t13
+            _fp8_half11_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 0))
+            _v3 = gl.load(_fp8_half11_scales, mask=valid, other=0.0)
+            _fp8_half11__t14 = _v3
+            _fp8_half11_lo = _fp8_half11__t14
+            _v4 = gl.load((_fp8_half11_scales + 1), mask=valid, other=0.0)
+            _fp8_half11__t15 = _v4
+            _fp8_half11_hi = _fp8_half11__t15
+            raw_l = _fp8_half11_raw
+            lo_l = _fp8_half11_lo
+            hi_l = _fp8_half11_hi
+            _fp8_half16_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v5 = gl.load((((kv8_ptr + off[:, None]) + (1 * D_HALF)) + _fp8_half16_offs_d[None, :]), mask=valid[:, None], other=0.0)
+            _fp8_half16__t18 = _v5
+            _fp8_half16_raw = _fp8_half16__t18
+            _fp8_half16_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 1))
+            _v6 = gl.load(_fp8_half16_scales, mask=valid, other=0.0)
+            _fp8_half16__t19 = _v6
+            _fp8_half16_lo = _fp8_half16__t19
+            _v7 = gl.load((_fp8_half16_scales + 1), mask=valid, other=0.0)
+            _fp8_half16__t20 = _v7
+            _fp8_half16_hi = _fp8_half16__t20
+            raw_r = _fp8_half16_raw
+            lo_r = _fp8_half16_lo
+            hi_r = _fp8_half16_hi
             _v8 = gl.load(((idx_row + (gl.minimum((k + 1), (NT - 1)) * BK)) + gl.arange(0, BK, layout=L1)))
             t_next = _v8
             _kv_s9 = (g) % 2
             mbarrier.wait(kv_empty0.index(_kv_s9), (((g) // 2) & 1) ^ 1)
             mbarrier.wait(kv_empty1.index(_kv_s9), (((g) // 2) & 1) ^ 1)
             async_copy.async_copy_global_to_shared(kv_tkv.index(_kv_s9), ((kv16_ptr + ((off + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid[:, None])  # cp.async gather; arrives per thread at the commit
-            _dequantized20_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_l[:, None], hi_l[:, None])
-            kv_kv_l.index(_kv_s9).store((raw_l.to(gl.float32) * _dequantized20_scale).to(gl.bfloat16))
-            _dequantized21_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_r[:, None], hi_r[:, None])
-            kv_kv_r.index(_kv_s9).store((raw_r.to(gl.float32) * _dequantized21_scale).to(gl.bfloat16))
+            _dequantized21_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_l[:, None], hi_l[:, None])
+            kv_kv_l.index(_kv_s9).store((raw_l.to(gl.float32) * _dequantized21_scale).to(gl.bfloat16))
+            _dequantized22_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_r[:, None], hi_r[:, None])
+            kv_kv_r.index(_kv_s9).store((raw_r.to(gl.float32) * _dequantized22_scale).to(gl.bfloat16))
             kv_valid.index(_kv_s9).store(valid.to(gl.int8))
             _kv_s10 = (g) % 2
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
@@ -177,8 +177,8 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized26_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized26_inv_l[:, None], L2))
+        _normalized27_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized27_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
             gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')))
@@ -226,8 +226,8 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
             mbarrier.arrive(prob_empty0.index(0), count=1)
             _kv_s6 = (g) % 2
             mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-        _normalized34_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * _normalized34_inv_l[:, None])
+        _normalized35_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * _normalized35_inv_l[:, None])
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
         else:
