@@ -32,8 +32,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    import triton
 
+    from benchmarks.interleaved import graph_replay_ms
     import tle_kernels.sparse_decode_api as A
     import tle_kernels.tail_split as ts
     from tle_kernels.bench_sparse_decode import load_anchor, parse_shape
@@ -57,12 +57,7 @@ def main(argv=None) -> int:
             L.BALANCE = None
 
     def graph_ms(fn):
-        fn()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn()
-        return triton.testing.do_bench(g.replay, warmup=10, rep=50)
+        return graph_replay_ms(fn, warmup=10, rep=50)
 
     print(f"device: {torch.cuda.get_device_name()}; FP8 cache, topk {args.topk} of {args.s_kv} "
           "tokens; microseconds per decode step", flush=True)

@@ -33,8 +33,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    import triton
 
+    from benchmarks.interleaved import graph_replay_ms
     import tle_kernels as tk
     import tle_kernels.api as api
     from tle_kernels.sparse_decode_reference import (make_sparse_decode_inputs,
@@ -52,12 +52,7 @@ def main(argv=None) -> int:
             api.shares_q = shares_q
 
     def graph_ms(fn):
-        fn()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            fn()
-        return triton.testing.do_bench(g.replay, warmup=25, rep=100)
+        return graph_replay_ms(fn, warmup=25, rep=100)
 
     print(f"device: {torch.cuda.get_device_name()}; h_q {args.heads}, s_q 1, topk {args.topk} "
           f"of {args.s_kv} tokens, topk_length {args.topk_length}", flush=True)

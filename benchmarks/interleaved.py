@@ -24,3 +24,17 @@ def interleaved_tflops(cases: Dict[str, Callable[[], None]], flop: float, reps: 
             res[k].append(flop / triton.testing.do_bench(f, warmup=warmup, rep=rep) / 1e9)
         print(f"{label}rep {i + 1}/{reps} done", flush=True)
     return res
+
+
+def graph_replay_ms(fn: Callable[[], None], warmup: int, rep: int) -> float:
+    """Milliseconds of one call of ``fn`` replayed from a CUDA graph (do_bench's median), the graph
+    captured after one call outside it (compilation, first-call metadata)."""
+    import torch
+    import triton.testing
+
+    fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return triton.testing.do_bench(g.replay, warmup=warmup, rep=rep)
