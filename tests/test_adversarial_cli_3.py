@@ -33,6 +33,12 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   "internal error (AttributeError / TypeError ...)" exit 3 in every mode. Now it is read as a
   DEFAULT_CONFIG that is no literal is: left aside when verifying, and --gluon/--ttgir/--ptx
   refuse it (exit 2) at its line, saying what is wrong.
+- A run that printed nothing left at -o what an earlier run wrote there: ``-o report.txt`` of a
+  kernel file that then got a syntax error (exit 2) or an unreadable kernel (exit 1) kept the
+  old ``# verdict: verified`` report; ``--gluon -o k.py`` / ``-p emit-gluon -o k.py`` of a
+  kernel since rejected kept the old Gluon; ``--format json -o out/`` wrote the error into a
+  file named ``out``; an internal error with --format json went to stdout, leaving -o's old
+  report. Now the file gets the error as comment lines (JSON: the error object).
 - ``tle-dump -x.py`` (a file named like a flag) said only "the following arguments are required:
   PATH". Now the line says to write ./-x.py or -- -x.py.
 """
@@ -226,6 +232,8 @@ def test_lowering_into_a_report_or_picture_file_is_refused(capsys, tmp_path, nam
     if name.endswith(".json"):  # unusable input asked for as JSON: the error, as JSON, there
         assert json.loads(target.read_text()) == {"tool": "tle-dump", "source": str(RING),
                                                   "error": line, "exit_code": 2}
+    elif name.endswith(".dot"):  # the error as a DOT comment: no earlier picture stands there
+        assert target.read_text() == f"// {line}\n"
     else:
         assert not target.exists()
 
@@ -346,6 +354,82 @@ def test_a_default_config_of_the_wrong_shape_is_named_not_an_internal_error(
         text = one_line_error(err)
         assert code == 2 and text.startswith(f"{path}:{line}: error: DEFAULT_CONFIG must be")
         assert why in text
+
+
+def _ring_with(tmp_path: Path, old: str, new: str, name: str = "k.py") -> Path:
+    path = tmp_path / name
+    src = RING.read_text()
+    assert old in src
+    path.write_text(src.replace(old, new))
+    return path
+
+
+@pytest.mark.parametrize("breakage, code", [
+    (("    w.close(N_TILES)\n", "    w.close(N_TILES\n"), 2),  # a syntax error
+    (("r = ring.reader()", "r = ring.reader('nobody')"), 1),  # a kernel that cannot be read
+])
+@pytest.mark.parametrize("fmt", ["text", "json", "dot"])
+def test_a_failed_run_leaves_no_earlier_report_at_the_output(capsys, tmp_path, breakage, code,
+                                                             fmt):
+    target = tmp_path / f"report.{fmt}"
+    path = _ring_with(tmp_path, "N_TILES", "N_TILES")
+    assert main([str(path), "-o", str(target)]) == 0
+    capsys.readouterr()
+    assert "verified" in target.read_text()
+    path.write_text(path.read_text().replace(*breakage))
+    got, out, err = run(capsys, path, "-o", target)
+    assert got == code, err
+    written = target.read_text()
+    assert "verified" not in written
+    if fmt == "json":
+        doc = json.loads(written)
+        assert doc["exit_code"] == code and not doc.get("kernels")
+    else:
+        lead = "//" if fmt == "dot" else "#"
+        assert written.strip() and all(ln.startswith(lead) for ln in written.splitlines())
+        assert "error" in written
+        if fmt == "text":  # read back as a .pipe report: no kernel, never a verdict
+            report = tmp_path / "back.pipe"
+            report.write_text(written)
+            assert main([str(report)]) == 2
+
+
+@pytest.mark.parametrize("flags, name, lead", [
+    (["--gluon"], "k_gluon.py", "#"),
+    (["--ptx"], "k.ptx", "//"),
+    (["-p", "emit-gluon"], "k_emit.py", "#"),
+])
+def test_a_rejected_kernel_leaves_no_earlier_lowered_kernel_at_the_output(
+        capsys, tmp_path, flags, name, lead):
+    target = tmp_path / name
+    path = _ring_with(tmp_path, "r.release(t)\n", "r.release(t)\n")
+    assert main([*flags, "-o", str(target), str(path)]) == 0
+    capsys.readouterr()
+    assert len(target.read_text().splitlines()) > 10
+    path.write_text(path.read_text().replace("r.release(t)\n", "r.release(t + 1)\n"))
+    code, out, err = run(capsys, *flags, "-o", target, path)
+    assert code == 1 and "error" in err
+    lines = target.read_text().splitlines()
+    assert lines and all(ln.startswith(lead) for ln in lines), lines
+
+
+def test_an_internal_error_in_json_goes_to_the_output_file(capsys, tmp_path, monkeypatch):
+    target = tmp_path / "r.json"
+    target.write_text('{"exit_code": 0, "verified": true}\n')
+
+    def boom(*a, **k):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(dump, "load", boom)
+    code, out, err = run(capsys, "-o", target, RING)
+    assert code == 3 and out == ""
+    assert json.loads(target.read_text())["exit_code"] == 3
+
+
+def test_a_json_error_about_a_folder_output_writes_no_file(capsys, tmp_path):
+    code, out, err = run(capsys, "--format", "json", "-o", f"{tmp_path}/new/", RING)
+    assert code == 2 and not (tmp_path / "new").exists()
+    assert "names a folder" in json.loads(out)["error"]
 
 
 # ---- --param values a user mistypes

@@ -735,17 +735,39 @@ def _reporting(args) -> bool:
     return not args.quiet or bool(args.output)
 
 
-def _error_json(args, path: Optional[str], message: str) -> None:
-    """Unusable input as JSON: to -o when it can be written, else to stdout."""
-    text = _json_text({"tool": "tle-dump", "source": path, "error": message,
-                       "exit_code": EXIT_UNUSABLE})
-    if args is not None and args.output and not _is_input(Path(args.output), Path(args.path)):
+def _error_json(args, path: Optional[str], message: str, code: int = EXIT_UNUSABLE) -> None:
+    """Unusable input (or an internal error: ``code`` 3) as JSON: to -o when it can be written
+    (not a folder, nor the input file), else to stdout."""
+    text = _json_text({"tool": "tle-dump", "source": path, "error": message, "exit_code": code})
+    if (args is not None and args.output and not args.output.endswith(("/", os.sep))
+            and not _is_input(Path(args.output), Path(args.path))):
         try:
             Path(args.output).write_text(text, encoding="utf-8")
             return
         except OSError:
             pass
     _write_stdout(text, failing=True)
+
+
+def _error_text(args, fmt: str, message: str, lead: str = "") -> None:
+    """The error of a run that printed no report, written as comment lines (``lead``, else the
+    format's) to the text or DOT file -o names, so that what an earlier run left there (a
+    ``# verdict: verified`` report, a lowered kernel) does not stand for this run. Nothing when
+    -o is absent, names a folder, a picture or the input file, or cannot be written (the error
+    line on stderr says why)."""
+    if args is None or not args.output or args.output.endswith(("/", os.sep)):
+        return
+    out = Path(args.output)
+    if fmt == "json" or (fmt == "dot" and out.suffix.lower() in IMAGE_SUFFIXES):
+        return
+    if _is_input(out, Path(args.path)) or out.is_dir():
+        return
+    lead = lead or ("//" if fmt == "dot" else "#")
+    try:
+        out.write_text("".join(f"{lead} {ln}\n" for ln in message.splitlines()),
+                       encoding="utf-8")
+    except OSError:
+        pass
 
 
 def _is_input(out: Path, source: Path) -> bool:
@@ -783,9 +805,12 @@ def _run_one(args, fmt: str) -> int:
         print(str(e), file=sys.stderr)
         if fmt == "json" and _reporting(args):
             _error_json(args, args.path, str(e))
+        else:
+            _error_text(args, fmt, str(e))
         return EXIT_UNUSABLE
     except TleError as e:  # a kernel's error no mode caught: rejected, as the frontend's are
         print(str(e.to_diagnostic()), file=sys.stderr)
+        _error_text(args, fmt, str(e.to_diagnostic()))
         return EXIT_REJECTED
     except KeyboardInterrupt:  # Ctrl-C: no traceback, and a status that claims nothing
         print(f"tle-dump: interrupted; nothing is claimed for {args.path}", file=sys.stderr)
@@ -875,9 +900,9 @@ def _internal_error(args, fmt: str, err: BaseException) -> int:
                f"nothing is claimed for {args.path}: please report it with this input")
     print(message, file=sys.stderr)
     if fmt == "json" and _reporting(args):
-        doc = {"tool": "tle-dump", "source": args.path, "error": message,
-               "exit_code": EXIT_NOT_PROVED}
-        _write_stdout(_json_text(doc), failing=True)
+        _error_json(args, args.path, message, EXIT_NOT_PROVED)
+    else:
+        _error_text(args, fmt, message)
     return EXIT_NOT_PROVED
 
 
@@ -1030,6 +1055,9 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     # the Gluon a pipeline ending in emit-gluon prints is its product, as --gluon's: -q keeps it
     if text and (_reporting(args) or "emit-gluon" in names):
         _emit(args, "text", text)
+    elif not text:  # a kernel rejected or not lowered: no earlier run's IR stands at -o
+        _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit {code}): the "
+                    f"errors are on stderr")
     return code
 
 
@@ -1042,6 +1070,8 @@ def _unreadable(args, fmt: str, path: Path, err: TleError) -> int:
         _emit(args, fmt, _json_text({"tool": "tle-dump", "source": str(path),
                                      "exit_code": EXIT_REJECTED, "kernels": [],
                                      "diagnostics": [diagnostic_json(diag)]}))
+    else:
+        _error_text(args, fmt, str(diag))
     print(f"tle-dump: {path}: rejected: a kernel cannot be read (1 error)", file=sys.stderr)
     return EXIT_REJECTED
 
@@ -1148,9 +1178,13 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
     (TleVerificationWarning). The constexprs the kernel was verified with (_lowering_constexprs)
     replace DEFAULT_CONFIG's; a lowering that fails with --param values other than
     DEFAULT_CONFIG's is unusable input (exit 2) naming them."""
+    # a comment in the language printed: no earlier run's lowered kernel stands at -o
+    lead = "#" if args.gluon else "//"
     if any(r.verdict is not None and r.verdict.kind == REJECTED for r in reports):
         for r in reports:
             print(f"tle-dump: {r.program.name}: {r.summary()}", file=sys.stderr)
+        _error_text(args, "text", f"tle-dump: {path}: not lowered: a kernel is rejected (the "
+                    f"errors are on stderr)", lead)
         return EXIT_REJECTED
     from ..lowering.dumping import lowered_texts
     from .config import default_config
@@ -1187,6 +1221,7 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
                                 f"{_one_line(e.message if isinstance(e, TleError) else str(e))}"
                                 f"{_at_line(e)}") from None
             print(str(e), file=sys.stderr)
+            _error_text(args, "text", str(e), lead)
             return EXIT_REJECTED
     for w in caught:
         if not issubclass(w.category, TleVerificationWarning):
