@@ -39,6 +39,8 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   kernel since rejected kept the old Gluon; ``--format json -o out/`` wrote the error into a
   file named ``out``; an internal error with --format json went to stdout, leaving -o's old
   report. Now the file gets the error as comment lines (JSON: the error object).
+- ``-o FIFO`` with no process reading the FIFO blocked forever (Ctrl-C the only way out). Now
+  exit 2 at once; a FIFO a process reads gets the report.
 - ``tle-dump -x.py`` (a file named like a flag) said only "the following arguments are required:
   PATH". Now the line says to write ./-x.py or -- -x.py.
 """
@@ -49,6 +51,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -276,6 +279,31 @@ def test_an_output_that_cannot_be_created_is_exit_2_before_verifying(capsys, tar
     code, out, err = run(capsys, "-o", target, DEADLOCK)
     line = one_line_error(err)  # the deadlock's diagnostics are never printed
     assert code == 2 and line.startswith(f"{target}: error: cannot write")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_an_output_fifo_nobody_reads_is_refused_without_blocking(capsys, tmp_path, fmt):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    code, out, err = run(capsys, "--format", fmt, "-o", fifo, RING)
+    assert code == 2 and "no process reads" in one_line_error(err)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_an_output_fifo_a_process_reads_gets_the_report(tmp_path):
+    import threading
+
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    time.sleep(0.2)  # the reader's open is under way before tle-dump looks for one
+    p = run_process("-o", fifo, RING)
+    reader.join(timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert got and got[0].startswith("kernel ring_sum") and "# verdict: verified" in got[0]
 
 
 def test_gluon_of_a_kir_file_names_the_pipeline_that_lowers_it(capsys, tmp_path):

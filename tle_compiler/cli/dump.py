@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import os
@@ -643,6 +644,30 @@ def _check_output(out: Path, source: Optional[Path] = None) -> None:
         raise _Unusable(f"{out}: error: cannot write: {e.strerror or e}") from None
     if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
         raise _Unusable(f"{out}: error: cannot write: permission denied")
+    _check_fifo_reader(out)
+
+
+def _check_fifo_reader(out: Path) -> None:
+    """A FIFO at -o with no process reading it would block the write forever: refused. One with
+    a reader (a named FIFO a process reads) is written as a file is."""
+    try:
+        if not stat.S_ISFIFO(out.stat().st_mode):
+            return
+        fd = os.open(out, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO: no reader at the other end
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise _Unusable(f"{out}: error: cannot write: a FIFO that no process reads (the write "
+                            f"would block forever)") from None
+        raise _Unusable(f"{out}: error: cannot write: {e.strerror or e}") from None
+    # held open until the run ends (_run_one): closing it now would tell the reader the stream
+    # ended (EOF) before the report is written through the FIFO's own path
+    _HELD_FIFOS.append(fd)
+
+
+#: Write ends of -o FIFOs that _check_fifo_reader opened, closed when the run ends.
+_HELD_FIFOS: list[int] = []
 
 
 def _write(out: Path, data: str | bytes) -> None:
@@ -740,7 +765,8 @@ def _error_json(args, path: Optional[str], message: str, code: int = EXIT_UNUSAB
     (not a folder, nor the input file), else to stdout."""
     text = _json_text({"tool": "tle-dump", "source": path, "error": message, "exit_code": code})
     if (args is not None and args.output and not args.output.endswith(("/", os.sep))
-            and not _is_input(Path(args.output), Path(args.path))):
+            and not _is_input(Path(args.output), Path(args.path))
+            and _plain_output(Path(args.output))):
         try:
             Path(args.output).write_text(text, encoding="utf-8")
             return
@@ -760,7 +786,7 @@ def _error_text(args, fmt: str, message: str, lead: str = "") -> None:
     out = Path(args.output)
     if fmt == "json" or (fmt == "dot" and out.suffix.lower() in IMAGE_SUFFIXES):
         return
-    if _is_input(out, Path(args.path)) or out.is_dir():
+    if _is_input(out, Path(args.path)) or not _plain_output(out):
         return
     lead = lead or ("//" if fmt == "dot" else "#")
     try:
@@ -768,6 +794,15 @@ def _error_text(args, fmt: str, message: str, lead: str = "") -> None:
                        encoding="utf-8")
     except OSError:
         pass
+
+
+def _plain_output(out: Path) -> bool:
+    """Whether an error may be written to -o: a regular file or none yet (not a folder, nor a
+    FIFO or device, whose write may block: the error line on stderr is enough)."""
+    try:
+        return not out.exists() or out.is_file()
+    except OSError:
+        return False
 
 
 def _is_input(out: Path, source: Path) -> bool:
@@ -817,6 +852,9 @@ def _run_one(args, fmt: str) -> int:
         return EXIT_INTERRUPTED
     except Exception as e:  # noqa: BLE001 - a bug in tle-dump itself (RecursionError too)
         return _internal_error(args, fmt, e)
+    finally:
+        while _HELD_FIFOS:
+            os.close(_HELD_FIFOS.pop())
 
 
 def _run_several(args, fmt: str, paths: Sequence[str]) -> int:
