@@ -557,6 +557,26 @@ def test_ctrl_c_is_one_line_exit_130_and_stops_several_paths(capsys, monkeypatch
     assert err.strip() == f"tle-dump: interrupted; nothing is claimed for {EXAMPLE}"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+def test_sigint_during_a_long_verification_exits_130_without_a_traceback():
+    import signal
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # TOPK = 2**24: several seconds of checking until the verification budget runs out
+    kernel = ROOT / "tle_kernels" / "sparse_decode_seesaw_fp8.py"
+    p = subprocess.Popen([sys.executable, "-m", "tle_compiler.cli.dump", "--param",
+                          f"TOPK={2**24}", str(kernel)],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    first = p.stderr.readline()  # the note of the specialised read: the checking starts next
+    assert "read specialised" in first, first
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=240)
+    assert p.returncode == 130, first + err
+    assert "interrupted; nothing is claimed" in err and "Traceback" not in err
+    assert "# verdict" not in out
+
+
 # ---- the real process's exit status for each verdict class
 
 
