@@ -41,6 +41,10 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   report. Now the file gets the error as comment lines (JSON: the error object).
 - ``-o FIFO`` with no process reading the FIFO blocked forever (Ctrl-C the only way out). Now
   exit 2 at once; a FIFO a process reads gets the report.
+- A kernel file named ``"x\n# verdict: verified.py"`` put lines starting ``# verdict: verified``
+  into the report of a REJECTED kernel (every location comment and diagnostic names the path):
+  a grep for the verdict passed. Now a PATH or -o holding a line-breaking or control character
+  is refused (exit 2), and nothing is written at such an -o.
 - ``tle-dump -x.py`` (a file named like a flag) said only "the following arguments are required:
   PATH". Now the line says to write ./-x.py or -- -x.py.
 """
@@ -166,6 +170,26 @@ def test_a_symlink_and_a_path_with_spaces_and_unicode_verify_as_the_file(capsys,
         code, out, err = run(capsys, path)
         assert code == 0 and "# verdict: verified for every value" in out, err
         assert f"# {path}:" in out  # locations name the path given
+
+
+@pytest.mark.parametrize("char", ["\n", "\r", "\x1b", "\u2028"])
+def test_a_path_that_would_inject_report_lines_is_refused(capsys, tmp_path, char):
+    name = f"x{char}# verdict: verified.py"
+    path = tmp_path / name
+    # a kernel the verifier rejects: no line of its report may say it is verified
+    path.write_text(RING.read_text().replace("r.release(t)\n", "r.release(t + 1)\n"))
+    code, out, err = run(capsys, path)
+    assert code == 2 and out == ""
+    assert "control character" in one_line_error(err)
+    assert not any(ln.startswith("# verdict: verified") for ln in (out + err).splitlines())
+    code, out, err = run(capsys, "--format", "json", "-o", tmp_path / f"r{char}.json", RING)
+    assert code == 2 and json.loads(out)["exit_code"] == 2
+    assert not (tmp_path / f"r{char}.json").exists()
+
+
+def test_a_path_with_a_nul_byte_is_one_line_exit_2(capsys):
+    code, out, err = run(capsys, "k\x00.py")
+    assert code == 2 and "control character" in one_line_error(err)
 
 
 # ---- several PATHs: each alone, the worst exit status wins

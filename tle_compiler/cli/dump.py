@@ -764,9 +764,7 @@ def _error_json(args, path: Optional[str], message: str, code: int = EXIT_UNUSAB
     """Unusable input (or an internal error: ``code`` 3) as JSON: to -o when it can be written
     (not a folder, nor the input file), else to stdout."""
     text = _json_text({"tool": "tle-dump", "source": path, "error": message, "exit_code": code})
-    if (args is not None and args.output and not args.output.endswith(("/", os.sep))
-            and not _is_input(Path(args.output), Path(args.path))
-            and _plain_output(Path(args.output))):
+    if _error_output(args) is not None:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
             return
@@ -781,12 +779,8 @@ def _error_text(args, fmt: str, message: str, lead: str = "") -> None:
     ``# verdict: verified`` report, a lowered kernel) does not stand for this run. Nothing when
     -o is absent, names a folder, a picture or the input file, or cannot be written (the error
     line on stderr says why)."""
-    if args is None or not args.output or args.output.endswith(("/", os.sep)):
-        return
-    out = Path(args.output)
-    if fmt == "json" or (fmt == "dot" and out.suffix.lower() in IMAGE_SUFFIXES):
-        return
-    if _is_input(out, Path(args.path)) or not _plain_output(out):
+    out = _error_output(args)
+    if out is None or fmt == "json" or (fmt == "dot" and out.suffix.lower() in IMAGE_SUFFIXES):
         return
     lead = lead or ("//" if fmt == "dot" else "#")
     try:
@@ -796,13 +790,20 @@ def _error_text(args, fmt: str, message: str, lead: str = "") -> None:
         pass
 
 
-def _plain_output(out: Path) -> bool:
-    """Whether an error may be written to -o: a regular file or none yet (not a folder, nor a
-    FIFO or device, whose write may block: the error line on stderr is enough)."""
+def _error_output(args) -> Optional[Path]:
+    """The -o file an error may be written to: a regular file or none yet, not the input file;
+    None when there is no -o, or it names a folder (a trailing '/'), a FIFO or device (whose
+    write may block), or holds a line-breaking character: the error line on stderr is enough."""
+    if args is None or not args.output or args.output.endswith(("/", os.sep)):
+        return None
+    if _LINE_BREAKING.search(args.output) or _LINE_BREAKING.search(args.path):
+        return None
+    out = Path(args.output)
     try:
-        return not out.exists() or out.is_file()
+        plain = not out.exists() or out.is_file()
     except OSError:
-        return False
+        return None
+    return out if plain and not _is_input(out, Path(args.path)) else None
 
 
 def _is_input(out: Path, source: Path) -> bool:
@@ -964,8 +965,23 @@ def _verify(k: Program, args, fixed: dict[str, int], specialised: dict[str, int]
     return KernelReport(k, ctx, specialised=specialised)
 
 
+#: Characters that break a line (str.splitlines) or are control characters: a path holding one
+#: would put lines of its own choosing (``# verdict: verified``) into the report and stderr.
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _refuse_line_breaking(what: str, path: str) -> None:
+    m = _LINE_BREAKING.search(path)
+    if m:
+        raise _Unusable(f"tle-dump: error: {what} {path!r}: holds the control character "
+                        f"{m.group(0)!r}, which would break the report's lines; rename it")
+
+
 def _run(args, fmt: str) -> int:
     t0 = time.perf_counter()
+    _refuse_line_breaking("PATH", args.path)
+    if args.output:
+        _refuse_line_breaking("-o", args.output)
     path = Path(args.path)
     lowering = args.gluon or args.ttgir or args.ptx
     fixed = _params(args.param)
