@@ -44,7 +44,8 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
 - A kernel file named ``"x\n# verdict: verified.py"`` put lines starting ``# verdict: verified``
   into the report of a REJECTED kernel (every location comment and diagnostic names the path):
   a grep for the verdict passed. Now a PATH or -o holding a line-breaking or control character
-  is refused (exit 2), and nothing is written at such an -o.
+  is refused (exit 2), and nothing is written at such an -o; so are --kernel and -p values
+  holding one, and a bad --param value is shown escaped (each printed it raw on stderr).
 - ``tle-dump -x.py`` (a file named like a flag) said only "the following arguments are required:
   PATH". Now the line says to write ./-x.py or -- -x.py.
 """
@@ -185,6 +186,15 @@ def test_a_path_that_would_inject_report_lines_is_refused(capsys, tmp_path, char
     code, out, err = run(capsys, "--format", "json", "-o", tmp_path / f"r{char}.json", RING)
     assert code == 2 and json.loads(out)["exit_code"] == 2
     assert not (tmp_path / f"r{char}.json").exists()
+
+
+@pytest.mark.parametrize("flag", ["--kernel", "--param", "-p", "--wait-bound"])
+def test_a_flag_value_cannot_put_a_line_of_its_own_on_stderr(capsys, flag):
+    value = "a\n# verdict: verified"
+    extra = ["--gluon"] if flag == "--wait-bound" else []
+    code, out, err = run(capsys, *extra, f"{flag}={value}", RING)
+    assert code == 2 and out == ""
+    assert "\\n" in one_line_error(err)  # shown escaped, on the one error line
 
 
 def test_a_path_with_a_nul_byte_is_one_line_exit_2(capsys):

@@ -551,7 +551,7 @@ def _params(items: Sequence[str]) -> dict[str, int]:
         name, val = name.strip(), val.strip()
         if not sep or not name.isidentifier() or not (_INT.fullmatch(val) or val in _BOOLS):
             raise _Unusable(f"tle-dump: error: --param expects NAME=INTEGER (or NAME=True/False "
-                            f"for a boolean constexpr), got '{it}'")
+                            f"for a boolean constexpr), got {it!r}")
         if len(val.lstrip("+-")) > _PARAM_DIGITS:
             raise _Unusable(f"tle-dump: error: --param {name}: a value of "
                             f"{len(val.lstrip('+-'))} digits (at most {_PARAM_DIGITS})")
@@ -974,7 +974,8 @@ def _refuse_line_breaking(what: str, path: str) -> None:
     m = _LINE_BREAKING.search(path)
     if m:
         raise _Unusable(f"tle-dump: error: {what} {path!r}: holds the control character "
-                        f"{m.group(0)!r}, which would break the report's lines; rename it")
+                        f"{m.group(0)!r}, which would break the report's lines"
+                        f"{'; rename it' if what in ('PATH', '-o') else ''}")
 
 
 def _run(args, fmt: str) -> int:
@@ -989,6 +990,9 @@ def _run(args, fmt: str) -> int:
         raise _Unusable(f"tle-dump: error: --bound must be 0 or more, got {args.bound}")
     if any(not k.strip() for k in args.kernel or ()):
         raise _Unusable("tle-dump: error: --kernel: an empty name; give a kernel's name")
+    for k in args.kernel or ():  # a kernel's name is an identifier: no line of its own on stderr
+        _refuse_line_breaking("--kernel", k)
+    _refuse_line_breaking("-p", args.passes)
     if args.output is not None and not args.output.strip():
         raise _Unusable("tle-dump: error: -o: an empty path; give a file to write, or leave -o "
                         "out to print to stdout")
