@@ -46,6 +46,10 @@ What was wrong before the fixes these tests pin (input and flags -> before; now)
   a grep for the verdict passed. Now a PATH or -o holding a line-breaking or control character
   is refused (exit 2), and nothing is written at such an -o; so are --kernel and -p values
   holding one, and a bad --param value is shown escaped (each printed it raw on stderr).
+- Standard streams closed at the start: ``>&-`` gave an internal error (exit 3), now "cannot
+  write to standard output: it is closed" (exit 2); ``2>&-`` made a proved kernel exit 1 (an
+  OSError from the summary line, then from the internal-error line), now the messages are
+  dropped and the exit status is the verdict's.
 - ``tle-dump -x.py`` (a file named like a flag) said only "the following arguments are required:
   PATH". Now the line says to write ./-x.py or -- -x.py.
 """
@@ -575,6 +579,28 @@ def test_a_full_stdout_is_one_line_exit_2():
     with open("/dev/full", "w") as full:
         p = run_process(RING, stdout=full)
     assert p.returncode == 2 and "No space left" in p.stderr
+    no_traceback(p.stderr)
+
+
+@pytest.mark.parametrize("args, code", [((RING,), 0), ((DEADLOCK,), 1),
+                                        (("--bound", "1", EXAMPLE), 3),
+                                        (("--param", "X=1", RING), 2)])
+def test_a_closed_stderr_keeps_the_exit_status_of_the_verdict(args, code):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "tle_compiler.cli.dump", *map(str, args)],
+                       cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=240,
+                       preexec_fn=lambda: os.close(2))
+    assert p.returncode == code
+
+
+def test_a_closed_stdout_at_start_is_one_line_exit_2():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "tle_compiler.cli.dump", str(RING)], cwd=ROOT,
+                       env=env, stderr=subprocess.PIPE, text=True, timeout=240,
+                       preexec_fn=lambda: os.close(1))
+    assert p.returncode == 2, p.stderr
+    assert "standard output: it is closed" in p.stderr
     no_traceback(p.stderr)
 
 

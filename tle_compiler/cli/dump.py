@@ -814,7 +814,44 @@ def _is_input(out: Path, source: Path) -> bool:
         return False
 
 
+class _DropOnError(io.TextIOBase):
+    """sys.stderr while tle-dump runs: a stderr that cannot be written (closed, ``2>&-``) drops
+    the message instead of raising, so that the exit status stays the run's (an OSError there
+    made a proved kernel exit 1)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def write(self, text):
+        try:
+            return self.inner.write(text)
+        except (OSError, ValueError, AttributeError):
+            return len(text)
+
+    def flush(self):
+        try:
+            self.inner.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def fileno(self):
+        return self.inner.fileno()
+
+    @property
+    def encoding(self):
+        return getattr(self.inner, "encoding", "utf-8")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    stderr = sys.stderr
+    sys.stderr = _DropOnError(stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stderr = stderr
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = build_parser()
     try:
@@ -906,6 +943,10 @@ def _write_stdout(text: str, failing: bool = False) -> None:
     `| head`, a full disk) is an output that cannot be written: _Unusable (exit 2) with one line,
     and stdout is pointed at the null device so that Python's own flush at exit does not print a
     traceback. ``failing``: already reporting an error; a second one is dropped."""
+    if sys.stdout is None:  # started with stdout closed (>&-)
+        if not failing:
+            raise _Unusable("tle-dump: error: cannot write to standard output: it is closed")
+        return
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
