@@ -3107,6 +3107,18 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                                    f"launched; a helper may declare the pipes); move the call "
                                    f"into '{st.name}'",
                                    _loc(m.path, call), check="bad-warp-specialize")
+                # a kernel that declares a pipe but runs no partitions: its protocol has no
+                # partitions to read, and leaving it out would give the file another kernel's
+                # verdict (exit 0): refused at the pipe
+                pipe = next((n for n in ast.walk(st) if isinstance(n, ast.Call)
+                             and m.scope.is_tle(n.func, "pipe")), None)
+                if pipe is not None and not superseded(st, m.bound_lines, lines):
+                    raise TleError(f"kernel '{st.name}' (line {st.lineno}) declares a pipe but "
+                                   f"calls no tle.gpu.warp_specialize: a pipe connects the "
+                                   f"partitions of a warp_specialize call in the kernel's body, "
+                                   f"so this kernel has no protocol to verify and cannot run "
+                                   f"(add the call, or drop the pipe)",
+                                   _loc(m.path, pipe), check="bad-warp-specialize")
                 continue
             if superseded(st, m.bound_lines, lines):
                 continue

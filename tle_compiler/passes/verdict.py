@@ -80,7 +80,11 @@ class Verdict:
         if self.kind == BOUNDED:
             return (f"bounded: {what} only for {checked}; not proved for other values "
                     f"({self.reason})")
-        return (f"unknown: {self.reason}; no fault for {checked}" if self.checked else
+        # values checked without a fault, if any: a param whose checked set is empty ({}: the
+        # check stopped before its first value) is no check at all, and is not named
+        done = ", ".join(f"{p} in {r}" for p, r in self.checked.items()
+                         if str(r).strip() not in ("{}", "set()", ""))
+        return (f"unknown: {self.reason}; no fault for {done}" if done else
                 f"unknown: {self.reason}")
 
     def to_json(self) -> dict:
