@@ -162,6 +162,9 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
     for g in range(NG):
         qres = qr.wait(g)
         kres = kr.wait(g)
+        # the split kernel's tile, written inline as there: through a helper function shared
+        # with it, the lowering reads the slot operands of the S chain into registers instead
+        # of handing the wgmmas their shared-memory tiles
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
                    tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))))
         s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
