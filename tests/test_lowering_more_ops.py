@@ -286,11 +286,25 @@ def test_hints_and_value_ops(tmp_path):
     ("acc = tl.sigmoid(acc)", r"write 1 / \(1 \+ tl\.exp\(-x\)\)"),
     ("acc = tl.cumsum(acc, 1)", r"a scan is not lowered"),
     ("tl.store(c_ptr + tl.arange(0, 64), tl.argmax(acc, 1))", r"`tl\.argmax` .* tl\.min\(tl\.where"),
+])
+def test_unlowered_calls_say_what_to_write_instead(tmp_path, capsys, body, message):
+    """A tl call the lowering does not translate is refused where the kernel is read (tle-dump
+    exit 1, check unlowered-call), with the lowering's words of what to write instead, and the
+    lowering refuses it the same way: tle-dump never verifies a kernel --gluon refuses."""
+    f = _write(tmp_path, body)
+    assert dump_main(["-q", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert re.search(message, err) and "unlowered-call" in err and "verified" not in err, err
+    with pytest.raises(TleError, match=message):
+        gluon_source((str(f), "k"), {})
+
+
+@pytest.mark.parametrize("body, message", [
     ("tl.store(c_ptr, tl.arange(0, 64))", r"tl\.store to a scalar pointer: its value must be a "
                                           r"scalar, got a tensor"),
     ("acc = tl.broadcast_to(tl.sum(acc, 1), [64, 64])", r"broadcasts within one rank"),
 ])
-def test_unlowered_calls_say_what_to_write_instead(tmp_path, body, message):
+def test_unlowered_forms_say_what_to_write_instead(tmp_path, body, message):
     f = _write(tmp_path, body)
     _verified(f)
     with pytest.raises(TleError, match=message):

@@ -24,6 +24,7 @@ from typing import Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from ..language.unlowered import UNLOWERED_CALLS
 from ..ir.nodes import Loc
 from ..ir.record import record
 from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
@@ -2125,6 +2126,11 @@ class Builder(BuildRules):
         if path == "tle_compiler.gpu.tma_load":
             return self.tma_load(node), None
         short = path.replace("gl.", "tl.", 1).replace("builtins.", "", 1)
+        if short.startswith("tl.") and short[3:] in UNLOWERED_CALLS:
+            # the lowering translates no such call: refused where the kernel is read, with the
+            # lowering's words, so that a verified kernel is one --gluon lowers
+            raise self.err(f"`{short}` is not supported by the lowering: "
+                           f"{UNLOWERED_CALLS[short[3:]]}", node, check="unlowered-call")
         if short == "tl.static_assert":
             self.static_assert_form(node)
         if short in ("tl.arange", "int", "float"):

@@ -42,6 +42,7 @@ from math import prod
 
 from ..frontend.partition_rules import VIEW_REFUSAL, bind_reshape, reshape_shape_refusal
 from ..ir import kernel as K
+from ..language.unlowered import UNLOWERED_CALLS
 from .values import V, wide
 
 ATOMIC_OPS = ("add", "and", "or", "xor", "max", "min", "xchg")
@@ -72,39 +73,11 @@ HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "bui
                      "tl.device_assert", "tl.static_assert", "tl.static_print", *ELEMENTWISE,
                      *VALUE_OPS, "tl.view"})
 
-#: What to write instead of a ``tl`` call the frontend accepts and the lowering does not
-#: translate (its result's layout is not one the layout solver derives, or Gluon 3.6 has no such
-#: function): the lowering's error says it.
-INSTEAD: dict[str, str] = {
-    "clamp": "write tl.minimum(tl.maximum(x, lo), hi)",
-    "sigmoid": "write 1 / (1 + tl.exp(-x))",
-    "softmax": "write it out: e = tl.exp(x - tl.max(x, 1)[:, None]); e / tl.sum(e, 1)[:, None]",
-    "argmax": "take m = tl.max(x, axis) and the least index where x equals it: tl.min(tl.where("
-              "x == m[:, None], idx, BIG), axis)",
-    "argmin": "take m = tl.min(x, axis) and the least index where x equals it: tl.min(tl.where("
-              "x == m[:, None], idx, BIG), axis)",
-    "broadcast": "add a zero tensor of the target shape (x + tl.zeros(shape, x.dtype)), or use "
-                 "tl.broadcast_to(x, shape)",
-    "permute": "compute the values in the order they are used in, or keep the tile in shared "
-               "memory and read it transposed with tl.trans as a tl.dot operand",
-    "split": "load or compute the two halves separately",
-    "join": "store the two parts separately (each with its own offsets)",
-    "cumsum": "a scan is not lowered; compute the prefix sums with a tl.static_range loop or a "
-              "tl.dot with a triangular matrix",
-    "cumprod": "a scan is not lowered; compute the products with a tl.static_range loop",
-    "associative_scan": "a scan is not lowered; compute it with a tl.static_range loop",
-    "reduce": "use tl.sum / tl.max / tl.min / tl.xor_sum / tl.reduce_or over an explicit axis",
-    "histogram": "count with tl.sum((x[:, None] == bins[None, :]).to(tl.int32), 0)",
-    "inline_asm_elementwise": "not lowered: the layout of its packed operands is not derived",
-    "gather": "load the gathered elements from global memory with a tensor of pointers",
-    "sort": "not lowered",
-    "flip": "index the data in reverse order where it is loaded (offsets N - 1 - i)",
-    "interleave": "store the two parts separately (each with its own offsets)",
-    "make_block_ptr": "use a tensor of pointers (base + offsets, with a mask) or a TMA copy "
-                      "(tle.gpu.tma_load)",
-    "advance": "use a tensor of pointers (base + offsets, with a mask)",
-    "rand": "not lowered", "randn": "not lowered", "randint": "not lowered",
-}
+#: What to write instead of a ``tl`` call the lowering does not translate (its result's layout is
+#: not one the layout solver derives, or Gluon 3.6 has no such function): the lowering's error
+#: says it, and the frontend refuses the call with the same words where the kernel is read
+#: (tle_compiler/language/unlowered.py), so tle-dump never verifies a kernel --gluon refuses.
+INSTEAD = UNLOWERED_CALLS
 
 
 def instead(name: str) -> str:

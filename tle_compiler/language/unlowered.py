@@ -1,0 +1,37 @@
+"""The ``tl`` calls the lowering does not translate, with what to write instead: one table for the
+frontend, which refuses such a call where the kernel is read (check ``unlowered-call``), and the
+lowering (tle_compiler/lowering/more_ops.py), whose error says the same. Without the frontend's
+check tle-dump verified a kernel that ``--gluon`` then refused."""
+
+from __future__ import annotations
+
+UNLOWERED_CALLS: dict[str, str] = {
+    "clamp": "write tl.minimum(tl.maximum(x, lo), hi)",
+    "sigmoid": "write 1 / (1 + tl.exp(-x))",
+    "softmax": "write it out: e = tl.exp(x - tl.max(x, 1)[:, None]); e / tl.sum(e, 1)[:, None]",
+    "argmax": "take m = tl.max(x, axis) and the least index where x equals it: tl.min(tl.where("
+              "x == m[:, None], idx, BIG), axis)",
+    "argmin": "take m = tl.min(x, axis) and the least index where x equals it: tl.min(tl.where("
+              "x == m[:, None], idx, BIG), axis)",
+    "broadcast": "add a zero tensor of the target shape (x + tl.zeros(shape, x.dtype)), or use "
+                 "tl.broadcast_to(x, shape)",
+    "permute": "compute the values in the order they are used in, or keep the tile in shared "
+               "memory and read it transposed with tl.trans as a tl.dot operand",
+    "split": "load or compute the two halves separately",
+    "join": "store the two parts separately (each with its own offsets)",
+    "cumsum": "a scan is not lowered; compute the prefix sums with a tl.static_range loop or a "
+              "tl.dot with a triangular matrix",
+    "cumprod": "a scan is not lowered; compute the products with a tl.static_range loop",
+    "associative_scan": "a scan is not lowered; compute it with a tl.static_range loop",
+    "reduce": "use tl.sum / tl.max / tl.min / tl.xor_sum / tl.reduce_or over an explicit axis",
+    "histogram": "count with tl.sum((x[:, None] == bins[None, :]).to(tl.int32), 0)",
+    "inline_asm_elementwise": "not lowered: the layout of its packed operands is not derived",
+    "gather": "load the gathered elements from global memory with a tensor of pointers",
+    "sort": "not lowered",
+    "flip": "index the data in reverse order where it is loaded (offsets N - 1 - i)",
+    "interleave": "store the two parts separately (each with its own offsets)",
+    "make_block_ptr": "use a tensor of pointers (base + offsets, with a mask) or a TMA copy "
+                      "(tle.gpu.tma_load)",
+    "advance": "use a tensor of pointers (base + offsets, with a mask)",
+    "rand": "not lowered", "randn": "not lowered", "randint": "not lowered",
+}
