@@ -7,13 +7,15 @@ by lse (tail_split.combine, which also applies attn_sink).
   int32 on the device, computed from the shapes alone and kept per shape, so a decode step
   captures in a CUDA graph and replays.
 - ``pieces_per_item``: J, the most programs that hold tiles of one item (the piece rows per
-  token); the kernel's piece row of a segment is token * J + (p - the item's first program).
+  token; a function of the shapes, kept per shape); the kernel's piece row of a segment is
+  token * J + (p - the item's first program).
 - ``run_balanced``: one launch into piece buffers (out bf16 or out's dtype, lse +inf where no
   segment writes: an empty piece, which the merge does not read), then the merge.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Dict, Tuple
 
 import torch
@@ -34,6 +36,7 @@ def balanced_cuts(x: int, programs: int, device) -> torch.Tensor:
     return _CUTS[key]
 
 
+@functools.lru_cache(maxsize=64)
 def pieces_per_item(n_items: int, nt: int, programs: int) -> int:
     """The most programs among which one item's nt tiles fall when n_items * nt tiles are cut at
     p * X // P (the program holding tile x is ceil((x + 1) * P / X) - 1)."""

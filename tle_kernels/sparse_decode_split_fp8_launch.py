@@ -69,9 +69,11 @@ FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
 def use_balanced(items: int, sms: int, h_q: int) -> bool:
     """Whether a batch of ``items`` (row, head block) items, for which no split fits one round,
     runs on the balanced kernel: where the items fill more than half of the SMs and at most
-    ``BALANCED_MAX_FILL`` of them (``BALANCE`` forces either), h_q a multiple of 16 (the merge's
-    head blocks)."""
-    if h_q % 16 or items <= 0:
+    ``BALANCED_MAX_FILL`` of them (``BALANCE`` forces either), h_q a multiple of the merge's
+    head block (``head_padding.MERGE_HEADS``)."""
+    from .head_padding import MERGE_HEADS
+
+    if h_q % MERGE_HEADS or items <= 0:
         return False
     if BALANCE is not None:
         return bool(BALANCE)

@@ -79,9 +79,12 @@ def _launch_topk_length(q, kv, indices, sm_scale, out, max_logits, lse, attn_sin
     replays it with new lengths), run without the sink, which the merge applies once.
     ``shared_q`` (the 576 kernel: its ``q_div``): the pieces of a token read its q row in place
     (piece v reads q row v // q_div) rather than a copy of q per piece."""
+    from .api import shares_q
+
     kernel = topk_length_kernel(q.shape[-1])
-    # q_div is an argument of the 576 kernel only; the 512 one's pieces read copies of q
-    takes_q_div = q.shape[-1] == 576
+    # q_div is an argument of the 576 kernel only (api.shares_q's rule); the 512 one's pieces
+    # read copies of q
+    takes_q_div = shares_q("seesaw", q.shape[-1])
     shared_q = shared_q and takes_q_div
 
     def run(q, kv, indices, out, max_logits, lse, lengths, sink, q_div=1):

@@ -37,6 +37,21 @@ class TailSplit:
     chunks: int       # each later token's topk is cut into this many pieces (one launch for all)
 
 
+def _tail(s_q: int, n_hb: int, topk: int, sms: int, granule: int):
+    """(main tokens, tail items, K tiles per item) of ``s_q`` tokens of ``n_hb`` head blocks on
+    ``sms`` SMs: the tokens that fill whole waves, the items of the partial last one, and topk
+    in granules; None when the work fills its waves or the shape gives no split (topk not a
+    multiple of ``granule``, a count that is not positive)."""
+    if min(s_q, n_hb, topk, sms, granule) <= 0 or topk % granule:
+        return None
+    n_items = s_q * n_hb
+    if n_items % sms == 0:
+        return None
+    # under one wave (a small batch: a decode step, a short prefill) every token is a tail token
+    main_tokens = n_items // sms * sms // n_hb
+    return main_tokens, (s_q - main_tokens) * n_hb, topk // granule
+
+
 def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int,
                     min_speedup: float = 2.0) -> Optional[TailSplit]:
     """The split for ``s_q`` tokens of ``n_hb`` head blocks on ``sms`` SMs, or None when the work
@@ -44,16 +59,10 @@ def plan_tail_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int,
     it (the kernel's K tiles per loop step: 128 for the seesaw's pairs, 64 for the pipe kernel).
     ``min_speedup``: the tail wave must get at least this much shorter, a piece counted as its
     tiles plus OVERHEAD_TILES."""
-    if min(s_q, n_hb, topk, sms, granule) <= 0 or topk % granule:
+    tail = _tail(s_q, n_hb, topk, sms, granule)
+    if tail is None:
         return None
-    n_items = s_q * n_hb
-    full = n_items // sms
-    if n_items % sms == 0:
-        return None
-    # under one wave (a small batch: a decode step, a short prefill) every token is a tail token
-    main_tokens = full * sms // n_hb
-    tail_items = (s_q - main_tokens) * n_hb
-    tiles = topk // granule
+    main_tokens, tail_items, tiles = tail
     chunks = max((c for c in range(1, tiles + 1) if tiles % c == 0 and tail_items * c <= sms),
                  default=1)
     if chunks < 2 or (tiles // chunks + OVERHEAD_TILES) * min_speedup > tiles:
@@ -73,14 +82,10 @@ def plan_round_split(s_q: int, n_hb: int, topk: int, sms: int, granule: int,
     piece, or once an item unsplit; the cheapest c (the fewest pieces among equals) is taken when
     the unsplit tail is at least ``min_speedup`` times longer. None when the work fills its waves
     or no such split pays. ``granule``, the main tokens: as ``plan_tail_split``."""
-    if min(s_q, n_hb, topk, sms, granule, max_rounds) <= 0 or topk % granule:
+    tail = _tail(s_q, n_hb, topk, sms, granule)
+    if tail is None or max_rounds <= 0:
         return None
-    n_items = s_q * n_hb
-    if n_items % sms == 0:
-        return None
-    main_tokens = n_items // sms * sms // n_hb
-    tail_items = (s_q - main_tokens) * n_hb
-    tiles = topk // granule
+    main_tokens, tail_items, tiles = tail
     unsplit = tiles + overhead_tiles
     best = None
     for c in range(2, tiles + 1):
