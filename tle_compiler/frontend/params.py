@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Hashable, Mapping, Optional
 
-from ..ir.derived import Definition, Derived
+from ..ir.derived import WIDEN, Definition, Derived
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Access, Event, For, Loc, Param, Partition, Stmt
 
@@ -160,14 +160,16 @@ def _rename_loops(body: tuple[Stmt, ...], renamed: Mapping[str, str]) -> tuple[S
     return subst_body(body, {old: Affine.of(new) for old, new in renamed.items()}, renamed)
 
 
-def finalize(table: ParamTable, partitions: list[Partition]
+def finalize(table: ParamTable, partitions: list[Partition], extra: list[str] = ()
              ) -> tuple[tuple[Param, ...], list[Partition], dict[str, str]]:
-    """Name the used params (first-use order), substitute them; returns (params, partitions,
-    placeholder → name for every placeholder, used or not)."""
+    """Name the used params (first-use order), then ``extra`` (params no event uses that the
+    Program keeps: a value a ``tle.assume`` bounds), substitute them; returns (params,
+    partitions, placeholder → name for every placeholder, used or not)."""
     uses: list[str] = []
     loops: set[str] = set()
     for p in partitions:
         _collect(p.body, uses, loops)
+    uses += [ph for ph in extra if ph not in uses]
     # a loop variable spelt like a kernel argument that is a param (`for N in range(N):`) is
     # renamed, not the param: `--param N=3` names the kernel's argument N
     args = {table.by_placeholder[ph].hint for ph in uses if table.by_placeholder[ph].arg}
@@ -274,6 +276,161 @@ def reached(table: ParamTable, definitions: Mapping[str, Definition], uses: list
         if d is not None:
             todo.extend(sorted(d.variables, key=_slot_order))
     return out
+
+
+def _definition_of(table: ParamTable, definitions: Mapping[str, Definition], ph: str
+                   ) -> Optional[Definition]:
+    """The definition of the pure value behind placeholder ``ph``, if it has one."""
+    key = next((k for k, slot in table.by_key.items() if slot.placeholder == ph), None)
+    if isinstance(key, tuple) and len(key) == 2 and key[0] == "pure":
+        return definitions.get(key[1])
+    return None
+
+
+#: the widest values the GPU computes a param in (i32), where a bound's inverse is searched
+_I32 = (-(2 ** 31), 2 ** 31 - 1)
+
+
+def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], ph: str,
+                     lo: Optional[int], hi: Optional[int]
+                     ) -> Optional[tuple[str, Optional[int], Optional[int]]]:
+    """A ``tle.assume`` that bounds ``ph`` to ``[lo, hi]`` as one on the single value ``ph`` is
+    computed from: ``(base, lo', hi')`` with ``lo <= ph <= hi`` exactly when ``lo' <= base <=
+    hi'`` over the i32 values of ``base`` (``N // 2 >= 2``: ``N >= 4``, C's division), or None
+    when ``ph`` is computed from several values or is not monotone in its one (``N % 2 == 0``,
+    ``N * N >= 16``: no interval of ``N``). Monotone: built of ``+``, ``-``, products and
+    quotients by constants (by a positive divisor, C's or Python's), shifts by constants,
+    ``min`` / ``max`` and widenings; its direction is found from the ops, its inverse by
+    bisection on the values the definitions give."""
+    memo: dict[str, Optional[Definition]] = {}
+
+    def definition(p: str) -> Optional[Definition]:
+        if p not in memo:
+            memo[p] = _definition_of(table, definitions, p)
+        return memo[p]
+
+    leaves: set[str] = set()
+
+    def direction(x) -> Optional[int]:
+        """+1 non-decreasing, -1 non-increasing, 0 constant in the leaf; None: neither."""
+        if isinstance(x, Affine):
+            out = 0
+            for var, coef in x.terms:
+                d = direction_of(var)
+                if d is None:
+                    return None
+                d *= (1 if coef > 0 else -1)
+                if d and out and d != out:
+                    return None
+                out = out or d
+            return out
+        args = list(x.args)
+        consts = [a.const if isinstance(a, Affine) and a.is_const else None for a in args]
+        if x.op in ("min", "max", "minimum", "maximum", WIDEN, "+"):
+            dirs = [direction(a) for a in args]
+            if None in dirs or (1 in dirs and -1 in dirs):
+                return None
+            return max(dirs, key=abs)
+        if x.op == "-":
+            a, b = direction(args[0]), direction(args[1])
+            if a is None or b is None or (a and b and a == b):
+                return None
+            return a or -b
+        if x.op == "*" and len(args) == 2 and (consts[0] is not None or consts[1] is not None):
+            k, other = (consts[0], args[1]) if consts[0] is not None else (consts[1], args[0])
+            d = direction(other)
+            return None if d is None else (0 if k == 0 else d * (1 if k > 0 else -1))
+        if x.op in ("//", ">>", "<<") and consts[1] is not None and consts[1] > 0:
+            return direction(args[0])
+        return None
+
+    def direction_of(var: str) -> Optional[int]:
+        d = definition(var)
+        if d is None:
+            leaves.add(var)
+            return 1
+        return direction(d)
+
+    root = definition(ph)
+    if root is None:
+        return None
+    sign = direction(root)
+    if not sign or len(leaves) != 1:
+        return None
+    (base,) = leaves
+
+    def value(x: int) -> Optional[int]:
+        env: dict[str, int] = {base: x}
+
+        def of(p: str) -> Optional[int]:
+            if p not in env:
+                d = definition(p)
+                vals = {v: of(v) for v in d.variables}
+                if any(v is None for v in vals.values()):
+                    return None
+                env[p] = d.eval(vals)
+            return env[p]
+
+        return of(ph)
+
+    slot = table.slot(base)
+    first = _I32[0] if slot.min is None else max(slot.min, _I32[0])
+    last = _I32[1] if slot.max is None else min(slot.max, _I32[1])
+    if first > last:
+        return None
+
+    def ok(x: int, side: str) -> Optional[bool]:
+        v = value(x)
+        if v is None:
+            return None
+        return (v >= lo) if side == "lo" else (v <= hi)
+
+    def edge(side: str) -> Optional[int]:
+        """The first (the side's bound holds from there on, in the direction it grows) or last
+        value of ``base`` in [first, last] where the bound holds; None where none does."""
+        # with f non-decreasing, f >= lo holds on an upper ray, f <= hi on a lower one
+        upper = (side == "lo") == (sign > 0)
+        a, b = first, last
+        probe = [ok(a, side), ok(b, side)]
+        if None in probe:
+            return None
+        if upper:
+            if not probe[1]:
+                return None
+            if probe[0]:
+                return a
+            while b - a > 1:  # ok(a) false, ok(b) true
+                m = (a + b) // 2
+                r = ok(m, side)
+                if r is None:
+                    return None
+                a, b = (a, m) if r else (m, b)
+            return b
+        if not probe[0]:
+            return None
+        if probe[1]:
+            return b
+        while b - a > 1:  # ok(a) true, ok(b) false
+            m = (a + b) // 2
+            r = ok(m, side)
+            if r is None:
+                return None
+            a, b = (m, b) if r else (a, m)
+        return a
+
+    new_lo, new_hi = slot.min, slot.max
+    for side, bound in (("lo", lo), ("hi", hi)):
+        if bound is None:
+            continue
+        upper = (side == "lo") == (sign > 0)
+        e = edge(side)
+        if e is None:
+            return base, 1, 0  # no i32 value of the base satisfies it: an empty domain
+        if upper and e > _I32[0]:
+            new_lo = e if new_lo is None else max(new_lo, e)
+        elif not upper and e < _I32[1]:
+            new_hi = e if new_hi is None else min(new_hi, e)
+    return base, new_lo, new_hi
 
 
 def launch_grid(table: ParamTable, uses: list[str]

@@ -45,8 +45,8 @@ from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bin
                               bind_tle_call, load_volatile_refusal, operand_kind_refusal,
                               prefetch_bytes_refusal, reshape_shape_refusal,
                               scale_rows_refusal)
-from .params import (derivations, finalize, is_placeholder, launch_steps, reached,
-                     used_placeholders)
+from .params import (assumed_interval, derivations, finalize, is_placeholder, launch_steps,
+                     reached, used_placeholders)
 from .scope import fold_int, is_triton
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
@@ -4098,7 +4098,9 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     check_free_buffers(k)
     uses = used_placeholders(partitions)
     k.refuse_truths()
-    params, partitions, pnames = finalize(k.params, partitions)
+    extra = assumed_unused(k, uses)
+    params, partitions, pnames = finalize(k.params, partitions, extra)
+    uses = uses + extra
     env_names = {ph: Affine.of(n) for ph, n in pnames.items()}
 
     def rename(v: Value) -> Value:
@@ -4127,6 +4129,37 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,
                     dict(k.pipes))
+
+
+def assumed_unused(k: KernelCtx, uses: list[str]) -> list[str]:
+    """What the ``tle.assume`` bounds of values no event uses say of the params the events use.
+
+    A bound on a value the kernel computes (``tle.assume(N // 2 >= 2)``) is checked by every
+    launch, through its definition; where no event uses that value, the Program would not hold
+    it, and the params its definition is computed from would be checked at values no launch
+    gives (a fault at ``N = 3`` reported for a kernel no launch runs with ``N = 3``). Where the
+    value is monotone in one param (``N // 2``, ``tl.cdiv(N, 64) - 1``), the bound is one on that
+    param, narrowed here exactly (``N >= 4``); otherwise (``N % 2 == 0``, ``N * N >= 16``) the
+    value is returned, to become a derived param of the Program, whose domain the search for
+    witnesses keeps (passes/witness.py): a fault is reported only with values a launch gives."""
+    used = set(reached(k.params, k.definitions, uses))
+    extra: list[str] = []
+    for ph, a in k.assumptions:
+        if ph in used or ph in extra:
+            continue
+        if not set(reached(k.params, k.definitions, [ph])[1:]) & used:
+            continue  # it bounds nothing the events depend on
+        inv = assumed_interval(k.params, k.definitions, ph, a.min, a.max)
+        if inv is None:
+            extra.append(ph)
+            continue
+        base, lo, hi = inv
+        slot = k.params.slot(base)
+        if lo is not None and hi is not None and lo > hi:
+            raise TleError(f"`{a.text}` leaves no value of {slot.arg or slot.hint} a launch can "
+                           f"pass", a.loc, check="bad-assume")
+        k.params.narrow(base, lo, hi)
+    return extra
 
 
 def protocol(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,

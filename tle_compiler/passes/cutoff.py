@@ -336,6 +336,27 @@ def _fixed_text(program: Program, fixed: dict[str, int]) -> str:
     return ", ".join(head or tail)
 
 
+def _mentioned(program: Program) -> set[str]:
+    """The variables the partitions' indices, loop bounds and conditions mention."""
+    out: set[str] = set()
+
+    def walk(body) -> None:
+        for s in body:
+            if isinstance(s, (Event, Access)):
+                out.update(s.index.variables)
+            elif isinstance(s, For):
+                out.update(s.start.variables | s.stop.variables)
+                walk(s.body)
+            else:
+                out.update(s.cond.variables)
+                walk(s.then)
+                walk(s.orelse)
+
+    for part in program.partitions:
+        walk(part.body)
+    return out
+
+
 def plan(program: Program, fixed: Optional[dict[str, int]] = None,
          bound: Optional[int] = None) -> Plan:
     """What to check for ``program`` with ``fixed`` params given (``--param``) and the caller's
@@ -343,8 +364,17 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
     fixed = dict(fixed or {})
     params = {p.name: p for p in program.params}
     given = {k: v for k, v in fixed.items() if k in params}
-    free = [p for p in program.params if p.name not in given]
     fixed_text = _fixed_text(program, fixed)
+    # a derived param no event, bound or condition mentions (a value only a tle.assume bounds,
+    # kept for the launches its domain excludes: the search for witnesses, witness.py) changes
+    # no trace: one value of its domain stands for all, and it is no free param
+    mentioned = _mentioned(program)
+    for d in program.derived:
+        q = params.get(d.name)
+        if q is not None and q.name not in given and q.name not in mentioned:
+            given[q.name] = 0 if q.contains(0) else (q.min if q.min is not None and q.min > 0
+                                                      else q.max)
+    free = [p for p in program.params if p.name not in given]
     if not free:
         scope = fixed_text or "its single instance (no params)"
         return Plan([dict(given)], "proved", scope,
