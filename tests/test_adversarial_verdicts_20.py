@@ -32,11 +32,16 @@ Wrong before the fixes that came with this file:
 Found, each verified by tle-dump and refused by `--gluon`: `tl` calls the lowering does not
 translate (`tl.sort`, `tl.flip`, `tl.cumsum`, `tl.clamp`, `tl.sigmoid`, `tl.argmax`,
 `tl.permute`: refused where the kernel is read since, from the lowering's own table,
-tle_compiler/language/unlowered.py). Left open (strict xfails below): `tl.trans` of a register
-tensor, a `tl.dot` whose B operand the lowering cannot read from shared memory (a register
-tensor, an expression of a slot tile, a masked load, a name assigned twice), and pointer
-arithmetic on a slot's pointer (`local_ptr(slot.f) + 0`). A rule the reading checks would fix
-each, but other test files pin those kernels as read or verified (each xfail names them).
+tle_compiler/language/unlowered.py); `tl.trans` of a register tensor, and of a slot's tile that
+no tl.dot reads (the lowering read tl.trans only as a tl.dot operand; stored directly it lowered
+to `gl.store(ptr, )`): now lowered as Triton runs it, a register load where it stands and a
+`gl.permute` (lowering/more_ops.py transpose; a name bound to tl.trans of a tile stays a view
+that wgmma reads in place only while a tl.dot is its only reader); a `tl.dot` whose B operand is
+not a shared-memory tile as loaded (a register tensor, an expression, cast or reshape of a slot
+tile, tl.trans of tl.trans, a masked load, a name assigned twice): now computed in registers
+where it stands, stored into a shared-memory buffer of its own with a proxy fence and read by a
+synchronous wgmma (translate.py _staged_b_operand). Left open (a strict xfail below): pointer
+arithmetic on a slot's pointer (`local_ptr(slot.f) + 0`).
 
 Checked and found right (pinned as twins): pipe indices computed through helpers and keyword
 forwarding, aliased handles, trip counts that differ only for some values (`(N // 2) * 2`,
@@ -522,6 +527,8 @@ UNLOWERED = {
 
 #: of UNLOWERED, the calls of the lowering's table (tle_compiler/language/unlowered.py)
 TABLED = [n for n in UNLOWERED if n != "tl.trans of a register tile"]
+#: the kernels' argument types (compile_kernel)
+SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}
 
 
 @pytest.mark.parametrize("name", TABLED)
@@ -536,27 +543,69 @@ def test_a_tl_call_the_lowering_refuses_is_not_verified(tmp_path, capsys, name):
     assert got == 1 and "verified" not in err and "unlowered-call" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="tl.trans of a register tile is verified and --gluon "
-                   "refuses it (the lowering reads tl.trans only of a shared-memory tile fed to "
-                   "tl.dot); a rule of where tl.trans may stand, shared with the lowering, "
-                   "would fix it")
-def test_a_trans_of_registers_is_not_verified(tmp_path, capsys):
-    text = ring(writer(body=f"slot = w.acquire(p)\ntl.store(tle.gpu.local_ptr(slot.tile), "
-                            f"{UNLOWERED['tl.trans of a register tile']})\nw.commit(p)\n")) + CONFIG
-    path = write_kernel(tmp_path, text)
-    got, _, err = run_dump(capsys, "-q", str(path))
-    assert got == 1 and "verified" not in err, err
+TRANSPOSED = {
+    "tl.trans of a register tile": UNLOWERED["tl.trans of a register tile"],
+    "tl.trans with the axes one by one": f"tl.reshape(tl.trans({X2}, 1, 0), (64,))",
+    "tl.trans with the axes as a tuple": f"tl.reshape(tl.trans({X2}, (1, 0)), (64,))",
+    "tl.trans of a 3-D tile, axes given": "tl.reshape(tl.trans(tl.reshape(" + X + ", (2, 4, 8)), "
+                                          "2, 0, 1), (64,))",
+    "tl.trans of a 3-D tile, the last two swapped": "tl.reshape(tl.trans(tl.reshape(" + X
+                                                    + ", (2, 4, 8))), (64,))",
+}
 
 
-def test_what_the_xfail_above_rests_on(tmp_path, capsys):
-    """tl.trans of a register tile is verified by tle-dump and refused by --gluon at its line."""
-    value = UNLOWERED["tl.trans of a register tile"]
+@pytest.mark.parametrize("name", list(TRANSPOSED))
+def test_a_trans_of_registers_is_verified_and_lowered(tmp_path, capsys, name):
+    """Fixed after this round: tl.trans of a register tensor was verified and refused by --gluon
+    (the lowering read tl.trans only of a shared-memory tile fed to tl.dot). Now it is lowered as
+    Triton runs it, a permute in registers (`gl.permute`, its layout converted to the solver's:
+    lowering/more_ops.py transpose), and the kernel compiles for sm_90a."""
     text = ring(writer(body=f"slot = w.acquire(p)\ntl.store(tle.gpu.local_ptr(slot.tile), "
-                            f"{value})\nw.commit(p)\n")) + CONFIG
+                            f"{TRANSPOSED[name]})\nw.commit(p)\n")) + CONFIG
     path = write_kernel(tmp_path, text)
-    assert run_dump(capsys, "-q", str(path))[0] == 0
-    got, _, err = run_dump(capsys, "-q", "--gluon", str(path))
-    assert got == 1 and "kernel.py:17: error: lowering:" in err, err
+    every_mode(capsys, path, 0)
+    lowers_to_its_events(path)
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    compiled = compile_kernel((str(path), "k"), SIG, {"C": 3})
+    assert "gl.permute(" in compiled.tle_generated.source
+
+
+#: a reader of [8, 8] tiles whose tl.trans of the slot's tile is no tl.dot operand (each was
+#: verified; the first lowered to `gl.store(ptr, )`, the others were refused by --gluon)
+STORE8 = "tl.store(y_ptr + tl.arange(0, 8)[:, None] * 8 + tl.arange(0, 8)[None, :], {})\n"
+TILE8 = "tl.load(tle.gpu.local_ptr(res.slot.tile))"
+SLOT_TRANSPOSED = {
+    "stored directly": f"res = r.wait(p)\n{STORE8.format(f'tl.trans({TILE8})')}r.release(p)\n",
+    "through a name": f"res = r.wait(p)\nt = tl.trans({TILE8})\n{STORE8.format('t')}r.release(p)\n",
+    "through a name read after the release": (f"res = r.wait(p)\nt = tl.trans({TILE8})\n"
+                                              f"r.release(p)\n{STORE8.format('t')}"),
+    "of a name read after the release": (f"res = r.wait(p)\nt = {TILE8}\nr.release(p)\n"
+                                         f"{STORE8.format('tl.trans(t)')}"),
+}
+
+
+@pytest.mark.parametrize("name", list(SLOT_TRANSPOSED))
+def test_a_trans_of_a_slot_tile_outside_a_dot_is_loaded_where_it_stands(tmp_path, capsys, name):
+    """tl.trans of a slot's tile that no tl.dot reads is a register load where it is written,
+    inside the slot's window as the verifier reads it, then a permute: a deferred view (which
+    only a tl.dot reads in place) would load it where the name is used, past the release."""
+    w = writer(body="slot = w.acquire(p)\ntl.store(tle.gpu.local_ptr(slot.tile), " + X2
+               + ")\nw.commit(p)\n")
+    rbody = "    for p in range(N):\n" + textwrap.indent(SLOT_TRANSPOSED[name], "        ")
+    text = (ring(w, rbody=rbody) + CONFIG).replace("alloc([2, 64], tl.float32)",
+                                                   "alloc([2, 8, 8], tl.float32)")
+    path = write_kernel(tmp_path, text)
+    every_mode(capsys, path, 0)
+    lowers_to_its_events(path)
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
+
+    src = compile_kernel((str(path), "k"), SIG, {"C": 3}).tle_generated.source
+    consume = src.split("def consume(", 1)[1].split("@gluon.jit", 1)[0]
+    assert "gl.permute(" in consume
+    assert consume.index("kv_tile.index(") < consume.index("mbarrier.arrive(kv_empty")
 
 
 T = "tl.load(tle.gpu.local_ptr(res.slot.tile))"
@@ -585,50 +634,35 @@ DOT_B_LOWERED = {
     "a load through a name bound to the pointer": ("q = tle.gpu.local_ptr(res.slot.tile)\n",
                                                    "tl.load(q)"),
 }
-DOT_B_REFUSED = {
+DOT_B_STAGED = {
     "a register tensor": ("", "a"),
     "arithmetic on the tile": (f"t = {T}\n", "t * 2"),
     "a cast of the tile": (f"t = {T}\n", "t.to(tl.bfloat16)"),
     "a reshape of the tile": (f"t = {T}\n", "tl.reshape(t, (64, 64))"),
     "tl.trans of tl.trans of the tile": ("", f"tl.trans(tl.trans({T}))"),
+    "tl.trans of a register tensor": ("", "tl.trans(a)"),
     "a masked load": ("", "tl.load(tle.gpu.local_ptr(res.slot.tile), mask=tl.arange(0, 64)"
                           "[:, None] < 64, other=0.0)"),
     "a name assigned twice": (f"t = {T}\nt = {T}\n", "t"),
 }
 
 
-@pytest.mark.parametrize("name", list(DOT_B_LOWERED))
-def test_b_operands_wgmma_reads_from_shared_memory(tmp_path, capsys, name):
-    """Twins: verified and lowered to their events."""
-    path = write_kernel(tmp_path, _dot_reader(*DOT_B_LOWERED[name]))
+@pytest.mark.parametrize("name", list(DOT_B_STAGED))
+def test_a_b_operand_in_registers_is_verified_and_lowered(tmp_path, capsys, name):
+    """Fixed after this round: a tl.dot whose B operand is not a shared-memory tile as loaded
+    was verified and refused by --gluon ("B operand must be ..."). Now the lowering computes it
+    in registers where it stands (where the verifier reads it), stores it into a shared-memory
+    buffer of its own, fences it for the async proxy and runs that wgmma synchronously
+    (translate.py _staged_b_operand); the kernel lowers to its events and compiles for sm_90a."""
+    path = write_kernel(tmp_path, _dot_reader(*DOT_B_STAGED[name]))
     every_mode(capsys, path, 0)
     lowers_to_its_events(path)
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel
 
-
-@pytest.mark.parametrize("name", list(DOT_B_REFUSED))
-def test_b_operands_the_lowering_refuses(tmp_path, capsys, name):
-    """What the xfail below rests on: verified by tle-dump, refused by --gluon at the dot."""
-    path = write_kernel(tmp_path, _dot_reader(*DOT_B_REFUSED[name]))
-    assert run_dump(capsys, "-q", str(path))[0] == 0
-    got, _, err = run_dump(capsys, "-q", "--gluon", str(path))
-    assert got == 1 and "B operand must be" in err, err
-
-
-@pytest.mark.xfail(strict=True, reason="a tl.dot whose B operand the lowering cannot read from "
-                   "shared memory (a register tensor, an expression of a slot tile, a masked "
-                   "load, a name assigned twice) is verified and --gluon refuses it. The "
-                   "lowering's rule (translate.py _shared_tile / _b_operand_error) can be checked "
-                   "where the kernel is read, but tests/test_lowering_dot_operands.py, "
-                   "tests/test_frontend_accesses.py, tests/test_adversarial_verdicts_12.py and "
-                   "_14.py, "
-                   "tests/test_lowering_writer_dot.py, tests/test_lowering_agrees_with_verdict.py "
-                   "and the protocol corpus (tests/test_protocol_kir.py) pin such kernels as "
-                   "read or verified")
-@pytest.mark.parametrize("name", list(DOT_B_REFUSED))
-def test_a_b_operand_the_lowering_refuses_is_not_verified(tmp_path, capsys, name):
-    path = write_kernel(tmp_path, _dot_reader(*DOT_B_REFUSED[name]))
-    got, _, err = run_dump(capsys, "-q", str(path))
-    assert got == 1 and "verified" not in err, err
+    src = compile_kernel((str(path), "k"), SIG, {"C": 3}).tle_generated.source
+    assert "gl.allocate_shared_memory(gl.bfloat16, [64, 64], gl.NVMMASharedLayout(" in src
+    assert "is_async=False)" in src and "fence_async_shared()  # generic-proxy stores" in src
 
 
 @pytest.mark.xfail(strict=True, reason="pointer arithmetic on a slot's pointer "

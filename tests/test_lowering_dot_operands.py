@@ -5,7 +5,10 @@ reading the raw tile, dropping the expression, while tle-dump said verified. Now
 - an A operand computed from a tile is computed in registers and fed to wgmma as a register
   operand (generated Gluon below; the numbers on the CPU emulator here and on the GPU in
   tests/gpu/test_dot_operand_expressions.py);
-- a B operand computed from a tile is refused at its line (wgmma reads B only from shared memory);
+- a B operand computed from a tile (or any register tensor, or a name assigned more than once) was
+  refused at its line (wgmma reads B only from shared memory) while tle-dump said verified; now it
+  is computed in registers where it stands, stored into a shared-memory buffer of its own with a
+  proxy fence, and read from there by a synchronous wgmma (translate.py ``_staged_b_operand``);
 - a name bound to an `arange` and then transformed (`-`, `.to`) is no longer rematerialised as the
   bare arange at its uses."""
 
@@ -123,31 +126,64 @@ BODY
         tl.store(s_ptr + t * 4096 + offs, s)
 '''
 
-EXPRESSION = "not an expression of one; compute it into a buffer first"
-REASSIGNED = "`k` is assigned more than once in this function"
+STAGED = {
+    "exp-name": ("        kk = tl.exp2(k.to(tl.float32)).to(tl.bfloat16)\n        s = tl.dot(q, kk)",
+                 "kk"),
+    "neg-name": ("        kk = -k\n        s = tl.dot(q, kk)", "kk"),
+    "neg-inline": ("        s = tl.dot(q, -k)", "(-k)"),
+    "trans-of-neg": ("        s = tl.dot(q, tl.trans(-k))", "gl.permute((-k), (1, 0))"),
+    "to-inline": ("        s = tl.dot(q, k.to(tl.bfloat16))", "k.to(gl.bfloat16)"),
+    "rebound": ("        k = -k\n        s = tl.dot(q, k)", "k"),
+    "if": ("        if t % 2 == 1:\n            k = tl.load(tle.gpu.local_ptr(res.slot.k))\n"
+           "        s = tl.dot(q, k)", "k"),
+}
+_STAGE = re.compile(r"(_b\d+) = gl\.allocate_shared_memory\(gl\.bfloat16, \[64, 64\], "
+                    r"gl\.NVMMASharedLayout\(swizzle_byte_width=128, element_bitwidth=16, "
+                    r"rank=2\), (.+)\)  # B of the tl\.dot")
 
 
-@pytest.mark.parametrize("body,message", [
-    ("        kk = tl.exp2(k.to(tl.float32)).to(tl.bfloat16)\n        s = tl.dot(q, kk)",
-     EXPRESSION),
-    ("        kk = -k\n        s = tl.dot(q, kk)", EXPRESSION),
-    ("        s = tl.dot(q, -k)", EXPRESSION),
-    ("        s = tl.dot(q, tl.trans(-k))", EXPRESSION),
-    ("        s = tl.dot(q, k.to(tl.bfloat16))", EXPRESSION),
-    ("        k = -k\n        s = tl.dot(q, k)", EXPRESSION),
-    ("        if t % 2 == 1:\n            k = tl.load(tle.gpu.local_ptr(res.slot.k))\n"
-     "        s = tl.dot(q, k)", REASSIGNED),
-], ids=["exp-name", "neg-name", "neg-inline", "trans-of-neg", "to-inline", "rebound", "if"])
-def test_a_b_operand_computed_from_a_tile_is_refused_at_its_line(tmp_path, body, message):
+@pytest.mark.parametrize("name", list(STAGED))
+def test_a_b_operand_computed_in_registers_is_staged_through_shared_memory(tmp_path, name):
+    """A B operand that is not the slot's tile as loaded (an expression of it, a name assigned
+    more than once): the value is computed in registers where the kernel computes it (inside
+    the slot's window, where the verifier reads it), stored into a buffer of its own in an
+    NVMMA layout, fenced for the async proxy and read by a synchronous wgmma, so the buffer is
+    never rewritten while a wgmma reads it."""
+    body, expr = STAGED[name]
     path = tmp_path / "qk.py"
-    src = B_KERNEL.replace("BODY", body)
-    path.write_text(src)
-    with pytest.raises(TleError, match="a tl.dot B operand must be a tile loaded from a pipe slot "
-                                       "or shared buffer") as e:
-        gluon_source((str(path), "qk"))
-    assert message in str(e.value)
-    dot_line = next(i for i, ln in enumerate(src.splitlines(), 1) if "tl.dot(" in ln)
-    assert e.value.loc.line == dot_line
+    path.write_text(B_KERNEL.replace("BODY", body))
+    consume = _partition(gluon_source((str(path), "qk")).source, "consume")
+    (buf, value), = _STAGE.findall(consume)
+    assert expr in value, value
+    fence = consume.index("fence_async_shared()", consume.index(f"{buf} = "))
+    dot = re.search(rf"warpgroup_mma\(_a\d+, {buf}, [^\n]*is_async=False\)", consume)
+    assert dot is not None and fence < dot.start(), consume
+    assert "kv_k.index" not in dot.group(0)
+    # the staged value is computed before the slot is released
+    assert consume.index(f"{buf} = ") < consume.index("mbarrier.arrive(kv_empty")
+
+
+def test_a_staged_b_operand_compiles_for_sm90a(tmp_path):
+    """tl.dot(q, -k) then tl.dot(q, k, s) on the slot: the staged B is a shared-memory
+    allocation of the register value, read by a synchronous warp_group_dot; the tile itself
+    still goes to an async one."""
+    from tle_compiler.lowering import compile_kernel, ptxas_stats
+
+    path = tmp_path / "qk.py"
+    path.write_text(B_KERNEL.replace("BODY", "        s = tl.dot(q, -k)\n        s = tl.dot(q, k, s)"))
+    c = compile_kernel((str(path), "qk"), {"q_ptr": "*bf16", "k_ptr": "*bf16", "s_ptr": "*fp32",
+                                           "N": "i32"})
+    ttgir = c.asm["ttgir"]
+    dots = [ln for ln in ttgir.splitlines() if "ttng.warp_group_dot " in ln]
+    assert len(dots) == 2 and "isAsync = true" in dots[1] and "isAsync = true" not in dots[0]
+    assert re.search(r"ttg\.local_alloc %\S+ : \(tensor<64x64xbf16", ttgir), ttgir
+    ptx = c.asm["ptx"]
+    # each thread's stores, its proxy fence, the partition's barrier, then the wgmma
+    first = ptx.index("wgmma.mma_async")  # the staged dot's
+    fence = ptx.rindex("fence.proxy.async.shared::cta", 0, first)
+    assert "st.shared" in ptx[ptx.rindex("mbarrier.try_wait", 0, fence):fence]
+    assert "bar.sync" in ptx[fence:first]
+    assert ptxas_stats(c)["ok"]
 
 
 def test_a_plain_b_tile_through_a_name_still_reads_shared_memory(tmp_path):

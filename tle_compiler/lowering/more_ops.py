@@ -410,6 +410,40 @@ def reshape(tr, node: K.Op) -> V:
              res, dims, x.dtype)
 
 
+def transpose(tr, node: K.Op) -> V:
+    """``tl.trans(input, *dims)`` (or ``x.trans(*dims)``) of a register tensor: ``gl.permute`` of
+    it, whose result layout Gluon infers from the operand's, converted to the layout the solver
+    gives the result (a free variable of the same rank), as :func:`reshape` does. ``dims`` as
+    Triton 3.6 takes it: none (swap the last two axes), one tuple, or the axes one by one, each a
+    compile-time constant. (tl.trans of a shared-memory tile fed to tl.dot is read by wgmma
+    transposed in place instead: translate.py ``_trans_of_tile``.)"""
+    if not node.args or node.kwargs:
+        raise tr.err(f"`{node.name}(input, *dims)` takes its operands positionally", node)
+    x = tr.ex(node.args[0])
+    if x.kind != "tensor" or not x.shape:
+        raise tr.err(f"`{node.name}` is lowered on a tensor of at least two dimensions", node)
+    rank = len(x.shape)
+    rest = node.args[1:]
+    if not rest:
+        dims = list(range(rank))
+        if rank >= 2:
+            dims[-2], dims[-1] = dims[-1], dims[-2]
+    else:
+        if len(rest) == 1:
+            v = _constant(tr, node, rest[0], "dims")
+            items = v.value if v.kind == "tuple" else (v,)
+        else:
+            items = tuple(_constant(tr, node, d, "dims") for d in rest)
+        dims = [i.value for i in items]
+    if rank < 2 or sorted(dims) != list(range(rank)):
+        raise tr.err(f"`{node.name}` of a {rank}-D tensor: dims must be a permutation of its "
+                     f"{rank} axes", node)
+    shape = tuple(x.shape[d] for d in dims)
+    res = tr.S.new(rank)
+    return V("tensor", f"gl.convert_layout(gl.permute({x.text}, {tuple(dims)}), {tr.Lv(res)})",
+             res, shape, x.dtype)
+
+
 def translate(tr, node: K.Op) -> V:
     """Translate one call of :data:`HANDLED`."""
     name = node.name

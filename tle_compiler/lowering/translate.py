@@ -40,7 +40,7 @@ from . import call_args, kir_paths, more_ops, pipes, row_reduce
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
-from .plan import BITS, GL_DTYPES, PipePlan
+from .plan import BITS, GL_DTYPES, PipePlan, nvmma_shared_src
 from .values import V, tma_coordinate, wide
 from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
 
@@ -150,9 +150,7 @@ class FnTranslator:
         self.name_vars_seen: set[str] = set()  # names ever bound to a non-arange tensor
         self.assign_counts: Optional[dict] = None  # name -> assignments in the function body
         self.read_counts: Optional[dict] = None  # name -> reads in the function body
-        #: names whose latest assignment computes something from a tile in shared memory (a
-        #: `tl.load(tle.gpu.local_ptr(...))` or such a name): only for tl.dot's error message
-        self.slot_derived: set[str] = set()
+        self.dot_reads: Optional[dict] = None  # name -> reads as a tl.dot operand (the same)
         self.tmp = 0
         self.prefix = ""  # (helpers are inlined by the frontend, their locals renamed there)
         self.layout_names: dict[tuple, str] = {}
@@ -763,11 +761,12 @@ class FnTranslator:
             v = self.ex(args[0])
             return v
         if name == "trans":
-            t = self._trans_of_tile(args[0]) if len(args) == 1 and not kw else None
+            t = (self._trans_of_tile(args[0])
+                 if len(args) == 1 and not kw and self._binds_a_dot_operand(node) else None)
             if t is not None:
                 return t
-            raise self.err("tl.trans is only supported on a shared-memory tile fed to tl.dot "
-                           "(tl.dot(a, tl.trans(tl.load(tle.gpu.local_ptr(slot.f)))))", node)
+            # any other operand is a register tensor: permuted in registers (more_ops.py)
+            return more_ops.transpose(self, node)
         raise self.err(f"`tl.{name}` is not supported by the lowering{more_ops.instead(name)}",
                        node)
 
@@ -855,6 +854,37 @@ class FnTranslator:
         if s is None or len(s.shape or ()) != 2:
             return None
         return V("smemT", "", shape=(s.shape[1], s.shape[0]), dtype=s.dtype, value=s)
+
+    def _binds_a_dot_operand(self, node: K.Op) -> bool:
+        """Whether ``node`` (a ``tl.trans``) is the whole value of ``name = node``, with ``name``
+        assigned once in the function and read only as an operand of tl.dot (``tl.dot(a, name)``):
+        then a deferred view of a shared-memory tile (``_trans_of_tile``), which the dot reads in
+        place. Anywhere else ``tl.trans`` of a tile is a register load, transposed in registers
+        where it stands (inside the slot's window, where the verifier reads it), not a view a
+        later use would load from a slot the partition may have released by then."""
+        st = self.statement
+        if not (isinstance(st, K.Assign) and st.value is node
+                and (self.assign_counts or {}).get(st.target) == 1):
+            return False
+        if self.dot_reads is None:
+            self.dot_reads = self._count_dot_operand_reads(self._frames[0][0] if self._frames
+                                                           else (st,))
+        return (self.read_counts or {}).get(st.target, 0) == self.dot_reads.get(st.target, 0)
+
+    @staticmethod
+    def _count_dot_operand_reads(stmts: tuple) -> dict:
+        """name -> its reads as a tl.dot's A or B operand, the name itself (``tl.dot(a, t)``)."""
+        counts: dict = {}
+        for st in K.walk_stmts(stmts):
+            for e in K.stmt_exprs(st):
+                for n in K.walk_expr(e):
+                    if not (isinstance(n, K.Op) and n.name == "tl.dot"):
+                        continue
+                    ops = [*n.args[:2], *(v for k, v in n.kwargs if k in ("input", "other"))]
+                    for o in ops:
+                        if isinstance(o, K.Name):
+                            counts[o.id] = counts.get(o.id, 0) + 1
+        return counts
 
     def smem_view_of(self, n: K.Expr):
         """The tile of a name bound once to a deferred ``tl.trans`` view (``_trans_of_tile``), or
@@ -1309,8 +1339,9 @@ class FnTranslator:
         b = smem_operand(b_node)
         if b is not None:
             b = self.opaque_stage(b)
-        if b is None:
-            raise self._b_operand_error(b_node)
+        staged = b is None
+        if staged:
+            b = self._staged_b_operand(node, b_node)
         M, _ = a.shape
         N = b.shape[1]
         bits = BITS.get(b.dtype, 16)
@@ -1345,25 +1376,40 @@ class FnTranslator:
             use_acc = ", use_acc=False"
         if acc_node is not None:
             self.wgmma.accumulates(self, node, acc, self.emitting and sid in self.S.converts)
+        # a staged B (_staged_b_operand): a synchronous wgmma, which retires before the next
+        # statement, so the buffer written at this dot is never overwritten or reused while a
+        # wgmma still reads it; its result is a plain tensor, in flight nowhere
         out = self.materialize(V("tensor", f"warpgroup_mma({a.text if a.kind == 'smem' else a_text}, "
-                                           f"{b.text}, {acc_text}{use_acc}, is_async=True)", res,
+                                           f"{b.text}, {acc_text}{use_acc}, "
+                                           f"is_async={not staged})", res,
                                  (M, N), "float32"), "acc")
+        if staged:
+            return out
         if self.wgmma.active:
             self.wgmma.issued(self, self.path_of(node), out.text, regs[0] if regs else None,
                               frozenset(rings), reg_types)
         return out
 
-    def _reads_shared_tile(self, e: K.Expr) -> bool:
-        """Whether the expression computes something from a tile in shared memory: it takes a
-        ``tle.gpu.local_ptr``, or names a local pointer or a value computed from such a tile."""
-        for x in K.walk_expr(e):
-            if isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr":
-                return True
-            if isinstance(x, K.Name):
-                v = self.env.get(x.id)
-                if x.id in self.slot_derived or (v is not None and v.kind == "lptr"):
-                    return True
-        return False
+    def _staged_b_operand(self, node: K.Op, b_node: K.Expr) -> V:
+        """A tl.dot B operand that is not a shared-memory tile as loaded (a register tensor, an
+        expression of a tile, a cast or reshape of one, a masked load, a name assigned more than
+        once): computed in registers where it stands, as the verifier reads it, and stored into
+        a shared-memory buffer of its own (``gl.allocate_shared_memory`` with the value, in an
+        NVMMA layout), which wgmma reads. ``fence_async_shared()`` orders the generic-proxy
+        stores before wgmma's async-proxy reads (Triton's barrier between the store and the
+        wgmma, which it inserts for the shared-memory hazard, then makes every warp's stores
+        land first). The dot then runs synchronously (``dot``), so the buffer is not read after
+        it."""
+        b = self.ex(b_node)
+        if b.kind != "tensor" or len(b.shape or ()) != 2:
+            raise self.err("tl.dot: the B operand must be a 2-D tensor", b_node)
+        shape = list(b.shape)
+        name = self.fresh("b")
+        layout = nvmma_shared_src(shape, b.dtype) if b.dtype in BITS else "None"
+        self.emit(f"{name} = gl.allocate_shared_memory(gl.{b.dtype}, {shape}, {layout}, {b.text})"
+                  f"  # B of the tl.dot, staged for wgmma")
+        self.emit("fence_async_shared()  # generic-proxy stores -> wgmma (async proxy) reads")
+        return V("smem", name, shape=tuple(shape), dtype=b.dtype, value=None)
 
     def _writer_dot_error(self, node: K.Op) -> TleError:
         """A tl.dot whose B operand is a tile of a slot the partition acquired as the writer.
@@ -1376,27 +1422,6 @@ class FnTranslator:
                         "from shared memory the writer is still filling, in the generic proxy); "
                         "let a reader of the pipe do the tl.dot",
                         node)
-
-    def _b_operand_error(self, b_node: K.Expr) -> TleError:
-        """Why a tl.dot's B operand cannot be read from shared memory (wgmma reads B only from
-        there, and it must be the tile itself, as loaded)."""
-        b_expr = b_node.args[0] if (isinstance(b_node, K.Op) and b_node.name == "tl.trans"
-                                    and len(b_node.args) == 1) else b_node
-        if isinstance(b_expr, K.Name) and (self.assign_counts or {}).get(b_expr.id, 0) > 1:
-            v = self.env.get(b_expr.id)
-            if v is not None and isinstance(v.value, dict) and "smem" in v.value:
-                return self.err(
-                    f"a tl.dot B operand must be a tile loaded from a pipe slot or shared buffer; "
-                    f"`{b_expr.id}` is assigned more than once in this function, so which tile it "
-                    f"holds at the dot is not known when the kernel is compiled: bind the "
-                    f"`tl.load(tle.gpu.local_ptr(...))` to a name assigned once", b_node)
-        if self._reads_shared_tile(b_node):
-            return self.err("a tl.dot B operand must be a tile loaded from a pipe slot or shared "
-                            "buffer, not an expression of one; compute it into a buffer first "
-                            "(wgmma reads B from shared memory as it is)", b_node)
-        return self.err("tl.dot: the B operand must be a shared-memory tile, "
-                        "`tl.load(tle.gpu.local_ptr(slot.f))` or tl.trans of one (wgmma reads B "
-                        "from shared memory)", b_node)
 
     _CONST_STAGE = re.compile(r"^(\w+)\.index\(0\)")
 
@@ -1571,12 +1596,7 @@ class FnTranslator:
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
     def st_Assign(self, st: K.Assign) -> None:
-        derived = self._reads_shared_tile(st.value)
         self.assign(st.target, self.ex(st.value, allow_pending=True), st)
-        if derived:
-            self.slot_derived.add(st.target)
-        else:
-            self.slot_derived.discard(st.target)
 
     def st_For(self, st: K.For) -> None:
         """A ``range`` / ``tl.range`` / ``tl.static_range`` loop (the frontend bound its start, stop
