@@ -359,7 +359,10 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
         return None
     (base,) = leaves
 
-    def value(x: int) -> Optional[int]:
+    def value(x: int, seen: Optional[list[int]] = None) -> Optional[int]:
+        """The value at ``base = x``; ``seen`` collects every operand and result of a
+        non-affine step on the way (what the GPU computes in i32: a sum or product by constants
+        that fits is exact modulo 2^32, a quotient, shift or minimum of a wrapped one is not)."""
         env: dict[str, int] = {base: x}
 
         def of(p: str) -> Optional[int]:
@@ -368,10 +371,28 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
                 vals = {v: of(v) for v in d.variables}
                 if any(v is None for v in vals.values()):
                     return None
-                env[p] = d.eval(vals)
+                env[p] = ev(d, vals)
             return env[p]
 
+        def ev(d: Definition, vals: dict[str, int]) -> Optional[int]:
+            xs = []
+            for a in d.args:
+                v = a.eval(vals) if isinstance(a, Affine) else ev(a, vals)
+                if v is None:
+                    return None
+                xs.append(v)
+            out = Definition(d.op, tuple(Affine.of(v) for v in xs), d.c, d.wide).eval({})
+            if seen is not None and not d.wide:
+                seen.extend(xs + ([] if out is None else [out]))
+            return out
+
         return of(ph)
+
+    def fits(x: int) -> bool:
+        """Whether every step of the value at ``base = x`` stays in i32 (the GPU computes it as
+        the integers do)."""
+        seen: list[int] = []
+        return value(x, seen) is not None and all(_I32[0] <= v <= _I32[1] for v in seen)
 
     slot = table.slot(base)
     first = _I32[0] if slot.min is None else max(slot.min, _I32[0])
@@ -426,6 +447,14 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
         e = edge(side)
         if e is None:
             return base, 1, 0  # no i32 value of the base satisfies it: an empty domain
+        # the values left out, [first, e - 1] or [e + 1, last], must be left out on the GPU
+        # too: where a step wraps in i32 there, the GPU's value may satisfy the bound (a launch
+        # the narrowed domain would not cover). Every step is monotone in the base, so its
+        # extremes over that range are at the range's ends.
+        if upper and e > first and not (fits(first) and fits(e - 1)):
+            return None
+        if not upper and e < last and not (fits(e + 1) and fits(last)):
+            return None
         if upper and e > _I32[0]:
             new_lo = e if new_lo is None else max(new_lo, e)
         elif not upper and e < _I32[1]:
