@@ -40,14 +40,14 @@ def fixed_constexprs(program, constexprs: dict) -> dict:
     """The integer constexprs being compiled for that are params of ``program`` (or bases of its
     derived params): the protocol passes check the kernel at those values, as ``tle-dump
     --param`` does, not for every value of them (a kernel verified for ``--param BASE=6`` may be
-    rejected for another BASE, which this compile does not lower)."""
+    rejected for another BASE, which this compile does not lower). A bool is the integer Triton
+    reads it as (``if FLAG:`` with FLAG=True is the param FLAG = 1), as ``--param FLAG=True``."""
     from ..passes.fixed_params import fixable
 
     if program is None:
         return {}
     names = fixable(program)
-    return {k: v for k, v in constexprs.items()
-            if k in names and isinstance(v, int) and not isinstance(v, bool)}
+    return {k: int(v) for k, v in constexprs.items() if k in names and isinstance(v, int)}
 
 
 def lowered_module(info, constexprs: dict):

@@ -86,14 +86,18 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
 
     numbers = {k: v for k, v in (constexprs or {}).items() if isinstance(v, int)}  # bools too
     bind = {k: v for k, v in numbers.items() if not isinstance(v, bool)}
+    # with the bools as the integers Triton reads them as, where the kernel needs them bound
+    # (`if FLAG: K = N` then a loop to K): a launch with FLAG=True is read and verified as
+    # `tle-dump --param FLAG=True` reads it, not refused
+    with_bools = {k: int(v) for k, v in numbers.items()}
     try:
         info = read()
     except TleError as e:
-        if e.check not in SPECIALIZABLE or not bind:
+        if e.check not in SPECIALIZABLE or not with_bools:
             raise
-        info = read(bind)
+        info = _read_specialised(read, bind, with_bools)
     else:
-        info = verified_reading(info, read, bind, constexprs)
+        info = verified_reading(info, read, with_bools, constexprs)
     if any(p.regs is None for p in info.partitions[1:]):
         # a register budget written as an expression of constexprs (`224 + 8 * WIDE`, or of a
         # bool one: `8 * (1 - BALANCE)`, Triton's constexpr arithmetic) is a number only in a
@@ -101,6 +105,21 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
         if numbers:
             return read(numbers)
     return info
+
+
+def _read_specialised(read, bind: dict, with_bools: dict):
+    """The kernel read with its integer constexprs bound (``bind``, the bools left free, so that
+    the Gluon keeps them as bools), or, where it still needs values bound and a bool is given,
+    with the bools bound as well (``with_bools``)."""
+    from ..frontend import SPECIALIZABLE
+
+    if bind:
+        try:
+            return read(bind)
+        except TleError as e:
+            if e.check not in SPECIALIZABLE or with_bools == bind:
+                raise
+    return read(with_bools)
 
 
 #: the protocol verdicts from worst to best (the lowering refuses a rejected kernel, lowers one
