@@ -3093,6 +3093,15 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                        f"one would be neither verified nor launched (write @tle.jit above "
                        f"`def {fdef.name}`)", _loc(m.path, call), check="bad-jit")
     for st in m.tree.body:
+        # `@tle.jit async def`: Python makes it a kernel (tle.jit takes any function), which the
+        # reading of `def`s left out of the file's verdict and no launch could read
+        if isinstance(st, ast.AsyncFunctionDef) and (name is None or st.name == name) \
+                and jit_decorator(m.scope, st) is not None:
+            raise TleError(f"kernel '{st.name}' is an `async def`: Python makes it a kernel, but "
+                           f"Triton compiles no coroutine and tle-dump reads kernels written with "
+                           f"`def`, so this one would be neither verified nor launched (write "
+                           f"`def {st.name}`)", _loc(m.path, st), check="bad-jit")
+    for st in m.tree.body:
         if isinstance(st, ast.FunctionDef) and (name is None or st.name == name):
             dec = jit_decorator(m.scope, st)
             if dec is None:
