@@ -400,10 +400,13 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
     if first > last:
         return None
 
-    def ok(x: int, side: str) -> Optional[bool]:
+    class Undefined(Exception):
+        """The value is undefined at a value of the base (a shift by more than 64 bits)."""
+
+    def ok(x: int, side: str) -> bool:
         v = value(x)
         if v is None:
-            return None
+            raise Undefined
         return (v >= lo) if side == "lo" else (v <= hi)
 
     def edge(side: str) -> Optional[int]:
@@ -413,8 +416,6 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
         upper = (side == "lo") == (sign > 0)
         a, b = first, last
         probe = [ok(a, side), ok(b, side)]
-        if None in probe:
-            return None
         if upper:
             if not probe[1]:
                 return None
@@ -422,10 +423,7 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
                 return a
             while b - a > 1:  # ok(a) false, ok(b) true
                 m = (a + b) // 2
-                r = ok(m, side)
-                if r is None:
-                    return None
-                a, b = (a, m) if r else (m, b)
+                a, b = (a, m) if ok(m, side) else (m, b)
             return b
         if not probe[0]:
             return None
@@ -433,10 +431,7 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
             return b
         while b - a > 1:  # ok(a) true, ok(b) false
             m = (a + b) // 2
-            r = ok(m, side)
-            if r is None:
-                return None
-            a, b = (m, b) if r else (a, m)
+            a, b = (m, b) if ok(m, side) else (a, m)
         return a
 
     new_lo, new_hi = slot.min, slot.max
@@ -444,9 +439,14 @@ def assumed_interval(table: ParamTable, definitions: Mapping[str, Definition], p
         if bound is None:
             continue
         upper = (side == "lo") == (sign > 0)
-        e = edge(side)
+        try:
+            e = edge(side)
+        except Undefined:
+            return None
         if e is None:
-            return base, 1, 0  # no i32 value of the base satisfies it: an empty domain
+            # no value of the base satisfies it: an empty domain, where no step wraps (else
+            # the GPU's wrapped value may satisfy it)
+            return (base, 1, 0) if fits(first) and fits(last) else None
         # the values left out, [first, e - 1] or [e + 1, last], must be left out on the GPU
         # too: where a step wraps in i32 there, the GPU's value may satisfy the bound (a launch
         # the narrowed domain would not cover). Every step is monotone in the base, so its
