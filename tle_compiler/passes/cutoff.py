@@ -31,6 +31,9 @@ from ..ir.record import record
 DEFAULT_BOUND = 64
 #: The most param combinations checked with several free params.
 MAX_INSTANCES = 4096
+#: The most value combinations of params of finite domains a plan checks the others at, one by one
+#: (a flag FLAG in [0, 1] beside N: N proved by the cutoff theorem at FLAG = 0 and at FLAG = 1).
+MAX_SPLIT = 16
 #: The most values of one param a plan lists. A program whose theorem needs more (a huge capacity,
 #: index offset or domain makes N0 or L huge) is planned with the values of smallest magnitude
 #: only, and its verdict is "unknown" when they are fault-free (``Plan.short``): listing them all
@@ -385,6 +388,9 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
 
     suffix = f", {fixed_text}" if fixed_text else ""
     if len(free) > 1:
+        split = _split_finite(program, free, fixed, bound, suffix)
+        if split is not None:
+            return split
         names = [p.name for p in free]
         b = DEFAULT_BOUND if bound is None else bound
         def combos_within(b: int) -> int:
@@ -440,6 +446,45 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
                     reason=f"outside the fragment of the cutoff theorem: {outside}",
                     short=_too_many(span, "bound") if len(span) > MAX_PLANNED else "")
     return _cutoff_plan(p, frag, bound, suffix, with_fixed)
+
+
+def _split_finite(program: Program, free: list, fixed: dict[str, int], bound: Optional[int],
+                  suffix: str) -> Optional[Plan]:
+    """Several free params, each but at most one of a small finite domain (a flag the kernel
+    assumes 0 or 1: ``tle.assume((FLAG == 0) | (FLAG == 1))``): for each combination of their
+    values, the plan of the program with them fixed (the cutoff theorem for the last param, or
+    its own finite domain). When every one of those plans proves its scope, checking all their
+    values proves every combination: one plan of them all. None otherwise (a plan only bounded,
+    with fallback values below its domain, or too long), and the caller bounds every param."""
+    small = [p for p in free if p.min is not None and p.max is not None
+             and p.max - p.min + 1 <= MAX_SPLIT]
+    rest = [p for p in free if p not in small]
+    if len(rest) > 1 or math.prod(p.max - p.min + 1 for p in small) > MAX_SPLIT:
+        return None
+    every = not rest
+    if every:  # the last of them is planned over its own finite domain
+        rest, small = small[-1:], small[:-1]
+    values: list[dict[str, int]] = []
+    arguments: list[str] = []
+    for combo in itertools.product(*(range(p.min, p.max + 1) for p in small)):
+        sub = plan(program, {**fixed, **{p.name: v for p, v in zip(small, combo)}}, bound)
+        if sub.claim != "proved" or sub.probe or sub.short:
+            return None
+        values += sub.values
+        if sub.argument not in arguments:
+            arguments.append(sub.argument)
+    # smallest magnitude first over all of them, as a plan of one param lists its values
+    values.sort(key=lambda d: (sum(abs(d[p.name]) for p in free), [abs(d[p.name]) for p in free]))
+    p = rest[0]
+    if every:
+        shown = [f"{q.name} ({q.domain()})" for q in free]
+        return Plan(values, "proved", f"every combination of {', '.join(shown[:-1])} and "
+                    f"{shown[-1]}{suffix}", argument="every value of the finite domains checked")
+    flags = ", ".join(q.domain() for q in small)
+    return Plan(values, "proved", f"every value of {p.name} ({p.domain()}) at each value of "
+                f"{' and '.join(q.name for q in small)} ({flags}){suffix}",
+                argument="; ".join(arguments) + f", at each value of "
+                         f"{', '.join(q.name for q in small)}")
 
 
 def _cutoff_plan(p, frag: Fragment, bound: Optional[int], suffix: str, with_fixed) -> Plan:
