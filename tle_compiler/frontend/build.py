@@ -34,7 +34,8 @@ from .folding import fold
 from .local_tensors import BuildRules
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
                      kernel_def_lines, helper_warp_specialize, jit_call_kernel,
-                     kernel_def_problem, kernel_params, nested_kernel, superseded)
+                     kernel_def_problem, kernel_params, nested_kernel, string_code_call,
+                     superseded)
 from ..ir.kernel_names import MODULE_NAMES, source_names
 from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
@@ -3092,6 +3093,13 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                        f"reads kernels decorated with @tle.jit where they are defined, so this "
                        f"one would be neither verified nor launched (write @tle.jit above "
                        f"`def {fdef.name}`)", _loc(m.path, call), check="bad-jit")
+    dynamic = string_code_call(m.scope, m.tree) if kernel_defs or nested is not None else None
+    if dynamic is not None:
+        raise TleError(f"`{ast.unparse(dynamic.func)}(...)` runs code from a string when Python "
+                       f"imports this kernel file: a @tle.jit kernel that code defines would be "
+                       f"neither verified nor launched (tle-dump reads the file's statements, "
+                       f"and no launch can read the string's source); write the code in the "
+                       f"file", _loc(m.path, dynamic), check="bad-jit")
     for st in m.tree.body:
         # `@tle.jit async def`: Python makes it a kernel (tle.jit takes any function), which the
         # reading of `def`s left out of the file's verdict and no launch could read

@@ -400,6 +400,49 @@ def _builtin(scope: ModuleScope, node: ast.expr) -> bool:
     return False
 
 
+def string_code_call(scope: ModuleScope, tree: ast.Module) -> Optional[ast.Call]:
+    """A call of the builtin ``exec`` or ``eval`` that Python makes when it imports the module
+    (in a module-level statement, not in a function body) and whose code may make a kernel
+    (:func:`_may_make_kernel`); None when there is none. The code it runs is a string tle-dump
+    does not read: a ``@tle.jit`` def in it is a kernel Python makes that would be left out of
+    the file's verdict (and no launch could read its source)."""
+    for st in tree.body:
+        todo: list[ast.AST] = [st]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                # what runs at the import: decorators and defaults, not the body
+                todo.extend(getattr(n, "decorator_list", []))
+                todo.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+                continue
+            if isinstance(n, ast.ClassDef):
+                todo.extend(n.decorator_list + n.bases + [k.value for k in n.keywords])
+                todo.extend(n.body)
+                continue
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) \
+                    and n.func.id in ("exec", "eval") and _unbound(scope, n.func) \
+                    and _may_make_kernel(n):
+                return n
+            todo.extend(ast.iter_child_nodes(n))
+    return None
+
+
+def _may_make_kernel(call: ast.Call) -> bool:
+    """Whether the code an ``exec`` / ``eval`` runs may make a kernel: code that is no string
+    constant (tle-dump cannot tell), or a constant that defines a function or names ``jit``
+    (``exec('B = 1')`` makes none)."""
+    code = call.args[0] if call.args else None
+    if not (isinstance(code, ast.Constant) and isinstance(code.value, str)):
+        return True
+    try:
+        tree = ast.parse(code.value, mode="exec" if call.func.id == "exec" else "eval")
+    except SyntaxError:
+        return False  # Python raises it at the import: no kernel is made
+    return any(isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef))
+               or isinstance(x, ast.Attribute) and x.attr == "jit"
+               or isinstance(x, ast.Name) and x.id == "jit" for x in ast.walk(tree))
+
+
 def nested_kernel(scope: ModuleScope, tree: ast.Module) -> Optional[tuple[ast.FunctionDef, str]]:
     """A ``@tle.jit`` def that calls warp_specialize inside module-level control flow (``if``,
     ``try``, ``with``, a loop), with the statement's keyword; None when there is none. Whether
