@@ -26,12 +26,13 @@ Wrong before the fixes that came with this file:
   Now rejected (check signature, cli/dump.py _check_signature).
 - left out of the file's verdict (exit 0 beside a correct kernel): a `@tle.jit async def` that
   calls warp_specialize, which Python makes a kernel (tle.jit takes any function) and no launch
-  could read ("has no Pipe IR"). Now refused at its def (bad-jit, frontend/build.py).
+  could read ("has no Pipe IR"); and a kernel a module-level `exec` of a string defines (no
+  launch can read it either: "cannot read <string>"). Now refused at the def or the call
+  (bad-jit, frontend/build.py, frontend/kernel.py string_code_call); an `exec` whose constant
+  code defines no function and names no `jit` (`exec('B = 1')`) is read as before.
 
-Left open (strict xfails below): `compile_kernel` (lowering/signature_checks.py, not this
-round's code) still compiles the i1 kernel above, which tle-dump now rejects; and a kernel a
-module-level `exec` of a string defines, which Python makes and tle-dump leaves out of the
-file's verdict (no launch can read it either: "cannot read <string>").
+Left open (strict xfail below): `compile_kernel` (lowering/signature_checks.py, not this
+round's code) still compiles the i1 kernel above, which tle-dump now rejects.
 
 Checked and found right (pinned as twins): strides `2*p + 1` and `2*p`, steps of 2 and 3 (a
 step-3 writer against a `3 * tl.cdiv(N, 3)` reader aliases phases), a remainder of the loop
@@ -298,14 +299,24 @@ def test_an_async_def_kernel_fails_the_file(tmp_path, capsys, monkeypatch):
         assert "good: verified" not in err, (mode, err)
 
 
-@pytest.mark.xfail(strict=True, reason="a kernel a module-level exec() of a string defines is "
-                   "made by Python and left out of the file's verdict (tle-dump reads the "
-                   "module's statements, not the string); no launch can read it either")
-def test_a_kernel_defined_by_exec_fails_the_file(tmp_path, capsys):
+def test_a_kernel_defined_by_exec_fails_the_file(tmp_path, capsys, monkeypatch):
+    """`exec('''@tle.jit def bad ...''')` at module level: Python makes the kernel. Before: left
+    out (exit 0 with `good`'s verdict only). Now refused at the call (bad-jit), as is an exec of
+    code tle-dump cannot see; `exec('B = 1')` (no def, no jit) stays allowed."""
+    from tle_compiler.jit import TleKernel
+
     text = (HEAD19 + kernel("good") + "\nexec('''" + kernel("bad", "@tle.jit", " + 1")
             + "''')\n" + PARTS)
-    code, _, err = run_dump(capsys, "-q", str(write_kernel(tmp_path, text)))
-    assert code != 0, err
+    (tmp_path / "exec21.py").write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert isinstance(importlib.import_module("exec21").bad, TleKernel)
+    for i, body in enumerate((text, HEAD19 + "CODE = 'X = 1'\n" + kernel("good")
+                              + "\nexec(CODE)\n" + PARTS)):
+        code, _, err = run_dump(capsys, "-q", str(write_kernel(tmp_path, body, f"e{i}.py")))
+        assert code == 1 and "[bad-jit]" in err and "runs code from a string" in err, err
+    ok = HEAD19 + kernel("good") + "\nexec('B = 1')\nZ = B\n" + PARTS
+    code, _, err = run_dump(capsys, "-q", str(write_kernel(tmp_path, ok, "ok.py")))
+    assert code == 0 and "good: verified" in err, err
 
 
 def _indent(s: str) -> str:
