@@ -3,7 +3,10 @@ A masked store, a store through the slot pointer plus an offset, and an atomic o
 each counted as writing the whole field, so a reader's load of elements nothing wrote was
 verified; each is now a write that may not run (``maywrite``), and the read is
 ``unwritten-field``. An unmasked store, and the pointer ``+ 0``, still fill the field; a partial
-store followed by a whole one in the same window is filled by the whole one."""
+store followed by a whole one in the same window is filled by the whole one. (The store through
+the pointer plus an offset is refused where the kernel is read since: the lowering addresses
+shared memory as whole buffers and refused it, while a whole store after it was verified;
+tests/test_adversarial_verdicts_20.py.)"""
 
 from __future__ import annotations
 
@@ -48,8 +51,6 @@ WHOLE = "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs)
 PARTIAL = {
     "mask_kw": "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs), mask=offs < 32)",
     "mask_positional": "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs), offs < 32)",
-    "offset": ("        tl.store(tle.gpu.local_ptr(s.t) + tl.arange(0, 32),\n"
-               "                 tl.load(x_ptr + i * 64 + tl.arange(0, 32)))"),
     "atomic": "        tl.atomic_add(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs))",
 }
 
@@ -78,3 +79,17 @@ def test_a_whole_store_fills_it(tmp_path, fill):
 def test_a_whole_store_after_a_partial_one_fills_it(tmp_path, kind):
     out = _verdict(tmp_path, PARTIAL[kind] + "\n" + WHOLE)
     assert out.returncode == 0, out.stderr
+
+
+OFFSET = ("        tl.store(tle.gpu.local_ptr(s.t) + tl.arange(0, 32),\n"
+          "                 tl.load(x_ptr + i * 64 + tl.arange(0, 32)))")
+
+
+@pytest.mark.parametrize("fill", [OFFSET, OFFSET + "\n" + WHOLE])
+def test_a_store_through_an_offset_slot_pointer_is_refused(tmp_path, fill):
+    """Alone it filled nothing (unwritten-field); after it a whole store made the kernel
+    verified, which --gluon then refused (no pointer arithmetic on shared memory): refused
+    where the kernel is read, in the lowering's words."""
+    out = _verdict(tmp_path, fill)
+    assert out.returncode == 1, out.stderr
+    assert "[unsupported-expression]" in out.stderr and "on a shared-memory pointer" in out.stderr

@@ -241,6 +241,24 @@ RESHAPE_USAGE = {"tl.reshape": "tl.reshape(input, *shape, can_reorder=False)",
                  "tl.ravel": "tl.ravel(x, can_reorder=False)"}
 
 
+def slot_pointer_arithmetic_refusal(op: str, pointer_left: bool, zero: bool) -> Optional[str]:
+    """Why ``pointer <op> other`` (``pointer_left``) or ``other <op> pointer``, ``pointer`` a
+    shared-memory pointer (``tle.gpu.local_ptr(slot.f)``, of a slot field or a free buffer), is
+    not lowered; None for the one form that is: adding the constant 0, or subtracting it from
+    the pointer (``zero``: ``other`` is the compile-time integer 0), which is the pointer itself.
+    A lowered shared-memory pointer is a descriptor of the whole buffer, with no per-element
+    addresses to offset. The protocol view refuses with these words where the kernel is read
+    (it read an offset pointer as one that reaches part of the field), the lowering at the same
+    expression, so that tle-dump never verifies what --gluon refuses."""
+    if zero and (op == "+" or (op == "-" and pointer_left)):
+        return None
+    return (f"`{op}` on a shared-memory pointer (`tle.gpu.local_ptr(...)`) is not supported by "
+            f"the lowering, which addresses shared memory as whole buffers (a descriptor, no "
+            f"per-element pointers): access the whole field through `tle.gpu.local_ptr(slot.f)` "
+            f"and select in registers (tl.where), or give the pipe a field of the shape you "
+            f"access; only `+ 0` (the pointer itself) is read")
+
+
 #: ``tl.view(x, shape)`` is a reshape that may reorder the elements (``can_reorder=True``),
 #: which Gluon refuses: the reason tle-dump and the lowering give at its line.
 VIEW_REFUSAL = ("`tl.view` is not supported by the lowering: use tl.reshape(x, shape) (a reshape "

@@ -44,7 +44,7 @@ from ..ir.i32 import fits_i32
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
                               bind_tle_call, load_volatile_refusal, operand_kind_refusal,
                               prefetch_bytes_refusal, reshape_shape_refusal,
-                              scale_rows_refusal)
+                              scale_rows_refusal, slot_pointer_arithmetic_refusal)
 from .params import (assumed_interval, derivations, finalize, is_placeholder, launch_steps,
                      reached, used_placeholders)
 from .scope import fold_int, is_triton
@@ -1202,18 +1202,18 @@ class Walker(WalkRules):
             powered = self.power(left, right, node)
             if powered is not None:
                 return powered
-        # a pointer into shared memory plus (or minus) an offset still points into it
+        # arithmetic on a pointer into shared memory: `+ 0` is the pointer itself; anything
+        # else is refused with the lowering's words (partition_rules, one rule for both), as
+        # the lowering addresses shared memory as whole buffers
         for ptr, other in ((left, right), (right, left)):
-            if (isinstance(ptr, Data) and ptr.view == "pointer" and ptr.shared
-                    and not (isinstance(other, Data) and other.shared)
-                    and (op == "+" or op == "-" and ptr is left)):
-                # which elements it reaches depends on the offsets: a store through it may write
-                # only part of the field (rule 7: a write that fills nothing); `+ 0` is the
-                # pointer itself
-                if self.as_aff(other) == Affine.of(0):
-                    return replace(ptr, node=node)
-                return replace(ptr, node=node, partial=ptr.partial or (
-                    f"`{self.src(node)}` (line {node.loc.line}) offsets the slot pointer"))
+            if isinstance(ptr, Data) and ptr.view == "pointer" and ptr.shared \
+                    and op not in ("<", "<=", ">", ">=", "==", "!="):
+                zero = not (isinstance(other, Data) and other.shared) \
+                    and self.as_aff(other) == Affine.of(0)
+                refusal = slot_pointer_arithmetic_refusal(op, ptr is left, zero)
+                if refusal:
+                    raise self.err(refusal, node, check="unsupported-expression")
+                return replace(ptr, node=node)
         rt = self.is_runtime(left) or self.is_runtime(right)
         cast = self.unmodelled_of([left, right], node)
         if cast is not None:

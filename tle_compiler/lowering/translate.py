@@ -33,7 +33,8 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
                                         load_volatile_refusal, operand_kind_refusal,
-                                        prefetch_bytes_refusal, scale_rows_refusal)
+                                        prefetch_bytes_refusal, scale_rows_refusal,
+                                        slot_pointer_arithmetic_refusal)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
@@ -501,6 +502,16 @@ class FnTranslator:
             except Exception:
                 val = None
             return V("const", f"({a.text} {op} {b.text})", value=val)
+        for x, y in ((a, b), (b, a)):
+            if x.kind == "lptr" and op not in COMPARISONS:
+                # a shared-memory pointer is a descriptor of the whole buffer: `+ 0` is the
+                # pointer itself, anything else is refused in the words the protocol view
+                # refuses it with where the kernel is read (partition_rules, one rule)
+                refusal = slot_pointer_arithmetic_refusal(
+                    op, x is a, y.kind == "const" and y.value == 0)
+                if refusal:
+                    raise self.err(refusal, node)
+                return x
         for x in (a, b):
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
