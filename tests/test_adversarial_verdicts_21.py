@@ -452,8 +452,8 @@ PROTOCOLS = {
                                     "        if p == 3:\n            return\n")),
         REJECTED + ("[unsupported-control-flow]",)),
     # two pipes in opposite directions
-    "ping-pong": (two(LOOP + _put("w", "p") + _get("r", "p"), LOOP + _get("r", "p") + _put("w", "p")),
-                  "verified"),
+    "ping-pong": (two(LOOP + _put("w", "p") + _get("r", "p"),
+                      LOOP + _get("r", "p") + _put("w", "p")), "verified"),
     "a cross: left waits b first, right commits b first": (
         two(LOOP + _get("r", "p") + _put("w", "p"), LOOP + _put("w", "p") + _get("r", "p")),
         "verified"),
@@ -577,7 +577,8 @@ def test_structure_refused(tmp_path, capsys, name):
 KB_WRITER = writer(loop="for p in range(8):", body="if N > 0:\n" + textwrap.indent(put(), "    "))
 ACCEPTED = {
     "parameters spelt in another order": ring().replace(
-        "def produce(kv, x_ptr, N, C: tl.constexpr):", "def produce(x_ptr, kv, N, C: tl.constexpr):")
+        "def produce(kv, x_ptr, N, C: tl.constexpr):",
+        "def produce(x_ptr, kv, N, C: tl.constexpr):")
     .replace("(produce, (kv, x_ptr, N, C))", "(produce, (x_ptr, kv, N, C))"),
     "a capacity that is a module constant": ring(prelude="CAP = 2\n").replace(
         "capacity=2, tile=tle.gpu.alloc([2, 64]", "capacity=CAP, tile=tle.gpu.alloc([CAP, 64]"),
