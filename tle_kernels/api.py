@@ -163,11 +163,19 @@ def supported_impls(h_q: int, d_qk: int, topk: int, has_sink: bool = False,
 # Validation (no CUDA needed: works on CPU and meta tensors, runs before any launch)
 # ---------------------------------------------------------------------------------------------
 
+def type_name(x) -> str:
+    """The type of ``x`` as an error message names it: a builtin by its bare name, any other type
+    qualified by its module, so that numpy's bool or float32 (whose bare names read as Python's
+    own types) shows as numpy.bool / numpy.float32."""
+    t = type(x)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
 def check_tensor(name: str, x, ranks: Tuple[int, ...], dtype: torch.dtype, what: str) -> None:
     """A tensor argument of one of ``ranks``, of ``dtype``, its last dim contiguous; the error names
     the argument and what was expected (shared by the prefill and decode entry points)."""
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor {what}, got {type(x).__name__}")
+        raise TypeError(f"{name}: expected a torch.Tensor {what}, got {type_name(x)}")
     if x.dim() not in ranks:
         raise ValueError(f"{name}: expected rank {' or '.join(map(str, ranks))} ({what}), got rank "
                          f"{x.dim()} with shape {tuple(x.shape)}")
@@ -185,7 +193,7 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
     if not isinstance(impl, str) or impl not in ("auto",) + IMPLS:
         raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
     if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
-        raise TypeError(f"sm_scale: expected a Python float, got {type(sm_scale).__name__}")
+        raise TypeError(f"sm_scale: expected a Python float, got {type_name(sm_scale)}")
     if not math.isfinite(sm_scale) or sm_scale <= 0:
         # a softmax scale (1/sqrt(d)); the seesaw takes row maxima before scaling, which is right
         # only for a positive scale

@@ -89,7 +89,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 
 from . import sparse_decode_api as sparse_api
-from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill
+from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill, type_name
 from .data_pointers import rows_aligned_where_known
 from .mla_decode_launch import parts_for, per_request_leaves_sms_idle, row_blocks
 
@@ -325,7 +325,7 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
     also the impl that will run). TypeError / ValueError / NotImplementedError name the argument.
     Device checks come after the shape checks, so CPU / meta tensors exercise every other rule."""
     if not isinstance(is_fp8_kvcache, bool):
-        raise TypeError(f"is_fp8_kvcache: expected a bool, got {type(is_fp8_kvcache).__name__}")
+        raise TypeError(f"is_fp8_kvcache: expected a bool, got {type_name(is_fp8_kvcache)}")
     if indices is not None:  # the sparse decode's impl names (sparse_decode_api.IMPLS) are checked there
         return validate_sparse_call(q, k_cache, head_dim_v, tile_scheduler_metadata, num_splits,
                                     softmax_scale, causal, is_fp8_kvcache, indices, attn_sink,
@@ -348,7 +348,7 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
                              "decode (indices None) requires None, as FlashMLA does")
     if not isinstance(tile_scheduler_metadata, DecodeSchedMeta):
         raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
-                        f"tle_kernels.get_mla_metadata(), got {type(tile_scheduler_metadata).__name__}")
+                        f"tle_kernels.get_mla_metadata(), got {type_name(tile_scheduler_metadata)}")
     tile_scheduler_metadata.check_kind(sparse=False)
     if num_splits is not None:
         raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface; the "
@@ -358,11 +358,11 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
     if softmax_scale is not None:
         if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
             raise TypeError(f"softmax_scale: expected a Python float or None, got "
-                            f"{type(softmax_scale).__name__}")
+                            f"{type_name(softmax_scale)}")
         if not math.isfinite(softmax_scale) or softmax_scale <= 0:
             raise ValueError(f"softmax_scale: expected a finite positive float, got {softmax_scale!r}")
     if not isinstance(causal, bool):
-        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+        raise TypeError(f"causal: expected a bool, got {type_name(causal)}")
 
     check_tensor("q", q, (4,), torch.bfloat16, "[b, s_q, h_q, 576] bf16")
     b, s_q, h_q, d = q.shape
@@ -370,6 +370,11 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         raise ValueError(f"q: head dim (last dim) must be {D_QK}, got {d}")
     if s_q < 1 or h_q < 1:
         raise ValueError(f"q: s_q and h_q must be at least 1, got shape {tuple(q.shape)}")
+    if isinstance(k_cache, torch.Tensor) and k_cache.dtype in sparse_api.CACHE_DTYPES:
+        # FlashMLA's FP8 cache layout (bytes): a clearer word than the dtype rule's
+        raise TypeError(f"k_cache: a {k_cache.dtype} cache is the FP8 layout, which only the "
+                        "sparse decode reads (pass indices and is_fp8_kvcache=True); the dense "
+                        "decode reads a bf16 cache [num_blocks, 64, h_kv, 576]")
     check_tensor("k_cache", k_cache, (4,), torch.bfloat16, "[num_blocks, 64, h_kv, 576] bf16")
     _, page, h_kv, d_k = k_cache.shape
     if page != PAGE:
@@ -417,13 +422,13 @@ def validate_sparse_call(q, k_cache, head_dim_v, tile_scheduler_metadata, num_sp
     if not isinstance(tile_scheduler_metadata, DecodeSchedMeta):
         raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
                         "tle_kernels.get_mla_metadata(), got "
-                        f"{type(tile_scheduler_metadata).__name__}")
+                        f"{type_name(tile_scheduler_metadata)}")
     tile_scheduler_metadata.check_kind(sparse=True)
     if num_splits is not None:
         raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface), got "
                          f"{num_splits!r}")
     if not isinstance(causal, bool):
-        raise TypeError(f"causal: expected a bool, got {type(causal).__name__}")
+        raise TypeError(f"causal: expected a bool, got {type_name(causal)}")
     if causal:
         raise ValueError("causal: must be False with indices (the sparse decode has no causal "
                          "mask: each query row's indices name what it sees), as FlashMLA requires")

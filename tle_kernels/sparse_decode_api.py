@@ -48,7 +48,7 @@ from typing import Dict, Optional, Tuple
 
 import torch
 
-from .api import check_tensor
+from .api import check_tensor, type_name
 from .data_pointers import address_known
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES, D_NOPE, D_QK
 from .sparse_decode_extra import extra_unsupported_reason, launch_with_extra
@@ -164,7 +164,7 @@ def _check_cache(name: str, cache, is_fp8: bool) -> None:
     if is_fp8:
         what = f"[num_blocks, page_block_size, 1, {BYTES_PER_TOKEN}] uint8 (FP8 layout)"
         if not isinstance(cache, torch.Tensor):
-            raise TypeError(f"{label}: expected a torch.Tensor {what}, got {type(cache).__name__}")
+            raise TypeError(f"{label}: expected a torch.Tensor {what}, got {type_name(cache)}")
         if cache.dtype not in CACHE_DTYPES:
             raise TypeError(f"{label}: with is_fp8 the cache holds bytes: expected dtype uint8, "
                             f"int8 or float8_e4m3fn, got {cache.dtype}")
@@ -175,6 +175,11 @@ def _check_cache(name: str, cache, is_fp8: bool) -> None:
                              f"(512 fp8, 4 fp32 scales, 64 bf16), got {cache.shape[3]}")
     else:
         what = f"[num_blocks, page_block_size, 1, {D_QK}] bf16"
+        if isinstance(cache, torch.Tensor) and cache.dtype in CACHE_DTYPES:
+            # bytes: FlashMLA's FP8 layout, which a FlashMLA call always flags
+            raise TypeError(f"{label}: a {cache.dtype} cache is the FP8 layout: pass "
+                            f"is_fp8_kvcache=True (is_fp8_kvcache=False reads a bf16 cache "
+                            f"{what})")
         check_tensor(label, cache, (4,), torch.bfloat16, what)
         if cache.shape[3] != D_QK:
             raise ValueError(f"{label}: head dim (last dim) must be {D_QK}, got {cache.shape[3]}")
@@ -234,14 +239,14 @@ def validate_sparse(q, k_cache, indices, head_dim_v=D_V, softmax_scale=None, is_
     that will run. TypeError / ValueError / NotImplementedError name the argument."""
     name = select_sparse_impl(impl)
     if not isinstance(is_fp8, bool):
-        raise TypeError(f"{_label('is_fp8')}: expected a bool, got {type(is_fp8).__name__}")
+        raise TypeError(f"{_label('is_fp8')}: expected a bool, got {type_name(is_fp8)}")
     if isinstance(head_dim_v, bool) or not isinstance(head_dim_v, int) or head_dim_v != D_V:
         raise ValueError(f"head_dim_v: expected {D_V} (V = the first 512 dims of K), got "
                          f"{head_dim_v!r}")
     if softmax_scale is not None:
         if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
             raise TypeError(f"softmax_scale: expected a Python float or None, got "
-                            f"{type(softmax_scale).__name__}")
+                            f"{type_name(softmax_scale)}")
         if not math.isfinite(softmax_scale) or softmax_scale <= 0:
             raise ValueError(f"softmax_scale: expected a finite positive float, got "
                              f"{softmax_scale!r}")
