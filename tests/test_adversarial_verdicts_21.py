@@ -47,8 +47,14 @@ variable), `tle.assume` forms that bound nothing (refused) and affine ones, warp
 in a loop or under an `if`, partition parameters spelt in another order or with defaults, Python
 statements in a partition, kernels defined under module-level control flow, `@tle.jit()` and
 `@(tle.jit)`, argument types (i64, u32, fp32), a kernel-body value past i32 passed to a partition
-(the lowering passes Python's value as a constexpr), and a capacity that is a constexpr (refused)
-or a module constant rebound after the kernel (the last binding read, as Python does).
+(the lowering passes Python's value as a constexpr), a capacity that is a constexpr (refused)
+or a module constant rebound after the kernel (the last binding read, as Python does), slot
+pointers kept past their window (stored through after the commit, carried to a later window,
+returned by a helper and read after the release), derived params of a negative divisor and C's
+remainder of a shifted count, `tle.assume` in a partition or after warp_specialize (refused),
+three partitions in a ring (relaying, a cycle, one running ahead), named pipes (the release
+implied by the return commit, or not: the commit before the release, the return read a tile
+late), and pipe handles chosen at run time (refused).
 """
 
 from __future__ import annotations
@@ -164,6 +170,18 @@ ASSUMED = {
     "under an if": (assumed("tle.assume(N >= 0)\n    if N > 100:\n        tle.assume(N >= 4)"),
                     "rejected", "[bad-assume]", "top level of the kernel body"),
     "a float bound": (assumed("tle.assume(N > 3.5)"), "rejected", "[bad-assume]"),
+    "in a partition": (ring(rbody="    tle.assume(N <= 2)\n" + extra_wait_when("N == 3")),
+                       "rejected", "[bad-assume]", "before tle.gpu.warp_specialize"),
+    "after warp_specialize": (
+        ring(rbody=extra_wait_when("N == 3")).replace(
+            "                            [4], [232])\n",
+            "                            [4], [232])\n    tle.assume(N <= 2)\n"),
+        "rejected", "[bad-assume]"),
+    # a bound on the value a partition receives (N + 0 is N): exact
+    "on the expression passed to the reader": (
+        ring(rbody=extra_wait_when("N == 3"), rarg="N + 0").replace(
+            "tle.assume(N >= 0)", "tle.assume(N >= 0)\n    tle.assume(N + 0 <= 2)"),
+        "verified", "(0 <= N <= 2)"),
     # affine bounds: exact on N
     "2 * N >= 7": (assumed("tle.assume(N * 2 >= 7)"), "verified", "(N >= 4)"),
     "-N <= -4": (assumed("tle.assume(-N <= -4)"), "verified", "(N >= 4)"),
@@ -492,6 +510,46 @@ PROTOCOLS = {
                       "        r.release(2 * q)\n        ta = tl.load(tle.gpu.local_ptr("
                       "a.slot.tile))\n"), warg="(N // 2) * 2"),
         REJECTED + ("[access-outside-window]",)),
+    # slot pointers kept past their window
+    "a slot pointer stored through after the commit": (
+        ring(writer(body="slot = w.acquire(p)\nptr = tle.gpu.local_ptr(slot.tile)\n"
+                         "tl.store(ptr, tl.load(x_ptr + tl.arange(0, 64)))\nw.commit(p)\n"
+                         "tl.store(ptr, tl.load(x_ptr + tl.arange(0, 64)))\n")),
+        REJECTED + ("[access-outside-window]",)),
+    "the first slot written again in every later window": (
+        ring(writer(pre=put("0"), loop="for p in range(1, N):",
+                    body="slot = w.acquire(p)\ntl.store(tle.gpu.local_ptr(slot.tile), "
+                         "tl.load(x_ptr + tl.arange(0, 64)))\ntl.store(tle.gpu.local_ptr("
+                         "s0.tile), tl.load(x_ptr + tl.arange(0, 64)))\nw.commit(p)\n")
+             .replace("    slot = w.acquire(0)\n    tl.store(tle.gpu.local_ptr(slot.tile)",
+                      "    s0 = w.acquire(0)\n    tl.store(tle.gpu.local_ptr(s0.tile)"))
+        .replace("tle.assume(N >= 0)", "tle.assume(N >= 1)"),
+        REJECTED + ("[access-outside-window]", "when N=2")),
+    "a slot carried to the next iteration": (
+        ring(writer(pre="prev = w.acquire(0)\ntl.store(tle.gpu.local_ptr(prev.tile), "
+                        "tl.load(x_ptr + tl.arange(0, 64)))\nw.commit(0)\n",
+                    loop="for p in range(1, N):",
+                    body=put() + "tl.store(tle.gpu.local_ptr(prev.tile), tl.load(x_ptr + "
+                                 "tl.arange(0, 64)))\nprev = slot\n")),
+        REJECTED + ("cannot tell which slot",)),
+    "a reader's pointer from a helper, read after the release": (
+        ring(rbody=consume("""\
+            for p in range(N):
+                res = r.wait(p)
+                ptr = getp(res)
+                r.release(p)
+                t = tl.load(ptr)
+                tl.store(y_ptr + tl.arange(0, 64), t)
+            """), extra="\n\ndef getp(res):\n    return tle.gpu.local_ptr(res.slot.tile)\n"),
+        REJECTED + ("[access-outside-window]",)),
+    # derived params of a negative divisor, C's remainder of a shifted count
+    "N % -3 on both sides": (ring(writer(), reader(), warg="M", rarg="M").replace(
+        "tle.assume(N >= 0)", "tle.assume(N >= 0)\n    M = N % -3"), "verified, compiled"),
+    "(N - 7) % 3 is C's remainder (-1 at N = 0)": (
+        ring(writer(loop="for p in range(N + 2):"), reader(loop="for p in range(0):"),
+             warg="M", rarg="M").replace("tle.assume(N >= 0)",
+                                         "tle.assume(N >= 0)\n    M = (N - 7) % 3"),
+        REJECTED + ("[unconsumed]", "when N=0 (M=-1)")),
     # conditions C and Python compute differently
     "(p - 3) % 2 == 1 is C's remainder (-1 at p = 0)": (
         conditional("(p - 3) % 2 == 1", "p % 2 == 0"), NEVER + ("when N=1, p=0",)),
@@ -520,7 +578,8 @@ def test_protocols(tmp_path, capsys, name):
     if expect == "verified":
         lowers_to_its_events(path)
     elif expect == "verified, compiled":
-        # (the events oracle runs no return under a condition on data): compiled for sm_90a
+        # (the events oracle runs no return under a condition on data, and drives no param
+        # outside the values its definition gives): compiled for sm_90a
         pytest.importorskip("triton.experimental.gluon")
         from tle_compiler.lowering import compile_kernel
 
@@ -611,3 +670,138 @@ def test_accepted_and_lowered(tmp_path, capsys, name):
         assert f"N: gl.constexpr = {value}" in out, out
         return
     lowers_to_its_events(path)
+
+
+# ------------------------------------------------ three partitions, a named pipe, chosen handles
+
+THREE = """import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+    a = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    b = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    c = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(p0, (a, b, c, x_ptr, N)), (p1, (a, b, c, x_ptr, N)),
+                             (p2, (a, b, c, x_ptr, N))], [4, 4], [232, 232])
+
+
+def p0(a, b, c, x_ptr, N):
+    w = a.writer()
+    r = c.reader()
+P0
+
+
+def p1(a, b, c, x_ptr, N):
+    r = a.reader()
+    w = b.writer()
+P1
+
+
+def p2(a, b, c, x_ptr, N):
+    r = b.reader()
+    w = c.writer()
+P2
+"""
+RELAY = LOOP + _get("r", "p") + _put("w", "p")
+AHEAD3 = (LOOP + _put("w", "p") + "        if p > 2:\n" + _get("r", "p - 3", "            ")
+          + "".join(f"    if N > {k - 1}:\n" + _get("r", f"N - {k}") for k in (3, 2, 1)))
+
+NAMED = """import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+    a = tle.pipe(capacity=1, barrier="named", tile=tle.gpu.alloc([1, 64], tl.float32))
+    b = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(left, (a, b, x_ptr, N)), (right, (a, b, x_ptr, N))], [4], [232])
+
+
+def left(a, b, x_ptr, N):
+    w = a.writer()
+    r = b.reader()
+LEFT
+
+
+def right(a, b, x_ptr, N):
+    r = a.reader()
+    w = b.writer()
+RIGHT
+"""
+
+CHOSEN = """import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+    a = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    b = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (a, b, x_ptr, N)), (consume, (a, b, x_ptr, N))], [4],
+                            [232])
+
+
+def produce(a, b, x_ptr, N):
+    wa = a.writer()
+    wb = b.writer()
+    for p in range(N):
+CHOICE
+        s = h.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        h.commit(p)
+
+
+def consume(a, b, x_ptr, N):
+    ra = a.reader()
+    rb = b.reader()
+    for p in range(N):
+        res = ra.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        ra.release(p)
+"""
+
+MORE = {
+    "three partitions in a ring, each relaying": (
+        THREE.replace("P0", LOOP + _put("w", "p") + _get("r", "p")).replace("P1", RELAY)
+        .replace("P2", RELAY), "verified"),
+    "three partitions, each waiting first: a cycle": (
+        THREE.replace("P0", RELAY).replace("P1", RELAY).replace("P2", RELAY),
+        REJECTED + ("[deadlock]", "when N=1")),
+    "three partitions, the first three tiles ahead (capacities 1)": (
+        THREE.replace("P0", AHEAD3).replace("P1", RELAY).replace("P2", RELAY), "verified"),
+    "a named pipe, its release implied by the return commit": (
+        NAMED.replace("LEFT", LOOP + _put("w", "p") + _get("r", "p")).replace(
+            "RIGHT", LOOP + _get("r", "p") + _put("w", "p")), "verified"),
+    "a named pipe, the return commit before the release": (
+        NAMED.replace("LEFT", LOOP + _put("w", "p") + _get("r", "p")).replace(
+            "RIGHT", LOOP + "        res = r.wait(p)\n" + _put("w", "p")
+            + "        r.release(p)\n"), REJECTED + ("[named-release]",)),
+    "a named pipe, the return pipe read one tile late": (
+        NAMED.replace("LEFT", LOOP + _put("w", "p") + "        if p > 0:\n"
+                      + _get("r", "p - 1", "            ") + "    if N > 0:\n"
+                      + _get("r", "N - 1")).replace(
+            "RIGHT", LOOP + _get("r", "p") + _put("w", "p")), REJECTED + ("[named-release]",)),
+    "a handle chosen by a condition on a param": (
+        CHOSEN.replace("CHOICE", "        h = wa if N > 0 else wb"),
+        REJECTED + ("[unknown-handle]",)),
+    "a handle chosen by a condition on data": (
+        CHOSEN.replace("CHOICE", "        h = wa\n        if tl.load(x_ptr) > 0:\n"
+                                 "            h = wb"), REJECTED + ("holds different values",)),
+    "a handle indexed by the loop variable": (
+        CHOSEN.replace("CHOICE", "        h = (wa, wb)[p % 2]"),
+        REJECTED + ("a tuple's index must be a constant",)),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_more_protocols(tmp_path, capsys, name):
+    """Twins: three partitions, named pipes and handles chosen at run time get the true answer."""
+    text, expect = MORE[name]
+    path = verdict(tmp_path, capsys, text + CONFIG, expect)
+    if expect == "verified":
+        lowers_to_its_events(path)
