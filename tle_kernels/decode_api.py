@@ -12,7 +12,8 @@ Dense (``indices`` None):
 - q [b, s_q, h_q, 576] bf16; k_cache [num_blocks, 64, h_kv, 576] bf16 (K and V are one cache:
   V = the first 512 dims); block_table [b, max_blocks] int32; cache_seqlens [b] int32 (0 allowed);
   h_q a multiple of h_kv (query head h reads kv head h // (h_q // h_kv)). Only the last dim of q,
-  k_cache and block_table needs to be contiguous. b = 0 gives empty outputs (the sparse call too).
+  k_cache and block_table needs to be contiguous. b = 0 gives empty outputs (the sparse call too);
+  b > 0 needs num_blocks >= 1 (the TMA producer's descriptor cannot cover an empty cache).
   The caller's precondition (FlashMLA's; not checked: it would read device memory):
   cache_seqlens[i] <= block_table.shape[1] * 64 and each entry a request uses is a block of
   k_cache.
@@ -22,11 +23,12 @@ Dense (``indices`` None):
 - impl (keyword only, not FlashMLA's): "naive" (plain Triton), "pipe" (TLE-Pipe split-KV),
   "seesaw" (TLE-FlashMLA: K pages as TMA boxes wherever k_cache allows tensor descriptors, else
   cp.async; TLE_DECODE_TMA=0/1 forces either; its own schedule, mla_decode_parts.py),
-  "seesaw-tma" (the same, TMA forced), or "auto": the first of ``PREFERENCE`` that exists and
-  supports the shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte aligned),
-  except at a small batch of two or more row blocks per kv head, where the split pipe decode
-  runs ahead of the balanced seesaw and "auto" takes it (``auto_prefers_split``). A TLE kernel
-  exists once its launcher module (``LAUNCHERS``) is in the package.
+  "seesaw-tma" (the same, TMA forced: k_cache's strides, one-entry dims' too, multiples of 16
+  bytes, checked before the metadata is filled), or "auto": the first of ``PREFERENCE`` that
+  exists and supports the shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte
+  aligned), except at a small batch of two or more row blocks per kv head, where the split pipe
+  decode runs ahead of the balanced seesaw and "auto" takes it (``auto_prefers_split``). A TLE
+  kernel exists once its launcher module (``LAUNCHERS``) is in the package.
 - The sparse arguments (attn_sink, extra_k_cache, extra_indices_in_kvcache, topk_length,
   extra_topk_length) must be None, as FlashMLA requires (ValueError); is_fp8_kvcache=True without
   indices raises NotImplementedError (the FP8 cache is read by the sparse decode only).
@@ -91,7 +93,8 @@ import torch
 from . import sparse_decode_api as sparse_api
 from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill, type_name
 from .data_pointers import rows_aligned_where_known
-from .mla_decode_launch import parts_for, per_request_leaves_sms_idle, row_blocks
+from .mla_decode_launch import (parts_for, per_request_leaves_sms_idle, row_blocks,
+                                tma_layout_unavailable_reason)
 
 D_QK = 576
 D_V = 512
@@ -120,6 +123,9 @@ SPLIT_IMPLS = ("pipe",)
 # partials and combine): their launch function takes (q, k_cache, block_table, cache_seqlens,
 # sm_scale, causal, out, lse, sms) and writes out and lse.
 SCHEDULED_IMPLS = ("seesaw", "seesaw-tma")
+# Implementations that always copy K pages with TMA (mla_decode_seesaw_launch.py): validation
+# checks k_cache's layout against the tensor descriptors' rules before the metadata is filled.
+FORCED_TMA_IMPLS = ("seesaw-tma",)
 
 
 
@@ -376,13 +382,18 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
                         "sparse decode reads (pass indices and is_fp8_kvcache=True); the dense "
                         "decode reads a bf16 cache [num_blocks, 64, h_kv, 576]")
     check_tensor("k_cache", k_cache, (4,), torch.bfloat16, "[num_blocks, 64, h_kv, 576] bf16")
-    _, page, h_kv, d_k = k_cache.shape
+    num_blocks, page, h_kv, d_k = k_cache.shape
     if page != PAGE:
         raise ValueError(f"k_cache: page_block_size (dim 1) must be {PAGE}, got {page}")
     if d_k != D_QK:
         raise ValueError(f"k_cache: head dim (last dim) must be {D_QK} like q's, got {d_k}")
     if h_kv < 1 or h_q % h_kv != 0:
         raise ValueError(f"k_cache: h_kv (dim 2) must divide q's h_q={h_q}, got h_kv={h_kv}")
+    if num_blocks < 1 and b > 0:
+        # the TLE kernels' TMA producer builds tensor descriptors over k_cache, which an empty
+        # tensor cannot have (Triton asserts every dim positive); an empty batch launches nothing
+        raise ValueError(f"k_cache: num_blocks (dim 0) must be at least 1 for a batch of {b}, "
+                         f"got shape {tuple(k_cache.shape)}")
     check_tensor("block_table", block_table, (2,), torch.int32, "[b, max_blocks] int32")
     if block_table.shape[0] != b:
         raise ValueError(f"block_table: expected {b} rows (q's batch), got shape "
@@ -397,6 +408,14 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         # cannot be read (torch.compile tracing, fake tensors) the strides are checked here and
         # the address in the custom op, which checks the whole rule again on the real tensors.
         select_impl(impl, s_q, h_q, h_kv, rows_aligned_where_known(q, k_cache))
+        if impl in FORCED_TMA_IMPLS and b > 0:
+            # TMA forced: its tensor descriptors need every stride of k_cache but the last a
+            # multiple of 16 bytes, those of its dims of one entry too, which the row alignment
+            # above does not ask (the launcher would refuse it after the metadata is filled)
+            why = tma_layout_unavailable_reason(k_cache)
+            if why is not None:
+                raise ValueError(f"impl={impl!r} cannot run this call: it copies K pages with "
+                                 f"TMA, and {why}")
     config = DecodeSchedMeta.Config.of(q, k_cache, causal)
     tile_scheduler_metadata.check(config)
     named = [("q", q), ("k_cache", k_cache), ("block_table", block_table),

@@ -79,14 +79,30 @@ def check_row_alignment(kernel: str, **tensors: torch.Tensor) -> None:
                              f"(data_ptr {x.data_ptr()}, strides {tuple(x.stride())})")
 
 
-def tma_unavailable_reason(k_cache: torch.Tensor) -> Optional[str]:
-    """None when k_cache's pages can be copied with TMA boxes (a tensor descriptor needs a
-    16-byte aligned base, every stride but the last a multiple of 16 bytes, the last dim
-    contiguous, and Triton's host TensorDescriptor), else why not."""
+def tma_layout_unavailable_reason(k_cache: torch.Tensor) -> Optional[str]:
+    """The shape and stride part of :func:`tma_unavailable_reason` (no data pointer read, so
+    validation can ask it while torch.compile traces): a tensor descriptor needs every dim
+    non-empty (Triton's TensorDescriptor asserts it), the last dim contiguous and every other
+    stride a multiple of 16 bytes, those of dims of one entry too (unlike the row alignment of
+    the cp.async producer, data_pointers.strides_aligned, which skips them)."""
+    if k_cache.numel() == 0:
+        return f"k_cache is empty (shape {tuple(k_cache.shape)})"
     if k_cache.stride(-1) != 1:
         return "k_cache's last dim is not contiguous"
-    if k_cache.data_ptr() % 16 != 0 or any((s * k_cache.element_size()) % 16 != 0
-                                           for s in k_cache.stride()[:-1]):
+    if any((s * k_cache.element_size()) % 16 != 0 for s in k_cache.stride()[:-1]):
+        return (f"k_cache's strides are not multiples of 16 bytes (strides "
+                f"{tuple(k_cache.stride())})")
+    return None
+
+
+def tma_unavailable_reason(k_cache: torch.Tensor) -> Optional[str]:
+    """None when k_cache's pages can be copied with TMA boxes (a tensor descriptor needs
+    :func:`tma_layout_unavailable_reason`'s shape and strides, a 16-byte aligned base, and
+    Triton's host TensorDescriptor), else why not."""
+    why = tma_layout_unavailable_reason(k_cache)
+    if why is not None:
+        return why
+    if k_cache.data_ptr() % 16 != 0:
         return (f"k_cache is not 16-byte aligned (data_ptr {k_cache.data_ptr()}, strides "
                 f"{tuple(k_cache.stride())})")
     try:
