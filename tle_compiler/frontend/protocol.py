@@ -996,6 +996,15 @@ class Walker(WalkRules):
             return Const(not self.static_int(v))
         if e.op == "not" and isinstance(v, Data) and v.closed_of is not None:
             return Data(node=e, closed_of=v.closed_of, flag_negated=not v.flag_negated)
+        if e.op in ("-", "~") and self.i1_tensor(e.operand):
+            # a name bound to a bool is an i1 tensor in Triton 3.6, and `-` / `~` of it stays in
+            # i1: `-B` is B there (0 - 1 wraps to 1) and widens to 1 beside an i32, where Python
+            # reads -1, so `range(-B + N + 2 * B)` waited N + 3 tiles on the GPU for Python's
+            # N + 1
+            return Data(node=e, why=f"`{self.src(e)}` negates a bool, which Triton 3.6 computes "
+                                    f"in i1 (`-True` is True there, widened to 1, and `~True` "
+                                    f"is False; Python's -1 and -2); write "
+                                    f"`{e.op}({self.int_src(e.operand)})`", unmodelled=True)
         a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
         if a is not None and e.op == "-":
             return Aff(-a, self.is_runtime(v), self.width(v))
@@ -4064,6 +4073,9 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
             body.refuse_c_division(e, argv[name])
         pw = Walker(k, "partition", dict(argv))
         pw.partition = part.name
+        # a partition parameter bound to a bool of the kernel body (`B = N > 5`, passed as B) is
+        # an i1 tensor there as in the kernel body: `-B` and `B + B` compute in i1
+        pw.bool_names |= {name for name, e in part.bindings if body.i1_like(e)}
         pw.last_top = part.body[-1] if part.body else None
         stores = [st.target for st in K.walk_stmts(part.body)
                   if isinstance(st, K.Assign) and not generated(st)]
