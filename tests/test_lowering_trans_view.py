@@ -102,3 +102,83 @@ def test_emulated_helper_kernel_matches_torch(tmp_path):
     mod.attention_tile[(1,)](q, k, v, o, 128, d ** -0.5)
     ref = torch.softmax((q.float() @ k.float().T) * d ** -0.5, 1) @ v.float()
     assert torch.allclose(o, ref, atol=2e-2, rtol=2e-2)
+
+
+CHAIN = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    kv = tle.pipe(capacity=2, q=tle.gpu.alloc([2, 64, 64], tl.bfloat16),
+                  f=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.q), tl.load(x_ptr + offs))
+        tl.store(tle.gpu.local_ptr(slot.f), tl.load(x_ptr + 4096 + offs))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    acc = tl.zeros([64, 64], tl.float32)
+    for p in range(N):
+        res = r.wait(p)
+BODY
+        r.release(p)
+    tl.store(y_ptr + tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :], acc)
+
+
+def s_tile(q_slot, k_slot, acc):
+    return tl.dot(tl.load(tle.gpu.local_ptr(q_slot.q)),
+                  tl.trans(tl.load(tle.gpu.local_ptr(k_slot.f))), acc)
+
+
+def s_tile_named(q_slot, k_slot, acc):
+    q = tl.load(tle.gpu.local_ptr(q_slot.q))
+    kt = tl.trans(tl.load(tle.gpu.local_ptr(k_slot.f)))
+    return tl.dot(q, kt, acc)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+'''
+INLINE = ("        acc = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.q)),\n"
+          "                     tl.trans(tl.load(tle.gpu.local_ptr(res.slot.f))), acc)")
+
+
+@pytest.mark.parametrize("call", ["acc = s_tile(res.slot, res.slot, acc)",
+                                  "acc = s_tile_named(res.slot, res.slot, acc)"])
+def test_a_dot_chain_through_a_helper_lowers_as_inline(tmp_path, call):
+    """A dot whose slot operands a helper loads (``s_tile``): the frontend inlines the helper with
+    its subexpressions split over temporaries (``t = tl.load(local_ptr(q_slot.q))``, ``u =
+    tl.trans(...)``, ``tl.dot(t, u, acc)``). Each temporary read only as a tl.dot operand, or
+    through such a transposed view, is a deferred tile that wgmma reads in place: the helper
+    form lowers to the inline form's wgmmas and loads no slot into registers (it loaded each
+    operand at its temporary, dead code the inline form never had)."""
+    from tle_compiler.lowering import gluon_source
+
+    def consume(body: str, name: str) -> str:
+        path = tmp_path / f"{name}.py"
+        path.write_text(CHAIN.replace("BODY", body))
+        src = gluon_source((str(path), "k")).source
+        return src.split("def consume(", 1)[1].split("@gluon.jit", 1)[0]
+
+    inline, helper = consume(INLINE, "inline"), consume("        " + call, "helper")
+
+    def shape(text: str) -> list[str]:
+        # the partition's operations, generated names and aliases of the helper's names aside
+        import re
+
+        lines = [re.sub(r"\b_\w*?\d+\w*", "_N", ln.strip()) for ln in text.splitlines()]
+        return [ln for ln in lines if not re.fullmatch(r"(_N|acc) = (_N|acc)", ln)]
+
+    assert ".load(" not in helper.split("for p in range", 1)[1], helper
+    assert shape(helper) == shape(inline), (helper, inline)
+    assert "warpgroup_mma(kv_q.index(_kv_s1), kv_f.index(_kv_s1).permute((1, 0)), acc" in inline

@@ -237,6 +237,10 @@ class FnTranslator:
                 a, b = v.value["arange"]
                 return V("tensor", f"gl.arange({a}, {b}, layout={self.Lv(var)})", var, v.shape,
                          "int32")
+            if v.kind == "smemV":
+                # a deferred tile (``load``) that a tl.dot reads in registers after all (an A
+                # operand of the writer's own slot): loaded here, where the dot reads it
+                return self._tile_load(v.value)
             if v.kind == "smemT":
                 raise self.err(f"`{name}` is tl.trans of a shared-memory tile: the lowering reads "
                                f"it only as a tl.dot operand (wgmma reads the tile transposed in "
@@ -848,6 +852,9 @@ class FnTranslator:
         binding), so it is read from registers. None when ``n`` is no such tile."""
         s = self._local(n)
         if s is None and isinstance(n, K.Name) and (self.assign_counts or {}).get(n.id) == 1:
+            deferred = self.env.get(n.id)
+            if deferred is not None and deferred.kind == "smemV":
+                return deferred.value  # a name bound to the tile, not loaded (``load``)
             # a variable holding `tl.load(local_ptr(buf))`: read buf directly (a look at the
             # name, not a register read: the operand is read where it is translated)
             v = self.ex(n, allow_pending=True)
@@ -866,35 +873,68 @@ class FnTranslator:
             return None
         return V("smemT", "", shape=(s.shape[1], s.shape[0]), dtype=s.dtype, value=s)
 
-    def _binds_a_dot_operand(self, node: K.Op) -> bool:
-        """Whether ``node`` (a ``tl.trans``) is the whole value of ``name = node``, with ``name``
-        assigned once in the function and read only as an operand of tl.dot (``tl.dot(a, name)``):
-        then a deferred view of a shared-memory tile (``_trans_of_tile``), which the dot reads in
-        place. Anywhere else ``tl.trans`` of a tile is a register load, transposed in registers
-        where it stands (inside the slot's window, where the verifier reads it), not a view a
-        later use would load from a slot the partition may have released by then."""
+    def _binds_a_dot_operand(self, node: K.Op, through_trans: bool = False) -> bool:
+        """Whether ``node`` (a ``tl.trans`` or ``tl.load`` of a shared-memory tile, or a name
+        holding a deferred one) is the whole value of ``name = node``, with ``name`` assigned once
+        in the function and read only as an operand of tl.dot (``tl.dot(a, name)``, or through
+        another such name: ``_count_dot_operand_reads``): then a deferred view of the tile
+        (``_trans_of_tile``, ``load``), which the dot reads in place. Anywhere else the tile is a
+        register load where it stands (inside the slot's window, where the verifier reads it),
+        not a view a later use would load from a slot the partition may have released by then.
+        ``through_trans``: a read as ``tl.trans(name)`` written as the operand counts too (for a
+        name bound to the tile itself, not transposed)."""
         st = self.statement
-        if not (isinstance(st, K.Assign) and st.value is node
+        if not (isinstance(st, K.Assign) and st.value is node and self.read_counts is not None
                 and (self.assign_counts or {}).get(st.target) == 1):
             return False
         if self.dot_reads is None:
             self.dot_reads = self._count_dot_operand_reads(self._frames[0][0] if self._frames
                                                            else (st,))
-        return (self.read_counts or {}).get(st.target, 0) == self.dot_reads.get(st.target, 0)
+        direct, transposed = self.dot_reads.get(st.target, (0, 0))
+        return self.read_counts.get(st.target, 0) == direct + (
+            transposed if through_trans else 0)
 
-    @staticmethod
-    def _count_dot_operand_reads(stmts: tuple) -> dict:
-        """name -> its reads as a tl.dot's A or B operand, the name itself (``tl.dot(a, t)``)."""
+    def _count_dot_operand_reads(self, stmts: tuple) -> dict:
+        """name -> (its reads as a tl.dot's A or B operand, the name itself: ``tl.dot(a, t)``;
+        its reads through a transposed view a tl.dot reads in place: ``tl.dot(a, tl.trans(t))``,
+        or ``u = tl.trans(t)`` with ``u`` assigned once and read only as such an operand, as a
+        helper's inlined temporaries split ``tl.dot(q, tl.trans(tl.load(...)))``)."""
         counts: dict = {}
+
+        def count(name: str, trans: bool) -> None:
+            direct, transposed = counts.get(name, (0, 0))
+            counts[name] = (direct + (not trans), transposed + trans)
+
+        views = []  # (u, t, is a trans) of each `u = tl.trans(t)` and `u = t`, in order
         for st in K.walk_stmts(stmts):
+            if isinstance(st, K.Assign) and isinstance(st.value, K.Name):
+                views.append((st.target, st.value.id, False))
+            if isinstance(st, K.Assign) and isinstance(st.value, K.Op) \
+                    and st.value.name == "tl.trans" and len(st.value.args) == 1 \
+                    and not st.value.kwargs and isinstance(st.value.args[0], K.Name):
+                views.append((st.target, st.value.args[0].id, True))
             for e in K.stmt_exprs(st):
                 for n in K.walk_expr(e):
                     if not (isinstance(n, K.Op) and n.name == "tl.dot"):
                         continue
                     ops = [*n.args[:2], *(v for k, v in n.kwargs if k in ("input", "other"))]
                     for o in ops:
+                        trans = isinstance(o, K.Op) and o.name == "tl.trans" \
+                            and len(o.args) == 1 and not o.kwargs
+                        o = o.args[0] if trans else o
                         if isinstance(o, K.Name):
-                            counts[o.id] = counts.get(o.id, 0) + 1
+                            count(o.id, trans)
+        reads, assigns = self.read_counts or {}, self.assign_counts or {}
+        # the last bindings first, so that a chain (`t = tl.load(...)`, `u = tl.trans(t)`, `kt =
+        # u`, `tl.dot(q, kt)`) is counted from the dot back to the load
+        for u, t, trans in reversed(views):
+            direct, transposed = counts.get(u, (0, 0))
+            if assigns.get(u) != 1 or reads.get(u, 0) != direct + transposed:
+                continue
+            if trans and not transposed:
+                count(t, True)  # `u` is a deferred view of `t` (_binds_a_dot_operand)
+            elif not trans:
+                count(t, transposed > 0)  # `u` is another name of `t`'s view (st_Assign)
         return counts
 
     def smem_view_of(self, n: K.Expr):
@@ -905,6 +945,16 @@ class FnTranslator:
             if v is not None and v.kind == "smemT":
                 return v.value
         return None
+
+    def _tile_load(self, buf, kw: Optional[dict] = None, node: Optional[K.Op] = None) -> V:
+        """``buf.load(layout)`` of a shared-memory tile (``buf``: an lptr's value), named; masked
+        as ``kw`` says (tl.load's mask / other)."""
+        var = self.S.new(len(buf.shape))
+        # value: the descriptor, so a dot can read the tile from shared memory instead
+        tile = self.materialize(V("tensor", f"{buf.text}.load({self.Lv(var)})", var, buf.shape,
+                                  buf.dtype, value={"smem": buf}), "v")
+        return self._masked_tile(tile, kw, node) if kw and ("mask" in kw or "other" in kw) \
+            else tile
 
     def _operand(self, node: K.Op, pos: int, key: str) -> K.Expr:
         """A ``tl.load`` / ``tl.store`` operand given at ``pos`` or as ``key=``: never both,
@@ -927,11 +977,13 @@ class FnTranslator:
         volatile = self._volatile(kw, node)
         if p.kind == "lptr":
             self.await_cp_async(getattr(p.value, "value", None), "reads")
-            var = self.S.new(len(p.shape))
-            # value: the descriptor, so a dot can read the tile from shared memory instead
-            tile = self.materialize(V("tensor", f"{p.text}.load({self.Lv(var)})", var, p.shape,
-                                      p.dtype, value={"smem": p.value}), "v")
-            return self._masked_tile(tile, kw, node) if "mask" in kw or "other" in kw else tile
+            if not kw and len(node.args) == 1 and self._binds_a_dot_operand(node, True):
+                # `t = tl.load(local_ptr(buf))` read only as tl.dot operands (a helper's inlined
+                # temporaries split `tl.dot(tl.load(...), tl.trans(tl.load(...)))` so): a
+                # deferred tile, read by wgmma in place as the inline form is, not a register
+                # load at the binding that only the inline form leaves out
+                return V("smemV", "", shape=p.shape, dtype=p.dtype, value=p.value)
+            return self._tile_load(p.value, kw, node)
         if p.kind == "scalar":
             return self._scalar_load(p, node, kw)
         if p.kind != "tensor":
@@ -1552,7 +1604,7 @@ class FnTranslator:
 
     def assign(self, name: str, v: V, node: object) -> None:
         if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",
-                      "mod", "tuple", "none", "smemT"):
+                      "mod", "tuple", "none", "smemT", "smemV"):
             self.env[name] = v
             return
         gen = self.prefix + name
@@ -1607,6 +1659,14 @@ class FnTranslator:
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
     def st_Assign(self, st: K.Assign) -> None:
+        if isinstance(st.value, K.Name):
+            # another name of a deferred tile or transposed view (a helper's parameter or
+            # local bound to one), read only as tl.dot operands as the view is: the view itself
+            v = self.env.get(st.value.id)
+            if v is not None and v.kind in ("smemT", "smemV") \
+                    and self._binds_a_dot_operand(st.value, v.kind == "smemV"):
+                self.env[st.target] = v
+                return
         self.assign(st.target, self.ex(st.value, allow_pending=True), st)
 
     def st_For(self, st: K.For) -> None:

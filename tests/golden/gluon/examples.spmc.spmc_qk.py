@@ -44,11 +44,10 @@ def scores(q_ptr, s_ptr, NK, kv_k, kv_v, kv_full0, kv_empty0, kv_full1, kv_empty
     # partition 'scores': 4 warps, 232 registers
     L0: gl.constexpr = gl.SliceLayout(1, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
     L1: gl.constexpr = gl.SliceLayout(0, gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2))
-    L2: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-    L3: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
-    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
-    L5: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L6: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L2: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
+    L3: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    L4: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L5: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     _v1 = gl.load(((q_ptr + (gl.arange(0, BK, layout=L0)[:, None] * D)) + gl.arange(0, D, layout=L1)[None, :]))
     q = _v1
     for ck in range(NK):
@@ -56,16 +55,14 @@ def scores(q_ptr, s_ptr, NK, kv_k, kv_v, kv_full0, kv_empty0, kv_full1, kv_empty
         mbarrier.wait(kv_full0.index(_kv_s2), ((ck) // 2) & 1)
         mbarrier.wait(kv_full1.index(_kv_s2), ((ck) // 2) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _v3 = kv_k.index(_kv_s2).load(L2)
-        k = _v3
-        _a4 = gl.convert_layout(q, L3)
-        _acc5 = warpgroup_mma(_a4, kv_k.index(_kv_s2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
-        s = _acc5
-        _kv_s6 = (ck) % 2
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # kv.release: a wgmma may still read the slot
-        mbarrier.arrive(kv_empty0.index(_kv_s6), count=1)
-        mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-        _tle_store_acc((((s_ptr + ((ck * BK) * BK)) + (gl.arange(0, BK, layout=L5)[:, None] * BK)) + gl.arange(0, BK, layout=L6)[None, :]), s)  # 16-byte stores (lowering/acc_store.py)
+        _a3 = gl.convert_layout(q, L2)
+        _acc4 = warpgroup_mma(_a3, kv_k.index(_kv_s2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L3), use_acc=False, is_async=True)
+        s = _acc4
+        _kv_s5 = (ck) % 2
+        s, _a3 = warpgroup_mma_wait(0, deps=[s, _a3])  # kv.release: a wgmma may still read the slot
+        mbarrier.arrive(kv_empty0.index(_kv_s5), count=1)
+        mbarrier.arrive(kv_empty1.index(_kv_s5), count=1)
+        _tle_store_acc((((s_ptr + ((ck * BK) * BK)) + (gl.arange(0, BK, layout=L4)[:, None] * BK)) + gl.arange(0, BK, layout=L5)[None, :]), s)  # 16-byte stores (lowering/acc_store.py)
 
 
 @gluon.jit

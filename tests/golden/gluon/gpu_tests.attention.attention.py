@@ -30,44 +30,37 @@ def load_qkv(q_ptr, k_ptr, v_ptr, NK, q_tile, q_full0, kv_k, kv_v, kv_full0, kv_
 @gluon.jit
 def softmax_pv(o_ptr, qk_scale, NK, q_tile, q_full0, kv_k, kv_v, kv_full0, kv_empty0):
     # partition 'softmax_pv': 4 warps, 232 registers
-    L0: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L2: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
-    L3: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
-    L4: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L1: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    L2: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
+    L3: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-    _v1 = q_tile.index(0).load(L0)
-    qt = _v1
-    m_i = gl.full((BM,), (-1e+30), gl.float32, layout=L1)
-    l_i = gl.full((BM,), 0, gl.float32, layout=L1)
-    acc = gl.full((BM, D), 0, gl.float32, layout=L2)
+    m_i = gl.full((BM,), (-1e+30), gl.float32, layout=L0)
+    l_i = gl.full((BM,), 0, gl.float32, layout=L0)
+    acc = gl.full((BM, D), 0, gl.float32, layout=L1)
     for ck in range(NK):
-        _kv_s2 = (ck) % 2
-        mbarrier.wait(kv_full0.index(_kv_s2), ((ck) // 2) & 1)
+        _kv_s1 = (ck) % 2
+        mbarrier.wait(kv_full0.index(_kv_s1), ((ck) // 2) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _v3 = kv_k.index(_kv_s2).load(L0)
-        k = _v3
-        _z4 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [ck], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
-        _acc5 = warpgroup_mma(q_tile.index(_z4), kv_k.index(_kv_s2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L2), use_acc=False, is_async=True)
-        _acc5 = warpgroup_mma_wait(0, deps=[_acc5])  # _acc5 is read
-        s = (_acc5 * qk_scale)
+        _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [ck], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
+        _acc3 = warpgroup_mma(q_tile.index(_z2), kv_k.index(_kv_s1).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L1), use_acc=False, is_async=True)
+        _acc3 = warpgroup_mma_wait(0, deps=[_acc3])  # _acc3 is read
+        s = (_acc3 * qk_scale)
         m_new = gl.maximum(m_i, gl.max(s, 1))
         alpha = gl.exp2((m_i - m_new))
         p = gl.exp2((s - m_new[:, None]))
         l_i = ((l_i * alpha) + gl.sum(p, 1))
-        _v6 = kv_v.index(_kv_s2).load(L0)
-        v = _v6
-        _a7 = gl.convert_layout(p.to(gl.bfloat16), L3)
-        _acc8 = warpgroup_mma(_a7, kv_v.index(_kv_s2), (acc * alpha[:, None]), is_async=True)
-        acc = _acc8
-        _kv_s9 = (ck) % 2
-        acc, _a7 = warpgroup_mma_wait(0, deps=[acc, _a7])  # kv.release: a wgmma may still read the slot
-        mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
+        _a4 = gl.convert_layout(p.to(gl.bfloat16), L2)
+        _acc5 = warpgroup_mma(_a4, kv_v.index(_kv_s1), (acc * alpha[:, None]), is_async=True)
+        acc = _acc5
+        _kv_s6 = (ck) % 2
+        acc, _a4 = warpgroup_mma_wait(0, deps=[acc, _a4])  # kv.release: a wgmma may still read the slot
+        mbarrier.arrive(kv_empty0.index(_kv_s6), count=1)
         m_i = m_new
     inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
     o = (acc * inv_l[:, None])
-    gl.store((((o_ptr + ((gl.program_id(0) * BM) * D)) + (gl.arange(0, BM, layout=L1)[:, None] * D)) + gl.arange(0, D, layout=L4)[None, :]), o)
+    gl.store((((o_ptr + ((gl.program_id(0) * BM) * D)) + (gl.arange(0, BM, layout=L0)[:, None] * D)) + gl.arange(0, D, layout=L3)[None, :]), o)
 
 
 @gluon.jit
