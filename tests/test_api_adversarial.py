@@ -32,15 +32,18 @@ Checked and found right (pinned below): fp16 / fp32 q, int64 / bool block_table,
 indices, topk_length; ranks and head dims 512 / 575 / 577; page size 32; h_kv 0 / 3; s_q 0, h_q 0;
 s_q 5 and 9 (taken, as FlashMLA takes them); b mismatches of block_table / cache_seqlens / indices /
 topk_length / extra_indices; topk 0 / 96; attn_sink length, dtype, rank, stride, device; devices
-(CPU, meta, another CUDA device); transposed q and block_table, strided and layer-sliced k_cache
-and block_table column slices (taken: the launches pass their strides), expanded q; b = 0;
-head_dim_v 256 / 576 / True / 512.0; softmax_scale 0 / negative / NaN / inf / tensor / True (an int
-is taken); causal=True with s_q 1 (taken), with indices (refused); num_splits given (tensor, 0,
-False); is_fp8_kvcache=1; sparse arguments on the dense call and extra arguments without
-extra_k_cache; metadata filled by another shape, another causal or the other kind of call
-(refused, as FlashMLA does), the tuple of get_mla_metadata passed whole; FlashMLA's positional
-order of all 16 arguments, block_table / cache_seqlens ignored with indices; the prefill's sm_scale
-None / tensor / NaN, d_v, dtypes, shapes, batched layout and devices.
+(CPU, meta, another CUDA device); a q, block_table, cache_seqlens or attn_sink whose last dim is
+not contiguous (refused); q with its heads before its queries, expanded q, every other block or
+one layer of a k_cache buffer, block_table column slices, indices with the query rows outermost
+(taken: the launches pass their strides, and the naive kernels compute them right in Triton's
+interpreter, dense and sparse, FP8 and bf16 caches); b = 0; a q that requires grad (forward runs,
+backward refused by name); head_dim_v 256 / 576 / True / 512.0; softmax_scale 0 / negative /
+NaN / inf / tensor / True (an int is taken); causal=True with s_q 1 (taken), with indices
+(refused); num_splits given (tensor, 0, False); is_fp8_kvcache=1; sparse arguments on the dense
+call and extra arguments without extra_k_cache; metadata filled by another shape, another causal
+or the other kind of call (refused, as FlashMLA does), the tuple of get_mla_metadata passed whole;
+FlashMLA's positional order of all 16 arguments, block_table / cache_seqlens ignored with indices;
+the prefill's sm_scale None / tensor / NaN, d_v, dtypes, shapes, batched layout and devices.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 import tle_kernels as flash_mla
 from tle_kernels import decode_api as D
 from tle_kernels import mla_decode_launch as L
+from tle_kernels import sparse_decode_api as S
 
 BF16, F16, F32, I32, I64, U8 = (torch.bfloat16, torch.float16, torch.float32, torch.int32,
                                 torch.int64, torch.uint8)
@@ -501,10 +505,16 @@ def test_uneven_bf16_cache_on_fake_tensors():
 
 
 def test_uneven_bf16_cache_on_real_tensors_reaches_the_device_check():
+    """On real tensors the uneven cache passes every rule (the device check, last, refuses the
+    CPU tensors) and "auto" runs it on the naive kernel, which reads any block stride (computed
+    in test_strided_views_computed_in_triton_interpreter)."""
     kw = {**sparse(fp8=False), "k_cache": layer_slice(3, 64, 576, BF16)}
     with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor"):
         flash_mla.flash_mla_with_kvcache(tile_scheduler_metadata=flash_mla.get_mla_metadata()[0],
                                          **kw)
+    call = dict(zip(S.SUPPORT_ARGS, (kw["q"], kw["k_cache"], kw["indices"], False, None, None,
+                                     None, None, None)))
+    assert S.select_sparse_impl("auto", call) == "naive"
 
 
 def test_flashmla_positional_order_and_keywords():
@@ -638,3 +648,96 @@ def test_prefill_taken(args, kw):
     lead = tuple(args[0].shape[:-1])
     assert tuple(out.shape) == lead + (512,) and out.dtype == BF16
     assert tuple(max_logits.shape) == tuple(lse.shape) == lead and lse.dtype == F32
+
+
+# ---------------------------------------------------------------------------------------------
+# The strided views taken above, computed: the naive kernels run by Triton's interpreter through
+# the custom ops on views whose other elements are NaN (or NaN bytes), against the fp32 reference
+# on contiguous copies (fp32 q and dense cache: the interpreter's bf16 dots are wrong)
+# ---------------------------------------------------------------------------------------------
+
+INTERPRETED = r'''
+import torch
+import tle_kernels.decode_api  # registers the ops
+from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
+from tle_kernels.sparse_decode_reference import (make_sparse_decode_inputs,
+                                                 sparse_decode_reference)
+nan = float("nan")
+
+def close(out, lse, want_out, want_lse, what):
+    assert not out.isnan().any() and not lse.isnan().any(), what
+    assert torch.allclose(out.float(), want_out, atol=2e-3, rtol=1e-2), what
+    fin = torch.isfinite(want_lse)
+    assert torch.equal(lse[~fin], want_lse[~fin]), what
+    assert torch.allclose(lse[fin], want_lse[fin], atol=1e-5), what
+
+# dense: q with its heads before its queries (transposed), k_cache one layer of a
+# [num_blocks, 3, 64, 1, 576] buffer, block_table columns 1..3 of a wider table
+b, s_q, h_q = 2, 2, 16
+q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, [70, 130], device="cpu", seed=3)
+q, k = q.float(), k.float()
+qb = torch.full((b, h_q, s_q, 576), nan)
+qv = qb.transpose(1, 2)
+qv.copy_(q)
+kb = torch.full((k.shape[0], 3, 64, 1, 576), nan)
+kv = kb[:, 1]
+kv.copy_(k)
+btb = torch.full((b, bt.shape[1] + 3), 2**30, dtype=torch.int32)
+btv = btb[:, 1:1 + bt.shape[1]]
+btv.copy_(bt)
+assert not qv.is_contiguous() and not kv.is_contiguous() and not btv.is_contiguous()
+for causal in (False, True):
+    out, lse = torch.ops.tle_kernels.mla_decode(qv, kv, btv, sl, 576 ** -0.5, causal, 1, "naive")
+    close(out, lse, *mla_decode_reference(q, k, bt, sl, causal=causal), ("dense", causal))
+
+# sparse, FP8 cache: one layer of a [num_blocks, 2, page, 1, 656] byte buffer (the other layer
+# NaN bytes), indices with the query rows outermost and q with the heads before the queries
+x = make_sparse_decode_inputs(2, 2, 16, 128, page=16, is_fp8=True, device="cpu", seed=4)
+k8 = x["k_cache"]
+k8b = torch.full((k8.shape[0], 2, 16, 1, 656), 0x7F, dtype=torch.uint8)
+k8v = k8b[:, 0]
+k8v.copy_(k8)
+ib = torch.full((2, 2, 128), -1, dtype=torch.int32)       # [s_q, b, topk]: requests interleaved
+iv = ib.transpose(0, 1)
+iv.copy_(x["indices"])
+qs = x["q"].float()
+qsb = torch.full((2, 16, 2, 576), nan)
+qsv = qsb.transpose(1, 2)
+qsv.copy_(qs)
+assert not k8v.is_contiguous() and not iv.is_contiguous()
+out, lse = torch.ops.tle_kernels.sparse_mla_decode(qsv, k8v, iv, 0.3, True, None, None, None,
+                                                   None, None, "naive")
+close(out, lse, *sparse_decode_reference(qs, k8, x["indices"], 512, 0.3), "sparse fp8")
+
+# sparse, bf16-layout cache (as fp32) whose token rows are not evenly spaced: one layer of a
+# [num_blocks, 2, page, 1, 576] buffer (the TLE kernels refuse it; the naive kernel takes it)
+y = make_sparse_decode_inputs(2, 1, 16, 64, page=8, is_fp8=False, device="cpu", seed=5)
+kf = y["k_cache"].float()
+kfb = torch.full((kf.shape[0], 2, 8, 1, 576), nan)
+kfv = kfb[:, 1]
+kfv.copy_(kf)
+qf = y["q"].float()
+out, lse = torch.ops.tle_kernels.sparse_mla_decode(qf, kfv, y["indices"], 0.3, False, None, None,
+                                                   None, None, None, "naive")
+close(out, lse, *sparse_decode_reference(qf, kf, y["indices"], 512, 0.3), "sparse bf16")
+print("INTERPRETED OK")
+'''
+
+
+def test_strided_views_computed_in_triton_interpreter(tmp_path):
+    from .triton_cpu import run_in_triton_interpreter
+
+    run_in_triton_interpreter(INTERPRETED, tmp_path, timeout=300)
+
+
+def test_q_requiring_grad_runs_forward_and_refuses_backward(monkeypatch):
+    """A q that requires grad (a Parameter, a training harness) runs the forward, as FlashMLA's
+    decode does; backward is refused by name (no autograd formula), never a wrong gradient."""
+    monkeypatch.setattr(D, "launch", lambda *args, **kw: "naive")
+    q = torch.zeros(2, 1, 16, 576, dtype=BF16, requires_grad=True)
+    kw = dense()
+    out, lse = torch.ops.tle_kernels.mla_decode(q, kw["k_cache"], kw["block_table"],
+                                                kw["cache_seqlens"], 0.1, False, 1, "naive")
+    assert tuple(out.shape) == (2, 1, 16, 512)
+    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
+        out.float().sum().backward()
