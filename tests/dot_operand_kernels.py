@@ -85,3 +85,36 @@ def reference(a, b, n: int):
         sign = -1.0 if t % 2 == 1 else 1.0
         out.append(ea @ bt - at @ bt + sign * (at @ bt))
     return torch.stack(out) if out else None
+
+
+#: The same pipe, with tl.dot B operands that are no shared-memory tile as loaded: `-b` (an
+#: expression of the tile), `tl.trans(b * 2)` (tl.trans of registers) and `x`, the tile or `-b`
+#: depending on the step (assigned twice). Each is staged through a shared-memory buffer of its
+#: own for a synchronous wgmma (lowering/translate.py _staged_b_operand); read raw from the slot,
+#: each gives a visibly different sum.
+B_KERNEL_SRC = KERNEL_SRC.replace("dot_exprs", "dot_b_exprs").replace('''        ea = tl.exp2(a.to(tl.float32)).to(tl.bfloat16)
+        s = tl.dot(ea, b)
+        s = tl.dot(-a, b, s)
+        x = tl.load(tle.gpu.local_ptr(res.slot.a))
+        if t % 2 == 1:
+            x = -x
+        s = tl.dot(x, b, s)
+''', '''        s = tl.dot(a, -b)
+        s = tl.dot(a, tl.trans(b * 2), s)
+        x = tl.load(tle.gpu.local_ptr(res.slot.b))
+        if t % 2 == 1:
+            x = -x
+        s = tl.dot(a, x, s)
+''')
+
+
+def reference_b(a, b, n: int):
+    """What `dot_b_exprs` stores for tile t < n: a @ -b + a @ (2 b)^T + a @ (±b), - on odd t."""
+    import torch
+
+    out = []
+    for t in range(n):
+        at, bt = a[t].float(), b[t].float()
+        sign = -1.0 if t % 2 == 1 else 1.0
+        out.append(at @ (-bt) + at @ (2 * bt).T + sign * (at @ bt))
+    return torch.stack(out) if out else None

@@ -23,7 +23,8 @@ pytest.importorskip("triton.experimental.gluon")
 from tle_compiler.diagnostics import TleError  # noqa: E402
 from tle_compiler.lowering import gluon_source  # noqa: E402
 
-from .dot_operand_kernels import KERNEL_SRC, SIGNATURE, inputs, reference  # noqa: E402
+from .dot_operand_kernels import (B_KERNEL_SRC, KERNEL_SRC, SIGNATURE, inputs,  # noqa: E402
+                                  reference, reference_b)
 
 
 @pytest.fixture(scope="module")
@@ -184,6 +185,27 @@ def test_a_staged_b_operand_compiles_for_sm90a(tmp_path):
     assert "st.shared" in ptx[ptx.rindex("mbarrier.try_wait", 0, fence):fence]
     assert "bar.sync" in ptx[fence:first]
     assert ptxas_stats(c)["ok"]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_staged_b_operands_emulated_and_lowered(tmp_path, n):
+    """The B-operand kernel (tests/dot_operand_kernels.py, run on the GPU by
+    tests/gpu/test_dot_operand_expressions.py): its math on the CPU emulator equals torch, and
+    each of its three B operands is staged for a synchronous wgmma."""
+    torch = pytest.importorskip("torch")
+    from tle_compiler.testing.emulator import load_kernel_module
+
+    path = tmp_path / "dot_b_exprs.py"
+    path.write_text(B_KERNEL_SRC)
+    consume = _partition(gluon_source((str(path), "dot_b_exprs")).source, "consume")
+    assert len(_STAGE.findall(consume)) == 3 and consume.count("is_async=False)") == 3, consume
+    mod = load_kernel_module(path)
+    a, b, s = inputs(n, "cpu")
+    mod.dot_b_exprs[(1,)](a, b, s, n)
+    if n == 0:
+        assert torch.isnan(s).all()
+    else:
+        torch.testing.assert_close(s[:n], reference_b(a, b, n), rtol=1e-3, atol=1e-3)
 
 
 def test_a_plain_b_tile_through_a_name_still_reads_shared_memory(tmp_path):
