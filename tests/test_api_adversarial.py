@@ -22,11 +22,11 @@ Wrong before the fixes that came with this file:
   with "expected a bool, got bool" / "expected a Python float, got float32": the message now
   names the type with its module.
 
-Known, left (not in the entry points' files): under FakeTensorMode (and so while torch.compile
-traces) a sparse call on a bf16 cache whose token rows are not evenly spaced (a layer slice of a
-[num_blocks, layers, page, 1, 576] buffer) leaks torch's "Cannot view a tensor ..." ValueError from
-sparse_decode_seesaw_launch.cache_rows, which catches only the RuntimeError real tensors raise
-(strict xfail below; real CPU tensors reach the device check).
+- under FakeTensorMode (and so while torch.compile traces) a sparse call on a bf16 cache whose
+  token rows are not evenly spaced (a layer slice of a [num_blocks, layers, page, 1, 576] buffer)
+  leaked torch's "Cannot view a tensor ..." ValueError from sparse_decode_seesaw_launch.cache_rows,
+  which caught only the RuntimeError real tensors raise: it catches both now (real CPU tensors
+  reach the device check).
 
 Checked and found right (pinned below): fp16 / fp32 q, int64 / bool block_table, cache_seqlens,
 indices, topk_length; ranks and head dims 512 / 575 / 577; page size 32; h_kv 0 / 3; s_q 0, h_q 0;
@@ -496,9 +496,6 @@ def test_sparse_call_taken(kw, change):
     assert meta.config.is_fp8_kvcache == kw["is_fp8_kvcache"] and meta.n_split == 1
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="sparse_decode_seesaw_launch.cache_rows catches only RuntimeError; a "
-                          "FakeTensor's failed view raises ValueError (torch's message leaks)")
 def test_uneven_bf16_cache_on_fake_tensors():
     out, lse, meta = decode({**sparse(fp8=False), "k_cache": layer_slice(3, 64, 576, BF16)})
     assert tuple(out.shape) == (2, 1, 64, 512)

@@ -62,7 +62,7 @@ def cache_rows(k_cache: torch.Tensor) -> Optional[torch.Tensor]:
     n_blocks, page = k_cache.shape[0], k_cache.shape[1]
     try:
         return k_cache.view(n_blocks * page, 1, k_cache.shape[-1])
-    except RuntimeError:
+    except (RuntimeError, ValueError):  # a FakeTensor (torch.compile's tracing) raises the latter
         return None
 
 
