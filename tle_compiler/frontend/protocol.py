@@ -744,7 +744,12 @@ class Walker(WalkRules):
         if isinstance(e, K.Name):
             if e.id in self.tensor_consts and self.tensor_number(self.env.get(e.id)):
                 return self.INT, None, none  # an i32 (or fp32) tensor in Triton, see _s_Assign
-            return self.value_kind(self.env.get(e.id))
+            kind = self.value_kind(self.env.get(e.id))
+            if kind[0] == self.INT and e.id in self.bool_names:
+                # a name bound to a comparison of params (a derived param of [0, 1]:
+                # compared_param), or a partition parameter bound to one: Triton's i1
+                return self.I1, None, none
+            return kind
         return self.expr_kind(e)
 
     def value_kind(self, v: Optional[Value]) -> tuple[str, Optional[bool], frozenset]:
@@ -967,7 +972,42 @@ class Walker(WalkRules):
             a, b = consts
             return Const({"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                           ">=": a >= b}[e.op])
-        return Data(node=e)
+        return self.compared_param(e, left, right) or Data(node=e)
+
+    def compared_param(self, e: K.Compare, left: Value, right: Value) -> Optional[Value]:
+        """A comparison of two values computed from params alone (`B = N > 5`), as a pure
+        value with a definition: 1 where it holds, else 0, as `min(max(N - 5, 0), 1)` (and
+        `1 - min(abs(a - b), 1)` for `==`) over the integers. Bound to a name and passed to a
+        partition it is a derived param of domain [0, 1] whose launches the search for
+        witnesses computes from N; as an opaque param of its own, a fault was reported at
+        values no launch gives (`N = 0, B = 1`). None where an operand is no such value (a
+        loop variable, data, a float) and in a partition."""
+        if self.mode != "kernel":
+            return None  # (in a partition a comparison stays the i1 it computes: data)
+        keys = [self.key_of(v) for v in (left, right)]
+        if None in keys or not (self.is_runtime(left) or self.is_runtime(right)) \
+                or any(isinstance(v, Const) and not isinstance(v.value, (bool, int))
+                       for v in (left, right)):
+            return None
+        a, b = self.as_aff(left), self.as_aff(right)
+        if a is None or b is None:
+            return None
+        one, zero = Affine.of(1), Affine.of(0)
+
+        def clamp(x: Affine) -> Definition:  # 1 for x >= 1, 0 for x <= 0
+            return Definition("min", (Definition("max", (x, zero), True), one), True)
+
+        d = a - b
+        if e.op in ("==", "!="):
+            differ = Definition("min", (Definition("abs", (d,), True), one), True)
+            defn = differ if e.op == "!=" else Definition("-", (one, differ), True)
+        else:
+            defn = clamp({">": d, ">=": d + 1, "<": zero - d, "<=": zero - d + 1}[e.op])
+        key = f"compare{e.op}({keys[0]}, {keys[1]})"
+        if key not in self.k.definitions:
+            self.k.definitions[key] = defn
+            self.k.known[key] = (0, 1)
+        return Data(node=e, key=key, runtime=True)
 
     def static_int(self, v: Value) -> Optional[int]:
         """The value of a compile-time integer (not a runtime one: Triton compares those at run
