@@ -24,6 +24,20 @@ Wrong before the fixes that came with this file:
   N = True, as from 0 to -1) and an i1 in a comparison by zero extension (`N == 1` is true
   there): the writer's `range(N)` committed nothing while the reader's `if N == 1:` waited.
   Now rejected (check signature, cli/dump.py _check_signature).
+- verified (exit 0 with `--param N=6`, bounded without), a hang on the GPU: a bool the kernel
+  body computes (`B = N > 5`) passed to the partitions, the reader looping `range(-B + N + 2 *
+  B)` against the writer's `range(N + B)`. Triton computes `-B` in i1 (B itself, widened to 1),
+  so the reader waited N + 3 tiles for N + 1; the verifier read Python's -1. Now `-B` and `~B`
+  of a bool name are values the verifier does not model (refused as bounds, indices and
+  conditions of events, frontend/protocol.py Walker.unary), and a partition parameter bound
+  to a kernel-body bool is such a name (so is `B + B`, refused before for names of the
+  partition only).
+- rejected with a witness no launch gives: that `B = N > 5` was an opaque param of its own, so a
+  correct kernel whose reader waits one tile more `if B:` against the writer's `if N > 5:` was
+  rejected "when N=0, B=1" (or B=-1). A kernel-body comparison of params is now a derived param
+  of [0, 1] with its definition (`min(max(N - 5, 0), 1)`, Walker.compared_param); the kernel is
+  bounded, and a real fault is rejected with the launch (`when N=6 (B=1)`). A comparison in a
+  partition stays the data it was.
 - left out of the file's verdict (exit 0 beside a correct kernel): a `@tle.jit async def` that
   calls warp_specialize, which Python makes a kernel (tle.jit takes any function) and no launch
   could read ("has no Pipe IR"); and a kernel a module-level `exec` of a string defines (no
@@ -805,3 +819,94 @@ def test_more_protocols(tmp_path, capsys, name):
     path = verdict(tmp_path, capsys, text + CONFIG, expect)
     if expect == "verified":
         lowers_to_its_events(path)
+
+
+# --------------------------------------------------- a kernel-body bool passed to a partition
+
+def bool_ring(pre: str, wloop: str = "for p in range(N):", rloop: str = "for p in range(N):",
+              wpost: str = "", rcond: str = "") -> str:
+    """The ring, the kernel body binding ``pre`` (B) before warp_specialize and passing B to
+    both partitions; the writer loops ``wloop`` then runs ``wpost``, the reader loops ``rloop``
+    and waits tile N more under ``rcond``."""
+    rbody = reader(loop=rloop)
+    if rcond:
+        rbody += f"    if {rcond}:\n        res = r.wait(N)\n        r.release(N)\n"
+    return (ring(writer(loop=wloop, post=wpost), rbody, warg="N, B", rarg="N, B")
+            .replace("tle.assume(N >= 0)", "tle.assume(N >= 0)\n    " + pre)
+            .replace("def consume(kv, y_ptr, N, C", "def consume(kv, y_ptr, N, B, C")
+            .replace("def produce(kv, x_ptr, N, C", "def produce(kv, x_ptr, N, B, C"))
+
+
+EXTRA_AFTER_6 = "if N > 6:\n" + textwrap.indent(put("N"), "    ")
+BOOLS = {
+    # Triton computes -B in i1 (B itself), widened to 1: the reader waits N + 3 tiles for the
+    # writer's N + 1 at N = 6. Before: verified with --param N=6 (bounded without it)
+    "-B + N + 2 * B against N + B": (
+        bool_ring("B = N > 5", "for p in range(N + B):", "for p in range(-B + N + 2 * B):"),
+        ("--param", "N=6"), 1, "negates a bool"),
+    "N + ~B + 1": (bool_ring("B = N > 5", rloop="for p in range(N + ~B + 1):"), (), 1,
+                   "negates a bool"),
+    "B + B + N (two bools added in i1)": (
+        bool_ring("B = N > 5", "for p in range(N + 2 * B):", "for p in range(B + B + N):"),
+        (), 1, "adds or subtracts two bools"),
+    # twins: arithmetic Triton computes as Python does (the bool widened to 1 beside an i32)
+    "N + B on both sides": (bool_ring("B = N > 5", "for p in range(N + B):",
+                                      "for p in range(N + B):"), ("--param", "N=6"), 0, ""),
+    "N - 2 * B + B against N - B": (
+        bool_ring("B = N > 5", "for p in range(N - B):", "for p in range(N - 2 * B + B):"),
+        ("--param", "N=6"), 0, ""),
+    # B = N > 5 is a derived param (1 where it holds): the fault needs a value no launch gives
+    # (N = 0, B = 1). Before: rejected "when N=0, B=-1"
+    "if B: one tile more, the writer's under N > 6": (
+        bool_ring("B = N > 6", wpost=EXTRA_AFTER_6, rcond="B"), (), 3,
+        "needs derived values no checked value of N gives"),
+    "if B and N > 6 (B = N != 0, an i1 to `and`)": (
+        bool_ring("B = N != 0", wpost=EXTRA_AFTER_6, rcond="B and N > 6"), (), 3,
+        "needs derived values"),
+    # twins: a fault a launch gives is rejected with it
+    "if B with B = N > 5, the writer's under N > 6": (
+        bool_ring("B = N > 5", wpost=EXTRA_AFTER_6, rcond="B"), (), 1, "(when N=6 (B=1))"),
+    "if not B with B = N > 6": (
+        bool_ring("B = N > 6", wpost=EXTRA_AFTER_6, rcond="not B"), (), 1, "(when N=0 (B=0))"),
+    "if B with B = N == 7": (bool_ring("B = N == 7", wpost=EXTRA_AFTER_6, rcond="B"), (), 1,
+                             "(when N=8 (B=0))"),
+    "--param N=5 with B = N > 5": (bool_ring("B = N > 5", wpost=EXTRA_AFTER_6, rcond="B"),
+                                   ("--param", "N=5"), 0, "verified for N = 5 (B = 0)"),
+    # an integer given to `and` stays refused
+    "if B and N > 6 with B = N (an i32 to `and`)": (
+        bool_ring("B = N", wpost=EXTRA_AFTER_6, rcond="B and N > 6"), (), 1,
+        "`and` of the runtime integer `B`"),
+}
+
+
+@pytest.mark.parametrize("name", list(BOOLS))
+def test_a_kernel_body_bool_passed_to_partitions(tmp_path, capsys, name):
+    """A bool the kernel body computes from params (`B = N > 5`) is an i1 in the partitions it
+    is passed to: `-B`, `~B` and `B + B` compute in i1 there (refused as values the verifier
+    does not model), and it is a derived param of [0, 1], so a fault is reported with values a
+    launch gives."""
+    text, args, code, said = BOOLS[name]
+    path = write_kernel(tmp_path, text + CONFIG)
+    got, _, err = run_dump(capsys, "-q", *args, str(path))
+    assert got == code and said in err, err
+    if code:
+        assert "k: verified" not in err, err
+
+
+def test_the_i1_negation_oracle(tmp_path, monkeypatch):
+    """Triton 3.6 computes `-B + N + 2 * B` of a bool B passed to a function as `extui(0 - B) +
+    N + 2 * extui(B)`: the negation stays in i1."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    src = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+           "def part(x_ptr, N, B):\n    tl.store(x_ptr, -B + N + 2 * B)\n\n\n@triton.jit\n"
+           "def k(x_ptr, N, C: tl.constexpr):\n    B = N > 5\n    part(x_ptr, N, B)\n")
+    (tmp_path / "neg21.py").write_text(src)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("neg21")
+    ttir = triton.compile(ASTSource(mod.k, signature={"x_ptr": "*i32", "N": "i32",
+                                                      "C": "constexpr"}, constexprs={"C": 3}),
+                          target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert "arith.subi %false, %B_0 : i1" in ttir, ttir
