@@ -3855,6 +3855,17 @@ class PrologueWalker(Walker):
                 if hi is not None:
                     cur[1] = hi if cur[1] is None else min(cur[1], hi)
         loc = call.loc
+        keys = {sl.placeholder: key for key, sl in self.k.params.by_key.items()}
+        for ph in bounds:
+            key = keys.get(ph)
+            if isinstance(key, tuple) and len(key) == 2 and key[0] == "pure" \
+                    and str(key[1]).startswith("compare"):
+                # a comparison's definition (min(max(N - 5, 0), 1), compared_param) wraps in
+                # i32 where the comparison does not (N - 5 at N = -2**31): a launch would check
+                # another value than the GPU computes
+                raise self.err(f"`{text}` bounds `{self.k.params.slot(ph).hint}`, a comparison: "
+                               f"bound the values it compares instead (tle.assume(N > 5) for "
+                               f"B = N > 5)", call, check="bad-assume")
         for ph, (lo, hi) in bounds.items():
             new_lo, new_hi = self.k.params.narrow(ph, lo, hi)
             slot = self.k.params.slot(ph)
