@@ -872,6 +872,11 @@ BOOLS = {
                              "(when N=8 (B=0))"),
     "--param N=5 with B = N > 5": (bool_ring("B = N > 5", wpost=EXTRA_AFTER_6, rcond="B"),
                                    ("--param", "N=5"), 0, "verified for N = 5 (B = 0)"),
+    # a bound on the comparison itself: its definition wraps in i32 where the comparison does
+    # not, so a launch could not check it as the GPU computes it
+    "tle.assume(B >= 1) with B = N > 6": (
+        bool_ring("B = N > 6\n    tle.assume(B >= 1)", wpost=EXTRA_AFTER_6, rcond="B"), (), 1,
+        "[bad-assume]"),
     # an integer given to `and` stays refused
     "if B and N > 6 with B = N (an i32 to `and`)": (
         bool_ring("B = N", wpost=EXTRA_AFTER_6, rcond="B and N > 6"), (), 1,
