@@ -173,6 +173,11 @@ ASSUMED = {
         assumed("tle.assume(N // 2 >= 2000000000)"), "rejected", "[bad-assume]",
         "leaves no value of N a launch can pass"),
     "min(N, 2) >= 4": (assumed("tle.assume(min(N, 2) >= 4)"), "rejected", "[bad-assume]"),
+    "N // 2 >= 2 and, after it, N <= 3": (
+        assumed("tle.assume(N // 2 >= 2)\n    tle.assume(N <= 3)"), "rejected", "[bad-assume]",
+        "leaves no value of N a launch can pass"),
+    "N <= 3 and, after it, N // 2 >= 2": (
+        assumed("tle.assume(N <= 3)\n    tle.assume(N // 2 >= 2)"), "rejected", "[bad-assume]"),
     # forms that bound no param: refused
     "N % 4 != 3": (assumed("tle.assume(N >= 0)\n    tle.assume(N % 4 != 3)"), "rejected",
                    "[bad-assume]", "does not bound a param"),
