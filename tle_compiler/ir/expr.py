@@ -12,6 +12,18 @@ from .record import record
 from typing import Mapping, Union
 
 
+#: The words the ``.pipe`` text reads as keywords where a name may stand (``for``/``if`` start a
+#: statement, ``else`` follows a block, ``not`` starts a condition: ir/parser.RESERVED_WORDS). A
+#: name spelled so (a .kir kernel may name a param `` `not` ``) prints in backticks, which the
+#: reader takes as a name: :func:`name_text`.
+RESERVED_WORDS = frozenset({"for", "if", "else", "not"})
+
+
+def name_text(name: str) -> str:
+    """``name`` as the ``.pipe`` text writes it: in backticks when it is a reserved word."""
+    return f"`{name}`" if name in RESERVED_WORDS else name
+
+
 @record
 class Affine:
     """``const + sum(coef * var)``, normalised: no zero coefficients, terms sorted by name."""
@@ -95,7 +107,7 @@ class Affine:
         parts: list[str] = []
         for v, c in self.terms:
             mag = abs(c)
-            term = v if mag == 1 else f"{mag}*{v}"
+            term = name_text(v) if mag == 1 else f"{mag}*{name_text(v)}"
             if not parts:
                 parts.append(term if c > 0 else f"-{term}")
             else:

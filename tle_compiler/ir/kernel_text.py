@@ -995,6 +995,10 @@ def check_identifiers(tree: Tree, path: Optional[str]) -> None:
         if normal != str(tok):
             raise _fail(f"identifier {str(tok)!r} is not in Unicode normal form NFKC (Python "
                         f"reads it as {normal!r})", path, tok.line, tok.column)
+        # the grammar's pattern takes every letter and digit of \w: a few (`৴`, a number sign)
+        # are no part of a Python identifier, which --param NAME=... and a .pipe report refuse
+        if not str(tok).strip("`").isidentifier():
+            raise _fail(f"{str(tok)!r} is not a Python identifier", path, tok.line, tok.column)
 
 
 def check_size(k: Kernel) -> None:

@@ -41,6 +41,12 @@ The language
 
 * A file holds one or more kernels; each ``kernel NAME`` header owns the ``param``, ``pipe`` and
   ``partition`` declarations that follow it, up to the next header.
+* ``kernel NAME every_access``: the protocol lists every slot access the kernel makes
+  (``Program.every_access``), so a pipe without any write access is one nothing writes, whose
+  reads find uninitialised shared memory (``unwritten-field``). Without the flag such a pipe is a
+  protocol skeleton, its reads checked against their windows only. tle-dump prints the flag in
+  the report of a Python or .kir kernel that has such a pipe, so that the report reads back with
+  the kernel's verdict.
 * Pipe attributes, in any order, each at most once: ``capacity=N`` (required, N >= 1),
   ``one_shot``, ``named_barrier``, ``readers=(a, b)``, ``fields=(x, y)``, ``mma=(x)``.
 * Partition header: ``partition NAME [default] [warps=N] [regs=N] {`` (warps defaults to 4).
@@ -72,12 +78,15 @@ The language
   ``(-i) % 2`` and ``i + 1 % 2`` is rejected rather than silently read as ``(i + 1) % 2``).
 * ``#`` comments run to the end of the line; blank lines are allowed anywhere; newlines separate
   declarations and statements.
-* Names are Python-style identifiers. Words are keywords only where the grammar expects them
-  (lark's contextual lexer): ``kernel param pipe partition`` at the start of a declaration,
-  ``for if`` at the start of a statement, ``in range`` after ``for NAME``, ``and or not`` inside
-  conditions, ``else`` after a block; attribute names (``capacity``, ``fields``, ...) and verbs
-  are plain names. Only ``for``, ``if``, ``else`` and ``not`` (:data:`RESERVED_WORDS`) cannot be
-  used as names everywhere.
+* Names are Python identifiers (Unicode letters too, in normal form NFKC as Python reads
+  them: ``ℕ`` is refused, Python reads it as ``N``). Words are keywords only where the grammar
+  expects them (lark's contextual lexer): ``kernel param pipe partition`` at the start of a
+  declaration, ``for if`` at the start of a statement, ``in range`` after ``for NAME``, ``and or
+  not`` inside conditions, ``else`` after a block; attribute names (``capacity``, ``fields``, ...)
+  and verbs are plain names. Only ``for``, ``if``, ``else`` and ``not`` (:data:`RESERVED_WORDS`)
+  cannot be used as plain names everywhere; a name in backticks (`` `not` ``) is a name
+  wherever it stands, and the printer writes those four so (a .kir kernel may name a param
+  `` `not` ``).
 
 Extensions beyond the design brief, for hand-written files (the printer uses none of them, except
 that it writes an empty view as ``fields=()``):
@@ -93,8 +102,10 @@ that it writes an empty view as ``fields=()``):
 * A file with no kernel at all is an empty :class:`Module`; ``else { }`` equals no ``else``.
 
 Limits (an error at the line, never a traceback): a parse tree at most :data:`MAX_DEPTH` levels
-deep (nested blocks, parentheses, ``not``, unary minus, terms of a sum) and integer literals of at
-most :data:`MAX_DIGITS` digits.
+deep (nested blocks, parentheses, ``not``, unary minus, terms of a sum) and integers of at most
+:data:`MAX_BITS` bits (a .kir file's bound), literals and the values computed from them alike
+(``2*X`` of a literal X of 1024 bits is refused), so that every value read prints back as a
+literal that reads.
 """
 
 from __future__ import annotations
@@ -102,6 +113,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Optional, Union
 
@@ -109,7 +121,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import TleError
-from .expr import CMP_OPS, Affine, BoolOp, Compare, Cond, ModCompare, Not
+from .expr import CMP_OPS, RESERVED_WORDS, Affine, BoolOp, Compare, Cond, ModCompare, Not
 from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
                     Program, Stmt)
 from .record import record
@@ -121,7 +133,8 @@ __all__ = ["parse_module", "parse_file", "RESERVED_WORDS"]
 #: follows a block and ``not`` starts a condition. (All are Python keywords, so names taken from a
 #: Python kernel never collide.) Other words of the language (``kernel``, ``pipe``, ``range``,
 #: ``in``, ``and``, ``capacity``, ``fields``, ...) are keywords only where a name cannot stand.
-RESERVED_WORDS = frozenset({"for", "if", "else", "not"})
+#: Written in backticks (`` `not` ``), any of them is a name everywhere; the printer writes them
+#: so. (The set is ir/expr.RESERVED_WORDS, which prints names in expressions.)
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
 
@@ -141,7 +154,37 @@ def parse_module(text: str, path: Optional[str] = None) -> Module:
     except UnexpectedInput as e:
         raise _syntax_error(e, text, path) from None
     _check_sizes(tree, path)
+    _read_names(tree, path)
     return _Builder(path).module(tree)
+
+
+def _read_names(tree: Tree, path: Optional[str]) -> None:
+    """Every name token as the name it stands for: the backticks of `` `not` `` dropped (in
+    place, so the builder reads plain names), and a non-ASCII name refused unless it is a Python
+    identifier in Unicode normal form NFKC, the form Python reads an identifier in (``ℕ`` is
+    ``N``): two spellings of one name would be two names here, one in a Python kernel."""
+    odd: list[Token] = []
+    for node in tree.iter_subtrees():
+        for i, tok in enumerate(node.children):
+            if not (isinstance(tok, Token) and tok.type == "NAME"):
+                continue
+            name = str(tok)
+            if name.startswith("`"):
+                name = name[1:-1]
+                node.children[i] = tok.update(value=name)
+            if not name.isascii() and (unicodedata.normalize("NFKC", name) != name
+                                       or not name.isidentifier()):
+                odd.append(node.children[i])
+    if odd:
+        tok = min(odd, key=lambda t: (t.line, t.column))
+        normal = unicodedata.normalize("NFKC", str(tok))
+        if normal == str(tok):
+            # the grammar's pattern takes every letter and digit of \w: a few (`৴`, a number
+            # sign) are no part of a Python identifier, which --param NAME=... would refuse
+            raise TleError(f"name {str(tok)!r} is not a Python identifier at "
+                           f"{tok.line}:{tok.column}", Loc(path, tok.line, tok.column))
+        raise TleError(f"name {str(tok)!r} is not in Unicode normal form NFKC (Python reads it as "
+                       f"{normal!r}) at {tok.line}:{tok.column}", Loc(path, tok.line, tok.column))
 
 
 #: The deepest parse tree read: each nested block (``for`` / ``if`` and its ``{ }``: two levels),
@@ -150,16 +193,22 @@ def parse_module(text: str, path: Optional[str] = None) -> Module:
 #: recursively; far beyond any real protocol (100 nested loops, a sum of 200 terms), a file
 #: nested deeper would end in Python's RecursionError (a traceback) instead of an error line.
 MAX_DEPTH = 200
-#: The most digits an integer literal may have (i64's largest value has 19): Python refuses to
+#: The most bits an integer may have, a literal or a value the reader computes from literals (a
+#: sum, a product by a constant, a negation): the bound on the integers of a .kir file
+#: (ir/kernel_text.MAX_INT_BITS), so that every protocol tle-dump prints from a .kir or .py kernel
+#: reads back, and every value this reader builds prints as a literal it reads. Python refuses to
 #: convert a literal of more than 4300 digits (ValueError, a traceback), and no value with so many
 #: means anything to a GPU.
-MAX_DIGITS = 100
+MAX_BITS = 1024
+#: The most digits an integer literal may have: 2**1024 has 309. A literal of that many digits
+#: is read, then held to MAX_BITS like any value.
+MAX_DIGITS = len(str(2 ** MAX_BITS))
 
 
 def _check_sizes(tree: Tree, path: Optional[str]) -> None:
     """Refuse a parse tree nested deeper than MAX_DEPTH or an integer literal longer than
-    MAX_DIGITS, at its line (one error, no traceback). Walks the tree iteratively, so that the
-    check itself cannot run out of Python stack."""
+    MAX_DIGITS or of more than MAX_BITS bits, at its line (one error, no traceback). Walks the
+    tree iteratively, so that the check itself cannot run out of Python stack."""
     stack: list[tuple[Union[Tree, Token], int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
@@ -168,6 +217,10 @@ def _check_sizes(tree: Tree, path: Optional[str]) -> None:
                 raise TleError(f"integer literal of {len(node.value)} digits: at most "
                                f"{MAX_DIGITS} are read at {node.line}:{node.column}",
                                Loc(path, node.line, node.column))
+            if node.type == "INT" and int(node.value).bit_length() > MAX_BITS:
+                raise TleError(f"integer literal of {int(node.value).bit_length()} bits: the "
+                               f"integers of a .pipe file have at most {MAX_BITS} bits at "
+                               f"{node.line}:{node.column}", Loc(path, node.line, node.column))
             continue
         if depth > MAX_DEPTH:
             line = getattr(node.meta, "line", 0) or 0
@@ -348,6 +401,7 @@ _KIND_WORDS = {"int": "an integer expression", "mod": "a '%' expression",
 _PIPE_ATTRS = {"capacity": "int", "one_shot": "flag", "named_barrier": "flag", "readers": "tuple",
                "fields": "tuple", "mma": "tuple"}
 _PARTITION_ATTRS = {"default": "flag", "warps": "int", "regs": "int"}
+_KERNEL_ATTRS = {"every_access": "flag"}
 _ATTR_SPELLING = {"flag": "{}", "int": "{}=N", "tuple": "{}=(...)"}
 
 
@@ -373,7 +427,7 @@ class _Builder:
             if current is not None:
                 kernels.append(Program(current["name"], tuple(current["params"]),
                                        tuple(current["pipes"]), tuple(current["partitions"]),
-                                       loc=current["loc"]))
+                                       loc=current["loc"], every_access=current["every_access"]))
 
         for item in tree.children:
             kind = item.data
@@ -387,8 +441,10 @@ class _Builder:
                     raise self.error(f"kernel '{name}' is declared twice (first at line "
                                      f"{twin.loc.line}): give each kernel of a file its own name",
                                      self.loc(item))
+                a = self.attrs(item.children[1:], _KERNEL_ATTRS, f"kernel '{name}'")
                 current = {"name": name, "params": [], "pipes": [],
-                           "partitions": [], "loc": self.loc(item)}
+                           "partitions": [], "loc": self.loc(item),
+                           "every_access": bool(a.get("every_access", False))}
                 continue
             if current is None:
                 word = kind.split("_")[0]
@@ -605,6 +661,17 @@ class _Builder:
             raise self.error(f"expected {_KIND_WORDS[kind]} {context}, found {_KIND_WORDS[v.kind]}",
                              v.loc)
 
+    def _sized(self, v: _Val) -> _Val:
+        """``v``, an integer expression the reader computed, unless a constant or coefficient of
+        it has more than MAX_BITS bits: the printer writes each as a literal, which this reader
+        would then refuse (``9...9 * 9...9`` of two 300-digit literals)."""
+        a: Affine = v.value  # type: ignore[assignment]
+        bits = max([abs(a.const).bit_length()] + [abs(c).bit_length() for _, c in a.terms])
+        if bits > MAX_BITS:
+            raise self.error(f"this expression computes an integer of {bits} bits: the integers "
+                             f"of a .pipe file have at most {MAX_BITS} bits", v.loc)
+        return v
+
     def value(self, tree: Union[Tree, Token]) -> _Val:
         loc = self.loc(tree)
         kind = tree.data
@@ -635,14 +702,14 @@ class _Builder:
             self._need(b, "int", f"after '{op}'")
             x, y = a.value, b.value
             if kind == "add":
-                return _Val("int", x + y, loc)
+                return self._sized(_Val("int", x + y, loc))
             if kind == "sub":
-                return _Val("int", x - y, loc)
+                return self._sized(_Val("int", x - y, loc))
             if kind == "mul":
                 if x.is_const:
-                    return _Val("int", y.scale(x.const), loc)
+                    return self._sized(_Val("int", y.scale(x.const), loc))
                 if y.is_const:
-                    return _Val("int", x.scale(y.const), loc)
+                    return self._sized(_Val("int", x.scale(y.const), loc))
                 raise self.error(f"non-affine expression: '{x}' * '{y}' multiplies two "
                                  f"non-constant expressions (one side must be an integer)", loc)
             if not y.is_const:

@@ -7,7 +7,10 @@ to source locations (see :func:`without_locations`).
 
 Canonical choices:
 
-* a kernel prints as its header, its params, its pipes (names padded so attributes line up) and its
+* a kernel prints as its header (``kernel NAME``, then ``every_access`` where the program records
+  every slot access and a reader reads a pipe that has no write access: only there does the flag
+  change a verdict),
+  its params, its pipes (names padded so attributes line up) and its
   partitions, with one blank line between these sections and between kernels;
 * pipe attributes in the order ``capacity``, ``one_shot``, ``named_barrier``, ``readers``,
   ``fields``, ``mma`` (empty tuples and false flags are omitted);
@@ -23,8 +26,9 @@ Canonical choices:
 * slot accesses as ``PIPE.write(INDEX, FIELD)`` and ``PIPE[READER].read(INDEX, FIELD)``;
 * expressions and conditions via ``str()`` of :mod:`tle_compiler.ir.expr`.
 
-Names must be identifiers other than :data:`~tle_compiler.ir.parser.RESERVED_WORDS` (``for``,
-``if``, ``else``, ``not``) for the output to parse back; names from Python kernels always are.
+Names must be identifiers (a Python or .kir kernel's always are); the reserved words ``for``,
+``if``, ``else``, ``not`` (:data:`~tle_compiler.ir.expr.RESERVED_WORDS`) print in backticks
+(`` `not` ``), which the parser reads as names.
 
 ``locations=True`` appends ``  # FILE:LINE`` to every event that has a location; the parser skips
 comments, so such output still parses.
@@ -35,7 +39,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .nodes import NOLOC, Access, Event, For, If, Module, Param, Partition, Pipe, Program, Stmt
+from .expr import name_text as _n
+from .nodes import (CLOSED_FLAG, NOLOC, Access, Event, For, If, Module, Param, Partition, Pipe,
+                    Program, Stmt, walk_accesses)
 
 __all__ = ["print_program", "print_module", "without_locations"]
 
@@ -49,21 +55,35 @@ def print_module(module: Module, locations: bool = False) -> str:
 
 def print_program(program: Program, locations: bool = False) -> str:
     """One kernel in canonical text form (ends with a newline)."""
-    sections: list[list[str]] = [[f"kernel {program.name}"] + [_param(p) for p in program.params]]
+    header = f"kernel {_n(program.name)}"
+    if program.every_access and _unwritten_pipe(program):
+        # only where it changes a verdict: the reads of a pipe nothing writes are checked
+        header += " every_access"
+    sections: list[list[str]] = [[header] + [_param(p) for p in program.params]]
     if program.pipes:
-        width = max(len(p.name) for p in program.pipes)
+        width = max(len(_n(p.name)) for p in program.pipes)
         sections.append([_pipe(p, width) for p in program.pipes])
     for part in program.partitions:
         sections.append(_partition(part, locations))
     return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
 
 
+def _unwritten_pipe(program: Program) -> bool:
+    """Whether a reader reads a field (not the closed flag, never unwritten) of a pipe that has
+    no write access (a write, TMA copy or maywrite): the one case where ``every_access`` decides
+    whether the read is checked (Program.checks_fills)."""
+    accesses = [a for part in program.partitions for a in walk_accesses(part.body)]
+    written = {a.pipe for a in accesses if a.is_write}
+    return any(a.side == "reader" and a.field != CLOSED_FLAG and a.pipe not in written
+               for a in accesses)
+
+
 def _names(names: tuple[str, ...]) -> str:
-    return "(" + ", ".join(names) + ")"
+    return "(" + ", ".join(_n(n) for n in names) + ")"
 
 
 def _param(p: Param) -> str:
-    text = f"param {p.name}"
+    text = f"param {_n(p.name)}"
     if p.min is None:
         text += " any"
     elif p.min != 0:
@@ -74,7 +94,7 @@ def _param(p: Param) -> str:
 
 
 def _pipe(p: Pipe, width: int) -> str:
-    words = [f"pipe {p.name.ljust(width)}", f"capacity={p.capacity}"]
+    words = [f"pipe {_n(p.name).ljust(width)}", f"capacity={p.capacity}"]
     if p.one_shot:
         words.append("one_shot")
     if p.named:
@@ -89,7 +109,7 @@ def _pipe(p: Pipe, width: int) -> str:
 
 
 def _partition(part: Partition, locations: bool) -> list[str]:
-    words = [f"partition {part.name}"]
+    words = [f"partition {_n(part.name)}"]
     if part.default:
         words.append("default")
     words.append(f"warps={part.warps}")
@@ -112,17 +132,17 @@ def _range(s: For) -> str:
 def _event(e: Event) -> str:
     sel = []
     if e.reader:
-        sel.append(e.reader)
+        sel.append(_n(e.reader))
     if e.fields is not None:
         sel.append(f"fields={_names(e.fields)}")
     brackets = f"[{' '.join(sel)}]" if sel else ""
-    return f"{e.pipe}{brackets}.{e.verb}({e.index})"
+    return f"{_n(e.pipe)}{brackets}.{e.verb}({e.index})"
 
 
 def _access(a: Access) -> str:
-    brackets = f"[{a.reader}]" if a.reader and a.side == "reader" else ""
+    brackets = f"[{_n(a.reader)}]" if a.reader and a.side == "reader" else ""
     size = f", {a.nbytes}" if a.tma and a.nbytes else ""
-    return f"{a.pipe}{brackets}.{a.verb}({a.index}, {a.field}{size})"
+    return f"{_n(a.pipe)}{brackets}.{a.verb}({a.index}, {_n(a.field)}{size})"
 
 
 def _body(body: tuple[Stmt, ...], depth: int, lines: list[str], locations: bool) -> None:
@@ -134,7 +154,7 @@ def _body(body: tuple[Stmt, ...], depth: int, lines: list[str], locations: bool)
                 text += f"  # {s.loc}"
             lines.append(text)
         elif isinstance(s, For):
-            lines.append(f"{pad}for {s.var} in {_range(s)} {{")
+            lines.append(f"{pad}for {_n(s.var)} in {_range(s)} {{")
             _body(s.body, depth + 1, lines, locations)
             lines.append(pad + "}")
         elif isinstance(s, If):
