@@ -21,6 +21,10 @@ Wrong before the fixes that came with this file:
   them: ``ℕ`` is refused, Python reads it as ``N``) and any name in backticks; the printer writes
   the reserved words ``for if else not`` in backticks (ir/expr.name_text). tests/
   test_adversarial_pipe_text.py's "non-ASCII name" case is now a name not in NFKC.
+- a .kir location comment naming a quoted file with a newline (``# "x\\nkernel evil":6:7``):
+  tle-dump prints that file after each event of the report and in each error line, so the
+  report held lines of the file's choosing and did not read back. Now refused at the comment
+  (exit 2), as tle-dump refuses a PATH holding a control character.
 - a name of letters and digits that is no Python identifier (``N৴``: the grammars' ``\\w``
   holds a few number signs Python's identifiers do not): a .kir kernel with such a param was
   verified, ``--param`` could not name it (a witness not reproducible) and its report did not
@@ -394,6 +398,33 @@ def test_a_kir_name_that_is_no_python_identifier_is_one_error_line(tmp_path, nam
     code, _, err = dump(path)
     assert code == 2 and one_error_line(err, path) == line, err
     assert "is not a Python identifier" in err
+
+
+ACQUIRE = "      slot = ring.writer.acquire(t)\n"
+
+
+def located(file: str) -> str:
+    """kir() with the writer's acquire located in ``file`` (a quoted file name)."""
+    return kir().replace(ACQUIRE, ACQUIRE[:-1] + f"  # {file}:6:7 | 9 {file}:6:9 10\n")
+
+
+@pytest.mark.parametrize("file", ['"x\\nkernel evil\\n"', '"x\\rkernel"', '"x\\u2028y"',
+                                  '"x\\ty"', '"x\\x85y"'])
+def test_a_kir_location_file_that_breaks_lines_is_one_error_line(tmp_path, file):
+    """A location comment's quoted file is printed after each event of the report and at each
+    error: one holding a newline put lines of its own choosing into the report (which then did
+    not read back) and into stderr. Refused as tle-dump refuses such a PATH."""
+    path = write(tmp_path, "bad.kir", located(file))
+    code, _, err = dump(path)
+    assert code == 2 and one_error_line(err, path) == 6, err
+    assert "holds the control character" in err
+
+
+def test_a_kir_location_file_with_blanks_reads_back(tmp_path):
+    path = write(tmp_path, "ok.kir", located('"a b.py"'))
+    code, out, err = dump(path)
+    assert code == 0 and "ring.acquire(t)  # a b.py:6\n" in out, err
+    check_report_and_witnesses(path, tmp_path, code, out, err)
 
 
 def test_a_kir_pipe_nothing_writes_reads_back_rejected(tmp_path):

@@ -1333,6 +1333,11 @@ _LINE_RULES = frozenset({"kernel", "const_decl", "pipe_decl", "buffer_decl", "pa
                          "assign", "eval", "for_stmt", "if_stmt", "while_stmt", "return_stmt"})
 
 
+#: Characters that break a line (str.splitlines) or are control characters (cli/dump.py refuses
+#: a PATH holding one for the same reason).
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
 class _Locations:
     """The location comments of a text: for each line, its groups of items, and the columns of
     the statements and declarations that start on it (the n-th of them takes the n-th group)."""
@@ -1409,6 +1414,13 @@ class _Locations:
                     file: Optional[str] = str(f.children[0])
                 elif f.data == "loc_quoted":
                     file = ast.literal_eval(str(f.children[0]))
+                    m = _LINE_BREAKING.search(file)
+                    if m:
+                        # tle-dump prints the file after each event of its report and at each
+                        # error: `"x\nkernel k\n"` would put lines of its own choosing there
+                        raise self.error(f"a location comment's file {file!r} holds the control "
+                                         f"character {m.group()!r}, which would break the "
+                                         f"lines of a report", tok)
                 else:
                     file = None
                 loc = Loc(file, int(ch[1]), int(ch[2]))
