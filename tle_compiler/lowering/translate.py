@@ -168,6 +168,8 @@ class FnTranslator:
         # what the walk decided, for the lowering passes to write as attributes:
         self.op_vars: list[tuple] = []  # (Op node, layout variable of its tensor result)
         self.cp_async_stores: list = []  # tl.store Op nodes that became cp.async gathers
+        #: name -> its tl.load, read at the store of the next statement (st_Assign)
+        self.deferred_loads: dict = {}
         #: the cp.async copies this partition may have in flight (not yet waited for): a later
         #: access of their ring by the partition waits for them first (await_cp_async)
         self.cp_async = CpAsyncInFlight(self)
@@ -1123,6 +1125,8 @@ class FnTranslator:
     def store(self, node: K.Op, kw: dict) -> None:
         p = self.ex(self._operand(node, 0, "pointer"))
         val_node = self._operand(node, 1, "value")
+        if isinstance(val_node, K.Name) and val_node.id in self.deferred_loads:
+            val_node = self.deferred_loads.pop(val_node.id)  # (_gather_of_the_next_store)
         if p.kind == "lptr":
             if "mask" in kw:
                 # Neither form can take it (a register store of a shared-memory tile has no mask; a
@@ -1599,6 +1603,29 @@ class FnTranslator:
     def st_Pass(self, st) -> None:
         pass
 
+    def _gather_of_the_next_store(self, st: K.Assign) -> bool:
+        """Whether ``st`` binds a ``tl.load`` of global memory to a name (assigned once in the
+        function, read once) that the very next statement of the block stores, whole, with
+        ``tl.store(ptr, name)``: the form a helper's inlined statement takes (its calls bound to
+        temporaries in order) of ``tl.store(local_ptr(slot.f), tl.load(ptrs))``. Nothing runs
+        between the two, so reading the load at the store is the same program; there the store
+        decides between a cp.async gather and a register load and store, as for the nested form."""
+        v = st.value
+        if not (isinstance(v, K.Op) and v.name == "tl.load" and self._frames
+                and (self.assign_counts or {}).get(st.target) == 1
+                and (self.read_counts or {}).get(st.target) == 1):
+            return False
+        stmts, i, _ = self._frames[-1]
+        if not (i < len(stmts) and stmts[i] is st and i + 1 < len(stmts)):
+            return False
+        nxt = stmts[i + 1]
+        e = nxt.value if isinstance(nxt, (K.Assign, K.Eval)) else None
+        if not (isinstance(e, K.Op) and e.name == "tl.store"):
+            return False
+        args = list(e.args) + [x for k, x in e.kwargs if k == "value"]
+        value = args[1] if len(args) > 1 else None
+        return isinstance(value, K.Name) and value.id == st.target
+
     def st_Eval(self, st: K.Eval) -> None:
         self.ex(st.value)
 
@@ -1659,6 +1686,11 @@ class FnTranslator:
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
     def st_Assign(self, st: K.Assign) -> None:
+        if self._gather_of_the_next_store(st):
+            # `t = tl.load(ptrs)` then `tl.store(p, t)`: read at the store, as
+            # `tl.store(p, tl.load(ptrs))` (the store takes the cp.async form where it can)
+            self.deferred_loads[st.target] = st.value
+            return
         if isinstance(st.value, K.Name):
             # another name of a deferred tile or transposed view (a helper's parameter or
             # local bound to one), read only as tl.dot operands as the view is: the view itself
