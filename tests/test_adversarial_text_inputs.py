@@ -167,6 +167,11 @@ def loop_if(cond: str, index: str = "i") -> tuple[str, str]:
 
 UNI = {"N": "Ñ", "kv": "ríng", "f": "ĉampo", "p": "écrit", "c": "lü", "i": "ï"}
 KW = {"N": "`not`", "kv": "`for`", "f": "`if`", "p": "`else`", "c": "`not_`", "i": "`if`"}
+KW_PIPES = ("kernel k\nparam N\npipe `else` capacity=1\npipe `if` capacity=1\n"
+            "partition `for` default {{\n  if N > 0 {{\n    `if`.acquire(0)\n    `if`.commit(0)\n"
+            "  }}\n  `else`.acquire(0)\n  `else`.commit(0)\n}}\n"
+            "partition `not` {{\n  if not N < 1 {{\n    `if`.wait(0)\n    `if`.release(0)\n  }}\n"
+            "  `else`.wait({idx})\n  `else`.release({idx})\n}}\n")
 CRLF_ELSE = ("kernel k\nparam N\npipe kv capacity=2 fields=(f)\n"
              "partition p default {\n  for i in range(N) {\n    kv.acquire(i)\n"
              "    kv.write(i, f)\n    kv.commit(i)\n  }\n}\n"
@@ -201,6 +206,8 @@ PIPE_CASES = {
             "if N > 0 {\n    kv.wait(0)\n    kv.release(0)\n  }\n  elseé.wait(0)\n"
             "  elseé.release(0)").replace(
                 "pipe kv capacity=2\n", "pipe kv capacity=2\npipe elseé capacity=1\n"), 0, None),
+    "pipes named `else` and `if` after an if block": (KW_PIPES.format(idx="0"), 0, None),
+    "pipes named `else` and `if`, faulty twin": (KW_PIPES.format(idx="1"), 1, None),
     # the every_access flag
     "every_access: a pipe nothing writes is read uninitialised": (
         ring(head="kernel k every_access").replace("    kv.write(i, f)\n", ""), 1,
@@ -303,6 +310,7 @@ def test_malformed_pipe_text_is_one_error_line(tmp_path, name):
 # ------------------------------------------------ the printer writes what the reader reads
 
 @pytest.mark.parametrize("name", ["Unicode names", "backticked reserved words",
+                                  "pipes named `else` and `if` after an if block",
                                   "every_access: a pipe nothing writes is read uninitialised",
                                   "product of two 100-digit literals as index",
                                   "the largest literal"])
