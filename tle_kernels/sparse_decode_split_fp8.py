@@ -174,6 +174,20 @@ def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv3
             kw.commit(g)
 
 
+def tile_scores(qres, kres):
+    """S = Q·K^T of one 64-token tile over all 576 dims (the q slot's three fields against the
+    kv slot's), -inf where the tile's index is invalid (sm_scale > 0 keeps the max): the
+    wgmmas read both operands from their slots (shared by the sink and balanced variants)."""
+    s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
+               tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))))
+    s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
+               tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))), s)
+    s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_t)),
+               tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
+    valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
+    return tl.where(valid[None, :], s, float("-inf"))
+
+
 def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
          n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H: tl.constexpr):
     """Scores over all 576 dims, the online softmax, P (with alpha and the running row sum)
@@ -196,14 +210,7 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
         for k in range(NT):
             g = r * NT + k
             kres = kr.wait(g)
-            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                       tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))))
-            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                       tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))), s)
-            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_t)),
-                       tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
-            valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
-            s = tl.where(valid[None, :], s, float("-inf"))  # sm_scale > 0 keeps the max
+            s = tile_scores(qres, kres)
 
             m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
             m_use = shift_of(m_new)      # 0 while every index so far is invalid (no NaN)

@@ -37,7 +37,7 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_decode_seesaw_fp8 import ROPE_BYTE, dequantized, fp8_half, token_bytes
-from .sparse_decode_split_fp8 import split_pipes
+from .sparse_decode_split_fp8 import split_pipes, tile_scores
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head_index, head_rows,
                                 index_valid, lse_of, normalized, shift_of)
 
@@ -162,17 +162,7 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
     for g in range(NG):
         qres = qr.wait(g)
         kres = kr.wait(g)
-        # the split kernel's tile, written inline as there: through a helper function shared
-        # with it, the lowering reads the slot operands of the S chain into registers instead
-        # of handing the wgmmas their shared-memory tiles
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))))
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))), s)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_t)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
-        valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
-        s = tl.where(valid[None, :], s, float("-inf"))
+        s = tile_scores(qres, kres)
 
         m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
         qr.release(g)  # S is consumed: the producer may stage the next segment's Q

@@ -32,7 +32,8 @@ import triton.language as tl
 
 import tle_compiler as tle
 
-from .sparse_decode_split_fp8 import item_of, right, split_fp8_producer, split_pipes
+from .sparse_decode_split_fp8 import (item_of, right, split_fp8_producer, split_pipes,
+                                      tile_scores)
 from .sparse_mla_common import (BK, D_HALF, LN2, LOG2E, head0_of, head_index,
                                 head_rows, lse_of, shift_of, sink_normalized, token_of)
 
@@ -86,14 +87,7 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
             # the block's sinks in log2 units (a row past the real heads: 0, never stored)
             sink_t = tl.load(sink_ptr + head_index(h0, n_heads, BLOCK_H),
                              mask=head_rows(h0, n_heads, BLOCK_H), other=0.0) * LOG2E
-            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                       tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_l))))
-            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                       tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.kv_r))), s)
-            s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_t)),
-                       tl.trans(tl.load(tle.gpu.local_ptr(kres.slot.tkv))), s)
-            valid = tl.load(tle.gpu.local_ptr(kres.slot.valid)) != 0
-            s = tl.where(valid[None, :], s, float("-inf"))  # sm_scale > 0 keeps the max
+            s = tile_scores(qres, kres)
 
             m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
             m_use = shift_of(m_new)      # 0 while every index so far is invalid (no NaN)

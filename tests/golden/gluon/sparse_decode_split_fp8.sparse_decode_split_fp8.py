@@ -146,15 +146,20 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             fence_async_shared()  # order the writer's generic-proxy stores before wgmma
             _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [k], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
             _acc3 = warpgroup_mma(q_q_l.index(_z2), kv_kv_l.index(_kv_s1).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L3), use_acc=False, is_async=True)
-            s = _acc3
-            _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), s, is_async=True)
-            s = _acc4
-            _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), s, is_async=True)
-            s = _acc5
+            _tile_scores26__t32 = _acc3
+            _tile_scores26_s = _tile_scores26__t32
+            _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), _tile_scores26_s, is_async=True)
+            _tile_scores26__t38 = _acc4
+            _tile_scores26_s = _tile_scores26__t38
+            _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), _tile_scores26_s, is_async=True)
+            _tile_scores26__t44 = _acc5
+            _tile_scores26_s = _tile_scores26__t44
             _v6 = kv_valid.index(_kv_s1).load(L4)
-            valid = (_v6 != 0)
-            s = warpgroup_mma_wait(0, deps=[s])  # s is read
-            s = gl.where(valid[None, :], s, float('-inf'))
+            _tile_scores26__t46 = _v6
+            _tile_scores26_valid = (_tile_scores26__t46 != 0)
+            _tile_scores26_s = warpgroup_mma_wait(0, deps=[_tile_scores26_s])  # _tile_scores26_s is read
+            _tile_scores26__t47 = gl.where(_tile_scores26_valid[None, :], _tile_scores26_s, float('-inf'))
+            s = _tile_scores26__t47
             m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
             m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
             alpha = gl.exp2((m_i - m_use))
@@ -177,8 +182,8 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized27_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized27_inv_l[:, None], L2))
+        _normalized49_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized49_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
             gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')))
@@ -226,8 +231,8 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
             mbarrier.arrive(prob_empty0.index(0), count=1)
             _kv_s6 = (g) % 2
             mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-        _normalized35_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * _normalized35_inv_l[:, None])
+        _normalized57_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * _normalized57_inv_l[:, None])
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
         else:

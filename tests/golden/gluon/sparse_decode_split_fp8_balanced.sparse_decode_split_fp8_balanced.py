@@ -139,15 +139,20 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [g], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_l.index(_z2), kv_kv_l.index(_kv_s1).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L3), use_acc=False, is_async=True)
-        s = _acc3
-        _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), s, is_async=True)
-        s = _acc4
-        _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), s, is_async=True)
-        s = _acc5
+        _tile_scores35__t41 = _acc3
+        _tile_scores35_s = _tile_scores35__t41
+        _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), _tile_scores35_s, is_async=True)
+        _tile_scores35__t47 = _acc4
+        _tile_scores35_s = _tile_scores35__t47
+        _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), _tile_scores35_s, is_async=True)
+        _tile_scores35__t53 = _acc5
+        _tile_scores35_s = _tile_scores35__t53
         _v6 = kv_valid.index(_kv_s1).load(L4)
-        valid = (_v6 != 0)
-        s = warpgroup_mma_wait(0, deps=[s])  # s is read
-        s = gl.where(valid[None, :], s, float('-inf'))
+        _tile_scores35__t55 = _v6
+        _tile_scores35_valid = (_tile_scores35__t55 != 0)
+        _tile_scores35_s = warpgroup_mma_wait(0, deps=[_tile_scores35_s])  # _tile_scores35_s is read
+        _tile_scores35__t56 = gl.where(_tile_scores35_valid[None, :], _tile_scores35_s, float('-inf'))
+        s = _tile_scores35__t56
         m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
         mbarrier.arrive(q_empty0.index(0), count=1)
         m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
@@ -171,13 +176,13 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
         mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         if ((k == (NT - 1)) | (g == (NG - 1))):
-            _piece_row36_X = (n_rows * NT)
-            _piece_row36_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row36_X) - 1) // _piece_row36_X) - 1)
-            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row36_first))
+            _piece_row58_X = (n_rows * NT)
+            _piece_row58_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row58_X) - 1) // _piece_row58_X) - 1)
+            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row58_first))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
-            _normalized39_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            gl.store((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), (acc * gl.convert_layout(_normalized39_inv_l[:, None], L2)), mask=real[:, None])
+            _normalized61_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            gl.store((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), (acc * gl.convert_layout(_normalized61_inv_l[:, None], L2)), mask=real[:, None])
             gl.store(((lse_ptr + (prow * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')), L6), mask=real)
             gl.store(((ml_ptr + (prow * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L6), mask=real)
             m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -221,13 +226,13 @@ def right(out_ptr, stride_o_s, stride_o_h, n_rows, n_heads, J, lo, NG, kv_kv_l, 
         _kv_s6 = (g) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
         if ((k == (NT - 1)) | (g == (NG - 1))):
-            _piece_row41_X = (n_rows * NT)
-            _piece_row41_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row41_X) - 1) // _piece_row41_X) - 1)
-            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row41_first))
+            _piece_row63_X = (n_rows * NT)
+            _piece_row63_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row63_X) - 1) // _piece_row63_X) - 1)
+            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row63_first))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _normalized44_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            gl.store(((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), (acc * _normalized44_inv_l[:, None]), mask=real[:, None])
+            _normalized66_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            gl.store(((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), (acc * _normalized66_inv_l[:, None]), mask=real[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L2)
         last = (k == (NT - 1))
         row = gl.where(last, (row + 1), row)

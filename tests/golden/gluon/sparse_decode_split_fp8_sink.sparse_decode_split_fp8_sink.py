@@ -148,15 +148,20 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sink_ptr,
             sink_t = (_v2 * LOG2E)
             _z3 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [k], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
             _acc4 = warpgroup_mma(q_q_l.index(_z3), kv_kv_l.index(_kv_s1).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L3), use_acc=False, is_async=True)
-            s = _acc4
-            _acc5 = warpgroup_mma(q_q_r.index(_z3), kv_kv_r.index(_kv_s1).permute((1, 0)), s, is_async=True)
-            s = _acc5
-            _acc6 = warpgroup_mma(q_q_t.index(_z3), kv_tkv.index(_kv_s1).permute((1, 0)), s, is_async=True)
-            s = _acc6
+            _tile_scores28__t34 = _acc4
+            _tile_scores28_s = _tile_scores28__t34
+            _acc5 = warpgroup_mma(q_q_r.index(_z3), kv_kv_r.index(_kv_s1).permute((1, 0)), _tile_scores28_s, is_async=True)
+            _tile_scores28__t40 = _acc5
+            _tile_scores28_s = _tile_scores28__t40
+            _acc6 = warpgroup_mma(q_q_t.index(_z3), kv_tkv.index(_kv_s1).permute((1, 0)), _tile_scores28_s, is_async=True)
+            _tile_scores28__t46 = _acc6
+            _tile_scores28_s = _tile_scores28__t46
             _v7 = kv_valid.index(_kv_s1).load(L4)
-            valid = (_v7 != 0)
-            s = warpgroup_mma_wait(0, deps=[s])  # s is read
-            s = gl.where(valid[None, :], s, float('-inf'))
+            _tile_scores28__t48 = _v7
+            _tile_scores28_valid = (_tile_scores28__t48 != 0)
+            _tile_scores28_s = warpgroup_mma_wait(0, deps=[_tile_scores28_s])  # _tile_scores28_s is read
+            _tile_scores28__t49 = gl.where(_tile_scores28_valid[None, :], _tile_scores28_s, float('-inf'))
+            s = _tile_scores28__t49
             m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
             m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
             alpha = gl.exp2((m_i - m_use))
@@ -179,16 +184,16 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sink_ptr,
             mbarrier.arrive(kv_empty0.index(_kv_s10), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s10), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _shift_of29__t30 = gl.where((m_i == float('-inf')), 0.0, m_i)
-        _head_index32__t34 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _v11 = gl.load((sink_ptr + _head_index32__t34), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-        _sink_normalized31__t37 = _v11
-        _sink_normalized31_sink = (_sink_normalized31__t37 * LOG2E)
-        _sink_normalized31__t38 = gl.exp2((_sink_normalized31_sink - _shift_of29__t30))
-        _sink_normalized31__t39 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized31__t38)), 0.0)
-        _sink_normalized31_inv = _sink_normalized31__t39
-        _sink_normalized31_ret = (acc * gl.convert_layout(_sink_normalized31_inv[:, None], L2))
-        out = _sink_normalized31_ret
+        _shift_of51__t52 = gl.where((m_i == float('-inf')), 0.0, m_i)
+        _head_index54__t56 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _v11 = gl.load((sink_ptr + _head_index54__t56), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+        _sink_normalized53__t59 = _v11
+        _sink_normalized53_sink = (_sink_normalized53__t59 * LOG2E)
+        _sink_normalized53__t60 = gl.exp2((_sink_normalized53_sink - _shift_of51__t52))
+        _sink_normalized53__t61 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized53__t60)), 0.0)
+        _sink_normalized53_inv = _sink_normalized53__t61
+        _sink_normalized53_ret = (acc * gl.convert_layout(_sink_normalized53_inv[:, None], L2))
+        out = _sink_normalized53_ret
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
             gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')))
@@ -236,8 +241,8 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
             mbarrier.arrive(prob_empty0.index(0), count=1)
             _kv_s6 = (g) % 2
             mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-        _normalized47_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * _normalized47_inv_l[:, None])
+        _normalized69_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * _normalized69_inv_l[:, None])
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
         else:
