@@ -45,8 +45,9 @@ Wrong before the fixes that came with this file:
   (bad-jit, frontend/build.py, frontend/kernel.py string_code_call); an `exec` whose constant
   code defines no function and names no `jit` (`exec('B = 1')`) is read as before.
 
-Left open (strict xfail below): `compile_kernel` (lowering/signature_checks.py, not this
-round's code) still compiles the i1 kernel above, which tle-dump now rejects.
+Then: `compile_kernel` (and so a launch passing a Python bool) compiled the i1 kernel above,
+which tle-dump rejected; the i1 rule is now lowering/signature_checks.check_i1_args, which both
+run.
 
 Checked and found right (pinned as twins): strides `2*p + 1` and `2*p`, steps of 2 and 3 (a
 step-3 writer against a `3 * tl.cdiv(N, 3)` reader aliases phases), a remainder of the loop
@@ -294,16 +295,13 @@ def test_the_i1_loop_bound_is_sign_extended_by_triton(tmp_path, monkeypatch):
     assert "arith.extsi %N : i1 to i32" in ttir and "arith.extui %N : i1 to i32" in ttir
 
 
-@pytest.mark.xfail(strict=True, reason="lowering/signature_checks.py (not this round's code) "
-                   "refuses i8/i16/unsigned arguments and i64 protocol arguments, but not an i1 "
-                   "protocol argument: compile_kernel compiles the kernel tle-dump rejects")
 def test_compile_kernel_refuses_an_i1_protocol_argument(tmp_path):
     pytest.importorskip("triton.experimental.gluon")
     from tle_compiler.diagnostics import TleError
     from tle_compiler.lowering import compile_kernel
 
     path = write_kernel(tmp_path, I1_HANG + CONFIG)
-    with pytest.raises(TleError):
+    with pytest.raises(TleError, match="typed i1"):
         compile_kernel((str(path), "k"), {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i1"},
                        {"C": 3})
 

@@ -338,24 +338,8 @@ def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
     if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
-    from ..lowering.signature_checks import check_signature, protocol_args
+    from ..lowering.signature_checks import check_signature
 
-    # a bool argument (i1) the protocol reads: Triton widens an i1 by sign extension where it
-    # is a loop bound (`range(N)` at N = True runs from 0 to -1: no iteration) and by zero
-    # extension in arithmetic and comparisons (`N == 1` is true there), so the GPU performs
-    # other events than those verified for N = 1
-    for a in sorted(protocol_args(info)):
-        if sig.get(a) == "i1":
-            rep.early.append(Diagnostic(
-                loc=info.program.loc, check="signature",
-                message=f"kernel '{info.name}': argument '{a}' is typed i1 in the signature (a "
-                        f"bool), but it is a param of the verified pipe protocol, which reads it "
-                        f"as a signed integer: Triton widens an i1 loop bound by sign extension "
-                        f"(`range({a})` runs no iteration at {a} = True, as from 0 to -1) and "
-                        f"an i1 in arithmetic or a comparison by zero extension (`{a} == 1` is "
-                        f"true there), so the GPU would run other events than the verified ones; "
-                        f"type '{a}' i32"))
-            return
     try:
         check_signature(info, sig)
     except TleError as e:

@@ -1,6 +1,6 @@
 """The checks of a kernel's argument types that keep the compiled kernel's integer arithmetic the
-one the verifier checked: no narrow or unsigned integer argument, no i64 argument the protocol
-reads (the values loaded from memory: loaded_params.py). The compile runs them on its signature
+one the verifier checked: no narrow or unsigned integer argument, no i1 or i64 argument the
+protocol reads (the values loaded from memory: loaded_params.py). The compile runs them on its signature
 (compile.py); tle-dump runs them on a DEFAULT_CONFIG signature (cli/dump.py), so it does not say
 ``verified`` to a kernel its compile refuses. A module of its own, with nothing of the lowering's
 code generation, so that plain verification does not import it."""
@@ -58,6 +58,24 @@ def check_i64_args(info, signature: dict) -> None:
                            f"i64)", info.program.loc, check="signature")
 
 
+def check_i1_args(info, signature: dict) -> None:
+    """Refuse ``i1`` (a bool) for an argument the verified protocol reads. The verifier reads it
+    as a signed integer (True is 1), but Triton widens an i1 loop bound by sign extension
+    (``range(N)`` at N = True runs from 0 to -1: no iteration) and an i1 in arithmetic and
+    comparisons by zero extension (``N == 1`` is true there), so the GPU would run other events
+    than the verified ones. (A launch passing a Python bool types the argument i1.)"""
+    for a in sorted(protocol_args(info)):
+        if signature.get(a) == "i1":
+            raise TleError(f"kernel '{info.name}': argument '{a}' is typed i1 in the signature (a "
+                           f"bool), but it is a param of the verified pipe protocol, which reads it "
+                           f"as a signed integer: Triton widens an i1 loop bound by sign extension "
+                           f"(`range({a})` runs no iteration at {a} = True, as from 0 to -1) and "
+                           f"an i1 in arithmetic or a comparison by zero extension (`{a} == 1` is "
+                           f"true there), so the GPU would run other events than the verified ones; "
+                           f"type '{a}' i32 (pass an int, not a bool)", info.program.loc,
+                           check="signature")
+
+
 def check_scalar_args(info, signature: dict) -> None:
     """Refuse a pointer or float type for an argument the verified protocol reads as an
     integer (a loop bound, a condition, an index, a derived param's base): Triton refuses a
@@ -76,11 +94,12 @@ def check_scalar_args(info, signature: dict) -> None:
 
 def check_signature(info, signature: dict) -> None:
     """Every check of the argument types a compile is given (the compile's own signature, or
-    tle-dump's DEFAULT_CONFIG one): no narrow or unsigned integer, no i64 or pointer / float
+    tle-dump's DEFAULT_CONFIG one): no narrow or unsigned integer, no i1, i64 or pointer / float
     protocol argument, no protocol value loaded as another type than i32."""
     from .loaded_params import check_loaded_params
 
     check_integer_args(info, signature)
+    check_i1_args(info, signature)
     check_i64_args(info, signature)
     check_scalar_args(info, signature)
     check_loaded_params(info, signature)
