@@ -25,6 +25,10 @@ Wrong before the fixes that came with this file:
   tle-dump prints that file after each event of the report and in each error line, so the
   report held lines of the file's choosing and did not read back. Now refused at the comment
   (exit 2), as tle-dump refuses a PATH holding a control character.
+- a .kir kernel whose ``num_warps`` @tle.jit refuses (0, 3) or differs from its default
+  partition's ``warps`` (``num_warps=8`` beside ``default warps=4``) was verified: the verifier
+  counts the partition's warps, the lowering launches the default partition with num_warps.
+  Now refused where the file is read (ir/kernel_text.check_warps, exit 2).
 - a name of letters and digits that is no Python identifier (``N৴``: the grammars' ``\\w``
   holds a few number signs Python's identifiers do not): a .kir kernel with such a param was
   verified, ``--param`` could not name it (a witness not reproducible) and its report did not
@@ -406,6 +410,40 @@ def test_a_kir_name_that_is_no_python_identifier_is_one_error_line(tmp_path, nam
     code, _, err = dump(path)
     assert code == 2 and one_error_line(err, path) == line, err
     assert "is not a Python identifier" in err
+
+
+@pytest.mark.parametrize("num_warps, default_warps, line, words", [
+    ("0", "4", 1, "num_warps=0: @tle.jit takes a power of two >= 4"),
+    ("3", "4", 1, "num_warps=3"),
+    ("99999999999", "4", 1, "num_warps=99999999999"),
+    ("8", "4", 4, "default partition 'load' has warps=4, but the kernel's num_warps is 8"),
+    ("4", "8", 4, "default partition 'load' has warps=8, but the kernel's num_warps is 4"),
+])
+def test_a_kir_kernel_whose_warps_python_cannot_give_is_one_error_line(tmp_path, num_warps,
+                                                                       default_warps, line, words):
+    """The verifier counts the partitions' warps, the lowering launches the default partition
+    with the kernel's num_warps: `num_warps=8` beside `default warps=4` (or num_warps=0, 3) was
+    verified for one kernel and lowered as another. Python's @tle.jit gives neither."""
+    text = kir().replace("num_warps=4", f"num_warps={num_warps}").replace(
+        "load default warps=4", f"load default warps={default_warps}")
+    path = write(tmp_path, "warps.kir", text)
+    code, _, err = dump(path)
+    assert code == 2 and one_error_line(err, path) == line, err
+    assert words in err, err
+
+
+@pytest.mark.parametrize("num_warps", ["8", "16", None])
+def test_a_kir_kernel_of_matching_warps_is_verified(tmp_path, num_warps):
+    text = kir()
+    if num_warps is None:  # 4 when left out
+        text = text.replace(" num_warps=4", "")
+    else:
+        text = text.replace("num_warps=4", f"num_warps={num_warps}").replace(
+            "load default warps=4", f"load default warps={num_warps}")
+    path = write(tmp_path, "warps.kir", text)
+    code, out, err = dump(path)
+    assert code == 0, err
+    check_report_and_witnesses(path, tmp_path, code, out, err)
 
 
 ACQUIRE = "      slot = ring.writer.acquire(t)\n"

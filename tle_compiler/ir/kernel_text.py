@@ -816,7 +816,7 @@ def parse_kernel(text: str, path: Optional[str] = None) -> Kernel:
 
 def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
     """Read and parse a file of kernels, each checked to be one the frontend could have built
-    (:func:`check_identifiers`, :func:`check_params`, :func:`check_size`,
+    (:func:`check_identifiers`, :func:`check_params`, :func:`check_warps`, :func:`check_size`,
     :func:`check_slot_shapes`, :func:`check_references`, :func:`check_integer_sizes`; at most
     :data:`MAX_FILE_CHARS` characters, each kernel named once): a file is something to verify and
     lower."""
@@ -838,6 +838,7 @@ def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
                            f"{k.loc.line}:{k.loc.column}", k.loc, check="duplicate-name")
         seen[k.name] = k
         check_params(k)
+        check_warps(k)
         check_size(k)
         check_slot_shapes(k)
         check_references(k)
@@ -1027,6 +1028,26 @@ def check_params(k: Kernel) -> None:
                 raise TleError(f"partition '{part.name}' binds its param '{n}' twice at "
                                f"{part.loc.line}:{part.loc.column}", part.loc,
                                check="duplicate-name")
+
+
+def check_warps(k: Kernel) -> None:
+    """The kernel's ``num_warps`` is one ``@tle.jit`` takes (a power of two from 4), and its
+    default partition runs that many warps, as in every kernel the frontend builds (the default
+    partition is the kernel's own warps). The verifier counts a partition's ``warps`` (named
+    barriers, the CTA's warp budget) while the lowering lays the default partition out and
+    launches it with ``num_warps``: a hand-edited ``num_warps=8`` beside ``default warps=4`` was
+    verified for one kernel and lowered as another."""
+    nw = k.num_warps
+    if isinstance(nw, bool) or not isinstance(nw, int) or nw < 4 or nw & (nw - 1):
+        raise TleError(f"kernel '{k.name}' has num_warps={nw}: @tle.jit takes a power of two "
+                       f">= 4 (the default partition of a warp-specialized kernel is whole warp "
+                       f"groups) at {k.loc.line}:{k.loc.column}", k.loc, check="bad-jit")
+    for part in k.partitions:
+        if part.default and part.warps != nw:
+            raise TleError(f"default partition '{part.name}' has warps={part.warps}, but the "
+                           f"kernel's num_warps is {nw}: the default partition runs the kernel's "
+                           f"warps at {part.loc.line}:{part.loc.column}", part.loc,
+                           check="bad-warps")
 
 
 def check_integer_sizes(k: Kernel) -> None:
