@@ -302,6 +302,24 @@ def bind_reshape(name: str, args: tuple, kwargs: tuple) \
     return operand, shape, (f"{usage}: {why}" if why else None)
 
 
+def trans_dims_refusal(name: str, rank: Optional[int], dims: Optional[tuple]) -> Optional[str]:
+    """Why ``tl.trans(x, *dims)`` of a tensor of ``rank`` axes cannot be compiled (None where
+    nothing known stands against it: ``rank`` None when not known, ``dims`` None when not given,
+    an axis None when not a compile-time integer): Triton and Gluon permute by a permutation of
+    the axes, and the swap of the last two (no dims) needs two of them. One rule for the
+    protocol view and the lowering (lowering/more_ops.transpose)."""
+    if rank is None:
+        return None
+    if dims is None:
+        return None if rank >= 2 else (f"`{name}` of a {rank}-D tensor: it swaps the last two "
+                                       f"axes, so it needs two")
+    if None in dims:
+        return None
+    if rank < 2 or sorted(dims) != list(range(rank)):
+        return f"`{name}` of a {rank}-D tensor: dims must be a permutation of its {rank} axes"
+    return None
+
+
 def reshape_shape_refusal(name: str, operand_dims: Optional[tuple],
                           dims: Optional[tuple]) -> Optional[str]:
     """Why a reshape of a tensor of ``operand_dims`` to ``dims`` cannot be compiled (None where

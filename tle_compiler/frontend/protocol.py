@@ -44,7 +44,8 @@ from ..ir.i32 import fits_i32
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
                               bind_tle_call, load_volatile_refusal, operand_kind_refusal,
                               prefetch_bytes_refusal, reshape_shape_refusal,
-                              scale_rows_refusal, slot_pointer_arithmetic_refusal)
+                              scale_rows_refusal, slot_pointer_arithmetic_refusal,
+                              trans_dims_refusal)
 from .params import (assumed_interval, derivations, finalize, is_placeholder, launch_steps,
                      reached, used_placeholders)
 from .scope import fold_int, is_triton
@@ -2167,6 +2168,8 @@ class Walker(WalkRules):
         op = f"tl.{name}" if triton else func
         if triton and name in ("reshape", "ravel"):
             self.reshape_rules(f"tl.{name}", node)
+        if triton and name == "trans":
+            self.trans_rules(node)
         if triton and name == "view":
             raise self.err(VIEW_REFUSAL, node, check="unsupported-expression")
         if (triton or path.startswith("tle.")) and name in POINTER_OPS and node.args:
@@ -3066,6 +3069,23 @@ class Walker(WalkRules):
             else:
                 want = tuple(self.literal_int(d) for d in shape)
             refusal = reshape_shape_refusal(name, known, want)
+        if refusal:
+            raise self.err(refusal, node, check="unsupported-expression")
+
+    def trans_rules(self, node: K.Op) -> None:
+        """Refuse a ``tl.trans(x, *dims)`` the lowering could not translate, by its rule
+        (partition_rules.trans_dims_refusal): dims that are no permutation of the axes of an
+        ``x`` whose rank the frontend follows (``tl.trans(x, 0, 0)``), at the line. Keyword
+        operands are the lowering's to refuse."""
+        if not node.args or node.kwargs:
+            return
+        dims, exact = self.block_dims(node.args[0])
+        rank = len(dims) if exact else None
+        rest = node.args[1:]
+        if len(rest) == 1 and isinstance(rest[0], K.TupleExpr):
+            rest = rest[0].items
+        axes = tuple(self.literal_int(d) for d in rest) if rest else None
+        refusal = trans_dims_refusal("tl.trans", rank, axes)
         if refusal:
             raise self.err(refusal, node, check="unsupported-expression")
 

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 from math import prod
 
-from ..frontend.partition_rules import VIEW_REFUSAL, bind_reshape, reshape_shape_refusal
+from ..frontend.partition_rules import (VIEW_REFUSAL, bind_reshape, reshape_shape_refusal,
+                                       trans_dims_refusal)
 from ..ir import kernel as K
 from ..language.unlowered import UNLOWERED_CALLS
 from .values import V, wide
@@ -435,9 +436,9 @@ def transpose(tr, node: K.Op) -> V:
         else:
             items = tuple(_constant(tr, node, d, "dims") for d in rest)
         dims = [i.value for i in items]
-    if rank < 2 or sorted(dims) != list(range(rank)):
-        raise tr.err(f"`{node.name}` of a {rank}-D tensor: dims must be a permutation of its "
-                     f"{rank} axes", node)
+    refusal = trans_dims_refusal(node.name, rank, tuple(dims))
+    if refusal:
+        raise tr.err(refusal, node)
     shape = tuple(x.shape[d] for d in dims)
     res = tr.S.new(rank)
     return V("tensor", f"gl.convert_layout(gl.permute({x.text}, {tuple(dims)}), {tr.Lv(res)})",
