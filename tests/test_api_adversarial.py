@@ -15,6 +15,9 @@ Wrong before the fixes that came with this file:
 - dense, impl="seesaw-tma" (TMA forced) with a k_cache whose stride of a one-entry dim (h_kv = 1)
   is not a multiple of 16 bytes passed validation (the row alignment skips such dims) and was
   refused by the launcher after the metadata was filled. Now refused by validation.
+- dense, TLE_DECODE_TMA=1 with impl="seesaw" or "pipe" forces their TMA producer too; a cache
+  no tensor descriptor takes was refused by the launcher, after the metadata was filled. Now
+  refused by validation, naming the variable.
 - an FP8 byte cache on the dense call, or on the sparse call without is_fp8_kvcache=True, was
   refused with the bf16 dtype rule only; the message now says it is the FP8 layout and what to
   pass.
@@ -738,3 +741,18 @@ def test_q_requiring_grad_runs_forward_and_refuses_backward(monkeypatch):
     assert tuple(out.shape) == (2, 1, 16, 512)
     with pytest.raises(RuntimeError, match="no autograd formula was registered"):
         out.float().sum().backward()
+
+
+@pytest.mark.parametrize("impl", ["seesaw", "pipe"])
+def test_tma_forced_by_the_environment_is_checked_before_the_metadata(monkeypatch, impl):
+    """TLE_DECODE_TMA=1 with an explicit seesaw / pipe impl forces their TMA producer as
+    impl="seesaw-tma" does: a cache no tensor descriptor takes is refused by validation, naming
+    the variable, the metadata left to a good call (it was the launcher's refusal, after the
+    fill). With the variable unset the same call runs the cp.async producer."""
+    monkeypatch.setenv(L.TMA_ENV, "1")
+    refused({**dense(h_q=64), "k_cache": odd_head_stride(), "impl": impl}, ValueError,
+            rf"^impl='{impl}' cannot run this call: it copies K pages with TMA \(TLE_DECODE_TMA=1\)"
+            r", and k_cache's strides are not multiples of 16 bytes")
+    monkeypatch.delenv(L.TMA_ENV)
+    out, _, meta = decode({**dense(h_q=64), "k_cache": odd_head_stride(), "impl": impl})
+    assert tuple(out.shape) == (2, 1, 64, 512) and meta.have_initialized

@@ -93,7 +93,8 @@ import torch
 from . import sparse_decode_api as sparse_api
 from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill, type_name
 from .data_pointers import rows_aligned_where_known
-from .mla_decode_launch import (parts_for, per_request_leaves_sms_idle, row_blocks,
+from .mla_decode_launch import (TMA_ENV, TMA_KERNELS, env_switch, parts_for,
+                                per_request_leaves_sms_idle, row_blocks,
                                 tma_layout_unavailable_reason)
 
 D_QK = 576
@@ -408,14 +409,17 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         # cannot be read (torch.compile tracing, fake tensors) the strides are checked here and
         # the address in the custom op, which checks the whole rule again on the real tensors.
         select_impl(impl, s_q, h_q, h_kv, rows_aligned_where_known(q, k_cache))
-        if impl in FORCED_TMA_IMPLS and b > 0:
-            # TMA forced: its tensor descriptors need every stride of k_cache but the last a
-            # multiple of 16 bytes, those of its dims of one entry too, which the row alignment
-            # above does not ask (the launcher would refuse it after the metadata is filled)
+        by_env = impl in TMA_KERNELS and env_switch(TMA_ENV) is True
+        if (impl in FORCED_TMA_IMPLS or by_env) and b > 0:
+            # TMA forced (by the impl, or by TLE_DECODE_TMA=1 for a kernel with a TMA producer):
+            # its tensor descriptors need every stride of k_cache but the last a multiple of 16
+            # bytes, those of its dims of one entry too, which the row alignment above does not
+            # ask (the launcher would refuse it after the metadata is filled)
             why = tma_layout_unavailable_reason(k_cache)
             if why is not None:
+                forced = f" ({TMA_ENV}=1)" if by_env else ""
                 raise ValueError(f"impl={impl!r} cannot run this call: it copies K pages with "
-                                 f"TMA, and {why}")
+                                 f"TMA{forced}, and {why}")
     config = DecodeSchedMeta.Config.of(q, k_cache, causal)
     tile_scheduler_metadata.check(config)
     named = [("q", q), ("k_cache", k_cache), ("block_table", block_table),
