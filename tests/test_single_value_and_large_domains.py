@@ -143,12 +143,16 @@ def test_a_fault_only_at_the_one_value_is_found(tmp_path, capsys):
 
 
 def test_a_two_value_param_stays_free(tmp_path, capsys):
-    # two values: not fixed, so two free params remain, and the claim is bounded
+    # two values: not fixed, so two free params remain; N's domain is small and finite, so M is
+    # proved by the cutoff theorem at each of N's values (passes/cutoff.py _split_finite)
     path = write(tmp_path, TWO.format(n_domain=" >= 3 <= 4", m_domain=" >= 0",
                                       reader_trips="N + M"), "two.pipe")
     code, err = run(capsys, path)
-    assert code == 3, err
-    assert "bounded" in err and "2 free params" in err
+    assert code == 0, err
+    assert "verified for every value of M (M >= 0) at each value of N (3 <= N <= 4)" in err, err
+    # with a --bound the theorem's values are cut: bounded over both, as before the split
+    code, err = run(capsys, "--bound", "8", path)
+    assert code == 3 and "bounded" in err and "2 free params" in err, err
 
 
 def test_a_param_given_keeps_its_given_value(tmp_path, capsys):
