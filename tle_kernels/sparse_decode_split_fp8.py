@@ -188,6 +188,26 @@ def tile_scores(qres, kres):
     return tl.where(valid[None, :], s, float("-inf"))
 
 
+def tile_probs(s, m_i, m_new, l_i, qk_scale):
+    """One tile of the online softmax (base 2) from its scores ``s`` and the new running row max
+    ``m_new`` (log2 units): ``(alpha, p16, l_i)``, the rescale of what came before, the tile's
+    probabilities in bf16 and the running row sum. While every index so far is invalid the max
+    is -inf and the exponents are taken against 0 (``shift_of``), so alpha and p are 0, not NaN."""
+    m_use = shift_of(m_new)
+    alpha = tl.exp2(m_i - m_use)
+    p = tl.exp2(s * qk_scale - m_use[:, None])
+    return alpha, p.to(tl.bfloat16), l_i * alpha + tl.sum(p, 1)
+
+
+def publish_probs(pw, g, alpha, p16, sum_exp):
+    """The left's prob slot ``g`` for the right: alpha, P and the row sum it normalises with."""
+    pslot = pw.acquire(g)
+    tl.store(tle.gpu.local_ptr(pslot.alpha), alpha)
+    tl.store(tle.gpu.local_ptr(pslot.probs), p16)
+    tl.store(tle.gpu.local_ptr(pslot.sum_exp), sum_exp)
+    pw.commit(g)
+
+
 def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
          n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H: tl.constexpr):
     """Scores over all 576 dims, the online softmax, P (with alpha and the running row sum)
@@ -213,19 +233,11 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
             s = tile_scores(qres, kres)
 
             m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
-            m_use = shift_of(m_new)      # 0 while every index so far is invalid (no NaN)
-            alpha = tl.exp2(m_i - m_use)
-            p = tl.exp2(s * qk_scale - m_use[:, None])
-            l_i = l_i * alpha + tl.sum(p, 1)
+            alpha, p16, l_i = tile_probs(s, m_i, m_new, l_i, qk_scale)
             m_i = m_new
-            p16 = p.to(tl.bfloat16)
 
             # published before the left's own P·V_L, so the right's P·V_R overlaps it
-            pslot = pw.acquire(g)
-            tl.store(tle.gpu.local_ptr(pslot.alpha), alpha)
-            tl.store(tle.gpu.local_ptr(pslot.probs), p16)
-            tl.store(tle.gpu.local_ptr(pslot.sum_exp), l_i)
-            pw.commit(g)
+            publish_probs(pw, g, alpha, p16, l_i)
 
             acc = tle.gpu.scale_rows(acc, alpha)
             acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc)

@@ -37,9 +37,10 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .sparse_decode_seesaw_fp8 import ROPE_BYTE, dequantized, fp8_half, token_bytes
-from .sparse_decode_split_fp8 import split_pipes, tile_scores
+from .sparse_decode_split_fp8 import (publish_probs, split_pipes, tile_probs,
+                                      tile_scores)
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head_index, head_rows,
-                                index_valid, lse_of, normalized, shift_of)
+                                index_valid, lse_of, normalized)
 
 
 @tle.jit(num_warps=4)
@@ -148,7 +149,6 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
     handed to the right, O_l = O_l·alpha + P·V_L; at a segment's end its piece's out[:, :256],
     lse and max_logits."""
     qk_scale = sm_scale * LOG2E
-    offs_h = tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, D_HALF)
     qr = q.reader()
     kr = kv.reader("left")
@@ -166,18 +166,10 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
 
         m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
         qr.release(g)  # S is consumed: the producer may stage the next segment's Q
-        m_use = shift_of(m_new)
-        alpha = tl.exp2(m_i - m_use)
-        p = tl.exp2(s * qk_scale - m_use[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
+        alpha, p16, l_i = tile_probs(s, m_i, m_new, l_i, qk_scale)
         m_i = m_new
-        p16 = p.to(tl.bfloat16)
 
-        pslot = pw.acquire(g)
-        tl.store(tle.gpu.local_ptr(pslot.alpha), alpha)
-        tl.store(tle.gpu.local_ptr(pslot.probs), p16)
-        tl.store(tle.gpu.local_ptr(pslot.sum_exp), l_i)
-        pw.commit(g)
+        publish_probs(pw, g, alpha, p16, l_i)
 
         acc = tle.gpu.scale_rows(acc, alpha)
         acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc)

@@ -161,12 +161,16 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             _tile_scores26__t47 = gl.where(_tile_scores26_valid[None, :], _tile_scores26_s, float('-inf'))
             s = _tile_scores26__t47
             m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
-            m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
-            alpha = gl.exp2((m_i - m_use))
-            p = gl.exp2(((s * qk_scale) - m_use[:, None]))
-            l_i = ((l_i * alpha) + gl.sum(p, 1))
+            _tile_probs48_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
+            _tile_probs48_alpha = gl.exp2((m_i - _tile_probs48_m_use))
+            _tile_probs48_p = gl.exp2(((s * qk_scale) - _tile_probs48_m_use[:, None]))
+            _t50 = _tile_probs48_alpha
+            _t51 = _tile_probs48_p.to(gl.bfloat16)
+            _t52 = ((l_i * _tile_probs48_alpha) + gl.sum(_tile_probs48_p, 1))
+            alpha = _t50
+            p16 = _t51
+            l_i = _t52
             m_i = m_new
-            p16 = p.to(gl.bfloat16)
             mbarrier.wait(prob_empty0.index(0), ((g) & 1) ^ 1)
             prob_alpha.index(0).store(alpha)
             prob_probs.index(0).store(p16)
@@ -182,8 +186,8 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized49_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized49_inv_l[:, None], L2))
+        _normalized62_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized62_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
             gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')))
@@ -231,8 +235,8 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
             mbarrier.arrive(prob_empty0.index(0), count=1)
             _kv_s6 = (g) % 2
             mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-        _normalized57_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * _normalized57_inv_l[:, None])
+        _normalized70_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * _normalized70_inv_l[:, None])
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
         else:

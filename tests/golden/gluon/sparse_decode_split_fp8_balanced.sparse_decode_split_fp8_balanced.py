@@ -155,12 +155,16 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
         s = _tile_scores35__t56
         m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
         mbarrier.arrive(q_empty0.index(0), count=1)
-        m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
-        alpha = gl.exp2((m_i - m_use))
-        p = gl.exp2(((s * qk_scale) - m_use[:, None]))
-        l_i = ((l_i * alpha) + gl.sum(p, 1))
+        _tile_probs57_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
+        _tile_probs57_alpha = gl.exp2((m_i - _tile_probs57_m_use))
+        _tile_probs57_p = gl.exp2(((s * qk_scale) - _tile_probs57_m_use[:, None]))
+        _t59 = _tile_probs57_alpha
+        _t60 = _tile_probs57_p.to(gl.bfloat16)
+        _t61 = ((l_i * _tile_probs57_alpha) + gl.sum(_tile_probs57_p, 1))
+        alpha = _t59
+        p16 = _t60
+        l_i = _t61
         m_i = m_new
-        p16 = p.to(gl.bfloat16)
         mbarrier.wait(prob_empty0.index(0), ((g) & 1) ^ 1)
         prob_alpha.index(0).store(alpha)
         prob_probs.index(0).store(p16)
@@ -176,13 +180,13 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
         mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         if ((k == (NT - 1)) | (g == (NG - 1))):
-            _piece_row58_X = (n_rows * NT)
-            _piece_row58_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row58_X) - 1) // _piece_row58_X) - 1)
-            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row58_first))
+            _piece_row71_X = (n_rows * NT)
+            _piece_row71_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row71_X) - 1) // _piece_row71_X) - 1)
+            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row71_first))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
-            _normalized61_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            gl.store((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), (acc * gl.convert_layout(_normalized61_inv_l[:, None], L2)), mask=real[:, None])
+            _normalized74_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            gl.store((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), (acc * gl.convert_layout(_normalized74_inv_l[:, None], L2)), mask=real[:, None])
             gl.store(((lse_ptr + (prow * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')), L6), mask=real)
             gl.store(((ml_ptr + (prow * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L6), mask=real)
             m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -226,13 +230,13 @@ def right(out_ptr, stride_o_s, stride_o_h, n_rows, n_heads, J, lo, NG, kv_kv_l, 
         _kv_s6 = (g) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
         if ((k == (NT - 1)) | (g == (NG - 1))):
-            _piece_row63_X = (n_rows * NT)
-            _piece_row63_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row63_X) - 1) // _piece_row63_X) - 1)
-            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row63_first))
+            _piece_row76_X = (n_rows * NT)
+            _piece_row76_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row76_X) - 1) // _piece_row76_X) - 1)
+            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row76_first))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _normalized66_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            gl.store(((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), (acc * _normalized66_inv_l[:, None]), mask=real[:, None])
+            _normalized79_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            gl.store(((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), (acc * _normalized79_inv_l[:, None]), mask=real[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L2)
         last = (k == (NT - 1))
         row = gl.where(last, (row + 1), row)
