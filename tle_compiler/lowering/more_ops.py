@@ -425,20 +425,20 @@ def transpose(tr, node: K.Op) -> V:
         raise tr.err(f"`{node.name}` is lowered on a tensor of at least two dimensions", node)
     rank = len(x.shape)
     rest = node.args[1:]
-    if not rest:
-        dims = list(range(rank))
-        if rank >= 2:
-            dims[-2], dims[-1] = dims[-1], dims[-2]
-    else:
+    given = None  # no dims: the last two axes swapped
+    if rest:
         if len(rest) == 1:
             v = _constant(tr, node, rest[0], "dims")
             items = v.value if v.kind == "tuple" else (v,)
         else:
             items = tuple(_constant(tr, node, d, "dims") for d in rest)
-        dims = [i.value for i in items]
-    refusal = trans_dims_refusal(node.name, rank, tuple(dims))
+        given = tuple(i.value for i in items)
+    refusal = trans_dims_refusal(node.name, rank, given)
     if refusal:
         raise tr.err(refusal, node)
+    dims = list(given or range(rank))
+    if given is None:
+        dims[-2], dims[-1] = dims[-1], dims[-2]
     shape = tuple(x.shape[d] for d in dims)
     res = tr.S.new(rank)
     return V("tensor", f"gl.convert_layout(gl.permute({x.text}, {tuple(dims)}), {tr.Lv(res)})",

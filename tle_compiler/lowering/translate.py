@@ -1604,8 +1604,8 @@ class FnTranslator:
         pass
 
     def _gather_of_the_next_store(self, st: K.Assign) -> bool:
-        """Whether ``st`` binds a ``tl.load`` of global memory to a name (assigned once in the
-        function, read once) that the very next statement of the block stores, whole, with
+        """Whether ``st`` binds a ``tl.load`` to a name (assigned once in the function, read
+        once) that the very next statement of the block stores, whole, with
         ``tl.store(ptr, name)``: the form a helper's inlined statement takes (its calls bound to
         temporaries in order) of ``tl.store(local_ptr(slot.f), tl.load(ptrs))``. Nothing runs
         between the two, so reading the load at the store is the same program; there the store
@@ -1622,8 +1622,10 @@ class FnTranslator:
         e = nxt.value if isinstance(nxt, (K.Assign, K.Eval)) else None
         if not (isinstance(e, K.Op) and e.name == "tl.store"):
             return False
-        args = list(e.args) + [x for k, x in e.kwargs if k == "value"]
-        value = args[1] if len(args) > 1 else None
+        try:
+            value = self._operand(e, 1, "value")
+        except TleError:  # refused where the store is translated
+            return False
         return isinstance(value, K.Name) and value.id == st.target
 
     def st_Eval(self, st: K.Eval) -> None:

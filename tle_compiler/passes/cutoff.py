@@ -451,7 +451,7 @@ def plan(program: Program, fixed: Optional[dict[str, int]] = None,
 def _split_finite(program: Program, free: list, fixed: dict[str, int], bound: Optional[int],
                   suffix: str) -> Optional[Plan]:
     """Several free params, each but at most one of a small finite domain (a flag the kernel
-    assumes 0 or 1: ``tle.assume((FLAG == 0) | (FLAG == 1))``): for each combination of their
+    assumes 0 or 1: ``tle.assume(0 <= FLAG <= 1)``): for each combination of their
     values, the plan of the program with them fixed (the cutoff theorem for the last param, or
     its own finite domain). When every one of those plans proves its scope, checking all their
     values proves every combination: one plan of them all. None otherwise (a plan only bounded,
