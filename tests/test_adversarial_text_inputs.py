@@ -38,6 +38,10 @@ Wrong before the fixes that came with this file:
   ``.pipe`` file such a pipe is a protocol skeleton: the report read back was verified. The
   report now says ``kernel NAME every_access`` where it matters (ir/printer.py), and the reader
   reads the flag (Program.every_access).
+- a derived param (``M = N // 2`` of a .kir kernel) printed as a param of its own, so the report
+  of a kernel bounded because its fault needs values no launch gives read back rejected: the
+  .pipe text had no form for a definition. The report now writes it (``def M = N // 2``, and
+  ``base N`` for a param only definitions use; ir/parser.py, tests/test_pipe_derived_params.py).
 
 Checked and found right (pinned as twins): domains of one value or none in i32 (``param N >=
 3000000000``: the theorem's values below the domain prove it, a fault is not claimed away),
@@ -53,10 +57,6 @@ kernel of matching num_warps, a .kir location file with blanks. Also checked, no
 conditions on N - i, ``rem`` and ``%``, nested constant loops, events indexed by N outside the
 loops, close with ``openread`` and the closed flag; capacities 1 to 3, domains bounded or not)
 run through the simulator up to N = 90 without a fault.
-
-Left as a strict xfail: a derived param (``M = N // 2`` of a .kir kernel) prints as a param of
-its own, so the report of a kernel bounded because its fault needs values no launch gives reads
-back rejected; the .pipe text has no form for a definition.
 """
 
 from __future__ import annotations
@@ -512,13 +512,13 @@ DERIVED = """kernel k(x_ptr, N) num_warps=4 {
 """
 
 
-@pytest.mark.xfail(strict=True, reason="a derived param (M = N // 2) prints as a param of its own: "
-                   "the .pipe text has no form for its definition, so the report of a kernel "
-                   "bounded because its fault needs values no launch gives reads back rejected")
 def test_a_derived_param_report_reads_back(tmp_path):
+    """The report writes the definition (``def M = N // 2``), so the fault at N=0, M=1 is again
+    one no launch gives: bounded, not rejected."""
     path = write(tmp_path, "derived.kir", DERIVED)
     code, out, err = dump(path)
     assert code == 3, err
+    assert "\nparam M\ndef M = N // 2\n" in out, out
     check_report_and_witnesses(path, tmp_path, code, out, err)
 
 

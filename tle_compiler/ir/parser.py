@@ -121,6 +121,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import TleError
+from .derived import WIDEN, Definition, Derived
 from .expr import CMP_OPS, RESERVED_WORDS, Affine, BoolOp, Compare, Cond, ModCompare, Not
 from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
                     Program, Stmt)
@@ -330,7 +331,7 @@ def _declaration_at(text: str, upto: int) -> Optional[tuple[int, str]]:
     Inside a block those words lex as names (a pipe may be called ``pipe``), so a declaration
     reached because a ``}`` is missing fails a little later, on the line's next token."""
     start = text.rfind("\n", 0, upto) + 1
-    m = re.match(r"[\t ]*(kernel|param|pipe|partition)(?![A-Za-z0-9_])(?![\t ]*[.\[])",
+    m = re.match(r"[\t ]*(kernel|param|base|def|pipe|partition)(?![A-Za-z0-9_])(?![\t ]*[.\[])",
                  text[start:])
     return (start + m.start(1), m.group(1)) if m else None
 
@@ -404,6 +405,23 @@ _PARTITION_ATTRS = {"default": "flag", "warps": "int", "regs": "int"}
 _KERNEL_ATTRS = {"every_access": "flag"}
 _ATTR_SPELLING = {"flag": "{}", "int": "{}=N", "tuple": "{}=(...)"}
 
+#: A definition's infix operators (``+``, ``-`` and ``*`` only where an operand is an operation
+#: or a product has no constant side: otherwise they fold into an affine operand).
+_DEF_INFIX = {"d_or": "|", "d_xor": "^", "d_and": "&", "d_shl": "<<", "d_shr": ">>", "d_add": "+",
+              "d_sub": "-", "d_mul": "*", "d_div": "//", "d_mod": "%", "d_pow": "**"}
+#: The operations ``+``, ``-``, ``*`` of two affine operands, which infix would fold into one.
+_DEF_FORMS = {"add": "+", "sub": "-", "mul": "*"}
+#: A definition's functions and how many arguments each takes (None: no most).
+_DEF_ARITY: dict[str, tuple[int, Optional[int]]] = {
+    **{f: (2, 2) for f in _DEF_FORMS}, "min": (1, None), "max": (1, None), "minimum": (1, None),
+    "maximum": (1, None), "abs": (1, 1), "next_power_of_2": (1, 1), WIDEN: (1, 1)}
+#: The mode calls: the ``Definition`` field each sets for the operations inside, and its value.
+_DEF_MODES = {"constexpr": ("c", False, "Python's unbounded integers, floor // and %"),
+              "runtime": ("c", True, "C's truncating // and %, computed in i32 or i64"),
+              "i64": ("wide", True, "computed in i64"),
+              "i32": ("wide", False, "computed in the width of its operands")}
+_DEF_OPERATIONS = ("//", "%", "<<", ">>", "&", "|", "^", "**", "min(...)", "int64(...)", "...")
+
 
 class _Builder:
     def __init__(self, path: Optional[str]):
@@ -425,9 +443,11 @@ class _Builder:
 
         def finish() -> None:
             if current is not None:
+                derived, bases = self.derivations(current)
                 kernels.append(Program(current["name"], tuple(current["params"]),
                                        tuple(current["pipes"]), tuple(current["partitions"]),
-                                       loc=current["loc"], every_access=current["every_access"]))
+                                       loc=current["loc"], every_access=current["every_access"],
+                                       derived=derived, bases=bases))
 
         for item in tree.children:
             kind = item.data
@@ -442,7 +462,7 @@ class _Builder:
                                      f"{twin.loc.line}): give each kernel of a file its own name",
                                      self.loc(item))
                 a = self.attrs(item.children[1:], _KERNEL_ATTRS, f"kernel '{name}'")
-                current = {"name": name, "params": [], "pipes": [],
+                current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [],
                            "partitions": [], "loc": self.loc(item),
                            "every_access": bool(a.get("every_access", False))}
                 continue
@@ -452,6 +472,10 @@ class _Builder:
                                  self.loc(item))
             if kind == "param_decl":
                 current["params"].append(self.param(item))
+            elif kind == "base_decl":
+                current["bases"].append(self.param(item, "base param"))
+            elif kind == "def_decl":
+                current["defs"].append((self.definition(item), item))
             elif kind == "pipe_decl":
                 current["pipes"].append(self.pipe(item))
             else:
@@ -459,7 +483,7 @@ class _Builder:
         finish()
         return Module(tuple(kernels), self.path)
 
-    def param(self, tree: Tree) -> Param:
+    def param(self, tree: Tree, what: str = "param") -> Param:
         name = str(tree.children[0])
         minimum: Optional[int] = 0
         maximum: Optional[int] = None
@@ -468,7 +492,7 @@ class _Builder:
             kind = bound.data
             key = "lower" if kind in ("lower_bound", "any_bound") else "upper"
             if key in seen:
-                raise self.error(f"param '{name}' has two {key} bounds", self.loc(bound))
+                raise self.error(f"{what} '{name}' has two {key} bounds", self.loc(bound))
             seen.add(key)
             if kind == "any_bound":
                 minimum = None
@@ -480,9 +504,163 @@ class _Builder:
             else:
                 maximum = value
         if minimum is not None and maximum is not None and maximum < minimum:
-            raise self.error(f"param '{name}' has an empty range [{minimum}, {maximum}]",
+            raise self.error(f"{what} '{name}' has an empty range [{minimum}, {maximum}]",
                              self.loc(tree))
         return Param(name, minimum, loc=self.loc(tree), max=maximum)
+
+    # -- derived params -----------------------------------------------------------------------
+    def definition(self, tree: Tree) -> Derived:
+        """``def NAME = DEXPR``: the definition, runtime (C's ``//`` and ``%``, i32) where no
+        ``constexpr(...)`` / ``i64(...)`` says otherwise."""
+        name = str(tree.children[0])
+        value = self.dvalue(tree.children[1], True, False)
+        if not isinstance(value, Definition):
+            raise self.error(f"the definition of '{name}' is the affine expression '{value}': a "
+                             f"definition applies an operation ({', '.join(_DEF_OPERATIONS)}) to "
+                             f"its operands; a sum the kernel computes as one is add(a, b)",
+                             self.loc(tree.children[1]))
+        return Derived(name, value, self.loc(tree))
+
+    def dvalue(self, tree: Union[Tree, Token], c: bool, wide: bool) -> Union[Affine, Definition]:
+        """A definition's sub-expression: an affine operand (``+``, ``-`` and products by a
+        constant of affine operands fold into one, as in an index) or an operation, whose ``c``
+        and ``wide`` are those of the innermost mode call around it (``constexpr(...)``,
+        ``runtime(...)``, ``i64(...)``, ``i32(...)``), else runtime and i32."""
+        loc = self.loc(tree)
+        kind = tree.data
+        ch = tree.children
+        if kind == "d_int":
+            return Affine(int(ch[0]))
+        if kind == "d_name":
+            return Affine.of(str(ch[0]))
+        if kind == "d_paren":
+            return self.dvalue(ch[0], c, wide)
+        if kind == "d_neg":
+            a = self.dvalue(ch[0], c, wide)
+            if isinstance(a, Definition):
+                raise self.error(f"unary '-' of the operation '{a}': a definition has no "
+                                 f"negation (write sub(0, X) or 0 - (X))", loc)
+            return self._sized(_Val("int", -a, loc)).value  # type: ignore[return-value]
+        if kind in _DEF_INFIX:
+            op = _DEF_INFIX[kind]
+            a, b = self.dvalue(ch[0], c, wide), self.dvalue(ch[1], c, wide)
+            if isinstance(a, Affine) and isinstance(b, Affine):
+                folded = None
+                if op == "+":
+                    folded = a + b
+                elif op == "-":
+                    folded = a - b
+                elif op == "*" and (a.is_const or b.is_const):
+                    folded = b.scale(a.const) if a.is_const else a.scale(b.const)
+                if folded is not None:
+                    return self._sized(_Val("int", folded, loc)).value  # type: ignore[return-value]
+            return Definition(op, (a, b), c, wide)
+        assert kind == "d_call", kind
+        fn_tok, args = ch[0], ch[1:]
+        fn = str(fn_tok)
+        if fn in _DEF_MODES:
+            if len(args) != 1:
+                raise self.error(f"{fn}(...) takes one operation, the one it marks "
+                                 f"({_DEF_MODES[fn][2]}); found {len(args)} arguments", loc)
+            field, flag, _ = _DEF_MODES[fn]
+            value = self.dvalue(args[0], flag if field == "c" else c,
+                                flag if field == "wide" else wide)
+            if not isinstance(value, Definition):
+                raise self.error(f"{fn}(...) marks the operations inside it "
+                                 f"({_DEF_MODES[fn][2]}); '{value}' is affine and has none", loc)
+            return value
+        want = _DEF_ARITY.get(fn)
+        if want is None:
+            raise self.error(f"unknown function '{fn}' in a definition (expected one of "
+                             f"{', '.join(_DEF_ARITY)}, or a mode: {', '.join(_DEF_MODES)})",
+                             self.loc(fn_tok))
+        lo, hi = want
+        if not lo <= len(args) <= (hi if hi is not None else len(args)):
+            many = f"{lo}" if lo == hi else f"at least {lo}"
+            raise self.error(f"{fn}(...) takes {many} argument{'s' if lo != 1 else ''}, "
+                             f"found {len(args)}", loc)
+        operands = tuple(self.dvalue(a, c, wide) for a in args)
+        return Definition(_DEF_FORMS.get(fn, fn), operands, c, wide)
+
+    def derivations(self, kernel: dict) -> tuple[tuple[Derived, ...], tuple[Param, ...]]:
+        """The kernel's ``def`` and ``base`` declarations as ``Program.derived`` and
+        ``.bases``, checked: each name declared once, a base param no param of the protocol and
+        computed by no definition, and each definition over params, base params and the
+        definitions listed before it (so none refers to itself or, through others, back to
+        itself)."""
+        name = kernel["name"]
+        params = {p.name: p for p in kernel["params"]}
+        bases: dict[str, Param] = {}
+        for b in kernel["bases"]:
+            if b.name in params:
+                raise self.error(f"base param '{b.name}' is also a param of kernel '{name}' "
+                                 f"(line {params[b.name].loc.line}): a base param is one the "
+                                 f"definitions use and the protocol does not; declare it once",
+                                 b.loc)
+            if b.name in bases:
+                raise self.error(f"base param '{b.name}' is declared twice (first at line "
+                                 f"{bases[b.name].loc.line})", b.loc)
+            bases[b.name] = b
+        defs: dict[str, tuple[Derived, Tree]] = {}
+        for d, tree in kernel["defs"]:
+            if d.name in defs:
+                raise self.error(f"'{d.name}' is defined twice (first at line "
+                                 f"{defs[d.name][0].loc.line})", d.loc)
+            if d.name in bases:
+                raise self.error(f"'{d.name}' is a base param (line {bases[d.name].loc.line}): "
+                                 f"a base param is one no definition computes", d.loc)
+            defs[d.name] = (d, tree)
+        order = list(defs)
+        for i, (d, tree) in enumerate(defs.values()):
+            for v in sorted(d.definition.variables):
+                if v in defs and order.index(v) < i:
+                    continue
+                at = self._name_loc(tree, v)
+                if v == d.name:
+                    raise self.error(f"the definition of '{v}' refers to '{v}' itself", at)
+                if v in defs:
+                    cycle = self._cycle(defs, v, d.name)
+                    if cycle:
+                        raise self.error(f"the definitions of {', '.join(sorted(set(cycle)))} "
+                                         f"refer to each other ({' -> '.join(cycle)}): a "
+                                         f"definition uses only params, base params and earlier "
+                                         f"definitions", at)
+                    raise self.error(f"the definition of '{d.name}' refers to '{v}', defined "
+                                     f"after it (line {defs[v][0].loc.line}): list each "
+                                     f"definition after the definitions it uses", at)
+                if v not in params and v not in bases:
+                    raise self.error(f"the definition of '{d.name}' refers to '{v}', which is "
+                                     f"no param, base param or definition of kernel '{name}' "
+                                     f"(declare it: 'param {v}' or 'base {v}')", at)
+        return tuple(d for d, _ in defs.values()), tuple(bases.values())
+
+    @staticmethod
+    def _cycle(defs: dict, start: str, back: str) -> Optional[list[str]]:
+        """The names from ``back`` through ``start`` and the definitions it uses back to
+        ``back`` (``['M', 'K', 'M']``), or None when ``start``'s definition never reaches it."""
+        path: list[str] = []
+        seen: set[str] = set()
+
+        def walk(n: str) -> bool:
+            if n == back:
+                return True
+            if n in seen or n not in defs:
+                return False
+            seen.add(n)
+            path.append(n)
+            if any(walk(v) for v in sorted(defs[n][0].definition.variables)):
+                return True
+            path.pop()
+            return False
+
+        return [back, *path, back] if walk(start) else None
+
+    def _name_loc(self, tree: Tree, name: str) -> Loc:
+        """Where the definition ``tree`` first names ``name`` (its line when it names none)."""
+        for tok in tree.scan_values(lambda t: isinstance(t, Token) and t.type == "NAME"):
+            if str(tok) == name and tok is not tree.children[0]:
+                return self.loc(tok)
+        return self.loc(tree)
 
     def attrs(self, nodes: list[Tree], allowed: dict[str, str], what: str) -> dict[str, object]:
         """Check ``NAME`` / ``NAME=INT`` / ``NAME=(...)`` attributes against ``allowed``."""

@@ -39,11 +39,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .derived import FUNCTIONS, WIDEN, Definition, Operand
+from .expr import Affine
 from .expr import name_text as _n
 from .nodes import (CLOSED_FLAG, NOLOC, Access, Event, For, If, Module, Param, Partition, Pipe,
                     Program, Stmt, walk_accesses)
 
-__all__ = ["print_program", "print_module", "without_locations"]
+__all__ = ["print_program", "print_module", "without_locations", "definition_text"]
 
 INDENT = "  "
 
@@ -59,7 +61,10 @@ def print_program(program: Program, locations: bool = False) -> str:
     if program.every_access and _unwritten_pipe(program):
         # only where it changes a verdict: the reads of a pipe nothing writes are checked
         header += " every_access"
-    sections: list[list[str]] = [[header] + [_param(p) for p in program.params]]
+    sections: list[list[str]] = [[header] + [_param(p) for p in program.params]
+                                 + [_param(p, "base") for p in program.bases]
+                                 + [f"def {_n(d.name)} = {definition_text(d.definition)}"
+                                    for d in program.derived]]
     if program.pipes:
         width = max(len(_n(p.name)) for p in program.pipes)
         sections.append([_pipe(p, width) for p in program.pipes])
@@ -82,8 +87,8 @@ def _names(names: tuple[str, ...]) -> str:
     return "(" + ", ".join(_n(n) for n in names) + ")"
 
 
-def _param(p: Param) -> str:
-    text = f"param {_n(p.name)}"
+def _param(p: Param, word: str = "param") -> str:
+    text = f"{word} {_n(p.name)}"
     if p.min is None:
         text += " any"
     elif p.min != 0:
@@ -91,6 +96,57 @@ def _param(p: Param) -> str:
     if p.max is not None:
         text += f" <= {p.max}"
     return text
+
+
+def definition_text(d: Definition, c: bool = True, wide: bool = False) -> str:
+    """``d`` as a ``def`` line writes it (the parser reads it back to an equal Definition): its
+    operations infix (``(N + 63) // 64``) or as calls (``min(N, 4)``, ``int64(N)``; ``add(N,
+    1)``, ``sub``, ``mul`` where infix would fold two affine operands into one), each operand
+    that is neither a name, a non-negative integer nor a call in parentheses, and an operation
+    whose ``c`` / ``wide`` differ from ``c`` / ``wide`` (those of the operation around it; runtime
+    and i32 at the top) wrapped in ``constexpr(...)`` / ``runtime(...)`` and ``i64(...)`` /
+    ``i32(...)``."""
+    text = _operation(d)
+    if d.wide != wide:
+        text = f"{'i64' if d.wide else 'i32'}({text})"
+    if d.c != c:
+        text = f"{'runtime' if d.c else 'constexpr'}({text})"
+    return text
+
+
+def _operation(d: Definition) -> str:
+    def operand(a: Operand, bare: bool) -> str:
+        if isinstance(a, Definition):
+            text = definition_text(a, d.c, d.wide)
+            call = (a.c != d.c or a.wide != d.wide or a.op in FUNCTIONS or a.op == WIDEN
+                    or _folds(a))
+            return text if bare or call else f"({text})"
+        text = str(a)
+        simple = (a.is_const and a.const >= 0) or (not a.const and len(a.terms) == 1
+                                                   and a.terms[0][1] == 1)
+        return text if bare or simple else f"({text})"
+
+    if d.op in FUNCTIONS or d.op == WIDEN:
+        return f"{d.op}({', '.join(operand(a, True) for a in d.args)})"
+    a, b = d.args
+    if _folds(d):
+        return f"{_FORMS[d.op]}({operand(a, True)}, {operand(b, True)})"
+    return f"{operand(a, False)} {d.op} {operand(b, False)}"
+
+
+#: The call that writes a ``+``, ``-`` or ``*`` of two affine operands (infix would fold them).
+_FORMS = {"+": "add", "-": "sub", "*": "mul"}
+
+
+def _folds(d: Definition) -> bool:
+    """Whether ``d`` written infix would read back as one affine operand: ``+`` or ``-`` of two
+    affine operands, or their product with a constant side."""
+    if d.op not in _FORMS or len(d.args) != 2:
+        return False
+    a, b = d.args
+    if not (isinstance(a, Affine) and isinstance(b, Affine)):
+        return False
+    return d.op != "*" or a.is_const or b.is_const
 
 
 def _pipe(p: Pipe, width: int) -> str:
