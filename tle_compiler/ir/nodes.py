@@ -267,8 +267,9 @@ class Program:
     ``Derived``, listed after what it uses); ``bases``: the params those definitions use that are
     not in ``params`` (``N`` of ``M = tl.cdiv(N, 64)`` when only ``M`` bounds a loop). The checks
     treat every param as independent; these say which combinations a launch can give, so that a
-    fault is reported with values that give it. Neither is printed in the text form, compared or
-    shown in the repr: they describe the params, not the protocol.
+    fault is reported with values that give it. The text form prints them (``base N`` and
+    ``def M = N // 2`` lines, ir/parser.py), so that a report reads back with its verdict;
+    neither is compared or shown in the repr: they describe the params, not the protocol.
 
     ``every_access``: the program records every slot access the kernel makes (the frontend read
     it from a Python kernel), so a pipe without any write access is one nothing writes, and its

@@ -68,6 +68,35 @@ The language
   when unknown).
 * ``param NAME`` ranges over the integers >= 0; ``param NAME >= K`` / ``<= K`` set the ends,
   ``param NAME any`` (optionally with ``<= K``) drops the lower end.
+* Derived params (``Program.derived`` and ``.bases``, ir/derived.py): the params a kernel computes
+  from others, and what from. tle-dump writes them for a Python or .kir kernel, so that its
+  report reads back with the kernel's verdict (a fault at values of derived params no launch
+  gives is bounded, not rejected)::
+
+      param NK any                    # a param of the protocol, checked as any other
+      base TOPK >= 1                  # a param only definitions use (bounds as for `param`)
+      def NK = (TOPK + 63) // 64      # NK is computed from TOPK
+
+  ``def NAME = DEXPR`` defines a param of the protocol or a value computed on the way to one
+  (a name no ``param`` declares); it may use params, base params and the definitions before it
+  (none after it, nor itself: a cycle is refused). A definition applies an operation to affine
+  operands (``+``, ``-``, ``INT*EXPR`` fold into one operand as in an index) or to other
+  operations: the infix ``//``, ``%``, ``<<``, ``>>``, ``&``, ``|``, ``^``, ``**`` and a ``*``
+  of two non-constant operands (Python's precedence; ``+``, ``-`` and ``*`` are operations
+  where an operand is one: ``(N // 2) + 1``), and the calls ``min(a, b, ...)``,
+  ``max(...)``, ``minimum(...)``, ``maximum(...)``, ``abs(x)``, ``next_power_of_2(x)``,
+  ``int64(x)`` (a widening to i64) and ``add(a, b)``, ``sub(a, b)``, ``mul(a, b)`` (a sum,
+  difference or product by a constant the kernel computes as an operation, which infix would
+  fold). An operation is a runtime one unless marked: Triton's arithmetic on runtime integers,
+  C's truncating ``//`` and ``%`` (``-7 // 2`` is -3), computed in i32; ``constexpr(X)``
+  makes the operations in X Python's (unbounded integers, floor ``//`` and ``%``: -4),
+  ``i64(X)`` computed in i64 (``Definition.wide``), and ``runtime(X)`` / ``i32(X)`` undo
+  them inside (``constexpr(runtime(N // 2) // 3)``). The printer writes the fewest marks,
+  every operand but a name, a non-negative integer or a call in parentheses, and a protocol
+  without derived params as before. Refused at their line: a definition that is affine (no
+  operation), one naming a name no param, base param or earlier definition declares, a name
+  defined twice, a base param that is also a param or defined, an unknown function, a wrong
+  number of arguments, a unary ``-`` of an operation (``sub(0, X)``).
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
 * EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
   ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
@@ -81,7 +110,7 @@ The language
 * Names are Python identifiers (Unicode letters too, in normal form NFKC as Python reads
   them: ``ℕ`` is refused, Python reads it as ``N``). Words are keywords only where the grammar
   expects them (lark's contextual lexer): ``kernel param pipe partition`` at the start of a
-  declaration, ``for if`` at the start of a statement, ``in range`` after ``for NAME``, ``and or
+  declaration (and ``base def``), ``for if`` at the start of a statement, ``in range`` after ``for NAME``, ``and or
   not`` inside conditions, ``else`` after a block; attribute names (``capacity``, ``fields``, ...)
   and verbs are plain names. Only ``for``, ``if``, ``else`` and ``not`` (:data:`RESERVED_WORDS`)
   cannot be used as plain names everywhere; a name in backticks (`` `not` ``) is a name

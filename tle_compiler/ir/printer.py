@@ -16,6 +16,9 @@ Canonical choices:
   ``fields``, ``mma`` (empty tuples and false flags are omitted);
 * ``param N`` when the minimum is 0, else ``param N >= K``, or ``param N any`` (no minimum),
   followed by ``<= K`` when there is a maximum;
+* after the params, the base params (``Program.bases``) as ``base N`` with bounds as a param's,
+  then the definitions (``Program.derived``, in their order) as ``def M = EXPR``
+  (:func:`definition_text`); a program without derived params prints neither;
 * ``partition NAME [default] warps=N [regs=N] {``;
 * two spaces of indentation per nesting level;
 * ``range(STOP)`` when start is 0 and step 1, ``range(START, STOP)`` when step is 1, else all three;
