@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
     ("benchmarks/decode_small_batch.py", ("--anchor", "--batches", "--lengths", "--reps")),
     ("benchmarks/ab_shared_q.py", ("--batches", "--topk-length", "--reps", "shares_q")),
     ("benchmarks/ab_round_split.py", ("--shapes", "--anchor", "--reps", "plan_round_split")),
+    ("benchmarks/ab_fp8_load_hints.py", ("--variants", "--anchor", "--reps", "--cpu", "evict_first")),
 ])
 def test_help_without_a_gpu(script, words):
     r = subprocess.run([sys.executable, str(ROOT / script), "--help"], capture_output=True,
@@ -119,3 +120,16 @@ def test_ab_decode_points():
     assert ab.parse_points(["b128_s1"], "sparse", shapes) == [("b128_s1",)]
     with pytest.raises(SystemExit, match="shape name only"):
         ab.parse_points(["b128_s1:4096"], "sparse", shapes)
+
+
+def test_fp8_load_hint_variants_patch_the_three_token_loads(tmp_path):
+    """ab_fp8_load_hints.py's variant copies give fp8_half's three loads (NoPE bytes, two scales)
+    the variant's keywords and leave every other load of the package as it is."""
+    H = benchmark_module("ab_fp8_load_hints")
+    dst = H.patched_copy("ef", H.VARIANTS["ef"], tmp_path)
+    src = (dst / "sparse_decode_seesaw_fp8.py").read_text()
+    body = src[src.index("def fp8_half"):src.index("def dequantized")]
+    assert body.count('other=0.0, eviction_policy="evict_first")') == 3
+    assert src.count("evict_first") == 3
+    orig = (ROOT / "tle_kernels/sparse_decode_seesaw_fp8.py").read_text()
+    assert src.replace(', eviction_policy="evict_first"', "") == orig
