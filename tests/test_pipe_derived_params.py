@@ -195,7 +195,7 @@ def test_a_program_without_derived_params_prints_as_before():
 
 # ------------------------------------------------------------------ random definitions
 
-NAMES = ("N", "K", "x_1", "not", "def", "base", "min", "constexpr", "i64", "add", "int64")
+NAMES = ("N", "K", "x_1", "Ñ", "not", "def", "base", "min", "constexpr", "i64", "add", "int64")
 CONSTS = st.one_of(st.integers(-70, 70), st.integers(-(2 ** 80), 2 ** 80))
 AFFINES = st.builds(Affine, CONSTS, st.lists(st.tuples(st.sampled_from(NAMES), CONSTS),
                                              max_size=3).map(tuple))
