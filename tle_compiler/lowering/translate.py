@@ -50,6 +50,9 @@ TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32",
              "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
              "float8e4nv": "float8e4nv", "float8e5": "float8e5"}
 TL_DTYPES.update({k: v for k, v in GL_DTYPES.items()})
+#: a signature's pointee ("bf16", "i8", "u32", "fp8e4nv") -> the Gluon dtype of what it points to
+POINTEE_DTYPES = {**GL_DTYPES, **{f"{s}{b}": f"{t}{b}" for s, t in (("i", "int"), ("u", "uint"))
+                                  for b in (8, 16, 32, 64)}, "i1": "int1"}
 UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
               "erf"}
 REDUCE = {"max", "min", "sum", "xor_sum", "reduce_or"}
@@ -545,9 +548,32 @@ class FnTranslator:
         return self.computed(v, text=f"({op}{v.text})")
 
     def ex_BoolOp(self, node: K.BoolOp) -> V:
+        """``a and b`` / ``a or b`` as Triton's code generator reads it (Gluon's is the same one):
+        a compile-time operand that decides the result is that result (``0 and x`` is 0), one
+        that does not is dropped, a single runtime operand left is the value itself (``M and 3``
+        is M), and two or more are combined by logical_and / logical_or, an i1 -- a tensor when
+        any of them is one (it was a scalar whatever its operands, so `c = (t > 0) and (t < M)`
+        then `tl.sum(c, 1)` was refused as "tl.sum needs a tensor")."""
         vs = [self.ex(v) for v in node.items]
+        decides = (lambda x: not x) if node.op == "and" else (lambda x: bool(x))
+        runtime = []
+        for v in vs:
+            if v.kind == "const":
+                if decides(v.value):
+                    return v
+                continue
+            if v.kind not in ("scalar", "tensor"):
+                raise self.err(f"`{node.op}` on a {v.kind}", node)
+            runtime.append(v)
+        if not runtime:
+            return vs[-1]
+        if len(runtime) == 1:
+            return runtime[0]
         op = f" {node.op} "
-        return V("scalar", "(" + op.join(v.text for v in vs) + ")")
+        if any(v.kind == "tensor" for v in runtime):
+            res = self._elementwise(runtime, lambda *xs: "(" + op.join(xs) + ")")
+            return replace(res, dtype="int1")
+        return V("scalar", "(" + op.join(v.text for v in runtime) + ")")
 
     # ---------------------------------------------------------------- calls
     def kwargs(self, node: K.Op) -> dict[str, K.Expr]:
@@ -1007,7 +1033,10 @@ class FnTranslator:
             rows = byte_rows(p.shape, self.warps)
             if rows is not None:
                 self.S.prefer(p.var, rows)
-        return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape), "v")
+        # the element type the signature gives the pointer (None when unknown): a tl.dot reading
+        # the value as its B operand stages it in shared memory of that type
+        return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape,
+                                  POINTEE_DTYPES.get(p.pointee)), "v")
 
     def _masked_tile(self, tile: V, kw: dict, node: K.Op) -> V:
         """``tl.load(local_ptr(buf), mask=m, other=x)``: the whole tile is in shared memory, so it
@@ -1388,9 +1417,30 @@ class FnTranslator:
                              dtype=s.dtype, value=s.value)
             return None
 
+        def k_major(x: Optional[V], kmajor: bool) -> Optional[V]:
+            """``x``, a shared-memory operand, unless wgmma cannot read it as it lies: its tf32
+            and 8-bit forms read A and B K-major only (A an [M, K] tile as loaded, B tl.trans of
+            an [N, K] one); a 16-bit operand is transposed by wgmma. Such an operand (None) is
+            read in registers where the dot stands, inside its slot's window as the verifier
+            reads it: A as wgmma's register operand, B staged K-major (_staged_b_operand).
+            Before, the tile itself was lowered and Triton's backend failed an assertion
+            ("WGMMA type or shape is not supported") on a kernel tle-dump verified."""
+            if x is None or BITS.get(x.dtype, 16) == 16 \
+                    or x.text.endswith(".permute((1, 0))") == kmajor:
+                return x
+            return None
+
         rings = set()
         n_is_b = False
         a = smem_operand(a_node)
+        if a is not None and k_major(a, False) is None:
+            held = self.env.get(a_node.id) if isinstance(a_node, K.Name) else None
+            if held is not None and held.kind == "smemT":
+                raise self.err(f"tl.dot of {BITS[a.dtype]}-bit {a.dtype} operands: wgmma reads "
+                               f"a shared-memory A operand K-major only, and `{a_node.id}` is "
+                               f"tl.trans of a tile, which the lowering reads only in place: "
+                               f"write the tl.trans inside the tl.dot", node)
+            a = None
         if a is not None:
             a = self.opaque_stage(a)
         if a is None:
@@ -1403,7 +1453,7 @@ class FnTranslator:
             if a.kind != "tensor":
                 raise self.err("tl.dot: the A operand must be a tensor", node)
         n_is_b = True
-        b = smem_operand(b_node)
+        b = k_major(smem_operand(b_node), True)
         if b is not None:
             b = self.opaque_stage(b)
         staged = b is None
@@ -1412,6 +1462,9 @@ class FnTranslator:
         M, _ = a.shape
         N = b.shape[1]
         bits = BITS.get(b.dtype, 16)
+        # Triton's type of the product: int32 for integer operands (the only accumulator an
+        # integer wgmma takes; float32 failed an assertion in Triton's backend), else float32
+        out_dtype = "int32" if b.dtype in ("int8", "uint8") else "float32"
         k_instr = 256 // bits if bits <= 16 else 8
         mma = mma_layout(self.warps, N, k_instr)
         res = self.S.new(2)
@@ -1439,7 +1492,8 @@ class FnTranslator:
             acc_text = self.cvt(acc.text, sid)
             use_acc = ""
         else:
-            acc_text = f"gl.zeros([{M}, {N}], gl.float32, layout={self.L(mma) if self.emitting else 'None'})"
+            acc_text = (f"gl.zeros([{M}, {N}], gl.{out_dtype}, "
+                        f"layout={self.L(mma) if self.emitting else 'None'})")
             use_acc = ", use_acc=False"
         if acc_node is not None:
             self.wgmma.accumulates(self, node, acc, self.emitting and sid in self.S.converts)
@@ -1449,7 +1503,7 @@ class FnTranslator:
         out = self.materialize(V("tensor", f"warpgroup_mma({a.text if a.kind == 'smem' else a_text}, "
                                            f"{b.text}, {acc_text}{use_acc}, "
                                            f"is_async={not staged})", res,
-                                 (M, N), "float32"), "acc")
+                                 (M, N), out_dtype), "acc")
         if staged:
             return out
         if self.wgmma.active:
@@ -1472,11 +1526,29 @@ class FnTranslator:
             raise self.err("tl.dot: the B operand must be a 2-D tensor", b_node)
         shape = list(b.shape)
         name = self.fresh("b")
-        layout = nvmma_shared_src(shape, b.dtype) if b.dtype in BITS else "None"
-        self.emit(f"{name} = gl.allocate_shared_memory(gl.{b.dtype}, {shape}, {layout}, {b.text})"
-                  f"  # B of the tl.dot, staged for wgmma")
+        if b.dtype in BITS and BITS[b.dtype] == 16:
+            self.emit(f"{name} = gl.allocate_shared_memory(gl.{b.dtype}, {shape}, "
+                      f"{nvmma_shared_src(shape, b.dtype)}, {b.text})"
+                      f"  # B of the tl.dot, staged for wgmma")
+            self.emit("fence_async_shared()  # generic-proxy stores -> wgmma (async proxy) reads")
+            return V("smem", name, shape=tuple(shape), dtype=b.dtype, value=None)
+        # tf32 and 8-bit wgmma read B K-major only: staged as its transpose, [N, K], and read
+        # through a transposed view, as tl.trans of an [N, K] slot tile is. A type the
+        # translator does not know (a register load through a pointer whose element type no
+        # signature gave) is staged so too, with the value's own type as Gluon types it (it was
+        # `gl.None`, which does not compile)
+        kn = shape[::-1]
+        if b.dtype in BITS:
+            dtype, layout = f"gl.{b.dtype}", nvmma_shared_src(kn, b.dtype)
+        else:
+            b = self.materialize(b, "bv")
+            dtype = f"{b.text}.dtype"
+            layout = f"gl.NVMMASharedLayout.get_default_for({kn}, {dtype})"
+        self.emit(f"{name} = gl.allocate_shared_memory({dtype}, {kn}, {layout}, "
+                  f"gl.permute({b.text}, (1, 0)))  # B of the tl.dot, staged K-major for wgmma")
         self.emit("fence_async_shared()  # generic-proxy stores -> wgmma (async proxy) reads")
-        return V("smem", name, shape=tuple(shape), dtype=b.dtype, value=None)
+        return V("smem", f"{name}.permute((1, 0))", shape=tuple(shape), dtype=b.dtype,
+                 value=None)
 
     def _writer_dot_error(self, node: K.Op) -> TleError:
         """A tl.dot whose B operand is a tile of a slot the partition acquired as the writer.
