@@ -84,6 +84,23 @@ def test_errors_use_flashmla_tolerances():
     assert not ok and info["out_nan"]
 
 
+
+def test_dense_and_sparse_benchmarks_keep_their_own_out_tolerance():
+    """Both benchmarks check through bench_output.flashmla_errors with their FlashMLA test's
+    tolerances: an out element 9e-4 off (relative error past 2/128) passes the sparse decode's
+    abs 1e-3 and fails the dense decode's 8e-4."""
+    from tle_kernels import bench_mla_decode as D
+
+    want_out = torch.full((1, 1, 2, 512), 0.03125)
+    want_lse = torch.zeros(1, 2, 1)
+    out = want_out.bfloat16()
+    out[0, 0, 0, 0] = 0.03125 + 0.0009765625            # exact in bf16: 2^-10 off, 3 % relative
+    ok_sparse, info = B.errors(out, want_lse.clone(), (want_out, want_lse))
+    ok_dense, info_dense = D.errors(out, want_lse.clone(), (want_out, want_lse))
+    assert info["out_off"] == 0 and info_dense["out_off"] == 1
+    assert info_dense["out_max_abs"] == info["out_max_abs"] == 0.0009765625
+    assert ok_sparse is True and ok_dense is False
+
 def rows(*entries):
     return [dict(shape=s, cache=c, impl=i, tflops=t) for s, c, i, t in entries]
 

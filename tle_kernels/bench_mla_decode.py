@@ -60,7 +60,7 @@ from pathlib import Path
 import torch
 
 from . import decode_api as D
-from .bench_output import finish_axes, gpu_missing, save_plot, write_json
+from .bench_output import finish_axes, flashmla_errors, gpu_missing, save_plot, write_json
 from .bench_sparse_mla import ClockSampler
 from .decode_reference import make_decode_inputs, mla_decode_reference
 
@@ -100,32 +100,8 @@ def bytes_moved(b: int, s_q: int, h_q: int, seqlens) -> float:
 
 
 def errors(out, lse, want):
-    """(ok, details) with FlashMLA's decode-test rules: no NaN, infinities where the reference has
-    them, every element within abs or rel tolerance, out's cosine distance below OUT_COS."""
-    info, ok = {}, True
-    for name, got, ref, a_tol, r_tol in (("out", out, want[0].to(torch.bfloat16), OUT_ABS, OUT_REL),
-                                         ("lse", lse, want[1], LSE_ABS, LSE_REL)):
-        got, ref = got.float(), ref.float()
-        if torch.isnan(got).any():
-            info[f"{name}_nan"] = True
-            ok = False
-            continue
-        same_inf = all(torch.equal(got == v, ref == v) for v in (float("inf"), float("-inf")))
-        fin = torch.isfinite(ref)
-        err = (got[fin].double() - ref[fin].double()).abs()
-        rel = err / (ref[fin].double().abs() + 1e-6)
-        off = int(((err >= a_tol) & (rel >= r_tol)).sum())
-        info[f"{name}_max_abs"] = err.max().item() if err.numel() else 0.0
-        info[f"{name}_off"] = off
-        ok &= same_inf and off == 0
-        if not same_inf:
-            info[f"{name}_inf_mismatch"] = True
-        if name == "out" and (ref[fin] ** 2).sum() > 1e-12:
-            g, w = got[fin].double(), ref[fin].double()
-            cos = (1 - 2 * (g * w).sum() / (g * g + w * w).sum()).item()
-            info["out_cos"] = cos
-            ok &= cos < OUT_COS
-    return ok, info
+    """(ok, details) with FlashMLA's decode-test tolerances (bench_output.flashmla_errors)."""
+    return flashmla_errors(out, lse, want, OUT_ABS, OUT_REL, OUT_COS, LSE_ABS, LSE_REL)
 
 
 def load_anchor(lib: str):

@@ -25,6 +25,41 @@ def gpu_missing() -> bool:
     return True
 
 
+def flashmla_errors(out, lse, want, out_abs: float, out_rel: float, out_cos: float,
+                    lse_abs: float, lse_rel: float):
+    """(ok, details) of ``out`` and ``lse`` against ``want`` = (out, lse) of the fp32 reference,
+    by FlashMLA's decode tests' rules: no NaN, infinities exactly where the reference has them,
+    every finite element within ``*_abs`` or ``*_rel`` of it, and out's cosine distance (1 - 2<g,w> /
+    (|g|^2 + |w|^2)) below ``out_cos``. The reference out is rounded to bf16 first, as the kernels'
+    output is. The details name what failed (``out_nan``, ``lse_off``, ``out_inf_mismatch`` ...)."""
+    import torch
+
+    info, ok = {}, True
+    for name, got, ref, a_tol, r_tol in (
+            ("out", out, want[0].to(torch.bfloat16), out_abs, out_rel),
+            ("lse", lse, want[1], lse_abs, lse_rel)):
+        got, ref = got.float(), ref.float()
+        if torch.isnan(got).any():
+            info[f"{name}_nan"] = True
+            ok = False
+            continue
+        same_inf = all(torch.equal(got == v, ref == v) for v in (float("inf"), float("-inf")))
+        fin = torch.isfinite(ref)
+        g, w = got[fin].double(), ref[fin].double()
+        err = (g - w).abs()
+        off = int(((err >= a_tol) & (err / (w.abs() + 1e-6) >= r_tol)).sum())
+        info[f"{name}_max_abs"] = err.max().item() if err.numel() else 0.0
+        info[f"{name}_off"] = off
+        ok &= same_inf and off == 0
+        if not same_inf:
+            info[f"{name}_inf_mismatch"] = True
+        if name == "out" and (w * w).sum() > 1e-12:
+            cos = (1 - 2 * (g * w).sum() / (g * g + w * w).sum()).item()
+            info["out_cos"] = cos
+            ok &= cos < out_cos
+    return ok, info
+
+
 def write_json(path: str, results: dict) -> None:
     with open(path, "w") as f:
         json.dump(results, f, indent=2)

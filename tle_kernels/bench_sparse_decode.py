@@ -58,7 +58,7 @@ import torch
 
 from . import sparse_decode_api as A
 from .bench_mla_decode import time_interleaved, time_ms
-from .bench_output import finish_axes, gpu_missing, save_plot, write_json
+from .bench_output import finish_axes, flashmla_errors, gpu_missing, save_plot, write_json
 from .fp8_kvcache import BYTES_PER_TOKEN
 from .sparse_decode_reference import make_sparse_decode_inputs, sparse_decode_reference
 
@@ -122,33 +122,8 @@ def bytes_moved(b: int, s_q: int, h_q: int, topk: int, cache: str) -> float:
 
 
 def errors(out, lse, want):
-    """(ok, details) with FlashMLA's sparse-decode test rules: no NaN, infinities where the
-    reference has them, every element within abs or rel tolerance, out's cosine distance below
-    OUT_COS."""
-    info, ok = {}, True
-    for name, got, ref, a_tol, r_tol in (
-            ("out", out, want[0].to(torch.bfloat16), OUT_ABS, OUT_REL),
-            ("lse", lse, want[1], LSE_ABS, LSE_REL)):
-        got, ref = got.float(), ref.float()
-        if torch.isnan(got).any():
-            info[f"{name}_nan"] = True
-            ok = False
-            continue
-        same_inf = all(torch.equal(got == v, ref == v) for v in (float("inf"), float("-inf")))
-        fin = torch.isfinite(ref)
-        g, w = got[fin].double(), ref[fin].double()
-        err = (g - w).abs()
-        off = int(((err >= a_tol) & (err / (w.abs() + 1e-6) >= r_tol)).sum())
-        info[f"{name}_max_abs"] = err.max().item() if err.numel() else 0.0
-        info[f"{name}_off"] = off
-        ok &= same_inf and off == 0
-        if not same_inf:
-            info[f"{name}_inf_mismatch"] = True
-        if name == "out" and (w * w).sum() > 1e-12:
-            cos = (1 - 2 * (g * w).sum() / (g * g + w * w).sum()).item()
-            info["out_cos"] = cos
-            ok &= cos < OUT_COS
-    return ok, info
+    """(ok, details) with FlashMLA's sparse-decode test tolerances (bench_output.flashmla_errors)."""
+    return flashmla_errors(out, lse, want, OUT_ABS, OUT_REL, OUT_COS, LSE_ABS, LSE_REL)
 
 
 def load_anchor(lib: str, script: Path = ANCHOR_SCRIPT):
