@@ -115,6 +115,7 @@ FORMS = [
     ("base // def", d("//", A("base"), A("def"))),
     ("min // constexpr", d("//", A("min"), A("constexpr"))),
     ("7 // 2", d("//", A(7), A(2))),
+    ("N // 0", d("//", N, A(0))),  # undefined at every value (the frontend refuses it), read
     (f"N // {2 ** 1000}", d("//", N, A(2 ** 1000))),
 ]
 
@@ -281,6 +282,7 @@ def test_random_definitions_keep_their_verdict(definition, base):
     ("def M = N + 1\n", 3, "the definition of 'M' is the affine expression 'N + 1'"),
     ("def M = N\n", 3, "is the affine expression 'N'"),
     ("def M = -(N // 2)\n", 3, "unary '-' of the operation"),
+    ("def M = N * 2\n", 3, "is the affine expression '2*N'"),
     ("def M = min()\n", 3, "min(...) takes at least 1 argument, found 0"),
     ("def M = abs(N, 2)\n", 3, "abs(...) takes 1 argument, found 2"),
     ("def M = add(N)\n", 3, "add(...) takes 2 arguments, found 1"),

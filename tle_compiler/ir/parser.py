@@ -96,7 +96,8 @@ The language
   without derived params as before. Refused at their line: a definition that is affine (no
   operation), one naming a name no param, base param or earlier definition declares, a name
   defined twice, a base param that is also a param or defined, an unknown function, a wrong
-  number of arguments, a unary ``-`` of an operation (``sub(0, X)``).
+  number of arguments, a unary ``-`` of an operation (``sub(0, X)``). A ``//`` or ``%`` by 0 is
+  read (the IR holds it: the definition is undefined at every value, so no launch gives one).
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
 * EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
   ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
@@ -546,7 +547,8 @@ class _Builder:
         if not isinstance(value, Definition):
             raise self.error(f"the definition of '{name}' is the affine expression '{value}': a "
                              f"definition applies an operation ({', '.join(_DEF_OPERATIONS)}) to "
-                             f"its operands; a sum the kernel computes as one is add(a, b)",
+                             f"its operands (a sum, difference or product the kernel computes "
+                             f"as one is add(a, b), sub(a, b) or mul(a, b))",
                              self.loc(tree.children[1]))
         return Derived(name, value, self.loc(tree))
 
