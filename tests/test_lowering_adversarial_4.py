@@ -25,6 +25,10 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
   tl.trans of an [N, K] tile is read in registers at the dot (inside the slot's window) and
   staged K-major (its transpose, read through ``.permute((1, 0))``), a transposed A in
   registers; a register B staged so too.
+* A slot store of a value of another type than the field's, which the frontend does not see
+  (``offs``, an int32 index tile, into a float32 field; a comparison, an i1 tile, into an int32
+  one: the translator kept a comparison's operand type): verified, stored unconverted, and Gluon
+  refused the compile. Now converted, as tl.store converts.
 * ``tl.dot`` of int8 tiles: Triton types the product int32; the lowering gave wgmma a float32
   accumulator (Triton's backend failed the same assertion). Now an int32 one.
 
@@ -280,6 +284,58 @@ def test_a_bf16_dot_keeps_its_slot_tiles(tmp_path):
     assert "allocate_shared_memory" not in consume and "].load(" not in consume, consume
     assert not re.search(r"kv_[ab]\.index\(\w+\)\.load\(", consume), consume
     assert re.search(r"warpgroup_mma\(kv_a\.index\(\w+\), kv_b\.index\(\w+\), ", consume), consume
+
+
+# ------------------------------------------------------------------ slot stores of another type
+FILL = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N, M):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.DT))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, M)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N, M):
+    w = kv.writer()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), VALUE)
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 2048 + offs, tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*SIG", "N": "i32", "M": "i32"}}
+'''
+
+
+@pytest.mark.parametrize("dt,sig,value,gluon", [
+    ("float32", "fp32", "offs + p", "(offs + p).to(gl.float32)"),
+    ("bfloat16", "bf16", "offs", "offs.to(gl.bfloat16)"),
+    ("int32", "i32", "offs > M + p", "(offs > (M + p)).to(gl.int32)"),
+    ("int32", "i32", "offs * p", "(offs * p)"),
+], ids=["int-into-fp32", "int-into-bf16", "bool-into-int32", "same-type"])
+def test_a_slot_store_converts_as_tl_store_does(tmp_path, dt, sig, value, gluon):
+    """Triton's tl.store casts the value to the element type. A value whose type the frontend
+    does not see (an index tile, a comparison) was verified, stored unconverted, and Gluon
+    refused the compile ("source dtype int32 and destination dtype fp32 must match"). A value
+    of the field's own type is stored as it is."""
+    path = _write(tmp_path, FILL.replace("tl.DT", f"tl.{dt}").replace("VALUE", value)
+                  .replace("SIG", sig))
+    rc, text = _dump(path)
+    assert rc == 0, text
+    config = _config(path)
+    compiled = compile_kernel((str(path), "k"), config["signature"], {})
+    produce = _partition(compiled.tle_generated.source, "produce")
+    assert re.search(rf"kv_tile\.index\(\w+\)\.store\({re.escape(gluon)}\)\n", produce), produce
 
 
 # ------------------------------------------------------------------ left

@@ -527,8 +527,11 @@ class FnTranslator:
         # pointer + offset stays a pointer to the same element type
         pointee = (a.pointee or b.pointee) if op in ("+", "-") else None
         if a.kind == "tensor" or b.kind == "tensor":
-            return replace(self._elementwise([a, b], lambda x, y: f"({x} {op} {y})"),
-                           pointee=pointee)
+            res = replace(self._elementwise([a, b], lambda x, y: f"({x} {op} {y})"),
+                          pointee=pointee)
+            # a comparison is an i1 tensor whatever it compares (its operands' type was kept:
+            # an int32 slot's store of `t > 0` took it as int32 and did not convert)
+            return replace(res, dtype="int1") if op in COMPARISONS else res
         # Triton's integer promotion: an i64 operand makes the result i64 (not a comparison's)
         i64 = op not in COMPARISONS and (wide(a) or wide(b))
         return V("scalar", f"({a.text} {op} {b.text})", pointee=pointee, i64=i64)
@@ -1214,7 +1217,15 @@ class FnTranslator:
             if val.kind != "tensor":
                 raise self.err("a shared-memory store needs a tensor value", node)
             self.await_cp_async(ring, "overwrites")
-            self.emit(f"{p.text}.store({val.text})")
+            text = val.text
+            if val.dtype != p.dtype and p.dtype in BITS:
+                # Triton's tl.store casts the value to the element type; Gluon's shared-memory
+                # store refuses another type. The frontend refuses a type it sees differ (asking
+                # for the cast); one it cannot see (`offs`, an int32 index tile, into a float32
+                # field) was verified and failed the compile. A cast to the value's own type is
+                # no operation.
+                text = f"{text}.to(gl.{p.dtype})"
+            self.emit(f"{p.text}.store({text})")
             if hasattr(ring, "var"):
                 self._record_fill(ring, "plain")
             return
