@@ -150,10 +150,12 @@ class Loaded:
     def specialised_of(self, kernel: str) -> dict[str, int]:
         """The constexprs this kernel was read specialised to: in a file of several kernels, only
         its own, so that its verdict names no value it does not take."""
+        # a .pipe kernel's `constexpr NAME = V` lines (the report of a kernel read specialised)
+        own = next((dict(k.constexprs) for k in self.module.kernels if k.name == kernel), {})
         names = self.constexprs.get(kernel)
         if names is None:
-            return dict(self.specialised)
-        return {n: v for n, v in self.specialised.items() if n in names}
+            return {**own, **self.specialised}
+        return {**own, **{n: v for n, v in self.specialised.items() if n in names}}
 
 
 def combine_exit_codes(codes: Iterable[int]) -> int:

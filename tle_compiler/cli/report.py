@@ -201,7 +201,10 @@ def _barrier_rows(barriers: list[Barrier], hops: Optional[dict] = None) -> list[
 
 
 def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
-    lines = [print_program(rep.program, locations=locations).rstrip("\n"), ""]
+    # the constexprs the kernel was read specialised to, so that the report reads back with the
+    # verdict it gives ("with BLOCK_H = 64 (read specialised)")
+    program = replace(rep.program, constexprs=tuple(rep.specialised.items()))
+    lines = [print_program(program, locations=locations).rstrip("\n"), ""]
     if rep.barriers:
         lines.append("# barriers (counts in partition arrivals per phase; parity of the waits)")
         lines += ["#   " + r for r in _barrier_rows(rep.barriers, rep.ctx.named_hops)]

@@ -70,6 +70,24 @@ def _apply(op: str, xs: list[int], c: bool) -> Optional[int]:
 Operand = Union[Affine, "Definition"]
 
 
+def constant_fault(op: str, b: "Operand") -> Optional[str]:
+    """What ``a OP b`` does wrong at every value when its right operand ``b`` is a constant that
+    leaves it undefined (a ``//`` or ``%`` by 0, a shift or power by a constant outside
+    [0, 64]), else None (``b`` names a param, or is a fine constant, or is itself undefined)."""
+    if b.variables:
+        return None
+    k = b.const if isinstance(b, Affine) else b.eval({})
+    if k is None:
+        return None
+    if op in ("//", "%") and k == 0:
+        return "divides by 0" if op == "//" else "takes a remainder modulo 0"
+    if op in ("<<", ">>") and not 0 <= k <= 64:
+        return f"shifts by {k} (outside [0, 64])"
+    if op == "**" and not 0 <= k <= 64:
+        return f"raises to the power {k} (outside [0, 64])"
+    return None
+
+
 @record
 class Definition:
     """``op`` applied to ``args``: affine expressions of params, or nested definitions (a value
@@ -111,6 +129,21 @@ class Definition:
         if self.op in ("<<", ">>") and len(xs) == 2:
             return f"shifts by {xs[1]} (outside [0, 64])"
         return "divides by zero"
+
+    def fault_everywhere(self) -> Optional[str]:
+        """The first operation in the definition that is undefined at every value because of a
+        constant right operand (:func:`constant_fault`), as ``"'a OP b' divides by 0"``; None
+        when there is none (the .pipe reader refuses such a definition)."""
+        for a in self.args:
+            if isinstance(a, Definition):
+                why = a.fault_everywhere()
+                if why is not None:
+                    return why
+        if len(self.args) == 2 and self.op not in FUNCTIONS:
+            why = constant_fault(self.op, self.args[1])
+            if why is not None:
+                return f"'{self}' {why}"
+        return None
 
     @property
     def variables(self) -> frozenset[str]:

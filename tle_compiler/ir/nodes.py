@@ -286,6 +286,12 @@ class Program:
     derived: tuple = _field(default=(), compare=False, repr=False)
     bases: tuple[Param, ...] = _field(default=(), compare=False, repr=False)
     every_access: bool = _field(default=False, repr=False)
+    #: The integer constexprs the kernel was read specialised to (``(("BLOCK_H", 64),)``): they
+    #: are constants of the protocol, not params, and a verdict holds for these values only.
+    #: tle-dump's report of a kernel read specialised prints them (``constexpr BLOCK_H = 64``
+    #: lines, ir/parser.py) so that the report reads back with the verdict it gave ("with
+    #: BLOCK_H = 64 (read specialised)"); not compared or shown in the repr, as ``derived``.
+    constexprs: tuple[tuple[str, int], ...] = _field(default=(), compare=False, repr=False)
 
     def checks_fills(self, pipe: str, has_writes: bool) -> bool:
         """Whether rule 7 asks the reads of ``pipe`` to find their field written: always for a

@@ -96,8 +96,15 @@ The language
   without derived params as before. Refused at their line: a definition that is affine (no
   operation), one naming a name no param, base param or earlier definition declares, a name
   defined twice, a base param that is also a param or defined, an unknown function, a wrong
-  number of arguments, a unary ``-`` of an operation (``sub(0, X)``). A ``//`` or ``%`` by 0 is
-  read (the IR holds it: the definition is undefined at every value, so no launch gives one).
+  number of arguments, a unary ``-`` of an operation (``sub(0, X)``), and an operation whose
+  right operand is a constant that leaves it undefined at every value (a ``//`` or ``%`` by 0,
+  ``N // (K - K)``, ``N % min(0, 1)``; a shift or power by a constant outside [0, 64]): no launch
+  computes it. A divisor that is 0 only at some values (``N // (N - 3)``) is read; the verdict's
+  claim leaves out the values at which the definition has no value (it names the values checked).
+* ``constexpr NAME = INT`` (``Program.constexprs``): a constexpr the kernel was read specialised
+  to (tle-dump's report of a Python kernel read specialised writes them, so that the report
+  reads back with its verdict, "with BLOCK_H = 64 (read specialised)"). A constant: NAME is no
+  param, base param or definition, declared once; the protocol's events do not use it.
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
 * EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
   ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
@@ -151,7 +158,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import TleError
-from .derived import WIDEN, Definition, Derived
+from .derived import WIDEN, Definition, Derived, constant_fault
 from .expr import CMP_OPS, RESERVED_WORDS, Affine, BoolOp, Compare, Cond, ModCompare, Not
 from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
                     Program, Stmt)
@@ -474,10 +481,11 @@ class _Builder:
         def finish() -> None:
             if current is not None:
                 derived, bases = self.derivations(current)
+                constexprs = self.constexprs(current, derived, bases)
                 kernels.append(Program(current["name"], tuple(current["params"]),
                                        tuple(current["pipes"]), tuple(current["partitions"]),
                                        loc=current["loc"], every_access=current["every_access"],
-                                       derived=derived, bases=bases))
+                                       derived=derived, bases=bases, constexprs=constexprs))
 
         for item in tree.children:
             kind = item.data
@@ -492,7 +500,7 @@ class _Builder:
                                      f"{twin.loc.line}): give each kernel of a file its own name",
                                      self.loc(item))
                 a = self.attrs(item.children[1:], _KERNEL_ATTRS, f"kernel '{name}'")
-                current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [],
+                current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [], "consts": [],
                            "partitions": [], "loc": self.loc(item),
                            "every_access": bool(a.get("every_access", False))}
                 continue
@@ -506,6 +514,10 @@ class _Builder:
                 current["bases"].append(self.param(item, "base param"))
             elif kind == "def_decl":
                 current["defs"].append((self.definition(item), item))
+            elif kind == "constexpr_decl":
+                v = item.children[1]
+                value = -int(v.children[0]) if v.data == "neg_int" else int(v.children[0])
+                current["consts"].append((str(item.children[0]), value, self.loc(item)))
             elif kind == "pipe_decl":
                 current["pipes"].append(self.pipe(item))
             else:
@@ -585,6 +597,7 @@ class _Builder:
                     folded = b.scale(a.const) if a.is_const else a.scale(b.const)
                 if folded is not None:
                     return self._sized(_Val("int", folded, loc)).value  # type: ignore[return-value]
+            self._defined_somewhere(op, a, b, self.loc(ch[1]))
             return Definition(op, (a, b), c, wide)
         assert kind == "d_call", kind
         fn_tok, args = ch[0], ch[1:]
@@ -612,6 +625,42 @@ class _Builder:
                              f"found {len(args)}", loc)
         operands = tuple(self.dvalue(a, c, wide) for a in args)
         return Definition(_DEF_FORMS.get(fn, fn), operands, c, wide)
+
+    def _defined_somewhere(self, op: str, a: Union[Affine, Definition],
+                           b: Union[Affine, Definition], at: Loc) -> None:
+        """Refuse ``a OP b`` whose right operand is a constant that leaves it undefined at every
+        value (derived.constant_fault: a ``//`` or ``%`` by 0, a shift or power by a constant
+        outside [0, 64]): no launch computes it (the frontend refuses such a kernel, so tle-dump
+        never writes one), and a verdict over the values it is defined at would be one over no
+        value. A divisor that is 0 only at some values is read: the verifier's claims leave out
+        the values at which a definition has no value."""
+        what = constant_fault(op, b)
+        if what is not None:
+            raise self.error(f"this definition {what} ('{a} {op} {b}'): it has no value for any "
+                             f"value of its params, so no launch gives one; a definition's "
+                             f"operand must be one the kernel can compute (fix or drop the "
+                             f"operand)", at)
+
+    def constexprs(self, kernel: dict, derived, bases) -> tuple[tuple[str, int], ...]:
+        """The kernel's ``constexpr NAME = INT`` declarations (Program.constexprs), checked: each
+        name once, and none a param, base param or definition (a constexpr the kernel was read
+        specialised to is a constant, no longer a param)."""
+        seen: dict[str, Loc] = {}
+        taken = {p.name: ("param", p.loc) for p in kernel["params"]}
+        taken.update({b.name: ("base param", b.loc) for b in bases})
+        taken.update({d.name: ("definition", d.loc) for d in derived})
+        for name, _, loc in kernel["consts"]:
+            if name in seen:
+                raise self.error(f"constexpr '{name}' is declared twice (first at line "
+                                 f"{seen[name].line}): give its value once", loc)
+            if name in taken:
+                what, at = taken[name]
+                raise self.error(f"constexpr '{name}' is also a {what} of kernel "
+                                 f"'{kernel['name']}' (line {at.line}): a constexpr the kernel "
+                                 f"was read specialised to is a constant, not a param; declare "
+                                 f"it once", loc)
+            seen[name] = loc
+        return tuple((n, v) for n, v, _ in kernel["consts"])
 
     def derivations(self, kernel: dict) -> tuple[tuple[Derived, ...], tuple[Param, ...]]:
         """The kernel's ``def`` and ``base`` declarations as ``Program.derived`` and

@@ -64,7 +64,9 @@ def print_program(program: Program, locations: bool = False) -> str:
     if program.every_access and _unwritten_pipe(program):
         # only where it changes a verdict: the reads of a pipe nothing writes are checked
         header += " every_access"
-    sections: list[list[str]] = [[header] + [_param(p) for p in program.params]
+    sections: list[list[str]] = [[header]
+                                 + [f"constexpr {_n(n)} = {v}" for n, v in program.constexprs]
+                                 + [_param(p) for p in program.params]
                                  + [_param(p, "base") for p in program.bases]
                                  + [f"def {_n(d.name)} = {definition_text(d.definition)}"
                                     for d in program.derived]]
