@@ -29,6 +29,9 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
   (``offs``, an int32 index tile, into a float32 field; a comparison, an i1 tile, into an int32
   one: the translator kept a comparison's operand type): verified, stored unconverted, and Gluon
   refused the compile. Now converted, as tl.store converts.
+* ``t ** 2`` and ``//`` of a float tensor, which Triton 3.6 refuses (no ``__pow__``; "unexpected
+  type fp32"): verified, and the lowered Gluon failed to compile at the kernel's first line.
+  Now refused by the lowering at the expression's line, naming the operator.
 * ``tl.dot`` of int8 tiles: Triton types the product int32; the lowering gave wgmma a float32
   accumulator (Triton's backend failed the same assertion). Now an int32 one.
 
@@ -53,7 +56,7 @@ import pytest
 pytest.importorskip("triton.experimental.gluon")
 
 from tle_compiler.cli.dump import main as tle_dump  # noqa: E402
-from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
+from tle_compiler.diagnostics import TleError, TleVerificationWarning  # noqa: E402
 from tle_compiler.lowering.compile import compile_kernel, gluon_source  # noqa: E402
 
 from .test_lowering_events import Runs, param_grid  # noqa: E402
@@ -214,6 +217,36 @@ def test_and_or_with_constants_as_triton_reads_them(tmp_path, expr, gluon):
         tl.store(y_ptr + p * 2048 + offs, t + ({expr}))
     '''))
     consume, _ = _lowered(path)
+    assert f"gl.store(((y_ptr + (p * 2048)) + offs), {gluon})" in consume, consume
+
+
+# ------------------------------------------------------------------ operators Triton refuses
+@pytest.mark.parametrize("expr,word", [("t ** 2", "`**`"), ("(t + 1) ** C", "`**`"),
+                                       ("(t.to(tl.float32) // 2.0).to(tl.int32)", "`//`"),
+                                       ("(t // 2.5).to(tl.int32)", "`//`")])
+def test_an_operator_triton_refuses_is_refused_at_its_line(tmp_path, expr, word):
+    """Triton 3.6 has no ``**`` on tensors and no ``//`` of floats: such a kernel was verified
+    and the lowered Gluon failed to compile at the kernel's first line. Now the lowering refuses
+    it at the expression's line, naming the operator."""
+    path = _write(tmp_path, _reg(f'''
+        tl.store(y_ptr + p * 2048 + offs, {expr})
+    '''))
+    assert _dump(path)[0] == 0  # verified (the frontend refuses `M ** 2` of a scalar only)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if expr in text)
+    with pytest.raises(TleError, match=rf":{line}: error: lowering: {re.escape(word)} of a "):
+        gluon_source((str(path), "k"), {"C": 3})
+
+
+@pytest.mark.parametrize("expr,gluon", [("t * (C ** 2)", "(t * (C ** 2))"),
+                                        ("(t.to(tl.float32) % 3.0).to(tl.int32)",
+                                         "(t.to(gl.float32) % 3.0).to(gl.int32)"),
+                                        ("t // -C + t % -C", "((t // (-C)) + (t % (-C)))")])
+def test_the_operators_triton_takes_stay(tmp_path, expr, gluon):
+    """``**`` of constants, ``%`` of floats and ``//`` / ``%`` of integer tensors by a negative
+    constexpr (C's truncation on a tensor, as Triton) are lowered as written."""
+    consume, _ = _lowered(_write(tmp_path, _reg(f'''
+        tl.store(y_ptr + p * 2048 + offs, {expr})
+    ''')))
     assert f"gl.store(((y_ptr + (p * 2048)) + offs), {gluon})" in consume, consume
 
 

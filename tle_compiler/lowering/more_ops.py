@@ -187,8 +187,8 @@ def atomic(tr, node: K.Op) -> V:
     tr.emit(f"{name} = {call}")
     if p.kind == "scalar":  # the old value, of the pointee's type
         return V("scalar", name, i64=p.pointee in ("i64", "u64"))
-    from .plan import GL_DTYPES
-    return V("tensor", name, p.var, p.shape, GL_DTYPES.get(p.pointee or ""))
+    from .plan import POINTEE_DTYPES
+    return V("tensor", name, p.var, p.shape, POINTEE_DTYPES.get(p.pointee or ""))
 
 
 def _printed(tr, node: K.Op, e: K.Expr) -> str:

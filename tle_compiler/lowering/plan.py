@@ -33,6 +33,9 @@ GL_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp64": "
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
              "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
              "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
+#: a signature's pointee ("bf16", "i8", "u32", "fp8e4nv") -> the Gluon dtype of what it points to
+POINTEE_DTYPES = {**GL_DTYPES, **{f"{s}{b}": f"{t}{b}" for s, t in (("i", "int"), ("u", "uint"))
+                                  for b in (8, 16, 32, 64)}, "i1": "int1"}
 BITS = {"bfloat16": 16, "float16": 16, "float32": 32, "float64": 64, "int1": 8, "int8": 8,
         "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16, "uint32": 32,
         "uint64": 64, "float8e4nv": 8, "float8e5": 8}

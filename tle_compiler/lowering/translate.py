@@ -41,7 +41,7 @@ from . import call_args, kir_paths, more_ops, pipes, row_reduce
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
-from .plan import BITS, GL_DTYPES, PipePlan, nvmma_shared_src
+from .plan import BITS, GL_DTYPES, POINTEE_DTYPES, PipePlan, nvmma_shared_src
 from .values import V, tma_coordinate, wide
 from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
 
@@ -50,9 +50,6 @@ TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32",
              "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
              "float8e4nv": "float8e4nv", "float8e5": "float8e5"}
 TL_DTYPES.update({k: v for k, v in GL_DTYPES.items()})
-#: a signature's pointee ("bf16", "i8", "u32", "fp8e4nv") -> the Gluon dtype of what it points to
-POINTEE_DTYPES = {**GL_DTYPES, **{f"{s}{b}": f"{t}{b}" for s, t in (("i", "int"), ("u", "uint"))
-                                  for b in (8, 16, 32, 64)}, "i1": "int1"}
 UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
               "erf"}
 REDUCE = {"max", "min", "sum", "xor_sum", "reduce_or"}
@@ -95,6 +92,33 @@ def literal(value: object) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return f"float({str(value)!r})"
     return repr(value)
+
+
+def _is_float(v: V) -> bool:
+    """Whether ``v`` is known to be a floating-point value (a float literal, a tensor of a float
+    type)."""
+    if v.kind == "const":
+        return isinstance(v.value, float)
+    return v.kind == "tensor" and v.dtype in FLOAT_DTYPES
+
+
+FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"})
+
+
+def _triton_refuses(op: str, a: V, b: V) -> Optional[str]:
+    """Why Triton 3.6 refuses ``a op b`` on a runtime operand (None when it does not): ``**``
+    (a tensor has no ``__pow__``) and ``//`` with a floating-point operand (its floordiv takes
+    integers only: "unexpected type fp32"). Both were verified, and Gluon refused the lowered
+    kernel at the kernel's first line, naming neither the operator nor its line."""
+    if a.kind == "const" and b.kind == "const":
+        return None
+    if op == "**":
+        return ("`**` of a runtime value is refused by Triton 3.6 (its tensors have no "
+                "__pow__): multiply, or use tl.exp2 / tl.math functions")
+    if op == "//" and (_is_float(a) or _is_float(b)):
+        return ("`//` of a floating-point value is refused by Triton 3.6 (floor division takes "
+                "integers only): write tl.floor(a / b)")
+    return None
 
 
 def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
@@ -524,6 +548,9 @@ class FnTranslator:
         for x in (a, b):
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
+        refusal = _triton_refuses(op, a, b)
+        if refusal:
+            raise self.err(refusal, node)
         # pointer + offset stays a pointer to the same element type
         pointee = (a.pointee or b.pointee) if op in ("+", "-") else None
         if a.kind == "tensor" or b.kind == "tensor":
@@ -1218,7 +1245,7 @@ class FnTranslator:
                 raise self.err("a shared-memory store needs a tensor value", node)
             self.await_cp_async(ring, "overwrites")
             text = val.text
-            if val.dtype != p.dtype and p.dtype in BITS:
+            if val.dtype is not None and val.dtype != p.dtype and p.dtype in BITS:
                 # Triton's tl.store casts the value to the element type; Gluon's shared-memory
                 # store refuses another type. The frontend refuses a type it sees differ (asking
                 # for the cast); one it cannot see (`offs`, an int32 index tile, into a float32
