@@ -1823,6 +1823,10 @@ class Builder(BuildRules):
 
     def value(self, node: ast.expr) -> K.Expr:
         e, st = self.expr(node)
+        return self.checked_value(node, e, st)
+
+    def checked_value(self, node: ast.expr, e: K.Expr, st: Optional[Static]) -> K.Expr:
+        """``value``'s rules on ``node`` read as ``e`` (its static ``st``)."""
         if st is not None and st.kind == "method" and isinstance(st.value[0], Static):
             raise self.verb_as_value(node)
         self.void_event_operand(node, e)
@@ -2257,6 +2261,13 @@ class Builder(BuildRules):
             if len(node.args) + len(node.keywords) != 1:
                 raise self.err(f"`{ast.unparse(node.func)}` takes one argument, the iteration "
                                f"index", node, check="bad-event")
+            if node.keywords and node.keywords[0].arg != "i":
+                # the language's verbs are `acquire(self, i)`, ...: Python binds no other
+                # keyword (a TypeError), and `**kw` hides which one it binds
+                given = "**" if node.keywords[0].arg is None else f"{node.keywords[0].arg}="
+                raise self.err(f"`{ast.unparse(node.func)}` takes the iteration index as its "
+                               f"argument or as `i=`, not `{given}...` (Python's TypeError: "
+                               f"the verb has no such parameter)", node, check="bad-event")
             idx_node = node.args[0] if node.args else node.keywords[0].value
             ev = K.Event(name, h, self.value(idx_node), loc)
             return self.seq(ev), None
@@ -2489,7 +2500,13 @@ class Builder(BuildRules):
         with the language); what is not one comes as :class:`Unevaluated` (its source)."""
         if node is None:
             return None
-        e = self.value(node)
+        e, st = self.expr(node)
+        e = self.checked_value(node, e, st)
+        if st is not None and st.kind in ("buffer", "pipe", "handle"):
+            # a shared buffer, pipe or handle is held as a static beside a None: it is no
+            # literal (`tle.pipe(name=tle.gpu.alloc(...))`, `kv.reader(buf)`), which Python's
+            # declaration rules refuse, not the None that leaves the option at its default
+            return Unevaluated(ast.unparse(node))
         if isinstance(e, K.Const) and e.value is None:
             return None
         if isinstance(e, K.DType):

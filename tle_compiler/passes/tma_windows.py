@@ -115,9 +115,12 @@ def _first_copy(prog, pipe: str, field: str) -> int:
 
 
 def _block(ctx: PassContext, body: tuple[Stmt, ...], tma: dict[str, dict[str, int]]) -> None:
-    """The windows of one statement list, pipe by pipe; nested blocks on their own."""
-    # pipe -> (its open acquire, the TMA copies seen since)
-    open_: dict[str, Optional[tuple[Event, list[Access]]]] = {}
+    """The windows of one statement list, pipe by pipe; nested blocks on their own. A writer may
+    hold several windows of one pipe open at once (``acquire(2 * t)``, ``acquire(2 * t + 1)``,
+    a copy into each, both commits: two stages), so each open window is keyed by its index
+    expression, and a copy or a commit belongs to the window of its own index."""
+    # (pipe, index) -> (its open acquire, the TMA copies into its slot seen since)
+    open_: dict[tuple, tuple[Event, list[Access]]] = {}
     for s in body:
         if isinstance(s, For):
             _block(ctx, s.body, tma)
@@ -127,8 +130,8 @@ def _block(ctx: PassContext, body: tuple[Stmt, ...], tma: dict[str, dict[str, in
         elif isinstance(s, Access):
             if not s.tma:
                 continue
-            win = open_.get(s.pipe)
-            if win is None or win[0].index != s.index:
+            win = open_.get((s.pipe, s.index))
+            if win is None:
                 ctx.error(s.loc, f"the TMA copy into {s.pipe}.{s.field} (index {s.index}) must "
                           f"stand between {s.pipe}.acquire({s.index}) and "
                           f"{s.pipe}.commit({s.index}) in the same block, not inside a loop or an "
@@ -137,13 +140,17 @@ def _block(ctx: PassContext, body: tuple[Stmt, ...], tma: dict[str, dict[str, in
                 continue
             win[1].append(s)
         elif isinstance(s, Event) and s.is_writer and s.pipe in tma:
+            key = (s.pipe, s.index)
             if s.verb == "acquire":
-                open_[s.pipe] = (s, [])
+                open_[key] = (s, [])
             elif s.verb == "close":
-                open_[s.pipe] = None
-            else:
-                _commit(ctx, s, open_.get(s.pipe), tma[s.pipe])
-                open_[s.pipe] = None
+                open_.pop(key, None)
+            elif key in open_:
+                _commit(ctx, s, open_.pop(key), tma[s.pipe])
+            elif not any(p == s.pipe for p, _ in open_):
+                _commit(ctx, s, None, tma[s.pipe])
+            # else: a commit of another index than the pipe's open acquire(s) of this block: a
+            # pairing fault, which the per-instance check reports at the right event
 
 
 def _commit(ctx: PassContext, commit: Event, win, filled: dict[str, int]) -> None:
@@ -155,8 +162,6 @@ def _commit(ctx: PassContext, commit: Event, win, filled: dict[str, int]) -> Non
                   "tma-window")
         return
     acquire, copies = win
-    if acquire.index != commit.index:
-        return  # a pairing fault: the per-instance check reports it at the right event
     for f in sorted(filled):
         mine = [c for c in copies if c.field == f]
         if not mine:
