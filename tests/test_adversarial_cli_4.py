@@ -142,3 +142,167 @@ def test_constexpr_declaration_round_trip_and_refusals():
                 "kernel k\nconstexpr B = 1 + 1\n"]:
         with pytest.raises(TleError):
             parse_module(bad, "x.pipe")
+
+
+# ------------------------------------------------ 2: paths, file names, encodings
+
+OK_PIPE = (ROOT / "tests" / "cases" / "acquire_ahead.ok.pipe").read_text()
+BAD_PIPE = (ROOT / "tests" / "cases" / "acquire_ahead.bad.pipe").read_text()
+RING_PY = (ROOT / "tle_kernels" / "examples" / "ring.py").read_text()
+
+
+def error_lines(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.strip()]
+
+
+@pytest.mark.parametrize("name", ["ríng ✓.pipe", "a b c.pipe", "x" * 250 + ".pipe",
+                                  "-starts-with-dash.pipe", "quote\"s 'and' $dollar.pipe"])
+def test_odd_file_names_read_and_report_with_their_name(tmp_path, name):
+    """A kernel file whose name is not ASCII, holds spaces, quotes or a '$', starts with '-' (given
+    as ./-x.pipe) or is 250 characters long: read, verified, its events located by its name;
+    the report reads back; JSON parses and names the file."""
+    path = write(tmp_path, name, OK_PIPE)
+    code, out, err = dump(path)
+    assert code == 0 and f"# {path}:8" in out, err
+    back = write(tmp_path, "back.pipe", out)
+    assert dump(back)[0] == 0
+    code, obj, _ = dump_json(path)
+    assert code == 0 and obj["source"] == str(path)
+
+
+def test_a_too_long_name_and_path_are_unusable_input(tmp_path):
+    for path in (tmp_path / ("x" * 300 + ".pipe"), tmp_path / ("/".join(["d" * 200] * 25) + ".pipe")):
+        code, out, err = dump(path)
+        assert code == 2 and out == "" and len(error_lines(err)) == 1, err
+        assert err.startswith(f"{path}: error: cannot read: File name too long"), err
+        assert dump_json(path)[0] == 2
+
+
+def test_symlinks(tmp_path):
+    """A symlink to a kernel file is read as the file (its suffix decides: a .py link to a .pipe
+    text is a Python syntax error at its line); a dangling one says so."""
+    target = write(tmp_path, "t.pipe", OK_PIPE)
+    (tmp_path / "l.pipe").symlink_to(target)
+    assert dump(tmp_path / "l.pipe")[0] == 0
+    (tmp_path / "d.pipe").symlink_to(tmp_path / "nowhere.pipe")
+    code, _, err = dump(tmp_path / "d.pipe")
+    assert code == 2 and "a symlink to a missing file" in err, err
+    (tmp_path / "l.py").symlink_to(target)
+    code, _, err = dump(tmp_path / "l.py")
+    assert code == 2 and re.match(rf"{re.escape(str(tmp_path / 'l.py'))}:\d+:\d+: error: Python "
+                                  r"syntax error", err), err
+
+
+@pytest.mark.parametrize("src, line, words", [
+    ("type X = int\n", 1, "invalid syntax"),  # 3.12's type alias
+    ("try:\n    pass\nexcept ValueError, TypeError:\n    pass\n", 3,
+     "multiple exception types must be parenthesized"),  # 3.14 (PEP 758)
+    ("def f[T](x: T) -> T:\n    return x\n", 1, ""),  # 3.12's generic function
+])
+def test_syntax_only_a_newer_python_accepts_says_which_python_read_it(tmp_path, src, line, words):
+    """Before: "PATH:1:6: error: Python syntax error: invalid syntax" for a kernel file written
+    for a newer Python, not saying that tle-dump's own Python read it. Now the line names the
+    version and what to do; exit 2 (text and JSON)."""
+    import sys
+    if sys.version_info >= (3, 12) and "type X" in src or sys.version_info >= (3, 12) and "[T]" in src:
+        pytest.skip("this Python reads it")
+    if sys.version_info >= (3, 14) and "except" in src:
+        pytest.skip("this Python reads it")
+    path = write(tmp_path, "new.py", src)
+    code, out, err = dump(path)
+    (msg,) = error_lines(err)
+    assert code == 2 and out == "" and msg.startswith(f"{path}:{line}:"), err
+    assert words in msg and f"as Python {sys.version_info.major}.{sys.version_info.minor} reads " \
+        "it; fix the line, or run tle-dump with the Python the kernel is written for" in msg, msg
+    assert dump_json(path)[0] == 2
+
+
+@pytest.mark.parametrize("src, code, words", [
+    ("import nosuchmodule_xyz\nx = 1\n", 2, "no @tle.jit kernel that calls tle.gpu.warp_specialize"),
+    ("x = 1\n", 2, "no @tle.jit kernel"),
+    ("", 2, "no @tle.jit kernel"),
+    (RING_PY.replace("import", "import nosuchmod_abc\nimport", 1), 1,
+     "`import nosuchmod_abc`: no module named 'nosuchmod_abc'"),
+])
+def test_python_files_without_kernels_or_with_missing_imports(tmp_path, src, code, words):
+    path = write(tmp_path, "k.py", src)
+    got, out, err = dump(path)
+    assert got == code and words in err and "Traceback" not in err, err
+    assert dump_json(path)[0] == code
+
+
+def test_a_pipe_file_with_lone_carriage_returns_says_so(tmp_path):
+    """Before: a .pipe file saved with classic Mac line endings (\\r alone) whose first line is a
+    comment read as one comment: "no kernel (a .pipe file starts with 'kernel NAME')", though
+    it holds one. Now the first lone \\r is refused at its line and column, saying what to do;
+    \\r\\n stays fine, and a .kir file (read as Python reads lines) keeps reading \\r as a line
+    end."""
+    path = write(tmp_path, "cr.pipe", OK_PIPE.replace("\n", "\r"))
+    code, _, err = dump(path)
+    (msg,) = error_lines(err)
+    assert code == 2 and msg.startswith(f"{path}:1: error: a carriage return '\\r' that ends no "
+                                        "line"), msg
+    assert "convert the file's line endings" in msg
+    path = write(tmp_path, "cr2.pipe", OK_PIPE.replace("\n", "\r\n").replace("param N\r\n",
+                                                                               "param N # x\ry\r\n"))
+    code, _, err = dump(path)
+    assert code == 2 and error_lines(err)[0].startswith(f"{path}:4: error: a carriage return") \
+        and "at 4:12" in err, err
+    assert dump(write(tmp_path, "crlf.pipe", OK_PIPE.replace("\n", "\r\n")))[0] == 0
+
+
+def test_a_byte_order_mark_says_what_to_do(tmp_path):
+    path = write(tmp_path, "bom.pipe", "\ufeff" + OK_PIPE)
+    code, _, err = dump(path)
+    assert code == 2 and err.startswith(f"{path}:1: error: unexpected character '\\ufeff', a "
+                                        "byte-order mark, at 1:1") and "save the file" in err, err
+
+
+@pytest.mark.parametrize("edit, code", [
+    (lambda t: t.replace("  ", "\t"), 0),  # tabs
+    (lambda t: t.replace("  kv.acquire", "\f kv.acquire"), 0),  # a form feed
+    (lambda t: t.replace("\n", ";\n"), 0),  # a ';' after every line
+    (lambda t: t.replace("default warps=4 {", "default warps=4 { # a comment after a brace"), 0),
+    (lambda t: t.replace("# The", "# \u202e The"), 0),  # a bidi override in a comment
+    (lambda t: t.replace("kv", "κv"), 0),
+    (lambda t: t.replace("kv", "`not`"), 0),
+    (lambda t: t.replace("kv", 'k"v'), 2),
+    (lambda t: t.replace("kv", "k\\v"), 2),
+    (lambda t: t.replace("kv", "k\u200bv"), 2),  # a zero-width space
+    (lambda t: t.replace("  kv.acquire", "\u00a0 kv.acquire"), 2),  # a no-break space
+    (lambda t: t.replace("kv.acquire", "kv\uff0eacquire"), 2),  # a fullwidth full stop
+    (lambda t: t.replace("capacity=2", "capacity: 2"), 2),
+    (lambda t: t.replace("capacity=2", "capacity=2.0"), 2),
+    (lambda t: t.replace("kernel acquire_ahead", "Kernel acquire_ahead"), 2),
+    (lambda t: t.replace("param N", "param N = 3"), 2),
+    (lambda t: t.replace("capacity=2 fields=(k)", "capacity=2 # c\n fields=(k)"), 2),
+    (lambda t: t.replace("capacity=2", "capacity=" + "9" * 4000), 2),
+    (lambda t: t.replace("kv.acquire(t)", "kv.acquire(" + "(" * 5000 + "t" + ")" * 5000 + ")"), 2),
+    (lambda t: t.rstrip().rstrip("}"), 2),
+    (lambda t: t + "}\n", 2),
+    (lambda t: "", 2), (lambda t: "  \n\t\n", 2), (lambda t: "# only\n# comments\n", 2),
+    (lambda t: "kernel\n", 2),
+])
+def test_near_miss_pipe_text(tmp_path, edit, code):
+    """Near-miss spellings, odd blanks and characters: verified, or one PATH:LINE error line
+    (PATH: error for a file without a kernel), exit 2, never a traceback; JSON the same."""
+    path = write(tmp_path, "k.pipe", edit(OK_PIPE))
+    got, out, err = dump(path)
+    assert got == code and "Traceback" not in err, err
+    if code == 2:
+        (msg,) = error_lines(err)
+        assert re.match(rf"{re.escape(str(path))}(:\d+)?: error: ", msg), msg
+    else:
+        assert dump(write(tmp_path, "back.pipe", out))[0] == 0
+    assert dump_json(path)[0] == code
+
+
+def test_o_dash_is_stdout(tmp_path, monkeypatch):
+    """Before: `-o -` wrote the report into a file named '-' in the working directory. Now it is
+    stdout, as for most tools (and with several PATHs too)."""
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path, "k.pipe", OK_PIPE)
+    code, out, _ = dump("-o", "-", path)
+    assert code == 0 and out.startswith("kernel acquire_ahead") and not (tmp_path / "-").exists()
+    code, out, _ = dump("-o", "-", "--format", "json", path, path)
+    assert code == 0 and json.loads(out)["exit_code"] == 0 and not (tmp_path / "-").exists()

@@ -435,11 +435,18 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
         _refuse_too_deep(path, text)
         raise  # Python parses it: a fault of the frontend, reported as an internal error
     except SyntaxError as e:
-        raise _Unusable(f"{path}:{e.lineno}:{e.offset}: error: Python syntax error: {e.msg}") from None
+        # the Python running tle-dump reads the file: syntax of a newer one is an error here
+        ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+        raise _Unusable(f"{path}:{e.lineno}:{e.offset}: error: Python syntax error: {e.msg} "
+                        f"(as Python {ver} reads it; fix the line, or run tle-dump with the "
+                        f"Python the kernel is written for)") from None
     except TleError as e:
         if e.check == "syntax":  # not Python at all: unusable, not a rejected protocol
             loc = e.loc
-            raise _Unusable(f"{loc.file}:{loc.line}:{loc.column}: error: Python {e.message}") from None
+            ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+            raise _Unusable(f"{loc.file}:{loc.line}:{loc.column}: error: Python {e.message} (as "
+                            f"Python {ver} reads it; fix the line, or run tle-dump with the "
+                            f"Python the kernel is written for)") from None
         if e.check in SPECIALIZABLE:
             return _specialised(path, text, fixed or {}, e)
         raise
@@ -864,6 +871,8 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
         if _json_requested(argv):
             _error_json(None, None, str(e))
         return EXIT_UNUSABLE
+    if args.output == "-":  # the usual spelling of stdout (was a file named '-')
+        args.output = None
     fmt = _format_of(args)
     paths = args.path
     if len(paths) > 1:

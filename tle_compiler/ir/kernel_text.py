@@ -1330,6 +1330,9 @@ def _syntax_error(e: UnexpectedInput, text: str, path: Optional[str]) -> TleErro
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         what = "a backtick: `NAME` quotes one identifier" if ch == "`" else repr(ch)
+        if ch == "\ufeff" and e.pos_in_stream == 0:
+            what += (", a byte-order mark: .kir text is UTF-8 without one; save the file "
+                     "without it")
         return err(f"unexpected character {what}", (e.line, e.column))
     if isinstance(e, UnexpectedEOF):  # pragma: no cover - LALR reports $END as UnexpectedToken
         return err(f"unexpected end of input{_describe_expected(e.expected)}", len(text))

@@ -187,6 +187,7 @@ def parse_module(text: str, path: Optional[str] = None) -> Module:
     """Parse the text of a ``*.pipe`` file into a :class:`Module` (one Program per kernel).
 
     ``path`` is only used for locations and messages. Raises :class:`TleError` on any error."""
+    _check_line_ends(text, path)
     try:
         tree = _lark().parse(text)
     except UnexpectedInput as e:
@@ -194,6 +195,23 @@ def parse_module(text: str, path: Optional[str] = None) -> Module:
     _check_sizes(tree, path)
     _read_names(tree, path)
     return _Builder(path).module(tree)
+
+
+def _check_line_ends(text: str, path: Optional[str]) -> None:
+    """Refuse, saying what to do, a byte-order mark and a carriage return that ends no line
+    (``\r`` without ``\n``: a file saved with classic Mac line endings). Without this the first
+    was "unexpected character" and the second worse: a comment runs to the next ``\n``, so a file
+    of such lines whose first is a comment read as a file without a kernel."""
+    if text.startswith("\ufeff"):
+        raise TleError("unexpected character '\\ufeff', a byte-order mark, at 1:1: .pipe text is "
+                       "UTF-8 without one; save the file without it", Loc(path, 1, 1))
+    m = re.search(r"\r(?!\n)", text)
+    if m is not None:
+        line = text.count("\n", 0, m.start()) + 1
+        column = m.start() - text.rfind("\n", 0, m.start())
+        raise TleError(f"a carriage return '\\r' that ends no line (not followed by '\\n') at "
+                       f"{line}:{column}: lines of .pipe text end with \\n or \\r\\n; convert "
+                       f"the file's line endings", Loc(path, line, column))
 
 
 def _read_names(tree: Tree, path: Optional[str]) -> None:
