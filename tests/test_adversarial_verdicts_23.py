@@ -22,6 +22,7 @@ Bugs found:
     no copy lands: the reader's wait(2) hangs at every N >= 1;
   * `s = w.acquire(N)` then `w.commit(N + K)` with `tle.assume(0 <= K <= 0)` and no copy is
     verified where its twin `w.commit(N)` is rejected [tma-window].
+  * the same in a .pipe file (`kv.acquire(i + 2)`, `kv.commit(i + 1)`, no `kv.tma`).
   Fix: at the end of `_block` (and whenever a commit's key is not open), a window left open
   whose commit is not in the block must be refused as rule 9 words it (the commit and its
   acquire in one statement list), or, to keep look-ahead producers, the commit must be matched
@@ -35,6 +36,22 @@ Bugs found:
   runs only lowering/signature_checks.check_signature, not the descriptor check, so the verdict
   says verified (and `--gluon` prints the kernel with an expect-tx of 8192 for a 4096-byte box).
   Fix: call descriptors.complete_signature(info, sig, constexprs) in `_check_signature`.
+- verified for every value, a negative index on the GPU: a derived param's domain inferred from
+  its operand's bounds with unbounded integers where a step of its definition wraps in i32.
+  `M = tl.cdiv(N, 64)` (or `(N + 63) // 64`, `(2 * N) // 2`) with `tle.assume(N >= 0)` gets
+  `M >= 0`, so `for p in range(M): ...; w.close(M)` is "verified for every value of M (M >= 0)
+  with loop bounds, conditions and indices in i32"; the launch N = 2^31 - 1, which the
+  assumption and the launch check admit, computes M = -33554431 (`N + 63` wraps) and closes a
+  negative index (stage `M % 2` = -1: a barrier outside the array), its bounds and indices all in
+  i32, so the caveat does not exclude it. Likewise `M = tl.abs(N)` (no assumption) gets M >= 0,
+  and N = -2^31 gives M = -2^31. `--param N=2147483647` does name the wrapping step (pinned).
+  Root cause: frontend/protocol.py `note_quotient_domain` (quotient_bounds of `self.bounds(x)`)
+  and `note_function_domain` (abs) narrow the derived param's domain without asking whether x
+  (or abs) leaves i32 over the base's domain; the cutoff plan then checks only M >= 0. Fix:
+  narrow only where every step of the definition stays in i32 over the bases' domains (the
+  i32 check passes/i32_range.py already computes for given values), else keep the i32 range of
+  the result (cdiv of [63, 2^31 + 62] wrapped: [-33554431, 33554432]), or add the definition's
+  steps to the caveat.
 
 Checked and found right (pinned below): TMA windows keyed alike (a missing copy, a copy after
 the commit, under a condition on the param or the loop variable, two copies in one block, a
@@ -53,7 +70,7 @@ kernel-body loads are two values; a loaded offset may be negative; a *u32 count 
 the cutoff boundary (a flag of domain [0, 1] with a threshold at N = 40, found only at
 FLAG = 1; a param in trip count and index; M = N // 2 with a witness a launch gives;
 `tl.maximum(N - 2 * FLAG, 0)` bounded; `tl.cdiv(N, 64)` at N = 2^31 - 64 and past it, left out
-of the claim with the intermediate named).
+of the claim with the intermediate named; `N // 64` of N >= 0 proved M >= 0, rightly).
 """
 
 from __future__ import annotations
@@ -651,3 +668,127 @@ def test_a_derived_param_near_the_i32_limit(tmp_path, capsys, n, want):
     text = CUTOFF_CASES["M = tl.cdiv(N, 64) >= 1 against N >= 1 (derived, generic)"][0]
     code, err, _ = dump(tmp_path, capsys, text, "--param", f"N={n}")
     expect(code, err, want)
+
+
+# ------------------------------------------- a derived param's domain where its definition wraps
+
+CLOSED = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+ASSUME    M = MDEF
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, M)), (consume, (kv, y_ptr, M))], [4], [232])
+
+
+def produce(kv, x_ptr, M):
+    w = kv.writer()
+    for p in range(M):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+    w.close(M)
+
+
+def consume(kv, y_ptr, M):
+    r = kv.reader()
+    for p in range(M + 1):
+        res = r.wait(p)
+        if not res.is_closed:
+            tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+
+def closed(mdef: str, assume: bool = True) -> str:
+    return (CLOSED.replace("ASSUME", "    tle.assume(N >= 0)\n" if assume else "")
+            .replace("MDEF", mdef))
+
+
+def test_a_derived_param_that_cannot_wrap_is_proved_from_its_domain(tmp_path, capsys):
+    """M = N // 64 of N >= 0 is M >= 0 at every launch (no step of it wraps): close(M) needs no
+    assumption of its own."""
+    code, err, _ = dump(tmp_path, capsys, closed("N // 64"))
+    expect(code, err, "verified")
+    assert "every value of M (M >= 0)" in err, err
+
+
+def test_close_at_minus_one_without_a_domain_is_rejected(tmp_path, capsys):
+    code, err, _ = dump(tmp_path, capsys, closed("N", assume=False))
+    expect(code, err, ("rejected", "[negative-index]"))
+
+
+@pytest.mark.xfail(strict=True, reason="M = tl.cdiv(N, 64) of N >= 0 is given the domain M >= 0 "
+                   "though N + 63 wraps in i32: verified, and N = 2^31 - 1 closes at -33554431")
+@pytest.mark.parametrize("mdef", ["tl.cdiv(N, 64)", "(N + 63) // 64", "(2 * N) // 2"])
+def test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed(tmp_path, capsys, mdef):
+    """At N = 2147483647 (which tle.assume(N >= 0) and the launch check admit) the GPU computes
+    N + 63 (or 2 * N) in i32: M = -33554431 (-1), and the writer closes index M < 0 (rule 1; the
+    stage `M % 2` is -1 in C, a barrier outside the array), while the reader waits nothing. The
+    verdict says "verified for every value of M (M >= 0) with loop bounds, conditions and indices
+    in i32", which covers that launch (its bounds and indices are in i32); the --param check of
+    the same launch does name the wrapping step. True: not proved for every launch (rejected or
+    bounded), or a claim whose caveat names the definition's step."""
+    code, err, _ = dump(tmp_path, capsys, closed(mdef))
+    assert code != 0 or "definition" in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="M = tl.abs(N) is given the domain M >= 0 though "
+                   "abs(-2^31) is -2^31 in i32: verified, and N = -2^31 closes at index -2^31")
+def test_abs_of_an_unbounded_param_is_not_claimed_non_negative(tmp_path, capsys):
+    code, err, _ = dump(tmp_path, capsys, closed("tl.abs(N)", assume=False))
+    assert code != 0 or "definition" in err or "abs" in err, err
+
+
+def test_the_wrapping_launch_given_with_param_is_no_claim(tmp_path, capsys):
+    """Ground truth for the two tests above: the launch given by value is left out, the step
+    that wraps named."""
+    code, err, _ = dump(tmp_path, capsys, closed("tl.cdiv(N, 64)"), "--param", "N=2147483647",
+                        "--bound", "0")
+    assert code == 3 and ": verified for " not in err, err
+    assert "`N + 63` in the definition" in err and "outside i32" in err, err
+
+
+# ------------------------------------------------------------------ the same, in Pipe IR text
+
+AHEAD_PIPE = """\
+kernel k
+param N
+pipe kv capacity=2 fields=(f)
+partition p default {
+  kv.acquire(0)
+  kv.tma(0, f, 16384)
+  kv.acquire(1)
+  kv.tma(1, f, 16384)
+  kv.commit(0)
+  for i in range(N) {
+    kv.acquire(i + 2)
+    kv.commit(i + 1)
+  }
+  kv.commit(N + 1)
+}
+partition c {
+  for i in range(N + 2) {
+    kv.wait(i)
+    kv.read(i, f)
+    kv.release(i)
+  }
+}
+"""
+
+
+def test_a_pipe_file_window_without_a_copy_keyed_alike_is_rejected(tmp_path, capsys):
+    """Twin: windows whose commit has its acquire's index, the loop's without a copy."""
+    text = AHEAD_PIPE.replace("  kv.commit(0)\n", "  kv.commit(0)\n  kv.commit(1)\n").replace(
+        "    kv.commit(i + 1)\n", "    kv.commit(i + 2)\n").replace("  kv.commit(N + 1)\n", "")
+    code, err, _ = dump(tmp_path, capsys, text, name="k.pipe")
+    expect(code, err, ("rejected", "[tma-window]"))
+
+
+@pytest.mark.xfail(strict=True, reason="Pipe IR: look-ahead windows kv.acquire(i + 2) .. "
+                   "kv.commit(i + 1) with no copy are verified (tma_windows._block)")
+def test_a_pipe_file_look_ahead_window_without_a_copy_is_rejected(tmp_path, capsys):
+    code, err, _ = dump(tmp_path, capsys, AHEAD_PIPE, name="k.pipe")
+    assert code == 1 and "[tma-window]" in err, err
