@@ -36,6 +36,12 @@ Bugs found:
   runs only lowering/signature_checks.check_signature, not the descriptor check, so the verdict
   says verified (and `--gluon` prints the kernel with an expect-tx of 8192 for a 4096-byte box).
   Fix: call descriptors.complete_signature(info, sig, constexprs) in `_check_signature`.
+- verified (exit 0), not lowered: a TMA copy into a view of a slot field
+  (`tle.gpu.tma_load(s.t[0], desc, ...)`, `tl.reshape(s.t, [4096])`, `tl.trans(s.t)`): a copy of
+  part of a slot recorded as a whole-field copy of the field's bytes. `--gluon` refuses each at the
+  copy's line. Root cause: frontend/protocol.py `tma_load` checks only `dst.view == "buffer"`,
+  which a subscript and the view functions (VIEW list) keep; require the destination to be the
+  slot's field itself (as local_ptr refuses indices), check `bad-tma`.
 - verified for every value, a negative index on the GPU: a derived param's domain inferred from
   its operand's bounds with unbounded integers where a step of its definition wraps in i32.
   `M = tl.cdiv(N, 64)` (or `(N + 63) // 64`, `(2 * N) // 2`) with `tle.assume(N >= 0)` gets
@@ -274,6 +280,35 @@ def test_a_window_without_a_copy_committed_by_an_equal_index_is_rejected(tmp_pat
     hangs the reader's wait(N)."""
     code, err, _ = dump(tmp_path, capsys, tma(EQUAL_INDEX, drain="N + 1", assume="2"))
     assert code == 1 and "[tma-window]" in err, err
+
+
+# ------------------------------------------------- a copy into part of a slot, or a view of it
+
+PART = ["s.t[0]", "tl.reshape(s.t, [4096])", "tl.trans(s.t)"]
+
+
+@pytest.mark.parametrize("dst", PART)
+def test_a_copy_into_a_view_of_the_slot_is_not_lowered(tmp_path, capsys, dst):
+    """Ground truth: the lowering refuses a TMA copy into a row, a reshape or a transpose of a slot
+    field (exit 1 at the copy's line); the copy of a [64, 64] box into the 64-element row s.t[0]
+    would land 8192 bytes where 128 fit."""
+    text = tma(PLAIN.replace("tle.gpu.tma_load(s.t, ", f"tle.gpu.tma_load({dst}, "))
+    code, err, _ = dump(tmp_path, capsys, text, "--gluon")
+    assert code == 1 and f":{line_of(text, 'tle.gpu.tma_load')}: error: lowering:" in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="tle-dump verifies (exit 0) a TMA copy into a view of a "
+                   "slot field (s.t[0], tl.reshape, tl.trans), which the lowering refuses")
+@pytest.mark.parametrize("dst", PART)
+def test_a_copy_into_a_view_of_the_slot_is_rejected(tmp_path, capsys, dst):
+    """docs/language.md: the destination is `slot.f`, the box is the field's slot shape, and a
+    kernel tle-dump verifies is one --gluon lowers (README: exit 1 for a kernel that cannot be
+    lowered). frontend/protocol.py `tma_load` accepts any Data of view "buffer", and a subscript,
+    tl.reshape or tl.trans of `s.t` keeps that view, so the copy is recorded as a whole-field
+    write of 8192 bytes and the kernel verified."""
+    text = tma(PLAIN.replace("tle.gpu.tma_load(s.t, ", f"tle.gpu.tma_load({dst}, "))
+    code, err, _ = dump(tmp_path, capsys, text)
+    assert code == 1 and f":{line_of(text, 'tle.gpu.tma_load')}: error:" in err, err
 
 
 # ----------------------------------------------------- the descriptor's box and the slot's bytes
