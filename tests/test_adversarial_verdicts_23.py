@@ -267,6 +267,9 @@ def test_the_look_ahead_gluon_expects_bytes_no_copy_brings(tmp_path, capsys):
     iteration, where no copy is issued (3 copies and expects outside the loop, 1 expect inside)."""
     code, out, err = run_dump(capsys, "--gluon", str(write_kernel(tmp_path, tma(AHEAD_EMPTY,
                                                                                drain="N + 2"))))
+    if code == 1:  # fixed: rejected, and so not lowered
+        assert "[tma-window]" in err, err
+        return
     fill = out.split("def fill(")[1].split("\ndef ")[0]
     loop = fill.split("    for i in range(N):\n")[1].split("\n    mbarrier.expect")[0]
     assert "mbarrier.expect(" in loop and "8192" in loop, fill
