@@ -354,11 +354,49 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
     if compiled is None:
         e = err
         path = cache_dir()
+        where = _refused_gluon_line(e, gen, info)
+        if where is not None:
+            loc, text = where
+            raise TleError(f"Triton refused the lowered kernel '{info.name}' (generated Gluon in "
+                           f"{path}) at {text}", loc, check="lowering") from e
         raise TleError(f"Triton failed to compile the lowered kernel '{info.name}' (generated Gluon "
                        f"in {path}): {type(e).__name__}: {str(e).strip()[:2000]}",
                        info.program.loc, check="lowering") from e
     compiled.tle_generated = gen
     return compiled
+
+
+def _refused_gluon_line(e: BaseException, gen, info):
+    """For a compile Triton's code generator refused: (the source location of the statement the
+    refused Gluon line was emitted for, ``partition 'P', `<Gluon line>`: <Triton's message>``),
+    from the innermost CompilationError of the chain (its function's source and line). None when
+    the failure is no such error (a pass of the backend) or its line is not found. Before, the
+    error named the kernel's first line and the outermost error (the warp_specialize call)."""
+    import dataclasses
+
+    inner, seen = None, set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if type(e).__name__ == "CompilationError" and getattr(e, "error_message", None):
+            inner = e
+        e = e.__cause__ or e.__context__
+    if inner is None:
+        return None
+    src, node = getattr(inner, "src", None) or "", getattr(inner, "node", None)
+    lineno = getattr(node, "lineno", None)
+    m = re.match(r"\s*def\s+(\w+)\s*\(", src)
+    lines = src.splitlines()
+    if m is None or not isinstance(lineno, int) or not 1 <= lineno <= len(lines):
+        return None
+    fn, text = m.group(1), lines[lineno - 1].strip()
+    line = ((gen.origins or {}).get(fn) or {}).get(text)
+    message = " ".join(str(inner.error_message).split())[:600]
+    who = "the kernel body" if fn == info.name else f"partition '{fn}'"
+    loc = info.program.loc
+    if line:
+        loc = dataclasses.replace(loc, line=line, column=0) if dataclasses.is_dataclass(loc) \
+            else loc
+    return loc, f"{who}, `{text}`: {message}"
 
 
 def _with_barrier_offsets(info, gen, compiled, gen_of, compile_gen, tgt):

@@ -57,6 +57,8 @@ class Generated:
     wait_sites: list[str]
     uses_cp_async: bool = False
     barrier_asm: bool = False  # inline asm addresses barriers: compile.py bakes in their offsets
+    #: Gluon function -> {emitted line (stripped) -> source line of the statement it came from}
+    origins: Optional[dict] = None
 
 
 def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = True,
@@ -100,7 +102,9 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     helpers_at = len(out)  # helpers that translation turns out to need go here
 
     calls = []
+    origins = {info.name: kt.origins}
     for pinfo, tr, b in fns:
+        origins[pinfo.name] = tr.origins
         fname, params, call_args, pre = pinfo.name, b.params, b.call_args, b.pre
         out.append("@gluon.jit")
         out.append(f"def {fname}({', '.join(params)}):")
@@ -179,4 +183,4 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     uses_cp_async = any(f.cp_async for d in module.kernel.pipes for f in K.get_attr(d, "fills", ()))
     return Generated("\n".join(out), info.name, low.barriers, plans, list(ctx.wait_sites),
                      uses_cp_async,
-                     barrier_asm=bool(debug_waits or ctx.eager_arrays))
+                     barrier_asm=bool(debug_waits or ctx.eager_arrays), origins=origins)

@@ -201,6 +201,9 @@ class FnTranslator:
         #: access of their ring by the partition waits for them first (await_cp_async)
         self.cp_async = CpAsyncInFlight(self)
         self.line = 0  # the line of the statement being translated (a wait's `line`)
+        #: each emitted line (stripped) -> the source line of the statement that emitted it
+        #: first: where compile.py reports a Gluon line Triton refuses
+        self.origins: dict[str, int] = {}
 
     # ---------------------------------------------------------------- helpers
     def err(self, msg: str, node: object) -> TleError:
@@ -208,6 +211,7 @@ class FnTranslator:
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.ind + line)
+        self.origins.setdefault(line.strip(), self.line)
 
     def fresh(self, base: str = "t") -> str:
         self.tmp += 1
