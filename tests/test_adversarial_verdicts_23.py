@@ -15,8 +15,8 @@ Bugs found:
   pairing fault at all:
   * a look-ahead producer (`s = w.acquire(i + 1)`, copy, `w.commit(i)` in the loop, the first
     acquire before it, `w.commit(N)` after it) copying the field twice in a window is verified
-    (16384 bytes land on a full barrier expecting 8192: the phase may complete with the second
-    copy in flight);
+    (16384 bytes land on a full barrier expecting 8192: the phase never completes when both land
+    before the commit's arrive, a hang, else it completes with the second copy in flight);
   * the same producer two windows ahead whose loop windows copy nothing (`s = w.acquire(i + 2)`,
     `w.commit(i + 1)`) is verified; the Gluon arrives with expect-tx 8192 in each iteration and
     no copy lands: the reader's wait(2) hangs at every N >= 1;
@@ -51,7 +51,9 @@ Bugs found:
   assumption and the launch check admit, computes M = -33554431 (`N + 63` wraps) and closes a
   negative index (stage `M % 2` = -1: a barrier outside the array), its bounds and indices all in
   i32, so the caveat does not exclude it. Likewise `M = tl.abs(N)` (no assumption) gets M >= 0,
-  and N = -2^31 gives M = -2^31. `--param N=2147483647` does name the wrapping step (pinned).
+  and N = -2^31 gives M = -2^31; and `tl.maximum(N + 10, 5) - 10` gets `maximum(...) >= 10`
+  where N = 2^31 - 1 gives 5 (M = -5). `--param N=2147483647` does name the wrapping step
+  (pinned).
   Root cause: frontend/protocol.py `note_quotient_domain` (quotient_bounds of `self.bounds(x)`)
   and `note_function_domain` (abs) narrow the derived param's domain without asking whether x
   (or abs) leaves i32 over the base's domain; the cutoff plan then checks only M >= 0. Fix:
@@ -244,8 +246,9 @@ def test_a_look_ahead_producer_with_one_copy_per_window_is_not_verified_wrongly(
                    "block's open acquire)")
 def test_a_look_ahead_window_with_two_copies_is_rejected(tmp_path, capsys):
     """Each window acquire(i + 1) .. commit(i + 1) copies the field twice: 16384 bytes land on a
-    full barrier whose commit expects 8192, so the phase can complete with the second copy in
-    flight (the reader reads a half-written slot) and the extra bytes corrupt the next phase's
+    full barrier whose commit expects 8192: if both land before the commit's arrive the tx-count
+    ends at -8192 and the phase never completes (a hang); else it completes with the second copy
+    in flight (the reader reads a half-written slot) and the extra bytes corrupt the next phase's
     count. docs/semantics.md rule 9: "copies each of those fields exactly once"."""
     text = tma(AHEAD.replace("SECOND", SECOND), drain="N + 1")
     code, err, _ = dump(tmp_path, capsys, text)
@@ -772,7 +775,8 @@ def test_close_at_minus_one_without_a_domain_is_rejected(tmp_path, capsys):
 
 @pytest.mark.xfail(strict=True, reason="M = tl.cdiv(N, 64) of N >= 0 is given the domain M >= 0 "
                    "though N + 63 wraps in i32: verified, and N = 2^31 - 1 closes at -33554431")
-@pytest.mark.parametrize("mdef", ["tl.cdiv(N, 64)", "(N + 63) // 64", "(2 * N) // 2"])
+@pytest.mark.parametrize("mdef", ["tl.cdiv(N, 64)", "(N + 63) // 64", "(2 * N) // 2",
+                                  "tl.maximum(N + 10, 5) - 10"])
 def test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed(tmp_path, capsys, mdef):
     """At N = 2147483647 (which tle.assume(N >= 0) and the launch check admit) the GPU computes
     N + 63 (or 2 * N) in i32: M = -33554431 (-1), and the writer closes index M < 0 (rule 1; the
