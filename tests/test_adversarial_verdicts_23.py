@@ -6,7 +6,21 @@ Each case is a small kernel written to a file and read by tle-dump's main(); the
 the verdict (the check of a rejection, its witness) are pinned. Bugs are xfail(strict=True)
 tests asserting the true behaviour.
 
-Bugs found:
+Bugs found, one line each (the smallest kernel is the xfail test named):
+1. TMA look-ahead windows (`acquire(i + 1)` .. `commit(i)`) are never checked for their copies:
+   none or two copies verified (test_look_ahead_windows_without_a_copy_are_rejected,
+   test_a_look_ahead_window_with_two_copies_is_rejected; passes/tma_windows.py `_block`).
+2. A descriptor box / dtype / offsets count that is not the slot's, in DEFAULT_CONFIG, is verified
+   and refused by the compile (test_a_descriptor_box_that_is_not_the_slot_is_rejected_by_the_
+   verdict; cli/dump.py `_check_signature`).
+3. A TMA copy into `s.t[0]`, `tl.reshape(s.t, ...)` or `tl.trans(s.t)` is verified and not lowered
+   (test_a_copy_into_a_view_of_the_slot_is_rejected; frontend/protocol.py `tma_load`).
+4. A derived param's domain ignores the i32 wrap of its definition (`tl.cdiv(N, 64)` of N >= 0 is
+   "M >= 0"; N = 2^31 - 1 gives M < 0): close(M) verified for every value
+   (test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed; frontend/protocol.py
+   `note_quotient_domain`, `note_function_domain`).
+
+In detail:
 - verified, a hang or a race on the GPU: a TMA window whose commit is not keyed like its acquire.
   passes/tma_windows.py `_block` keys open windows by (pipe, index expression); a commit whose
   key is not open while another window of the pipe is open in the block is skipped ("a pairing
@@ -55,7 +69,7 @@ Bugs found:
   where N = 2^31 - 1 gives 5 (M = -5). `--param N=2147483647` does name the wrapping step
   (pinned).
   Root cause: frontend/protocol.py `note_quotient_domain` (quotient_bounds of `self.bounds(x)`)
-  and `note_function_domain` (abs) narrow the derived param's domain without asking whether x
+  and `note_function_domain` (abs, maximum) narrow the derived param's domain without asking whether x
   (or abs) leaves i32 over the base's domain; the cutoff plan then checks only M >= 0. Fix:
   narrow only where every step of the definition stays in i32 over the bases' domains (the
   i32 check passes/i32_range.py already computes for given values), else keep the i32 range of
