@@ -810,6 +810,24 @@ def test_abs_of_an_unbounded_param_is_not_claimed_non_negative(tmp_path, capsys)
     assert code != 0 or "definition" in err or "abs" in err, err
 
 
+def test_the_gpu_computes_a_negative_m_at_a_launch_the_assumption_admits(tmp_path):
+    """Ground truth for the test above: at N = 2^31 - 1 (N >= 0 holds) the GPU's M =
+    tl.cdiv(N, 64) is -33554431 (ir/derived.py derive_on_gpu, the launch check's arithmetic)."""
+    import importlib.util
+
+    from tle_compiler.ir.derived import derive_on_gpu
+    from tle_compiler.lowering.runtime import Runtime
+
+    path = write_kernel(tmp_path, closed("tl.cdiv(N, 64)"), "cdiv_close.py")
+    spec = importlib.util.spec_from_file_location("cdiv_close", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rt = Runtime(mod.k)
+    info = rt.verified_info(rt.bind((0, 0, 2 ** 31 - 1), {}))
+    env, wrapped = derive_on_gpu(info.program.derived, {"N": 2 ** 31 - 1})
+    assert env["M"] == -33554431 and wrapped, (env, wrapped)
+
+
 def test_the_wrapping_launch_given_with_param_is_no_claim(tmp_path, capsys):
     """Ground truth for the two tests above: the launch given by value is left out, the step
     that wraps named."""
