@@ -42,10 +42,12 @@ def render_dot(reports: list[KernelReport]) -> str:
         out.append(f"    label={_q(f'kernel {prog.name}: {status}')}; fontsize=14; style=dashed;")
         for pi, part in enumerate(prog.partitions):
             color = _PALETTE[pi % len(_PALETTE)]
-            head = f"{part.name}{' (default)' if part.default else ''}\\nwarps={part.warps}" + (
-                f" regs={part.regs}" if part.regs else "")
+            # the name quoted as every label is (a name the API gives may hold '"' or '\\'), then
+            # DOT's line break
+            head = _q(f"{part.name}{' (default)' if part.default else ''}")[:-1] + \
+                f"\\nwarps={part.warps}" + (f" regs={part.regs}" if part.regs else "") + '"'
             out.append(f"    subgraph cluster_k{ki}_p{pi} {{")
-            out.append(f'      label="{head}"; style="filled"; fillcolor="{color}"; color="#888888";')
+            out.append(f'      label={head}; style="filled"; fillcolor="{color}"; color="#888888";')
             chain: list[str] = []
 
             def walk(body: tuple[Stmt, ...], depth: int) -> None:

@@ -242,10 +242,38 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
         given = {n: v for n, v in _int_constexprs(fixed).items() if n in names[k.name]}
         program, bound = kir_protocol_view(path, k, {**config, **fixed}, given)
         specialised.update(bound)
+        # a text some of whose constexprs its partitions bind to numbers is the print of a
+        # kernel read specialised (to its DEFAULT_CONFIG's constexprs, as a .py file's reading
+        # of such a kernel is): its claim names them as the .py kernel's does
+        in_text = _bound_in_text(k)
+        if in_text:
+            in_text = {**{n: v for n, v in _int_constexprs(config).items()
+                          if n in names[k.name]}, **in_text}
+        specialised.update({n: v for n, v in in_text.items() if n not in bound and n not in fixed})
         programs.append(program)
     loaded = Loaded(Module(tuple(programs), str(path)), specialised, names, defaults)
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in specialised})
     return loaded
+
+
+def _bound_in_text(k) -> dict[str, int]:
+    """The integer constexpr params of ``k`` that its partitions bind to one number (``SKIP = 1``
+    in each partition's bindings): the text of a kernel read specialised (``--print-ir`` of a .py
+    kernel read specialised to SKIP = 1 prints it so), whose verdict then names them as the .py
+    kernel's does ("with SKIP = 1 (read specialised)"); a claim for those values only."""
+    from ..ir.kernel import Const
+
+    out: dict[str, int] = {}
+    for p in k.params:
+        if not p.constexpr:
+            continue
+        values = {e.value if isinstance(e, Const) else None
+                  for part in k.partitions for n, e in part.bindings if n == p.name}
+        if len(values) == 1:
+            (v,) = values
+            if isinstance(v, int) and not isinstance(v, bool):
+                out[p.name] = v
+    return out
 
 
 def _int_constexprs(values: dict) -> dict:
@@ -1059,6 +1087,11 @@ def _run(args, fmt: str) -> int:
         raise _Unusable(f"tle-dump: error: {flag} applies to the lowered kernel: add --gluon, "
                         f"--ttgir or --ptx")
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
+    if not names:
+        # `-p "$PASSES"` with the variable unset ran nothing and exited 0, a success that
+        # checked nothing
+        raise _Unusable(f"tle-dump: error: -p {args.passes!r}: no pass named; give passes "
+                        f"(e.g. -p {DEFAULT_PIPELINE}) or leave -p out")
     if args.print_ir or any(n not in PASSES for n in names):
         # a kernel IR pipeline (a lowering pass, or the IR printed): checked against the registry
         # with the lowering's passes; a protocol-only run imports neither, so plain verification

@@ -100,6 +100,7 @@ def _narrowed(v: Verdict, specialised: dict[str, int]) -> Verdict:
     as values checked, in ``checked``: the claim holds for those values only."""
     if not specialised or v.kind == REJECTED:
         return v
+    specialised = dict(sorted(specialised.items()))  # one order whatever reading found them
     fixed = ", ".join(f"{k} = {x}" for k, x in specialised.items())
     checked = dict(v.checked)
     if checked or v.kind in (PROVED, BOUNDED):
@@ -203,7 +204,7 @@ def _barrier_rows(barriers: list[Barrier], hops: Optional[dict] = None) -> list[
 def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
     # the constexprs the kernel was read specialised to, so that the report reads back with the
     # verdict it gives ("with BLOCK_H = 64 (read specialised)")
-    program = replace(rep.program, constexprs=tuple(rep.specialised.items()))
+    program = replace(rep.program, constexprs=tuple(sorted(rep.specialised.items())))
     lines = [print_program(program, locations=locations).rstrip("\n"), ""]
     if rep.barriers:
         lines.append("# barriers (counts in partition arrivals per phase; parity of the waits)")
