@@ -648,3 +648,20 @@ def test_param_named_as_its_argument_with_a_trailing_underscore(tmp_path):
     path = write(tmp_path, "k.py", RING_PY.replace("N_TILES", "N_"))
     code, _, err = dump("--param", "N_=3", path)
     assert code == 0 and "verified for N_ = 3" in err, err
+
+
+def test_param_of_a_constexpr_a_pipe_was_read_specialised_to(tmp_path):
+    """A report's `constexpr B = 64` line: `--param B=64` checks what the file holds (before the
+    line existed, B was "no such param"); another value is refused saying the protocol holds
+    none and where to check it; a constexpr named as a keyword elsewhere reads back."""
+    path = write(tmp_path, "k.pipe", OK_PIPE.replace("param N", "param N\nconstexpr B = 64\n"
+                                                                 "constexpr kernel = -0"))
+    code, out, err = dump("--param", "B=64", "--param", "N=3", path)
+    assert code == 0 and "verified for N = 3, with B = 64, kernel = 0 (read specialised)" in err
+    assert "\nconstexpr B = 64\nconstexpr kernel = 0\n" in out
+    code, _, err = dump("--param", "B=32", path)
+    assert code == 2 and "read specialised to B = 64 (its 'constexpr B = 64' line) and holds no " \
+        "other value; give the kernel file (.py or .kir) to check B = 32" in err, err
+    assert dump_json("--param", "B=32", path)[0] == 2
+    with pytest.raises(TleError, match="integer literal of 400 digits"):
+        parse_module("kernel k\nconstexpr B = " + "9" * 400 + "\n")

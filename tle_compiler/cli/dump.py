@@ -640,8 +640,18 @@ def _check_params(fixed: dict[str, int], kernels: list[Program], loaded: Loaded)
     known = sorted({n for k in kernels for n in fixable(k)} | set(specialised))
     constexprs = sorted({n for k in kernels for n in loaded.constexprs.get(k.name, ())}
                         - set(known))
+    # a .pipe kernel's `constexpr NAME = V` lines: the protocol was read with those values only
+    own = {n: (k.name, v) for k in kernels for n, v in k.constexprs}
     for name, value in fixed.items():
         if name in specialised:
+            continue
+        if name in own:
+            kernel, v = own[name]
+            if value != v:
+                raise _Unusable(f"tle-dump: error: --param {name}={value}: the protocol of "
+                                f"{kernel} was read specialised to {name} = {v} (its 'constexpr "
+                                f"{name} = {v}' line) and holds no other value; give the kernel "
+                                f"file (.py or .kir) to check {name} = {value}")
             continue
         params = [fixable(k)[name] for k in kernels if name in fixable(k)]
         if not params:
