@@ -78,7 +78,8 @@ In detail:
 
 Checked and found right (pinned below): TMA windows keyed alike (a missing copy, a copy after
 the commit, under a condition on the param or the loop variable, two copies in one block, a
-store into the TMA field, a copy into the previous window's slot; a whole window under an `if`),
+store into the TMA field, a copy into the previous window's slot or into a slot carried from
+the previous iteration; a whole window under an `if`; a copy under tl.static_range),
 a look-ahead producer with one copy per window (verified: true on the GPU; rule 9's wording
 would refuse it, either is accepted); named pipes (the hop through a release of a pipe the
 writer writes, at capacity 1 and, not implying it, 2; the return hand-off skipped at the last
@@ -230,6 +231,13 @@ TMA_RIGHT = {
         tma(PLAIN.replace("    w.commit(i)\n", "    tl.store(tle.gpu.local_ptr(s.t), "
                           "tl.zeros([64, 64], tl.bfloat16))\n    w.commit(i)\n")),
         ("rejected", "[tma-field-access]")),
+    "the copy under tl.static_range(1) inside the window (refused: a loop of the window)": (
+        tma(PLAIN.replace("    tle.gpu.tma_load", "    for j in tl.static_range(1):\n"
+                          "        tle.gpu.tma_load")), ("rejected", "[tma-window]")),
+    "a copy into a slot carried from the previous iteration (before this window's acquire)": (
+        tma("s = w.acquire(0)\nfor i in range(N):\n    tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])\n"
+            "    w.commit(i)\n    s = w.acquire(i + 1)\ntle.gpu.tma_load(s.t, x_desc, [N * 64, 0])\n"
+            "w.commit(N)\n", drain="N + 1"), ("rejected", "cannot tell which slot")),
     "the window acquired before the copy's slot exists (copy into the previous slot)": (
         tma("s = w.acquire(0)\ntle.gpu.tma_load(s.t, x_desc, [0, 0])\nw.commit(0)\n"
             "s2 = w.acquire(1)\ntle.gpu.tma_load(s.t, x_desc, [64, 0])\nw.commit(1)\n",
