@@ -66,7 +66,8 @@ In detail:
   negative index (stage `M % 2` = -1: a barrier outside the array), its bounds and indices all in
   i32, so the caveat does not exclude it. Likewise `M = tl.abs(N)` (no assumption) gets M >= 0,
   and N = -2^31 gives M = -2^31; and `tl.maximum(N + 10, 5) - 10` gets `maximum(...) >= 10`
-  where N = 2^31 - 1 gives 5 (M = -5). `--param N=2147483647` does name the wrapping step
+  where N = 2^31 - 1 gives 5 (M = -5); and `(N + 3) % 4` gets the finite domain [0, 3], every
+  value checked, where N = 2^31 - 1 gives C's -2. `--param N=2147483647` does name the wrapping step
   (pinned).
   Root cause: frontend/protocol.py `note_quotient_domain` (quotient_bounds of `self.bounds(x)`)
   and `note_function_domain` (abs, maximum) narrow the derived param's domain without asking whether x
@@ -798,7 +799,7 @@ def test_close_at_minus_one_without_a_domain_is_rejected(tmp_path, capsys):
 @pytest.mark.xfail(strict=True, reason="M = tl.cdiv(N, 64) of N >= 0 is given the domain M >= 0 "
                    "though N + 63 wraps in i32: verified, and N = 2^31 - 1 closes at -33554431")
 @pytest.mark.parametrize("mdef", ["tl.cdiv(N, 64)", "(N + 63) // 64", "(2 * N) // 2",
-                                  "tl.maximum(N + 10, 5) - 10"])
+                                  "tl.maximum(N + 10, 5) - 10", "(N + 3) % 4"])
 def test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed(tmp_path, capsys, mdef):
     """At N = 2147483647 (which tle.assume(N >= 0) and the launch check admit) the GPU computes
     N + 63 (or 2 * N) in i32: M = -33554431 (-1), and the writer closes index M < 0 (rule 1; the
