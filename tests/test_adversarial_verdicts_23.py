@@ -95,7 +95,8 @@ kernel-body loads are two values; a loaded offset may be negative; a *u32 count 
 the cutoff boundary (a flag of domain [0, 1] with a threshold at N = 40, found only at
 FLAG = 1; a param in trip count and index; M = N // 2 with a witness a launch gives;
 `tl.maximum(N - 2 * FLAG, 0)` bounded; `tl.cdiv(N, 64)` at N = 2^31 - 64 and past it, left out
-of the claim with the intermediate named; `N // 64` of N >= 0 proved M >= 0, rightly).
+of the claim with the intermediate named; `N // 64` of N >= 0 proved M >= 0, rightly; two free
+params bounded; a domain N >= 5000 proved from values below it, and its fault at N = 5000 found).
 """
 
 from __future__ import annotations
@@ -705,6 +706,17 @@ CUTOFF_CASES = {
              LOOP + get("r", "p") + IF.format("FLAG == 1")[4:] + IF.format("N >= 40")
              + get("r", "N", " " * 12)),
         ("rejected", "[wait-never-committed]", "N=40, FLAG=1")),
+    "two free params (FLAG unbounded): bounded, not proved": (
+        ring("    for p in range(N + FLAG):\n" + put("w", "p"),
+             "    for p in range(N + FLAG):\n" + get("r", "p"))
+        .replace("    tle.assume(0 <= FLAG <= 1)\n", ""), ("bounded", "2 free params")),
+    "a domain far from zero (N >= 5000): proved from values below it": (
+        ring(LOOP + put("w", "p"), LOOP + get("r", "p"))
+        .replace("tle.assume(N >= 0)", "tle.assume(N >= 5000)"), "verified"),
+    "a domain far from zero, a fault only at its least value": (
+        ring(LOOP + put("w", "p"), LOOP + get("r", "p") + IF.format("N == 5000")[4:]
+             + get("r", "N", " " * 8)).replace("tle.assume(N >= 0)", "tle.assume(N >= 5000)"),
+        ("rejected", "[wait-never-committed]", "N=5000")),
     "a param as trip count and in the index (phases alias at N = 2)": (
         ring(LOOP + put("w", "p + N"), LOOP + get("r", "p + N")),
         ("rejected", "[phase-aliasing]", "when N=2")),
