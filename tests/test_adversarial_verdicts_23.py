@@ -69,11 +69,10 @@ In detail:
   where N = 2^31 - 1 gives 5 (M = -5); and `(N + 3) % 4` gets the finite domain [0, 3], every
   value checked, where N = 2^31 - 1 gives C's -2. So also `--param M=-33554431` is refused (exit
   2: "M = (N + 63) // 64, which takes no other value"), a value that launch computes.
-  `--param N=2147483647` does name the wrapping step
-  (pinned).
+  `--param N=2147483647` does name the wrapping step (pinned).
   Root cause: frontend/protocol.py `note_quotient_domain` (quotient_bounds of `self.bounds(x)`)
-  and `note_function_domain` (abs, maximum) narrow the derived param's domain without asking whether x
-  (or abs) leaves i32 over the base's domain; the cutoff plan then checks only M >= 0. Fix:
+  and `note_function_domain` (abs, maximum) narrow the derived param's domain without asking
+  whether x (or abs) leaves i32 over the base's domain; the plan then checks only M >= 0. Fix:
   narrow only where every step of the definition stays in i32 over the bases' domains (the
   i32 check passes/i32_range.py already computes for given values), else keep the i32 range of
   the result (cdiv of [63, 2^31 + 62] wrapped: [-33554431, 33554432]), or add the definition's
@@ -240,7 +239,8 @@ TMA_RIGHT = {
                           "        tle.gpu.tma_load")), ("rejected", "[tma-window]")),
     "a copy into a slot carried from the previous iteration (before this window's acquire)": (
         tma("s = w.acquire(0)\nfor i in range(N):\n    tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])\n"
-            "    w.commit(i)\n    s = w.acquire(i + 1)\ntle.gpu.tma_load(s.t, x_desc, [N * 64, 0])\n"
+            "    w.commit(i)\n    s = w.acquire(i + 1)\n"
+            "tle.gpu.tma_load(s.t, x_desc, [N * 64, 0])\n"
             "w.commit(N)\n", drain="N + 1"), ("rejected", "cannot tell which slot")),
     "the window acquired before the copy's slot exists (copy into the previous slot)": (
         tma("s = w.acquire(0)\ntle.gpu.tma_load(s.t, x_desc, [0, 0])\nw.commit(0)\n"
@@ -505,7 +505,8 @@ NAMED_CASES["the release implied through a third partition (one hop only is sear
 
 @pytest.mark.parametrize("name", list(NAMED_CASES))
 def test_named_pipes(tmp_path, capsys, name):
-    """barrier="named" pipes: rule 10's hop found, or its absence reported, as the protocol has it."""
+    """barrier="named" pipes: rule 10's hop found, or its absence reported, as the protocol has
+    it."""
     text, want = NAMED_CASES[name]
     code, err, _ = dump(tmp_path, capsys, text)
     expect(code, err, want)
