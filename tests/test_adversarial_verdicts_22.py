@@ -30,6 +30,23 @@ Wrong before the fixes that came with this file:
   is right. Windows are keyed by their index expression (the structural rule stays
   conservative: a commit of another index than the pipe's open acquire is the pairing check's).
 
+- verified (exit 0), a partition that never finishes: a `while` spinning on a shared-memory
+  flag reached through a name (`q = tle.gpu.local_ptr(flag)`, then `while tl.load(q) == 0`),
+  a helper, a tuple, a partition argument or `q + 0`. frontend/memory_waits.py refused the spin
+  only where `tle.gpu.local_ptr` stood in the load itself; it now follows the pointer's names
+  as it already did for kernel arguments (check memory-wait).
+- verified (exit 0), a hang on the GPU: a consumer spinning on a global flag the producer sets
+  after its loop (capacity 1: the producer's second acquire needs the consumer's release),
+  the flag written or read with `pointer=` (`tl.store(pointer=flag_ptr, value=1)`,
+  `tl.atomic_xchg(pointer=..., val=1)`, `tl.load(pointer=flag_ptr)`): the check found a
+  store's or load's pointer by its first positional argument only. Now by keyword too.
+- verified (exit 0), a partition that never finishes: a `while` whose body assigns nothing its
+  condition reads (`while True: pass`, `while N >= 0: pass`, a loop on an input the kernel never
+  writes), in a partition or the kernel body; Triton has no `break`, so once the condition holds
+  it never ends. Now refused (check endless-loop, frontend/protocol.py Walker.refuse_endless),
+  unless the condition is known false where the loop stands (`k = 0; while k > 1`, `while
+  False`: a loop that never runs); a counter the body advances is read as before.
+
 Checked and found right (pinned as twins below): the closed flag of the previous iteration
 carried into the next (a read of the closing slot), reader lists with a name twice or a reader
 that never reads, writers looping backwards, pipe verbs through getattr, a stored bound method or
@@ -509,3 +526,111 @@ def test_a_helper_reads_its_own_modules_constant(tmp_path, capsys, t, expect):
                 prelude=f"from .helpers import put_all\n\nT = {t}\n")
     _run(tmp_path, capsys, text + CONFIG, (), expect,
          files={"pkg/__init__.py": "", "pkg/helpers.py": _HELPERS})
+
+
+# --------------------------------------------------------------------- while loops that never end
+
+SPIN = HEAD + """\
+@tle.jit
+def k(x_ptr, y_ptr, flag_ptr, N):
+    tle.assume(N >= 0)
+    flag = tle.gpu.alloc([1], tl.int32)
+    kv = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, flag, x_ptr, flag_ptr, N)),
+                             (consume, (kv, flag, y_ptr, flag_ptr, N))], [4], [232])
+
+
+def produce(kv, flag, x_ptr, flag_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+SIGNAL
+
+
+def consume(kv, flag, y_ptr, flag_ptr, N):
+    r = kv.reader()
+WAIT
+    for p in range(N):
+        res = r.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(p)
+        tl.store(y_ptr + tl.arange(0, 64), t)
+"""
+
+
+def spin(wait: str, signal: str = "", extra: str = "") -> str:
+    """The consumer runs ``wait`` before its loop, the producer ``signal`` after its own (a
+    capacity-1 ring: for N >= 2 the producer's second acquire needs the consumer's release)."""
+    return (SPIN.replace("WAIT", textwrap.indent(textwrap.dedent(wait), "    ").rstrip("\n"))
+            .replace("SIGNAL", textwrap.indent(textwrap.dedent(signal), "    ").rstrip("\n"))
+            + extra)
+
+
+_SET = "tl.store(flag_ptr, 1)\n"
+_MW = ("rejected", "[memory-wait]", "through a pipe")
+_ENDLESS = ("rejected", "[endless-loop]", "never ends once its condition")
+WHILE_LOOPS = {
+    # a spin on a shared-memory flag through a name: before, verified (only a local_ptr written
+    # in the load itself was seen), a partition that never finishes
+    "a shared flag through a name": (
+        spin("q = tle.gpu.local_ptr(flag)\nwhile tl.load(q) == 0:\n    pass\n"), _MW),
+    "a shared flag through a partition argument": (
+        spin("while tl.load(flag) == 0:\n    pass\n").replace(
+            "(consume, (kv, flag, y_ptr", "(consume, (kv, tle.gpu.local_ptr(flag), y_ptr")
+        .replace("    flag = tle.gpu.alloc([1], tl.int32)\n",
+                 "    flag = tle.gpu.alloc([1], tl.int32)\n"), _MW),
+    "a shared flag through a helper's pointer": (
+        spin("q = ptr_of(flag)\nwhile tl.load(q) == 0:\n    pass\n",
+             extra="\n\ndef ptr_of(b):\n    return tle.gpu.local_ptr(b)\n"), _MW),
+    "a shared flag through a helper's condition": (
+        spin("q = tle.gpu.local_ptr(flag)\nwhile is_zero(q):\n    pass\n",
+             extra="\n\ndef is_zero(q):\n    return tl.load(q) == 0\n"), _MW),
+    "a shared flag through a tuple": (
+        spin("qq = (tle.gpu.local_ptr(flag), 0)\nq = qq[0]\nwhile tl.load(q) == 0:\n    pass\n"),
+        _MW),
+    "a shared flag re-read in the body": (
+        spin("q = tle.gpu.local_ptr(flag)\nv = tl.load(q)\nwhile v == 0:\n    v = tl.load(q)\n"),
+        _MW),
+    "a shared flag + 0": (
+        spin("q = tle.gpu.local_ptr(flag)\nwhile tl.load(q + 0) == 0:\n    pass\n"), _MW),
+    "a shared flag written in the load (as before)": (
+        spin("while tl.load(tle.gpu.local_ptr(flag)) == 0:\n    pass\n"), _MW),
+    # a global flag the producer sets after its loop, with keywords: before, verified (the
+    # writes and reads were found by their first positional argument only), a hang at N >= 2
+    "tl.store(pointer=flag_ptr, value=1)": (
+        spin("while tl.load(flag_ptr) == 0:\n    pass\n",
+             "tl.store(pointer=flag_ptr, value=1)\n"), _MW),
+    "tl.store(value=1, pointer=flag_ptr)": (
+        spin("while tl.load(flag_ptr) == 0:\n    pass\n",
+             "tl.store(value=1, pointer=flag_ptr)\n"), _MW),
+    "tl.atomic_xchg(pointer=flag_ptr, val=1)": (
+        spin("while tl.load(flag_ptr) == 0:\n    pass\n",
+             "tl.atomic_xchg(pointer=flag_ptr, val=1)\n"), _MW),
+    "while tl.load(pointer=flag_ptr) == 0": (
+        spin("while tl.load(pointer=flag_ptr) == 0:\n    pass\n", _SET), _MW),
+    "positional (as before)": (spin("while tl.load(flag_ptr) == 0:\n    pass\n", _SET), _MW),
+    # a condition the body never changes: before, verified, a partition that never finishes
+    "while True": (spin("while True:\n    pass\n"), _ENDLESS),
+    "while N >= 0": (spin("while N >= 0:\n    pass\n"), _ENDLESS),
+    "while 1, a store in the body": (
+        spin("while 1:\n    tl.store(y_ptr, 1.0)\n"), _ENDLESS),
+    "while on an input never written": (
+        spin("while tl.load(flag_ptr) > 0:\n    pass\n"), _ENDLESS),
+    "in the kernel body": (
+        spin("pass\n").replace("    tle.assume(N >= 0)\n",
+                               "    tle.assume(N >= 0)\n    while N > 3:\n        pass\n"),
+        _ENDLESS),
+    # twins: loops that end, or never run
+    "a counter": (spin("k = 0\nwhile k < 4:\n    k += 1\n"), "verified"),
+    "a counter to N": (spin("k = 0\nwhile k < N:\n    k += 1\n"), "verified"),
+    "a loop that never runs": (spin("k = 0\nwhile k > 1:\n    pass\n"), "verified"),
+    "while False": (spin("while False:\n    pass\n"), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(WHILE_LOOPS))
+def test_while_loops_that_never_end(tmp_path, capsys, name):
+    text, expect = WHILE_LOOPS[name]
+    verdict(tmp_path, capsys, text, expect)

@@ -45,6 +45,13 @@ def _ops(e: K.Expr) -> Iterator[K.Op]:
             yield x
 
 
+def _pointer(op: K.Op) -> Optional[K.Expr]:
+    """The pointer a load, store or atomic goes through: its first argument, or ``pointer=``
+    (``tl.store(pointer=flag_ptr, value=1)`` writes flag_ptr as ``tl.store(flag_ptr, 1)``
+    does)."""
+    return op.args[0] if op.args else op.kw("pointer")
+
+
 def _names(e: K.Expr) -> set[str]:
     return {x.id for x in K.walk_expr(e) if isinstance(x, K.Name)}
 
@@ -69,8 +76,10 @@ class _Kernel:
             for st in K.walk_stmts(body):
                 for x in K.stmt_exprs(st):
                     for op in _ops(x):
-                        if (op.name in WRITES or op.name.startswith(ATOMIC_PREFIX)) and op.args:
-                            self.written |= self.args_of(op.args[0], binds, body)
+                        ptr = _pointer(op)
+                        if (op.name in WRITES or op.name.startswith(ATOMIC_PREFIX)) and \
+                                ptr is not None:
+                            self.written |= self.args_of(ptr, binds, body)
 
     def assigns(self, body: tuple) -> dict[str, list[K.Expr]]:
         """``body_assigns`` of a function body, computed once per body."""
@@ -97,14 +106,33 @@ class _Kernel:
                 out.add(name)
         return out
 
+    def shared(self, e: K.Expr, binds: dict, body: tuple, depth: int = 12) -> bool:
+        """Whether the pointer ``e`` may point into shared memory: a ``tle.gpu.local_ptr`` in
+        it, or in what a name it reads is bound to (the function's own assignments, then a
+        partition's bindings, whose expressions are the kernel body's), as ``args_of`` resolves
+        names: ``q = tle.gpu.local_ptr(flag)`` before ``while tl.load(q) == 0`` is the flag."""
+        if any(isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr" for x in K.walk_expr(e)):
+            return True
+        if depth <= 0:
+            return True  # too deep to follow: it may
+        local = self.assigns(body)
+        for name in _names(e):
+            for v in local.get(name, ()):
+                if not (isinstance(v, K.Name) and v.id == name) and \
+                        self.shared(v, binds, body, depth - 1):
+                    return True
+            if name in binds and self.shared(binds[name], {}, self.kern.prologue, depth - 1):
+                return True
+        return False
+
     def hazard(self, op: K.Op, binds: dict, body: tuple) -> Optional[str]:
         """Why the read ``op`` may change while a loop spins on it, or None."""
         if op.name.startswith(ATOMIC_PREFIX):
             return f"`{op.name}` reads memory other threads write"
-        if op.name != "tl.load" or not op.args:
+        ptr = _pointer(op)
+        if op.name != "tl.load" or ptr is None:
             return None
-        ptr = op.args[0]
-        if any(isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr" for x in K.walk_expr(ptr)):
+        if self.shared(ptr, binds, body):
             return "a load of shared memory, which the other partitions write"
         hit = sorted(self.args_of(ptr, binds, body) & self.written)
         if hit:

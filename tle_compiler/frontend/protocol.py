@@ -2910,7 +2910,7 @@ class Walker(WalkRules):
                 self.env[name] = Poison(name, reason)
         self.forget_slots(names, s)
         self.refuse_block_cond(s.cond, "`while`", s)
-        self.eval_guarded(s.cond, "a while condition")
+        tested = self.eval_guarded(s.cond, "a while condition")
         self.depth += 1
         saved_bad = self.bad_loop
         self.bad_loop = (s, "pipe events inside a `while` loop: its trip count is not known to the "
@@ -2921,10 +2921,30 @@ class Walker(WalkRules):
         finally:
             self.depth -= 1
             self.bad_loop = saved_bad
+        self.refuse_endless(s, tested, names)
         after = dict(self.env)
         self.env.clear()
         self.env.update(before)
         self.merge_into(before, [after], names, s, "loop")
+
+    def refuse_endless(self, s: K.While, tested: Value, names) -> None:
+        """Refuse a `while` whose body assigns nothing its condition reads (the condition
+        ``tested`` before the first iteration), unless that condition is surely false (a loop
+        that never runs): nothing it reads changes in the loop (a constant, a param, a value
+        fixed before it, or memory read again that nothing writes meanwhile: the atomics and
+        the loads others write are frontend/memory_waits.py's), and a kernel has no `break`,
+        so once the condition holds the loop never ends, and the partition (or the kernel body)
+        never reaches its end or its later pipe events, while the verdict said every partition
+        runs to its end."""
+        if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
+            return
+        if self.const_int(tested) == 0 or (isinstance(tested, Const) and tested.value is False):
+            return
+        raise self.err(f"this `while` loop never ends once its condition `{self.src(s.cond)}` "
+                       f"holds: its body assigns nothing the condition reads (and a kernel has "
+                       f"no `break`), so the partition would never finish, which the verdict "
+                       f"could not say; bound the loop with range(), or update what the "
+                       f"condition reads in its body", s, check="endless-loop")
 
     def _s_Return(self, s: K.Return) -> None:
         if s.value is not None:
