@@ -665,3 +665,37 @@ def test_param_of_a_constexpr_a_pipe_was_read_specialised_to(tmp_path):
     assert dump_json("--param", "B=32", path)[0] == 2
     with pytest.raises(TleError, match="integer literal of 400 digits"):
         parse_module("kernel k\nconstexpr B = " + "9" * 400 + "\n")
+
+
+# ------------------------------------------------ .kir: errors name the .kir file
+
+def test_kir_structure_errors_name_the_kir_file(tmp_path):
+    """A printed .kir's location comments name the .py it was read from. Before, a check of the
+    .kir's structure located its refusal by them: a .kir holding its kernel twice said "k.py:15:
+    error: kernel 'ring_sum' is defined twice (first at line 15)", and a default partition
+    edited to warps=8 blamed k.py's line, where nothing is wrong. Now the refusal is at the
+    .kir's kernel (or partition) line, naming the source line the comments give. A line edited
+    without its comment says to delete the comment, which works."""
+    py = write(tmp_path, "k.py", RING_PY)
+    kir = kir_of(tmp_path, py).read_text()
+    twice = write(tmp_path, "twice.kir", kir + "\n" + kir)
+    second = kir.count("\n") + 2
+    code, out, err = dump(twice)
+    (msg,) = error_lines(err)
+    assert code == 2 and msg.startswith(f"{twice}:{second}: error: kernel 'ring_sum' is defined "
+                                        f"twice (first at line 1)"), msg
+    assert f"(its location comments name {py}:" in msg
+    w8 = write(tmp_path, "w8.kir", kir.replace("default warps=4", "default warps=8"))
+    line = next(i for i, ln in enumerate(kir.splitlines(), 1) if "default warps=4" in ln)
+    code, _, err = dump(w8)
+    (msg,) = error_lines(err)
+    assert code == 2 and msg.startswith(f"{w8}:{line}: error: default partition 'load_tiles' "
+                                        "has warps=8"), msg
+    lines = kir.splitlines()
+    i = next(i for i, ln in enumerate(lines) if "for t in range(0, N_TILES" in ln and "#" in ln)
+    lines[i] = lines[i].replace("range(0, N_TILES", "range(0, N_TILES + 1 - 1", 1)
+    edited = write(tmp_path, "edited.kir", "\n".join(lines) + "\n")
+    code, _, err = dump(edited)
+    assert code == 2 and "(the line was edited: delete the comment" in err, err
+    lines[i] = lines[i].split("  #")[0]
+    assert dump(write(tmp_path, "fixed.kir", "\n".join(lines) + "\n"))[0] == 0

@@ -830,19 +830,26 @@ def parse_kernel_file(path: Union[str, os.PathLike]) -> list[Kernel]:
                     p, line, 1)
     kernels, tree = _parse(text, p)
     check_identifiers(tree, p)
-    seen: dict[str, Kernel] = {}
-    for k in kernels:
-        if k.name in seen:
-            raise TleError(f"kernel '{k.name}' is defined twice (first at line "
-                           f"{seen[k.name].loc.line}): a file names each kernel once at "
-                           f"{k.loc.line}:{k.loc.column}", k.loc, check="duplicate-name")
-        seen[k.name] = k
-        check_params(k)
-        check_warps(k)
-        check_size(k)
-        check_slot_shapes(k)
-        check_references(k)
-        check_integer_sizes(k)
+    seen: dict[str, int] = {}
+    heads = [text.count("\n", 0, m.start()) + 1 for m in _KERNEL_LINE.finditer(text)]
+    for i, k in enumerate(kernels):
+        try:
+            if k.name in seen:
+                j = seen[k.name]
+                first = heads[j] if len(heads) == len(kernels) and kernels[j].loc.file != p \
+                    else kernels[j].loc.line
+                raise TleError(f"kernel '{k.name}' is defined twice (first at line {first}): a "
+                               f"file names each kernel once at {k.loc.line}:{k.loc.column}",
+                               k.loc, check="duplicate-name")
+            seen[k.name] = i
+            check_params(k)
+            check_warps(k)
+            check_size(k)
+            check_slot_shapes(k)
+            check_references(k)
+            check_integer_sizes(k)
+        except TleError as e:
+            raise _in_this_file(e, text, p, i, len(kernels)) from None
     return kernels
 
 
@@ -1028,6 +1035,36 @@ def check_params(k: Kernel) -> None:
                 raise TleError(f"partition '{part.name}' binds its param '{n}' twice at "
                                f"{part.loc.line}:{part.loc.column}", part.loc,
                                check="duplicate-name")
+
+
+_KERNEL_LINE = re.compile(r"^[ \t]*kernel[ \t]+[^\s(]+[ \t]*\(", re.M)
+
+
+def _in_this_file(e: TleError, text: str, path: str, index: int, count: int) -> TleError:
+    """``e``, a check's refusal of kernel ``index`` of the file ``path``, located in this file.
+    A printed kernel's location comments name the Python source it was read from, so a check
+    that located its refusal at a node said "k.py:16: error: kernel 'k' is defined twice" of a
+    .kir file holding the kernel twice (an edit of the .kir, not of k.py). Now the refusal is at
+    the kernel's line here (or its partition's, when it names one), and names the source line
+    the comments give."""
+    if e.loc is None or e.loc.file in (None, path):
+        return e
+    heads = list(_KERNEL_LINE.finditer(text))
+    if len(heads) != count:
+        return e
+    start = heads[index].start()
+    m = re.match(r"(?:default )?partition '([^']+)'", e.message)
+    if m:
+        part = re.compile(rf"^[ \t]*partition[ \t]+`?{re.escape(m.group(1))}`?\b", re.M)
+        found = part.search(text, start)
+        if found is not None:
+            start = found.start()
+    line = text.count("\n", 0, start) + 1
+    column = start - text.rfind("\n", 0, start)
+    column += len(text[start:]) - len(text[start:].lstrip(" \t"))
+    message = re.sub(r" at \d+:\d+$", "", e.message)
+    return TleError(f"{message} (its location comments name {e.loc.file}:{e.loc.line}) at "
+                    f"{line}:{column}", Loc(path, line, column), check=e.check)
 
 
 def check_warps(k: Kernel) -> None:
@@ -1417,7 +1454,8 @@ class _Locations:
             return [NOLOC] * count
         if len(items) != count:
             raise self.error(f"this location comment lists {len(items)} location(s) where the "
-                             f"node and its sub-nodes have {count}", tok)
+                             f"node and its sub-nodes have {count} (the line was edited: "
+                             f"delete the comment, and the line is located in this file)", tok)
         out = []
         prev_file, prev_line = base_file, None
         for item in items:
