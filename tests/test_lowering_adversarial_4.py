@@ -35,6 +35,10 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
 * ``tl.dot`` of int8 tiles: Triton types the product int32; the lowering gave wgmma a float32
   accumulator (Triton's backend failed the same assertion). Now an int32 one.
 
+* ``tl.dot`` of [32, 64] x [64, 64] (M below wgmma's 64 rows) or of K = 8 bf16: verified, and
+  Triton refused the lowered warp_group_dot ("WGMMA result M dimension must be divisible by
+  64"; a backend pass) at the kernel's first line. Refused by the lowering at the dot's line
+  (a faithful lowering would need mma_v2, which the lowering does not issue).
 * A lowered kernel Triton refuses (a loop-carried value changing type, which Triton refuses
   too; a store Gluon refuses) was reported at the kernel's first line with Triton's outermost
   error (the warp_specialize call). Now at the line of the statement the refused Gluon line
@@ -316,6 +320,35 @@ def test_an_int8_dot_is_an_int32_product(tmp_path, b):
                      r"gl\.zeros\(\[64, 64\], gl\.int32, ", consume), consume
     dots = re.findall(r"ttng\.warp_group_dot .*", compiled.asm["ttgir"])
     assert len(dots) == 1 and "xi8" in dots[0] and "-> tensor<64x64xi32" in dots[0], dots
+
+
+SHAPED = DOT.replace("[2, 64, 64], tl.DT), b=tle.gpu.alloc([2, 64, 64], tl.DT)",
+                     "[2, MM, KK], tl.DT), b=tle.gpu.alloc([2, KK, NN], tl.DT)")
+
+
+@pytest.mark.parametrize("m,k,n,what", [(32, 64, 64, "M = 32 rows"), (16, 32, 32, "M = 16 rows"),
+                                        (64, 8, 64, "K = 8")])
+def test_a_dot_wgmma_cannot_issue_is_refused_at_its_line(tmp_path, m, k, n, what):
+    """A tl.dot of fewer than 64 rows, or of a K below wgmma's step, was verified and the
+    lowered warp_group_dot refused by Triton ("WGMMA result M dimension must be divisible by
+    64", a pass failure) at the kernel's first line. Now refused at the dot's line."""
+    text = (SHAPED.replace("BODY", "        acc2 = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)), "
+                                   "tl.load(tle.gpu.local_ptr(res.slot.b)))")
+            .replace("tl.DT", "tl.bfloat16").replace("SIG", "bf16")
+            .replace("MM", str(m)).replace("KK", str(k)).replace("NN", str(n)))
+    text = text.replace("offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]\n"
+                        "    for p in range(N):\n        slot",
+                        f"offs = tl.arange(0, {m})[:, None] * {k} + tl.arange(0, {k})[None, :]\n"
+                        f"    offb = tl.arange(0, {k})[:, None] * {n} + tl.arange(0, {n})[None, :]\n"
+                        f"    for p in range(N):\n        slot")
+    text = text.replace("tl.load(b_ptr + p * 4096 + offs)", "tl.load(b_ptr + offb)")
+    path = _write(tmp_path, text)
+    rc, out = _dump(path)
+    assert rc == 0, out
+    line = _line_of(path, "acc2 = tl.dot(")
+    with pytest.raises(TleError, match=rf"kernel\.py:{line}: error: lowering: tl\.dot of "
+                                       rf"\[{m}, {k}\] x \[{k}, {n}\]: {what}"):
+        gluon_source((str(path), "k"))
 
 
 def test_a_bf16_dot_keeps_its_slot_tiles(tmp_path):

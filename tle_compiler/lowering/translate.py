@@ -1508,6 +1508,19 @@ class FnTranslator:
         # integer wgmma takes; float32 failed an assertion in Triton's backend), else float32
         out_dtype = "int32" if b.dtype in ("int8", "uint8") else "float32"
         k_instr = 256 // bits if bits <= 16 else 8
+        K_ = a.shape[1]
+        for ok, what in ((M % 64 == 0, f"M = {M} rows: wgmma computes 64 rows per warp group, so "
+                                       f"M must be a multiple of 64 (pad the tile)"),
+                         (N % 8 == 0, f"N = {N} columns: wgmma's N is a multiple of 8"),
+                         (isinstance(K_, int) and K_ % k_instr == 0,
+                          f"K = {K_}: wgmma of {bits}-bit operands takes K in steps of "
+                          f"{k_instr}")):
+            if not ok:
+                # verified, and the lowered warp_group_dot was refused by Triton's verifier
+                # ("WGMMA result M dimension must be divisible by 64") or its backend, named at
+                # the kernel's first line
+                raise self.err(f"tl.dot of [{M}, {K_}] x [{K_}, {N}]: {what}; the lowering issues "
+                               f"every tl.dot as a wgmma", node)
         mma = mma_layout(self.warps, N, k_instr)
         res = self.S.new(2)
         self.S.fix(res, mma)
