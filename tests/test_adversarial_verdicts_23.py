@@ -19,6 +19,8 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
    "M >= 0"; N = 2^31 - 1 gives M < 0): close(M) verified for every value
    (test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed; frontend/protocol.py
    `note_quotient_domain`, `note_function_domain`).
+5. A float offset, or the loop count N as the descriptor, is verified and refused by the compile
+   (test_odd_copy_arguments_are_rejected_by_the_verdict; frontend/protocol.py `tma_load`).
 
 In detail:
 - verified, a hang or a race on the GPU: a TMA window whose commit is not keyed like its acquire.
@@ -57,6 +59,12 @@ In detail:
   copy's line. Root cause: frontend/protocol.py `tma_load` checks only `dst.view == "buffer"`,
   which a subscript and the view functions (VIEW list) keep; require the destination to be the
   slot's field itself (as local_ptr refuses indices), check `bad-tma`.
+- verified (exit 0), refused by the compile: `tle.gpu.tma_load(s.t, x_desc, [0.5, 0])` (a float
+  coordinate; Triton: get_int32) and `tle.gpu.tma_load(s.t, N, [0, 0])` (the descriptor is N, the
+  i32 param the loop counts: "verified for every value of N"). Root cause: frontend/protocol.py
+  `tma_load` checks only that desc is a kernel argument and offsets a list; the pointer-param
+  rule (an argument read as an integer by the protocol and as a pointer) does not cover
+  descriptors, and `_check_signature` does not check descriptor arguments (as above).
 - verified for every value, a negative index on the GPU: a derived param's domain inferred from
   its operand's bounds with unbounded integers where a step of its definition wraps in i32.
   `M = tl.cdiv(N, 64)` (or `(N + 63) // 64`, `(2 * N) // 2`) with `tle.assume(N >= 0)` gets
@@ -313,6 +321,40 @@ def test_a_window_without_a_copy_committed_by_an_equal_index_is_rejected(tmp_pat
     hangs the reader's wait(N)."""
     code, err, _ = dump(tmp_path, capsys, tma(EQUAL_INDEX, drain="N + 1", assume="2"))
     assert code == 1 and "[tma-window]" in err, err
+
+
+# ------------------------------------------------------ what the copy's arguments are typed
+
+ODD_ARGS = {
+    # a float coordinate: Triton refuses it (get_int32) when it compiles the copy
+    "a float offset": "tle.gpu.tma_load(s.t, x_desc, [0.5, 0])",
+    # the descriptor is N, the i32 loop count the protocol reads: no launch passes both
+    "the loop count N as the descriptor": "tle.gpu.tma_load(s.t, N, [0, 0])",
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_ARGS))
+def test_odd_copy_arguments_are_refused_by_the_compile(tmp_path, capsys, name):
+    """Ground truth: `tle-dump --ttgir` (the compile of DEFAULT_CONFIG) refuses both at the
+    copy's line."""
+    text = tma(PLAIN.replace("tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])", ODD_ARGS[name]))
+    code, err, _ = dump(tmp_path, capsys, text, "--ttgir")
+    assert code == 1 and f":{line_of(text, 'tle.gpu.tma_load')}: error:" in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="tle-dump verifies (exit 0) a TMA copy with a float offset "
+                   "or with the i32 param N as its descriptor; the compile refuses both")
+@pytest.mark.parametrize("name", list(ODD_ARGS))
+def test_odd_copy_arguments_are_rejected_by_the_verdict(tmp_path, capsys, name):
+    """docs/language.md: offsets are integer expressions and the descriptor a tensor-descriptor
+    argument; a protocol param read as an integer and used as something else is refused
+    (check pointer-param: "it was verified for every value of x_ptr"). Here the verdict is
+    "verified for every value of N" for a kernel whose descriptor is N, and for a copy at
+    coordinate 0.5; `--gluon` prints both (frontend/protocol.py `tma_load` checks neither; cli/
+    dump.py `_check_signature` does not see descriptor arguments)."""
+    text = tma(PLAIN.replace("tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])", ODD_ARGS[name]))
+    code, err, _ = dump(tmp_path, capsys, text)
+    assert code == 1 and ": verified for " not in err, err
 
 
 # ------------------------------------------------- a copy into part of a slot, or a view of it
