@@ -89,7 +89,9 @@ In detail:
 Checked and found right (pinned below): TMA windows keyed alike (a missing copy, a copy after
 the commit, under a condition on the param or the loop variable, two copies in one block, a
 store into the TMA field, a copy into the previous window's slot or into a slot carried from
-the previous iteration; a whole window under an `if`; a copy under tl.static_range),
+the previous iteration; a whole window under an `if`; a copy under tl.static_range;
+malformed copies: no or empty offsets, extra or doubled arguments, a slot or a field as
+destination or descriptor, a starred call),
 a look-ahead producer with one copy per window (verified: true on the GPU; rule 9's wording
 would refuse it, either is accepted); named pipes (the hop through a release of a pipe the
 writer writes, at capacity 1 and, not implying it, 2; the return hand-off skipped at the last
@@ -331,6 +333,22 @@ ODD_ARGS = {
     # the descriptor is N, the i32 loop count the protocol reads: no launch passes both
     "the loop count N as the descriptor": "tle.gpu.tma_load(s.t, N, [0, 0])",
 }
+
+
+BAD_CALLS = ["tle.gpu.tma_load(s.t, x_desc, [])", "tle.gpu.tma_load(s.t, x_desc)",
+             "tle.gpu.tma_load(s.t, x_desc, [0, 0], 5)",
+             "tle.gpu.tma_load(s.t, x_desc, offsets=[0, 0], foo=1)",
+             "tle.gpu.tma_load(s.t, x_desc, [i * 64, 0], offsets=[0, 0])",
+             "tle.gpu.tma_load(s, x_desc, [0, 0])", "tle.gpu.tma_load(s.t, s.t, [0, 0])",
+             "tle.gpu.tma_load(*(s.t, x_desc, [0, 0]))"]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS)
+def test_malformed_copies_are_refused_at_their_line(tmp_path, capsys, call):
+    text = tma(PLAIN.replace("tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])", call))
+    code, err, _ = dump(tmp_path, capsys, text)
+    assert code == 1 and f":{line_of(text, 'tle.gpu.tma_load')}: error:" in err, err
+    assert "[bad-tma]" in err, err
 
 
 @pytest.mark.parametrize("name", list(ODD_ARGS))
