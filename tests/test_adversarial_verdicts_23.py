@@ -21,6 +21,10 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
    `note_quotient_domain`, `note_function_domain`).
 5. A float offset, or the loop count N as the descriptor, is verified and refused by the compile
    (test_odd_copy_arguments_are_rejected_by_the_verdict; frontend/protocol.py `tma_load`).
+6. One descriptor argument copied into fields of two slot shapes ([64, 64] and [64, 32]) is
+   verified; every compile refuses one copy (test_one_descriptor_for_two_slot_shapes_is_rejected;
+   frontend/protocol.py `tma_load` / passes/tma_windows.py: no check that a descriptor argument
+   feeds one box).
 
 In detail:
 - verified, a hang or a race on the GPU: a TMA window whose commit is not keyed like its acquire.
@@ -323,6 +327,56 @@ def test_a_window_without_a_copy_committed_by_an_equal_index_is_rejected(tmp_pat
     hangs the reader's wait(N)."""
     code, err, _ = dump(tmp_path, capsys, tma(EQUAL_INDEX, drain="N + 1", assume="2"))
     assert code == 1 and "[tma-window]" in err, err
+
+
+# one descriptor argument copied into fields of two slot shapes: its one box fits one of them
+TWO_SHAPES = HEAD + '''@tle.jit
+def k(x_desc, out_ptr, N):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64, 64], tl.bfloat16),
+                 u=tle.gpu.alloc([2, 64, 32], tl.bfloat16))
+    tle.gpu.warp_specialize([(fill, (p, x_desc, N)), (drain, (p, out_ptr, N))], [4], [232])
+
+
+def fill(p, x_desc, N):
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])
+        tle.gpu.tma_load(s.u, x_desc, [i * 64, 64])
+        w.commit(i)
+
+
+def drain(p, out_ptr, N):
+    r = p.reader()
+    for i in range(N):
+        res = r.wait(i)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        u = tl.load(tle.gpu.local_ptr(res.slot.u))
+        r.release(i)
+        tl.store(out_ptr + tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :], v)
+        tl.store(out_ptr + tl.arange(0, 64)[:, None] * 32 + tl.arange(0, 32)[None, :], u)
+'''
+SIG = ('\nDEFAULT_CONFIG = {"signature": {"x_desc": "tensordesc<BOX>", "out_ptr": "*bf16", '
+       '"N": "i32"}, "constexprs": {}}\n')
+
+
+@pytest.mark.parametrize("box", ["bf16[64, 64]", "bf16[64, 32]"])
+def test_one_descriptor_for_two_slot_shapes_is_refused_by_every_compile(tmp_path, capsys, box):
+    """Ground truth: whichever box the descriptor has, the compile refuses the other copy."""
+    text = TWO_SHAPES + SIG.replace("BOX", box)
+    code, err, _ = dump(tmp_path, capsys, text, "--ttgir")
+    assert code == 1 and "is a tensor descriptor of bf16 boxes" in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="one descriptor argument copied into fields of two slot "
+                   "shapes is verified (no signature); no launch can compile it")
+def test_one_descriptor_for_two_slot_shapes_is_rejected(tmp_path, capsys):
+    """A descriptor has one box, so one of the two copies lands other bytes than its field's
+    expect-tx counts whatever the launch passes; with no DEFAULT_CONFIG the frontend can still
+    see it (frontend/protocol.py `tma_load` records each copy's field, not the descriptor's box)."""
+    code, err, _ = dump(tmp_path, capsys, TWO_SHAPES)
+    assert code == 1 and ": verified for " not in err, err
 
 
 # ------------------------------------------------------ what the copy's arguments are typed
