@@ -25,6 +25,13 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
    verified; every compile refuses one copy (test_one_descriptor_for_two_slot_shapes_is_rejected;
    frontend/protocol.py `tma_load` / passes/tma_windows.py: no check that a descriptor argument
    feeds one box).
+7. `n = tl.maximum(tl.load(p), 0)` (or `tl.load(p) & 7`) in one expression is an opaque param of
+   every integer, so a correct kernel indexing by 2n is rejected "when n=-1", a value no launch
+   gives; `m = tl.load(p); n = tl.maximum(m, 0)` is verified
+   (test_a_clamp_of_a_load_in_one_expression_keeps_its_domain; frontend/protocol.py
+   PrologueWalker: a kernel-body value that is Data (a tl function of a load) becomes one
+   opaque param, where a load bound to its own name is an opaque base and the function of it
+   a derived param whose domain note_function_domain / note_quotient_domain narrow).
 
 In detail:
 - verified, a hang or a race on the GPU: a TMA window whose commit is not keyed like its acquire.
@@ -106,7 +113,9 @@ slot, close twice, close at N = -1, a one-shot pipe closed or committed by a par
 a read after the release, an odd index (lowered at parity 0), in a loop, under a flag);
 scheduler metadata (a kernel-body load is loaded once and passed by value, so a consumer's
 store to its word cannot split the partitions; each partition loading the count is refused; two
-kernel-body loads are two values; a loaded offset may be negative; a *u32 count is refused);
+kernel-body loads are two values; a loaded offset may be negative, and clamped in two steps
+(m = load; n = tl.maximum(m, 0) or m & 7) is proved; C's load % 4 is -1 at a loaded -1; a *u32
+count is refused);
 the cutoff boundary (a flag of domain [0, 1] with a threshold at N = 40, found only at
 FLAG = 1; a param in trip count and index; M = N // 2 with a witness a launch gives;
 `tl.maximum(N - 2 * FLAG, 0)` bounded; `tl.cdiv(N, 64)` at N = 2^31 - 64 and past it, left out
@@ -787,6 +796,63 @@ META_CASES = {
     "a loaded count through a u32 pointer": (
         meta().replace('"n_ptr": "*i32"', '"n_ptr": "*u32"'), ("rejected", "[signature]")),
 }
+
+
+# a loaded start offset, clamped: the ring of capacity 1 holds tiles 2n and 2n + 1 (an even start
+# keeps the phases alternating)
+CLAMP = HEAD + '''@tle.jit
+def k(x_ptr, n_ptr):
+KBODY
+    kv = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, n)), (consume, (kv, n_ptr, n))], [4], [232])
+
+
+def produce(kv, x_ptr, n):
+    w = kv.writer()
+    for p in range(2):
+        slot = w.acquire(p + 2 * n)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p + 2 * n)
+
+
+def consume(kv, n_ptr, n):
+    r = kv.reader()
+    for p in range(2):
+        res = r.wait(p + 2 * n)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(p + 2 * n)
+        tl.store(n_ptr + 1 + p, tl.sum(t, 0).to(tl.int32))
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "n_ptr": "*i32"}, "constexprs": {}}
+'''
+LOAD = "tl.load(n_ptr + tl.program_id(0))"
+CLAMPED = {
+    "m = load, n = tl.maximum(m, 0)": (f"    m = {LOAD}\n    n = tl.maximum(m, 0)", "verified"),
+    "m = load, n = m & 7": (f"    m = {LOAD}\n    n = m & 7", "verified"),
+    # C's remainder of a loaded -1 is -1: the witness is a launch's
+    "n = load % 4 (C's remainder: -1 at a loaded -1)": (
+        f"    n = {LOAD} % 4", ("rejected", "[negative-index]", "when n=-1")),
+}
+
+
+@pytest.mark.parametrize("name", list(CLAMPED))
+def test_a_clamped_loaded_offset(tmp_path, capsys, name):
+    kbody, want = CLAMPED[name]
+    code, err, _ = dump(tmp_path, capsys, CLAMP.replace("KBODY", kbody))
+    expect(code, err, want)
+
+
+@pytest.mark.xfail(strict=True, reason="n = tl.maximum(tl.load(p), 0) in one expression is an "
+                   "opaque param of every integer: rejected with the witness n = -1")
+@pytest.mark.parametrize("kbody", [f"    n = tl.maximum({LOAD}, 0)", f"    n = {LOAD} & 7"])
+def test_a_clamp_of_a_load_in_one_expression_keeps_its_domain(tmp_path, capsys, kbody):
+    """Written in two steps (m = load; n = tl.maximum(m, 0)) the kernel is verified for n >= 0
+    (test_a_clamped_loaded_offset); in one expression the whole value becomes one opaque param
+    (`param n any` in the report) and the kernel is rejected "when n=-1", a value
+    tl.maximum(x, 0) and x & 7 never take."""
+    code, err, _ = dump(tmp_path, capsys, CLAMP.replace("KBODY", kbody))
+    expect(code, err, "verified")
 
 
 @pytest.mark.parametrize("name", list(META_CASES))
