@@ -118,7 +118,9 @@ def _block(ctx: PassContext, body: tuple[Stmt, ...], tma: dict[str, dict[str, in
     """The windows of one statement list, pipe by pipe; nested blocks on their own. A writer may
     hold several windows of one pipe open at once (``acquire(2 * t)``, ``acquire(2 * t + 1)``,
     a copy into each, both commits: two stages), so each open window is keyed by its index
-    expression, and a copy or a commit belongs to the window of its own index."""
+    expression, and a copy or a commit belongs to the window of its own index. A commit with no
+    open acquire of its index expression in the block is an error: its window's copies cannot
+    be counted here."""
     # (pipe, index) -> (its open acquire, the TMA copies into its slot seen since)
     open_: dict[tuple, tuple[Event, list[Access]]] = {}
     for s in body:
@@ -145,19 +147,22 @@ def _block(ctx: PassContext, body: tuple[Stmt, ...], tma: dict[str, dict[str, in
                 open_[key] = (s, [])
             elif s.verb == "close":
                 open_.pop(key, None)
-            elif key in open_:
-                _commit(ctx, s, open_.pop(key), tma[s.pipe])
-            elif not any(p == s.pipe for p, _ in open_):
-                _commit(ctx, s, None, tma[s.pipe])
-            # else: a commit of another index than the pipe's open acquire(s) of this block: a
-            # pairing fault, which the per-instance check reports at the right event
+            else:
+                # a commit of another index than every open acquire of the block (a look-ahead
+                # producer's `commit(i)` after `acquire(i + 1)`, or `commit(N + K)` after
+                # `acquire(N)`) closes a window this rule cannot count the copies of: refused
+                # as rule 9 words it (the commit and its acquire in one statement list). (An
+                # acquire whose commit is elsewhere needs no error of its own: that commit has
+                # no open window in its block, or there is none, a pairing fault.)
+                _commit(ctx, s, open_.pop(key, None), tma[s.pipe])
 
 
 def _commit(ctx: PassContext, commit: Event, win, filled: dict[str, int]) -> None:
     fields = ", ".join(sorted(filled))
     if win is None:
         ctx.error(commit.loc, f"{commit.pipe}.commit({commit.index}) must be in the same block as "
-                  f"its acquire: pipe '{commit.pipe}' fills ({fields}) by TMA copies, and each "
+                  f"its acquire, {commit.pipe}.acquire({commit.index}) (the same index "
+                  f"expression): pipe '{commit.pipe}' fills ({fields}) by TMA copies, and each "
                   f"commit's expect-tx counts the copies between its acquire and itself",
                   "tma-window")
         return
