@@ -32,6 +32,10 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
 * ``t ** 2`` and ``//`` of a float tensor, which Triton 3.6 refuses (no ``__pow__``; "unexpected
   type fp32"): verified, and the lowered Gluon failed to compile at the kernel's first line.
   Now refused by the lowering at the expression's line, naming the operator.
+* An fp8 (8-bit) A operand in registers (``(a * 2).to(tl.float8e4nv)``, or a transposed 8-bit
+  tile): the lowered wgmma was asynchronous with an 8-bit register operand, and Triton's backend
+  aborted ("Unexpected bitwidth in WGMMAWaitGroupOp: 8"). Now staged in shared memory, the dot
+  synchronous.
 * ``tl.dot`` of int8 tiles: Triton types the product int32; the lowering gave wgmma a float32
   accumulator (Triton's backend failed the same assertion). Now an int32 one.
 
@@ -154,7 +158,8 @@ BODY
 
 DEFAULT_CONFIG = {"signature": {"x_ptr": "*SIG", "b_ptr": "*SIG", "y_ptr": "*fp32", "N": "i32"}}
 '''
-DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "i8": "int8"}
+DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "i8": "int8",
+          "fp8e4nv": "float8e4nv"}
 
 
 def _dot(body: str, sig: str = "bf16") -> str:
@@ -349,6 +354,27 @@ def test_a_dot_wgmma_cannot_issue_is_refused_at_its_line(tmp_path, m, k, n, what
     with pytest.raises(TleError, match=rf"kernel\.py:{line}: error: lowering: tl\.dot of "
                                        rf"\[{m}, {k}\] x \[{k}, {n}\]: {what}"):
         gluon_source((str(path), "k"))
+
+
+@pytest.mark.parametrize("a", [
+    "(tl.load(tle.gpu.local_ptr(res.slot.a)).to(tl.float32) * 2).to(tl.float8e4nv)",
+    "tl.trans(tl.load(tle.gpu.local_ptr(res.slot.a)))"], ids=["computed-a", "trans-a"])
+def test_an_fp8_a_in_registers_is_staged_in_shared_memory(tmp_path, a):
+    """An 8-bit A operand in registers (computed, or a transposed tile read in registers) made
+    an asynchronous wgmma whose wait Triton's backend cannot lower ("Unexpected bitwidth in
+    WGMMAWaitGroupOp: 8", an LLVM error and abort of the MLIR pipeline). Now staged in shared
+    memory [M, K] and the dot run synchronously, between the wait and the release."""
+    path = _write(tmp_path, _dot(f'''
+        acc = tl.dot({a}, tl.trans(tl.load(tle.gpu.local_ptr(res.slot.b))), acc)
+    ''', sig="fp8e4nv"))
+    consume, compiled = _lowered(path)
+    assert re.search(r"(_a\d+) = gl\.allocate_shared_memory\(gl\.float8e4nv, \[64, 64\], ", consume)
+    assert re.search(r"warpgroup_mma\(_a\d+, kv_b\.index\(\w+\)\.permute\(\(1, 0\)\), acc, "
+                     r"is_async=False\)", consume), consume
+    dots = re.findall(r"ttng\.warp_group_dot .*", compiled.asm["ttgir"])
+    assert len(dots) == 1 and "memdesc<64x64xf8E4M3FN" in dots[0].split("*")[0], dots
+    wait, mma = consume.index("mbarrier.wait(kv_full0"), consume.index("warpgroup_mma(")
+    assert wait < mma < consume.index("mbarrier.arrive(kv_empty0"), consume
 
 
 def test_a_bf16_dot_keeps_its_slot_tiles(tmp_path):

@@ -1494,6 +1494,19 @@ class FnTranslator:
             self.wait_site("after", a_node, Read(a))
             if a.kind != "tensor":
                 raise self.err("tl.dot: the A operand must be a tensor", node)
+        staged_a = a.kind == "tensor" and BITS.get(a.dtype) == 8 and len(a.shape or ()) == 2
+        if staged_a:
+            # an 8-bit A in registers: Triton's backend takes no 8-bit register operand of an
+            # asynchronous wgmma ("Unexpected bitwidth in WGMMAWaitGroupOp: 8", on a kernel
+            # tle-dump verified); staged in shared memory [M, K] (K-major, as wgmma reads 8-bit
+            # A) and the dot run synchronously, as a staged B is
+            name = self.fresh("a")
+            shape = list(a.shape)
+            self.emit(f"{name} = gl.allocate_shared_memory(gl.{a.dtype}, {shape}, "
+                      f"{nvmma_shared_src(shape, a.dtype)}, {a.text})"
+                      f"  # A of the tl.dot, staged for wgmma")
+            self.emit("fence_async_shared()  # generic-proxy stores -> wgmma (async proxy) reads")
+            a = V("smem", name, shape=tuple(shape), dtype=a.dtype, value=None)
         n_is_b = True
         b = k_major(smem_operand(b_node), True)
         if b is not None:
@@ -1501,6 +1514,7 @@ class FnTranslator:
         staged = b is None
         if staged:
             b = self._staged_b_operand(node, b_node)
+        staged = staged or staged_a
         M, _ = a.shape
         N = b.shape[1]
         bits = BITS.get(b.dtype, 16)
