@@ -54,6 +54,12 @@ Wrong before the fixes that came with this file:
   its copies (none, or two). passes/tma_windows.py now refuses such a commit as rule 9 words it
   (its acquire, of the same index expression, in its statement list; check tma-window).
 
+- verified "for every value of x_ptr" (exit 0), refused by Triton: a kernel argument the kernel
+  loads through with `tl.load(pointer=x_ptr + ...)` and loops over (`range(x_ptr)`): the
+  frontend found a load's pointer by its first positional argument only, so the pointer-param
+  rule missed it. Now by keyword too (frontend/protocol.py; `ptr=` of prefetch_l2, `base=` of
+  the make_* calls).
+
 Checked and found right (pinned as twins below): the closed flag of the previous iteration
 carried into the next (a read of the closing slot), reader lists with a name twice or a reader
 that never reads, writers looping backwards, pipe verbs through getattr, a stored bound method or
@@ -658,3 +664,34 @@ WHILE_LOOPS = {
 def test_while_loops_that_never_end(tmp_path, capsys, name):
     text, expect = WHILE_LOOPS[name]
     verdict(tmp_path, capsys, text, expect)
+
+
+# ------------------------------------------- a kernel argument used as a pointer given by keyword
+
+def pointer_param(load: str) -> str:
+    """The writer loads through ``x_ptr`` (``load``) and both partitions loop ``x_ptr`` times."""
+    return ring(writer("for p in range(x_ptr):").replace("tl.load(x_ptr + tl.arange(0, 64))",
+                                                          load),
+                reader("for p in range(x_ptr):"), warg="N, x_ptr", rarg="x_ptr").replace(
+        "def produce(kv, x_ptr, N, C: tl.constexpr):",
+        "def produce(kv, x_ptr, N, ptr, C: tl.constexpr):").replace(
+        "def consume(kv, y_ptr, N, C: tl.constexpr):",
+        "def consume(kv, y_ptr, x_ptr, C: tl.constexpr):").replace(
+        "tle.assume(N >= 0)", "tle.assume(x_ptr >= 0)")
+
+
+POINTER_PARAMS = {
+    # before: verified "for every value of x_ptr" (the pointer found by position only); Triton
+    # refuses a pointer as a loop bound
+    "tl.load(pointer=x_ptr + ...)": (
+        pointer_param("tl.load(pointer=x_ptr + tl.arange(0, 64))"),
+        ("rejected", "[pointer-param]", "kernel argument 'x_ptr' is used as a pointer")),
+    "tl.load(x_ptr + ...) (as before)": (
+        pointer_param("tl.load(x_ptr + tl.arange(0, 64))"), ("rejected", "[pointer-param]")),
+}
+
+
+@pytest.mark.parametrize("name", list(POINTER_PARAMS))
+def test_a_pointer_given_by_keyword_is_a_pointer(tmp_path, capsys, name):
+    text, expect = POINTER_PARAMS[name]
+    verdict(tmp_path, capsys, text + CONFIG, expect)

@@ -2172,11 +2172,13 @@ class Walker(WalkRules):
             self.trans_rules(node)
         if triton and name == "view":
             raise self.err(VIEW_REFUSAL, node, check="unsupported-expression")
-        if (triton or path.startswith("tle.")) and name in POINTER_OPS and node.args:
+        pointer = node.args[0] if node.args else node.kw(
+            "ptr" if name == "prefetch_l2" else "base" if name.startswith("make_") else "pointer")
+        if (triton or path.startswith("tle.")) and name in POINTER_OPS and pointer is not None:
             # the kernel arguments a pointer is computed from are pointers: their truth is no
-            # integer's (Walker.triton_truth)
+            # integer's (Walker.triton_truth); given by keyword too (`tl.load(pointer=x_ptr)`)
             args_in: set[str] = set()
-            for x in K.walk_expr(node.args[0]):
+            for x in K.walk_expr(pointer):
                 v = self.env.get(x.id) if isinstance(x, K.Name) else None
                 if isinstance(v, KernelArg):
                     self.k.pointers.add(v.param)
