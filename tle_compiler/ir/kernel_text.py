@@ -1037,6 +1037,9 @@ def check_params(k: Kernel) -> None:
                                check="duplicate-name")
 
 
+#: The checks whose refusal is about the kernel's or a partition's header (its name, its warps):
+#: located at that header in the .kir, not at the source line its location comments name.
+_KERNEL_CHECKS = ("duplicate-name", "bad-jit", "bad-warps")
 _KERNEL_LINE = re.compile(r"^[ \t]*kernel[ \t]+[^\s(]+[ \t]*\(", re.M)
 
 
@@ -1047,7 +1050,9 @@ def _in_this_file(e: TleError, text: str, path: str, index: int, count: int) -> 
     .kir file holding the kernel twice (an edit of the .kir, not of k.py). Now the refusal is at
     the kernel's line here (or its partition's, when it names one), and names the source line
     the comments give."""
-    if e.loc is None or e.loc.file in (None, path):
+    if e.loc is None or e.loc.file in (None, path) or e.check not in _KERNEL_CHECKS:
+        # a refusal of a statement (an event on an undeclared pipe) stays at the source line
+        # its comments name, the line that holds the statement (tests/test_dump_inputs_fuzz.py)
         return e
     heads = list(_KERNEL_LINE.finditer(text))
     if len(heads) != count:
