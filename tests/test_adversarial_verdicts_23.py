@@ -10,6 +10,8 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
 1. TMA look-ahead windows (`acquire(i + 1)` .. `commit(i)`) are never checked for their copies:
    none or two copies verified (test_look_ahead_windows_without_a_copy_are_rejected,
    test_a_look_ahead_window_with_two_copies_is_rejected; passes/tma_windows.py `_block`).
+   FIXED concurrently (commit 7773d60, rule 9 as worded: such commits are refused): its four
+   tests are plain passing tests now, their xfail markers dropped.
 2. A descriptor box / dtype / offsets count that is not the slot's, in DEFAULT_CONFIG, is verified
    and refused by the compile (test_a_descriptor_box_that_is_not_the_slot_is_rejected_by_the_
    verdict; cli/dump.py `_check_signature`).
@@ -290,9 +292,6 @@ def test_a_look_ahead_producer_with_one_copy_per_window_is_not_verified_wrongly(
     assert (code == 0 and ": verified for " in err) or (code == 1 and "[tma-window]" in err), err
 
 
-@pytest.mark.xfail(strict=True, reason="look-ahead TMA producer: a window copying its field twice "
-                   "is verified (tma_windows._block skips a commit of another index than its "
-                   "block's open acquire)")
 def test_a_look_ahead_window_with_two_copies_is_rejected(tmp_path, capsys):
     """Each window acquire(i + 1) .. commit(i + 1) copies the field twice: 16384 bytes land on a
     full barrier whose commit expects 8192: if both land before the commit's arrive the tx-count
@@ -304,8 +303,6 @@ def test_a_look_ahead_window_with_two_copies_is_rejected(tmp_path, capsys):
     assert code == 1 and "[tma-window]" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="look-ahead TMA producer: windows 2..N+1 copy nothing and "
-                   "are verified; their commits expect 8192 bytes that never land (a hang)")
 def test_look_ahead_windows_without_a_copy_are_rejected(tmp_path, capsys):
     """Only windows 0 and 1 copy; every later commit arrives with expect-tx 8192 (the Gluon says
     so) and nothing lands: the reader's wait(2) hangs at every N >= 1."""
@@ -328,8 +325,6 @@ def test_the_look_ahead_gluon_expects_bytes_no_copy_brings(tmp_path, capsys):
     assert "async_copy_global_to_shared" not in loop, fill
 
 
-@pytest.mark.xfail(strict=True, reason="a window with no TMA copy is verified when its commit's "
-                   "index is spelt differently from its acquire's (commit(N + K), K == 0)")
 def test_a_window_without_a_copy_committed_by_an_equal_index_is_rejected(tmp_path, capsys):
     """acquire(N) .. commit(N + K) with tle.assume(0 <= K <= 0): the same window at every launch,
     with no copy. Its twin commit(N) is rejected (TMA_RIGHT above); this one is verified and
@@ -1089,8 +1084,6 @@ def test_a_pipe_file_window_without_a_copy_keyed_alike_is_rejected(tmp_path, cap
     expect(code, err, ("rejected", "[tma-window]"))
 
 
-@pytest.mark.xfail(strict=True, reason="Pipe IR: look-ahead windows kv.acquire(i + 2) .. "
-                   "kv.commit(i + 1) with no copy are verified (tma_windows._block)")
 def test_a_pipe_file_look_ahead_window_without_a_copy_is_rejected(tmp_path, capsys):
     code, err, _ = dump(tmp_path, capsys, AHEAD_PIPE, name="k.pipe")
     assert code == 1 and "[tma-window]" in err, err
