@@ -36,7 +36,8 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
    a derived param whose domain note_function_domain / note_quotient_domain narrow).
 
 In detail:
-- verified, a hang or a race on the GPU: a TMA window whose commit is not keyed like its acquire.
+- (fixed by 7773d60) verified, a hang or a race on the GPU: a TMA window whose commit is not
+  keyed like its acquire.
   passes/tma_windows.py `_block` keys open windows by (pipe, index expression); a commit whose
   key is not open while another window of the pipe is open in the block is skipped ("a pairing
   fault, which the per-instance check reports"), and the window it really closes is never
