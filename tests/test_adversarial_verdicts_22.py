@@ -27,9 +27,7 @@ Wrong before the fixes that came with this file:
   stage's barrier and each commit's expect-tx on its own (checked here against the verified
   events), so the kernel is now verified; its faulty twins are rejected at the window that is
   wrong (a window with no copy, a slot copied twice, a copy after its commit), not at one that
-  is right. Windows are keyed by their index expression (the structural rule stays
-  conservative: a commit of another index than the pipe's open acquire is the pairing check's).
-
+  is right. Windows are keyed by their index expression.
 - verified (exit 0), a partition that never finishes: a `while` spinning on a shared-memory
   flag reached through a name (`q = tle.gpu.local_ptr(flag)`, then `while tl.load(q) == 0`),
   a helper, a tuple, a partition argument or `q + 0`. frontend/memory_waits.py refused the spin
@@ -46,14 +44,14 @@ Wrong before the fixes that came with this file:
   it never ends. Now refused (check endless-loop, frontend/protocol.py Walker.refuse_endless),
   unless the condition is known false where the loop stands (`k = 0; while k > 1`, `while
   False`: a loop that never runs); a counter the body advances is read as before.
-
 - verified (exit 0), a hang (found by tests/test_adversarial_verdicts_23.py, strict xfails
   there): a commit of another index than every open acquire of its block (a look-ahead producer's
   `commit(i)` after `acquire(i + 1)`, `commit(N + K)` after `acquire(N)` with K == 0) was skipped
   by the structural TMA rule as "a pairing fault", so the window it closes was never checked for
   its copies (none, or two). passes/tma_windows.py now refuses such a commit as rule 9 words it
-  (its acquire, of the same index expression, in its statement list; check tma-window).
-
+  (its acquire, of the same index expression, in its statement list; check tma-window). The
+  strict xfails of tests/test_adversarial_verdicts_23.py for it now pass (their markers are its
+  owner's to drop).
 - verified "for every value of x_ptr" (exit 0), refused by Triton: a kernel argument the kernel
   loads through with `tl.load(pointer=x_ptr + ...)` and loops over (`range(x_ptr)`): the
   frontend found a load's pointer by its first positional argument only, so the pointer-param
@@ -150,7 +148,8 @@ PIPE_OPTIONS = {
         ("rejected", "[bad-pipe]", "pipe name must be an identifier string")),
     "name= another pipe": (
         ring().replace(_PIPE, "    z = tle.pipe(capacity=1, zz=tle.gpu.alloc([1, 64], "
-                              "tl.float32))\n" + _PIPE.replace("capacity=2,", "capacity=2, name=z,")),
+                              "tl.float32))\n"
+                              + _PIPE.replace("capacity=2,", "capacity=2, name=z,")),
         ("rejected", "[bad-pipe]", "pipe name must be an identifier string, got `z`")),
     "kv.reader(tle.gpu.alloc(...))": (
         ring().replace("kv.reader()", "kv.reader(tle.gpu.alloc([64], tl.float32))"),
@@ -254,7 +253,8 @@ TMA_WINDOWS = {
             "        s0 = w.acquire(2 * t + 2)\n        w.commit(2 * t)\n"
             "        s1 = w.acquire(2 * t + 3)\n        w.commit(2 * t + 1)").replace(
             "    w = ring.writer()\n",
-            "    w = ring.writer()\n    s = w.acquire(0)\n    tle.gpu.tma_load(s.tile, x_desc, [0, 0])\n"
+            "    w = ring.writer()\n    s = w.acquire(0)\n"
+            "    tle.gpu.tma_load(s.tile, x_desc, [0, 0])\n"
             "    s = w.acquire(1)\n    tle.gpu.tma_load(s.tile, x_desc, [0, 0])\n")
         + "", ("rejected", "[tma-window]", "ring.commit(2*t) must be in the same block as its "
                                            "acquire, ring.acquire(2*t)")),
