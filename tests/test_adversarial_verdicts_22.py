@@ -50,8 +50,7 @@ Wrong before the fixes that came with this file:
   by the structural TMA rule as "a pairing fault", so the window it closes was never checked for
   its copies (none, or two). passes/tma_windows.py now refuses such a commit as rule 9 words it
   (its acquire, of the same index expression, in its statement list; check tma-window). The
-  strict xfails of tests/test_adversarial_verdicts_23.py for it now pass (their markers are its
-  owner's to drop).
+  strict xfails of tests/test_adversarial_verdicts_23.py for it pass since (its markers dropped).
 - verified "for every value of x_ptr" (exit 0), refused by Triton: a kernel argument the kernel
   loads through with `tl.load(pointer=x_ptr + ...)` and loops over (`range(x_ptr)`): the
   frontend found a load's pointer by its first positional argument only, so the pointer-param
