@@ -722,3 +722,27 @@ def test_kernel_name_with_a_blank_is_quoted(tmp_path):
         f"{path}: error: no kernel named 'acquire_ahead ' (kernels: acquire_ahead)"], err
     code, _, err = dump("--kernel", "nope", path)
     assert error_lines(err) == [f"{path}: error: no kernel named nope (kernels: acquire_ahead)"]
+
+
+def test_a_python_divisor_that_may_be_zero_claims_none_of_its_zeros(tmp_path):
+    """`M = N_TILES // D` with `tle.assume(D >= 0)`: the launch with D = 0 faults. The verdict
+    (bounded) names values of D from 1 (JSON "checked"), never 0, and the report reads back
+    with the same claim."""
+    src = RING_PY.replace(
+        "def ring_sum(x_ptr, out_ptr, stride_x, N_TILES):",
+        "def ring_sum(x_ptr, out_ptr, stride_x, N_TILES, D):\n    tle.assume(D >= 0)\n"
+        "    M = N_TILES // D").replace(
+        "(load_tiles, (ring, x_ptr, stride_x, N_TILES))", "(load_tiles, (ring, x_ptr, stride_x, M))"
+    ).replace("(sum_tiles, (ring, out_ptr, N_TILES))", "(sum_tiles, (ring, out_ptr, M))").replace(
+        '"N_TILES": "i32"}', '"N_TILES": "i32", "D": "i32"}')
+    path = write(tmp_path, "div.py", src)
+    code, obj, _ = dump_json(path)
+    (k,) = obj["kernels"]
+    assert code == 3 and k["verdict"] == "bounded", k
+    lo = int(re.fullmatch(r"\[(-?\d+), -?\d+\]", k["checked"]["D"]).group(1))
+    assert lo >= 1, k
+    code, out, _ = dump(path)
+    assert "\ndef M = N_TILES // D\n" in out
+    code2, out2, _ = dump(write(tmp_path, "back.pipe", out))
+    assert code2 == code and re.sub(r"line \d+", "", verdict_line(out2)) == \
+        re.sub(r"line \d+", "", verdict_line(out))
