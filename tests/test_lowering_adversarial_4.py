@@ -8,6 +8,12 @@ launch makes), whose pipe operations are the verified events (tests/test_lowerin
 ``Runs``), and whose text computes what Triton computes for the source.
 
 Wrong and fixed in this round (tle_compiler/lowering/translate.py):
+* A writer's ``a = tl.load(local_ptr(s.x))`` read only by a later ``tl.dot``, with a store into
+  the slot in between: the load was deferred to the dot (read in place), after the store, so
+  the lowered kernel multiplied the new values (b: a slot read moved past a write of it). Now
+  a tile of a slot the partition writes, into whose field the function stores more than once,
+  is loaded where it is bound (translate.py ``_stored_again``); its ``tl.trans``, which was
+  refused, is transposed in registers there.
 * ``c = (t > 0) and (t < M)`` on tensors, then ``tl.sum(c.to(tl.int32), 1)``: verified, and the
   lowering refused it ("tl.sum needs a tensor and an explicit axis"): ``and`` / ``or`` always
   gave a scalar. Now read as Triton's code generator reads it (ex_BoolOp): a compile-time
@@ -194,7 +200,7 @@ def _partition(src: str, name: str) -> str:
     return src.split(f"def {name}(", 1)[1].split("@gluon.jit", 1)[0]
 
 
-def _lowered(path: Path):
+def _lowered(path: Path, partition: str = "consume"):
     """(the consumer's Gluon, the compiled kernel), checked: tle-dump verifies the kernel for
     every value, the compile for sm_90a succeeds and the Gluon's pipe operations are the
     verified events at several trip counts."""
@@ -209,7 +215,7 @@ def _lowered(path: Path):
     for values in param_grid(lk.program):
         problems += runs.check(values)
     assert not problems, "\n".join(problems)
-    return _partition(compiled.tle_generated.source, "consume"), compiled
+    return _partition(compiled.tle_generated.source, partition), compiled
 
 
 # ------------------------------------------------------------------ and / or
@@ -386,6 +392,75 @@ def test_a_bf16_dot_keeps_its_slot_tiles(tmp_path):
     assert "allocate_shared_memory" not in consume and "].load(" not in consume, consume
     assert not re.search(r"kv_[ab]\.index\(\w+\)\.load\(", consume), consume
     assert re.search(r"warpgroup_mma\(kv_a\.index\(\w+\), kv_b\.index\(\w+\), ", consume), consume
+
+
+# ------------------------------------------------------------------ a writer's tile, then a store
+# `mid` writes kv's slot, loads it into `a`, overwrites the slot with zeros, then multiplies `a`
+# (the first values) by a tile of another pipe it reads.
+OVERWRITE = HEAD + '''
+@tle.jit
+def k(x_ptr, b_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, x=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    wb = tle.pipe(capacity=2, b=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(mid, (kv, wb, x_ptr, y_ptr, N)), (fb, (wb, b_ptr, N)),
+                             (drain, (kv, y_ptr, N))], [4, 4], [232, 232])
+
+
+def fb(wb, b_ptr, N):
+    w = wb.writer()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.b), tl.load(b_ptr + p * 4096 + offs) * 1)
+        w.commit(p)
+
+
+def mid(kv, wb, x_ptr, y_ptr, N):
+    w = kv.writer()
+    rb = wb.reader()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    acc = tl.zeros([64, 64], tl.float32)
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.x), tl.load(x_ptr + p * 4096 + offs) * 1)
+        a = READ
+        tl.store(tle.gpu.local_ptr(s.x), tl.zeros([64, 64], tl.bfloat16))
+        res = rb.wait(p)
+        acc = tl.dot(a, tl.load(tle.gpu.local_ptr(res.slot.b)), acc)
+        rb.release(p)
+        w.commit(p)
+    tl.store(y_ptr + offs, acc)
+
+
+def drain(kv, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + 4096 + p * 4096 + offs, tl.load(tle.gpu.local_ptr(res.slot.x)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*fp32", "N": "i32"}}
+'''
+
+
+@pytest.mark.parametrize("read", ["tl.load(tle.gpu.local_ptr(s.x))",
+                                  "tl.trans(tl.load(tle.gpu.local_ptr(s.x)))"],
+                         ids=["tile", "transposed"])
+def test_a_writer_tile_read_before_a_store_keeps_the_values_it_read(tmp_path, read):
+    """``a = tl.load(local_ptr(s.x))`` of the writer's own slot, read only by a later tl.dot:
+    the lowering deferred the load to the dot (a view read in place), after the statement that
+    overwrites the slot, so the dot multiplied the zeros. Now the tile is loaded where it is
+    bound, before the overwrite. Its transpose was refused ("the lowering reads it only as a
+    tl.dot operand"); now transposed in registers there."""
+    consume, _ = _lowered(_write(tmp_path, OVERWRITE.replace("READ", read)), "mid")
+    load = consume.index("kv_x.index(_kv_s1).load(")
+    zeros = consume.index("kv_x.index(_kv_s1).store(gl.full((64, 64), 0, gl.bfloat16")
+    mma = consume.index("warpgroup_mma(")
+    assert consume.index("kv_x.index(_kv_s1).store((") < load < zeros < mma, consume
+    assert consume.count("kv_x.index(_kv_s1).load(") == 1, consume
 
 
 # ------------------------------------------------------------------ slot stores of another type

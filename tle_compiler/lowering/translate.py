@@ -931,9 +931,35 @@ class FnTranslator:
         value the tile), which a tl.dot reads transposed in place (``smem_view_of``) and any
         other use refuses (``lookup``). None when ``arg`` is not such a tile."""
         s = self._shared_tile(arg)
-        if s is None or len(s.shape or ()) != 2:
+        if s is None or len(s.shape or ()) != 2 or self._stored_again(s):
+            # (a tile the partition may store into again: transposed in registers where it is
+            # bound, as ``load`` reads such a tile there)
             return None
         return V("smemT", "", shape=(s.shape[1], s.shape[0]), dtype=s.dtype, value=s)
+
+    def _stored_again(self, buf) -> bool:
+        """Whether a tile of ``buf`` (an lptr's value) bound to a name may be overwritten before
+        the name's use: ``buf`` is a field of a slot this partition writes, and the function
+        stores into a field of that name more than once (the store that fills it, which
+        precedes any read of it in its window, and another). A deferred read of such a tile
+        (a view the tl.dot reads where it stands) read the later store's values: `a =
+        tl.load(local_ptr(s.x))`, `tl.store(local_ptr(s.x), zeros)`, `tl.dot(a, ...)` multiplied
+        the zeros. Such a tile is loaded (or transposed) where it is bound."""
+        if getattr(buf, "slot", None) != "writer" or not self._frames:
+            return False
+        field = getattr(getattr(buf, "value", None), "field", None)
+        ops = [e for st in K.walk_stmts(self._frames[0][0]) for x in K.stmt_exprs(st)
+               for e in K.walk_expr(x) if isinstance(e, K.Op)]
+        loaded = {id(pointer_arg(e)) for e in ops if e.name == "tl.load"}
+        # every local_ptr of such a field that is not the pointer of a tl.load: a store's
+        # (also through a name a helper's inlined statements bind it to), counted as one
+        stores = 0
+        for e in ops:
+            if e.name == "tle.gpu.local_ptr" and id(e) not in loaded:
+                arg = e.args[0] if e.args else dict(e.kwargs).get("buf")
+                if isinstance(arg, K.SlotField) and (field is None or arg.field == field):
+                    stores += 1
+        return stores > 1
 
     def _binds_a_dot_operand(self, node: K.Op, through_trans: bool = False) -> bool:
         """Whether ``node`` (a ``tl.trans`` or ``tl.load`` of a shared-memory tile, or a name
@@ -1039,7 +1065,8 @@ class FnTranslator:
         volatile = self._volatile(kw, node)
         if p.kind == "lptr":
             self.await_cp_async(getattr(p.value, "value", None), "reads")
-            if not kw and len(node.args) == 1 and self._binds_a_dot_operand(node, True):
+            if not kw and len(node.args) == 1 and not self._stored_again(p.value) \
+                    and self._binds_a_dot_operand(node, True):
                 # `t = tl.load(local_ptr(buf))` read only as tl.dot operands (a helper's inlined
                 # temporaries split `tl.dot(tl.load(...), tl.trans(tl.load(...)))` so): a
                 # deferred tile, read by wgmma in place as the inline form is, not a register
