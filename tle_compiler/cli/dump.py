@@ -362,24 +362,38 @@ def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
                    if isinstance(c.get("signature"), dict)})
 
 
-def _check_signature(rep: KernelReport, loaded: Loaded) -> None:
+def _check_signature(rep: KernelReport, loaded: Loaded, fixed: dict[str, int]) -> None:
     """A kernel the passes found no fault in, checked against its DEFAULT_CONFIG signature as
     the compile checks it (lowering/signature_checks.py, lowering/loaded_params.py): an
-    integer argument typed narrow or unsigned, a protocol param typed i64 or i1, or a value its events depend on read through a pointer that is not i32 (or
-    computed as a float, an unsigned or a narrow integer), is computed on the GPU in an
-    arithmetic the verifier did not check; the kernel is rejected at that value's line, as the
-    compile would refuse it, rather than verified."""
+    integer argument typed narrow or unsigned, a protocol param typed i64 or i1, or a value its
+    events depend on read through a pointer that is not i32 (or computed as a float, an unsigned
+    or a narrow integer), is computed on the GPU in an arithmetic the verifier did not check;
+    and a tensor descriptor whose box, element type or offsets are not those of the slot its TMA
+    copies fill (lowering/descriptors.complete_signature, with the constexprs the kernel would be
+    lowered with) would land other bytes than the commit's expect-tx counts. The kernel is
+    rejected at that line, as the compile would refuse it, rather than verified."""
     name = rep.program.name
     info, sig = loaded.infos.get(name), loaded.signatures.get(name)
     if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
+    from ..lowering.descriptors import complete_signature
     from ..lowering.signature_checks import check_signature
+    from .constexprs import lowering_constexprs, over_config
 
     try:
         check_signature(info, sig)
     except TleError as e:
         rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
+        return
+    config, given = loaded.defaults.get(name, {}), lowering_constexprs(loaded, name, fixed)
+    if any(n in config and config[n] != v for n, v in given.items()):
+        return  # another configuration than DEFAULT_CONFIG's: its descriptors are a launch's
+    try:
+        complete_signature(info, sig, over_config(config, given))
+    except TleError as e:
+        if e.check == "signature":  # a shape left to a launch's constexprs is the lowering's
+            rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
 
 
 def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
@@ -1162,7 +1176,7 @@ def _run(args, fmt: str) -> int:
     _check_params(fixed, kernels, loaded)
     reports = [_verify(k, args, fixed, loaded.specialised_of(k.name)) for k in kernels]
     for rep in reports:
-        _check_signature(rep, loaded)
+        _check_signature(rep, loaded, fixed)
         _check_default_shapes(rep, loaded)
 
     for rep in reports:
