@@ -49,6 +49,8 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
   Triton refused the lowered warp_group_dot ("WGMMA result M dimension must be divisible by
   64"; a backend pass) at the kernel's first line. Refused by the lowering at the dot's line
   (a faithful lowering would need mma_v2, which the lowering does not issue).
+* A tuple index out of range (``pr[2]`` of a helper's pair): verified, and the translator
+  failed with Python's IndexError. Now an error at the line.
 * A lowered kernel Triton refuses (a loop-carried value changing type, which Triton refuses
   too; a store Gluon refuses) was reported at the kernel's first line with Triton's outermost
   error (the warp_specialize call). Now at the line of the statement the refused Gluon line
@@ -273,6 +275,26 @@ def test_the_operators_triton_takes_stay(tmp_path, expr, gluon):
         tl.store(y_ptr + p * 2048 + offs, {expr})
     ''')))
     assert f"gl.store(((y_ptr + (p * 2048)) + offs), {gluon})" in consume, consume
+
+
+def test_a_tuple_index_out_of_range_is_refused_at_its_line(tmp_path):
+    """``pr = two(t, M)`` (a helper returning two values), then ``pr[2]``: verified, and the
+    translator failed with Python's IndexError (a traceback). Now an error at the line; a
+    negative index in range reads as Python's."""
+    helper = "\n\ndef two(x, m):\n    return x * m, x // m\n"
+    path = _write(tmp_path, _reg('''
+        pr = two(t, M)
+        tl.store(y_ptr + p * 2048 + offs, pr[2])
+    ''').replace("\n\nDEFAULT_CONFIG", helper + "\n\nDEFAULT_CONFIG"))
+    assert _dump(path)[0] == 0
+    with pytest.raises(TleError, match=rf"kernel\.py:{_line_of(path, 'pr[2]')}: error: lowering: "
+                                       r"tuple index 2 out of range: the tuple has 2 items"):
+        gluon_source((str(path), "k"), {"C": 3})
+    consume, _ = _lowered(_write(tmp_path, _reg('''
+        pr = two(t, M)
+        tl.store(y_ptr + p * 2048 + offs, pr[-1] + pr[-2])
+    ''').replace("\n\nDEFAULT_CONFIG", helper + "\n\nDEFAULT_CONFIG")))
+    assert "gl.store(((y_ptr + (p * 2048)) + offs), ((t // M) + (t * M)))" in consume, consume
 
 
 # ------------------------------------------------------------------ tl.dot operands

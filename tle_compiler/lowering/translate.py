@@ -486,7 +486,13 @@ class FnTranslator:
     def ex_Subscript(self, node: K.Subscript) -> V:
         base = self.ex(node.value)
         if base.kind == "tuple" and len(node.index) == 1 and isinstance(node.index[0], int):
-            return base.value[node.index[0]]
+            i, n = node.index[0], len(base.value)
+            if not -n <= i < n:
+                # (verified, and the translator failed with Python's IndexError; Triton refuses
+                # the index too)
+                raise self.err(f"tuple index {i} out of range: the tuple has {n} item"
+                               f"{'s' if n != 1 else ''}", node)
+            return base.value[i]
         if base.kind != "tensor":
             raise self.err("only tensors and tuples can be subscripted", node)
         shape = list(base.shape or ())
