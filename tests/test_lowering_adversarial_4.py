@@ -49,6 +49,8 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
   Triton refused the lowered warp_group_dot ("WGMMA result M dimension must be divisible by
   64"; a backend pass) at the kernel's first line. Refused by the lowering at the dot's line
   (a faithful lowering would need mma_v2, which the lowering does not issue).
+* ``tl.zeros(64, tl.int32)`` (a shape that is no list, which Triton refuses too): verified, and
+  the translator failed with a TypeError. Now an error at the line.
 * A tuple index out of range (``pr[2]`` of a helper's pair): verified, and the translator
   failed with Python's IndexError. Now an error at the line.
 * A lowered kernel Triton refuses (a loop-carried value changing type, which Triton refuses
@@ -295,6 +297,20 @@ def test_a_tuple_index_out_of_range_is_refused_at_its_line(tmp_path):
         tl.store(y_ptr + p * 2048 + offs, pr[-1] + pr[-2])
     ''').replace("\n\nDEFAULT_CONFIG", helper + "\n\nDEFAULT_CONFIG")))
     assert "gl.store(((y_ptr + (p * 2048)) + offs), ((t // M) + (t * M)))" in consume, consume
+
+
+@pytest.mark.parametrize("call", ["tl.zeros(64, tl.int32)", "tl.full(64, 3, tl.int32)"])
+def test_a_shape_that_is_no_list_is_refused_at_its_line(tmp_path, call):
+    """``tl.zeros(64, ...)``: Triton iterates the shape and refuses it ("'int' object is not
+    iterable"); verified, and the translator failed with that TypeError (a traceback). Now an
+    error at the line."""
+    path = _write(tmp_path, _reg(f'''
+        tl.store(y_ptr + p * 2048 + offs, t + tl.sum({call}, 0))
+    '''))
+    assert _dump(path)[0] == 0
+    with pytest.raises(TleError, match=rf"kernel\.py:{_line_of(path, call)}: error: lowering: "
+                                       rf"tl\.(zeros|full)'s shape must be a list or tuple"):
+        gluon_source((str(path), "k"), {"C": 3})
 
 
 # ------------------------------------------------------------------ tl.dot operands

@@ -782,7 +782,16 @@ class FnTranslator:
             else:
                 value = self.ex(args[1])
                 dt = self.ex(args[2] if len(args) > 2 else kw["dtype"])
-            dims = tuple(x.value for x in shape.value)
+            if shape.kind == "const" and isinstance(shape.value, (tuple, list)):
+                # a module constant holding the shape
+                dims = tuple(shape.value)
+            elif shape.kind != "tuple":
+                # (Triton iterates the shape: `tl.zeros(64, ...)` fails there, "'int' object is
+                # not iterable"; it was verified and the translator failed with that TypeError)
+                raise self.err(f"tl.{name}'s shape must be a list or tuple of compile-time "
+                               f"integers (`[64]`, not `64`), as Triton 3.6 takes it", node)
+            else:
+                dims = tuple(x.value for x in shape.value)
             if any(not isinstance(d, int) for d in dims):
                 raise self.err("tensor shapes must be compile-time constants", node)
             var = self.S.new(len(dims))
