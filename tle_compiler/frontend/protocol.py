@@ -506,6 +506,33 @@ def same_write(a: Access, b: Access) -> bool:
                                                             b.reader)
 
 
+def one_box_fits(a: tuple, b: tuple) -> bool:
+    """Whether one TMA box fills slot fields of shapes ``a`` and ``b`` (lowering/descriptors.py
+    box_fits_field of both): the box with the most unit dimensions of both in each gap between
+    their other dimensions, tried against both by the compile's own rule."""
+    from ..lowering.descriptors import box_fits_field
+
+    def gaps(shape: tuple) -> tuple[list[int], list[int]]:
+        dims, ones, run = [], [], 0
+        for d in shape:
+            if d == 1:
+                run += 1
+            else:
+                ones.append(run)
+                dims.append(d)
+                run = 0
+        return dims, ones + [run]
+
+    (da, ga), (db, gb) = gaps(a), gaps(b)
+    if da != db:
+        return False
+    box: list[int] = []
+    for i, d in enumerate(da):
+        box += [1] * max(ga[i], gb[i]) + [d]
+    box += [1] * max(ga[-1], gb[-1])
+    return box_fits_field(box, list(a)) and box_fits_field(box, list(b))
+
+
 def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional[Data]:
     """The merge of two non-affine data values (or unbound names) that reach one point on
     different paths: the union of what they view; when they view different slots, the slot is
@@ -517,7 +544,10 @@ def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional
     lost = da.lost or db.lost
     if da.slots != db.slots and lost is None:
         lost = reason
-    node = da.node if da.node is not None else db.node
+    # a view of a part of a field on either path is not the field itself (tle.gpu.tma_load's
+    # destination must be)
+    node = next((n for n in (da.node, db.node) if n is not None and
+                 not isinstance(n, K.SlotField)), da.node if da.node is not None else db.node)
     return Data(node=node, fields=da.fields | db.fields, view=da.view or db.view,
                 slots=da.slots | db.slots, buffers=da.buffers | db.buffers, lost=lost,
                 partial=da.partial or db.partial)
@@ -2361,12 +2391,21 @@ class Walker(WalkRules):
             raise self.err(f"tle.gpu.tma_load inside {self.no_events}: whether the copy runs must "
                            f"be known, because the commit of its window declares its bytes",
                            node, check="tma-window")
-        if not isinstance(desc, KernelArg):
+        if not isinstance(desc, KernelArg) or desc.constexpr:
             raise self.err(f"tle.gpu.tma_load: the descriptor `{self.src(node.args[1])}` must be "
                            f"an argument of the kernel (a tensor descriptor the host passes)",
                            node, check="bad-tma")
+        for off in (offsets.items if isinstance(offsets, TupleV) else ()):
+            if isinstance(off, Const) and not isinstance(off.value, (int, type(None))) or \
+                    isinstance(off, Data) and off.floating:
+                # Triton's copy takes i32 coordinates (get_int32): a float one is refused when
+                # the kernel compiles
+                raise self.err(f"tle.gpu.tma_load: the offsets `{self.src(node.args[2])}` must be "
+                               f"integers (a TMA copy's coordinates are i32)", node,
+                               check="bad-tma")
         self.opaque_access(list(offsets.items) if isinstance(offsets, TupleV) else [offsets],
                            "tle.gpu.tma_load", node)
+        self.k.tma_descriptor_locs.setdefault(desc.name, node.loc)
         if isinstance(dst, BufferRef):  # a free buffer: a write, for the race check
             if self.mode == "partition" and dst.var is not None:
                 self.k.buffer_uses.setdefault(dst.var, []).append(
@@ -2379,6 +2418,15 @@ class Walker(WalkRules):
         if dst.lost is not None:
             raise self.err(f"cannot tell which slot `{self.src(node)}` touches: {dst.lost}", node,
                            check="unknown-slot")
+        if not isinstance(dst.node, K.SlotField):
+            # a subscript (`s.t[0]`), a view (`tl.reshape(s.t, ...)`, `tl.trans(s.t)`, `s.t.T`)
+            # or what a function gives back of the field: the copy lands the descriptor's box in
+            # the whole slot, whose bytes the commit's expect-tx counts, and the lowering copies
+            # into nothing else
+            raise self.err(f"tle.gpu.tma_load: the destination `{self.src(node.args[0])}` must be "
+                           f"the slot field itself (`slot.f`), not a part or a view of it: the "
+                           f"copy fills the whole field, whose bytes the commit expects", node,
+                           check="bad-tma")
         for sf in sorted(dst.slots, key=lambda x: (x.slot.pipe, x.field, str(x.slot.index))):
             slot = sf.slot
             if slot.role == "reader":
@@ -2390,9 +2438,37 @@ class Walker(WalkRules):
             buf = dict(self.k.pipes[slot.pipe].decl.fields)[sf.field]
             shape = [self.k.bind.get(d, d) if isinstance(d, str) else d for d in buf.shape]
             nbytes = slot_bytes(shape, buf.dtype) or 0
+            self.one_box(desc.name, slot.pipe, sf.field, str(buf.dtype), shape[1:], node.loc)
             self.record(Access(slot.role, slot.pipe, sf.field, slot.index, slot.reader,
                                "tle.gpu.tma_load", node.loc, tma=True, nbytes=nbytes))
         return Const(None)
+
+    def one_box(self, arg: str, pipe: str, field: str, dtype: str, shape: list,
+                loc: Loc) -> None:
+        """A tensor descriptor has one box and element type: the copies of one descriptor
+        argument into fields of other slot shapes or element types are refused by every
+        compile (lowering/descriptors.py check_copy: the box must be each field's slot shape,
+        with any extra unit dimensions), so the second such copy is an error here, at its line
+        (check ``signature``, as the compile words it)."""
+        seen = self.k.tma_descriptors.setdefault(arg, [])
+        if not all(isinstance(d, int) for d in shape):
+            return  # a slot shape of an unbound constexpr: the compile checks it
+        if str(self.k.config_signature.get(arg, "")).startswith("tensordesc"):
+            return  # the DEFAULT_CONFIG's box: tle-dump checks each copy against it (cli/dump.py)
+        entry = (pipe, field, dtype, tuple(shape), loc)
+        if any(e[:4] == entry[:4] for e in seen):
+            return
+        for other in seen:
+            if other[2] != dtype or not one_box_fits(other[3], tuple(shape)):
+                raise TleError(
+                    f"kernel argument '{arg}' is copied by tle.gpu.tma_load into {other[0]}."
+                    f"{other[1]}, a {other[2]} slot of shape {list(other[3])} (line "
+                    f"{other[4].line}), and here into {pipe}.{field}, a {dtype} slot of shape "
+                    f"{list(shape)}: a tensor descriptor has one box and element type, which "
+                    f"cannot fill both (the box is the slot's shape, or that shape with extra "
+                    f"dimensions of size 1), so every compile refuses one of the copies; pass "
+                    f"a descriptor per slot shape", loc, check="signature")
+        seen.append(entry)
 
     def access(self, v: Data, op: str, node, write: bool, reads: bool = False,
                may: bool = False) -> None:
@@ -3996,6 +4072,10 @@ class Ctx(KernelCtx):
         self.config_signature: dict[str, str] = {}
         # those that are the only kernel argument of a pointer expression: surely pointers
         self.sure_pointers: set[str] = set()
+        # the kernel arguments tle.gpu.tma_load copies read as tensor descriptors: argument ->
+        # the (pipe, field, element type, slot shape, location) of each copy
+        self.tma_descriptors: dict[str, list[tuple[str, str, str, tuple, Loc]]] = {}
+        self.tma_descriptor_locs: dict[str, Loc] = {}  # argument -> its first copy
 
     def refuse_truths(self) -> None:
         """Raise the first error of :attr:`truths` whose kernel arguments the kernel never
@@ -4285,6 +4365,15 @@ def refuse_pointer_params(k: KernelCtx, param_args: dict[str, str], bases) -> No
     pointer_args = {k.params.slot(ph).arg: k.params.slot(ph) for ph in k.sure_pointers
                     if k.params.slot(ph).arg}
     read = set(param_args.values()) | {getattr(b, "name", b) for b in bases}
+    for arg in sorted(read & set(k.tma_descriptor_locs)):
+        # a tensor descriptor is no integer: Triton refuses it as a loop bound, and an integer
+        # argument as a TMA copy's descriptor (the verdict was "verified for every value" of it)
+        loc = k.tma_descriptor_locs[arg]
+        raise TleError(f"kernel argument '{arg}' is the descriptor of a tle.gpu.tma_load and an "
+                       f"integer the pipe protocol reads (a loop bound, condition or index): a "
+                       f"tensor descriptor is no integer, and an integer no descriptor; pass the "
+                       f"count and the descriptor as arguments of their own", loc,
+                       check="bad-tma")
     for arg in sorted(read & set(pointer_args)):
         slot = next((sl for sl in k.params.by_placeholder.values() if sl.arg == arg),
                     pointer_args[arg])
