@@ -49,6 +49,10 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
   Triton refused the lowered warp_group_dot ("WGMMA result M dimension must be divisible by
   64"; a backend pass) at the kernel's first line. Refused by the lowering at the dot's line
   (a faithful lowering would need mma_v2, which the lowering does not issue).
+* A tl call missing an argument Triton requires (``tl.where(c)``, ``tl.maximum(x)``,
+  ``tl.zeros([32, 64])``, ``tl.program_id()``, ...): verified, and the translator failed with an
+  IndexError / KeyError / ValueError. Now an error naming the call and the argument
+  (lowering/call_args.py ``REQUIRED``).
 * ``tl.zeros(64, tl.int32)`` (a shape that is no list, which Triton refuses too): verified, and
   the translator failed with a TypeError. Now an error at the line.
 * A tuple index out of range (``pr[2]`` of a helper's pair): verified, and the translator
@@ -310,6 +314,24 @@ def test_a_shape_that_is_no_list_is_refused_at_its_line(tmp_path, call):
     assert _dump(path)[0] == 0
     with pytest.raises(TleError, match=rf"kernel\.py:{_line_of(path, call)}: error: lowering: "
                                        rf"tl\.(zeros|full)'s shape must be a list or tuple"):
+        gluon_source((str(path), "k"), {"C": 3})
+
+
+@pytest.mark.parametrize("expr,call,missing", [
+    ("tl.where(t > 0)", "tl.where", "x"), ("tl.maximum(t)", "tl.maximum", "y"),
+    ("t + tl.cdiv(M)", "tl.cdiv", "div"), ("t + tl.program_id()", "tl.program_id", "axis"),
+    ("t + tl.zeros([32, 64])", "tl.zeros", "dtype"), ("t + tl.sum()", "tl.sum", "input"),
+    ("t + tl.arange(64)[None, :]", "tl.arange", "end")])
+def test_a_call_missing_an_argument_is_refused_at_its_line(tmp_path, expr, call, missing):
+    """A tl call without an argument Triton requires: verified, and the translator failed with
+    Python's IndexError / KeyError / ValueError (a traceback). Now an error naming the call and
+    the argument, at the line (lowering/call_args.py REQUIRED)."""
+    path = _write(tmp_path, _reg(f'''
+        tl.store(y_ptr + p * 2048 + offs, {expr})
+    '''))
+    assert _dump(path)[0] == 0
+    with pytest.raises(TleError, match=rf"kernel\.py:{_line_of(path, expr)}: error: lowering: "
+                                       rf"`{re.escape(call)}`: `{missing}` is missing"):
         gluon_source((str(path), "k"), {"C": 3})
 
 

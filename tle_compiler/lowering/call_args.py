@@ -45,6 +45,12 @@ PARAMS: dict[str, tuple[str, ...]] = {
 }
 
 #: Keywords past the positional parameters that the translator reads and lowers.
+#: how many of PARAMS' leading parameters a call must give (default: all of them); a call
+#: giving fewer was verified, and the translator failed with Python's IndexError / KeyError /
+#: ValueError (`tl.where(c)`, `tl.maximum(x)`, `tl.zeros([64])`); Triton refuses it too
+REQUIRED: dict[str, int] = {"tl.dot": 2, "tl.max": 1, "tl.min": 1, "tl.sum": 1, "tl.xor_sum": 1,
+                            "tl.reduce_or": 1}
+
 READ: dict[str, tuple[str, ...]] = {
     "to": ("bitcast", "fp_downcast_rounding"),
 }
@@ -109,7 +115,10 @@ def bind(node: K.Op) -> K.Op:
     """``node`` with its positional parameters in order and only the keywords the translator
     reads (see the module docstring); ``node`` itself for calls outside :data:`PARAMS`."""
     params = PARAMS.get(node.name)
-    if params is None or (not node.kwargs and len(node.args) <= len(params)):
+    if params is None:
+        return node
+    if not node.kwargs and len(node.args) <= len(params):
+        _check_required(node.name, params, len(node.args))
         return node  # already in the form the translator reads: the same node (its path)
     name = node.name
     args: list[Optional[K.Expr]] = list(node.args)
@@ -137,7 +146,17 @@ def bind(node: K.Op) -> K.Op:
     if any(a is None for a in args):
         missing = params[args.index(None)]
         raise CallArgError(f"`{_spelling(name)}`: `{missing}` is missing")
+    _check_required(name, params, len(args))
     return replace(node, args=tuple(args), kwargs=tuple(kept))
+
+
+def _check_required(name: str, params: tuple[str, ...], given: int) -> None:
+    """An error naming the first required parameter of ``name`` past the ``given`` ones."""
+    need = REQUIRED.get(name, len(params))
+    if given < need:
+        missing = params[given]
+        raise CallArgError(f"`{_spelling(name)}`: `{missing}` is missing (Triton 3.6 refuses the "
+                           f"call)")
 
 
 def check_memory_keywords(name: str, kw: dict[str, K.Expr], read: tuple[str, ...]) -> None:
