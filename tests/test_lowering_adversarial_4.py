@@ -1,13 +1,26 @@
-"""What is verified is what is lowered, fourth round: `and` / `or` on tensors, tl.dot operands
-the first rounds lower only in their 16-bit, slot-tile form (a register B loaded through a
-pointer, float32 tiles), constants bound to names, ... (see the cases below).
+"""What is verified is what is lowered, fourth round.
+
+Tried: `and` / `or` on tensors and with constexprs; tl.dot operands outside the 16-bit
+slot-tile form (a register B read through a pointer, float32, int8 and fp8 tiles, transposed
+A, register fp8 A, M / N / K wgmma cannot issue); a writer reading its own slot into a name
+and storing into it again before the tl.dot; slot stores of values of another type; operators
+Triton refuses (``**``, ``//`` of floats); calls missing arguments, shapes that are no lists,
+tuple indices out of range; a loop-carried value changing type; and, found right (no case
+here, see the round's report), keyword forms of every translated call, reductions (axis=None,
+negative axes, keep_dims / dtype refused), C division of runtime and negative-constexpr
+values, constant folding of constexprs, -inf / NaN literals, loops (static_range carries,
+negative steps, while carries), names bound in both branches, atomics, cp.async gathers with
+``other=0.0`` / ``-0.0``, kernel-body values handed to partitions, layouts of reductions and
+broadcasts on tiles from [1, 64] to [128, 32].
 
 Each kernel is a small TLE source: tle-dump must verify it (or refuse it at its line), the
 lowering must give Gluon that compiles for sm_90a on the CPU (compile_kernel, the reading a
 launch makes), whose pipe operations are the verified events (tests/test_lowering_events.py's
-``Runs``), and whose text computes what Triton computes for the source.
+``Runs``), and whose text computes what Triton computes for the source; or the lowering must
+refuse it at the construct's line, never with a Python traceback.
 
-Wrong and fixed in this round (tle_compiler/lowering/translate.py):
+Wrong and fixed in this round (tle_compiler/lowering/: translate.py, call_args.py, compile.py,
+emit.py, plan.py, more_ops.py):
 * A writer's ``a = tl.load(local_ptr(s.x))`` read only by a later ``tl.dot``, with a store into
   the slot in between: the load was deferred to the dot (read in place), after the store, so
   the lowered kernel multiplied the new values (b: a slot read moved past a write of it). Now
@@ -44,7 +57,6 @@ Wrong and fixed in this round (tle_compiler/lowering/translate.py):
   synchronous.
 * ``tl.dot`` of int8 tiles: Triton types the product int32; the lowering gave wgmma a float32
   accumulator (Triton's backend failed the same assertion). Now an int32 one.
-
 * ``tl.dot`` of [32, 64] x [64, 64] (M below wgmma's 64 rows) or of K = 8 bf16: verified, and
   Triton refused the lowered warp_group_dot ("WGMMA result M dimension must be divisible by
   64"; a backend pass) at the kernel's first line. Refused by the lowering at the dot's line
