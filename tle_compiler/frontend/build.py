@@ -622,6 +622,21 @@ class Builder(BuildRules):
             return K.Const(None, loc), item
         return K.Subscript(base, (i,), loc), item
 
+    def without_field_buffers(self, e: K.Expr, st: Optional[Static]) -> K.Expr:
+        """A partition's argument ``e`` with each pipe field's buffer it holds (in a tuple,
+        ``(kv, (ring_buf,))``) passed as None: the KIR names no field's buffer (a field is
+        reached through slots only, and the partition's use of the item is refused, check
+        ``field-buffer``), so the binding held a BufferRef to no buffer of the kernel, which
+        --print-ir could not write."""
+        if st is None:
+            return e
+        if st.kind == "buffer" and self.buffer_owner.get(st.value[0]) is not None:
+            return K.Const(None, e.loc)
+        if st.kind == "tuple" and isinstance(e, K.TupleExpr) and len(e.items) == len(st.value):
+            return K.TupleExpr(tuple(self.without_field_buffers(x, y)
+                                     for x, y in zip(e.items, st.value)), e.loc)
+        return e
+
     def field_buffer_in(self, st: Optional[Static]) -> Optional[tuple[str, str, Loc]]:
         """(pipe, field, location) of a pipe field's buffer that ``st`` is or holds, else None."""
         if st is None:
@@ -926,6 +941,8 @@ class Builder(BuildRules):
                 self.name_buffer(st, target.id, node)
                 st = Static("buffer", (st.value[0], target.id))
                 e = K.BufferRef(target.id, self.loc(node))
+            if st is not None and st.kind == "tuple":
+                e = self.without_field_buffers(e, st)  # (ring_buf,): no buffer of the KIR
             self.string_binding(target.id, fold(e), node)
             e, st = self.snapshot(e, st, node)
             shape = self.tuple_shape(e, st)
@@ -2863,7 +2880,7 @@ class Builder(BuildRules):
                                    f"partitions take pipes, scalars and constants (and tuples of "
                                    f"them): the lowering cannot pass it{hint}", elt,
                                    check="bad-warp-specialize")
-                bindings.append((p, e))
+                bindings.append((p, self.without_field_buffers(e, st)))
                 self.note_runtime(frame.kir(p), e)
                 if st is None and isinstance(e, (K.Const, K.Global, K.DType)):
                     st = Static("const", e)

@@ -10,6 +10,7 @@ the placeholders are substituted everywhere.
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass, replace
 from typing import Hashable, Mapping, Optional
@@ -40,6 +41,11 @@ class ParamSlot:
 
 
 def _sanitize(text: str) -> str:
+    """A param's name from its hint: a kernel argument's own name as it is (`N_` stays `N_`:
+    stripped, it was the param `N`, so `--param N_=3` was refused and the arguments N and N_
+    were two params of one name), an expression's text made an identifier."""
+    if text.isidentifier() and text.isascii() and not keyword.iskeyword(text):
+        return text
     text = re.sub(r"\b(?:tl|gl|triton)\.", "", text)
     name = re.sub(r"\W+", "_", text).strip("_")
     if not name:
