@@ -18,16 +18,18 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
    FIXED concurrently (commit c3f6c13): its xfail marker dropped.
 3. A TMA copy into `s.t[0]`, `tl.reshape(s.t, ...)` or `tl.trans(s.t)` is verified and not lowered
    (test_a_copy_into_a_view_of_the_slot_is_rejected; frontend/protocol.py `tma_load`).
+   FIXED concurrently (commit 73f14cf): its xfail marker dropped.
 4. A derived param's domain ignores the i32 wrap of its definition (`tl.cdiv(N, 64)` of N >= 0 is
    "M >= 0"; N = 2^31 - 1 gives M < 0): close(M) verified for every value
    (test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed; frontend/protocol.py
    `note_quotient_domain`, `note_function_domain`).
 5. A float offset, or the loop count N as the descriptor, is verified and refused by the compile
    (test_odd_copy_arguments_are_rejected_by_the_verdict; frontend/protocol.py `tma_load`).
+   FIXED concurrently (commit 73f14cf): its xfail marker dropped.
 6. One descriptor argument copied into fields of two slot shapes ([64, 64] and [64, 32]) is
    verified; every compile refuses one copy (test_one_descriptor_for_two_slot_shapes_is_rejected;
    frontend/protocol.py `tma_load` / passes/tma_windows.py: no check that a descriptor argument
-   feeds one box).
+   feeds one box). FIXED concurrently (commit 73f14cf): its xfail marker dropped.
 7. `n = tl.maximum(tl.load(p), 0)` (or `tl.load(p) & 7`) in one expression is an opaque param of
    every integer, so a correct kernel indexing by 2n is rejected "when n=-1", a value no launch
    gives; `m = tl.load(p); n = tl.maximum(m, 0)` is verified
@@ -375,8 +377,6 @@ def test_one_descriptor_for_two_slot_shapes_is_refused_by_every_compile(tmp_path
     assert code == 1 and "is a tensor descriptor of bf16 boxes" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="one descriptor argument copied into fields of two slot "
-                   "shapes is verified (no signature); no launch can compile it")
 def test_one_descriptor_for_two_slot_shapes_is_rejected(tmp_path, capsys):
     """A descriptor has one box, so one of the two copies lands other bytes than its field's
     expect-tx counts whatever the launch passes; with no DEFAULT_CONFIG the frontend can still
@@ -420,8 +420,6 @@ def test_odd_copy_arguments_are_refused_by_the_compile(tmp_path, capsys, name):
     assert code == 1 and f":{line_of(text, 'tle.gpu.tma_load')}: error:" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="tle-dump verifies (exit 0) a TMA copy with a float offset "
-                   "or with the i32 param N as its descriptor; the compile refuses both")
 @pytest.mark.parametrize("name", list(ODD_ARGS))
 def test_odd_copy_arguments_are_rejected_by_the_verdict(tmp_path, capsys, name):
     """docs/language.md: offsets are integer expressions and the descriptor a tensor-descriptor
@@ -451,8 +449,6 @@ def test_a_copy_into_a_view_of_the_slot_is_not_lowered(tmp_path, capsys, dst):
     assert code == 1 and f":{line_of(text, 'tle.gpu.tma_load')}: error:" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="tle-dump verifies (exit 0) a TMA copy into a view of a "
-                   "slot field (s.t[0], tl.reshape, tl.trans), which the lowering refuses")
 @pytest.mark.parametrize("dst", PART)
 def test_a_copy_into_a_view_of_the_slot_is_rejected(tmp_path, capsys, dst):
     """docs/language.md: the destination is `slot.f`, the box is the field's slot shape, and a
