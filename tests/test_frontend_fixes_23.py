@@ -181,3 +181,120 @@ def test_arguments_n_and_n_underscore_are_two_params(tmp_path, capsys):
         "(consume, (kv, x_ptr, N_))", "(consume, (kv, x_ptr, N))")
     code, _, err = run_dump(capsys, "-q", str(write_kernel(tmp_path, text)))
     assert code == 1 and "N_=" in err and "N=" in err, err
+
+
+# ------------------------------------------------- a function of a kernel-body load, inline
+
+CLAMP = HEAD + '''@tle.jit
+def k(x_ptr, n_ptr):
+KBODY
+    kv = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, n)), (consume, (kv, n_ptr, n))], [4], [232])
+
+
+def produce(kv, x_ptr, n):
+    w = kv.writer()
+    for p in range(2):
+        slot = w.acquire(p + 2 * n)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p + 2 * n)
+
+
+def consume(kv, n_ptr, n):
+    r = kv.reader()
+    for p in range(2):
+        res = r.wait(p + 2 * n)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(p + 2 * n)
+        tl.store(n_ptr + 1 + p, tl.sum(t, 0).to(tl.int32))
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "n_ptr": "*i32"}, "constexprs": {}}
+'''
+LOAD = "tl.load(n_ptr + tl.program_id(0))"
+
+
+@pytest.mark.parametrize("expr,want", [
+    (f"tl.maximum({LOAD}, 0)", "verified"), (f"{LOAD} & 7", "verified"),
+    (f"tl.minimum(tl.maximum({LOAD}, 0), 9)", "verified"),
+    (f"{LOAD} % 4", "rejected"), (f"tl.minimum({LOAD}, 9)", "rejected"),
+    (f"{LOAD} + 0", "rejected")])
+def test_a_function_of_a_load_reads_as_with_the_load_named(tmp_path, capsys, expr, want):
+    """One expression and two steps (m = load; n = f(m)) give the same verdict and witness."""
+    one = CLAMP.replace("KBODY", f"    n = {expr}")
+    two = CLAMP.replace("KBODY", f"    m = {LOAD}\n    n = {expr.replace(LOAD, 'm')}")
+    got = []
+    for text in (one, two):
+        code, err = dump(tmp_path, capsys, text)
+        got.append((code, err))
+        if want == "verified":
+            assert code == 0 and ": verified for " in err, err
+        else:
+            assert code == 1 and "[negative-index]" in err, err
+    if want == "rejected":
+        # the witness names n's value first (the inline load has no name of its own)
+        assert "(when n=-" in got[0][1], got[0][1]
+
+
+# --------------------------------------- a derived param's domain where its definition wraps
+
+CLOSED = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+ASSUME
+    M = MDEF
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, M)), (consume, (kv, y_ptr, M))], [4], [232])
+
+
+def produce(kv, x_ptr, M):
+    w = kv.writer()
+    for p in range(M):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+    w.close(M)
+
+
+def consume(kv, y_ptr, M):
+    r = kv.reader()
+    for p in range(M + 1):
+        res = r.wait(p)
+        if not res.is_closed:
+            tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+
+
+@pytest.mark.parametrize("assume,mdef,ok", [
+    ("N >= 0", "N // 64", True), ("N >= 0", "tl.cdiv(N, 64)", False),
+    ("0 <= N <= 2147483584", "tl.cdiv(N, 64)", True),
+    ("0 <= N <= 2147483585", "tl.cdiv(N, 64)", False),
+    ("0 <= N <= 1000", "(2 * N) // 2", True), ("N >= 0", "(2 * N) // 2", False),
+    ("N >= 0", "tl.maximum(N + 10, 5) - 10", False),
+    ("0 <= N <= 1000", "tl.maximum(N + 10, 5) - 10", True),
+    ("N >= 0", "(N + 3) % 4", False), ("N >= 0", "N % 4", True),
+    ("N >= 0", "tl.program_id(0) // 2", True),
+    ("N >= 0", "(tl.program_id(0) + 1) // 2", True),
+    ("N >= 0", "(tl.program_id(0) + 2) // 2", False),
+])
+def test_a_derived_domain_is_narrowed_only_where_its_definition_stays_in_i32(
+        tmp_path, capsys, assume, mdef, ok):
+    """close(M) is right for M >= 0 only: verified where no step of M's definition wraps in
+    i32 over the domains, else not claimed (a launch computes a negative M)."""
+    text = CLOSED.replace("ASSUME", f"    tle.assume({assume})").replace("MDEF", mdef)
+    code, err = dump(tmp_path, capsys, text)
+    if ok:
+        assert code == 0 and ": verified for " in err, err
+    else:
+        assert code in (1, 3) and ": verified for " not in err, err
+
+
+def test_a_negative_value_a_wrapping_launch_computes_is_checked(tmp_path, capsys):
+    text = CLOSED.replace("ASSUME", "    tle.assume(N >= 0)").replace("MDEF", "tl.cdiv(N, 64)")
+    code, _, err = run_dump(capsys, "-q", "--param", "M=-33554431",
+                            str(write_kernel(tmp_path, text)))
+    # (a fault at a value of M no checked value of N gives: bounded, not refused as outside)
+    assert code in (1, 3) and "negative-index" in err and ": verified for " not in err, err
+    code, _, err = run_dump(capsys, "-q", "--param", "M=-33554433",
+                            str(write_kernel(tmp_path, text)))
+    assert code == 2 and "outside the domain of M (M >= -33554432" in err, err

@@ -75,6 +75,11 @@ PURE_OPS = frozenset({"cdiv", "minimum", "maximum", "program_id", "num_programs"
                       "next_power_of_2", "min", "max", "abs", "clamp"})
 #: Pure integer functions whose value does not depend on the order of their arguments.
 SYMMETRIC_OPS = frozenset({"minimum", "maximum", "min", "max"})
+#: The functions and operators whose result's domain the walker narrows from its operands'
+#: (note_function_domain, note_quotient_domain): a kernel-body load they take is an opaque param
+#: of its own (PrologueWalker.load_base), so that their result is a derived param of it.
+NARROWING_FUNCTIONS = frozenset({"minimum", "maximum", "min", "max", "abs", "clamp"})
+NARROWING_BINOPS = frozenset({"//", "%", "&", ">>"})
 #: Integer operators whose operands commute (derived params are keyed by canonical text).
 COMMUTATIVE = frozenset({"+", "*", "&", "|", "^"})
 #: Pure integer functions whose result is a runtime integer whatever their arguments. Every
@@ -504,6 +509,13 @@ def same_write(a: Access, b: Access) -> bool:
     """Whether two writes fill the same field of the same slot (where and how aside)."""
     return (a.side, a.pipe, a.field, a.index, a.reader) == (b.side, b.pipe, b.field, b.index,
                                                             b.reader)
+
+
+def _hull(a: tuple, b: tuple) -> tuple[Optional[int], Optional[int]]:
+    """The least interval holding the intervals ``a`` and ``b`` (None: an open end)."""
+    lo = None if a[0] is None or b[0] is None else min(a[0], b[0])
+    hi = None if a[1] is None or b[1] is None else max(a[1], b[1])
+    return lo, hi
 
 
 def one_box_fits(a: tuple, b: tuple) -> bool:
@@ -1277,7 +1289,15 @@ class Walker(WalkRules):
                    and self.k.config_signature.get(slots[x].arg) == "i32"
                    for x in v.expr.variables)
 
+    def load_base(self, v: Value) -> Value:
+        """``v`` as an operand of arithmetic or a tl function: the kernel body makes a value
+        loaded there an opaque param of its own (PrologueWalker), as it does when the load is
+        bound to a name first; elsewhere ``v`` itself."""
+        return v
+
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
+        if op in NARROWING_BINOPS:
+            left, right = self.load_base(left), self.load_base(right)
         if op == "**":
             powered = self.power(left, right, node)
             if powered is not None:
@@ -1464,7 +1484,48 @@ class Walker(WalkRules):
             return
         else:
             dom = quotient_bounds(op, lo, hi, c, rt)
+        if rt and not wide and self.may_wrap(x):
+            # x is computed in i32 on the GPU and leaves i32 somewhere in its operands'
+            # domains (`tl.cdiv(N, 64)` adds 63 first: N = 2^31 - 1 gives M = -33554431): the
+            # domain holds what any i32 x gives too, so that no value a launch computes is
+            # left out of the claim (or refused as outside the domain)
+            dom = _hull(dom, self.quotient_of_i32(op, c))
         self.narrow_known(key, dom)
+
+    I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
+
+    def i32_bounds(self, e: Affine) -> tuple[int, int]:
+        """The bounds of ``e`` (Python's integers) with each of its variables an i32 value in
+        its domain: what a run-time ``e`` computed in i32 would be without wrapping."""
+        lo = hi = e.const
+        pids = {slot.placeholder for key, slot in self.k.params.by_key.items()
+                if isinstance(key, tuple) and len(key) == 2 and key[0] == "pure"
+                and str(key[1]).split("(")[0].endswith("program_id")}
+        for var, c in e.terms:
+            vlo, vhi = self.var_bounds(var, 0)
+            # a grid has at most 2^31 - 1 programs along an axis: program_id <= 2^31 - 2
+            top = self.I32_MAX - 1 if var in pids else self.I32_MAX
+            vlo = self.I32_MIN if vlo is None else max(vlo, self.I32_MIN)
+            vhi = top if vhi is None else min(vhi, top)
+            if c < 0:
+                vlo, vhi = vhi, vlo
+            lo, hi = lo + c * vlo, hi + c * vhi
+        return lo, hi
+
+    def may_wrap(self, e: Affine) -> bool:
+        """Whether the i32 value of ``e`` (a run-time value of i32 params) may wrap: its exact
+        value leaves i32 somewhere in the domains of its variables (sums, differences and
+        products wrap modulo 2^32, so the value is exact wherever the exact one lies in i32)."""
+        lo, hi = self.i32_bounds(e)
+        return lo < self.I32_MIN or hi > self.I32_MAX
+
+    def quotient_of_i32(self, op: str, c: int) -> tuple[Optional[int], Optional[int]]:
+        """The values ``x op c`` takes for every i32 ``x`` (C's semantics, as the GPU's)."""
+        if op == "&":
+            return (0, c) if c >= 0 else (None, None)
+        if op == ">>":
+            return (self.I32_MIN >> c, self.I32_MAX >> c)
+        return quotient_bounds(op, self.I32_MIN, self.I32_MAX, c, True)
 
     def narrow_known(self, key: str, dom: tuple) -> None:
         """Intersect the known domain of the derived param ``key`` with ``dom`` (lo, hi; None:
@@ -1635,7 +1696,8 @@ class Walker(WalkRules):
         finally:
             del self.out[mark:]
 
-    def note_function_domain(self, key: str, name: str, operands: list[Affine]) -> None:
+    def note_function_domain(self, key: str, name: str, operands: list[Affine],
+                             rt: bool = False, wide: bool = False) -> None:
         """The values ``name(*operands)`` can take (min / max / abs), from the bounds of its
         operands: ``NP = tl.maximum(X - Y, 0)`` is never negative, so NP's domain is NP >= 0
         and `--param NP=-3` is refused as outside it, instead of a verdict for a value no launch
@@ -1643,6 +1705,12 @@ class Walker(WalkRules):
         if name not in ("min", "max", "minimum", "maximum", "abs", "clamp"):
             return
         bounds = [self.bounds(o) for o in operands]
+        i32 = rt and not wide
+        if i32:
+            # an operand computed in i32 that may wrap there is any i32 value (`tl.maximum(N +
+            # 10, 5)` at N = 2^31 - 1 is 5): its bounds are those of i32 too
+            bounds = [_hull(b, (self.I32_MIN, self.I32_MAX)) if self.may_wrap(o) else b
+                      for b, o in zip(bounds, operands)]
         if name == "clamp" and len(bounds) == 3:  # clamp(x, lo, hi): between lo's and hi's
             dom = (bounds[1][0], bounds[2][1])
         elif name == "abs":
@@ -2283,6 +2351,8 @@ class Walker(WalkRules):
                 # "for every value of  ()"
                 return Aff(Affine.of((min if name == "min" else max)(*values)))
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
+            if name in NARROWING_FUNCTIONS:
+                args = [self.load_base(a) for a in args]
             keys = [self.key_of(a) for a in args]
             if args and all(k is not None for k in keys) and not kwargs:
                 # a tl function returns a tensor (triton.next_power_of_2 is the host's)
@@ -2314,7 +2384,7 @@ class Walker(WalkRules):
                 if name not in KNOWN_DOMAINS:
                     operands = [self.as_aff(a) for a in args]
                     if all(o is not None for o in operands):
-                        self.note_function_domain(key, name, operands)
+                        self.note_function_domain(key, name, operands, rt, I64 in wide)
                 return Data(node=node, key=key, runtime=rt, wide=wide)
         return self.unmodelled_of([*args, *kwargs.values()], node) or Data(node=node)
 
@@ -3880,6 +3950,27 @@ class PrologueWalker(Walker):
             out[name] = new
         return out
 
+    def load_base(self, v: Value) -> Value:
+        """A value loaded in the kernel body (``tl.load(n_ptr + pid)``) that a function whose
+        result's domain is narrowed from its operands' takes (``tl.maximum(tl.load(p), 0)``,
+        ``tl.load(p) & 7``: NARROWING_FUNCTIONS, NARROWING_BINOPS) is an opaque param of its
+        own, as it is bound to a name first (``m = tl.load(p); n = tl.maximum(m, 0)``): the
+        expression is then a derived param of it, whose domain note_function_domain /
+        note_quotient_domain narrow. Whole, it was one opaque param of every integer, and a
+        correct kernel indexing by 2n was rejected "when n=-1", a value no launch gives. A load
+        of a known float type stays data."""
+        if not (isinstance(v, Data) and v.key is None and not v.shared and not v.unmodelled
+                and not v.floating and v.partial is None and isinstance(v.node, K.Op)
+                and v.node.name == "tl.load") or self._unrolling:
+            return v
+        dt = self.tile_dtype(v.node)
+        if dt is not None and not dt.startswith(("int", "uint")):
+            return v
+        loc = v.node.loc
+        text = self.src(v.node)
+        ph = self.k.params.reserve(("load", loc.file, loc.line, loc.column), text, loc)
+        return Sym(self.k.params.hint(ph), ph, text, True)
+
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and not value.shared and not value.unmodelled \
                 and not value.floating:
@@ -4308,8 +4399,11 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     refuse_pointer_params(k, param_args, bases)
     # the walk records every slot access the kernel makes: a pipe it saw no write of is one
     # nothing writes, not a .pipe file's protocol skeleton
+    unnamed = frozenset(pnames[slot.placeholder] for key, slot in k.params.by_key.items()
+                        if isinstance(key, tuple) and key and key[0] == "load"
+                        and slot.placeholder in pnames)
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
-                      every_access=True)
+                      every_access=True, unnamed=unnamed)
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,

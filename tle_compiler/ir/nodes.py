@@ -286,6 +286,10 @@ class Program:
     derived: tuple = _field(default=(), compare=False, repr=False)
     bases: tuple[Param, ...] = _field(default=(), compare=False, repr=False)
     every_access: bool = _field(default=False, repr=False)
+    #: Params that stand for a value no name of the source holds (a load inside a larger
+    #: expression, `n = tl.maximum(tl.load(p), 0)`): a witness names the params computed from
+    #: them first (passes/sweep.py). Not compared or shown in the repr, as ``derived``.
+    unnamed: frozenset = _field(default=frozenset(), compare=False, repr=False)
     #: The integer constexprs the kernel was read specialised to (``(("BLOCK_H", 64),)``): they
     #: are constants of the protocol, not params, and a verdict holds for these values only.
     #: tle-dump's report of a kernel read specialised prints them (``constexpr BLOCK_H = 64``

@@ -285,6 +285,10 @@ def _values(params: dict[str, int], base: Optional[dict[str, int]], program) -> 
     derived = {d.name for d in program.derived}
     head = ", ".join(f"{k}={v}" for k, v in base.items())
     shown = ", ".join(f"{k}={v}" for k, v in params.items() if k in derived)
+    if shown and head and set(base) <= set(getattr(program, "unnamed", ())):
+        # the bases are values no source name holds (a load inside `tl.maximum(tl.load(p), 0)`):
+        # the named values first, ``n=-1 (load_p=-1)``
+        return f"{shown} ({head})"
     return f"{head} ({shown})" if shown and head else head or shown
 
 
