@@ -22,7 +22,9 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
 4. A derived param's domain ignores the i32 wrap of its definition (`tl.cdiv(N, 64)` of N >= 0 is
    "M >= 0"; N = 2^31 - 1 gives M < 0): close(M) verified for every value
    (test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed; frontend/protocol.py
-   `note_quotient_domain`, `note_function_domain`).
+   `note_quotient_domain`, `note_function_domain`). FIXED concurrently (commit 307152a): its
+   xfail markers dropped, and that of the `--param M=-33554431` refusal; `tl.abs(N)` is left
+   as it was (documented there), its xfail kept.
 5. A float offset, or the loop count N as the descriptor, is verified and refused by the compile
    (test_odd_copy_arguments_are_rejected_by_the_verdict; frontend/protocol.py `tma_load`).
    FIXED concurrently (commit 73f14cf): its xfail marker dropped.
@@ -37,6 +39,7 @@ Bugs found, one line each (the smallest kernel is the xfail test named):
    PrologueWalker: a kernel-body value that is Data (a tl function of a load) becomes one
    opaque param, where a load bound to its own name is an opaque base and the function of it
    a derived param whose domain note_function_domain / note_quotient_domain narrow).
+   FIXED concurrently (commit 307152a): its xfail marker dropped.
 
 In detail:
 - (fixed by 7773d60) verified, a hang or a race on the GPU: a TMA window whose commit is not
@@ -835,8 +838,6 @@ def test_a_clamped_loaded_offset(tmp_path, capsys, name):
     expect(code, err, want)
 
 
-@pytest.mark.xfail(strict=True, reason="n = tl.maximum(tl.load(p), 0) in one expression is an "
-                   "opaque param of every integer: rejected with the witness n = -1")
 @pytest.mark.parametrize("kbody", [f"    n = tl.maximum({LOAD}, 0)", f"    n = {LOAD} & 7"])
 def test_a_clamp_of_a_load_in_one_expression_keeps_its_domain(tmp_path, capsys, kbody):
     """Written in two steps (m = load; n = tl.maximum(m, 0)) the kernel is verified for n >= 0
@@ -983,8 +984,6 @@ def test_close_at_minus_one_without_a_domain_is_rejected(tmp_path, capsys):
     expect(code, err, ("rejected", "[negative-index]"))
 
 
-@pytest.mark.xfail(strict=True, reason="M = tl.cdiv(N, 64) of N >= 0 is given the domain M >= 0 "
-                   "though N + 63 wraps in i32: verified, and N = 2^31 - 1 closes at -33554431")
 @pytest.mark.parametrize("mdef", ["tl.cdiv(N, 64)", "(N + 63) // 64", "(2 * N) // 2",
                                   "tl.maximum(N + 10, 5) - 10", "(N + 3) % 4"])
 def test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed(tmp_path, capsys, mdef):
@@ -1000,14 +999,13 @@ def test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed(tmp_path, cap
 
 
 @pytest.mark.xfail(strict=True, reason="M = tl.abs(N) is given the domain M >= 0 though "
-                   "abs(-2^31) is -2^31 in i32: verified, and N = -2^31 closes at index -2^31")
+                   "abs(-2^31) is -2^31 in i32: verified, and N = -2^31 closes at index -2^31 "
+                   "(left by 307152a, documented in docs/semantics.md)")
 def test_abs_of_an_unbounded_param_is_not_claimed_non_negative(tmp_path, capsys):
     code, err, _ = dump(tmp_path, capsys, closed("tl.abs(N)", assume=False))
     assert code != 0 or "definition" in err or "abs" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="--param M=-33554431 of M = tl.cdiv(N, 64) is refused "
-                   "(exit 2) as a value 'the kernel takes no other' though N = 2^31 - 1 gives it")
 def test_a_value_a_launch_computes_is_not_refused_as_outside_the_domain(tmp_path, capsys):
     """docs/semantics.md: a derived value outside its param's domain is unusable input because no
     launch computes it; N = 2147483647 (N >= 0) computes M = -33554431 on the GPU (the test
