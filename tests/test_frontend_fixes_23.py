@@ -298,3 +298,52 @@ def test_a_negative_value_a_wrapping_launch_computes_is_checked(tmp_path, capsys
     code, _, err = run_dump(capsys, "-q", "--param", "M=-33554433",
                             str(write_kernel(tmp_path, text)))
     assert code == 2 and "outside the domain of M (M >= -33554432" in err, err
+
+
+# ------------------------------------------------------------ a run-time step that may be 0
+
+STEP = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N, S):
+ASSUME
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, S)), (consume, (kv, y_ptr, N, S))], [4],
+                            [232])
+
+
+def produce(kv, x_ptr, N, S):
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N, S):
+    r = kv.reader()
+    acc = 0
+    for q in range(0, N, STEPV):
+        acc += q
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)) + acc)
+        r.release(p)
+'''
+
+
+@pytest.mark.parametrize("assume,step,ok", [
+    ("tle.assume(N >= 0)", "S", False), ("tle.assume(N >= 0)\n    tle.assume(S >= 1)", "S", True),
+    ("tle.assume(N >= 0)\n    tle.assume(S <= -1)", "S", True),
+    ("tle.assume(N >= 0)", "tl.num_programs(0)", True), ("tle.assume(N >= 0)", "4", True),
+    ("tle.assume(N >= 0)", "N", False), ("tle.assume(N >= 1)", "N", True),
+    ("tle.assume(N >= 0)", "tl.load(y_ptr).to(tl.int32)", False),
+])
+def test_a_loop_whose_run_time_step_may_be_0_is_rejected(tmp_path, capsys, assume, step, ok):
+    """A loop without pipe events stepping by a run-time value never ends at step 0 (scf.for):
+    rejected [zero-step] unless the step's domain excludes 0."""
+    text = STEP.replace("ASSUME", "    " + assume).replace("STEPV", step)
+    code, err = dump(tmp_path, capsys, text)
+    if ok:
+        assert code == 0 and ": verified for " in err, err
+    else:
+        assert code == 1 and "[zero-step]" in err, err
+        assert f":{line_of(text, 'for q in range')}: error:" in err, err

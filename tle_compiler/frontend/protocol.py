@@ -2825,6 +2825,8 @@ class Walker(WalkRules):
         if step_c == 0:
             raise self.err(f"the step of `{text}` must be a non-zero integer, got 0 (the loop "
                            f"would never end)", s, check="bad-loop")
+        if step_c is None and not s.static:
+            self.note_runtime_step(s, text, step_v)
         if step_c is None:
             return None, (f"the step of `{text}` must be a non-zero integer literal or constant, "
                           f"got `{self.src(s.step)}`")
@@ -2845,6 +2847,26 @@ class Walker(WalkRules):
             return None, (f"loop bounds must be affine in enclosing loop variables and kernel "
                           f"params: `{self.src(which)}` is not{cast}")
         return (lo, hi, step_c), None
+
+    def note_runtime_step(self, s: K.For, text: str, step_v: Value) -> None:
+        """A loop whose step is computed at run time: Triton builds scf.for from it unchecked,
+        and at step 0 the loop never ends (the partition hangs, whatever the pipes do). Where
+        the step's domain holds 0 (or it is not known), the Program carries an obligation the
+        verdict refuses (Program.zero_steps, passes/verify_protocol.py): the reading itself is
+        kept (a loop without events may step by a run-time value)."""
+        a = self.as_aff(step_v)
+        lo, hi = self.bounds(a) if a is not None else (None, None)
+        if (lo is not None and lo > 0) or (hi is not None and hi < 0):
+            return
+        where = (s.loc.file, s.loc.line, s.loc.column)
+        if any((x[0].file, x[0].line, x[0].column) == where for x in self.k.zero_steps):
+            return
+        dom = "" if a is None else f", which may be 0 in the params' domains"
+        self.k.zero_steps.append((s.loc, (
+            f"the step of `{text}` is computed at run time (`{self.src(s.step)}`{dom}): Triton "
+            f"builds the loop (scf.for) from it unchecked, and at step 0 it never ends; state a "
+            f"domain that excludes 0 (`tle.assume({self.src(s.step)} >= 1)`) or step by a "
+            f"constant")))
 
     def static_bounds_known(self, s: K.For, text: str, bounds) -> None:
         """A tl.static_range loop is unrolled when Triton compiles the kernel, so its start, stop
@@ -4167,6 +4189,8 @@ class Ctx(KernelCtx):
         # the (pipe, field, element type, slot shape, location) of each copy
         self.tma_descriptors: dict[str, list[tuple[str, str, str, tuple, Loc]]] = {}
         self.tma_descriptor_locs: dict[str, Loc] = {}  # argument -> its first copy
+        # loops whose run-time step may be 0: (location, message) (Walker.note_runtime_step)
+        self.zero_steps: list[tuple[Loc, str]] = []
 
     def refuse_truths(self) -> None:
         """Raise the first error of :attr:`truths` whose kernel arguments the kernel never
@@ -4403,7 +4427,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
                         if isinstance(key, tuple) and key and key[0] == "load"
                         and slot.placeholder in pnames)
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
-                      every_access=True, unnamed=unnamed)
+                      every_access=True, unnamed=unnamed, zero_steps=tuple(k.zero_steps))
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,

@@ -290,6 +290,9 @@ class Program:
     #: expression, `n = tl.maximum(tl.load(p), 0)`): a witness names the params computed from
     #: them first (passes/sweep.py). Not compared or shown in the repr, as ``derived``.
     unnamed: frozenset = _field(default=frozenset(), compare=False, repr=False)
+    #: Loops (of any partition or the kernel body) whose step is computed at run time and may be
+    #: 0, where the loop never ends: (location, message), refused by verify-protocol.
+    zero_steps: tuple = _field(default=(), compare=False, repr=False)
     #: The integer constexprs the kernel was read specialised to (``(("BLOCK_H", 64),)``): they
     #: are constants of the protocol, not params, and a verdict holds for these values only.
     #: tle-dump's report of a kernel read specialised prints them (``constexpr BLOCK_H = 64``

@@ -34,6 +34,8 @@ MAX_CTA_WARPS = 32
 
 def check_structure(ctx: PassContext) -> None:
     prog = ctx.program
+    for loc, message in getattr(prog, "zero_steps", ()):
+        ctx.error(loc, message, "zero-step")
     seen: dict[str, str] = {}
     for kind, items in (("param", prog.params), ("pipe", prog.pipes), ("partition", prog.partitions)):
         for it in items:
