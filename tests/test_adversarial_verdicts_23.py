@@ -6,7 +6,7 @@ Each case is a small kernel written to a file and read by tle-dump's main(); the
 the verdict (the check of a rejection, its witness) are pinned. Bugs are xfail(strict=True)
 tests asserting the true behaviour.
 
-Bugs found, one line each (the smallest kernel is the xfail test named):
+Bugs found, one line each (the smallest kernel is the test named; xfail(strict) until fixed):
 1. TMA look-ahead windows (`acquire(i + 1)` .. `commit(i)`) are never checked for their copies:
    none or two copies verified (test_look_ahead_windows_without_a_copy_are_rejected,
    test_a_look_ahead_window_with_two_copies_is_rejected; passes/tma_windows.py `_block`).
