@@ -46,10 +46,10 @@ Wrong before, fixed (input -> before; now):
 - dot.py wrote a partition's name into its label unescaped (a name from the API holding '"'
   made no DOT); now quoted as every other label.
 
-Left (strict xfails, the fixes belong to the frontend): --print-ir of a pipe field's buffer
-handed to a partition in a tuple (tests/cases/field_buffer_alias.ok.py) is an internal error
-(exit 3); a kernel argument `N_` is the param `N` (frontend/params.py strips a trailing '_'), so
-`--param N_=3` is refused. `-p ""` runs no pass and exits 0 ("not verified ... no claim is
+Found here and fixed in the frontend since (f2d881e; the tests below were strict xfails):
+--print-ir of a pipe field's buffer handed to a partition in a tuple
+(tests/cases/field_buffer_alias.ok.py) was an internal error (exit 3); a kernel argument `N_`
+was the param `N`, so `--param N_=3` was refused. Left: `-p ""` runs no pass and exits 0 ("not verified ... no claim is
 made"), as README documents for a pipeline without a verdict: a script whose `-p "$PASSES"` is
 unset gets exit 0 without a check (left: the documented status, pinned by
 tests/test_adversarial_cli_2.py). Several PATHs with --format dot give one graph per file (a stream of
@@ -643,19 +643,11 @@ def test_kir_of_a_generic_kernel_stays_generic(tmp_path):
     assert "read specialised" not in verdict_line(out2)
 
 
-@pytest.mark.xfail(strict=True, reason="frontend/build.py: a pipe field's buffer handed to a "
-                   "partition in a tuple becomes a BufferRef to a name that is no buffer of the "
-                   "kernel (the field's), which the .kir printer (rightly) cannot write: "
-                   "--print-ir is an internal error, exit 3; the fix is the frontend's")
 def test_print_ir_of_a_field_buffer_passed_in_a_tuple(tmp_path):
     code, out, err = dump("--print-ir", ROOT / "tests" / "cases" / "field_buffer_alias.ok.py")
     assert code == 0 and "internal error" not in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="frontend/params.py's _sanitize strips a trailing '_' from "
-                   "a kernel argument's name: the param of argument `N_` is `N`, so --param N_=3 "
-                   "is 'no such param (known: N)' and a kernel with arguments N and N_ has two "
-                   "params a reader cannot tell apart; the fix is the frontend's")
 def test_param_named_as_its_argument_with_a_trailing_underscore(tmp_path):
     path = write(tmp_path, "k.py", RING_PY.replace("N_TILES", "N_"))
     code, _, err = dump("--param", "N_=3", path)

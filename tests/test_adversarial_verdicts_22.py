@@ -80,12 +80,11 @@ statement of a partition moved (1716 programs, 13962 instances), and random ring
 reads under `if not res.is_closed:`, writes that may not run and read-backs (6000 instances):
 no instance the passes accept was one the simulator rejects.
 
-Left as it was (strict xfail below): a loop without pipe events whose step is a run-time value
-(`for q in range(0, N, S): pass`, S a kernel argument) is accepted, and Triton builds scf.for from
-it unchecked, so a launch with S = 0 never ends that partition: verified "for every value of N".
-Refusing such a step unless its domain is >= 1 breaks verdicts other rounds pin as accepted
-(tests/test_frontend_fidelity.py `..._without_events_is_fine`, loops stepping by a program count
-in rounds 3 and 10), so it is left for an agreed change.
+Found here, fixed since (babedee, tests/test_frontend_fixes_23.py; the test below was a strict
+xfail): a loop without pipe events whose step is a run-time value (`for q in range(0, N, S):
+pass`, S a kernel argument) was accepted, and Triton builds scf.for from it unchecked, so a launch
+with S = 0 never ends that partition: verified "for every value of N". Now rejected at the loop
+[zero-step] unless the step's domain excludes 0 (`tle.assume(S >= 1)`, `tl.num_programs(0)`).
 Also left: a kernel-body value computed by a loop or an `if` on a run-time param (`M = 0;
 for q in range(N): M = M + 1`) is a param of its own, so a correct kernel whose reader loops `N`
 times against the writer's `M` is rejected with a witness no launch gives (`when M=0, N=1`);
@@ -704,12 +703,6 @@ def test_a_pointer_given_by_keyword_is_a_pointer(tmp_path, capsys, name):
 
 # ------------------------------------------------------------------------------- left as it is
 
-@pytest.mark.xfail(strict=True, reason="a loop without pipe events whose step is a run-time value "
-                   "(range(0, N, S), S a kernel argument) is accepted, and Triton builds scf.for "
-                   "from it unchecked: launched with S = 0 the partition never ends. Refusing it "
-                   "(unless tle.assume(S >= 1)) changes verdicts other rounds pin as accepted "
-                   "(tests/test_frontend_fidelity.py, persistent loops stepping by a program count "
-                   "in rounds 3 and 10)")
 def test_a_runtime_step_that_may_be_zero_is_not_verified(tmp_path, capsys):
     text = spin("for q in range(0, N, S):\n    pass\n").replace(
         "def k(x_ptr, y_ptr, flag_ptr, N):", "def k(x_ptr, y_ptr, flag_ptr, N, S):").replace(

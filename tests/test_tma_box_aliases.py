@@ -201,7 +201,10 @@ NOT_ONE_ARGUMENT = ("must be an argument of the kernel",
      "        d = z_desc",
      NOT_ONE_ARGUMENT),
     ("", "        slot = w.acquire(t)\n        tle.gpu.tma_load(slot.tile, N, [t * BM, 0])",
-     ("is argument 'N', of type i32, not a tensor descriptor",)),
+     # the frontend refuses it before the lowering's own words are reached
+     ("is argument 'N', of type i32, not a tensor descriptor",
+      "kernel argument 'N' is the descriptor of a tle.gpu.tma_load and an integer the pipe "
+      "protocol reads")),
 ], ids=["one of two by path", "rebound in the loop", "not a descriptor"])
 def test_a_descriptor_that_is_not_one_descriptor_argument_is_refused(tmp_path, before_loop,
                                                                     producer, messages):
