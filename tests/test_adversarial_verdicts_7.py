@@ -231,8 +231,11 @@ LOCAL_NUMBERS.update({
     "a power of an annotated constexpr": (
         ring(writer(pre="q: tl.constexpr = 2\n", loop="for p in range(q ** 2):"),
              reader(loop="for p in range(4):")), "verified"),
+    # Triton holds q as an i32 tensor: q // 2 is C's -3 and the writer's index p + 1, where the
+    # folded reading (Python's -4) verified p: refused (tests/test_folded_local_division.py)
     "// of a name bound once to -7": (
-        ring(writer(pre="q = -7\n", body=PUT.replace("(p)", "(p + q // 2 + 4)"))), "verified"),
+        ring(writer(pre="q = -7\n", body=PUT.replace("(p)", "(p + q // 2 + 4)"))),
+        _REFUSED + ("`q` in `q // 2`", "truncating: -3")),
 })
 
 

@@ -79,12 +79,13 @@ Left (strict xfail): a slot store of an int32 tile plus a float32 scalar (Triton
 float32 and tl.store converts back): the translator does not type scalars, so it does not
 convert, and Gluon refuses (now at the store's line).
 
-Left (strict xfail): ``q = -7`` then ``q // 2`` / ``q % 3`` in a partition. Triton makes q an
+Found here, fixed in the frontend since (refused at the division): ``q = -7`` then ``q // 2`` /
+``q % 3`` in a partition. Triton makes q an
 i32 tensor (visit_Assign's to_tensor), so these are C's -3 and -1 (checked below on plain
 Triton's TTIR); the frontend substitutes the constant, the kernel IR holds ``-7 // 2``, which
-Gluon folds as Python (-4, 2). The verifier reads the same Python values (an event index
-``p + 4 + q // 2`` is verified as p, Triton runs p + 1), so the fix belongs to the frontend
-(tle_compiler/frontend/, not this round's files).
+Gluon folds as Python (-4, 2). The verifier read the same Python values (an event index
+``p + 4 + q // 2`` was verified as p, Triton runs p + 1): frontend/local_tensors.py
+BuildRules.folded_division now refuses such a division where C and Python differ.
 """
 
 from __future__ import annotations
@@ -717,11 +718,12 @@ def test_plain_triton_divides_a_name_bound_to_a_constant_as_c():
     assert stored == ["c-3", "c-1", "c-4"], ttir
 
 
-@pytest.mark.xfail(strict=True, reason="the frontend substitutes `q = -7` into `q // 2`, which "
-                   "Gluon then folds as Python (-4); Triton computes q // 2 on an i32 tensor (-3). "
-                   "The fix is the frontend's (tle_compiler/frontend/)")
 def test_a_name_bound_to_a_negative_constant_divides_as_c(tmp_path):
+    """Triton divides `q = -7; q // 2` as C (-3, the test above); the folded reading computed
+    Python's -4 in both the verifier and the Gluon. The frontend now refuses the division at
+    its line (frontend/local_tensors.py BuildRules.folded_division), saying what each reads."""
     path = _write(tmp_path, QDIV)
-    assert _dump(path)[0] == 0
-    produce = _partition(gluon_source((str(path), "k")).source, "produce")
-    assert "-7 // 2" not in produce, produce
+    code, err = _dump(path)[:2]
+    assert code == 1, err
+    line = QDIV.splitlines().index(next(x for x in QDIV.splitlines() if "q // 2" in x)) + 1
+    assert f":{line}: error: `q` in `q // 2`" in err and "-3" in err and "-4" in err, err

@@ -1900,6 +1900,7 @@ class Builder(BuildRules):
             raise self.err("unsupported operator", node)
         if op == "**":
             self.tensor_power(node, [(node.left, a), (node.right, b)])
+        self.folded_division(node, [(node.left, a), (node.right, b)])
         return K.BinOp(op, a, b, self.loc(node)), None
 
     def e_UnaryOp(self, node: ast.UnaryOp) -> tuple[K.Expr, Optional[Static]]:

@@ -14,9 +14,10 @@ Triton cannot compile (or computes otherwise), so the name is refused there:
 - a string, which cannot be a tensor: its plain assignment fails;
 - compile-time arguments: the bounds of a tl.static_range, the arguments of tl.arange, the shape
   of tl.zeros / tl.full, the argument of int() / float(), the condition of tl.static_assert;
-- `//` and `%` of a name the builder does not fold (bound more than once, or to an expression of
-  a tl.static_range variable) where C's rounding differs from Python's: the lowered Gluon keeps
-  it a tensor and divides as C does; arithmetic on it whose value leaves i32, where the
+- `//` and `%` where C's rounding differs from Python's: of a name the builder folds, whose
+  folded reading would divide as Python does where Triton divides the tensor as C does; of a
+  name it does not fold (bound more than once, or to an expression of a tl.static_range
+  variable), which the lowered Gluon keeps a tensor and divides as C does; arithmetic on it whose value leaves i32, where the
   lowered Gluon wraps; and a `<<` / `>>` of (or by) it by a number of bits outside [0, 31],
   undefined for the i32 the lowered Gluon shifts (Python's `-1 >> 40` is -1).
 
@@ -100,6 +101,12 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
         advice = (f"write the expression in place of `{origin}`, or bind it as `{origin}: "
                   f"tl.constexpr = ...`" if once else
                   f"bind `{origin}` once, or as `{origin}: tl.constexpr = ...`")
+    elif use == "folded division":
+        c_value, py_value = result
+        why = (f"Triton divides that tensor as C does (`{op}` truncating: {c_value}), where "
+               f"Python's `{op}` of the value gives {py_value}")
+        advice = (f"{annotate} for Python's {py_value}, or write the value meant in place of "
+                  f"`{where.strip('`')}`")
     else:
         raise ValueError(use)
     return f"`{name}` in {where}: {tensor}; {why}: {advice}"
@@ -250,6 +257,30 @@ class BuildRules:
             name = self.local_tensor(n)
             if name is not None:
                 raise self.tensor_refusal("constexpr", name, what, name)
+
+    def folded_division(self, node: ast.BinOp, operands: list[tuple[ast.expr, K.Expr]]) -> None:
+        """Refuse `q // 2` (`q % 2`) of a local number the builder folds, where C's rounding
+        and Python's differ. Triton 3.6 holds `q = -7` as an i32 tensor and divides it as C
+        does (`q // 2` is -3, `q % 2` is -1); the folded reading, which the verifier and the
+        lowered Gluon both compute, is Python's -4 and 1. An event index `p + 4 + q // 2` was
+        verified as p where Triton runs p + 1 (a hang). A literal `-7 // 2` stays Python's:
+        Triton folds it as a constexpr."""
+        if not isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            return
+        (lv, le), (rv, re) = operands
+        x, y = fold(le), fold(re)
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (x, y)) or y == 0:
+            return
+        name = self.local_number(lv, le) or self.local_number(rv, re)
+        if name is None:
+            return
+        op = "//" if isinstance(node.op, ast.FloorDiv) else "%"
+        trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        c_value = trunc if op == "//" else x - y * trunc
+        py_value = x // y if op == "//" else x % y
+        if c_value != py_value:
+            raise self.tensor_refusal("folded division", name, f"`{ast.unparse(node)}`", node,
+                                      op=op, result=(c_value, py_value))
 
     def tensor_power(self, node: ast.BinOp, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """Refuse `q ** 2` (`2 ** q`) of a local number: folded, it was read as a constexpr
@@ -408,9 +439,9 @@ class WalkRules:
     def tensor_division(self, e: K.BinOp, left, right, at=None) -> None:
         """Refuse `q // 2` (`q % 2`) of a name the partition binds to a compile-time number
         and the builder did not fold, where C's division and Python's differ (or may: a value
-        of a tl.static_range variable). The builder folds a name bound once to a constant (its
-        uses are the constant, which Gluon divides as Python does); any other stays a name in
-        the kernel IR, which the lowered Gluon (as Triton) holds as an i32 tensor and divides as
+        of a tl.static_range variable). A name bound once to a constant the builder folds, and
+        refuses such a division of it itself (BuildRules.folded_division); any other stays a
+        name in the kernel IR, which the lowered Gluon (as Triton) holds as an i32 tensor and divides as
         C does: `q = -7` twice, then `q // 2` is -3 on the GPU where the verifier computed -4;
         `q = i - 1` in a tl.static_range over i, then `if q % 2 == 1:` around events, is -1 %
         2 = -1 on the GPU at i = 0, where the verifier read 1 and verified events that never
