@@ -1000,10 +1000,18 @@ def _domain(prm: Param) -> str:
     return f"{lo}{prm.name}{hi}" if lo or hi else f"every integer {prm.name}"
 
 
+#: how far below the default low end (``-max_value``) a param's own minimum is still enumerated
+#: from: a derived param's minimum can be an i32 wrap's (``tl.cdiv(N, 64)`` of N <= 2^31 - 1 is at
+#: least -2^25), millions of values no small-instance run can visit
+FAR_MINIMUM = 1024
+
+
 def param_values(prm: Param, max_value: int, low: Optional[int] = None) -> range:
-    """The values of ``prm`` from its minimum (``low``, default ``-max_value``, when it has none)
-    up to ``max_value`` or its maximum, whichever is smaller."""
-    start = prm.min if prm.min is not None else (-max_value if low is None else low)
+    """The small values of ``prm``: from its minimum (``low``, default ``-max_value``, when it has
+    none, or when its minimum lies more than FAR_MINIMUM below that) up to ``max_value`` or its
+    maximum, whichever is smaller."""
+    floor = -max_value if low is None else low
+    start = prm.min if prm.min is not None and prm.min >= floor - FAR_MINIMUM else floor
     stop = max_value if prm.max is None else min(max_value, prm.max)
     return range(start, stop + 1)
 
