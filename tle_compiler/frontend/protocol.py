@@ -519,10 +519,10 @@ def _hull(a: tuple, b: tuple) -> tuple[Optional[int], Optional[int]]:
 
 
 def one_box_fits(a: tuple, b: tuple) -> bool:
-    """Whether one TMA box fills slot fields of shapes ``a`` and ``b`` (lowering/descriptors.py
-    box_fits_field of both): the box with the most unit dimensions of both in each gap between
+    """Whether one TMA box fills slot fields of shapes ``a`` and ``b`` (ir/smem.py
+    box_fits_field of both, the compile's rule): the box with the most unit dimensions of both in each gap between
     their other dimensions, tried against both by the compile's own rule."""
-    from ..lowering.descriptors import box_fits_field
+    from ..ir.smem import box_fits_field
 
     def gaps(shape: tuple) -> tuple[list[int], list[int]]:
         dims, ones, run = [], [], 0

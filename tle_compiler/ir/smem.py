@@ -1,7 +1,8 @@
 """A Hopper CTA's shared memory, as every check of a kernel's declarations counts it: the
 frontend's budget of fields, buffers and mbarriers (frontend/shared_memory.py), verify-protocol's
 capacity and pipe checks (passes/verify_protocol.py) and the .kir reader's barrier check
-(cli/print_ir.py) use these, so they agree on what fits."""
+(cli/print_ir.py) use these, so they agree on what fits; and which TMA box fills a slot field
+(box_fits_field: the frontend's and the compile's one rule)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,19 @@ def pipes_past_smem(kernel: str, pipes, slot_bytes: Callable[[object], int] = la
             return p, (f"the pipes of kernel '{kernel}' up to '{p.name}' have {what}, beyond "
                        f"Hopper's 227 KB of shared memory per block ({SMEM_BYTES} bytes)")
     return None
+
+
+def box_fits_field(box: list[int], field: list[int]) -> bool:
+    """Whether a TMA box fills a slot field of shape ``field``: the box is the field's shape
+    with extra dimensions of size 1 inserted anywhere but after the last (none: the box is the
+    field's shape), so both hold the same elements in the same row-major order and their rows
+    are as wide (the swizzle of the box's layout is the field's)."""
+    if len(box) < len(field) or (field and box[-1] != field[-1]):
+        return False
+    i = 0
+    for d in box:  # the field's dimensions in order; a box dimension that is not the next one is 1
+        if i < len(field) and d == field[i]:
+            i += 1
+        elif d != 1:
+            return False
+    return i == len(field)

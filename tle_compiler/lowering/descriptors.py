@@ -29,6 +29,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from ..ir.smem import box_fits_field  # the compile's rule, which the frontend checks too
 from .plan import GL_DTYPES, resolve_dim, tma_layout
 
 #: Triton's signature dtype names -> the KIR's (language.gpu.normalize_dtype) names.
@@ -58,22 +59,6 @@ def layout_repr(block_shape: list[int], dtype: str) -> str:
     from triton.experimental.gluon import language as gl
 
     return repr(eval(tma_layout(block_shape, GL_DTYPES[dtype]), {"gl": gl}))
-
-
-def box_fits_field(box: list[int], field: list[int]) -> bool:
-    """Whether a TMA box fills a slot field of shape ``field``: the box is the field's shape
-    with extra dimensions of size 1 inserted anywhere but after the last (none: the box is the
-    field's shape), so both hold the same elements in the same row-major order and their rows
-    are as wide (the swizzle of the box's layout is the field's)."""
-    if len(box) < len(field) or (field and box[-1] != field[-1]):
-        return False
-    i = 0
-    for d in box:  # the field's dimensions in order; a box dimension that is not the next one is 1
-        if i < len(field) and d == field[i]:
-            i += 1
-        elif d != 1:
-            return False
-    return i == len(field)
 
 
 def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object, Optional[int]]]]:
