@@ -33,6 +33,7 @@ from typing import Callable, Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from ..ir.expr import c_div, c_rem
 from .folding import fold
 
 CHECK = "unsupported-expression"
@@ -110,6 +111,15 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
     else:
         raise ValueError(use)
     return f"`{name}` in {where}: {tensor}; {why}: {advice}"
+
+
+def c_and_python(op: str, x: int, y: int) -> tuple[int, int]:
+    """``x op y`` (``op`` "//" or "%", ``y`` not 0) as an i32 tensor computes it (C's, Triton's
+    arith.divsi / remsi) and as Python computes it on constants: they differ where the signs
+    do and the division is not exact."""
+    if op == "//":
+        return c_div(x, y), x // y
+    return c_rem(x, y), x % y
 
 
 def shift_out_of_i32(walker, e, left, right) -> object:
@@ -275,9 +285,7 @@ class BuildRules:
         if name is None:
             return
         op = "//" if isinstance(node.op, ast.FloorDiv) else "%"
-        trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
-        c_value = trunc if op == "//" else x - y * trunc
-        py_value = x // y if op == "//" else x % y
+        c_value, py_value = c_and_python(op, x, y)
         if c_value != py_value:
             raise self.tensor_refusal("folded division", name, f"`{ast.unparse(node)}`", node,
                                       op=op, result=(c_value, py_value))
@@ -453,10 +461,8 @@ class WalkRules:
             return
         a, b = self.as_aff(left), self.as_aff(right)
         if a is not None and b is not None and a.is_const and b.is_const and b.const != 0:
-            x, y = a.const, b.const
-            trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
-            c_value = trunc if e.op == "//" else x - y * trunc
-            if c_value == (x // y if e.op == "//" else x % y):
+            c_value, py_value = c_and_python(e.op, a.const, b.const)
+            if c_value == py_value:
                 return
         # (``at``: the `tl.cdiv` call whose `//` ``e`` stands for)
         raise self.tensor_refusal("division", names[0], at if at is not None else e, op=e.op,

@@ -38,7 +38,7 @@ from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, 
 from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .folding import fold
-from .local_tensors import WalkRules, refusal, shift_out_of_i32, tensor_root
+from .local_tensors import WalkRules, c_and_python, refusal, shift_out_of_i32, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
@@ -3663,9 +3663,8 @@ class PrologueWalker(Walker):
             return
         a, b = self.as_aff(left), self.as_aff(right)
         if a is not None and b is not None and a.is_const and b.is_const and b.const != 0:
-            x, y = a.const, b.const
-            trunc = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
-            if (trunc if e.op == "//" else x - y * trunc) == (x // y if e.op == "//" else x % y):
+            c_value, py_value = c_and_python(e.op, a.const, b.const)
+            if c_value == py_value:
                 return
         divisions[id(at if at is not None else e)] = root
 
