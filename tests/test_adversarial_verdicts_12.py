@@ -135,7 +135,8 @@ PARAM_VALUES = {
                                       "NP = maximum(X - Y, 0)"),
     "max(X - Y, 0) at NP=-1": ("max(X - Y, 0)", ["NP=-1"], 2, "outside the domain of NP"),
     "tl.minimum(X, 4) at NP=5": ("tl.minimum(X, 4)", ["NP=5"], 2, "outside the domain of NP"),
-    "tl.abs(X) at NP=-2": ("tl.abs(X)", ["NP=-2"], 2, "outside the domain of NP"),
+    # (abs of an X that may be -2^31 may be -2^31, so its domain holds -2 too: X >> 1 may not)
+    "tl.abs(X >> 1) at NP=-2": ("tl.abs(X >> 1)", ["NP=-2"], 2, "outside the domain of NP"),
     "tl.maximum(tl.minimum(X, 8), 2) at NP=1": ("tl.maximum(tl.minimum(X, 8), 2)", ["NP=1"], 2,
                                                 "outside the domain of NP"),
     # tl.clamp is refused where the kernel is read (the lowering does not translate it)
@@ -147,6 +148,8 @@ PARAM_VALUES = {
     # values a launch computes
     "X & 7 at NP=7": ("X & 7", ["NP=7"], 0, "verified for NP = 7"),
     "X >> 28 at NP=-8": ("X >> 28", ["NP=-8"], 0, "verified for NP = -8"),
+    "tl.abs(X) at NP=-2147483648": ("tl.abs(X)", ["NP=-2147483648"], 0,
+                                    "verified for NP = -2147483648"),
     # a domain bounded far below is proved as an unbounded one (the cutoff theorem's step 6)
     "X >> 1, no value": ("X >> 1", [], 0,
                          "verified for every value of NP (-1073741824 <= NP <= 1073741823)"),

@@ -24,7 +24,8 @@ Bugs found, one line each (the smallest kernel is the test named; xfail(strict) 
    (test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed; frontend/protocol.py
    `note_quotient_domain`, `note_function_domain`). FIXED concurrently (commit 307152a): its
    xfail markers dropped, and that of the `--param M=-33554431` refusal; `tl.abs(N)` is left
-   as it was (documented there), its xfail kept.
+   as it was (documented there), its xfail kept
+   (FIXED in round 24, tests/test_adversarial_verdicts_24.py: its xfail marker dropped).
 5. A float offset, or the loop count N as the descriptor, is verified and refused by the compile
    (test_odd_copy_arguments_are_rejected_by_the_verdict; frontend/protocol.py `tma_load`).
    FIXED concurrently (commit 73f14cf): its xfail marker dropped.
@@ -998,10 +999,9 @@ def test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed(tmp_path, cap
     assert code != 0 or "definition" in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="M = tl.abs(N) is given the domain M >= 0 though "
-                   "abs(-2^31) is -2^31 in i32: verified, and N = -2^31 closes at index -2^31 "
-                   "(left by 307152a, documented in docs/semantics.md)")
 def test_abs_of_an_unbounded_param_is_not_claimed_non_negative(tmp_path, capsys):
+    """abs(-2^31) is -2^31 in i32, so M = tl.abs(N) of an unbounded N may be negative: close(M)
+    is not proved (a strict xfail until round 24 put -2^31 into M's domain)."""
     code, err, _ = dump(tmp_path, capsys, closed("tl.abs(N)", assume=False))
     assert code != 0 or "definition" in err or "abs" in err, err
 

@@ -1721,6 +1721,14 @@ class Walker(WalkRules):
                 dom = (-hi, None if lo is None else -lo)
             else:
                 dom = (0, None if lo is None or hi is None else max(-lo, hi))
+            if rt:
+                # two's complement abs of the width's minimum is that minimum (abs(-2^31) is
+                # -2^31 in i32): where the operand may be it, so may the result, and the
+                # domain must hold it (it then also holds the values between, which no launch
+                # computes; a fault found only there is not called a witness, passes/witness.py)
+                floor = -2 ** 63 if wide else self.I32_MIN
+                if lo is None or lo <= floor:
+                    dom = (floor, dom[1])
         else:
             los, his = [b[0] for b in bounds], [b[1] for b in bounds]
             if name in ("max", "maximum"):
