@@ -331,8 +331,9 @@ def _dotted(node: ast.expr) -> Optional[tuple[str, ...]]:
 
 
 def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str, Loc]]:
-    """Every ``X.name = ...`` (``+=``, ``del``) and ``setattr(X, "name", ...)`` in the file,
-    functions included (one may run at import), with ``X`` a dotted name."""
+    """Every ``X.name = ...`` (``+=``, ``del``), ``setattr(X, "name", ...)`` and ``X.__m__(...)``
+    in the file, functions included (one may run at import), with ``X`` a dotted name (None for
+    another base, `sys.modules[m]`)."""
     out = []
     for n in ast.walk(tree):
         target = None
@@ -342,7 +343,12 @@ def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str
                 "setattr", "delattr") and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) \
                 and isinstance(n.args[1].value, str):
             target = (_dotted(n.args[0]), n.args[1].value)
-        if target is not None and target[0] is not None:
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr.startswith("__") and n.func.attr.endswith("__"):
+            # `common.C.__init__(3)`: a dunder method may change the object in place
+            target = (_dotted(n.func.value), n.func.attr)
+        if target is not None:
+            # (a base that is no dotted name, `sys.modules[m].C = 3`: None, any module's)
             out.append((target[0], target[1], Loc(path, n.lineno, n.col_offset + 1)))
     return out
 
@@ -653,17 +659,31 @@ class Builder(BuildRules):
         ``m.name`` is then not the one ``m``'s own statements give."""
         for other in list(self.cache.modules.values()):
             for dotted, attr, at in other.attr_stores:
-                if attr != name or dotted[0] not in other.imports:
+                if dotted is None:
+                    if attr == name:  # stored through a module object found at run time
+                        return at
+                    continue
+                if dotted[0] not in other.imports:
+                    if attr == name and dotted[0] not in other.consts \
+                            and dotted[0] not in other.scope.functions:
+                        # `M.C = 3` with M no import of that module: M may hold a module
+                        # object found at run time (`M = sys.modules[...]`)
+                        return at
                     continue
                 file, imported_name, _ = other.imports[dotted[0]]
-                parts = list(dotted[1:]) if imported_name is None else [imported_name,
-                                                                        *dotted[1:]]
-                for part in parts:
-                    file = submodule(file, part)
-                    if file is None:
+                # the store's whole path from the imported module: it rebinds m's name when
+                # it ends there (`common.STEP = 8`), and changes the object m's name holds in
+                # place when it goes on through it (`common.C.value = 3`, or `C.value = 3`
+                # after `from .common import C`)
+                chain = ([imported_name] if imported_name is not None else []) + \
+                    [*dotted[1:], attr]
+                for part in chain:
+                    sub = submodule(file, part)
+                    if sub is None:
+                        if part == name and os.path.abspath(file) == os.path.abspath(m.path):
+                            return at
                         break
-                if file is not None and os.path.abspath(file) == os.path.abspath(m.path):
-                    return at
+                    file = sub
         return None
 
     def module_name(self, m: Module, name: str, node: ast.AST) -> tuple[K.Expr, Optional[Static]]:
@@ -700,7 +720,9 @@ class Builder(BuildRules):
             raise self.err(f"module-level name '{name}' is not a compile-time value the kernel "
                            f"can read (it is bound in module-level control flow, by a tuple or "
                            f"augmented assignment, by `:=` or a match pattern, through globals(), "
-                           f"by a function declaring it global, or as a class, or deleted); "
+                           f"by a function declaring it global, by an exec'd string, or as a "
+                           f"class, or deleted, or its object is changed in place: "
+                           f"`C.value = 3`, setattr, `sys.modules[...].C = 3`); "
                            f"Triton kernels read globals that are tl.constexpr values, dtypes, "
                            f"modules or functions", node, check="unknown-name")
         if m is not self.frame.module:

@@ -104,6 +104,7 @@ def rebound_elsewhere(tree: ast.Module) -> set[str]:
                         and t.value.func.id in ("globals", "vars") \
                         and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str):
                     out.add(t.slice.value)
+    out |= mutated_in_place(tree)
     todo: list[ast.AST] = list(tree.body)
     while todo:
         n = todo.pop()
@@ -118,6 +119,180 @@ def rebound_elsewhere(tree: ast.Module) -> set[str]:
             todo.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
             continue
         todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+_NAMESPACES = ("globals", "vars", "locals")
+
+
+def _chain_base(node: ast.expr) -> tuple[Optional[str], bool]:
+    """The name at the bottom of ``a.b[0].c`` (``a``), and whether the chain is a plain dotted
+    name (``a.b.c``, no subscript or call on the way)."""
+    dotted = True
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        if not isinstance(node, ast.Attribute):
+            dotted = False
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return (node.id if isinstance(node, ast.Name) else None), dotted
+
+
+def _code_bindings(code: str, mode: str) -> set[str]:
+    """Every name the code of an ``exec`` / ``eval`` string may bind in the module it runs in
+    (assignments, defs, classes, imports, ``global`` names, and what it rebinds itself)."""
+    try:
+        tree = ast.parse(code, mode=mode)
+    except SyntaxError:
+        return set()  # Python raises it at the import
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.Global):
+            out.update(n.names)
+    if isinstance(tree, ast.Module):
+        out |= rebound_elsewhere(tree)
+    return out
+
+
+def _namespace_writes(call: ast.Call) -> Optional[set[str]]:
+    """The names a method call on ``globals()`` (``vars()``, ``locals()``) writes, when the call
+    spells them: ``update(C=3)`` or ``update({"C": 3})``, ``setdefault("C", 3)``, ``pop("C")``,
+    ``__setitem__("C", 3)``, ``__delitem__("C")``; none for ``get``, ``keys``, ``items``,
+    ``values``, ``copy``, ``__getitem__`` and ``__contains__``; None when it cannot be told."""
+    method = call.func.attr
+    if method in ("get", "keys", "items", "values", "copy", "__getitem__", "__contains__"):
+        return set()
+    if method == "update":
+        out = {k.arg for k in call.keywords if k.arg is not None}
+        if any(k.arg is None for k in call.keywords):
+            return None
+        for a in call.args:
+            if not isinstance(a, ast.Dict) or not all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in a.keys):
+                return None
+            out.update(k.value for k in a.keys)
+        return out
+    if method in ("setdefault", "pop", "__setitem__", "__delitem__") and call.args \
+            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+        return {call.args[0].value}
+    return None
+
+
+def mutated_in_place(tree: ast.Module) -> set[str]:
+    """Module-level names whose value Python may change without a statement of the module
+    binding them by name, so that a kernel launched after the import reads another value than
+    the frontend's reading of the module's statements (each was verified with the value the
+    statements give while the launch's Python holds another):
+    - the object a name holds, changed through an attribute or item (``C.value = 3`` of a
+      ``C = tl.constexpr(2)``, ``setattr(C, "value", 3)``, ``C.__init__(3)``,
+      ``C.__dict__["value"] = 3``, ``del C.value``); an imported module's attribute store
+      (``common.STEP = 8``) is left to the builder's ``stored_from_outside``, which names the
+      module it reaches;
+    - an attribute stored through something that is no dotted name (``sys.modules[__name__].C
+      = 3``, ``setattr(importlib.import_module(m), "C", 3)``): the attribute's name, since the
+      object may be this module;
+    - names an ``exec`` / ``eval`` of a constant string binds (``exec("C = 3")``; code that is
+      no constant, or that may make a kernel, is refused by kernel.string_code_call);
+    - every name the module assigns or defines, where the module's namespace itself escapes
+      (``globals().update(C=3)``, ``g = globals()``, ``locals()["C"] = 3``, a frame's
+      ``f_globals``, ``__dict__``, ``sys.modules``): where it is changed is not known. (``globals()["C"] = ...`` with a constant key names its name.)
+    Function bodies count: one may run at import, or before a launch."""
+    imported: set[str] = set()
+    assigned: set[str] = set()
+    for st in tree.body:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            imported.update((a.asname or a.name).split(".")[0] for a in st.names)
+        elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            assigned.add(st.name)
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                assigned.add(n.id)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                break
+    out: set[str] = set()
+    escaped = False
+    # the namespace calls whose use is a read or a constant-keyed store (handled by
+    # rebound_elsewhere): `globals()["C"]`, `globals()["C"] = ...`, `del globals()["C"]`
+    plain: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Call) \
+                and isinstance(n.value.func, ast.Name) and n.value.func.id in _NAMESPACES \
+                and not n.value.args and not n.value.keywords:
+            if isinstance(n.ctx, ast.Load):
+                plain.add(id(n.value))
+            elif isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+                plain.add(id(n.value))
+                out.add(n.slice.value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and isinstance(n.func.value, ast.Call) \
+                and isinstance(n.func.value.func, ast.Name) \
+                and n.func.value.func.id in _NAMESPACES and not n.func.value.args:
+            # globals().update(C=3), .setdefault("C", 3), .pop("C"): the names it writes, when
+            # they are written out; .get / .keys / .items / .copy read
+            names = _namespace_writes(n)
+            if names is not None:
+                plain.add(id(n.func.value))
+                out |= names
+    for n in ast.walk(tree):
+        target = None
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store,
+                                                                                   ast.Del)):
+            target = n
+        elif isinstance(n, ast.Call):
+            f = n.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(
+                f, ast.Attribute) else None
+            if isinstance(f, ast.Name) and name in _NAMESPACES and id(n) not in plain:
+                escaped = True
+            elif name in ("setattr", "delattr", "__setattr__", "__delattr__") and n.args \
+                    and not (isinstance(f, ast.Attribute) and len(n.args) < 2):
+                # setattr(X, "a", v), object.__setattr__(X, "a", v); X.__setattr__("a", v)
+                obj = n.args[0] if isinstance(f, ast.Name) or len(n.args) >= 3 or \
+                    name in ("__delattr__",) and len(n.args) >= 2 else f.value
+                base, dotted = _chain_base(obj)
+                if base is not None and (base not in imported or not dotted):
+                    out.add(base)
+                attr = n.args[1] if obj is n.args[0] and len(n.args) > 1 else n.args[0]
+                if not dotted and isinstance(attr, ast.Constant) and isinstance(attr.value,
+                                                                                 str):
+                    out.add(attr.value)
+            elif isinstance(f, ast.Attribute) and f.attr.startswith("__") \
+                    and f.attr.endswith("__"):
+                base, _ = _chain_base(f.value)  # C.__init__(3), C.__dict__.update(...)
+                if base is not None and base not in imported:
+                    out.add(base)
+            elif isinstance(f, ast.Name) and f.id in ("exec", "eval") and n.args \
+                    and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value,
+                                                                           str):
+                out |= _code_bindings(n.args[0].value, "exec" if f.id == "exec" else "eval")
+        if target is None:
+            continue
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Call) \
+                and id(target.value) in plain:
+            continue
+        base, dotted = _chain_base(target.value)
+        if base is None or base in _NAMESPACES:
+            continue
+        if base not in imported or not dotted:
+            out.add(base)
+        if isinstance(target, ast.Attribute) and (base not in imported or not dotted):
+            # sys.modules[__name__].C = 3, or M.C = 3 with M bound to a module object found
+            # at run time: the object may be this module
+            out.add(target.attr)
+    # the module's namespace reached through its frame, its module object's __dict__ or
+    # sys.modules: where a name is changed is not known
+    escaped = escaped or any(
+        isinstance(n, ast.Attribute) and (n.attr in ("f_globals", "__dict__", "_getframe",
+                                                     "currentframe")
+                                          or n.attr == "modules" and _chain_base(n.value)[0]
+                                          == "sys")
+        for n in ast.walk(tree))
+    if escaped:
+        out |= assigned
     return out
 
 
