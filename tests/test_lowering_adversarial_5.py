@@ -5,13 +5,16 @@ sm_90a with compile_kernel, the reading a launch makes, and compared with what p
 computes for the same source, read on its TTIR where the reference matters): integer tiles of
 int8 / uint8 / int32 mixed with Python ints and floats, names bound to constants, kernel-body
 constants handed to partitions, scalar and masked slot stores and loads of another type, tensors
-of two dtypes, implicit broadcasting of a lower-rank operand.
+of two dtypes, implicit broadcasting of a lower-rank operand, gathers of another element type,
+``tl.math.*`` spellings, cache hints of stores, atomics with ``sem=`` / ``scope=``.
 
 Bugs found (strict xfails below; the suspected place in parentheses):
 * test_a_name_bound_to_an_int_promotes_a_narrow_tile: ``b = 100`` then ``t + b`` on an int8
   tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the frontend folds ``b`` to
-  the literal and the lowered Gluon adds in i8 (wraps to -56) (frontend/build.py's fold of a name
-  bound to a constant, which translate.py spells as the literal).
+  the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t * b``, a helper given
+  ``b``, and ``tl.where(c, t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1, which
+  Gluon then refuses (out of int8's range; get_uint8(-1)) (frontend/build.py's fold of a name
+  bound to a constant into the kernel IR, which translate.py spells as the literal).
 * test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in
   the kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is
   computed in bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32)
@@ -33,7 +36,21 @@ Bugs found (strict xfails below; the suspected place in parentheses):
 * test_a_lower_rank_operand_broadcasts_as_in_triton: ``t + tl.arange(0, 64)`` on a [32, 64]
   tile, a 1-D mask of a 2-D store or load, a 1-D mask of a masked slot load: Triton prepends
   the missing axes (broadcast_impl_value), Gluon refuses ("Cannot broadcast, rank mismatch")
-  (translate.py ``_elementwise``, ``load``, ``store``, ``_masked_tile``: expand the operand).
+  (translate.py ``_elementwise``, ``load``, ``store``, ``_masked_tile``, more_ops.py ``atomic``:
+  expand the operand).
+* test_a_gather_of_another_element_type_converts: an int32 (bf16, fp16) pointer handed to the
+  writer in a tuple, loaded and stored whole into an fp32 (fp32, bf16) slot field: lowered as a
+  cp.async gather, which copies the bytes (3 becomes 4.2e-45; 2-byte elements land in 4-byte
+  ones) where tl.store converts; the frontend's bad-store check refuses the same store with the
+  pointer passed alone, but does not see a tuple item's type (translate.py ``_cp_async_form``
+  checks the field's width, not the pointer's element type; frontend bad-store check).
+* test_tl_math_spellings_lower_as_their_tl_names: ``tl.math.fma`` / ``umulhi`` / ``div_rn`` /
+  ``sqrt_rn`` / ``fdiv`` (Triton's own tl.fma ...), verified by tle-dump, refused by the lowering
+  as "`tl.fma` is not supported", though tl.fma is (translate.py ``call_builtin`` looks
+  ``more_ops.HANDLED`` up by the full name).
+* test_an_accumulator_store_keeps_its_cache_hint: ``tl.store(ptrs, acc, cache_modifier=".cs")``
+  (or an eviction_policy) of a wgmma accumulator takes the 16-byte store helper, whose inline
+  PTX drops the hint (translate.py ``_acc_store`` does not look at the cache keywords).
 
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
@@ -229,17 +246,25 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
 
 @pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an int into the "
                    "literal, which Triton would promote as an i32 tensor; the lowered Gluon adds "
-                   "an int8 tile in i8")
-@pytest.mark.parametrize("bind,expr,op", [("b = 100", "t + b", "addi"),
-                                          ("b = 3", "t * b", "muli")])
-def test_a_name_bound_to_an_int_promotes_a_narrow_tile(tmp_path, bind, expr, op):
-    compiled = _compiled(tmp_path, _reg(f'''
-        {bind}
-        tl.store(y_ptr + p * 2048 + offs, {expr})
-    ''', dt="int8", ys="i32"))
-    ttgir = compiled.asm["ttgir"]
-    assert not re.search(rf"arith\.{op} .*: tensor<32x64xi8", ttgir), ttgir
-    assert re.search(rf"arith\.{op} .*: tensor<32x64xi32", ttgir), ttgir
+                   "an int8 tile in i8, and refuses a value out of a narrow type's range")
+@pytest.mark.parametrize("dt,body,bad,good", [
+    ("int8", "b = 100\ntl.store(y_ptr + p * 2048 + offs, t + b)",
+     r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
+    ("int8", "b = 3\ntl.store(y_ptr + p * 2048 + offs, t * b)",
+     r"arith\.muli .*: tensor<32x64xi8", r"arith\.muli .*: tensor<32x64xi32"),
+    ("int8", "b = 100\ntl.store(y_ptr + p * 2048 + offs, add(t, b))",
+     r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
+    ("int8", "z = 1000\ntl.store(y_ptr + p * 2048 + offs, tl.where(t > 0, t, z))",
+     r"arith\.select .*tensor<32x64xi8", r"arith\.select .*tensor<32x64xi32"),
+    ("uint8", "b = -1\ntl.store(y_ptr + p * 2048 + offs, t + tl.full([32, 64], b, tl.uint8))",
+     r"^$", r"dense<-1> : tensor<32x64xi8"),
+], ids=["add", "mul", "helper-argument", "where-branch", "full-value"])
+def test_a_name_bound_to_an_int_promotes_a_narrow_tile(tmp_path, dt, body, bad, good):
+    text = _reg(body, dt=dt, ys="i32" if dt == "int8" else "").replace(
+        "\n\nDEFAULT_CONFIG", "\n\ndef add(x, y):\n    return x + y\n\n\nDEFAULT_CONFIG")
+    ttgir = _compiled(tmp_path, text).asm["ttgir"]
+    assert not re.search(bad, ttgir, re.M), ttgir
+    assert re.search(good, ttgir), ttgir
 
 
 BODY = HEAD + '''
@@ -341,6 +366,130 @@ def test_a_slot_store_of_a_promoted_tensor_converts(tmp_path, dt, xs, value):
     "tl.store(y_ptr + p * 2048 + offs, tl.load(y_ptr + offs, mask=tl.arange(0, 64) < M, other=0))",
     "tl.store(y_ptr + p * 2048 + offs, tl.load(tle.gpu.local_ptr(res.slot.tile), "
     "mask=tl.arange(0, 64) < M, other=0))",
-], ids=["add", "where", "store-mask", "load-mask", "slot-load-mask"])
+    "tl.atomic_add(y_ptr + offs, t, mask=tl.arange(0, 64) < M)",
+], ids=["add", "where", "store-mask", "load-mask", "slot-load-mask", "atomic-mask"])
 def test_a_lower_rank_operand_broadcasts_as_in_triton(tmp_path, body):
     _compiled(tmp_path, _reg(body))
+
+
+# ------------------------------------------------------------------ a gather of another type
+TUPLE_GATHER = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N, M):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.DT))
+    tle.gpu.warp_specialize([(produce, (kv, (x_ptr, M), N)), (consume, (kv, y_ptr, N))], [4],
+                            [232])
+
+
+def produce(kv, xa, N):
+    w = kv.writer()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(xa[0] + p * 2048 + offs))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 2048 + offs, tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32", "M": "i32"}}
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="a pointer of another element type than the field's, "
+                   "handed in a tuple (the frontend's bad-store check does not see its type), is "
+                   "gathered with cp.async, which copies its bytes: tl.store converts the values")
+@pytest.mark.parametrize("dt,xs", [("float32", "i32"), ("float32", "bf16"), ("bfloat16", "fp16")],
+                         ids=["i32-into-fp32", "bf16-into-fp32", "fp16-into-bf16"])
+def test_a_gather_of_another_element_type_converts(tmp_path, dt, xs):
+    """``tl.store(local_ptr(slot.tile), tl.load(xa[0] + offs))`` with ``xa = (x_ptr, M)`` and
+    x_ptr of another element type than the fp32 / bf16 field: Triton loads the values and
+    tl.store converts them (3 -> 3.0); the lowered cp.async copies the int32 bits into the
+    float field (3 -> 4.2e-45), or 2-byte elements into 4-byte ones. The frontend refuses the
+    same store with x_ptr passed alone ("cast it first"); either that refusal or a conversion
+    is right, a raw copy is not."""
+    path = _write(tmp_path, TUPLE_GATHER.replace("tl.DT", f"tl.{dt}").replace("XS", xs)
+                  .replace("YS", SIG[dt]))
+    rc, out = _dump(path)
+    if rc == 1:  # refused where the kernel is read, at the store: right
+        assert f"kernel.py:{_line_of(path, 'tl.store(tle.gpu.local_ptr(slot.tile)')}: error" in out
+        return
+    compiled = compile_kernel((str(path), "k"), _config(path)["signature"], {})
+    copies = re.findall(r"ttg\.async_copy_global_to_local .*!tt\.ptr<(\w+)>.*-> <[\dx]+x(\w+),",
+                        compiled.asm["ttgir"])
+    assert all(src == dst for src, dst in copies), copies
+
+
+# ------------------------------------------------------------------ tl.math spellings
+@pytest.mark.xfail(strict=True, reason="translate.py call_builtin dispatches more_ops.HANDLED by the "
+                   "full name (tl.fma), so tl.math.fma / umulhi / div_rn / sqrt_rn / fdiv, the "
+                   "same Triton functions, are refused naming `tl.fma` etc. as unsupported")
+@pytest.mark.parametrize("expr", [
+    "tl.math.umulhi(t, 3)",
+    "tl.math.fma(t.to(tl.float32), 2.0, 1.0).to(tl.int32)",
+    "tl.math.div_rn(t.to(tl.float32), 3.0).to(tl.int32)",
+    "tl.math.sqrt_rn(t.to(tl.float32)).to(tl.int32)",
+    "tl.math.fdiv(t.to(tl.float32), 3.0).to(tl.int32)"],
+    ids=["umulhi", "fma", "div_rn", "sqrt_rn", "fdiv"])
+def test_tl_math_spellings_lower_as_their_tl_names(tmp_path, expr):
+    """tle-dump verifies these (``tl.math.X`` is Triton's ``tl.X``), and ``tl.X`` lowers; the
+    lowering refused ``tl.math.X`` with "`tl.X` is not supported by the lowering"."""
+    _compiled(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, {expr})"))
+
+
+# ------------------------------------------------------------------ cache hints of a store
+ACC = HEAD + '''
+@tle.jit
+def k(x_ptr, b_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, a=tle.gpu.alloc([2, 64, 64], tl.bfloat16),
+                  b=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(consume, (kv, y_ptr, N)), (produce, (kv, x_ptr, b_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, b_ptr, N):
+    w = kv.writer()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.a), tl.load(x_ptr + p * 4096 + offs))
+        tl.store(tle.gpu.local_ptr(slot.b), tl.load(b_ptr + p * 4096 + offs))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    rows = tl.arange(0, 64)
+    cols = tl.arange(0, 64)
+    for p in range(N):
+        res = r.wait(p)
+        acc = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)), tl.load(tle.gpu.local_ptr(res.slot.b)))
+        r.release(p)
+        tl.store(y_ptr + p * 4096 + rows[:, None] * 64 + cols[None, :], acc, HINT)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*bf16", "N": "i32"}}
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="the 16-byte accumulator store (translate.py _acc_store, "
+                   "lowering/acc_store.py) is taken whatever cache hint the tl.store gives, and "
+                   "its inline PTX drops it")
+@pytest.mark.parametrize("hint,ptx", [('cache_modifier=".cs"', "st.global.cs"),
+                                      ('eviction_policy="evict_first"', "evict_first")])
+def test_an_accumulator_store_keeps_its_cache_hint(tmp_path, hint, ptx):
+    """``tl.store(ptrs, acc, cache_modifier=".cs")`` of a wgmma accumulator: Triton emits
+    ``st.global.cs``; the lowered kernel's stores are the helper's plain ``st.global.v4.b32`` /
+    ``st.global.b16``, the hint gone (a store without a hint still takes the helper)."""
+    compiled = _compiled(tmp_path, ACC.replace("HINT", hint))
+    assert ptx in compiled.asm["ptx"], sorted(set(re.findall(r"st\.global[.\w]*",
+                                                             compiled.asm["ptx"])))
