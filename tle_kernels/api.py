@@ -171,6 +171,17 @@ def type_name(x) -> str:
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
+def int_type_note(x) -> str:
+    """What an error about an integer argument adds when ``x`` is no Python int: its type, so that
+    ``expected 512, got np.int64(512)`` (or ``tensor(512)``, ``512.0``) does not read as if the
+    value were wrong (shared by ``d_v`` and the decodes' ``head_dim_v``)."""
+    if type(x) is int:
+        return ""
+    if isinstance(x, bool):
+        return " (a bool, not an int)"
+    return f" (a {type_name(x)}, not a Python int)"
+
+
 def check_tensor(name: str, x, ranks: Tuple[int, ...], dtype: torch.dtype, what: str) -> None:
     """A tensor argument of one of ``ranks``, of ``dtype``, its last dim contiguous; the error names
     the argument and what was expected (shared by the prefill and decode entry points)."""
@@ -199,7 +210,8 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
         # only for a positive scale
         raise ValueError(f"sm_scale: expected a finite positive float, got {sm_scale!r}")
     if isinstance(d_v, bool) or not isinstance(d_v, int) or d_v != D_V:
-        raise ValueError(f"d_v: expected {D_V} (the V dims are kv[..., :512]), got {d_v!r}")
+        raise ValueError(f"d_v: expected {D_V} (the V dims are kv[..., :512]), got {d_v!r}"
+                         f"{int_type_note(d_v)}")
     check_tensor("q", q, (3, 4), torch.bfloat16, "[s_q, h_q, d_qk] or [B, SQ, H, d_qk] bf16")
     batched = q.dim() == 4
     if batched:
@@ -495,7 +507,33 @@ def sparse_mla_prefill(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tensor,
                        d_v: int = D_V, attn_sink: Optional[torch.Tensor] = None,
                        topk_length: Optional[torch.Tensor] = None,
                        impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """SparseMLA prefill (FlashMLA ``flash_mla_sparse_fwd`` semantics); see the module docstring."""
+    """SparseMLA prefill (FlashMLA ``flash_mla_sparse_fwd`` semantics): each query token attends
+    to the ``topk`` kv rows its indices name.
+
+    Args:
+        q: [s_q, h_q, d_qk] bf16, or batched [B, SQ, H, d_qk]; d_qk is 576 (512 + a 64-dim RoPE
+            tail) or 512; any h_q >= 1.
+        kv: [s_kv, 1, d_qk] bf16 (batched: [B, SKV, 1, d_qk]); one latent head, its first 512
+            dims are V.
+        indices: [s_q, 1, topk] int32 (batched: [B, SQ, 1, topk], positions within the batch's
+            own kv); an index < 0 or >= s_kv is skipped.
+        sm_scale: the softmax scale, a positive Python float (usually d_qk ** -0.5).
+        d_v: 512, the only V width.
+        attn_sink: optional [h_q] fp32, one sink logit per head.
+        topk_length: optional [s_q] int32 (batched: [B, SQ]): row t uses its first
+            clamp(topk_length[t], 0, topk) slots.
+        impl: "auto" (default), "naive", "pipe", "seesaw" or "narrow" (tle_kernels.api module
+            docstring: which takes what).
+
+    Returns:
+        (out, max_logits, lse): out [.., h_q, 512] bf16; max_logits and lse [.., h_q] fp32 in
+        natural-log units (a row that sees nothing: out 0, max_logits -inf, lse +inf; exact
+        rules in tle_kernels/reference.py).
+
+    Raises:
+        TypeError / ValueError naming the argument, before any launch: every rule is checked on
+        CPU or meta tensors too; the tensors must then be on one CUDA device.
+    """
     info = validate(q, kv, indices, sm_scale, d_v, attn_sink, topk_length, impl)
     sm_scale = float(sm_scale)
     if not info["batched"]:

@@ -1,9 +1,9 @@
 """Dense MLA decode benchmark: every implementation in one process, interleaved; TFLOP/s, GB/s,
 ratios to the naive kernel and to FlashMLA, and the decode bars as met / not met.
 
-    python -m tle_kernels.bench_mla_decode [--check] [--quick] [--shape b128_s1 ...] [--L 4096 ...]
-                                           [--impl naive pipe] [--anchor LIB] [--reps 3] [--no-graph]
-                                           [--json results.json] [--plot mla_decode.png]
+    python3 -m tle_kernels.bench_mla_decode [--check] [--quick] [--shape b128_s1 ...] [--L 4096 ...]
+                                            [--impl naive pipe] [--anchor LIB] [--reps 3] [--no-graph]
+                                            [--json results.json] [--plot mla_decode.png]
 
 Shapes (FlashMLA's decode benchmark): paged KV cache of 64-token pages, one kv head, d = 576,
 dv = 512, random non-contiguous block tables, request i of a batch holds L + 2i tokens:
@@ -26,7 +26,7 @@ Implementations: decode_api.IMPLS. "seesaw" runs its launcher's choices (TMA whe
 allows it, one program per request unless the batch leaves SMs idle), "seesaw-tma" always the TMA
 producer; an interleaved A/B of the seesaw's two producers is
 
-    TLE_DECODE_TMA=0 python -m tle_kernels.bench_mla_decode --impl seesaw seesaw-tma ...
+    TLE_DECODE_TMA=0 python3 -m tle_kernels.bench_mla_decode --impl seesaw seesaw-tma ...
 
 and of its two schedules TLE_DECODE_BALANCE=0 / 1 (one run each).
 
@@ -60,7 +60,8 @@ from pathlib import Path
 import torch
 
 from . import decode_api as D
-from .bench_output import finish_axes, flashmla_errors, gpu_missing, save_plot, write_json
+from .bench_output import (bench_parser, finish_axes, flashmla_errors, gpu_missing, positive,
+                           save_plot, write_json)
 from .bench_sparse_mla import ClockSampler
 from .decode_reference import make_decode_inputs, mla_decode_reference
 
@@ -233,20 +234,34 @@ def bar_lines(results, impls, anchored):
     return lines
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", nargs="+", default=list(SHAPES), choices=list(SHAPES))
-    ap.add_argument("--L", type=int, nargs="+", default=None,
-                    help="the L list of b128_s1 and b64_s2_causal (b128_s1_h16 is L = 8192)")
-    ap.add_argument("--impl", nargs="+", default=list(D.IMPLS), choices=D.IMPLS)
-    ap.add_argument("--anchor", default=None, help="FlashMLA decode anchor library (see docstring)")
-    ap.add_argument("--reps", type=int, default=1, help="interleaved rounds (median reported)")
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's flags."""
+    ap = bench_parser("tle_kernels.bench_mla_decode", __doc__)
+    ap.add_argument("--shape", nargs="+", default=list(SHAPES), choices=list(SHAPES),
+                    help="shapes to time (default: all three; see below)")
+    ap.add_argument("--L", type=positive, nargs="+", default=None,
+                    help="the L list of b128_s1 and b64_s2_causal (default "
+                         f"{' '.join(map(str, LS))}; --quick: 1024 8192; b128_s1_h16 is L = 8192)")
+    ap.add_argument("--impl", nargs="+", default=list(D.IMPLS), choices=D.IMPLS,
+                    help="implementations to time (default: all; one that supports none of the "
+                         "shapes is skipped, saying why)")
+    ap.add_argument("--anchor", default=None, metavar="LIB",
+                    help="FlashMLA's own dense decode built from LIB, timed in the same rounds "
+                         "(see below)")
+    ap.add_argument("--reps", type=positive, default=1,
+                    help="interleaved rounds (default 1; the median is reported)")
     ap.add_argument("--check", action="store_true", help="print each decode bar as met / not met")
     ap.add_argument("--quick", action="store_true", help="L = 1K and 8K, warmup 10 ms, rep 50 ms")
     ap.add_argument("--no-graph", action="store_true",
                     help="time plain launches (do_bench) instead of CUDA-graph replays")
     ap.add_argument("--json", default=None, help="write the results to this path")
-    ap.add_argument("--plot", default="mla_decode_bench.png", help="PNG path ('' = no plot)")
+    ap.add_argument("--plot", default="mla_decode_bench.png",
+                    help="PNG path (default mla_decode_bench.png; '' = no plot)")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if gpu_missing():
         return 2

@@ -6,6 +6,7 @@ without a CUDA GPU."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Callable
@@ -91,3 +92,27 @@ def finish_axes(ax, xlabel: str, ylabel: str, title: str) -> None:
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend()
+
+
+def bench_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """The argument parser of benchmark ``module`` (``tle_kernels.bench_...``): its usage names
+    the command a user runs (``python3 -m tle_kernels.bench_...``, not the file), the docstring's
+    first paragraph is the description and the rest follows the options, so the details a flag's
+    help refers to ("below") are on the screen, not only in the source."""
+    head, _, rest = doc.strip().partition("\n\n")
+    return argparse.ArgumentParser(prog=f"python3 -m {module}", description=head,
+                                   epilog=rest or None,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def positive(text: str) -> int:
+    """An argparse ``type`` for an integer flag that must be at least 1: a bad value is the usual
+    one-line usage error (exit 2) naming the flag, before any GPU work, rather than a failure
+    deep inside the run."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer of at least 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer of at least 1, got {value}")
+    return value

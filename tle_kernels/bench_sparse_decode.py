@@ -1,12 +1,13 @@
 """Sparse MLA decode (DeepSeek-V3.2) benchmark: every built implementation in one process, at
 the shapes and caches it supports (the seesaws: h_q 64 / 128, and 8 / 16 / 32 on a 64-head block
-with the rows past h_q masked), interleaved; TFLOP/s, GB/s, ratios to the naive kernel and to FlashMLA, and the sparse decode bars as met / not met.
+with the rows past h_q masked), interleaved; TFLOP/s, GB/s, ratios to the naive kernel and to
+FlashMLA, and the sparse decode bars as met / not met.
 
-    python -m tle_kernels.bench_sparse_decode [--check] [--quick] [--shape b64_s1_h128 ...]
-                                              [--cache fp8 bf16] [--impl naive ...] [--anchor LIB]
-                                              [--extra-topk 512] [--topk-length 1024]
-                                              [--reps 3] [--no-graph]
-                                              [--json results.json] [--plot sparse_decode.png]
+    python3 -m tle_kernels.bench_sparse_decode [--check] [--quick] [--shape b64_s1_h128 ...]
+                                               [--cache fp8 bf16] [--impl naive ...] [--anchor LIB]
+                                               [--extra-topk 512] [--topk-length 1024]
+                                               [--reps 3] [--no-graph]
+                                               [--json results.json] [--plot sparse_decode.png]
 
 Shapes (b, s_q, h_q), one kv head, topk = 2048 index slots per query row naming distinct tokens of
 the request's 32K-token cache (``--topk``, ``--s-kv``), pages of 64 tokens handed out at random:
@@ -58,7 +59,7 @@ import torch
 
 from . import sparse_decode_api as A
 from .bench_mla_decode import time_interleaved, time_ms
-from .bench_output import finish_axes, flashmla_errors, gpu_missing, save_plot, write_json
+from .bench_output import bench_parser, finish_axes, flashmla_errors, gpu_missing, save_plot, write_json
 from .fp8_kvcache import BYTES_PER_TOKEN
 from .sparse_decode_reference import make_sparse_decode_inputs, sparse_decode_reference
 
@@ -218,29 +219,32 @@ def bar_lines(results, anchored: bool, extra_topk: int = 0, topk_length: int = 0
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap = bench_parser("tle_kernels.bench_sparse_decode", __doc__)
     ap.add_argument("--shape", nargs="+", default=list(SHAPES), type=shape_name,
                     metavar="bB_sS_hH",
                     help="shapes to time: any bB_sS_hH (e.g. b4_s1_h128); default "
                          + " ".join(SHAPES))
-    ap.add_argument("--cache", nargs="+", default=list(CACHES), choices=CACHES)
+    ap.add_argument("--cache", nargs="+", default=list(CACHES), choices=CACHES,
+                    help="KV caches to time (default: fp8 bf16)")
     ap.add_argument("--impl", nargs="+", default=list(A.IMPLS), choices=A.IMPLS,
-                    help="implementations to time (those not built are skipped)")
-    ap.add_argument("--topk", type=int, default=TOPK, help="index slots per query row")
-    ap.add_argument("--s-kv", type=int, default=S_KV, help="tokens of each request's cache")
+                    help="implementations to time (default: all; those not built are skipped)")
+    ap.add_argument("--topk", type=int, default=TOPK, help=f"index slots per query row (default {TOPK}; a multiple of {A.TOPK_TILE})")
+    ap.add_argument("--s-kv", type=int, default=S_KV, help=f"tokens of each request's cache (default {S_KV})")
     ap.add_argument("--extra-topk", type=int, default=0,
-                    help="extra cache slots per query row in the timed cases (0: none)")
+                    help="extra cache slots per query row in the timed cases (default 0: none; see below)")
     ap.add_argument("--topk-length", type=int, default=0,
-                    help="every timed query row's topk_length (1 to --topk; 0: none)")
-    ap.add_argument("--anchor", default=None,
-                    help="FlashMLA sparse decode anchor library (see the docstring)")
-    ap.add_argument("--reps", type=int, default=1, help="interleaved rounds (median reported)")
+                    help="every timed query row's topk_length (1 to --topk; default 0: none; see below)")
+    ap.add_argument("--anchor", default=None, metavar="LIB",
+                    help="FlashMLA's own sparse decode built from LIB, timed in the same rounds "
+                         "(see below)")
+    ap.add_argument("--reps", type=int, default=1, help="interleaved rounds (default 1; the median is reported)")
     ap.add_argument("--check", action="store_true", help="print each bar as met / not met")
     ap.add_argument("--quick", action="store_true", help="warmup 10 ms, rep 50 ms")
     ap.add_argument("--no-graph", action="store_true",
                     help="time plain launches (do_bench) instead of CUDA-graph replays")
     ap.add_argument("--json", default=None, help="write the results to this path")
-    ap.add_argument("--plot", default="sparse_decode_bench.png", help="PNG path ('' = no plot)")
+    ap.add_argument("--plot", default="sparse_decode_bench.png",
+                    help="PNG path (default sparse_decode_bench.png; '' = no plot)")
     args = ap.parse_args(argv)
     if args.topk < A.TOPK_TILE or args.topk % A.TOPK_TILE:
         ap.error(f"--topk: a positive multiple of {A.TOPK_TILE}, got {args.topk}")

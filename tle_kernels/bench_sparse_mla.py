@@ -1,8 +1,8 @@
 """SparseMLA prefill benchmark: every implementation in one process, TFLOP/s and ratios to naive.
 
-    python -m tle_kernels.bench_sparse_mla [--check] [--skv 8192 131072] [--impl naive pipe]
-                                           [--json results.json] [--plot sparse_mla.png] [--quick]
-                                           [--case plain|sink|topk_length|d512|h16|h32]
+    python3 -m tle_kernels.bench_sparse_mla [--check] [--skv 8192 131072] [--impl naive pipe]
+                                            [--json results.json] [--plot sparse_mla.png] [--quick]
+                                            [--case plain|sink|topk_length|d512|h16|h32]
 
 Headline shape (docs/sparse_mla.md): B=1, SQ=4096, H=128, HKV=1, d_qk=576, d_v=512, topk=2048,
 SKV in {8K, 32K, 64K, 96K, 128K}; q, kv = randn/10 bf16; query t attends to [0, t + SKV - SQ],
@@ -46,7 +46,7 @@ import traceback
 import torch
 
 from .api import IMPLS, empty_outputs, launch, sm_count, supported_impls
-from .bench_output import finish_axes, gpu_missing, save_plot, write_json
+from .bench_output import bench_parser, finish_axes, gpu_missing, positive, save_plot, write_json
 from .reference import make_inputs, sparse_mla_reference
 
 SKVS = (8192, 32768, 65536, 98304, 131072)
@@ -191,23 +191,41 @@ def check_one(impl, q, kv, idx, sm_scale, **extra):
                     max_logits_abs=errs["max_logits"], nan=nan)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--skv", type=int, nargs="+", default=None, help=f"SKVs (default {SKVS})")
-    ap.add_argument("--impl", nargs="+", default=list(IMPLS), choices=IMPLS)
-    ap.add_argument("--check", action="store_true", help="correctness against fp32 first")
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's flags (``python3 -m tle_kernels --help`` checks its arguments with it
+    too, on a machine without a GPU)."""
+    ap = bench_parser("tle_kernels.bench_sparse_mla", __doc__)
+    ap.add_argument("--skv", type=positive, nargs="+", default=None,
+                    help=f"the SKVs to time (default {' '.join(map(str, SKVS))}; --quick: 8192 "
+                         f"131072; --case h16/h32: {HEAD_CASE_SKV})")
+    ap.add_argument("--impl", nargs="+", default=list(IMPLS), choices=IMPLS,
+                    help="implementations to time (default: all; those that do not support the "
+                         "shape or case are skipped, saying why)")
+    ap.add_argument("--check", action="store_true",
+                    help="compare every implementation with the fp32 reference first; a failure "
+                         "makes the exit status 1")
     ap.add_argument("--json", default=None, help="write the results to this path")
-    ap.add_argument("--plot", default="sparse_mla_bench.png", help="PNG path ('' = no plot)")
+    ap.add_argument("--plot", default="sparse_mla_bench.png",
+                    help="PNG path (default sparse_mla_bench.png; '' = no plot)")
     ap.add_argument("--quick", action="store_true",
                     help="fast subset: SKV 8K and 128K, warmup 10 ms, rep 50 ms")
-    ap.add_argument("--sq", type=int, default=SQ)
-    ap.add_argument("--h", type=int, default=H)
-    ap.add_argument("--topk", type=int, default=TOPK)
+    ap.add_argument("--sq", type=positive, default=SQ,
+                    help=f"query tokens S (default {SQ})")
+    ap.add_argument("--h", type=positive, default=H,
+                    help=f"query heads H (default {H}; --case h16 / h32 set it to 16 / 32)")
+    ap.add_argument("--topk", type=positive, default=TOPK,
+                    help=f"index slots per query token (default {TOPK}; the TLE kernels take "
+                         f"multiples of 64, others are skipped)")
     ap.add_argument("--no-tail-split", action="store_true",
                     help="run the TLE kernels' last partial wave unsplit (tle_kernels/tail_split.py)")
     ap.add_argument("--case", choices=CASES, default="plain",
                     help="with attn_sink, with per-query topk_length, at d_qk = 512, or at H 16 / "
-                         "32 (see the docstring)")
+                         "32 (default plain; see below)")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if gpu_missing():
         return 2

@@ -91,7 +91,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 
 from . import sparse_decode_api as sparse_api
-from .api import check_tensor, rows_aligned, sm_count, sparse_mla_prefill, type_name
+from .api import check_tensor, int_type_note, rows_aligned, sm_count, sparse_mla_prefill, type_name
 from .data_pointers import rows_aligned_where_known
 from .mla_decode_launch import (TMA_ENV, TMA_KERNELS, env_switch, parts_for,
                                 per_request_leaves_sms_idle, row_blocks,
@@ -310,8 +310,10 @@ class DecodeSchedMeta:
 
 def get_mla_metadata(*args, **kwargs) -> Tuple[DecodeSchedMeta, None]:
     """An empty ``DecodeSchedMeta`` (filled by the first ``flash_mla_with_kvcache`` call) and None,
-    as FlashMLA's current interface returns. Arguments are accepted and ignored (FlashMLA's older
-    interface took cache_seqlens and head counts)."""
+    as FlashMLA's current interface returns: ``sched_meta, _ = get_mla_metadata()``. Arguments are
+    accepted and ignored (FlashMLA's older interface took cache_seqlens and head counts). Use one
+    metadata object per decode shape: a call with other shapes raises ValueError naming what
+    changed."""
     return DecodeSchedMeta(), None
 
 
@@ -361,7 +363,8 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface; the "
                          f"split count lives in the metadata), got {num_splits!r}")
     if isinstance(head_dim_v, bool) or not isinstance(head_dim_v, int) or head_dim_v != D_V:
-        raise ValueError(f"head_dim_v: expected {D_V} (V = k_cache[..., :512]), got {head_dim_v!r}")
+        raise ValueError(f"head_dim_v: expected {D_V} (V = k_cache[..., :512]), got {head_dim_v!r}"
+                         f"{int_type_note(head_dim_v)}")
     if softmax_scale is not None:
         if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
             raise TypeError(f"softmax_scale: expected a Python float or None, got "
@@ -601,9 +604,45 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, block_table: 
                            topk_length: Optional[torch.Tensor] = None,
                            extra_topk_length: Optional[torch.Tensor] = None, *,
                            impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor]:
-    """MLA decode (FlashMLA ``flash_mla_with_kvcache`` semantics): dense, or sparse when
-    ``indices`` is given; see the module docstring. Returns (out [b, s_q, h_q, 512] bf16,
-    lse [b, h_q, s_q] fp32)."""
+    """MLA decode (FlashMLA ``flash_mla_with_kvcache`` semantics): dense over a paged bf16 KV
+    cache, or the DeepSeek-V3.2 sparse decode when ``indices`` is given.
+
+        sched_meta, _ = get_mla_metadata()
+        out, lse = flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, 512, sched_meta,
+                                          causal=True)
+
+    Args (dense):
+        q: [b, s_q, h_q, 576] bf16.
+        k_cache: [num_blocks, 64, h_kv, 576] bf16 (V is its first 512 dims); h_kv divides h_q.
+        block_table: [b, max_blocks] int32, the pages of each request.
+        cache_seqlens: [b] int32, the tokens of each request (0 allowed).
+        head_dim_v: 512.
+        tile_scheduler_metadata: the ``DecodeSchedMeta`` of ``get_mla_metadata()`` (filled by the
+            first call; reuse it only with the same shapes).
+        num_splits: None (FlashMLA's placeholder).
+        softmax_scale: a positive Python float, default 576 ** -0.5.
+        causal: query j sees positions < seqlen - s_q + j + 1.
+        impl (keyword only): "auto" (default), "naive", "pipe", "seesaw", "seesaw-tma".
+    Args (sparse, ``indices`` given; block_table and cache_seqlens are ignored):
+        indices: [b, s_q, topk] int32, topk a multiple of 64; an index < 0 or past the cache is
+            skipped. h_q one of 8, 16, 32, 64, 128.
+        is_fp8_kvcache: True for FlashMLA's FP8 cache [num_blocks, page_block_size, 1, 656] bytes
+            (tle_kernels/fp8_kvcache.py); False reads a bf16 cache [.., 1, 576].
+        attn_sink: optional [h_q] fp32; topk_length: optional [b] int32; extra_k_cache,
+            extra_indices_in_kvcache, extra_topk_length: an optional second cache
+            (tle_kernels/sparse_decode_reference.py). causal must be False.
+        impl: also "seesaw-fp8", "split-fp8" (tle_kernels.sparse_decode_api.IMPLS).
+
+    Returns:
+        (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32, natural log; a row that sees no
+        token: out 0, lse +inf).
+
+    Raises:
+        TypeError / ValueError / NotImplementedError naming the argument, before any launch and
+        before the metadata is filled: every rule is checked on CPU or meta tensors too; the
+        tensors must then be on one CUDA device. The module docstring (tle_kernels.decode_api)
+        has the whole contract.
+    """
     info = validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
                     num_splits, softmax_scale, causal, is_fp8_kvcache, indices, attn_sink,
                     extra_k_cache, extra_indices_in_kvcache, topk_length, extra_topk_length, impl)
@@ -622,6 +661,12 @@ def flash_mla_sparse_fwd(q: torch.Tensor, kv: torch.Tensor, indices: torch.Tenso
                          d_v: int = 512, attn_sink: Optional[torch.Tensor] = None,
                          topk_length: Optional[torch.Tensor] = None, *,
                          impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """FlashMLA's ``flash_mla_sparse_fwd``: the SparseMLA prefill (tle_kernels/api.py,
-    ``sparse_mla_prefill``), same arguments, returns (out, max_logits, lse)."""
+    """FlashMLA's ``flash_mla_sparse_fwd``: the SparseMLA prefill, ``sparse_mla_prefill`` under
+    FlashMLA's name (``impl`` keyword only here).
+
+    q [s_q, h_q, d_qk] bf16 (d_qk 576 or 512), kv [s_kv, 1, d_qk] bf16, indices [s_q, 1, topk]
+    int32, sm_scale a positive float, d_v 512, optional attn_sink [h_q] fp32 and topk_length
+    [s_q] int32 (or the batched layout: ``help(tle_kernels.sparse_mla_prefill)``). Returns
+    (out [s_q, h_q, 512] bf16, max_logits [s_q, h_q] fp32, lse [s_q, h_q] fp32). Errors name the
+    argument, before any launch."""
     return sparse_mla_prefill(q, kv, indices, sm_scale, d_v, attn_sink, topk_length, impl=impl)

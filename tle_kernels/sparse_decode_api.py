@@ -48,7 +48,7 @@ from typing import Dict, Optional, Tuple
 
 import torch
 
-from .api import check_tensor, type_name
+from .api import check_tensor, int_type_note, type_name
 from .data_pointers import address_known
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES, D_NOPE, D_QK
 from .sparse_decode_extra import extra_unsupported_reason, launch_with_extra
@@ -242,7 +242,7 @@ def validate_sparse(q, k_cache, indices, head_dim_v=D_V, softmax_scale=None, is_
         raise TypeError(f"{_label('is_fp8')}: expected a bool, got {type_name(is_fp8)}")
     if isinstance(head_dim_v, bool) or not isinstance(head_dim_v, int) or head_dim_v != D_V:
         raise ValueError(f"head_dim_v: expected {D_V} (V = the first 512 dims of K), got "
-                         f"{head_dim_v!r}")
+                         f"{head_dim_v!r}{int_type_note(head_dim_v)}")
     if softmax_scale is not None:
         if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
             raise TypeError(f"softmax_scale: expected a Python float or None, got "

@@ -65,11 +65,15 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
   0  every kernel proved; also when the pipeline (-p) gives no verdict and finds no error
   1  a kernel is rejected, or cannot be read or lowered
   2  unusable input: no such file, a directory, stdin, a FIFO, a suffix other than .py/.pipe/
-     .kir, a syntax error (or nesting too deep for Python), a bad flag, --param (True/False
-     only for a boolean constexpr) or --bound, --debug-waits/--wait-bound without
+     .kir, a syntax error (or nesting too deep for Python), a file with no kernel (a .py with
+     no @tle.jit kernel that calls tle.gpu.warp_specialize) or none of the --kernel names, a
+     -p naming an unknown pass or none, a bad flag, --param (True/False only for a boolean
+     constexpr) or --bound, --debug-waits/--wait-bound without
      --gluon/--ttgir/--ptx, a DEFAULT_CONFIG num_warps other than the kernel's @tle.jit one,
      an output (-o, or stdout) that cannot be written, is the input file or ends in '/',
-     --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a picture
+     --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a picture,
+     --print-ir (or a lowering pass in -p) with --graph, --format dot/json or --gluon/--ttgir/
+     --ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning); also an internal error of tle-dump (one line: nothing is claimed)
   130  interrupted (Ctrl-C): nothing is claimed
@@ -568,8 +572,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "--gluon/--ttgir/--ptx then lower (repeatable); the verdict covers these "
                          "values only")
     ap.add_argument("--no-locations", action="store_true", help="omit '# file:line' after events")
-    ap.add_argument("-q", "--quiet", action="store_true", help="print only diagnostics and the exit status (a report asked for with -o is "
-                         "still written)")
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="print only the diagnostics and each kernel's summary line on stderr: "
+                         "no report and no kernel IR text (--print-ir, a lowering pass in -p) on "
+                         "stdout (the exit status is unchanged; the lowered kernel of "
+                         "--gluon/--ttgir/--ptx or -p emit-gluon is still printed, and a report "
+                         "asked for with -o is still written)")
     lower = ap.add_argument_group("lowering (a .py kernel with a DEFAULT_CONFIG; compiled for sm_90a, "
                                   "no GPU needed; a rejected kernel is never lowered)")
     lower.add_argument("--gluon", action="store_true", help="print the generated Gluon source")
@@ -1117,6 +1125,11 @@ def _run(args, fmt: str) -> int:
         raise _Unusable(f"tle-dump: error: {flag} applies to the lowered kernel: add --gluon, "
                         f"--ttgir or --ptx")
     names = [n.strip() for n in args.passes.split(",") if n.strip()]
+    if not names:
+        # -p "" (an unset shell variable, say) ran nothing and exited 0: a CI gate would pass
+        raise _Unusable(f"tle-dump: error: -p {args.passes!r}: no pass named; give a comma-"
+                        f"separated list (tle-dump --help lists the passes), or leave -p out for "
+                        f"the default pipeline {DEFAULT_PIPELINE}")
     if args.print_ir or any(n not in PASSES for n in names):
         # a kernel IR pipeline (a lowering pass, or the IR printed): checked against the registry
         # with the lowering's passes; a protocol-only run imports neither, so plain verification

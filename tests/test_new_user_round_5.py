@@ -1,0 +1,342 @@
+"""A new user's round (5): what README.md and docs/ say against what tle-dump, ``python3 -m
+tle_kernels``, the benchmarks' ``--help`` and the Python API do. One test per fix:
+
+- tle-dump: ``-q``'s help said it printed "the exit status" (it prints the diagnostics and each
+  kernel's summary line, and no kernel IR); ``-p ""`` ran no pass and exited 0 (a CI gate with an
+  unset pipeline variable passed); the exit-2 lists of README.md and ``--help`` left out a file
+  with no kernel, ``--kernel`` naming none, an unknown pass and ``--print-ir`` with
+  ``--graph``/``--format json``.
+- stale figures of the CLI in README.md (the sample verdict), docs/passes.md (the worked
+  example's verdict), docs/kernels.md (the d512 verdict; the seesaw's shared memory), docs/kir.md
+  (which command prints its example), docs/tutorial.md (the endings of the lines it shows).
+- ``python3 -m tle_kernels --help`` ran the whole main job; arguments were dropped silently on a
+  CPU, a misspelt one too.
+- the benchmarks' ``--help``: usage named the file (``bench_mla_decode.py``), not the command;
+  the description was cut mid-sentence; flags without help (``--sq``, ``--h``, ``--topk``,
+  ``--shape``, ``--impl``, ``--cache``) or pointing at "the docstring"; ``--sq 0``, ``--L 0``
+  were taken.
+- the API: ``d_v=np.int64(512)`` / ``head_dim_v=torch.tensor(512)`` gave "expected 512, got
+  np.int64(512)"; the entry points' docstrings said only "see the module docstring".
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.cli.dump import build_parser, main
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+
+ROOT = Path(__file__).resolve().parent.parent
+RING = ROOT / "tle_kernels" / "examples" / "ring.py"
+README = (ROOT / "README.md").read_text()
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def help_of(parser) -> str:
+    return parser.format_help()
+
+
+# ---- tle-dump ------------------------------------------------------------------------------
+
+
+def test_quiet_help_says_what_it_prints():
+    text = " ".join(help_of(build_parser()).split())
+    assert "print only diagnostics and the exit status" not in text
+    assert ("-q, --quiet print only the diagnostics and each kernel's summary line on stderr: no "
+            "report and no kernel IR text (--print-ir, a lowering pass in -p) on stdout") in text
+
+
+def test_quiet_print_ir_prints_the_summary_and_no_ir_as_the_help_says(capsys):
+    code, out, err = run(capsys, "-q", "--print-ir", RING)
+    assert code == 0 and out == ""
+    assert err.startswith("tle-dump: ring_sum: verified for every value of N_TILES")
+
+
+@pytest.mark.parametrize("pipeline", ["", " , "])
+def test_an_empty_pipeline_is_unusable_input(capsys, pipeline):
+    code, out, err = run(capsys, "-p", pipeline, RING)
+    assert code == 2 and out == ""
+    assert err == (f"tle-dump: error: -p {pipeline!r}: no pass named; give a comma-separated list "
+                   "(tle-dump --help lists the passes), or leave -p out for the default pipeline "
+                   "verify-protocol,infer-stages,infer-barriers,verify-deadlock\n")
+
+
+def test_an_empty_pipeline_in_json(capsys):
+    import json
+
+    code, out, _ = run(capsys, "--format", "json", "-p", "", RING)
+    assert code == 2 and json.loads(out)["exit_code"] == 2
+    assert "no pass named" in json.loads(out)["error"]
+
+
+def test_a_file_with_no_kernel_and_a_kernel_not_there_exit_2_as_documented(capsys, tmp_path):
+    plain = tmp_path / "plain.py"
+    plain.write_text("import os\n\n\ndef f():\n    return 1\n")
+    code, out, err = run(capsys, plain)
+    assert code == 2 and err == f"{plain}: error: no @tle.jit kernel that calls tle.gpu.warp_specialize\n"
+    code, out, err = run(capsys, "--kernel", "nosuch", RING)
+    assert code == 2 and err == f"{RING}: error: no kernel named nosuch (kernels: ring_sum)\n"
+    code, out, err = run(capsys, "-p", "no-such-pass", RING)
+    assert code == 2 and err.startswith("tle-dump: error: unknown pass 'no-such-pass'")
+    code, out, err = run(capsys, "--print-ir", "--graph", RING)
+    assert code == 2 and "--graph and --format dot/json do not apply" in err
+    # ... and README.md's and --help's exit-2 lists say so
+    readme = " ".join(README.split())
+    assert ("a file with no kernel (a `.py` with no `@tle.jit` kernel that calls "
+            "`tle.gpu.warp_specialize`) or with none that `--kernel` names, a `-p` naming an "
+            "unknown pass or none (`-p \"\"`)") in readme
+    assert ("`--print-ir` (or a lowering pass in `-p`) with `--graph`, `--format dot/json` or "
+            "`--gluon/--ttgir/--ptx`") in readme
+    from tle_compiler.cli.dump import _epilog
+
+    text = " ".join(_epilog().split())
+    assert ("a file with no kernel (a .py with no @tle.jit kernel that calls "
+            "tle.gpu.warp_specialize) or none of the --kernel names, a -p naming an unknown pass "
+            "or none") in text
+    assert "--print-ir (or a lowering pass in -p) with --graph, --format dot/json or" in text
+
+
+# ---- stale figures of the CLI in the docs ---------------------------------------------------
+
+
+def _verdict_line(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("# verdict:"))
+
+
+def test_readme_sample_verdict_is_what_tle_dump_prints(capsys):
+    code, out, _ = run(capsys, "--graph", ROOT / "tle_kernels" / "sparse_mla_pipe.py")
+    assert code == 0
+    shown = next(line for line in README.splitlines() if line.startswith("# verdict:"))
+    assert shown.endswith(", ...")
+    assert _verdict_line(out).startswith(shown[:-len(", ...")])
+    kv = next(line for line in README.splitlines() if line.startswith("#   kv.empty[g1]"))
+    printed = next(line for line in out.splitlines() if line.startswith("#   kv.empty[g1]"))
+    assert kv.split() == printed.split()[:len(kv.split()) - 1] + [printed.split()[-1]]
+
+
+def test_passes_md_worked_example_is_what_tle_dump_prints(capsys):
+    page = (ROOT / "docs" / "passes.md").read_text()
+    block = page.split("$ tle-dump --no-locations docs/example.pipe\n...\n")[1].split("```")[0]
+    code, out, _ = run(capsys, "--no-locations", ROOT / "docs" / "example.pipe")
+    assert code == 0
+    printed = out.splitlines()
+    for line in block.strip().splitlines():
+        assert line in printed, line
+
+
+def test_kernels_md_d512_verdict_is_what_tle_dump_prints(capsys):
+    page = (ROOT / "docs" / "kernels.md").read_text()
+    block = page.split("$ tle-dump --graph tle_kernels/sparse_mla_seesaw_d512.py\n")[1].split("```")[0]
+    lines = block.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("# verdict:"))
+    shown = lines[i] + " " + lines[i + 1].lstrip("#").strip()
+    assert shown.endswith(", ...")
+    code, out, _ = run(capsys, "--graph", ROOT / "tle_kernels" / "sparse_mla_seesaw_d512.py")
+    assert code == 0
+    assert _verdict_line(out).startswith(shown[:-len(", ...")])
+
+
+def test_kir_md_names_the_command_that_prints_its_example(capsys):
+    page = (ROOT / "docs" / "kir.md").read_text()
+    assert ("as `tle-dump -p verify-protocol --print-ir\ntle_kernels/examples/ring.py` prints it"
+            in page)
+    code, out, _ = run(capsys, "-p", "verify-protocol", "--print-ir", "tle_kernels/examples/ring.py")
+    assert code == 0
+    assert out == (ROOT / "tests" / "golden" / "kir" / "ring.kir").read_text()
+
+
+def test_tutorial_names_the_ending_it_leaves_out(capsys, tmp_path):
+    page = (ROOT / "docs" / "tutorial.md").read_text()
+    ending = "(cutoff theorem, docs/semantics.md: N0 = 49, L = 4, lag 5) (0.15 s)"
+    assert f"`{ending}`" in page
+    from tests.test_tutorial import write_files
+
+    write_files(tmp_path)
+    code, _, err = run(capsys, "-q", tmp_path / "copy_ring.py")
+    assert code == 0
+    shown = page.split("<!-- tutorial-run: tle-dump -q copy_ring.py -->\n```text\n")[1].split("\n")[0]
+    line = err.splitlines()[0]
+    assert line.startswith(shown)
+    assert re.fullmatch(re.escape(ending.split(" (0.15 s)")[0]) + r" \(\d+\.\d\d s\)",
+                        line[len(shown):].strip()), line
+
+
+def test_kernels_md_seesaw_shared_memory_is_the_compiled_kernels():
+    from tle_compiler.lowering import compile_kernel
+    from tle_kernels import sparse_mla_seesaw as mod
+
+    cfg = mod.DEFAULT_CONFIG
+    c = compile_kernel(mod.sparse_mla_seesaw, cfg["signature"], cfg["constexprs"])
+    section = (ROOT / "docs" / "kernels.md").read_text().split("### sparse_mla_seesaw\n")[1]
+    shown = re.search(r"shared memory (\d+) B", section).group(1)
+    assert int(shown) == c.metadata.shared
+
+
+# ---- python3 -m tle_kernels -------------------------------------------------------------------
+
+
+def test_main_job_help_prints_usage_and_runs_nothing(capsys, monkeypatch):
+    import tle_compiler.cli.dump as dump
+    from tle_kernels.__main__ import main as main_job
+
+    monkeypatch.setattr(dump, "main", lambda argv: pytest.fail("--help ran tle-dump"))
+    assert main_job(["--help"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: python3 -m tle_kernels [-h] [BENCHMARK ARGUMENTS ...]\n")
+    assert "python3 -m tle_kernels.bench_sparse_mla --help" in out and err == ""
+
+
+def test_main_job_checks_its_arguments_on_a_cpu(capsys, monkeypatch):
+    from tle_kernels.__main__ import main as main_job
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit) as e:
+        main_job(["--chek"])
+    assert e.value.code == 2
+    assert "python3 -m tle_kernels: error: unrecognized arguments: --chek" in capsys.readouterr().err
+
+
+def test_main_job_says_it_ignores_benchmark_arguments_on_a_cpu(capsys, monkeypatch):
+    import tle_compiler.cli.dump as dump
+    from tle_kernels.__main__ import main as main_job
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(dump, "main", lambda argv: 1)  # stop after the note: no verification here
+    assert main_job(["--quick"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("python3 -m tle_kernels: note: no CUDA GPU here, so no benchmark runs and its "
+                   "arguments (--quick) are ignored\n")
+
+
+# ---- the benchmarks' --help and arguments -----------------------------------------------------
+
+BENCHES = ["bench_mla_decode", "bench_sparse_decode", "bench_sparse_mla"]
+
+
+def bench_help(name, capsys) -> str:
+    import importlib
+
+    bench = importlib.import_module(f"tle_kernels.{name}")
+    with pytest.raises(SystemExit) as e:
+        bench.main(["--help"])
+    assert e.value.code == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", BENCHES)
+def test_bench_help_names_the_command_and_shows_the_details(name, capsys):
+    out = bench_help(name, capsys)
+    assert out.startswith(f"usage: python3 -m tle_kernels.{name} [-h]")
+    assert "the docstring" not in out and f"{name}.py" not in out
+    # the description is the docstring's whole first paragraph, the rest follows the options
+    import importlib
+
+    doc = importlib.import_module(f"tle_kernels.{name}").__doc__
+    first = doc.strip().split("\n\n")[0]
+    assert first in out
+    assert out.index("options:") < out.index(f"    python3 -m tle_kernels.{name} [--check]")
+
+
+@pytest.mark.parametrize("name", ["bench_mla_decode", "bench_sparse_mla"])
+def test_every_bench_flag_has_help(name):
+    import importlib
+
+    ap = importlib.import_module(f"tle_kernels.{name}").build_parser()
+    bare = [a.option_strings for a in ap._actions if not a.help]
+    assert bare == []
+
+
+def test_sparse_decode_flags_have_help(capsys):
+    out = " ".join(bench_help("bench_sparse_decode", capsys).split())
+    assert "[{fp8,bf16} ...] KV caches to time (default: fp8 bf16)" in out
+    assert "--anchor LIB FlashMLA's own sparse decode built from LIB" in out
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("bench_sparse_mla", ["--sq", "0"]), ("bench_sparse_mla", ["--h", "-1"]),
+    ("bench_sparse_mla", ["--topk", "x"]), ("bench_sparse_mla", ["--skv", "8192", "0"]),
+    ("bench_mla_decode", ["--L", "0"]), ("bench_mla_decode", ["--reps", "0"]),
+])
+def test_bench_refuses_a_count_below_one_before_anything_else(name, argv, capsys, monkeypatch):
+    import importlib
+
+    bench = importlib.import_module(f"tle_kernels.{name}")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit) as e:
+        bench.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    bad = argv[-1]
+    got = repr(bad) if not re.fullmatch(r"-?\d+", bad) else bad
+    assert err == (f"python3 -m tle_kernels.{name}: error: argument {argv[0]}: expected an "
+                   f"integer of at least 1, got {got}")
+
+
+# ---- the Python API ---------------------------------------------------------------------------
+
+
+def _prefill_args():
+    bf = torch.bfloat16
+    return (torch.zeros(2, 64, 576, dtype=bf), torch.zeros(8, 1, 576, dtype=bf),
+            torch.zeros(2, 1, 64, dtype=torch.int32), 0.1)
+
+
+@pytest.mark.parametrize("value, note", [
+    (np.int64(512), "(a numpy.int64, not a Python int)"),
+    (torch.tensor(512), "(a torch.Tensor, not a Python int)"),
+    (True, "(a bool, not an int)"),
+])
+def test_d_v_of_another_type_names_the_type(value, note):
+    import tle_kernels as K
+
+    with pytest.raises(ValueError) as e:
+        K.sparse_mla_prefill(*_prefill_args(), d_v=value)
+    assert str(e.value) == (f"d_v: expected 512 (the V dims are kv[..., :512]), got {value!r} "
+                            f"{note}")
+
+
+def test_head_dim_v_of_another_type_names_the_type():
+    import tle_kernels as K
+
+    bf = torch.bfloat16
+    q = torch.zeros(1, 1, 64, 576, dtype=bf)
+    meta, _ = K.get_mla_metadata()
+    with pytest.raises(ValueError) as e:  # dense
+        K.flash_mla_with_kvcache(q, torch.zeros(2, 64, 1, 576, dtype=bf),
+                                 torch.zeros(1, 1, dtype=torch.int32),
+                                 torch.zeros(1, dtype=torch.int32), np.int64(512), meta)
+    assert str(e.value) == ("head_dim_v: expected 512 (V = k_cache[..., :512]), got "
+                            "np.int64(512) (a numpy.int64, not a Python int)")
+    with pytest.raises(ValueError) as e:  # sparse
+        K.flash_mla_with_kvcache(q, torch.zeros(2, 64, 1, 656, dtype=torch.uint8), None, None,
+                                 torch.tensor(512), meta, is_fp8_kvcache=True,
+                                 indices=torch.zeros(1, 1, 64, dtype=torch.int32))
+    assert str(e.value) == ("head_dim_v: expected 512 (V = the first 512 dims of K), got "
+                            "tensor(512) (a torch.Tensor, not a Python int)")
+
+
+@pytest.mark.parametrize("name", ["sparse_mla_prefill", "flash_mla_sparse_fwd",
+                                  "flash_mla_with_kvcache", "get_mla_metadata"])
+def test_entry_point_docstrings_stand_alone(name):
+    import tle_kernels as K
+
+    fn = getattr(K, name)
+    doc = inspect.getdoc(fn)
+    assert "see the module docstring" not in doc
+    params = [p for p in inspect.signature(fn).parameters if p not in ("args", "kwargs")]
+    missing = [p for p in params if p not in doc]
+    assert missing == [], missing
+    if name != "get_mla_metadata":
+        assert "Returns" in doc or "returns" in doc.lower()
+        assert "512] bf16" in doc
