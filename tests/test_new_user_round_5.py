@@ -321,7 +321,7 @@ def test_head_dim_v_of_another_type_names_the_type():
 
 
 @pytest.mark.parametrize("name", ["sparse_mla_prefill", "flash_mla_sparse_fwd",
-                                  "flash_mla_with_kvcache", "get_mla_metadata"])
+                                  "flash_mla_with_kvcache", "get_mla_metadata", "sparse_decode"])
 def test_entry_point_docstrings_stand_alone(name):
     import tle_kernels as K
 
@@ -334,3 +334,9 @@ def test_entry_point_docstrings_stand_alone(name):
     if name != "get_mla_metadata":
         assert "Returns" in doc or "returns" in doc.lower()
         assert "512] bf16" in doc
+
+
+def test_help_examples_say_where_they_run_from():
+    from tle_compiler.cli.dump import _epilog
+
+    assert "\nexamples: (run from the root of a checkout of the repository)\n" in _epilog()

@@ -342,8 +342,19 @@ def sparse_decode(q: torch.Tensor, k_cache: torch.Tensor, indices: torch.Tensor,
                   extra_indices: Optional[torch.Tensor] = None,
                   extra_topk_length: Optional[torch.Tensor] = None,
                   impl: str = "auto") -> Tuple[torch.Tensor, torch.Tensor]:
-    """Sparse MLA decode (see the module docstring). Returns (out [b, s_q, h_q, 512] bf16,
-    lse [b, h_q, s_q] fp32)."""
+    """Sparse MLA decode (DeepSeek-V3.2): ``flash_mla_with_kvcache`` with ``indices``, without
+    the scheduler metadata.
+
+    q [b, s_q, h_q, 576] bf16 (h_q one of 8, 16, 32, 64, 128); k_cache: with ``is_fp8`` (the
+    default) FlashMLA's FP8 cache [num_blocks, page_block_size, 1, 656] bytes
+    (tle_kernels/fp8_kvcache.py), else a bf16 cache [num_blocks, page_block_size, 1, 576];
+    indices [b, s_q, topk] int32, topk a multiple of 64, token = block * page_block_size +
+    offset (an index < 0 or past the cache is skipped); head_dim_v 512; softmax_scale a positive
+    float (default 576 ** -0.5); optional attn_sink [h_q] fp32, topk_length [b] int32, and a
+    second cache: extra_k_cache, extra_indices [b, s_q, extra_topk] int32, extra_topk_length [b]
+    int32; impl "auto" or one of ``IMPLS``. Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q,
+    s_q] fp32, natural log). Errors name the argument, before any launch (the module docstring
+    has the whole contract)."""
     info = validate_sparse(q, k_cache, indices, head_dim_v, softmax_scale, is_fp8, attn_sink,
                            topk_length, extra_k_cache, extra_indices, extra_topk_length, impl)
     out, lse = empty_outputs(q)

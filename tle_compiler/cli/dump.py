@@ -92,7 +92,7 @@ passes (-p; a pass's prerequisites run first):
   DEFAULT_CONFIG constexprs, and the --param values of constexprs in their place).
   Exit status as above: 1 on a fault, else the verdict's when the pipeline gives one, else 0.
 
-examples:
+examples: (run from the root of a checkout of the repository)
   tle-dump --graph tle_kernels/sparse_mla_pipe.py
   tle-dump --format json --param NK=2 -o report.json docs/example.pipe
   tle-dump -p infer-barriers --print-ir tle_kernels/examples/ring.py
