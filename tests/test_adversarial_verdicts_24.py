@@ -19,10 +19,15 @@ Bugs found, one line each:
    value of its statement (2), while a launch's Python holds 3: a writer looping NB times against
    a reader's 2 was verified. Likewise from another module of the package (`from .consts import
    NB; NB.value = 3`, `consts.NB.__init__(3)`, `sys.modules["pkg.consts"].NB = ...`,
-   `setattr(importlib.import_module("pkg.consts"), "NB", 3)`). FIXED (see the commit of this
-   file): refused where the kernel reads the name (unknown-name; frontend/scope.py
+   `setattr(importlib.import_module("pkg.consts"), "NB", 3)`). FIXED (b02f22f): refused where the kernel reads the name (unknown-name; frontend/scope.py
    mutated_in_place, frontend/build.py stored_from_outside and _attr_stores).
-3. Left (strict xfail): Python's builtin `abs(N)` in a kernel is refused ("name 'abs' is not
+3. A tl function given its operands by keyword (`tl.program_id(axis=1)`, `tl.cdiv(N,
+   div=64)`, `tl.maximum(N, y=1)`, `tl.minimum(x=N, y=8)`, `tl.abs(x=...)`) was an opaque value,
+   a param of every integer of its own: a correct kernel comparing it with the positional
+   spelling was rejected with a witness no launch gives (`pid=-1`; `A=0` for `A = tl.maximum(N,
+   y=1)`). FIXED (see the commit adding these tests): bound by position as Triton binds them
+   (frontend/protocol.py POSITIONAL_PARAMS, by_position); the lowering already did.
+4. Left (strict xfail): Python's builtin `abs(N)` in a kernel is refused ("name 'abs' is not
    defined here") though Triton compiles it as `tl.abs` and docs/semantics.md lists Python's
    abs among the derived functions: a wrong refusal of a correct kernel. The fix needs a Gluon
    spelling of `builtins.abs` (lowering/translate.py, not this round's files) or a frontend
@@ -46,6 +51,7 @@ from pathlib import Path
 
 import pytest
 
+from .adversarial_oracles import lowers_to_its_events
 from .test_adversarial_python_semantics import run_dump, write_kernel
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
@@ -380,3 +386,106 @@ def test_static_range_nested_in_tl_range(tmp_path, capsys, cap):
     code, err, _ = dump(tmp_path, capsys, ring(NESTED_W.replace("STRIDE", "4"), NESTED_R,
                                                cap=cap))
     expect(code, err, ("rejected",))
+
+
+# -------------------------------------- tl functions given their operands by keyword (bug 3)
+
+TWO = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    A = ADEF
+    B = BDEF
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, A)), (consume, (kv, y_ptr, B))], [4], [232])
+
+
+def produce(kv, x_ptr, A):
+    w = kv.writer()
+    for p in range(A):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, B):
+    r = kv.reader()
+    for p in range(B):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+KEYWORD_SPELLINGS = {
+    "cdiv(N, div=64)": ("tl.cdiv(N, div=64)", "tl.cdiv(N, 64)"),
+    "cdiv(x=N, div=64)": ("tl.cdiv(x=N, div=64)", "(N + 63) // 64"),
+    "maximum(N, y=1)": ("tl.maximum(N, y=1)", "tl.maximum(N, 1)"),
+    "minimum(x=N, y=8)": ("tl.minimum(x=N, y=8)", "tl.minimum(N, 8)"),
+    "abs(x=N - 3)": ("tl.abs(x=N - 3)", "tl.abs(N - 3)"),
+}
+
+
+@pytest.mark.parametrize("name", list(KEYWORD_SPELLINGS))
+def test_a_tl_function_given_its_operands_by_keyword_is_the_same_value(tmp_path, capsys, name):
+    """Triton binds `tl.maximum(N, y=1)` as `tl.maximum(N, 1)`: one value, whose trip counts
+    agree. Before: the keyword form was an opaque param of every integer, and the correct kernel
+    was rejected with a witness no launch gives (`A=0, N=0 (B=1)`)."""
+    a, b = KEYWORD_SPELLINGS[name]
+    code, err, path = dump(tmp_path, capsys, TWO.replace("ADEF", a).replace("BDEF", b))
+    expect(code, err, "verified")
+    if "abs" not in a:  # (the events oracle, testing/gluon_trace.py, has no gl.abs)
+        lowers_to_its_events(path)
+
+
+@pytest.mark.parametrize("a,b,witness", [("tl.maximum(N, y=1)", "tl.maximum(N, 2)", "N=0"),
+                                         ("tl.minimum(x=N, y=8)", "tl.minimum(N, 9)", "N=9")])
+def test_a_keyword_spelling_that_differs_is_rejected_with_a_launch(tmp_path, capsys, a, b,
+                                                                   witness):
+    code, err, _ = dump(tmp_path, capsys, TWO.replace("ADEF", a).replace("BDEF", b))
+    expect(code, err, ("rejected", "[wait-never-committed]", f"when {witness} (A="))
+
+
+PIDS = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    pid = tl.program_id(axis=1)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, pid)), (consume, (kv, y_ptr, pid))], [4],
+                            [232])
+
+
+def produce(kv, x_ptr, pid):
+    w = kv.writer()
+    if pid == 0:
+        s = w.acquire(0)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(0)
+
+
+def consume(kv, y_ptr, pid):
+    r = kv.reader()
+    if RCOND:
+        res = r.wait(0)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(0)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+
+def test_program_id_by_keyword_is_the_program_id(tmp_path, capsys):
+    """`tl.program_id(axis=1)` in the kernel body against `tl.program_id(1)` in the reader: one
+    value. Before: rejected "when pid=-1, program_id_1=0", a program id no launch has."""
+    code, err, path = dump(tmp_path, capsys, PIDS.replace("RCOND", "tl.program_id(1) == 0"))
+    expect(code, err, "verified")
+    assert "pid >= 0" in err, err
+    # (the events oracle has no program id; --gluon spells both `gl.program_id(1)`)
+
+
+def test_program_id_of_another_axis_is_another_value(tmp_path, capsys):
+    code, err, _ = dump(tmp_path, capsys, PIDS.replace("RCOND", "tl.program_id(0) == 0"))
+    expect(code, err, ("rejected", "[wait-never-committed]"))

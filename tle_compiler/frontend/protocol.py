@@ -87,6 +87,24 @@ COMMUTATIVE = frozenset({"+", "*", "&", "|", "^"})
 #: 1000) // 8` divides with C's truncation); the builtins `min`/`max` of constexprs stay Python
 #: ints.
 RUNTIME_OPS = frozenset({"program_id", "num_programs"})
+#: The leading parameters of the tl functions whose integer results the verifier models, as
+#: Triton 3.6 spells them: `tl.program_id(axis=1)` is `tl.program_id(1)`, `tl.cdiv(N, div=64)`
+#: is `tl.cdiv(N, 64)`. Given by keyword, they were read as an opaque value, a param of every
+#: integer of its own, and a kernel comparing two spellings was rejected with a witness no
+#: launch gives (`pid=-1`, `A=0` for `A = tl.maximum(N, y=1)`).
+POSITIONAL_PARAMS = {"program_id": ("axis",), "num_programs": ("axis",), "cdiv": ("x", "div"),
+                     "maximum": ("x", "y"), "minimum": ("x", "y"), "abs": ("x",)}
+
+
+def by_position(params: tuple, args: list, kwargs: dict) -> tuple[list, dict]:
+    """``args`` and ``kwargs`` with the keywords naming ``params`` after the positional
+    arguments moved to their positions (as Python binds them); the rest stays as given."""
+    args, kwargs = list(args), dict(kwargs)
+    for p in params[len(args):]:
+        if p not in kwargs:
+            break
+        args.append(kwargs.pop(p))
+    return args, kwargs
 
 _FOLD_OPS = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "//": ast.FloorDiv, "%": ast.Mod,
              "<<": ast.LShift, ">>": ast.RShift, "&": ast.BitAnd, "|": ast.BitOr,
@@ -2238,6 +2256,8 @@ class Walker(WalkRules):
         func = op_text(path)
         self.reject_handles(args, kwargs, node, func)
         name = path.rsplit(".", 1)[-1]
+        if is_triton(path) and name in POSITIONAL_PARAMS and kwargs:
+            args, kwargs = by_position(POSITIONAL_PARAMS[name], args, kwargs)
         self.triton_builtin(path, args, node)
         if is_triton(path) and name in COMPILE_TIME_OPERANDS:
             self.compile_time_operands(name, args, kwargs, node)
