@@ -75,9 +75,10 @@ emit.py, plan.py, more_ops.py):
   was emitted for, naming the partition, the Gluon line and Triton's message
   (lowering/compile.py ``_refused_gluon_line``).
 
-Left (strict xfail): a slot store of an int32 tile plus a float32 scalar (Triton promotes to
-float32 and tl.store converts back): the translator does not type scalars, so it does not
-convert, and Gluon refuses (now at the store's line).
+Left here, fixed since: a slot store of an int32 tile plus a float32 scalar (Triton promotes
+to float32 and tl.store converts back) was not converted, and Gluon refused it: the translator
+now types scalars and elementwise results as Triton does (lowering/promotion.py) and converts a
+store whose value's type it does not know exactly.
 
 Found here, fixed in the frontend since (refused at the division): ``q = -7`` then ``q // 2`` /
 ``q % 3`` in a partition. Triton makes q an
@@ -644,28 +645,26 @@ def test_a_loop_carried_type_change_is_refused_at_the_loop(tmp_path):
     assert "Loop-carried variable s has initial type int32 but is re-assigned to fp32" in msg, msg
 
 
-def test_a_store_gluon_refuses_names_its_line(tmp_path):
-    """An int32 tile plus a float32 scalar of the kernel body, stored into an int32 slot: the
-    translator does not type the scalar, so the store is not converted and Gluon refuses it;
-    the error names the store's line and the Gluon line (see the xfail below)."""
+def test_a_store_of_a_value_promoted_by_a_float_scalar_converts(tmp_path):
+    """An int32 tile plus a float32 scalar of the kernel body (``A = M * 0.5``), stored into an
+    int32 slot: Triton computes the sum in float32 and tl.store converts it back to int32. The
+    translator types the scalar (lowering/promotion.py), so the store converts the sum; before,
+    it took the sum for an int32 tile and Gluon refused the store."""
     path = _write(tmp_path, BODY_FLOAT)
     assert _dump(path)[0] == 0
-    with pytest.raises(TleError) as err:
-        compile_kernel((str(path), "k"), _config(path)["signature"], {})
-    msg = str(err.value)
-    assert f"kernel.py:{_line_of(path, 'tl.store(tle.gpu.local_ptr(slot.tile)')}: error: " in msg
-    assert "partition 'produce', `kv_tile.index(_kv_s1).store((_v2 + A))`: source dtype fp32 " \
-           "and destination dtype int32 must match" in msg, msg
+    c = compile_kernel((str(path), "k"), _config(path)["signature"], {})
+    assert ".store((_v2 + A).to(gl.int32))" in c.tle_generated.source, c.tle_generated.source
 
 
-@pytest.mark.xfail(strict=True, reason="the translator does not type scalars (a float32 scalar "
-                   "promotes an int32 tile to float32 in Triton), so a slot store of such a sum is "
-                   "not converted as tl.store converts it; typing every scalar and arithmetic "
-                   "result exactly is a larger change than this round's (the bundled kernels' "
-                   "stores of reductions and loop-carried values would be converted too)")
-def test_a_store_of_a_value_promoted_by_a_float_scalar_converts(tmp_path):
-    path = _write(tmp_path, BODY_FLOAT)
-    compile_kernel((str(path), "k"), _config(path)["signature"], {})
+def test_a_store_of_an_int_tile_plus_a_loop_variable_is_not_converted(tmp_path):
+    """The twin whose types the translator knows to agree (an int32 tile plus the loop's int32
+    variable into an int32 slot, the tile loaded through an ``*i32`` argument) keeps its store
+    as it was: no conversion is written."""
+    path = _write(tmp_path, BODY_FLOAT.replace("+ A)", "+ p)"))
+    sig = dict(_config(path)["signature"], x_ptr="*i32", y_ptr="*i32")
+    src = compile_kernel((str(path), "k"), sig, {}).tle_generated.source
+    store = next(line for line in src.splitlines() if ".store((" in line)
+    assert ".to(gl." not in store, store
 
 
 # ------------------------------------------------------------------ left

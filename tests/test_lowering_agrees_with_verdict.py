@@ -1135,7 +1135,7 @@ def test_named_barriers_count_the_default_partitions_launch_warps(name, num_warp
     assert ptx_counts == want, (ptx_counts, want)
     info = with_default_warps(kernel_info_of((str(path), name), config["constexprs"]), num_warps)
     assert next(p for p in info.partitions if p.default).warps == num_warps
-    lk = LoweredKernel(info, config["constexprs"])
+    lk = LoweredKernel(info, config["constexprs"], signature=config["signature"])
     assert lk.gen.source == c.tle_generated.source
     problems = []
     for args in ARGS[name]:

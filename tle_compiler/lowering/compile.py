@@ -179,10 +179,15 @@ def verified_reading(info, read, bind: dict, constexprs: Optional[dict]):
     return info
 
 
-def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optional[bool] = None
-                 ) -> Generated:
+def gluon_source(kernel, constexprs: Optional[dict] = None, debug_waits: Optional[bool] = None,
+                 signature: Optional[dict] = None) -> Generated:
+    """The Gluon module of ``kernel``. ``signature`` (argument -> Triton type, as compile_kernel
+    takes it), when given, types the arguments as a compile with it does: the element types it
+    gives decide 2-D byte-load layouts and which slot stores need no conversion, so the source is
+    then the one compile_kernel compiles."""
     info = kernel_info_of(kernel, constexprs)
-    return generate(info, dict(constexprs or {}), debug_waits_enabled(debug_waits))
+    return generate(info, dict(constexprs or {}), debug_waits_enabled(debug_waits),
+                    arg_types=signature)
 
 
 def compile_options(info) -> dict:

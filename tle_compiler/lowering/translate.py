@@ -37,7 +37,7 @@ from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tl
                                         slot_pointer_arithmetic_refusal)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
-from . import call_args, kir_paths, more_ops, pipes, row_reduce
+from . import call_args, kir_paths, more_ops, pipes, promotion, row_reduce
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -518,7 +518,10 @@ class FnTranslator:
         return V("tensor", f"{self.cvt(base.text, sid)}[{', '.join(text_idx)}]", res, tuple(shape),
                  base.dtype, pointee=base.pointee)
 
-    def _elementwise(self, operands: list[V], fmt) -> V:
+    def _elementwise(self, operands: list[V], fmt, op: Optional[str] = None) -> V:
+        """The tensor ``fmt`` builds from ``operands`` (at least one a tensor), broadcast to one
+        layout variable, typed as Triton types ``op`` (an operator, ``gl.maximum``, ...; a
+        comparison's caller makes it int1) of them (lowering/promotion.py)."""
         tens = [o for o in operands if o.kind == "tensor"]
         shape = None
         for o in tens:
@@ -532,8 +535,29 @@ class FnTranslator:
                 texts.append(self.cvt(o.text, sid))
             else:
                 texts.append(o.text)
-        dt = next((o.dtype for o in tens if o.dtype), None)
-        return V("tensor", fmt(*texts), res, shape, dt)
+        first = next((o.dtype for o in tens if o.dtype), None)
+        dt = promotion.result_type([self.operand_type(o) for o in operands], op)
+        exact = dt is not None and all(o.exact_dtype for o in operands)
+        return V("tensor", fmt(*texts), res, shape, dt if dt is not None else first,
+                 exact_dtype=exact)
+
+    @staticmethod
+    def operand_type(v: V) -> Optional[str]:
+        """``v``'s type as an operand of Triton's promotion (lowering/promotion.py): a Python
+        number's kind, a tensor's or runtime scalar's dtype (an i64 scalar of no known dtype is
+        taken as int64); None when not known."""
+        if v.kind == "const":
+            x = v.value
+            if isinstance(x, bool):
+                return promotion.PY_BOOL
+            if isinstance(x, int):
+                return promotion.PY_INT
+            if isinstance(x, float):
+                return promotion.PY_FLOAT
+            return None
+        if v.dtype is not None:
+            return v.dtype
+        return "int64" if v.kind == "scalar" and v.i64 else None
 
     def ex_BinOp(self, node: K.BinOp) -> V:
         return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
@@ -564,14 +588,16 @@ class FnTranslator:
         # pointer + offset stays a pointer to the same element type
         pointee = (a.pointee or b.pointee) if op in ("+", "-") else None
         if a.kind == "tensor" or b.kind == "tensor":
-            res = replace(self._elementwise([a, b], lambda x, y: f"({x} {op} {y})"),
+            res = replace(self._elementwise([a, b], lambda x, y: f"({x} {op} {y})", op),
                           pointee=pointee)
             # a comparison is an i1 tensor whatever it compares (its operands' type was kept:
             # an int32 slot's store of `t > 0` took it as int32 and did not convert)
-            return replace(res, dtype="int1") if op in COMPARISONS else res
+            return replace(res, dtype="int1", exact_dtype=True) if op in COMPARISONS else res
         # Triton's integer promotion: an i64 operand makes the result i64 (not a comparison's)
         i64 = op not in COMPARISONS and (wide(a) or wide(b))
-        return V("scalar", f"({a.text} {op} {b.text})", pointee=pointee, i64=i64)
+        dt = ("int1" if op in COMPARISONS else None if pointee
+              else promotion.result_type([self.operand_type(a), self.operand_type(b)], op))
+        return V("scalar", f"({a.text} {op} {b.text})", pointee=pointee, i64=i64, dtype=dt)
 
     def ex_Compare(self, node: K.Compare) -> V:
         return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
@@ -612,7 +638,7 @@ class FnTranslator:
         op = f" {node.op} "
         if any(v.kind == "tensor" for v in runtime):
             res = self._elementwise(runtime, lambda *xs: "(" + op.join(xs) + ")")
-            return replace(res, dtype="int1")
+            return replace(res, dtype="int1", exact_dtype=True)
         return V("scalar", "(" + op.join(v.text for v in runtime) + ")")
 
     # ---------------------------------------------------------------- calls
@@ -663,7 +689,8 @@ class FnTranslator:
                     raise self.err(f"x.to's {key} must be a compile-time constant", node)
                 extra += f", {key}={value!r}"
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
-                                 dtype=dt.value, i64=dt.value in I64_TYPES)
+                                 dtype=dt.value, i64=dt.value in I64_TYPES,
+                                 exact_dtype=dt.value is not None)
         if name == "ifexp":
             return self.conditional(node)
         if name in ("builtins.float", "builtins.int"):
@@ -811,8 +838,10 @@ class FnTranslator:
                          i64=wide(a) or wide(b))
             res = self._elementwise([c, a, b], lambda x, y, z: f"gl.where({x}, {y}, {z})")
             # the values' dtype, not the condition's
-            dt = next((v.dtype for v in (a, b) if v.kind == "tensor" and v.dtype), None)
-            return replace(res, dtype=dt)
+            first = next((v.dtype for v in (a, b) if v.kind == "tensor" and v.dtype), None)
+            dt = promotion.result_type([self.operand_type(a), self.operand_type(b)], "where")
+            exact = dt is not None and a.exact_dtype and b.exact_dtype
+            return replace(res, dtype=dt if dt is not None else first, exact_dtype=exact)
         if name in ("maximum", "minimum"):
             a, b = self.ex(args[0]), self.ex(args[1])
             if a.kind != "tensor" and b.kind != "tensor":
@@ -1154,7 +1183,8 @@ class FnTranslator:
         if "other" in kw and "mask" not in kw:
             raise self.err("tl.load: `other` without `mask`", node)
         parts += self._cache_hints(kw, node) + self._volatile(kw, node)
-        return V("scalar", f"gl.load({', '.join(parts)})", i64=p.pointee in I64_ARG_TYPES)
+        return V("scalar", f"gl.load({', '.join(parts)})", i64=p.pointee in I64_ARG_TYPES,
+                 dtype=POINTEE_DTYPES.get(p.pointee))
 
     def _volatile(self, kws: dict, node: K.Expr) -> list[str]:
         """tl.load's ``volatile`` (a bool literal) as Gluon's keyword: ``ld.volatile`` on the GPU.
@@ -1291,12 +1321,14 @@ class FnTranslator:
                 raise self.err("a shared-memory store needs a tensor value", node)
             self.await_cp_async(ring, "overwrites")
             text = val.text
-            if val.dtype is not None and val.dtype != p.dtype and p.dtype in BITS:
+            if (val.dtype != p.dtype or not val.exact_dtype) and p.dtype in BITS:
                 # Triton's tl.store casts the value to the element type; Gluon's shared-memory
                 # store refuses another type. The frontend refuses a type it sees differ (asking
                 # for the cast); one it cannot see (`offs`, an int32 index tile, into a float32
-                # field) was verified and failed the compile. A cast to the value's own type is
-                # no operation.
+                # field) was verified and failed the compile. A value whose type the translator
+                # does not know exactly (dtype None, or a runtime scalar of unknown type took
+                # part: `int_tile + A` with a float32 A is float32) is converted too: a cast to
+                # the value's own type is no operation.
                 text = f"{text}.to(gl.{p.dtype})"
             self.emit(f"{p.text}.store({text})")
             if hasattr(ring, "var"):
@@ -1839,7 +1871,7 @@ class FnTranslator:
         if v.kind == "scalar":
             self.emit(f"{gen} = {v.text}")
             # a rename is still the argument, of the same width
-            self.env[name] = V("scalar", gen, arg=v.arg, i64=v.i64)
+            self.env[name] = V("scalar", gen, arg=v.arg, i64=v.i64, dtype=v.dtype)
             return
         if v.kind == "method":
             raise self.err("a bound method cannot be stored in a variable", node)
@@ -1937,7 +1969,12 @@ class FnTranslator:
         back_edge = self.cp_async.loop_head()
         at_head = self.cp_async.snapshot()
         # Triton's loop variable has the promoted type of the start, stop and step
-        self.env[st.var] = V("scalar", var, i64=any(wide(v) for v in vals.values()))
+        wide_var = any(wide(v) for v in vals.values())
+        if all(v.kind == "const" for v in vals.values()):
+            var_type = "int64" if wide_var else "int32"
+        else:
+            var_type = promotion.result_type([self.operand_type(v) for v in vals.values()], "+")
+        self.env[st.var] = V("scalar", var, i64=wide_var, dtype=var_type)
         self.ind += 1
         self.loops.append({"var": var, "ind": self.ind, "z": None,
                            "static": it == "gl.static_range", "pipelined": pipelined})
@@ -2188,7 +2225,7 @@ class FnTranslator:
             if b.text != gen:
                 fix_else.append(f"{gen} = {b.text}")
             merged[name] = V("scalar", gen, arg=a.arg if a.arg == b.arg else None,
-                             i64=wide(a) or wide(b))
+                             i64=wide(a) or wide(b), dtype=a.dtype if a.dtype == b.dtype else None)
         ind = "    " * (self.ind + 1)  # the branches' statements
         if fix_else:
             if else_end is None:

@@ -22,6 +22,7 @@ from . import instrument
 from .names import NameAllocator, source_names
 from .plan import build_plan
 from .layouts import pointee_of
+from .promotion import SIGNATURE_SCALARS
 from .translate import I64_ARG_TYPES, Ctx, FnTranslator, V, literal
 from .wgmma_sites import Drain, WgmmaWaits
 
@@ -184,7 +185,8 @@ def prologue(low: Lowering, emit: bool, solver) -> FnTranslator:
     for a in info.args:
         kt.env[a] = (V("const", a, value=low.constexprs[a]) if a in info.constexprs
                      else V("scalar", a, pointee=pointee_of(low.ctx.arg_types.get(a)), arg=a,
-                            i64=low.ctx.arg_types.get(a) in I64_ARG_TYPES))
+                            i64=low.ctx.arg_types.get(a) in I64_ARG_TYPES,
+                            dtype=SIGNATURE_SCALARS.get(low.ctx.arg_types.get(a))))
     kt.assign_counts = kt._count_assigns(low.kir.prologue)
     for st in low.kir.prologue:
         kt.stmt(st)
@@ -235,7 +237,7 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             name = names(where.replace("[", "_").replace("]", ""))
             params.append(name)
             call_args.append(v.text)
-            return V("scalar", name, pointee=v.pointee, arg=v.arg, i64=v.i64)
+            return V("scalar", name, pointee=v.pointee, arg=v.arg, i64=v.i64, dtype=v.dtype)
         if v.kind == "tuple":
             items = [flat(item, f"{where}[{i}]", e) for i, item in enumerate(v.value)]
             return V("tuple", "(" + ", ".join(i.text for i in items)
@@ -253,7 +255,7 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
         elif v.kind == "scalar":
             params.append(p)
             call_args.append(v.text)
-            env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg, i64=v.i64)
+            env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg, i64=v.i64, dtype=v.dtype)
         elif v.kind == "tuple":
             env[p] = flat(v, p, e)
         else:

@@ -1292,15 +1292,18 @@ class LoweredKernel:
     """A kernel lowered once (for fixed constexprs), traced and compared for any runtime arguments.
 
     ``kernel``: a ``@tle.jit`` kernel, a KernelInfo or a ``(path, name)`` pair, as
-    :func:`tle_compiler.lowering.compile.gluon_source` takes it."""
+    :func:`tle_compiler.lowering.compile.gluon_source` takes it; ``signature``: the compile's
+    argument types, when the traced source must be the one compile_kernel compiles."""
 
     def __init__(self, kernel, constexprs: Optional[Mapping[str, object]] = None,
-                 debug_waits=False, int64_args: Iterable[str] = ()):
+                 debug_waits=False, int64_args: Iterable[str] = (),
+                 signature: Optional[Mapping[str, str]] = None):
         from ..lowering.compile import gluon_source, kernel_info_of
 
         self.constexprs = dict(constexprs or {})
         self.info = kernel_info_of(kernel, self.constexprs)
-        self.gen = gluon_source(self.info, self.constexprs, debug_waits=debug_waits)
+        self.gen = gluon_source(self.info, self.constexprs, debug_waits=debug_waits,
+                                signature=dict(signature) if signature else None)
         self.int64_args = tuple(int64_args)
         self.partitions = [p.name for p in self.info.partitions]  # warp_specialize order
 

@@ -44,7 +44,7 @@ def produce_mixed(x_desc, N_TILES, COL0, ring_tile, ring_rows, ring_full0, ring_
         _ring_s1 = (t) % 3
         mbarrier.wait(ring_empty0.index(_ring_s1), (((t) // 3) & 1) ^ 1)
         tma.async_copy_global_to_shared(x_desc, [((first + t) * BM), COL0], ring_full0.index(_ring_s1), ring_tile.index(_ring_s1))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
-        ring_rows.index(_ring_s1).store((((first + t) * BM) + gl.arange(0, BM, layout=L0)))
+        ring_rows.index(_ring_s1).store((((first + t) * BM) + gl.arange(0, BM, layout=L0)).to(gl.int32))
         _ring_s2 = (t) % 3
         ring_closed.index(_ring_s2).store(gl.full([1], 0, gl.int32, layout=L0))
         mbarrier.arrive(ring_full0.index(_ring_s2), count=1)

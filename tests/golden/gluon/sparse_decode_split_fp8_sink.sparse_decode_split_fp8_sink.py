@@ -172,7 +172,7 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sink_ptr,
             mbarrier.wait(prob_empty0.index(0), ((g) & 1) ^ 1)
             prob_alpha.index(0).store(alpha)
             prob_probs.index(0).store(p16)
-            prob_sum_exp.index(0).store((l_i + gl.exp2((sink_t - m_use))))
+            prob_sum_exp.index(0).store((l_i + gl.exp2((sink_t - m_use))).to(gl.float32))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(prob_full0.index(0), count=1)
             acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(alpha[:, None], L2))
