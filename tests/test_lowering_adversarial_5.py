@@ -6,7 +6,9 @@ computes for the same source, read on its TTIR where the reference matters): int
 int8 / uint8 / int32 mixed with Python ints and floats, names bound to constants, kernel-body
 constants handed to partitions, scalar and masked slot stores and loads of another type, tensors
 of two dtypes, implicit broadcasting of a lower-rank operand, gathers of another element type,
-``tl.math.*`` spellings, cache hints of stores, atomics with ``sem=`` / ``scope=``.
+``tl.math.*`` spellings, cache hints of stores, atomics with ``sem=`` / ``scope=``,
+``tle.gpu.scale_rows`` factors of other dtypes, reshapes / transposes / reductions of 3-D views,
+``.shape`` / ``.dtype`` of tensors, names that clash with the generated module's.
 
 Bugs found (strict xfails below; the suspected place in parentheses):
 * test_a_name_bound_to_an_int_promotes_a_narrow_tile: ``b = 100`` then ``t + b`` on an int8
@@ -52,12 +54,30 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   (or an eviction_policy) of a wgmma accumulator takes the 16-byte store helper, whose inline
   PTX drops the hint (translate.py ``_acc_store`` does not look at the cache keywords).
 
+* test_scale_rows_converts_an_integer_factor: ``tle.gpu.scale_rows(acc, f)`` of a wgmma
+  accumulator with an int32 ``f``: the lazy multiply's inline asm takes the int32 bits as f32
+  operands (a factor of 1 multiplies by 1.4e-45), where ``acc * f[:, None]`` converts f
+  (lowering/lazy_scale.py ``pack_for`` checks x's dtype, not the factor's; translate.py
+  ``_scale_rows``).
+* test_scale_rows_of_a_16_bit_factor_does_not_abort: the same with a bf16 / fp16 factor: LLVM
+  aborts the whole process while compiling the lowered kernel ("number of input constraints
+  does not match number of parameters", UNREACHABLE; same place).
+* test_shape_and_dtype_of_a_register_tensor_lower: ``t.shape[1]``, ``t.dtype`` of a register
+  tile, verified by tle-dump, refused by the lowering as "`.shape` of something that is not a
+  pipe slot" (translate.py, the attribute read of slots only).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
 through tl.sum (i32, as Triton); tuple swaps ``a, b = b, a + b`` and tuples carried through
 ``range`` / ``tl.static_range`` / ``while`` loops; a [32, 1] mask of a cp.async gather; u32
-arguments (refused by tle-dump).
+arguments (refused by tle-dump); an atomic_add of 1.5 into int32 (1, with sem= / scope=);
+reshapes to 3-D and reductions of them, tl.trans with dims, expand_dims / broadcast_to, reductions
+with axis None; kernel-body reductions and loads handed to partitions as scalars (a kernel-body
+tensor refused at the binding); locals named gl / mbarrier / warpgroup_mma ... (refused);
+conditions on floats around events (refused); helper arguments given a literal (a constexpr in
+Triton too); ``u8 > b`` with b = -1 (i32 compare, as Triton); method calls ``t.sum(1)`` ...
+(refused by the frontend).
 """
 
 from __future__ import annotations
@@ -493,3 +513,62 @@ def test_an_accumulator_store_keeps_its_cache_hint(tmp_path, hint, ptx):
     compiled = _compiled(tmp_path, ACC.replace("HINT", hint))
     assert ptx in compiled.asm["ptx"], sorted(set(re.findall(r"st\.global[.\w]*",
                                                              compiled.asm["ptx"])))
+
+
+# ------------------------------------------------------------------ tle.gpu.scale_rows factors
+SCALE = ACC.replace("tl.store(y_ptr + p * 4096 + rows[:, None] * 64 + cols[None, :], acc, HINT)",
+                    "acc = tle.gpu.scale_rows(acc, FACTOR)\n"
+                    "        tl.store(y_ptr + p * 4096 + rows[:, None] * 64 + cols[None, :], acc)"
+                    ).replace('"y_ptr": "*bf16"', '"y_ptr": "*fp32"')
+
+
+@pytest.mark.xfail(strict=True, reason="lazy_scale.pack_for checks x's dtype only: an int32 "
+                   "factor is handed to the inline asm's \"f\" operands as its bits (1 becomes "
+                   "1.4e-45), where x * factor[:, None] converts it to 1.0")
+def test_scale_rows_converts_an_integer_factor(tmp_path):
+    """``tle.gpu.scale_rows(acc, f)`` with ``f`` an int32 vector of ones is ``acc * f[:, None]``,
+    acc itself; the lowered lazy multiply compares and multiplies the int32 bits as floats."""
+    compiled = _compiled(tmp_path, SCALE.replace("FACTOR", "tl.full([64], 1, tl.int32) + rows * 0"))
+    asm = [line for line in compiled.asm["ttgir"].splitlines()
+           if "tt.elementwise_inline_asm" in line and "mul.f32" in line]
+    assert asm, compiled.asm["ttgir"]
+    for line in asm:
+        operands = line.split("} ", 1)[1].split(" -> ")[0]
+        assert "xi32" not in operands, line  # every operand of the f32 multiply is f32
+
+
+@pytest.mark.xfail(strict=True, reason="lazy_scale.pack_for checks x's dtype only: a 16-bit "
+                   "factor reaches the inline asm's 32-bit \"f\" operands and LLVM aborts the "
+                   "process (\"number of input constraints does not match number of parameters\", "
+                   "UNREACHABLE)")
+@pytest.mark.parametrize("factor", ["(rows * 0 + 1).to(tl.bfloat16)",
+                                    "(rows * 0 + 2).to(tl.float16)"], ids=["bf16", "fp16"])
+def test_scale_rows_of_a_16_bit_factor_does_not_abort(tmp_path, factor):
+    """Verified by tle-dump; compiling the lowered kernel kills the Python process (LLVM's
+    UNREACHABLE), so it is compiled in a subprocess here. Triton computes acc * factor in fp32."""
+    import os
+    import subprocess
+    import sys
+
+    path = _write(tmp_path, SCALE.replace("FACTOR", factor))
+    rc, out = _dump(path)
+    assert rc == 0, out
+    root = Path(__file__).resolve().parent.parent
+    code = ("from tle_compiler.lowering.compile import compile_kernel\n"
+            f"compile_kernel(({str(path)!r}, 'k'), {_config(path)['signature']!r}, {{}})\n")
+    env = dict(os.environ, PYTHONPATH=str(root))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+# ------------------------------------------------------------------ .shape / .dtype of a tensor
+@pytest.mark.xfail(strict=True, reason="translate.py reads `.shape` / `.dtype` of pipe slots only; "
+                   "of a register tensor, which tle-dump verifies, the lowering refuses \"`.shape` of "
+                   "something that is not a pipe slot\"")
+@pytest.mark.parametrize("expr", ["t + tl.arange(0, t.shape[1])[None, :]", "t + t.shape[0]",
+                                  "(t * 2.5).to(t.dtype)"], ids=["arange", "add", "to"])
+def test_shape_and_dtype_of_a_register_tensor_lower(tmp_path, expr):
+    """``t.shape[1]`` (64) and ``t.dtype`` (int32) of a tile loaded from a slot are compile-time
+    values in Triton; tle-dump verifies the kernel and the lowering refuses it."""
+    _compiled(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, {expr})"))
