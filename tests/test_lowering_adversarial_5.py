@@ -66,6 +66,12 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   tile, verified by tle-dump, refused by the lowering as "`.shape` of something that is not a
   pipe slot" (translate.py, the attribute read of slots only).
 
+* test_an_integer_dot_triton_refuses_is_refused_at_its_line: tl.dot of uint8 slot tiles
+  (Triton: "only int8 supported!") compiles as a signed s8 wgmma (200 read as -56); an int8 dot
+  into a float32 accumulator (Triton refuses it too) reaches Triton's backend, which prints an
+  assertion ("WGMMA type or shape is not supported") and an MLIR dump, reported at the kernel's
+  first line (translate.py ``dot``: the operand and accumulator types are not checked).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
@@ -572,3 +578,83 @@ def test_shape_and_dtype_of_a_register_tensor_lower(tmp_path, expr):
     """``t.shape[1]`` (64) and ``t.dtype`` (int32) of a tile loaded from a slot are compile-time
     values in Triton; tle-dump verifies the kernel and the lowering refuses it."""
     _compiled(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, {expr})"))
+
+
+# ------------------------------------------------------------------ integer tl.dot corners
+IDOT = HEAD + '''
+@tle.jit
+def k(x_ptr, b_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, a=tle.gpu.alloc([2, 64, 64], tl.DT),
+                  b=tle.gpu.alloc([2, 64, 64], tl.DT))
+    tle.gpu.warp_specialize([(consume, (kv, y_ptr, N)), (produce, (kv, x_ptr, b_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, b_ptr, N):
+    w = kv.writer()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.a), tl.load(x_ptr + p * 4096 + offs))
+        tl.store(tle.gpu.local_ptr(slot.b), tl.load(b_ptr + p * 4096 + offs))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    acc = tl.zeros([64, 64], tl.ACC)
+    for p in range(N):
+        res = r.wait(p)
+        acc = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)),
+                     tl.trans(tl.load(tle.gpu.local_ptr(res.slot.b))), acc)
+        r.release(p)
+    tl.store(y_ptr + offs, acc)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*SIG", "b_ptr": "*SIG", "y_ptr": "*YS", "N": "i32"}}
+'''
+
+
+def test_plain_triton_refuses_these_integer_dots():
+    """The reference: Triton 3.6 refuses tl.dot of uint8 tiles ("only int8 supported!") and an
+    int8 dot into a float32 accumulator (the module it builds fails verification)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def dot(x_ptr, y_ptr, ACC: tl.constexpr):
+        offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        a = tl.load(x_ptr + offs)
+        acc = tl.zeros([64, 64], ACC)
+        acc = tl.dot(a, a, acc)
+        tl.store(y_ptr + offs, acc)
+
+    from triton.backends.compiler import GPUTarget
+    for sig, acc in (({"x_ptr": "*u8", "y_ptr": "*i32", "ACC": "constexpr"}, tl.int32),
+                     ({"x_ptr": "*i8", "y_ptr": "*fp32", "ACC": "constexpr"}, tl.float32)):
+        with pytest.raises(Exception):
+            triton.compile(triton.compiler.ASTSource(dot, sig, {"ACC": acc}),
+                           target=GPUTarget("cuda", 90, 32))
+
+
+@pytest.mark.xfail(strict=True, reason="translate.py dot: a uint8 dot is issued as a signed int8 "
+                   "wgmma (MLIR's i8 is signless), and an int8 dot into a float32 accumulator "
+                   "reaches Triton's backend (an assertion, \"WGMMA type or shape is not "
+                   "supported\", reported at the kernel's first line); Triton refuses both")
+@pytest.mark.parametrize("dt,sig,acc,ys", [("uint8", "u8", "int32", "i32"),
+                                           ("int8", "i8", "float32", "fp32")],
+                         ids=["uint8-operands", "int8-into-float32"])
+def test_an_integer_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys):
+    """Both are verified by tle-dump. The uint8 product compiles and multiplies 200 as -56
+    (an s8 wgmma); the float32 accumulator fails in the backend with an MLIR dump. Either should
+    be an error at the tl.dot's line."""
+    path = _write(tmp_path, IDOT.replace("tl.DT", f"tl.{dt}").replace("SIG", sig)
+                  .replace("tl.ACC", f"tl.{acc}").replace("YS", ys))
+    rc, out = _dump(path)
+    if rc == 1:  # refused where the kernel is read: right if at the dot
+        assert f"kernel.py:{_line_of(path, 'acc = tl.dot(')}: error" in out, out
+        return
+    with pytest.raises(TleError, match=rf"kernel\.py:{_line_of(path, 'acc = tl.dot(')}: error: "):
+        compile_kernel((str(path), "k"), _config(path)["signature"], {})
