@@ -340,3 +340,47 @@ def test_help_examples_say_where_they_run_from():
     from tle_compiler.cli.dump import _epilog
 
     assert "\nexamples: (run from the root of a checkout of the repository)\n" in _epilog()
+
+
+# ---- progress on long CPU work: the Triton compile of --ttgir / --ptx --------------------------
+
+
+def test_ttgir_says_on_a_terminal_that_it_compiles(capsys, monkeypatch):
+    import tle_compiler.cli.dump as dump
+
+    code, out, err = run(capsys, "--ttgir", RING)  # not a terminal: stderr as before
+    assert code == 0 and err == "" and "ttg.warp_specialize" in out
+    monkeypatch.setattr(dump, "_stderr_is_terminal", lambda: True)
+    code, out, err = run(capsys, "--ttgir", RING)
+    assert code == 0 and err == ("tle-dump: compiling ring_sum for sm_90a with Triton (a first "
+                                 "compile takes seconds, a later one of the same kernel is "
+                                 "cached) ...\n")
+    code, out, err = run(capsys, "--gluon", RING)  # no Triton compile: nothing to announce
+    assert code == 0 and err == ""
+    code, out, err = run(capsys, "-q", "--ptx", RING)  # -q: diagnostics and summaries only
+    assert code == 0 and err == "" and ".entry" in out
+
+
+def test_the_stderr_wrapper_answers_isatty_for_the_terminal_it_wraps():
+    import io
+
+    from tle_compiler.cli.dump import _DropOnError
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    assert _DropOnError(Tty()).isatty() is True
+    assert _DropOnError(io.StringIO()).isatty() is False
+    closed = io.StringIO()
+    closed.close()
+    assert _DropOnError(closed).isatty() is False
+
+
+def test_architecture_names_every_api_and_benchmark_of_tle_kernels():
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| `tle_kernels/` |"))
+    for f in sorted((ROOT / "tle_kernels").glob("*.py")):
+        if f.name.startswith("bench_") and f.name != "bench_output.py" or f.name.endswith("api.py"):
+            assert f"`{f.name}`" in row, f.name
+    assert "`python3 -m tle_kernels`" in row

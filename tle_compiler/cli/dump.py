@@ -913,6 +913,12 @@ class _DropOnError(io.TextIOBase):
     def fileno(self):
         return self.inner.fileno()
 
+    def isatty(self):  # whether a progress line is shown (_progress)
+        try:
+            return self.inner.isatty()
+        except (OSError, ValueError, AttributeError):
+            return False
+
     @property
     def encoding(self):
         return getattr(self.inner, "encoding", "utf-8")
@@ -1347,6 +1353,21 @@ def _one_line(message: str) -> str:
     return lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
 
 
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced, or closed
+        return False
+
+
+def _progress(line: str) -> None:
+    """A line saying what a long step is doing (a Triton compile: seconds of silence otherwise),
+    on stderr when it is a terminal only: a pipe or a file, as a script or CI reads tle-dump,
+    gets exactly what it got before."""
+    if _stderr_is_terminal():
+        print(line, file=sys.stderr, flush=True)
+
+
 def _dump_lowered(args, path: Path, reports: list[KernelReport],
                   loaded: Loaded, fixed: dict[str, int]) -> int:
     """--gluon/--ttgir/--ptx: a rejected kernel is never lowered (exit 1); a kernel verified only
@@ -1383,6 +1404,10 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
                   file=sys.stderr)
             warned.add(r.program.name)
             codes.append(EXIT_NOT_PROVED)
+    if (args.ttgir or args.ptx) and not args.quiet:
+        names = ", ".join(r.program.name for r in reports)
+        _progress(f"tle-dump: compiling {names} for sm_90a with Triton (a first compile takes "
+                  f"seconds, a later one of the same kernel is cached) ...")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TleVerificationWarning)
         try:
