@@ -19,7 +19,8 @@ Bugs found, one line each:
    value of its statement (2), while a launch's Python holds 3: a writer looping NB times against
    a reader's 2 was verified. Likewise from another module of the package (`from .consts import
    NB; NB.value = 3`, `consts.NB.__init__(3)`, `sys.modules["pkg.consts"].NB = ...`,
-   `setattr(importlib.import_module("pkg.consts"), "NB", 3)`). FIXED (b02f22f): refused where the kernel reads the name (unknown-name; frontend/scope.py
+   `setattr(importlib.import_module("pkg.consts"), "NB", 3)`), and a builtin replaced for
+   every module (`import builtins; builtins.min = max`). FIXED (b02f22f): refused where the kernel reads the name (unknown-name; frontend/scope.py
    mutated_in_place, frontend/build.py stored_from_outside and _attr_stores).
 3. A tl function given its operands by keyword (`tl.program_id(axis=1)`, `tl.cdiv(N,
    div=64)`, `tl.maximum(N, y=1)`, `tl.minimum(x=N, y=8)`, `tl.abs(x=...)`) was an opaque value,
@@ -489,3 +490,25 @@ def test_program_id_by_keyword_is_the_program_id(tmp_path, capsys):
 def test_program_id_of_another_axis_is_another_value(tmp_path, capsys):
     code, err, _ = dump(tmp_path, capsys, PIDS.replace("RCOND", "tl.program_id(0) == 0"))
     expect(code, err, ("rejected", "[wait-never-committed]"))
+
+
+@pytest.mark.parametrize("post", ["import builtins\nbuiltins.min = max",
+                                  "import builtins\nsetattr(builtins, 'min', max)"])
+def test_a_builtin_replaced_through_the_builtins_module_is_refused(tmp_path, capsys, post):
+    """`builtins.min = max` makes every module's `min` the builtin max: the writer's
+    `range(min(N, 4))` runs max(N, 4) times against the reader's tl.minimum(N, 4). Before: read
+    as the builtin min and verified (a store through `builtins`, no import of the package, was
+    not followed); now refused where `min` is read (bug 2's fix)."""
+    text = ring(W.replace("range(N)", "range(min(N, 4))"),
+                R.replace("range(N)", "range(tl.minimum(N, 4))"), pre=post)
+    code, err, _ = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[unknown-name]"))
+
+
+def test_a_builtin_rebound_by_the_file_is_read_as_bound(tmp_path, capsys):
+    """`min = max` at module level: the writer runs max(N, 4) times, against the reader's
+    tl.minimum(N, 4): rejected with a launch (N = 0)."""
+    text = ring(W.replace("range(N)", "range(min(N, 4))"),
+                R.replace("range(N)", "range(tl.minimum(N, 4))"), pre="min = max")
+    code, err, _ = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "when N=0"))
