@@ -223,6 +223,30 @@ def _compiled(tmp_path: Path, text: str):
     return compiled
 
 
+def _promoted_or_refused(tmp_path: Path, text: str, line_text: str, bad: str, good: str) -> None:
+    """``text`` is verified and either compiles to TTGIR in which ``bad`` does not match and
+    ``good`` does (what Triton computes), or tle-dump / the lowering refuses it at the line
+    holding ``line_text`` (a refusal naming the construct is right too; a refusal elsewhere, or
+    Triton's own error, is not)."""
+    path = _write(tmp_path, text)
+    line = _line_of(path, line_text)
+    rc, out = _dump(path)
+    if rc == 1:
+        assert f"kernel.py:{line}: error" in out, out
+        return
+    assert rc == 0 and "k: verified for every value" in out, out
+    config = _config(path)
+    try:
+        compiled = compile_kernel((str(path), "k"), config["signature"],
+                                  config.get("constexprs", {}))
+    except TleError as e:
+        assert f"kernel.py:{line}: error: lowering" in str(e), str(e)
+        return
+    ttgir = compiled.asm["ttgir"]
+    assert not re.search(bad, ttgir, re.M), ttgir
+    assert re.search(good, ttgir), ttgir
+
+
 def _triton_ttir(fn, signature: dict) -> str:
     """Plain Triton's TTIR of ``fn`` (a @triton.jit function) for sm_90a: the reference."""
     import triton
@@ -286,11 +310,12 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
      r"^$", r"dense<-1> : tensor<32x64xi8"),
 ], ids=["add", "mul", "helper-argument", "where-branch", "full-value"])
 def test_a_name_bound_to_an_int_promotes_a_narrow_tile(tmp_path, dt, body, bad, good):
+    """docs/language.md: "Triton holds such a name as a scalar tensor of that value"; the folded
+    literal is a Python scalar, which takes the tile's type. Computing as Triton does, or a
+    refusal at the use (as for `//` of such a name), is right."""
     text = _reg(body, dt=dt, ys="i32" if dt == "int8" else "").replace(
         "\n\nDEFAULT_CONFIG", "\n\ndef add(x, y):\n    return x + y\n\n\nDEFAULT_CONFIG")
-    ttgir = _compiled(tmp_path, text).asm["ttgir"]
-    assert not re.search(bad, ttgir, re.M), ttgir
-    assert re.search(good, ttgir), ttgir
+    _promoted_or_refused(tmp_path, text, body.split("\n")[1], bad, good)
 
 
 BODY = HEAD + '''
@@ -334,11 +359,13 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32"}}
     ids=["float-times-bf16", "int-plus-int8"])
 def test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor(tmp_path, dt, ys, expr, bad,
                                                                    good):
-    compiled = _compiled(tmp_path, BODY.replace("tl.DT", f"tl.{dt}").replace("XS", SIG[dt])
-                         .replace("YS", ys).replace("EXPR", expr))
-    ttgir = compiled.asm["ttgir"]
-    assert not re.search(bad, ttgir), ttgir
-    assert re.search(good, ttgir), ttgir
+    """A plain assignment in the kernel body makes a tensor (Triton's and Gluon's visit_Assign):
+    warp_specialize hands B = 0.1 to the partition as an fp32 scalar, so a bf16 tile times B is
+    fp32. docs/language.md folds such names into constexprs where a compile-time value is needed
+    (``NT = TOPK // BK`` as a loop bound); in arithmetic the folded literal takes the tile's type
+    instead. Computing as Triton does, or a refusal at the use, is right."""
+    _promoted_or_refused(tmp_path, BODY.replace("tl.DT", f"tl.{dt}").replace("XS", SIG[dt])
+                         .replace("YS", ys).replace("EXPR", expr), expr, bad, good)
 
 
 # ------------------------------------------------------------------ slot stores and loads
