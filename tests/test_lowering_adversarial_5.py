@@ -66,11 +66,13 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   tile, verified by tle-dump, refused by the lowering as "`.shape` of something that is not a
   pipe slot" (translate.py, the attribute read of slots only).
 
-* test_an_integer_dot_triton_refuses_is_refused_at_its_line: tl.dot of uint8 slot tiles
-  (Triton: "only int8 supported!") compiles as a signed s8 wgmma (200 read as -56); an int8 dot
-  into a float32 accumulator (Triton refuses it too) reaches Triton's backend, which prints an
-  assertion ("WGMMA type or shape is not supported") and an MLIR dump, reported at the kernel's
-  first line (translate.py ``dot``: the operand and accumulator types are not checked).
+* test_a_dot_triton_refuses_is_refused_at_its_line: tl.dot of uint8 slot tiles (Triton: "only
+  int8 supported!") compiles as a signed s8 wgmma (200 read as -56); an fp16 dot into an fp16
+  accumulator (Triton: AssertionError, out_dtype is float32) compiles; an int8 dot into float32,
+  a bf16 dot into bf16 and an fp32-operand dot into fp16 (Triton refuses each) reach Triton's
+  backend, which prints an assertion ("WGMMA type or shape is not supported") or "LLVM ERROR:
+  Unsupported mma result type found" and an MLIR dump, reported at the kernel's first line
+  (translate.py ``dot``: the operand and accumulator types are not checked).
 
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
@@ -644,11 +646,14 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*SIG", "b_ptr": "*SIG", "y_ptr": "*YS"
 '''
 
 
-def test_plain_triton_refuses_these_integer_dots():
-    """The reference: Triton 3.6 refuses tl.dot of uint8 tiles ("only int8 supported!") and an
-    int8 dot into a float32 accumulator (the module it builds fails verification)."""
+def test_plain_triton_refuses_these_dots():
+    """The reference: Triton 3.6 refuses tl.dot of uint8 tiles ("only int8 supported!") and a
+    dot whose accumulator is not of the product's type (float32 for float operands, int32 for
+    int8) unless out_dtype says so: an int8 dot into float32 (the module it builds fails
+    verification), bf16 into bf16, fp16 into fp16 (an AssertionError: out_dtype is float32)."""
     import triton
     import triton.language as tl
+    from triton.backends.compiler import GPUTarget
 
     @triton.jit
     def dot(x_ptr, y_ptr, ACC: tl.constexpr):
@@ -658,25 +663,32 @@ def test_plain_triton_refuses_these_integer_dots():
         acc = tl.dot(a, a, acc)
         tl.store(y_ptr + offs, acc)
 
-    from triton.backends.compiler import GPUTarget
-    for sig, acc in (({"x_ptr": "*u8", "y_ptr": "*i32", "ACC": "constexpr"}, tl.int32),
-                     ({"x_ptr": "*i8", "y_ptr": "*fp32", "ACC": "constexpr"}, tl.float32)):
+    for x, y, acc in (("*u8", "*i32", tl.int32), ("*i8", "*fp32", tl.float32),
+                      ("*bf16", "*bf16", tl.bfloat16), ("*fp16", "*fp16", tl.float16)):
         with pytest.raises(Exception):
-            triton.compile(triton.compiler.ASTSource(dot, sig, {"ACC": acc}),
+            triton.compile(triton.compiler.ASTSource(dot, {"x_ptr": x, "y_ptr": y,
+                                                           "ACC": "constexpr"}, {"ACC": acc}),
                            target=GPUTarget("cuda", 90, 32))
 
 
-@pytest.mark.xfail(strict=True, reason="translate.py dot: a uint8 dot is issued as a signed int8 "
-                   "wgmma (MLIR's i8 is signless), and an int8 dot into a float32 accumulator "
-                   "reaches Triton's backend (an assertion, \"WGMMA type or shape is not "
-                   "supported\", reported at the kernel's first line); Triton refuses both")
+@pytest.mark.xfail(strict=True, reason="translate.py dot checks neither the operand nor the "
+                   "accumulator type: a uint8 dot is issued as a signed int8 wgmma (MLIR's i8 is "
+                   "signless), an fp16 accumulator of fp16 operands compiles, and an int8 dot into "
+                   "float32, a bf16 or an fp32-operand dot into bf16 / fp16 reach Triton's backend "
+                   "(an assertion or LLVM ERROR, reported at the kernel's first line); Triton "
+                   "refuses them all")
 @pytest.mark.parametrize("dt,sig,acc,ys", [("uint8", "u8", "int32", "i32"),
-                                           ("int8", "i8", "float32", "fp32")],
-                         ids=["uint8-operands", "int8-into-float32"])
-def test_an_integer_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys):
-    """Both are verified by tle-dump. The uint8 product compiles and multiplies 200 as -56
-    (an s8 wgmma); the float32 accumulator fails in the backend with an MLIR dump. Either should
-    be an error at the tl.dot's line."""
+                                           ("int8", "i8", "float32", "fp32"),
+                                           ("bfloat16", "bf16", "bfloat16", "bf16"),
+                                           ("float16", "fp16", "float16", "fp16"),
+                                           ("float32", "fp32", "float16", "fp16")],
+                         ids=["uint8-operands", "int8-into-float32", "bf16-into-bf16",
+                              "fp16-into-fp16", "fp32-into-fp16"])
+def test_a_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys):
+    """All verified by tle-dump. The uint8 product compiles and multiplies 200 as -56 (an s8
+    wgmma); the fp16 accumulator compiles (Triton asks for out_dtype=tl.float16, which the
+    lowering refuses); the others fail in the backend with an MLIR dump. Each should be an error
+    at the tl.dot's line."""
     path = _write(tmp_path, IDOT.replace("tl.DT", f"tl.{dt}").replace("SIG", sig)
                   .replace("tl.ACC", f"tl.{acc}").replace("YS", ys))
     rc, out = _dump(path)
