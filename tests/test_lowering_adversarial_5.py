@@ -69,7 +69,8 @@ Bugs found (strict xfails below; the suspected place in parentheses):
 * test_a_dot_triton_refuses_is_refused_at_its_line: tl.dot of uint8 slot tiles (Triton: "only
   int8 supported!") compiles as a signed s8 wgmma (200 read as -56); an fp16 dot into an fp16
   accumulator (Triton: AssertionError, out_dtype is float32) compiles; an int8 dot into float32,
-  a bf16 dot into bf16 and an fp32-operand dot into fp16 (Triton refuses each) reach Triton's
+  a bf16 dot into bf16, an fp32-operand dot into fp16 and a bf16 x fp16 dot (Triton refuses
+  each) reach Triton's
   backend, which prints an assertion ("WGMMA type or shape is not supported") or "LLVM ERROR:
   Unsupported mma result type found" and an MLIR dump, reported at the kernel's first line
   (translate.py ``dot``: the operand and accumulator types are not checked).
@@ -615,7 +616,7 @@ IDOT = HEAD + '''
 def k(x_ptr, b_ptr, y_ptr, N):
     tle.assume(N >= 0)
     kv = tle.pipe(capacity=2, a=tle.gpu.alloc([2, 64, 64], tl.DT),
-                  b=tle.gpu.alloc([2, 64, 64], tl.DT))
+                  b=tle.gpu.alloc([2, 64, 64], tl.DB))
     tle.gpu.warp_specialize([(consume, (kv, y_ptr, N)), (produce, (kv, x_ptr, b_ptr, N))],
                             [4], [232])
 
@@ -642,7 +643,7 @@ def consume(kv, y_ptr, N):
     tl.store(y_ptr + offs, acc)
 
 
-DEFAULT_CONFIG = {"signature": {"x_ptr": "*SIG", "b_ptr": "*SIG", "y_ptr": "*YS", "N": "i32"}}
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*SIG", "b_ptr": "*SB", "y_ptr": "*YS", "N": "i32"}}
 '''
 
 
@@ -674,23 +675,28 @@ def test_plain_triton_refuses_these_dots():
 @pytest.mark.xfail(strict=True, reason="translate.py dot checks neither the operand nor the "
                    "accumulator type: a uint8 dot is issued as a signed int8 wgmma (MLIR's i8 is "
                    "signless), an fp16 accumulator of fp16 operands compiles, and an int8 dot into "
-                   "float32, a bf16 or an fp32-operand dot into bf16 / fp16 reach Triton's backend "
+                   "float32, a bf16 or an fp32-operand dot into bf16 / fp16, a bf16 x fp16 dot "
+                   "reach Triton's backend "
                    "(an assertion or LLVM ERROR, reported at the kernel's first line); Triton "
                    "refuses them all")
 @pytest.mark.parametrize("dt,sig,acc,ys", [("uint8", "u8", "int32", "i32"),
                                            ("int8", "i8", "float32", "fp32"),
                                            ("bfloat16", "bf16", "bfloat16", "bf16"),
                                            ("float16", "fp16", "float16", "fp16"),
-                                           ("float32", "fp32", "float16", "fp16")],
+                                           ("float32", "fp32", "float16", "fp16"),
+                                           ("bfloat16/float16", "bf16/fp16", "float32", "fp32")],
                          ids=["uint8-operands", "int8-into-float32", "bf16-into-bf16",
-                              "fp16-into-fp16", "fp32-into-fp16"])
+                              "fp16-into-fp16", "fp32-into-fp16", "bf16-times-fp16"])
 def test_a_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys):
     """All verified by tle-dump. The uint8 product compiles and multiplies 200 as -56 (an s8
     wgmma); the fp16 accumulator compiles (Triton asks for out_dtype=tl.float16, which the
     lowering refuses); the others fail in the backend with an MLIR dump. Each should be an error
     at the tl.dot's line."""
-    path = _write(tmp_path, IDOT.replace("tl.DT", f"tl.{dt}").replace("SIG", sig)
-                  .replace("tl.ACC", f"tl.{acc}").replace("YS", ys))
+    da, db = (dt.split("/") * 2)[:2]
+    sa, sb = (sig.split("/") * 2)[:2]
+    path = _write(tmp_path, IDOT.replace("tl.DT", f"tl.{da}").replace("tl.DB", f"tl.{db}")
+                  .replace("SIG", sa).replace("SB", sb).replace("tl.ACC", f"tl.{acc}")
+                  .replace("YS", ys))
     rc, out = _dump(path)
     if rc == 1:  # refused where the kernel is read: right if at the dot
         assert f"kernel.py:{_line_of(path, 'acc = tl.dot(')}: error" in out, out
