@@ -384,3 +384,71 @@ def test_architecture_names_every_api_and_benchmark_of_tle_kernels():
         if f.name.startswith("bench_") and f.name != "bench_output.py" or f.name.endswith("api.py"):
             assert f"`{f.name}`" in row, f.name
     assert "`python3 -m tle_kernels`" in row
+
+
+# ---- DEFAULT_CONFIG signatures: another library's type names, misspelt arguments ---------------
+
+def _ring_with_signature(tmp_path, old: str, new: str) -> Path:
+    text = RING.read_text()
+    assert old in text
+    path = tmp_path / "ring.py"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def _config_line(path: Path) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1)
+                if ln.startswith("DEFAULT_CONFIG"))
+
+
+@pytest.mark.parametrize("old, new, arg, says", [
+    ('"N_TILES": "i32"', '"N_TILES": "int"', "N_TILES", "'int', which is not Triton's spelling: write 'i32'"),
+    ('"x_ptr": "*fp32"', '"x_ptr": "*float32"', "x_ptr",
+     "'*float32', which is not Triton's spelling: write '*fp32'"),
+    ('"x_ptr": "*fp32"', '"x_ptr": "*f32"', "x_ptr", "'*f32', which is not Triton's spelling: write '*fp32'"),
+    ('"N_TILES": "i32"', '"N_TILES": "integer"', "N_TILES", "'integer', which is no Triton type"),
+])
+def test_a_signature_type_triton_does_not_read_is_unusable_input(capsys, tmp_path, old, new, arg, says):
+    path = _ring_with_signature(tmp_path, old, new)
+    for flags in ([], ["--gluon"], ["--ptx"], ["-p", "emit-gluon"]):
+        code, out, err = run(capsys, *flags, path)
+        assert code == 2 and out == "", flags
+        assert err.startswith(f"{path}:{_config_line(path)}: error: DEFAULT_CONFIG's \"signature\" "
+                              f"types {arg!r} as {says}"), (flags, err)
+
+
+def test_every_triton_type_string_of_the_repository_is_read():
+    from tle_compiler.cli.config import type_problem
+
+    for t in ("*fp32", "*bf16", "*i32", "i32", "i64", "u32", "*u8", "*i8", "i1", "fp32", "*fp8e4nv",
+              "constexpr", "*kfp32", "tensordesc<bf16[64, 256]>"):
+        assert type_problem(t) == "", t
+
+
+@pytest.mark.parametrize("old, new, says", [
+    ('"N_TILES": "i32"', '"N_TILE": "i32"', "names 'N_TILE', which kernel 'ring_sum' has no argument of"),
+    (', "N_TILES": "i32"', '', "gives no type for 'N_TILES', an argument of kernel 'ring_sum'"),
+])
+def test_lowering_with_a_signature_that_misses_an_argument_is_unusable_input(capsys, tmp_path, old,
+                                                                              new, says):
+    path = _ring_with_signature(tmp_path, old, new)
+    code, out, err = run(capsys, "--ptx", path)
+    assert code == 2 and out == ""
+    assert err == (f"{path}:{_config_line(path)}: error: DEFAULT_CONFIG's \"signature\" {says} "
+                   "(its arguments: x_ptr, out_ptr, stride_x, N_TILES; constexprs may be left "
+                   "out); --gluon/--ttgir/--ptx compile with these types\n")
+    code, _, err = run(capsys, "-q", path)  # verifying leaves the config aside, as before
+    assert code == 0 and "verified for every value of N_TILES" in err
+
+
+def test_the_signature_rules_are_in_the_help_and_readme():
+    from tle_compiler.cli.dump import _epilog
+
+    text = " ".join(_epilog().split())
+    assert ('a DEFAULT_CONFIG num_warps other than the kernel\'s @tle.jit one or a signature type '
+            'Triton does not read ("int", "*float32")') in text
+    assert ("--gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose signature names no "
+            "argument of the kernel or leaves one untyped") in text
+    readme = " ".join(README.split())
+    assert ('a `DEFAULT_CONFIG` `"signature"` type Triton does not read (`"int"`, `"*float32"`: the '
+            'message gives Triton\'s spelling, `"i32"`, `"*fp32"`; at its line)') in readme

@@ -45,9 +45,86 @@ def _checked(cfg: object, path: str) -> dict:
             problem = f'its "signature" gives {bad!r} no type string ("*fp32", "i32", "constexpr")'
         elif not isinstance(cx, dict) or not all(isinstance(k, str) for k in cx):
             problem = 'its "constexprs" is not a dict of names'
+        elif any(type_problem(t) for t in sig.values()):
+            arg, t = next((a, t) for a, t in sig.items() if type_problem(t))
+            raise TleError(type_message(arg, t), Loc(path, _line(path)), check=TYPE_CHECK)
         else:
             return cfg
     raise TleError(f"{_SHAPE}: {problem}", Loc(path, _line(path)), check="lowering")
+
+
+#: The type strings Triton 3.6 reads (triton.language.str_to_ty): a pointer is "*" (or "*k",
+#: const) before one of these; "constexpr" and "tensordesc<...>" besides.
+TRITON_TYPES = ("fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp8e4b15", "fp16", "bf16", "fp32",
+                "fp64", "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "B")
+#: Spellings of other libraries (torch's dtype names, C's) and the Triton type each means: the
+#: compile fails on them with a bare KeyError, and the verifier, reading the type as no integer
+#: it knows, blamed the arithmetic.
+_ALIASES = {"int": "i32", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+            "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
+            "half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32",
+            "float32": "fp32", "f32": "fp32", "double": "fp64", "float64": "fp64",
+            "f16": "fp16", "long": "i64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+#: The check of a DEFAULT_CONFIG whose signature holds a type string Triton does not read
+#: (tle-dump: unusable input, exit 2, whatever it was asked to print).
+TYPE_CHECK = "default-config-type"
+
+
+def type_message(arg: str, t: str) -> str:
+    return f'DEFAULT_CONFIG\'s "signature" types {arg!r} as {type_problem(t)}'
+
+
+def signature_type_error(path: str, text: str):
+    """A TleError (TYPE_CHECK, at DEFAULT_CONFIG's line) for the first argument type of a
+    ``.py`` file's literal DEFAULT_CONFIG (one config, or one per kernel name) that Triton does
+    not read, or None. Read from the source alone, before the frontend, which reads the pointer
+    types too (a tile loaded through "*float32" was refused as a tile of another dtype)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the frontend says what is wrong with the file
+    for stmt in tree.body:
+        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
+        if not (isinstance(target, ast.Name) and target.id == "DEFAULT_CONFIG") or stmt.value is None:
+            continue
+        try:
+            cfg = ast.literal_eval(stmt.value)
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            return None  # not a literal: _checked's own error, where a config is needed
+        entries = ([cfg] if isinstance(cfg, dict) and "signature" in cfg else
+                   [v for v in cfg.values() if isinstance(v, dict)] if isinstance(cfg, dict)
+                   else [])
+        for entry in entries:
+            sig = entry.get("signature")
+            for arg, t in (sig.items() if isinstance(sig, dict) else ()):
+                if isinstance(t, str) and type_problem(t):
+                    return TleError(type_message(str(arg), t), Loc(path, stmt.lineno),
+                                    check=TYPE_CHECK)
+    return None
+
+
+def type_problem(t: str) -> str:
+    """'' when Triton reads the argument type string ``t``; else a phrase saying why not (and,
+    for another library's spelling of a Triton type, Triton's)."""
+    pointer = ""
+    base = t
+    while base.startswith("*"):
+        pointer += "*"
+        base = base[1:]
+        if base.startswith("k"):
+            pointer += "k"
+            base = base[1:]
+    if base in TRITON_TYPES or base.startswith(("constexpr", "tensordesc")):
+        return ""
+    if base in _ALIASES:
+        return f"{t!r}, which is not Triton's spelling: write {pointer + _ALIASES[base]!r}"
+    return (f"{t!r}, which is no Triton type (scalars: i32, i64, fp32, ...; pointers: *fp32, "
+            f"*bf16, *i32, ...; constexpr; tensordesc<...>)")
 
 
 def _a(value: object) -> str:

@@ -69,12 +69,13 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      .kir, a syntax error (or nesting too deep for Python), a file with no kernel (a .py with
      no @tle.jit kernel that calls tle.gpu.warp_specialize) or none of the --kernel names, an
      unknown pass in -p, a bad flag, --param (True/False only for a boolean constexpr) or
-     --bound, --debug-waits/--wait-bound without
-     --gluon/--ttgir/--ptx, a DEFAULT_CONFIG num_warps other than the kernel's @tle.jit one,
-     an output (-o, or stdout) that cannot be written, is the input file or ends in '/',
-     --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a picture,
-     --print-ir (or a lowering pass in -p) with --graph, --format dot/json or --gluon/--ttgir/
-     --ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG
+     --bound, --debug-waits/--wait-bound without --gluon/--ttgir/--ptx, a DEFAULT_CONFIG
+     num_warps other than the kernel's @tle.jit one or a signature type Triton does not read
+     ("int", "*float32"), an output (-o, or stdout) that cannot be written, is the input file
+     or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
+     picture, --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
+     --gluon/--ttgir/--ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose
+     signature names no argument of the kernel or leaves one untyped
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning); also an internal error of tle-dump (one line: nothing is claimed)
   130  interrupted (Ctrl-C): nothing is claimed
@@ -348,8 +349,9 @@ def _refuse_contradicting_config(err: TleError) -> None:
     lowering/dumping.py) is unusable input, whatever tle-dump was asked to print: the file
     describes two kernels. Any other config error leaves the kernel without a config here."""
     from ..lowering.dumping import CONFIG_CHECK
+    from .config import TYPE_CHECK
 
-    if err.check == CONFIG_CHECK:
+    if err.check in (CONFIG_CHECK, TYPE_CHECK):  # TYPE_CHECK: an argument type Triton cannot read
         raise _Unusable(str(err)) from None
 
 
@@ -481,7 +483,11 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
         return _load_kir(path, fixed or {})
     from ..frontend import SPECIALIZABLE
     from ..frontend.ast_reader import kernels_of_source
+    from .config import signature_type_error
 
+    bad_type = signature_type_error(str(path), text)
+    if bad_type is not None:  # before the frontend, which reads the pointer types too
+        raise _Unusable(str(bad_type))
     try:
         infos = kernels_of_source(text, str(path))
     except (RecursionError, MemoryError):
@@ -1353,6 +1359,30 @@ def _one_line(message: str) -> str:
     return lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
 
 
+def _check_signature_names(path: Path, name: str, cfg: dict, loaded: Loaded) -> None:
+    """_Unusable (exit 2, at DEFAULT_CONFIG's line) when the signature --gluon/--ttgir/--ptx
+    compile with names an argument the kernel does not have (a misspelt one was left aside, and
+    the compile then said only that the real one had no type, at the kernel's line), or leaves
+    an argument that is no constexpr without a type."""
+    info = loaded.infos.get(name)
+    args, cx = getattr(info, "args", None), tuple(getattr(info, "constexprs", ()))
+    sig = cfg.get("signature", {})
+    if args is None or not isinstance(sig, dict):
+        return
+    from .config import _line
+
+    unknown = [a for a in sig if a not in args]
+    missing = [a for a in args if a not in sig and a not in cx]
+    if not unknown and not missing:
+        return
+    where = f"{path}:{_line(str(path))}: error: DEFAULT_CONFIG's \"signature\""
+    what = (f"names {', '.join(map(repr, unknown))}, which kernel '{name}' has no argument of"
+            if unknown else
+            f"gives no type for {', '.join(map(repr, missing))}, an argument of kernel '{name}'")
+    raise _Unusable(f"{where} {what} (its arguments: {', '.join(args)}; constexprs may be left "
+                    f"out); --gluon/--ttgir/--ptx compile with these types")
+
+
 def _stderr_is_terminal() -> bool:
     try:
         return sys.stderr.isatty()
@@ -1390,9 +1420,10 @@ def _dump_lowered(args, path: Path, reports: list[KernelReport],
 
     for r in reports:
         try:
-            default_config(str(path), r.program.name)
+            cfg = default_config(str(path), r.program.name)
         except TleError as e:
             raise _Unusable(str(e)) from None
+        _check_signature_names(path, r.program.name, cfg, loaded)
     constexprs = _lowering_constexprs(reports, fixed, loaded)
     codes = [EXIT_OK]
     warned = set()
