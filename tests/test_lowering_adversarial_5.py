@@ -75,6 +75,14 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   Unsupported mma result type found" and an MLIR dump, reported at the kernel's first line
   (translate.py ``dot``: the operand and accumulator types are not checked).
 
+* test_a_float_condition_around_events_is_read_in_fp32: ``b = 16777217`` then ``if b >
+  16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``) around a
+  writer's acquire and commit: the frontend folds b and evaluates the condition with Python's
+  doubles (True), verifies and lowers the events unconditionally; Triton holds b as an i32
+  tensor and compares in fp32 (False: no commit, the reader waits forever) (frontend folding of
+  float arithmetic on a folded name, frontend/folding.py / local_tensors.py; a ``b = 0.1`` name is
+  refused there as data-dependent).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
@@ -703,3 +711,77 @@ def test_a_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys)
         return
     with pytest.raises(TleError, match=rf"kernel\.py:{_line_of(path, 'acc = tl.dot(')}: error: "):
         compile_kernel((str(path), "k"), _config(path)["signature"], {})
+
+
+# ------------------------------------------------------------------ float conditions around events
+FLOAT_IF = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.int32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    BIND
+    for p in range(N):
+        if COND:
+            slot = w.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+            w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
+'''
+
+
+def test_plain_triton_compares_an_int_name_with_a_float_in_fp32():
+    """The reference: ``b = 16777217`` is an i32 tensor, and ``b > 16777216.5`` / ``b * 1.0 >
+    16777216`` / ``b2 * 1.0 != 100000000`` (b2 = 100000001) compare in fp32, where b rounds to
+    2^24 (1e8): all false, so none of their stores is emitted; the integer ``b2 != 100000000``
+    is true."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def f(y_ptr):
+        b = 16777217
+        if b > 16777216.5:
+            tl.store(y_ptr, 1)
+        if b * 1.0 > 16777216:
+            tl.store(y_ptr + 1, 1)
+        b2 = 100000001
+        if b2 * 1.0 != 100000000:
+            tl.store(y_ptr + 2, 1)
+        if b2 != 100000000:
+            tl.store(y_ptr + 3, 1)
+
+    stores = [line for line in _triton_ttir(f, {"y_ptr": "*i32"}).splitlines() if "tt.store" in line]
+    assert len(stores) == 1, stores
+
+
+@pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an int into a float "
+                   "comparison with Python's doubles; Triton compares the i32 tensor in fp32, where "
+                   "the condition is false and the writer never commits")
+@pytest.mark.parametrize("bind,cond", [("b = 16777217", "b > 16777216.5"),
+                                       ("b = 16777217", "b * 1.0 > 16777216"),
+                                       ("b = 100000001", "b * 1.0 != 100000000")],
+                         ids=["compare", "times-one", "not-equal"])
+def test_a_float_condition_around_events_is_read_in_fp32(tmp_path, bind, cond):
+    """``b = 16777217`` then ``if b > 16777216.5:`` around the writer's events: tle-dump folds the
+    condition to True (Python), verifies the kernel and the lowered Gluon commits every index,
+    where Triton's fp32 comparison is False (the test above), so the reader would wait for an
+    index never committed. tle-dump should reject it (the wait never committed, or the float
+    condition as it refuses ``b * 10 > 1`` of ``b = 0.1``)."""
+    path = _write(tmp_path, FLOAT_IF.replace("BIND", bind).replace("COND", cond))
+    rc, out = _dump(path)
+    assert rc == 1, out
