@@ -20,15 +20,26 @@ Bugs found, one line each:
    a reader's 2 was verified. Likewise from another module of the package (`from .consts import
    NB; NB.value = 3`, `consts.NB.__init__(3)`, `sys.modules["pkg.consts"].NB = ...`,
    `setattr(importlib.import_module("pkg.consts"), "NB", 3)`), and a builtin replaced for
-   every module (`import builtins; builtins.min = max`). FIXED (b02f22f): refused where the kernel reads the name (unknown-name; frontend/scope.py
-   mutated_in_place, frontend/build.py stored_from_outside and _attr_stores).
+   every module (`import builtins; builtins.min = max`). FIXED (b02f22f): refused where the
+   kernel reads the name (unknown-name; frontend/scope.py mutated_in_place, frontend/build.py
+   stored_from_outside and _attr_stores).
 3. A tl function given its operands by keyword (`tl.program_id(axis=1)`, `tl.cdiv(N,
    div=64)`, `tl.maximum(N, y=1)`, `tl.minimum(x=N, y=8)`, `tl.abs(x=...)`) was an opaque value,
    a param of every integer of its own: a correct kernel comparing it with the positional
    spelling was rejected with a witness no launch gives (`pid=-1`; `A=0` for `A = tl.maximum(N,
-   y=1)`). FIXED (see the commit adding these tests): bound by position as Triton binds them
+   y=1)`). FIXED (49636e6): bound by position as Triton binds them
    (frontend/protocol.py POSITIONAL_PARAMS, by_position); the lowering already did.
-4. Left (strict xfail): Python's builtin `abs(N)` in a kernel is refused ("name 'abs' is not
+4. Verified, then refused by `--gluon` / `--ttgir` (and by Triton): an integer index of
+   something that is no tuple (`N[0]`, `tl.load(p)[0]`, `tl.full([2], 1, tl.int32)[1]`, a
+   tuple index out of range) and a tl.program_id / tl.num_programs axis other than a
+   compile-time 0, 1, 2 (`tl.program_id(5)`, `tl.program_id(N)`, a param of domain >= 0 in the
+   verdict). FIXED (see the commit adding these tests): refused where it is read
+   (unsupported-expression; frontend/protocol.py _e_Subscript, call_module). Found beside them
+   and left (no protocol meaning, dead values the lowering refuses): `x = N.foo`, `x = 2 **
+   100`, `x = range(3)[1]`, `x = len(range(N))`, `x = tl.static_range(3)`, `x = min()`,
+   `x = tle.gpu.local_ptr(N)`, `x = tl.float32 == tl.int32` in a partition are verified and
+   refused by the lowering's translation (tle-dump runs no lowering for a verdict).
+5. Left (strict xfail): Python's builtin `abs(N)` in a kernel is refused ("name 'abs' is not
    defined here") though Triton compiles it as `tl.abs` and docs/semantics.md lists Python's
    abs among the derived functions: a wrong refusal of a correct kernel. The fix needs a Gluon
    spelling of `builtins.abs` (lowering/translate.py, not this round's files) or a frontend
@@ -48,7 +59,6 @@ runs (verified); `globals().update(A=1)` of a name no kernel reads (verified, ro
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -512,3 +522,34 @@ def test_a_builtin_rebound_by_the_file_is_read_as_bound(tmp_path, capsys):
                 R.replace("range(N)", "range(tl.minimum(N, 4))"), pre="min = max")
     code, err, _ = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "when N=0"))
+
+
+# ---------------------------------- values verified and then not lowered (bug 4)
+
+@pytest.mark.parametrize("stmt", ["x = N[0]", "x = tl.load(x_ptr)[0]",
+                                  "x = tl.full([2], 1, tl.int32)[1]",
+                                  "x = tl.arange(0, 64)[None, :][0]", "x = (N, 1)[5]",
+                                  "x = tl.program_id(5)", "x = tl.program_id(N)",
+                                  "x = tl.num_programs(-1)", "x = tl.program_id(axis=3)"])
+def test_what_triton_and_the_lowering_refuse_is_refused_where_it_is_read(tmp_path, capsys, stmt):
+    """Each was verified and then refused by `--gluon` / `--ttgir` (an integer index of a
+    scalar or tensor: "only tensors and tuples can be subscripted"; an axis other than a
+    compile-time 0, 1, 2: "program_id axis must be 0, 1, or 2"), as Triton refuses it."""
+    code, err, _ = dump(tmp_path, capsys, ring(stmt + "\n" + W))
+    expect(code, err, ("rejected", "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("stmt", ["x = (N, 1)[1]", "x = (N, 1)[-2]",
+                                  "x = tl.arange(0, 64)[None, :]", "x = tl.program_id(2)",
+                                  "x = tl.num_programs(axis=1)"])
+def test_indices_and_axes_triton_takes_are_read(tmp_path, capsys, stmt):
+    code, err, _ = dump(tmp_path, capsys, ring(stmt + "\n" + W))
+    expect(code, err, "verified")
+
+
+def test_a_constexpr_axis_is_left_to_the_compile(tmp_path, capsys):
+    text = ring().replace("def k(x_ptr, y_ptr, N):",
+                          "def k(x_ptr, y_ptr, N, AX: tl.constexpr):").replace(
+        "    tle.assume(N >= 0)\n", "    tle.assume(N >= 0)\n    x = tl.program_id(AX)\n")
+    code, err, _ = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")

@@ -762,6 +762,17 @@ class Walker(WalkRules):
                 return base.items[i]
         if isinstance(base, HANDLES):
             raise self.err(f"`{self.src(e.value)}` is a pipe handle and cannot be indexed", e)
+        ints = [i for i in e.index if isinstance(i, int) and not isinstance(i, bool)]
+        if ints and not isinstance(base, Poison):
+            # an integer index picks a tuple's item (above) and nothing else: Triton 3.6
+            # refuses it on a tensor or a scalar ("unsupported tensor index"), Python on an
+            # integer, and the lowering on anything but a tuple; it was verified and then not
+            # lowered
+            what = (f"index {ints[0]} is out of range for a tuple of {len(base.items)} items"
+                    if isinstance(base, TupleV) else
+                    f"`{self.src(e.value)}` is no tuple (Triton 3.6 refuses an integer index of "
+                    f"a tensor or a scalar: only `x[:, None]`-style expansions)")
+            raise self.err(f"`{self.src(e)}`: {what}", e, check="unsupported-expression")
         if isinstance(base, Poison) and base.slot:
             return base
         if isinstance(base, Data) and base.shared:
@@ -2258,6 +2269,18 @@ class Walker(WalkRules):
         name = path.rsplit(".", 1)[-1]
         if is_triton(path) and name in POSITIONAL_PARAMS and kwargs:
             args, kwargs = by_position(POSITIONAL_PARAMS[name], args, kwargs)
+        if is_triton(path) and name in RUNTIME_OPS:
+            # Triton 3.6 takes the axis of tl.program_id / tl.num_programs as a compile-time 0,
+            # 1 or 2 ("program_id axis must be 0, 1, or 2"); `tl.program_id(5)` or
+            # `tl.program_id(N)` was a param of domain >= 0, verified, and not compiled
+            axis = self.static_int(args[0]) if len(args) == 1 and not kwargs else None
+            # (a constexpr parameter read for every value is left to the compile)
+            unread = len(args) == 1 and not kwargs and axis is None and isinstance(
+                args[0], (KernelArg, Sym)) and not self.is_runtime(args[0])
+            if axis not in (0, 1, 2) and not unread:
+                raise self.err(f"`{self.src(node)}`: the axis of tl.{name} must be 0, 1 or 2, "
+                               f"a compile-time integer (Triton 3.6 refuses any other)", node,
+                               check="unsupported-expression")
         self.triton_builtin(path, args, node)
         if is_triton(path) and name in COMPILE_TIME_OPERANDS:
             self.compile_time_operands(name, args, kwargs, node)
