@@ -75,13 +75,15 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   Unsupported mma result type found" and an MLIR dump, reported at the kernel's first line
   (translate.py ``dot``: the operand and accumulator types are not checked).
 
-* test_a_float_condition_around_events_is_read_in_fp32: ``b = 16777217`` then ``if b >
-  16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``) around a
-  writer's acquire and commit: the frontend folds b and evaluates the condition with Python's
-  doubles (True), verifies and lowers the events unconditionally; Triton holds b as an i32
-  tensor and compares in fp32 (False: no commit, the reader waits forever) (frontend folding of
-  float arithmetic on a folded name, frontend/folding.py / local_tensors.py; a ``b = 0.1`` name is
-  refused there as data-dependent).
+* test_a_folded_condition_around_events_is_read_as_triton_computes: ``b = 16777217`` then ``if b >
+  16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``; ``b = 3``,
+  ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``) around a writer's acquire
+  and commit: the frontend folds b and evaluates the condition with Python's doubles and
+  unbounded ints (True), verifies and lowers the events unconditionally; Triton holds b as an
+  i32 tensor and computes in fp32 / i32 (False: no commit, the reader waits forever); the i32
+  wrap is refused for names bound twice (docs/language.md) but not in a folded condition
+  (frontend folding of a folded name's arithmetic, frontend/folding.py / local_tensors.py; a
+  ``b = 0.1`` name is refused there as data-dependent).
 
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
@@ -744,7 +746,7 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
 '''
 
 
-def test_plain_triton_compares_an_int_name_with_a_float_in_fp32():
+def test_plain_triton_computes_an_int_name_in_i32_and_fp32():
     """The reference: ``b = 16777217`` is an i32 tensor, and ``b > 16777216.5`` / ``b * 1.0 >
     16777216`` / ``b2 * 1.0 != 100000000`` (b2 = 100000001) compare in fp32, where b rounds to
     2^24 (1e8): all false, so none of their stores is emitted; the integer ``b2 != 100000000``
@@ -764,19 +766,32 @@ def test_plain_triton_compares_an_int_name_with_a_float_in_fp32():
             tl.store(y_ptr + 2, 1)
         if b2 != 100000000:
             tl.store(y_ptr + 3, 1)
+        c = 3
+        if (c << 30) > 0:  # i32: -2^30
+            tl.store(y_ptr + 4, 1)
+        if c * 0.1 != 0.3:  # fp32: 0.3f == 0.3f
+            tl.store(y_ptr + 5, 1)
+        d = 65536
+        if d * d > 0:  # i32: 0
+            tl.store(y_ptr + 6, 1)
 
     stores = [line for line in _triton_ttir(f, {"y_ptr": "*i32"}).splitlines() if "tt.store" in line]
     assert len(stores) == 1, stores
 
 
-@pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an int into a float "
-                   "comparison with Python's doubles; Triton compares the i32 tensor in fp32, where "
-                   "the condition is false and the writer never commits")
+@pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an int into a condition "
+                   "evaluated with Python's numbers (doubles, unbounded ints); Triton computes the "
+                   "i32 tensor in fp32 / i32, where the condition is false and the writer never "
+                   "commits")
 @pytest.mark.parametrize("bind,cond", [("b = 16777217", "b > 16777216.5"),
                                        ("b = 16777217", "b * 1.0 > 16777216"),
-                                       ("b = 100000001", "b * 1.0 != 100000000")],
-                         ids=["compare", "times-one", "not-equal"])
-def test_a_float_condition_around_events_is_read_in_fp32(tmp_path, bind, cond):
+                                       ("b = 100000001", "b * 1.0 != 100000000"),
+                                       ("b = 3", "b * 0.1 != 0.3"),
+                                       ("b = 3", "(b << 30) > 0"),
+                                       ("b = 65536", "b * b > 0")],
+                         ids=["compare", "times-one", "not-equal", "times-a-tenth", "shift-wraps",
+                              "product-wraps"])
+def test_a_folded_condition_around_events_is_read_as_triton_computes(tmp_path, bind, cond):
     """``b = 16777217`` then ``if b > 16777216.5:`` around the writer's events: tle-dump folds the
     condition to True (Python), verifies the kernel and the lowered Gluon commits every index,
     where Triton's fp32 comparison is False (the test above), so the reader would wait for an
