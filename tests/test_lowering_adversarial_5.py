@@ -11,12 +11,17 @@ of two dtypes, implicit broadcasting of a lower-rank operand, gathers of another
 ``.shape`` / ``.dtype`` of tensors, names that clash with the generated module's.
 
 Bugs found (strict xfails below; the suspected place in parentheses):
-* test_a_name_bound_to_an_int_promotes_a_narrow_tile: ``b = 100`` then ``t + b`` on an int8
+* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``b = 100`` then ``t + b`` on an int8
   tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the frontend folds ``b`` to
   the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t * b``, a helper given
   ``b``, and ``tl.where(c, t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1, which
-  Gluon then refuses (out of int8's range; get_uint8(-1)) (frontend/build.py's fold of a name
-  bound to a constant into the kernel IR, which translate.py spells as the literal).
+  Gluon then refuses (out of int8's range; get_uint8(-1)); ``b = 65536; t + b * b`` and ``b = 3;
+  t + (b << 30)`` (i32 wraps in Triton: t + 0, t - 2^30) fold to Python's 2^32 / 3 * 2^30,
+  which Gluon refuses ("Scalar 4294967296 is out of range for type int32"); ``t * 0 + (b >
+  16777216.5)`` with b = 16777217 stores 1 (Python's comparison) where Triton's fp32 one stores
+  0; ``(b * 1.0).to(tl.int32)`` / ``(b / 2).to(...)`` fold to a float literal, which has no
+  ``.to`` (frontend/build.py's fold of a name bound to a constant into the kernel IR, which
+  translate.py spells as the literal).
 * test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in
   the kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is
   computed in bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32)
@@ -189,6 +194,8 @@ def consume(kv, y_ptr, N):
 DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32", "M": "i32"}}
 '''
 
+NEVER = r"(?!)"  # a pattern that matches nothing
+
 SIG = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "bfloat16": "bf16",
        "float16": "fp16", "float32": "fp32"}
 
@@ -308,8 +315,9 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
 
 
 @pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an int into the "
-                   "literal, which Triton would promote as an i32 tensor; the lowered Gluon adds "
-                   "an int8 tile in i8, and refuses a value out of a narrow type's range")
+                   "literal, where Triton holds an i32 tensor: the lowered Gluon adds an int8 tile "
+                   "in i8, computes Python's numbers (no i32 wrap, a double comparison) and "
+                   "refuses what Triton computes")
 @pytest.mark.parametrize("dt,body,bad,good", [
     ("int8", "b = 100\ntl.store(y_ptr + p * 2048 + offs, t + b)",
      r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
@@ -320,9 +328,20 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
     ("int8", "z = 1000\ntl.store(y_ptr + p * 2048 + offs, tl.where(t > 0, t, z))",
      r"arith\.select .*tensor<32x64xi8", r"arith\.select .*tensor<32x64xi32"),
     ("uint8", "b = -1\ntl.store(y_ptr + p * 2048 + offs, t + tl.full([32, 64], b, tl.uint8))",
-     r"^$", r"dense<-1> : tensor<32x64xi8"),
-], ids=["add", "mul", "helper-argument", "where-branch", "full-value"])
-def test_a_name_bound_to_an_int_promotes_a_narrow_tile(tmp_path, dt, body, bad, good):
+     NEVER, r"dense<-1> : tensor<32x64xi8"),
+    # i32 arithmetic that wraps in Triton (0, -2^30), Python's big numbers folded in: refused
+    ("int32", "b = 65536\ntl.store(y_ptr + p * 2048 + offs, t + b * b)", NEVER, ""),
+    ("int32", "b = 3\ntl.store(y_ptr + p * 2048 + offs, t + (b << 30))", NEVER, ""),
+    # an fp32 comparison (False in Triton) folded with Python's doubles (True)
+    ("int32", "b = 16777217\ntl.store(y_ptr + p * 2048 + offs, t * 0 + (b > 16777216.5))",
+     r"dense<1> : tensor<32x64xi32", ""),
+    # a tensor's .to of a folded expression: `(16777217 * 1.0).to(...)`, a float has no .to
+    ("int32", "b = 16777217\ntl.store(y_ptr + p * 2048 + offs, t + (b * 1.0).to(tl.int32))",
+     NEVER, ""),
+    ("int32", "b = 7\ntl.store(y_ptr + p * 2048 + offs, t + (b / 2).to(tl.int32))", NEVER, ""),
+], ids=["add", "mul", "helper-argument", "where-branch", "full-value", "product-wraps",
+        "shift-wraps", "fp32-compare", "to-of-product", "to-of-quotient"])
+def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad, good):
     """docs/language.md: "Triton holds such a name as a scalar tensor of that value"; the folded
     literal is a Python scalar, which takes the tile's type. Computing as Triton does, or a
     refusal at the use (as for `//` of such a name), is right."""
