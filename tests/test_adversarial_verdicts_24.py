@@ -225,6 +225,8 @@ MUTATIONS = {
     "module object alias": "import sys\nM = sys.modules[__name__]\nM.NB = 3",
     "module __dict__": "import sys\nsys.modules[__name__].__dict__['NB'] = 3",
     "frame globals": "import inspect\ninspect.currentframe().f_globals['NB'] = 3",
+    "through a list literal": "[NB][0].value = 3",
+    "a function's global": "def f():\n    global NB\n    NB.value = 3",
 }
 
 
@@ -240,11 +242,15 @@ def test_a_constant_changed_after_its_binding_is_refused(tmp_path, capsys, name)
 
 
 @pytest.mark.parametrize("post", ["", "try:\n    pass\nexcept Exception as NB:\n    pass",
+                                  "def f(NB):\n    NB.value = 3",
+                                  "class C:\n    def __init__(self):\n        self.NB = 3",
+                                  "def g():\n    NB = tl.constexpr(1)\n    NB.value = 3",
                                   "X = tl.constexpr(1)\nX.value = 3",
                                   "globals().update(A=1)", "Y = globals()['NB']"])
 def test_a_constant_nothing_changes_is_read(tmp_path, capsys, post):
-    """Twins: the constant unchanged, a handler that never runs, another constant changed, a
-    namespace update of another name and a namespace read: verified with NB = 2."""
+    """Twins: the constant unchanged, a handler that never runs, a function's own NB (its
+    parameter, a local, `self.NB`), another constant changed, a namespace update of another
+    name and a namespace read: verified with NB = 2."""
     text = ring(W.replace("range(N)", "range(NB)"), R.replace("range(N)", "range(2)"),
                 pre="NB = tl.constexpr(2)", post=post)
     code, err, _ = dump(tmp_path, capsys, text)

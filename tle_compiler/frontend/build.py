@@ -41,7 +41,7 @@ from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
-from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon
+from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, walk_with_locals
 from .source_text import read_python
 from .memory_waits import check_memory_waits
 from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
@@ -330,12 +330,22 @@ def _dotted(node: ast.expr) -> Optional[tuple[str, ...]]:
     return (node.id, *parts[::-1]) if isinstance(node, ast.Name) else None
 
 
+def _root_name(n: ast.AST) -> Optional[str]:
+    """The name a store or call node's object is reached from (`self` of `self.x[0].C = 1`,
+    `X` of `setattr(X, "C", 3)` and of `X.__init__(3)`)."""
+    if isinstance(n, ast.Call):
+        n = n.args[0] if isinstance(n.func, ast.Name) and n.args else n.func
+    while isinstance(n, (ast.Attribute, ast.Subscript, ast.Call)):
+        n = n.func if isinstance(n, ast.Call) else n.value
+    return n.id if isinstance(n, ast.Name) else None
+
+
 def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str, Loc]]:
     """Every ``X.name = ...`` (``+=``, ``del``), ``setattr(X, "name", ...)`` and ``X.__m__(...)``
     in the file, functions included (one may run at import), with ``X`` a dotted name (None for
     another base, `sys.modules[m]`)."""
     out = []
-    for n in ast.walk(tree):
+    for n, local in walk_with_locals(tree):
         target = None
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, (ast.Store, ast.Del)):
             target = (_dotted(n.value), n.attr)
@@ -347,6 +357,8 @@ def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str
                 and n.func.attr.startswith("__") and n.func.attr.endswith("__"):
             # `common.C.__init__(3)`: a dunder method may change the object in place
             target = (_dotted(n.func.value), n.func.attr)
+        if target is not None and _root_name(n) in local:
+            continue  # `self.C = 3`, a store through a name local to its function
         if target is not None:
             # (a base that is no dotted name, `sys.modules[m].C = 3`: None, any module's)
             out.append((target[0], target[1], Loc(path, n.lineno, n.col_offset + 1)))

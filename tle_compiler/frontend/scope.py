@@ -125,6 +125,52 @@ def rebound_elsewhere(tree: ast.Module) -> set[str]:
 _NAMESPACES = ("globals", "vars", "locals")
 
 
+def _function_locals(fn: ast.AST) -> frozenset:
+    """The names local to function (or lambda) ``fn``: its parameters and the names its own
+    body binds (not a nested function's), less those it declares ``global``."""
+    a = fn.args
+    names = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+    names.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
+    declared: set[str] = set()
+    todo = list(fn.body) if isinstance(fn.body, list) else [fn.body]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Global):
+            declared.update(n.names)
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            todo.extend(getattr(n, "decorator_list", []))
+            continue  # its body has locals of its own
+        elif isinstance(n, ast.Lambda):
+            continue
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names.update((x.asname or x.name).split(".")[0] for x in n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            names.add(n.name)
+        todo.extend(ast.iter_child_nodes(n))
+    return frozenset(names - declared)
+
+
+def walk_with_locals(tree: ast.AST):
+    """Every node of ``tree`` with the names local to the function it stands in (empty at
+    module level, and in a class body): a store through such a name (`self.C = 3`, a
+    parameter `C` of the function) changes no module-level value."""
+    todo: list[tuple[ast.AST, frozenset]] = [(tree, frozenset())]
+    while todo:
+        n, local = todo.pop()
+        yield n, local
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            inner = _function_locals(n)
+            for c in ast.iter_child_nodes(n):
+                # decorators, defaults and annotations run in the enclosing scope
+                in_body = c in (n.body if isinstance(n.body, list) else [n.body])
+                todo.append((c, inner if in_body else local))
+            continue
+        todo.extend((c, local) for c in ast.iter_child_nodes(n))
+
+
 def _chain_base(node: ast.expr) -> tuple[Optional[str], bool]:
     """The name at the bottom of ``a.b[0].c`` (``a``), and whether the chain is a plain dotted
     name (``a.b.c``, no subscript or call on the way)."""
@@ -237,7 +283,7 @@ def mutated_in_place(tree: ast.Module) -> set[str]:
             if names is not None:
                 plain.add(id(n.func.value))
                 out |= names
-    for n in ast.walk(tree):
+    for n, local in walk_with_locals(tree):
         target = None
         if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store,
                                                                                    ast.Del)):
@@ -254,6 +300,8 @@ def mutated_in_place(tree: ast.Module) -> set[str]:
                 obj = n.args[0] if isinstance(f, ast.Name) or len(n.args) >= 3 or \
                     name in ("__delattr__",) and len(n.args) >= 2 else f.value
                 base, dotted = _chain_base(obj)
+                if base in local:
+                    continue
                 if base is not None and (base not in imported or not dotted):
                     out.add(base)
                 attr = n.args[1] if obj is n.args[0] and len(n.args) > 1 else n.args[0]
@@ -263,7 +311,7 @@ def mutated_in_place(tree: ast.Module) -> set[str]:
             elif isinstance(f, ast.Attribute) and f.attr.startswith("__") \
                     and f.attr.endswith("__"):
                 base, _ = _chain_base(f.value)  # C.__init__(3), C.__dict__.update(...)
-                if base is not None and base not in imported:
+                if base is not None and base not in imported and base not in local:
                     out.add(base)
             elif isinstance(f, ast.Name) and f.id in ("exec", "eval") and n.args \
                     and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value,
@@ -275,7 +323,13 @@ def mutated_in_place(tree: ast.Module) -> set[str]:
                 and id(target.value) in plain:
             continue
         base, dotted = _chain_base(target.value)
-        if base is None or base in _NAMESPACES:
+        if base is None:
+            # reached through a literal or a call (`[C][0].value = 3`, `f(C).value = 3`):
+            # every module-level name in it may be the object changed
+            out.update(x.id for x in ast.walk(target.value) if isinstance(x, ast.Name)
+                       and x.id not in local and x.id not in imported)
+            continue
+        if base in _NAMESPACES or base in local:
             continue
         if base not in imported or not dotted:
             out.add(base)
