@@ -452,3 +452,12 @@ def test_the_signature_rules_are_in_the_help_and_readme():
     readme = " ".join(README.split())
     assert ('a `DEFAULT_CONFIG` `"signature"` type Triton does not read (`"int"`, `"*float32"`: the '
             'message gives Triton\'s spelling, `"i32"`, `"*fp32"`; at its line)') in readme
+
+
+def test_lowering_with_a_constexpr_value_for_no_argument_is_unusable_input(capsys, tmp_path):
+    path = _ring_with_signature(tmp_path, '"constexprs": {}', '"constexprs": {"STAGE": 3}')
+    code, out, err = run(capsys, "--gluon", path)
+    assert code == 2 and out == ""
+    assert err == (f"{path}:{_config_line(path)}: error: DEFAULT_CONFIG's \"constexprs\" names "
+                   "'STAGE', which kernel 'ring_sum' has no argument of (its arguments: x_ptr, "
+                   "out_ptr, stride_x, N_TILES)\n")

@@ -1371,11 +1371,17 @@ def _check_signature_names(path: Path, name: str, cfg: dict, loaded: Loaded) -> 
         return
     from .config import _line
 
+    where = f"{path}:{_line(str(path))}: error: DEFAULT_CONFIG's"
+    values = cfg.get("constexprs", {})
+    stray = [a for a in (values if isinstance(values, dict) else ()) if a not in args]
+    if stray:  # a misspelt constexpr: the compile then said the real one needed a value
+        raise _Unusable(f"{where} \"constexprs\" names {', '.join(map(repr, stray))}, which kernel "
+                        f"'{name}' has no argument of (its arguments: {', '.join(args)})")
     unknown = [a for a in sig if a not in args]
     missing = [a for a in args if a not in sig and a not in cx]
     if not unknown and not missing:
         return
-    where = f"{path}:{_line(str(path))}: error: DEFAULT_CONFIG's \"signature\""
+    where += ' "signature"'
     what = (f"names {', '.join(map(repr, unknown))}, which kernel '{name}' has no argument of"
             if unknown else
             f"gives no type for {', '.join(map(repr, missing))}, an argument of kernel '{name}'")
