@@ -187,6 +187,17 @@ def test_abs_that_cannot_reach_the_i32_minimum_is_proved_non_negative(tmp_path, 
     expect(code, err, "verified")
 
 
+@pytest.mark.parametrize("before,after", [("", "    tle.assume(M >= 0)\n"),
+                                          ("    tle.assume(N >= -5)\n", "")])
+def test_abs_whose_minimum_an_assumption_leaves_out_is_proved(tmp_path, capsys, before, after):
+    """`tle.assume(M >= 0)` on M = tl.abs(N) (the launch computes M as the GPU does, so N =
+    -2^31 is refused there), or N >= -5: close(M) is proved for every value of M (M >= 0)."""
+    text = ABS.replace("    M = MDEF\n", before + "    M = tl.abs(N)\n" + after)
+    code, err, _ = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    assert "every value of M (M >= 0)" in err, err
+
+
 def test_abs_of_the_i32_minimum_is_a_launchs_value(tmp_path, capsys):
     """--param M=-2147483648 is the value N = -2^31 computes: not refused as outside M's
     domain (exit 2); the negative close is found there (bounded: the search for a base value
