@@ -447,11 +447,14 @@ def test_the_signature_rules_are_in_the_help_and_readme():
     text = " ".join(_epilog().split())
     assert ('a DEFAULT_CONFIG num_warps other than the kernel\'s @tle.jit one or a signature type '
             'Triton does not read ("int", "*float32")') in text
-    assert ("--gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose signature names no "
-            "argument of the kernel or leaves one untyped") in text
+    assert ("--gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose signature or "
+            "constexprs name no argument of the kernel, or whose signature leaves one untyped") in text
     readme = " ".join(README.split())
     assert ('a `DEFAULT_CONFIG` `"signature"` type Triton does not read (`"int"`, `"*float32"`: the '
             'message gives Triton\'s spelling, `"i32"`, `"*fp32"`; at its line)') in readme
+    assert ('a `"signature"` or `"constexprs"` that names an argument the kernel lacks, or a '
+            '`"signature"` that gives an argument that is no constexpr no type (with '
+            '`--gluon/--ttgir/--ptx`)') in readme
 
 
 def test_lowering_with_a_constexpr_value_for_no_argument_is_unusable_input(capsys, tmp_path):

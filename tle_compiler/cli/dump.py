@@ -75,7 +75,8 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
      picture, --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
      --gluon/--ttgir/--ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose
-     signature names no argument of the kernel or leaves one untyped
+     signature or constexprs name no argument of the kernel, or whose signature leaves one
+     untyped
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning); also an internal error of tle-dump (one line: nothing is claimed)
   130  interrupted (Ctrl-C): nothing is claimed
