@@ -71,3 +71,15 @@ def test_an_unknown_operand_gives_no_type():
     assert promotion.result_type(["int32", promotion.PY_FLOAT], "+") == "float32"
     assert promotion.result_type(["bfloat16", promotion.PY_FLOAT], "*") == "bfloat16"
     assert promotion.result_type(["bfloat16", "float32"], "*") == "float32"
+
+
+@pytest.mark.parametrize("name", GLUON_NAMES)
+def test_a_sum_is_typed_as_tl_sum_types_it(name):
+    """tl.sum's own choice (standard._pick_sum_dtype): narrow integers sum as 32-bit ones of
+    their signedness; max keeps the type."""
+    from triton.language.standard import _pick_sum_dtype
+
+    picked = _pick_sum_dtype(_triton(name), None)
+    assert promotion.reduced_type("sum", name) == (name if picked is None
+                                                   else _gluon_name(picked))
+    assert promotion.reduced_type("max", name) == name

@@ -141,6 +141,7 @@ def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
             raise tr.err(f"`{node.name}` on a scalar pointer with a tensor {what}: give a tensor "
                          f"of pointers (ptr + offsets) to update several elements", node)
         return v.text
+    v = tr.rank_up(v, len(p.shape or ()))
     if v.kind == "tensor":
         sid = tr.S.soft_eq(v.var, p.var)
         return tr.cvt(v.text, sid)

@@ -33,6 +33,7 @@ _FLOATS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16, "float8e
            "float8e5": 8, "float8e4b15": 8, "float8e4b8": 8, "float8e5b16": 8}
 _INTS = {"int1": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
          "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
+INTEGER_TYPES = frozenset(_INTS)
 
 
 def _kind(t: str) -> int:
@@ -129,3 +130,45 @@ def result_type(types: list[Optional[str]], op: Optional[str]) -> Optional[str]:
     if acc is not None and acc.startswith("<"):
         return None
     return true_division_type(acc) if op == "/" else acc
+
+
+def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
+    """The type of ``tl.<name>(x, axis)`` of an ``x`` of type ``t``: tl.sum (and Gluon's, the same
+    function) sums an integer narrower than 32 bits as a 32-bit one of its signedness (int1 is
+    unsigned: a sum of booleans is uint32); max, min, xor_sum and reduce_or keep the type."""
+    if name == "sum" and t in _INTS and _INTS[t] < 32:
+        return "uint32" if _unsigned(t) else "int32"
+    return t
+
+
+def python_number_type(x) -> Optional[str]:
+    """The type Triton's to_tensor gives the Python number ``x`` (a bool int1, an int int32 /
+    uint32 / int64 / uint64 by its range, a float float32); None for anything else."""
+    if isinstance(x, bool):
+        return "int1"
+    if isinstance(x, int):
+        for t, lo, hi in (("int32", -2**31, 2**31), ("uint32", 2**31, 2**32),
+                          ("int64", -2**63, 2**63), ("uint64", 2**63, 2**64)):
+            if lo <= x < hi:
+                return t
+        return None
+    if isinstance(x, float):
+        return "float32"
+    return None
+
+
+def number_fits(x, t: str) -> bool:
+    """Whether ``gl.full(shape, x, t)`` of the Python number ``x`` holds the value tl.store and
+    tl.load's ``other`` give it (to_tensor, then a cast to ``t``): any number into a float type
+    (rounded alike), an integer (or bool) into an integer type whose range holds it. A float into
+    an integer type, or an integer outside the type's range, does not (Triton refuses the
+    constant, where the cast truncates or wraps)."""
+    if t in _FLOATS:
+        return isinstance(x, (bool, int, float))
+    if t in _INTS and isinstance(x, (bool, int)):
+        bits = _INTS[t]
+        if t == "int1":
+            return x in (0, 1)
+        lo, hi = (0, 2**bits) if _unsigned(t) else (-2**(bits - 1), 2**(bits - 1))
+        return lo <= int(x) < hi
+    return False

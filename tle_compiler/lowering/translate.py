@@ -38,6 +38,7 @@ from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tl
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from . import call_args, kir_paths, more_ops, pipes, promotion, row_reduce
+from .promotion import reduced_type
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -103,6 +104,20 @@ def _is_float(v: V) -> bool:
 
 
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"})
+
+
+def tl_math_alias(name: str) -> Optional[str]:
+    """``tl.X`` for ``tl.math.X`` when Triton's ``tl.math.X`` is the function ``tl.X`` (fma,
+    umulhi, div_rn, sqrt_rn, exp2, ...); None otherwise."""
+    if not name.startswith("tl.math."):
+        return None
+    short = name[len("tl.math."):]
+    try:
+        import triton.language as tl_lang
+    except ImportError:
+        return None
+    fn = getattr(tl_lang.math, short, None)
+    return f"tl.{short}" if fn is not None and getattr(tl_lang, short, None) is fn else None
 
 
 def _triton_refuses(op: str, a: V, b: V) -> Optional[str]:
@@ -454,6 +469,14 @@ class FnTranslator:
 
     def ex_SlotField(self, node: K.SlotField) -> V:
         base = self.ex(node.slot)
+        if base.kind == "tensor" and node.field == "shape" and base.shape is not None:
+            # a register tensor's shape: compile-time numbers in Triton
+            items = [V("const", str(d), value=d) for d in base.shape]
+            return V("tuple", "(" + ", ".join(i.text for i in items)
+                     + (",)" if len(items) == 1 else ")"), value=items)
+        if base.kind == "tensor" and node.field == "dtype" and base.dtype is not None \
+                and base.exact_dtype:
+            return V("dtype", f"gl.{base.dtype}", value=base.dtype)
         if base.kind != "slot":
             raise self.err(f"`.{node.field}` of something that is not a pipe slot", node)
         pp: PipePlan = self.ctx.plans[base.value["pipe"]]
@@ -518,10 +541,27 @@ class FnTranslator:
         return V("tensor", f"{self.cvt(base.text, sid)}[{', '.join(text_idx)}]", res, tuple(shape),
                  base.dtype, pointee=base.pointee)
 
+    def rank_up(self, v: V, rank: int) -> V:
+        """The tensor ``v`` with leading axes of size 1 added up to ``rank``, as Triton's
+        broadcasting prepends them to the lower-rank operand (broadcast_impl_value); Gluon refuses
+        operands of different ranks ("Cannot broadcast, rank mismatch"). Anything else, or a
+        tensor of that rank already, is returned as it is."""
+        while v.kind == "tensor" and v.var is not None and v.shape is not None \
+                and len(v.shape) < rank:
+            r = len(v.shape)
+            res = self.S.new(r + 1)
+            sid = self.S.soft_eq(v.var, res, dim=0)
+            index = ", ".join(["None"] + [":"] * r)
+            v = replace(v, text=f"{self.cvt(v.text, sid)}[{index}]", var=res,
+                        shape=(1, *tuple(v.shape or ())), value=None)
+        return v
+
     def _elementwise(self, operands: list[V], fmt, op: Optional[str] = None) -> V:
         """The tensor ``fmt`` builds from ``operands`` (at least one a tensor), broadcast to one
         layout variable, typed as Triton types ``op`` (an operator, ``gl.maximum``, ...; a
         comparison's caller makes it int1) of them (lowering/promotion.py)."""
+        top = max(len(o.shape or ()) for o in operands if o.kind == "tensor")
+        operands = [self.rank_up(o, top) for o in operands]
         tens = [o for o in operands if o.kind == "tensor"]
         shape = None
         for o in tens:
@@ -673,6 +713,12 @@ class FnTranslator:
         if bound is not node:
             self.alias_path(bound, node)
             node = bound
+        plain = tl_math_alias(node.name)
+        if plain is not None:
+            # `tl.math.fma` is Triton's `tl.fma` (one function): translated under that name
+            renamed = replace(node, name=plain)
+            self.alias_path(renamed, node)
+            node = renamed
         name = node.name
         if name == "to":
             if len(node.args) < 2:
@@ -899,7 +945,7 @@ class FnTranslator:
             # branch every thread of the partition takes the same way)
             if axis not in (0, -1):
                 raise self.err(f"tl.{name} of a 1-D tensor: axis must be 0, got {axis}", node)
-            return V("scalar", f"gl.{name}({x.text}, 0)")
+            return V("scalar", f"gl.{name}({x.text}, 0)", dtype=reduced_type(name, x.dtype))
         res = self.S.new(len(x.shape) - 1)
         self.S.slice_of(res, axis, x.var)
         shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
@@ -910,7 +956,8 @@ class FnTranslator:
             key = (name, *x.shape)
             self.ctx.row_reduce_helpers.add(key)
             text = f"{row_reduce.helper_name(*key)}({x.text}, {self.Lv(res)})"
-        return V("tensor", text, res, shape, x.dtype)
+        return V("tensor", text, res, shape, reduced_type(name, x.dtype),
+                 exact_dtype=x.exact_dtype)
 
     def _scale_rows(self, node: K.Op, bound: dict) -> V:
         """``tle.gpu.scale_rows(x, factor)`` = ``x * factor[:, None]``; on a wgmma accumulator a warp
@@ -936,7 +983,13 @@ class FnTranslator:
             pack = lazy_scale.pack_for(self.S.layout(res.var), res.shape, x.dtype)
             if pack:
                 self.ctx.lazy_scale_packs.add(pack)
-                res = replace(res, text=f"{lazy_scale.helper_name(pack)}({texts[0]}, {texts[1]})")
+                # the lazy multiply's inline PTX takes the factors as f32 registers: one of
+                # another type (an int32's bits read as a float; a 16-bit one, a register
+                # count LLVM aborts on) is converted first, as Triton's product promotes it to
+                # the float32 of x (a no-op cast where its type is not known to differ)
+                factor = (texts[1] if f.dtype == "float32" and f.exact_dtype
+                          else f"({texts[1]}).to(gl.float32)")
+                res = replace(res, text=f"{lazy_scale.helper_name(pack)}({texts[0]}, {factor})")
         return res
 
     def _local(self, node: K.Expr) -> Optional[V]:
@@ -1127,7 +1180,7 @@ class FnTranslator:
             a = kw.get(key)
             if a is None:
                 continue
-            v = self.ex(a)
+            v = self.rank_up(self.ex(a), len(p.shape or ()))
             if v.kind == "tensor":
                 sid = self.S.soft_eq(v.var, p.var)
                 parts.append(f"{key}={self.cvt(v.text, sid)}")
@@ -1160,9 +1213,31 @@ class FnTranslator:
             if v.kind == "tensor" and bcast(tuple(v.shape), tuple(tile.shape)) != tuple(tile.shape):
                 raise self.err(f"tl.load of shared memory: its {what} of shape {list(v.shape)} "
                                f"does not broadcast to the tile's {list(tile.shape)}", node)
+        x = self._as_element(x, tile.dtype)
         res = self._elementwise([m, tile, x], lambda a, b, c: f"gl.where({a}, {b}, {c})")
         return self.materialize(replace(res, text=f"{res.text}.to(gl.{tile.dtype})",
-                                        dtype=tile.dtype), "v")
+                                        dtype=tile.dtype, exact_dtype=True), "v")
+
+    def _as_element(self, x: V, dtype: Optional[str]) -> V:
+        """tl.load's ``other`` ``x`` cast to the element type ``dtype`` first, as tl.load casts
+        it: so that ``gl.where`` selects among values of the tile's type (a float ``other`` made
+        the where of an int tile a float32 one, its values converted there and back; a constant
+        outside a narrow type's range failed the compile). A constant the type holds as it is,
+        or a value known to have the type already, stays as it is."""
+        if dtype not in BITS:
+            return x
+        if x.kind == "const":
+            if promotion.number_fits(x.value, dtype):
+                return x
+            own = promotion.python_number_type(x.value)
+            if own is None:
+                return x
+            return V("scalar", f"gl.to_tensor({x.text}).to(gl.{dtype})",
+                     dtype=dtype)
+        if x.dtype == dtype and x.exact_dtype:
+            return x
+        return self.computed(x, text=f"({x.text}).to(gl.{dtype})", dtype=dtype,
+                             exact_dtype=True, i64=dtype in I64_TYPES)
 
     def _scalar_load(self, p: V, node: K.Op, kw: dict) -> V:
         """``tl.load(ptr)`` of one pointer (optionally ``mask=``/``other=`` scalars): Gluon's
@@ -1255,7 +1330,31 @@ class FnTranslator:
         if "other" in kws and not (isinstance(kws["other"], K.Const)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
+        pointee = POINTEE_DTYPES.get(self._static_pointee(pointer_arg(val_node)))
+        if pointee is not None and pointee != ring.dtype:
+            # cp.async copies bytes: values of another element type must be loaded and
+            # converted, as tl.store converts them (an int32 3 copied into a float32 field
+            # reads 4.2e-45)
+            return None
         return ring, kws
+
+    def _static_pointee(self, e) -> Optional[str]:
+        """The element type (a signature's spelling) of the pointer expression ``e``, read from
+        the names it is built of without translating it (both walks decide the cp.async form
+        alike, before either translates the pointer): a name's value, an item of a tuple held
+        by a name, either side of a ``+`` / ``-``; None when not known."""
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return v.pointee if isinstance(v, V) else None
+        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
+            return self._static_pointee(e.lhs) or self._static_pointee(e.rhs)
+        if isinstance(e, K.Subscript) and len(e.index) == 1 and isinstance(e.index[0], int) \
+                and isinstance(e.value, K.Name):
+            v = self.env.get(e.value.id)
+            if isinstance(v, V) and v.kind == "tuple" and -len(v.value) <= e.index[0] < len(v.value):
+                item = v.value[e.index[0]]
+                return item.pointee if isinstance(item, V) else None
+        return None
 
     def store(self, node: K.Op, kw: dict) -> None:
         p = self.ex(self._operand(node, 0, "pointer"))
@@ -1313,10 +1412,18 @@ class FnTranslator:
                 # a scalar: Triton's tl.store broadcasts it to the pointer's shape and casts it
                 # to the element type, so every element of the field is written (as the
                 # verifier counts the store); Gluon's shared-memory store takes a tensor, the
-                # scalar splat to the field's shape and dtype
+                # scalar splat to the field's shape and dtype. A constant the field's type
+                # cannot hold as it is (2.7 or 300 into an int8 field, -1 into a uint8 one) is
+                # splat in its own type and cast, as tl.store casts it (Triton refuses the
+                # constant in gl.full)
                 var = self.S.new(len(p.shape))
-                val = V("tensor", f"gl.full({list(p.shape)}, {val.text}, gl.{p.dtype}, "
-                                  f"layout={self.Lv(var)})", var, tuple(p.shape), p.dtype)
+                own = (promotion.python_number_type(val.value) if val.kind == "const"
+                       and not promotion.number_fits(val.value, p.dtype) else None)
+                text = (f"gl.full({list(p.shape)}, {val.text}, gl.{own}, layout={self.Lv(var)})"
+                        f".to(gl.{p.dtype})" if own else
+                        f"gl.full({list(p.shape)}, {val.text}, gl.{p.dtype}, "
+                        f"layout={self.Lv(var)})")
+                val = V("tensor", text, var, tuple(p.shape), p.dtype)
             if val.kind != "tensor":
                 raise self.err("a shared-memory store needs a tensor value", node)
             self.await_cp_async(ring, "overwrites")
@@ -1344,13 +1451,14 @@ class FnTranslator:
         if self._acc_store(p, val, node, kw):
             return
         parts = [p.text]
+        val = self.rank_up(val, len(p.shape or ()))
         if val.kind == "tensor":
             sid = self.S.soft_eq(val.var, p.var)
             parts.append(self.cvt(val.text, sid))
         else:
             parts.append(val.text)
         if "mask" in kw:
-            m = self.ex(kw["mask"])
+            m = self.rank_up(self.ex(kw["mask"]), len(p.shape or ()))
             if m.kind == "tensor":
                 sid = self.S.soft_eq(m.var, p.var)
                 parts.append(f"mask={self.cvt(m.text, sid)}")
@@ -1486,6 +1594,10 @@ class FnTranslator:
 
         if (not self.ctx.acc_stores or "mask" in kw or len(node.args) > 2 or val.kind != "tensor"
                 or p.var is None or not self.emitting):
+            return False
+        if any(k in kw for k in CACHE_HINTS):
+            # the helper's inline PTX stores have no cache qualifier: a store asking for one
+            # (`.cs`, an eviction policy) is Gluon's own, which keeps it
             return False
         shape = tuple(p.shape or ())
         if not layout_qualifies(self.S.layout(p.var), shape) or tuple(val.shape or ()) != shape:
@@ -1628,8 +1740,19 @@ class FnTranslator:
                       f"{self.L(dot_l) if self.emitting else 'None'})")
             regs.append(a_text)
             reg_types.append((tuple(a.shape), a.dtype, dot_l))
+        ints = [x.dtype for x in (a, b) if x.dtype in promotion.INTEGER_TYPES]
+        if any(t != "int8" for t in ints):
+            # Triton refuses ("only int8 supported!"); an MLIR i8 is signless, so a uint8 tile
+            # lowered as it is multiplies 200 as -56
+            raise self.err(f"tl.dot of {ints[0] if ints[0] != 'int8' else ints[-1]} operands: "
+                           f"Triton takes int8 as its only integer operand type", node)
         if acc_node is not None:
             acc = self.ex(acc_node, allow_pending=True)
+            if ints and acc.kind == "tensor" and acc.dtype not in (None, "int32"):
+                # Triton refuses an int8 product into another accumulator; Gluon's reached
+                # the backend's assertion ("WGMMA type or shape is not supported")
+                raise self.err(f"tl.dot of int8 operands into a {acc.dtype} accumulator: an "
+                               f"integer tl.dot accumulates in int32", node)
             self.S.anchor_eq(acc.var, res)
             sid = self.S.soft_eq(acc.var, res)
             acc_text = self.cvt(acc.text, sid)
