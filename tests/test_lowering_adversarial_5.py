@@ -20,8 +20,10 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   which Gluon refuses ("Scalar 4294967296 is out of range for type int32"); ``t * 0 + (b >
   16777216.5)`` with b = 16777217 stores 1 (Python's comparison) where Triton's fp32 one stores
   0; ``(b * 1.0).to(tl.int32)`` / ``(b / 2).to(...)`` fold to a float literal, which has no
-  ``.to`` (frontend/build.py's fold of a name bound to a constant into the kernel IR, which
-  translate.py spells as the literal).
+  ``.to``; ``b = -4; t + tl.cdiv(b, 3)`` stores t - 1 (Python's floor) where Triton's C division
+  gives t + 0, ``b = True; t + (b + b)`` t + 2 where Triton's i1 sum is 0 (frontend/build.py's
+  fold of a name bound to a constant into the kernel IR, which translate.py spells as the
+  literal).
 * test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in
   the kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is
   computed in bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32)
@@ -83,7 +85,8 @@ Bugs found (strict xfails below; the suspected place in parentheses):
 
 * test_a_folded_condition_around_events_is_read_as_triton_computes: ``b = 16777217`` then ``if b >
   16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``; ``b = 3``,
-  ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``) around a writer's acquire
+  ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``; ``b = -4``, ``tl.cdiv(b, 3)
+  != 0``; ``b = True``, ``b + b == 2``) around a writer's acquire
   and commit: the frontend folds b and evaluates the condition with Python's doubles and
   unbounded ints (True), verifies and lowers the events unconditionally; Triton holds b as an
   i32 tensor and computes in fp32 / i32 (False: no commit, the reader waits forever); the i32
@@ -340,8 +343,15 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
     ("int32", "b = 16777217\ntl.store(y_ptr + p * 2048 + offs, t + (b * 1.0).to(tl.int32))",
      NEVER, ""),
     ("int32", "b = 7\ntl.store(y_ptr + p * 2048 + offs, t + (b / 2).to(tl.int32))", NEVER, ""),
+    # Triton's tl.cdiv of the i32 tensor -4 by 3 is C's (-4 + 2) / 3 = 0; Python's folds -1
+    ("int32", "b = -4\ntl.store(y_ptr + p * 2048 + offs, t + tl.cdiv(b, 3))",
+     r"dense<-1> : tensor<32x64xi32", ""),
+    # True + True of two i1 tensors is i1 0 in Triton; Python's True + True is 2
+    ("int32", "b = True\ntl.store(y_ptr + p * 2048 + offs, t + (b + b))",
+     r"dense<2> : tensor<32x64xi32", ""),
 ], ids=["add", "mul", "helper-argument", "where-branch", "full-value", "product-wraps",
-        "shift-wraps", "fp32-compare", "to-of-product", "to-of-quotient"])
+        "shift-wraps", "fp32-compare", "to-of-product", "to-of-quotient", "cdiv-negative",
+        "bool-plus-bool"])
 def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad, good):
     """docs/language.md: "Triton holds such a name as a scalar tensor of that value"; the folded
     literal is a Python scalar, which takes the tile's type. Computing as Triton does, or a
@@ -795,6 +805,12 @@ def test_plain_triton_computes_an_int_name_in_i32_and_fp32():
         d = 65536
         if d * d > 0:  # i32: 0
             tl.store(y_ptr + 6, 1)
+        e = -4
+        if tl.cdiv(e, 3) != 0:  # C's (-4 + 2) / 3 = 0
+            tl.store(y_ptr + 7, 1)
+        f = True
+        if f + f == 2:  # i1: 0
+            tl.store(y_ptr + 8, 1)
 
     stores = [line for line in _triton_ttir(f, {"y_ptr": "*i32"}).splitlines() if "tt.store" in line]
     assert len(stores) == 1, stores
@@ -809,9 +825,11 @@ def test_plain_triton_computes_an_int_name_in_i32_and_fp32():
                                        ("b = 100000001", "b * 1.0 != 100000000"),
                                        ("b = 3", "b * 0.1 != 0.3"),
                                        ("b = 3", "(b << 30) > 0"),
-                                       ("b = 65536", "b * b > 0")],
+                                       ("b = 65536", "b * b > 0"),
+                                       ("b = -4", "tl.cdiv(b, 3) != 0"),
+                                       ("b = True", "b + b == 2")],
                          ids=["compare", "times-one", "not-equal", "times-a-tenth", "shift-wraps",
-                              "product-wraps"])
+                              "product-wraps", "cdiv-negative", "bool-plus-bool"])
 def test_a_folded_condition_around_events_is_read_as_triton_computes(tmp_path, bind, cond):
     """``b = 16777217`` then ``if b > 16777216.5:`` around the writer's events: tle-dump folds the
     condition to True (Python), verifies the kernel and the lowered Gluon commits every index,
