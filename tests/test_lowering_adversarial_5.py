@@ -94,6 +94,12 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   (frontend folding of a folded name's arithmetic, frontend/folding.py / local_tensors.py; a
   ``b = 0.1`` name is refused there as data-dependent).
 
+* test_a_folded_event_index_is_read_as_triton_computes: ``b = -4`` then ``w.acquire(p + 1 +
+  tl.cdiv(b, 3))`` and its commit (or ``b = True``, ``p + 2 - (b + b)``): verified as index p
+  (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 /
+  i1 tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above,
+  in the protocol view: frontend/folding.py).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
@@ -837,5 +843,52 @@ def test_a_folded_condition_around_events_is_read_as_triton_computes(tmp_path, b
     index never committed. tle-dump should reject it (the wait never committed, or the float
     condition as it refuses ``b * 10 > 1`` of ``b = 0.1``)."""
     path = _write(tmp_path, FLOAT_IF.replace("BIND", bind).replace("COND", cond))
+    rc, out = _dump(path)
+    assert rc == 1, out
+
+
+FOLDED_INDEX = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.int32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    BIND
+    for p in range(N):
+        slot = w.acquire(IDX)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(IDX)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
+'''
+
+
+@pytest.mark.xfail(strict=True, reason="an event index holding a folded name is read with Python's "
+                   "numbers by the verifier and as a constexpr by the lowered Gluon (p), where "
+                   "Triton computes the i32 / i1 tensor (p + 1, p + 2): the writer commits other "
+                   "indices than the reader waits")
+@pytest.mark.parametrize("bind,idx", [("b = -4", "p + 1 + tl.cdiv(b, 3)"),
+                                      ("b = True", "p + 2 - (b + b)")],
+                         ids=["cdiv-negative", "bool-plus-bool"])
+def test_a_folded_event_index_is_read_as_triton_computes(tmp_path, bind, idx):
+    """``b = -4`` then ``w.acquire(p + 1 + tl.cdiv(b, 3))`` / ``w.commit(...)``: Triton's
+    tl.cdiv of the i32 tensor -4 by 3 is 0 (C's division), so the writer commits p + 1 and the
+    reader's wait(0) never completes; tle-dump reads Python's -1, verifies index p, and the
+    lowered ``gl.cdiv(-4, 3)`` (constexprs) agrees with it, not with Triton. Likewise
+    ``p + 2 - (b + b)`` with b = True (i1: True + True is 0). tle-dump should reject or refuse."""
+    path = _write(tmp_path, FOLDED_INDEX.replace("BIND", bind).replace("IDX", idx))
     rc, out = _dump(path)
     assert rc == 1, out
