@@ -464,3 +464,22 @@ def test_lowering_with_a_constexpr_value_for_no_argument_is_unusable_input(capsy
     assert err == (f"{path}:{_config_line(path)}: error: DEFAULT_CONFIG's \"constexprs\" names "
                    "'STAGE', which kernel 'ring_sum' has no argument of (its arguments: x_ptr, "
                    "out_ptr, stride_x, N_TILES)\n")
+
+
+# ---- odd PATHs --------------------------------------------------------------------------------
+
+
+def test_an_empty_path_is_named_not_read_as_the_current_directory(capsys):
+    code, out, err = run(capsys, "")
+    assert code == 2 and out == ""
+    assert err == "tle-dump: error: an empty PATH (''); give a .py, .pipe or .kir file\n"
+
+
+def test_a_file_with_a_trailing_slash_is_refused_as_the_shell_refuses_it(capsys, tmp_path):
+    ring = tmp_path / "ring.py"
+    ring.write_text(RING.read_text())
+    code, out, err = run(capsys, f"{ring}/")
+    assert code == 2 and out == ""
+    assert err == f"{ring}/: error: not a directory (a trailing '/' after a file); give the file without the '/'\n"
+    code, _, err = run(capsys, f"{tmp_path}/")  # a directory: said so, as before
+    assert code == 2 and err == f"{tmp_path}: error: is a directory; give a .py, .pipe or .kir file\n"

@@ -1115,6 +1115,14 @@ def _run(args, fmt: str) -> int:
     _refuse_line_breaking("PATH", args.path)
     if args.output:
         _refuse_line_breaking("-o", args.output)
+    if not args.path:  # Path("") is ".": it was refused as the current directory
+        raise _Unusable(f"tle-dump: error: an empty PATH ({args.path!r}); give a .py, .pipe or "
+                        f".kir file")
+    if args.path.endswith(("/", os.sep)) and not os.path.isdir(args.path) and os.path.exists(
+            args.path.rstrip("/" + os.sep)):
+        # Path() drops the trailing slash: a file was read where the shell (cat, open) refuses
+        raise _Unusable(f"{args.path}: error: not a directory (a trailing '/' after a file); "
+                        f"give the file without the '/'")
     path = Path(args.path)
     lowering = args.gluon or args.ttgir or args.ptx
     fixed = _params(args.param)
