@@ -726,7 +726,7 @@ class Builder(BuildRules):
         f = m.submodule(name)
         if f is not None:  # `pkg.common` after `import pkg.common`
             return K.Const(None, loc), Static("usermod", self.cache.get(f))
-        if name in ("range", "int", "float", "min", "max", "len", "print"):
+        if name in ("range", "int", "float", "min", "max", "len", "print", "abs"):
             return K.Const(None, loc), Static("mod", f"builtins.{name}")
         if name in m.scope.other:
             raise self.err(f"module-level name '{name}' is not a compile-time value the kernel "
@@ -919,7 +919,7 @@ class Builder(BuildRules):
             alias = m.scope.alias(f.id)
             if alias is not None:
                 return "path", canon(alias)
-            if f.id in ("range", "int", "float", "min", "max", "len"):
+            if f.id in ("range", "int", "float", "min", "max", "len", "abs"):
                 return "path", f"builtins.{f.id}"
             return None
         if isinstance(f, ast.Attribute):
@@ -2209,6 +2209,13 @@ class Builder(BuildRules):
             n = self.literal_length(node.args[0], args[0])
             if n is not None:
                 return K.Const(n, loc), None
+        if path == "builtins.abs" and len(args) == 1 and not kwargs:
+            # Python's abs of a constant is the constant's; of anything else Triton calls the
+            # tensor's __abs__, which is tl.abs (math.absi: abs(-2^31) is -2^31 in i32)
+            v = fold(args[0])
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return K.Const(abs(v), loc), None
+            return self.seq(K.Op("tl.abs", (args[0],), (), loc)), None
         if path in ("builtins.float", "builtins.int") and len(args) == 1 and not kwargs:
             v = fold(args[0])
             if v is not None:
