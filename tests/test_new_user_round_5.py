@@ -483,3 +483,22 @@ def test_a_file_with_a_trailing_slash_is_refused_as_the_shell_refuses_it(capsys,
     assert err == f"{ring}/: error: not a directory (a trailing '/' after a file); give the file without the '/'\n"
     code, _, err = run(capsys, f"{tmp_path}/")  # a directory: said so, as before
     assert code == 2 and err == f"{tmp_path}: error: is a directory; give a .py, .pipe or .kir file\n"
+
+
+def test_the_tutorial_script_says_in_one_line_that_it_needs_a_gpu(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_tutorial import write_files
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU runs it (tests/gpu/test_tutorial_gpu.py)")
+    write_files(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "copy_ring.py"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == ("copy_ring.py launches the kernel on a CUDA GPU (Hopper); without one, "
+                        "tle-dump copy_ring.py verifies it and tle-dump --gluon copy_ring.py shows "
+                        "what it lowers to\n")
