@@ -189,6 +189,7 @@ def test_main_job_help_prints_usage_and_runs_nothing(capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert out.startswith("usage: python3 -m tle_kernels [-h] [BENCHMARK ARGUMENTS ...]\n")
     assert "python3 -m tle_kernels.bench_sparse_mla --help" in out and err == ""
+    assert "`python3 -m tle_kernels --help` says what the main job runs where" in README
 
 
 def test_main_job_checks_its_arguments_on_a_cpu(capsys, monkeypatch):
