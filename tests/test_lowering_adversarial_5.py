@@ -11,94 +11,86 @@ of two dtypes, implicit broadcasting of a lower-rank operand, gathers of another
 ``.shape`` / ``.dtype`` of tensors, names that clash with the generated module's.
 
 Bugs found (strict xfails below; the suspected place in parentheses):
-* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``b = 100`` then ``t + b`` on an int8
-  tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the frontend folds ``b`` to
-  the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t * b``, a helper given
-  ``b``, and ``tl.where(c, t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1, which
-  Gluon then refuses (out of int8's range; get_uint8(-1)); ``b = 65536; t + b * b`` and ``b = 3;
-  t + (b << 30)`` (i32 wraps in Triton: t + 0, t - 2^30) fold to Python's 2^32 / 3 * 2^30,
-  which Gluon refuses ("Scalar 4294967296 is out of range for type int32"); ``t * 0 + (b >
-  16777216.5)`` with b = 16777217 stores 1 (Python's comparison) where Triton's fp32 one stores
-  0; ``(b * 1.0).to(tl.int32)`` / ``(b / 2).to(...)`` fold to a float literal, which has no
-  ``.to``; ``b = -4; t + tl.cdiv(b, 3)`` stores t - 1 (Python's floor) where Triton's C division
-  gives t + 0, ``b = True; t + (b + b)`` t + 2 where Triton's i1 sum is 0 (frontend/build.py's
-  fold of a name bound to a constant into the kernel IR, which translate.py spells as the
-  literal).
-* test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in
-  the kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is
-  computed in bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32)
-  (lowering/walks.py ``bindings``, the ``const`` branch).
+* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``b = 100`` then ``t + b``
+  on an int8 tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the frontend folds
+  ``b`` to the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t * b``, a helper
+  given ``b``, and ``tl.where(c, t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1,
+  which Gluon then refuses (out of int8's range; get_uint8(-1)); ``b = 65536; t + b * b`` and ``b =
+  3; t + (b << 30)`` (i32 wraps in Triton: t + 0, t - 2^30) fold to Python's 2^32 / 3 * 2^30, which
+  Gluon refuses ("Scalar 4294967296 is out of range for type int32"); ``t * 0 + (b > 16777216.5)``
+  with b = 16777217 stores 1 (Python's comparison) where Triton's fp32 one stores 0; ``(b *
+  1.0).to(tl.int32)`` / ``(b / 2).to(...)`` fold to a float literal, which has no ``.to``; ``b =
+  -4; t + tl.cdiv(b, 3)`` stores t - 1 (Python's floor) where Triton's C division gives t + 0, ``b
+  = True; t + (b + b)`` t + 2 where Triton's i1 sum is 0 (frontend/build.py's fold of a name bound
+  to a constant into the kernel IR, which translate.py spells as the literal).
+* test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in the
+  kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is computed in
+  bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32) (lowering/walks.py ``bindings``,
+  the ``const`` branch).
 * test_a_scalar_slot_store_casts_as_tl_store_does: ``tl.store(local_ptr(slot.f), 2.7)`` into an
   int32 field, ``-1`` into a uint8 one: tl.store casts (2, 255); the lowering splats with
   ``gl.full(shape, 2.7, gl.int32)``, which Triton refuses (``get_int32(): incompatible function
   arguments``) (translate.py ``store``, the scalar splat).
-* test_a_masked_slot_load_casts_other_first: ``tl.load(local_ptr(slot.tile), mask=m,
-  other=1.5)`` on an int32 tile is lowered ``gl.where(m, tile, 1.5).to(gl.int32)``: the tile
-  goes through fp32 (sitofp / fptosi), so unmasked values above 2^24 change; ``other=-1`` on
-  uint8 and ``other=300`` on int8 (tl.load casts them: 255, 44) fail Triton's compile
-  (translate.py ``_masked_tile``: cast ``other`` to the tile's dtype before the where).
-* test_a_slot_store_of_a_promoted_tensor_converts[sum-of-int8]: a tl.sum of an int8 tile plus
-  an int8 tile stored into an int8 slot: the translator types the sum as its input (int8; Triton
-  sums in int32), so the store is not converted and Gluon refuses it (translate.py ``_reduce``).
-  Its bf16 + fp32 and int8 + int32 twins, found here with the same refusal (an elementwise
-  result typed as its first operand), pass since 2d021a9 (lowering/promotion.py) and stay as
-  plain tests.
-* test_a_lower_rank_operand_broadcasts_as_in_triton: ``t + tl.arange(0, 64)`` on a [32, 64]
-  tile, a 1-D mask of a 2-D store or load, a 1-D mask of a masked slot load: Triton prepends
-  the missing axes (broadcast_impl_value), Gluon refuses ("Cannot broadcast, rank mismatch")
-  (translate.py ``_elementwise``, ``load``, ``store``, ``_masked_tile``, more_ops.py ``atomic``:
-  expand the operand).
+* test_a_masked_slot_load_casts_other_first: ``tl.load(local_ptr(slot.tile), mask=m, other=1.5)``
+  on an int32 tile is lowered ``gl.where(m, tile, 1.5).to(gl.int32)``: the tile goes through fp32
+  (sitofp / fptosi), so unmasked values above 2^24 change; ``other=-1`` on uint8 and ``other=300``
+  on int8 (tl.load casts them: 255, 44) fail Triton's compile (translate.py ``_masked_tile``: cast
+  ``other`` to the tile's dtype before the where).
+* test_a_slot_store_of_a_promoted_tensor_converts[sum-of-int8]: a tl.sum of an int8 tile plus an
+  int8 tile stored into an int8 slot: the translator types the sum as its input (int8; Triton sums
+  in int32), so the store is not converted and Gluon refuses it (translate.py ``_reduce``). Its
+  bf16 + fp32 and int8 + int32 twins, found here with the same refusal (an elementwise result typed
+  as its first operand), pass since 2d021a9 (lowering/promotion.py) and stay as plain tests.
+* test_a_lower_rank_operand_broadcasts_as_in_triton: ``t + tl.arange(0, 64)`` on a [32, 64] tile, a
+  1-D mask of a 2-D store or load, a 1-D mask of a masked slot load: Triton prepends the missing
+  axes (broadcast_impl_value), Gluon refuses ("Cannot broadcast, rank mismatch") (translate.py
+  ``_elementwise``, ``load``, ``store``, ``_masked_tile``, more_ops.py ``atomic``: expand the
+  operand).
 * test_a_gather_of_another_element_type_converts: an int32 (bf16, fp16) pointer handed to the
   writer in a tuple, loaded and stored whole into an fp32 (fp32, bf16) slot field: lowered as a
-  cp.async gather, which copies the bytes (3 becomes 4.2e-45; 2-byte elements land in 4-byte
-  ones) where tl.store converts; the frontend's bad-store check refuses the same store with the
-  pointer passed alone, but does not see a tuple item's type (translate.py ``_cp_async_form``
-  checks the field's width, not the pointer's element type; frontend bad-store check).
+  cp.async gather, which copies the bytes (3 becomes 4.2e-45; 2-byte elements land in 4-byte ones)
+  where tl.store converts; the frontend's bad-store check refuses the same store with the pointer
+  passed alone, but does not see a tuple item's type (translate.py ``_cp_async_form`` checks the
+  field's width, not the pointer's element type; frontend bad-store check).
 * test_tl_math_spellings_lower_as_their_tl_names: ``tl.math.fma`` / ``umulhi`` / ``div_rn`` /
   ``sqrt_rn`` / ``fdiv`` (Triton's own tl.fma ...), verified by tle-dump, refused by the lowering
   as "`tl.fma` is not supported", though tl.fma is (translate.py ``call_builtin`` looks
-  ``more_ops.HANDLED`` up by the full name).
-* test_an_accumulator_store_keeps_its_cache_hint: ``tl.store(ptrs, acc, cache_modifier=".cs")``
-  (or an eviction_policy) of a wgmma accumulator takes the 16-byte store helper, whose inline
-  PTX drops the hint (translate.py ``_acc_store`` does not look at the cache keywords).
-
-* test_scale_rows_converts_an_integer_factor: ``tle.gpu.scale_rows(acc, f)`` of a wgmma
-  accumulator with an int32 ``f``: the lazy multiply's inline asm takes the int32 bits as f32
-  operands (a factor of 1 multiplies by 1.4e-45), where ``acc * f[:, None]`` converts f
-  (lowering/lazy_scale.py ``pack_for`` checks x's dtype, not the factor's; translate.py
-  ``_scale_rows``).
+  ``more_ops.HANDLED`` up by the full name; ``tl.extra.cuda.libdevice.pow`` is refused as "`tl.pow`
+  is not supported", another name than the call's).
+* test_an_accumulator_store_keeps_its_cache_hint: ``tl.store(ptrs, acc, cache_modifier=".cs")`` (or
+  an eviction_policy) of a wgmma accumulator takes the 16-byte store helper, whose inline PTX drops
+  the hint (translate.py ``_acc_store`` does not look at the cache keywords).
+* test_scale_rows_converts_an_integer_factor: ``tle.gpu.scale_rows(acc, f)`` of a wgmma accumulator
+  with an int32 ``f``: the lazy multiply's inline asm takes the int32 bits as f32 operands (a
+  factor of 1 multiplies by 1.4e-45), where ``acc * f[:, None]`` converts f (lowering/lazy_scale.py
+  ``pack_for`` checks x's dtype, not the factor's; translate.py ``_scale_rows``).
 * test_scale_rows_of_a_16_bit_factor_does_not_abort: the same with a bf16 / fp16 factor: LLVM
-  aborts the whole process while compiling the lowered kernel ("number of input constraints
-  does not match number of parameters", UNREACHABLE; same place).
-* test_shape_and_dtype_of_a_register_tensor_lower: ``t.shape[1]``, ``t.dtype`` of a register
-  tile, verified by tle-dump, refused by the lowering as "`.shape` of something that is not a
-  pipe slot" (translate.py, the attribute read of slots only).
-
-* test_a_dot_triton_refuses_is_refused_at_its_line: tl.dot of uint8 slot tiles (Triton: "only
-  int8 supported!") compiles as a signed s8 wgmma (200 read as -56); an fp16 dot into an fp16
-  accumulator (Triton: AssertionError, out_dtype is float32) compiles; an int8 dot into float32,
-  a bf16 dot into bf16, an fp32-operand dot into fp16 and a bf16 x fp16 dot (Triton refuses
-  each) reach Triton's
-  backend, which prints an assertion ("WGMMA type or shape is not supported") or "LLVM ERROR:
-  Unsupported mma result type found" and an MLIR dump, reported at the kernel's first line
-  (translate.py ``dot``: the operand and accumulator types are not checked).
-
+  aborts the whole process while compiling the lowered kernel ("number of input constraints does
+  not match number of parameters", UNREACHABLE; same place).
+* test_shape_and_dtype_of_a_register_tensor_lower: ``t.shape[1]``, ``t.dtype`` of a register tile,
+  verified by tle-dump, refused by the lowering as "`.shape` of something that is not a pipe slot"
+  (translate.py, the attribute read of slots only).
+* test_a_dot_triton_refuses_is_refused_at_its_line: tl.dot of uint8 slot tiles (Triton: "only int8
+  supported!") compiles as a signed s8 wgmma (200 read as -56); an fp16 dot into an fp16
+  accumulator (Triton: AssertionError, out_dtype is float32) compiles; an int8 dot into float32, a
+  bf16 dot into bf16, an fp32-operand dot into fp16 and a bf16 x fp16 dot (Triton refuses each)
+  reach Triton's backend, which prints an assertion ("WGMMA type or shape is not supported") or
+  "LLVM ERROR: Unsupported mma result type found" and an MLIR dump, reported at the kernel's first
+  line (translate.py ``dot``: the operand and accumulator types are not checked).
 * test_a_folded_condition_around_events_is_read_as_triton_computes: ``b = 16777217`` then ``if b >
   16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``; ``b = 3``,
   ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``; ``b = -4``, ``tl.cdiv(b, 3)
-  != 0``; ``b = True``, ``b + b == 2``) around a writer's acquire
-  and commit: the frontend folds b and evaluates the condition with Python's doubles and
-  unbounded ints (True), verifies and lowers the events unconditionally; Triton holds b as an
-  i32 tensor and computes in fp32 / i32 (False: no commit, the reader waits forever); the i32
-  wrap is refused for names bound twice (docs/language.md) but not in a folded condition
-  (frontend folding of a folded name's arithmetic, frontend/folding.py / local_tensors.py; a
-  ``b = 0.1`` name is refused there as data-dependent).
-
+  != 0``; ``b = True``, ``b + b == 2``) around a writer's acquire and commit: the frontend folds b
+  and evaluates the condition with Python's doubles and unbounded ints (True), verifies and lowers
+  the events unconditionally; Triton holds b as an i32 tensor and computes in fp32 / i32 (False: no
+  commit, the reader waits forever); the i32 wrap is refused for names bound twice
+  (docs/language.md) but not in a folded condition (frontend folding of a folded name's arithmetic,
+  frontend/folding.py / local_tensors.py; a ``b = 0.1`` name is refused there as data-dependent).
 * test_a_folded_event_index_is_read_as_triton_computes: ``b = -4`` then ``w.acquire(p + 1 +
   tl.cdiv(b, 3))`` and its commit (or ``b = True``, ``p + 2 - (b + b)``): verified as index p
-  (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 /
-  i1 tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above,
-  in the protocol view: frontend/folding.py).
+  (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 / i1
+  tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above, in
+  the protocol view: frontend/folding.py).
 
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
@@ -358,7 +350,8 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
 ], ids=["add", "mul", "helper-argument", "where-branch", "full-value", "product-wraps",
         "shift-wraps", "fp32-compare", "to-of-product", "to-of-quotient", "cdiv-negative",
         "bool-plus-bool"])
-def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad, good):
+def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad,
+                                                                        good):
     """docs/language.md: "Triton holds such a name as a scalar tensor of that value"; the folded
     literal is a Python scalar, which takes the tile's type. Computing as Triton does, or a
     refusal at the use (as for `//` of such a name), is right."""
@@ -403,7 +396,8 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32"}}
                    "becomes a gl.constexpr there, a Python scalar that does not promote the "
                    "tile as the fp32 / i32 tensor Triton passes")
 @pytest.mark.parametrize("dt,ys,expr,bad,good", [
-    ("bfloat16", "fp32", "t * B", r"arith\.mulf .*: tensor<64xbf16", r"arith\.mulf .*: tensor<64xf32"),
+    ("bfloat16", "fp32", "t * B", r"arith\.mulf .*: tensor<64xbf16",
+     r"arith\.mulf .*: tensor<64xf32"),
     ("int8", "i32", "t + I", r"arith\.addi .*: tensor<64xi8", r"arith\.addi .*: tensor<64xi32")],
     ids=["float-times-bf16", "int-plus-int8"])
 def test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor(tmp_path, dt, ys, expr, bad,
@@ -532,8 +526,8 @@ def test_a_gather_of_another_element_type_converts(tmp_path, dt, xs):
 
 
 # ------------------------------------------------------------------ tl.math spellings
-@pytest.mark.xfail(strict=True, reason="translate.py call_builtin dispatches more_ops.HANDLED by the "
-                   "full name (tl.fma), so tl.math.fma / umulhi / div_rn / sqrt_rn / fdiv, the "
+@pytest.mark.xfail(strict=True, reason="translate.py call_builtin dispatches more_ops.HANDLED by "
+                   "the full name (tl.fma), so tl.math.fma / umulhi / div_rn / sqrt_rn / fdiv, the "
                    "same Triton functions, are refused naming `tl.fma` etc. as unsupported")
 @pytest.mark.parametrize("expr", [
     "tl.math.umulhi(t, 3)",
@@ -647,8 +641,8 @@ def test_scale_rows_of_a_16_bit_factor_does_not_abort(tmp_path, factor):
 
 # ------------------------------------------------------------------ .shape / .dtype of a tensor
 @pytest.mark.xfail(strict=True, reason="translate.py reads `.shape` / `.dtype` of pipe slots only; "
-                   "of a register tensor, which tle-dump verifies, the lowering refuses \"`.shape` of "
-                   "something that is not a pipe slot\"")
+                   "of a register tensor, which tle-dump verifies, the lowering refuses "
+                   "\"`.shape` of something that is not a pipe slot\"")
 @pytest.mark.parametrize("expr", ["t + tl.arange(0, t.shape[1])[None, :]", "t + t.shape[0]",
                                   "(t * 2.5).to(t.dtype)"], ids=["arange", "add", "to"])
 def test_shape_and_dtype_of_a_register_tensor_lower(tmp_path, expr):
@@ -818,7 +812,8 @@ def test_plain_triton_computes_an_int_name_in_i32_and_fp32():
         if f + f == 2:  # i1: 0
             tl.store(y_ptr + 8, 1)
 
-    stores = [line for line in _triton_ttir(f, {"y_ptr": "*i32"}).splitlines() if "tt.store" in line]
+    stores = [line for line in _triton_ttir(f, {"y_ptr": "*i32"}).splitlines()
+              if "tt.store" in line]
     assert len(stores) == 1, stores
 
 
