@@ -9,9 +9,13 @@ replays, interleaved, medians of ``--reps`` rounds (do_bench, warm-up 10 ms, 50 
 
 Variants: base (no hint), ef (eviction_policy="evict_first"), cg (cache_modifier=".cg": L2 only),
 el (eviction_policy="evict_last"). A cache_modifier and an eviction_policy together are refused
-by the frontend (no instruction takes both).
+by the frontend (no instruction takes both). PTX forms no tl.load keyword gives, written into the
+lowered Gluon as inline PTX (16-byte loads, masked rows 0): nc (`ld.global.nc`: the read-only
+path), nc256 (with the `L2::256B` prefetch size), fm (`ld.global.nc.L1::evict_last.L2::256B`,
+FlashMLA's NoPE load).
 """
 import os, re, shutil, statistics, sys, importlib
+from dataclasses import replace
 from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -21,7 +25,82 @@ VARIANTS = {
     "ef": 'eviction_policy="evict_first"',
     "cg": 'cache_modifier=".cg"',
     "el": 'eviction_policy="evict_last"',
+    # PTX load forms Triton's tl.load cannot ask for, written into the lowered Gluon (below)
+    "nc": "ld.global.nc.v4.b32",
+    "nc256": "ld.global.nc.L2::256B.v4.b32",
+    "fm": "ld.global.nc.L1::evict_last.L2::256B.v4.b32",
 }
+#: the variants whose NoPE byte loads are rewritten in the generated Gluon as inline PTX
+PTX_FORMS = {"nc", "nc256", "fm"}
+
+
+def ptx_load_helper(name: str, form: str) -> str:
+    """A Gluon helper loading a [rows, bytes] uint8 tile of 16 contiguous bytes per thread with
+    the PTX load ``form`` (a v4.b32 load), masked rows reading 0: inline PTX packed 16
+    elements per call (4 output registers; operands $4 the first element's pointer, $20 its
+    row's mask)."""
+    asm = ("{ .reg .pred p; setp.ne.b32 p, $20, 0; mov.b32 $0, 0; mov.b32 $1, 0; "
+           "mov.b32 $2, 0; mov.b32 $3, 0; @p " + form + " {$0, $1, $2, $3}, [$4]; }")
+    constraints = ",".join(["=r"] * 4 + ["l"] * 16 + ["r"] * 16)
+    return (f"\n\n@gluon.jit\ndef {name}(ptrs, mask):\n"
+            f"    m, ptrs = gl.broadcast(gl.where(mask, 1, 0), ptrs)\n"
+            f"    return gl.inline_asm_elementwise({asm!r}, {constraints!r}, [ptrs, m],\n"
+            f"                                     dtype=gl.uint8, is_pure=True, pack=16)\n")
+
+
+def _call_end(text: str, start: int) -> int:
+    """The index just past the parenthesis closing the call whose '(' is at ``start``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    raise ValueError("unbalanced call")
+
+
+def rewrite_nope_loads(source: str, form: str, helper: str = "_ab_ldg") -> tuple[str, int]:
+    """``source`` (a generated Gluon module) with each ``gl.load(<kv8_ptr ...>, mask=M,
+    other=0.0)`` (the producer's FP8 NoPE bytes) replaced by ``helper(<pointers>, M)``, and the
+    helper appended; returns the text and the number of loads rewritten."""
+    out, n, pos = [], 0, 0
+    while True:
+        i = source.find("gl.load(", pos)
+        if i < 0:
+            break
+        end = _call_end(source, i + len("gl.load"))
+        call = source[i:end]
+        args = call[len("gl.load("):-1]
+        if "kv8_ptr" in args and args.endswith(", other=0.0") and ", mask=" in args:
+            ptrs, mask = args[:-len(", other=0.0")].rsplit(", mask=", 1)
+            out.append(source[pos:i] + f"{helper}({ptrs}, {mask})")
+            n += 1
+        else:
+            out.append(source[pos:end])
+        pos = end
+    out.append(source[pos:])
+    return "".join(out) + ptx_load_helper(helper, form), n
+
+
+def install_gluon_rewrites(variant_names):
+    """Make the lowering's module loader rewrite the NoPE loads of the kernels of each PTX-form
+    variant's package (its files live under /tmp/variants/tk_<name>/), so that each variant
+    compiles its own kernels."""
+    from tle_compiler.lowering import compile as lowering_compile
+
+    original = lowering_compile.load_module
+    forms = {n: VARIANTS[n] for n in variant_names if n in PTX_FORMS}
+
+    def load_module(gen):
+        first = gen.source.split("\n", 1)[0]
+        for n, form in forms.items():
+            if f"/tk_{n}/" in first:
+                text, count = rewrite_nope_loads(gen.source, form)
+                if "sparse_decode" in first and "fp8" in first and count == 0:
+                    raise SystemExit(f"variant {n}: no NoPE load found in {first}")
+                gen = replace(gen, source=text)
+        return original(gen)
+
+    lowering_compile.load_module = load_module
 
 def patched_copy(name, hint, where):
     """A copy of tle_kernels at ``where``/tk_``name`` whose fp8_half gives its three loads the
@@ -42,10 +121,17 @@ def patched_copy(name, hint, where):
 
 
 def make(name, hint, where="/tmp/variants"):
-    """The package of variant ``name``: tle_kernels itself for no hint, else a patched copy."""
+    """The package of variant ``name``: tle_kernels itself for no hint, a plain copy for a PTX
+    form (its Gluon is rewritten as it loads: install_gluon_rewrites), else a patched copy."""
     if hint is None:
         return importlib.import_module("tle_kernels")
-    patched_copy(name, hint, where)
+    if name in PTX_FORMS:
+        dst = Path(where) / f"tk_{name}"
+        if dst.exists():
+            shutil.rmtree(dst)
+        shutil.copytree(ROOT / "tle_kernels", dst, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        patched_copy(name, hint, where)
     if where not in sys.path:
         sys.path.insert(0, where)
     return importlib.import_module(f"tk_{name}")
@@ -54,6 +140,7 @@ def make(name, hint, where="/tmp/variants"):
 def cpu(names):
     from tle_compiler.lowering import compile_kernel, ptxas_stats
     import collections
+    install_gluon_rewrites(names)
     for n in names:
         pkg = make(n, VARIANTS[n])
         mod = importlib.import_module(pkg.__name__ + ".sparse_decode_split_fp8")
@@ -69,6 +156,7 @@ def gpu(names, shapes, reps, anchor_lib):
     from benchmarks.interleaved import graph_replay_ms
     from tle_kernels.bench_sparse_decode import load_anchor, parse_shape
     from tle_kernels.sparse_decode_reference import make_sparse_decode_inputs, sparse_decode_reference
+    install_gluon_rewrites(names)
     pkgs = {n: make(n, VARIANTS[n]) for n in names}
     apis = {n: importlib.import_module(p.__name__ + ".sparse_decode_api") for n, p in pkgs.items()}
     anchor = load_anchor(anchor_lib) if anchor_lib else None

@@ -133,3 +133,39 @@ def test_fp8_load_hint_variants_patch_the_three_token_loads(tmp_path):
     assert src.count("evict_first") == 3
     orig = (ROOT / "tle_kernels/sparse_decode_seesaw_fp8.py").read_text()
     assert src.replace(', eviction_policy="evict_first"', "") == orig
+
+
+def test_fp8_ptx_load_forms_rewrite_only_the_nope_loads():
+    """ab_fp8_load_hints.py's PTX-form variants rewrite the split FP8 kernel's NoPE byte loads
+    (two per tile, through kv8_ptr) as inline PTX of the variant's form and nothing else: the
+    lowered Gluon compiles for sm_90a with the form's 16 loads in the PTX, every other global
+    load unchanged, and no spills."""
+    import collections
+    import importlib
+    import re
+
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import compile_kernel, ptxas_stats
+
+    H = benchmark_module("ab_fp8_load_hints")
+    mod = importlib.import_module("tle_kernels.sparse_decode_split_fp8")
+    cfg = mod.DEFAULT_CONFIG
+    base = compile_kernel(mod.sparse_decode_split_fp8, cfg["signature"], cfg["constexprs"])
+    text, n = H.rewrite_nope_loads(base.tle_generated.source, H.VARIANTS["fm"])
+    assert n == 2, n
+    assert text.count("_ab_ldg(") == 3  # two calls and the helper's definition
+    from tle_compiler.lowering import compile as lowering_compile
+    original = lowering_compile.load_module
+    try:
+        lowering_compile.load_module = lambda gen: original(
+            type(gen)(**{**gen.__dict__, "source": H.rewrite_nope_loads(gen.source,
+                                                                        H.VARIANTS["fm"])[0]}))
+        c = compile_kernel(mod.sparse_decode_split_fp8, cfg["signature"], cfg["constexprs"])
+    finally:
+        lowering_compile.load_module = original
+    loads = lambda k: collections.Counter(re.findall(r"\b(ld\.global[\w.:]*)", k.asm["ptx"]))
+    before, after = loads(base), loads(c)
+    assert after.pop("ld.global.nc.L1::evict_last.L2::256B.v4.b32") == 16
+    assert before.pop("ld.global.v4.b32") == 16
+    assert after == before
+    assert ptxas_stats(c)["spill_stores"] == 0
