@@ -503,3 +503,16 @@ def test_the_tutorial_script_says_in_one_line_that_it_needs_a_gpu(tmp_path):
     assert r.stderr == ("copy_ring.py launches the kernel on a CUDA GPU (Hopper); without one, "
                         "tle-dump copy_ring.py verifies it and tle-dump --gluon copy_ring.py shows "
                         "what it lowers to\n")
+
+
+def test_python_m_tle_compiler_cli_runs_tle_dump():
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-m", "tle_compiler.cli", "-q", str(RING)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0 and r.stdout == ""
+    assert r.stderr.startswith("tle-dump: ring_sum: verified for every value of N_TILES")
+    assert "also `python3 -m tle_compiler.cli`, where pip's scripts folder is not on" in README
