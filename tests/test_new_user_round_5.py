@@ -516,3 +516,13 @@ def test_python_m_tle_compiler_cli_runs_tle_dump():
     assert r.returncode == 0 and r.stdout == ""
     assert r.stderr.startswith("tle-dump: ring_sum: verified for every value of N_TILES")
     assert "also `python3 -m tle_compiler.cli`, where pip's scripts folder is not on" in README
+
+
+def test_the_decode_docstrings_name_every_sparse_impl():
+    from tle_kernels import decode_api, sparse_decode_api
+
+    doc = " ".join(decode_api.flash_mla_with_kvcache.__doc__.split())
+    module = " ".join(decode_api.__doc__.split())
+    for impl in sparse_decode_api.IMPLS:
+        assert f'"{impl}"' in doc or impl in decode_api.IMPLS, impl
+        assert f'"{impl}"' in module, impl

@@ -46,7 +46,8 @@ Sparse (``indices`` given; tle_kernels/sparse_decode_api.py validates and launch
 - Beyond FlashMLA (which requires the FP8 cache here): ``is_fp8_kvcache=False`` reads a bf16
   cache [num_blocks, page_block_size, 1, 576].
 - impl: sparse_decode_api.IMPLS ("naive", "pipe", "seesaw", "seesaw-tma", "seesaw-fp8",
-  "split-fp8") or "auto"; the dense call refuses the sparse-only names. "seesaw" runs a bf16 cache through the seesaw SparseMLA prefill kernels
+  "split-fp8", "narrow": a bf16 cache at h_q <= 32 through the narrow-head prefill kernel) or
+  "auto"; the dense call refuses the sparse-only names. "seesaw" runs a bf16 cache through the seesaw SparseMLA prefill kernels
   (tle_kernels/sparse_decode_seesaw_launch.py: h_q 64 / 128, 8 / 16 / 32 padded to 64, no extra
   cache); "naive" (the plain
   Triton kernel, tle_kernels/sparse_decode_naive.py) runs everything, FP8 included;
@@ -631,7 +632,7 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, block_table: 
         attn_sink: optional [h_q] fp32; topk_length: optional [b] int32; extra_k_cache,
             extra_indices_in_kvcache, extra_topk_length: an optional second cache
             (tle_kernels/sparse_decode_reference.py). causal must be False.
-        impl: also "seesaw-fp8", "split-fp8" (tle_kernels.sparse_decode_api.IMPLS).
+        impl: also "seesaw-fp8", "split-fp8", "narrow" (tle_kernels.sparse_decode_api.IMPLS).
 
     Returns:
         (out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32, natural log; a row that sees no
