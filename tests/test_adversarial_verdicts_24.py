@@ -22,28 +22,31 @@ Bugs found, one line each:
    `setattr(importlib.import_module("pkg.consts"), "NB", 3)`), and a builtin replaced for
    every module (`import builtins; builtins.min = max`). FIXED (b02f22f): refused where the
    kernel reads the name (unknown-name; frontend/scope.py mutated_in_place, frontend/build.py
-   stored_from_outside and _attr_stores).
+   stored_from_outside and _attr_stores; a store through a function's own name, `self.C = 3`,
+   is none since ac04efa).
 3. A tl function given its operands by keyword (`tl.program_id(axis=1)`, `tl.cdiv(N,
    div=64)`, `tl.maximum(N, y=1)`, `tl.minimum(x=N, y=8)`, `tl.abs(x=...)`) was an opaque value,
    a param of every integer of its own: a correct kernel comparing it with the positional
    spelling was rejected with a witness no launch gives (`pid=-1`; `A=0` for `A = tl.maximum(N,
-   y=1)`). FIXED (49636e6): bound by position as Triton binds them
-   (frontend/protocol.py POSITIONAL_PARAMS, by_position); the lowering already did.
+   y=1)`). FIXED (49636e6): bound by position as Triton binds them (frontend/protocol.py
+   POSITIONAL_PARAMS, by_position); the lowering already did.
 4. Verified, then refused by `--gluon` / `--ttgir` (and by Triton): an integer index of
    something that is no tuple (`N[0]`, `tl.load(p)[0]`, `tl.full([2], 1, tl.int32)[1]`, a
    tuple index out of range) and a tl.program_id / tl.num_programs axis other than a
    compile-time 0, 1, 2 (`tl.program_id(5)`, `tl.program_id(N)`, a param of domain >= 0 in the
-   verdict). FIXED (see the commit adding these tests): refused where it is read
-   (unsupported-expression; frontend/protocol.py _e_Subscript, call_module). Found beside them
-   and left (no protocol meaning, dead values the lowering refuses): `x = N.foo`, `x = 2 **
-   100`, `x = range(3)[1]`, `x = len(range(N))`, `x = tl.static_range(3)`, `x = min()`,
-   `x = tle.gpu.local_ptr(N)`, `x = tl.float32 == tl.int32` in a partition are verified and
-   refused by the lowering's translation (tle-dump runs no lowering for a verdict).
+   verdict). FIXED (02a8059): refused where it is read (unsupported-expression;
+   frontend/protocol.py _e_Subscript, call_module; `range(3)[1]` too). Found beside them and
+   left (strict xfail
+   test_a_verified_kernel_is_one_the_lowering_translates: no protocol meaning, dead values; the
+   fix is a frontend refusal of each form or a lowering that drops dead values): `x = N.foo`,
+   `x = len(range(N))`, `x = tl.static_range(3)`, `x = min()`, `x = tle.gpu.local_ptr(N)`,
+   `x = tl.float32 == tl.int32` (and `x = 2 ** 100`, which Triton refuses) in a partition are
+   verified and refused by `--gluon` / `--ttgir` (tle-dump runs no lowering for a verdict).
 5. Python's builtin `abs(N)` in a kernel was refused ("name 'abs' is not defined here") though
    Triton compiles it as the tensor's `__abs__`, `tl.abs`, and docs/semantics.md lists Python's
-   abs among the derived functions: a wrong refusal of a correct kernel. FIXED (see the commit
-   turning its strict xfail into a plain test): the builder reads `abs(x)` as `tl.abs(x)`, or
-   as the constant's abs (frontend/build.py); the lowering spells `gl.abs` (a constexpr's too).
+   abs among the derived functions: a wrong refusal of a correct kernel. FIXED (2a6f72a): the
+   builder reads `abs(x)` as `tl.abs(x)`, or as the constant's abs (frontend/build.py); the
+   lowering spells `gl.abs` (a constexpr's too).
 
 Checked and found right (pinned below): helpers re-exported under swapped names by a package's
 `__init__` or a module (`from .parts import a as b, b as a`), rebound by a later import, a
@@ -605,3 +608,18 @@ def test_builtin_abs_of_a_constexpr_a_constant_and_a_tile(tmp_path, capsys):
     expect(code, err, "verified")
     code, out, err = run_dump(capsys, "-q", "--ttgir", str(path))
     assert code in (0, 3) and "error" not in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="a dead value the lowering cannot translate is verified "
+                   "and --ttgir refuses it: the frontend does not refuse these forms, and the "
+                   "lowering (not this round's files) translates dead values too")
+@pytest.mark.parametrize("stmt", ["x = N.foo", "x = len(range(N))",
+                                  "x = tl.static_range(3)", "x = min()",
+                                  "x = tle.gpu.local_ptr(N)", "x = tl.float32 == tl.int32"])
+def test_a_verified_kernel_is_one_the_lowering_translates(tmp_path, capsys, stmt):
+    text = ring(stmt + "\n" + W) + ('\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", '
+                                    '"y_ptr": "*fp32", "N": "i32"}, "constexprs": {}}\n')
+    code, err, path = dump(tmp_path, capsys, text)
+    if code == 0:
+        code, out, err = run_dump(capsys, "-q", "--gluon", str(path))
+        assert code == 0, err
