@@ -80,12 +80,13 @@ Bugs found (strict xfails below; the suspected place in parentheses):
 * test_a_folded_condition_around_events_is_read_as_triton_computes: ``b = 16777217`` then ``if b >
   16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``; ``b = 3``,
   ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``; ``b = -4``, ``tl.cdiv(b, 3)
-  != 0``; ``b = True``, ``b + b == 2``) around a writer's acquire and commit: the frontend folds b
-  and evaluates the condition with Python's doubles and unbounded ints (True), verifies and lowers
-  the events unconditionally; Triton holds b as an i32 tensor and computes in fp32 / i32 (False: no
-  commit, the reader waits forever); the i32 wrap is refused for names bound twice
-  (docs/language.md) but not in a folded condition (frontend folding of a folded name's arithmetic,
-  frontend/folding.py / local_tensors.py; a ``b = 0.1`` name is refused there as data-dependent).
+  != 0``; ``b = True``, ``b + b == 2``, ``~b``, ``-b == -1``) around a writer's acquire and commit:
+  the frontend folds b and evaluates the condition with Python's doubles and unbounded ints (True),
+  verifies and lowers the events unconditionally; Triton holds b as an i32 tensor and computes in
+  fp32 / i32 (False: no commit, the reader waits forever); the i32 wrap is refused for names bound
+  twice (docs/language.md) but not in a folded condition (frontend folding of a folded name's
+  arithmetic, frontend/folding.py / local_tensors.py; a ``b = 0.1`` name is refused there as
+  data-dependent).
 * test_a_folded_event_index_is_read_as_triton_computes: ``b = -4`` then ``w.acquire(p + 1 +
   tl.cdiv(b, 3))`` and its commit (or ``b = True``, ``p + 2 - (b + b)``): verified as index p
   (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 / i1
@@ -811,6 +812,10 @@ def test_plain_triton_computes_an_int_name_in_i32_and_fp32():
         f = True
         if f + f == 2:  # i1: 0
             tl.store(y_ptr + 8, 1)
+        if ~f:  # i1: False (Python's ~True is -2)
+            tl.store(y_ptr + 9, 1)
+        if -f == -1:  # i1: -True is True, not -1
+            tl.store(y_ptr + 10, 1)
 
     stores = [line for line in _triton_ttir(f, {"y_ptr": "*i32"}).splitlines()
               if "tt.store" in line]
@@ -828,9 +833,12 @@ def test_plain_triton_computes_an_int_name_in_i32_and_fp32():
                                        ("b = 3", "(b << 30) > 0"),
                                        ("b = 65536", "b * b > 0"),
                                        ("b = -4", "tl.cdiv(b, 3) != 0"),
-                                       ("b = True", "b + b == 2")],
+                                       ("b = True", "b + b == 2"),
+                                       ("b = True", "~b"),
+                                       ("b = True", "-b == -1")],
                          ids=["compare", "times-one", "not-equal", "times-a-tenth", "shift-wraps",
-                              "product-wraps", "cdiv-negative", "bool-plus-bool"])
+                              "product-wraps", "cdiv-negative", "bool-plus-bool", "invert-bool",
+                              "negate-bool"])
 def test_a_folded_condition_around_events_is_read_as_triton_computes(tmp_path, bind, cond):
     """``b = 16777217`` then ``if b > 16777216.5:`` around the writer's events: tle-dump folds the
     condition to True (Python), verifies the kernel and the lowered Gluon commits every index,
