@@ -348,9 +348,12 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
     # True + True of two i1 tensors is i1 0 in Triton; Python's True + True is 2
     ("int32", "b = True\ntl.store(y_ptr + p * 2048 + offs, t + (b + b))",
      r"dense<2> : tensor<32x64xi32", ""),
+    # `b = tl.constexpr(100)` is a plain assignment too: Triton unwraps and makes a tensor
+    ("int8", "b = tl.constexpr(100)\ntl.store(y_ptr + p * 2048 + offs, t + b)",
+     r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
 ], ids=["add", "mul", "helper-argument", "where-branch", "full-value", "product-wraps",
         "shift-wraps", "fp32-compare", "to-of-product", "to-of-quotient", "cdiv-negative",
-        "bool-plus-bool"])
+        "bool-plus-bool", "constexpr-call"])
 def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad,
                                                                         good):
     """docs/language.md: "Triton holds such a name as a scalar tensor of that value"; the folded
