@@ -12,7 +12,7 @@ import pytest
 tl = pytest.importorskip("triton.language")
 from triton.language.semantic import TritonSemantic  # noqa: E402
 
-from tle_compiler.lowering import promotion  # noqa: E402
+from tle_compiler.ir import promotion  # noqa: E402
 
 GLUON_NAMES = ["int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"]

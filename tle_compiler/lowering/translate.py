@@ -37,8 +37,9 @@ from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tl
                                         slot_pointer_arithmetic_refusal)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
-from . import call_args, kir_paths, more_ops, pipes, promotion, row_reduce
-from .promotion import reduced_type
+from ..ir import promotion
+from . import call_args, kir_paths, more_ops, pipes, row_reduce
+from ..ir.promotion import reduced_type
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -559,7 +560,7 @@ class FnTranslator:
     def _elementwise(self, operands: list[V], fmt, op: Optional[str] = None) -> V:
         """The tensor ``fmt`` builds from ``operands`` (at least one a tensor), broadcast to one
         layout variable, typed as Triton types ``op`` (an operator, ``gl.maximum``, ...; a
-        comparison's caller makes it int1) of them (lowering/promotion.py)."""
+        comparison's caller makes it int1) of them (ir/promotion.py)."""
         top = max(len(o.shape or ()) for o in operands if o.kind == "tensor")
         operands = [self.rank_up(o, top) for o in operands]
         tens = [o for o in operands if o.kind == "tensor"]
@@ -583,7 +584,7 @@ class FnTranslator:
 
     @staticmethod
     def operand_type(v: V) -> Optional[str]:
-        """``v``'s type as an operand of Triton's promotion (lowering/promotion.py): a Python
+        """``v``'s type as an operand of Triton's promotion (ir/promotion.py): a Python
         number's kind, a tensor's or runtime scalar's dtype (an i64 scalar of no known dtype is
         taken as int64); None when not known."""
         if v.kind == "const":

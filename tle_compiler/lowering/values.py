@@ -30,7 +30,7 @@ class V:
     #: an i32, so a pipe event on such an index casts the stage and the parity it computes from it
     #: (lowering/pipes.py); for an i32 index nothing changes.
     i64: bool = False
-    #: whether ``dtype`` is the type Triton gives the value (lowering/promotion.py). False when
+    #: whether ``dtype`` is the type Triton gives the value (ir/promotion.py). False when
     #: a runtime scalar of a type the translator does not know took part in computing a tensor
     #: (``int_tile + a_scalar``: Triton may promote it to the scalar's type); ``dtype`` then
     #: holds the tensor operand's type, and a slot store converts such a value explicitly.

@@ -22,7 +22,7 @@ from . import instrument
 from .names import NameAllocator, source_names
 from .plan import build_plan
 from .layouts import pointee_of
-from .promotion import SIGNATURE_SCALARS
+from ..ir.promotion import SIGNATURE_SCALARS
 from .translate import I64_ARG_TYPES, Ctx, FnTranslator, V, literal
 from .wgmma_sites import Drain, WgmmaWaits
 

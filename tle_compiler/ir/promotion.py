@@ -1,15 +1,16 @@
 """The element type of an elementwise operation, as Triton's type checking computes it
-(triton/language/semantic.py, ``computation_type_impl``), in the Gluon dtype names the translator
-keeps on its values ("float32", "bfloat16", "int32", "uint8", "float8e4nv", ...).
+(triton/language/semantic.py, ``computation_type_impl``), in the Gluon dtype names
+("float32", "bfloat16", "int32", "uint8", "float8e4nv", ...), and the value Triton computes for
+an operation on typed scalars (:func:`typed_result`).
 
-Why the translator needs it: Gluon computes every type itself, but the translator decides a few
-things from the types it believes a value has, above all whether a slot store converts the value
-to the field's type (Triton's ``tl.store`` converts; Gluon's shared-memory store refuses another
-type). Before, a tensor's type was its first tensor operand's: ``int_tile + a_float32_scalar`` was
-believed int32 (Triton: float32), so its store into an int32 slot was not converted and the
-Gluon was refused. A value whose type cannot be known here (a runtime scalar of an unknown type
-took part) is marked unsure, and a slot store converts it explicitly: a conversion to a value's
-own type is no operation in Triton, so an explicit one costs nothing where the types agree.
+Two readers need it. The lowering (lowering/translate.py) decides a few things from the type it
+believes a value has, above all whether a slot store converts the value to the field's type
+(Triton's ``tl.store`` converts; Gluon's shared-memory store refuses another type); a value whose
+type it cannot know is marked inexact there and converted explicitly (a conversion to a value's
+own type is no operation). The frontend (frontend/local_tensors.py) folds a name bound by a plain
+assignment to its value, where Triton holds it as a tensor (an i32, an fp32, an i1) and computes
+with it in that type: :func:`typed_result` is the value Triton computes, which the frontend
+compares with Python's.
 
 Operand types: a tensor's dtype, None when unknown; a Python number (a literal, a constexpr) is
 :data:`PY_INT`, :data:`PY_FLOAT` or :data:`PY_BOOL` (Triton's "scalar" operands, which take part
