@@ -526,3 +526,25 @@ def test_the_decode_docstrings_name_every_sparse_impl():
     for impl in sparse_decode_api.IMPLS:
         assert f'"{impl}"' in doc or impl in decode_api.IMPLS, impl
         assert f'"{impl}"' in module, impl
+
+
+@pytest.mark.parametrize("name", BENCHES)
+def test_bench_refuses_an_output_path_it_could_not_write_before_the_run(name, capsys, monkeypatch,
+                                                                       tmp_path):
+    import importlib
+
+    bench = importlib.import_module(f"tle_kernels.{name}")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    missing = tmp_path / "no_such_folder" / "r.json"
+    for argv, flag, says in ((["--json", str(missing)], "--json",
+                              f"{str(missing)!r}: no folder {str(missing.parent)!r} to write it in"),
+                             (["--plot", str(tmp_path)], "--plot",
+                              f"{str(tmp_path)!r} is a folder: give a file path")):
+        with pytest.raises(SystemExit) as e:
+            bench.main(argv)
+        assert e.value.code == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err == f"python3 -m tle_kernels.{name}: error: argument {flag}: {says}"
+    # '' (no plot) and a file in an existing folder pass the parser (then: no GPU, exit 2)
+    assert bench.main(["--plot", "", "--json", str(tmp_path / "r.json")]) == 2
+    assert capsys.readouterr().err.startswith("error: this benchmark needs a CUDA GPU")

@@ -60,8 +60,8 @@ from pathlib import Path
 import torch
 
 from . import decode_api as D
-from .bench_output import (bench_parser, finish_axes, flashmla_errors, gpu_missing, positive,
-                           save_plot, write_json)
+from .bench_output import (bench_parser, finish_axes, flashmla_errors, gpu_missing, output_path,
+                           positive, save_plot, write_json)
 from .bench_sparse_mla import ClockSampler
 from .decode_reference import make_decode_inputs, mla_decode_reference
 
@@ -254,8 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--quick", action="store_true", help="L = 1K and 8K, warmup 10 ms, rep 50 ms")
     ap.add_argument("--no-graph", action="store_true",
                     help="time plain launches (do_bench) instead of CUDA-graph replays")
-    ap.add_argument("--json", default=None, help="write the results to this path")
-    ap.add_argument("--plot", default="mla_decode_bench.png",
+    ap.add_argument("--json", default=None, type=output_path, help="write the results to this path")
+    ap.add_argument("--plot", default="mla_decode_bench.png", type=output_path,
                     help="PNG path (default mla_decode_bench.png; '' = no plot)")
     return ap
 

@@ -116,3 +116,19 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer of at least 1, got {value}")
     return value
+
+
+def output_path(text: str) -> str:
+    """An argparse ``type`` for --json / --plot: a path whose folder exists ('' stays '': no
+    file), checked before the run, so that a benchmark of minutes does not fail at its end on a
+    path it cannot write."""
+    import os
+
+    if text == "":
+        return text
+    folder = os.path.dirname(text) or "."
+    if text.endswith(("/", os.sep)) or os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a folder: give a file path")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{text!r}: no folder {folder!r} to write it in")
+    return text

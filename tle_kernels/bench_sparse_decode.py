@@ -59,7 +59,8 @@ import torch
 
 from . import sparse_decode_api as A
 from .bench_mla_decode import time_interleaved, time_ms
-from .bench_output import bench_parser, finish_axes, flashmla_errors, gpu_missing, save_plot, write_json
+from .bench_output import (bench_parser, finish_axes, flashmla_errors, gpu_missing, output_path,
+                           save_plot, write_json)
 from .fp8_kvcache import BYTES_PER_TOKEN
 from .sparse_decode_reference import make_sparse_decode_inputs, sparse_decode_reference
 
@@ -242,8 +243,8 @@ def parse_args(argv=None):
     ap.add_argument("--quick", action="store_true", help="warmup 10 ms, rep 50 ms")
     ap.add_argument("--no-graph", action="store_true",
                     help="time plain launches (do_bench) instead of CUDA-graph replays")
-    ap.add_argument("--json", default=None, help="write the results to this path")
-    ap.add_argument("--plot", default="sparse_decode_bench.png",
+    ap.add_argument("--json", default=None, type=output_path, help="write the results to this path")
+    ap.add_argument("--plot", default="sparse_decode_bench.png", type=output_path,
                     help="PNG path (default sparse_decode_bench.png; '' = no plot)")
     args = ap.parse_args(argv)
     if args.topk < A.TOPK_TILE or args.topk % A.TOPK_TILE:

@@ -46,7 +46,8 @@ import traceback
 import torch
 
 from .api import IMPLS, empty_outputs, launch, sm_count, supported_impls
-from .bench_output import bench_parser, finish_axes, gpu_missing, positive, save_plot, write_json
+from .bench_output import (bench_parser, finish_axes, gpu_missing, output_path, positive, save_plot,
+                           write_json)
 from .reference import make_inputs, sparse_mla_reference
 
 SKVS = (8192, 32768, 65536, 98304, 131072)
@@ -204,8 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--check", action="store_true",
                     help="compare every implementation with the fp32 reference first; a failure "
                          "makes the exit status 1")
-    ap.add_argument("--json", default=None, help="write the results to this path")
-    ap.add_argument("--plot", default="sparse_mla_bench.png",
+    ap.add_argument("--json", default=None, type=output_path, help="write the results to this path")
+    ap.add_argument("--plot", default="sparse_mla_bench.png", type=output_path,
                     help="PNG path (default sparse_mla_bench.png; '' = no plot)")
     ap.add_argument("--quick", action="store_true",
                     help="fast subset: SKV 8K and 128K, warmup 10 ms, rep 50 ms")
