@@ -47,6 +47,13 @@ Bugs found, one line each:
    abs among the derived functions: a wrong refusal of a correct kernel. FIXED (2a6f72a): the
    builder reads `abs(x)` as `tl.abs(x)`, or as the constant's abs (frontend/build.py); the
    lowering spells `gl.abs` (a constexpr's too).
+6. A module constant changed by the package's `__init__.py` (`from . import consts;
+   consts.NB = 3`, `consts.NB.value = 3`, `import pkg.consts; pkg.consts.NB = 3`, `from .consts
+   import NB; NB.value = 3`), which Python runs before any module of the package, was read with
+   the value of its statement: the build never read the package's `__init__.py`. FIXED (see
+   the commit adding these tests): every package `__init__.py` of a module read is read too
+   (frontend/build.py ModuleCache.package_init_stores; one the frontend cannot read as a
+   module is scanned for stores of the name).
 
 Checked and found right (pinned below): helpers re-exported under swapped names by a package's
 `__init__` or a module (`from .parts import a as b, b as a`), rebound by a later import, a
@@ -623,3 +630,42 @@ def test_a_verified_kernel_is_one_the_lowering_translates(tmp_path, capsys, stmt
     if code == 0:
         code, out, err = run_dump(capsys, "-q", "--gluon", str(path))
         assert code == 0, err
+
+
+# ------------------------------ a package's __init__.py changes a constant (bug 6)
+
+INIT_MUTATIONS = {
+    "module attribute": "from . import consts\nconsts.NB = 3\n",
+    "in place": "from . import consts\nconsts.NB.value = 3\n",
+    "absolute path": "import pkg.consts\npkg.consts.NB = 3\n",
+    "imported name in place": "from .consts import NB\nNB.value = 3\n",
+    "an __init__ the frontend cannot read": "from .consts import *\nconsts.NB = 3\n",
+}
+
+
+@pytest.mark.parametrize("name", list(INIT_MUTATIONS))
+def test_a_constant_the_packages_init_changes_is_refused(tmp_path, capsys, name):
+    """Python runs pkg/__init__.py before pkg.kern and pkg.consts: the writer loops NB = 3
+    times against the reader's 2. Before: the build never read the package's __init__.py, so
+    the kernel was verified with NB = 2."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(INIT_MUTATIONS[name])
+    (pkg / "consts.py").write_text(CONSTS)
+    text = ring(W.replace("range(N)", "range(NB)"), R.replace("range(N)", "range(2)"),
+                head_imports="from .consts import NB")
+    code, err, _ = dump(tmp_path, capsys, text, path=pkg / "kern.py")
+    expect(code, err, ("rejected", "[unknown-name]"))
+
+
+@pytest.mark.parametrize("init", ["", "from .consts import *\nX = 1\n",
+                                  "from . import consts\nconsts.OTHER = 3\n"])
+def test_a_packages_init_that_changes_nothing_read_is_read(tmp_path, capsys, init):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "consts.py").write_text(CONSTS)
+    text = ring(W.replace("range(N)", "range(NB)"), R.replace("range(N)", "range(2)"),
+                head_imports="from .consts import NB")
+    code, err, _ = dump(tmp_path, capsys, text, path=pkg / "kern.py")
+    expect(code, err, "verified")

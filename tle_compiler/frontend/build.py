@@ -365,6 +365,23 @@ def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str
     return out
 
 
+def _package_inits(path: str) -> list[str]:
+    """The ``__init__.py`` of every package the module at ``path`` lives in (its own package's
+    first; none for a module outside a package, or for a package's own ``__init__.py`` beyond
+    its parents)."""
+    out = []
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.basename(path) == "__init__.py":
+        d = os.path.dirname(d)
+    while os.path.isfile(os.path.join(d, "__init__.py")):
+        out.append(os.path.join(d, "__init__.py"))
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return out
+
+
 class ModuleCache:
     """The modules one build reads, by absolute path, and the user modules their import
     statements name (``imported``: what a package's attributes include)."""
@@ -372,6 +389,39 @@ class ModuleCache:
     def __init__(self) -> None:
         self.modules: dict[str, Module] = {}
         self.imported: set[str] = set()
+        #: package __init__.py files read only as text (no module the frontend reads): their
+        #: attribute stores (package_init_stores)
+        self._raw_inits: dict[str, list] = {}
+        #: how many modules the build had read when their packages' __init__.py were last read
+        self._inits_seen = -1
+
+    def package_init_stores(self, name: str) -> list[Loc]:
+        """Python imports every package a module read lives in, running its ``__init__.py``
+        first, which may change a module constant (``from . import consts; consts.C = 3``,
+        ``from .consts import C; C.value = 3``). Each such ``__init__.py`` is read as a module
+        of the build, so that the builder's ``stored_from_outside`` sees its stores; one the
+        frontend cannot read as a module (a star import, ...) is scanned for stores of an
+        attribute ``name``, or through ``name`` (where, in it, is returned)."""
+        raw = self._raw_inits
+        # (read again only when the build has read modules since: a name is looked up often)
+        done = self._inits_seen == len(self.modules)
+        while not done:
+            done = True
+            for key in list(self.modules):
+                for init in _package_inits(key):
+                    if init in self.modules or init in raw:
+                        continue
+                    done = False
+                    try:
+                        self.get(init)
+                    except TleError:
+                        try:
+                            raw[init] = _attr_stores(parse_python(read_python(init), init), init)
+                        except (SyntaxError, UnicodeDecodeError, OSError, TleError):
+                            raw[init] = []
+        self._inits_seen = len(self.modules)
+        return [at for stores in raw.values() for dotted, attr, at in stores
+                if attr == name or dotted is not None and name in dotted[1:]]
 
     def get(self, path: str, text: Optional[str] = None, as_given: bool = False) -> Module:
         """The module of file ``path`` (parsed once); ``text``: its source when it is not read
@@ -669,6 +719,8 @@ class Builder(BuildRules):
         """Where a module the build read assigns ``name`` as an attribute of module ``m``
         (``common.STEP = 8`` after ``from . import common``), else None: Python's value of
         ``m.name`` is then not the one ``m``'s own statements give."""
+        for at in self.cache.package_init_stores(name):
+            return at
         for other in list(self.cache.modules.values()):
             for dotted, attr, at in other.attr_stores:
                 if dotted is None:
