@@ -246,11 +246,11 @@ def _compiled(tmp_path: Path, text: str):
     return compiled
 
 
-def _promoted_or_refused(tmp_path: Path, text: str, line_text: str, bad: str, good: str) -> None:
-    """``text`` is verified and either compiles to TTGIR in which ``bad`` does not match and
-    ``good`` does (what Triton computes), or tle-dump / the lowering refuses it at the line
-    holding ``line_text`` (a refusal naming the construct is right too; a refusal elsewhere, or
-    Triton's own error, is not)."""
+def _computed_or_refused(tmp_path: Path, text: str, line_text: str, check=None) -> None:
+    """``text`` is verified and either compiles for sm_90a, ``check(compiled)`` holding (what
+    Triton computes), or tle-dump / the lowering refuses it at the line holding ``line_text``
+    (the project's rule: compute what Triton computes or refuse the construct at its line). A
+    refusal elsewhere, or Triton's own error on the lowered kernel, is neither."""
     path = _write(tmp_path, text)
     line = _line_of(path, line_text)
     rc, out = _dump(path)
@@ -265,9 +265,20 @@ def _promoted_or_refused(tmp_path: Path, text: str, line_text: str, bad: str, go
     except TleError as e:
         assert f"kernel.py:{line}: error: lowering" in str(e), str(e)
         return
-    ttgir = compiled.asm["ttgir"]
-    assert not re.search(bad, ttgir, re.M), ttgir
-    assert re.search(good, ttgir), ttgir
+    assert ".target sm_90a" in compiled.asm["ptx"] and compiled.asm["cubin"]
+    if check is not None:
+        check(compiled)
+
+
+def _promoted_or_refused(tmp_path: Path, text: str, line_text: str, bad: str, good: str) -> None:
+    """:func:`_computed_or_refused` whose check is that ``bad`` does not match the TTGIR and
+    ``good`` does."""
+    def check(compiled):
+        ttgir = compiled.asm["ttgir"]
+        assert not re.search(bad, ttgir, re.M), ttgir
+        assert re.search(good, ttgir), ttgir
+
+    _computed_or_refused(tmp_path, text, line_text, check)
 
 
 def _triton_ttir(fn, signature: dict) -> str:
@@ -423,8 +434,11 @@ def test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor(tmp_path, dt, 
                                              ("uint8", "-1", "dense<-1> : tensor<32x64xi8"),
                                              ("int8", "-1.5", "dense<-1> : tensor<32x64xi8")])
 def test_a_scalar_slot_store_casts_as_tl_store_does(tmp_path, dt, value, stored):
-    compiled = _compiled(tmp_path, _fill(dt, value))
-    assert stored in compiled.asm["ttgir"], compiled.asm["ttgir"]
+    def check(compiled):
+        assert stored in compiled.asm["ttgir"], compiled.asm["ttgir"]
+
+    _computed_or_refused(tmp_path, _fill(dt, value), "tl.store(tle.gpu.local_ptr(slot.tile)",
+                         check)
 
 
 @pytest.mark.xfail(strict=True, reason="a masked slot load is lowered gl.where(m, tile, "
@@ -434,13 +448,15 @@ def test_a_scalar_slot_store_casts_as_tl_store_does(tmp_path, dt, value, stored)
 @pytest.mark.parametrize("dt,other", [("int32", "1.5"), ("int32", "M * 0.5"), ("uint8", "-1"),
                                       ("int8", "300")])
 def test_a_masked_slot_load_casts_other_first(tmp_path, dt, other):
-    compiled = _compiled(tmp_path, _reg(f'''
+    def check(compiled):
+        ttgir = compiled.asm["ttgir"]
+        # the tile's values are selected as they are: never converted to a float and back
+        assert not re.search(r"arith\.(si|ui)tofp .*tensor<32x64", ttgir), ttgir
+
+    _computed_or_refused(tmp_path, _reg(f'''
         u = tl.load(tle.gpu.local_ptr(res.slot.tile), mask=offs < M, other={other})
         tl.store(y_ptr + p * 2048 + offs, u)
-    ''', dt=dt))
-    ttgir = compiled.asm["ttgir"]
-    # the tile's values are selected as they are: never converted to a float and back
-    assert not re.search(r"arith\.(si|ui)tofp .*tensor<32x64", ttgir), ttgir
+    ''', dt=dt), "u = tl.load(tle.gpu.local_ptr(res.slot.tile)", check)
 
 
 @pytest.mark.parametrize("dt,xs,value", [
@@ -454,7 +470,8 @@ def test_a_masked_slot_load_casts_other_first(tmp_path, dt, other):
                                          "refuses it"))],
     ids=["bf16-plus-fp32", "int8-plus-int32", "sum-of-int8"])
 def test_a_slot_store_of_a_promoted_tensor_converts(tmp_path, dt, xs, value):
-    _compiled(tmp_path, _fill(dt, value, xs=xs))
+    _computed_or_refused(tmp_path, _fill(dt, value, xs=xs),
+                         "tl.store(tle.gpu.local_ptr(slot.tile)")
 
 
 # ------------------------------------------------------------------ broadcasting
@@ -470,7 +487,7 @@ def test_a_slot_store_of_a_promoted_tensor_converts(tmp_path, dt, xs, value):
     "tl.atomic_add(y_ptr + offs, t, mask=tl.arange(0, 64) < M)",
 ], ids=["add", "where", "store-mask", "load-mask", "slot-load-mask", "atomic-mask"])
 def test_a_lower_rank_operand_broadcasts_as_in_triton(tmp_path, body):
-    _compiled(tmp_path, _reg(body))
+    _computed_or_refused(tmp_path, _reg(body), body)
 
 
 # ------------------------------------------------------------------ a gather of another type
@@ -517,16 +534,13 @@ def test_a_gather_of_another_element_type_converts(tmp_path, dt, xs):
     float field (3 -> 4.2e-45), or 2-byte elements into 4-byte ones. The frontend refuses the
     same store with x_ptr passed alone ("cast it first"); either that refusal or a conversion
     is right, a raw copy is not."""
-    path = _write(tmp_path, TUPLE_GATHER.replace("tl.DT", f"tl.{dt}").replace("XS", xs)
-                  .replace("YS", SIG[dt]))
-    rc, out = _dump(path)
-    if rc == 1:  # refused where the kernel is read, at the store: right
-        assert f"kernel.py:{_line_of(path, 'tl.store(tle.gpu.local_ptr(slot.tile)')}: error" in out
-        return
-    compiled = compile_kernel((str(path), "k"), _config(path)["signature"], {})
-    copies = re.findall(r"ttg\.async_copy_global_to_local .*!tt\.ptr<(\w+)>.*-> <[\dx]+x(\w+),",
-                        compiled.asm["ttgir"])
-    assert all(src == dst for src, dst in copies), copies
+    def check(compiled):
+        copies = re.findall(r"ttg\.async_copy_global_to_local .*!tt\.ptr<(\w+)>.*-> <[\dx]+x(\w+),",
+                            compiled.asm["ttgir"])
+        assert all(src == dst for src, dst in copies), copies
+
+    _computed_or_refused(tmp_path, TUPLE_GATHER.replace("tl.DT", f"tl.{dt}").replace("XS", xs)
+                         .replace("YS", SIG[dt]), "tl.store(tle.gpu.local_ptr(slot.tile)", check)
 
 
 # ------------------------------------------------------------------ tl.math spellings
