@@ -362,9 +362,13 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
     # `b = tl.constexpr(100)` is a plain assignment too: Triton unwraps and makes a tensor
     ("int8", "b = tl.constexpr(100)\ntl.store(y_ptr + p * 2048 + offs, t + b)",
      r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
+    # Triton makes 3e9 a u32 tensor and 2**40 an i64 one: t + b is computed (u32 / i64), where
+    # the folded literal is out of the int32 tile's range and Gluon refuses it
+    ("int32", "b = 3000000000\ntl.store(y_ptr + p * 2048 + offs, t + b)", NEVER, ""),
+    ("int32", "b = 2**40\ntl.store(y_ptr + p * 2048 + offs, (t + b).to(tl.int32))", NEVER, ""),
 ], ids=["add", "mul", "helper-argument", "where-branch", "full-value", "product-wraps",
         "shift-wraps", "fp32-compare", "to-of-product", "to-of-quotient", "cdiv-negative",
-        "bool-plus-bool", "constexpr-call"])
+        "bool-plus-bool", "constexpr-call", "u32-name", "i64-name"])
 def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad,
                                                                         good):
     """docs/language.md: "Triton holds such a name as a scalar tensor of that value"; the folded
