@@ -50,10 +50,12 @@ Bugs found, one line each:
 6. A module constant changed by the package's `__init__.py` (`from . import consts;
    consts.NB = 3`, `consts.NB.value = 3`, `import pkg.consts; pkg.consts.NB = 3`, `from .consts
    import NB; NB.value = 3`), which Python runs before any module of the package, was read with
-   the value of its statement: the build never read the package's `__init__.py`. FIXED (see
-   the commit adding these tests): every package `__init__.py` of a module read is read too
-   (frontend/build.py ModuleCache.package_init_stores; one the frontend cannot read as a
-   module is scanned for stores of the name).
+   the value of its statement: the build never read the package's `__init__.py` (nor a module
+   only imported, `from . import other` there, whose import changes it). FIXED (b1981b9, and
+   the commit adding the imported modules): every package `__init__.py` of a module read, and
+   every user module a module read imports, is read too (frontend/build.py
+   ModuleCache.package_init_stores; one the frontend cannot read as a module is scanned for
+   stores of the name and for its imports).
 
 Checked and found right (pinned below): helpers re-exported under swapped names by a package's
 `__init__` or a module (`from .parts import a as b, b as a`), rebound by a later import, a
@@ -640,6 +642,8 @@ INIT_MUTATIONS = {
     "absolute path": "import pkg.consts\npkg.consts.NB = 3\n",
     "imported name in place": "from .consts import NB\nNB.value = 3\n",
     "an __init__ the frontend cannot read": "from .consts import *\nconsts.NB = 3\n",
+    "a module the __init__ imports": "from . import other\n",
+    "a module the __init__ star-imports": "from .other import *\n",
 }
 
 
@@ -652,6 +656,7 @@ def test_a_constant_the_packages_init_changes_is_refused(tmp_path, capsys, name)
     pkg.mkdir()
     (pkg / "__init__.py").write_text(INIT_MUTATIONS[name])
     (pkg / "consts.py").write_text(CONSTS)
+    (pkg / "other.py").write_text("from . import consts\nconsts.NB = 3\n")
     text = ring(W.replace("range(N)", "range(NB)"), R.replace("range(N)", "range(2)"),
                 head_imports="from .consts import NB")
     code, err, _ = dump(tmp_path, capsys, text, path=pkg / "kern.py")

@@ -365,6 +365,27 @@ def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str
     return out
 
 
+def _raw_imports(tree: ast.Module, path: str) -> list[str]:
+    """The files of the user modules the import statements of module ``path`` name (a module,
+    a package, the submodules `from . import a` names), as Python finds them."""
+    out = []
+    for st in ast.walk(tree):
+        if isinstance(st, ast.Import):
+            for a in st.names:
+                parts = a.name.split(".")
+                out += [f for f in (find_module(".".join(parts[:i]), 0, path)
+                                    for i in range(1, len(parts) + 1)) if f is not None]
+        elif isinstance(st, ast.ImportFrom):
+            base = find_module(st.module or "", st.level, path) if st.module or st.level \
+                else None
+            if base is None:
+                continue
+            out.append(base)
+            out += [f for f in (submodule(base, a.name) for a in st.names if a.name != "*")
+                    if f is not None]
+    return out
+
+
 def _package_inits(path: str) -> list[str]:
     """The ``__init__.py`` of every package the module at ``path`` lives in (its own package's
     first; none for a module outside a package, or for a package's own ``__init__.py`` beyond
@@ -397,18 +418,23 @@ class ModuleCache:
 
     def package_init_stores(self, name: str) -> list[Loc]:
         """Python imports every package a module read lives in, running its ``__init__.py``
-        first, which may change a module constant (``from . import consts; consts.C = 3``,
-        ``from .consts import C; C.value = 3``). Each such ``__init__.py`` is read as a module
-        of the build, so that the builder's ``stored_from_outside`` sees its stores; one the
-        frontend cannot read as a module (a star import, ...) is scanned for stores of an
-        attribute ``name``, or through ``name`` (where, in it, is returned)."""
+        first, and every module a module read imports, each of which may change a module
+        constant (``from . import consts; consts.C = 3``, ``from .consts import C; C.value =
+        3``). Each is read as a module of the build, so that the builder's
+        ``stored_from_outside`` sees its stores; one the frontend cannot read as a module (a
+        star import, ...) is scanned for stores of an attribute ``name``, or through ``name``
+        (where, in it, is returned)."""
         raw = self._raw_inits
         # (read again only when the build has read modules since: a name is looked up often)
         done = self._inits_seen == len(self.modules)
         while not done:
             done = True
             for key in list(self.modules):
-                for init in _package_inits(key):
+                # the packages it lives in, and the user modules it imports (Python runs them
+                # at the import, whether the kernel reads a name of theirs or not)
+                imported = [os.path.abspath(f) for f, _, _ in self.modules[key].imports.values()]
+                for init in _package_inits(key) + imported + sorted(
+                        os.path.abspath(f) for f in self.imported):
                     if init in self.modules or init in raw:
                         continue
                     done = False
@@ -416,9 +442,13 @@ class ModuleCache:
                         self.get(init)
                     except TleError:
                         try:
-                            raw[init] = _attr_stores(parse_python(read_python(init), init), init)
+                            tree = parse_python(read_python(init), init)
                         except (SyntaxError, UnicodeDecodeError, OSError, TleError):
                             raw[init] = []
+                            continue
+                        raw[init] = _attr_stores(tree, init)
+                        # the user modules it imports run too (`from .other import *`)
+                        self.imported.update(_raw_imports(tree, init))
         self._inits_seen = len(self.modules)
         return [at for stores in raw.values() for dotted, attr, at in stores
                 if attr == name or dotted is not None and name in dotted[1:]]
