@@ -93,6 +93,12 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above, in
   the protocol view: frontend/folding.py).
 
+* test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_computes: ``B = 65536``
+  (``True``, ``16777217``) in the kernel body, ``if B * B > 0:`` (``~B``, ``B > 16777216.5``)
+  around a partition's events: B reaches the partition as a constexpr, so the verifier and the
+  Gluon both compute Python's True where Triton's i32 / i1 / fp32 arithmetic on the tensor the
+  assignment made is False (lowering/walks.py ``bindings`` and the frontend's kernel-body fold).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
@@ -930,5 +936,43 @@ def test_a_folded_event_index_is_read_as_triton_computes(tmp_path, bind, idx):
     lowered ``gl.cdiv(-4, 3)`` (constexprs) agrees with it, not with Triton. Likewise
     ``p + 2 - (b + b)`` with b = True (i1: True + True is 0). tle-dump should reject or refuse."""
     path = _write(tmp_path, FOLDED_INDEX.replace("BIND", bind).replace("IDX", idx))
+    rc, out = _dump(path)
+    assert rc == 1, out
+
+
+BODY_IF = FOLDED_INDEX.replace('''    tle.assume(N >= 0)
+    kv = tle.pipe(''', '''    tle.assume(N >= 0)
+    BIND
+    kv = tle.pipe(''').replace("(produce, (kv, x_ptr, N))", "(produce, (kv, x_ptr, N, B))").replace(
+    '''def produce(kv, x_ptr, N):
+    w = kv.writer()
+    BIND
+    for p in range(N):
+        slot = w.acquire(IDX)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(IDX)''', '''def produce(kv, x_ptr, N, B):
+    w = kv.writer()
+    for p in range(N):
+        if COND:
+            slot = w.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+            w.commit(p)''')
+
+
+@pytest.mark.xfail(strict=True, reason="a kernel-body name bound to a constant reaches a partition "
+                   "as a constexpr (docs/language.md folds it), so a condition on it around events "
+                   "is Python's in the verifier and the Gluon alike, where Triton's warp_specialize "
+                   "hands the partition the i32 / i1 tensor the assignment made")
+@pytest.mark.parametrize("bind,cond", [("B = 65536", "B * B > 0"), ("B = True", "~B"),
+                                       ("B = 16777217", "B > 16777216.5")],
+                         ids=["product-wraps", "invert-bool", "fp32-compare"])
+def test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_computes(
+        tmp_path, bind, cond):
+    """``B = 65536`` in the kernel body, ``if B * B > 0:`` around the writer's events: verified
+    (Python's 2^32 > 0) and lowered as a constexpr (the same); Triton computes B * B in i32 (0),
+    so the writer never commits (test_plain_triton_computes_an_int_name_in_i32_and_fp32 holds the
+    same arithmetic in a function). tle-dump should reject or refuse."""
+    path = _write(tmp_path, BODY_IF.replace("BIND", bind).replace("COND", cond))
+    assert "if COND" not in path.read_text() and "def produce(kv, x_ptr, N, B)" in path.read_text()
     rc, out = _dump(path)
     assert rc == 1, out
