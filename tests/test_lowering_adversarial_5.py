@@ -961,8 +961,8 @@ BODY_IF = FOLDED_INDEX.replace('''    tle.assume(N >= 0)
 
 @pytest.mark.xfail(strict=True, reason="a kernel-body name bound to a constant reaches a partition "
                    "as a constexpr (docs/language.md folds it), so a condition on it around events "
-                   "is Python's in the verifier and the Gluon alike, where Triton's warp_specialize "
-                   "hands the partition the i32 / i1 tensor the assignment made")
+                   "is Python's in the verifier and the Gluon alike, where Triton's "
+                   "warp_specialize hands the partition the i32 / i1 tensor the assignment made")
 @pytest.mark.parametrize("bind,cond", [("B = 65536", "B * B > 0"), ("B = True", "~B"),
                                        ("B = 16777217", "B > 16777216.5")],
                          ids=["product-wraps", "invert-bool", "fp32-compare"])
