@@ -440,10 +440,14 @@ class ModuleCache:
                     done = False
                     try:
                         self.get(init)
-                    except TleError:
+                    except (TleError, OSError, ValueError, RecursionError):
+                        # (ValueError: a source with a NUL byte, which Python cannot import
+                        # either; it changes nothing then)
+                        self.modules.pop(init, None)
                         try:
                             tree = parse_python(read_python(init), init)
-                        except (SyntaxError, UnicodeDecodeError, OSError, TleError):
+                        except (SyntaxError, UnicodeDecodeError, OSError, TleError, ValueError,
+                                RecursionError):
                             raw[init] = []
                             continue
                         raw[init] = _attr_stores(tree, init)

@@ -762,6 +762,12 @@ class Walker(WalkRules):
                 return base.items[i]
         if isinstance(base, HANDLES):
             raise self.err(f"`{self.src(e.value)}` is a pipe handle and cannot be indexed", e)
+        if isinstance(base, Poison) and base.slot:
+            return base
+        if isinstance(base, Data) and base.shared:
+            # (a part of a shared buffer or slot field: refused where it is used, by the rule
+            # of its use, `local_ptr` or a TMA copy)
+            return replace(base, node=e, key=None, hint=None, why=None)
         ints = [i for i in e.index if isinstance(i, int) and not isinstance(i, bool)]
         if ints and not isinstance(base, Poison):
             # an integer index picks a tuple's item (above) and nothing else: Triton 3.6
@@ -773,10 +779,6 @@ class Walker(WalkRules):
                     f"`{self.src(e.value)}` is no tuple (Triton 3.6 refuses an integer index of "
                     f"a tensor or a scalar: only `x[:, None]`-style expansions)")
             raise self.err(f"`{self.src(e)}`: {what}", e, check="unsupported-expression")
-        if isinstance(base, Poison) and base.slot:
-            return base
-        if isinstance(base, Data) and base.shared:
-            return replace(base, node=e, key=None, hint=None, why=None)
         return Data(node=e, fields=base.fields if isinstance(base, Data) else frozenset())
 
     # -- truth values as Triton 3.6 computes them ------------------------------------------------
