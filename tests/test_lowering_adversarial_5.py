@@ -10,23 +10,7 @@ of two dtypes, implicit broadcasting of a lower-rank operand, gathers of another
 ``tle.gpu.scale_rows`` factors of other dtypes, reshapes / transposes / reductions of 3-D views,
 ``.shape`` / ``.dtype`` of tensors, names that clash with the generated module's.
 
-Bugs found (strict xfails below; the suspected place in parentheses):
-* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``b = 100`` then ``t + b``
-  on an int8 tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the frontend folds
-  ``b`` to the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t * b``, a helper
-  given ``b``, and ``tl.where(c, t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1,
-  which Gluon then refuses (out of int8's range; get_uint8(-1)); ``b = 65536; t + b * b`` and ``b =
-  3; t + (b << 30)`` (i32 wraps in Triton: t + 0, t - 2^30) fold to Python's 2^32 / 3 * 2^30, which
-  Gluon refuses ("Scalar 4294967296 is out of range for type int32"); ``t * 0 + (b > 16777216.5)``
-  with b = 16777217 stores 1 (Python's comparison) where Triton's fp32 one stores 0; ``(b *
-  1.0).to(tl.int32)`` / ``(b / 2).to(...)`` fold to a float literal, which has no ``.to``; ``b =
-  -4; t + tl.cdiv(b, 3)`` stores t - 1 (Python's floor) where Triton's C division gives t + 0, ``b
-  = True; t + (b + b)`` t + 2 where Triton's i1 sum is 0 (frontend/build.py's fold of a name bound
-  to a constant into the kernel IR, which translate.py spells as the literal).
-* test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in the
-  kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is computed in
-  bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32) (lowering/walks.py ``bindings``,
-  the ``const`` branch).
+Wrong and fixed in this round (9817bfe, lowering/; the two tensor-promotion twins by 2d021a9):
 * test_a_scalar_slot_store_casts_as_tl_store_does: ``tl.store(local_ptr(slot.f), 2.7)`` into an
   int32 field, ``-1`` into a uint8 one: tl.store casts (2, 255); the lowering splats with
   ``gl.full(shape, 2.7, gl.int32)``, which Triton refuses (``get_int32(): incompatible function
@@ -67,16 +51,43 @@ Bugs found (strict xfails below; the suspected place in parentheses):
 * test_scale_rows_of_a_16_bit_factor_does_not_abort: the same with a bf16 / fp16 factor: LLVM
   aborts the whole process while compiling the lowered kernel ("number of input constraints does
   not match number of parameters", UNREACHABLE; same place).
-* test_shape_and_dtype_of_a_register_tensor_lower: ``t.shape[1]``, ``t.dtype`` of a register tile,
-  verified by tle-dump, refused by the lowering as "`.shape` of something that is not a pipe slot"
-  (translate.py, the attribute read of slots only).
-* test_a_dot_triton_refuses_is_refused_at_its_line: tl.dot of uint8 slot tiles (Triton: "only int8
-  supported!") compiles as a signed s8 wgmma (200 read as -56); an fp16 dot into an fp16
-  accumulator (Triton: AssertionError, out_dtype is float32) compiles; an int8 dot into float32, a
-  bf16 dot into bf16, an fp32-operand dot into fp16 and a bf16 x fp16 dot (Triton refuses each)
-  reach Triton's backend, which prints an assertion ("WGMMA type or shape is not supported") or
-  "LLVM ERROR: Unsupported mma result type found" and an MLIR dump, reported at the kernel's first
-  line (translate.py ``dot``: the operand and accumulator types are not checked).
+* test_shape_and_dtype_of_a_register_tensor_lower[to]: ``(t * 2.5).to(t.dtype)`` of a register
+  tile, verified by tle-dump, was refused by the lowering as "`.dtype` of something that is not a
+  pipe slot" (translate.py, the attribute read of slots only).
+* test_a_dot_triton_refuses_is_refused_at_its_line[uint8-operands, int8-into-float32]: tl.dot of
+  uint8 slot tiles (Triton: "only int8 supported!") compiled as a signed s8 wgmma (200 read as
+  -56); an int8 dot into a float32 accumulator reached Triton's backend (an assertion, "WGMMA type
+  or shape is not supported", and an MLIR dump, reported at the kernel's first line) (translate.py
+  ``dot``).
+
+Left (strict xfails below; the suspected place in parentheses):
+* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``b = 100`` then ``t + b``
+  on an int8 tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the frontend folds
+  ``b`` to the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t * b``, a helper
+  given ``b``, and ``tl.where(c, t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1,
+  which Gluon then refuses (out of int8's range; get_uint8(-1)); ``b = 65536; t + b * b`` and ``b =
+  3; t + (b << 30)`` (i32 wraps in Triton: t + 0, t - 2^30) fold to Python's 2^32 / 3 * 2^30, which
+  Gluon refuses ("Scalar 4294967296 is out of range for type int32"); ``t * 0 + (b > 16777216.5)``
+  with b = 16777217 stores 1 (Python's comparison) where Triton's fp32 one stores 0; ``(b *
+  1.0).to(tl.int32)`` / ``(b / 2).to(...)`` fold to a float literal, which has no ``.to``; ``b =
+  -4; t + tl.cdiv(b, 3)`` stores t - 1 (Python's floor) where Triton's C division gives t + 0, ``b
+  = True; t + (b + b)`` t + 2 where Triton's i1 sum is 0 (frontend/build.py's fold of a name bound
+  to a constant into the kernel IR, which translate.py spells as the literal).
+* test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in the
+  kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is computed in
+  bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32) (lowering/walks.py ``bindings``,
+  the ``const`` branch).
+* test_shape_and_dtype_of_a_register_tensor_lower[arange, add]: ``tl.arange(0, t.shape[1])``, ``t +
+  t.shape[0]``: was refused by the lowering as "`.shape` of something that is not a pipe slot";
+  since 02a8059 the frontend refuses it as "`t.shape` is no tuple (Triton 3.6 refuses an integer
+  index of a tensor ...)", though Triton reads a tensor's .shape as a tuple of constexprs and
+  compiles both (frontend/protocol.py ``_e_Subscript``).
+* test_a_dot_triton_refuses_is_refused_at_its_line[bf16-into-bf16, fp16-into-fp16, fp32-into-fp16,
+  bf16-times-fp16]: a bf16 dot into a bf16 accumulator, an fp32-operand dot into fp16 and a bf16 x
+  fp16 dot (Triton refuses each) still reach Triton's backend ("LLVM ERROR: Unsupported mma result
+  type found" or the WGMMA assertion, reported at the kernel's first line); an fp16 dot into an
+  fp16 accumulator (Triton: AssertionError, out_dtype is float32) compiles (translate.py ``dot``:
+  the float accumulator and operand types are not checked).
 * test_a_folded_condition_around_events_is_read_as_triton_computes: ``b = 16777217`` then ``if b >
   16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``; ``b = 3``,
   ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``; ``b = -4``, ``tl.cdiv(b, 3)
@@ -92,7 +103,6 @@ Bugs found (strict xfails below; the suspected place in parentheses):
   (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 / i1
   tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above, in
   the protocol view: frontend/folding.py).
-
 * test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_computes: ``B = 65536``
   (``True``, ``16777217``) in the kernel body, ``if B * B > 0:`` (``~B``, ``B > 16777216.5``)
   around a partition's events: B reaches the partition as a constexpr, so the verifier and the
@@ -437,9 +447,6 @@ def test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor(tmp_path, dt, 
 
 
 # ------------------------------------------------------------------ slot stores and loads
-@pytest.mark.xfail(strict=True, reason="a scalar stored into a slot is splat with gl.full(shape, "
-                   "value, field dtype), which Triton refuses for a float into an int field and "
-                   "for -1 into a uint8 one; tl.store casts the value")
 @pytest.mark.parametrize("dt,value,stored", [("int32", "2.7", "dense<2> : tensor<32x64xi32"),
                                              ("uint8", "-1", "dense<-1> : tensor<32x64xi8"),
                                              ("int8", "-1.5", "dense<-1> : tensor<32x64xi8")])
@@ -451,10 +458,6 @@ def test_a_scalar_slot_store_casts_as_tl_store_does(tmp_path, dt, value, stored)
                          check)
 
 
-@pytest.mark.xfail(strict=True, reason="a masked slot load is lowered gl.where(m, tile, "
-                   "other).to(tile dtype): a float other takes an int tile through fp32, and an "
-                   "other out of a narrow tile's range fails Triton's compile; tl.load casts "
-                   "other to the element type first")
 @pytest.mark.parametrize("dt,other", [("int32", "1.5"), ("int32", "M * 0.5"), ("uint8", "-1"),
                                       ("int8", "300")])
 def test_a_masked_slot_load_casts_other_first(tmp_path, dt, other):
@@ -472,12 +475,8 @@ def test_a_masked_slot_load_casts_other_first(tmp_path, dt, other):
 @pytest.mark.parametrize("dt,xs,value", [
     ("bfloat16", "fp32", "tl.zeros([32, 64], tl.bfloat16) + tl.load(x_ptr + p * 2048 + offs)"),
     ("int8", "i32", "tl.full([32, 64], 1, tl.int8) + tl.load(x_ptr + p * 2048 + offs)"),
-    pytest.param("int8", "i8", "tl.sum(tl.load(x_ptr + p * 2048 + offs), 1)[:, None] "
-                 "+ tl.zeros([32, 64], tl.int8)",
-                 marks=pytest.mark.xfail(strict=True, reason="translate.py _reduce types a tl.sum "
-                                         "as its input (int8) where Triton sums an int8 tile in "
-                                         "int32, so the slot store is not converted and Gluon "
-                                         "refuses it"))],
+    ("int8", "i8", "tl.sum(tl.load(x_ptr + p * 2048 + offs), 1)[:, None] "
+                   "+ tl.zeros([32, 64], tl.int8)")],
     ids=["bf16-plus-fp32", "int8-plus-int32", "sum-of-int8"])
 def test_a_slot_store_of_a_promoted_tensor_converts(tmp_path, dt, xs, value):
     _computed_or_refused(tmp_path, _fill(dt, value, xs=xs),
@@ -485,8 +484,6 @@ def test_a_slot_store_of_a_promoted_tensor_converts(tmp_path, dt, xs, value):
 
 
 # ------------------------------------------------------------------ broadcasting
-@pytest.mark.xfail(strict=True, reason="Triton broadcasts a lower-rank operand by prepending "
-                   "axes; Gluon refuses a rank mismatch and the translator does not expand it")
 @pytest.mark.parametrize("body", [
     "tl.store(y_ptr + p * 2048 + offs, t + tl.arange(0, 64))",
     "tl.store(y_ptr + p * 2048 + offs, tl.where(tl.arange(0, 64) < M, t, 0))",
@@ -532,9 +529,6 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32", "M":
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="a pointer of another element type than the field's, "
-                   "handed in a tuple (the frontend's bad-store check does not see its type), is "
-                   "gathered with cp.async, which copies its bytes: tl.store converts the values")
 @pytest.mark.parametrize("dt,xs", [("float32", "i32"), ("float32", "bf16"), ("bfloat16", "fp16")],
                          ids=["i32-into-fp32", "bf16-into-fp32", "fp16-into-bf16"])
 def test_a_gather_of_another_element_type_converts(tmp_path, dt, xs):
@@ -554,9 +548,6 @@ def test_a_gather_of_another_element_type_converts(tmp_path, dt, xs):
 
 
 # ------------------------------------------------------------------ tl.math spellings
-@pytest.mark.xfail(strict=True, reason="translate.py call_builtin dispatches more_ops.HANDLED by "
-                   "the full name (tl.fma), so tl.math.fma / umulhi / div_rn / sqrt_rn / fdiv, the "
-                   "same Triton functions, are refused naming `tl.fma` etc. as unsupported")
 @pytest.mark.parametrize("expr", [
     "tl.math.umulhi(t, 3)",
     "tl.math.fma(t.to(tl.float32), 2.0, 1.0).to(tl.int32)",
@@ -606,9 +597,6 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*b
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="the 16-byte accumulator store (translate.py _acc_store, "
-                   "lowering/acc_store.py) is taken whatever cache hint the tl.store gives, and "
-                   "its inline PTX drops it")
 @pytest.mark.parametrize("hint,ptx", [('cache_modifier=".cs"', "st.global.cs"),
                                       ('eviction_policy="evict_first"', "evict_first")])
 def test_an_accumulator_store_keeps_its_cache_hint(tmp_path, hint, ptx):
@@ -627,9 +615,6 @@ SCALE = ACC.replace("tl.store(y_ptr + p * 4096 + rows[:, None] * 64 + cols[None,
                     ).replace('"y_ptr": "*bf16"', '"y_ptr": "*fp32"')
 
 
-@pytest.mark.xfail(strict=True, reason="lazy_scale.pack_for checks x's dtype only: an int32 "
-                   "factor is handed to the inline asm's \"f\" operands as its bits (1 becomes "
-                   "1.4e-45), where x * factor[:, None] converts it to 1.0")
 def test_scale_rows_converts_an_integer_factor(tmp_path):
     """``tle.gpu.scale_rows(acc, f)`` with ``f`` an int32 vector of ones is ``acc * f[:, None]``,
     acc itself; the lowered lazy multiply compares and multiplies the int32 bits as floats."""
@@ -648,10 +633,6 @@ def test_scale_rows_converts_an_integer_factor(tmp_path):
         assert "xi32" not in operands, line  # every operand of the f32 multiply is f32
 
 
-@pytest.mark.xfail(strict=True, reason="lazy_scale.pack_for checks x's dtype only: a 16-bit "
-                   "factor reaches the inline asm's 32-bit \"f\" operands and LLVM aborts the "
-                   "process (\"number of input constraints does not match number of parameters\", "
-                   "UNREACHABLE)")
 @pytest.mark.parametrize("factor", ["(rows * 0 + 1).to(tl.bfloat16)",
                                     "(rows * 0 + 2).to(tl.float16)"], ids=["bf16", "fp16"])
 def test_scale_rows_of_a_16_bit_factor_does_not_abort(tmp_path, factor):
@@ -684,11 +665,15 @@ def test_scale_rows_of_a_16_bit_factor_does_not_abort(tmp_path, factor):
 
 
 # ------------------------------------------------------------------ .shape / .dtype of a tensor
-@pytest.mark.xfail(strict=True, reason="translate.py reads `.shape` / `.dtype` of pipe slots only; "
-                   "of a register tensor, which tle-dump verifies, the lowering refuses "
-                   "\"`.shape` of something that is not a pipe slot\"")
-@pytest.mark.parametrize("expr", ["t + tl.arange(0, t.shape[1])[None, :]", "t + t.shape[0]",
-                                  "(t * 2.5).to(t.dtype)"], ids=["arange", "add", "to"])
+SHAPE_XFAIL = pytest.mark.xfail(strict=True, reason="the frontend refuses `t.shape[1]` as "
+                                "\"`t.shape` is no tuple\" (02a8059), though a tensor's .shape "
+                                "is a tuple of constexprs in Triton")
+
+
+@pytest.mark.parametrize("expr", [
+    pytest.param("t + tl.arange(0, t.shape[1])[None, :]", id="arange", marks=SHAPE_XFAIL),
+    pytest.param("t + t.shape[0]", id="add", marks=SHAPE_XFAIL),
+    pytest.param("(t * 2.5).to(t.dtype)", id="to")])
 def test_shape_and_dtype_of_a_register_tensor_lower(tmp_path, expr):
     """``t.shape[1]`` (64) and ``t.dtype`` (int32) of a tile loaded from a slot are compile-time
     values in Triton; tle-dump verifies the kernel and the lowering refuses it."""
@@ -757,21 +742,20 @@ def test_plain_triton_refuses_these_dots():
                            target=GPUTarget("cuda", 90, 32))
 
 
-@pytest.mark.xfail(strict=True, reason="translate.py dot checks neither the operand nor the "
-                   "accumulator type: a uint8 dot is issued as a signed int8 wgmma (MLIR's i8 is "
-                   "signless), an fp16 accumulator of fp16 operands compiles, and an int8 dot into "
-                   "float32, a bf16 or an fp32-operand dot into bf16 / fp16, a bf16 x fp16 dot "
-                   "reach Triton's backend "
-                   "(an assertion or LLVM ERROR, reported at the kernel's first line); Triton "
-                   "refuses them all")
-@pytest.mark.parametrize("dt,sig,acc,ys", [("uint8", "u8", "int32", "i32"),
-                                           ("int8", "i8", "float32", "fp32"),
-                                           ("bfloat16", "bf16", "bfloat16", "bf16"),
-                                           ("float16", "fp16", "float16", "fp16"),
-                                           ("float32", "fp32", "float16", "fp16"),
-                                           ("bfloat16/float16", "bf16/fp16", "float32", "fp32")],
-                         ids=["uint8-operands", "int8-into-float32", "bf16-into-bf16",
-                              "fp16-into-fp16", "fp32-into-fp16", "bf16-times-fp16"])
+DOT_ACC_XFAIL = pytest.mark.xfail(strict=True, reason="translate.py dot checks the types of "
+                                  "integer dots only: a float dot into a bf16 / fp16 accumulator, "
+                                  "or of bf16 x fp16 tiles, reaches Triton's backend (or compiles, "
+                                  "fp16 into fp16), where Triton refuses it")
+
+
+@pytest.mark.parametrize("dt,sig,acc,ys", [
+    pytest.param("uint8", "u8", "int32", "i32", id="uint8-operands"),
+    pytest.param("int8", "i8", "float32", "fp32", id="int8-into-float32"),
+    pytest.param("bfloat16", "bf16", "bfloat16", "bf16", id="bf16-into-bf16", marks=DOT_ACC_XFAIL),
+    pytest.param("float16", "fp16", "float16", "fp16", id="fp16-into-fp16", marks=DOT_ACC_XFAIL),
+    pytest.param("float32", "fp32", "float16", "fp16", id="fp32-into-fp16", marks=DOT_ACC_XFAIL),
+    pytest.param("bfloat16/float16", "bf16/fp16", "float32", "fp32", id="bf16-times-fp16",
+                 marks=DOT_ACC_XFAIL)])
 def test_a_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys):
     """All verified by tle-dump. The uint8 product compiles and multiplies 200 as -56 (an s8
     wgmma); the fp16 accumulator compiles (Triton asks for out_dtype=tl.float16, which the
