@@ -56,6 +56,13 @@ Bugs found, one line each:
    every user module a module read imports, is read too (frontend/build.py
    ModuleCache.package_init_stores; one the frontend cannot read as a module is scanned for
    stores of the name and for its imports).
+7. A name imported back through a circular import (kern.py: `NB = 2`, `from .helpers import
+   trip`, `NB = 3`; helpers.py: `from .kern import NB`, which reads the partially initialised
+   kern's 2) was read as kern's last binding (3): a writer looping trip() = 2 times against a
+   reader's NB = 3 was verified. FIXED (see the commit adding these tests): refused at the
+   import (bad-import) where the module imported from imports the importer back and binds the
+   name again after that (frontend/build.py Builder.imported, ModuleCache.import_back; the
+   kernel's file is taken to be imported first).
 
 Checked and found right (pinned below): helpers re-exported under swapped names by a package's
 `__init__` or a module (`from .parts import a as b, b as a`), rebound by a later import, a
@@ -670,6 +677,45 @@ def test_a_packages_init_that_changes_nothing_read_is_read(tmp_path, capsys, ini
     pkg.mkdir()
     (pkg / "__init__.py").write_text(init)
     (pkg / "consts.py").write_text(CONSTS)
+    text = ring(W.replace("range(N)", "range(NB)"), R.replace("range(N)", "range(2)"),
+                head_imports="from .consts import NB")
+    code, err, _ = dump(tmp_path, capsys, text, path=pkg / "kern.py")
+    expect(code, err, "verified")
+
+
+# ------------------------------------ a circular import reads a partial module (bug 7)
+
+CIRCULAR_HELPERS = "from .kern import NB\n\n\ndef trip():\n    return NB\n"
+
+
+@pytest.mark.parametrize("later,want", [("NB = tl.constexpr(3)", "rejected"), ("", "verified")])
+def test_a_name_read_back_through_a_circular_import(tmp_path, capsys, later, want):
+    """kern.py binds NB = 2, imports helpers (which imports NB from kern, partially initialised:
+    2), then binds NB = 3: the writer loops trip() = 2 times against the reader's NB = 3, a
+    hang. Before: verified, helpers' NB read as kern's last binding. Without the rebinding
+    both are 2."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text(CIRCULAR_HELPERS)
+    text = ring(W.replace("range(N)", "range(trip())"), R.replace("range(N)", "range(NB)"),
+                head_imports="\nNB = tl.constexpr(2)\nfrom .helpers import trip\n" + later)
+    code, err, _ = dump(tmp_path, capsys, text, path=pkg / "kern.py")
+    if want == "verified":
+        expect(code, err, "verified")
+    else:
+        expect(code, err, ("rejected", "[bad-import]", "circular import"))
+
+
+def test_a_package_that_reexports_the_kernel_is_no_circular_import(tmp_path, capsys):
+    """pkg/__init__.py re-exports the kernel; consts.py does `from . import util` (the package,
+    already imported, runs nothing again) and then binds NB: read as bound."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .kern import k\n")
+    (pkg / "util.py").write_text("")
+    (pkg / "consts.py").write_text("import triton.language as tl\nfrom . import util\n"
+                                   "NB = tl.constexpr(2)\n")
     text = ring(W.replace("range(N)", "range(NB)"), R.replace("range(N)", "range(2)"),
                 head_imports="from .consts import NB")
     code, err, _ = dump(tmp_path, capsys, text, path=pkg / "kern.py")

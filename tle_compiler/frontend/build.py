@@ -457,6 +457,38 @@ class ModuleCache:
         return [at for stores in raw.values() for dotted, attr, at in stores
                 if attr == name or dotted is not None and name in dotted[1:]]
 
+    def import_back(self, sub: "Module", target: str) -> Optional[int]:
+        """The line of the first module-level import statement of ``sub`` after which module
+        ``target`` has been imported (it, or a module it imports, directly or not, is
+        ``target``), else None."""
+        target = os.path.abspath(target)
+        for st in sub.tree.body:
+            if not isinstance(st, (ast.Import, ast.ImportFrom)):
+                continue
+            seen: set[str] = set()
+            # (a package a module lives in was imported before it: importing it again, or
+            # `from . import x` through it, runs nothing of it)
+            todo = [os.path.abspath(f) for f in _raw_imports(ast.Module(body=[st],
+                                                                        type_ignores=[]),
+                                                              sub.path)
+                    if os.path.abspath(f) not in _package_inits(sub.path)]
+            while todo:
+                f = todo.pop()
+                if f == target:
+                    return st.lineno
+                if f in seen:
+                    continue
+                seen.add(f)
+                try:
+                    tree = self.modules[f].tree if f in self.modules else parse_python(
+                        read_python(f), f)
+                except (SyntaxError, UnicodeDecodeError, OSError, TleError, ValueError,
+                        RecursionError):
+                    continue
+                todo += [os.path.abspath(x) for x in _raw_imports(tree, f)
+                         if os.path.abspath(x) not in _package_inits(f)]
+        return None
+
     def get(self, path: str, text: Optional[str] = None, as_given: bool = False) -> Module:
         """The module of file ``path`` (parsed once); ``text``: its source when it is not read
         from disk; ``as_given``: locations name the file as ``path`` spells it (the root module
@@ -838,6 +870,21 @@ class Builder(BuildRules):
             raise TleError(f"cannot import name '{attr}' from '{_module_label(sub)}' ({sub.path}):"
                            f" it defines no '{attr}' (Python raises ImportError)", at,
                            check="bad-import")
+        if attr is not None and m is not self.root:
+            # (the kernel's own file is imported first: what it imports runs to its end, and a
+            # module importing from it back runs while it is partially initialised)
+            back = self.cache.import_back(sub, m.path)
+            later = [ln for ln in sub.bound_lines.get(attr, ()) if back is not None and ln > back]
+            if later:
+                # a circular import: Python imports `m` at line `back` of `sub`, and `m` reads
+                # the binding of `attr` before it (`sub` is partially initialised), not the
+                # one after it that the frontend would read
+                raise TleError(f"`{attr}` is imported from '{_module_label(sub)}', which imports "
+                               f"this module back ({sub.path}:{back}) and binds '{attr}' again "
+                               f"after that, at line {later[0]}: a circular import, where Python "
+                               f"reads the binding before line {back} (a partially initialised "
+                               f"module); bind '{attr}' once, before the import", at,
+                               check="bad-import")
         return sub, attr
 
     def module_assign(self, m: Module, name: str) -> tuple[Optional[K.Expr], Optional[Static]]:
@@ -2027,7 +2074,11 @@ class Builder(BuildRules):
         x = self.value(node.operand)
         if isinstance(node.op, ast.Not):
             self.tensor_truth(node, [(node.operand, x)], "not")
-        return K.UnaryOp(_UNOPS[type(node.op)], x, self.loc(node)), None
+        built = K.UnaryOp(_UNOPS[type(node.op)], x, self.loc(node))
+        if not isinstance(node.op, ast.Not):
+            # `-b` of a local number b = -2^31 (or an i1 True) wraps in Triton
+            self.folded_arithmetic(node, _UNOPS[type(node.op)] + "u", [(node.operand, x)], built)
+        return built, None
 
     def e_Compare(self, node: ast.Compare) -> tuple[K.Expr, Optional[Static]]:
         """A comparison. A chained one (``0 <= p < N``) is refused as Triton 3.6 refuses it
@@ -2050,6 +2101,9 @@ class Builder(BuildRules):
             if sym is None:
                 raise self.err(f"`{type(op).__name__}` is not an arithmetic comparison", node)
             items.append(K.Compare(sym, vals[i], vals[i + 1], self.loc(node)))
+            # a local number compares as Triton's tensor does (in float32 beside a float)
+            self.folded_arithmetic(node, sym, [(([node.left] + node.comparators)[i], vals[i]),
+                                               (node.comparators[i], vals[i + 1])], items[-1])
         if len(items) == 1:
             return items[0], None
         return K.BoolOp("and", tuple(items), self.loc(node)), None
@@ -2316,6 +2370,9 @@ class Builder(BuildRules):
             name = "tl." + path[3:]
         else:
             name = path
+        if name == "tl.cdiv" and len(args) == 2 and not kwargs:
+            # Triton's cdiv of a local number divides the tensor as C does
+            self.folded_cdiv(node, list(zip(node.args, args)), None)
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
 
     def literal_length(self, node: ast.expr, value: K.Expr) -> Optional[int]:
