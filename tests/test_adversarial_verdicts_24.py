@@ -52,17 +52,17 @@ Bugs found, one line each:
    import NB; NB.value = 3`), which Python runs before any module of the package, was read with
    the value of its statement: the build never read the package's `__init__.py` (nor a module
    only imported, `from . import other` there, whose import changes it). FIXED (b1981b9, and
-   the commit adding the imported modules): every package `__init__.py` of a module read, and
+   7005123 for the imported modules): every package `__init__.py` of a module read, and
    every user module a module read imports, is read too (frontend/build.py
    ModuleCache.package_init_stores; one the frontend cannot read as a module is scanned for
    stores of the name and for its imports).
 7. A name imported back through a circular import (kern.py: `NB = 2`, `from .helpers import
    trip`, `NB = 3`; helpers.py: `from .kern import NB`, which reads the partially initialised
    kern's 2) was read as kern's last binding (3): a writer looping trip() = 2 times against a
-   reader's NB = 3 was verified. FIXED (see the commit adding these tests): refused at the
-   import (bad-import) where the module imported from imports the importer back and binds the
-   name again after that (frontend/build.py Builder.imported, ModuleCache.import_back; the
-   kernel's file is taken to be imported first).
+   reader's NB = 3 was verified. FIXED (882b583): refused at the import (bad-import) where
+   the module imported from imports the importer back and binds the name again after that
+   (frontend/build.py Builder.imported, ModuleCache.import_back; the kernel's file is taken to
+   be imported first).
 
 Checked and found right (pinned below): helpers re-exported under swapped names by a package's
 `__init__` or a module (`from .parts import a as b, b as a`), rebound by a later import, a

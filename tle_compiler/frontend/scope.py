@@ -245,7 +245,8 @@ def mutated_in_place(tree: ast.Module) -> set[str]:
       no constant, or that may make a kernel, is refused by kernel.string_code_call);
     - every name the module assigns or defines, where the module's namespace itself escapes
       (``globals().update(C=3)``, ``g = globals()``, ``locals()["C"] = 3``, a frame's
-      ``f_globals``, ``__dict__``, ``sys.modules``): where it is changed is not known. (``globals()["C"] = ...`` with a constant key names its name.)
+      ``f_globals``, ``__dict__``, ``sys.modules``): where it is changed is not known.
+      (``globals()["C"] = ...`` with a constant key names its name.)
     Function bodies count: one may run at import, or before a launch."""
     imported: set[str] = set()
     assigned: set[str] = set()
