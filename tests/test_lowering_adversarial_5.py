@@ -109,6 +109,15 @@ Left (strict xfails below; the suspected place in parentheses):
   Gluon both compute Python's True where Triton's i32 / i1 / fp32 arithmetic on the tensor the
   assignment made is False (lowering/walks.py ``bindings`` and the frontend's kernel-body fold).
 
+* test_a_load_whose_mask_outranks_its_pointer_broadcasts_or_is_refused: ``tl.load(y_ptr +
+  tl.arange(0, 64), mask=offs < M, other=0)`` with a [32, 64] mask (Triton broadcasts the [64]
+  pointers and loads a [32, 64] tile): the lowering fails with an AssertionError traceback in the
+  layout solver (layouts.py ``layout``, depth 16); with a [32, 1] mask Gluon refuses the lowered
+  load ("tensor shape and layout rank mismatch"); a 2-D ``other`` of a 1-D pointer and mask (which
+  Triton refuses) is the same traceback (translate.py ``load`` types the result by the pointer's
+  shape and layout variable; the rank broadcasting of 9817bfe covers operands of elementwise ops,
+  not a load's pointer).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
@@ -960,3 +969,24 @@ def test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_compu
     assert "if COND" not in path.read_text() and "def produce(kv, x_ptr, N, B)" in path.read_text()
     rc, out = _dump(path)
     assert rc == 1, out
+
+
+# ------------------------------------------------------------------ a load whose mask outranks it
+@pytest.mark.xfail(strict=True, reason="translate.py load gives the loaded value the pointer's "
+                   "shape and layout variable; a mask or other of a higher rank (which Triton "
+                   "broadcasts the pointer to) makes the layout solver fail an assertion "
+                   "(layouts.py, a traceback) or Gluon refuse the rank mismatch")
+@pytest.mark.parametrize("load", [
+    "tl.load(y_ptr + tl.arange(0, 64), mask=offs < M, other=0)",
+    "tl.load(y_ptr + tl.arange(0, 64), mask=tl.arange(0, 32)[:, None] < M, other=0)",
+    "tl.load(y_ptr + tl.arange(0, 64), mask=tl.arange(0, 64) < M, other=t)"],
+    ids=["mask-2d", "mask-column", "other-2d"])
+def test_a_load_whose_mask_outranks_its_pointer_broadcasts_or_is_refused(tmp_path, load):
+    """``tl.load(y_ptr + tl.arange(0, 64), mask=offs < M, other=0)`` with a [32, 64] mask: Triton
+    broadcasts the [64] pointers to the mask's shape (broadcast_impl_value prepends the axis) and
+    loads a [32, 64] tile (so with a [32, 1] mask). Verified by tle-dump; the lowering fails with
+    an AssertionError traceback in the layout solver (layouts.py ``layout``), or compiles Gluon
+    that Triton refuses ("tensor shape and layout rank mismatch"). A 2-D ``other`` of a 1-D
+    pointer and mask Triton refuses too ("mask type matches ptr type"): that one must be a
+    refusal at the line, not a traceback."""
+    _computed_or_refused(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, t + {load})"), load)
