@@ -39,8 +39,7 @@ Wrong and fixed in this round (9817bfe, lowering/; the two tensor-promotion twin
 * test_tl_math_spellings_lower_as_their_tl_names: ``tl.math.fma`` / ``umulhi`` / ``div_rn`` /
   ``sqrt_rn`` / ``fdiv`` (Triton's own tl.fma ...), verified by tle-dump, refused by the lowering
   as "`tl.fma` is not supported", though tl.fma is (translate.py ``call_builtin`` looks
-  ``more_ops.HANDLED`` up by the full name; ``tl.extra.cuda.libdevice.pow`` is refused as "`tl.pow`
-  is not supported", another name than the call's).
+  ``more_ops.HANDLED`` up by the full name).
 * test_an_accumulator_store_keeps_its_cache_hint: ``tl.store(ptrs, acc, cache_modifier=".cs")`` (or
   an eviction_policy) of a wgmma accumulator takes the 16-byte store helper, whose inline PTX drops
   the hint (translate.py ``_acc_store`` does not look at the cache keywords).
@@ -117,6 +116,11 @@ Left (strict xfails below; the suspected place in parentheses):
   Triton refuses) is the same traceback (translate.py ``load`` types the result by the pointer's
   shape and layout variable; the rank broadcasting of 9817bfe covers operands of elementwise ops,
   not a load's pointer).
+
+* test_a_libdevice_call_is_refused_in_its_own_name: ``tl.extra.cuda.libdevice.pow(x, 2.0)``,
+  verified by tle-dump, is refused by the lowering as "`tl.pow` is not supported by the lowering",
+  a name the kernel never wrote (translate.py ``call_builtin`` keeps the last component of the
+  dotted name); it should be lowered or refused naming the call.
 
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
@@ -990,3 +994,20 @@ def test_a_load_whose_mask_outranks_its_pointer_broadcasts_or_is_refused(tmp_pat
     pointer and mask Triton refuses too ("mask type matches ptr type"): that one must be a
     refusal at the line, not a traceback."""
     _computed_or_refused(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, t + {load})"), load)
+
+
+@pytest.mark.xfail(strict=True, reason="translate.py call_builtin names a dotted call by its last "
+                   "component: tl.extra.cuda.libdevice.pow is refused as `tl.pow`")
+def test_a_libdevice_call_is_refused_in_its_own_name(tmp_path):
+    """tle-dump verifies ``tl.extra.cuda.libdevice.pow(x, 2.0)``; the lowering refused it as
+    "`tl.pow` is not supported by the lowering", which the kernel does not call. Lowering it, or
+    refusing it at its line by the name written, is right."""
+    expr = "tl.extra.cuda.libdevice.pow(t.to(tl.float32), 2.0).to(tl.int32)"
+    path = _write(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, {expr})"))
+    rc, out = _dump(path)
+    assert rc in (0, 1), out
+    try:
+        compile_kernel((str(path), "k"), _config(path)["signature"], {})
+    except TleError as e:
+        assert f"kernel.py:{_line_of(path, expr)}: error" in str(e), str(e)
+        assert "libdevice.pow" in str(e), str(e)
