@@ -273,6 +273,7 @@ def test_a_constant_changed_after_its_binding_is_refused(tmp_path, capsys, name)
                                   "def f(NB):\n    NB.value = 3",
                                   "class C:\n    def __init__(self):\n        self.NB = 3",
                                   "def g():\n    NB = tl.constexpr(1)\n    NB.value = 3",
+                                  "class D:\n    def f(self):\n        return self.__dict__",
                                   "X = tl.constexpr(1)\nX.value = 3",
                                   "globals().update(A=1)", "Y = globals()['NB']"])
 def test_a_constant_nothing_changes_is_read(tmp_path, capsys, post):

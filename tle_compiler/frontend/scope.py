@@ -340,12 +340,14 @@ def mutated_in_place(tree: ast.Module) -> set[str]:
             out.add(target.attr)
     # the module's namespace reached through its frame, its module object's __dict__ or
     # sys.modules: where a name is changed is not known
+    # (`self.__dict__` in a method, a name local to its function, reaches no module)
     escaped = escaped or any(
-        isinstance(n, ast.Attribute) and (n.attr in ("f_globals", "__dict__", "_getframe",
-                                                     "currentframe")
+        isinstance(n, ast.Attribute) and (n.attr in ("f_globals", "_getframe", "currentframe")
+                                          or n.attr == "__dict__"
+                                          and _chain_base(n.value)[0] not in local
                                           or n.attr == "modules" and _chain_base(n.value)[0]
                                           == "sys")
-        for n in ast.walk(tree))
+        for n, local in walk_with_locals(tree))
     if escaped:
         out |= assigned
     return out
