@@ -127,8 +127,12 @@ PARTITION_CDIV = {
     "q bound twice, divided in a helper": (
         _cdiv_reader("q = -7\nq = -7", "f(q)", "\n\ndef f(x):\n    return tl.cdiv(x, 3)\n"),
         ("rejected", "[unsupported-expression]", "C's `//`")),
-    # bound once: folded, the Gluon computes gl.cdiv(-7, 3) on constexprs (Python's -2)
-    "q = -7 bound once": (_cdiv_reader("q = -7"), "verified"),
+    # bound once: folded, it was read (and the Gluon computed gl.cdiv(-7, 3) on constexprs) as
+    # Python's -2, where Triton divides the i32 tensor as C does (-1): refused since
+    # local_tensors.BuildRules.folded_cdiv
+    "q = -7 bound once": (_cdiv_reader("q = -7"),
+                          ("rejected", "[unsupported-expression]", "`q` in `tl.cdiv(q, 3)`",
+                           "as -1", "is -2")),
     "q = 7 bound twice": (_cdiv_reader("q = 7\nq = 7", "tl.cdiv(q, 3) - 5"), "verified"),
 }
 
@@ -255,13 +259,23 @@ def test_a_partition_negates_a_name_bound_twice_to_the_i32_minimum(tmp_path, cap
              ("rejected", "[unsupported-expression]", "`q` in `-q`", "2147483648", "wraps"))
 
 
-@pytest.mark.parametrize("pre", ["q = -2147483647\nq = -2147483647\n", "q = -2147483648\n"])
+@pytest.mark.parametrize("pre", ["q = -2147483647\nq = -2147483647\n"])
 def test_a_partition_negation_that_the_gluon_computes_as_the_verifier(tmp_path, capsys, pre):
-    """-q fits in i32 (or q is bound once, folded: the Gluon negates the constexpr)."""
+    """-q fits in i32."""
     text = ring(writer("for p in range(N + (-q > 0)):", pre=pre),
                 reader("for p in range(N + 1):")) + CONFIG
     path = verdict(tmp_path, capsys, text, "verified")
     lowers_to_its_events(path)
+
+
+def test_a_partition_negation_of_a_name_bound_once_to_the_i32_minimum(tmp_path, capsys):
+    """`q = -2147483648` bound once was folded, read (and negated in the Gluon as a constexpr)
+    as Python's 2147483648; Triton holds q as an i32 tensor, whose negation wraps to itself:
+    refused as the name bound twice is (local_tensors.BuildRules.folded_arithmetic)."""
+    text = ring(writer("for p in range(N + (-q > 0)):", pre="q = -2147483648\n"),
+                reader("for p in range(N + 1):")) + CONFIG
+    verdict(tmp_path, capsys, text,
+            ("rejected", "[unsupported-expression]", "`q` in `-q`", "-2147483648", "wraps"))
 
 
 # values a helper returns: a name the helper binds to a number is a tensor there too

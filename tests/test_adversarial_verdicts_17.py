@@ -168,10 +168,13 @@ PARTITION_SHIFTS = {
         _part_reader("N + 1 + (q << 32) - 1", "q = 0\nq = 0"), _PART_SHIFT),
     "q >> (C * 13)": (_part_reader("N + 1 + (q >> (C * 13))"),
                       ("rejected", "[unsupported-expression]", "by `C * 13`")),
-    # bound once: folded, the Gluon shifts the constexpr -1 (Python's -1)
-    "q = -1 bound once": (_part_reader("N + 1 + (q >> 40) - 1", "q = -1"), _UNC),
+    # bound once: folded, it was read (and the Gluon shifted the constexpr -1) as Python's -1,
+    # where Triton shifts the i32 tensor by 40 (undefined): refused as the names bound twice
+    # are (local_tensors.BuildRules.folded_arithmetic)
+    "q = -1 bound once": (_part_reader("N + 1 + (q >> 40) - 1", "q = -1"),
+                          _PART_SHIFT + ("`q` in `q >> 40`", "by 40, outside [0, 31]")),
     "q = -1 bound once, the right count": (_part_reader("N + 1 + (q >> 40)", "q = -1"),
-                                           "verified"),
+                                           _PART_SHIFT + ("by 40, outside [0, 31]",)),
     "q = -1 bound twice, q >> 31": (_part_reader("N + 1 + (q >> 31)"), "verified"),
 }
 
@@ -351,8 +354,11 @@ _PUT_IF = ("if COND:\n    slot = w.acquire(p)\n    tl.store(tle.gpu.local_ptr(sl
 @pytest.mark.parametrize("pre,expect", [
     # q bound twice: an i32 tensor, -1 < 3000000000 false on the GPU: no commit (a hang)
     ("q = -1\nq = -1\n", _U32 + ("`q < 3000000000`",)),
-    # bound once: folded, the Gluon compares the constexpr -1 (Python's True)
-    ("q = -1\n", "verified"),
+    # bound once: folded, it was read (and the Gluon compared the constexpr -1) as Python's
+    # True; Triton compares the i32 tensor, with 3000000000 wrapped into i32 (False: no commit,
+    # a hang): refused since local_tensors.BuildRules.folded_arithmetic
+    ("q = -1\n", ("rejected", "[unsupported-expression]", "`q` in `q < 3000000000`",
+                  "as False")),
 ])
 def test_an_unsigned_comparison_around_a_partitions_events(tmp_path, capsys, pre, expect):
     text = ring(writer(pre=pre, body=_PUT_IF.replace("COND", "q < 3000000000"))) + CONFIG

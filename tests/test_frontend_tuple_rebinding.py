@@ -540,7 +540,8 @@ def tiles_loaded_by(produce: str, n: int) -> list[str]:
     loads = []
     gl = mock.MagicMock()
     gl.arange.return_value = 0
-    gl.load.side_effect = lambda p, *a, **k: loads.append(p.name)
+    # a load's value is a stand-in too (a slot store may convert it: `.to(...)`)
+    gl.load.side_effect = lambda p, *a, **k: loads.append(p.name) or mock.MagicMock()
     text = produce[:produce.index("@gluon.jit")] if "@gluon.jit" in produce else produce
     namespace = {"gl": gl, "mbarrier": mock.MagicMock(), "BM": 64}
     exec(compile(textwrap.dedent(text), "<produce>", "exec"), namespace)

@@ -33,6 +33,7 @@ from typing import Callable, Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from ..ir import promotion
 from ..ir.expr import c_div, c_rem
 from .folding import fold
 
@@ -102,6 +103,15 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
         advice = (f"write the expression in place of `{origin}`, or bind it as `{origin}: "
                   f"tl.constexpr = ...`" if once else
                   f"bind `{origin}` once, or as `{origin}: tl.constexpr = ...`")
+    elif use == "folded arithmetic":
+        triton_value, py_value, how = result
+        if triton_value is None:
+            why = f"Triton refuses it there ({how}), where Python computes {py_value!r}"
+        else:
+            why = (f"Triton computes it on that tensor as {triton_value!r} ({how}), where "
+                   f"Python's value, which the frontend would read, is {py_value!r}")
+        advice = (f"{annotate} for Python's value, or write the value meant in place of "
+                  f"`{where.strip('`')}`")
     elif use == "folded division":
         c_value, py_value = result
         why = (f"Triton divides that tensor as C does (`{op}` truncating: {c_value}), where "
@@ -111,6 +121,25 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
     else:
         raise ValueError(use)
     return f"`{name}` in {where}: {tensor}; {why}: {advice}"
+
+
+#: the Python operators of the arithmetic the folded reading checks -> the kernel IR's symbol
+_AST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+            ast.Mod: "%", ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|",
+            ast.BitXor: "^"}
+
+
+def _difference(t: str, op: str) -> str:
+    """What makes Triton's value of ``op`` in the type ``t`` another than Python's, in words."""
+    if op in ("<", "<=", ">", ">=", "==", "!="):
+        return "the comparison is made in the operands' promoted type"
+    if t == "int1":
+        return "an i1's arithmetic wraps at 2"
+    if t == "float32":
+        return "float32 arithmetic"
+    if op in ("//", "%"):
+        return f"C's truncating `{op}` in {t}"
+    return f"{t} arithmetic wraps"
 
 
 def c_and_python(op: str, x: int, y: int) -> tuple[int, int]:
@@ -274,8 +303,13 @@ class BuildRules:
         does (`q // 2` is -3, `q % 2` is -1); the folded reading, which the verifier and the
         lowered Gluon both compute, is Python's -4 and 1. An event index `p + 4 + q // 2` was
         verified as p where Triton runs p + 1 (a hang). A literal `-7 // 2` stays Python's:
-        Triton folds it as a constexpr."""
+        Triton folds it as a constexpr. Every other binary operator of a local number goes to
+        :meth:`folded_arithmetic` (this is the builder's one call for a binary operation)."""
+        symbol = _AST_OPS.get(type(node.op))
         if not isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            if symbol is not None:
+                self.folded_arithmetic(node, symbol, operands,
+                                       K.BinOp(symbol, operands[0][1], operands[1][1]))
             return
         (lv, le), (rv, re) = operands
         x, y = fold(le), fold(re)
@@ -289,6 +323,80 @@ class BuildRules:
         if c_value != py_value:
             raise self.tensor_refusal("folded division", name, f"`{ast.unparse(node)}`", node,
                                       op=op, result=(c_value, py_value))
+        self.folded_arithmetic(node, op, operands, K.BinOp(op, le, re))
+
+    def folded_arithmetic(self, node: ast.AST, op: str, operands: list[tuple[ast.expr, K.Expr]],
+                          built: K.Expr) -> None:
+        """Refuse an operation (``op``: a binary operator, a comparison, "-u" / "~u" / "+u")
+        on a local number the builder folds (:meth:`local_tensor`) where the value Triton
+        computes differs from Python's, which the folded reading holds (``built``: the kernel
+        IR of the operation). Triton 3.6 holds `b = 3` as an i32 tensor (`b = True` an i1):
+        `b << 30` wraps to -2^30, `b * b` of 65536 to 0, `b > 16777216.5` of 16777217 compares
+        in float32 (False), `True + True` is an i1's 0. Read with Python's values, a condition
+        around a writer's commit, or an event index, was verified where Triton runs another
+        protocol (a hang); the lowered Gluon held the folded literal too. Operands that are no
+        local numbers are constexprs (Triton folds them as Python does); an operation the
+        typed reading does not model (ir/promotion.py ``Unmodelled``) is left as it is."""
+        values = [fold(e) for _, e in operands]
+        if not all(isinstance(v, (bool, int, float)) for v in values):
+            return
+        locals_ = [self.local_tensor(n) for n, _ in operands]
+        name = next((n for n in locals_ if n is not None), None)
+        if name is None:
+            return
+        typed = []
+        for v, local in zip(values, locals_):
+            if local is not None:
+                t = "int1" if isinstance(v, bool) else "float32" if isinstance(v, float) \
+                    else promotion.python_number_type(v)
+                if t is None:
+                    return
+            else:
+                t = promotion.PY_BOOL if isinstance(v, bool) else promotion.PY_FLOAT \
+                    if isinstance(v, float) else promotion.PY_INT
+            typed.append((v, t))
+        py_value = fold(built)
+        if op in ("<<", ">>") and isinstance(values[1], int) and not isinstance(values[1], bool) \
+                and not 0 <= values[1] < 32 and typed[0][1] in (promotion.PY_INT, "int32", "int1"):
+            # an i32 shift by the width or more: undefined on the GPU (the message of the
+            # names bound more than once, WalkRules)
+            raise self.tensor_refusal("shift", name, f"`{ast.unparse(node)}`", node,
+                                      shift=values[1], result=py_value)
+        try:
+            triton_value, t = promotion.typed_result(op, typed)
+        except promotion.Unmodelled:
+            return
+        except promotion.Refused as e:
+            triton_value, how = None, str(e)
+        else:
+            if py_value is None or triton_value == py_value \
+                    and isinstance(triton_value, float) == isinstance(py_value, float):
+                return
+            how = _difference(t, op)
+        raise self.tensor_refusal("folded arithmetic", name, f"`{ast.unparse(node)}`", node,
+                                  result=(triton_value, py_value, how))
+
+    def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]],
+                    built: K.Expr) -> None:
+        """``tl.cdiv(b, d)`` of a local number ``b``: Triton's cdiv is ``(b + d - 1) // d`` on
+        the tensor, with C's rounding (``tl.cdiv(-4, 3)`` of an i32 -4 is 0; folded with
+        Python's, -1). Refused where they differ, as :meth:`folded_arithmetic`."""
+        values = [fold(e) for _, e in operands]
+        del built  # (the call's kernel IR is built after the check; the values are enough)
+        if len(values) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
+                                       for v in values) or values[1] == 0:
+            return
+        name = next((self.local_tensor(n) for n, _ in operands
+                     if self.local_tensor(n) is not None), None)
+        if name is None:
+            return
+        x, d = values
+        py_value = -(-x // d)
+        c_value = c_div(x + d - 1, d)
+        if c_value != py_value:
+            raise self.tensor_refusal("folded arithmetic", name, f"`{ast.unparse(node)}`", node,
+                                      result=(c_value, py_value, "C's truncating `//` of "
+                                              "`b + d - 1`, as Triton's tl.cdiv computes it"))
 
     def tensor_power(self, node: ast.BinOp, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """Refuse `q ** 2` (`2 ** q`) of a local number: folded, it was read as a constexpr

@@ -173,3 +173,115 @@ def number_fits(x, t: str) -> bool:
         lo, hi = (0, 2**bits) if _unsigned(t) else (-2**(bits - 1), 2**(bits - 1))
         return lo <= int(x) < hi
     return False
+
+
+class Refused(Exception):
+    """Triton refuses the operation (a Python number outside the computation type's range, an
+    unsigned tensor with a negative number, types it cannot combine)."""
+
+
+class Unmodelled(Exception):
+    """An operation :func:`typed_result` does not compute (a float `//` or `%`, ...): its
+    caller does not know Triton's value."""
+
+
+def _wrap(x: int, t: str) -> int:
+    """``x`` as the integer type ``t`` holds it (two's complement for the signed ones)."""
+    bits = _INTS[t]
+    x &= (1 << bits) - 1
+    if not _unsigned(t) and x >= 1 << (bits - 1):
+        x -= 1 << bits
+    return x
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (round to nearest even), as a Python float."""
+    import struct
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")
+
+
+def _as(x, t: str):
+    """The Python number ``x`` converted to ``t`` as Triton's cast converts a value of the type
+    it had (an int to a float rounds; a float to an int truncates toward 0; a bool is 0 / 1)."""
+    if t in _FLOATS:
+        x = float(x)
+        return _f32(x) if t == "float32" else x
+    if isinstance(x, float):
+        if x != x or x in (float("inf"), float("-inf")):
+            raise Refused("a NaN or an infinity converted to an integer")
+        x = int(x)
+    return _wrap(int(x), t)
+
+
+def _c_div(x: int, y: int) -> int:
+    q = abs(x) // abs(y)
+    return q if (x < 0) == (y < 0) else -q
+
+
+def typed_result(op: str, operands: list[tuple[object, str]]):
+    """The value Triton computes for ``op`` (a binary operator "+", "//", "<<", ..., a
+    comparison "<", "==", ..., or a unary "-u", "~u", "+u") of ``operands``, each a Python
+    number and its type (a dtype name, or :data:`PY_INT` / :data:`PY_FLOAT` / :data:`PY_BOOL`
+    for a Python number beside a tensor), and the result's type. Integers wrap in their width,
+    `//` and `%` round as C does, `/` of integers is a float32 division, float32 arithmetic
+    rounds to float32 (a double result rounded once: exact for + - * / of float32 operands), a
+    comparison is an int1 (a bool). Raises :class:`Refused` where Triton refuses."""
+    if op in ("-u", "+u", "~u"):
+        (x, t), = operands
+        t = _python_number(t) if t.startswith("<") else t
+        if op == "+u":
+            return _as(x, t), t
+        if op == "-u":
+            return (_as(-_as(x, t), t) if t in _FLOATS else _wrap(-int(x), t)), t
+        if t in _FLOATS:
+            raise Refused("~ of a float")
+        if t == "int1":
+            return 1 - int(bool(x)), t  # the i1's complement: not
+        return _wrap(~int(x), t), t
+    (x, a), (y, b) = operands
+    div = op in ("/", "//", "%")
+    t = computation_type(a, b, div)
+    if t is None:
+        raise Refused(f"{op} of {a} and {b}")
+    compare = op in ("<", "<=", ">", ">=", "==", "!=")
+    for v, k in ((x, a), (y, b)):
+        # arithmetic refuses a Python number its type cannot hold ("Scalar 3000000000 is out
+        # of range for type int32"); a comparison takes it wrapped into the type (Triton 3.6
+        # compiles `q < 3000000000` of an i32 q = -1 to False)
+        if k == PY_INT and t in _INTS and not number_fits(v, t) and not compare:
+            raise Refused(f"the Python number {v} does not fit {t}")
+        if k == PY_INT and t in _INTS and _unsigned(t) and v < 0 and not compare:
+            raise Refused(f"a negative Python number with the unsigned {t}")
+    x, y = _as(x, t), _as(y, t)
+    if compare:
+        return {"<": x < y, "<=": x <= y, ">": x > y, ">=": x >= y, "==": x == y,
+                "!=": x != y}[op], "int1"
+    if op == "/":
+        if t in _INTS:
+            x, y, t = _f32(float(x)), _f32(float(y)), "float32"
+        if y == 0:
+            raise Refused("a division by zero")
+        return _as(x / y, t), t
+    if t in _FLOATS:
+        if op not in ("+", "-", "*"):
+            raise Unmodelled(f"{op} of floats")
+        return _as({"+": x + y, "-": x - y, "*": x * y}[op], t), t
+    if op in ("//", "%"):
+        if y == 0:
+            raise Refused("a division by zero")
+        q = _c_div(x, y)
+        return _wrap(q if op == "//" else x - q * y, t), t
+    if op in ("<<", ">>"):
+        bits = _INTS[t]
+        if not 0 <= y < bits:
+            raise Refused(f"a shift by {y} bits of a {bits}-bit integer")
+        if op == "<<":
+            return _wrap(x << y, t), t
+        return _wrap((x & ((1 << bits) - 1)) >> y if _unsigned(t) else x >> y, t), t
+    if op in ("+", "-", "*", "&", "|", "^"):
+        return _wrap({"+": x + y, "-": x - y, "*": x * y, "&": x & y, "|": x | y,
+                      "^": x ^ y}[op], t), t
+    raise Unmodelled(f"the operator {op}")
