@@ -122,6 +122,12 @@ Left (strict xfails below; the suspected place in parentheses):
   a name the kernel never wrote (translate.py ``call_builtin`` keeps the last component of the
   dotted name); it should be lowered or refused naming the call.
 
+* test_a_gather_through_another_spelling_of_the_pointer_converts: the int32 pointer of the tuple
+  gather reached through a nested tuple (``xa[0][0]``), ``tl.where(c, xa[0], xa[1])``, a
+  conditional expression or ``tl.multiple_of(xa[0], 16)``: still a cp.async of its int32 bits into
+  the fp32 field after 9817bfe, whose pointee check follows only a tuple item (translate.py
+  ``_cp_async_form``: an unknown element type should not gather).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
@@ -558,6 +564,34 @@ def test_a_gather_of_another_element_type_converts(tmp_path, dt, xs):
 
     _computed_or_refused(tmp_path, TUPLE_GATHER.replace("tl.DT", f"tl.{dt}").replace("XS", xs)
                          .replace("YS", SIG[dt]), "tl.store(tle.gpu.local_ptr(slot.tile)", check)
+
+
+@pytest.mark.xfail(strict=True, reason="the pointee check of 9817bfe follows a tuple item's type "
+                   "but not a nested tuple item, tl.where / a conditional of two of them, or "
+                   "tl.multiple_of: the cp.async gather still copies int32 bits into the float "
+                   "field")
+@pytest.mark.parametrize("arg,ptr", [
+    ("((x_ptr, M), N)", "xa[0][0]"),
+    ("(x_ptr, x_ptr)", "tl.where(offs < M, xa[0], xa[1])"),
+    ("(x_ptr, x_ptr)", "(xa[0] if M > 0 else xa[1])"),
+    ("(x_ptr, x_ptr)", "tl.multiple_of(xa[0], 16)")],
+    ids=["nested-tuple", "where", "conditional", "multiple-of"])
+def test_a_gather_through_another_spelling_of_the_pointer_converts(tmp_path, arg, ptr):
+    """The int32 pointer of test_a_gather_of_another_element_type_converts reached through a
+    nested tuple, ``tl.where`` of two tuple items, a conditional expression or
+    ``tl.multiple_of``: still lowered as a cp.async gather of the int32 bits into the fp32 field
+    (``ttg.async_copy_global_to_local ... !tt.ptr<i32> -> ...xf32``), where tl.store converts."""
+    def check(compiled):
+        copies = re.findall(r"ttg\.async_copy_global_to_local .*!tt\.ptr<(\w+)>.*-> <[\dx]+x(\w+),",
+                            compiled.asm["ttgir"])
+        assert all(src == dst for src, dst in copies), copies
+
+    text = (TUPLE_GATHER.replace("tl.DT", "tl.float32").replace("XS", "i32").replace("YS", "fp32")
+            .replace("(produce, (kv, (x_ptr, M), N))", f"(produce, (kv, {arg}, N, M))")
+            .replace("def produce(kv, xa, N):", "def produce(kv, xa, N, M):")
+            .replace("tl.load(xa[0] + p * 2048 + offs)", f"tl.load({ptr} + p * 2048 + offs)"))
+    assert ptr in text
+    _computed_or_refused(tmp_path, text, "tl.store(tle.gpu.local_ptr(slot.tile)", check)
 
 
 # ------------------------------------------------------------------ tl.math spellings
