@@ -83,3 +83,22 @@ def test_a_sum_is_typed_as_tl_sum_types_it(name):
     assert promotion.reduced_type("sum", name) == (name if picked is None
                                                    else _gluon_name(picked))
     assert promotion.reduced_type("max", name) == name
+
+
+def test_gluon_printed_is_the_source_the_compile_compiles():
+    """tle-dump --gluon types the kernel by its DEFAULT_CONFIG signature, as the compile does
+    (an fp8 pointer's byte loads take 16-byte rows, a slot store of a value of known type is not
+    converted): the printed module is the one --ttgir compiles."""
+    pytest.importorskip("triton.experimental.gluon")
+    import os
+
+    from tle_compiler.lowering.compile import compile_kernel, kernel_info_of
+    from tle_compiler.lowering.dumping import default_config, lowered
+
+    path = os.path.join(os.path.dirname(__file__), "..", "tle_kernels",
+                        "sparse_decode_split_fp8.py")
+    path = os.path.abspath(path)
+    cfg = default_config(path, "sparse_decode_split_fp8")
+    cx = dict(cfg.get("constexprs", {}))
+    c = compile_kernel(kernel_info_of((path, "sparse_decode_split_fp8"), cx), cfg["signature"], cx)
+    assert lowered(path, "sparse_decode_split_fp8", "gluon") == c.tle_generated.source

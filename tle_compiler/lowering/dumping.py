@@ -116,7 +116,13 @@ def lowered(path: str, kernel: str, what: str, debug_waits=None,
     from .codegen import kernel_option
 
     if what == "gluon" and not debug_waits and not kernel_option(info, "eager_publish"):
-        return gluon_source(info, cx, debug_waits=False).source
+        # typed by DEFAULT_CONFIG's signature, as the compile types it (element types decide
+        # byte-load layouts and which slot stores convert): the source --ttgir compiles
+        sig = dict(cfg.get("signature", {}))
+        if any(str(t).startswith("tensordesc") for t in sig.values()):
+            from .descriptors import complete_signature
+            sig = complete_signature(info, sig, {**dict(info.kir.consts), **cx})
+        return gluon_source(info, cx, debug_waits=False, signature=sig or None).source
     # the kernel's own num_warps, as --gluon's source (kernel_config refuses a config that differs)
     c = compile_kernel(info, cfg.get("signature", {}), cx, debug_waits=debug_waits or False)
     if what == "gluon":  # debug waits / eager publish: the source with the barrier offsets of
