@@ -620,6 +620,12 @@ class FnTranslator:
                 if refusal:
                     raise self.err(refusal, node)
                 return x
+        if a.kind == "dtype" and b.kind == "dtype" and op in ("==", "!="):
+            # dtypes compare as Python objects when Triton compiles (`tl.float32 == tl.int32`
+            # is False); the result is a constant
+            same = a.value == b.value
+            val = same if op == "==" else not same
+            return V("const", literal(val), value=val)
         for x in (a, b):
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
