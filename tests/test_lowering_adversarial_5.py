@@ -10,7 +10,7 @@ of two dtypes, implicit broadcasting of a lower-rank operand, gathers of another
 ``tle.gpu.scale_rows`` factors of other dtypes, reshapes / transposes / reductions of 3-D views,
 ``.shape`` / ``.dtype`` of tensors, names that clash with the generated module's.
 
-Wrong and fixed in this round (9817bfe, lowering/; the two tensor-promotion twins by 2d021a9):
+Wrong and fixed in this round (9817bfe, 8b932bd; the two tensor-promotion twins by 2d021a9):
 * test_a_scalar_slot_store_casts_as_tl_store_does: ``tl.store(local_ptr(slot.f), 2.7)`` into an
   int32 field, ``-1`` into a uint8 one: tl.store casts (2, 255); the lowering splats with
   ``gl.full(shape, 2.7, gl.int32)``, which Triton refuses (``get_int32(): incompatible function
@@ -58,20 +58,43 @@ Wrong and fixed in this round (9817bfe, lowering/; the two tensor-promotion twin
   -56); an int8 dot into a float32 accumulator reached Triton's backend (an assertion, "WGMMA type
   or shape is not supported", and an MLIR dump, reported at the kernel's first line) (translate.py
   ``dot``).
+* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes[product-wraps, shift-wraps,
+  fp32-compare, to-of-product, cdiv-negative, bool-plus-bool] (8b932bd, refused at the use now):
+  ``b = 65536; t + b * b`` and ``b = 3; t + (b << 30)`` (i32 wraps in Triton) folded to Python's
+  2^32 / 3 * 2^30, which Gluon refused ("Scalar 4294967296 is out of range for type int32"); ``t *
+  0 + (b > 16777216.5)`` with b = 16777217 stored 1 (Python's comparison) where Triton's fp32 one
+  stores 0; ``(b * 1.0).to(tl.int32)`` folded to a float literal, which has no ``.to``; ``b = -4; t
+  + tl.cdiv(b, 3)`` stored t - 1 (Python's floor) where Triton's C division gives t + 0; ``b =
+  True; t + (b + b)`` t + 2 where Triton's i1 sum is 0 (frontend/local_tensors.py
+  ``folded_arithmetic``).
+* test_a_folded_condition_around_events_is_read_as_triton_computes: ``b = 16777217`` then ``if b >
+  16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``; ``b = 3``,
+  ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``; ``b = -4``, ``tl.cdiv(b, 3)
+  != 0``; ``b = True``, ``b + b == 2``, ``~b``, ``-b == -1``) around a writer's acquire and commit
+  (refused at the use since 8b932bd): the frontend folds b and evaluates the condition with
+  Python's doubles and unbounded ints (True), verifies and lowers the events unconditionally;
+  Triton holds b as an i32 tensor and computes in fp32 / i32 (False: no commit, the reader waits
+  forever); the i32 wrap is refused for names bound twice (docs/language.md) but not in a folded
+  condition (frontend folding of a folded name's arithmetic, frontend/folding.py /
+  local_tensors.py; a ``b = 0.1`` name is refused there as data-dependent).
+* test_a_folded_event_index_is_read_as_triton_computes: ``b = -4`` then ``w.acquire(p + 1 +
+  tl.cdiv(b, 3))`` and its commit (or ``b = True``, ``p + 2 - (b + b)``): verified as index p
+  (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 / i1
+  tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above, in
+  the protocol view: frontend/folding.py). Refused at the use since 8b932bd.
 
 Left (strict xfails below; the suspected place in parentheses):
-* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``b = 100`` then ``t + b``
-  on an int8 tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the frontend folds
-  ``b`` to the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t * b``, a helper
-  given ``b``, and ``tl.where(c, t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1,
-  which Gluon then refuses (out of int8's range; get_uint8(-1)); ``b = 65536; t + b * b`` and ``b =
-  3; t + (b << 30)`` (i32 wraps in Triton: t + 0, t - 2^30) fold to Python's 2^32 / 3 * 2^30, which
-  Gluon refuses ("Scalar 4294967296 is out of range for type int32"); ``t * 0 + (b > 16777216.5)``
-  with b = 16777217 stores 1 (Python's comparison) where Triton's fp32 one stores 0; ``(b *
-  1.0).to(tl.int32)`` / ``(b / 2).to(...)`` fold to a float literal, which has no ``.to``; ``b =
-  -4; t + tl.cdiv(b, 3)`` stores t - 1 (Python's floor) where Triton's C division gives t + 0, ``b
-  = True; t + (b + b)`` t + 2 where Triton's i1 sum is 0 (frontend/build.py's fold of a name bound
-  to a constant into the kernel IR, which translate.py spells as the literal).
+* test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes[add, mul, helper-argument,
+  where-branch, full-value, to-of-quotient, constexpr-call, u32-name, i64-name]: ``b = 100`` then
+  ``t + b`` on an int8 tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the
+  frontend folds ``b`` to the literal and the lowered Gluon adds in i8 (wraps to -56); so too ``t *
+  b``, a helper given ``b`` and ``b = tl.constexpr(100)`` (a plain assignment too); ``tl.where(c,
+  t, z)`` / ``tl.full(shape, b, tl.uint8)`` with z = 1000 / b = -1, ``t + b`` with b = 3000000000
+  (a u32 tensor in Triton) or 2**40 (i64), which Gluon refuses (out of the tile's range;
+  get_uint8(-1)); ``b = 7; (b / 2).to(tl.int32)`` folds to ``(7 / 2).to(...)``, a float with no
+  ``.to`` (Python's 3.5 is fp32's, so 8b932bd's check lets it through) (frontend/build.py's fold of
+  a name bound to a constant, which translate.py spells as the literal; the promotion of an i32
+  tensor is lost even where the value agrees).
 * test_a_kernel_body_constant_handed_to_a_partition_is_a_tensor: ``B = 0.1`` / ``I = 100`` in the
   kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is computed in
   bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32) (lowering/walks.py ``bindings``,
@@ -87,27 +110,11 @@ Left (strict xfails below; the suspected place in parentheses):
   type found" or the WGMMA assertion, reported at the kernel's first line); an fp16 dot into an
   fp16 accumulator (Triton: AssertionError, out_dtype is float32) compiles (translate.py ``dot``:
   the float accumulator and operand types are not checked).
-* test_a_folded_condition_around_events_is_read_as_triton_computes: ``b = 16777217`` then ``if b >
-  16777216.5:`` (or ``b * 1.0 > 16777216``; ``b = 100000001``, ``b * 1.0 != 100000000``; ``b = 3``,
-  ``b * 0.1 != 0.3``, ``(b << 30) > 0``; ``b = 65536``, ``b * b > 0``; ``b = -4``, ``tl.cdiv(b, 3)
-  != 0``; ``b = True``, ``b + b == 2``, ``~b``, ``-b == -1``) around a writer's acquire and commit:
-  the frontend folds b and evaluates the condition with Python's doubles and unbounded ints (True),
-  verifies and lowers the events unconditionally; Triton holds b as an i32 tensor and computes in
-  fp32 / i32 (False: no commit, the reader waits forever); the i32 wrap is refused for names bound
-  twice (docs/language.md) but not in a folded condition (frontend folding of a folded name's
-  arithmetic, frontend/folding.py / local_tensors.py; a ``b = 0.1`` name is refused there as
-  data-dependent).
-* test_a_folded_event_index_is_read_as_triton_computes: ``b = -4`` then ``w.acquire(p + 1 +
-  tl.cdiv(b, 3))`` and its commit (or ``b = True``, ``p + 2 - (b + b)``): verified as index p
-  (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 / i1
-  tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above, in
-  the protocol view: frontend/folding.py).
 * test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_computes: ``B = 65536``
   (``True``, ``16777217``) in the kernel body, ``if B * B > 0:`` (``~B``, ``B > 16777216.5``)
   around a partition's events: B reaches the partition as a constexpr, so the verifier and the
   Gluon both compute Python's True where Triton's i32 / i1 / fp32 arithmetic on the tensor the
   assignment made is False (lowering/walks.py ``bindings`` and the frontend's kernel-body fold).
-
 * test_a_load_whose_mask_outranks_its_pointer_broadcasts_or_is_refused: ``tl.load(y_ptr +
   tl.arange(0, 64), mask=offs < M, other=0)`` with a [32, 64] mask (Triton broadcasts the [64]
   pointers and loads a [32, 64] tile): the lowering fails with an AssertionError traceback in the
@@ -116,12 +123,10 @@ Left (strict xfails below; the suspected place in parentheses):
   Triton refuses) is the same traceback (translate.py ``load`` types the result by the pointer's
   shape and layout variable; the rank broadcasting of 9817bfe covers operands of elementwise ops,
   not a load's pointer).
-
 * test_a_libdevice_call_is_refused_in_its_own_name: ``tl.extra.cuda.libdevice.pow(x, 2.0)``,
   verified by tle-dump, is refused by the lowering as "`tl.pow` is not supported by the lowering",
   a name the kernel never wrote (translate.py ``call_builtin`` keeps the last component of the
   dotted name); it should be lowered or refused naming the call.
-
 * test_a_gather_through_another_spelling_of_the_pointer_converts: the int32 pointer of the tuple
   gather reached through a nested tuple (``xa[0][0]``), ``tl.where(c, xa[0], xa[1])``, a
   conditional expression or ``tl.multiple_of(xa[0], 16)``: still a cp.async of its int32 bits into
@@ -363,47 +368,55 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
     assert re.search(r"arith\.mulf .*: tensor<64xf32>", ttir), ttir
 
 
-@pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an int into the "
-                   "literal, where Triton holds an i32 tensor: the lowered Gluon adds an int8 tile "
-                   "in i8, computes Python's numbers (no i32 wrap, a double comparison) and "
-                   "refuses what Triton computes")
+FOLD_XFAIL = pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an "
+                               "int into the literal, where Triton holds an i32 tensor: "
+                               "the lowered Gluon adds an int8 tile in i8, and refuses what "
+                               "Triton computes (out of a narrow type's range, a float "
+                               "literal's .to)")
+
+
+def _fold(dt, bind, stored, bad, good, id_, left=False):
+    """A case of test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``bind``
+    then ``tl.store(y_ptr + p * 2048 + offs, stored)`` on a tile of ``dt``."""
+    return pytest.param(dt, f"{bind}\ntl.store(y_ptr + p * 2048 + offs, {stored})", bad, good,
+                        id=id_, marks=FOLD_XFAIL if left else ())
+
+
+ADDI8, ADDI32 = r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"
+
+
 @pytest.mark.parametrize("dt,body,bad,good", [
-    ("int8", "b = 100\ntl.store(y_ptr + p * 2048 + offs, t + b)",
-     r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
-    ("int8", "b = 3\ntl.store(y_ptr + p * 2048 + offs, t * b)",
-     r"arith\.muli .*: tensor<32x64xi8", r"arith\.muli .*: tensor<32x64xi32"),
-    ("int8", "b = 100\ntl.store(y_ptr + p * 2048 + offs, add(t, b))",
-     r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
-    ("int8", "z = 1000\ntl.store(y_ptr + p * 2048 + offs, tl.where(t > 0, t, z))",
-     r"arith\.select .*tensor<32x64xi8", r"arith\.select .*tensor<32x64xi32"),
-    ("uint8", "b = -1\ntl.store(y_ptr + p * 2048 + offs, t + tl.full([32, 64], b, tl.uint8))",
-     NEVER, r"dense<-1> : tensor<32x64xi8"),
-    # i32 arithmetic that wraps in Triton (0, -2^30), Python's big numbers folded in: refused
-    ("int32", "b = 65536\ntl.store(y_ptr + p * 2048 + offs, t + b * b)", NEVER, ""),
-    ("int32", "b = 3\ntl.store(y_ptr + p * 2048 + offs, t + (b << 30))", NEVER, ""),
+    _fold("int8", "b = 100", "t + b", ADDI8, ADDI32, "add", left=True),
+    _fold("int8", "b = 3", "t * b", r"arith\.muli .*: tensor<32x64xi8",
+          r"arith\.muli .*: tensor<32x64xi32", "mul", left=True),
+    _fold("int8", "b = 100", "add(t, b)", ADDI8, ADDI32, "helper-argument", left=True),
+    _fold("int8", "z = 1000", "tl.where(t > 0, t, z)", r"arith\.select .*tensor<32x64xi8",
+          r"arith\.select .*tensor<32x64xi32", "where-branch", left=True),
+    _fold("uint8", "b = -1", "t + tl.full([32, 64], b, tl.uint8)", NEVER,
+          r"dense<-1> : tensor<32x64xi8", "full-value", left=True),
+    # i32 arithmetic that wraps in Triton (0, -2^30), Python's big numbers folded in (refused
+    # since 8b932bd)
+    _fold("int32", "b = 65536", "t + b * b", NEVER, "", "product-wraps"),
+    _fold("int32", "b = 3", "t + (b << 30)", NEVER, "", "shift-wraps"),
     # an fp32 comparison (False in Triton) folded with Python's doubles (True)
-    ("int32", "b = 16777217\ntl.store(y_ptr + p * 2048 + offs, t * 0 + (b > 16777216.5))",
-     r"dense<1> : tensor<32x64xi32", ""),
+    _fold("int32", "b = 16777217", "t * 0 + (b > 16777216.5)", r"dense<1> : tensor<32x64xi32",
+          "", "fp32-compare"),
     # a tensor's .to of a folded expression: `(16777217 * 1.0).to(...)`, a float has no .to
-    ("int32", "b = 16777217\ntl.store(y_ptr + p * 2048 + offs, t + (b * 1.0).to(tl.int32))",
-     NEVER, ""),
-    ("int32", "b = 7\ntl.store(y_ptr + p * 2048 + offs, t + (b / 2).to(tl.int32))", NEVER, ""),
+    _fold("int32", "b = 16777217", "t + (b * 1.0).to(tl.int32)", NEVER, "", "to-of-product"),
+    _fold("int32", "b = 7", "t + (b / 2).to(tl.int32)", NEVER, "", "to-of-quotient", left=True),
     # Triton's tl.cdiv of the i32 tensor -4 by 3 is C's (-4 + 2) / 3 = 0; Python's folds -1
-    ("int32", "b = -4\ntl.store(y_ptr + p * 2048 + offs, t + tl.cdiv(b, 3))",
-     r"dense<-1> : tensor<32x64xi32", ""),
+    _fold("int32", "b = -4", "t + tl.cdiv(b, 3)", r"dense<-1> : tensor<32x64xi32", "",
+          "cdiv-negative"),
     # True + True of two i1 tensors is i1 0 in Triton; Python's True + True is 2
-    ("int32", "b = True\ntl.store(y_ptr + p * 2048 + offs, t + (b + b))",
-     r"dense<2> : tensor<32x64xi32", ""),
+    _fold("int32", "b = True", "t + (b + b)", r"dense<2> : tensor<32x64xi32", "",
+          "bool-plus-bool"),
     # `b = tl.constexpr(100)` is a plain assignment too: Triton unwraps and makes a tensor
-    ("int8", "b = tl.constexpr(100)\ntl.store(y_ptr + p * 2048 + offs, t + b)",
-     r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"),
+    _fold("int8", "b = tl.constexpr(100)", "t + b", ADDI8, ADDI32, "constexpr-call", left=True),
     # Triton makes 3e9 a u32 tensor and 2**40 an i64 one: t + b is computed (u32 / i64), where
     # the folded literal is out of the int32 tile's range and Gluon refuses it
-    ("int32", "b = 3000000000\ntl.store(y_ptr + p * 2048 + offs, t + b)", NEVER, ""),
-    ("int32", "b = 2**40\ntl.store(y_ptr + p * 2048 + offs, (t + b).to(tl.int32))", NEVER, ""),
-], ids=["add", "mul", "helper-argument", "where-branch", "full-value", "product-wraps",
-        "shift-wraps", "fp32-compare", "to-of-product", "to-of-quotient", "cdiv-negative",
-        "bool-plus-bool", "constexpr-call", "u32-name", "i64-name"])
+    _fold("int32", "b = 3000000000", "t + b", NEVER, "", "u32-name", left=True),
+    _fold("int32", "b = 2**40", "(t + b).to(tl.int32)", NEVER, "", "i64-name", left=True),
+])
 def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad,
                                                                         good):
     """docs/language.md: "Triton holds such a name as a scalar tensor of that value"; the folded
@@ -896,10 +909,6 @@ def test_plain_triton_computes_an_int_name_in_i32_and_fp32():
     assert len(stores) == 1, stores
 
 
-@pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an int into a condition "
-                   "evaluated with Python's numbers (doubles, unbounded ints); Triton computes the "
-                   "i32 tensor in fp32 / i32, where the condition is false and the writer never "
-                   "commits")
 @pytest.mark.parametrize("bind,cond", [("b = 16777217", "b > 16777216.5"),
                                        ("b = 16777217", "b * 1.0 > 16777216"),
                                        ("b = 100000001", "b * 1.0 != 100000000"),
@@ -953,10 +962,6 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="an event index holding a folded name is read with Python's "
-                   "numbers by the verifier and as a constexpr by the lowered Gluon (p), where "
-                   "Triton computes the i32 / i1 tensor (p + 1, p + 2): the writer commits other "
-                   "indices than the reader waits")
 @pytest.mark.parametrize("bind,idx", [("b = -4", "p + 1 + tl.cdiv(b, 3)"),
                                       ("b = True", "p + 2 - (b + b)")],
                          ids=["cdiv-negative", "bool-plus-bool"])
