@@ -133,6 +133,14 @@ Left (strict xfails below; the suspected place in parentheses):
   the fp32 field after 9817bfe, whose pointee check follows only a tuple item (translate.py
   ``_cp_async_form``: an unknown element type should not gather).
 
+* test_a_folded_tuple_item_around_events_is_read_as_triton_computes: ``b = 65536`` handed to a
+  helper as ``(b, 1)`` (or ``pr = (65536, 1)``; ``(True, 1)`` with ``~b[0]``; ``(16777217,)`` with
+  ``b[0] > 16777216.5``; ``(-4, 0)`` with ``tl.cdiv(b[0], 3) != 0``) whose condition guards the
+  writer's events: verified with Python's values, where Triton holds the tuple items as i32 / i1
+  tensors (the condition is False, the reader hangs); 8b932bd's refusal of a folded name's
+  arithmetic does not follow a tuple item (frontend/local_tensors.py ``folded_arithmetic``, the
+  subscript of a folded tuple).
+
 Found right (no case here): a name bound to a float (``s = 0.1``, kept a name, promotes as in
 Triton); scalar slot stores of ints out of range (300 into int8: 44, 2**31 into int32, -200,
 True), a runtime fp32 / i32 scalar into int / fp16 fields; loads of int8 tiles converted
@@ -1050,3 +1058,90 @@ def test_a_libdevice_call_is_refused_in_its_own_name(tmp_path):
     except TleError as e:
         assert f"kernel.py:{_line_of(path, expr)}: error" in str(e), str(e)
         assert "libdevice.pow" in str(e), str(e)
+
+
+TUPLE_IF = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.int32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def put(w, x_ptr, p, b):
+    if COND:
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    BIND
+    for p in range(N):
+        put(w, x_ptr, p, ARG)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
+'''
+
+
+def test_plain_triton_computes_a_tuple_item_as_a_tensor():
+    """The reference: a name bound to 65536 (True) handed to a function inside a tuple, and a
+    tuple of constants bound to a name, hold i32 (i1) tensors: ``b[0] * b[0] > 0`` wraps to 0
+    and ``~b[0]`` of True is False, so none of the stores is emitted."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def put(y_ptr, b):
+        if b[0] * b[0] > 0:
+            tl.store(y_ptr, 1)
+
+    @triton.jit
+    def put_not(y_ptr, b):
+        if ~b[0]:
+            tl.store(y_ptr, 1)
+
+    @triton.jit
+    def f(y_ptr):
+        c = 65536
+        put(y_ptr, (c, 1))
+        pr = (65536, 1)
+        if pr[0] * pr[0] > 0:
+            tl.store(y_ptr + 2, 1)
+        d = True
+        put_not(y_ptr + 4, (d, 1))
+
+    stores = [line for line in _triton_ttir(f, {"y_ptr": "*i32"}).splitlines()
+              if "tt.store" in line]
+    assert not stores, stores
+
+
+@pytest.mark.xfail(strict=True, reason="8b932bd refuses a folded name's arithmetic where Triton's "
+                   "value differs, but not through a tuple item: b[0] * b[0] > 0 of (65536, 1) "
+                   "is verified with Python's 2^32 where Triton's i32 gives 0")
+@pytest.mark.parametrize("bind,arg,cond", [
+    ("b = 65536", "(b, 1)", "b[0] * b[0] > 0"),
+    ("pr = (65536, 1)", "pr", "b[0] * b[0] > 0"),
+    ("b = True", "(b, 1)", "~b[0]"),
+    ("b = 16777217", "(b,)", "b[0] > 16777216.5"),
+    ("b = -4", "(b, 0)", "tl.cdiv(b[0], 3) != 0")],
+    ids=["product-wraps", "tuple-of-constants", "invert-bool", "fp32-compare", "cdiv-negative"])
+def test_a_folded_tuple_item_around_events_is_read_as_triton_computes(tmp_path, bind, arg, cond):
+    """``b = 65536`` handed to a helper as ``(b, 1)``, whose ``if b[0] * b[0] > 0:`` guards the
+    writer's acquire and commit: verified (Python's 2^32 > 0) and lowered unconditionally, where
+    Triton's i32 product is 0 and the writer never commits (the test above). The same arithmetic
+    on ``b`` itself is refused since 8b932bd; through a tuple item it is not."""
+    path = _write(tmp_path, TUPLE_IF.replace("BIND", bind).replace("ARG", arg)
+                  .replace("COND", cond))
+    rc, out = _dump(path)
+    assert rc == 1, out
