@@ -8,7 +8,10 @@ constants handed to partitions, scalar and masked slot stores and loads of anoth
 of two dtypes, implicit broadcasting of a lower-rank operand, gathers of another element type,
 ``tl.math.*`` spellings, cache hints of stores, atomics with ``sem=`` / ``scope=``,
 ``tle.gpu.scale_rows`` factors of other dtypes, reshapes / transposes / reductions of 3-D views,
-``.shape`` / ``.dtype`` of tensors, names that clash with the generated module's.
+``.shape`` / ``.dtype`` of tensors, names that clash with the generated module's, tl.dot operand
+and accumulator types, folded names (i32 wraps, fp32 rounding, C's tl.cdiv, i1 arithmetic) in
+conditions and indices of pipe events, directly, through kernel-body bindings and tuple items;
+then the fixes of this round (9817bfe, 8b932bd) with other spellings of the same constructs.
 
 Wrong and fixed in this round (9817bfe, 8b932bd; the two tensor-promotion twins by 2d021a9):
 * test_a_scalar_slot_store_casts_as_tl_store_does: ``tl.store(local_ptr(slot.f), 2.7)`` into an
