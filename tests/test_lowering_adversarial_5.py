@@ -155,7 +155,12 @@ with axis None; kernel-body reductions and loads handed to partitions as scalars
 tensor refused at the binding); locals named gl / mbarrier / warpgroup_mma ... (refused);
 conditions on floats around events (refused); helper arguments given a literal (a constexpr in
 Triton too); ``u8 > b`` with b = -1 (i32 compare, as Triton); method calls ``t.sum(1)`` ...
-(refused by the frontend).
+(refused by the frontend); after 9817bfe, rank broadcasts into 3-D views, runtime scalars of
+other types stored into slots, tensor / bool ``other=`` of masked slot loads, a uint8 operand
+reached by ``.to`` or a register load (refused). Refused at the line, which the rule allows
+(noted, no case): ``x[:, None, None]`` and ``x[:, :]`` by the lowering ("expand exactly one
+dimension per subscript"), though Triton takes both; ``(b * 2).to(tl.int8)`` of a name bound to
+7 by tle-dump, whose message says Triton refuses it too (it does not: the name is a tensor).
 """
 
 from __future__ import annotations
