@@ -108,11 +108,12 @@ Left (strict xfails below; the suspected place in parentheses):
   index of a tensor ...)", though Triton reads a tensor's .shape as a tuple of constexprs and
   compiles both (frontend/protocol.py ``_e_Subscript``).
 * test_a_dot_triton_refuses_is_refused_at_its_line[bf16-into-bf16, fp16-into-fp16, fp32-into-fp16,
-  bf16-times-fp16]: a bf16 dot into a bf16 accumulator, an fp32-operand dot into fp16 and a bf16 x
-  fp16 dot (Triton refuses each) still reach Triton's backend ("LLVM ERROR: Unsupported mma result
-  type found" or the WGMMA assertion, reported at the kernel's first line); an fp16 dot into an
-  fp16 accumulator (Triton: AssertionError, out_dtype is float32) compiles (translate.py ``dot``:
-  the float accumulator and operand types are not checked).
+  bf16-times-fp16, fp64-into-fp64]: a bf16 dot into a bf16 accumulator, an fp32-operand dot into
+  fp16, a bf16 x fp16 dot and an fp64 dot into fp64 (Triton refuses each) still reach Triton's
+  backend ("LLVM ERROR: Unsupported mma result type found" or the WGMMA assertion, reported at the
+  kernel's first line); an fp16 dot into an fp16 accumulator (Triton: AssertionError, out_dtype is
+  float32) compiles (translate.py ``dot``: the float accumulator and operand types are not
+  checked).
 * test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_computes: ``B = 65536``
   (``True``, ``16777217``) in the kernel body, ``if B * B > 0:`` (``~B``, ``B > 16777216.5``)
   around a partition's events: B reaches the partition as a constexpr, so the verifier and the
@@ -831,7 +832,8 @@ DOT_ACC_XFAIL = pytest.mark.xfail(strict=True, reason="translate.py dot checks t
     pytest.param("float16", "fp16", "float16", "fp16", id="fp16-into-fp16", marks=DOT_ACC_XFAIL),
     pytest.param("float32", "fp32", "float16", "fp16", id="fp32-into-fp16", marks=DOT_ACC_XFAIL),
     pytest.param("bfloat16/float16", "bf16/fp16", "float32", "fp32", id="bf16-times-fp16",
-                 marks=DOT_ACC_XFAIL)])
+                 marks=DOT_ACC_XFAIL),
+    pytest.param("float64", "fp64", "float64", "fp64", id="fp64-into-fp64", marks=DOT_ACC_XFAIL)])
 def test_a_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys):
     """All verified by tle-dump. The uint8 product compiles and multiplies 200 as -56 (an s8
     wgmma); the fp16 accumulator compiles (Triton asks for out_dtype=tl.float16, which the
