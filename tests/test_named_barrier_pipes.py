@@ -375,7 +375,9 @@ def test_a_printed_kir_file_verifies_and_lowers_as_its_source(tmp_path, capsys):
     assert strip(capsys.readouterr().out) == strip(printed)
     assert tle_dump(["-p", "emit-gluon", str(kir)]) == 0
     from_kir = capsys.readouterr().out
-    assert tle_dump(["--gluon", str(src)]) == 0
+    # (the pipeline's Gluon: --gluon types the .py by its DEFAULT_CONFIG signature, which a .kir
+    # file does not carry, so its slot stores of values of known type may lose a no-op .to)
+    assert tle_dump(["-p", "emit-gluon", str(src)]) == 0
     from_py = capsys.readouterr().out
     assert from_kir.splitlines()[1:] == from_py.splitlines()[1:]
     assert "bar.arrive" in from_kir and "bar.sync" in from_kir

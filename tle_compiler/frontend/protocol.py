@@ -769,6 +769,12 @@ class Walker(WalkRules):
             # of its use, `local_ptr` or a TMA copy)
             return replace(base, node=e, key=None, hint=None, why=None)
         ints = [i for i in e.index if isinstance(i, int) and not isinstance(i, bool)]
+        if ints and isinstance(e.value, K.Op) and any(
+                k == "return_indices" and not (isinstance(v, K.Const) and not v.value)
+                for k, v in e.value.kwargs):
+            # tl.max / tl.min(..., return_indices=True) is a (values, indices) pair in Triton;
+            # its items are data here (the lowering refuses the keyword at its line)
+            return Data(node=e, fields=base.fields if isinstance(base, Data) else frozenset())
         if ints and not isinstance(base, Poison):
             # an integer index picks a tuple's item (above) and nothing else: Triton 3.6
             # refuses it on a tensor or a scalar ("unsupported tensor index"), Python on an
