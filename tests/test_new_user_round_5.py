@@ -548,3 +548,20 @@ def test_bench_refuses_an_output_path_it_could_not_write_before_the_run(name, ca
     # '' (no plot) and a file in an existing folder pass the parser (then: no GPU, exit 2)
     assert bench.main(["--plot", "", "--json", str(tmp_path / "r.json")]) == 2
     assert capsys.readouterr().err.startswith("error: this benchmark needs a CUDA GPU")
+
+
+def test_compile_kernel_names_an_argument_typed_in_another_librarys_spelling():
+    """Through the API (compile_kernel, a launch's compile) a torch / C type name in the
+    signature is the same error tle-dump gives at DEFAULT_CONFIG, naming the argument and
+    Triton's spelling (it was a bare KeyError: 'int' from the compile)."""
+    pytest.importorskip("triton.experimental.gluon")
+    import tle_kernels.examples.ring as ring
+    from tle_compiler.diagnostics import TleError
+    from tle_compiler.lowering import compile_kernel
+
+    sig = dict(ring.DEFAULT_CONFIG["signature"])
+    arg = next(a for a, t in sig.items() if t == "i32")
+    sig[arg] = "int"
+    with pytest.raises(TleError, match=rf"argument '{arg}' as 'int', which is not Triton's "
+                                       r"spelling: write 'i32'"):
+        compile_kernel(ring.ring_sum, sig, ring.DEFAULT_CONFIG.get("constexprs", {}))

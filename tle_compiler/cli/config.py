@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
+from ..lowering.signature_checks import type_problem
 
 _CONFIG_LINE = re.compile(r"\s*DEFAULT_CONFIG\s*(?::[^=]*)?=")
 _SHAPE = ('DEFAULT_CONFIG must be a literal dict {"signature": {ARG: "TYPE", ...}, '
@@ -53,20 +54,6 @@ def _checked(cfg: object, path: str) -> dict:
     raise TleError(f"{_SHAPE}: {problem}", Loc(path, _line(path)), check="lowering")
 
 
-#: The type strings Triton 3.6 reads (triton.language.str_to_ty): a pointer is "*" (or "*k",
-#: const) before one of these; "constexpr" and "tensordesc<...>" besides.
-TRITON_TYPES = ("fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp8e4b15", "fp16", "bf16", "fp32",
-                "fp64", "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "B")
-#: Spellings of other libraries (torch's dtype names, C's) and the Triton type each means: the
-#: compile fails on them with a bare KeyError, and the verifier, reading the type as no integer
-#: it knows, blamed the arithmetic.
-_ALIASES = {"int": "i32", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-            "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
-            "half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32",
-            "float32": "fp32", "f32": "fp32", "double": "fp64", "float64": "fp64",
-            "f16": "fp16", "long": "i64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
-
-
 #: The check of a DEFAULT_CONFIG whose signature holds a type string Triton does not read
 #: (tle-dump: unusable input, exit 2, whatever it was asked to print).
 TYPE_CHECK = "default-config-type"
@@ -106,25 +93,6 @@ def signature_type_error(path: str, text: str):
                     return TleError(type_message(str(arg), t), Loc(path, stmt.lineno),
                                     check=TYPE_CHECK)
     return None
-
-
-def type_problem(t: str) -> str:
-    """'' when Triton reads the argument type string ``t``; else a phrase saying why not (and,
-    for another library's spelling of a Triton type, Triton's)."""
-    pointer = ""
-    base = t
-    while base.startswith("*"):
-        pointer += "*"
-        base = base[1:]
-        if base.startswith("k"):
-            pointer += "k"
-            base = base[1:]
-    if base in TRITON_TYPES or base.startswith(("constexpr", "tensordesc")):
-        return ""
-    if base in _ALIASES:
-        return f"{t!r}, which is not Triton's spelling: write {pointer + _ALIASES[base]!r}"
-    return (f"{t!r}, which is no Triton type (scalars: i32, i64, fp32, ...; pointers: *fp32, "
-            f"*bf16, *i32, ...; constexpr; tensordesc<...>)")
 
 
 def _a(value: object) -> str:

@@ -92,12 +92,51 @@ def check_scalar_args(info, signature: dict) -> None:
                            f"type it i32", info.program.loc, check="signature")
 
 
+#: The type strings Triton 3.6 reads (triton.language.str_to_ty): a pointer is "*" (or "*k",
+#: const) before one of these; "constexpr" and "tensordesc<...>" besides.
+TRITON_TYPES = ("fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp8e4b15", "fp16", "bf16", "fp32",
+                "fp64", "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "B")
+#: Spellings of other libraries (torch's dtype names, C's) and the Triton type each means: the
+#: compile fails on them with a bare KeyError, and the verifier, reading the type as no integer
+#: it knows, blamed the arithmetic.
+_ALIASES = {"int": "i32", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+            "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
+            "half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32",
+            "float32": "fp32", "f32": "fp32", "double": "fp64", "float64": "fp64",
+            "f16": "fp16", "long": "i64", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}
+
+
+def type_problem(t: str) -> str:
+    """'' when Triton reads the argument type string ``t``; else a phrase saying why not (and,
+    for another library's spelling of a Triton type, Triton's)."""
+    pointer = ""
+    base = t
+    while base.startswith("*"):
+        pointer += "*"
+        base = base[1:]
+        if base.startswith("k"):
+            pointer += "k"
+            base = base[1:]
+    if base in TRITON_TYPES or base.startswith(("constexpr", "tensordesc")):
+        return ""
+    if base in _ALIASES:
+        return f"{t!r}, which is not Triton's spelling: write {pointer + _ALIASES[base]!r}"
+    return (f"{t!r}, which is no Triton type (scalars: i32, i64, fp32, ...; pointers: *fp32, "
+            f"*bf16, *i32, ...; constexpr; tensordesc<...>)")
+
+
 def check_signature(info, signature: dict) -> None:
     """Every check of the argument types a compile is given (the compile's own signature, or
     tle-dump's DEFAULT_CONFIG one): no narrow or unsigned integer, no i1, i64 or pointer / float
     protocol argument, no protocol value loaded as another type than i32."""
     from .loaded_params import check_loaded_params
 
+    for arg, t in signature.items():
+        problem = type_problem(t) if isinstance(t, str) else f"{t!r}, which is no type string"
+        if problem:
+            # (another library's spelling reached the compile as a bare KeyError)
+            raise TleError(f"kernel '{info.name}': the signature types argument '{arg}' as "
+                           f"{problem}", info.program.loc, check="signature")
     check_integer_args(info, signature)
     check_i1_args(info, signature)
     check_i64_args(info, signature)
