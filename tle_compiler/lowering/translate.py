@@ -1337,7 +1337,8 @@ class FnTranslator:
         if "other" in kws and not (isinstance(kws["other"], K.Const)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
-        pointee = POINTEE_DTYPES.get(self._static_pointee(pointer_arg(val_node)))
+        seen = self._static_pointee(pointer_arg(val_node))
+        pointee = POINTEE_DTYPES.get(seen, "<unknown>") if seen is not None else None
         if pointee is not None and pointee != ring.dtype:
             # cp.async copies bytes: values of another element type must be loaded and
             # converted, as tl.store converts them (an int32 3 copied into a float32 field
@@ -1348,20 +1349,38 @@ class FnTranslator:
     def _static_pointee(self, e) -> Optional[str]:
         """The element type (a signature's spelling) of the pointer expression ``e``, read from
         the names it is built of without translating it (both walks decide the cp.async form
-        alike, before either translates the pointer): a name's value, an item of a tuple held
-        by a name, either side of a ``+`` / ``-``; None when not known."""
+        alike, before either translates the pointer): a name's value, an item of a tuple (held
+        by a name, nested), either side of a ``+`` / ``-``, the pointer under tl.multiple_of /
+        tl.max_contiguous, the branches of a tl.where or a conditional expression. A type
+        other than the field's anywhere decides (:meth:`_cp_async_form` compares); None when
+        none is known."""
+        kinds = {k for k in self._static_pointees(e) if k is not None}
+        return kinds.pop() if len(kinds) == 1 else ("<several>" if kinds else None)
+
+    def _static_value(self, e) -> Optional[V]:
+        """The value a name, or a (nested) constant index of a tuple it holds, stands for."""
         if isinstance(e, K.Name):
             v = self.env.get(e.id)
-            return v.pointee if isinstance(v, V) else None
-        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
-            return self._static_pointee(e.lhs) or self._static_pointee(e.rhs)
-        if isinstance(e, K.Subscript) and len(e.index) == 1 and isinstance(e.index[0], int) \
-                and isinstance(e.value, K.Name):
-            v = self.env.get(e.value.id)
-            if isinstance(v, V) and v.kind == "tuple" and -len(v.value) <= e.index[0] < len(v.value):
+            return v if isinstance(v, V) else None
+        if isinstance(e, K.Subscript) and len(e.index) == 1 and isinstance(e.index[0], int):
+            v = self._static_value(e.value)
+            if v is not None and v.kind == "tuple" and -len(v.value) <= e.index[0] < len(v.value):
                 item = v.value[e.index[0]]
-                return item.pointee if isinstance(item, V) else None
+                return item if isinstance(item, V) else None
         return None
+
+    def _static_pointees(self, e) -> list:
+        v = self._static_value(e)
+        if v is not None:
+            return [v.pointee]
+        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
+            return self._static_pointees(e.lhs) + self._static_pointees(e.rhs)
+        if isinstance(e, K.Op) and e.args:
+            if e.name in ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy"):
+                return self._static_pointees(e.args[0])
+            if e.name in ("tl.where", "ifexp") and len(e.args) == 3:
+                return self._static_pointees(e.args[1]) + self._static_pointees(e.args[2])
+        return []
 
     def store(self, node: K.Op, kw: dict) -> None:
         p = self.ex(self._operand(node, 0, "pointer"))
@@ -1748,6 +1767,15 @@ class FnTranslator:
             regs.append(a_text)
             reg_types.append((tuple(a.shape), a.dtype, dot_l))
         ints = [x.dtype for x in (a, b) if x.dtype in promotion.INTEGER_TYPES]
+        fp8 = ("float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16")
+        if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype \
+                and not (a.dtype in fp8 and b.dtype in fp8):
+            # Triton: "Both operands must be same dtype" (fp8 x fp8 of two kinds excepted)
+            raise self.err(f"tl.dot of {a.dtype} x {b.dtype}: Triton takes operands of one dtype "
+                           f"(fp8 kinds excepted): cast one with .to()", node)
+        if "float64" in (a.dtype, b.dtype):
+            raise self.err("tl.dot of float64 operands: wgmma has no fp64 form, and the lowering "
+                           "issues every tl.dot as a wgmma", node)
         if any(t != "int8" for t in ints):
             # Triton refuses ("only int8 supported!"); an MLIR i8 is signless, so a uint8 tile
             # lowered as it is multiplies 200 as -56
@@ -1755,11 +1783,13 @@ class FnTranslator:
                            f"Triton takes int8 as its only integer operand type", node)
         if acc_node is not None:
             acc = self.ex(acc_node, allow_pending=True)
-            if ints and acc.kind == "tensor" and acc.dtype not in (None, "int32"):
-                # Triton refuses an int8 product into another accumulator; Gluon's reached
-                # the backend's assertion ("WGMMA type or shape is not supported")
-                raise self.err(f"tl.dot of int8 operands into a {acc.dtype} accumulator: an "
-                               f"integer tl.dot accumulates in int32", node)
+            want = "int32" if ints else "float32"
+            if acc.kind == "tensor" and acc.dtype not in (None, want):
+                # Triton's tl.dot accumulates in its out_dtype (float32; int32 for int8) and
+                # refuses another accumulator (an assertion); Gluon's reached the backend
+                # ("WGMMA type or shape is not supported", "Unsupported mma result type")
+                raise self.err(f"tl.dot into a {acc.dtype} accumulator: a tl.dot of {b.dtype} "
+                               f"operands accumulates in {want} (Triton's out_dtype)", node)
             self.S.anchor_eq(acc.var, res)
             sid = self.S.soft_eq(acc.var, res)
             acc_text = self.cvt(acc.text, sid)
