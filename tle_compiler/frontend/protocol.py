@@ -769,6 +769,10 @@ class Walker(WalkRules):
             # of its use, `local_ptr` or a TMA copy)
             return replace(base, node=e, key=None, hint=None, why=None)
         ints = [i for i in e.index if isinstance(i, int) and not isinstance(i, bool)]
+        if ints and isinstance(e.value, K.SlotField) and e.value.field == "shape" \
+                and not isinstance(base, (TupleV, *HANDLES)):
+            # `t.shape[1]` of a register tensor: a compile-time number in Triton, data here
+            return Data(node=e, fields=base.fields if isinstance(base, Data) else frozenset())
         if ints and isinstance(e.value, K.Op) and any(
                 k == "return_indices" and not (isinstance(v, K.Const) and not v.value)
                 for k, v in e.value.kwargs):

@@ -1188,6 +1188,12 @@ class FnTranslator:
             if a is None:
                 continue
             v = self.rank_up(self.ex(a), len(p.shape or ()))
+            if v.kind == "tensor" and len(v.shape or ()) > len(p.shape or ()):
+                # Triton broadcasts the pointers up to such a mask (or refuses such an other);
+                # the lowering gives a load its pointers' shape: refused, not a traceback
+                raise self.err(f"tl.load: its {key} of shape {list(v.shape)} has more dimensions "
+                               f"than its pointers' {list(p.shape or ())}: broadcast the pointers "
+                               f"to it in the expression (ptrs[None, :] + 0 * ...)", node)
             if v.kind == "tensor":
                 sid = self.S.soft_eq(v.var, p.var)
                 parts.append(f"{key}={self.cvt(v.text, sid)}")
