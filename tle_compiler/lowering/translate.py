@@ -941,7 +941,7 @@ class FnTranslator:
                 return t
             # any other operand is a register tensor: permuted in registers (more_ops.py)
             return more_ops.transpose(self, node)
-        raise self.err(f"`tl.{name}` is not supported by the lowering{more_ops.instead(name)}",
+        raise self.err(f"`{canon}` is not supported by the lowering{more_ops.instead(name)}",
                        node)
 
     def _reduce(self, name: str, x: V, axis: int, node: K.Op) -> V:
