@@ -13,7 +13,8 @@ and accumulator types, folded names (i32 wraps, fp32 rounding, C's tl.cdiv, i1 a
 conditions and indices of pipe events, directly, through kernel-body bindings and tuple items;
 then the fixes of this round (9817bfe, 8b932bd) with other spellings of the same constructs.
 
-Wrong and fixed in this round (9817bfe, 8b932bd; the two tensor-promotion twins by 2d021a9):
+Wrong and fixed in this round (9817bfe, 8b932bd, 53914c6, 7f4029d, a3b80f0; the two tensor-
+promotion twins by 2d021a9):
 * test_a_scalar_slot_store_casts_as_tl_store_does: ``tl.store(local_ptr(slot.f), 2.7)`` into an
   int32 field, ``-1`` into a uint8 one: tl.store casts (2, 255); the lowering splats with
   ``gl.full(shape, 2.7, gl.int32)``, which Triton refuses (``get_int32(): incompatible function
@@ -85,6 +86,35 @@ Wrong and fixed in this round (9817bfe, 8b932bd; the two tensor-promotion twins 
   (Python's -1 / 2) and lowered as ``gl.cdiv(-4, 3)`` on constexprs (the same p); Triton's i32 / i1
   tensors give p + 1 / p + 2, so the reader's wait(0) never completes (the same fold as above, in
   the protocol view: frontend/folding.py). Refused at the use since 8b932bd.
+* test_shape_and_dtype_of_a_register_tensor_lower[arange, add] (7f4029d): ``tl.arange(0,
+  t.shape[1])``, ``t + t.shape[0]``: was refused by the lowering as "`.shape` of something that is
+  not a pipe slot"; since 02a8059 the frontend refuses it as "`t.shape` is no tuple (Triton 3.6
+  refuses an integer index of a tensor ...)", though Triton reads a tensor's .shape as a tuple of
+  constexprs and compiles both (frontend/protocol.py ``_e_Subscript``).
+* test_a_dot_triton_refuses_is_refused_at_its_line[bf16-into-bf16, fp16-into-fp16, fp32-into-fp16,
+  bf16-times-fp16, fp64-into-fp64] (53914c6): a bf16 dot into a bf16 accumulator, an fp32-operand
+  dot into fp16, a bf16 x fp16 dot and an fp64 dot into fp64 (Triton refuses each) still reach
+  Triton's backend ("LLVM ERROR: Unsupported mma result type found" or the WGMMA assertion,
+  reported at the kernel's first line); an fp16 dot into an fp16 accumulator (Triton:
+  AssertionError, out_dtype is float32) compiles (translate.py ``dot``: the float accumulator and
+  operand types are not checked).
+* test_a_load_whose_mask_outranks_its_pointer_broadcasts_or_is_refused (7f4029d: refused at the
+  line): ``tl.load(y_ptr + tl.arange(0, 64), mask=offs < M, other=0)`` with a [32, 64] mask (Triton
+  broadcasts the [64] pointers and loads a [32, 64] tile): the lowering fails with an
+  AssertionError traceback in the layout solver (layouts.py ``layout``, depth 16); with a [32, 1]
+  mask Gluon refuses the lowered load ("tensor shape and layout rank mismatch"); a 2-D ``other`` of
+  a 1-D pointer and mask (which Triton refuses) is the same traceback (translate.py ``load`` types
+  the result by the pointer's shape and layout variable; the rank broadcasting of 9817bfe covers
+  operands of elementwise ops, not a load's pointer).
+* test_a_libdevice_call_is_refused_in_its_own_name (a3b80f0): ``tl.extra.cuda.libdevice.pow(x,
+  2.0)``, verified by tle-dump, is refused by the lowering as "`tl.pow` is not supported by the
+  lowering", a name the kernel never wrote (translate.py ``call_builtin`` keeps the last component
+  of the dotted name); it should be lowered or refused naming the call.
+* test_a_gather_through_another_spelling_of_the_pointer_converts (fixed since): the int32 pointer
+  of the tuple gather reached through a nested tuple (``xa[0][0]``), ``tl.where(c, xa[0], xa[1])``,
+  a conditional expression or ``tl.multiple_of(xa[0], 16)``: still a cp.async of its int32 bits
+  into the fp32 field after 9817bfe, whose pointee check follows only a tuple item (translate.py
+  ``_cp_async_form``: an unknown element type should not gather).
 
 Left (strict xfails below; the suspected place in parentheses):
 * test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes[add, mul, helper-argument,
@@ -102,41 +132,11 @@ Left (strict xfails below; the suspected place in parentheses):
   kernel body passed to a partition become ``gl.constexpr``s, so a bf16 tile times B is computed in
   bf16 (Triton: fp32) and an int8 tile plus I in i8 (Triton: i32) (lowering/walks.py ``bindings``,
   the ``const`` branch).
-* test_shape_and_dtype_of_a_register_tensor_lower[arange, add]: ``tl.arange(0, t.shape[1])``, ``t +
-  t.shape[0]``: was refused by the lowering as "`.shape` of something that is not a pipe slot";
-  since 02a8059 the frontend refuses it as "`t.shape` is no tuple (Triton 3.6 refuses an integer
-  index of a tensor ...)", though Triton reads a tensor's .shape as a tuple of constexprs and
-  compiles both (frontend/protocol.py ``_e_Subscript``).
-* test_a_dot_triton_refuses_is_refused_at_its_line[bf16-into-bf16, fp16-into-fp16, fp32-into-fp16,
-  bf16-times-fp16, fp64-into-fp64]: a bf16 dot into a bf16 accumulator, an fp32-operand dot into
-  fp16, a bf16 x fp16 dot and an fp64 dot into fp64 (Triton refuses each) still reach Triton's
-  backend ("LLVM ERROR: Unsupported mma result type found" or the WGMMA assertion, reported at the
-  kernel's first line); an fp16 dot into an fp16 accumulator (Triton: AssertionError, out_dtype is
-  float32) compiles (translate.py ``dot``: the float accumulator and operand types are not
-  checked).
 * test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_computes: ``B = 65536``
   (``True``, ``16777217``) in the kernel body, ``if B * B > 0:`` (``~B``, ``B > 16777216.5``)
   around a partition's events: B reaches the partition as a constexpr, so the verifier and the
   Gluon both compute Python's True where Triton's i32 / i1 / fp32 arithmetic on the tensor the
   assignment made is False (lowering/walks.py ``bindings`` and the frontend's kernel-body fold).
-* test_a_load_whose_mask_outranks_its_pointer_broadcasts_or_is_refused: ``tl.load(y_ptr +
-  tl.arange(0, 64), mask=offs < M, other=0)`` with a [32, 64] mask (Triton broadcasts the [64]
-  pointers and loads a [32, 64] tile): the lowering fails with an AssertionError traceback in the
-  layout solver (layouts.py ``layout``, depth 16); with a [32, 1] mask Gluon refuses the lowered
-  load ("tensor shape and layout rank mismatch"); a 2-D ``other`` of a 1-D pointer and mask (which
-  Triton refuses) is the same traceback (translate.py ``load`` types the result by the pointer's
-  shape and layout variable; the rank broadcasting of 9817bfe covers operands of elementwise ops,
-  not a load's pointer).
-* test_a_libdevice_call_is_refused_in_its_own_name: ``tl.extra.cuda.libdevice.pow(x, 2.0)``,
-  verified by tle-dump, is refused by the lowering as "`tl.pow` is not supported by the lowering",
-  a name the kernel never wrote (translate.py ``call_builtin`` keeps the last component of the
-  dotted name); it should be lowered or refused naming the call.
-* test_a_gather_through_another_spelling_of_the_pointer_converts: the int32 pointer of the tuple
-  gather reached through a nested tuple (``xa[0][0]``), ``tl.where(c, xa[0], xa[1])``, a
-  conditional expression or ``tl.multiple_of(xa[0], 16)``: still a cp.async of its int32 bits into
-  the fp32 field after 9817bfe, whose pointee check follows only a tuple item (translate.py
-  ``_cp_async_form``: an unknown element type should not gather).
-
 * test_a_folded_tuple_item_around_events_is_read_as_triton_computes: ``b = 65536`` handed to a
   helper as ``(b, 1)`` (or ``pr = (65536, 1)``; ``(True, 1)`` with ``~b[0]``; ``(16777217,)`` with
   ``b[0] > 16777216.5``; ``(-4, 0)`` with ``tl.cdiv(b[0], 3) != 0``) whose condition guards the
@@ -596,10 +596,6 @@ def test_a_gather_of_another_element_type_converts(tmp_path, dt, xs):
                          .replace("YS", SIG[dt]), "tl.store(tle.gpu.local_ptr(slot.tile)", check)
 
 
-@pytest.mark.xfail(strict=True, reason="the pointee check of 9817bfe follows a tuple item's type "
-                   "but not a nested tuple item, tl.where / a conditional of two of them, or "
-                   "tl.multiple_of: the cp.async gather still copies int32 bits into the float "
-                   "field")
 @pytest.mark.parametrize("arg,ptr", [
     ("((x_ptr, M), N)", "xa[0][0]"),
     ("(x_ptr, x_ptr)", "tl.where(offs < M, xa[0], xa[1])"),
@@ -742,14 +738,9 @@ def test_scale_rows_of_a_16_bit_factor_does_not_abort(tmp_path, factor):
 
 
 # ------------------------------------------------------------------ .shape / .dtype of a tensor
-SHAPE_XFAIL = pytest.mark.xfail(strict=True, reason="the frontend refuses `t.shape[1]` as "
-                                "\"`t.shape` is no tuple\" (02a8059), though a tensor's .shape "
-                                "is a tuple of constexprs in Triton")
-
-
 @pytest.mark.parametrize("expr", [
-    pytest.param("t + tl.arange(0, t.shape[1])[None, :]", id="arange", marks=SHAPE_XFAIL),
-    pytest.param("t + t.shape[0]", id="add", marks=SHAPE_XFAIL),
+    pytest.param("t + tl.arange(0, t.shape[1])[None, :]", id="arange"),
+    pytest.param("t + t.shape[0]", id="add"),
     pytest.param("(t * 2.5).to(t.dtype)", id="to")])
 def test_shape_and_dtype_of_a_register_tensor_lower(tmp_path, expr):
     """``t.shape[1]`` (64) and ``t.dtype`` (int32) of a tile loaded from a slot are compile-time
@@ -819,21 +810,14 @@ def test_plain_triton_refuses_these_dots():
                            target=GPUTarget("cuda", 90, 32))
 
 
-DOT_ACC_XFAIL = pytest.mark.xfail(strict=True, reason="translate.py dot checks the types of "
-                                  "integer dots only: a float dot into a bf16 / fp16 accumulator, "
-                                  "or of bf16 x fp16 tiles, reaches Triton's backend (or compiles, "
-                                  "fp16 into fp16), where Triton refuses it")
-
-
 @pytest.mark.parametrize("dt,sig,acc,ys", [
     pytest.param("uint8", "u8", "int32", "i32", id="uint8-operands"),
     pytest.param("int8", "i8", "float32", "fp32", id="int8-into-float32"),
-    pytest.param("bfloat16", "bf16", "bfloat16", "bf16", id="bf16-into-bf16", marks=DOT_ACC_XFAIL),
-    pytest.param("float16", "fp16", "float16", "fp16", id="fp16-into-fp16", marks=DOT_ACC_XFAIL),
-    pytest.param("float32", "fp32", "float16", "fp16", id="fp32-into-fp16", marks=DOT_ACC_XFAIL),
-    pytest.param("bfloat16/float16", "bf16/fp16", "float32", "fp32", id="bf16-times-fp16",
-                 marks=DOT_ACC_XFAIL),
-    pytest.param("float64", "fp64", "float64", "fp64", id="fp64-into-fp64", marks=DOT_ACC_XFAIL)])
+    pytest.param("bfloat16", "bf16", "bfloat16", "bf16", id="bf16-into-bf16"),
+    pytest.param("float16", "fp16", "float16", "fp16", id="fp16-into-fp16"),
+    pytest.param("float32", "fp32", "float16", "fp16", id="fp32-into-fp16"),
+    pytest.param("bfloat16/float16", "bf16/fp16", "float32", "fp32", id="bf16-times-fp16"),
+    pytest.param("float64", "fp64", "float64", "fp64", id="fp64-into-fp64")])
 def test_a_dot_triton_refuses_is_refused_at_its_line(tmp_path, dt, sig, acc, ys):
     """All verified by tle-dump. The uint8 product compiles and multiplies 200 as -56 (an s8
     wgmma); the fp16 accumulator compiles (Triton asks for out_dtype=tl.float16, which the
@@ -1033,10 +1017,6 @@ def test_a_kernel_body_name_in_a_condition_around_events_is_read_as_triton_compu
 
 
 # ------------------------------------------------------------------ a load whose mask outranks it
-@pytest.mark.xfail(strict=True, reason="translate.py load gives the loaded value the pointer's "
-                   "shape and layout variable; a mask or other of a higher rank (which Triton "
-                   "broadcasts the pointer to) makes the layout solver fail an assertion "
-                   "(layouts.py, a traceback) or Gluon refuse the rank mismatch")
 @pytest.mark.parametrize("load", [
     "tl.load(y_ptr + tl.arange(0, 64), mask=offs < M, other=0)",
     "tl.load(y_ptr + tl.arange(0, 64), mask=tl.arange(0, 32)[:, None] < M, other=0)",
@@ -1053,8 +1033,6 @@ def test_a_load_whose_mask_outranks_its_pointer_broadcasts_or_is_refused(tmp_pat
     _computed_or_refused(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, t + {load})"), load)
 
 
-@pytest.mark.xfail(strict=True, reason="translate.py call_builtin names a dotted call by its last "
-                   "component: tl.extra.cuda.libdevice.pow is refused as `tl.pow`")
 def test_a_libdevice_call_is_refused_in_its_own_name(tmp_path):
     """tle-dump verifies ``tl.extra.cuda.libdevice.pow(x, 2.0)``; the lowering refused it as
     "`tl.pow` is not supported by the lowering", which the kernel does not call. Lowering it, or
