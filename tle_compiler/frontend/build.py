@@ -31,7 +31,7 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
-from .local_tensors import BuildRules
+from .local_tensors import BuildRules, tensor_root
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
                      kernel_def_lines, helper_warp_specialize, jit_call_kernel,
                      kernel_def_problem, kernel_params, nested_kernel, string_code_call,
@@ -545,6 +545,10 @@ class Frame:
     # a helper's parameters bound to a caller's local tensor name (local_tensors.BuildRules):
     # parameter -> that caller's name, which a refusal tells to annotate
     tensor_params: dict = field(default_factory=dict)
+    # a partition's parameters bound to a name the kernel body binds once by a plain assignment
+    # (a tensor in Triton, a constexpr of its value here, docs/language.md): parameter -> that
+    # name. Only the check of folded arithmetic reads it (local_tensors.BuildRules)
+    body_tensors: dict = field(default_factory=dict)
     # the scopes Triton visits the statement being built in, innermost last: ("static", trip
     # count or None) for a tl.static_range body (unrolled: each iteration sees the names the
     # last one bound), ("region",) for the body of a range / tl.range / while loop or a branch
@@ -3047,6 +3051,12 @@ class Builder(BuildRules):
                 raise self.err(f"partition '{pdef.name}' takes {len(names)} positional "
                                f"argument(s), {len(argv)} given", elt, check="bad-call")
             frame = Frame(module, "", {}, pdef.name, stores=_stores(pdef.body))
+            arg_nodes = elt.elts[1].elts if isinstance(elt, (ast.Tuple, ast.List)) \
+                and len(elt.elts) == 2 and isinstance(elt.elts[1], (ast.Tuple, ast.List)) else ()
+            frame.body_tensors = {p: root.id for p, a in zip(names, arg_nodes)
+                                  for root in [tensor_root(a, self._is_local_tensor)
+                                               if isinstance(a, ast.Name) else None]
+                                  if root is not None}
             bindings = []
             for p, (e, st) in zip(names, argv):
                 found = tensor_item(e, assigns, p)

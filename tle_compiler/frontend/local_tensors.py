@@ -340,7 +340,7 @@ class BuildRules:
         values = [fold(e) for _, e in operands]
         if not all(isinstance(v, (bool, int, float)) for v in values):
             return
-        locals_ = [self.local_tensor(n) for n, _ in operands]
+        locals_ = [self._folded_tensor(n) for n, _ in operands]
         name = next((n for n in locals_ if n is not None), None)
         if name is None:
             return
@@ -376,6 +376,15 @@ class BuildRules:
         raise self.tensor_refusal("folded arithmetic", name, f"`{ast.unparse(node)}`", node,
                                   result=(triton_value, py_value, how))
 
+    def _folded_tensor(self, node: ast.expr) -> Optional[ast.Name]:
+        """:meth:`local_tensor` of ``node``, or a partition parameter given a name the kernel
+        body binds once by a plain assignment (a tensor Triton's warp_specialize hands over)."""
+        if not self.in_partition:
+            return None
+        f = self.frame
+        return tensor_root(node, lambda n: self._is_local_tensor(n) or (
+            n.id in f.body_tensors and n.id not in f.stores))
+
     def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]],
                     built: K.Expr) -> None:
         """``tl.cdiv(b, d)`` of a local number ``b``: Triton's cdiv is ``(b + d - 1) // d`` on
@@ -386,8 +395,8 @@ class BuildRules:
         if len(values) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
                                        for v in values) or values[1] == 0:
             return
-        name = next((self.local_tensor(n) for n, _ in operands
-                     if self.local_tensor(n) is not None), None)
+        name = next((r for r in (self._folded_tensor(n) for n, _ in operands)
+                     if r is not None), None)
         if name is None:
             return
         x, d = values
