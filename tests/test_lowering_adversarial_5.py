@@ -137,6 +137,7 @@ Left (strict xfails below; the suspected place in parentheses):
   around a partition's events: B reaches the partition as a constexpr, so the verifier and the
   Gluon both compute Python's True where Triton's i32 / i1 / fp32 arithmetic on the tensor the
   assignment made is False (lowering/walks.py ``bindings`` and the frontend's kernel-body fold).
+  FIXED by a7f303a (refused at the condition's line); a plain test now.
 * test_a_folded_tuple_item_around_events_is_read_as_triton_computes: ``b = 65536`` handed to a
   helper as ``(b, 1)`` (or ``pr = (65536, 1)``; ``(True, 1)`` with ``~b[0]``; ``(16777217,)`` with
   ``b[0] > 16777216.5``; ``(-4, 0)`` with ``tl.cdiv(b[0], 3) != 0``) whose condition guards the
@@ -997,10 +998,8 @@ BODY_IF = FOLDED_INDEX.replace('''    tle.assume(N >= 0)
             w.commit(p)''')
 
 
-@pytest.mark.xfail(strict=True, reason="a kernel-body name bound to a constant reaches a partition "
-                   "as a constexpr (docs/language.md folds it), so a condition on it around events "
-                   "is Python's in the verifier and the Gluon alike, where Triton's "
-                   "warp_specialize hands the partition the i32 / i1 tensor the assignment made")
+# fixed by a7f303a (local_tensors.BuildRules._folded_tensor follows a kernel-body name into the
+# partition, Frame.body_tensors): refused at the condition's line
 @pytest.mark.parametrize("bind,cond", [("B = 65536", "B * B > 0"), ("B = True", "~B"),
                                        ("B = 16777217", "B > 16777216.5")],
                          ids=["product-wraps", "invert-bool", "fp32-compare"])
