@@ -31,7 +31,7 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
-from .local_tensors import BuildRules, tensor_root
+from .local_tensors import BuildRules
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
                      kernel_def_lines, helper_warp_specialize, jit_call_kernel,
                      kernel_def_problem, kernel_params, nested_kernel, string_code_call,
@@ -2376,7 +2376,7 @@ class Builder(BuildRules):
             name = path
         if name == "tl.cdiv" and len(args) == 2 and not kwargs:
             # Triton's cdiv of a local number divides the tensor as C does
-            self.folded_cdiv(node, list(zip(node.args, args)), None)
+            self.folded_cdiv(node, list(zip(node.args, args)))
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
 
     def literal_length(self, node: ast.expr, value: K.Expr) -> Optional[int]:
@@ -3053,10 +3053,9 @@ class Builder(BuildRules):
             frame = Frame(module, "", {}, pdef.name, stores=_stores(pdef.body))
             arg_nodes = elt.elts[1].elts if isinstance(elt, (ast.Tuple, ast.List)) \
                 and len(elt.elts) == 2 and isinstance(elt.elts[1], (ast.Tuple, ast.List)) else ()
-            frame.body_tensors = {p: root.id for p, a in zip(names, arg_nodes)
-                                  for root in [tensor_root(a, self._is_local_tensor)
-                                               if isinstance(a, ast.Name) else None]
-                                  if root is not None}
+            for p, a in zip(names, arg_nodes):
+                if isinstance(a, ast.Name) and self._is_local_tensor(a):
+                    frame.body_tensors[p] = a.id
             bindings = []
             for p, (e, st) in zip(names, argv):
                 found = tensor_item(e, assigns, p)

@@ -385,13 +385,11 @@ class BuildRules:
         return tensor_root(node, lambda n: self._is_local_tensor(n) or (
             n.id in f.body_tensors and n.id not in f.stores))
 
-    def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]],
-                    built: K.Expr) -> None:
+    def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """``tl.cdiv(b, d)`` of a local number ``b``: Triton's cdiv is ``(b + d - 1) // d`` on
         the tensor, with C's rounding (``tl.cdiv(-4, 3)`` of an i32 -4 is 0; folded with
         Python's, -1). Refused where they differ, as :meth:`folded_arithmetic`."""
         values = [fold(e) for _, e in operands]
-        del built  # (the call's kernel IR is built after the check; the values are enough)
         if len(values) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
                                        for v in values) or values[1] == 0:
             return

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .expr import c_div, c_rem
+
 PY_INT, PY_FLOAT, PY_BOOL = "<py int>", "<py float>", "<py bool>"
 
 #: a signature's spelling of a scalar argument's type -> the Gluon dtype name
@@ -35,6 +37,7 @@ _FLOATS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16, "float8e
 _INTS = {"int1": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
          "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
 INTEGER_TYPES = frozenset(_INTS)
+FP8_TYPES = frozenset(t for t, bits in _FLOATS.items() if bits == 8)
 
 
 def _kind(t: str) -> int:
@@ -111,8 +114,6 @@ def true_division_type(t: Optional[str]) -> Optional[str]:
     if t is None:
         return None
     return "float32" if t in _INTS else t
-
-
 
 
 def result_type(types: list[Optional[str]], op: Optional[str]) -> Optional[str]:
@@ -216,11 +217,6 @@ def _as(x, t: str):
     return _wrap(int(x), t)
 
 
-def _c_div(x: int, y: int) -> int:
-    q = abs(x) // abs(y)
-    return q if (x < 0) == (y < 0) else -q
-
-
 def typed_result(op: str, operands: list[tuple[object, str]]):
     """The value Triton computes for ``op`` (a binary operator "+", "//", "<<", ..., a
     comparison "<", "==", ..., or a unary "-u", "~u", "+u") of ``operands``, each a Python
@@ -272,8 +268,7 @@ def typed_result(op: str, operands: list[tuple[object, str]]):
     if op in ("//", "%"):
         if y == 0:
             raise Refused("a division by zero")
-        q = _c_div(x, y)
-        return _wrap(q if op == "//" else x - q * y, t), t
+        return _wrap(c_div(x, y) if op == "//" else c_rem(x, y), t), t
     if op in ("<<", ">>"):
         bits = _INTS[t]
         if not 0 <= y < bits:

@@ -39,7 +39,6 @@ from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from ..ir import promotion
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
-from ..ir.promotion import reduced_type
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -952,7 +951,8 @@ class FnTranslator:
             # branch every thread of the partition takes the same way)
             if axis not in (0, -1):
                 raise self.err(f"tl.{name} of a 1-D tensor: axis must be 0, got {axis}", node)
-            return V("scalar", f"gl.{name}({x.text}, 0)", dtype=reduced_type(name, x.dtype))
+            return V("scalar", f"gl.{name}({x.text}, 0)",
+                     dtype=promotion.reduced_type(name, x.dtype))
         res = self.S.new(len(x.shape) - 1)
         self.S.slice_of(res, axis, x.var)
         shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
@@ -963,7 +963,7 @@ class FnTranslator:
             key = (name, *x.shape)
             self.ctx.row_reduce_helpers.add(key)
             text = f"{row_reduce.helper_name(*key)}({x.text}, {self.Lv(res)})"
-        return V("tensor", text, res, shape, reduced_type(name, x.dtype),
+        return V("tensor", text, res, shape, promotion.reduced_type(name, x.dtype),
                  exact_dtype=x.exact_dtype)
 
     def _scale_rows(self, node: K.Op, bound: dict) -> V:
@@ -1343,25 +1343,13 @@ class FnTranslator:
         if "other" in kws and not (isinstance(kws["other"], K.Const)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
-        seen = self._static_pointee(pointer_arg(val_node))
-        pointee = POINTEE_DTYPES.get(seen, "<unknown>") if seen is not None else None
-        if pointee is not None and pointee != ring.dtype:
+        if any(POINTEE_DTYPES.get(k, k) != ring.dtype
+               for k in self._static_pointees(pointer_arg(val_node)) if k is not None):
             # cp.async copies bytes: values of another element type must be loaded and
             # converted, as tl.store converts them (an int32 3 copied into a float32 field
             # reads 4.2e-45)
             return None
         return ring, kws
-
-    def _static_pointee(self, e) -> Optional[str]:
-        """The element type (a signature's spelling) of the pointer expression ``e``, read from
-        the names it is built of without translating it (both walks decide the cp.async form
-        alike, before either translates the pointer): a name's value, an item of a tuple (held
-        by a name, nested), either side of a ``+`` / ``-``, the pointer under tl.multiple_of /
-        tl.max_contiguous, the branches of a tl.where or a conditional expression. A type
-        other than the field's anywhere decides (:meth:`_cp_async_form` compares); None when
-        none is known."""
-        kinds = {k for k in self._static_pointees(e) if k is not None}
-        return kinds.pop() if len(kinds) == 1 else ("<several>" if kinds else None)
 
     def _static_value(self, e) -> Optional[V]:
         """The value a name, or a (nested) constant index of a tuple it holds, stands for."""
@@ -1376,6 +1364,12 @@ class FnTranslator:
         return None
 
     def _static_pointees(self, e) -> list:
+        """The element types (a signature's spelling, None where unknown) the pointer expression
+        ``e`` may have, read from the names it is built of without translating it (both walks
+        decide the cp.async form alike, before either translates the pointer): a name's value,
+        an item of a tuple (held by a name, nested), either side of a ``+`` / ``-``, the pointer
+        under tl.multiple_of / tl.max_contiguous, the branches of a tl.where or a conditional
+        expression."""
         v = self._static_value(e)
         if v is not None:
             return [v.pointee]
@@ -1773,9 +1767,8 @@ class FnTranslator:
             regs.append(a_text)
             reg_types.append((tuple(a.shape), a.dtype, dot_l))
         ints = [x.dtype for x in (a, b) if x.dtype in promotion.INTEGER_TYPES]
-        fp8 = ("float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16")
         if a.dtype is not None and b.dtype is not None and a.dtype != b.dtype \
-                and not (a.dtype in fp8 and b.dtype in fp8):
+                and not (a.dtype in promotion.FP8_TYPES and b.dtype in promotion.FP8_TYPES):
             # Triton: "Both operands must be same dtype" (fp8 x fp8 of two kinds excepted)
             raise self.err(f"tl.dot of {a.dtype} x {b.dtype}: Triton takes operands of one dtype "
                            f"(fp8 kinds excepted): cast one with .to()", node)
