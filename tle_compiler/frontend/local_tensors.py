@@ -344,17 +344,11 @@ class BuildRules:
         name = next((n for n in locals_ if n is not None), None)
         if name is None:
             return
-        typed = []
-        for v, local in zip(values, locals_):
-            if local is not None:
-                t = "int1" if isinstance(v, bool) else "float32" if isinstance(v, float) \
-                    else promotion.python_number_type(v)
-                if t is None:
-                    return
-            else:
-                t = promotion.PY_BOOL if isinstance(v, bool) else promotion.PY_FLOAT \
-                    if isinstance(v, float) else promotion.PY_INT
-            typed.append((v, t))
+        # a local number is the tensor to_tensor makes of it; any other operand a Python number
+        typed = [(v, promotion.python_number_type(v) if local is not None
+                  else promotion.weak_type(v)) for v, local in zip(values, locals_)]
+        if any(t is None for _, t in typed):
+            return
         py_value = fold(built)
         if op in ("<<", ">>") and isinstance(values[1], int) and not isinstance(values[1], bool) \
                 and not 0 <= values[1] < 32 and typed[0][1] in (promotion.PY_INT, "int32", "int1"):

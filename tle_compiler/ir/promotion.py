@@ -159,6 +159,18 @@ def python_number_type(x) -> Optional[str]:
     return None
 
 
+def weak_type(x) -> Optional[str]:
+    """The promotion operand type of the Python number ``x`` beside a tensor (:data:`PY_BOOL`,
+    :data:`PY_INT`, :data:`PY_FLOAT`); None for anything else."""
+    if isinstance(x, bool):
+        return PY_BOOL
+    if isinstance(x, int):
+        return PY_INT
+    if isinstance(x, float):
+        return PY_FLOAT
+    return None
+
+
 def number_fits(x, t: str) -> bool:
     """Whether ``gl.full(shape, x, t)`` of the Python number ``x`` holds the value tl.store and
     tl.load's ``other`` give it (to_tensor, then a cast to ``t``): any number into a float type

@@ -587,14 +587,7 @@ class FnTranslator:
         number's kind, a tensor's or runtime scalar's dtype (an i64 scalar of no known dtype is
         taken as int64); None when not known."""
         if v.kind == "const":
-            x = v.value
-            if isinstance(x, bool):
-                return promotion.PY_BOOL
-            if isinstance(x, int):
-                return promotion.PY_INT
-            if isinstance(x, float):
-                return promotion.PY_FLOAT
-            return None
+            return promotion.weak_type(v.value)
         if v.dtype is not None:
             return v.dtype
         return "int64" if v.kind == "scalar" and v.i64 else None
