@@ -81,3 +81,61 @@ def test_the_typed_value_is_the_one_triton_folds(tmp_path, monkeypatch, value, e
         assert promotion._f32(got) == promotion._f32(want), (got, want)
     else:
         assert got == want, (got, want)
+
+
+@pytest.mark.parametrize("value", [-4, -7, 7, 2147483647, 2147483646])
+def test_the_typed_cdiv_is_the_one_triton_folds(tmp_path, monkeypatch, value):
+    """tl.cdiv(q, 3) of an i32 q: ``(q + 2) // 3`` with the i32 wrap and C's rounding
+    (promotion.typed_cdiv), as Triton folds it; 2147483647 wraps (-715827882, Python's cdiv
+    715827883)."""
+    want = _triton_constant(tmp_path, monkeypatch, value, "tl.cdiv(q, 3)")
+    got = promotion.typed_cdiv((value, "int32"), (3, promotion.PY_INT))
+    assert got == want, (got, want)
+
+
+def test_a_folded_cdiv_that_wraps_is_refused(tmp_path, capsys):
+    """`b = 2147483647` then `if tl.cdiv(b, 3) > 0:` around a writer's events: Python's cdiv is
+    positive, Triton's wraps negative (no commit: the reader waits forever). Refused at the
+    condition's line (local_tensors.BuildRules.folded_cdiv); its twin b = 2147483645 (no wrap:
+    both 715827882) is verified."""
+    from tle_compiler.cli.dump import main as tle_dump
+
+    def kernel(b: int) -> str:
+        return f'''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    b = {b}
+    for p in range(N):
+        if tl.cdiv(b, 3) > 0:
+            slot = w.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+            w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+    bad = tmp_path / "bad.py"
+    bad.write_text(kernel(2147483647))
+    assert tle_dump(["-q", str(bad)]) == 1
+    err = capsys.readouterr()
+    line = next(i for i, t in enumerate(kernel(0).splitlines(), 1) if "tl.cdiv" in t)
+    assert f"bad.py:{line}: error: `b` in `tl.cdiv(b, 3)`" in err.out + err.err, err
+    assert "-715827882" in err.out + err.err and "715827883" in err.out + err.err
+    good = tmp_path / "good.py"
+    good.write_text(kernel(2147483645))
+    assert tle_dump(["-q", str(good)]) == 0, capsys.readouterr()

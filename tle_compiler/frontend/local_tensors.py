@@ -381,23 +381,33 @@ class BuildRules:
 
     def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """``tl.cdiv(b, d)`` of a local number ``b``: Triton's cdiv is ``(b + d - 1) // d`` on
-        the tensor, with C's rounding (``tl.cdiv(-4, 3)`` of an i32 -4 is 0; folded with
-        Python's, -1). Refused where they differ, as :meth:`folded_arithmetic`."""
+        the tensor, with its wrap and C's rounding (``tl.cdiv(-4, 3)`` of an i32 -4 is 0, of
+        2^31 - 1 it is -715827882; folded with Python's, -1 and 715827883). Refused where they
+        differ, as :meth:`folded_arithmetic` (ir/promotion.typed_cdiv)."""
         values = [fold(e) for _, e in operands]
         if len(values) != 2 or not all(isinstance(v, int) and not isinstance(v, bool)
                                        for v in values) or values[1] == 0:
             return
-        name = next((r for r in (self._folded_tensor(n) for n, _ in operands)
-                     if r is not None), None)
+        locals_ = [self._folded_tensor(n) for n, _ in operands]
+        name = next((r for r in locals_ if r is not None), None)
         if name is None:
             return
         x, d = values
         py_value = -(-x // d)
-        c_value = c_div(x + d - 1, d)
-        if c_value != py_value:
+        try:
+            triton_value = promotion.typed_cdiv(*[
+                (v, promotion.python_number_type(v) if local is not None
+                 else promotion.weak_type(v)) for v, local in zip(values, locals_)])
+        except promotion.Unmodelled:
+            return
+        except promotion.Refused as e:
             raise self.tensor_refusal("folded arithmetic", name, f"`{ast.unparse(node)}`", node,
-                                      result=(c_value, py_value, "C's truncating `//` of "
-                                              "`b + d - 1`, as Triton's tl.cdiv computes it"))
+                                      result=(None, py_value, str(e))) from None
+        if triton_value != py_value:
+            raise self.tensor_refusal("folded arithmetic", name, f"`{ast.unparse(node)}`", node,
+                                      result=(triton_value, py_value, "`b + d - 1` in the "
+                                              "tensor's type and C's truncating `//`, as "
+                                              "Triton's tl.cdiv computes it"))
 
     def tensor_power(self, node: ast.BinOp, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """Refuse `q ** 2` (`2 ** q`) of a local number: folded, it was read as a constexpr

@@ -292,3 +292,12 @@ def typed_result(op: str, operands: list[tuple[object, str]]):
         return _wrap({"+": x + y, "-": x - y, "*": x * y, "&": x & y, "|": x | y,
                       "^": x ^ y}[op], t), t
     raise Unmodelled(f"the operator {op}")
+
+
+def typed_cdiv(x: tuple[object, str], d: tuple[object, str]):
+    """The value Triton's ``tl.cdiv(x, d)`` computes, ``(x + d - 1) // d`` in the operands'
+    types (``x`` and ``d`` as :func:`typed_result` takes its operands): the sum wraps, the
+    division rounds as C's. Raises as :func:`typed_result` does."""
+    (dv, dt) = d
+    s = typed_result("-", [typed_result("+", [x, d]), (1, PY_INT)])
+    return typed_result("//", [s, (dv, dt)])[0]
