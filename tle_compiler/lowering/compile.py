@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from .codegen import Generated, generate
-from .descriptors import complete_signature
+from .descriptors import signature_for_compile
 from .signature_checks import (check_i64_args, check_integer_args, check_scalar_args,  # noqa: F401
                                check_signature, protocol_args)
 
@@ -306,8 +306,7 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
     constexprs = dict(constexprs or {})
     if num_warps is not None and num_warps != info.num_warps:
         info = with_default_warps(info, num_warps)
-    signature = complete_signature(info, signature, {**dict(info.kir.consts), **constexprs}) \
-        if any(str(t).startswith("tensordesc") for t in signature.values()) else signature
+    signature = signature_for_compile(info, signature, constexprs)
     sig, attrs = {}, {}
     for i, a in enumerate(info.args):
         if a in info.constexprs:

@@ -164,6 +164,15 @@ def check_emitted_copy(arg_types: dict, arg: Optional[str], ring, n_offsets: int
                n_offsets, loc)
 
 
+def signature_for_compile(info, sig: dict, constexprs: dict) -> dict:
+    """``sig`` as the compile reads it: its tensor descriptors completed
+    (:func:`complete_signature`, with the kernel's constants and ``constexprs``); a signature
+    without descriptors as it is."""
+    if not any(str(t).startswith("tensordesc") for t in sig.values()):
+        return sig
+    return complete_signature(info, sig, {**dict(info.kir.consts), **constexprs})
+
+
 def complete_signature(info, sig: dict, consts: dict) -> dict:
     """``sig`` with every ``tensordesc<DT[shape]>`` type completed with the layout of the ring
     its TMA copies fill (for a box of higher rank, that layout with the box's rank); a given

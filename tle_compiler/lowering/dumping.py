@@ -118,10 +118,9 @@ def lowered(path: str, kernel: str, what: str, debug_waits=None,
     if what == "gluon" and not debug_waits and not kernel_option(info, "eager_publish"):
         # typed by DEFAULT_CONFIG's signature, as the compile types it (element types decide
         # byte-load layouts and which slot stores convert): the source --ttgir compiles
-        sig = dict(cfg.get("signature", {}))
-        if any(str(t).startswith("tensordesc") for t in sig.values()):
-            from .descriptors import complete_signature
-            sig = complete_signature(info, sig, {**dict(info.kir.consts), **cx})
+        from .descriptors import signature_for_compile
+
+        sig = signature_for_compile(info, dict(cfg.get("signature", {})), cx)
         return gluon_source(info, cx, debug_waits=False, signature=sig or None).source
     # the kernel's own num_warps, as --gluon's source (kernel_config refuses a config that differs)
     c = compile_kernel(info, cfg.get("signature", {}), cx, debug_waits=debug_waits or False)
