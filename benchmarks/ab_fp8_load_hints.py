@@ -35,17 +35,18 @@ PTX_FORMS = {"nc", "nc256", "fm"}
 
 
 def ptx_load_helper(name: str, form: str) -> str:
-    """A Gluon helper loading a [rows, bytes] uint8 tile of 16 contiguous bytes per thread with
-    the PTX load ``form`` (a v4.b32 load), masked rows reading 0: inline PTX packed 16
+    """A Gluon helper loading a [rows, bytes] tile of 16 contiguous one-byte elements per thread
+    with the PTX load ``form`` (a v4.b32 load), masked rows reading 0: inline PTX packed 16
     elements per call (4 output registers; operands $4 the first element's pointer, $20 its
-    row's mask)."""
+    row's mask). The result has the pointers' element type (fp8e4nv for the NoPE bytes: a
+    uint8 result would be converted as integers)."""
     asm = ("{ .reg .pred p; setp.ne.b32 p, $20, 0; mov.b32 $0, 0; mov.b32 $1, 0; "
            "mov.b32 $2, 0; mov.b32 $3, 0; @p " + form + " {$0, $1, $2, $3}, [$4]; }")
     constraints = ",".join(["=r"] * 4 + ["l"] * 16 + ["r"] * 16)
     return (f"\n\n@gluon.jit\ndef {name}(ptrs, mask):\n"
             f"    m, ptrs = gl.broadcast(gl.where(mask, 1, 0), ptrs)\n"
             f"    return gl.inline_asm_elementwise({asm!r}, {constraints!r}, [ptrs, m],\n"
-            f"                                     dtype=gl.uint8, is_pure=True, pack=16)\n")
+            f"                                     dtype=ptrs.dtype.element_ty, is_pure=True, pack=16)\n")
 
 
 def _call_end(text: str, start: int) -> int:
