@@ -353,15 +353,23 @@ def value_op(tr, node: K.Op) -> V:
         if "input" not in a or "axis" not in a:
             raise tr.err("`tl.expand_dims(input, axis)` needs both", node)
         x = tr.ex(a["input"], allow_pending=True)
-        axis = _constant(tr, node, a["axis"], "axis").value
-        if x.kind != "tensor" or not isinstance(axis, int):
-            raise tr.err("`tl.expand_dims` is lowered on a tensor with one integer axis (write "
+        axis_v = _constant(tr, node, a["axis"], "axis")
+        # Triton's expand_dims: one axis or a sequence of them, each read in the result's rank,
+        # expanded one after another in ascending order (a subscript with None at those axes)
+        axes = ([i.value for i in axis_v.value] if axis_v.kind == "tuple" else [axis_v.value])
+        if x.kind != "tensor" or not axes or any(
+                not isinstance(i, int) or isinstance(i, bool) for i in axes):
+            raise tr.err("`tl.expand_dims` is lowered on a tensor with integer axes (write "
                          "x[:, None] / x[None, :])", node)
-        rank = len(x.shape or ())
-        if not -(rank + 1) <= axis <= rank:
-            raise tr.err(f"`tl.expand_dims` of a {rank}-D tensor: axis {axis} out of range", node)
-        axis %= rank + 1
-        index = tuple(None if i == axis else ":" for i in range(rank + 1))
+        rank = len(x.shape or ()) + len(axes)
+        if any(not -rank <= i < rank for i in axes):
+            raise tr.err(f"`tl.expand_dims` of a {len(x.shape or ())}-D tensor: axis "
+                         f"{next(i for i in axes if not -rank <= i < rank)} out of range", node)
+        axes = [i % rank for i in axes]
+        if len(set(axes)) != len(axes):
+            raise tr.err(f"`tl.expand_dims` with duplicate axes {axes} (Triton refuses them)",
+                         node)
+        index = tuple(None if i in axes else ":" for i in range(rank))
         return tr.ex(K.Subscript(a["input"], index, node.loc))
     if name in ("tl.reshape", "tl.ravel"):
         return reshape(tr, node)

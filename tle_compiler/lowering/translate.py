@@ -518,28 +518,42 @@ class FnTranslator:
             return base.value[i]
         if base.kind != "tensor":
             raise self.err("only tensors and tuples can be subscripted", node)
-        shape = list(base.shape or ())
-        text_idx = []
-        pos = 0
-        for e in node.index:
-            if e == ":":
-                text_idx.append(":")
-                pos += 1
-            elif e is None:
-                text_idx.append("None")
-                shape.insert(pos, 1)
-                pos += 1
-            else:
-                raise self.err("only `x[:, None]`-style expansions are supported on tensors", node)
-        # one expand at a time keeps the Slice relation simple: x[:, None] / x[None, :]
-        nones = [i for i, t in enumerate(text_idx) if t == "None"]
-        if len(nones) != 1:
-            raise self.err("expand exactly one dimension per subscript (x[:, None] or x[None, :])",
-                           node)
-        res = self.S.new(len(shape))
-        sid = self.S.soft_eq(base.var, res, dim=nones[0])
-        return V("tensor", f"{self.cvt(base.text, sid)}[{', '.join(text_idx)}]", res, tuple(shape),
-                 base.dtype, pointee=base.pointee)
+        if any(e != ":" and e is not None for e in node.index):
+            raise self.err("only `x[:, None]`-style expansions are supported on tensors", node)
+        nones = [i for i, e in enumerate(node.index) if e is None]
+        if len(nones) == 1 and nones[0] <= len(base.shape or ()):
+            # spelled as written (x[:, None] / x[None, :]): one Slice relation
+            shape = list(base.shape or ())
+            shape.insert(nones[0], 1)
+            text_idx = [":" if e == ":" else "None" for e in node.index]
+            res = self.S.new(len(shape))
+            sid = self.S.soft_eq(base.var, res, dim=nones[0])
+            return V("tensor", f"{self.cvt(base.text, sid)}[{', '.join(text_idx)}]", res,
+                     tuple(shape), base.dtype, pointee=base.pointee)
+        # Triton's tensor.__getitem__: walking the index, a None at position d is expand_dims(d)
+        # of the tensor so far and a `:` keeps it (also past the last axis: `x[:, :, :]` of a
+        # 2-D x is x); so `x[:, None, None]` is [M, 1, 1] and `x[:, :]` is x. Each expansion is
+        # one Slice relation of its own.
+        v = base
+        for d in nones:
+            rank = len(v.shape or ())
+            if d > rank:
+                raise self.err(f"`None` at position {d} of a subscript of a {rank}-D tensor: "
+                               f"Triton's expand_dims refuses the axis", node)
+            v = self.expand_at(v, d)
+        return v
+
+    def expand_at(self, v: V, d: int) -> V:
+        """The tensor ``v`` with an axis of size 1 inserted at position ``d`` (Triton's
+        expand_dims): ``v`` is the result's Slice along ``d``."""
+        r = len(v.shape or ())
+        shape = list(v.shape or ())
+        shape.insert(d, 1)
+        res = self.S.new(r + 1)
+        sid = self.S.soft_eq(v.var, res, dim=d)
+        index = ", ".join([":"] * d + ["None"] + [":"] * (r - d))
+        return V("tensor", f"{self.cvt(v.text, sid)}[{index}]", res, tuple(shape), v.dtype,
+                 pointee=v.pointee)
 
     def rank_up(self, v: V, rank: int) -> V:
         """The tensor ``v`` with leading axes of size 1 added up to ``rank``, as Triton's

@@ -1,0 +1,207 @@
+"""What is verified is what is lowered, sixth round (lowering adversarial round 6): indexing,
+reductions, unusual slots, kernel-body values, dot variants.
+
+DOCSTRING_CASES
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.cli.dump import main as tle_dump  # noqa: E402
+from tle_compiler.diagnostics import TleError, TleVerificationWarning  # noqa: E402
+from tle_compiler.lowering.compile import compile_kernel  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
+                                        f"{TleVerificationWarning.__name__}")
+
+HEAD = '''
+import triton.language as tl
+import tle_compiler as tle
+
+'''
+
+# A writer filling [32, 64] tiles of FDT, a reader whose loop body is the case's (``t`` the tile
+# loaded from the slot, ``offs`` the [32, 64] offsets of the output tile).
+REG = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N, M):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.FDT))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, M))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile),
+                 tl.load(x_ptr + p * 2048 + tl.arange(0, 32)[:, None] * 64
+                         + tl.arange(0, 64)[None, :]))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N, M):
+    r = kv.reader()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+CONSUME
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32", "M": "i32"}}
+'''
+
+SIG = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "bfloat16": "bf16",
+       "float16": "fp16", "float32": "fp32"}
+
+
+def _reg(body: str, dt: str = "int32", ys: str = "") -> str:
+    return (REG.replace("CONSUME", textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8))
+            .replace("tl.FDT", f"tl.{dt}").replace("XS", SIG[dt]).replace("YS", ys or SIG[dt]))
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "kernel.py"
+    path.write_text(text)
+    return path
+
+
+def _dump(path: Path, *argv: str) -> tuple[int, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = tle_dump([*argv, str(path)])
+    return rc, out.getvalue() + err.getvalue()
+
+
+def _config(path: Path) -> dict:
+    return ast.literal_eval(path.read_text().split("DEFAULT_CONFIG =", 1)[1].strip())
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if text in t)
+
+
+def _compiled(tmp_path: Path, text: str):
+    """The kernel ``k`` of ``text``, verified by tle-dump for every value and compiled for sm_90a
+    (the error of the compile, a TleError, propagates)."""
+    path = _write(tmp_path, text)
+    rc, out = _dump(path)
+    assert rc == 0 and "k: verified for every value" in out, out
+    config = _config(path)
+    compiled = compile_kernel((str(path), "k"), config["signature"], config.get("constexprs", {}))
+    assert ".target sm_90a" in compiled.asm["ptx"] and compiled.asm["cubin"]
+    return compiled
+
+
+def _refused_at(tmp_path: Path, text: str, line_text: str, words: str) -> None:
+    """``text`` is refused, by tle-dump or by the lowering, at the line holding ``line_text``
+    with a message containing ``words``."""
+    path = _write(tmp_path, text)
+    line = _line_of(path, line_text)
+    rc, out = _dump(path)
+    if rc == 1:
+        assert f"kernel.py:{line}: error" in out and words in out, out
+        return
+    assert rc == 0, out
+    config = _config(path)
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(path), "k"), config["signature"], config.get("constexprs", {}))
+    assert f"kernel.py:{line}: error: lowering" in str(e.value) and words in str(e.value), \
+        str(e.value)
+
+
+def _triton(fn, signature: dict, constexprs: dict | None = None):
+    """Plain Triton's compile of ``fn`` (a @triton.jit function) for sm_90a: the reference."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    return triton.compile(triton.compiler.ASTSource(fn, signature, constexprs or {}),
+                          target=GPUTarget("cuda", 90, 32))
+
+
+def _shapes(ir: str, op: str) -> list[str]:
+    """The result types (shape x element, layouts dropped) of the ``op`` operations of ``ir``,
+    in order."""
+    return [m.group(1) for m in re.finditer(rf"= {re.escape(op)} .*-> tensor<([0-9x]+x?\w+)", ir)]
+
+
+# ------------------------------------------------------------------ subscripts and expand_dims
+REF_INDEX = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def ref(x_ptr, y_ptr):
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    t = tl.load(x_ptr + offs)
+    u = EXPR
+    tl.store(y_ptr, tl.sum(u))
+'''
+
+INDEXINGS = [
+    "t[:, None, None]",
+    "t[None, None]",
+    "t[:, None, None, :]",
+    "t[None, :, None]",
+    "tl.sum(t, 1)[:, None, None]",
+    "tl.sum(t, 1)[None, :, None]",
+    "tl.expand_dims(t, (1, 2))",
+    "tl.expand_dims(t, (-1, 0))",
+    "tl.expand_dims(tl.sum(t, 0), [0, 2])",
+    "t[:, :]",
+    "t[:, :, :]",
+    "t[:, :][:, None, None]",
+]
+
+
+def _plain_expand_shapes(tmp_path: Path, expr: str) -> list[str]:
+    """The result shapes of the expand_dims of ``expr`` (after the two of the offsets) in plain
+    Triton's TTIR."""
+    import importlib.util
+
+    path = tmp_path / "ref_index.py"
+    path.write_text(REF_INDEX.replace("EXPR", expr))
+    spec = importlib.util.spec_from_file_location("ref_index", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ttir = _triton(mod.ref, {"x_ptr": "*i32", "y_ptr": "*i32"}).asm["ttir"]
+    return _shapes(ttir, "tt.expand_dims")[2:]
+
+
+@pytest.mark.parametrize("expr", INDEXINGS)
+def test_a_subscript_expanding_several_axes_lowers_as_triton_indexes(tmp_path, expr):
+    """Triton's ``tensor.__getitem__`` walks the index: a None at position d is expand_dims(d) of
+    the tensor so far, a ``:`` keeps it (past the last axis too), so ``t[:, None, None]`` of a
+    [32, 64] t is [32, 1, 1, 64], ``t[:, :]`` is t, and ``tl.expand_dims(x, (1, 2))``
+    expands each axis in ascending order. tle-dump verified these and the lowering refused them
+    ("expand exactly one dimension per subscript"; "`tl.expand_dims` is lowered on a tensor with
+    one integer axis"). Now lowered as a chain of single expansions: the lowered TTGIR expands
+    to the shapes plain Triton's TTIR does, in the same order."""
+    want = _plain_expand_shapes(tmp_path, expr)
+    compiled = _compiled(tmp_path, _reg(f"""
+        u = {expr}
+        tl.store(y_ptr + p, tl.sum(u))
+    """))
+    got = _shapes(compiled.asm["ttgir"], "tt.expand_dims")
+    # the consumer's offsets come first
+    assert got[:2] == ["32x1xi32", "1x64xi32"] and got[2:] == want, (got, want)
+
+
+def test_an_expansion_past_the_rank_is_refused_at_its_line(tmp_path):
+    """``t[:, :, :, None]`` of a [32, 64] t: the ``:`` past the last axis keep it, and the None
+    at position 3 is expand_dims(t, 3) of a 2-D tensor, which Triton refuses: so does the
+    lowering, at the line (not with Gluon's error)."""
+    _refused_at(tmp_path, _reg("tl.store(y_ptr + p * 2048 + offs, t[:, :, :, None] + 1)"),
+                "t[:, :, :, None]", "expand_dims")
