@@ -205,3 +205,105 @@ def test_an_expansion_past_the_rank_is_refused_at_its_line(tmp_path):
     lowering, at the line (not with Gluon's error)."""
     _refused_at(tmp_path, _reg("tl.store(y_ptr + p * 2048 + offs, t[:, :, :, None] + 1)"),
                 "t[:, :, :, None]", "expand_dims")
+
+
+# ------------------------------------------------------------------ tl.dot's accumulator
+DOT = HEAD + '''
+@tle.jit
+def k(x_ptr, b_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, a=tle.gpu.alloc([2, 64, 64], tl.DT),
+                  b=tle.gpu.alloc([2, 64, 64], tl.DT))
+    tle.gpu.warp_specialize([(consume, (kv, y_ptr, N)), (produce, (kv, x_ptr, b_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, b_ptr, N):
+    w = kv.writer()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.a), tl.load(x_ptr + p * 4096 + offs))
+        tl.store(tle.gpu.local_ptr(slot.b), tl.load(b_ptr + p * 4096 + offs))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        a = tl.load(tle.gpu.local_ptr(res.slot.a))
+        b = tl.load(tle.gpu.local_ptr(res.slot.b))
+        acc = DOTCALL
+        r.release(p)
+        tl.store(y_ptr + p * 4096 + offs, acc)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*SIG", "b_ptr": "*SIG", "y_ptr": "*YS", "N": "i32"}}
+'''
+
+
+def _dot(call: str, dt: str = "bfloat16", ys: str = "fp32") -> str:
+    sig = {"bfloat16": "bf16", "int8": "i8", "float16": "fp16"}[dt]
+    return (DOT.replace("DOTCALL", call).replace("tl.DT", f"tl.{dt}").replace("SIG", sig)
+            .replace("YS", ys))
+
+
+def test_plain_triton_reads_these_accumulators():
+    """The reference: ``tl.dot(a, b, None)`` is the dot without an accumulator (zeros, fp32);
+    a scalar accumulator and one of another shape are refused ("'float' object has no attribute
+    'shape'", "accumulator shape is incompatible": Triton does not broadcast it); ``out_dtype``
+    of an int8 dot is not read (int32 whatever it says)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def dot(x_ptr, y_ptr, CASE: tl.constexpr):
+        offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        a = tl.load(x_ptr + offs)
+        if CASE == 0:
+            acc = tl.dot(a, a, None)
+        elif CASE == 1:
+            acc = tl.dot(a, a, 1.0)
+        elif CASE == 2:
+            acc = tl.dot(a, a, tl.zeros([64, 1], tl.float32) + 1.0)
+        else:
+            acc = tl.dot(a, a, out_dtype=tl.int32 if CASE == 3 else tl.float16)
+        tl.store(y_ptr + offs, acc)
+
+    ttir = _triton(dot, {"x_ptr": "*bf16", "y_ptr": "*fp32", "CASE": "constexpr"},
+                   {"CASE": 0}).asm["ttir"]
+    assert re.search(r"tt.dot .* -> tensor<64x64xf32>", ttir), ttir
+    for case, words in ((1, "has no attribute 'shape'"), (2, "accumulator shape is incompatible")):
+        with pytest.raises(Exception, match=words):
+            _triton(dot, {"x_ptr": "*bf16", "y_ptr": "*fp32", "CASE": "constexpr"}, {"CASE": case})
+    for case in (3, 4):
+        ttir = _triton(dot, {"x_ptr": "*i8", "y_ptr": "*i32", "CASE": "constexpr"},
+                       {"CASE": case}).asm["ttir"]
+        assert re.search(r"tt.dot .* -> tensor<64x64xi32>", ttir), ttir
+
+
+@pytest.mark.parametrize("call", ["tl.dot(a, b, None)", "tl.dot(a, b, acc=None)"])
+def test_a_dot_whose_accumulator_is_none_is_the_dot_without_one(tmp_path, call):
+    """``tl.dot(a, b, None)``: tle-dump verified it and the lowering failed with a KeyError
+    traceback in the layout pass (the None was taken for an accumulator tensor). Now the dot
+    without an accumulator, as in Triton: a wgmma from zeros (use_acc=False), fp32."""
+    compiled = _compiled(tmp_path, _dot(call))
+    assert re.search(r"ttng.warp_group_dot .* -> tensor<64x64xf32", compiled.asm["ttgir"])
+    rc, gluon = _dump(_write(tmp_path, _dot(call)), "--gluon")
+    assert rc == 0 and "gl.zeros([64, 64], gl.float32" in gluon and "use_acc=False" in gluon, \
+        gluon
+
+
+@pytest.mark.parametrize("call,words", [
+    ("tl.dot(a, b, 1.0)", "a scalar"),
+    ("tl.dot(a, b, acc=2)", "a scalar"),
+    ("tl.dot(a, b, tl.zeros([64, 1], tl.float32) + 1.0)", "a tensor of shape [64, 1]"),
+    ("tl.dot(a, b, tl.zeros([64], tl.float32))", "a tensor of shape [64]"),
+])
+def test_an_accumulator_triton_refuses_is_refused_at_its_line(tmp_path, call, words):
+    """A scalar accumulator (a KeyError traceback in the layout pass) and a [64, 1] one (Gluon's
+    parser: "expected the output shape to be the concatenation ...", reported at the kernel's
+    first line), which Triton refuses: refused by the lowering at the dot's line."""
+    _refused_at(tmp_path, _dot(call), "acc = tl.dot", words)

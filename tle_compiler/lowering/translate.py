@@ -1787,8 +1787,21 @@ class FnTranslator:
             # lowered as it is multiplies 200 as -56
             raise self.err(f"tl.dot of {ints[0] if ints[0] != 'int8' else ints[-1]} operands: "
                            f"Triton takes int8 as its only integer operand type", node)
+        acc = self.ex(acc_node, allow_pending=True) if acc_node is not None else None
+        if acc is not None and acc.kind == "none":
+            # `tl.dot(a, b, None)` / `acc=None`: Triton's default, a dot without an accumulator
+            # (the layout pass met a None variable: a KeyError traceback)
+            acc_node = acc = None
+        if acc is not None and (acc.kind != "tensor" or (
+                acc.shape is not None and tuple(acc.shape) != (M, N))):
+            # Triton refuses both ("'float' object has no attribute 'shape'", "accumulator
+            # shape is incompatible": it does not broadcast the accumulator); a scalar failed
+            # the layout pass with a traceback, a [64, 1] tensor Gluon's parser
+            what = (f"a tensor of shape {list(acc.shape)}" if acc.kind == "tensor"
+                    else "a scalar" if acc.kind in ("const", "scalar") else f"a {acc.kind}")
+            raise self.err(f"tl.dot's accumulator is {what}: Triton takes a tensor of the "
+                           f"product's shape [{M}, {N}] (or None)", node)
         if acc_node is not None:
-            acc = self.ex(acc_node, allow_pending=True)
             want = "int32" if ints else "float32"
             if acc.kind == "tensor" and acc.dtype not in (None, want):
                 # Triton's tl.dot accumulates in its out_dtype (float32; int32 for int8) and
