@@ -79,6 +79,21 @@ TL_RANGE_OPTIONS = {"num_stages": None, "loop_unroll_factor": None,
                     "disallow_acc_multi_buffer": False, "flatten": False, "warp_specialize": False,
                     "disable_licm": False}
 VERBS = ("acquire", "commit", "close", "wait", "release")
+#: Functions of the host package ``triton`` a kernel may call on compile-time numbers (Triton 3.6
+#: runs them as Python when it compiles the kernel): name -> their parameters, in order.
+HOST_FUNCTIONS = {"triton.cdiv": ("x", "y"), "triton.next_power_of_2": ("n",)}
+
+
+def _host_value(path: str, values: list) -> int:
+    """The value of the host function ``path`` (HOST_FUNCTIONS) at Python integers, as
+    triton/__init__.py computes it (ZeroDivisionError for a zero divisor)."""
+    if path == "triton.cdiv":
+        x, y = values
+        return (x + y - 1) // y
+    n = values[0] - 1
+    for shift in (1, 2, 4, 8, 16, 32):
+        n |= n >> shift
+    return n + 1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -2340,6 +2355,8 @@ class Builder(BuildRules):
                 and isinstance(node.args[0], (ast.List, ast.Tuple)):
             self.constexpr_operands(f"the shape of `{ast.unparse(node)}`",
                                     list(node.args[0].elts))
+        if path.startswith("triton."):
+            return self.host_function(path, node), None
         saved, self.not_triton = self.not_triton, self.not_triton or path == "tle_compiler.assume"
         try:
             args = [self.value(a) for a in node.args]
@@ -2378,6 +2395,48 @@ class Builder(BuildRules):
             # Triton's cdiv of a local number divides the tensor as C does
             self.folded_cdiv(node, list(zip(node.args, args)))
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
+
+    def host_function(self, path: str, node: ast.Call) -> K.Expr:
+        """A call of a function of the host package ``triton`` (``triton.cdiv``,
+        ``triton.next_power_of_2``), which Triton 3.6 runs as Python on its operands when it
+        compiles the kernel: on compile-time numbers it gives one (the constant folded here, as
+        Python computes it), on a tensor it fails (`n - 1` of a tensor outside Triton's code
+        generator raises). The lowering translates no such call, so one left in the kernel IR
+        was verified (a derived param of its own, `next_power_of_2_N`) and then refused by
+        `--gluon`; it is refused here instead where its operands are not numbers when the kernel
+        is built (check unlowered-call; a constexpr parameter stays a name in the kernel IR)."""
+        self.constexpr_operands(f"`{ast.unparse(node)}`",
+                                [*node.args, *(k.value for k in node.keywords)])
+
+        def number(a: ast.expr) -> object:
+            e, st = self.expr(a)
+            e = self.checked_value(a, e, st)
+            # a partition's constexpr parameter given a number is that number (its Static)
+            return fold(st.value) if st is not None and st.kind == "const" else fold(e)
+
+        params = HOST_FUNCTIONS.get(path)
+        if params is not None and len(node.args) <= len(params):
+            bound = {p: number(a) for p, a in zip(params, node.args)}
+            if all(k.arg in params and k.arg not in bound for k in node.keywords):
+                bound.update((k.arg, number(k.value)) for k in node.keywords)
+            values = [bound.get(p) for p in params]
+            if len(bound) == len(params) and all(type(v) in (int, bool) for v in values):
+                try:
+                    return K.Const(_host_value(path, values), self.loc(node))
+                except ZeroDivisionError:
+                    raise self.err(f"`{ast.unparse(node)}` divides by zero (Python raises "
+                                   f"ZeroDivisionError when Triton compiles the kernel)", node,
+                                   check="unsupported-expression") from None
+        short = path[len("triton."):]
+        instead = ("; for a run-time value or a constexpr parameter write tl.cdiv(x, div)"
+                   if short == "cdiv" else "; compute it on the host and pass the result as a "
+                   "constexpr" if short == "next_power_of_2" else "")
+        raise self.err(f"`{ast.unparse(node)}`: `triton.{short}` is a host function, which "
+                       f"Triton 3.6 runs as Python when it compiles the kernel, on compile-time "
+                       f"numbers only (on a tensor it fails), and the lowering translates no call "
+                       f"of it: it is folded where the kernel is read, so its operands must be "
+                       f"numbers there (literals, module constants){instead}", node,
+                       check="unlowered-call")
 
     def literal_length(self, node: ast.expr, value: K.Expr) -> Optional[int]:
         """The length of ``len``'s argument where it is a tuple or list of known length: a
