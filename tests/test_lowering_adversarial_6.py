@@ -307,3 +307,92 @@ def test_an_accumulator_triton_refuses_is_refused_at_its_line(tmp_path, call, wo
     parser: "expected the output shape to be the concatenation ...", reported at the kernel's
     first line), which Triton refuses: refused by the lowering at the dot's line."""
     _refused_at(tmp_path, _dot(call), "acc = tl.dot", words)
+
+
+# ------------------------------------------------------------------ types of reductions
+# A writer storing VALUE into a [32, 64] slot of DT; the reader copies the slot out.
+FILL = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N, M):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.DT))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, M)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N, M):
+    w = kv.writer()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        slot = w.acquire(p)
+        x = tl.load(x_ptr + p * 2048 + offs)
+        tl.store(tle.gpu.local_ptr(slot.tile), VALUE)
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 2048 + offs, tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*XS", "N": "i32", "M": "i32"}}
+'''
+
+
+def _fill(dt: str, value: str) -> str:
+    return FILL.replace("tl.DT", f"tl.{dt}").replace("VALUE", value).replace("XS", SIG[dt])
+
+
+REDUCTIONS = [  # dt, value, the type Triton reduces in
+    ("bfloat16", "tl.max(x, 1)[:, None] + x", "f32"),
+    ("float16", "tl.min(x, 1)[:, None] + x", "f32"),
+    ("int8", "tl.max(x, 1)[:, None] + x", "i32"),
+    ("uint8", "tl.min(x, 0)[None, :] + x", "i32"),
+    ("int16", "tl.max(x, 1)[:, None] * x", "i32"),
+    ("int8", "tl.max(x > 0, 1)[:, None] + x", "i32"),
+    ("bfloat16", "x + tl.max(tl.max(x, 1), 0)", "f32"),
+    ("bfloat16", "tl.sum(x, 1)[:, None] + x", "bf16"),
+]
+
+
+def test_plain_triton_reduces_narrow_types_in_32_bits():
+    """The reference: tl.max / tl.min compute a bf16 / fp16 tile in float32 and an int8 / uint8 /
+    int16 / int1 one in int32 (standard.py: ``_promote_bfloat16_to_float32``, then ``.to`` the
+    32-bit type below 32 bits), so ``tl.max(x, 1)[:, None] + x`` is a 32-bit tile; tl.sum of bf16
+    stays bf16."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def red(x_ptr, y_ptr, OP: tl.constexpr):
+        offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        x = tl.load(x_ptr + offs)
+        if OP == 0:
+            v = tl.max(x, 1)
+        elif OP == 1:
+            v = tl.min(x, 1)
+        else:
+            v = tl.sum(x, 1)
+        tl.store(y_ptr + tl.arange(0, 32), v)
+
+    for dt, op, want in (("bf16", 0, "f32"), ("fp16", 1, "f32"), ("i8", 0, "i32"),
+                         ("u8", 1, "i32"), ("i16", 0, "i32"), ("bf16", 2, "bf16")):
+        ttir = _triton(red, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "OP": "constexpr"},
+                       {"OP": op}).asm["ttir"]
+        assert re.search(rf"\(tensor<32x64x{want}>\) -> tensor<32x{want}>", ttir), (dt, op, ttir)
+
+
+@pytest.mark.parametrize("dt,value,reduced", REDUCTIONS)
+def test_a_slot_store_of_a_narrow_max_converts(tmp_path, dt, value, reduced):
+    """``tl.store(local_ptr(slot.tile), tl.max(x, 1)[:, None] + x)`` of a bf16 (fp16, int8,
+    uint8, int16, int1) tile into a slot of its type: the translator typed the max as its input,
+    so the 32-bit sum was stored unconverted and Gluon refused the compile ("source dtype fp32
+    and destination dtype bf16 must match"). Now typed as Triton computes it (lowering/
+    translate.py ``reduced_type``): reduced in 32 bits, converted at the store."""
+    ttgir = _compiled(tmp_path, _fill(dt, value)).asm["ttgir"]
+    assert re.search(rf"\(tensor<32x64x{reduced}, #\w+>\) -> tensor<\d+x{reduced}", ttgir), ttgir
+    elt = {"bfloat16": "bf16", "float16": "f16", "int8": "i8", "uint8": "i8", "int16": "i16"}[dt]
+    assert re.search(rf"ttg.local_store %\w+, %\w+ : tensor<32x64x{elt}", ttgir), ttgir

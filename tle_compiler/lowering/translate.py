@@ -144,6 +144,21 @@ def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
+
+def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
+    """The type of ``tl.<name>(x, axis)`` of an ``x`` of type ``t`` (Gluon's reductions are
+    Triton's functions): tl.max and tl.min compute in 32 bits what is narrower (bf16 promoted
+    first; a float as float32, an integer, int1 included, as int32), tl.sum as
+    ir/promotion.reduced_type says. Typed as ``t``, a bf16 tile's ``tl.max(t, 1)[:, None] + t``
+    was stored into a bf16 slot unconverted and Gluon refused the compile ("source dtype fp32
+    and destination dtype bf16 must match")."""
+    if name in ("max", "min") and t is not None:
+        bits = BITS.get(t)
+        if t == "int1" or (bits is not None and bits < 32):
+            return "int32" if t in promotion.INTEGER_TYPES else "float32"
+        return t
+    return promotion.reduced_type(name, t)
+
 class Ctx:
     """What every function translation of one kernel shares."""
 
@@ -959,7 +974,7 @@ class FnTranslator:
             if axis not in (0, -1):
                 raise self.err(f"tl.{name} of a 1-D tensor: axis must be 0, got {axis}", node)
             return V("scalar", f"gl.{name}({x.text}, 0)",
-                     dtype=promotion.reduced_type(name, x.dtype))
+                     dtype=reduced_type(name, x.dtype))
         res = self.S.new(len(x.shape) - 1)
         self.S.slice_of(res, axis, x.var)
         shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
@@ -970,7 +985,7 @@ class FnTranslator:
             key = (name, *x.shape)
             self.ctx.row_reduce_helpers.add(key)
             text = f"{row_reduce.helper_name(*key)}({x.text}, {self.Lv(res)})"
-        return V("tensor", text, res, shape, promotion.reduced_type(name, x.dtype),
+        return V("tensor", text, res, shape, reduced_type(name, x.dtype),
                  exact_dtype=x.exact_dtype)
 
     def _scale_rows(self, node: K.Op, bound: dict) -> V:
