@@ -396,3 +396,74 @@ def test_a_slot_store_of_a_narrow_max_converts(tmp_path, dt, value, reduced):
     assert re.search(rf"\(tensor<32x64x{reduced}, #\w+>\) -> tensor<\d+x{reduced}", ttgir), ttgir
     elt = {"bfloat16": "bf16", "float16": "f16", "int8": "i8", "uint8": "i8", "int16": "i16"}[dt]
     assert re.search(rf"ttg.local_store %\w+, %\w+ : tensor<32x64x{elt}", ttgir), ttgir
+
+
+# ------------------------------------------------------------------ tl.cdiv of tensors
+def test_plain_triton_divides_a_tensor_by_cdiv_elementwise():
+    """The reference: ``tl.cdiv(x, 3)`` of an int8 tile is ``(x + 3 - 1) // 3`` elementwise, in
+    int8 (the Python ints do not promote); ``tl.cdiv(4, -3)`` of two constants is Python's
+    ``(4 - 3 - 1) // -3`` = 0, so ``if tl.cdiv(4, -3) < 0:`` stores nothing."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def cdiv(x_ptr, y_ptr):
+        offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        x = tl.load(x_ptr + offs)
+        tl.store(y_ptr + offs, tl.cdiv(x, 3))
+        if tl.cdiv(4, -3) < 0:
+            tl.store(y_ptr + offs, x)
+
+    ttir = _triton(cdiv, {"x_ptr": "*i8", "y_ptr": "*i8"}).asm["ttir"]
+    assert re.search(r"arith.divsi .* : tensor<32x64xi8>", ttir), ttir
+    assert ttir.count("tt.store") == 1, ttir
+
+
+@pytest.mark.parametrize("dt,value,div", [
+    ("int32", "tl.cdiv(offs, M)", "i32"),
+    ("int8", "tl.cdiv(x, 3)", "i8"),
+    ("int32", "tl.cdiv(100, offs + 1)", "i32"),
+])
+def test_a_cdiv_of_a_tensor_is_a_tensor(tmp_path, dt, value, div):
+    """``tl.store(local_ptr(slot.tile), tl.cdiv(offs, M))``: the translator took any non-constant
+    tl.cdiv for a scalar, so the slot store splat it with ``gl.full`` and Triton refused the
+    lowered kernel ("only accepts size-1 tensor"). Now elementwise, typed as its ``//``."""
+    ttgir = _compiled(tmp_path, _fill(dt, value)).asm["ttgir"]
+    assert re.search(rf"arith.divsi .* : tensor<32x64x{div}", ttgir), ttgir
+
+
+@pytest.mark.parametrize("cond", ["M * 0 < 0", "tl.cdiv(4, -3) < 0", "tl.cdiv(4, 3) < 0",
+                                  "(M - M) != 0"])
+def test_an_if_whose_condition_folds_to_false_compiles(tmp_path, monkeypatch, cond):
+    """``if M * 0 < 0: tl.store(...)`` in a partition: Triton folds the condition to false when
+    it builds the IR; plain Triton's make_ttir then removes the ``if``, Gluon's canonicalizer
+    keeps it, and the conversion to LLVM failed on the unreachable branch (an LLVM assertion,
+    "PassManager::run failed", reported at the kernel's first line). compile_kernel now compiles
+    such a kernel once more with MLIR's canonicalizer before make_llir (lowering/compile.py
+    ``compile_folding_dead_branches``); the dead store is gone, as in plain Triton."""
+    # a fresh Triton cache: its key does not see the retry, so a cached compile would hide it
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton_cache"))
+    compiled = _compiled(tmp_path, _reg(f"""
+        if {cond}:
+            tl.store(y_ptr + p * 2048 + offs, t)
+    """))
+    # the writer gathers with cp.async; the reader's only global store is the dead one
+    assert "st.global" not in compiled.asm["ptx"], compiled.asm["ptx"]
+
+
+def test_a_kernel_that_compiles_is_compiled_without_the_extra_canonicalizer(tmp_path,
+                                                                           monkeypatch):
+    """The canonicalizing retry runs only after a backend failure: a kernel that compiles is
+    compiled once, with Triton's own stages."""
+    from tle_compiler.lowering import compile as lowering_compile
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton_cache"))
+    calls = []
+    real = lowering_compile._canonicalize_before_llir
+    monkeypatch.setattr(lowering_compile, "_canonicalize_before_llir",
+                        lambda *a: calls.append(a) or real(*a))
+    _compiled(tmp_path, _reg("""
+        if M > 0:
+            tl.store(y_ptr + p * 2048 + offs, t)
+    """))
+    assert calls == []

@@ -235,6 +235,56 @@ def on_big_stack(fn, *args, **kwargs):
     return out["value"]
 
 
+def _canonicalize_before_llir(backend, stages, options, language, capability):
+    """A stages hook (``knobs.runtime.add_stages_inspection_hook``): MLIR's canonicalizer on the
+    TTGIR before ``make_llir``. Gluon's own canonicalizer keeps an ``scf.if`` whose condition
+    folded to a constant (``if M * 0 < 0:``, ``if tl.cdiv(4, -3) < 0:``; plain Triton's
+    make_ttir folds such an ``if`` away), and Triton's conversion to LLVM then fails on the
+    unreachable branch (an LLVM assertion, ``SmallVector::operator[]``, and "PassManager::run
+    failed", reported at the kernel's first line) although the kernel is valid Triton."""
+    from triton._C.libtriton import ir, passes
+
+    make_llir = stages["llir"]
+
+    def canonicalized_llir(src, metadata):
+        pm = ir.pass_manager(src.context)
+        pm.enable_debug()
+        passes.common.add_canonicalizer(pm)
+        pm.run(src, "tle_canonicalize")
+        return make_llir(src, metadata)
+
+    stages["llir"] = canonicalized_llir
+
+
+def compile_folding_dead_branches(compile_once):
+    """``compile_once()``; when that fails in Triton's backend (not in its code generator, whose
+    CompilationError is the kernel's own), once more with :func:`_canonicalize_before_llir`, and
+    the first error when that fails too. A kernel that compiles as it is compiles unchanged."""
+    from triton import knobs
+
+    try:
+        return compile_once()
+    except Exception as first:
+        e, seen = first, set()
+        while e is not None and id(e) not in seen:
+            seen.add(id(e))
+            if type(e).__name__ == "CompilationError":
+                raise first
+            e = e.__cause__ or e.__context__
+        old = knobs.runtime.add_stages_inspection_hook
+        knobs.runtime.add_stages_inspection_hook = _canonicalize_before_llir
+        compiled = None
+        try:
+            compiled = compile_once()
+        except Exception:
+            pass  # the first error is the one to report (its chain kept)
+        finally:
+            knobs.runtime.add_stages_inspection_hook = old
+        if compiled is None:
+            raise first
+        return compiled
+
+
 def with_default_warps(info, num_warps: int):
     """``info`` with its default partition run on ``num_warps`` warps (a launch's or a compile's
     ``num_warps=`` other than the kernel's @tle.jit one), in the KernelInfo's partitions and in
@@ -332,7 +382,8 @@ def compile_kernel(kernel, signature: dict, constexprs: Optional[dict] = None,
         fn = getattr(load_module(gen), gen.kernel)
         src = GluonASTSource(fn, sig, constexprs={a: constexprs[a] for a in info.constexprs},
                              attrs=attrs)
-        return on_big_stack(triton.compile, src, target=tgt, options=compile_options(info))
+        return compile_folding_dead_branches(lambda: on_big_stack(
+            triton.compile, src, target=tgt, options=compile_options(info)))
 
     # TLE_CP_ASYNC=0: register gathers only (Triton's concurrency sanitizer does not model cp.async
     # copies completed through cp.async.mbarrier.arrive, docs/GPU_TESTS.md)

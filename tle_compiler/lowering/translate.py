@@ -950,7 +950,18 @@ class FnTranslator:
         if name == "cdiv":
             a, b = self.ex(args[0]), self.ex(args[1])
             if a.kind == "const" and b.kind == "const":
-                return V("const", f"gl.cdiv({a.text}, {b.text})", value=-(-a.value // b.value))
+                # Triton's cdiv is the jit function `(x + div - 1) // div`, on constexprs
+                # Python's arithmetic: cdiv(4, -3) is 0 (the ceiling, -(-4 // -3), is -1)
+                try:
+                    val = (a.value + b.value - 1) // b.value
+                except Exception:
+                    val = None
+                return V("const", f"gl.cdiv({a.text}, {b.text})", value=val)
+            if a.kind == "tensor" or b.kind == "tensor":
+                # elementwise on a tensor (typed as its `//`); taken for a scalar, a slot store
+                # splat it with gl.full and Gluon refused the compile ("only accepts size-1
+                # tensor")
+                return self._elementwise([a, b], lambda x, y: f"gl.cdiv({x}, {y})", "//")
             return V("scalar", f"gl.cdiv({a.text}, {b.text})", i64=wide(a) or wide(b))
         if name == "constexpr":
             v = self.ex(args[0])
