@@ -1,5 +1,6 @@
 """A twenty-fifth adversarial round (adversarial round 25): host functions of the `triton`
-package called in a kernel, and more. Each case is a small kernel written to a file and read by
+package called in a kernel, the names the builder generates against partitions of other modules,
+and more. Each case is a small kernel written to a file and read by
 tle-dump's main(); the exit code and the verdict (the check of a rejection, its words) are
 pinned.
 
@@ -12,6 +13,18 @@ Bugs found, one line each:
    which Triton computes, 4) they were a param of every integer too and refused by the
    lowering. FIXED: the builder folds such a call of numbers as Python computes it and refuses
    any other where the kernel is read (check unlowered-call; frontend/build.py host_function).
+2. A partition defined in another module than the kernel (`from .parts import produce`) whose
+   local is spelt like a name the builder generates (`_shift1_q`, the inlined helper
+   `shift(q)`'s parameter; `_t1`, a temporary of a tuple swap) had that local rebound by the
+   generated assignment in the kernel IR (and the lowered Gluon): `_shift1_q = p; t = shift(p +
+   3); put(w, x_ptr, _shift1_q - 3)` was verified as index p where Python and Triton acquire
+   p - 3 (negative); the builder stepped over the identifiers of the kernel's file only. FIXED:
+   over those of every file read (frontend/build.py Builder.spelt, fresh, helper_prefix).
+3. Likewise a module constant read by a helper inside a partition of another module that binds
+   a local of the constant's name (`NB = 3` in the partition, the helper's module `NB = 2`):
+   the constant kept the KIR id `NB`, so `--gluon`'s `range(NB)` read the partition's 3 where
+   the verified protocol (and Triton) loops twice. FIXED: the partition's own names are checked
+   too (frontend/build.py Builder.partition_locals, global_of).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
 `tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
@@ -165,3 +178,144 @@ def test_a_host_function_of_a_local_tensor_is_refused(tmp_path, capsys):
 def test_a_host_cdiv_by_zero_is_refused(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, ring("triton.cdiv(7, 0)", "3"))
     expect(code, err, ("rejected", "divides by zero"))
+
+
+# ------------------------ KIR names of partitions defined in another module (bugs 2 and 3)
+
+KERN = '''import triton.language as tl
+import tle_compiler as tle
+from .parts import produce, consume
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}}
+'''
+
+PARTS = '''import triton.language as tl
+import tle_compiler as tle
+HELPERS
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+WRITER
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(RBOUND):
+        res = r.wait(RIDX)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(RIDX)
+'''
+
+SHIFT = '''
+
+def shift(q):
+    return q
+
+'''
+
+PUT = '''
+
+def put(w, x_ptr, q):
+    s = w.acquire(q)
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(q)
+
+'''
+
+#: a partition local spelt like the KIR name the builder gives an inlined helper's parameter
+#: (`_shift1_q`) or a temporary of a tuple swap (`_t1`): bound to p in Python, so the writer's
+#: index is p - 3 (p - 4), a negative index (a reader waiting p + 4 that is never committed);
+#: the inlined `q = p + 3` (`_t1 = b`) rebound the partition's local in the KIR, read as p
+COLLIDING = {
+    "helper parameter": (SHIFT + PUT, '''
+    for p in range(N):
+        _shift1_q = p
+        t = shift(p + 3)
+        put(w, x_ptr, _shift1_q - 3)
+''', "N", "p", ("rejected", "negative index -3")),
+    "tuple-swap temporary": ("", '''
+    for p in range(N):
+        _t1 = p
+        _t2 = p
+        _t3 = p
+        a = p + 2
+        b = p + 2
+        a, b = b, a
+        s = w.acquire(_t1 + _t2 + _t3 - 2 * p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(_t1 + _t2 + _t3 - 2 * p)
+''', "N", "p + 4", ("rejected", "[order-mismatch]")),
+}
+
+
+def two_files(tmp_path, helpers: str, writer: str, rbound: str, ridx: str):
+    """The package pkg/ with parts.py (the partitions) written; the kernel's text."""
+    (tmp_path / "pkg").mkdir(exist_ok=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "parts.py").write_text(
+        PARTS.replace("HELPERS", helpers).replace("WRITER\n", writer.lstrip("\n"))
+        .replace("RBOUND", rbound).replace("RIDX", ridx))
+    return KERN
+
+
+@pytest.mark.parametrize("case", COLLIDING, ids=list(COLLIDING))
+def test_a_partition_local_spelt_like_a_generated_name_keeps_its_value(tmp_path, capsys, case):
+    """The builder steps over every identifier of the kernel's file when it names an inlined
+    helper's locals and its temporaries, but a partition defined in another module kept its
+    locals' names unchecked: verified (the KIR and the lowered Gluon computing the rebound
+    value), where Python and Triton compute the written one."""
+    helpers, writer, rbound, ridx, want = COLLIDING[case]
+    code, err = dump(tmp_path, capsys, two_files(tmp_path, helpers, writer, rbound, ridx),
+                     name="pkg/kernel.py")
+    expect(code, err, want)
+
+
+def test_the_partition_local_read_as_written_is_verified(tmp_path, capsys):
+    """The twin whose reader waits the written index (p, from `_shift1_q - 3 + 3`) is
+    verified."""
+    writer = COLLIDING["helper parameter"][1].replace("_shift1_q - 3", "_shift1_q")
+    code, err = dump(tmp_path, capsys, two_files(tmp_path, SHIFT + PUT, writer, "N", "p"),
+                     name="pkg/kernel.py")
+    expect(code, err, "verified")
+
+
+CONSTS = '''NB = 2
+
+
+def get_nb():
+    return NB
+'''
+
+
+def test_a_partition_local_does_not_shadow_a_helpers_module_constant(tmp_path, capsys):
+    """A helper of another module reads its module's `NB = 2` inside a partition (of a third
+    module) that binds its own `NB = 3`: the constant kept the KIR id `NB`, and the lowered
+    Gluon's `range(NB)` read the partition's 3 (a writer committing three slots where two were
+    verified and are waited). The constant takes another id there."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "consts.py").write_text(CONSTS)
+    writer = '''
+    NB = 3
+    for p in range(get_nb()):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+    t = NB
+'''
+    text = two_files(tmp_path, "from .consts import get_nb\n", writer, "2", "p")
+    code, err = dump(tmp_path, capsys, text, name="pkg/kernel.py")
+    expect(code, err, "verified")
+    path = tmp_path / "pkg" / "kernel.py"
+    code, out, err = run_dump(capsys, "--gluon", str(path))
+    assert code == 0, err
+    loop = next(line for line in out.splitlines() if "for p in range(" in line)
+    assert "range(NB)" not in loop, out
+    name = loop.split("range(")[1].split(")")[0]
+    assert f"{name} = gl.constexpr(2)" in out, out

@@ -637,6 +637,9 @@ class Builder(BuildRules):
         self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
         self.sequential = 0  # > 0 while building a statement that calls a helper
+        #: the names the partition being built binds (its parameters and locals), which the
+        #: lowered Gluon spells as written (global_of)
+        self.partition_locals: frozenset = frozenset()
         self.not_triton = False  # building what Triton never compiles (tle.assume, Python's)
         self.pure: dict[tuple[str, str], bool] = {}  # effect_free's answers, per helper
         self.in_partition = False  # building a partition's body (or what it inlines)
@@ -672,21 +675,30 @@ class Builder(BuildRules):
     def emit(self, s: K.Stmt) -> None:
         self.out.append(s)
 
+    def spelt(self) -> list[frozenset]:
+        """The identifiers of every file read so far (:attr:`Module.identifiers`): the kernel's
+        and those of the modules its partitions and helpers come from. A partition defined in
+        another module keeps its locals' names in the KIR, as the kernel's own do."""
+        return [self.root.identifiers] + [m.identifiers for m in self.cache.modules.values()
+                                          if m is not self.root]
+
     def fresh(self, base: str) -> str:
         self.counter += 1
-        while f"_{base}{self.counter}" in self.root.identifiers:
-            self.counter += 1  # never a name the kernel's file spells itself
+        spelt = self.spelt()
+        while any(f"_{base}{self.counter}" in ids for ids in spelt):
+            self.counter += 1  # never a name a file read spells itself
         return f"_{base}{self.counter}"
 
     def helper_prefix(self, name: str) -> str:
         """The prefix of the KIR names of one inlining of helper ``name``: ``_<name><n>_``, with
-        no identifier of the kernel's file (a partition's local ``_put1_q``) starting with it,
-        which the inlined ``q`` would otherwise rebind (the KIR, and the lowered Gluon, spell
-        both as ``_put1_q``)."""
+        no identifier of a file read (a partition's local ``_put1_q``, in the kernel's file or
+        the module the partition comes from) starting with it, which the inlined ``q`` would
+        otherwise rebind (the KIR, and the lowered Gluon, spell both as ``_put1_q``)."""
         self.inlined.add(name)
+        spelt = self.spelt()
         while True:
             prefix = f"_{name}{self._next()}_"
-            if not any(i.startswith(prefix) for i in self.root.identifiers):
+            if not any(i.startswith(prefix) for ids in spelt for i in ids):
                 return prefix
 
     def block(self, stmts: list[ast.stmt]) -> tuple[K.Stmt, ...]:
@@ -701,14 +713,15 @@ class Builder(BuildRules):
     def global_of(self, module: Module, name: str, node: ast.AST) -> K.Global:
         key = (module.path, name)
         kid = self.const_ids.get(key)
-        if kid is None:
+        if kid is None or kid in self.partition_locals:
             value = module.consts[name]
             kid, k = name, 1
             # a name the kernel or a partition binds itself (a local, a parameter) would shadow
             # the constant in the generated Gluon, where an inlined helper's read of its
             # module's `B` meets the partition's own `B = 9`: such a constant takes another id
+            # (the partition being built may come from another module than the kernel's)
             while (kid in self.consts and self.consts[kid] != value) or (
-                    kid in self.root.function_locals):
+                    kid in self.root.function_locals or kid in self.partition_locals):
                 kid, k = f"{name}_{k}", k + 1
             self.consts[kid] = value
             self.const_ids[key] = kid
@@ -2428,9 +2441,14 @@ class Builder(BuildRules):
                                    f"ZeroDivisionError when Triton compiles the kernel)", node,
                                    check="unsupported-expression") from None
         short = path[len("triton."):]
+        if params is None:
+            raise self.err(f"`{ast.unparse(node)}`: `triton.{short}` is a function of the host "
+                           f"package triton, which Triton 3.6 runs as Python when it compiles "
+                           f"the kernel and the lowering does not translate", node,
+                           check="unlowered-call")
         instead = ("; for a run-time value or a constexpr parameter write tl.cdiv(x, div)"
                    if short == "cdiv" else "; compute it on the host and pass the result as a "
-                   "constexpr" if short == "next_power_of_2" else "")
+                   "constexpr")
         raise self.err(f"`{ast.unparse(node)}`: `triton.{short}` is a host function, which "
                        f"Triton 3.6 runs as Python when it compiles the kernel, on compile-time "
                        f"numbers only (on a tensor it fails), and the lowering translates no call "
@@ -3150,11 +3168,13 @@ class Builder(BuildRules):
                     self.tuple_shapes[frame.kir(p)] = shape
             self.frames.append(frame)
             self.in_partition = True
+            self.partition_locals = frozenset(names) | frozenset(frame.stores)
             try:
                 body = self.block([s for s in pdef.body])
             finally:
                 self.frames.pop()
                 self.in_partition = False
+                self.partition_locals = frozenset()
             default = i == 0
             parts.append(K.KPartition(pdef.name, tuple(bindings), body,
                                       num_warps if default else warps[i - 1],
