@@ -467,3 +467,38 @@ def test_a_kernel_that_compiles_is_compiled_without_the_extra_canonicalizer(tmp_
             tl.store(y_ptr + p * 2048 + offs, t)
     """))
     assert calls == []
+
+
+# ------------------------------------------------------------------ tl.fma of integers
+def test_plain_triton_fails_on_an_integer_fma():
+    """The reference: ``tl.fma(offs, 2, 1)`` of an int32 tile builds ``math.fma`` on integers,
+    whose IR fails to verify ("error encountered during parsing"); ``tl.fma(offs, 2.0, 1)`` is
+    promoted to float32 and compiles."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def fma(y_ptr, FLOAT: tl.constexpr):
+        offs = tl.arange(0, 64)
+        if FLOAT:
+            tl.store(y_ptr + offs, tl.fma(offs, 2.0, 1))
+        else:
+            tl.store(y_ptr + offs, tl.fma(offs, 2, 1))
+
+    sig = {"y_ptr": "*fp32", "FLOAT": "constexpr"}
+    assert "math.fma" in _triton(fma, sig, {"FLOAT": True}).asm["ttir"]
+    with pytest.raises(Exception, match="parsing"):
+        _triton(fma, sig, {"FLOAT": False})
+
+
+@pytest.mark.parametrize("value", ["tl.fma(offs, 2, 1)", "tl.fma(offs, M, M)"])
+def test_an_integer_fma_is_refused_at_its_line(tmp_path, value):
+    """Verified by tle-dump, and the compile of the lowered kernel failed in Triton's MLIR
+    verifier, reported at the kernel's first line; now refused by the lowering at the call's
+    line (its float twin compiles, below)."""
+    _refused_at(tmp_path, _fill("float32", value), "tl.fma", "`tl.fma` of int32 operands")
+
+
+def test_a_float_fma_of_an_integer_tile_compiles(tmp_path):
+    ttgir = _compiled(tmp_path, _fill("float32", "tl.fma(offs, 2.0, 1)")).asm["ttgir"]
+    assert re.search(r"math.fma .* : tensor<32x64xf32", ttgir), ttgir

@@ -43,6 +43,7 @@ from math import prod
 from ..frontend.partition_rules import (VIEW_REFUSAL, bind_reshape, reshape_shape_refusal,
                                        trans_dims_refusal)
 from ..ir import kernel as K
+from ..ir import promotion
 from ..language.unlowered import UNLOWERED_CALLS
 from .values import V, wide
 
@@ -301,6 +302,15 @@ def elementwise(tr, node: K.Op) -> V:
             raise tr.err(f"`{node.name}` of a {v.kind}", node)
     extra = _literal_keywords(tr, node, a, defaults)
     fn = "gl." + node.name.split(".", 1)[1]
+    if node.name == "tl.fma":
+        # Triton legalizes the three operands to one type and builds math.fma on it, which takes
+        # floats only: on integers its IR fails to verify (plain Triton alike), reported at the
+        # kernel's first line ("error encountered during parsing")
+        t = promotion.result_type([tr.operand_type(v) for v in ops], "+")
+        if t in promotion.INTEGER_TYPES:
+            raise tr.err(f"`tl.fma` of {t} operands: Triton's fma takes floats (its IR fails "
+                         f"to verify on integers); write x * y + z, or convert to a float "
+                         f"type first", node)
     if not any(v.kind == "tensor" for v in ops):
         return V("scalar", f"{fn}({', '.join(v.text for v in ops)}{extra})",
                  i64=any(wide(v) for v in ops))
