@@ -502,3 +502,47 @@ def test_an_integer_fma_is_refused_at_its_line(tmp_path, value):
 def test_a_float_fma_of_an_integer_tile_compiles(tmp_path):
     ttgir = _compiled(tmp_path, _fill("float32", "tl.fma(offs, 2.0, 1)")).asm["ttgir"]
     assert re.search(r"math.fma .* : tensor<32x64xf32", ttgir), ttgir
+
+
+# ------------------------------------------------------------------ keep_dims of reductions
+KEPT = [
+    "tl.sum(t, 1, keep_dims=True)",
+    "tl.max(t, 0, keep_dims=True)",
+    "tl.min(t, -1, keep_dims=True)",
+    "tl.xor_sum(t, 1, keep_dims=True)",
+    "tl.reduce_or(t, 0, keep_dims=True)",
+    "tl.sum(t, 1, keep_dims=False)[:, None]",
+]
+
+
+@pytest.mark.parametrize("expr", KEPT)
+def test_a_reduction_keeping_its_axis_lowers_as_triton_reduces(tmp_path, expr):
+    """``tl.sum(t, 1, keep_dims=True)`` (Triton 3.6: the reduction, then expand_dims at the axis:
+    [32, 1]) was refused by the lowering ("only its default, False"), though tle-dump verified
+    it and Triton compiles it. Now the reduction and the expansion, as plain Triton's TTIR has
+    them."""
+    want = _plain_expand_shapes(tmp_path, f"{expr} + t")
+    compiled = _compiled(tmp_path, _reg(f"""
+        u = {expr} + t
+        tl.store(y_ptr + p, tl.sum(u))
+    """))
+    got = _shapes(compiled.asm["ttgir"], "tt.expand_dims")
+    assert got[:2] == ["32x1xi32", "1x64xi32"] and got[2:] == want, (got, want)
+
+
+@pytest.mark.parametrize("expr,shape", [
+    ("tl.sum(t, keep_dims=True)", r"\[1, 1\]"),
+    ("tl.max(t, axis=None, keep_dims=True)", r"\[1, 1\]"),
+    ("tl.sum(tl.sum(t, 1), 0, keep_dims=True)", r"\[1\]"),
+])
+def test_a_whole_reduction_keeping_its_axes_is_a_tensor_of_ones(tmp_path, expr, shape):
+    """``tl.sum(t, keep_dims=True)`` of a [32, 64] t is Triton's [1, 1] tensor (the value
+    expanded at axis 0 twice); of a 1-D tensor along 0, a [1]. Lowered as a splat of the value
+    (``gl.full``); the store broadcasts it as Triton does."""
+    _plain_expand_shapes(tmp_path, f"{expr} + t")  # plain Triton takes it
+    text = _reg(f"""
+        tl.store(y_ptr + p * 2048 + offs, {expr} + t)
+    """)
+    _compiled(tmp_path, text)
+    rc, gluon = _dump(_write(tmp_path, text), "--gluon")
+    assert rc == 0 and re.search(rf"gl.full\({shape}, gl.(sum|max)\(", gluon), gluon

@@ -53,17 +53,18 @@ REQUIRED: dict[str, int] = {"tl.dot": 2, "tl.max": 1, "tl.min": 1, "tl.sum": 1, 
 
 READ: dict[str, tuple[str, ...]] = {
     "to": ("bitcast", "fp_downcast_rounding"),
+    **{f"tl.{r}": ("keep_dims",) for r in ("max", "min", "sum", "xor_sum", "reduce_or")},
 }
 
 #: Keywords the translator does not lower, accepted only at Triton's default (a literal there).
 DEFAULTS: dict[str, dict[str, object]] = {
-    "tl.max": {"keep_dims": False, "return_indices": False, "return_indices_tie_break_left": True,
+    "tl.max": {"return_indices": False, "return_indices_tie_break_left": True,
                "propagate_nan": None},
-    "tl.min": {"keep_dims": False, "return_indices": False, "return_indices_tie_break_left": True,
+    "tl.min": {"return_indices": False, "return_indices_tie_break_left": True,
                "propagate_nan": None},
-    "tl.sum": {"keep_dims": False, "dtype": None},
-    "tl.xor_sum": {"keep_dims": False},
-    "tl.reduce_or": {"keep_dims": False},
+    "tl.sum": {"dtype": None},
+    "tl.xor_sum": {},
+    "tl.reduce_or": {},
     "tl.maximum": {"propagate_nan": None},
     "tl.minimum": {"propagate_nan": None},
     "tl.dot": {"input_precision": None, "allow_tf32": None, "max_num_imprecise_acc": None,

@@ -924,15 +924,25 @@ class FnTranslator:
         if name in REDUCE:
             x = self.ex(args[0])
             axis_node = args[1] if len(args) > 1 else kw.get("axis")
+            keep = kw.get("keep_dims")
+            keep_dims = False
+            if keep is not None:
+                kv = self.ex(keep)
+                if kv.kind != "const":
+                    raise self.err(f"tl.{name}'s keep_dims must be a compile-time constant",
+                                   node)
+                keep_dims = bool(kv.value)
             if x.kind == "tensor" and (axis_node is None or isinstance(axis_node, K.Const)
                                        and axis_node.value is None):
                 # no axis (or axis=None): Triton reduces every element to one value. These
                 # reductions are associative and commutative, so that is the reduction along
                 # axis 0, once per dimension (the frontend verifies such a kernel, and so
                 # compiles it)
+                rank = len(x.shape or ())
                 while x.kind == "tensor":
                     x = self._reduce(name, x, 0, node)
-                return x
+                # keep_dims: Triton expands the value back to rank dimensions of size 1
+                return self._kept_scalar(name, x, rank, node) if keep_dims else x
             if axis_node is None or x.kind != "tensor":
                 raise self.err(f"tl.{name} needs a tensor and an explicit axis", node)
             axis = self.ex(axis_node).value
@@ -940,7 +950,14 @@ class FnTranslator:
                 n = len(x.shape)
                 allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
                 raise self.err(f"tl.{name} of a {n}-D tensor: axis must be {allowed}", node)
-            return self._reduce(name, x, axis % len(x.shape), node)  # as Triton: -1 the last
+            axis %= len(x.shape)  # as Triton: -1 the last
+            out = self._reduce(name, x, axis, node)
+            if not keep_dims:
+                return out
+            # keep_dims: Triton's expand_dims of the result at the reduced axis
+            if out.kind != "tensor":
+                return self._kept_scalar(name, out, 1, node)
+            return self.expand_at(out, axis)
         if name in UNARY_MATH:
             x = self.ex(args[0])
             return self.computed(x, text=f"gl.{name}({x.text})")
@@ -975,6 +992,19 @@ class FnTranslator:
             return more_ops.transpose(self, node)
         raise self.err(f"`{canon}` is not supported by the lowering{more_ops.instead(name)}",
                        node)
+
+    def _kept_scalar(self, name: str, v: V, rank: int, node: K.Op) -> V:
+        """The reduced scalar ``v`` as the tensor of ``rank`` dimensions of size 1 that a
+        reduction with ``keep_dims=True`` gives (Triton expands the scalar at axis 0, ``rank``
+        times): a ``gl.full`` of it in a layout of its own."""
+        if v.dtype is None:
+            raise self.err(f"tl.{name}(..., keep_dims=True) of a whole tensor: the lowering does "
+                           f"not know the element type of the result", node)
+        var = self.S.new(rank)
+        dims = (1,) * rank
+        return V("tensor", f"gl.full({list(dims)}, {v.text}, gl.{v.dtype}, "
+                           f"layout={self.Lv(var)})", var, dims, v.dtype,
+                 exact_dtype=v.exact_dtype)
 
     def _reduce(self, name: str, x: V, axis: int, node: K.Op) -> V:
         """``tl.<name>(x, axis)`` of the tensor ``x`` along ``axis`` (in range): a scalar for a
