@@ -546,3 +546,59 @@ def test_a_whole_reduction_keeping_its_axes_is_a_tensor_of_ones(tmp_path, expr, 
     _compiled(tmp_path, text)
     rc, gluon = _dump(_write(tmp_path, text), "--gluon")
     assert rc == 0 and re.search(rf"gl.full\({shape}, gl.(sum|max)\(", gluon), gluon
+
+
+# ------------------------------------------------------------------ x.T and x.numel
+def test_plain_triton_reads_T_and_numel():
+    """The reference: ``t.T`` is permute(t, (1, 0)) (the code generator's get_Attribute), a
+    ``tt.trans`` of a 2-D tile, refused on a 3-D one; ``t.numel`` is the constexpr element
+    count."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def tee(x_ptr, y_ptr, THREE_D: tl.constexpr):
+        offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        t = tl.load(x_ptr + offs)
+        if THREE_D:
+            t = tl.reshape(t, (32, 2, 32)).T
+        tl.store(y_ptr + tl.arange(0, 64)[:, None] * 32 + tl.arange(0, 32)[None, :],
+                 t.T + t.numel)
+
+    ttir = _triton(tee, {"x_ptr": "*i32", "y_ptr": "*i32", "THREE_D": "constexpr"},
+                   {"THREE_D": False}).asm["ttir"]
+    assert re.search(r"tt.trans .* -> tensor<64x32xi32>", ttir), ttir
+    assert "dense<2048>" in ttir, ttir
+    with pytest.raises(Exception):
+        _triton(tee, {"x_ptr": "*i32", "y_ptr": "*i32", "THREE_D": "constexpr"},
+                {"THREE_D": True})
+
+
+def test_T_and_numel_of_a_register_tile_lower(tmp_path):
+    """``t.T`` and ``t.numel`` of a register tile, verified by tle-dump, were refused by the
+    lowering ("`T` is not supported", "`.numel` of something that is not a pipe slot"). Now
+    ``t.T`` is tl.trans of the 2-D tile and ``t.numel`` its constant element count."""
+    ttgir = _compiled(tmp_path, _reg("""
+        tl.store(y_ptr + p * 2048 + tl.arange(0, 64)[:, None] * 32 + tl.arange(0, 32)[None, :],
+                 t.T + t.numel)
+    """)).asm["ttgir"]
+    assert re.search(r"tt.trans .* -> tensor<64x32xi32", ttgir), ttgir
+    assert "dense<2048>" in ttgir, ttgir
+
+
+@pytest.mark.parametrize("call", ["tl.dot(a, b.T)", "tl.dot(a, bt)"])
+def test_a_dot_of_a_T_view_reads_the_slot_in_place(tmp_path, call):
+    """``tl.dot(a, b.T)`` of slot tiles (and ``bt = b.T`` read only by the dot): read in place
+    through a transposed shared-memory view, as ``tl.trans(b)`` is, an asynchronous wgmma (not
+    a register copy staged in a buffer of its own)."""
+    text = _dot(call).replace("        acc = ", "        bt = b.T\n        acc = ")
+    _compiled(tmp_path, text)
+    rc, gluon = _dump(_write(tmp_path, text), "--gluon")
+    assert rc == 0 and re.search(r"warpgroup_mma\(kv_a.index\(\w+\), kv_b.index\(\w+\)"
+                                 r"\.permute\(\(1, 0\)\), .*is_async=True\)", gluon), gluon
+
+
+@pytest.mark.parametrize("expr", ["tl.reshape(t, (32, 2, 32)).T", "tl.sum(t, 0).T"])
+def test_T_of_a_tensor_that_is_not_2d_is_refused_at_its_line(tmp_path, expr):
+    _refused_at(tmp_path, _reg(f"u = {expr}\ntl.store(y_ptr + p, tl.sum(u))"), ".T",
+                "`x.T` of a tensor that is not 2-D")

@@ -145,6 +145,13 @@ def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
 
 
 
+def is_plain_trans(n) -> bool:
+    """``tl.trans(x)`` or ``x.T`` (Triton's permute(x, (1, 0)), the same transpose of a 2-D
+    tile): a transposed view a tl.dot may read in place."""
+    return isinstance(n, K.Op) and n.name in ("tl.trans", "T") and len(n.args) == 1 \
+        and not n.kwargs
+
+
 def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
     """The type of ``tl.<name>(x, axis)`` of an ``x`` of type ``t`` (Gluon's reductions are
     Triton's functions): tl.max and tl.min compute in 32 bits what is narrower (bf16 promoted
@@ -489,6 +496,11 @@ class FnTranslator:
             items = [V("const", str(d), value=d) for d in base.shape]
             return V("tuple", "(" + ", ".join(i.text for i in items)
                      + (",)" if len(items) == 1 else ")"), value=items)
+        if base.kind == "tensor" and node.field == "numel" and base.shape is not None \
+                and all(isinstance(d, int) for d in base.shape):
+            # a register tensor's element count: a compile-time number in Triton (constexpr)
+            n = math.prod(base.shape)
+            return V("const", str(n), value=n)
         if base.kind == "tensor" and node.field == "dtype" and base.dtype is not None \
                 and base.exact_dtype:
             return V("dtype", f"gl.{base.dtype}", value=base.dtype)
@@ -748,6 +760,26 @@ class FnTranslator:
             self.alias_path(renamed, node)
             node = renamed
         name = node.name
+        if name == "T":
+            # `x.T`: Triton's code generator makes it permute(x, (1, 0)) (get_Attribute), which is
+            # tl.trans of a 2-D tensor; any other rank Triton refuses
+            renamed = replace(node, name="tl.trans")
+            self.alias_path(renamed, node)
+            # `u = t.T` binds a deferred view as `u = tl.trans(t)` does (_binds_a_dot_operand)
+            self.spelled_as = {**(getattr(self, "spelled_as", None) or {}),
+                               id(renamed): (renamed, node)}
+            try:
+                out = self.ex_Op(renamed)
+            except TleError as e:
+                if "`tl.trans` of a" not in str(e):
+                    raise
+                out = None  # (a 0- or 1-D operand: named below in the kernel's words)
+            if out is None or out.kind not in ("tensor", "smem", "smemT") \
+                    or len(out.shape or ()) != 2:
+                raise self.err("`x.T` of a tensor that is not 2-D: Triton's .T is permute(x, "
+                               "(1, 0)), which it refuses on other ranks (write tl.trans(x, "
+                               "dims))", node)
+            return out
         if name == "to":
             if len(node.args) < 2:
                 raise self.err("x.to needs a dtype", node)
@@ -1139,7 +1171,10 @@ class FnTranslator:
         ``through_trans``: a read as ``tl.trans(name)`` written as the operand counts too (for a
         name bound to the tile itself, not transposed)."""
         st = self.statement
-        if not (isinstance(st, K.Assign) and st.value is node and self.read_counts is not None
+        # `u = x.T` is translated as `u = tl.trans(x)` (ex_Op): the node the kernel wrote
+        renamed, written = (getattr(self, "spelled_as", None) or {}).get(id(node), (None, None))
+        written = written if renamed is node else node
+        if not (isinstance(st, K.Assign) and st.value is written and self.read_counts is not None
                 and (self.assign_counts or {}).get(st.target) == 1):
             return False
         if self.dot_reads is None:
@@ -1164,9 +1199,8 @@ class FnTranslator:
         for st in K.walk_stmts(stmts):
             if isinstance(st, K.Assign) and isinstance(st.value, K.Name):
                 views.append((st.target, st.value.id, False))
-            if isinstance(st, K.Assign) and isinstance(st.value, K.Op) \
-                    and st.value.name == "tl.trans" and len(st.value.args) == 1 \
-                    and not st.value.kwargs and isinstance(st.value.args[0], K.Name):
+            if isinstance(st, K.Assign) and is_plain_trans(st.value) \
+                    and isinstance(st.value.args[0], K.Name):
                 views.append((st.target, st.value.args[0].id, True))
             for e in K.stmt_exprs(st):
                 for n in K.walk_expr(e):
@@ -1174,8 +1208,7 @@ class FnTranslator:
                         continue
                     ops = [*n.args[:2], *(v for k, v in n.kwargs if k in ("input", "other"))]
                     for o in ops:
-                        trans = isinstance(o, K.Op) and o.name == "tl.trans" \
-                            and len(o.args) == 1 and not o.kwargs
+                        trans = is_plain_trans(o)
                         o = o.args[0] if trans else o
                         if isinstance(o, K.Name):
                             count(o.id, trans)
@@ -1725,7 +1758,7 @@ class FnTranslator:
                 return None
             if s is not None:
                 return V("smem", s.text, shape=s.shape, dtype=s.dtype, value=s.value)
-            if isinstance(n, K.Op) and n.name == "tl.trans" and len(n.args) == 1:
+            if is_plain_trans(n):
                 s = self._shared_tile(n.args[0])
                 if writers(s):
                     return None
