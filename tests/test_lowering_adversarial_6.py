@@ -602,3 +602,21 @@ def test_a_dot_of_a_T_view_reads_the_slot_in_place(tmp_path, call):
 def test_T_of_a_tensor_that_is_not_2d_is_refused_at_its_line(tmp_path, expr):
     _refused_at(tmp_path, _reg(f"u = {expr}\ntl.store(y_ptr + p, tl.sum(u))"), ".T",
                 "`x.T` of a tensor that is not 2-D")
+
+
+@pytest.mark.parametrize("out", ["tl.int32", "tl.float32", "tl.float16"])
+def test_an_int8_dot_ignores_out_dtype_as_triton_does(tmp_path, out):
+    """``tl.dot(a, b, out_dtype=tl.int32)`` of int8 slot tiles: Triton does not read out_dtype
+    for integer operands (the product is int32, test_plain_triton_reads_these_accumulators), and
+    tle-dump verified it; the lowering refused any out_dtype but float32 ("it would compute
+    something else than the kernel says", which it would not). Now an int32 wgmma."""
+    ttgir = _compiled(tmp_path, _dot(f"tl.dot(a, tl.trans(b), out_dtype={out})", "int8",
+                                     "i32")).asm["ttgir"]
+    assert re.search(r"ttng.warp_group_dot .* -> tensor<64x64xi32", ttgir), ttgir
+
+
+def test_a_float_dot_of_another_out_dtype_stays_refused(tmp_path):
+    """A float16 out_dtype of fp16 operands (Triton: an fp16 accumulator) is still refused at
+    its line: the lowering computes float32 products."""
+    _refused_at(tmp_path, _dot("tl.dot(a, b, out_dtype=tl.float16)", "float16", "fp16"),
+                "acc = tl.dot", "out_dtype")

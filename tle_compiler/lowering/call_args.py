@@ -54,6 +54,7 @@ REQUIRED: dict[str, int] = {"tl.dot": 2, "tl.max": 1, "tl.min": 1, "tl.sum": 1, 
 READ: dict[str, tuple[str, ...]] = {
     "to": ("bitcast", "fp_downcast_rounding"),
     **{f"tl.{r}": ("keep_dims",) for r in ("max", "min", "sum", "xor_sum", "reduce_or")},
+    "tl.dot": ("out_dtype",),
 }
 
 #: Keywords the translator does not lower, accepted only at Triton's default (a literal there).
@@ -67,8 +68,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "tl.reduce_or": {},
     "tl.maximum": {"propagate_nan": None},
     "tl.minimum": {"propagate_nan": None},
-    "tl.dot": {"input_precision": None, "allow_tf32": None, "max_num_imprecise_acc": None,
-               "out_dtype": "fp32"},
+    "tl.dot": {"input_precision": None, "allow_tf32": None, "max_num_imprecise_acc": None},
     "to": {"bitcast": False, "fp_downcast_rounding": None},
     **{f"tl.{f}": {} for f in UNARY},
 }

@@ -1876,6 +1876,14 @@ class FnTranslator:
             # lowered as it is multiplies 200 as -56
             raise self.err(f"tl.dot of {ints[0] if ints[0] != 'int8' else ints[-1]} operands: "
                            f"Triton takes int8 as its only integer operand type", node)
+        if "out_dtype" in kw:
+            od = self.ex(kw["out_dtype"])
+            # Triton reads out_dtype for float operands only (an int8 dot is int32 whatever it
+            # says); the lowering computes float32 products, its default
+            if not ints and not (od.kind == "dtype" and od.value == "float32"):
+                raise self.err("`tl.dot(..., out_dtype=...)` is not supported by the lowering "
+                               "(only its default, float32, for float operands); it would "
+                               "compute something else than the kernel says", node)
         acc = self.ex(acc_node, allow_pending=True) if acc_node is not None else None
         if acc is not None and acc.kind == "none":
             # `tl.dot(a, b, None)` / `acc=None`: Triton's default, a dot without an accumulator
