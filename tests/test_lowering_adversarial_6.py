@@ -620,3 +620,77 @@ def test_a_float_dot_of_another_out_dtype_stays_refused(tmp_path):
     its line: the lowering computes float32 products."""
     _refused_at(tmp_path, _dot("tl.dot(a, b, out_dtype=tl.float16)", "float16", "fp16"),
                 "acc = tl.dot", "out_dtype")
+
+
+# ------------------------------------------------------------------ 0-d tl.full
+BODY = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N, M):
+    tle.assume(N >= 0)
+    S = BODYVALUE
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.int8))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, S))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile),
+                 tl.load(x_ptr + p * 2048 + tl.arange(0, 32)[:, None] * 64
+                         + tl.arange(0, 64)[None, :]))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N, S):
+    r = kv.reader()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        tl.store(y_ptr + p * 2048 + offs, t + S)
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*i8", "y_ptr": "*YS", "N": "i32", "M": "i32"}}
+'''
+
+
+def test_plain_triton_makes_a_scalar_of_a_0d_full():
+    """The reference: ``tl.full([], 3, tl.int8)`` is an int8 scalar (a splat to no dimensions),
+    so ``t + s`` of an int8 tile stays int8 (a [32, 64] add, no expansion)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def full0(x_ptr, y_ptr):
+        offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        s = tl.full([], 3, tl.int8)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs) + s)
+
+    ttir = _triton(full0, {"x_ptr": "*i8", "y_ptr": "*i8"}).asm["ttir"]
+    assert re.search(r"arith.addi .* : tensor<32x64xi8>", ttir), ttir
+
+
+@pytest.mark.parametrize("body,value,ys,add", [
+    (False, "tl.full([], 3, tl.int8)", "i8", "i8"),
+    (False, "tl.zeros((), tl.int8) + 1", "i8", "i8"),
+    (False, "tl.full((), M, tl.int64)", "i64", "i64"),
+    (True, "tl.full([], 3, tl.int8)", "i8", "i8"),
+    (True, "tl.full([], M, tl.int32)", "i32", "i32"),
+])
+def test_a_0d_full_is_a_scalar(tmp_path, body, value, ys, add):
+    """``s = tl.full([], 3, tl.int8)`` then ``t + s``: the translator made a tensor of rank 0,
+    broadcast as ``s[None][None, :]``, which Gluon refused ("expected expand_dims input to be a
+    distributed_type"); in the kernel body, handed to a partition, it was refused as a tensor
+    argument. Now the scalar Triton makes."""
+    if body:
+        text = BODY.replace("BODYVALUE", value).replace("YS", ys)
+    else:
+        text = _reg(f"""
+            s = {value}
+            tl.store(y_ptr + p * 2048 + offs, t + s)
+        """, "int8", ys)
+    ttgir = _compiled(tmp_path, text).asm["ttgir"]
+    assert re.search(rf"arith.addi .* : tensor<32x64x{add}", ttgir), ttgir

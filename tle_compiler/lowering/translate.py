@@ -927,6 +927,13 @@ class FnTranslator:
                 dims = tuple(x.value for x in shape.value)
             if any(not isinstance(d, int) for d in dims):
                 raise self.err("tensor shapes must be compile-time constants", node)
+            if not dims:
+                # `tl.full([], v, dt)`: Triton's splat to no dimensions is the scalar itself; as a
+                # tensor of rank 0 it was broadcast as `s[None][None, :]`, which Gluon refuses
+                # ("expected expand_dims input to be a distributed_type"), and a kernel-body one
+                # was refused as a partition argument
+                return V("scalar", f"gl.full({shape.text}, {value.text}, {dt.text})",
+                         dtype=dt.value, i64=dt.value in I64_TYPES)
             var = self.S.new(len(dims))
             return V("tensor", f"gl.full({shape.text}, {value.text}, {dt.text}, layout={self.Lv(var)})",
                      var, dims, dt.value)
