@@ -397,13 +397,13 @@ CONSTEXPR_EXPRESSIONS = {
         ring(writer(pre="C = C + 0\n", body="put(w, x_ptr, p, C - 1)\n"),
              extra="\n\n" + STATIC_HELPER),
         _REFUSED + ("`C` is bound to a compile-time value", "passed to 'put' as `S`")),
-    # the item of a tuple the partition assigns is a tensor in Triton: the builder assigns the
-    # parameter, and the walker refuses it (WalkRules.tensor_constexpr; verified before, and
-    # the Gluon did not compile)
+    # the item of a tuple the partition assigns is a tensor in Triton: the builder refuses
+    # the helper's parameter given it (BuildRules.constexpr_operands; verified before, and the
+    # Gluon did not compile)
     "a tuple item times 1 passed to a helper's static_range": (
         helper("put(w, x_ptr, p, t[0] * 1)\n", STATIC_HELPER).replace(
             "    w = kv.writer()\n", "    w = kv.writer()\n    t = (2, 3)\n"),
-        _REFUSED + ("`S` in `tl.static_range(S)`", "binds the helper's parameter to its argument")),
+        _REFUSED + ("`S` in `tl.static_range(S)`", "passed to 'put' as `S`")),
 }
 
 

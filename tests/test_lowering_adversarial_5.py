@@ -1113,9 +1113,6 @@ def test_plain_triton_computes_a_tuple_item_as_a_tensor():
     assert not stores, stores
 
 
-@pytest.mark.xfail(strict=True, reason="8b932bd refuses a folded name's arithmetic where Triton's "
-                   "value differs, but not through a tuple item: b[0] * b[0] > 0 of (65536, 1) "
-                   "is verified with Python's 2^32 where Triton's i32 gives 0")
 @pytest.mark.parametrize("bind,arg,cond", [
     ("b = 65536", "(b, 1)", "b[0] * b[0] > 0"),
     ("pr = (65536, 1)", "pr", "b[0] * b[0] > 0"),

@@ -527,6 +527,22 @@ class Static:
     value: object
 
 
+def _literal_items(e: K.Expr, st: Optional[Static]) -> Optional[Static]:
+    """``st`` of the tuple ``e`` with each item that is a literal number (``1`` of ``(b, 1)``)
+    known as the constant it is: the item resolves in place like the tuple's other compile-time
+    items (a folded local's), so `b[0] % b[1]` is read on both numbers (and checked as Triton
+    computes it, local_tensors.BuildRules) rather than on a parameter item the reading cannot
+    fold."""
+    if st is None or st.kind != "tuple" or not isinstance(e, K.TupleExpr) \
+            or len(st.value) != len(e.items):
+        return st
+    items = tuple(
+        Static("const", x) if sx is None and isinstance(x, K.Const)
+        and isinstance(x.value, (bool, int, float)) else _literal_items(x, sx)
+        for x, sx in zip(e.items, st.value))
+    return Static("tuple", items)
+
+
 @dataclass
 class Frame:
     """One function being built: its module, the prefix of its locals' KIR names, what each
@@ -560,6 +576,9 @@ class Frame:
     # a helper's parameters bound to a caller's local tensor name (local_tensors.BuildRules):
     # parameter -> that caller's name, which a refusal tells to annotate
     tensor_params: dict = field(default_factory=dict)
+    # a helper's parameters given a tuple with such names among its items (`(b, 1)`): parameter
+    # -> {index path of the item: the caller's name}; the other items are constexprs there
+    tensor_items: dict = field(default_factory=dict)
     # a partition's parameters bound to a name the kernel body binds once by a plain assignment
     # (a tensor in Triton, a constexpr of its value here, docs/language.md): parameter -> that
     # name. Only the check of folded arithmetic reads it (local_tensors.BuildRules)
@@ -2615,6 +2634,9 @@ class Builder(BuildRules):
         passed = list(zip(positional, node.args)) + [(k.arg, k.value) for k in node.keywords]
         frame.tensor_params = {p: self.tensor_origin(t) for p, t in (
             (p, self.local_tensor(a)) for p, a in passed) if p in params and t is not None}
+        frame.tensor_items = {p: items for p, items in (
+            (p, self.tensor_items_of(a)) for p, a in passed)
+            if p in params and p not in frame.tensor_params and items}
         if len(args) > len(positional):
             raise self.err(f"'{fdef.name}' takes {len(positional)} positional arguments, "
                            f"{len(args)} given", node, check="bad-call")
@@ -2675,6 +2697,7 @@ class Builder(BuildRules):
                 # A tuple with a runtime item (`(r, 7)`, a caller's name holding one) is bound
                 # to the parameter: its compile-time items resolve in place, the others are read
                 # as `param[i]` (item_of), which needs the name.
+                st = _literal_items(e, st)
                 if st is not None and st.kind == "tuple" and any(
                         x is None or x.kind == "tuple" for x in st.value):
                     frame.env[p] = st

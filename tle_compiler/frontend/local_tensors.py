@@ -51,7 +51,8 @@ def tensor_dtype(value: object) -> Optional[str]:
 
 def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
             value: object = None, via: str = "", verb: str = "", op: str = "",
-            once: bool = False, result: object = None, shift: object = None) -> str:
+            once: bool = False, result: object = None, shift: object = None,
+            item: bool = False) -> str:
     """The message refusing ``name`` (a local tensor, or a helper parameter given one) in
     ``where`` (the construct, quoted). ``use`` is what Triton does there: "truth" (``verb``
     bitcasts it), "power", "constexpr" (compile-time values only), "division" (C's ``op``),
@@ -60,7 +61,8 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
     which Triton cannot make a tensor).
     ``origin`` is the name the plain assignment bound (``name`` unless it was passed on, which
     ``via`` says), ``value`` its compile-time value when known; ``once``: for "division", the
-    name is bound once (to a value the builder could not fold), not more than once."""
+    name is bound once (to a value the builder could not fold), not more than once; ``item``:
+    the value divided is an item of a tuple the name is bound to."""
     origin = origin or name
     dtype = tensor_dtype(value)
     bound = f"`{origin}` is bound to {value!r}" if value is not None \
@@ -94,7 +96,8 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
                f"on (LLVM's poison), where the verifier reads {python}")
         advice = annotate
     elif use == "division":
-        how = "an expression of a tl.static_range variable or a constexpr" if once \
+        how = "a tuple, each of whose items a plain assignment makes a tensor" if item \
+            else "an expression of a tl.static_range variable or a constexpr" if once \
             else "bound more than once"
         tensor = (f"`{origin}` is bound to a compile-time value the frontend does not fold "
                   f"({how}), so the lowered kernel (as Triton) holds it as an i32 tensor")
@@ -193,12 +196,50 @@ def _no_tensor(value: object) -> Optional[str]:
     return None
 
 
-def tensor_root(node, is_tensor: Callable[[object], bool]):
+def item_path(node) -> tuple[Optional[ast.Name], tuple]:
+    """``node`` as a tuple item read by constant indices, ``b[0][1]`` -> (the Name ``b``, (0,
+    1)); (None, ()) for anything else (a slice, a run-time or negative index, an attribute)."""
+    path: list = []
+    while isinstance(node, ast.Subscript):
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)
+                and not isinstance(index.value, bool) and index.value >= 0):
+            return None, ()
+        path.append(index.value)
+        node = node.value
+    if not isinstance(node, ast.Name) or not path:
+        return None, ()
+    return node, tuple(reversed(path))
+
+
+def tensor_root(node, is_tensor: Callable[[object], bool],
+                is_tensor_item: Optional[Callable[[ast.Name, tuple], bool]] = None):
     """The first name ``node`` computes from by arithmetic (a binary or unary operator other than
     `not`, a comparison) for which ``is_tensor`` holds, or None: Triton computes a tensor from a
-    tensor. ``node`` is a Python expression (ast) or a kernel IR one."""
+    tensor. ``node`` is a Python expression (ast) or a kernel IR one. An item of a tuple read by
+    constant indices (``b[0]``) is a tensor when the tuple's name is one (a plain assignment of
+    a tuple makes each of its items a tensor) or when ``is_tensor_item(name, path)`` holds (a
+    helper's parameter given a tuple with a tensor there); its name is returned."""
     if isinstance(node, (ast.Name, K.Name)):
         return node if is_tensor(node) else None
+    if isinstance(node, K.Subscript):
+        # `t[0]` (`t[0][1]`) of a tuple name: an item of a tuple bound by a plain assignment
+        # (``is_tensor_item`` says which items are tensors when not all are)
+        path: list = []
+        while isinstance(node, K.Subscript) and len(node.index) == 1 \
+                and isinstance(node.index[0], int) and not isinstance(node.index[0], bool):
+            path.append(node.index[0])
+            node = node.value
+        if not isinstance(node, K.Name) or not is_tensor(node):
+            return None
+        return node if is_tensor_item is None or is_tensor_item(node, tuple(reversed(path))) \
+            else None
+    if isinstance(node, ast.Subscript):
+        base, path = item_path(node)
+        if base is not None and (is_tensor(base) or is_tensor_item is not None
+                                 and is_tensor_item(base, path)):
+            return base
+        return None
     if isinstance(node, (ast.BinOp, K.BinOp)):
         parts = (node.left, node.right) if isinstance(node, ast.BinOp) else (node.lhs, node.rhs)
     elif isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not) \
@@ -216,7 +257,8 @@ def tensor_root(node, is_tensor: Callable[[object], bool]):
         parts = node.args[1:]
     else:
         return None
-    return next((r for r in (tensor_root(p, is_tensor) for p in parts) if r is not None), None)
+    return next((r for r in (tensor_root(p, is_tensor, is_tensor_item) for p in parts)
+                 if r is not None), None)
 
 
 class BuildRules:
@@ -233,7 +275,7 @@ class BuildRules:
         constexpr there, as Triton specialises the call to it). None for anything else."""
         if not self.in_partition:
             return None
-        return tensor_root(node, self._is_local_tensor)
+        return tensor_root(node, self._is_local_tensor, self._is_tensor_item)
 
     def _is_local_tensor(self, node: ast.Name) -> bool:
         f = self.frame
@@ -243,11 +285,42 @@ class BuildRules:
         return site is not None and not isinstance(site, ast.AnnAssign) and any(
             line == site.lineno for line, _ in f.stores.get(node.id, ()))
 
+    def _is_tensor_item(self, node: ast.Name, path: tuple) -> bool:
+        """Whether item ``path`` of the helper parameter ``node`` holds a tensor: the caller
+        passed a tuple with a local tensor (or an expression of one) there (``(b, 1)``: item 0
+        is b's tensor, item 1 the constexpr 1, as Triton specialises the call)."""
+        f = self.frame
+        items = f.tensor_items.get(node.id) if node.id not in f.stores else None
+        return bool(items) and any(path[:len(p)] == p for p in items)
+
+    def tensor_items_of(self, node: ast.expr, path: tuple = ()) -> dict:
+        """The items of the argument ``node`` that are tensors of this function (its local
+        tensor names and expressions of them, :meth:`local_tensor`), by their index paths in
+        ``node``: {path: origin name}. A tuple written in place (``(b, 1)``) has them where
+        they stand; a tuple parameter passes its own on."""
+        name = self.local_tensor(node)
+        if name is not None:
+            return {path: self.tensor_origin(name)}
+        if isinstance(node, ast.Tuple):
+            found: dict = {}
+            for i, elt in enumerate(node.elts):
+                found.update(self.tensor_items_of(elt, path + (i,)))
+            return found
+        f = self.frame
+        if self.in_partition and isinstance(node, ast.Name) and node.id not in f.stores:
+            return {path + p: origin for p, origin in f.tensor_items.get(node.id, {}).items()}
+        return {}
+
     def tensor_origin(self, node: ast.Name) -> str:
         """The name of the function being built that made :meth:`local_tensor` ``node`` a
         tensor by a plain assignment (through the parameters it was passed on as)."""
-        return self.frame.tensor_params.get(node.id, node.id) \
-            if node.id not in self.frame.stores else node.id
+        f = self.frame
+        if node.id in f.stores:
+            return node.id
+        if node.id in f.tensor_params:
+            return f.tensor_params[node.id]
+        items = f.tensor_items.get(node.id)
+        return next(iter(items.values())) if items else node.id
 
     def local_number(self, node: ast.expr, e: K.Expr) -> Optional[ast.Name]:
         """The local tensor name (:meth:`local_tensor`) ``node`` computes from when ``node``
@@ -377,7 +450,7 @@ class BuildRules:
             return None
         f = self.frame
         return tensor_root(node, lambda n: self._is_local_tensor(n) or (
-            n.id in f.body_tensors and n.id not in f.stores))
+            n.id in f.body_tensors and n.id not in f.stores), self._is_tensor_item)
 
     def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """``tl.cdiv(b, d)`` of a local number ``b``: Triton's cdiv is ``(b + d - 1) // d`` on
@@ -457,7 +530,17 @@ class WalkRules:
         ``generated`` one is the builder's (a helper's parameter bound to its argument, `C - 4`),
         which the lowered Gluon assigns as the source would: a tensor there too, though Triton
         passes a constexpr argument to a jit function as a constexpr."""
-        if self.partition is not None and self.tensor_number(value) and not self.annotated(s):
+        self.tensor_item_paths.pop(s.target, None)
+        items = self.tensor_tuple(value)
+        if generated and items:
+            # a helper's parameter bound to a tuple written in the call (`(b, 1)`): the items
+            # that are tensors in the caller are tensors there, the others constexprs
+            paths = frozenset(self.tensor_paths(s.value))
+            items = bool(paths)
+            if items and () not in paths:
+                self.tensor_item_paths[s.target] = paths
+        if self.partition is not None and (self.tensor_number(value) or items) \
+                and not self.annotated(s):
             self.tensor_consts.add(s.target)
             if generated:
                 self.generated_consts.add(s.target)
@@ -466,6 +549,24 @@ class WalkRules:
         else:
             self.tensor_consts.discard(s.target)
             self.generated_consts.discard(s.target)
+
+    def tensor_paths(self, e: K.Expr, path: tuple = ()):
+        """The index paths of the items of the tuple expression ``e`` that are tensors of the
+        partition (computed from a name of ``tensor_consts``)."""
+        if isinstance(e, K.TupleExpr):
+            for i, item in enumerate(e.items):
+                yield from self.tensor_paths(item, path + (i,))
+        elif isinstance(e, K.Name) and e.id in self.tensor_item_paths:
+            yield from (path + p for p in self.tensor_item_paths[e.id])
+        elif self.tensor_const(e) is not None:
+            yield path
+
+    def tensor_item(self, name: K.Name, path: tuple) -> bool:
+        """Whether item ``path`` of the tensor name ``name`` is a tensor: every item of a tuple
+        a plain assignment binds is; of a helper's parameter bound to a tuple written in the
+        call, those ``tensor_paths`` found."""
+        paths = self.tensor_item_paths.get(name.id)
+        return paths is None or any(path[:len(p)] == p for p in paths)
 
     def annotated(self, s: K.Assign) -> bool:
         """Whether ``s`` is written `name: tl.constexpr = value`, which Triton keeps a
@@ -485,9 +586,19 @@ class WalkRules:
             or isinstance(v, Const) and isinstance(v.value, float) \
             or isinstance(v, KernelArg) and v.constexpr
 
+    @classmethod
+    def tensor_tuple(cls, v) -> bool:
+        """Whether ``v`` is a tuple holding such a number (at any depth): Triton's visit_Assign
+        makes each item of a tuple it assigns a tensor (`pr = (65536, 1)`: `pr[0] * pr[0]` is
+        the i32 product, 0)."""
+        from .values import TupleV
+
+        return isinstance(v, TupleV) and any(
+            cls.tensor_number(x) or cls.tensor_tuple(x) for x in v.items)
+
     def tensor_const(self, e: K.Expr) -> Optional[K.Name]:
         """The name of ``tensor_consts`` that ``e`` computes from (:func:`tensor_root`)."""
-        return tensor_root(e, lambda n: n.id in self.tensor_consts)
+        return tensor_root(e, lambda n: n.id in self.tensor_consts, self.tensor_item)
 
     def tensor_refusal(self, use: str, name: K.Name, e: K.Expr, **kw) -> TleError:
         py = self.k.names.py(name.id)
@@ -584,5 +695,8 @@ class WalkRules:
             if c_value == py_value:
                 return
         # (``at``: the `tl.cdiv` call whose `//` ``e`` stands for)
+        from .values import TupleV
+
         raise self.tensor_refusal("division", names[0], at if at is not None else e, op=e.op,
+                                  item=isinstance(self.env.get(names[0].id), TupleV),
                                   once=names[0].id not in self.multi_assigned)

@@ -616,6 +616,9 @@ class Walker(WalkRules):
         self.tensor_consts: set[str] = set()
         # those of them the builder assigned (a helper's parameter bound to its argument)
         self.generated_consts: set[str] = set()
+        # of those bound to a tuple written in a call (`(b, 1)`), the index paths of the items
+        # that are tensors (the others are constexprs); a name absent here has all its items so
+        self.tensor_item_paths: dict[str, frozenset] = {}
         # names last assigned a float (Walker.float_part): Triton's loops refuse them as bounds
         self.float_names: set[str] = set()
         # names last assigned a bool (Walker.bool_part): Triton sign-extends them as loop bounds
@@ -3939,7 +3942,7 @@ class PrologueWalker(Walker):
             return None  # a bound the lowered kernel computes with C's division
         saved_env = dict(self.env)
         saved_sets = (set(self.float_names), set(self.bool_names), set(self.tensor_consts),
-                      set(self.generated_consts))
+                      set(self.generated_consts), dict(self.tensor_item_paths))
         saved_temps, saved_node = dict(self.k.temps), self.merge_node
         self.env.clear()
         self.env.update(before)
@@ -3978,7 +3981,7 @@ class PrologueWalker(Walker):
             self.env.clear()
             self.env.update(saved_env)
             (self.float_names, self.bool_names, self.tensor_consts,
-             self.generated_consts) = saved_sets
+             self.generated_consts, self.tensor_item_paths) = saved_sets
             self.k.temps.clear()
             self.k.temps.update(saved_temps)
             self.merge_node = saved_node

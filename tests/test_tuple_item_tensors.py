@@ -1,0 +1,178 @@
+"""Tuple items that Triton 3.6 holds as tensors, read around pipe events.
+
+A plain assignment makes each item of the tuple it binds a tensor (``pr = (65536, 1)``: two i32
+tensors), and a tuple written in a call keeps each item as it is (``put(..., (b, 1))`` with ``b =
+65536`` bound by a plain assignment: item 0 is b's i32 tensor, item 1 the constexpr 1, as Triton
+specialises the call). Arithmetic on such an item is the tensor's: ``b[0] * b[0]`` of 65536 wraps
+to 0 in i32. The frontend folds these values, so its reading must either compute as Triton does
+or refuse; before, a condition ``b[0] * b[0] > 0`` around a writer's acquire and commit was
+verified with Python's 2^32 (the writer commits) where Triton's i32 product is 0 (it never does:
+the reader hangs). Both readings are checked: the builder's, for items of a tuple written in the
+call (frontend/local_tensors.py ``BuildRules.tensor_items_of``), and the protocol walker's, for
+items of a tuple name (``WalkRules.tensor_tuple``). The reference for each rule is plain Triton's
+TTIR.
+"""
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.cli.dump import main as tle_dump
+
+KERNEL = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.int32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def put(w, x_ptr, p, b):
+    if COND:
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    BIND
+    for p in range(N):
+        put(w, x_ptr, p, ARG)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
+'''
+
+
+def _dump(tmp_path: Path, bind: str, arg: str, cond: str) -> tuple[int, str]:
+    path = tmp_path / "kernel.py"
+    path.write_text(KERNEL.replace("BIND", bind).replace("ARG", arg).replace("COND", cond))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = tle_dump(["-q", str(path)])
+    return rc, out.getvalue() + err.getvalue()
+
+
+def _triton_ttir(fn, signature: dict) -> str:
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    return triton.compile(triton.compiler.ASTSource(fn, signature, {}),
+                          target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+
+
+def test_plain_triton_holds_tuple_items_as_tensors_or_constexprs():
+    """The reference for the cases below: items of a tuple name are tensors (the fp32 compare
+    of 16777217 is False; 3 << 30 wraps negative; C's -7 // 2 is -3; nested tuples too), and in
+    a tuple written in the call only the items that are tensors in the caller are (``b[1]`` of
+    ``(b, 1)`` is the constexpr 1, which tl.arange takes)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def nested(y_ptr, b):
+        if b[0][0] * b[0][0] > 0:
+            tl.store(y_ptr, 1)
+
+    @triton.jit
+    def ranged(y_ptr, b):
+        tl.store(y_ptr + 16 + tl.arange(0, 16 * b[1]), 0)
+
+    @triton.jit
+    def f(y_ptr):
+        pr = (16777217, 1)
+        if pr[0] > 16777216.5:
+            tl.store(y_ptr, 1)
+        sh = (3, 1)
+        if (sh[0] << 30) > 0:
+            tl.store(y_ptr + 1, 1)
+        dv = (-7, 1)
+        if dv[0] // 2 == -4:
+            tl.store(y_ptr + 2, 1)
+        c = 65536
+        nested(y_ptr + 3, ((c, 1), 2))
+        ranged(y_ptr, (c, 1))
+
+    ttir = _triton_ttir(f, {"y_ptr": "*i32"})
+    stores = [line for line in ttir.splitlines() if "tt.store" in line]
+    # only ranged's store of a 16-wide tile remains
+    assert len(stores) == 1 and "tensor<16x!tt.ptr<i32>>" in stores[0], stores
+
+
+@pytest.mark.parametrize("bind,arg,cond,says", [
+    # items of a tuple name (the protocol walker's reading)
+    ("pr = (65536, 1)", "pr", "b[0] * b[0] > 0", "4294967296 there, outside i32"),
+    ("pr = (16777217, 1)", "pr", "b[0] > 16777216.5", "Triton compares in fp32"),
+    ("pr = (3, 1)", "pr", "(b[0] << 30) > 0", "3221225472 there, outside i32"),
+    ("pr = (-7, 1)", "pr", "b[0] // 2 == -4", "a tuple, each of whose items"),
+    ("pr = (-4, 0)", "pr", "tl.cdiv(b[0], 3) != 0", "a tuple, each of whose items"),
+    ("pr = ((65536, 1), 2)", "pr", "b[0][0] * b[0][0] > 0", "outside i32"),
+    ("pr = (True, 1)", "pr", "~b[0]", ""),
+    ("pr = (65536, 1)", "pr[0]", "b * b > 0", "outside i32"),
+    # items of a tuple written in the call (the builder's reading)
+    ("b = 65536", "(b, 1)", "b[0] * b[0] > 0", "Triton computes it on that tensor as 0"),
+    ("b = 65536", "((b, 1), 2)", "b[0][0] * b[0][0] > 0", "Triton computes it on that tensor"),
+    ("b = 16777217", "(2, b)", "b[1] > 16777216.5", "Triton computes it on that tensor"),
+    ("b = -7", "(b, 2)", "b[0] % b[1] == 1", "Triton divides that tensor as C does"),
+], ids=["product", "fp32-compare", "shift", "floordiv", "cdiv", "nested", "invert-bool",
+        "item-passed-on", "call-product", "call-nested", "call-second-item", "call-mod"])
+def test_a_tensor_item_around_events_is_refused_where_triton_differs(tmp_path, bind, arg, cond,
+                                                                     says):
+    rc, out = _dump(tmp_path, bind, arg, cond)
+    assert rc == 1, out
+    assert "kernel.py:14: error" in out, out
+    assert says in out, out
+
+
+@pytest.mark.parametrize("bind,arg,cond", [
+    ("pr = (3, 1)", "pr", "b[0] * 2 > 0"),
+    ("pr = (1, 3000000000)", "pr", "b[0] > 0"),
+    ("b = 65536", "(b, 1)", "b[1] * 2 > 0"),
+    ("b = 65536", "(b, 1)", "b[0] + 1 > 0"),
+    ("b = 7", "(b, 2)", "b[0] % b[1] == 1"),
+    ("b = 65536\n    b = 65536", "(b, 1)", "b[1] * 2 > 0"),
+], ids=["product-in-range", "other-item", "constexpr-item", "sum-in-range", "mod-agrees",
+        "constexpr-item-of-a-name-bound-twice"])
+def test_a_tuple_item_that_computes_as_triton_does_stays_verified(tmp_path, bind, arg, cond):
+    rc, out = _dump(tmp_path, bind, arg, cond)
+    assert rc == 0, out
+    assert "k: verified" in out, out
+
+
+@pytest.mark.parametrize("bind,arg", [("b = 65536", "(b, 1)"),
+                                      ("b = 65536\n    b = 65536", "(b, 1)"),
+                                      ("", "(4, 1)")],
+                         ids=["folded-name", "name-bound-twice", "literals"])
+def test_a_constexpr_item_of_a_tuple_written_in_the_call_may_size_a_tile(tmp_path, bind, arg):
+    """``b[1]`` of ``(b, 1)`` is the constexpr 1 in Triton (the reference above): tl.arange
+    takes it, so the kernel is verified; a tuple of literals has no tensor item at all."""
+    path = tmp_path / "kernel.py"
+    path.write_text(KERNEL.replace("BIND", bind).replace("ARG", arg).replace("COND", "True")
+                    .replace("tl.arange(0, 64)))\n        w.commit",
+                             "tl.arange(0, 64 * b[1])))\n        w.commit"))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = tle_dump(["-q", str(path)])
+    assert rc == 0 and "k: verified" in out.getvalue() + err.getvalue(), err.getvalue()
+
+
+def test_a_name_bound_twice_in_a_tuple_written_in_the_call_is_a_tensor(tmp_path):
+    """``b`` bound twice stays a name in the kernel IR; handed over in ``(b, 1)`` its item is
+    b's i32 tensor, whose product with itself wraps (verified before, a hang)."""
+    rc, out = _dump(tmp_path, "b = 65536\n    b = 65536", "(b, 1)", "b[0] * b[0] > 0")
+    assert rc == 1 and "outside i32" in out, out
