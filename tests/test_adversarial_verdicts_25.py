@@ -25,6 +25,28 @@ Bugs found, one line each:
    the constant kept the KIR id `NB`, so `--gluon`'s `range(NB)` read the partition's 3 where
    the verified protocol (and Triton) loops twice. FIXED: the partition's own names are checked
    too (frontend/build.py Builder.partition_locals, global_of).
+4. A module constant spelt like a partition function (`consume = 2` in a helper's module) read
+   inside a partition was emitted as `consume = gl.constexpr(2)` beside `def consume`: the
+   writer's `range(consume)` read the function in `--gluon` (verified, not compiled). FIXED:
+   such a constant takes another id in a partition, and one the kernel body read before the
+   partitions were known is refused at warp_specialize (check duplicate-name; frontend/build.py
+   Builder.partition_names).
+5. A partition function of another module named like the kernel (`from .parts import k as
+   produce` beside the kernel `k`) was verified, and `--gluon` printed two `def k`, the later
+   (the kernel) hiding the partition, so its warp_specialize ran the kernel itself; two
+   partitions of different modules both named `consume` were refused with false words (an
+   `if` on a constant). FIXED: refused at the entry (check duplicate-partition).
+6. A helper with pipe events (or a store into a slot) called in an operand of a conditional
+   expression (`x = put(w, x_ptr, 0) if N > 0 else 0`) had its body inlined before the
+   expression, so the kernel IR committed always: verified against a reader waiting index 0
+   always, where Python and Triton call the helper only when that operand is chosen (a hang at
+   N = 0). FIXED: refused (check conditional-event; frontend/build.py e_IfExp, no_effects_in).
+7. Likewise after a compile-time operand that decides an `and` / `or` (`x = 0 and put(...)`,
+   `3 or put(...)`): Python and Triton 3.6 (code_generator.visit_BoolOp) never evaluate what
+   follows, the builder inlined it: a reader waiting its commit was verified (a hang). FIXED:
+   the operands after a deciding constant are not built, and events or writes after an operand
+   the reading cannot decide (a constexpr parameter, `C and put(...)`, verified before; or a
+   tensor, after which Triton, unlike Python, evaluates every operand) are refused (e_BoolOp).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
 `tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
@@ -319,3 +341,202 @@ def test_a_partition_local_does_not_shadow_a_helpers_module_constant(tmp_path, c
     assert "range(NB)" not in loop, out
     name = loop.split("range(")[1].split(")")[0]
     assert f"{name} = gl.constexpr(2)" in out, out
+
+
+def test_a_helpers_module_constant_spelt_like_a_partition_takes_another_id(tmp_path, capsys):
+    """`consume = 2` in the module of a helper the writer calls: the lowered Gluon defined the
+    constant `consume = gl.constexpr(2)` and the partition function `def consume` at module
+    level, so the writer's `range(consume)` read the function (verified, not compiled). The
+    constant takes another id."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "consts.py").write_text(CONSTS.replace("NB", "consume"))
+    writer = '''
+    for p in range(get_nb()):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+'''
+    text = two_files(tmp_path, "from .consts import get_nb\n", writer, "2", "p")
+    code, err = dump(tmp_path, capsys, text, name="pkg/kernel.py")
+    expect(code, err, "verified")
+    code, out, err = run_dump(capsys, "--gluon", str(tmp_path / "pkg" / "kernel.py"))
+    assert code == 0, err
+    loop = next(line for line in out.splitlines() if "for p in range(" in line)
+    name = loop.split("range(")[1].split(")")[0]
+    assert name != "consume" and f"{name} = gl.constexpr(2)" in out, out
+
+
+def test_a_kernel_body_constant_spelt_like_a_partition_is_refused(tmp_path, capsys):
+    """The kernel body reads that constant (as `NC`): its id was fixed before the partitions
+    were known, so the clash is refused at warp_specialize."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "consts.py").write_text(CONSTS.replace("NB", "consume"))
+    writer = '''
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+'''
+    text = two_files(tmp_path, "", writer, "N", "p").replace(
+        "from .parts import produce, consume\n",
+        "from .parts import produce, consume\nfrom .consts import consume as NC\n").replace(
+        "(consume, (kv, y_ptr, N))", "(consume, (kv, y_ptr, N + NC - 2))")
+    code, err = dump(tmp_path, capsys, text, name="pkg/kernel.py")
+    expect(code, err, ("rejected", "module constant 'consume'", "[duplicate-name]"))
+
+
+RENAMED_PARTS = '''import triton.language as tl
+import tle_compiler as tle
+
+
+def k(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+
+
+@pytest.mark.parametrize("imports", [
+    "from .parts import k as produce, consume",
+    "from .parts import consume\nfrom .other import consume as produce",
+], ids=["named like the kernel", "two partitions of one name"])
+def test_partition_functions_of_one_name_are_refused(tmp_path, capsys, imports):
+    """A partition function of another module named like the kernel (`def k` in parts.py, the
+    kernel `k`), or two partitions of different modules both `def consume`: the lowered Gluon
+    module defines each function by its def's name, so one `def k` hid the other (verified, and
+    `--gluon` printed a kernel whose warp_specialize runs the kernel itself); the second pair
+    was refused with words that are false (an `if` on a constant). Refused at the entry now."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "parts.py").write_text(RENAMED_PARTS)
+    (pkg / "other.py").write_text(RENAMED_PARTS.replace("def k(", "def consume(").replace(
+        "def consume(kv, y_ptr", "def unused(kv, y_ptr"))
+    text = KERN.replace("from .parts import produce, consume", imports)
+    code, err = dump(tmp_path, capsys, text, name="pkg/kernel.py")
+    expect(code, err, ("rejected", "[duplicate-partition]", "rename one"))
+
+
+def test_a_partition_of_another_module_named_apart_is_verified(tmp_path, capsys):
+    """The twin: `def k` of parts.py imported as the partition is fine once the kernel is named
+    otherwise (`kern`)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "parts.py").write_text(RENAMED_PARTS)
+    text = KERN.replace("from .parts import produce, consume",
+                        "from .parts import k as produce, consume").replace("def k(", "def kern(")
+    code, err = dump(tmp_path, capsys, text, name="pkg/kernel.py")
+    expect(code, err, "verified")
+
+
+# -------------------------- helpers with events in operands evaluated only sometimes (6, 7)
+
+ONE = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def put(w, x_ptr, i):
+    s = w.acquire(i)
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(i)
+    return 1
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    x = WRITER
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(RBOUND):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+
+#: the writer commits index 0 only in some launches (Python and Triton alike), the reader
+#: always waits it: a hang where the helper is not called
+SOMETIMES = {
+    "chosen operand": "put(w, x_ptr, 0) if N > 0 else 0",
+    "the other operand": "0 if N > 0 else put(w, x_ptr, 0)",
+    "after a constexpr parameter": "C and put(w, x_ptr, 0)",
+    # Triton evaluates every operand after a tensor (no short circuit there), Python does
+    # not: verified before (right for Triton), refused now, as the reading cannot always tell
+    # a tensor from a constexpr and the two meanings differ
+    "after a tensor in and": "N > 0 and put(w, x_ptr, 0)",
+    "after a tensor in or": "N < 1 or put(w, x_ptr, 0)",
+}
+
+
+@pytest.mark.parametrize("case", SOMETIMES, ids=list(SOMETIMES))
+def test_a_helpers_events_in_an_operand_run_only_sometimes_are_refused(tmp_path, capsys, case):
+    """The builder inlined the helper's statements before the expression, so the kernel IR
+    committed index 0 always and the kernel was verified; Python and Triton call the helper
+    only when its operand is evaluated (the chosen one of `x if c else y`; after a constexpr
+    that decides an `and` / `or`: Triton short-circuits on a constexpr, at C = 0 here: a
+    hang). Refused, after a tensor operand too (see SOMETIMES)."""
+    text = ONE.replace("WRITER", SOMETIMES[case]).replace("RBOUND", "1")
+    if "C and" in SOMETIMES[case]:
+        text = (text.replace("def produce(kv, x_ptr, N):", "def produce(kv, x_ptr, N, C: "
+                             "tl.constexpr):").replace("(produce, (kv, x_ptr, N))",
+                                                       "(produce, (kv, x_ptr, N, C))")
+                .replace("def k(x_ptr, y_ptr, N):", "def k(x_ptr, y_ptr, N, C: tl.constexpr):"))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "`put(w, x_ptr, 0)` performs a pipe event (acquire)",
+                       "[conditional-event]"))
+
+
+def test_a_helpers_store_in_a_chosen_operand_is_refused(tmp_path, capsys):
+    """A helper that only stores into the slot, called in one operand of a conditional
+    expression: counted as a sure write, it runs only when chosen."""
+    text = ONE.replace("    x = WRITER\n", """    s = w.acquire(0)
+    x = fill(s, x_ptr) if N > 0 else 0
+    w.commit(0)
+
+
+def fill(s, x_ptr):
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    return 1
+""").replace("RBOUND", "1")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "performs a write (tl.store)", "[conditional-event]"))
+
+
+@pytest.mark.parametrize("writer,rbound", [
+    ("0 and put(w, x_ptr, 0)", "0"),
+    ("3 or put(w, x_ptr, 0)", "0"),
+    ("1 and 0 and put(w, x_ptr, 0)", "0"),
+    ("None and put(w, x_ptr, 0)", "0"),
+], ids=["0 and", "3 or", "1 and 0 and", "None and"])
+def test_a_constant_that_decides_skips_the_operands_after_it(tmp_path, capsys, writer, rbound):
+    """Python and Triton stop at a compile-time operand that decides an `and` / `or`: the
+    helper after it never runs, so a reader waiting index 0 hangs (rejected: never
+    committed) and one waiting nothing is verified. Before: the helper was inlined, its commit
+    verified against a reader waiting 0 (a hang), and the correct kernel rejected."""
+    for rb, want in ((rbound, "verified"), ("1", ("rejected", "[wait-never-committed]"))):
+        code, err = dump(tmp_path, capsys, ONE.replace("WRITER", writer).replace("RBOUND", rb))
+        expect(code, err, want)
+
+
+@pytest.mark.parametrize("writer", ["1 and put(w, x_ptr, 0)", "0 or put(w, x_ptr, 0)",
+                                    "put(w, x_ptr, 0) if True else 0"])
+def test_an_operand_a_constant_does_not_skip_still_runs(tmp_path, capsys, writer):
+    """A constant that does not decide (`1 and`, `0 or`) or a constant test: the helper runs,
+    a reader waiting index 0 is verified."""
+    code, err = dump(tmp_path, capsys, ONE.replace("WRITER", writer).replace("RBOUND", "1"))
+    expect(code, err, "verified")

@@ -642,6 +642,7 @@ class Builder(BuildRules):
         self.inlined: set[str] = set()
         self.bind = dict(bind or {})
         self.constexpr_params: set = set()  # the kernel being built's constexpr params
+        self.kernel_name = ""  # the kernel being built's name
         self.param_names: set = set()  # all of its params
         #: constexprs the register budgets of warp_specialize are expressions of (left unbound)
         self.budget_constexprs: set = set()
@@ -659,6 +660,8 @@ class Builder(BuildRules):
         #: the names the partition being built binds (its parameters and locals), which the
         #: lowered Gluon spells as written (global_of)
         self.partition_locals: frozenset = frozenset()
+        #: the names of the kernel's partition functions, once warp_specialize is read
+        self.partition_names: frozenset = frozenset()
         self.not_triton = False  # building what Triton never compiles (tle.assume, Python's)
         self.pure: dict[tuple[str, str], bool] = {}  # effect_free's answers, per helper
         self.in_partition = False  # building a partition's body (or what it inlines)
@@ -732,7 +735,7 @@ class Builder(BuildRules):
     def global_of(self, module: Module, name: str, node: ast.AST) -> K.Global:
         key = (module.path, name)
         kid = self.const_ids.get(key)
-        if kid is None or kid in self.partition_locals:
+        if kid is None or kid in self.partition_locals or kid in self.partition_names:
             value = module.consts[name]
             kid, k = name, 1
             # a name the kernel or a partition binds itself (a local, a parameter) would shadow
@@ -740,7 +743,8 @@ class Builder(BuildRules):
             # module's `B` meets the partition's own `B = 9`: such a constant takes another id
             # (the partition being built may come from another module than the kernel's)
             while (kid in self.consts and self.consts[kid] != value) or (
-                    kid in self.root.function_locals or kid in self.partition_locals):
+                    kid in self.root.function_locals or kid in self.partition_locals
+                    or kid in self.partition_names):
                 kid, k = f"{name}_{k}", k + 1
             self.consts[kid] = value
             self.const_ids[key] = kid
@@ -2160,8 +2164,31 @@ class Builder(BuildRules):
         return K.BoolOp("and", tuple(items), self.loc(node)), None
 
     def e_BoolOp(self, node: ast.BoolOp) -> tuple[K.Expr, Optional[Static]]:
+        """``a and b`` / ``a or b``. Triton 3.6 evaluates the operands in order and stops at a
+        compile-time one that decides the result (`0 and f()`, `1 or f()`: Python's short
+        circuit), while a tensor operand decides nothing then (every operand after it runs). So
+        the operands after a constant that decides are not built (an inlined helper's pipe
+        events there never run), and an operand after one the reading cannot decide (a
+        constexpr parameter, a tensor) may not perform events or writes: refused."""
         op = "and" if isinstance(node.op, ast.And) else "or"
-        items = tuple(self.value(v) for v in node.values)
+        built = []
+        undecided = None  # the first operand the reading cannot decide
+        for v in node.values:
+            start = len(self.out)
+            built.append(self.value(v))
+            if undecided is not None and not self.in_kernel_body():
+                self.no_effects_in(self.out[start:], v, f"an operand of `{op}` after "
+                                   f"`{ast.unparse(undecided)}`, which may decide it (Python "
+                                   f"and Triton skip what follows a compile-time operand that "
+                                   f"decides)")
+            value = fold(built[-1])
+            if isinstance(built[-1], K.Const) and built[-1].value is None:
+                value = False
+            if value is None or isinstance(value, tuple) or self.local_tensor(v) is not None:
+                undecided = undecided or v
+            elif bool(value) == (op == "or") and undecided is None:
+                break  # Triton returns this constant; what follows is never evaluated
+        items = tuple(built)
         # a local name bound to a number is a tensor there (local_tensors.BuildRules)
         self.tensor_truth(node, list(zip(node.values, items)), op)
         return K.BoolOp(op, items, self.loc(node)), None
@@ -2192,17 +2219,39 @@ class Builder(BuildRules):
         branches = []
         for b in (node.body, node.orelse):
             saved, self.sequential = self.sequential, 0
+            start = len(self.out)
             try:
                 e = self.value(b)
             finally:
                 self.sequential = saved
             if not self.in_kernel_body():
                 self.no_events_in(e, b, "a conditional expression (x if c else y)")
+                # an inlined helper's statements are emitted before the expression, so they run
+                # whichever operand is chosen, where Python and Triton run only the chosen one
+                self.no_effects_in(self.out[start:], b, "a conditional expression (x if c "
+                                   "else y), whose operands run only when chosen")
             branches.append(e)
         return self.seq(K.Op("ifexp", (test, *branches), (), self.loc(node))), None
 
     def in_kernel_body(self) -> bool:
         return not self.in_partition
+
+    def no_effects_in(self, emitted: list, node: ast.AST, where: str) -> None:
+        """Refuse statements the builder emitted for ``node`` (an inlined helper's body) that
+        perform a pipe event or write memory (a store, an atomic, a TMA copy), where ``node`` is
+        evaluated only sometimes (``where``): the kernel IR would run them always."""
+        for st in K.walk_stmts(tuple(emitted)):
+            for e in K.stmt_exprs(st):
+                for x in K.walk_expr(e):
+                    what = (f"a pipe event ({x.verb})" if isinstance(x, K.Event) else
+                            f"a write ({x.name})" if isinstance(x, K.Op) and (
+                                x.name in ("tl.store", "tle.gpu.tma_load")
+                                or x.name.startswith("tl.atomic_")) else None)
+                    if what is not None:
+                        raise self.err(f"`{ast.unparse(node)}` performs {what}, at "
+                                       f"{shown(x.loc.file or '')}:{x.loc.line}, inside {where}: "
+                                       f"the kernel IR would run it always; call the helper in "
+                                       f"an `if` statement", node, check="conditional-event")
 
     def no_events_in(self, e: K.Expr, node: ast.AST, where: str) -> None:
         """A pipe event evaluated inside ``where`` would depend on data: an error at it."""
@@ -3005,6 +3054,7 @@ class Builder(BuildRules):
         params = []
         frame = Frame(m, "", {}, "<kernel>", stores=_stores(fdef.body))
         self.constexpr_params = set()
+        self.kernel_name = fdef.name
         for p, cx in kernel_params(m.scope, fdef):
             params.append(K.KParam(p.arg, cx, _loc(m.path, p),
                                    floating=not cx and is_float_param(m.scope, fdef, p)))
@@ -3141,6 +3191,28 @@ class Builder(BuildRules):
         warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
                                                regs_given, self.loc(ws), arg_locs)
         parts = []
+        # the lowered Gluon defines each partition as a module-level function of its name, beside
+        # the module constants the kernel reads (global_of): a constant of another module spelt
+        # like a partition (`consume = 2` in the module of a helper) is hidden by the function
+        self.partition_names = frozenset(pdef.name for _, (_, pdef), _ in entries)
+        named: dict[str, ast.AST] = {}
+        for elt, (module, pdef), _ in entries:
+            # functions of one name from two modules (or the kernel's own name): the lowered
+            # Gluon module would define that function twice, the later def hiding the other
+            if pdef.name == self.kernel_name or pdef.name in named:
+                other = (f"kernel '{self.kernel_name}'" if pdef.name == self.kernel_name else
+                         f"the partition at line {named[pdef.name].lineno}")
+                raise self.err(f"partition function '{pdef.name}' ({shown(module.path)}) has the "
+                               f"name of {other}: partitions and the kernel are functions of "
+                               f"one lowered module, named as defined; rename one",
+                               elt, check="duplicate-partition")
+            named[pdef.name] = elt
+        for (path, name), kid in self.const_ids.items():
+            if kid in self.partition_names:
+                raise self.err(f"module constant '{name}' of {shown(path)} is read by the kernel "
+                               f"body and spelt like partition function '{kid}': the lowered "
+                               f"kernel defines both at module level, where the function hides "
+                               f"the constant; rename one", ws, check="duplicate-name")
         assigns = body_assigns(self.out)  # the kernel body's assignments (tensor_args.py)
         top = {st.target for st in self.out if isinstance(st, K.Assign)} - set(
             self.constexpr_params) - self.param_names
