@@ -790,3 +790,46 @@ def test_the_gpu_cases_verify_and_compile(tmp_path, case):
     dt = {"int32": "i32", "int8": "i8", "bfloat16": "bf16"}
     _triton(mod.ref, {"x_ptr": f"*{dt[case[3]]}", "y_ptr": f"*{dt[case[4]]}", "N": "i32",
                       "M": "i32"})
+
+
+# ------------------------------------------------------------------ tl.maximum of a number
+def test_plain_triton_takes_a_maximums_number_as_a_tensor():
+    """The reference: tl.maximum / tl.minimum make each operand a tensor first (a Python float
+    an fp32 one, an int an i32 one: no weak number) and promote bf16 to fp32, so
+    ``tl.maximum(x, 2.0)`` of fp16 and ``tl.minimum(x, 2)`` of int8 compute in fp32 / i32 and a
+    store into the tile's type truncates."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def mx(x_ptr, y_ptr, FLOAT: tl.constexpr):
+        offs = tl.arange(0, 64)
+        if FLOAT:
+            tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs), 2.0))
+        else:
+            tl.store(y_ptr + offs, tl.minimum(tl.load(x_ptr + offs), 2))
+
+    ttir = _triton(mx, {"x_ptr": "*fp16", "y_ptr": "*fp16", "FLOAT": "constexpr"},
+                   {"FLOAT": True}).asm["ttir"]
+    assert re.search(r"arith.maxnumf .* : tensor<64xf32>", ttir), ttir
+    ttir = _triton(mx, {"x_ptr": "*i8", "y_ptr": "*i8", "FLOAT": "constexpr"},
+                   {"FLOAT": False}).asm["ttir"]
+    assert re.search(r"arith.minsi .* : tensor<64xi32>", ttir), ttir
+
+
+@pytest.mark.parametrize("dt,value,op", [
+    ("float16", "tl.maximum(x, 2.0)", r"arith.maxnumf .* : tensor<32x64xf32"),
+    ("int8", "tl.minimum(x, 2)", r"arith.minsi .* : tensor<32x64xi32"),
+    ("uint8", "tl.maximum(x, 3)", r"arith.maxsi .* : tensor<32x64xi32"),
+    ("float16", "max(x, 2.0)", r"arith.maxnumf .* : tensor<32x64xf32"),
+    ("int8", "tl.maximum(x, M)", r"arith.maxsi .* : tensor<32x64xi32"),
+])
+def test_a_slot_store_of_a_maximum_with_a_number_converts(tmp_path, dt, value, op):
+    """``tl.store(local_ptr(slot.tile), tl.maximum(x, 2.0))`` of an fp16 tile into its fp16
+    slot: the translator typed the number as a weak operand (fp16), so the fp32 maximum was
+    stored unconverted and Gluon refused the compile ("source dtype fp32 and destination dtype
+    fp16 must match"). Now typed as tl.maximum computes (translate.py ``min_max``)."""
+    ttgir = _compiled(tmp_path, _fill(dt, value)).asm["ttgir"]
+    assert re.search(op, ttgir), ttgir
+    elt = {"float16": "f16", "int8": "i8", "uint8": "i8"}[dt]
+    assert re.search(rf"ttg.local_store %\w+, %\w+ : tensor<32x64x{elt}", ttgir), ttgir

@@ -825,8 +825,26 @@ class FnTranslator:
             if acc.kind != "tensor" and v.kind != "tensor":
                 acc = V("scalar", f"{op}({acc.text}, {v.text})", i64=wide(acc) or wide(v))
             else:
-                acc = self._elementwise([acc, v], lambda x, y: f"{op}({x}, {y})")
+                acc = self.min_max(op, acc, v)
         return acc
+
+    def min_max(self, fn: str, a: V, b: V) -> V:
+        """``gl.maximum(a, b)`` / ``gl.minimum`` of operands one of which is a tensor, typed as
+        Triton's tl.maximum computes it: each operand is made a tensor first (to_tensor: a Python
+        int an int32, a float a float32, not the weak number of arithmetic) and a bf16 one
+        promoted to float32, then the two promote as arithmetic. So ``tl.maximum(x, 2.0)`` of an
+        fp16 tile is float32 and ``tl.maximum(x, 2)`` of an int8 one int32; typed as the tile, a
+        slot store of it was not converted and Gluon refused the compile."""
+        res = self._elementwise([a, b], lambda x, y: f"{fn}({x}, {y})")
+
+        def strong(v: V) -> Optional[str]:
+            t = (promotion.python_number_type(v.value) if v.kind == "const"
+                 else self.operand_type(v))
+            return "float32" if t == "bfloat16" else t
+
+        dt = promotion.result_type([strong(a), strong(b)], fn)
+        return replace(res, dtype=dt if dt is not None else res.dtype,
+                       exact_dtype=res.exact_dtype and dt is not None)
 
     def conditional(self, node: K.Op) -> V:
         """``a if c else b`` on a runtime scalar ``c`` (the frontend folded a constant one), with
@@ -959,7 +977,7 @@ class FnTranslator:
             a, b = self.ex(args[0]), self.ex(args[1])
             if a.kind != "tensor" and b.kind != "tensor":
                 return V("scalar", f"gl.{name}({a.text}, {b.text})", i64=wide(a) or wide(b))
-            return self._elementwise([a, b], lambda x, y: f"gl.{name}({x}, {y})")
+            return self.min_max(f"gl.{name}", a, b)
         if name in REDUCE:
             x = self.ex(args[0])
             axis_node = args[1] if len(args) > 1 else kw.get("axis")
