@@ -833,3 +833,42 @@ def test_a_slot_store_of_a_maximum_with_a_number_converts(tmp_path, dt, value, o
     assert re.search(op, ttgir), ttgir
     elt = {"float16": "f16", "int8": "i8", "uint8": "i8"}[dt]
     assert re.search(rf"ttg.local_store %\w+, %\w+ : tensor<32x64x{elt}", ttgir), ttgir
+
+
+# ------------------------------------------------------------------ atomic_cas operand types
+def test_plain_triton_converts_no_operand_of_atomic_cas():
+    """The reference: ``tl.atomic_cas(p, cmp, val)`` on fp32 pointers with an int32 comparand
+    fails the IR's verification ("ptr type matches cmp type"); an fp32 one compiles."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def cas(x_ptr, FLOAT: tl.constexpr):
+        offs = tl.arange(0, 64)
+        val = tl.full([64], 1.5, tl.float32)
+        if FLOAT:
+            tl.atomic_cas(x_ptr + offs, tl.zeros([64], tl.float32), val)
+        else:
+            tl.atomic_cas(x_ptr + offs, tl.zeros([64], tl.int32), val)
+
+    assert "tt.atomic_cas" in _triton(cas, {"x_ptr": "*fp32", "FLOAT": "constexpr"},
+                                      {"FLOAT": True}).asm["ttir"]
+    with pytest.raises(Exception):
+        _triton(cas, {"x_ptr": "*fp32", "FLOAT": "constexpr"}, {"FLOAT": False})
+
+
+@pytest.mark.parametrize("call,words", [
+    ("tl.atomic_cas(y_ptr + offs, 0, 1.5)", "cmp is int32"),
+    ("tl.atomic_cas(y_ptr + offs, t.to(tl.int8), 1.5)", "cmp is int8"),
+    ("tl.atomic_cas(y_ptr + offs, 0.0, t)", "val is int32"),
+])
+def test_an_atomic_cas_of_another_type_is_refused_at_its_line(tmp_path, call, words):
+    """Verified by tle-dump; the compile of the lowered kernel failed in Triton's IR verifier,
+    reported at the kernel's first line. Now refused at the call's line."""
+    _refused_at(tmp_path, _reg(call, "int32", "fp32"), "tl.atomic_cas", words)
+
+
+def test_an_atomic_cas_of_the_element_type_compiles(tmp_path):
+    ptx = _compiled(tmp_path, _reg("tl.atomic_cas(y_ptr + offs, 0.0, t.to(tl.float32))",
+                                   "int32", "fp32")).asm["ptx"]
+    assert "atom.global" in ptx and ".cas.b32" in ptx, ptx

@@ -170,11 +170,23 @@ def atomic(tr, node: K.Op) -> V:
         raise tr.err(f"`{node.name}` of a {p.kind} (expected a pointer or a tensor of pointers)",
                      node)
     parts = [p.text]
+    from .plan import POINTEE_DTYPES
+    pointee = POINTEE_DTYPES.get(p.pointee or "")
     for key in names[1:3]:
         if key == "mask" and key not in a:
             continue
         e = a[key]
         v = tr.ex(e)
+        if op == "cas" and pointee is not None:
+            # Triton's atomic_cas casts neither the comparand nor the value to the element type
+            # (the other atomics do): another type fails its IR's verification ("ptr type
+            # matches cmp type", plain Triton alike), reported at the kernel's first line
+            t = (promotion.python_number_type(v.value) if v.kind == "const" else v.dtype)
+            if t is not None and t != pointee:
+                raise tr.err(f"`tl.atomic_cas`'s {key} is {t} and the pointer's element type "
+                             f"{pointee}: Triton converts neither operand of a compare-and-swap "
+                             f"(its IR fails to verify); give it the element type (.to(...))",
+                             node)
         if key == "mask" and v.kind == "none":
             continue
         parts.append(_operand_for(tr, p, v, key, node) if key != "mask"
@@ -189,8 +201,7 @@ def atomic(tr, node: K.Op) -> V:
     tr.emit(f"{name} = {call}")
     if p.kind == "scalar":  # the old value, of the pointee's type
         return V("scalar", name, i64=p.pointee in ("i64", "u64"))
-    from .plan import POINTEE_DTYPES
-    return V("tensor", name, p.var, p.shape, POINTEE_DTYPES.get(p.pointee or ""))
+    return V("tensor", name, p.var, p.shape, pointee)
 
 
 def _printed(tr, node: K.Op, e: K.Expr) -> str:
