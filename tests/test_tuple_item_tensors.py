@@ -20,43 +20,11 @@ from pathlib import Path
 import pytest
 
 from tle_compiler.cli.dump import main as tle_dump
+from tests.test_lowering_adversarial_5 import TUPLE_IF
 
-KERNEL = '''
-import triton.language as tl
-import tle_compiler as tle
-
-
-@tle.jit
-def k(x_ptr, y_ptr, N):
-    tle.assume(N >= 0)
-    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.int32))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
-
-
-def put(w, x_ptr, p, b):
-    if COND:
-        slot = w.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
-        w.commit(p)
-
-
-def produce(kv, x_ptr, N):
-    w = kv.writer()
-    BIND
-    for p in range(N):
-        put(w, x_ptr, p, ARG)
-
-
-def consume(kv, y_ptr, N):
-    r = kv.reader()
-    for p in range(N):
-        res = r.wait(p)
-        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
-        r.release(p)
-
-
-DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
-'''
+# a writer whose helper `put` guards its acquire and commit by COND on the tuple ARG that
+# `produce` hands it (after BIND); the reader waits for every index
+KERNEL = TUPLE_IF
 
 
 def _dump(tmp_path: Path, bind: str, arg: str, cond: str) -> tuple[int, str]:
