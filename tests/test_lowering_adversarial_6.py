@@ -872,3 +872,46 @@ def test_an_atomic_cas_of_the_element_type_compiles(tmp_path):
     ptx = _compiled(tmp_path, _reg("tl.atomic_cas(y_ptr + offs, 0.0, t.to(tl.float32))",
                                    "int32", "fp32")).asm["ptx"]
     assert "atom.global" in ptx and ".cas.b32" in ptx, ptx
+
+
+# ------------------------------------------------------------------ tl.fma / tl.fdiv operand types
+def test_plain_triton_computes_fma_of_a_number_in_float32():
+    """The reference: tl.fma makes each operand a tensor (a Python float an fp32 one) before
+    legalizing them, so ``tl.fma(x, 2.0, 1.0)`` of fp16 / bf16 is an fp32 fma; tl.fdiv legalizes
+    nothing, and ``tl.fdiv(x, 2.0)`` of fp16 fails the IR's verification."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def f(x_ptr, y_ptr, FDIV: tl.constexpr):
+        offs = tl.arange(0, 64)
+        if FDIV:
+            tl.store(y_ptr + offs, tl.fdiv(tl.load(x_ptr + offs), 2.0))
+        else:
+            tl.store(y_ptr + offs, tl.fma(tl.load(x_ptr + offs), 2.0, 1.0))
+
+    for dt in ("fp16", "bf16"):
+        ttir = _triton(f, {"x_ptr": f"*{dt}", "y_ptr": f"*{dt}", "FDIV": "constexpr"},
+                       {"FDIV": False}).asm["ttir"]
+        assert re.search(r"math.fma .* : tensor<64xf32>", ttir), ttir
+    with pytest.raises(Exception):
+        _triton(f, {"x_ptr": "*fp16", "y_ptr": "*fp16", "FDIV": "constexpr"}, {"FDIV": True})
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_a_slot_store_of_an_fma_with_numbers_converts(tmp_path, dt):
+    """``tl.store(local_ptr(slot.tile), tl.fma(x, 2.0, 1.0))`` of a 16-bit tile into its slot:
+    typed as the tile, the fp32 fma was stored unconverted and Gluon refused the compile
+    ("source dtype fp32 and destination dtype fp16 must match"). Now typed as Triton computes it
+    (more_ops.py ``elementwise``)."""
+    ttgir = _compiled(tmp_path, _fill(dt, "tl.fma(x, 2.0, 1.0)")).asm["ttgir"]
+    assert re.search(r"math.fma .* : tensor<32x64xf32", ttgir), ttgir
+
+
+@pytest.mark.parametrize("value", ["tl.fdiv(x, 2.0)", "tl.fdiv(x, x)"])
+def test_an_fdiv_triton_cannot_compile_is_refused_at_its_line(tmp_path, value):
+    """``tl.fdiv`` of fp16 operands: verified by tle-dump, and the compile failed in Triton's IR
+    verifier or backend (plain Triton alike), reported at the kernel's first line; now refused
+    at the call's line. Of float32 operands it compiles."""
+    _refused_at(tmp_path, _fill("float16", value), "tl.fdiv", "`tl.fdiv` of float16")
+    _compiled(tmp_path, _fill("float16", value.replace("x", "x.to(tl.float32)")))

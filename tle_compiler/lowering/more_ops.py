@@ -38,6 +38,7 @@ module is called by it and imports nothing of it.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import prod
 
 from ..frontend.partition_rules import (VIEW_REFUSAL, bind_reshape, reshape_shape_refusal,
@@ -313,11 +314,24 @@ def elementwise(tr, node: K.Op) -> V:
             raise tr.err(f"`{node.name}` of a {v.kind}", node)
     extra = _literal_keywords(tr, node, a, defaults)
     fn = "gl." + node.name.split(".", 1)[1]
+    # these functions make each operand a tensor first (to_tensor: a Python float is a float32
+    # tensor, an int an int32 one, not the weak number of arithmetic), then legalize them to one
+    # type: tl.fma(x, 2.0, 1.0) of an fp16 tile is float32 (typed as the tile, a slot store of
+    # it was not converted and Gluon refused the compile)
+    strong = [promotion.python_number_type(v.value) if v.kind == "const" else tr.operand_type(v)
+              for v in ops]
+    t = promotion.result_type(strong, "+")
+    if node.name == "tl.fdiv" and any(x is not None and x != "float32" for x in strong):
+        # Triton's fdiv legalizes nothing: operands of two types fail its IR's verification
+        # ("'arith.divf' op requires the same type"), 16-bit ones its backend (plain Triton
+        # alike); both reported at the kernel's first line
+        raise tr.err(f"`tl.fdiv` of {' and '.join(x or 'unknown' for x in strong)} operands: "
+                     f"Triton compiles tl.fdiv of float32 tensors only; convert them (.to(tl."
+                     f"float32)) or write x / y", node)
     if node.name == "tl.fma":
         # Triton legalizes the three operands to one type and builds math.fma on it, which takes
         # floats only: on integers its IR fails to verify (plain Triton alike), reported at the
         # kernel's first line ("error encountered during parsing")
-        t = promotion.result_type([tr.operand_type(v) for v in ops], "+")
         if t in promotion.INTEGER_TYPES:
             raise tr.err(f"`tl.fma` of {t} operands: Triton's fma takes floats (its IR fails "
                          f"to verify on integers); write x * y + z, or convert to a float "
@@ -325,7 +339,11 @@ def elementwise(tr, node: K.Op) -> V:
     if not any(v.kind == "tensor" for v in ops):
         return V("scalar", f"{fn}({', '.join(v.text for v in ops)}{extra})",
                  i64=any(wide(v) for v in ops))
-    return tr._elementwise(ops, lambda *t: f"{fn}({', '.join(t)}{extra})")
+    res = tr._elementwise(ops, lambda *texts: f"{fn}({', '.join(texts)}{extra})")
+    if node.name == "tl.sqrt_rn":
+        return res
+    return replace(res, dtype=t if t is not None else res.dtype,
+                   exact_dtype=res.exact_dtype and t is not None)
 
 
 def value_op(tr, node: K.Op) -> V:
