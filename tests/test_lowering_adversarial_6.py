@@ -771,6 +771,9 @@ GPU_CASES = [
     ("max-bf16-slot", *_gpu_fill("bfloat16", "tl.max(x, 1)[:, None] + x"), "bfloat16",
      "bfloat16"),
     ("max-int8-slot", *_gpu_fill("int8", "tl.max(x, 1)[:, None] + x"), "int8", "int8"),
+    ("maximum-number-slot", *_gpu_fill("int8", "tl.minimum(x, 2) + tl.maximum(x, -3) * 2"),
+     "int8", "int8"),
+    ("fma-number-slot", *_gpu_fill("bfloat16", "tl.fma(x, 2.0, 1.0)"), "bfloat16", "bfloat16"),
 ]
 
 
