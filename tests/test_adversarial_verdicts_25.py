@@ -47,6 +47,10 @@ Bugs found, one line each:
    the operands after a deciding constant are not built, and events or writes after an operand
    the reading cannot decide (a constexpr parameter, `C and put(...)`, verified before; or a
    tensor, after which Triton, unlike Python, evaluates every operand) are refused (e_BoolOp).
+8. `if res:` on a wait result (or a slot, a slot field, a pointer to one, a handle, a pipe)
+   around a read was verified, and `--gluon` printed `if :` (`if kv_tile.index(...)` for the
+   pointer), which does not compile. FIXED: refused where the condition is read
+   (check unsupported-expression; frontend/protocol.py Walker.cond).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
 `tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
@@ -540,3 +544,51 @@ def test_an_operand_a_constant_does_not_skip_still_runs(tmp_path, capsys, writer
     a reader waiting index 0 is verified."""
     code, err = dump(tmp_path, capsys, ONE.replace("WRITER", writer).replace("RBOUND", "1"))
     expect(code, err, "verified")
+
+
+# ------------------------------------------- the truth of a handle, a slot or a wait (bug 8)
+
+TRUTH = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        if COND:
+            tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}}
+'''
+
+
+@pytest.mark.parametrize("cond", ["res", "not res", "res and p >= 0", "res.slot",
+                                  "res.slot.tile", "tle.gpu.local_ptr(res.slot.tile)", "r",
+                                  "kv"])
+def test_the_truth_of_a_handle_slot_or_wait_result_is_refused(tmp_path, capsys, cond):
+    """`if res:` (a wait result), a slot, a slot field, a pointer to it, a handle or a pipe: no
+    value of the lowered kernel. Before: verified, and `--gluon` printed `if :` (or `if
+    kv_tile.index(...)`), which does not compile."""
+    code, err = dump(tmp_path, capsys, TRUTH.replace("COND", cond))
+    expect(code, err, ("rejected", "has no truth value in a kernel", "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("cond", ["not res.is_closed", "p >= 0"])
+def test_a_condition_on_the_closed_flag_or_an_index_stays_verified(tmp_path, capsys, cond):
+    code, err = dump(tmp_path, capsys, TRUTH.replace("COND", cond))
+    expect(code, err, "verified")
+    code, out, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0 and "if :" not in out, err

@@ -3577,6 +3577,14 @@ class Walker(WalkRules):
         if isinstance(node, K.BinOp) and node.op == "%":  # `if t % 2:` is `if t % 2 != 0:`
             return self.compare(node, [node, K.Const(0, node.loc)], ["!="], guarded)
         v = self.eval_guarded(node, "a condition") if guarded else self.eval(node)
+        if isinstance(v, (*HANDLES, BufferRef, SlotV, WaitV, SlotField)) or (
+                isinstance(v, Data) and v.shared and v.view != "loaded"):
+            # Python's truth of an object (always true) is no value of the lowered kernel,
+            # which printed `if :` for it
+            raise self.err(f"`{self.src(node)}` is a pipe, a handle, a slot, a wait result, a "
+                           f"shared buffer or a pointer to one, which has no truth value in a "
+                           f"kernel: test what you mean (`not res.is_closed`, a comparison)", node,
+                           check="unsupported-expression")
         if isinstance(v, Const) and isinstance(v.value, (bool, type(None))):
             return bool(v.value)
         a = self.as_aff(v)
