@@ -1,7 +1,62 @@
 """What is verified is what is lowered, sixth round (lowering adversarial round 6): indexing,
-reductions, unusual slots, kernel-body values, dot variants.
+reductions, promotion of numbers, dot variants, atomics, unusual slots, kernel-body values.
 
-DOCSTRING_CASES
+Tried (each kernel a small TLE source that tle-dump verifies, lowered with compile_kernel for
+sm_90a, compared with plain Triton 3.6's TTIR of the same source): subscripts with several or
+no None, tl.expand_dims with tuples, reductions with keep_dims and of narrow types, tl.where /
+tl.maximum / tl.minimum / tl.fma / tl.fdiv / tl.umulhi / tl.cdiv with numbers, runtime scalars
+and tensors, tl.dot accumulators and out_dtype, x.T / x.shape / x.numel / x.dtype, atomics
+(scalar and tensor pointers, masks, sem, cas operand types), stores and loads with scalar /
+broadcast masks and ``other``, 0-d tl.full, kernel-body scalars of other types handed to
+partitions, slots of int64 / fp64 / fp8 / 1-D / 3-D / [1, 1] / narrow-row fields, ``if``s on
+conditions Triton folds, loops (tl.range options, negative steps, carried scalars).
+
+Wrong and fixed (tle_compiler/lowering/):
+* test_a_subscript_expanding_several_axes_lowers_as_triton_indexes (6e9beff):
+  ``t[:, None, None]``, ``t[None, None]``, ``t[:, :]``, ``tl.expand_dims(x, (1, 2))``: verified,
+  and refused by the lowering ("expand exactly one dimension per subscript", "one integer
+  axis"); Triton takes them. Now a chain of expansions (translate.py ``ex_Subscript``,
+  ``expand_at``; more_ops.py ``expand_dims``); past the rank refused at the line.
+* test_a_dot_whose_accumulator_is_none_is_the_dot_without_one / test_an_accumulator_triton_
+  refuses_is_refused_at_its_line (dd1d323): ``tl.dot(a, b, None)`` failed with a KeyError
+  traceback in the layout pass; a scalar accumulator likewise; a [64, 1] one with Gluon's
+  parser error at the kernel's first line (translate.py ``dot``).
+* test_a_slot_store_of_a_narrow_max_converts (05d09c4): tl.max / tl.min of bf16 / fp16 / int8 /
+  uint8 / int16 / int1 compute in 32 bits in Triton; typed as the input, ``tl.max(x, 1)[:, None]
+  + x`` was stored into the slot unconverted and Gluon refused it (translate.py
+  ``reduced_type``; ir/promotion.reduced_type still says max / min keep the type).
+* test_a_cdiv_of_a_tensor_is_a_tensor, test_an_if_whose_condition_folds_to_false_compiles
+  (ad105ab): tl.cdiv of a tensor was taken for a scalar (a slot store splat it: "only accepts
+  size-1 tensor"); a constant cdiv was valued as the ceiling (cdiv(4, -3): -1, Triton 0);
+  ``if M * 0 < 0:`` (a condition Triton folds) failed Triton's LLVM conversion on the dead
+  branch, which Gluon's canonicalizer keeps (compile.py ``compile_folding_dead_branches``).
+* test_an_integer_fma_is_refused_at_its_line (4a8ed19), test_an_fdiv_triton_cannot_compile_is_
+  refused_at_its_line and test_a_slot_store_of_an_fma_with_numbers_converts (2d5bff0):
+  ``tl.fma(offs, 2, 1)`` and tl.fdiv of fp16 failed in Triton's verifier at the kernel's first
+  line; ``tl.fma(x, 2.0, 1.0)`` of a 16-bit tile (fp32 in Triton) was stored unconverted.
+* test_a_reduction_keeping_its_axis_lowers_as_triton_reduces / test_a_whole_reduction_keeping_
+  its_axes_is_a_tensor_of_ones (3774767): keep_dims=True was refused; Triton takes it.
+* test_T_and_numel_of_a_register_tile_lower, test_a_dot_of_a_T_view_reads_the_slot_in_place,
+  test_T_of_a_tensor_that_is_not_2d_is_refused_at_its_line (a1f5cd2): ``t.T`` and ``t.numel``
+  were refused ("`T` is not supported"); ``b.T`` as a dot operand is read in place.
+* test_an_int8_dot_ignores_out_dtype_as_triton_does (d09e5d9): out_dtype of an int8 dot, which
+  Triton ignores, was refused.
+* test_a_0d_full_is_a_scalar (46ee12a): ``tl.full([], 3, tl.int8)`` was a rank-0 tensor,
+  broadcast as ``s[None][None, :]`` (Gluon refused it) and refused as a partition argument.
+* test_a_slot_store_of_a_maximum_with_a_number_converts (b0d7e87): ``tl.maximum(x, 2.0)`` of
+  fp16 is fp32 in Triton (the number made a tensor first); stored unconverted, Gluon refused.
+* test_an_atomic_cas_of_another_type_is_refused_at_its_line (796ddb7): tl.atomic_cas with an
+  int comparand on an fp32 pointer failed Triton's verifier at the kernel's first line.
+
+GPU: tests/gpu/test_lowering_adversarial_6_gpu.py runs GPU_CASES against plain Triton kernels;
+test_the_gpu_cases_verify_and_compile is its CPU counterpart.
+
+Found right or refused at the line as Triton refuses (no case): tl.exp of bf16, tl.full(shape,
+2.7, tl.int32), ``offs + (1 << 40)``, a ternary of two types, umulhi of int8 (Triton's own
+error, reported at the line); masks of scalar / 1-D / broadcast shapes, ``other`` tensors,
+atomics with scalar pointers and masks, tl.where with numbers and runtime scalars, narrow-row
+int8 slots (register gathers), kernel-body scalars of int8 / uint8 / fp16 / fp64 / i1 / tuples.
+Left: a kernel-body ``B = 0.1`` handed to a partition is a constexpr (round 5's strict xfail).
 """
 
 from __future__ import annotations
