@@ -973,3 +973,20 @@ def test_an_fdiv_triton_cannot_compile_is_refused_at_its_line(tmp_path, value):
     at the call's line. Of float32 operands it compiles."""
     _refused_at(tmp_path, _fill("float16", value), "tl.fdiv", "`tl.fdiv` of float16")
     _compiled(tmp_path, _fill("float16", value.replace("x", "x.to(tl.float32)")))
+
+
+@pytest.mark.parametrize("t,mx,sm", [
+    ("float8e4b15", "float32", "float8e4b15"), ("float8e5", "float32", "float8e5"),
+    ("float8e4nv", "float32", "float8e4nv"), ("bfloat16", "float32", "bfloat16"),
+    ("float16", "float32", "float16"), ("int8", "int32", "int32"), ("uint16", "int32", "uint32"),
+    ("int1", "int32", "uint32"), ("float32", "float32", "float32"), ("int64", "int64", "int64"),
+    ("uint32", "uint32", "uint32"),
+])
+def test_the_reduced_types_are_tritons(t, mx, sm):
+    """translate.py ``reduced_type`` for every element type: tl.max / tl.min in 32 bits below
+    32 (every fp8 kind too), tl.sum's narrow integers in 32 bits of their signedness (standard.py
+    ``_pick_sum_dtype``), the rest kept."""
+    from tle_compiler.lowering.translate import reduced_type
+
+    assert (reduced_type("max", t), reduced_type("min", t), reduced_type("sum", t)) == \
+        (mx, mx, sm)

@@ -160,7 +160,7 @@ def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
     was stored into a bf16 slot unconverted and Gluon refused the compile ("source dtype fp32
     and destination dtype bf16 must match")."""
     if name in ("max", "min") and t is not None:
-        bits = BITS.get(t)
+        bits = BITS.get(t, 8 if t in promotion.FP8_TYPES else None)
         if t == "int1" or (bits is not None and bits < 32):
             return "int32" if t in promotion.INTEGER_TYPES else "float32"
         return t
