@@ -990,3 +990,40 @@ def test_the_reduced_types_are_tritons(t, mx, sm):
 
     assert (reduced_type("max", t), reduced_type("min", t), reduced_type("sum", t)) == \
         (mx, mx, sm)
+
+
+# ------------------------------------------------------------------ masks above the pointers' rank
+def test_plain_triton_refuses_a_store_mask_of_more_dimensions():
+    """The reference: tl.store and the atomics broadcast the value and the mask to the pointers'
+    shape and refuse more dimensions ("Cannot broadcast, rank mismatch"; an atomic: "Expected
+    pointer argument to have shape [1, 32, 64]")."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def st(y_ptr, M, ATOMIC: tl.constexpr):
+        offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        if ATOMIC:
+            tl.atomic_add(y_ptr + offs, 1, mask=(offs < M)[None, :, :])
+        else:
+            tl.store(y_ptr + offs, offs, mask=(offs < M)[None, :, :])
+
+    for atomic in (False, True):
+        with pytest.raises(Exception, match="rank mismatch|Expected pointer argument to have "
+                                            "shape"):
+            _triton(st, {"y_ptr": "*i32", "M": "i32", "ATOMIC": "constexpr"}, {"ATOMIC": atomic})
+
+
+@pytest.mark.parametrize("stmt,words", [
+    ("tl.store(y_ptr + p * 2048 + offs, t, mask=(offs < M)[None, :, :])",
+     "tl.store: its mask of shape [1, 32, 64]"),
+    ("tl.atomic_add(y_ptr + offs, t, mask=(offs < M)[None, :, :])",
+     "`tl.atomic_add`: its mask of shape [1, 32, 64]"),
+    ("tl.atomic_add(y_ptr + offs, t[None, :, :])", "`tl.atomic_add`: its val of shape"),
+    ("tl.store(y_ptr + p * 2048 + offs, t[None, :, :])", "tl.store: its value of shape"),
+])
+def test_a_store_mask_of_more_dimensions_is_refused_at_its_line(tmp_path, stmt, words):
+    """A store's or an atomic's mask of more dimensions than its pointers: verified by tle-dump,
+    and the lowering failed with an AssertionError traceback in the layout pass (a value of more
+    dimensions reached Triton's own error). Now refused at the line, as Triton refuses it."""
+    _refused_at(tmp_path, _reg(stmt), stmt, words)

@@ -144,6 +144,7 @@ def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
                          f"of pointers (ptr + offsets) to update several elements", node)
         return v.text
     v = tr.rank_up(v, len(p.shape or ()))
+    tr._not_above_pointer_rank(f"`{node.name}`", what, v, p, node)
     if v.kind == "tensor":
         sid = tr.S.soft_eq(v.var, p.var)
         return tr.cvt(v.text, sid)

@@ -1599,6 +1599,7 @@ class FnTranslator:
             return
         parts = [p.text]
         val = self.rank_up(val, len(p.shape or ()))
+        self._not_above_pointer_rank("tl.store", "value", val, p, node)
         if val.kind == "tensor":
             sid = self.S.soft_eq(val.var, p.var)
             parts.append(self.cvt(val.text, sid))
@@ -1606,6 +1607,7 @@ class FnTranslator:
             parts.append(val.text)
         if "mask" in kw:
             m = self.rank_up(self.ex(kw["mask"]), len(p.shape or ()))
+            self._not_above_pointer_rank("tl.store", "mask", m, p, node)
             if m.kind == "tensor":
                 sid = self.S.soft_eq(m.var, p.var)
                 parts.append(f"mask={self.cvt(m.text, sid)}")
@@ -1613,6 +1615,15 @@ class FnTranslator:
                 parts.append(f"mask={m.text}")
         parts += self._cache_hints(kw, node)
         self.emit(f"gl.store({', '.join(parts)})")
+
+    def _not_above_pointer_rank(self, call: str, what: str, v: V, p: V, node) -> None:
+        """Triton broadcasts a store's (an atomic's) value and mask to its pointers' shape and
+        refuses more dimensions ("Cannot broadcast, rank mismatch"): refused at the line. A
+        mask of more dimensions failed the layout pass with an AssertionError traceback."""
+        if v.kind == "tensor" and len(v.shape or ()) > len(p.shape or ()):
+            raise self.err(f"{call}: its {what} of shape {list(v.shape)} has more dimensions "
+                           f"than its pointers' {list(p.shape or ())} (Triton refuses it: it "
+                           f"broadcasts the {what} to the pointers' shape)", node)
 
     def _scalar_store(self, p: V, val: V, node: K.Op, kw: dict) -> None:
         """``tl.store(ptr, value)`` of one pointer (optionally ``mask=``, a scalar): Gluon's
