@@ -51,6 +51,11 @@ Bugs found, one line each:
    around a read was verified, and `--gluon` printed `if :` (`if kv_tile.index(...)` for the
    pointer), which does not compile. FIXED: refused where the condition is read
    (check unsupported-expression; frontend/protocol.py Walker.cond).
+9. (a correct kernel refused) A subscript's base and index were built more than once, so a
+   helper call in them inlined its events two or three times: `v = get(r, p)[:, None]` of a
+   helper that waits and releases was rejected ("waits index 0 that the writer never
+   commits"), `t[put(w, x_ptr, 0)]` as phase aliasing. FIXED: each built once
+   (frontend/build.py e_Subscript).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
 `tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
@@ -592,3 +597,39 @@ def test_a_condition_on_the_closed_flag_or_an_index_stays_verified(tmp_path, cap
     expect(code, err, "verified")
     code, out, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
     assert code == 0 and "if :" not in out, err
+
+
+# ---------------------------------------- a subscript's base and index built once (bug 9)
+
+def test_a_helpers_events_in_a_subscripted_call_run_once(tmp_path, capsys):
+    """`get(r, p)[:, None]` of a helper that waits, loads and releases: the builder built the
+    subscript's base twice, inlining the helper's events twice, and rejected the correct
+    kernel ("waits index 0 that the writer never commits"). Built once now: verified, and a
+    reader that really waits twice is still rejected."""
+    get = '''
+
+def get(r, i):
+    res = r.wait(i)
+    v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+    r.release(i)
+    return v
+'''
+    reader = '''    for p in range(N):
+        v = GET[:, None]
+        tl.store(y_ptr + tl.arange(0, 64)[:, None], v)
+'''
+    base = TRUTH.split("    for p in range(N):\n        res = r.wait(p)")[0]
+    for call, want in (("get(r, p)", "verified"),
+                       ("get(r, p) + get(r, p)", ("rejected", "[wait-never-committed]"))):
+        text = base + reader.replace("GET", f"({call})" if "+" in call else call) + get
+        code, err = dump(tmp_path, capsys, text)
+        expect(code, err, want)
+
+
+def test_a_helpers_events_in_a_tuple_index_run_once(tmp_path, capsys):
+    """`t[put(w, x_ptr, 0)]`: the index was built up to three times (each a commit of index
+    0, rejected as phase aliasing); once now, as Python and Triton evaluate it."""
+    text = ONE.replace("    x = WRITER\n", "    t = (1, 2)\n    x = t[put(w, x_ptr, 0)]\n")
+    for rbound, want in (("1", "verified"), ("2", ("rejected", "[wait-never-committed]"))):
+        code, err = dump(tmp_path, capsys, text.replace("RBOUND", rbound))
+        expect(code, err, want)

@@ -2289,18 +2289,21 @@ class Builder(BuildRules):
     e_Lambda = e_ListComp = e_SetComp = e_DictComp = e_GeneratorExp = _guarded
 
     def e_Subscript(self, node: ast.Subscript) -> tuple[K.Expr, Optional[Static]]:
+        # the base and the index are built once each, as Python evaluates them: a helper call
+        # in either (`t[put(...)]`, `load(...)[:, None]`) inlines its events once
         base, st = self.expr(node.value)
-        if isinstance(base, K.TupleExpr):
-            i = fold(self.value(node.slice))
+        single = not isinstance(node.slice, (ast.Tuple, ast.Slice))
+        index = self.value(node.slice) if single else None
+        if isinstance(base, K.TupleExpr) and single:
+            i = fold(index)
             if isinstance(i, int) and -len(base.items) <= i < len(base.items):
                 item_st = st.value[i] if st is not None and st.kind == "tuple" else None
                 return base.items[i], item_st
-        if st is not None and st.kind == "tuple":  # a name holding a tuple: `pipes[0]`
-            i = fold(self.value(node.slice))
+        if st is not None and st.kind == "tuple" and single:  # a name holding a tuple: `pipes[0]`
+            i = fold(index)
             if isinstance(i, int) and -len(st.value) <= i < len(st.value):
                 return self.item_of(base, st, i % len(st.value), self.loc(node))
-        if not isinstance(node.slice, (ast.Tuple, ast.Slice)) and fold(self.value(node.slice)) \
-                is None and self.tuple_shape(base, st) is not None:
+        if single and fold(index) is None and self.tuple_shape(base, st) is not None:
             # the kernel IR is read once for every value of the kernel's constexpr parameters,
             # so an index the reading cannot fold cannot pick a tuple's item
             raise self.err(f"`{ast.unparse(node)}`: a tuple's index must be a constant when the "
@@ -2315,12 +2318,13 @@ class Builder(BuildRules):
             elif isinstance(e, ast.Constant) and e.value is None:
                 idx.append(None)
             else:
-                v = fold(self.value(e))
+                v = fold(index if single else self.value(e))
                 if not isinstance(v, int):
                     raise self.err("only `x[:, None]`-style expansions and constant tuple "
                                    "indices are supported", node)
                 idx.append(v)
-        return K.Subscript(self.value(node.value), tuple(idx), self.loc(node)), None
+        return K.Subscript(self.checked_value(node.value, base, st), tuple(idx),
+                           self.loc(node)), None
 
     def e_Attribute(self, node: ast.Attribute) -> tuple[K.Expr, Optional[Static]]:
         base, st = self.expr(node.value)

@@ -55,8 +55,8 @@ def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
     for ck in range(NK):
         page = gl.load((bt_row + ck))
         valid = (((lo + (ck * BK)) + gl.arange(0, BK, layout=L1)) < hi)
-        _kv_rows14_kv_ptr = (k_head + (page.to(gl.int64) * stride_k_blk))
-        rows = (_kv_rows14_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
+        _kv_rows12_kv_ptr = (k_head + (page.to(gl.int64) * stride_k_blk))
+        rows = (_kv_rows12_kv_ptr + (gl.where(valid, gl.arange(0, BK, layout=L1), 0).to(gl.int64)[:, None] * stride_k_tok))
         keep = valid[:, None]
         _kv_s1 = (ck) % 2
         mbarrier.wait(kv_empty0.index(_kv_s1), (((ck) // 2) & 1) ^ 1)
@@ -83,13 +83,13 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
     L4: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows15_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows15_r < n_rows), _block_rows15_r, 0)
+    _block_rows13_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows13_r < n_rows), _block_rows13_r, 0)
     if CAUSAL:
-        _row_limit16_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
+        _row_limit14_lim = gl.minimum((((seqlen - s_q) + 1) + (r // heads_per_kv)), hi)
     else:
-        _row_limit16_lim = (hi + (r * 0))
-    lim = _row_limit16_lim
+        _row_limit14_lim = (hi + (r * 0))
+    lim = _row_limit14_lim
     mbarrier.wait(q_full0.index(0), 0)
     fence_async_shared()  # order the writer's generic-proxy stores before wgmma
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -107,13 +107,13 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
         s = _acc4
         _acc5 = warpgroup_mma(q_q_tail.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), s, is_async=True)
         s = _acc5
-        _needs_mask17_end = (lo + ((ck + 1) * BK))
+        _needs_mask15_end = (lo + ((ck + 1) * BK))
         s = warpgroup_mma_wait(0, deps=[s])  # no wgmma in flight across an if
         if CAUSAL:
-            _needs_mask17_first = gl.minimum(((seqlen - s_q) + 1), hi)
+            _needs_mask15_first = gl.minimum(((seqlen - s_q) + 1), hi)
         else:
-            _needs_mask17_first = hi
-        if (_needs_mask17_end > _needs_mask17_first):
+            _needs_mask15_first = hi
+        if (_needs_mask15_end > _needs_mask15_first):
             pos = ((lo + (ck * BK)) + gl.arange(0, BK, layout=L4))
             s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
         mx = (gl.max(s, 1) * qk_scale)
@@ -139,26 +139,26 @@ def left(out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_
         mbarrier.arrive(kv_empty0.index(_kv_s8), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s8), count=1)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _normalized21_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * gl.convert_layout(_normalized21_inv_l[:, None], L2))
+    _normalized19_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * gl.convert_layout(_normalized19_inv_l[:, None], L2))
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
     l_ptrs = (lse_base + (((r // heads_per_kv) * stride_l_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_l_h)))
     if SPLIT:
         gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(out, L3), mask=keep[:, None])
     else:
-        _store_half24__t28 = out.to(gl.bfloat16)
+        _store_half22__t25 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half24__t28, L3))  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half22__t25, L3))  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half24__t28, L3), mask=keep[:, None])
+            gl.store(((out_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L4)[None, :]), gl.convert_layout(_store_half22__t25, L3), mask=keep[:, None])
     if SPLIT:
-        _part_lse_of37__t38 = gl.log2(l_i)
-        _part_lse_of37__t39 = gl.where((l_i > 0), ((_part_lse_of37__t38 + ref) * LN2), float('-inf'))
-        gl.store(l_ptrs, _part_lse_of37__t39, mask=keep)
+        _part_lse_of32__t33 = gl.log2(l_i)
+        _part_lse_of32__t34 = gl.where((l_i > 0), ((_part_lse_of32__t33 + ref) * LN2), float('-inf'))
+        gl.store(l_ptrs, _part_lse_of32__t34, mask=keep)
     else:
-        _lse_of41__t42 = gl.log2(l_i)
-        _lse_of41__t43 = gl.where((l_i > 0), ((_lse_of41__t42 + ref) * LN2), float('inf'))
-        gl.store(l_ptrs, _lse_of41__t43, mask=keep)
+        _lse_of36__t37 = gl.log2(l_i)
+        _lse_of36__t38 = gl.where((l_i > 0), ((_lse_of36__t37 + ref) * LN2), float('inf'))
+        gl.store(l_ptrs, _lse_of36__t38, mask=keep)
 
 
 @gluon.jit
@@ -191,20 +191,20 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
         _kv_s6 = (ck) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
-    _normalized46_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-    out = (acc * _normalized46_inv_l[:, None])
-    _block_rows47_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
-    r = gl.where((_block_rows47_r < n_rows), _block_rows47_r, 0)
+    _normalized41_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+    out = (acc * _normalized41_inv_l[:, None])
+    _block_rows42_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
+    r = gl.where((_block_rows42_r < n_rows), _block_rows42_r, 0)
     o_row = (((r // heads_per_kv) * stride_o_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_o_h))
-    _store_half49_half_base = (out_base + D_HALF)
+    _store_half44_half_base = (out_base + D_HALF)
     if SPLIT:
-        gl.store(((_store_half49_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=keep[:, None])
+        gl.store(((_store_half44_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), out, mask=keep[:, None])
     else:
-        _store_half49__t53 = out.to(gl.bfloat16)
+        _store_half44__t47 = out.to(gl.bfloat16)
         if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-            _tle_store_acc(((_store_half49_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half49__t53)  # 16-byte stores (lowering/acc_store.py)
+            _tle_store_acc(((_store_half44_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half44__t47)  # 16-byte stores (lowering/acc_store.py)
         else:
-            gl.store(((_store_half49_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half49__t53, mask=keep[:, None])
+            gl.store(((_store_half44_half_base + o_row[:, None]) + gl.arange(0, D_HALF, layout=L3)[None, :]), _store_half44__t47, mask=keep[:, None])
 
 
 @gluon.jit

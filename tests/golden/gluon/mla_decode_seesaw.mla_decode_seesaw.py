@@ -57,55 +57,51 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     left = left0
     for p in range(NP):
         if (left == 0):
-            _next_request43_nb = (cb + 1)
-            _next_request43__t44 = gl.load((seqlens_ptr + _next_request43_nb))
-            _next_request43_nsl = _next_request43__t44
-            _request_pairs45__t46 = gl.maximum((((((_next_request43_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request43_nb
-            csl = _next_request43_nsl
+            _next_request42_nb = (cb + 1)
+            _next_request42__t43 = gl.load((seqlens_ptr + _next_request42_nb))
+            _next_request42_nsl = _next_request42__t43
+            _request_pairs44__t45 = gl.maximum((((((_next_request42_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request42_nb
+            csl = _next_request42_nsl
             pp = 0
-            left = _request_pairs45__t46
+            left = _request_pairs44__t45
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
-            _q_row_ptrs47_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs47_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _q_row_ptrs46_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs46_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_rows50_tile = (2 * pp)
-        _page_of51__t52 = gl.where((_page_rows50_tile < last_tile), _page_rows50_tile, last_tile)
-        _page_of51__t53 = gl.maximum(_page_of51__t52, 0)
-        _page_of51_entry = _page_of51__t53
-        _page_of51__t54 = gl.load((bt_row + _page_of51_entry), mask=(csl > 0), other=0)
-        _page_rows50__t55 = _page_of51__t54.to(gl.int64)
-        _page_rows50_page = _page_rows50__t55
-        _page_rows50_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows50_valid = (((_page_rows50_tile * BK) + _page_rows50_offs_k) < csl)
-        _kv_rows57_kv_ptr = (k_head + (_page_rows50_page * stride_k_blk))
-        _kv_rows57__t58 = gl.where(_page_rows50_valid, _page_rows50_offs_k, 0)
-        _kv_rows57__t59 = _kv_rows57__t58.to(gl.int64)
-        _kv_rows57__t60 = gl.where(_page_rows50_valid, _page_rows50_offs_k, 0)
-        _kv_rows57__t61 = _kv_rows57__t60.to(gl.int64)
-        rows0 = (_kv_rows57_kv_ptr + (_kv_rows57__t61[:, None] * stride_k_tok))
-        valid0 = _page_rows50_valid
-        _page_rows62_tile = ((2 * pp) + 1)
-        _page_of63__t64 = gl.where((_page_rows62_tile < last_tile), _page_rows62_tile, last_tile)
-        _page_of63__t65 = gl.maximum(_page_of63__t64, 0)
-        _page_of63_entry = _page_of63__t65
-        _page_of63__t66 = gl.load((bt_row + _page_of63_entry), mask=(csl > 0), other=0)
-        _page_rows62__t67 = _page_of63__t66.to(gl.int64)
-        _page_rows62_page = _page_rows62__t67
-        _page_rows62_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows62_valid = (((_page_rows62_tile * BK) + _page_rows62_offs_k) < csl)
-        _kv_rows69_kv_ptr = (k_head + (_page_rows62_page * stride_k_blk))
-        _kv_rows69__t70 = gl.where(_page_rows62_valid, _page_rows62_offs_k, 0)
-        _kv_rows69__t71 = _kv_rows69__t70.to(gl.int64)
-        _kv_rows69__t72 = gl.where(_page_rows62_valid, _page_rows62_offs_k, 0)
-        _kv_rows69__t73 = _kv_rows69__t72.to(gl.int64)
-        rows1 = (_kv_rows69_kv_ptr + (_kv_rows69__t73[:, None] * stride_k_tok))
-        valid1 = _page_rows62_valid
+        _page_rows48_tile = (2 * pp)
+        _page_of49__t50 = gl.where((_page_rows48_tile < last_tile), _page_rows48_tile, last_tile)
+        _page_of49__t51 = gl.maximum(_page_of49__t50, 0)
+        _page_of49_entry = _page_of49__t51
+        _page_of49__t52 = gl.load((bt_row + _page_of49_entry), mask=(csl > 0), other=0)
+        _page_rows48__t53 = _page_of49__t52.to(gl.int64)
+        _page_rows48_page = _page_rows48__t53
+        _page_rows48_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows48_valid = (((_page_rows48_tile * BK) + _page_rows48_offs_k) < csl)
+        _kv_rows55_kv_ptr = (k_head + (_page_rows48_page * stride_k_blk))
+        _kv_rows55__t56 = gl.where(_page_rows48_valid, _page_rows48_offs_k, 0)
+        _kv_rows55__t57 = _kv_rows55__t56.to(gl.int64)
+        rows0 = (_kv_rows55_kv_ptr + (_kv_rows55__t57[:, None] * stride_k_tok))
+        valid0 = _page_rows48_valid
+        _page_rows58_tile = ((2 * pp) + 1)
+        _page_of59__t60 = gl.where((_page_rows58_tile < last_tile), _page_rows58_tile, last_tile)
+        _page_of59__t61 = gl.maximum(_page_of59__t60, 0)
+        _page_of59_entry = _page_of59__t61
+        _page_of59__t62 = gl.load((bt_row + _page_of59_entry), mask=(csl > 0), other=0)
+        _page_rows58__t63 = _page_of59__t62.to(gl.int64)
+        _page_rows58_page = _page_rows58__t63
+        _page_rows58_offs_k = gl.arange(0, BK, layout=L1)
+        _page_rows58_valid = (((_page_rows58_tile * BK) + _page_rows58_offs_k) < csl)
+        _kv_rows65_kv_ptr = (k_head + (_page_rows58_page * stride_k_blk))
+        _kv_rows65__t66 = gl.where(_page_rows58_valid, _page_rows58_offs_k, 0)
+        _kv_rows65__t67 = _kv_rows65__t66.to(gl.int64)
+        rows1 = (_kv_rows65_kv_ptr + (_kv_rows65__t67[:, None] * stride_k_tok))
+        valid1 = _page_rows58_valid
         keep0 = valid0[:, None]
         keep1 = valid1[:, None]
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
@@ -141,15 +137,15 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows74_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows74_r < n_rows), _block_rows74_r, 0)
+    _block_rows68_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows68_r < n_rows), _block_rows68_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of76__t77 = b0.to(gl.int64)
-    _q_row_ptrs78_q_base = (q_ptr + (_q_tail_of76__t77 * stride_q_b))
-    _q_tail_of76_rows = (_q_row_ptrs78_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of76_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of76__t83 = _v1
-    q_tail = _q_tail_of76__t83
+    _q_tail_of70__t71 = b0.to(gl.int64)
+    _q_row_ptrs72_q_base = (q_ptr + (_q_tail_of70__t71 * stride_q_b))
+    _q_tail_of70_rows = (_q_row_ptrs72_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of70_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of70__t75 = _v1
+    q_tail = _q_tail_of70__t75
     cb = b0
     csl = sl0
     pp = pp0
@@ -179,8 +175,8 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _row_limit84_lim = (csl + (r * 0))
-        lim = _row_limit84_lim
+        _row_limit76_lim = (csl + (r * 0))
+        lim = _row_limit76_lim
         pos = (((2 * pp) * BK) + gl.arange(0, BK, layout=L2))
         acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
         s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
@@ -192,21 +188,21 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request85_nb = (cb + 1)
-            _next_request85__t86 = gl.load((seqlens_ptr + _next_request85_nb))
-            _next_request85_nsl = _next_request85__t86
-            _request_pairs87__t88 = gl.maximum((((((_next_request85_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request85_nb
-            csl = _next_request85_nsl
+            _next_request77_nb = (cb + 1)
+            _next_request77__t78 = gl.load((seqlens_ptr + _next_request77_nb))
+            _next_request77_nsl = _next_request77__t78
+            _request_pairs79__t80 = gl.maximum((((((_next_request77_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request77_nb
+            csl = _next_request77_nsl
             pp = 0
-            left = _request_pairs87__t88
+            left = _request_pairs79__t80
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of89__t90 = cb.to(gl.int64)
-            _q_row_ptrs91_q_base = (q_ptr + (_q_tail_of89__t90 * stride_q_b))
-            _q_tail_of89_rows = (_q_row_ptrs91_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of89_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of89__t96 = _v7
-            q_tail = _q_tail_of89__t96
+            _q_tail_of81__t82 = cb.to(gl.int64)
+            _q_row_ptrs83_q_base = (q_ptr + (_q_tail_of81__t82 * stride_q_b))
+            _q_tail_of81_rows = (_q_row_ptrs83_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of81_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of81__t86 = _v7
+            q_tail = _q_tail_of81__t86
         mx0 = (gl.max(s, 1) * qk_scale)
         max0_m.index(0).store(mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
@@ -243,37 +239,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized101_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized91_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized101_inv_l[:, None], L3))
-            _flush_segment102_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized91_inv_l[:, None], L3))
+            _flush_segment92_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment102__t103 = pb.to(gl.int64)
-                _row_offsets104_stride_s = (_flush_segment102_h_q * D_MAIN)
-                _store_half105_half_base = (out_ptr + (_flush_segment102__t103 * ((s_q * _flush_segment102_h_q) * D_MAIN)))
-                _store_half105_o_row = (((r // heads_per_kv) * _row_offsets104_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half105__t106 = acc.to(gl.bfloat16)
+                _flush_segment92__t93 = pb.to(gl.int64)
+                _row_offsets94_stride_s = (_flush_segment92_h_q * D_MAIN)
+                _store_half95_half_base = (out_ptr + (_flush_segment92__t93 * ((s_q * _flush_segment92_h_q) * D_MAIN)))
+                _store_half95_o_row = (((r // heads_per_kv) * _row_offsets94_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half95__t96 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half105_half_base + _store_half105_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half105__t106, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half95_half_base + _store_half95_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half95__t96, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half105_half_base + _store_half105_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half105__t106, L4), mask=keep[:, None])
-                _flush_segment102__t114 = pb.to(gl.int64)
-                _store_lse116_l_ptrs = ((lse_ptr + (_flush_segment102__t114 * (_flush_segment102_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of117__t118 = gl.log2(l_i)
-                _lse_of117__t119 = gl.where((l_i > 0), ((_lse_of117__t118 + ref) * LN2), float('inf'))
-                gl.store(_store_lse116_l_ptrs, _lse_of117__t119, mask=keep)
+                    gl.store(((_store_half95_half_base + _store_half95_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half95__t96, L4), mask=keep[:, None])
+                _flush_segment92__t102 = pb.to(gl.int64)
+                _store_lse104_l_ptrs = ((lse_ptr + (_flush_segment92__t102 * (_flush_segment92_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of105__t106 = gl.log2(l_i)
+                _lse_of105__t107 = gl.where((l_i > 0), ((_lse_of105__t106 + ref) * LN2), float('inf'))
+                gl.store(_store_lse104_l_ptrs, _lse_of105__t107, mask=keep)
             else:
-                _flush_segment102__t121 = gl.program_id(1)
-                _flush_segment102__t122 = (pb + _flush_segment102__t121).to(gl.int64)
-                _flush_segment102_slot = _flush_segment102__t122
-                _row_offsets123_stride_s = (_flush_segment102_h_q * D_MAIN)
-                _store_half124_half_base = (opart_ptr + (_flush_segment102_slot * ((s_q * _flush_segment102_h_q) * D_MAIN)))
-                _store_half124_o_row = (((r // heads_per_kv) * _row_offsets123_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half124_half_base + _store_half124_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-                _store_lse129_l_ptrs = ((lpart_ptr + (_flush_segment102_slot * (s_q * _flush_segment102_h_q))) + (((r // heads_per_kv) * _flush_segment102_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of130__t131 = gl.log2(l_i)
-                _part_lse_of130__t132 = gl.where((l_i > 0), ((_part_lse_of130__t131 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse129_l_ptrs, _part_lse_of130__t132, mask=keep)
+                _flush_segment92__t109 = gl.program_id(1)
+                _flush_segment92__t110 = (pb + _flush_segment92__t109).to(gl.int64)
+                _flush_segment92_slot = _flush_segment92__t110
+                _row_offsets111_stride_s = (_flush_segment92_h_q * D_MAIN)
+                _store_half112_half_base = (opart_ptr + (_flush_segment92_slot * ((s_q * _flush_segment92_h_q) * D_MAIN)))
+                _store_half112_o_row = (((r // heads_per_kv) * _row_offsets111_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half112_half_base + _store_half112_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse116_l_ptrs = ((lpart_ptr + (_flush_segment92_slot * (s_q * _flush_segment92_h_q))) + (((r // heads_per_kv) * _flush_segment92_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of117__t118 = gl.log2(l_i)
+                _part_lse_of117__t119 = gl.where((l_i > 0), ((_part_lse_of117__t118 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse116_l_ptrs, _part_lse_of117__t119, mask=keep)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
@@ -282,37 +278,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized134__t135 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized134_inv_l = _normalized134__t135
-        _flush_segment136_out = (acc * gl.convert_layout(_normalized134_inv_l[:, None], L3))
-        _flush_segment136_h_q = (h_kv * heads_per_kv)
+        _normalized121__t122 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized121_inv_l = _normalized121__t122
+        _flush_segment123_out = (acc * gl.convert_layout(_normalized121_inv_l[:, None], L3))
+        _flush_segment123_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment136__t137 = cb.to(gl.int64)
-            _row_offsets138_stride_s = (_flush_segment136_h_q * D_MAIN)
-            _store_half139_half_base = (out_ptr + (_flush_segment136__t137 * ((s_q * _flush_segment136_h_q) * D_MAIN)))
-            _store_half139_o_row = (((r // heads_per_kv) * _row_offsets138_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half139__t140 = _flush_segment136_out.to(gl.bfloat16)
+            _flush_segment123__t124 = cb.to(gl.int64)
+            _row_offsets125_stride_s = (_flush_segment123_h_q * D_MAIN)
+            _store_half126_half_base = (out_ptr + (_flush_segment123__t124 * ((s_q * _flush_segment123_h_q) * D_MAIN)))
+            _store_half126_o_row = (((r // heads_per_kv) * _row_offsets125_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half126__t127 = _flush_segment123_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half139_half_base + _store_half139_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half139__t140, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half126_half_base + _store_half126_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half126__t127, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half139_half_base + _store_half139_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half139__t140, L4), mask=keep[:, None])
-            _flush_segment136__t148 = cb.to(gl.int64)
-            _store_lse150_l_ptrs = ((lse_ptr + (_flush_segment136__t148 * (_flush_segment136_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of151__t152 = gl.log2(l_i)
-            _lse_of151__t153 = gl.where((l_i > 0), ((_lse_of151__t152 + ref) * LN2), float('inf'))
-            gl.store(_store_lse150_l_ptrs, _lse_of151__t153, mask=keep)
+                gl.store(((_store_half126_half_base + _store_half126_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half126__t127, L4), mask=keep[:, None])
+            _flush_segment123__t133 = cb.to(gl.int64)
+            _store_lse135_l_ptrs = ((lse_ptr + (_flush_segment123__t133 * (_flush_segment123_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of136__t137 = gl.log2(l_i)
+            _lse_of136__t138 = gl.where((l_i > 0), ((_lse_of136__t137 + ref) * LN2), float('inf'))
+            gl.store(_store_lse135_l_ptrs, _lse_of136__t138, mask=keep)
         else:
-            _flush_segment136__t155 = gl.program_id(1)
-            _flush_segment136__t156 = (cb + _flush_segment136__t155).to(gl.int64)
-            _flush_segment136_slot = _flush_segment136__t156
-            _row_offsets157_stride_s = (_flush_segment136_h_q * D_MAIN)
-            _store_half158_half_base = (opart_ptr + (_flush_segment136_slot * ((s_q * _flush_segment136_h_q) * D_MAIN)))
-            _store_half158_o_row = (((r // heads_per_kv) * _row_offsets157_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half158_half_base + _store_half158_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment136_out, L4), mask=keep[:, None])
-            _store_lse163_l_ptrs = ((lpart_ptr + (_flush_segment136_slot * (s_q * _flush_segment136_h_q))) + (((r // heads_per_kv) * _flush_segment136_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of164__t165 = gl.log2(l_i)
-            _part_lse_of164__t166 = gl.where((l_i > 0), ((_part_lse_of164__t165 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse163_l_ptrs, _part_lse_of164__t166, mask=keep)
+            _flush_segment123__t140 = gl.program_id(1)
+            _flush_segment123__t141 = (cb + _flush_segment123__t140).to(gl.int64)
+            _flush_segment123_slot = _flush_segment123__t141
+            _row_offsets142_stride_s = (_flush_segment123_h_q * D_MAIN)
+            _store_half143_half_base = (opart_ptr + (_flush_segment123_slot * ((s_q * _flush_segment123_h_q) * D_MAIN)))
+            _store_half143_o_row = (((r // heads_per_kv) * _row_offsets142_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half143_half_base + _store_half143_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment123_out, L4), mask=keep[:, None])
+            _store_lse147_l_ptrs = ((lpart_ptr + (_flush_segment123_slot * (s_q * _flush_segment123_h_q))) + (((r // heads_per_kv) * _flush_segment123_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of148__t149 = gl.log2(l_i)
+            _part_lse_of148__t150 = gl.where((l_i > 0), ((_part_lse_of148__t149 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse147_l_ptrs, _part_lse_of148__t150, mask=keep)
 
 
 @gluon.jit
@@ -329,15 +325,15 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows168_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows168_r < n_rows), _block_rows168_r, 0)
+    _block_rows152_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows152_r < n_rows), _block_rows152_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of170__t171 = b0.to(gl.int64)
-    _q_row_ptrs172_q_base = (q_ptr + (_q_tail_of170__t171 * stride_q_b))
-    _q_tail_of170_rows = (_q_row_ptrs172_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of170_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of170__t177 = _v1
-    q_tail = _q_tail_of170__t177
+    _q_tail_of154__t155 = b0.to(gl.int64)
+    _q_row_ptrs156_q_base = (q_ptr + (_q_tail_of154__t155 * stride_q_b))
+    _q_tail_of154_rows = (_q_row_ptrs156_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of154_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of154__t159 = _v1
+    q_tail = _q_tail_of154__t159
     cb = b0
     csl = sl0
     pp = pp0
@@ -361,11 +357,11 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _needs_mask178_end = (((2 * pp) + 2) * BK)
-        _needs_mask178_first = csl
-        if (_needs_mask178_end > csl):
-            _row_limit179_lim = (csl + (r * 0))
-            lim = _row_limit179_lim
+        _needs_mask160_end = (((2 * pp) + 2) * BK)
+        _needs_mask160_first = csl
+        if (_needs_mask160_end > csl):
+            _row_limit161_lim = (csl + (r * 0))
+            lim = _row_limit161_lim
             pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
             s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
             s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
@@ -379,21 +375,21 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request180_nb = (cb + 1)
-            _next_request180__t181 = gl.load((seqlens_ptr + _next_request180_nb))
-            _next_request180_nsl = _next_request180__t181
-            _request_pairs182__t183 = gl.maximum((((((_next_request180_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request180_nb
-            csl = _next_request180_nsl
+            _next_request162_nb = (cb + 1)
+            _next_request162__t163 = gl.load((seqlens_ptr + _next_request162_nb))
+            _next_request162_nsl = _next_request162__t163
+            _request_pairs164__t165 = gl.maximum((((((_next_request162_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request162_nb
+            csl = _next_request162_nsl
             pp = 0
-            left = _request_pairs182__t183
+            left = _request_pairs164__t165
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of184__t185 = cb.to(gl.int64)
-            _q_row_ptrs186_q_base = (q_ptr + (_q_tail_of184__t185 * stride_q_b))
-            _q_tail_of184_rows = (_q_row_ptrs186_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of184_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of184__t191 = _v7
-            q_tail = _q_tail_of184__t191
+            _q_tail_of166__t167 = cb.to(gl.int64)
+            _q_row_ptrs168_q_base = (q_ptr + (_q_tail_of166__t167 * stride_q_b))
+            _q_tail_of166_rows = (_q_row_ptrs168_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of166_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of166__t171 = _v7
+            q_tail = _q_tail_of166__t171
         mx1 = (gl.max(s, 1) * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L1)
@@ -434,57 +430,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized197_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized197_inv_l[:, None], L3))
-            _flush_segment198_out_ptr = (out_ptr + D_HALF)
-            _flush_segment198_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment198_h_q = (h_kv * heads_per_kv)
+            _normalized177_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized177_inv_l[:, None], L3))
+            _flush_segment178_out_ptr = (out_ptr + D_HALF)
+            _flush_segment178_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment178_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment198__t199 = pb.to(gl.int64)
-                _row_offsets200_stride_s = (_flush_segment198_h_q * D_MAIN)
-                _store_half201_half_base = (_flush_segment198_out_ptr + (_flush_segment198__t199 * ((s_q * _flush_segment198_h_q) * D_MAIN)))
-                _store_half201_o_row = (((r // heads_per_kv) * _row_offsets200_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half201__t202 = acc.to(gl.bfloat16)
+                _flush_segment178__t179 = pb.to(gl.int64)
+                _row_offsets180_stride_s = (_flush_segment178_h_q * D_MAIN)
+                _store_half181_half_base = (_flush_segment178_out_ptr + (_flush_segment178__t179 * ((s_q * _flush_segment178_h_q) * D_MAIN)))
+                _store_half181_o_row = (((r // heads_per_kv) * _row_offsets180_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half181__t182 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4))  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half181_half_base + _store_half181_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half181__t182, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half201_half_base + _store_half201_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half201__t202, L4), mask=keep[:, None])
+                    gl.store(((_store_half181_half_base + _store_half181_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half181__t182, L4), mask=keep[:, None])
             else:
-                _flush_segment198__t210 = gl.program_id(1)
-                _flush_segment198__t211 = (pb + _flush_segment198__t210).to(gl.int64)
-                _flush_segment198_slot = _flush_segment198__t211
-                _row_offsets212_stride_s = (_flush_segment198_h_q * D_MAIN)
-                _store_half213_half_base = (_flush_segment198_opart_ptr + (_flush_segment198_slot * ((s_q * _flush_segment198_h_q) * D_MAIN)))
-                _store_half213_o_row = (((r // heads_per_kv) * _row_offsets212_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half213_half_base + _store_half213_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _flush_segment178__t188 = gl.program_id(1)
+                _flush_segment178__t189 = (pb + _flush_segment178__t188).to(gl.int64)
+                _flush_segment178_slot = _flush_segment178__t189
+                _row_offsets190_stride_s = (_flush_segment178_h_q * D_MAIN)
+                _store_half191_half_base = (_flush_segment178_opart_ptr + (_flush_segment178_slot * ((s_q * _flush_segment178_h_q) * D_MAIN)))
+                _store_half191_o_row = (((r // heads_per_kv) * _row_offsets190_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
     if (NP > 0):
-        _normalized217__t218 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized217_inv_l = _normalized217__t218
-        _flush_segment219_out = (acc * gl.convert_layout(_normalized217_inv_l[:, None], L3))
-        _flush_segment219_out_ptr = (out_ptr + D_HALF)
-        _flush_segment219_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment219_h_q = (h_kv * heads_per_kv)
+        _normalized194__t195 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized194_inv_l = _normalized194__t195
+        _flush_segment196_out = (acc * gl.convert_layout(_normalized194_inv_l[:, None], L3))
+        _flush_segment196_out_ptr = (out_ptr + D_HALF)
+        _flush_segment196_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment196_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment219__t220 = cb.to(gl.int64)
-            _row_offsets221_stride_s = (_flush_segment219_h_q * D_MAIN)
-            _store_half222_half_base = (_flush_segment219_out_ptr + (_flush_segment219__t220 * ((s_q * _flush_segment219_h_q) * D_MAIN)))
-            _store_half222_o_row = (((r // heads_per_kv) * _row_offsets221_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half222__t223 = _flush_segment219_out.to(gl.bfloat16)
+            _flush_segment196__t197 = cb.to(gl.int64)
+            _row_offsets198_stride_s = (_flush_segment196_h_q * D_MAIN)
+            _store_half199_half_base = (_flush_segment196_out_ptr + (_flush_segment196__t197 * ((s_q * _flush_segment196_h_q) * D_MAIN)))
+            _store_half199_o_row = (((r // heads_per_kv) * _row_offsets198_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half199__t200 = _flush_segment196_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4))  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half222_half_base + _store_half222_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half222__t223, L4), mask=keep[:, None])
+                gl.store(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4), mask=keep[:, None])
         else:
-            _flush_segment219__t231 = gl.program_id(1)
-            _flush_segment219__t232 = (cb + _flush_segment219__t231).to(gl.int64)
-            _flush_segment219_slot = _flush_segment219__t232
-            _row_offsets233_stride_s = (_flush_segment219_h_q * D_MAIN)
-            _store_half234_half_base = (_flush_segment219_opart_ptr + (_flush_segment219_slot * ((s_q * _flush_segment219_h_q) * D_MAIN)))
-            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment219_out, L4), mask=keep[:, None])
+            _flush_segment196__t206 = gl.program_id(1)
+            _flush_segment196__t207 = (cb + _flush_segment196__t206).to(gl.int64)
+            _flush_segment196_slot = _flush_segment196__t207
+            _row_offsets208_stride_s = (_flush_segment196_h_q * D_MAIN)
+            _store_half209_half_base = (_flush_segment196_opart_ptr + (_flush_segment196_slot * ((s_q * _flush_segment196_h_q) * D_MAIN)))
+            _store_half209_o_row = (((r // heads_per_kv) * _row_offsets208_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half209_half_base + _store_half209_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment196_out, L4), mask=keep[:, None])
 
 
 @gluon.jit

@@ -75,51 +75,51 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v4 = gl.load(((idx_row + (((2 * pn) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
             tn1 = _v4
             valid0 = ((t0 >= 0) & (t0 < n_tokens))
-            _token_bytes9_tok = gl.where(valid0, t0, 0)
-            off0 = (((_token_bytes9_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes9_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half10_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v5 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half10_offs_d[None, :]), mask=valid0[:, None], other=0.0)
-            _fp8_half10__t12 = _v5
-            _fp8_half10_raw = _fp8_half10__t12
-            _fp8_half10_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
-            _v6 = gl.load(_fp8_half10_scales, mask=valid0, other=0.0)
-            _fp8_half10__t13 = _v6
-            _fp8_half10_lo = _fp8_half10__t13
-            _v7 = gl.load((_fp8_half10_scales + 1), mask=valid0, other=0.0)
-            _fp8_half10__t14 = _v7
-            _fp8_half10_hi = _fp8_half10__t14
-            raw = _fp8_half10_raw
-            lo = _fp8_half10_lo
-            hi = _fp8_half10_hi
+            _token_bytes7_tok = gl.where(valid0, t0, 0)
+            off0 = (((_token_bytes7_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes7_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half8_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v5 = gl.load((((kv8_ptr + off0[:, None]) + (0 * D_HALF)) + _fp8_half8_offs_d[None, :]), mask=valid0[:, None], other=0.0)
+            _fp8_half8__t10 = _v5
+            _fp8_half8_raw = _fp8_half8__t10
+            _fp8_half8_scales = ((kv32_ptr + ((off0 + SCALE_BYTE) // 4)) + (2 * 0))
+            _v6 = gl.load(_fp8_half8_scales, mask=valid0, other=0.0)
+            _fp8_half8__t11 = _v6
+            _fp8_half8_lo = _fp8_half8__t11
+            _v7 = gl.load((_fp8_half8_scales + 1), mask=valid0, other=0.0)
+            _fp8_half8__t12 = _v7
+            _fp8_half8_hi = _fp8_half8__t12
+            raw = _fp8_half8_raw
+            lo = _fp8_half8_lo
+            hi = _fp8_half8_hi
             mbarrier.wait(kv0_empty0.index(0), ((g) & 1) ^ 1)
             async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((kv16_ptr + ((off0 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid0[:, None])  # cp.async gather; arrives per thread at the commit
-            _dequantized15_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized15_scale).to(gl.bfloat16))
+            _dequantized13_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0_kv_l.index(0).store((raw.to(gl.float32) * _dequantized13_scale).to(gl.bfloat16))
             kv0_valid.index(0).store(valid0.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0_full0.index(0), count=1)
             async_copy.mbarrier_arrive(kv0_full0.index(0), increment_count=False)
             valid1 = ((t1 >= 0) & (t1 < n_tokens))
-            _token_bytes17_tok = gl.where(valid1, t1, 0)
-            off1 = (((_token_bytes17_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes17_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half18_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v8 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half18_offs_d[None, :]), mask=valid1[:, None], other=0.0)
-            _fp8_half18__t20 = _v8
-            _fp8_half18_raw = _fp8_half18__t20
-            _fp8_half18_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
-            _v9 = gl.load(_fp8_half18_scales, mask=valid1, other=0.0)
-            _fp8_half18__t21 = _v9
-            _fp8_half18_lo = _fp8_half18__t21
-            _v10 = gl.load((_fp8_half18_scales + 1), mask=valid1, other=0.0)
-            _fp8_half18__t22 = _v10
-            _fp8_half18_hi = _fp8_half18__t22
-            raw = _fp8_half18_raw
-            lo = _fp8_half18_lo
-            hi = _fp8_half18_hi
+            _token_bytes15_tok = gl.where(valid1, t1, 0)
+            off1 = (((_token_bytes15_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes15_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half16_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v8 = gl.load((((kv8_ptr + off1[:, None]) + (1 * D_HALF)) + _fp8_half16_offs_d[None, :]), mask=valid1[:, None], other=0.0)
+            _fp8_half16__t18 = _v8
+            _fp8_half16_raw = _fp8_half16__t18
+            _fp8_half16_scales = ((kv32_ptr + ((off1 + SCALE_BYTE) // 4)) + (2 * 1))
+            _v9 = gl.load(_fp8_half16_scales, mask=valid1, other=0.0)
+            _fp8_half16__t19 = _v9
+            _fp8_half16_lo = _fp8_half16__t19
+            _v10 = gl.load((_fp8_half16_scales + 1), mask=valid1, other=0.0)
+            _fp8_half16__t20 = _v10
+            _fp8_half16_hi = _fp8_half16__t20
+            raw = _fp8_half16_raw
+            lo = _fp8_half16_lo
+            hi = _fp8_half16_hi
             mbarrier.wait(kv1_empty0.index(0), ((g) & 1) ^ 1)
             async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((kv16_ptr + ((off1 + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid1[:, None])  # cp.async gather; arrives per thread at the commit
-            _dequantized23_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized23_scale).to(gl.bfloat16))
+            _dequantized21_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1_kv_r.index(0).store((raw.to(gl.float32) * _dequantized21_scale).to(gl.bfloat16))
             kv1_valid.index(0).store(valid1.to(gl.int8))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv1_full0.index(0), count=1)
@@ -127,49 +127,49 @@ def fp8_producer(q_ptr, stride_q_s, stride_q_h, kv8_ptr, kv32_ptr, kv16_ptr, str
             _v11 = gl.load(((idx_row + ((2 * p) * BK)) + gl.arange(0, BK, layout=L1)))
             t0r = _v11
             valid0r = ((t0r >= 0) & (t0r < n_tokens))
-            _token_bytes25_tok = gl.where(valid0r, t0r, 0)
-            off0r = (((_token_bytes25_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes25_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half26_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v12 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half26_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
-            _fp8_half26__t28 = _v12
-            _fp8_half26_raw = _fp8_half26__t28
-            _fp8_half26_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
-            _v13 = gl.load(_fp8_half26_scales, mask=valid0r, other=0.0)
-            _fp8_half26__t29 = _v13
-            _fp8_half26_lo = _fp8_half26__t29
-            _v14 = gl.load((_fp8_half26_scales + 1), mask=valid0r, other=0.0)
-            _fp8_half26__t30 = _v14
-            _fp8_half26_hi = _fp8_half26__t30
-            raw = _fp8_half26_raw
-            lo = _fp8_half26_lo
-            hi = _fp8_half26_hi
+            _token_bytes23_tok = gl.where(valid0r, t0r, 0)
+            off0r = (((_token_bytes23_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes23_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half24_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v12 = gl.load((((kv8_ptr + off0r[:, None]) + (1 * D_HALF)) + _fp8_half24_offs_d[None, :]), mask=valid0r[:, None], other=0.0)
+            _fp8_half24__t26 = _v12
+            _fp8_half24_raw = _fp8_half24__t26
+            _fp8_half24_scales = ((kv32_ptr + ((off0r + SCALE_BYTE) // 4)) + (2 * 1))
+            _v13 = gl.load(_fp8_half24_scales, mask=valid0r, other=0.0)
+            _fp8_half24__t27 = _v13
+            _fp8_half24_lo = _fp8_half24__t27
+            _v14 = gl.load((_fp8_half24_scales + 1), mask=valid0r, other=0.0)
+            _fp8_half24__t28 = _v14
+            _fp8_half24_hi = _fp8_half24__t28
+            raw = _fp8_half24_raw
+            lo = _fp8_half24_lo
+            hi = _fp8_half24_hi
             mbarrier.wait(kv0r_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized31_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized31_scale).to(gl.bfloat16))
+            _dequantized29_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv0r_kv_r.index(0).store((raw.to(gl.float32) * _dequantized29_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv0r_full0.index(0), count=1)
             _v15 = gl.load(((idx_row + (((2 * p) + 1) * BK)) + gl.arange(0, BK, layout=L1)))
             t1l = _v15
             valid1l = ((t1l >= 0) & (t1l < n_tokens))
-            _token_bytes33_tok = gl.where(valid1l, t1l, 0)
-            off1l = (((_token_bytes33_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes33_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half34_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v16 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half34_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
-            _fp8_half34__t36 = _v16
-            _fp8_half34_raw = _fp8_half34__t36
-            _fp8_half34_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
-            _v17 = gl.load(_fp8_half34_scales, mask=valid1l, other=0.0)
-            _fp8_half34__t37 = _v17
-            _fp8_half34_lo = _fp8_half34__t37
-            _v18 = gl.load((_fp8_half34_scales + 1), mask=valid1l, other=0.0)
-            _fp8_half34__t38 = _v18
-            _fp8_half34_hi = _fp8_half34__t38
-            raw = _fp8_half34_raw
-            lo = _fp8_half34_lo
-            hi = _fp8_half34_hi
+            _token_bytes31_tok = gl.where(valid1l, t1l, 0)
+            off1l = (((_token_bytes31_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes31_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half32_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v16 = gl.load((((kv8_ptr + off1l[:, None]) + (0 * D_HALF)) + _fp8_half32_offs_d[None, :]), mask=valid1l[:, None], other=0.0)
+            _fp8_half32__t34 = _v16
+            _fp8_half32_raw = _fp8_half32__t34
+            _fp8_half32_scales = ((kv32_ptr + ((off1l + SCALE_BYTE) // 4)) + (2 * 0))
+            _v17 = gl.load(_fp8_half32_scales, mask=valid1l, other=0.0)
+            _fp8_half32__t35 = _v17
+            _fp8_half32_lo = _fp8_half32__t35
+            _v18 = gl.load((_fp8_half32_scales + 1), mask=valid1l, other=0.0)
+            _fp8_half32__t36 = _v18
+            _fp8_half32_hi = _fp8_half32__t36
+            raw = _fp8_half32_raw
+            lo = _fp8_half32_lo
+            hi = _fp8_half32_hi
             mbarrier.wait(kv1l_empty0.index(0), ((g) & 1) ^ 1)
-            _dequantized39_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
-            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized39_scale).to(gl.bfloat16))
+            _dequantized37_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo[:, None], hi[:, None])
+            kv1l_kv_l.index(0).store((raw.to(gl.float32) * _dequantized37_scale).to(gl.bfloat16))
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
             mbarrier.arrive(kv1l_full0.index(0), count=1)
 
@@ -194,17 +194,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t40 = gl.program_id(0)
-    _q_tail_of41__t42 = gl.where((_t40 < n_items), _t40, (n_items - 1))
-    _q_tail_of41_item = _q_tail_of41__t42
-    _q_tail_of41_h0 = ((_q_tail_of41_item % n_hb) * BLOCK_H)
-    _q_token_of44__t45 = ((_q_tail_of41_item // n_hb) // 1).to(gl.int64)
-    _head_index46__t48 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index49__t51 = gl.minimum((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of41_rows = ((q_ptr + (_q_token_of44__t45 * stride_q_s)) + (_head_index49__t51[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of41_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of41_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of41__t58 = _v1
-    q_tail = _q_tail_of41__t58
+    _t38 = gl.program_id(0)
+    _q_tail_of39__t40 = gl.where((_t38 < n_items), _t38, (n_items - 1))
+    _q_tail_of39_item = _q_tail_of39__t40
+    _q_tail_of39_h0 = ((_q_tail_of39_item % n_hb) * BLOCK_H)
+    _q_token_of42__t43 = ((_q_tail_of39_item // n_hb) // 1).to(gl.int64)
+    _head_index44__t46 = gl.minimum((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of39_rows = ((q_ptr + (_q_token_of42__t43 * stride_q_s)) + (_head_index44__t46[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of39_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of39_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of39__t50 = _v1
+    q_tail = _q_tail_of39__t50
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -280,21 +279,20 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t65 = gl.num_programs(0)
-        _t66 = gl.program_id(0)
-        _q_tail_of67_item = (((r + 1) * _t65) + _t66)
-        _q_tail_of67__t68 = gl.where((_q_tail_of67_item < n_items), _q_tail_of67_item, (n_items - 1))
-        _q_tail_of67_item = _q_tail_of67__t68
-        _q_tail_of67_h0 = ((_q_tail_of67_item % n_hb) * BLOCK_H)
-        _q_token_of70__t71 = ((_q_tail_of67_item // n_hb) // 1).to(gl.int64)
-        _head_index72__t74 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index75__t77 = gl.minimum((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of67_rows = ((q_ptr + (_q_token_of70__t71 * stride_q_s)) + (_head_index75__t77[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of67_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of67_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of67__t84 = _v13
-        q_tail = _q_tail_of67__t84
-        _normalized85_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized85_inv_l[:, None], L4))
+        _t57 = gl.num_programs(0)
+        _t58 = gl.program_id(0)
+        _q_tail_of59_item = (((r + 1) * _t57) + _t58)
+        _q_tail_of59__t60 = gl.where((_q_tail_of59_item < n_items), _q_tail_of59_item, (n_items - 1))
+        _q_tail_of59_item = _q_tail_of59__t60
+        _q_tail_of59_h0 = ((_q_tail_of59_item % n_hb) * BLOCK_H)
+        _q_token_of62__t63 = ((_q_tail_of59_item // n_hb) // 1).to(gl.int64)
+        _head_index64__t66 = gl.minimum((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of59_rows = ((q_ptr + (_q_token_of62__t63 * stride_q_s)) + (_head_index64__t66[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of59_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of59__t70 = _v13
+        q_tail = _q_tail_of59__t70
+        _normalized71_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized71_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -326,17 +324,16 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t90 = gl.program_id(0)
-    _q_tail_of91__t92 = gl.where((_t90 < n_items), _t90, (n_items - 1))
-    _q_tail_of91_item = _q_tail_of91__t92
-    _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
-    _q_token_of94__t95 = ((_q_tail_of91_item // n_hb) // 1).to(gl.int64)
-    _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of91_rows = ((q_ptr + (_q_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of91__t108 = _v1
-    q_tail = _q_tail_of91__t108
+    _t76 = gl.program_id(0)
+    _q_tail_of77__t78 = gl.where((_t76 < n_items), _t76, (n_items - 1))
+    _q_tail_of77_item = _q_tail_of77__t78
+    _q_tail_of77_h0 = ((_q_tail_of77_item % n_hb) * BLOCK_H)
+    _q_token_of80__t81 = ((_q_tail_of77_item // n_hb) // 1).to(gl.int64)
+    _head_index82__t84 = gl.minimum((_q_tail_of77_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of77_rows = ((q_ptr + (_q_token_of80__t81 * stride_q_s)) + (_head_index82__t84[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of77_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of77_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of77__t88 = _v1
+    q_tail = _q_tail_of77__t88
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -408,21 +405,20 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t116 = gl.num_programs(0)
-        _t117 = gl.program_id(0)
-        _q_tail_of118_item = (((r + 1) * _t116) + _t117)
-        _q_tail_of118__t119 = gl.where((_q_tail_of118_item < n_items), _q_tail_of118_item, (n_items - 1))
-        _q_tail_of118_item = _q_tail_of118__t119
-        _q_tail_of118_h0 = ((_q_tail_of118_item % n_hb) * BLOCK_H)
-        _q_token_of121__t122 = ((_q_tail_of118_item // n_hb) // 1).to(gl.int64)
-        _head_index123__t125 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index126__t128 = gl.minimum((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of118_rows = ((q_ptr + (_q_token_of121__t122 * stride_q_s)) + (_head_index126__t128[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of118_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of118_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of118__t135 = _v13
-        q_tail = _q_tail_of118__t135
-        _normalized136_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized136_inv_l[:, None], L4))
+        _t96 = gl.num_programs(0)
+        _t97 = gl.program_id(0)
+        _q_tail_of98_item = (((r + 1) * _t96) + _t97)
+        _q_tail_of98__t99 = gl.where((_q_tail_of98_item < n_items), _q_tail_of98_item, (n_items - 1))
+        _q_tail_of98_item = _q_tail_of98__t99
+        _q_tail_of98_h0 = ((_q_tail_of98_item % n_hb) * BLOCK_H)
+        _q_token_of101__t102 = ((_q_tail_of98_item // n_hb) // 1).to(gl.int64)
+        _head_index103__t105 = gl.minimum((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of98_rows = ((q_ptr + (_q_token_of101__t102 * stride_q_s)) + (_head_index103__t105[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of98_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of98_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of98__t109 = _v13
+        q_tail = _q_tail_of98__t109
+        _normalized110_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized110_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

@@ -66,46 +66,46 @@ def split_fp8_producer(q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr, 
             g = ((r * NT) + k)
             t = t_next
             valid = ((t >= 0) & (t < n_tokens))
-            _token_bytes10_tok = gl.where(valid, t, 0)
-            off = (((_token_bytes10_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes10_tok % page).to(gl.int64) * TOKEN_BYTES))
-            _fp8_half11_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v2 = gl.load((((kv8_ptr + off[:, None]) + (0 * D_HALF)) + _fp8_half11_offs_d[None, :]), mask=valid[:, None], other=0.0)
-            _fp8_half11__t13 = _v2
-            _fp8_half11_raw = _fp8_half11__t13
-            _fp8_half11_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 0))
-            _v3 = gl.load(_fp8_half11_scales, mask=valid, other=0.0)
-            _fp8_half11__t14 = _v3
-            _fp8_half11_lo = _fp8_half11__t14
-            _v4 = gl.load((_fp8_half11_scales + 1), mask=valid, other=0.0)
-            _fp8_half11__t15 = _v4
-            _fp8_half11_hi = _fp8_half11__t15
-            raw_l = _fp8_half11_raw
-            lo_l = _fp8_half11_lo
-            hi_l = _fp8_half11_hi
-            _fp8_half16_offs_d = gl.arange(0, D_HALF, layout=L2)
-            _v5 = gl.load((((kv8_ptr + off[:, None]) + (1 * D_HALF)) + _fp8_half16_offs_d[None, :]), mask=valid[:, None], other=0.0)
-            _fp8_half16__t18 = _v5
-            _fp8_half16_raw = _fp8_half16__t18
-            _fp8_half16_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 1))
-            _v6 = gl.load(_fp8_half16_scales, mask=valid, other=0.0)
-            _fp8_half16__t19 = _v6
-            _fp8_half16_lo = _fp8_half16__t19
-            _v7 = gl.load((_fp8_half16_scales + 1), mask=valid, other=0.0)
-            _fp8_half16__t20 = _v7
-            _fp8_half16_hi = _fp8_half16__t20
-            raw_r = _fp8_half16_raw
-            lo_r = _fp8_half16_lo
-            hi_r = _fp8_half16_hi
+            _token_bytes8_tok = gl.where(valid, t, 0)
+            off = (((_token_bytes8_tok // page).to(gl.int64) * stride_blk) + ((_token_bytes8_tok % page).to(gl.int64) * TOKEN_BYTES))
+            _fp8_half9_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v2 = gl.load((((kv8_ptr + off[:, None]) + (0 * D_HALF)) + _fp8_half9_offs_d[None, :]), mask=valid[:, None], other=0.0)
+            _fp8_half9__t11 = _v2
+            _fp8_half9_raw = _fp8_half9__t11
+            _fp8_half9_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 0))
+            _v3 = gl.load(_fp8_half9_scales, mask=valid, other=0.0)
+            _fp8_half9__t12 = _v3
+            _fp8_half9_lo = _fp8_half9__t12
+            _v4 = gl.load((_fp8_half9_scales + 1), mask=valid, other=0.0)
+            _fp8_half9__t13 = _v4
+            _fp8_half9_hi = _fp8_half9__t13
+            raw_l = _fp8_half9_raw
+            lo_l = _fp8_half9_lo
+            hi_l = _fp8_half9_hi
+            _fp8_half14_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _v5 = gl.load((((kv8_ptr + off[:, None]) + (1 * D_HALF)) + _fp8_half14_offs_d[None, :]), mask=valid[:, None], other=0.0)
+            _fp8_half14__t16 = _v5
+            _fp8_half14_raw = _fp8_half14__t16
+            _fp8_half14_scales = ((kv32_ptr + ((off + SCALE_BYTE) // 4)) + (2 * 1))
+            _v6 = gl.load(_fp8_half14_scales, mask=valid, other=0.0)
+            _fp8_half14__t17 = _v6
+            _fp8_half14_lo = _fp8_half14__t17
+            _v7 = gl.load((_fp8_half14_scales + 1), mask=valid, other=0.0)
+            _fp8_half14__t18 = _v7
+            _fp8_half14_hi = _fp8_half14__t18
+            raw_r = _fp8_half14_raw
+            lo_r = _fp8_half14_lo
+            hi_r = _fp8_half14_hi
             _v8 = gl.load(((idx_row + (gl.minimum((k + 1), (NT - 1)) * BK)) + gl.arange(0, BK, layout=L1)))
             t_next = _v8
             _kv_s9 = (g) % 2
             mbarrier.wait(kv_empty0.index(_kv_s9), (((g) // 2) & 1) ^ 1)
             mbarrier.wait(kv_empty1.index(_kv_s9), (((g) // 2) & 1) ^ 1)
             async_copy.async_copy_global_to_shared(kv_tkv.index(_kv_s9), ((kv16_ptr + ((off + ROPE_BYTE) // 2)[:, None]) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=valid[:, None])  # cp.async gather; arrives per thread at the commit
-            _dequantized21_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_l[:, None], hi_l[:, None])
-            kv_kv_l.index(_kv_s9).store((raw_l.to(gl.float32) * _dequantized21_scale).to(gl.bfloat16))
-            _dequantized22_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_r[:, None], hi_r[:, None])
-            kv_kv_r.index(_kv_s9).store((raw_r.to(gl.float32) * _dequantized22_scale).to(gl.bfloat16))
+            _dequantized19_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_l[:, None], hi_l[:, None])
+            kv_kv_l.index(_kv_s9).store((raw_l.to(gl.float32) * _dequantized19_scale).to(gl.bfloat16))
+            _dequantized20_scale = gl.where((gl.arange(0, D_HALF, layout=L2)[None, :] < SCALE_DIMS), lo_r[:, None], hi_r[:, None])
+            kv_kv_r.index(_kv_s9).store((raw_r.to(gl.float32) * _dequantized20_scale).to(gl.bfloat16))
             kv_valid.index(_kv_s9).store(valid.to(gl.int8))
             _kv_s10 = (g) % 2
             fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
@@ -146,30 +146,30 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             fence_async_shared()  # order the writer's generic-proxy stores before wgmma
             _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [k], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
             _acc3 = warpgroup_mma(q_q_l.index(_z2), kv_kv_l.index(_kv_s1).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L3), use_acc=False, is_async=True)
-            _tile_scores26__t32 = _acc3
-            _tile_scores26_s = _tile_scores26__t32
-            _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), _tile_scores26_s, is_async=True)
-            _tile_scores26__t38 = _acc4
-            _tile_scores26_s = _tile_scores26__t38
-            _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), _tile_scores26_s, is_async=True)
-            _tile_scores26__t44 = _acc5
-            _tile_scores26_s = _tile_scores26__t44
+            _tile_scores24__t30 = _acc3
+            _tile_scores24_s = _tile_scores24__t30
+            _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), _tile_scores24_s, is_async=True)
+            _tile_scores24__t36 = _acc4
+            _tile_scores24_s = _tile_scores24__t36
+            _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), _tile_scores24_s, is_async=True)
+            _tile_scores24__t42 = _acc5
+            _tile_scores24_s = _tile_scores24__t42
             _v6 = kv_valid.index(_kv_s1).load(L4)
-            _tile_scores26__t46 = _v6
-            _tile_scores26_valid = (_tile_scores26__t46 != 0)
-            _tile_scores26_s = warpgroup_mma_wait(0, deps=[_tile_scores26_s])  # _tile_scores26_s is read
-            _tile_scores26__t47 = gl.where(_tile_scores26_valid[None, :], _tile_scores26_s, float('-inf'))
-            s = _tile_scores26__t47
+            _tile_scores24__t44 = _v6
+            _tile_scores24_valid = (_tile_scores24__t44 != 0)
+            _tile_scores24_s = warpgroup_mma_wait(0, deps=[_tile_scores24_s])  # _tile_scores24_s is read
+            _tile_scores24__t45 = gl.where(_tile_scores24_valid[None, :], _tile_scores24_s, float('-inf'))
+            s = _tile_scores24__t45
             m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
-            _tile_probs48_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
-            _tile_probs48_alpha = gl.exp2((m_i - _tile_probs48_m_use))
-            _tile_probs48_p = gl.exp2(((s * qk_scale) - _tile_probs48_m_use[:, None]))
-            _t50 = _tile_probs48_alpha
-            _t51 = _tile_probs48_p.to(gl.bfloat16)
-            _t52 = ((l_i * _tile_probs48_alpha) + gl.sum(_tile_probs48_p, 1))
-            alpha = _t50
-            p16 = _t51
-            l_i = _t52
+            _tile_probs46_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
+            _tile_probs46_alpha = gl.exp2((m_i - _tile_probs46_m_use))
+            _tile_probs46_p = gl.exp2(((s * qk_scale) - _tile_probs46_m_use[:, None]))
+            _t48 = _tile_probs46_alpha
+            _t49 = _tile_probs46_p.to(gl.bfloat16)
+            _t50 = ((l_i * _tile_probs46_alpha) + gl.sum(_tile_probs46_p, 1))
+            alpha = _t48
+            p16 = _t49
+            l_i = _t50
             m_i = m_new
             mbarrier.wait(prob_empty0.index(0), ((g) & 1) ^ 1)
             prob_alpha.index(0).store(alpha)
@@ -186,8 +186,8 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized62_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized62_inv_l[:, None], L2))
+        _normalized60_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized60_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L6))[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
             gl.store((((lse_ptr + (pid_s * stride_l_s)) + h0) + gl.arange(0, BLOCK_H, layout=L1)), gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')))
@@ -235,8 +235,8 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
             mbarrier.arrive(prob_empty0.index(0), count=1)
             _kv_s6 = (g) % 2
             mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
-        _normalized70_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * _normalized70_inv_l[:, None])
+        _normalized68_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * _normalized68_inv_l[:, None])
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((((out_ptr + (pid_s * stride_o_s)) + ((h0 + gl.arange(0, BLOCK_H, layout=L1))[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), out)  # 16-byte stores (lowering/acc_store.py)
         else:

@@ -139,31 +139,31 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [g], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_l.index(_z2), kv_kv_l.index(_kv_s1).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L3), use_acc=False, is_async=True)
-        _tile_scores35__t41 = _acc3
-        _tile_scores35_s = _tile_scores35__t41
-        _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), _tile_scores35_s, is_async=True)
-        _tile_scores35__t47 = _acc4
-        _tile_scores35_s = _tile_scores35__t47
-        _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), _tile_scores35_s, is_async=True)
-        _tile_scores35__t53 = _acc5
-        _tile_scores35_s = _tile_scores35__t53
+        _tile_scores33__t39 = _acc3
+        _tile_scores33_s = _tile_scores33__t39
+        _acc4 = warpgroup_mma(q_q_r.index(_z2), kv_kv_r.index(_kv_s1).permute((1, 0)), _tile_scores33_s, is_async=True)
+        _tile_scores33__t45 = _acc4
+        _tile_scores33_s = _tile_scores33__t45
+        _acc5 = warpgroup_mma(q_q_t.index(_z2), kv_tkv.index(_kv_s1).permute((1, 0)), _tile_scores33_s, is_async=True)
+        _tile_scores33__t51 = _acc5
+        _tile_scores33_s = _tile_scores33__t51
         _v6 = kv_valid.index(_kv_s1).load(L4)
-        _tile_scores35__t55 = _v6
-        _tile_scores35_valid = (_tile_scores35__t55 != 0)
-        _tile_scores35_s = warpgroup_mma_wait(0, deps=[_tile_scores35_s])  # _tile_scores35_s is read
-        _tile_scores35__t56 = gl.where(_tile_scores35_valid[None, :], _tile_scores35_s, float('-inf'))
-        s = _tile_scores35__t56
+        _tile_scores33__t53 = _v6
+        _tile_scores33_valid = (_tile_scores33__t53 != 0)
+        _tile_scores33_s = warpgroup_mma_wait(0, deps=[_tile_scores33_s])  # _tile_scores33_s is read
+        _tile_scores33__t54 = gl.where(_tile_scores33_valid[None, :], _tile_scores33_s, float('-inf'))
+        s = _tile_scores33__t54
         m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _tile_probs57_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
-        _tile_probs57_alpha = gl.exp2((m_i - _tile_probs57_m_use))
-        _tile_probs57_p = gl.exp2(((s * qk_scale) - _tile_probs57_m_use[:, None]))
-        _t59 = _tile_probs57_alpha
-        _t60 = _tile_probs57_p.to(gl.bfloat16)
-        _t61 = ((l_i * _tile_probs57_alpha) + gl.sum(_tile_probs57_p, 1))
-        alpha = _t59
-        p16 = _t60
-        l_i = _t61
+        _tile_probs55_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
+        _tile_probs55_alpha = gl.exp2((m_i - _tile_probs55_m_use))
+        _tile_probs55_p = gl.exp2(((s * qk_scale) - _tile_probs55_m_use[:, None]))
+        _t57 = _tile_probs55_alpha
+        _t58 = _tile_probs55_p.to(gl.bfloat16)
+        _t59 = ((l_i * _tile_probs55_alpha) + gl.sum(_tile_probs55_p, 1))
+        alpha = _t57
+        p16 = _t58
+        l_i = _t59
         m_i = m_new
         mbarrier.wait(prob_empty0.index(0), ((g) & 1) ^ 1)
         prob_alpha.index(0).store(alpha)
@@ -180,13 +180,13 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
         mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
         mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
         if ((k == (NT - 1)) | (g == (NG - 1))):
-            _piece_row71_X = (n_rows * NT)
-            _piece_row71_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row71_X) - 1) // _piece_row71_X) - 1)
-            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row71_first))
+            _piece_row69_X = (n_rows * NT)
+            _piece_row69_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row69_X) - 1) // _piece_row69_X) - 1)
+            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row69_first))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L6)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L6)), (n_heads - 1))
-            _normalized74_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            gl.store((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), (acc * gl.convert_layout(_normalized74_inv_l[:, None], L2)), mask=real[:, None])
+            _normalized72_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            gl.store((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), (acc * gl.convert_layout(_normalized72_inv_l[:, None], L2)), mask=real[:, None])
             gl.store(((lse_ptr + (prow * stride_l_s)) + heads), gl.convert_layout(gl.where((l_i > 0), ((gl.log2(l_i) + m_i) * LN2), float('inf')), L6), mask=real)
             gl.store(((ml_ptr + (prow * stride_l_s)) + heads), gl.convert_layout((m_i * LN2), L6), mask=real)
             m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
@@ -230,13 +230,13 @@ def right(out_ptr, stride_o_s, stride_o_h, n_rows, n_heads, J, lo, NG, kv_kv_l, 
         _kv_s6 = (g) % 2
         mbarrier.arrive(kv_empty1.index(_kv_s6), count=1)
         if ((k == (NT - 1)) | (g == (NG - 1))):
-            _piece_row76_X = (n_rows * NT)
-            _piece_row76_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row76_X) - 1) // _piece_row76_X) - 1)
-            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row76_first))
+            _piece_row74_X = (n_rows * NT)
+            _piece_row74_first = (((((((row.to(gl.int64) * NT) + 1) * gl.num_programs(1)) + _piece_row74_X) - 1) // _piece_row74_X) - 1)
+            prow = ((row.to(gl.int64) * J) + (gl.program_id(1) - _piece_row74_first))
             real = ((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)
             heads = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _normalized79_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            gl.store(((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), (acc * _normalized79_inv_l[:, None]), mask=real[:, None])
+            _normalized77_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            gl.store(((((out_ptr + (prow * stride_o_s)) + (heads[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L3)[None, :]), (acc * _normalized77_inv_l[:, None]), mask=real[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L2)
         last = (k == (NT - 1))
         row = gl.where(last, (row + 1), row)

@@ -115,17 +115,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t13 = gl.program_id(0)
-    _q_tail_of14__t15 = gl.where((_t13 < n_items), _t13, (n_items - 1))
-    _q_tail_of14_item = _q_tail_of14__t15
-    _q_tail_of14_h0 = ((_q_tail_of14_item % n_hb) * BLOCK_H)
-    _q_token_of17__t18 = ((_q_tail_of14_item // n_hb) // q_div).to(gl.int64)
-    _head_index19__t21 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index22__t24 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of14_rows = ((q_ptr + (_q_token_of17__t18 * stride_q_s)) + (_head_index22__t24[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of14_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of14__t31 = _v1
-    q_tail = _q_tail_of14__t31
+    _t11 = gl.program_id(0)
+    _q_tail_of12__t13 = gl.where((_t11 < n_items), _t11, (n_items - 1))
+    _q_tail_of12_item = _q_tail_of12__t13
+    _q_tail_of12_h0 = ((_q_tail_of12_item % n_hb) * BLOCK_H)
+    _q_token_of15__t16 = ((_q_tail_of12_item // n_hb) // q_div).to(gl.int64)
+    _head_index17__t19 = gl.minimum((_q_tail_of12_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of12_rows = ((q_ptr + (_q_token_of15__t16 * stride_q_s)) + (_head_index17__t19[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of12_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of12_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of12__t23 = _v1
+    q_tail = _q_tail_of12__t23
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -201,21 +200,20 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t38 = gl.num_programs(0)
-        _t39 = gl.program_id(0)
-        _q_tail_of40_item = (((r + 1) * _t38) + _t39)
-        _q_tail_of40__t41 = gl.where((_q_tail_of40_item < n_items), _q_tail_of40_item, (n_items - 1))
-        _q_tail_of40_item = _q_tail_of40__t41
-        _q_tail_of40_h0 = ((_q_tail_of40_item % n_hb) * BLOCK_H)
-        _q_token_of43__t44 = ((_q_tail_of40_item // n_hb) // q_div).to(gl.int64)
-        _head_index45__t47 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index48__t50 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of40_rows = ((q_ptr + (_q_token_of43__t44 * stride_q_s)) + (_head_index48__t50[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of40_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of40__t57 = _v13
-        q_tail = _q_tail_of40__t57
-        _normalized58_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized58_inv_l[:, None], L4))
+        _t30 = gl.num_programs(0)
+        _t31 = gl.program_id(0)
+        _q_tail_of32_item = (((r + 1) * _t30) + _t31)
+        _q_tail_of32__t33 = gl.where((_q_tail_of32_item < n_items), _q_tail_of32_item, (n_items - 1))
+        _q_tail_of32_item = _q_tail_of32__t33
+        _q_tail_of32_h0 = ((_q_tail_of32_item % n_hb) * BLOCK_H)
+        _q_token_of35__t36 = ((_q_tail_of32_item // n_hb) // q_div).to(gl.int64)
+        _head_index37__t39 = gl.minimum((_q_tail_of32_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of32_rows = ((q_ptr + (_q_token_of35__t36 * stride_q_s)) + (_head_index37__t39[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of32_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of32_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of32__t43 = _v13
+        q_tail = _q_tail_of32__t43
+        _normalized44_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized44_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -246,17 +244,16 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t63 = gl.program_id(0)
-    _q_tail_of64__t65 = gl.where((_t63 < n_items), _t63, (n_items - 1))
-    _q_tail_of64_item = _q_tail_of64__t65
-    _q_tail_of64_h0 = ((_q_tail_of64_item % n_hb) * BLOCK_H)
-    _q_token_of67__t68 = ((_q_tail_of64_item // n_hb) // q_div).to(gl.int64)
-    _head_index69__t71 = gl.minimum((_q_tail_of64_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index72__t74 = gl.minimum((_q_tail_of64_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of64_rows = ((q_ptr + (_q_token_of67__t68 * stride_q_s)) + (_head_index72__t74[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of64_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of64_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of64__t81 = _v1
-    q_tail = _q_tail_of64__t81
+    _t49 = gl.program_id(0)
+    _q_tail_of50__t51 = gl.where((_t49 < n_items), _t49, (n_items - 1))
+    _q_tail_of50_item = _q_tail_of50__t51
+    _q_tail_of50_h0 = ((_q_tail_of50_item % n_hb) * BLOCK_H)
+    _q_token_of53__t54 = ((_q_tail_of50_item // n_hb) // q_div).to(gl.int64)
+    _head_index55__t57 = gl.minimum((_q_tail_of50_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of50_rows = ((q_ptr + (_q_token_of53__t54 * stride_q_s)) + (_head_index55__t57[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of50_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of50_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of50__t61 = _v1
+    q_tail = _q_tail_of50__t61
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -328,21 +325,20 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t89 = gl.num_programs(0)
-        _t90 = gl.program_id(0)
-        _q_tail_of91_item = (((r + 1) * _t89) + _t90)
-        _q_tail_of91__t92 = gl.where((_q_tail_of91_item < n_items), _q_tail_of91_item, (n_items - 1))
-        _q_tail_of91_item = _q_tail_of91__t92
-        _q_tail_of91_h0 = ((_q_tail_of91_item % n_hb) * BLOCK_H)
-        _q_token_of94__t95 = ((_q_tail_of91_item // n_hb) // q_div).to(gl.int64)
-        _head_index96__t98 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index99__t101 = gl.minimum((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of91_rows = ((q_ptr + (_q_token_of94__t95 * stride_q_s)) + (_head_index99__t101[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of91_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of91_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of91__t108 = _v13
-        q_tail = _q_tail_of91__t108
-        _normalized109_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized109_inv_l[:, None], L4))
+        _t69 = gl.num_programs(0)
+        _t70 = gl.program_id(0)
+        _q_tail_of71_item = (((r + 1) * _t69) + _t70)
+        _q_tail_of71__t72 = gl.where((_q_tail_of71_item < n_items), _q_tail_of71_item, (n_items - 1))
+        _q_tail_of71_item = _q_tail_of71__t72
+        _q_tail_of71_h0 = ((_q_tail_of71_item % n_hb) * BLOCK_H)
+        _q_token_of74__t75 = ((_q_tail_of71_item // n_hb) // q_div).to(gl.int64)
+        _head_index76__t78 = gl.minimum((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of71_rows = ((q_ptr + (_q_token_of74__t75 * stride_q_s)) + (_head_index76__t78[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of71_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of71_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of71__t82 = _v13
+        q_tail = _q_tail_of71__t82
+        _normalized83_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized83_inv_l[:, None], L4))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

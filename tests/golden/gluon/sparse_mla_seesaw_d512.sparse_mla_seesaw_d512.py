@@ -183,8 +183,8 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized19_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized19_inv_l[:, None], L2))
+        _normalized17_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized17_inv_l[:, None], L2))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -281,8 +281,8 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _normalized31_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        out = (acc * gl.convert_layout(_normalized31_inv_l[:, None], L2))
+        _normalized29_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        out = (acc * gl.convert_layout(_normalized29_inv_l[:, None], L2))
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

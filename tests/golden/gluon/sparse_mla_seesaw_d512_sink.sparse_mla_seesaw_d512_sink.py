@@ -183,15 +183,15 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _head_index20__t22 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _v10 = gl.load((sink_ptr + _head_index20__t22), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-        _sink_normalized19__t25 = _v10
-        _sink_normalized19_sink = (_sink_normalized19__t25 * LOG2E)
-        _sink_normalized19__t26 = gl.exp2((_sink_normalized19_sink - ref))
-        _sink_normalized19__t27 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized19__t26)), 0.0)
-        _sink_normalized19_inv = _sink_normalized19__t27
-        _sink_normalized19_ret = (acc * gl.convert_layout(_sink_normalized19_inv[:, None], L2))
-        out = _sink_normalized19_ret
+        _head_index18__t20 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _v10 = gl.load((sink_ptr + _head_index18__t20), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+        _sink_normalized17__t23 = _v10
+        _sink_normalized17_sink = (_sink_normalized17__t23 * LOG2E)
+        _sink_normalized17__t24 = gl.exp2((_sink_normalized17_sink - ref))
+        _sink_normalized17__t25 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized17__t24)), 0.0)
+        _sink_normalized17_inv = _sink_normalized17__t25
+        _sink_normalized17_ret = (acc * gl.convert_layout(_sink_normalized17_inv[:, None], L2))
+        out = _sink_normalized17_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -288,15 +288,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _head_index40__t42 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _v10 = gl.load((sink_ptr + _head_index40__t42), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-        _sink_normalized39__t45 = _v10
-        _sink_normalized39_sink = (_sink_normalized39__t45 * LOG2E)
-        _sink_normalized39__t46 = gl.exp2((_sink_normalized39_sink - ref))
-        _sink_normalized39__t47 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized39__t46)), 0.0)
-        _sink_normalized39_inv = _sink_normalized39__t47
-        _sink_normalized39_ret = (acc * gl.convert_layout(_sink_normalized39_inv[:, None], L2))
-        out = _sink_normalized39_ret
+        _head_index38__t40 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _v10 = gl.load((sink_ptr + _head_index38__t40), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+        _sink_normalized37__t43 = _v10
+        _sink_normalized37_sink = (_sink_normalized37__t43 * LOG2E)
+        _sink_normalized37__t44 = gl.exp2((_sink_normalized37_sink - ref))
+        _sink_normalized37__t45 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized37__t44)), 0.0)
+        _sink_normalized37_inv = _sink_normalized37__t45
+        _sink_normalized37_ret = (acc * gl.convert_layout(_sink_normalized37_inv[:, None], L2))
+        out = _sink_normalized37_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

@@ -111,16 +111,16 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t51 = gl.num_programs(0)
-            _item_length52_item = (item + _t51)
-            _item_length52__t53 = gl.minimum(_item_length52_item, (n_items - 1))
-            _item_length52_last = _item_length52__t53
-            _token_of54__t55 = (_item_length52_last // n_hb).to(gl.int64)
-            _item_length52__t56 = gl.load((topk_length_ptr + _token_of54__t55), mask=(_item_length52_item < n_items), other=0)
-            _item_length52_n = _item_length52__t56
-            _item_length52__t57 = gl.maximum(_item_length52_n, 0)
-            _item_length52__t58 = gl.minimum(_item_length52__t57, TOPK)
-            n_next = _item_length52__t58
+            _t49 = gl.num_programs(0)
+            _item_length50_item = (item + _t49)
+            _item_length50__t51 = gl.minimum(_item_length50_item, (n_items - 1))
+            _item_length50_last = _item_length50__t51
+            _token_of52__t53 = (_item_length50_last // n_hb).to(gl.int64)
+            _item_length50__t54 = gl.load((topk_length_ptr + _token_of52__t53), mask=(_item_length50_item < n_items), other=0)
+            _item_length50_n = _item_length50__t54
+            _item_length50__t55 = gl.maximum(_item_length50_n, 0)
+            _item_length50__t56 = gl.minimum(_item_length50__t55, TOPK)
+            n_next = _item_length50__t56
 
 
 @gluon.jit
@@ -209,29 +209,29 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length65__t66 = gl.minimum(item, (n_items - 1))
-            _item_length65_last = _item_length65__t66
-            _token_of67__t68 = (_item_length65_last // n_hb).to(gl.int64)
-            _item_length65__t69 = gl.load((topk_length_ptr + _token_of67__t68), mask=(item < n_items), other=0)
-            _item_length65_n = _item_length65__t69
-            _item_length65__t70 = gl.maximum(_item_length65_n, 0)
-            _item_length65__t71 = gl.minimum(_item_length65__t70, TOPK)
-            _request_pairs72__t73 = gl.maximum((((((_item_length65__t71 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs72__t73
+            _item_length63__t64 = gl.minimum(item, (n_items - 1))
+            _item_length63_last = _item_length63__t64
+            _token_of65__t66 = (_item_length63_last // n_hb).to(gl.int64)
+            _item_length63__t67 = gl.load((topk_length_ptr + _token_of65__t66), mask=(item < n_items), other=0)
+            _item_length63_n = _item_length63__t67
+            _item_length63__t68 = gl.maximum(_item_length63_n, 0)
+            _item_length63__t69 = gl.minimum(_item_length63__t68, TOPK)
+            _request_pairs70__t71 = gl.maximum((((((_item_length63__t69 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs70__t71
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _head_index75__t77 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-                _v10 = gl.load((sink_ptr + _head_index75__t77), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-                _sink_normalized74__t80 = _v10
-                _sink_normalized74_sink = (_sink_normalized74__t80 * LOG2E)
-                _sink_normalized74__t81 = gl.exp2((_sink_normalized74_sink - ref))
-                _sink_normalized74__t82 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized74__t81)), 0.0)
-                _sink_normalized74_inv = _sink_normalized74__t82
-                _sink_normalized74_ret = (acc * gl.convert_layout(_sink_normalized74_inv[:, None], L2))
-                acc = _sink_normalized74_ret
+                _head_index73__t75 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index73__t75), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized72__t78 = _v10
+                _sink_normalized72_sink = (_sink_normalized72__t78 * LOG2E)
+                _sink_normalized72__t79 = gl.exp2((_sink_normalized72_sink - ref))
+                _sink_normalized72__t80 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized72__t79)), 0.0)
+                _sink_normalized72_inv = _sink_normalized72__t80
+                _sink_normalized72_ret = (acc * gl.convert_layout(_sink_normalized72_inv[:, None], L2))
+                acc = _sink_normalized72_ret
             else:
-                _normalized83_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized83_inv_l[:, None], L2))
+                _normalized81_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized81_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -337,28 +337,28 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length95__t96 = gl.minimum(item, (n_items - 1))
-            _item_length95_last = _item_length95__t96
-            _token_of97__t98 = (_item_length95_last // n_hb).to(gl.int64)
-            _item_length95__t99 = gl.load((topk_length_ptr + _token_of97__t98), mask=(item < n_items), other=0)
-            _item_length95_n = _item_length95__t99
-            _item_length95__t100 = gl.maximum(_item_length95_n, 0)
-            _item_length95__t101 = gl.minimum(_item_length95__t100, TOPK)
-            _request_pairs102__t103 = gl.maximum((((((_item_length95__t101 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs102__t103
+            _item_length93__t94 = gl.minimum(item, (n_items - 1))
+            _item_length93_last = _item_length93__t94
+            _token_of95__t96 = (_item_length93_last // n_hb).to(gl.int64)
+            _item_length93__t97 = gl.load((topk_length_ptr + _token_of95__t96), mask=(item < n_items), other=0)
+            _item_length93_n = _item_length93__t97
+            _item_length93__t98 = gl.maximum(_item_length93_n, 0)
+            _item_length93__t99 = gl.minimum(_item_length93__t98, TOPK)
+            _request_pairs100__t101 = gl.maximum((((((_item_length93__t99 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs100__t101
             if HAS_SINK:
-                _head_index105__t107 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-                _v10 = gl.load((sink_ptr + _head_index105__t107), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
-                _sink_normalized104__t110 = _v10
-                _sink_normalized104_sink = (_sink_normalized104__t110 * LOG2E)
-                _sink_normalized104__t111 = gl.exp2((_sink_normalized104_sink - ref))
-                _sink_normalized104__t112 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized104__t111)), 0.0)
-                _sink_normalized104_inv = _sink_normalized104__t112
-                _sink_normalized104_ret = (acc * gl.convert_layout(_sink_normalized104_inv[:, None], L2))
-                acc = _sink_normalized104_ret
+                _head_index103__t105 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+                _v10 = gl.load((sink_ptr + _head_index103__t105), mask=((h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads), other=0.0)
+                _sink_normalized102__t108 = _v10
+                _sink_normalized102_sink = (_sink_normalized102__t108 * LOG2E)
+                _sink_normalized102__t109 = gl.exp2((_sink_normalized102_sink - ref))
+                _sink_normalized102__t110 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized102__t109)), 0.0)
+                _sink_normalized102_inv = _sink_normalized102__t110
+                _sink_normalized102_ret = (acc * gl.convert_layout(_sink_normalized102_inv[:, None], L2))
+                acc = _sink_normalized102_ret
             else:
-                _normalized113_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized113_inv_l[:, None], L2))
+                _normalized111_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized111_inv_l[:, None], L2))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L6)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L7)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

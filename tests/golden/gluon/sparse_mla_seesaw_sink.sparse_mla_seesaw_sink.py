@@ -117,17 +117,16 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t13 = gl.program_id(0)
-    _q_tail_of14__t15 = gl.where((_t13 < n_items), _t13, (n_items - 1))
-    _q_tail_of14_item = _q_tail_of14__t15
-    _q_tail_of14_h0 = ((_q_tail_of14_item % n_hb) * BLOCK_H)
-    _q_token_of17__t18 = ((_q_tail_of14_item // n_hb) // 1).to(gl.int64)
-    _head_index19__t21 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index22__t24 = gl.minimum((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of14_rows = ((q_ptr + (_q_token_of17__t18 * stride_q_s)) + (_head_index22__t24[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of14_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of14_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of14__t31 = _v1
-    q_tail = _q_tail_of14__t31
+    _t11 = gl.program_id(0)
+    _q_tail_of12__t13 = gl.where((_t11 < n_items), _t11, (n_items - 1))
+    _q_tail_of12_item = _q_tail_of12__t13
+    _q_tail_of12_h0 = ((_q_tail_of12_item % n_hb) * BLOCK_H)
+    _q_token_of15__t16 = ((_q_tail_of12_item // n_hb) // 1).to(gl.int64)
+    _head_index17__t19 = gl.minimum((_q_tail_of12_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of12_rows = ((q_ptr + (_q_token_of15__t16 * stride_q_s)) + (_head_index17__t19[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of12_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of12_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of12__t23 = _v1
+    q_tail = _q_tail_of12__t23
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -203,28 +202,27 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             "named release: prob1"
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t38 = gl.num_programs(0)
-        _t39 = gl.program_id(0)
-        _q_tail_of40_item = (((r + 1) * _t38) + _t39)
-        _q_tail_of40__t41 = gl.where((_q_tail_of40_item < n_items), _q_tail_of40_item, (n_items - 1))
-        _q_tail_of40_item = _q_tail_of40__t41
-        _q_tail_of40_h0 = ((_q_tail_of40_item % n_hb) * BLOCK_H)
-        _q_token_of43__t44 = ((_q_tail_of40_item // n_hb) // 1).to(gl.int64)
-        _head_index45__t47 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index48__t50 = gl.minimum((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of40_rows = ((q_ptr + (_q_token_of43__t44 * stride_q_s)) + (_head_index48__t50[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of40_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of40_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of40__t57 = _v13
-        q_tail = _q_tail_of40__t57
-        _head_index59__t61 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-        _v14 = gl.load((sink_ptr + _head_index59__t61), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized58__t64 = _v14
-        _sink_normalized58_sink = (_sink_normalized58__t64 * LOG2E)
-        _sink_normalized58__t65 = gl.exp2((_sink_normalized58_sink - ref))
-        _sink_normalized58__t66 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized58__t65)), 0.0)
-        _sink_normalized58_inv = _sink_normalized58__t66
-        _sink_normalized58_ret = (acc * gl.convert_layout(_sink_normalized58_inv[:, None], L4))
-        out = _sink_normalized58_ret
+        _t30 = gl.num_programs(0)
+        _t31 = gl.program_id(0)
+        _q_tail_of32_item = (((r + 1) * _t30) + _t31)
+        _q_tail_of32__t33 = gl.where((_q_tail_of32_item < n_items), _q_tail_of32_item, (n_items - 1))
+        _q_tail_of32_item = _q_tail_of32__t33
+        _q_tail_of32_h0 = ((_q_tail_of32_item % n_hb) * BLOCK_H)
+        _q_token_of35__t36 = ((_q_tail_of32_item // n_hb) // 1).to(gl.int64)
+        _head_index37__t39 = gl.minimum((_q_tail_of32_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of32_rows = ((q_ptr + (_q_token_of35__t36 * stride_q_s)) + (_head_index37__t39[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of32_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of32_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of32__t43 = _v13
+        q_tail = _q_tail_of32__t43
+        _head_index45__t47 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index45__t47), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized44__t50 = _v14
+        _sink_normalized44_sink = (_sink_normalized44__t50 * LOG2E)
+        _sink_normalized44__t51 = gl.exp2((_sink_normalized44_sink - ref))
+        _sink_normalized44__t52 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized44__t51)), 0.0)
+        _sink_normalized44_inv = _sink_normalized44__t52
+        _sink_normalized44_ret = (acc * gl.convert_layout(_sink_normalized44_inv[:, None], L4))
+        out = _sink_normalized44_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -256,17 +254,16 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     L9: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L10: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     qk_scale = (sm_scale * LOG2E)
-    _t71 = gl.program_id(0)
-    _q_tail_of72__t73 = gl.where((_t71 < n_items), _t71, (n_items - 1))
-    _q_tail_of72_item = _q_tail_of72__t73
-    _q_tail_of72_h0 = ((_q_tail_of72_item % n_hb) * BLOCK_H)
-    _q_token_of75__t76 = ((_q_tail_of72_item // n_hb) // 1).to(gl.int64)
-    _head_index77__t79 = gl.minimum((_q_tail_of72_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index80__t82 = gl.minimum((_q_tail_of72_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of72_rows = ((q_ptr + (_q_token_of75__t76 * stride_q_s)) + (_head_index80__t82[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of72_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of72_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of72__t89 = _v1
-    q_tail = _q_tail_of72__t89
+    _t57 = gl.program_id(0)
+    _q_tail_of58__t59 = gl.where((_t57 < n_items), _t57, (n_items - 1))
+    _q_tail_of58_item = _q_tail_of58__t59
+    _q_tail_of58_h0 = ((_q_tail_of58_item % n_hb) * BLOCK_H)
+    _q_token_of61__t62 = ((_q_tail_of58_item // n_hb) // 1).to(gl.int64)
+    _head_index63__t65 = gl.minimum((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of58_rows = ((q_ptr + (_q_token_of61__t62 * stride_q_s)) + (_head_index63__t65[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of58_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of58_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of58__t69 = _v1
+    q_tail = _q_tail_of58__t69
     for r in range(ROUNDS):
         item = ((r * gl.num_programs(0)) + gl.program_id(0))
         item = gl.where((item < n_items), item, (n_items - 1))
@@ -338,28 +335,27 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
             ref = r_new
         mbarrier.arrive(q_empty0.index(0), count=1)
-        _t97 = gl.num_programs(0)
-        _t98 = gl.program_id(0)
-        _q_tail_of99_item = (((r + 1) * _t97) + _t98)
-        _q_tail_of99__t100 = gl.where((_q_tail_of99_item < n_items), _q_tail_of99_item, (n_items - 1))
-        _q_tail_of99_item = _q_tail_of99__t100
-        _q_tail_of99_h0 = ((_q_tail_of99_item % n_hb) * BLOCK_H)
-        _q_token_of102__t103 = ((_q_tail_of99_item // n_hb) // 1).to(gl.int64)
-        _head_index104__t106 = gl.minimum((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-        _head_index107__t109 = gl.minimum((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-        _q_tail_of99_rows = ((q_ptr + (_q_token_of102__t103 * stride_q_s)) + (_head_index107__t109[:, None] * stride_q_h))
-        _v13 = gl.load(((_q_tail_of99_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of99_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-        _q_tail_of99__t116 = _v13
-        q_tail = _q_tail_of99__t116
-        _head_index118__t120 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-        _v14 = gl.load((sink_ptr + _head_index118__t120), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-        _sink_normalized117__t123 = _v14
-        _sink_normalized117_sink = (_sink_normalized117__t123 * LOG2E)
-        _sink_normalized117__t124 = gl.exp2((_sink_normalized117_sink - ref))
-        _sink_normalized117__t125 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized117__t124)), 0.0)
-        _sink_normalized117_inv = _sink_normalized117__t125
-        _sink_normalized117_ret = (acc * gl.convert_layout(_sink_normalized117_inv[:, None], L4))
-        out = _sink_normalized117_ret
+        _t77 = gl.num_programs(0)
+        _t78 = gl.program_id(0)
+        _q_tail_of79_item = (((r + 1) * _t77) + _t78)
+        _q_tail_of79__t80 = gl.where((_q_tail_of79_item < n_items), _q_tail_of79_item, (n_items - 1))
+        _q_tail_of79_item = _q_tail_of79__t80
+        _q_tail_of79_h0 = ((_q_tail_of79_item % n_hb) * BLOCK_H)
+        _q_token_of82__t83 = ((_q_tail_of79_item // n_hb) // 1).to(gl.int64)
+        _head_index84__t86 = gl.minimum((_q_tail_of79_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+        _q_tail_of79_rows = ((q_ptr + (_q_token_of82__t83 * stride_q_s)) + (_head_index84__t86[:, None] * stride_q_h))
+        _v13 = gl.load(((_q_tail_of79_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of79_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+        _q_tail_of79__t90 = _v13
+        q_tail = _q_tail_of79__t90
+        _head_index92__t94 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+        _v14 = gl.load((sink_ptr + _head_index92__t94), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+        _sink_normalized91__t97 = _v14
+        _sink_normalized91_sink = (_sink_normalized91__t97 * LOG2E)
+        _sink_normalized91__t98 = gl.exp2((_sink_normalized91_sink - ref))
+        _sink_normalized91__t99 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized91__t98)), 0.0)
+        _sink_normalized91_inv = _sink_normalized91__t99
+        _sink_normalized91_ret = (acc * gl.convert_layout(_sink_normalized91_inv[:, None], L4))
+        out = _sink_normalized91_ret
         out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
         if ((h0 + BLOCK_H) <= n_heads):
             _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), out.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)

@@ -113,16 +113,16 @@ def producer(q_ptr, stride_q_s, stride_q_h, kv_ptr, stride_kv_s, idx_ptr, stride
             n_valid = n_next
             pp = 0
             left = gl.maximum((((((n_valid + BK) - 1) // BK) + 1) // 2), 1)
-            _t51 = gl.num_programs(0)
-            _item_length52_item = (item + _t51)
-            _item_length52__t53 = gl.minimum(_item_length52_item, (n_items - 1))
-            _item_length52_last = _item_length52__t53
-            _token_of54__t55 = (_item_length52_last // n_hb).to(gl.int64)
-            _item_length52__t56 = gl.load((topk_length_ptr + _token_of54__t55), mask=(_item_length52_item < n_items), other=0)
-            _item_length52_n = _item_length52__t56
-            _item_length52__t57 = gl.maximum(_item_length52_n, 0)
-            _item_length52__t58 = gl.minimum(_item_length52__t57, TOPK)
-            n_next = _item_length52__t58
+            _t49 = gl.num_programs(0)
+            _item_length50_item = (item + _t49)
+            _item_length50__t51 = gl.minimum(_item_length50_item, (n_items - 1))
+            _item_length50_last = _item_length50__t51
+            _token_of52__t53 = (_item_length50_last // n_hb).to(gl.int64)
+            _item_length50__t54 = gl.load((topk_length_ptr + _token_of52__t53), mask=(_item_length50_item < n_items), other=0)
+            _item_length50_n = _item_length50__t54
+            _item_length50__t55 = gl.maximum(_item_length50_n, 0)
+            _item_length50__t56 = gl.minimum(_item_length50__t55, TOPK)
+            n_next = _item_length50__t56
 
 
 @gluon.jit
@@ -146,16 +146,15 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of59__t60 = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of59_item = _q_tail_of59__t60
-    _q_tail_of59_h0 = ((_q_tail_of59_item % n_hb) * BLOCK_H)
-    _q_token_of62__t63 = ((_q_tail_of59_item // n_hb) // q_div).to(gl.int64)
-    _head_index64__t66 = gl.minimum((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index67__t69 = gl.minimum((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of59_rows = ((q_ptr + (_q_token_of62__t63 * stride_q_s)) + (_head_index67__t69[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of59_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of59_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of59__t76 = _v1
-    q_tail = _q_tail_of59__t76
+    _q_tail_of57__t58 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of57_item = _q_tail_of57__t58
+    _q_tail_of57_h0 = ((_q_tail_of57_item % n_hb) * BLOCK_H)
+    _q_token_of60__t61 = ((_q_tail_of57_item // n_hb) // q_div).to(gl.int64)
+    _head_index62__t64 = gl.minimum((_q_tail_of57_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of57_rows = ((q_ptr + (_q_token_of60__t61 * stride_q_s)) + (_head_index62__t64[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of57_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of57_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of57__t68 = _v1
+    q_tail = _q_tail_of57__t68
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
@@ -226,39 +225,38 @@ def consumer0(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ls
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length83__t84 = gl.minimum(item, (n_items - 1))
-            _item_length83_last = _item_length83__t84
-            _token_of85__t86 = (_item_length83_last // n_hb).to(gl.int64)
-            _item_length83__t87 = gl.load((topk_length_ptr + _token_of85__t86), mask=(item < n_items), other=0)
-            _item_length83_n = _item_length83__t87
-            _item_length83__t88 = gl.maximum(_item_length83_n, 0)
-            _item_length83__t89 = gl.minimum(_item_length83__t88, TOPK)
-            _request_pairs90__t91 = gl.maximum((((((_item_length83__t89 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs90__t91
-            _q_tail_of92__t93 = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of92_item = _q_tail_of92__t93
-            _q_tail_of92_h0 = ((_q_tail_of92_item % n_hb) * BLOCK_H)
-            _q_token_of95__t96 = ((_q_tail_of92_item // n_hb) // q_div).to(gl.int64)
-            _head_index97__t99 = gl.minimum((_q_tail_of92_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-            _head_index100__t102 = gl.minimum((_q_tail_of92_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _q_tail_of92_rows = ((q_ptr + (_q_token_of95__t96 * stride_q_s)) + (_head_index100__t102[:, None] * stride_q_h))
-            _v13 = gl.load(((_q_tail_of92_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of92_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-            _q_tail_of92__t109 = _v13
-            q_tail = _q_tail_of92__t109
+            _item_length75__t76 = gl.minimum(item, (n_items - 1))
+            _item_length75_last = _item_length75__t76
+            _token_of77__t78 = (_item_length75_last // n_hb).to(gl.int64)
+            _item_length75__t79 = gl.load((topk_length_ptr + _token_of77__t78), mask=(item < n_items), other=0)
+            _item_length75_n = _item_length75__t79
+            _item_length75__t80 = gl.maximum(_item_length75_n, 0)
+            _item_length75__t81 = gl.minimum(_item_length75__t80, TOPK)
+            _request_pairs82__t83 = gl.maximum((((((_item_length75__t81 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs82__t83
+            _q_tail_of84__t85 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of84_item = _q_tail_of84__t85
+            _q_tail_of84_h0 = ((_q_tail_of84_item % n_hb) * BLOCK_H)
+            _q_token_of87__t88 = ((_q_tail_of84_item // n_hb) // q_div).to(gl.int64)
+            _head_index89__t91 = gl.minimum((_q_tail_of84_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of84_rows = ((q_ptr + (_q_token_of87__t88 * stride_q_s)) + (_head_index89__t91[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of84_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of84_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of84__t95 = _v13
+            q_tail = _q_tail_of84__t95
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc read in both branches of the if
             if HAS_SINK:
-                _head_index111__t113 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-                _v14 = gl.load((sink_ptr + _head_index111__t113), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-                _sink_normalized110__t116 = _v14
-                _sink_normalized110_sink = (_sink_normalized110__t116 * LOG2E)
-                _sink_normalized110__t117 = gl.exp2((_sink_normalized110_sink - ref))
-                _sink_normalized110__t118 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized110__t117)), 0.0)
-                _sink_normalized110_inv = _sink_normalized110__t118
-                _sink_normalized110_ret = (acc * gl.convert_layout(_sink_normalized110_inv[:, None], L4))
-                acc = _sink_normalized110_ret
+                _head_index97__t99 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index97__t99), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized96__t102 = _v14
+                _sink_normalized96_sink = (_sink_normalized96__t102 * LOG2E)
+                _sink_normalized96__t103 = gl.exp2((_sink_normalized96_sink - ref))
+                _sink_normalized96__t104 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized96__t103)), 0.0)
+                _sink_normalized96_inv = _sink_normalized96__t104
+                _sink_normalized96_ret = (acc * gl.convert_layout(_sink_normalized96_inv[:, None], L4))
+                acc = _sink_normalized96_ret
             else:
-                _normalized119_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized119_inv_l[:, None], L4))
+                _normalized105_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized105_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc(((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
@@ -299,16 +297,15 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
     qk_scale = (sm_scale * LOG2E)
     item = gl.program_id(0)
     left = left0
-    _q_tail_of124__t125 = gl.where((item < n_items), item, (n_items - 1))
-    _q_tail_of124_item = _q_tail_of124__t125
-    _q_tail_of124_h0 = ((_q_tail_of124_item % n_hb) * BLOCK_H)
-    _q_token_of127__t128 = ((_q_tail_of124_item // n_hb) // q_div).to(gl.int64)
-    _head_index129__t131 = gl.minimum((_q_tail_of124_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-    _head_index132__t134 = gl.minimum((_q_tail_of124_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-    _q_tail_of124_rows = ((q_ptr + (_q_token_of127__t128 * stride_q_s)) + (_head_index132__t134[:, None] * stride_q_h))
-    _v1 = gl.load(((_q_tail_of124_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of124_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-    _q_tail_of124__t141 = _v1
-    q_tail = _q_tail_of124__t141
+    _q_tail_of110__t111 = gl.where((item < n_items), item, (n_items - 1))
+    _q_tail_of110_item = _q_tail_of110__t111
+    _q_tail_of110_h0 = ((_q_tail_of110_item % n_hb) * BLOCK_H)
+    _q_token_of113__t114 = ((_q_tail_of110_item // n_hb) // q_div).to(gl.int64)
+    _head_index115__t117 = gl.minimum((_q_tail_of110_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+    _q_tail_of110_rows = ((q_ptr + (_q_token_of113__t114 * stride_q_s)) + (_head_index115__t117[:, None] * stride_q_h))
+    _v1 = gl.load(((_q_tail_of110_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of110_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+    _q_tail_of110__t121 = _v1
+    q_tail = _q_tail_of110__t121
     m_i = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
     l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
@@ -379,38 +376,37 @@ def consumer1(q_ptr, stride_q_s, stride_q_h, out_ptr, stride_o_s, stride_o_h, ml
             pid_s = (item // n_hb).to(gl.int64)
             h0 = ((item % n_hb) * BLOCK_H)
             item = (item + gl.num_programs(0))
-            _item_length149__t150 = gl.minimum(item, (n_items - 1))
-            _item_length149_last = _item_length149__t150
-            _token_of151__t152 = (_item_length149_last // n_hb).to(gl.int64)
-            _item_length149__t153 = gl.load((topk_length_ptr + _token_of151__t152), mask=(item < n_items), other=0)
-            _item_length149_n = _item_length149__t153
-            _item_length149__t154 = gl.maximum(_item_length149_n, 0)
-            _item_length149__t155 = gl.minimum(_item_length149__t154, TOPK)
-            _request_pairs156__t157 = gl.maximum((((((_item_length149__t155 + BK) - 1) // BK) + 1) // 2), 1)
-            left = _request_pairs156__t157
-            _q_tail_of158__t159 = gl.where((item < n_items), item, (n_items - 1))
-            _q_tail_of158_item = _q_tail_of158__t159
-            _q_tail_of158_h0 = ((_q_tail_of158_item % n_hb) * BLOCK_H)
-            _q_token_of161__t162 = ((_q_tail_of158_item // n_hb) // q_div).to(gl.int64)
-            _head_index163__t165 = gl.minimum((_q_tail_of158_h0 + gl.arange(0, BLOCK_H, layout=L0)), (n_heads - 1))
-            _head_index166__t168 = gl.minimum((_q_tail_of158_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
-            _q_tail_of158_rows = ((q_ptr + (_q_token_of161__t162 * stride_q_s)) + (_head_index166__t168[:, None] * stride_q_h))
-            _v13 = gl.load(((_q_tail_of158_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of158_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
-            _q_tail_of158__t175 = _v13
-            q_tail = _q_tail_of158__t175
+            _item_length129__t130 = gl.minimum(item, (n_items - 1))
+            _item_length129_last = _item_length129__t130
+            _token_of131__t132 = (_item_length129_last // n_hb).to(gl.int64)
+            _item_length129__t133 = gl.load((topk_length_ptr + _token_of131__t132), mask=(item < n_items), other=0)
+            _item_length129_n = _item_length129__t133
+            _item_length129__t134 = gl.maximum(_item_length129_n, 0)
+            _item_length129__t135 = gl.minimum(_item_length129__t134, TOPK)
+            _request_pairs136__t137 = gl.maximum((((((_item_length129__t135 + BK) - 1) // BK) + 1) // 2), 1)
+            left = _request_pairs136__t137
+            _q_tail_of138__t139 = gl.where((item < n_items), item, (n_items - 1))
+            _q_tail_of138_item = _q_tail_of138__t139
+            _q_tail_of138_h0 = ((_q_tail_of138_item % n_hb) * BLOCK_H)
+            _q_token_of141__t142 = ((_q_tail_of138_item // n_hb) // q_div).to(gl.int64)
+            _head_index143__t145 = gl.minimum((_q_tail_of138_h0 + gl.arange(0, BLOCK_H, layout=L1)), (n_heads - 1))
+            _q_tail_of138_rows = ((q_ptr + (_q_token_of141__t142 * stride_q_s)) + (_head_index143__t145[:, None] * stride_q_h))
+            _v13 = gl.load(((_q_tail_of138_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=((_q_tail_of138_h0 + gl.arange(0, BLOCK_H, layout=L1)) < n_heads)[:, None], other=0.0)
+            _q_tail_of138__t149 = _v13
+            q_tail = _q_tail_of138__t149
             if HAS_SINK:
-                _head_index177__t179 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
-                _v14 = gl.load((sink_ptr + _head_index177__t179), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
-                _sink_normalized176__t182 = _v14
-                _sink_normalized176_sink = (_sink_normalized176__t182 * LOG2E)
-                _sink_normalized176__t183 = gl.exp2((_sink_normalized176_sink - ref))
-                _sink_normalized176__t184 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized176__t183)), 0.0)
-                _sink_normalized176_inv = _sink_normalized176__t184
-                _sink_normalized176_ret = (acc * gl.convert_layout(_sink_normalized176_inv[:, None], L4))
-                acc = _sink_normalized176_ret
+                _head_index151__t153 = gl.minimum((h0 + gl.arange(0, BLOCK_H, layout=L3)), (n_heads - 1))
+                _v14 = gl.load((sink_ptr + _head_index151__t153), mask=((h0 + gl.arange(0, BLOCK_H, layout=L3)) < n_heads), other=0.0)
+                _sink_normalized150__t156 = _v14
+                _sink_normalized150_sink = (_sink_normalized150__t156 * LOG2E)
+                _sink_normalized150__t157 = gl.exp2((_sink_normalized150_sink - ref))
+                _sink_normalized150__t158 = gl.where((l_i > 0), (1.0 / (l_i + _sink_normalized150__t157)), 0.0)
+                _sink_normalized150_inv = _sink_normalized150__t158
+                _sink_normalized150_ret = (acc * gl.convert_layout(_sink_normalized150_inv[:, None], L4))
+                acc = _sink_normalized150_ret
             else:
-                _normalized185_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-                acc = (acc * gl.convert_layout(_normalized185_inv_l[:, None], L4))
+                _normalized159_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+                acc = (acc * gl.convert_layout(_normalized159_inv_l[:, None], L4))
             out_row = ((out_ptr + (pid_s * stride_o_s)) + (h0 * stride_o_h))
             if ((h0 + BLOCK_H) <= n_heads):
                 _tle_store_acc((((out_row + (gl.arange(0, BLOCK_H, layout=L9)[:, None] * stride_o_h)) + D_HALF) + gl.arange(0, D_HALF, layout=L10)[None, :]), acc.to(gl.bfloat16))  # 16-byte stores (lowering/acc_store.py)
