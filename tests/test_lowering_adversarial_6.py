@@ -1027,3 +1027,31 @@ def test_a_store_mask_of_more_dimensions_is_refused_at_its_line(tmp_path, stmt, 
     and the lowering failed with an AssertionError traceback in the layout pass (a value of more
     dimensions reached Triton's own error). Now refused at the line, as Triton refuses it."""
     _refused_at(tmp_path, _reg(stmt), stmt, words)
+
+
+# ------------------------------------------------------------------ tl.sum(..., dtype=)
+@pytest.mark.parametrize("dt,ys,expr,reduced", [
+    ("bfloat16", "fp32", "tl.sum(t, 1, dtype=tl.float32)[:, None]", "f32"),
+    ("int8", "i8", "tl.sum(t, 1, dtype=tl.int8)[:, None]", "i8"),
+    ("int8", "i16", "tl.sum(t, dtype=tl.int16)", "i16"),
+    ("int8", "i32", "tl.sum(t, 1, dtype=None)[:, None]", "i32"),
+])
+def test_a_sum_with_a_dtype_sums_in_it(tmp_path, dt, ys, expr, reduced):
+    """``tl.sum(t, 1, dtype=tl.float32)`` (Triton: the input converted to dtype, summed in it;
+    an int8 sum with dtype=tl.int8 wraps in int8) was refused by the lowering ("only its
+    default, None"), though tle-dump verified it and Triton compiles it. Now converted and
+    summed as Triton does; plain Triton reduces in the same type."""
+    import importlib.util
+
+    compiled = _compiled(tmp_path, _reg(f"tl.store(y_ptr + p * 2048 + offs, t + {expr})", dt, ys))
+    assert re.search(rf"\(tensor<[0-9x]+x{reduced}, #\w+>\) -> (tensor<[0-9x]+)?{reduced}",
+                     compiled.asm["ttgir"]), compiled.asm["ttgir"]
+    path = tmp_path / "ref_sum.py"
+    path.write_text(PLAIN_REG.replace("CONSUME", f"        tl.store(y_ptr + p * 2048 + offs, "
+                                                  f"t + {expr})"))
+    spec = importlib.util.spec_from_file_location("ref_sum", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ttir = _triton(mod.ref, {"x_ptr": f"*{SIG[dt]}", "y_ptr": f"*{ys}", "N": "i32",
+                             "M": "i32"}).asm["ttir"]
+    assert re.search(rf"\(tensor<[0-9x]+x{reduced}>\) -> (tensor<[0-9x]+)?{reduced}", ttir), ttir

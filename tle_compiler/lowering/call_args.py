@@ -53,7 +53,8 @@ REQUIRED: dict[str, int] = {"tl.dot": 2, "tl.max": 1, "tl.min": 1, "tl.sum": 1, 
 
 READ: dict[str, tuple[str, ...]] = {
     "to": ("bitcast", "fp_downcast_rounding"),
-    **{f"tl.{r}": ("keep_dims",) for r in ("max", "min", "sum", "xor_sum", "reduce_or")},
+    **{f"tl.{r}": ("keep_dims",) for r in ("max", "min", "xor_sum", "reduce_or")},
+    "tl.sum": ("keep_dims", "dtype"),
     "tl.dot": ("out_dtype",),
 }
 
@@ -63,7 +64,7 @@ DEFAULTS: dict[str, dict[str, object]] = {
                "propagate_nan": None},
     "tl.min": {"return_indices": False, "return_indices_tie_break_left": True,
                "propagate_nan": None},
-    "tl.sum": {"dtype": None},
+    "tl.sum": {},
     "tl.xor_sum": {},
     "tl.reduce_or": {},
     "tl.maximum": {"propagate_nan": None},

@@ -989,6 +989,16 @@ class FnTranslator:
                     raise self.err(f"tl.{name}'s keep_dims must be a compile-time constant",
                                    node)
                 keep_dims = bool(kv.value)
+            sum_dtype = None
+            if name == "sum" and kw.get("dtype") is not None:
+                dv = self.ex(kw["dtype"])
+                if dv.kind == "dtype":
+                    # tl.sum(x, dtype=d): Triton converts x to d and sums in d, even an integer
+                    # narrower than 32 bits (standard.py _pick_sum_dtype); gl.sum is the same
+                    # function, given the same dtype
+                    sum_dtype = dv
+                elif dv.kind != "none":
+                    raise self.err("tl.sum's dtype must be a tl dtype (or None)", node)
             if x.kind == "tensor" and (axis_node is None or isinstance(axis_node, K.Const)
                                        and axis_node.value is None):
                 # no axis (or axis=None): Triton reduces every element to one value. These
@@ -997,7 +1007,7 @@ class FnTranslator:
                 # compiles it)
                 rank = len(x.shape or ())
                 while x.kind == "tensor":
-                    x = self._reduce(name, x, 0, node)
+                    x = self._reduce(name, x, 0, node, sum_dtype)
                 # keep_dims: Triton expands the value back to rank dimensions of size 1
                 return self._kept_scalar(name, x, rank, node) if keep_dims else x
             if axis_node is None or x.kind != "tensor":
@@ -1008,7 +1018,7 @@ class FnTranslator:
                 allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
                 raise self.err(f"tl.{name} of a {n}-D tensor: axis must be {allowed}", node)
             axis %= len(x.shape)  # as Triton: -1 the last
-            out = self._reduce(name, x, axis, node)
+            out = self._reduce(name, x, axis, node, sum_dtype)
             if not keep_dims:
                 return out
             # keep_dims: Triton's expand_dims of the result at the reduced axis
@@ -1063,28 +1073,30 @@ class FnTranslator:
                            f"layout={self.Lv(var)})", var, dims, v.dtype,
                  exact_dtype=v.exact_dtype)
 
-    def _reduce(self, name: str, x: V, axis: int, node: K.Op) -> V:
+    def _reduce(self, name: str, x: V, axis: int, node: K.Op, sum_dtype: Optional[V] = None) -> V:
         """``tl.<name>(x, axis)`` of the tensor ``x`` along ``axis`` (in range): a scalar for a
-        1-D ``x``, else a tensor of one dimension fewer."""
+        1-D ``x``, else a tensor of one dimension fewer. ``sum_dtype``: tl.sum's ``dtype=`` (a
+        dtype value), passed on to gl.sum, which sums in it."""
+        extra = f", dtype={sum_dtype.text}" if sum_dtype is not None else ""
+        out_type = sum_dtype.value if sum_dtype is not None else reduced_type(name, x.dtype)
         if len(x.shape) == 1:
             # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
             # branch every thread of the partition takes the same way)
             if axis not in (0, -1):
                 raise self.err(f"tl.{name} of a 1-D tensor: axis must be 0, got {axis}", node)
-            return V("scalar", f"gl.{name}({x.text}, 0)",
-                     dtype=reduced_type(name, x.dtype))
+            return V("scalar", f"gl.{name}({x.text}, 0{extra})", dtype=out_type)
         res = self.S.new(len(x.shape) - 1)
         self.S.slice_of(res, axis, x.var)
         shape = tuple(d for i, d in enumerate(x.shape) if i != axis)
-        text = f"gl.{name}({x.text}, {axis})"
-        if self.emitting and self.ctx.row_reduce_tree and name in row_reduce.TREE_OPS \
+        text = f"gl.{name}({x.text}, {axis}{extra})"
+        if self.emitting and self.ctx.row_reduce_tree and not extra and name in row_reduce.TREE_OPS \
                 and row_reduce.tree_levels(self.S.layout(x.var), x.shape, axis, x.dtype):
             # a row reduction of a wgmma accumulator as a tree (lowering/row_reduce.py)
             key = (name, *x.shape)
             self.ctx.row_reduce_helpers.add(key)
             text = f"{row_reduce.helper_name(*key)}({x.text}, {self.Lv(res)})"
-        return V("tensor", text, res, shape, reduced_type(name, x.dtype),
-                 exact_dtype=x.exact_dtype)
+        return V("tensor", text, res, shape, out_type,
+                 exact_dtype=x.exact_dtype or sum_dtype is not None)
 
     def _scale_rows(self, node: K.Op, bound: dict) -> V:
         """``tle.gpu.scale_rows(x, factor)`` = ``x * factor[:, None]``; on a wgmma accumulator a warp
