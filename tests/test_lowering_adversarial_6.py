@@ -47,6 +47,13 @@ Wrong and fixed (tle_compiler/lowering/):
   fp16 is fp32 in Triton (the number made a tensor first); stored unconverted, Gluon refused.
 * test_an_atomic_cas_of_another_type_is_refused_at_its_line (796ddb7): tl.atomic_cas with an
   int comparand on an fp32 pointer failed Triton's verifier at the kernel's first line.
+* test_a_store_mask_of_more_dimensions_is_refused_at_its_line (a1c8cb8): a tl.store's or an
+  atomic's mask of more dimensions than its pointers (Triton refuses it) failed the layout pass
+  with an AssertionError traceback.
+* test_a_sum_with_a_dtype_sums_in_it (d6ac66c): ``tl.sum(t, 1, dtype=tl.float32)`` was refused;
+  Triton sums in the dtype (an int8 with dtype=tl.int8 in int8: gl.sum is given the dtype,
+  else it widens again).
+* test_the_reduced_types_are_tritons (56499e8): tl.max of every fp8 kind is float32.
 
 GPU: tests/gpu/test_lowering_adversarial_6_gpu.py runs GPU_CASES against plain Triton kernels;
 test_the_gpu_cases_verify_and_compile is its CPU counterpart.
