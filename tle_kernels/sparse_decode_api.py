@@ -354,13 +354,17 @@ def sparse_decode(q: torch.Tensor, k_cache: torch.Tensor, indices: torch.Tensor,
     second cache: extra_k_cache, extra_indices [b, s_q, extra_topk] int32, extra_topk_length [b]
     int32; impl "auto" or one of ``IMPLS``. Returns (out [b, s_q, h_q, 512] bf16, lse [b, h_q,
     s_q] fp32, natural log). Errors name the argument, before any launch (the module docstring
-    has the whole contract)."""
+    has the whole contract). The work runs in the custom op
+    ``torch.ops.tle_kernels.sparse_mla_decode``, as ``flash_mla_with_kvcache``'s does, so a call
+    traces under ``torch.compile`` and runs on FakeTensors (its fake implementation gives the
+    outputs' shapes) instead of launching a kernel there."""
     info = validate_sparse(q, k_cache, indices, head_dim_v, softmax_scale, is_fp8, attn_sink,
                            topk_length, extra_k_cache, extra_indices, extra_topk_length, impl)
-    out, lse = empty_outputs(q)
-    launch_sparse(info["impl"], q, k_cache, indices, info["softmax_scale"], is_fp8, out, lse,
-                  attn_sink, topk_length, extra_k_cache, extra_indices, extra_topk_length)
-    return out, lse
+    from . import decode_api  # registers the custom op (decode_api imports this module first)
+
+    return decode_api.sparse_mla_decode_op(q, k_cache, indices, info["softmax_scale"], is_fp8,
+                                           attn_sink, topk_length, extra_k_cache, extra_indices,
+                                           extra_topk_length, info["impl"])
 
 
 def _import_launchers() -> None:

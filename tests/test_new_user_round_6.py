@@ -1,0 +1,73 @@
+"""A new user's round (6) on the kernel APIs, on a machine without a GPU: FlashMLA's Python
+interface (``import tle_kernels as flash_mla``), the custom ops' fake implementations and the
+benchmarks' arguments. One test per fix, and tests that pin what was found right:
+
+- ``tle_kernels.sparse_decode`` launched its kernel from Python instead of through the custom op
+  ``tle_kernels::sparse_mla_decode`` that ``flash_mla_with_kvcache`` uses: on FakeTensors it read
+  their data pointers and tried to run on a device ("PyTorch is not linked with support for cuda
+  devices"), where the op's fake implementation gives the outputs.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+import tle_kernels as flash_mla  # noqa: E402
+from tle_kernels import decode_api, sparse_decode_api  # noqa: E402
+
+BF16 = torch.bfloat16
+I32 = torch.int32
+
+
+def sparse_args(device, b=2, s_q=1, h_q=64, topk=128, fp8=True):
+    q = torch.empty(b, s_q, h_q, 576, dtype=BF16, device=device)
+    if fp8:
+        k = torch.empty(4, 64, 1, 656, dtype=torch.uint8, device=device)
+    else:
+        k = torch.empty(4, 64, 1, 576, dtype=BF16, device=device)
+    return q, k, torch.empty(b, s_q, topk, dtype=I32, device=device)
+
+
+# ---- sparse_decode runs in the custom op ------------------------------------------------------
+
+
+@pytest.mark.parametrize("fp8", [True, False])
+def test_sparse_decode_on_fake_tensors_gives_the_fake_outputs(fp8):
+    with warnings.catch_warnings():
+        # reading a FakeTensor's data pointer warns: it must not happen
+        warnings.simplefilter("error")
+        with FakeTensorMode():
+            q, k, idx = sparse_args("cuda", b=3, s_q=2, h_q=16, fp8=fp8)
+            out, lse = flash_mla.sparse_decode(q, k, idx, is_fp8=fp8)
+    assert (tuple(out.shape), out.dtype, out.device.type) == ((3, 2, 16, 512), BF16, "cuda")
+    assert (tuple(lse.shape), lse.dtype, lse.device.type) == ((3, 16, 2), torch.float32, "cuda")
+
+
+def test_sparse_decode_calls_the_custom_op(monkeypatch):
+    seen = []
+
+    def op(*args):
+        seen.append(args)
+        return sparse_decode_api.empty_outputs(args[0])
+
+    monkeypatch.setattr(decode_api, "sparse_mla_decode_op", op)
+    monkeypatch.setattr(sparse_decode_api, "launch_sparse",
+                        lambda *a, **k: pytest.fail("launched outside the custom op"))
+    monkeypatch.setattr(sparse_decode_api, "validate_sparse",
+                        lambda *a, **k: dict(softmax_scale=0.25, impl="naive"))
+    q, k, idx = sparse_args("cpu")
+    out, lse = flash_mla.sparse_decode(q, k, idx, 512, None, True)
+    assert len(seen) == 1 and seen[0][3:5] == (0.25, True) and seen[0][-1] == "naive"
+    assert tuple(out.shape) == (2, 1, 64, 512) and tuple(lse.shape) == (2, 64, 1)
+
+
+def test_sparse_decode_still_validates_on_cpu_tensors():
+    q, k, idx = sparse_args("cpu")
+    with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor, got device cpu$"):
+        flash_mla.sparse_decode(q, k, idx)
