@@ -6,6 +6,9 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
   ``tle_kernels::sparse_mla_decode`` that ``flash_mla_with_kvcache`` uses: on FakeTensors it read
   their data pointers and tried to run on a device ("PyTorch is not linked with support for cuda
   devices"), where the op's fake implementation gives the outputs.
+- ``is_fp8_kvcache=True`` with a bf16 cache (FlashMLA's sparse decode requires the flag; this
+  package reads a bf16 cache with it False) said "with is_fp8 the cache holds bytes", a name the
+  caller of ``flash_mla_with_kvcache`` never used, and not how a bf16 cache is read.
 """
 
 from __future__ import annotations
@@ -71,3 +74,32 @@ def test_sparse_decode_still_validates_on_cpu_tensors():
     q, k, idx = sparse_args("cpu")
     with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor, got device cpu$"):
         flash_mla.sparse_decode(q, k, idx)
+
+
+# ---- is_fp8_kvcache=True with a bf16 cache ----------------------------------------------------
+
+
+def test_a_bf16_cache_flagged_fp8_names_flashmla_flag_and_the_bf16_way():
+    # FlashMLA's sparse decode requires is_fp8_kvcache=True; this package also reads a bf16
+    # cache, with the flag False: the error names the flag as the caller spelt it and says so
+    q, _, idx = sparse_args("cpu")
+    meta, _ = flash_mla.get_mla_metadata()
+    k = torch.empty(4, 64, 1, 576, dtype=BF16)
+    with pytest.raises(TypeError) as e:
+        flash_mla.flash_mla_with_kvcache(q, k, None, None, 512, meta, is_fp8_kvcache=True,
+                                         indices=idx)
+    assert str(e.value) == (
+        "k_cache: with is_fp8 the cache holds bytes (is_fp8_kvcache=True: FlashMLA's FP8 layout "
+        "[num_blocks, page_block_size, 1, 656]): expected dtype uint8, int8 or float8_e4m3fn, got "
+        "torch.bfloat16; a bf16 cache [num_blocks, page_block_size, 1, 576] is read with "
+        "is_fp8_kvcache=False")
+    assert not meta.have_initialized
+    # a cache of another dtype gets no bf16 advice
+    with pytest.raises(TypeError) as e:
+        flash_mla.flash_mla_with_kvcache(q, k.half(), None, None, 512, meta,
+                                         is_fp8_kvcache=True, indices=idx)
+    assert str(e.value).endswith("got torch.float16")
+    # ... and the same cache with the flag False gets as far as the device rule
+    with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor, got device cpu$"):
+        flash_mla.flash_mla_with_kvcache(q, k, None, None, 512, meta, is_fp8_kvcache=False,
+                                         indices=idx)

@@ -166,8 +166,14 @@ def _check_cache(name: str, cache, is_fp8: bool) -> None:
         if not isinstance(cache, torch.Tensor):
             raise TypeError(f"{label}: expected a torch.Tensor {what}, got {type_name(cache)}")
         if cache.dtype not in CACHE_DTYPES:
-            raise TypeError(f"{label}: with is_fp8 the cache holds bytes: expected dtype uint8, "
-                            f"int8 or float8_e4m3fn, got {cache.dtype}")
+            # named by both spellings of the flag (this module's is_fp8, FlashMLA's
+            # is_fp8_kvcache), and a bf16 cache told how it is read: FlashMLA's sparse decode
+            # needs is_fp8_kvcache=True, so code ported from it sets the flag for a bf16 cache
+            bf16 = (f"; a bf16 cache [num_blocks, page_block_size, 1, {D_QK}] is read with "
+                    "is_fp8_kvcache=False" if cache.dtype == torch.bfloat16 else "")
+            raise TypeError(f"{label}: with is_fp8 the cache holds bytes (is_fp8_kvcache=True: "
+                            f"FlashMLA's FP8 layout [num_blocks, page_block_size, 1, {BYTES_PER_TOKEN}]): expected dtype uint8, int8 or "
+                            f"float8_e4m3fn, got {cache.dtype}{bf16}")
         if cache.dim() != 4:
             raise ValueError(f"{label}: expected rank 4 ({what}), got shape {tuple(cache.shape)}")
         if cache.shape[3] != BYTES_PER_TOKEN:
