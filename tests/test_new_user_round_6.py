@@ -9,6 +9,9 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
 - ``is_fp8_kvcache=True`` with a bf16 cache (FlashMLA's sparse decode requires the flag; this
   package reads a bf16 cache with it False) said "with is_fp8 the cache holds bytes", a name the
   caller of ``flash_mla_with_kvcache`` never used, and not how a bf16 cache is read.
+- FlashMLA's ``flash_attn_varlen_func`` (and its packed forms) gave the bare "module
+  'tle_kernels' has no attribute"; it now says that FlashMLA's dense varlen prefill is not
+  provided and which of FlashMLA's names are (docs/decode.md too).
 """
 
 from __future__ import annotations
@@ -103,3 +106,40 @@ def test_a_bf16_cache_flagged_fp8_names_flashmla_flag_and_the_bf16_way():
     with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor, got device cpu$"):
         flash_mla.flash_mla_with_kvcache(q, k, None, None, 512, meta, is_fp8_kvcache=False,
                                          indices=idx)
+
+
+# ---- FlashMLA's names ------------------------------------------------------------------------
+
+# flash_mla/__init__.py's __all__ (FlashMLA 1.0.0)
+FLASH_MLA_ALL = ("get_mla_metadata", "flash_mla_with_kvcache", "flash_attn_varlen_func",
+                 "flash_attn_varlen_qkvpacked_func", "flash_attn_varlen_kvpacked_func",
+                 "flash_mla_sparse_fwd")
+NOT_PROVIDED = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacked_func",
+                "flash_attn_varlen_kvpacked_func")
+
+
+@pytest.mark.parametrize("name", NOT_PROVIDED)
+def test_flashmla_varlen_prefill_is_missing_saying_so(name):
+    assert not hasattr(flash_mla, name)
+    with pytest.raises(AttributeError) as e:
+        getattr(flash_mla, name)
+    assert str(e.value) == (
+        f"module 'tle_kernels' has no attribute {name!r}: FlashMLA's dense variable-length "
+        "prefill (flash_attn_varlen_func and its packed forms, SM100 kernels) is not provided; "
+        "of FlashMLA's interface tle_kernels has get_mla_metadata, flash_mla_with_kvcache (dense "
+        "and sparse decode) and flash_mla_sparse_fwd")
+
+
+def test_every_other_flashmla_name_is_there_and_the_docs_say_which_are_not():
+    for name in FLASH_MLA_ALL:
+        if name not in NOT_PROVIDED:
+            assert callable(getattr(flash_mla, name)) and name in flash_mla.__all__
+    with pytest.raises(AttributeError, match=r"^module 'tle_kernels' has no attribute 'nosuch'$"):
+        flash_mla.nosuch
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "decode.md")
+                    .read_text().split())
+    assert ("FlashMLA's dense variable-length prefill (`flash_attn_varlen_func`, "
+            "`flash_attn_varlen_qkvpacked_func`, `flash_attn_varlen_kvpacked_func`: SM100 "
+            "kernels) is not: asking for one raises AttributeError saying so") in text

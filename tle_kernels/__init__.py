@@ -19,6 +19,12 @@ _SPARSE_DECODE_API = ("sparse_decode",)
 # attribute of the package cannot be both: import it from tle_kernels.sparse_decode_reference
 _SPARSE_DECODE_REF = ("make_sparse_decode_inputs",)
 
+# FlashMLA's names that this package does not provide: its dense variable-length prefill
+# (forward and backward, SM100 kernels). Asking for one raises AttributeError, as for any missing
+# name (``hasattr`` stays False), saying so.
+_FLASH_MLA_NOT_PROVIDED = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacked_func",
+                           "flash_attn_varlen_kvpacked_func")
+
 __all__ = list(_API + _REF + _DECODE_API + _DECODE_REF + _SPARSE_DECODE_API + _SPARSE_DECODE_REF)
 
 
@@ -47,4 +53,10 @@ def __getattr__(name):
         from . import sparse_decode_reference
 
         return getattr(sparse_decode_reference, name)
+    if name in _FLASH_MLA_NOT_PROVIDED:
+        raise AttributeError(
+            f"module {__name__!r} has no attribute {name!r}: FlashMLA's dense variable-length "
+            "prefill (flash_attn_varlen_func and its packed forms, SM100 kernels) is not "
+            "provided; of FlashMLA's interface tle_kernels has get_mla_metadata, "
+            "flash_mla_with_kvcache (dense and sparse decode) and flash_mla_sparse_fwd")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
