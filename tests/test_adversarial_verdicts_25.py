@@ -56,6 +56,11 @@ Bugs found, one line each:
    helper that waits and releases was rejected ("waits index 0 that the writer never
    commits"), `t[put(w, x_ptr, 0)]` as phase aliasing. FIXED: each built once
    (frontend/build.py e_Subscript).
+10. A helper with pipe events called in an `assert` (`assert put(w, x_ptr, 0) == 1`, or in its
+   message) was dropped with the assert (only a verb written there was refused): a capacity-1
+   writer committing twice that way with no reader was verified, where Triton (visit_Assert
+   builds test and message) and Python run both commits, a hang. FIXED: a helper call in an
+   assert is refused (frontend/build.py s_Assert).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
 `tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
@@ -633,3 +638,28 @@ def test_a_helpers_events_in_a_tuple_index_run_once(tmp_path, capsys):
     for rbound, want in (("1", "verified"), ("2", ("rejected", "[wait-never-committed]"))):
         code, err = dump(tmp_path, capsys, text.replace("RBOUND", rbound))
         expect(code, err, want)
+
+
+# ------------------------------------------------- a helper called in an `assert` (bug 10)
+
+@pytest.mark.parametrize("stmt", ["assert put(w, x_ptr, 0) == 1\n    assert put(w, x_ptr, 1) == 1",
+                                  "assert N >= 0, put(w, x_ptr, 0)"],
+                         ids=["in the test", "in the message"])
+def test_a_helper_called_in_an_assert_is_refused(tmp_path, capsys, stmt):
+    """Nothing of an `assert` is read (asserts are not lowered), and only a pipe verb written
+    in it was refused: a helper committing there was dropped, so a capacity-1 writer committing
+    twice with no reader was verified, where Triton (visit_Assert builds the test and the
+    message) and Python run both commits and the second acquire never returns."""
+    text = ONE.replace("capacity=2, tile=tle.gpu.alloc([2, 64]", "capacity=1, tile=tle.gpu.alloc("
+                       "[1, 64]").replace("    x = WRITER\n", f"    {stmt}\n").replace(
+                       "RBOUND", "0")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "inside an `assert`: asserts are not lowered",
+                       "[unsupported-control-flow]"))
+
+
+def test_an_assert_of_a_library_function_stays_verified(tmp_path, capsys):
+    text = ONE.replace("    x = WRITER\n", "    assert tl.maximum(N, 0) >= 0\n").replace(
+        "RBOUND", "0")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")

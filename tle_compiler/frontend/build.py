@@ -2042,6 +2042,19 @@ class Builder(BuildRules):
                 raise self.err(f"`{ast.unparse(n)}` inside an `assert`: asserts are not lowered, "
                                f"so the pipe event would not run; call it as a statement before "
                                f"the assert", n, check="unsupported-control-flow")
+            if isinstance(n, ast.Call):
+                # a helper's body is inlined where it is called, and nothing of the assert is:
+                # its pipe events and writes, which Triton (and Python) run, would be dropped
+                try:
+                    _, fst = self.expr(n.func)
+                except TleError:
+                    fst = None
+                if fst is not None and fst.kind == "func":
+                    raise self.err(f"`{ast.unparse(n)}` inside an `assert`: asserts are not "
+                                   f"lowered, so what the helper does (its pipe events, its "
+                                   f"writes) would not run, where Triton and Python run it; call "
+                                   f"it as a statement before the assert", n,
+                                   check="unsupported-control-flow")
             if isinstance(n, ast.JoinedStr):
                 # Triton 3.6 visits the test and the message: an f-string is an AST node it
                 # does not support, so the kernel does not compile (dropped, it was verified)
