@@ -144,3 +144,13 @@ def test_a_name_bound_twice_in_a_tuple_written_in_the_call_is_a_tensor(tmp_path)
     b's i32 tensor, whose product with itself wraps (verified before, a hang)."""
     rc, out = _dump(tmp_path, "b = 65536\n    b = 65536", "(b, 1)", "b[0] * b[0] > 0")
     assert rc == 1 and "outside i32" in out, out
+
+
+def test_the_cast_of_a_folded_local_number_is_refused_without_blaming_triton(tmp_path):
+    """``c = 100`` handed to a helper is an i32 tensor in Triton, so ``(b * 2).to(tl.int8)`` is
+    Triton's -56; the frontend folds it to 200 and refuses the cast it does not compute, and the
+    message does not claim that Triton has no such cast (it said "nor in Triton, as a
+    constexpr")."""
+    rc, out = _dump(tmp_path, "c = 100", "c", "(b * 2).to(tl.int8) < 0")
+    assert rc == 1 and "kernel.py:14: error" in out, out
+    assert "nor in Triton" not in out and "a plain assignment bound is a tensor" in out, out

@@ -1915,8 +1915,10 @@ class Walker(WalkRules):
                 what = f"the compile-time number {number!r}" if number is not None \
                     else f"the constexpr `{self.src(e.args[0])}`"
                 raise self.err(f"`{self.src(e)}` casts {what}, which has no `.to` in the lowered "
-                               f"kernel (nor in Triton, as a constexpr): write the number in the "
-                               f"type wanted, or compute the cast from a run-time value",
+                               f"kernel (in Triton a constexpr has none either, and a number a "
+                               f"plain assignment bound is a tensor whose cast the frontend does "
+                               f"not compute): write the number in the type wanted, or compute "
+                               f"the cast from a run-time value",
                                e, check="unsupported-expression")
             rest = [self.eval(a) for a in e.args[1:]]
             kwargs = {k: self.eval(v) for k, v in e.kwargs}
