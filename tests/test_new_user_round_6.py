@@ -12,6 +12,11 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
 - FlashMLA's ``flash_attn_varlen_func`` (and its packed forms) gave the bare "module
   'tle_kernels' has no attribute"; it now says that FlashMLA's dense varlen prefill is not
   provided and which of FlashMLA's names are (docs/decode.md too).
+- ``bench_sparse_decode --shape`` took any head count (``b4_s1_h100``), which
+  ``flash_mla_with_kvcache`` refuses with indices (h_q one of 8, 16, 32, 64, 128): the naive
+  kernel would have timed a shape no call can run. A usage error now, and ``--help`` says so.
+- ``bench_sparse_mla --case h16 --h 64`` (and ``python3 -m tle_kernels`` with them) dropped
+  ``--h`` silently (the case sets H); a usage error now.
 """
 
 from __future__ import annotations
@@ -143,3 +148,71 @@ def test_every_other_flashmla_name_is_there_and_the_docs_say_which_are_not():
     assert ("FlashMLA's dense variable-length prefill (`flash_attn_varlen_func`, "
             "`flash_attn_varlen_qkvpacked_func`, `flash_attn_varlen_kvpacked_func`: SM100 "
             "kernels) is not: asking for one raises AttributeError saying so") in text
+
+
+# ---- the benchmarks' arguments -----------------------------------------------------------------
+
+
+def run_module(capsys, main, argv):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    out, err = capsys.readouterr()
+    return e.value.code, out, err
+
+
+@pytest.mark.parametrize("shape", ["b4_s1_h100", "b1_s1_h1", "b128_s1_h256"])
+def test_bench_sparse_decode_refuses_a_head_count_the_decode_refuses(capsys, shape):
+    from tle_kernels import bench_sparse_decode as B
+
+    code, out, err = run_module(capsys, B.parse_args, ["--shape", shape])
+    h = shape.rsplit("h", 1)[1]
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1] == (
+        f"python3 -m tle_kernels.bench_sparse_decode: error: argument --shape: shape {shape!r}: "
+        f"H must be one of 8, 16, 32, 64, 128 (the sparse decode's head counts), got {h}")
+    assert "Traceback" not in err
+
+
+def test_bench_sparse_decode_takes_each_head_count_of_the_decode(capsys):
+    from tle_kernels import bench_sparse_decode as B
+
+    names = [f"b2_s1_h{h}" for h in sparse_decode_api.H_Q]
+    args = B.parse_args(["--shape", *names])
+    assert [B.parse_shape(n) for n in args.shape] == [(2, 1, h) for h in sparse_decode_api.H_Q]
+    with pytest.raises(SystemExit):
+        B.parse_args(["--help"])
+    text = " ".join(capsys.readouterr()[0].split())
+    assert "shapes to time: any bB_sS_hH, H one of 8, 16, 32, 64, 128 (e.g. b4_s1_h128)" in text
+
+
+@pytest.mark.parametrize("prog", ["bench", "main_job"])
+def test_bench_sparse_mla_head_case_with_another_h_is_a_usage_error(capsys, monkeypatch, prog):
+    from tle_kernels import bench_sparse_mla as M
+
+    if prog == "bench":
+        code, out, err = run_module(capsys, M.main, ["--case", "h16", "--h", "64"])
+        name = "python3 -m tle_kernels.bench_sparse_mla"
+    else:
+        # python3 -m tle_kernels checks the benchmark's arguments on a CPU as the benchmark would
+        import runpy
+        import sys
+
+        monkeypatch.setattr(sys, "argv", ["tle_kernels", "--case", "h32", "--h", "128"])
+        with pytest.raises(SystemExit) as e:
+            runpy.run_module("tle_kernels", run_name="__main__")
+        code, (out, err) = e.value.code, capsys.readouterr()
+        name = "python3 -m tle_kernels"
+    want = ("--h 64: --case h16 times H = 16" if prog == "bench"
+            else "--h 128: --case h32 times H = 32")
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1] == f"{name}: error: {want}; leave --h out"
+
+
+def test_bench_sparse_mla_h_resolves_as_before():
+    from tle_kernels import bench_sparse_mla as M
+
+    assert M.parse_args([]).h == 128
+    assert M.parse_args(["--h", "96"]).h == 96
+    assert M.parse_args(["--case", "h16"]).h == 16
+    assert M.parse_args(["--case", "h32", "--h", "32"]).h == 32
+    assert M.parse_args(["--case", "sink", "--h", "64"]).h == 64

@@ -49,11 +49,11 @@ def main(argv=None) -> int:
     if argv:
         # checked as the benchmark would check them (a bad flag: its usage error, exit 2), then
         # ignored: a CPU runs no benchmark, and silence would look as if they had been used
-        from .bench_sparse_mla import build_parser
+        from .bench_sparse_mla import build_parser, parse_args
 
         ap = build_parser()
         ap.prog = "python3 -m tle_kernels"
-        ap.parse_args(["--check", *argv])
+        parse_args(["--check", *argv], ap)
         print(f"python3 -m tle_kernels: note: no CUDA GPU here, so no benchmark runs and its "
               f"arguments ({' '.join(argv)}) are ignored", file=sys.stderr, flush=True)
     from tle_compiler.cli.dump import main as tle_dump

@@ -79,11 +79,17 @@ SHAPE_RE = re.compile(r"b(\d+)_s(\d+)_h(\d+)")
 
 
 def parse_shape(name: str) -> tuple:
-    """(b, s_q, h_q) of a shape name bB_sS_hH (SHAPES' names and any other, e.g. b1_s1_h128)."""
+    """(b, s_q, h_q) of a shape name bB_sS_hH (SHAPES' names and any other, e.g. b1_s1_h128):
+    B, S >= 1 and H one of the sparse decode's head counts (sparse_decode_api.H_Q), which
+    flash_mla_with_kvcache refuses others of (the naive kernel would time them all the same)."""
     m = SHAPE_RE.fullmatch(name)
     if not m or min(int(x) for x in m.groups()) < 1:
         raise ValueError(f"shape {name!r}: expected bB_sS_hH with B, S, H >= 1 (e.g. b4_s1_h128)")
-    return tuple(int(x) for x in m.groups())
+    b, s_q, h_q = (int(x) for x in m.groups())
+    if h_q not in A.H_Q:
+        raise ValueError(f"shape {name!r}: H must be one of {', '.join(map(str, A.H_Q))} (the "
+                         f"sparse decode's head counts), got {h_q}")
+    return b, s_q, h_q
 
 
 def shape_name(text: str) -> str:
@@ -223,7 +229,8 @@ def parse_args(argv=None):
     ap = bench_parser("tle_kernels.bench_sparse_decode", __doc__)
     ap.add_argument("--shape", nargs="+", default=list(SHAPES), type=shape_name,
                     metavar="bB_sS_hH",
-                    help="shapes to time: any bB_sS_hH (e.g. b4_s1_h128); default "
+                    help="shapes to time: any bB_sS_hH, H one of "
+                         + ", ".join(map(str, A.H_Q)) + " (e.g. b4_s1_h128); default "
                          + " ".join(SHAPES))
     ap.add_argument("--cache", nargs="+", default=list(CACHES), choices=CACHES,
                     help="KV caches to time (default: fp8 bf16)")

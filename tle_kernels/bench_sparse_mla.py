@@ -42,6 +42,7 @@ import math
 import sys
 import time
 import traceback
+from typing import Optional
 
 import torch
 
@@ -212,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fast subset: SKV 8K and 128K, warmup 10 ms, rep 50 ms")
     ap.add_argument("--sq", type=positive, default=SQ,
                     help=f"query tokens S (default {SQ})")
-    ap.add_argument("--h", type=positive, default=H,
+    ap.add_argument("--h", type=positive, default=None,
                     help=f"query heads H (default {H}; --case h16 / h32 set it to 16 / 32)")
     ap.add_argument("--topk", type=positive, default=TOPK,
                     help=f"index slots per query token (default {TOPK}; the TLE kernels take "
@@ -225,13 +226,26 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None) -> int:
-    ap = build_parser()
+def parse_args(argv=None, ap: Optional[argparse.ArgumentParser] = None) -> argparse.Namespace:
+    """The benchmark's arguments (``ap``: ``build_parser()`` unless given), ``--h`` resolved:
+    --case h16 / h32 sets H, and an --h that says otherwise is a usage error (exit 2) rather than
+    dropped."""
+    ap = build_parser() if ap is None else ap
     args = ap.parse_args(argv)
+    if args.case in HEAD_CASES:
+        heads = HEAD_CASES[args.case]
+        if args.h is not None and args.h != heads:
+            ap.error(f"--h {args.h}: --case {args.case} times H = {heads}; leave --h out")
+        args.h = heads
+    elif args.h is None:
+        args.h = H
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
     if gpu_missing():
         return 2
-    if args.case in HEAD_CASES:
-        args.h = HEAD_CASES[args.case]
     skvs = args.skv or ([HEAD_CASE_SKV] if args.case in HEAD_CASES else
                         [8192, 131072] if args.quick else list(SKVS))
     warmup, rep = (10, 50) if args.quick else (50, 200)
