@@ -61,6 +61,10 @@ Bugs found, one line each:
    writer committing twice that way with no reader was verified, where Triton (visit_Assert
    builds test and message) and Python run both commits, a hang. FIXED: a helper call in an
    assert is refused (frontend/build.py s_Assert).
+11. A call in a local variable's annotation (`x: put(w, x_ptr, 0) = 3`, or without a value)
+   was ignored, as Python ignores it, but Triton 3.6 evaluates the annotation first
+   (visit_AnnAssign): two such commits at capacity 1 with no reader were verified, a hang in
+   Triton. FIXED: refused (frontend/build.py s_AnnAssign).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
 `tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
@@ -661,5 +665,29 @@ def test_a_helper_called_in_an_assert_is_refused(tmp_path, capsys, stmt):
 def test_an_assert_of_a_library_function_stays_verified(tmp_path, capsys):
     text = ONE.replace("    x = WRITER\n", "    assert tl.maximum(N, 0) >= 0\n").replace(
         "RBOUND", "0")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+
+
+# ----------------------------------------- a call in a local annotation (bug 11)
+
+@pytest.mark.parametrize("stmt", ["x: put(w, x_ptr, 0) = 3\n    y: put(w, x_ptr, 1) = 4",
+                                  "x: put(w, x_ptr, 0)\n    y: put(w, x_ptr, 1)"],
+                         ids=["with a value", "without a value"])
+def test_a_call_in_a_local_annotation_is_refused(tmp_path, capsys, stmt):
+    """Triton 3.6 evaluates a local annotation (code_generator.visit_AnnAssign visits it
+    first), Python does not, and the builder ignored it: a capacity-1 writer committing twice
+    through annotations, with no reader, was verified where Triton hangs at the second
+    acquire."""
+    text = ONE.replace("capacity=2, tile=tle.gpu.alloc([2, 64]", "capacity=1, tile=tle.gpu.alloc("
+                       "[1, 64]").replace("    x = WRITER\n", f"    {stmt}\n").replace(
+                       "RBOUND", "0")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "in the annotation of `x`", "[unsupported-expression]"))
+
+
+def test_a_name_annotation_stays_verified(tmp_path, capsys):
+    text = ONE.replace("    x = WRITER\n", "    x: int = put(w, x_ptr, 0)\n    y: tl.constexpr = 3\n"
+                       ).replace("RBOUND", "1")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")

@@ -1286,6 +1286,16 @@ class Builder(BuildRules):
         return e, st
 
     def s_AnnAssign(self, s: ast.AnnAssign) -> None:
+        # Triton 3.6 evaluates the annotation first (visit_AnnAssign), Python does not (of a
+        # local name): a call there (a helper's pipe events) runs in one and not the other
+        call = next((n for n in ast.walk(s.annotation)
+                     if isinstance(n, (ast.Call, ast.NamedExpr))), None)
+        if call is not None:
+            raise self.err(f"`{ast.unparse(call)}` in the annotation of "
+                           f"`{ast.unparse(s.target)}`: Triton 3.6 evaluates an annotation "
+                           f"(and runs what it calls) where Python does not; annotate with a "
+                           f"name (tl.constexpr) and call it as a statement", call,
+                           check="unsupported-expression")
         if s.value is None:
             return
         e, st = self.expr(s.value)
