@@ -17,6 +17,14 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
   kernel would have timed a shape no call can run. A usage error now, and ``--help`` says so.
 - ``bench_sparse_mla --case h16 --h 64`` (and ``python3 -m tle_kernels`` with them) dropped
   ``--h`` silently (the case sets H); a usage error now.
+- ``flash_mla_with_kvcache`` on FakeTensors (FakeTensorMode's shape propagation) with a torch
+  built without CUDA failed with torch's AssertionError "Torch not compiled with CUDA enabled":
+  filling the metadata asked the device's SM count. It fills n_split 1 there now (the fake
+  outputs do not depend on it) and returns the fake outputs; the metadata's shape checks hold.
+
+Found right (pinned here): the custom ops' fake implementations (meta tensors and
+FakeTensorMode: out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32; the prefill's three
+outputs), and the errors of a new user's wrong calls, each naming the argument before any launch.
 """
 
 from __future__ import annotations
@@ -216,3 +224,62 @@ def test_bench_sparse_mla_h_resolves_as_before():
     assert M.parse_args(["--case", "h16"]).h == 16
     assert M.parse_args(["--case", "h32", "--h", "32"]).h == 32
     assert M.parse_args(["--case", "sink", "--h", "64"]).h == 64
+
+
+# ---- flash_mla_with_kvcache on FakeTensors, torch without CUDA ---------------------------------
+
+
+def dense_args(device, b=3, s_q=2, h_q=16, h_kv=1):
+    return (torch.empty(b, s_q, h_q, 576, dtype=BF16, device=device),
+            torch.empty(4, 64, h_kv, 576, dtype=BF16, device=device),
+            torch.empty(b, 5, dtype=I32, device=device), torch.empty(b, dtype=I32, device=device))
+
+
+needs_cpu_torch = pytest.mark.skipif(torch.cuda.is_available(),
+                                     reason="the case of a torch built without CUDA")
+
+
+@needs_cpu_torch
+@pytest.mark.parametrize("causal", [False, True])
+def test_dense_decode_on_fake_tensors_without_cuda_gives_the_fake_outputs(causal):
+    meta, _ = flash_mla.get_mla_metadata()
+    with FakeTensorMode():
+        q, k, bt, cs = dense_args("cuda", h_q=32, h_kv=2)
+        out, lse = flash_mla.flash_mla_with_kvcache(q, k, bt, cs, 512, meta, causal=causal)
+        assert (tuple(out.shape), out.dtype, out.device.type) == ((3, 2, 32, 512), BF16, "cuda")
+        assert (tuple(lse.shape), lse.dtype) == ((3, 32, 2), torch.float32)
+        # the metadata is filled and checked as on a GPU: the same shapes again, then others
+        flash_mla.flash_mla_with_kvcache(q, k, bt, cs, 512, meta, causal=causal)
+        q2, k2, bt2, cs2 = dense_args("cuda", b=4, h_q=32, h_kv=2)
+        with pytest.raises(ValueError, match=r"^tile_scheduler_metadata: it was filled by a call "
+                                             r"with other shapes \(b 3 -> 4\)"):
+            flash_mla.flash_mla_with_kvcache(q2, k2, bt2, cs2, 512, meta, causal=causal)
+    assert meta.have_initialized and meta.n_split == 1 and meta.sm_count is None
+    assert meta.config == decode_api.DecodeSchedMeta.Config(3, 2, 32, 64, 2, causal)
+
+
+@needs_cpu_torch
+def test_sparse_decode_call_on_fake_tensors_without_cuda_gives_the_fake_outputs():
+    meta, _ = flash_mla.get_mla_metadata()
+    with FakeTensorMode():
+        q, k, idx = sparse_args("cuda", b=2, s_q=1, h_q=64, topk=256)
+        out, lse = flash_mla.flash_mla_with_kvcache(q, k, None, None, 512, meta,
+                                                    is_fp8_kvcache=True, indices=idx)
+    assert (tuple(out.shape), out.dtype) == ((2, 1, 64, 512), BF16)
+    assert (tuple(lse.shape), lse.dtype) == ((2, 64, 1), torch.float32)
+    assert meta.config.topk == 256 and meta.n_split == 1
+
+
+def test_the_sm_count_is_read_from_the_device_otherwise(monkeypatch):
+    # real (not fake) tensors, or a torch with CUDA: the device's count, as before
+    asked = []
+    monkeypatch.setattr(decode_api, "sm_count", lambda dev: asked.append(dev) or 132)
+    q = torch.empty(1, 1, 16, 576, dtype=BF16)
+    assert decode_api.fill_sm_count(q) == 132 and asked == [q.device]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    with FakeTensorMode():
+        fq = torch.empty(1, 1, 16, 576, dtype=BF16, device="cuda")
+        assert decode_api.fill_sm_count(fq) == 132
+    meta = decode_api.DecodeSchedMeta()
+    meta.fill(decode_api.DecodeSchedMeta.Config(2, 1, 128, 64, 1, False), 132)
+    assert meta.sm_count == 132 and meta.n_split == decode_api.choose_n_split(2, 1, 2, 132) > 1

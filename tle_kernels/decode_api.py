@@ -61,7 +61,9 @@ decode, chosen from the number of (request, kv head, 64-row block) work items ag
 (1 for a sparse call: its kernels run unsplit). The seesaw schedules itself: P programs per (kv
 head, row block), P from the SM count, walk either one request each or, when the batch does not
 fill the SMs once, equal shares of the batch's K-tile pairs computed in the kernel from
-cache_seqlens (tle_kernels/mla_decode_parts.py, its combine after it).
+cache_seqlens (tle_kernels/mla_decode_parts.py, its combine after it). A call on FakeTensors
+(FakeTensorMode) with a torch built without CUDA, which has no SM count to read, fills n_split 1:
+the custom ops' fake implementations give the outputs' shapes, which do not depend on it.
 Nothing reads cache_seqlens on the host, so filling the metadata needs no host synchronisation and
 every launch's grid is a function of shapes alone: a whole decode step captures in a CUDA graph
 and replays with new cache_seqlens. A later call with other shapes (or another causal; for a sparse call another
@@ -93,7 +95,7 @@ import torch
 
 from . import sparse_decode_api as sparse_api
 from .api import check_tensor, int_type_note, rows_aligned, sm_count, sparse_mla_prefill, type_name
-from .data_pointers import rows_aligned_where_known
+from .data_pointers import FakeTensor, rows_aligned_where_known
 from .mla_decode_launch import (TMA_ENV, TMA_KERNELS, env_switch, parts_for,
                                 per_request_leaves_sms_idle, row_blocks,
                                 tma_layout_unavailable_reason)
@@ -270,13 +272,15 @@ class DecodeSchedMeta:
     n_split: Optional[int] = None
     sm_count: Optional[int] = None
 
-    def fill(self, config: Config, sms: int) -> None:
+    def fill(self, config: Config, sms: Optional[int]) -> None:
         """Fill from the first call's shapes and the SM count of its device. A sparse call gets
         n_split 1: the sparse decode kernels run unsplit (one program per request, query row and
-        head block)."""
+        head block). ``sms`` None: the count cannot be read (FakeTensors on a torch without CUDA,
+        ``fill_sm_count``); n_split is then 1, which the custom ops' fake outputs do not depend
+        on, and no kernel can run on that torch to use it."""
         self.config = config
-        self.sm_count = int(sms)
-        if config.sparse:
+        self.sm_count = None if sms is None else int(sms)
+        if config.sparse or sms is None:
             self.n_split = 1
         else:
             self.n_split = choose_n_split(config.b, config.h_kv,
@@ -307,6 +311,15 @@ class DecodeSchedMeta:
                 f"tile_scheduler_metadata: it was filled by a call with other shapes ({diff}); "
                 "reuse a metadata object only with the same shapes and cache_seqlens, as FlashMLA "
                 "requires: call get_mla_metadata() again for this shape")
+
+
+def fill_sm_count(q: torch.Tensor) -> Optional[int]:
+    """The SM count a first call fills the metadata with: that of q's device, or None for
+    FakeTensors (FakeTensorMode's shape propagation) on a torch built without CUDA, which has no
+    device to ask (torch.cuda raises 'Torch not compiled with CUDA enabled')."""
+    if isinstance(q, FakeTensor) and not torch.cuda.is_available():
+        return None
+    return sm_count(q.device)
 
 
 def get_mla_metadata(*args, **kwargs) -> Tuple[DecodeSchedMeta, None]:
@@ -649,7 +662,7 @@ def flash_mla_with_kvcache(q: torch.Tensor, k_cache: torch.Tensor, block_table: 
                     extra_k_cache, extra_indices_in_kvcache, topk_length, extra_topk_length, impl)
     meta = tile_scheduler_metadata
     if not meta.have_initialized:
-        meta.fill(info["config"], sm_count(q.device))
+        meta.fill(info["config"], fill_sm_count(q))
     if info["sparse"]:
         return torch.ops.tle_kernels.sparse_mla_decode(
             q, k_cache, indices, info["softmax_scale"], is_fp8_kvcache, attn_sink, topk_length,
