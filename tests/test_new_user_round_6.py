@@ -21,6 +21,8 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
   built without CUDA failed with torch's AssertionError "Torch not compiled with CUDA enabled":
   filling the metadata asked the device's SM count. It fills n_split 1 there now (the fake
   outputs do not depend on it) and returns the fake outputs; the metadata's shape checks hold.
+- the pair ``get_mla_metadata()`` returns, passed whole as ``tile_scheduler_metadata``, got
+  "expected the DecodeSchedMeta ..., got tuple"; the error now says to unpack it.
 
 Found right (pinned here): the custom ops' fake implementations (meta tensors and
 FakeTensorMode: out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32; the prefill's three
@@ -283,3 +285,47 @@ def test_the_sm_count_is_read_from_the_device_otherwise(monkeypatch):
     meta = decode_api.DecodeSchedMeta()
     meta.fill(decode_api.DecodeSchedMeta.Config(2, 1, 128, 64, 1, False), 132)
     assert meta.sm_count == 132 and meta.n_split == decode_api.choose_n_split(2, 1, 2, 132) > 1
+
+
+# ---- get_mla_metadata()'s pair passed whole ---------------------------------------------------
+
+UNPACK = (" (the pair get_mla_metadata() returns: pass its first item, sched_meta, _ = "
+          "get_mla_metadata())")
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_the_metadata_pair_passed_whole_is_told_to_be_unpacked(sparse):
+    pair = flash_mla.get_mla_metadata()
+    if sparse:
+        q, k, idx = sparse_args("cpu")
+        call = lambda meta: flash_mla.flash_mla_with_kvcache(  # noqa: E731
+            q, k, None, None, 512, meta, None, None, False, True, idx)
+    else:
+        q, k, bt, cs = dense_args("cpu")
+        call = lambda meta: flash_mla.flash_mla_with_kvcache(q, k, bt, cs, 512, meta)  # noqa: E731
+    with pytest.raises(TypeError) as e:
+        call(pair)
+    assert str(e.value) == ("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
+                            "tle_kernels.get_mla_metadata(), got tuple" + UNPACK)
+    # other wrong objects: the plain message (FlashMLA's old metadata tensor, None)
+    for wrong, name in ((torch.zeros(132, 8, dtype=I32), "torch.Tensor"), (None, "NoneType"),
+                        ((), "tuple")):
+        with pytest.raises(TypeError) as e:
+            call(wrong)
+        assert str(e.value) == ("tile_scheduler_metadata: expected the DecodeSchedMeta returned "
+                                f"by tle_kernels.get_mla_metadata(), got {name}")
+    # unpacked, the call gets as far as the device rule
+    with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor, got device cpu$"):
+        call(pair[0])
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((), {}),
+    ((torch.zeros(4, dtype=I32), 16, 1), {}),  # FlashMLA's older interface
+    ((), dict(cache_seqlens=torch.zeros(4, dtype=I32), num_q_tokens_per_head_k=16,
+              num_heads_k=1, num_heads_q=16, is_fp8_kvcache=True, topk=2048)),
+])
+def test_get_mla_metadata_takes_flashmla_signatures(args, kwargs):
+    meta, none = flash_mla.get_mla_metadata(*args, **kwargs)
+    assert isinstance(meta, decode_api.DecodeSchedMeta) and none is None
+    assert not meta.have_initialized and meta.config is None

@@ -339,6 +339,19 @@ _SPARSE_ARGS = ("attn_sink", "extra_k_cache", "extra_indices_in_kvcache", "topk_
                 "extra_topk_length")
 
 
+def check_metadata_type(meta) -> None:
+    """TypeError unless ``meta`` is a ``DecodeSchedMeta``. The pair get_mla_metadata() returns,
+    passed whole (a new user's slip: FlashMLA returns a tuple too), is told to be unpacked."""
+    if isinstance(meta, DecodeSchedMeta):
+        return
+    unpack = ""
+    if isinstance(meta, tuple) and meta and isinstance(meta[0], DecodeSchedMeta):
+        unpack = (" (the pair get_mla_metadata() returns: pass its first item, "
+                  "sched_meta, _ = get_mla_metadata())")
+    raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
+                    f"tle_kernels.get_mla_metadata(), got {type_name(meta)}{unpack}")
+
+
 def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
              num_splits=None, softmax_scale=None, causal=False, is_fp8_kvcache=False, indices=None,
              attn_sink=None, extra_k_cache=None, extra_indices_in_kvcache=None, topk_length=None,
@@ -369,9 +382,7 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         if given[name] is not None:
             raise ValueError(f"{name}: belongs to the sparse decode (pass indices); the dense "
                              "decode (indices None) requires None, as FlashMLA does")
-    if not isinstance(tile_scheduler_metadata, DecodeSchedMeta):
-        raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
-                        f"tle_kernels.get_mla_metadata(), got {type_name(tile_scheduler_metadata)}")
+    check_metadata_type(tile_scheduler_metadata)
     tile_scheduler_metadata.check_kind(sparse=False)
     if num_splits is not None:
         raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface; the "
@@ -459,10 +470,7 @@ def validate_sparse_call(q, k_cache, head_dim_v, tile_scheduler_metadata, num_sp
     causal False), then every rule of ``sparse_decode_api.validate_sparse`` (its device check
     last), then the metadata's shapes. block_table and cache_seqlens are not taken: FlashMLA
     ignores them here."""
-    if not isinstance(tile_scheduler_metadata, DecodeSchedMeta):
-        raise TypeError("tile_scheduler_metadata: expected the DecodeSchedMeta returned by "
-                        "tle_kernels.get_mla_metadata(), got "
-                        f"{type_name(tile_scheduler_metadata)}")
+    check_metadata_type(tile_scheduler_metadata)
     tile_scheduler_metadata.check_kind(sparse=True)
     if num_splits is not None:
         raise ValueError(f"num_splits: must be None (a placeholder of FlashMLA's interface), got "
