@@ -65,6 +65,10 @@ Bugs found, one line each:
    was ignored, as Python ignores it, but Triton 3.6 evaluates the annotation first
    (visit_AnnAssign): two such commits at capacity 1 with no reader were verified, a hang in
    Triton. FIXED: refused (frontend/build.py s_AnnAssign).
+12. A call whose positional and keyword arguments both perform pipe events (`two(put(w, x_ptr,
+   0), b=put(w, x_ptr, 1))`, also of a tl function) was read in Python's order (positional
+   first) and verified; Triton 3.6's visit_Call builds the keyword arguments first, acquiring
+   index 1 before 0 at capacity 1, a hang. FIXED: refused (frontend/build.py call_arguments).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
 `tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
@@ -689,5 +693,42 @@ def test_a_call_in_a_local_annotation_is_refused(tmp_path, capsys, stmt):
 def test_a_name_annotation_stays_verified(tmp_path, capsys):
     text = ONE.replace("    x = WRITER\n", "    x: int = put(w, x_ptr, 0)\n    y: tl.constexpr = 3\n"
                        ).replace("RBOUND", "1")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+
+
+# ------------------------------------- keyword arguments Triton builds first (bug 12)
+
+TWO = '''
+
+def two(a, b):
+    return a + b
+'''
+
+
+@pytest.mark.parametrize("call", ["two(put(w, x_ptr, 0), b=put(w, x_ptr, 1))",
+                                  "tl.maximum(put(w, x_ptr, 0), y=put(w, x_ptr, 1))"])
+def test_events_in_positional_and_keyword_arguments_are_refused(tmp_path, capsys, call):
+    """Python evaluates a call's positional arguments before its keyword ones, Triton 3.6's
+    visit_Call the keyword ones first: at capacity 1, `two(put(.., 0), b=put(.., 1))` commits
+    0 then 1 in Python (verified) and acquires index 1 first in Triton, which waits for a phase
+    of the empty barrier that never completes (a hang). Refused."""
+    text = ONE.replace("capacity=2, tile=tle.gpu.alloc([2, 64]", "capacity=1, tile=tle.gpu.alloc("
+                       "[1, 64]").replace("    x = WRITER\n", f"    x = {call}\n").replace(
+                       "RBOUND", "2") + TWO
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "Python evaluates the positional arguments first, Triton "
+                       "3.6 the keyword ones", "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("call", ["two(a=put(w, x_ptr, 0), b=put(w, x_ptr, 1))",
+                                  "two(put(w, x_ptr, 0), put(w, x_ptr, 1))",
+                                  "two(put(w, x_ptr, 0), b=1) + put(w, x_ptr, 1)"])
+def test_events_in_arguments_of_one_kind_stay_verified(tmp_path, capsys, call):
+    """Keyword arguments alone (evaluated in written order by both), positional ones alone, or
+    a keyword without events: verified."""
+    text = ONE.replace("capacity=2, tile=tle.gpu.alloc([2, 64]", "capacity=1, tile=tle.gpu.alloc("
+                       "[1, 64]").replace("    x = WRITER\n", f"    x = {call}\n").replace(
+                       "RBOUND", "2") + TWO
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")

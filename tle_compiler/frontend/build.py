@@ -2259,10 +2259,11 @@ class Builder(BuildRules):
     def in_kernel_body(self) -> bool:
         return not self.in_partition
 
-    def no_effects_in(self, emitted: list, node: ast.AST, where: str) -> None:
-        """Refuse statements the builder emitted for ``node`` (an inlined helper's body) that
-        perform a pipe event or write memory (a store, an atomic, a TMA copy), where ``node`` is
-        evaluated only sometimes (``where``): the kernel IR would run them always."""
+    @staticmethod
+    def effect_of(emitted: list) -> Optional[str]:
+        """The first pipe event or memory write (a store, an atomic, a TMA copy) of statements
+        the builder emitted (an inlined helper's body), described with its place; None when
+        they only compute values."""
         for st in K.walk_stmts(tuple(emitted)):
             for e in K.stmt_exprs(st):
                 for x in K.walk_expr(e):
@@ -2271,10 +2272,39 @@ class Builder(BuildRules):
                                 x.name in ("tl.store", "tle.gpu.tma_load")
                                 or x.name.startswith("tl.atomic_")) else None)
                     if what is not None:
-                        raise self.err(f"`{ast.unparse(node)}` performs {what}, at "
-                                       f"{shown(x.loc.file or '')}:{x.loc.line}, inside {where}: "
-                                       f"the kernel IR would run it always; call the helper in "
-                                       f"an `if` statement", node, check="conditional-event")
+                        return f"{what}, at {shown(x.loc.file or '')}:{x.loc.line}"
+        return None
+
+    def no_effects_in(self, emitted: list, node: ast.AST, where: str) -> None:
+        """Refuse statements the builder emitted for ``node`` (an inlined helper's body) that
+        perform a pipe event or write memory (a store, an atomic, a TMA copy), where ``node`` is
+        evaluated only sometimes (``where``): the kernel IR would run them always."""
+        what = self.effect_of(emitted)
+        if what is not None:
+            raise self.err(f"`{ast.unparse(node)}` performs {what}, inside {where}: the kernel "
+                           f"IR would run it always; call the helper in an `if` statement",
+                           node, check="conditional-event")
+
+    def call_arguments(self, node: ast.Call, build) -> tuple[list, list]:
+        """A call's positional arguments, then its keyword ones (name, value), each built by
+        ``build`` in Python's order. Triton 3.6 builds the keyword arguments first
+        (code_generator.visit_Call): where a keyword argument and a positional one both perform
+        pipe events or writes (helpers inlined there), the two orders run them differently,
+        refused."""
+        start = len(self.out)
+        args = [build(a) for a in node.args]
+        middle = len(self.out)
+        kwargs = [(k.arg, build(k.value)) for k in node.keywords if k.arg is not None]
+        if node.args and node.keywords and not self.in_kernel_body():
+            first = self.effect_of(self.out[start:middle])
+            then = self.effect_of(self.out[middle:])
+            if first is not None and then is not None:
+                raise self.err(f"`{ast.unparse(node)}`: a positional argument performs {first}, "
+                               f"and a keyword argument {then}; Python evaluates the positional "
+                               f"arguments first, Triton 3.6 the keyword ones: bind them to "
+                               f"names in the order meant, then call", node,
+                               check="unsupported-expression")
+        return args, kwargs
 
     def no_events_in(self, e: K.Expr, node: ast.AST, where: str) -> None:
         """A pipe event evaluated inside ``where`` would depend on data: an error at it."""
@@ -2467,8 +2497,7 @@ class Builder(BuildRules):
             return self.host_function(path, node), None
         saved, self.not_triton = self.not_triton, self.not_triton or path == "tle_compiler.assume"
         try:
-            args = [self.value(a) for a in node.args]
-            kwargs = [(k.arg, self.value(k.value)) for k in node.keywords if k.arg is not None]
+            args, kwargs = self.call_arguments(node, self.value)
         finally:
             self.not_triton = saved
         if path == "builtins.len" and len(args) == 1 and not kwargs:
@@ -2676,8 +2705,8 @@ class Builder(BuildRules):
             raise self.err(f"recursive call of '{fdef.name}' in a partition: the frontend inlines "
                            f"helper functions and cannot inline a recursion", node,
                            check="recursion")
-        args = [self.expr(a) for a in node.args]
-        kwargs = {k.arg: self.expr(k.value) for k in node.keywords if k.arg is not None}
+        args, kw_items = self.call_arguments(node, self.expr)
+        kwargs = dict(kw_items)
         for a_node, (_, st) in zip(list(node.args) + [k.value for k in node.keywords],
                                    args + list(kwargs.values())):
             if st is not None and st.kind == "method":
