@@ -329,3 +329,36 @@ def test_get_mla_metadata_takes_flashmla_signatures(args, kwargs):
     meta, none = flash_mla.get_mla_metadata(*args, **kwargs)
     assert isinstance(meta, decode_api.DecodeSchedMeta) and none is None
     assert not meta.have_initialized and meta.config is None
+
+
+# ---- found right: the custom ops' fake implementations ---------------------------------------
+
+
+@pytest.mark.parametrize("b, s_q, h_q", [(3, 2, 16), (0, 1, 128), (1, 4, 64)])
+def test_decode_ops_on_meta_tensors_give_flashmla_shapes(b, s_q, h_q):
+    q = torch.empty(b, s_q, h_q, 576, dtype=BF16, device="meta")
+    k = torch.empty(4, 64, 1, 576, dtype=BF16, device="meta")
+    bt = torch.empty(b, 5, dtype=I32, device="meta")
+    cs = torch.empty(b, dtype=I32, device="meta")
+    out, lse = torch.ops.tle_kernels.mla_decode(q, k, bt, cs, 0.1, False, 1, "auto")
+    assert (tuple(out.shape), out.dtype, out.device.type) == ((b, s_q, h_q, 512), BF16, "meta")
+    assert (tuple(lse.shape), lse.dtype) == ((b, h_q, s_q), torch.float32)
+    kf = torch.empty(4, 64, 1, 656, dtype=torch.uint8, device="meta")
+    idx = torch.empty(b, s_q, 128, dtype=I32, device="meta")
+    out, lse = torch.ops.tle_kernels.sparse_mla_decode(q, kf, idx, 0.1, True, None, None, None,
+                                                       None, None, "auto")
+    assert (tuple(out.shape), out.dtype) == ((b, s_q, h_q, 512), BF16)
+    assert (tuple(lse.shape), lse.dtype) == ((b, h_q, s_q), torch.float32)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_prefill_on_fake_tensors_gives_flashmla_shapes(batched):
+    lead = (2,) if batched else ()
+    with FakeTensorMode():
+        q = torch.empty(*lead, 10, 16, 512, dtype=BF16, device="cuda")
+        kv = torch.empty(*lead, 20, 1, 512, dtype=BF16, device="cuda")
+        idx = torch.empty(*lead, 10, 1, 64, dtype=I32, device="cuda")
+        out, max_logits, lse = flash_mla.flash_mla_sparse_fwd(q, kv, idx, 512 ** -0.5)
+    assert (tuple(out.shape), out.dtype) == ((*lead, 10, 16, 512), BF16)
+    for t in (max_logits, lse):
+        assert (tuple(t.shape), t.dtype) == ((*lead, 10, 16), torch.float32)
