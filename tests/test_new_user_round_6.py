@@ -23,6 +23,8 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
   outputs do not depend on it) and returns the fake outputs; the metadata's shape checks hold.
 - the pair ``get_mla_metadata()`` returns, passed whole as ``tile_scheduler_metadata``, got
   "expected the DecodeSchedMeta ..., got tuple"; the error now says to unpack it.
+- a filled metadata's config had FlashMLA's fields but ``h_k`` (spelt ``h_kv``); ``h_k`` reads
+  it too.
 
 Found right (pinned here): the custom ops' fake implementations (meta tensors and
 FakeTensorMode: out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32; the prefill's three
@@ -362,3 +364,48 @@ def test_prefill_on_fake_tensors_gives_flashmla_shapes(batched):
     assert (tuple(out.shape), out.dtype) == ((*lead, 10, 16, 512), BF16)
     for t in (max_logits, lse):
         assert (tuple(t.shape), t.dtype) == ((*lead, 10, 16), torch.float32)
+
+
+# ---- FlashMLA's signatures and metadata fields ------------------------------------------------
+
+# FlashMLA's flash_mla/flash_mla_interface.py: each function's parameters and defaults
+FLASH_MLA_SIGNATURES = {
+    "flash_mla_with_kvcache": [
+        ("q", None), ("k_cache", None), ("block_table", None), ("cache_seqlens", None),
+        ("head_dim_v", None), ("tile_scheduler_metadata", None), ("num_splits", "None"),
+        ("softmax_scale", "None"), ("causal", "False"), ("is_fp8_kvcache", "False"),
+        ("indices", "None"), ("attn_sink", "None"), ("extra_k_cache", "None"),
+        ("extra_indices_in_kvcache", "None"), ("topk_length", "None"),
+        ("extra_topk_length", "None")],
+    "flash_mla_sparse_fwd": [("q", None), ("kv", None), ("indices", None), ("sm_scale", None),
+                             ("d_v", "512"), ("attn_sink", "None"), ("topk_length", "None")],
+    "get_mla_metadata": [("args", None), ("kwargs", None)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLASH_MLA_SIGNATURES))
+def test_flashmla_parameters_in_order_with_their_defaults(name):
+    import inspect
+
+    params = inspect.signature(getattr(flash_mla, name)).parameters.values()
+    positional = [(p.name, None if p.default is p.empty else repr(p.default)) for p in params
+                  if p.kind is not p.KEYWORD_ONLY]
+    assert positional == FLASH_MLA_SIGNATURES[name]
+    # what this package adds is keyword only
+    assert [p.name for p in params if p.kind is p.KEYWORD_ONLY] in ([], ["impl"])
+
+
+def test_a_filled_metadata_config_has_flashmla_field_names():
+    # FlashMLASchedMeta.Config: b, s_q, h_q, page_block_size, h_k, causal, is_fp8_kvcache, topk,
+    # extra_page_block_size, extra_topk
+    meta, _ = flash_mla.get_mla_metadata()
+    assert meta.have_initialized is False and meta.config is None
+    cfg = decode_api.DecodeSchedMeta.Config(3, 2, 32, 64, 2, True)
+    meta.fill(cfg, 132)
+    got = {f: getattr(meta.config, f) for f in (
+        "b", "s_q", "h_q", "page_block_size", "h_k", "causal", "is_fp8_kvcache", "topk",
+        "extra_page_block_size", "extra_topk")}
+    assert got == dict(b=3, s_q=2, h_q=32, page_block_size=64, h_k=2, causal=True,
+                       is_fp8_kvcache=False, topk=None, extra_page_block_size=None,
+                       extra_topk=None)
+    assert meta.have_initialized is True

@@ -252,6 +252,12 @@ class DecodeSchedMeta:
         def sparse(self) -> bool:
             return self.topk is not None
 
+        @property
+        def h_k(self) -> int:
+            """``h_kv`` under the name FlashMLA's ``FlashMLASchedMeta.Config`` gives it, so code
+            that reads a filled metadata's config as FlashMLA's finds every field."""
+            return self.h_kv
+
         @classmethod
         def of(cls, q: torch.Tensor, k_cache: torch.Tensor, causal: bool) -> "DecodeSchedMeta.Config":
             return cls(int(q.shape[0]), int(q.shape[1]), int(q.shape[2]), int(k_cache.shape[1]),
