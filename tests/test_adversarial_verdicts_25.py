@@ -70,14 +70,21 @@ Bugs found, one line each:
    first) and verified; Triton 3.6's visit_Call builds the keyword arguments first, acquiring
    index 1 before 0 at capacity 1, a hang. FIXED: refused (frontend/build.py call_arguments).
 
-Checked and found right (pinned below): `range(N and 2)` (Triton drops the constant of a
-`tensor and constant`, leaving N), `(N > 0) and 3` as a loop bound (refused: an i1 bound),
-DEFAULT_CONFIG typing a protocol argument i64 / u32 / i16 / i1 / fp32 (refused), casts of a pipe
-index through dtypes the frontend reaches by a module constant, a tuple or `tl.core` (refused),
-`warp_specialize` in a loop, an `if`, a helper or twice (refused), conditions on constants
-beyond the cutoff (`p != 1000`: rejected with its witness), tuples of pipes indexed from the end
-(`ps[-1]`), and tle-dump's exit 2 for a syntax error, a missing file, a file without kernels and
-a directory.
+Checked and found right (pinned below): `range(N and 2)` (Triton drops a truthy constant after
+a tensor, leaving N) and `range(N or 2)` (a truthy constant decides: 2), `(N > 0) and 3` as a
+loop bound (refused: an i1 bound), DEFAULT_CONFIG typing a protocol argument i64 / u32 / i16 / i1
+/ fp32 (refused), casts of a pipe index through dtypes reached by a module constant, a tuple,
+`tl.core`, `tl.dtype(...)` or a constexpr parameter (refused), `warp_specialize` in a loop, an
+`if` or twice (refused), conditions on constants beyond the cutoff (`p != 1000`: rejected with
+its witness), tuples of pipes indexed from the end (`ps[-1]`), and tle-dump's exit 2 for a syntax
+error, an empty file, a file without kernels, a missing file and a directory. Also checked, not
+pinned (each refused or right): `triton.next_power_of_2` of a literal, negative and zero `range`
+steps (Triton's negative-step rewrite gives Python's values), `tl.range` loop options, `while`
+loops around events, early `return` / `break` / `continue`, `is` comparisons, chained
+comparisons, float comparisons of params, kernel-body loops that wrap in i32, loaded trip counts
+in partitions, one-shot pipes at odd indices (their waits are at parity 0), reader handles made
+in the kernel body and handed to two partitions, handles swapped in a loop, decorated helpers,
+and kernels defined twice (the last def is read, as Python binds it).
 """
 
 from __future__ import annotations
@@ -732,3 +739,108 @@ def test_events_in_arguments_of_one_kind_stay_verified(tmp_path, capsys, call):
                        "RBOUND", "2") + TWO
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
+
+
+# ------------------------------------------------------- checked and found right (pinned)
+
+@pytest.mark.parametrize("wbound,rbound,want", [
+    ("N and 2", "N", "verified"),  # Triton drops a truthy constant after a tensor: N
+    ("N and 2", "2", ("rejected", "[unconsumed]")),
+    ("N or 2", "2", "verified"),  # a truthy constant decides an `or` in Triton: 2
+    ("N > 0 and 3", "3", ("rejected", "is a bool", "[non-affine-loop]")),
+])
+def test_and_or_of_a_tensor_and_a_constant_as_triton_computes_it(tmp_path, capsys, wbound,
+                                                                  rbound, want):
+    code, err = dump(tmp_path, capsys, ring(wbound, rbound))
+    expect(code, err, want)
+
+
+@pytest.mark.parametrize("typ", ["i64", "u32", "i16", "i1", "fp32"])
+def test_a_protocol_argument_typed_other_than_i32_is_refused(tmp_path, capsys, typ):
+    text = ring().replace('"N": "i32"', f'"N": "{typ}"')
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[signature]"))
+
+
+@pytest.mark.parametrize("idx", ["p.to(I8)", "p.to(tl.core.int8)", "p.to((tl.int8, tl.int32)[0])",
+                                 "p.to(tl.dtype('int8'))", "p.to(C)"])
+def test_a_pipe_index_cast_through_a_narrow_dtype_is_refused(tmp_path, capsys, idx):
+    text = ring(prelude="I8 = tl.int8").replace("s = w.acquire(p)", f"s = w.acquire({idx})"
+                                                  ).replace("w.commit(p)", f"w.commit({idx})")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[non-affine]"))
+
+
+@pytest.mark.parametrize("where", ["loop", "if", "twice"])
+def test_warp_specialize_elsewhere_than_once_at_the_top_is_refused(tmp_path, capsys, where):
+    ws = "    tle.gpu.warp_specialize("
+    text = ring()
+    call = text[text.index(ws):text.index("[232])\n") + len("[232])\n")]
+    new = {"loop": "    for t in range(2):\n" + call.replace("\n    ", "\n        ").replace(
+               ws, "    " + ws, 1),
+           "if": "    if N > 3:\n" + call.replace("\n    ", "\n        ").replace(ws, "    " + ws, 1),
+           "twice": call + call}[where]
+    code, err = dump(tmp_path, capsys, text.replace(call, new))
+    expect(code, err, ("rejected", "[bad-warp-specialize]"))
+
+
+@pytest.mark.parametrize("cond,witness", [("p != 1000", "when N=1001, p=1000"),
+                                          ("p % 1000 != 999", "when N=1000, p=999")])
+def test_a_condition_on_a_constant_past_the_cutoff_is_found(tmp_path, capsys, cond, witness):
+    text = ring().replace("        s = w.acquire(p)\n", f"        if {cond}:\n            s = "
+                          "w.acquire(p)\n").replace(
+        "        tl.store(tle.gpu.local_ptr(s.tile)", "            tl.store(tle.gpu.local_ptr("
+        "s.tile)").replace("        w.commit(p)\n", "            w.commit(p)\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[wait-never-committed]", witness))
+
+
+PAIR = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    a = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    b = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, ((a, b), x_ptr, N)), (consume, ((a, b), y_ptr, N))],
+                            [4], [232])
+
+
+def produce(ps, x_ptr, N):
+    w = ps[WIDX].writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(ps, y_ptr, N):
+    r = ps[RIDX].reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+
+
+@pytest.mark.parametrize("widx,ridx,want", [("-1", "1", "verified"),
+                                            ("-1", "0", ("rejected", "[wait-never-committed]")),
+                                            ("-2", "0", "verified")])
+def test_a_tuple_of_pipes_indexed_from_the_end(tmp_path, capsys, widx, ridx, want):
+    code, err = dump(tmp_path, capsys, PAIR.replace("WIDX", widx).replace("RIDX", ridx))
+    expect(code, err, want)
+
+
+@pytest.mark.parametrize("name,text,words", [
+    ("syntax.py", "def f(:\n", "Python syntax error"),
+    ("empty.py", "", "no @tle.jit kernel"),
+    ("plain.py", "x = 1\n", "no @tle.jit kernel"),
+])
+def test_unusable_input_exits_2(tmp_path, capsys, name, text, words):
+    path = write_kernel(tmp_path, text, name)
+    code, out, err = run_dump(capsys, "-q", str(path))
+    assert code == 2 and words in err, err
+
+
+def test_a_missing_file_and_a_directory_exit_2(tmp_path, capsys):
+    for arg, words in ((tmp_path / "missing.py", "no such file"), (tmp_path, "is a directory")):
+        code, out, err = run_dump(capsys, "-q", str(arg))
+        assert code == 2 and words in err, err
