@@ -25,6 +25,9 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
   "expected the DecodeSchedMeta ..., got tuple"; the error now says to unpack it.
 - a filled metadata's config had FlashMLA's fields but ``h_k`` (spelt ``h_kv``); ``h_k`` reads
   it too.
+- ``help(tle_kernels)``, where ``python3 -m tle_kernels --help`` sends a user for the Python API,
+  listed no entry point (the names are imported lazily, and ``dir`` did not give them; nor did
+  tab completion): the package has a ``__dir__`` now.
 
 Found right (pinned here): the custom ops' fake implementations (meta tensors and
 FakeTensorMode: out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32; the prefill's three
@@ -409,3 +412,34 @@ def test_a_filled_metadata_config_has_flashmla_field_names():
                        is_fp8_kvcache=False, topk=None, extra_page_block_size=None,
                        extra_topk=None)
     assert meta.have_initialized is True
+
+
+# ---- help(tle_kernels) -------------------------------------------------------------------------
+
+
+def test_help_of_the_package_shows_the_entry_points():
+    # python3 -m tle_kernels --help points at help(tle_kernels) for the Python API
+    import pydoc
+
+    text = pydoc.render_doc(flash_mla, renderer=pydoc.plaintext)
+    for sig in ("flash_mla_with_kvcache(q: 'torch.Tensor', k_cache: 'torch.Tensor'",
+                "get_mla_metadata(*args, **kwargs)", "flash_mla_sparse_fwd(q: 'torch.Tensor'",
+                "sparse_mla_prefill(q: 'torch.Tensor'", "sparse_decode(q: 'torch.Tensor'",
+                "class DecodeSchedMeta("):
+        assert sig in text, sig
+    names = dir(flash_mla)
+    assert set(flash_mla.__all__) <= set(names) and "__getattr__" in names
+    assert not set(NOT_PROVIDED) & set(names)
+
+
+def test_dir_of_the_package_imports_nothing():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent.parent)
+    code = ("import sys, tle_kernels; names = dir(tle_kernels); "
+            "print('flash_mla_with_kvcache' in names, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin"})
+    assert out.stdout.split() == ["True", "False"]

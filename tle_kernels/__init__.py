@@ -28,6 +28,13 @@ _FLASH_MLA_NOT_PROVIDED = ("flash_attn_varlen_func", "flash_attn_varlen_qkvpacke
 __all__ = list(_API + _REF + _DECODE_API + _DECODE_REF + _SPARSE_DECODE_API + _SPARSE_DECODE_REF)
 
 
+def __dir__():
+    """The module's names and the lazily imported ones, so that ``dir(tle_kernels)``, tab
+    completion and ``help(tle_kernels)`` (which lists what ``dir`` gives) show the entry points;
+    asking imports them (and torch), as using them does."""
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name):
     if name in _API:
         from . import api
