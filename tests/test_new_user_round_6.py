@@ -17,6 +17,8 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
   kernel would have timed a shape no call can run. A usage error now, and ``--help`` says so.
 - ``bench_sparse_mla --case h16 --h 64`` (and ``python3 -m tle_kernels`` with them) dropped
   ``--h`` silently (the case sets H); a usage error now.
+- ``bench_sparse_decode --s-kv 100`` (fewer cache tokens than the 2048 slots, which name
+  distinct tokens) was taken: most slots were then invalid and skipped, yet counted in TFLOP/s.
 - ``flash_mla_with_kvcache`` on FakeTensors (FakeTensorMode's shape propagation) with a torch
   built without CUDA failed with torch's AssertionError "Torch not compiled with CUDA enabled":
   filling the metadata asked the device's SM count. It fills n_split 1 there now (the fake
@@ -443,3 +445,19 @@ def test_dir_of_the_package_imports_nothing():
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
                          check=True, env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin"})
     assert out.stdout.split() == ["True", "False"]
+
+
+def test_bench_sparse_decode_refuses_fewer_cache_tokens_than_slots(capsys):
+    from tle_kernels import bench_sparse_decode as B
+
+    code, out, err = run_module(capsys, B.parse_args, ["--s-kv", "100"])
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1] == (
+        "python3 -m tle_kernels.bench_sparse_decode: error: --s-kv 100: each query row's 2048 "
+        "slots (--topk) name distinct tokens of its request's cache, so --s-kv must be at least "
+        "--topk")
+    assert B.parse_args(["--s-kv", "2048"]).s_kv == 2048
+    assert B.parse_args(["--s-kv", "128", "--topk", "128"]).topk == 128
+    with pytest.raises(SystemExit):
+        B.parse_args(["--help"])
+    assert "(default 32768; at least --topk)" in " ".join(capsys.readouterr()[0].split())

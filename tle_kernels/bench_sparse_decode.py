@@ -237,7 +237,8 @@ def parse_args(argv=None):
     ap.add_argument("--impl", nargs="+", default=list(A.IMPLS), choices=A.IMPLS,
                     help="implementations to time (default: all; those not built are skipped)")
     ap.add_argument("--topk", type=int, default=TOPK, help=f"index slots per query row (default {TOPK}; a multiple of {A.TOPK_TILE})")
-    ap.add_argument("--s-kv", type=int, default=S_KV, help=f"tokens of each request's cache (default {S_KV})")
+    ap.add_argument("--s-kv", type=int, default=S_KV,
+                    help=f"tokens of each request's cache (default {S_KV}; at least --topk)")
     ap.add_argument("--extra-topk", type=int, default=0,
                     help="extra cache slots per query row in the timed cases (default 0: none; see below)")
     ap.add_argument("--topk-length", type=int, default=0,
@@ -264,6 +265,11 @@ def parse_args(argv=None):
                  f"{args.topk_length}")
     if args.s_kv < 1 or args.reps < 1:
         ap.error("--s-kv and --reps must be at least 1")
+    if args.s_kv < args.topk:
+        # the timed slots name distinct tokens of the request's cache; with fewer tokens than
+        # slots the rest would be invalid (-1) and skipped, yet counted in TFLOP/s and GB/s
+        ap.error(f"--s-kv {args.s_kv}: each query row's {args.topk} slots (--topk) name distinct "
+                 f"tokens of its request's cache, so --s-kv must be at least --topk")
     return args
 
 
