@@ -30,6 +30,8 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
 - ``help(tle_kernels)``, where ``python3 -m tle_kernels --help`` sends a user for the Python API,
   listed no entry point (the names are imported lazily, and ``dir`` did not give them; nor did
   tab completion): the package has a ``__dir__`` now.
+- a softmax scale of an int too large for a float (``10 ** 400``) raised a bare OverflowError
+  naming no argument; it is refused as any other non-finite scale, naming it.
 
 Found right (pinned here): the custom ops' fake implementations (meta tensors and
 FakeTensorMode: out [b, s_q, h_q, 512] bf16, lse [b, h_q, s_q] fp32; the prefill's three
@@ -461,3 +463,37 @@ def test_bench_sparse_decode_refuses_fewer_cache_tokens_than_slots(capsys):
     with pytest.raises(SystemExit):
         B.parse_args(["--help"])
     assert "(default 32768; at least --topk)" in " ".join(capsys.readouterr()[0].split())
+
+
+# ---- a scale too large for a float -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("entry", ["dense", "sparse", "prefill", "sparse_decode"])
+def test_a_scale_too_large_for_a_float_is_refused_naming_it(entry):
+    big = 10 ** 400
+    meta, _ = flash_mla.get_mla_metadata()
+    if entry == "dense":
+        q, k, bt, cs = dense_args("cpu")
+        call = lambda s: flash_mla.flash_mla_with_kvcache(q, k, bt, cs, 512, meta,  # noqa: E731
+                                                          softmax_scale=s)
+        name = "softmax_scale: expected a finite positive float"
+    elif entry in ("sparse", "sparse_decode"):
+        q, k, idx = sparse_args("cpu")
+        if entry == "sparse":
+            call = lambda s: flash_mla.flash_mla_with_kvcache(  # noqa: E731
+                q, k, None, None, 512, meta, softmax_scale=s, is_fp8_kvcache=True, indices=idx)
+        else:
+            call = lambda s: flash_mla.sparse_decode(q, k, idx, 512, s)  # noqa: E731
+        name = "softmax_scale: expected a finite positive float"
+    else:
+        q = torch.empty(10, 16, 576, dtype=BF16)
+        kv = torch.empty(20, 1, 576, dtype=BF16)
+        idx = torch.empty(10, 1, 64, dtype=I32)
+        call = lambda s: flash_mla.flash_mla_sparse_fwd(q, kv, idx, s)  # noqa: E731
+        name = "sm_scale: "
+    with pytest.raises(ValueError, match="^" + name):
+        call(big)
+    # a large int that a float holds is a scale like any other: refused only by the device rule
+    with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor"):
+        call(10 ** 300)
+    assert not meta.have_initialized

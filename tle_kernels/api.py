@@ -182,6 +182,16 @@ def int_type_note(x) -> str:
     return f" (a {type_name(x)}, not a Python int)"
 
 
+def finite_positive(x) -> bool:
+    """Whether the number ``x`` (an int or float) is finite and positive as the float the kernels
+    take: an int too large for a float (10 ** 400) is not, rather than an OverflowError that
+    names no argument."""
+    try:
+        return math.isfinite(x) and x > 0
+    except OverflowError:
+        return False
+
+
 def check_tensor(name: str, x, ranks: Tuple[int, ...], dtype: torch.dtype, what: str) -> None:
     """A tensor argument of one of ``ranks``, of ``dtype``, its last dim contiguous; the error names
     the argument and what was expected (shared by the prefill and decode entry points)."""
@@ -205,7 +215,7 @@ def validate(q, kv, indices, sm_scale, d_v=D_V, attn_sink=None, topk_length=None
         raise ValueError(f"impl: expected one of {('auto',) + IMPLS}, got {impl!r}")
     if isinstance(sm_scale, bool) or not isinstance(sm_scale, (int, float)):
         raise TypeError(f"sm_scale: expected a Python float, got {type_name(sm_scale)}")
-    if not math.isfinite(sm_scale) or sm_scale <= 0:
+    if not finite_positive(sm_scale):
         # a softmax scale (1/sqrt(d)); the seesaw takes row maxima before scaling, which is right
         # only for a positive scale
         raise ValueError(f"sm_scale: expected a finite positive float, got {sm_scale!r}")

@@ -87,14 +87,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.util
-import math
 import sys
 from typing import Dict, List, Optional, Tuple
 
 import torch
 
 from . import sparse_decode_api as sparse_api
-from .api import check_tensor, int_type_note, rows_aligned, sm_count, sparse_mla_prefill, type_name
+from .api import check_tensor, finite_positive, int_type_note, rows_aligned, sm_count, sparse_mla_prefill, type_name
 from .data_pointers import FakeTensor, rows_aligned_where_known
 from .mla_decode_launch import (TMA_ENV, TMA_KERNELS, env_switch, parts_for,
                                 per_request_leaves_sms_idle, row_blocks,
@@ -400,7 +399,7 @@ def validate(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_
         if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
             raise TypeError(f"softmax_scale: expected a Python float or None, got "
                             f"{type_name(softmax_scale)}")
-        if not math.isfinite(softmax_scale) or softmax_scale <= 0:
+        if not finite_positive(softmax_scale):
             raise ValueError(f"softmax_scale: expected a finite positive float, got {softmax_scale!r}")
     if not isinstance(causal, bool):
         raise TypeError(f"causal: expected a bool, got {type_name(causal)}")

@@ -42,13 +42,12 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
-import math
 import sys
 from typing import Dict, Optional, Tuple
 
 import torch
 
-from .api import check_tensor, int_type_note, type_name
+from .api import check_tensor, finite_positive, int_type_note, type_name
 from .data_pointers import address_known
 from .fp8_kvcache import BYTES_PER_TOKEN, CACHE_DTYPES, D_NOPE, D_QK
 from .sparse_decode_extra import extra_unsupported_reason, launch_with_extra
@@ -253,7 +252,7 @@ def validate_sparse(q, k_cache, indices, head_dim_v=D_V, softmax_scale=None, is_
         if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
             raise TypeError(f"softmax_scale: expected a Python float or None, got "
                             f"{type_name(softmax_scale)}")
-        if not math.isfinite(softmax_scale) or softmax_scale <= 0:
+        if not finite_positive(softmax_scale):
             raise ValueError(f"softmax_scale: expected a finite positive float, got "
                              f"{softmax_scale!r}")
 
