@@ -497,3 +497,14 @@ def test_a_scale_too_large_for_a_float_is_refused_naming_it(entry):
     with pytest.raises(ValueError, match=r"^q: expected a CUDA tensor"):
         call(10 ** 300)
     assert not meta.have_initialized
+
+
+def test_docs_say_sparse_decode_runs_in_the_op_and_how_a_bf16_cache_is_flagged():
+    from pathlib import Path
+
+    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / "sparse_decode.md")
+                    .read_text().split())
+    assert ("`tle_kernels.sparse_decode` is the same decode in the same op under its own names "
+            "(no metadata)") in text
+    assert ("(a bf16 cache with `is_fp8_kvcache=True`, as code written for FlashMLA passes it, is "
+            "a TypeError saying so)") in text
