@@ -69,6 +69,11 @@ Bugs found, one line each:
    0), b=put(w, x_ptr, 1))`, also of a tl function) was read in Python's order (positional
    first) and verified; Triton 3.6's visit_Call builds the keyword arguments first, acquiring
    index 1 before 0 at capacity 1, a hang. FIXED: refused (frontend/build.py call_arguments).
+13. Python's `abs(x)` (of a tensor, a constexpr, a literal, or imported from builtins) was read
+   as `tl.abs` and verified (2a6f72a, round 24's bug 5), but Triton 3.6 has no builtin abs:
+   "abs is not defined" (imported: "Unsupported function referenced"), checked against
+   Triton's own compile. FIXED: refused again with words that say so (frontend/build.py
+   e_Call); round 24's two tests of it now pin the refusal and the tl.abs spelling.
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops a truthy constant after
 a tensor, leaving N) and `range(N or 2)` (a truthy constant decides: 2), `(N > 0) and 3` as a
@@ -844,3 +849,23 @@ def test_a_missing_file_and_a_directory_exit_2(tmp_path, capsys):
     for arg, words in ((tmp_path / "missing.py", "no such file"), (tmp_path, "is a directory")):
         code, out, err = run_dump(capsys, "-q", str(arg))
         assert code == 2 and words in err, err
+
+
+# ------------------------------------------------------ Python's abs in a kernel (bug 13)
+
+@pytest.mark.parametrize("bound,prelude", [("abs(N)", ""), ("abs(-3)", ""), ("abs(C) - 2", ""),
+                                           ("babs(N)", "from builtins import abs as babs")],
+                         ids=["of N", "of a literal", "of a constexpr", "imported"])
+def test_pythons_abs_is_refused_as_triton_refuses_it(tmp_path, capsys, bound, prelude):
+    """Triton 3.6 has no builtin abs: `abs(N)` raises NameError('abs is not defined') (its
+    builtin namespace is len, list, range, float, int, isinstance, getattr, hasattr, print,
+    min, max), an imported one "Unsupported function referenced" (checked against Triton's
+    own compile to TTIR). Read as tl.abs since 2a6f72a, such kernels were verified."""
+    code, err = dump(tmp_path, capsys, ring(bound, bound, prelude=prelude))
+    expect(code, err, ("rejected", "does not compile Python's abs", "[unknown-name]"))
+
+
+@pytest.mark.parametrize("bound", ["tl.abs(N)", "tl.abs(N - 3)"])
+def test_tl_abs_stays_verified(tmp_path, capsys, bound):
+    code, err = dump(tmp_path, capsys, ring(bound, bound))
+    expect(code, err, "verified")

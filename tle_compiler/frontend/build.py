@@ -2507,13 +2507,16 @@ class Builder(BuildRules):
             n = self.literal_length(node.args[0], args[0])
             if n is not None:
                 return K.Const(n, loc), None
-        if path == "builtins.abs" and len(args) == 1 and not kwargs:
-            # Python's abs of a constant is the constant's; of anything else Triton calls the
-            # tensor's __abs__, which is tl.abs (math.absi: abs(-2^31) is -2^31 in i32)
-            v = fold(args[0])
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return K.Const(abs(v), loc), None
-            return self.seq(K.Op("tl.abs", (args[0],), (), loc)), None
+        if path == "builtins.abs":
+            # Triton 3.6 has no builtin abs: its names are the kernel module's globals and
+            # len, list, range, float, int, isinstance, getattr, hasattr, print, min, max
+            # (code_generator.builtin_namespace), so `abs(x)` raises NameError('abs is not
+            # defined') and an imported one "Unsupported function referenced", of a tensor, a
+            # constexpr or a literal alike; read as tl.abs, such a kernel was verified
+            raise self.err(f"`{ast.unparse(node)}`: Triton 3.6 does not compile Python's abs "
+                           f"(\"abs is not defined\"; imported from builtins: \"Unsupported "
+                           f"function referenced\"): write tl.abs(x), or fold a constant's "
+                           f"abs yourself", node, check="unknown-name")
         if path in ("builtins.float", "builtins.int") and len(args) == 1 and not kwargs:
             v = fold(args[0])
             if v is not None:
