@@ -1,8 +1,11 @@
 """A twenty-fifth adversarial round (adversarial round 25): host functions of the `triton`
 package called in a kernel, the names the builder generates against partitions of other modules,
-and more. Each case is a small kernel written to a file and read by
-tle-dump's main(); the exit code and the verdict (the check of a rejection, its words) are
-pinned.
+operands Python and Triton evaluate only sometimes (conditional expressions, `and` / `or`,
+asserts) or in another order (annotations, keyword arguments), the truth of handles, and
+Python's abs, which Triton 3.6 does not have. Each case is a small kernel written to a file and
+read by tle-dump's main(); the exit code and the verdict (the check of a rejection, its words)
+are pinned. Where Triton's own reading was in question it was checked by compiling a plain
+@triton.jit kernel to TTIR (no GPU needed).
 
 Bugs found, one line each:
 1. `triton.cdiv(N, 2)` / `triton.next_power_of_2(N)` (the host package's Python functions, not
@@ -74,6 +77,10 @@ Bugs found, one line each:
    "abs is not defined" (imported: "Unsupported function referenced"), checked against
    Triton's own compile. FIXED: refused again with words that say so (frontend/build.py
    e_Call); round 24's two tests of it now pin the refusal and the tl.abs spelling.
+
+Found and not fixed (strict xfail, test_a_kernel_body_number_in_or_is_refused_as_in_a_partition):
+a kernel-body `b = 1; M = b or N` is verified (M = 1) where Triton 3.6 bitcasts the i32 tensor
+`b` to i1 and refuses the kernel; a partition's `b or N` is refused already.
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops a truthy constant after
 a tensor, leaving N) and `range(N or 2)` (a truthy constant decides: 2), `(N > 0) and 3` as a
@@ -869,3 +876,43 @@ def test_pythons_abs_is_refused_as_triton_refuses_it(tmp_path, capsys, bound, pr
 def test_tl_abs_stays_verified(tmp_path, capsys, bound):
     code, err = dump(tmp_path, capsys, ring(bound, bound))
     expect(code, err, "verified")
+
+
+# ---------------------------------------------- found, not fixed in this round (strict xfail)
+
+KERNEL_BODY_OR = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    b = 1
+    M = b or N
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, M)), (consume, (kv, y_ptr, 1))], [4], [232])
+
+
+def produce(kv, x_ptr, M):
+    w = kv.writer()
+    for p in range(M):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, M):
+    r = kv.reader()
+    for p in range(M):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "found in adversarial round 25, not fixed (frontend): a kernel-body name bound to a number "
+    "(`b = 1`) is an i32 tensor in Triton 3.6, so `b or N` bitcasts it to i1 and the compile "
+    "fails ('cannot bitcast data-type of size 32 to data-type of size 1'); the partition rule "
+    "(local_tensors.BuildRules.tensor_truth, local_tensor) refuses it there, the kernel body "
+    "reads `b or N` as the constant 1 and the kernel is verified (the lowering folds M = 1). "
+    "The fix: apply local_number / tensor_truth to the kernel body's plain number bindings"))
+def test_a_kernel_body_number_in_or_is_refused_as_in_a_partition(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, KERNEL_BODY_OR)
+    expect(code, err, ("rejected", "[unsupported-expression]"))
