@@ -23,8 +23,8 @@ Wrong and fixed (tle_compiler/lowering/):
   parser error at the kernel's first line (translate.py ``dot``).
 * test_a_slot_store_of_a_narrow_max_converts (05d09c4): tl.max / tl.min of bf16 / fp16 / int8 /
   uint8 / int16 / int1 compute in 32 bits in Triton; typed as the input, ``tl.max(x, 1)[:, None]
-  + x`` was stored into the slot unconverted and Gluon refused it (translate.py
-  ``reduced_type``; ir/promotion.reduced_type still says max / min keep the type).
+  + x`` was stored into the slot unconverted and Gluon refused it (ir/promotion.py
+  ``reduced_type``).
 * test_a_cdiv_of_a_tensor_is_a_tensor, test_an_if_whose_condition_folds_to_false_compiles
   (ad105ab): tl.cdiv of a tensor was taken for a scalar (a slot store splat it: "only accepts
   size-1 tensor"); a constant cdiv was valued as the ceiling (cdiv(4, -3): -1, Triton 0);
@@ -453,7 +453,7 @@ def test_a_slot_store_of_a_narrow_max_converts(tmp_path, dt, value, reduced):
     uint8, int16, int1) tile into a slot of its type: the translator typed the max as its input,
     so the 32-bit sum was stored unconverted and Gluon refused the compile ("source dtype fp32
     and destination dtype bf16 must match"). Now typed as Triton computes it (lowering/
-    translate.py ``reduced_type``): reduced in 32 bits, converted at the store."""
+    ir/promotion.py ``reduced_type``): reduced in 32 bits, converted at the store."""
     ttgir = _compiled(tmp_path, _fill(dt, value)).asm["ttgir"]
     assert re.search(rf"\(tensor<32x64x{reduced}, #\w+>\) -> tensor<\d+x{reduced}", ttgir), ttgir
     elt = {"bfloat16": "bf16", "float16": "f16", "int8": "i8", "uint8": "i8", "int16": "i16"}[dt]
@@ -990,10 +990,10 @@ def test_an_fdiv_triton_cannot_compile_is_refused_at_its_line(tmp_path, value):
     ("uint32", "uint32", "uint32"),
 ])
 def test_the_reduced_types_are_tritons(t, mx, sm):
-    """translate.py ``reduced_type`` for every element type: tl.max / tl.min in 32 bits below
-    32 (every fp8 kind too), tl.sum's narrow integers in 32 bits of their signedness (standard.py
-    ``_pick_sum_dtype``), the rest kept."""
-    from tle_compiler.lowering.translate import reduced_type
+    """ir/promotion.py ``reduced_type`` for every element type: tl.max / tl.min in 32 bits
+    below 32 (every fp8 kind too), tl.sum's narrow integers in 32 bits of their signedness
+    (standard.py ``_pick_sum_dtype``), the rest kept."""
+    from tle_compiler.ir.promotion import reduced_type
 
     assert (reduced_type("max", t), reduced_type("min", t), reduced_type("sum", t)) == \
         (mx, mx, sm)

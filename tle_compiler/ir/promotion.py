@@ -135,11 +135,18 @@ def result_type(types: list[Optional[str]], op: Optional[str]) -> Optional[str]:
 
 
 def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
-    """The type of ``tl.<name>(x, axis)`` of an ``x`` of type ``t``: tl.sum (and Gluon's, the same
-    function) sums an integer narrower than 32 bits as a 32-bit one of its signedness (int1 is
-    unsigned: a sum of booleans is uint32); max, min, xor_sum and reduce_or keep the type."""
+    """The type of ``tl.<name>(x, axis)`` of an ``x`` of type ``t`` (Gluon's reductions are
+    Triton's functions): tl.sum sums an integer narrower than 32 bits as a 32-bit one of its
+    signedness (int1 is unsigned: a sum of booleans is uint32); tl.max and tl.min compute in 32
+    bits what is narrower (a float, bf16 and every fp8 kind included, as float32; an integer, int1
+    and the unsigned ones included, as int32); xor_sum and reduce_or keep the type."""
     if name == "sum" and t in _INTS and _INTS[t] < 32:
         return "uint32" if _unsigned(t) else "int32"
+    if name in ("max", "min"):
+        if t in _INTS and _INTS[t] < 32:
+            return "int32"
+        if t in _FLOATS and _FLOATS[t] < 32:
+            return "float32"
     return t
 
 

@@ -152,20 +152,6 @@ def is_plain_trans(n) -> bool:
         and not n.kwargs
 
 
-def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
-    """The type of ``tl.<name>(x, axis)`` of an ``x`` of type ``t`` (Gluon's reductions are
-    Triton's functions): tl.max and tl.min compute in 32 bits what is narrower (bf16 promoted
-    first; a float as float32, an integer, int1 included, as int32), tl.sum as
-    ir/promotion.reduced_type says. Typed as ``t``, a bf16 tile's ``tl.max(t, 1)[:, None] + t``
-    was stored into a bf16 slot unconverted and Gluon refused the compile ("source dtype fp32
-    and destination dtype bf16 must match")."""
-    if name in ("max", "min") and t is not None:
-        bits = BITS.get(t, 8 if t in promotion.FP8_TYPES else None)
-        if t == "int1" or (bits is not None and bits < 32):
-            return "int32" if t in promotion.INTEGER_TYPES else "float32"
-        return t
-    return promotion.reduced_type(name, t)
-
 class Ctx:
     """What every function translation of one kernel shares."""
 
@@ -1078,7 +1064,8 @@ class FnTranslator:
         1-D ``x``, else a tensor of one dimension fewer. ``sum_dtype``: tl.sum's ``dtype=`` (a
         dtype value), passed on to gl.sum, which sums in it."""
         extra = f", dtype={sum_dtype.text}" if sum_dtype is not None else ""
-        out_type = sum_dtype.value if sum_dtype is not None else reduced_type(name, x.dtype)
+        out_type = sum_dtype.value if sum_dtype is not None \
+            else promotion.reduced_type(name, x.dtype)
         if len(x.shape) == 1:
             # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
             # branch every thread of the partition takes the same way)
