@@ -19,6 +19,8 @@ benchmarks' arguments. One test per fix, and tests that pin what was found right
   ``--h`` silently (the case sets H); a usage error now.
 - ``bench_sparse_decode --s-kv 100`` (fewer cache tokens than the 2048 slots, which name
   distinct tokens) was taken: most slots were then invalid and skipped, yet counted in TFLOP/s.
+- ``bench_mla_decode --shape b128_s1_h16 --L 1024`` dropped ``--L`` without a word (that
+  shape has the one L 8192); a usage error now.
 - ``flash_mla_with_kvcache`` on FakeTensors (FakeTensorMode's shape propagation) with a torch
   built without CUDA failed with torch's AssertionError "Torch not compiled with CUDA enabled":
   filling the metadata asked the device's SM count. It fills n_split 1 there now (the fake
@@ -508,3 +510,22 @@ def test_docs_say_sparse_decode_runs_in_the_op_and_how_a_bf16_cache_is_flagged()
             "(no metadata)") in text
     assert ("(a bf16 cache with `is_fp8_kvcache=True`, as code written for FlashMLA passes it, is "
             "a TypeError saying so)") in text
+
+
+def test_bench_mla_decode_L_for_shapes_of_one_L_is_a_usage_error(capsys):
+    from tle_kernels import bench_mla_decode as M
+
+    code, out, err = run_module(capsys, M.main, ["--shape", "b128_s1_h16", "--L", "1024"])
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1] == (
+        "python3 -m tle_kernels.bench_mla_decode: error: --L: sets the L of b128_s1 and "
+        "b64_s2_causal; --shape b128_s1_h16 times L = 8192 only")
+
+
+@pytest.mark.parametrize("argv", [["--shape", "b128_s1_h16", "b128_s1", "--L", "1024"],
+                                  ["--L", "2048"], ["--shape", "b128_s1_h16"]])
+def test_bench_mla_decode_L_with_a_shape_it_sets_reaches_the_gpu_check(capsys, monkeypatch, argv):
+    from tle_kernels import bench_mla_decode as M
+
+    monkeypatch.setattr(M, "gpu_missing", lambda: True)
+    assert M.main(argv) == 2

@@ -263,6 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    if args.L and all(len(SHAPES[name][4]) == 1 for name in args.shape):
+        # --L sets the L list of the shapes that have one; given only shapes of one L it would
+        # be dropped without a word
+        ap.error(f"--L: sets the L of {' and '.join(n for n, v in SHAPES.items() if len(v[4]) > 1)}"
+                 f"; --shape {' '.join(args.shape)} times L = "
+                 f"{', '.join(str(SHAPES[n][4][0]) for n in args.shape)} only")
     if gpu_missing():
         return 2
     import triton
