@@ -48,13 +48,19 @@ def test_plain_triton_holds_tuple_items_as_tensors_or_constexprs():
     """The reference for the cases below: items of a tuple name are tensors (the fp32 compare
     of 16777217 is False; 3 << 30 wraps negative; C's -7 // 2 is -3; nested tuples too), and in
     a tuple written in the call only the items that are tensors in the caller are (``b[1]`` of
-    ``(b, 1)`` is the constexpr 1, which tl.arange takes)."""
+    ``(b, 1)`` is the constexpr 1, which tl.arange takes); an index from the end names the same
+    item, and a list written in the call is read as the tuple."""
     import triton
     import triton.language as tl
 
     @triton.jit
     def nested(y_ptr, b):
         if b[0][0] * b[0][0] > 0:
+            tl.store(y_ptr, 1)
+
+    @triton.jit
+    def from_end(y_ptr, b):
+        if b[-2] * b[-2] > 0:
             tl.store(y_ptr, 1)
 
     @triton.jit
@@ -74,6 +80,8 @@ def test_plain_triton_holds_tuple_items_as_tensors_or_constexprs():
             tl.store(y_ptr + 2, 1)
         c = 65536
         nested(y_ptr + 3, ((c, 1), 2))
+        from_end(y_ptr + 4, (c, 1))
+        from_end(y_ptr + 5, [c, 1])
         ranged(y_ptr, (c, 1))
 
     ttir = _triton_ttir(f, {"y_ptr": "*i32"})
@@ -97,8 +105,15 @@ def test_plain_triton_holds_tuple_items_as_tensors_or_constexprs():
     ("b = 65536", "((b, 1), 2)", "b[0][0] * b[0][0] > 0", "Triton computes it on that tensor"),
     ("b = 16777217", "(2, b)", "b[1] > 16777216.5", "Triton computes it on that tensor"),
     ("b = -7", "(b, 2)", "b[0] % b[1] == 1", "Triton divides that tensor as C does"),
+    # a list written in the call is passed as a tuple; an index from the end names the item
+    ("b = 65536", "[b, 1]", "b[0] * b[0] > 0", "Triton computes it on that tensor as 0"),
+    ("b = 65536", "(b, 1)", "b[-2] * b[-2] > 0", "Triton computes it on that tensor as 0"),
+    ("b = 65536\n    b = 65536", "(b, 1)", "b[-2] * b[-2] > 0", "outside i32"),
+    ("b = 65536", "((b, 1), 2)", "b[0][-2] * b[-2][0] > 0", "on that tensor as 0"),
 ], ids=["product", "fp32-compare", "shift", "floordiv", "cdiv", "nested", "invert-bool",
-        "item-passed-on", "call-product", "call-nested", "call-second-item", "call-mod"])
+        "item-passed-on", "call-product", "call-nested", "call-second-item", "call-mod",
+        "call-list", "call-negative-index", "call-negative-index-name-bound-twice",
+        "call-nested-negative-indices"])
 def test_a_tensor_item_around_events_is_refused_where_triton_differs(tmp_path, bind, arg, cond,
                                                                      says):
     rc, out = _dump(tmp_path, bind, arg, cond)
@@ -114,8 +129,11 @@ def test_a_tensor_item_around_events_is_refused_where_triton_differs(tmp_path, b
     ("b = 65536", "(b, 1)", "b[0] + 1 > 0"),
     ("b = 7", "(b, 2)", "b[0] % b[1] == 1"),
     ("b = 65536\n    b = 65536", "(b, 1)", "b[1] * 2 > 0"),
+    ("b = 65536", "(b, 1)", "b[-1] * 2 > 0"),
+    ("b = 65536\n    b = 65536", "(b, 1)", "b[-1] * 2 > 0"),
 ], ids=["product-in-range", "other-item", "constexpr-item", "sum-in-range", "mod-agrees",
-        "constexpr-item-of-a-name-bound-twice"])
+        "constexpr-item-of-a-name-bound-twice", "constexpr-item-from-the-end",
+        "constexpr-item-from-the-end-of-a-name-bound-twice"])
 def test_a_tuple_item_that_computes_as_triton_does_stays_verified(tmp_path, bind, arg, cond):
     rc, out = _dump(tmp_path, bind, arg, cond)
     assert rc == 0, out

@@ -197,15 +197,17 @@ def _no_tensor(value: object) -> Optional[str]:
 
 
 def item_path(node) -> tuple[Optional[ast.Name], tuple]:
-    """``node`` as a tuple item read by constant indices, ``b[0][1]`` -> (the Name ``b``, (0,
-    1)); (None, ()) for anything else (a slice, a run-time or negative index, an attribute)."""
+    """``node`` as a tuple item read by constant indices, ``b[0][-1]`` -> (the Name ``b``, (0,
+    -1)); (None, ()) for anything else (a slice, a run-time index, an attribute)."""
     path: list = []
     while isinstance(node, ast.Subscript):
-        index = node.slice
+        index, sign = node.slice, 1
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+            index, sign = index.operand, -1  # `b[-2]`
         if not (isinstance(index, ast.Constant) and isinstance(index.value, int)
-                and not isinstance(index.value, bool) and index.value >= 0):
+                and not isinstance(index.value, bool)):
             return None, ()
-        path.append(index.value)
+        path.append(sign * index.value)
         node = node.value
     if not isinstance(node, ast.Name) or not path:
         return None, ()
@@ -301,10 +303,13 @@ class BuildRules:
         name = self.local_tensor(node)
         if name is not None:
             return {path: self.tensor_origin(name)}
-        if isinstance(node, ast.Tuple):
+        if isinstance(node, (ast.Tuple, ast.List)):
+            # (each item under its index from either end: `b[-2]` of `(b, 1)` is item 0)
             found: dict = {}
+            n = len(node.elts)
             for i, elt in enumerate(node.elts):
                 found.update(self.tensor_items_of(elt, path + (i,)))
+                found.update(self.tensor_items_of(elt, path + (i - n,)))
             return found
         f = self.frame
         if self.in_partition and isinstance(node, ast.Name) and node.id not in f.stores:
@@ -554,8 +559,10 @@ class WalkRules:
         """The index paths of the items of the tuple expression ``e`` that are tensors of the
         partition (computed from a name of ``tensor_consts``)."""
         if isinstance(e, K.TupleExpr):
+            # (each item under its index from either end: `b[-2]` of `(b, 1)` is item 0)
             for i, item in enumerate(e.items):
                 yield from self.tensor_paths(item, path + (i,))
+                yield from self.tensor_paths(item, path + (i - len(e.items),))
         elif isinstance(e, K.Name) and e.id in self.tensor_item_paths:
             yield from (path + p for p in self.tensor_item_paths[e.id])
         elif self.tensor_const(e) is not None:
