@@ -172,3 +172,86 @@ def test_the_cast_of_a_folded_local_number_is_refused_without_blaming_triton(tmp
     rc, out = _dump(tmp_path, "c = 100", "c", "(b * 2).to(tl.int8) < 0")
     assert rc == 1 and "kernel.py:14: error" in out, out
     assert "nor in Triton" not in out and "a plain assignment bound is a tensor" in out, out
+
+
+# the kernel body hands a tuple to a partition whose `if COND:` guards the writer's events
+BODY = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    BIND
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.int32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, ARG)), (consume, (kv, y_ptr, N))], [4],
+                            [232])
+
+
+def produce(kv, x_ptr, N, b):
+    w = kv.writer()
+    for p in range(N):
+        if COND:
+            slot = w.acquire(p)
+            tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+            w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*i32", "y_ptr": "*i32", "N": "i32"}}
+'''
+
+
+@pytest.mark.parametrize("bind,arg,cond,verified", [
+    ("T = (65536, 1)", "T", "b[0] * b[0] > 0", False),
+    ("B = 65536", "(B, 1)", "b[0] * b[0] > 0", False),
+    ("B = 65536", "(B, 1)", "b[-2] * b[-2] > 0", False),
+    ("B = 65536", "(B * 1, 1)", "b[0] * b[0] > 0", False),
+    ("B = 65536", "((B, 1), 2)", "b[0][0] * b[0][0] > 0", False),
+    ("B = 65536", "(B, 1)", "b[1] * 2 > 0", True),
+    ("T = (3, 1)", "T", "b[0] * 2 > 0", True),
+    # literals handed over are constexprs: Python's product, as the lowered kernel computes it
+    ("", "(65536, 1)", "b[0] * b[0] > 0", True),
+], ids=["tuple-name", "tuple-written", "from-the-end", "expression-item", "nested",
+        "constexpr-item", "in-range", "literals"])
+def test_a_kernel_body_tuple_handed_to_a_partition(tmp_path, bind, arg, cond, verified):
+    """The check of folded arithmetic on a kernel-body name handed to a partition (a tensor in
+    Triton: `T = 65536` then `b * b` is refused) holds for the items of a tuple too: ``T =
+    (65536, 1)`` passed as ``T``, or ``(B, 1)`` with ``B = 65536``; before, ``b[0] * b[0] > 0``
+    was verified with Python's 2^32 (the partition's parameter was not folded, and its items
+    were not known as tensors)."""
+    path = tmp_path / "kernel.py"
+    path.write_text(BODY.replace("BIND", bind).replace("ARG", arg).replace("COND", cond))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = tle_dump(["-q", str(path)])
+    text = out.getvalue() + err.getvalue()
+    if verified:
+        assert rc == 0 and "k: verified" in text, text
+    else:
+        assert rc == 1 and "kernel.py:18: error" in text and "makes a tensor" in text, text
+
+
+@pytest.mark.parametrize("bind,arg,cond", [
+    ("B = 3", "(B, N)", "b[1] + b[0] > 0"),
+    ("B = 3", "((B, N), 2)", "b[0][1] + b[0][0] > 0"),
+], ids=["flat", "nested"])
+def test_a_body_name_in_a_tuple_with_runtime_items_is_lowered(tmp_path, bind, arg, cond):
+    """``(B, N)`` handed to a partition, read as ``b[0]``: verified, then the lowered Gluon
+    named the kernel body's ``B`` in the partition, where it is not defined (Triton refused the
+    lowered kernel: "NameError('B is not defined')"). The item folds to its value now."""
+    pytest.importorskip("triton.experimental.gluon")
+    path = tmp_path / "kernel.py"
+    path.write_text(BODY.replace("BIND", bind).replace("ARG", arg).replace("COND", cond))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = tle_dump(["-q", "--ttgir", str(path)])
+    assert rc == 0 and "tt.func" in out.getvalue(), err.getvalue()[-2000:]

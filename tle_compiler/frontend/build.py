@@ -583,6 +583,9 @@ class Frame:
     # (a tensor in Triton, a constexpr of its value here, docs/language.md): parameter -> that
     # name. Only the check of folded arithmetic reads it (local_tensors.BuildRules)
     body_tensors: dict = field(default_factory=dict)
+    # a partition's parameters given a tuple with such names among its items (`(B, 1)`):
+    # parameter -> {index path of the item: that name}; read by the same check only
+    body_items: dict = field(default_factory=dict)
     # the scopes Triton visits the statement being built in, innermost last: ("static", trip
     # count or None) for a tl.static_range body (unrolled: each iteration sees the names the
     # last one bound), ("region",) for the body of a range / tl.range / while loop or a branch
@@ -3287,6 +3290,10 @@ class Builder(BuildRules):
             for p, a in zip(names, arg_nodes):
                 if isinstance(a, ast.Name) and self._is_local_tensor(a):
                     frame.body_tensors[p] = a.id
+                elif isinstance(a, (ast.Tuple, ast.List)):
+                    items = self.body_tensor_items(a)
+                    if items:
+                        frame.body_items[p] = items
             bindings = []
             for p, (e, st) in zip(names, argv):
                 found = tensor_item(e, assigns, p)
@@ -3314,6 +3321,15 @@ class Builder(BuildRules):
                     # kernel body binds once to one: NT = TOPK // 64) is a constant in the
                     # partition, as the protocol view evaluates it: its ifs fold alike
                     st = Static("const", K.Const(fold_body(e, assigns, top), e.loc))
+                elif st is None and _number_tuple(fold_body(e, assigns, top)):
+                    # so is a tuple of them (`T = (65536, 1)` passed as `T`): its items fold in
+                    # the partition, where the check of folded arithmetic reads them
+                    st = Static("const", _const_tuple(fold_body(e, assigns, top), e.loc))
+                elif isinstance(e, K.TupleExpr) and (st is None or st.kind == "tuple"):
+                    # and so is each such item of a tuple with run-time items (`(B, N)`): read
+                    # as `b[0]`, it was the body's name `B`, which the partition's Gluon does
+                    # not define
+                    st = _folded_items(e, st, assigns, top)
                 frame.env[p] = st
                 shape = self.tuple_shape(e, st)
                 if shape is not None:  # read through the parameter's name
@@ -3454,6 +3470,41 @@ def _decl_view(decl: K.PipeDecl):
                     decl.named)
 
 
+def _number_tuple(v: object) -> bool:
+    """Whether ``v`` is a (nested) tuple of Python numbers, non-empty."""
+    return isinstance(v, tuple) and bool(v) and all(
+        isinstance(x, (bool, int, float)) or _number_tuple(x) for x in v)
+
+
+def _folded_items(e: K.TupleExpr, st: Optional[Static], assigns: dict,
+                  top: set) -> Optional[Static]:
+    """``st`` of the partition argument ``e`` (a tuple) with each item that :func:`fold_body`
+    folds to a number (or a tuple of them) known as that constant; ``st`` unchanged when none
+    does."""
+    sts = st.value if st is not None and len(st.value) == len(e.items) \
+        else (None,) * len(e.items)
+    items = []
+    for x, sx in zip(e.items, sts):
+        v = fold_body(x, assigns, top) if sx is None else None
+        if isinstance(v, (bool, int, float)):
+            items.append(Static("const", K.Const(v, x.loc)))
+        elif _number_tuple(v):
+            items.append(Static("const", _const_tuple(v, x.loc)))
+        elif isinstance(x, K.TupleExpr) and (sx is None or sx.kind == "tuple"):
+            items.append(_folded_items(x, sx, assigns, top))
+        else:
+            items.append(sx)
+    if all(a is b for a, b in zip(items, sts)):
+        return st
+    return Static("tuple", tuple(items))
+
+
+def _const_tuple(v: tuple, loc: Loc) -> K.TupleExpr:
+    """The kernel IR of the :func:`_number_tuple` ``v``."""
+    return K.TupleExpr(tuple(_const_tuple(x, loc) if isinstance(x, tuple) else K.Const(x, loc)
+                             for x in v), loc)
+
+
 def fold_body(e: K.Expr, assigns: dict, top: set, depth: int = 16) -> object:
     """:func:`fold` of a partition argument, reading through the kernel body's names: a name in
     ``top`` (bound at the body's top level, not a kernel parameter) that the body assigns once
@@ -3484,6 +3535,10 @@ def fold_body(e: K.Expr, assigns: dict, top: set, depth: int = 16) -> object:
         if any(v is None or isinstance(v, (str, tuple)) for v in vals):
             return None
         return fold(dataclasses.replace(e, items=tuple(K.Const(v, e.loc) for v in vals)))
+    if isinstance(e, K.TupleExpr):
+        # `(B, 1)` of a name the body binds once: the tuple of the items' values
+        vals = tuple(fold_body(x, assigns, top, depth - 1) for x in e.items)
+        return None if any(v is None for v in vals) else vals
     return fold(e)
 
 

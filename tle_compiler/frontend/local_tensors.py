@@ -316,6 +316,21 @@ class BuildRules:
             return {path + p: origin for p, origin in f.tensor_items.get(node.id, {}).items()}
         return {}
 
+    def body_tensor_items(self, node: ast.expr, path: tuple = ()) -> dict:
+        """The items of the kernel body's tuple ``node`` (a warp_specialize argument) that are
+        names it binds by a plain assignment (or expressions of them), by index path (each
+        under its index from either end): {path: the name}. Triton hands each to the partition
+        as the tensor it is; the others are constexprs."""
+        if isinstance(node, (ast.Tuple, ast.List)):
+            found: dict = {}
+            n = len(node.elts)
+            for i, elt in enumerate(node.elts):
+                found.update(self.body_tensor_items(elt, path + (i,)))
+                found.update(self.body_tensor_items(elt, path + (i - n,)))
+            return found
+        root = tensor_root(node, lambda n: isinstance(n, ast.Name) and self._is_local_tensor(n))
+        return {path: root.id} if root is not None else {}
+
     def tensor_origin(self, node: ast.Name) -> str:
         """The name of the function being built that made :meth:`local_tensor` ``node`` a
         tensor by a plain assignment (through the parameters it was passed on as)."""
@@ -454,8 +469,14 @@ class BuildRules:
         if not self.in_partition:
             return None
         f = self.frame
+
+        def item(n: ast.Name, path: tuple) -> bool:
+            items = f.body_items.get(n.id) if n.id not in f.stores else None
+            return self._is_tensor_item(n, path) or bool(items) and any(
+                path[:len(p)] == p for p in items)
+
         return tensor_root(node, lambda n: self._is_local_tensor(n) or (
-            n.id in f.body_tensors and n.id not in f.stores), self._is_tensor_item)
+            n.id in f.body_tensors and n.id not in f.stores), item)
 
     def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """``tl.cdiv(b, d)`` of a local number ``b``: Triton's cdiv is ``(b + d - 1) // d`` on
