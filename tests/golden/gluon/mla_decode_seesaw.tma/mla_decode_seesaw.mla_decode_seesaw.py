@@ -58,43 +58,43 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     left = left0
     for p in range(NP):
         if (left == 0):
-            _next_request43_nb = (cb + 1)
-            _next_request43__t44 = gl.load((seqlens_ptr + _next_request43_nb))
-            _next_request43_nsl = _next_request43__t44
-            _request_pairs45__t46 = gl.maximum((((((_next_request43_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request43_nb
-            csl = _next_request43_nsl
+            _next_request42_nb = (cb + 1)
+            _next_request42__t43 = gl.load((seqlens_ptr + _next_request42_nb))
+            _next_request42_nsl = _next_request42__t43
+            _request_pairs44__t45 = gl.maximum((((((_next_request42_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request42_nb
+            csl = _next_request42_nsl
             pp = 0
-            left = _request_pairs45__t46
+            left = _request_pairs44__t45
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
-            _q_row_ptrs47_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs47_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _q_row_ptrs46_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
+            q_rows = (_q_row_ptrs46_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
             async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
             async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_of50_tile = (2 * pp)
-        _page_of50__t51 = gl.where((_page_of50_tile < last_tile), _page_of50_tile, last_tile)
-        _page_of50__t52 = gl.maximum(_page_of50__t51, 0)
-        _page_of50_entry = _page_of50__t52
-        _page_of50__t53 = gl.load((bt_row + _page_of50_entry), mask=(csl > 0), other=0)
-        page0 = _page_of50__t53
-        _page_of54_tile = ((2 * pp) + 1)
-        _page_of54__t55 = gl.where((_page_of54_tile < last_tile), _page_of54_tile, last_tile)
-        _page_of54__t56 = gl.maximum(_page_of54__t55, 0)
-        _page_of54_entry = _page_of54__t56
-        _page_of54__t57 = gl.load((bt_row + _page_of54_entry), mask=(csl > 0), other=0)
-        page1 = _page_of54__t57
-        _page_shift58_tile = (2 * pp)
-        _page_shift58_n = ((csl - 0) - (_page_shift58_tile * BK))
-        _page_shift58_n = gl.where((_page_shift58_n < 0), 0, gl.where((_page_shift58_n > BK), BK, _page_shift58_n))
-        shift0 = (_page_shift58_n - BK)
-        _page_shift59_tile = ((2 * pp) + 1)
-        _page_shift59_n = ((csl - 0) - (_page_shift59_tile * BK))
-        _page_shift59_n = gl.where((_page_shift59_n < 0), 0, gl.where((_page_shift59_n > BK), BK, _page_shift59_n))
-        shift1 = (_page_shift59_n - BK)
+        _page_of48_tile = (2 * pp)
+        _page_of48__t49 = gl.where((_page_of48_tile < last_tile), _page_of48_tile, last_tile)
+        _page_of48__t50 = gl.maximum(_page_of48__t49, 0)
+        _page_of48_entry = _page_of48__t50
+        _page_of48__t51 = gl.load((bt_row + _page_of48_entry), mask=(csl > 0), other=0)
+        page0 = _page_of48__t51
+        _page_of52_tile = ((2 * pp) + 1)
+        _page_of52__t53 = gl.where((_page_of52_tile < last_tile), _page_of52_tile, last_tile)
+        _page_of52__t54 = gl.maximum(_page_of52__t53, 0)
+        _page_of52_entry = _page_of52__t54
+        _page_of52__t55 = gl.load((bt_row + _page_of52_entry), mask=(csl > 0), other=0)
+        page1 = _page_of52__t55
+        _page_shift56_tile = (2 * pp)
+        _page_shift56_n = ((csl - 0) - (_page_shift56_tile * BK))
+        _page_shift56_n = gl.where((_page_shift56_n < 0), 0, gl.where((_page_shift56_n > BK), BK, _page_shift56_n))
+        shift0 = (_page_shift56_n - BK)
+        _page_shift57_tile = ((2 * pp) + 1)
+        _page_shift57_n = ((csl - 0) - (_page_shift57_tile * BK))
+        _page_shift57_n = gl.where((_page_shift57_n < 0), 0, gl.where((_page_shift57_n > BK), BK, _page_shift57_n))
+        shift1 = (_page_shift57_n - BK)
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
         tma.async_copy_global_to_shared(k_desc, [page0, shift0, g, 0], kv0_full0.index(0), kv0_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         tma.async_copy_global_to_shared(tail_desc, [page0, shift0, g, D_MAIN], kv0_full0.index(0), kv0_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
@@ -130,15 +130,15 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows60_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows60_r < n_rows), _block_rows60_r, 0)
+    _block_rows58_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows58_r < n_rows), _block_rows58_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of62__t63 = b0.to(gl.int64)
-    _q_row_ptrs64_q_base = (q_ptr + (_q_tail_of62__t63 * stride_q_b))
-    _q_tail_of62_rows = (_q_row_ptrs64_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of62_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of62__t69 = _v1
-    q_tail = _q_tail_of62__t69
+    _q_tail_of60__t61 = b0.to(gl.int64)
+    _q_row_ptrs62_q_base = (q_ptr + (_q_tail_of60__t61 * stride_q_b))
+    _q_tail_of60_rows = (_q_row_ptrs62_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of60_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of60__t65 = _v1
+    q_tail = _q_tail_of60__t65
     cb = b0
     csl = sl0
     pp = pp0
@@ -166,16 +166,16 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _row_limit70_lim = (csl + (r * 0))
-        lim = _row_limit70_lim
-        _page_shift71_tile = (2 * pp)
-        _page_shift71_n = ((csl - 0) - (_page_shift71_tile * BK))
-        _page_shift71_n = gl.where((_page_shift71_n < 0), 0, gl.where((_page_shift71_n > BK), BK, _page_shift71_n))
-        _masked_by_position72_tile = (2 * pp)
-        _masked_by_position72_shift = (_page_shift71_n - BK)
-        _masked_by_position72_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position72_shift))[None, :]
+        _row_limit66_lim = (csl + (r * 0))
+        lim = _row_limit66_lim
+        _page_shift67_tile = (2 * pp)
+        _page_shift67_n = ((csl - 0) - (_page_shift67_tile * BK))
+        _page_shift67_n = gl.where((_page_shift67_n < 0), 0, gl.where((_page_shift67_n > BK), BK, _page_shift67_n))
+        _masked_by_position68_tile = (2 * pp)
+        _masked_by_position68_shift = (_page_shift67_n - BK)
+        _masked_by_position68_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position68_shift))[None, :]
         acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
-        s = gl.where(_masked_by_position72_keep, s, float('-inf'))
+        s = gl.where(_masked_by_position68_keep, s, float('-inf'))
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
@@ -184,21 +184,21 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request73_nb = (cb + 1)
-            _next_request73__t74 = gl.load((seqlens_ptr + _next_request73_nb))
-            _next_request73_nsl = _next_request73__t74
-            _request_pairs75__t76 = gl.maximum((((((_next_request73_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request73_nb
-            csl = _next_request73_nsl
+            _next_request69_nb = (cb + 1)
+            _next_request69__t70 = gl.load((seqlens_ptr + _next_request69_nb))
+            _next_request69_nsl = _next_request69__t70
+            _request_pairs71__t72 = gl.maximum((((((_next_request69_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request69_nb
+            csl = _next_request69_nsl
             pp = 0
-            left = _request_pairs75__t76
+            left = _request_pairs71__t72
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of77__t78 = cb.to(gl.int64)
-            _q_row_ptrs79_q_base = (q_ptr + (_q_tail_of77__t78 * stride_q_b))
-            _q_tail_of77_rows = (_q_row_ptrs79_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of77_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of77__t84 = _v7
-            q_tail = _q_tail_of77__t84
+            _q_tail_of73__t74 = cb.to(gl.int64)
+            _q_row_ptrs75_q_base = (q_ptr + (_q_tail_of73__t74 * stride_q_b))
+            _q_tail_of73_rows = (_q_row_ptrs75_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of73_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of73__t78 = _v7
+            q_tail = _q_tail_of73__t78
         mx0 = (gl.max(s, 1) * qk_scale)
         max0_m.index(0).store(mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
@@ -234,37 +234,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized89_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized83_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized89_inv_l[:, None], L4))
-            _flush_segment90_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized83_inv_l[:, None], L4))
+            _flush_segment84_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment90__t91 = pb.to(gl.int64)
-                _row_offsets92_stride_s = (_flush_segment90_h_q * D_MAIN)
-                _store_half93_half_base = (out_ptr + (_flush_segment90__t91 * ((s_q * _flush_segment90_h_q) * D_MAIN)))
-                _store_half93_o_row = (((r // heads_per_kv) * _row_offsets92_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half93__t94 = acc.to(gl.bfloat16)
+                _flush_segment84__t85 = pb.to(gl.int64)
+                _row_offsets86_stride_s = (_flush_segment84_h_q * D_MAIN)
+                _store_half87_half_base = (out_ptr + (_flush_segment84__t85 * ((s_q * _flush_segment84_h_q) * D_MAIN)))
+                _store_half87_o_row = (((r // heads_per_kv) * _row_offsets86_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half87__t88 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half93_half_base + _store_half93_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half93__t94)  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half87_half_base + _store_half87_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half87__t88)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half93_half_base + _store_half93_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half93__t94, mask=keep[:, None])
-                _flush_segment90__t102 = pb.to(gl.int64)
-                _store_lse104_l_ptrs = ((lse_ptr + (_flush_segment90__t102 * (_flush_segment90_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of105__t106 = gl.log2(l_i)
-                _lse_of105__t107 = gl.where((l_i > 0), ((_lse_of105__t106 + ref) * LN2), float('inf'))
-                gl.store(_store_lse104_l_ptrs, gl.convert_layout(_lse_of105__t107, L1), mask=keep)
+                    gl.store(((_store_half87_half_base + _store_half87_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half87__t88, mask=keep[:, None])
+                _flush_segment84__t94 = pb.to(gl.int64)
+                _store_lse96_l_ptrs = ((lse_ptr + (_flush_segment84__t94 * (_flush_segment84_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of97__t98 = gl.log2(l_i)
+                _lse_of97__t99 = gl.where((l_i > 0), ((_lse_of97__t98 + ref) * LN2), float('inf'))
+                gl.store(_store_lse96_l_ptrs, gl.convert_layout(_lse_of97__t99, L1), mask=keep)
             else:
-                _flush_segment90__t109 = gl.program_id(1)
-                _flush_segment90__t110 = (pb + _flush_segment90__t109).to(gl.int64)
-                _flush_segment90_slot = _flush_segment90__t110
-                _row_offsets111_stride_s = (_flush_segment90_h_q * D_MAIN)
-                _store_half112_half_base = (opart_ptr + (_flush_segment90_slot * ((s_q * _flush_segment90_h_q) * D_MAIN)))
-                _store_half112_o_row = (((r // heads_per_kv) * _row_offsets111_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half112_half_base + _store_half112_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
-                _store_lse117_l_ptrs = ((lpart_ptr + (_flush_segment90_slot * (s_q * _flush_segment90_h_q))) + (((r // heads_per_kv) * _flush_segment90_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of118__t119 = gl.log2(l_i)
-                _part_lse_of118__t120 = gl.where((l_i > 0), ((_part_lse_of118__t119 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse117_l_ptrs, gl.convert_layout(_part_lse_of118__t120, L1), mask=keep)
+                _flush_segment84__t101 = gl.program_id(1)
+                _flush_segment84__t102 = (pb + _flush_segment84__t101).to(gl.int64)
+                _flush_segment84_slot = _flush_segment84__t102
+                _row_offsets103_stride_s = (_flush_segment84_h_q * D_MAIN)
+                _store_half104_half_base = (opart_ptr + (_flush_segment84_slot * ((s_q * _flush_segment84_h_q) * D_MAIN)))
+                _store_half104_o_row = (((r // heads_per_kv) * _row_offsets103_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half104_half_base + _store_half104_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
+                _store_lse108_l_ptrs = ((lpart_ptr + (_flush_segment84_slot * (s_q * _flush_segment84_h_q))) + (((r // heads_per_kv) * _flush_segment84_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of109__t110 = gl.log2(l_i)
+                _part_lse_of109__t111 = gl.where((l_i > 0), ((_part_lse_of109__t110 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse108_l_ptrs, gl.convert_layout(_part_lse_of109__t111, L1), mask=keep)
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
@@ -273,37 +273,37 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized122__t123 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized122_inv_l = _normalized122__t123
-        _flush_segment124_out = (acc * gl.convert_layout(_normalized122_inv_l[:, None], L4))
-        _flush_segment124_h_q = (h_kv * heads_per_kv)
+        _normalized113__t114 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized113_inv_l = _normalized113__t114
+        _flush_segment115_out = (acc * gl.convert_layout(_normalized113_inv_l[:, None], L4))
+        _flush_segment115_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment124__t125 = cb.to(gl.int64)
-            _row_offsets126_stride_s = (_flush_segment124_h_q * D_MAIN)
-            _store_half127_half_base = (out_ptr + (_flush_segment124__t125 * ((s_q * _flush_segment124_h_q) * D_MAIN)))
-            _store_half127_o_row = (((r // heads_per_kv) * _row_offsets126_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half127__t128 = _flush_segment124_out.to(gl.bfloat16)
+            _flush_segment115__t116 = cb.to(gl.int64)
+            _row_offsets117_stride_s = (_flush_segment115_h_q * D_MAIN)
+            _store_half118_half_base = (out_ptr + (_flush_segment115__t116 * ((s_q * _flush_segment115_h_q) * D_MAIN)))
+            _store_half118_o_row = (((r // heads_per_kv) * _row_offsets117_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half118__t119 = _flush_segment115_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half127_half_base + _store_half127_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half127__t128)  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half118_half_base + _store_half118_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half118__t119)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half127_half_base + _store_half127_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half127__t128, mask=keep[:, None])
-            _flush_segment124__t136 = cb.to(gl.int64)
-            _store_lse138_l_ptrs = ((lse_ptr + (_flush_segment124__t136 * (_flush_segment124_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of139__t140 = gl.log2(l_i)
-            _lse_of139__t141 = gl.where((l_i > 0), ((_lse_of139__t140 + ref) * LN2), float('inf'))
-            gl.store(_store_lse138_l_ptrs, gl.convert_layout(_lse_of139__t141, L1), mask=keep)
+                gl.store(((_store_half118_half_base + _store_half118_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half118__t119, mask=keep[:, None])
+            _flush_segment115__t125 = cb.to(gl.int64)
+            _store_lse127_l_ptrs = ((lse_ptr + (_flush_segment115__t125 * (_flush_segment115_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of128__t129 = gl.log2(l_i)
+            _lse_of128__t130 = gl.where((l_i > 0), ((_lse_of128__t129 + ref) * LN2), float('inf'))
+            gl.store(_store_lse127_l_ptrs, gl.convert_layout(_lse_of128__t130, L1), mask=keep)
         else:
-            _flush_segment124__t143 = gl.program_id(1)
-            _flush_segment124__t144 = (cb + _flush_segment124__t143).to(gl.int64)
-            _flush_segment124_slot = _flush_segment124__t144
-            _row_offsets145_stride_s = (_flush_segment124_h_q * D_MAIN)
-            _store_half146_half_base = (opart_ptr + (_flush_segment124_slot * ((s_q * _flush_segment124_h_q) * D_MAIN)))
-            _store_half146_o_row = (((r // heads_per_kv) * _row_offsets145_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half146_half_base + _store_half146_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment124_out, mask=keep[:, None])
-            _store_lse151_l_ptrs = ((lpart_ptr + (_flush_segment124_slot * (s_q * _flush_segment124_h_q))) + (((r // heads_per_kv) * _flush_segment124_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of152__t153 = gl.log2(l_i)
-            _part_lse_of152__t154 = gl.where((l_i > 0), ((_part_lse_of152__t153 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse151_l_ptrs, gl.convert_layout(_part_lse_of152__t154, L1), mask=keep)
+            _flush_segment115__t132 = gl.program_id(1)
+            _flush_segment115__t133 = (cb + _flush_segment115__t132).to(gl.int64)
+            _flush_segment115_slot = _flush_segment115__t133
+            _row_offsets134_stride_s = (_flush_segment115_h_q * D_MAIN)
+            _store_half135_half_base = (opart_ptr + (_flush_segment115_slot * ((s_q * _flush_segment115_h_q) * D_MAIN)))
+            _store_half135_o_row = (((r // heads_per_kv) * _row_offsets134_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half135_half_base + _store_half135_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment115_out, mask=keep[:, None])
+            _store_lse139_l_ptrs = ((lpart_ptr + (_flush_segment115_slot * (s_q * _flush_segment115_h_q))) + (((r // heads_per_kv) * _flush_segment115_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of140__t141 = gl.log2(l_i)
+            _part_lse_of140__t142 = gl.where((l_i > 0), ((_part_lse_of140__t141 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse139_l_ptrs, gl.convert_layout(_part_lse_of140__t142, L1), mask=keep)
 
 
 @gluon.jit
@@ -322,15 +322,15 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows156_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows156_r < n_rows), _block_rows156_r, 0)
+    _block_rows144_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    r = gl.where((_block_rows144_r < n_rows), _block_rows144_r, 0)
     keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of158__t159 = b0.to(gl.int64)
-    _q_row_ptrs160_q_base = (q_ptr + (_q_tail_of158__t159 * stride_q_b))
-    _q_tail_of158_rows = (_q_row_ptrs160_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of158_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of158__t165 = _v1
-    q_tail = _q_tail_of158__t165
+    _q_tail_of146__t147 = b0.to(gl.int64)
+    _q_row_ptrs148_q_base = (q_ptr + (_q_tail_of146__t147 * stride_q_b))
+    _q_tail_of146_rows = (_q_row_ptrs148_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of146_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of146__t151 = _v1
+    q_tail = _q_tail_of146__t151
     cb = b0
     csl = sl0
     pp = pp0
@@ -352,19 +352,19 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
         s = _acc6
-        _needs_mask166_end = (((2 * pp) + 2) * BK)
-        _needs_mask166_first = csl
-        if (_needs_mask166_end > csl):
-            _row_limit167_lim = (csl + (r * 0))
-            lim = _row_limit167_lim
-            _page_shift168_tile = ((2 * pp) + 1)
-            _page_shift168_n = ((csl - 0) - (_page_shift168_tile * BK))
-            _page_shift168_n = gl.where((_page_shift168_n < 0), 0, gl.where((_page_shift168_n > BK), BK, _page_shift168_n))
-            _masked_by_position169_tile = ((2 * pp) + 1)
-            _masked_by_position169_shift = (_page_shift168_n - BK)
-            _masked_by_position169_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position169_shift))[None, :]
+        _needs_mask152_end = (((2 * pp) + 2) * BK)
+        _needs_mask152_first = csl
+        if (_needs_mask152_end > csl):
+            _row_limit153_lim = (csl + (r * 0))
+            lim = _row_limit153_lim
+            _page_shift154_tile = ((2 * pp) + 1)
+            _page_shift154_n = ((csl - 0) - (_page_shift154_tile * BK))
+            _page_shift154_n = gl.where((_page_shift154_n < 0), 0, gl.where((_page_shift154_n > BK), BK, _page_shift154_n))
+            _masked_by_position155_tile = ((2 * pp) + 1)
+            _masked_by_position155_shift = (_page_shift154_n - BK)
+            _masked_by_position155_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position155_shift))[None, :]
             s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
-            s = gl.where(_masked_by_position169_keep, s, float('-inf'))
+            s = gl.where(_masked_by_position155_keep, s, float('-inf'))
             s = warpgroup_mma_init(s)  # the if branch keeps the wgmmas in flight at the if
         s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
@@ -375,21 +375,21 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request170_nb = (cb + 1)
-            _next_request170__t171 = gl.load((seqlens_ptr + _next_request170_nb))
-            _next_request170_nsl = _next_request170__t171
-            _request_pairs172__t173 = gl.maximum((((((_next_request170_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request170_nb
-            csl = _next_request170_nsl
+            _next_request156_nb = (cb + 1)
+            _next_request156__t157 = gl.load((seqlens_ptr + _next_request156_nb))
+            _next_request156_nsl = _next_request156__t157
+            _request_pairs158__t159 = gl.maximum((((((_next_request156_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request156_nb
+            csl = _next_request156_nsl
             pp = 0
-            left = _request_pairs172__t173
+            left = _request_pairs158__t159
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of174__t175 = cb.to(gl.int64)
-            _q_row_ptrs176_q_base = (q_ptr + (_q_tail_of174__t175 * stride_q_b))
-            _q_tail_of174_rows = (_q_row_ptrs176_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of174_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of174__t181 = _v7
-            q_tail = _q_tail_of174__t181
+            _q_tail_of160__t161 = cb.to(gl.int64)
+            _q_row_ptrs162_q_base = (q_ptr + (_q_tail_of160__t161 * stride_q_b))
+            _q_tail_of160_rows = (_q_row_ptrs162_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of160_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of160__t165 = _v7
+            q_tail = _q_tail_of160__t165
         mx1 = (gl.max(s, 1) * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L3)
@@ -429,57 +429,57 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
         ref = r_new
         if ends:
-            _normalized187_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized187_inv_l[:, None], L4))
-            _flush_segment188_out_ptr = (out_ptr + D_HALF)
-            _flush_segment188_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment188_h_q = (h_kv * heads_per_kv)
+            _normalized171_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized171_inv_l[:, None], L4))
+            _flush_segment172_out_ptr = (out_ptr + D_HALF)
+            _flush_segment172_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment172_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment188__t189 = pb.to(gl.int64)
-                _row_offsets190_stride_s = (_flush_segment188_h_q * D_MAIN)
-                _store_half191_half_base = (_flush_segment188_out_ptr + (_flush_segment188__t189 * ((s_q * _flush_segment188_h_q) * D_MAIN)))
-                _store_half191_o_row = (((r // heads_per_kv) * _row_offsets190_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half191__t192 = acc.to(gl.bfloat16)
+                _flush_segment172__t173 = pb.to(gl.int64)
+                _row_offsets174_stride_s = (_flush_segment172_h_q * D_MAIN)
+                _store_half175_half_base = (_flush_segment172_out_ptr + (_flush_segment172__t173 * ((s_q * _flush_segment172_h_q) * D_MAIN)))
+                _store_half175_o_row = (((r // heads_per_kv) * _row_offsets174_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half175__t176 = acc.to(gl.bfloat16)
                 if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half191__t192)  # 16-byte stores (lowering/acc_store.py)
+                    _tle_store_acc(((_store_half175_half_base + _store_half175_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half175__t176)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half191__t192, mask=keep[:, None])
+                    gl.store(((_store_half175_half_base + _store_half175_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half175__t176, mask=keep[:, None])
             else:
-                _flush_segment188__t200 = gl.program_id(1)
-                _flush_segment188__t201 = (pb + _flush_segment188__t200).to(gl.int64)
-                _flush_segment188_slot = _flush_segment188__t201
-                _row_offsets202_stride_s = (_flush_segment188_h_q * D_MAIN)
-                _store_half203_half_base = (_flush_segment188_opart_ptr + (_flush_segment188_slot * ((s_q * _flush_segment188_h_q) * D_MAIN)))
-                _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
+                _flush_segment172__t182 = gl.program_id(1)
+                _flush_segment172__t183 = (pb + _flush_segment172__t182).to(gl.int64)
+                _flush_segment172_slot = _flush_segment172__t183
+                _row_offsets184_stride_s = (_flush_segment172_h_q * D_MAIN)
+                _store_half185_half_base = (_flush_segment172_opart_ptr + (_flush_segment172_slot * ((s_q * _flush_segment172_h_q) * D_MAIN)))
+                _store_half185_o_row = (((r // heads_per_kv) * _row_offsets184_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half185_half_base + _store_half185_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
             acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
             ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
             l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
     if (NP > 0):
-        _normalized207__t208 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized207_inv_l = _normalized207__t208
-        _flush_segment209_out = (acc * gl.convert_layout(_normalized207_inv_l[:, None], L4))
-        _flush_segment209_out_ptr = (out_ptr + D_HALF)
-        _flush_segment209_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment209_h_q = (h_kv * heads_per_kv)
+        _normalized188__t189 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized188_inv_l = _normalized188__t189
+        _flush_segment190_out = (acc * gl.convert_layout(_normalized188_inv_l[:, None], L4))
+        _flush_segment190_out_ptr = (out_ptr + D_HALF)
+        _flush_segment190_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment190_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment209__t210 = cb.to(gl.int64)
-            _row_offsets211_stride_s = (_flush_segment209_h_q * D_MAIN)
-            _store_half212_half_base = (_flush_segment209_out_ptr + (_flush_segment209__t210 * ((s_q * _flush_segment209_h_q) * D_MAIN)))
-            _store_half212_o_row = (((r // heads_per_kv) * _row_offsets211_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half212__t213 = _flush_segment209_out.to(gl.bfloat16)
+            _flush_segment190__t191 = cb.to(gl.int64)
+            _row_offsets192_stride_s = (_flush_segment190_h_q * D_MAIN)
+            _store_half193_half_base = (_flush_segment190_out_ptr + (_flush_segment190__t191 * ((s_q * _flush_segment190_h_q) * D_MAIN)))
+            _store_half193_o_row = (((r // heads_per_kv) * _row_offsets192_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half193__t194 = _flush_segment190_out.to(gl.bfloat16)
             if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half212__t213)  # 16-byte stores (lowering/acc_store.py)
+                _tle_store_acc(((_store_half193_half_base + _store_half193_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half193__t194)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half212_half_base + _store_half212_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half212__t213, mask=keep[:, None])
+                gl.store(((_store_half193_half_base + _store_half193_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half193__t194, mask=keep[:, None])
         else:
-            _flush_segment209__t221 = gl.program_id(1)
-            _flush_segment209__t222 = (cb + _flush_segment209__t221).to(gl.int64)
-            _flush_segment209_slot = _flush_segment209__t222
-            _row_offsets223_stride_s = (_flush_segment209_h_q * D_MAIN)
-            _store_half224_half_base = (_flush_segment209_opart_ptr + (_flush_segment209_slot * ((s_q * _flush_segment209_h_q) * D_MAIN)))
-            _store_half224_o_row = (((r // heads_per_kv) * _row_offsets223_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half224_half_base + _store_half224_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment209_out, mask=keep[:, None])
+            _flush_segment190__t200 = gl.program_id(1)
+            _flush_segment190__t201 = (cb + _flush_segment190__t200).to(gl.int64)
+            _flush_segment190_slot = _flush_segment190__t201
+            _row_offsets202_stride_s = (_flush_segment190_h_q * D_MAIN)
+            _store_half203_half_base = (_flush_segment190_opart_ptr + (_flush_segment190_slot * ((s_q * _flush_segment190_h_q) * D_MAIN)))
+            _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment190_out, mask=keep[:, None])
 
 
 @gluon.jit
