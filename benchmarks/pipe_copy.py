@@ -131,9 +131,13 @@ def main(argv=None) -> int:
     ap.add_argument("--tiles-per-prog", type=int, default=64)
     ap.add_argument("--json", help="also write the figures here")
     a = ap.parse_args(argv)
+    if not torch.cuda.is_available():
+        ap.exit(2, f"{ap.prog}: error: this benchmark runs on a CUDA GPU (Hopper, sm_90a); "
+                   f"torch sees none here\n")
     bm = bn = 64
     tiles = a.rows // bm
-    assert tiles % a.tiles_per_prog == 0, "rows must be a multiple of 64 * tiles-per-prog"
+    if a.rows <= 0 or a.tiles_per_prog <= 0 or tiles % a.tiles_per_prog or a.rows % bm:
+        ap.error("--rows must be a positive multiple of 64 * --tiles-per-prog")
     progs = tiles // a.tiles_per_prog
     g = torch.Generator(device="cuda").manual_seed(0)
     x = torch.randn(a.rows, bn, device="cuda", generator=g).bfloat16()
