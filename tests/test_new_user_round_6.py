@@ -534,6 +534,7 @@ def test_bench_mla_decode_L_with_a_shape_it_sets_reaches_the_gpu_check(capsys, m
 def test_pipe_copy_without_a_gpu_is_a_clear_usage_exit(tmp_path):
     """benchmarks/pipe_copy.py (scripts/gpu_check.sh's bench stage) on a machine whose torch sees
     no GPU: exit 2 with one line saying so, not a traceback from torch.Generator("cuda")."""
+    import os
     import subprocess
     import sys
     from pathlib import Path
@@ -543,6 +544,6 @@ def test_pipe_copy_without_a_gpu_is_a_clear_usage_exit(tmp_path):
     root = Path(__file__).resolve().parent.parent
     r = subprocess.run([sys.executable, str(root / "benchmarks" / "pipe_copy.py")],
                        capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                       env={**__import__("os").environ, "PYTHONPATH": str(root)})
+                       env={**os.environ, "PYTHONPATH": str(root)})
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().endswith("runs on a CUDA GPU (Hopper, sm_90a); torch sees none here")
