@@ -255,3 +255,52 @@ def test_a_body_name_in_a_tuple_with_runtime_items_is_lowered(tmp_path, bind, ar
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = tle_dump(["-q", "--ttgir", str(path)])
     assert rc == 0 and "tt.func" in out.getvalue(), err.getvalue()[-2000:]
+
+
+HELPERS = ("\n\ndef mk():\n    return (65536, 1)\n\n\ndef mk1():\n    return 65536\n\n\n"
+           "def same(x):\n    return x\n")
+
+
+def test_plain_triton_returns_a_helpers_constant_as_a_tensor():
+    """The reference for the case below: Triton's visit_Return makes a constant a jit function
+    returns a tensor (``mk1() * mk1()`` of 65536 is the i32 product, 0), however the call is
+    used: assigned, passed on, or in place."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def mk1():
+        return 65536
+
+    @triton.jit
+    def same(x):
+        return x
+
+    @triton.jit
+    def f(y_ptr):
+        if mk1() * mk1() > 0:
+            tl.store(y_ptr, 1)
+        if same(65536) * same(65536) > 0:
+            tl.store(y_ptr + 1, 1)
+
+    assert "tt.store" not in _triton_ttir(f, {"y_ptr": "*i32"})
+
+
+@pytest.mark.xfail(strict=True, reason="the builder inlines a helper and reads its returned "
+                   "constant as the constant, where Triton returns it as a tensor: "
+                   "mk1() * mk1() > 0 around a writer's events is verified with Python's 2^32 "
+                   "(Triton's i32 product is 0: the writer never commits). Bound to a name "
+                   "first (u = mk1()) it is refused")
+@pytest.mark.parametrize("arg,cond", [("0", "mk1() * mk1() > 0"),
+                                      ("0", "mk()[0] * mk()[0] > 0"),
+                                      ("0", "same(65536) * same(65536) > 0"),
+                                      ("mk1()", "b * b > 0")],
+                         ids=["in-place", "tuple-item", "parameter-returned", "passed-on"])
+def test_a_helpers_returned_constant_is_a_tensor(tmp_path, arg, cond):
+    path = tmp_path / "kernel.py"
+    path.write_text(KERNEL.replace("BIND", "").replace("ARG", arg).replace("COND", cond)
+                    .replace("\n\nDEFAULT_CONFIG", HELPERS + "\n\nDEFAULT_CONFIG"))
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = tle_dump(["-q", str(path)])
+    assert rc == 1, out.getvalue() + err.getvalue()
