@@ -71,6 +71,11 @@ def refusal(use: str, name: str, where: str, origin: Optional[str] = None,
     tensor = f"{bound}, which Triton 3.6 makes {made} (a plain assignment makes `{origin}` a " \
              f"tensor{via})"
     annotate = f"bind it as `{origin}: tl.constexpr = ...`"
+    if origin.endswith(")"):
+        # a helper's result (tensor_root names it by the call)
+        tensor = (f"`{origin}` returns a compile-time value, which Triton 3.6 returns as a "
+                  f"tensor (a jit function's return value is one{via})")
+        annotate = f"bind the value as `x: tl.constexpr = ...` and use `x` in place of `{origin}`"
     if use == "truth":
         why = (f"`{verb}` bitcasts it to i1 (\"cannot bitcast data-type of size 32 to data-type "
                f"of size 1\")")
@@ -196,18 +201,26 @@ def _no_tensor(value: object) -> Optional[str]:
     return None
 
 
+def _index_value(index: ast.expr) -> Optional[int]:
+    """The integer a constant tuple index is written as (``0``, ``-2``), or None."""
+    sign = 1
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        index, sign = index.operand, -1  # `b[-2]`
+    if isinstance(index, ast.Constant) and isinstance(index.value, int) \
+            and not isinstance(index.value, bool):
+        return sign * index.value
+    return None
+
+
 def item_path(node) -> tuple[Optional[ast.Name], tuple]:
     """``node`` as a tuple item read by constant indices, ``b[0][-1]`` -> (the Name ``b``, (0,
     -1)); (None, ()) for anything else (a slice, a run-time index, an attribute)."""
     path: list = []
     while isinstance(node, ast.Subscript):
-        index, sign = node.slice, 1
-        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
-            index, sign = index.operand, -1  # `b[-2]`
-        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)
-                and not isinstance(index.value, bool)):
+        i = _index_value(node.slice)
+        if i is None:
             return None, ()
-        path.append(sign * index.value)
+        path.append(i)
         node = node.value
     if not isinstance(node, ast.Name) or not path:
         return None, ()
@@ -224,6 +237,12 @@ def tensor_root(node, is_tensor: Callable[[object], bool],
     helper's parameter given a tuple with a tensor there); its name is returned."""
     if isinstance(node, (ast.Name, K.Name)):
         return node if is_tensor(node) else None
+    if isinstance(node, ast.Call):
+        # a jit function's result (Triton's visit_Return makes a returned constant a tensor):
+        # named by the call as written
+        if is_tensor(node):
+            return ast.copy_location(ast.Name(id=ast.unparse(node), ctx=ast.Load()), node)
+        return None
     if isinstance(node, K.Subscript):
         # `t[0]` (`t[0][1]`) of a tuple name: an item of a tuple bound by a plain assignment
         # (``is_tensor_item`` says which items are tensors when not all are)
@@ -237,6 +256,12 @@ def tensor_root(node, is_tensor: Callable[[object], bool],
         return node if is_tensor_item is None or is_tensor_item(node, tuple(reversed(path))) \
             else None
     if isinstance(node, ast.Subscript):
+        inner = node
+        while isinstance(inner, ast.Subscript) and _index_value(inner.slice) is not None:
+            inner = inner.value
+        if isinstance(inner, ast.Call):
+            # an item of a helper's returned tuple (`mk()[0]`): a tensor as the result is
+            return tensor_root(inner, is_tensor, is_tensor_item)
         base, path = item_path(node)
         if base is not None and (is_tensor(base) or is_tensor_item is not None
                                  and is_tensor_item(base, path)):
@@ -280,6 +305,8 @@ class BuildRules:
         return tensor_root(node, self._is_local_tensor, self._is_tensor_item)
 
     def _is_local_tensor(self, node: ast.Name) -> bool:
+        if isinstance(node, ast.Call):
+            return id(node) in self.helper_calls
         f = self.frame
         if node.id in f.tensor_params and node.id not in f.stores:
             return True
@@ -476,7 +503,7 @@ class BuildRules:
                 path[:len(p)] == p for p in items)
 
         return tensor_root(node, lambda n: self._is_local_tensor(n) or (
-            n.id in f.body_tensors and n.id not in f.stores), item)
+            isinstance(n, ast.Name) and n.id in f.body_tensors and n.id not in f.stores), item)
 
     def folded_cdiv(self, node: ast.Call, operands: list[tuple[ast.expr, K.Expr]]) -> None:
         """``tl.cdiv(b, d)`` of a local number ``b``: Triton's cdiv is ``(b + d - 1) // d`` on
