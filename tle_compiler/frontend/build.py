@@ -683,9 +683,10 @@ class Builder(BuildRules):
         self.tuple_shapes: dict[str, tuple] = {}
         #: KIR variable -> the statement that bound it last (an if's error names the binding)
         self.bound_at: dict[str, ast.AST] = {}
-        # the calls of helper functions built so far (by id of their ast node): Triton returns
-        # what a jit function returns as a tensor (local_tensors.BuildRules reads it)
-        self.helper_calls: set[int] = set()
+        # the calls of helper functions built so far (their ast nodes, held so that no other
+        # node takes one's place): Triton returns what a jit function returns as a tensor
+        # (local_tensors.BuildRules reads it)
+        self.helper_calls: set[ast.Call] = set()
         #: KIR names of the variables of the tl.static_range loops being built (constexprs)
         self.static_vars: set[str] = set()
 
@@ -2450,7 +2451,7 @@ class Builder(BuildRules):
                                f"`{who}.{f.attr}(...)` cannot be resolved", node)
             raise self.err(f"`{ast.unparse(node.func)}` cannot be called in a kernel", node)
         if fst.kind == "func":
-            self.helper_calls.add(id(node))
+            self.helper_calls.add(node)
             return self.inline(fst.value, node)
         if fst.kind == "method":
             return self.call_method(fst.value, node)

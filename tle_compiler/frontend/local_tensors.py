@@ -227,6 +227,27 @@ def item_path(node) -> tuple[Optional[ast.Name], tuple]:
     return node, tuple(reversed(path))
 
 
+def item_paths(node, leaf: Callable[[object, tuple], dict], path: tuple = ()) -> dict:
+    """``leaf(item, its index path)`` merged over the items of the tuple ``node`` (a Python
+    tuple or list display, or a kernel IR tuple; nested ones walked in turn), each item under
+    its index from either end (`b[-2]` of `(b, 1)` is item 0); ``leaf(node, path)`` for
+    anything else."""
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List)) \
+        else node.items if isinstance(node, K.TupleExpr) else None
+    if items is None:
+        return leaf(node, path)
+    found: dict = {}
+    for i, item in enumerate(items):
+        for index in (i, i - len(items)):
+            found.update(item_paths(item, leaf, path + (index,)))
+    return found
+
+
+def covers(paths, path: tuple) -> bool:
+    """Whether the index path ``path`` reads into one of ``paths`` (is it or an item of it)."""
+    return any(path[:len(p)] == p for p in paths)
+
+
 def tensor_root(node, is_tensor: Callable[[object], bool],
                 is_tensor_item: Optional[Callable[[ast.Name, tuple], bool]] = None):
     """The first name ``node`` computes from by arithmetic (a binary or unary operator other than
@@ -306,7 +327,7 @@ class BuildRules:
 
     def _is_local_tensor(self, node: ast.Name) -> bool:
         if isinstance(node, ast.Call):
-            return id(node) in self.helper_calls
+            return node in self.helper_calls
         f = self.frame
         if node.id in f.tensor_params and node.id not in f.stores:
             return True
@@ -319,44 +340,35 @@ class BuildRules:
         passed a tuple with a local tensor (or an expression of one) there (``(b, 1)``: item 0
         is b's tensor, item 1 the constexpr 1, as Triton specialises the call)."""
         f = self.frame
-        items = f.tensor_items.get(node.id) if node.id not in f.stores else None
-        return bool(items) and any(path[:len(p)] == p for p in items)
+        return node.id not in f.stores and covers(f.tensor_items.get(node.id, ()), path)
 
     def tensor_items_of(self, node: ast.expr, path: tuple = ()) -> dict:
         """The items of the argument ``node`` that are tensors of this function (its local
         tensor names and expressions of them, :meth:`local_tensor`), by their index paths in
         ``node``: {path: origin name}. A tuple written in place (``(b, 1)``) has them where
         they stand; a tuple parameter passes its own on."""
-        name = self.local_tensor(node)
-        if name is not None:
-            return {path: self.tensor_origin(name)}
-        if isinstance(node, (ast.Tuple, ast.List)):
-            # (each item under its index from either end: `b[-2]` of `(b, 1)` is item 0)
-            found: dict = {}
-            n = len(node.elts)
-            for i, elt in enumerate(node.elts):
-                found.update(self.tensor_items_of(elt, path + (i,)))
-                found.update(self.tensor_items_of(elt, path + (i - n,)))
-            return found
         f = self.frame
-        if self.in_partition and isinstance(node, ast.Name) and node.id not in f.stores:
-            return {path + p: origin for p, origin in f.tensor_items.get(node.id, {}).items()}
-        return {}
+
+        def leaf(x: ast.expr, at: tuple) -> dict:
+            name = self.local_tensor(x)
+            if name is not None:
+                return {at: self.tensor_origin(name)}
+            if self.in_partition and isinstance(x, ast.Name) and x.id not in f.stores:
+                return {at + p: origin for p, origin in f.tensor_items.get(x.id, {}).items()}
+            return {}
+
+        return item_paths(node, leaf, path)
 
     def body_tensor_items(self, node: ast.expr, path: tuple = ()) -> dict:
         """The items of the kernel body's tuple ``node`` (a warp_specialize argument) that are
         names it binds by a plain assignment (or expressions of them), by index path (each
         under its index from either end): {path: the name}. Triton hands each to the partition
         as the tensor it is; the others are constexprs."""
-        if isinstance(node, (ast.Tuple, ast.List)):
-            found: dict = {}
-            n = len(node.elts)
-            for i, elt in enumerate(node.elts):
-                found.update(self.body_tensor_items(elt, path + (i,)))
-                found.update(self.body_tensor_items(elt, path + (i - n,)))
-            return found
-        root = tensor_root(node, lambda n: isinstance(n, ast.Name) and self._is_local_tensor(n))
-        return {path: root.id} if root is not None else {}
+        def leaf(x: ast.expr, at: tuple) -> dict:
+            root = tensor_root(x, lambda n: isinstance(n, ast.Name) and self._is_local_tensor(n))
+            return {at: root.id} if root is not None else {}
+
+        return item_paths(node, leaf, path)
 
     def tensor_origin(self, node: ast.Name) -> str:
         """The name of the function being built that made :meth:`local_tensor` ``node`` a
@@ -498,9 +510,8 @@ class BuildRules:
         f = self.frame
 
         def item(n: ast.Name, path: tuple) -> bool:
-            items = f.body_items.get(n.id) if n.id not in f.stores else None
-            return self._is_tensor_item(n, path) or bool(items) and any(
-                path[:len(p)] == p for p in items)
+            return self._is_tensor_item(n, path) or n.id not in f.stores and covers(
+                f.body_items.get(n.id, ()), path)
 
         return tensor_root(node, lambda n: self._is_local_tensor(n) or (
             isinstance(n, ast.Name) and n.id in f.body_tensors and n.id not in f.stores), item)
@@ -603,25 +614,22 @@ class WalkRules:
             self.tensor_consts.discard(s.target)
             self.generated_consts.discard(s.target)
 
-    def tensor_paths(self, e: K.Expr, path: tuple = ()):
+    def tensor_paths(self, e: K.Expr) -> dict:
         """The index paths of the items of the tuple expression ``e`` that are tensors of the
-        partition (computed from a name of ``tensor_consts``)."""
-        if isinstance(e, K.TupleExpr):
-            # (each item under its index from either end: `b[-2]` of `(b, 1)` is item 0)
-            for i, item in enumerate(e.items):
-                yield from self.tensor_paths(item, path + (i,))
-                yield from self.tensor_paths(item, path + (i - len(e.items),))
-        elif isinstance(e, K.Name) and e.id in self.tensor_item_paths:
-            yield from (path + p for p in self.tensor_item_paths[e.id])
-        elif self.tensor_const(e) is not None:
-            yield path
+        partition (computed from a name of ``tensor_consts``), as the keys of a dict."""
+        def leaf(x: K.Expr, at: tuple) -> dict:
+            if isinstance(x, K.Name) and x.id in self.tensor_item_paths:
+                return dict.fromkeys(at + p for p in self.tensor_item_paths[x.id])
+            return {at: None} if self.tensor_const(x) is not None else {}
+
+        return item_paths(e, leaf)
 
     def tensor_item(self, name: K.Name, path: tuple) -> bool:
         """Whether item ``path`` of the tensor name ``name`` is a tensor: every item of a tuple
         a plain assignment binds is; of a helper's parameter bound to a tuple written in the
         call, those ``tensor_paths`` found."""
         paths = self.tensor_item_paths.get(name.id)
-        return paths is None or any(path[:len(p)] == p for p in paths)
+        return paths is None or covers(paths, path)
 
     def annotated(self, s: K.Assign) -> bool:
         """Whether ``s`` is written `name: tl.constexpr = value`, which Triton keeps a
