@@ -319,8 +319,7 @@ def elementwise(tr, node: K.Op) -> V:
     # tensor, an int an int32 one, not the weak number of arithmetic), then legalize them to one
     # type: tl.fma(x, 2.0, 1.0) of an fp16 tile is float32 (typed as the tile, a slot store of
     # it was not converted and Gluon refused the compile)
-    strong = [promotion.python_number_type(v.value) if v.kind == "const" else tr.operand_type(v)
-              for v in ops]
+    strong = [tr.tensor_type(v) for v in ops]
     t = promotion.result_type(strong, "+")
     if node.name == "tl.fdiv" and any(x is not None and x != "float32" for x in strong):
         # Triton's fdiv legalizes nothing: operands of two types fail its IR's verification

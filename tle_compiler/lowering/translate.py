@@ -619,6 +619,15 @@ class FnTranslator:
             return v.dtype
         return "int64" if v.kind == "scalar" and v.i64 else None
 
+    @classmethod
+    def tensor_type(cls, v: V) -> Optional[str]:
+        """``v``'s type once made a tensor (Triton's to_tensor: a Python int an int32 or wider by
+        its range, a float a float32, a bool an int1), as the functions that convert their
+        operands first (tl.maximum, tl.fma, ...) type them; :meth:`operand_type` otherwise."""
+        if v.kind == "const":
+            return promotion.python_number_type(v.value)
+        return cls.operand_type(v)
+
     def ex_BinOp(self, node: K.BinOp) -> V:
         return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
 
@@ -824,8 +833,7 @@ class FnTranslator:
         res = self._elementwise([a, b], lambda x, y: f"{fn}({x}, {y})")
 
         def strong(v: V) -> Optional[str]:
-            t = (promotion.python_number_type(v.value) if v.kind == "const"
-                 else self.operand_type(v))
+            t = self.tensor_type(v)
             return "float32" if t == "bfloat16" else t
 
         dt = promotion.result_type([strong(a), strong(b)], fn)
