@@ -68,102 +68,21 @@ Left: a kernel-body ``B = 0.1`` handed to a partition is a constexpr (round 5's 
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import io
 import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tle_compiler.cli.dump import main as tle_dump  # noqa: E402
 from tle_compiler.diagnostics import TleError, TleVerificationWarning  # noqa: E402
 from tle_compiler.lowering.compile import compile_kernel  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
                                         f"{TleVerificationWarning.__name__}")
 
-HEAD = '''
-import triton.language as tl
-import tle_compiler as tle
-
-'''
-
-# A writer filling [32, 64] tiles of FDT, a reader whose loop body is the case's (``t`` the tile
-# loaded from the slot, ``offs`` the [32, 64] offsets of the output tile).
-REG = HEAD + '''
-@tle.jit
-def k(x_ptr, y_ptr, N, M):
-    tle.assume(N >= 0)
-    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.FDT))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, M))],
-                            [4], [232])
-
-
-def produce(kv, x_ptr, N):
-    w = kv.writer()
-    for p in range(N):
-        slot = w.acquire(p)
-        tl.store(tle.gpu.local_ptr(slot.tile),
-                 tl.load(x_ptr + p * 2048 + tl.arange(0, 32)[:, None] * 64
-                         + tl.arange(0, 64)[None, :]))
-        w.commit(p)
-
-
-def consume(kv, y_ptr, N, M):
-    r = kv.reader()
-    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
-    for p in range(N):
-        res = r.wait(p)
-        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
-CONSUME
-        r.release(p)
-
-
-DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32", "M": "i32"}}
-'''
-
-SIG = {"int8": "i8", "uint8": "u8", "int16": "i16", "int32": "i32", "bfloat16": "bf16",
-       "float16": "fp16", "float32": "fp32"}
-
-
-def _reg(body: str, dt: str = "int32", ys: str = "") -> str:
-    return (REG.replace("CONSUME", textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8))
-            .replace("tl.FDT", f"tl.{dt}").replace("XS", SIG[dt]).replace("YS", ys or SIG[dt]))
-
-
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "kernel.py"
-    path.write_text(text)
-    return path
-
-
-def _dump(path: Path, *argv: str) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = tle_dump([*argv, str(path)])
-    return rc, out.getvalue() + err.getvalue()
-
-
-def _config(path: Path) -> dict:
-    return ast.literal_eval(path.read_text().split("DEFAULT_CONFIG =", 1)[1].strip())
-
-
-def _line_of(path: Path, text: str) -> int:
-    return next(i for i, t in enumerate(path.read_text().splitlines(), 1) if text in t)
-
-
-def _compiled(tmp_path: Path, text: str):
-    """The kernel ``k`` of ``text``, verified by tle-dump for every value and compiled for sm_90a
-    (the error of the compile, a TleError, propagates)."""
-    path = _write(tmp_path, text)
-    rc, out = _dump(path)
-    assert rc == 0 and "k: verified for every value" in out, out
-    config = _config(path)
-    compiled = compile_kernel((str(path), "k"), config["signature"], config.get("constexprs", {}))
-    assert ".target sm_90a" in compiled.asm["ptx"] and compiled.asm["cubin"]
-    return compiled
+# the kernel templates and helpers of lowering round 5, shared
+from tests.test_lowering_adversarial_5 import (  # noqa: E402,F401
+    HEAD, REG, SIG, _compiled, _config, _dump, _line_of, _reg, _write)
 
 
 def _refused_at(tmp_path: Path, text: str, line_text: str, words: str) -> None:
