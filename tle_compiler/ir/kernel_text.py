@@ -151,7 +151,7 @@ from .kernel import (Assign, BinOp, BoolOp, Buffer, BufferRef, Compare, Const, D
                      UnaryOp, While, children, named_pipe_error, slot_shape_error, stmt_exprs,
                      walk_expr, walk_stmts)
 from .nodes import NOLOC, VERBS, Loc
-from .syntax_errors import expected_phrase, terminal_word
+from .syntax_errors import expected_phrase, terminal_word, token_word
 
 __all__ = ["print_kernel", "print_kernels", "parse_kernels", "parse_kernel", "parse_kernel_file",
            "without_locations", "kir_key", "kir_equal", "KirPrintError", "BINARY_OPS",
@@ -1272,24 +1272,6 @@ def _describe_expected(names) -> str:
     return expected_phrase([*words, *(_describe_terminal(n) for n in names)])
 
 
-def _describe_token(tok: Token) -> str:
-    if tok.type == "$END":
-        return "end of input"
-    if tok.type == "_NL":
-        return "end of line"
-    if tok.type == "_ELSE":
-        return "'else'"
-    if tok.type == "NAME":
-        return f"name '{tok.value}'"
-    if tok.type == "ESCNAME":
-        return f"name {tok.value}"
-    if tok.type in ("INT", "FLOAT"):
-        return f"number {tok.value}"
-    if tok.type == "STRING":
-        return f"string {tok.value}"
-    return f"'{tok.value}'"
-
-
 def _position(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
@@ -1368,7 +1350,7 @@ def _syntax_error(e: UnexpectedInput, text: str, path: Optional[str]) -> TleErro
                 place = "the file" if word == "kernel" else "a kernel body"
                 return err(f"a '{word}' declaration belongs to {place}, not inside a block",
                            d.start(1))
-        return err(f"unexpected {_describe_token(tok)}{_describe_expected(accepted)}", pos)
+        return err(f"unexpected {token_word(tok, 'number')}{_describe_expected(accepted)}", pos)
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
         what = "a backtick: `NAME` quotes one identifier" if ch == "`" else repr(ch)

@@ -163,7 +163,7 @@ from .expr import CMP_OPS, RESERVED_WORDS, Affine, BoolOp, Compare, Cond, ModCom
 from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
                     Program, Stmt)
 from .record import record
-from .syntax_errors import expected_phrase, terminal_word
+from .syntax_errors import expected_phrase, terminal_word, token_word
 
 __all__ = ["parse_module", "parse_file", "RESERVED_WORDS"]
 
@@ -319,20 +319,6 @@ def _describe_expected(names) -> str:
     return expected_phrase(_describe_terminal(n) for n in names)
 
 
-def _describe_token(tok: Token) -> str:
-    if tok.type == "$END":
-        return "end of input"
-    if tok.type == "_NL":
-        return "end of line"
-    if tok.type == "_ELSE":
-        return "'else'"
-    if tok.type == "NAME":
-        return f"name '{tok.value}'"
-    if tok.type == "INT":
-        return f"integer {tok.value}"
-    return f"'{tok.value}'"
-
-
 def _end_position(text: str) -> tuple[int, int]:
     lines = text.split("\n")
     return len(lines), len(lines[-1]) + 1
@@ -423,7 +409,7 @@ def _syntax_error(e: UnexpectedInput, text: str, path: Optional[str]) -> TleErro
                 dl, dc = _position(text, decl[0])
                 return _unterminated(brace, f"before the '{decl[1]}' declaration at {dl}:{dc}",
                                      path)
-        msg = f"unexpected {_describe_token(tok)}{_describe_expected(accepted)} at {line}:{col}"
+        msg = f"unexpected {token_word(tok, 'integer')}{_describe_expected(accepted)} at {line}:{col}"
         return TleError(msg, Loc(path, line, col))
     if isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
