@@ -792,7 +792,7 @@ class Builder(BuildRules):
                     items = tuple(dataclasses.replace(x, loc=loc) for x in st.value.items)
                     return K.TupleExpr(items, loc), st
                 if st.kind == "const":  # located where it is used
-                    return dataclasses.replace(st.value, loc=loc), st
+                    return self.tensor_number(name, dataclasses.replace(st.value, loc=loc)), st
                 if st.kind == "pipe":
                     return K.PipeRef(st.value.name, loc), st
                 if st.kind == "handle":
@@ -801,6 +801,22 @@ class Builder(BuildRules):
                     return K.BufferRef(st.value[1], loc), st
             return K.Name(f.kir(name), loc), st
         return self.module_name(f.module, name, node)
+
+    def tensor_number(self, name: str, e: K.Expr) -> K.Expr:
+        """``e``, the number a name of the partition folds to, as Triton holds the name: a
+        name it binds by a plain assignment (`b = 100`), a helper's parameter given one, or a
+        partition's parameter given such a name of the kernel body is a scalar tensor in
+        Triton 3.6 (visit_Assign converts the number: an int an i32, u32 or i64 by its range, a
+        float an fp32), so `t + b` of an int8 tile is computed in i32 where `t + 100` stays
+        i8. Such a read is ``to_tensor(e)`` in the kernel IR: folding sees through it (loop
+        bounds, conditions and indices read the value), the lowering makes the tensor. Any
+        other value is ``e`` (a bool, an i1 tensor, promotes as the literal does)."""
+        if not self.in_partition or not isinstance(e, K.Const) or isinstance(e.value, bool) \
+                or not isinstance(e.value, (int, float)):
+            return e
+        if self._folded_tensor(ast.Name(id=name, ctx=ast.Load())) is None:
+            return e
+        return K.Op("to_tensor", (e,), (), e.loc)
 
     def item_of(self, base: K.Expr, st: Static, i: int, loc: Loc) -> tuple[K.Expr, Optional[Static]]:
         """Item ``i`` of ``base``, a tuple whose items' compile-time values ``st`` holds: the

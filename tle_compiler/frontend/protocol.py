@@ -1897,6 +1897,10 @@ class Walker(WalkRules):
 
     # -- operations -----------------------------------------------------------------------------
     def _e_Op(self, e: K.Op) -> Value:
+        if e.name == "to_tensor" and len(e.args) == 1:
+            # a number a plain assignment made a tensor (the builder folded the name): its value
+            # (the builder refuses its uses where Triton's value on the tensor differs)
+            return self.eval(e.args[0])
         if e.name == "ifexp":
             return self.ifexp(e)
         if e.name == "T" and len(e.args) == 1:
