@@ -2279,6 +2279,13 @@ class Builder(BuildRules):
             branches.append(e)
         return self.seq(K.Op("ifexp", (test, *branches), (), self.loc(node))), None
 
+    def body_value(self, e: K.Expr) -> object:
+        """:func:`fold_body` of the kernel body's expression ``e`` through the names the body
+        has bound so far (each bound once at its top level stands for its value)."""
+        top = {st.target for st in self.out if isinstance(st, K.Assign)} - set(
+            self.constexpr_params) - self.param_names
+        return fold_body(e, body_assigns(self.out), top)
+
     def in_kernel_body(self) -> bool:
         return not self.in_partition
 
