@@ -72,7 +72,8 @@ def _tle(body: str, dt: str, ys: str) -> str:
 
 CASES = [
     # a float name times a bf16 tile: an fp32 product (the name is kept, never folded)
-    ("float-name-times-bf16", "bfloat16", "fp32", "s = 0.1\ntl.store(y_ptr + p * 2048 + offs, t * s)",
+    ("float-name-times-bf16", "bfloat16", "fp32",
+     "s = 0.1\ntl.store(y_ptr + p * 2048 + offs, t * s)",
      rf"arith\.mulf .*: {T2}f32", rf"arith\.mulf .*: {T2}bf16"),
     # the same name a loop bound and an operand: the loop runs its 2 iterations, the sum is i32
     ("loop-bound-and-operand", "int8", "i32", """
@@ -117,6 +118,23 @@ CASES = [
     ("full-casts", "int8", "i32",
      "b = 300\ntl.store(y_ptr + p * 2048 + offs, tl.full([32, 64], b, tl.int8) + t)",
      rf"dense<44> : {T2}i8", r"dense<300>"),
+    # tuples a plain assignment binds: each number item is a tensor (nested ones too, and
+    # through unpacking); an item of a tuple written in place is what it was there (`(b, 1)[0]`
+    # b's tensor, `(b, 1)[1]` the constexpr 1: the sum stays i8)
+    ("tuple-item", "int8", "i32", "pr = (100, 1)\ntl.store(y_ptr + p * 2048 + offs, t + pr[0])",
+     rf"arith\.addi .*: {T2}i32", rf"arith\.addi .*: {T2}i8"),
+    ("nested-tuple-item", "int8", "i32",
+     "pr = ((100, 2), 1)\ntl.store(y_ptr + p * 2048 + offs, t + pr[0][0])",
+     rf"arith\.addi .*: {T2}i32", rf"arith\.addi .*: {T2}i8"),
+    ("unpacked-tuple", "int8", "i32",
+     "pr = (100, 1)\na, c = pr\ntl.store(y_ptr + p * 2048 + offs, t + a)",
+     rf"arith\.addi .*: {T2}i32", rf"arith\.addi .*: {T2}i8"),
+    ("item-written-in-place", "int8", "i32",
+     "b = 100\ntl.store(y_ptr + p * 2048 + offs, add(t, (b, 1)[0]))",
+     rf"arith\.addi .*: {T2}i32", rf"arith\.addi .*: {T2}i8"),
+    ("constexpr-item-written-in-place", "int8", "i32",
+     "b = 100\ntl.store(y_ptr + p * 2048 + offs, add(t, (b, 1)[1]))",
+     rf"arith\.addi .*: {T2}i8", r"arith\.extsi .*, %"),
     # tl.maximum with a name: made a tensor either way, i32
     ("maximum", "int8", "i32", "b = 100\ntl.store(y_ptr + p * 2048 + offs, tl.maximum(t, b))",
      rf"arith\.maxsi .*: {T2}i32", rf"arith\.maxsi .*: {T2}i8"),
@@ -139,9 +157,10 @@ def k(x_ptr, y_ptr, N):
     tle.assume(N >= 0)
     NB = 2
     B = 0.5
+    T = (100, 1)
     kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.DT))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, NB, B))], [4],
-                            [232])
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)),
+                             (consume, (kv, y_ptr, N, NB, B, T, (NB, 1)))], [4], [232])
 
 
 def produce(kv, x_ptr, N):
@@ -152,7 +171,7 @@ def produce(kv, x_ptr, N):
         w.commit(p)
 
 
-def consume(kv, y_ptr, N, NB, B):
+def consume(kv, y_ptr, N, NB, B, T, W):
     r = kv.reader()
     for p in range(N):
         res = r.wait(p)
@@ -169,31 +188,46 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32"}}
 @pytest.mark.parametrize("dt,ys,expr,good,bad", [
     ("int8", "i32", "t + NB", r"arith\.addi .*: tensor<64xi32[,>]",
      r"arith\.addi .*: tensor<64xi8[,>]"),
+    ("int8", "i32", "t + T[0]", r"arith\.addi .*: tensor<64xi32[,>]",
+     r"arith\.addi .*: tensor<64xi8[,>]"),
+    ("int8", "i32", "t + W[0]", r"arith\.addi .*: tensor<64xi32[,>]",
+     r"arith\.addi .*: tensor<64xi8[,>]"),
     ("bfloat16", "fp32", "tl.where(t > 0, t, B)", r"arith\.select .*tensor<64xf32[,>]",
      r"arith\.select .*tensor<64xbf16[,>]"),
-], ids=["int-loop-bound-and-operand", "float-where-branch"])
+], ids=["int-loop-bound-and-operand", "tuple-item", "item-of-a-tuple-in-the-call",
+        "float-where-branch"])
 def test_a_kernel_body_number_is_a_tensor_in_the_partition(tmp_path, dt, ys, expr, good, bad):
     """A kernel-body ``NB = 2`` handed to a partition bounds its loop and is an i32 operand
-    there; ``B = 0.5`` an fp32 branch of a bf16 tl.where (plain Triton's jit call, below)."""
-    import triton
-    import triton.language as tl
+    there, and so are the items of ``T = (100, 1)`` and item 0 of ``(NB, 1)`` written in the
+    call; ``B = 0.5`` an fp32 branch of a bf16 tl.where (plain Triton's jit call, the
+    reference)."""
+    ref = tmp_path / "plain_body_ref.py"
+    ref.write_text(textwrap.dedent(f"""
+        import triton
+        import triton.language as tl
 
-    @triton.jit
-    def part(x_ptr, y_ptr, NB, B):
-        t = tl.load(x_ptr + tl.arange(0, 64))
-        for j in range(NB):
-            tl.store(y_ptr + tl.arange(0, 64) + j * 0, t + NB)
-            tl.store(y_ptr + tl.arange(0, 64) + j * 0, tl.where(t > 0, t, B))
 
-    @triton.jit
-    def body(x_ptr, y_ptr):
-        NB = 2
-        B = 0.5
-        part(x_ptr, y_ptr, NB, B)
+        @triton.jit
+        def part(x_ptr, y_ptr, NB, B, T, W):
+            t = tl.load(x_ptr + tl.arange(0, 64))
+            for j in range(NB):
+                tl.store(y_ptr + tl.arange(0, 64) + j * 0, {expr})
 
+
+        @triton.jit
+        def body(x_ptr, y_ptr):
+            NB = 2
+            B = 0.5
+            T = (100, 1)
+            part(x_ptr, y_ptr, NB, B, T, (NB, 1))
+        """))
+    spec = importlib.util.spec_from_file_location(f"plain_body_ref_{abs(hash(expr))}", ref)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
     sig = {"int8": "i8", "bfloat16": "bf16"}[dt]
-    ttir = _triton_ttir(body, {"x_ptr": f"*{sig}", "y_ptr": f"*{ys}"})
+    ttir = _triton_ttir(mod.body, {"x_ptr": f"*{sig}", "y_ptr": f"*{ys}"})
     assert re.search(good, ttir), ttir
+    assert not re.search(bad, ttir), ttir
     text = KERNEL_BODY.replace("tl.DT", f"tl.{dt}").replace("XS", sig).replace("YS", ys) \
         .replace("EXPR", expr)
     ttgir = _compiled(tmp_path, text).asm["ttgir"]

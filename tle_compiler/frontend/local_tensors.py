@@ -276,6 +276,13 @@ def tensor_root(node, is_tensor: Callable[[object], bool],
             return None
         return node if is_tensor_item is None or is_tensor_item(node, tuple(reversed(path))) \
             else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Tuple, ast.List)):
+        # an item of a tuple written in place (`(b, 1)[0]`): that item
+        elts, i = node.value.elts, _index_value(node.slice)
+        if i is None or not -len(elts) <= i < len(elts) \
+                or any(isinstance(x, ast.Starred) for x in elts):
+            return None
+        return tensor_root(elts[i], is_tensor, is_tensor_item)
     if isinstance(node, ast.Subscript):
         inner = node
         while isinstance(inner, ast.Subscript) and _index_value(inner.slice) is not None:
