@@ -116,7 +116,10 @@ promotion twins by 2d021a9):
   into the fp32 field after 9817bfe, whose pointee check follows only a tuple item (translate.py
   ``_cp_async_form``: an unknown element type should not gather).
 
-Left (strict xfails below; the suspected place in parentheses):
+Left as strict xfails by this round, FIXED since (the frontend reads such a name as
+``to_tensor(value)`` in the kernel IR, which folding and the protocol view read through and the
+lowering spells ``gl.to_tensor(value)``, the scalar tensor Triton makes: frontend/build.py
+``Builder.tensor_number``; tests/test_plain_assigned_numbers.py holds the edge cases):
 * test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes[add, mul, helper-argument,
   where-branch, full-value, to-of-quotient, constexpr-call, u32-name, i64-name]: ``b = 100`` then
   ``t + b`` on an int8 tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the
@@ -386,18 +389,11 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
     assert re.search(r"arith\.mulf .*: tensor<64xf32>", ttir), ttir
 
 
-FOLD_XFAIL = pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an "
-                               "int into the literal, where Triton holds an i32 tensor: "
-                               "the lowered Gluon adds an int8 tile in i8, and refuses what "
-                               "Triton computes (out of a narrow type's range, a float "
-                               "literal's .to)")
-
-
-def _fold(dt, bind, stored, bad, good, id_, left=False):
+def _fold(dt, bind, stored, bad, good, id_):
     """A case of test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``bind``
     then ``tl.store(y_ptr + p * 2048 + offs, stored)`` on a tile of ``dt``."""
     return pytest.param(dt, f"{bind}\ntl.store(y_ptr + p * 2048 + offs, {stored})", bad, good,
-                        id=id_, marks=FOLD_XFAIL if left else ())
+                        id=id_)
 
 
 ADDI8, ADDI32 = r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"
