@@ -52,7 +52,8 @@ run.
 Checked and found right (pinned as twins): strides `2*p + 1` and `2*p`, steps of 2 and 3 (a
 step-3 writer against a `3 * tl.cdiv(N, 3)` reader aliases phases), a remainder of the loop
 variable as an index, a runtime step, a negative step through a partition's name (`S = -1`,
-which the lowering folds), `tl.range` options (refused: the lowering has none), a
+which the lowering folded into a reversed loop; refused since, as Triton 3.6 holds S as an i32
+tensor, does not reverse the loop and runs no iteration: its TTIR has no loop), `tl.range` options (refused: the lowering has none), a
 `tl.static_range` over a constexpr, commits under a condition on a loaded value, early returns,
 two pipes in opposite directions (ping-pong, a cross of waits, a writer running ahead of a
 capacity, lagged reads of the return pipe), nested loops of constant and param trip counts,
@@ -466,10 +467,14 @@ PROTOCOLS = {
         ring(writer(idx="p % 2"), reader(idx="p % 2")), REJECTED + ("[non-affine]",)),
     "a runtime step": (
         ring(writer(loop="for p in range(0, N, N):")), REJECTED + ("[non-affine-loop]",)),
-    "a negative step through a partition name S = -1 (folded by the lowering)": (
-        ring(W_S).replace("tle.assume(N >= 0)", "tle.assume(0 <= N <= 6)"), "verified"),
+    # S is an i32 tensor in Triton 3.6: a tensor step is not reversed, and scf.for runs no
+    # iteration from N down to 0 (plain Triton's TTIR of the loop has none)
+    "a negative step through a partition name S = -1 (a tensor: not reversed)": (
+        ring(W_S).replace("tle.assume(N >= 0)", "tle.assume(0 <= N <= 6)"),
+        REJECTED + ("[bad-loop]", "runs no iteration")),
     "a negative step through S = -1, the index one ahead": (
-        ring(writer(pre="S = -1\n", loop="for q in range(N, 0, S):", idx="N - q + 1")), NEVER),
+        ring(writer(pre="S = -1\n", loop="for q in range(N, 0, S):", idx="N - q + 1")),
+        REJECTED + ("[bad-loop]", "runs no iteration")),
     "tl.static_range(C) against range(3), read generically": (
         ring(writer(loop="for p in tl.static_range(C):"), reader(loop="for p in range(3):")),
         NEVER + ("when C=0",)),

@@ -78,9 +78,11 @@ Bugs found, one line each:
    Triton's own compile. FIXED: refused again with words that say so (frontend/build.py
    e_Call); round 24's two tests of it now pin the refusal and the tl.abs spelling.
 
-Found and not fixed (strict xfail, test_a_kernel_body_number_in_or_is_refused_as_in_a_partition):
-a kernel-body `b = 1; M = b or N` is verified (M = 1) where Triton 3.6 bitcasts the i32 tensor
-`b` to i1 and refuses the kernel; a partition's `b or N` is refused already.
+Found, FIXED since (test_a_kernel_body_number_in_or_is_refused_as_in_a_partition, a strict xfail
+until then): a kernel-body `b = 1; M = b or N` was verified (M = 1) where Triton 3.6 bitcasts the
+i32 tensor `b` to i1 and refuses the kernel; a partition's `b or N` was refused already. The
+kernel body's plain number bindings now take the partition's rule in `and` / `or` / `not` and
+`**` (local_tensors.BuildRules.body_number).
 
 Checked and found right (pinned below): `range(N and 2)` (Triton drops a truthy constant after
 a tensor, leaving N) and `range(N or 2)` (a truthy constant decides: 2), `(N > 0) and 3` as a
@@ -878,7 +880,7 @@ def test_tl_abs_stays_verified(tmp_path, capsys, bound):
     expect(code, err, "verified")
 
 
-# ---------------------------------------------- found, not fixed in this round (strict xfail)
+# ------------------------------------- found in this round, fixed since (a strict xfail until then)
 
 KERNEL_BODY_OR = HEAD + '''@tle.jit
 def k(x_ptr, y_ptr, N):
@@ -906,13 +908,6 @@ def consume(kv, y_ptr, M):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "found in adversarial round 25, not fixed (frontend): a kernel-body name bound to a number "
-    "(`b = 1`) is an i32 tensor in Triton 3.6, so `b or N` bitcasts it to i1 and the compile "
-    "fails ('cannot bitcast data-type of size 32 to data-type of size 1'); the partition rule "
-    "(local_tensors.BuildRules.tensor_truth, local_tensor) refuses it there, the kernel body "
-    "reads `b or N` as the constant 1 and the kernel is verified (the lowering folds M = 1). "
-    "The fix: apply local_number / tensor_truth to the kernel body's plain number bindings"))
 def test_a_kernel_body_number_in_or_is_refused_as_in_a_partition(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, KERNEL_BODY_OR)
     expect(code, err, ("rejected", "[unsupported-expression]"))

@@ -56,7 +56,9 @@ build.py, ast_reader.py):
   `and` too, or the lowering stopped with an internal error comparing the two views' events);
   a body name `BIG = DOUBLE > 0.5` passed so was not proved (exit 3), both branches kept;
   `DOUBLE if SLOTS > 4 else 0` was data at DOUBLE = 1 (Walker.ifexp decides a test that is
-  such a comparison).
+  such a comparison). Of these, `not ODD` Triton 3.6 refuses (ODD is an i32 tensor there, which
+  `not` cannot bitcast to i1): refused since the kernel body's plain number bindings take the
+  partition's rule (local_tensors.BuildRules.body_number); `not (ODD == 1)` stands in for it.
 
 `print("p", p)` and `tl.device_print("p", p)`, which Triton compiles, are verified; the lowering
 refuses them at their line (it has no print).
@@ -355,7 +357,8 @@ PARTITION_ARGS = {
     "DOUBLE == 1": (True, False),
     "SLOTS > 4": (True, True),
     "ODD > 0": (True, False),
-    "not ODD": (False, True),
+    # (`not ODD` itself Triton 3.6 refuses: ODD is an i32 tensor, below)
+    "not (ODD == 1)": (False, True),
     "ODD and DOUBLE": (True, False),
     "(ODD == 1) & (DOUBLE == 1)": (True, False),
     "DOUBLE if SLOTS > 4 else 0": (True, False),
@@ -395,6 +398,23 @@ def test_a_comparison_of_constants_passed_to_a_partition(tmp_path, capsys, arg, 
     fill = out[out.index("def fill("):out.index("def drain(")]
     assert fill.count("mbarrier.wait(") == 1, fill
     assert ("* 2.0" in fill) == {**PARTITION_ARGS, **BODY_NAMES}[arg][1 - double], fill
+
+
+@pytest.mark.parametrize("double", [1, 0])
+def test_not_of_a_kernel_body_number_passed_to_a_partition_is_refused(tmp_path, capsys, double):
+    """`not ODD` of the kernel body's `ODD = (SLOTS // 2 + DOUBLE) % 2`: a plain assignment makes
+    ODD an i32 tensor in Triton 3.6, and `not` bitcasts it to i1, which fails ("Cannot bitcast
+    data-type of size 32 to data-type of size 1", checked against Triton's compile); it was
+    verified, folded to the constant (`not (ODD == 1)` stays verified, above)."""
+    text = (CONSTEXPR_KERNEL.replace("DOUBLE_VALUE", str(double))
+            .replace("    ch = tle.pipe(", ODD + "    ch = tle.pipe(")
+            .replace("(fill, (ch, x_ptr, NR, NP, DOUBLE))", "(fill, (ch, x_ptr, NR, NP, not ODD))"))
+    path = tmp_path / "scaled_copy.py"
+    path.write_text(text)
+    assert tle_dump(["-q", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "`ODD` in `not ODD`" in err and "cannot bitcast" in err \
+        and "[unsupported-expression]" in err, err
 
 
 # a name the partition binds once to a constant, deciding an `if` around events (the protocol

@@ -116,7 +116,10 @@ promotion twins by 2d021a9):
   into the fp32 field after 9817bfe, whose pointee check follows only a tuple item (translate.py
   ``_cp_async_form``: an unknown element type should not gather).
 
-Left (strict xfails below; the suspected place in parentheses):
+Left as strict xfails by this round, FIXED since (the frontend reads such a name as
+``to_tensor(value)`` in the kernel IR, which folding and the protocol view read through and the
+lowering spells ``gl.to_tensor(value)``, the scalar tensor Triton makes: frontend/build.py
+``Builder.tensor_number``; tests/test_plain_assigned_numbers.py holds the edge cases):
 * test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes[add, mul, helper-argument,
   where-branch, full-value, to-of-quotient, constexpr-call, u32-name, i64-name]: ``b = 100`` then
   ``t + b`` on an int8 tile: Triton makes ``b`` an i32 tensor, so the sum is i32 (200); the
@@ -386,32 +389,25 @@ def test_plain_triton_promotes_a_narrow_tile_by_a_name_bound_to_an_int():
     assert re.search(r"arith\.mulf .*: tensor<64xf32>", ttir), ttir
 
 
-FOLD_XFAIL = pytest.mark.xfail(strict=True, reason="the frontend folds a name bound to an "
-                               "int into the literal, where Triton holds an i32 tensor: "
-                               "the lowered Gluon adds an int8 tile in i8, and refuses what "
-                               "Triton computes (out of a narrow type's range, a float "
-                               "literal's .to)")
-
-
-def _fold(dt, bind, stored, bad, good, id_, left=False):
+def _fold(dt, bind, stored, bad, good, id_):
     """A case of test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes: ``bind``
     then ``tl.store(y_ptr + p * 2048 + offs, stored)`` on a tile of ``dt``."""
     return pytest.param(dt, f"{bind}\ntl.store(y_ptr + p * 2048 + offs, {stored})", bad, good,
-                        id=id_, marks=FOLD_XFAIL if left else ())
+                        id=id_)
 
 
 ADDI8, ADDI32 = r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x64xi32"
 
 
 @pytest.mark.parametrize("dt,body,bad,good", [
-    _fold("int8", "b = 100", "t + b", ADDI8, ADDI32, "add", left=True),
+    _fold("int8", "b = 100", "t + b", ADDI8, ADDI32, "add"),
     _fold("int8", "b = 3", "t * b", r"arith\.muli .*: tensor<32x64xi8",
-          r"arith\.muli .*: tensor<32x64xi32", "mul", left=True),
-    _fold("int8", "b = 100", "add(t, b)", ADDI8, ADDI32, "helper-argument", left=True),
+          r"arith\.muli .*: tensor<32x64xi32", "mul"),
+    _fold("int8", "b = 100", "add(t, b)", ADDI8, ADDI32, "helper-argument"),
     _fold("int8", "z = 1000", "tl.where(t > 0, t, z)", r"arith\.select .*tensor<32x64xi8",
-          r"arith\.select .*tensor<32x64xi32", "where-branch", left=True),
+          r"arith\.select .*tensor<32x64xi32", "where-branch"),
     _fold("uint8", "b = -1", "t + tl.full([32, 64], b, tl.uint8)", NEVER,
-          r"dense<-1> : tensor<32x64xi8", "full-value", left=True),
+          r"dense<-1> : tensor<32x64xi8", "full-value"),
     # i32 arithmetic that wraps in Triton (0, -2^30), Python's big numbers folded in (refused
     # since 8b932bd)
     _fold("int32", "b = 65536", "t + b * b", NEVER, "", "product-wraps"),
@@ -421,7 +417,7 @@ ADDI8, ADDI32 = r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x
           "", "fp32-compare"),
     # a tensor's .to of a folded expression: `(16777217 * 1.0).to(...)`, a float has no .to
     _fold("int32", "b = 16777217", "t + (b * 1.0).to(tl.int32)", NEVER, "", "to-of-product"),
-    _fold("int32", "b = 7", "t + (b / 2).to(tl.int32)", NEVER, "", "to-of-quotient", left=True),
+    _fold("int32", "b = 7", "t + (b / 2).to(tl.int32)", NEVER, "", "to-of-quotient"),
     # Triton's tl.cdiv of the i32 tensor -4 by 3 is C's (-4 + 2) / 3 = 0; Python's folds -1
     _fold("int32", "b = -4", "t + tl.cdiv(b, 3)", r"dense<-1> : tensor<32x64xi32", "",
           "cdiv-negative"),
@@ -429,11 +425,11 @@ ADDI8, ADDI32 = r"arith\.addi .*: tensor<32x64xi8", r"arith\.addi .*: tensor<32x
     _fold("int32", "b = True", "t + (b + b)", r"dense<2> : tensor<32x64xi32", "",
           "bool-plus-bool"),
     # `b = tl.constexpr(100)` is a plain assignment too: Triton unwraps and makes a tensor
-    _fold("int8", "b = tl.constexpr(100)", "t + b", ADDI8, ADDI32, "constexpr-call", left=True),
+    _fold("int8", "b = tl.constexpr(100)", "t + b", ADDI8, ADDI32, "constexpr-call"),
     # Triton makes 3e9 a u32 tensor and 2**40 an i64 one: t + b is computed (u32 / i64), where
     # the folded literal is out of the int32 tile's range and Gluon refuses it
-    _fold("int32", "b = 3000000000", "t + b", NEVER, "", "u32-name", left=True),
-    _fold("int32", "b = 2**40", "(t + b).to(tl.int32)", NEVER, "", "i64-name", left=True),
+    _fold("int32", "b = 3000000000", "t + b", NEVER, "", "u32-name"),
+    _fold("int32", "b = 2**40", "(t + b).to(tl.int32)", NEVER, "", "i64-name"),
 ])
 def test_a_name_bound_to_an_int_computes_as_the_i32_tensor_triton_makes(tmp_path, dt, body, bad,
                                                                         good):
@@ -477,9 +473,6 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*XS", "y_ptr": "*YS", "N": "i32"}}
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="a constant of the kernel body handed to a partition "
-                   "becomes a gl.constexpr there, a Python scalar that does not promote the "
-                   "tile as the fp32 / i32 tensor Triton passes")
 @pytest.mark.parametrize("dt,ys,expr,bad,good", [
     ("bfloat16", "fp32", "t * B", r"arith\.mulf .*: tensor<64xbf16",
      r"arith\.mulf .*: tensor<64xf32"),

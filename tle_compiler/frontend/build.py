@@ -31,7 +31,7 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
-from .local_tensors import BuildRules
+from .local_tensors import BuildRules, covers
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
                      kernel_def_lines, helper_warp_specialize, jit_call_kernel,
                      kernel_def_problem, kernel_params, nested_kernel, string_code_call,
@@ -792,7 +792,7 @@ class Builder(BuildRules):
                     items = tuple(dataclasses.replace(x, loc=loc) for x in st.value.items)
                     return K.TupleExpr(items, loc), st
                 if st.kind == "const":  # located where it is used
-                    return dataclasses.replace(st.value, loc=loc), st
+                    return self.tensor_number(name, dataclasses.replace(st.value, loc=loc)), st
                 if st.kind == "pipe":
                     return K.PipeRef(st.value.name, loc), st
                 if st.kind == "handle":
@@ -801,6 +801,35 @@ class Builder(BuildRules):
                     return K.BufferRef(st.value[1], loc), st
             return K.Name(f.kir(name), loc), st
         return self.module_name(f.module, name, node)
+
+    def tensor_number(self, name: str, e: K.Expr) -> K.Expr:
+        """``e``, the number a name of the partition folds to, as Triton holds the name: a
+        name it binds by a plain assignment (`b = 100`), a helper's parameter given one, or a
+        partition's parameter given such a name of the kernel body is a scalar tensor in
+        Triton 3.6 (visit_Assign converts the number: an int an i32, u32 or i64 by its range, a
+        float an fp32), so `t + b` of an int8 tile is computed in i32 where `t + 100` stays
+        i8. Such a read is ``to_tensor(e)`` in the kernel IR: folding sees through it (loop
+        bounds, conditions and indices read the value), the lowering makes the tensor. Any
+        other value is ``e`` (a bool, an i1 tensor, promotes as the literal does)."""
+        if not self.in_partition:
+            return e
+        if isinstance(e, K.TupleExpr):
+            # a tuple: its number items that are tensors (all of a tuple a plain assignment
+            # binds, `T = (100, 1)`; those of a tuple written in the call that were tensors
+            # there, `(I, 1)`: item 0 only, the literal 1 a constexpr)
+            f = self.frame
+            if self._folded_tensor(ast.Name(id=name, ctx=ast.Load())) is not None:
+                return _tensor_items(e)
+            if name in f.stores:
+                return e
+            paths = {**f.tensor_items.get(name, {}), **f.body_items.get(name, {})}
+            return _tensor_items(e, tuple(paths)) if paths else e
+        if not isinstance(e, K.Const) or isinstance(e.value, bool) \
+                or not isinstance(e.value, (int, float)):
+            return e
+        if self._folded_tensor(ast.Name(id=name, ctx=ast.Load())) is None:
+            return e
+        return K.Op("to_tensor", (e,), (), e.loc)
 
     def item_of(self, base: K.Expr, st: Static, i: int, loc: Loc) -> tuple[K.Expr, Optional[Static]]:
         """Item ``i`` of ``base``, a tuple whose items' compile-time values ``st`` holds: the
@@ -1173,6 +1202,10 @@ class Builder(BuildRules):
             if st is not None and st.kind == "tuple":
                 e = self.without_field_buffers(e, st)  # (ring_buf,): no buffer of the KIR
             self.string_binding(target.id, fold(e), node)
+            if self.in_partition and isinstance(node, ast.Assign) and st is None \
+                    and isinstance(e, K.TupleExpr):
+                # `pr = (100, 1)`: a plain assignment makes each number of the tuple a tensor
+                e = _tensor_items(e)
             e, st = self.snapshot(e, st, node)
             shape = self.tuple_shape(e, st)
             f.env[target.id] = st
@@ -2262,6 +2295,13 @@ class Builder(BuildRules):
                                    "else y), whose operands run only when chosen")
             branches.append(e)
         return self.seq(K.Op("ifexp", (test, *branches), (), self.loc(node))), None
+
+    def body_value(self, e: K.Expr) -> object:
+        """:func:`fold_body` of the kernel body's expression ``e`` through the names the body
+        has bound so far (each bound once at its top level stands for its value)."""
+        top = {st.target for st in self.out if isinstance(st, K.Assign)} - set(
+            self.constexpr_params) - self.param_names
+        return fold_body(e, body_assigns(self.out), top)
 
     def in_kernel_body(self) -> bool:
         return not self.in_partition
@@ -3508,6 +3548,25 @@ def _const_tuple(v: tuple, loc: Loc) -> K.TupleExpr:
     """The kernel IR of the :func:`_number_tuple` ``v``."""
     return K.TupleExpr(tuple(_const_tuple(x, loc) if isinstance(x, tuple) else K.Const(x, loc)
                              for x in v), loc)
+
+
+def _tensor_items(e: K.Expr, paths: Optional[tuple] = None, at: tuple = ()) -> K.Expr:
+    """The tuple ``e`` a plain assignment binds with each number item (at any depth) read as
+    the tensor Triton's visit_Assign makes of it, ``to_tensor(item)`` (Builder.tensor_number);
+    other items as they are. ``paths``: only the items at (or inside) these index paths (each
+    counted from either end, local_tensors.item_paths), None for all."""
+    if isinstance(e, K.TupleExpr):
+        n = len(e.items)
+        items = tuple(_tensor_items(x, paths, at + (i,)) if paths is None
+                      or covers(paths, at + (i,)) or covers(paths, at + (i - n,))
+                      or any(p[:len(at) + 1] in (at + (i,), at + (i - n,)) for p in paths)
+                      else x for i, x in enumerate(e.items))
+        return e if all(a is b for a, b in zip(items, e.items)) else dataclasses.replace(
+            e, items=items)
+    if isinstance(e, K.Const) and isinstance(e.value, (int, float)) \
+            and not isinstance(e.value, bool) and (paths is None or covers(paths, at)):
+        return K.Op("to_tensor", (e,), (), e.loc)
+    return e
 
 
 def fold_body(e: K.Expr, assigns: dict, top: set, depth: int = 16) -> object:

@@ -46,6 +46,10 @@ def fold(e: K.Expr) -> object:
             return eval(f"a {e.op} b", {}, {"a": a, "b": b})  # floats: + - * ** only here
         except Exception:
             return None
+    if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
+        # a number a plain assignment made a tensor: the same value (its type is the
+        # lowering's; where Triton's value on it differs, the frontend refuses the use)
+        return fold(e.args[0])
     if isinstance(e, K.BoolOp):
         # Python's value, which Triton's constexpr `and` / `or` returns too: the operand that
         # decides it, else the last (`0 or 4` is 4, not True)

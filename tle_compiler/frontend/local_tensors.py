@@ -276,6 +276,13 @@ def tensor_root(node, is_tensor: Callable[[object], bool],
             return None
         return node if is_tensor_item is None or is_tensor_item(node, tuple(reversed(path))) \
             else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Tuple, ast.List)):
+        # an item of a tuple written in place (`(b, 1)[0]`): that item
+        elts, i = node.value.elts, _index_value(node.slice)
+        if i is None or not -len(elts) <= i < len(elts) \
+                or any(isinstance(x, ast.Starred) for x in elts):
+            return None
+        return tensor_root(elts[i], is_tensor, is_tensor_item)
     if isinstance(node, ast.Subscript):
         inner = node
         while isinstance(inner, ast.Subscript) and _index_value(inner.slice) is not None:
@@ -381,13 +388,29 @@ class BuildRules:
         items = f.tensor_items.get(node.id)
         return next(iter(items.values())) if items else node.id
 
-    def local_number(self, node: ast.expr, e: K.Expr) -> Optional[ast.Name]:
+    def local_number(self, node: ast.expr, e: K.Expr, body: bool = False) -> Optional[ast.Name]:
         """The local tensor name (:meth:`local_tensor`) ``node`` computes from when ``node``
         folds to a number that is no bool (``e`` is its kernel IR): an i32 or fp32 tensor in
         Triton 3.6, which `and` / `or` / `not` cannot take. None otherwise (a comparison is an
-        i1; a runtime value is the protocol walker's to classify)."""
+        i1; a runtime value is the protocol walker's to classify). ``body``: in the kernel body
+        too, where a name bound once by a plain assignment (`b = 1`) is such a tensor as well
+        (:meth:`body_number`)."""
+        if body and not self.in_partition:
+            return self.body_number(node, e)
         name = self.local_tensor(node)
         return name if name is not None and tensor_dtype(fold(e)) is not None else None
+
+    def body_number(self, node: ast.expr, e: K.Expr) -> Optional[ast.Name]:
+        """The name of the kernel body ``node`` computes from (:func:`tensor_root`) that the
+        body binds by a plain assignment, when ``node`` folds through the body's bindings
+        (``body_value``) to a number that is no bool: Triton 3.6 holds `b = 1` of the kernel
+        body as an i32 tensor as it does in a partition, so `b or N` fails to compile there
+        too ("cannot bitcast data-type of size 32 to data-type of size 1"); read as the
+        constant, the kernel body decided it and the kernel was verified."""
+        root = tensor_root(node, lambda n: isinstance(n, ast.Name) and self._is_local_tensor(n))
+        if root is None or tensor_dtype(self.body_value(e)) is None:
+            return None
+        return root
 
     def tensor_refusal(self, use: str, name: ast.Name, where: str, node: ast.AST,
                        **kw) -> TleError:
@@ -550,7 +573,7 @@ class BuildRules:
         """Refuse `q ** 2` (`2 ** q`) of a local number: folded, it was read as a constexpr
         power; Triton holds q as a tensor, which has no `__pow__`."""
         for v, e in operands:
-            name = self.local_number(v, e)
+            name = self.local_number(v, e, body=True)
             if name is not None:
                 raise self.tensor_refusal("power", name, f"`{ast.unparse(node)}`", node)
 
@@ -564,13 +587,13 @@ class BuildRules:
         where = f"`{ast.unparse(node)}`"
         if verb == "not":
             v, e = operands[0]
-            name = self.local_number(v, e)
+            name = self.local_number(v, e, body=True)
             if name is not None:
                 raise self.tensor_refusal("truth", name, where, node, verb=verb)
             return
         kept, local = 0, None
         for v, e in operands:
-            name = self.local_number(v, e)
+            name = self.local_number(v, e, body=True)
             if name is not None:
                 kept, local = kept + 1, local or name
                 continue

@@ -1897,6 +1897,10 @@ class Walker(WalkRules):
 
     # -- operations -----------------------------------------------------------------------------
     def _e_Op(self, e: K.Op) -> Value:
+        if e.name == "to_tensor" and len(e.args) == 1:
+            # a number a plain assignment made a tensor (the builder folded the name): its value
+            # (the builder refuses its uses where Triton's value on the tensor differs)
+            return self.eval(e.args[0])
         if e.name == "ifexp":
             return self.ifexp(e)
         if e.name == "T" and len(e.args) == 1:
@@ -2908,6 +2912,17 @@ class Walker(WalkRules):
                            f"constexpr step, and the loop it builds from a runtime one (scf.for) "
                            f"runs no iteration from a start above its stop; write the step as a "
                            f"literal or a constexpr", s, check="bad-loop")
+        if step_c < 0 and not s.static and any(
+                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(s.step)):
+            # `S = -1` then `range(N, 0, S)`: a plain assignment made S a tensor, whose loop
+            # Triton does not reverse (the builder folded S to its value, which it reads through)
+            raise self.err(f"the step of `{text}` is negative ({step_c}) and a tensor in Triton "
+                           f"3.6 (`{self.src(s.step)}` computes from a number a plain assignment "
+                           f"made a tensor): Triton reverses a loop only for a constexpr step, "
+                           f"and the loop it builds from a tensor one (scf.for) runs no "
+                           f"iteration from a start above its stop; write the step as a literal, "
+                           f"or bind the name as `name: tl.constexpr = ...`", s,
+                           check="bad-loop")
         lo, hi = self.as_aff(start[1]), self.as_aff(stop[1])
         if lo is None or hi is None:
             which, v = start if lo is None else stop

@@ -61,6 +61,11 @@ OPS = {
     # read by the frontend, refused by the lowering
     "T": "x.T: the transposed view (tl.trans)",
     "ifexp": "ifexp(cond, a, b): `a if cond else b` (only the chosen operand is evaluated)",
+    # a number a plain assignment made a tensor (`b = 100`, read as `t + b`): Triton's
+    # visit_Assign converts it (an int an i32, u32 or i64 by its range, a float an fp32), so it
+    # promotes a narrower tile where the number written in place would take the tile's type
+    "to_tensor": "to_tensor(number): the scalar tensor a plain assignment makes of a number the "
+                 "frontend folded in place of its name",
     # scalars
     "tl.program_id": "program_id(axis)", "tl.num_programs": "num_programs(axis)",
     "tl.cdiv": "cdiv(a, b)",

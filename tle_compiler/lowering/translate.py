@@ -775,6 +775,15 @@ class FnTranslator:
                                "(1, 0)), which it refuses on other ranks (write tl.trans(x, "
                                "dims))", node)
             return out
+        if name == "to_tensor" and len(node.args) == 1 and not node.kwargs:
+            # a number a plain assignment made a tensor (the frontend folded the name to it):
+            # Gluon's to_tensor makes the scalar tensor Triton's visit_Assign makes (an i32, u32
+            # or i64 by the int's range, an fp32), which promotes as Triton's does
+            v = self.ex(node.args[0])
+            t = promotion.python_number_type(v.value) if v.kind == "const" else None
+            if t is None:
+                raise self.err(f"`to_tensor` of {v.text}, which is no number", node)
+            return V("scalar", f"gl.to_tensor({v.text})", dtype=t, i64=t in I64_TYPES)
         if name == "to":
             if len(node.args) < 2:
                 raise self.err("x.to needs a dtype", node)

@@ -884,6 +884,13 @@ class _Interpreter:
             raise self.err(f"{name}(...) outside a for statement", node)
         if name in ("gl.program_id", "gl.num_programs"):
             return OPAQUE
+        if name == "gl.to_tensor":  # the scalar tensor of a number (a plain assignment's)
+            v = arg(0, "x")
+            if isinstance(v, bool) or not isinstance(v, int):
+                return v if isinstance(v, RInt) else OPAQUE
+            if -2**31 <= v < 2**31:
+                return RInt(v, 32)
+            return RInt(v, 64) if 2**32 <= v < 2**63 or -2**63 <= v < -2**31 else OPAQUE
         if name == "gl.cdiv":  # triton.language.standard.cdiv: (x + (div - 1)) // div
             x, d = arg(0, "x"), arg(1, "div")
             return _arith(_arith(x, _arith(d, 1, "-", node.lineno), "+", node.lineno), d, "//",
