@@ -25,6 +25,23 @@ from tests.test_lowering_adversarial_6 import _refused_at, _triton  # noqa: E402
 STORE = "tl.store(y_ptr + p * 2048 + offs, {})"
 
 
+def _error_at(tmp_path: Path, text: str, line_text: str, words: str) -> None:
+    """``text`` is refused by tle-dump, or by the lowering (Triton's own words on the lowered
+    statement included), at the line holding ``line_text``, the message containing ``words``:
+    never at another line, never a traceback."""
+    path = _write(tmp_path, text)
+    line = _line_of(path, line_text)
+    rc, out = _dump(path)
+    if rc == 1:
+        assert f"kernel.py:{line}: error" in out and words in out, out
+        return
+    assert rc == 0, out
+    config = _config(path)
+    with pytest.raises(TleError) as e:
+        compile_kernel((str(path), "k"), config["signature"], config.get("constexprs", {}))
+    assert f"kernel.py:{line}: error" in str(e.value) and words in str(e.value), str(e.value)
+
+
 # ------------------------------------------------------------------ volatile loads with hints
 def test_plain_triton_cannot_compile_a_volatile_load_with_a_cache_hint():
     """The reference: ``tl.load(..., cache_modifier=".cg", volatile=True)`` (".ca", an
@@ -72,3 +89,240 @@ def test_a_volatile_load_with_cv_compiles(tmp_path):
         'u = tl.load(y_ptr + p * 2048 + offs, cache_modifier=".cv", volatile=True)\n'
         + STORE.format("t + u")))
     assert "ld.volatile.global" in compiled.asm["ptx"]
+
+
+# ------------------------------------------------------------------ fp8 constants
+from tests.test_lowering_adversarial_5 import FILL as FILL5  # noqa: E402
+
+FP8 = {"float8e4nv": ("fp8e4nv", "f8E4M3FN"), "float8e5": ("fp8e5", "f8E5M2")}
+
+
+def _fp8_fill(dt: str, value: str) -> str:
+    return (FILL5.replace("tl.DT", f"tl.{dt}").replace("VALUE", value).replace("XS", "fp32")
+            .replace("YS", FP8[dt][0]))
+
+
+def _fp8_reg(body: str, dt: str = "float8e4nv") -> str:
+    return (REG.replace("CONSUME", textwrap.indent(body, " " * 8)).replace("tl.FDT", f"tl.{dt}")
+            .replace("XS", FP8[dt][0]).replace("YS", "fp32"))
+
+
+def test_plain_triton_stores_a_float_into_fp8_by_rounding_it():
+    """The reference: ``tl.store(fp8_ptr, 1000.0)`` casts the fp32 constant with
+    ``tt.fp_to_fp ... rounding = rtne``; an integer (1, True, a runtime i32) Triton refuses to
+    cast to fp8 ("cannot cast int32 ... to fp8e4nv")."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def st(y_ptr, M, C: tl.constexpr):
+        offs = tl.arange(0, 64)
+        if C == 0:
+            tl.store(y_ptr + offs, 1000.0)
+        else:
+            tl.store(y_ptr + offs, M)
+
+    for ptr, elt in FP8.values():
+        ttir = _triton(st, {"y_ptr": f"*{ptr}", "M": "i32", "C": "constexpr"}, {"C": 0}).asm["ttir"]
+        assert re.search(rf"tt.fp_to_fp %\w+, rounding = rtne : f32 -> {elt}", ttir), ttir
+        with pytest.raises(Exception, match="cannot cast int32"):
+            _triton(st, {"y_ptr": f"*{ptr}", "M": "i32", "C": "constexpr"}, {"C": 1})
+
+
+@pytest.mark.parametrize("dt", sorted(FP8))
+@pytest.mark.parametrize("value", ["1000.0", "0.1", "-2.5"])
+def test_a_float_stored_into_an_fp8_slot_is_rounded_as_tl_store_rounds(tmp_path, dt, value):
+    """``tl.store(local_ptr(slot.tile), 1000.0)`` into an fp8 field: tle-dump verified it and
+    the lowering splat the constant as ``gl.full(shape, 1000.0, gl.float8e4nv)``, which Gluon
+    cannot build ("'GluonOpBuilder' object has no attribute 'get_fp8e4nv'"). Now splat in fp32
+    and cast (ir/promotion.py ``number_fits``: no number fits an fp8 type), the rtne
+    ``tt.fp_to_fp`` tl.store makes."""
+    ttgir = _compiled(tmp_path, _fp8_fill(dt, value)).asm["ttgir"]
+    elt = FP8[dt][1]
+    assert re.search(rf"tt.fp_to_fp %\w+, rounding = rtne : tensor<32x64xf32, #\w+> -> "
+                     rf"tensor<32x64x{elt}", ttgir), ttgir
+
+
+@pytest.mark.parametrize("value", ["1", "True", "M"])
+def test_an_integer_stored_into_an_fp8_slot_is_refused_at_its_line(tmp_path, value):
+    """An integer (a constant, True, a runtime i32) stored into an fp8 field: Triton refuses the
+    cast ("cannot cast int32 ... to fp8e4nv"), and so does the lowering, at the store's line."""
+    _error_at(tmp_path, _fp8_fill("float8e4nv", value), "tl.store(tle.gpu.local_ptr(slot",
+              "cannot cast")
+
+
+@pytest.mark.parametrize("other", ["1000.0", "0.1", "M * 0.5", None])
+def test_a_masked_fp8_slot_load_casts_its_float_other(tmp_path, other):
+    """``tl.load(local_ptr(slot.tile), mask=m, other=1000.0)`` of an fp8 tile: lowered as
+    ``gl.where(m, tile, 1000.0)``, which Gluon cannot build (no fp8 constant). Now ``other``
+    is cast to fp8 first (rtne, as tl.load casts it); without ``other`` the fill is 0.0."""
+    kw = f", other={other}" if other else ""
+    ttgir = _compiled(tmp_path, _fp8_reg(
+        f"u = tl.load(tle.gpu.local_ptr(res.slot.tile), mask=offs < M{kw})\n"
+        + STORE.format("u.to(tl.float32)"))).asm["ttgir"]
+    assert re.search(r"arith.select .* tensor<32x64xf8E4M3FN", ttgir), ttgir
+    if other:
+        assert re.search(r"tt.fp_to_fp %\w+, rounding = rtne : f32 -> f8E4M3FN", ttgir), ttgir
+
+
+# ------------------------------------------------------------------ a helper's returned number
+HELPERS = {
+    "return-100": ("t + hlp()", "def hlp():\n    return 100\n"),
+    "return-parameter": ("t * hlp(100)", "def hlp(v):\n    return v\n"),
+    "bound-first": ("t + c", "def hlp():\n    return 100\n"),
+    "tuple-item": ("t + hlp()[0]", "def hlp():\n    return 100, 2\n"),
+}
+
+
+def _helper_kernel(expr: str, helper: str) -> str:
+    body = ("c = hlp()\n" if expr == "t + c" else "") + STORE.format(expr)
+    return (_reg(body, "int8", "i32")
+            .replace("\nDEFAULT_CONFIG", "\n" + helper + "\n\nDEFAULT_CONFIG"))
+
+
+def _adds_in_i32(ir: str) -> bool:
+    """The int8 tile is widened to i32 and no addition or product is made in i8."""
+    return (re.search(r"arith.extsi %\w+ : tensor<32x64xi8(, #\w+)?> to tensor<32x64xi32", ir)
+            is not None and re.search(r"arith.(addi|muli) .*: tensor<32x64xi8", ir) is None)
+
+
+def test_plain_triton_returns_a_helpers_number_as_an_i32_tensor(tmp_path):
+    """The reference: a jit function's returned number is a tensor (visit_Return's
+    ``to_tensor``), so ``t + hlp()`` of an int8 ``t`` and ``hlp`` returning 100 adds in i32
+    (200 stays 200), as ``t + hlp()[0]`` and ``t * hlp(100)`` (a parameter returned) do."""
+    import importlib.util
+
+    for name, (expr, helper) in HELPERS.items():
+        src = (HEAD.replace("import tle_compiler as tle", "import triton") + "\n@triton.jit\n"
+               + helper + "\n\n@triton.jit\ndef ref(x_ptr, y_ptr):\n"
+               "    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]\n"
+               "    t = tl.load(x_ptr + offs)\n"
+               + ("    c = hlp()\n" if expr == "t + c" else "")
+               + f"    tl.store(y_ptr + offs, {expr})\n")
+        path = tmp_path / f"ref_{name.replace('-', '_')}.py"
+        path.write_text(src)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        ttir = _triton(mod.ref, {"x_ptr": "*i8", "y_ptr": "*i32"}).asm["ttir"]
+        assert _adds_in_i32(ttir), (name, ttir)
+
+
+@pytest.mark.xfail(strict=True, reason="a helper's returned number is inlined as the literal "
+                   "(frontend/build.py inline + the fold of the name bound to it), so the int8 "
+                   "tile adds it in i8; Triton returns it as an i32 tensor. Fix direction: the "
+                   "returned constant should be spelled gl.to_tensor(100) (or refused at the "
+                   "use, as the folded conditions of 997f211 are); the same class as a plain "
+                   "`b = 100; t + b` (round 5's strict xfail)")
+@pytest.mark.parametrize("name", sorted(HELPERS))
+def test_a_helpers_returned_number_computes_as_the_i32_tensor_triton_returns(tmp_path, name):
+    """``t + hlp()`` with ``hlp`` returning 100, on an int8 tile stored into an int32 output:
+    Triton adds in i32 (t + 100 up to 227); tle-dump verifies it and the lowered Gluon adds
+    ``t + 100`` in i8 (wraps to -29 for t = 127): silently other arithmetic. So too a returned
+    parameter (``hlp(100)``), a name bound to the result and a tuple item."""
+    expr, helper = HELPERS[name]
+
+    def check(compiled):
+        assert _adds_in_i32(compiled.asm["ttgir"]), compiled.asm["ttgir"]
+
+    from tests.test_lowering_adversarial_5 import _computed_or_refused
+    _computed_or_refused(tmp_path, _helper_kernel(expr, helper), STORE.format(expr)[:30], check)
+
+
+# ------------------------------------------------------------------ arithmetic in fp8
+def test_plain_triton_does_no_arithmetic_in_fp8():
+    """The reference: ``t + t`` (``-t``, ``t < u``, tl.sum) of an fp8e4nv tile computes in fp8
+    and fails Triton's backend ("'llvm.fadd' op operand #0 must be floating point ... but got
+    'i8'"), ``t * 2.0`` its builder ("no attribute 'get_fp8e4nv'"), ``t.to(tl.float8e5)`` its
+    backend (no rounding mode for an fp8 to fp8 conversion); ``t + t.to(tl.float16)`` and
+    ``tl.max`` (float32) compile."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def f8(x_ptr, y_ptr, C: tl.constexpr):
+        offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+        t = tl.load(x_ptr + offs)
+        if C == 0:
+            v = (t + t).to(tl.float32)
+        elif C == 1:
+            v = (t * 2.0).to(tl.float32)
+        elif C == 2:
+            v = t.to(tl.float8e5).to(tl.float32)
+        elif C == 3:
+            v = (t + t.to(tl.float16)).to(tl.float32)
+        else:
+            v = tl.max(t, 1)[:, None] + tl.zeros([32, 64], tl.float32)
+        tl.store(y_ptr + offs, v)
+
+    sig = {"x_ptr": "*fp8e4nv", "y_ptr": "*fp32", "C": "constexpr"}
+    for c in (0, 1, 2):
+        with pytest.raises(Exception):
+            _triton(f8, sig, {"C": c})
+    for c in (3, 4):
+        assert "tt.fp_to_fp" in _triton(f8, sig, {"C": c}).asm["ttir"]
+
+
+FP8_REFUSED = [
+    ("(t + t).to(tl.float32)", "`+` computed in float8e4nv"),
+    ("(t * u).to(tl.float32)", "`*` computed in float8e4nv"),
+    ("(t / u).to(tl.float32)", "`/` computed in float8e4nv"),
+    ("(t * 2.0).to(tl.float32)", "`*` computed in float8e4nv"),
+    ("(t > u).to(tl.float32)", "`>` computed in float8e4nv"),
+    ("(t == u).to(tl.float32)", "`==` computed in float8e4nv"),
+    ("(-t).to(tl.float32)", "unary `-` computed in float8e4nv"),
+    ("tl.fma(t, u, u).to(tl.float32)", "`tl.fma` computed in float8e4nv"),
+    ("tl.sum(t, 1)[:, None] + tl.zeros([32, 64], tl.float32)", "tl.sum computed in float8e4nv"),
+    ("t.to(tl.float8e5).to(tl.float32)", "a conversion from float8e4nv to float8e5"),
+    ("tl.cast(t, tl.float8e5).to(tl.float32)", "a conversion from float8e4nv to float8e5"),
+]
+
+
+@pytest.mark.parametrize("expr,words", FP8_REFUSED)
+def test_arithmetic_in_fp8_is_refused_at_its_line(tmp_path, expr, words):
+    """``t + t`` of an fp8e4nv slot tile (``-t``, ``t > u``, tl.fma, tl.sum, a conversion to
+    float8e5): tle-dump verified it and the compile failed in Triton's backend ("'llvm.fadd' op
+    operand #0 must be floating point", "Rounding mode must be specified for convertsions to
+    fp8"), reported at the kernel's first line; plain Triton fails alike. Now refused by the
+    lowering at the line (ir/promotion.py ``fp8_refusal``, ``fp8_conversion_refusal``)."""
+    _refused_at(tmp_path, _fp8_reg("u = tl.where(offs < M, t, t)\n" + STORE.format(expr)),
+                STORE.format(expr)[:40], words)
+
+
+@pytest.mark.parametrize("expr", [
+    "(t + u.to(tl.float16)).to(tl.float32)",
+    "(t + u.to(tl.float8e5, bitcast=True)).to(tl.float32)",
+    "tl.maximum(t, u).to(tl.float32)",
+    "tl.abs(t).to(tl.float32)",
+    "tl.sum(t, 1, dtype=tl.float32)[:, None] + tl.zeros([32, 64], tl.float32)",
+    "tl.max(t, 1)[:, None] + tl.zeros([32, 64], tl.float32)",
+    "t.to(tl.float16).to(tl.float8e5).to(tl.float32)",
+])
+def test_fp8_values_converted_first_compile(tmp_path, expr):
+    """The neighbours Triton compiles: an fp8e4nv tile with an fp16 one (fp16), with an
+    fp8e5 one (fp16: two fp8 kinds promote to it), tl.maximum / tl.abs / tl.max, a sum in
+    float32, a conversion to float8e5 through float16."""
+    _compiled(tmp_path, _fp8_reg("u = tl.where(offs < M, t, t)\n" + STORE.format(expr)))
+
+
+@pytest.mark.parametrize("call", ["tl.dot(a * 2, b)", "tl.dot(a.to(tl.float8e5), b)"])
+def test_an_fp8_dot_of_fp8_arithmetic_is_refused_at_its_line(tmp_path, call):
+    """A tl.dot of fp8e4nv slot tiles compiles as Triton's (an f8E4M3FN wgmma,
+    maxNumImpreciseAcc = 2^30); its A operand ``a * 2`` (Gluon's builder failed at the dot's
+    line with "no attribute 'get_fp8e4nv'") or ``a.to(tl.float8e5)`` (the backend's assertion,
+    reported at the kernel's first line) is refused at the dot's line."""
+    from tests.test_lowering_adversarial_6 import DOT
+    text = (DOT.replace("DOTCALL", call).replace("tl.DT", "tl.float8e4nv")
+            .replace("SIG", "fp8e4nv").replace("YS", "fp32"))
+    _refused_at(tmp_path, text, "acc = tl.dot", "fp8")
+
+
+def test_an_fp8_dot_compiles_as_tritons(tmp_path):
+    """tl.dot of two fp8e4nv slot tiles: one wgmma of f8E4M3FN operands into float32 with
+    maxNumImpreciseAcc = 2^30, as plain Triton's."""
+    from tests.test_lowering_adversarial_6 import DOT
+    text = (DOT.replace("DOTCALL", "tl.dot(a, b)").replace("tl.DT", "tl.float8e4nv")
+            .replace("SIG", "fp8e4nv").replace("YS", "fp32"))
+    ttgir = _compiled(tmp_path, text).asm["ttgir"]
+    assert re.search(r"ttng.warp_group_dot .*maxNumImpreciseAcc = 1073741824 .*"
+                     r"memdesc<64x64xf8E4M3FN.* -> tensor<64x64xf32", ttgir), ttgir

@@ -55,6 +55,8 @@ UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt"
               "erf"}
 REDUCE = {"max", "min", "sum", "xor_sum", "reduce_or"}
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!=", "is", "is not", "in", "not in"}
+#: the operators Triton computes in its operands' promoted type (no fp8 one compiles)
+FP8_ARITHMETIC = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!="}
 I64_TYPES = {"int64", "uint64"}  # dtype names (ex_DType) of the 64-bit integers
 I64_ARG_TYPES = {"i64", "u64"}  # the same, as a signature or a pointer's pointee spells them
 
@@ -658,6 +660,10 @@ class FnTranslator:
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
         refusal = _triton_refuses(op, a, b)
+        if refusal is None and op in FP8_ARITHMETIC:
+            refusal = promotion.fp8_refusal(
+                f"`{op}`", promotion.result_type([self.operand_type(a), self.operand_type(b)],
+                                                 op))
         if refusal:
             raise self.err(refusal, node)
         # pointer + offset stays a pointer to the same element type
@@ -686,6 +692,9 @@ class FnTranslator:
             except Exception:
                 val = None
             return V("const", f"({op}{v.text})", value=val)
+        refusal = promotion.fp8_refusal("unary `-`", v.dtype) if op == "-" else None
+        if refusal:
+            raise self.err(refusal, node)
         return self.computed(v, text=f"({op}{v.text})")
 
     def ex_BoolOp(self, node: K.BoolOp) -> V:
@@ -789,6 +798,10 @@ class FnTranslator:
                 if not ok:
                     raise self.err(f"x.to's {key} must be a compile-time constant", node)
                 extra += f", {key}={value!r}"
+            refusal = promotion.fp8_conversion_refusal(base.dtype, dt.value,
+                                                       "bitcast=True" in extra)
+            if refusal:
+                raise self.err(refusal, node)
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
                                  dtype=dt.value, i64=dt.value in I64_TYPES,
                                  exact_dtype=dt.value is not None)
@@ -1074,6 +1087,9 @@ class FnTranslator:
         extra = f", dtype={sum_dtype.text}" if sum_dtype is not None else ""
         out_type = sum_dtype.value if sum_dtype is not None \
             else promotion.reduced_type(name, x.dtype)
+        refusal = promotion.fp8_refusal(f"tl.{name}", out_type) if name == "sum" else None
+        if refusal:
+            raise self.err(refusal, node)
         if len(x.shape) == 1:
             # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
             # branch every thread of the partition takes the same way)
@@ -1346,7 +1362,10 @@ class FnTranslator:
         if "other" in kw and "mask" not in kw:
             raise self.err("tl.load: `other` without `mask`", node)
         m = self.ex(kw["mask"])
-        x = self.ex(kw["other"]) if "other" in kw else V("const", "0", value=0)
+        x = (self.ex(kw["other"]) if "other" in kw
+             # an fp8 tile's fill is the float 0 (Triton casts no integer to fp8)
+             else V("const", "0.0", value=0.0) if tile.dtype in promotion.FP8_TYPES
+             else V("const", "0", value=0))
         for v, what in ((m, "mask"), (x, "other")):
             if v.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"tl.load of shared memory: its {what} must be a scalar or a "
