@@ -326,3 +326,48 @@ def test_an_fp8_dot_compiles_as_tritons(tmp_path):
     ttgir = _compiled(tmp_path, text).asm["ttgir"]
     assert re.search(r"ttng.warp_group_dot .*maxNumImpreciseAcc = 1073741824 .*"
                      r"memdesc<64x64xf8E4M3FN.* -> tensor<64x64xf32", ttgir), ttgir
+
+
+# ------------------------------------------------------------------ slot stores of another shape
+from tests.test_lowering_adversarial_6 import FILL as FILL6  # noqa: E402
+
+
+def _fill6(value: str) -> str:
+    return FILL6.replace("tl.DT", "tl.int32").replace("VALUE", value).replace("XS", "i32")
+
+
+@pytest.mark.parametrize("value", [
+    "tl.expand_dims(tl.sum(x, 1), 1)",
+    "tl.expand_dims(tl.sum(x, 1), axis=1)",
+    "tl.expand_dims(tl.sum(x, 0), (0,))",
+    "tl.trans(x)",
+])
+def test_a_slot_store_of_an_expanded_or_transposed_tile_is_refused_where_read(tmp_path, value):
+    """``tl.store(local_ptr(slot.tile), tl.expand_dims(tl.sum(x, 1), 1))`` (a [32, 1] tile)
+    or ``tl.trans(x)`` (a [64, 32] one) into a [32, 64] field: tle-dump refuses a store of
+    another shape where it follows the value's (check bad-store), but did not follow
+    tl.expand_dims or tl.trans, verified these, and Gluon refused the lowered store ("source
+    shape ... and destination shape [32, 64] must match"). Now followed (frontend/protocol.py
+    ``block_dims``): refused by tle-dump at the store."""
+    path = _write(tmp_path, _fill6(value))
+    rc, out = _dump(path)
+    line = _line_of(path, "tl.store(tle.gpu.local_ptr(slot.tile)")
+    assert rc == 1 and f"kernel.py:{line}: error" in out and "[bad-store]" in out, out
+
+
+def test_a_slot_store_of_another_shape_the_frontend_does_not_follow_is_refused_at_its_line(
+        tmp_path):
+    """``x.T`` (a [64, 32] tile) into a [32, 64] field, a shape tle-dump does not follow: the
+    lowering refuses the store at its line in the words of the frontend's check, not with
+    Gluon's error."""
+    _refused_at(tmp_path, _fill6("x.T"), "tl.store(tle.gpu.local_ptr(slot.tile)",
+                "takes the slot's shape only")
+
+
+@pytest.mark.parametrize("value", ["tl.expand_dims(tl.sum(x, 1), -1) + x",
+                                   "tl.trans(tl.reshape(x, 64, 32))"])
+def test_a_slot_store_of_an_expanded_tile_of_the_slots_shape_compiles(tmp_path, value):
+    """An expanded tile broadcast back to the slot's shape, a transpose of a [64, 32] view:
+    stored as they are."""
+    ttgir = _compiled(tmp_path, _fill6(value)).asm["ttgir"]
+    assert re.search(r"ttg.local_store %\w+, %\w+ : tensor<32x64xi32", ttgir), ttgir

@@ -1599,6 +1599,15 @@ class FnTranslator:
                 val = V("tensor", text, var, tuple(p.shape), p.dtype)
             if val.kind != "tensor":
                 raise self.err("a shared-memory store needs a tensor value", node)
+            if val.shape is not None and p.shape is not None \
+                    and tuple(val.shape) != tuple(p.shape):
+                # the frontend refuses this where it follows the value's shape (check
+                # bad-store); one it does not follow (`tl.expand_dims(tl.sum(x, 1), 1)`) was
+                # verified and refused by Gluon's store
+                raise self.err(f"a tile of shape {list(val.shape)} stored into a slot field of "
+                               f"shape {list(p.shape)}: the lowered shared-memory store takes "
+                               f"the slot's shape only (Gluon refuses the compile); store a "
+                               f"tile of the slot's shape", node)
             self.await_cp_async(ring, "overwrites")
             text = val.text
             if (val.dtype != p.dtype or not val.exact_dtype) and p.dtype in BITS:
