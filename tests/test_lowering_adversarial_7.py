@@ -371,3 +371,88 @@ def test_a_slot_store_of_an_expanded_tile_of_the_slots_shape_compiles(tmp_path, 
     stored as they are."""
     ttgir = _compiled(tmp_path, _fill6(value)).asm["ttgir"]
     assert re.search(r"ttg.local_store %\w+, %\w+ : tensor<32x64xi32", ttgir), ttgir
+
+
+# ------------------------------------------------------------------ constexpr dtypes and floats
+DTYPE_PARAM = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N, DT: tl.constexpr, S: tl.constexpr):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, DT, S))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile),
+                 tl.load(x_ptr + p * 2048 + tl.arange(0, 32)[:, None] * 64
+                         + tl.arange(0, 64)[None, :]))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N, DT: tl.constexpr, S: tl.constexpr):
+    r = kv.reader()
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        res = r.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+BODY
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}}
+'''
+
+
+def _dtype_param(tmp_path: Path, body: str, dt, s, ys: str):
+    """Verify the DTYPE_PARAM kernel with ``body`` and compile it with DT = ``dt`` (a tl dtype)
+    and S = ``s``, storing to a ``ys`` pointer."""
+    path = _write(tmp_path, DTYPE_PARAM.replace("BODY", textwrap.indent(body, " " * 8)))
+    rc, out = _dump(path)
+    assert rc == 0 and "k: verified for every value" in out, out
+    sig = {"x_ptr": "*fp32", "y_ptr": f"*{ys}", "N": "i32", "DT": "constexpr", "S": "constexpr"}
+    return path, lambda: compile_kernel((str(path), "k"), sig, {"DT": dt, "S": s})
+
+
+@pytest.mark.parametrize("body,dt,ys,want", [
+    ("t.to(DT)", "float16", "fp16", r"arith.truncf %\w+ : tensor<32x64xf32, #\w+> to "
+                                    r"tensor<32x64xf16"),
+    ("t.to(DT, bitcast=True)", "int32", "i32", r"tt.bitcast %\w+ : tensor<32x64xf32, #\w+> -> "
+                                               r"tensor<32x64xi32"),
+    ("tl.full([32, 64], S, DT)", "int8", "i8", r"arith.constant dense<44> : tensor<32x64xi8"),
+    ("tl.zeros([32, 64], DT) + t", "bfloat16", "fp32", r"arith.addf .*tensor<32x64xf32"),
+    ("t.to(DT) + S", "int8", "i8", r"arith.addi .*tensor<32x64xi8"),
+])
+def test_a_dtype_given_as_a_constexpr_is_a_dtype(tmp_path, body, dt, ys, want):
+    """A partition given a constexpr DT that a launch binds to a dtype (``DT=tl.float16``):
+    the lowering spelled it ``DT: gl.constexpr = triton.language.float16`` (Gluon: "NameError:
+    name 'triton' is not defined", at the kernel's first line), and ``tl.zeros(shape, DT)`` or
+    ``t.to(DT) + S`` failed with an AttributeError traceback ('dtype' object has no attribute
+    'startswith'). Now the dtype it names (translate.py ``constant``, walks.py ``bindings``),
+    computed as Triton computes ``t.to(tl.float16)``."""
+    import triton.language as tl
+
+    _, compile_ = _dtype_param(tmp_path, STORE.format(body), getattr(tl, dt), 300 if dt == "int8"
+                               and "full" in body else 1, ys)
+    ttgir = compile_().asm["ttgir"]
+    assert re.search(want, ttgir), ttgir
+
+
+def test_an_if_on_a_float_constexpr_is_refused_at_its_line(tmp_path):
+    """``if S:`` with S = 0.0: Triton refuses an ``if`` of a float ("`if` conditionals can only
+    accept values of type {NoneType, bool, int}"); the lowering reported it at the kernel's
+    first line as the warp_specialize call's error, since the partition's error was an
+    UnsupportedLanguageConstruct, a subclass of CompilationError that compile.py's
+    ``_refused_gluon_line`` did not look for. Now at the ``if``'s line, with Triton's words."""
+    import triton.language as tl
+
+    path, compile_ = _dtype_param(tmp_path, "if S:\n    " + STORE.format("t"), tl.int32, 0.0,
+                                  "fp32")
+    with pytest.raises(TleError) as e:
+        compile_()
+    line = _line_of(path, "if S:")
+    assert f"kernel.py:{line}: error" in str(e.value) and "`if` conditionals" in str(e.value), \
+        str(e.value)

@@ -429,10 +429,13 @@ def _refused_gluon_line(e: BaseException, gen, info):
     error named the kernel's first line and the outermost error (the warp_specialize call)."""
     import dataclasses
 
+    from triton.compiler.errors import CompilationError
+
     inner, seen = None, set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        if type(e).__name__ == "CompilationError" and getattr(e, "error_message", None):
+        # its subclasses too (UnsupportedLanguageConstruct: `if` of a float constexpr, ...)
+        if isinstance(e, CompilationError) and getattr(e, "error_message", None):
             inner = e
         e = e.__cause__ or e.__context__
     if inner is None:

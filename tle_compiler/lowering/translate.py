@@ -97,6 +97,28 @@ def literal(value: object) -> str:
     return repr(value)
 
 
+def constant(text: str, value: object) -> V:
+    """The value of a compile-time name spelled ``text`` (a constexpr argument, a module
+    constant): a Triton dtype object (``DT=tl.float16`` given to a launch) is a dtype, as
+    ``tl.float16`` written in the kernel is; anything else a constant."""
+    name = _dtype_name(value)
+    if name is not None:
+        return V("dtype", f"gl.{name}", value=name)
+    return V("const", text, value=value)
+
+
+def _dtype_name(value: object) -> Optional[str]:
+    """The tl name of the Triton dtype object ``value`` (``tl.float16`` -> ``"float16"``), None
+    for anything else."""
+    try:
+        import triton.language as tl
+    except ImportError:  # pragma: no cover - the lowering needs Triton anyway
+        return None
+    if not isinstance(value, tl.dtype) or isinstance(value, tl.pointer_type):
+        return None
+    return TL_DTYPES.get(repr(value).rsplit(".", 1)[-1])
+
+
 def _is_float(v: V) -> bool:
     """Whether ``v`` is known to be a floating-point value (a float literal, a tensor of a float
     type)."""
@@ -305,8 +327,7 @@ class FnTranslator:
                                f"place), not into registers", node)
             return self.env[name]
         if name in self.ctx.consts:
-            val = self.ctx.consts[name]
-            return V("const", name, value=val)
+            return constant(name, self.ctx.consts[name])
         raise self.err(f"name '{name}' is not defined here", node)
 
     # ---------------------------------------------------------------- expressions
@@ -451,7 +472,7 @@ class FnTranslator:
         return self.lookup(node.id, node)
 
     def ex_Global(self, node: K.Global) -> V:
-        return V("const", node.id, value=node.value)
+        return constant(node.id, node.value)
 
     def ex_DType(self, node: K.DType) -> V:
         name = TL_DTYPES.get(node.name, node.name)
