@@ -456,3 +456,28 @@ def test_an_if_on_a_float_constexpr_is_refused_at_its_line(tmp_path):
     line = _line_of(path, "if S:")
     assert f"kernel.py:{line}: error" in str(e.value) and "`if` conditionals" in str(e.value), \
         str(e.value)
+
+
+# ------------------------------------------------------------------ kernel-body loads with hints
+@pytest.mark.parametrize("load,words", [
+    ('tl.load(x_ptr + 1, cache_modifier=".cg", volatile=True)',
+     "a volatile load takes no cache hint"),
+    ('tl.load(x_ptr + 1, cache_modifier=".cs")', "Triton 3.6 refuses this cache modifier"),
+    ('tl.load(x_ptr + 1, eviction_policy="evict_first", cache_modifier=".cg")',
+     "no instruction takes both"),
+])
+def test_a_kernel_body_load_with_hints_ptxas_refuses_is_refused_at_its_line(tmp_path, load,
+                                                                           words):
+    """A load in the kernel body (before warp_specialize, its value handed to a partition)
+    with the hints a partition's load is refused for (check_cache_hints: a volatile load with
+    ``.cg``, a load's ``.cs``, a cache modifier with an eviction policy): tle-dump verified it
+    (the check walked the partitions only) and the compile failed in ptxas at the kernel's
+    first line or in Triton's frontend. Now the kernel body is checked too (build.py)."""
+    text = (_reg(STORE.format("t + L"))
+            .replace("    tle.assume(N >= 0)\n", f"    tle.assume(N >= 0)\n    L = {load}\n", 1)
+            .replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, L))")
+            .replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, L):"))
+    path = _write(tmp_path, text)
+    rc, out = _dump(path)
+    line = _line_of(path, "L = tl.load")
+    assert rc == 1 and f"kernel.py:{line}: error" in out and words in out, out

@@ -77,13 +77,14 @@ _HINT_POSITIONS = {"tl.load": {"cache_modifier": 5, "eviction_policy": 6},
 _VOLATILE_POSITION = 7
 
 
-def check_cache_hints(part: K.KPartition) -> None:
-    """Refuse a ``tl.load`` / ``tl.store`` cache hint in ``part`` that Triton 3.6 refuses for
+def check_cache_hints(body: tuple) -> None:
+    """Refuse a ``tl.load`` / ``tl.store`` cache hint in ``body`` (a partition's statements, or
+    the kernel body's before warp_specialize) that Triton 3.6 refuses for
     that operation, and a cache modifier given together with an eviction policy (Triton emits
     both on one instruction, which ptxas refuses: "Modifier '.evict_first' cannot be combined
     with modifier '.cs'"), and a ``volatile=True`` load with a hint other than ``.cv`` (ptxas:
     "Modifier '.volatile' cannot be combined with modifier '.cg'"), at the call's line."""
-    for st in K.walk_stmts(part.body):
+    for st in K.walk_stmts(body):
         for x in K.stmt_exprs(st):
             for e in K.walk_expr(x):
                 if not (isinstance(e, K.Op) and e.name in _HINT_POSITIONS):
