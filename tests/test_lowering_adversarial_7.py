@@ -483,14 +483,19 @@ def test_a_kernel_body_load_with_hints_ptxas_refuses_is_refused_at_its_line(tmp_
     assert rc == 1 and f"kernel.py:{line}: error" in out and words in out, out
 
 
-@pytest.mark.parametrize("fn", ["tl.xor_sum", "tl.reduce_or"])
-def test_an_error_inside_a_triton_library_function_is_reported_at_the_call(tmp_path, fn):
-    """``tl.xor_sum(a, 1)`` / ``tl.reduce_or`` of a float tile: Triton refuses it with a
-    static_assert inside its standard library ("xor_sum only supported for integers"). The
+@pytest.mark.parametrize("fn,words", [("tl.xor_sum", "only supported for integers"),
+                                      ("tl.reduce_or", "only supported for integers"),
+                                      ("tl.cdiv", "unexpected type fp32")])
+def test_an_error_inside_a_triton_library_function_is_reported_at_the_call(tmp_path, fn, words):
+    """``tl.xor_sum(a, 1)`` / ``tl.reduce_or`` / ``tl.cdiv`` of a float tile: Triton refuses it
+    inside its standard library ("xor_sum only supported for integers"). The
     lowering reported it at the kernel's first line as the warp_specialize call's error: the
     partition's CompilationError carries no message of its own, and the innermost one names
     the library function. Now the innermost error raised in a function of the generated
     module gives the line, the innermost message the words (compile.py
     ``_refused_gluon_line``)."""
-    body = f"v = {fn}(t.to(tl.float32), 1)\ntl.store(y_ptr + p * 32 + tl.arange(0, 32), v)"
-    _error_at(tmp_path, _reg(body), f"v = {fn}", "only supported for integers")
+    if fn == "tl.cdiv":  # of a float tile: Triton's cdiv floor-divides, integers only
+        body = f"v = {fn}(t.to(tl.float32), 3)\n" + STORE.format("v")
+    else:
+        body = f"v = {fn}(t.to(tl.float32), 1)\ntl.store(y_ptr + p * 32 + tl.arange(0, 32), v)"
+    _error_at(tmp_path, _reg(body), f"v = {fn}", words)
