@@ -1,6 +1,62 @@
-"""What is verified is what is lowered, seventh round (lowering adversarial round 7).
+"""What is verified is what is lowered, seventh round (lowering adversarial round 7): integer
+and bool arithmetic, casts, fp8, volatile loads, slot stores of other shapes, constexpr dtypes,
+errors Triton raises inside partitions.
 
-(header written at the end of the round)
+Tried (each kernel a small TLE source that tle-dump verifies, lowered with compile_kernel for
+sm_90a, compared with plain Triton 3.6's TTIR of the same source): ``//`` and ``%`` of tiles and
+runtime scalars by negative numbers and of unsigned types, shifts by 33 / 40 / -1, unsigned
+comparisons with negative numbers, i1 arithmetic (``+ - * / // << ~``, unary minus), a sweep of
+12 operators x 9 dtypes x 4 operand kinds; ``.to`` of out-of-range floats, ``bitcast=True``, fp8
+round trips, ``fp_downcast_rounding``; tl.exp / sqrt / rsqrt / log / sin / erf / floor of fp16 and
+bf16 (Triton refuses them, so does the lowering at the line); tl.abs of unsigned; tl.where with
+scalar conditions and numbers; tl.clamp / sort / flip / argmax / cumsum / permute / join /
+interleave / inline_asm_elementwise (refused by tle-dump at the line, naming what to write);
+tl.reshape / ravel / broadcast_to / zeros_like / tl.full with ``t.dtype``; program_id(1) /
+num_programs; constexpr arithmetic (Python's floor division, cdiv), static_range /
+static_assert / static_print; loops carrying dtype changes (Triton's refusal, at the loop);
+while loops on reductions; helpers returning tuples and numbers; atomics of narrow and float
+types; fp8 slots, dots and arithmetic; dots of odd shapes; volatile loads with cache hints in
+partitions and in the kernel body; slot stores of expanded / transposed tiles; constexpr
+dtypes and float constexprs handed to partitions; loop-carried constants.
+
+Wrong and fixed:
+* test_a_volatile_load_with_a_cache_hint_is_refused_at_its_line (bfd41bd): ``tl.load(...,
+  cache_modifier=".cg", volatile=True)`` (".ca", an eviction policy, positional): verified, and
+  ptxas failed ("'.volatile' cannot be combined with '.cg'") at the kernel's first line
+  (frontend/partition_rules.py ``check_cache_hints``).
+* test_a_float_stored_into_an_fp8_slot_is_rounded_as_tl_store_rounds,
+  test_a_masked_fp8_slot_load_casts_its_float_other (32a85de): a float constant stored into an
+  fp8 field, a masked fp8 slot load's float ``other``: Gluon cannot build an fp8 constant ("no
+  attribute 'get_fp8e4nv'"); now splat in fp32 and cast (ir/promotion.py ``number_fits``).
+* test_arithmetic_in_fp8_is_refused_at_its_line, test_an_fp8_dot_of_fp8_arithmetic_is_refused_
+  at_its_line (32a85de): ``t + t``, ``-t``, ``t < u``, ``t * 2.0``, tl.fma, tl.sum of fp8 tiles
+  and fp8-to-fp8 conversions: verified, then Triton's backend failed at the kernel's first line
+  (plain Triton fails alike); refused at the line (promotion ``fp8_refusal``).
+* test_a_slot_store_of_an_expanded_or_transposed_tile_is_refused_where_read,
+  test_a_slot_store_of_another_shape_the_frontend_does_not_follow_is_refused_at_its_line
+  (45492e4): ``tl.expand_dims(tl.sum(x, 1), 1)`` or ``tl.trans(x)`` stored into a slot of another
+  shape was verified (the bad-store check did not follow them) and Gluon refused the store
+  (frontend/protocol.py ``block_dims``; translate.py ``store``).
+* test_a_dtype_given_as_a_constexpr_is_a_dtype (37954ab): ``DT=tl.float16`` handed to a
+  partition was spelled ``triton.language.float16`` (NameError at the kernel's first line);
+  ``tl.zeros(shape, DT)`` an AttributeError traceback (translate.py ``constant``, walks.py).
+* test_an_if_on_a_float_constexpr_is_refused_at_its_line (37954ab),
+  test_an_error_inside_a_triton_library_function_is_reported_at_the_call (50b0138): ``if S:``
+  of S = 0.0, tl.xor_sum / reduce_or / cdiv of a float tile: Triton's refusal (an
+  UnsupportedLanguageConstruct; a static_assert inside its library) was reported at the
+  kernel's first line (compile.py ``_refused_gluon_line``).
+* test_a_kernel_body_load_with_hints_ptxas_refuses_is_refused_at_its_line (98575ed): the kernel
+  body's loads were not checked for the hints a partition's are refused for (build.py).
+
+Left (strict xfail): test_a_helpers_returned_number_computes_as_the_i32_tensor_triton_returns:
+``t + hlp()`` with ``hlp`` returning 100 adds in i8 where Triton's returned i32 tensor makes it
+i32 (the class of a plain ``b = 100; t + b``, being fixed elsewhere).
+
+Found right (kept as test_integer_bool_and_cast_arithmetic_lowers_as_triton_computes and the
+fp8 / volatile neighbours): every case of the arithmetic sweep agrees with Triton's TTIR (a few
+splat a runtime scalar before converting it, the same values); fp8 dots (maxNumImpreciseAcc
+2^30), dots of M < 64 or K too small refused at the line; atomics agree or are refused as
+Triton refuses them.
 """
 
 from __future__ import annotations
@@ -499,3 +555,66 @@ def test_an_error_inside_a_triton_library_function_is_reported_at_the_call(tmp_p
     else:
         body = f"v = {fn}(t.to(tl.float32), 1)\ntl.store(y_ptr + p * 32 + tl.arange(0, 32), v)"
     _error_at(tmp_path, _reg(body), f"v = {fn}", words)
+
+
+# ------------------------------------------------------------------ integer and bool arithmetic
+REF_BODY = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def ref(x_ptr, y_ptr, N, M):
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    p = 0
+    t = tl.load(x_ptr + offs)
+    tl.store(y_ptr + p * 2048 + offs, EXPR)
+'''
+
+ARITHMETIC = [  # expr, tile dtype, output pointer
+    ("t // -3", "int32", "i32"), ("t % -3", "int32", "i32"), ("t // 3", "uint8", "u8"),
+    ("t >> 40", "int32", "i32"), ("t << 33", "int32", "i32"), ("t >> 3", "uint8", "u8"),
+    ("(t < -1).to(tl.int32)", "uint8", "i32"), ("t.to(tl.uint32) > -1", "int32", "i8"),
+    ("(t > 0) + (t > 1)", "int8", "i8"), ("(t > 0) - (t > 1)", "int8", "i8"),
+    ("-(t > 0)", "int8", "i8"), ("(t > 0) * 3", "int8", "i32"), ("(t > 0) << 3", "int8", "i32"),
+    ("tl.minimum(t, 200)", "uint8", "u8"), ("t.to(tl.uint16) + t.to(tl.int8)", "int32", "i32"),
+    ("t + M // -3", "int32", "i32"), ("t + ((M > 0) + (M > 1))", "int8", "i8"),
+    ("tl.where(M > 0, t, 1.5)", "int32", "fp32"), ("t.to(tl.int8)", "float32", "i8"),
+    ("t.to(tl.float8e4nv).to(tl.float32)", "float32", "fp32"),
+    ("t.to(tl.float16, fp_downcast_rounding='rtz')", "float32", "fp16"),
+]
+
+
+def _tile_ops(ir: str) -> list[tuple[str, str]]:
+    """The (operation, element type) of each operation producing a [32, 64] tensor of ``ir``,
+    in order, but for the offsets' (named ``%offs``), the loads, splats, broadcasts and
+    pointer arithmetic, which differ between a partition's tile and plain Triton's load."""
+    out = []
+    for line in ir.splitlines():
+        m = re.search(r"(%[\w.]+) = ([a-z_]+\.\w+) .*tensor<32x64x(\w+)", line)
+        if m and not m.group(1).startswith("%offs") and m.group(2) not in (
+                "tt.splat", "tt.broadcast", "tt.addptr", "tt.load", "ttg.local_load",
+                "ttg.convert_layout", "tt.expand_dims", "arith.constant"):
+            out.append((m.group(2), m.group(3)))
+    return out
+
+
+@pytest.mark.parametrize("expr,dt,ys", ARITHMETIC)
+def test_integer_bool_and_cast_arithmetic_lowers_as_triton_computes(tmp_path, expr, dt, ys):
+    """Division and modulo by negative numbers (C's truncation) and of unsigned types, shifts
+    by the bit width or more, comparisons of unsigned tiles with negative numbers, i1
+    arithmetic, mixed signedness, runtime scalars with C division, tl.where with a scalar
+    condition, float-to-int and fp8 casts, a downcast rounding mode: the lowered TTGIR makes
+    the same operations in the same types as plain Triton's TTIR of the same source."""
+    import importlib.util
+
+    path = tmp_path / "ref_arith.py"
+    path.write_text(REF_BODY.replace("EXPR", expr))
+    spec = importlib.util.spec_from_file_location("ref_arith", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sig = {"x_ptr": f"*{SIG[dt]}", "y_ptr": f"*{ys}", "N": "i32", "M": "i32"}
+    want = _tile_ops(_triton(mod.ref, sig).asm["ttir"])
+    (tmp_path / "tle").mkdir()
+    got = _tile_ops(_compiled(tmp_path / "tle", _reg(STORE.format(expr), dt, ys)).asm["ttgir"])
+    assert got == want, (got, want)
