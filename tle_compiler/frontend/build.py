@@ -3199,6 +3199,7 @@ class Builder(BuildRules):
         if ws is None:
             raise TleError(f"kernel '{fdef.name}' calls no tle.gpu.warp_specialize",
                            _loc(m.path, fdef), check="bad-warp-specialize")
+        check_cache_hints(tuple(prologue))  # the kernel body's loads, as a partition's
         partitions = self.warp_specialize(ws, num_warps)
         check_register_budgets(partitions, options, self.loc(ws))
         self.frames.pop()
@@ -3396,7 +3397,7 @@ class Builder(BuildRules):
                                       None if default else regs[i - 1],
                                       default, _loc(module.path, pdef)))
             check_wgmma_warps(parts[-1])
-            check_cache_hints(parts[-1])
+            check_cache_hints(parts[-1].body)
         return parts
 
 

@@ -73,14 +73,18 @@ EVICTION_POLICIES = ("", "evict_first", "evict_last")
 #: where the hints sit among the positional arguments of each operation (Triton 3.6's order)
 _HINT_POSITIONS = {"tl.load": {"cache_modifier": 5, "eviction_policy": 6},
                    "tl.store": {"cache_modifier": 4, "eviction_policy": 5}}
+#: where ``volatile`` sits among tl.load's positional arguments
+_VOLATILE_POSITION = 7
 
 
-def check_cache_hints(part: K.KPartition) -> None:
-    """Refuse a ``tl.load`` / ``tl.store`` cache hint in ``part`` that Triton 3.6 refuses for
+def check_cache_hints(body: tuple) -> None:
+    """Refuse a ``tl.load`` / ``tl.store`` cache hint in ``body`` (a partition's statements, or
+    the kernel body's before warp_specialize) that Triton 3.6 refuses for
     that operation, and a cache modifier given together with an eviction policy (Triton emits
     both on one instruction, which ptxas refuses: "Modifier '.evict_first' cannot be combined
-    with modifier '.cs'"), at the call's line."""
-    for st in K.walk_stmts(part.body):
+    with modifier '.cs'"), and a ``volatile=True`` load with a hint other than ``.cv`` (ptxas:
+    "Modifier '.volatile' cannot be combined with modifier '.cg'"), at the call's line."""
+    for st in K.walk_stmts(body):
         for x in K.stmt_exprs(st):
             for e in K.walk_expr(x):
                 if not (isinstance(e, K.Op) and e.name in _HINT_POSITIONS):
@@ -106,6 +110,18 @@ def check_cache_hints(part: K.KPartition) -> None:
                                    f"eviction_policy={given['eviction_policy']!r}): no "
                                    f"instruction takes both (ptxas refuses the pair); give one "
                                    f"of them", e.loc, check="unsupported-expression")
+                volatile = e.kw("volatile")
+                if volatile is None and e.name == "tl.load" and len(e.args) > _VOLATILE_POSITION:
+                    volatile = e.args[_VOLATILE_POSITION]
+                if isinstance(volatile, K.Const) and volatile.value is True:
+                    hints = [f"{key}={value!r}" for key, value in given.items()
+                             if value and value != ".cv"]
+                    if hints:
+                        raise TleError(f"tl.load(..., {', '.join(hints)}, volatile=True): a "
+                                       f"volatile load takes no cache hint but '.cv' (Triton "
+                                       f"3.6 emits both on one ld.volatile, which ptxas "
+                                       f"refuses); give one of them", e.loc,
+                                       check="unsupported-expression")
 
 
 #: the form of tle.gpu.prefetch_l2, as both refusals of its byte count spell it

@@ -3286,6 +3286,25 @@ class Walker(WalkRules):
             keep = e.kw("keep_dims")
             kept = (1,) if isinstance(keep, K.Const) and keep.value is True else ()
             return dims[:a] + kept + dims[a + 1:], True
+        if name == "trans" and len(e.args) == 1 and not e.kwargs:
+            # tl.trans of a 2-D block without dims: its transpose (other ranks Triton refuses)
+            dims, exact = self.block_dims(e.args[0], seen)
+            return (tuple(reversed(dims)), True) if exact and len(dims) == 2 else unknown
+        operand = e.args[0] if e.args else e.kw("input")
+        axis = e.args[1] if len(e.args) > 1 else e.kw("axis")
+        if name == "expand_dims" and operand is not None and axis is not None:
+            # Triton's expand_dims: each axis read in the result's rank, a dimension of one
+            # inserted at each in ascending order
+            dims, exact = self.block_dims(operand, seen)
+            axes = axis.items if isinstance(axis, K.TupleExpr) else (axis,)
+            idx = [self.literal_int(a) for a in axes]
+            rank = len(dims) + len(idx)
+            if not exact or None in idx or not all(-rank <= a < rank for a in idx):
+                return unknown
+            out = list(dims)
+            for a in sorted(a % rank for a in idx):
+                out.insert(a, 1)
+            return tuple(out), True
         if name in ("reshape", "ravel"):
             # the shape it is given (Triton's unwrapping of one tuple or of several integers;
             # ravel: the operand's element count), so that a store of it into a slot of another

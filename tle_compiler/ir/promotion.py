@@ -134,6 +134,34 @@ def result_type(types: list[Optional[str]], op: Optional[str]) -> Optional[str]:
     return true_division_type(acc) if op == "/" else acc
 
 
+def fp8_refusal(what: str, t: Optional[str]) -> Optional[str]:
+    """Why Triton 3.6 cannot compile ``what`` computed in the type ``t`` (None when it can):
+    it does no arithmetic in an fp8 type. ``a + b`` (``-a``, ``a < b``, tl.fma, tl.sum) of two
+    tensors of one fp8 type computes in that type (``computation_type_impl``), and its backend
+    cannot lower the operation ("'llvm.fadd' op operand #0 must be floating point ... but got
+    'i8'"); ``a * 2.0`` makes the number an fp8 constant, which its builder cannot ("no attribute
+    'get_fp8e4nv'"). Plain Triton fails alike, the first at the kernel's first line: the
+    lowering refuses both at the operation's line."""
+    if t not in FP8_TYPES:
+        return None
+    return (f"{what} computed in {t}: Triton 3.6 does no arithmetic in an fp8 type (its "
+            f"backend cannot lower it; plain Triton fails alike); convert the fp8 values "
+            f"first (`.to(tl.float16)` or `.to(tl.float32)`)")
+
+
+def fp8_conversion_refusal(src: Optional[str], dst: Optional[str], bitcast: bool) -> Optional[str]:
+    """Why Triton 3.6 cannot convert a value of type ``src`` to ``dst`` (None when it can): from
+    one fp8 type to another, which it emits without a rounding mode, and its backend asserts
+    ("Rounding mode must be specified for convertsions to fp8"; a rounding mode given is
+    refused: "fp_downcast_rounding should be set only for truncating fp conversions")."""
+    if bitcast or src == dst or src not in FP8_TYPES or dst not in FP8_TYPES:
+        return None
+    return (f"a conversion from {src} to {dst}: Triton 3.6 converts between fp8 types without a "
+            f"rounding mode, which its backend cannot lower (and refuses fp_downcast_rounding "
+            f"for it; plain Triton fails alike); convert through a wider type "
+            f"(`.to(tl.float16).to(tl.{dst})`)")
+
+
 def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
     """The type of ``tl.<name>(x, axis)`` of an ``x`` of type ``t`` (Gluon's reductions are
     Triton's functions): tl.sum sums an integer narrower than 32 bits as a 32-bit one of its
@@ -183,7 +211,11 @@ def number_fits(x, t: str) -> bool:
     tl.load's ``other`` give it (to_tensor, then a cast to ``t``): any number into a float type
     (rounded alike), an integer (or bool) into an integer type whose range holds it. A float into
     an integer type, or an integer outside the type's range, does not (Triton refuses the
-    constant, where the cast truncates or wraps)."""
+    constant, where the cast truncates or wraps). No number fits an fp8 type: Gluon builds no
+    fp8 constant (its builder has no ``get_fp8e4nv``), so one is splat in its own type and
+    cast, as tl.store's cast of it rounds."""
+    if t in FP8_TYPES:
+        return False
     if t in _FLOATS:
         return isinstance(x, (bool, int, float))
     if t in _INTS and isinstance(x, (bool, int)):

@@ -429,23 +429,39 @@ def _refused_gluon_line(e: BaseException, gen, info):
     error named the kernel's first line and the outermost error (the warp_specialize call)."""
     import dataclasses
 
-    inner, seen = None, set()
+    from triton.compiler.errors import CompilationError
+
+    chain, seen = [], set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))
-        if type(e).__name__ == "CompilationError" and getattr(e, "error_message", None):
-            inner = e
+        # its subclasses too (UnsupportedLanguageConstruct: `if` of a float constexpr, ...)
+        if isinstance(e, CompilationError):
+            chain.append(e)
         e = e.__cause__ or e.__context__
-    if inner is None:
+    said = [err for err in chain if getattr(err, "error_message", None)]
+    if not said:
         return None
-    src, node = getattr(inner, "src", None) or "", getattr(inner, "node", None)
-    lineno = getattr(node, "lineno", None)
-    m = re.match(r"\s*def\s+(\w+)\s*\(", src)
-    lines = src.splitlines()
-    if m is None or not isinstance(lineno, int) or not 1 <= lineno <= len(lines):
+
+    def site(err):
+        """(function name, its source line) of ``err``, or None."""
+        src, node = getattr(err, "src", None) or "", getattr(err, "node", None)
+        lineno = getattr(node, "lineno", None)
+        m = re.match(r"\s*def\s+(\w+)\s*\(", src)
+        lines = src.splitlines()
+        if m is None or not isinstance(lineno, int) or not 1 <= lineno <= len(lines):
+            return None
+        return m.group(1), lines[lineno - 1].strip()
+
+    # the innermost error raised in a function of the generated module (one raised inside a
+    # Triton library function, tl.xor_sum's static_assert, names that function's source), with
+    # the innermost error's message
+    ours = [x for x in (site(err) for err in reversed(chain))
+            if x is not None and (x[0] == info.name or x[0] in (gen.origins or {}))]
+    if not ours:
         return None
-    fn, text = m.group(1), lines[lineno - 1].strip()
+    fn, text = ours[0]
     line = ((gen.origins or {}).get(fn) or {}).get(text)
-    message = " ".join(str(inner.error_message).split())[:600]
+    message = " ".join(str(said[-1].error_message).split())[:600]
     who = "the kernel body" if fn == info.name else f"partition '{fn}'"
     loc = info.program.loc
     if line:

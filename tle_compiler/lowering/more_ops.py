@@ -336,6 +336,9 @@ def elementwise(tr, node: K.Op) -> V:
             raise tr.err(f"`tl.fma` of {t} operands: Triton's fma takes floats (its IR fails "
                          f"to verify on integers); write x * y + z, or convert to a float "
                          f"type first", node)
+        refusal = promotion.fp8_refusal("`tl.fma`", t)
+        if refusal:
+            raise tr.err(refusal, node)
     if not any(v.kind == "tensor" for v in ops):
         return V("scalar", f"{fn}({', '.join(v.text for v in ops)}{extra})",
                  i64=any(wide(v) for v in ops))
@@ -374,6 +377,9 @@ def value_op(tr, node: K.Op) -> V:
         if x.kind not in ("const", "scalar", "tensor"):
             raise tr.err(f"`tl.cast` of a {x.kind}", node)
         extra = _literal_keywords(tr, node, a, {"fp_downcast_rounding": None, "bitcast": False})
+        refusal = promotion.fp8_conversion_refusal(x.dtype, dt.value, "bitcast=True" in extra)
+        if refusal:
+            raise tr.err(refusal, node)
         text = f"gl.cast({x.text}, {dt.text}{extra})"
         if x.kind == "tensor":
             return tr.computed(x, text=text, dtype=dt.value)

@@ -55,6 +55,8 @@ UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt"
               "erf"}
 REDUCE = {"max", "min", "sum", "xor_sum", "reduce_or"}
 COMPARISONS = {"<", "<=", ">", ">=", "==", "!=", "is", "is not", "in", "not in"}
+#: the operators Triton computes in its operands' promoted type (no fp8 one compiles)
+FP8_ARITHMETIC = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!="}
 I64_TYPES = {"int64", "uint64"}  # dtype names (ex_DType) of the 64-bit integers
 I64_ARG_TYPES = {"i64", "u64"}  # the same, as a signature or a pointer's pointee spells them
 
@@ -93,6 +95,28 @@ def literal(value: object) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return f"float({str(value)!r})"
     return repr(value)
+
+
+def constant(text: str, value: object) -> V:
+    """The value of a compile-time name spelled ``text`` (a constexpr argument, a module
+    constant): a Triton dtype object (``DT=tl.float16`` given to a launch) is a dtype, as
+    ``tl.float16`` written in the kernel is; anything else a constant."""
+    name = _dtype_name(value)
+    if name is not None:
+        return V("dtype", f"gl.{name}", value=name)
+    return V("const", text, value=value)
+
+
+def _dtype_name(value: object) -> Optional[str]:
+    """The tl name of the Triton dtype object ``value`` (``tl.float16`` -> ``"float16"``), None
+    for anything else."""
+    try:
+        import triton.language as tl
+    except ImportError:  # pragma: no cover - the lowering needs Triton anyway
+        return None
+    if not isinstance(value, tl.dtype) or isinstance(value, tl.pointer_type):
+        return None
+    return TL_DTYPES.get(repr(value).rsplit(".", 1)[-1])
 
 
 def _is_float(v: V) -> bool:
@@ -303,8 +327,7 @@ class FnTranslator:
                                f"place), not into registers", node)
             return self.env[name]
         if name in self.ctx.consts:
-            val = self.ctx.consts[name]
-            return V("const", name, value=val)
+            return constant(name, self.ctx.consts[name])
         raise self.err(f"name '{name}' is not defined here", node)
 
     # ---------------------------------------------------------------- expressions
@@ -449,7 +472,7 @@ class FnTranslator:
         return self.lookup(node.id, node)
 
     def ex_Global(self, node: K.Global) -> V:
-        return V("const", node.id, value=node.value)
+        return constant(node.id, node.value)
 
     def ex_DType(self, node: K.DType) -> V:
         name = TL_DTYPES.get(node.name, node.name)
@@ -658,6 +681,10 @@ class FnTranslator:
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
         refusal = _triton_refuses(op, a, b)
+        if refusal is None and op in FP8_ARITHMETIC:
+            refusal = promotion.fp8_refusal(
+                f"`{op}`", promotion.result_type([self.operand_type(a), self.operand_type(b)],
+                                                 op))
         if refusal:
             raise self.err(refusal, node)
         # pointer + offset stays a pointer to the same element type
@@ -686,6 +713,9 @@ class FnTranslator:
             except Exception:
                 val = None
             return V("const", f"({op}{v.text})", value=val)
+        refusal = promotion.fp8_refusal("unary `-`", v.dtype) if op == "-" else None
+        if refusal:
+            raise self.err(refusal, node)
         return self.computed(v, text=f"({op}{v.text})")
 
     def ex_BoolOp(self, node: K.BoolOp) -> V:
@@ -798,6 +828,10 @@ class FnTranslator:
                 if not ok:
                     raise self.err(f"x.to's {key} must be a compile-time constant", node)
                 extra += f", {key}={value!r}"
+            refusal = promotion.fp8_conversion_refusal(base.dtype, dt.value,
+                                                       "bitcast=True" in extra)
+            if refusal:
+                raise self.err(refusal, node)
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
                                  dtype=dt.value, i64=dt.value in I64_TYPES,
                                  exact_dtype=dt.value is not None)
@@ -1083,6 +1117,9 @@ class FnTranslator:
         extra = f", dtype={sum_dtype.text}" if sum_dtype is not None else ""
         out_type = sum_dtype.value if sum_dtype is not None \
             else promotion.reduced_type(name, x.dtype)
+        refusal = promotion.fp8_refusal(f"tl.{name}", out_type) if name == "sum" else None
+        if refusal:
+            raise self.err(refusal, node)
         if len(x.shape) == 1:
             # a whole 1-D tensor to one value: a scalar (e.g. `if tl.max(flag, 0) > 0:`, a
             # branch every thread of the partition takes the same way)
@@ -1355,7 +1392,10 @@ class FnTranslator:
         if "other" in kw and "mask" not in kw:
             raise self.err("tl.load: `other` without `mask`", node)
         m = self.ex(kw["mask"])
-        x = self.ex(kw["other"]) if "other" in kw else V("const", "0", value=0)
+        x = (self.ex(kw["other"]) if "other" in kw
+             # an fp8 tile's fill is the float 0 (Triton casts no integer to fp8)
+             else V("const", "0.0", value=0.0) if tile.dtype in promotion.FP8_TYPES
+             else V("const", "0", value=0))
         for v, what in ((m, "mask"), (x, "other")):
             if v.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"tl.load of shared memory: its {what} must be a scalar or a "
@@ -1589,6 +1629,15 @@ class FnTranslator:
                 val = V("tensor", text, var, tuple(p.shape), p.dtype)
             if val.kind != "tensor":
                 raise self.err("a shared-memory store needs a tensor value", node)
+            if val.shape is not None and p.shape is not None \
+                    and tuple(val.shape) != tuple(p.shape):
+                # the frontend refuses this where it follows the value's shape (check
+                # bad-store); one it does not follow (`tl.expand_dims(tl.sum(x, 1), 1)`) was
+                # verified and refused by Gluon's store
+                raise self.err(f"a tile of shape {list(val.shape)} stored into a slot field of "
+                               f"shape {list(p.shape)}: the lowered shared-memory store takes "
+                               f"the slot's shape only (Gluon refuses the compile); store a "
+                               f"tile of the slot's shape", node)
             self.await_cp_async(ring, "overwrites")
             text = val.text
             if (val.dtype != p.dtype or not val.exact_dtype) and p.dtype in BITS:

@@ -12,7 +12,7 @@ function's :class:`~tle_compiler.ir.attrs.LayoutTable` by number.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Callable, Optional
 
@@ -23,7 +23,7 @@ from .names import NameAllocator, source_names
 from .plan import build_plan
 from .layouts import pointee_of
 from ..ir.promotion import SIGNATURE_SCALARS
-from .translate import I64_ARG_TYPES, Ctx, FnTranslator, V, literal
+from .translate import I64_ARG_TYPES, Ctx, FnTranslator, V, constant, literal
 from .wgmma_sites import Drain, WgmmaWaits
 
 
@@ -249,6 +249,11 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
         v = kt.binding_values[(kpart.name, p)]
         if v.kind in ("pipe", "writer", "reader"):
             env[p] = flat(v, p, e)
+        elif v.kind == "const" and constant(p, v.value).kind == "dtype":
+            # a dtype given as a constexpr (DT=tl.float16): Gluon's dtype of that name
+            d = constant(p, v.value)
+            pre.append(f"    {p}: gl.constexpr = {d.text}")
+            env[p] = replace(d, text=p)
         elif v.kind == "const":
             pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
             env[p] = V("const", p, value=v.value)
