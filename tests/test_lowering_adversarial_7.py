@@ -48,9 +48,12 @@ Wrong and fixed:
 * test_a_kernel_body_load_with_hints_ptxas_refuses_is_refused_at_its_line (98575ed): the kernel
   body's loads were not checked for the hints a partition's are refused for (build.py).
 
-Left (strict xfail): test_a_helpers_returned_number_computes_as_the_i32_tensor_triton_returns:
-``t + hlp()`` with ``hlp`` returning 100 adds in i8 where Triton's returned i32 tensor makes it
-i32 (the class of a plain ``b = 100; t + b``, being fixed elsewhere).
+* test_a_helpers_returned_number_computes_as_the_i32_tensor_triton_returns: ``t + hlp()`` with
+  ``hlp`` returning 100 added in i8 where Triton's returned i32 tensor makes it i32 (so too
+  ``t * hlp(100)``, ``c = hlp(); t + c`` and ``hlp()[0]``). An inlined helper's returned number
+  is now ``to_tensor`` in the kernel IR, as a plain assignment's is (build.py ``inline``), and
+  ``tl.arange(0, hlp())``, which Triton refuses, is refused (local_tensors ``_is_local_tensor``:
+  a helper's call named before its arguments are built).
 
 Found right (kept as test_integer_bool_and_cast_arithmetic_lowers_as_triton_computes and the
 fp8 / volatile neighbours): every case of the arithmetic sweep agrees with Triton's TTIR (a few
@@ -264,18 +267,12 @@ def test_plain_triton_returns_a_helpers_number_as_an_i32_tensor(tmp_path):
         assert _adds_in_i32(ttir), (name, ttir)
 
 
-@pytest.mark.xfail(strict=True, reason="a helper's returned number is inlined as the literal "
-                   "(frontend/build.py inline + the fold of the name bound to it), so the int8 "
-                   "tile adds it in i8; Triton returns it as an i32 tensor. Fix direction: the "
-                   "returned constant should be spelled gl.to_tensor(100) (or refused at the "
-                   "use, as the folded conditions of 997f211 are); the same class as a plain "
-                   "`b = 100; t + b` (round 5's strict xfail)")
 @pytest.mark.parametrize("name", sorted(HELPERS))
 def test_a_helpers_returned_number_computes_as_the_i32_tensor_triton_returns(tmp_path, name):
     """``t + hlp()`` with ``hlp`` returning 100, on an int8 tile stored into an int32 output:
-    Triton adds in i32 (t + 100 up to 227); tle-dump verifies it and the lowered Gluon adds
-    ``t + 100`` in i8 (wraps to -29 for t = 127): silently other arithmetic. So too a returned
-    parameter (``hlp(100)``), a name bound to the result and a tuple item."""
+    Triton adds in i32 (t + 100 up to 227), and so does the lowered Gluon (it added ``t + 100``
+    in i8, which wraps to -29 for t = 127). So too a returned parameter (``hlp(100)``), a name
+    bound to the result and a tuple item."""
     expr, helper = HELPERS[name]
 
     def check(compiled):
@@ -618,3 +615,33 @@ def test_integer_bool_and_cast_arithmetic_lowers_as_triton_computes(tmp_path, ex
     (tmp_path / "tle").mkdir()
     got = _tile_ops(_compiled(tmp_path / "tle", _reg(STORE.format(expr), dt, ys)).asm["ttgir"])
     assert got == want, (got, want)
+
+
+def test_a_helpers_number_where_triton_takes_constexprs_is_refused(tmp_path):
+    """``tl.arange(0, hlp())`` with ``hlp`` returning 64: Triton 3.6 returns the number as a
+    tensor and refuses it ("arange's arguments must be of type tl.constexpr"); the call is named
+    before its arguments are built, so it is refused at the line as a name bound to 64 is.
+    ``range(hlp())``, which Triton compiles, stays verified."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def hlp():
+        return 64
+
+    @triton.jit
+    def ref(y_ptr):
+        tl.store(y_ptr + tl.arange(0, hlp()), tl.zeros([64], tl.int32))
+
+    with pytest.raises(Exception, match="arange's arguments must be of type tl.constexpr"):
+        _triton(ref, {"y_ptr": "*i32"})
+    helper = "def hlp():\n    return 64\n"
+    base = _helper_kernel("t + 0", helper)
+    store = "tl.store(y_ptr + p * 2048 + offs, t + 0)"
+    bad = base.replace(store, "tl.store(y_ptr + p * 64 + tl.arange(0, hlp()), tl.sum(t, 0))")
+    code, out = _dump(_write(tmp_path, bad), "-q")
+    assert code == 1 and "`hlp()` in `tl.arange(0, hlp())`" in out, out
+    ok = base.replace(store, "for i in range(hlp()):\n            "
+                             "tl.store(y_ptr + p * 2048 + offs, t + i)")
+    code, out = _dump(_write(tmp_path, ok), "-q")
+    assert code == 0, out

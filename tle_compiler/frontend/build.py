@@ -802,6 +802,16 @@ class Builder(BuildRules):
             return K.Name(f.kir(name), loc), st
         return self.module_name(f.module, name, node)
 
+    def calls_helper(self, node: ast.Call) -> bool:
+        """Whether ``node`` calls a helper (a function the builder inlines), built yet or not:
+        a check that runs before a call's arguments are built (tl.arange's operands) names a
+        helper's result by its call as :attr:`helper_calls` does for one built."""
+        try:
+            _, fst = self.expr(node.func)
+        except Exception:
+            return False
+        return fst is not None and fst.kind == "func"
+
     def tensor_number(self, name: str, e: K.Expr) -> K.Expr:
         """``e``, the number a name of the partition folds to, as Triton holds the name: a
         name it binds by a plain assignment (`b = 100`), a helper's parameter given one, or a
@@ -2891,6 +2901,14 @@ class Builder(BuildRules):
         finally:
             self.frames.pop()
         e, st = ret
+        if self.in_partition and (st is None or st.kind == "const"):
+            # Triton's visit_Return makes a returned number (a constexpr too: `return v` of a
+            # parameter given 100) a tensor, an i32, u32 or i64 by an int's range, an fp32 (as a
+            # plain assignment does, tensor_number), so `t + hlp()` of an int8 tile adds in i32
+            # where `t + 100` stays i8
+            made = _tensor_items(st.value if st is not None else e)
+            if st is None or isinstance(made, K.Op):
+                e, st = made, None
         # An effect-free helper's value is its expression, used where the call stands; any
         # other helper's value is bound where its body ends (later statements may change it).
         if st is None and not self.effect_free(module, fdef) and not isinstance(

@@ -334,7 +334,7 @@ class BuildRules:
 
     def _is_local_tensor(self, node: ast.Name) -> bool:
         if isinstance(node, ast.Call):
-            return node in self.helper_calls
+            return node in self.helper_calls or self.calls_helper(node)
         f = self.frame
         if node.id in f.tensor_params and node.id not in f.stores:
             return True

@@ -63,7 +63,7 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
             _request_pairs44__t45 = gl.maximum((((((_next_request42_nsl + BK) - 1) // BK) + 1) // 2), 1)
             cb = _next_request42_nb
             csl = _next_request42_nsl
-            pp = 0
+            pp = gl.to_tensor(0)
             left = _request_pairs44__t45
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
@@ -194,7 +194,7 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
             _request_pairs79__t80 = gl.maximum((((((_next_request77_nsl + BK) - 1) // BK) + 1) // 2), 1)
             cb = _next_request77_nb
             csl = _next_request77_nsl
-            pp = 0
+            pp = gl.to_tensor(0)
             left = _request_pairs79__t80
             whole = (left <= (NP - (p + 1)))
             _q_tail_of81__t82 = cb.to(gl.int64)
@@ -381,7 +381,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
             _request_pairs164__t165 = gl.maximum((((((_next_request162_nsl + BK) - 1) // BK) + 1) // 2), 1)
             cb = _next_request162_nb
             csl = _next_request162_nsl
-            pp = 0
+            pp = gl.to_tensor(0)
             left = _request_pairs164__t165
             whole = (left <= (NP - (p + 1)))
             _q_tail_of166__t167 = cb.to(gl.int64)
