@@ -6,7 +6,8 @@ verified; each is now a write that may not run (``maywrite``), and the read is
 store followed by a whole one in the same window is filled by the whole one. (The store through
 the pointer plus an offset is refused where the kernel is read since: the lowering addresses
 shared memory as whole buffers and refused it, while a whole store after it was verified;
-tests/test_adversarial_verdicts_20.py.)"""
+tests/test_adversarial_verdicts_20.py; so is the atomic, since adversarial round 26: Gluon has
+atomics on global pointers only, tests/test_adversarial_verdicts_26.py.)"""
 
 from __future__ import annotations
 
@@ -51,8 +52,8 @@ WHOLE = "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs)
 PARTIAL = {
     "mask_kw": "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs), mask=offs < 32)",
     "mask_positional": "        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs), offs < 32)",
-    "atomic": "        tl.atomic_add(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs))",
 }
+ATOMIC = "        tl.atomic_add(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + offs))"
 
 
 def _verdict(tmp_path: Path, fill: str) -> subprocess.CompletedProcess:
@@ -73,6 +74,15 @@ def test_a_partial_store_does_not_fill_the_field(tmp_path, kind):
 def test_a_whole_store_fills_it(tmp_path, fill):
     out = _verdict(tmp_path, fill)
     assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("fill", [ATOMIC, ATOMIC + "\n" + WHOLE])
+def test_an_atomic_on_the_field_is_refused(tmp_path, fill):
+    """Alone it filled nothing (unwritten-field); after it a whole store made the kernel
+    verified, which --gluon then refused: refused where the kernel is read."""
+    out = _verdict(tmp_path, fill)
+    assert out.returncode == 1, out.stderr
+    assert "[unsupported-expression]" in out.stderr and "atomics on global pointers" in out.stderr
 
 
 @pytest.mark.parametrize("kind", sorted(PARTIAL))

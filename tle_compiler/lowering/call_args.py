@@ -161,6 +161,40 @@ def _check_required(name: str, params: tuple[str, ...], given: int) -> None:
                            f"call)")
 
 
+#: tl.load / tl.store keywords passed through to Gluon as cache hints
+CACHE_HINTS = ("eviction_policy", "cache_modifier")
+#: The parameters of tl.load / tl.store (Triton 3.6) after the ones the translator reads from
+#: ``node.args`` itself (the pointer; the stored value), in positional order: an argument given
+#: positionally (``tl.store(ptrs, v, m)``) is the keyword of that name, so a mask is never dropped.
+POSITIONAL_KWARGS = {
+    "tl.load": (1, ("mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                    "eviction_policy", "volatile")),
+    "tl.store": (2, ("mask", "boundary_check", "cache_modifier", "eviction_policy")),
+}
+
+
+def memory_kwargs(node: K.Op) -> dict[str, K.Expr]:
+    """The keyword arguments of a ``tl.load`` / ``tl.store`` call, its positional ones past the
+    pointer (and value) under their names (:data:`POSITIONAL_KWARGS`); an error (CallArgError)
+    for a call Triton 3.6 binds otherwise (too many positional arguments, one given twice) or a
+    keyword the translator would drop unless it holds its default. One binding for the
+    translator (lowering/translate.py ``kwargs``) and the protocol view (frontend/protocol.py),
+    so that tle-dump refuses at the line what --gluon would."""
+    kw = dict(node.kwargs)
+    first, names = POSITIONAL_KWARGS[node.name]
+    extra = node.args[first:]
+    if len(extra) > len(names):
+        raise CallArgError(f"{node.name} takes at most {first + len(names)} positional arguments")
+    for name, arg in zip(names, extra):
+        if name in kw:
+            raise CallArgError(f"{node.name}: `{name}` given twice")
+        kw[name] = arg
+    read = ("pointer", "value", "mask", *CACHE_HINTS) + (("other", "volatile")
+                                                         if first == 1 else ())
+    check_memory_keywords(node.name, kw, read)
+    return kw
+
+
 def check_memory_keywords(name: str, kw: dict[str, K.Expr], read: tuple[str, ...]) -> None:
     """tl.load / tl.store: every keyword is one the translator reads (``read``) or holds its
     default (MEMORY_DEFAULTS); anything else is an error naming it."""
