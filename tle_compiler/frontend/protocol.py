@@ -774,11 +774,12 @@ class Walker(WalkRules):
             raise self.err(f"`{self.src(e.value)}` is a pipe handle and cannot be indexed", e)
         if isinstance(base, Poison) and base.slot:
             return base
-        if isinstance(base, Data) and base.shared:
-            # (a part of a shared buffer or slot field: refused where it is used, by the rule
-            # of its use, `local_ptr` or a TMA copy)
-            return replace(base, node=e, key=None, hint=None, why=None)
         ints = [i for i in e.index if isinstance(i, int) and not isinstance(i, bool)]
+        if isinstance(base, Data) and base.shared and not (ints and base.view == "loaded"):
+            # (a part of a shared buffer or slot field: refused where it is used, by the rule
+            # of its use, `local_ptr` or a TMA copy; a tile loaded from one is a register
+            # tensor, which an integer index is refused of below)
+            return replace(base, node=e, key=None, hint=None, why=None)
         if ints and isinstance(e.value, K.SlotField) and e.value.field == "shape" \
                 and not isinstance(base, (TupleV, *HANDLES)):
             # `t.shape[1]` of a register tensor: a compile-time number in Triton, data here
@@ -1919,6 +1920,7 @@ class Walker(WalkRules):
             return self.attribute(self.eval(e.args[0]), "T", e)
         if e.name == "to" and e.args:
             self.lowered_binding(e, "to")
+            self.bitcast_rule(e)
             recv = self.eval(e.args[0])
             number = self.static_int(recv) if isinstance(recv, Aff) else None
             if (number is not None or isinstance(recv, KernelArg) and recv.constexpr) \
@@ -2363,6 +2365,10 @@ class Walker(WalkRules):
             self.reduction_axis_rule(name, node)
         if triton and name in ("arange", "zeros", "full"):
             self.block_shape_rule(name, node)
+        if triton:
+            self.operand_dtype_rule(name, node)
+        if triton and name in ("dot", "expand_dims", "broadcast_to"):
+            self.shape_operand_rule(name, node)
         if triton and name in self.ELEMENTWISE and name not in self.RESHAPING and name != "load":
             self.broadcast_rule(node, [*node.args, *(v for _, v in node.kwargs)])
         pointer = node.args[0] if node.args else node.kw(
@@ -2544,6 +2550,13 @@ class Walker(WalkRules):
         if isinstance(buf, Poison) and buf.slot:
             return Data(node=node, view="pointer",
                         lost=f"`{self.k.names.py(buf.name)}` {buf.reason}")
+        if isinstance(buf, (Aff, KernelArg, Sym, Const, TupleV)) or isinstance(buf, Data) and (
+                buf.view is not None or self.block_dims(buf.node)[1] if buf.node is not None
+                else False):
+            # an integer, a number, a tuple, a pointer or a tensor: the lowering's words
+            # (translate.py), where it was verified before (a dead value too)
+            raise self.err(f"`{self.src(node)}`: tle.gpu.local_ptr takes a shared-memory buffer "
+                           f"(a slot field)", node, check="unsupported-expression")
         return Data(node=node, fields=_fields(buf))
 
     def tma_load(self, args: list, node) -> Value:
@@ -3589,6 +3602,96 @@ class Walker(WalkRules):
         if why:
             raise self.err(f"`{self.src(e)}`: `{e.op}` of a {a} and a {b}, which Triton 3.6 "
                            f"refuses (\"{why}\")", e, check="unsupported-expression")
+
+    #: tl math functions Triton 3.6 computes on fp32 / fp64 only (math.py `_check_dtype`)
+    FLOAT32_MATH = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
+                              "floor", "ceil"})
+
+    def operand_dtype_rule(self, name: str, node: K.Op) -> None:
+        """Refuse a tl function of an operand whose element type Triton 3.6 refuses there, where
+        the frontend knows it (:meth:`tile_dtype`, :meth:`operand_type`): `tl.exp` / `tl.sqrt`
+        / ... of anything but fp32 or fp64 ("Expected dtype ['fp32', 'fp64'] but got int32"; an
+        fp16 tile too), `tl.fdiv` or `tl.fma` of integers, `tl.umulhi` or `tl.xor_sum` of
+        floats. Each was verified, and its Gluon did not compile."""
+        if not node.args:
+            return
+        operands = node.args[:3] if name == "fma" else node.args[:2] if name in (
+            "fdiv", "umulhi") else node.args[:1]
+
+        def dtype(x):
+            dt = self.tile_dtype(x)
+            if dt is None and self.operand_type(x) == "int":
+                return "int32"  # an integer the walk tracks, a number: Triton's i32
+            return dt
+
+        why = None
+        for x in operands:
+            dt = dtype(x)
+            kind = self.kind_of_dtype(dt)
+            if dt is None:
+                continue
+            if name in self.FLOAT32_MATH and dt not in ("fp32", "fp64"):
+                why = f"Expected dtype ['fp32', 'fp64'] but got {dt}"
+            elif name in ("fdiv", "fma") and kind == "int":
+                why = f"tl.{name} takes floating operands, got {dt}"
+            elif name in ("umulhi", "xor_sum") and kind == "float":
+                why = f"tl.{name} takes integer operands, got {dt}"
+            if why:
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it ({why})", node,
+                               check="unsupported-expression")
+
+    def shape_operand_rule(self, name: str, node: K.Op) -> None:
+        """Refuse a ``tl.dot`` of operands whose ranks or reduction sizes differ ("input and
+        other must have equal ranks >= 2", "... equal reduction dimensions"), a
+        ``tl.expand_dims`` along an axis out of range, and a ``tl.broadcast_to`` to a shape the
+        operand does not broadcast to, where the frontend follows the shapes: Triton 3.6
+        refuses each, and each was verified."""
+        why = None
+        if name == "dot" and len(node.args) >= 2:
+            (a, ea), (b, eb) = (self.block_dims(x) for x in node.args[:2])
+            if ea and eb:
+                if len(a) != len(b) or len(a) < 2:
+                    why = "input and other must have equal ranks >= 2"
+                elif a[-1] is not None and b[-2] is not None and a[-1] != b[-2]:
+                    why = "input and other must have equal reduction dimensions"
+        elif name == "expand_dims" and len(node.args) == 2 and not node.kwargs:
+            dims, exact = self.block_dims(node.args[0])
+            a = self.literal_int(node.args[1])
+            if exact and dims and a is not None and not -len(dims) - 1 <= a <= len(dims):
+                why = f"invalid axis {a}. Expected {-len(dims) - 1} <= axis < {len(dims) + 1}"
+        elif name == "broadcast_to" and len(node.args) >= 2 and not node.kwargs:
+            shape = node.args[1].items if len(node.args) == 2 and isinstance(
+                node.args[1], K.TupleExpr) else node.args[1:]
+            want = [self.literal_int(d) for d in shape]
+            dims, exact = self.block_dims(node.args[0])
+            if exact and dims and None not in want:
+                if len(dims) > len(want):
+                    why = "Cannot broadcast, rank mismatch"
+                elif any(d is not None and d != 1 and d != w
+                         for d, w in zip(reversed(dims), reversed(want))):
+                    why = (f"Cannot broadcast, the expanded size of the tensor must match the "
+                           f"existing size: {list(dims)}, {want}")
+        if why:
+            raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"{why}\")", node,
+                           check="unsupported-expression")
+
+    def bitcast_rule(self, e: K.Op) -> None:
+        """Refuse ``x.to(dtype, bitcast=True)`` between element types of different widths,
+        where the frontend knows ``x``'s (:meth:`tile_dtype`): Triton 3.6 refuses it ("Cannot
+        bitcast data-type of size 32 to data-type of size 16"); it was verified."""
+        flag = e.kw("bitcast")
+        target = e.args[1] if len(e.args) > 1 else e.kw("dtype")
+        if not (isinstance(flag, K.Const) and flag.value is True and isinstance(target, K.DType)):
+            return
+        source = self.tile_dtype(e.args[0])
+        widths = [re.search(r"\d+", t) if t else None for t in (source, target.name)]
+        if None in widths:
+            return
+        a, b = (int(m.group()) for m in widths)
+        if a != b:
+            raise self.err(f"`{self.src(e)}`: Triton 3.6 refuses it (\"Cannot bitcast data-type "
+                           f"of size {a} to data-type of size {b}\")", e,
+                           check="unsupported-expression")
 
     def reduction_axis_rule(self, name: str, node: K.Op) -> None:
         """Refuse ``tl.sum(x, axis)`` (and the other reductions) along an axis ``x`` does not
