@@ -64,7 +64,15 @@ Bugs found, one line each:
    Triton or the lowering refused them. FIXED: refused at the line (shape_operand_rule,
    _e_Subscript, build.py's len, language/unlowered.py, local_ptr); two of
    tests/test_adversarial_verdicts_24.py's strict xfails (`x = len(range(N))`, `x =
-   tle.gpu.local_ptr(N)`) pass now and are pinned there as plain cases.
+   tle.gpu.local_ptr(N)`) pass now and are pinned there as plain cases, and so does a third,
+   `x = min()` (Triton's builtin min / max takes two values or more and no keyword: `min(N)`,
+   `min((N, 3))`, `min(N, 3, key=None)` were verified).
+12. (a correct kernel refused) The variable of a `tl.static_range` loop read after the loop
+   (`for p in tl.static_range(3): ...`, then `range(p + N - 2)`) was refused as not affine, as
+   a range loop's is (Triton's poison placeholder there); Triton 3.6 unrolls the loop binding
+   the variable to each value as a constexpr, so it holds the last (a loop of no iteration
+   leaves the binding before it), in a partition and in the kernel body. FIXED
+   (Walker.static_range_after), where the body does not assign the variable.
 
 Checked and found right (not all pinned): C's `%` / `//` of negative loop-variable expressions in
 conditions around events (`(p - 1) % 2 != -1`), `tl.where` / `min` of params as loop bounds,
@@ -234,6 +242,9 @@ REFUSED = {
     "an integer index of a tile": ("tl.store(y_ptr, t[0])", "`t` is no tuple"),
     "len of a tile": ("tl.store(y_ptr + len(t), 1.0)", "has no len()"),
     "tl.cat": ("tl.store(y_ptr + tl.arange(0, 128), tl.cat(t, t))", "[unlowered-call]"),
+    "min of one operand": ("tl.store(y_ptr + min(N), 1.0)", "min requires at least 2 values"),
+    "max of a tuple": ("tl.store(y_ptr + max((N, 3)), 1.0)", "max requires at least 2 values"),
+    "min with a key": ("tl.store(y_ptr + min(N, 3, key=None), 1.0)", "with keywords"),
     "a cast to a pointer type": ("tl.store(y_ptr + tl.arange(0, 64), "
                                  "t.to(tl.pointer_type(tl.float32)))", "[unlowered-call]"),
 }
@@ -288,6 +299,7 @@ ACCEPTED = {
         "u = tl.broadcast_to(t[:, None], [64, 2])\n"
         "tl.store(y_ptr + tl.arange(0, 64), tl.sum(u, 1))"),
     "len of a tuple spelt out": "tl.store(y_ptr + len((t, t)), 1.0)",
+    "min of two operands": "tl.store(y_ptr + min(N, 3), 1.0)",
 }
 
 
@@ -347,3 +359,69 @@ def test_the_slot_pointer_plus_zero_stays_verified(tmp_path, capsys):
                        "res.slot.tile) + 0))")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
+
+
+# ------------------------------------ a tl.static_range variable after its loop (bug 12)
+
+#: the writer's loop of round 25's ring
+WLOOP = "    for p in range(N):\n        s = w.acquire(p)\n"
+
+
+def after_static(pre: str, bound: str) -> str:
+    """The ring whose writer runs ``pre`` and then loops ``range(bound)``."""
+    text = ring()
+    assert WLOOP in text
+    return text.replace(WLOOP, pre + WLOOP.replace("range(N)", f"range({bound})"))
+
+
+STATIC_AFTER = {
+    "the last value": ("    p = 0\n    for p in tl.static_range(3):\n        pass\n",
+                       "p + N - 2", "p + N - 3"),
+    "a step of 3": ("    p = 0\n    for p in tl.static_range(1, 8, 3):\n        pass\n",
+                    "p + N - 7", "p + N - 6"),
+    "a negative step": ("    p = 0\n    for p in tl.static_range(5, 0, -2):\n        pass\n",
+                        "p + N - 1", "p + N"),
+    "no iteration: the binding before": (
+        "    p = 5\n    for p in tl.static_range(0):\n        pass\n", "p + N - 5", "p + N - 4"),
+}
+
+
+@pytest.mark.parametrize("case", STATIC_AFTER, ids=list(STATIC_AFTER))
+def test_a_static_range_variable_after_its_loop_is_its_last_value(tmp_path, capsys, case):
+    """Triton 3.6 unrolls a tl.static_range binding its variable to each value as a constexpr,
+    so after the loop it holds the last (Python's too); the writer looping `range(p + N - 2)`
+    after `for p in tl.static_range(3)` loops N times. Before: refused ("`p + N - 2` is not"
+    affine), a correct kernel; a bound one off stays rejected."""
+    pre, right, wrong = STATIC_AFTER[case]
+    code, err = dump(tmp_path, capsys, after_static(pre, right))
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, after_static(pre, wrong))
+    expect(code, err, ("rejected",))
+
+
+@pytest.mark.parametrize("pre", [
+    "    p = 0\n    for p in range(3):\n        pass\n",  # Triton's poison placeholder after it
+    "    p = 0\n    for p in tl.static_range(3):\n        p = p + 1\n",  # not followed
+])
+def test_other_loop_variables_after_their_loop_stay_refused(tmp_path, capsys, pre):
+    code, err = dump(tmp_path, capsys, after_static(pre, "p + N - 2"))
+    expect(code, err, ("rejected", "[non-affine-loop]"))
+
+
+def test_the_static_range_variable_after_its_loop_lowers_to_its_events(tmp_path, capsys):
+    from .adversarial_oracles import lowers_to_its_events
+    text = after_static(STATIC_AFTER["the last value"][0], "p + N - 2")
+    path = tmp_path / "kernel.py"
+    path.write_text(text)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    lowers_to_its_events(path)
+
+
+def test_a_kernel_body_static_range_variable_after_its_loop(tmp_path, capsys):
+    """In the kernel body too: `M = i` after `for i in tl.static_range(4)` is 3."""
+    for bound, want in (("N + M - 3", "verified"), ("N + M - 2", ("rejected",))):
+        text = ring(body="i = 0\nfor i in tl.static_range(4):\n    pass\nM = i",
+                    warg=bound)
+        code, err = dump(tmp_path, capsys, text)
+        expect(code, err, want)

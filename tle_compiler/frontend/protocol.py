@@ -2444,6 +2444,14 @@ class Walker(WalkRules):
             return replace(through, node=node)
         if triton and name == "cdiv" and len(args) == 2 and not kwargs:
             return self.cdiv(args[0], args[1], node)
+        if path in ("builtins.min", "builtins.max") and (len(args) < 2 or kwargs):
+            # Triton 3.6's builtin min / max takes two values or more and no keyword ("min
+            # requires at least 2 values", "unexpected keyword argument 'key'"), and so does the
+            # lowering: `x = min()` was verified (tests/test_adversarial_verdicts_24.py)
+            raise self.err(f"`{self.src(node)}`: {name} of fewer than two operands or with "
+                           f"keywords, which Triton 3.6 and the lowering refuse (\"{name} "
+                           f"requires at least 2 values\")", node,
+                           check="unsupported-expression")
         if path in ("builtins.min", "builtins.max") and args and not kwargs:
             values = [self.static_int(a) for a in args]
             if all(v is not None for v in values):
@@ -3126,6 +3134,30 @@ class Walker(WalkRules):
     #: how deep the walk is in the bounds of a loop (:meth:`scalar_out_of_range`)
     _in_loop_bound = 0
 
+    def static_range_values(self, s: K.For) -> Optional[list]:
+        """The values a ``tl.static_range`` loop's variable takes (its bounds compile-time
+        integers), else None."""
+        if not s.static:
+            return None
+        bounds = [self.static_int(self.eval(e)) for e in (s.start, s.stop, s.step)]
+        if None in bounds or bounds[2] == 0:
+            return None
+        return list(range(*bounds))
+
+    def static_range_after(self, s: K.For, before: dict) -> Optional[Value]:
+        """What the variable of a ``tl.static_range`` loop holds after it, where its body does
+        not assign it: Triton 3.6 unrolls the loop binding the variable to each value as a
+        constexpr (code_generator.visit_For), so after it the variable is the last one, a
+        compile-time number (Python's too); a loop of no iteration leaves the binding before it
+        (handled by the caller). None where that is not known: a range / tl.range loop's
+        variable is Triton's poison placeholder after the loop, refused where it is read."""
+        if s.var in assigned_names(s.body):
+            return None
+        values = self.static_range_values(s)
+        if not values:
+            return None
+        return Aff(Affine.of(values[-1]))
+
     def _s_For(self, s: K.For) -> None:
         self.loop_options(s)
         self._in_loop_bound += 1
@@ -3170,6 +3202,12 @@ class Walker(WalkRules):
         if s.var in names:
             self.env[s.var] = Poison(s.var, f"is the variable of the loop at line {s.loc.line}, "
                                             f"used after the loop")
+            after_static = self.static_range_after(s, before)
+            if after_static is not None:
+                self.env[s.var] = after_static
+            elif after_static is None and s.static and s.var in before \
+                    and self.static_range_values(s) == []:
+                self.env[s.var] = before[s.var]
         if any(walk_events(tuple(body))):
             if bad is not None:
                 raise self.err(f"this loop contains pipe events, but {bad}", s,
