@@ -1061,6 +1061,13 @@ class Walker(WalkRules):
         time, as the kernel IR's fold_body decides it."""
         left, right = self.eval(e.lhs), self.eval(e.rhs)
         self.broadcast_rule(e, (e.lhs, e.rhs))
+        kinds = [self.operand_type(x) for x in (e.lhs, e.rhs)]
+        if "ptr" in kinds and None not in kinds:
+            # Triton 3.6 compares no pointer, with an integer, a float or another pointer
+            # ("invalid operands of type pointer<fp32> and ..."): it was verified
+            raise self.err(f"`{self.src(e)}`: `{e.op}` of a {kinds[0]} and a {kinds[1]}, which "
+                           f"Triton 3.6 refuses (\"invalid operands of type pointer\")", e,
+                           check="unsupported-expression")
         self.tensor_unsigned(e, left, right)
         consts = [v.value if isinstance(v, Const) and isinstance(v.value, float)
                   else self.static_int(v) for v in (left, right)]
@@ -3463,6 +3470,15 @@ class Walker(WalkRules):
                            f"a global buffer, or load the tile, compute and store it back (the "
                            f"slot belongs to this partition between acquire and commit)", node,
                            check="unsupported-expression")
+        if name == "store" and isinstance(first, Data) and first.shared:
+            mask = node.args[2] if len(node.args) > 2 else node.kw("mask")
+            if mask is not None and not (isinstance(mask, K.Const) and mask.value is None):
+                # the lowering's rule (translate.py store): neither of its forms takes a mask
+                raise self.err(f"`{self.src(node)}`: tl.store into shared memory "
+                               f"(tle.gpu.local_ptr) with a `mask` is not supported by the "
+                               f"lowering: mask the stored value instead (tl.where(mask, value, "
+                               f"other), or the gathering tl.load's own mask=/other=)", node,
+                               check="unsupported-expression")
         if isinstance(first, Data) and first.shared:
             return  # a slot's pointer: check_slot_store and the lowering's own rules
         pointer = node.args[0] if node.args else node.kw("pointer")
