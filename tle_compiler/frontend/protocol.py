@@ -3470,6 +3470,14 @@ class Walker(WalkRules):
                            f"a global buffer, or load the tile, compute and store it back (the "
                            f"slot belongs to this partition between acquire and commit)", node,
                            check="unsupported-expression")
+        if name == "load":
+            given = [x is not None and not (isinstance(x, K.Const) and x.value is None)
+                     for x in (node.args[1] if len(node.args) > 1 else node.kw("mask"),
+                               node.args[2] if len(node.args) > 2 else node.kw("other"))]
+            if given == [False, True]:
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"`other` cannot be "
+                               f"provided without `mask`\")", node,
+                               check="unsupported-expression")
         if name == "store" and isinstance(first, Data) and first.shared:
             mask = node.args[2] if len(node.args) > 2 else node.kw("mask")
             if mask is not None and not (isinstance(mask, K.Const) and mask.value is None):
