@@ -153,8 +153,8 @@ def test_a_stored_shape_is_read_where_its_names_were_bound(tmp_path, capsys):
     """`y` is computed from the first `o`, of 64 elements: the store into the [64] slot is
     correct. Before: refused, `o` read at the store ([32])."""
     text = ring().replace(WRITE, "        o = tl.arange(0, 64)\n        y = o + 1\n"
-                                 "        o = tl.arange(0, 32)\n"
-                                 "        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + y))\n")
+                                 "        o = tl.arange(0, 32)\n        tl.store(tle.gpu."
+                                 "local_ptr(s.tile), tl.load(x_ptr + y))\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
     text = text.replace("y = o + 1", "y = o[:, None] + 1")
@@ -200,7 +200,8 @@ REFUSED = {
     "tl.zeros([3])": ("tl.store(y_ptr + tl.arange(0, 4), tl.zeros([4], tl.float32) + "
                       "tl.max(tl.zeros([3], tl.float32), 0))", "Shape element 0 must be a power"),
     # bug 8: arithmetic on a pointer or a float Triton has no instruction for
-    "a pointer plus a float": ("tl.store(y_ptr + 0.5 + tl.arange(0, 64), t)", "`+` of a ptr and a float"),
+    "a pointer plus a float": ("tl.store(y_ptr + 0.5 + tl.arange(0, 64), t)",
+                               "`+` of a ptr and a float"),
     "a pointer times 2": ("tl.store(y_ptr * 2 + tl.arange(0, 64), t)", "`*` of a ptr and a int"),
     "two pointers added": ("tl.store(y_ptr + y_ptr + tl.arange(0, 64), t)",
                            "cannot add pointers together"),

@@ -3460,10 +3460,11 @@ class Walker(WalkRules):
         dimension of another size ("Cannot make_shape_compatible")."""
         what = f"tl.{name}"
         if isinstance(first, Data) and first.shared and first.view == "buffer":
+            buf = self.src(node.args[0]) if node.args else "..."
             raise self.err(f"`{self.src(node)}`: {what} of a shared-memory buffer itself (a slot "
                            f"field): it takes a pointer, which Triton 3.6 and the lowering refuse "
-                           f"otherwise; write `tle.gpu.local_ptr({self.src(node.args[0]) if node.args else '...'})`",
-                           node, check="unsupported-expression")
+                           f"otherwise; write `tle.gpu.local_ptr({buf})`", node,
+                           check="unsupported-expression")
         if name.startswith("atomic_") and isinstance(first, Data) and first.shared:
             raise self.err(f"`{self.src(node)}`: {what} on shared memory (tle.gpu.local_ptr) "
                            f"is not supported: Gluon has atomics on global pointers only; update "
@@ -3654,10 +3655,12 @@ class Walker(WalkRules):
             return
         why = None
         if "ptr" in (a, b):
-            ok = e.op == "+" and {a, b} == {"ptr", "int"} or e.op == "-" and (a, b) == ("ptr", "int")
+            ok = (e.op == "+" and {a, b} == {"ptr", "int"}
+                  or e.op == "-" and (a, b) == ("ptr", "int"))
             if not ok:
+                other = "pointer" if a == b else "float" if "float" in (a, b) else "int"
                 why = ("cannot add pointers together" if e.op == "+" and a == b else
-                       f"invalid operands of type pointer and {'pointer' if a == b else 'float' if 'float' in (a, b) else 'int'}")
+                       f"invalid operands of type pointer and {other}")
         elif "float" in (a, b) and e.op in ("//", "<<", ">>", "&", "|", "^"):
             why = ("unexpected type fp32" if e.op == "//" else
                    "invalid operands of type float")
