@@ -3430,11 +3430,11 @@ class Walker(WalkRules):
     def lowered_binding(self, node: K.Op, name: str) -> None:
         """Refuse a call of a ``tl`` function whose arguments the lowering binds otherwise than
         as written, by the lowering's own binding of Triton 3.6's parameters
-        (lowering/call_args.py): an argument missing (``tl.zeros([64])``, ``tl.where(c)``), one
+        (language/call_args.py): an argument missing (``tl.zeros([64])``, ``tl.where(c)``), one
         too many (``tl.exp(x, 2)``), one given twice, or a keyword Triton does not have or the
         lowering would drop (``tl.store(p, v, other=0)``, ``tl.sum(x, 0, foo=1)``). Each was
         verified, and Triton (or ``--gluon``) refused it."""
-        from ..lowering import call_args
+        from ..language import call_args
         probe = node if node.name == name else replace(node, name=name)
         try:
             if name in call_args.POSITIONAL_KWARGS:
@@ -3477,7 +3477,7 @@ class Walker(WalkRules):
                                node.args[2] if len(node.args) > 2 else node.kw("other"))]
             if given == [False, True]:
                 raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"`other` cannot be "
-                               f"provided without `mask`\")", node,
+                               f"provided without `mask`\"): `other` without `mask`", node,
                                check="unsupported-expression")
         if name == "store" and isinstance(first, Data) and first.shared:
             mask = node.args[2] if len(node.args) > 2 else node.kw("mask")
@@ -3516,8 +3516,10 @@ class Walker(WalkRules):
                 why = (f"{said} (Triton 3.6: \"Value argument cannot be block type if pointer "
                        f"argument is not a block\")")
             elif len(dims) > len(pdims):
-                why = (f"its {key} of shape {list(dims)} has more dimensions than its pointers' "
-                       f"{list(pdims)} (Triton 3.6 broadcasts it to the pointers' shape)")
+                call = f"tl.{name}" if name in ("load", "store") else f"`tl.{name}`"
+                why = (f"{call}: its {key} of shape {list(dims)} has more dimensions than its "
+                       f"pointers' {list(pdims)} (Triton 3.6 broadcasts it to the pointers' "
+                       f"shape)")
             else:
                 for a, b in zip(reversed(dims), reversed(pdims)):
                     if a is not None and b is not None and a != b and a != 1:
@@ -3690,6 +3692,13 @@ class Walker(WalkRules):
             return dt
 
         why = None
+        if name == "fma":
+            kinds = [self.kind_of_dtype(dtype(x)) for x in operands]
+            if len(kinds) == 3 and all(k == "int" for k in kinds):
+                raise self.err(f"`{self.src(node)}`: `tl.fma` of int32 operands: Triton's fma "
+                               f"takes floats (Triton 3.6 refuses it)", node,
+                               check="unsupported-expression")
+            return
         for x in operands:
             dt = dtype(x)
             kind = self.kind_of_dtype(dt)
@@ -3697,7 +3706,7 @@ class Walker(WalkRules):
                 continue
             if name in self.FLOAT32_MATH and dt not in ("fp32", "fp64"):
                 why = f"Expected dtype ['fp32', 'fp64'] but got {dt}"
-            elif name in ("fdiv", "fma") and kind == "int":
+            elif name == "fdiv" and kind == "int":
                 why = f"tl.{name} takes floating operands, got {dt}"
             elif name in ("umulhi", "xor_sum") and kind == "float":
                 why = f"tl.{name} takes integer operands, got {dt}"
@@ -3772,9 +3781,10 @@ class Walker(WalkRules):
         if a is None or not exact or not dims or -len(dims) <= a < len(dims):
             return
         n = len(dims)
-        raise self.err(f"`{self.src(node)}`: tl.{name} of a {n}-D tensor along axis {a}, which "
-                       f"it does not have (an axis in [-{n}, {n}); Triton 3.6 refuses it)",
-                       node, check="unsupported-expression")
+        allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
+        raise self.err(f"`{self.src(node)}`: tl.{name} of a {n}-D tensor: axis must be "
+                       f"{allowed}, got {a} (Triton 3.6 refuses it)", node,
+                       check="unsupported-expression")
 
     def trans_rules(self, node: K.Op) -> None:
         """Refuse a ``tl.trans(x, *dims)`` the lowering could not translate, by its rule
