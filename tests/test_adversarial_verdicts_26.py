@@ -51,11 +51,13 @@ Bugs found, one line each:
    keyword Triton does not have or the lowering drops (`tl.store(p, v, other=0)`, `tl.load(p,
    bogus=1)`, `tl.sum(x, 0, foo=1)`), and `tl.load(p, other=0.0)` without a mask. Verified;
    Triton (and, but for the last, the lowering) refuses it. FIXED: the protocol view binds every
-   call the lowering binds with the lowering's own binding (lowering/call_args.py bind,
-   memory_kwargs; Walker.lowered_binding), and refuses `other` without `mask`.
+   call the lowering binds with the lowering's own binding (language/call_args.py bind,
+   memory_kwargs, moved there from lowering/ so the frontend may import it;
+   Walker.lowered_binding), and refuses `other` without `mask`.
 10. A tl function of an element type Triton 3.6 refuses there, where the frontend knows it:
    `tl.exp` / `tl.sqrt` / `tl.log` / ... of an integer (a tile, a kernel argument) or of an fp16
-   tile ("Expected dtype ['fp32', 'fp64'] but got int32"), `tl.fdiv` of integers, `tl.umulhi` /
+   tile ("Expected dtype ['fp32', 'fp64'] but got int32"), `tl.fdiv` of integers, `tl.fma` of
+   integers only (a float scalar among them makes it a float fma, which stays), `tl.umulhi` /
    `tl.xor_sum` of floats, and a bitcast between widths (`t.to(tl.float16, bitcast=True)` of an
    fp32 tile). Verified. FIXED: refused (operand_dtype_rule, bitcast_rule).
 11. Shapes of the other operations Triton checks: `tl.dot` of unequal reduction sizes or of 1-D
