@@ -600,6 +600,11 @@ def test_a_count_computed_in_floats_is_refused_at_its_compile(tmp_path, spelling
     path = write(tmp_path, "float_count", src)
     code, _, err = dump([str(path)])
     cond = line_of(src, "    if n >= 1:")
+    if spelling == "tl.fdiv(N, 1)":
+        # Triton 3.6 takes floats in tl.fdiv only ("both operands of fdiv must have floating
+        # scalar type"): refused at the call since adversarial round 26
+        assert code == 1 and "tl.fdiv takes floating operands" in err, err
+        return
     assert code == 1 and f"float_count.py:{cond}: error:" in err and "[non-affine-if]" in err
     with pytest.raises(TleError) as e:
         compile_kernel((str(path), "k"), sig)

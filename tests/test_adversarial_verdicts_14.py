@@ -337,7 +337,13 @@ WGMMA_UNSAFE = {
 def test_pipelined_wgmma_reads_after_the_release(tmp_path, capsys, name):
     """The wgmma reads the slot's shared memory where it stands, after the release."""
     body, extra = WGMMA_UNSAFE[name]
-    verdict(tmp_path, capsys, wgmma(body, extra=extra), _OUTSIDE)
+    want = _OUTSIDE
+    if name == "a tile from a conditional expression":
+        # a conditional expression of tiles is refused where it is read since adversarial round
+        # 26 (the frontend follows the shape of a tile loaded from a slot): the lowering takes
+        # scalar operands only (tests/test_adversarial_verdicts_26.py)
+        want = ("rejected", "a conditional expression (x if c else y) is lowered for scalar")
+    verdict(tmp_path, capsys, wgmma(body, extra=extra), want)
 
 
 # a named pipe whose reader's wgmmas read the slot, with a pipelined loop

@@ -225,7 +225,7 @@ def test_a_free_buffer_copied_by_one_partition_and_read_by_another_is_a_race():
         .replace("def drain(p, out_ptr, N):", "def drain(p, out_ptr, N, b):") \
         .replace(COPY, COPY + "        tle.gpu.tma_load(b, x_desc, [0, 0])\n") \
         .replace("        r.release(i)\n", "        r.release(i)\n"
-                 "        tl.store(out_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(b))[0, :])\n")
+                 "        tl.store(out_ptr + tl.arange(0, 64), tl.sum(tl.load(tle.gpu.local_ptr(b)), 0))\n")
     with pytest.raises(TleError) as e:
         errors_of(text)
     assert e.value.check == "buffer-race" and "tle.gpu.tma_load" in e.value.message

@@ -2565,6 +2565,14 @@ class Builder(BuildRules):
             n = self.literal_length(node.args[0], args[0])
             if n is not None:
                 return K.Const(n, loc), None
+        if path == "builtins.len":
+            # of anything else (a tensor, whose len Triton 3.6 refuses: "object of type 'tensor'
+            # has no len()", a range, a tuple the reading does not spell out) the lowering has
+            # no translation: it was verified, and `--gluon` refused `builtins.len`
+            raise self.err(f"`{ast.unparse(node)}`: the lowering translates len only of a tuple "
+                           f"the kernel spells out (Triton 3.6 has no len of a tensor: \"object "
+                           f"of type 'tensor' has no len()\")", node,
+                           check="unsupported-expression")
         if path == "builtins.abs":
             # Triton 3.6 has no builtin abs: its names are the kernel module's globals and
             # len, list, range, float, int, isinstance, getattr, hasattr, print, min, max

@@ -34,4 +34,8 @@ UNLOWERED_CALLS: dict[str, str] = {
                       "(tle.gpu.tma_load)",
     "advance": "use a tensor of pointers (base + offsets, with a mask)",
     "rand": "not lowered", "randn": "not lowered", "randint": "not lowered",
+    "cat": "store the two parts separately (each with its own offsets); Triton 3.6 refuses "
+           "tl.cat unless can_reorder=True (\"current implementation of `cat` always may "
+           "reorder elements\")",
+    "pointer_type": "a pointer is a kernel argument plus offsets; no cast makes one",
 }

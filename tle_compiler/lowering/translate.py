@@ -61,15 +61,8 @@ I64_TYPES = {"int64", "uint64"}  # dtype names (ex_DType) of the 64-bit integers
 I64_ARG_TYPES = {"i64", "u64"}  # the same, as a signature or a pointer's pointee spells them
 
 
-CACHE_HINTS = ("eviction_policy", "cache_modifier")  # tl.load keywords passed through
-#: The parameters of tl.load / tl.store (Triton 3.6) after the ones the translator reads from
-#: ``node.args`` itself (the pointer; the stored value), in positional order: an argument given
-#: positionally (``tl.store(ptrs, v, m)``) is the keyword of that name, so a mask is never dropped.
-POSITIONAL_KWARGS = {
-    "tl.load": (1, ("mask", "other", "boundary_check", "padding_option", "cache_modifier",
-                    "eviction_policy", "volatile")),
-    "tl.store": (2, ("mask", "boundary_check", "cache_modifier", "eviction_policy")),
-}
+CACHE_HINTS = call_args.CACHE_HINTS  # tl.load keywords passed through
+POSITIONAL_KWARGS = call_args.POSITIONAL_KWARGS
 
 
 def pointer_arg(node: K.Op) -> Optional[K.Expr]:
@@ -751,24 +744,12 @@ class FnTranslator:
         """The call's keyword arguments, with tl.load's / tl.store's positional ones past the
         pointer (and value) under their names (POSITIONAL_KWARGS); a keyword of theirs that the
         translator would drop is an error unless it holds its default (call_args.py)."""
-        kw = dict(node.kwargs)
-        first, names = POSITIONAL_KWARGS.get(node.name, (None, ()))
-        if first is not None:
-            extra = node.args[first:]
-            if len(extra) > len(names):
-                raise self.err(f"{node.name} takes at most {first + len(names)} positional "
-                               f"arguments", node)
-            for name, arg in zip(names, extra):
-                if name in kw:
-                    raise self.err(f"{node.name}: `{name}` given twice", node)
-                kw[name] = arg
-            read = ("pointer", "value", "mask", *CACHE_HINTS) + (("other", "volatile")
-                                                                 if first == 1 else ())
-            try:
-                call_args.check_memory_keywords(node.name, kw, read)
-            except call_args.CallArgError as e:
-                raise self.err(str(e), node) from None
-        return kw
+        if node.name not in POSITIONAL_KWARGS:
+            return dict(node.kwargs)
+        try:
+            return call_args.memory_kwargs(node)
+        except call_args.CallArgError as e:
+            raise self.err(str(e), node) from None
 
     def ex_Op(self, node: K.Op) -> V:
         try:
