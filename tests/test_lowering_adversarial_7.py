@@ -536,7 +536,9 @@ def test_a_kernel_body_load_with_hints_ptxas_refuses_is_refused_at_its_line(tmp_
     assert rc == 1 and f"kernel.py:{line}: error" in out and words in out, out
 
 
-@pytest.mark.parametrize("fn,words", [("tl.xor_sum", "only supported for integers"),
+# tl.xor_sum of a float is refused where the kernel is read since round 26 (the frontend's
+# operand_dtype_rule, at the same line); the other two reach the lowering's library call
+@pytest.mark.parametrize("fn,words", [("tl.xor_sum", "tl.xor_sum takes integer operands"),
                                       ("tl.reduce_or", "only supported for integers"),
                                       ("tl.cdiv", "unexpected type fp32")])
 def test_an_error_inside_a_triton_library_function_is_reported_at_the_call(tmp_path, fn, words):
