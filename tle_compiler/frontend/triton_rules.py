@@ -1,0 +1,602 @@
+"""What the protocol walker knows of a value's shape and element type, and the rules of Triton
+3.6 it checks with that knowledge: a kernel Triton (or the lowering) refuses is refused where it
+is read, at its line, rather than verified. A mixin of frontend/protocol.py's Walker, which
+supplies the walk's state (``env``, ``bound_dims``, ``bound_kinds``, ``loaded_field``,
+``loaded_slot_shape``, ``tile_dtype``) and its reporting (``err``, ``src``, ``static_int``, ``k``).
+
+- shapes: :meth:`TritonRules.block_dims` follows a tensor's dimensions through loads, arange,
+  full / zeros, elementwise functions, reductions and broadcasting (exact or a lower bound);
+  ``is_block`` says whether a value is surely a tensor of more than one element;
+- the rules: a condition on a block (``refuse_block_cond``), shapes that do not broadcast,
+  block shapes Triton will not make, operands of the wrong kind or element type for an operator
+  or a ``tl`` function, bitcasts between widths, reductions along a missing axis, reshapes and
+  transposes the lowering could not translate, and calls whose arguments the lowering would bind
+  otherwise than as written (language/call_args.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from math import prod
+from typing import Optional
+
+from ..ir import kernel as K
+from .local_tensors import refusal
+from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
+                              trans_dims_refusal)
+from .values import Aff, Const, Data, KernelArg, Sym, Value
+
+
+class TritonRules:
+    """Shapes, element types and the Triton 3.6 rules checked with them (module docstring)."""
+
+    #: tl functions whose result has the shape of their (broadcast) operands
+    ELEMENTWISE = frozenset({"where", "maximum", "minimum", "abs", "exp", "exp2", "log", "log2",
+                             "sqrt", "rsqrt", "sin", "cos", "fma", "sigmoid", "clamp", "cast",
+                             "fdiv", "floor", "ceil", "erf", "umulhi", "load", "broadcast_to",
+                             "reshape", "view", "expand_dims", "trans", "permute", "join"})
+
+    #: tl functions whose result has their operand's shape but for the axis they reduce
+    REDUCTIONS = frozenset({"sum", "max", "min", "argmax", "argmin", "xor_sum"})
+    #: ELEMENTWISE functions that change the shape (a block stays one, its rank is not followed)
+    RESHAPING = frozenset({"broadcast_to", "reshape", "view", "expand_dims", "trans", "permute",
+                           "join"})
+
+    def is_block(self, e: K.Expr) -> bool:
+        """Whether ``e`` is surely a tensor of more than one element (:meth:`block_dims` has a
+        dimension of more than one element, or of a size not known)."""
+        return any(d is None or d > 1 for d in self.block_dims(e)[0])
+
+    def block_dims(self, e: K.Expr, seen: frozenset = frozenset()) \
+            -> tuple[tuple[Optional[int], ...], bool]:
+        """The shape of ``e`` as far as the frontend follows it, and whether its rank is known:
+        a ``tl.arange`` (``(64,)``), a ``tl.zeros`` / ``tl.full`` of a literal shape, an
+        elementwise operation, load or comparison of such blocks (broadcast), ``x[None, :]``,
+        and a reduction along an axis (``tl.sum(y, 1)`` of a ``(64, 64)`` block is ``(64,)``,
+        of a ``(64,)`` block a scalar; without an axis, a scalar), through the names bound to
+        them; a size not known is None. Literals and the integers the walk tracks (kernel
+        arguments, loop variables) are scalars, ``((), True)``. What else is not followed is
+        ``((), False)``: no block, and an operation beside it may have a higher rank than the
+        dims say (broadcasting keeps each dimension of more than one element, so the dims
+        still tell a block, but a reduction of it is not followed, so as not to refuse a
+        scalar Triton compiles)."""
+        unknown: tuple[tuple, bool] = ((), False)
+        if isinstance(e, (K.Const, K.Global)):
+            return ((), True) if isinstance(e.value, (bool, int, float)) else unknown
+        if isinstance(e, K.DType):
+            return (), True
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if isinstance(v, (Aff, KernelArg, Sym)) or isinstance(v, Const) and isinstance(
+                    v.value, (bool, int, float)):
+                return (), True
+            if isinstance(v, Data) and v.shared:
+                loaded = self.loaded_slot_shape(e)  # a tile loaded whole from a slot field
+                return (loaded, True) if loaded is not None else unknown
+            node = v.node if isinstance(v, Data) else None
+            if node is None or id(node) in seen or isinstance(node, K.Name):
+                return unknown
+            bound = self.bound_dims.get(id(node))
+            if bound is not None:
+                return bound
+            return self.block_dims(node, seen | {id(node)})
+        if isinstance(e, (K.BinOp, K.Compare)):
+            return self.broadcast([self.block_dims(x, seen) for x in (e.lhs, e.rhs)])
+        if isinstance(e, K.UnaryOp):
+            return self.block_dims(e.operand, seen)
+        if isinstance(e, K.BoolOp):
+            return self.broadcast([self.block_dims(x, seen) for x in e.items])
+        if isinstance(e, K.Subscript):
+            dims, exact = self.block_dims(e.value, seen)
+            if not all(i is None or i == ":" for i in e.index):
+                return unknown
+            if exact and sum(i == ":" for i in e.index) == len(dims):
+                it = iter(dims)
+                return tuple(1 if i is None else next(it) for i in e.index), True
+            return (dims, False) if any(i is None or i == ":" for i in e.index) else unknown
+        if not isinstance(e, K.Op) or not e.name.startswith("tl."):
+            return unknown
+        name = e.name[3:]
+        if name == "load" and self.loaded_field(e) is not None:
+            loaded = self.loaded_slot_shape(e)
+            return (loaded, True) if loaded is not None else unknown
+        if name == "arange" and len(e.args) == 2:
+            lo, hi = (self.literal_int(a) for a in e.args)
+            return ((hi - lo if isinstance(lo, int) and isinstance(hi, int) else None),), True
+        if name in ("zeros", "full") and e.args and isinstance(e.args[0], K.TupleExpr):
+            dims = [self.literal_int(d) for d in e.args[0].items]
+            return tuple(d if isinstance(d, int) else None for d in dims), True
+        if name in self.REDUCTIONS and e.args:
+            axis = e.args[1] if len(e.args) > 1 else e.kw("axis")
+            if axis is None or isinstance(axis, K.Const) and axis.value is None:
+                return (), True  # every axis
+            dims, exact = self.block_dims(e.args[0], seen)
+            a = self.literal_int(axis)
+            if not exact or a is None or not -len(dims) <= a < len(dims):
+                return unknown
+            a %= len(dims)
+            keep = e.kw("keep_dims")
+            kept = (1,) if isinstance(keep, K.Const) and keep.value is True else ()
+            return dims[:a] + kept + dims[a + 1:], True
+        if name == "trans" and len(e.args) == 1 and not e.kwargs:
+            # tl.trans of a 2-D block without dims: its transpose (other ranks Triton refuses)
+            dims, exact = self.block_dims(e.args[0], seen)
+            return (tuple(reversed(dims)), True) if exact and len(dims) == 2 else unknown
+        operand = e.args[0] if e.args else e.kw("input")
+        axis = e.args[1] if len(e.args) > 1 else e.kw("axis")
+        if name == "expand_dims" and operand is not None and axis is not None:
+            # Triton's expand_dims: each axis read in the result's rank, a dimension of one
+            # inserted at each in ascending order
+            dims, exact = self.block_dims(operand, seen)
+            axes = axis.items if isinstance(axis, K.TupleExpr) else (axis,)
+            idx = [self.literal_int(a) for a in axes]
+            rank = len(dims) + len(idx)
+            if not exact or None in idx or not all(-rank <= a < rank for a in idx):
+                return unknown
+            out = list(dims)
+            for a in sorted(a % rank for a in idx):
+                out.insert(a, 1)
+            return tuple(out), True
+        if name in ("reshape", "ravel"):
+            # the shape it is given (Triton's unwrapping of one tuple or of several integers;
+            # ravel: the operand's element count), so that a store of it into a slot of another
+            # shape is refused (check_slot_store) as the lowered store would be
+            operand, shape, why = bind_reshape(e.name, e.args, e.kwargs)
+            if why is not None or operand is None:
+                return unknown
+            if shape is None:
+                dims, exact = self.block_dims(operand, seen)
+                return ((prod(dims),) if exact and dims and None not in dims else (None,)), True
+            return tuple(self.literal_int(d) for d in shape), True
+        if name in self.ELEMENTWISE:
+            dims, exact = self.broadcast([self.block_dims(a, seen) for a in e.args])
+            return dims, exact and name not in self.RESHAPING
+        return unknown
+
+    @staticmethod
+    def broadcast(shapes: list[tuple[tuple, bool]]) -> tuple[tuple, bool]:
+        """Triton's broadcast of operands of :meth:`block_dims` shapes: aligned at their last
+        dimensions, a dimension of one element takes the other's size."""
+        if not shapes:  # an operation given only keywords (`tl.load(pointer=p)`): not followed
+            return (), False
+        rank = max(len(d) for d, _ in shapes)
+        out: list = []
+        for k in range(1, rank + 1):
+            sizes = [d[-k] for d, _ in shapes if len(d) >= k]
+            big = [x for x in sizes if x != 1]
+            out.append(1 if not big else (big[0] if None not in big else None))
+        return tuple(reversed(out)), all(exact for _, exact in shapes)
+
+    def literal_int(self, e: K.Expr) -> Optional[int]:
+        """The compile-time integer ``e`` names without evaluating it (a literal, a module
+        constant, a name bound to a constant, one negated: an axis `-1`), else None."""
+        if isinstance(e, K.UnaryOp) and e.op == "-":
+            v = self.literal_int(e.operand)
+            return -v if v is not None else None
+        if isinstance(e, (K.Const, K.Global)):
+            v = e.value
+            return int(v) if isinstance(v, int) else None
+        v = self.env.get(e.id) if isinstance(e, K.Name) else None
+        return self.static_int(v) if v is not None else None
+
+    def reshape_rules(self, name: str, node: K.Op) -> None:
+        """Refuse a ``tl.reshape`` / ``tl.ravel`` the lowering could not translate, by its rules
+        (partition_rules.bind_reshape, reshape_shape_refusal): a binding Python or Gluon refuses
+        (``shape=``, ``can_reorder=True``), a dimension that is no power of two, or an element
+        count other than the operand's where the frontend follows its shape, at the line."""
+        operand, shape, refusal = bind_reshape(name, node.args, node.kwargs)
+        if refusal is None:
+            dims, exact = self.block_dims(operand)
+            known = dims if exact else None
+            if shape is None:
+                want = (prod(dims),) if exact and None not in dims else None
+            else:
+                want = tuple(self.literal_int(d) for d in shape)
+            refusal = reshape_shape_refusal(name, known, want)
+        if refusal:
+            raise self.err(refusal, node, check="unsupported-expression")
+
+    def lowered_binding(self, node: K.Op, name: str) -> None:
+        """Refuse a call of a ``tl`` function whose arguments the lowering binds otherwise than
+        as written, by the lowering's own binding of Triton 3.6's parameters
+        (language/call_args.py): an argument missing (``tl.zeros([64])``, ``tl.where(c)``), one
+        too many (``tl.exp(x, 2)``), one given twice, or a keyword Triton does not have or the
+        lowering would drop (``tl.store(p, v, other=0)``, ``tl.sum(x, 0, foo=1)``). Each was
+        verified, and Triton (or ``--gluon``) refused it."""
+        from ..language import call_args
+        probe = node if node.name == name else replace(node, name=name)
+        try:
+            if name in call_args.POSITIONAL_KWARGS:
+                call_args.memory_kwargs(probe)
+            elif name in call_args.PARAMS:
+                call_args.bind(probe)
+        except call_args.CallArgError as err:
+            raise self.err(f"`{self.src(node)}`: {err}", node,
+                           check="unsupported-expression") from None
+
+    #: the operands of tl.load / tl.store / the atomics after the pointer, by position
+    POINTER_OPERANDS = {"load": ("mask", "other"), "store": ("value", "mask"),
+                        "atomic_cas": ("cmp", "val")}
+
+    def pointer_operand_rules(self, name: str, first: Optional[Value], node: K.Op) -> None:
+        """Refuse a ``tl.load`` / ``tl.store`` / ``tl.atomic_*`` that neither Triton 3.6 nor the
+        lowering compiles, at its line (each was verified, and `--gluon` refused it): its pointer
+        a slot field or buffer itself (``tl.load(res.slot.t)``: shared memory is reached through
+        ``tle.gpu.local_ptr``), an atomic on shared memory (Gluon has atomics on global pointers
+        only), or an operand the pointer cannot take where the frontend follows both shapes
+        (:meth:`block_dims`): a tensor beside a scalar pointer ("Value argument cannot be block
+        type if pointer argument is not a block"), more dimensions than the pointer's, or a
+        dimension of another size ("Cannot make_shape_compatible")."""
+        what = f"tl.{name}"
+        if isinstance(first, Data) and first.shared and first.view == "buffer":
+            buf = self.src(node.args[0]) if node.args else "..."
+            raise self.err(f"`{self.src(node)}`: {what} of a shared-memory buffer itself (a slot "
+                           f"field): it takes a pointer, which Triton 3.6 and the lowering refuse "
+                           f"otherwise; write `tle.gpu.local_ptr({buf})`", node,
+                           check="unsupported-expression")
+        if name.startswith("atomic_") and isinstance(first, Data) and first.shared:
+            raise self.err(f"`{self.src(node)}`: {what} on shared memory (tle.gpu.local_ptr) "
+                           f"is not supported: Gluon has atomics on global pointers only; update "
+                           f"a global buffer, or load the tile, compute and store it back (the "
+                           f"slot belongs to this partition between acquire and commit)", node,
+                           check="unsupported-expression")
+        if name == "load":
+            given = [x is not None and not (isinstance(x, K.Const) and x.value is None)
+                     for x in (node.args[1] if len(node.args) > 1 else node.kw("mask"),
+                               node.args[2] if len(node.args) > 2 else node.kw("other"))]
+            if given == [False, True]:
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"`other` cannot be "
+                               f"provided without `mask`\"): `other` without `mask`", node,
+                               check="unsupported-expression")
+        if name == "store" and isinstance(first, Data) and first.shared:
+            mask = node.args[2] if len(node.args) > 2 else node.kw("mask")
+            if mask is not None and not (isinstance(mask, K.Const) and mask.value is None):
+                # the lowering's rule (translate.py store): neither of its forms takes a mask
+                raise self.err(f"`{self.src(node)}`: tl.store into shared memory "
+                               f"(tle.gpu.local_ptr) with a `mask` is not supported by the "
+                               f"lowering: mask the stored value instead (tl.where(mask, value, "
+                               f"other), or the gathering tl.load's own mask=/other=)", node,
+                               check="unsupported-expression")
+        if isinstance(first, Data) and first.shared:
+            return  # a slot's pointer: check_slot_store and the lowering's own rules
+        pointer = node.args[0] if node.args else node.kw("pointer")
+        if pointer is None:
+            return
+        pdims, pexact = self.block_dims(pointer)
+        if not pexact:
+            return
+        keys = self.POINTER_OPERANDS.get(name, ("val", "mask"))
+        for i, key in enumerate(keys):
+            operand = node.args[i + 1] if len(node.args) > i + 1 else node.kw(key)
+            if operand is None or isinstance(operand, K.Const) and operand.value is None:
+                continue
+            dims, exact = self.block_dims(operand)
+            if not exact or not dims:
+                continue
+            why = None
+            if not pdims:
+                # the lowering's words (translate.py _scalar_load / _scalar_store, more_ops)
+                said = (f"tl.load of a scalar pointer: its {key} must be a scalar, got a tensor"
+                        if name == "load" else
+                        f"tl.store to a scalar pointer: its {key} must be a scalar, got a tensor"
+                        if name == "store" else
+                        f"`tl.{name}` on a scalar pointer with a tensor {key}: give a tensor of "
+                        f"pointers")
+                why = (f"{said} (Triton 3.6: \"Value argument cannot be block type if pointer "
+                       f"argument is not a block\")")
+            elif len(dims) > len(pdims):
+                call = f"tl.{name}" if name in ("load", "store") else f"`tl.{name}`"
+                why = (f"{call}: its {key} of shape {list(dims)} has more dimensions than its "
+                       f"pointers' {list(pdims)} (Triton 3.6 broadcasts it to the pointers' "
+                       f"shape)")
+            else:
+                for a, b in zip(reversed(dims), reversed(pdims)):
+                    if a is not None and b is not None and a != b and a != 1:
+                        why = (f"its {key} of shape {list(dims)} does not broadcast to its "
+                               f"pointers' {list(pdims)} (Triton 3.6: \"Cannot "
+                               f"make_shape_compatible: incompatible dimensions\")")
+                        break
+            if why:
+                raise self.err(f"`{self.src(node)}`: {why}", node,
+                               check="unsupported-expression")
+
+    def broadcast_rule(self, node, operands) -> None:
+        """Refuse an operation on tensors whose shapes the frontend follows (:meth:`block_dims`)
+        and that do not broadcast (a dimension of two different sizes, neither of one element:
+        `tl.full([64], 1, tl.float32) + tl.zeros([3], tl.float32)`): Triton 3.6 refuses it
+        ("Cannot make_shape_compatible: incompatible dimensions"); it was verified, and the
+        lowering emitted Gluon that does not compile."""
+        shapes = [self.block_dims(x) for x in operands]
+        known = [d for d, exact in shapes if exact and d]
+        for k in range(1, max((len(d) for d in known), default=0) + 1):
+            sizes = {d[-k] for d in known if len(d) >= k and d[-k] is not None and d[-k] != 1}
+            if len(sizes) > 1:
+                shown = " and ".join(str(list(d)) for d in known)
+                raise self.err(f"`{self.src(node)}`: operands of shapes {shown} do not broadcast "
+                               f"(Triton 3.6: \"Cannot make_shape_compatible: incompatible "
+                               f"dimensions\")", node, check="unsupported-expression")
+
+    #: Triton 3.6's largest tensor (triton._utils.TRITON_MAX_TENSOR_NUMEL)
+    MAX_TENSOR_NUMEL = 1048576
+
+    def block_shape_rule(self, name: str, node: K.Op) -> None:
+        """Refuse a ``tl.arange`` or ``tl.zeros`` / ``tl.full`` of compile-time bounds or shape
+        that Triton 3.6 refuses (semantic.arange, _utils.validate_block_shape): a bound outside
+        i32, an end not above the start, a range or a dimension that is no power of two, more
+        than 2^20 elements. It was verified, and the lowering emitted it for Gluon to refuse."""
+        why = None
+        if name == "arange":
+            if len(node.args) != 2 or node.kwargs:
+                return
+            start, end = (self.literal_int(a) for a in node.args)
+            if any(isinstance(a, (K.Const, K.Global)) and isinstance(a.value, float)
+                   for a in node.args):
+                why = "arange's arguments must be of type tl.constexpr"  # an int, not a float
+            elif start is None or end is None:
+                return
+            elif start >> 32 or end >> 32:
+                why = "arange must fit in int32"
+            elif end <= start:
+                why = "arange's end argument must be greater than the start argument"
+            elif (end - start) & (end - start - 1):
+                why = "arange's range must be a power of 2"
+            elif end - start > self.MAX_TENSOR_NUMEL:
+                why = (f"numel ({end - start}) exceeds triton maximum tensor numel "
+                       f"({self.MAX_TENSOR_NUMEL})")
+        else:
+            if not node.args or not isinstance(node.args[0], K.TupleExpr):
+                return
+            dims = [self.literal_int(d) for d in node.args[0].items]
+            numel = 1
+            for i, d in enumerate(dims):
+                if d is None:
+                    return
+                if d & (d - 1):
+                    why = f"Shape element {i} must be a power of 2"
+                    break
+                numel *= d
+            else:
+                if numel > self.MAX_TENSOR_NUMEL:
+                    why = (f"numel ({numel}) exceeds triton maximum tensor numel "
+                           f"({self.MAX_TENSOR_NUMEL})")
+        if why:
+            raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"{why}\")", node,
+                           check="unsupported-expression")
+
+    def operand_type(self, e: K.Expr, seen: frozenset = frozenset()) -> Optional[str]:
+        """Whether ``e`` is surely a pointer ("ptr"), an integer ("int") or a float ("float") in
+        Triton 3.6, where the frontend knows it: a kernel argument the DEFAULT_CONFIG signature
+        types, an integer the walk tracks, a number, a tile whose element type
+        :meth:`tile_dtype` knows, ``tl.arange``, and what ``+`` / ``-`` of a pointer and an
+        integer gives, through the names bound to them; None elsewhere (a bool, a constexpr
+        parameter, anything not followed)."""
+        if isinstance(e, (K.Const, K.Global)):
+            v = e.value
+            if isinstance(v, bool):
+                return None
+            return "int" if isinstance(v, int) else "float" if isinstance(v, float) else None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if isinstance(v, KernelArg):
+                if v.constexpr:
+                    return None
+                t = str(self.k.config_signature.get(v.name, ""))
+                if t.startswith("*"):
+                    return "ptr"
+                return ("int" if t in ("i32", "i64") else
+                        "float" if t in ("fp16", "bf16", "fp32", "fp64") else None)
+            if isinstance(v, Aff):
+                return "int"
+            if isinstance(v, Const):
+                return self.operand_type(K.Const(v.value), seen) \
+                    if isinstance(v.value, (int, float)) else None
+            if isinstance(v, Data) and v.shared:
+                return self.kind_of_dtype(self.tile_dtype(e)) if v.view == "loaded" else None
+            node = v.node if isinstance(v, Data) else None
+            if node is None or id(node) in seen or isinstance(node, K.Name):
+                return None
+            if id(node) in self.bound_kinds:
+                return self.bound_kinds[id(node)]
+            return self.operand_type(node, seen | {id(node)})
+        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
+            a, b = (self.operand_type(x, seen) for x in (e.lhs, e.rhs))
+            if "ptr" in (a, b):
+                return "ptr" if {a, b} == {"ptr", "int"} else None
+        if isinstance(e, K.Op) and e.name == "tl.arange":
+            return "int"
+        return self.kind_of_dtype(self.tile_dtype(e))
+
+    @staticmethod
+    def kind_of_dtype(dt: Optional[str]) -> Optional[str]:
+        """:meth:`operand_type`'s kind of the element type ``dt`` (None: a bool or not known)."""
+        if dt is None:
+            return None
+        return ("float" if dt.startswith(("fp", "bf")) else
+                "int" if dt.startswith(("int", "uint")) and dt != "int1" else None)
+
+    def operand_kind_rule(self, e: K.BinOp) -> None:
+        """Refuse arithmetic Triton 3.6 refuses on operands whose kinds the frontend knows
+        (:meth:`operand_type`): a pointer in anything but ``ptr + int``, ``int + ptr`` and
+        ``ptr - int`` ("cannot add pointers together", "invalid operands of type pointer<fp32>
+        and ..."), a float in ``//`` ("unexpected type fp32") or in a bit operation (``<<``,
+        ``>>``, ``&``, ``|``, ``^``). Each was verified, and the Gluon it lowered to does not
+        compile."""
+        a, b = (self.operand_type(x) for x in (e.lhs, e.rhs))
+        if a is None or b is None:
+            return
+        why = None
+        if "ptr" in (a, b):
+            ok = (e.op == "+" and {a, b} == {"ptr", "int"}
+                  or e.op == "-" and (a, b) == ("ptr", "int"))
+            if not ok:
+                other = "pointer" if a == b else "float" if "float" in (a, b) else "int"
+                why = ("cannot add pointers together" if e.op == "+" and a == b else
+                       f"invalid operands of type pointer and {other}")
+        elif "float" in (a, b) and e.op in ("//", "<<", ">>", "&", "|", "^"):
+            why = ("unexpected type fp32" if e.op == "//" else
+                   "invalid operands of type float")
+        if why:
+            raise self.err(f"`{self.src(e)}`: `{e.op}` of a {a} and a {b}, which Triton 3.6 "
+                           f"refuses (\"{why}\")", e, check="unsupported-expression")
+
+    #: tl math functions Triton 3.6 computes on fp32 / fp64 only (math.py `_check_dtype`)
+    FLOAT32_MATH = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
+                              "floor", "ceil"})
+
+    def operand_dtype_rule(self, name: str, node: K.Op) -> None:
+        """Refuse a tl function of an operand whose element type Triton 3.6 refuses there, where
+        the frontend knows it (:meth:`tile_dtype`, :meth:`operand_type`): `tl.exp` / `tl.sqrt`
+        / ... of anything but fp32 or fp64 ("Expected dtype ['fp32', 'fp64'] but got int32"; an
+        fp16 tile too), `tl.fdiv` or `tl.fma` of integers, `tl.umulhi` or `tl.xor_sum` of
+        floats. Each was verified, and its Gluon did not compile."""
+        if not node.args:
+            return
+        operands = node.args[:3] if name == "fma" else node.args[:2] if name in (
+            "fdiv", "umulhi") else node.args[:1]
+
+        def dtype(x):
+            dt = self.tile_dtype(x)
+            if dt is None and self.operand_type(x) == "int":
+                return "int32"  # an integer the walk tracks, a number: Triton's i32
+            return dt
+
+        why = None
+        if name == "fma":
+            kinds = [self.kind_of_dtype(dtype(x)) for x in operands]
+            if len(kinds) == 3 and all(k == "int" for k in kinds):
+                raise self.err(f"`{self.src(node)}`: `tl.fma` of int32 operands: Triton's fma "
+                               f"takes floats (Triton 3.6 refuses it)", node,
+                               check="unsupported-expression")
+            return
+        for x in operands:
+            dt = dtype(x)
+            kind = self.kind_of_dtype(dt)
+            if dt is None:
+                continue
+            if name in self.FLOAT32_MATH and dt not in ("fp32", "fp64"):
+                why = f"Expected dtype ['fp32', 'fp64'] but got {dt}"
+            elif name == "fdiv" and kind == "int":
+                why = f"tl.{name} takes floating operands, got {dt}"
+            elif name in ("umulhi", "xor_sum") and kind == "float":
+                why = f"tl.{name} takes integer operands, got {dt}"
+            if why:
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it ({why})", node,
+                               check="unsupported-expression")
+
+    def shape_operand_rule(self, name: str, node: K.Op) -> None:
+        """Refuse a ``tl.dot`` of operands whose ranks or reduction sizes differ ("input and
+        other must have equal ranks >= 2", "... equal reduction dimensions"), a
+        ``tl.expand_dims`` along an axis out of range, and a ``tl.broadcast_to`` to a shape the
+        operand does not broadcast to, where the frontend follows the shapes: Triton 3.6
+        refuses each, and each was verified."""
+        why = None
+        if name == "dot" and len(node.args) >= 2:
+            (a, ea), (b, eb) = (self.block_dims(x) for x in node.args[:2])
+            if ea and eb:
+                if len(a) != len(b) or len(a) < 2:
+                    why = "input and other must have equal ranks >= 2"
+                elif a[-1] is not None and b[-2] is not None and a[-1] != b[-2]:
+                    why = "input and other must have equal reduction dimensions"
+        elif name == "expand_dims" and len(node.args) == 2 and not node.kwargs:
+            dims, exact = self.block_dims(node.args[0])
+            a = self.literal_int(node.args[1])
+            if exact and dims and a is not None and not -len(dims) - 1 <= a <= len(dims):
+                why = f"invalid axis {a}. Expected {-len(dims) - 1} <= axis < {len(dims) + 1}"
+        elif name == "broadcast_to" and len(node.args) >= 2 and not node.kwargs:
+            shape = node.args[1].items if len(node.args) == 2 and isinstance(
+                node.args[1], K.TupleExpr) else node.args[1:]
+            want = [self.literal_int(d) for d in shape]
+            dims, exact = self.block_dims(node.args[0])
+            if exact and dims and None not in want:
+                if len(dims) > len(want):
+                    why = "Cannot broadcast, rank mismatch"
+                elif any(d is not None and d != 1 and d != w
+                         for d, w in zip(reversed(dims), reversed(want))):
+                    why = (f"Cannot broadcast, the expanded size of the tensor must match the "
+                           f"existing size: {list(dims)}, {want}")
+        if why:
+            raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"{why}\")", node,
+                           check="unsupported-expression")
+
+    def bitcast_rule(self, e: K.Op) -> None:
+        """Refuse ``x.to(dtype, bitcast=True)`` between element types of different widths,
+        where the frontend knows ``x``'s (:meth:`tile_dtype`): Triton 3.6 refuses it ("Cannot
+        bitcast data-type of size 32 to data-type of size 16"); it was verified."""
+        flag = e.kw("bitcast")
+        target = e.args[1] if len(e.args) > 1 else e.kw("dtype")
+        if not (isinstance(flag, K.Const) and flag.value is True and isinstance(target, K.DType)):
+            return
+        source = self.tile_dtype(e.args[0])
+        widths = [re.search(r"\d+", t) if t else None for t in (source, target.name)]
+        if None in widths:
+            return
+        a, b = (int(m.group()) for m in widths)
+        if a != b:
+            raise self.err(f"`{self.src(e)}`: Triton 3.6 refuses it (\"Cannot bitcast data-type "
+                           f"of size {a} to data-type of size {b}\")", e,
+                           check="unsupported-expression")
+
+    def reduction_axis_rule(self, name: str, node: K.Op) -> None:
+        """Refuse ``tl.sum(x, axis)`` (and the other reductions) along an axis ``x`` does not
+        have, where the frontend follows ``x``'s rank and the axis is a compile-time integer:
+        Triton 3.6 refuses it ("invalid axis"), and so does the lowering."""
+        if not node.args:
+            return
+        axis = node.args[1] if len(node.args) > 1 else node.kw("axis")
+        if axis is None or isinstance(axis, K.Const) and axis.value is None:
+            return
+        a = self.literal_int(axis)
+        dims, exact = self.block_dims(node.args[0])
+        if a is None or not exact or not dims or -len(dims) <= a < len(dims):
+            return
+        n = len(dims)
+        allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
+        raise self.err(f"`{self.src(node)}`: tl.{name} of a {n}-D tensor: axis must be "
+                       f"{allowed}, got {a} (Triton 3.6 refuses it)", node,
+                       check="unsupported-expression")
+
+    def trans_rules(self, node: K.Op) -> None:
+        """Refuse a ``tl.trans(x, *dims)`` the lowering could not translate, by its rule
+        (partition_rules.trans_dims_refusal): dims that are no permutation of the axes of an
+        ``x`` whose rank the frontend follows (``tl.trans(x, 0, 0)``), at the line. Keyword
+        operands are the lowering's to refuse."""
+        if not node.args or node.kwargs:
+            return
+        dims, exact = self.block_dims(node.args[0])
+        rank = len(dims) if exact else None
+        rest = node.args[1:]
+        if len(rest) == 1 and isinstance(rest[0], K.TupleExpr):
+            rest = rest[0].items
+        axes = tuple(self.literal_int(d) for d in rest) if rest else None
+        refusal = trans_dims_refusal("tl.trans", rank, axes)
+        if refusal:
+            raise self.err(refusal, node, check="unsupported-expression")
+
+    def known_kind(self, where: str, operand: Optional[K.Expr], node) -> None:
+        """Refuse ``operand`` at ``where`` when the frontend knows it is a tensor (:meth:`block_dims`
+        has a dimension) or surely a scalar (no dimension, the rank known) and the lowering
+        takes the other kind there (partition_rules.operand_kind_refusal, the lowering's own
+        rule), at ``node``'s line; an operand whose kind is not followed is left to the
+        lowering."""
+        if operand is None:
+            return
+        dims, exact = self.block_dims(operand)
+        if not dims and not exact:
+            return
+        refusal = operand_kind_refusal(where, bool(dims))
+        if refusal:
+            raise self.err(f"`{self.src(operand)}`: {refusal}", node,
+                           check="unsupported-expression")
+
+    def refuse_block_cond(self, cond: K.Expr, what: str, node) -> None:
+        """Refuse an ``if``, ``while`` or conditional expression on a tensor of more than one
+        element: Triton 3.6 refuses it ("Boolean value of Tensor with more than one value is
+        ambiguous", or an scf.if / scf.condition on a tensor of i1). A data condition around
+        no pipe event was otherwise verified."""
+        if self.is_block(cond):
+            raise self.err(f"{what} on `{self.src(cond)}`, a tensor of more than one value, "
+                           f"which Triton 3.6 refuses (\"Boolean value of Tensor with more than "
+                           f"one value is ambiguous\"): reduce it to a scalar (`tl.max(...)`, "
+                           f"`tl.sum(...)`) or choose per element with `tl.where(c, x, y)`", node,
+                           check="unsupported-expression")
