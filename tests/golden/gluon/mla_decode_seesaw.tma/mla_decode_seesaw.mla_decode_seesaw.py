@@ -64,7 +64,7 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
             _request_pairs44__t45 = gl.maximum((((((_next_request42_nsl + BK) - 1) // BK) + 1) // 2), 1)
             cb = _next_request42_nb
             csl = _next_request42_nsl
-            pp = 0
+            pp = gl.to_tensor(0)
             left = _request_pairs44__t45
         last_tile = ((((csl + BK) - 1) // BK) - 1)
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
@@ -190,7 +190,7 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
             _request_pairs71__t72 = gl.maximum((((((_next_request69_nsl + BK) - 1) // BK) + 1) // 2), 1)
             cb = _next_request69_nb
             csl = _next_request69_nsl
-            pp = 0
+            pp = gl.to_tensor(0)
             left = _request_pairs71__t72
             whole = (left <= (NP - (p + 1)))
             _q_tail_of73__t74 = cb.to(gl.int64)
@@ -381,7 +381,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
             _request_pairs158__t159 = gl.maximum((((((_next_request156_nsl + BK) - 1) // BK) + 1) // 2), 1)
             cb = _next_request156_nb
             csl = _next_request156_nsl
-            pp = 0
+            pp = gl.to_tensor(0)
             left = _request_pairs158__t159
             whole = (left <= (NP - (p + 1)))
             _q_tail_of160__t161 = cb.to(gl.int64)
