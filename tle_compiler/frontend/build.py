@@ -805,10 +805,11 @@ class Builder(BuildRules):
     def calls_helper(self, node: ast.Call) -> bool:
         """Whether ``node`` calls a helper (a function the builder inlines), built yet or not:
         a check that runs before a call's arguments are built (tl.arange's operands) names a
-        helper's result by its call as :attr:`helper_calls` does for one built."""
+        helper's result by its call as :attr:`helper_calls` does for one built. The function is
+        resolved by :meth:`callee`, which evaluates nothing (names and attribute chains)."""
         try:
-            _, fst = self.expr(node.func)
-        except Exception:
+            _, fst = self.callee(node.func)
+        except TleError:
             return False
         return fst is not None and fst.kind == "func"
 
