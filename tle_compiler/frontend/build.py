@@ -555,6 +555,10 @@ class Frame:
     # names that held different compile-time values on different paths (a handle chosen by an
     # if, ...): runtime values now, which cannot be resolved
     lost: set = field(default_factory=set)
+    # names that are a constexpr in Triton 3.6 as bound now: `name: tl.constexpr = ...`, a
+    # kernel's constexpr parameter, a partition's parameter given one or a number (a plain
+    # assignment makes a name a tensor); Builder.constexpr_rebound_in_region reads it
+    constexprs: set = field(default_factory=set)
     # lost names that held a free shared buffer on some path: name -> those buffers' names
     lost_buffers: dict = field(default_factory=dict)
     # names holding a tuple that an enclosing loop or if carries (Builder.carry_tuples): the
@@ -1199,6 +1203,11 @@ class Builder(BuildRules):
             self.assign_carried(target.id, e, st, node)
             return
         if isinstance(target, ast.Name):
+            if isinstance(node, ast.AnnAssign) and _constexpr_annotation(node):
+                f.constexprs.add(target.id)
+            else:
+                self.constexpr_rebound_in_region(target.id, node)
+                f.constexprs.discard(target.id)
             if st is not None and st.kind == "method" and isinstance(st.value[0], Static):
                 raise self.verb_as_value(node.value if isinstance(node, (ast.Assign, ast.AnnAssign))
                                          else node)
@@ -1398,6 +1407,27 @@ class Builder(BuildRules):
             return False
         return True
 
+    def constexpr_names(self) -> frozenset:
+        """The names of the function being built that are a constexpr in Triton as bound now
+        (:attr:`Frame.constexprs`; kept with a region of :attr:`Frame.regions` as it is
+        entered)."""
+        return frozenset(self.frame.constexprs)
+
+    def constexpr_rebound_in_region(self, name: str, node: ast.AST) -> None:
+        """Refuse a plain assignment, in the body of a range / tl.range / while loop or a branch
+        of an `if` on a runtime value, to a name bound as a tl.constexpr before that region was
+        entered. The assignment makes it a tensor (visit_Assign), and Triton 3.6 refuses a
+        loop-carried or branch-joined name whose type changes ("Loop carried variable ... changed
+        type", "initial value for `b` is of type constexpr[...], but the then block redefines
+        it"); read as a plain rebinding, such a kernel was verified and lowered."""
+        for region in self.frame.regions:
+            if region[0] == "region" and name in region[1]:
+                raise self.err(f"`{name}` is a constexpr in Triton (a tl.constexpr binding "
+                               f"or parameter), and this assignment in the body of a loop or a branch of an `if` on a "
+                               f"runtime value makes it a tensor: Triton 3.6 refuses a name whose "
+                               f"type the loop or the branch changes; bind the new value to "
+                               f"another name", node, check="unsupported-expression")
+
     def constexpr_rebinding(self, s: ast.AnnAssign) -> None:
         """Refuse `name: tl.constexpr = ...` where Triton 3.6's visit_AnnAssign finds the name
         already bound in the function's scope ("... is already defined. constexpr cannot be
@@ -1458,7 +1488,7 @@ class Builder(BuildRules):
         if not RANGES[path]:
             self.runtime.add(f.kir(s.target.id))
         f.regions.append(("static", _trip_count(start, stop, step)) if RANGES[path]
-                         else ("region",))
+                         else ("region", self.constexpr_names()))
         static_vars = set(self.static_vars)
         if RANGES[path]:
             self.static_vars.add(f.kir(s.target.id))
@@ -1640,7 +1670,7 @@ class Builder(BuildRules):
         runtime = self.is_runtime(cond)
         self.depth += 1
         if runtime:
-            f.regions.append(("region",))
+            f.regions.append(("region", self.constexpr_names()))
         try:
             then = self.block(s.body)
             env_then = dict(f.env)
@@ -1778,7 +1808,7 @@ class Builder(BuildRules):
         pre = tuple(self.out[n_out:])
         self.depth += 1
         self.loop_depth += 1
-        f.regions.append(("region",))
+        f.regions.append(("region", self.constexpr_names()))
         try:
             body = self.block(s.body) + pre
         finally:
@@ -3194,6 +3224,7 @@ class Builder(BuildRules):
                                    floating=not cx and is_float_param(m.scope, fdef, p)))
             if cx:
                 self.constexpr_params.add(p.arg)
+                frame.constexprs.add(p.arg)
             if cx and isinstance(self.bind.get(p.arg), int):
                 frame.env[p.arg] = Static("const", K.Const(self.bind[p.arg]))
             else:
@@ -3361,6 +3392,9 @@ class Builder(BuildRules):
             arg_nodes = elt.elts[1].elts if isinstance(elt, (ast.Tuple, ast.List)) \
                 and len(elt.elts) == 2 and isinstance(elt.elts[1], (ast.Tuple, ast.List)) else ()
             for p, a in zip(names, arg_nodes):
+                if (isinstance(a, ast.Name) and a.id in self.constexpr_params) or (
+                        isinstance(a, ast.Constant) and type(a.value) in (int, float, bool)):
+                    frame.constexprs.add(p)  # a constexpr in the partition, as in the kernel
                 if isinstance(a, ast.Name) and self._is_local_tensor(a):
                     frame.body_tensors[p] = a.id
                 elif isinstance(a, (ast.Tuple, ast.List)):

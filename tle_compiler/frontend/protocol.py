@@ -368,6 +368,8 @@ class _Src:
                 return f"{self.text(e.args[0], atom)}.to({', '.join(args[1:])})", atom
             if e.name == "T" and len(e.args) == 1:
                 return f"{self.text(e.args[0], atom)}.T", atom
+            if e.name == "to_tensor" and len(e.args) == 1:
+                return self.node(e.args[0])  # the number a name was bound to, as written
             if e.name == "ifexp" and len(e.args) == 3:
                 c, a, b = e.args
                 return f"{self.text(a, 4)} if {self.text(c, 4)} else {self.text(b, 3)}", 3
@@ -389,6 +391,18 @@ class _Src:
         if isinstance(e, K.IsClosed):
             return f"{self.text(e.result, atom)}.is_closed", atom
         return type(e).__name__, atom
+
+
+def _literal_arithmetic(e: K.Expr) -> bool:
+    """Whether ``e`` is numbers written in place and arithmetic on them only (a constexpr in
+    Triton 3.6), not a name nor a number a plain assignment made a tensor (``to_tensor``)."""
+    if isinstance(e, K.Const):
+        return True
+    if isinstance(e, K.BinOp):
+        return _literal_arithmetic(e.lhs) and _literal_arithmetic(e.rhs)
+    if isinstance(e, K.UnaryOp):
+        return _literal_arithmetic(e.operand)
+    return False
 
 
 def op_text(name: str) -> str:
@@ -1948,6 +1962,16 @@ class Walker(WalkRules, TritonRules):
                                f"not compute): write the number in the type wanted, or compute "
                                f"the cast from a run-time value",
                                e, check="unsupported-expression")
+            if _literal_arithmetic(e.args[0]):
+                # `(0.5).to(tl.uint8)`, `(-1.5 * 2).to(...)`: numbers written in place (floats,
+                # bools; integers are refused above) are a constexpr in Triton, which has no
+                # `.to` ("'float' object has no attribute 'to'")
+                kind = "bool" if isinstance(recv, Const) and isinstance(recv.value, bool) \
+                    else "float"
+                raise self.err(f"`({self.src(e.args[0])}).to(...)` casts numbers written in "
+                               f"place, a constexpr in Triton 3.6, which has no `.to` (\"'{kind}' "
+                               f"object has no attribute 'to'\"): write the number in the type "
+                               f"wanted", e, check="unsupported-expression")
             rest = [self.eval(a) for a in e.args[1:]]
             kwargs = {k: self.eval(v) for k, v in e.kwargs}
             if isinstance(recv, Data) and recv.unmodelled:
