@@ -371,11 +371,11 @@ def value_slices(ir_text: str, slot: bool = False) -> list[Counter]:
 
 
 def normalized(ir_text: str) -> str:
-    """``ir_text`` (a TTGIR module) after MLIR's sparse conditional constant propagation, its
-    canonicalizer and CSE: plain Triton's make_ttgir runs SCCP and Gluon's does not, so a value
-    SCCP proves constant (a branch yielding the same number on both sides, a loop-carried float
-    that the loop does not change in fp32) is one constant on one side and a computation on the
-    other. Both sides are compared after the same passes."""
+    """``ir_text`` (a TTGIR module) after the passes of plain Triton's pipeline that Gluon's
+    lacks and that fold or move computations: sparse conditional constant propagation (a branch
+    yielding the same number on both sides), Triton's combine and broadcast-reordering patterns
+    (an elementwise operation of a splat becomes the splat of a scalar operation, where
+    `-(-p)` folds), the canonicalizer and CSE. Both sides are compared after the same passes."""
     from triton._C.libtriton import ir, nvidia, passes
 
     ctx = ir.context()
@@ -388,6 +388,9 @@ def normalized(ir_text: str) -> str:
     mod.context = ctx
     pm = ir.pass_manager(ctx)
     passes.common.add_sccp(pm)
+    passes.common.add_canonicalizer(pm)
+    passes.ttir.add_combine(pm)
+    passes.ttir.add_reorder_broadcast(pm)
     passes.common.add_canonicalizer(pm)
     passes.common.add_cse(pm)
     pm.run(mod, "tle_diff_normalize")
