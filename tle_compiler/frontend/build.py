@@ -1361,6 +1361,7 @@ class Builder(BuildRules):
         e, st = self.expr(s.value)
         if isinstance(s.target, ast.Name) and _constexpr_annotation(s):
             self.constexpr_rebinding(s)
+            self.constexpr_of_tensor(s, e)
         if st is None and isinstance(s.target, ast.Name):
             # `b: tl.constexpr = 1` stays a constexpr in Triton (a plain `b = 1` is a tensor):
             # folded, its uses are the constant, which `and` / `or` / `not` take as Triton does
@@ -1406,6 +1407,36 @@ class Builder(BuildRules):
                     continue
             return False
         return True
+
+    def constexpr_of_tensor(self, s: ast.AnnAssign, e: K.Expr) -> None:
+        """Refuse `name: tl.constexpr = value` where ``value`` is a tensor in Triton 3.6: a tl
+        function's result (`tl.minimum(C, 3)`, `tl.cdiv(C, 2)`, `tl.where(...)`), a helper's
+        (visit_Return makes a returned number a tensor), a name a plain assignment binds to a
+        number, a run-time value. Triton wraps the tensor in a constexpr, and any operator on
+        the name then fails to compile ("_semantic argument must be provided outside of JIT
+        functions"), where the frontend folded it to its number and verified the kernel."""
+        why = None
+        root = self._folded_tensor(s.value)
+        if root is not None:
+            why = f"`{ast.unparse(root)}` is a tensor there"
+        elif self.is_runtime(e):
+            why = "it is a run-time value"
+        else:
+            for n in ast.walk(s.value):
+                if not isinstance(n, ast.Call):
+                    continue
+                path = self.frame.module.scope.module_path(n.func) or ""
+                if path.startswith("tl.") and path != "tl.constexpr":
+                    why = f"`{ast.unparse(n)}` returns a tensor"
+                    break
+                if self.calls_helper(n):
+                    why = f"`{ast.unparse(n)}` returns a tensor (a helper's result is one)"
+                    break
+        if why is not None:
+            raise self.err(f"`{ast.unparse(s).strip()}`: {why}, and Triton 3.6 wraps a tensor "
+                           f"in the constexpr, on which any operator fails to compile (\"_semantic "
+                           f"argument must be provided outside of JIT functions\"): bind it "
+                           f"without the annotation", s, check="unsupported-expression")
 
     def constexpr_names(self) -> frozenset:
         """The names of the function being built that are a constexpr in Triton as bound now

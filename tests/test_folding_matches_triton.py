@@ -1,0 +1,258 @@
+"""A verdict rests on the numbers the frontend folds: random compile-time integers against Triton.
+
+The verifier reads loop bounds, event indices and conditions as integers; where they hold numbers
+and names bound to numbers, the frontend folds them. Triton 3.6 computes the same expressions by
+its own rules: a number written in place or a ``tl.constexpr`` name is a Python int (Python's
+``//`` and ``%``), a name a plain assignment binds is an i32 scalar tensor (C's ``//`` and ``%``,
+wrapping), ``tl.cdiv`` / ``min`` / comparisons / shifts by theirs. A fold that differs from
+Triton's value shifts a loop's trip count or an index, and a kernel verified as correct hangs.
+
+Hypothesis draws bindings and an integer expression ``X`` of them, of numbers and of the
+constexpr parameter ``C`` (3), and ``v``, the value Python's own evaluation gives ``X``. The
+reader of a ring then uses ``X - v`` where its correct protocol needs 0: in its loop bound
+(``range(N + X - v)`` against the writer's ``range(N)``), in its event index (``wait(p + X - v)``)
+or as its condition (``if X == v:`` around its events). The oracle is Triton itself: plain
+Triton compiles ``tl.store(x_ptr + (X), 1.0)`` after the same bindings, and the constant offset of
+the store in its TTIR is Triton's value of ``X``. tle-dump may say verified only where Triton's
+value is ``v`` (then the kernel is correct), and must refuse where Triton refuses ``X``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("triton")
+
+from tests.adversarial_oracles import triton_compile_error, triton_ttir  # noqa: E402
+
+NUMBERS = [0, 1, 2, 3, 4, 5, 7, 8, 31, 100, 255, 256, -1, -2, -3, -4, -7, -8, -100, 1000003,
+           2**31 - 1, -2**31, 2**31, 2**32 + 3]
+SMALL = st.sampled_from([n for n in NUMBERS if abs(n) < 2**20])
+
+PLAIN = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+BINDINGS
+    tl.store(x_ptr + (X), 1.0)
+'''
+
+RING = '''
+import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, C))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N, C):
+    r = kv.reader()
+BINDINGS
+READER
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "C": "constexpr"},
+                  "constexprs": {"C": 3}}
+'''
+
+READERS = {
+    "bound": '''
+    for p in range(N + (X) - (V)):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)''',
+    "index": '''
+    for p in range(N):
+        res = r.wait(p + (X) - (V))
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p + (X) - (V))''',
+    "condition": '''
+    for p in range(N):
+        if (X) == (V):
+            res = r.wait(p)
+            tl.store(y_ptr + p * 64 + tl.arange(0, 64),
+                     tl.load(tle.gpu.local_ptr(res.slot.tile)))
+            r.release(p)''',
+}
+
+
+def expr(names: list[str]):
+    leaves = [SMALL.map(str), st.just("C")] + ([st.sampled_from(names)] if names else [])
+    leaf = st.one_of(*leaves)
+
+    def grow(inner):
+        return st.one_of(
+            st.tuples(inner, st.sampled_from(["+", "-", "*", "//", "%", "&", "|", "^", "<<",
+                                              ">>"]), inner)
+            .map(lambda a: f"({a[0]} {a[1]} {a[2]})"),
+            inner.map(lambda a: f"(-{a})"),
+            st.tuples(st.sampled_from(["min", "max", "tl.cdiv", "tl.minimum", "tl.maximum"]),
+                      inner, inner).map(lambda a: f"{a[0]}({a[1]}, {a[2]})"),
+            st.tuples(inner, st.sampled_from(["<", ">=", "=="]), inner)
+            .map(lambda a: f"({a[0]} {a[1]} {a[2]})"),
+            st.tuples(inner, inner, inner).map(lambda a: f"({a[0]} if {a[1]} > 0 else {a[2]})"),
+        )
+
+    return st.recursive(leaf, grow, max_leaves=4)
+
+
+@st.composite
+def cases(draw):
+    """(bindings, X): each binding a plain or a constexpr-annotated name of a number or of an
+    expression of the names before it."""
+    lines, names = [], []
+    for name in ["a", "b"][:draw(st.integers(0, 2))]:
+        value = draw(st.one_of(SMALL.map(str), expr(names)))
+        if draw(st.booleans()):
+            lines.append(f"{name}: tl.constexpr = {value}")
+        else:
+            lines.append(f"{name} = {value}")
+        names.append(name)
+    return "\n".join(lines), draw(expr(names))
+
+
+class _Cdiv:
+    """Python's reading of the expression (what a fold that ignored Triton's rules computes):
+    tl.cdiv as Triton's constexpr cdiv, (a + b - 1) // b; tl.minimum / tl.maximum as min / max,
+    tl.where as a conditional expression."""
+
+    @staticmethod
+    def cdiv(a, b):
+        return (a + b - 1) // b
+
+    minimum, maximum = staticmethod(min), staticmethod(max)
+
+    @staticmethod
+    def where(c, a, b):
+        return a if c else b
+
+
+def python_value(bindings: str, x: str):
+    env = {"C": 3, "tl": _Cdiv}
+    try:
+        for line in bindings.splitlines():
+            name, value = re.split(r"(?:: tl\.constexpr)? = ", line, maxsplit=1)
+            env[name] = eval(value, {}, env)  # noqa: S307 - the test's own expressions
+        v = eval(x, {}, env)  # noqa: S307
+    except (ZeroDivisionError, ValueError, OverflowError):
+        return None
+    return int(v) if isinstance(v, (int, bool)) else None
+
+
+def triton_value(tmp_path, monkeypatch, bindings: str, x: str):
+    """Triton's value of X after the bindings (its TTIR's constant store offset), or the
+    exception where it refuses them."""
+    src = PLAIN.replace("BINDINGS", textwrap.indent(bindings or "pass", "    ")).replace("X", x)
+    err = triton_compile_error(tmp_path, monkeypatch, src, "fold")
+    if err is not None:
+        return err
+    ttir = triton_ttir(tmp_path, monkeypatch, src, "fold")
+    m = re.search(r"tt\.addptr %\w+, %([\w-]+)", ttir)
+    if m is None:
+        return 0
+    c = re.search(rf"%{m.group(1)} = arith\.constant (-?\d+) : i(\d+)", ttir)
+    return int(c.group(1)) if c else "not a constant"
+
+
+def verdict(tmp_path, text: str) -> tuple[int, str]:
+    """tle-dump's exit code and words on ``text``, read with C = 3 (the oracle's value)."""
+    from tle_compiler.cli.dump import main as tle_dump
+
+    path = tmp_path / "kernel.py"
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        rc = tle_dump(["-q", "--param", "C=3", str(path)])
+    return rc, out.getvalue()
+
+
+def check(tmp_path, monkeypatch, bindings: str, x: str, where: str) -> str:
+    v = python_value(bindings, x)
+    if v is None or abs(v) > 2**20:
+        return "skipped"  # Python cannot evaluate it, or the sum would leave i32
+    want = triton_value(tmp_path, monkeypatch, bindings, x)
+    body = textwrap.indent(bindings, "    ") + "\n" if bindings else ""
+    text = RING.replace("BINDINGS", body.rstrip("\n") or "    pass").replace(
+        "READER", READERS[where].strip("\n").replace("(X)", f"({x})").replace("(V)", f"({v})"))
+    rc, out = verdict(tmp_path, text)
+    shown = f"{where}: {bindings!r}, X = {x}, Python's value {v}, Triton's {want!r}"
+    if isinstance(want, Exception):
+        assert rc != 0, f"Triton refuses X but tle-dump verified the kernel ({shown})\n{out}"
+        return "both refused"
+    if rc == 0:
+        assert want == v, f"tle-dump verified a kernel that hangs or reads the wrong slot " \
+                          f"({shown})\n{out}"
+        return "verified"
+    assert rc in (1, 2, 3), out
+    return "refused" if want == v else "rightly refused"
+
+
+class _SysPath:
+    """What the Triton oracle needs of pytest's monkeypatch (hypothesis runs many examples in
+    one test, where a function-scoped fixture would be shared): the module directory on
+    sys.path."""
+
+    @staticmethod
+    def syspath_prepend(path) -> None:
+        if str(path) not in sys.path:
+            sys.path.insert(0, str(path))
+
+
+@settings(max_examples=40)
+@given(case=cases(), where=st.sampled_from(list(READERS)))
+def test_a_folded_number_is_the_number_triton_computes(tmp_path_factory, case, where):
+    bindings, x = case
+    check(tmp_path_factory.mktemp("fold"), _SysPath, bindings, x, where)
+
+
+@pytest.mark.parametrize("bindings,x", [
+    ("a: tl.constexpr = tl.minimum(C, 3)", "a + 1"),
+    ("a: tl.constexpr = tl.cdiv(C, 2)", "a * 2"),
+    ("a: tl.constexpr = tl.where(C > 2, 3, 4)", "1 - a"),
+    ("b = 7\na: tl.constexpr = b + 1", "a + 1"),
+    ("a: tl.constexpr = (-tl.cdiv((3 < 1), tl.minimum(C, 3)))\nb = (-(-(C | a)))", "1"),
+], ids=["tl.minimum", "tl.cdiv", "tl.where", "a plain name", "found first"])
+def test_a_constexpr_bound_to_a_tensor_is_refused_as_triton_refuses_its_use(tmp_path, monkeypatch,
+                                                                            bindings, x):
+    """`a: tl.constexpr = tl.minimum(C, 3)`: a tensor in a constexpr, on which any operator
+    fails in Triton 3.6 ("_semantic argument must be provided outside of JIT functions"). The
+    frontend folded the name to 3 and verified the kernel (the last case is the body the
+    random search found); it refuses the binding now."""
+    assert check(tmp_path, monkeypatch, bindings, x, "bound") == "both refused"
+    text = RING.replace("BINDINGS", textwrap.indent(bindings, "    ")).replace(
+        "READER", READERS["bound"].strip("\n").replace("(X)", f"({x})").replace("(V)", "(0)"))
+    rc, out = verdict(tmp_path, text)
+    assert rc == 1 and "wraps a tensor in the constexpr" in out, out
+
+
+@pytest.mark.parametrize("bindings,x", [("a: tl.constexpr = max(C, 3)", "a + 1"),
+                                        ("a: tl.constexpr = C * 2 - 7", "a % 4"),
+                                        ("a: tl.constexpr = -7", "a // 2")])
+def test_a_constexpr_of_numbers_is_folded_as_triton_computes_it(tmp_path, monkeypatch, bindings,
+                                                                x):
+    for where in READERS:
+        assert check(tmp_path, monkeypatch, bindings, x, where) == "verified"
