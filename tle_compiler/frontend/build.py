@@ -1221,7 +1221,7 @@ class Builder(BuildRules):
                 e = K.BufferRef(target.id, self.loc(node))
             if st is not None and st.kind == "tuple":
                 e = self.without_field_buffers(e, st)  # (ring_buf,): no buffer of the KIR
-            self.string_binding(target.id, fold(e), node)
+            self.string_binding(target.id, self.wide_fold(e), node)
             if self.in_partition and isinstance(node, ast.Assign) and st is None \
                     and isinstance(e, K.TupleExpr):
                 # `pr = (100, 1)`: a plain assignment makes each number of the tuple a tensor
@@ -1407,6 +1407,32 @@ class Builder(BuildRules):
                     continue
             return False
         return True
+
+    def wide_fold(self, e: K.Expr, depth: int = 0) -> object:
+        """``fold(e)``, or where that gives up on a large integer (`2 ** 70`, `C << 256` of a
+        constexpr bound to a number), Python's integer value of the arithmetic on numbers and
+        names holding one: what Triton's visit_Assign would make a tensor of (refused when
+        outside 64 bits, :meth:`string_binding`). None where it is no such arithmetic."""
+        value = fold(e)
+        if value is not None or depth > 32:
+            return value
+        if isinstance(e, K.Name):
+            st = self.frame.env.get(e.id)
+            return fold(st.value) if st is not None and st.kind == "const" \
+                and isinstance(st.value, K.Expr) else None
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
+            v = self.wide_fold(e.operand, depth + 1)
+            return {"-": lambda x: -x, "+": lambda x: x, "~": lambda x: ~x}[e.op](v) \
+                if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(e, K.BinOp) and e.op in ("+", "-", "*", "**", "<<"):
+            a, b = self.wide_fold(e.lhs, depth + 1), self.wide_fold(e.rhs, depth + 1)
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
+                return None
+            if e.op in ("**", "<<") and not 0 <= b <= 4096:
+                return None
+            return {"+": a + b, "-": a - b, "*": a * b}.get(e.op) if e.op in "+-*" \
+                else a ** b if e.op == "**" else a << b
+        return None
 
     def constexpr_of_tensor(self, s: ast.AnnAssign, e: K.Expr) -> None:
         """Refuse `name: tl.constexpr = value` where ``value`` is a tensor in Triton 3.6: a tl

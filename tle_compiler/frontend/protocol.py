@@ -617,6 +617,9 @@ class Walker(WalkRules, TritonRules):
         self.bound_dims: dict[int, tuple[tuple, bool]] = {}
         #: likewise the kind (:meth:`operand_type`) of each value a name was bound to
         self.bound_kinds: dict[int, Optional[str]] = {}
+        # id(a value a name is bound to) -> (the value, its kind where it was bound:
+        # Walker.type_known), read by the type check at a runtime `if` or a loop (same_types)
+        self.types_bound: dict[int, tuple] = {}
         self.no_events: Optional[str] = None  # why an event here would be conditional
         # (loop, message, check) of an enclosing loop that may not contain events
         self.bad_loop: Optional[tuple[K.Stmt, str, str]] = None
@@ -2801,7 +2804,11 @@ class Walker(WalkRules, TritonRules):
             self.k.temps[s.target] = s.value
             self.env[s.target] = v
             return
+        known = self.type_known(s.value)
         self.bind_name(s.target, v, s)
+        bound = self.env.get(s.target)
+        if bound is not None:
+            self.types_bound[id(bound)] = (bound, known)
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
@@ -2831,6 +2838,8 @@ class Walker(WalkRules, TritonRules):
     def merge_into(self, before: dict, afters: list[dict], names: dict[str, int], node,
                    what: str) -> None:
         self.merge_node = node
+        if what == "if" or not getattr(node, "static", False):
+            self.same_types(before, afters, names, node, what)
         for name, line in names.items():
             values = [before.get(name)] + [env.get(name) for env in afters] \
                 if what != "if" else [env.get(name) for env in afters]
@@ -2842,6 +2851,78 @@ class Walker(WalkRules, TritonRules):
                 self.env.pop(name, None)
             else:
                 self.env[name] = merged
+
+    def type_known(self, e: K.Expr) -> tuple:
+        """What the frontend surely knows of the type of ``e``: (its dims and whether they are
+        exact, "int" / "float" / "ptr" or None, its element type or None). A number a plain
+        assignment made a tensor (``to_tensor``) is the scalar of its number."""
+        if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
+            e = e.args[0]
+        dims, exact = self.block_dims(e)
+        return dims, exact, self.operand_type(e), self.tile_dtype(e)
+
+    def type_bound(self, env: dict, name: str) -> tuple:
+        """:meth:`type_known` of ``name`` in ``env``: as its expression had where the name was
+        bound to the value it holds there, else as the name reads in ``env``."""
+        v = env.get(name)
+        known = self.types_bound.get(id(v))
+        if known is not None and known[0] is v:
+            return known[1]
+        saved, self.env = self.env, env
+        try:
+            return self.type_known(K.Name(name))
+        finally:
+            self.env = saved
+
+    @staticmethod
+    def type_text(kind: tuple) -> str:
+        dims, exact, scalar, dtype = kind
+        if exact and not dims:
+            return f"a scalar{f' {scalar}' if scalar else ''}"
+        shape = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+        return f"a {dtype + ' ' if dtype else ''}block of shape {shape}"
+
+    @staticmethod
+    def types_differ(a: tuple, b: tuple) -> bool:
+        (da, ea, sa, ta), (db, eb, sb, tb) = a, b
+        if (ea and not da and db) or (eb and not db and da):
+            return True  # a scalar and a block (dims, even inexact, tell a block)
+        if ea and eb:
+            if len(da) != len(db):
+                return True
+            if any(x is not None and y is not None and x != y for x, y in zip(da, db)):
+                return True
+            if not da and sa is not None and sb is not None and sa != sb:
+                return True
+        return ta is not None and tb is not None and ta != tb
+
+    def same_types(self, before: dict, afters: list[dict], names: dict[str, int], node,
+                   what: str) -> None:
+        """Refuse a name bound before a runtime `if` (or a range / while loop) whose type a
+        branch (the body) changes, where the frontend knows both: a scalar become a block, a
+        block of another shape or element type, an int become a float. Triton 3.6 refuses it
+        ("initial value for `b` is of type int8[32, 64], but the then block redefines it as
+        fp32[]", "Loop-carried variable b has initial type int32 but is re-assigned to ..."),
+        and a branch binding a number to a tile name was lowered as `pass` (verified)."""
+        for name, line in names.items():
+            if before.get(name) is None or isinstance(before.get(name), Poison):
+                continue
+            first = self.type_bound(before, name)
+            for i, env in enumerate(afters):
+                if env.get(name) is None or isinstance(env.get(name), Poison):
+                    continue
+                then = self.type_bound(env, name)
+                if not self.types_differ(first, then):
+                    continue
+                where = ("the body of the loop" if what == "loop"
+                         else "the then branch" if i == 0 else "the else branch")
+                py = self.k.names.py(name)
+                raise self.err(f"`{py}` is {self.type_text(first)} before the "
+                               f"{'loop' if what == 'loop' else '`if`'} at line {node.loc.line}, "
+                               f"and {where} binds it to {self.type_text(then)} (line {line}): "
+                               f"Triton 3.6 refuses a name whose type a loop or a branch on a "
+                               f"run-time value changes; bind the new value to another name",
+                               node, check="unsupported-expression")
 
     @staticmethod
     def slot_reason(what: str, node, line: int) -> str:
