@@ -14,7 +14,9 @@ and a helper, and ``v``, the value Python's own evaluation gives ``X`` (``tl.cdi
 form, ``tl.minimum`` / ``tl.where`` / the helper ``add`` as their Python counterparts). The
 reader of a ring then uses ``X - v`` where its correct protocol needs 0: in its loop bound
 (``range(N + X - v)`` against the writer's ``range(N)``), in its event index (``wait(p + X - v)``)
-or as its condition (``if X == v:`` around its events). The oracle is Triton itself: plain
+or as its condition (``if X == v:`` around its events); the bindings are the reader's own, or
+the kernel body's handed to the reader (as Triton's jit call hands them: a plain name a tensor,
+a constexpr a constexpr). The oracle is Triton itself: plain
 Triton compiles ``tl.store(x_ptr + (X), 1.0)`` after the same bindings, and the constant offset of
 the store in its TTIR is Triton's value of ``X``. tle-dump may say verified only where Triton's
 value is ``v`` (then the kernel is correct), and must refuse where Triton refuses ``X``.
@@ -57,6 +59,29 @@ BINDINGS
     tl.store(x_ptr + (X), 1.0)
 '''
 
+# the bindings in the kernel body, handed to a jit function that stores at X (what Triton's
+# warp_specialize hands a partition: tensors as tensors, constexprs as constexprs)
+PLAIN_BODY = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add(x, y):
+    return x + y
+
+
+@triton.jit
+def part(x_ptr, C, a, b):
+    tl.store(x_ptr + (X), 1.0)
+
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+BINDINGS
+    part(x_ptr, C, a, b)
+'''
+
 RING = '''
 import triton.language as tl
 import tle_compiler as tle
@@ -65,8 +90,9 @@ import tle_compiler as tle
 @tle.jit
 def k(x_ptr, y_ptr, N, C: tl.constexpr):
     tle.assume(N >= 0)
+BODY_BINDINGS
     kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, C))],
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, C, PASSED))],
                             [4], [232])
 
 
@@ -78,7 +104,7 @@ def produce(kv, x_ptr, N):
         w.commit(p)
 
 
-def consume(kv, y_ptr, N, C):
+def consume(kv, y_ptr, N, C, a, b):
     r = kv.reader()
 BINDINGS
 READER
@@ -206,10 +232,24 @@ def leaves_64_bits(bindings: str, x: str) -> bool:
     return False
 
 
-def triton_value(tmp_path, monkeypatch, bindings: str, x: str):
+def with_both_names(bindings: str) -> str:
+    """``bindings`` with `a` and `b` bound (to 0 where they are not), for the kernel body's
+    hand-off of both."""
+    bound = {re.split(r"(?::| =)", line, maxsplit=1)[0] for line in bindings.splitlines()}
+    extra = [f"{n} = 0" for n in ("a", "b") if n not in bound]
+    return "\n".join(extra + ([bindings] if bindings else []))
+
+
+def triton_value(tmp_path, monkeypatch, bindings: str, x: str, body: bool = False):
     """Triton's value of X after the bindings (its TTIR's constant store offset), or the
-    exception where it refuses them."""
-    src = PLAIN.replace("BINDINGS", textwrap.indent(bindings or "pass", "    ")).replace("X", x)
+    exception where it refuses them; with ``body``, the bindings in the kernel body and X in
+    the jit function they are handed to."""
+    if body:
+        src = PLAIN_BODY.replace("BINDINGS", textwrap.indent(with_both_names(bindings), "    "))
+        src = src.replace("(X)", f"({x})")
+    else:
+        src = PLAIN.replace("BINDINGS", textwrap.indent(bindings or "pass", "    "))
+        src = src.replace("X", x)
     err = triton_compile_error(tmp_path, monkeypatch, src, "fold")
     if err is not None:
         return err
@@ -233,18 +273,31 @@ def verdict(tmp_path, text: str) -> tuple[int, str]:
     return rc, out.getvalue()
 
 
-def check(tmp_path, monkeypatch, bindings: str, x: str, where: str, drawn: bool = False) -> str:
+def ring(bindings: str, x: str, v: int, where: str, body: bool = False) -> str:
+    """The TLE kernel of a case: the bindings in the reader, or with ``body`` in the kernel
+    body (handed to the reader as its parameters `a` and `b`)."""
+    reader = READERS[where].strip("\n").replace("(X)", f"({x})").replace("(V)", f"({v})")
+    if body:
+        return (RING.replace("BODY_BINDINGS", textwrap.indent(with_both_names(bindings), "    "))
+                .replace("PASSED", "a, b").replace("BINDINGS", "    pass")
+                .replace("READER", reader))
+    return (RING.replace("BODY_BINDINGS\n", "").replace(", PASSED", "")
+            .replace("def consume(kv, y_ptr, N, C, a, b):", "def consume(kv, y_ptr, N, C):")
+            .replace("BINDINGS", textwrap.indent(bindings, "    ") if bindings else "    pass")
+            .replace("READER", reader))
+
+
+def check(tmp_path, monkeypatch, bindings: str, x: str, where: str, drawn: bool = False,
+          body: bool = False) -> str:
     """The property for one case (``drawn``: a random one, skipped where a part leaves 64
-    bits); returns which branch it took."""
+    bits; ``body``: the bindings in the kernel body); returns which branch it took."""
     v = python_value(bindings, x)
     if v is None or abs(v) > 2**20 or drawn and leaves_64_bits(bindings, x):
         return "skipped"  # Python cannot evaluate it, the sum would leave i32, or a part 64 bits
-    want = triton_value(tmp_path, monkeypatch, bindings, x)
-    body = textwrap.indent(bindings, "    ") + "\n" if bindings else ""
-    text = RING.replace("BINDINGS", body.rstrip("\n") or "    pass").replace(
-        "READER", READERS[where].strip("\n").replace("(X)", f"({x})").replace("(V)", f"({v})"))
-    rc, out = verdict(tmp_path, text)
-    shown = f"{where}: {bindings!r}, X = {x}, Python's value {v}, Triton's {want!r}"
+    want = triton_value(tmp_path, monkeypatch, bindings, x, body)
+    rc, out = verdict(tmp_path, ring(bindings, x, v, where, body))
+    shown = (f"{where}{' (bindings in the kernel body)' if body else ''}: {bindings!r}, X = {x}, "
+             f"Python's value {v}, Triton's {want!r}")
     if isinstance(want, Exception):
         assert rc != 0, f"Triton refuses X but tle-dump verified the kernel ({shown})\n{out}"
         return "both refused"
@@ -267,11 +320,11 @@ class _SysPath:
             sys.path.insert(0, str(path))
 
 
-@settings(max_examples=40)
-@given(case=cases(), where=st.sampled_from(list(READERS)))
-def test_a_folded_number_is_the_number_triton_computes(tmp_path_factory, case, where):
+@settings(max_examples=50)
+@given(case=cases(), where=st.sampled_from(list(READERS)), body=st.booleans())
+def test_a_folded_number_is_the_number_triton_computes(tmp_path_factory, case, where, body):
     bindings, x = case
-    check(tmp_path_factory.mktemp("fold"), _SysPath, bindings, x, where, drawn=True)
+    check(tmp_path_factory.mktemp("fold"), _SysPath, bindings, x, where, drawn=True, body=body)
 
 
 @pytest.mark.parametrize("bindings,x", [
@@ -288,9 +341,7 @@ def test_a_constexpr_bound_to_a_tensor_is_refused_as_triton_refuses_its_use(tmp_
     frontend folded the name to 3 and verified the kernel (the last case is the body the
     random search found); it refuses the binding now."""
     assert check(tmp_path, monkeypatch, bindings, x, "bound") == "both refused"
-    text = RING.replace("BINDINGS", textwrap.indent(bindings, "    ")).replace(
-        "READER", READERS["bound"].strip("\n").replace("(X)", f"({x})").replace("(V)", "(0)"))
-    rc, out = verdict(tmp_path, text)
+    rc, out = verdict(tmp_path, ring(bindings, x, 0, "bound"))
     assert rc == 1 and "wraps a tensor in the constexpr" in out, out
 
 
@@ -318,3 +369,13 @@ def test_a_plain_name_bound_beyond_64_bits_is_refused(tmp_path):
                                         ("", "add(2**70, 1) - 2**70"), ("b = C << 256", "1")])
 def test_a_number_beyond_64_bits_meeting_a_tensor_is_refused(tmp_path, bindings, x):
     assert check(tmp_path, _SysPath, bindings, x, "bound") != "verified"
+
+
+@pytest.mark.parametrize("x,where", [("a % 4", "bound"), ("a // 2", "index"),
+                                     ("(a % 4 == 1)", "condition")])
+def test_a_kernel_body_number_handed_to_a_partition_divides_as_c_does(tmp_path, x, where):
+    """The kernel body's `a = -7` handed to the reader: a tensor there (Triton's
+    warp_specialize hands it over as one), so `a % 4` is C's -3. The builder folded the
+    parameter and read Python's 1, and the kernel (the reader waiting three tiles more than are
+    committed) was verified; found by the random cases with bindings in the kernel body."""
+    assert check(tmp_path, _SysPath, "a = -7", x, where, body=True) == "rightly refused"

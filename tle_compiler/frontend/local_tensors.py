@@ -397,7 +397,11 @@ class BuildRules:
         (:meth:`body_number`)."""
         if body and not self.in_partition:
             return self.body_number(node, e)
-        name = self.local_tensor(node)
+        # a partition's parameter given a name the kernel body binds once by a plain
+        # assignment is such a tensor too (Triton's warp_specialize hands it over as one):
+        # `a % 4` of a parameter given the body's `a = -7` was folded as Python's 1 where
+        # Triton computes C's -3
+        name = self._folded_tensor(node)
         return name if name is not None and tensor_dtype(fold(e)) is not None else None
 
     def body_number(self, node: ast.expr, e: K.Expr) -> Optional[ast.Name]:
