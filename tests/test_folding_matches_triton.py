@@ -164,16 +164,20 @@ def expr(names: list[str]):
 
 @st.composite
 def cases(draw):
-    """(bindings, X): each binding a plain or a constexpr-annotated name of a number or of an
-    expression of the names before it."""
+    """(bindings, X): each binding a plain or a constexpr-annotated name of a number, of an
+    expression of the names before it, or of a pair of them (its items read as `a[0]`,
+    `a[1]`)."""
     lines, names = [], []
     for name in ["a", "b"][:draw(st.integers(0, 2))]:
+        pair = draw(st.integers(0, 3)) == 0
         value = draw(st.one_of(SMALL.map(str), expr(names)))
+        if pair:
+            value = f"({value}, {draw(st.one_of(SMALL.map(str), expr(names)))})"
         if draw(st.booleans()):
             lines.append(f"{name}: tl.constexpr = {value}")
         else:
             lines.append(f"{name} = {value}")
-        names.append(name)
+        names += [f"{name}[0]", f"{name}[1]"] if pair else [name]
     return "\n".join(lines), draw(expr(names))
 
 

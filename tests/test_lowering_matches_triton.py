@@ -10,7 +10,8 @@ shifts, casts, ``tl.where``, ``tl.maximum`` / ``tl.minimum``, ``tl.abs``, ``tl.c
 ``min`` / ``max``, into a pointer of another type. Each body is compiled by plain Triton and by
 TLE (tle-dump's verdict, then the lowering and Gluon's compile), in the ring's reader or in its
 writer (the value stored into the slot, a field of the pointer's type, which tl.store converts
-as it converts a store to global memory), and:
+as it converts a store to global memory); in the reader, names the kernel body binds (k0, k1:
+plain, constexpr, derived) may be handed over, as plain Triton's jit call hands them, and:
 
 * where Triton refuses the body, TLE refuses it (tle-dump's error or the lowering's, not a crash);
 * where both compile, the value each stores depends on the same operations with the same types
@@ -84,8 +85,18 @@ def expr(names: list[str]):
 
 @st.composite
 def bodies(draw):
-    """(tile dtype, store type, body text, whether the writer runs it, storing into its slot)."""
-    lines, bound = [], []
+    """(tile dtype, store type, body text, whether the writer runs it (storing into its
+    slot), the kernel body's bindings of k0 / k1 handed to the reader, or "")."""
+    writer = draw(st.booleans())
+    kbody, bound = [], []
+    if not writer and draw(st.integers(0, 2)) == 0:
+        for name in ("k0", "k1")[:draw(st.integers(1, 2))]:
+            value = draw(st.one_of(number, st.tuples(st.sampled_from(bound + ["3"]),
+                                                     st.sampled_from(["+", "-", "*", "//"]),
+                                                     number).map(" ".join)))
+            kbody.append(f"{name}{': tl.constexpr' if draw(st.booleans()) else ''} = {value}")
+            bound.append(name)
+    lines = []
     for name in NAMES[:draw(st.integers(0, 3))]:
         kind = draw(st.sampled_from(["plain", "plain", "constexpr", "derived", "if", "loop",
                                      "tile", "tile-if"]))
@@ -115,13 +126,14 @@ def bodies(draw):
     value = draw(expr(bound))
     lines.append(f"tl.store(y_ptr + p * 2048 + offs, {value})")
     return (draw(st.sampled_from(DTYPES)), draw(st.sampled_from(STORE_TYPES)), "\n".join(lines),
-            draw(st.booleans()))
+            writer, "\n".join(kbody))
 
 
-def check(tmp_path, dt: str, ys: str, body: str, writer: bool = False) -> str:
+def check(tmp_path, dt: str, ys: str, body: str, writer: bool = False, kbody: str = "") -> str:
     """The property for one body; returns which branch it took."""
-    o = outcome(tmp_path, body, dt, ys, writer)
-    shown = f"tile {dt}, y *{ys}{' (in the writer, into the slot)' if writer else ''}:\n{body}"
+    o = outcome(tmp_path, body, dt, ys, writer, kbody)
+    shown = (f"tile {dt}, y *{ys}{' (in the writer, into the slot)' if writer else ''}"
+             f"{f' (kernel body: {kbody!r})' if kbody else ''}:\n{body}")
     assert not o.tle_crash, f"TLE crashed on\n{shown}\n{o.tle_crash}"
     if o.plain is None:
         assert o.tle is None, (f"Triton refuses\n{shown}\n({o.why_plain.splitlines()[-1][:300]})"
@@ -138,8 +150,8 @@ def check(tmp_path, dt: str, ys: str, body: str, writer: bool = False) -> str:
 @settings(max_examples=60)
 @given(case=bodies())
 def test_a_random_body_computes_as_triton_computes_or_is_refused(tmp_path_factory, case):
-    dt, ys, body, writer = case
-    check(tmp_path_factory.mktemp("body"), dt, ys, body, writer)
+    dt, ys, body, writer, kbody = case
+    check(tmp_path_factory.mktemp("body"), dt, ys, body, writer, kbody)
 
 
 #: bodies Triton compiles that TLE must compile to the same values (not only refuse)

@@ -47,6 +47,32 @@ def ref(x_ptr, y_ptr, N, M):
 BODY
 '''
 
+# the kernel body's bindings (KBODY) of k0 and k1, handed to the loop: plain Triton's jit call,
+# TLE's warp_specialize into the reader
+PLAIN_KB = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add(x, y):
+    return x + y
+
+
+@triton.jit
+def part(x_ptr, y_ptr, N, M, k0, k1):
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        t = tl.load(x_ptr + p * 2048 + offs)
+BODY
+
+
+@triton.jit
+def ref(x_ptr, y_ptr, N, M):
+KBODY
+    part(x_ptr, y_ptr, N, M, k0, k1)
+'''
+
 TLE = '''
 import triton.language as tl
 import tle_compiler as tle
@@ -152,13 +178,31 @@ def _indented(body: str, spaces: int) -> str:
     return textwrap.indent(textwrap.dedent(body).strip("\n"), " " * spaces)
 
 
-def plain_source(body: str) -> str:
+def _kernel_body(kbody: str) -> str:
+    """``kbody`` with k0 and k1 bound (to 0 where it does not bind them)."""
+    bound = {re.split(r"(?::| =)", line, maxsplit=1)[0] for line in kbody.splitlines()}
+    return "\n".join([f"{n} = 0" for n in ("k0", "k1") if n not in bound]
+                     + ([kbody] if kbody else []))
+
+
+def plain_source(body: str, kbody: str = "") -> str:
+    if kbody:
+        return (PLAIN_KB.replace("KBODY", _indented(_kernel_body(kbody), 4))
+                .replace("BODY", _indented(body, 8)))
     return PLAIN.replace("BODY", _indented(body, 8))
 
 
-def tle_source(body: str, dt: str, ys: str, writer: bool = False) -> str:
+def tle_source(body: str, dt: str, ys: str, writer: bool = False, kbody: str = "") -> str:
     """The TLE kernel running ``body`` in its reader, or with ``writer`` in its writer, where
-    the body's stores to ``y_ptr`` become stores into the slot (the field of y's type)."""
+    the body's stores to ``y_ptr`` become stores into the slot (the field of y's type); with
+    ``kbody``, the kernel body binds k0 and k1 and hands them to the reader."""
+    if kbody:
+        text = TLE.replace("BODY", _indented(body, 8)).replace("tl.DT", f"tl.{dt}")
+        text = text.replace("    tle.assume(N >= 0)\n", "    tle.assume(N >= 0)\n"
+                            + _indented(_kernel_body(kbody), 4) + "\n")
+        text = text.replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, k0, k1))")
+        text = text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, k0, k1):")
+        return text.replace("XS", SIG[dt]).replace("YS", ys)
     if writer:
         body = body.replace("tl.store(y_ptr + p * 2048 + offs, ",
                             "tl.store(tle.gpu.local_ptr(slot.tile), ")
@@ -397,13 +441,14 @@ def normalized(ir_text: str) -> str:
     return str(mod)
 
 
-def _plain_ir(tmp_path: Path, body: str, dt: str, ys: str) -> str:
+def _plain_ir(tmp_path: Path, body: str, dt: str, ys: str, kbody: str = "") -> str:
     import triton
     from triton.backends.compiler import GPUTarget
 
     path = tmp_path / "plain_ref.py"
-    path.write_text(plain_source(body))
-    spec = importlib.util.spec_from_file_location(f"plain_ref_{abs(hash((body, dt, ys)))}", path)
+    path.write_text(plain_source(body, kbody))
+    spec = importlib.util.spec_from_file_location(
+        f"plain_ref_{abs(hash((body, dt, ys, kbody)))}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     sig = {"x_ptr": f"*{SIG[dt]}", "y_ptr": f"*{ys}", "N": "i32", "M": "i32"}
@@ -424,21 +469,23 @@ class Outcome:
     slices_tle: list = field(default_factory=list)
 
 
-def outcome(tmp_path: Path, body: str, dt: str, ys: str, writer: bool = False) -> Outcome:
+def outcome(tmp_path: Path, body: str, dt: str, ys: str, writer: bool = False,
+            kbody: str = "") -> Outcome:
     """Compile ``body`` both ways (in TLE's reader, or with ``writer`` in its writer, storing
-    into the slot: :func:`tle_source`). A TLE refusal is tle-dump's error (exit 1) or the
+    into the slot; ``kbody``: the kernel body's bindings of k0 and k1, handed to the reader:
+    :func:`tle_source`). A TLE refusal is tle-dump's error (exit 1) or the
     lowering's TleError; any other exception from the TLE side is a crash (``tle_crash``)."""
     from tle_compiler.cli.dump import main as tle_dump
     from tle_compiler.diagnostics import TleError
     from tle_compiler.lowering.compile import compile_kernel
 
     try:
-        plain = _plain_ir(tmp_path, body, dt, ys)
+        plain = _plain_ir(tmp_path, body, dt, ys, kbody)
         why_plain = ""
     except Exception as e:  # Triton's CompilationError and what its semantics raise
         plain, why_plain = None, f"{type(e).__name__}: {e}"
     path = tmp_path / "kernel.py"
-    path.write_text(tle_source(body, dt, ys, writer))
+    path.write_text(tle_source(body, dt, ys, writer, kbody))
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         rc = tle_dump(["-q", str(path)])
