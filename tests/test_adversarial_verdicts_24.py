@@ -35,13 +35,15 @@ Bugs found, one line each:
    tuple index out of range) and a tl.program_id / tl.num_programs axis other than a
    compile-time 0, 1, 2 (`tl.program_id(5)`, `tl.program_id(N)`, a param of domain >= 0 in the
    verdict). FIXED (02a8059): refused where it is read (unsupported-expression;
-   frontend/protocol.py _e_Subscript, call_module; `range(3)[1]` too). Found beside them and
-   left (strict xfail
-   test_a_verified_kernel_is_one_the_lowering_translates: no protocol meaning, dead values; the
-   fix is a frontend refusal of each form or a lowering that drops dead values): `x = N.foo`,
-   `x = len(range(N))`, `x = tl.static_range(3)`, `x = min()`, `x = tle.gpu.local_ptr(N)`,
-   `x = tl.float32 == tl.int32` (and `x = 2 ** 100`, which Triton refuses) in a partition are
-   verified and refused by `--gluon` / `--ttgir` (tle-dump runs no lowering for a verdict).
+   frontend/protocol.py _e_Subscript, call_module; `range(3)[1]` too). Found beside them
+   (test_a_verified_kernel_is_one_the_lowering_translates; no protocol meaning, dead values):
+   `x = N.foo`, `x = len(range(N))`, `x = tl.static_range(3)`, `x = min()`, `x =
+   tle.gpu.local_ptr(N)`, `x = tl.float32 == tl.int32` (and `x = 2 ** 100`, which Triton
+   refuses) in a partition were verified and refused by `--gluon` / `--ttgir`. FIXED: len, min
+   and local_ptr are refused where they are read (adversarial round 26), a comparison of dtypes
+   is lowered as its constant, and tle-dump translates every kernel it verifies to Gluon and
+   rejects `x = N.foo` and `x = tl.static_range(3)` with the lowering's refusal at the line
+   (cli/dump.py _check_translation).
 5. Python's builtin `abs(N)` in a kernel was refused ("name 'abs' is not defined here") though
    Triton compiles it as the tensor's `__abs__`, `tl.abs`, and docs/semantics.md lists Python's
    abs among the derived functions: a wrong refusal of a correct kernel. FIXED (2a6f72a): the
@@ -634,12 +636,14 @@ def test_builtin_abs_of_a_constexpr_a_constant_and_a_tile(tmp_path, capsys):
     assert code in (0, 3) and "error" not in err, err
 
 
-@pytest.mark.parametrize("stmt", [
-    pytest.param(s, marks=pytest.mark.xfail(
-        strict=True, reason="a dead value Triton refuses too (an AttributeError, a TypeError, "
-        "a static_range or a shared-memory pointer held as a value) is verified, and --ttgir "
-        "refuses it at its line: the frontend does not read dead values' forms (no protocol "
-        "effect)")) for s in ["x = N.foo", "x = tl.static_range(3)"]]
+#: dead values Triton refuses too (an AttributeError, a static_range held as a value), which
+#: the frontend does not read (no protocol effect): the lowering refuses them at the line, and
+#: tle-dump, which translates every kernel it verifies, rejects the kernel with its words
+LOWERING_REFUSES = {"x = N.foo": "`.foo` of something that is not a pipe slot",
+                    "x = tl.static_range(3)": "`tl.static_range` is not supported by the lowering"}
+
+
+@pytest.mark.parametrize("stmt", list(LOWERING_REFUSES)
     # refused where they are read since adversarial round 26 (the lowering translates len only
     # of a tuple the kernel spells out, local_ptr only of a buffer, min / max of two operands or
     # more: tests/test_adversarial_verdicts_26.py)
@@ -651,6 +655,9 @@ def test_a_verified_kernel_is_one_the_lowering_translates(tmp_path, capsys, stmt
     text = ring(stmt + "\n" + W) + ('\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", '
                                     '"y_ptr": "*fp32", "N": "i32"}, "constexprs": {}}\n')
     code, err, path = dump(tmp_path, capsys, text)
+    if stmt in LOWERING_REFUSES:
+        assert code == 1 and f"error: lowering: {LOWERING_REFUSES[stmt]}" in err, err
+        assert "tle-dump: k: rejected: 1 error" in err, err
     if code == 0:
         code, out, err = run_dump(capsys, "-q", "--gluon", str(path))
         assert code == 0, err

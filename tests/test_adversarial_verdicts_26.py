@@ -83,15 +83,15 @@ Bugs found, one line each:
    store takes a mask. FIXED: refused at the store in the lowering's words (alone it was
    rejected as an unwritten field); tests/test_unwritten_partial_stores.py and
    tests/test_lowering_slot_store_mask.py pin the refusal now.
-
-Found and not fixed (strict xfail, test_a_verified_kernel_is_one_the_lowering_translates): more
-of what the lowering refuses at its line is verified, each a rule of lowering/translate.py the
-frontend does not mirror: `tl.zeros_like` / `tl.broadcast_to` of a scalar, `tl.sum(t, 0,
-dtype=3)`, a `keep_dims` that is no constant, `tl.dot` of fp64 tiles, `N[None]`, `tl.cast(t,
-'fp16')`, `tl.multiple_of` of a run-time value, `tl.assume` of a tile, `tl.debug_barrier(1)`,
-`tl.device_assert()`. The fix is a frontend refusal of each form, or tle-dump running the
-lowering's translation for a kernel it verifies (tests/test_adversarial_verdicts_24.py's
-`x = N.foo` and `x = tl.static_range(3)` are the same class).
+14. More of what the lowering refuses at its line was verified, each a rule of
+   lowering/translate.py the frontend does not mirror: `tl.zeros_like` / `tl.broadcast_to` of a
+   scalar, `tl.sum(t, 0, dtype=3)`, a `keep_dims` that is no constant, `tl.dot` of fp64 tiles,
+   `N[None]`, `tl.cast(t, 'fp16')`, `tl.multiple_of` of a run-time value, `tl.assume` of a tile,
+   `tl.debug_barrier(1)`, `tl.device_assert()` (and tests/test_adversarial_verdicts_24.py's
+   `x = N.foo`, `x = tl.static_range(3)`). FIXED: tle-dump translates every .py kernel it
+   verifies with a DEFAULT_CONFIG to Gluon, as --gluon does (no Triton compile), and rejects
+   it with the lowering's refusal at its line (cli/dump.py _check_translation;
+   test_a_verified_kernel_is_one_the_lowering_translates pins each).
 
 Checked and found right (not all pinned): C's `%` / `//` of negative loop-variable expressions in
 conditions around events (`(p - 1) % 2 != -1`), `tl.where` / `min` of params as loop bounds,
@@ -460,35 +460,168 @@ def test_a_kernel_body_static_range_variable_after_its_loop(tmp_path, capsys):
         expect(code, err, want)
 
 
-# ----------------------------------------- left: more of what --gluon refuses is verified
+# ------------------------------- what the lowering refuses is refused (tle-dump translates)
 
-#: statements of a reader's window that tle-dump verifies and the lowering refuses at the line
-#: (each a rule of lowering/translate.py the frontend does not mirror)
+#: statements of a reader's window that the lowering refuses at the line (each a rule of
+#: lowering/translate.py the frontend does not mirror), and a phrase of the lowering's words.
+#: They were verified; tle-dump now translates every kernel it verifies to Gluon (cli/dump.py
+#: _check_translation) and rejects the kernel with the lowering's refusal.
 LOWERING_REFUSES = {
-    "tl.zeros_like of a scalar": "tl.store(y_ptr, tl.zeros_like(N) + 1.0)",
-    "tl.broadcast_to of a scalar": "tl.store(y_ptr + tl.arange(0, 64), tl.broadcast_to(N, [64]))",
-    "tl.sum of dtype=3": "tl.store(y_ptr, tl.sum(t, 0, dtype=3))",
-    "keep_dims not a constant": "tl.store(y_ptr, tl.sum(t, 0, keep_dims=N > 0))",
+    "tl.zeros_like of a scalar": ("tl.store(y_ptr, tl.zeros_like(N) + 1.0)",
+                                  "`tl.zeros_like` of a scalar"),
+    "tl.broadcast_to of a scalar": ("tl.store(y_ptr + tl.arange(0, 64), tl.broadcast_to(N, [64]))",
+                                    "`tl.broadcast_to` of a scalar"),
+    "tl.sum of dtype=3": ("tl.store(y_ptr, tl.sum(t, 0, dtype=3))",
+                          "tl.sum's dtype must be a tl dtype"),
+    "keep_dims not a constant": ("tl.store(y_ptr, tl.sum(t, 0, keep_dims=N > 0))",
+                                 "tl.sum's keep_dims must be a compile-time constant"),
     "tl.dot of fp64 tiles": ("a = tl.zeros([64, 64], tl.float64)\n"
                              "tl.store(y_ptr + tl.arange(0, 64), tl.sum(tl.dot(a, a), 1)"
-                             ".to(tl.float32))"),
-    "an integer subscripted": "tl.store(y_ptr + N[None], 1.0)",
-    "tl.cast to a string": "tl.store(y_ptr + tl.arange(0, 64), tl.cast(t, 'fp16'))",
-    "tl.multiple_of a run-time value": "tl.store(y_ptr + tl.multiple_of(tl.arange(0, 64), N), t)",
-    "tl.assume of a tile": "tl.assume(t > 0)",
-    "tl.debug_barrier(1)": "tl.debug_barrier(1)",
-    "tl.device_assert()": "tl.device_assert()",
+                             ".to(tl.float32))", "tl.dot of float64 operands"),
+    "an integer subscripted": ("tl.store(y_ptr + N[None], 1.0)",
+                               "only tensors and tuples can be subscripted"),
+    "tl.cast to a string": ("tl.store(y_ptr + tl.arange(0, 64), tl.cast(t, 'fp16'))",
+                            "`tl.cast`'s dtype must be a tl dtype"),
+    "tl.multiple_of a run-time value": ("tl.store(y_ptr + tl.multiple_of(tl.arange(0, 64), N), t)",
+                                        "`tl.multiple_of`'s values must be a compile-time "
+                                        "constant"),
+    "tl.assume of a tile": ("tl.assume(t > 0)", "`tl.assume` takes a scalar condition"),
+    "tl.debug_barrier(1)": ("tl.debug_barrier(1)", "`tl.debug_barrier()` takes no arguments"),
+    "tl.device_assert()": ("tl.device_assert()", "`tl.device_assert`: `cond` is missing"),
 }
 
 
-@pytest.mark.xfail(strict=True, reason="verified, and --gluon refuses it at its line: the "
-                   "frontend mirrors some of the lowering's rules (the ones above), not these; "
-                   "the fix is a frontend refusal of each form, or tle-dump running the "
-                   "lowering's translation for a kernel it verifies")
 @pytest.mark.parametrize("case", LOWERING_REFUSES, ids=list(LOWERING_REFUSES))
 def test_a_verified_kernel_is_one_the_lowering_translates(tmp_path, capsys, case):
-    text = reader_does(LOWERING_REFUSES[case])
+    """Rejected (exit 1) at the statement's line with the lowering's own words, the refusal
+    --gluon prints; before, verified (exit 0) and refused by --gluon only."""
+    stmt, phrase = LOWERING_REFUSES[case]
+    text = reader_does(stmt)
     code, err = dump(tmp_path, capsys, text)
-    if code == 0:
-        code, err = dump(tmp_path, capsys, text, "--gluon")
-        assert code == 0, err
+    expect(code, err, ("rejected", f"error: lowering: {phrase}", "tle-dump: k: rejected: 1 error"))
+    line = next(ln for ln in err.splitlines() if phrase in ln)
+    gcode, gerr = dump(tmp_path, capsys, text, "--gluon")
+    assert gcode == 1 and gerr.strip() in line, (gerr, line)  # the same refusal, the same line
+
+
+def test_the_reader_whose_statements_are_refused_is_verified_without_them(tmp_path, capsys):
+    """The kernel the refused statements are added to translates, and stays verified."""
+    code, err = dump(tmp_path, capsys, reader_does("tl.store(y_ptr + tl.arange(0, 64), t)"))
+    expect(code, err, "verified")
+
+
+def test_a_bundled_kernel_is_translated_and_verified(capsys):
+    """A bundled kernel (a DEFAULT_CONFIG, every constexpr given) is translated and verified;
+    the JSON report says it was translated."""
+    import json
+    from pathlib import Path
+
+    from .test_adversarial_python_semantics import run_dump
+
+    ring_py = Path(__file__).resolve().parent.parent / "tle_kernels" / "examples" / "ring.py"
+    code, out, err = run_dump(capsys, "--format", "json", str(ring_py))
+    assert code == 0 and ": verified for " in err, err
+    (kernel,) = json.loads(out)["kernels"]
+    assert kernel["verified"] is True and kernel["translated"] is True, kernel
+
+
+# ------------------------- kernels tle-dump verifies without translating them, and says so
+
+def without_config(text: str) -> str:
+    return text[:text.index("DEFAULT_CONFIG = ")]
+
+
+def report_of(tmp_path, capsys, text: str, *flags: str, name: str = "kernel.py"):
+    """tle-dump's exit code, text report and JSON kernel object of the kernel file ``text``."""
+    import json
+
+    from .test_adversarial_python_semantics import run_dump, write_kernel
+
+    path = write_kernel(tmp_path, text, name)
+    code, out, err = run_dump(capsys, *flags, str(path))
+    jcode, jout, _ = run_dump(capsys, "--format", "json", *flags, str(path))
+    assert jcode == code and "internal error" not in err, err
+    (kernel,) = json.loads(jout)["kernels"]
+    return code, out, err, kernel
+
+
+def test_a_kernel_a_constexpr_of_which_has_no_value_is_verified_untranslated(tmp_path, capsys):
+    """No DEFAULT_CONFIG gives C a value: the lowering translates for constexpr values (a launch
+    gives them), so the kernel keeps its verdict, and its report says that it is the
+    protocol's alone. With --param C=5 it is translated, untyped (no DEFAULT_CONFIG), and the
+    refusal is said, not a rejection (test_a_kernel_without_a_default_config_is_translated_
+    untyped)."""
+    text = without_config(reader_does("tl.debug_barrier(1)"))
+    code, out, err, kernel = report_of(tmp_path, capsys, text)
+    assert code == 0 and ": verified for " in err, err
+    assert ("# lowering: not translated to Gluon: no value for constexpr C" in out
+            and "the verdict below is the protocol's alone\n# verdict: verified" in out), out
+    assert kernel["verified"] is True and kernel["translated"] is False, kernel
+    assert kernel["not_translated"].startswith("no value for constexpr C"), kernel
+    code, out, err, kernel = report_of(tmp_path, capsys, text, "--param", "C=5")
+    assert code == 0 and kernel["not_translated"].startswith("without argument types"), kernel
+    assert "`tl.debug_barrier()` takes no arguments" in kernel["not_translated"], kernel
+
+
+def test_a_kernel_without_a_default_config_is_translated_untyped(tmp_path, capsys):
+    """Every constexpr given (here: none), a kernel without a DEFAULT_CONFIG is translated as
+    -p emit-gluon translates it, without argument types. A refusal there is no rejection: a
+    launch lowers the kernel with its own types, which may decide it (the offsets of a TMA copy
+    count the descriptor's box); the verdict stays the protocol's, and the report says why."""
+    text = (without_config(reader_does("tl.debug_barrier(1)"))
+            .replace(", C: tl.constexpr", "").replace(", C)", ")"))
+    code, out, err, kernel = report_of(tmp_path, capsys, text)
+    assert code == 0 and ": verified for " in err, err
+    assert ("# lowering: not translated to Gluon: without argument types (no DEFAULT_CONFIG "
+            "signature that holds here), the lowering refuses it: `tl.debug_barrier()` takes no "
+            "arguments (line 31)") in out, out
+    assert kernel["translated"] is False and "debug_barrier" in kernel["not_translated"], kernel
+    without = text.replace("        tl.debug_barrier(1)\n", "")
+    code, out, err, kernel = report_of(tmp_path, capsys, without)
+    assert code == 0 and kernel["translated"] is True and "# lowering:" not in out, out
+
+
+def test_a_free_shared_buffer_is_verified_untranslated(tmp_path, capsys):
+    """A free shared buffer (docs/semantics.md) is checked by the verifier and not translated by
+    the lowering yet (check lowering-not-yet): the verdict stays, and the report says why."""
+    from .test_adversarial_verdicts_22 import WHILE_LOOPS
+
+    text = WHILE_LOOPS["a counter"][0]
+    assert "tle.gpu.alloc([1], tl.int32)" in text
+    code, out, err, kernel = report_of(tmp_path, capsys, text)
+    assert code == 0 and ": verified for " in err, err
+    # at the buffer's first use: the warp_specialize call passing it to the partitions
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if "warp_specialize" in ln)
+    assert ("# lowering: not translated to Gluon: a tle.gpu.alloc buffer outside a pipe is not "
+            f"supported by the lowering yet (line {line})") in out, out
+    assert kernel["translated"] is False and "outside a pipe" in kernel["not_translated"], kernel
+
+
+def test_a_kir_file_is_translated_too(tmp_path, capsys):
+    """The kernel IR text of a kernel the lowering refuses (printed by a pipeline that does not
+    lower) is refused as its .py file is."""
+    from .test_adversarial_python_semantics import run_dump, write_kernel
+
+    path = write_kernel(tmp_path, reader_does("tl.debug_barrier(1)"))
+    code, out, err = run_dump(capsys, "-p", "verify-protocol,verify-deadlock", "--print-ir",
+                              str(path))
+    assert code == 0, err
+    kir = write_kernel(tmp_path, out, "kernel.kir")
+    code, _, err = run_dump(capsys, "-q", str(kir))
+    expect(code, err, ("rejected", "error: lowering: `tl.debug_barrier()` takes no arguments"))
+
+
+def test_a_pipe_file_is_a_protocol_and_is_not_translated(capsys):
+    """A .pipe kernel has nothing to lower: verified, "translated": false with the reason in
+    JSON; its text report (itself a .pipe file) carries no lowering line."""
+    import json
+    from pathlib import Path
+
+    from .test_adversarial_python_semantics import run_dump
+
+    example = Path(__file__).resolve().parent.parent / "docs" / "example.pipe"
+    code, out, err = run_dump(capsys, str(example))
+    assert code == 0 and "# lowering:" not in out, out
+    code, out, err = run_dump(capsys, "--format", "json", str(example))
+    (kernel,) = json.loads(out)["kernels"]
+    assert kernel["translated"] is False and ".pipe" in kernel["not_translated"], kernel

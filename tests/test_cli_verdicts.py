@@ -415,8 +415,8 @@ def _bounded_lowering(monkeypatch):
 
     real = codegen.lowered_module
 
-    def bounded(info, constexprs):
-        module = real(info, constexprs)
+    def bounded(info, constexprs, *args, **kwargs):
+        module = real(info, constexprs, *args, **kwargs)
         module.ctx.checked_verdict = Verdict(BOUNDED, scope="N_TILES in [0, 5]",
                                               checked={"N_TILES": "[0, 5]"},
                                               reason="for this test")

@@ -274,17 +274,19 @@ def test_and_or_with_constants_as_triton_reads_them(tmp_path, expr, gluon):
 def test_an_operator_triton_refuses_is_refused_at_its_line(tmp_path, expr, word):
     """Triton 3.6 has no ``**`` on tensors and no ``//`` of floats: such a kernel was verified
     and the lowered Gluon failed to compile at the kernel's first line. Now the lowering refuses
-    it at the expression's line, naming the operator."""
+    it at the expression's line, naming the operator, and so does tle-dump, which translates
+    every kernel it verifies (a float `//` is refused where the kernel is read since adversarial
+    round 26; the frontend refuses `M ** 2` of a scalar only)."""
     path = _write(tmp_path, _reg(f'''
         tl.store(y_ptr + p * 2048 + offs, {expr})
     '''))
     rc, out = _dump(path)
     line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if expr in text)
-    if rc == 1:  # a float `//` is refused where the kernel is read since adversarial round 26
-        assert f"kernel.py:{line}: error: " in out and f"{word} of a" in out, out
+    assert rc == 1 and f"kernel.py:{line}: error: " in out and f"{word} of a" in out, out
+    if "[lowering]" not in out:  # the frontend's refusal
         assert "float" in out, out
         return
-    assert rc == 0  # verified (the frontend refuses `M ** 2` of a scalar only)
+    assert f"error: lowering: {word} of a" in out, out
     with pytest.raises(TleError, match=rf":{line}: error: lowering: {re.escape(word)} of a "):
         gluon_source((str(path), "k"), {"C": 3})
 
@@ -330,11 +332,12 @@ def test_a_tuple_index_out_of_range_is_refused_at_its_line(tmp_path):
 def test_a_shape_that_is_no_list_is_refused_at_its_line(tmp_path, call):
     """``tl.zeros(64, ...)``: Triton iterates the shape and refuses it ("'int' object is not
     iterable"); verified, and the translator failed with that TypeError (a traceback). Now an
-    error at the line."""
+    error at the line, which tle-dump reports too (it translates every kernel it verifies)."""
     path = _write(tmp_path, _reg(f'''
         tl.store(y_ptr + p * 2048 + offs, t + tl.sum({call}, 0))
     '''))
-    assert _dump(path)[0] == 0
+    rc, out = _dump(path)
+    assert rc == 1 and f"kernel.py:{_line_of(path, call)}: error: lowering: " in out, out
     with pytest.raises(TleError, match=rf"kernel\.py:{_line_of(path, call)}: error: lowering: "
                                        rf"tl\.(zeros|full)'s shape must be a list or tuple"):
         gluon_source((str(path), "k"), {"C": 3})
@@ -431,7 +434,8 @@ SHAPED = DOT.replace("[2, 64, 64], tl.DT), b=tle.gpu.alloc([2, 64, 64], tl.DT)",
 def test_a_dot_wgmma_cannot_issue_is_refused_at_its_line(tmp_path, m, k, n, what):
     """A tl.dot of fewer than 64 rows, or of a K below wgmma's step, was verified and the
     lowered warp_group_dot refused by Triton ("WGMMA result M dimension must be divisible by
-    64", a pass failure) at the kernel's first line. Now refused at the dot's line."""
+    64", a pass failure) at the kernel's first line. Now refused at the dot's line, by the
+    lowering and by tle-dump, which translates every kernel it verifies."""
     text = (SHAPED.replace("BODY", "        acc2 = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)), "
                                    "tl.load(tle.gpu.local_ptr(res.slot.b)))")
             .replace("tl.DT", "tl.bfloat16").replace("SIG", "bf16")
@@ -444,8 +448,8 @@ def test_a_dot_wgmma_cannot_issue_is_refused_at_its_line(tmp_path, m, k, n, what
     text = text.replace("tl.load(b_ptr + p * 4096 + offs)", "tl.load(b_ptr + offb)")
     path = _write(tmp_path, text)
     rc, out = _dump(path)
-    assert rc == 0, out
     line = _line_of(path, "acc2 = tl.dot(")
+    assert rc == 1 and f"kernel.py:{line}: error: lowering: tl.dot of [{m}, {k}] x " in out, out
     with pytest.raises(TleError, match=rf"kernel\.py:{line}: error: lowering: tl\.dot of "
                                        rf"\[{m}, {k}\] x \[{k}, {n}\]: {what}"):
         gluon_source((str(path), "k"))

@@ -6,14 +6,16 @@
              [--debug-waits [--wait-bound 500ms]]   ... with bounded mbarrier waits that trap
 
 PATH is a Python file with ``@tle.jit`` kernels or a ``.pipe`` file. Every kernel gets a verdict
-(tle_compiler/passes/verdict.py), and the exit status is one a CI gate can use: 0 proved for every
-value of the params, 1 rejected (diagnostics on stderr as ``PATH:LINE: error: ...``), 2 unusable
-input (no file, a directory, a syntax error, a bad flag, an output that cannot be written), 3 not
-proved (verified only for the values checked, or a verification budget ran out). With several
-kernels the worst wins: 2, then 1, then 3, then 0. A partial pipeline (``-p PASS``) that stops
-before the verdict claims nothing: it exits 1 on a fault its passes find, else 0, and says that
-no claim is made (a deadlock, say, is found only by verify-deadlock). Several PATHs are each
-checked alone with the same flags, and the worst of their statuses wins; Ctrl-C exits 130.
+(tle_compiler/passes/verdict.py); a kernel of a .py or .kir file the passes find no fault in is
+translated to Gluon as --gluon translates it (no Triton compile: _check_translation), and one the
+lowering refuses is rejected at its line. The exit status is one a CI gate can use: 0 proved for
+every value of the params, 1 rejected (diagnostics on stderr as ``PATH:LINE: error: ...``), 2
+unusable input (no file, a directory, a syntax error, a bad flag, an output that cannot be
+written), 3 not proved (verified only for the values checked, or a verification budget ran out).
+With several kernels the worst wins: 2, then 1, then 3, then 0. A partial pipeline (``-p PASS``)
+that stops before the verdict claims nothing: it exits 1 on a fault its passes find, else 0, and
+says that no claim is made (a deadlock, say, is found only by verify-deadlock). Several PATHs are
+each checked alone with the same flags, and the worst of their statuses wins; Ctrl-C exits 130.
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ EPILOG = f"""\
 formats (--format, else from -o's suffix: .json, .dot, .svg/.png/.pdf):
   text   the Pipe IR, the inferred mbarriers and '# verdict: ...' (the report is a valid .pipe file)
   json   one object: "exit_code", "kernels" (each with "verdict", "scope", "checked", "reason",
-         "argument", "verified", "barriers", "diagnostics", ...) and top-level "diagnostics";
-         unusable input gives {{"error": ..., "exit_code": 2}}
+         "argument", "verified", "translated", "barriers", "diagnostics", ...) and top-level
+         "diagnostics"; unusable input gives {{"error": ..., "exit_code": 2}}
   dot    a Graphviz picture of the partitions and pipes; -o FILE.svg/.png/.pdf renders it
 
 verdicts (one per kernel: the '# verdict:' line and the summary line on stderr):
@@ -60,11 +62,18 @@ verdicts (one per kernel: the '# verdict:' line and the summary line on stderr):
   rejected  a fault was found: 'PATH:LINE: error: ...' on stderr
   bounded   no fault for the values checked, which it names; nothing claimed for other values
   unknown   a verification budget ran out; it names what was checked without a fault
+  A kernel of a .py or .kir file that is not rejected is translated to Gluon as --gluon
+  translates it (the Gluon text, no Triton compile): a refusal of the lowering rejects it at
+  its line ('error: lowering: ...'). One with a constexpr no DEFAULT_CONFIG or --param gives a
+  value, a free shared buffer (not lowered yet), or no DEFAULT_CONFIG signature to type its
+  arguments when the untyped translation refuses it keeps its verdict, which is then the
+  protocol's alone: its report says '# lowering: not translated to Gluon: ...' (JSON:
+  "translated": false, "not_translated"; docs/semantics.md, "Verdicts").
 
 exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
   0  every kernel proved; also when the pipeline (-p) gives no verdict and finds no error
      (-p infer-barriers, or an empty -p "": "not verified", nothing claimed)
-  1  a kernel is rejected, or cannot be read or lowered
+  1  a kernel is rejected, or cannot be read or lowered (the lowering refuses its translation)
   2  unusable input: no such file, a directory, stdin, a FIFO, a suffix other than .py/.pipe/
      .kir, a syntax error (or nesting too deep for Python), a file with no kernel (a .py with
      no @tle.jit kernel that calls tle.gpu.warp_specialize) or none of the --kernel names, an
@@ -153,6 +162,8 @@ class Loaded:
     #: (a .py file's; none without a signature): the argument types the compile will check.
     infos: dict[str, object] = field(default_factory=dict)
     signatures: dict[str, dict] = field(default_factory=dict)
+    #: Each kernel's kernel IR by kernel name, for a .kir file (what the lowering translates).
+    kirs: dict[str, object] = field(default_factory=dict)
 
     def specialised_of(self, kernel: str) -> dict[str, int]:
         """The constexprs this kernel was read specialised to: in a file of several kernels, only
@@ -236,11 +247,14 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
         kernels = parse_kernel_file(str(path))
     except TleError as e:  # not the text form: unusable input, as a .pipe syntax error
         raise _Unusable(str(e)) from None
-    programs, specialised, names, defaults = [], {}, {}, {}
+    programs, specialised, names, defaults, signatures = [], {}, {}, {}, {}
     for k in kernels:
         names[k.name] = tuple(p.name for p in k.params if p.constexpr)
         try:
-            config = dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
+            whole = kernel_config(k, str(path), k.name)
+            config = dict(whole.get("constexprs", {}))
+            if isinstance(whole.get("signature"), dict):
+                signatures[k.name] = dict(whole["signature"])
         except TleError as e:
             _refuse_contradicting_config(e)
             config = {}
@@ -258,7 +272,8 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
                           if n in names[k.name]}, **in_text}
         specialised.update({n: v for n, v in in_text.items() if n not in bound and n not in fixed})
         programs.append(program)
-    loaded = Loaded(Module(tuple(programs), str(path)), specialised, names, defaults)
+    loaded = Loaded(Module(tuple(programs), str(path)), specialised, names, defaults,
+                    signatures=signatures, kirs={k.name: k for k in kernels})
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in specialised})
     return loaded
 
@@ -429,6 +444,153 @@ def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
         rep.early.append(Diagnostic(loc=e.loc, message=f"{e.message} (DEFAULT_CONFIG: "
                                     f"{', '.join(f'{n} = {v}' for n, v in sorted(bind.items()))})",
                                     check=e.check))
+
+
+def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
+                       bound: Optional[int] = None) -> None:
+    """A kernel the passes found no fault in, translated to Gluon as the lowering translates it
+    (lowering/codegen.generate: the Gluon text only, no Triton compile), so that tle-dump never
+    verifies a kernel the lowering refuses (`tl.debug_barrier(1)`, `tl.cast(t, 'fp16')`, a dead
+    value of no protocol meaning that the frontend does not read): the lowering's refusal
+    rejects the kernel, at its line and in the lowering's words, as --gluon refuses it.
+
+    It translates what --gluon lowers: the reading tle-dump verified (``loaded.infos``, or the
+    kernel IR of a .kir file: nothing is read again) with the constexprs --gluon lowers
+    (DEFAULT_CONFIG's, with those the kernel was read specialised to and the --param values of
+    constexprs in their place) and the argument types of the DEFAULT_CONFIG signature. The
+    protocol is checked as this run checked it (its --param values and --bound), so the sweep's
+    cache of recent runs serves it. ``rep.translated`` keeps the Generated (the JSON report's
+    barrier units read it).
+
+    Not translated, with ``rep.not_translated`` saying why (the verdict is then the protocol's
+    alone, and the report says so): a .pipe kernel (a protocol, no kernel to lower); a kernel
+    whose verification stopped (verdict unknown: the lowering verifies first); a .kir kernel
+    with a worker partition of no ``regs=`` (optional in the text form, which prints none for a
+    budget written with constexprs; the lowering needs one); a kernel a constexpr of which has
+    no value here (no DEFAULT_CONFIG gives one, nor --param: the lowering translates for the
+    constexprs' values, which a launch gives); a kernel the lowering refuses only for a form it
+    does not translate yet while the verifier checks it (a free shared buffer:
+    translate.NOT_YET); and a kernel the lowering refuses without argument types (no
+    DEFAULT_CONFIG signature, or one whose descriptor boxes are another configuration's), as
+    -p emit-gluon translates it: a launch lowers it with its own types, which may decide the
+    refusal (the offsets of a TMA copy count a descriptor's box). An internal error of the
+    lowering is tle-dump's (exit 3: nothing is claimed), never a verdict of the kernel."""
+    verdict = rep.verdict
+    if verdict is None or verdict.kind == REJECTED:
+        return
+    name = rep.program.name
+    if path.suffix == ".pipe":
+        rep.not_translated = "a .pipe file holds the protocol alone, no kernel to lower"
+        return
+    if rep.stopped is not None:  # the lowering runs the protocol passes first: they stop there too
+        rep.not_translated = ("the verification stopped (the verdict says where), and the "
+                              "lowering verifies the protocol before it translates")
+        return
+    info, kir = loaded.infos.get(name), loaded.kirs.get(name)
+    if info is None and kir is None:
+        return
+    if kir is None:
+        kir = info.kir
+    elif any(not p.default and p.regs is None for p in kir.partitions):
+        # regs= is optional in the text form (a budget of constexprs prints none)
+        unbudgeted = [p.name for p in kir.partitions if not p.default and p.regs is None]
+        rep.not_translated = (f"partition {', '.join(map(repr, unbudgeted))} has no register "
+                              f"budget (regs=), which the lowering needs: its .py file lowers")
+        return
+    from .constexprs import over_config
+
+    config = loaded.defaults.get(name, {})
+    cx = over_config(config, lowering_constexprs(loaded, name, fixed))
+    missing = [p.name for p in kir.params if p.constexpr and p.name not in cx]
+    if missing:
+        rep.not_translated = (f"no value for constexpr {', '.join(missing)} (the lowering "
+                              f"translates a kernel for its constexprs' values: give them in "
+                              f"DEFAULT_CONFIG or with --param)")
+        return
+    sig = dict(loaded.signatures.get(name) or {})
+    if any(n in config and config[n] != v for n, v in cx.items()) and \
+            any(str(t).startswith("tensordesc") for t in sig.values()):
+        # another configuration than DEFAULT_CONFIG's: the descriptor boxes it gives are its
+        # own shapes' (_check_signature), a launch's are others
+        sig = {}
+    try:
+        with warnings.catch_warnings():  # the verdict is this run's, said on its summary line
+            warnings.simplefilter("ignore", TleVerificationWarning)
+            rep.translated = _translated(path, info, kir, rep.program, cx, sig,
+                                         _params_of(rep.program, fixed), bound)
+    except TleError as e:
+        from ..lowering.translate import NOT_YET
+
+        message = e.message.removeprefix("lowering: ")
+        if e.check == "internal" or message.startswith("internal"):
+            raise RuntimeError(f"the lowering of kernel '{name}': {e}") from e
+        if e.check == NOT_YET:  # a form the verifier checks and the lowering does not translate
+            rep.not_translated = f"{message}{_at_line(e)}"
+        elif not sig:
+            rep.not_translated = (f"without argument types (no DEFAULT_CONFIG signature that "
+                                  f"holds here), the lowering refuses it: {message}"
+                                  f"{_at_line(e)}")
+        else:
+            from ..diagnostics import Diagnostic
+
+            rep.early.append(Diagnostic(loc=e.loc or rep.program.loc, message=e.message,
+                                        check=e.check or "lowering"))
+
+
+def _translated(path: Path, info, kir, program: Program, cx: dict, sig: dict, params: dict,
+                bound: Optional[int]):
+    """The Gluon module (a codegen.Generated) of a kernel, with the argument types ``sig`` (none:
+    untyped, as -p emit-gluon translates): from its KernelInfo ``info`` as --gluon lowers it
+    (lowering/dumping.lowered), or, for a .kir kernel (``info`` None), from its kernel IR and
+    protocol view ``program``, as -p emit-gluon lowers it. Raises the lowering's TleError."""
+    from ..lowering.codegen import generate
+    from ..lowering.descriptors import signature_for_compile
+
+    if info is not None:
+        if any(p.regs is None for p in info.partitions[1:]):
+            # register budgets written as expressions of constexprs are numbers only in a
+            # reading that binds them (lowering/compile.kernel_info_of reads it so too)
+            info = _bound_reading(path, info.name, cx) or info
+        types = signature_for_compile(info, sig, cx) if sig else None
+        return generate(info, cx, False, arg_types=types or None, params=params, bound=bound)
+    from dataclasses import replace
+
+    from ..lowering import walks
+    from ..lowering.codegen import LAYOUT_PIPELINE, LOWERING_PIPELINE, fixed_constexprs
+    from ..lowering.kir_passes import KirModule, run_passes
+    from .print_ir import VERDICT_ATTRS
+
+    # the verdict the file carries is left aside: the passes give their own
+    kir = replace(kir, attrs=tuple((k, v) for k, v in kir.attrs if k not in VERDICT_ATTRS))
+    types = signature_for_compile(walks.kernel_facts(kir, program), sig, cx) if sig else None
+    module = KirModule(kir, constexprs=cx, program=program, bound=bound,
+                       params={**params, **fixed_constexprs(program, cx)})
+    module = run_passes(module, LOWERING_PIPELINE)
+    walks.reject_errors(module)  # as codegen.generate, with the types of the signature
+    module.lowering = dict(debug_waits=False, cp_async=True, barrier_offsets=None,
+                           arg_types=types or None)
+    return run_passes(module, f"{LAYOUT_PIPELINE},emit-gluon").generated
+
+
+def _params_of(k: Program, fixed: dict[str, int]) -> dict[str, int]:
+    """The --param values of ``k``'s params and of the bases of its derived ones (_verify's)."""
+    from ..passes.fixed_params import fixable
+
+    names = set(fixable(k))
+    return {n: v for n, v in fixed.items() if n in names}
+
+
+def _bound_reading(path: Path, name: str, cx: dict):
+    """The kernel ``name`` read with its constexprs ``cx`` bound (bools too), from the text
+    tle-dump read (the frontend's cache of readings of that text builds only what the binding
+    folds), or None."""
+    from ..frontend.ast_reader import kernels_of_source
+
+    numbers = {k: v for k, v in cx.items() if isinstance(v, int)}
+    if not numbers:
+        return None
+    infos = kernels_of_source(_read_input(path), str(path), bind=numbers)
+    return next((i for i in infos if i.name == name), None)
 
 
 def _check_constexpr_values(loaded: Loaded, given: dict[str, int]) -> None:
@@ -1079,12 +1241,8 @@ def _internal_error(args, fmt: str, err: BaseException) -> int:
 
 def _verify(k: Program, args, fixed: dict[str, int], specialised: dict[str, int]) -> KernelReport:
     """Run the pipeline on one kernel with its own --param values."""
-    from ..passes.fixed_params import fixable
-
-    names = set(fixable(k))  # the Program's params and the bases of derived ones
     try:
-        ctx = run_pipeline(k, args.passes, bound=args.bound,
-                           params={n: v for n, v in fixed.items() if n in names})
+        ctx = run_pipeline(k, args.passes, bound=args.bound, params=_params_of(k, fixed))
     except ValueError as e:
         raise _Unusable(f"tle-dump: error: {e}") from None
     except TleError as e:  # a trace longer than the verifier expands: neither proved nor rejected
@@ -1208,6 +1366,8 @@ def _run(args, fmt: str) -> int:
     for rep in reports:
         _check_signature(rep, loaded, fixed)
         _check_default_shapes(rep, loaded)
+        if not lowering:  # --gluon/--ttgir/--ptx translate it themselves (_dump_lowered)
+            _check_translation(rep, path, loaded, fixed, args.bound)
 
     for rep in reports:
         for d in rep.diagnostics:

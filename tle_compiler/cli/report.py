@@ -40,6 +40,13 @@ class KernelReport:
     #: Why verification stopped before it reached a verdict (a trace longer than the verifier
     #: expands): the verdict is "unknown".
     stopped: Optional[TleError] = None
+    #: The Gluon module the lowering translated the kernel to (cli/dump.py _check_translation;
+    #: lowering/codegen.Generated), or None when it was not translated.
+    translated: object = None
+    #: Why a kernel whose verdict is not "rejected" was not translated (a .pipe protocol, a
+    #: constexpr without a value, a free shared buffer: cli/dump.py _check_translation): its
+    #: verdict is the protocol's alone. "" otherwise.
+    not_translated: str = ""
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -122,6 +129,26 @@ def verdict_json(rep: KernelReport) -> dict:
     if rep.specialised:
         out["specialised"] = dict(rep.specialised)
     return out
+
+
+def translation_json(rep: KernelReport) -> dict:
+    """"translated": whether the lowering translated the kernel to Gluon (cli/dump.py
+    _check_translation: a kernel it refuses is rejected); "not_translated", when a kernel that
+    is not rejected was not: why (its verdict is then the protocol's alone)."""
+    out = {"translated": rep.translated is not None}
+    if rep.not_translated:
+        out["not_translated"] = rep.not_translated
+    return out
+
+
+def not_translated_line(rep: KernelReport) -> Optional[str]:
+    """The text report's line saying that a kernel of a .py or .kir file was verified without
+    being translated to Gluon, and why (a .pipe file is a protocol: its report says nothing)."""
+    path = str(getattr(getattr(rep.program, "loc", None), "file", "") or "")
+    if not rep.not_translated or path.endswith(".pipe"):
+        return None
+    return (f"# lowering: not translated to Gluon: {rep.not_translated}; the verdict below is "
+            f"the protocol's alone")
 
 
 def diagnostic_json(d: Diagnostic, witnesses: Optional[dict] = None) -> dict:
@@ -215,6 +242,9 @@ def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
             kind = "one-shot" if e["one_shot"] else f"capacity {e['capacity']}"
             lines.append(f"#   {e['from']} --{e['pipe']}({', '.join(e['fields'])})--> "
                          f"{', '.join(e['to']) or '(no reader)'}    {kind}")
+    note = not_translated_line(rep)
+    if note:
+        lines.append(note)
     lines.append(f"# verdict: {rep.summary()}")
     return "\n".join(lines) + "\n"
 
@@ -229,16 +259,10 @@ def _barriers_json(rep: KernelReport) -> list[dict]:
     named-barrier pipe's ``named`` barrier: arrive_unit "named", init_count the threads its
     ``bar.arrive`` / ``bar.sync`` count, ``bar_id`` the hardware barrier."""
     units = {}
-    path = getattr(getattr(rep.program, "loc", None), "file", None)
-    if path and str(path).endswith(".py") and rep.verdict is not None and rep.verdict.ok:
-        import warnings
+    if rep.translated is not None and rep.verdict is not None and rep.verdict.ok:
+        from ..lowering.dumping import barrier_units_of
 
-        from ..diagnostics import TleVerificationWarning
-        from ..lowering.dumping import barrier_units
-
-        with warnings.catch_warnings():  # the verdict is reported by the caller, not as a warning
-            warnings.simplefilter("ignore", TleVerificationWarning)
-            units = barrier_units(str(path), rep.program.name)
+        units = barrier_units_of(rep.translated)  # the kernel tle-dump translated (cli/dump.py)
     out = []
     for b in rep.barriers:
         d = b.to_json()
@@ -273,6 +297,7 @@ def render_json(rep: KernelReport, graph: bool) -> dict:
                            "line": q.loc.line} for q in prog.partitions],
            "barriers": _barriers_json(rep),
            **verdict_json(rep),
+           **translation_json(rep),
            "passes_run": list(rep.ctx.passes_run),
            "diagnostics": [diagnostic_json(d, witnesses) for d in rep.diagnostics]}
     if prog.derived:

@@ -50,13 +50,17 @@ def fixed_constexprs(program, constexprs: dict) -> dict:
     return {k: int(v) for k, v in constexprs.items() if k in names and isinstance(v, int)}
 
 
-def lowered_module(info, constexprs: dict):
+def lowered_module(info, constexprs: dict, params: Optional[dict] = None,
+                   bound: Optional[int] = None):
     """The kernel IR of ``info`` after :data:`LOWERING_PIPELINE` (a passes.manager.KirModule),
-    the protocol checked at the integer constexprs given (:func:`fixed_constexprs`)."""
-    params = fixed_constexprs(info.program, constexprs)
+    the protocol checked at the integer constexprs given (:func:`fixed_constexprs`) and, when
+    given, at these values of its params and up to this bound (``tle-dump --param/--bound``:
+    the claim of the run that lowers it, and the same instances, which the sweep's cache of
+    recent runs then does not expand again)."""
+    params = {**dict(params or {}), **fixed_constexprs(info.program, constexprs)}
     try:
         return run_passes(kernel_ir(info), LOWERING_PIPELINE, info=info, constexprs=constexprs,
-                          program=info.program, params=params)
+                          program=info.program, params=params, bound=bound)
     except ValueError as e:  # values outside a param's domain (fixed_params.fix)
         raise TleError(f"kernel '{info.name}' cannot be lowered with these constexprs: {e}",
                        info.program.loc, check="lowering") from None
@@ -64,16 +68,19 @@ def lowered_module(info, constexprs: dict):
 
 def generate(info, constexprs: dict, debug_waits=False, cp_async: bool = True,
              barrier_offsets: Optional[dict] = None, module=None,
-             arg_types: Optional[dict] = None) -> Generated:
+             arg_types: Optional[dict] = None, params: Optional[dict] = None,
+             bound: Optional[int] = None) -> Generated:
     """The Gluon module of ``info``'s kernel. ``debug_waits``: False, or a :class:`.debug.Bound`
     (True = the default bound): bounded waits (lowering/debug.py), with ``barrier_offsets``
     (barrier array var → shared-memory offset, from Triton's allocator; 0 until known).
     ``module``: the kernel IR after the lowering passes (by default :func:`lowered_module`, then
     assign-layouts and schedule-wgmma with these options in ``module.lowering``).
     ``arg_types``: the compile's signature (argument -> Triton type), when known: the element
-    type of a pointer argument decides the layout of the 2-D byte loads made through it."""
+    type of a pointer argument decides the layout of the 2-D byte loads made through it.
+    ``params`` / ``bound``: the param values and bound the protocol is checked at
+    (:func:`lowered_module`; by default every value)."""
     if module is None:
-        module = lowered_module(info, constexprs)
+        module = lowered_module(info, constexprs, params, bound)
         walks.reject_errors(module)
         module.lowering = dict(debug_waits=debug_waits, cp_async=cp_async,
                                barrier_offsets=barrier_offsets, arg_types=arg_types)

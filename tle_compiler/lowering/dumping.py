@@ -141,18 +141,10 @@ def lowered_texts(path: str, kernels: list[str], flags: dict[str, bool],
     return "\n".join(parts) if parts else None
 
 
-def barrier_units(path: str, kernel: str) -> dict:
-    """label -> {"arrive_unit", "init_count"} of every mbarrier the lowering initialises, for
-    ``tle-dump --format json``: the lowering decides the arrive unit (cp.async gathers arrive per
-    thread), so the report asks it (Gluon source only, with DEFAULT_CONFIG's constexprs; no Triton
-    compile). Empty when the kernel cannot be lowered (no DEFAULT_CONFIG, a .pipe file, ...)."""
-    try:
-        from .compile import gluon_source
-
-        cfg = default_config(path, kernel)
-        gen = gluon_source((path, kernel), cfg.get("constexprs", {}))
-    except Exception:  # noqa: BLE001 - the report works without the lowering
-        return {}
+def barrier_units_of(gen) -> dict:
+    """label -> {"arrive_unit", "init_count"} of every mbarrier of a lowered kernel (a
+    codegen.Generated), for ``tle-dump --format json``: the lowering decides the arrive unit
+    (cp.async gathers arrive per thread), so the report reads the kernel tle-dump translated."""
     out = {}
     for pp in gen.plans.values():
         for arr in pp.arrays:

@@ -26,7 +26,8 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
   nothing (Triton prints at compile time and generates no code).
 * Elementwise math Gluon has under the same name (``tl.fma``, ``umulhi``, ``fdiv``, ``div_rn``,
   ``sqrt_rn``) and value ops: ``tl.zeros_like``, ``tl.cast`` (as ``x.to``), ``tl.multiple_of`` /
-  ``tl.max_contiguous`` (hints kept on the value), ``tl.expand_dims`` (as ``x[:, None]``),
+  ``tl.max_contiguous`` (hints kept on the value; on a shared-memory pointer, dropped),
+  ``tl.expand_dims`` (as ``x[:, None]``),
   ``tl.broadcast_to`` within one rank, ``tl.assume``, ``tl.reshape`` / ``tl.ravel`` without
   reordering (``gl.reshape``, whose result layout Gluon infers, converted to the layout the solver
   gives the result).
@@ -390,6 +391,11 @@ def value_op(tr, node: K.Op) -> V:
             raise tr.err(f"`{name}(input, values)` needs both", node)
         x = tr.ex(a["input"])
         values = _constant(tr, node, a["values"], "values")
+        if x.kind == "lptr":
+            # a slot's or buffer's shared memory is reached through its descriptor, which
+            # Gluon addresses whole: no pointer the hint could refine, so it is dropped (a
+            # promise about the addresses, never their values)
+            return x
         if x.kind not in ("scalar", "tensor"):
             raise tr.err(f"`{name}` of a {x.kind}: a hint on a runtime value", node)
         return tr.computed(x, text=f"gl.{name.split('.', 1)[1]}({x.text}, {values.text})")
