@@ -326,3 +326,17 @@ def test_a_name_whose_type_a_branch_or_a_loop_changes_is_refused(tmp_path, case)
 ])
 def test_a_name_a_branch_or_a_loop_rebinds_to_its_type_is_computed(tmp_path, body):
     assert check(tmp_path, "int8", "i32", body) == "same"
+
+
+@pytest.mark.parametrize("kbody,body", [
+    ("k1: tl.constexpr = 0", "if M > 0:\n    k1 = 255\ntl.store(y_ptr + p * 2048 + offs, t)"),
+    ("k0: tl.constexpr = 0.001", "for j in range(2):\n    k0 = k0 + 0\n"
+                                 "tl.store(y_ptr + p * 2048 + offs, t)"),
+])
+def test_a_kernel_body_constexpr_handed_to_a_partition_is_one_there(tmp_path, kbody, body):
+    """The kernel body's `k1: tl.constexpr = 0` handed to the reader is a constexpr there, so
+    the reader's rebinding of it in a runtime branch or a loop is refused as Triton refuses it
+    (found by the random bodies with kernel-body bindings: verified and lowered before)."""
+    o = outcome(tmp_path, body, "int8", "i32", kbody=kbody)
+    assert o.plain is None and o.tle is None, (o.why_plain, o.why_tle)
+    assert "is a constexpr in Triton" in o.why_tle, o.why_tle

@@ -556,8 +556,9 @@ class Frame:
     # if, ...): runtime values now, which cannot be resolved
     lost: set = field(default_factory=set)
     # names that are a constexpr in Triton 3.6 as bound now: `name: tl.constexpr = ...`, a
-    # kernel's constexpr parameter, a partition's parameter given one or a number (a plain
-    # assignment makes a name a tensor); Builder.constexpr_rebound_in_region reads it
+    # kernel's constexpr parameter, a partition's parameter given one (or a kernel-body name
+    # bound as one) or a number (a plain assignment makes a name a tensor);
+    # Builder.constexpr_rebound_in_region reads it
     constexprs: set = field(default_factory=set)
     # lost names that held a free shared buffer on some path: name -> those buffers' names
     lost_buffers: dict = field(default_factory=dict)
@@ -3449,9 +3450,12 @@ class Builder(BuildRules):
             arg_nodes = elt.elts[1].elts if isinstance(elt, (ast.Tuple, ast.List)) \
                 and len(elt.elts) == 2 and isinstance(elt.elts[1], (ast.Tuple, ast.List)) else ()
             for p, a in zip(names, arg_nodes):
-                if (isinstance(a, ast.Name) and a.id in self.constexpr_params) or (
+                if (isinstance(a, ast.Name) and a.id in self.frame.constexprs) or (
                         isinstance(a, ast.Constant) and type(a.value) in (int, float, bool)):
-                    frame.constexprs.add(p)  # a constexpr in the partition, as in the kernel
+                    # a constexpr in the partition, as in the kernel body (a constexpr
+                    # parameter, a name it binds as a tl.constexpr), or a number written in
+                    # the call
+                    frame.constexprs.add(p)
                 if isinstance(a, ast.Name) and self._is_local_tensor(a):
                     frame.body_tensors[p] = a.id
                 elif isinstance(a, (ast.Tuple, ast.List)):
