@@ -23,6 +23,7 @@ import pytest
 pytest.importorskip("triton.experimental.gluon")
 
 from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
+from tests.triton_diff import PLAIN  # noqa: E402
 from tests.test_lowering_adversarial_5 import (  # noqa: E402
     HEAD, _compiled, _dump, _line_of, _reg, _triton_ttir, _write)
 
@@ -31,24 +32,8 @@ pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__modu
 
 T2 = "tensor<32x64x"
 
-# plain Triton's reading of the same consumer body: the tile ``t`` of [32, 64] loaded per ``p``
-PLAIN = '''
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add(x, y):
-    return x + y
-
-
-@triton.jit
-def ref(x_ptr, y_ptr, N, M):
-    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
-    for p in range(N):
-        t = tl.load(x_ptr + p * 2048 + offs)
-BODY
-'''
+# plain Triton's reading of the same consumer body (``t`` a [32, 64] tile loaded per ``p``):
+# tests/triton_diff.py's PLAIN, with its helper ``add``
 
 SIGS = {"int8": "i8", "int32": "i32", "bfloat16": "bf16", "uint8": "u8"}
 
