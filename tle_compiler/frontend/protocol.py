@@ -48,6 +48,7 @@ from .params import (assumed_interval, derivations, finalize, is_placeholder, la
 from .scope import fold_int, is_triton
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
+from .loop_ends import why_not_ending
 from .triton_rules import TritonRules
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
@@ -1127,10 +1128,27 @@ class Walker(WalkRules, TritonRules):
                            f"{'minus' if e.op == '-' else 'invert'}\")", e,
                            check="unsupported-expression")
         v = self.unary(e)
+        if e.op == "+" and self.triton_tensor(e.operand, self.eval_quiet(e.operand)):
+            # Triton 3.6's visit_UnaryOp calls the operand's __pos__, which its tensors lack
+            # (adversarial round 27: `range(+N)`, `acquire(+p)`, `+t` were verified)
+            raise self.err(f"`{self.src(e)}`: unary `+` of a tensor, which Triton 3.6 refuses "
+                           f"(\"'tensor' object has no attribute '__pos__'\"); write "
+                           f"`{self.src(e.operand)}`", e, check="unsupported-expression")
         if e.op == "-":
             # `-q` of a name bound to -2147483648: Python's 2147483648, the GPU's i32 wraps
             self.tensor_overflow(e, v)  # names bound to numbers: local_tensors
         return v
+
+    def triton_tensor(self, e: K.Expr, v: Optional[Value]) -> bool:
+        """Whether Triton 3.6 surely holds ``e`` (of value ``v``) as a tensor, not a constexpr:
+        a run-time integer (a kernel argument that is no constexpr, a range loop's variable, a
+        value computed from one), a name bound to a number (local_tensors), a block, a pointer,
+        a float kernel argument or a view of a slot."""
+        if self.is_runtime(v) or self.tensor_expr(e) or self.is_block(e):
+            return True
+        if isinstance(v, Data) and (v.floating or v.view is not None):
+            return True
+        return self.operand_type(e) == "ptr"
 
     def tensor_expr(self, e: K.Expr) -> bool:
         """Whether ``e`` computes from a name the lowered kernel holds as a tensor."""
@@ -1410,6 +1428,8 @@ class Walker(WalkRules, TritonRules):
                 # undefined on the GPU: no value of the params makes it a protocol
                 raise self.err(f"integer division by zero: `{op} 0`", node,
                                check="division-by-zero")
+            if op in ("//", "%") and not rt and not b.is_const:
+                self.config_division_by_zero(op, b, node)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
                 folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
                 # where i32 and i64 results differ (a shift by 32 or more, a result outside
@@ -1454,6 +1474,10 @@ class Walker(WalkRules, TritonRules):
         is refused with this reason, where it was read as an integer that "divides by zero".
         None: an integer power the caller folds or keys."""
         runtime = [x for x in (left, right) if self.is_runtime(x)]
+        if not runtime and isinstance(node, K.BinOp):
+            # a tile (`t ** 2` of a loaded tile, adversarial round 27) is a tensor too
+            runtime = [v for x, v in ((node.lhs, left), (node.rhs, right))
+                       if self.triton_tensor(x, v)]
         if runtime:
             raise self.err(f"`{self.src(node)}`: `**` of a runtime value, which Triton 3.6 "
                            f"refuses (a tensor has no `__pow__`): multiply it out, or make the "
@@ -1926,6 +1950,15 @@ class Walker(WalkRules, TritonRules):
         if e.name == "ifexp":
             return self.ifexp(e)
         if e.name == "T" and len(e.args) == 1:
+            dims, exact = self.block_dims(e.args[0])
+            if exact and len(dims) != 2:
+                # Triton 3.6's get_Attribute: `.T` is permute(x, (1, 0)), refused on other
+                # ranks (adversarial round 27: `t.T` of a [64] tile was verified); the lowering's
+                # words
+                raise self.err(f"`{self.src(e)}`: `x.T` of a tensor that is not 2-D: Triton's .T "
+                               f"is permute(x, (1, 0)), which it refuses on other ranks "
+                               f"(\"permute dims must have the same length as input shape\"); "
+                               f"write tl.trans(x, dims)", e, check="unsupported-expression")
             return self.attribute(self.eval(e.args[0]), "T", e)
         if e.name == "to" and e.args:
             self.lowered_binding(e, "to")
@@ -2208,6 +2241,23 @@ class Walker(WalkRules, TritonRules):
             raise self.err(f"{what} fails with {given} (DEFAULT_CONFIG): {why}", node,
                            check="static-assert")
 
+    def config_division_by_zero(self, op: str, b: Affine, node) -> None:
+        """Refuse a compile-time `//` / `%` (constexpr operands: Triton 3.6 computes it in Python
+        when it compiles) whose divisor is 0 at the file's DEFAULT_CONFIG constexprs, the values
+        `--gluon` compiles: `C // (C - 5)` with C = 5 was verified "for every value of N"
+        (adversarial round 27), and Triton failed on the kernel (ZeroDivisionError), as it
+        does on the literal `// 0` (check division-by-zero)."""
+        args = {v: self.k.params.slot(v).arg for v in b.variables
+                if v in self.k.params.by_placeholder}
+        values = {v: self.k.config_constexprs.get(a) for v, a in args.items()}
+        if len(values) != len(b.variables) or None in values.values() or b.eval(values) != 0:
+            return
+        given = ", ".join(f"{args[v]} = {values[v]}" for v in sorted(values))
+        raise self.err(f"integer division by zero: `{self.src(node)}` divides by 0 with {given} "
+                       f"(DEFAULT_CONFIG): Triton 3.6 computes this constexpr division when it "
+                       f"compiles, and fails (ZeroDivisionError)", node,
+                       check="division-by-zero")
+
     def prefetch_bytes(self, args: list[Value], kwargs: dict[str, Value], node: K.Op) -> None:
         """Refuse the byte count of ``tle.gpu.prefetch_l2(ptr, nbytes, mask=)`` the lowering
         cannot emit (partition_rules.prefetch_bytes_refusal, the lowering's own rule): one that
@@ -2374,6 +2424,8 @@ class Walker(WalkRules, TritonRules):
             self.reduction_axis_rule(name, node)
         if triton and name in ("arange", "zeros", "full"):
             self.block_shape_rule(name, node)
+        if triton and name == "full":
+            self.full_value_rule(node)
         if triton:
             self.operand_dtype_rule(name, node)
         if triton and name in ("dot", "expand_dims", "broadcast_to"):
@@ -3243,6 +3295,8 @@ class Walker(WalkRules, TritonRules):
         so they stay, in order."""
         names = assigned_names(s.body)
         before = dict(self.env)
+        # whether a counter shows the loop ends, read with the values before it (loop_ends.py)
+        not_ending = why_not_ending(self, s)
         reason = self.poison_reason("loop", s, s.loc.line)
         for name in names:
             if _carried_scalar(self.env.get(name)):
@@ -3260,13 +3314,14 @@ class Walker(WalkRules, TritonRules):
         finally:
             self.depth -= 1
             self.bad_loop = saved_bad
-        self.refuse_endless(s, tested, names)
+        self.refuse_endless(s, tested, names, not_ending)
         after = dict(self.env)
         self.env.clear()
         self.env.update(before)
         self.merge_into(before, [after], names, s, "loop")
 
-    def refuse_endless(self, s: K.While, tested: Value, names) -> None:
+    def refuse_endless(self, s: K.While, tested: Value, names,
+                       not_ending: Optional[str] = None) -> None:
         """Refuse a `while` whose body assigns nothing its condition reads (the condition
         ``tested`` before the first iteration), unless that condition is surely false (a loop
         that never runs): nothing it reads changes in the loop (a constant, a param, a value
@@ -3274,16 +3329,30 @@ class Walker(WalkRules, TritonRules):
         the loads others write are frontend/memory_waits.py's), and a kernel has no `break`,
         so once the condition holds the loop never ends, and the partition (or the kernel body)
         never reaches its end or its later pipe events, while the verdict said every partition
-        runs to its end."""
-        if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
-            return
+        runs to its end. A body that assigns what the condition reads must step a counter
+        toward a bound (``not_ending``: loop_ends.why_not_ending's reason where it does not):
+        `c = c + 0`, `i += 2` against `i != N`, `i -= 1` against `i < N` never end either
+        (adversarial round 27), unless the kernel body's walk of it ended (``ends_exactly``)."""
         if self.const_int(tested) == 0 or (isinstance(tested, Const) and tested.value is False):
             return
+        if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
+            if not_ending is None or self.ends_exactly(s):
+                return
+            raise self.err(f"this `while` loop may never end: {not_ending}, so the verifier "
+                           f"cannot show that the partition (or the kernel body) finishes, which "
+                           f"its verdict says; count with a counter (`k = 0`, `while k < n:`, "
+                           f"..., `k += 1`) or bound the loop with range()", s,
+                           check="endless-loop")
         raise self.err(f"this `while` loop never ends once its condition `{self.src(s.cond)}` "
                        f"holds: its body assigns nothing the condition reads (and a kernel has "
                        f"no `break`), so the partition would never finish, which the verdict "
                        f"could not say; bound the loop with range(), or update what the "
                        f"condition reads in its body", s, check="endless-loop")
+
+    def ends_exactly(self, s: K.While) -> bool:
+        """Whether the walk of ``s`` iteration by iteration ended (the kernel body's:
+        PrologueWalker); a partition walks no `while` so."""
+        return False
 
     def _s_Return(self, s: K.Return) -> None:
         if s.value is not None:
@@ -3794,10 +3863,17 @@ class PrologueWalker(Walker):
         bound before it then takes the exact value it holds after it (PrologueWalker.unroll)."""
         self.refuse_run_time_cond(s.cond)
         before = dict(self.env)
-        super()._s_While(s)
+        # walked first from the values before it: refuse_endless asks whether that walk ended
         exact = self.unroll(s, before)
+        self._ended = s if exact is not None else None
+        super()._s_While(s)
         if exact:
             self.env.update(exact)
+
+    _ended: Optional[K.While] = None  # the `while` whose walk ended (_s_While)
+
+    def ends_exactly(self, s: K.While) -> bool:
+        return self._ended is s
 
     def _s_Assign(self, s: K.Assign) -> None:
         super()._s_Assign(s)
