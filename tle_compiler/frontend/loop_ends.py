@@ -79,12 +79,45 @@ def _wide(walker, e: K.Expr, dtype: Optional[str]) -> bool:
     return I64 in getattr(v, "wide", ())
 
 
+def _resolved(cond: K.Expr, body: tuple, names: set, depth: int = 0) -> K.Expr:
+    """``cond`` with each name the statements that compute it assign replaced by the value they
+    give it: the builder runs a condition's own statements (an inlined helper's locals, `while
+    above(p, k):`) before the loop and again at the end of its body, so the condition tested is
+    ``above``'s comparison of the body's last values. A name is replaced where the body assigns
+    it once, as a statement of its own, from a value that does not read it, and nothing the value
+    reads is assigned after it."""
+    if depth > 16:
+        return cond
+    stores = [st for st in K.walk_stmts(body) if isinstance(st, K.Assign)]
+    position = {id(st): i for i, st in enumerate(body)}
+
+    def value_of(name: str) -> Optional[K.Expr]:
+        mine = [st for st in stores if st.target == name]
+        if len(mine) != 1 or id(mine[0]) not in position:
+            return None
+        at = position[id(mine[0])]
+        read = {x.id for x in K.walk_expr(mine[0].value) if isinstance(x, K.Name)}
+        later = {st.target for st in body[at + 1:] if isinstance(st, K.Assign)}
+        if name in read or read & later \
+                or any(not isinstance(st, K.Assign) for st in body[at + 1:]):
+            return None  # (a counter `k = k + 1` is kept: it is what the condition tests)
+        return mine[0].value
+
+    if isinstance(cond, K.Name) and cond.id in names:
+        v = value_of(cond.id)
+        return cond if v is None else _resolved(v, body, names, depth + 1)
+    if isinstance(cond, K.Compare):
+        return K.Compare(cond.op, _resolved(cond.lhs, body, names, depth + 1),
+                         _resolved(cond.rhs, body, names, depth + 1), cond.loc)
+    return cond
+
+
 def why_not_ending(walker, s: K.While) -> Optional[str]:
     """None when the counter rule shows that ``s`` ends; else why it may not (a phrase that
     follows "it may never end: "). ``walker``'s environment is the one before the loop."""
     names = {st.target for st in K.walk_stmts(s.body) if isinstance(st, K.Assign)} | {
         st.var for st in K.walk_stmts(s.body) if isinstance(st, K.For)}
-    cond = s.cond
+    cond = _resolved(s.cond, s.body, names)
     shape = ("its condition is no comparison `k < E` (`<=`, `>`, `>=`) of a counter `k` the body "
              "steps by a constant and a bound `E` the body does not change")
     if not isinstance(cond, K.Compare) or cond.op not in FLIPPED:
@@ -115,12 +148,14 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
                 f"changing it or wrap before it reaches the bound")
     et, ed = walker.operand_type(bound), walker.tile_dtype(bound)
     if et == "float" or isinstance(bound, K.Const) and isinstance(bound.value, float):
-        return f"the bound `{walker.src(bound)}` is a float, which an integer counter may never reach"
+        return (f"the bound `{walker.src(bound)}` is a float, which an integer counter may never "
+                f"reach")
     e = walker.literal_int(bound)
     e = None if isinstance(e, bool) else e
     if _wide(walker, bound, ed) and not _wide(walker, K.Name(k), kd) \
             or e is not None and not I32_MIN <= e <= I32_MAX:
-        return (f"the bound `{walker.src(bound)}` is (or may be) a 64-bit integer, beyond what the counter "
+        return (f"the bound `{walker.src(bound)}` is (or may be) a 64-bit integer, beyond what "
+                f"the counter "
                 f"`{py}` reaches before it wraps")
     if abs(c) == 1 and op in ("<", ">"):
         return None
