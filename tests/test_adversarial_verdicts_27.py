@@ -81,10 +81,15 @@ views; conditions on loop variables that change only at 150 or more (`p % 151 !=
 1000`: rejected with the witness; `p // 150`, `p >> 8`, `p & 256`, `tl.minimum(p, 200)`, ...:
 non-affine-if); `range(0, N, 2)` against `range(N // 2)` / `tl.cdiv(N, 2)` (rejected at odd N),
 `tl.cdiv(N, 4)` against `(N + 3) // 4` (verified); the closed flag read through a name, `!= True`,
-`== 0`, `not not not`, `False ==` (verified) and through `tl.where`, `~`, `.to(tl.int32)`, a tuple
-or `or` (refused or rejected, never verified wrong); loads and atomics in a partition as loop
-bounds (non-affine-loop); a kernel-body `return` before warp_specialize (ignored: the kernel is
-judged as if it ran, never verified where it hangs); `for ... else` after range / static_range
+`== 0`, `not not not`, `False ==` (verified, and lowered to exactly the verified barrier
+operations: the lowered guard compares an i1, which Triton widens to 1) and through `tl.where`,
+`~`, `.to(tl.int32)`, a tuple or `or` (refused or rejected, never verified wrong); a loop
+variable rebound in the body before or after its acquire (`p = p + 1; acquire(p - 1)`: verified
+and lowered to its events, as SPMC views, a field no reader sees and one pipe under two names);
+a last commit only some programs skip (`tl.program_id(0) != 7`, `% 4 != 3`, the last program by
+tl.num_programs: rejected with the program; `tl.program_id(1) <= 100`: bounded); loads and
+atomics in a partition as loop bounds (non-affine-loop); a kernel-body `return` before
+warp_specialize (ignored: the kernel is judged as if it ran, never verified where it hangs); `for ... else` after range / static_range
 and `while ... else` (refused); try / del / walrus / chained assignment / `in` / starred
 assignment / comprehensions (refused). A run-time negative step of a loop without events
 (`range(0, N, S)` with `tle.assume(S <= -1)`, pinned verified by tests/test_frontend_fixes_23.py)
@@ -97,7 +102,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_oracles import triton_compile_error
+from .adversarial_oracles import lowers_to_its_events, triton_compile_error
 from .test_adversarial_verdicts_25 import dump, expect, ring
 from .test_adversarial_verdicts_26 import TRITON, reader_does, writer_does
 
@@ -126,6 +131,8 @@ WHILE_LOOPS = {
                             _ENDLESS + ("64-bit",)),
     "in the kernel body, c = c + 0": ("body", "c = 1\nwhile c > 0:\n    c = c + 0", _ENDLESS),
     "in the kernel body, i != N": ("body", "i = 0\nwhile i != N:\n    i += 2", _ENDLESS),
+    "i <= 2147483647": ("reader", "i = 0\nwhile i <= 2147483647:\n    i += 1",
+                        _ENDLESS + ("the bound 2147483647 is that close to the end of i32",)),
     # twins: a counter stepped toward its bound, or a kernel-body loop walked to its end
     "a counter to N": ("reader", "i = 0\nwhile i < N:\n    i += 1", "verified"),
     "a counter down to 0": ("reader", "i = N\nwhile i > 0:\n    i = i - 1", "verified"),
@@ -491,6 +498,19 @@ def test_closed_flag_guards(tmp_path, capsys, name):
     expect(code, err, want)
 
 
+@pytest.mark.parametrize("name", ["!= True", "== 0", "!= 1", "False =="])
+def test_the_closed_flag_spellings_lower_to_their_events(tmp_path, name):
+    """The spellings verified above lower to exactly the verified barrier operations (the
+    lowered Gluon, run over a grid of N by tests/test_lowering_events.py's emulator); the
+    lowered guard compares the flag as an i1, which Triton widens to 1 beside an integer."""
+    guard = CLOSED_GUARDS[name][0] + "\nr.release(p)"
+    text = CLOSED.replace("GUARD", "".join(f"        {line}\n" for line in guard.splitlines()))
+    path = tmp_path / "kernel.py"
+    path.write_text(text + '\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": '
+                           '"*fp32", "N": "i32"}, "constexprs": {}}\n')
+    lowers_to_its_events(path)
+
+
 DECLARED = {
     "one helper called twice": (
         "def mk():\n    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))\n"
@@ -574,6 +594,33 @@ def test_a_reader_that_skips_an_index_only_far_out_is_rejected(tmp_path, capsys,
         "            r.release(p)\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, CONDITIONS[cond])
+
+
+PROGRAM_CONDITIONS = {
+    "tl.program_id(0) != 7": ("rejected", "(when N=1, program_id_0=7, p=0)"),
+    "tl.program_id(0) % 4 != 3": ("rejected", "program_id_0=3"),
+    "tl.program_id(0) != tl.num_programs(0) - 1": (
+        "rejected", "program_id_0=0, later_programs_0=0 (num_programs_0=1)"),
+    "tl.num_programs(0) != 1": ("rejected", "num_programs_0=1"),
+    "tl.program_id(1) <= 100": ("bounded", "program_id_1 in [0, 63]"),
+}
+
+
+@pytest.mark.parametrize("cond", list(PROGRAM_CONDITIONS))
+def test_a_last_commit_only_some_programs_skip(tmp_path, capsys, cond):
+    """The writer skips its last commit in the programs where ``cond`` fails; the reader waits
+    it in every program: rejected with the program that hangs, or bounded (two free params)
+    where that program lies beyond the values checked, never verified."""
+    text = ring().replace(
+        "        s = w.acquire(p)\n"
+        "        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))\n"
+        "        w.commit(p)\n",
+        f"        if (p < N - 1) or ({cond}):\n"
+        "            s = w.acquire(p)\n"
+        "            tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))\n"
+        "            w.commit(p)\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, PROGRAM_CONDITIONS[cond])
 
 
 TRIP_COUNTS = {

@@ -165,6 +165,8 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
             return None
     elif isinstance(walker.eval_quiet(bound), Aff):
         return None  # affine in params: the counter's values are under the verdict's i32 caveat
+    where = (f"the bound {e} is that close to the end of i32" if e is not None else
+             "a bound read from memory may be 2^31 - 1")
     return (f"its step {c} against `{op}` may carry `{py}` past the end of i32, where it wraps "
-            f"and the condition holds again (a bound read from memory may be 2^31 - 1; a step "
-            f"of 1 against `<`, of -1 against `>`, never wraps)")
+            f"and the condition holds again ({where}; a step of 1 against `<`, of -1 against "
+            f"`>`, never wraps)")
