@@ -71,31 +71,31 @@ that refusal meanwhile. Also verified and refused only by the lowering, so left 
 `t[None]` ([1, 64]) through [64] pointers, `tl.sum` of a 3-D tile over two axes, arithmetic in
 an fp8 type, `tl.dot` shapes wgmma cannot issue (K = 1, M = 16).
 
-Checked and found right (pinned below): a deadlock cycle over two pipes whose partitions commit
-and wait in different orders, closing only once a capacity is filled (rejected at N = 6 with
-both edges named; with capacity 64 verified for N <= 66, rejected at N = 68, bounded for every
-N outside the fragment); two pipes declared by one helper called twice, or named alike (bad-pipe);
+Checked and found right (pinned below): a deadlock cycle over two pipes whose partitions commit and
+wait in different orders, closing only once a capacity is filled (rejected at N = 6 with both edges
+named; with capacity 64 verified for N <= 66, rejected at N = 68, bounded for every N outside the
+fragment); two pipes declared by one helper called twice, or named alike (bad-pipe);
 scope="cluster"; capacity or one_shot from a constexpr or a run-time value (bad-pipe); a reader
 declared but never used (unconsumed) or declared twice (bad-pipe); SPMC readers with disjoint
-views; conditions on loop variables that change only at 150 or more (`p % 151 != 150`, `p !=
-1000`: rejected with the witness; `p // 150`, `p >> 8`, `p & 256`, `tl.minimum(p, 200)`, ...:
+views; conditions on loop variables that change only at 150 or more (`p % 151 != 150`, `p != 1000`:
+rejected with the witness; `p // 150`, `p >> 8`, `p & 256`, `tl.minimum(p, 200)`, ...:
 non-affine-if); `range(0, N, 2)` against `range(N // 2)` / `tl.cdiv(N, 2)` (rejected at odd N),
 `tl.cdiv(N, 4)` against `(N + 3) // 4` (verified); the closed flag read through a name, `!= True`,
 `== 0`, `not not not`, `False ==` (verified, and lowered to exactly the verified barrier
 operations: the lowered guard compares an i1, which Triton widens to 1) and through `tl.where`,
-`~`, `.to(tl.int32)`, a tuple or `or` (refused or rejected, never verified wrong); a loop
-variable rebound in the body before or after its acquire (`p = p + 1; acquire(p - 1)`: verified
-and lowered to its events, as SPMC views, a field no reader sees and one pipe under two names);
-a last commit only some programs skip (`tl.program_id(0) != 7`, `% 4 != 3`, the last program by
-tl.num_programs: rejected with the program; `tl.program_id(1) <= 100`: bounded); loads and
-atomics in a partition as loop bounds (non-affine-loop); a kernel-body `return` before
-warp_specialize (ignored: the kernel is judged as if it ran, never verified where it hangs); `for ... else` after range / static_range
-and `while ... else` (refused); try / del / walrus / chained assignment / `in` / starred
-assignment / comprehensions (refused). A run-time negative step of a loop without events
-(`range(0, N, S)` with `tle.assume(S <= -1)`, pinned verified by tests/test_frontend_fixes_23.py)
-runs on the GPU while the variable is below the stop (Triton reverses only a constexpr step):
-from 0 down until i32 wraps, where Python's range runs nothing; it ends, and touches no pipe
-(a loop with events must step by a constant), so the verdict stands: data only.
+`~`, `.to(tl.int32)`, a tuple or `or` (refused or rejected, never verified wrong); a loop variable
+rebound in the body before or after its acquire (`p = p + 1; acquire(p - 1)`: verified and lowered
+to its events, as SPMC views, a field no reader sees and one pipe under two names); a last commit
+only some programs skip (`tl.program_id(0) != 7`, `% 4 != 3`, the last program by tl.num_programs:
+rejected with the program; `tl.program_id(1) <= 100`: bounded); loads and atomics in a partition as
+loop bounds (non-affine-loop); a kernel-body `return` before warp_specialize (ignored: the kernel
+is judged as if it ran, never verified where it hangs); `for ... else` after range / static_range
+and `while ... else` (refused); try / del / walrus / chained assignment / `in` / starred assignment
+/ comprehensions (refused). A run-time negative step of a loop without events (`range(0, N, S)`
+with `tle.assume(S <= -1)`, pinned verified by tests/test_frontend_fixes_23.py) runs on the GPU
+while the variable is below the stop (Triton reverses only a constexpr step): from 0 down until i32
+wraps, where Python's range runs nothing; it ends, and touches no pipe (a loop with events must
+step by a constant), so the verdict stands: data only.
 """
 
 from __future__ import annotations
