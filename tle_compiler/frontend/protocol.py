@@ -1376,7 +1376,10 @@ class Walker(WalkRules, TritonRules):
         if e.op not in self.SCALAR_CHECKED:
             return
         from ..ir import promotion
-        for value, node, other in ((left, e.lhs, right), (right, e.rhs, left)):
+        for value, node, other, other_node in ((left, e.lhs, right, e.rhs),
+                                               (right, e.rhs, left, e.lhs)):
+            if not self.python_number(other_node):
+                continue  # (a name bound to a number is an i32 tensor: Triton promotes it)
             if isinstance(other, Const) and isinstance(other.value, int) \
                     and not isinstance(other.value, bool):
                 c = other.value
@@ -1408,6 +1411,20 @@ class Walker(WalkRules, TritonRules):
                                f"and refuses it (\"{why}\"); cast the tile first "
                                f"(`.to(tl.int64)`) or write a number of its type", e,
                                check="unsupported-expression")
+
+    def python_number(self, e: K.Expr) -> bool:
+        """Whether Triton 3.6 holds ``e`` as a Python number (a constexpr) rather than a tensor:
+        a literal or module constant, a constexpr parameter, and arithmetic of them only."""
+        if isinstance(e, (K.Const, K.Global)):
+            return True
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+"):
+            return self.python_number(e.operand)
+        if isinstance(e, K.BinOp):
+            return self.python_number(e.lhs) and self.python_number(e.rhs)
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return isinstance(v, KernelArg) and v.constexpr
+        return False
 
     def run_time_i32(self, v: Value) -> bool:
         """Whether ``v`` is an integer the GPU computes at run time in i32 as far as the reading
