@@ -2291,6 +2291,16 @@ class Builder(BuildRules):
         x = self.value(node.operand)
         if isinstance(node.op, ast.Not):
             self.tensor_truth(node, [(node.operand, x)], "not")
+        if isinstance(node.op, ast.UAdd) and not self.not_triton \
+                and self.local_tensor(node.operand) is not None:
+            # `+b` of a local number: Triton 3.6 holds b as a tensor, which has no __pos__
+            # (adversarial round 27: `b = 3; range(+b)` was verified); the protocol view refuses
+            # `+` of the other tensors (Walker._e_UnaryOp)
+            raise self.err(f"`{ast.unparse(node)}`: unary `+` of a tensor, which Triton 3.6 "
+                           f"refuses (\"'tensor' object has no attribute '__pos__'\"; a plain "
+                           f"assignment makes `{ast.unparse(node.operand)}` a tensor); write "
+                           f"`{ast.unparse(node.operand)}`", node,
+                           check="unsupported-expression")
         built = K.UnaryOp(_UNOPS[type(node.op)], x, self.loc(node))
         if not isinstance(node.op, ast.Not):
             # `-b` of a local number b = -2^31 (or an i1 True) wraps in Triton

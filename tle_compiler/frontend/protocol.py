@@ -48,6 +48,7 @@ from .params import (assumed_interval, derivations, finalize, is_placeholder, la
 from .scope import fold_int, is_triton
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
+from .loop_ends import why_not_ending
 from .triton_rules import TritonRules
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
@@ -885,6 +886,10 @@ class Walker(WalkRules, TritonRules):
         if isinstance(v, Data) and not v.shared and isinstance(v.node, K.Op) \
                 and id(v.node) not in self._truth_names and self.i1_where(v.node):
             return self.I1, None, none  # a name bound to an i1 `tl.where`
+        if isinstance(v, Data) and v.shared and v.view == "loaded":
+            # a tile loaded from a slot (adversarial round 27: `not t` was verified): no field
+            # holds i1 elements, so Triton's bitcast to i1 fails on it
+            return self.TENSOR, None, none
         if isinstance(v, Data) and not v.shared and isinstance(v.node, K.Op) \
                 and v.node.name.startswith("tl.") \
                 and v.node.name[3:] not in ("program_id", "num_programs"):
@@ -1144,10 +1149,27 @@ class Walker(WalkRules, TritonRules):
                            f"{'minus' if e.op == '-' else 'invert'}\")", e,
                            check="unsupported-expression")
         v = self.unary(e)
+        if e.op == "+" and self.triton_tensor(e.operand, self.eval_quiet(e.operand)):
+            # Triton 3.6's visit_UnaryOp calls the operand's __pos__, which its tensors lack
+            # (adversarial round 27: `range(+N)`, `acquire(+p)`, `+t` were verified)
+            raise self.err(f"`{self.src(e)}`: unary `+` of a tensor, which Triton 3.6 refuses "
+                           f"(\"'tensor' object has no attribute '__pos__'\"); write "
+                           f"`{self.src(e.operand)}`", e, check="unsupported-expression")
         if e.op == "-":
             # `-q` of a name bound to -2147483648: Python's 2147483648, the GPU's i32 wraps
             self.tensor_overflow(e, v)  # names bound to numbers: local_tensors
         return v
+
+    def triton_tensor(self, e: K.Expr, v: Optional[Value]) -> bool:
+        """Whether Triton 3.6 surely holds ``e`` (of value ``v``) as a tensor, not a constexpr:
+        a run-time integer (a kernel argument that is no constexpr, a range loop's variable, a
+        value computed from one), a name bound to a number (local_tensors), a block, a pointer,
+        a float kernel argument or a view of a slot."""
+        if self.is_runtime(v) or self.tensor_expr(e) or self.is_block(e):
+            return True
+        if isinstance(v, Data) and (v.floating or v.view is not None):
+            return True
+        return self.operand_type(e) == "ptr"
 
     def tensor_expr(self, e: K.Expr) -> bool:
         """Whether ``e`` computes from a name the lowered kernel holds as a tensor."""
@@ -1200,6 +1222,7 @@ class Walker(WalkRules, TritonRules):
         self.tensor_division(e, left, right)  # names bound to numbers: local_tensors
         self.tensor_power(e)
         self.scalar_out_of_range(e, left, right)
+        self.tile_scalar_out_of_range(e, left, right)
         self.tensor_unsigned(e, left, right)
         result = self.binop(e.op, left, right, e)
         self.tensor_overflow(e, result)
@@ -1358,6 +1381,68 @@ class Walker(WalkRules, TritonRules):
                            f"integers; write the expression without it, or widen the operand "
                            f"(`.to(tl.int64)`)", e, check="unsupported-expression")
 
+    def tile_scalar_out_of_range(self, e: K.BinOp, left: Value, right: Value) -> None:
+        """The rule of :meth:`scalar_out_of_range` beside an integer tile whose element type the
+        frontend knows (``tl.arange``: int32; a cast ``.to(tl.int8)``, ``tl.full`` / ``tl.zeros``
+        of an integer dtype, ...): Triton 3.6 computes ``op`` in the tile's type
+        (semantic.binary_op_type_checking_impl) and refuses a Python integer outside it
+        ("Scalar 300 is out of range for type int8", `tl.arange(0, 64) + 2**31`) or a negative
+        one beside an unsigned tile ("Cannot perform a binary operation between an unsigned
+        tensor and a negative scalar"). Each was verified (adversarial round 27), and the Gluon
+        the lowering printed failed so."""
+        if e.op not in self.SCALAR_CHECKED:
+            return
+        from ..ir import promotion
+        for value, node, other, other_node in ((left, e.lhs, right, e.rhs),
+                                               (right, e.rhs, left, e.lhs)):
+            if not self.python_number(other_node):
+                continue  # (a name bound to a number is an i32 tensor: Triton promotes it)
+            if isinstance(other, Const) and isinstance(other.value, int) \
+                    and not isinstance(other.value, bool):
+                c = other.value
+            elif isinstance(other, Aff) and not other.runtime and other.expr.is_const:
+                c = other.expr.const
+            else:
+                continue
+            dt = self.tile_dtype(node)
+            if dt is None and (isinstance(node, K.Op) and node.name == "tl.arange" or isinstance(
+                    node, K.Name) and isinstance(value, Data) and isinstance(value.node, K.Op)
+                    and value.node.name == "tl.arange"):
+                dt = "int32"
+            dt = {"i32": "int32", "i64": "int64", "i16": "int16", "i8": "int8", "u8": "uint8",
+                  "u16": "uint16", "u32": "uint32", "u64": "uint64"}.get(dt, dt)
+            if dt not in promotion.INTEGER_TYPES or dt == "int1":
+                continue
+            ret = promotion.computation_type(dt, promotion.PY_INT, e.op in ("//", "%"))
+            if ret not in promotion.INTEGER_TYPES or ret == "int1":
+                continue
+            why = None
+            if c < 0 and ret.startswith("uint"):
+                why = ("Cannot perform a binary operation between an unsigned tensor and a "
+                       "negative scalar")
+            elif not promotion.number_fits(c, ret):
+                why = f"Scalar {c} is out of range for type {ret}"
+            if why:
+                raise self.err(f"`{self.src(e)}` computes the {ret} tile `{self.src(node)}` with "
+                               f"the integer {c}: Triton 3.6 computes `{e.op}` in the tile's type "
+                               f"and refuses it (\"{why}\"); cast the tile first "
+                               f"(`.to(tl.int64)`) or write a number of its type", e,
+                               check="unsupported-expression")
+
+    def python_number(self, e: K.Expr) -> bool:
+        """Whether Triton 3.6 holds ``e`` as a Python number (a constexpr) rather than a tensor:
+        a literal or module constant, a constexpr parameter, and arithmetic of them only."""
+        if isinstance(e, (K.Const, K.Global)):
+            return True
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+"):
+            return self.python_number(e.operand)
+        if isinstance(e, K.BinOp):
+            return self.python_number(e.lhs) and self.python_number(e.rhs)
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return isinstance(v, KernelArg) and v.constexpr
+        return False
+
     def run_time_i32(self, v: Value) -> bool:
         """Whether ``v`` is an integer the GPU computes at run time in i32 as far as the reading
         knows: a kernel argument the file's DEFAULT_CONFIG types `i32`, or an affine value of
@@ -1427,6 +1512,8 @@ class Walker(WalkRules, TritonRules):
                 # undefined on the GPU: no value of the params makes it a protocol
                 raise self.err(f"integer division by zero: `{op} 0`", node,
                                check="division-by-zero")
+            if op in ("//", "%") and not rt and not b.is_const:
+                self.config_division_by_zero(op, b, node)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
                 folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
                 # where i32 and i64 results differ (a shift by 32 or more, a result outside
@@ -1471,6 +1558,10 @@ class Walker(WalkRules, TritonRules):
         is refused with this reason, where it was read as an integer that "divides by zero".
         None: an integer power the caller folds or keys."""
         runtime = [x for x in (left, right) if self.is_runtime(x)]
+        if not runtime and isinstance(node, K.BinOp):
+            # a tile (`t ** 2` of a loaded tile, adversarial round 27) is a tensor too
+            runtime = [v for x, v in ((node.lhs, left), (node.rhs, right))
+                       if self.triton_tensor(x, v)]
         if runtime:
             raise self.err(f"`{self.src(node)}`: `**` of a runtime value, which Triton 3.6 "
                            f"refuses (a tensor has no `__pow__`): multiply it out, or make the "
@@ -1943,6 +2034,15 @@ class Walker(WalkRules, TritonRules):
         if e.name == "ifexp":
             return self.ifexp(e)
         if e.name == "T" and len(e.args) == 1:
+            dims, exact = self.block_dims(e.args[0])
+            if exact and len(dims) != 2:
+                # Triton 3.6's get_Attribute: `.T` is permute(x, (1, 0)), refused on other
+                # ranks (adversarial round 27: `t.T` of a [64] tile was verified); the lowering's
+                # words
+                raise self.err(f"`{self.src(e)}`: `x.T` of a tensor that is not 2-D: Triton's .T "
+                               f"is permute(x, (1, 0)), which it refuses on other ranks "
+                               f"(\"permute dims must have the same length as input shape\"); "
+                               f"write tl.trans(x, dims)", e, check="unsupported-expression")
             return self.attribute(self.eval(e.args[0]), "T", e)
         if e.name == "to" and e.args:
             self.lowered_binding(e, "to")
@@ -2065,9 +2165,44 @@ class Walker(WalkRules, TritonRules):
                                      "a conditional expression (x if c else y)")
         a = self.eval_guarded(body, "a conditional expression (x if c else y)")
         b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
+        self.ifexp_types(e, test, ((body, a), (orelse, b)))
         if a == b:
             return a
         return self.choose(a, b, e)
+
+    def ifexp_types(self, e: K.Op, test: K.Expr, operands) -> None:
+        """Refuse ``a if c else b`` with ``c`` a run-time value and operands whose types the
+        frontend knows to differ (`1.5 if N > 0 else 0`, `N if N > 0 else 2**40`, a load of a
+        float beside an integer): Triton 3.6 builds it as a select of two scalars of one type
+        ("Ternary expression with dynamic condition has inconsistent types fp32 and int32").
+        Each was verified (adversarial round 27), and the Gluon failed so."""
+        dynamic = any(isinstance(x, K.Name) and self.is_runtime(self.env.get(x.id))
+                      or isinstance(x, K.Op) and x.name.startswith("tl.")
+                      for x in K.walk_expr(test))
+        if not dynamic:
+            return
+        from ..ir import promotion
+        types = []
+        for node, v in operands:
+            t = None
+            number = node.value if isinstance(node, (K.Const, K.Global)) else (
+                v.expr.const if isinstance(v, Aff) and not v.runtime and v.expr.is_const
+                else None)
+            if isinstance(number, (bool, int, float)):
+                t = promotion.python_number_type(number)
+            elif self.tile_dtype(node) is not None:
+                t = self.tile_dtype(node)
+            elif self.operand_type(node) == "int" and self.is_runtime(v):
+                t = "int64" if I64 in self.width(v) else "int32"
+            types.append({"float32": "fp32", "float64": "fp64", "float16": "fp16",
+                          "bfloat16": "bf16"}.get(t, t))
+        if None not in types and types[0] != types[1]:
+            raise self.err(f"`{self.src(e)}`: a conditional expression on the run-time "
+                           f"`{self.src(test)}` of {types[0]} and {types[1]} operands: Triton "
+                           f"3.6 refuses it (\"Ternary expression with dynamic condition has "
+                           f"inconsistent types {types[0]} and {types[1]}\"); cast one operand "
+                           f"(`.to(...)`) or write numbers of one type", e,
+                           check="unsupported-expression")
 
     def choose(self, a: Value, b: Value, e: K.Op) -> Value:
         """The value of ``a if c else b`` for a condition known only at run time. Tuples of
@@ -2235,6 +2370,23 @@ class Walker(WalkRules, TritonRules):
             raise self.err(f"{what} fails with {given} (DEFAULT_CONFIG): {why}", node,
                            check="static-assert")
 
+    def config_division_by_zero(self, op: str, b: Affine, node) -> None:
+        """Refuse a compile-time `//` / `%` (constexpr operands: Triton 3.6 computes it in Python
+        when it compiles) whose divisor is 0 at the file's DEFAULT_CONFIG constexprs, the values
+        `--gluon` compiles: `C // (C - 5)` with C = 5 was verified "for every value of N"
+        (adversarial round 27), and Triton failed on the kernel (ZeroDivisionError), as it
+        does on the literal `// 0` (check division-by-zero)."""
+        args = {v: self.k.params.slot(v).arg for v in b.variables
+                if v in self.k.params.by_placeholder}
+        values = {v: self.k.config_constexprs.get(a) for v, a in args.items()}
+        if len(values) != len(b.variables) or None in values.values() or b.eval(values) != 0:
+            return
+        given = ", ".join(f"{args[v]} = {values[v]}" for v in sorted(values))
+        raise self.err(f"integer division by zero: `{self.src(node)}` divides by 0 with {given} "
+                       f"(DEFAULT_CONFIG): Triton 3.6 computes this constexpr division when it "
+                       f"compiles, and fails (ZeroDivisionError)", node,
+                       check="division-by-zero")
+
     def prefetch_bytes(self, args: list[Value], kwargs: dict[str, Value], node: K.Op) -> None:
         """Refuse the byte count of ``tle.gpu.prefetch_l2(ptr, nbytes, mask=)`` the lowering
         cannot emit (partition_rules.prefetch_bytes_refusal, the lowering's own rule): one that
@@ -2401,6 +2553,8 @@ class Walker(WalkRules, TritonRules):
             self.reduction_axis_rule(name, node)
         if triton and name in ("arange", "zeros", "full"):
             self.block_shape_rule(name, node)
+        if triton and name == "full":
+            self.full_value_rule(node)
         if triton:
             self.operand_dtype_rule(name, node)
         if triton and name in ("dot", "expand_dims", "broadcast_to"):
@@ -3348,6 +3502,8 @@ class Walker(WalkRules, TritonRules):
         so they stay, in order."""
         names = assigned_names(s.body)
         before = dict(self.env)
+        # whether a counter shows the loop ends, read with the values before it (loop_ends.py)
+        not_ending = why_not_ending(self, s)
         reason = self.poison_reason("loop", s, s.loc.line)
         for name in names:
             if _carried_scalar(self.env.get(name)):
@@ -3365,13 +3521,14 @@ class Walker(WalkRules, TritonRules):
         finally:
             self.depth -= 1
             self.bad_loop = saved_bad
-        self.refuse_endless(s, tested, names)
+        self.refuse_endless(s, tested, names, not_ending)
         after = dict(self.env)
         self.env.clear()
         self.env.update(before)
         self.merge_into(before, [after], names, s, "loop")
 
-    def refuse_endless(self, s: K.While, tested: Value, names) -> None:
+    def refuse_endless(self, s: K.While, tested: Value, names,
+                       not_ending: Optional[str] = None) -> None:
         """Refuse a `while` whose body assigns nothing its condition reads (the condition
         ``tested`` before the first iteration), unless that condition is surely false (a loop
         that never runs): nothing it reads changes in the loop (a constant, a param, a value
@@ -3379,16 +3536,30 @@ class Walker(WalkRules, TritonRules):
         the loads others write are frontend/memory_waits.py's), and a kernel has no `break`,
         so once the condition holds the loop never ends, and the partition (or the kernel body)
         never reaches its end or its later pipe events, while the verdict said every partition
-        runs to its end."""
-        if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
-            return
+        runs to its end. A body that assigns what the condition reads must step a counter
+        toward a bound (``not_ending``: loop_ends.why_not_ending's reason where it does not):
+        `c = c + 0`, `i += 2` against `i != N`, `i -= 1` against `i < N` never end either
+        (adversarial round 27), unless the kernel body's walk of it ended (``ends_exactly``)."""
         if self.const_int(tested) == 0 or (isinstance(tested, Const) and tested.value is False):
             return
+        if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
+            if not_ending is None or self.ends_exactly(s):
+                return
+            raise self.err(f"this `while` loop may never end: {not_ending}, so the verifier "
+                           f"cannot show that the partition (or the kernel body) finishes, which "
+                           f"its verdict says; count with a counter (`k = 0`, `while k < n:`, "
+                           f"..., `k += 1`) or bound the loop with range()", s,
+                           check="endless-loop")
         raise self.err(f"this `while` loop never ends once its condition `{self.src(s.cond)}` "
                        f"holds: its body assigns nothing the condition reads (and a kernel has "
                        f"no `break`), so the partition would never finish, which the verdict "
                        f"could not say; bound the loop with range(), or update what the "
                        f"condition reads in its body", s, check="endless-loop")
+
+    def ends_exactly(self, s: K.While) -> bool:
+        """Whether the walk of ``s`` iteration by iteration ended (the kernel body's:
+        PrologueWalker); a partition walks no `while` so."""
+        return False
 
     def _s_Return(self, s: K.Return) -> None:
         if s.value is not None:
@@ -3899,10 +4070,17 @@ class PrologueWalker(Walker):
         bound before it then takes the exact value it holds after it (PrologueWalker.unroll)."""
         self.refuse_run_time_cond(s.cond)
         before = dict(self.env)
-        super()._s_While(s)
+        # walked first from the values before it: refuse_endless asks whether that walk ended
         exact = self.unroll(s, before)
+        self._ended = s if exact is not None else None
+        super()._s_While(s)
         if exact:
             self.env.update(exact)
+
+    _ended: Optional[K.While] = None  # the `while` whose walk ended (_s_While)
+
+    def ends_exactly(self, s: K.While) -> bool:
+        return self._ended is s
 
     def _s_Assign(self, s: K.Assign) -> None:
         super()._s_Assign(s)

@@ -258,6 +258,7 @@ class TritonRules:
                                f"lowering: mask the stored value instead (tl.where(mask, value, "
                                f"other), or the gathering tl.load's own mask=/other=)", node,
                                check="unsupported-expression")
+        self.mask_kind_rule(name, node)
         if isinstance(first, Data) and first.shared:
             return  # a slot's pointer: check_slot_store and the lowering's own rules
         pointer = node.args[0] if node.args else node.kw("pointer")
@@ -301,6 +302,36 @@ class TritonRules:
                 raise self.err(f"`{self.src(node)}`: {why}", node,
                                check="unsupported-expression")
 
+    #: the position of the ``mask`` operand of tl.load / tl.store / the atomics
+    MASK_AT = {"load": 1, "store": 2}
+
+    def mask_kind_rule(self, name: str, node: K.Op) -> None:
+        """Refuse a ``mask`` that is no bool where the frontend knows its kind: an integer (a
+        ``tl.arange``, an i32 kernel argument, a loop variable, a cast ``.to(tl.int32)``, the
+        literal ``1``), a float or a pointer. Triton 3.6 takes a mask as it stands (semantic.load
+        casts nothing to i1), and the TTIR it builds fails to verify ("error encountered during
+        parsing": tt.load's mask must be i1; a store or an atomic, "Mask must have boolean
+        scalar type"); the Gluon the lowering prints fails so too. Each was verified
+        (adversarial round 27). ``True`` / ``False`` and comparisons are bools."""
+        if name == "atomic_cas" or not (name in self.MASK_AT or name.startswith("atomic_")):
+            return
+        at = self.MASK_AT.get(name, 2)
+        mask = node.args[at] if len(node.args) > at else node.kw("mask")
+        if mask is None or isinstance(mask, K.Const) and mask.value is None:
+            return
+        literal = mask.value if isinstance(mask, (K.Const, K.Global)) else None
+        if isinstance(literal, bool):
+            return
+        kind = "int" if isinstance(literal, int) else self.operand_type(mask)
+        if kind in ("int", "float", "ptr"):
+            what = {"int": "an integer", "float": "a float", "ptr": "a pointer"}[kind]
+            said = ("\"Mask must have boolean scalar type\"" if name == "store" else
+                    f"tt.{'load' if name == 'load' else 'atomic_rmw'}'s mask must be i1: "
+                    f"\"error encountered during parsing\"")
+            raise self.err(f"`{self.src(node)}`: its mask `{self.src(mask)}` is {what}, not a "
+                           f"bool: Triton 3.6 refuses it ({said}); compare "
+                           f"(`{self.src(mask)} != 0`)", node, check="unsupported-expression")
+
     def broadcast_rule(self, node, operands) -> None:
         """Refuse an operation on tensors whose shapes the frontend follows (:meth:`block_dims`)
         and that do not broadcast (a dimension of two different sizes, neither of one element:
@@ -316,6 +347,44 @@ class TritonRules:
                 raise self.err(f"`{self.src(node)}`: operands of shapes {shown} do not broadcast "
                                f"(Triton 3.6: \"Cannot make_shape_compatible: incompatible "
                                f"dimensions\")", node, check="unsupported-expression")
+
+    def full_value_rule(self, node: K.Op) -> None:
+        """Refuse a ``tl.full`` of a compile-time number its dtype cannot hold as Triton 3.6
+        makes it (semantic.scalar_constant: a zero is the type's null value, any other number
+        goes to the builder's ``get_<dtype>``, which takes integers only for an integer type,
+        non-negative ones for an unsigned type, and does not exist for an fp8 type):
+        ``tl.full([64], 1.5, tl.int32)``, ``tl.full([64], -1, tl.uint32)``, ``tl.full([64], 2.0,
+        tl.int8)``, ``tl.full([64], 1.0, tl.float8e4nv)``. Each was verified (adversarial round
+        27), and Triton, and the Gluon the lowering printed, refused it ("get_int32(): incompatible
+        function arguments")."""
+        from ..language import call_args
+        try:
+            bound = call_args.bind(node if node.name == "tl.full" else
+                                   replace(node, name="tl.full"))
+        except call_args.CallArgError:
+            return
+        if len(bound.args) < 3 or not isinstance(bound.args[2], K.DType):
+            return
+        value, dt = bound.args[1], bound.args[2].name
+        number = value.value if isinstance(value, (K.Const, K.Global)) else None
+        if isinstance(value, K.UnaryOp) and value.op == "-" and isinstance(
+                value.operand, (K.Const, K.Global)):
+            number = value.operand.value
+            number = -number if isinstance(number, (int, float)) else None
+        if not isinstance(number, (int, float)) or number == 0 or dt == "int1":
+            return
+        why = None
+        if dt.startswith(("fp8", "float8")):
+            why = f"Triton's builder has no get_{dt}: only 0 makes an {dt} tile"
+        elif dt.startswith("uint") and not (isinstance(number, int) and 0 <= number < 2 ** 64):
+            why = f"get_{dt}() takes a non-negative integer, got {number!r}"
+        elif dt.startswith("int") and not (isinstance(number, int)
+                                           and -2 ** 63 <= number < 2 ** 63):
+            why = f"get_{dt}() takes an integer of 64 bits, got {number!r}"
+        if why:
+            raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it ({why}); write a number "
+                           f"of the dtype, or cast it (`tl.full(shape, v, tl.float32).to(...)`)",
+                           node, check="unsupported-expression")
 
     #: Triton 3.6's largest tensor (triton._utils.TRITON_MAX_TENSOR_NUMEL)
     MAX_TENSOR_NUMEL = 1048576

@@ -1,0 +1,172 @@
+"""Whether a ``while`` loop surely ends: the counter rule (docs/language.md, "while loops").
+
+A `while` holds no pipe event, so the verifier never runs it; its verdict says every partition
+(and the kernel body) runs to its end, which holds only if every `while` ends. A loop whose body
+assigns nothing its condition reads never ends once the condition holds (check `endless-loop`,
+protocol.py Walker.refuse_endless). A body that assigns what the condition reads need not end
+either (`c = c + 0`, `i += 2` against `i != N`, `i -= 1` against `i < N`, `i = i * 2` from 0), so
+a loop whose condition may hold is accepted only where it has a *counter* (adversarial round 27,
+tests/test_adversarial_verdicts_27.py):
+
+* the condition is one comparison ``k OP E`` (or ``E OP k``), ``OP`` one of ``<``, ``<=``,
+  ``>``, ``>=``, of a name ``k`` the body assigns and an expression ``E`` that reads no name the
+  body assigns (a param, a value fixed before the loop, memory nothing writes: a load of memory
+  another partition writes is frontend/memory_waits.py's `memory-wait`);
+* the body assigns ``k`` once, as a statement of its own (under no `if` or loop of the body):
+  ``k += c``, ``k -= c``, ``k = k + c``, ``k = k - c`` or ``k = c + k``, ``c`` a nonzero integer
+  constant that moves ``k`` toward ending the comparison (up for ``<`` / ``<=``, down for ``>`` /
+  ``>=``);
+* the step never wraps past the bound in i32: a step of 1 (-1) against ``<`` (``>``), where
+  ``k + c`` stays at most ``E``; another step or a non-strict comparison against a bound known
+  when the kernel is read where ``E + c`` stays in i32, or against a bound affine in params,
+  where the counter's values (as a range loop's variable's, and the one past its last) are
+  under the verdict's i32 caveat; never against a bound read from memory, which may be 2^31 - 1
+  (`k <= n; k += 1` then wraps k to -2^31 and never ends; `k < n; k += 2` neither);
+* ``k`` is no float (`x = x - 1.0` stops changing at 2^24) nor an 8- or 16-bit integer, and ``E``
+  no float (an i32 `k` compared with `1e10` wraps before it gets there) nor a 64-bit integer
+  unless ``k`` is one, where the frontend knows the types.
+
+Then ``k`` moves by ``c`` at every iteration and reaches the bound: the loop ends. A kernel-body
+`while` walked iteration by iteration to its end (PrologueWalker.unroll) needs no counter.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..ir import kernel as K
+from .values import I64, Aff
+
+I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
+#: a comparison with the counter on its right, read with the counter on its left
+FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+NARROW = ("int8", "int16", "uint8", "uint16")
+WIDE = ("int64", "uint64")
+
+
+def _step(s: K.Stmt, k: str, walker) -> Optional[int]:
+    """The constant ``c`` of ``k = k + c`` (``k - c``, ``c + k``, and ``+=`` / ``-=``, which
+    the builder writes so) assigned by ``s``, else None."""
+    if not (isinstance(s, K.Assign) and s.target == k and isinstance(s.value, K.BinOp)
+            and s.value.op in ("+", "-")):
+        return None
+    v = s.value
+    if isinstance(v.lhs, K.Name) and v.lhs.id == k:
+        c = _int(v.rhs, walker)
+        return None if c is None else c if v.op == "+" else -c
+    if v.op == "+" and isinstance(v.rhs, K.Name) and v.rhs.id == k:
+        return _int(v.lhs, walker)
+    return None
+
+
+def _int(e: K.Expr, walker) -> Optional[int]:
+    """An integer constant written as such (a literal, a module constant, a negated one)."""
+    if isinstance(e, K.UnaryOp) and e.op == "-":
+        v = _int(e.operand, walker)
+        return None if v is None else -v
+    if isinstance(e, (K.Const, K.Global)):
+        v = e.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return None
+
+
+def _wide(walker, e: K.Expr, dtype: Optional[str]) -> bool:
+    """Whether the GPU computes ``e`` in 64 bits, where the frontend knows it: a 64-bit element
+    type, or a value that went through ``.to(tl.int64)`` (its ``wide`` mark)."""
+    if dtype in WIDE:
+        return True
+    v = walker.eval_quiet(e)
+    return I64 in getattr(v, "wide", ())
+
+
+def _resolved(cond: K.Expr, body: tuple, names: set, depth: int = 0) -> K.Expr:
+    """``cond`` with each name the statements that compute it assign replaced by the value they
+    give it: the builder runs a condition's own statements (an inlined helper's locals, `while
+    above(p, k):`) before the loop and again at the end of its body, so the condition tested is
+    ``above``'s comparison of the body's last values. A name is replaced where the body assigns
+    it once, as a statement of its own, from a value that does not read it, and nothing the value
+    reads is assigned after it."""
+    if depth > 16:
+        return cond
+    stores = [st for st in K.walk_stmts(body) if isinstance(st, K.Assign)]
+    position = {id(st): i for i, st in enumerate(body)}
+
+    def value_of(name: str) -> Optional[K.Expr]:
+        mine = [st for st in stores if st.target == name]
+        if len(mine) != 1 or id(mine[0]) not in position:
+            return None
+        at = position[id(mine[0])]
+        read = {x.id for x in K.walk_expr(mine[0].value) if isinstance(x, K.Name)}
+        later = {st.target for st in body[at + 1:] if isinstance(st, K.Assign)}
+        if name in read or read & later \
+                or any(not isinstance(st, K.Assign) for st in body[at + 1:]):
+            return None  # (a counter `k = k + 1` is kept: it is what the condition tests)
+        return mine[0].value
+
+    if isinstance(cond, K.Name) and cond.id in names:
+        v = value_of(cond.id)
+        return cond if v is None else _resolved(v, body, names, depth + 1)
+    if isinstance(cond, K.Compare):
+        return K.Compare(cond.op, _resolved(cond.lhs, body, names, depth + 1),
+                         _resolved(cond.rhs, body, names, depth + 1), cond.loc)
+    return cond
+
+
+def why_not_ending(walker, s: K.While) -> Optional[str]:
+    """None when the counter rule shows that ``s`` ends; else why it may not (a phrase that
+    follows "it may never end: "). ``walker``'s environment is the one before the loop."""
+    names = {st.target for st in K.walk_stmts(s.body) if isinstance(st, K.Assign)} | {
+        st.var for st in K.walk_stmts(s.body) if isinstance(st, K.For)}
+    cond = _resolved(s.cond, s.body, names)
+    shape = ("its condition is no comparison `k < E` (`<=`, `>`, `>=`) of a counter `k` the body "
+             "steps by a constant and a bound `E` the body does not change")
+    if not isinstance(cond, K.Compare) or cond.op not in FLIPPED:
+        return shape
+    k, op, bound = None, cond.op, None
+    for lhs, rhs, o in ((cond.lhs, cond.rhs, cond.op), (cond.rhs, cond.lhs, FLIPPED[cond.op])):
+        if isinstance(lhs, K.Name) and lhs.id in names and not any(
+                isinstance(x, K.Name) and x.id in names for x in K.walk_expr(rhs)):
+            k, op, bound = lhs.id, o, rhs
+            break
+    if k is None:
+        return shape
+    py = walker.k.names.py(k)
+    stores = [st for st in K.walk_stmts(s.body) if isinstance(st, K.Assign) and st.target == k]
+    steps = [_step(st, k, walker) for st in stores]
+    if len(stores) != 1 or not any(st is stores[0] for st in s.body) \
+            or steps[0] in (None, 0):
+        return (f"the body does not step `{py}` by a nonzero integer constant once per iteration "
+                f"(`{py} += 1` as a statement of its own, under no `if` or loop)")
+    c = steps[0]
+    up = op in ("<", "<=")
+    if (c > 0) != up:
+        return (f"the body steps `{py}` by {c}, away from ending `{walker.src(cond)}`")
+    kt = walker.operand_type(K.Name(k))
+    kd = walker.tile_dtype(K.Name(k))
+    if kt == "float" or kd in NARROW:
+        return (f"`{py}` is {'a float' if kt == 'float' else 'an ' + kd}, whose steps stop "
+                f"changing it or wrap before it reaches the bound")
+    et, ed = walker.operand_type(bound), walker.tile_dtype(bound)
+    if et == "float" or isinstance(bound, K.Const) and isinstance(bound.value, float):
+        return (f"the bound `{walker.src(bound)}` is a float, which an integer counter may never "
+                f"reach")
+    e = walker.literal_int(bound)
+    e = None if isinstance(e, bool) else e
+    if _wide(walker, bound, ed) and not _wide(walker, K.Name(k), kd) \
+            or e is not None and not I32_MIN <= e <= I32_MAX:
+        return (f"the bound `{walker.src(bound)}` is (or may be) a 64-bit integer, beyond what "
+                f"the counter "
+                f"`{py}` reaches before it wraps")
+    if abs(c) == 1 and op in ("<", ">"):
+        return None
+    if e is not None:
+        last = e + c if op in ("<=", ">=") else e - (1 if up else -1) + c
+        if I32_MIN <= last <= I32_MAX:
+            return None
+    elif isinstance(walker.eval_quiet(bound), Aff):
+        return None  # affine in params: the counter's values are under the verdict's i32 caveat
+    where = (f"the bound {e} is that close to the end of i32" if e is not None else
+             "a bound read from memory may be 2^31 - 1")
+    return (f"its step {c} against `{op}` may carry `{py}` past the end of i32, where it wraps "
+            f"and the condition holds again ({where}; a step of 1 against `<`, of -1 against "
+            f"`>`, never wraps)")
