@@ -61,12 +61,10 @@ Bugs found, one line each:
    ("Ternary expression with dynamic condition has inconsistent types fp32 and int32"). FIXED:
    refused where the frontend knows both types (Walker.ifexp_types).
 
-Found and not fixed (strict xfail, test_a_slot_store_with_mask_none_is_lowered): a store into
-a slot with `mask=None` (or a positional None), which Triton reads as no mask and tle-dump
-verifies, is refused by the lowering ("with a `mask` is not supported"). The fix is in
-lowering/translate.py's store (a None mask is no mask), outside this round's files; tle-dump
-running the lowering's translation for a verified kernel (under way) turns the verdict into
-that refusal meanwhile. Also found and not fixed (strict xfail,
+Found, and fixed after the round (test_a_slot_store_with_mask_none_is_lowered): a store into a
+slot with `mask=None` (or a positional None), which Triton reads as no mask and tle-dump
+verifies, was refused by the lowering ("with a `mask` is not supported"); lowering/translate.py's
+store reads a None mask as no mask. Found and not fixed (strict xfail,
 test_a_constexpr_integer_outside_a_tile_type_at_the_config_is_refused): bug 8's rule reads a
 constexpr the generic reading leaves unbound as no number, so `t.to(tl.int8) + C * 100` is
 verified though at DEFAULT_CONFIG's C = 5 Triton refuses 500 beside an int8 tile; the fix is
@@ -377,14 +375,13 @@ def test_the_twins_triton_compiles_are_verified(tmp_path, capsys, name):
     expect(code, err, "verified")
 
 
-@pytest.mark.xfail(strict=True, reason="lowering/translate.py's store refuses `mask=None` into "
-                   "shared memory, which Triton reads as no mask; outside this round's files")
-def test_a_slot_store_with_mask_none_is_lowered(tmp_path, capsys):
+@pytest.mark.parametrize("mask", ["mask=None", "None"], ids=["keyword", "positional"])
+def test_a_slot_store_with_mask_none_is_lowered(tmp_path, capsys, mask):
     """tle-dump verifies a slot store with `mask=None` (no mask, in Triton as in the verifier);
-    `--gluon` refuses it ("with a `mask` is not supported"): a verified kernel the lowering
-    does not translate."""
+    `--gluon` refused it ("with a `mask` is not supported"): a verified kernel the lowering
+    did not translate. The lowering reads a None mask as no mask now (translate.py store)."""
     text = writer_does("tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)), "
-                       "mask=None)")
+                       f"{mask})")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
     code, err = dump(tmp_path, capsys, text, "--gluon")

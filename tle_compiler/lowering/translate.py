@@ -1555,6 +1555,8 @@ class FnTranslator:
         if isinstance(val_node, K.Name) and val_node.id in self.deferred_loads:
             val_node = self.deferred_loads.pop(val_node.id)  # (_gather_of_the_next_store)
         if p.kind == "lptr":
+            if isinstance(kw.get("mask"), K.Const) and kw["mask"].value is None:
+                kw = {k: v for k, v in kw.items() if k != "mask"}  # `mask=None`: no mask (Triton)
             if "mask" in kw:
                 # Neither form can take it (a register store of a shared-memory tile has no mask; a
                 # gather's mask zero-fills, it does not skip), and the verifier counts the store as
