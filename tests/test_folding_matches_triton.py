@@ -7,19 +7,19 @@ its own rules: a number written in place or a ``tl.constexpr`` name is a Python 
 wrapping), ``tl.cdiv`` / ``min`` / comparisons / shifts by theirs. A fold that differs from
 Triton's value shifts a loop's trip count or an index, and a kernel verified as correct hangs.
 
-Hypothesis draws bindings and an integer expression ``X`` of them, of numbers and of the
-constexpr parameter ``C`` (3), through arithmetic, shifts, ``~``, ``abs``, ``min`` / ``max``,
-``tl.cdiv`` / ``tl.minimum`` / ``tl.maximum`` / ``tl.where``, comparisons, conditional expressions
-and a helper, and ``v``, the value Python's own evaluation gives ``X`` (``tl.cdiv`` as Triton's constexpr
-form, ``tl.minimum`` / ``tl.where`` / the helper ``add`` as their Python counterparts). The
-reader of a ring then uses ``X - v`` where its correct protocol needs 0: in its loop bound
-(``range(N + X - v)`` against the writer's ``range(N)``), in its event index (``wait(p + X - v)``)
-or as its condition (``if X == v:`` around its events); the bindings are the reader's own, or
-the kernel body's handed to the reader (as Triton's jit call hands them: a plain name a tensor,
-a constexpr a constexpr). The oracle is Triton itself: plain
-Triton compiles ``tl.store(x_ptr + (X), 1.0)`` after the same bindings, and the constant offset of
-the store in its TTIR is Triton's value of ``X``. tle-dump may say verified only where Triton's
-value is ``v`` (then the kernel is correct), and must refuse where Triton refuses ``X``.
+Hypothesis draws bindings and an integer expression ``X`` of them, of numbers and of the constexpr
+parameter ``C`` (3), through arithmetic, shifts, ``~``, ``abs``, ``min`` / ``max``, ``tl.cdiv`` /
+``tl.minimum`` / ``tl.maximum`` / ``tl.where``, comparisons, conditional expressions and a helper,
+and ``v``, the value Python's own evaluation gives ``X`` (``tl.cdiv`` as Triton's constexpr form,
+``tl.minimum`` / ``tl.where`` / the helper ``add`` as their Python counterparts). The reader of a
+ring then uses ``X - v`` where its correct protocol needs 0: in its loop bound (``range(N + X -
+v)`` against the writer's ``range(N)``), in its event index (``wait(p + X - v)``) or as its
+condition (``if X == v:`` around its events); the bindings are the reader's own, or the kernel
+body's handed to the reader (as Triton's jit call hands them: a plain name a tensor, a constexpr a
+constexpr). The oracle is Triton itself: plain Triton compiles ``tl.store(x_ptr + (X), 1.0)`` after
+the same bindings, and the constant offset of the store in its TTIR is Triton's value of ``X``.
+tle-dump may say verified only where Triton's value is ``v`` (then the kernel is correct), and must
+refuse where Triton refuses ``X``.
 """
 
 from __future__ import annotations

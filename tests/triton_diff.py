@@ -1,16 +1,17 @@
 """Differential reading of a reader's loop body: plain Triton 3.6 against the TLE lowering.
 
 A body is Triton code run in a loop over ``p`` with ``t`` a [32, 64] tile (and ``add``, a helper
-returning the sum of its arguments). Plain Triton compiles it
-in an ordinary @triton.jit kernel (``t`` loaded from global memory); TLE compiles it as the reader
-of a capacity-2 ring (``t`` loaded from the slot the writer filled), through tle-dump's verdict and
-the lowering to Gluon. Both compile for sm_90a on the CPU. What each computes is read off its TTGIR
-(after the same constant propagation, :func:`normalized`) as the *value slice* of every store to ``y_ptr``: the operations the stored value depends on,
-followed back through SSA operands to the tile, the kernel's arguments and the loop variable, each
-written as its name, its comparison predicate, its constant and its element types. The two slices
-must be the same multiset; the addresses, layouts, shapes (an elementwise operation computes the
-same on a scalar before its splat as on the splat tile) and the pipe's own operations are not in
-them. The property tests (tests/test_lowering_matches_triton.py) use :func:`outcome`.
+returning the sum of its arguments). Plain Triton compiles it in an ordinary @triton.jit kernel
+(``t`` loaded from global memory); TLE compiles it as the reader of a capacity-2 ring (``t`` loaded
+from the slot the writer filled), through tle-dump's verdict and the lowering to Gluon. Both
+compile for sm_90a on the CPU. What each computes is read off its TTGIR (after the same constant
+propagation, :func:`normalized`) as the *value slice* of every store to ``y_ptr``: the operations
+the stored value depends on, followed back through SSA operands to the tile, the kernel's arguments
+and the loop variable, each written as its name, its comparison predicate, its constant and its
+element types. The two slices must be the same multiset; the addresses, layouts, shapes (an
+elementwise operation computes the same on a scalar before its splat as on the splat tile) and the
+pipe's own operations are not in them. The property tests (tests/test_lowering_matches_triton.py)
+use :func:`outcome`.
 """
 
 from __future__ import annotations
@@ -161,7 +162,8 @@ TL_DTYPE = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": 
 _LOCAL_STORE = re.compile(r"^\s*ttg\.local_store\s+(%[\w.$-]+),\s*(%[\w.$-]+)")
 _LINE = re.compile(r"^\s*(%[\w.$-]+)(?::\d+)?\s*=\s*([\w.]+)(.*)$")
 #: an operation in MLIR's generic form with a region (``%x = "tt.reduce"(%y) <{axis = 1}> ({``)
-_GENERIC = re.compile(r'^\s*(%[\w.$-]+)(?::\d+)?\s*=\s*"([\w.]+)"\((.*?)\)\s*(<\{.*\}>)?\s*\(\{\s*$')
+_GENERIC = re.compile(r'^\s*(%[\w.$-]+)(?::\d+)?\s*=\s*"([\w.]+)"\((.*?)\)'
+                      r'\s*(<\{.*\}>)?\s*\(\{\s*$')
 #: where the SSA names start again: a function or a warp_specialize partition (isolated from
 #: above); the default partition sees its function's names
 _ISOLATED = re.compile(r"^\s*(tt\.func\b|partition\d+\(|default\s*\{)")
@@ -201,12 +203,14 @@ def tle_source(body: str, dt: str, ys: str, writer: bool = False, kbody: str = "
         text = text.replace("    tle.assume(N >= 0)\n", "    tle.assume(N >= 0)\n"
                             + _indented(_kernel_body(kbody), 4) + "\n")
         text = text.replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, k0, k1))")
-        text = text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, k0, k1):")
+        text = text.replace("def consume(kv, y_ptr, N, M):",
+                            "def consume(kv, y_ptr, N, M, k0, k1):")
         return text.replace("XS", SIG[dt]).replace("YS", ys)
     if writer:
         body = body.replace("tl.store(y_ptr + p * 2048 + offs, ",
                             "tl.store(tle.gpu.local_ptr(slot.tile), ")
-        return (TLE_WRITER.replace("BODY", _indented(body, 8)).replace("tl.YT", f"tl.{TL_DTYPE[ys]}")
+        return (TLE_WRITER.replace("BODY", _indented(body, 8))
+                .replace("tl.YT", f"tl.{TL_DTYPE[ys]}")
                 .replace("XS", SIG[dt]).replace("YS", ys))
     return (TLE.replace("BODY", _indented(body, 8)).replace("tl.DT", f"tl.{dt}")
             .replace("XS", SIG[dt]).replace("YS", ys))

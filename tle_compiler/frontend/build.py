@@ -32,6 +32,8 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
 from .local_tensors import BuildRules, covers
+from .constexpr_rules import ConstexprRules
+from .constexpr_rules import constexpr_annotation as _constexpr_annotation
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
                      kernel_def_lines, helper_warp_specialize, jit_call_kernel,
                      kernel_def_problem, kernel_params, nested_kernel, string_code_call,
@@ -614,11 +616,6 @@ def _stores(body: list[ast.stmt]) -> dict[str, list[tuple[int, int]]]:
     return out
 
 
-def _constexpr_annotation(s: ast.AnnAssign) -> bool:
-    """Whether ``s`` is written `name: tl.constexpr = value` (any spelling of constexpr)."""
-    return ast.unparse(s.annotation).split(".")[-1] == "constexpr"
-
-
 def _trip_count(start: K.Expr, stop: K.Expr, step: K.Expr) -> Optional[int]:
     """The number of iterations of a loop whose bounds fold to integers, else None."""
     bounds = [fold(x) for x in (start, stop, step)]
@@ -638,7 +635,7 @@ def _loc(path: str, node: ast.AST) -> Loc:
     return Loc(path, getattr(node, "lineno", 0), getattr(node, "col_offset", -1) + 1)
 
 
-class Builder(BuildRules):
+class Builder(BuildRules, ConstexprRules):
     """Builds the KIR of one kernel (:meth:`kernel`)."""
 
     def __init__(self, cache: ModuleCache, module: Module, bind: Optional[dict] = None):
@@ -1408,83 +1405,6 @@ class Builder(BuildRules):
                     continue
             return False
         return True
-
-    def wide_fold(self, e: K.Expr, depth: int = 0) -> object:
-        """``fold(e)``, or where that gives up on a large integer (`2 ** 70`, `C << 256` of a
-        constexpr bound to a number), Python's integer value of the arithmetic on numbers and
-        names holding one: what Triton's visit_Assign would make a tensor of (refused when
-        outside 64 bits, :meth:`string_binding`). None where it is no such arithmetic."""
-        value = fold(e)
-        if value is not None or depth > 32:
-            return value
-        if isinstance(e, K.Name):
-            st = self.frame.env.get(e.id)
-            return fold(st.value) if st is not None and st.kind == "const" \
-                and isinstance(st.value, K.Expr) else None
-        if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
-            v = self.wide_fold(e.operand, depth + 1)
-            return {"-": lambda x: -x, "+": lambda x: x, "~": lambda x: ~x}[e.op](v) \
-                if isinstance(v, int) and not isinstance(v, bool) else None
-        if isinstance(e, K.BinOp) and e.op in ("+", "-", "*", "**", "<<"):
-            a, b = self.wide_fold(e.lhs, depth + 1), self.wide_fold(e.rhs, depth + 1)
-            if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
-                return None
-            if e.op in ("**", "<<") and not 0 <= b <= 4096:
-                return None
-            return {"+": a + b, "-": a - b, "*": a * b}.get(e.op) if e.op in "+-*" \
-                else a ** b if e.op == "**" else a << b
-        return None
-
-    def constexpr_of_tensor(self, s: ast.AnnAssign, e: K.Expr) -> None:
-        """Refuse `name: tl.constexpr = value` where ``value`` is a tensor in Triton 3.6: a tl
-        function's result (`tl.minimum(C, 3)`, `tl.cdiv(C, 2)`, `tl.where(...)`), a helper's
-        (visit_Return makes a returned number a tensor), a name a plain assignment binds to a
-        number, a run-time value. Triton wraps the tensor in a constexpr, and any operator on
-        the name then fails to compile ("_semantic argument must be provided outside of JIT
-        functions"), where the frontend folded it to its number and verified the kernel."""
-        why = None
-        root = self._folded_tensor(s.value)
-        if root is not None:
-            why = f"`{ast.unparse(root)}` is a tensor there"
-        elif self.is_runtime(e):
-            why = "it is a run-time value"
-        else:
-            for n in ast.walk(s.value):
-                if not isinstance(n, ast.Call):
-                    continue
-                path = self.frame.module.scope.module_path(n.func) or ""
-                if path.startswith("tl.") and path != "tl.constexpr":
-                    why = f"`{ast.unparse(n)}` returns a tensor"
-                    break
-                if self.calls_helper(n):
-                    why = f"`{ast.unparse(n)}` returns a tensor (a helper's result is one)"
-                    break
-        if why is not None:
-            raise self.err(f"`{ast.unparse(s).strip()}`: {why}, and Triton 3.6 wraps a tensor "
-                           f"in the constexpr, on which any operator fails to compile (\"_semantic "
-                           f"argument must be provided outside of JIT functions\"): bind it "
-                           f"without the annotation", s, check="unsupported-expression")
-
-    def constexpr_names(self) -> frozenset:
-        """The names of the function being built that are a constexpr in Triton as bound now
-        (:attr:`Frame.constexprs`; kept with a region of :attr:`Frame.regions` as it is
-        entered)."""
-        return frozenset(self.frame.constexprs)
-
-    def constexpr_rebound_in_region(self, name: str, node: ast.AST) -> None:
-        """Refuse a plain assignment, in the body of a range / tl.range / while loop or a branch
-        of an `if` on a runtime value, to a name bound as a tl.constexpr before that region was
-        entered. The assignment makes it a tensor (visit_Assign), and Triton 3.6 refuses a
-        loop-carried or branch-joined name whose type changes ("Loop carried variable ... changed
-        type", "initial value for `b` is of type constexpr[...], but the then block redefines
-        it"); read as a plain rebinding, such a kernel was verified and lowered."""
-        for region in self.frame.regions:
-            if region[0] == "region" and name in region[1]:
-                raise self.err(f"`{name}` is a constexpr in Triton (a tl.constexpr binding "
-                               f"or parameter), and this assignment in the body of a loop or a branch of an `if` on a "
-                               f"runtime value makes it a tensor: Triton 3.6 refuses a name whose "
-                               f"type the loop or the branch changes; bind the new value to "
-                               f"another name", node, check="unsupported-expression")
 
     def constexpr_rebinding(self, s: ast.AnnAssign) -> None:
         """Refuse `name: tl.constexpr = ...` where Triton 3.6's visit_AnnAssign finds the name

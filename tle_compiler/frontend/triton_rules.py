@@ -1,12 +1,16 @@
 """What the protocol walker knows of a value's shape and element type, and the rules of Triton
 3.6 it checks with that knowledge: a kernel Triton (or the lowering) refuses is refused where it
 is read, at its line, rather than verified. A mixin of frontend/protocol.py's Walker, which
-supplies the walk's state (``env``, ``bound_dims``, ``bound_kinds``, ``loaded_field``,
-``loaded_slot_shape``, ``tile_dtype``) and its reporting (``err``, ``src``, ``static_int``, ``k``).
+supplies the walk's state (``env``, ``bound_dims``, ``bound_kinds``, ``types_bound``,
+``loaded_field``, ``loaded_slot_shape``, ``tile_dtype``, ``operand_type``) and its reporting
+(``err``, ``src``, ``static_int``, ``k``).
 
 - shapes: :meth:`TritonRules.block_dims` follows a tensor's dimensions through loads, arange,
   full / zeros, elementwise functions, reductions and broadcasting (exact or a lower bound);
   ``is_block`` says whether a value is surely a tensor of more than one element;
+- a name's type where a runtime `if` or a loop joins its bindings (``same_types``: Triton
+  refuses one the branch or the body changes), from the type each value had where it was bound
+  (``types_bound``);
 - the rules: a condition on a block (``refuse_block_cond``), shapes that do not broadcast,
   block shapes Triton will not make, operands of the wrong kind or element type for an operator
   or a ``tl`` function, bitcasts between widths, reductions along a missing axis, reshapes and
@@ -25,7 +29,7 @@ from ..ir import kernel as K
 from .local_tensors import refusal
 from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
                               trans_dims_refusal)
-from .values import Aff, Const, Data, KernelArg, Sym, Value
+from .values import Aff, Const, Data, KernelArg, Poison, Sym, Value
 
 
 class TritonRules:
@@ -669,3 +673,76 @@ class TritonRules:
                            f"one value is ambiguous\"): reduce it to a scalar (`tl.max(...)`, "
                            f"`tl.sum(...)`) or choose per element with `tl.where(c, x, y)`", node,
                            check="unsupported-expression")
+
+    # -- a name's type across a runtime branch or a loop ------------------------------------
+    def type_known(self, e: K.Expr) -> tuple:
+        """What the frontend surely knows of the type of ``e``: (its dims and whether they are
+        exact, "int" / "float" / "ptr" or None, its element type or None). A number a plain
+        assignment made a tensor (``to_tensor``) is the scalar of its number."""
+        if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
+            e = e.args[0]
+        dims, exact = self.block_dims(e)
+        return dims, exact, self.operand_type(e), self.tile_dtype(e)
+
+    def type_bound(self, env: dict, name: str) -> tuple:
+        """:meth:`type_known` of ``name`` in ``env``: as its expression had where the name was
+        bound to the value it holds there, else as the name reads in ``env``."""
+        v = env.get(name)
+        known = self.types_bound.get(id(v))
+        if known is not None and known[0] is v:
+            return known[1]
+        saved, self.env = self.env, env
+        try:
+            return self.type_known(K.Name(name))
+        finally:
+            self.env = saved
+
+    @staticmethod
+    def type_text(kind: tuple) -> str:
+        dims, exact, scalar, dtype = kind
+        if exact and not dims:
+            return f"a scalar{f' {scalar}' if scalar else ''}"
+        shape = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+        return f"a {dtype + ' ' if dtype else ''}block of shape {shape}"
+
+    @staticmethod
+    def types_differ(a: tuple, b: tuple) -> bool:
+        (da, ea, sa, ta), (db, eb, sb, tb) = a, b
+        if (ea and not da and db) or (eb and not db and da):
+            return True  # a scalar and a block (dims, even inexact, tell a block)
+        if ea and eb:
+            if len(da) != len(db):
+                return True
+            if any(x is not None and y is not None and x != y for x, y in zip(da, db)):
+                return True
+            if not da and sa is not None and sb is not None and sa != sb:
+                return True
+        return ta is not None and tb is not None and ta != tb
+
+    def same_types(self, before: dict, afters: list[dict], names: dict[str, int], node,
+                   what: str) -> None:
+        """Refuse a name bound before a runtime `if` (or a range / while loop) whose type a
+        branch (the body) changes, where the frontend knows both: a scalar become a block, a
+        block of another shape or element type, an int become a float. Triton 3.6 refuses it
+        ("initial value for `b` is of type int8[32, 64], but the then block redefines it as
+        fp32[]", "Loop-carried variable b has initial type int32 but is re-assigned to ..."),
+        and a branch binding a number to a tile name was lowered as `pass` (verified)."""
+        for name, line in names.items():
+            if before.get(name) is None or isinstance(before.get(name), Poison):
+                continue
+            first = self.type_bound(before, name)
+            for i, env in enumerate(afters):
+                if env.get(name) is None or isinstance(env.get(name), Poison):
+                    continue
+                then = self.type_bound(env, name)
+                if not self.types_differ(first, then):
+                    continue
+                where = ("the body of the loop" if what == "loop"
+                         else "the then branch" if i == 0 else "the else branch")
+                py = self.k.names.py(name)
+                raise self.err(f"`{py}` is {self.type_text(first)} before the "
+                               f"{'loop' if what == 'loop' else '`if`'} at line {node.loc.line}, "
+                               f"and {where} binds it to {self.type_text(then)} (line {line}): "
+                               f"Triton 3.6 refuses a name whose type a loop or a branch on a "
+                               f"run-time value changes; bind the new value to another name",
+                               node, check="unsupported-expression")
