@@ -340,3 +340,23 @@ def test_a_kernel_body_constexpr_handed_to_a_partition_is_one_there(tmp_path, kb
     o = outcome(tmp_path, body, "int8", "i32", kbody=kbody)
     assert o.plain is None and o.tle is None, (o.why_plain, o.why_tle)
     assert "is a constexpr in Triton" in o.why_tle, o.why_tle
+
+
+@pytest.mark.parametrize("body", [
+    "b0 = 0.5\nb1 = (b0).to(tl.int8, bitcast=True)\ntl.store(y_ptr + p * 2048 + offs, t)",
+    "b0 = 0.5\nb1 = tl.abs(max((b0).to(tl.int8, bitcast=True), (b0).to(tl.int8, bitcast=True)))\n"
+    "tl.store(y_ptr + p * 2048 + offs, t)",
+    "b0 = 7\ntl.store(y_ptr + p * 2048 + offs, t + b0.to(tl.int16, bitcast=True))",
+])
+def test_a_bitcast_of_a_plain_number_name_between_widths_is_refused(tmp_path, body):
+    """`b0 = 0.5` is an fp32 tensor in Triton 3.6 (visit_Assign), whose bitcast to int8 it
+    refuses ("Cannot bitcast data-type of size 32 to data-type of size 8"); the frontend knew
+    the width of tiles only and verified it (found by the random bodies)."""
+    o = outcome(tmp_path, body, "bfloat16", "i8")
+    assert o.plain is None and "Cannot bitcast" in o.why_plain
+    assert o.tle is None and "Cannot bitcast data-type of size" in o.why_tle, o.why_tle
+
+
+def test_a_bitcast_of_a_plain_number_name_within_its_width_is_computed(tmp_path):
+    body = "b0 = 0.5\ntl.store(y_ptr + p * 2048 + offs, t + b0.to(tl.int32, bitcast=True))"
+    assert check(tmp_path, "int32", "i32", body) == "same"

@@ -2,8 +2,8 @@
 3.6 it checks with that knowledge: a kernel Triton (or the lowering) refuses is refused where it
 is read, at its line, rather than verified. A mixin of frontend/protocol.py's Walker, which
 supplies the walk's state (``env``, ``bound_dims``, ``bound_kinds``, ``types_bound``,
-``loaded_field``, ``loaded_slot_shape``, ``tile_dtype``, ``operand_type``) and its reporting
-(``err``, ``src``, ``static_int``, ``k``).
+``tensor_consts``, ``loaded_field``, ``loaded_slot_shape``, ``tile_dtype``, ``operand_type``)
+and its reporting (``err``, ``src``, ``static_int``, ``k``).
 
 - shapes: :meth:`TritonRules.block_dims` follows a tensor's dimensions through loads, arange,
   full / zeros, elementwise functions, reductions and broadcasting (exact or a lower bound);
@@ -30,6 +30,21 @@ from .local_tensors import refusal
 from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
                               trans_dims_refusal)
 from .values import Aff, Const, Data, KernelArg, Poison, Sym, Value
+
+
+def number_tensor_dtype(e: K.Expr) -> Optional[str]:
+    """The element type of the scalar tensor Triton 3.6 makes of a number a plain assignment
+    bound (``to_tensor``, visit_Assign): an int i32, u32 or i64 by its range, a float fp32; None
+    for anything else."""
+    if not (isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1
+            and isinstance(e.args[0], K.Const)):
+        return None
+    v = e.args[0].value
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    if isinstance(v, float):
+        return "fp32"
+    return "i32" if -2**31 <= v < 2**31 else "u32" if 0 <= v < 2**32 else "i64"
 
 
 class TritonRules:
@@ -594,13 +609,15 @@ class TritonRules:
 
     def bitcast_rule(self, e: K.Op) -> None:
         """Refuse ``x.to(dtype, bitcast=True)`` between element types of different widths,
-        where the frontend knows ``x``'s (:meth:`tile_dtype`): Triton 3.6 refuses it ("Cannot
+        where the frontend knows ``x``'s (:meth:`tile_dtype`, or the scalar tensor a plain
+        assignment makes of a number: :func:`number_tensor_dtype`): Triton 3.6 refuses it ("Cannot
         bitcast data-type of size 32 to data-type of size 16"); it was verified."""
         flag = e.kw("bitcast")
         target = e.args[1] if len(e.args) > 1 else e.kw("dtype")
         if not (isinstance(flag, K.Const) and flag.value is True and isinstance(target, K.DType)):
             return
-        source = self.tile_dtype(e.args[0])
+        source = self.tile_dtype(e.args[0]) or number_tensor_dtype(e.args[0]) \
+            or self.named_number_dtype(e.args[0])
         widths = [re.search(r"\d+", t) if t else None for t in (source, target.name)]
         if None in widths:
             return
@@ -609,6 +626,17 @@ class TritonRules:
             raise self.err(f"`{self.src(e)}`: Triton 3.6 refuses it (\"Cannot bitcast data-type "
                            f"of size {a} to data-type of size {b}\")", e,
                            check="unsupported-expression")
+
+    def named_number_dtype(self, e: K.Expr) -> Optional[str]:
+        """:func:`number_tensor_dtype` of a name the partition binds to a compile-time number by
+        a plain assignment (``tensor_consts``: kept a name, as a float one is), by its value."""
+        if not (isinstance(e, K.Name) and e.id in self.tensor_consts):
+            return None
+        v = self.env.get(e.id)
+        value = v.value if isinstance(v, Const) else \
+            v.expr.const if isinstance(v, Aff) and not v.runtime and v.expr.is_const else None
+        return number_tensor_dtype(K.Op("to_tensor", (K.Const(value),))) \
+            if value is not None else None
 
     def reduction_axis_rule(self, name: str, node: K.Op) -> None:
         """Refuse ``tl.sum(x, axis)`` (and the other reductions) along an axis ``x`` does not
