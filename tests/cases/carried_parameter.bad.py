@@ -1,7 +1,10 @@
-# expect: error non-affine line 29
+# expect: error unsupported-expression line 36
 """A partition parameter bound to a literal and counted up in the loop: Python waits 0, 1, 2, ...
 but the parameter, read in place as the literal, made every iteration wait index 0 (a misread
-kernel, and a wrong reason to reject it). A counter carried by a loop is no affine index."""
+kernel, and a wrong reason to reject it). A counter carried by a loop is no affine index; and
+before that, a parameter given a number is a constexpr in Triton 3.6, which `i += 1` in a loop
+makes a tensor: Triton refuses the loop ("Loop carried variable i changed type"), and so does the
+frontend, at the increment."""
 
 import triton.language as tl
 
