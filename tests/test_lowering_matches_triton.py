@@ -3,11 +3,14 @@
 The project's rule for the code inside a partition: compute what plain Triton 3.6 computes, or
 refuse the construct at its line. Adversarial rounds checked it one spelling at a time; this test
 draws the spellings. A body (tests/triton_diff.py) binds names to numbers (plain, annotated
-``tl.constexpr``, derived from other names, rebound under a run-time ``if`` or in a loop) and
-stores an expression of the tile ``t`` (int8 / uint8 / int16 / int32 / fp16 / bf16 / fp32), those
-names, literals, the loop variable and a run-time argument, through arithmetic, comparisons,
-shifts, casts, ``tl.where``, ``tl.maximum`` / ``tl.minimum``, ``tl.abs``, ``tl.cdiv``, Python's
-``min`` / ``max``, into a pointer of another type. Each body is compiled by plain Triton and by
+``tl.constexpr``, derived from other names, rebound under a run-time ``if`` or in a loop) and to
+tile expressions, and stores an expression of the tile ``t`` (int8 / uint8 / int16 / int32 / fp16
+/ bf16 / fp32), those names, literals, the loop variable, a run-time argument and masked loads
+(``mask=``, ``other=``), through arithmetic, comparisons, shifts, casts and bitcasts,
+``tl.where``, conditional expressions, ``tl.maximum`` / ``tl.minimum`` / ``tl.abs`` /
+``tl.cdiv``, Python's ``min`` / ``max``, ``tl.exp`` / ``tl.sqrt`` / ``tl.floor`` / ``tl.log2``,
+reductions broadcast back against ``t``, ``tl.full`` and a helper's sum, into a pointer of
+another type. Each body is compiled by plain Triton and by
 TLE (tle-dump's verdict, then the lowering and Gluon's compile), in the ring's reader or in its
 writer (the value stored into the slot, a field of the pointer's type, which tl.store converts
 as it converts a store to global memory); in the reader, names the kernel body binds (k0, k1:
@@ -48,7 +51,9 @@ number = st.one_of(st.sampled_from(INTS).map(str), st.sampled_from(FLOATS).map(r
 
 def expr(names: list[str]):
     """An expression of the tile ``t``, ``names`` (bound before it), literals, ``p`` and ``M``."""
-    leaves = [st.just("t"), st.just("t"), number, st.sampled_from(["p", "M"])]
+    loads = st.tuples(st.sampled_from(["t > 0", "offs < M", "M > 2"]), number).map(
+        lambda a: f"tl.load(x_ptr + p * 2048 + offs, mask={a[0]}, other={a[1]})")
+    leaves = [st.just("t"), st.just("t"), number, st.sampled_from(["p", "M"]), loads]
     if names:
         leaves.append(st.sampled_from(names))
     leaf = st.one_of(*leaves)

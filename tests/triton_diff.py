@@ -83,7 +83,7 @@ import tle_compiler as tle
 def k(x_ptr, y_ptr, N, M):
     tle.assume(N >= 0)
     kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 32, 64], tl.DT))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N, M))],
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, x_ptr, y_ptr, N, M))],
                             [4], [232])
 
 
@@ -97,7 +97,7 @@ def produce(kv, x_ptr, N):
         w.commit(p)
 
 
-def consume(kv, y_ptr, N, M):
+def consume(kv, x_ptr, y_ptr, N, M):
     r = kv.reader()
     offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
     for p in range(N):
@@ -202,9 +202,10 @@ def tle_source(body: str, dt: str, ys: str, writer: bool = False, kbody: str = "
         text = TLE.replace("BODY", _indented(body, 8)).replace("tl.DT", f"tl.{dt}")
         text = text.replace("    tle.assume(N >= 0)\n", "    tle.assume(N >= 0)\n"
                             + _indented(_kernel_body(kbody), 4) + "\n")
-        text = text.replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, k0, k1))")
-        text = text.replace("def consume(kv, y_ptr, N, M):",
-                            "def consume(kv, y_ptr, N, M, k0, k1):")
+        text = text.replace("(consume, (kv, x_ptr, y_ptr, N, M))",
+                            "(consume, (kv, x_ptr, y_ptr, N, M, k0, k1))")
+        text = text.replace("def consume(kv, x_ptr, y_ptr, N, M):",
+                            "def consume(kv, x_ptr, y_ptr, N, M, k0, k1):")
         return text.replace("XS", SIG[dt]).replace("YS", ys)
     if writer:
         body = body.replace("tl.store(y_ptr + p * 2048 + offs, ",
@@ -405,6 +406,7 @@ def value_slices(ir_text: str, slot: bool = False) -> list[Counter]:
                 op, rest = defs[v]
                 if op in _TILE:
                     sig["tile"] += 1
+                    todo.extend(_operands(rest)[1:])  # a load's mask and other, not its address
                     continue
                 inner = _bool_to_float(defs, op, rest)
                 if inner is not None:  # one exact conversion of a boolean, however spelt
