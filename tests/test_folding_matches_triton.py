@@ -197,11 +197,21 @@ class _Cdiv:
         return a if c else b
 
 
+def python_env() -> dict:
+    """The names Python's reading evaluates an expression with (C = 3, tl, the helper)."""
+    return {"C": 3, "tl": _Cdiv, "add": lambda a, b: a + b}
+
+
+def split_bindings(bindings: str) -> list[tuple[str, str]]:
+    """(name, value text) of each binding line, annotated or not."""
+    return [tuple(re.split(r"(?:: tl\.constexpr)? = ", line, maxsplit=1))
+            for line in bindings.splitlines()]
+
+
 def python_value(bindings: str, x: str):
-    env = {"C": 3, "tl": _Cdiv, "add": lambda a, b: a + b}
+    env = python_env()
     try:
-        for line in bindings.splitlines():
-            name, value = re.split(r"(?:: tl\.constexpr)? = ", line, maxsplit=1)
+        for name, value in split_bindings(bindings):
             env[name] = eval(value, {}, env)  # noqa: S307 - the test's own expressions
         v = eval(x, {}, env)  # noqa: S307
     except (ZeroDivisionError, ValueError, OverflowError):
@@ -212,13 +222,8 @@ def python_value(bindings: str, x: str):
 def leaves_64_bits(bindings: str, x: str) -> bool:
     """Whether any subexpression of the bindings or X (Python's reading) leaves 64 bits: where
     such a number meets Triton's tensors is pinned by the cases below, not drawn."""
-    env = {"C": 3, "tl": _Cdiv, "add": lambda a, b: a + b}
-    exprs = []
-    for line in bindings.splitlines():
-        name, value = re.split(r"(?:: tl\.constexpr)? = ", line, maxsplit=1)
-        exprs.append((name, value))
-    exprs.append((None, x))
-    for name, text in exprs:
+    env = python_env()
+    for name, text in split_bindings(bindings) + [(None, x)]:
         for node in ast.walk(ast.parse(text, mode="eval")):
             if not isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Constant)):
                 continue

@@ -26,25 +26,11 @@ from math import prod
 from typing import Optional
 
 from ..ir import kernel as K
+from ..ir.promotion import python_number_type
 from .local_tensors import refusal
 from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
                               trans_dims_refusal)
 from .values import Aff, Const, Data, KernelArg, Poison, Sym, Value
-
-
-def number_tensor_dtype(e: K.Expr) -> Optional[str]:
-    """The element type of the scalar tensor Triton 3.6 makes of a number a plain assignment
-    bound (``to_tensor``, visit_Assign): an int i32, u32 or i64 by its range, a float fp32; None
-    for anything else."""
-    if not (isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1
-            and isinstance(e.args[0], K.Const)):
-        return None
-    v = e.args[0].value
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    if isinstance(v, float):
-        return "fp32"
-    return "i32" if -2**31 <= v < 2**31 else "u32" if 0 <= v < 2**32 else "i64"
 
 
 class TritonRules:
@@ -610,14 +596,13 @@ class TritonRules:
     def bitcast_rule(self, e: K.Op) -> None:
         """Refuse ``x.to(dtype, bitcast=True)`` between element types of different widths,
         where the frontend knows ``x``'s (:meth:`tile_dtype`, or the scalar tensor a plain
-        assignment makes of a number: :func:`number_tensor_dtype`): Triton 3.6 refuses it ("Cannot
+        assignment makes of a number: :meth:`number_tensor_type`): Triton 3.6 refuses it ("Cannot
         bitcast data-type of size 32 to data-type of size 16"); it was verified."""
         flag = e.kw("bitcast")
         target = e.args[1] if len(e.args) > 1 else e.kw("dtype")
         if not (isinstance(flag, K.Const) and flag.value is True and isinstance(target, K.DType)):
             return
-        source = self.tile_dtype(e.args[0]) or number_tensor_dtype(e.args[0]) \
-            or self.named_number_dtype(e.args[0])
+        source = self.tile_dtype(e.args[0]) or self.number_tensor_type(e.args[0])
         widths = [re.search(r"\d+", t) if t else None for t in (source, target.name)]
         if None in widths:
             return
@@ -627,16 +612,21 @@ class TritonRules:
                            f"of size {a} to data-type of size {b}\")", e,
                            check="unsupported-expression")
 
-    def named_number_dtype(self, e: K.Expr) -> Optional[str]:
-        """:func:`number_tensor_dtype` of a name the partition binds to a compile-time number by
-        a plain assignment (``tensor_consts``: kept a name, as a float one is), by its value."""
-        if not (isinstance(e, K.Name) and e.id in self.tensor_consts):
+    def number_tensor_type(self, e: K.Expr) -> Optional[str]:
+        """The type of the scalar tensor Triton 3.6 makes of a number a plain assignment bound
+        (visit_Assign; ir/promotion.python_number_type), read as ``to_tensor(number)`` or as a
+        name of ``tensor_consts`` (kept a name, as a float one is); None for a bool (an i1) and
+        anything else."""
+        if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1 \
+                and isinstance(e.args[0], K.Const):
+            value = e.args[0].value
+        elif isinstance(e, K.Name) and e.id in self.tensor_consts:
+            v = self.env.get(e.id)
+            value = v.value if isinstance(v, Const) else \
+                v.expr.const if isinstance(v, Aff) and not v.runtime and v.expr.is_const else None
+        else:
             return None
-        v = self.env.get(e.id)
-        value = v.value if isinstance(v, Const) else \
-            v.expr.const if isinstance(v, Aff) and not v.runtime and v.expr.is_const else None
-        return number_tensor_dtype(K.Op("to_tensor", (K.Const(value),))) \
-            if value is not None else None
+        return None if isinstance(value, bool) else python_number_type(value)
 
     def reduction_axis_rule(self, name: str, node: K.Op) -> None:
         """Refuse ``tl.sum(x, axis)`` (and the other reductions) along an axis ``x`` does not
