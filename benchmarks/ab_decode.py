@@ -5,6 +5,10 @@
     python3 benchmarks/ab_decode.py --kernel seesaw VARIANT.py [VARIANT2.py ...]
         [--points b128_s1:4096 b64_s2_causal:8192 ...] [--anchor LIB] [--reps 5]
 
+A variant may also be ``env:NAME=VALUE[,NAME=VALUE ...]`` (e.g.
+``env:TLE_DECODE_RUN=2,TLE_DECODE_BALANCE=0``): the bundled kernel launched, and checked, with
+those environment variables set, for a launcher choice rather than a kernel change.
+
 --kernel names the bundled kernel the variants replace: "seesaw" (tle_kernels/mla_decode_seesaw.py,
 kernel ``mla_decode_seesaw``), "pipe" (mla_decode_pipe.py) or "split-fp8" (the FP8 sparse decode,
 sparse_decode_split_fp8.py). A variant file is a copy of that module with a change, defining a
@@ -26,9 +30,11 @@ one of tle_kernels.bench_sparse_decode's shape names. --anchor: the FlashMLA den
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import re
+import os
 import statistics
 import sys
 import tempfile
@@ -104,18 +110,41 @@ def parse_points(points, kind: str, shapes) -> list:
     return out
 
 
-def swapped(mod, name: str, kernel, f):
-    """``f`` run with the module's kernel ``name`` set to ``kernel`` (the launchers look it up at
-    each launch, so a CUDA graph captured inside records that version)."""
+ENV_VARIANT = re.compile(r"env:([A-Z_][A-Z0-9_]*=[^,]*(?:,[A-Z_][A-Z0-9_]*=[^,]*)*)")
+
+
+@contextlib.contextmanager
+def environment(env: dict):
+    """The environment variables ``env`` set for the block, restored after it."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def swapped(mod, name: str, kernel, f, env=None):
+    """``f`` run with the module's kernel ``name`` set to ``kernel`` and the environment
+    variables ``env`` set (the launchers look both up at each launch, so a CUDA graph captured
+    inside records that version)."""
     def run():
         setattr(mod, name, kernel)
-        f()
+        with environment(env or {}):
+            f()
     return run
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("variants", nargs="+", help="variant files (each a copy of the kernel's module)")
+    ap.add_argument("variants", nargs="+",
+                    help="variant files (each a copy of the kernel's module), or "
+                         "env:NAME=VALUE[,NAME=VALUE ...] (the bundled kernel with those "
+                         "environment variables set)")
     ap.add_argument("--kernel", required=True, choices=list(KERNELS),
                     help="the bundled kernel the variants replace")
     ap.add_argument("--points", nargs="+", default=None,
@@ -138,9 +167,16 @@ def main(argv=None) -> int:
     points = parse_points(args.points or DEFAULT_POINTS[kind], kind, B.SHAPES)
     mod = importlib.import_module(f"tle_kernels.{module}")
     versions = {"A": getattr(mod, kname)}
+    envs = {"A": {}}
     for i, path in enumerate(args.variants):
-        versions[chr(ord("B") + i)] = load_variant(path, kname, f"v{i}")
-        print(f"{chr(ord('B') + i)}: {path}", flush=True)
+        tag = chr(ord("B") + i)
+        m = ENV_VARIANT.fullmatch(path)
+        if m:
+            versions[tag] = versions["A"]
+            envs[tag] = dict(kv.split("=", 1) for kv in m[1].split(","))
+        else:
+            versions[tag], envs[tag] = load_variant(path, kname, f"v{i}"), {}
+        print(f"{tag}: {path}", flush=True)
     anchor = B.load_anchor(args.anchor) if args.anchor else None
     sm_scale = 576 ** -0.5
 
@@ -151,10 +187,12 @@ def main(argv=None) -> int:
             if kind == "dense":
                 seqlens = (B.MIXED * 2)[:B.CHECK_B]
                 q, k, bt, sl = make_decode_inputs(B.CHECK_B, s_q, 128, 1, seqlens, seed=11 + s_q)
-                ok, info = B.check_one(impl, None, q, k, bt, sl, s_q > 1, sm_scale)
+                with environment(envs[tag]):
+                    ok, info = B.check_one(impl, None, q, k, bt, sl, s_q > 1, sm_scale)
             else:
                 x = make_sparse_decode_inputs(B.CHECK_B, s_q, 128, B.TOPK, s_kv=4096, seed=11)
-                ok, info = B.check_one(impl, None, x, True, sm_scale)
+                with environment(envs[tag]):
+                    ok, info = B.check_one(impl, None, x, True, sm_scale)
             print(f"check {tag} s_q={s_q}: {'ok' if ok else 'FAILED'} {info}", flush=True)
             ok_all &= ok
     setattr(mod, kname, versions["A"])
@@ -170,7 +208,7 @@ def main(argv=None) -> int:
             q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, seqlens, seed=1, poison=False)
             flop = B.flops(s_q, h_q, seqlens)
             runs = {tag: swapped(mod, kname, kern,
-                                 B.runner(impl, None, q, k, bt, sl, causal, sm_scale))
+                                 B.runner(impl, None, q, k, bt, sl, causal, sm_scale), envs[tag])
                     for tag, kern in versions.items()}
             if anchor is not None:
                 runs["flashmla"] = B.runner(B.ANCHOR, anchor, q, k, bt, sl, causal, sm_scale)
@@ -181,7 +219,8 @@ def main(argv=None) -> int:
             x = make_sparse_decode_inputs(b, s_q, h_q, B.TOPK, s_kv=B.S_KV, seed=1, invalid=0.0,
                                           poison=False)
             flop = B.flops(b, s_q, h_q, B.TOPK)
-            runs = {tag: swapped(mod, kname, kern, B.runner(impl, None, x, True, sm_scale))
+            runs = {tag: swapped(mod, kname, kern, B.runner(impl, None, x, True, sm_scale),
+                                 envs[tag])
                     for tag, kern in versions.items()}
             if anchor is not None and B.anchor_takes(x, "fp8"):
                 runs["flashmla"] = B.runner(B.ANCHOR, anchor, x, True, sm_scale)

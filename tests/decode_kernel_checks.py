@@ -300,13 +300,13 @@ MASK_EDGE_IDS = [f"sq{c[1]}_{'causal' if c[5] else 'full'}_{c[6]}" for c in MASK
 
 
 def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balance=True,
-                           tma=False, sm_scale=None):
+                           tma=False, sm_scale=None, run=1):
     """The emulated scheduled kernel, launched as mla_decode_launch.launch_scheduled launches it,
     into NaN-poisoned out / lse / partials; the split requests' slots are merged as the
     scheduled combine merges them (with the schedule of tle_kernels/decode_schedule.py, the
     reference the kernel's own arithmetic must agree with). Checks that exactly the whole
     requests' rows were written directly and exactly the split segments' slots as partials.
-    Returns (out fp32, lse)."""
+    Without ``balance`` each program walks ``run`` whole requests. Returns (out fp32, lse)."""
     import torch
 
     from tle_kernels.decode_schedule import segments
@@ -319,7 +319,7 @@ def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balanc
     o_part = torch.full((b + parts, s_q, h_q, 512), float("nan"))
     lse_part = torch.full((b + parts, s_q, h_q), float("nan"))
     grid, args, constexprs = scheduled_call(kernel, q, k, bt, sl, sm_scale, causal, out, lse,
-                                            parts, o_part, lse_part, tma, balance)
+                                            parts, o_part, lse_part, tma, balance, run)
     getattr(mod, f"mla_decode_{kernel}")[grid](*args, **constexprs)
     out = out.float()
     if not balance:
@@ -342,13 +342,14 @@ def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balanc
 
 
 def check_scheduled_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, parts, balance=True,
-                         tma=False, mod=None) -> None:
+                         tma=False, mod=None, run=1) -> None:
     """One of SCHEDULED_CASES against the fp32 reference on poisoned inputs (as check_case)."""
     pytest.importorskip("torch")
     from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
 
     mod = emulated(kernel) if mod is None else mod
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, h_kv, seqlens, device="cpu", seed=11)
-    out, lse = run_emulated_scheduled(kernel, mod, q, k, bt, sl, causal, parts, balance, tma)
+    out, lse = run_emulated_scheduled(kernel, mod, q, k, bt, sl, causal, parts, balance, tma,
+                                      run=run)
     ref_out, ref_lse = mla_decode_reference(q, k, bt, sl, causal=causal)
     check_against_reference(out, lse, ref_out, ref_lse)

@@ -164,12 +164,12 @@ def test_read_specialised_verdict_reads_back(tmp_path, rel):
     line, JSON "scope", "checked" and "specialised" are the .py's."""
     code, out, err = dump(ROOT / rel)
     assert code == 0 and "(read specialised)" in verdict_line(out), err
-    assert "\nconstexpr BLOCK_H = 64\nconstexpr TMA = 0\n" in out
+    assert "\nconstexpr BLOCK_H = 64\n" in out and "\nconstexpr TMA = 0\n" in out
     back = write(tmp_path, "back.pipe", out)
     code2, out2, err2 = dump(back)
     assert code2 == code and verdict_line(out2) == verdict_line(out), err2
     # and once more: the read-back's report prints the same declarations
-    assert "\nconstexpr BLOCK_H = 64\nconstexpr TMA = 0\n" in out2
+    assert "\nconstexpr BLOCK_H = 64\n" in out2 and "\nconstexpr TMA = 0\n" in out2
     _, a, _ = dump_json(ROOT / rel)
     _, b, _ = dump_json(back)
     for key in ("verdict", "scope", "checked", "specialised"):

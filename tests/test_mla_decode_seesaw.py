@@ -71,16 +71,21 @@ def test_the_producer_fills_k_slots_by_tma_exactly_when_tma(tma):
     assert (full["q"][0] or 0, full["q"][1]) == (0, ())
 
 
-@pytest.mark.parametrize("causal,balance", [(False, True), (True, True), (False, False)],
-                         ids=["balanced", "causal_balanced", "per_request"])
-def test_the_tma_kernel_compiles_for_sm90a_without_spills(causal, balance):
+@pytest.mark.parametrize("causal,balance,run", [(False, True, 1), (True, True, 1),
+                                               (False, False, 1), (True, False, 1),
+                                               (False, False, 2), (True, False, 2)],
+                         ids=["balanced", "causal_balanced", "per_request", "causal_per_request",
+                              "runs", "causal_runs"])
+def test_the_tma_kernel_compiles_for_sm90a_without_spills(causal, balance, run):
     """The TMA producer (the default wherever k_cache allows descriptors), with the balanced
-    schedule (a program's walk crossing requests, their outputs flushed inside the loop) and with
-    one program per request, with and without the causal mask: no register spills with the
-    consumers at [232, 232] (the copy-only producer keeps 40), and the pipes fit in Hopper's
-    shared memory."""
-    checks.check_compiles_without_spills("seesaw", causal, None, regs=232, TMA=1,
-                                         BALANCE=balance)
+    schedule (a program's walk crossing requests, their outputs flushed inside the loop), with
+    one program per request and with runs of two whole requests, with and without the causal
+    mask: no register spills with the consumers at [232, 232] (the copy-only producer keeps
+    40; consumer0 240 with CAUSAL and whole requests, the producer then 32), and the pipes fit
+    in Hopper's shared memory."""
+    regs = 240 if causal and not balance else 232
+    checks.check_compiles_without_spills("seesaw", causal, None, regs=regs, TMA=1,
+                                         BALANCE=balance, RUN=run)
 
 
 @pytest.mark.parametrize("causal,balance", [(False, True), (True, True), (False, False)],
@@ -190,13 +195,21 @@ def test_scheduled_launch_checks_shapes_and_gives_the_schedules_grid():
     grid, args, constexprs = scheduled_call("seesaw", q, k, bt, sl, 0.1, True, out, lse, parts,
                                             o_part, lse_part)
     assert grid == (2 * 2, parts)          # 2 kv heads x 2 blocks of 64 rows (2 x 64 heads / 2)
-    assert constexprs == {"BLOCK_H": 64, "CAUSAL": True, "BALANCE": True, "TMA": 0}
+    assert constexprs == {"BLOCK_H": 64, "CAUSAL": True, "BALANCE": True, "TMA": 0, "RUN": 1}
     assert args[8] is o_part and args[9] is lse_part
     b_arg = list(mod_signature()).index("B")
     assert args[b_arg:b_arg + 2] == (3, 1)
     grid, args, constexprs = scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, parts,
                                             balance=False)
     assert grid == (4, 3) and not constexprs["BALANCE"] and args[8] is lse and args[9] is lse
+    assert constexprs["RUN"] == 1
+    # runs of whole requests: ceil(b / run) programs per row block
+    for run, progs in ((2, 2), (3, 1), (5, 1)):
+        grid, _, constexprs = scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, parts,
+                                             balance=False, run=run)
+        assert grid == (4, progs) and constexprs["RUN"] == run
+    with pytest.raises(ValueError, match="run must be >= 1"):
+        scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, parts, balance=False, run=0)
     with pytest.raises(ValueError, match="needs o_part and lse_part"):
         scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, parts)
     with pytest.raises(ValueError, match="o_part must be contiguous fp32"):
@@ -245,6 +258,25 @@ def test_launch_refuses_unaligned_rows_and_a_bad_balance_setting(monkeypatch):
     monkeypatch.setenv(BALANCE_ENV, "maybe")
     with pytest.raises(ValueError, match=BALANCE_ENV):
         use_balance()
+
+
+def test_the_run_length_is_the_keyword_else_the_environment_else_one(monkeypatch):
+    """run_length: the keyword, else TLE_DECODE_RUN (a positive integer), else 1 (one program per
+    request); never longer than the batch; 0, negative or non-integer settings refused naming
+    the setting."""
+    from tle_kernels.mla_decode_launch import RUN_ENV, run_length
+
+    monkeypatch.delenv(RUN_ENV, raising=False)
+    assert run_length(128, 66) == 1 and run_length(128, 66, 2) == 2 and run_length(3, 66, 8) == 3
+    assert run_length(0, 66, 4) == 1
+    monkeypatch.setenv(RUN_ENV, "3")
+    assert run_length(128, 66) == 3 and run_length(128, 66, 1) == 1
+    for bad in ("0", "-2", "two", "1.5"):
+        monkeypatch.setenv(RUN_ENV, bad)
+        with pytest.raises(ValueError, match=RUN_ENV):
+            run_length(128, 66)
+    with pytest.raises(ValueError, match="run must be >= 1"):
+        run_length(128, 66, 0)
 
 
 def test_the_launcher_takes_tma_unless_told_or_unable(monkeypatch):
@@ -331,6 +363,19 @@ def test_emulated_per_request_programs_match_the_reference(b, s_q, h_q, h_kv, se
     """BALANCE = False: one program per request, every output written directly."""
     checks.check_scheduled_case("seesaw", b, s_q, h_q, h_kv, seqlens, causal, parts,
                                 balance=False)
+
+
+@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,parts", checks.SCHEDULED_CASES[1::2],
+                         ids=checks.SCHEDULED_IDS[1::2])
+@pytest.mark.parametrize("run", [2, 4])
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_emulated_runs_of_whole_requests_match_the_reference(tma, run, b, s_q, h_q, h_kv,
+                                                             seqlens, causal, parts):
+    """BALANCE = False, RUN > 1: each program walks a run of whole requests (the last run
+    shorter, programs past the batch idle; empty requests mid-run), every output written
+    directly, each request's state started afresh at its first pair."""
+    checks.check_scheduled_case("seesaw", b, s_q, h_q, h_kv, seqlens, causal, parts,
+                                balance=False, tma=tma, run=run)
 
 
 @pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,parts", checks.MASK_EDGE_CASES,

@@ -5,8 +5,9 @@ The pipe decode: one program per (request, kv head, row block, split), ``decode_
 ``launch_decode`` (its launcher module mla_decode_pipe_launch.py names the pair of functions
 :func:`launcher` makes, which tle_kernels/decode_api.py looks up). The seesaw decode walks a
 schedule (mla_decode_parts.py): ``scheduled_call`` / ``launch_scheduled``, P = :func:`parts_for`
-programs per (kv head, row block), balanced over the batch's K-tile pairs or one per request
-(:func:`use_balance`), with the scheduled combine after a balanced launch.
+programs per (kv head, row block), balanced over the batch's K-tile pairs or walking runs of
+whole requests (:func:`use_balance`; the run length :func:`run_length`), with the scheduled
+combine after a balanced launch.
 
 The seesaw kernel has two producers, chosen by its ``TMA`` constexpr: cp.async row gathers, or
 TMA boxes from two host tensor descriptors over k_cache (:func:`k_descriptors`). A launch uses TMA
@@ -260,6 +261,27 @@ def use_balance(balance: Optional[bool] = None, requests: int = 0, parts: int = 
     return per_request_leaves_sms_idle(requests, parts)
 
 
+RUN_ENV = "TLE_DECODE_RUN"
+
+
+def run_length(requests: int, parts: int, run: Optional[int] = None) -> int:
+    """The requests each program walks in an unbalanced launch (mla_decode_parts.py, RUN): ``run``
+    if given, else ``TLE_DECODE_RUN`` if set (a positive integer), else 1, one program per
+    request. A run of R whole requests per program, ceil(requests / R) programs, keeps the waves
+    of one program per request when R = ceil(requests / parts), and lets each program stage a
+    request's Q and first pair while it finishes the one before."""
+    if run is None:
+        env = os.environ.get(RUN_ENV, "")
+        if env == "":
+            return 1
+        if not env.isdigit() or int(env) < 1:
+            raise ValueError(f"{RUN_ENV} must be a positive integer (got {env!r})")
+        run = int(env)
+    if run < 1:
+        raise ValueError(f"run must be >= 1 (got {run})")
+    return max(1, min(run, requests))
+
+
 def per_request_leaves_sms_idle(requests: int, parts: int) -> bool:
     """Whether one program per request, in waves of ``parts``, keeps the SMs busy less than
     PER_REQUEST_MIN_OCCUPANCY of the time (requests / (parts * ceil(requests / parts)))."""
@@ -271,13 +293,14 @@ def per_request_leaves_sms_idle(requests: int, parts: int) -> bool:
 
 def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
                    causal: bool, out, lse, parts: int, o_part=None, lse_part=None,
-                   tma: bool = False, balance: bool = True):
+                   tma: bool = False, balance: bool = True, run: int = 1):
     """``(grid, args, constexprs)`` of a launch of the scheduled decode kernel ``kernel`` (None
     when b == 0), after checking shapes. ``balance``: P = ``parts`` programs per (kv head, row
     block) walk equal shares of the batch's K-tile pairs; requests wholly inside one program are
     written to out / lse, the others' segments to o_part [b + P, s_q, h_q, 512] and lse_part
-    [b + P, s_q, h_q] (fp32) for mla_decode_combine_scheduled. Not ``balance``: one program per
-    request (P = b), everything written to out / lse, no partials."""
+    [b + P, s_q, h_q] (fp32) for mla_decode_combine_scheduled. Not ``balance``: each program
+    walks ``run`` whole requests (P = ceil(b / run); run = 1: one program per request),
+    everything written to out / lse, no partials."""
     b, s_q, h_q, _ = q.shape
     h_kv = k_cache.shape[2]
     check_shapes(kernel, q, k_cache)
@@ -301,7 +324,9 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
                              f"{lse_part.dtype} {tuple(lse_part.shape)})")
         op, lp = o_part, lse_part
     else:
-        parts = b
+        if run < 1:
+            raise ValueError(f"run must be >= 1 (got {run})")
+        parts = -(-b // run)
         op, lp = lse, lse  # never written: every request is whole in its program
     if b == 0:
         return None
@@ -310,7 +335,8 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
             b, -(-b // SCHED_CHUNK), s_q, h_kv, h_q // h_kv, float(sm_scale))
-    constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, BALANCE=bool(balance))
+    constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, BALANCE=bool(balance),
+                      RUN=1 if balance else int(run))
     if kernel in TMA_KERNELS:
         constexprs["TMA"] = int(bool(tma))
     return (h_kv * row_blocks(s_q, h_q, h_kv), parts), args, constexprs
@@ -318,10 +344,10 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
 
 def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
                      causal: bool, out, lse, parts: int, tma: Optional[bool] = None,
-                     balance: Optional[bool] = None) -> None:
+                     balance: Optional[bool] = None, run: Optional[int] = None) -> None:
     """One decode step of the scheduled kernel ``kernel`` into out / lse: the kernel, and with
     balance the scheduled combine of the split requests (partials in fresh buffers, so a CUDA
-    graph captures both launches)."""
+    graph captures both launches); without, runs of :func:`run_length` whole requests."""
     check_row_alignment(kernel, q=q, k_cache=k_cache)
     b, s_q, h_q, _ = q.shape
     balance = use_balance(balance, b, parts)
@@ -330,7 +356,8 @@ def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_sca
         o_part = q.new_empty((b + parts, s_q, h_q, D_V), dtype=torch.float32)
         lse_part = q.new_empty((b + parts, s_q, h_q), dtype=torch.float32)
     call = scheduled_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, out,
-                          lse, parts, o_part, lse_part, use_tma(kernel, k_cache, tma), balance)
+                          lse, parts, o_part, lse_part, use_tma(kernel, k_cache, tma), balance,
+                          1 if balance else run_length(b, parts, run))
     if call is None:
         return
     grid, args, constexprs = call

@@ -11,8 +11,12 @@ program's pairs cross request boundaries; each maximal run of one request is a s
 request whose pairs all lie in one part is whole (its out / lse are written directly), else each
 of its segments writes partial slot b + k for mla_decode_combine's scheduled merge.
 
-``BALANCE = False`` is the one-program-per-request grid (P = B, no partials): program k walks
-request k alone, [0, pairs(seqlen_k)).
+``BALANCE = False`` walks whole requests, no partials: program k walks the run of RUN requests
+[RUN * k, RUN * k + RUN) (the last run shorter, programs past the batch idle), so the grid has
+P = ceil(B / RUN) programs per (kv head, row block). RUN = 1 is one program per request; a longer
+run lets a program's producer stage the next request's Q and first pair while its consumers
+finish the request before (a program that ends makes way for a fresh one, which starts from
+nothing).
 
 Everything is computed from cache_seqlens by every program (no metadata tensors, so the schedule
 can never be stale and a decode step captures in a CUDA graph). The prefix sums run on chunks of
@@ -34,10 +38,11 @@ def request_pairs(seqlen):
     return tl.maximum(((seqlen + BK - 1) // BK + 1) // 2, 1)
 
 
-def part_range(seqlens_ptr, B, n_chunks, BALANCE: tl.constexpr):
+def part_range(seqlens_ptr, B, n_chunks, BALANCE: tl.constexpr, RUN: tl.constexpr):
     """``(x_lo, x_hi, b0, s0, e0, sl0)`` of this program (grid axis 1 = part k): its flat pairs
     [x_lo, x_hi), the request b0 holding pair x_lo, that request's pairs [s0, e0) and its length
-    sl0. n_chunks = ceil(B / SCHED_CHUNK). A part with no pair has x_lo == x_hi."""
+    sl0. n_chunks = ceil(B / SCHED_CHUNK). A part with no pair has x_lo == x_hi. Without BALANCE
+    the pairs are counted from the run's first request (x_lo = s0 = 0)."""
     k = tl.program_id(1)
     if BALANCE:
         offs = tl.arange(0, SCHED_CHUNK)
@@ -67,13 +72,22 @@ def part_range(seqlens_ptr, B, n_chunks, BALANCE: tl.constexpr):
         b0 = tl.minimum(b0, B - 1)  # a part with no pair: any request, never walked
         sl0 = tl.load(seqlens_ptr + b0)
         e0 = s0 + request_pairs(sl0)
-    else:
+    elif RUN == 1:
         b0 = k
         sl0 = tl.load(seqlens_ptr + k)
         x_lo = 0
         s0 = 0
         x_hi = request_pairs(sl0)
         e0 = x_hi
+    else:
+        b0 = tl.minimum(RUN * k, B - 1)  # a program past the batch: any request, never walked
+        sl0 = tl.load(seqlens_ptr + b0)
+        x_lo = 0
+        s0 = 0
+        e0 = request_pairs(sl0)
+        x_hi = 0
+        for i in range(RUN * k, tl.minimum(RUN * k + RUN, B)):
+            x_hi += request_pairs(tl.load(seqlens_ptr + i))
     return x_lo, x_hi, b0, s0, e0, sl0
 
 

@@ -7,7 +7,9 @@ a range of the batch's flat pair space (mla_decode_parts.py: request b owns ceil
 64) / 2) pairs, at least one), one 64-token page per K tile. BALANCE = True: P programs take equal
 shares and cross request boundaries; each maximal run of one request is a segment, written to
 out / lse when the request lies wholly in the part, else to partial slot b + k for
-mla_decode_combine_scheduled. BALANCE = False: program k walks request k alone. The dataflow is the SparseMLA seesaw prefill's (sparse_mla_seesaw.py):
+mla_decode_combine_scheduled. BALANCE = False: program k walks the RUN whole requests [RUN * k,
+RUN * k + RUN), each written to out / lse (RUN = 1: one program per request). The dataflow is
+the SparseMLA seesaw prefill's (sparse_mla_seesaw.py):
 the K tiles go in pairs k0 = 2p, k1 = 2p + 1; each of the two consumers owns half of the 512
 output dims, computes QK for its own tile of the pair and applies both tiles' probabilities to its
 half; the row maxima and the probability tiles cross between them through small pipes.
@@ -71,7 +73,7 @@ What decode changes:
   (mla_decode_common.masked_by_position). The cp.async path keeps its shift-0 expressions
   written out. consumer1 skips the mask on a tile wholly before every row's limit (needs_mask;
   the steady state of a long request): the compare and select sat between the QK's wait and the
-  softmax. consumer0 does so only with CAUSAL, one program per request and the TMA producer,
+  softmax. consumer0 does so only with CAUSAL, whole requests (not BALANCE) and the TMA producer,
   where it runs at 240 registers (``224 + 8 * TMA + 8 * TMA * CAUSAL * (1 - BALANCE)``: the
   balanced producer needs more than the 32 that leaves); elsewhere it masks every tile (at 232
   the branch spills; without CAUSAL the skip at 240 measured no faster: docs/decode.md).
@@ -93,8 +95,8 @@ each 32 KiB + 32 KiB + 8 KiB = 73,728 B; prob0 and prob1 each 8,192 + 256 = 8,44
 256 B each; total 230,400 B of Hopper's 232,448. q's tail stays in registers (16 per thread, the A
 operand of a register-A wgmma), as in the prefill seesaw. Registers: [232, 232] for the consumers
 with the TMA producer (which issues copies only and keeps 40), [224, 224] with the cp.async one
-(which needs 56 for its row addresses): ``224 + 8 * TMA``; consumer0 240 with CAUSAL, one program
-per request and TMA (the producer then keeps 32).
+(which needs 56 for its row addresses): ``224 + 8 * TMA``; consumer0 240 with CAUSAL, whole
+requests and TMA (the producer then keeps 32).
 """
 
 import triton.language as tl
@@ -116,11 +118,11 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
                       stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b,
                       B, n_chunks, s_q, h_kv, heads_per_kv, sm_scale,
                       BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, BALANCE: tl.constexpr,
-                      TMA: tl.constexpr):
+                      TMA: tl.constexpr, RUN: tl.constexpr):
     n_rows, rb, g = row_block_item(s_q, h_kv, heads_per_kv, BLOCK_H)
     # This program's pairs [x_lo, x_hi) of the batch's flat pair space and the request where they
     # start, read once and shared by every partition (mla_decode_parts.py).
-    x_lo, x_hi, b0, s0, e0, sl0 = part_range(seqlens_ptr, B, n_chunks, BALANCE)
+    x_lo, x_hi, b0, s0, e0, sl0 = part_range(seqlens_ptr, B, n_chunks, BALANCE, RUN)
     # The walk's state at the part's first pair: its request b0, the pair's index pp0 in it, the
     # pairs of that request left from there, and whether the request lies wholly in the part.
     pp0 = x_lo - s0
@@ -371,7 +373,7 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
                    tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
         if CAUSAL and not BALANCE and TMA:
             # a tile wholly before every row's limit skips the mask (as consumer1's), where
-            # consumer0 has the registers for the branch ([240, 232]: one program per request,
+            # consumer0 has the registers for the branch ([240, 232]: whole requests,
             # the TMA producer) and it measured faster (causal; docs/decode.md)
             if needs_mask((2 * pp + 1) * BK, csl, s_q, csl, CAUSAL):
                 lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
@@ -572,9 +574,9 @@ DEFAULT_CONFIG = {
         "B": "i32", "n_chunks": "i32", "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32",
         "sm_scale": "fp32",
         "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "BALANCE": "constexpr",
-        "TMA": "constexpr",
+        "TMA": "constexpr", "RUN": "constexpr",
     },
-    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": True, "TMA": 0},
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": True, "TMA": 0, "RUN": 1},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "P"),
 }

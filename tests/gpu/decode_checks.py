@@ -41,20 +41,20 @@ CASE_IDS = [f"sq{c[1]}_hq{c[2]}_hkv{c[3]}_{'causal' if c[4] else 'full'}_split{c
 class ScheduledLaunch:
     """A launch of the scheduled seesaw decode (tle_kernels/mla_decode_launch.launch_scheduled)
     in the checks' contract: where a check passes ``n_split``, it is the number of parts P the
-    batch's pairs are balanced over (``balance=False``: one program per request, P ignored); the
-    launch writes out and lse itself (its partials and combine inside), so the checks allocate no
-    parts for it."""
+    batch's pairs are balanced over (``balance=False``: runs of ``run`` whole requests per
+    program, P ignored); the launch writes out and lse itself (its partials and combine inside),
+    so the checks allocate no parts for it."""
 
     scheduled = True
 
-    def __init__(self, tma: bool, balance: bool = True):
-        self.tma, self.balance = tma, balance
+    def __init__(self, tma: bool, balance: bool = True, run: int = 1):
+        self.tma, self.balance, self.run = tma, balance, run
 
     def __call__(self, q, k_cache, block_table, cache_seqlens, sm_scale, causal, parts, out, lse):
         from tle_kernels.mla_decode_launch import launch_scheduled
 
         launch_scheduled("seesaw", q, k_cache, block_table, cache_seqlens, sm_scale, causal, out,
-                         lse, parts, tma=self.tma, balance=self.balance)
+                         lse, parts, tma=self.tma, balance=self.balance, run=self.run)
 
 
 def seesaw_launches() -> dict:

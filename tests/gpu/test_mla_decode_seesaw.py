@@ -81,13 +81,15 @@ def test_seesaw_decode_replays_in_a_cuda_graph_with_new_seqlens(producer):
                                               (128, 1, 16, False), (128, 1, 128, False),
                                               (1, 2, 32, True)],
                          ids=["b7_h128", "b64_mtp_causal", "b128_tp8", "b128_h128", "b1_h32"])
-@pytest.mark.parametrize("balance", [True, False], ids=["balanced", "per_request"])
+@pytest.mark.parametrize("balance,run", [(True, 1), (False, 1), (False, 2), (False, 3)],
+                         ids=["balanced", "per_request", "runs_of_2", "runs_of_3"])
 @PRODUCER
-def test_seesaw_decode_issue_batches_with_this_gpus_parts(producer, balance, b, s_q, h_q, causal):
+def test_seesaw_decode_issue_batches_with_this_gpus_parts(producer, balance, run, b, s_q, h_q,
+                                                          causal):
     """Batches mixing seqlens 0 / 1 / 63 / 64 / 65 / 4096 / 32768 (random non-contiguous block
     tables), with the part count a launch on this GPU uses (parts_for: the SMs over the row
-    blocks), so the parts cut requests wherever the lengths put them; and one program per
-    request."""
+    blocks), so the parts cut requests wherever the lengths put them; one program per request;
+    and runs of two or three whole requests per program."""
     import torch
 
     from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
@@ -97,8 +99,9 @@ def test_seesaw_decode_issue_batches_with_this_gpus_parts(producer, balance, b, 
     seqlens = [lens[(i * 5 + 3) % len(lens)] for i in range(b)] if b > 1 else [32768]
     q, k_cache, bt, sl = make_decode_inputs(b, s_q, h_q, 1, seqlens, device="cuda", seed=b + s_q)
     sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-    launch = checks.ScheduledLaunch(tma=LAUNCHES[producer].tma, balance=balance)
+    launch = checks.ScheduledLaunch(tma=LAUNCHES[producer].tma, balance=balance, run=run)
     out, lse, _, _ = checks.run_decode(launch, q, k_cache, bt, sl, causal,
                                        parts_for(b, s_q, h_q, 1, sms))
     ref_out, ref_lse = mla_decode_reference(q, k_cache, bt, sl, causal=causal)
-    checks.check(out, lse, ref_out, ref_lse, f"b={b} s_q={s_q} h_q={h_q} balance={balance}")
+    checks.check(out, lse, ref_out, ref_lse,
+                 f"b={b} s_q={s_q} h_q={h_q} balance={balance} run={run}")
