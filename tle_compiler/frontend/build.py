@@ -46,6 +46,7 @@ from .shared_memory import check_shared_memory, check_slot_shape
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, walk_with_locals
 from .source_text import read_python
 from .memory_waits import check_memory_waits
+from .python_numbers import int_text, tensor_holds
 from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
 from .helper_signatures import (default_as_code, import_time_call, keyword_only_why,
                                 omitted_default, positional_only)
@@ -2929,6 +2930,15 @@ class Builder(BuildRules, ConstexprRules):
             self.frames.pop()
         e, st = ret
         if self.in_partition and (st is None or st.kind == "const"):
+            # ... and refuses one outside i64 and u64 (`return x + y` given 2**70 and 1)
+            value = self.wide_fold(st.value if st is not None and isinstance(st.value, K.Expr)
+                                   else e)
+            if type(value) is int and not tensor_holds(value):
+                raise self.err(f"`{ast.unparse(node)}` returns the integer {int_text(value)}, "
+                               f"outside i64 and u64: Triton 3.6 makes a tensor of what a jit "
+                               f"function returns and refuses this one (\"Nonrepresentable "
+                               f"integer\"), so the kernel does not compile", node,
+                               check="unsupported-expression")
             # Triton's visit_Return makes a returned number (a constexpr too: `return v` of a
             # parameter given 100) a tensor, an i32, u32 or i64 by an int's range, an fp32 (as a
             # plain assignment does, tensor_number), so `t + hlp()` of an int8 tile adds in i32

@@ -50,6 +50,7 @@ from .source_text import read_python
 from .shared_memory import check_bound_shapes
 from .loop_ends import why_not_ending
 from .triton_rules import TritonRules
+from .python_numbers import PythonNumbers
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
                      ReaderRef, SlotField, SlotV, Sym, TupleV, Value, WaitV, WriterRef)
 
@@ -600,7 +601,7 @@ def merge_views(a: Optional[Value], b: Optional[Value], reason: str) -> Optional
 # the interpreter
 
 
-class Walker(WalkRules, TritonRules):
+class Walker(WalkRules, TritonRules, PythonNumbers):
     """Interprets KIR statements of one function body: the kernel prologue (``mode`` "kernel") or
     a partition (``mode`` "partition"), appending Pipe IR statements to ``out``."""
 
@@ -648,6 +649,10 @@ class Walker(WalkRules, TritonRules):
         self.bool_names: set[str] = set()
         # names the partition's body assigns more than once (the builder folds none of them)
         self.multi_assigned: frozenset[str] = frozenset()
+        # names Triton holds as Python numbers though the reading has their value (a constexpr
+        # the kernel is read specialised to, a partition parameter given one) until assigned:
+        # python_number reads them as it reads an unbound constexpr argument
+        self.number_names: set[str] = set()
 
     def err(self, message: str, node, check: str = "frontend") -> TleError:
         return TleError(message, node.loc, check=check)
@@ -1395,6 +1400,7 @@ class Walker(WalkRules, TritonRules):
         from ..ir import promotion
         for value, node, other, other_node in ((left, e.lhs, right, e.rhs),
                                                (right, e.rhs, left, e.lhs)):
+            given = ""
             if not self.python_number(other_node):
                 continue  # (a name bound to a number is an i32 tensor: Triton promotes it)
             if isinstance(other, Const) and isinstance(other.value, int) \
@@ -1403,7 +1409,10 @@ class Walker(WalkRules, TritonRules):
             elif isinstance(other, Aff) and not other.runtime and other.expr.is_const:
                 c = other.expr.const
             else:
-                continue
+                at_config = self.config_number(other)
+                if at_config is None:
+                    continue
+                c, given = at_config
             dt = self.tile_dtype(node)
             if dt is None and (isinstance(node, K.Op) and node.name == "tl.arange" or isinstance(
                     node, K.Name) and isinstance(value, Data) and isinstance(value.node, K.Op)
@@ -1422,26 +1431,25 @@ class Walker(WalkRules, TritonRules):
                        "negative scalar")
             elif not promotion.number_fits(c, ret):
                 why = f"Scalar {c} is out of range for type {ret}"
-            if why:
+            if why and given:
+                # right for some values of the constexprs and wrong for others: the reading
+                # stops with a check in SPECIALIZABLE, so that tle-dump (and a compile or launch)
+                # reads the kernel again specialised to the values it is compiled with
+                # (DEFAULT_CONFIG's, a --param's, a launch's), where the number decides
                 raise self.err(f"`{self.src(e)}` computes the {ret} tile `{self.src(node)}` with "
-                               f"the integer {c}: Triton 3.6 computes `{e.op}` in the tile's type "
+                               f"the integer `{self.src(other_node)}`, {c} with {given} "
+                               f"(DEFAULT_CONFIG), which Triton 3.6 refuses (\"{why}\"): the "
+                               f"kernel is checked at the constexpr values it is compiled with",
+                               e, check="constexpr-operand")
+            if why:
+                bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
+                where = f" (the kernel read specialised to {bound})" if bound else ""
+                raise self.err(f"`{self.src(e)}` computes the {ret} tile `{self.src(node)}` with "
+                               f"the integer {c}{where}: Triton 3.6 computes `{e.op}` in the "
+                               f"tile's type "
                                f"and refuses it (\"{why}\"); cast the tile first "
                                f"(`.to(tl.int64)`) or write a number of its type", e,
                                check="unsupported-expression")
-
-    def python_number(self, e: K.Expr) -> bool:
-        """Whether Triton 3.6 holds ``e`` as a Python number (a constexpr) rather than a tensor:
-        a literal or module constant, a constexpr parameter, and arithmetic of them only."""
-        if isinstance(e, (K.Const, K.Global)):
-            return True
-        if isinstance(e, K.UnaryOp) and e.op in ("-", "+"):
-            return self.python_number(e.operand)
-        if isinstance(e, K.BinOp):
-            return self.python_number(e.lhs) and self.python_number(e.rhs)
-        if isinstance(e, K.Name):
-            v = self.env.get(e.id)
-            return isinstance(v, KernelArg) and v.constexpr
-        return False
 
     def run_time_i32(self, v: Value) -> bool:
         """Whether ``v`` is an integer the GPU computes at run time in i32 as far as the reading
@@ -2694,6 +2702,15 @@ class Walker(WalkRules, TritonRules):
         param (the same key), or the same constant, instead of two unrelated params whose
         independent values (one 0, the other 1) made a correct kernel look wrong."""
         one = Aff(Affine.of(1))
+        if isinstance(node, K.Op) and len(node.args) == 2 and all(
+                self.python_number(a) for a in node.args):
+            # a jit function of two numbers: Triton computes it in Python and makes a tensor of
+            # what it returns (visit_Return): `tl.cdiv(2**70, C)`
+            used: set = set()
+            xs = [self.python_int(a, used) for a in node.args]
+            if None not in xs and xs[1] != 0:
+                self.refuse_untensorable((xs[0] + xs[1] - 1) // xs[1], used,
+                                         f"`{self.src(node)}`, a jit function of numbers,", node)
         num = self.binop("+", x, self.binop("-", div, one, node), node)
         if isinstance(node, K.Op) and len(node.args) == 2:
             # ... and adds `div - 1` in i32 first: `tl.cdiv(q, -1)` at q = -2147483648 wraps
@@ -2938,6 +2955,9 @@ class Walker(WalkRules, TritonRules):
 
     def _s_Assign(self, s: K.Assign) -> None:
         v = self.eval(s.value)
+        if not generated(s):
+            self.plain_number_assignment(s)
+        self.number_names.discard(s.target)
         if isinstance(v, Data) and v.node is not None and not isinstance(v.node, K.Name):
             self.bound_dims[id(v.node)] = self.block_dims(v.node)
             self.bound_kinds[id(v.node)] = self.operand_type(v.node)
@@ -4553,6 +4573,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         ph = k.params.reserve(("arg", p.name), p.name, p.loc, arg=p.name)
         env[p.name] = KernelArg(p.name, ph, p.constexpr)
     body = PrologueWalker(k, "kernel", env)
+    body.number_names = {p.name for p in kernel.params if p.constexpr and p.name in k.bind}
     for s in kernel.prologue:
         body.exec_stmt(s)
 
@@ -4567,6 +4588,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         # a partition parameter bound to a bool of the kernel body (`B = N > 5`, passed as B) is
         # an i1 tensor there as in the kernel body: `-B` and `B + B` compute in i1
         pw.bool_names |= {name for name, e in part.bindings if body.i1_like(e)}
+        pw.number_names = {name for name, e in part.bindings if body.python_number(e)}
         pw.last_top = part.body[-1] if part.body else None
         stores = [st.target for st in K.walk_stmts(part.body)
                   if isinstance(st, K.Assign) and not generated(st)]

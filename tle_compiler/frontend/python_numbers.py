@@ -1,0 +1,161 @@
+"""Which values Triton 3.6 holds as Python numbers (constexprs) rather than tensors, their Python
+values, and the kernels refused for a number no tensor can hold. A mixin of
+frontend/protocol.py's Walker, which supplies the walk's state (``env``, ``number_names``, ``k``)
+and its reporting (``err``, ``src``).
+
+Triton computes arithmetic on constexprs in Python, with integers of any size, and makes a tensor
+of the result where a plain assignment binds it (visit_Assign), where a jit function returns it
+(visit_Return: ``tl.cdiv`` of two numbers, a helper's result) or where it meets a tensor. A tensor
+of an integer is i32, u32, i64 or u64 by its range (semantic.to_tensor); one outside [-2**63,
+2**64) is refused ("Nonrepresentable integer"), so the kernel does not compile. The reading that
+folds such arithmetic to a number and checks the protocol with it would verify a kernel Triton
+refuses.
+
+A constexpr argument the reading leaves unbound (the generic reading of a file) is read at the
+value the file's DEFAULT_CONFIG gives it, the one ``--gluon`` compiles; a refusal that depends on
+it raises a check in SPECIALIZABLE, so that tle-dump (and a compile or a launch) reads the kernel
+again specialised to the values it is compiled with, where the number decides.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..ir import kernel as K
+from .constexpr_rules import constexpr_annotation
+from .folding import fold
+from .values import Aff, KernelArg, Value
+
+#: the integers Triton 3.6 makes a tensor of (i32, u32, i64 or u64 by range)
+TENSOR_INT_MIN, TENSOR_INT_END = -2 ** 63, 2 ** 64
+#: shifts and powers computed on wider integers than this are left unread (no number)
+_WIDEST_EXPONENT = 4096
+
+
+def tensor_holds(value: int) -> bool:
+    """Whether Triton 3.6 can make a tensor of the integer ``value`` (semantic.to_tensor)."""
+    return TENSOR_INT_MIN <= value < TENSOR_INT_END
+
+
+def int_text(value: int) -> str:
+    """An integer as a message shows it: its digits, or for a wide one its first digits and its
+    width."""
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:8]}... ({value.bit_length()} bits)"
+
+
+def _python_op(op: str, a: int, b: int) -> Optional[int]:
+    """Python's ``a op b`` on integers, or None where it is no integer (a division by zero, a
+    negative power) or too wide to compute (a shift or power past _WIDEST_EXPONENT bits)."""
+    if op in ("<<", ">>") and not 0 <= b <= _WIDEST_EXPONENT:
+        return None
+    if op == "**" and not (0 <= b <= _WIDEST_EXPONENT and abs(a).bit_length() * b
+                           <= _WIDEST_EXPONENT * 8):
+        return None
+    if op in ("//", "%") and b == 0:
+        return None
+    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
+            "%": lambda: a % b, "<<": lambda: a << b, ">>": lambda: a >> b,
+            "**": lambda: a ** b, "&": lambda: a & b, "|": lambda: a | b,
+            "^": lambda: a ^ b}.get(op, lambda: None)()
+
+
+class PythonNumbers:
+    """Python numbers of a partition or the kernel body (module docstring)."""
+
+    def python_number(self, e: K.Expr) -> bool:
+        """Whether Triton 3.6 holds ``e`` as a Python number (a constexpr) rather than a tensor:
+        a literal or module constant, a constexpr parameter (or a name holding one:
+        ``number_names``), and arithmetic of them only."""
+        if isinstance(e, (K.Const, K.Global)):
+            return True
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+"):
+            return self.python_number(e.operand)
+        if isinstance(e, K.BinOp):
+            return self.python_number(e.lhs) and self.python_number(e.rhs)
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return isinstance(v, KernelArg) and v.constexpr or e.id in self.number_names
+        return False
+
+    def config_number(self, v: Value) -> Optional[tuple[int, str]]:
+        """``(value, "C = 5, ...")`` of a compile-time integer computed from constexpr arguments
+        the reading leaves unbound (`C * 100`), at the file's DEFAULT_CONFIG values, the ones
+        `--gluon` compiles and the rule of config_division_by_zero reads; None when it is no
+        such integer or the config gives no value for one of them."""
+        if isinstance(v, KernelArg) and v.constexpr:
+            c = self.k.config_values.get(v.name)
+            return (c, f"{v.name} = {c!r}") if type(c) is int else None
+        if not isinstance(v, Aff) or v.runtime or v.expr.is_const:
+            return None
+        a = v.expr
+        args = {x: self.k.params.slot(x).arg for x in a.variables
+                if x in self.k.params.by_placeholder}
+        values = {x: self.k.config_constexprs.get(n) for x, n in args.items()}
+        if len(values) != len(a.variables) or any(type(c) is not int for c in values.values()):
+            return None
+        return a.eval(values), ", ".join(f"{args[x]} = {values[x]}" for x in sorted(values))
+
+    def python_int(self, e: K.Expr, used: set, depth: int = 0) -> Optional[int]:
+        """Python's integer value of the Python-number expression ``e`` (:meth:`python_number`),
+        of any size, reading an unbound constexpr argument at DEFAULT_CONFIG's value (its name
+        added to ``used``); None where it is no integer or not known."""
+        if depth > 32:
+            return None
+        if isinstance(e, (K.Const, K.Global)):
+            v = e.value if isinstance(e, K.Const) else fold(e)
+            return v if type(v) is int else None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if isinstance(v, KernelArg) and v.constexpr:
+                c = self.k.config_values.get(v.name)
+                if type(c) is not int:
+                    return None
+                used.add(v.name)
+                return c
+            if e.id in self.number_names and isinstance(v, Aff) and not v.runtime \
+                    and v.expr.is_const:
+                return v.expr.const
+            return None
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
+            x = self.python_int(e.operand, used, depth + 1)
+            return None if x is None else -x if e.op == "-" else ~x if e.op == "~" else x
+        if isinstance(e, K.BinOp):
+            a = self.python_int(e.lhs, used, depth + 1)
+            b = self.python_int(e.rhs, used, depth + 1) if a is not None else None
+            return None if b is None else _python_op(e.op, a, b)
+        return None
+
+    def plain_number_assignment(self, s: K.Assign) -> None:
+        """Refuse the assignment ``s`` of the source (not one the builder made) when it binds a
+        Python number no tensor can hold: visit_Assign makes a tensor of it (`b = C << 256`);
+        `b: tl.constexpr = ...` keeps a constexpr, and is left alone."""
+        if not self.python_number(s.value):
+            return
+        node = self.k.source.stmt(s.loc, ast.AnnAssign)
+        if node is not None and constexpr_annotation(node):
+            return
+        used: set = set()
+        self.refuse_untensorable(self.python_int(s.value, used), used,
+                                 f"`{self.k.names.py(s.target)} = {self.src(s.value)}`, a plain "
+                                 f"assignment,", s)
+
+    def refuse_untensorable(self, value: Optional[int], used: set, what: str, node) -> None:
+        """Refuse the kernel where Triton 3.6 makes a tensor of the integer ``value`` (``what``
+        says where: a plain assignment, a jit function's result) and cannot: outside [-2**63,
+        2**64). Read from DEFAULT_CONFIG's constexprs (``used``), a check in SPECIALIZABLE."""
+        if value is None or tensor_holds(value):
+            return
+        if used:
+            given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
+            raise self.err(f"{what} makes a tensor of the integer {int_text(value)} with {given} "
+                           f"(DEFAULT_CONFIG), outside i64 and u64, which Triton 3.6 refuses "
+                           f"(\"Nonrepresentable integer\"): the kernel is checked at the "
+                           f"constexpr values it is compiled with", node,
+                           check="constexpr-operand")
+        bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
+        where = f" (the kernel read specialised to {bound})" if bound else ""
+        raise self.err(f"{what} makes a tensor of the integer {int_text(value)}{where}, outside "
+                       f"i64 and u64: Triton 3.6 refuses it (\"Nonrepresentable integer\"), so the "
+                       f"kernel does not compile", node, check="unsupported-expression")
