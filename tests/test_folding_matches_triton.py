@@ -381,6 +381,16 @@ def test_a_number_beyond_64_bits_meeting_a_tensor_is_refused(tmp_path, bindings,
     assert check(tmp_path, _SysPath, bindings, x, "bound") == "both refused"
 
 
+@pytest.mark.parametrize("bindings,x", [("", "tl.cdiv(2**40, C) - tl.cdiv(2**40, C)"),
+                                        ("", "add(2**40, 1) - 2**40"), ("b = C << 40", "1"),
+                                        ("b: tl.constexpr = C << 256", "1")])
+def test_a_number_a_tensor_can_hold_or_a_wide_constexpr_is_verified(tmp_path, bindings, x):
+    """The twins of the test above: within 64 bits Triton makes the tensor, and a name bound
+    with `tl.constexpr` stays a Python number of any size (visit_AnnAssign), so the kernel
+    compiles and is verified."""
+    assert check(tmp_path, _SysPath, bindings, x, "bound") == "verified"
+
+
 @pytest.mark.parametrize("x,where", [("a % 4", "bound"), ("a // 2", "index"),
                                      ("(a % 4 == 1)", "condition")])
 def test_a_kernel_body_number_handed_to_a_partition_divides_as_c_does(tmp_path, x, where):
