@@ -1086,6 +1086,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         time, as the kernel IR's fold_body decides it."""
         left, right = self.eval(e.lhs), self.eval(e.rhs)
         self.broadcast_rule(e, (e.lhs, e.rhs))
+        self.number_beside_tensor(e, (e.lhs, e.rhs))
         kinds = [self.operand_type(x) for x in (e.lhs, e.rhs)]
         if "ptr" in kinds and None not in kinds:
             # Triton 3.6 compares no pointer, with an integer, a float or another pointer
@@ -1228,6 +1229,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.tensor_power(e)
         self.scalar_out_of_range(e, left, right)
         self.tile_scalar_out_of_range(e, left, right)
+        self.number_beside_tensor(e, (e.lhs, e.rhs))
         self.tensor_unsigned(e, left, right)
         result = self.binop(e.op, left, right, e)
         self.tensor_overflow(e, result)
@@ -2501,6 +2503,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         name = path.rsplit(".", 1)[-1]
         if is_triton(path) and name in POSITIONAL_PARAMS and kwargs:
             args, kwargs = by_position(POSITIONAL_PARAMS[name], args, kwargs)
+        if is_triton(path):
+            self.number_arguments(name, node)
         if is_triton(path) and name in RUNTIME_OPS:
             # Triton 3.6 takes the axis of tl.program_id / tl.num_programs as a compile-time 0,
             # 1 or 2 ("program_id axis must be 0, 1, or 2"); `tl.program_id(5)` or
@@ -3386,6 +3390,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         return Aff(Affine.of(values[-1]))
 
     def _s_For(self, s: K.For) -> None:
+        # a tl.static_range variable is a Python number (a constexpr) in each unrolled body
+        if s.static:
+            self.number_names.add(s.var)
+        else:
+            self.number_names.discard(s.var)
         self.loop_options(s)
         self._in_loop_bound += 1
         try:

@@ -61,6 +61,12 @@ def _python_op(op: str, a: int, b: int) -> Optional[int]:
             "^": lambda: a ^ b}.get(op, lambda: None)()
 
 
+#: tl functions that make a tensor of each number passed at these argument positions (a
+#: scalar operand is broadcast: semantic.to_tensor), whatever the other arguments are
+TENSOR_ARGS = {"where": (0, 1, 2), "maximum": (0, 1), "minimum": (0, 1), "clamp": (0, 1, 2),
+               "fma": (0, 1, 2), "full": (1,)}
+
+
 class PythonNumbers:
     """Python numbers of a partition or the kernel body (module docstring)."""
 
@@ -140,6 +146,30 @@ class PythonNumbers:
         self.refuse_untensorable(self.python_int(s.value, used), used,
                                  f"`{self.k.names.py(s.target)} = {self.src(s.value)}`, a plain "
                                  f"assignment,", s)
+
+    def number_beside_tensor(self, e: K.Expr, operands: tuple) -> None:
+        """Refuse the operator ``e`` whose operand is a Python number no tensor can hold beside
+        a tensor operand (`t < 2**70`, `N + (C << 70)`): Triton makes a tensor of the number
+        to compute it. Between numbers only, Triton computes in Python, which takes any size."""
+        if all(self.python_number(x) for x in operands):
+            return
+        for x in operands:
+            if self.python_number(x):
+                used: set = set()
+                self.refuse_untensorable(self.python_int(x, used), used,
+                                         f"`{self.src(x)}`, a number beside a tensor in "
+                                         f"`{self.src(e)}`,", e)
+
+    def number_arguments(self, name: str, node: K.Op) -> None:
+        """Refuse a number no tensor can hold at an argument of the tl function ``name`` that
+        makes a tensor of it (TENSOR_ARGS: `tl.where(m, 2**70, 0)`, `tl.minimum(2**70, C)`,
+        `tl.full([64], C << 70, tl.int64)`)."""
+        for i in TENSOR_ARGS.get(name, ()):
+            if i < len(node.args) and self.python_number(node.args[i]):
+                used: set = set()
+                self.refuse_untensorable(self.python_int(node.args[i], used), used,
+                                         f"`{self.src(node.args[i])}`, an argument of "
+                                         f"`tl.{name}`,", node)
 
     def refuse_untensorable(self, value: Optional[int], used: set, what: str, node) -> None:
         """Refuse the kernel where Triton 3.6 makes a tensor of the integer ``value`` (``what``

@@ -1,0 +1,80 @@
+"""Python numbers that reach a tensor (frontend/python_numbers.py): Triton 3.6 computes arithmetic
+on constexprs in Python, with integers of any size, and makes a tensor of a number where it meets
+one: a plain assignment, an operand beside a tensor, an argument of `tl.where` / `tl.maximum` /
+`tl.minimum` / `tl.full`, what `tl.cdiv` or a helper returns. A tensor cannot hold an integer
+outside [-2**63, 2**64) ("Nonrepresentable integer"), so such a kernel does not compile, and
+each case below was verified by tle-dump before (the reading folded the arithmetic and checked
+the protocol with it). A constexpr the generic reading leaves unbound is read at DEFAULT_CONFIG's
+value (C = 5 in round 25's ring), and the kernel is then read specialised to it.
+
+Each refusal rests on Triton refusing the same statement in a plain @triton.jit kernel compiled
+to TTIR for sm_90a (C = 3 there), and each twin on Triton compiling it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .adversarial_oracles import triton_compile_error
+from .test_adversarial_verdicts_25 import dump, expect
+from .test_adversarial_verdicts_26 import TRITON, reader_does
+
+Y = "y_ptr + tl.arange(0, 64)"
+
+REFUSED = {
+    "tl.where of 2**70": f"tl.store({Y}, tl.where(t > 0, 2**70, 0).to(tl.float32))",
+    "tl.where of C << 70": f"tl.store({Y}, tl.where(t > 0, C << 70, 0).to(tl.float32))",
+    "tl.maximum of a tile and 2**70":
+        f"tl.store({Y}, tl.maximum(t.to(tl.int32), 2**70).to(tl.float32))",
+    "tl.minimum of two numbers": f"b = tl.minimum(2**70, C)\ntl.store({Y}, t)",
+    "tl.full of C << 70": f"tl.store({Y}, tl.full([64], C << 70, tl.int64).to(tl.float32))",
+    "a tile compared with 2**70": f"tl.store({Y}, (t.to(tl.int32) < 2**70).to(tl.float32))",
+    "N plus C << 70": f"x = N + (C << 70)\ntl.store({Y}, t)",
+    "b = C << 256": f"b = C << 256\ntl.store({Y}, t)",
+    "tl.cdiv of 2**70": f"b = tl.cdiv(2**70, C) + N\ntl.store({Y}, t)",
+}
+TWINS = {
+    "tl.where of 2**40": f"tl.store({Y}, tl.where(t > 0, 2**40, 0).to(tl.float32))",
+    "tl.minimum of two numbers within i64": f"b = tl.minimum(2**40, C)\ntl.store({Y}, t)",
+    "arithmetic of numbers only": f"b = (C << 256) >> 250\ntl.store({Y}, t)",
+    "a wide number bound as a constexpr": f"b: tl.constexpr = C << 256\ntl.store({Y}, t)",
+    "a tile compared with 2**40": f"tl.store({Y}, (t.to(tl.int64) < 2**40).to(tl.float32))",
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_a_number_no_tensor_can_hold_is_refused_where_it_meets_one(tmp_path, capsys, name):
+    """(`N + (C << 70)` is refused by the i32 rule of a run-time scalar first: "out of range
+    for type int32".)"""
+    code, err = dump(tmp_path, capsys, reader_does(REFUSED[name]))
+    expect(code, err, ("rejected", "outside i"))
+
+
+@pytest.mark.parametrize("name", list(TWINS))
+def test_a_number_a_tensor_can_hold_or_kept_a_number_is_verified(tmp_path, capsys, name):
+    code, err = dump(tmp_path, capsys, reader_does(TWINS[name]))
+    expect(code, err, "verified")
+
+
+@pytest.mark.parametrize("name", list(REFUSED) + list(TWINS))
+def test_triton_itself_refuses_the_refused_forms(tmp_path, monkeypatch, name):
+    stmt = REFUSED.get(name, TWINS.get(name))
+    source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
+    error = triton_compile_error(tmp_path, monkeypatch, source, "pynum")
+    if name in REFUSED:
+        assert error is not None, name
+    else:
+        assert error is None, error
+
+
+def test_a_constexpr_out_of_range_at_the_config_reads_the_kernel_at_the_values_given(
+        tmp_path, capsys):
+    """`C << 62` fits u64 at C = 3 and not at the file's C = 5: the generic reading stops at the
+    config's value, and the kernel is read specialised to the value it is compiled with
+    (DEFAULT_CONFIG's, or a --param's), where the number decides."""
+    text = reader_does(f"b = C << 62\ntl.store({Y}, t)")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "Nonrepresentable integer", "read specialised to C = 5"))
+    code, err = dump(tmp_path, capsys, text, "--param", "C=3")
+    expect(code, err, "verified")
+    assert "with C = 3 (read specialised)" in err
