@@ -32,6 +32,17 @@ REFUSED = {
     "N plus C << 70": f"x = N + (C << 70)\ntl.store({Y}, t)",
     "b = C << 256": f"b = C << 256\ntl.store({Y}, t)",
     "tl.cdiv of 2**70": f"b = tl.cdiv(2**70, C) + N\ntl.store({Y}, t)",
+    "tl.abs of 2**70": f"b = tl.abs(2**70)\ntl.store({Y}, t)",
+    "an if comparing N with 2**70": f"if 2**70 > N:\n    tl.store({Y}, t)",
+    "a while comparing with 2**70": f"i = 0\nwhile i < N and N < 2**70:\n    i += 1\n"
+                                    f"tl.store({Y}, t)",
+    "a range bound of 2**70": f"for i in range(2**70, 2**70 + 1):\n    tl.store({Y}, t)",
+    "a tuple holding C << 70": f"b = (C << 70, 1)\ntl.store({Y}, t)",
+    "a run-time choice of C << 70": f"b = (C << 70) if N > 0 else 1\ntl.store({Y}, t)",
+    "C << 70 * i of a static_range variable":
+        f"for i in tl.static_range(2):\n    tl.store({Y}, t + (C << (70 * i)))",
+    "b = C << i * 70 of a static_range variable":
+        f"for i in tl.static_range(2):\n    b = C << (i * 70)\n    tl.store({Y}, t)",
 }
 TWINS = {
     "tl.where of 2**40": f"tl.store({Y}, tl.where(t > 0, 2**40, 0).to(tl.float32))",
@@ -39,6 +50,11 @@ TWINS = {
     "arithmetic of numbers only": f"b = (C << 256) >> 250\ntl.store({Y}, t)",
     "a wide number bound as a constexpr": f"b: tl.constexpr = C << 256\ntl.store({Y}, t)",
     "a tile compared with 2**40": f"tl.store({Y}, (t.to(tl.int64) < 2**40).to(tl.float32))",
+    "a compile-time choice of C << 70": f"b = (C << 70) if C > 100 else 1\ntl.store({Y}, t)",
+    "C << 30 * i of a static_range variable":
+        f"for i in tl.static_range(2):\n    tl.store({Y}, t + (C << (30 * i)))",
+    "a static_range of wide numbers": f"for i in tl.static_range(2**70, 2**70 + 1):\n"
+                                      f"    tl.store({Y}, t)",
 }
 
 

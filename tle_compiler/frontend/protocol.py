@@ -653,6 +653,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # the kernel is read specialised to, a partition parameter given one) until assigned:
         # python_number reads them as it reads an unbound constexpr argument
         self.number_names: set[str] = set()
+        # the values of the tl.static_range variables whose bounds are constants (python_ints)
+        self.static_ranges: dict[str, range] = {}
 
     def err(self, message: str, node, check: str = "frontend") -> TleError:
         return TleError(message, node.loc, check=check)
@@ -2170,6 +2172,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         decided = self.const_int(tested)
         if decided is None and isinstance(tested, Const) and isinstance(tested.value, bool):
             decided = int(tested.value)  # a comparison of compile-time numbers (`C > 4`)
+        if decided is None and not self.python_number(test):
+            # a select of two tensors: Triton makes one of a number operand
+            for operand in (body, orelse):
+                self.made_tensor(operand, f"`{self.src(operand)}`, an operand of `{self.src(e)}`,",
+                                 e)
         if decided is not None:  # a constant test (a bound constexpr): Python evaluates one side
             return self.eval_guarded(body if decided else orelse,
                                      "a conditional expression (x if c else y)")
@@ -3393,8 +3400,18 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # a tl.static_range variable is a Python number (a constexpr) in each unrolled body
         if s.static:
             self.number_names.add(s.var)
+            # (bounds of numbers the reading knows; one read at DEFAULT_CONFIG's value is not
+            # taken, so that a refusal never rests on a value the kernel is not read with)
+            config: set = set()
+            bounds = [self.python_int(b, config) for b in (s.start, s.stop, s.step)]
+            if None not in bounds and bounds[2] and not config:
+                self.static_ranges[s.var] = range(*bounds)
+            else:
+                self.static_ranges.pop(s.var, None)
         else:
             self.number_names.discard(s.var)
+            self.static_ranges.pop(s.var, None)
+            self.range_bounds_made_tensors(s)
         self.loop_options(s)
         self._in_loop_bound += 1
         try:
@@ -3458,6 +3475,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         """A while loop: no events (its trip count is not known); its slot accesses may happen,
         so they stay, in order."""
         names = assigned_names(s.body)
+        self.numbers_in_tensor_ops(s.cond)
         before = dict(self.env)
         # whether a counter shows the loop ends, read with the values before it (loop_ends.py)
         not_ending = why_not_ending(self, s)
@@ -3528,6 +3546,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     # -- if -------------------------------------------------------------------------------------
     def _s_If(self, s: K.If) -> None:
         self.refuse_block_cond(s.cond, "`if`", s)
+        self.numbers_in_tensor_ops(s.cond)
         cond = self.cond(s.cond)
         if isinstance(cond, bool):  # static: only the taken branch exists
             self.out.extend(self.exec_block(s.then if cond else s.orelse))

@@ -64,7 +64,11 @@ def _python_op(op: str, a: int, b: int) -> Optional[int]:
 #: tl functions that make a tensor of each number passed at these argument positions (a
 #: scalar operand is broadcast: semantic.to_tensor), whatever the other arguments are
 TENSOR_ARGS = {"where": (0, 1, 2), "maximum": (0, 1), "minimum": (0, 1), "clamp": (0, 1, 2),
-               "fma": (0, 1, 2), "full": (1,)}
+               "fma": (0, 1, 2), "full": (1,), "fdiv": (0, 1), "umulhi": (0, 1),
+               **{f: (0,) for f in ("abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin",
+                                    "cos", "sigmoid", "floor", "ceil", "erf")}}
+#: the most values of tl.static_range variables a number is evaluated at (their product)
+_STATIC_VALUES = 256
 
 
 class PythonNumbers:
@@ -76,7 +80,7 @@ class PythonNumbers:
         ``number_names``), and arithmetic of them only."""
         if isinstance(e, (K.Const, K.Global)):
             return True
-        if isinstance(e, K.UnaryOp) and e.op in ("-", "+"):
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
             return self.python_number(e.operand)
         if isinstance(e, K.BinOp):
             return self.python_number(e.lhs) and self.python_number(e.rhs)
@@ -103,12 +107,30 @@ class PythonNumbers:
             return None
         return a.eval(values), ", ".join(f"{args[x]} = {values[x]}" for x in sorted(values))
 
-    def python_int(self, e: K.Expr, used: set, depth: int = 0) -> Optional[int]:
+    def python_ints(self, e: K.Expr, used: set) -> list[int]:
+        """:meth:`python_int` of ``e`` at each value of the tl.static_range variables it reads
+        (``static_ranges``: Triton unrolls the loop, so each value is computed), [] where it
+        is not known."""
+        names = sorted({x.id for x in K.walk_expr(e) if isinstance(x, K.Name)
+                        and x.id in self.static_ranges and x.id in self.number_names})
+        combos: list[dict] = [{}]
+        for n in names:
+            combos = [{**c, n: v} for c in combos for v in self.static_ranges[n]]
+            if len(combos) > _STATIC_VALUES:
+                return []
+        values = [self.python_int(e, used, given=c) for c in combos]
+        return [v for v in values if v is not None]
+
+    def python_int(self, e: K.Expr, used: set, depth: int = 0,
+                   given: Optional[dict] = None) -> Optional[int]:
         """Python's integer value of the Python-number expression ``e`` (:meth:`python_number`),
         of any size, reading an unbound constexpr argument at DEFAULT_CONFIG's value (its name
-        added to ``used``); None where it is no integer or not known."""
+        added to ``used``) and the names in ``given`` at their values there; None where it is
+        no integer or not known."""
         if depth > 32:
             return None
+        if given and isinstance(e, K.Name) and e.id in given:
+            return given[e.id]
         if isinstance(e, (K.Const, K.Global)):
             v = e.value if isinstance(e, K.Const) else fold(e)
             return v if type(v) is int else None
@@ -125,27 +147,52 @@ class PythonNumbers:
                 return v.expr.const
             return None
         if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
-            x = self.python_int(e.operand, used, depth + 1)
+            x = self.python_int(e.operand, used, depth + 1, given)
             return None if x is None else -x if e.op == "-" else ~x if e.op == "~" else x
         if isinstance(e, K.BinOp):
-            a = self.python_int(e.lhs, used, depth + 1)
-            b = self.python_int(e.rhs, used, depth + 1) if a is not None else None
+            a = self.python_int(e.lhs, used, depth + 1, given)
+            b = self.python_int(e.rhs, used, depth + 1, given) if a is not None else None
             return None if b is None else _python_op(e.op, a, b)
         return None
 
+    def made_tensor(self, e: K.Expr, what: str, node) -> None:
+        """Refuse the Python number ``e`` where Triton makes a tensor of it (``what`` says where)
+        when some value it takes (at each value of the tl.static_range variables it reads) is
+        one no tensor can hold."""
+        if not self.python_number(e):
+            return
+        used: set = set()
+        for value in self.python_ints(e, used):
+            self.refuse_untensorable(value, used, what, node)
+
     def plain_number_assignment(self, s: K.Assign) -> None:
         """Refuse the assignment ``s`` of the source (not one the builder made) when it binds a
-        Python number no tensor can hold: visit_Assign makes a tensor of it (`b = C << 256`);
-        `b: tl.constexpr = ...` keeps a constexpr, and is left alone."""
-        if not self.python_number(s.value):
-            return
+        Python number no tensor can hold, or a tuple holding one: visit_Assign makes a tensor
+        of each (`b = C << 256`, `b = (C << 70, 1)`); `b: tl.constexpr = ...` keeps a constexpr,
+        and is left alone."""
         node = self.k.source.stmt(s.loc, ast.AnnAssign)
         if node is not None and constexpr_annotation(node):
             return
-        used: set = set()
-        self.refuse_untensorable(self.python_int(s.value, used), used,
-                                 f"`{self.k.names.py(s.target)} = {self.src(s.value)}`, a plain "
-                                 f"assignment,", s)
+        items = [s.value]
+        while any(isinstance(x, K.TupleExpr) for x in items):
+            items = [y for x in items for y in (x.items if isinstance(x, K.TupleExpr) else (x,))]
+        for x in items:
+            self.made_tensor(x, f"`{self.k.names.py(s.target)} = {self.src(s.value)}`, a plain "
+                                f"assignment,", s)
+
+    def numbers_in_tensor_ops(self, e: K.Expr) -> None:
+        """:meth:`number_beside_tensor` for every operator inside ``e`` (a condition of an `if`
+        or a `while`, which the walk reads as a condition rather than as values)."""
+        for x in K.walk_expr(e):
+            if isinstance(x, (K.BinOp, K.Compare)):
+                self.number_beside_tensor(x, (x.lhs, x.rhs))
+
+    def range_bounds_made_tensors(self, s: K.For) -> None:
+        """Refuse a `range` / `tl.range` bound that is a Python number no tensor can hold:
+        Triton makes a tensor of each bound of a loop it does not unroll."""
+        for bound in (s.start, s.stop, s.step):
+            if bound is not None and not (isinstance(bound, K.Const) and bound.value is None):
+                self.made_tensor(bound, f"`{self.src(bound)}`, a bound of the loop,", s)
 
     def number_beside_tensor(self, e: K.Expr, operands: tuple) -> None:
         """Refuse the operator ``e`` whose operand is a Python number no tensor can hold beside
@@ -154,22 +201,17 @@ class PythonNumbers:
         if all(self.python_number(x) for x in operands):
             return
         for x in operands:
-            if self.python_number(x):
-                used: set = set()
-                self.refuse_untensorable(self.python_int(x, used), used,
-                                         f"`{self.src(x)}`, a number beside a tensor in "
-                                         f"`{self.src(e)}`,", e)
+            self.made_tensor(x, f"`{self.src(x)}`, a number beside a tensor in `{self.src(e)}`,",
+                             e)
 
     def number_arguments(self, name: str, node: K.Op) -> None:
         """Refuse a number no tensor can hold at an argument of the tl function ``name`` that
         makes a tensor of it (TENSOR_ARGS: `tl.where(m, 2**70, 0)`, `tl.minimum(2**70, C)`,
         `tl.full([64], C << 70, tl.int64)`)."""
         for i in TENSOR_ARGS.get(name, ()):
-            if i < len(node.args) and self.python_number(node.args[i]):
-                used: set = set()
-                self.refuse_untensorable(self.python_int(node.args[i], used), used,
-                                         f"`{self.src(node.args[i])}`, an argument of "
-                                         f"`tl.{name}`,", node)
+            if i < len(node.args):
+                self.made_tensor(node.args[i], f"`{self.src(node.args[i])}`, an argument of "
+                                               f"`tl.{name}`,", node)
 
     def refuse_untensorable(self, value: Optional[int], used: set, what: str, node) -> None:
         """Refuse the kernel where Triton 3.6 makes a tensor of the integer ``value`` (``what``
