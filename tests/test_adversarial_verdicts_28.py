@@ -24,12 +24,12 @@ Bugs found, one line each:
 4. A 3-D `tl.dot` of slot tiles ([1, 64, 64] fields) ended tle-dump with an internal error (a
    ValueError in the lowering). FIXED: the lowering refuses it at the dot (translate.py dot).
 5. An `if` or a conditional expression on a compile-time value that is no bool, int or None (`if
-   C / 5:`, `if 0.5:`, `if C * 1.0:`, `1 if C / 5 else 0`, `if i * 0.5:` of a tl.static_range
-   variable, `if 'a':`, `if (C,):`), in a partition or the kernel body, around events or not, was
-   verified; Triton refuses it ("`if` conditionals can only accept values of type {NoneType,
-   bool, int}, not objects of type float"). FIXED: refused where the builder folds it
-   (constexpr_rules.compile_time_condition) and where the walker reads a constexpr or a
-   tl.static_range variable (TritonRules.compile_time_condition_rule).
+   C / 5:`, `if 0.5:`, `if C * 1.0:`, `if C ** -1:`, `1 if C / 5 else 0`, `if i * 0.5:` of a
+   tl.static_range variable, `if 'a':`, `if (C,):`), in a partition or the kernel body, around
+   events or not, was verified; Triton refuses it ("`if` conditionals can only accept values of
+   type {NoneType, bool, int}, not objects of type float"). FIXED: refused where the builder
+   folds it (constexpr_rules.compile_time_condition) and where the walker reads a constexpr or
+   a tl.static_range variable (TritonRules.compile_time_condition_rule).
 6. A `while` on a compile-time condition (`while False:`, a loop that never runs: round 22
    pinned it verified) was verified; Triton reads the condition's IR value ("'constexpr' object
    has no attribute 'handle'"). FIXED: refused (TritonRules.compile_time_condition_rule, after
@@ -275,6 +275,7 @@ CONDITIONS = {
     "if C / 5 without events": (kernel("if C / 5:\n    tl.store(x_ptr, 1.0)\n" + W0, R0), _IF),
     "if 0.5": (kernel("if 0.5:\n" + _ind(W0, 4), R0), _IF + ("the compile-time float 0.5",)),
     "if C * 1.0": (kernel("if C * 1.0:\n    tl.store(x_ptr, 1.0)\n" + W0, R0), _IF),
+    "if C ** -1": (kernel("if C ** -1:\n    tl.store(x_ptr, 1.0)\n" + W0, R0), _IF),
     "1 if C / 5 else 0": (kernel("v = 1 if C / 5 else 0\ntl.store(x_ptr, v * 1.0)\n" + W0, R0),
                           _IF),
     "if i * 0.5 of a static_range variable": (
@@ -309,6 +310,7 @@ CONDITIONS = {
     "if not C / 5": (kernel("if not C / 5:\n    pass\nelse:\n" + _ind(W0, 4), R0), "verified"),
     "if (C / 5) and True": (kernel("if (C / 5) and True:\n" + _ind(W0, 4), R0), "verified"),
     "if C // 2": (kernel("if C // 2:\n    tl.store(x_ptr, 1.0)\n" + W0, R0), "verified"),
+    "if C ** 2": (kernel("if C ** 2:\n    tl.store(x_ptr, 1.0)\n" + W0, R0), "verified"),
     "if i and if i % 2 == 0 of a static_range variable": (
         kernel("for i in tl.static_range(2):\n    if i:\n        tl.store(x_ptr, 1.0)\n"
                "    if i % 2 == 0:\n        tl.store(x_ptr, 2.0)\n" + W0, R0), "verified"),
@@ -329,6 +331,8 @@ def test_conditions_triton_computes_at_compile_time(tmp_path, capsys, name):
 TRITON_CONDITIONS = {
     "if C / 3": ("if C / 3:\n    tl.store(y_ptr, 1.0)", True),
     "if 0.5": ("if 0.5:\n    tl.store(y_ptr, 1.0)", True),
+    "if C ** -1": ("if C ** -1:\n    tl.store(y_ptr, 1.0)", True),
+    "if C ** 2": ("if C ** 2:\n    tl.store(y_ptr, 1.0)", False),
     "1 if C / 3 else 0": ("v = 1 if C / 3 else 0\ntl.store(y_ptr, v * 1.0)", True),
     "if i * 0.5": ("for i in tl.static_range(2):\n    if i * 0.5:\n        tl.store(y_ptr, 1.0)",
                    True),

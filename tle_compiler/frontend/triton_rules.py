@@ -667,9 +667,10 @@ class TritonRules:
     def compile_time_sample(self, e: K.Expr, depth: int = 16) -> object:
         """The Python value Triton 3.6 computes at compile time for the condition ``e`` when
         it is no tensor there: numbers, constexpr arguments (an unbound one at the file's
-        DEFAULT_CONFIG value) and tl.static_range variables, each read at 1 (only the value's type is used, and it does not depend on the values
-        but through `**`, refused with a variable). None where ``e`` is a tensor in Triton (a
-        name a plain assignment bound, a run-time value) or not followed."""
+        DEFAULT_CONFIG value) and tl.static_range variables, each read at 1 (only the value's
+        type is used, and it does not depend on the values but through `**`, not followed with
+        a variable). None where ``e`` is a tensor in Triton (a name a plain assignment bound, a
+        run-time value) or not followed."""
         if depth <= 0:
             return None
         if isinstance(e, (K.Const, K.Global)):
@@ -686,12 +687,22 @@ class TritonRules:
             return None
         parts = {K.BinOp: ("lhs", "rhs"), K.Compare: ("lhs", "rhs"), K.UnaryOp: ("operand",)}
         if type(e) in parts:
-            if isinstance(e, K.BinOp) and e.op == "**":
-                return None
+            if isinstance(e, K.BinOp) and e.op == "**" and any(
+                    isinstance(x, K.Name) and x.id in self.static_loop_vars
+                    for x in K.walk_expr(e)):
+                return None  # (its type depends on the variable's value: `2 ** (i - 2)`)
             values = {f: self.compile_time_sample(getattr(e, f), depth - 1)
                       for f in parts[type(e)]}
             if any(v is None or isinstance(v, str) for v in values.values()):
                 return None
+            if isinstance(e, K.BinOp) and e.op == "**":
+                a, b = values["lhs"], values["rhs"]
+                if not all(isinstance(x, (int, float)) for x in (a, b)) or abs(b) > 64:
+                    return None
+                try:
+                    return a ** b  # Python's: `C ** -1` is a float
+                except (ZeroDivisionError, OverflowError):
+                    return None
             return fold(replace(e, **{f: K.Const(v, e.loc) for f, v in values.items()}))
         if isinstance(e, K.BoolOp):
             items = [self.compile_time_sample(x, depth - 1) for x in e.items]
