@@ -290,6 +290,9 @@ CONDITIONS = {
                      "\n"), _IF),
     "if 'a'": (kernel("if 'a':\n" + _ind(W0, 4), R0), _IF + ("str",)),
     "if (C,)": (kernel("if (C,):\n" + _ind(W0, 4), R0), _IF + ("tuple",)),
+    "if C / 5 without a DEFAULT_CONFIG": (
+        kernel("if C / 5:\n    tl.store(x_ptr, 1.0)\n" + W0, R0).split("\nDEFAULT_CONFIG")[0],
+        _IF),
     "if C / 5 in the kernel body": (kernel(W0, R0, body="if C / 5:\n    tl.store(x_ptr, 1.0)\n"),
                                     _IF),
     # bug 6: while on a compile-time condition

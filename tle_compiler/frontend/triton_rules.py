@@ -667,9 +667,9 @@ class TritonRules:
     def compile_time_sample(self, e: K.Expr, depth: int = 16) -> object:
         """The Python value Triton 3.6 computes at compile time for the condition ``e`` when
         it is no tensor there: numbers, constexpr arguments (an unbound one at the file's
-        DEFAULT_CONFIG value) and tl.static_range variables, each read at 1 (only the value's
-        type is used, and it does not depend on the values but through `**`, not followed with
-        a variable). None where ``e`` is a tensor in Triton (a name a plain assignment bound, a
+        DEFAULT_CONFIG value, or 1 without one) and tl.static_range variables, each read at 1
+        (only the value's type is used, and it does not depend on the values but through `**`,
+        not followed with a variable). None where ``e`` is a tensor in Triton (a name a plain assignment bound, a
         run-time value) or not followed."""
         if depth <= 0:
             return None
@@ -681,7 +681,10 @@ class TritonRules:
             # own variable (the value the loop bound it to) are compile-time names here
             v = self.env.get(e.id)
             if isinstance(v, KernelArg) and v.constexpr:
-                return self.k.config_values.get(v.name)
+                # one without a value is read at 1, as a static_range variable is: only the
+                # type is used, and a number's arithmetic gives a float at every value or none
+                value = self.k.config_values.get(v.name)
+                return 1 if value is None else value
             if isinstance(v, Aff) and not v.runtime and self.static_loop_vars.get(e.id) is v:
                 return v.expr.eval({x: 1 for x in v.expr.variables})
             return None
