@@ -40,8 +40,10 @@ Bugs found, one line each:
    decide was "verified for its single instance (no params)" and hangs at N = 2^31 - 1, where
    the counter wraps before it passes the bound (`while i <= N` was refused: N alone read as a
    bound from memory). FIXED: accepted only where the params' domains (tle.assume) keep the
-   counter's last step inside i32 (frontend/loop_ends.py `_interval`); round 27's twin `while i
-   < N + 4: i += 3` (wraps at N = 2^31 - 5) is refused now.
+   counter's last step inside i32 (frontend/loop_ends.py `_interval`), and a bound of a
+   constexpr the reading leaves unbound is checked at the value the kernel is read with again
+   (constexpr-operand); round 27's twin `while i < N + 4: i += 3` (wraps at N = 2^31 - 5) is
+   refused now.
 8. `tl.store(y_ptr, y_ptr)` and `tl.atomic_add(y_ptr, y_ptr)` (a pointer stored through a
    pointer to fp32) were verified; Triton refuses them ("cannot cast pointer<fp32>[] to fp32").
    FIXED: refused (TritonRules.pointer_operand_rules, pointer_element).
@@ -377,6 +379,7 @@ def test_a_helper_returning_a_float_is_a_tensor_condition_in_triton(tmp_path, mo
 # -------------------------------------------- bug 7: while counters against bounds of params
 
 _WRAPS = ("rejected", "[endless-loop]", "may be 2^31 - 1", "tle.assume")
+_ENDLESS_AT_C = ("rejected", "[endless-loop]", "the bound 2147483647 is that close to the end")
 FIXED_EVENTS = (loop("for p in range(4):", put("p")), loop("for p in range(4):", get("p")))
 COUNTERS = {
     "i <= N + 0, N deciding no event": ("i = 0\nwhile i <= N + 0:\n    i += 1\n", "", _WRAPS),
@@ -716,3 +719,15 @@ def test_a_slot_written_after_its_commit_is_refused(tmp_path, capsys, name):
                   loop("for p in range(N):", get("p")), extra=_FILL)
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "after commit(0)", "[access-outside-window]"))
+
+
+@pytest.mark.parametrize("config,want", [("5", "verified"), ("2147483647", _ENDLESS_AT_C)])
+def test_a_counter_bound_of_a_constexpr_is_checked_at_its_value(tmp_path, capsys, config, want):
+    """`while i < C: i += 3` with C a constexpr: the generic reading stops (constexpr-operand)
+    and tle-dump reads the kernel with DEFAULT_CONFIG's C, where the bound is a number: the
+    counter stays in i32 at C = 5 and wraps at C = 2^31 - 1 (round 18's kernel-body `while j <
+    C * 4` by 3 is read so too)."""
+    writer, reader = FIXED_EVENTS
+    text = kernel(writer, "i = 0\nwhile i < C:\n    i += 3\n" + reader, config=config)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)

@@ -19,7 +19,9 @@ tests/test_adversarial_verdicts_27.py):
 * the step never wraps past the bound in i32: a step of 1 (-1) against ``<`` (``>``), where
   ``k + c`` stays at most ``E``; another step or a non-strict comparison against a bound known
   when the kernel is read where ``E + c`` stays in i32, or against a bound affine in params
-  whose domains (``tle.assume``) keep ``E + c`` in i32 for every value; never against a bound
+  whose domains (``tle.assume``) keep ``E + c`` in i32 for every value (a bound of a constexpr
+  the reading leaves unbound stops the reading, constexpr-operand, so that the kernel is read
+  again with the value it compiles with, where the bound is a number); never against a bound
   read from memory, or one affine in params of an open domain, which may be 2^31 - 1 (`k <= n;
   k += 1` then wraps k to -2^31 and never ends; `k < n; k += 2` neither). (Before adversarial
   round 28 a bound affine in params was left to the verdict's i32 caveat, which checks the
@@ -117,13 +119,17 @@ def _resolved(cond: K.Expr, body: tuple, names: set, depth: int = 0) -> K.Expr:
     return cond
 
 
+def _affine(v):
+    """``v`` as an :class:`Aff` where it is a kernel argument or a symbolic param (its param)."""
+    return Aff(Affine.of(v.param)) if isinstance(v, (KernelArg, Sym)) else v
+
+
 def _interval(walker, v) -> Optional[tuple[Optional[int], Optional[int]]]:
     """The range of the integer ``v`` affine in params (an :class:`Aff`, a kernel argument) over
     the params' domains as stated so far (``tle.assume``; None: open on that side), or None when
     ``v`` is no such value (a tl.static_range or loop variable in it, a value read from memory).
     """
-    if isinstance(v, (KernelArg, Sym)) and not getattr(v, "constexpr", False):
-        v = Aff(Affine.of(v.param))
+    v = _affine(v)
     if not isinstance(v, Aff):
         return None
     lo: Optional[int] = v.expr.const
@@ -192,13 +198,26 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
         if I32_MIN <= last <= I32_MAX:
             return None
     else:
-        span = _interval(walker, walker.eval_quiet(bound))
+        value = _affine(walker.eval_quiet(bound))
+        span = _interval(walker, value)
         if span is not None:
             edge = span[1] if up else span[0]
             last = None if edge is None else \
                 edge + c if op in ("<=", ">=") else edge - (1 if up else -1) + c
             if last is not None and I32_MIN <= last <= I32_MAX:
                 return None
+            free = sorted(walker.k.params.slot(v).arg for v in value.expr.variables
+                          if walker.k.params.slot(v).arg in walker.k.free_constexprs) \
+                if isinstance(value, Aff) else []
+            if free:
+                # a constexpr the reading leaves unbound: the bound is a number when the kernel
+                # compiles, so the reading stops (a check of SPECIALIZABLE) and tle-dump reads
+                # it again with the values it is compiled with, where the bound is known
+                raise walker.err(f"the `while` loop's bound `{walker.src(bound)}` is computed "
+                                 f"from the constexpr {', '.join(free)}, which the kernel is read "
+                                 f"without a value for; whether its counter's step of {c} stays "
+                                 f"inside i32 is checked at the value the kernel is compiled with",
+                                 s, check="constexpr-operand")
     where = (f"the bound {e} is that close to the end of i32" if e is not None else
              f"the bound `{walker.src(bound)}` may be 2^31 - 1 (bound its params with "
              f"tle.assume to keep it from the end of i32)" if span is not None else
