@@ -669,8 +669,8 @@ class TritonRules:
         it is no tensor there: numbers, constexpr arguments (an unbound one at the file's
         DEFAULT_CONFIG value, or 1 without one) and tl.static_range variables, each read at 1
         (only the value's type is used, and it does not depend on the values but through `**`,
-        not followed with a variable). None where ``e`` is a tensor in Triton (a name a plain assignment bound, a
-        run-time value) or not followed."""
+        not followed with a variable). None where ``e`` is a tensor in Triton (a name a plain
+        assignment bound, a run-time value) or not followed."""
         if depth <= 0:
             return None
         if isinstance(e, (K.Const, K.Global)):
