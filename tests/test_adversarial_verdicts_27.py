@@ -141,7 +141,11 @@ WHILE_LOOPS = {
     "a counter down to 0": ("reader", "i = N\nwhile i > 0:\n    i = i - 1", "verified"),
     "the bound on the left": ("reader", "i = 0\nwhile N > i:\n    i += 1", "verified"),
     "a step of 3 to a constant": ("reader", "i = 0\nwhile i < 100:\n    i += 3", "verified"),
-    "a step of 3 to a param": ("reader", "i = 0\nwhile i < N + 4:\n    i += 3", "verified"),
+    # round 28: a step past 1 against a bound of params of an open domain may wrap (N + 4 =
+    # 2^31 - 1 at N = 2^31 - 5: i reaches 2147483646, then wraps below the bound); with
+    # tle.assume(N <= 1000) it is verified (tests/test_adversarial_verdicts_28.py)
+    "a step of 3 to a param": ("reader", "i = 0\nwhile i < N + 4:\n    i += 3",
+                               _ENDLESS + ("may be 2^31 - 1",)),
     "an accumulator beside the counter": (
         "reader", "i = 0\na = 0\nwhile i < N:\n    a += i\n    i += 1", "verified"),
     "a 64-bit counter to a 64-bit bound": (

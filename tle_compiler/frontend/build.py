@@ -1636,6 +1636,7 @@ class Builder(BuildRules, ConstexprRules):
     def s_If(self, s: ast.If) -> None:
         cond, _ = self.expr(s.test)
         folded = fold(cond)
+        self.compile_time_condition(s.test, cond, folded, "an `if`")
         if isinstance(folded, (bool, int, float)) and not isinstance(folded, str):
             # decided now: only the branch that runs exists (Triton does the same with constexprs)
             for st in (s.body if folded else s.orelse):
@@ -2306,6 +2307,7 @@ class Builder(BuildRules, ConstexprRules):
         ``a`` or ``b`` would depend on data (an error)."""
         test = self.value(node.test)
         folded = fold(test)
+        self.compile_time_condition(node.test, test, folded, "a conditional expression")
         if isinstance(folded, (bool, int, float)):
             # decided now, as an `if` on a constant is: only the operand Python evaluates exists
             return self.expr(node.body if folded else node.orelse)

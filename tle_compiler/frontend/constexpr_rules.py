@@ -15,6 +15,12 @@ refusals, each a kernel the frontend had verified and Triton does not compile:
   any operator on the name fails;
 - a plain name bound to an integer beyond 64 bits that ``fold`` gives up on (``wide_fold``, read by
   the builder's check of what visit_Assign cannot make a tensor of).
+
+A condition Triton computes at compile time (of constexprs and numbers only) is a Python value,
+not a tensor, and Triton refuses an `if` or a conditional expression on anything but a bool, an
+int or None (``compile_time_condition``: `if C / 2:`, `if 0.5:`: "`if` conditionals can only
+accept values of type {NoneType, bool, int}"). (A `while` on any compile-time value, which
+Triton refuses too, is the protocol walker's: triton_rules.compile_time_condition_rule.)
 """
 
 from __future__ import annotations
@@ -88,6 +94,27 @@ class ConstexprRules:
                            f"in the constexpr, on which any operator fails to compile (\"_semantic "
                            f"argument must be provided outside of JIT functions\"): bind it "
                            f"without the annotation", s, check="unsupported-expression")
+
+    def compile_time_condition(self, test: ast.expr, cond: K.Expr, folded: object,
+                               what: str) -> None:
+        """Refuse the condition ``test`` (built as ``cond``, :func:`fold` giving ``folded``) of
+        an `if` or a conditional expression (``what``) where Triton 3.6 computes it at compile
+        time and refuses it (module docstring). A condition that reads a number a plain
+        assignment bound (a tensor: ``to_tensor`` in the built expression, or
+        :meth:`_folded_tensor`) is a tensor, which Triton tests at run time."""
+        if folded is None or type(folded) in (bool, int):
+            return
+        if any(isinstance(n, ast.Call) for n in ast.walk(test)):
+            return  # a function's result (a helper's: visit_Return makes it a tensor)
+        if self._folded_tensor(test) is not None or any(
+                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(cond)):
+            return
+        why = (f"{what} on the compile-time {type(folded).__name__} {folded!r}: Triton "
+               f"takes a compile-time condition of type bool, int or None only (\"`if` "
+               f"conditionals can only accept values of type {{NoneType, bool, int}}, not "
+               f"objects of type {type(folded).__name__}\")")
+        raise self.err(f"`{ast.unparse(test)}`: {why}; Triton 3.6 refuses the kernel", test,
+                       check="unsupported-control-flow")
 
     def constexpr_names(self) -> frozenset:
         """The names of the function being built that are a constexpr in Triton as bound now

@@ -638,6 +638,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # number: Triton 3.6 holds them as tensors (visit_Assign converts the constant), so
         # `and` / `or` / `not` bitcast them as they do a runtime integer (local_tensors.WalkRules)
         self.tensor_consts: set[str] = set()
+        #: tl.static_range variables -> the value their loop binds (compile_time_sample)
+        self.static_loop_vars: dict[str, Value] = {}
         # those of them the builder assigned (a helper's parameter bound to its argument)
         self.generated_consts: set[str] = set()
         # of those bound to a tuple written in a call (`(b, 1)`), the index paths of the items
@@ -1837,18 +1839,19 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             kinds = {self.tile_dtype(x, seen) for x in items}
             return kinds.pop() if len(kinds) == 1 and len(items) == 2 else None
         if e.name == "tl.dot" and len(e.args) >= 2:
-            # Triton's dot: out_dtype when given, else the accumulator's type, else fp32 for
-            # float operands (int32 for int8 ones)
-            out = e.kw("out_dtype")
-            if out is not None:
-                return out.name if isinstance(out, K.DType) else None
-            acc = e.args[2] if len(e.args) > 2 else e.kw("acc")
-            if acc is not None and not (isinstance(acc, K.Const) and acc.value is None):
-                return self.tile_dtype(acc, seen)
+            # Triton 3.6's semantic.dot: int32 for integer operands and fp32 for fp32 or bf16
+            # ones, whatever out_dtype says (an int8 dot with out_dtype=tl.float16 is an int32
+            # tensor: adversarial round 28), else out_dtype (fp32 unless given); an accumulator
+            # must have that type (TritonRules.dot_rule)
             ops = {self.tile_dtype(x, seen) for x in e.args[:2]}
-            if ops <= {"fp16", "bf16", "fp32"} and None not in ops:
+            if None in ops:
+                return None
+            if ops <= {"int8", "uint8"}:
+                return "int32"
+            if ops <= {"fp32", "bf16"}:
                 return "fp32"
-            return "int32" if ops == {"int8"} else None
+            out = e.kw("out_dtype")
+            return "fp32" if out is None else out.name if isinstance(out, K.DType) else None
         if e.name == "tl.load" and e.args and self.k.config_signature:
             # a global load: the element type of the one pointer argument (as the
             # DEFAULT_CONFIG signature types it) its pointer is computed from
@@ -2166,6 +2169,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         """``a if c else b``: which operand runs depends on ``c``."""
         test, body, orelse = e.args
         self.refuse_block_cond(test, "a conditional expression", e)
+        written = self.k.source.node(e)
+        self.compile_time_condition_rule(test, "a conditional expression", e,
+                                         written.test if isinstance(written, ast.IfExp) else None)
         for operand in (body, orelse):  # tensors, which the lowering does not choose between
             self.known_kind("conditional operand", operand, operand)
         tested = self.eval(test)
@@ -2578,6 +2584,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.operand_dtype_rule(name, node)
         if triton and name in ("dot", "expand_dims", "broadcast_to"):
             self.shape_operand_rule(name, node)
+        if triton and name == "dot":
+            self.dot_rule(node)
         if triton and name in self.ELEMENTWISE and name not in self.RESHAPING and name != "load":
             self.broadcast_rule(node, [*node.args, *(v for _, v in node.kwargs)])
         pointer = node.args[0] if node.args else node.kw(
@@ -3434,6 +3442,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         runtime = not s.static
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
+        if s.static:
+            self.static_loop_vars[s.var] = self.env[s.var]  # a constexpr in Triton
         if bounds:
             self.loop_ranges[ir_var] = bounds
         self.loop_vars.append(ir_var)
@@ -3497,6 +3507,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.depth -= 1
             self.bad_loop = saved_bad
         self.refuse_endless(s, tested, names, not_ending)
+        self.compile_time_condition_rule(s.cond, "while", s, self.written_test(s, ast.While))
         after = dict(self.env)
         self.env.clear()
         self.env.update(before)
@@ -3547,6 +3558,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     def _s_If(self, s: K.If) -> None:
         self.refuse_block_cond(s.cond, "`if`", s)
         self.numbers_in_tensor_ops(s.cond)
+        self.compile_time_condition_rule(s.cond, "an `if`", s, self.written_test(s, ast.If))
         cond = self.cond(s.cond)
         if isinstance(cond, bool):  # static: only the taken branch exists
             self.out.extend(self.exec_block(s.then if cond else s.orelse))
@@ -3600,6 +3612,13 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"{s.loc.line}). Which events a partition performs must not depend on "
                            f"data", s, check="non-affine-if")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
+
+    def written_test(self, s: Union[K.If, K.While], kind: type) -> Optional[ast.expr]:
+        """The condition of the `if` / `while` statement ``s`` as its source writes it (None
+        where the source is not found, or a statement of another kind stands there: one the
+        builder made)."""
+        node = self.k.source.stmt(s.loc, kind)
+        return node.test if node is not None else None
 
     def guarded_by_closed_flag(self, cond: K.Expr, then: list, orelse: list) -> tuple[list, list]:
         """The branches of an `if` on data, with the reads a closed-flag test keeps from running

@@ -1916,6 +1916,12 @@ class FnTranslator:
         if staged:
             b = self._staged_b_operand(node, b_node)
         staged = staged or staged_a
+        if len(a.shape or ()) != 2 or len(b.shape or ()) != 2:
+            # a batched (3-D) tl.dot, which Triton takes: wgmma multiplies 2-D tiles only, and
+            # the unpacking below failed with a ValueError on a kernel tle-dump had verified
+            raise self.err(f"tl.dot of {len(a.shape or ())}-D x {len(b.shape or ())}-D operands: "
+                           f"the lowering issues every tl.dot as one wgmma of 2-D tiles "
+                           f"(reshape a batch of one to 2-D)", node)
         M, _ = a.shape
         N = b.shape[1]
         bits = BITS.get(b.dtype, 16)
@@ -1929,7 +1935,12 @@ class FnTranslator:
                          (N % 8 == 0, f"N = {N} columns: wgmma's N is a multiple of 8"),
                          (isinstance(K_, int) and K_ % k_instr == 0,
                           f"K = {K_}: wgmma of {bits}-bit operands takes K in steps of "
-                          f"{k_instr}")):
+                          f"{k_instr}"),
+                         # Triton's min_dot_size for sm_90: K >= 32 for 8-bit operands, else
+                         # 16 (a tf32 dot of K = 8 passed the step rule, and Triton refuses it)
+                         (isinstance(K_, int) and K_ >= (32 if bits == 8 else 16),
+                          f"K = {K_}: Triton takes K >= {32 if bits == 8 else 16} for "
+                          f"{bits}-bit operands")):
             if not ok:
                 # verified, and the lowered warp_group_dot was refused by Triton's verifier
                 # ("WGMMA result M dimension must be divisible by 64") or its backend, named at
