@@ -36,6 +36,15 @@ def constexpr_annotation(s: ast.AnnAssign) -> bool:
     return ast.unparse(s.annotation).split(".")[-1] == "constexpr"
 
 
+def condition_type_refusal(what: str, type_name: str) -> str:
+    """Why Triton 3.6 refuses ``what``, an `if` (or a conditional expression) on a compile-time
+    value of type ``type_name`` other than bool, int or None (the builder's and the walker's
+    words, one text)."""
+    return (f"{what}: Triton takes a compile-time condition of type bool, int or None only "
+            f"(\"`if` conditionals can only accept values of type {{NoneType, bool, int}}, not "
+            f"objects of type {type_name}\")")
+
+
 class ConstexprRules:
     """The builder's constexpr rules (module docstring)."""
 
@@ -109,10 +118,8 @@ class ConstexprRules:
         if self._folded_tensor(test) is not None or any(
                 isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(cond)):
             return
-        why = (f"{what} on the compile-time {type(folded).__name__} {folded!r}: Triton "
-               f"takes a compile-time condition of type bool, int or None only (\"`if` "
-               f"conditionals can only accept values of type {{NoneType, bool, int}}, not "
-               f"objects of type {type(folded).__name__}\")")
+        why = condition_type_refusal(f"{what} on the compile-time {type(folded).__name__} "
+                                     f"{folded!r}", type(folded).__name__)
         raise self.err(f"`{ast.unparse(test)}`: {why}; Triton 3.6 refuses the kernel", test,
                        check="unsupported-control-flow")
 

@@ -29,6 +29,7 @@ from typing import Optional
 from ..ir import kernel as K
 from ..ir.promotion import python_number_type
 from .folding import fold
+from .constexpr_rules import condition_type_refusal
 from .local_tensors import refusal
 from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
                               trans_dims_refusal)
@@ -735,10 +736,8 @@ class TritonRules:
                    "condition's run-time value, which a constexpr has not (\"'constexpr' object "
                    "has no attribute 'handle'\")")
         else:
-            why = (f"{what} on a compile-time {type(value).__name__}: Triton takes a compile-time "
-                   f"condition of type bool, int or None only (\"`if` conditionals can only "
-                   f"accept values of type {{NoneType, bool, int}}, not objects of type "
-                   f"{type(value).__name__}\")")
+            why = condition_type_refusal(f"{what} on a compile-time {type(value).__name__}",
+                                         type(value).__name__)
         raise self.err(f"`{self.src(cond)}`: {why}; Triton 3.6 refuses the kernel", node,
                        check="unsupported-control-flow")
 
