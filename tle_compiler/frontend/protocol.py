@@ -1406,19 +1406,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         from ..ir import promotion
         for value, node, other, other_node in ((left, e.lhs, right, e.rhs),
                                                (right, e.rhs, left, e.lhs)):
-            given = ""
             if not self.python_number(other_node):
                 continue  # (a name bound to a number is an i32 tensor: Triton promotes it)
-            if isinstance(other, Const) and isinstance(other.value, int) \
-                    and not isinstance(other.value, bool):
-                c = other.value
-            elif isinstance(other, Aff) and not other.runtime and other.expr.is_const:
-                c = other.expr.const
-            else:
-                at_config = self.config_number(other)
-                if at_config is None:
-                    continue
-                c, given = at_config
+            # the number's values (at each value of a tl.static_range variable it reads), a
+            # constexpr the reading leaves unbound read at DEFAULT_CONFIG's value (``used``)
+            used: set = set()
+            numbers = self.python_ints(other_node, used)
+            given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
+            if not numbers:
+                continue
             dt = self.tile_dtype(node)
             if dt is None and (isinstance(node, K.Op) and node.name == "tl.arange" or isinstance(
                     node, K.Name) and isinstance(value, Data) and isinstance(value.node, K.Op)
@@ -1432,11 +1428,14 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if ret not in promotion.INTEGER_TYPES or ret == "int1":
                 continue
             why = None
-            if c < 0 and ret.startswith("uint"):
-                why = ("Cannot perform a binary operation between an unsigned tensor and a "
-                       "negative scalar")
-            elif not promotion.number_fits(c, ret):
-                why = f"Scalar {c} is out of range for type {ret}"
+            for c in numbers:
+                if c < 0 and ret.startswith("uint"):
+                    why = ("Cannot perform a binary operation between an unsigned tensor and a "
+                           "negative scalar")
+                elif not promotion.number_fits(c, ret):
+                    why = f"Scalar {c} is out of range for type {ret}"
+                if why:
+                    break
             if why and given:
                 # right for some values of the constexprs and wrong for others: the reading
                 # stops with a check in SPECIALIZABLE, so that tle-dump (and a compile or launch)
@@ -2090,6 +2089,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                                f"place, a constexpr in Triton 3.6, which has no `.to` (\"'{kind}' "
                                f"object has no attribute 'to'\"): write the number in the type "
                                f"wanted", e, check="unsupported-expression")
+            self.cast_of_number(e)
             rest = [self.eval(a) for a in e.args[1:]]
             kwargs = {k: self.eval(v) for k, v in e.kwargs}
             if isinstance(recv, Data) and recv.unmodelled:
@@ -2670,6 +2670,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"requires at least 2 values\")", node,
                            check="unsupported-expression")
         if path in ("builtins.min", "builtins.max") and args and not kwargs:
+            self.builtin_of_tensors(node)
             values = [self.static_int(a) for a in args]
             if all(v is not None for v in values):
                 # Python's min / max of compile-time integers is a constexpr (Triton's

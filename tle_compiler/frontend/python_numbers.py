@@ -25,7 +25,7 @@ from typing import Optional
 from ..ir import kernel as K
 from .constexpr_rules import constexpr_annotation
 from .folding import fold
-from .values import Aff, KernelArg, Value
+from .values import Aff, KernelArg
 
 #: the integers Triton 3.6 makes a tensor of (i32, u32, i64 or u64 by range)
 TENSOR_INT_MIN, TENSOR_INT_END = -2 ** 63, 2 ** 64
@@ -64,7 +64,9 @@ def _python_op(op: str, a: int, b: int) -> Optional[int]:
 #: tl functions that make a tensor of each number passed at these argument positions (a
 #: scalar operand is broadcast: semantic.to_tensor), whatever the other arguments are
 TENSOR_ARGS = {"where": (0, 1, 2), "maximum": (0, 1), "minimum": (0, 1), "clamp": (0, 1, 2),
-               "fma": (0, 1, 2), "full": (1,), "fdiv": (0, 1), "umulhi": (0, 1),
+               "fma": (0, 1, 2), "full": (1,), "fdiv": (0, 1), "umulhi": (0, 1), "store": (1,),
+               **{f"atomic_{op}": (1,) for op in ("add", "max", "min", "and", "or", "xor",
+                                                  "xchg")},
                **{f: (0,) for f in ("abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin",
                                     "cos", "sigmoid", "floor", "ceil", "erf")}}
 #: the most values of tl.static_range variables a number is evaluated at (their product)
@@ -88,24 +90,6 @@ class PythonNumbers:
             v = self.env.get(e.id)
             return isinstance(v, KernelArg) and v.constexpr or e.id in self.number_names
         return False
-
-    def config_number(self, v: Value) -> Optional[tuple[int, str]]:
-        """``(value, "C = 5, ...")`` of a compile-time integer computed from constexpr arguments
-        the reading leaves unbound (`C * 100`), at the file's DEFAULT_CONFIG values, the ones
-        `--gluon` compiles and the rule of config_division_by_zero reads; None when it is no
-        such integer or the config gives no value for one of them."""
-        if isinstance(v, KernelArg) and v.constexpr:
-            c = self.k.config_values.get(v.name)
-            return (c, f"{v.name} = {c!r}") if type(c) is int else None
-        if not isinstance(v, Aff) or v.runtime or v.expr.is_const:
-            return None
-        a = v.expr
-        args = {x: self.k.params.slot(x).arg for x in a.variables
-                if x in self.k.params.by_placeholder}
-        values = {x: self.k.config_constexprs.get(n) for x, n in args.items()}
-        if len(values) != len(a.variables) or any(type(c) is not int for c in values.values()):
-            return None
-        return a.eval(values), ", ".join(f"{args[x]} = {values[x]}" for x in sorted(values))
 
     def python_ints(self, e: K.Expr, used: set) -> list[int]:
         """:meth:`python_int` of ``e`` at each value of the tl.static_range variables it reads
@@ -207,11 +191,35 @@ class PythonNumbers:
     def number_arguments(self, name: str, node: K.Op) -> None:
         """Refuse a number no tensor can hold at an argument of the tl function ``name`` that
         makes a tensor of it (TENSOR_ARGS: `tl.where(m, 2**70, 0)`, `tl.minimum(2**70, C)`,
-        `tl.full([64], C << 70, tl.int64)`)."""
-        for i in TENSOR_ARGS.get(name, ()):
-            if i < len(node.args):
-                self.made_tensor(node.args[i], f"`{self.src(node.args[i])}`, an argument of "
-                                               f"`tl.{name}`,", node)
+        `tl.full([64], C << 70, tl.int64)`, a stored value, a load's `other`, a printed
+        value)."""
+        at = [node.args[i] for i in TENSOR_ARGS.get(name, ()) if i < len(node.args)]
+        at += [v for k, v in node.kwargs if (name, k) in (("load", "other"), ("store", "value"),
+                                                         ("where", "x"), ("where", "y"))
+               or name.startswith("atomic_") and k == "val"]
+        if name in ("device_print", "static_print"):
+            at += list(node.args[1:])
+        for x in at:
+            self.made_tensor(x, f"`{self.src(x)}`, an argument of `tl.{name}`,", node)
+
+    def builtin_of_tensors(self, node: K.Op) -> None:
+        """Refuse a number no tensor can hold among the operands of Python's `min` / `max`
+        beside a tensor: Triton compares it with the tensor, making a tensor of it
+        (`min(C << 70, N)`); of numbers only, Python computes it."""
+        self.number_beside_tensor(node, tuple(node.args))
+
+    def cast_of_number(self, e: K.Op) -> None:
+        """Refuse `x.to(...)` of a Python number computed by arithmetic (`(C << 70).to(...)`):
+        Triton 3.6's constexpr has no `.to` (the walker's rule of a cast of a compile-time
+        number, in Walker._e_Op, reads the value, which a shift of a constexpr it leaves
+        unbound is not)."""
+        x = e.args[0] if e.args else None
+        if isinstance(x, (K.BinOp, K.UnaryOp)) and self.python_number(x):
+            raise self.err(f"`{self.src(e)}`: `.to` of `{self.src(x)}`, a Python number (a "
+                           f"constexpr) in Triton 3.6, which has no `.to` (\"'constexpr' object "
+                           f"has no attribute 'to'\"); bind it to a name first (a tensor), or "
+                           f"write it as a number of the type", e,
+                           check="unsupported-expression")
 
     def refuse_untensorable(self, value: Optional[int], used: set, what: str, node) -> None:
         """Refuse the kernel where Triton 3.6 makes a tensor of the integer ``value`` (``what``
