@@ -36,6 +36,7 @@ from ..ir import kernel as K
 from ..ir import promotion
 from ..ir.expr import c_div, c_rem
 from .folding import fold
+from .python_numbers import tensor_holds
 
 CHECK = "unsupported-expression"
 
@@ -190,8 +191,7 @@ def _no_tensor(value: object) -> Optional[str]:
         return "a complex number"
     if value is Ellipsis:
         return "`...`"
-    if isinstance(value, int) and not isinstance(value, bool) and not (
-            -2 ** 63 <= value < 2 ** 64):
+    if isinstance(value, int) and not isinstance(value, bool) and not tensor_holds(value):
         return f"the integer {value}, outside i64 and u64 (\"Nonrepresentable integer\"),"
     if isinstance(value, tuple):
         for v in value:

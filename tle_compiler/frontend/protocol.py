@@ -655,8 +655,6 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # the kernel is read specialised to, a partition parameter given one) until assigned:
         # python_number reads them as it reads an unbound constexpr argument
         self.number_names: set[str] = set()
-        # the values of the tl.static_range variables whose bounds are constants (python_ints)
-        self.static_ranges: dict[str, range] = {}
 
     def err(self, message: str, node, check: str = "frontend") -> TleError:
         return TleError(message, node.loc, check=check)
@@ -3409,17 +3407,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # a tl.static_range variable is a Python number (a constexpr) in each unrolled body
         if s.static:
             self.number_names.add(s.var)
-            # (bounds of numbers the reading knows; one read at DEFAULT_CONFIG's value is not
-            # taken, so that a refusal never rests on a value the kernel is not read with)
-            config: set = set()
-            bounds = [self.python_int(b, config) for b in (s.start, s.stop, s.step)]
-            if None not in bounds and bounds[2] and not config:
-                self.static_ranges[s.var] = range(*bounds)
-            else:
-                self.static_ranges.pop(s.var, None)
         else:
             self.number_names.discard(s.var)
-            self.static_ranges.pop(s.var, None)
             self.range_bounds_made_tensors(s)
         self.loop_options(s)
         self._in_loop_bound += 1

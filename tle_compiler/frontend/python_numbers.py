@@ -91,15 +91,30 @@ class PythonNumbers:
             return isinstance(v, KernelArg) and v.constexpr or e.id in self.number_names
         return False
 
+    def static_values(self, name: str) -> Optional[list[int]]:
+        """The values the tl.static_range variable ``name`` takes in the loop being walked: its
+        loop's range (``loop_ranges``, kept while the loop is walked) where both bounds are
+        constants; None for another name, or bounds the reading leaves symbolic (a constexpr
+        read at no value), so that a refusal never rests on a value the kernel is not read
+        with."""
+        v = self.env.get(name)
+        if name not in self.number_names or not isinstance(v, Aff) or v.runtime \
+                or len(v.expr.variables) != 1:
+            return None
+        (x,) = v.expr.variables
+        rng = self.loop_ranges.get(x)
+        if rng is None or not (rng[0].is_const and rng[1].is_const):
+            return None
+        return [v.expr.eval({x: i}) for i in range(rng[0].const, rng[1].const, rng[2])]
+
     def python_ints(self, e: K.Expr, used: set) -> list[int]:
         """:meth:`python_int` of ``e`` at each value of the tl.static_range variables it reads
-        (``static_ranges``: Triton unrolls the loop, so each value is computed), [] where it
-        is not known."""
-        names = sorted({x.id for x in K.walk_expr(e) if isinstance(x, K.Name)
-                        and x.id in self.static_ranges and x.id in self.number_names})
+        (:meth:`static_values`: Triton unrolls the loop, so each value is computed), [] where
+        it is not known."""
+        ranges = {x.id: self.static_values(x.id) for x in K.walk_expr(e) if isinstance(x, K.Name)}
         combos: list[dict] = [{}]
-        for n in names:
-            combos = [{**c, n: v} for c in combos for v in self.static_ranges[n]]
+        for n in sorted(n for n, values in ranges.items() if values is not None):
+            combos = [{**c, n: v} for c in combos for v in ranges[n]]
             if len(combos) > _STATIC_VALUES:
                 return []
         values = [self.python_int(e, used, given=c) for c in combos]
