@@ -48,6 +48,11 @@ REFUSED = {
     "a printed C << 70": f"tl.device_print('x', C << 70)\ntl.store({Y}, t)",
     "min of C << 70 and N": f"b = min(C << 70, N)\ntl.store({Y}, t)",
     "an int32 tile times C << 40": f"tl.store(y_ptr + tl.arange(0, 64) * (C << 40), t)",
+    # past the 64 powers and shifts the reading computed before (it read `2 ** 5000` as
+    # no number, and verified it)
+    "b = 2 ** 5000": f"b = 2 ** 5000\ntl.store({Y}, t)",
+    "b = C << 5000": f"b = C << 5000\ntl.store({Y}, t)",
+    "tl.where of 2**5000": f"tl.store({Y}, tl.where(t > 0, 2**5000, 0).to(tl.float32))",
 }
 TWINS = {
     "tl.where of 2**40": f"tl.store({Y}, tl.where(t > 0, 2**40, 0).to(tl.float32))",
@@ -62,6 +67,7 @@ TWINS = {
                                       f"    tl.store({Y}, t)",
     "min of two wide numbers": f"b: tl.constexpr = min(C << 70, C << 71)\ntl.store({Y}, t)",
     "a stored C << 20": "tl.store(y_ptr, C << 20)",
+    "2 ** 5000 shifted back into i64": f"b = (2 ** 5000) >> 4990\ntl.store({Y}, t)",
 }
 
 
@@ -107,3 +113,30 @@ def test_a_constexpr_out_of_range_at_the_config_reads_the_kernel_at_the_values_g
     code, err = dump(tmp_path, capsys, text, "--param", "C=3")
     expect(code, err, "verified")
     assert "with C = 3 (read specialised)" in err
+
+
+@pytest.mark.parametrize("stmt", ["b = ((2 ** 4096) ** 4096) ** 4096",
+                                  "b: tl.constexpr = ((2 ** 4096) ** 4096) ** 4096",
+                                  "b: tl.constexpr = C << (1 << 40)",
+                                  "b: tl.constexpr = (C << 5000) * (C << 5000)"])
+def test_a_number_too_wide_to_compute_is_refused_not_computed(tmp_path, capsys, stmt):
+    """Triton computes constexpr arithmetic in Python, and `((2 ** 4096) ** 4096) ** 4096` is a
+    number Python does not finish computing (Triton's compile hangs, and so did tle-dump). The
+    reading computes integers of up to ir/big_ints.MAX_BITS bits and refuses a wider one,
+    measuring a shift or a power before it computes it; the refusal says it is the reading's
+    bound, not a verdict."""
+    code, err = dump(tmp_path, capsys, reader_does(f"{stmt}\ntl.store({Y}, t)"))
+    expect(code, err, ("rejected", "the reading computes integers of up to 8192 bits only"))
+
+
+def test_a_module_constant_too_wide_to_compute_is_refused_at_its_line(tmp_path, capsys):
+    """A module-level `BIG = ((2 ** 4096) ** 4096) ** 4096`: Python does not finish importing
+    the module, and the reading of its constants stopped the same way. Refused at the
+    constant's line; `(2 ** 5000) >> 4998` beside it is 4, a constant the reading keeps."""
+    text = reader_does(f"tl.store({Y}, t + SMALL)").replace(
+        "import triton.language as tl\n", "import triton.language as tl\n"
+        "SMALL = (2 ** 5000) >> 4998\nBIG = ((2 ** 4096) ** 4096) ** 4096\n", 1)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", ".py:3: error: a number is an integer of 16777217 bits"))
+    code, err = dump(tmp_path, capsys, text.replace("BIG = ((2 ** 4096) ** 4096) ** 4096\n", ""))
+    expect(code, err, "verified")

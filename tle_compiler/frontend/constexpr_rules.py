@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import kernel as K
+from ..ir.big_ints import NumberTooWide, int_op
 from .folding import fold
 
 
@@ -49,10 +50,10 @@ class ConstexprRules:
     """The builder's constexpr rules (module docstring)."""
 
     def wide_fold(self, e: K.Expr, depth: int = 0) -> object:
-        """``fold(e)``, or where that gives up on a large integer (`2 ** 70`, `C << 256` of a
-        constexpr bound to a number), Python's integer value of the arithmetic on numbers and
-        names holding one: what Triton's visit_Assign would make a tensor of (refused when
-        outside 64 bits, :meth:`string_binding`). None where it is no such arithmetic."""
+        """``fold(e)``, or where ``e`` reads names holding a number (`C << 256` of a constexpr
+        bound to a number), Python's integer value of the arithmetic on them (ir/big_ints.int_op,
+        any width up to its bound): what Triton's visit_Assign would make a tensor of (refused
+        when outside 64 bits, :meth:`string_binding`). None where it is no such arithmetic."""
         value = fold(e)
         if value is not None or depth > 32:
             return value
@@ -64,14 +65,14 @@ class ConstexprRules:
             v = self.wide_fold(e.operand, depth + 1)
             return {"-": lambda x: -x, "+": lambda x: x, "~": lambda x: ~x}[e.op](v) \
                 if isinstance(v, int) and not isinstance(v, bool) else None
-        if isinstance(e, K.BinOp) and e.op in ("+", "-", "*", "**", "<<"):
+        if isinstance(e, K.BinOp):
             a, b = self.wide_fold(e.lhs, depth + 1), self.wide_fold(e.rhs, depth + 1)
             if not all(isinstance(x, int) and not isinstance(x, bool) for x in (a, b)):
                 return None
-            if e.op in ("**", "<<") and not 0 <= b <= 4096:
-                return None
-            return {"+": a + b, "-": a - b, "*": a * b}.get(e.op) if e.op in "+-*" \
-                else a ** b if e.op == "**" else a << b
+            try:
+                return int_op(e.op, a, b)
+            except NumberTooWide as wide:
+                raise wide.at(e.loc)
         return None
 
     def constexpr_of_tensor(self, s: ast.AnnAssign, e: K.Expr) -> None:

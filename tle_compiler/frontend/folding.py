@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import kernel as K
+from ..ir.big_ints import NumberTooWide
 from .scope import fold_int
 
 #: a kernel IR binary operator -> the Python operator fold_int computes it with
@@ -44,6 +45,8 @@ def fold(e: K.Expr) -> object:
                 op = _AST_BINOPS[e.op]()
                 return fold_int(op, a, b)
             return eval(f"a {e.op} b", {}, {"a": a, "b": b})  # floats: + - * ** only here
+        except NumberTooWide as wide:
+            raise wide.at(e.loc)
         except Exception:
             return None
     if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:

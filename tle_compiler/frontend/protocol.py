@@ -30,6 +30,7 @@ from typing import Iterable, Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from ..ir.big_ints import NumberTooWide
 from ..ir.derived import BINARY_OPS, FUNCTIONS, WIDEN, Definition, quotient_bounds
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
@@ -753,7 +754,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     # -- expressions ----------------------------------------------------------------------------
     def eval(self, e: K.Expr) -> Value:
-        return getattr(self, f"_e_{type(e).__name__}")(e)
+        try:
+            return getattr(self, f"_e_{type(e).__name__}")(e)
+        except NumberTooWide as wide:  # constexpr arithmetic past ir/big_ints' bound: here
+            raise wide.at(e.loc) from None
 
     def eval_guarded(self, e: K.Expr, why: str) -> Value:
         saved = self.no_events
@@ -2966,7 +2970,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.out = saved
 
     def exec_stmt(self, s: K.Stmt) -> None:
-        getattr(self, f"_s_{type(s).__name__}")(s)
+        try:
+            getattr(self, f"_s_{type(s).__name__}")(s)
+        except NumberTooWide as wide:
+            raise wide.at(s.loc) from None
 
     def _s_Eval(self, s: K.Eval) -> None:
         self.eval(s.value)

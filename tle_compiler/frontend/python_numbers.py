@@ -23,16 +23,13 @@ import ast
 from typing import Optional
 
 from ..ir import kernel as K
+from ..ir.big_ints import NumberTooWide, int_op
 from .constexpr_rules import constexpr_annotation
 from .folding import fold
 from .values import Aff, KernelArg
 
 #: the integers Triton 3.6 makes a tensor of (i32, u32, i64 or u64 by range)
 TENSOR_INT_MIN, TENSOR_INT_END = -2 ** 63, 2 ** 64
-#: shifts and powers computed on wider integers than this are left unread (no number)
-_WIDEST_EXPONENT = 4096
-
-
 def tensor_holds(value: int) -> bool:
     """Whether Triton 3.6 can make a tensor of the integer ``value`` (semantic.to_tensor)."""
     return TENSOR_INT_MIN <= value < TENSOR_INT_END
@@ -43,22 +40,6 @@ def int_text(value: int) -> str:
     width."""
     text = str(value)
     return text if len(text) <= 24 else f"{text[:8]}... ({value.bit_length()} bits)"
-
-
-def _python_op(op: str, a: int, b: int) -> Optional[int]:
-    """Python's ``a op b`` on integers, or None where it is no integer (a division by zero, a
-    negative power) or too wide to compute (a shift or power past _WIDEST_EXPONENT bits)."""
-    if op in ("<<", ">>") and not 0 <= b <= _WIDEST_EXPONENT:
-        return None
-    if op == "**" and not (0 <= b <= _WIDEST_EXPONENT and abs(a).bit_length() * b
-                           <= _WIDEST_EXPONENT * 8):
-        return None
-    if op in ("//", "%") and b == 0:
-        return None
-    return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
-            "%": lambda: a % b, "<<": lambda: a << b, ">>": lambda: a >> b,
-            "**": lambda: a ** b, "&": lambda: a & b, "|": lambda: a | b,
-            "^": lambda: a ^ b}.get(op, lambda: None)()
 
 
 #: tl functions that make a tensor of each number passed at these argument positions (a
@@ -117,7 +98,16 @@ class PythonNumbers:
             combos = [{**c, n: v} for c in combos for v in ranges[n]]
             if len(combos) > _STATIC_VALUES:
                 return []
-        values = [self.python_int(e, used, given=c) for c in combos]
+        try:
+            values = [self.python_int(e, used, given=c) for c in combos]
+        except NumberTooWide as wide:
+            if not used:
+                raise wide.at(e.loc)
+            given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
+            raise self.err(f"`{self.src(e)}` is an integer of {wide.bits} bits or more with "
+                           f"{given} (DEFAULT_CONFIG), wider than the reading computes: the "
+                           f"kernel is checked at the constexpr values it is compiled with",
+                           e, check="constexpr-operand") from None
         return [v for v in values if v is not None]
 
     def python_int(self, e: K.Expr, used: set, depth: int = 0,
@@ -151,7 +141,7 @@ class PythonNumbers:
         if isinstance(e, K.BinOp):
             a = self.python_int(e.lhs, used, depth + 1, given)
             b = self.python_int(e.rhs, used, depth + 1, given) if a is not None else None
-            return None if b is None else _python_op(e.op, a, b)
+            return None if b is None else int_op(e.op, a, b)
         return None
 
     def made_tensor(self, e: K.Expr, what: str, node) -> None:
@@ -171,6 +161,8 @@ class PythonNumbers:
         and is left alone."""
         node = self.k.source.stmt(s.loc, ast.AnnAssign)
         if node is not None and constexpr_annotation(node):
+            # kept a Python number, computed all the same: one too wide to compute is refused
+            self.python_ints(s.value, set())
             return
         items = [s.value]
         while any(isinstance(x, K.TupleExpr) for x in items):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..ir.big_ints import NumberTooWide, int_op
+from ..ir.nodes import Loc
 from ..ir.expr import c_div, c_rem
 from ..language.gpu import normalize_dtype
 
@@ -51,13 +53,10 @@ def attr_name(path: str) -> str:
     return path.rsplit(".", 1)[-1]
 
 
-_BINOPS = {
-    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-    ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
-    ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b,
-    ast.BitAnd: lambda a, b: a & b, ast.BitOr: lambda a, b: a | b, ast.BitXor: lambda a, b: a ^ b,
-    ast.Pow: lambda a, b: a ** b,
-}
+#: Python's integer operators by their operator names (ir/big_ints.int_op computes them)
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+           ast.Pow: "**"}
 
 
 #: ``//`` and ``%`` on runtime integers: Triton emits ``arith.divsi`` / ``arith.remsi`` (C's
@@ -66,19 +65,15 @@ _C_BINOPS = {ast.FloorDiv: c_div, ast.Mod: c_rem}
 
 
 def fold_int(op: ast.operator, a: int, b: int, runtime: bool = False) -> Optional[int]:
-    """``a op b`` on integers, None when undefined (division by zero, negative shift, ...).
-    ``runtime``: an operand is a runtime integer in Triton, so ``//`` and ``%`` are C's."""
-    fn = (_C_BINOPS.get(type(op)) if runtime else None) or _BINOPS.get(type(op))
-    if fn is None:
+    """``a op b`` on integers, None when undefined (division by zero, negative shift, ...);
+    Python's (ir/big_ints.int_op: wider than MAX_BITS raises NumberTooWide). ``runtime``: an
+    operand is a runtime integer in Triton, so ``//`` and ``%`` are C's."""
+    if runtime and isinstance(op, (ast.FloorDiv, ast.Mod)):
+        return _C_BINOPS[type(op)](a, b) if b != 0 else None
+    if runtime and isinstance(op, ast.Pow) and b > 64:
         return None
-    if runtime and isinstance(op, (ast.FloorDiv, ast.Mod)) and b == 0:
-        return None
-    try:
-        if isinstance(op, ast.Pow) and (b < 0 or b > 64):
-            return None
-        return fn(a, b)
-    except (ZeroDivisionError, ValueError):
-        return None
+    name = _BINOPS.get(type(op))
+    return int_op(name, a, b) if name is not None else None
 
 
 #: Module-level statements whose bindings depend on what runs (a branch taken, a loop's last
@@ -542,7 +537,10 @@ class ModuleScope:
             a, b = self.const_int(node.left, local), self.const_int(node.right, local)
             if a is None or b is None:
                 return None
-            return fold_int(node.op, a, b)
+            try:
+                return fold_int(node.op, a, b)
+            except NumberTooWide as wide:
+                raise wide.at(Loc(self.path, node.lineno)) from None
         if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
             path = self.module_path(node.func)
             if path in ("tl.constexpr", "gl.constexpr"):
