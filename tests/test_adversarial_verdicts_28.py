@@ -48,12 +48,12 @@ Bugs found, one line each:
    pointer to fp32) were verified; Triton refuses them ("cannot cast pointer<fp32>[] to fp32").
    FIXED: refused (TritonRules.pointer_operand_rules, pointer_element).
 
-Found and not fixed (strict xfail, test_a_data_loop_that_wraps_is_not_verified_at_that_value):
-a range loop without pipe events stepped by more than 1 (`for i in range(0, N + 4, 3)`) is no
-part of the Program, so the i32 check of loop bounds never sees it: with `--param N=2147483643`
-(the events loop over `N // 1000000`) the kernel is "verified for N = 2147483643", and the loop's
-variable wraps past its bound there (Triton's scf.for adds the step in i32). Refusing such loops
-would refuse the common `range(0, K, BLOCK)`; the fix is to give the i32 check those loops.
+9. A range loop without pipe events stepped by more than 1 (`for i in range(0, N + 4, 3)`) is no
+   part of the Program, so the i32 check of loop bounds never saw it: with `--param
+   N=2147483643` (the events loop over `N // 1000000`) the kernel was "verified for N =
+   2147483643", and the loop's variable wraps past its bound there (Triton's scf.for adds the
+   step in i32). FIXED (after the round): the Program keeps such loops, nested in the loops
+   around them (Program.data_loops), and the i32 check walks them: "bounded", naming `i + 3`.
 
 Checked and found right (pinned below): tl.static_range around events with negative and larger
 steps, nested in runtime loops, its variable in conditions (Python's `%` and `//` on negatives,
@@ -413,13 +413,33 @@ _DATA_LOOP = kernel(loop("for p in range(N // 1000000):", put("p")),
                     + loop("for p in range(N // 1000000):", get("p")))
 
 
-@pytest.mark.xfail(strict=True, reason="a range loop without events is no part of the Program: "
-                   "the i32 check of loop bounds does not see it (found in round 28, not fixed)")
 def test_a_data_loop_that_wraps_is_not_verified_at_that_value(tmp_path, capsys):
     """At N = 2147483643 the reader's `range(0, N + 4, 3)` steps its variable past 2^31 - 1,
-    where it wraps below the bound and the loop never ends; the verdict names that value."""
+    where it wraps below the bound and the loop never ends; the verdict names that value. At
+    N = 2147483640 its last value is 2147483643, and the next one 2147483646 stays in i32."""
     code, err = dump(tmp_path, capsys, _DATA_LOOP, "--param", "N=2147483643")
     assert code != 0, err
+    expect(code, err, ("bounded", "the loop variable's next value `i + 3`", "2147483649"))
+    code, err = dump(tmp_path, capsys, _DATA_LOOP, "--param", "N=2147483640")
+    expect(code, err, "verified")
+    assert "verified for N = 2147483640" in err, err
+
+
+#: a data loop inside an events loop, its start the events loop's variable
+_NESTED_DATA_LOOP = kernel(loop("for p in range(N // 1000000):", put("p")),
+                           loop("for p in range(N // 1000000):",
+                                "for i in range(p, N, 64):\n    tl.store(y_ptr, 1.0)\n"
+                                + get("p")))
+
+
+@pytest.mark.parametrize("n, want", [(2147483647, ("bounded", "`i + 64`")),
+                                     (2147483583, "verified"), (4096, "verified")])
+def test_a_data_loop_inside_an_events_loop_is_checked_over_its_range(tmp_path, capsys, n, want):
+    """`for i in range(p, N, 64)` inside the events loop over p: its next value reaches
+    N + 63, outside i32 at N = 2^31 - 1 and inside at N = 2^31 - 65."""
+    code, err = dump(tmp_path, capsys, _NESTED_DATA_LOOP, "--param", f"N={n}")
+    expect(code, err, want)
+    assert want != "verified" or f"verified for N = {n}" in err, err
 
 
 # ------------------------------------------------------ bug 8: a pointer stored as a number

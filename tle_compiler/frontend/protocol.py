@@ -45,7 +45,7 @@ from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bin
                               bind_tle_call, load_volatile_refusal, prefetch_bytes_refusal,
                               scale_rows_refusal, slot_pointer_arithmetic_refusal)
 from .params import (assumed_interval, derivations, finalize, is_placeholder, launch_steps,
-                     reached, used_placeholders)
+                     reached, subst_body, used_placeholders)
 from .scope import fold_int, is_triton
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
@@ -3477,6 +3477,22 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         elif body:
             start, stop, step = bounds  # type: ignore[misc]
             self.out.append(For(ir_var, start, stop, step, tuple(body), s.loc))
+        elif bounds and not s.static:
+            self.note_data_loop(ir_var, bounds, s)
+
+    def note_data_loop(self, ir_var: str, bounds, s: K.For) -> None:
+        """Keep the run-time loop ``s`` (its IR variable and affine ``bounds``), which performs
+        no pipe event or slot access and so is no part of the partition, for the i32 check of
+        loop bounds (Program.data_loops): nested in the loops around it (their ranges), so its
+        bounds and next value are checked over every value their variables take."""
+        start, stop, step = bounds
+        loop = For(ir_var, start, stop, step, (), s.loc)
+        for var in reversed(self.loop_vars):
+            rng = self.loop_ranges.get(var)
+            if rng is None:
+                return  # a bound of a loop around it that is not affine: nothing to range over
+            loop = For(var, rng[0], rng[1], rng[2], (loop,), s.loc)
+        self.k.data_loops.append(loop)
 
     def _s_While(self, s: K.While) -> None:
         """A while loop: no events (its trip count is not known); its slot accesses may happen,
@@ -4458,6 +4474,8 @@ class Ctx(KernelCtx):
         self.tma_descriptor_locs: dict[str, Loc] = {}  # argument -> its first copy
         # loops whose run-time step may be 0: (location, message) (Walker.note_runtime_step)
         self.zero_steps: list[tuple[Loc, str]] = []
+        # run-time loops without events or accesses, for the i32 check (Walker.note_data_loop)
+        self.data_loops: list[For] = []
 
     def refuse_truths(self) -> None:
         """Raise the first error of :attr:`truths` whose kernel arguments the kernel never
@@ -4696,7 +4714,8 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
                         if isinstance(key, tuple) and key and key[0] == "load"
                         and slot.placeholder in pnames)
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
-                      every_access=True, unnamed=unnamed, zero_steps=tuple(k.zero_steps))
+                      every_access=True, unnamed=unnamed, zero_steps=tuple(k.zero_steps),
+                      data_loops=subst_body(tuple(k.data_loops), env_names))
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,

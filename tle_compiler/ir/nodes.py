@@ -293,6 +293,12 @@ class Program:
     #: Loops (of any partition or the kernel body) whose step is computed at run time and may be
     #: 0, where the loop never ends: (location, message), refused by verify-protocol.
     zero_steps: tuple = _field(default=(), compare=False, repr=False)
+    #: Run-time loops without pipe events or slot accesses, which the partitions leave out,
+    #: each a ``For`` with no body nested in copies of the loops around it: the GPU computes
+    #: their bounds and steps their variables in i32 too, so the i32 check of loop bounds
+    #: (passes/i32_range.py) walks them (`range(0, N + 4, 3)` at N = 2^31 - 4 wraps and never
+    #: ends). Not compared, printed or shown in the repr, as ``zero_steps``.
+    data_loops: tuple = _field(default=(), compare=False, repr=False)
     #: The integer constexprs the kernel was read specialised to (``(("BLOCK_H", 64),)``): they
     #: are constants of the protocol, not params, and a verdict holds for these values only.
     #: tle-dump's report of a kernel read specialised prints them (``constexpr BLOCK_H = 64``

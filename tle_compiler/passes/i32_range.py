@@ -226,6 +226,9 @@ def first_wrap(program: Program, values: Mapping[str, Union[int, Interval]],
     for p in program.partitions:
         if not walk.body(p.body, dict(ranges)):
             return walk.found
+    # the run-time loops without events, which the partitions leave out (Program.data_loops)
+    if not walk.body(tuple(getattr(program, "data_loops", ())), dict(ranges)):
+        return walk.found
     return None
 
 
