@@ -30,7 +30,7 @@ from typing import Iterable, Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.big_ints import NumberTooWide
+from ..ir.big_ints import NumberTooWide, checked
 from ..ir.derived import BINARY_OPS, FUNCTIONS, WIDEN, Definition, quotient_bounds
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
@@ -1517,6 +1517,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 out = a - b
             elif op == "*" and (a.is_const or b.is_const):
                 out = b.scale(a.const) if a.is_const else a.scale(b.const)
+                # a constexpr product is Python's, of any size: bounded as ir/big_ints bounds it
+                checked(out.const, *(c for _, c in out.terms))
             if out is not None:
                 if rt:  # a param the sum or product cancels may be an i64 argument
                     wide |= frozenset(v for v in a.variables | b.variables

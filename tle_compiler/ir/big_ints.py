@@ -16,11 +16,10 @@ import operator
 from typing import Optional
 
 from ..diagnostics import TleError
-from .expr import MAX_INT_BITS
 
 #: the widest integer (in bits) the reading computes; Python prints up to 4300 digits (about
 #: 14,000 bits) by default
-MAX_BITS = MAX_INT_BITS
+MAX_BITS = 8192
 
 
 class NumberTooWide(TleError):
@@ -40,11 +39,12 @@ class NumberTooWide(TleError):
                                                                             loc)
 
 
-def checked(value: int) -> int:
-    """``value``, or :class:`NumberTooWide` where it is wider than :data:`MAX_BITS`."""
-    if value.bit_length() > MAX_BITS:
-        raise NumberTooWide("a number", value.bit_length())
-    return value
+def checked(*values: int) -> None:
+    """Nothing, or :class:`NumberTooWide` where one of ``values`` is wider than
+    :data:`MAX_BITS`."""
+    for value in values:
+        if value.bit_length() > MAX_BITS:
+            raise NumberTooWide("a number", value.bit_length())
 
 
 #: Python's operators (``True & True`` stays a bool, as Python computes it)
@@ -68,4 +68,6 @@ def int_op(op: str, a: int, b: int) -> Optional[int]:
     fn = _OPS.get(op)
     if fn is None:
         return None
-    return checked(fn(a, b))
+    out = fn(a, b)
+    checked(out)
+    return out

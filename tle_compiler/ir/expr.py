@@ -18,9 +18,6 @@ from typing import Mapping, Union
 #: reader takes as a name: :func:`name_text`.
 RESERVED_WORDS = frozenset({"for", "if", "else", "not"})
 
-#: the widest integer (in bits) the reading computes (ir/big_ints.py says why)
-MAX_INT_BITS = 8192
-
 
 def name_text(name: str) -> str:
     """``name`` as the ``.pipe`` text writes it: in backticks when it is a reserved word."""
@@ -78,14 +75,7 @@ class Affine:
         return Affine.of(other) - self
 
     def scale(self, k: int) -> "Affine":
-        out = Affine._norm(self.const * k, {v: c * k for v, c in self.terms})
-        widest = max([abs(out.const), *(abs(c) for _, c in out.terms)])
-        if widest.bit_length() > MAX_INT_BITS:
-            # a constexpr product is Python's, of any size: bounded as ir/big_ints bounds it
-            # (imported here: big_ints reads diagnostics, which reads this package)
-            from .big_ints import checked
-            checked(widest)
-        return out
+        return Affine._norm(self.const * k, {v: c * k for v, c in self.terms})
 
     @property
     def variables(self) -> frozenset[str]:
