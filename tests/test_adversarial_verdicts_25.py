@@ -569,11 +569,18 @@ def fill(s, x_ptr):
 def test_a_constant_that_decides_skips_the_operands_after_it(tmp_path, capsys, writer, rbound):
     """Python and Triton stop at a compile-time operand that decides an `and` / `or`: the
     helper after it never runs, so a reader waiting index 0 hangs (rejected: never
-    committed) and one waiting nothing is verified. Before: the helper was inlined, its commit
-    verified against a reader waiting 0 (a hang), and the correct kernel rejected."""
-    for rb, want in ((rbound, "verified"), ("1", ("rejected", "[wait-never-committed]"))):
+    committed) and one waiting nothing has a correct protocol. Before: the helper was inlined,
+    its commit verified against a reader waiting 0 (a hang), and the correct kernel rejected.
+    The protocol of the second is right, but the lowering translates neither a read of a pipe
+    nothing writes nor `None and ...`: since adversarial round 30 that refusal, which no
+    argument types lift, rejects the kernel (it was said, the verdict kept, in a kernel without
+    a DEFAULT_CONFIG, as this one is)."""
+    for rb, want in ((rbound, ("rejected", "[lowering]")),
+                     ("1", ("rejected", "[wait-never-committed]"))):
         code, err = dump(tmp_path, capsys, ONE.replace("WRITER", writer).replace("RBOUND", rb))
         expect(code, err, want)
+        if rb == rbound:  # the lowering's refusal alone: no protocol fault
+            assert "error: lowering: " in err and "wait-never-committed" not in err, err
 
 
 @pytest.mark.parametrize("writer", ["1 and put(w, x_ptr, 0)", "0 or put(w, x_ptr, 0)",
@@ -692,8 +699,11 @@ def test_a_helper_called_in_an_assert_is_refused(tmp_path, capsys, stmt):
 
 
 def test_an_assert_of_a_library_function_stays_verified(tmp_path, capsys):
-    text = ONE.replace("    x = WRITER\n", "    assert tl.maximum(N, 0) >= 0\n").replace(
-        "RBOUND", "0")
+    """(The reader waits nothing, and its loop, of no iteration, reads the pipe nothing writes,
+    which the lowering does not translate: the writer commits index 0 to keep the kernel one
+    the lowering translates, since adversarial round 30 rejects a kernel it refuses.)"""
+    text = ONE.replace("    x = WRITER\n", "    assert tl.maximum(N, 0) >= 0\n"
+                       "    x = put(w, x_ptr, 0)\n").replace("RBOUND", "1")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
 

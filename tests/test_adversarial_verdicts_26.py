@@ -545,13 +545,19 @@ def report_of(tmp_path, capsys, text: str, *flags: str, name: str = "kernel.py")
     return code, out, err, kernel
 
 
+#: a refusal of the untyped translation that the element type of a load decides (no signature
+#: types y_ptr): tl.sum(..., keep_dims=True) of a whole tensor
+UNTYPED_SUM = "u = tl.sum(tl.load(y_ptr + tl.arange(0, 64)), keep_dims=True)"
+
+
 def test_a_kernel_a_constexpr_of_which_has_no_value_is_verified_untranslated(tmp_path, capsys):
     """No DEFAULT_CONFIG gives C a value: the lowering translates for constexpr values (a launch
     gives them), so the kernel keeps its verdict, and its report says that it is the
-    protocol's alone. With --param C=5 it is translated, untyped (no DEFAULT_CONFIG), and the
-    refusal is said, not a rejection (test_a_kernel_without_a_default_config_is_translated_
-    untyped)."""
-    text = without_config(reader_does("tl.debug_barrier(1)"))
+    protocol's alone. With --param C=5 it is translated, untyped (no DEFAULT_CONFIG), and a
+    refusal that a type the translation does not know decides is said, not a rejection
+    (test_a_kernel_without_a_default_config_is_translated_untyped); one that no type decides
+    (`tl.debug_barrier(1)`) rejects it (adversarial round 30)."""
+    text = without_config(reader_does(UNTYPED_SUM))
     code, out, err, kernel = report_of(tmp_path, capsys, text)
     assert code == 0 and ": verified for " in err, err
     assert ("# lowering: not translated to Gluon: no value for constexpr C" in out
@@ -560,23 +566,29 @@ def test_a_kernel_a_constexpr_of_which_has_no_value_is_verified_untranslated(tmp
     assert kernel["not_translated"].startswith("no value for constexpr C"), kernel
     code, out, err, kernel = report_of(tmp_path, capsys, text, "--param", "C=5")
     assert code == 0 and kernel["not_translated"].startswith("without argument types"), kernel
-    assert "`tl.debug_barrier()` takes no arguments" in kernel["not_translated"], kernel
+    assert "does not know the element type" in kernel["not_translated"], kernel
+    text = without_config(reader_does("tl.debug_barrier(1)"))
+    code, out, err, kernel = report_of(tmp_path, capsys, text, "--param", "C=5")
+    assert code == 1 and "error: lowering: `tl.debug_barrier()` takes no arguments" in err, err
 
 
 def test_a_kernel_without_a_default_config_is_translated_untyped(tmp_path, capsys):
     """Every constexpr given (here: none), a kernel without a DEFAULT_CONFIG is translated as
-    -p emit-gluon translates it, without argument types. A refusal there is no rejection: a
-    launch lowers the kernel with its own types, which may decide it (the offsets of a TMA copy
-    count the descriptor's box); the verdict stays the protocol's, and the report says why."""
-    text = (without_config(reader_does("tl.debug_barrier(1)"))
+    -p emit-gluon translates it, without argument types. A refusal there that a type it does
+    not know decides (the element type of a load through an untyped pointer) is no rejection: a
+    launch lowers the kernel with its own types, which may decide it; the verdict stays the
+    protocol's, and the report says why. Any other refusal (`tl.debug_barrier(1)`) rejects the
+    kernel whatever its types (adversarial round 30, tests/test_adversarial_verdicts_30.py)."""
+    text = (without_config(reader_does(UNTYPED_SUM))
             .replace(", C: tl.constexpr", "").replace(", C)", ")"))
     code, out, err, kernel = report_of(tmp_path, capsys, text)
     assert code == 0 and ": verified for " in err, err
     assert ("# lowering: not translated to Gluon: without argument types (no DEFAULT_CONFIG "
-            "signature that holds here), the lowering refuses it: `tl.debug_barrier()` takes no "
-            "arguments (line 31)") in out, out
-    assert kernel["translated"] is False and "debug_barrier" in kernel["not_translated"], kernel
-    without = text.replace("        tl.debug_barrier(1)\n", "")
+            "signature that holds here), the lowering refuses it: tl.sum(..., keep_dims=True) "
+            "of a whole tensor: the lowering does not know the element type of the result "
+            "(line 31)") in out, out
+    assert kernel["translated"] is False and "keep_dims" in kernel["not_translated"], kernel
+    without = text.replace(f"        {UNTYPED_SUM}\n", "")
     code, out, err, kernel = report_of(tmp_path, capsys, without)
     assert code == 0 and kernel["translated"] is True and "# lowering:" not in out, out
 

@@ -248,7 +248,12 @@ SLOT_CASES = {
     "a conditional tuple of two pointers into the one slot, loaded before the release": (
         src(RING, (_T, _T + "        pp = (tle.gpu.local_ptr(res.slot.a), 1) if p % 2 == 0 else "
                             "(tle.gpu.local_ptr(res.slot.a), 2)\n"),
-            (_REL, "        u = tl.load(pp[0])\n" + _REL)), "verified"),
+            (_REL, "        u = tl.load(pp[0])\n" + _REL)),
+        # the protocol is right; the lowering translates a conditional expression of scalars
+        # only, a refusal no argument types lift: rejected since adversarial round 30 (it was
+        # said, the verdict kept, in this kernel of no DEFAULT_CONFIG)
+        ("rejected", "error: lowering: a conditional expression (x if c else y) is lowered for "
+                     "scalar operands")),
     "a conditional tuple whose scalar item is used after the release": (
         src(RING, (_T, _T + f"        pp = (tle.gpu.local_ptr(res.slot.a), 1) if p % 2 == 0 else "
                              f"({_SCR_PTR}, 2)\n"),

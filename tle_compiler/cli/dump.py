@@ -466,15 +466,20 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
     alone, and the report says so): a .pipe kernel (a protocol, no kernel to lower); a kernel
     whose verification stopped (verdict unknown: the lowering verifies first); a .kir kernel
     with a worker partition of no ``regs=`` (optional in the text form, which prints none for a
-    budget written with constexprs; the lowering needs one); a kernel a constexpr of which has
-    no value here (no DEFAULT_CONFIG gives one, nor --param: the lowering translates for the
-    constexprs' values, which a launch gives); a kernel the lowering refuses only for a form it
-    does not translate yet while the verifier checks it (a free shared buffer:
-    translate.NOT_YET); and a kernel the lowering refuses without argument types (no
-    DEFAULT_CONFIG signature, or one whose descriptor boxes are another configuration's), as
-    -p emit-gluon translates it: a launch lowers it with its own types, which may decide the
-    refusal (the offsets of a TMA copy count a descriptor's box). An internal error of the
-    lowering is tle-dump's (exit 3: nothing is claimed), never a verdict of the kernel."""
+    budget written with constexprs; the lowering needs one: it is translated with setmaxnreg's
+    least budget in place of each missing one, and a refusal there rejects it as below); a
+    kernel a constexpr of which has no value here (no DEFAULT_CONFIG gives one, nor --param: the
+    lowering translates for the constexprs' values, which a launch gives); a kernel the lowering
+    refuses only for a form it does not translate yet while the verifier checks it (a free
+    shared buffer: translate.NOT_YET; translated again past the buffers, a refusal elsewhere
+    rejects it, _refusal_past_free_buffers); and a kernel the lowering refuses without argument
+    types (no DEFAULT_CONFIG signature, or one whose descriptor boxes are another
+    configuration's), as -p emit-gluon translates it: a launch lowers it with its own types, which may decide the
+    refusal: only a refusal the lowering makes for a type it does not know (check
+    translate.UNTYPED); any other refusal of the untyped translation (`tl.debug_barrier(1)`,
+    `x = N.foo`, a .kir kernel's undefined local) refuses the kernel whatever its types and
+    rejects it, as with a signature. An internal error of the lowering is tle-dump's (exit 3:
+    nothing is claimed), never a verdict of the kernel."""
     verdict = rep.verdict
     if verdict is None or verdict.kind == REJECTED:
         return
@@ -489,14 +494,24 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
     info, kir = loaded.infos.get(name), loaded.kirs.get(name)
     if info is None and kir is None:
         return
+    unbudgeted_why = None
     if kir is None:
         kir = info.kir
     elif any(not p.default and p.regs is None for p in kir.partitions):
-        # regs= is optional in the text form (a budget of constexprs prints none)
+        # regs= is optional in the text form (a budget of constexprs prints none): the kernel
+        # is not translated, but the translation still runs with setmaxnreg's least budget in
+        # place of each missing one, for the refusals no budget lifts (a `break`, read as an
+        # undefined local), which reject the kernel as they do one with its budgets
+        from dataclasses import replace
+
+        from ..language.registers import MIN_REGS
+
         unbudgeted = [p.name for p in kir.partitions if not p.default and p.regs is None]
-        rep.not_translated = (f"partition {', '.join(map(repr, unbudgeted))} has no register "
-                              f"budget (regs=), which the lowering needs: its .py file lowers")
-        return
+        unbudgeted_why = (f"partition {', '.join(map(repr, unbudgeted))} has no register "
+                          f"budget (regs=), which the lowering needs: its .py file lowers")
+        kir = replace(kir, partitions=tuple(
+            replace(p, regs=MIN_REGS) if not p.default and p.regs is None else p
+            for p in kir.partitions))
     from .constexprs import over_config
 
     config = loaded.defaults.get(name, {})
@@ -516,25 +531,101 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
     try:
         with warnings.catch_warnings():  # the verdict is this run's, said on its summary line
             warnings.simplefilter("ignore", TleVerificationWarning)
-            rep.translated = _translated(path, info, kir, rep.program, cx, sig,
-                                         _params_of(rep.program, fixed), bound)
+            translated = _translated(path, info, kir, rep.program, cx, sig,
+                                     _params_of(rep.program, fixed), bound)
+        if unbudgeted_why is None:
+            rep.translated = translated
+        else:  # translated with budgets it does not have: not the kernel's Gluon
+            rep.not_translated = unbudgeted_why
     except TleError as e:
-        from ..lowering.translate import NOT_YET
+        from ..lowering.translate import NOT_YET, UNTYPED
 
         message = e.message.removeprefix("lowering: ")
         if e.check == "internal" or message.startswith("internal"):
             raise RuntimeError(f"the lowering of kernel '{name}': {e}") from e
         if e.check == NOT_YET:  # a form the verifier checks and the lowering does not translate
-            rep.not_translated = f"{message}{_at_line(e)}"
-        elif not sig:
-            rep.not_translated = (f"without argument types (no DEFAULT_CONFIG signature that "
-                                  f"holds here), the lowering refuses it: {message}"
-                                  f"{_at_line(e)}")
-        else:
+            other = _refusal_past_free_buffers(path, info, kir, rep.program, cx, sig,
+                                               _params_of(rep.program, fixed), bound)
+            if other is not None:  # a refusal the free buffers hid: the kernel's own
+                from ..diagnostics import Diagnostic
+
+                rep.early.append(Diagnostic(loc=other.loc or rep.program.loc,
+                                            message=other.message, check="lowering"))
+                return
+            rep.not_translated = unbudgeted_why or f"{message}{_at_line(e)}"
+        elif not sig and e.check == UNTYPED:  # a type a launch gives decides it
+            rep.not_translated = unbudgeted_why or (
+                f"without argument types (no DEFAULT_CONFIG signature that holds here), the "
+                f"lowering refuses it: {message}{_at_line(e)}")
+        else:  # refused whatever the argument types: the kernel no launch compiles
             from ..diagnostics import Diagnostic
 
             rep.early.append(Diagnostic(loc=e.loc or rep.program.loc, message=e.message,
-                                        check=e.check or "lowering"))
+                                        check="lowering" if e.check == UNTYPED
+                                        else e.check or "lowering"))
+
+
+def _refusal_past_free_buffers(path: Path, info, kir, program: Program, cx: dict, sig: dict,
+                               params: dict, bound: Optional[int]) -> Optional[TleError]:
+    """The lowering stops at a kernel's first free shared buffer (lowering-not-yet), which would
+    hide every refusal after it (a reader's `tl.debug_barrier(1)`, which no launch compiles):
+    translated again with each free buffer read as a shared-memory tile of its shape
+    (translate.STUB_FREE_BUFFERS), the kernel's refusal there, where it stands at a line that
+    touches no free buffer nor a name bound from one (a refusal there may be the stub's); None
+    when there is none, or it may be the stub's (the verdict is then kept, not translated)."""
+    from ..lowering.translate import NOT_YET, STUB_FREE_BUFFERS, UNTYPED
+
+    touched = _free_buffer_lines(kir if kir is not None else info.kir)
+    token = STUB_FREE_BUFFERS.set(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TleVerificationWarning)
+            _translated(path, info, kir, program, cx, sig, params, bound)
+    except TleError as e:
+        line = e.loc.line if e.loc is not None else None
+        if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
+                ("internal", "lowering: internal")) or line is None or line in touched:
+            return None
+        return e
+    except Exception:  # noqa: BLE001 - the stub is no kernel's form: nothing is learnt
+        return None
+    finally:
+        STUB_FREE_BUFFERS.reset(token)
+    return None
+
+
+def _free_buffer_lines(kir) -> set[int]:
+    """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer,
+    or a name a statement of the same function bound from one (transitively)."""
+    from ..ir import kernel as K
+
+    def reads(e, tainted: set[str]) -> bool:
+        return any(isinstance(x, K.BufferRef) or (isinstance(x, K.Name) and x.id in tainted)
+                   for x in K.walk_expr(e))
+
+    lines: set[int] = set()
+    bodies = [((), kir.prologue)] + [(p.bindings, p.body) for p in kir.partitions]
+    body_names: set[str] = set()  # the prologue's names bound from a free buffer
+    for n, (bindings, body) in enumerate(bodies):
+        tainted = {name for name, e in bindings if reads(e, body_names)}
+        lines |= {e.loc.line for name, e in bindings if name in tainted and e.loc is not None}
+        lines |= {x.loc.line for _, e in bindings for x in K.walk_expr(e)
+                  if (isinstance(x, K.BufferRef) or isinstance(x, K.Name) and x.id in body_names)
+                  and x.loc is not None}
+        stmts = list(K.walk_stmts(body))
+        grew = True
+        while grew:
+            grew = False
+            for st in stmts:
+                if isinstance(st, K.Assign) and st.target not in tainted \
+                        and reads(st.value, tainted):
+                    tainted.add(st.target)
+                    grew = True
+        lines |= {st.loc.line for st in stmts if st.loc is not None
+                  and any(reads(e, tainted) for e in K.stmt_exprs(st))}
+        if n == 0:  # the prologue, walked first
+            body_names = tainted
+    return lines
 
 
 def _translated(path: Path, info, kir, program: Program, cx: dict, sig: dict, params: dict,

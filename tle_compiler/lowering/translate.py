@@ -27,6 +27,7 @@ import keyword
 import math
 import re
 import sys
+from contextvars import ContextVar
 from dataclasses import replace
 from types import SimpleNamespace
 from typing import Optional
@@ -129,6 +130,21 @@ def _is_float(v: V) -> bool:
 #: every other refusal of the lowering ("lowering") rejects the kernel there.
 NOT_YET = "lowering-not-yet"
 
+#: Set (cli/dump.py) to translate on past the free shared buffers a kernel declares, each read as
+#: a shared-memory tile of its shape that no barrier guards (the Gluon is not the kernel's): a
+#: kernel refused there at a line that touches no free buffer is one the lowering refuses
+#: whatever it makes of the buffers, so its refusal is not hidden behind lowering-not-yet.
+STUB_FREE_BUFFERS = ContextVar("STUB_FREE_BUFFERS", default=False)
+
+#: The check of a refusal that only a type the translation does not know decides (an element
+#: type that no signature gave: the kernel was translated without argument types, as -p
+#: emit-gluon translates a kernel of no DEFAULT_CONFIG signature). A launch translates the kernel
+#: with its own types, which may decide it, so tle-dump keeps the verdict of such a kernel and
+#: says it was not translated (cli/dump.py _check_translation); any other refusal of the untyped
+#: translation (`tl.debug_barrier(1)`, `x = N.foo`) refuses the kernel whatever its types, and
+#: rejects it there as a refusal of a typed translation does.
+UNTYPED = "lowering-untyped"
+
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"})
 
 
@@ -204,6 +220,7 @@ class Ctx:
         self.row_reduce_tree = False
         self.row_reduce_helpers: set[tuple] = set()
         self.arg_types: dict = {}  # the compile's signature, when known (walks.prepare)
+        self.free_buffers: dict = {}  # name -> the kernel's free buffer (K.Buffer; walks.prepare)
         #: the kernel's source names (names.source_names): a temporary or layout name equal to
         #: one (a partition local `_v2` or `L0`, a module constant `_t1`) would rebind it
         self.taken: frozenset = frozenset()
@@ -494,6 +511,14 @@ class FnTranslator:
         return V("reader", value=(node.pipe, node.reader or "", node.view))
 
     def ex_BufferRef(self, node: K.BufferRef) -> V:
+        buf = self.ctx.free_buffers.get(node.name)
+        if STUB_FREE_BUFFERS.get() and buf is not None and buf.dtype in GL_DTYPES:
+            from .plan import resolve_dim
+
+            shape = tuple(resolve_dim(d, self.ctx.consts, buf.loc) for d in buf.shape)
+            v = V("smem", node.name, shape=shape, dtype=GL_DTYPES[buf.dtype], value=None)
+            v.slot, v.stage, v.window = None, "0", None
+            return v
         raise self.err("a tle.gpu.alloc buffer outside a pipe is not supported by the lowering yet",
                        node, NOT_YET)
 
@@ -1093,7 +1118,7 @@ class FnTranslator:
         times): a ``gl.full`` of it in a layout of its own."""
         if v.dtype is None:
             raise self.err(f"tl.{name}(..., keep_dims=True) of a whole tensor: the lowering does "
-                           f"not know the element type of the result", node)
+                           f"not know the element type of the result", node, UNTYPED)
         var = self.S.new(rank)
         dims = (1,) * rank
         return V("tensor", f"gl.full({list(dims)}, {v.text}, gl.{v.dtype}, "

@@ -156,6 +156,7 @@ def prepare(info, constexprs: dict, module, debug_waits=False, cp_async: bool = 
     ctx.taken = frozenset(source_names(kir))
     ctx.cp_async = cp_async
     ctx.arg_types = dict(arg_types or {})
+    ctx.free_buffers = {b.name: b for b in kir.buffers}
     # opt-in: async wgmmas stay in flight across loop back-edges (docs/lowering.md, "Pipelined wgmma")
     ctx.wgmma_pipeline = kernel_option(info, "wgmma_pipeline")
     ctx.row_reduce_tree = kernel_option(info, "row_reduce_tree")  # lowering/row_reduce.py
@@ -263,6 +264,9 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg, i64=v.i64, dtype=v.dtype)
         elif v.kind == "tuple":
             env[p] = flat(v, p, e)
+        elif (v.kind == "smem" and v.value is None) or (
+                v.kind == "lptr" and getattr(v.value, "value", "") is None):
+            env[p] = v  # a free buffer's stub, or its pointer (translate.STUB_FREE_BUFFERS)
         else:
             raise kt.err(f"partition '{kpart.name}': argument '{p}' is a {v.kind}; partitions take "
                          f"pipes, scalars and constants (and tuples of them)", e)
