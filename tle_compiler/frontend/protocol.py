@@ -30,7 +30,7 @@ from typing import Iterable, Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.big_ints import NumberTooWide
+from ..ir.big_ints import ArithmeticRefusal, PythonRaises
 from ..ir.derived import BINARY_OPS, FUNCTIONS, WIDEN, Definition, quotient_bounds
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
@@ -49,7 +49,7 @@ from .params import (assumed_interval, derivations, finalize, is_placeholder, la
 from .scope import fold_int, is_triton
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
-from .loop_ends import why_not_ending
+from .loop_ends import I32_MAX, I32_MIN, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
 from .python_numbers import PythonNumbers
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
@@ -756,7 +756,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     def eval(self, e: K.Expr) -> Value:
         try:
             return getattr(self, f"_e_{type(e).__name__}")(e)
-        except NumberTooWide as wide:  # constexpr arithmetic past ir/big_ints' bound: here
+        except ArithmeticRefusal as wide:  # constexpr arithmetic refused (ir/big_ints): here
             raise wide.at(e.loc) from None
 
     def eval_guarded(self, e: K.Expr, why: str) -> Value:
@@ -1479,6 +1479,12 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         return v
 
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
+        if op in ("<<", ">>", "**", "/") and isinstance(node, K.BinOp) \
+                and self.python_number(node):
+            # Python's arithmetic on Python numbers, which Triton computes when it compiles:
+            # where Python raises (`C >> -1`, `C / 0`) so does the compile (ir/big_ints; `//`
+            # and `%` by zero have their own check below, division-by-zero)
+            self.python_ints(node, set())
         if op in NARROWING_BINOPS:
             left, right = self.load_base(left), self.load_base(right)
         if op == "**":
@@ -1530,7 +1536,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if op in ("//", "%") and not rt and not b.is_const:
                 self.config_division_by_zero(op, b, node)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
-                folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
+                try:
+                    folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
+                except PythonRaises:
+                    # Python raises on these numbers (`C >> -1`): so does Triton where they are
+                    # Python numbers; a name a plain assignment bound is a tensor in Triton,
+                    # whose shift its own rules refuse (PrologueWalker.tensor_shift)
+                    if isinstance(node, K.BinOp) and self.python_number(node):
+                        raise
+                    folded = None
                 # where i32 and i64 results differ (a shift by 32 or more, a result outside
                 # i32), a runtime value's width decides it: not folded, keyed by it
                 exact = not wide or (folded is not None and fits_i32(folded)
@@ -2972,7 +2986,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     def exec_stmt(self, s: K.Stmt) -> None:
         try:
             getattr(self, f"_s_{type(s).__name__}")(s)
-        except NumberTooWide as wide:
+        except ArithmeticRefusal as wide:
             raise wide.at(s.loc) from None
 
     def _s_Eval(self, s: K.Eval) -> None:
@@ -3477,21 +3491,41 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         elif body:
             start, stop, step = bounds  # type: ignore[misc]
             self.out.append(For(ir_var, start, stop, step, tuple(body), s.loc))
-        elif bounds and not s.static:
+        elif not s.static:
             self.note_data_loop(ir_var, bounds, s)
 
     def note_data_loop(self, ir_var: str, bounds, s: K.For) -> None:
         """Keep the run-time loop ``s`` (its IR variable and affine ``bounds``), which performs
         no pipe event or slot access and so is no part of the partition, for the i32 check of
         loop bounds (Program.data_loops): nested in the loops around it (their ranges), so its
-        bounds and next value are checked over every value their variables take."""
+        bounds and next value are checked over every value their variables take. A bound that
+        is not affine (a value read from memory, `N * N`) is a variable of its own
+        (``?bound@LINE``), as is the variable of a loop around it whose bounds are not affine
+        (the loops around it kept are those its bounds read): no checked value gives them a
+        value, so analyse() checks the loop's counter over every i32 value they may take
+        (unchecked_data_loops)."""
+        if bounds is None:
+            vals = [self.eval_quiet(e) for e in (s.start, s.stop, s.step)]
+            none = lambda v: isinstance(v, Const) and v.value is None  # noqa: E731
+            step = 1 if none(vals[2]) else self.const_int(vals[2]) if vals[2] is not None \
+                else None
+            if not step:
+                return  # a step computed at run time: note_runtime_step's obligation
+            aff = lambda v: self.as_aff(v) if v is not None else None  # noqa: E731
+            start, stop = (Affine.of(0), aff(vals[0])) if none(vals[1]) else \
+                (aff(vals[0]), aff(vals[1]))
+            unknown = Affine.of(f"?bound@{s.loc.line}")
+            bounds = (unknown if start is None else start, unknown if stop is None else stop,
+                      step)
         start, stop, step = bounds
         loop = For(ir_var, start, stop, step, (), s.loc)
+        needed = set(start.variables) | set(stop.variables)
         for var in reversed(self.loop_vars):
             rng = self.loop_ranges.get(var)
-            if rng is None:
-                return  # a bound of a loop around it that is not affine: nothing to range over
+            if var not in needed or rng is None:
+                continue  # a loop its bounds do not read, or one whose variable is free
             loop = For(var, rng[0], rng[1], rng[2], (loop,), s.loc)
+            needed |= set(rng[0].variables) | set(rng[1].variables)
         self.k.data_loops.append(loop)
 
     def _s_While(self, s: K.While) -> None:
@@ -4713,13 +4747,68 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     unnamed = frozenset(pnames[slot.placeholder] for key, slot in k.params.by_key.items()
                         if isinstance(key, tuple) and key and key[0] == "load"
                         and slot.placeholder in pnames)
+    known = {p.name for p in params} | {b.name for b in bases} | {d.name for d in derived}
+    endless = tuple(unchecked_data_loops(k, pnames, known))
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
-                      every_access=True, unnamed=unnamed, zero_steps=tuple(k.zero_steps),
+                      every_access=True, unnamed=unnamed,
+                      zero_steps=tuple(k.zero_steps) + endless,
                       data_loops=subst_body(tuple(k.data_loops), env_names))
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,
                     dict(k.pipes))
+
+
+def unchecked_data_loops(k: KernelCtx, pnames: dict, known: set) -> Iterable[tuple]:
+    """The run-time loops without events (Ctx.data_loops) that may never end at a launch no
+    checked value stands for: a loop whose bounds read a value that is no param, base or
+    derived param of the Program (an argument only such loops read, a value computed from one,
+    a value read from memory, a bound that is not affine), whose counter's next value may pass
+    2^31 - 1 over that value's domain (``tle.assume``; else every i32 value), where scf.for
+    wraps it below the bound. The i32 check of loop bounds (passes/i32_range.py) covers the
+    others at the values it checks; such a loop it never saw: `for i in range(0, N + 4, 3)` in a
+    partition whose events N does not decide was "verified for its single instance" and never
+    ends at N = 2^31 - 5. (`while` counters: loop_ends.why_not_ending.)"""
+    def loop_vars(loop) -> set[str]:
+        inner = [x for x in loop.body if isinstance(x, For)]
+        return {loop.var} | (loop_vars(inner[0]) if inner else set())
+
+    def variables(loop) -> set[str]:
+        inner = [x for x in loop.body if isinstance(x, For)]
+        return set(loop.start.variables) | set(loop.stop.variables) | (
+            variables(inner[0]) if inner else set())
+
+    def innermost(loop):
+        inner = [x for x in loop.body if isinstance(x, For)]
+        return innermost(inner[0]) if inner else loop
+
+    for nest in k.data_loops:
+        free = variables(nest) - loop_vars(nest)
+        unknown = sorted(v for v in free if not is_placeholder(v) or pnames.get(v) not in known)
+        if not unknown:
+            continue  # every value is the Program's: the i32 check of loop bounds sees them
+        env = {}
+        for v in free:
+            lo, hi = k.params.domain(v) if is_placeholder(v) else (None, None)
+            env[v] = (I32_MIN if lo is None else max(lo, I32_MIN),
+                      I32_MAX if hi is None else min(hi, I32_MAX))
+        top = counter_wraps(nest, env)
+        if top is None:
+            continue
+        loop = innermost(nest)
+        names = ", ".join(dict.fromkeys(
+            f"`{pnames.get(v, v)}`" if is_placeholder(v) else
+            "a value that is not affine in params (read from memory, or a product)"
+            if v.startswith("?bound@") else
+            "the variable of a loop around it whose bounds are not affine" for v in unknown))
+        yield (loop.loc, (
+            f"this loop may never end: it steps by {loop.step}, and Triton's compiled loop "
+            f"(scf.for) adds the step to its counter in i32 before it compares, so a bound that "
+            f"close to 2^31 - 1 carries the counter to {top}, past the end of i32, where it "
+            f"wraps below the bound; its bounds read {names}, which no value the verifier "
+            f"checks stands for (the kernel's events do not read it), and whose domain lets "
+            f"the bound come that close (bound it with tle.assume, or step by 1)"),
+            "endless-loop")
 
 
 def assumed_unused(k: KernelCtx, uses: list[str]) -> list[str]:
