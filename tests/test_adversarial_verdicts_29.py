@@ -40,6 +40,13 @@ Bugs found, one line each:
    refuses them ("Nonrepresentable integer"); and `max(C, 2 ** 70) - 2 ** 70` (0, which Triton
    compiles) was refused as a number beside a tensor. FIXED: python_numbers reads them as
    Python computes them (builtin_min / builtin_max of constexprs return a constexpr).
+5. A helper's returned Python number computed from a constexpr argument (`def h(a): return a
+   << 70`, `return max(a, 2 ** 70)`, `return int(a * 1e30)`) used in further arithmetic (`x =
+   h(C) * 0 + 1`, `h(C) - h(C)`) was verified: Triton's visit_Return makes a tensor of what a
+   jit function returns and refuses that number ("Nonrepresentable integer"); the builder
+   checked only a returned value it folds (`h(5)`), and the caller's arithmetic hid it. FIXED:
+   the walker checks a returned Python number where it evaluates it (Walker.eval,
+   Source.returned).
 
 Checked and found right: data loops in `while`, in `if`, nested in data loops, `tl.range`
 (num_stages refused), a run-time step (zero-step), `while` counters (round 28); `<<` / `>>` of
@@ -216,3 +223,40 @@ def test_what_triton_compiles_stays_verified(tmp_path, capsys, monkeypatch, stmt
     expect(code, err, "verified")
     source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
     assert triton_compile_error(tmp_path, monkeypatch, source, "r29ok") is None
+
+
+# ------------------------------------------ bug 5: what a helper returns is made a tensor
+
+HELPERS = {
+    "return a << 70": ("x = h(C) * 0 + 1", "x = h(C) - h(C)"),
+    "return max(a, 2 ** 70)": ("x = h(C) * 0 + 1",),
+    "return int(a * 1e30)": ("x = h(C) * 0 + 1",),
+}
+HELPER_CASES = [(ret, use) for ret, uses in HELPERS.items() for use in uses]
+
+
+def with_helper(ret: str, use: str, triton: bool = False) -> str:
+    helper = f"def h(a):\n    {ret}\n\n\n"
+    if triton:
+        return TRITON.replace("@triton.jit\ndef k", "@triton.jit\n" + helper + "@triton.jit\ndef k",
+                              1).replace("STMT", f"    {use}\n")
+    return reader_does(use).replace("@tle.jit", helper + "@tle.jit", 1)
+
+
+@pytest.mark.parametrize("ret, use", HELPER_CASES)
+def test_a_returned_number_no_tensor_holds_is_refused(tmp_path, capsys, monkeypatch, ret, use):
+    """Before: verified. Triton refuses each (its visit_Return makes the number a tensor)."""
+    code, err = dump(tmp_path, capsys, with_helper(ret, use))
+    expect(code, err, ("rejected", "what a jit function returns", "outside i64 and u64"))
+    error = triton_compile_error(tmp_path, monkeypatch, with_helper(ret, use, True), "r29h")
+    assert error is not None and "Nonrepresentable integer" in repr(error) + str(
+        error.__cause__ or ""), repr(error)
+
+
+@pytest.mark.parametrize("ret", ["return a << 20", "return max(a, 2 ** 40)",
+                                 "return int(a * 1e10)"])
+def test_a_returned_number_a_tensor_holds_stays_verified(tmp_path, capsys, monkeypatch, ret):
+    code, err = dump(tmp_path, capsys, with_helper(ret, "x = h(C) * 0 + 1"))
+    expect(code, err, "verified")
+    assert triton_compile_error(tmp_path, monkeypatch,
+                                with_helper(ret, "x = h(C) * 0 + 1", True), "r29hok") is None
