@@ -47,6 +47,12 @@ Bugs found, one line each:
    checked only a returned value it folds (`h(5)`), and the caller's arithmetic hid it. FIXED:
    the walker checks a returned Python number where it evaluates it (Walker.eval,
    Source.returned).
+6. A Python number made a tensor inside tl.static_range loops of more than 256 values in all
+   went unchecked (PythonNumbers.python_ints gave up): `for i in tl.static_range(300): x = 1 <<
+   i` (and `t + (1 << i)`, `tl.where(..., 1 << i, 0)`, two nested loops of 20) were verified;
+   Triton unrolls them and refuses 1 << 64 ("Nonrepresentable integer"). FIXED: evaluated at up
+   to 16384 combinations of values, and past that refused where Triton makes a tensor of it
+   (an honest refusal naming the count).
 
 Checked and found right: data loops in `while`, in `if`, nested in data loops, `tl.range`
 (num_stages refused), a run-time step (zero-step), `while` counters (round 28); `<<` / `>>` of
@@ -260,3 +266,38 @@ def test_a_returned_number_a_tensor_holds_stays_verified(tmp_path, capsys, monke
     expect(code, err, "verified")
     assert triton_compile_error(tmp_path, monkeypatch,
                                 with_helper(ret, "x = h(C) * 0 + 1", True), "r29hok") is None
+
+
+# ------------------------------------ bug 6: numbers of more than 256 static_range values
+
+STATIC = {
+    "for i in tl.static_range(300):\n    x = 1 << i": _WIDE,
+    "for i in tl.static_range(300):\n    x = t + (1 << i)": _WIDE,
+    "for i in tl.static_range(20):\n    for j in tl.static_range(20):\n        x = 1 << (i * j)":
+        _WIDE,
+}
+STATIC_TWINS = ["for i in tl.static_range(300):\n    x = 1 << (i % 60)",
+                "for i in tl.static_range(20):\n    for j in tl.static_range(20):\n"
+                "        x = 1 << (i + j)"]
+
+
+@pytest.mark.parametrize("stmt", list(STATIC))
+def test_a_number_of_many_static_range_values_is_checked(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified (past 256 values the number was not computed)."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, STATIC[stmt])
+    source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
+    assert triton_compile_error(tmp_path, monkeypatch, source, "r29s") is not None
+
+
+@pytest.mark.parametrize("stmt", STATIC_TWINS)
+def test_a_number_of_many_static_range_values_that_fits_stays_verified(tmp_path, capsys, stmt):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+
+
+def test_past_the_values_the_reading_computes_a_made_tensor_is_refused(tmp_path, capsys):
+    """200 x 200 values: more than 16384, refused with the count (not verified unchecked)."""
+    stmt = "for i in tl.static_range(200):\n    for j in tl.static_range(200):\n        x = i * j"
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "40000 combinations", "[unsupported-expression]"))

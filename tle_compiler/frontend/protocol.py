@@ -1435,7 +1435,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             # the number's values (at each value of a tl.static_range variable it reads), a
             # constexpr the reading leaves unbound read at DEFAULT_CONFIG's value (``used``)
             used: set = set()
-            numbers = self.python_ints(other_node, used)
+            numbers = self.python_ints(other_node, used, strict=True)
             given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
             if not numbers:
                 continue

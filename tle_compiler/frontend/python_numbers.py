@@ -52,8 +52,9 @@ TENSOR_ARGS = {"where": (0, 1, 2), "maximum": (0, 1), "minimum": (0, 1), "clamp"
                                     "cos", "sigmoid", "floor", "ceil", "erf")}}
 #: Python's builtins Triton 3.6 computes on Python numbers (code_generator.builtin_namespace)
 _BUILTINS = ("builtins.int", "builtins.min", "builtins.max")
-#: the most values of tl.static_range variables a number is evaluated at (their product)
-_STATIC_VALUES = 256
+#: the most values of tl.static_range variables a number is evaluated at (their product;
+#: PythonNumbers.python_ints)
+_STATIC_VALUES = 16384
 
 
 class PythonNumbers:
@@ -95,16 +96,30 @@ class PythonNumbers:
             return None
         return [v.expr.eval({x: i}) for i in range(rng[0].const, rng[1].const, rng[2])]
 
-    def python_ints(self, e: K.Expr, used: set) -> list[int]:
+    def python_ints(self, e: K.Expr, used: set, strict: bool = False) -> list[int]:
         """:meth:`python_int` of ``e`` at each value of the tl.static_range variables it reads
         (:meth:`static_values`: Triton unrolls the loop, so each value is computed), [] where
-        it is not known."""
+        it is not known. Past :data:`_STATIC_VALUES` values: [], or with ``strict`` (where Triton
+        makes a tensor of each value) a refusal."""
         ranges = {x.id: self.static_values(x.id) for x in K.walk_expr(e) if isinstance(x, K.Name)}
-        combos: list[dict] = [{}]
-        for n in sorted(n for n, values in ranges.items() if values is not None):
-            combos = [{**c, n: v} for c in combos for v in ranges[n]]
-            if len(combos) > _STATIC_VALUES:
+        names = sorted(n for n, values in ranges.items() if values is not None)
+        count = 1
+        for n in names:
+            count *= len(ranges[n])
+        if count > _STATIC_VALUES:
+            if not strict:
                 return []
+            # (before adversarial round 29 such a number went unchecked past 256 values:
+            # `for i in tl.static_range(300): x = 1 << i` was verified)
+            raise self.err(f"`{self.src(e)}` reads tl.static_range variables at {count} "
+                           f"combinations of their values, more than the reading computes "
+                           f"({_STATIC_VALUES}): Triton computes it at each and makes a tensor "
+                           f"of it, and the reading cannot show that each fits one (i64 or "
+                           f"u64); unroll fewer iterations, or compute it at run time",
+                           e, check="unsupported-expression")
+        combos: list[dict] = [{}]
+        for n in names:
+            combos = [{**c, n: v} for c in combos for v in ranges[n]]
         try:
             values = [self.python_int(e, used, given=c) for c in combos]
             for c, v in zip(combos, values):
@@ -202,7 +217,7 @@ class PythonNumbers:
         if not self.python_number(e):
             return
         used: set = set()
-        for value in self.python_ints(e, used):
+        for value in self.python_ints(e, used, strict=True):
             self.refuse_untensorable(value, used, what, node)
 
     def plain_number_assignment(self, s: K.Assign) -> None:
