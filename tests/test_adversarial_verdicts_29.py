@@ -53,6 +53,12 @@ Bugs found, one line each:
    Triton unrolls them and refuses 1 << 64 ("Nonrepresentable integer"). FIXED: evaluated at up
    to 16384 combinations of values, and past that refused where Triton makes a tensor of it
    (an honest refusal naming the count).
+7. A data loop whose step is computed at run time (a step that may be 0 was refused, round
+   27's zero-step) was never checked for the wrap of its counter: `for i in range(0, N, N // 3 +
+   1)` was "verified for its single instance" and, at N = 2^31 - 1, "verified for N =
+   2147483647", where the counter steps from 1431655766 to 2147483649 and wraps below the stop.
+   FIXED: refused (endless-loop) unless the domains of the stop and the step keep `stop - 1 +
+   step` inside i32 (protocol.py Walker.runtime_step_wraps).
 
 Checked and found right: data loops in `while`, in `if`, nested in data loops, `tl.range`
 (num_stages refused), a run-time step (zero-step), `while` counters (round 28); `<<` / `>>` of
@@ -301,3 +307,25 @@ def test_past_the_values_the_reading_computes_a_made_tensor_is_refused(tmp_path,
     stmt = "for i in tl.static_range(200):\n    for j in tl.static_range(200):\n        x = i * j"
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, ("rejected", "40000 combinations", "[unsupported-expression]"))
+
+
+# --------------------------------------------------- bug 7: a data loop's run-time step
+
+RUNTIME_STEPS = {
+    "N // 3 + 1, events of no param": (
+        data_loop("for i in range(0, N, N // 3 + 1):\n" + STORE, FIXED_EVENTS), (), _ENDLESS[:3]),
+    "N // 3 + 1 at N = 2^31 - 1": (data_loop("for i in range(0, N, N // 3 + 1):\n" + STORE),
+                                   ("--param", "N=2147483647"), _ENDLESS[:3]),
+    # twin: the domain keeps stop - 1 + step inside i32
+    "N // 3 + 1, N assumed up to 10^6": (
+        data_loop("for i in range(0, N, N // 3 + 1):\n" + STORE, FIXED_EVENTS,
+                  body="tle.assume(N <= 1000000)\n"), (), "verified"),
+}
+
+
+@pytest.mark.parametrize("name", list(RUNTIME_STEPS))
+def test_a_data_loop_of_a_run_time_step_must_keep_its_counter_in_i32(tmp_path, capsys, name):
+    """Before: the first two were verified (for its single instance; for N = 2147483647)."""
+    text, flags, want = RUNTIME_STEPS[name]
+    code, err = dump(tmp_path, capsys, text, *flags)
+    expect(code, err, want)

@@ -3532,7 +3532,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             step = 1 if none(vals[2]) else self.const_int(vals[2]) if vals[2] is not None \
                 else None
             if not step:
-                return  # a step computed at run time: note_runtime_step's obligation
+                self.runtime_step_wraps(s, vals)
+                return
             aff = lambda v: self.as_aff(v) if v is not None else None  # noqa: E731
             start, stop = (Affine.of(0), aff(vals[0])) if none(vals[1]) else \
                 (aff(vals[0]), aff(vals[1]))
@@ -3549,6 +3550,37 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             loop = For(var, rng[0], rng[1], rng[2], (loop,), s.loc)
             needed |= set(rng[0].variables) | set(rng[1].variables)
         self.k.data_loops.append(loop)
+
+    def runtime_step_wraps(self, s: K.For, vals: list) -> None:
+        """A run-time loop without events whose step is computed at run time (a step that may be
+        0 is note_runtime_step's obligation): Triton's scf.for adds the step to its counter in
+        i32 before it compares, so where the stop's and the step's domains let `stop - 1 +
+        step` pass 2^31 - 1 the counter may wrap below the stop and the loop not end (`range(0,
+        N, N // 3 + 1)` at N = 2^31 - 1 steps from 1431655766 to 2147483649; it was verified for
+        that N, adversarial round 29). Refused (endless-loop) unless the domains keep it inside;
+        the loop's bounds are read over the params' domains, not at the values checked."""
+        start_v, stop_v, step_v = vals
+        if isinstance(stop_v, Const) and stop_v.value is None:
+            stop_v = start_v
+        step_a = self.as_aff(step_v) if step_v is not None else None
+        stop_a = self.as_aff(stop_v) if stop_v is not None else None
+        step_hi = self.bounds(step_a)[1] if step_a is not None else None
+        stop_hi = self.bounds(stop_a)[1] if stop_a is not None else None
+        step_hi = I32_MAX if step_hi is None else min(step_hi, I32_MAX)
+        stop_hi = I32_MAX if stop_hi is None else min(stop_hi, I32_MAX)
+        if stop_hi - 1 + step_hi <= I32_MAX:
+            return
+        where = (s.loc.file, s.loc.line, s.loc.column)
+        if any((x[0].file, x[0].line, x[0].column) == where for x in self.k.zero_steps):
+            return
+        text = self.range_text(s)
+        self.k.zero_steps.append((s.loc, (
+            f"this loop may never end: the step of `{text}` is computed at run time "
+            f"(`{self.src(s.step)}`), and Triton's compiled loop (scf.for) adds it to its "
+            f"counter in i32 before it compares, so a stop and a step whose sum passes 2^31 - 1 "
+            f"(their domains allow {stop_hi} - 1 + {step_hi}) carry the counter past the end of "
+            f"i32, where it wraps below the stop; bound them with tle.assume so that `stop - 1 + "
+            f"step` stays inside i32, or step by a constant"), "endless-loop"))
 
     def _s_While(self, s: K.While) -> None:
         """A while loop: no events (its trip count is not known); its slot accesses may happen,
