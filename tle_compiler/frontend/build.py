@@ -26,6 +26,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..language.unlowered import UNLOWERED_CALLS
 from ..ir.nodes import Loc
+from ..ir.big_ints import PythonRaises
 from ..ir.record import record
 from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
                             validate_warp_specialize)
@@ -2612,6 +2613,9 @@ class Builder(BuildRules, ConstexprRules):
                     return K.Const(float(v) if path.endswith("float") else int(v), loc), None
                 except (TypeError, ValueError):
                     pass
+                except OverflowError as error:  # float(2 ** 1100), int(float('inf'))
+                    raise PythonRaises(f"`{ast.unparse(node)}`",
+                                       f"OverflowError: {error}", loc) from None
             return self.seq(K.Op(path, tuple(args), (), loc)), None
         if path.startswith("tle_compiler."):
             name = "tle." + path[len("tle_compiler."):]

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 
 from ..ir import kernel as K
-from ..ir.big_ints import NumberTooWide, int_op
+from ..ir.big_ints import ArithmeticRefusal, int_op
 from .folding import fold
 
 
@@ -71,7 +71,7 @@ class ConstexprRules:
                 return None
             try:
                 return int_op(e.op, a, b)
-            except NumberTooWide as wide:
+            except ArithmeticRefusal as wide:
                 raise wide.at(e.loc)
         return None
 

@@ -225,3 +225,53 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
     return (f"its step {c} against `{op}` may carry `{py}` past the end of i32, where it wraps "
             f"and the condition holds again ({where}; a step of 1 against `<`, of -1 against "
             f"`>`, never wraps)")
+
+
+# -- run-time `for` loops without events (Program.data_loops) -------------------------------------
+
+
+def _span(a: Affine, env) -> Optional[tuple[int, int]]:
+    """The least and greatest value of ``a`` over the intervals ``env`` (None: a variable
+    without one)."""
+    lo = hi = a.const
+    for v, c in a.terms:
+        if v not in env:
+            return None
+        vl, vh = env[v]
+        lo, hi = (lo + c * vl, hi + c * vh) if c > 0 else (lo + c * vh, hi + c * vl)
+    return lo, hi
+
+
+def _as_i32(r: tuple[int, int]) -> tuple[int, int]:
+    """``r`` as the GPU computes it in i32: itself inside i32, any i32 value where it wraps."""
+    return r if I32_MIN <= r[0] and r[1] <= I32_MAX else (I32_MIN, I32_MAX)
+
+
+def counter_wraps(nest, env) -> Optional[int]:
+    """Where the innermost loop of ``nest`` (a ``For`` nested in copies of the loops around it,
+    Program.data_loops) may never end: the greatest next value of the counter Triton's scf.for
+    steps (the variable, or for a negative step the counter from the stop up to the start by
+    its size) past 2^31 - 1, where it wraps below the bound, with every variable over its
+    interval in ``env`` (params: their domains in i32) and the loops around it over their
+    ranges; None where it stays inside i32 (a step of size 1 always does)."""
+    from ..ir.nodes import For  # noqa: PLC0415 - ir.nodes reads the frontend's package
+
+    loop, env = nest, dict(env)
+    while True:
+        start, stop = _span(loop.start, env), _span(loop.stop, env)
+        if start is None or stop is None:
+            return None
+        start, stop = _as_i32(start), _as_i32(stop)
+        inner = [s for s in loop.body if isinstance(s, For)]
+        if not inner:
+            k = abs(loop.step)
+            lo, hi = (start[0], stop[1]) if loop.step > 0 else (stop[0], start[1])
+            if lo >= hi:
+                return None  # no iteration for any value
+            top = hi - 1 + k
+            if start[0] == start[1] and stop[0] == stop[1]:
+                r = range(lo, hi, k)
+                top = r[-1] + k
+            return top if top > I32_MAX else None
+        env[loop.var] = ((start[0], stop[1] - 1) if loop.step > 0 else (stop[0] + 1, start[1]))
+        loop = inner[0]

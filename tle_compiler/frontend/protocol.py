@@ -30,7 +30,7 @@ from typing import Iterable, Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.big_ints import NumberTooWide, checked
+from ..ir.big_ints import ArithmeticRefusal, PythonRaises, checked
 from ..ir.derived import BINARY_OPS, FUNCTIONS, WIDEN, Definition, quotient_bounds
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import (CLOSED_FLAG, READER_VERBS, WRITER_VERBS, Access, Event, For, If, Loc, Partition, Pipe,
@@ -49,7 +49,7 @@ from .params import (assumed_interval, derivations, finalize, is_placeholder, la
 from .scope import fold_int, is_triton
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
-from .loop_ends import why_not_ending
+from .loop_ends import I32_MAX, I32_MIN, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
 from .python_numbers import PythonNumbers
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
@@ -202,6 +202,8 @@ class Source:
         self.trees = dict(trees or {})  # files the builder parsed already
         self.read_files = read_files
         self.index: dict[Optional[str], dict[tuple[int, int], list[ast.AST]]] = {}
+        # the places of the values `return` statements return, by file (:meth:`returned`)
+        self.returns: dict[Optional[str], dict[tuple[int, int], ast.AST]] = {}
 
     def at(self, loc: Loc) -> list[ast.AST]:
         f = loc.file
@@ -214,11 +216,24 @@ class Source:
                 except SyntaxError:
                     tree = None
             idx: dict[tuple[int, int], list[ast.AST]] = {}
+            returns: dict[tuple[int, int], ast.AST] = {}
             for n in ast.walk(tree) if tree is not None else ():
                 if isinstance(n, (ast.expr, ast.stmt)):
                     idx.setdefault((n.lineno, n.col_offset + 1), []).append(n)
+                if isinstance(n, ast.Return) and n.value is not None:
+                    returns[(n.value.lineno, n.value.col_offset + 1)] = n.value
             self.index[f] = idx
+            self.returns[f] = returns
         return self.index[f].get((loc.line, loc.column), [])
+
+    def returned(self, e: object) -> bool:
+        """Whether ``e`` was built from the value of a `return` statement (a helper's result)."""
+        loc = getattr(e, "loc", None)
+        if not isinstance(loc, Loc) or not loc.line:
+            return False
+        self.at(loc)
+        value = self.returns.get(loc.file, {}).get((loc.line, loc.column))
+        return value is not None and self.node(e) is value
 
     def node(self, e: object) -> Optional[ast.AST]:
         """The AST node ``e`` was built from, or None."""
@@ -755,9 +770,16 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     # -- expressions ----------------------------------------------------------------------------
     def eval(self, e: K.Expr) -> Value:
         try:
-            return getattr(self, f"_e_{type(e).__name__}")(e)
-        except NumberTooWide as wide:  # constexpr arithmetic past ir/big_ints' bound: here
+            value = getattr(self, f"_e_{type(e).__name__}")(e)
+        except ArithmeticRefusal as wide:  # constexpr arithmetic refused (ir/big_ints): here
             raise wide.at(e.loc) from None
+        if self.k.source.returned(e) and self.python_number(e):
+            # a jit function's returned Python number (an inlined helper's `return a << 70`):
+            # Triton's visit_Return makes a tensor of it, whatever the caller computes with it
+            # (`h(C) * 0 + 1`); the builder refuses one it folds, this one it computes from a
+            # constexpr (adversarial round 29)
+            self.made_tensor(e, f"`{self.src(e)}`, what a jit function returns,", e)
+        return value
 
     def eval_guarded(self, e: K.Expr, why: str) -> Value:
         saved = self.no_events
@@ -1413,7 +1435,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             # the number's values (at each value of a tl.static_range variable it reads), a
             # constexpr the reading leaves unbound read at DEFAULT_CONFIG's value (``used``)
             used: set = set()
-            numbers = self.python_ints(other_node, used)
+            numbers = self.python_ints(other_node, used, strict=True)
             given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
             if not numbers:
                 continue
@@ -1479,6 +1501,12 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         return v
 
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
+        if op in ("<<", ">>", "**", "/") and isinstance(node, K.BinOp) \
+                and self.python_number(node):
+            # Python's arithmetic on Python numbers, which Triton computes when it compiles:
+            # where Python raises (`C >> -1`, `C / 0`) so does the compile (ir/big_ints; `//`
+            # and `%` by zero have their own check below, division-by-zero)
+            self.python_ints(node, set())
         if op in NARROWING_BINOPS:
             left, right = self.load_base(left), self.load_base(right)
         if op == "**":
@@ -1532,7 +1560,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if op in ("//", "%") and not rt and not b.is_const:
                 self.config_division_by_zero(op, b, node)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
-                folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
+                try:
+                    folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
+                except PythonRaises:
+                    # Python raises on these numbers (`C >> -1`): so does Triton where they are
+                    # Python numbers; a name a plain assignment bound is a tensor in Triton,
+                    # whose shift its own rules refuse (PrologueWalker.tensor_shift)
+                    if isinstance(node, K.BinOp) and self.python_number(node):
+                        raise
+                    folded = None
                 # where i32 and i64 results differ (a shift by 32 or more, a result outside
                 # i32), a runtime value's width decides it: not folded, keyed by it
                 exact = not wide or (folded is not None and fits_i32(folded)
@@ -2974,7 +3010,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     def exec_stmt(self, s: K.Stmt) -> None:
         try:
             getattr(self, f"_s_{type(s).__name__}")(s)
-        except NumberTooWide as wide:
+        except ArithmeticRefusal as wide:
             raise wide.at(s.loc) from None
 
     def _s_Eval(self, s: K.Eval) -> None:
@@ -3479,22 +3515,74 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         elif body:
             start, stop, step = bounds  # type: ignore[misc]
             self.out.append(For(ir_var, start, stop, step, tuple(body), s.loc))
-        elif bounds and not s.static:
+        elif not s.static:
             self.note_data_loop(ir_var, bounds, s)
 
     def note_data_loop(self, ir_var: str, bounds, s: K.For) -> None:
         """Keep the run-time loop ``s`` (its IR variable and affine ``bounds``), which performs
         no pipe event or slot access and so is no part of the partition, for the i32 check of
         loop bounds (Program.data_loops): nested in the loops around it (their ranges), so its
-        bounds and next value are checked over every value their variables take."""
+        bounds and next value are checked over every value their variables take. A bound that
+        is not affine (a value read from memory, `N * N`) is a variable of its own
+        (``?bound@LINE``), as is the variable of a loop around it whose bounds are not affine
+        (the loops around it kept are those its bounds read): no checked value gives them a
+        value, so analyse() checks the loop's counter over every i32 value they may take
+        (unchecked_data_loops)."""
+        if bounds is None:
+            vals = [self.eval_quiet(e) for e in (s.start, s.stop, s.step)]
+            none = lambda v: isinstance(v, Const) and v.value is None  # noqa: E731
+            step = 1 if none(vals[2]) else self.const_int(vals[2]) if vals[2] is not None \
+                else None
+            if not step:
+                self.runtime_step_wraps(s, vals)
+                return
+            aff = lambda v: self.as_aff(v) if v is not None else None  # noqa: E731
+            start, stop = (Affine.of(0), aff(vals[0])) if none(vals[1]) else \
+                (aff(vals[0]), aff(vals[1]))
+            unknown = Affine.of(f"?bound@{s.loc.line}")
+            bounds = (unknown if start is None else start, unknown if stop is None else stop,
+                      step)
         start, stop, step = bounds
         loop = For(ir_var, start, stop, step, (), s.loc)
+        needed = set(start.variables) | set(stop.variables)
         for var in reversed(self.loop_vars):
             rng = self.loop_ranges.get(var)
-            if rng is None:
-                return  # a bound of a loop around it that is not affine: nothing to range over
+            if var not in needed or rng is None:
+                continue  # a loop its bounds do not read, or one whose variable is free
             loop = For(var, rng[0], rng[1], rng[2], (loop,), s.loc)
+            needed |= set(rng[0].variables) | set(rng[1].variables)
         self.k.data_loops.append(loop)
+
+    def runtime_step_wraps(self, s: K.For, vals: list) -> None:
+        """A run-time loop without events whose step is computed at run time (a step that may be
+        0 is note_runtime_step's obligation): Triton's scf.for adds the step to its counter in
+        i32 before it compares, so where the stop's and the step's domains let `stop - 1 +
+        step` pass 2^31 - 1 the counter may wrap below the stop and the loop not end (`range(0,
+        N, N // 3 + 1)` at N = 2^31 - 1 steps from 1431655766 to 2147483649; it was verified for
+        that N, adversarial round 29). Refused (endless-loop) unless the domains keep it inside;
+        the loop's bounds are read over the params' domains, not at the values checked."""
+        start_v, stop_v, step_v = vals
+        if isinstance(stop_v, Const) and stop_v.value is None:
+            stop_v = start_v
+        step_a = self.as_aff(step_v) if step_v is not None else None
+        stop_a = self.as_aff(stop_v) if stop_v is not None else None
+        step_hi = self.bounds(step_a)[1] if step_a is not None else None
+        stop_hi = self.bounds(stop_a)[1] if stop_a is not None else None
+        step_hi = I32_MAX if step_hi is None else min(step_hi, I32_MAX)
+        stop_hi = I32_MAX if stop_hi is None else min(stop_hi, I32_MAX)
+        if stop_hi - 1 + step_hi <= I32_MAX:
+            return
+        where = (s.loc.file, s.loc.line, s.loc.column)
+        if any((x[0].file, x[0].line, x[0].column) == where for x in self.k.zero_steps):
+            return
+        text = self.range_text(s)
+        self.k.zero_steps.append((s.loc, (
+            f"this loop may never end: the step of `{text}` is computed at run time "
+            f"(`{self.src(s.step)}`), and Triton's compiled loop (scf.for) adds it to its "
+            f"counter in i32 before it compares, so a stop and a step whose sum passes 2^31 - 1 "
+            f"(their domains allow {stop_hi} - 1 + {step_hi}) carry the counter past the end of "
+            f"i32, where it wraps below the stop; bound them with tle.assume so that `stop - 1 + "
+            f"step` stays inside i32, or step by a constant"), "endless-loop"))
 
     def _s_While(self, s: K.While) -> None:
         """A while loop: no events (its trip count is not known); its slot accesses may happen,
@@ -4715,13 +4803,68 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     unnamed = frozenset(pnames[slot.placeholder] for key, slot in k.params.by_key.items()
                         if isinstance(key, tuple) and key and key[0] == "load"
                         and slot.placeholder in pnames)
+    known = {p.name for p in params} | {b.name for b in bases} | {d.name for d in derived}
+    endless = tuple(unchecked_data_loops(k, pnames, known))
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
-                      every_access=True, unnamed=unnamed, zero_steps=tuple(k.zero_steps),
+                      every_access=True, unnamed=unnamed,
+                      zero_steps=tuple(k.zero_steps) + endless,
                       data_loops=subst_body(tuple(k.data_loops), env_names))
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,
                     dict(k.pipes))
+
+
+def unchecked_data_loops(k: KernelCtx, pnames: dict, known: set) -> Iterable[tuple]:
+    """The run-time loops without events (Ctx.data_loops) that may never end at a launch no
+    checked value stands for: a loop whose bounds read a value that is no param, base or
+    derived param of the Program (an argument only such loops read, a value computed from one,
+    a value read from memory, a bound that is not affine), whose counter's next value may pass
+    2^31 - 1 over that value's domain (``tle.assume``; else every i32 value), where scf.for
+    wraps it below the bound. The i32 check of loop bounds (passes/i32_range.py) covers the
+    others at the values it checks; such a loop it never saw: `for i in range(0, N + 4, 3)` in a
+    partition whose events N does not decide was "verified for its single instance" and never
+    ends at N = 2^31 - 5. (`while` counters: loop_ends.why_not_ending.)"""
+    def loop_vars(loop) -> set[str]:
+        inner = [x for x in loop.body if isinstance(x, For)]
+        return {loop.var} | (loop_vars(inner[0]) if inner else set())
+
+    def variables(loop) -> set[str]:
+        inner = [x for x in loop.body if isinstance(x, For)]
+        return set(loop.start.variables) | set(loop.stop.variables) | (
+            variables(inner[0]) if inner else set())
+
+    def innermost(loop):
+        inner = [x for x in loop.body if isinstance(x, For)]
+        return innermost(inner[0]) if inner else loop
+
+    for nest in k.data_loops:
+        free = variables(nest) - loop_vars(nest)
+        unknown = sorted(v for v in free if not is_placeholder(v) or pnames.get(v) not in known)
+        if not unknown:
+            continue  # every value is the Program's: the i32 check of loop bounds sees them
+        env = {}
+        for v in free:
+            lo, hi = k.params.domain(v) if is_placeholder(v) else (None, None)
+            env[v] = (I32_MIN if lo is None else max(lo, I32_MIN),
+                      I32_MAX if hi is None else min(hi, I32_MAX))
+        top = counter_wraps(nest, env)
+        if top is None:
+            continue
+        loop = innermost(nest)
+        names = ", ".join(dict.fromkeys(
+            f"`{pnames.get(v, v)}`" if is_placeholder(v) else
+            "a value that is not affine in params (read from memory, or a product)"
+            if v.startswith("?bound@") else
+            "the variable of a loop around it whose bounds are not affine" for v in unknown))
+        yield (loop.loc, (
+            f"this loop may never end: it steps by {loop.step}, and Triton's compiled loop "
+            f"(scf.for) adds the step to its counter in i32 before it compares, so a bound that "
+            f"close to 2^31 - 1 carries the counter to {top}, past the end of i32, where it "
+            f"wraps below the bound; its bounds read {names}, which no value the verifier "
+            f"checks stands for (the kernel's events do not read it), and whose domain lets "
+            f"the bound come that close (bound it with tle.assume, or step by 1)"),
+            "endless-loop")
 
 
 def assumed_unused(k: KernelCtx, uses: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ import ast
 from typing import Optional
 
 from ..ir import kernel as K
-from ..ir.big_ints import NumberTooWide, int_op
+from ..ir.big_ints import ArithmeticRefusal, NumberTooWide, PythonRaises, int_op, number_text
 from .constexpr_rules import constexpr_annotation
 from .folding import fold
 from .values import Aff, KernelArg
@@ -50,8 +50,11 @@ TENSOR_ARGS = {"where": (0, 1, 2), "maximum": (0, 1), "minimum": (0, 1), "clamp"
                                                   "xchg")},
                **{f: (0,) for f in ("abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin",
                                     "cos", "sigmoid", "floor", "ceil", "erf")}}
-#: the most values of tl.static_range variables a number is evaluated at (their product)
-_STATIC_VALUES = 256
+#: Python's builtins Triton 3.6 computes on Python numbers (code_generator.builtin_namespace)
+_BUILTINS = ("builtins.int", "builtins.min", "builtins.max")
+#: the most values of tl.static_range variables a number is evaluated at (their product;
+#: PythonNumbers.python_ints)
+_STATIC_VALUES = 16384
 
 
 class PythonNumbers:
@@ -67,6 +70,11 @@ class PythonNumbers:
             return self.python_number(e.operand)
         if isinstance(e, K.BinOp):
             return self.python_number(e.lhs) and self.python_number(e.rhs)
+        if isinstance(e, K.Op) and e.name in _BUILTINS and e.args and not e.kwargs:
+            # Python's int / min / max of Python numbers: Triton computes them in Python too
+            # (builtin_min / builtin_max of constexprs return a constexpr)
+            return (len(e.args) == 1) == (e.name == "builtins.int") \
+                and all(self.python_number(a) for a in e.args)
         if isinstance(e, K.Name):
             v = self.env.get(e.id)
             return isinstance(v, KernelArg) and v.constexpr or e.id in self.number_names
@@ -88,26 +96,44 @@ class PythonNumbers:
             return None
         return [v.expr.eval({x: i}) for i in range(rng[0].const, rng[1].const, rng[2])]
 
-    def python_ints(self, e: K.Expr, used: set) -> list[int]:
+    def python_ints(self, e: K.Expr, used: set, strict: bool = False) -> list[int]:
         """:meth:`python_int` of ``e`` at each value of the tl.static_range variables it reads
         (:meth:`static_values`: Triton unrolls the loop, so each value is computed), [] where
-        it is not known."""
+        it is not known. Past :data:`_STATIC_VALUES` values: [], or with ``strict`` (where Triton
+        makes a tensor of each value) a refusal."""
         ranges = {x.id: self.static_values(x.id) for x in K.walk_expr(e) if isinstance(x, K.Name)}
-        combos: list[dict] = [{}]
-        for n in sorted(n for n, values in ranges.items() if values is not None):
-            combos = [{**c, n: v} for c in combos for v in ranges[n]]
-            if len(combos) > _STATIC_VALUES:
+        names = sorted(n for n, values in ranges.items() if values is not None)
+        count = 1
+        for n in names:
+            count *= len(ranges[n])
+        if count > _STATIC_VALUES:
+            if not strict:
                 return []
+            # (before adversarial round 29 such a number went unchecked past 256 values:
+            # `for i in tl.static_range(300): x = 1 << i` was verified)
+            raise self.err(f"`{self.src(e)}` reads tl.static_range variables at {count} "
+                           f"combinations of their values, more than the reading computes "
+                           f"({_STATIC_VALUES}): Triton computes it at each and makes a tensor "
+                           f"of it, and the reading cannot show that each fits one (i64 or "
+                           f"u64); unroll fewer iterations, or compute it at run time",
+                           e, check="unsupported-expression")
+        combos: list[dict] = [{}]
+        for n in names:
+            combos = [{**c, n: v} for c in combos for v in ranges[n]]
         try:
             values = [self.python_int(e, used, given=c) for c in combos]
-        except NumberTooWide as wide:
+            for c, v in zip(combos, values):
+                if v is None:  # a float, or not known: computed where Python would raise
+                    self.python_value(e, used, given=c)
+        except ArithmeticRefusal as wide:
             if not used:
                 raise wide.at(e.loc)
             given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
-            raise self.err(f"`{self.src(e)}` is an integer of {wide.bits} bits or more with "
-                           f"{given} (DEFAULT_CONFIG), wider than the reading computes: the "
-                           f"kernel is checked at the constexpr values it is compiled with",
-                           e, check="constexpr-operand") from None
+            what = (f"is an integer of {wide.bits} bits or more with {given} (DEFAULT_CONFIG), "
+                    f"wider than the reading computes" if isinstance(wide, NumberTooWide) else
+                    f"raises in Python with {given} (DEFAULT_CONFIG) ({wide.error})")
+            raise self.err(f"`{self.src(e)}` {what}: the kernel is checked at the constexpr "
+                           f"values it is compiled with", e, check="constexpr-operand") from None
         return [v for v in values if v is not None]
 
     def python_int(self, e: K.Expr, used: set, depth: int = 0,
@@ -142,6 +168,46 @@ class PythonNumbers:
             a = self.python_int(e.lhs, used, depth + 1, given)
             b = self.python_int(e.rhs, used, depth + 1, given) if a is not None else None
             return None if b is None else int_op(e.op, a, b)
+        if isinstance(e, K.Op) and e.name in _BUILTINS and e.args and not e.kwargs:
+            values = [self.python_value(a, used, depth + 1, given) for a in e.args]
+            if any(v is None for v in values):
+                return None
+            if e.name == "builtins.int":
+                if len(values) != 1:
+                    return None
+                try:
+                    return int(values[0])
+                except (OverflowError, ValueError) as error:  # int(float('inf')), of a nan
+                    raise PythonRaises(f"`{self.src(e)}`", f"{type(error).__name__}: {error}",
+                                       e.loc) from None
+            v = (min if e.name == "builtins.min" else max)(values)
+            return v if type(v) is int else None
+        return None
+
+    def python_value(self, e: K.Expr, used: set, depth: int = 0,
+                     given: Optional[dict] = None) -> Optional[object]:
+        """:meth:`python_int`, or where ``e`` computes a float from Python numbers (`C * 1e30`,
+        an argument of Python's int), that float as Python computes it (None where unknown)."""
+        v = self.python_int(e, used, depth, given)
+        if v is not None or depth > 32:
+            return v
+        if isinstance(e, K.Const) and type(e.value) is float:
+            return e.value
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+"):
+            x = self.python_value(e.operand, used, depth + 1, given)
+            return None if x is None else -x if e.op == "-" else x
+        if isinstance(e, K.BinOp) and e.op in ("+", "-", "*", "/", "**"):
+            a = self.python_value(e.lhs, used, depth + 1, given)
+            b = self.python_value(e.rhs, used, depth + 1, given) if a is not None else None
+            if b is None or type(a) not in (int, float) or type(b) not in (int, float):
+                return None
+            try:
+                out = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                       "/": lambda: a / b, "**": lambda: a ** b}[e.op]()
+            except (OverflowError, ZeroDivisionError) as error:
+                raise PythonRaises(f"`{number_text(a)} {e.op} {number_text(b)}`",
+                                   f"{type(error).__name__}: {error}", e.loc) from None
+            return out if type(out) in (int, float) else None
         return None
 
     def made_tensor(self, e: K.Expr, what: str, node) -> None:
@@ -151,7 +217,7 @@ class PythonNumbers:
         if not self.python_number(e):
             return
         used: set = set()
-        for value in self.python_ints(e, used):
+        for value in self.python_ints(e, used, strict=True):
             self.refuse_untensorable(value, used, what, node)
 
     def plain_number_assignment(self, s: K.Assign) -> None:

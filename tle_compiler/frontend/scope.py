@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..ir.big_ints import NumberTooWide, int_op
+from ..ir.big_ints import ArithmeticRefusal, PythonRaises, int_op
 from ..ir.nodes import Loc
 from ..ir.expr import c_div, c_rem
 from ..language.gpu import normalize_dtype
@@ -66,14 +66,22 @@ _C_BINOPS = {ast.FloorDiv: c_div, ast.Mod: c_rem}
 
 def fold_int(op: ast.operator, a: int, b: int, runtime: bool = False) -> Optional[int]:
     """``a op b`` on integers, None when undefined (division by zero, negative shift, ...);
-    Python's (ir/big_ints.int_op: wider than MAX_BITS raises NumberTooWide). ``runtime``: an
+    Python's (ir/big_ints.int_op: wider than MAX_BITS raises NumberTooWide, a negative shift
+    count or a division by zero PythonRaises). ``runtime``: an
     operand is a runtime integer in Triton, so ``//`` and ``%`` are C's."""
     if runtime and isinstance(op, (ast.FloorDiv, ast.Mod)):
         return _C_BINOPS[type(op)](a, b) if b != 0 else None
     if runtime and isinstance(op, ast.Pow) and b > 64:
         return None
     name = _BINOPS.get(type(op))
-    return int_op(name, a, b) if name is not None else None
+    if name is None:
+        return None
+    try:
+        return int_op(name, a, b)
+    except PythonRaises:
+        if runtime:  # a tensor's shift by a negative count: no Python number, no refusal here
+            return None
+        raise
 
 
 #: Module-level statements whose bindings depend on what runs (a branch taken, a loop's last
@@ -539,7 +547,9 @@ class ModuleScope:
                 return None
             try:
                 return fold_int(node.op, a, b)
-            except NumberTooWide as wide:
+            except PythonRaises:
+                return None  # Python cannot import the module: refused where it is read
+            except ArithmeticRefusal as wide:
                 raise wide.at(Loc(self.path, node.lineno)) from None
         if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
             path = self.module_path(node.func)

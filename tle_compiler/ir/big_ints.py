@@ -22,7 +22,25 @@ from ..diagnostics import TleError
 MAX_BITS = 8192
 
 
-class NumberTooWide(TleError):
+def _known(at) -> bool:
+    return at is not None and getattr(at, "line", 0) > 0
+
+
+class ArithmeticRefusal(TleError):
+    """Constexpr arithmetic the reading refuses where it is computed (:class:`NumberTooWide`,
+    :class:`PythonRaises`); :meth:`at` gives it the line of the expression around it."""
+
+    def at(self, loc) -> "ArithmeticRefusal":
+        """The same refusal at the source location ``loc`` (kept where it has one)."""
+        if _known(self.loc) or not _known(loc):
+            return self
+        return self.again(loc)
+
+    def again(self, loc) -> "ArithmeticRefusal":
+        raise NotImplementedError
+
+
+class NumberTooWide(ArithmeticRefusal):
     """An integer the kernel's constexpr arithmetic computes is wider than :data:`MAX_BITS`."""
 
     def __init__(self, what: str, bits: int, loc=None):
@@ -32,11 +50,31 @@ class NumberTooWide(TleError):
                          f"{MAX_BITS} bits only (a tensor holds 64): not read", loc,
                          check="unsupported-expression")
 
-    def at(self, loc) -> "NumberTooWide":
-        """The same refusal at the source location ``loc`` (kept where it has one)."""
-        known = lambda at: at is not None and getattr(at, "line", 0) > 0  # noqa: E731
-        return self if known(self.loc) or not known(loc) else NumberTooWide(self.what, self.bits,
-                                                                            loc)
+    def again(self, loc) -> "NumberTooWide":
+        return NumberTooWide(self.what, self.bits, loc)
+
+
+class PythonRaises(ArithmeticRefusal):
+    """Python raises computing the kernel's constexpr arithmetic (`C >> -1`: "negative shift
+    count"; `C // 0`; `0 ** -1`; `2 ** 1100 * 1.0`: "int too large to convert to float"), which
+    Triton 3.6 computes in Python when it compiles the kernel: its compile raises too."""
+
+    def __init__(self, what: str, error: str, loc=None):
+        self.what, self.error = what, error
+        super().__init__(f"{what} raises in Python ({error}): Triton 3.6 computes arithmetic on "
+                         f"compile-time numbers in Python when it compiles the kernel, so the "
+                         f"kernel does not compile", loc, check="unsupported-expression")
+
+    def again(self, loc) -> "PythonRaises":
+        return PythonRaises(self.what, self.error, loc)
+
+
+def number_text(value: object) -> str:
+    """``value`` as an error message shows it: a wide integer by its first digits and width."""
+    text = repr(value)
+    if isinstance(value, int) and not isinstance(value, bool) and len(text) > 24:
+        return f"{text[:8]}... ({value.bit_length()} bits)"
+    return text
 
 
 def checked(*values: int) -> None:
@@ -55,11 +93,20 @@ _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.
 
 def int_op(op: str, a: int, b: int) -> Optional[int]:
     """Python's ``a op b`` on integers (``op`` one of + - * // % << >> ** & | ^), None where
-    Python gives no integer (a division by zero, a negative shift, a negative power, which is a
-    float). A result wider than :data:`MAX_BITS` raises :class:`NumberTooWide`; a shift or a
+    Python gives no integer (a negative power, which is a float); :class:`PythonRaises` where
+    Python raises (a division by zero, a negative shift count, 0 to a negative power). A result
+    wider than :data:`MAX_BITS` raises :class:`NumberTooWide`; a shift or a
     power is measured before it is computed, so the reading never starts computing one Python
     would not finish."""
-    if op in ("//", "%") and b == 0 or op in ("<<", ">>", "**") and b < 0:
+    if op in ("<<", ">>") and b < 0:
+        raise PythonRaises(f"`{number_text(a)} {op} {b}`", "ValueError: negative shift count")
+    if op in ("//", "%") and b == 0:
+        raise PythonRaises(f"`{number_text(a)} {op} {b}`", "ZeroDivisionError: integer division or modulo by "
+                                              "zero")
+    if op == "**" and b < 0:
+        if a == 0:
+            raise PythonRaises(f"`{a} ** {b}`", "ZeroDivisionError: 0.0 cannot be raised to a "
+                                                "negative power")
         return None
     if op == "<<" and a != 0 and a.bit_length() + b > MAX_BITS:
         raise NumberTooWide("a number", a.bit_length() + b)

@@ -76,6 +76,26 @@ class _Walk:
         self.found = f"{what} `{a}` (line {line}) {verb} {bad}"
         return False
 
+    def counter(self, s: For, start: Interval, stop: Interval, line: int) -> bool:
+        """The counter of a loop of negative step as Triton 3.6 compiles it: visit_For swaps the
+        bounds and negates the step (`range(a, b, -k)` is an scf.for from b up to a by k, its
+        variable `a - counter + b`), so the counter runs from the stop up to the start and its
+        next value, computed in i32 before the compare, may wrap where the variable's does not
+        (`range(N, 0, -3)` at N = 2^31 - 1: the counter steps from 2147483646 to 2147483649 and
+        the loop never ends)."""
+        k = -s.step
+        lo, hi = stop[0], start[1] - 1
+        if start[0] == start[1] and stop[0] == stop[1] and k > 1:
+            r = range(stop[0], start[0], k)
+            if r:
+                lo, hi = r[0], r[-1]
+        if lo > hi:
+            return True
+        name = f"{s.var}_counter"
+        return self.check(Affine.of(name) + k, {name: (lo, hi)},
+                          f"the next value of the counter Triton's loop of step {s.step} steps up "
+                          f"(from its stop to its start, by {k})", line)
+
     def body(self, stmts: tuple[Stmt, ...], env: dict[str, Interval]) -> bool:
         for s in stmts:
             if isinstance(s, (Event, Access)):
@@ -100,6 +120,8 @@ class _Walk:
                 # the compiled loop steps its variable past the last value before it compares
                 last = Affine.of(s.var) + s.step
                 if not self.check(last, {s.var: (lo, hi)}, "the loop variable's next value", line):
+                    return False
+                if s.step < 0 and not self.counter(s, start, stop, line):
                     return False
                 if not self.body(s.body, {**env, s.var: (lo, hi)}):
                     return False

@@ -34,8 +34,10 @@ MAX_CTA_WARPS = 32
 
 def check_structure(ctx: PassContext) -> None:
     prog = ctx.program
-    for loc, message in getattr(prog, "zero_steps", ()):
-        ctx.error(loc, message, "zero-step")
+    # a loop that may never end: a run-time step that may be 0 (zero-step), or a run-time loop
+    # without events whose counter may wrap at a launch no checked value stands for
+    for loc, message, *check in getattr(prog, "zero_steps", ()):
+        ctx.error(loc, message, check[0] if check else "zero-step")
     seen: dict[str, str] = {}
     for kind, items in (("param", prog.params), ("pipe", prog.pipes), ("partition", prog.partitions)):
         for it in items:
