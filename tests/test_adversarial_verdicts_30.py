@@ -20,8 +20,13 @@ Bugs found, one line each:
    translation does not know decides (check lowering-untyped, lowering/translate.py UNTYPED:
    `tl.sum(tl.load(p), keep_dims=True)`) keeps the verdict; any other rejects the kernel at its
    line, as with a signature (cli/dump.py _check_translation). Round 26's two tests of the
-   untyped translation pin the type-decided refusal now, and round 25's kernels whose pipe
-   nothing writes (which the lowering refuses) are pinned rejected by the lowering alone.
+   untyped translation pin the type-decided refusal now; the kernels of no DEFAULT_CONFIG that
+   other tests pinned verified while the lowering refused them are pinned rejected by the
+   lowering alone: round 25's pipes nothing writes, round 5's conditional tuple of slot
+   pointers, test_unwritten_may_write's store through a tl.where of slot pointers,
+   test_lowering_more_ops's atomics of a bogus sem / scope / keyword and unlowered forms, and
+   test_frontend_fixes_23's copy of two offsets into a [1, 64, 64] field (a box that fills it
+   has three dimensions whatever the descriptor: the lowering refuses it with any types).
 2. Likewise a kernel with a free shared buffer, which the lowering does not translate yet: it
    stopped at the buffer's first use (lowering-not-yet, the verdict kept), so no refusal after
    it was reached, and a reader's `tl.debug_barrier(1)` (Triton refuses it) was verified.
