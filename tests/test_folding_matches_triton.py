@@ -399,3 +399,13 @@ def test_a_kernel_body_number_handed_to_a_partition_divides_as_c_does(tmp_path, 
     parameter and read Python's 1, and the kernel (the reader waiting three tiles more than are
     committed) was verified; found by the random cases with bindings in the kernel body."""
     assert check(tmp_path, _SysPath, "a = -7", x, where, body=True) == "rightly refused"
+
+
+@pytest.mark.parametrize("x,where", [("(C // a)", "bound"), ("(C % a)", "bound"),
+                                     ("(C // a)", "index")])
+def test_a_constexpr_divided_by_a_partitions_tensor_number_divides_as_c_does(tmp_path, x, where):
+    """The reader's own `a = -2` (a tensor in Triton 3.6: a plain assignment) divides the
+    constexpr C = 3 the partition is given: C's truncating `3 // -2` is -1 and `3 % -2` is 1,
+    Python's -2 and -1. The reading keyed the quotient with Python's and the kernel (the reader
+    waiting a tile more than is committed) was verified; found by the random cases."""
+    assert check(tmp_path, _SysPath, "a = -2", x, where) == "rightly refused"

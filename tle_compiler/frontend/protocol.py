@@ -1537,6 +1537,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             left, right = promoted
             wide = self.width(left) | self.width(right)
         a, b = self.as_aff(left), self.as_aff(right)
+        # `//` and `%` beside a name a plain assignment bound to a number (a tensor in Triton
+        # 3.6) are C's, truncating, as of a run-time value: `a = -2; C // a` is -1 at C = 3
+        tensor_div = op in ("//", "%") and isinstance(node, K.BinOp) and not rt and any(
+            self.tensor_expr(x) or isinstance(x, K.Op) and x.name == "to_tensor"
+            for x in (node.lhs, node.rhs))
         if a is not None and b is not None:
             out = None
             if op == "+":
@@ -1561,7 +1566,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 self.config_division_by_zero(op, b, node)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
                 try:
-                    folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt)
+                    folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt or tensor_div)
                 except PythonRaises:
                     # Python raises on these numbers (`C >> -1`): so does Triton where they are
                     # Python numbers; a name a plain assignment bound is a tensor in Triton,
@@ -1584,14 +1589,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # other operators: a runtime operand is computed in i32, where it wraps, a constexpr one
         # in Python's unbounded integers (`(C << 28) >> 28` is C, `((C + 0 * N) << 28) >> 28`
         # is -8 at C = 8)
-        kop = f"{op}c{self.width_mark(wide)}" if rt else op
+        kop = f"{op}c{self.width_mark(wide)}" if rt or tensor_div else op
         key = f"({ka} {kop} {kb})" if ka is not None and kb is not None and op != "/" else None
         if key is not None and a is not None and b is not None and b.is_const:
-            self.note_quotient_domain(key, op, a, b.const, rt, I64 in wide)
+            self.note_quotient_domain(key, op, a, b.const, rt or tensor_div, I64 in wide)
         elif key is not None and op == "&" and a is not None and a.is_const and b is not None:
             self.note_quotient_domain(key, op, b, a.const, rt, I64 in wide)
         if key is not None and a is not None and b is not None and op in BINARY_OPS:
-            self.k.definitions.setdefault(key, Definition(op, (a, b), rt, I64 in wide))
+            self.k.definitions.setdefault(key, Definition(op, (a, b), rt or tensor_div,
+                                                          I64 in wide))
             self.note_width(key, wide)
         why = None
         if a is not None and b is not None:
