@@ -59,6 +59,24 @@ Bugs found, one line each:
    2147483647", where the counter steps from 1431655766 to 2147483649 and wraps below the stop.
    FIXED: refused (endless-loop) unless the domains of the stop and the step keep `stop - 1 +
    step` inside i32 (protocol.py Walker.runtime_step_wraps).
+8. Three more Python numbers Triton refuses were verified: an augmented assignment of a
+   constexpr-annotated name (`x: tl.constexpr = 1; x <<= 70; y = x`: Triton's visit_AugAssign
+   is a plain assignment, which makes a tensor of 2 ** 70; the builder folds x, and the
+   assignment `x = 1 << 70`, located at its value, read as one the builder made); a bool in
+   the arithmetic (`t + (True << 64)`: the 64-bit rule read `True` as no integer); and
+   `tl.full([64], 2 ** 63, tl.int64)` (the full-value rule read literals only; Triton's
+   get_int64 refuses 2 ** 63). FIXED: the augmented assignment is checked as a plain one
+   (protocol.py _s_Assign), a bool is Python's integer there (python_int), and tl.full's value
+   is computed (triton_rules.full_value_rule).
+9. `/`, `//` or `%` between a bool Triton holds as an i1 tensor and an integer was verified:
+   `b = C > 0; x = N // b`, `x = N // (N > 0)`, `b // 2`, and (drawn by
+   tests/test_folding_matches_triton.py during this round) `a = (0 < C, C * C)` then `C //
+   a[0]` in a loop bound, `a = (0 < 0, 0)` then `a[0] // 1` in an event index; Triton refuses
+   operands of different signedness ("Cannot use /, #, or % with triton.language.int32 and
+   triton.language.int1"). FIXED: refused by the builder where it folds the bool
+   (local_tensors.BuildRules.i1_division) and by the walker elsewhere
+   (Walker.i1_division_rule); a constexpr bool (`b: tl.constexpr = C > 0; N // b`, which
+   Triton compiles) and Python's `C // (C > 0)` stay verified.
 
 Checked and found right: data loops in `while`, in `if`, nested in data loops, `tl.range`
 (num_stages refused), a run-time step (zero-step), `while` counters (round 28); `<<` / `>>` of
@@ -329,3 +347,69 @@ def test_a_data_loop_of_a_run_time_step_must_keep_its_counter_in_i32(tmp_path, c
     text, flags, want = RUNTIME_STEPS[name]
     code, err = dump(tmp_path, capsys, text, *flags)
     expect(code, err, want)
+
+
+# --------------------------- bug 8: an augmented assignment, a bool, tl.full of arithmetic
+
+MORE = {
+    "x: tl.constexpr = 1\nx <<= 70\ny = x": _WIDE,
+    "y = t + (True << 64)": _WIDE,
+    "y = tl.full([64], 2 ** 63, tl.int64)": ("rejected", "get_int64() takes an integer of 64 bits"),
+}
+MORE_TWINS = ["x: tl.constexpr = 1\nx <<= 3\ny = x", "y = t + (True << 62)",
+              "y = tl.full([64], 2 ** 62, tl.int64)", "y = tl.full([64], 2 ** 63, tl.uint64)"]
+
+
+@pytest.mark.parametrize("stmt", list(MORE))
+def test_more_numbers_triton_refuses_are_refused(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, MORE[stmt])
+    source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
+    assert triton_compile_error(tmp_path, monkeypatch, source, "r29m") is not None
+
+
+@pytest.mark.parametrize("stmt", MORE_TWINS)
+def test_their_twins_stay_verified(tmp_path, capsys, monkeypatch, stmt):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
+    assert triton_compile_error(tmp_path, monkeypatch, source, "r29mok") is None
+
+
+# --------------------------------------- bug 9: a division between an i1 and an integer
+
+I1 = ["b = C > 0\nx = N // b", "b = C > 0\nx = N % b", "b = C > 0\nx = N / b",
+      "x = N // (N > 0)", "b = C > 0\nx = b // 2", "b = N > 0\nx = N // b"]
+I1_TWINS = ["x = C // (C > 0)", "b: tl.constexpr = C > 0\nx = N // b", "b = N > 0\nx = b // b",
+            "x = (N > 0) * 1 // 2", "b = C > 0\nx = b * 1 // 2"]
+
+
+@pytest.mark.parametrize("stmt", I1)
+def test_a_division_of_an_i1_and_an_integer_is_refused(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "different signedness", "[unsupported-expression]"))
+    source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
+    error = triton_compile_error(tmp_path, monkeypatch, source, "r29i")
+    assert error is not None and "different signedness" in repr(error), repr(error)
+
+
+@pytest.mark.parametrize("stmt", I1_TWINS)
+def test_a_division_triton_takes_stays_verified(tmp_path, capsys, monkeypatch, stmt):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
+    assert triton_compile_error(tmp_path, monkeypatch, source, "r29iok") is None
+
+
+@pytest.mark.parametrize("bindings, x, where", [
+    ("a = ((0 < C), (C * C))", "(C // a[0])", "bound"),
+    ("a = ((0 < 0), 0)", "(a[0] // 1)", "index")])
+def test_the_folding_property_draws_are_refused(tmp_path, capsys, bindings, x, where):
+    """The two kernels tests/test_folding_matches_triton.py drew this round (verified before;
+    Triton refuses both, as that test's oracle checks)."""
+    from .test_folding_matches_triton import ring as folding_ring
+    code, err = dump(tmp_path, capsys, folding_ring(bindings, x, 3 if where == "bound" else 0,
+                                                    where, False))
+    expect(code, err, ("rejected", "different signedness"))

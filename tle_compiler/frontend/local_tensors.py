@@ -465,6 +465,8 @@ class BuildRules:
         Triton folds it as a constexpr. Every other binary operator of a local number goes to
         :meth:`folded_arithmetic` (this is the builder's one call for a binary operation)."""
         symbol = _AST_OPS.get(type(node.op))
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+            self.i1_division(node, operands)
         if not isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             if symbol is not None:
                 self.folded_arithmetic(node, symbol, operands,
@@ -483,6 +485,54 @@ class BuildRules:
             raise self.tensor_refusal("folded division", name, f"`{ast.unparse(node)}`", node,
                                       op=op, result=(c_value, py_value))
         self.folded_arithmetic(node, op, operands, K.BinOp(op, le, re))
+
+    def i1_division(self, node: ast.BinOp, operands: list[tuple[ast.expr, K.Expr]]) -> None:
+        """Refuse `/`, `//` or `%` of a local bool the builder folds (an i1 tensor in Triton
+        3.6: `b = C > 0`, an item of `a = (0 < C, C * C)`) and an integer: Triton refuses
+        operands of different signedness ("Cannot use /, #, or % with triton.language.int32
+        and triton.language.int1"), where the folded reading computed Python's `3 // True`
+        (adversarial round 29, tests/test_folding_matches_triton.py's draw `C // a[0]`; the
+        walker's rule for names it does not fold: Walker.i1_division_rule)."""
+        def boolean(e: K.Expr, v: object) -> bool:  # a bool, folded or not (`0 < C`)
+            return isinstance(v, bool) or v is None and (
+                isinstance(e, (K.Compare, K.BoolOp)) or isinstance(e, K.UnaryOp) and e.op == "not")
+
+        def item(e: K.Expr) -> K.Expr:  # `a[0]` of a tuple the function bound: that item
+            path: list = []
+            while isinstance(e, K.Subscript) and len(e.index) == 1 \
+                    and isinstance(e.index[0], int):
+                path.append(e.index[0])
+                e = e.value
+            st = self.frame.env.get(e.id) if path and isinstance(e, K.Name) else None
+            v = getattr(st, "value", None)
+            if v is None and path and isinstance(e, K.Name):  # the value the function bound
+                v = next((x.value for x in reversed(getattr(self, "out", ()))
+                          if isinstance(x, K.Assign) and x.target == e.id), None)
+            for i in reversed(path):
+                if not isinstance(v, K.TupleExpr) or not -len(v.items) <= i < len(v.items):
+                    return e
+                v = v.items[i]
+            return v if isinstance(v, K.Expr) and path else e
+
+        operands = [(n, item(e)) for n, e in operands]
+        values = [fold(e) for _, e in operands]
+        locals_ = [self._folded_tensor(n) for n, _ in operands]
+        bools = [boolean(e, v) for (_, e), v in zip(operands, values)]
+        i1 = [b and n is not None for b, n in zip(bools, locals_)]
+        if i1[0] == i1[1]:
+            return
+        j = 1 if i1[0] else 0
+        other = values[j]
+        if bools[j] or isinstance(other, float) or other is None and not isinstance(
+                operands[j][1], (K.Name, K.BinOp, K.UnaryOp, K.Const, K.Global)):
+            return  # a Python bool beside the i1 takes its type; a float or unknown value
+        name = ast.unparse(operands[1 - j][0])
+        raise self.err(f"`{ast.unparse(node)}`: `{name}` is a bool Triton 3.6 holds as an i1 "
+                       f"tensor (a plain assignment made it one), and it refuses "
+                       f"`{_AST_OPS.get(type(node.op), '/')}` between an i1 and an integer "
+                       f"(\"Cannot use /, #, or % with triton.language.int32 and "
+                       f"triton.language.int1 because they have different signedness\"); write "
+                       f"it as an integer (`{name} * 1`)", node, check=CHECK)
 
     def folded_arithmetic(self, node: ast.AST, op: str, operands: list[tuple[ast.expr, K.Expr]],
                           built: K.Expr) -> None:

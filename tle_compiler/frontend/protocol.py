@@ -1500,7 +1500,45 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         bound to a name first; elsewhere ``v`` itself."""
         return v
 
+    def i1_division_rule(self, node: K.BinOp) -> None:
+        """Refuse `/`, `//` or `%` between a bool Triton 3.6 holds as an i1 tensor (a comparison
+        of run-time values, a name a plain assignment bound to a bool; a constexpr bool beside
+        a tensor takes the tensor's type) and an integer: semantic.binary_op_type_checking refuses operands of
+        different signedness ("Cannot use /, #, or % with triton.language.int32 and
+        triton.language.int1 because they have different signedness"). Between Python numbers
+        (`C // (C > 0)`) Python computes it. `b = C > 0; x = N // b` was verified (adversarial
+        round 29, found by tests/test_folding_matches_triton.py's draw `C // a[0]`)."""
+        def python(x: K.Expr) -> bool:
+            return self.python_number(x) or isinstance(x, K.Compare) \
+                and self.python_number(x.lhs) and self.python_number(x.rhs)
+
+        if python(node.lhs) and python(node.rhs):
+            return
+        def item_bool(x: K.Expr) -> bool:  # `a[0]` of `a = (0 < 0, 0)`: an item made an i1
+            if not isinstance(x, K.Subscript) or not isinstance(x.value, K.Name):
+                return False
+            v = self.eval_quiet(x)
+            return isinstance(v, Const) and isinstance(v.value, bool)
+
+        # a Python bool (a constexpr) beside a tensor takes the tensor's type: only an i1 tensor
+        lhs, rhs = ((self.i1_like(x) or item_bool(x)) and not python(x)
+                    for x in (node.lhs, node.rhs))
+        if lhs == rhs:
+            return
+        b, other = (node.lhs, node.rhs) if lhs else (node.rhs, node.lhs)
+        if self.operand_type(other) in ("float", "ptr") or isinstance(other, K.Const) \
+                and isinstance(other.value, float):
+            return
+        raise self.err(f"`{self.src(node)}`: `{self.src(b)}` is a bool, which Triton 3.6 computes "
+                       f"on as an i1, and it refuses `{node.op}` between an i1 and an integer "
+                       f"(\"Cannot use /, #, or % with triton.language.int32 and "
+                       f"triton.language.int1 because they have different signedness\"); write "
+                       f"the bool as an integer, `{self.int_src(b)}`", node,
+                       check="unsupported-expression")
+
     def binop(self, op: str, left: Value, right: Value, node) -> Value:
+        if op in ("/", "//", "%") and isinstance(node, K.BinOp):
+            self.i1_division_rule(node)
         if op in ("<<", ">>", "**", "/") and isinstance(node, K.BinOp) \
                 and self.python_number(node):
             # Python's arithmetic on Python numbers, which Triton computes when it compiles:
@@ -3024,7 +3062,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     def _s_Assign(self, s: K.Assign) -> None:
         v = self.eval(s.value)
-        if not generated(s):
+        if not generated(s) or self.k.source.stmt(s.loc, ast.AugAssign) is not None:
+            # (an augmented assignment of a name the builder folded, `x <<= 70` of `x:
+            # tl.constexpr = 1`, reads as `x = 1 << 70`, located at its value: Triton's
+            # visit_AugAssign is a plain assignment, making a tensor of it; adversarial round 29)
             self.plain_number_assignment(s)
         self.number_names.discard(s.target)
         if isinstance(v, Data) and v.node is not None and not isinstance(v.node, K.Name):

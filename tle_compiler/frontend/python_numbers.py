@@ -148,7 +148,8 @@ class PythonNumbers:
             return given[e.id]
         if isinstance(e, (K.Const, K.Global)):
             v = e.value if isinstance(e, K.Const) else fold(e)
-            return v if type(v) is int else None
+            # a bool is Python's integer in arithmetic (`True << 64` is 2 ** 64)
+            return v if isinstance(v, int) else None
         if isinstance(e, K.Name):
             v = self.env.get(e.id)
             if isinstance(v, KernelArg) and v.constexpr:

@@ -416,6 +416,12 @@ class TritonRules:
                 value.operand, (K.Const, K.Global)):
             number = value.operand.value
             number = -number if isinstance(number, (int, float)) else None
+        if number is None and self.python_number(value):
+            # arithmetic of numbers (`2 ** 63`), which Triton computes in Python first
+            # (adversarial round 29: `tl.full([64], 2 ** 63, tl.int64)` was verified)
+            used: set = set()
+            values = self.python_ints(value, used)
+            number = values[0] if len(values) == 1 and not used else None
         if not isinstance(number, (int, float)) or number == 0 or dt == "int1":
             return
         why = None
