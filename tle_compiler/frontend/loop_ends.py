@@ -230,18 +230,6 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
 # -- run-time `for` loops without events (Program.data_loops) -------------------------------------
 
 
-def _span(a: Affine, env) -> Optional[tuple[int, int]]:
-    """The least and greatest value of ``a`` over the intervals ``env`` (None: a variable
-    without one)."""
-    lo = hi = a.const
-    for v, c in a.terms:
-        if v not in env:
-            return None
-        vl, vh = env[v]
-        lo, hi = (lo + c * vl, hi + c * vh) if c > 0 else (lo + c * vh, hi + c * vl)
-    return lo, hi
-
-
 def _as_i32(r: tuple[int, int]) -> tuple[int, int]:
     """``r`` as the GPU computes it in i32: itself inside i32, any i32 value where it wraps."""
     return r if I32_MIN <= r[0] and r[1] <= I32_MAX else (I32_MIN, I32_MAX)
@@ -258,7 +246,7 @@ def counter_wraps(nest, env) -> Optional[int]:
 
     loop, env = nest, dict(env)
     while True:
-        start, stop = _span(loop.start, env), _span(loop.stop, env)
+        start, stop = loop.start.span(env), loop.stop.span(env)
         if start is None or stop is None:
             return None
         start, stop = _as_i32(start), _as_i32(stop)

@@ -9,7 +9,7 @@ frontend with the offending line.
 from __future__ import annotations
 
 from .record import record
-from typing import Mapping, Union
+from typing import Mapping, Optional, Union
 
 
 #: The words the ``.pipe`` text reads as keywords where a name may stand (``for``/``if`` start a
@@ -76,6 +76,17 @@ class Affine:
 
     def scale(self, k: int) -> "Affine":
         return Affine._norm(self.const * k, {v: c * k for v, c in self.terms})
+
+    def span(self, env: Mapping[str, tuple[int, int]]) -> Optional[tuple[int, int]]:
+        """The least and greatest value over the intervals ``env`` of its variables (None: a
+        variable without one)."""
+        lo = hi = self.const
+        for v, c in self.terms:
+            if v not in env:
+                return None
+            vl, vh = env[v]
+            lo, hi = (lo + c * vl, hi + c * vh) if c > 0 else (lo + c * vh, hi + c * vl)
+        return lo, hi
 
     @property
     def variables(self) -> frozenset[str]:

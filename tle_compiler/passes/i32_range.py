@@ -31,17 +31,6 @@ Interval = tuple[int, int]
 ON_GPU = "on the GPU, while the check counts with unbounded integers"
 
 
-def _interval(a: Affine, env: Mapping[str, Interval]) -> Optional[Interval]:
-    """The least and greatest value of ``a`` over ``env`` (None: a variable without a value)."""
-    lo = hi = a.const
-    for v, c in a.terms:
-        if v not in env:
-            return None
-        vl, vh = env[v]
-        lo, hi = (lo + c * vl, hi + c * vh) if c > 0 else (lo + c * vh, hi + c * vl)
-    return lo, hi
-
-
 def _outside(r: Optional[Interval]) -> Optional[int]:
     """The value of ``r`` furthest outside i32, if any."""
     if r is None:
@@ -68,7 +57,7 @@ class _Walk:
         self.found: Optional[str] = None
 
     def check(self, a: Affine, env: Mapping[str, Interval], what: str, line: int) -> bool:
-        r = _interval(a, env)
+        r = a.span(env)
         bad = _outside(r)
         if bad is None:
             return True
@@ -106,7 +95,7 @@ class _Walk:
                 if not (self.check(s.start, env, "the loop bound", line)
                         and self.check(s.stop, env, "the loop bound", line)):
                     return False
-                start, stop = _interval(s.start, env), _interval(s.stop, env)
+                start, stop = s.start.span(env), s.stop.span(env)
                 if start is None or stop is None:
                     continue
                 lo, hi = ((start[0], stop[1] - 1) if s.step > 0 else (stop[0] + 1, start[1]))
