@@ -90,7 +90,7 @@ In detail:
   its operand's bounds with unbounded integers where a step of its definition wraps in i32.
   `M = tl.cdiv(N, 64)` (or `(N + 63) // 64`, `(2 * N) // 2`) with `tle.assume(N >= 0)` gets
   `M >= 0`, so `for p in range(M): ...; w.close(M)` is "verified for every value of M (M >= 0)
-  with loop bounds, conditions and indices in i32"; the launch N = 2^31 - 1, which the
+  with loop bounds, loop counters, conditions and indices in i32"; the launch N = 2^31 - 1, which the
   assumption and the launch check admit, computes M = -33554431 (`N + 63` wraps) and closes a
   negative index (stage `M % 2` = -1: a barrier outside the array), its bounds and indices all in
   i32, so the caveat does not exclude it. Likewise `M = tl.abs(N)` (no assumption) gets M >= 0,
@@ -991,8 +991,8 @@ def test_a_derived_domain_that_ignores_the_i32_wrap_is_not_claimed(tmp_path, cap
     """At N = 2147483647 (which tle.assume(N >= 0) and the launch check admit) the GPU computes
     N + 63 (or 2 * N) in i32: M = -33554431 (-1), and the writer closes index M < 0 (rule 1; the
     stage `M % 2` is -1 in C, a barrier outside the array), while the reader waits nothing. The
-    verdict says "verified for every value of M (M >= 0) with loop bounds, conditions and indices
-    in i32", which covers that launch (its bounds and indices are in i32); the --param check of
+    verdict says "verified for every value of M (M >= 0) with loop bounds, loop counters,
+    conditions and indices in i32", which covers that launch (its bounds and indices are in i32); the --param check of
     the same launch does name the wrapping step. True: not proved for every launch (rejected or
     bounded), or a claim whose caveat names the definition's step."""
     code, err, _ = dump(tmp_path, capsys, closed(mdef))

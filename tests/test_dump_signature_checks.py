@@ -4,7 +4,7 @@ pointer other than i32 (lowering/loaded_params.py), or a protocol param typed i6
 (lowering/signature_checks.py ``check_i64_args``), is computed on the GPU in an arithmetic the
 verifier did not check, so the kernel is rejected at that value's line (exit 1) instead of
 verified. Without a DEFAULT_CONFIG (or with i32 types) the verdict is as before: it reads loads
-and arguments as i32, and says so ("with loop bounds, conditions and indices in i32")."""
+and arguments as i32, and says so ("with loop bounds, loop counters, conditions and indices in i32")."""
 
 from __future__ import annotations
 

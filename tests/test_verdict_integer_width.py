@@ -1,5 +1,5 @@
-"""A verdict for every value of a param says it covers launches whose loop bounds, conditions and
-indices fit in i32; a verdict for values given claims nothing for a value at which one of them
+"""A verdict for every value of a param says it covers launches whose loop bounds, loop counters,
+conditions and indices fit in i32; a verdict for values given claims nothing for a value at which one of them
 leaves i32.
 
 The verifier counts with unbounded integers; the GPU computes a kernel's integer arguments and
@@ -60,19 +60,19 @@ def test_every_value_names_the_i32_condition(tmp_path, capsys):
     v = verify(program).verdict()
     assert v.kind == "proved" and v.exit_code == 0
     assert v.describe().startswith(
-        "verified for every value of N (N >= 0) with loop bounds, conditions and indices in i32: ")
-    assert v.to_json()["caveat"] == "with loop bounds, conditions and indices in i32"
+        "verified for every value of N (N >= 0) with loop bounds, loop counters, conditions and indices in i32: ")
+    assert v.to_json()["caveat"] == "with loop bounds, loop counters, conditions and indices in i32"
     path = tmp_path / "k.py"
     path.write_text(KERNEL)
     assert tle_dump(["-q", str(path)]) == 0
-    assert "every value of N (N >= 0) with loop bounds, conditions and indices in i32:" in \
+    assert "every value of N (N >= 0) with loop bounds, loop counters, conditions and indices in i32:" in \
         capsys.readouterr().err
 
 
 def test_a_finite_domain_names_it_too():
     src = KERNEL.replace("tle.assume(N >= 0)", "tle.assume(0 <= N <= 8)")
     (program,) = read_source(src, "k.py").kernels
-    assert "(0 <= N <= 8) with loop bounds, conditions and indices in i32:" in \
+    assert "(0 <= N <= 8) with loop bounds, loop counters, conditions and indices in i32:" in \
         verify(program).verdict().describe()
 
 
@@ -167,7 +167,7 @@ def test_a_condition_past_i32_at_a_value_given_is_not_verified(tmp_path, capsys)
     capsys.readouterr()
     # for every value, the caveat names conditions
     assert tle_dump(["-q", path]) == 0
-    assert "(N >= 0) with loop bounds, conditions and indices in i32:" in capsys.readouterr().err
+    assert "(N >= 0) with loop bounds, loop counters, conditions and indices in i32:" in capsys.readouterr().err
 
 
 def test_a_strided_loop_is_judged_by_its_last_value_and_its_next_one(tmp_path, capsys):

@@ -55,12 +55,14 @@ class Verdict:
     def caveat(self) -> str:
         """What a claim for every value of a param leaves out: the verifier counts with unbounded
         integers, the GPU with i32 kernel arguments (docs/semantics.md, "Integers are
-        unbounded"), so a launch whose loop bounds, conditions or pipe indices pass 2^31 - 1 wraps
-        and is not covered (``range(N + 1)`` at N = 2^31 - 1 runs no iteration, ``N + 1 > 0`` is
-        false there). A claim for values given is about those values: a check at which one of
-        these leaves i32 is no claim at all (sweep.py, ``_within_i32``)."""
+        unbounded"), so a launch whose loop bounds, loop counters (the value one step past a
+        loop's last, which the compiled loop computes), conditions or pipe indices pass 2^31 - 1
+        wraps and is not covered (``range(N + 1)`` at N = 2^31 - 1 runs no iteration, ``N + 1 >
+        0`` is false there, ``range(0, N + 4, 3)`` at N = 2^31 - 5 never ends). A claim for
+        values given is about those values: a check at which one of these leaves i32 is no claim
+        at all (sweep.py, ``_within_i32``)."""
         if self.kind == PROVED and self.scope.startswith("every value of"):
-            return "with loop bounds, conditions and indices in i32"
+            return "with loop bounds, loop counters, conditions and indices in i32"
         return ""
 
     def checked_text(self) -> str:
