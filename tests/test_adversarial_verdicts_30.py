@@ -40,9 +40,12 @@ Bugs found, one line each:
    budget (24) in place of each missing one for the refusals no budget lifts; the kernel stays
    untranslated otherwise.
 
-Left as it is (documented, docs/semantics.md): a kernel a constexpr of which has no value (no
-DEFAULT_CONFIG, no --param) is not translated at all, so a `tl.debug_barrier(1)` in it is
-verified untranslated; the lowering translates for constexpr values only.
+4. A kernel a constexpr of which has no value (no DEFAULT_CONFIG, no --param) was not
+   translated at all, so a `tl.debug_barrier(1)` in it was verified untranslated. FIXED (after
+   the round): it is translated with each such constexpr at cli/dump.PROBE_CONSTEXPR, and a
+   refusal at a line that reads none of them (nor a name bound from one) rejects it; one that
+   does (`tl.arange(0, C)` against a 64-wide tile) may be the probe value's, and the kernel
+   stays verified untranslated.
 
 Checked and found right (pinned below where marked, the rest tried and not kept): trip counts
 `tl.cdiv(N, 4)` against `(N + 3) // 4` (verified, one derived param) and `(N + 4) // 4`,
@@ -342,4 +345,19 @@ def test_capacity_three_strides(tmp_path, capsys, index, want):
     text = text.replace("capacity=2, tile=tle.gpu.alloc([2, 64]",
                         "capacity=3, tile=tle.gpu.alloc([3, 64]")
     code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+
+
+@pytest.mark.parametrize("stmt, want", [
+    ("tl.debug_barrier(1)\ntl.store(y_ptr + tl.arange(0, 64), t)", ("rejected", "debug_barrier")),
+    ("tl.store(y_ptr + tl.arange(0, 64), t)", "verified"),
+    ("tl.store(y_ptr + tl.arange(0, C), t)", "verified"),
+])
+def test_a_kernel_whose_constexpr_has_no_value_is_rejected_for_a_refusal_no_value_lifts(
+        tmp_path, capsys, stmt, want):
+    """Round 26's ring without its DEFAULT_CONFIG: C has no value, so the kernel is not
+    translated; a refusal of its translation at C = 16 that does not read C (a debug barrier
+    with an argument, which Triton refuses whatever C is) rejects it; one at a line reading C (a
+    64-wide tile stored through `tl.arange(0, C)`, which compiles at C = 64) does not."""
+    code, err = dump(tmp_path, capsys, without_config(reader_does(stmt)))
     expect(code, err, want)

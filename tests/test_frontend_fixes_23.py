@@ -340,20 +340,31 @@ def consume(kv, y_ptr, N, S):
 '''
 
 
+#: N small enough that a counter below it plus a step of up to 2^30 stays in i32
+SMALL_N = "tle.assume(N >= 0)\n    tle.assume(N <= 2 ** 30)"
+
+
 @pytest.mark.parametrize("assume,step,ok", [
-    ("tle.assume(N >= 0)", "S", False), ("tle.assume(N >= 0)\n    tle.assume(S >= 1)", "S", True),
-    ("tle.assume(N >= 0)\n    tle.assume(S <= -1)", "S", True),
-    ("tle.assume(N >= 0)", "tl.num_programs(0)", True), ("tle.assume(N >= 0)", "4", True),
-    ("tle.assume(N >= 0)", "N", False), ("tle.assume(N >= 1)", "N", True),
-    ("tle.assume(N >= 0)", "tl.load(y_ptr).to(tl.int32)", False),
+    (SMALL_N, "S", "zero-step"),
+    (SMALL_N + "\n    tle.assume(S >= 1)\n    tle.assume(S <= 2 ** 30)", "S", True),
+    (SMALL_N + "\n    tle.assume(S <= -1)", "S", True),
+    (SMALL_N, "tl.num_programs(0)", "endless-loop"), ("tle.assume(N >= 0)", "4", True),
+    (SMALL_N, "N", "zero-step"), ("tle.assume(N >= 1)\n    tle.assume(N <= 2 ** 30)", "N", True),
+    (SMALL_N, "tl.load(y_ptr).to(tl.int32)", "zero-step"),
+    # a step whose domain keeps it from 0 but not the counter from passing 2^31 - 1 (adversarial
+    # round 29): `N - 1 + S` may leave i32, where scf.for's counter wraps below N (the number of
+    # programs may be up to 2^31 - 1)
+    ("tle.assume(N >= 0)\n    tle.assume(S >= 1)", "S", "endless-loop"),
+    ("tle.assume(N >= 1)", "N", "endless-loop"),
 ])
 def test_a_loop_whose_run_time_step_may_be_0_is_rejected(tmp_path, capsys, assume, step, ok):
     """A loop without pipe events stepping by a run-time value never ends at step 0 (scf.for):
-    rejected [zero-step] unless the step's domain excludes 0."""
+    rejected [zero-step] unless the step's domain excludes 0; nor where the counter plus the
+    step may pass 2^31 - 1 [endless-loop] unless the domains keep them inside i32."""
     text = STEP.replace("ASSUME", "    " + assume).replace("STEPV", step)
     code, err = dump(tmp_path, capsys, text)
-    if ok:
+    if ok is True:
         assert code == 0 and ": verified for " in err, err
     else:
-        assert code == 1 and "[zero-step]" in err, err
+        assert code == 1 and f"[{ok}]" in err, err
         assert f":{line_of(text, 'for q in range')}: error:" in err, err

@@ -517,12 +517,20 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
     config = loaded.defaults.get(name, {})
     cx = over_config(config, lowering_constexprs(loaded, name, fixed))
     missing = [p.name for p in kir.params if p.constexpr and p.name not in cx]
+    sig = dict(loaded.signatures.get(name) or {})
     if missing:
         rep.not_translated = (f"no value for constexpr {', '.join(missing)} (the lowering "
                               f"translates a kernel for its constexprs' values: give them in "
                               f"DEFAULT_CONFIG or with --param)")
+        other = _refusal_without_constexprs(path, info, kir, rep.program, cx, sig,
+                                            _params_of(rep.program, fixed), bound, missing)
+        if other is not None:  # refused at a line no missing value reaches: whatever they are
+            from ..diagnostics import Diagnostic
+
+            rep.not_translated = None
+            rep.early.append(Diagnostic(loc=other.loc or rep.program.loc,
+                                        message=other.message, check="lowering"))
         return
-    sig = dict(loaded.signatures.get(name) or {})
     if any(n in config and config[n] != v for n, v in cx.items()) and \
             any(str(t).startswith("tensordesc") for t in sig.values()):
         # another configuration than DEFAULT_CONFIG's: the descriptor boxes it gives are its
@@ -594,24 +602,65 @@ def _refusal_past_free_buffers(path: Path, info, kir, program: Program, cx: dict
     return None
 
 
+#: the value each constexpr without one is translated at to look for the refusals it does not
+#: decide (a power of two, as block shapes need)
+PROBE_CONSTEXPR = 16
+
+
+def _refusal_without_constexprs(path: Path, info, kir, program: Program, cx: dict, sig: dict,
+                                params: dict, bound: Optional[int],
+                                missing: list[str]) -> Optional[TleError]:
+    """A kernel a constexpr of which has no value here is not translated (the lowering needs the
+    values a launch gives), which would excuse every refusal of its lowering (a reader's
+    `tl.debug_barrier(1)`, which no launch compiles): translated with each such constexpr at
+    PROBE_CONSTEXPR, the refusal there when it stands at a line that reads none of them, nor a
+    name bound from one (such a refusal holds whatever their values); None otherwise."""
+    from ..lowering.translate import NOT_YET, UNTYPED
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TleVerificationWarning)
+            _translated(path, info, kir, program, {**cx, **{n: PROBE_CONSTEXPR for n in missing}},
+                        sig, params, bound)
+    except TleError as e:
+        line = e.loc.line if e.loc is not None else None
+        if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
+                ("internal", "lowering: internal")) or line is None \
+                or line in _lines_reading(kir if kir is not None else info.kir,
+                                          names=frozenset(missing)):
+            return None
+        return e
+    except Exception:  # noqa: BLE001 - the probe values are no launch's: nothing is learnt
+        return None
+    return None
+
+
 def _free_buffer_lines(kir) -> set[int]:
     """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer,
     or a name a statement of the same function bound from one (transitively)."""
+    return _lines_reading(kir, buffers=True)
+
+
+def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset()) -> set[int]:
+    """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer
+    (``buffers``) or one of the kernel body's ``names`` (its constexpr parameters), or a name a
+    statement of the same function bound from one (transitively)."""
     from ..ir import kernel as K
 
     def reads(e, tainted: set[str]) -> bool:
-        return any(isinstance(x, K.BufferRef) or (isinstance(x, K.Name) and x.id in tainted)
-                   for x in K.walk_expr(e))
+        return any(buffers and isinstance(x, K.BufferRef)
+                   or (isinstance(x, K.Name) and x.id in tainted) for x in K.walk_expr(e))
 
     lines: set[int] = set()
     bodies = [((), kir.prologue)] + [(p.bindings, p.body) for p in kir.partitions]
-    body_names: set[str] = set()  # the prologue's names bound from a free buffer
+    body_names: set[str] = set(names)  # the prologue's names bound from a free buffer
     for n, (bindings, body) in enumerate(bodies):
-        tainted = {name for name, e in bindings if reads(e, body_names)}
+        tainted = set(names) if n == 0 else {name for name, e in bindings
+                                             if reads(e, body_names)}
         lines |= {e.loc.line for name, e in bindings if name in tainted and e.loc is not None}
         lines |= {x.loc.line for _, e in bindings for x in K.walk_expr(e)
-                  if (isinstance(x, K.BufferRef) or isinstance(x, K.Name) and x.id in body_names)
-                  and x.loc is not None}
+                  if (buffers and isinstance(x, K.BufferRef)
+                      or isinstance(x, K.Name) and x.id in body_names) and x.loc is not None}
         stmts = list(K.walk_stmts(body))
         grew = True
         while grew:
