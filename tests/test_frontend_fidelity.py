@@ -205,8 +205,8 @@ RUNTIME_FOLD = '''
 def k(N, M: tl.constexpr):
     SPAN = (N - 1) - (N + 2)           # runtime: -3, computed by the GPU
     SHIFT = SPAN // 2                  # arith.divsi: -1 (Python's floor would give -2)
-    CSPAN = (M - 1) - (M + 2)          # -3: a plain assignment makes it a tensor
-    CSHIFT = CSPAN // 2                # arith.divsi too: -1 (Triton's TTIR: a constant -1)
+    CSPAN = (M - 1) - (M + 2)          # constexpr: -3, a Python int
+    CSHIFT = CSPAN // 2                # Python's floor: -2
     p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
     tle.gpu.warp_specialize([(prod, (p, SHIFT, CSHIFT)), (cons, (p, SHIFT, CSHIFT))], [4], [200])
 
@@ -229,12 +229,9 @@ def cons(p, SHIFT, CSHIFT):
 
 
 def test_constant_folding_of_runtime_integers_uses_c_division_and_remainder():
-    """Constexpr arithmetic bound by a plain assignment is a tensor in Triton 3.6, so its `//`
-    is C's as well: CSHIFT is -1 (Triton compiles it to the constant -1), not Python's -2; the
-    reading kept Python's until the folding property found `a = -2; C // a`."""
     prog = read_one(kernel(RUNTIME_FOLD))
     assert [str(e.index) for e in walk_events(prog.partitions[0].body)] == \
-        ["0", "0", "1", "1", "1", "1"]
+        ["0", "0", "0", "0", "1", "1"]
 
 
 # -- 2. loops: range / tl.range / tl.static_range arguments bound as Triton binds them -------------

@@ -1575,9 +1575,12 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             left, right = promoted
             wide = self.width(left) | self.width(right)
         a, b = self.as_aff(left), self.as_aff(right)
-        # `//` and `%` beside a name a plain assignment bound to a number (a tensor in Triton
-        # 3.6) are C's, truncating, as of a run-time value: `a = -2; C // a` is -1 at C = 3
-        tensor_div = op in ("//", "%") and isinstance(node, K.BinOp) and not rt and any(
+        # `//` and `%` beside a name a partition's plain assignment bound to a number (a tensor
+        # in Triton 3.6 and in the lowered partition) are C's, truncating, as of a run-time
+        # value: `a = -2; C // a` is -1 at C = 3. (The kernel body's such values reach the
+        # partitions as the constexprs the lowering folds them to, with Python's arithmetic.)
+        tensor_div = self.mode == "partition" and op in ("//", "%") \
+            and isinstance(node, K.BinOp) and not rt and any(
             self.tensor_expr(x) or isinstance(x, K.Op) and x.name == "to_tensor"
             for x in (node.lhs, node.rhs))
         if a is not None and b is not None:
