@@ -581,25 +581,14 @@ def _refusal_past_free_buffers(path: Path, info, kir, program: Program, cx: dict
     (translate.STUB_FREE_BUFFERS), the kernel's refusal there, where it stands at a line that
     touches no free buffer nor a name bound from one (a refusal there may be the stub's); None
     when there is none, or it may be the stub's (the verdict is then kept, not translated)."""
-    from ..lowering.translate import NOT_YET, STUB_FREE_BUFFERS, UNTYPED
+    from ..lowering.translate import STUB_FREE_BUFFERS
 
-    touched = _free_buffer_lines(kir if kir is not None else info.kir)
+    touched = _lines_reading(kir if kir is not None else info.kir, buffers=True)
     token = STUB_FREE_BUFFERS.set(True)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TleVerificationWarning)
-            _translated(path, info, kir, program, cx, sig, params, bound)
-    except TleError as e:
-        line = e.loc.line if e.loc is not None else None
-        if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
-                ("internal", "lowering: internal")) or line is None or line in touched:
-            return None
-        return e
-    except Exception:  # noqa: BLE001 - the stub is no kernel's form: nothing is learnt
-        return None
+        return _refusal_outside(path, info, kir, program, cx, sig, params, bound, touched)
     finally:
         STUB_FREE_BUFFERS.reset(token)
-    return None
 
 
 #: the value each constexpr without one is translated at to look for the refusals it does not
@@ -615,30 +604,34 @@ def _refusal_without_constexprs(path: Path, info, kir, program: Program, cx: dic
     `tl.debug_barrier(1)`, which no launch compiles): translated with each such constexpr at
     PROBE_CONSTEXPR, the refusal there when it stands at a line that reads none of them, nor a
     name bound from one (such a refusal holds whatever their values); None otherwise."""
+    touched = _lines_reading(kir if kir is not None else info.kir, names=frozenset(missing))
+    return _refusal_outside(path, info, kir, program,
+                            {**cx, **{n: PROBE_CONSTEXPR for n in missing}}, sig, params, bound,
+                            touched)
+
+
+def _refusal_outside(path: Path, info, kir, program: Program, cx: dict, sig: dict, params: dict,
+                     bound: Optional[int], touched: set[int]) -> Optional[TleError]:
+    """The lowering's refusal of a translation made with stand-ins (a stub tile for each free
+    buffer, PROBE_CONSTEXPR for a constexpr without a value) where it stands at a line outside
+    ``touched``, the lines reading a stand-in (a refusal there may be the stand-in's); None
+    when there is none, or nothing is learnt (a form not translated yet, an untyped refusal, an
+    internal error: the stand-ins are no launch's)."""
     from ..lowering.translate import NOT_YET, UNTYPED
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TleVerificationWarning)
-            _translated(path, info, kir, program, {**cx, **{n: PROBE_CONSTEXPR for n in missing}},
-                        sig, params, bound)
+            _translated(path, info, kir, program, cx, sig, params, bound)
     except TleError as e:
         line = e.loc.line if e.loc is not None else None
         if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
-                ("internal", "lowering: internal")) or line is None \
-                or line in _lines_reading(kir if kir is not None else info.kir,
-                                          names=frozenset(missing)):
+                ("internal", "lowering: internal")) or line is None or line in touched:
             return None
         return e
-    except Exception:  # noqa: BLE001 - the probe values are no launch's: nothing is learnt
+    except Exception:  # noqa: BLE001 - a stand-in is no kernel's form: nothing is learnt
         return None
     return None
-
-
-def _free_buffer_lines(kir) -> set[int]:
-    """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer,
-    or a name a statement of the same function bound from one (transitively)."""
-    return _lines_reading(kir, buffers=True)
 
 
 def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset()) -> set[int]:
@@ -653,7 +646,7 @@ def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset()) -
 
     lines: set[int] = set()
     bodies = [((), kir.prologue)] + [(p.bindings, p.body) for p in kir.partitions]
-    body_names: set[str] = set(names)  # the prologue's names bound from a free buffer
+    body_names: set[str] = set(names)  # the prologue's names bound from a stand-in
     for n, (bindings, body) in enumerate(bodies):
         tainted = set(names) if n == 0 else {name for name, e in bindings
                                              if reads(e, body_names)}

@@ -26,7 +26,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..language.unlowered import UNLOWERED_CALLS
 from ..ir.nodes import Loc
-from ..ir.big_ints import PythonRaises
+from ..ir.big_ints import PythonRaises, number_text
 from ..ir.record import record
 from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, validate_alloc,
                             validate_warp_specialize)
@@ -47,7 +47,7 @@ from .shared_memory import check_shared_memory, check_slot_shape
 from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, walk_with_locals
 from .source_text import read_python
 from .memory_waits import check_memory_waits
-from .python_numbers import int_text, tensor_holds
+from .python_numbers import tensor_holds
 from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
 from .helper_signatures import (default_as_code, import_time_call, keyword_only_why,
                                 omitted_default, positional_only)
@@ -2940,7 +2940,7 @@ class Builder(BuildRules, ConstexprRules):
             value = self.wide_fold(st.value if st is not None and isinstance(st.value, K.Expr)
                                    else e)
             if type(value) is int and not tensor_holds(value):
-                raise self.err(f"`{ast.unparse(node)}` returns the integer {int_text(value)}, "
+                raise self.err(f"`{ast.unparse(node)}` returns the integer {number_text(value)}, "
                                f"outside i64 and u64: Triton 3.6 makes a tensor of what a jit "
                                f"function returns and refuses this one (\"Nonrepresentable "
                                f"integer\"), so the kernel does not compile", node,

@@ -45,13 +45,13 @@ def fold(e: K.Expr) -> object:
                 op = _AST_BINOPS[e.op]()
                 return fold_int(op, a, b)
             return eval(f"a {e.op} b", {}, {"a": a, "b": b})  # floats: + - * ** only here
+        except PythonRaises:
+            # Python raises on these numbers (`C >> -1`): callers fold names a plain assignment
+            # made tensors too, whose arithmetic is Triton's, so no refusal here; where they
+            # are Python numbers the walker refuses them (PythonNumbers.python_ints,
+            # Walker.binop)
+            return None
         except ArithmeticRefusal as wide:
-            if isinstance(wide, PythonRaises):
-                # Python raises on these numbers (`C >> -1`): callers fold names a plain
-                # assignment made tensors too, whose arithmetic is Triton's, so no refusal
-                # here; where they are Python numbers the walker refuses them
-                # (PythonNumbers.python_ints, Walker.binop)
-                return None
             raise wide.at(e.loc)
         except Exception:
             return None

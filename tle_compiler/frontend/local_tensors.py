@@ -34,9 +34,10 @@ from typing import Callable, Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir import promotion
+from ..ir.big_ints import number_text
 from ..ir.expr import c_div, c_rem
 from .folding import fold
-from .python_numbers import int_text, tensor_holds
+from .python_numbers import tensor_holds
 
 CHECK = "unsupported-expression"
 
@@ -192,7 +193,7 @@ def _no_tensor(value: object) -> Optional[str]:
     if value is Ellipsis:
         return "`...`"
     if isinstance(value, int) and not isinstance(value, bool) and not tensor_holds(value):
-        return f"the integer {int_text(value)}, outside i64 and u64 (\"Nonrepresentable integer\"),"
+        return f"the integer {number_text(value)}, outside i64 and u64 (\"Nonrepresentable integer\"),"
     if isinstance(value, tuple):
         for v in value:
             what = "a string" if isinstance(v, str) else _no_tensor(v)

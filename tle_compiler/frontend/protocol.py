@@ -3317,15 +3317,21 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         lo, hi = self.bounds(a) if a is not None else (None, None)
         if (lo is not None and lo > 0) or (hi is not None and hi < 0):
             return
-        where = (s.loc.file, s.loc.line, s.loc.column)
-        if any((x[0].file, x[0].line, x[0].column) == where for x in self.k.zero_steps):
-            return
         dom = "" if a is None else f", which may be 0 in the params' domains"
-        self.k.zero_steps.append((s.loc, (
+        self.note_endless(s, (
             f"the step of `{text}` is computed at run time (`{self.src(s.step)}`{dom}): Triton "
             f"builds the loop (scf.for) from it unchecked, and at step 0 it never ends; state a "
             f"domain that excludes 0 (`tle.assume({self.src(s.step)} >= 1)`) or step by a "
-            f"constant")))
+            f"constant"))
+
+    def note_endless(self, s: K.For, message: str, check: Optional[str] = None) -> None:
+        """Keep the obligation that the loop ``s`` ends for the verdict to refuse
+        (Program.zero_steps: check ``check``, zero-step by default), once per loop (a loop
+        walked again, in a branch or an unrolled body, is one loop)."""
+        where = (s.loc.file, s.loc.line, s.loc.column)
+        if any((x[0].file, x[0].line, x[0].column) == where for x in self.k.zero_steps):
+            return
+        self.k.zero_steps.append((s.loc, message) if check is None else (s.loc, message, check))
 
     def static_bounds_known(self, s: K.For, text: str, bounds) -> None:
         """A tl.static_range loop is unrolled when Triton compiles the kernel, so its start, stop
@@ -3622,17 +3628,14 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         stop_hi = I32_MAX if stop_hi is None else min(stop_hi, I32_MAX)
         if stop_hi - 1 + step_hi <= I32_MAX:
             return
-        where = (s.loc.file, s.loc.line, s.loc.column)
-        if any((x[0].file, x[0].line, x[0].column) == where for x in self.k.zero_steps):
-            return
         text = self.range_text(s)
-        self.k.zero_steps.append((s.loc, (
+        self.note_endless(s, (
             f"this loop may never end: the step of `{text}` is computed at run time "
             f"(`{self.src(s.step)}`), and Triton's compiled loop (scf.for) adds it to its "
             f"counter in i32 before it compares, so a stop and a step whose sum passes 2^31 - 1 "
             f"(their domains allow {stop_hi} - 1 + {step_hi}) carry the counter past the end of "
             f"i32, where it wraps below the stop; bound them with tle.assume so that `stop - 1 + "
-            f"step` stays inside i32, or step by a constant"), "endless-loop"))
+            f"step` stays inside i32, or step by a constant"), "endless-loop")
 
     def _s_While(self, s: K.While) -> None:
         """A while loop: no events (its trip count is not known); its slot accesses may happen,
@@ -4875,21 +4878,12 @@ def unchecked_data_loops(k: KernelCtx, pnames: dict, known: set) -> Iterable[tup
     others at the values it checks; such a loop it never saw: `for i in range(0, N + 4, 3)` in a
     partition whose events N does not decide was "verified for its single instance" and never
     ends at N = 2^31 - 5. (`while` counters: loop_ends.why_not_ending.)"""
-    def loop_vars(loop) -> set[str]:
-        inner = [x for x in loop.body if isinstance(x, For)]
-        return {loop.var} | (loop_vars(inner[0]) if inner else set())
-
-    def variables(loop) -> set[str]:
-        inner = [x for x in loop.body if isinstance(x, For)]
-        return set(loop.start.variables) | set(loop.stop.variables) | (
-            variables(inner[0]) if inner else set())
-
-    def innermost(loop):
-        inner = [x for x in loop.body if isinstance(x, For)]
-        return innermost(inner[0]) if inner else loop
-
     for nest in k.data_loops:
-        free = variables(nest) - loop_vars(nest)
+        chain = [nest]  # the loops of the nest, outermost first (each holds the next)
+        while chain[-1].body:
+            chain.append(next(x for x in chain[-1].body if isinstance(x, For)))
+        free = set().union(*(set(x.start.variables) | set(x.stop.variables) for x in chain)) \
+            - {x.var for x in chain}
         unknown = sorted(v for v in free if not is_placeholder(v) or pnames.get(v) not in known)
         if not unknown:
             continue  # every value is the Program's: the i32 check of loop bounds sees them
@@ -4901,7 +4895,7 @@ def unchecked_data_loops(k: KernelCtx, pnames: dict, known: set) -> Iterable[tup
         top = counter_wraps(nest, env)
         if top is None:
             continue
-        loop = innermost(nest)
+        loop = chain[-1]
         names = ", ".join(dict.fromkeys(
             f"`{pnames.get(v, v)}`" if is_placeholder(v) else
             "a value that is not affine in params (read from memory, or a product)"

@@ -30,16 +30,11 @@ from .values import Aff, KernelArg
 
 #: the integers Triton 3.6 makes a tensor of (i32, u32, i64 or u64 by range)
 TENSOR_INT_MIN, TENSOR_INT_END = -2 ** 63, 2 ** 64
+
+
 def tensor_holds(value: int) -> bool:
     """Whether Triton 3.6 can make a tensor of the integer ``value`` (semantic.to_tensor)."""
     return TENSOR_INT_MIN <= value < TENSOR_INT_END
-
-
-def int_text(value: int) -> str:
-    """An integer as a message shows it: its digits, or for a wide one its first digits and its
-    width."""
-    text = str(value)
-    return text if len(text) <= 24 else f"{text[:8]}... ({value.bit_length()} bits)"
 
 
 #: tl functions that make a tensor of each number passed at these argument positions (a
@@ -303,13 +298,13 @@ class PythonNumbers:
             return
         if used:
             given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
-            raise self.err(f"{what} makes a tensor of the integer {int_text(value)} with {given} "
+            raise self.err(f"{what} makes a tensor of the integer {number_text(value)} with {given} "
                            f"(DEFAULT_CONFIG), outside i64 and u64, which Triton 3.6 refuses "
                            f"(\"Nonrepresentable integer\"): the kernel is checked at the "
                            f"constexpr values it is compiled with", node,
                            check="constexpr-operand")
         bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
         where = f" (the kernel read specialised to {bound})" if bound else ""
-        raise self.err(f"{what} makes a tensor of the integer {int_text(value)}{where}, outside "
+        raise self.err(f"{what} makes a tensor of the integer {number_text(value)}{where}, outside "
                        f"i64 and u64: Triton 3.6 refuses it (\"Nonrepresentable integer\"), so the "
                        f"kernel does not compile", node, check="unsupported-expression")

@@ -95,14 +95,14 @@ def int_op(op: str, a: int, b: int) -> Optional[int]:
     """Python's ``a op b`` on integers (``op`` one of + - * // % << >> ** & | ^), None where
     Python gives no integer (a negative power, which is a float); :class:`PythonRaises` where
     Python raises (a division by zero, a negative shift count, 0 to a negative power). A result
-    wider than :data:`MAX_BITS` raises :class:`NumberTooWide`; a shift or a
-    power is measured before it is computed, so the reading never starts computing one Python
-    would not finish."""
+    wider than :data:`MAX_BITS` raises :class:`NumberTooWide`; a shift or a power is measured
+    before it is computed, so the reading never starts computing one Python would not
+    finish."""
     if op in ("<<", ">>") and b < 0:
         raise PythonRaises(f"`{number_text(a)} {op} {b}`", "ValueError: negative shift count")
     if op in ("//", "%") and b == 0:
-        raise PythonRaises(f"`{number_text(a)} {op} {b}`", "ZeroDivisionError: integer division or modulo by "
-                                              "zero")
+        raise PythonRaises(f"`{number_text(a)} {op} {b}`",
+                           "ZeroDivisionError: integer division or modulo by zero")
     if op == "**" and b < 0:
         if a == 0:
             raise PythonRaises(f"`{a} ** {b}`", "ZeroDivisionError: 0.0 cannot be raised to a "
