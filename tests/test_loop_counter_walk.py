@@ -28,8 +28,7 @@ from tle_compiler.ir.loop_counter import innermost_next_counter, iterations
 from tle_compiler.ir.nodes import For
 from tle_compiler.passes.i32_range import _Walk
 
-from .test_adversarial_verdicts_25 import dump, expect
-from .test_adversarial_verdicts_29 import FIXED_EVENTS, N_EVENTS, STORE, data_loop
+from .adversarial_support import FIXED_EVENTS, STORE, data_loop, dump, expect
 
 
 def compiled_counter(start: int, stop: int, step: int) -> range:
@@ -168,7 +167,8 @@ def test_a_bound_outside_i32_is_any_i32_value():
 # ------------------------------------------------------------------ the same, read by tle-dump
 
 _ENDLESS = ("rejected", "[endless-loop]", "this loop may never end")
-_STEPPED = "for i in range(0, 10, 4):\n    for j in range(0, N + i, 2):\n        tl.store(y_ptr, 1.0)\n"
+_STEPPED = ("for i in range(0, 10, 4):\n    for j in range(0, N + i, 2):\n"
+            "        tl.store(y_ptr, 1.0)\n")
 KERNELS = {
     # disagreement 1: N <= 2^31 - 10 keeps N + 8 at 2^31 - 2, the counter at most at 2^31 - 1
     "stepped outer, N assumed to 2^31 - 10": (
