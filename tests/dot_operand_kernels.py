@@ -12,6 +12,11 @@ Read raw from shared memory, each of them gives a visibly different sum."""
 
 from __future__ import annotations
 
+import json
+
+#: the kernel's argument types, written into its DEFAULT_CONFIG and given to the compiler
+SIGNATURE = {"a_ptr": "*bf16", "b_ptr": "*bf16", "s_ptr": "*fp32", "N": "i32"}
+
 KERNEL_SRC = '''
 import triton.language as tl
 
@@ -54,10 +59,7 @@ def consume(kv, s_ptr, N):
         tl.store(s_ptr + t * 4096 + offs, s)
 
 
-DEFAULT_CONFIG = {"signature": {"a_ptr": "*bf16", "b_ptr": "*bf16", "s_ptr": "*fp32", "N": "i32"}}
-'''
-
-SIGNATURE = {"a_ptr": "*bf16", "b_ptr": "*bf16", "s_ptr": "*fp32", "N": "i32"}
+''' + f"DEFAULT_CONFIG = {json.dumps({'signature': SIGNATURE})}\n"
 
 
 def inputs(n: int, device: str, seed: int = 0):

@@ -33,11 +33,11 @@ instead, as Triton 3.6 does not bind them as Python does.)
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from tle_compiler.cli.dump import main as tle_dump
+from .adversarial_support import check, run_check
+from .adversarial_support import run_dump, verdict, write_kernel  # noqa: F401 (read from here)
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 
@@ -107,56 +107,9 @@ def ring(wbody: str = None, rbody: str = None, prelude: str = "", extra: str = "
     return HEAD + text.lstrip("\n") + textwrap.dedent(extra)
 
 
-def check(capsys, path: Path, params: tuple, expect) -> None:
-    code = tle_dump(["-q", *[a for p in params for a in ("--param", p)], str(path)])
-    out, err = capsys.readouterr()
-    text = out + err
-    assert "Traceback" not in text, text
-    if expect == "verified":
-        assert code == 0, text
-        assert ": verified for " in err, text
-        return
-    kind, *whats = expect
-    assert ": verified for " not in text, text
-    if kind == "rejected":
-        assert code == 1, text
-    else:  # "bounded" / "unknown": nothing claimed beyond the values named
-        assert code == 3, text
-        assert f": {kind}: " in err, text
-    for what in whats:
-        assert what in err, text
-
-
-def write_kernel(tmp_path: Path, text: str, name: str = "kernel.py") -> Path:
-    """``text`` written to ``tmp_path / name``."""
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def verdict(tmp_path, capsys, text, expect, params=()) -> Path:
-    """The kernel file ``text``, its tle-dump verdict checked against ``expect`` (``check``)."""
-    path = write_kernel(tmp_path, text)
-    check(capsys, path, params, expect)
-    return path
-
-
-def run_dump(capsys, *argv: str) -> tuple[int, str, str]:
-    """tle-dump's exit code, stdout and stderr for ``argv`` (never a traceback)."""
-    code = tle_dump(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err, out + err
-    return code, out, err
-
-
 def _run(tmp_path, capsys, text, params, expect, files=None):
-    for name, body in (files or {}).items():
-        f = tmp_path / name
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(body)
-    path = tmp_path / ("pkg/kernel.py" if files else "kernel.py")
-    path.write_text(text)
-    check(capsys, path, params, expect)
+    run_check(tmp_path, capsys, text, params, expect, "pkg/kernel.py" if files else "kernel.py",
+              files)
 
 
 # ----------------------------------------------------------------------------- module constants

@@ -75,6 +75,7 @@ None` after the kernel's def leaves the def verified, though the module's `k` is
 
 from __future__ import annotations
 
+import functools
 import importlib
 import textwrap
 
@@ -83,7 +84,8 @@ import pytest
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowering_problems
-from .test_adversarial_python_semantics import CONFIG, HEAD, check, reader, ring, writer
+from .adversarial_support import check, run_check
+from .test_adversarial_python_semantics import CONFIG, HEAD, reader, ring, writer
 from .test_adversarial_verdicts_8 import triton_accepts
 
 _BAD_IMPORT = ("rejected", "[bad-import]")
@@ -91,16 +93,8 @@ _UNKNOWN = ("rejected", "[unknown-name]")
 _IMPORTS = "import triton.language as tl\nimport tle_compiler as tle\n"
 
 
-def _run(tmp_path, capsys, text, params, expect, name="kernel.py", files=None):
-    for fname, body in (files or {}).items():
-        f = tmp_path / fname
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(body)
-    path = tmp_path / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + CONFIG)
-    check(capsys, path, params, expect)
-    return path
+#: a case's kernel file written with CONFIG after it, its verdict checked (run_check)
+_run = functools.partial(run_check, config=CONFIG)
 
 
 def imports(head: str, *swaps: tuple[str, str]) -> str:

@@ -126,7 +126,8 @@ import pytest
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowering_problems
-from .test_adversarial_python_semantics import CONFIG, HEAD, check, reader, ring, writer
+from .adversarial_support import check
+from .test_adversarial_python_semantics import CONFIG, HEAD, reader, ring, writer
 from .test_adversarial_verdicts_10 import _run
 
 _BAD_JIT = ("rejected", "[bad-jit]")

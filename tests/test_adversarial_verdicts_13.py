@@ -53,7 +53,8 @@ import pytest
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowering_problems, triton_ttir
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_support import check
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 
 _PUT = """\
 slot = w.acquire(p)

@@ -58,7 +58,8 @@ import textwrap
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events
-from .test_adversarial_python_semantics import CONFIG, reader, ring, verdict, writer
+from .adversarial_support import verdict
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 

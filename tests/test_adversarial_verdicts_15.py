@@ -60,7 +60,8 @@ import pytest
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowers_to_its_events, triton_ttir
-from .test_adversarial_python_semantics import CONFIG, reader, ring, verdict, writer
+from .adversarial_support import verdict
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 

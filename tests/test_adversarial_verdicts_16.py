@@ -59,8 +59,9 @@ from pathlib import Path
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events, triton_ttir
-from .test_adversarial_python_semantics import (CONFIG, reader, ring, run_dump, verdict,
-                                                write_kernel, writer)
+from .adversarial_support import run_dump, verdict, write_kernel
+from .adversarial_support import triton_k as _k
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 
@@ -300,12 +301,6 @@ def test_helpers_returning_or_given_kernel_body_constants(tmp_path, capsys, name
 
 
 # ------------------------------------------------------------------ what Triton itself computes
-
-def _k(lines: str) -> str:
-    lines = "".join(f"    {line}\n" for line in lines.splitlines())
-    return ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-            f"def k(x_ptr, N, C: tl.constexpr):\n{lines}")
-
 
 @pytest.mark.parametrize("pre,const", [
     # the assigned constant is an i32 tensor: cdiv divides it as C does

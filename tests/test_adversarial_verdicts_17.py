@@ -78,20 +78,15 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events, triton_compile_error, triton_ttir
-from .test_adversarial_python_semantics import (CONFIG, reader, ring, run_dump, verdict,
-                                                write_kernel, writer)
+from .adversarial_support import run_dump, verdict, write_kernel
+from .adversarial_support import triton_k as _k
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 
 
 def body(pre: str, warg: str = "N", rarg: str = "N", extra: str = "") -> str:
     """The ring of tests/test_adversarial_python_semantics.py with the kernel body ``pre``; the
     writer loops ``warg`` times, the reader ``rarg`` times."""
     return ring(warg=warg, rarg=rarg, kernel_pre=pre, extra=extra) + CONFIG
-
-
-def _k(lines: str) -> str:
-    lines = "".join(f"    {line}\n" for line in lines.splitlines())
-    return ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-            f"def k(x_ptr, N, C: tl.constexpr):\n{lines}")
 
 
 def _part_reader(expr: str, pre: str = "q = -1\nq = -1", extra: str = "") -> str:

@@ -79,8 +79,8 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events
-from .test_adversarial_python_semantics import (CONFIG, reader, ring, run_dump, verdict,
-                                                write_kernel, writer)
+from .adversarial_support import run_dump, verdict, write_kernel
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 
 X = "tl.load(x_ptr + tl.arange(0, 64))"
 X2 = "tl.load(x_ptr + tl.arange(0, 8)[:, None] * 8 + tl.arange(0, 8)[None, :])"

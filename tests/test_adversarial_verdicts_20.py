@@ -66,8 +66,8 @@ import textwrap
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events
-from .test_adversarial_python_semantics import (CONFIG, reader, ring, run_dump, verdict,
-                                                write_kernel, writer)
+from .adversarial_support import run_dump, verdict, write_kernel
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 from .test_adversarial_verdicts_19 import HEAD, PARTS, kernel
 
 MODES = ((), ("--gluon",), ("--print-ir",))

@@ -98,8 +98,8 @@ import textwrap
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events
-from .test_adversarial_python_semantics import (CONFIG, _run, reader, ring, run_dump, verdict,
-                                                write_kernel, writer)
+from .adversarial_support import run_dump, verdict, write_kernel
+from .test_adversarial_python_semantics import CONFIG, _run, reader, ring, writer
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 

@@ -105,69 +105,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_adversarial_python_semantics import run_dump, write_kernel
-
-HEAD = "import triton.language as tl\nimport tle_compiler as tle\nimport triton\n\n\n"
-
-
-def dump(tmp_path, capsys, text: str, *flags: str, name: str = "kernel.py"):
-    """tle-dump's exit code and stderr for the kernel file ``text`` (never a traceback)."""
-    path = write_kernel(tmp_path, text, name)
-    code, out, err = run_dump(capsys, "-q", *flags, str(path))
-    assert "internal error" not in err, err
-    return code, err
-
-
-def expect(code: int, err: str, want) -> None:
-    """``want``: "verified", or (kind, *fragments) with kind "rejected" / "bounded"."""
-    if want == "verified":
-        assert code == 0 and ": verified for " in err, err
-        return
-    kind, *whats = want
-    assert ": verified for " not in err, err
-    assert code == (1 if kind == "rejected" else 3), err
-    if kind != "rejected":
-        assert f": {kind}: " in err, err
-    for w in whats:
-        assert w in err, err
-
-
-RING = HEAD + '''PRELUDE
-
-
-@tle.jit
-def k(x_ptr, y_ptr, N, C: tl.constexpr):
-    tle.assume(N >= 0)
-BODY    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, WARG, C)), (consume, (kv, y_ptr, RARG, C))],
-                            [4], [232])
-
-
-def produce(kv, x_ptr, N, C: tl.constexpr):
-    w = kv.writer()
-    for p in range(WBOUND):
-        s = w.acquire(p)
-        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
-        w.commit(p)
-
-
-def consume(kv, y_ptr, N, C: tl.constexpr):
-    r = kv.reader()
-    for p in range(RBOUND):
-        res = r.wait(p)
-        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
-        r.release(p)
-
-DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
-                  "constexprs": {"C": 5}}
-'''
-
-
-def ring(wbound: str = "N", rbound: str = "N", body: str = "", prelude: str = "",
-         warg: str = "N", rarg: str = "N") -> str:
-    return (RING.replace("WBOUND", wbound).replace("RBOUND", rbound)
-            .replace("BODY", "".join(f"    {line}\n" for line in body.splitlines()))
-            .replace("PRELUDE", prelude).replace("WARG", warg).replace("RARG", rarg))
+from .adversarial_support import HEAD, dump, expect, ring, run_dump, write_kernel
 
 
 def test_the_ring_is_verified(tmp_path, capsys):

@@ -109,39 +109,8 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_oracles import triton_compile_error
-from .test_adversarial_verdicts_25 import dump, expect, ring
-
-#: the reader's line of round 25's ring: it loads the slot's tile whole and stores it
-READ = "        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))\n"
-#: the writer's line: it stores a tile it loads from global memory into the slot
-WRITE = "        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))\n"
-
-
-def reader_does(stmt: str) -> str:
-    """Round 25's ring whose reader also runs ``stmt`` in its window, `t` the tile it read."""
-    text = ring()
-    assert READ in text
-    return text.replace(READ, READ + "        t = tl.load(tle.gpu.local_ptr(res.slot.tile))\n"
-                        + "".join(f"        {line}\n" for line in stmt.splitlines()))
-
-
-def writer_does(stmt: str) -> str:
-    """Round 25's ring whose writer also runs ``stmt`` in its window, `s` its slot."""
-    text = ring()
-    assert WRITE in text
-    return text.replace(WRITE, WRITE + "".join(f"        {line}\n" for line in stmt.splitlines()))
-
-
-#: the same statements in a plain @triton.jit kernel, `t` a tile loaded from global memory
-TRITON = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-          "def k(x_ptr, N, C: tl.constexpr):\n    y_ptr = x_ptr\n"
-          "    t = tl.load(x_ptr + tl.arange(0, 64))\nSTMT")
-
-
-def triton_refuses(tmp_path, monkeypatch, stmt: str, tag: str) -> bool:
-    source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
-    return triton_compile_error(tmp_path, monkeypatch, source, tag) is not None
+from .adversarial_support import (WRITE, dump, expect, reader_does, ring, run_dump, triton_refuses,
+                                  without_config, write_kernel, writer_does)
 
 
 def test_the_ring_is_verified(tmp_path, capsys):
@@ -516,8 +485,6 @@ def test_a_bundled_kernel_is_translated_and_verified(capsys):
     import json
     from pathlib import Path
 
-    from .test_adversarial_python_semantics import run_dump
-
     ring_py = Path(__file__).resolve().parent.parent / "tle_kernels" / "examples" / "ring.py"
     code, out, err = run_dump(capsys, "--format", "json", str(ring_py))
     assert code == 0 and ": verified for " in err, err
@@ -527,15 +494,9 @@ def test_a_bundled_kernel_is_translated_and_verified(capsys):
 
 # ------------------------- kernels tle-dump verifies without translating them, and says so
 
-def without_config(text: str) -> str:
-    return text[:text.index("DEFAULT_CONFIG = ")]
-
-
 def report_of(tmp_path, capsys, text: str, *flags: str, name: str = "kernel.py"):
     """tle-dump's exit code, text report and JSON kernel object of the kernel file ``text``."""
     import json
-
-    from .test_adversarial_python_semantics import run_dump, write_kernel
 
     path = write_kernel(tmp_path, text, name)
     code, out, err = run_dump(capsys, *flags, str(path))
@@ -612,8 +573,6 @@ def test_a_free_shared_buffer_is_verified_untranslated(tmp_path, capsys):
 def test_a_kir_file_is_translated_too(tmp_path, capsys):
     """The kernel IR text of a kernel the lowering refuses (printed by a pipeline that does not
     lower) is refused as its .py file is."""
-    from .test_adversarial_python_semantics import run_dump, write_kernel
-
     path = write_kernel(tmp_path, reader_does("tl.debug_barrier(1)"))
     code, out, err = run_dump(capsys, "-p", "verify-protocol,verify-deadlock", "--print-ir",
                               str(path))
@@ -628,8 +587,6 @@ def test_a_pipe_file_is_a_protocol_and_is_not_translated(capsys):
     JSON; its text report (itself a .pipe file) carries no lowering line."""
     import json
     from pathlib import Path
-
-    from .test_adversarial_python_semantics import run_dump
 
     example = Path(__file__).resolve().parent.parent / "docs" / "example.pipe"
     code, out, err = run_dump(capsys, str(example))

@@ -106,10 +106,8 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events, triton_compile_error
-from .test_adversarial_verdicts_25 import dump, expect, ring
-from .test_adversarial_verdicts_26 import TRITON, reader_does, writer_does
+from .adversarial_support import HEAD, TRITON, dump, expect, reader_does, ring, writer_does
 
-HEAD = "import triton.language as tl\nimport tle_compiler as tle\nimport triton\n\n\n"
 _ENDLESS = ("rejected", "[endless-loop]", "may never end")
 
 

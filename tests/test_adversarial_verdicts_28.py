@@ -75,50 +75,11 @@ semantics for run-time values) wherever it gave one.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from .adversarial_oracles import lowers_to_its_events, triton_compile_error
-from .test_adversarial_verdicts_25 import HEAD, dump, expect
-from .test_adversarial_verdicts_26 import TRITON, reader_does
-
-
-def _ind(text: str, n: int) -> str:
-    return textwrap.indent(textwrap.dedent(text), " " * n)
-
-
-def kernel(writer: str, reader: str, extra: str = "", body: str = "", config: str = "5") -> str:
-    """A producer / consumer kernel over one pipe `kv` of capacity 2 ([2, 64] fp32 tiles):
-    ``writer`` after `w = kv.writer()`, ``reader`` after `r = kv.reader()`, ``body`` in the
-    kernel body after `tle.assume(N >= 0)`, ``extra`` after the partitions."""
-    return (HEAD + "@tle.jit\ndef k(x_ptr, y_ptr, N, C: tl.constexpr):\n    tle.assume(N >= 0)\n"
-            + _ind(body, 4)
-            + "    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))\n"
-            "    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)), (consume, (kv, y_ptr, N, "
-            "C))],\n                            [4], [232])\n\n\n"
-            "def produce(kv, x_ptr, N, C: tl.constexpr):\n    w = kv.writer()\n" + _ind(writer, 4)
-            + "\n\ndef consume(kv, y_ptr, N, C: tl.constexpr):\n    r = kv.reader()\n"
-            + _ind(reader, 4) + "\n" + textwrap.dedent(extra)
-            + '\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},'
-            '\n                  "constexprs": {"C": ' + config + '}}\n')
-
-
-def put(i: str) -> str:
-    """The writer's window of index ``i``: acquire, fill the tile, commit."""
-    return (f"s = w.acquire({i})\ntl.store(tle.gpu.local_ptr(s.tile), "
-            f"tl.load(x_ptr + tl.arange(0, 64)))\nw.commit({i})\n")
-
-
-def get(i: str) -> str:
-    """The reader's window of index ``i``: wait, store the tile out, release."""
-    return (f"res = r.wait({i})\ntl.store(y_ptr + tl.arange(0, 64), "
-            f"tl.load(tle.gpu.local_ptr(res.slot.tile)))\nr.release({i})\n")
-
-
-def loop(head: str, stmts: str) -> str:
-    """``stmts`` as the body of the loop (or `if`) ``head``, ending its line."""
-    return head + "\n" + _ind(stmts.rstrip("\n") + "\n", 4)
+from .adversarial_support import HEAD, TRITON, dump, expect, get, kernel, loop, put, reader_does
+from .adversarial_support import indented as _ind
 
 
 def triton_error(tmp_path, monkeypatch, stmt: str):

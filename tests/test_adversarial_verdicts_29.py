@@ -91,27 +91,8 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_oracles import triton_compile_error, triton_ttir
-from .test_adversarial_verdicts_25 import dump, expect
-from .test_adversarial_verdicts_26 import TRITON, reader_does
-from .test_adversarial_verdicts_28 import get, kernel, loop, put
-
-STORE = "    tl.store(y_ptr, 1.0)\n"
-#: events that N decides (so N is a base of the Program, checked at --param values)
-N_EVENTS = (loop("for p in range(N // 1000000):", put("p")),
-            loop("for p in range(N // 1000000):", get("p")))
-#: events that no param decides (N is then no value the verdict checks)
-FIXED_EVENTS = (loop("for p in range(4):", put("p")), loop("for p in range(4):", get("p")))
-
-
-def data_loop(pre: str, events=N_EVENTS, body: str = "") -> str:
-    """The kernel of round 28 whose reader runs ``pre`` (a loop without events) first."""
-    writer, reader = events
-    return kernel(writer, pre + reader, body=body)
-
-
-def triton_kernel(body: str) -> str:
-    return ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
-            "def k(x_ptr, N, C: tl.constexpr):\n" + body)
+from .adversarial_support import (FIXED_EVENTS, STORE, TRITON, data_loop, dump, expect, get,
+                                  kernel, loop, put, reader_does, triton_kernel)
 
 
 # --------------------------------------------------- bug 1: the counter of a negative step

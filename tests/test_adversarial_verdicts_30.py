@@ -76,9 +76,8 @@ from __future__ import annotations
 
 import pytest
 
-from .test_adversarial_verdicts_25 import dump, expect
-from .test_adversarial_verdicts_26 import reader_does, triton_refuses, without_config
-from .test_adversarial_verdicts_28 import get, kernel, loop, put
+from .adversarial_support import (DRAIN, FILL, dump, expect, get, kernel, loop, put, reader_does,
+                                  triton_refuses, without_config)
 
 
 # ---------------------------------------------- bug 1: the translation without argument types
@@ -289,9 +288,6 @@ def test_conditions_that_look_equivalent(tmp_path, capsys, case):
     expect(code, err, want)
 
 
-STORE = "tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))"
-
-
 @pytest.mark.parametrize("cond,want", [
     ("(d == 0) | (p < 2)", "verified"),
     ("(d == 0) or (p < 2)", "verified"),
@@ -302,23 +298,20 @@ STORE = "tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))"
 def test_a_write_under_a_data_condition_with_an_affine_part(tmp_path, capsys, cond, want):
     """Both stages of the capacity-2 pipe are written at p < 2 where the affine part of a
     disjunction holds; nothing else makes the data condition's write sure."""
-    window = (f"s = w.acquire(p)\nd = tl.load(x_ptr + p)\n" + loop(f"if {cond}:", STORE)
+    window = (f"s = w.acquire(p)\nd = tl.load(x_ptr + p)\n" + loop(f"if {cond}:", FILL)
               + "w.commit(p)\n")
     text = kernel(_looped("for p in range(N):", window), _looped("for p in range(N):", get("p")))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
 
 
-READ = "tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))"
-
-
 @pytest.mark.parametrize("guard,want", [
-    (loop("if not res.is_closed:", READ), "verified"),
-    (loop("if ~res.is_closed:", READ), ("rejected", "[unwritten-field]")),
-    (loop("if not (res.is_closed and d > 0):", READ), ("rejected", "[unwritten-field]")),
-    (loop("if res.is_closed and d > 0:", "pass") + loop("else:", READ),
+    (loop("if not res.is_closed:", DRAIN), "verified"),
+    (loop("if ~res.is_closed:", DRAIN), ("rejected", "[unwritten-field]")),
+    (loop("if not (res.is_closed and d > 0):", DRAIN), ("rejected", "[unwritten-field]")),
+    (loop("if res.is_closed and d > 0:", "pass") + loop("else:", DRAIN),
      ("rejected", "[unwritten-field]")),
-    ("c = res.is_closed\nc = d > 0\n" + loop("if not c:", READ),
+    ("c = res.is_closed\nc = d > 0\n" + loop("if not c:", DRAIN),
      ("rejected", "[unwritten-field]")),
 ], ids=["not", "~", "not (and)", "else of and", "rebound flag"])
 def test_reads_the_closed_flag_guards(tmp_path, capsys, guard, want):

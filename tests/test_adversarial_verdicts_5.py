@@ -51,11 +51,12 @@ negative exponent, and a derived `2 ** C` at `C=-1` says that it raises 2 to the
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from tle_compiler.cli.dump import main as tle_dump
+
+from .adversarial_support import run_check
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 
@@ -69,31 +70,7 @@ def src(text: str, *edits: tuple[str, str]) -> str:
     return out
 
 
-def check(capsys, path: Path, params: tuple, expect) -> None:
-    code = tle_dump(["-q", *[a for p in params for a in ("--param", p)], str(path)])
-    out, err = capsys.readouterr()
-    text = out + err
-    assert "Traceback" not in text
-    if expect == "verified":
-        assert code == 0, text
-        assert ": verified for " in err, text
-        return
-    kind, *whats = expect
-    assert ": verified for " not in text, text
-    if kind == "rejected":
-        assert code == 1, text
-    else:  # "bounded" / "unknown": nothing claimed beyond the values named
-        assert code == 3, text
-        assert f": {kind}: " in err, text
-    for what in whats:
-        assert what in err, text
-
-
-def _run(tmp_path, capsys, text, params, expect) -> Path:
-    path = tmp_path / "kernel.py"
-    path.write_text(text)
-    check(capsys, path, params, expect)
-    return path
+_run = run_check
 
 
 _OUTSIDE = ("rejected", "[access-outside-window]")

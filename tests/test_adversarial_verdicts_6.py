@@ -66,15 +66,16 @@ refuses them at their line (it has no print).
 
 from __future__ import annotations
 
+import functools
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowering_problems, triton_compile_error
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_support import run_check
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 from .test_constexpr_if_around_events import KERNEL as CONSTEXPR_KERNEL
 
 # The writer's window of tile p, for bodies written here (unindented).
@@ -111,11 +112,8 @@ _WNC = ("rejected", "[wait-never-committed]")
 _CONTROL = ("rejected", "[unsupported-control-flow]")
 
 
-def _run(tmp_path, capsys, text, params, expect) -> Path:
-    path = tmp_path / "kernel.py"
-    path.write_text(text + CONFIG)
-    check(capsys, path, params, expect)
-    return path
+#: a case's kernel file written with CONFIG after it, its verdict checked (run_check)
+_run = functools.partial(run_check, config=CONFIG)
 
 
 # ------------------------------------------------------------------------- truth of bound names

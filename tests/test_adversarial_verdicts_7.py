@@ -76,6 +76,7 @@ to a helper that uses it where Triton takes constexprs (`tl.arange(0, B)`), `and
 
 from __future__ import annotations
 
+import functools
 import importlib
 import textwrap
 
@@ -84,7 +85,8 @@ import pytest
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowering_problems, triton_compile_error
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_support import check, run_check
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 from .test_adversarial_verdicts_6 import PUT, PUT2, ind, on_data
 
 _REFUSED = ("rejected", "[unsupported-expression]")
@@ -93,11 +95,8 @@ _NON_AFFINE_IF = ("rejected", "[non-affine-if]")
 _NON_AFFINE_LOOP = ("rejected", "[non-affine-loop]")
 
 
-def _run(tmp_path, capsys, text, params, expect, name="kernel.py"):
-    path = tmp_path / name
-    path.write_text(text + CONFIG)
-    check(capsys, path, params, expect)
-    return path
+#: a case's kernel file written with CONFIG after it, its verdict checked (run_check)
+_run = functools.partial(run_check, config=CONFIG)
 
 
 def guarded(cond: str) -> str:

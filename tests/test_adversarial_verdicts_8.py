@@ -70,6 +70,7 @@ Triton 3.6 refuses in a jit function unless they are tl.constexpr, are read by v
 
 from __future__ import annotations
 
+import functools
 import io
 import textwrap
 from contextlib import redirect_stderr, redirect_stdout
@@ -80,7 +81,8 @@ import pytest
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowering_problems, triton_compile_error
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_support import run_check
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 from .test_adversarial_verdicts_6 import PUT, ind, on_data
 
 _REFUSED = ("rejected", "[unsupported-expression]")
@@ -88,11 +90,8 @@ _CONTROL = ("rejected", "[unsupported-control-flow]")
 _UNKNOWN_NAME = ("rejected", "[unknown-name]")
 
 
-def _run(tmp_path, capsys, text, params, expect, name="kernel.py"):
-    path = tmp_path / name
-    path.write_text(text + CONFIG)
-    check(capsys, path, params, expect)
-    return path
+#: a case's kernel file written with CONFIG after it, its verdict checked (run_check)
+_run = functools.partial(run_check, config=CONFIG)
 
 
 def arange_of(name: str) -> str:

@@ -81,7 +81,8 @@ import pytest
 from tle_compiler.cli.dump import main as tle_dump
 
 from .adversarial_oracles import lowering_problems
-from .test_adversarial_python_semantics import CONFIG, check, reader, ring, writer
+from .adversarial_support import check
+from .test_adversarial_python_semantics import CONFIG, reader, ring, writer
 from .test_adversarial_verdicts_6 import PUT, ind
 from .test_adversarial_verdicts_8 import triton_accepts
 

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from .test_adversarial_python_semantics import run_dump, write_kernel
+from .adversarial_support import run_dump, write_kernel
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 

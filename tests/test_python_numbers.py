@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_adversarial_verdicts_25 import dump, expect
-from .test_adversarial_verdicts_26 import reader_does, triton_refuses
+from .adversarial_support import dump, expect, reader_does, triton_refuses
 
 Y = "y_ptr + tl.arange(0, 64)"
 

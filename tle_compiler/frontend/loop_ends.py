@@ -41,10 +41,11 @@ from typing import Optional
 
 from ..ir import kernel as K
 from ..ir.expr import Affine
+from ..ir.i32 import I32_MAX, I32_MIN
+from ..ir.loop_counter import innermost_next_counter
 from .params import is_placeholder
 from .values import I64, Aff, KernelArg, Sym
 
-I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 #: a comparison with the counter on its right, read with the counter on its left
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 NARROW = ("int8", "int16", "uint8", "uint16")
@@ -230,36 +231,14 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
 # -- run-time `for` loops without events (Program.data_loops) -------------------------------------
 
 
-def _as_i32(r: tuple[int, int]) -> tuple[int, int]:
-    """``r`` as the GPU computes it in i32: itself inside i32, any i32 value where it wraps."""
-    return r if I32_MIN <= r[0] and r[1] <= I32_MAX else (I32_MIN, I32_MAX)
-
-
 def counter_wraps(nest, env) -> Optional[int]:
     """Where the innermost loop of ``nest`` (a ``For`` nested in copies of the loops around it,
     Program.data_loops) may never end: the greatest next value of the counter Triton's scf.for
     steps (the variable, or for a negative step the counter from the stop up to the start by
     its size) past 2^31 - 1, where it wraps below the bound, with every variable over its
     interval in ``env`` (params: their domains in i32) and the loops around it over their
-    ranges; None where it stays inside i32 (a step of size 1 always does)."""
-    from ..ir.nodes import For  # noqa: PLC0415 - ir.nodes reads the frontend's package
-
-    loop, env = nest, dict(env)
-    while True:
-        start, stop = loop.start.span(env), loop.stop.span(env)
-        if start is None or stop is None:
-            return None
-        start, stop = _as_i32(start), _as_i32(stop)
-        inner = [s for s in loop.body if isinstance(s, For)]
-        if not inner:
-            k = abs(loop.step)
-            lo, hi = (start[0], stop[1]) if loop.step > 0 else (stop[0], start[1])
-            if lo >= hi:
-                return None  # no iteration for any value
-            top = hi - 1 + k
-            if start[0] == start[1] and stop[0] == stop[1]:
-                r = range(lo, hi, k)
-                top = r[-1] + k
-            return top if top > I32_MAX else None
-        env[loop.var] = ((start[0], stop[1] - 1) if loop.step > 0 else (stop[0] + 1, start[1]))
-        loop = inner[0]
+    values; None where it stays inside i32 (a step of size 1 always does) or the loop never
+    runs. The walk is the i32 check's (ir/loop_counter.py), so that a loop the check of
+    checked values finds ending is found ending here too."""
+    top = innermost_next_counter(nest, env)
+    return top[1] if top is not None and top[1] > I32_MAX else None

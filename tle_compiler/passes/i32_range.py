@@ -22,9 +22,9 @@ from typing import Mapping, Optional, Union
 from ..ir.derived import Definition, LaunchWidthError, derive, derive_on_gpu
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.i32 import I32_MAX, I32_MIN, fits_i32
+from ..ir.loop_counter import Interval, Iterations, iterations
 from ..ir.nodes import Access, Event, For, If, Program, Stmt
 
-Interval = tuple[int, int]
 
 #: How a reason from :func:`first_wrap` ends when the GPU computes a definition otherwise than the
 #: unbounded evaluation without any step leaving i32 (the others name a value outside i32).
@@ -65,25 +65,17 @@ class _Walk:
         self.found = f"{what} `{a}` (line {line}) {verb} {bad}"
         return False
 
-    def counter(self, s: For, start: Interval, stop: Interval, line: int) -> bool:
+    def counter(self, s: For, it: Iterations, line: int) -> bool:
         """The counter of a loop of negative step as Triton 3.6 compiles it: visit_For swaps the
         bounds and negates the step (`range(a, b, -k)` is an scf.for from b up to a by k, its
         variable `a - counter + b`), so the counter runs from the stop up to the start and its
         next value, computed in i32 before the compare, may wrap where the variable's does not
         (`range(N, 0, -3)` at N = 2^31 - 1: the counter steps from 2147483646 to 2147483649 and
-        the loop never ends)."""
-        k = -s.step
-        lo, hi = stop[0], start[1] - 1
-        if start[0] == start[1] and stop[0] == stop[1] and k > 1:
-            r = range(stop[0], start[0], k)
-            if r:
-                lo, hi = r[0], r[-1]
-        if lo > hi:
-            return True
+        the loop never ends). Its values are ``it.counter`` (ir/loop_counter.py)."""
         name = f"{s.var}_counter"
-        return self.check(Affine.of(name) + k, {name: (lo, hi)},
+        return self.check(Affine.of(name) + it.k, {name: it.counter},
                           f"the next value of the counter Triton's loop of step {s.step} steps up "
-                          f"(from its stop to its start, by {k})", line)
+                          f"(from its stop to its start, by {it.k})", line)
 
     def body(self, stmts: tuple[Stmt, ...], env: dict[str, Interval]) -> bool:
         for s in stmts:
@@ -95,24 +87,19 @@ class _Walk:
                 if not (self.check(s.start, env, "the loop bound", line)
                         and self.check(s.stop, env, "the loop bound", line)):
                     return False
-                start, stop = s.start.span(env), s.stop.span(env)
-                if start is None or stop is None:
-                    continue
-                lo, hi = ((start[0], stop[1] - 1) if s.step > 0 else (stop[0] + 1, start[1]))
-                if start[0] == start[1] and stop[0] == stop[1] and abs(s.step) > 1:
-                    # one range: its last value exactly (a step > 1 stops short of the bound)
-                    r = range(start[0], stop[0], s.step)
-                    if r:
-                        lo, hi = min(r[0], r[-1]), max(r[0], r[-1])
-                if lo > hi:  # the loop runs no iteration for any value here
+                # the variable's values and the counter's, as the endless-loop check of data
+                # loops reads them too (ir/loop_counter.py)
+                it = iterations(s, env)
+                if it is None:  # a bound not known here, or no iteration for any value
                     continue
                 # the compiled loop steps its variable past the last value before it compares
                 last = Affine.of(s.var) + s.step
-                if not self.check(last, {s.var: (lo, hi)}, "the loop variable's next value", line):
+                if not self.check(last, {s.var: it.values}, "the loop variable's next value",
+                                  line):
                     return False
-                if s.step < 0 and not self.counter(s, start, stop, line):
+                if s.step < 0 and not self.counter(s, it, line):
                     return False
-                if not self.body(s.body, {**env, s.var: (lo, hi)}):
+                if not self.body(s.body, {**env, s.var: it.values}):
                     return False
             elif isinstance(s, If):
                 for a in _cond_operands(s.cond):
