@@ -28,6 +28,8 @@ check.
 
 from __future__ import annotations
 
+import re
+from dataclasses import fields, is_dataclass
 from typing import Iterator, Optional
 
 from ..diagnostics import TleError
@@ -180,3 +182,172 @@ def check_memory_waits(kern: K.Kernel) -> None:
                         f"does not see, so no verdict could say the kernel does not hang; wait "
                         f"for another partition through a pipe, or bound the loop with range()",
                         op.loc if op.loc.line else st.loc, check="memory-wait")
+
+
+
+
+_NAME = re.compile(r"name:(\w+)")
+
+
+def _resolved(info: _Kernel, e: K.Expr, binds: dict, body: tuple, depth: int = 8) -> str:
+    """A text of ``e`` in which each name the function assigns once (no loop variable) stands
+    for its value, and each partition parameter for the kernel body's expression it is bound
+    to, resolved there too, and the terms of a sum or product sorted: two pointer expressions
+    of equal texts reach the same addresses (a name assigned more than once, or a loop
+    variable, stays a name, equal to itself)."""
+    if isinstance(e, K.Name):
+        local = info.assigns(body)
+        vals = local.get(e.id, ())
+        loops = {st.var for st in K.walk_stmts(body) if isinstance(st, K.For)}
+        if depth > 0 and len(vals) == 1 and e.id not in loops:
+            return _resolved(info, vals[0], binds, body, depth - 1)
+        if depth > 0 and not vals and e.id in binds:
+            return _resolved(info, binds[e.id], {}, info.kern.prologue, depth - 1)
+        return f"name:{e.id}"
+    if isinstance(e, K.BinOp) and e.op in ("+", "*"):
+        # a sum or product in any order or grouping: its terms, sorted
+        terms, todo = [], [e]
+        while todo:
+            x = todo.pop()
+            if isinstance(x, K.BinOp) and x.op == e.op:
+                todo += [x.lhs, x.rhs]
+            else:
+                terms.append(_resolved(info, x, binds, body, depth))
+        return f"{e.op}({', '.join(sorted(terms))})"
+    scalars = [f"{f.name}={getattr(e, f.name)!r}" for f in fields(e)
+               if f.name not in ("loc", "attrs") and not isinstance(getattr(e, f.name), tuple)
+               and not is_dataclass(getattr(e, f.name))]
+    kids = [_resolved(info, c, binds, body, depth) for c in K.children(e)]
+    keys = [k for k, _ in e.kwargs] if isinstance(e, K.Op) else []
+    return f"{type(e).__name__}({', '.join(scalars)}; {', '.join(kids)}; {keys})"
+
+def _global_accesses(info: _Kernel,
+                     part: K.KPartition) -> Iterator[tuple[str, set[str], str, K.Op]]:
+    """Each load, store or atomic of global memory in ``part``: (kind, the kernel arguments its
+    pointer may be computed from, the pointer's text resolved (:func:`_resolved`), the op);
+    kind is ``load``, ``store`` or ``atomic``."""
+    binds = dict(part.bindings)
+    for st in K.walk_stmts(part.body):
+        for x in K.stmt_exprs(st):
+            for op in _ops(x):
+                kind = ("load" if op.name == "tl.load" else "store" if op.name in WRITES
+                        else "atomic" if op.name.startswith(ATOMIC_PREFIX) else None)
+                ptr = _pointer(op) if kind else None
+                if ptr is None or info.shared(ptr, binds, part.body):
+                    continue
+                yield (kind, info.args_of(ptr, binds, part.body),
+                       _resolved(info, ptr, binds, part.body), op)
+
+
+def _simple(st: K.Stmt) -> bool:
+    return isinstance(st, (K.Assign, K.Eval))
+
+
+def _evaluates(st: K.Stmt, op: K.Op) -> bool:
+    return any(x is op for e in K.stmt_exprs(st) for x in K.walk_expr(e))
+
+
+def _place(part: K.KPartition, op: K.Op) -> Optional[tuple[int, Optional[int]]]:
+    """Where ``op`` stands in ``part``: (the position of its top-level statement, None) for a
+    statement outside any loop or ``if``; (the position of a top-level ``for``, the position
+    in its body) for a statement at the top of such a loop's body; else None."""
+    for i, st in enumerate(part.body):
+        if _simple(st) and _evaluates(st, op):
+            return i, None
+        if isinstance(st, K.For):
+            for j, inner in enumerate(st.body):
+                if _simple(inner) and _evaluates(inner, op):
+                    return i, j
+    return None
+
+
+def _events(info: _Kernel, part: K.KPartition, stmts, loop: Optional[K.For]) -> Iterator:
+    """(position, verb, pipe, side, index text) of the events of the simple statements
+    ``stmts``; in the body of ``loop`` the index text names the loop variable `$v` and is
+    tagged with the loop's range, so that events of two loops of one range at one iteration
+    compare equal."""
+    binds = dict(part.bindings)
+    tag = None
+    if loop is not None:
+        tag = tuple(_resolved(info, x, binds, part.body) for x in (loop.start, loop.stop,
+                                                                     loop.step))
+    for i, st in enumerate(stmts):
+        if _simple(st):
+            for e in K.stmt_exprs(st):
+                for ev in K._post(e):
+                    idx = _resolved(info, ev.index, binds, part.body)
+                    if loop is not None:
+                        idx = re.sub(rf"name:{re.escape(loop.var)}\b", "name:$v", idx)
+                    yield i, ev.verb, ev.handle.pipe, ev.handle.side, (idx, tag)
+
+
+def _ordered(info: _Kernel, first: tuple[K.KPartition, K.Op],
+             second: tuple[K.KPartition, K.Op]) -> bool:
+    """Whether every run of the access ``first`` surely happens before every run of
+    ``second`` through the hand-offs of one pipe: the first partition commits (or closes) an
+    index after the access, at its top level or, for an access at the top of a top-level
+    loop's body, later in that body; the second waits that index before its access, at its
+    top level or in a top-level loop before the access's statement (the same index, of a loop
+    of the same range at the same iteration). Other places are never taken for ordered."""
+    (pa, a), (pb, b) = first, second
+    at_a, at_b = _place(pa, a), _place(pb, b)
+    if at_a is None or at_b is None:
+        return False
+    (ia, ja), (ib, _) = at_a, at_b
+    arrives = {(pipe, idx) for i, verb, pipe, side, idx in _events(info, pa, pa.body, None)
+               if i > ia and side == "writer" and verb in ("commit", "close")}
+    if ja is not None:
+        loop = pa.body[ia]
+        arrives |= {(pipe, idx) for j, verb, pipe, side, idx in
+                    _events(info, pa, loop.body, loop)
+                    if j > ja and side == "writer" and verb in ("commit", "close")}
+    waits = {(pipe, idx) for i, verb, pipe, side, idx in _events(info, pb, pb.body, None)
+             if i < ib and side == "reader" and verb == "wait"}
+    for i, st in enumerate(pb.body[:ib]):
+        if isinstance(st, K.For):
+            waits |= {(pipe, idx) for _, verb, pipe, side, idx in _events(info, pb, st.body, st)
+                      if side == "reader" and verb == "wait"}
+    return bool(arrives & waits)
+
+
+def check_global_races(kern: K.Kernel) -> None:
+    """Refuse global memory that one partition writes and another reads at the same addresses:
+    a store (or atomic) in one partition and a load in another through pointer expressions
+    that are one expression once names are resolved (:func:`_resolved`: `y_ptr + 64 +
+    tl.arange(0, 64)` in both, a flag `flag_ptr`), or a store in one and an atomic in the
+    other. The verifier orders partitions by their pipes only; it does not check that such a
+    pair is ordered by them (the store before a commit, the load after the matching wait), so
+    the load may read the memory before or while the store lands: a race, or a flag protocol
+    (an atomic one partition sets, another reads, with the data it guards) the verdict could
+    not claim safe. Pointers through other expressions (`x_ptr + tl.arange(0, 64)` loaded, `x_ptr
+    + t * 64 + tl.arange(0, 64)` stored) are taken to reach other addresses, and two stores (or
+    two atomics) are no read of the other's write: neither is refused. Only an address that
+    varies with nothing (every name in it resolves to kernel arguments and constants) is
+    compared, and a pair is accepted where one hand-off surely orders it (:func:`_ordered`:
+    straight-line code, a commit after the first access and its wait before the second)."""
+    if len(kern.partitions) < 2:
+        return
+    info = _Kernel(kern)
+    seen: dict[str, list[tuple[str, str, K.Op]]] = {}
+    for part in kern.partitions:
+        for kind, args, text, op in _global_accesses(info, part):
+            if not args or any(n not in info.params for n in _NAME.findall(text)):
+                continue  # no argument's memory, or an address that varies (a loop variable)
+            for other, okind, oop in seen.get(text, ()):
+                if other == part.name or {kind, okind} in ({"store"}, {"atomic"}, {"load"}):
+                    continue
+                opart = kern.partition(other)
+                if _ordered(info, (opart, oop), (part, op)) or \
+                        _ordered(info, (part, op), (opart, oop)):
+                    continue
+                arg = sorted(args)[0]
+                raise TleError(
+                    f"partitions '{other}' ({okind} at line {oop.loc.line}) and '{part.name}' "
+                    f"({kind} here) access the same global memory through `{arg}`, one writing "
+                    f"what the other reads: the verifier orders partitions only through pipes "
+                    f"and does not check that this write and this read are ordered by them, so "
+                    f"the read may see the memory before or during the write (a race, or a flag "
+                    f"protocol it cannot prove); hand the data over in a pipe slot, or keep "
+                    f"these writes and reads in one partition", op.loc if op.loc.line
+                    else part.loc, check="memory-race")
+            seen.setdefault(text, []).append((part.name, kind, op))

@@ -39,6 +39,7 @@ from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .folding import fold
 from .local_tensors import WalkRules, c_and_python, refusal, shift_out_of_i32, tensor_root
+from .memory_waits import check_global_races
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
@@ -2906,11 +2907,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.opaque_access(list(offsets.items) if isinstance(offsets, TupleV) else [offsets],
                            "tle.gpu.tma_load", node)
         self.k.tma_descriptor_locs.setdefault(desc.name, node.loc)
-        if isinstance(dst, BufferRef):  # a free buffer: a write, for the race check
-            if self.mode == "partition" and dst.var is not None:
-                self.k.buffer_uses.setdefault(dst.var, []).append(
-                    (self.partition, True, node.loc, "tle.gpu.tma_load"))
-            return Const(None)
+        if isinstance(dst, BufferRef):
+            # a free buffer has no mbarrier: nothing can wait for the copy's bytes, so a read
+            # of the buffer (by this partition too) may see them half-landed, a second copy
+            # may land over the first in flight, and the CTA may exit before they land
+            raise self.err(f"tle.gpu.tma_load into `{self.src(node.args[0])}`, a shared buffer "
+                           f"outside a pipe: a TMA copy lands asynchronously and only a pipe "
+                           f"commit's expect-tx lets anyone wait for its bytes, so no read of "
+                           f"the buffer is ordered after them; copy into a field of a slot the "
+                           f"writer acquired", node, check="bad-tma")
         if not (isinstance(dst, Data) and dst.shared and dst.view == "buffer"):
             raise self.err(f"tle.gpu.tma_load: the destination `{self.src(node.args[0])}` must be "
                            f"a slot field (`slot.f` of an acquire) or a free shared buffer",
@@ -4851,6 +4856,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         for d in kernel.pipes)
     derived, bases = derivations(k.params, k.definitions, uses, pnames, partitions)
     refuse_pointer_params(k, param_args, bases)
+    check_global_races(kernel)
     # the walk records every slot access the kernel makes: a pipe it saw no write of is one
     # nothing writes, not a .pipe file's protocol skeleton
     unnamed = frozenset(pnames[slot.placeholder] for key, slot in k.params.by_key.items()
