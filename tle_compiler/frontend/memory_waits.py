@@ -204,6 +204,16 @@ def _resolved(info: _Kernel, e: K.Expr, binds: dict, body: tuple, depth: int = 8
         if depth > 0 and not vals and e.id in binds:
             return _resolved(info, binds[e.id], {}, info.kern.prologue, depth - 1)
         return f"name:{e.id}"
+    if isinstance(e, K.Subscript) and len(e.index) == 1 and isinstance(e.index[0], int):
+        # an item of a tuple the function binds (`r, first = pair`): that item
+        tup = e.value
+        for _ in range(depth):
+            vals = info.assigns(body).get(tup.id, ()) if isinstance(tup, K.Name) else ()
+            if len(vals) != 1:
+                break
+            tup = vals[0]
+        if isinstance(tup, K.TupleExpr) and -len(tup.items) <= e.index[0] < len(tup.items):
+            return _resolved(info, tup.items[e.index[0]], binds, body, depth - 1)
     if isinstance(e, K.BinOp) and e.op in ("+", "*"):
         # a sum or product in any order or grouping: its terms, sorted
         terms, todo = [], [e]
@@ -213,7 +223,9 @@ def _resolved(info: _Kernel, e: K.Expr, binds: dict, body: tuple, depth: int = 8
                 todo += [x.lhs, x.rhs]
             else:
                 terms.append(_resolved(info, x, binds, body, depth))
-        return f"{e.op}({', '.join(sorted(terms))})"
+        unit = _resolved(info, K.Const(0 if e.op == "+" else 1), binds, body, depth)
+        terms = sorted(t for t in terms if t != unit) or [unit]  # `t + 0` is `t`
+        return terms[0] if len(terms) == 1 else f"{e.op}({', '.join(terms)})"
     scalars = [f"{f.name}={getattr(e, f.name)!r}" for f in fields(e)
                if f.name not in ("loc", "attrs") and not isinstance(getattr(e, f.name), tuple)
                and not is_dataclass(getattr(e, f.name))]
@@ -310,6 +322,21 @@ def _ordered(info: _Kernel, first: tuple[K.KPartition, K.Op],
     return bool(arrives & waits)
 
 
+def _ordered_per_iteration(info: _Kernel, first: tuple[K.KPartition, K.Op],
+                           second: tuple[K.KPartition, K.Op]) -> bool:
+    """For two accesses at the top of the bodies of top-level loops of one range: whether at
+    every iteration the first surely happens before the second, the first partition committing
+    an index later in its loop body that the second waits earlier in its own (the same index
+    at the same iteration)."""
+    (pa, a), (pb, b) = first, second
+    (ia, ja), (ib, jb) = _place(pa, a), _place(pb, b)
+    arrives = {(pipe, idx) for j, verb, pipe, side, idx in
+               _events(info, pa, pa.body[ia].body, pa.body[ia])
+               if j > ja and side == "writer" and verb in ("commit", "close")}
+    return any(j < jb and side == "reader" and verb == "wait" and (pipe, idx) in arrives
+               for j, verb, pipe, side, idx in _events(info, pb, pb.body[ib].body, pb.body[ib]))
+
+
 def check_global_races(kern: K.Kernel) -> None:
     """Refuse global memory that one partition writes and another reads at the same addresses:
     a store (or atomic) in one partition and a load in another through pointer expressions
@@ -328,17 +355,31 @@ def check_global_races(kern: K.Kernel) -> None:
     if len(kern.partitions) < 2:
         return
     info = _Kernel(kern)
-    seen: dict[str, list[tuple[str, str, K.Op]]] = {}
+    seen: dict[object, list[tuple[str, str, K.Op]]] = {}
     for part in kern.partitions:
         for kind, args, text, op in _global_accesses(info, part):
-            if not args or any(n not in info.params for n in _NAME.findall(text)):
-                continue  # no argument's memory, or an address that varies (a loop variable)
+            if not args:
+                continue  # no argument's memory
+            per_iteration = False
+            if any(n not in info.params for n in _NAME.findall(text)):
+                # an address that varies: compared only as a function of the variable of the
+                # top-level loop it stands in (`x_ptr + t * 64 + ...`), at one iteration
+                at = _place(part, op)
+                loop = part.body[at[0]] if at is not None and at[1] is not None else None
+                if loop is None or any(n not in info.params and n != loop.var
+                                       for n in _NAME.findall(text)):
+                    continue
+                binds = dict(part.bindings)
+                text = (re.sub(rf"name:{re.escape(loop.var)}\b", "name:$v", text),
+                        tuple(_resolved(info, x, binds, part.body)
+                              for x in (loop.start, loop.stop, loop.step)))
+                per_iteration = True
             for other, okind, oop in seen.get(text, ()):
                 if other == part.name or {kind, okind} in ({"store"}, {"atomic"}, {"load"}):
                     continue
                 opart = kern.partition(other)
-                if _ordered(info, (opart, oop), (part, op)) or \
-                        _ordered(info, (part, op), (opart, oop)):
+                order = _ordered_per_iteration if per_iteration else _ordered
+                if order(info, (opart, oop), (part, op)) or order(info, (part, op), (opart, oop)):
                     continue
                 arg = sorted(args)[0]
                 raise TleError(

@@ -39,7 +39,6 @@ from ..language.gpu import SharedBuffer, slot_bytes
 from ..language.pipe import PipeDecl
 from .folding import fold
 from .local_tensors import WalkRules, c_and_python, refusal, shift_out_of_i32, tensor_root
-from .memory_waits import check_global_races
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
@@ -4856,7 +4855,6 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         for d in kernel.pipes)
     derived, bases = derivations(k.params, k.definitions, uses, pnames, partitions)
     refuse_pointer_params(k, param_args, bases)
-    check_global_races(kernel)
     # the walk records every slot access the kernel makes: a pipe it saw no write of is one
     # nothing writes, not a .pipe file's protocol skeleton
     unnamed = frozenset(pnames[slot.placeholder] for key, slot in k.params.by_key.items()
