@@ -30,10 +30,17 @@ Bugs found, one line each:
    them is still verified.
 
 Checked and found right (pinned below where marked): a DEFAULT_CONFIG descriptor whose element
-type (fp32, fp16) or box ([64, 128], [32, 512], [64, 256, 1]) is not the bf16 [64, 256] field's,
-a descriptor argument swapped for another one through the warp_specialize tuple or a tuple item
-(signature); a reader's tl.debug_barrier() (a barrier of its own partition's warps); a field
-buffer handed to a partition or read as `kv.tile` (field-buffer, frontend).
+type (fp32, fp16) or box ([64, 128], [32, 512], [64, 256, 1]) is not the bf16 [64, 256] field's
+(pinned), a descriptor argument swapped for another one through the warp_specialize tuple or a
+tuple item, a kernel without a descriptor type (signature); TMA copies in a helper under a data
+or an affine `if`, twice through a helper (pinned), in a tl.static_range of a helper, in both
+branches of an `if` (tma-window); reader stores into its slot through `+ 0`, a name, a
+tl.where, a helper taking the pointer or the slot (pinned) (reader-write); tl.debug_barrier() in
+a reader or the writer (pinned: a named barrier of the partition's warps) and in the kernel body
+(`bar.sync 0, 128` in the PTX: the default warps only); a field buffer handed to a partition or
+read as `kv.tile` (field-buffer, frontend); a writer's wgmma on its own slot (lowered
+synchronous, before the commit); warp totals past 32 and register budgets (refused by the
+existing checks).
 """
 
 from __future__ import annotations
@@ -162,6 +169,9 @@ SCRATCH = "y_ptr + 64 + tl.arange(0, 64)"
     # the same sum in another order
     (f"tl.store({SCRATCH}, tl.load(x_ptr + tl.arange(0, 64)))",
      "tl.store(y_ptr + tl.arange(0, 64), tl.load(y_ptr + (tl.arange(0, 64) + 64)))"),
+    # its offset written as a product
+    (f"tl.store({SCRATCH}, tl.load(x_ptr + tl.arange(0, 64)))",
+     "tl.store(y_ptr + tl.arange(0, 64), tl.load(y_ptr + 2 * 32 + tl.arange(0, 64)))"),
     # an atomic sets a flag, the reader loads it
     ("tl.atomic_xchg(y_ptr + 256, 1.0)", "f = tl.load(y_ptr + 256)\n"
                                           "tl.store(y_ptr + tl.arange(0, 64), "
@@ -320,3 +330,46 @@ def test_an_in_place_update_loaded_after_the_commit_is_rejected(tmp_path, capsys
                  "tl.load(x_ptr + t * 64 + tl.arange(0, 64)))")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "[memory-race]"))
+
+
+# ------------------------------------------------------------------ checked and found right
+
+HELPERS = '''
+
+def copy_if(slot, x_desc, t, f):
+    if f > 0:
+        tle.gpu.tma_load(slot.tile, x_desc, [t * BM, 0])
+
+
+def copy(slot, x_desc, t):
+    tle.gpu.tma_load(slot.tile, x_desc, [t * BM, 0])
+'''
+
+
+@pytest.mark.parametrize("write, check", [
+    ("copy_if(slot, x_desc, t, tl.load(y_ptr))", "[tma-window]"),  # a data condition inside
+    ("copy_if(slot, x_desc, t, t)", "[tma-window]"),                # an affine one
+    ("copy(slot, x_desc, t)\ncopy(slot, x_desc, t)", "copied twice in the window"),
+])
+def test_copies_through_helpers_are_checked_as_inlined(tmp_path, capsys, write, check):
+    text = tma(write=write).replace("def produce(ring, x_desc, N):",
+                                    "def produce(ring, x_desc, N):\n    y_ptr = x_desc")
+    code, err = dump(tmp_path, capsys, text.replace("\n\ndef consume", HELPERS + "\n\ndef consume"))
+    expect(code, err, ("rejected", check))
+
+
+def test_a_reader_store_through_a_helper_is_a_reader_write(tmp_path, capsys):
+    text = ring().replace(
+        "        r.release(p)\n",
+        "        put(res.slot, tl.load(y_ptr + tl.arange(0, 64)))\n        r.release(p)\n")
+    text += "\n\ndef put(sl, t):\n    tl.store(tle.gpu.local_ptr(sl.tile), t)\n"
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[reader-write]"))
+
+
+def test_a_thread_barrier_in_one_partition_is_verified(tmp_path, capsys):
+    """Inside a partition Triton lowers it to a named barrier of that partition's warps
+    (tests/test_lowering_more_ops.py checks the PTX): no other partition has to reach it."""
+    text = ring().replace("        r.release(p)\n", "        tl.debug_barrier()\n        r.release(p)\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")

@@ -189,6 +189,17 @@ def check_memory_waits(kern: K.Kernel) -> None:
 _NAME = re.compile(r"name:(\w+)")
 
 
+def _integer(e: K.Expr) -> Optional[int]:
+    """The value of an integer constant, or of `+`, `-`, `*` of them; else None."""
+    if isinstance(e, (K.Const, K.Global)) and type(e.value) is int:
+        return e.value  # a number, or a module constant's
+    if isinstance(e, K.BinOp) and e.op in ("+", "-", "*"):
+        a, b = _integer(e.lhs), _integer(e.rhs)
+        if a is not None and b is not None:
+            return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
 def _resolved(info: _Kernel, e: K.Expr, binds: dict, body: tuple, depth: int = 8) -> str:
     """A text of ``e`` in which each name the function assigns once (no loop variable) stands
     for its value, and each partition parameter for the kernel body's expression it is bound
@@ -214,17 +225,27 @@ def _resolved(info: _Kernel, e: K.Expr, binds: dict, body: tuple, depth: int = 8
             tup = vals[0]
         if isinstance(tup, K.TupleExpr) and -len(tup.items) <= e.index[0] < len(tup.items):
             return _resolved(info, tup.items[e.index[0]], binds, body, depth - 1)
+    folded = _integer(e)
+    if folded is not None:
+        return f"int:{folded}"
     if isinstance(e, K.BinOp) and e.op in ("+", "*"):
-        # a sum or product in any order or grouping: its terms, sorted
-        terms, todo = [], [e]
+        # a sum or product in any order or grouping: its terms, sorted, its integers folded
+        terms, todo, number = [], [e], 0 if e.op == "+" else 1
         while todo:
             x = todo.pop()
             if isinstance(x, K.BinOp) and x.op == e.op:
                 todo += [x.lhs, x.rhs]
             else:
-                terms.append(_resolved(info, x, binds, body, depth))
-        unit = _resolved(info, K.Const(0 if e.op == "+" else 1), binds, body, depth)
-        terms = sorted(t for t in terms if t != unit) or [unit]  # `t + 0` is `t`
+                text = _resolved(info, x, binds, body, depth)
+                if text.startswith("int:"):  # a number, or a name bound to one
+                    v = int(text[4:])
+                    number = number + v if e.op == "+" else number * v
+                else:
+                    terms.append(text)
+        unit = 0 if e.op == "+" else 1
+        if number != unit or not terms:  # `t + 0` is `t`
+            terms.append(f"int:{number}")
+        terms.sort()
         return terms[0] if len(terms) == 1 else f"{e.op}({', '.join(terms)})"
     scalars = [f"{f.name}={getattr(e, f.name)!r}" for f in fields(e)
                if f.name not in ("loc", "attrs") and not isinstance(getattr(e, f.name), tuple)
