@@ -24,8 +24,8 @@ Bugs found, one line each:
    so were changed to store elsewhere: test_adversarial_verdicts_2's SPMC dot kernels (the
    right reader loaded the y tile the left one stores), tests/cases reader_handles.ok and
    shared_alloc.ok (a reader stored x[0:64] after each release while the writer loads it
-   every iteration), test_memory_waits' loop on a value loaded before it (the flag the other
-   partition stores, unordered). Left unfixed: addresses that differ in form, vary otherwise
+   every iteration), test_dump_default_config_shapes' ring (the same), test_memory_waits'
+   loop on a value loaded before it (the flag the other partition stores, unordered). Left unfixed: addresses that differ in form, vary otherwise
    (nested loops) or overlap across iterations are taken for other memory, so a race through
    them is still verified.
 
@@ -371,5 +371,18 @@ def test_a_thread_barrier_in_one_partition_is_verified(tmp_path, capsys):
     """Inside a partition Triton lowers it to a named barrier of that partition's warps
     (tests/test_lowering_more_ops.py checks the PTX): no other partition has to reach it."""
     text = ring().replace("        r.release(p)\n", "        tl.debug_barrier()\n        r.release(p)\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+
+
+def test_accesses_under_ifs_ordered_by_a_hand_off_are_verified(tmp_path, capsys):
+    """The writer's second load of x under an `if` before commit(0), the reader's store under
+    an `if` after wait(0): the enclosing statement lists order them."""
+    text = STRAIGHT.replace("LATE", "pass").replace(
+        "    w.commit(0)\n",
+        "    if M > 0:\n        tl.store(x_ptr + 64 + tl.arange(0, 64), "
+        "tl.load(x_ptr + tl.arange(0, 64)))\n    w.commit(0)\n").replace(
+        "    tl.store(x_ptr + tl.arange(0, 64), v)\n",
+        "    if M > 1:\n        tl.store(x_ptr + tl.arange(0, 64), v)\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")

@@ -280,18 +280,26 @@ def _evaluates(st: K.Stmt, op: K.Op) -> bool:
     return any(x is op for e in K.stmt_exprs(st) for x in K.walk_expr(e))
 
 
-def _place(part: K.KPartition, op: K.Op) -> Optional[tuple[int, Optional[int]]]:
-    """Where ``op`` stands in ``part``: (the position of its top-level statement, None) for a
-    statement outside any loop or ``if``; (the position of a top-level ``for``, the position
-    in its body) for a statement at the top of such a loop's body; else None."""
-    for i, st in enumerate(part.body):
-        if _simple(st) and _evaluates(st, op):
-            return i, None
-        if isinstance(st, K.For):
-            for j, inner in enumerate(st.body):
-                if _simple(inner) and _evaluates(inner, op):
-                    return i, j
-    return None
+def _place(part: K.KPartition, op: K.Op):
+    """Where ``op`` stands in ``part``: (the chain of (statement list, position) from the
+    partition's body, or from the body of the top-level ``for`` it stands in, down through
+    ``if`` branches to the statement that evaluates it; that loop or None); None where another
+    loop (or a ``while``) holds it."""
+    def find(stmts, loop, top):
+        for i, st in enumerate(stmts):
+            if _simple(st) and _evaluates(st, op):
+                return [(stmts, i)], loop
+            if isinstance(st, K.If):
+                for branch in (st.then, st.orelse):
+                    got = find(branch, loop, False)
+                    if got:
+                        return [(stmts, i)] + got[0], got[1]
+            if isinstance(st, K.For) and top:
+                got = find(st.body, st, False)
+                if got:
+                    return got
+        return None
+    return find(part.body, None, True)
 
 
 def _events(info: _Kernel, part: K.KPartition, stmts, loop: Optional[K.For]) -> Iterator:
@@ -314,48 +322,55 @@ def _events(info: _Kernel, part: K.KPartition, stmts, loop: Optional[K.For]) -> 
                     yield i, ev.verb, ev.handle.pipe, ev.handle.side, (idx, tag)
 
 
+def _arrives(info: _Kernel, part: K.KPartition, chain, loop) -> set:
+    """The (pipe, index) of the commits and closes that surely follow the access at the end of
+    ``chain`` once it ran: later in its statement list or in an enclosing one."""
+    return {(pipe, idx) for stmts, at in chain
+            for i, verb, pipe, side, idx in _events(info, part, stmts, loop)
+            if i > at and side == "writer" and verb in ("commit", "close")}
+
+
+def _waits(info: _Kernel, part: K.KPartition, chain, loop) -> set:
+    """The (pipe, index) of the waits that surely ran before the access at the end of
+    ``chain`` when it runs: earlier in its statement list or in an enclosing one."""
+    return {(pipe, idx) for stmts, at in chain
+            for i, verb, pipe, side, idx in _events(info, part, stmts, loop)
+            if i < at and side == "reader" and verb == "wait"}
+
+
 def _ordered(info: _Kernel, first: tuple[K.KPartition, K.Op],
              second: tuple[K.KPartition, K.Op]) -> bool:
     """Whether every run of the access ``first`` surely happens before every run of
     ``second`` through the hand-offs of one pipe: the first partition commits (or closes) an
-    index after the access, at its top level or, for an access at the top of a top-level
-    loop's body, later in that body; the second waits that index before its access, at its
-    top level or in a top-level loop before the access's statement (the same index, of a loop
-    of the same range at the same iteration). Other places are never taken for ordered."""
+    index after the access, in its statement list or an enclosing one (outside loops, or in
+    the body of a top-level loop: at the same iteration); the second waits that index before
+    its access, in its list or an enclosing one, or, for an access outside loops, in a
+    top-level loop before it (the same index, of a loop of the same range at the same
+    iteration). An access run more than once (in a loop) is taken for ordered only against
+    one run once, after that loop."""
     (pa, a), (pb, b) = first, second
     at_a, at_b = _place(pa, a), _place(pb, b)
-    if at_a is None or at_b is None:
-        return False
-    (ia, ja), (ib, _) = at_a, at_b
-    arrives = {(pipe, idx) for i, verb, pipe, side, idx in _events(info, pa, pa.body, None)
-               if i > ia and side == "writer" and verb in ("commit", "close")}
-    if ja is not None:
-        loop = pa.body[ia]
-        arrives |= {(pipe, idx) for j, verb, pipe, side, idx in
-                    _events(info, pa, loop.body, loop)
-                    if j > ja and side == "writer" and verb in ("commit", "close")}
-    waits = {(pipe, idx) for i, verb, pipe, side, idx in _events(info, pb, pb.body, None)
-             if i < ib and side == "reader" and verb == "wait"}
-    for i, st in enumerate(pb.body[:ib]):
+    if at_a is None or at_b is None or at_b[1] is not None:
+        return False  # (the second in a loop runs at every iteration: _ordered_per_iteration)
+    (chain_a, loop_a), (chain_b, _) = at_a, at_b
+    waits = _waits(info, pb, chain_b, None)
+    for st in pb.body[:chain_b[0][1]]:
         if isinstance(st, K.For):
             waits |= {(pipe, idx) for _, verb, pipe, side, idx in _events(info, pb, st.body, st)
                       if side == "reader" and verb == "wait"}
-    return bool(arrives & waits)
+    return bool(_arrives(info, pa, chain_a, loop_a) & waits)
 
 
 def _ordered_per_iteration(info: _Kernel, first: tuple[K.KPartition, K.Op],
                            second: tuple[K.KPartition, K.Op]) -> bool:
-    """For two accesses at the top of the bodies of top-level loops of one range: whether at
-    every iteration the first surely happens before the second, the first partition committing
-    an index later in its loop body that the second waits earlier in its own (the same index
-    at the same iteration)."""
+    """For two accesses in the bodies of top-level loops of one range: whether at every
+    iteration the first surely happens before the second, the first partition committing an
+    index after it that the second waits before it (the same index at the same iteration)."""
     (pa, a), (pb, b) = first, second
-    (ia, ja), (ib, jb) = _place(pa, a), _place(pb, b)
-    arrives = {(pipe, idx) for j, verb, pipe, side, idx in
-               _events(info, pa, pa.body[ia].body, pa.body[ia])
-               if j > ja and side == "writer" and verb in ("commit", "close")}
-    return any(j < jb and side == "reader" and verb == "wait" and (pipe, idx) in arrives
-               for j, verb, pipe, side, idx in _events(info, pb, pb.body[ib].body, pb.body[ib]))
+    at_a, at_b = _place(pa, a), _place(pb, b)
+    if at_a is None or at_b is None or at_a[1] is None or at_b[1] is None:
+        return False
+    return bool(_arrives(info, pa, *at_a) & _waits(info, pb, *at_b))
 
 
 def check_global_races(kern: K.Kernel) -> None:
@@ -386,7 +401,7 @@ def check_global_races(kern: K.Kernel) -> None:
                 # an address that varies: compared only as a function of the variable of the
                 # top-level loop it stands in (`x_ptr + t * 64 + ...`), at one iteration
                 at = _place(part, op)
-                loop = part.body[at[0]] if at is not None and at[1] is not None else None
+                loop = at[1] if at is not None else None
                 if loop is None or any(n not in info.params and n != loop.var
                                        for n in _NAME.findall(text)):
                     continue
@@ -402,7 +417,8 @@ def check_global_races(kern: K.Kernel) -> None:
                 order = _ordered_per_iteration if per_iteration else _ordered
                 if order(info, (opart, oop), (part, op)) or order(info, (part, op), (opart, oop)):
                     continue
-                arg = sorted(args)[0]
+                consts = {q.name for q in kern.params if q.constexpr}
+                arg = min(args, key=lambda n: (n in consts, n))  # a pointer before a constexpr
                 raise TleError(
                     f"partitions '{other}' ({okind} at line {oop.loc.line}) and '{part.name}' "
                     f"({kind} here) access the same global memory through `{arg}`, one writing "
