@@ -29,7 +29,7 @@ check.
 from __future__ import annotations
 
 import re
-from dataclasses import fields, is_dataclass
+from dataclasses import fields, is_dataclass, replace
 from typing import Iterator, Optional
 
 from ..diagnostics import TleError
@@ -338,6 +338,38 @@ def _waits(info: _Kernel, part: K.KPartition, chain, loop) -> set:
             if i < at and side == "reader" and verb == "wait"}
 
 
+def _substitute(e, name: str, by: K.Expr):
+    """``e`` with every ``Name(name)`` replaced by ``by``."""
+    if isinstance(e, K.Name):
+        return by if e.id == name else e
+    if isinstance(e, tuple):
+        return tuple(_substitute(x, name, by) for x in e)
+    if not is_dataclass(e) or isinstance(e, type):
+        return e
+    return replace(e, **{f.name: _substitute(getattr(e, f.name), name, by) for f in fields(e)
+                         if f.name not in ("loc", "attrs")})
+
+
+def _last_arrives(info: _Kernel, part: K.KPartition, chain, loop) -> set:
+    """For an access in the body of the top-level loop ``loop`` (of step 1): the (pipe, index)
+    of the commits and closes of the loop's last iteration that stand in the loop's own body
+    after the access's statement (they run at every iteration, after every run of the
+    access), the index computed at the last value of the loop variable."""
+    if loop is None or not (isinstance(loop.step, K.Const) and loop.step.value == 1):
+        return set()
+    last = K.BinOp("+", loop.stop, K.Const(-1))
+    binds = dict(part.bindings)
+    out = set()
+    for i, st in enumerate(loop.body):
+        if i > chain[0][1] and _simple(st):
+            for e in K.stmt_exprs(st):
+                for ev in K._post(e):
+                    if ev.handle.side == "writer" and ev.verb in ("commit", "close"):
+                        idx = _substitute(ev.index, loop.var, last)
+                        out.add((ev.handle.pipe, (_resolved(info, idx, binds, part.body), None)))
+    return out
+
+
 def _ordered(info: _Kernel, first: tuple[K.KPartition, K.Op],
              second: tuple[K.KPartition, K.Op]) -> bool:
     """Whether every run of the access ``first`` surely happens before every run of
@@ -358,7 +390,8 @@ def _ordered(info: _Kernel, first: tuple[K.KPartition, K.Op],
         if isinstance(st, K.For):
             waits |= {(pipe, idx) for _, verb, pipe, side, idx in _events(info, pb, st.body, st)
                       if side == "reader" and verb == "wait"}
-    return bool(_arrives(info, pa, chain_a, loop_a) & waits)
+    return bool((_arrives(info, pa, chain_a, loop_a)
+                 | _last_arrives(info, pa, chain_a, loop_a)) & waits)
 
 
 def _ordered_per_iteration(info: _Kernel, first: tuple[K.KPartition, K.Op],
