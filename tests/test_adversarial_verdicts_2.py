@@ -302,7 +302,7 @@ SPMC_DOT = src(SPMC, ("tile=tle.gpu.alloc([2, 64], tl.float32)", "tile=tle.gpu.a
                 "        tl.store(y_ptr + T64, tl.load(tle.gpu.local_ptr(res.slot.tile)))\n"
                 "        r.release(p)\n"),
                ("    for p in range(N):\n        RIGHT\n",
-                "    q = tl.load(y_ptr + T64)\n    for p in range(N):\n        res = r.wait(p)\n"
+                "    q = tl.load(y_ptr + 4096 + T64)\n    for p in range(N):\n        res = r.wait(p)\n"
                 "        t = tl.load(tle.gpu.local_ptr(res.slot.tile))\n        RIGHT\n"
                 "        tl.store(y_ptr + T64, s)\n")
                ).replace("T64", "tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]")

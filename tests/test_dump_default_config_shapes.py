@@ -36,7 +36,7 @@ def cons(p, x_ptr, N, C: tl.constexpr):
         res = r.wait(i)
         v = tl.load(tle.gpu.local_ptr(res.slot.buf))
         r.release(i)
-        tl.store(x_ptr + tl.arange(0, C), v)
+        tl.store(x_ptr + C + tl.arange(0, C), v)  # not the x[0:C] prod loads (memory-race)
 
 
 DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "N": "i32", "C": "constexpr"},

@@ -29,7 +29,7 @@ def left(kv, x_ptr, N):
         res = r.wait(t)
         s = tl.load(tle.gpu.local_ptr(res.slot.k)) + tl.load(tle.gpu.local_ptr(res.slot.v))
         r.release(t)
-        tl.store(x_ptr + tl.arange(0, 64), s)
+        tl.store(x_ptr + 64 + tl.arange(0, 64), s)
 
 
 def right(kv, x_ptr, N):

@@ -35,4 +35,4 @@ def consume(a, b, x_ptr, N):
         res = rb.wait(t)
         v += tl.load(tle.gpu.local_ptr(res.slot.tile))
         rb.release(t)
-        tl.store(x_ptr + tl.arange(0, 64), v)
+        tl.store(x_ptr + 64 + tl.arange(0, 64), v)

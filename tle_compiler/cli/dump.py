@@ -446,6 +446,25 @@ def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
                                     check=e.check))
 
 
+def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
+    """A kernel the passes found no fault in, checked for global memory one partition writes
+    and another reads at the same addresses with no pipe hand-off that orders the pair
+    (frontend/memory_waits.check_global_races): rejected at the later access rather than
+    verified. After the passes, so that a protocol fault is reported as such, and so that the
+    ordering the check reads from commits and waits holds."""
+    info = loaded.infos.get(rep.program.name)
+    kir = getattr(info, "kir", None)
+    if kir is None or any(d.severity == "error" for d in rep.diagnostics):
+        return
+    from ..diagnostics import Diagnostic
+    from ..frontend.memory_waits import check_global_races
+
+    try:
+        check_global_races(kir)
+    except TleError as e:
+        rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
+
+
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
                        bound: Optional[int] = None) -> None:
     """A kernel the passes found no fault in, translated to Gluon as the lowering translates it
@@ -1499,6 +1518,7 @@ def _run(args, fmt: str) -> int:
     for rep in reports:
         _check_signature(rep, loaded, fixed)
         _check_default_shapes(rep, loaded)
+        _check_memory_races(rep, loaded)
         if not lowering:  # --gluon/--ttgir/--ptx translate it themselves (_dump_lowered)
             _check_translation(rep, path, loaded, fixed, args.bound)
 

@@ -2906,11 +2906,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.opaque_access(list(offsets.items) if isinstance(offsets, TupleV) else [offsets],
                            "tle.gpu.tma_load", node)
         self.k.tma_descriptor_locs.setdefault(desc.name, node.loc)
-        if isinstance(dst, BufferRef):  # a free buffer: a write, for the race check
-            if self.mode == "partition" and dst.var is not None:
-                self.k.buffer_uses.setdefault(dst.var, []).append(
-                    (self.partition, True, node.loc, "tle.gpu.tma_load"))
-            return Const(None)
+        if isinstance(dst, BufferRef):
+            # a free buffer has no mbarrier: nothing can wait for the copy's bytes, so a read
+            # of the buffer (by this partition too) may see them half-landed, a second copy
+            # may land over the first in flight, and the CTA may exit before they land
+            raise self.err(f"tle.gpu.tma_load into `{self.src(node.args[0])}`, a shared buffer "
+                           f"outside a pipe: a TMA copy lands asynchronously and only a pipe "
+                           f"commit's expect-tx lets anyone wait for its bytes, so no read of "
+                           f"the buffer is ordered after them; copy into a field of a slot the "
+                           f"writer acquired", node, check="bad-tma")
         if not (isinstance(dst, Data) and dst.shared and dst.view == "buffer"):
             raise self.err(f"tle.gpu.tma_load: the destination `{self.src(node.args[0])}` must be "
                            f"a slot field (`slot.f` of an acquire) or a free shared buffer",
