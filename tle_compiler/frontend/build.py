@@ -1172,6 +1172,17 @@ class Builder(BuildRules, ConstexprRules):
                 return self._static_path(value, ast.Name(f.attr, ast.Load()))
         return None
 
+    def triton_builtin(self, func: ast.expr) -> bool:
+        """Whether the called ``func`` is a bare name that Triton 3.6 reads from its builtin
+        namespace (code_generator.builtin_namespace: min, max, print, range, ...): one that
+        neither the function's locals nor its module bind, which Triton's lookup tries first."""
+        if not isinstance(func, ast.Name) or func.id in self.frame.env:
+            return False
+        m, name = self.frame.module, func.id
+        return not (name in m.consts or name in m.scope.dtypes or name in m.scope.functions
+                    or name in m.imports or name in m.assigns or name in m.scope.other
+                    or m.scope.alias(name) is not None or m.submodule(name) is not None)
+
     def callee(self, func: ast.expr) -> tuple[K.Expr, Optional[Static]]:
         """A call's function without evaluating anything (names and attribute chains)."""
         if isinstance(func, ast.Name):
@@ -2581,6 +2592,30 @@ class Builder(BuildRules, ConstexprRules):
             args, kwargs = self.call_arguments(node, self.value)
         finally:
             self.not_triton = saved
+        if path in ("builtins.min", "builtins.max", "builtins.len", "builtins.abs") \
+                and isinstance(node.func, ast.Attribute):
+            # `builtins.min(...)`: Triton 3.6's dependency finder (runtime/jit.py
+            # record_reference) refuses a function attribute of a module other than triton's,
+            # math and copy that is no jit function, of numbers too
+            raise self.err(f"`{ast.unparse(node)}`: Triton 3.6 does not compile a call of "
+                           f"`{ast.unparse(node.func)}` (\"Unsupported function referenced: "
+                           f"<built-in function {path[9:]}>\"): call {path[9:]} by its bare name",
+                           node, check="unknown-name")
+        if path in ("builtins.min", "builtins.max") and not self.triton_builtin(node.func) \
+                and not all(type(fold(a)) in (int, float, bool) or isinstance(a, K.Name)
+                            and a.id in self.constexpr_params for a in args):
+            # Triton 3.6 reads a name its builtin namespace substitutes (min, max: tl's
+            # builtin_min / builtin_max, which take tensors) there only where the function's
+            # module does not bind it (code_generator's global lookup comes first): Python's
+            # own min, bound by `from builtins import min`, `min = max` or reached as
+            # `builtins.min`, is called with the tensors and fails ("Did you forget to add
+            # @triton.jit ?"); of Python numbers it is Python's
+            raise self.err(f"`{ast.unparse(node)}`: `{ast.unparse(node.func)}` is Python's "
+                           f"{path[9:]} here (the module binds it, so Triton 3.6 does not read "
+                           f"it as its own builtin), which Triton calls with a run-time value "
+                           f"and fails (\"Did you forget to add @triton.jit ?\"): leave the name "
+                           f"unbound at module level, or write tl.minimum / tl.maximum", node,
+                           check="unsupported-expression")
         if path == "builtins.len" and len(args) == 1 and not kwargs:
             # the length of a tuple or list the kernel spells out (or a name bound to one) is
             # a number Python and Triton know when they compile: `range(len((a, b, c)))` runs 3

@@ -145,6 +145,12 @@ STUB_FREE_BUFFERS = ContextVar("STUB_FREE_BUFFERS", default=False)
 #: rejects it there as a refusal of a typed translation does.
 UNTYPED = "lowering-untyped"
 
+#: Set (cli/dump.py) to an element type the translation takes, where no signature gives one, in
+#: place of the UNTYPED refusal (a stand-in, as STUB_FREE_BUFFERS's tiles are): the translation
+#: goes on past it, so that a refusal after it, which that refusal would hide, is found; a
+#: kernel no stand-in type translates is one the lowering refuses whatever its types.
+UNTYPED_STAND_IN: ContextVar = ContextVar("UNTYPED_STAND_IN", default=None)
+
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"})
 
 
@@ -1116,13 +1122,14 @@ class FnTranslator:
         """The reduced scalar ``v`` as the tensor of ``rank`` dimensions of size 1 that a
         reduction with ``keep_dims=True`` gives (Triton expands the scalar at axis 0, ``rank``
         times): a ``gl.full`` of it in a layout of its own."""
-        if v.dtype is None:
+        dtype = v.dtype or UNTYPED_STAND_IN.get()
+        if dtype is None:
             raise self.err(f"tl.{name}(..., keep_dims=True) of a whole tensor: the lowering does "
                            f"not know the element type of the result", node, UNTYPED)
         var = self.S.new(rank)
         dims = (1,) * rank
-        return V("tensor", f"gl.full({list(dims)}, {v.text}, gl.{v.dtype}, "
-                           f"layout={self.Lv(var)})", var, dims, v.dtype,
+        return V("tensor", f"gl.full({list(dims)}, {v.text}, gl.{dtype}, "
+                           f"layout={self.Lv(var)})", var, dims, dtype,
                  exact_dtype=v.exact_dtype)
 
     def _reduce(self, name: str, x: V, axis: int, node: K.Op, sum_dtype: Optional[V] = None) -> V:

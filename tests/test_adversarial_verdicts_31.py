@@ -1,0 +1,228 @@
+"""A thirty-first adversarial round (adversarial round 31): the translations tle-dump makes with
+stand-ins (round 30's: a constexpr without a value at a probe value, a free shared buffer read as
+a shared-memory tile, no argument types), forms a user writes in a partition that the tool might
+not model, the names a module binds (shadowed builtins, aliases of tl and tle, globals rebound at
+import), decorators and kernels made in other ways, tle.assume facts that leave no value, and the
+--param values the CLI takes. Each case is a small kernel written to a file and read by
+tle-dump's main(); the exit code and the verdict's words are pinned, and each refused form of
+plain Triton is compiled by Triton itself to TTIR (no GPU needed) to check that it refuses it.
+
+Bugs found, one line each:
+1. The first refusal of a translation with stand-ins hid the refusals after it: a kernel
+   without a DEFAULT_CONFIG signature whose reader sums an untyped load with keep_dims=True (a
+   refusal a launch's types may lift, lowering-untyped) and then runs `tl.debug_barrier(1)`
+   (Triton refuses it whatever the types) was verified untranslated; so was a kernel a
+   constexpr of which has no value whose reader runs `z = tl.reshape(t, [C, 2])` (refused at
+   the probe value C = 16, a line reading C, excused) before the barrier. FIXED: the untyped
+   translation is made again with a stand-in element type (translate.UNTYPED_STAND_IN, each of
+   float32, float16, bfloat16, int32) and the probe with each of several values (16, 64, 32,
+   ..., cli/dump.PROBE_CONSTEXPRS); the verdict is kept only where one of them translates, and
+   a refusal at a line no stand-in reaches is reported first (cli/dump.py _refusal_outside).
+2. A refusal at a line reading a constexpr without a value was excused, so a form refused for
+   every value beside it was verified: `x = C; tl.debug_barrier(1)` on one line,
+   `tl.debug_barrier(C)`; and a refusal at a line reading a free buffer (a kernel body's `b2 =
+   buf if N > 0 else buf`, refused with the buffer's tile) hid a `tl.debug_barrier(1)` after
+   it. FIXED: by 1, a kernel no probe value translates is rejected, the message saying which
+   values were tried; a translation refused at a line reading a free buffer is made again
+   without the lines that read one (cli/dump.py _without_lines), and a refusal there rejects.
+3. A kernel with a free shared buffer and a constexpr without a value stopped the probe at the
+   buffer's first use (lowering-not-yet: nothing learnt), so its `tl.debug_barrier(1)` was
+   verified untranslated. FIXED: every translation with stand-ins reads the free buffers as
+   shared-memory tiles (translate.STUB_FREE_BUFFERS).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_adversarial_verdicts_25 import dump, expect
+from .test_adversarial_verdicts_26 import reader_does, triton_refuses, without_config
+from .test_adversarial_verdicts_30 import FREE_BUFFER
+
+BARRIER = "`tl.debug_barrier()` takes no arguments"
+
+
+def untyped(stmt: str) -> str:
+    """Round 26's ring without its DEFAULT_CONFIG and without the constexpr C (so that the
+    lowering translates it, untyped), its reader running ``stmt`` in its window."""
+    return (without_config(reader_does(stmt)).replace(", C: tl.constexpr", "")
+            .replace(", C)", ")"))
+
+
+#: a refusal of the untyped translation that the element type of a load decides
+UNTYPED_SUM = "u = tl.sum(tl.load(y_ptr + tl.arange(0, 64)), keep_dims=True)"
+
+
+# --------------------------------------------- bug 1: the first refusal hid the ones after it
+
+def test_a_type_decided_refusal_does_not_hide_a_refusal_after_it(tmp_path, capsys, monkeypatch):
+    code, err = dump(tmp_path, capsys, untyped(UNTYPED_SUM + "\ntl.debug_barrier(1)"))
+    expect(code, err, ("rejected", f"kernel.py:32: error: lowering: {BARRIER}"))
+    assert triton_refuses(tmp_path, monkeypatch, "tl.debug_barrier(1)", "r31a")
+
+
+def test_a_type_decided_refusal_alone_keeps_the_verdict_untranslated(tmp_path, capsys):
+    """The twin: the keep_dims sum translates with a stand-in element type (a launch's types
+    lift the refusal), and the verdict is kept, untranslated."""
+    code, err = dump(tmp_path, capsys, untyped(UNTYPED_SUM))
+    expect(code, err, "verified")
+
+
+RESHAPE = "z = tl.reshape(t, [C, 2])"
+
+
+def test_a_refusal_at_the_probe_value_does_not_hide_a_refusal_after_it(tmp_path, capsys):
+    """The reshape of the 64-element tile is refused at C = 16 (a line that reads C, so the
+    refusal may be the probe value's), which hid the barrier after it; at C = 32 the reshape
+    translates and the barrier is refused."""
+    code, err = dump(tmp_path, capsys,
+                     without_config(reader_does(RESHAPE + "\ntl.debug_barrier(1)")))
+    expect(code, err, ("rejected", f"kernel.py:32: error: lowering: {BARRIER}"))
+
+
+def test_a_refusal_at_one_probe_value_alone_keeps_the_verdict_untranslated(tmp_path, capsys,
+                                                                           monkeypatch):
+    """The twin: the reshape alone translates at C = 32, which a launch may give (Triton
+    compiles it there), so the kernel keeps its verdict, untranslated; with C given, it is
+    checked at that value."""
+    code, err = dump(tmp_path, capsys, without_config(reader_does(RESHAPE)))
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, without_config(reader_does(RESHAPE)), "--param", "C=32")
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, without_config(reader_does(RESHAPE)), "--param", "C=16")
+    assert code == 2 and "the element counts differ (64 and 32) (line 31)" in err, err
+    assert not triton_refuses(tmp_path, monkeypatch, "z = tl.reshape(t, [32, 2])", "r31r")
+
+
+# ------------------------------------ bug 2: a refusal at a line reading a stand-in, excused
+
+@pytest.mark.parametrize("stmt", ["x = C; tl.debug_barrier(1)", "tl.debug_barrier(C)"])
+def test_a_refusal_beside_a_constexpr_without_a_value_is_not_excused(tmp_path, capsys,
+                                                                     monkeypatch, stmt):
+    code, err = dump(tmp_path, capsys, without_config(reader_does(stmt)))
+    expect(code, err, ("rejected", f"kernel.py:31: error: lowering: {BARRIER}",
+                       "the lowering refuses the kernel at each value tried"))
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r31c")
+
+
+def _reader_with_buffer(stmt: str) -> str:
+    """Round 30's kernel of a free buffer `buf`, passed to the reader too, which runs ``stmt``
+    after its release."""
+    return (FREE_BUFFER.replace("        STMT", f"        {stmt}")
+            .replace("consume, (kv, y_ptr, N))", "consume, (kv, y_ptr, N, buf))")
+            .replace("def consume(kv, y_ptr, N)", "def consume(kv, y_ptr, N, buf)"))
+
+
+def test_a_refusal_reading_a_free_buffer_does_not_hide_a_refusal_after_it(tmp_path, capsys):
+    """The kernel body's conditional expression of buffers is refused by the translation with
+    the buffers' tiles (a conditional expression of tensors), at a line reading a buffer: it
+    may be the tile's, and it hid the reader's barrier. Translated again without the lines
+    reading a free buffer, the barrier is refused."""
+    text = FREE_BUFFER.replace("STMT", "tl.debug_barrier(1)").replace(
+        "    buf = tle.gpu.alloc([64], tl.float32)\n",
+        "    buf = tle.gpu.alloc([64], tl.float32)\n    b2 = buf if N > 0 else buf\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", f"kernel.py:30: error: lowering: {BARRIER}"))
+
+
+def test_a_refusal_reading_a_free_buffer_alone_keeps_the_verdict(tmp_path, capsys):
+    """The twins: the conditional expression alone, and `tl.debug_barrier(buf)` (a refusal at a
+    line that reads a buffer, excused: what the lowering will make of the buffer is not known
+    yet), keep the verdict, untranslated."""
+    text = FREE_BUFFER.replace("        STMT\n", "").replace(
+        "    buf = tle.gpu.alloc([64], tl.float32)\n",
+        "    buf = tle.gpu.alloc([64], tl.float32)\n    b2 = buf if N > 0 else buf\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, _reader_with_buffer("tl.debug_barrier(buf)"))
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, _reader_with_buffer("pass"))
+    expect(code, err, "verified")
+
+
+# -------------------------------- bug 3: a free buffer stopped the probe of a constexpr
+
+def _with_constexpr(text: str) -> str:
+    """``text`` (round 30's kernel of a free buffer) with a constexpr C, which nothing gives a
+    value, passed to the reader."""
+    return (text.replace("def consume(kv, y_ptr, N):", "def consume(kv, y_ptr, N, C: tl.constexpr):")
+            .replace("(consume, (kv, y_ptr, N))", "(consume, (kv, y_ptr, N, C))")
+            .replace("def k(x_ptr, y_ptr, N):", "def k(x_ptr, y_ptr, N, C: tl.constexpr):"))
+
+
+def test_a_free_buffer_does_not_stop_the_probe_of_a_constexpr(tmp_path, capsys):
+    text = _with_constexpr(FREE_BUFFER.replace("STMT", "tl.debug_barrier(1)"))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", f"kernel.py:29: error: lowering: {BARRIER}"))
+    code, err = dump(tmp_path, capsys, _with_constexpr(FREE_BUFFER.replace("        STMT\n", "")))
+    expect(code, err, "verified")
+
+
+# ----------------------------------- bug 4: min / max that the module binds are Python's own
+
+def _min_ring(bound: str, prelude: str) -> str:
+    from .test_adversarial_verdicts_25 import ring
+
+    return ring(wbound=bound, rbound=bound).replace("import triton\n",
+                                                     "import triton\n" + prelude, 1)
+
+
+#: the module's binding of min, the loop bound, and what Triton 3.6 does with the same loop
+PYTHON_MIN = {
+    "from builtins import min": ("from builtins import min\n", "min(N, 4)"),
+    "min = max": ("min = max\n", "min(N, 4)"),
+    "min = builtins.min": ("import builtins\nmin = builtins.min\n", "min(N, 4)"),
+}
+
+TRITON_MIN = '''import triton
+import triton.language as tl
+PRELUDE
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+    for i in range(BOUND):
+        tl.store(x_ptr + i, 1.0)
+'''
+
+
+def _triton_min(tmp_path, monkeypatch, prelude: str, bound: str, tag: str):
+    from .adversarial_oracles import triton_compile_error
+
+    return triton_compile_error(tmp_path, monkeypatch, TRITON_MIN.replace("PRELUDE", prelude)
+                                .replace("BOUND", bound), tag)
+
+
+@pytest.mark.parametrize("case", list(PYTHON_MIN))
+def test_a_min_the_module_binds_is_pythons_and_refused_of_a_tensor(tmp_path, capsys,
+                                                                   monkeypatch, case):
+    """Triton's global lookup comes before its builtin namespace, so a module that binds `min`
+    (or reaches builtins.min) hands Python's min the i32 tensor N, which fails; the reading took
+    it for Triton's builtin_min (or, after `min = max`, builtin_max) and verified the kernel."""
+    prelude, bound = PYTHON_MIN[case]
+    code, err = dump(tmp_path, capsys, _min_ring(bound, prelude))
+    expect(code, err, ("rejected", "kernel.py:", "is Python's", "[unsupported-expression]"))
+    e = _triton_min(tmp_path, monkeypatch, prelude, bound, "r31m")
+    assert e is not None and "Did you forget to add @triton.jit" in repr(e), e
+
+
+@pytest.mark.parametrize("prelude, bound", [
+    ("", "min(N, 4)"),  # Triton's own builtin_min
+    ("from builtins import min\n", "min(3, 4) + N"),  # Python's, of Python numbers
+])
+def test_a_min_triton_reads_as_its_own_or_of_numbers_is_verified(tmp_path, capsys, monkeypatch,
+                                                                 prelude, bound):
+    code, err = dump(tmp_path, capsys, _min_ring(bound, prelude))
+    expect(code, err, "verified")
+    assert _triton_min(tmp_path, monkeypatch, prelude, bound, "r31n") is None
+
+
+@pytest.mark.parametrize("bound", ["builtins.min(N, 4)", "builtins.min(3, 4) + N",
+                                   "builtins.len((1, 2)) + N"])
+def test_a_builtin_called_as_an_attribute_is_refused(tmp_path, capsys, monkeypatch, bound):
+    """Triton 3.6's dependency finder refuses `builtins.min` (a function attribute of a module
+    other than triton's, math and copy that is no jit function), of numbers too; the reading
+    took it for the bare name's builtin."""
+    code, err = dump(tmp_path, capsys, _min_ring(bound, "import builtins\n"))
+    expect(code, err, ("rejected", "Unsupported function referenced", "[unknown-name]"))
+    e = _triton_min(tmp_path, monkeypatch, "import builtins\n", bound, "r31b")
+    assert e is not None and "Unsupported function referenced" in repr(e), e
