@@ -29,6 +29,24 @@ Bugs found, one line each:
    buffer's first use (lowering-not-yet: nothing learnt), so its `tl.debug_barrier(1)` was
    verified untranslated. FIXED: every translation with stand-ins reads the free buffers as
    shared-memory tiles (translate.STUB_FREE_BUFFERS).
+4. `min` / `max` that the kernel's module binds (`from builtins import min`, `min = max`,
+   `min = builtins.min`) were read as Triton's builtin_min / builtin_max and verified; Triton
+   3.6's global lookup comes before its builtin namespace, so it calls Python's function with
+   the tensor N and fails ("Did you forget to add @triton.jit ?"). FIXED: refused unless every
+   argument is a compile-time number (frontend/build.py Builder.triton_builtin); `builtins.min(
+   ...)` is refused, of numbers too (Triton's dependency finder: "Unsupported function
+   referenced"). (test_adversarial_verdicts_24's and _6's `min = max` / `from builtins import
+   max as min`, rejected for their protocol fault before, are refused for this now.)
+5. A kernel Python makes of a function the reading does not name was left out of the file's
+   verdict (exit 0 beside a correct kernel, the other hanging): `[tle.jit(f) for f in
+   [bad_fn]]`, `tle.jit(fn=bad_fn)`, `tle.jit(*[bad_fn])`, `map(tle.jit, [bad_fn])`, an alias's
+   call in a comprehension. FIXED: where a module-level function calls warp_specialize without
+   being a @tle.jit kernel, such a use of tle.jit is refused (check bad-jit; frontend/kernel.py
+   jit_reference).
+6. `@getattr(tle, 'jit')` over such a def was skipped as a builtin decorator that returns no
+   kernel (as `@print`): it returns tle.jit. FIXED: a call of a builtin as a decorator is
+   refused there like any decorator the reading does not take for tle.jit
+   (kernel.foreign_decorated_kernel).
 """
 
 from __future__ import annotations
@@ -226,3 +244,56 @@ def test_a_builtin_called_as_an_attribute_is_refused(tmp_path, capsys, monkeypat
     expect(code, err, ("rejected", "Unsupported function referenced", "[unknown-name]"))
     e = _triton_min(tmp_path, monkeypatch, "import builtins\n", bound, "r31b")
     assert e is not None and "Unsupported function referenced" in repr(e), e
+
+
+# ------------------------------------ bug 5: kernels Python makes that the reading left out
+
+#: a second kernel, whose writer commits N + 1 items to a reader waiting N (a hang), written
+#: below round 25's ring without @tle.jit
+LOOSE = '''def k2_(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N + 1, C)), (consume, (kv, y_ptr, N, C))],
+                            [4], [232])
+
+
+'''
+
+
+def _with_loose(after: str, decorator: str = "") -> str:
+    from .test_adversarial_verdicts_25 import ring
+
+    return ring().replace("DEFAULT_CONFIG", decorator + LOOSE + after + "\nDEFAULT_CONFIG")
+
+
+@pytest.mark.parametrize("after", [
+    "ks = [tle.jit(f) for f in [k2_]]",
+    "k2 = tle.jit(fn=k2_)",
+    "k2 = tle.jit(*[k2_])",
+    "ks = list(map(tle.jit, [k2_]))",
+    "ks = [tle.jit(num_warps=4)(f) for f in [k2_]]",
+    "J = tle.jit\nks = [J(f) for f in [k2_]]",
+])
+def test_a_kernel_made_of_a_function_the_reading_cannot_name_is_refused(tmp_path, capsys,
+                                                                        after):
+    """Python makes `k2_` a kernel (a launch lowers it and hangs); the reading took only the
+    calls of tle.jit on a function's name (`tle.jit(k2_)`, refused since round 25) and verified
+    the file by its other kernel."""
+    code, err = dump(tmp_path, capsys, _with_loose(after))
+    expect(code, err, ("rejected", "may make a kernel of a function tle-dump cannot name",
+                       "'k2_' calls tle.gpu.warp_specialize", "[bad-jit]"))
+
+
+@pytest.mark.parametrize("after", ["", "J = tle.jit", "k3 = tle.jit(lambda x: x)"])
+def test_a_function_nothing_makes_a_kernel_is_left_out(tmp_path, capsys, after):
+    """The twins: `k2_` is never a kernel (an alias of tle.jit applied to nothing, a kernel of
+    another function), so the file's verdict is its kernel's."""
+    code, err = dump(tmp_path, capsys, _with_loose(after))
+    expect(code, err, "verified")
+
+
+def test_a_builtin_call_that_returns_the_decorator_is_not_skipped(tmp_path, capsys):
+    """`@getattr(tle, 'jit')` is tle.jit: the def under it is a kernel (that hangs). A builtin
+    decorator was skipped as one that returns no kernel (`@print`), a call of one too."""
+    code, err = dump(tmp_path, capsys, _with_loose("", "@getattr(tle, 'jit')\n"))
+    expect(code, err, ("rejected", "under the decorator `@getattr(tle, 'jit')`", "[bad-jit]"))

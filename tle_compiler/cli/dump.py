@@ -613,9 +613,9 @@ def _refusal_without_constexprs(path: Path, info, kir, program: Program, cx: dic
     return _refusal_outside(
         path, info, kir, program, [{**cx, **{n: v for n in missing}} for v in PROBE_CONSTEXPRS],
         sig, params, bound, touched,
-        f"with {names} = {PROBE_CONSTEXPRS[0]}, no value being given for {names}: the lowering "
-        f"refuses the kernel at each value tried, {', '.join(map(str, PROBE_CONSTEXPRS))}; give "
-        f"the value a launch gives in DEFAULT_CONFIG or with --param")
+        f"{{at}}, no value being given for {names}: the lowering refuses the kernel at each "
+        f"value tried, {', '.join(map(str, PROBE_CONSTEXPRS))}; give the value a launch gives "
+        f"in DEFAULT_CONFIG or with --param", missing)
 
 
 def _refusal_untyped(path: Path, info, kir, program: Program, cx: dict, params: dict,
@@ -632,7 +632,7 @@ def _refusal_untyped(path: Path, info, kir, program: Program, cx: dict, params: 
 
 def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], sig: dict,
                      params: dict, bound: Optional[int], touched: set[int],
-                     why: str) -> Optional[TleError]:
+                     why: str, varied: tuple = ()) -> Optional[TleError]:
     """The lowering's refusal of a kernel translated with stand-ins, for each configuration of
     ``cxs`` (constexpr values) and, without a signature ``sig``, each element type of
     UNTYPED_STAND_INS where the translation needs one no signature gives; each free shared
@@ -648,7 +648,8 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     tile's, so that translation is made again without those lines (_without_lines), and what it
     refuses elsewhere is the kernel's. The refusal returned is one at a line outside
     ``touched`` (the lines reading a constexpr stand-in: it holds whatever their values are)
-    first, else the first, its message then saying which stand-ins were tried (``why``)."""
+    first, else the first, its message then saying which stand-ins were tried (``why``, its
+    ``{at}`` the values of the constexprs ``varied`` that translation was made with)."""
     from ..lowering.translate import NOT_YET, STUB_FREE_BUFFERS, UNTYPED, UNTYPED_STAND_IN
 
     ir = kir if kir is not None else info.kir
@@ -684,14 +685,15 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
                 if ok or e is not None and e.loc is not None and e.loc.line in buffer_lines:
                     return None  # refused only where the free buffers' tiles stand
             if e is not None:
-                refusals.append(e)
-    for e in refusals:
-        if e.loc is not None and e.loc.line and e.loc.line not in touched:
-            return e
+                refusals.append((e, ", ".join(f"{n} = {cx[n]}" for n in varied)))
     if not refusals:
         return None
-    e = refusals[0]
-    return TleError(f"{e.message} ({why})" if why else e.message, e.loc, check=e.check)
+    e, at = next(((e, at) for e, at in refusals
+                  if e.loc is not None and e.loc.line and e.loc.line not in touched), refusals[0])
+    if not why:
+        return e
+    return TleError(f"{e.message} ({why.replace('{at}', f'with {at}' if at else 'translated')})",
+                    e.loc, check=e.check)
 
 
 def _without_lines(kir, lines: set[int]):

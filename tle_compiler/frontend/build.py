@@ -36,7 +36,7 @@ from .local_tensors import BuildRules, covers
 from .constexpr_rules import ConstexprRules
 from .constexpr_rules import constexpr_annotation as _constexpr_annotation
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
-                     kernel_def_lines, helper_warp_specialize, jit_call_kernel,
+                     kernel_def_lines, helper_warp_specialize, jit_call_kernel, jit_reference,
                      kernel_def_problem, kernel_params, nested_kernel, string_code_call,
                      superseded)
 from ..ir.kernel_names import MODULE_NAMES, source_names
@@ -3777,6 +3777,14 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                        f"reads kernels decorated with @tle.jit where they are defined, so this "
                        f"one would be neither verified nor launched (write @tle.jit above "
                        f"`def {fdef.name}`)", _loc(m.path, call), check="bad-jit")
+    loose = jit_reference(m.scope, m.tree)
+    if loose is not None and (name is None or loose[1].name == name):
+        use, fdef = loose
+        raise TleError(f"`{ast.unparse(use)}` may make a kernel of a function tle-dump cannot "
+                       f"name, and '{fdef.name}' calls tle.gpu.warp_specialize without being a "
+                       f"@tle.jit kernel: such a kernel would be neither verified nor read "
+                       f"(write @tle.jit above `def {fdef.name}`, or call tle.jit on its name)",
+                       _loc(m.path, use), check="bad-jit")
     dynamic = string_code_call(m.scope, m.tree) if kernel_defs or nested is not None else None
     if dynamic is not None:
         raise TleError(f"`{ast.unparse(dynamic.func)}(...)` runs code from a string when Python "
