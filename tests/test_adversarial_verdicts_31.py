@@ -47,6 +47,12 @@ Bugs found, one line each:
    kernel (as `@print`): it returns tle.jit. FIXED: a call of a builtin as a decorator is
    refused there like any decorator the reading does not take for tle.jit
    (kernel.foreign_decorated_kernel).
+7. One of Python's builtins bound by the module under a name Triton 3.6's builtin namespace does
+   not hold (`from builtins import range as rng`, `rng = range`, `mn = min`, `I = int`) was read
+   as the builtin and verified; Triton's global lookup refuses such a global ("Cannot access
+   global variable rng from within @jit'ed function"), its dependency finder a builtin function
+   first ("Unsupported function referenced"). FIXED: refused where the name is read (check
+   unknown-name; frontend/build.py Builder.renamed_builtin).
 """
 
 from __future__ import annotations
@@ -204,8 +210,15 @@ def k(x_ptr, N, C: tl.constexpr):
 
 
 def _triton_min(tmp_path, monkeypatch, prelude: str, bound: str, tag: str):
+    """What Triton 3.6 does with the loop over ``bound`` in a module that runs ``prelude``. The
+    kernel's source is the same whatever the module binds (Triton's cache key does not record a
+    builtin's name), so a compiled kernel of another module could answer from the cache: each
+    compile gets a cache of its own."""
     from .adversarial_oracles import triton_compile_error
 
+    cache = tmp_path / f"cache_{tag}"
+    cache.mkdir(exist_ok=True)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
     return triton_compile_error(tmp_path, monkeypatch, TRITON_MIN.replace("PRELUDE", prelude)
                                 .replace("BOUND", bound), tag)
 
@@ -297,3 +310,50 @@ def test_a_builtin_call_that_returns_the_decorator_is_not_skipped(tmp_path, caps
     decorator was skipped as one that returns no kernel (`@print`), a call of one too."""
     code, err = dump(tmp_path, capsys, _with_loose("", "@getattr(tle, 'jit')\n"))
     expect(code, err, ("rejected", "under the decorator `@getattr(tle, 'jit')`", "[bad-jit]"))
+
+
+# -------------------------------- bug 7: a builtin under another name, which Triton cannot read
+
+@pytest.mark.parametrize("prelude, bound, loop", [
+    ("from builtins import range as rng\n", "N", "rng"),
+    ("rng = range\n", "N", "rng"),
+    ("from builtins import min as mn\n", "mn(3, 4) + N", "range"),
+    ("mn = min\n", "mn(3, 4) + N", "range"),
+    ("I = int\n", "I(3) + N", "range"),
+])
+def test_a_builtin_under_another_name_is_refused(tmp_path, capsys, monkeypatch, prelude, bound,
+                                                 loop):
+    """Triton 3.6 reads a module-level name only when it is a tl.constexpr, a module, a jit
+    function, a dtype, something of triton.language or a name of its builtin namespace: `rng`
+    bound to Python's range is "Cannot access global variable rng", `mn` bound to min
+    "Unsupported function referenced". The reading took each for the builtin and verified."""
+    text = _min_ring(bound, prelude).replace("for p in range(", f"for p in {loop}(")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "under another name, which a Triton 3.6 kernel cannot read",
+                       "[unknown-name]"))
+    e = _triton_loop(tmp_path, monkeypatch, prelude, f"{loop}({bound})", "r31g")
+    assert e is not None and ("Cannot access global variable" in repr(e)
+                              or "Unsupported function referenced" in repr(e)), e
+
+
+def _triton_loop(tmp_path, monkeypatch, prelude: str, loop: str, tag: str):
+    """As _triton_min, with the loop's iterator ``loop`` written out."""
+    from .adversarial_oracles import triton_compile_error
+
+    cache = tmp_path / f"cache_{tag}"
+    cache.mkdir(exist_ok=True)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    return triton_compile_error(tmp_path, monkeypatch, TRITON_MIN.replace("PRELUDE", prelude)
+                                .replace("range(BOUND)", loop), tag)
+
+
+@pytest.mark.parametrize("prelude", ["from builtins import range\n", "import builtins\n"])
+def test_a_builtin_under_its_own_name_or_a_range_attribute_is_read(tmp_path, capsys, monkeypatch,
+                                                                   prelude):
+    """The twins: `range` bound to Python's range is the name Triton's lookup takes, and
+    `builtins.range` (a type, which the dependency finder lets through) runs the same loop."""
+    loop = "builtins.range(N)" if prelude.startswith("import") else "range(N)"
+    text = _min_ring("N", prelude).replace("for p in range(N)", f"for p in {loop}")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    assert _triton_loop(tmp_path, monkeypatch, prelude, loop, "r31i") is None

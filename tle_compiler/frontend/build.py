@@ -72,6 +72,11 @@ PURE_CALLS = frozenset(
      "builtins.len", "tle_compiler.gpu.local_ptr", "tle_compiler.gpu.scale_rows"}
 #: Methods of a tile that compute a value.
 PURE_METHODS = frozenset({"to", "reshape", "broadcast_to", "trans", "permute", "expand_dims"})
+#: The names Triton 3.6's code generator reads from its builtin namespace
+#: (code_generator.builtin_namespace), through a module-level binding of the name too.
+TRITON_BUILTIN_NAMES = frozenset({"len", "list", "range", "float", "int", "isinstance", "getattr",
+                                  "hasattr", "print", "min", "max"})
+
 RANGES = {"builtins.range": False, "tl.range": False, "tl.static_range": True, "gl.range": False,
           "gl.static_range": True}
 #: The parameters of tl.range / tl.static_range (Triton 3.6), in positional order.
@@ -940,13 +945,14 @@ class Builder(BuildRules, ConstexprRules):
             sub, attr = self.imported(m, name)
             if attr is None:
                 return K.Const(None, loc), Static("usermod", sub)
-            return self.module_name(sub, attr, node)
+            return self.renamed_builtin(name, self.module_name(sub, attr, node), node)
         if name in m.assigns:
             e, st = self.module_assign(m, name)
-            return (dataclasses.replace(e, loc=loc) if e is not None else K.Const(None, loc)), st
+            value = dataclasses.replace(e, loc=loc) if e is not None else K.Const(None, loc)
+            return self.renamed_builtin(name, (value, st), node)
         alias = m.scope.alias(name)
         if alias is not None:
-            return K.Const(None, loc), Static("mod", alias)
+            return self.renamed_builtin(name, (K.Const(None, loc), Static("mod", alias)), node)
         f = m.submodule(name)
         if f is not None:  # `pkg.common` after `import pkg.common`
             return K.Const(None, loc), Static("usermod", self.cache.get(f))
@@ -965,6 +971,26 @@ class Builder(BuildRules, ConstexprRules):
             raise self.err(f"module '{_module_label(m)}' has no attribute '{name}'", node,
                            check="unknown-name")
         raise self.err(f"name '{name}' is not defined here", node, check="unknown-name")
+
+    def renamed_builtin(self, name: str, got: tuple[K.Expr, Optional[Static]],
+                        node: ast.AST) -> tuple[K.Expr, Optional[Static]]:
+        """``got``, the value of the module-level ``name``, unless it is one of Python's builtins
+        bound under a name that Triton 3.6's builtin namespace does not hold (`rng = range`,
+        `from builtins import min as mn`, `I = int`): Triton's global lookup takes a module-level
+        name only when it is a tl.constexpr, a module, a jit function, a dtype, something of
+        triton.language or one of those names (code_generator.global_lookup; "Cannot access
+        global variable rng from within @jit'ed function"), and its dependency finder refuses a
+        builtin function first ("Unsupported function referenced")."""
+        st = got[1]
+        if st is not None and st.kind == "mod" and isinstance(st.value, str) \
+                and st.value.startswith("builtins.") and name not in TRITON_BUILTIN_NAMES \
+                and st.value != "builtins.abs":  # refused under any name where it is called
+            raise self.err(f"`{name}` is Python's {st.value[9:]} under another name, which a "
+                           f"Triton 3.6 kernel cannot read (\"Cannot access global variable "
+                           f"{name} from within @jit'ed function\"; a builtin function: "
+                           f"\"Unsupported function referenced\"): call {st.value[9:]} by its "
+                           f"own name", node, check="unknown-name")
+        return got
 
     def imported(self, m: Module, name: str) -> tuple[Module, Optional[str]]:
         """(module, name in it or None for the module itself) of imported name ``name`` of
