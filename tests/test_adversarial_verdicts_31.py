@@ -24,7 +24,10 @@ Bugs found, one line each:
    buf if N > 0 else buf`, refused with the buffer's tile) hid a `tl.debug_barrier(1)` after
    it. FIXED: by 1, a kernel no probe value translates is rejected, the message saying which
    values were tried; a translation refused at a line reading a free buffer is made again
-   without the lines that read one (cli/dump.py _without_lines), and a refusal there rejects.
+   without the lines that read one (cli/dump.py _without_lines), and a refusal there rejects;
+   `_ = (buf, tl.debug_barrier(1))` (a refused expression that reads no buffer on a line that
+   does, verified before) is a refusal of the kernel (_refused_node_reads, by the refused
+   expression's column).
 3. A kernel with a free shared buffer and a constexpr without a value stopped the probe at the
    buffer's first use (lowering-not-yet: nothing learnt), so its `tl.debug_barrier(1)` was
    verified untranslated. FIXED: every translation with stand-ins reads the free buffers as
@@ -147,6 +150,16 @@ def test_a_refusal_reading_a_free_buffer_does_not_hide_a_refusal_after_it(tmp_pa
         "    buf = tle.gpu.alloc([64], tl.float32)\n    b2 = buf if N > 0 else buf\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", f"kernel.py:30: error: lowering: {BARRIER}"))
+
+
+@pytest.mark.parametrize("stmt", ["_ = (buf, tl.debug_barrier(1))",
+                                  "b2 = buf; tl.debug_barrier(1)"])
+def test_a_refusal_beside_a_free_buffer_on_its_line_is_not_excused(tmp_path, capsys, stmt):
+    """The refused expression (the barrier, found by its column) reads no buffer: a refusal
+    whatever the lowering will make of the buffer (the tuple was excused before as one at a line
+    reading it, and verified)."""
+    code, err = dump(tmp_path, capsys, _reader_with_buffer(stmt))
+    expect(code, err, ("rejected", f"kernel.py:29: error: lowering: {BARRIER}"))
 
 
 def test_a_refusal_reading_a_free_buffer_alone_keeps_the_verdict(tmp_path, capsys):

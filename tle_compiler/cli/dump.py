@@ -645,15 +645,18 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     C = 16) is no reason to keep the verdict, nor one beside it on its line (`x = C;
     tl.debug_barrier(1)`) a reason to excuse it. A free buffer's tile is a stand-in no value
     varies: a refusal at a line reading a free buffer (nor a name bound from one) may be the
-    tile's, so that translation is made again without those lines (_without_lines), and what it
-    refuses elsewhere is the kernel's. The refusal returned is one at a line outside
+    tile's (unless the expression refused, found by its column, reads none: `_ = (buf,
+    tl.debug_barrier(1))`), so that translation is made again without those lines
+    (_without_lines), and what it refuses elsewhere is the kernel's. The refusal returned is one at a line outside
     ``touched`` (the lines reading a constexpr stand-in: it holds whatever their values are)
     first, else the first, its message then saying which stand-ins were tried (``why``, its
     ``{at}`` the values of the constexprs ``varied`` that translation was made with)."""
     from ..lowering.translate import NOT_YET, STUB_FREE_BUFFERS, UNTYPED, UNTYPED_STAND_IN
 
     ir = kir if kir is not None else info.kir
-    buffer_lines = _lines_reading(ir, buffers=True) if ir.buffers else set()
+    buffer_names: set[str] = set()
+    buffer_lines = _lines_reading(ir, buffers=True, tainted_out=buffer_names) \
+        if ir.buffers else set()
 
     def refusal(src_info, src_kir, cx: dict, dtype) -> tuple[bool, Optional[TleError]]:
         """(whether it translates, its refusal when it says anything)."""
@@ -680,7 +683,8 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
             ok, e = refusal(info, kir, cx, dtype)
             if ok:
                 return None
-            if e is not None and e.loc is not None and e.loc.line in buffer_lines:
+            if e is not None and e.loc is not None and e.loc.line in buffer_lines \
+                    and _refused_node_reads(ir, e.loc, buffer_names) is not False:
                 ok, e = refusal(None, _without_lines(ir, buffer_lines), cx, dtype)
                 if ok or e is not None and e.loc is not None and e.loc.line in buffer_lines:
                     return None  # refused only where the free buffers' tiles stand
@@ -694,6 +698,29 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
         return e
     return TleError(f"{e.message} ({why.replace('{at}', f'with {at}' if at else 'translated')})",
                     e.loc, check=e.check)
+
+
+def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
+    """Whether the expressions of ``kir`` at ``loc`` (its line and column: the node a refusal
+    names) read a free buffer or one of ``names``; None when no expression stands there (a
+    statement's refusal: the caller reads the whole line)."""
+    from ..ir import kernel as K
+
+    found = None
+    bodies = [kir.prologue] + [p.body for p in kir.partitions]
+    exprs = [e for p in kir.partitions for _, e in p.bindings]
+    for body in bodies:
+        for st in K.walk_stmts(body):
+            exprs.extend(K.stmt_exprs(st))
+    for e in exprs:
+        for x in K.walk_expr(e):
+            at = getattr(x, "loc", None)
+            if at is None or at.line != loc.line or at.column != loc.column or not loc.column:
+                continue
+            reads = any(isinstance(y, K.BufferRef) or isinstance(y, K.Name) and y.id in names
+                        for y in K.walk_expr(x))
+            found = reads or bool(found)
+    return found
 
 
 def _without_lines(kir, lines: set[int]):
@@ -723,10 +750,12 @@ def _without_lines(kir, lines: set[int]):
         for p in kir.partitions))
 
 
-def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset()) -> set[int]:
+def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset(),
+                   tainted_out: Optional[set] = None) -> set[int]:
     """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer
     (``buffers``) or one of the kernel body's ``names`` (its constexpr parameters), or a name a
-    statement of the same function bound from one (transitively)."""
+    statement of the same function bound from one (transitively); ``tainted_out`` collects
+    those names (of every function)."""
     from ..ir import kernel as K
 
     def reads(e, tainted: set[str]) -> bool:
@@ -756,6 +785,8 @@ def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset()) -
                   and any(reads(e, tainted) for e in K.stmt_exprs(st))}
         if n == 0:  # the prologue, walked first
             body_names = tainted
+        if tainted_out is not None:
+            tainted_out |= tainted
     return lines
 
 
