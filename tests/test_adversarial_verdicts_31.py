@@ -56,6 +56,31 @@ Bugs found, one line each:
    global variable rng from within @jit'ed function"), its dependency finder a builtin function
    first ("Unsupported function referenced"). FIXED: refused where the name is read (check
    unknown-name; frontend/build.py Builder.renamed_builtin).
+
+Checked and found right (tried, not kept unless marked): in a partition, tl.inline_asm_elementwise
+(`bar.sync 1;`, `exit;`, pure or not), tl.reduce / tl.associative_scan with a combine function,
+an atomic on a slot pointer, tl.extra.cuda.globaltimer (refused); tl.device_assert,
+tl.device_print, tl.static_print, libdevice exp, tl.multiple_of (verified, as Triton and the
+lowering take them); tl.static_assert false at the value read (refused); tl.range with
+num_stages (positional too), warp_specialize, flatten, loop_unroll_factor,
+disallow_acc_multi_buffer, disable_licm (refused; None / False defaults verified); tle.assume
+facts that leave no value (`N >= 5` with `N <= 3`, `N % 2 == 3`, `N * 2 == 1`, `0 > 1`, `and`
+of contradictions), `False`, non-affine facts (bounded), and assume in a partition, a helper,
+under an `if` or a loop, after warp_specialize (refused); --param values outside i32 (unknown,
+never verified), outside the domain, bool for an integer, floats, hex, underscores, a name no
+param has, given twice (exit 2); `range` bound to tl.static_range at module level, a module
+`def range`, star imports, `tl` shadowed by a parameter, `import triton.language as T`;
+@triton.autotune / @triton.heuristics over @tle.jit, tle.jit(fn) called, kernels defined in an
+`if` / `try` / `with` / `for` / `while` / class / factory, a file with a syntax error or a
+top-level raise, two kernels in one file (the worst verdict wins); module globals rebound at
+import (globals(), setattr on the module, tuple / augmented / walrus bindings, a function
+declaring it global), a helper default reading a global rebound later; isinstance / hasattr /
+getattr / list in a kernel (refused); register budgets not a multiple of 8, outside [24,
+256], written with constexprs, and warp counts 0, 3, 16 (refused), 1, 2, 8 (verified); data
+loops whose bound reaches the end of i32 through a helper's return, a tuple, an augmented
+assignment, tl.where, tl.maximum, a cast or a conditional expression (endless-loop); module
+constants folded as Python computes them (`-7 // 2`, `int(-2.5)`, `~-3`, `3 & -2`, `(1, 2)[-1]`;
+builtins the reading does not fold, refused).
 """
 
 from __future__ import annotations
