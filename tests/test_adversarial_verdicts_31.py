@@ -43,9 +43,10 @@ Bugs found, one line each:
 5. A kernel Python makes of a function the reading does not name was left out of the file's
    verdict (exit 0 beside a correct kernel, the other hanging): `[tle.jit(f) for f in
    [bad_fn]]`, `tle.jit(fn=bad_fn)`, `tle.jit(*[bad_fn])`, `map(tle.jit, [bad_fn])`, an alias's
-   call in a comprehension. FIXED: where a module-level function calls warp_specialize without
-   being a @tle.jit kernel, such a use of tle.jit is refused (check bad-jit; frontend/kernel.py
-   jit_reference).
+   call in a comprehension, `getattr(tle, 'jit')(bad_fn)`, `tle.jit.__call__(bad_fn)`,
+   `functools.partial(tle.jit, num_warps=4)(bad_fn)`. FIXED: where a module-level function
+   calls warp_specialize without being a @tle.jit kernel, such a use of tle.jit, or any read of
+   that function's name, is refused (check bad-jit; frontend/kernel.py jit_reference).
 6. `@getattr(tle, 'jit')` over such a def was skipped as a builtin decorator that returns no
    kernel (as `@print`): it returns tle.jit. FIXED: a call of a builtin as a decorator is
    refused there like any decorator the reading does not take for tle.jit
@@ -324,6 +325,9 @@ def _with_loose(after: str, decorator: str = "") -> str:
     "ks = list(map(tle.jit, [k2_]))",
     "ks = [tle.jit(num_warps=4)(f) for f in [k2_]]",
     "J = tle.jit\nks = [J(f) for f in [k2_]]",
+    "k2 = getattr(tle, 'jit')(k2_)",
+    "k2 = tle.jit.__call__(k2_)",
+    "import functools\nk2 = functools.partial(tle.jit, num_warps=4)(k2_)",
 ])
 def test_a_kernel_made_of_a_function_the_reading_cannot_name_is_refused(tmp_path, capsys,
                                                                         after):
@@ -331,8 +335,9 @@ def test_a_kernel_made_of_a_function_the_reading_cannot_name_is_refused(tmp_path
     calls of tle.jit on a function's name (`tle.jit(k2_)`, refused since round 25) and verified
     the file by its other kernel."""
     code, err = dump(tmp_path, capsys, _with_loose(after))
-    expect(code, err, ("rejected", "may make a kernel of a function tle-dump cannot name",
-                       "'k2_' calls tle.gpu.warp_specialize", "[bad-jit]"))
+    expect(code, err, ("rejected", "'k2_' calls tle.gpu.warp_specialize without being a "
+                       "@tle.jit kernel", "may make a kernel of it that tle-dump cannot name",
+                       "[bad-jit]"))
 
 
 @pytest.mark.parametrize("after", ["", "J = tle.jit", "k3 = tle.jit(lambda x: x)"])

@@ -3806,11 +3806,12 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     loose = jit_reference(m.scope, m.tree)
     if loose is not None and (name is None or loose[1].name == name):
         use, fdef = loose
-        raise TleError(f"`{ast.unparse(use)}` may make a kernel of a function tle-dump cannot "
-                       f"name, and '{fdef.name}' calls tle.gpu.warp_specialize without being a "
-                       f"@tle.jit kernel: such a kernel would be neither verified nor read "
-                       f"(write @tle.jit above `def {fdef.name}`, or call tle.jit on its name)",
-                       _loc(m.path, use), check="bad-jit")
+        raise TleError(f"'{fdef.name}' calls tle.gpu.warp_specialize without being a @tle.jit "
+                       f"kernel, and `{ast.unparse(use)}` may make a kernel of it that tle-dump "
+                       f"cannot name (tle.jit applied to what the reading cannot follow, or the "
+                       f"function handed on): such a kernel would be neither verified nor read "
+                       f"(write @tle.jit above `def {fdef.name}`)", _loc(m.path, use),
+                       check="bad-jit")
     dynamic = string_code_call(m.scope, m.tree) if kernel_defs or nested is not None else None
     if dynamic is not None:
         raise TleError(f"`{ast.unparse(dynamic.func)}(...)` runs code from a string when Python "

@@ -360,16 +360,19 @@ def jit_reference(scope: ModuleScope, tree: ast.Module
                   ) -> Optional[tuple[ast.expr, ast.FunctionDef]]:
     """A use of ``tle.jit`` (or a name bound to it) in the file that may make a kernel of a
     function the reading cannot name, when a module-level function calls warp_specialize without
-    being a ``@tle.jit`` kernel: a call of it on anything but a module-level function's name
+    being a ``@tle.jit`` kernel: that function's name read anywhere (handed to whatever may make
+    it a kernel, `getattr(tle, 'jit')(bad_fn)`), a call of it on anything but a module-level
+    function's name
     (``[tle.jit(f) for f in [bad_fn]]``, ``tle.jit(fn=bad_fn)``, ``tle.jit(*[bad_fn])``), or the
     decorator itself passed on (``map(tle.jit, [bad_fn])``); with that function. None when there
     is none. (A decorator, an alias ``J = tle.jit`` (its own uses are read the same way), a call
     of options ``tle.jit(num_warps=8)`` and a call on a function's name, which
     :func:`jit_call_kernel` reads, are no such use.)"""
-    loose = next((f for f in scope.functions.values() if jit_decorator(scope, f) is None
-                  and _calls_warp_specialize(scope, f)), None)
-    if loose is None:
+    loose_fns = {f.name: f for f in scope.functions.values() if jit_decorator(scope, f) is None
+                 and _calls_warp_specialize(scope, f)}
+    if not loose_fns:
         return None
+    loose = next(iter(loose_fns.values()))
     decorators, parents = set(), {}
     for n in ast.walk(tree):
         for c in ast.iter_child_nodes(n):
@@ -377,6 +380,19 @@ def jit_reference(scope: ModuleScope, tree: ast.Module
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for d in n.decorator_list:
                 decorators.add(id(d.func if isinstance(d, ast.Call) else d))
+    # a kernel's own body is read as kernel code (a partition that calls warp_specialize, or a
+    # helper that does, is refused there in its own words)
+    in_kernels = {id(x) for f in scope.functions.values() if jit_decorator(scope, f) is not None
+                  for x in ast.walk(f)}
+    for n in ast.walk(tree):
+        # the function itself handed on (`getattr(tle, 'jit')(bad_fn)`, `fns = [bad_fn]`):
+        # whatever receives it may make it a kernel (a call of it is no hand-off: a kernel
+        # calling it as a helper is read, and refused, as such)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in loose_fns \
+                and id(n) not in in_kernels:
+            parent = parents.get(id(n))
+            if not (isinstance(parent, ast.Call) and parent.func is n):
+                return n, loose_fns[n.id]
     for n in ast.walk(tree):
         if not isinstance(n, (ast.Name, ast.Attribute)) or id(n) in decorators \
                 or not isinstance(n.ctx, ast.Load):
@@ -386,8 +402,8 @@ def jit_reference(scope: ModuleScope, tree: ast.Module
                 isinstance(n, ast.Name) and jit_call_binding(sc, n.id) is not None):
             continue
         parent = parents.get(id(n))
-        if isinstance(parent, ast.Attribute) or isinstance(parent, ast.Assign) \
-                and parent.value is n:
+        if isinstance(parent, ast.Attribute) and parent.attr != "__call__" \
+                or isinstance(parent, ast.Assign) and parent.value is n:
             continue
         if isinstance(parent, ast.Call) and parent.func is n:
             call = parent
