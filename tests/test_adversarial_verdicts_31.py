@@ -65,6 +65,13 @@ Bugs found, one line each:
    Triton 3.6 makes no IR type of them on sm_90 ("type fp8e4b8 not supported in this
    architecture"). FIXED: the lowering refuses the dtype (translate.ex_DType), so tle-dump
    rejects the kernel at its line.
+10. `x.to(tl.float16, fp_downcast_rounding="rtn")` (a mode Triton 3.6 does not have) and a
+   rounding mode on a conversion that narrows no float (`.to(tl.float64, ...="rtz")`) were
+   verified; Triton refuses both. FIXED: the lowering refuses them (translate._rounding_refusal).
+
+Left as found: `(t.to(tl.float8e4b15) + t.to(tl.float8e4b15))` is verified, and Triton 3.6 fails
+to compile it (fp8 arithmetic, which the lowering refuses for the fp8 types it names, reaches
+this one under another spelling).
 
 Checked and found right (tried, not kept unless marked): in a partition, tl.inline_asm_elementwise
 (`bar.sync 1;`, `exit;`, pure or not), tl.reduce / tl.associative_scan with a combine function,
@@ -448,3 +455,25 @@ def test_an_fp8_type_sm_90_has_is_verified(tmp_path, capsys, monkeypatch, dtype)
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, "verified")
     assert not triton_refuses(tmp_path, monkeypatch, stmt, "r31g")
+
+
+# ------------------------------------------- bug 10: rounding modes Triton 3.6 refuses in a cast
+
+@pytest.mark.parametrize("stmt, words", [
+    ('u = t.to(tl.float16, fp_downcast_rounding="rtn")', "supports the rounding modes"),
+    ('u = t.to(tl.float64, fp_downcast_rounding="rtz")', "only for a float narrowed to a float"),
+    ('u = t.to(tl.int32, fp_downcast_rounding="rtz")', "only for a float narrowed to a float"),
+])
+def test_a_rounding_mode_triton_refuses_is_refused(tmp_path, capsys, monkeypatch, stmt, words):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "kernel.py:31: error: lowering: fp_downcast_rounding=", words))
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r31r")
+
+
+@pytest.mark.parametrize("stmt", ['u = t.to(tl.float16, fp_downcast_rounding="rtz")',
+                                  'u = t.to(tl.bfloat16, fp_downcast_rounding="rtne")',
+                                  'u = t.to(tl.float8e4nv, fp_downcast_rounding="rtz")'])
+def test_a_rounding_mode_of_a_narrowing_is_verified(tmp_path, capsys, monkeypatch, stmt):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r31s")
