@@ -580,7 +580,15 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
                                             message=other.message, check="lowering"))
                 return
             rep.not_translated = unbudgeted_why or f"{message}{_at_line(e)}"
-        elif not sig and e.check == UNTYPED:  # a type a launch gives decides it
+        elif not sig and e.check == UNTYPED:  # a type a launch gives may decide it
+            other = _refusal_untyped(path, info, kir, rep.program, cx,
+                                     _params_of(rep.program, fixed), bound)
+            if other is not None:  # refused whatever that type is
+                from ..diagnostics import Diagnostic
+
+                rep.early.append(Diagnostic(loc=other.loc or rep.program.loc,
+                                            message=other.message, check="lowering"))
+                return
             rep.not_translated = unbudgeted_why or (
                 f"without argument types (no DEFAULT_CONFIG signature that holds here), the "
                 f"lowering refuses it: {message}{_at_line(e)}")
@@ -597,22 +605,18 @@ def _refusal_past_free_buffers(path: Path, info, kir, program: Program, cx: dict
     """The lowering stops at a kernel's first free shared buffer (lowering-not-yet), which would
     hide every refusal after it (a reader's `tl.debug_barrier(1)`, which no launch compiles):
     translated again with each free buffer read as a shared-memory tile of its shape
-    (translate.STUB_FREE_BUFFERS), the kernel's refusal there, where it stands at a line that
-    touches no free buffer nor a name bound from one (a refusal there may be the stub's); None
-    when there is none, or it may be the stub's (the verdict is then kept, not translated)."""
-    from ..lowering.translate import STUB_FREE_BUFFERS
-
-    touched = _lines_reading(kir if kir is not None else info.kir, buffers=True)
-    token = STUB_FREE_BUFFERS.set(True)
-    try:
-        return _refusal_outside(path, info, kir, program, cx, sig, params, bound, touched)
-    finally:
-        STUB_FREE_BUFFERS.reset(token)
+    (translate.STUB_FREE_BUFFERS), the kernel's refusal there (_refusal_outside); None when that
+    translation goes through, or is refused only where a free buffer is read."""
+    return _refusal_outside(path, info, kir, program, [cx], sig, params, bound, set(), "")
 
 
-#: the value each constexpr without one is translated at to look for the refusals it does not
-#: decide (a power of two, as block shapes need)
-PROBE_CONSTEXPR = 16
+#: the values each constexpr without one is translated at, one after the other, to look for the
+#: refusals no value of it lifts (powers of two, as block shapes need; 16 first)
+PROBE_CONSTEXPRS = (16, 64, 32, 128, 8, 4, 2, 1, 256)
+
+#: the element types tried, one after the other, where no signature gives one that the
+#: translation needs (translate.UNTYPED_STAND_IN)
+UNTYPED_STAND_INS = ("float32", "float16", "bfloat16", "int32")
 
 
 def _refusal_without_constexprs(path: Path, info, kir, program: Program, cx: dict, sig: dict,
@@ -620,43 +624,157 @@ def _refusal_without_constexprs(path: Path, info, kir, program: Program, cx: dic
                                 missing: list[str]) -> Optional[TleError]:
     """A kernel a constexpr of which has no value here is not translated (the lowering needs the
     values a launch gives), which would excuse every refusal of its lowering (a reader's
-    `tl.debug_barrier(1)`, which no launch compiles): translated with each such constexpr at
-    PROBE_CONSTEXPR, the refusal there when it stands at a line that reads none of them, nor a
-    name bound from one (such a refusal holds whatever their values); None otherwise."""
+    `tl.debug_barrier(1)`, which no launch compiles): translated with the constexprs without a
+    value at each of PROBE_CONSTEXPRS in turn, the refusal of the lowering when none of them
+    translates (_refusal_outside); None when one does (a launch may give that value)."""
     touched = _lines_reading(kir if kir is not None else info.kir, names=frozenset(missing))
-    return _refusal_outside(path, info, kir, program,
-                            {**cx, **{n: PROBE_CONSTEXPR for n in missing}}, sig, params, bound,
-                            touched)
+    names = ", ".join(missing)
+    return _refusal_outside(
+        path, info, kir, program, [{**cx, **{n: v for n in missing}} for v in PROBE_CONSTEXPRS],
+        sig, params, bound, touched,
+        f"{{at}}, no value being given for {names}: the lowering refuses the kernel at each "
+        f"value tried, {', '.join(map(str, PROBE_CONSTEXPRS))}; give the value a launch gives "
+        f"in DEFAULT_CONFIG or with --param", missing)
 
 
-def _refusal_outside(path: Path, info, kir, program: Program, cx: dict, sig: dict, params: dict,
-                     bound: Optional[int], touched: set[int]) -> Optional[TleError]:
-    """The lowering's refusal of a translation made with stand-ins (a stub tile for each free
-    buffer, PROBE_CONSTEXPR for a constexpr without a value) where it stands at a line outside
-    ``touched``, the lines reading a stand-in (a refusal there may be the stand-in's); None
-    when there is none, or nothing is learnt (a form not translated yet, an untyped refusal, an
-    internal error: the stand-ins are no launch's)."""
-    from ..lowering.translate import NOT_YET, UNTYPED
+def _refusal_untyped(path: Path, info, kir, program: Program, cx: dict, params: dict,
+                     bound: Optional[int]) -> Optional[TleError]:
+    """A kernel without argument types that the lowering refuses for an element type it does not
+    know (translate.UNTYPED) is not translated, which would excuse every refusal after that one
+    (`tl.debug_barrier(1)` after a keep_dims sum of an untyped load): translated with each of
+    UNTYPED_STAND_INS in that type's place, the refusal of the lowering when none of them
+    translates (_refusal_outside); None when one does (a launch may give that type)."""
+    return _refusal_outside(path, info, kir, program, [cx], {}, params, bound, set(),
+                            f"with each element type tried ({', '.join(UNTYPED_STAND_INS)}) "
+                            f"where no signature gives one")
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TleVerificationWarning)
-            _translated(path, info, kir, program, cx, sig, params, bound)
-    except TleError as e:
-        line = e.loc.line if e.loc is not None else None
-        if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
-                ("internal", "lowering: internal")) or line is None or line in touched:
-            return None
-        return e
-    except Exception:  # noqa: BLE001 - a stand-in is no kernel's form: nothing is learnt
+
+def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], sig: dict,
+                     params: dict, bound: Optional[int], touched: set[int],
+                     why: str, varied: tuple = ()) -> Optional[TleError]:
+    """The lowering's refusal of a kernel translated with stand-ins, for each configuration of
+    ``cxs`` (constexpr values) and, without a signature ``sig``, each element type of
+    UNTYPED_STAND_INS where the translation needs one no signature gives; each free shared
+    buffer is a shared-memory tile of its shape (translate.STUB_FREE_BUFFERS). None when one of
+    these translations goes through (a launch may give those values and types), or none says
+    anything (a form not translated yet, an internal error: the stand-ins are no launch's).
+
+    Every stand-in is tried before a refusal is taken, since a translation's first refusal
+    hides the ones after it: one at a line reading a constexpr stand-in (a reshape to [C, 2] at
+    C = 16) is no reason to keep the verdict, nor one beside it on its line (`x = C;
+    tl.debug_barrier(1)`) a reason to excuse it. A free buffer's tile is a stand-in no value
+    varies: a refusal at a line reading a free buffer (nor a name bound from one) may be the
+    tile's (unless the expression refused, found by its column, reads none: `_ = (buf,
+    tl.debug_barrier(1))`), so that translation is made again without those lines
+    (_without_lines), and what it refuses elsewhere is the kernel's. The refusal returned is one at a line outside
+    ``touched`` (the lines reading a constexpr stand-in: it holds whatever their values are)
+    first, else the first, its message then saying which stand-ins were tried (``why``, its
+    ``{at}`` the values of the constexprs ``varied`` that translation was made with)."""
+    from ..lowering.translate import NOT_YET, STUB_FREE_BUFFERS, UNTYPED, UNTYPED_STAND_IN
+
+    ir = kir if kir is not None else info.kir
+    buffer_names: set[str] = set()
+    buffer_lines = _lines_reading(ir, buffers=True, tainted_out=buffer_names) \
+        if ir.buffers else set()
+
+    def refusal(src_info, src_kir, cx: dict, dtype) -> tuple[bool, Optional[TleError]]:
+        """(whether it translates, its refusal when it says anything)."""
+        tokens = STUB_FREE_BUFFERS.set(True), UNTYPED_STAND_IN.set(dtype)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TleVerificationWarning)
+                _translated(path, src_info, src_kir, program, cx, sig, params, bound)
+            return True, None
+        except TleError as e:
+            if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
+                    ("internal", "lowering: internal")):
+                return False, None
+            return False, e
+        except Exception:  # noqa: BLE001 - a stand-in is no kernel's form: nothing is learnt
+            return False, None
+        finally:
+            UNTYPED_STAND_IN.reset(tokens[1])
+            STUB_FREE_BUFFERS.reset(tokens[0])
+
+    refusals: list[TleError] = []
+    for cx in cxs:
+        for dtype in ((None,) if sig else UNTYPED_STAND_INS):
+            ok, e = refusal(info, kir, cx, dtype)
+            if ok:
+                return None
+            if e is not None and e.loc is not None and e.loc.line in buffer_lines \
+                    and _refused_node_reads(ir, e.loc, buffer_names) is not False:
+                ok, e = refusal(None, _without_lines(ir, buffer_lines), cx, dtype)
+                if ok or e is not None and e.loc is not None and e.loc.line in buffer_lines:
+                    return None  # refused only where the free buffers' tiles stand
+            if e is not None:
+                refusals.append((e, ", ".join(f"{n} = {cx[n]}" for n in varied)))
+    if not refusals:
         return None
-    return None
+    e, at = next(((e, at) for e, at in refusals
+                  if e.loc is not None and e.loc.line and e.loc.line not in touched), refusals[0])
+    if not why:
+        return e
+    return TleError(f"{e.message} ({why.replace('{at}', f'with {at}' if at else 'translated')})",
+                    e.loc, check=e.check)
 
 
-def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset()) -> set[int]:
+def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
+    """Whether the expressions of ``kir`` at ``loc`` (its line and column: the node a refusal
+    names) read a free buffer or one of ``names``; None when no expression stands there (a
+    statement's refusal: the caller reads the whole line)."""
+    from ..ir import kernel as K
+
+    found = None
+    bodies = [kir.prologue] + [p.body for p in kir.partitions]
+    exprs = [e for p in kir.partitions for _, e in p.bindings]
+    for body in bodies:
+        for st in K.walk_stmts(body):
+            exprs.extend(K.stmt_exprs(st))
+    for e in exprs:
+        for x in K.walk_expr(e):
+            at = getattr(x, "loc", None)
+            if at is None or at.line != loc.line or at.column != loc.column or not loc.column:
+                continue
+            reads = any(isinstance(y, K.BufferRef) or isinstance(y, K.Name) and y.id in names
+                        for y in K.walk_expr(x))
+            found = reads or bool(found)
+    return found
+
+
+def _without_lines(kir, lines: set[int]):
+    """``kir`` without its statements at ``lines`` (a loop or `if` at one of them with its body),
+    every worker partition given a register budget (setmaxnreg's least where it has none, a
+    budget of constexprs: the translation from the kernel IR needs one)."""
+    from dataclasses import replace
+
+    from ..ir import kernel as K
+    from ..language.registers import MIN_REGS
+
+    def strip(body):
+        out = []
+        for st in body:
+            if st.loc is not None and st.loc.line in lines:
+                continue
+            if isinstance(st, (K.For, K.While)):
+                st = replace(st, body=strip(st.body))
+            elif isinstance(st, K.If):
+                st = replace(st, then=strip(st.then), orelse=strip(st.orelse))
+            out.append(st)
+        return tuple(out)
+
+    return replace(kir, prologue=strip(kir.prologue), partitions=tuple(
+        replace(p, body=strip(p.body),
+                regs=p.regs if p.default or p.regs is not None else MIN_REGS)
+        for p in kir.partitions))
+
+
+def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset(),
+                   tainted_out: Optional[set] = None) -> set[int]:
     """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer
     (``buffers``) or one of the kernel body's ``names`` (its constexpr parameters), or a name a
-    statement of the same function bound from one (transitively)."""
+    statement of the same function bound from one (transitively); ``tainted_out`` collects
+    those names (of every function)."""
     from ..ir import kernel as K
 
     def reads(e, tainted: set[str]) -> bool:
@@ -686,6 +804,8 @@ def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset()) -
                   and any(reads(e, tainted) for e in K.stmt_exprs(st))}
         if n == 0:  # the prologue, walked first
             body_names = tainted
+        if tainted_out is not None:
+            tainted_out |= tainted
     return lines
 
 

@@ -36,7 +36,7 @@ from .local_tensors import BuildRules, covers
 from .constexpr_rules import ConstexprRules
 from .constexpr_rules import constexpr_annotation as _constexpr_annotation
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
-                     kernel_def_lines, helper_warp_specialize, jit_call_kernel,
+                     kernel_def_lines, helper_warp_specialize, jit_call_kernel, jit_reference,
                      kernel_def_problem, kernel_params, nested_kernel, string_code_call,
                      superseded)
 from ..ir.kernel_names import MODULE_NAMES, source_names
@@ -72,6 +72,11 @@ PURE_CALLS = frozenset(
      "builtins.len", "tle_compiler.gpu.local_ptr", "tle_compiler.gpu.scale_rows"}
 #: Methods of a tile that compute a value.
 PURE_METHODS = frozenset({"to", "reshape", "broadcast_to", "trans", "permute", "expand_dims"})
+#: The names Triton 3.6's code generator reads from its builtin namespace
+#: (code_generator.builtin_namespace), through a module-level binding of the name too.
+TRITON_BUILTIN_NAMES = frozenset({"len", "list", "range", "float", "int", "isinstance", "getattr",
+                                  "hasattr", "print", "min", "max"})
+
 RANGES = {"builtins.range": False, "tl.range": False, "tl.static_range": True, "gl.range": False,
           "gl.static_range": True}
 #: The parameters of tl.range / tl.static_range (Triton 3.6), in positional order.
@@ -940,13 +945,14 @@ class Builder(BuildRules, ConstexprRules):
             sub, attr = self.imported(m, name)
             if attr is None:
                 return K.Const(None, loc), Static("usermod", sub)
-            return self.module_name(sub, attr, node)
+            return self.renamed_builtin(name, self.module_name(sub, attr, node), node)
         if name in m.assigns:
             e, st = self.module_assign(m, name)
-            return (dataclasses.replace(e, loc=loc) if e is not None else K.Const(None, loc)), st
+            value = dataclasses.replace(e, loc=loc) if e is not None else K.Const(None, loc)
+            return self.renamed_builtin(name, (value, st), node)
         alias = m.scope.alias(name)
         if alias is not None:
-            return K.Const(None, loc), Static("mod", alias)
+            return self.renamed_builtin(name, (K.Const(None, loc), Static("mod", alias)), node)
         f = m.submodule(name)
         if f is not None:  # `pkg.common` after `import pkg.common`
             return K.Const(None, loc), Static("usermod", self.cache.get(f))
@@ -965,6 +971,26 @@ class Builder(BuildRules, ConstexprRules):
             raise self.err(f"module '{_module_label(m)}' has no attribute '{name}'", node,
                            check="unknown-name")
         raise self.err(f"name '{name}' is not defined here", node, check="unknown-name")
+
+    def renamed_builtin(self, name: str, got: tuple[K.Expr, Optional[Static]],
+                        node: ast.AST) -> tuple[K.Expr, Optional[Static]]:
+        """``got``, the value of the module-level ``name``, unless it is one of Python's builtins
+        bound under a name that Triton 3.6's builtin namespace does not hold (`rng = range`,
+        `from builtins import min as mn`, `I = int`): Triton's global lookup takes a module-level
+        name only when it is a tl.constexpr, a module, a jit function, a dtype, something of
+        triton.language or one of those names (code_generator.global_lookup; "Cannot access
+        global variable rng from within @jit'ed function"), and its dependency finder refuses a
+        builtin function first ("Unsupported function referenced")."""
+        st = got[1]
+        if st is not None and st.kind == "mod" and isinstance(st.value, str) \
+                and st.value.startswith("builtins.") and name not in TRITON_BUILTIN_NAMES \
+                and st.value != "builtins.abs":  # refused under any name where it is called
+            raise self.err(f"`{name}` is Python's {st.value[9:]} under another name, which a "
+                           f"Triton 3.6 kernel cannot read (\"Cannot access global variable "
+                           f"{name} from within @jit'ed function\"; a builtin function: "
+                           f"\"Unsupported function referenced\"): call {st.value[9:]} by its "
+                           f"own name", node, check="unknown-name")
+        return got
 
     def imported(self, m: Module, name: str) -> tuple[Module, Optional[str]]:
         """(module, name in it or None for the module itself) of imported name ``name`` of
@@ -1171,6 +1197,17 @@ class Builder(BuildRules, ConstexprRules):
             if kind == "usermod":
                 return self._static_path(value, ast.Name(f.attr, ast.Load()))
         return None
+
+    def triton_builtin(self, func: ast.expr) -> bool:
+        """Whether the called ``func`` is a bare name that Triton 3.6 reads from its builtin
+        namespace (code_generator.builtin_namespace: min, max, print, range, ...): one that
+        neither the function's locals nor its module bind, which Triton's lookup tries first."""
+        if not isinstance(func, ast.Name) or func.id in self.frame.env:
+            return False
+        m, name = self.frame.module, func.id
+        return not (name in m.consts or name in m.scope.dtypes or name in m.scope.functions
+                    or name in m.imports or name in m.assigns or name in m.scope.other
+                    or m.scope.alias(name) is not None or m.submodule(name) is not None)
 
     def callee(self, func: ast.expr) -> tuple[K.Expr, Optional[Static]]:
         """A call's function without evaluating anything (names and attribute chains)."""
@@ -2581,6 +2618,30 @@ class Builder(BuildRules, ConstexprRules):
             args, kwargs = self.call_arguments(node, self.value)
         finally:
             self.not_triton = saved
+        if path in ("builtins.min", "builtins.max", "builtins.len", "builtins.abs") \
+                and isinstance(node.func, ast.Attribute):
+            # `builtins.min(...)`: Triton 3.6's dependency finder (runtime/jit.py
+            # record_reference) refuses a function attribute of a module other than triton's,
+            # math and copy that is no jit function, of numbers too
+            raise self.err(f"`{ast.unparse(node)}`: Triton 3.6 does not compile a call of "
+                           f"`{ast.unparse(node.func)}` (\"Unsupported function referenced: "
+                           f"<built-in function {path[9:]}>\"): call {path[9:]} by its bare name",
+                           node, check="unknown-name")
+        if path in ("builtins.min", "builtins.max") and not self.triton_builtin(node.func) \
+                and not all(type(fold(a)) in (int, float, bool) or isinstance(a, K.Name)
+                            and a.id in self.constexpr_params for a in args):
+            # Triton 3.6 reads a name its builtin namespace substitutes (min, max: tl's
+            # builtin_min / builtin_max, which take tensors) there only where the function's
+            # module does not bind it (code_generator's global lookup comes first): Python's
+            # own min, bound by `from builtins import min`, `min = max` or reached as
+            # `builtins.min`, is called with the tensors and fails ("Did you forget to add
+            # @triton.jit ?"); of Python numbers it is Python's
+            raise self.err(f"`{ast.unparse(node)}`: `{ast.unparse(node.func)}` is Python's "
+                           f"{path[9:]} here (the module binds it, so Triton 3.6 does not read "
+                           f"it as its own builtin), which Triton calls with a run-time value "
+                           f"and fails (\"Did you forget to add @triton.jit ?\"): leave the name "
+                           f"unbound at module level, or write tl.minimum / tl.maximum", node,
+                           check="unsupported-expression")
         if path == "builtins.len" and len(args) == 1 and not kwargs:
             # the length of a tuple or list the kernel spells out (or a name bound to one) is
             # a number Python and Triton know when they compile: `range(len((a, b, c)))` runs 3
@@ -3742,6 +3803,15 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
                        f"reads kernels decorated with @tle.jit where they are defined, so this "
                        f"one would be neither verified nor launched (write @tle.jit above "
                        f"`def {fdef.name}`)", _loc(m.path, call), check="bad-jit")
+    loose = jit_reference(m.scope, m.tree)
+    if loose is not None and (name is None or loose[1].name == name):
+        use, fdef = loose
+        raise TleError(f"'{fdef.name}' calls tle.gpu.warp_specialize without being a @tle.jit "
+                       f"kernel, and `{ast.unparse(use)}` may make a kernel of it that tle-dump "
+                       f"cannot name (tle.jit applied to what the reading cannot follow, or the "
+                       f"function handed on): such a kernel would be neither verified nor read "
+                       f"(write @tle.jit above `def {fdef.name}`)", _loc(m.path, use),
+                       check="bad-jit")
     dynamic = string_code_call(m.scope, m.tree) if kernel_defs or nested is not None else None
     if dynamic is not None:
         raise TleError(f"`{ast.unparse(dynamic.func)}(...)` runs code from a string when Python "

@@ -356,6 +356,77 @@ def jit_call_kernel(scope: ModuleScope, tree: ast.Module
     return None
 
 
+def jit_reference(scope: ModuleScope, tree: ast.Module
+                  ) -> Optional[tuple[ast.expr, ast.FunctionDef]]:
+    """A use of ``tle.jit`` (or a name bound to it) in the file that may make a kernel of a
+    function the reading cannot name, when a module-level function calls warp_specialize without
+    being a ``@tle.jit`` kernel: that function's name read anywhere (handed to whatever may make
+    it a kernel, `getattr(tle, 'jit')(bad_fn)`), a call of it on anything but a module-level
+    function's name
+    (``[tle.jit(f) for f in [bad_fn]]``, ``tle.jit(fn=bad_fn)``, ``tle.jit(*[bad_fn])``), or the
+    decorator itself passed on (``map(tle.jit, [bad_fn])``); with that function. None when there
+    is none. (A decorator, an alias ``J = tle.jit`` (its own uses are read the same way), a call
+    of options ``tle.jit(num_warps=8)`` and a call on a function's name, which
+    :func:`jit_call_kernel` reads, are no such use.)"""
+    loose_fns = {f.name: f for f in scope.functions.values() if jit_decorator(scope, f) is None
+                 and _calls_warp_specialize(scope, f)}
+    if not loose_fns:
+        return None
+    loose = next(iter(loose_fns.values()))
+    decorators, parents = set(), {}
+    for n in ast.walk(tree):
+        for c in ast.iter_child_nodes(n):
+            parents[id(c)] = n
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in n.decorator_list:
+                decorators.add(id(d.func if isinstance(d, ast.Call) else d))
+    # a kernel's own body is read as kernel code (a partition that calls warp_specialize, or a
+    # helper that does, is refused there in its own words)
+    in_kernels = {id(x) for f in scope.functions.values() if jit_decorator(scope, f) is not None
+                  for x in ast.walk(f)}
+    for n in ast.walk(tree):
+        # the function itself handed on (`getattr(tle, 'jit')(bad_fn)`, `fns = [bad_fn]`):
+        # whatever receives it may make it a kernel (a call of it is no hand-off: a kernel
+        # calling it as a helper is read, and refused, as such)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in loose_fns \
+                and id(n) not in in_kernels:
+            parent = parents.get(id(n))
+            if not (isinstance(parent, ast.Call) and parent.func is n):
+                return n, loose_fns[n.id]
+    for n in ast.walk(tree):
+        if not isinstance(n, (ast.Name, ast.Attribute)) or id(n) in decorators \
+                or not isinstance(n.ctx, ast.Load):
+            continue
+        sc = scope.at(n.lineno)
+        if sc.module_path(n) != "tle_compiler.jit" and not (
+                isinstance(n, ast.Name) and jit_call_binding(sc, n.id) is not None):
+            continue
+        parent = parents.get(id(n))
+        if isinstance(parent, ast.Attribute) and parent.attr != "__call__" \
+                or isinstance(parent, ast.Assign) and parent.value is n:
+            continue
+        if isinstance(parent, ast.Call) and parent.func is n:
+            call = parent
+            if not call.args and all(k.arg not in (None, "fn") for k in call.keywords):
+                outer = parents.get(id(call))  # `tle.jit(num_warps=8)`: options only
+                if not (isinstance(outer, ast.Call) and outer.func is call) \
+                        or id(call) in decorators:
+                    continue
+                call = outer
+            if len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Name) \
+                    and call.args[0].id in scope.functions:
+                continue
+            if len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Lambda) \
+                    and not any(isinstance(x, ast.Name) and x.id in scope.functions
+                                or isinstance(x, ast.Call) and scope.is_tle(
+                                    x.func, "gpu.warp_specialize")
+                                for x in ast.walk(call.args[0])):
+                continue  # a kernel of a lambda that reaches no module function
+            return call, loose
+        return n, loose
+    return None
+
+
 #: Decorators that make a def no TLE kernel: Triton's and Gluon's jit (a function calling
 #: tle.gpu.warp_specialize under them is a Triton function, which Triton refuses to compile).
 TRITON_JITS = frozenset({"triton.jit", "triton.language.jit", "tl.jit", "gl.jit",
@@ -377,7 +448,10 @@ def foreign_decorated_kernel(scope: ModuleScope, tree: ast.Module
         at = scope.at(_first_line(st))
         for d in st.decorator_list:
             target = d.func if isinstance(d, ast.Call) else d
-            if at.module_path(target) in TRITON_JITS or _builtin(at, target):
+            # a builtin that returns no kernel (`@print`, `@staticmethod`) is skipped, but not
+            # a call of one: `@getattr(tle, 'jit')` returns tle.jit itself
+            if at.module_path(target) in TRITON_JITS \
+                    or not isinstance(d, ast.Call) and _builtin(at, target):
                 continue
             return d, st
     return None

@@ -145,6 +145,45 @@ STUB_FREE_BUFFERS = ContextVar("STUB_FREE_BUFFERS", default=False)
 #: rejects it there as a refusal of a typed translation does.
 UNTYPED = "lowering-untyped"
 
+#: Set (cli/dump.py) to an element type the translation takes, where no signature gives one, in
+#: place of the UNTYPED refusal (a stand-in, as STUB_FREE_BUFFERS's tiles are): the translation
+#: goes on past it, so that a refusal after it, which that refusal would hide, is found; a
+#: kernel no stand-in type translates is one the lowering refuses whatever its types.
+UNTYPED_STAND_IN: ContextVar = ContextVar("UNTYPED_STAND_IN", default=None)
+
+def _float_bits(t: Optional[str]) -> Optional[int]:
+    """The width of floating-point type ``t`` (a Gluon dtype name), None for any other."""
+    if not t or not t.startswith(("float", "bfloat", "fp8")):
+        return None
+    return 8 if t.startswith(("float8", "fp8")) else {"bfloat16": 16, "float16": 16, "float32": 32,
+                                              "float64": 64}.get(t)
+
+
+def _rounding_refusal(kwargs: dict, src: Optional[str], dst: Optional[str]) -> Optional[str]:
+    """Why Triton 3.6 refuses ``x.to(dst, fp_downcast_rounding=...)`` of an ``x`` of type
+    ``src`` (None when it does not, or the types are not known here): a mode other than 'rtne'
+    and 'rtz' ("Invalid rounding mode"), or one given for a conversion that is no narrowing of
+    a float to a float ("fp_downcast_rounding should be set only for truncating fp
+    conversions"); with bitcast=True the mode is not read."""
+    from ..language import call_args
+
+    e = kwargs.get("fp_downcast_rounding")
+    ok, mode = call_args.literal_of(e) if e is not None else (True, None)
+    bitcast = kwargs.get("bitcast")
+    if not ok or mode is None or bitcast is not None and call_args.literal_of(bitcast) == (True,
+                                                                                        True):
+        return None
+    if mode not in ("rtne", "rtz"):
+        return (f"fp_downcast_rounding={mode!r}: Triton 3.6 supports the rounding modes 'rtne' "
+                f"and 'rtz' only (\"Invalid rounding mode\")")
+    a, b = _float_bits(src), _float_bits(dst)
+    if src is not None and dst is not None and not (a and b and a > b):
+        return (f"fp_downcast_rounding={mode!r} on a conversion from {src} to {dst}: Triton "
+                f"3.6 takes a rounding mode only for a float narrowed to a float "
+                f"(\"fp_downcast_rounding should be set only for truncating fp conversions\")")
+    return None
+
+
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"})
 
 
@@ -495,6 +534,12 @@ class FnTranslator:
 
     def ex_DType(self, node: K.DType) -> V:
         name = TL_DTYPES.get(node.name, node.name)
+        if any(t in name for t in ("e4b8", "e5b16")):
+            # Triton 3.6 makes no IR type of them for sm_90 (core.dtype.to_ir), whatever the
+            # dtype is used for: a cast, a tensor, a buffer
+            raise self.err(f"type {name} is not supported on sm_90: Triton 3.6's fp8 types there "
+                           f"are fp8e4b15, fp8e4nv and fp8e5 (\"not supported in this "
+                           f"architecture\")", node)
         return V("dtype", f"gl.{name}", value=name)
 
     def ex_TupleExpr(self, node: K.TupleExpr) -> V:
@@ -512,11 +557,14 @@ class FnTranslator:
 
     def ex_BufferRef(self, node: K.BufferRef) -> V:
         buf = self.ctx.free_buffers.get(node.name)
-        if STUB_FREE_BUFFERS.get() and buf is not None and buf.dtype in GL_DTYPES:
+        if STUB_FREE_BUFFERS.get() and buf is not None:
             from .plan import resolve_dim
 
             shape = tuple(resolve_dim(d, self.ctx.consts, buf.loc) for d in buf.shape)
-            v = V("smem", node.name, shape=shape, dtype=GL_DTYPES[buf.dtype], value=None)
+            # an element type the lowering has no Gluon name for (tl.float8e4b15) is a stand-in
+            # too: what reads the buffer is the stub's, and what does not must still be reached
+            v = V("smem", node.name, shape=shape, dtype=GL_DTYPES.get(buf.dtype, "int8"),
+                  value=None)
             v.slot, v.stage, v.window = None, "0", None
             return v
         raise self.err("a tle.gpu.alloc buffer outside a pipe is not supported by the lowering yet",
@@ -844,7 +892,8 @@ class FnTranslator:
                     raise self.err(f"x.to's {key} must be a compile-time constant", node)
                 extra += f", {key}={value!r}"
             refusal = promotion.fp8_conversion_refusal(base.dtype, dt.value,
-                                                       "bitcast=True" in extra)
+                                                       "bitcast=True" in extra) \
+                or _rounding_refusal(dict(node.kwargs), base.dtype, dt.value)
             if refusal:
                 raise self.err(refusal, node)
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
@@ -1116,13 +1165,14 @@ class FnTranslator:
         """The reduced scalar ``v`` as the tensor of ``rank`` dimensions of size 1 that a
         reduction with ``keep_dims=True`` gives (Triton expands the scalar at axis 0, ``rank``
         times): a ``gl.full`` of it in a layout of its own."""
-        if v.dtype is None:
+        dtype = v.dtype or UNTYPED_STAND_IN.get()
+        if dtype is None:
             raise self.err(f"tl.{name}(..., keep_dims=True) of a whole tensor: the lowering does "
                            f"not know the element type of the result", node, UNTYPED)
         var = self.S.new(rank)
         dims = (1,) * rank
-        return V("tensor", f"gl.full({list(dims)}, {v.text}, gl.{v.dtype}, "
-                           f"layout={self.Lv(var)})", var, dims, v.dtype,
+        return V("tensor", f"gl.full({list(dims)}, {v.text}, gl.{dtype}, "
+                           f"layout={self.Lv(var)})", var, dims, dtype,
                  exact_dtype=v.exact_dtype)
 
     def _reduce(self, name: str, x: V, axis: int, node: K.Op, sum_dtype: Optional[V] = None) -> V:
