@@ -627,14 +627,16 @@ def _refusal_without_constexprs(path: Path, info, kir, program: Program, cx: dic
     `tl.debug_barrier(1)`, which no launch compiles): translated with the constexprs without a
     value at each of PROBE_CONSTEXPRS in turn, the refusal of the lowering when none of them
     translates (_refusal_outside); None when one does (a launch may give that value)."""
-    touched = _lines_reading(kir if kir is not None else info.kir, names=frozenset(missing))
+    tainted: set[str] = set()
+    touched = _lines_reading(kir if kir is not None else info.kir, names=frozenset(missing),
+                             tainted_out=tainted)
     names = ", ".join(missing)
     return _refusal_outside(
         path, info, kir, program, [{**cx, **{n: v for n in missing}} for v in PROBE_CONSTEXPRS],
         sig, params, bound, touched,
         f"{{at}}, no value being given for {names}: the lowering refuses the kernel at each "
         f"value tried, {', '.join(map(str, PROBE_CONSTEXPRS))}; give the value a launch gives "
-        f"in DEFAULT_CONFIG or with --param", missing)
+        f"in DEFAULT_CONFIG or with --param", missing, tainted | set(missing))
 
 
 def _refusal_untyped(path: Path, info, kir, program: Program, cx: dict, params: dict,
@@ -651,7 +653,8 @@ def _refusal_untyped(path: Path, info, kir, program: Program, cx: dict, params: 
 
 def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], sig: dict,
                      params: dict, bound: Optional[int], touched: set[int],
-                     why: str, varied: tuple = ()) -> Optional[TleError]:
+                     why: str, varied: tuple = (),
+                     touched_names: frozenset = frozenset()) -> Optional[TleError]:
     """The lowering's refusal of a kernel translated with stand-ins, for each configuration of
     ``cxs`` (constexpr values) and, without a signature ``sig``, each element type of
     UNTYPED_STAND_INS where the translation needs one no signature gives; each free shared
@@ -669,7 +672,15 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     (_without_lines), and what it refuses elsewhere is the kernel's. The refusal returned is one at a line outside
     ``touched`` (the lines reading a constexpr stand-in: it holds whatever their values are)
     first, else the first, its message then saying which stand-ins were tried (``why``, its
-    ``{at}`` the values of the constexprs ``varied`` that translation was made with)."""
+    ``{at}`` the values of the constexprs ``varied`` that translation was made with).
+
+    Where every translation is refused at an expression that reads a constexpr stand-in (one of
+    ``touched_names``; a shape the probe values do not give, e.g. a [BLOCK, D] tile at BLOCK =
+    64, D = 512, which no single probe value fits), the refusal may be the stand-in's whatever
+    the kernel: the translation is made again without the statements reading them, and only
+    what it refuses elsewhere is the kernel's (the verdict is kept, not translated, otherwise).
+    A refusal the same at every value tried (its place and words: `tl.debug_barrier(C)`) is
+    no value's, and the kernel's."""
     from ..lowering.translate import NOT_YET, STUB_FREE_BUFFERS, UNTYPED, UNTYPED_STAND_IN
 
     ir = kir if kir is not None else info.kir
@@ -688,6 +699,8 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
         except TleError as e:
             if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
                     ("internal", "lowering: internal")):
+                if touched_names and e.loc is not None and e.loc.line in touched:
+                    stand_in_faults.append(e)  # may be the stand-in values' (see below)
                 return False, None
             return False, e
         except Exception:  # noqa: BLE001 - a stand-in is no kernel's form: nothing is learnt
@@ -697,6 +710,9 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
             STUB_FREE_BUFFERS.reset(tokens[0])
 
     refusals: list[TleError] = []
+    #: internal errors of the lowering at lines reading a constexpr stand-in (a shape no launch
+    #: of the kernel gives reaching a form the lowering does not expect)
+    stand_in_faults: list[TleError] = []
     for cx in cxs:
         for dtype in ((None,) if sig else UNTYPED_STAND_INS):
             ok, e = refusal(info, kir, cx, dtype)
@@ -709,8 +725,48 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
                     return None  # refused only where the free buffers' tiles stand
             if e is not None:
                 refusals.append((e, ", ".join(f"{n} = {cx[n]}" for n in varied)))
+    tries = len(cxs) * (1 if sig else len(UNTYPED_STAND_INS))
+    if not refusals and len(stand_in_faults) == tries:  # every translation failed so
+        refusals = [(e, "") for e in stand_in_faults]
     if not refusals:
         return None
+    same = len(cxs) > 1 and len(refusals) == tries and not stand_in_faults and len(
+        {(e.loc, e.message) for e, _ in refusals}) == 1  # no stand-in value changes it
+    if touched_names and not same and all(
+            e in stand_in_faults or e.loc is not None and e.loc.line in touched
+            and _refused_node_reads(ir, e.loc, set(touched_names)) is not False
+            for e, _ in refusals):
+        names = set(touched_names)
+        dtypes = (None,) if sig else UNTYPED_STAND_INS
+        left_out = "the statements refused before left out"
+        drop: set[int] = set()  # the lines of the refusals so far, their statements left out
+        for _ in range(16):
+            drop |= {e.loc.line for e, _ in refusals}
+            stripped = _without_lines(ir, buffer_lines, names, drop)
+            refusals, faults = [], len(stand_in_faults)
+            for cx in cxs:
+                for dtype in dtypes:
+                    ok, e = refusal(None, stripped, cx, dtype)
+                    if ok:
+                        return None  # refused only where the stand-in values are read
+                    if e is not None:
+                        refusals.append((e, left_out))
+            if not refusals and len(stand_in_faults) - faults == tries:
+                drop |= {e.loc.line for e in stand_in_faults[faults:]}
+                refusals = [(e, left_out) for e in stand_in_faults[faults:]]
+                continue
+            if not refusals:
+                return None
+            if len(cxs) > 1 and len(refusals) == tries and len(
+                    {(e.loc, e.message) for e, _ in refusals}) == 1 or any(
+                    e.loc is None or e.loc.line not in touched
+                    or _refused_node_reads(ir, e.loc, names) is False for e, _ in refusals):
+                break  # a refusal no stand-in value gives: the kernel's
+        else:
+            return None
+    refusals = [(e, at) for e, at in refusals if e not in stand_in_faults]
+    if not refusals:
+        return None  # the lowering's own faults at the stand-in values: nothing is learnt
     e, at = next(((e, at) for e, at in refusals
                   if e.loc is not None and e.loc.line and e.loc.line not in touched), refusals[0])
     if not why:
@@ -742,19 +798,36 @@ def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
     return found
 
 
-def _without_lines(kir, lines: set[int]):
-    """``kir`` without its statements at ``lines`` (a loop or `if` at one of them with its body),
-    every worker partition given a register budget (setmaxnreg's least where it has none, a
-    budget of constexprs: the translation from the kernel IR needs one)."""
+def _without_lines(kir, lines: set[int], names: frozenset = frozenset(),
+                   drop: frozenset = frozenset()):
+    """``kir`` without its statements at ``lines``, nor those at ``drop`` whose own expressions
+    read one of ``names`` (every statement at such a line where none does), a loop or `if`
+    among them with its body; every worker partition given a register budget (setmaxnreg's
+    least where it has none, a budget of constexprs: the translation from the kernel IR needs
+    one)."""
     from dataclasses import replace
 
     from ..ir import kernel as K
     from ..language.registers import MIN_REGS
 
+    def reads(st) -> bool:
+        return any(isinstance(x, K.Name) and x.id in names
+                   for e in K.stmt_exprs(st) for x in K.walk_expr(e))
+
+    bodies = [kir.prologue] + [p.body for p in kir.partitions]
+    reading = {st.loc.line for b in bodies for st in K.walk_stmts(b)
+               if st.loc is not None and st.loc.line in drop and reads(st)}
+
+    def left_out(st) -> bool:
+        if st.loc is None:
+            return False
+        line = st.loc.line
+        return line in lines or line in drop and (reads(st) or line not in reading)
+
     def strip(body):
         out = []
         for st in body:
-            if st.loc is not None and st.loc.line in lines:
+            if left_out(st):
                 continue
             if isinstance(st, (K.For, K.While)):
                 st = replace(st, body=strip(st.body))
