@@ -69,9 +69,11 @@ Bugs found, one line each:
    rounding mode on a conversion that narrows no float (`.to(tl.float64, ...="rtz")`) were
    verified; Triton refuses both. FIXED: the lowering refuses them (translate._rounding_refusal).
 
-Left as found: `(t.to(tl.float8e4b15) + t.to(tl.float8e4b15))` is verified, and Triton 3.6 fails
-to compile it (fp8 arithmetic, which the lowering refuses for the fp8 types it names, reaches
-this one under another spelling).
+11. `(t.to(tl.float8e4b15) + t.to(tl.float8e4b15))` was verified, and Triton 3.6 fails to
+   compile it (fp8 arithmetic, which the lowering refuses for the fp8 types it names, reached
+   this one under Triton's spelling "fp8e4b15"). FIXED (after the round): the lowering reads
+   that name as float8e4b15 (translate.TL_DTYPES), so the fp8-arithmetic refusal holds for it;
+   its conversions alone still verify and compile.
 
 Checked and found right (tried, not kept unless marked): in a partition, tl.inline_asm_elementwise
 (`bar.sync 1;`, `exit;`, pure or not), tl.reduce / tl.associative_scan with a combine function,
@@ -477,3 +479,19 @@ def test_a_rounding_mode_of_a_narrowing_is_verified(tmp_path, capsys, monkeypatc
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, "verified")
     assert not triton_refuses(tmp_path, monkeypatch, stmt, "r31s")
+
+
+@pytest.mark.parametrize("stmt,want", [
+    ("u = t.to(tl.float8e4b15) + t.to(tl.float8e4b15)", ("rejected", "computed in float8e4b15")),
+    ("u = t.to(tl.float8e4b15) * 2.0", ("rejected", "computed in float8e4b15")),
+    ("u = t.to(tl.float8e4b15)", "verified"),
+], ids=["sum", "product", "conversion"])
+def test_float8e4b15_arithmetic_is_refused_as_every_fp8_type(tmp_path, capsys, monkeypatch, stmt,
+                                                             want):
+    """Triton 3.6 does no arithmetic in any fp8 type, float8e4b15 (named "fp8e4b15") included;
+    the conversions compile."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, want)
+    assert triton_refuses(tmp_path, monkeypatch, f"{stmt}\n"
+                          "tl.store(x_ptr + tl.arange(0, 64), u.to(tl.float32))",
+                          "e4b15" + str(len(stmt))) is (want != "verified")

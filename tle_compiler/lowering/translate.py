@@ -53,6 +53,8 @@ TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32",
              "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
              "float8e4nv": "float8e4nv", "float8e5": "float8e5"}
 TL_DTYPES.update({k: v for k, v in GL_DTYPES.items()})
+# Triton names tl.float8e4b15 "fp8e4b15": read as the fp8 type it is (no arithmetic in it)
+TL_DTYPES["fp8e4b15"] = "float8e4b15"
 UNARY_MATH = {"exp2", "log2", "exp", "log", "sqrt", "abs", "sin", "cos", "rsqrt", "floor", "ceil",
               "erf"}
 REDUCE = {"max", "min", "sum", "xor_sum", "reduce_or"}
