@@ -446,6 +446,15 @@ def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
                                     check=e.check))
 
 
+def _reject(rep: KernelReport, e: TleError, check: Optional[str] = None) -> None:
+    """Rejects the kernel of ``rep`` at the refusal ``e``: its words at its place (the kernel's
+    where it has none), under ``check`` (``e``'s own by default)."""
+    from ..diagnostics import Diagnostic
+
+    rep.early.append(Diagnostic(loc=e.loc or rep.program.loc, message=e.message,
+                                check=check or e.check))
+
+
 def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     """A kernel the passes found no fault in, checked for global memory one partition writes
     and another reads at the same addresses with no pipe hand-off that orders the pair
@@ -456,13 +465,12 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     kir = getattr(info, "kir", None)
     if kir is None or any(d.severity == "error" for d in rep.diagnostics):
         return
-    from ..diagnostics import Diagnostic
     from ..frontend.memory_waits import check_global_races
 
     try:
         check_global_races(kir)
     except TleError as e:
-        rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
+        _reject(rep, e)
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
@@ -544,11 +552,8 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
         other = _refusal_without_constexprs(path, info, kir, rep.program, cx, sig,
                                             _params_of(rep.program, fixed), bound, missing)
         if other is not None:  # refused at a line no missing value reaches: whatever they are
-            from ..diagnostics import Diagnostic
-
             rep.not_translated = None
-            rep.early.append(Diagnostic(loc=other.loc or rep.program.loc,
-                                        message=other.message, check="lowering"))
+            _reject(rep, other, "lowering")
         return
     if any(n in config and config[n] != v for n, v in cx.items()) and \
             any(str(t).startswith("tensordesc") for t in sig.values()):
@@ -574,30 +579,20 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
             other = _refusal_past_free_buffers(path, info, kir, rep.program, cx, sig,
                                                _params_of(rep.program, fixed), bound)
             if other is not None:  # a refusal the free buffers hid: the kernel's own
-                from ..diagnostics import Diagnostic
-
-                rep.early.append(Diagnostic(loc=other.loc or rep.program.loc,
-                                            message=other.message, check="lowering"))
+                _reject(rep, other, "lowering")
                 return
             rep.not_translated = unbudgeted_why or f"{message}{_at_line(e)}"
         elif not sig and e.check == UNTYPED:  # a type a launch gives may decide it
             other = _refusal_untyped(path, info, kir, rep.program, cx,
                                      _params_of(rep.program, fixed), bound)
             if other is not None:  # refused whatever that type is
-                from ..diagnostics import Diagnostic
-
-                rep.early.append(Diagnostic(loc=other.loc or rep.program.loc,
-                                            message=other.message, check="lowering"))
+                _reject(rep, other, "lowering")
                 return
             rep.not_translated = unbudgeted_why or (
                 f"without argument types (no DEFAULT_CONFIG signature that holds here), the "
                 f"lowering refuses it: {message}{_at_line(e)}")
         else:  # refused whatever the argument types: the kernel no launch compiles
-            from ..diagnostics import Diagnostic
-
-            rep.early.append(Diagnostic(loc=e.loc or rep.program.loc, message=e.message,
-                                        check="lowering" if e.check == UNTYPED
-                                        else e.check or "lowering"))
+            _reject(rep, e, "lowering" if e.check in (UNTYPED, None, "") else None)
 
 
 def _refusal_past_free_buffers(path: Path, info, kir, program: Program, cx: dict, sig: dict,
@@ -709,12 +704,27 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
             UNTYPED_STAND_IN.reset(tokens[1])
             STUB_FREE_BUFFERS.reset(tokens[0])
 
+    dtypes = (None,) if sig else UNTYPED_STAND_INS
+    tries = len(cxs) * len(dtypes)
+    names = set(touched_names)
+
+    def no_value_gives(rs) -> bool:
+        """Whether refusals ``rs`` are one refusal at every stand-in tried, place and words:
+        no stand-in value changes it (`tl.debug_barrier(C)`)."""
+        return len(cxs) > 1 and len(rs) == tries and len({(e.loc, e.message) for e, _ in rs}) == 1
+
+    def at_stand_ins(rs) -> bool:
+        """Whether every refusal of ``rs`` may be the constexpr stand-ins': a lowering fault
+        at a line reading them, or a refusal of an expression reading them."""
+        return all(e in stand_in_faults or e.loc is not None and e.loc.line in touched
+                   and _refused_node_reads(ir, e.loc, names) is not False for e, _ in rs)
+
     refusals: list[TleError] = []
     #: internal errors of the lowering at lines reading a constexpr stand-in (a shape no launch
     #: of the kernel gives reaching a form the lowering does not expect)
     stand_in_faults: list[TleError] = []
     for cx in cxs:
-        for dtype in ((None,) if sig else UNTYPED_STAND_INS):
+        for dtype in dtypes:
             ok, e = refusal(info, kir, cx, dtype)
             if ok:
                 return None
@@ -725,19 +735,12 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
                     return None  # refused only where the free buffers' tiles stand
             if e is not None:
                 refusals.append((e, ", ".join(f"{n} = {cx[n]}" for n in varied)))
-    tries = len(cxs) * (1 if sig else len(UNTYPED_STAND_INS))
     if not refusals and len(stand_in_faults) == tries:  # every translation failed so
         refusals = [(e, "") for e in stand_in_faults]
     if not refusals:
         return None
-    same = len(cxs) > 1 and len(refusals) == tries and not stand_in_faults and len(
-        {(e.loc, e.message) for e, _ in refusals}) == 1  # no stand-in value changes it
-    if touched_names and not same and all(
-            e in stand_in_faults or e.loc is not None and e.loc.line in touched
-            and _refused_node_reads(ir, e.loc, set(touched_names)) is not False
-            for e, _ in refusals):
-        names = set(touched_names)
-        dtypes = (None,) if sig else UNTYPED_STAND_INS
+    if touched_names and (stand_in_faults or not no_value_gives(refusals)) \
+            and at_stand_ins(refusals):
         left_out = "the statements refused before left out"
         drop: set[int] = set()  # the lines of the refusals so far, their statements left out
         for _ in range(16):
@@ -757,10 +760,7 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
                 continue
             if not refusals:
                 return None
-            if len(cxs) > 1 and len(refusals) == tries and len(
-                    {(e.loc, e.message) for e, _ in refusals}) == 1 or any(
-                    e.loc is None or e.loc.line not in touched
-                    or _refused_node_reads(ir, e.loc, names) is False for e, _ in refusals):
+            if no_value_gives(refusals) or not at_stand_ins(refusals):
                 break  # a refusal no stand-in value gives: the kernel's
         else:
             return None

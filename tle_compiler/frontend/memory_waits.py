@@ -302,23 +302,33 @@ def _place(part: K.KPartition, op: K.Op):
     return find(part.body, None, True)
 
 
+def _range_tag(info: _Kernel, part: K.KPartition, loop: K.For) -> tuple:
+    """The range of ``loop`` as resolved texts (:func:`_resolved`): what tags a text read at one
+    iteration of it (:func:`_loop_var_named`), so that texts of two loops of one range at one
+    iteration compare equal."""
+    binds = dict(part.bindings)
+    return tuple(_resolved(info, x, binds, part.body) for x in (loop.start, loop.stop, loop.step))
+
+
+def _loop_var_named(text: str, loop: K.For) -> str:
+    """A resolved text with the variable of ``loop`` named `$v`, whichever loop it is."""
+    return re.sub(rf"name:{re.escape(loop.var)}\b", "name:$v", text)
+
+
 def _events(info: _Kernel, part: K.KPartition, stmts, loop: Optional[K.For]) -> Iterator:
     """(position, verb, pipe, side, index text) of the events of the simple statements
     ``stmts``; in the body of ``loop`` the index text names the loop variable `$v` and is
     tagged with the loop's range, so that events of two loops of one range at one iteration
     compare equal."""
     binds = dict(part.bindings)
-    tag = None
-    if loop is not None:
-        tag = tuple(_resolved(info, x, binds, part.body) for x in (loop.start, loop.stop,
-                                                                     loop.step))
+    tag = None if loop is None else _range_tag(info, part, loop)
     for i, st in enumerate(stmts):
         if _simple(st):
             for e in K.stmt_exprs(st):
                 for ev in K._post(e):
                     idx = _resolved(info, ev.index, binds, part.body)
                     if loop is not None:
-                        idx = re.sub(rf"name:{re.escape(loop.var)}\b", "name:$v", idx)
+                        idx = _loop_var_named(idx, loop)
                     yield i, ev.verb, ev.handle.pipe, ev.handle.side, (idx, tag)
 
 
@@ -438,10 +448,7 @@ def check_global_races(kern: K.Kernel) -> None:
                 if loop is None or any(n not in info.params and n != loop.var
                                        for n in _NAME.findall(text)):
                     continue
-                binds = dict(part.bindings)
-                text = (re.sub(rf"name:{re.escape(loop.var)}\b", "name:$v", text),
-                        tuple(_resolved(info, x, binds, part.body)
-                              for x in (loop.start, loop.stop, loop.step)))
+                text = (_loop_var_named(text, loop), _range_tag(info, part, loop))
                 per_iteration = True
             for other, okind, oop in seen.get(text, ()):
                 if other == part.name or {kind, okind} in ({"store"}, {"atomic"}, {"load"}):
