@@ -139,7 +139,7 @@ import textwrap
 
 import pytest
 
-from .adversarial_support import run_dump, write_kernel
+from .adversarial_support import expect, run_dump, write_kernel
 
 HEAD = "import triton.language as tl\nimport tle_compiler as tle\n\n\n"
 
@@ -154,20 +154,6 @@ def dump(tmp_path, capsys, text: str, *flags: str, name: str = "kernel.py"):
     code, out, err = run_dump(capsys, "-q", *flags, str(path))
     assert "internal error" not in err, err
     return code, err, path
-
-
-def expect(code: int, err: str, want) -> None:
-    """``want``: "verified", or (kind, *fragments) with kind "rejected" / "bounded"."""
-    if want == "verified":
-        assert code == 0 and ": verified for " in err, err
-        return
-    kind, *whats = want
-    assert ": verified for " not in err, err
-    assert code == (1 if kind == "rejected" else 3), err
-    if kind != "rejected":
-        assert f": {kind}: " in err, err
-    for w in whats:
-        assert w in err, err
 
 
 # ================================================================== TMA copies into pipe slots
