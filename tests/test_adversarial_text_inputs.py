@@ -361,7 +361,7 @@ KIR = """kernel ring_sum(x_ptr, {N}) num_warps=4 {{
   partition {use} warps=4 ({ring} = {ring}, x_ptr = x_ptr, {N} = {N}) {{
     for {t} in range(0, {N}, 1) {{
       res = {ring}.reader.wait({t}{lag})
-      tl.store(x_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.{tile})))
+      tl.store(x_ptr + 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.{tile})))
       {ring}.reader.release({t}{lag})
     }}
   }}
@@ -511,12 +511,12 @@ DERIVED = """kernel k(x_ptr, N) num_warps=4 {
   partition use warps=4 (ring = ring, x_ptr = x_ptr, N = N, M = M) {
     for t in range(0, 2 * M, 1) {
       res = ring.reader.wait(t)
-      tl.store(x_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+      tl.store(x_ptr + 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
       ring.reader.release(t)
     }
     if N % 2 == 1 {
       res = ring.reader.wait(N - 1)
-      tl.store(x_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+      tl.store(x_ptr + 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
       ring.reader.release(N - 1)
     }
   }

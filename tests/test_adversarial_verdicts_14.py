@@ -495,7 +495,7 @@ def right(kv, y_ptr, N):
         res = r.wait(p)
         t = tl.load(tle.gpu.local_ptr(res.slot.b))
         r.release(p)
-        tl.store(y_ptr + p * 64 + tl.arange(0, 64), t)
+        tl.store(y_ptr + (N + p) * 64 + tl.arange(0, 64), t)  # past the left's rows
 ''' + CONFIG.replace(', "constexprs": {"C": 3}', ', "constexprs": {}')
 _RIGHT_VIEW = 'kv.reader("right", fields=("b",))'
 

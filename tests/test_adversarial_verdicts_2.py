@@ -223,11 +223,11 @@ DELAYS = {
 # SPMC: left reads and releases every tile; RIGHT is right's loop body
 SPMC = """
 @tle.jit
-def k(x_ptr, y_ptr, N):
+def k(x_ptr, y_ptr, z_ptr, N):
     tle.assume(N >= 0)
     kv = tle.pipe(capacity=2, readers=("left", "right"), tile=tle.gpu.alloc([2, 64], tl.float32))
     tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (left, (kv, y_ptr, N)),
-                             (right, (kv, y_ptr, N))], [4, 4], [232, 232])
+                             (right, (kv, z_ptr, N))], [4, 4], [232, 232])
 
 
 def produce(kv, x_ptr, N):

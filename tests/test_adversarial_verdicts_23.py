@@ -524,7 +524,13 @@ def put(h: str, i: str, ind: str = "        ") -> str:
 
 def get(h: str, i: str, ind: str = "        ") -> str:
     return (f"{ind}res = {h}.wait({i})\n{ind}t = tl.load(tle.gpu.local_ptr(res.slot.tile))\n"
-            f"{ind}{h}.release({i})\n{ind}tl.store(y_ptr + tl.arange(0, 64), t)\n")
+            f"{ind}{h}.release({i})\n"
+            f"{ind}tl.store(y_ptr + {DRAIN_ROW[h]} + tl.arange(0, 64), t)\n")
+
+
+#: where each reader handle's drain stores (a row of its own: two partitions storing one row
+#: unordered race, check memory-race)
+DRAIN_ROW = {"r": 0, "rb": 64, "rc": 128}
 
 
 def named(left: str, right: str, cb: int = 1, ret: bool = True, aopts: str = "") -> str:

@@ -39,4 +39,4 @@ def right(kv, x_ptr, N):
         res = r.wait(t)
         s = tl.load(tle.gpu.local_ptr(res.slot.k))
         again.release(t)
-        tl.store(x_ptr + 64 + tl.arange(0, 64), s)
+        tl.store(x_ptr + 128 + tl.arange(0, 64), s)  # not the left's row (memory-race)

@@ -456,21 +456,30 @@ def _reject(rep: KernelReport, e: TleError, check: Optional[str] = None) -> None
 
 
 def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
-    """A kernel the passes found no fault in, checked for global memory one partition writes
-    and another reads at the same addresses with no pipe hand-off that orders the pair
-    (frontend/memory_waits.check_global_races): rejected at the later access rather than
-    verified. After the passes, so that a protocol fault is reported as such, and so that the
-    ordering the check reads from commits and waits holds."""
+    """A kernel the passes found no fault in, checked for global memory that two partitions
+    access, one writing, with no pipe hand-off proved to order them
+    (frontend/global_races.check_global_races): rejected with a witness (the iterations and
+    the address) rather than verified, or, where z3 cannot decide a pair, not proved (verdict
+    unknown, exit 3). After the passes, so that a protocol fault is reported as such, and so
+    that the ordering the check reads from commits and waits holds. A .kir file's kernels are
+    checked as a .py file's are; a .pipe protocol has no memory accesses."""
     info = loaded.infos.get(rep.program.name)
-    kir = getattr(info, "kir", None)
-    if kir is None or any(d.severity == "error" for d in rep.diagnostics):
+    kir = getattr(info, "kir", None) or loaded.kirs.get(rep.program.name)
+    if kir is None or rep.stopped is not None or \
+            any(d.severity == "error" for d in rep.diagnostics):
         return
-    from ..frontend.memory_waits import check_global_races
+    from ..frontend.global_races import Unproved, check_global_races
 
+    # the tle.assume ranges of the kernel's integer arguments (the protocol's params)
+    args = {p.name for p in kir.params}
+    domains = {p.name: (p.min, p.max) for p in getattr(rep.program, "params", ())
+               if p.name in args}
     try:
-        check_global_races(kir)
+        check_global_races(kir, domains)
     except TleError as e:
         _reject(rep, e)
+    except Unproved as e:
+        rep.stopped = TleError(e.message, e.loc, check="memory-race")
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
