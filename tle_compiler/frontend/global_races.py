@@ -203,6 +203,8 @@ class Model:
         self._sym: dict[str, object] = {}
         #: terms of kernel-body expressions, by id: one value for every partition
         self.shared: dict[int, object] = {}
+        #: (partition, id of its outermost loop) -> the loop's start, stop and step terms
+        self.bounds: dict[tuple, tuple] = {}
         self.facts: list = []
         self._fresh = 0
         from .tensor_args import body_assigns
@@ -243,6 +245,9 @@ class Instance:
     iters: dict = field(default_factory=dict)
     constraints: list = field(default_factory=list)
     fresh: list = field(default_factory=list)
+    #: a loop on its path has a range of unknowns of its own (a nested loop's bound loaded in
+    #: the loop around it): an iteration of it may be one the loop does not have
+    unsure: bool = False
 
 
 def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
@@ -257,11 +262,23 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
             inst.iters[id(loop)] = (n, None)
             inst.constraints.append(n >= 0)
             continue
-        outer = Instance(part, Site(site.path[:depth]), label, dict(inst.iters), [], inst.fresh)
-        start = term(model, loop.start, outer)
-        stop = term(model, loop.stop, outer)
-        step = term(model, loop.step, outer)
-        inst.constraints += outer.constraints
+        key = (part.kp.name, id(loop))
+        if key in model.bounds:
+            start, stop, step = model.bounds[key]
+        else:
+            outer = Instance(part, Site(site.path[:depth]), label, dict(inst.iters), [], [])
+            start, stop, step = (term(model, x, outer) for x in (loop.start, loop.stop,
+                                                                  loop.step))
+            if len(inst.iters) == 0:
+                # the partition's outermost loop: its range is read once per run, so every
+                # instance of the partition shares it (an event's iteration is then one the
+                # loop really has)
+                model.bounds[key] = start, stop, step
+                model.facts += outer.constraints
+            else:
+                inst.constraints += outer.constraints
+                inst.fresh += outer.fresh
+                inst.unsure = inst.unsure or bool(outer.fresh)
         t = start + step * n
         inst.iters[id(loop)] = (n, t)
         inst.constraints += [n >= 0, step != 0, z3.Implies(step > 0, t < stop),
@@ -808,8 +825,13 @@ def _ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, p
         se, sw = surely(z3, ie, a), surely(z3, iw, b)
         if se is None or sw is None:
             continue
+        iters = {str(n) for i in (ie, iw) for n, _ in i.iters.values()}
         xe = term(model, e.event.index, ie)
         xw = term(model, w.event.index, iw)
+        if ie.unsure or iw.unsure or any(str(v) not in iters for v in ie.fresh + iw.fresh):
+            # an index (or a range) with an unknown in it: z3 could choose its value, so the
+            # pair is no evidence of an order
+            continue
         body = z3.And(*ie.constraints, *iw.constraints, precedes(z3, a, ie), se,
                       precedes(z3, iw, b), sw, xw == xe + offset)
         bound = ie.fresh + iw.fresh
@@ -881,11 +903,16 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             _branch_conditions(model, ia)
             _branch_conditions(model, ib)
             ta, tb = term(model, ptr_a, ia), term(model, ptr_b, ib)
-            solver = z3.Solver()
-            solver.set("timeout", PAIR_TIMEOUT_MS)
             # a stride only one of the two addresses holds is a number like any other
             both = strides & _symbols(ta) & _symbols(tb)
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
+            solver = z3.Solver()
+            solver.set("timeout", PAIR_TIMEOUT_MS)
+            solver.add(*ia.constraints, *ib.constraints, meet, *model.facts)
+            if _solve(solver) == z3.unsat:
+                continue  # apart, whatever orders them (no quantifier to decide)
+            solver = z3.Solver()
+            solver.set("timeout", PAIR_TIMEOUT_MS)
             solver.add(*ia.constraints, *ib.constraints, meet,
                        z3.Not(_ordered(model, kern, ia, ib, pa, pb)),
                        z3.Not(_ordered(model, kern, ib, ia, pb, pa)))
