@@ -647,7 +647,7 @@ def _refusal_untyped(path: Path, info, kir, program: Program, cx: dict, params: 
 
 
 def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], sig: dict,
-                     params: dict, bound: Optional[int], touched: set[int],
+                     params: dict, bound: Optional[int], touched: set[tuple],
                      why: str, varied: tuple = (),
                      touched_names: frozenset = frozenset()) -> Optional[TleError]:
     """The lowering's refusal of a kernel translated with stand-ins, for each configuration of
@@ -694,7 +694,7 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
         except TleError as e:
             if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
                     ("internal", "lowering: internal")):
-                if touched_names and e.loc is not None and e.loc.line in touched:
+                if touched_names and e.loc is not None and _place(e.loc) in touched:
                     stand_in_faults.append(e)  # may be the stand-in values' (see below)
                 return False, None
             return False, e
@@ -716,8 +716,19 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     def at_stand_ins(rs) -> bool:
         """Whether every refusal of ``rs`` may be the constexpr stand-ins': a lowering fault
         at a line reading them, or a refusal of an expression reading them."""
-        return all(e in stand_in_faults or e.loc is not None and e.loc.line in touched
+        return all(e in stand_in_faults or e.loc is not None and _place(e.loc) in touched
                    and _refused_node_reads(ir, e.loc, names) is not False for e, _ in rs)
+
+    def refused_whatever_the_buffer(e: TleError, cx: dict, dtype) -> bool:
+        """Whether refusal ``e``, of an expression reading a free buffer's tile, stands with
+        that buffer read as another value (the integer 0, in the refused expression only):
+        the same place and words are no refusal of the tile, but of the expression whatever
+        the lowering will make of the buffer (`tl.debug_barrier(buf)`)."""
+        other = _buffers_replaced_at(ir, e.loc, buffer_names)
+        if other is None:
+            return False
+        _, again = refusal(None, other, cx, dtype)
+        return again is not None and again.loc == e.loc and again.message == e.message
 
     refusals: list[TleError] = []
     #: internal errors of the lowering at lines reading a constexpr stand-in (a shape no launch
@@ -728,10 +739,11 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
             ok, e = refusal(info, kir, cx, dtype)
             if ok:
                 return None
-            if e is not None and e.loc is not None and e.loc.line in buffer_lines \
-                    and _refused_node_reads(ir, e.loc, buffer_names) is not False:
+            if e is not None and e.loc is not None and _place(e.loc) in buffer_lines \
+                    and _refused_node_reads(ir, e.loc, buffer_names) is not False \
+                    and not refused_whatever_the_buffer(e, cx, dtype):
                 ok, e = refusal(None, _without_lines(ir, buffer_lines), cx, dtype)
-                if ok or e is not None and e.loc is not None and e.loc.line in buffer_lines:
+                if ok or e is not None and e.loc is not None and _place(e.loc) in buffer_lines:
                     return None  # refused only where the free buffers' tiles stand
             if e is not None:
                 refusals.append((e, ", ".join(f"{n} = {cx[n]}" for n in varied)))
@@ -742,9 +754,9 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     if touched_names and (stand_in_faults or not no_value_gives(refusals)) \
             and at_stand_ins(refusals):
         left_out = "the statements refused before left out"
-        drop: set[int] = set()  # the lines of the refusals so far, their statements left out
+        drop: set[tuple] = set()  # the lines of the refusals so far, their statements left out
         for _ in range(16):
-            drop |= {e.loc.line for e, _ in refusals}
+            drop |= {_place(e.loc) for e, _ in refusals}
             stripped = _without_lines(ir, buffer_lines, names, drop)
             refusals, faults = [], len(stand_in_faults)
             for cx in cxs:
@@ -755,7 +767,7 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
                     if e is not None:
                         refusals.append((e, left_out))
             if not refusals and len(stand_in_faults) - faults == tries:
-                drop |= {e.loc.line for e in stand_in_faults[faults:]}
+                drop |= {_place(e.loc) for e in stand_in_faults[faults:]}
                 refusals = [(e, left_out) for e in stand_in_faults[faults:]]
                 continue
             if not refusals:
@@ -768,15 +780,22 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     if not refusals:
         return None  # the lowering's own faults at the stand-in values: nothing is learnt
     e, at = next(((e, at) for e, at in refusals
-                  if e.loc is not None and e.loc.line and e.loc.line not in touched), refusals[0])
+                  if e.loc is not None and e.loc.line and _place(e.loc) not in touched),
+                 refusals[0])
     if not why:
         return e
     return TleError(f"{e.message} ({why.replace('{at}', f'with {at}' if at else 'translated')})",
                     e.loc, check=e.check)
 
 
+def _place(loc) -> tuple:
+    """The file and line of ``loc``: a line is one of a file (a helper of another module has lines
+    of the same numbers as the kernel's file)."""
+    return loc.file, loc.line
+
+
 def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
-    """Whether the expressions of ``kir`` at ``loc`` (its line and column: the node a refusal
+    """Whether the expressions of ``kir`` at ``loc`` (its file, line and column: the node a refusal
     names) read a free buffer or one of ``names``; None when no expression stands there (a
     statement's refusal: the caller reads the whole line)."""
     from ..ir import kernel as K
@@ -790,7 +809,8 @@ def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
     for e in exprs:
         for x in K.walk_expr(e):
             at = getattr(x, "loc", None)
-            if at is None or at.line != loc.line or at.column != loc.column or not loc.column:
+            if at is None or _place(at) != _place(loc) or at.column != loc.column \
+                    or not loc.column:
                 continue
             reads = any(isinstance(y, K.BufferRef) or isinstance(y, K.Name) and y.id in names
                         for y in K.walk_expr(x))
@@ -798,13 +818,62 @@ def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
     return found
 
 
-def _without_lines(kir, lines: set[int], names: frozenset = frozenset(),
+def _buffers_replaced_at(kir, loc, names: set[str]):
+    """``kir`` with every free buffer, and every one of ``names`` (names bound from one), that
+    the expression at ``loc`` (its line and column: the node a refusal names) reads replaced by
+    the integer 0, every worker partition given a register budget as _without_lines gives it;
+    None when no expression stands at ``loc`` or none there reads a buffer."""
+    import dataclasses
+
+    from ..ir import kernel as K
+    from ..language.registers import MIN_REGS
+
+    if not loc.column:
+        return None
+    hits = []
+
+    def buffer(x) -> bool:
+        return isinstance(x, K.BufferRef) or isinstance(x, K.Name) and x.id in names
+
+    def subst(node, inside: bool):
+        """``node`` rebuilt with the buffers read inside the refused expression replaced."""
+        if isinstance(node, tuple):
+            items = tuple(subst(x, inside) for x in node)
+            return items if any(a is not b for a, b in zip(items, node)) else node
+        if not dataclasses.is_dataclass(node) or isinstance(node, type):
+            return node
+        at = getattr(node, "loc", None)
+        if not inside and at is not None and _place(at) == _place(loc) and at.column == loc.column \
+                and not isinstance(node, (K.Assign, K.Eval, K.For, K.If, K.While, K.Return)):
+            inside = True
+        if inside and buffer(node):
+            hits.append(node)
+            return K.Const(0, node.loc)
+        changes = {}
+        for f in dataclasses.fields(node):
+            v = getattr(node, f.name)
+            nv = subst(v, inside)
+            if nv is not v:
+                changes[f.name] = nv
+        return dataclasses.replace(node, **changes) if changes else node
+
+    prologue = subst(kir.prologue, False)
+    partitions = tuple(
+        dataclasses.replace(p, body=subst(p.body, False),
+                            regs=p.regs if p.default or p.regs is not None else MIN_REGS)
+        for p in kir.partitions)
+    if not hits:
+        return None
+    return dataclasses.replace(kir, prologue=prologue, partitions=partitions)
+
+
+def _without_lines(kir, lines: set[tuple], names: frozenset = frozenset(),
                    drop: frozenset = frozenset()):
-    """``kir`` without its statements at ``lines``, nor those at ``drop`` whose own expressions
-    read one of ``names`` (every statement at such a line where none does), a loop or `if`
-    among them with its body; every worker partition given a register budget (setmaxnreg's
-    least where it has none, a budget of constexprs: the translation from the kernel IR needs
-    one)."""
+    """``kir`` without its statements at ``lines`` (places: a file and a line, _place), nor those
+    at ``drop`` whose own expressions read one of ``names`` (every statement at such a line
+    where none does), a loop or `if` among them with its body; every worker partition given a
+    register budget (setmaxnreg's least where it has none, a budget of constexprs: the
+    translation from the kernel IR needs one)."""
     from dataclasses import replace
 
     from ..ir import kernel as K
@@ -815,14 +884,14 @@ def _without_lines(kir, lines: set[int], names: frozenset = frozenset(),
                    for e in K.stmt_exprs(st) for x in K.walk_expr(e))
 
     bodies = [kir.prologue] + [p.body for p in kir.partitions]
-    reading = {st.loc.line for b in bodies for st in K.walk_stmts(b)
-               if st.loc is not None and st.loc.line in drop and reads(st)}
+    reading = {_place(st.loc) for b in bodies for st in K.walk_stmts(b)
+               if st.loc is not None and _place(st.loc) in drop and reads(st)}
 
     def left_out(st) -> bool:
         if st.loc is None:
             return False
-        line = st.loc.line
-        return line in lines or line in drop and (reads(st) or line not in reading)
+        place = _place(st.loc)
+        return place in lines or place in drop and (reads(st) or place not in reading)
 
     def strip(body):
         out = []
@@ -843,25 +912,25 @@ def _without_lines(kir, lines: set[int], names: frozenset = frozenset(),
 
 
 def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset(),
-                   tainted_out: Optional[set] = None) -> set[int]:
-    """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer
-    (``buffers``) or one of the kernel body's ``names`` (its constexpr parameters), or a name a
-    statement of the same function bound from one (transitively); ``tainted_out`` collects
-    those names (of every function)."""
+                   tainted_out: Optional[set] = None) -> set[tuple]:
+    """The lines (places: a file and a line, _place) of ``kir`` whose statements (or partition
+    arguments) read a free shared buffer (``buffers``) or one of the kernel body's ``names`` (its
+    constexpr parameters), or a name a statement of the same function bound from one
+    (transitively); ``tainted_out`` collects those names (of every function)."""
     from ..ir import kernel as K
 
     def reads(e, tainted: set[str]) -> bool:
         return any(buffers and isinstance(x, K.BufferRef)
                    or (isinstance(x, K.Name) and x.id in tainted) for x in K.walk_expr(e))
 
-    lines: set[int] = set()
+    lines: set[tuple] = set()
     bodies = [((), kir.prologue)] + [(p.bindings, p.body) for p in kir.partitions]
     body_names: set[str] = set(names)  # the prologue's names bound from a stand-in
     for n, (bindings, body) in enumerate(bodies):
         tainted = set(names) if n == 0 else {name for name, e in bindings
                                              if reads(e, body_names)}
-        lines |= {e.loc.line for name, e in bindings if name in tainted and e.loc is not None}
-        lines |= {x.loc.line for _, e in bindings for x in K.walk_expr(e)
+        lines |= {_place(e.loc) for name, e in bindings if name in tainted and e.loc is not None}
+        lines |= {_place(x.loc) for _, e in bindings for x in K.walk_expr(e)
                   if (buffers and isinstance(x, K.BufferRef)
                       or isinstance(x, K.Name) and x.id in body_names) and x.loc is not None}
         stmts = list(K.walk_stmts(body))
@@ -873,7 +942,7 @@ def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset(),
                         and reads(st.value, tainted):
                     tainted.add(st.target)
                     grew = True
-        lines |= {st.loc.line for st in stmts if st.loc is not None
+        lines |= {_place(st.loc) for st in stmts if st.loc is not None
                   and any(reads(e, tainted) for e in K.stmt_exprs(st))}
         if n == 0:  # the prologue, walked first
             body_names = tainted
