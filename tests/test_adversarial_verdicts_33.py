@@ -9,10 +9,13 @@ form of plain Triton that a case rests on is compiled by Triton itself to TTIR (
 Bugs found, one line each:
 1. `tl.debug_barrier(buf)` of a free shared buffer `buf` (refused whatever the buffer is) was
    excused as a refusal at an expression reading a buffer, which may be its stand-in tile's,
-   and verified untranslated (round 31's open item). FIXED: such a refusal is translated
-   again with the buffers the refused expression reads replaced by the integer 0
-   (cli/dump.py _buffers_replaced_at); the same refusal, place and words, is the kernel's.
-   A conditional expression of buffers, refused otherwise without them, keeps the verdict.
+   and verified untranslated (round 31's open item); so were `tl.cast(tl.load(
+   tle.gpu.local_ptr(buf)), 'fp16')` and `tl.load(tle.gpu.local_ptr(buf)).foo`, which Triton
+   refuses of any loaded tile. FIXED: such a refusal is translated again with the buffers the
+   refused expression reads replaced, a load of a whole buffer by `tl.zeros` of its shape and
+   type and any other read by the integer 0 (cli/dump.py _buffers_replaced_at); the same
+   refusal, place and words, is the kernel's. A conditional expression of buffers, which
+   translates so, keeps the verdict.
 2. A module-level `min = min` (a builtin bound to itself) was read as a circular definition,
    rejecting a correct kernel (round 31's open item). FIXED: where the module binds the name
    nowhere else, its value is the builtin, as `from builtins import min` binds it
@@ -44,6 +47,7 @@ import pytest
 
 from .adversarial_support import dump, expect, kernel, loop, put, get
 from .test_adversarial_verdicts_30 import FREE_BUFFER
+from .test_adversarial_verdicts_26 import triton_refuses
 from .test_adversarial_verdicts_31 import BARRIER, _min_ring, _reader_with_buffer, _triton_min
 
 
@@ -58,6 +62,43 @@ def test_a_refusal_of_an_expression_reading_a_buffer_whatever_it_is_is_rejected(
     text = _reader_with_buffer(stmt.replace("\n", "\n        "))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", f"error: lowering: {BARRIER}", "[lowering]"))
+
+
+def _own_buffer(stmt: str) -> str:
+    """Round 30's kernel of a free buffer `buf` that only the reader uses: it stores the
+    buffer after each release, then runs ``stmt``."""
+    text = FREE_BUFFER.replace(
+        "    tl.store(tle.gpu.local_ptr(buf), tl.load(x_ptr + tl.arange(0, 64)))\n", "")
+    text = text.replace("consume, (kv, y_ptr, N))", "consume, (kv, y_ptr, N, buf))").replace(
+        "def consume(kv, y_ptr, N)", "def consume(kv, y_ptr, N, buf)")
+    return text.replace("        STMT\n", "        tl.store(tle.gpu.local_ptr(buf), "
+                        f"tl.load(y_ptr + tl.arange(0, 64)))\n        {stmt}\n")
+
+
+@pytest.mark.parametrize("stmt, words", [
+    ("tl.debug_barrier(tl.load(tle.gpu.local_ptr(buf)))", BARRIER),
+    ("x = tl.cast(tl.load(tle.gpu.local_ptr(buf)), 'fp16')", "`tl.cast`'s dtype must be a tl dtype"),
+    ("x = tl.load(tle.gpu.local_ptr(buf)).foo", "`.foo` of something that is not a pipe slot"),
+])
+def test_a_refusal_of_an_expression_over_a_load_of_a_buffer_is_rejected(tmp_path, capsys,
+                                                                         monkeypatch, stmt,
+                                                                         words):
+    """Before: verified, not translated (the refused expression reads the buffer; with 0 in
+    its place the translation is refused sooner, at the load). A load of the whole buffer is
+    a tile of its shape and type whatever the lowering makes of the buffer: with `tl.zeros`
+    of them in its place the refusal stands. Triton refuses each with a loaded tile."""
+    code, err = dump(tmp_path, capsys, _own_buffer(stmt))
+    expect(code, err, ("rejected", f"kernel.py:29: error: lowering: {words}"))
+    assert triton_refuses(tmp_path, monkeypatch, stmt.replace(
+        "tl.load(tle.gpu.local_ptr(buf))", "t"), "r33b")
+
+
+@pytest.mark.parametrize("stmt", [
+    "pass", "tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(buf)) * 2.0)",
+    "tl.store(y_ptr, tl.sum(tl.load(tle.gpu.local_ptr(buf)), axis=0))"])
+def test_a_buffer_the_reader_alone_uses_keeps_the_verdict(tmp_path, capsys, stmt):
+    code, err = dump(tmp_path, capsys, _own_buffer(stmt))
+    expect(code, err, "verified")
 
 
 def test_a_refusal_only_the_buffer_tile_gives_keeps_the_verdict(tmp_path, capsys):

@@ -721,9 +721,11 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
 
     def refused_whatever_the_buffer(e: TleError, cx: dict, dtype) -> bool:
         """Whether refusal ``e``, of an expression reading a free buffer's tile, stands with
-        that buffer read as another value (the integer 0, in the refused expression only):
-        the same place and words are no refusal of the tile, but of the expression whatever
-        the lowering will make of the buffer (`tl.debug_barrier(buf)`)."""
+        that buffer read as another value in the refused expression only (_buffers_replaced_at:
+        a load of it as `tl.zeros` of its shape, the buffer itself as 0): the same place and
+        words are no refusal of the tile, but of the expression whatever the lowering will
+        make of the buffer (`tl.debug_barrier(buf)`, `tl.cast(tl.load(tle.gpu.local_ptr(buf)),
+        'fp16')`)."""
         other = _buffers_replaced_at(ir, e.loc, buffer_names)
         if other is None:
             return False
@@ -820,9 +822,12 @@ def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
 
 def _buffers_replaced_at(kir, loc, names: set[str]):
     """``kir`` with every free buffer, and every one of ``names`` (names bound from one), that
-    the expression at ``loc`` (its line and column: the node a refusal names) reads replaced by
-    the integer 0, every worker partition given a register budget as _without_lines gives it;
-    None when no expression stands at ``loc`` or none there reads a buffer."""
+    the expression at ``loc`` (its file, line and column: the node a refusal names) reads
+    replaced by another value: a load of a whole buffer (`tl.load(tle.gpu.local_ptr(buf))`) by
+    `tl.zeros` of its shape and element type (what the load gives, whatever the lowering makes
+    of the buffer), any other read of one by the integer 0; every worker partition given a
+    register budget as _without_lines gives it. None when no expression stands at ``loc`` or
+    none there reads a buffer."""
     import dataclasses
 
     from ..ir import kernel as K
@@ -831,14 +836,28 @@ def _buffers_replaced_at(kir, loc, names: set[str]):
     if not loc.column:
         return None
     hits = []
+    declared = {b.name: b for b in kir.buffers}
 
     def buffer(x) -> bool:
         return isinstance(x, K.BufferRef) or isinstance(x, K.Name) and x.id in names
 
-    def subst(node, inside: bool):
+    def loaded(x, bound: dict):
+        """The buffer ``x`` loads whole, when it is `tl.load(tle.gpu.local_ptr(b))` of one
+        buffer ``b`` of known dimensions (a name of ``bound``, the function's names bound to a
+        buffer)."""
+        if not (isinstance(x, K.Op) and x.name == "tl.load" and len(x.args) == 1
+                and isinstance(x.args[0], K.Op) and x.args[0].name == "tle.gpu.local_ptr"
+                and len(x.args[0].args) == 1 and not x.args[0].kwargs):
+            return None
+        ref = x.args[0].args[0]
+        name = ref.name if isinstance(ref, K.BufferRef) else bound.get(getattr(ref, "id", None))
+        buf = declared.get(name)
+        return buf if buf is not None and all(isinstance(d, int) for d in buf.shape) else None
+
+    def subst(node, inside: bool, bound: dict):
         """``node`` rebuilt with the buffers read inside the refused expression replaced."""
         if isinstance(node, tuple):
-            items = tuple(subst(x, inside) for x in node)
+            items = tuple(subst(x, inside, bound) for x in node)
             return items if any(a is not b for a, b in zip(items, node)) else node
         if not dataclasses.is_dataclass(node) or isinstance(node, type):
             return node
@@ -846,20 +865,28 @@ def _buffers_replaced_at(kir, loc, names: set[str]):
         if not inside and at is not None and _place(at) == _place(loc) and at.column == loc.column \
                 and not isinstance(node, (K.Assign, K.Eval, K.For, K.If, K.While, K.Return)):
             inside = True
-        if inside and buffer(node):
-            hits.append(node)
-            return K.Const(0, node.loc)
+        if inside:
+            buf = loaded(node, bound)
+            if buf is not None:
+                hits.append(node)
+                return K.Op("tl.zeros", (K.TupleExpr(tuple(K.Const(d, node.loc) for d in buf.shape),
+                                                     node.loc), K.DType(buf.dtype, node.loc)),
+                            loc=node.loc)
+            if buffer(node):
+                hits.append(node)
+                return K.Const(0, node.loc)
         changes = {}
         for f in dataclasses.fields(node):
             v = getattr(node, f.name)
-            nv = subst(v, inside)
+            nv = subst(v, inside, bound)
             if nv is not v:
                 changes[f.name] = nv
         return dataclasses.replace(node, **changes) if changes else node
 
-    prologue = subst(kir.prologue, False)
+    prologue = subst(kir.prologue, False, {n: n for n in declared})
     partitions = tuple(
-        dataclasses.replace(p, body=subst(p.body, False),
+        dataclasses.replace(p, body=subst(p.body, False, {n: e.name for n, e in p.bindings
+                                                          if isinstance(e, K.BufferRef)}),
                             regs=p.regs if p.default or p.regs is not None else MIN_REGS)
         for p in kir.partitions)
     if not hits:
