@@ -26,6 +26,16 @@ Bugs found, one line each:
    that reads a buffer (and at its column), was left out with that line and verified.
    FIXED: lines are places, a file and a line (cli/dump.py _place), in every set of lines the
    translations with stand-ins keep.
+4. `tl.sqrt_rn` and `tl.div_rn` of an fp16 or fp64 tile and `tl.umulhi` of int8 / uint16
+   tiles were verified; Triton 3.6 computes the first two on fp32 alone and umulhi on 32- and
+   64-bit integers ("Expected dtype ['fp32'] but got fp16"). FIXED: refused at the call
+   (frontend/triton_rules.py operand_dtype_rule, check unsupported-expression).
+5. A conversion between an integer type (int1 included) and an fp8 type (`t.to(tl.int32)
+   .to(tl.float8e4nv)`, `.to(tl.float8e5).to(tl.int32)`, `(t > 0).to(tl.float8e5)`, tl.cast)
+   was verified; Triton 3.6's cast has no rule for it ("cannot cast int32[...] to fp8e4nv").
+   FIXED: the lowering refuses it (ir/promotion.py fp8_conversion_refusal), so tle-dump
+   rejects the kernel at its line; float8e4b15 to an integer, which Triton's backend converts,
+   is still verified.
 
 Checked and found right (pinned below where marked): named-barrier pipes handed back through
 another pipe (pinned), a lagged hand-back, a commit before the release, a close, capacity 2
@@ -45,7 +55,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, kernel, loop, put, get
+from .adversarial_support import dump, expect, get, kernel, loop, put, reader_does
 from .test_adversarial_verdicts_30 import FREE_BUFFER
 from .test_adversarial_verdicts_26 import triton_refuses
 from .test_adversarial_verdicts_31 import BARRIER, _min_ring, _reader_with_buffer, _triton_min
@@ -177,3 +187,65 @@ def test_a_refusal_in_another_file_is_not_excused_by_a_buffer_line(tmp_path, cap
     monkeypatch.syspath_prepend(str(tmp_path))
     code, err = dump(tmp_path, capsys, _cross_file(tmp_path, kernel_line))
     expect(code, err, ("rejected", f"hmod.py:30: error: lowering: {BARRIER}"))
+
+
+# ------------------------------- bug 4: math functions of element types Triton 3.6 refuses
+
+@pytest.mark.parametrize("stmt, words", [
+    ("u = tl.sqrt_rn(t.to(tl.float16))", "Expected dtype ['fp32'] but got fp16"),
+    ("u = tl.sqrt_rn(t.to(tl.float64))", "Expected dtype ['fp32'] but got fp64"),
+    ("u = tl.div_rn(t.to(tl.float16), t.to(tl.float16))", "Expected dtype ['fp32'] but got fp16"),
+    ("u = tl.div_rn(t, t.to(tl.float64))", "Expected dtype ['fp32'] but got fp64"),
+    ("u = tl.umulhi(t.to(tl.int8), t.to(tl.int8))", "but got int8"),
+    ("u = tl.umulhi(t.to(tl.uint16), t.to(tl.uint16))", "but got uint16"),
+])
+def test_a_precise_math_function_of_another_type_is_rejected(tmp_path, capsys, monkeypatch,
+                                                             stmt, words):
+    """Before: verified. Triton 3.6 computes tl.sqrt_rn and tl.div_rn on fp32 alone (not fp64,
+    as tl.sqrt), and tl.umulhi on 32- and 64-bit integers (math.py `_check_dtype`)."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "kernel.py:31:", words, "[unsupported-expression]"))
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r33d")
+
+
+@pytest.mark.parametrize("stmt", ["u = tl.sqrt_rn(t)", "u = tl.div_rn(t, t)",
+                                  "u = tl.div_rn(t, 2.0)",
+                                  "u = tl.umulhi(t.to(tl.int32), t.to(tl.int32))",
+                                  "u = tl.umulhi(t.to(tl.uint64), t.to(tl.uint64))"])
+def test_a_precise_math_function_of_its_types_is_verified(tmp_path, capsys, monkeypatch, stmt):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33e")
+
+
+# --------------------------------------- bug 5: conversions between integers and fp8 types
+
+@pytest.mark.parametrize("stmt", [
+    "u = t.to(tl.int32).to(tl.float8e4nv)",
+    "u = t.to(tl.int8).to(tl.float8e5)",
+    "u = (t > 0).to(tl.float8e5)",
+    "u = t.to(tl.uint32).to(tl.float8e4b15)",
+    "u = t.to(tl.float8e5).to(tl.int32)",
+    "u = t.to(tl.float8e4nv).to(tl.uint8)",
+    "u = tl.cast(t.to(tl.int32), tl.float8e5)",
+])
+def test_a_conversion_between_an_integer_and_fp8_is_rejected(tmp_path, capsys, monkeypatch,
+                                                             stmt):
+    """Before: verified. Triton 3.6's cast converts integers to and from the standard floats
+    only ("cannot cast int32[...] to fp8e4nv")."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "kernel.py:31: error: lowering: a conversion from",
+                       "converts integers to and from the standard float types only"))
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r33c")
+
+
+@pytest.mark.parametrize("stmt", [
+    "u = t.to(tl.float8e4b15).to(tl.int32)",  # the backend's own conversion takes it
+    "u = t.to(tl.float8e5).to(tl.int8, bitcast=True)",
+    "u = t.to(tl.int32).to(tl.float16).to(tl.float8e5)",
+    "u = t.to(tl.float8e5).to(tl.float16).to(tl.int32)",
+])
+def test_a_conversion_triton_takes_is_verified(tmp_path, capsys, monkeypatch, stmt):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33f")

@@ -153,8 +153,19 @@ def fp8_conversion_refusal(src: Optional[str], dst: Optional[str], bitcast: bool
     """Why Triton 3.6 cannot convert a value of type ``src`` to ``dst`` (None when it can): from
     one fp8 type to another, which it emits without a rounding mode, and its backend asserts
     ("Rounding mode must be specified for convertsions to fp8"; a rounding mode given is
-    refused: "fp_downcast_rounding should be set only for truncating fp conversions")."""
-    if bitcast or src == dst or src not in FP8_TYPES or dst not in FP8_TYPES:
+    refused: "fp_downcast_rounding should be set only for truncating fp conversions"); and
+    between an integer type (int1 included) and an fp8 type, which its cast has no rule for
+    ("cannot cast int32[...] to fp8e5": it converts integers to and from the standard floats
+    only; float8e4b15 to an integer goes through the backend's own conversion, which takes
+    it)."""
+    if bitcast or src == dst:
+        return None
+    if src in INTEGER_TYPES and dst in FP8_TYPES \
+            or src in FP8_TYPES and src != "float8e4b15" and dst in INTEGER_TYPES:
+        return (f"a conversion from {src} to {dst}: Triton 3.6 converts integers to and from "
+                f"the standard float types only (\"cannot cast {src} to {dst}\"); convert "
+                f"through one (`.to(tl.float16)` first)")
+    if src not in FP8_TYPES or dst not in FP8_TYPES:
         return None
     return (f"a conversion from {src} to {dst}: Triton 3.6 converts between fp8 types without a "
             f"rounding mode, which its backend cannot lower (and refuses fp_downcast_rounding "
