@@ -36,6 +36,16 @@ Bugs found, one line each:
    FIXED: the lowering refuses it (ir/promotion.py fp8_conversion_refusal), so tle-dump
    rejects the kernel at its line; float8e4b15 to an integer, which Triton's backend converts,
    is still verified.
+6. `/`, `//` and `%` of two integer tiles (or a tile and a run-time scalar) of different
+   signedness (`t.to(tl.int32) % t.to(tl.uint32)`, `u32 % N`) were verified; Triton 3.6
+   refuses them ("Cannot use /, #, or % with int32 and uint32 because they have different
+   signedness"). The lowering's promotion (ir/promotion.py computation_type) knew the pair was
+   refused and left that to Triton's compile, which tle-dump does not run. FIXED: the
+   lowering refuses them at their line (promotion.signedness_refusal).
+7. `tl.where(c, t, y_ptr)` (a pointer and a float) and `tl.where(c, y_ptr, 0)` (a pointer and
+   an integer) were verified; Triton 3.6 refuses the first ("invalid operands of type
+   pointer<fp32> and triton.language.float32") and builds IR that does not verify for the
+   second. FIXED: refused at the call (frontend/triton_rules.py operand_dtype_rule).
 
 Checked and found right (pinned below where marked): named-barrier pipes handed back through
 another pipe (pinned), a lagged hand-back, a commit before the release, a close, capacity 2
@@ -249,3 +259,54 @@ def test_a_conversion_triton_takes_is_verified(tmp_path, capsys, monkeypatch, st
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, "verified")
     assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33f")
+
+
+# ------------------------------ bug 6: integer division of operands of different signedness
+
+@pytest.mark.parametrize("stmt, words", [
+    ("u = t.to(tl.int8) // t.to(tl.uint8)", "`//` of int8 and uint8"),
+    ("u = t.to(tl.int32) % t.to(tl.uint32)", "`%` of int32 and uint32"),
+    ("u = t.to(tl.int32) / t.to(tl.uint32)", "`/` of int32 and uint32"),
+    ("u = t.to(tl.uint32) % N", "`%` of uint32 and int32"),
+])
+def test_a_division_of_integers_of_two_signednesses_is_rejected(tmp_path, capsys, monkeypatch,
+                                                                stmt, words):
+    """Before: verified. Triton 3.6 refuses /, // and % of an int and a uint ("Cannot use /,
+    #, or % with int32 and uint32 because they have different signedness"); the lowering's
+    promotion knew the pair was refused and left the refusal to a compile tle-dump does not
+    run."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", f"kernel.py:31: error: lowering: {words}",
+                       "of integers of different signedness"))
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r33s")
+
+
+@pytest.mark.parametrize("stmt", ["u = t.to(tl.uint32) % 3", "u = t.to(tl.int32) // t.to(tl.int64)",
+                                  "u = t.to(tl.uint8) // t.to(tl.uint32)",
+                                  "u = (t > 0) // (t > 1)"])
+def test_a_division_of_integers_of_one_signedness_is_verified(tmp_path, capsys, monkeypatch,
+                                                              stmt):
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33t")
+
+
+# ------------------------------------------------ bug 7: tl.where of a pointer and a number
+
+@pytest.mark.parametrize("stmt", ["u = tl.where(t > 0, t, y_ptr)",
+                                  "u = tl.where(t > 0, y_ptr, 0)",
+                                  "u = tl.where(t > 0, 0, y_ptr + tl.arange(0, 64))"])
+def test_a_where_of_a_pointer_and_a_number_is_rejected(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified. Triton 3.6 checks where's values as a binary operation's: a pointer
+    beside a float is refused, beside an integer its IR does not verify."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "kernel.py:31:", "invalid operands of type pointer and",
+                       "[unsupported-expression]"))
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r33w")
+
+
+def test_a_where_of_two_pointers_is_verified(tmp_path, capsys, monkeypatch):
+    stmt = "tl.store(tl.where(t > 0, y_ptr, y_ptr + 64) + tl.arange(0, 64), t)"
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33x")

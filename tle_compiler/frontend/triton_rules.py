@@ -574,8 +574,21 @@ class TritonRules:
         / ... of anything but fp32 or fp64 ("Expected dtype ['fp32', 'fp64'] but got int32"; an
         fp16 tile too), `tl.sqrt_rn` / `tl.div_rn` of anything but fp32 (an fp16 or fp64 tile),
         `tl.fdiv` or `tl.fma` of integers, `tl.umulhi` of floats or of integers narrower than
-        32 bits, `tl.xor_sum` of floats. Each was verified, and its Gluon did not compile."""
+        32 bits, `tl.xor_sum` of floats, and a `tl.where` choosing between a pointer and a number.
+        Each was verified, and its Gluon did not compile."""
         if not node.args:
+            return
+        if name == "where" and len(node.args) == 3 and not node.kwargs:
+            # Triton checks its values as a binary operation's operands: a pointer beside a
+            # float ("invalid operands of type pointer<fp32> and triton.language.float32"), and
+            # beside an integer selects values of two types (its IR does not verify)
+            kinds = {self.operand_type(x) for x in node.args[1:]}
+            if kinds in ({"ptr", "float"}, {"ptr", "int"}):
+                other = "float" if "float" in kinds else "int"
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"invalid operands "
+                               f"of type pointer and {other}\"; a pointer and an integer: "
+                               f"\"'arith.select' op failed to verify\")", node,
+                               check="unsupported-expression")
             return
         operands = node.args[:3] if name == "fma" else node.args[:2] if name in (
             "fdiv", "umulhi", "div_rn") else node.args[:1]

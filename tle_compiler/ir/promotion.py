@@ -149,6 +149,20 @@ def fp8_refusal(what: str, t: Optional[str]) -> Optional[str]:
             f"first (`.to(tl.float16)` or `.to(tl.float32)`)")
 
 
+def signedness_refusal(op: str, a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """Why Triton 3.6 refuses ``a op b`` for ``op`` one of ``/``, ``//``, ``%`` (None when it
+    does not): two integer types of different signedness (int1 is unsigned), which its
+    computation_type_impl refuses ("Cannot use /, #, or % with int32 and uint32 because they
+    have different signedness"). A Python number beside a tensor takes no part (weak types)."""
+    if op not in ("/", "//", "%") or a not in _INTS or b not in _INTS:
+        return None
+    if _unsigned(a) == _unsigned(b):
+        return None
+    return (f"`{op}` of {a} and {b}: Triton 3.6 refuses /, // and % of integers of different "
+            f"signedness (\"Cannot use /, #, or % with {a} and {b} because they have different "
+            f"signedness\"); cast one to the other's signedness")
+
+
 def fp8_conversion_refusal(src: Optional[str], dst: Optional[str], bitcast: bool) -> Optional[str]:
     """Why Triton 3.6 cannot convert a value of type ``src`` to ``dst`` (None when it can): from
     one fp8 type to another, which it emits without a rounding mode, and its backend asserts
