@@ -47,6 +47,13 @@ Bugs found, one line each:
    pointer<fp32> and triton.language.float32") and builds IR that does not verify for the
    second. FIXED: refused at the call (frontend/triton_rules.py operand_dtype_rule).
 
+Found and left open: an absolute import of a sibling module (`import hmod` beside the kernel
+file) is resolved on tle-dump's sys.path, whose '' is the working directory, not on the
+kernel's folder: run from another directory, `hmod` is taken for a library the kernel does not
+read and the lowering refuses `hmod.barrier()` (a correct kernel rejected), and an `hmod.py`
+of the working directory would be read in its place (docs/semantics.md names the module as
+Python does with the folder above its outermost package on the path).
+
 Checked and found right (pinned below where marked): named-barrier pipes handed back through
 another pipe (pinned), a lagged hand-back, a commit before the release, a close, capacity 2
 (rejected, pinned), and a hand-back through the release of a pipe of capacity 2, whose acquire
@@ -58,14 +65,25 @@ bound to a number in `%` (refused), a constexpr one (Python's); tle.assume on `N
 `N >> 1`, `tl.cdiv(N, 2)`, `N * 3 // 4` (C's division, pinned) and `N % 4` narrowing the
 domain; a constexpr kernel parameter with a default (every value of it checked); a free
 buffer written by the kernel body before warp_specialize and read by a worker, and one handed
-over through an alias, a tuple, a local_ptr of the kernel body or a helper (buffer-race).
+over through an alias, a tuple, a local_ptr of the kernel body or a helper (buffer-race);
+close(i) then more writer events, a close inside the loop, reads guarded by `not
+res.is_closed`, `c == False`, `!= True`, `not (not ...)` and a conjunction (verified), by a
+flag carried from the previous iteration or a previous window's result (refused); several
+kernels in one file (the worst exit wins) and the JSON report's verdict, exit code and
+`translated` fields, which agree with the text; about sixty Triton 3.6 refusals in a reader's
+window (float `//`, shifts and bit operations, math of int or fp16, bad cache modifiers and
+eviction policies, broadcasts, reductions of bad axes, atomics' sem / scope): refused as
+Triton refuses them (the cases above aside; tl.fdiv of fp16, fp8 arithmetic of float8e5, a
+method `t.reshape`, return_indices and tl.interleave are refused where Triton compiles them:
+the lowering's limits).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, get, kernel, loop, put, reader_does
+from .adversarial_support import (dump, expect, get, kernel, loop, put, reader_does, run_dump,
+                                  write_kernel)
 from .test_adversarial_verdicts_30 import FREE_BUFFER
 from .test_adversarial_verdicts_26 import triton_refuses
 from .test_adversarial_verdicts_31 import BARRIER, _min_ring, _reader_with_buffer, _triton_min
@@ -310,3 +328,119 @@ def test_a_where_of_two_pointers_is_verified(tmp_path, capsys, monkeypatch):
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, "verified")
     assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33x")
+
+
+# ------------------------------------------------------------------ checked and found right
+
+#: a named-barrier pipe `a` from produce to consume, handed back through the pipe `y` (of
+#: capacity CAP) that produce writes and consume releases after it releases `a`
+NAMED = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    a = tle.pipe(capacity=ACAP, barrier="named", t=tle.gpu.alloc([ACAP, 64], tl.float32))
+    y = tle.pipe(capacity=CAP, t=tle.gpu.alloc([CAP, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (a, y, x_ptr, N)), (consume, (a, y, y_ptr, N))], [4], [232])
+
+
+def produce(a, y, x_ptr, N):
+    w = a.writer()
+    wy = y.writer()
+    for p in range(N):
+        s = wy.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + tl.arange(0, 64)))
+        wy.commit(p)
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(a, y, y_ptr, N):
+    r = a.reader()
+    ry = y.reader()
+    for p in range(N):
+        res = r.wait(p)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(p)
+        res = ry.wait(p)
+        u = tl.load(tle.gpu.local_ptr(res.slot.t))
+        ry.release(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), u + v)
+'''
+
+
+@pytest.mark.parametrize("acap, cap, want", [
+    ("1", "1", "verified"),
+    # the release of y(p) enables acquire(p + 2) of y, which comes after acquire(p + 1) of a
+    ("1", "2", ("rejected", "[named-release]", "is not ordered after the reader's release")),
+    ("2", "1", ("rejected", "[bad-pipe]", "capacity=1")),
+])
+def test_a_named_pipe_handed_back_through_a_release(tmp_path, capsys, acap, cap, want):
+    code, err = dump(tmp_path, capsys, NAMED.replace("ACAP", acap).replace("CAP", cap))
+    expect(code, err, want)
+
+
+ONE_SHOT = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    q = tle.pipe(capacity=1, one_shot=True, t=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (q, x_ptr, N)), (consume, (q, y_ptr, N))], [4], [232])
+
+
+def produce(q, x_ptr, N):
+    w = q.writer()
+    s = w.acquire(IDX)
+    tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(IDX)
+
+
+def consume(q, y_ptr, N):
+    r = q.reader()
+    res = r.wait(IDX)
+    tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.t)))
+    r.release(IDX)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, "constexprs": {}}
+'''
+
+
+@pytest.mark.parametrize("idx", ["0", "1", "2"])
+def test_a_one_shot_pipe_at_any_index_waits_one_parity(tmp_path, capsys, idx):
+    """A one-shot pipe has one stage and its lowering waits parity 0 whatever the index (an
+    index of phase 1 on a pipe of capacity 1 would pass a fresh barrier at once)."""
+    code, err = dump(tmp_path, capsys, ONE_SHOT.replace("IDX", idx))
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, ONE_SHOT.replace("IDX", idx))
+    code, out, _ = run_dump(capsys, "-q", "--gluon", str(path))
+    assert code == 0 and "mbarrier.wait(q_full0.index(0), 0)" in out, out
+
+
+@pytest.mark.parametrize("head, cond, want", [
+    ("for p in range(4):", "(p - 3) % 2 == -1", "verified"),  # C's remainder: p = 0, 2
+    ("for p in range(4):", "(p - 3) % 2 == 1", ("rejected", "[wait-never-committed]")),
+    ("for p in tl.static_range(4):", "(p - 3) % 2 == 1", "verified"),  # Python's
+    ("for p in tl.static_range(4):", "(p - 3) % 2 == -1", ("rejected", "[wait-never-committed]")),
+])
+def test_a_remainder_of_a_negative_value_in_a_condition(tmp_path, capsys, head, cond, want):
+    text = kernel(loop(head, loop(f"if {cond}:", put("p"))), loop("for p in range(2):",
+                                                                   get("2 * p")))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+
+
+@pytest.mark.parametrize("off, want", [
+    ("2", ("rejected", "negative index -1 (when N=-3)")),  # C's N // 2 >= -1 holds at N = -3
+    ("3", "verified"),
+])
+def test_an_assumed_quotient_narrows_the_domain_by_cs_division(tmp_path, capsys, off, want):
+    text = (ONE_SHOT.replace("IDX", f"N + {off}")
+            .replace("    q = tle.pipe(", "    M = N // 2\n    tle.assume(M >= -1)\n    q = tle.pipe("))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
