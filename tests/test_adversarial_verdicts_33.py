@@ -73,9 +73,10 @@ kernels in one file (the worst exit wins) and the JSON report's verdict, exit co
 `translated` fields, which agree with the text; about sixty Triton 3.6 refusals in a reader's
 window (float `//`, shifts and bit operations, math of int or fp16, bad cache modifiers and
 eviction policies, broadcasts, reductions of bad axes, atomics' sem / scope): refused as
-Triton refuses them (the cases above aside; tl.fdiv of fp16, fp8 arithmetic of float8e5, a
-method `t.reshape`, return_indices and tl.interleave are refused where Triton compiles them:
-the lowering's limits).
+Triton refuses them (the cases above aside; tl.fdiv of fp16, a method `t.reshape`,
+return_indices and tl.interleave are refused where Triton compiles them: the lowering's
+limits). A value Triton compiles is checked stored (USE): Triton drops a dead one before its
+backend, which would compile fp8 arithmetic it refuses once the value is used.
 """
 
 from __future__ import annotations
@@ -217,6 +218,11 @@ def test_a_refusal_in_another_file_is_not_excused_by_a_buffer_line(tmp_path, cap
     expect(code, err, ("rejected", f"hmod.py:30: error: lowering: {BARRIER}"))
 
 
+#: a use of the value `u` a case computes: Triton drops a dead value before its backend, which
+#: may refuse the live one (fp8 arithmetic), so a case Triton compiles is compiled stored
+USE = "\ntl.store(y_ptr + tl.arange(0, 64), u.to(tl.float32))"
+
+
 # ------------------------------- bug 4: math functions of element types Triton 3.6 refuses
 
 @pytest.mark.parametrize("stmt, words", [
@@ -241,9 +247,9 @@ def test_a_precise_math_function_of_another_type_is_rejected(tmp_path, capsys, m
                                   "u = tl.umulhi(t.to(tl.int32), t.to(tl.int32))",
                                   "u = tl.umulhi(t.to(tl.uint64), t.to(tl.uint64))"])
 def test_a_precise_math_function_of_its_types_is_verified(tmp_path, capsys, monkeypatch, stmt):
-    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    code, err = dump(tmp_path, capsys, reader_does(stmt + USE))
     expect(code, err, "verified")
-    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33e")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt + USE, "r33e")
 
 
 # --------------------------------------- bug 5: conversions between integers and fp8 types
@@ -274,9 +280,9 @@ def test_a_conversion_between_an_integer_and_fp8_is_rejected(tmp_path, capsys, m
     "u = t.to(tl.float8e5).to(tl.float16).to(tl.int32)",
 ])
 def test_a_conversion_triton_takes_is_verified(tmp_path, capsys, monkeypatch, stmt):
-    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    code, err = dump(tmp_path, capsys, reader_does(stmt + USE))
     expect(code, err, "verified")
-    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33f")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt + USE, "r33f")
 
 
 # ------------------------------ bug 6: integer division of operands of different signedness
@@ -304,9 +310,9 @@ def test_a_division_of_integers_of_two_signednesses_is_rejected(tmp_path, capsys
                                   "u = (t > 0) // (t > 1)"])
 def test_a_division_of_integers_of_one_signedness_is_verified(tmp_path, capsys, monkeypatch,
                                                               stmt):
-    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    code, err = dump(tmp_path, capsys, reader_does(stmt + USE))
     expect(code, err, "verified")
-    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r33t")
+    assert not triton_refuses(tmp_path, monkeypatch, stmt + USE, "r33t")
 
 
 # ------------------------------------------------ bug 7: tl.where of a pointer and a number
