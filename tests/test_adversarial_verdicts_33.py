@@ -40,8 +40,9 @@ Bugs found, one line each:
    signedness (`t.to(tl.int32) % t.to(tl.uint32)`, `u32 % N`) were verified; Triton 3.6
    refuses them ("Cannot use /, #, or % with int32 and uint32 because they have different
    signedness"). The lowering's promotion (ir/promotion.py computation_type) knew the pair was
-   refused and left that to Triton's compile, which tle-dump does not run. FIXED: the
-   lowering refuses them at their line (promotion.signedness_refusal).
+   refused and left that to Triton's compile, which tle-dump does not run; so was an fp8
+   tile beside an integer one (`t.to(tl.float8e5) + t.to(tl.int32)`: "unexpected type").
+   FIXED: the lowering refuses both at their line (promotion.operand_pair_refusal).
 7. `tl.where(c, t, y_ptr)` (a pointer and a float) and `tl.where(c, y_ptr, 0)` (a pointer and
    an integer) were verified; Triton 3.6 refuses the first ("invalid operands of type
    pointer<fp32> and triton.language.float32") and builds IR that does not verify for the
@@ -116,7 +117,8 @@ def _own_buffer(stmt: str) -> str:
 
 @pytest.mark.parametrize("stmt, words", [
     ("tl.debug_barrier(tl.load(tle.gpu.local_ptr(buf)))", BARRIER),
-    ("x = tl.cast(tl.load(tle.gpu.local_ptr(buf)), 'fp16')", "`tl.cast`'s dtype must be a tl dtype"),
+    ("x = tl.cast(tl.load(tle.gpu.local_ptr(buf)), 'fp16')",
+     "`tl.cast`'s dtype must be a tl dtype"),
     ("x = tl.load(tle.gpu.local_ptr(buf)).foo", "`.foo` of something that is not a pipe slot"),
 ])
 def test_a_refusal_of_an_expression_over_a_load_of_a_buffer_is_rejected(tmp_path, capsys,
@@ -285,13 +287,15 @@ def test_a_conversion_triton_takes_is_verified(tmp_path, capsys, monkeypatch, st
     assert not triton_refuses(tmp_path, monkeypatch, stmt + USE, "r33f")
 
 
-# ------------------------------ bug 6: integer division of operands of different signedness
+# ------------- bug 6: integer division of two signednesses, an fp8 tile beside an integer one
 
 @pytest.mark.parametrize("stmt, words", [
     ("u = t.to(tl.int8) // t.to(tl.uint8)", "`//` of int8 and uint8"),
     ("u = t.to(tl.int32) % t.to(tl.uint32)", "`%` of int32 and uint32"),
     ("u = t.to(tl.int32) / t.to(tl.uint32)", "`/` of int32 and uint32"),
     ("u = t.to(tl.uint32) % N", "`%` of uint32 and int32"),
+    ("u = t.to(tl.float8e5) + t.to(tl.int32)", "`+` of float8e5 and int32"),
+    ("u = t.to(tl.int8) < t.to(tl.float8e4nv)", "`<` of int8 and float8e4nv"),
 ])
 def test_a_division_of_integers_of_two_signednesses_is_rejected(tmp_path, capsys, monkeypatch,
                                                                 stmt, words):
@@ -300,14 +304,14 @@ def test_a_division_of_integers_of_two_signednesses_is_rejected(tmp_path, capsys
     promotion knew the pair was refused and left the refusal to a compile tle-dump does not
     run."""
     code, err = dump(tmp_path, capsys, reader_does(stmt))
-    expect(code, err, ("rejected", f"kernel.py:31: error: lowering: {words}",
-                       "of integers of different signedness"))
+    expect(code, err, ("rejected", f"kernel.py:31: error: lowering: {words}: Triton 3.6"))
     assert triton_refuses(tmp_path, monkeypatch, stmt, "r33s")
 
 
 @pytest.mark.parametrize("stmt", ["u = t.to(tl.uint32) % 3", "u = t.to(tl.int32) // t.to(tl.int64)",
                                   "u = t.to(tl.uint8) // t.to(tl.uint32)",
-                                  "u = (t > 0) // (t > 1)"])
+                                  "u = (t > 0) // (t > 1)",
+                                  "u = t.to(tl.float8e5) < t.to(tl.float16)"])
 def test_a_division_of_integers_of_one_signedness_is_verified(tmp_path, capsys, monkeypatch,
                                                               stmt):
     code, err = dump(tmp_path, capsys, reader_does(stmt + USE))
@@ -447,6 +451,7 @@ def test_a_remainder_of_a_negative_value_in_a_condition(tmp_path, capsys, head, 
 ])
 def test_an_assumed_quotient_narrows_the_domain_by_cs_division(tmp_path, capsys, off, want):
     text = (ONE_SHOT.replace("IDX", f"N + {off}")
-            .replace("    q = tle.pipe(", "    M = N // 2\n    tle.assume(M >= -1)\n    q = tle.pipe("))
+            .replace("    q = tle.pipe(",
+                     "    M = N // 2\n    tle.assume(M >= -1)\n    q = tle.pipe("))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)

@@ -149,11 +149,22 @@ def fp8_refusal(what: str, t: Optional[str]) -> Optional[str]:
             f"first (`.to(tl.float16)` or `.to(tl.float32)`)")
 
 
-def signedness_refusal(op: str, a: Optional[str], b: Optional[str]) -> Optional[str]:
-    """Why Triton 3.6 refuses ``a op b`` for ``op`` one of ``/``, ``//``, ``%`` (None when it
-    does not): two integer types of different signedness (int1 is unsigned), which its
-    computation_type_impl refuses ("Cannot use /, #, or % with int32 and uint32 because they
-    have different signedness"). A Python number beside a tensor takes no part (weak types)."""
+#: the operators Triton 3.6 types through computation_type_impl (arithmetic and comparisons)
+_COMPUTED = frozenset({"+", "-", "*", "/", "//", "%", "<", "<=", ">", ">=", "==", "!="})
+
+
+def operand_pair_refusal(op: str, a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """Why Triton 3.6 refuses ``a op b`` of operands of the types ``a`` and ``b`` (None when it
+    does not, or a type is not known), the pairs :func:`computation_type` finds refused: an fp8
+    type beside an integer type ("unexpected type fp8e5 and int32"), and, for ``/``, ``//`` and
+    ``%``, two integer types of different signedness (int1 is unsigned; "Cannot use /, #, or %
+    with int32 and uint32 because they have different signedness"). A Python number beside a
+    tensor takes no part (its weak type is none of these)."""
+    if op not in _COMPUTED:
+        return None
+    if a in FP8_TYPES and b in _INTS or b in FP8_TYPES and a in _INTS:
+        return (f"`{op}` of {a} and {b}: Triton 3.6 computes an fp8 type beside no integer type "
+                f"(\"unexpected type {a} and {b}\"); convert both to a float type first")
     if op not in ("/", "//", "%") or a not in _INTS or b not in _INTS:
         return None
     if _unsigned(a) == _unsigned(b):
