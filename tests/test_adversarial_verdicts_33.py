@@ -64,7 +64,9 @@ function given twice, under an alias, or wrapped by a second function (refused);
 Python's `%` in conditions of range and tl.static_range loops (pinned), a partition's name
 bound to a number in `%` (refused), a constexpr one (Python's); tle.assume on `N // 2`,
 `N >> 1`, `tl.cdiv(N, 2)`, `N * 3 // 4` (C's division, pinned) and `N % 4` narrowing the
-domain; a constexpr kernel parameter with a default (every value of it checked); a free
+domain; a constexpr kernel parameter with a default (every value of it checked), a partition
+function's constexpr parameter with a default that warp_specialize leaves out (refused,
+bad-call, though Triton would bind the default: a correct kernel rejected, left); a free
 buffer written by the kernel body before warp_specialize and read by a worker, and one handed
 over through an alias, a tuple, a local_ptr of the kernel body or a helper (buffer-race);
 close(i) then more writer events, a close inside the loop, reads guarded by `not
