@@ -656,7 +656,7 @@ def _refusal_untyped(path: Path, info, kir, program: Program, cx: dict, params: 
 
 
 def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], sig: dict,
-                     params: dict, bound: Optional[int], touched: set[int],
+                     params: dict, bound: Optional[int], touched: set[tuple],
                      why: str, varied: tuple = (),
                      touched_names: frozenset = frozenset()) -> Optional[TleError]:
     """The lowering's refusal of a kernel translated with stand-ins, for each configuration of
@@ -703,7 +703,7 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
         except TleError as e:
             if e.check in (NOT_YET, UNTYPED, "internal") or e.message.startswith(
                     ("internal", "lowering: internal")):
-                if touched_names and e.loc is not None and e.loc.line in touched:
+                if touched_names and e.loc is not None and _place(e.loc) in touched:
                     stand_in_faults.append(e)  # may be the stand-in values' (see below)
                 return False, None
             return False, e
@@ -725,8 +725,21 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     def at_stand_ins(rs) -> bool:
         """Whether every refusal of ``rs`` may be the constexpr stand-ins': a lowering fault
         at a line reading them, or a refusal of an expression reading them."""
-        return all(e in stand_in_faults or e.loc is not None and e.loc.line in touched
+        return all(e in stand_in_faults or e.loc is not None and _place(e.loc) in touched
                    and _refused_node_reads(ir, e.loc, names) is not False for e, _ in rs)
+
+    def refused_whatever_the_buffer(e: TleError, cx: dict, dtype) -> bool:
+        """Whether refusal ``e``, of an expression reading a free buffer's tile, stands with
+        that buffer read as another value in the refused expression only (_buffers_replaced_at:
+        a load of it as `tl.zeros` of its shape, the buffer itself as 0): the same place and
+        words are no refusal of the tile, but of the expression whatever the lowering will
+        make of the buffer (`tl.debug_barrier(buf)`, `tl.cast(tl.load(tle.gpu.local_ptr(buf)),
+        'fp16')`)."""
+        other = _buffers_replaced_at(ir, e.loc, buffer_names)
+        if other is None:
+            return False
+        _, again = refusal(None, other, cx, dtype)
+        return again is not None and again.loc == e.loc and again.message == e.message
 
     refusals: list[TleError] = []
     #: internal errors of the lowering at lines reading a constexpr stand-in (a shape no launch
@@ -737,10 +750,11 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
             ok, e = refusal(info, kir, cx, dtype)
             if ok:
                 return None
-            if e is not None and e.loc is not None and e.loc.line in buffer_lines \
-                    and _refused_node_reads(ir, e.loc, buffer_names) is not False:
+            if e is not None and e.loc is not None and _place(e.loc) in buffer_lines \
+                    and _refused_node_reads(ir, e.loc, buffer_names) is not False \
+                    and not refused_whatever_the_buffer(e, cx, dtype):
                 ok, e = refusal(None, _without_lines(ir, buffer_lines), cx, dtype)
-                if ok or e is not None and e.loc is not None and e.loc.line in buffer_lines:
+                if ok or e is not None and e.loc is not None and _place(e.loc) in buffer_lines:
                     return None  # refused only where the free buffers' tiles stand
             if e is not None:
                 refusals.append((e, ", ".join(f"{n} = {cx[n]}" for n in varied)))
@@ -751,9 +765,9 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     if touched_names and (stand_in_faults or not no_value_gives(refusals)) \
             and at_stand_ins(refusals):
         left_out = "the statements refused before left out"
-        drop: set[int] = set()  # the lines of the refusals so far, their statements left out
+        drop: set[tuple] = set()  # the lines of the refusals so far, their statements left out
         for _ in range(16):
-            drop |= {e.loc.line for e, _ in refusals}
+            drop |= {_place(e.loc) for e, _ in refusals}
             stripped = _without_lines(ir, buffer_lines, names, drop)
             refusals, faults = [], len(stand_in_faults)
             for cx in cxs:
@@ -764,7 +778,7 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
                     if e is not None:
                         refusals.append((e, left_out))
             if not refusals and len(stand_in_faults) - faults == tries:
-                drop |= {e.loc.line for e in stand_in_faults[faults:]}
+                drop |= {_place(e.loc) for e in stand_in_faults[faults:]}
                 refusals = [(e, left_out) for e in stand_in_faults[faults:]]
                 continue
             if not refusals:
@@ -777,15 +791,22 @@ def _refusal_outside(path: Path, info, kir, program: Program, cxs: list[dict], s
     if not refusals:
         return None  # the lowering's own faults at the stand-in values: nothing is learnt
     e, at = next(((e, at) for e, at in refusals
-                  if e.loc is not None and e.loc.line and e.loc.line not in touched), refusals[0])
+                  if e.loc is not None and e.loc.line and _place(e.loc) not in touched),
+                 refusals[0])
     if not why:
         return e
     return TleError(f"{e.message} ({why.replace('{at}', f'with {at}' if at else 'translated')})",
                     e.loc, check=e.check)
 
 
+def _place(loc) -> tuple:
+    """The file and line of ``loc``: a line is one of a file (a helper of another module has lines
+    of the same numbers as the kernel's file)."""
+    return loc.file, loc.line
+
+
 def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
-    """Whether the expressions of ``kir`` at ``loc`` (its line and column: the node a refusal
+    """Whether the expressions of ``kir`` at ``loc`` (its file, line and column: the node a refusal
     names) read a free buffer or one of ``names``; None when no expression stands there (a
     statement's refusal: the caller reads the whole line)."""
     from ..ir import kernel as K
@@ -799,7 +820,8 @@ def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
     for e in exprs:
         for x in K.walk_expr(e):
             at = getattr(x, "loc", None)
-            if at is None or at.line != loc.line or at.column != loc.column or not loc.column:
+            if at is None or _place(at) != _place(loc) or at.column != loc.column \
+                    or not loc.column:
                 continue
             reads = any(isinstance(y, K.BufferRef) or isinstance(y, K.Name) and y.id in names
                         for y in K.walk_expr(x))
@@ -807,13 +829,87 @@ def _refused_node_reads(kir, loc, names: set[str]) -> Optional[bool]:
     return found
 
 
-def _without_lines(kir, lines: set[int], names: frozenset = frozenset(),
+def _buffers_replaced_at(kir, loc, names: set[str]):
+    """``kir`` with every free buffer, and every one of ``names`` (names bound from one), that
+    the expression at ``loc`` (its file, line and column: the node a refusal names) reads
+    replaced by another value: a load of a whole buffer (`tl.load(tle.gpu.local_ptr(buf))`) by
+    `tl.zeros` of its shape and element type (what the load gives, whatever the lowering makes
+    of the buffer), any other read of one by the integer 0; every worker partition given a
+    register budget as _without_lines gives it. None when no expression stands at ``loc`` or
+    none there reads a buffer."""
+    import dataclasses
+
+    from ..ir import kernel as K
+    from ..language.registers import MIN_REGS
+
+    if not loc.column:
+        return None
+    hits = []
+    declared = {b.name: b for b in kir.buffers}
+
+    def buffer(x) -> bool:
+        return isinstance(x, K.BufferRef) or isinstance(x, K.Name) and x.id in names
+
+    def loaded(x, bound: dict):
+        """The buffer ``x`` loads whole, when it is `tl.load(tle.gpu.local_ptr(b))` of one
+        buffer ``b`` of known dimensions (a name of ``bound``, the function's names bound to a
+        buffer)."""
+        if not (isinstance(x, K.Op) and x.name == "tl.load" and len(x.args) == 1
+                and isinstance(x.args[0], K.Op) and x.args[0].name == "tle.gpu.local_ptr"
+                and len(x.args[0].args) == 1 and not x.args[0].kwargs):
+            return None
+        ref = x.args[0].args[0]
+        name = ref.name if isinstance(ref, K.BufferRef) else bound.get(getattr(ref, "id", None))
+        buf = declared.get(name)
+        return buf if buf is not None and all(isinstance(d, int) for d in buf.shape) else None
+
+    def subst(node, inside: bool, bound: dict):
+        """``node`` rebuilt with the buffers read inside the refused expression replaced."""
+        if isinstance(node, tuple):
+            items = tuple(subst(x, inside, bound) for x in node)
+            return items if any(a is not b for a, b in zip(items, node)) else node
+        if not dataclasses.is_dataclass(node) or isinstance(node, type):
+            return node
+        at = getattr(node, "loc", None)
+        if not inside and at is not None and _place(at) == _place(loc) and at.column == loc.column \
+                and not isinstance(node, (K.Assign, K.Eval, K.For, K.If, K.While, K.Return)):
+            inside = True
+        if inside:
+            buf = loaded(node, bound)
+            if buf is not None:
+                hits.append(node)
+                return K.Op("tl.zeros", (K.TupleExpr(tuple(K.Const(d, node.loc) for d in buf.shape),
+                                                     node.loc), K.DType(buf.dtype, node.loc)),
+                            loc=node.loc)
+            if buffer(node):
+                hits.append(node)
+                return K.Const(0, node.loc)
+        changes = {}
+        for f in dataclasses.fields(node):
+            v = getattr(node, f.name)
+            nv = subst(v, inside, bound)
+            if nv is not v:
+                changes[f.name] = nv
+        return dataclasses.replace(node, **changes) if changes else node
+
+    prologue = subst(kir.prologue, False, {n: n for n in declared})
+    partitions = tuple(
+        dataclasses.replace(p, body=subst(p.body, False, {n: e.name for n, e in p.bindings
+                                                          if isinstance(e, K.BufferRef)}),
+                            regs=p.regs if p.default or p.regs is not None else MIN_REGS)
+        for p in kir.partitions)
+    if not hits:
+        return None
+    return dataclasses.replace(kir, prologue=prologue, partitions=partitions)
+
+
+def _without_lines(kir, lines: set[tuple], names: frozenset = frozenset(),
                    drop: frozenset = frozenset()):
-    """``kir`` without its statements at ``lines``, nor those at ``drop`` whose own expressions
-    read one of ``names`` (every statement at such a line where none does), a loop or `if`
-    among them with its body; every worker partition given a register budget (setmaxnreg's
-    least where it has none, a budget of constexprs: the translation from the kernel IR needs
-    one)."""
+    """``kir`` without its statements at ``lines`` (places: a file and a line, _place), nor those
+    at ``drop`` whose own expressions read one of ``names`` (every statement at such a line
+    where none does), a loop or `if` among them with its body; every worker partition given a
+    register budget (setmaxnreg's least where it has none, a budget of constexprs: the
+    translation from the kernel IR needs one)."""
     from dataclasses import replace
 
     from ..ir import kernel as K
@@ -824,14 +920,14 @@ def _without_lines(kir, lines: set[int], names: frozenset = frozenset(),
                    for e in K.stmt_exprs(st) for x in K.walk_expr(e))
 
     bodies = [kir.prologue] + [p.body for p in kir.partitions]
-    reading = {st.loc.line for b in bodies for st in K.walk_stmts(b)
-               if st.loc is not None and st.loc.line in drop and reads(st)}
+    reading = {_place(st.loc) for b in bodies for st in K.walk_stmts(b)
+               if st.loc is not None and _place(st.loc) in drop and reads(st)}
 
     def left_out(st) -> bool:
         if st.loc is None:
             return False
-        line = st.loc.line
-        return line in lines or line in drop and (reads(st) or line not in reading)
+        place = _place(st.loc)
+        return place in lines or place in drop and (reads(st) or place not in reading)
 
     def strip(body):
         out = []
@@ -852,25 +948,25 @@ def _without_lines(kir, lines: set[int], names: frozenset = frozenset(),
 
 
 def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset(),
-                   tainted_out: Optional[set] = None) -> set[int]:
-    """The lines of ``kir`` whose statements (or partition arguments) read a free shared buffer
-    (``buffers``) or one of the kernel body's ``names`` (its constexpr parameters), or a name a
-    statement of the same function bound from one (transitively); ``tainted_out`` collects
-    those names (of every function)."""
+                   tainted_out: Optional[set] = None) -> set[tuple]:
+    """The lines (places: a file and a line, _place) of ``kir`` whose statements (or partition
+    arguments) read a free shared buffer (``buffers``) or one of the kernel body's ``names`` (its
+    constexpr parameters), or a name a statement of the same function bound from one
+    (transitively); ``tainted_out`` collects those names (of every function)."""
     from ..ir import kernel as K
 
     def reads(e, tainted: set[str]) -> bool:
         return any(buffers and isinstance(x, K.BufferRef)
                    or (isinstance(x, K.Name) and x.id in tainted) for x in K.walk_expr(e))
 
-    lines: set[int] = set()
+    lines: set[tuple] = set()
     bodies = [((), kir.prologue)] + [(p.bindings, p.body) for p in kir.partitions]
     body_names: set[str] = set(names)  # the prologue's names bound from a stand-in
     for n, (bindings, body) in enumerate(bodies):
         tainted = set(names) if n == 0 else {name for name, e in bindings
                                              if reads(e, body_names)}
-        lines |= {e.loc.line for name, e in bindings if name in tainted and e.loc is not None}
-        lines |= {x.loc.line for _, e in bindings for x in K.walk_expr(e)
+        lines |= {_place(e.loc) for name, e in bindings if name in tainted and e.loc is not None}
+        lines |= {_place(x.loc) for _, e in bindings for x in K.walk_expr(e)
                   if (buffers and isinstance(x, K.BufferRef)
                       or isinstance(x, K.Name) and x.id in body_names) and x.loc is not None}
         stmts = list(K.walk_stmts(body))
@@ -882,7 +978,7 @@ def _lines_reading(kir, buffers: bool = False, names: frozenset = frozenset(),
                         and reads(st.value, tainted):
                     tainted.add(st.target)
                     grew = True
-        lines |= {st.loc.line for st in stmts if st.loc is not None
+        lines |= {_place(st.loc) for st in stmts if st.loc is not None
                   and any(reads(e, tainted) for e in K.stmt_exprs(st))}
         if n == 0:  # the prologue, walked first
             body_names = tainted

@@ -74,6 +74,9 @@ PURE_CALLS = frozenset(
 PURE_METHODS = frozenset({"to", "reshape", "broadcast_to", "trans", "permute", "expand_dims"})
 #: The names Triton 3.6's code generator reads from its builtin namespace
 #: (code_generator.builtin_namespace), through a module-level binding of the name too.
+#: Python's builtins a kernel's module-level name may read (Builder.module_name)
+PYTHON_BUILTINS = ("range", "int", "float", "min", "max", "len", "print", "abs")
+
 TRITON_BUILTIN_NAMES = frozenset({"len", "list", "range", "float", "int", "isinstance", "getattr",
                                   "hasattr", "print", "min", "max"})
 
@@ -956,7 +959,7 @@ class Builder(BuildRules, ConstexprRules):
         f = m.submodule(name)
         if f is not None:  # `pkg.common` after `import pkg.common`
             return K.Const(None, loc), Static("usermod", self.cache.get(f))
-        if name in ("range", "int", "float", "min", "max", "len", "print", "abs"):
+        if name in PYTHON_BUILTINS:
             return K.Const(None, loc), Static("mod", f"builtins.{name}")
         if name in m.scope.other:
             raise self.err(f"module-level name '{name}' is not a compile-time value the kernel "
@@ -1027,6 +1030,12 @@ class Builder(BuildRules, ConstexprRules):
         kernels read only such globals."""
         hit = m.resolved.get(name)
         if hit is not None:
+            if hit[0] == "busy" and name in PYTHON_BUILTINS \
+                    and len(m.bound_lines.get(name, ())) == 1:
+                # `min = min`: the module binds the name nowhere before this assignment (and
+                # nowhere after it: rebound-global), so Python reads the builtin there, as
+                # `from builtins import min` binds it
+                return None, Static("mod", f"builtins.{name}")
             if hit[0] == "busy":
                 raise TleError(f"circular definition of module-level name '{name}' (Python "
                                f"raises NameError or reads a partially initialised module)",

@@ -563,17 +563,35 @@ class TritonRules:
     #: tl math functions Triton 3.6 computes on fp32 / fp64 only (math.py `_check_dtype`)
     FLOAT32_MATH = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
                               "floor", "ceil"})
+    #: those it computes on fp32 alone (`_check_dtype(dtypes=["fp32"])`: the precise, IEEE
+    #: rounded forms), and the element types of `tl.umulhi`'s operands
+    FP32_ONLY_MATH = frozenset({"sqrt_rn", "div_rn"})
+    UMULHI_DTYPES = ("int32", "int64", "uint32", "uint64")
 
     def operand_dtype_rule(self, name: str, node: K.Op) -> None:
         """Refuse a tl function of an operand whose element type Triton 3.6 refuses there, where
         the frontend knows it (:meth:`tile_dtype`, :meth:`operand_type`): `tl.exp` / `tl.sqrt`
         / ... of anything but fp32 or fp64 ("Expected dtype ['fp32', 'fp64'] but got int32"; an
-        fp16 tile too), `tl.fdiv` or `tl.fma` of integers, `tl.umulhi` or `tl.xor_sum` of
-        floats. Each was verified, and its Gluon did not compile."""
+        fp16 tile too), `tl.sqrt_rn` / `tl.div_rn` of anything but fp32 (an fp16 or fp64 tile),
+        `tl.fdiv` or `tl.fma` of integers, `tl.umulhi` of floats or of integers narrower than
+        32 bits, `tl.xor_sum` of floats, and a `tl.where` choosing between a pointer and a number.
+        Each was verified, and its Gluon did not compile."""
         if not node.args:
             return
+        if name == "where" and len(node.args) == 3 and not node.kwargs:
+            # Triton checks its values as a binary operation's operands: a pointer beside a
+            # float ("invalid operands of type pointer<fp32> and triton.language.float32"), and
+            # beside an integer selects values of two types (its IR does not verify)
+            kinds = {self.operand_type(x) for x in node.args[1:]}
+            if kinds in ({"ptr", "float"}, {"ptr", "int"}):
+                other = "float" if "float" in kinds else "int"
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (\"invalid operands "
+                               f"of type pointer and {other}\"; a pointer and an integer: "
+                               f"\"'arith.select' op failed to verify\")", node,
+                               check="unsupported-expression")
+            return
         operands = node.args[:3] if name == "fma" else node.args[:2] if name in (
-            "fdiv", "umulhi") else node.args[:1]
+            "fdiv", "umulhi", "div_rn") else node.args[:1]
 
         def dtype(x):
             dt = self.tile_dtype(x)
@@ -596,10 +614,14 @@ class TritonRules:
                 continue
             if name in self.FLOAT32_MATH and dt not in ("fp32", "fp64"):
                 why = f"Expected dtype ['fp32', 'fp64'] but got {dt}"
+            elif name in self.FP32_ONLY_MATH and dt != "fp32":
+                why = f"Expected dtype ['fp32'] but got {dt}"
             elif name == "fdiv" and kind == "int":
                 why = f"tl.{name} takes floating operands, got {dt}"
             elif name in ("umulhi", "xor_sum") and kind == "float":
                 why = f"tl.{name} takes integer operands, got {dt}"
+            elif name == "umulhi" and dt not in self.UMULHI_DTYPES:
+                why = f"Expected dtype {list(self.UMULHI_DTYPES)} but got {dt}"
             if why:
                 raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it ({why})", node,
                                check="unsupported-expression")

@@ -149,12 +149,48 @@ def fp8_refusal(what: str, t: Optional[str]) -> Optional[str]:
             f"first (`.to(tl.float16)` or `.to(tl.float32)`)")
 
 
+#: the operators Triton 3.6 types through computation_type_impl (arithmetic and comparisons)
+_COMPUTED = frozenset({"+", "-", "*", "/", "//", "%", "<", "<=", ">", ">=", "==", "!="})
+
+
+def operand_pair_refusal(op: str, a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """Why Triton 3.6 refuses ``a op b`` of operands of the types ``a`` and ``b`` (None when it
+    does not, or a type is not known), the pairs :func:`computation_type` finds refused: an fp8
+    type beside an integer type ("unexpected type fp8e5 and int32"), and, for ``/``, ``//`` and
+    ``%``, two integer types of different signedness (int1 is unsigned; "Cannot use /, #, or %
+    with int32 and uint32 because they have different signedness"). A Python number beside a
+    tensor takes no part (its weak type is none of these)."""
+    if op not in _COMPUTED:
+        return None
+    if a in FP8_TYPES and b in _INTS or b in FP8_TYPES and a in _INTS:
+        return (f"`{op}` of {a} and {b}: Triton 3.6 computes an fp8 type beside no integer type "
+                f"(\"unexpected type {a} and {b}\"); convert both to a float type first")
+    if op not in ("/", "//", "%") or a not in _INTS or b not in _INTS:
+        return None
+    if _unsigned(a) == _unsigned(b):
+        return None
+    return (f"`{op}` of {a} and {b}: Triton 3.6 refuses /, // and % of integers of different "
+            f"signedness (\"Cannot use /, #, or % with {a} and {b} because they have different "
+            f"signedness\"); cast one to the other's signedness")
+
+
 def fp8_conversion_refusal(src: Optional[str], dst: Optional[str], bitcast: bool) -> Optional[str]:
     """Why Triton 3.6 cannot convert a value of type ``src`` to ``dst`` (None when it can): from
     one fp8 type to another, which it emits without a rounding mode, and its backend asserts
     ("Rounding mode must be specified for convertsions to fp8"; a rounding mode given is
-    refused: "fp_downcast_rounding should be set only for truncating fp conversions")."""
-    if bitcast or src == dst or src not in FP8_TYPES or dst not in FP8_TYPES:
+    refused: "fp_downcast_rounding should be set only for truncating fp conversions"); and
+    between an integer type (int1 included) and an fp8 type, which its cast has no rule for
+    ("cannot cast int32[...] to fp8e5": it converts integers to and from the standard floats
+    only; float8e4b15 to an integer goes through the backend's own conversion, which takes
+    it)."""
+    if bitcast or src == dst:
+        return None
+    if src in INTEGER_TYPES and dst in FP8_TYPES \
+            or src in FP8_TYPES and src != "float8e4b15" and dst in INTEGER_TYPES:
+        return (f"a conversion from {src} to {dst}: Triton 3.6 converts integers to and from "
+                f"the standard float types only (\"cannot cast {src} to {dst}\"); convert "
+                f"through one (`.to(tl.float16)` first)")
+    if src not in FP8_TYPES or dst not in FP8_TYPES:
         return None
     return (f"a conversion from {src} to {dst}: Triton 3.6 converts between fp8 types without a "
             f"rounding mode, which its backend cannot lower (and refuses fp_downcast_rounding "

@@ -757,7 +757,8 @@ class FnTranslator:
         for x in (a, b):
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
-        refusal = _triton_refuses(op, a, b)
+        refusal = _triton_refuses(op, a, b) or promotion.operand_pair_refusal(
+            op, self.operand_type(a), self.operand_type(b))
         if refusal is None and op in FP8_ARITHMETIC:
             refusal = promotion.fp8_refusal(
                 f"`{op}`", promotion.result_type([self.operand_type(a), self.operand_type(b)],
