@@ -48,12 +48,14 @@ Bugs found, one line each:
    pointer<fp32> and triton.language.float32") and builds IR that does not verify for the
    second. FIXED: refused at the call (frontend/triton_rules.py operand_dtype_rule).
 
-Found and left open: an absolute import of a sibling module (`import hmod` beside the kernel
-file) is resolved on tle-dump's sys.path, whose '' is the working directory, not on the
-kernel's folder: run from another directory, `hmod` is taken for a library the kernel does not
-read and the lowering refuses `hmod.barrier()` (a correct kernel rejected), and an `hmod.py`
-of the working directory would be read in its place (docs/semantics.md names the module as
-Python does with the folder above its outermost package on the path).
+8. An absolute import of a sibling module (`import hmod` beside the kernel file) was resolved
+   on tle-dump's sys.path, whose '' is the working directory, not on the kernel's folder: run
+   from another directory, `hmod` was taken for a library the kernel does not read and the
+   lowering refused `hmod.barrier()` (a correct kernel rejected), and an `hmod.py` of the
+   working directory was read in its place (a kernel verified with another module's helper).
+   FIXED: a top-level module is looked up first in the folder above the importing file's
+   outermost package, where Python finds it when it imports or runs that file
+   (frontend/modules.py root_folder).
 
 Checked and found right (pinned below where marked): named-barrier pipes handed back through
 another pipe (pinned), a lagged hand-back, a commit before the release, a close, capacity 2
@@ -456,4 +458,57 @@ def test_an_assumed_quotient_narrows_the_domain_by_cs_division(tmp_path, capsys,
             .replace("    q = tle.pipe(",
                      "    M = N // 2\n    tle.assume(M >= -1)\n    q = tle.pipe("))
     code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+
+
+# ------------------------------ bug 8: a sibling module found whatever the working directory
+
+SIBLING = """import triton.language as tl
+import tle_compiler as tle
+import hmod
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for t in range(N):
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + hmod.off() + tl.arange(0, 64)))
+        w.commit(t)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for t in range(N):
+        res = r.wait(t)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        hmod.barrier()
+        r.release(t)
+"""
+HMOD = "import triton.language as tl\n\n\ndef off():\n    return 64\n\n\ndef barrier():\n    BODY\n"
+
+
+@pytest.mark.parametrize("body, want", [
+    ("pass", "verified"),
+    ("tl.debug_barrier(1)", ("rejected", "hmod.py:", BARRIER)),
+])
+def test_a_sibling_module_is_read_from_the_kernels_folder(tmp_path, capsys, monkeypatch, body,
+                                                          want):
+    """Run from another directory that holds a decoy `hmod.py` (the other body): the verdict is
+    the one of the kernel's own sibling module. Before: the decoy was read (or, without one,
+    `hmod` taken for a library and `hmod.barrier()` refused)."""
+    kdir, elsewhere = tmp_path / "k", tmp_path / "elsewhere"
+    kdir.mkdir()
+    elsewhere.mkdir()
+    (kdir / "hmod.py").write_text(HMOD.replace("BODY", body))
+    decoy = "tl.debug_barrier(1)" if body == "pass" else "pass"
+    (elsewhere / "hmod.py").write_text(HMOD.replace("BODY", decoy))
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.syspath_prepend(str(elsewhere))
+    code, err = dump(kdir, capsys, SIBLING)
     expect(code, err, want)

@@ -49,9 +49,25 @@ def in_folder(folder: str, rel: str) -> Optional[str]:
     return None
 
 
-def _top_level(name: str) -> Optional[str]:
-    """The file of top-level module ``name``: on ``sys.path``, else located by the import system's
-    finders (an editable install's finder, ...) without importing it."""
+def root_folder(path: str) -> str:
+    """The folder above the outermost package holding file ``path`` (its own folder outside
+    packages): what is on ``sys.path`` when Python imports that file as the module
+    :func:`module_name_of` names, or runs it as a script."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def _top_level(name: str, importer: Optional[str] = None) -> Optional[str]:
+    """The file of top-level module ``name``: in the root folder of the importing file (a
+    sibling module of a kernel file, whatever the working directory), then on ``sys.path``,
+    else located by the import system's finders (an editable install's finder, ...) without
+    importing it."""
+    if importer is not None:
+        f = in_folder(root_folder(importer), name)
+        if f is not None:
+            return f
     for p in sys.path:
         f = in_folder(p or os.getcwd(), name)
         if f is not None:
@@ -70,13 +86,13 @@ def _top_level(name: str) -> Optional[str]:
     return None
 
 
-def find_absolute(module: str) -> Optional[str]:
-    """The file of user module ``module`` (absolute, dotted), None when it is a library or cannot
-    be found."""
+def find_absolute(module: str, importer: Optional[str] = None) -> Optional[str]:
+    """The file of user module ``module`` (absolute, dotted) imported by file ``importer``,
+    None when it is a library or cannot be found."""
     if not module or is_library(module):
         return None
     top, _, rest = module.partition(".")
-    f = _top_level(top)
+    f = _top_level(top, importer)
     if f is None or not rest:
         return f
     if os.path.basename(f) != "__init__.py":
@@ -102,7 +118,7 @@ def find_module(module: str, level: int, importer: str) -> Optional[str]:
             init = os.path.join(folder, "__init__.py")
             return os.path.abspath(init) if os.path.isfile(init) else None
         return in_folder(folder, module)
-    return find_absolute(module)
+    return find_absolute(module, importer)
 
 
 def submodule(package_file: Optional[str], name: str) -> Optional[str]:
