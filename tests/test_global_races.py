@@ -107,6 +107,11 @@ RACES = {
     "two stores of one address": ring(
         after="tl.store(y_ptr + offs, tl.load(x_ptr + offs))",
         late="tl.store(y_ptr + offs, v)"),
+    # an item of a tuple two branches bind, one of them y's row the reader stores
+    "a pointer in a tuple two branches bind": ring(
+        after="if N > 3:\n            ps = (x_ptr, y_ptr)\n        else:\n"
+              "            ps = (y_ptr, x_ptr)\n        u = tl.load(ps[0] + offs)",
+        late="tl.store(y_ptr + offs, v)"),
     # names bound twice, a value through `tl.where`: taken as any value
     "an address through tl.where": ring(
         after="tl.store(tl.where(t > 0, y_ptr + 64, y_ptr) + offs, tl.load(x_ptr + offs))",
@@ -170,6 +175,15 @@ SAFE = {
     "two atomics": ring(after="tl.atomic_add(y_ptr, 1.0)", late="tl.atomic_add(y_ptr, 1.0)"),
     # two loads
     "two loads": ring(window="u = tl.load(x_ptr + offs)"),
+    # the writer's pointer an item of a nested tuple, or of a tuple two branches bind: x's
+    # memory, not the y the reader stores
+    "a pointer in a nested tuple": ring(
+        after="xa = ((x_ptr, N), N)\n        u = tl.load(xa[0][0] + 8192 + offs)",
+        late="tl.store(y_ptr + t * 64 + offs, v)"),
+    "a pointer in a tuple two branches bind": ring(
+        after="if N > 3:\n            ps = (x_ptr, x_ptr + 64)\n        else:\n"
+              "            ps = (x_ptr + 64, x_ptr)\n        u = tl.load(ps[0] + offs)",
+        late="tl.store(y_ptr + t * 64 + offs, v)"),
 }
 
 

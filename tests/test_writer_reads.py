@@ -73,7 +73,7 @@ def pb(p, out_ptr, N):
         res = r.wait(i)
         v = tl.load(tle.gpu.local_ptr(res.slot.t))
         r.release(i)
-        tl.store(out_ptr + 64 + i * 4096 + offs, v)
+        tl.store(out_ptr + (N + i) * 4096 + offs, v)
 '''
 
 

@@ -380,9 +380,12 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
         return _name(model, e.id, inst, depth, where)
     if isinstance(e, K.Subscript):
         if len(e.index) == 1 and isinstance(e.index[0], int):
-            tup = _tuple_of(model, e.value, inst, where)
-            if tup is not None and -len(tup.items) <= e.index[0] < len(tup.items):
-                return term(model, tup.items[e.index[0]], inst, depth - 1, where)
+            got = _item_of(model, e, inst, where)
+            if got is not None:
+                item, scope = got[0], got[1]
+                if scope == "prologue":
+                    return _prologue_term(model, item, inst, depth - 1)
+                return term(model, item, inst, depth - 1, scope)
             return model.fresh("item", inst)
         return term(model, e.value, inst, depth - 1, where)  # a broadcast: the same values
     if isinstance(e, K.UnaryOp):
@@ -401,10 +404,19 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
     return model.fresh("expr", inst)
 
 
-def _tuple_of(model: Model, e: K.Expr, inst: Instance, where: str):
-    for _ in range(8):
+def _tuple_of(model: Model, e: K.Expr, inst: Instance, where: str, depth: int = 16):
+    """The tuple expression ``e`` stands for, and the scope its items are read in ("part" or
+    "prologue"), following names bound once and items of tuples (``xa[0]`` of ``xa = ((p, M),
+    N)``); None where it is no such tuple."""
+    for _ in range(depth):
         if isinstance(e, K.TupleExpr):
-            return e
+            return e, where
+        if isinstance(e, K.Subscript):
+            got = _item_of(model, e, inst, where, depth - 1)
+            if got is None:
+                return None
+            e, where = got
+            continue
         if not isinstance(e, K.Name):
             return None
         vals = _single_value(model, e.id, inst, where)
@@ -412,6 +424,17 @@ def _tuple_of(model: Model, e: K.Expr, inst: Instance, where: str):
             return None
         e, where = vals
     return None
+
+
+def _item_of(model: Model, e: K.Subscript, inst: Instance, where: str, depth: int = 16):
+    """(the expression, its scope) item ``e`` (``t[k]``, k a number) of a tuple stands for, or
+    None."""
+    if depth <= 0 or len(e.index) != 1 or not isinstance(e.index[0], int):
+        return None
+    got = _tuple_of(model, e.value, inst, where, depth - 1)
+    if got is None or not -len(got[0].items) <= e.index[0] < len(got[0].items):
+        return None
+    return got[0].items[e.index[0]], got[1]
 
 
 def _single_value(model: Model, name: str, inst: Instance, where: str):
@@ -755,6 +778,9 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
             return set().union(*(_candidates(model, v[0] if where == "part" else v, inst, where,
                                              depth - 1, seen) for v in local[e.id]))
         return set()
+    if isinstance(e, K.TupleExpr):
+        return set().union(*(_candidates(model, x, inst, where, depth - 1, seen)
+                             for x in e.items))
     if isinstance(e, K.BinOp) and e.op in ("+", "-"):
         out = _candidates(model, e.lhs, inst, where, depth - 1, seen)
         if e.op == "+":
@@ -762,10 +788,11 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         return out
     if isinstance(e, K.Subscript):
         if len(e.index) == 1 and isinstance(e.index[0], int):
-            tup = _tuple_of(model, e.value, inst, where)
-            if tup is not None and -len(tup.items) <= e.index[0] < len(tup.items):
-                return _candidates(model, tup.items[e.index[0]], inst, where, depth - 1, seen)
-            return set(model.params)
+            got = _item_of(model, e, inst, where)
+            if got is not None:
+                return _candidates(model, got[0], inst, got[1], depth - 1, seen)
+            # a tuple bound more than once (in two branches): any item of any of its values
+            return _candidates(model, e.value, inst, where, depth - 1, seen)
         return _candidates(model, e.value, inst, where, depth - 1, seen)
     if isinstance(e, K.Op):
         if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.Op) and \
