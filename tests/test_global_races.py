@@ -61,6 +61,13 @@ def ring(before="pass", after="pass", window="pass", late="pass") -> str:
             .replace("WINDOW", window).replace("LATE", late))
 
 
+def strided_tile(column: int) -> str:
+    """A store of 16 rows x 128 columns of y through the stride argument S, from ``column``."""
+    return ("rows = tl.arange(0, 16)\n        cols = tl.arange(0, 128)\n"
+            f"        tl.store(y_ptr + rows[:, None] * S + {column} + cols[None, :], "
+            "tl.zeros([16, 128], tl.float32))")
+
+
 RACES = {
     # x[t - 1] loaded at iteration t, stored by the reader after its release of t - 1 (the
     # writer's acquire(t) waits only for release(t - 2))
@@ -82,15 +89,7 @@ RACES = {
               "tl.load(x_ptr + tl.arange(0, 16)))",
         window="tl.store(x_ptr + 4096 + offs, tl.load(y_ptr + t * 64 + offs))"),
     # rows through a stride argument: columns 0..127 against 64..191 of the same rows
-    "overlapping columns of a strided tile": ring(
-        after="rows = tl.arange(0, 16)\n"
-              "        cols = tl.arange(0, 128)\n"
-              "        tl.store(y_ptr + rows[:, None] * S + cols[None, :], "
-              "tl.zeros([16, 128], tl.float32))",
-        late="rows = tl.arange(0, 16)\n"
-             "        cols = tl.arange(0, 128)\n"
-             "        tl.store(y_ptr + rows[:, None] * S + 64 + cols[None, :], "
-             "tl.zeros([16, 128], tl.float32))"),
+    "overlapping columns of a strided tile": ring(after=strided_tile(0), late=strided_tile(64)),
     # the writer loads x[t + 1] after its commit(t); the reader stores x[t + 2] after its
     # release(t) (under an `if` the model reads): the writer's load at t + 1 follows only
     # acquire(t + 1), which waits for release(t - 1)
@@ -154,15 +153,7 @@ SAFE = {
                "tl.zeros([64], tl.float32))",
         window="u = tl.load(y_ptr + t * 64 + offs)"),
     # two column halves of the same rows through a stride argument
-    "two column halves through a stride": ring(
-        after="rows = tl.arange(0, 16)\n"
-              "        cols = tl.arange(0, 128)\n"
-              "        tl.store(y_ptr + rows[:, None] * S + cols[None, :], "
-              "tl.zeros([16, 128], tl.float32))",
-        late="rows = tl.arange(0, 16)\n"
-             "        cols = tl.arange(0, 128)\n"
-             "        tl.store(y_ptr + rows[:, None] * S + 128 + cols[None, :], "
-             "tl.zeros([16, 128], tl.float32))"),
+    "two column halves through a stride": ring(after=strided_tile(0), late=strided_tile(128)),
     # apart by constants: y[0:64] against y[64:128] (the reader's copy into y[256:320])
     "rows apart": ring(
         after="tl.store(y_ptr + offs, tl.load(x_ptr + offs))",
