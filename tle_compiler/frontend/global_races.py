@@ -337,13 +337,29 @@ def _read_whole(e: K.Expr) -> bool:
     return False
 
 
-def _loop_value(inst: Instance, name: str):
-    """The value of loop variable ``name`` at ``inst``: the innermost loop of that variable on
-    its path, or None."""
-    for _, loop in reversed(inst.site.loops()):
+#: :func:`_loop_value` of a loop variable whose loop body binds it again
+REBOUND = object()
+
+
+def _loop_of(site: Site, name: str):
+    """The innermost ``for`` loop of variable ``name`` on the path of ``site``, or None; or
+    :data:`REBOUND` where that loop's body binds the name again (an assignment, or a nested
+    loop of the same variable, which leaves its last value behind), so that at a use the name
+    may hold another value than the loop's."""
+    for _, loop in reversed(site.loops()):
         if isinstance(loop, K.For) and loop.var == name:
-            return inst.iters[id(loop)][1]
+            if any((isinstance(s, K.Assign) and s.target == name)
+                   or (isinstance(s, K.For) and s.var == name) for s in K.walk_stmts(loop.body)):
+                return REBOUND
+            return loop
     return None
+
+
+def _loop_value(inst: Instance, name: str):
+    """The value of loop variable ``name`` at ``inst`` (:func:`_loop_of`), None, or
+    :data:`REBOUND`."""
+    loop = _loop_of(inst.site, name)
+    return inst.iters[id(loop)][1] if loop is not None and loop is not REBOUND else loop
 
 
 def _assigned_before(assign: Site, use: Site) -> bool:
@@ -380,9 +396,10 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
         return _name(model, e.id, inst, depth, where)
     if isinstance(e, K.Subscript):
         if len(e.index) == 1 and isinstance(e.index[0], int):
-            tup = _tuple_of(model, e.value, inst, where)
-            if tup is not None and -len(tup.items) <= e.index[0] < len(tup.items):
-                return term(model, tup.items[e.index[0]], inst, depth - 1, where)
+            got = _tuple_of(model, e.value, inst, where)
+            if got is not None and -len(got[0].items) <= e.index[0] < len(got[0].items):
+                tup, at, w = got
+                return term(model, tup.items[e.index[0]], at, depth - 1, w)
             return model.fresh("item", inst)
         return term(model, e.value, inst, depth - 1, where)  # a broadcast: the same values
     if isinstance(e, K.UnaryOp):
@@ -402,20 +419,34 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
 
 
 def _tuple_of(model: Model, e: K.Expr, inst: Instance, where: str):
+    """The tuple expression ``e`` names, with the instance and the body (``where``) its items
+    are read at, or None."""
     for _ in range(8):
         if isinstance(e, K.TupleExpr):
-            return e
+            return e, inst, where
         if not isinstance(e, K.Name):
             return None
         vals = _single_value(model, e.id, inst, where)
         if vals is None:
             return None
-        e, where = vals
+        e, where, site = vals
+        if site is not None:
+            inst = _at(inst, site)
     return None
 
 
+def _at(inst: Instance, site: Site) -> Instance:
+    """``inst`` moved to ``site``, a node before it on a path the loops of ``site`` all hold:
+    the same iterations of those loops (where a name's value is read: its assignment)."""
+    return Instance(inst.part, site, inst.label, inst.iters, inst.constraints, inst.fresh,
+                    inst.unsure)
+
+
 def _single_value(model: Model, name: str, inst: Instance, where: str):
-    """The one expression ``name`` is assigned (and where it is read), or None."""
+    """The one expression ``name`` is assigned, where it is read ("part" / "prologue") and the
+    site of its assignment in the partition (None for the kernel body's), or None. The value
+    is to be read at that site, not at the use: a counter incremented in between, a loop
+    variable the use's loop shadows, hold other values there."""
     if where == "part":
         part = inst.part
         vals = part.assigns.get(name, [])
@@ -424,27 +455,29 @@ def _single_value(model: Model, name: str, inst: Instance, where: str):
             return None
         if len(vals) == 1 and name not in binds:
             value, site = vals[0]
-            return (value, "part") if _assigned_before(site, inst.site) else None
+            return (value, "part", site) if _assigned_before(site, inst.site) else None
         if not vals and name in binds:
-            return binds[name], "prologue"
+            return binds[name], "prologue", None
         return None
     vals = model.prologue_assigns.get(name, [])
     if len(vals) == 1 and not any(isinstance(s, K.For) and s.var == name
                                   for s in K.walk_stmts(model.kern.prologue)):
-        return vals[0], "prologue"
+        return vals[0], "prologue", None
     return None
 
 
 def _name(model: Model, name: str, inst: Instance, depth: int, where: str):
     if where == "part":
         v = _loop_value(inst, name)
+        if v is REBOUND:
+            return model.fresh(f"name:{name}", inst)
         if v is not None:
             return v
     got = _single_value(model, name, inst, where)
     if got is not None:
         if got[1] == "prologue":
             return _prologue_term(model, got[0], inst, depth - 1)
-        return term(model, got[0], inst, depth - 1, got[1])
+        return term(model, got[0], _at(inst, got[2]), depth - 1, "part")
     if where == "part":
         v = _induction(model, name, inst, depth)
         if v is not None:
@@ -480,7 +513,7 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
     increment); None where ``name`` is no such counter or the use is not in that loop."""
     vals = inst.part.assigns.get(name, [])
     inside = [(v, st) for v, st in vals if len(st.path) > 1 and st.path[-2][0] == "for"]
-    if len(vals) < 2 or len(inside) != 1:
+    if len(vals) < 2 or len(inside) != 1 or name in inst.part.loop_vars:
         return None
     v1, s1 = inside[0]
     before = [(v, st) for v, st in vals if st is not s1]
@@ -505,6 +538,8 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
     loop_site = Site(s1.path[:loop_at] + (("at", loop_step[1], 0),))
     if not _assigned_before(s0, loop_site):
         return None  # the first value is not set before the loop
+    if any(st[0] in ("for", "while") for st in s1.path[len(s0.path) - 1:loop_at]):
+        return None  # a loop around the counter's loop: the first value is not set again
     if any(isinstance(x, K.Name) and x.id == name for x in K.walk_expr(v0)):
         return None
     outer = Instance(inst.part, loop_site, inst.label, inst.iters, inst.constraints,
@@ -742,18 +777,23 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         if (where, e.id) in seen:
             return set()  # a name its own value reads (`b = b + t`): its other values count
         seen = seen | {(where, e.id)}
-        if where == "part" and any(isinstance(loop, K.For) and loop.var == e.id
-                                   for _, loop in inst.site.loops()):
-            return set()
+        loop = _loop_of(inst.site, e.id) if where == "part" else None
+        if loop is not None and loop is not REBOUND:
+            return set()  # a number
         got = _single_value(model, e.id, inst, where)
-        if got is not None:
-            return _candidates(model, got[0], inst, got[1], depth - 1, seen)
+        if got is not None:  # read where it is assigned, as term() reads it
+            at = inst if got[2] is None else Instance(inst.part, got[2], inst.label)
+            return _candidates(model, got[0], at, got[1], depth - 1, seen)
         local = inst.part.assigns if where == "part" else model.prologue_assigns
         if e.id in model.params and e.id not in local:
             return {e.id}
         if e.id in local:  # assigned more than once: what any of its values may be based on
-            return set().union(*(_candidates(model, v[0] if where == "part" else v, inst, where,
-                                             depth - 1, seen) for v in local[e.id]))
+            if where == "part":
+                return set().union(*(_candidates(model, v, Instance(inst.part, at, inst.label),
+                                                 where, depth - 1, seen)
+                                     for v, at in local[e.id]))
+            return set().union(*(_candidates(model, v, inst, where, depth - 1, seen)
+                                 for v in local[e.id]))
         return set()
     if isinstance(e, K.BinOp) and e.op in ("+", "-"):
         out = _candidates(model, e.lhs, inst, where, depth - 1, seen)
@@ -762,9 +802,10 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         return out
     if isinstance(e, K.Subscript):
         if len(e.index) == 1 and isinstance(e.index[0], int):
-            tup = _tuple_of(model, e.value, inst, where)
-            if tup is not None and -len(tup.items) <= e.index[0] < len(tup.items):
-                return _candidates(model, tup.items[e.index[0]], inst, where, depth - 1, seen)
+            got = _tuple_of(model, e.value, inst, where)
+            if got is not None and -len(got[0].items) <= e.index[0] < len(got[0].items):
+                tup, at, w = got
+                return _candidates(model, tup.items[e.index[0]], at, w, depth - 1, seen)
             return set(model.params)
         return _candidates(model, e.value, inst, where, depth - 1, seen)
     if isinstance(e, K.Op):
