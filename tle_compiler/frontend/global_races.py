@@ -944,8 +944,12 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             _branch_conditions(model, ia)
             _branch_conditions(model, ib)
             ta, tb = term(model, ptr_a, ia), term(model, ptr_b, ib)
-            # a stride only one of the two addresses holds is a number like any other
-            both = strides & _symbols(ta) & _symbols(tb)
+            # a stride only one of the two addresses holds is a number like any other, and so
+            # is one a condition, a loop range or another value of the pair reads (`if j < 2 *
+            # S`): the columns beside it then depend on it, and may reach past a row
+            bound = set().union(*(_symbols(c) for c in ia.constraints + ib.constraints
+                                  + model.facts))
+            both = (strides & _symbols(ta) & _symbols(tb)) - bound
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             solver = z3.Solver()
             solver.set("timeout", PAIR_TIMEOUT_MS)
