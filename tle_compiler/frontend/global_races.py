@@ -69,6 +69,11 @@ _VALUES = ("tl.load", "tl.arange", "tl.program_id", "tl.num_programs", "tl.cdiv"
            "tl.dot", "tle.gpu.scale_rows") + tuple(f"tl.{m}" for m in K.UNARY_MATH)
 
 
+#: integer types narrower than 32 bits: (least value, greatest value, modulus of a cast to it)
+_NARROW = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255, 256),
+           "int16": (-32768, 32767, 65536), "uint16": (0, 65535, 65536)}
+
+
 class Unproved(Exception):
     """z3 could not decide a pair (a nonlinear term, its time budget)."""
 
@@ -610,7 +615,20 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
     if name == "to" and len(e.args) >= 1:
         if len(e.args) > 1 and isinstance(e.args[1], K.Op) and "pointer" in e.args[1].name:
             return model.fresh("cast", inst)  # a pointer cast: offsets in other units
-        return term(model, e.args[0], inst, depth - 1, where)
+        a = term(model, e.args[0], inst, depth - 1, where)
+        narrow = _NARROW.get(e.args[1].name) if len(e.args) > 1 and \
+            isinstance(e.args[1], K.DType) else None
+        if narrow is None:
+            return a  # a cast to 32 or 64 bits: the same value (overflow is not modelled)
+        # a cast to fewer bits keeps the value modulo 2 ** bits, in the type's range (int1:
+        # whether it is nonzero)
+        lo, hi, mod = narrow
+        v = model.fresh("narrow", inst)
+        inst.constraints += [v >= lo, v <= hi]
+        if mod:
+            k = model.fresh("wrap", inst)
+            inst.constraints.append(v == a - mod * k)
+        return v
     if name == "tl.full" and len(e.args) >= 2:
         return term(model, e.args[1], inst, depth - 1, where)
     if name == "tl.zeros":
