@@ -71,7 +71,10 @@ _VALUES = ("tl.load", "tl.arange", "tl.program_id", "tl.num_programs", "tl.cdiv"
 
 #: integer types narrower than 32 bits: (least value, greatest value, modulus of a cast to it)
 _NARROW = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255, 256),
-           "int16": (-32768, 32767, 65536), "uint16": (0, 65535, 65536)}
+           "int16": (-32768, 32767, 65536), "uint16": (0, 65535, 65536),
+           "uint32": (0, 2 ** 32 - 1, 2 ** 32)}
+#: the comparisons :func:`condition` reads
+_COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
 
 
 class Unproved(Exception):
@@ -296,6 +299,8 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part"):
     float, a loaded flag: the branch is then taken to run either way)."""
     z3 = model.z3
     if isinstance(e, K.Compare):
+        if not _compare_read(e):
+            return None
         a, b = term(model, e.lhs, inst, 24, where), term(model, e.rhs, inst, 24, where)
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                 ">=": a >= b}.get(e.op)
@@ -331,10 +336,20 @@ def _branch_conditions(model: Model, inst: Instance) -> None:
         inst.constraints.append(c)
 
 
+def _compare_read(e: K.Compare) -> bool:
+    """Whether :func:`condition` reads the comparison ``e``: one of the six, of integers the
+    model gives signed values (a cast to an unsigned 64-bit type, which the model leaves the
+    value it had, makes a negative number a large one, so such a comparison is not read)."""
+    return e.op in _COMPARE_OPS and not any(
+        isinstance(x, K.Op) and x.name == "to" and len(x.args) > 1
+        and isinstance(x.args[1], K.DType) and x.args[1].name == "uint64"
+        for x in K.walk_expr(e))
+
+
 def _read_whole(e: K.Expr) -> bool:
     """Whether :func:`condition` reads ``e`` without leaving a conjunct out."""
     if isinstance(e, K.Compare):
-        return True
+        return _compare_read(e)
     if isinstance(e, K.BoolOp):
         return all(_read_whole(x) for x in e.items)
     if isinstance(e, K.UnaryOp) and e.op == "not":
@@ -619,9 +634,10 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         narrow = _NARROW.get(e.args[1].name) if len(e.args) > 1 and \
             isinstance(e.args[1], K.DType) else None
         if narrow is None:
-            return a  # a cast to 32 or 64 bits: the same value (overflow is not modelled)
-        # a cast to fewer bits keeps the value modulo 2 ** bits, in the type's range (int1:
-        # whether it is nonzero)
+            return a  # a cast to int32 or a 64-bit type: the same value (overflow is not
+            # modelled; an address adds a uint64 offset modulo 2 ** 64, as a signed one)
+        # a cast to fewer bits, or to uint32, keeps the value modulo 2 ** bits, in the type's
+        # range (int1: whether it is nonzero)
         lo, hi, mod = narrow
         v = model.fresh("narrow", inst)
         inst.constraints += [v >= lo, v <= hi]
