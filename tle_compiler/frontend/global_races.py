@@ -8,8 +8,10 @@ safe, with a witness where it finds one: the loop variables of the two accesses 
 they share.
 
 **The pairs.** Every load, store and atomic of global memory in a partition body (a pointer that
-is no ``tle.gpu.local_ptr``), against every one of another partition through the same pointer
-argument, where one of the two writes: a store against a load, a store or an atomic; an atomic
+may be based on a kernel argument: a ``tle.gpu.local_ptr`` is based on none, while an address
+that holds a value loaded from shared memory, ``y_ptr + tl.load(local_ptr(...))``, or a name
+bound to either kind of pointer is global), against every one of another partition through the
+same pointer argument, where one of the two writes: a store against a load, a store or an atomic; an atomic
 against a load. Two atomics are not a race (each is one indivisible update), nor two loads. The
 kernel body before ``warp_specialize`` runs before every partition and is not paired.
 
@@ -132,10 +134,6 @@ def _post(e: K.Expr) -> Iterator[K.Expr]:
     for c in K.children(e):
         yield from _post(c)
     yield e
-
-
-def _is_shared_ptr(e: K.Expr) -> bool:
-    return any(isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr" for x in K.walk_expr(e))
 
 
 def _pointer(op: K.Op) -> Optional[K.Expr]:
@@ -843,6 +841,8 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
             return set(model.params)
         return _candidates(model, e.value, inst, where, depth - 1, seen)
     if isinstance(e, K.Op):
+        if e.name == "tle.gpu.local_ptr":
+            return set()  # shared memory
         if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.Op) and \
                 "pointer" in e.args[1].name:
             return set(model.params)  # an integer made a pointer: any argument's memory
@@ -962,8 +962,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
     for p in parts:
         for n, acc in enumerate(p.accesses):
             ptr = _pointer(acc.op)
-            if ptr is None or _is_shared_ptr(ptr) or _through_shared(model, p, acc, ptr):
+            if ptr is None:
                 continue
+            # a pointer into shared memory adds no argument (its candidates are none); one that
+            # may be either, or an address holding a value loaded from shared memory, is global
             probe = Instance(p, acc.site, "probe")
             info.append((p, acc, ptr, _candidates(model, ptr, probe)))
     for i, (pa, a, ptr_a, ca) in enumerate(info):
@@ -1031,23 +1033,3 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
                 f"order the accesses with a hand-off, or keep them in one partition",
                 where, check="memory-race")
 
-
-def _through_shared(model: Model, part: Part, acc: Access, ptr: K.Expr) -> bool:
-    """Whether ``ptr`` points into shared memory through a name (``q =
-    tle.gpu.local_ptr(...)``), followed as the model follows names."""
-    todo, seen = [(ptr, "part")], 0
-    while todo and seen < 64:
-        e, where = todo.pop()
-        seen += 1
-        for x in K.walk_expr(e):
-            if isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr":
-                return True
-            if isinstance(x, (K.BufferRef, K.SlotField, K.ResultSlot)):
-                return True
-            if isinstance(x, K.Name):
-                local = part.assigns if where == "part" else model.prologue_assigns
-                for v in local.get(x.id, ()):
-                    todo.append((v[0] if where == "part" else v, where))
-                if where == "part" and x.id not in local and x.id in dict(part.kp.bindings):
-                    todo.append((dict(part.kp.bindings)[x.id], "prologue"))
-    return False
