@@ -272,7 +272,8 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
         if key in model.bounds:
             start, stop, step = model.bounds[key]
         else:
-            outer = Instance(part, Site(site.path[:depth]), label, dict(inst.iters), [], [])
+            # read where the loop statement stands (names its block assigns before it hold)
+            outer = Instance(part, _statement(site, depth), label, dict(inst.iters), [], [])
             start, stop, step = (term(model, x, outer) for x in (loop.start, loop.stop,
                                                                   loop.step))
             if len(inst.iters) == 0:
@@ -290,6 +291,12 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
         inst.constraints += [n >= 0, step != 0, z3.Implies(step > 0, t < stop),
                              z3.Implies(step < 0, t > stop)]
     return inst
+
+
+def _statement(site: Site, depth: int) -> Site:
+    """The site of the loop or ``if`` statement at step ``depth`` of ``site``'s path, where its
+    range or condition is read: in the loops above it, after the statements before it."""
+    return Site(site.path[:depth] + (("at", site.path[depth][1], 0),))
 
 
 def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part"):
@@ -321,7 +328,7 @@ def _branch_conditions(model: Model, inst: Instance) -> None:
     for d, s in enumerate(inst.site.path):
         if s[0] != "if":
             continue
-        outer = Instance(inst.part, Site(inst.site.path[:d]), inst.label, inst.iters,
+        outer = Instance(inst.part, _statement(inst.site, d), inst.label, inst.iters,
                          inst.constraints, inst.fresh)
         c = condition(model, s[2].cond, outer)
         if c is None:
@@ -985,7 +992,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             # S`): the columns beside it then depend on it, and may reach past a row
             bound = set().union(*(_symbols(c) for c in ia.constraints + ib.constraints
                                   + model.facts))
-            both = (strides & _symbols(ta) & _symbols(tb)) - bound
+            # (held: in the expanded address, where `0 * S` is no term)
+            held = [_symbols(z3.simplify(t, som=True)) for t in (ta, tb)]
+            both = (strides & held[0] & held[1]) - bound
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             solver = z3.Solver()
             solver.set("timeout", PAIR_TIMEOUT_MS)
