@@ -485,8 +485,10 @@ def _single_value(model: Model, name: str, inst: Instance, where: str):
             return binds[name], "prologue", None
         return None
     vals = model.prologue_assigns.get(name, [])
-    if len(vals) == 1 and not any(isinstance(s, K.For) and s.var == name
-                                  for s in K.walk_stmts(model.kern.prologue)):
+    # a kernel argument the body binds again holds the argument before that assignment and
+    # its value after: no one value (`base = S + 64; S = 0`)
+    if len(vals) == 1 and name not in model.params and not any(
+            isinstance(s, K.For) and s.var == name for s in K.walk_stmts(model.kern.prologue)):
         return vals[0], "prologue", None
     return None
 
