@@ -19,12 +19,15 @@ kernel body before ``warp_specialize`` runs before every partition and is not pa
 argument is a symbol the two partitions share, as is ``tl.program_id`` (the partitions of one
 program run in one CTA); each ``tl.arange(a, b)`` is a lane in ``[a, b)`` of its own (each
 occurrence: broadcasting makes two uses of one range independent axes); a loop variable is
-``start + step * n`` with ``n`` its iteration, in the range; a name the function assigns once
-stands for its value (at the same iterations of the loops that hold both), a partition
-parameter for the kernel-body expression it is bound to; ``//`` and ``%`` by a number,
-``<<`` and ``>>`` by a number, ``&`` with a number, ``tl.where`` and ``min``/``max`` are
-modelled by what their result can be; anything else (a loaded value, a name assigned twice, a
-pointer cast) is a fresh unknown. Masks are not read: every lane is taken to access. The model
+``start + step * n`` with ``n`` its iteration, in the range (read where the loop statement
+stands), unless the loop's body binds it again; a name the function assigns once stands for
+its value read where it is assigned (at the same iterations of the loops that hold both), a
+partition parameter for the kernel-body expression it is bound to (a kernel argument the body
+binds again has no one value); ``//`` and ``%`` by a number, ``<<`` and ``>>`` by a number,
+``&`` with a number, ``tl.where`` and ``min``/``max`` are modelled by what their result can be,
+a cast to fewer than 32 bits (or to uint32) by the value modulo ``2 ** bits`` in the type's
+range; anything else (a loaded value, a name assigned twice, a pointer cast) is a fresh
+unknown. Masks are not read: every lane is taken to access. The model
 is an over-approximation of the addresses each access reaches, so "apart" is proved for every
 value of the arguments. Arguments are taken not to alias one another (two pointer arguments are
 two tensors), and a pointer argument is one a pointer expression adds with coefficient one;
