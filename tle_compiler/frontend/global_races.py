@@ -216,6 +216,9 @@ class Model:
         self.bounds: dict[tuple, tuple] = {}
         self.facts: list = []
         self._fresh = 0
+        #: unknown's name -> the kernel arguments the expression it stands for reads
+        self.hidden: dict[str, set] = {}
+        self._edges: dict = {}
         from .tensor_args import body_assigns
 
         self.prologue_assigns = body_assigns(kern.prologue)
@@ -402,7 +405,68 @@ def _assigned_before(assign: Site, use: Site) -> bool:
 
 def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = "part"):
     """The integer term of ``e`` at ``inst`` (``where``: "part" for a partition body's names,
-    "prologue" for the kernel body's)."""
+    "prologue" for the kernel body's). Where it is an unknown made for ``e``, the kernel
+    arguments ``e`` reads are recorded as hidden in it (``model.hidden``): a stride among them
+    may be a factor of its value, which the stride rule could not see."""
+    t = _term(model, e, inst, depth, where)
+    z3 = model.z3
+    if z3.is_const(t) and not z3.is_int_value(t) and "#" in str(t) and \
+            str(t) not in model.hidden:
+        model.hidden[str(t)] = _reads(model, e, inst.part, where)
+    return t
+
+
+def _reads(model: Model, e: K.Expr, part: Part, where: str) -> set[str]:
+    """The kernel arguments the value of ``e`` may depend on: those it names, and those of
+    every value and loop range of each name it reads, through the names those read."""
+    todo = list(_names_in(e, where))
+    seen, out = set(todo), set()
+    while todo:
+        node = todo.pop()
+        if node[0] == "param":
+            out.add(node[1])
+            continue
+        for nxt in _name_edges(model, part, node):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return out
+
+
+def _names_in(e: K.Expr, where: str) -> set:
+    return {(where, x.id) for x in K.walk_expr(e) if isinstance(x, K.Name)}
+
+
+def _name_edges(model: Model, part: Part, node: tuple) -> set:
+    """What the name ``node`` ((body, name)) reads: its values, its loops' ranges, the binding
+    of a partition parameter, or the kernel argument it is."""
+    key = (part.kp.name, node)
+    if key in model._edges:
+        return model._edges[key]
+    where, name = node
+    out: set = set()
+    if where == "part":
+        vals = [v for v, _ in part.assigns.get(name, [])]
+        body = part.kp.body
+        binds = dict(part.kp.bindings)
+    else:
+        vals = list(model.prologue_assigns.get(name, []))
+        body = model.kern.prologue
+        binds = {}
+    for st in K.walk_stmts(body):
+        if isinstance(st, K.For) and st.var == name:
+            vals += [st.start, st.stop, st.step]
+    for v in vals:
+        out |= _names_in(v, where)
+    if where == "part" and name in binds and name not in part.assigns:
+        out |= _names_in(binds[name], "prologue")
+    elif name in model.params and (where == "prologue" or name not in binds):
+        out.add(("param", name))
+    model._edges[key] = out
+    return out
+
+
+def _term(model: Model, e: K.Expr, inst: Instance, depth: int, where: str):
     z3 = model.z3
     if depth <= 0:
         return model.fresh("deep", inst)
@@ -746,18 +810,19 @@ def stride_arguments(kern: K.Kernel) -> set[str]:
 
     pro = body_assigns(kern.prologue)
 
-    def denotes(name: str, local: dict, binds: dict, seen=0) -> Optional[str]:
+    def denotes(name: str, local: dict, binds: dict, seen=0) -> set[str]:
+        """The arguments ``name`` may hold as it is: those of any of its values that is a
+        plain name (`s = S`, also where `s` is assigned something else too)."""
         if seen > 16:
-            return None
+            return set()
         vals = local.get(name, [])
-        if len(vals) == 1 and isinstance(vals[0], K.Name) and vals[0].id != name:
-            return denotes(vals[0].id, local, binds, seen + 1)
         if vals:
-            return None
+            return set().union(*(denotes(v.id, local, binds, seen + 1) for v in vals
+                                 if isinstance(v, K.Name) and v.id != name))
         if name in binds:
             b = binds[name]
-            return denotes(b.id, pro, {}, seen + 1) if isinstance(b, K.Name) else None
-        return name if name in params else None
+            return denotes(b.id, pro, {}, seen + 1) if isinstance(b, K.Name) else set()
+        return {name} if name in params else set()
 
     used_else: set[str] = set()
     used_as_factor: set[str] = set()
@@ -771,15 +836,13 @@ def stride_arguments(kern: K.Kernel) -> set[str]:
                 for node, parent in _children_with_parent(x, st):
                     if not isinstance(node, K.Name):
                         continue
-                    p = denotes(node.id, local, binds)
-                    if p is None:
-                        continue
-                    if alias_def and parent is st:
-                        continue  # `s = stride`: a new name for it
-                    if isinstance(parent, K.BinOp) and parent.op == "*":
-                        used_as_factor.add(p)
-                    else:
-                        used_else.add(p)
+                    for p in denotes(node.id, local, binds):
+                        if alias_def and parent is st:
+                            continue  # `s = stride`: a new name for it
+                        if isinstance(parent, K.BinOp) and parent.op == "*":
+                            used_as_factor.add(p)
+                        else:
+                            used_else.add(p)
     return used_as_factor - used_else
 
 
@@ -999,7 +1062,12 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
                                   + model.facts))
             # (held: in the expanded address, where `0 * S` is no term)
             held = [_symbols(z3.simplify(t, som=True)) for t in (ta, tb)]
-            both = (strides & held[0] & held[1]) - bound
+            # and so is one an unknown of the pair may hide (`off = S` or `off = 2 * S` in one
+            # branch, 0 in another: `off` is an unknown, a multiple of S that the rows do not
+            # show)
+            hidden = set().union(*(model.hidden.get(n, set()) for n in
+                                   _symbols(ta) | _symbols(tb) | bound))
+            both = (strides & held[0] & held[1]) - bound - {f"a:{n}" for n in hidden}
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             solver = z3.Solver()
             solver.set("timeout", PAIR_TIMEOUT_MS)
