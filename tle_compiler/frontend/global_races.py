@@ -804,8 +804,11 @@ def stride_arguments(kern: K.Kernel) -> set[str]:
     seen through partition bindings and names that only rename them: strides. Two addresses
     are taken to meet only where they hold the same multiple of each stride (a tensor's rows do
     not overlap, whatever the stride's value), as a dependence test of a parametric array
-    does."""
+    does. A constexpr argument is none: its value is the launch's own (DEFAULT_CONFIG's, or
+    any), not a tensor's row pitch, and rows of a small one overlap (`t * D + arange(0, 64)`
+    with D = 32)."""
     params = {p.name for p in kern.params}
+    constexprs = {p.name for p in kern.params if p.constexpr}
     from .tensor_args import body_assigns
 
     pro = body_assigns(kern.prologue)
@@ -843,7 +846,7 @@ def stride_arguments(kern: K.Kernel) -> set[str]:
                             used_as_factor.add(p)
                         else:
                             used_else.add(p)
-    return used_as_factor - used_else
+    return used_as_factor - used_else - constexprs
 
 
 def generic_equal(z3, diff, strides: dict):
