@@ -43,6 +43,18 @@ Bugs found, one line each:
    where names the block assigns before it are not known: `n = N // 2; for t in range(n)` ran
    any number of times, and a correct kernel (rows t < n against row N) was rejected. FIXED:
    they are read at the statement (_statement).
+10. A stride hidden in an unknown (`off = 0; if t % 2 == 1: off = S` or `off = S * 1`, then
+   `y + (t - 2) * S + off`) still separated rows: `off` is a multiple of S the rows did not
+   show, the write reached row t - 1, and a race with the reader's row t - 1 verified. FIXED:
+   a stride that an unknown of the pair may stand for (the arguments the expression it stands
+   for reads, through names and loop ranges: Model.hidden) is a number for that pair; a name
+   assigned a stride's name among other values is an alias whose uses count
+   (stride_arguments).
+11. A constexpr argument used only as a factor (`t * D + tl.arange(0, 64)`, DEFAULT_CONFIG's
+   D = 32) was a stride, so its rows were taken apart though D = 32 makes them overlap: a race
+   verified. FIXED: a constexpr is never a stride (its value is the launch's); a correct kernel
+   of such a D of 128 is now refused too (the check is not given constexpr values or their
+   tle.assume ranges: left open).
 
 Checked and found right (pinned below where marked): a negative step (`range(4, 0, -1)`, race
 and not, pinned); a counter the reader carries over a hand-off through global memory (pinned);
@@ -201,6 +213,25 @@ RACES = {
         after=f"tl.store(y_ptr + offs, {ZEROS})"),
 }
 
+# bug 10: at odd t the writer's row t - 2 plus S is row t - 1, which the reader loads at t - 1
+# before its release (the writer's acquire(t) waits for release(t - 2) only)
+for _value, _what in (("S", "an alias"), ("S * 1", "a product")):
+    RACES[f"a stride hidden in a name assigned {_what} of it"] = ring(
+        before=body("if t >= 2:", "    off = 0", "    if t % 2 == 1:", f"        off = {_value}",
+                    f"    tl.store(y_ptr + (t - 2) * S + off + offs, {ZEROS})"),
+        window="u = tl.load(y_ptr + t * S + offs)")
+
+# bug 11: rows of D = 32 with 64 columns: the writer's row t - 2 is the reader's row t - 1 too
+CONSTEXPR_ROWS = ring(
+    before=body("if t >= 2:", f"    tl.store(y_ptr + (t - 2) * D + offs, {ZEROS})"),
+    window="u = tl.load(y_ptr + t * D + offs)").replace(
+    "def k(x_ptr, y_ptr, N, S):", "def k(x_ptr, y_ptr, N, S, D: tl.constexpr):").replace(
+    "(kv, x_ptr, y_ptr, N, S))", "(kv, x_ptr, y_ptr, N, S, D))").replace(
+    "(kv, x_ptr, y_ptr, N, S):", "(kv, x_ptr, y_ptr, N, S, D):") + (
+    '\n\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", '
+    '"S": "i32"}, "constexprs": {"D": 32}}\n')
+RACES["rows of a constexpr pitch"] = CONSTEXPR_ROWS
+
 # bug 8: base is the argument S plus 64 (0 for S = -64), read as 0 + 64
 RACES["an argument the kernel body binds again"] = ring(
     after=f"tl.store(y_ptr + base + offs, {ZEROS})", late="tl.store(y_ptr + offs, v)").replace(
@@ -251,6 +282,10 @@ SAFE = {
         before="tl.store(y_ptr + (t % 2) * 64 + offs, tl.load(x_ptr + t * 64 + offs))",
         window="u = tl.load(y_ptr + (t % 2) * 64 + offs)"),
     "two readers storing two halves": spmc(),
+    # the same rows as bug 10's, without the offset: one row each, ordered
+    "rows two behind through a stride": ring(
+        before=body("if t >= 2:", f"    tl.store(y_ptr + (t - 2) * S + offs, {ZEROS})"),
+        window="u = tl.load(y_ptr + t * S + offs)"),
     "a scratch row read in one reader's window": spmc(
         pbefore="tl.store(y_ptr - 64 - p * 64 + offs, tl.load(x_ptr + p * 64 + offs))",
         lwin="u = tl.load(y_ptr - 64 - p * 64 + tl.arange(0, 64))"),
