@@ -604,7 +604,11 @@ def _prologue_term(model: Model, e: K.Expr, inst: Instance, depth: int):
 def _induction(model: Model, name: str, inst: Instance, depth: int):
     """A counter a loop carries (``row = i`` before the loop, ``row += c`` in its body, ``c`` a
     number): at the use, ``init + c * n`` (``n`` the loop's iteration, plus one past the
-    increment); None where ``name`` is no such counter or the use is not in that loop."""
+    increment); None where ``name`` is no such counter or the use is not in that loop. Where
+    ``for`` loops alone stand between the first value and the counter's loop, each directly in
+    the one before, and the counter's loop and those inside the outermost of them run a
+    constant number of times, ``n`` counts the iterations of the counter's loop over all of
+    them (``(n1 * T2 + n2) * T3 + n3``); any other loop or branch between: None."""
     vals = inst.part.assigns.get(name, [])
     inside = [(v, st) for v, st in vals if len(st.path) > 1 and st.path[-2][0] == "for"]
     if len(vals) < 2 or len(inside) != 1 or name in inst.part.loop_vars:
@@ -632,16 +636,38 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
     loop_site = Site(s1.path[:loop_at] + (("at", loop_step[1], 0),))
     if not _assigned_before(s0, loop_site):
         return None  # the first value is not set before the loop
-    if any(st[0] in ("for", "while") for st in s1.path[len(s0.path) - 1:loop_at]):
-        return None  # a loop around the counter's loop: the first value is not set again
+    between = s1.path[len(s0.path) - 1:loop_at]
     if any(isinstance(x, K.Name) and x.id == name for x in K.walk_expr(v0)):
         return None
+    n = inst.iters[id(loop_step[2])][0]
+    if any(st[0] in ("for", "while") for st in between):
+        # loops around the counter's loop: the first value is not set again at their
+        # iterations, so the count runs on over them
+        if any(st[0] != "for" for st in between):
+            return None
+        first = len(s0.path) - 1
+        count = inst.iters[id(between[0][2])][0]
+        for d in range(first + 1, loop_at + 1):
+            trips = _trip_count(model, inst, Site(s1.path[:d] + (("at", s1.path[d][1], 0),)),
+                                s1.path[d][2])
+            if trips is None:
+                return None
+            count = count * trips + inst.iters[id(s1.path[d][2])][0]
+        n = count
     outer = Instance(inst.part, loop_site, inst.label, inst.iters, inst.constraints,
                      inst.fresh)
     init = term(model, v0, outer, depth - 1)
-    n = inst.iters[id(loop_step[2])][0]
     after = use[loop_at + 1][1] > s1.path[loop_at + 1][1]
     return init + step * (n + (1 if after else 0))
+
+
+def _trip_count(model: Model, inst: Instance, site: Site, loop: K.For) -> Optional[int]:
+    """How many times ``loop`` (its statement at ``site``) runs, where its range is numbers."""
+    probe = Instance(inst.part, site, "probe", dict(inst.iters), [], [])
+    nums = [_number(term(model, x, probe)) for x in (loop.start, loop.stop, loop.step)]
+    if None in nums or nums[2] == 0:
+        return None
+    return len(range(*nums))
 
 
 def _number(t) -> Optional[int]:
