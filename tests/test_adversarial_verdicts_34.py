@@ -7,8 +7,12 @@ code and the verdict's words are pinned.
 Bugs found, one line each:
 1. A counter set before an outer loop and incremented in an inner one (`row = 0; for t: for j:
    row += 1`) was read `0 + j + 1`, as if set again at each outer iteration: rows past the first
-   outer iteration were taken never written, and a race on them verified. FIXED: a counter is
-   one only where no loop stands between its first value and its loop (global_races._induction).
+   outer iteration were taken never written, and a race on them verified (so was a reader's
+   load of the next tile's first row, which the writer stores unordered). FIXED: where for
+   loops alone stand between its first value and its loop, the counter counts the iterations
+   of its loop over all of them, `(n1 * T2 + n2)`, the loops inside the outermost of them of
+   constant trip counts; any other loop or branch between makes it an unknown
+   (global_races._induction, _trip_count).
 2. A name's value was read at its use, not at its assignment: `a = row * 64; row += 1;
    tl.store(y + a)` read the counter past its increment, `a = t * 64` under an inner `for t`
    read the inner loop's t, and a tuple item `p[0]` the same; races on the rows the model moved
@@ -69,6 +73,8 @@ lowering); a loop over `range(t * S, (t + 2) * S, 64)` (refused: its bound is a 
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -244,6 +250,70 @@ RACES["an argument the kernel body binds again"] = ring(
 def test_a_race_the_model_moved_is_rejected(tmp_path, capsys, name):
     code, err = dump(tmp_path, capsys, RACES[name])
     expect(code, err, RACE)
+
+
+def test_the_counter_witness_is_past_the_first_outer_iteration(tmp_path, capsys):
+    """Bug 1's witness: row 6 is written at t = 1 (rows 5 .. 8), at j = 1."""
+    code, err = dump(tmp_path, capsys, RACES["a counter set before the outer loop"])
+    expect(code, err, RACE + ("(store at line 23 at t = 1, j = 1)",))
+    got = re.search(r"the same global address `y_ptr` \+ (-?\d+)", err)
+    assert got and 6 * 64 <= int(got.group(1)) < 7 * 64, err
+
+
+#: a producer and a reader over tiles of 4 steps, each step's row of y (`it`, a counter over
+#: both loops) stored by the writer before its commit and loaded by the reader in its window
+TILES = """import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, T):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, y_ptr, T)),
+                             (consume, (kv, x_ptr, y_ptr, T))], [4], [232])
+
+
+def produce(kv, x_ptr, y_ptr, T):
+    w = kv.writer()
+    offs = tl.arange(0, 64)
+    it = 0
+    for tile in range(T):
+        for kk in range(4):
+            s = w.acquire(tile * 4 + kk)
+            tl.store(y_ptr + it * 64 + offs, tl.load(x_ptr + it * 64 + offs))
+            tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + it * 64 + offs))
+            w.commit(tile * 4 + kk)
+            it += 1
+
+
+def consume(kv, x_ptr, y_ptr, T):
+    r = kv.reader()
+    offs = tl.arange(0, 64)
+    it = 0
+    for tile in range(T):
+        for kk in range(4):
+            res = r.wait(tile * 4 + kk)
+            v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+            READ
+            r.release(tile * 4 + kk)
+            it += 1
+"""
+
+
+def test_a_counter_over_two_loops_reads_its_own_row(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, TILES.replace(
+        "READ", "u = tl.load(y_ptr + it * 64 + offs)"))
+    expect(code, err, "verified")
+
+
+def test_a_counter_over_two_loops_reading_the_next_tiles_row_is_rejected(tmp_path, capsys):
+    """Bug 1: at kk = 3 the reader loads row it + 1, the next tile's first, which the writer
+    stores after acquire(it + 1), waiting for release(it - 1) only. Before: read as `kk + 1`,
+    never 4: verified."""
+    code, err = dump(tmp_path, capsys, TILES.replace(
+        "READ", "if kk == 3:\n                u = tl.load(y_ptr + (it + 1) * 64 + offs)"))
+    expect(code, err, RACE + ("(store at line 19 at tile = 1, kk = 0)",
+                              "(load at line 34 at tile = 0, kk = 3)"))
 
 
 # bug 9: rows t < N // 2 of the writer against the reader's row N
