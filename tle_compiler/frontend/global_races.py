@@ -654,9 +654,7 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
                 return None
             count = count * trips + inst.iters[id(s1.path[d][2])][0]
         n = count
-    outer = Instance(inst.part, loop_site, inst.label, inst.iters, inst.constraints,
-                     inst.fresh)
-    init = term(model, v0, outer, depth - 1)
+    init = term(model, v0, _at(inst, s0), depth - 1)  # read where it is assigned
     after = use[loop_at + 1][1] > s1.path[loop_at + 1][1]
     return init + step * (n + (1 if after else 0))
 
