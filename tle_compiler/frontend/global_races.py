@@ -877,6 +877,41 @@ def generic_equal(z3, diff, strides: dict):
     """``diff == 0`` with each stride symbol generic: every group of monomials of ``diff`` (the
     difference of two addresses, expanded) holding one product of strides sums to zero, and
     those holding none."""
+    groups = _stride_groups(z3, diff, strides)
+    return z3.And(*[z3.Sum(*g) == 0 if len(g) > 1 else g[0] == 0 for g in groups.values()])
+
+
+#: unknowns the model bounds by the terms they are made of (a lane by its range, a quotient by
+#: its dividend, a choice by its operands, a cast by its operand): where those are bounded, so
+#: are they; any other unknown (a loaded value, a name assigned twice) may be any number
+_BOUNDED = ("lane", "quot", "choice", "minmax", "cdiv", "narrow", "wrap", "and")
+
+
+def _unbounded_columns(z3, diff, strides: set, constraints: list) -> bool:
+    """Whether the monomials of ``diff`` that hold no stride (the columns beside the rows) hold
+    an unknown that may be any number, itself or through the constraints on the unknowns they
+    hold: such a column may be a multiple of a stride (`y + t * S + off` with `off` loaded),
+    which no row shows."""
+    todo = [x for m in _stride_groups(z3, diff, strides).get((), []) for x in _symbols(m)
+            if "#" in x]
+    seen: set = set()
+    cons = [(c, _symbols(c)) for c in constraints]
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.split("#")[0] not in _BOUNDED:
+            return True
+        for _, syms in cons:
+            if x in syms:
+                todo += [y for y in syms if "#" in y and y not in seen]
+    return False
+
+
+def _stride_groups(z3, diff, strides) -> dict:
+    """The monomials of ``diff`` (expanded) by the product of strides they hold: sorted stride
+    names -> the coefficients beside them."""
     expanded = z3.simplify(diff, som=True)
     monomials = list(expanded.children()) if z3.is_add(expanded) else [expanded]
     groups: dict[tuple, list] = {}
@@ -896,7 +931,7 @@ def generic_equal(z3, diff, strides: dict):
                 rest.append(f)
         coef = rest[0] if len(rest) == 1 else (z3.IntVal(1) if not rest else z3.Product(*rest))
         groups.setdefault(tuple(sorted(key)), []).append(coef)
-    return z3.And(*[z3.Sum(*g) == 0 if len(g) > 1 else g[0] == 0 for g in groups.values()])
+    return groups
 
 
 # ---------------------------------------------------------------------------------- the check
@@ -1095,6 +1130,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             hidden = set().union(*(model.hidden.get(n, set()) for n in
                                    _symbols(ta) | _symbols(tb) | bound))
             both = (strides & held[0] & held[1]) - bound - {f"a:{n}" for n in hidden}
+            if both and _unbounded_columns(z3, ta - tb, both, ia.constraints + ib.constraints
+                                           + model.facts):
+                both = set()
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             solver = z3.Solver()
             solver.set("timeout", PAIR_TIMEOUT_MS)
