@@ -53,7 +53,10 @@ Bugs found, one line each:
    a stride that an unknown of the pair may stand for (the arguments the expression it stands
    for reads, through names and loop ranges: Model.hidden) is a number for that pair; a name
    assigned a stride's name among other values is an alias whose uses count
-   (stride_arguments).
+   (stride_arguments). So was a loaded column offset (`off = tl.load(...)`, `y + (t - 2) * S +
+   off`), which may be S whatever it reads: strides separate rows only where the columns beside
+   them hold no unknown that may be any number (_unbounded_columns); a loaded row index
+   (`row * S`) still does.
 11. A constexpr argument used only as a factor (`t * D + tl.arange(0, 64)`, DEFAULT_CONFIG's
    D = 32) was a stride, so its rows were taken apart though D = 32 makes them overlap: a race
    verified. FIXED: a constexpr is never a stride (its value is the launch's); a correct kernel
@@ -227,6 +230,11 @@ for _value, _what in (("S", "an alias"), ("S * 1", "a product")):
                     f"    tl.store(y_ptr + (t - 2) * S + off + offs, {ZEROS})"),
         window="u = tl.load(y_ptr + t * S + offs)")
 
+RACES["a loaded column offset beside a stride"] = ring(
+    before=body("if t >= 2:", "    off = tl.load(x_ptr + 1048576).to(tl.int32)",
+                f"    tl.store(y_ptr + (t - 2) * S + off + offs, {ZEROS})"),
+    window="u = tl.load(y_ptr + t * S + offs)")
+
 # bug 11: rows of D = 32 with 64 columns: the writer's row t - 2 is the reader's row t - 1 too
 CONSTEXPR_ROWS = ring(
     before=body("if t >= 2:", f"    tl.store(y_ptr + (t - 2) * D + offs, {ZEROS})"),
@@ -356,6 +364,11 @@ SAFE = {
     "rows two behind through a stride": ring(
         before=body("if t >= 2:", f"    tl.store(y_ptr + (t - 2) * S + offs, {ZEROS})"),
         window="u = tl.load(y_ptr + t * S + offs)"),
+    # bug 10: a loaded row index, columns 0 .. 63 against the reader's 64 .. 127
+    "a loaded row index through a stride": ring(
+        before=body("if t >= 2:", "    row = tl.load(x_ptr + 1048576 + t).to(tl.int32)",
+                    f"    tl.store(y_ptr + row * S + offs, {ZEROS})"),
+        window="u = tl.load(y_ptr + t * S + 64 + offs)"),
     "a scratch row read in one reader's window": spmc(
         pbefore="tl.store(y_ptr - 64 - p * 64 + offs, tl.load(x_ptr + p * 64 + offs))",
         lwin="u = tl.load(y_ptr - 64 - p * 64 + tl.arange(0, 64))"),
