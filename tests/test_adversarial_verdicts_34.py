@@ -70,7 +70,11 @@ comparison and its else branch (pinned); helpers inlined twice (race and not, pi
 counter in a `while` (an unknown: rejected); a global-memory ring of 2 and 3 rows beside the
 pipe, `t % 2` (pinned); a producer with two readers storing two halves of each row, a scratch
 row read in one reader's window (pinned, verified), read by the other before its wait and
-halves that overlap (pinned, rejected); `tl.where` of a stride (not a stride: rejected); a
+halves that overlap (pinned, rejected); a store before a close and a load after the wait
+of the closed index (pinned, verified; after the close: rejected); a named-barrier pipe handed
+back through another pipe's release, a global load before that release (pinned, verified) and
+after it (pinned, rejected); a store before the writer's loop against a load after the
+reader's (rejected, where N may be 0; verified under tle.assume(N >= 1): pinned); `tl.where` of a stride (not a stride: rejected); a
 tuple indexed by a static_range variable and pointer casts (refused by the frontend and the
 lowering); a loop over `range(t * S, (t + 2) * S, 64)` (refused: its bound is a product).
 """
@@ -332,7 +336,108 @@ LOCAL_BOUND = ring(before=f"tl.store(y_ptr + t * 64 + offs, {ZEROS})").replace(
     "def consume(kv, x_ptr, y_ptr, N, S):\n"
     "    tl.store(y_ptr + N * 64 + tl.arange(0, 64), tl.zeros([64], tl.float32))\n")
 
+#: a ring the writer closes at N (BEFORE / AFTER: around the close); the reader waits N, the
+#: close, after its loop and then loads y
+CLOSED = """import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 1)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, y_ptr, N)),
+                             (consume, (kv, x_ptr, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, y_ptr, N):
+    w = kv.writer()
+    offs = tl.arange(0, 64)
+    for t in range(N):
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + t * 64 + offs))
+        w.commit(t)
+    BEFORE
+    w.close(N)
+    AFTER
+
+
+def consume(kv, x_ptr, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 64)
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+    fin = r.wait(N)
+    r.release(N)
+    u = tl.load(y_ptr + offs)
+"""
+_STORE_Y = "tl.store(y_ptr + offs, tl.zeros([64], tl.float32))"
+
+#: a named-barrier pipe `a` handed back through the release of `y` (round 33's NAMED, capacity
+#: 1 both); the writer stores row p - 1 of y after y's acquire(p), the reader loads row p
+#: before (EARLY) or after (LATE) y's release(p)
+NAMED = """import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    a = tle.pipe(capacity=1, barrier="named", t=tle.gpu.alloc([1, 64], tl.float32))
+    y = tle.pipe(capacity=1, t=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (a, y, x_ptr, y_ptr, N)), (consume, (a, y, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(a, y, x_ptr, y_ptr, N):
+    w = a.writer()
+    wy = y.writer()
+    for p in range(N):
+        s = wy.acquire(p)
+        if p >= 1:
+            tl.store(y_ptr + (p - 1) * 64 + tl.arange(0, 64), tl.zeros([64], tl.float32))
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + tl.arange(0, 64)))
+        wy.commit(p)
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(a, y, y_ptr, N):
+    r = a.reader()
+    ry = y.reader()
+    for p in range(N):
+        res = r.wait(p)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(p)
+        res = ry.wait(p)
+        u = tl.load(tle.gpu.local_ptr(res.slot.t))
+        EARLY
+        ry.release(p)
+        LATE
+"""
+_LOAD_ROW = "g = tl.load(y_ptr + p * 64 + tl.arange(0, 64))"
+
+#: the writer stores y before its loop, the reader loads it after its loop: ordered by
+#: commit(0) -> wait(0) where N >= 1, a race where the loops may not run
+BEFORE_THE_LOOPS = RING.replace(
+    "    offs = tl.arange(0, 64)\n    for t in range(N):\n        s = w.acquire(t)",
+    "    offs = tl.arange(0, 64)\n    tl.store(y_ptr + offs, tl.zeros([64], tl.float32))\n"
+    "    for t in range(N):\n        s = w.acquire(t)").replace(
+    "        r.release(t)\n        LATE\n",
+    "        r.release(t)\n    u = tl.load(y_ptr + tl.arange(0, 64))\n").replace(
+    "BEFORE", "pass").replace("AFTER", "pass").replace("WINDOW", "pass")
+assert BEFORE_THE_LOOPS.count("tl.load(y_ptr") == 1
+
 SAFE = {
+    "a store before the close, a load after the wait of it": CLOSED.replace(
+        "BEFORE", _STORE_Y).replace("AFTER", "pass"),
+    "a load before the release that hands a named pipe back": NAMED.replace(
+        "EARLY", _LOAD_ROW).replace("LATE", "pass"),
+    "a hand-off before the loops that run": BEFORE_THE_LOOPS.replace(
+        "    kv = tle.pipe(", "    tle.assume(N >= 1)\n    kv = tle.pipe("),
     "a loop over a count its partition computes": LOCAL_BOUND,
     "a negative step": ring(
         after=body("for j in range(4, 0, -1):",
@@ -382,6 +487,10 @@ def test_a_correct_kernel_is_verified(tmp_path, capsys, name):
 
 
 CHECKED_RACES = {
+    "a store after the close": CLOSED.replace("AFTER", _STORE_Y).replace("BEFORE", "pass"),
+    "a load after the release that hands a named pipe back": NAMED.replace(
+        "LATE", _LOAD_ROW).replace("EARLY", "pass"),
+    "a hand-off before loops that may not run": BEFORE_THE_LOOPS,
     "a negative step onto the reader's row": ring(
         after=body("for j in range(4, 0, -1):",
                    f"    tl.store(y_ptr + 4096 + j * 64 + offs, {ZEROS})"),
