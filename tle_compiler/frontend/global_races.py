@@ -535,22 +535,38 @@ def _at(inst: Instance, site: Site) -> Instance:
 
 
 def _single_value(model: Model, name: str, inst: Instance, where: str):
-    """The one expression ``name`` is assigned, where it is read ("part" / "prologue") and the
-    site of its assignment in the partition (None for the kernel body's), or None. The value
-    is to be read at that site, not at the use: a counter incremented in between, a loop
-    variable the use's loop shadows, hold other values there."""
+    """The one expression ``name`` holds at ``inst``, where it is read ("part" / "prologue") and
+    the site of its assignment in the partition (None for the kernel body's), or None. The
+    value is to be read at that site, not at the use: a counter incremented in between, a loop
+    variable the use's loop shadows, hold other values there.
+
+    In a partition: the last assignment before the use in a block that holds both (the
+    deepest such block, the latest there), where no other assignment of the name stands in
+    that block between the two (in the statements from it up to the one that holds the use, a
+    loop there included, whose later statements reach the use at its next iteration); the
+    binding of a partition parameter the body never assigns."""
     if where == "part":
         part = inst.part
         vals = part.assigns.get(name, [])
         binds = dict(part.kp.bindings)
         if name in part.loop_vars:
             return None
-        if len(vals) == 1 and name not in binds:
-            value, site = vals[0]
-            return (value, "part", site) if _assigned_before(site, inst.site) else None
-        if not vals and name in binds:
-            return binds[name], "prologue", None
-        return None
+        if not vals:
+            return (binds[name], "prologue", None) if name in binds else None
+        reaching = [(v, st) for v, st in vals if _assigned_before(st, inst.site)]
+        if not reaching:
+            return None
+        value, site = max(reaching, key=lambda vs: (len(vs[1].path), vs[1].path[-1][1]))
+        block = site.path[:-1]
+        last = inst.site.path[len(block)][1]
+        for _, other in vals:
+            if other is site or other.path[:len(block)] != block:
+                continue
+            if len(other.path) == len(block) + 1 and other.path[-1][1] == last:
+                continue  # the assignment whose value holds the use: it reads the name first
+            if site.path[-1][1] < other.path[len(block)][1] <= last:
+                return None  # assigned again in between (or later in a loop around the use)
+        return value, "part", site
     vals = model.prologue_assigns.get(name, [])
     # a kernel argument the body binds again holds the argument before that assignment and
     # its value after: no one value (`base = S + 64; S = 0`)
