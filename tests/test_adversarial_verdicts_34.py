@@ -62,6 +62,12 @@ Bugs found, one line each:
    verified. FIXED: a constexpr is never a stride (its value is the launch's); a correct kernel
    of such a D of 128 is now refused too (the check is not given constexpr values or their
    tle.assume ranges: left open).
+12. A name assigned twice was an unknown of any value wherever it was read, so a reader that
+   computes its tile's rows again after its release (`rows = t * 16 + tl.arange(0, 16)` in the
+   window and again before the store of columns 64 .. 127), a correct kernel, was rejected.
+   FIXED: at a use, such a name holds the last assignment before it in a block that holds both,
+   where no other assignment of it stands between (in a loop around the use, one later in its
+   body stands between: `a = 0; for t: store(y + a); a = 64` stays an unknown).
 
 Checked and found right (pinned below where marked): a negative step (`range(4, 0, -1)`, race
 and not, pinned); a counter the reader carries over a hand-off through global memory (pinned);
@@ -431,7 +437,19 @@ BEFORE_THE_LOOPS = RING.replace(
     "BEFORE", "pass").replace("AFTER", "pass").replace("WINDOW", "pass")
 assert BEFORE_THE_LOOPS.count("tl.load(y_ptr") == 1
 
+_ROWS = "rows = t * 16 + tl.arange(0, 16)"
+_TILE = "rows[:, None].to(tl.int64) * S + tl.arange(0, 64)[None, :]"
+
 SAFE = {
+    # bug 12: rows 16 t .. 16 t + 15, columns 0 .. 63 handed over, 64 .. 127 stored by the reader
+    "a name assigned again with the same rows": ring(
+        before=body(_ROWS, f"tl.store(y_ptr + {_TILE}, tl.zeros([16, 64], tl.float32))"),
+        window=body(_ROWS, f"u = tl.load(y_ptr + {_TILE})"),
+        late=body(_ROWS, f"tl.store(y_ptr + 64 + {_TILE}, u)")),
+    "a name built in two steps": ring(
+        after=body("a = t * 64", "a = a + 8192", f"tl.store(y_ptr + a + offs, {ZEROS})",
+                   "a = 5"),
+        late="tl.store(y_ptr + offs, v)"),
     "a store before the close, a load after the wait of it": CLOSED.replace(
         "BEFORE", _STORE_Y).replace("AFTER", "pass"),
     "a load before the release that hands a named pipe back": NAMED.replace(
@@ -487,6 +505,13 @@ def test_a_correct_kernel_is_verified(tmp_path, capsys, name):
 
 
 CHECKED_RACES = {
+    # 0 at the first iteration, 4096 after: the reader's row 4096
+    "a name assigned again later in the loop": ring(
+        wpre="a = 0", after=body(f"tl.store(y_ptr + a + offs, {ZEROS})", "a = 4096"),
+        late="tl.store(y_ptr + 4096 + offs, v)"),
+    "a name assigned again under an if": ring(
+        after=body("a = 0", "if t > 3:", "    a = 4096", f"tl.store(y_ptr + a + offs, {ZEROS})"),
+        late="tl.store(y_ptr + 4096 + offs, v)"),
     "a store after the close": CLOSED.replace("AFTER", _STORE_Y).replace("BEFORE", "pass"),
     "a load after the release that hands a named pipe back": NAMED.replace(
         "LATE", _LOAD_ROW).replace("EARLY", "pass"),
