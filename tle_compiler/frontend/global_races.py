@@ -555,6 +555,12 @@ def _single_value(model: Model, name: str, inst: Instance, where: str):
             return (binds[name], "prologue", None) if name in binds else None
         reaching = [(v, st) for v, st in vals if _assigned_before(st, inst.site)]
         if not reaching:
+            # a partition parameter, read before the body assigns it at all: its binding
+            top = inst.site.path[0][1]
+            if name in binds and all(
+                    st.path[0][1] > top or (len(st.path) == 1 and st.path[0][1] == top)
+                    for _, st in vals):
+                return binds[name], "prologue", None
             return None
         value, site = max(reaching, key=lambda vs: (len(vs[1].path), vs[1].path[-1][1]))
         block = site.path[:-1]
@@ -624,16 +630,22 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
     ``for`` loops alone stand between the first value and the counter's loop, each directly in
     the one before, and the counter's loop and those inside the outermost of them run a
     constant number of times, ``n`` counts the iterations of the counter's loop over all of
-    them (``(n1 * T2 + n2) * T3 + n3``); any other loop or branch between: None."""
+    them (``(n1 * T2 + n2) * T3 + n3``); any other loop or branch between: None. A partition
+    parameter the body assigns only in the loop (``y_ptr += 64``) starts from its binding."""
     vals = inst.part.assigns.get(name, [])
     inside = [(v, st) for v, st in vals if len(st.path) > 1 and st.path[-2][0] == "for"]
-    if len(vals) < 2 or len(inside) != 1 or name in inst.part.loop_vars:
+    binds = dict(inst.part.kp.bindings)
+    if len(inside) != 1 or name in inst.part.loop_vars or \
+            (len(vals) < 2 and name not in binds):
         return None
     v1, s1 = inside[0]
     before = [(v, st) for v, st in vals if st is not s1]
-    if any(st.path[:-1] != before[0][1].path[:-1] for _, st in before):
-        return None  # the first values in blocks of their own: not one value at the loop
-    v0, s0 = max(before, key=lambda vs: vs[1].path[-1][1])  # the last one runs last
+    if before:
+        if any(st.path[:-1] != before[0][1].path[:-1] for _, st in before):
+            return None  # the first values in blocks of their own: not one value at the loop
+        v0, s0 = max(before, key=lambda vs: vs[1].path[-1][1])  # the last one runs last
+    else:  # the binding, before the body's first statement
+        v0, s0 = binds[name], Site((("at", -1, 0),))
     if not (isinstance(v1, K.BinOp) and v1.op in ("+", "-") and isinstance(v1.lhs, K.Name)
             and v1.lhs.id == name):
         return None
@@ -653,7 +665,7 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
     if not _assigned_before(s0, loop_site):
         return None  # the first value is not set before the loop
     between = s1.path[len(s0.path) - 1:loop_at]
-    if any(isinstance(x, K.Name) and x.id == name for x in K.walk_expr(v0)):
+    if before and any(isinstance(x, K.Name) and x.id == name for x in K.walk_expr(v0)):
         return None
     n = inst.iters[id(loop_step[2])][0]
     if any(st[0] in ("for", "while") for st in between):
@@ -670,7 +682,9 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
                 return None
             count = count * trips + inst.iters[id(s1.path[d][2])][0]
         n = count
-    init = term(model, v0, _at(inst, s0), depth - 1)  # read where it is assigned
+    # read where it is assigned
+    init = term(model, v0, _at(inst, s0), depth - 1) if before else \
+        _prologue_term(model, v0, inst, depth - 1)
     after = use[loop_at + 1][1] > s1.path[loop_at + 1][1]
     return init + step * (n + (1 if after else 0))
 
@@ -960,7 +974,9 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         return set(model.params)
     if isinstance(e, K.Name):
         if (where, e.id) in seen:
-            return set()  # a name its own value reads (`b = b + t`): its other values count
+            # a name its own value reads (`b = b + t`): its other values count, and the value
+            # it starts with (a partition parameter's binding, a kernel argument)
+            return _first_candidates(model, e.id, inst, where, depth, seen)
         seen = seen | {(where, e.id)}
         loop = _loop_of(inst.site, e.id) if where == "part" else None
         if loop is not None and loop is not REBOUND:
@@ -973,11 +989,12 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         if e.id in model.params and e.id not in local:
             return {e.id}
         if e.id in local:  # assigned more than once: what any of its values may be based on
+            first = _first_candidates(model, e.id, inst, where, depth, seen)
             if where == "part":
-                return set().union(*(_candidates(model, v, Instance(inst.part, at, inst.label),
+                return first.union(*(_candidates(model, v, Instance(inst.part, at, inst.label),
                                                  where, depth - 1, seen)
                                      for v, at in local[e.id]))
-            return set().union(*(_candidates(model, v, inst, where, depth - 1, seen)
+            return first.union(*(_candidates(model, v, inst, where, depth - 1, seen)
                                  for v in local[e.id]))
         return set()
     if isinstance(e, K.BinOp) and e.op in ("+", "-"):
@@ -1012,6 +1029,17 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
                 out |= _candidates(model, x, inst, where, depth - 1, seen)
             return out
     return set()
+
+
+def _first_candidates(model: Model, name: str, inst: Instance, where: str, depth: int,
+                      seen: frozenset) -> set[str]:
+    """The arguments the value ``name`` holds before its function assigns it may be based on:
+    a partition parameter's binding, a kernel argument."""
+    if where == "part":
+        binds = dict(inst.part.kp.bindings)
+        if name in binds:
+            return _candidates(model, binds[name], inst, "prologue", depth - 1, seen)
+    return {name} if name in model.params else set()
 
 
 def _conflict(a: str, b: str) -> bool:
