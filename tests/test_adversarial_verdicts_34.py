@@ -68,6 +68,14 @@ Bugs found, one line each:
    FIXED: at a use, such a name holds the last assignment before it in a block that holds both,
    where no other assignment of it stands between (in a loop around the use, one later in its
    body stands between: `a = 0; for t: store(y + a); a = 64` stays an unknown).
+13. A partition's pointer parameter assigned again from itself (`y_ptr = y_ptr + 64`, or
+   `y_ptr += 64` in a loop, Triton's idiom for advancing pointers) was based on no argument:
+   the name's own value was cut as a cycle and its binding never counted, so its accesses were
+   never paired and races through it verified. FIXED: a name's first value (a partition
+   parameter's binding, a kernel argument) counts among what it may be based on
+   (_first_candidates); it is the name's value before the body assigns it, and the first value
+   of a counter the loop advances (`y_ptr += 64`: `y_ptr + 64 n`), so the correct kernel that
+   advances its pointer row by row is verified.
 
 Checked and found right (pinned below where marked): a negative step (`range(4, 0, -1)`, race
 and not, pinned); a counter the reader carries over a hand-off through global memory (pinned);
@@ -255,6 +263,15 @@ CONSTEXPR_ROWS = ring(
     '\n\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", '
     '"S": "i32"}, "constexprs": {"D": 32}}\n')
 RACES["rows of a constexpr pitch"] = CONSTEXPR_ROWS
+
+# bug 13: the writer's y_ptr is y_ptr + 64 (the reader's row 1) / advances a row at each
+# iteration (the reader's row 64 at t = 64)
+RACES["a pointer parameter assigned from itself"] = ring(
+    wpre="y_ptr = y_ptr + 64", after=f"tl.store(y_ptr + offs, {ZEROS})",
+    late="tl.store(y_ptr + 64 + offs, v)")
+RACES["a pointer parameter advanced in the loop"] = ring(
+    after=body(f"tl.store(y_ptr + offs, {ZEROS})", "y_ptr += 64"),
+    late="tl.store(y_ptr + 4096 + offs, v)")
 
 # bug 8: base is the argument S plus 64 (0 for S = -64), read as 0 + 64
 RACES["an argument the kernel body binds again"] = ring(
@@ -446,6 +463,10 @@ SAFE = {
         before=body(_ROWS, f"tl.store(y_ptr + {_TILE}, tl.zeros([16, 64], tl.float32))"),
         window=body(_ROWS, f"u = tl.load(y_ptr + {_TILE})"),
         late=body(_ROWS, f"tl.store(y_ptr + 64 + {_TILE}, u)")),
+    # bug 13: row t stored before commit(t) through the advancing pointer, loaded in the window
+    "a pointer parameter advanced row by row": ring(
+        before=body(f"tl.store(y_ptr + offs, {ZEROS})", "y_ptr += 64"),
+        window="u = tl.load(y_ptr + t * 64 + offs)"),
     "a name built in two steps": ring(
         after=body("a = t * 64", "a = a + 8192", f"tl.store(y_ptr + a + offs, {ZEROS})",
                    "a = 5"),
@@ -505,6 +526,10 @@ def test_a_correct_kernel_is_verified(tmp_path, capsys, name):
 
 
 CHECKED_RACES = {
+    # row t + 1, which the writer stores at t + 1, unordered with the window of t
+    "an advancing pointer's next row": ring(
+        before=body(f"tl.store(y_ptr + offs, {ZEROS})", "y_ptr += 64"),
+        window="u = tl.load(y_ptr + (t + 1) * 64 + offs)"),
     # 0 at the first iteration, 4096 after: the reader's row 4096
     "a name assigned again later in the loop": ring(
         wpre="a = 0", after=body(f"tl.store(y_ptr + a + offs, {ZEROS})", "a = 4096"),
