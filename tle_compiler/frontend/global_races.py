@@ -458,7 +458,7 @@ def _name_edges(model: Model, part: Part, node: tuple) -> set:
             vals += [st.start, st.stop, st.step]
     for v in vals:
         out |= _names_in(v, where)
-    if where == "part" and name in binds and name not in part.assigns:
+    if where == "part" and name in binds:  # its first value, whatever the body assigns
         out |= _names_in(binds[name], "prologue")
     elif name in model.params and (where == "prologue" or name not in binds):
         out.add(("param", name))
