@@ -64,7 +64,8 @@ Bugs found, one line each:
    tle.assume ranges: left open).
 12. A name assigned twice was an unknown of any value wherever it was read, so a reader that
    computes its tile's rows again after its release (`rows = t * 16 + tl.arange(0, 16)` in the
-   window and again before the store of columns 64 .. 127), a correct kernel, was rejected.
+   window and again before the store of columns 64 .. 127), a correct kernel, was rejected, as
+   was a name built in two steps (`a = t * 64; a = a + 8192`).
    FIXED: at a use, such a name holds the last assignment before it in a block that holds both,
    where no other assignment of it stands between (in a loop around the use, one later in its
    body stands between: `a = 0; for t: store(y + a); a = 64` stays an unknown).
@@ -272,6 +273,10 @@ RACES["a pointer parameter assigned from itself"] = ring(
 RACES["a pointer parameter advanced in the loop"] = ring(
     after=body(f"tl.store(y_ptr + offs, {ZEROS})", "y_ptr += 64"),
     late="tl.store(y_ptr + 4096 + offs, v)")
+# row t + 1, which the writer stores at t + 1, unordered with the window of t
+RACES["an advancing pointer's next row"] = ring(
+    before=body(f"tl.store(y_ptr + offs, {ZEROS})", "y_ptr += 64"),
+    window="u = tl.load(y_ptr + (t + 1) * 64 + offs)")
 
 # bug 8: base is the argument S plus 64 (0 for S = -64), read as 0 + 64
 RACES["an argument the kernel body binds again"] = ring(
@@ -526,10 +531,6 @@ def test_a_correct_kernel_is_verified(tmp_path, capsys, name):
 
 
 CHECKED_RACES = {
-    # row t + 1, which the writer stores at t + 1, unordered with the window of t
-    "an advancing pointer's next row": ring(
-        before=body(f"tl.store(y_ptr + offs, {ZEROS})", "y_ptr += 64"),
-        window="u = tl.load(y_ptr + (t + 1) * 64 + offs)"),
     # 0 at the first iteration, 4096 after: the reader's row 4096
     "a name assigned again later in the loop": ring(
         wpre="a = 0", after=body(f"tl.store(y_ptr + a + offs, {ZEROS})", "a = 4096"),
