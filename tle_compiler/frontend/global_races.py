@@ -8,8 +8,10 @@ safe, with a witness where it finds one: the loop variables of the two accesses 
 they share.
 
 **The pairs.** Every load, store and atomic of global memory in a partition body (a pointer that
-is no ``tle.gpu.local_ptr``), against every one of another partition through the same pointer
-argument, where one of the two writes: a store against a load, a store or an atomic; an atomic
+may be based on a kernel argument: a ``tle.gpu.local_ptr`` is based on none, while an address
+that holds a value loaded from shared memory, ``y_ptr + tl.load(local_ptr(...))``, or a name
+bound to either kind of pointer is global), against every one of another partition through the
+same pointer argument, where one of the two writes: a store against a load, a store or an atomic; an atomic
 against a load. Two atomics are not a race (each is one indivisible update), nor two loads. The
 kernel body before ``warp_specialize`` runs before every partition and is not paired.
 
@@ -17,12 +19,15 @@ kernel body before ``warp_specialize`` runs before every partition and is not pa
 argument is a symbol the two partitions share, as is ``tl.program_id`` (the partitions of one
 program run in one CTA); each ``tl.arange(a, b)`` is a lane in ``[a, b)`` of its own (each
 occurrence: broadcasting makes two uses of one range independent axes); a loop variable is
-``start + step * n`` with ``n`` its iteration, in the range; a name the function assigns once
-stands for its value (at the same iterations of the loops that hold both), a partition
-parameter for the kernel-body expression it is bound to; ``//`` and ``%`` by a number,
-``<<`` and ``>>`` by a number, ``&`` with a number, ``tl.where`` and ``min``/``max`` are
-modelled by what their result can be; anything else (a loaded value, a name assigned twice, a
-pointer cast) is a fresh unknown. Masks are not read: every lane is taken to access. The model
+``start + step * n`` with ``n`` its iteration, in the range (read where the loop statement
+stands), unless the loop's body binds it again; a name the function assigns once stands for
+its value read where it is assigned (at the same iterations of the loops that hold both), a
+partition parameter for the kernel-body expression it is bound to (a kernel argument the body
+binds again has no one value); ``//`` and ``%`` by a number, ``<<`` and ``>>`` by a number,
+``&`` with a number, ``tl.where`` and ``min``/``max`` are modelled by what their result can be,
+a cast to fewer than 32 bits (or to uint32) by the value modulo ``2 ** bits`` in the type's
+range; anything else (a loaded value, a name assigned twice, a pointer cast) is a fresh
+unknown. Masks are not read: every lane is taken to access. The model
 is an over-approximation of the addresses each access reaches, so "apart" is proved for every
 value of the arguments. Arguments are taken not to alias one another (two pointer arguments are
 two tensors), and a pointer argument is one a pointer expression adds with coefficient one;
@@ -67,6 +72,14 @@ _SAME_VALUE = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "tl.br
 _VALUES = ("tl.load", "tl.arange", "tl.program_id", "tl.num_programs", "tl.cdiv", "tl.zeros",
            "tl.full", "tl.minimum", "tl.maximum", "min", "max", "tl.sum", "tl.max", "tl.min",
            "tl.dot", "tle.gpu.scale_rows") + tuple(f"tl.{m}" for m in K.UNARY_MATH)
+
+
+#: integer types narrower than 32 bits: (least value, greatest value, modulus of a cast to it)
+_NARROW = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255, 256),
+           "int16": (-32768, 32767, 65536), "uint16": (0, 65535, 65536),
+           "uint32": (0, 2 ** 32 - 1, 2 ** 32)}
+#: the comparisons :func:`condition` reads
+_COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
 
 
 class Unproved(Exception):
@@ -124,10 +137,6 @@ def _post(e: K.Expr) -> Iterator[K.Expr]:
     for c in K.children(e):
         yield from _post(c)
     yield e
-
-
-def _is_shared_ptr(e: K.Expr) -> bool:
-    return any(isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr" for x in K.walk_expr(e))
 
 
 def _pointer(op: K.Op) -> Optional[K.Expr]:
@@ -207,6 +216,9 @@ class Model:
         self.bounds: dict[tuple, tuple] = {}
         self.facts: list = []
         self._fresh = 0
+        #: unknown's name -> the kernel arguments the expression it stands for reads
+        self.hidden: dict[str, set] = {}
+        self._edges: dict = {}
         from .tensor_args import body_assigns
 
         self.prologue_assigns = body_assigns(kern.prologue)
@@ -266,7 +278,8 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
         if key in model.bounds:
             start, stop, step = model.bounds[key]
         else:
-            outer = Instance(part, Site(site.path[:depth]), label, dict(inst.iters), [], [])
+            # read where the loop statement stands (names its block assigns before it hold)
+            outer = Instance(part, _statement(site, depth), label, dict(inst.iters), [], [])
             start, stop, step = (term(model, x, outer) for x in (loop.start, loop.stop,
                                                                   loop.step))
             if len(inst.iters) == 0:
@@ -286,11 +299,19 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
     return inst
 
 
+def _statement(site: Site, depth: int) -> Site:
+    """The site of the loop or ``if`` statement at step ``depth`` of ``site``'s path, where its
+    range or condition is read: in the loops above it, after the statements before it."""
+    return Site(site.path[:depth] + (("at", site.path[depth][1], 0),))
+
+
 def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part"):
     """The z3 truth of an ``if``'s condition at ``inst``, or None where it is not read (a
     float, a loaded flag: the branch is then taken to run either way)."""
     z3 = model.z3
     if isinstance(e, K.Compare):
+        if not _compare_read(e):
+            return None
         a, b = term(model, e.lhs, inst, 24, where), term(model, e.rhs, inst, 24, where)
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                 ">=": a >= b}.get(e.op)
@@ -313,7 +334,7 @@ def _branch_conditions(model: Model, inst: Instance) -> None:
     for d, s in enumerate(inst.site.path):
         if s[0] != "if":
             continue
-        outer = Instance(inst.part, Site(inst.site.path[:d]), inst.label, inst.iters,
+        outer = Instance(inst.part, _statement(inst.site, d), inst.label, inst.iters,
                          inst.constraints, inst.fresh)
         c = condition(model, s[2].cond, outer)
         if c is None:
@@ -326,10 +347,20 @@ def _branch_conditions(model: Model, inst: Instance) -> None:
         inst.constraints.append(c)
 
 
+def _compare_read(e: K.Compare) -> bool:
+    """Whether :func:`condition` reads the comparison ``e``: one of the six, of integers the
+    model gives signed values (a cast to an unsigned 64-bit type, which the model leaves the
+    value it had, makes a negative number a large one, so such a comparison is not read)."""
+    return e.op in _COMPARE_OPS and not any(
+        isinstance(x, K.Op) and x.name == "to" and len(x.args) > 1
+        and isinstance(x.args[1], K.DType) and x.args[1].name == "uint64"
+        for x in K.walk_expr(e))
+
+
 def _read_whole(e: K.Expr) -> bool:
     """Whether :func:`condition` reads ``e`` without leaving a conjunct out."""
     if isinstance(e, K.Compare):
-        return True
+        return _compare_read(e)
     if isinstance(e, K.BoolOp):
         return all(_read_whole(x) for x in e.items)
     if isinstance(e, K.UnaryOp) and e.op == "not":
@@ -337,13 +368,29 @@ def _read_whole(e: K.Expr) -> bool:
     return False
 
 
-def _loop_value(inst: Instance, name: str):
-    """The value of loop variable ``name`` at ``inst``: the innermost loop of that variable on
-    its path, or None."""
-    for _, loop in reversed(inst.site.loops()):
+#: :func:`_loop_value` of a loop variable whose loop body binds it again
+REBOUND = object()
+
+
+def _loop_of(site: Site, name: str):
+    """The innermost ``for`` loop of variable ``name`` on the path of ``site``, or None; or
+    :data:`REBOUND` where that loop's body binds the name again (an assignment, or a nested
+    loop of the same variable, which leaves its last value behind), so that at a use the name
+    may hold another value than the loop's."""
+    for _, loop in reversed(site.loops()):
         if isinstance(loop, K.For) and loop.var == name:
-            return inst.iters[id(loop)][1]
+            if any((isinstance(s, K.Assign) and s.target == name)
+                   or (isinstance(s, K.For) and s.var == name) for s in K.walk_stmts(loop.body)):
+                return REBOUND
+            return loop
     return None
+
+
+def _loop_value(inst: Instance, name: str):
+    """The value of loop variable ``name`` at ``inst`` (:func:`_loop_of`), None, or
+    :data:`REBOUND`."""
+    loop = _loop_of(inst.site, name)
+    return inst.iters[id(loop)][1] if loop is not None and loop is not REBOUND else loop
 
 
 def _assigned_before(assign: Site, use: Site) -> bool:
@@ -358,7 +405,68 @@ def _assigned_before(assign: Site, use: Site) -> bool:
 
 def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = "part"):
     """The integer term of ``e`` at ``inst`` (``where``: "part" for a partition body's names,
-    "prologue" for the kernel body's)."""
+    "prologue" for the kernel body's). Where it is an unknown made for ``e``, the kernel
+    arguments ``e`` reads are recorded as hidden in it (``model.hidden``): a stride among them
+    may be a factor of its value, which the stride rule could not see."""
+    t = _term(model, e, inst, depth, where)
+    z3 = model.z3
+    if z3.is_const(t) and not z3.is_int_value(t) and "#" in str(t) and \
+            str(t) not in model.hidden:
+        model.hidden[str(t)] = _reads(model, e, inst.part, where)
+    return t
+
+
+def _reads(model: Model, e: K.Expr, part: Part, where: str) -> set[str]:
+    """The kernel arguments the value of ``e`` may depend on: those it names, and those of
+    every value and loop range of each name it reads, through the names those read."""
+    todo = list(_names_in(e, where))
+    seen, out = set(todo), set()
+    while todo:
+        node = todo.pop()
+        if node[0] == "param":
+            out.add(node[1])
+            continue
+        for nxt in _name_edges(model, part, node):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return out
+
+
+def _names_in(e: K.Expr, where: str) -> set:
+    return {(where, x.id) for x in K.walk_expr(e) if isinstance(x, K.Name)}
+
+
+def _name_edges(model: Model, part: Part, node: tuple) -> set:
+    """What the name ``node`` ((body, name)) reads: its values, its loops' ranges, the binding
+    of a partition parameter, or the kernel argument it is."""
+    key = (part.kp.name, node)
+    if key in model._edges:
+        return model._edges[key]
+    where, name = node
+    out: set = set()
+    if where == "part":
+        vals = [v for v, _ in part.assigns.get(name, [])]
+        body = part.kp.body
+        binds = dict(part.kp.bindings)
+    else:
+        vals = list(model.prologue_assigns.get(name, []))
+        body = model.kern.prologue
+        binds = {}
+    for st in K.walk_stmts(body):
+        if isinstance(st, K.For) and st.var == name:
+            vals += [st.start, st.stop, st.step]
+    for v in vals:
+        out |= _names_in(v, where)
+    if where == "part" and name in binds:  # its first value, whatever the body assigns
+        out |= _names_in(binds[name], "prologue")
+    elif name in model.params and (where == "prologue" or name not in binds):
+        out.add(("param", name))
+    model._edges[key] = out
+    return out
+
+
+def _term(model: Model, e: K.Expr, inst: Instance, depth: int, where: str):
     z3 = model.z3
     if depth <= 0:
         return model.fresh("deep", inst)
@@ -382,10 +490,10 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
         if len(e.index) == 1 and isinstance(e.index[0], int):
             got = _item_of(model, e, inst, where)
             if got is not None:
-                item, scope = got[0], got[1]
-                if scope == "prologue":
-                    return _prologue_term(model, item, inst, depth - 1)
-                return term(model, item, inst, depth - 1, scope)
+                item, at, w = got
+                if w == "prologue":
+                    return _prologue_term(model, item, at, depth - 1)
+                return term(model, item, at, depth - 1, w)
             return model.fresh("item", inst)
         return term(model, e.value, inst, depth - 1, where)  # a broadcast: the same values
     if isinstance(e, K.UnaryOp):
@@ -405,69 +513,107 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
 
 
 def _tuple_of(model: Model, e: K.Expr, inst: Instance, where: str, depth: int = 16):
-    """The tuple expression ``e`` stands for, and the scope its items are read in ("part" or
-    "prologue"), following names bound once and items of tuples (``xa[0]`` of ``xa = ((p, M),
-    N)``); None where it is no such tuple."""
+    """The tuple expression ``e`` names, with the instance and the body (``where``) its items
+    are read at, following names (read where they are assigned) and items of tuples (``xa[0]``
+    of ``xa = ((p, M), N)``); None where it is no such tuple."""
     for _ in range(depth):
         if isinstance(e, K.TupleExpr):
-            return e, where
+            return e, inst, where
         if isinstance(e, K.Subscript):
             got = _item_of(model, e, inst, where, depth - 1)
             if got is None:
                 return None
-            e, where = got
+            e, inst, where = got
             continue
         if not isinstance(e, K.Name):
             return None
         vals = _single_value(model, e.id, inst, where)
         if vals is None:
             return None
-        e, where = vals
+        e, where, site = vals
+        if site is not None:
+            inst = _at(inst, site)
     return None
 
 
 def _item_of(model: Model, e: K.Subscript, inst: Instance, where: str, depth: int = 16):
-    """(the expression, its scope) item ``e`` (``t[k]``, k a number) of a tuple stands for, or
-    None."""
+    """(the expression, the instance and the body it is read at) item ``e`` (``t[k]``, k a
+    number) of a tuple stands for, or None."""
     if depth <= 0 or len(e.index) != 1 or not isinstance(e.index[0], int):
         return None
     got = _tuple_of(model, e.value, inst, where, depth - 1)
     if got is None or not -len(got[0].items) <= e.index[0] < len(got[0].items):
         return None
-    return got[0].items[e.index[0]], got[1]
+    return got[0].items[e.index[0]], got[1], got[2]
+
+
+def _at(inst: Instance, site: Site) -> Instance:
+    """``inst`` moved to ``site``, a node before it on a path the loops of ``site`` all hold:
+    the same iterations of those loops (where a name's value is read: its assignment)."""
+    return Instance(inst.part, site, inst.label, inst.iters, inst.constraints, inst.fresh,
+                    inst.unsure)
 
 
 def _single_value(model: Model, name: str, inst: Instance, where: str):
-    """The one expression ``name`` is assigned (and where it is read), or None."""
+    """The one expression ``name`` holds at ``inst``, where it is read ("part" / "prologue") and
+    the site of its assignment in the partition (None for the kernel body's), or None. The
+    value is to be read at that site, not at the use: a counter incremented in between, a loop
+    variable the use's loop shadows, hold other values there.
+
+    In a partition: the last assignment before the use in a block that holds both (the
+    deepest such block, the latest there), where no other assignment of the name stands in
+    that block between the two (in the statements from it up to the one that holds the use, a
+    loop there included, whose later statements reach the use at its next iteration); the
+    binding of a partition parameter the body never assigns."""
     if where == "part":
         part = inst.part
         vals = part.assigns.get(name, [])
         binds = dict(part.kp.bindings)
         if name in part.loop_vars:
             return None
-        if len(vals) == 1 and name not in binds:
-            value, site = vals[0]
-            return (value, "part") if _assigned_before(site, inst.site) else None
-        if not vals and name in binds:
-            return binds[name], "prologue"
-        return None
+        if not vals:
+            return (binds[name], "prologue", None) if name in binds else None
+        reaching = [(v, st) for v, st in vals if _assigned_before(st, inst.site)]
+        if not reaching:
+            # a partition parameter, read before the body assigns it at all: its binding
+            top = inst.site.path[0][1]
+            if name in binds and all(
+                    st.path[0][1] > top or (len(st.path) == 1 and st.path[0][1] == top)
+                    for _, st in vals):
+                return binds[name], "prologue", None
+            return None
+        value, site = max(reaching, key=lambda vs: (len(vs[1].path), vs[1].path[-1][1]))
+        block = site.path[:-1]
+        last = inst.site.path[len(block)][1]
+        for _, other in vals:
+            if other is site or other.path[:len(block)] != block:
+                continue
+            if len(other.path) == len(block) + 1 and other.path[-1][1] == last:
+                continue  # the assignment whose value holds the use: it reads the name first
+            if site.path[-1][1] < other.path[len(block)][1] <= last:
+                return None  # assigned again in between (or later in a loop around the use)
+        return value, "part", site
     vals = model.prologue_assigns.get(name, [])
-    if len(vals) == 1 and not any(isinstance(s, K.For) and s.var == name
-                                  for s in K.walk_stmts(model.kern.prologue)):
-        return vals[0], "prologue"
+    # a kernel argument the body binds again holds the argument before that assignment and
+    # its value after: no one value (`base = S + 64; S = 0`)
+    if len(vals) == 1 and name not in model.params and not any(
+            isinstance(s, K.For) and s.var == name for s in K.walk_stmts(model.kern.prologue)):
+        return vals[0], "prologue", None
     return None
 
 
 def _name(model: Model, name: str, inst: Instance, depth: int, where: str):
     if where == "part":
         v = _loop_value(inst, name)
+        if v is REBOUND:
+            return model.fresh(f"name:{name}", inst)
         if v is not None:
             return v
     got = _single_value(model, name, inst, where)
     if got is not None:
         if got[1] == "prologue":
             return _prologue_term(model, got[0], inst, depth - 1)
-        return term(model, got[0], inst, depth - 1, got[1])
+        return term(model, got[0], _at(inst, got[2]), depth - 1, "part")
     if where == "part":
         v = _induction(model, name, inst, depth)
         if v is not None:
@@ -500,16 +646,26 @@ def _prologue_term(model: Model, e: K.Expr, inst: Instance, depth: int):
 def _induction(model: Model, name: str, inst: Instance, depth: int):
     """A counter a loop carries (``row = i`` before the loop, ``row += c`` in its body, ``c`` a
     number): at the use, ``init + c * n`` (``n`` the loop's iteration, plus one past the
-    increment); None where ``name`` is no such counter or the use is not in that loop."""
+    increment); None where ``name`` is no such counter or the use is not in that loop. Where
+    ``for`` loops alone stand between the first value and the counter's loop, each directly in
+    the one before, and the counter's loop and those inside the outermost of them run a
+    constant number of times, ``n`` counts the iterations of the counter's loop over all of
+    them (``(n1 * T2 + n2) * T3 + n3``); any other loop or branch between: None. A partition
+    parameter the body assigns only in the loop (``y_ptr += 64``) starts from its binding."""
     vals = inst.part.assigns.get(name, [])
     inside = [(v, st) for v, st in vals if len(st.path) > 1 and st.path[-2][0] == "for"]
-    if len(vals) < 2 or len(inside) != 1:
+    binds = dict(inst.part.kp.bindings)
+    if len(inside) != 1 or name in inst.part.loop_vars or \
+            (len(vals) < 2 and name not in binds):
         return None
     v1, s1 = inside[0]
     before = [(v, st) for v, st in vals if st is not s1]
-    if any(st.path[:-1] != before[0][1].path[:-1] for _, st in before):
-        return None  # the first values in blocks of their own: not one value at the loop
-    v0, s0 = max(before, key=lambda vs: vs[1].path[-1][1])  # the last one runs last
+    if before:
+        if any(st.path[:-1] != before[0][1].path[:-1] for _, st in before):
+            return None  # the first values in blocks of their own: not one value at the loop
+        v0, s0 = max(before, key=lambda vs: vs[1].path[-1][1])  # the last one runs last
+    else:  # the binding, before the body's first statement
+        v0, s0 = binds[name], Site((("at", -1, 0),))
     if not (isinstance(v1, K.BinOp) and v1.op in ("+", "-") and isinstance(v1.lhs, K.Name)
             and v1.lhs.id == name):
         return None
@@ -528,14 +684,38 @@ def _induction(model: Model, name: str, inst: Instance, depth: int):
     loop_site = Site(s1.path[:loop_at] + (("at", loop_step[1], 0),))
     if not _assigned_before(s0, loop_site):
         return None  # the first value is not set before the loop
-    if any(isinstance(x, K.Name) and x.id == name for x in K.walk_expr(v0)):
+    between = s1.path[len(s0.path) - 1:loop_at]
+    if before and any(isinstance(x, K.Name) and x.id == name for x in K.walk_expr(v0)):
         return None
-    outer = Instance(inst.part, loop_site, inst.label, inst.iters, inst.constraints,
-                     inst.fresh)
-    init = term(model, v0, outer, depth - 1)
     n = inst.iters[id(loop_step[2])][0]
+    if any(st[0] in ("for", "while") for st in between):
+        # loops around the counter's loop: the first value is not set again at their
+        # iterations, so the count runs on over them
+        if any(st[0] != "for" for st in between):
+            return None
+        first = len(s0.path) - 1
+        count = inst.iters[id(between[0][2])][0]
+        for d in range(first + 1, loop_at + 1):
+            trips = _trip_count(model, inst, Site(s1.path[:d] + (("at", s1.path[d][1], 0),)),
+                                s1.path[d][2])
+            if trips is None:
+                return None
+            count = count * trips + inst.iters[id(s1.path[d][2])][0]
+        n = count
+    # read where it is assigned
+    init = term(model, v0, _at(inst, s0), depth - 1) if before else \
+        _prologue_term(model, v0, inst, depth - 1)
     after = use[loop_at + 1][1] > s1.path[loop_at + 1][1]
     return init + step * (n + (1 if after else 0))
+
+
+def _trip_count(model: Model, inst: Instance, site: Site, loop: K.For) -> Optional[int]:
+    """How many times ``loop`` (its statement at ``site``) runs, where its range is numbers."""
+    probe = Instance(inst.part, site, "probe", dict(inst.iters), [], [])
+    nums = [_number(term(model, x, probe)) for x in (loop.start, loop.stop, loop.step)]
+    if None in nums or nums[2] == 0:
+        return None
+    return len(range(*nums))
 
 
 def _number(t) -> Optional[int]:
@@ -598,7 +778,21 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
     if name == "to" and len(e.args) >= 1:
         if len(e.args) > 1 and isinstance(e.args[1], K.Op) and "pointer" in e.args[1].name:
             return model.fresh("cast", inst)  # a pointer cast: offsets in other units
-        return term(model, e.args[0], inst, depth - 1, where)
+        a = term(model, e.args[0], inst, depth - 1, where)
+        narrow = _NARROW.get(e.args[1].name) if len(e.args) > 1 and \
+            isinstance(e.args[1], K.DType) else None
+        if narrow is None:
+            return a  # a cast to int32 or a 64-bit type: the same value (overflow is not
+            # modelled; an address adds a uint64 offset modulo 2 ** 64, as a signed one)
+        # a cast to fewer bits, or to uint32, keeps the value modulo 2 ** bits, in the type's
+        # range (int1: whether it is nonzero)
+        lo, hi, mod = narrow
+        v = model.fresh("narrow", inst)
+        inst.constraints += [v >= lo, v <= hi]
+        if mod:
+            k = model.fresh("wrap", inst)
+            inst.constraints.append(v == a - mod * k)
+        return v
     if name == "tl.full" and len(e.args) >= 2:
         return term(model, e.args[1], inst, depth - 1, where)
     if name == "tl.zeros":
@@ -684,24 +878,28 @@ def stride_arguments(kern: K.Kernel) -> set[str]:
     seen through partition bindings and names that only rename them: strides. Two addresses
     are taken to meet only where they hold the same multiple of each stride (a tensor's rows do
     not overlap, whatever the stride's value), as a dependence test of a parametric array
-    does."""
+    does. A constexpr argument is none: its value is the launch's own (DEFAULT_CONFIG's, or
+    any), not a tensor's row pitch, and rows of a small one overlap (`t * D + arange(0, 64)`
+    with D = 32)."""
     params = {p.name for p in kern.params}
+    constexprs = {p.name for p in kern.params if p.constexpr}
     from .tensor_args import body_assigns
 
     pro = body_assigns(kern.prologue)
 
-    def denotes(name: str, local: dict, binds: dict, seen=0) -> Optional[str]:
+    def denotes(name: str, local: dict, binds: dict, seen=0) -> set[str]:
+        """The arguments ``name`` may hold as it is: those of any of its values that is a
+        plain name (`s = S`, also where `s` is assigned something else too)."""
         if seen > 16:
-            return None
+            return set()
         vals = local.get(name, [])
-        if len(vals) == 1 and isinstance(vals[0], K.Name) and vals[0].id != name:
-            return denotes(vals[0].id, local, binds, seen + 1)
         if vals:
-            return None
+            return set().union(*(denotes(v.id, local, binds, seen + 1) for v in vals
+                                 if isinstance(v, K.Name) and v.id != name))
         if name in binds:
             b = binds[name]
-            return denotes(b.id, pro, {}, seen + 1) if isinstance(b, K.Name) else None
-        return name if name in params else None
+            return denotes(b.id, pro, {}, seen + 1) if isinstance(b, K.Name) else set()
+        return {name} if name in params else set()
 
     used_else: set[str] = set()
     used_as_factor: set[str] = set()
@@ -715,22 +913,55 @@ def stride_arguments(kern: K.Kernel) -> set[str]:
                 for node, parent in _children_with_parent(x, st):
                     if not isinstance(node, K.Name):
                         continue
-                    p = denotes(node.id, local, binds)
-                    if p is None:
-                        continue
-                    if alias_def and parent is st:
-                        continue  # `s = stride`: a new name for it
-                    if isinstance(parent, K.BinOp) and parent.op == "*":
-                        used_as_factor.add(p)
-                    else:
-                        used_else.add(p)
-    return used_as_factor - used_else
+                    for p in denotes(node.id, local, binds):
+                        if alias_def and parent is st:
+                            continue  # `s = stride`: a new name for it
+                        if isinstance(parent, K.BinOp) and parent.op == "*":
+                            used_as_factor.add(p)
+                        else:
+                            used_else.add(p)
+    return used_as_factor - used_else - constexprs
 
 
 def generic_equal(z3, diff, strides: dict):
     """``diff == 0`` with each stride symbol generic: every group of monomials of ``diff`` (the
     difference of two addresses, expanded) holding one product of strides sums to zero, and
     those holding none."""
+    groups = _stride_groups(z3, diff, strides)
+    return z3.And(*[z3.Sum(*g) == 0 if len(g) > 1 else g[0] == 0 for g in groups.values()])
+
+
+#: unknowns the model bounds by the terms they are made of (a lane by its range, a quotient by
+#: its dividend, a choice by its operands, a cast by its operand): where those are bounded, so
+#: are they; any other unknown (a loaded value, a name assigned twice) may be any number
+_BOUNDED = ("lane", "quot", "choice", "minmax", "cdiv", "narrow", "wrap", "and")
+
+
+def _unbounded_columns(z3, diff, strides: set, constraints: list) -> bool:
+    """Whether the monomials of ``diff`` that hold no stride (the columns beside the rows) hold
+    an unknown that may be any number, itself or through the constraints on the unknowns they
+    hold: such a column may be a multiple of a stride (`y + t * S + off` with `off` loaded),
+    which no row shows."""
+    todo = [x for m in _stride_groups(z3, diff, strides).get((), []) for x in _symbols(m)
+            if "#" in x]
+    seen: set = set()
+    cons = [(c, _symbols(c)) for c in constraints]
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.split("#")[0] not in _BOUNDED:
+            return True
+        for _, syms in cons:
+            if x in syms:
+                todo += [y for y in syms if "#" in y and y not in seen]
+    return False
+
+
+def _stride_groups(z3, diff, strides) -> dict:
+    """The monomials of ``diff`` (expanded) by the product of strides they hold: sorted stride
+    names -> the coefficients beside them."""
     expanded = z3.simplify(diff, som=True)
     monomials = list(expanded.children()) if z3.is_add(expanded) else [expanded]
     groups: dict[tuple, list] = {}
@@ -750,7 +981,7 @@ def generic_equal(z3, diff, strides: dict):
                 rest.append(f)
         coef = rest[0] if len(rest) == 1 else (z3.IntVal(1) if not rest else z3.Product(*rest))
         groups.setdefault(tuple(sorted(key)), []).append(coef)
-    return z3.And(*[z3.Sum(*g) == 0 if len(g) > 1 else g[0] == 0 for g in groups.values()])
+    return groups
 
 
 # ---------------------------------------------------------------------------------- the check
@@ -763,20 +994,28 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         return set(model.params)
     if isinstance(e, K.Name):
         if (where, e.id) in seen:
-            return set()  # a name its own value reads (`b = b + t`): its other values count
+            # a name its own value reads (`b = b + t`): its other values count, and the value
+            # it starts with (a partition parameter's binding, a kernel argument)
+            return _first_candidates(model, e.id, inst, where, depth, seen)
         seen = seen | {(where, e.id)}
-        if where == "part" and any(isinstance(loop, K.For) and loop.var == e.id
-                                   for _, loop in inst.site.loops()):
-            return set()
+        loop = _loop_of(inst.site, e.id) if where == "part" else None
+        if loop is not None and loop is not REBOUND:
+            return set()  # a number
         got = _single_value(model, e.id, inst, where)
-        if got is not None:
-            return _candidates(model, got[0], inst, got[1], depth - 1, seen)
+        if got is not None:  # read where it is assigned, as term() reads it
+            at = inst if got[2] is None else Instance(inst.part, got[2], inst.label)
+            return _candidates(model, got[0], at, got[1], depth - 1, seen)
         local = inst.part.assigns if where == "part" else model.prologue_assigns
         if e.id in model.params and e.id not in local:
             return {e.id}
         if e.id in local:  # assigned more than once: what any of its values may be based on
-            return set().union(*(_candidates(model, v[0] if where == "part" else v, inst, where,
-                                             depth - 1, seen) for v in local[e.id]))
+            first = _first_candidates(model, e.id, inst, where, depth, seen)
+            if where == "part":
+                return first.union(*(_candidates(model, v, Instance(inst.part, at, inst.label),
+                                                 where, depth - 1, seen)
+                                     for v, at in local[e.id]))
+            return first.union(*(_candidates(model, v, inst, where, depth - 1, seen)
+                                 for v in local[e.id]))
         return set()
     if isinstance(e, K.TupleExpr):
         return set().union(*(_candidates(model, x, inst, where, depth - 1, seen)
@@ -790,11 +1029,14 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         if len(e.index) == 1 and isinstance(e.index[0], int):
             got = _item_of(model, e, inst, where)
             if got is not None:
-                return _candidates(model, got[0], inst, got[1], depth - 1, seen)
+                item, at, w = got
+                return _candidates(model, item, at, w, depth - 1, seen)
             # a tuple bound more than once (in two branches): any item of any of its values
             return _candidates(model, e.value, inst, where, depth - 1, seen)
         return _candidates(model, e.value, inst, where, depth - 1, seen)
     if isinstance(e, K.Op):
+        if e.name == "tle.gpu.local_ptr":
+            return set()  # shared memory
         if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.Op) and \
                 "pointer" in e.args[1].name:
             return set(model.params)  # an integer made a pointer: any argument's memory
@@ -811,6 +1053,17 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
                 out |= _candidates(model, x, inst, where, depth - 1, seen)
             return out
     return set()
+
+
+def _first_candidates(model: Model, name: str, inst: Instance, where: str, depth: int,
+                      seen: frozenset) -> set[str]:
+    """The arguments the value ``name`` holds before its function assigns it may be based on:
+    a partition parameter's binding, a kernel argument."""
+    if where == "part":
+        binds = dict(inst.part.kp.bindings)
+        if name in binds:
+            return _candidates(model, binds[name], inst, "prologue", depth - 1, seen)
+    return {name} if name in model.params else set()
 
 
 def _conflict(a: str, b: str) -> bool:
@@ -914,8 +1167,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
     for p in parts:
         for n, acc in enumerate(p.accesses):
             ptr = _pointer(acc.op)
-            if ptr is None or _is_shared_ptr(ptr) or _through_shared(model, p, acc, ptr):
+            if ptr is None:
                 continue
+            # a pointer into shared memory adds no argument (its candidates are none); one that
+            # may be either, or an address holding a value loaded from shared memory, is global
             probe = Instance(p, acc.site, "probe")
             info.append((p, acc, ptr, _candidates(model, ptr, probe)))
     for i, (pa, a, ptr_a, ca) in enumerate(info):
@@ -930,8 +1185,22 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             _branch_conditions(model, ia)
             _branch_conditions(model, ib)
             ta, tb = term(model, ptr_a, ia), term(model, ptr_b, ib)
-            # a stride only one of the two addresses holds is a number like any other
-            both = strides & _symbols(ta) & _symbols(tb)
+            # a stride only one of the two addresses holds is a number like any other, and so
+            # is one a condition, a loop range or another value of the pair reads (`if j < 2 *
+            # S`): the columns beside it then depend on it, and may reach past a row
+            bound = set().union(*(_symbols(c) for c in ia.constraints + ib.constraints
+                                  + model.facts))
+            # (held: in the expanded address, where `0 * S` is no term)
+            held = [_symbols(z3.simplify(t, som=True)) for t in (ta, tb)]
+            # and so is one an unknown of the pair may hide (`off = S` or `off = 2 * S` in one
+            # branch, 0 in another: `off` is an unknown, a multiple of S that the rows do not
+            # show)
+            hidden = set().union(*(model.hidden.get(n, set()) for n in
+                                   _symbols(ta) | _symbols(tb) | bound))
+            both = (strides & held[0] & held[1]) - bound - {f"a:{n}" for n in hidden}
+            if both and _unbounded_columns(z3, ta - tb, both, ia.constraints + ib.constraints
+                                           + model.facts):
+                both = set()
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             solver = z3.Solver()
             solver.set("timeout", PAIR_TIMEOUT_MS)
@@ -979,23 +1248,3 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
                 f"order the accesses with a hand-off, or keep them in one partition",
                 where, check="memory-race")
 
-
-def _through_shared(model: Model, part: Part, acc: Access, ptr: K.Expr) -> bool:
-    """Whether ``ptr`` points into shared memory through a name (``q =
-    tle.gpu.local_ptr(...)``), followed as the model follows names."""
-    todo, seen = [(ptr, "part")], 0
-    while todo and seen < 64:
-        e, where = todo.pop()
-        seen += 1
-        for x in K.walk_expr(e):
-            if isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr":
-                return True
-            if isinstance(x, (K.BufferRef, K.SlotField, K.ResultSlot)):
-                return True
-            if isinstance(x, K.Name):
-                local = part.assigns if where == "part" else model.prologue_assigns
-                for v in local.get(x.id, ()):
-                    todo.append((v[0] if where == "part" else v, where))
-                if where == "part" and x.id not in local and x.id in dict(part.kp.bindings):
-                    todo.append((dict(part.kp.bindings)[x.id], "prologue"))
-    return False
