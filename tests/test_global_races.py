@@ -111,6 +111,10 @@ RACES = {
         after="if N > 3:\n            ps = (x_ptr, y_ptr)\n        else:\n"
               "            ps = (y_ptr, x_ptr)\n        u = tl.load(ps[0] + offs)",
         late="tl.store(y_ptr + offs, v)"),
+    # a pointer name advanced from its own earlier value (`q = y_ptr; q = q + 64`): y's row
+    "a pointer advanced from itself": ring(
+        after="q = y_ptr\n        q = q + 64\n        tl.store(q + offs, tl.load(x_ptr + offs))",
+        window="u = tl.load(y_ptr + 64 + offs)"),
     # names bound twice, a value through `tl.where`: taken as any value
     "an address through tl.where": ring(
         after="tl.store(tl.where(t > 0, y_ptr + 64, y_ptr) + offs, tl.load(x_ptr + offs))",

@@ -993,11 +993,14 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
     if depth <= 0:
         return set(model.params)
     if isinstance(e, K.Name):
-        if (where, e.id) in seen:
+        # the name read at this place: at another (`q = q + 64` reads the q of the assignment
+        # before it) it may hold another value
+        key = (where, e.id, tuple((x[0], x[1]) for x in inst.site.path))
+        if key in seen:
             # a name its own value reads (`b = b + t`): its other values count, and the value
             # it starts with (a partition parameter's binding, a kernel argument)
             return _first_candidates(model, e.id, inst, where, depth, seen)
-        seen = seen | {(where, e.id)}
+        seen = seen | {key}
         loop = _loop_of(inst.site, e.id) if where == "part" else None
         if loop is not None and loop is not REBOUND:
             return set()  # a number
