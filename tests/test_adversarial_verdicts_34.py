@@ -12,7 +12,7 @@ Bugs found, one line each:
    loops alone stand between its first value and its loop, the counter counts the iterations
    of its loop over all of them, `(n1 * T2 + n2)`, the loops inside the outermost of them of
    constant trip counts; any other loop or branch between makes it an unknown
-   (global_races._induction, _trip_count).
+   (frontend/race_terms.py _induction, _trip_count).
 2. A name's value was read at its use, not at its assignment: `a = row * 64; row += 1;
    tl.store(y + a)` read the counter past its increment, `a = t * 64` under an inner `for t`
    read the inner loop's t, and a tuple item `p[0]` the same; races on the rows the model moved

@@ -1,0 +1,106 @@
+"""Happens-before through pipe hand-offs, for the memory-race check (frontend/global_races.py):
+program order of two instances of one partition (:func:`precedes`), whether an event surely runs
+in a run where an access ran (:func:`surely`), and the z3 formula saying that one access happens
+before another through a commit -> wait of one index or a release -> acquire a capacity later
+(:func:`ordered`)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..ir import kernel as K
+from .race_sites import Part, Site
+from .race_terms import Instance, Model, instance, term
+
+
+def precedes(z3, x: Instance, y: Instance):
+    """Whether ``x`` runs before ``y`` in one partition: a z3 formula over their iterations."""
+    px, py = x.site.path, y.site.path
+    eqs, ors = [], []
+    for sx, sy in zip(px, py):
+        if sx == sy and sx[0] in ("for", "while"):
+            nx, ny = x.iters[id(sx[2])][0], y.iters[id(sy[2])][0]
+            ors.append(z3.And(*eqs, nx < ny))
+            eqs.append(nx == ny)
+            continue
+        if sx == sy:
+            continue  # the same branch, or (a leaf) the same node
+        if sx[1] != sy[1]:
+            static = sx[1] < sy[1]
+        elif sx[0] == "at" and sy[0] == "at":
+            static = sx[2] < sy[2]
+        elif sx[0] == "at":
+            static = True  # a header (a for's range, an if's condition) before its body
+        elif sy[0] == "at":
+            static = False
+        else:
+            static = False  # two branches of one if: never both at one iteration
+        if static:
+            ors.append(z3.And(*eqs))
+        return z3.Or(*ors) if ors else z3.BoolVal(False)
+    return z3.Or(*ors) if ors else z3.BoolVal(False)
+
+
+def surely(z3, ev: Instance, acc: Instance):
+    """The condition under which event ``ev`` surely runs in a run where ``acc`` ran: every
+    ``if`` on its path holds ``acc`` too, at the same iterations of the loops above it; None
+    where an ``if`` that does not hold ``acc``, or a ``while``, stands on its path."""
+    conds = []
+    for d, s in enumerate(ev.site.path):
+        if s[0] == "while":
+            return None
+        if s[0] == "if":
+            if acc.site.path[:d + 1] != ev.site.path[:d + 1]:
+                return None
+            for _, loop in Site(ev.site.path[:d]).loops():
+                conds.append(ev.iters[id(loop)][0] == acc.iters[id(loop)][0])
+    return z3.And(*conds)
+
+
+def hb_pairs(kern: K.Kernel, first: Part, second: Part) -> Iterator[tuple]:
+    """(event of ``first``, event of ``second``, offset) pairs whose hand-off orders what
+    ``first`` did before its event before what ``second`` does after its own: a commit or close
+    and a wait of the same index (offset 0); a release and an acquire of the index plus the
+    capacity, on a pipe with mbarriers."""
+    if first.early_return:
+        return
+    for e in first.events:
+        he = e.event.handle
+        pipe = kern.pipe(he.pipe)
+        if pipe is None:
+            continue
+        for w in second.events:
+            hw = w.event.handle
+            if hw.pipe != he.pipe:
+                continue
+            if he.side == "writer" and e.event.verb in ("commit", "close") and \
+                    hw.side == "reader" and w.event.verb == "wait":
+                yield e, w, 0
+            elif he.side == "reader" and e.event.verb == "release" and not pipe.named and \
+                    hw.side == "writer" and w.event.verb == "acquire":
+                yield e, w, pipe.capacity
+
+
+def ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, pb: Part):
+    """z3: ``a`` happens before ``b`` through some hand-off (existential over the events'
+    iterations)."""
+    z3 = model.z3
+    alts = []
+    for e, w, offset in hb_pairs(kern, pa, pb):
+        ie = instance(model, pa, e.site, f"{a.label}>{len(alts)}e")
+        iw = instance(model, pb, w.site, f"{b.label}<{len(alts)}w")
+        se, sw = surely(z3, ie, a), surely(z3, iw, b)
+        if se is None or sw is None:
+            continue
+        iters = {str(n) for i in (ie, iw) for n, _ in i.iters.values()}
+        xe = term(model, e.event.index, ie)
+        xw = term(model, w.event.index, iw)
+        if ie.unsure or iw.unsure or any(str(v) not in iters for v in ie.fresh + iw.fresh):
+            # an index (or a range) with an unknown in it: z3 could choose its value, so the
+            # pair is no evidence of an order
+            continue
+        body = z3.And(*ie.constraints, *iw.constraints, precedes(z3, a, ie), se,
+                      precedes(z3, iw, b), sw, xw == xe + offset)
+        bound = ie.fresh + iw.fresh
+        alts.append(z3.Exists(bound, body) if bound else body)
+    return z3.Or(*alts) if alts else z3.BoolVal(False)

@@ -1,0 +1,116 @@
+"""Where the global-memory accesses and the pipe events of a partition stand (the memory-race
+check, frontend/global_races.py): each as a :class:`Site`, the path from the partition's body
+through loops and branches down to the node, which is what program order and "surely runs" are
+read from (frontend/race_order.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+from ..ir import kernel as K
+
+
+ATOMIC_PREFIX = "tl.atomic_"
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a node stands in a partition: the path from the body, each step ``("at", i, k)``
+    (statement i of a list, k-th node of its expressions in evaluation order), ``("for", i,
+    loop)``, ``("while", i, loop)`` (into a loop's body; a while's condition is inside it) or
+    ``("if", i, stmt, branch)``."""
+
+    path: tuple
+
+    def loops(self) -> list[tuple[int, object]]:
+        """(depth, loop statement) of each loop on the path, outermost first."""
+        return [(d, s[2]) for d, s in enumerate(self.path) if s[0] in ("for", "while")]
+
+
+@dataclass
+class Access:
+    kind: str  # load | store | atomic
+    op: K.Op
+    site: Site
+
+
+@dataclass
+class PipeEvent:
+    event: K.Event
+    site: Site
+
+
+@dataclass
+class Part:
+    """A partition with its accesses, events, and what its names are assigned."""
+
+    kp: K.KPartition
+    accesses: list[Access] = field(default_factory=list)
+    events: list[PipeEvent] = field(default_factory=list)
+    #: name -> [(value, site of the assignment)]
+    assigns: dict[str, list] = field(default_factory=dict)
+    loop_vars: set = field(default_factory=set)
+    early_return: bool = False
+
+
+def _post(e: K.Expr) -> Iterator[K.Expr]:
+    for c in K.children(e):
+        yield from _post(c)
+    yield e
+
+
+def pointer_of(op: K.Op) -> Optional[K.Expr]:
+    return op.args[0] if op.args else op.kw("pointer")
+
+
+def access_kind(op: K.Op) -> Optional[str]:
+    if op.name == "tl.load":
+        return "load"
+    if op.name == "tl.store":
+        return "store"
+    if op.name.startswith(ATOMIC_PREFIX):
+        return "atomic"
+    return None
+
+
+def collect(kp: K.KPartition) -> Part:
+    part = Part(kp)
+
+    def nodes(exprs, prefix, i):
+        k = 0
+        for e in exprs:
+            for x in _post(e):
+                if isinstance(x, K.Op) and access_kind(x):
+                    part.accesses.append(Access(access_kind(x), x, Site(prefix + (("at", i, k),))))
+                elif isinstance(x, K.Event):
+                    part.events.append(PipeEvent(x, Site(prefix + (("at", i, k),))))
+                k += 1
+
+    def walk(stmts, prefix, top):
+        for i, st in enumerate(stmts):
+            if isinstance(st, (K.Assign, K.Eval)):
+                nodes([st.value], prefix, i)
+                if isinstance(st, K.Assign):
+                    part.assigns.setdefault(st.target, []).append(
+                        (st.value, Site(prefix + (("at", i, 0),))))
+            elif isinstance(st, K.Return):
+                if st.value is not None:
+                    nodes([st.value], prefix, i)
+                if not (top and i == len(stmts) - 1):
+                    part.early_return = True
+            elif isinstance(st, K.For):
+                nodes([st.start, st.stop, st.step], prefix, i)
+                part.loop_vars.add(st.var)
+                walk(st.body, prefix + (("for", i, st),), False)
+            elif isinstance(st, K.If):
+                nodes([st.cond], prefix, i)
+                walk(st.then, prefix + (("if", i, st, "then"),), False)
+                walk(st.orelse, prefix + (("if", i, st, "else"),), False)
+            elif isinstance(st, K.While):
+                inner = prefix + (("while", i, st),)
+                nodes([st.cond], inner, -1)
+                walk(st.body, inner, False)
+
+    walk(kp.body, (), True)
+    return part
