@@ -235,7 +235,12 @@ SLOT_CASES = {
         src(RING, (_T, _T + f"        pp = (tle.gpu.local_ptr(res.slot.a), 1) if p % 2 == 0 else "
                              f"({_SCR_PTR}, 2)\n"),
             (_STORE_Y, "        tl.store(y_ptr + p * 64 + pp[1] + tl.arange(0, 64), t)\n")),
-        "verified"),
+        # the protocol is right; the lowering refuses the conditional expression (of pointer
+        # tensors), as in the case above: rejected since adversarial round 33 translates a
+        # refusal at a line reading a free buffer (scr) with the buffer swapped out, where it
+        # used to keep the verdict untranslated
+        ("rejected", "error: lowering: a conditional expression (x if c else y) is lowered for "
+                     "scalar operands")),
     "a slot pointer chosen in an if/else, loaded after the release": (
         src(RING, (_T, _T + "        if p % 2 == 0:\n            pp = tle.gpu.local_ptr(res.slot.a)\n"
                             f"        else:\n            pp = {_SCR_PTR}\n"),
