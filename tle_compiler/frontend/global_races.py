@@ -67,6 +67,11 @@ from .race_strides import generic_equal, stride_arguments, unbounded_columns
 from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, branch_conditions,
                          instance, item_of, loop_of, single_value, symbols, term)
 
+#: :func:`_candidates`' marks of a pointer expression holding a `tle.gpu.local_ptr` (shared
+#: memory) and a value loaded from memory (a pointer, where no argument is beside it)
+LOCAL, LOADED = "<local_ptr>", "<loaded>"
+_TOKENS = {LOCAL, LOADED}
+
 #: How long z3 may take for one pair of accesses (ms); past it the pair is "not proved".
 PAIR_TIMEOUT_MS = 4000
 
@@ -119,7 +124,14 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
     if isinstance(e, K.BinOp) and e.op in ("+", "-"):
         out = _candidates(model, e.lhs, inst, where, depth - 1, seen)
         if e.op == "+":
-            out |= _candidates(model, e.rhs, inst, where, depth - 1, seen)
+            rhs = _candidates(model, e.rhs, inst, where, depth - 1, seen)
+            # a pointer plus an offset: beside a pointer (shared or global), a loaded value is
+            # an offset, not the pointer
+            if rhs - _TOKENS:
+                out -= {LOADED}
+            if out - _TOKENS:
+                rhs -= {LOADED}
+            out |= rhs
         return out
     if isinstance(e, K.Subscript):
         if len(e.index) == 1 and isinstance(e.index[0], int):
@@ -132,7 +144,9 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         return _candidates(model, e.value, inst, where, depth - 1, seen)
     if isinstance(e, K.Op):
         if e.name == "tle.gpu.local_ptr":
-            return set()  # shared memory
+            return {LOCAL}  # shared memory: based on no argument
+        if e.name == "tl.load" or e.name.startswith(ATOMIC_PREFIX):
+            return {LOADED}  # a value read from memory: a pointer, where nothing else is
         if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.Op) and \
                 "pointer" in e.args[1].name:
             return set(model.params)  # an integer made a pointer: any argument's memory
@@ -149,6 +163,17 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
                 out |= _candidates(model, x, inst, where, depth - 1, seen)
             return out
     return set()
+
+
+def _based_on(model: Model, cands: set[str]) -> set[str]:
+    """The arguments a pointer of candidates ``cands`` (:func:`_candidates`) may be based on: a
+    pointer loaded from global memory (a pointer table, `p = tl.load(tab_ptr)`) and based on
+    no argument beside it may point into any argument's memory; a shared-memory pointer into
+    none."""
+    real = cands - _TOKENS
+    if not real and LOADED in cands:
+        return set(model.params)
+    return real
 
 
 def _first_candidates(model: Model, name: str, inst: Instance, where: str, depth: int,
@@ -203,7 +228,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             # a pointer into shared memory adds no argument (its candidates are none); one that
             # may be either, or an address holding a value loaded from shared memory, is global
             probe = Instance(p, acc.site, "probe")
-            info.append((p, acc, ptr, _candidates(model, ptr, probe)))
+            info.append((p, acc, ptr, _based_on(model, _candidates(model, ptr, probe))))
     for i, (pa, a, ptr_a, ca) in enumerate(info):
         for pb, b, ptr_b, cb in info[i + 1:]:
             if pa is pb or not _conflict(a.kind, b.kind):
