@@ -30,6 +30,11 @@ Hardened (no kernel found to exploit it): a one-shot pipe's release and acquire 
 on nothing, so they are no hand-off (race_order.hb_pairs); the protocol allows one acquire per
 one-shot writer, so no acquire of i + capacity follows a release of i anyway.
 
+Hardened too: a kernel of many pairs, each decided inside its own 4 s (a `% 13` row against the
+previous iteration's takes about a second; 625 such pairs take minutes) now has a budget for all
+its pairs (global_races.KERNEL_BUDGET_S, 60 s), past which it is not proved, exit 3 (pinned with
+the budget set to 0).
+
 Checked and found right (pinned below where marked): a hand-off chain A -> B -> C (commit of
 one pipe, wait and commit of another): not followed, refused (pinned); two readers, one storing
 a row in its window and the other loading it after its own wait (pinned, refused); a per-CTA
@@ -314,3 +319,19 @@ def test_round35(tmp_path, capsys, name):
     text, want = CASES[name]
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
+
+
+def test_kernel_budget(tmp_path, capsys, monkeypatch):
+    """Hardened: many pairs, each decided inside its own budget (a `% 13` row against one of the
+    previous iteration: about a second each), could keep tle-dump busy for hours; the kernel's
+    pairs share a budget (global_races.KERNEL_BUDGET_S), past which the kernel is not proved
+    (exit 3). Here the budget is spent before the first pair."""
+    from tle_compiler.frontend import global_races
+
+    text = ring(after="tl.store(y_ptr + (t % 13) * 4096 + offs, tl.zeros([64], tl.float32))",
+                late="u = tl.load(y_ptr + ((t - 2) % 13) * 4096 + offs)")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    monkeypatch.setattr(global_races, "KERNEL_BUDGET_S", 0.0)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("unknown", "time budget for the kernel (0 s) was spent"))

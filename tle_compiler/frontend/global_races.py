@@ -11,7 +11,8 @@ they share.
 may be based on a kernel argument: a ``tle.gpu.local_ptr`` is based on none, while an address
 that holds a value loaded from shared memory, ``y_ptr + tl.load(local_ptr(...))``, or a name
 bound to either kind of pointer is global), against every one of another partition through the
-same pointer argument, where one of the two writes: a store against a load, a store or an atomic; an atomic
+same pointer argument (a pointer loaded from memory, with no argument added beside it, may point
+into any argument's memory), where one of the two writes: a store against a load, a store or an atomic; an atomic
 against a load. Two atomics are not a race (each is one indivisible update), nor two loads. The
 kernel body before ``warp_specialize`` runs before every partition and is not paired.
 
@@ -44,10 +45,11 @@ iterations of the loops above that ``if``.
 
 **The query.** For each pair: is there an assignment of the arguments, the two accesses'
 iterations and lanes under which both reach one address and neither happens before the other
-through any such pair of events? z3 decides it (the hand-offs quantified over their
+through any such pair of events (of a pipe whose writer's indices strictly increase, so
+that an index names one use of its stage)? z3 decides it (the hand-offs quantified over their
 iterations). Unsatisfiable: safe. Satisfiable: refused (``memory-race``), with the model as the
-witness. Unknown (a nonlinear term, a budget): not proved, and tle-dump says so (exit 3) rather
-than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
+witness. Unknown (a nonlinear term, a budget: 4 s a pair, 60 s for all the pairs of a kernel): not
+proved, and tle-dump says so (exit 3) rather than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
 any Triton kernel, and not checked.
 
 The parts: frontend/race_sites.py (where accesses and events stand), race_terms.py (addresses as
@@ -57,6 +59,7 @@ accesses, asks z3 and words the verdict.
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 from ..diagnostics import TleError
@@ -74,6 +77,9 @@ _TOKENS = {LOCAL, LOADED}
 
 #: How long z3 may take for one pair of accesses (ms); past it the pair is "not proved".
 PAIR_TIMEOUT_MS = 4000
+#: How long z3 may take for all the pairs of a kernel (s): many pairs each decided just inside
+#: their budget would keep tle-dump busy for hours; past it the kernel is "not proved".
+KERNEL_BUDGET_S = 60.0
 
 
 class Unproved(Exception):
@@ -218,6 +224,20 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
     model = Model(kern, domains or {})
     z3 = model.z3
     strides = {f"a:{n}" for n in stride_arguments(kern) if n not in (domains or {})}
+    deadline = time.monotonic() + KERNEL_BUDGET_S
+
+    def budget(pa, a, pb, b) -> int:
+        """The time z3 may take for the next query of the pair (ms), or Unproved."""
+        left = int((deadline - time.monotonic()) * 1000)
+        if left <= 0:
+            raise Unproved(
+                f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}) and "
+                f"'{pb.kp.name}' ({b.kind} at line {b.op.loc.line}): the memory-race check's "
+                f"time budget for the kernel ({KERNEL_BUDGET_S:g} s) was spent before whether "
+                f"they can reach one address unordered was decided; fewer pairs of accesses, or "
+                f"addresses apart by constants, let it be proved",
+                b.op.loc if b.op.loc.line else pb.kp.loc)
+        return min(PAIR_TIMEOUT_MS, left)
     # each access's pointer and the arguments it may be based on
     info = []
     for p in parts:
@@ -259,12 +279,12 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
                 both = set()
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             solver = z3.Solver()
-            solver.set("timeout", PAIR_TIMEOUT_MS)
+            solver.set("timeout", budget(pa, a, pb, b))
             solver.add(*ia.constraints, *ib.constraints, meet, *model.facts)
             if _solve(solver) == z3.unsat:
                 continue  # apart, whatever orders them (no quantifier to decide)
             solver = z3.Solver()
-            solver.set("timeout", PAIR_TIMEOUT_MS)
+            solver.set("timeout", budget(pa, a, pb, b))
             solver.add(*ia.constraints, *ib.constraints, meet,
                        z3.Not(ordered(model, kern, ia, ib, pa, pb)),
                        z3.Not(ordered(model, kern, ib, ia, pb, pa)))
