@@ -40,7 +40,8 @@ one pipe, wait and commit of another): not followed, refused (pinned); two reade
 a row in its window and the other loading it after its own wait (pinned, refused); a per-CTA
 scratch row per slot (`(pid * 2 + t % 2) * 64`) written before the commit and read in the
 window (pinned, verified), and read after the release (pinned, refused); event indices `t + 1`
-`t + 4`, a loop of step 2 and one of step -1 of indices `7 - t` (rows handed over: pinned,
+`t + 4`, `tile * 4 + j` of nested loops, a loop of step 2 and one of step -1 of indices `7 - t`
+(rows handed over: pinned,
 verified; the writer's store after its loop against a load in the last window: pinned, refused); a gather through a loaded offset `x_ptr + tl.load(idx_ptr + offs)` against stores to
 y (pinned, verified); many pairs (625 of them in 7 s; per pair z3's budget stops a hard one:
 exit 3, not proved).
@@ -261,6 +262,37 @@ def right(kv, y_ptr, N):
         tl.store(y_ptr + 1000000 + p * 64 + tl.arange(0, 64), t + u)
 '''
 
+#: rows of y handed over through global memory, indices `tile * 4 + j` of two nested loops
+NESTED = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, T):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, y_ptr, T)),
+                             (consume, (kv, x_ptr, y_ptr, T))], [4], [232])
+
+
+def produce(kv, x_ptr, y_ptr, T):
+    w = kv.writer()
+    offs = tl.arange(0, 64)
+    for tile in range(T):
+        for j in range(4):
+            s = w.acquire(tile * 4 + j)
+            tl.store(y_ptr + (tile * 4 + j) * 64 + offs, tl.load(x_ptr + offs))
+            tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + offs))
+            w.commit(tile * 4 + j)
+
+
+def consume(kv, x_ptr, y_ptr, T):
+    r = kv.reader()
+    offs = tl.arange(0, 64)
+    for tile in range(T):
+        for j in range(4):
+            res = r.wait(tile * 4 + j)
+            v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+            u = tl.load(y_ptr + (tile * 4 + j) * 64 + offs)
+            r.release(tile * 4 + j)
+            tl.store(x_ptr + 100000 + offs, u + v)
+'''
+
 SCRATCH = "(tl.program_id(0) * 2 + t % 2) * 64 + offs"
 
 CASES = {
@@ -292,6 +324,9 @@ CASES = {
     # checked: a loop of step -1 whose indices 7 - t increase: verified
     "indices 7 - t of a loop of step -1": (
         handed("7 - t", start="7", stop="-1", step="-1"), "verified"),
+    # checked: indices `tile * 4 + j` of nested loops increase (z3 proves it): rows of y
+    # stored before each commit and loaded in the window, verified
+    "indices of nested loops, rows handed over": (NESTED, "verified"),
     # checked: the chain A -> B -> C is not followed: refused
     "a hand-off chain through a third partition": (CHAIN, RACE),
     # checked: one reader's wait orders nothing of another reader
