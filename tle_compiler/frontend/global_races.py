@@ -11,7 +11,8 @@ they share.
 may be based on a kernel argument: a ``tle.gpu.local_ptr`` is based on none, while an address
 that holds a value loaded from shared memory, ``y_ptr + tl.load(local_ptr(...))``, or a name
 bound to either kind of pointer is global), against every one of another partition through the
-same pointer argument, where one of the two writes: a store against a load, a store or an atomic; an atomic
+same pointer argument (a pointer loaded from memory, with no argument added beside it, may point
+into any argument's memory), where one of the two writes: a store against a load, a store or an atomic; an atomic
 against a load. Two atomics are not a race (each is one indivisible update), nor two loads. The
 kernel body before ``warp_specialize`` runs before every partition and is not paired.
 
@@ -44,10 +45,11 @@ iterations of the loops above that ``if``.
 
 **The query.** For each pair: is there an assignment of the arguments, the two accesses'
 iterations and lanes under which both reach one address and neither happens before the other
-through any such pair of events? z3 decides it (the hand-offs quantified over their
+through any such pair of events (of a pipe whose writer's indices strictly increase, so
+that an index names one use of its stage)? z3 decides it (the hand-offs quantified over their
 iterations). Unsatisfiable: safe. Satisfiable: refused (``memory-race``), with the model as the
-witness. Unknown (a nonlinear term, a budget): not proved, and tle-dump says so (exit 3) rather
-than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
+witness. Unknown (a nonlinear term, a budget: 4 s a pair, 60 s for all the pairs of a kernel): not
+proved, and tle-dump says so (exit 3) rather than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
 any Triton kernel, and not checked.
 
 The parts: frontend/race_sites.py (where accesses and events stand), race_terms.py (addresses as
@@ -57,6 +59,7 @@ accesses, asks z3 and words the verdict.
 
 from __future__ import annotations
 
+import time
 from typing import Optional
 
 from ..diagnostics import TleError
@@ -67,8 +70,16 @@ from .race_strides import generic_equal, stride_arguments, unbounded_columns
 from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, branch_conditions,
                          instance, item_of, loop_of, single_value, symbols, term)
 
+#: :func:`_candidates`' marks of a pointer expression holding a `tle.gpu.local_ptr` (shared
+#: memory) and a value loaded from memory (a pointer, where no argument is beside it)
+LOCAL, LOADED = "<local_ptr>", "<loaded>"
+_TOKENS = {LOCAL, LOADED}
+
 #: How long z3 may take for one pair of accesses (ms); past it the pair is "not proved".
 PAIR_TIMEOUT_MS = 4000
+#: How long z3 may take for all the pairs of a kernel (s): many pairs each decided just inside
+#: their budget would keep tle-dump busy for hours; past it the kernel is "not proved".
+KERNEL_BUDGET_S = 60.0
 
 
 class Unproved(Exception):
@@ -119,7 +130,14 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
     if isinstance(e, K.BinOp) and e.op in ("+", "-"):
         out = _candidates(model, e.lhs, inst, where, depth - 1, seen)
         if e.op == "+":
-            out |= _candidates(model, e.rhs, inst, where, depth - 1, seen)
+            rhs = _candidates(model, e.rhs, inst, where, depth - 1, seen)
+            # a pointer plus an offset: beside a pointer (shared or global), a loaded value is
+            # an offset, not the pointer
+            if rhs - _TOKENS:
+                out -= {LOADED}
+            if out - _TOKENS:
+                rhs -= {LOADED}
+            out |= rhs
         return out
     if isinstance(e, K.Subscript):
         if len(e.index) == 1 and isinstance(e.index[0], int):
@@ -132,7 +150,9 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         return _candidates(model, e.value, inst, where, depth - 1, seen)
     if isinstance(e, K.Op):
         if e.name == "tle.gpu.local_ptr":
-            return set()  # shared memory
+            return {LOCAL}  # shared memory: based on no argument
+        if e.name == "tl.load" or e.name.startswith(ATOMIC_PREFIX):
+            return {LOADED}  # a value read from memory: a pointer, where nothing else is
         if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.Op) and \
                 "pointer" in e.args[1].name:
             return set(model.params)  # an integer made a pointer: any argument's memory
@@ -149,6 +169,17 @@ def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
                 out |= _candidates(model, x, inst, where, depth - 1, seen)
             return out
     return set()
+
+
+def _based_on(model: Model, cands: set[str]) -> set[str]:
+    """The arguments a pointer of candidates ``cands`` (:func:`_candidates`) may be based on: a
+    pointer loaded from global memory (a pointer table, `p = tl.load(tab_ptr)`) and based on
+    no argument beside it may point into any argument's memory; a shared-memory pointer into
+    none."""
+    real = cands - _TOKENS
+    if not real and LOADED in cands:
+        return set(model.params)
+    return real
 
 
 def _first_candidates(model: Model, name: str, inst: Instance, where: str, depth: int,
@@ -193,6 +224,20 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
     model = Model(kern, domains or {})
     z3 = model.z3
     strides = {f"a:{n}" for n in stride_arguments(kern) if n not in (domains or {})}
+    deadline = time.monotonic() + KERNEL_BUDGET_S
+
+    def budget(pa, a, pb, b) -> int:
+        """The time z3 may take for the next query of the pair (ms), or Unproved."""
+        left = int((deadline - time.monotonic()) * 1000)
+        if left <= 0:
+            raise Unproved(
+                f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}) and "
+                f"'{pb.kp.name}' ({b.kind} at line {b.op.loc.line}): the memory-race check's "
+                f"time budget for the kernel ({KERNEL_BUDGET_S:g} s) was spent before whether "
+                f"they can reach one address unordered was decided; fewer pairs of accesses, or "
+                f"addresses apart by constants, let it be proved",
+                b.op.loc if b.op.loc.line else pb.kp.loc)
+        return min(PAIR_TIMEOUT_MS, left)
     # each access's pointer and the arguments it may be based on
     info = []
     for p in parts:
@@ -203,7 +248,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             # a pointer into shared memory adds no argument (its candidates are none); one that
             # may be either, or an address holding a value loaded from shared memory, is global
             probe = Instance(p, acc.site, "probe")
-            info.append((p, acc, ptr, _candidates(model, ptr, probe)))
+            info.append((p, acc, ptr, _based_on(model, _candidates(model, ptr, probe))))
     for i, (pa, a, ptr_a, ca) in enumerate(info):
         for pb, b, ptr_b, cb in info[i + 1:]:
             if pa is pb or not _conflict(a.kind, b.kind):
@@ -234,12 +279,12 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
                 both = set()
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             solver = z3.Solver()
-            solver.set("timeout", PAIR_TIMEOUT_MS)
+            solver.set("timeout", budget(pa, a, pb, b))
             solver.add(*ia.constraints, *ib.constraints, meet, *model.facts)
             if _solve(solver) == z3.unsat:
                 continue  # apart, whatever orders them (no quantifier to decide)
             solver = z3.Solver()
-            solver.set("timeout", PAIR_TIMEOUT_MS)
+            solver.set("timeout", budget(pa, a, pb, b))
             solver.add(*ia.constraints, *ib.constraints, meet,
                        z3.Not(ordered(model, kern, ia, ib, pa, pb)),
                        z3.Not(ordered(model, kern, ib, ia, pb, pa)))

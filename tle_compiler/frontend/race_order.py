@@ -77,8 +77,50 @@ def hb_pairs(kern: K.Kernel, first: Part, second: Part) -> Iterator[tuple]:
                     hw.side == "reader" and w.event.verb == "wait":
                 yield e, w, 0
             elif he.side == "reader" and e.event.verb == "release" and not pipe.named and \
-                    hw.side == "writer" and w.event.verb == "acquire":
+                    not pipe.one_shot and hw.side == "writer" and w.event.verb == "acquire":
+                # (a one-shot pipe's acquire and release wait and arrive on nothing)
                 yield e, w, pipe.capacity
+
+
+#: how long z3 may take to decide whether a writer's indices increase (ms)
+MONOTONE_TIMEOUT_MS = 4000
+
+
+def increasing(model: Model, writer: Part, pipe: str) -> bool:
+    """Whether the indices of ``writer``'s acquires and closes of ``pipe`` strictly increase in
+    its program order (any two instances, the later one of a greater index), so that each
+    index is used once and a stage's next use after index i is i + capacity, if that index is
+    used at all. The protocol admits others (`acquire(4 - 2 * t)`, or index 0 used again after
+    2: phases alternate either way), where a wait of index i may pass on another use of i than
+    the commit a hand-off names, and an acquire of i + capacity may come before the release of
+    i; a hand-off of such a pipe is no evidence of an order. Unknown indices, or z3 unsure: no."""
+    key = ("increasing", writer.kp.name, pipe)
+    cached = model.cache.get(key)
+    if cached is not None:
+        return cached
+    z3 = model.z3
+    events = [e for e in writer.events if e.event.handle.pipe == pipe
+              and e.event.handle.side == "writer" and e.event.verb in ("acquire", "close")]
+    ok = True
+    for i, e1 in enumerate(events):
+        for e2 in events[i:]:
+            for x, y in ((e1, e2), (e2, e1)) if e1 is not e2 else ((e1, e1),):
+                ix = instance(model, writer, x.site, f"inc{i}x")
+                iy = instance(model, writer, y.site, f"inc{i}y")
+                tx, ty = term(model, x.event.index, ix), term(model, y.event.index, iy)
+                solver = z3.Solver()
+                solver.set("timeout", MONOTONE_TIMEOUT_MS)
+                solver.add(*ix.constraints, *iy.constraints, precedes(z3, ix, iy), ty <= tx,
+                           *model.facts)
+                if solver.check() != z3.unsat:
+                    ok = False
+                    break
+            if not ok:
+                break
+        if not ok:
+            break
+    model.cache[key] = ok
+    return ok
 
 
 def ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, pb: Part):
@@ -87,6 +129,8 @@ def ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, pb
     z3 = model.z3
     alts = []
     for e, w, offset in hb_pairs(kern, pa, pb):
+        if not increasing(model, pa if offset == 0 else pb, e.event.handle.pipe):
+            continue  # an index may be used twice, or out of order: no one use to match
         ie = instance(model, pa, e.site, f"{a.label}>{len(alts)}e")
         iw = instance(model, pb, w.site, f"{b.label}<{len(alts)}w")
         se, sw = surely(z3, ie, a), surely(z3, iw, b)

@@ -59,6 +59,8 @@ class Model:
         #: unknown's name -> the kernel arguments the expression it stands for reads
         self.hidden: dict[str, set] = {}
         self._edges: dict = {}
+        #: facts about the kernel computed once (race_order.increasing)
+        self.cache: dict = {}
         from .tensor_args import body_assigns
 
         self.prologue_assigns = body_assigns(kern.prologue)
