@@ -1896,6 +1896,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if isinstance(v, Data) and v.view == "loaded" and len(v.slots) == 1 and \
                     not v.buffers and isinstance(v.node, K.Op) and v.node.name == "tl.load":
                 node = v.node
+            elif isinstance(v, Data) and v.view == "loaded" and not v.lost and not (
+                    isinstance(v.node, K.Op) and v.node.name == "tl.load"):
+                # a value computed in registers from a loaded tile (`x = t.to(tl.float16)`):
+                # its type is its expression's, as for any other tile (adversarial round 36)
+                node = v.node
             if node is None or id(node) in seen or isinstance(node, K.Name):
                 return None
             return self.tile_dtype(node, seen | {id(node)})

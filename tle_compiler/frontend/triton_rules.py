@@ -523,6 +523,13 @@ class TritonRules:
             a, b = (self.operand_type(x, seen) for x in (e.lhs, e.rhs))
             if "ptr" in (a, b):
                 return "ptr" if {a, b} == {"ptr", "int"} else None
+        if isinstance(e, K.BinOp) and e.op in ("+", "-", "*", "/"):
+            # Triton's arithmetic of an integer and a float is a float, `/` of integers too
+            # (`u = 0; for ...: u = u + 1.5` made an int32 a float, which Triton 3.6 refuses of a
+            # loop-carried name; it was verified: adversarial round 36)
+            a, b = (self.operand_type(x, seen) for x in (e.lhs, e.rhs))
+            if {a, b} <= {"int", "float"} and None not in (a, b):
+                return "float" if "float" in (a, b) or e.op == "/" else "int"
         if isinstance(e, K.Op) and e.name == "tl.arange":
             return "int"
         return self.kind_of_dtype(self.tile_dtype(e))
@@ -896,12 +903,16 @@ class TritonRules:
         dims, exact, scalar, dtype = kind
         if exact and not dims:
             return f"a scalar{f' {scalar}' if scalar else ''}"
+        if not dims:
+            return f"a{'n' if (dtype or scalar or 'x')[0] == 'i' else ''} {dtype or scalar} value"
         shape = "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
         return f"a {dtype + ' ' if dtype else ''}block of shape {shape}"
 
     @staticmethod
     def types_differ(a: tuple, b: tuple) -> bool:
         (da, ea, sa, ta), (db, eb, sb, tb) = a, b
+        if {sa, sb} == {"int", "float"}:
+            return True  # an integer become a float (or back), a scalar or a block
         if (ea and not da and db) or (eb and not db and da):
             return True  # a scalar and a block (dims, even inexact, tell a block)
         if ea and eb:
@@ -929,6 +940,11 @@ class TritonRules:
                 if env.get(name) is None or isinstance(env.get(name), Poison):
                     continue
                 then = self.type_bound(env, name)
+                bound = env.get(name)
+                if then[2] is None and isinstance(bound, Data) and bound.floating:
+                    # a float the source spells (`u = u + 1.5` in a loop, whose second walk
+                    # reads `u` as data): a float, of whatever shape (adversarial round 36)
+                    then = (then[0], then[1], "float", then[3])
                 if not self.types_differ(first, then):
                     continue
                 where = ("the body of the loop" if what == "loop"

@@ -985,6 +985,15 @@ class FnTranslator:
         kw = self.kwargs(node)
         name = canon.rsplit(".", 1)[-1]
         args = node.args
+        if canon.startswith("tl.extra."):
+            # a libdevice function (`tl.extra.cuda.libdevice.sin`) is another function than the
+            # tl one of its name: its own element types (libdevice.abs of fp16, libdevice.exp2
+            # of int32 are refused by Triton 3.6) and precision (__nv_sinf, not sin.approx); it
+            # was lowered to gl.<name> by its last name (adversarial round 36)
+            raise self.err(f"`{canon}` is not supported by the lowering: a libdevice function is "
+                           f"not lowered (gl.{name} computes another function, of other element "
+                           f"types and precision); call tl.{name} or write the math with tl "
+                           f"functions", node)
         if canon.startswith("tle."):
             if canon == "tle.assume":
                 return V("none", "None")  # a param domain for the verifier; nothing runs
