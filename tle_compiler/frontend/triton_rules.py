@@ -519,15 +519,15 @@ class TritonRules:
             if id(node) in self.bound_kinds:
                 return self.bound_kinds[id(node)]
             return self.operand_type(node, seen | {id(node)})
-        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
-            a, b = (self.operand_type(x, seen) for x in (e.lhs, e.rhs))
-            if "ptr" in (a, b):
-                return "ptr" if {a, b} == {"ptr", "int"} else None
         if isinstance(e, K.BinOp) and e.op in ("+", "-", "*", "/"):
+            # each operand read once: a chain `t + 0 + 0 + ...` read twice per level took time
+            # exponential in its length
+            a, b = (self.operand_type(x, seen) for x in (e.lhs, e.rhs))
+            if e.op in ("+", "-") and "ptr" in (a, b):
+                return "ptr" if {a, b} == {"ptr", "int"} else None
             # Triton's arithmetic of an integer and a float is a float, `/` of integers too
             # (`u = 0; for ...: u = u + 1.5` made an int32 a float, which Triton 3.6 refuses of a
             # loop-carried name; it was verified: adversarial round 36)
-            a, b = (self.operand_type(x, seen) for x in (e.lhs, e.rhs))
             if {a, b} <= {"int", "float"} and None not in (a, b):
                 return "float" if "float" in (a, b) or e.op == "/" else "int"
         if isinstance(e, K.Op) and e.name == "tl.arange":
