@@ -241,7 +241,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
     # each access's pointer and the arguments it may be based on
     info = []
     for p in parts:
-        for n, acc in enumerate(p.accesses):
+        for acc in p.accesses:
             ptr = pointer_of(acc.op)
             if ptr is None:
                 continue
@@ -264,8 +264,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             # a stride only one of the two addresses holds is a number like any other, and so
             # is one a condition, a loop range or another value of the pair reads (`if j < 2 *
             # S`): the columns beside it then depend on it, and may reach past a row
-            bound = set().union(*(symbols(c) for c in ia.constraints + ib.constraints
-                                  + model.facts))
+            known = ia.constraints + ib.constraints + model.facts
+            bound = set().union(*(symbols(c) for c in known))
             # (held: in the expanded address, where `0 * S` is no term)
             held = [symbols(z3.simplify(t, som=True)) for t in (ta, tb)]
             # and so is one an unknown of the pair may hide (`off = S` or `off = 2 * S` in one
@@ -274,25 +274,24 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             hidden = set().union(*(model.hidden.get(n, set()) for n in
                                    symbols(ta) | symbols(tb) | bound))
             both = (strides & held[0] & held[1]) - bound - {f"a:{n}" for n in hidden}
-            if both and unbounded_columns(z3, ta - tb, both, ia.constraints + ib.constraints
-                                           + model.facts):
+            if both and unbounded_columns(z3, ta - tb, both, known):
                 both = set()
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
-            solver = z3.Solver()
-            solver.set("timeout", budget(pa, a, pb, b))
-            solver.add(*ia.constraints, *ib.constraints, meet, *model.facts)
-            if _solve(solver) == z3.unsat:
+            def query(*more):
+                """z3 on the pair's constraints, the meeting and ``more`` (the model's facts
+                last: the symbols the terms made)."""
+                solver = z3.Solver()
+                solver.set("timeout", budget(pa, a, pb, b))
+                solver.add(*ia.constraints, *ib.constraints, meet, *more, *model.facts)
+                return solver, _solve(solver)
+
+            if query()[1] == z3.unsat:
                 continue  # apart, whatever orders them (no quantifier to decide)
-            solver = z3.Solver()
-            solver.set("timeout", budget(pa, a, pb, b))
-            solver.add(*ia.constraints, *ib.constraints, meet,
-                       z3.Not(ordered(model, kern, ia, ib, pa, pb)),
-                       z3.Not(ordered(model, kern, ib, ia, pb, pa)))
-            solver.add(*model.facts)  # after the terms: the symbols they made
-            got = _solve(solver)
+            solver, got = query(z3.Not(ordered(model, kern, ia, ib, pa, pb)),
+                                z3.Not(ordered(model, kern, ib, ia, pb, pa)))
             if got == z3.unsat:
                 continue
-            first, second = (a, b) if (a.op.loc.line or 0) <= (b.op.loc.line or 0) else (b, a)
+            second = b if (a.op.loc.line or 0) <= (b.op.loc.line or 0) else a
             where = second.op.loc if second.op.loc.line else pb.kp.loc
             arg = common[0]
             if got == z3.unknown:
