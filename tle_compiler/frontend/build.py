@@ -24,7 +24,7 @@ from typing import Optional, Union
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..language.unlowered import UNLOWERED_CALLS
+from ..language.unlowered import TENSOR_MEMBERS, TENSOR_ONLY_MEMBERS, UNLOWERED_CALLS
 from ..ir.nodes import Loc
 from ..ir.big_ints import PythonRaises, number_text
 from ..ir.record import record
@@ -2506,7 +2506,11 @@ class Builder(BuildRules, ConstexprRules):
                            self.loc(node)), None
 
     def e_Attribute(self, node: ast.Attribute) -> tuple[K.Expr, Optional[Static]]:
-        base, st = self.expr(node.value)
+        return self.attribute_of(*self.expr(node.value), node)
+
+    def attribute_of(self, base: K.Expr, st: Optional[Static],
+                     node: ast.Attribute) -> tuple[K.Expr, Optional[Static]]:
+        """``base.attr`` where ``base`` (of ``node.value``) is built already."""
         loc = self.loc(node)
         if st is not None:
             if st.kind == "mod":
@@ -2546,7 +2550,15 @@ class Builder(BuildRules, ConstexprRules):
 
     # -- calls ------------------------------------------------------------------------------
     def e_Call(self, node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
-        _, fst = self.expr(node.func)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in TENSOR_MEMBERS:
+            # `x.sum(1)`: the receiver is built once, then read as a member or an attribute
+            receiver, rst = self.expr(f.value)
+            if rst is None or rst.kind == "const":
+                return self.member_call(receiver, rst, node)
+            _, fst = self.attribute_of(receiver, rst, f)
+        else:
+            _, fst = self.expr(f)
         loc = self.loc(node)
         for k in node.keywords:
             if k.arg is None:  # read as absent, the call would bind other values than Python's
@@ -2697,6 +2709,38 @@ class Builder(BuildRules, ConstexprRules):
             # Triton's cdiv of a local number divides the tensor as C does
             self.folded_cdiv(node, list(zip(node.args, args)))
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
+
+    def member_call(self, receiver: K.Expr, rst: Optional[Static],
+                    node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
+        """``x.sum(1)``, ``x.reshape(M, N)``, ``ptr.store(v)``: a tensor's member function, which
+        Triton 3.6 defines as the library function of the same name with the tensor as its first
+        argument (core.py's ``_tensor_member_fn``), read as that call, ``tl.sum(x, 1)``, with the
+        checks and the translation of the call spelled that way. The tensor is built once, before
+        the call's arguments, as Python evaluates ``x.sum(...)``."""
+        attr = node.func.attr
+        instead = TENSOR_ONLY_MEMBERS.get(attr)
+        if instead is not None:
+            raise self.err(f"`{ast.unparse(node.func)}(...)`: the tensor method '{attr}' is not "
+                           f"read by the frontend: {instead}", node, check="unlowered-call")
+        value = fold(rst.value) if rst is not None else fold(receiver)
+        if type(value) in (int, float, bool) or isinstance(receiver, K.Name) \
+                and receiver.id in self.constexpr_params:
+            # a compile-time number (written, a constexpr, a name bound to one): a constexpr in
+            # Triton 3.6, which has no member functions ("'constexpr' object has no attribute")
+            what = f"the compile-time number {value!r}" if value is not None \
+                else f"the constexpr `{ast.unparse(node.func.value)}`"
+            raise self.err(f"`{ast.unparse(node.func)}(...)` calls a member of {what}: Triton "
+                           f"3.6's constexpr has none (\"'constexpr' object has no attribute "
+                           f"'{attr}'\"); call tl.{attr} on a tensor, or fold the number "
+                           f"yourself", node, check="unsupported-expression")
+        if attr in UNLOWERED_CALLS:
+            raise self.err(f"`{ast.unparse(node.func)}(...)` (tl.{attr}) is not supported by the "
+                           f"lowering: {UNLOWERED_CALLS[attr]}", node, check="unlowered-call")
+        args, kwargs = self.call_arguments(node, self.value)
+        args = [receiver, *args]
+        if attr == "cdiv" and len(args) == 2 and not kwargs:
+            self.folded_cdiv(node, list(zip([node.func.value, *node.args], args)))
+        return self.seq(K.Op(f"tl.{attr}", tuple(args), tuple(kwargs), self.loc(node))), None
 
     def host_function(self, path: str, node: ast.Call) -> K.Expr:
         """A call of a function of the host package ``triton`` (``triton.cdiv``,

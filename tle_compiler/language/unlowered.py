@@ -39,3 +39,24 @@ UNLOWERED_CALLS: dict[str, str] = {
            "reorder elements\")",
     "pointer_type": "a pointer is a kernel argument plus offsets; no cast makes one",
 }
+
+
+#: The member functions of Triton 3.6's tensor (``x.sum(1)``, ``x.reshape(M, N)``), each the
+#: library function of the same name with the tensor as its first argument (triton/language's
+#: ``_tensor_member_fn``); the frontend reads ``x.f(...)`` as ``tl.f(x, ...)``. ``to`` and ``T``
+#: are read apart (a cast; a transposed view).
+TENSOR_MEMBERS: frozenset[str] = frozenset({
+    "abs", "advance", "argmax", "argmin", "associative_scan", "atomic_add", "atomic_and",
+    "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
+    "broadcast_to", "cast", "cdiv", "ceil", "cos", "cumprod", "cumsum", "erf", "exp", "exp2",
+    "expand_dims", "flip", "floor", "gather", "histogram", "item", "log", "log2", "logical_and",
+    "logical_or", "max", "min", "permute", "ravel", "reduce", "reduce_or", "reshape", "rsqrt",
+    "sigmoid", "sin", "softmax", "sort", "split", "sqrt", "sqrt_rn", "store", "sum", "trans",
+    "view", "xor_sum"})
+
+#: Tensor members that are no library function of the same name, with what to write instead.
+TENSOR_ONLY_MEMBERS: dict[str, str] = {
+    "item": "use the one-element tensor as it is, or tl.sum(x) for its value as a scalar",
+    "logical_and": "write `(a != 0) & (b != 0)` (or `a & b` of booleans)",
+    "logical_or": "write `(a != 0) | (b != 0)` (or `a | b` of booleans)",
+}
