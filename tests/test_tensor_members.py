@@ -102,6 +102,10 @@ REFUSED = {
     "acc = acc + BM.sum()": "calls a member of the compile-time number 64",
     "acc = acc + C.sum()": "calls a member of the constexpr `C`",
     "acc = acc + (3).exp()": "calls a member of the compile-time number 3",
+    # a dtype or a shape is no tensor
+    "acc = acc + tl.float32.exp()": "`tl.float32` is no tensor and has no member 'exp'",
+    "acc = acc + acc.dtype.exp()": "`acc.dtype` is no tensor",
+    "acc = acc + acc.shape.sum()": "`acc.shape` is no tensor",
     # the lowering translates no scan, sort or permute, whichever way they are spelled
     "acc = acc.cumsum(0)": "(tl.cumsum) is not supported by the lowering",
     "acc = acc.sort(1)": "(tl.sort) is not supported by the lowering",

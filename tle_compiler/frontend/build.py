@@ -2733,6 +2733,12 @@ class Builder(BuildRules, ConstexprRules):
                            f"3.6's constexpr has none (\"'constexpr' object has no attribute "
                            f"'{attr}'\"); call tl.{attr} on a tensor, or fold the number "
                            f"yourself", node, check="unsupported-expression")
+        if isinstance(receiver, K.DType) or isinstance(receiver, K.SlotField) \
+                and receiver.field in ("dtype", "shape", "type"):
+            # a dtype or a shape tuple: no tensor, so Python's AttributeError in Triton
+            raise self.err(f"`{ast.unparse(node.func)}(...)`: `{ast.unparse(node.func.value)}` "
+                           f"is no tensor and has no member '{attr}'", node,
+                           check="unsupported-expression")
         if attr in UNLOWERED_CALLS:
             raise self.err(f"`{ast.unparse(node.func)}(...)` (tl.{attr}) is not supported by the "
                            f"lowering: {UNLOWERED_CALLS[attr]}", node, check="unlowered-call")
