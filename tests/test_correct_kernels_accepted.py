@@ -15,6 +15,12 @@ Now accepted:
   + offs` over 0..127 under `offs < 64` and under `offs >= 64` are apart (also through a name, `m
   = offs < 64`, and `(offs >= 64) & (offs < 128)`), the pointer and the mask sharing the lane of
   each `tl.arange` where no value is moved to another axis.
+- a partition whose trailing `tl.constexpr` parameters with number defaults its warp_specialize
+  tuple leaves out (`def consume(kv, y_ptr, N, BLOCK: tl.constexpr = 64)` called with `(kv,
+  y_ptr, N)`): Gluon's warp_specialize binds them to their defaults (checked below by compiling
+  such a Gluon kernel), and the lowering passes the constexpr as the literal call did.
+- `tl.interleave(a, b)` of two tensors of one shape and type: lowered as Triton defines it,
+  `gl.reshape(gl.join(a, b), shape[:-1] + [2 * shape[-1]])` in the solver's layout.
 
 Still refused (and why):
 
@@ -27,6 +33,15 @@ Still refused (and why):
   (`tl.load(f_ptr + offs) > 0`: the model cannot bound it) and a mask of another `tl.arange` call
   than the pointer's (`tl.arange(0, 128) < 64` beside `y_ptr + offs`: two lanes the model does
   not tie; write the mask with the pointer's name);
+- a left-out partition parameter that is not a `tl.constexpr` with a number default (`BLOCK=64`):
+  the arity error, now naming what a left-out parameter needs;
+- `tl.max` / `tl.min(..., return_indices=True)`: Triton compiles it and the frontend now reads
+  it (`m, i = tl.max(x, 1, return_indices=True)` used to fail as "tuple assignment needs a
+  tuple"), but Gluon 3.6's gl.max / gl.min build the indices with an arange of no layout and
+  fail, so the lowering refuses it, naming the `tl.where` / `tl.min` form to write (verified and
+  lowered below);
+- `tl.interleave` of two types (the lowering joins one type: convert one) and the member form
+  `a.interleave(b)` (member calls of it are not read);
 - `tl.fdiv` of float16 tensors: Triton 3.6 itself fails on it (LLVM "Unsupported bitwidth" in
   ConvertTritonGPUToLLVM), so tle-dump keeps refusing it, saying to convert to float32 or write
   `x / y`.
@@ -260,3 +275,219 @@ def test_the_masked_kernel_is_lowered_with_its_masks(tmp_path, capsys):
     assert "mask=(gl.arange(0, 128, layout=L0) >= 64))" in out, out
     code, out, err = run_dump(capsys, "--ttgir", str(path))
     assert code == 0 and "tt.store" in out, err
+
+
+# ------------------------------------------------------------------- 3. smaller front-end ones
+
+#: a ring whose reader runs WORK on the tile `v` (fp16) it took at iteration t
+SMALL = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float16))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)),
+                             (consume, (kv, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    offs = tl.arange(0, 64)
+    for t in range(N):
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + t * 64 + offs))
+        w.commit(t)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    offs = tl.arange(0, 64)
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+        WORK
+
+
+DEFAULT_CONFIG = {
+    "signature": {"x_ptr": "*fp16", "y_ptr": "*fp16", "N": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}
+'''
+
+
+def small(work: str) -> str:
+    return SMALL.replace("WORK", work.replace("\n", "\n        "))
+
+
+@triton.jit
+def _max_indices(x_ptr, y_ptr, i_ptr):
+    r = tl.arange(0, 16)
+    c = tl.arange(0, 64)
+    x = tl.load(x_ptr + r[:, None] * 64 + c[None, :])
+    m, i = tl.max(x, 1, return_indices=True)
+    n, j = tl.min(x, 1, return_indices=True)
+    tl.store(y_ptr + r, m + n)
+    tl.store(i_ptr + r, i + j)
+
+
+def test_a_partition_constexpr_left_to_its_default_is_verified_and_lowered(tmp_path, capsys):
+    """`def consume(kv, y_ptr, N, BLOCK: tl.constexpr = 64)` called with `(kv, y_ptr, N)`:
+    Gluon's warp_specialize calls a partition as a jit function, which binds a parameter left
+    out to its default (tests/test_correct_kernels_accepted.py's Gluon check below compiles
+    such a warp_specialize)."""
+    text = small("tl.store(y_ptr + t * BLOCK + tl.arange(0, BLOCK), v)").replace(
+        "def consume(kv, y_ptr, N):", "def consume(kv, y_ptr, N, BLOCK: tl.constexpr = 64):")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, text)
+    code, out, err = run_dump(capsys, "--gluon", str(path))
+    assert code == 0, err
+    assert "BLOCK: gl.constexpr = 64" in out, out
+    assert "(consume, (y_ptr, N, kv_tile" in out, out
+    code, out, err = run_dump(capsys, "--ttgir", str(path))
+    assert code == 0 and "ttg.warp_specialize" in out, err
+
+
+def test_a_left_out_parameter_that_is_no_constexpr_stays_refused(tmp_path, capsys):
+    text = small("tl.store(y_ptr + t * BLOCK + tl.arange(0, BLOCK), v)").replace(
+        "def consume(kv, y_ptr, N):", "def consume(kv, y_ptr, N, BLOCK=64):")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "takes 4 positional argument(s), 3 given",
+                       "needs a `tl.constexpr` annotation and a number default"))
+
+
+GLUON_DEFAULT = '''
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+
+@gluon.jit
+def produce(x_ptr, N):
+    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    for t in range(N):
+        gl.store(x_ptr + t * 64 + gl.arange(0, 64, layout=L0),
+                 gl.full((64,), 0, gl.float32, layout=L0))
+
+
+@gluon.jit
+def consume(y_ptr, N, BLOCK: gl.constexpr = 64):
+    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    for t in range(N):
+        gl.store(y_ptr + t * BLOCK + gl.arange(0, BLOCK, layout=L0),
+                 gl.full((BLOCK,), 1, gl.float32, layout=L0))
+
+
+@gluon.jit
+def k(x_ptr, y_ptr, N):
+    gl.warp_specialize([(produce, (x_ptr, N)), (consume, (y_ptr, N))], [4], [232])
+'''
+
+
+def test_gluon_warp_specialize_binds_a_left_out_default(tmp_path, monkeypatch):
+    pytest.importorskip("triton.experimental.gluon")
+    import importlib
+    import sys
+
+    from triton.backends.compiler import GPUTarget
+
+    (tmp_path / "gluon_default_ws.py").write_text(GLUON_DEFAULT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("gluon_default_ws")
+    try:
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        src = GluonASTSource(mod.k, {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, {})
+        got = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    finally:
+        sys.modules.pop("gluon_default_ws", None)
+    assert "ttg.warp_specialize" in got.asm["ttgir"]
+
+
+def test_triton_compiles_max_with_indices_but_the_lowering_cannot():
+    """Triton compiles tl.max / tl.min(..., return_indices=True); Gluon 3.6's gl.max does not
+    (its indices come from an arange of no layout), so tle-dump refuses it, saying what to
+    write (next test)."""
+    from .triton_cpu import compile_for_sm90
+
+    got = compile_for_sm90(_max_indices, {"x_ptr": "*fp32", "y_ptr": "*fp32", "i_ptr": "*i32"},
+                           {})
+    assert "tt.reduce" in got.asm["ttir"]
+
+
+@pytest.mark.parametrize("work", [
+    "m, i = tl.max(tl.reshape(v, [8, 8]), 1, return_indices=True)\n"
+    "tl.store(y_ptr + t * 64 + tl.arange(0, 8), m + i.to(tl.float16))",
+    "m, i = tl.min(tl.reshape(v, [8, 8]), 1, return_indices=True)\n"
+    "tl.store(y_ptr + t * 64 + tl.arange(0, 8), m + i.to(tl.float16))",
+])
+def test_max_with_indices_is_read_and_refused_with_what_to_write(tmp_path, capsys, work):
+    code, err = dump(tmp_path, capsys, small(work))
+    expect(code, err, ("rejected", "return_indices=True)` is not supported by the lowering",
+                       "Gluon 3.6", "tl.min(tl.where(x == m[:, None]"))
+
+
+def test_the_indices_written_out_are_verified_and_lowered(tmp_path, capsys):
+    text = small("x = tl.reshape(v, [8, 8])\nm = tl.max(x, 1)\n"
+                 "i = tl.min(tl.where(x == m[:, None], tl.arange(0, 8)[None, :], 8), 1)\n"
+                 "tl.store(y_ptr + t * 64 + tl.arange(0, 8), m + i.to(tl.float16))")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, text)
+    code, out, err = run_dump(capsys, "--ttgir", str(path))
+    assert code == 0 and "tt.reduce" in out, err
+
+
+def test_fdiv_of_float16_stays_refused_with_what_to_write(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, small("tl.store(y_ptr + t * 64 + offs, tl.fdiv(v, v))"))
+    expect(code, err, ("rejected", "tl.fdiv", "float32", "x / y"))
+    text = small("tl.store(y_ptr + t * 64 + offs, "
+                 "tl.fdiv(v.to(tl.float32), v.to(tl.float32)).to(tl.float16))")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, text)
+    code, out, err = run_dump(capsys, "--gluon", str(path))
+    assert code == 0 and "gl.fdiv(v.to(gl.float32), v.to(gl.float32))" in out, err
+
+
+@triton.jit
+def _interleave(x_ptr, y_ptr):
+    offs = tl.arange(0, 64)
+    a = tl.load(x_ptr + offs)
+    b = tl.load(x_ptr + 64 + offs)
+    tl.store(y_ptr + tl.arange(0, 128), tl.interleave(a, b))
+
+
+def test_triton_compiles_interleave():
+    from .triton_cpu import compile_for_sm90
+
+    got = compile_for_sm90(_interleave, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {})
+    assert "tt.join" in got.asm["ttir"]
+
+
+@pytest.mark.parametrize("work, gluon", [
+    ("c = tl.interleave(v, v)\ntl.store(y_ptr + t * 128 + tl.arange(0, 128), c)",
+     "gl.reshape(gl.join(v, v), [128])"),
+    ("x = tl.reshape(v, [8, 8])\nc = tl.interleave(x, x + 1.0)\n"
+     "tl.store(y_ptr + t * 128 + tl.arange(0, 8)[:, None] * 16 + tl.arange(0, 16)[None, :], c)",
+     "[8, 16])"),
+])
+def test_interleave_is_verified_and_lowered_as_join_and_reshape(tmp_path, capsys, work, gluon):
+    text = small(work)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, text)
+    code, out, err = run_dump(capsys, "--gluon", str(path))
+    assert code == 0 and "gl.join(" in out and gluon in out, out + err
+    code, out, err = run_dump(capsys, "--ttgir", str(path))
+    assert code == 0 and "tt.join" in out, err
+
+
+def test_interleave_of_two_types_is_refused_with_what_to_write(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, small(
+        "c = tl.interleave(v, v.to(tl.float32))\ntl.store(y_ptr + t * 128 + tl.arange(0, 128), c)"))
+    expect(code, err, ("rejected", "`tl.interleave(a, b)` is lowered for two tensors of one "
+                       "known type", "b.to(a.dtype)"))
