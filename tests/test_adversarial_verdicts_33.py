@@ -67,8 +67,8 @@ Python's `%` in conditions of range and tl.static_range loops (pinned), a partit
 bound to a number in `%` (refused), a constexpr one (Python's); tle.assume on `N // 2`,
 `N >> 1`, `tl.cdiv(N, 2)`, `N * 3 // 4` (C's division, pinned) and `N % 4` narrowing the
 domain; a constexpr kernel parameter with a default (every value of it checked), a partition
-function's constexpr parameter with a default that warp_specialize leaves out (refused,
-bad-call, though Triton would bind the default: a correct kernel rejected, left); a free
+function's constexpr parameter with a default that warp_specialize leaves out (since verified,
+as Gluon binds the default: tests/test_correct_kernels_accepted.py); a free
 buffer written by the kernel body before warp_specialize and read by a worker, and one handed
 over through an alias, a tuple, a local_ptr of the kernel body or a helper (buffer-race);
 close(i) then more writer events, a close inside the loop, reads guarded by `not
@@ -78,9 +78,9 @@ kernels in one file (the worst exit wins) and the JSON report's verdict, exit co
 `translated` fields, which agree with the text; about sixty Triton 3.6 refusals in a reader's
 window (float `//`, shifts and bit operations, math of int or fp16, bad cache modifiers and
 eviction policies, broadcasts, reductions of bad axes, atomics' sem / scope): refused as
-Triton refuses them (the cases above aside; tl.fdiv of fp16, a method `t.reshape`,
-return_indices and tl.interleave are refused where Triton compiles them: the lowering's
-limits). A value Triton compiles is checked stored (USE): Triton drops a dead one before its
+Triton refuses them (the cases above aside; a method `t.reshape` and return_indices are
+refused where Triton compiles them: the lowering's limits; tl.fdiv of fp16 Triton itself fails
+on, and tl.interleave is since lowered: tests/test_correct_kernels_accepted.py). A value Triton compiles is checked stored (USE): Triton drops a dead one before its
 backend, which would compile fp8 arithmetic it refuses once the value is used.
 """
 

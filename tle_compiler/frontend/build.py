@@ -1893,6 +1893,10 @@ class Builder(BuildRules, ConstexprRules):
             return tuple(self.tuple_shape(x, sx) for x, sx in zip(e.items, sts))
         if isinstance(e, K.Name) and e.id in self.tuple_shapes:
             return self.tuple_shapes[e.id]
+        if isinstance(e, K.Op) and e.name in ("tl.max", "tl.min") and any(
+                k == "return_indices" and isinstance(v, K.Const) and v.value is True
+                for k, v in e.kwargs):
+            return (None, None)  # (values, indices): `m, i = tl.max(x, 1, return_indices=True)`
         if isinstance(e, K.Subscript) and len(e.index) == 1 and isinstance(e.index[0], int):
             # an item of a tuple (`args[1]`): the item's entry of the tuple's shape, which knows
             # a nested tuple of runtime values that no compile-time value (``st``) records
@@ -3509,12 +3513,18 @@ class Builder(BuildRules, ConstexprRules):
         for i, (elt, (module, pdef), argv) in enumerate(entries):
             self.plain_def(module, pdef, elt, "partition")
             names = [p.arg for p in pdef.args.posonlyargs + pdef.args.args]
+            left_out = self.partition_defaults(module, pdef, names, len(argv), elt)
+            argv = argv + [e for _, e in left_out]
             if len(names) != len(argv):
+                why = (" (one left out of the tuple needs a `tl.constexpr` annotation and a "
+                       "number default)") if len(argv) < len(names) else ""
                 raise self.err(f"partition '{pdef.name}' takes {len(names)} positional "
-                               f"argument(s), {len(argv)} given", elt, check="bad-call")
+                               f"argument(s), {len(argv)} given{why}", elt, check="bad-call")
             frame = Frame(module, "", {}, pdef.name, stores=_stores(pdef.body))
             arg_nodes = elt.elts[1].elts if isinstance(elt, (ast.Tuple, ast.List)) \
                 and len(elt.elts) == 2 and isinstance(elt.elts[1], (ast.Tuple, ast.List)) else ()
+            # a constexpr left out: its default, a number (partition_defaults)
+            arg_nodes = list(arg_nodes) + [d for d, _ in left_out]
             for p, a in zip(names, arg_nodes):
                 if (isinstance(a, ast.Name) and a.id in self.frame.constexprs) or (
                         isinstance(a, ast.Constant) and type(a.value) in (int, float, bool)):
@@ -3587,6 +3597,27 @@ class Builder(BuildRules, ConstexprRules):
             check_wgmma_warps(parts[-1])
             check_cache_hints(parts[-1].body)
         return parts
+
+    def partition_defaults(self, module: Module, pdef: ast.FunctionDef, names: list,
+                           given: int, elt: ast.AST) -> list:
+        """The (default node, (value, None)) of each parameter of partition ``pdef`` after the
+        ``given`` ones of its argument tuple, where each is annotated ``tl.constexpr`` and has a
+        default Python computes to a number (`BLOCK: tl.constexpr = 64`): Gluon's
+        warp_specialize calls a partition as a jit function, binding a left-out parameter to
+        its default as a helper call does. Any other is left to the arity check (none here)."""
+        args = pdef.args.posonlyargs + pdef.args.args
+        defaults = dict(zip(names[len(names) - len(pdef.args.defaults):], pdef.args.defaults))
+        out = []
+        for a in args[given:]:
+            if a.annotation is None or \
+                    ast.unparse(a.annotation).split(".")[-1] != "constexpr" or a.arg not in defaults:
+                return []
+            e, st = self.default_value(module, pdef, a.arg, defaults[a.arg])
+            if st is not None or not isinstance(e, K.Const) or \
+                    not isinstance(e.value, (bool, int, float)):
+                return []
+            out.append((ast.Constant(e.value), (e, None)))
+        return out
 
 
 WS_ARGS = ("functions_and_args", "worker_num_warps", "worker_num_regs")

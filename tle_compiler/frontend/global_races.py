@@ -28,7 +28,11 @@ binds again has no one value); ``//`` and ``%`` by a number, ``<<`` and ``>>`` b
 ``&`` with a number, ``tl.where`` and ``min``/``max`` are modelled by what their result can be,
 a cast to fewer than 32 bits (or to uint32) by the value modulo ``2 ** bits`` in the type's
 range; anything else (a loaded value, a name assigned twice, a pointer cast) is a fresh
-unknown. Masks are not read: every lane is taken to access. The model
+unknown; an integer constexpr argument the kernel is read with (``constexprs``: a --param's, or
+DEFAULT_CONFIG's where tle-dump checks again at them, cli/dump.py) is its number. An access's
+mask is read as an ``if``'s condition (race_terms.access_mask): a lane it leaves out accesses
+nothing; the pointer and the mask share one lane per ``tl.arange`` only where neither moves a
+value to another axis. The model
 is an over-approximation of the addresses each access reaches, so "apart" is proved for every
 value of the arguments. Arguments are taken not to alias one another (two pointer arguments are
 two tensors), and a pointer argument is one a pointer expression adds with coefficient one;
@@ -67,8 +71,9 @@ from ..ir import kernel as K
 from .race_order import ordered
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
-from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, branch_conditions,
-                         instance, item_of, loop_of, single_value, symbols, term)
+from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask,
+                         branch_conditions, instance, item_of, loop_of, single_value, symbols,
+                         term)
 
 #: :func:`_candidates`' marks of a pointer expression holding a `tle.gpu.local_ptr` (shared
 #: memory) and a value loaded from memory (a pointer, where no argument is beside it)
@@ -211,17 +216,20 @@ def _describe(model: Model, z, inst: Instance) -> str:
     return f" at {', '.join(vals)}" if vals else ""
 
 
-def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
+def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
+                       constexprs: Optional[dict] = None) -> None:
     """Refuse (TleError, check ``memory-race``) a pair of accesses of two partitions that may
     reach one global address, one writing, unordered by the pipes; raise :class:`Unproved`
     where z3 cannot decide a pair. ``domains``: each kernel argument's ``tle.assume`` range,
-    (min, max) with None for an open end."""
+    (min, max) with None for an open end; ``constexprs``: the integer constexpr arguments the
+    kernel is read with (each then its number: a constexpr row pitch is a known one), the others
+    of any value."""
     if len(kern.partitions) < 2:
         return
     parts = [collect(p) for p in kern.partitions]
     if not any(a.kind != "load" for p in parts for a in p.accesses):
         return
-    model = Model(kern, domains or {})
+    model = Model(kern, domains or {}, constexprs)
     z3 = model.z3
     strides = {f"a:{n}" for n in stride_arguments(kern) if n not in (domains or {})}
     deadline = time.monotonic() + KERNEL_BUDGET_S
@@ -260,7 +268,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             ib = instance(model, pb, b.site, "B")
             branch_conditions(model, ia)
             branch_conditions(model, ib)
-            ta, tb = term(model, ptr_a, ia), term(model, ptr_b, ib)
+            # each pointer with its mask's condition (a lane it leaves out accesses nothing)
+            ta, tb = access_mask(model, a.op, ia), access_mask(model, b.op, ib)
             # a stride only one of the two addresses holds is a number like any other, and so
             # is one a condition, a loop range or another value of the pair reads (`if j < 2 *
             # S`): the columns beside it then depend on it, and may reach past a row
@@ -312,6 +321,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None) -> None:
             given = ", ".join(f"{n[2:] if n.startswith('a:') else 'program_id(' + n[4:] + ')'}"
                               f" = {z.eval(model.z3.Int(n), model_completion=True)}"
                               for n in named)
+            read = sorted(model.constexprs_read)
+            given = ", ".join([given] * bool(given) + [
+                f"{n} = {model.constexprs[n]} (constexpr)" for n in read])
             given = f" (with {given})" if given else ""
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"

@@ -42,13 +42,20 @@ class Model:
     """Builds z3 terms of one kernel's expressions; symbols of kernel arguments and program ids
     are shared by every instance."""
 
-    def __init__(self, kern: K.Kernel, domains: dict):
+    def __init__(self, kern: K.Kernel, domains: dict, constexprs: Optional[dict] = None):
         import z3
 
         self.z3 = z3
         self.kern = kern
         self.params = {p.name for p in kern.params}
         self.domains = domains
+        #: integer constexpr arguments the kernel is read with (a --param's, DEFAULT_CONFIG's):
+        #: each is its number in every term (a row pitch `row * D` is then one)
+        self.constexprs = {n: v for n, v in (constexprs or {}).items()
+                           if isinstance(v, int) and not isinstance(v, bool)
+                           and n in self.params}
+        #: those a term has read (a witness names their values)
+        self.constexprs_read: set[str] = set()
         self._sym: dict[str, object] = {}
         #: terms of kernel-body expressions, by id: one value for every partition
         self.shared: dict[int, object] = {}
@@ -66,6 +73,9 @@ class Model:
         self.prologue_assigns = body_assigns(kern.prologue)
 
     def sym(self, name: str):
+        if name.startswith("a:") and name[2:] in self.constexprs:
+            self.constexprs_read.add(name[2:])
+            return self.z3.IntVal(self.constexprs[name[2:]])
         if name not in self._sym:
             v = self.z3.Int(name)
             self._sym[name] = v
@@ -102,6 +112,9 @@ class Instance:
     #: a loop on its path has a range of unknowns of its own (a nested loop's bound loaded in
     #: the loop around it): an iteration of it may be one the loop does not have
     unsure: bool = False
+    #: where an access's pointer and mask are read with one lane per ``tl.arange`` (no axis
+    #: moved: :func:`access_mask`), that lane by the id of the ``tl.arange`` node
+    lanes: Optional[dict] = None
 
 
 def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
@@ -147,26 +160,112 @@ def _statement(site: Site, depth: int) -> Site:
     return Site(site.path[:depth] + (("at", site.path[depth][1], 0),))
 
 
-def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part"):
+def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
+              names: bool = False):
     """The z3 truth of an ``if``'s condition at ``inst``, or None where it is not read (a
-    float, a loaded flag: the branch is then taken to run either way)."""
+    float, a loaded flag: the branch is then taken to run either way). ``names``: a name is
+    read as the one value that reaches it (a mask `m = offs < 64`)."""
     z3 = model.z3
+    if names and isinstance(e, K.Name):
+        if where == "part" and _loop_value(inst, e.id) is not None:
+            return None
+        got = single_value(model, e.id, inst, where)
+        if got is None:
+            return None
+        if got[1] == "prologue":
+            return condition(model, got[0], inst, "prologue", names)
+        return condition(model, got[0], _at(inst, got[2]), "part", names)
     if isinstance(e, K.Compare):
         if not _compare_read(e):
             return None
         a, b = term(model, e.lhs, inst, 24, where), term(model, e.rhs, inst, 24, where)
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                 ">=": a >= b}.get(e.op)
+    if names and isinstance(e, K.BinOp) and e.op in ("&", "|"):
+        # of a mask (a boolean: Triton refuses another type) the logical and / or
+        e = K.BoolOp(e.op, (e.lhs, e.rhs), e.loc)
     if isinstance(e, K.BoolOp) and e.op in ("and", "or", "&", "|"):
-        items = [condition(model, x, inst, where) for x in e.items]
+        items = [condition(model, x, inst, where, names) for x in e.items]
         if e.op in ("and", "&"):
             known = [c for c in items if c is not None]  # a conjunct left out: weaker
             return z3.And(*known) if known else None
         return None if any(c is None for c in items) else z3.Or(*items)
     if isinstance(e, K.UnaryOp) and e.op == "not" and _read_whole(e.operand):
-        c = condition(model, e.operand, inst, where)
+        c = condition(model, e.operand, inst, where, names)
         return None if c is None else z3.Not(c)
     return None
+
+
+#: ops whose value :func:`term` reads as their first operand's but on other axes (an axis added,
+#: a reshape): the lanes of an access whose pointer or mask holds one are not one per range
+_AXIS_MOVES = ("tl.reshape", "tl.view", "tl.expand_dims", "tl.broadcast_to", "tl.broadcast")
+
+
+def _mask_expr(op: K.Op) -> Optional[K.Expr]:
+    """The ``mask`` of a load (``tl.load(ptr, mask)``), a store (``tl.store(ptr, v, mask)``) or
+    an atomic (``tl.atomic_add(ptr, v, mask)``; a compare-and-swap has none), or None."""
+    got = op.kw("mask")
+    if got is not None:
+        return got
+    at = 1 if op.name == "tl.load" else None if op.name == "tl.atomic_cas" else 2
+    return op.args[at] if at is not None and len(op.args) > at else None
+
+
+def _flat(model: Model, exprs: list, part: Part) -> bool:
+    """Whether no value :func:`term` may read for ``exprs`` (through the names they read: every
+    value of each, a partition parameter's binding, the kernel body's values) moves a tensor's
+    values to another axis (`offs[:, None]`, a reshape): each 1-d range then lines up with the
+    last axis in the pointer and the mask alike (Triton's broadcasting), so that every read of
+    one ``tl.arange`` in them is one lane. A loaded value, a reduction, are read as unknowns:
+    their operands are not followed."""
+    binds = dict(part.kp.bindings)
+    todo = [(e, "part") for e in exprs]
+    seen: set = set()
+    while todo:
+        e, where = todo.pop()
+        if isinstance(e, K.Name):
+            key = (where, e.id)
+            if key in seen:
+                continue
+            seen.add(key)
+            if where == "part":
+                todo += [(v, "part") for v, _ in part.assigns.get(e.id, [])]
+                if e.id in binds:
+                    todo.append((binds[e.id], "prologue"))
+            else:
+                todo += [(v, "prologue") for v in model.prologue_assigns.get(e.id, [])]
+            continue
+        if isinstance(e, K.Subscript) and not all(isinstance(i, int) for i in e.index):
+            return False
+        if isinstance(e, K.Op):
+            if e.name in _AXIS_MOVES:
+                return False
+            if e.name not in ("tl.where", "ifexp", "to", "tl.full", "tl.minimum", "tl.maximum",
+                              "min", "max", "tl.cdiv", "tl.arange") + SAME_VALUE:
+                continue  # an unknown of its own (a load, a reduction): operands not read
+        todo += [(c, where) for c in K.children(e)]
+    return True
+
+
+def access_mask(model: Model, op: K.Op, inst: Instance):
+    """The pointer of access ``op`` at ``inst`` as a term, its mask's condition added to the
+    instance's constraints where :func:`condition` reads it (names followed: `m = offs < 64`):
+    a lane the mask leaves out accesses nothing. Where no axis is moved (:func:`_flat`), the
+    pointer and the mask read one lane per ``tl.arange`` (`offs` in `y + offs` and `offs < 64`
+    is one number); else each occurrence is a lane of its own, and the mask only says that some
+    lane is on."""
+    from .race_sites import pointer_of
+
+    ptr, mask = pointer_of(op), _mask_expr(op)
+    if mask is not None and _flat(model, [ptr, mask], inst.part):
+        inst.lanes = {}
+    t = term(model, ptr, inst)
+    if mask is not None:
+        c = condition(model, mask, inst, names=True)
+        if c is not None:
+            inst.constraints.append(c)
+    inst.lanes = None
+    return t
 
 
 def branch_conditions(model: Model, inst: Instance) -> None:
@@ -393,7 +492,7 @@ def _at(inst: Instance, site: Site) -> Instance:
     """``inst`` moved to ``site``, a node before it on a path the loops of ``site`` all hold:
     the same iterations of those loops (where a name's value is read: its assignment)."""
     return Instance(inst.part, site, inst.label, inst.iters, inst.constraints, inst.fresh,
-                    inst.unsure)
+                    inst.unsure, inst.lanes)
 
 
 def single_value(model: Model, name: str, inst: Instance, where: str):
@@ -474,7 +573,7 @@ def _prologue_term(model: Model, e: K.Expr, inst: Instance, depth: int):
     key = id(e)
     if key in model.shared:
         return model.shared[key]
-    scratch = Instance(inst.part, Site(()), inst.label)
+    scratch = Instance(inst.part, Site(()), inst.label, lanes=inst.lanes)
     t = term(model, e, scratch, depth, "prologue")
     if any(str(v).startswith("lane#") for v in scratch.fresh):
         inst.constraints += scratch.constraints
@@ -604,10 +703,16 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
     z3 = model.z3
     name = e.name
     if name == "tl.arange" and len(e.args) == 2:
+        if inst.lanes is not None and id(e) in inst.lanes:
+            v = inst.lanes[id(e)]  # the access's one lane of this range (access_mask)
+            inst.fresh.append(v)  # (a kernel-body term holding it is not one for all)
+            return v
         lo = term(model, e.args[0], inst, depth - 1, where)
         hi = term(model, e.args[1], inst, depth - 1, where)
         v = model.fresh("lane", inst)
         inst.constraints += [v >= lo, v < hi]
+        if inst.lanes is not None:
+            inst.lanes[id(e)] = v
         return v
     if name == "tl.program_id":
         axis = _number(term(model, e.args[0], inst, depth - 1, where)) if e.args else 0

@@ -53,17 +53,17 @@ REQUIRED: dict[str, int] = {"tl.dot": 2, "tl.max": 1, "tl.min": 1, "tl.sum": 1, 
 
 READ: dict[str, tuple[str, ...]] = {
     "to": ("bitcast", "fp_downcast_rounding"),
-    **{f"tl.{r}": ("keep_dims",) for r in ("max", "min", "xor_sum", "reduce_or")},
+    **{f"tl.{r}": ("keep_dims",) for r in ("xor_sum", "reduce_or")},
+    # (values, indices): translate.py's reductions
+    **{f"tl.{r}": ("keep_dims", "return_indices") for r in ("max", "min")},
     "tl.sum": ("keep_dims", "dtype"),
     "tl.dot": ("out_dtype",),
 }
 
 #: Keywords the translator does not lower, accepted only at Triton's default (a literal there).
 DEFAULTS: dict[str, dict[str, object]] = {
-    "tl.max": {"return_indices": False, "return_indices_tie_break_left": True,
-               "propagate_nan": None},
-    "tl.min": {"return_indices": False, "return_indices_tie_break_left": True,
-               "propagate_nan": None},
+    "tl.max": {"return_indices_tie_break_left": True, "propagate_nan": None},
+    "tl.min": {"return_indices_tie_break_left": True, "propagate_nan": None},
     "tl.sum": {},
     "tl.xor_sum": {},
     "tl.reduce_or": {},

@@ -29,7 +29,6 @@ UNLOWERED_CALLS: dict[str, str] = {
     "gather": "load the gathered elements from global memory with a tensor of pointers",
     "sort": "not lowered",
     "flip": "index the data in reverse order where it is loaded (offsets N - 1 - i)",
-    "interleave": "store the two parts separately (each with its own offsets)",
     "make_block_ptr": "use a tensor of pointers (base + offsets, with a mask) or a TMA copy "
                       "(tle.gpu.tma_load)",
     "advance": "use a tensor of pointers (base + offsets, with a mask)",

@@ -30,7 +30,8 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
   ``tl.expand_dims`` (as ``x[:, None]``),
   ``tl.broadcast_to`` within one rank, ``tl.assume``, ``tl.reshape`` / ``tl.ravel`` without
   reordering (``gl.reshape``, whose result layout Gluon infers, converted to the layout the solver
-  gives the result).
+  gives the result); ``tl.interleave(a, b)`` as ``gl.join`` and ``gl.reshape`` (Triton's own
+  definition of it).
 
 A ``tl`` call the lowering still does not translate is refused naming what to write instead
 (:data:`INSTEAD`). Each function takes the translator (translate.FnTranslator) as ``tr``: this
@@ -75,7 +76,7 @@ VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", "tl.multiple_of", "tl.max_con
 #: The calls this module translates.
 HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "builtins.print",
                      "tl.device_assert", "tl.static_assert", "tl.static_print", *ELEMENTWISE,
-                     *VALUE_OPS, "tl.view"})
+                     *VALUE_OPS, "tl.view", "tl.interleave"})
 
 #: What to write instead of a ``tl`` call the lowering does not translate (its result's layout is
 #: not one the layout solver derives, or Gluon 3.6 has no such function): the lowering's error
@@ -505,6 +506,35 @@ def transpose(tr, node: K.Op) -> V:
              res, shape, x.dtype)
 
 
+def interleave(tr, node: K.Op) -> V:
+    """``tl.interleave(a, b)`` of two tensors of one shape and type: Triton's own definition,
+    ``reshape(join(a, b), shape[:-1] + [2 * shape[-1]])`` (standard.py), as ``gl.join`` of the
+    two in one layout and ``gl.reshape`` (whose layout Gluon infers), converted to the layout
+    the solver gives the result, as :func:`reshape` does."""
+    a = _bind(tr, node, ("a", "b"))
+    if set(a) != {"a", "b"}:
+        raise tr.err("`tl.interleave(a, b)` takes two tensors", node)
+    x, y = tr.ex(a["a"]), tr.ex(a["b"])
+    if x.kind != "tensor" or y.kind != "tensor" or not x.shape or tuple(x.shape) != tuple(
+            y.shape or ()) or any(not isinstance(d, int) for d in x.shape):
+        raise tr.err("`tl.interleave(a, b)` is lowered for two tensors of one known shape "
+                     "(broadcast them first: a + tl.zeros(shape, a.dtype))", node)
+    if x.dtype is None or x.dtype != y.dtype or not (x.exact_dtype and y.exact_dtype):
+        raise tr.err("`tl.interleave(a, b)` is lowered for two tensors of one known type: "
+                     "convert them (b.to(a.dtype))", node)
+    texts: list[str] = []
+
+    def fmt(p: str, q: str) -> str:
+        texts[:] = [p, q]
+        return f"gl.join({p}, {q})"
+
+    tr._elementwise([x, y], fmt)  # the two operands in one layout
+    dims = list(x.shape[:-1]) + [2 * x.shape[-1]]
+    res = tr.S.new(len(dims))
+    return V("tensor", f"gl.convert_layout(gl.reshape(gl.join({texts[0]}, {texts[1]}), "
+                       f"{dims}), {tr.Lv(res)})", res, tuple(dims), x.dtype)
+
+
 def translate(tr, node: K.Op) -> V:
     """Translate one call of :data:`HANDLED`."""
     name = node.name
@@ -516,6 +546,8 @@ def translate(tr, node: K.Op) -> V:
         return elementwise(tr, node)
     if name in VALUE_OPS:
         return value_op(tr, node)
+    if name == "tl.interleave":
+        return interleave(tr, node)
     if name == "tl.debug_barrier":
         if node.args or node.kwargs:
             raise tr.err("`tl.debug_barrier()` takes no arguments", node)

@@ -1102,6 +1102,15 @@ class FnTranslator:
                     raise self.err(f"tl.{name}'s keep_dims must be a compile-time constant",
                                    node)
                 keep_dims = bool(kv.value)
+            indices = False
+            if kw.get("return_indices") is not None:
+                iv = self.ex(kw["return_indices"])
+                if iv.kind != "const":
+                    raise self.err(f"tl.{name}'s return_indices must be a compile-time "
+                                   f"constant", node)
+                indices = bool(iv.value)
+                if indices:
+                    raise self.err(self.indices_refusal(name), node)
             sum_dtype = None
             if name == "sum" and kw.get("dtype") is not None:
                 dv = self.ex(kw["dtype"])
@@ -1131,6 +1140,8 @@ class FnTranslator:
                 allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
                 raise self.err(f"tl.{name} of a {n}-D tensor: axis must be {allowed}", node)
             axis %= len(x.shape)  # as Triton: -1 the last
+            if indices:
+                raise self.err(self.indices_refusal(name), node)
             out = self._reduce(name, x, axis, node, sum_dtype)
             if not keep_dims:
                 return out
@@ -1186,6 +1197,19 @@ class FnTranslator:
         return V("tensor", f"gl.full({list(dims)}, {v.text}, gl.{dtype}, "
                            f"layout={self.Lv(var)})", var, dims, dtype,
                  exact_dtype=v.exact_dtype)
+
+    @staticmethod
+    def indices_refusal(name: str) -> str:
+        """Why ``tl.max`` / ``tl.min(..., return_indices=True)`` is not lowered, and what to
+        write: Triton compiles it, but Gluon 3.6's gl.max / gl.min build the indices with an
+        arange of no layout and fail."""
+        return (f"`tl.{name}(..., return_indices=True)` is not supported by the lowering: Triton "
+                f"compiles it, but Gluon 3.6's gl.{name} builds the indices with a "
+                f"`gl.arange` of no layout and fails (\"arange() missing 1 required positional "
+                f"argument: 'layout'\"); write the indices out, e.g. for x of [M, N] along axis "
+                f"1: `m = tl.{name}(x, 1)`, `i = tl.min(tl.where(x == m[:, None], "
+                f"tl.arange(0, N)[None, :], N), 1)` (the first index of the {name}imum, as "
+                f"Triton's tie_break_left, where x holds no NaN)")
 
     def _reduce(self, name: str, x: V, axis: int, node: K.Op, sum_dtype: Optional[V] = None) -> V:
         """``tl.<name>(x, axis)`` of the tensor ``x`` along ``axis`` (in range): a scalar for a
