@@ -463,9 +463,11 @@ def test_one_shot_pipes_used_again(tmp_path, capsys, name):
 # --------------------------------------------------------------------------------- field views
 
 #: the right reader stores past the left one's rows (two stores of one row race: memory-race)
+# N bounded: the readers' rows p * 64 and (N + p) * 64 stay apart in int32 (past 2 ** 25 they
+# wrap around onto each other)
 SPMC = HEAD + '''@tle.jit
 def k(x_ptr, y_ptr, N):
-    tle.assume(N >= 0)
+    tle.assume(0 <= N <= 1048576)
     kv = tle.pipe(capacity=2, readers=("left", "right"), a=tle.gpu.alloc([2, 64], tl.float32),
                   b=tle.gpu.alloc([2, 64], tl.float32))
     tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (left, (kv, y_ptr, N)),

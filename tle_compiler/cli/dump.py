@@ -477,6 +477,14 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     args = {p.name for p in kir.params}
     domains = {p.name: (p.min, p.max) for p in getattr(rep.program, "params", ())
                if p.name in args}
+    # and those of arguments that are no param of the protocol (`N` where the loops run over
+    # `N // 2`): each tle.assume comparison of an argument itself narrows its range
+    for a in getattr(info, "assumptions", ()):
+        if a.arg in args and not a.steps:
+            lo, hi = domains.get(a.arg, (None, None))
+            lo = a.min if lo is None else lo if a.min is None else max(lo, a.min)
+            hi = a.max if hi is None else hi if a.max is None else min(hi, a.max)
+            domains[a.arg] = (lo, hi)
     # the constexprs the kernel was read specialised to (a --param's) are numbers in the
     # addresses (a row pitch `row * D`); the others are of any value
     names = set(loaded.constexprs.get(rep.program.name, ())) | \

@@ -35,8 +35,9 @@ nothing; the pointer and the mask share one lane per ``tl.arange`` only where ne
 value to another axis. The model
 is an over-approximation of the addresses each access reaches, so "apart" is proved for every
 value of the arguments. Arguments are taken not to alias one another (two pointer arguments are
-two tensors), and a pointer argument is one a pointer expression adds with coefficient one;
-integer overflow of offsets is not modelled.
+two tensors), and a pointer argument is one a pointer expression adds with coefficient one.
+Int32 sums, differences, products and shifts of an address wrap around as Triton computes them
+(race_wraps.py).
 
 **Order.** Access A of partition P happens before access B of partition Q when P commits (or
 closes) index i of a pipe after A, and Q waits index i of that pipe before B (the wait returns
@@ -57,8 +58,8 @@ proved, and tle-dump says so (exit 3) rather than verify. Races between differen
 any Triton kernel, and not checked.
 
 The parts: frontend/race_sites.py (where accesses and events stand), race_terms.py (addresses as
-terms), race_strides.py (stride arguments), race_order.py (hand-offs); this module pairs the
-accesses, asks z3 and words the verdict.
+terms), race_strides.py (stride arguments), race_order.py (hand-offs), race_wraps.py (int32
+wraparound); this module pairs the accesses, asks z3 and words the verdict.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from ..ir import kernel as K
 from .race_order import ordered
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
+from .race_wraps import pointer_arguments
 from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask,
                          branch_conditions, instance, item_of, loop_of, single_value, symbols,
                          term)
@@ -257,6 +259,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             # may be either, or an address holding a value loaded from shared memory, is global
             probe = Instance(p, acc.site, "probe")
             info.append((p, acc, ptr, _based_on(model, _candidates(model, ptr, probe))))
+    model.pointers = pointer_arguments(kern, set().union(*(x[3] for x in info)))
     for i, (pa, a, ptr_a, ca) in enumerate(info):
         for pb, b, ptr_b, cb in info[i + 1:]:
             if pa is pb or not _conflict(a.kind, b.kind):
@@ -274,7 +277,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             # is one a condition, a loop range or another value of the pair reads (`if j < 2 *
             # S`): the columns beside it then depend on it, and may reach past a row
             known = ia.constraints + ib.constraints + model.facts
-            bound = set().union(*(symbols(c) for c in known))
+            # (an int32 range is no condition: race_wraps.py)
+            conditions = [c for c in known if c.get_id() not in model.wrap_facts]
+            bound = set().union(*(symbols(c) for c in conditions))
             # (held: in the expanded address, where `0 * S` is no term)
             held = [symbols(z3.simplify(t, som=True)) for t in (ta, tb)]
             # and so is one an unknown of the pair may hide (`off = S` or `off = 2 * S` in one
@@ -283,7 +288,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             hidden = set().union(*(model.hidden.get(n, set()) for n in
                                    symbols(ta) | symbols(tb) | bound))
             both = (strides & held[0] & held[1]) - bound - {f"a:{n}" for n in hidden}
-            if both and unbounded_columns(z3, ta - tb, both, known):
+            if both and unbounded_columns(z3, ta - tb, both, conditions):
                 both = set()
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             def query(*more):
@@ -296,8 +301,14 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
 
             if query()[1] == z3.unsat:
                 continue  # apart, whatever orders them (no quantifier to decide)
-            solver, got = query(z3.Not(ordered(model, kern, ia, ib, pa, pb)),
-                                z3.Not(ordered(model, kern, ib, ia, pb, pa)))
+            unordered = (z3.Not(ordered(model, kern, ia, ib, pa, pb)),
+                         z3.Not(ordered(model, kern, ib, ia, pb, pa)))
+            # a witness where no int32 arithmetic wraps around first (the plainer one), then
+            # any (race_wraps.py)
+            wraps = [v for v in ia.fresh + ib.fresh if str(v).startswith("i32wrap#")]
+            solver, got = query(*unordered, *(v == 0 for v in wraps)) if wraps else (None, None)
+            if got != z3.sat:
+                solver, got = query(*unordered)
             if got == z3.unsat:
                 continue
             second = b if (a.op.loc.line or 0) <= (b.op.loc.line or 0) else a
@@ -325,6 +336,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             given = ", ".join([given] * bool(given) + [
                 f"{n} = {model.constexprs[n]} (constexpr)" for n in read])
             given = f" (with {given})" if given else ""
+            if any(z.eval(v, model_completion=True).as_long() for v in wraps):
+                given += (" where int32 offset arithmetic wraps around (bound the arguments "
+                          "with tle.assume, or compute the offsets in int64 with "
+                          ".to(tl.int64))")
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "

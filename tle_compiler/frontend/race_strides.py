@@ -78,7 +78,7 @@ def generic_equal(z3, diff, strides: dict):
 #: unknowns the model bounds by the terms they are made of (a lane by its range, a quotient by
 #: its dividend, a choice by its operands, a cast by its operand): where those are bounded, so
 #: are they; any other unknown (a loaded value, a name assigned twice) may be any number
-_BOUNDED = ("lane", "quot", "choice", "minmax", "cdiv", "narrow", "wrap", "and")
+_BOUNDED = ("lane", "quot", "choice", "minmax", "cdiv", "narrow", "wrap", "and", "i32wrap")
 
 
 def unbounded_columns(z3, diff, strides: set, constraints: list) -> bool:

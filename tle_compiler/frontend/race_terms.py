@@ -71,6 +71,16 @@ class Model:
         from .tensor_args import body_assigns
 
         self.prologue_assigns = body_assigns(kern.prologue)
+        #: the arguments that are pointers (race_wraps.pointer_arguments): 64-bit; the others
+        #: integers of int32 values
+        self.pointers: set[str] = set()
+        #: whether the terms being built are an address's (whose int32 arithmetic wraps
+        #: around), not a pipe index's or a condition's, which are read as integers
+        self.addresses = False
+        #: the ids of the int32 range constraints (of integer arguments, of wrapped results:
+        #: race_wraps.wrapped): the stride rule does not count a stride they read as read by
+        #: a condition
+        self.wrap_facts: set[int] = set()
 
     def sym(self, name: str):
         if name.startswith("a:") and name[2:] in self.constexprs:
@@ -85,6 +95,11 @@ class Model:
                 self.facts.append(v >= lo)
             if hi is not None:
                 self.facts.append(v <= hi)
+            if name.startswith("a:") and name[2:] not in self.pointers:
+                # an integer argument is an int32 (as the verdict states)
+                ranges = [v >= -2 ** 31, v < 2 ** 31]
+                self.wrap_facts.update(c.get_id() for c in ranges)
+                self.facts += ranges
             if name.startswith("pid:"):
                 self.facts.append(v >= 0)
             if name.startswith("nprog:"):
@@ -259,7 +274,11 @@ def access_mask(model: Model, op: K.Op, inst: Instance):
     ptr, mask = pointer_of(op), _mask_expr(op)
     if mask is not None and _flat(model, [ptr, mask], inst.part):
         inst.lanes = {}
-    t = term(model, ptr, inst)
+    model.addresses = True  # its int32 arithmetic wraps around (race_wraps.py)
+    try:
+        t = term(model, ptr, inst)
+    finally:
+        model.addresses = False
     if mask is not None:
         c = condition(model, mask, inst, names=True)
         if c is not None:
@@ -570,7 +589,7 @@ def _prologue_term(model: Model, e: K.Expr, inst: Instance, depth: int):
     """The term of a kernel-body expression: one value for every partition, so made once and
     shared (its unknowns and their constraints are the kernel's), unless it holds lanes (a
     ``tl.arange`` the body made: each use of it is an axis of its own)."""
-    key = id(e)
+    key = (id(e), model.addresses)
     if key in model.shared:
         return model.shared[key]
     scratch = Instance(inst.part, Site(()), inst.label, lanes=inst.lanes)
@@ -670,12 +689,11 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
     z3 = model.z3
     a = term(model, e.lhs, inst, depth - 1, where)
     b = term(model, e.rhs, inst, depth - 1, where)
-    if e.op == "+":
-        return a + b
-    if e.op == "-":
-        return a - b
-    if e.op == "*":
-        return a * b
+    if e.op in ("+", "-", "*"):
+        from .race_wraps import wrapped  # int32 arithmetic wraps around
+
+        return wrapped(model, e, a + b if e.op == "+" else a - b if e.op == "-" else a * b,
+                       inst, where)
     c = _number(b)
     if e.op in ("//", "%", ">>") and c is not None:
         if e.op == ">>":
@@ -689,7 +707,9 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
         inst.constraints.append(z3.Abs(a - c * q) < abs(c))
         return q if e.op in ("//", ">>") else a - c * q
     if e.op == "<<" and c is not None and 0 <= c < 64:
-        return a * (1 << c)
+        from .race_wraps import wrapped
+
+        return wrapped(model, e, a * (1 << c), inst, where)
     if e.op == "&":
         m = c if c is not None else _number(a)
         v = model.fresh("and", inst)
