@@ -1,7 +1,8 @@
 """Int32 wraparound in the memory-race check (frontend/race_wraps.py): Triton computes an offset
 of int32 operands in int32, so ``y_ptr + (t + 1) * 67108864`` is ``y_ptr + 0`` at ``t = 63``.
 The check read addresses as unbounded integers, so a race through a wrapped offset was verified;
-it now wraps each int32 sum, difference, product and shift of an address, and a kernel whose
+it now wraps each int32 sum, difference, product and shift of an address (and a counter a
+loop carries), and a kernel whose
 offsets stay in int32 shows it by bounding its arguments (``tle.assume``) or computing them in
 int64 (``.to(tl.int64)`` before the arithmetic).
 """
@@ -13,6 +14,7 @@ import pytest
 from tle_compiler.frontend.race_wraps import pointer_arguments
 
 from .adversarial_support import dump, expect
+from .test_adversarial_verdicts_34 import ring as ring34
 from .test_global_races import ring
 
 WRAPS = "where int32 offset arithmetic wraps around"
@@ -37,6 +39,9 @@ RACES = {
     "a shift past int32": late_pair("((t + 1) << 26)"),
     # the product wraps before the cast widens it
     "an int64 cast after the product": late_pair("((t + 1) * 67108864).to(tl.int64)"),
+    # computed in int64, then cut to int32: wrapped there
+    "an int64 product cut to int32": late_pair(
+        "((t + 1).to(tl.int64) * 67108864).to(tl.int32)"),
     # the kernel body's value, shared by the partitions: (N + 1) * 65536 of N = 65535
     "a kernel-body offset": bounded(late_pair("far"), "N >= 0").replace(
         "def produce(kv, x_ptr, y_ptr, N, S):\n",
@@ -47,6 +52,11 @@ RACES = {
         late_pair("(t % 2 + 1) * N", "-64"), "N >= 1").replace(
         "        s = w.acquire(t)\n",
         "        s = w.acquire(t)\n        u = tl.load(y_ptr + N + offs)\n"),
+    # a counter the loop carries (off += 64): 64 + off is 0 again at t = 2 ** 26 - 1
+    "a carried counter": ring34(
+        wpre="off = 0", after="tl.store(y_ptr + 64 + off + offs, tl.load(x_ptr + offs))\n"
+                              "        off += 64",
+        late="tl.store(y_ptr + offs, v)"),
     # round 34's correct kernels, N unbounded: t * 64 of t = 2 ** 26 is row 0
     "rows t >= 3 of an else branch": ring(
         after="if t < 3:\n            pass\n        else:\n"
@@ -71,6 +81,10 @@ SAFE = {
     # N bounded: (t + 1) * 64 stays in int32, never 0
     "a bounded argument": bounded(late_pair("(t + 1) * 64")),
     "a bounded argument, the else branch": bounded(RACES["rows t >= 3 of an else branch"]),
+    # a pointer advanced by 64 each iteration: 64-bit arithmetic, never back at row 0
+    "an advancing pointer": ring34(
+        after="tl.store(y_ptr + 64 + offs, tl.load(x_ptr + offs))\n        y_ptr += 64",
+        late="tl.store(y_ptr + offs, v)"),
     # rows through a stride stay apart (the stride rule takes a tensor's rows not to overlap)
     "column halves through a stride": ring(
         after="rows = tl.arange(0, 16)\n        cols = tl.arange(0, 64)\n"

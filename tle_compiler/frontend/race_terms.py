@@ -78,7 +78,7 @@ class Model:
         #: around), not a pipe index's or a condition's, which are read as integers
         self.addresses = False
         #: the ids of the int32 range constraints (of integer arguments, of wrapped results:
-        #: race_wraps.wrapped): the stride rule does not count a stride they read as read by
+        #: race_wraps.operand): the stride rule does not count a stride they read as read by
         #: a condition
         self.wrap_facts: set[int] = set()
 
@@ -577,7 +577,7 @@ def _name(model: Model, name: str, inst: Instance, depth: int, where: str):
     if where == "part":
         v = _induction(model, name, inst, depth)
         if v is not None:
-            return v
+            return v  # an int32 one is wrapped where it is used (race_wraps.operand)
     local = inst.part.assigns if where == "part" else model.prologue_assigns
     if name in model.params and name not in local and \
             (where == "prologue" or name not in dict(inst.part.kp.bindings)):
@@ -689,13 +689,13 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
     z3 = model.z3
     a = term(model, e.lhs, inst, depth - 1, where)
     b = term(model, e.rhs, inst, depth - 1, where)
-    if e.op in ("+", "-", "*"):
-        from .race_wraps import wrapped  # int32 arithmetic wraps around
+    from .race_wraps import operand, settle  # int32 arithmetic wraps around
 
-        return wrapped(model, e, a + b if e.op == "+" else a - b if e.op == "-" else a * b,
-                       inst, where)
+    if e.op in ("+", "-", "*"):
+        return settle(model, e, a, b, inst, where)
     c = _number(b)
     if e.op in ("//", "%", ">>") and c is not None:
+        a = operand(model, e.lhs, a, inst, where)
         if e.op == ">>":
             if not 0 <= c < 64:
                 return model.fresh("shift", inst)
@@ -707,9 +707,7 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
         inst.constraints.append(z3.Abs(a - c * q) < abs(c))
         return q if e.op in ("//", ">>") else a - c * q
     if e.op == "<<" and c is not None and 0 <= c < 64:
-        from .race_wraps import wrapped
-
-        return wrapped(model, e, a * (1 << c), inst, where)
+        return settle(model, e, term(model, e.lhs, inst, depth - 1, where), b, inst, where)
     if e.op == "&":
         m = c if c is not None else _number(a)
         v = model.fresh("and", inst)
@@ -746,8 +744,12 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         if len(e.args) > 1 and isinstance(e.args[1], K.Op) and "pointer" in e.args[1].name:
             return model.fresh("cast", inst)  # a pointer cast: offsets in other units
         a = term(model, e.args[0], inst, depth - 1, where)
-        narrow = _NARROW.get(e.args[1].name) if len(e.args) > 1 and \
-            isinstance(e.args[1], K.DType) else None
+        target = e.args[1].name if len(e.args) > 1 and isinstance(e.args[1], K.DType) else None
+        if target in ("int64", "uint64", "int32"):
+            from .race_wraps import operand  # widened or cut: its int32 value
+
+            a = operand(model, e.args[0], a, inst, where, cut=target == "int32")
+        narrow = _NARROW.get(target)
         if narrow is None:
             return a  # a cast to int32 or a 64-bit type: the same value (overflow is not
             # modelled; an address adds a uint64 offset modulo 2 ** 64, as a signed one)
@@ -771,13 +773,20 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         inst.constraints.append(z3.Or(v == a, v == b))
         return v
     if name in ("tl.minimum", "tl.maximum", "min", "max") and len(e.args) == 2:
-        a = term(model, e.args[0], inst, depth - 1, where)
-        b = term(model, e.args[1], inst, depth - 1, where)
+        from .race_wraps import operand  # the order of int32 values
+
+        a = operand(model, e.args[0], term(model, e.args[0], inst, depth - 1, where), inst,
+                    where)
+        b = operand(model, e.args[1], term(model, e.args[1], inst, depth - 1, where), inst,
+                    where)
         v = model.fresh("minmax", inst)
         inst.constraints.append(z3.Or(v == a, v == b))
         return v
     if name == "tl.cdiv" and len(e.args) == 2:
-        a = term(model, e.args[0], inst, depth - 1, where)
+        from .race_wraps import operand
+
+        a = operand(model, e.args[0], term(model, e.args[0], inst, depth - 1, where), inst,
+                    where)
         c = _number(term(model, e.args[1], inst, depth - 1, where))
         if c:
             q = model.fresh("cdiv", inst)

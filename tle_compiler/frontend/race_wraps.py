@@ -2,10 +2,11 @@
 
 Triton computes an offset of int32 operands in int32: ``y_ptr + (t + 1) * 67108864`` reaches
 ``y_ptr + 0`` at ``t = 63``, where ``(t + 1) * 67108864`` is ``2 ** 32``. The address terms of
-race_terms.py are integers, so each addition, subtraction, multiplication and left shift whose
-operands are both int32 is read as its value wrapped into int32 (:func:`wrapped`: the integer
-result less a multiple of ``2 ** 32``, in ``[-2 ** 31, 2 ** 31)``); one with a 64-bit operand
-as the integer result. 64-bit (:func:`width`): a pointer argument (adding an offset to a pointer
+race_terms.py are integers, so the value of additions, subtractions, multiplications and left
+shifts of int32 operands is wrapped into int32 (the integer result less a multiple of ``2 **
+32``, in ``[-2 ** 31, 2 ** 31)``) where it meets a 64-bit operand or an op that is no ring
+operation (:func:`settle`, :func:`operand`: a chain of them agrees with its int32 value modulo
+``2 ** 32``, so it is wrapped once); one with a 64-bit operand is the integer result. 64-bit (:func:`width`): a pointer argument (adding an offset to a pointer
 does not wrap), a ``.to(tl.int64)``, a number past int32, a loop variable over a 64-bit range,
 and arithmetic with any of them. Integer kernel arguments hold int32 values, as the verdict
 states ("in i32"; Triton passes an integer that fits as int32), so a loop variable over them
@@ -26,15 +27,36 @@ I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 WRAPPING = ("+", "-", "*", "<<")
 
 
-def wrapped(model: Model, e: K.BinOp, value, inst: Instance, where: str):
-    """The term of ``e`` (integer result ``value``) as Triton computes it: wrapped into int32
-    where both operands are int32 (a fresh multiple of ``2 ** 32`` taken off, the result in
-    int32's range), ``value`` itself where an operand is 64-bit or both are numbers (Python
-    computes those when Triton compiles)."""
-    if not model.addresses or \
-            isinstance(e.lhs, (K.Const, K.Global)) and isinstance(e.rhs, (K.Const, K.Global)):
-        return value
-    if width(model, e.lhs, inst, where) or width(model, e.rhs, inst, where):
+def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
+    """The term of ``e`` (``+``, ``-``, ``*`` or ``<<`` of operand terms ``a``, ``b``) as Triton
+    computes it. Of two int32 operands, the integer result: a chain of such ops agrees with its
+    int32 value modulo ``2 ** 32`` (they are ring operations), so the chain is wrapped once,
+    where a 64-bit op or another kind of op takes it (:func:`operand`). With a 64-bit operand,
+    the int32 one is wrapped first and the result is exact."""
+    wide_a, wide_b = width(model, e.lhs, inst, where), width(model, e.rhs, inst, where)
+    if wide_a or wide_b:
+        if not wide_a:
+            a = operand(model, e.lhs, a, inst, where)
+        if not wide_b:
+            b = operand(model, e.rhs, b, inst, where)
+    if e.op == "+":
+        return a + b
+    if e.op == "-":
+        return a - b
+    if e.op == "*":
+        return a * b
+    return a * (1 << model.z3.simplify(b).as_long())  # `<<` by a number (all race_terms reads)
+
+
+def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False):
+    """The int32 value of ``e`` (term ``value``) where an op that is no int32 ring operation
+    takes it (a 64-bit op, ``//``, ``%``, ``>>``, ``min``, a cast to int64): ``value`` wrapped
+    into int32 (a fresh multiple of ``2 ** 32`` taken off, the result in int32's range), unless
+    ``e`` is 64-bit or surely int32 already (a number, a lane, a loop variable, an argument);
+    outside an address, ``value`` itself. ``cut``: a cast to int32, which wraps a 64-bit value
+    too."""
+    if not model.addresses or _atom(model, e, inst, where) or \
+            (width(model, e, inst, where) and not cut):
         return value
     z3 = model.z3
     if z3.is_int_value(z3.simplify(value)):
@@ -47,6 +69,27 @@ def wrapped(model: Model, e: K.BinOp, value, inst: Instance, where: str):
     model.wrap_facts.update(c.get_id() for c in ranges)
     inst.constraints += ranges
     return v
+
+
+def _atom(model: Model, e: K.Expr, inst: Instance, where: str) -> bool:
+    """Whether ``e`` is an int32 value no arithmetic made: a number, a lane, a program id, a
+    loaded value (any value the model gives it), a loop variable, an argument."""
+    if isinstance(e, (K.Const, K.Global)):
+        return True
+    if isinstance(e, K.Op):
+        return e.name not in ("to", "tl.where", "ifexp", "tl.minimum", "tl.maximum", "min",
+                              "max", "tl.cdiv", "tl.full") + SAME_VALUE
+    if isinstance(e, K.Name):
+        if where == "part" and isinstance(loop_of(inst.site, e.id), K.For):
+            return True
+        local = inst.part.assigns if where == "part" else model.prologue_assigns
+        if e.id in local:
+            return False
+        binds = dict(inst.part.kp.bindings) if where == "part" else {}
+        if e.id in binds:  # a partition parameter: what it is bound to
+            return _atom(model, binds[e.id], inst, "prologue")
+        return e.id in model.params
+    return False
 
 
 def width(model: Model, e: K.Expr, inst: Instance, where: str, depth: int = 32) -> bool:
