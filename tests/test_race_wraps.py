@@ -1,8 +1,8 @@
 """Int32 wraparound in the memory-race check (frontend/race_wraps.py): Triton computes an offset
 of int32 operands in int32, so ``y_ptr + (t + 1) * 67108864`` is ``y_ptr + 0`` at ``t = 63``.
 The check read addresses as unbounded integers, so a race through a wrapped offset was verified;
-it now wraps each int32 sum, difference, product and shift of an address (and a counter a
-loop carries), and a kernel whose
+it now wraps each int32 sum, difference, product and shift of an address, of its mask and of
+the conditions of the ``if``s around it (and a counter a loop carries), and a kernel whose
 offsets stay in int32 shows it by bounding its arguments (``tle.assume``) or computing them in
 int64 (``.to(tl.int64)`` before the arithmetic).
 """
@@ -14,7 +14,7 @@ import pytest
 from tle_compiler.frontend.race_wraps import pointer_arguments
 
 from .adversarial_support import dump, expect
-from .test_adversarial_verdicts_34 import ring as ring34
+from .test_adversarial_verdicts_34 import body, ring as ring34
 from .test_global_races import ring
 
 WRAPS = "where int32 offset arithmetic wraps around"
@@ -57,6 +57,15 @@ RACES = {
         wpre="off = 0", after="tl.store(y_ptr + 64 + off + offs, tl.load(x_ptr + offs))\n"
                               "        off += 64",
         late="tl.store(y_ptr + offs, v)"),
+    # the condition of the `if` around the store wraps too: (t + 1) * 2 ** 26 is -2 ** 31 at
+    # t = 31, so the else branch's store runs
+    "a wrapped condition": ring34(
+        after=body("if (t + 1) * 67108864 > 0:", "    pass", "else:",
+                   "    tl.store(y_ptr + offs, tl.load(x_ptr + offs))"),
+        late="tl.store(y_ptr + offs, v)"),
+    # ... and a mask
+    "a wrapped mask": late_pair("0").replace(
+        "tl.load(x_ptr + offs))", "tl.load(x_ptr + offs), mask=(t + 1) * 67108864 + offs < 0)"),
     # round 34's correct kernels, N unbounded: t * 64 of t = 2 ** 26 is row 0
     "rows t >= 3 of an else branch": ring(
         after="if t < 3:\n            pass\n        else:\n"
@@ -81,6 +90,11 @@ SAFE = {
     # N bounded: (t + 1) * 64 stays in int32, never 0
     "a bounded argument": bounded(late_pair("(t + 1) * 64")),
     "a bounded argument, the else branch": bounded(RACES["rows t >= 3 of an else branch"]),
+    # the condition computed in int64: never negative, the else branch never runs
+    "a condition in int64": ring34(
+        after=body("if (t + 1).to(tl.int64) * 67108864 > 0:", "    pass", "else:",
+                   "    tl.store(y_ptr + offs, tl.load(x_ptr + offs))"),
+        late="tl.store(y_ptr + offs, v)"),
     # a pointer advanced by 64 each iteration: 64-bit arithmetic, never back at row 0
     "an advancing pointer": ring34(
         after="tl.store(y_ptr + 64 + offs, tl.load(x_ptr + offs))\n        y_ptr += 64",

@@ -74,9 +74,11 @@ class Model:
         #: the arguments that are pointers (race_wraps.pointer_arguments): 64-bit; the others
         #: integers of int32 values
         self.pointers: set[str] = set()
-        #: whether the terms being built are an address's (whose int32 arithmetic wraps
-        #: around), not a pipe index's or a condition's, which are read as integers
-        self.addresses = False
+        #: whether the terms being built are read as Triton computes them, their int32
+        #: arithmetic wrapping around (race_wraps.py): an access's address, mask and the
+        #: conditions of the ``if``s around it; a pipe index (race_order.py, whose proofs
+        #: quantify over iterations) is read as an integer
+        self.int32 = False
         #: the ids of the int32 range constraints (of integer arguments, of wrapped results:
         #: race_wraps.operand): the stride rule does not count a stride they read as read by
         #: a condition
@@ -193,7 +195,10 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
     if isinstance(e, K.Compare):
         if not _compare_read(e):
             return None
-        a, b = term(model, e.lhs, inst, 24, where), term(model, e.rhs, inst, 24, where)
+        from .race_wraps import operand  # the order of int32 values
+
+        a = operand(model, e.lhs, term(model, e.lhs, inst, 24, where), inst, where)
+        b = operand(model, e.rhs, term(model, e.rhs, inst, 24, where), inst, where)
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                 ">=": a >= b}.get(e.op)
     if names and isinstance(e, K.BinOp) and e.op in ("&", "|"):
@@ -274,15 +279,14 @@ def access_mask(model: Model, op: K.Op, inst: Instance):
     ptr, mask = pointer_of(op), _mask_expr(op)
     if mask is not None and _flat(model, [ptr, mask], inst.part):
         inst.lanes = {}
-    model.addresses = True  # its int32 arithmetic wraps around (race_wraps.py)
+    model.int32 = True  # its int32 arithmetic wraps around (race_wraps.py)
     try:
         t = term(model, ptr, inst)
+        c = condition(model, mask, inst, names=True) if mask is not None else None
     finally:
-        model.addresses = False
-    if mask is not None:
-        c = condition(model, mask, inst, names=True)
-        if c is not None:
-            inst.constraints.append(c)
+        model.int32 = False
+    if c is not None:
+        inst.constraints.append(c)
     inst.lanes = None
     return t
 
@@ -296,7 +300,11 @@ def branch_conditions(model: Model, inst: Instance) -> None:
             continue
         outer = Instance(inst.part, _statement(inst.site, d), inst.label, inst.iters,
                          inst.constraints, inst.fresh)
-        c = condition(model, s[2].cond, outer)
+        model.int32 = True  # as Triton computes it (race_wraps.py)
+        try:
+            c = condition(model, s[2].cond, outer)
+        finally:
+            model.int32 = False
         if c is None:
             continue
         if s[3] == "else":
@@ -589,7 +597,7 @@ def _prologue_term(model: Model, e: K.Expr, inst: Instance, depth: int):
     """The term of a kernel-body expression: one value for every partition, so made once and
     shared (its unknowns and their constraints are the kernel's), unless it holds lanes (a
     ``tl.arange`` the body made: each use of it is an axis of its own)."""
-    key = (id(e), model.addresses)
+    key = (id(e), model.int32)
     if key in model.shared:
         return model.shared[key]
     scratch = Instance(inst.part, Site(()), inst.label, lanes=inst.lanes)

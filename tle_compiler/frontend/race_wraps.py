@@ -55,7 +55,7 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
     ``e`` is 64-bit or surely int32 already (a number, a lane, a loop variable, an argument);
     outside an address, ``value`` itself. ``cut``: a cast to int32, which wraps a 64-bit value
     too."""
-    if not model.addresses or _atom(model, e, inst, where) or \
+    if not model.int32 or _atom(model, e, inst, where) or \
             (width(model, e, inst, where) and not cut):
         return value
     z3 = model.z3
