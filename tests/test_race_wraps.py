@@ -42,6 +42,8 @@ RACES = {
     # computed in int64, then cut to int32: wrapped there
     "an int64 product cut to int32": late_pair(
         "((t + 1).to(tl.int64) * 67108864).to(tl.int32)"),
+    # int8 arithmetic wraps at 8 bits (32 * 4 is -128 in int8)
+    "int8 arithmetic": late_pair("((t % 64).to(tl.int8) * 4)", "-128"),
     # the kernel body's value, shared by the partitions: (N + 1) * 65536 of N = 65535
     "a kernel-body offset": bounded(late_pair("far"), "N >= 0").replace(
         "def produce(kv, x_ptr, y_ptr, N, S):\n",
@@ -95,6 +97,9 @@ SAFE = {
         after=body("if (t + 1).to(tl.int64) * 67108864 > 0:", "    pass", "else:",
                    "    tl.store(y_ptr + offs, tl.load(x_ptr + offs))"),
         late="tl.store(y_ptr + offs, v)"),
+    # uint32 offsets are zero-extended where a pointer adds them (Triton's addptr of an
+    # unsigned offset): t + 3e9 wraps into [0, 2 ** 32), never onto y - 1294967296
+    "a uint32 offset": late_pair("(t.to(tl.uint32) + 3000000000)", "-1294967296"),
     # a pointer advanced by 64 each iteration: 64-bit arithmetic, never back at row 0
     "an advancing pointer": ring34(
         after="tl.store(y_ptr + 64 + offs, tl.load(x_ptr + offs))\n        y_ptr += 64",

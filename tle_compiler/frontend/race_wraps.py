@@ -1,19 +1,25 @@
-"""Int32 arithmetic of addresses, for the memory-race check (frontend/global_races.py).
+"""Fixed-width integer arithmetic of addresses, for the memory-race check (global_races.py).
 
 Triton computes an offset of int32 operands in int32: ``y_ptr + (t + 1) * 67108864`` reaches
-``y_ptr + 0`` at ``t = 63``, where ``(t + 1) * 67108864`` is ``2 ** 32``. The address terms of
-race_terms.py are integers, so the value of additions, subtractions, multiplications and left
-shifts of int32 operands is wrapped into int32 (the integer result less a multiple of ``2 **
-32``, in ``[-2 ** 31, 2 ** 31)``) where it meets a 64-bit operand or an op that is no ring
-operation (:func:`settle`, :func:`operand`: a chain of them agrees with its int32 value modulo
-``2 ** 32``, so it is wrapped once); one with a 64-bit operand is the integer result. 64-bit (:func:`width`): a pointer argument (adding an offset to a pointer
-does not wrap), a ``.to(tl.int64)``, a number past int32, a loop variable over a 64-bit range,
-and arithmetic with any of them. Integer kernel arguments hold int32 values, as the verdict
-states ("in i32"; Triton passes an integer that fits as int32), so a loop variable over them
-does too.
+``y_ptr + 0`` at ``t = 63``, where ``(t + 1) * 67108864`` is ``2 ** 32``. The terms of
+race_terms.py are integers, so each value is read in its type (:func:`kind`):
 
-A kernel whose offsets cannot leave int32 shows it by bounding its arguments (``tle.assume(N <=
-1 << 20)``: z3 then finds no wrap), or computes them in int64.
+- 64-bit: a pointer argument (adding an offset to a pointer does not wrap), a ``.to(tl.int64)``,
+  a number past uint32, and arithmetic with any of them: the integer result;
+- uint32 (a ``.to(tl.uint32)``, a number in ``[2 ** 31, 2 ** 32)``, arithmetic with them and no
+  64-bit operand) and int32 (the rest: lanes, program ids, loop variables over int32 ranges,
+  integer arguments, which hold int32 values as the verdict states): additions, subtractions,
+  multiplications and left shifts are ring operations, so a chain of them agrees with its
+  wrapped value modulo ``2 ** 32`` and is wrapped once, where a 64-bit op or another kind of op
+  (``//``, ``%``, ``>>``, ``min``, a comparison, a cast) takes it (:func:`settle`,
+  :func:`operand`): the integer result less a multiple of ``2 ** 32``, in ``[0, 2 ** 32)`` or
+  ``[-2 ** 31, 2 ** 31)``;
+- narrower (arithmetic of int8, int16 and their unsigned kinds alone, which Triton computes in
+  that type): any value of those types (the model does not follow 8- and 16-bit wraps).
+
+A value loaded from memory is taken to be of 32 bits or more (an index table). A kernel whose
+offsets cannot leave int32 shows it by bounding its arguments (``tle.assume(N <= 1 << 20)``: z3
+then finds no wrap), or computes them in int64.
 """
 
 from __future__ import annotations
@@ -23,21 +29,31 @@ from .race_terms import REBOUND, SAME_VALUE, Instance, Model, _at, item_of, loop
 
 I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 
-#: the integer ops whose int32 result wraps around
+#: the integer ops whose fixed-width result wraps around
 WRAPPING = ("+", "-", "*", "<<")
+
+#: kinds of integer values (:func:`kind`), least to most precedence in a promotion
+NARROW, CONST, I32, U32, WIDE, UNKNOWN = "narrow", "const", "i32", "u32", "64", "unknown"
+_ORDER = (CONST, NARROW, I32, U32, WIDE, UNKNOWN)
+
+#: the range of a wrapped value of each kind
+_RANGES = {I32: (I32_MIN, I32_MAX), U32: (0, 2 ** 32 - 1)}
+
+_NARROW_TYPES = ("int1", "int8", "uint8", "int16", "uint16")
 
 
 def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
     """The term of ``e`` (``+``, ``-``, ``*`` or ``<<`` of operand terms ``a``, ``b``) as Triton
-    computes it. Of two int32 operands, the integer result: a chain of such ops agrees with its
-    int32 value modulo ``2 ** 32`` (they are ring operations), so the chain is wrapped once,
-    where a 64-bit op or another kind of op takes it (:func:`operand`). With a 64-bit operand,
-    the int32 one is wrapped first and the result is exact."""
-    wide_a, wide_b = width(model, e.lhs, inst, where), width(model, e.rhs, inst, where)
-    if wide_a or wide_b:
-        if not wide_a:
+    computes it. In 32 bits, the integer result (its chain is wrapped where it is taken:
+    :func:`operand`); with a 64-bit operand, the other one is wrapped first and the result is
+    exact."""
+    ka, kb = kind(model, e.lhs, inst, where), kind(model, e.rhs, inst, where)
+    if model.int32 and UNKNOWN in (ka, kb):
+        return model.fresh("opaque", inst)  # a type the walk did not reach: any value
+    if WIDE in (ka, kb):
+        if ka != WIDE:
             a = operand(model, e.lhs, a, inst, where)
-        if not wide_b:
+        if kb != WIDE:
             b = operand(model, e.rhs, b, inst, where)
     if e.op == "+":
         return a + b
@@ -49,36 +65,50 @@ def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
 
 
 def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False):
-    """The int32 value of ``e`` (term ``value``) where an op that is no int32 ring operation
-    takes it (a 64-bit op, ``//``, ``%``, ``>>``, ``min``, a cast to int64): ``value`` wrapped
-    into int32 (a fresh multiple of ``2 ** 32`` taken off, the result in int32's range), unless
-    ``e`` is 64-bit or surely int32 already (a number, a lane, a loop variable, an argument);
-    outside an address, ``value`` itself. ``cut``: a cast to int32, which wraps a 64-bit value
-    too."""
-    if not model.int32 or _atom(model, e, inst, where) or \
-            (width(model, e, inst, where) and not cut):
+    """The value of ``e`` (term ``value``) in its type, where an op that is no ring operation of
+    its width takes it (a 64-bit op, ``//``, ``%``, ``>>``, ``min``, a comparison, a cast):
+    ``value`` wrapped (a fresh multiple of ``2 ** 32`` taken off, the result in the type's
+    range), unless ``e`` is 64-bit or no arithmetic made it (a number, a lane, a loop variable,
+    an argument, a loaded value, a cast the model reads exactly); any value of the narrow types
+    for narrow arithmetic; where the model reads integers (a pipe index), ``value`` itself.
+    ``cut``: a cast to int32, which wraps a 64-bit value too."""
+    if not model.int32 or _atom(model, e, inst, where):
         return value
+    k = kind(model, e, inst, where)
+    if k == WIDE and not cut or k == CONST:
+        return value
+    if k == UNKNOWN:
+        return model.fresh("opaque", inst)
+    if k == NARROW:
+        v = model.fresh("narrow", inst)
+        inst.constraints += [v >= -2 ** 15, v < 2 ** 16]
+        return v
+    lo, hi = _RANGES[U32 if k == U32 and not cut else I32]
     z3 = model.z3
     if z3.is_int_value(z3.simplify(value)):
         n = z3.simplify(value).as_long()
-        if I32_MIN <= n <= I32_MAX:
+        if lo <= n <= hi:
             return value
-    k = model.fresh("i32wrap", inst)
-    v = value - 2 ** 32 * k
-    ranges = [v >= I32_MIN, v <= I32_MAX]
+    w = model.fresh("i32wrap", inst)
+    v = value - 2 ** 32 * w
+    ranges = [v >= lo, v <= hi]
     model.wrap_facts.update(c.get_id() for c in ranges)
     inst.constraints += ranges
     return v
 
 
 def _atom(model: Model, e: K.Expr, inst: Instance, where: str) -> bool:
-    """Whether ``e`` is an int32 value no arithmetic made: a number, a lane, a program id, a
-    loaded value (any value the model gives it), a loop variable, an argument."""
+    """Whether ``e`` is a value no arithmetic made, in its type's range in the model: a number,
+    a lane, a program id, a loaded value (any value the model gives it), a loop variable, an
+    argument, a cast to a narrow type or uint32 (read modulo its width)."""
     if isinstance(e, (K.Const, K.Global)):
         return True
     if isinstance(e, K.Op):
-        return e.name not in ("to", "tl.where", "ifexp", "tl.minimum", "tl.maximum", "min",
-                              "max", "tl.cdiv", "tl.full") + SAME_VALUE
+        if e.name == "to":
+            return len(e.args) > 1 and isinstance(e.args[1], K.DType) and \
+                e.args[1].name in _NARROW_TYPES + ("uint32",)
+        return e.name not in ("tl.where", "ifexp", "tl.minimum", "tl.maximum", "min", "max",
+                              "tl.cdiv", "tl.full") + SAME_VALUE
     if isinstance(e, K.Name):
         if where == "part" and isinstance(loop_of(inst.site, e.id), K.For):
             return True
@@ -92,39 +122,54 @@ def _atom(model: Model, e: K.Expr, inst: Instance, where: str) -> bool:
     return False
 
 
-def width(model: Model, e: K.Expr, inst: Instance, where: str, depth: int = 32) -> bool:
-    """Whether ``e`` is 64-bit at ``inst`` (Triton computes arithmetic on it in int64)."""
+def kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int = 32) -> str:
+    """The kind of integer ``e`` is at ``inst``: 64-bit, uint32, int32, narrow, a Python
+    number (which takes the other operand's type), or unknown (past the walk's depth)."""
     key = (id(e), where, tuple((x[0], x[1]) for x in inst.site.path))
-    memo = model.cache.setdefault("width", {})
+    memo = model.cache.setdefault("kind", {})
     if key not in memo:
-        memo[key] = _width(model, e, inst, where, depth)
+        memo[key] = _kind(model, e, inst, where, depth)
     return memo[key]
 
 
-def _width(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> bool:
+def _join(kinds) -> str:
+    kinds = list(kinds)
+    return max(kinds, key=_ORDER.index) if kinds else I32
+
+
+def _number_kind(v: int) -> str:
+    """Triton's type of an integer written in a kernel: int32, uint32, else 64-bit."""
+    return I32 if I32_MIN <= v <= I32_MAX else U32 if 0 <= v < 2 ** 32 else WIDE
+
+
+def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> str:
     if depth <= 0:
-        return False
+        return UNKNOWN
     if isinstance(e, (K.Const, K.Global)):
         v = getattr(e.value, "value", e.value)  # tl.constexpr(64)
-        return isinstance(v, int) and not isinstance(v, bool) and not I32_MIN <= v <= I32_MAX
+        if isinstance(v, int) and not isinstance(v, bool):
+            return CONST if I32_MIN <= v <= I32_MAX else _number_kind(v)
+        return CONST
     if isinstance(e, K.Name):
         return _name(model, e.id, inst, where, depth)
     if isinstance(e, K.Subscript):
         if len(e.index) == 1 and isinstance(e.index[0], int):
             got = item_of(model, e, inst, where)
             if got is None:
-                return False
+                return I32
             item, at, w = got
-            return width(model, item, at, w, depth - 1)
-        return width(model, e.value, inst, where, depth - 1)  # a broadcast
+            return kind(model, item, at, w, depth - 1)
+        return kind(model, e.value, inst, where, depth - 1)  # a broadcast
     if isinstance(e, K.UnaryOp):
-        return width(model, e.operand, inst, where, depth - 1)
+        return kind(model, e.operand, inst, where, depth - 1)
     if isinstance(e, K.BinOp):
-        return width(model, e.lhs, inst, where, depth - 1) or \
-            width(model, e.rhs, inst, where, depth - 1)
+        return _join([kind(model, e.lhs, inst, where, depth - 1),
+                      kind(model, e.rhs, inst, where, depth - 1)])
     if isinstance(e, K.Op):
         if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.DType):
-            return e.args[1].name in ("int64", "uint64")
+            t = e.args[1].name
+            return WIDE if t in ("int64", "uint64") else U32 if t == "uint32" else \
+                NARROW if t in _NARROW_TYPES else I32
         args = e.args
         if e.name in SAME_VALUE or e.name == "to":
             args = args[:1]
@@ -133,45 +178,53 @@ def _width(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> b
         elif e.name == "tl.full" and len(args) >= 2:
             args = args[1:2]
         elif e.name not in ("tl.minimum", "tl.maximum", "min", "max", "tl.cdiv"):
-            return False  # a lane, a program id, a loaded value: an int32 or an unknown
-        return any(width(model, a, inst, where, depth - 1) for a in args)
-    return False
+            return I32  # a lane, a program id, a loaded value: 32 bits (or any value)
+        k = _join(kind(model, a, inst, where, depth - 1) for a in args)
+        return I32 if k == CONST else k
+    return I32
 
 
-def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> bool:
+def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> str:
+    local = inst.part.assigns if where == "part" else model.prologue_assigns
     if where == "part":
         loop = loop_of(inst.site, name)
         if loop is REBOUND:
-            return False
+            return _several(model, name, local, where)
         if isinstance(loop, K.For):  # the variable has its range's type
-            return any(width(model, x, inst, where, depth - 1)
-                       for x in (loop.start, loop.stop, loop.step))
+            k = _join(kind(model, x, inst, where, depth - 1)
+                      for x in (loop.start, loop.stop, loop.step))
+            return I32 if k in (CONST, NARROW) else k
         if loop is not None:
-            return False
+            return I32
     got = single_value(model, name, inst, where)
     if got is not None:
         value, w, site = got
-        return width(model, value, inst if site is None else _at(inst, site), w, depth - 1)
-    local = inst.part.assigns if where == "part" else model.prologue_assigns
+        k = kind(model, value, inst if site is None else _at(inst, site), w, depth - 1)
+        return I32 if k == CONST else k  # a name bound to a number holds a tensor of it
     if name in model.params and name not in local and \
             (where == "prologue" or name not in dict(inst.part.kp.bindings)):
-        return name in model.pointers
-    # a name of several values (a counter, a rebinding): 64-bit where any of them is
+        return WIDE if name in model.pointers else I32
+    return _several(model, name, local, where)
+
+
+def _several(model: Model, name: str, local: dict, where: str) -> str:
+    """A name of several values (a counter, a rebinding), read without its place: 64-bit where
+    any value holds a ``.to(tl.int64)`` or a pointer argument by name, uint32 where one holds a
+    ``.to(tl.uint32)``, else int32."""
     values = [v for v, _ in local.get(name, [])] if where == "part" else \
         list(local.get(name, []))
-    return any(_names_wide(model, v, depth) for v in values)
-
-
-def _names_wide(model: Model, e: K.Expr, depth: int) -> bool:
-    """Whether ``e`` holds a ``.to(tl.int64)`` or a pointer argument by name (a value of a name
-    assigned more than once, read without its place: 64-bit where it may be)."""
-    for x in K.walk_expr(e):
-        if isinstance(x, K.Op) and x.name == "to" and len(x.args) > 1 and \
-                isinstance(x.args[1], K.DType) and x.args[1].name in ("int64", "uint64"):
-            return True
-        if isinstance(x, K.Name) and x.id in model.pointers:
-            return True
-    return False
+    found = I32
+    for value in values:
+        for x in K.walk_expr(value):
+            if isinstance(x, K.Name) and x.id in model.pointers:
+                return WIDE
+            if isinstance(x, K.Op) and x.name == "to" and len(x.args) > 1 and \
+                    isinstance(x.args[1], K.DType):
+                if x.args[1].name in ("int64", "uint64"):
+                    return WIDE
+                if x.args[1].name == "uint32":
+                    found = U32
+    return found
 
 
 def pointer_arguments(kern: K.Kernel, bases: set[str]) -> set[str]:
