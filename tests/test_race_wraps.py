@@ -148,3 +148,29 @@ def test_an_integer_added_to_a_pointer_and_multiplied_is_no_pointer(tmp_path):
     path.write_text(RACES["an argument added to a pointer and multiplied"])
     kern = load(path).infos["k"].kir
     assert pointer_arguments(kern, {"x_ptr", "y_ptr", "N"}) == {"x_ptr", "y_ptr"}
+
+
+def with_signature(text: str, **types: str) -> str:
+    """``text`` with a DEFAULT_CONFIG whose signature gives ``types`` (the others i32 / *fp32)."""
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "S": "i32", **types}
+    return text + f"""
+
+DEFAULT_CONFIG = {{"signature": {sig!r}, "constexprs": {{}}, "num_warps": 4, "grid": (1,)}}
+"""
+
+
+def test_the_signature_says_which_arguments_are_integers(tmp_path, capsys):
+    """S only ever added (`y_ptr + (S + t * 64)`) reads as a pointer without a signature; with
+    one typing it i32, S + t * 64 is int32 arithmetic, which wraps past 2 ** 31 onto y - 64."""
+    text = bounded(late_pair("(S + t * 64)", "-64"), "S >= 0")
+    code, err = dump(tmp_path, capsys, with_signature(text))
+    expect(code, err, RACE + (WRAPS,))
+
+
+def test_a_64_bit_integer_argument_does_not_wrap(tmp_path, capsys):
+    """S typed i64: S * 67108864 is 64-bit arithmetic, never back at row 0 for S >= 1."""
+    text = bounded(late_pair("S * 67108864"), "S >= 1")
+    code, err = dump(tmp_path, capsys, with_signature(text, S="i64"))
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, with_signature(text))  # i32: 64 * 2 ** 26 wraps to 0
+    expect(code, err, RACE + (WRAPS,))

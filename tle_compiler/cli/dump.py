@@ -490,9 +490,10 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     names = set(loaded.constexprs.get(rep.program.name, ())) | \
         {p.name for p in kir.params if p.constexpr}
     values = {n: v for n, v in rep.specialised.items() if n in names}
+    signature = loaded.signatures.get(rep.program.name)  # pointers, integer widths
     try:
         try:
-            check_global_races(kir, domains, values)
+            check_global_races(kir, domains, values, signature)
         except TleError:
             # refused for some value of a constexpr argument (`row * D` with D = 32 overlaps
             # the next row): checked again with the DEFAULT_CONFIG values the lowering
@@ -502,7 +503,7 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                 rep.program.name, {})).items() if n in names and n not in values}
             if not extra:
                 raise
-            check_global_races(kir, domains, {**values, **extra})  # its refusal is the one
+            check_global_races(kir, domains, {**values, **extra}, signature)  # its refusal
             rep.specialised = {**rep.specialised, **extra}
             print(f"tle-dump: {rep.program.name}: global memory proved apart with "
                   f"{', '.join(f'{n}={v}' for n, v in extra.items())} (DEFAULT_CONFIG; a race "

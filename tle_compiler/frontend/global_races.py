@@ -72,7 +72,7 @@ from ..ir import kernel as K
 from .race_order import ordered
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
-from .race_wraps import pointer_arguments
+from .race_wraps import integer_widths, pointer_arguments
 from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask,
                          branch_conditions, instance, item_of, loop_of, single_value, symbols,
                          term)
@@ -219,13 +219,15 @@ def _describe(model: Model, z, inst: Instance) -> str:
 
 
 def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
-                       constexprs: Optional[dict] = None) -> None:
+                       constexprs: Optional[dict] = None,
+                       signature: Optional[dict] = None) -> None:
     """Refuse (TleError, check ``memory-race``) a pair of accesses of two partitions that may
     reach one global address, one writing, unordered by the pipes; raise :class:`Unproved`
     where z3 cannot decide a pair. ``domains``: each kernel argument's ``tle.assume`` range,
     (min, max) with None for an open end; ``constexprs``: the integer constexpr arguments the
     kernel is read with (each then its number: a constexpr row pitch is a known one), the others
-    of any value."""
+    of any value; ``signature``: DEFAULT_CONFIG's argument types, where the file gives them
+    (which arguments are pointers, and the integers' widths: race_wraps.py)."""
     if len(kern.partitions) < 2:
         return
     parts = [collect(p) for p in kern.partitions]
@@ -259,7 +261,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             # may be either, or an address holding a value loaded from shared memory, is global
             probe = Instance(p, acc.site, "probe")
             info.append((p, acc, ptr, _based_on(model, _candidates(model, ptr, probe))))
-    model.pointers = pointer_arguments(kern, set().union(*(x[3] for x in info)))
+    model.pointers = pointer_arguments(kern, set().union(*(x[3] for x in info)), signature)
+    model.widths = integer_widths(signature)
     for i, (pa, a, ptr_a, ca) in enumerate(info):
         for pb, b, ptr_b, cb in info[i + 1:]:
             if pa is pb or not _conflict(a.kind, b.kind):

@@ -74,6 +74,8 @@ class Model:
         #: the arguments that are pointers (race_wraps.pointer_arguments): 64-bit; the others
         #: integers of int32 values
         self.pointers: set[str] = set()
+        #: the integer arguments' kinds a signature gives (race_wraps.integer_widths)
+        self.widths: dict[str, str] = {}
         #: whether the terms being built are read as Triton computes them, their int32
         #: arithmetic wrapping around (race_wraps.py): an access's address, mask and the
         #: conditions of the ``if``s around it; a pipe index (race_order.py, whose proofs
@@ -97,9 +99,12 @@ class Model:
                 self.facts.append(v >= lo)
             if hi is not None:
                 self.facts.append(v <= hi)
-            if name.startswith("a:") and name[2:] not in self.pointers:
-                # an integer argument is an int32 (as the verdict states)
-                ranges = [v >= -2 ** 31, v < 2 ** 31]
+            if name.startswith("a:") and name[2:] not in self.pointers and \
+                    self.widths.get(name[2:], "i32") != "64":
+                # an integer argument is an int32 (as the verdict states), or a uint32 where
+                # the signature says so
+                ranges = [v >= -2 ** 31, v < 2 ** 31] if self.widths.get(name[2:]) != "u32" \
+                    else [v >= 0, v < 2 ** 32]
                 self.wrap_facts.update(c.get_id() for c in ranges)
                 self.facts += ranges
             if name.startswith("pid:"):

@@ -24,6 +24,8 @@ then finds no wrap), or computes them in int64.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..ir import kernel as K
 from .race_terms import REBOUND, SAME_VALUE, Instance, Model, _at, item_of, loop_of, single_value
 
@@ -203,7 +205,7 @@ def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> st
         return I32 if k == CONST else k  # a name bound to a number holds a tensor of it
     if name in model.params and name not in local and \
             (where == "prologue" or name not in dict(inst.part.kp.bindings)):
-        return WIDE if name in model.pointers else I32
+        return WIDE if name in model.pointers else model.widths.get(name, I32)
     return _several(model, name, local, where)
 
 
@@ -227,11 +229,28 @@ def _several(model: Model, name: str, local: dict, where: str) -> str:
     return found
 
 
-def pointer_arguments(kern: K.Kernel, bases: set[str]) -> set[str]:
-    """Of ``bases`` (the arguments pointer expressions may be based on), those the kernel never
-    uses as an integer: an operand of ``*``, ``/``, ``//``, ``%``, a shift, a bitwise op or a
-    comparison, or in a loop's range. An integer argument added to a pointer (``y_ptr + N``) is
-    among the bases, but where the kernel also multiplies it (``t * N``) it is an integer."""
+def integer_widths(signature: Optional[dict]) -> dict[str, str]:
+    """The kinds of the integer arguments a signature types (``i64`` / ``u64``: 64-bit, ``u32``:
+    uint32, the other integers int32); an argument it does not type holds an int32."""
+    out: dict[str, str] = {}
+    for name, t in (signature or {}).items():
+        if isinstance(t, str) and t[:1] in ("i", "u") and t[1:].isdigit():
+            out[name] = WIDE if t[1:] == "64" else U32 if t == "u32" else I32
+    return out
+
+
+def pointer_arguments(kern: K.Kernel, bases: set[str],
+                      signature: Optional[dict] = None) -> set[str]:
+    """The pointer arguments: those a signature types ``*...`` (a descriptor or a pointer),
+    where it gives the argument's type; else of ``bases`` (the arguments pointer expressions
+    may be based on), those the kernel never uses as an integer: an operand of ``*``, ``/``,
+    ``//``, ``%``, a shift, a bitwise op or a comparison, or in a loop's range. An integer
+    argument added to a pointer (``y_ptr + N``) is among the bases, but where the kernel also
+    multiplies it (``t * N``) it is an integer; one only ever added (``y_ptr + (OFF + t)``) is
+    taken to be a pointer where no signature says otherwise."""
+    signature = signature or {}
+    typed = {n for n, t in signature.items() if isinstance(t, str) and t.startswith("*")}
+    bases = {b for b in bases if b not in signature} | (typed & {p.name for p in kern.params})
     numbers: set[str] = set()
 
     def names(e: K.Expr) -> set[str]:
@@ -251,4 +270,4 @@ def pointer_arguments(kern: K.Kernel, bases: set[str]) -> set[str]:
         for param, value in kp.bindings:
             if param in numbers:
                 numbers |= names(value)
-    return bases - numbers
+    return bases - (numbers - typed)
