@@ -3548,16 +3548,17 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.loop_ranges[ir_var] = bounds
         self.loop_vars.append(ir_var)
         self.depth += 1
-        saved_bad = self.bad_loop
+        saved_bad, unrolled = self.bad_loop, self.static_unrolled
         if bad is not None:
             self.bad_loop = (s, f"this loop contains pipe events, but {bad}", "non-affine-loop")
         try:
+            self.static_unrolled = unrolled * self.static_range_rule(s)
             body = self.exec_body_carried(s, names)
         finally:
             self.loop_vars.pop()
             self.loop_ranges.pop(ir_var, None)
             self.depth -= 1
-            self.bad_loop = saved_bad
+            self.bad_loop, self.static_unrolled = saved_bad, unrolled
         after = dict(self.env)
         self.env.clear()
         self.env.update(before)

@@ -33,7 +33,7 @@ from .constexpr_rules import condition_type_refusal
 from .local_tensors import refusal
 from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
                               trans_dims_refusal)
-from .values import Aff, Const, Data, KernelArg, Poison, Sym, Value
+from .values import I64, Aff, Const, Data, KernelArg, Poison, Sym, Value
 
 
 class TritonRules:
@@ -924,6 +924,87 @@ class TritonRules:
                 return True
         return ta is not None and tb is not None and ta != tb
 
+    #: the most statements a nest of tl.static_range loops may unroll to: Triton 3.6 unrolls
+    #: the loop in its AST, and its compile time grows with the square of the statements
+    #: unrolled (10000 iterations of `u = u + 1.0` on a tile: 15 s, 30000: 150 s; 100000 end in
+    #: a segmentation fault). Equal to python_numbers._STATIC_VALUES, the values of the loop
+    #: variables a number is computed at.
+    MAX_UNROLLED = 16384
+    #: the iterations of the tl.static_range loops around the statement being walked (product)
+    static_unrolled = 1
+
+    def static_range_rule(self, s: K.For) -> int:
+        """Refuse a ``tl.static_range`` loop that unrolls, with the tl.static_range loops
+        around it, to more than :data:`MAX_UNROLLED` statements (iterations times the
+        statements of its body): ``tl.static_range(0, 100000)`` was verified (adversarial round
+        36), and Triton 3.6 crashes compiling it. Its iteration count (1 for a loop of bounds
+        not known here), by which the loops inside it multiply."""
+        if not s.static:
+            return 1
+        bounds = [self.static_int(self.eval(e)) for e in (s.start, s.stop, s.step)]
+        if None in bounds or bounds[2] == 0:
+            return 1
+        trips = len(range(*bounds))
+        stmts = sum(1 for _ in K.walk_stmts(s.body))
+        unrolled = self.static_unrolled * trips
+        if unrolled * stmts > self.MAX_UNROLLED:
+            around = (f", inside tl.static_range loops of {self.static_unrolled} iterations"
+                      if self.static_unrolled > 1 else "")
+            raise self.err(f"`{self.range_text(s)}` unrolls {trips} iterations of {stmts} "
+                           f"statement{'s' if stmts > 1 else ''}{around}: {unrolled * stmts} "
+                           f"statements, more than {self.MAX_UNROLLED}; Triton 3.6 unrolls a "
+                           f"tl.static_range in the kernel's source, and its compile time grows "
+                           f"with the square of that (a segmentation fault at 100000): write "
+                           f"`range` or `tl.range` for a loop of many iterations", s,
+                           check="bad-loop")
+        return max(trips, 1)
+
+    def int_width(self, kind: tuple, v: Optional[Value]) -> tuple:
+        """``kind`` (:meth:`type_known`) of a scalar integer whose element type no cast names,
+        with the width the walk surely knows of its value ``v``: int64 where it went through
+        ``.to(tl.int64)`` or Triton's promotion beside one (values.I64), int32 where it is a
+        number of i32 (Triton makes ``u = 0`` an int32 tensor) or computed from i32 kernel
+        arguments alone (by the DEFAULT_CONFIG signature); else ``kind`` as it is."""
+        dims, exact, scalar, dtype = kind
+        if dtype is not None or scalar != "int" or dims or not exact:
+            return kind
+        if isinstance(v, (Aff, Data)) and I64 in v.wide:
+            return dims, exact, scalar, "int64"
+        sig = self.k.config_signature
+        if isinstance(v, KernelArg) and not v.constexpr and sig.get(v.name) in ("i32", "i64"):
+            return dims, exact, scalar, "int32" if sig[v.name] == "i32" else "int64"
+        if not isinstance(v, Aff) or v.wide:
+            return kind
+        if v.expr.is_const:
+            if not -2 ** 31 <= v.expr.const < 2 ** 31:
+                return kind
+        elif not all(sig.get(self.k.params.slot(x).arg or "") == "i32"
+                     for x in v.expr.variables if x in self.k.params.by_placeholder) or any(
+                x not in self.k.params.by_placeholder for x in v.expr.variables):
+            return kind  # a loop variable, a derived param, an i64 argument: not followed
+        return dims, exact, scalar, "int32"
+
+    def carried_kind(self, before: dict, env: dict, names, kind: tuple, bound) -> tuple:
+        """``kind`` of the value ``bound`` a loop body bound a name to, where the walk knew
+        nothing of it because it reads names the loop carries (Poison in the body:
+        ``u = u + N.to(tl.int64)``): its expression read again with those names bound to their
+        values before the loop, whose types Triton requires them to keep. Only for a value of
+        i64 width (values.I64), for :meth:`int_width`."""
+        if kind[2] is not None or not (isinstance(bound, Data) and I64 in bound.wide
+                                       and bound.node is not None):
+            return kind
+        read = dict(env)
+        for n in names:
+            if isinstance(read.get(n), Poison) or read.get(n) is bound:
+                if before.get(n) is None or isinstance(before.get(n), Poison):
+                    return kind
+                read[n] = before[n]
+        saved, self.env = self.env, read
+        try:
+            return self.type_known(bound.node)
+        finally:
+            self.env = saved
+
     def same_types(self, before: dict, afters: list[dict], names: dict[str, int], node,
                    what: str) -> None:
         """Refuse a name bound before a runtime `if` (or a range / while loop) whose type a
@@ -935,7 +1016,7 @@ class TritonRules:
         for name, line in names.items():
             if before.get(name) is None or isinstance(before.get(name), Poison):
                 continue
-            first = self.type_bound(before, name)
+            first = self.int_width(self.type_bound(before, name), before.get(name))
             for i, env in enumerate(afters):
                 if env.get(name) is None or isinstance(env.get(name), Poison):
                     continue
@@ -945,14 +1026,20 @@ class TritonRules:
                     # a float the source spells (`u = u + 1.5` in a loop, whose second walk
                     # reads `u` as data): a float, of whatever shape (adversarial round 36)
                     then = (then[0], then[1], "float", then[3])
+                # an int32 made an int64 or back (`u = 0`, then `u = u + N.to(tl.int64)`;
+                # verified until adversarial round 37)
+                then = self.int_width(self.carried_kind(before, env, names, then, bound), bound)
                 if not self.types_differ(first, then):
                     continue
                 where = ("the body of the loop" if what == "loop"
                          else "the then branch" if i == 0 else "the else branch")
                 py = self.k.names.py(name)
-                raise self.err(f"`{py}` is {self.type_text(first)} before the "
+                was, now = self.type_text(first), self.type_text(then)
+                if was == now:  # scalars of one kind and two widths
+                    was, now = (f"{t} ({k[3]})" for t, k in ((was, first), (now, then)))
+                raise self.err(f"`{py}` is {was} before the "
                                f"{'loop' if what == 'loop' else '`if`'} at line {node.loc.line}, "
-                               f"and {where} binds it to {self.type_text(then)} (line {line}): "
+                               f"and {where} binds it to {now} (line {line}): "
                                f"Triton 3.6 refuses a name whose type a loop or a branch on a "
                                f"run-time value changes; bind the new value to another name",
                                node, check="unsupported-expression")
