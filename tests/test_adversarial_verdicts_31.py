@@ -473,7 +473,9 @@ def test_a_rounding_mode_triton_refuses_is_refused(tmp_path, capsys, monkeypatch
 
 @pytest.mark.parametrize("stmt", ['u = t.to(tl.float16, fp_downcast_rounding="rtz")',
                                   'u = t.to(tl.bfloat16, fp_downcast_rounding="rtne")',
-                                  'u = t.to(tl.float8e4nv, fp_downcast_rounding="rtz")'])
+                                  # (float8e4nv until round 37: Triton compiled it only
+                                  # because `u` is unused; stored, its LLVM lowering fails)
+                                  'u = t.to(tl.float8e5, fp_downcast_rounding="rtz")'])
 def test_a_rounding_mode_of_a_narrowing_is_verified(tmp_path, capsys, monkeypatch, stmt):
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, "verified")

@@ -96,3 +96,157 @@ def test_a_static_range_unrolling_too_many_statements_is_rejected(tmp_path, caps
 def test_a_static_range_within_the_bound_is_verified(tmp_path, capsys, stmt):
     code, err = dump(tmp_path, capsys, reader_does(_stored(stmt)))
     expect(code, err, "verified")
+
+
+# --------------------------------------------------------- bug 3: tl.cdiv of a float
+
+@pytest.mark.parametrize("stmt", [
+    "tl.store(y_ptr + tl.arange(0, 64), t.cdiv(2.0))",
+    "tl.store(y_ptr + tl.arange(0, 64), tl.cdiv(t, 2))",
+    "x = t * 2\ntl.store(y_ptr + tl.arange(0, 64), x.cdiv(4))",
+    "tl.store(y_ptr + tl.arange(0, 64), t.to(tl.int32).cdiv(2.5).to(tl.float32))",
+    "u = N.cdiv(2.5)\ntl.store(y_ptr + tl.arange(0, 64), t + u)",
+])
+def test_a_cdiv_of_a_float_is_rejected(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified. Triton 3.6's cdiv is `(x + (div - 1)) // div`: "unexpected type
+    fp32"; the lowering's gl.cdiv fails alike."""
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r37_cdiv")
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "tl.cdiv computes", "unexpected type fp32",
+                       "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("stmt", [
+    "u = N.cdiv(2)\ntl.store(y_ptr + tl.arange(0, 64), t + u)",
+    "u = t.to(tl.int32).cdiv(2)\ntl.store(y_ptr + tl.arange(0, 64), t + u)",
+    "u = tl.cdiv(C, 2.5)\ntl.store(y_ptr + tl.arange(0, 64), t + u)",
+])
+def test_a_cdiv_of_integers_or_of_numbers_is_verified(tmp_path, capsys, monkeypatch, stmt):
+    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r37_cdiv_ok")
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+
+
+# ------------------------------------ bug 4: the element type of x.cast(...) / tl.cast(x, ...)
+
+@pytest.mark.parametrize("stmt", [
+    "x = t.cast(tl.float16)\nu = tl.exp2(x)",
+    "u = tl.exp2(tl.cast(t, tl.float16))",
+    "u = tl.sqrt_rn(t.cast(dtype=tl.float64))",
+])
+def test_math_of_a_cast_tile_is_checked(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified. Triton 3.6: "Expected dtype ['fp32', 'fp64'] but got fp16" (the
+    frontend followed the element type of `x.to(...)` only)."""
+    text = _stored(stmt, "u")
+    assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_math")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, ("rejected", "Triton 3.6 refuses it", "Expected dtype",
+                       "[unsupported-expression]"))
+
+
+def test_a_member_math_call_of_a_cast_fp16_tile_is_rejected(tmp_path, capsys, monkeypatch):
+    """Before: verified, and the lowering's gl.exp2 of the fp16 tile does not compile
+    ("Expected dtype ['fp32', 'fp64'] but got fp16"). Triton 3.6's member `x.exp2()` itself
+    skips that check (math.py applies _check_dtype outside _tensor_member_fn), so only the
+    lowering refuses it; the frontend refuses it as it refuses tl.exp2 of fp16."""
+    text = _stored("u = t.cast(tl.float16).exp2()", "u")
+    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_member_exp2")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, ("rejected", "tl.exp2(tl.cast(t, tl.float16))", "Expected dtype",
+                       "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("stmt", [
+    "u = 0\nfor i in range(4):\n    u = u + N.cast(tl.int64)",
+    "u = t.to(tl.int32)\nfor i in range(4):\n    u = u.cast(tl.int16)",
+])
+def test_a_loop_changing_a_type_by_cast_is_rejected(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified; Triton 3.6: "Loop-carried variable u has initial type int32 but is
+    re-assigned to int64 in loop"."""
+    text = _stored(stmt)
+    assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_carried")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, ("rejected", "before the loop", "refuses a name whose type a loop",
+                       "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("stmt", [
+    "u = N.cast(tl.int64)\nfor i in range(4):\n    u = u + N",
+    "u = 0\nfor i in range(4):\n    u = (u + N.cast(tl.int64)).to(tl.int32)",
+    "x = t.cast(tl.float64)\nu = tl.exp2(x * 2.0)",
+    "u = t.cast(tl.int32, bitcast=True)",
+])
+def test_a_cast_triton_compiles_is_verified(tmp_path, capsys, monkeypatch, stmt):
+    text = _stored(stmt, "t + u")
+    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_cast_ok")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, "verified")
+
+
+# ------------------------------ bug 5: x.cast's bitcast and rounding mode, as x.to's are checked
+
+@pytest.mark.parametrize("stmt,words", [
+    ("u = t.cast(tl.int16, bitcast=True)", ("Cannot bitcast data-type of size 32 to data-type "
+                                            "of size 16", "[unsupported-expression]")),
+    ("u = tl.cast(t, tl.int16, None, True)", ("Cannot bitcast data-type of size 32",
+                                              "[unsupported-expression]")),
+    ('u = t.cast(tl.int32, fp_downcast_rounding="rtz")', ("only for a float narrowed to a float",
+                                                          "[lowering]")),
+    ('u = t.to(tl.float16).cast(tl.bfloat16, fp_downcast_rounding="rtne")', (
+        "only for a float narrowed to a float", "[lowering]")),
+])
+def test_a_cast_triton_refuses_is_rejected(tmp_path, capsys, monkeypatch, stmt, words):
+    """Before: verified (the checks of `x.to(..., bitcast=True)` and of its rounding mode did
+    not read tl.cast, which `x.cast(...)` is); Triton 3.6 refuses each."""
+    text = _stored(stmt, "u")
+    assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_bad")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, ("rejected", *words))
+
+
+# ---------------------- bug 6: float conversions Triton accepts and its backend cannot lower
+
+@pytest.mark.parametrize("stmt", [
+    'u = t.to(tl.float8e4nv, fp_downcast_rounding="rtz")',
+    'u = t.cast(tl.float8e4nv, fp_downcast_rounding="rtz")',
+    'u = t.to(tl.float16).to(tl.float8e5, fp_downcast_rounding="rtz")',
+    'u = t.to(tl.bfloat16).to(tl.float8e4nv, fp_downcast_rounding="rtz")',
+    'u = t.to(tl.float64).to(tl.float16, fp_downcast_rounding="rtz")',
+    'u = t.to(tl.float64).cast(tl.float32, fp_downcast_rounding="rtz")',
+])
+def test_a_rounding_toward_zero_the_backend_lacks_is_rejected(tmp_path, capsys, monkeypatch,
+                                                              stmt):
+    """Before: verified (and its TTGIR compiles); Triton 3.6's LLVM lowering fails
+    ("Unsupported rounding mode for conversion")."""
+    text = _stored(stmt, "u")
+    assert triton_refuses(tmp_path, monkeypatch, text, "r37_rtz")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, ("rejected", "fp_downcast_rounding='rtz'", "has no such conversion",
+                       "[lowering]"))
+
+
+@pytest.mark.parametrize("stmt", [
+    "u = t.to(tl.float64).to(tl.float8e4nv)",
+    'u = t.to(tl.float64).cast(tl.float8e5, fp_downcast_rounding="rtne")',
+    "u = t.to(tl.float8e5).to(tl.float64)",
+])
+def test_a_conversion_between_fp8_and_float64_is_rejected(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified; Triton 3.6's LLVM lowering fails ("Unsupported conversion")."""
+    text = _stored(stmt, "u")
+    assert triton_refuses(tmp_path, monkeypatch, text, "r37_fp8_fp64")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, ("rejected", "converts no fp8 type to or from float64", "[lowering]"))
+
+
+@pytest.mark.parametrize("stmt", [
+    'u = t.to(tl.float16, fp_downcast_rounding="rtz")',
+    'u = t.cast(tl.bfloat16, fp_downcast_rounding="rtz")',
+    'u = t.to(tl.float8e5, fp_downcast_rounding="rtz")',
+    'u = t.to(tl.float64).to(tl.float16, fp_downcast_rounding="rtne")',
+    'u = t.to(tl.float16).cast(tl.float8e4nv, fp_downcast_rounding="rtne")',
+])
+def test_a_rounding_the_backend_has_is_verified(tmp_path, capsys, monkeypatch, stmt):
+    text = _stored(stmt, "u")
+    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_round_ok")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, "verified")

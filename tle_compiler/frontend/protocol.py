@@ -1913,11 +1913,20 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                         and isinstance(other.value, (int, float)) \
                         and not isinstance(other.value, bool):
                     return t
+                if t == "int64" and (isinstance(other, K.Const) and type(other.value) is int
+                                     or isinstance(other, K.Name)
+                                     and self.operand_type(other) == "int"):
+                    # Triton promotes an i32 (or a Python int) beside an int64 to int64: `u +
+                    # N.cast(tl.int64)` is one (adversarial round 37)
+                    return t
             return None
         if not isinstance(e, K.Op):
             return None
-        if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.DType):
-            return e.args[1].name
+        if e.name in ("to", "tl.cast"):
+            # `x.cast(tl.float16)` / `tl.cast(x, ...)` too: `x = t.cast(tl.float16)` made
+            # `tl.exp2(x)` verified (adversarial round 37)
+            dt = e.args[1] if len(e.args) > 1 else e.kw("dtype")
+            return dt.name if isinstance(dt, K.DType) else None
         if e.name in ("tl.reshape", "tl.ravel"):  # the operand's elements, in another shape
             operand = bind_reshape(e.name, e.args, e.kwargs)[0]
             return self.tile_dtype(operand, seen) if operand is not None else None
@@ -2672,6 +2681,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.block_shape_rule(name, node)
         if triton and name == "full":
             self.full_value_rule(node)
+        if triton and name == "cast":
+            self.bitcast_rule(node)
         if triton:
             self.operand_dtype_rule(name, node)
         if triton and name in ("dot", "expand_dims", "broadcast_to"):

@@ -597,6 +597,18 @@ class TritonRules:
                                f"\"'arith.select' op failed to verify\")", node,
                                check="unsupported-expression")
             return
+        if name == "cdiv":
+            # Triton's cdiv is `(x + (div - 1)) // div`: a float operand beside a tensor makes
+            # it `//` of floats ("unexpected type fp32"; `t.cdiv(2.0)` and `tl.cdiv(N, 2.5)`
+            # were verified: adversarial round 37); of Python numbers alone Python computes it
+            floats = [x for x in node.args[:2] if self.operand_type(x) == "float"]
+            if floats and not all(self.python_number(x) for x in node.args[:2]):
+                dt = self.tile_dtype(floats[0]) or "fp32"
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (tl.cdiv computes "
+                               f"`(x + (div - 1)) // div`, and `//` of a float: \"unexpected type "
+                               f"{dt}\"); cdiv takes integers", node,
+                               check="unsupported-expression")
+            return
         operands = node.args[:3] if name == "fma" else node.args[:2] if name in (
             "fdiv", "umulhi", "div_rn") else node.args[:1]
 
@@ -777,11 +789,14 @@ class TritonRules:
                        check="unsupported-control-flow")
 
     def bitcast_rule(self, e: K.Op) -> None:
-        """Refuse ``x.to(dtype, bitcast=True)`` between element types of different widths,
-        where the frontend knows ``x``'s (:meth:`tile_dtype`, or the scalar tensor a plain
+        """Refuse ``x.to(dtype, bitcast=True)`` (``x.cast(...)``, ``tl.cast(x, ...)``: verified
+        until adversarial round 37) between element types of different widths, where the
+        frontend knows ``x``'s (:meth:`tile_dtype`, or the scalar tensor a plain
         assignment makes of a number: :meth:`number_tensor_type`): Triton 3.6 refuses it ("Cannot
         bitcast data-type of size 32 to data-type of size 16"); it was verified."""
         flag = e.kw("bitcast")
+        if flag is None and e.name == "tl.cast" and len(e.args) > 3:
+            flag = e.args[3]  # tl.cast(input, dtype, fp_downcast_rounding, bitcast)
         target = e.args[1] if len(e.args) > 1 else e.kw("dtype")
         if not (isinstance(flag, K.Const) and flag.value is True and isinstance(target, K.DType)):
             return
@@ -988,10 +1003,8 @@ class TritonRules:
         """``kind`` of the value ``bound`` a loop body bound a name to, where the walk knew
         nothing of it because it reads names the loop carries (Poison in the body:
         ``u = u + N.to(tl.int64)``): its expression read again with those names bound to their
-        values before the loop, whose types Triton requires them to keep. Only for a value of
-        i64 width (values.I64), for :meth:`int_width`."""
-        if kind[2] is not None or not (isinstance(bound, Data) and I64 in bound.wide
-                                       and bound.node is not None):
+        values before the loop, whose types Triton requires them to keep."""
+        if kind[2] is not None or not (isinstance(bound, Data) and bound.node is not None):
             return kind
         read = dict(env)
         for n in names:

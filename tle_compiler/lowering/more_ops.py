@@ -378,7 +378,9 @@ def value_op(tr, node: K.Op) -> V:
         if x.kind not in ("const", "scalar", "tensor"):
             raise tr.err(f"`tl.cast` of a {x.kind}", node)
         extra = _literal_keywords(tr, node, a, {"fp_downcast_rounding": None, "bitcast": False})
-        refusal = promotion.fp8_conversion_refusal(x.dtype, dt.value, "bitcast=True" in extra)
+        from .translate import _rounding_refusal  # (`x.to`'s: x.cast(..., "rtz") is x.to's)
+        refusal = promotion.fp8_conversion_refusal(x.dtype, dt.value, "bitcast=True" in extra) \
+            or _rounding_refusal(a, x.dtype, dt.value)
         if refusal:
             raise tr.err(refusal, node)
         text = f"gl.cast({x.text}, {dt.text}{extra})"

@@ -183,7 +183,19 @@ def _rounding_refusal(kwargs: dict, src: Optional[str], dst: Optional[str]) -> O
         return (f"fp_downcast_rounding={mode!r} on a conversion from {src} to {dst}: Triton "
                 f"3.6 takes a rounding mode only for a float narrowed to a float "
                 f"(\"fp_downcast_rounding should be set only for truncating fp conversions\")")
+    if mode == "rtz" and src is not None and dst is not None and (src, dst) not in RTZ_CONVERSIONS:
+        return (f"fp_downcast_rounding='rtz' on a conversion from {src} to {dst}: Triton 3.6 "
+                f"accepts it, and its backend has no such conversion (the compile fails in "
+                f"ConvertTritonGPUToLLVM: \"Unsupported rounding mode for conversion\"); it "
+                f"rounds toward zero from float32 to float16, bfloat16 and float8e5 only")
     return None
+
+
+#: the conversions Triton 3.6's NVIDIA backend rounds toward zero (sm_90): from float32 only,
+#: and not to float8e4nv; from float64 or float16 / bfloat16 to fp8 the compile fails in
+#: ConvertTritonGPUToLLVM (verified until adversarial round 37)
+RTZ_CONVERSIONS = frozenset({("float32", "float16"), ("float32", "bfloat16"),
+                             ("float32", "float8e5")})
 
 
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"})
