@@ -250,3 +250,31 @@ def test_a_rounding_the_backend_has_is_verified(tmp_path, capsys, monkeypatch, s
     assert not triton_refuses(tmp_path, monkeypatch, text, "r37_round_ok")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, "verified")
+
+
+# ------------------------- bug 7: a member of a tl.static_range variable (a Python int)
+
+@pytest.mark.parametrize("stmt,member", [
+    ("for i in tl.static_range(4):\n    tl.store(y_ptr + i, t.sum(0) + i.cdiv(2))", "cdiv"),
+    ("for i in tl.static_range(4):\n    tl.store(y_ptr + i, t.sum(0) + (i * 2).abs())", "abs"),
+    ("for i in tl.static_range(4):\n    tl.store(y_ptr + i.to(tl.int64), t.sum(0))", "to"),
+])
+def test_a_member_of_a_static_range_variable_is_rejected(tmp_path, capsys, monkeypatch, stmt,
+                                                         member):
+    """Before: verified. Triton 3.6 unrolls the loop binding the variable to a Python int:
+    "'int' object has no attribute 'cdiv'" (and the lowered `i.to(gl.int64)` fails alike)."""
+    assert triton_refuses(tmp_path, monkeypatch, stmt, "r37_static_member")
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", "the constexpr `i", "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("stmt", [
+    "for i in tl.static_range(4):\n    j = i * 2\n    tl.store(y_ptr + i, t.sum(0) + "
+    "j.to(tl.float32))",
+    "for i in range(4):\n    tl.store(y_ptr + i.to(tl.int64), t.sum(0) + i.cdiv(2))",
+])
+def test_a_member_of_a_tensor_loop_value_is_verified(tmp_path, capsys, monkeypatch, stmt):
+    """A name a plain assignment binds is a tensor in Triton 3.6, and so is a range variable."""
+    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r37_static_member_ok")
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
