@@ -67,7 +67,7 @@ Bugs found, one line each:
    rejects the kernel at its line.
 10. `x.to(tl.float16, fp_downcast_rounding="rtn")` (a mode Triton 3.6 does not have) and a
    rounding mode on a conversion that narrows no float (`.to(tl.float64, ...="rtz")`) were
-   verified; Triton refuses both. FIXED: the lowering refuses them (translate._rounding_refusal).
+   verified; Triton refuses both. FIXED: the lowering refuses them (rounding.rounding_refusal).
 
 11. `(t.to(tl.float8e4b15) + t.to(tl.float8e4b15))` was verified, and Triton 3.6 fails to
    compile it (fp8 arithmetic, which the lowering refuses for the fp8 types it names, reached

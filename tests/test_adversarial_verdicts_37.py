@@ -278,3 +278,33 @@ def test_a_member_of_a_tensor_loop_value_is_verified(tmp_path, capsys, monkeypat
     assert not triton_refuses(tmp_path, monkeypatch, stmt, "r37_static_member_ok")
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, "verified")
+
+
+# ------------------------- bug 8: the two branches of an `if` binding a new name to two types
+
+@pytest.mark.parametrize("stmt", [
+    "if N > 2:\n    u = N.to(tl.int64)\nelse:\n    u = 0",
+    "if N > 2:\n    u = N * 1.5\nelse:\n    u = N",
+    "if N > 2:\n    u = t\nelse:\n    u = N",
+    "if N > 2:\n    u = t.to(tl.float16)\nelse:\n    u = t",
+])
+def test_branches_binding_a_name_to_two_types_are_rejected(tmp_path, capsys, monkeypatch, stmt):
+    """Before: verified (only a name bound before the `if` was compared with each branch).
+    Triton 3.6: "Mismatched type for u between then block (int64) and else block (int32)"."""
+    text = _stored(stmt)
+    assert triton_refuses(tmp_path, monkeypatch, text, "r37_branches")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, ("rejected", "by the then branch of the `if`", "by its else branch",
+                       "Mismatched type for u", "[unsupported-expression]"))
+
+
+@pytest.mark.parametrize("stmt", [
+    "if N > 2:\n    u = t * 2\nelse:\n    u = t + 1.0",
+    "if N > 2:\n    u = N + 1\nelse:\n    u = 0",
+    "if N > 2:\n    u = N.to(tl.int64)\nelse:\n    u = (N * 2).to(tl.int64)",
+])
+def test_branches_binding_a_name_to_one_type_are_verified(tmp_path, capsys, monkeypatch, stmt):
+    text = _stored(stmt)
+    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_branches_ok")
+    code, err = dump(tmp_path, capsys, reader_does(text))
+    expect(code, err, "verified")

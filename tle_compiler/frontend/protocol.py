@@ -1915,7 +1915,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                     return t
                 if t == "int64" and (isinstance(other, K.Const) and type(other.value) is int
                                      or isinstance(other, K.Name)
-                                     and self.operand_type(other) == "int"):
+                                     and self.operand_type(other) == "int"
+                                     and self.tile_dtype(other, seen) in (None, "int32")):
                     # Triton promotes an i32 (or a Python int) beside an int64 to int64: `u +
                     # N.cast(tl.int64)` is one (adversarial round 37)
                     return t

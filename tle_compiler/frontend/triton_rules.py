@@ -1021,38 +1021,75 @@ class TritonRules:
     def same_types(self, before: dict, afters: list[dict], names: dict[str, int], node,
                    what: str) -> None:
         """Refuse a name bound before a runtime `if` (or a range / while loop) whose type a
-        branch (the body) changes, where the frontend knows both: a scalar become a block, a
-        block of another shape or element type, an int become a float. Triton 3.6 refuses it
+        branch (the body) changes, and a name both branches of a runtime `if` bind to values of
+        two types, where the frontend knows both: a scalar become a block, a block of another
+        shape or element type, an int become a float, an int32 an int64. Triton 3.6 refuses it
         ("initial value for `b` is of type int8[32, 64], but the then block redefines it as
-        fp32[]", "Loop-carried variable b has initial type int32 but is re-assigned to ..."),
-        and a branch binding a number to a tile name was lowered as `pass` (verified)."""
+        fp32[]", "Loop-carried variable b has initial type int32 but is re-assigned to ...",
+        "Mismatched type for u between then block (int64) and else block (int32)"), and a
+        branch binding a number to a tile name was lowered as `pass` (verified)."""
         for name, line in names.items():
             if before.get(name) is None or isinstance(before.get(name), Poison):
+                if what == "if" and len(afters) == 2:
+                    self.same_branch_types(afters, name, line, node)
                 continue
             first = self.int_width(self.type_bound(before, name), before.get(name))
             for i, env in enumerate(afters):
                 if env.get(name) is None or isinstance(env.get(name), Poison):
                     continue
-                then = self.type_bound(env, name)
-                bound = env.get(name)
-                if then[2] is None and isinstance(bound, Data) and bound.floating:
-                    # a float the source spells (`u = u + 1.5` in a loop, whose second walk
-                    # reads `u` as data): a float, of whatever shape (adversarial round 36)
-                    then = (then[0], then[1], "float", then[3])
+                then = self.carried_kind(before, env, names, self.bound_kind(env, name),
+                                         env.get(name))
                 # an int32 made an int64 or back (`u = 0`, then `u = u + N.to(tl.int64)`;
                 # verified until adversarial round 37)
-                then = self.int_width(self.carried_kind(before, env, names, then, bound), bound)
+                then = self.int_width(then, env.get(name))
                 if not self.types_differ(first, then):
                     continue
                 where = ("the body of the loop" if what == "loop"
                          else "the then branch" if i == 0 else "the else branch")
                 py = self.k.names.py(name)
-                was, now = self.type_text(first), self.type_text(then)
-                if was == now:  # scalars of one kind and two widths
-                    was, now = (f"{t} ({k[3]})" for t, k in ((was, first), (now, then)))
+                was, now = self.type_texts(first, then)
                 raise self.err(f"`{py}` is {was} before the "
                                f"{'loop' if what == 'loop' else '`if`'} at line {node.loc.line}, "
                                f"and {where} binds it to {now} (line {line}): "
                                f"Triton 3.6 refuses a name whose type a loop or a branch on a "
                                f"run-time value changes; bind the new value to another name",
                                node, check="unsupported-expression")
+
+    def bound_kind(self, env: dict, name: str) -> tuple:
+        """:meth:`type_bound` of ``name`` in ``env``, a float the source spells (`u = u + 1.5`
+        in a loop, whose second walk reads `u` as data: Data.floating) a float of whatever
+        shape (adversarial round 36)."""
+        kind = self.type_bound(env, name)
+        bound = env.get(name)
+        if kind[2] is None and isinstance(bound, Data) and bound.floating:
+            kind = (kind[0], kind[1], "float", kind[3])
+        return kind
+
+    def type_texts(self, a: tuple, b: tuple) -> tuple[str, str]:
+        """:meth:`type_text` of two kinds, their widths named where that alone tells them
+        apart (scalars of one kind)."""
+        was, now = self.type_text(a), self.type_text(b)
+        if was == now:
+            was, now = (f"{t} ({k[3]})" for t, k in ((was, a), (now, b)))
+        return was, now
+
+    def same_branch_types(self, afters: list[dict], name: str, line: int, node) -> None:
+        """Refuse ``name``, unbound before the runtime `if` ``node``, bound by both its branches
+        to values whose types the frontend knows to differ: Triton 3.6 refuses it ("Mismatched
+        type for u between then block (int64) and else block (int32)"); `if N > 2: u = t else:
+        u = N` was verified (adversarial round 37)."""
+        values = [env.get(name) for env in afters]
+        if any(v is None or isinstance(v, Poison) for v in values) or values[0] is values[1]:
+            return
+        then, other = (self.int_width(self.bound_kind(env, name), v)
+                       for env, v in zip(afters, values))
+        if not self.types_differ(then, other):
+            return
+        a, b = self.type_texts(then, other)
+        raise self.err(f"`{self.k.names.py(name)}` is bound to {a} by the then branch of the "
+                       f"`if` at line {node.loc.line} and to {b} by its else branch (line "
+                       f"{line}): Triton 3.6 refuses a name the branches of an `if` on a "
+                       f"run-time value bind to values of two types (\"Mismatched type for "
+                       f"{self.k.names.py(name)} between then block and else block\"); convert "
+                       f"one (`.to(...)`), or bind them to two names", node,
+                       check="unsupported-expression")
