@@ -19,6 +19,64 @@ Bugs found, one line each:
    statements) is refused, `bad-loop` (frontend/triton_rules.py static_range_rule). Round 28's
    100000-iteration case is now 5000, and round 29's 200 x 200 nest is refused by this rule
    first.
+3. `tl.cdiv` of a float (`t.cdiv(2.0)`, `tl.cdiv(t, 2)` of an fp32 tile, `N.cdiv(2.5)`) was
+   verified; Triton 3.6's cdiv is `(x + (div - 1)) // div`, and `//` of a float is refused
+   ("unexpected type fp32"), by the lowering's gl.cdiv too. FIXED: refused where an operand is
+   a float and not all are Python numbers (frontend/triton_rules.py operand_dtype_rule).
+4. The element type of `x.cast(dtype)` / `tl.cast(x, dtype)` was not followed (only `x.to`'s
+   was): `x = t.cast(tl.float16); tl.exp2(x)` was verified (Triton 3.6 refuses it),
+   `t.cast(tl.float16).exp2()` was verified and the lowering's gl.exp2 then failed, and
+   `u = 0; for ...: u = u + N.cast(tl.int64)` was verified. FIXED: tile_dtype reads tl.cast as
+   `to`, and an int32 beside an int64 is an int64 (frontend/protocol.py tile_dtype).
+5. `x.cast(tl.int16, bitcast=True)` of an fp32 tile and `x.cast(tl.int32,
+   fp_downcast_rounding="rtz")` were verified; Triton 3.6 refuses both ("Cannot bitcast
+   data-type of size 32 to data-type of size 16", "fp_downcast_rounding should be set only for
+   truncating fp conversions"): the checks of `x.to`'s bitcast and rounding mode did not read
+   tl.cast. FIXED: bitcast_rule reads tl.cast (frontend/triton_rules.py), and the lowering's
+   tl.cast takes x.to's rounding-mode refusals (lowering/rounding.py, moved from translate.py).
+6. Float conversions Triton 3.6 accepts and its NVIDIA backend cannot lower (ConvertTritonGPU
+   ToLLVM fails; the TTGIR compiles, so `--ttgir` did not see it): fp_downcast_rounding="rtz"
+   other than float32 -> float16 / bfloat16 / float8e5 (float32 -> float8e4nv, float16 /
+   bfloat16 -> fp8, float64 -> anything), and any conversion between float64 and an fp8 type,
+   were verified. Round 31 pinned `t.to(tl.float8e4nv, fp_downcast_rounding="rtz")` as
+   verified because its Triton oracle left `u` unused (the conversion was dead code); that case
+   is now float8e5. FIXED: lowering/rounding.py RTZ_CONVERSIONS, ir/promotion.py
+   fp8_conversion_refusal.
+7. A member call of a tl.static_range variable (`i.cdiv(2)`, `(i * 2).abs()`,
+   `i.to(tl.int64)`) was verified; Triton 3.6 unrolls the loop binding the variable to a Python
+   int ("'int' object has no attribute 'cdiv'"), and the lowered `i.to(gl.int64)` failed so.
+   FIXED: refused as a member of a constexpr (frontend/build.py member_call, and the `to` rule
+   of frontend/protocol.py through python_number).
+8. A name bound by both branches of an `if` on a run-time value, unbound before it, to values
+   of two types (`if N > 2: u = N.to(tl.int64) else: u = 0`, `u = t` / `u = N`, an fp16 / fp32
+   tile) was verified; Triton 3.6 refuses it ("Mismatched type for u between then block (int64)
+   and else block (int32)"). FIXED: the branches' types are compared
+   (frontend/triton_rules.py same_branch_types).
+
+Left open (not fixed): Triton 3.6's member math functions (`x.exp2()`, `x.sqrt()`, `x.sin()`,
+...) skip the element-type check their `tl.` form makes (math.py applies `_check_dtype` outside
+`_tensor_member_fn`), so `t.to(tl.float16).exp2()` compiles in Triton; tle-dump refuses it
+(rightly: the lowering's gl.exp2 checks), but its message says "Triton 3.6 refuses it". An
+error message about a member call prints the receiver's whole source line in place of the
+receiver (`tl.cdiv(t.to(tl.int32).cdiv(2.5).to(tl.float32), 2.5)`). The integer-width rule
+follows numbers, i32 / i64 kernel arguments and casts only: a `range` variable of an i64 bound,
+a uint64 value beside an int64, or a loop-carried sum with an i64 argument (`u = 0; for ...: u
+= u + N64`) are not followed (missed refusals, never wrong ones). The static_range bound counts
+the statements written in the loop body, not those of helpers it calls. The memory-race proof
+does not read store masks (disjoint masks are a race to it: refused, conservatively).
+
+Checked and found right: members of pipe handles, slots, wait results, `res.slot.tile`, tuples
+and pipes (refused), a local named like a module (`math = t; math.exp()`: read as the tensor's
+member), a member call with an event in its receiver (`local_ptr(w.acquire(p).tile).store(v)`,
+verified) or a commit in its arguments (refused), `x.store` / `x.sum` through a slot pointer
+after its release or commit (access-outside-window), `x.atomic_add` on shared memory
+(refused), member stores, atomics (`atomic_add`, `atomic_xchg`, `atomic_cas`, positional mask
+and sem) and reshaped / broadcast pointers in the memory-race proof (races found), member
+reductions with keep_dims (lowered to what Triton computes), `x.trans()` and `.T` of a 2-D
+tile (verified), `x.permute`, `x.argmax`, `x.softmax`, `x.split`, `x.sigmoid`, `x.view`,
+`x.reshape(..., can_reorder=True)` (refused by the lowering in their own names), `x.sum(0,
+False, tl.float64)` (positional arguments the lowering would bind otherwise: refused),
+`N.cdiv(4)` in the kernel body (the same params and domains as `tl.cdiv(N, 4)`).
 """
 
 from __future__ import annotations
@@ -302,6 +360,7 @@ def test_branches_binding_a_name_to_two_types_are_rejected(tmp_path, capsys, mon
     "if N > 2:\n    u = t * 2\nelse:\n    u = t + 1.0",
     "if N > 2:\n    u = N + 1\nelse:\n    u = 0",
     "if N > 2:\n    u = N.to(tl.int64)\nelse:\n    u = (N * 2).to(tl.int64)",
+    "if C > 2:\n    u = t.to(tl.float16)\nelse:\n    u = t",  # constexpr: one branch is kept
 ])
 def test_branches_binding_a_name_to_one_type_are_verified(tmp_path, capsys, monkeypatch, stmt):
     text = _stored(stmt)

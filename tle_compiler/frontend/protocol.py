@@ -2166,7 +2166,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             recv = self.eval(e.args[0])
             number = self.static_int(recv) if isinstance(recv, Aff) else None
             if (number is not None or isinstance(recv, KernelArg) and recv.constexpr
-                    or self.python_number(e.args[0])) and not self.tensor_expr(e.args[0]):
+                    or self.python_number(e.args[0]) and not _literal_arithmetic(e.args[0])) \
+                    and not self.tensor_expr(e.args[0]):
                 # (a tl.static_range variable too: a Python int, `i.to(tl.int64)` was verified
                 # until adversarial round 37)
                 # a compile-time number (written, a constexpr, a static_range variable, or a

@@ -1074,13 +1074,17 @@ class TritonRules:
         return was, now
 
     def same_branch_types(self, afters: list[dict], name: str, line: int, node) -> None:
-        """Refuse ``name``, unbound before the runtime `if` ``node``, bound by both its branches
-        to values whose types the frontend knows to differ: Triton 3.6 refuses it ("Mismatched
-        type for u between then block (int64) and else block (int32)"); `if N > 2: u = t else:
-        u = N` was verified (adversarial round 37)."""
+        """Refuse ``name``, unbound before the `if` ``node`` on a run-time value, bound by both
+        its branches to values whose types the frontend knows to differ: Triton 3.6 refuses it
+        ("Mismatched type for u between then block (int64) and else block (int32)"); `if N > 2:
+        u = t else: u = N` was verified (adversarial round 37)."""
         values = [env.get(name) for env in afters]
         if any(v is None or isinstance(v, Poison) for v in values) or values[0] is values[1]:
             return
+        if not any(isinstance(x, K.Name) and self.is_runtime(self.env.get(x.id))
+                   or isinstance(x, K.Op) and x.name.startswith("tl.")
+                   for x in K.walk_expr(node.cond)):
+            return  # a constexpr condition (read unspecialised): Triton keeps one branch
         then, other = (self.int_width(self.bound_kind(env, name), v)
                        for env, v in zip(afters, values))
         if not self.types_differ(then, other):
