@@ -1908,15 +1908,14 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             a, b = (self.tile_dtype(x, seen) for x in (e.lhs, e.rhs))
             if a is not None and a == b:
                 return a
-            for t, other in ((a, e.rhs), (b, e.lhs)):
+            for t, other, other_t in ((a, e.rhs, b), (b, e.lhs, a)):
                 if t is not None and t.startswith(("fp", "bf")) and isinstance(other, K.Const) \
                         and isinstance(other.value, (int, float)) \
                         and not isinstance(other.value, bool):
                     return t
                 if t == "int64" and (isinstance(other, K.Const) and type(other.value) is int
-                                     or isinstance(other, K.Name)
-                                     and self.operand_type(other) == "int"
-                                     and self.tile_dtype(other, seen) in (None, "int32")):
+                                     or isinstance(other, K.Name) and other_t in (None, "int32")
+                                     and self.operand_type(other) == "int"):
                     # Triton promotes an i32 (or a Python int) beside an int64 to int64: `u +
                     # N.cast(tl.int64)` is one (adversarial round 37)
                     return t
